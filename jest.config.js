@@ -1,0 +1,20 @@
+/**
+ * One jest run for the whole repository. Tests import the code under test from its TypeScript source
+ * (compiled on the fly by swc); workspace packages resolve to their built dist, so `npm test` builds first.
+ * Integration tests talk to the real PostgreSQL, RabbitMQ and Redis given by DATABASE_URL, AMQP_URL, REDIS_URL.
+ */
+module.exports = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  testMatch: [
+    '<rootDir>/packages/*/src/**/*.test.ts',
+    '<rootDir>/services/*/src/**/*.test.ts',
+    '<rootDir>/services/*/test/**/*.test.ts',
+    '<rootDir>/tests/**/*.test.ts',
+  ],
+  modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
+  testTimeout: 30_000,
+  maxWorkers: 2,
+};

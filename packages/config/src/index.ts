@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+export { z };
+
+/** Thrown when the environment does not satisfy a service's schema; the message names every bad variable. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parse an environment against a zod schema. Bad configuration must stop a service at start with a
+ * message that names the variable, never later with a stack trace from deep inside a request.
+ */
+export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const name = issue.path.join('.') || '(environment)';
+    return `  ${name}: ${issue.message}`;
+  });
+  throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+}
+
+/** Common field types, so every service spells them the same way. */
+export const fields = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  url: (fallback: string) => z.string().url().default(fallback),
+  bool: (fallback: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'])
+      .default(fallback ? 'true' : 'false')
+      .transform((v) => v === 'true' || v === '1' || v === 'yes'),
+  logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** A secret that production must set explicitly; development may fall back to a generated one. */
+  secret: (minLength: number) => z.string().min(minLength, `must be at least ${minLength} characters`),
+};
+
+/** Start-up helper: turn a ConfigError into one readable line on stderr and exit 1. */
+export function exitOnConfigError(err: unknown): never {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+  } else {
+    process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
+  }
+  process.exit(1);
+}

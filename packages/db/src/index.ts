@@ -1,0 +1,145 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Client, Pool, PoolClient, types } from 'pg';
+
+export { Pool, PoolClient };
+
+// COUNT(*) and BIGINT come back as strings by default; every count we keep fits in a JS number.
+types.setTypeParser(types.builtins.INT8, (v) => Number(v));
+// NUMERIC as a number: we store money and rates, not arbitrary-precision values.
+types.setTypeParser(types.builtins.NUMERIC, (v) => Number(v));
+
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+/** Minimal logger shape so this package does not depend on pino. */
+interface Log {
+  info(obj: object, msg?: string): void;
+}
+
+/** Create the database named in `url` when it does not exist yet (each service owns its own database). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`Database name "${name}" must be letters, digits and _`);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      try {
+        await client.query(`CREATE DATABASE "${name}"`);
+      } catch (err) {
+        // Two instances starting together may race to create it; the loser sees duplicate_database.
+        if ((err as { code?: string }).code !== '42P04') throw err;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
+export function createPool(url: string, max = 10): Pool {
+  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+export async function loadMigrations(dir: string): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
+  return Promise.all(files.map(async (name) => ({ name, sql: await readFile(path.join(dir, name), 'utf8') })));
+}
+
+/**
+ * Forward-only migrations: each file runs once, in order, in its own transaction. An advisory lock
+ * keeps two instances starting at the same time from applying the same file twice.
+ */
+export async function migrate(pool: Pool, dir: string, log?: Log): Promise<string[]> {
+  const migrations = await loadMigrations(dir);
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock(72707369)');
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+    const done = new Set((await client.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
+    for (const m of migrations) {
+      if (done.has(m.name)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(m.sql);
+        await client.query('INSERT INTO schema_migrations (name) VALUES ($1)', [m.name]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`Migration ${m.name} failed: ${(err as Error).message}`);
+      }
+      applied.push(m.name);
+      log?.info({ migration: m.name }, 'migration applied');
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(72707369)').catch(() => undefined);
+    client.release();
+  }
+  return applied;
+}
+
+/** Run `fn` inside a transaction; commits on success, rolls back on any error. */
+export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Queries that can run on a pool or inside a transaction take this. */
+export type Queryable = Pool | PoolClient;
+
+/** Page/limit to SQL LIMIT/OFFSET with the totals every internal list returns. */
+export interface PageRequest {
+  page: number;
+  limit: number;
+}
+export function pagination(req: PageRequest, total: number) {
+  return { total, page: req.page, limit: req.limit, pages: req.limit > 0 ? Math.ceil(total / req.limit) : 0 };
+}
+export function offsetOf(req: PageRequest): number {
+  return (req.page - 1) * req.limit;
+}
+
+/** Timestamps leave the service as ISO 8601 UTC strings with milliseconds. */
+export function iso(value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+/** For nullable columns: proto `optional` fields stay absent rather than becoming "". */
+export function isoOrUndefined(value: Date | string | null | undefined): string | undefined {
+  return value === null || value === undefined ? undefined : iso(value);
+}

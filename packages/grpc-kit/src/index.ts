@@ -1,0 +1,7 @@
+export * from './errors';
+export * from './context';
+export * from './permissions';
+export * from './proto';
+export * from './server';
+export * from './client';
+export { Metadata, status } from '@grpc/grpc-js';

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from '@crm/logger';
+import { CallContext, contextFromMetadata } from './context';
+import { AppError, errorMetadata, grpcStatusOf } from './errors';
+import { loadProto, serviceDefinition } from './proto';
+
+/** A unary handler: request in, response out; throw AppError for anything a client should see. */
+export type Handler<Req = any, Res = any> = (req: Req, ctx: CallContext) => Promise<Res>;
+export type Handlers = Record<string, Handler>;
+
+/**
+ * Wrap a handler so errors keep their meaning across the wire: AppError → its status and code,
+ * anything else → INTERNAL with an errorId that is logged here and shown to the client, never the stack.
+ */
+function wrap(name: string, handler: Handler, log: Logger): grpc.handleUnaryCall<any, any> {
+  return (call, callback) => {
+    const ctx = contextFromMetadata(call.metadata);
+    handler(call.request, ctx).then(
+      (res) => callback(null, res ?? {}),
+      (err: unknown) => {
+        if (err instanceof AppError) {
+          log.info({ method: name, requestId: ctx.requestId, code: err.code }, err.message);
+          callback({ code: grpcStatusOf(err.kind), details: err.message, metadata: errorMetadata(err) });
+          return;
+        }
+        const errorId = randomUUID();
+        log.error({ err, method: name, requestId: ctx.requestId, errorId }, 'unhandled error in gRPC handler');
+        const md = new grpc.Metadata();
+        md.set('x-error-code', 'internal');
+        md.set('x-error-id', errorId);
+        callback({ code: grpc.status.INTERNAL, details: `Internal error (errorId ${errorId})`, metadata: md });
+      },
+    );
+  };
+}
+
+export class GrpcServer {
+  private readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 32 * 1024 * 1024 });
+  private serving = true;
+
+  constructor(private readonly log: Logger) {
+    // The standard health service, so the gateway's /readyz and orchestrators can probe every server.
+    const health = serviceDefinition(loadProto('grpc/health/v1/health.proto'), 'grpc.health.v1.Health');
+    this.server.addService(health.service, {
+      Check: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { status: this.serving ? 'SERVING' : 'NOT_SERVING' }),
+    });
+  }
+
+  add(ctor: grpc.ServiceClientConstructor, handlers: Handlers): this {
+    const impl: grpc.UntypedServiceImplementation = {};
+    for (const method of Object.keys(ctor.service)) {
+      const handler = handlers[method];
+      if (!handler) throw new Error(`No handler for ${ctor.serviceName}.${method}`);
+      impl[method] = wrap(method, handler, this.log);
+    }
+    this.server.addService(ctor.service, impl);
+    return this;
+  }
+
+  /** Bind and start; port 0 picks a free port. Returns the bound port. */
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+        if (err) reject(err);
+        else resolve(bound);
+      });
+    });
+  }
+
+  /** Stop taking new calls, let in-flight ones finish, force after `graceMs`. */
+  stop(graceMs = 5000): Promise<void> {
+    this.serving = false;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}

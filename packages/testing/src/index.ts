@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { dropDatabase, ensureDatabase } from '@crm/db';
+
+/**
+ * Real infrastructure for tests. The servers given by DATABASE_URL / AMQP_URL / REDIS_URL (defaults:
+ * the local ones every developer and CI machine runs) are shared and outlive a run, so every test gets
+ * uniquely named databases, exchanges and Redis key prefixes and removes them afterwards.
+ */
+export const infra = {
+  databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  amqpUrl: process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+  redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+};
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`.toLowerCase();
+}
+
+/** URL of the shared server with a different database name. */
+export function databaseUrlFor(name: string): string {
+  const url = new URL(infra.databaseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database on the shared server; the service under test migrates it at start. */
+export async function createTestDatabase(prefix: string): Promise<TestDatabase> {
+  const name = uniqueName(`t_${prefix}`);
+  const url = databaseUrlFor(name);
+  await ensureDatabase(url);
+  return { url, name, drop: () => dropDatabase(url) };
+}
+
+/** Free TCP port on loopback, for servers that need a port before they start. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Delete every Redis key under a test's prefix. */
+export async function clearRedisPrefix(prefix: string): Promise<void> {
+  const { default: Redis } = await import('ioredis');
+  const redis = new Redis(infra.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Poll until `fn` returns a truthy value or the time runs out (for effects that arrive through events). */
+export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, everyMs = 50): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    if (Date.now() > until) throw new Error(`eventually: timed out after ${timeoutMs} ms${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
