@@ -16,7 +16,10 @@ export type Handlers = Record<string, Handler>;
 function wrap(name: string, handler: Handler, log: Logger): grpc.handleUnaryCall<any, any> {
   return (call, callback) => {
     const ctx = contextFromMetadata(call.metadata);
-    handler(call.request, ctx).then(
+    // Promise.resolve().then: a handler that throws synchronously is mapped like a rejected one.
+    Promise.resolve()
+      .then(() => handler(call.request, ctx))
+      .then(
       (res) => callback(null, res ?? {}),
       (err: unknown) => {
         if (err instanceof AppError) {

@@ -1,0 +1,22 @@
+import { connect, type ChannelModel } from 'amqplib';
+
+/**
+ * Open a connection the way every part of this package needs it. noDelay: amqplib leaves Nagle on, which
+ * holds back small frames (publishes, confirms, acks) and made publish→confirm p99 ~45 ms instead of 2–4 ms
+ * (PERFORMANCE.md). The connection name shows up in the broker's connection list.
+ */
+export function connectAmqp(url: string, connectionName: string): Promise<ChannelModel> {
+  return connect(url, { noDelay: true, clientProperties: { connection_name: connectionName } });
+}
+
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 5_000;
+
+/**
+ * Delay before reconnect attempt `failures` (0-based): exponential with jitter, so that every service
+ * losing the broker at once does not come back in lockstep, capped so recovery stays within seconds.
+ */
+export function reconnectDelay(failures: number): number {
+  const ceiling = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** failures);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}

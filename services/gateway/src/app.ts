@@ -1,0 +1,83 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import helmet from 'helmet';
+import Redis from 'ioredis';
+import { createLogger, Logger } from '@crm/logger';
+import { createClients } from './clients';
+import type { GatewayConfig } from './config';
+import { authMiddleware, ipRateLimit } from './http/auth';
+import { errorHandler, sendError } from './http/errors';
+import { requestId } from './http/request-id';
+import type { RouteDeps } from './routes/deps';
+import { healthRoutes } from './routes/health.routes';
+import { identityRoutes } from './routes/identity.routes';
+import { publicRoutes } from './routes/public.routes';
+
+export { loadConfig } from './config';
+
+export interface RunningGateway {
+  port: number;
+  url: string;
+  server: http.Server;
+  stop(): Promise<void>;
+}
+
+export function buildApp(deps: RouteDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.TRUST_PROXY_HOPS);
+  app.use(requestId);
+  app.use(helmet());
+  app.use(express.json({ limit: deps.config.BODY_LIMIT }));
+
+  app.use(healthRoutes(deps));
+  app.use('/api/v1', identityRoutes(deps));
+  app.use('/api/public', deps.auth.apiKey, publicRoutes(deps));
+
+  app.use((req, res) => sendError(res, 404, 'not_found', `No route for ${req.method} ${req.path}`));
+  app.use(errorHandler(deps.log));
+  return app;
+}
+
+export async function startGateway(config: GatewayConfig, log: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<RunningGateway> {
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+  const clients = createClients(config);
+  const auth = authMiddleware({
+    redis,
+    prefix: config.REDIS_PREFIX,
+    jwtSecret: config.JWT_SECRET,
+    identity: clients.identity,
+    apiKeyCacheSeconds: config.API_KEY_CACHE_SECONDS,
+    userRatePerMinute: config.RATE_LIMIT_USER_PER_MINUTE,
+    publicRatePerMinute: config.RATE_LIMIT_PUBLIC_PER_MINUTE,
+  });
+  const deps: RouteDeps = {
+    config,
+    clients,
+    redis,
+    log,
+    auth,
+    authLimit: ipRateLimit(redis, config.REDIS_PREFIX, config.RATE_LIMIT_AUTH_PER_MINUTE),
+  };
+  const app = buildApp(deps);
+  const server = http.createServer(app);
+  // Keep-alive longer than typical proxies' idle timeout so they never reuse a socket we just closed.
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
+  const port = (server.address() as AddressInfo).port;
+  log.info({ port }, 'gateway listening');
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    server,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      for (const c of Object.values(clients)) c.close();
+      redis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { fields, parseEnv, z } from '@crm/config';
+
+const address = (fallback: string) => z.string().default(fallback);
+
+const Env = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** HTTP bind address and port: the single URL clients use. */
+  HOST: z.string().default('0.0.0.0'),
+  PORT: fields.port(8080),
+  /** gRPC addresses of the services behind the gateway (host:port). */
+  IDENTITY_ADDR: address('127.0.0.1:50051'),
+  CRM_ADDR: address('127.0.0.1:50052'),
+  MESSAGING_ADDR: address('127.0.0.1:50053'),
+  CONNECTOR_ADDR: address('127.0.0.1:50054'),
+  AUTOMATION_ADDR: address('127.0.0.1:50055'),
+  AI_ADDR: address('127.0.0.1:50056'),
+  WEBHOOKS_ADDR: address('127.0.0.1:50057'),
+  /** Comma-separated names of the services this deployment runs; /readyz waits for all of them. */
+  SERVICES: z.string().default('identity'),
+  REDIS_URL: fields.url('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z.string().default('crm:'),
+  /** Verifies access tokens signed by identity (HS256). */
+  JWT_SECRET: fields.secret(32),
+  /** Requests per minute: per API key on /api/public, per signed-in user on /api/v1, per IP on sign-in routes. */
+  RATE_LIMIT_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  RATE_LIMIT_USER_PER_MINUTE: z.coerce.number().int().min(1).default(3000),
+  RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /** Seconds an API-key → organization lookup is cached in Redis. */
+  API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  /** Largest JSON body accepted. */
+  BODY_LIMIT: z.string().default('1mb'),
+  /** Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
+  /** Deadline of each gRPC call, in milliseconds. */
+  GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
+  LOG_LEVEL: fields.logLevel(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+});
+
+export type GatewayConfig = z.infer<typeof Env>;
+
+export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
+  return parseEnv(Env, env);
+}

@@ -1,0 +1,100 @@
+import type { RequestHandler } from 'express';
+import type Redis from 'ioredis';
+import { authKeys, createTokenVerifier } from '@crm/auth';
+import { sha256Hex } from '@crm/crypto';
+import type { ServiceClient } from '@crm/grpc-kit';
+import { HttpError } from './errors';
+import type { Principal } from './principal';
+
+const REVOKED = 'revoked';
+
+interface AuthDeps {
+  redis: Redis;
+  prefix: string;
+  jwtSecret: string;
+  identity: ServiceClient;
+  apiKeyCacheSeconds: number;
+  userRatePerMinute: number;
+  publicRatePerMinute: number;
+}
+
+const unauthorized = (message: string, code = 'unauthenticated') => new HttpError(401, code, message);
+
+function rateLimited(windowEndsIn: number) {
+  return new HttpError(429, 'rate_limited', 'Too many requests; slow down', undefined, Math.max(1, windowEndsIn));
+}
+
+/** Fixed one-minute window key for a subject. */
+function windowKey(prefix: string, subject: string): { key: string; resetIn: number } {
+  const now = Math.floor(Date.now() / 1000);
+  const minute = Math.floor(now / 60);
+  return { key: `${prefix}rl:${subject}:${minute}`, resetIn: (minute + 1) * 60 - now };
+}
+
+export function authMiddleware(deps: AuthDeps) {
+  const verify = createTokenVerifier(deps.jwtSecret);
+  const keys = authKeys(deps.prefix);
+
+  /**
+   * Bearer JWT: signature and expiry checked locally with a pinned algorithm; then one Redis round
+   * trip checks logout (jti), deactivation or role change (valid-after) and the per-user rate limit.
+   */
+  const bearer: RequestHandler = async (req, res, next) => {
+    const header = req.header('authorization') ?? '';
+    const m = /^Bearer\s+(.+)$/i.exec(header);
+    if (!m) return next(unauthorized('Missing bearer token'));
+    const claims = verify(m[1].trim());
+    if (!claims) return next(unauthorized('Invalid or expired token', 'invalid_token'));
+    const rl = windowKey(deps.prefix, `u:${claims.sub}`);
+    const results = await deps.redis
+      .multi()
+      .mget(keys.revokedJti(claims.jti), keys.validAfter(claims.sub))
+      .incr(rl.key)
+      .expire(rl.key, 61, 'NX')
+      .exec();
+    const [revoked, validAfter] = (results?.[0]?.[1] as (string | null)[]) ?? [];
+    if (revoked) return next(unauthorized('Token has been revoked', 'invalid_token'));
+    if (validAfter && claims.iat < Number(validAfter)) return next(unauthorized('Token is no longer valid; sign in again', 'invalid_token'));
+    if (Number(results?.[1]?.[1]) > deps.userRatePerMinute) return next(rateLimited(rl.resetIn));
+    const principal: Principal = { kind: 'user', orgId: claims.org, userId: claims.sub, role: claims.role, jti: claims.jti, exp: claims.exp };
+    res.locals.principal = principal;
+    next();
+  };
+
+  /**
+   * X-API-Key: resolved to its organization through identity, cached briefly in Redis. Rotation writes a
+   * tombstone over the old key's cache entry and we cache with NX, so an old key fails at once.
+   */
+  const apiKey: RequestHandler = async (req, res, next) => {
+    const key = req.header('x-api-key');
+    if (!key) return next(unauthorized('Missing X-API-Key header', 'invalid_api_key'));
+    const hash = sha256Hex(key);
+    const cacheKey = keys.apiKey(hash);
+    let orgId = await deps.redis.get(cacheKey);
+    if (orgId === REVOKED) return next(unauthorized('Missing or invalid API key', 'invalid_api_key'));
+    if (!orgId) {
+      const found = await deps.identity.VerifyApiKey<{ orgId: string }>({ apiKey: key }, { requestId: res.locals.requestId });
+      orgId = found.orgId;
+      if (deps.apiKeyCacheSeconds > 0) await deps.redis.set(cacheKey, orgId, 'EX', deps.apiKeyCacheSeconds, 'NX');
+    }
+    const rl = windowKey(deps.prefix, `k:${hash.slice(0, 32)}`);
+    const [[, count]] = (await deps.redis.multi().incr(rl.key).expire(rl.key, 61, 'NX').exec()) as [[unknown, number]];
+    if (count > deps.publicRatePerMinute) return next(rateLimited(rl.resetIn));
+    // Integrations act with an agent's rights inside their organization, as no particular user.
+    const principal: Principal = { kind: 'api_key', orgId, userId: '', role: 'agent' };
+    res.locals.principal = principal;
+    next();
+  };
+
+  return { bearer, apiKey };
+}
+
+/** Per-IP limit for sign-in style routes that have no credential yet. */
+export function ipRateLimit(redis: Redis, prefix: string, perMinute: number): RequestHandler {
+  return async (req, _res, next) => {
+    const rl = windowKey(prefix, `ip:${req.ip}`);
+    const [[, count]] = (await redis.multi().incr(rl.key).expire(rl.key, 61, 'NX').exec()) as [[unknown, number]];
+    if (count > perMinute) return next(rateLimited(rl.resetIn));
+    next();
+  };
+}

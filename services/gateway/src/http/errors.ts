@@ -1,0 +1,62 @@
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { z } from 'zod';
+import { decodeRemoteError, FieldIssue } from '@crm/grpc-kit';
+import type { Logger } from '@crm/logger';
+
+/** An error raised at the edge (validation, auth) before any service is called. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: FieldIssue[],
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (details: FieldIssue[]) =>
+  new HttpError(400, 'invalid_argument', details.map((d) => `${d.field}: ${d.message}`).join('; '), details);
+
+export function zodIssues(err: z.ZodError, prefix = ''): FieldIssue[] {
+  return err.issues.map((i) => ({ field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || 'body', message: i.message }));
+}
+
+export function sendError(res: Response, status: number, code: string, message: string, details?: FieldIssue[]) {
+  res.status(status).json({ error: { code, message, ...(details?.length ? { details } : {}) }, requestId: res.locals.requestId });
+}
+
+function isGrpcError(err: unknown): err is { code: number; details: string; metadata: any } {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof (err as { code: unknown }).code === 'number' && 'metadata' in err;
+}
+
+/**
+ * The one place an error becomes an HTTP response: `{error: {code, message, details?}, requestId}`.
+ * Service errors keep their meaning (gRPC status → HTTP); anything unexpected is a 500 without internals.
+ */
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err, req: Request, res: Response, _next) => {
+    if (res.headersSent) return;
+    if (err instanceof HttpError) {
+      if (err.retryAfter) res.setHeader('Retry-After', String(err.retryAfter));
+      return sendError(res, err.status, err.code, err.message, err.details);
+    }
+    if (isGrpcError(err)) {
+      const e = decodeRemoteError(err);
+      if (e.retryAfter) res.setHeader('Retry-After', String(e.retryAfter));
+      const level = e.httpStatus >= 500 ? 'error' : 'info';
+      log[level]({ requestId: res.locals.requestId, path: req.path, status: e.httpStatus, code: e.code }, e.message);
+      return sendError(res, e.httpStatus, e.code, e.message, e.details);
+    }
+    // body-parser errors: malformed JSON and oversized bodies are the client's fault.
+    const status = (err as { status?: number; type?: string }).status;
+    if (status === 413) return sendError(res, 413, 'payload_too_large', 'Request body is too large');
+    if (status === 400 && (err as { type?: string }).type === 'entity.parse.failed') {
+      return sendError(res, 400, 'invalid_json', 'Request body is not valid JSON');
+    }
+    const errorId = res.locals.requestId;
+    log.error({ err, requestId: errorId, path: req.path }, 'unhandled error');
+    return sendError(res, 500, 'internal', `Internal error (errorId ${errorId})`);
+  };
+}

@@ -1,0 +1,16 @@
+import type { RequestHandler } from 'express';
+import type Redis from 'ioredis';
+import type { Logger } from '@crm/logger';
+import type { Clients } from '../clients';
+import type { GatewayConfig } from '../config';
+
+/** What every route module gets: clients for the services, auth middleware, config. */
+export interface RouteDeps {
+  config: GatewayConfig;
+  clients: Clients;
+  redis: Redis;
+  log: Logger;
+  auth: { bearer: RequestHandler; apiKey: RequestHandler };
+  /** Per-IP limit for routes without a credential (setup, login, refresh). */
+  authLimit: RequestHandler;
+}

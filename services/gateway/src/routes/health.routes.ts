@@ -1,0 +1,29 @@
+import { Router } from 'express';
+import { checkHealth } from '@crm/grpc-kit';
+import { addressOf } from '../clients';
+import type { RouteDeps } from './deps';
+
+/** /healthz: the process is up. /readyz: Redis and every configured service answer their health check. */
+export function healthRoutes({ config, redis }: RouteDeps): Router {
+  const r = Router();
+  const services = config.SERVICES.split(',').map((x) => x.trim()).filter(Boolean);
+  r.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  r.get('/readyz', async (_req, res) => {
+    const checks: Record<string, boolean> = {};
+    await Promise.all([
+      redis.ping().then(
+        () => (checks.redis = true),
+        () => (checks.redis = false),
+      ),
+      ...services.map(async (name) => {
+        const addr = addressOf(config, name);
+        checks[name] = addr ? await checkHealth(addr) : false;
+      }),
+    ]);
+    const ready = Object.values(checks).every(Boolean);
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+  return r;
+}

@@ -1,0 +1,132 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { RouteDeps } from './deps';
+import { ctxOf, principalOf } from '../http/principal';
+import { body, pageParams, query, s } from '../http/validate';
+
+const ROLES = ['owner', 'admin', 'team_lead', 'agent'] as const;
+
+const NewOrg = z.object({
+  orgName: s.requiredText(),
+  fullName: s.requiredText(),
+  email: s.email(),
+  password: z.string({ error: 'is required' }).min(8, 'must be at least 8 characters').max(256),
+});
+
+const Login = z.object({ email: z.string({ error: 'is required' }).min(1, 'is required'), password: z.string({ error: 'is required' }).min(1, 'is required') });
+const Refresh = z.object({ refreshToken: z.string({ error: 'is required' }).min(1, 'is required') });
+const Accept = z.object({ token: z.string({ error: 'is required' }).min(1, 'is required'), password: z.string({ error: 'is required' }).min(8, 'must be at least 8 characters').max(256) });
+
+const NewUser = z.object({
+  email: s.email(),
+  fullName: s.requiredText(),
+  role: s.enumOf(ROLES).default('agent'),
+  department: s.text().default(''),
+  phone: s.text(40).default(''),
+  password: z.string().min(8, 'must be at least 8 characters').max(256).optional(),
+});
+
+const UserPatch = z.object({
+  fullName: s.requiredText().optional(),
+  role: s.enumOf(ROLES).optional(),
+  department: s.text().optional(),
+  phone: s.text(40).optional(),
+  avatar: z.string().trim().url('must be a URL').max(2000).or(z.literal('')).optional(),
+  status: s.enumOf(['active', 'inactive'] as const).optional(),
+});
+
+const UserQuery = z.object({
+  role: s.optionalQueryEnum(ROLES),
+  department: z.string().max(200).optional(),
+  status: s.optionalQueryEnum(['active', 'inactive'] as const),
+  search: z.string().max(200).optional(),
+});
+
+const uuidList = z.array(z.string().uuid('must be a user id'), { error: 'must be an array of user ids' }).max(1000);
+const NewTeam = z.object({ name: s.requiredText(), description: s.text(1000).default(''), memberIds: uuidList.default([]) });
+const TeamPatch = z.object({ name: s.requiredText().optional(), description: s.text(1000).optional(), memberIds: uuidList.optional() });
+
+/** Setup, sign-in, profile, users, teams and the API key: everything identity owns. */
+export function identityRoutes({ clients, auth, authLimit }: RouteDeps): Router {
+  const r = Router();
+  const identity = clients.identity;
+
+  // First run and sign-in: no bearer token yet.
+  r.get('/setup/status', async (req, res) => {
+    res.json(await identity.GetSetupStatus({}, ctxOf(req, res)));
+  });
+  r.post('/setup', authLimit, async (req, res) => {
+    res.status(201).json(await identity.Setup(body(req, NewOrg), ctxOf(req, res)));
+  });
+  r.post('/auth/signup', authLimit, async (req, res) => {
+    res.status(201).json(await identity.Signup(body(req, NewOrg), ctxOf(req, res)));
+  });
+  r.post('/auth/login', authLimit, async (req, res) => {
+    res.json(await identity.Login(body(req, Login), ctxOf(req, res)));
+  });
+  r.post('/auth/refresh', authLimit, async (req, res) => {
+    res.json(await identity.Refresh(body(req, Refresh), ctxOf(req, res)));
+  });
+  r.post('/auth/invitations/accept', authLimit, async (req, res) => {
+    res.json(await identity.AcceptInvitation(body(req, Accept), ctxOf(req, res)));
+  });
+
+  // Everything below needs a signed-in user.
+  r.post('/auth/logout', auth.bearer, async (req, res) => {
+    const p = principalOf(res);
+    const { refreshToken } = body(req, z.object({ refreshToken: z.string().optional() }));
+    const out = await identity.Logout({ refreshToken: refreshToken ?? '', jti: p.jti, accessExpiresAt: p.exp }, ctxOf(req, res));
+    res.json({ message: out.message });
+  });
+
+  r.get('/profile', auth.bearer, async (req, res) => {
+    const u = await identity.GetProfile({}, ctxOf(req, res));
+    res.json(u);
+  });
+
+  r.get('/users', auth.bearer, async (req, res) => {
+    res.json(await identity.ListUsers({ ...pageParams(req, 50), ...query(req, UserQuery) }, ctxOf(req, res)));
+  });
+  r.post('/users', auth.bearer, async (req, res) => {
+    res.status(201).json(await identity.CreateUser(body(req, NewUser), ctxOf(req, res)));
+  });
+  r.get('/users/:id', auth.bearer, async (req, res) => {
+    res.json(await identity.GetUser({ id: req.params.id }, ctxOf(req, res)));
+  });
+  r.put('/users/:id', auth.bearer, async (req, res) => {
+    res.json(await identity.UpdateUser({ id: req.params.id, ...body(req, UserPatch) }, ctxOf(req, res)));
+  });
+  r.delete('/users/:id', auth.bearer, async (req, res) => {
+    await identity.DeactivateUser({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+
+  r.get('/teams', auth.bearer, async (req, res) => {
+    const { data } = await identity.ListTeams({}, ctxOf(req, res));
+    res.json(data.map(({ memberIds: _m, ...t }: { memberIds: string[] }) => t));
+  });
+  r.post('/teams', auth.bearer, async (req, res) => {
+    res.status(201).json(await identity.CreateTeam({ ...body(req, NewTeam), setMembers: true }, ctxOf(req, res)));
+  });
+  r.get('/teams/:id', auth.bearer, async (req, res) => {
+    res.json(await identity.GetTeam({ id: req.params.id }, ctxOf(req, res)));
+  });
+  r.put('/teams/:id', auth.bearer, async (req, res) => {
+    const patch = body(req, TeamPatch);
+    res.json(await identity.UpdateTeam({ id: req.params.id, ...patch, memberIds: patch.memberIds ?? [], setMembers: patch.memberIds !== undefined }, ctxOf(req, res)));
+  });
+  r.delete('/teams/:id', auth.bearer, async (req, res) => {
+    await identity.DeleteTeam({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+
+  r.get('/settings/api-key', auth.bearer, async (req, res) => {
+    const k = await identity.GetApiKey({}, ctxOf(req, res));
+    res.json({ hasKey: k.hasKey, keyMask: k.keyMask, createdAt: k.createdAt ?? null });
+  });
+  r.post('/settings/api-key/generate', auth.bearer, async (req, res) => {
+    res.status(201).json(await identity.GenerateApiKey({}, ctxOf(req, res)));
+  });
+
+  return r;
+}

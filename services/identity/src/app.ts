@@ -1,0 +1,46 @@
+import path from 'node:path';
+import Redis from 'ioredis';
+import { authKeys, createTokenSigner } from '@crm/auth';
+import { createPool, ensureDatabase, migrate } from '@crm/db';
+import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { createLogger, Logger } from '@crm/logger';
+import type { IdentityConfig } from './config';
+import type { Deps } from './deps';
+import { LoginThrottle } from './domain/login-throttle';
+import { identityHandlers } from './grpc/identity.handler';
+
+export { loadConfig } from './config';
+
+export interface RunningService {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Create the database if needed, migrate, and serve gRPC. Used by main.ts and by tests in-process. */
+export async function startIdentity(config: IdentityConfig, log: Logger = createLogger('identity', config.LOG_LEVEL)): Promise<RunningService> {
+  await ensureDatabase(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL);
+  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  const deps: Deps = {
+    config,
+    pool,
+    redis,
+    log,
+    keys: authKeys(config.REDIS_PREFIX),
+    signAccess: createTokenSigner(config.JWT_SECRET, config.ACCESS_TOKEN_TTL),
+    throttle: new LoginThrottle(redis, config.REDIS_PREFIX, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES_PER_IP_DAY),
+  };
+  const server = new GrpcServer(log);
+  server.add(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), identityHandlers(deps));
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  log.info({ port }, 'identity listening');
+  return {
+    port,
+    async stop() {
+      await server.stop();
+      redis.disconnect();
+      await pool.end();
+    },
+  };
+}

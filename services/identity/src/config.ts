@@ -1,0 +1,36 @@
+import { fields, parseEnv, z } from '@crm/config';
+
+const Env = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** This service's own database; created at start when missing. */
+  DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_identity'),
+  /** Redis for login throttling and the token/API-key revocation keys the gateway reads. */
+  REDIS_URL: fields.url('redis://127.0.0.1:6379'),
+  /** Prefix of every Redis key of this deployment (tests use a unique one). */
+  REDIS_PREFIX: z.string().default('crm:'),
+  /** gRPC bind address; keep it on loopback or a private network: callers are trusted by metadata. */
+  GRPC_HOST: z.string().default('127.0.0.1'),
+  GRPC_PORT: fields.port(50051),
+  /** HS256 signing key for access tokens, shared with the gateway. */
+  JWT_SECRET: fields.secret(32),
+  /** Access-token lifetime in seconds. */
+  ACCESS_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
+  /** Refresh-token lifetime in days. */
+  REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  /** Let anyone create more organizations through POST /auth/signup. */
+  SIGNUP_ENABLED: fields.bool(false),
+  /** Public address used in invitation links. */
+  PUBLIC_URL: fields.url('http://localhost:8080'),
+  /** Failed logins allowed per email+IP within 15 minutes, and per IP within a day. */
+  LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
+  LOGIN_MAX_FAILURES_PER_IP_DAY: z.coerce.number().int().min(1).default(100),
+  LOG_LEVEL: fields.logLevel(),
+  /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+});
+
+export type IdentityConfig = z.infer<typeof Env>;
+
+export function loadConfig(env: Record<string, string | undefined>): IdentityConfig {
+  return parseEnv(Env, env);
+}

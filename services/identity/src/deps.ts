@@ -1,0 +1,17 @@
+import type Redis from 'ioredis';
+import type { Pool } from '@crm/db';
+import type { Logger } from '@crm/logger';
+import { authKeys, createTokenSigner } from '@crm/auth';
+import type { IdentityConfig } from './config';
+import { LoginThrottle } from './domain/login-throttle';
+
+/** Everything the domain needs, built once at start and passed down (no module-level singletons). */
+export interface Deps {
+  config: IdentityConfig;
+  pool: Pool;
+  redis: Redis;
+  log: Logger;
+  keys: ReturnType<typeof authKeys>;
+  signAccess: ReturnType<typeof createTokenSigner>;
+  throttle: LoginThrottle;
+}

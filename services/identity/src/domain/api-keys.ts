@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import { digestsEqual, maskSecret, randomBase62, sha256Hex } from '@crm/crypto';
+import { AppError, CallContext, requireCan, requireUser } from '@crm/grpc-kit';
+import { withTransaction } from '@crm/db';
+import type { Deps } from '../deps';
+import * as keys from '../db/api-keys.repo';
+
+const PREFIX = 'crm_live_';
+export const REVOKED = 'revoked';
+const mask = (last4: string) => `${PREFIX}••••${last4}`;
+
+export async function info(deps: Deps, ctx: CallContext) {
+  const { orgId } = requireUser(ctx);
+  const row = await keys.findLiveKey(deps.pool, orgId);
+  return row ? { hasKey: true, keyMask: mask(row.last4), createdAt: row.created_at.toISOString() } : { hasKey: false, keyMask: '' };
+}
+
+/** A new key replaces the old one at once: the old row is revoked and the gateway's cache entry dropped. */
+export async function generate(deps: Deps, ctx: CallContext) {
+  requireCan(ctx, 'settings:edit');
+  const apiKey = PREFIX + randomBase62(32);
+  const { row, oldHash } = await withTransaction(deps.pool, async (db) => {
+    const oldHash = await keys.revokeLiveKey(db, ctx.orgId);
+    const row = await keys.insertKey(db, { id: randomUUID(), orgId: ctx.orgId, keyHash: sha256Hex(apiKey), last4: apiKey.slice(-4) });
+    return { row, oldHash };
+  });
+  // A tombstone rather than a delete: a gateway that verified the old key a moment ago caches with
+  // SET NX, so it cannot write the old key back after this.
+  if (oldHash) await deps.redis.set(deps.keys.apiKey(oldHash), REVOKED, 'EX', 3600);
+  return { apiKey, keyMask: maskSecret(apiKey, PREFIX), createdAt: row.created_at.toISOString() };
+}
+
+const badKey = () => new AppError('unauthenticated', 'Missing or invalid API key', { code: 'invalid_api_key' });
+
+export async function verify(deps: Deps, apiKey: string) {
+  if (!apiKey || !apiKey.startsWith(PREFIX) || apiKey.length > 100) throw badKey();
+  const hash = sha256Hex(apiKey);
+  const row = await keys.findLiveKeyByHash(deps.pool, hash);
+  // The index lookup finds the row; the digest comparison itself runs in constant time.
+  if (!row || !digestsEqual(row.key_hash, hash)) throw badKey();
+  return { orgId: row.org_id, keyId: row.id };
+}

@@ -1,0 +1,72 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { sha256Hex } from '@crm/crypto';
+import { AppError } from '@crm/grpc-kit';
+import { Queryable, withTransaction } from '@crm/db';
+import type { Deps } from '../deps';
+import * as tokens from '../db/tokens.repo';
+import * as users from '../db/users.repo';
+import type { UserRow } from '../db/users.repo';
+
+const invalidRefresh = () => new AppError('unauthenticated', 'Refresh token is invalid or expired', { code: 'invalid_refresh_token' });
+
+/** Issue an access token and a new refresh token (a new family unless one is being rotated). */
+export async function issueSession(deps: Deps, db: Queryable, user: UserRow, familyId: string = randomUUID()) {
+  const access = deps.signAccess({ id: user.id, orgId: user.org_id, role: user.role });
+  const refreshToken = randomBytes(32).toString('base64url');
+  await tokens.insertRefreshToken(db, {
+    id: randomUUID(),
+    orgId: user.org_id,
+    userId: user.id,
+    familyId,
+    tokenHash: sha256Hex(refreshToken),
+    expiresAt: new Date(Date.now() + deps.config.REFRESH_TOKEN_TTL_DAYS * 86_400_000),
+  });
+  return {
+    token: access.token,
+    refreshToken,
+    expiresIn: access.expiresIn,
+    user: { id: user.id, email: user.email, fullName: user.full_name, role: user.role, orgId: user.org_id },
+  };
+}
+
+/**
+ * Rotate a refresh token: the presented one is spent and a new one issued in the same family. A spent
+ * token presented again means it was stolen or replayed, so the whole family is revoked.
+ */
+export async function refresh(deps: Deps, refreshToken: string) {
+  if (!refreshToken) throw invalidRefresh();
+  return withTransaction(deps.pool, async (db) => {
+    const row = await tokens.findRefreshForUpdate(db, sha256Hex(refreshToken));
+    if (!row) throw invalidRefresh();
+    if (row.revoked_at) {
+      await tokens.revokeFamily(db, row.family_id);
+      deps.log.warn({ userId: row.user_id }, 'refresh token reuse detected; session family revoked');
+      return { reused: true as const };
+    }
+    if (row.expires_at.getTime() < Date.now()) throw invalidRefresh();
+    const user = await users.findById(db, row.user_id);
+    if (!user || user.status !== 'active') throw invalidRefresh();
+    await tokens.revokeRefresh(db, row.id);
+    return { reused: false as const, session: await issueSession(deps, db, user, row.family_id) };
+  }).then((r) => {
+    // The revocation must commit even though the caller gets an error, so throw after the transaction.
+    if (r.reused) throw invalidRefresh();
+    return r.session;
+  });
+}
+
+/** Spend the refresh token and refuse the access token until it would have expired anyway. */
+export async function logout(deps: Deps, refreshToken: string, jti: string, accessExpiresAt: number) {
+  if (refreshToken) {
+    const row = await tokens.findRefreshForUpdate(deps.pool, sha256Hex(refreshToken));
+    if (row) await tokens.revokeRefresh(deps.pool, row.id);
+  }
+  const ttl = Math.ceil(accessExpiresAt - Date.now() / 1000);
+  if (jti && ttl > 0) await deps.redis.set(deps.keys.revokedJti(jti), '1', 'EX', ttl);
+  return { ok: true, message: 'Signed out' };
+}
+
+/** Access tokens issued before now stop working (deactivation, role change). */
+export async function invalidateAccessTokens(deps: Deps, userId: string): Promise<void> {
+  await deps.redis.set(deps.keys.validAfter(userId), String(Math.floor(Date.now() / 1000)), 'EX', deps.config.ACCESS_TOKEN_TTL + 60);
+}

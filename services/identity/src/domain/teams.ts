@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { CallContext, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import { withTransaction } from '@crm/db';
+import type { Deps } from '../deps';
+import * as teams from '../db/teams.repo';
+import * as users from '../db/users.repo';
+import { isUuid, optionalText, requireText } from './validation';
+
+interface TeamInput {
+  id: string;
+  name?: string;
+  description?: string;
+  memberIds: string[];
+  setMembers: boolean;
+}
+
+/** Members must be users of the same organization; another org's user id is a bad request. */
+async function checkMembers(deps: Deps, orgId: string, ids: string[]): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  const bad = unique.find((id) => !isUuid(id));
+  if (bad !== undefined) throw invalid('memberIds', `unknown user id ${bad}`);
+  const found = await users.existingUserIds(deps.pool, orgId, unique);
+  const missing = unique.find((id) => !found.has(id));
+  if (missing) throw invalid('memberIds', `unknown user id ${missing}`);
+  return unique;
+}
+
+export async function list(deps: Deps, ctx: CallContext) {
+  const { orgId } = requireUser(ctx);
+  return { data: await teams.listTeams(deps.pool, orgId) };
+}
+
+export async function get(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  const team = isUuid(id) ? await teams.getTeam(deps.pool, orgId, id) : undefined;
+  if (!team) throw notFound('Team');
+  return team;
+}
+
+export async function create(deps: Deps, ctx: CallContext, req: TeamInput) {
+  requireCan(ctx, 'teams:manage');
+  const name = requireText(req.name, 'name');
+  const description = optionalText(req.description, 'description', 1000);
+  const members = await checkMembers(deps, ctx.orgId, req.memberIds ?? []);
+  const id = randomUUID();
+  await withTransaction(deps.pool, async (db) => {
+    await teams.insertTeam(db, { id, orgId: ctx.orgId, name, description });
+    await teams.setMembers(db, id, members);
+  });
+  return (await teams.getTeam(deps.pool, ctx.orgId, id))!;
+}
+
+export async function update(deps: Deps, ctx: CallContext, req: TeamInput) {
+  requireCan(ctx, 'teams:manage');
+  await get(deps, ctx, req.id);
+  const name = req.name !== undefined ? requireText(req.name, 'name') : undefined;
+  const description = req.description !== undefined ? optionalText(req.description, 'description', 1000) : undefined;
+  const members = req.setMembers ? await checkMembers(deps, ctx.orgId, req.memberIds ?? []) : undefined;
+  await withTransaction(deps.pool, async (db) => {
+    await teams.updateTeam(db, ctx.orgId, req.id, { name, description });
+    if (members) await teams.setMembers(db, req.id, members);
+  });
+  return (await teams.getTeam(deps.pool, ctx.orgId, req.id))!;
+}
+
+export async function remove(deps: Deps, ctx: CallContext, id: string) {
+  requireCan(ctx, 'teams:manage');
+  if (!isUuid(id) || !(await teams.deleteTeam(deps.pool, ctx.orgId, id))) throw notFound('Team');
+  return { ok: true, message: 'Team deleted' };
+}

@@ -1,0 +1,150 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { sha256Hex } from '@crm/crypto';
+import { AppError, CallContext, forbidden, notFound, requireCan, requireUser, roleRank } from '@crm/grpc-kit';
+import { withTransaction } from '@crm/db';
+import type { Deps } from '../deps';
+import * as tokens from '../db/tokens.repo';
+import * as users from '../db/users.repo';
+import { checkPasswordStrength, hashPassword } from './passwords';
+import { invalidateAccessTokens } from './sessions';
+import { isUuid, normaliseEmail, optionalText, requireRole, requireText } from './validation';
+
+const INVITATION_DAYS = 7;
+const STATUSES = ['active', 'inactive'];
+
+async function loadInOrg(deps: Deps, orgId: string, id: string) {
+  const row = isUuid(id) ? await users.findInOrg(deps.pool, orgId, id) : undefined;
+  if (!row) throw notFound('User');
+  return row;
+}
+
+export async function profile(deps: Deps, ctx: CallContext) {
+  const { orgId, userId } = requireUser(ctx);
+  const row = await users.findInOrg(deps.pool, orgId, userId);
+  if (!row || row.status !== 'active') throw new AppError('unauthenticated', 'User no longer exists or is inactive');
+  return users.toUser(row);
+}
+
+export async function list(deps: Deps, ctx: CallContext, req: users.UserFilter) {
+  const { orgId } = requireUser(ctx);
+  if (req.status && !STATUSES.includes(req.status)) throw new AppError('invalid_argument', 'status: must be active or inactive', { details: [{ field: 'status', message: 'must be active or inactive' }] });
+  if (req.role) requireRole(req.role);
+  return users.listUsers(deps.pool, orgId, req);
+}
+
+export async function get(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  return users.toUser(await loadInOrg(deps, orgId, id));
+}
+
+/** Nobody grants a role above their own. */
+function assertMayGrant(actorRole: string, role: string) {
+  if (roleRank(role) > roleRank(actorRole)) throw forbidden(`Only an ${role} can give the ${role} role`);
+}
+
+export async function create(
+  deps: Deps,
+  ctx: CallContext,
+  req: { email: string; fullName: string; role: string; department: string; phone: string; password?: string },
+) {
+  requireCan(ctx, 'users:manage');
+  const email = normaliseEmail(req.email);
+  const fullName = requireText(req.fullName, 'fullName');
+  const role = requireRole(req.role || 'agent');
+  assertMayGrant(ctx.role, role);
+  const department = optionalText(req.department, 'department');
+  const phone = optionalText(req.phone, 'phone', 40);
+  let passwordHash: string | null = null;
+  if (req.password !== undefined && req.password !== '') {
+    checkPasswordStrength(req.password);
+    passwordHash = await hashPassword(req.password);
+  }
+  return withTransaction(deps.pool, async (db) => {
+    if (await users.findByEmail(db, email)) {
+      throw new AppError('already_exists', 'A user with this email already exists', { code: 'email_taken' });
+    }
+    const row = await users.insertUser(db, { id: randomUUID(), orgId: ctx.orgId, email, passwordHash, fullName, role, department, phone });
+    let inviteUrl: string | undefined;
+    if (!passwordHash) {
+      // No password given: the admin shares this single-use link (no mail server is configured).
+      const token = randomBytes(32).toString('base64url');
+      await tokens.insertInvitation(db, {
+        id: randomUUID(),
+        orgId: ctx.orgId,
+        userId: row.id,
+        tokenHash: sha256Hex(token),
+        expiresAt: new Date(Date.now() + INVITATION_DAYS * 86_400_000),
+      });
+      inviteUrl = `${deps.config.PUBLIC_URL.replace(/\/$/, '')}/accept-invitation?token=${token}`;
+    }
+    return {
+      id: row.id,
+      email: row.email,
+      fullName: row.full_name,
+      role: row.role,
+      createdAt: row.created_at.toISOString(),
+      invitationSent: false,
+      inviteUrl,
+    };
+  });
+}
+
+export async function update(
+  deps: Deps,
+  ctx: CallContext,
+  req: { id: string; fullName?: string; role?: string; department?: string; phone?: string; avatar?: string; status?: string },
+) {
+  const { orgId, userId } = requireUser(ctx);
+  const target = await loadInOrg(deps, orgId, req.id);
+  const self = target.id === userId;
+  const changesAccess = req.role !== undefined || req.status !== undefined;
+  // Users may edit their own name and contact details; everything else needs users:manage.
+  if (!self || changesAccess) requireCan(ctx, 'users:manage');
+  const patch = {
+    fullName: req.fullName !== undefined ? requireText(req.fullName, 'fullName') : undefined,
+    department: req.department !== undefined ? optionalText(req.department, 'department') : undefined,
+    phone: req.phone !== undefined ? optionalText(req.phone, 'phone', 40) : undefined,
+    avatar: req.avatar !== undefined ? optionalText(req.avatar, 'avatar', 2000) : undefined,
+    role: req.role !== undefined ? requireRole(req.role) : undefined,
+    status: req.status,
+  };
+  if (patch.status !== undefined && !STATUSES.includes(patch.status)) {
+    throw new AppError('invalid_argument', 'status: must be active or inactive', { details: [{ field: 'status', message: 'must be active or inactive' }] });
+  }
+  if (changesAccess) {
+    if (self) throw forbidden('You cannot change your own role or status');
+    // An admin may not touch an owner, nor grant a role above their own.
+    assertMayGrant(ctx.role, target.role);
+    if (patch.role) assertMayGrant(ctx.role, patch.role);
+  }
+  const row = await withTransaction(deps.pool, async (db) => {
+    const demotesOwner = target.role === 'owner' && ((patch.role && patch.role !== 'owner') || patch.status === 'inactive');
+    if (demotesOwner && (await users.countActiveOwners(db, orgId)) <= 1) {
+      throw new AppError('failed_precondition', 'An organization must keep at least one active owner', { code: 'last_owner' });
+    }
+    const updated = await users.updateUser(db, orgId, target.id, patch);
+    if (patch.status === 'inactive') await tokens.revokeAllForUser(db, target.id);
+    return updated!;
+  });
+  if (changesAccess) await invalidateAccessTokens(deps, target.id);
+  return users.toUser(row);
+}
+
+/** DELETE deactivates: the record stays (history refers to it), sign-in and tokens stop working. */
+export async function deactivate(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId, userId } = requireUser(ctx);
+  requireCan(ctx, 'users:manage');
+  const target = await loadInOrg(deps, orgId, id);
+  if (target.id === userId) throw forbidden('You cannot deactivate yourself');
+  assertMayGrant(ctx.role, target.role);
+  await withTransaction(deps.pool, async (db) => {
+    if (target.role === 'owner' && target.status === 'active' && (await users.countActiveOwners(db, orgId)) <= 1) {
+      throw new AppError('failed_precondition', 'An organization must keep at least one active owner', { code: 'last_owner' });
+    }
+    await users.updateUser(db, orgId, target.id, { status: 'inactive' });
+    await tokens.revokeAllForUser(db, target.id);
+  });
+  await invalidateAccessTokens(deps, target.id);
+  return { ok: true, message: 'User deactivated' };
+}
+

@@ -1,0 +1,37 @@
+import type { Handlers } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as apiKeys from '../domain/api-keys';
+import * as auth from '../domain/auth';
+import { logout, refresh } from '../domain/sessions';
+import * as teams from '../domain/teams';
+import * as users from '../domain/users';
+
+/** identity.v1.IdentityService: decode, call the domain, return; errors are mapped by grpc-kit. */
+export function identityHandlers(deps: Deps): Handlers {
+  return {
+    GetSetupStatus: () => auth.setupStatus(deps),
+    Setup: (req) => auth.setup(deps, req),
+    Signup: (req) => auth.signup(deps, req),
+    Login: (req, ctx) => auth.login(deps, req, ctx),
+    Refresh: (req) => refresh(deps, req.refreshToken),
+    Logout: (req) => logout(deps, req.refreshToken, req.jti, Number(req.accessExpiresAt)),
+    AcceptInvitation: (req) => auth.acceptInvitation(deps, req),
+
+    GetProfile: (_req, ctx) => users.profile(deps, ctx),
+    ListUsers: (req, ctx) => users.list(deps, ctx, req),
+    GetUser: (req, ctx) => users.get(deps, ctx, req.id),
+    CreateUser: (req, ctx) => users.create(deps, ctx, req),
+    UpdateUser: (req, ctx) => users.update(deps, ctx, req),
+    DeactivateUser: (req, ctx) => users.deactivate(deps, ctx, req.id),
+
+    ListTeams: (_req, ctx) => teams.list(deps, ctx),
+    GetTeam: (req, ctx) => teams.get(deps, ctx, req.id),
+    CreateTeam: (req, ctx) => teams.create(deps, ctx, req),
+    UpdateTeam: (req, ctx) => teams.update(deps, ctx, req),
+    DeleteTeam: (req, ctx) => teams.remove(deps, ctx, req.id),
+
+    GetApiKey: (_req, ctx) => apiKeys.info(deps, ctx),
+    GenerateApiKey: (_req, ctx) => apiKeys.generate(deps, ctx),
+    VerifyApiKey: (req) => apiKeys.verify(deps, req.apiKey),
+  };
+}
