@@ -9,7 +9,7 @@ describe('setup, sign-in, profile, refresh and logout', () => {
   const password = 'correct horse battery';
 
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack({ env: { SIGNUP_ENABLED: 'false' } });
     api = client(stack.url);
   });
   afterAll(() => stack.stop());

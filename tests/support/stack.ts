@@ -1,28 +1,61 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger } from '@crm/logger';
-import { clearRedisPrefix, createTestDatabase, infra, TestDatabase, uniqueName } from '@crm/testing';
+import { createLogger, Logger } from '@crm/logger';
+import { clearRedisPrefix, createTestDatabase, freePort, infra, TestDatabase, uniqueName } from '@crm/testing';
 import * as gateway from '@crm/gateway';
-import * as identity from '@crm/identity';
 
 /**
- * A whole stack for one test file: each service started in-process on a free port with its own fresh
- * database, one Redis prefix, one RabbitMQ exchange, and the gateway in front. Everything it creates
- * is removed by stop(), because the shared servers outlive the run.
+ * A whole stack for one test file: each requested service started in-process on its own port with a
+ * fresh database, one Redis prefix and one RabbitMQ exchange shared by all, and the gateway in front.
+ * Everything it creates is removed by stop(), because the shared servers outlive the run.
+ *
+ * Every service package exports `loadConfig(env)` and `start(config, log) → {port, stop}` from its
+ * main module; ports are chosen up front so services that call each other know every address.
  */
+export type ServiceName = 'identity' | 'crm' | 'messaging' | 'chatnet-connector' | 'automation' | 'ai' | 'webhooks';
+
+const ADDR_VAR: Record<ServiceName, string> = {
+  identity: 'IDENTITY_ADDR',
+  crm: 'CRM_ADDR',
+  messaging: 'MESSAGING_ADDR',
+  'chatnet-connector': 'CONNECTOR_ADDR',
+  automation: 'AUTOMATION_ADDR',
+  ai: 'AI_ADDR',
+  webhooks: 'WEBHOOKS_ADDR',
+};
+
+interface ServiceModule {
+  loadConfig(env: Record<string, string | undefined>): unknown;
+  start(config: unknown, log: Logger): Promise<{ port: number; stop(): Promise<void> }>;
+}
+
 export interface Stack {
   url: string;
+  /** Environment shared by every service (Redis prefix, exchange, secrets, addresses). */
   env: Record<string, string>;
+  /** gRPC address of a started service. */
+  addr(name: ServiceName): string;
+  /** Stop one service (to test restarts) and start it again on the same port and database. */
+  restart(name: ServiceName): Promise<void>;
+  stopService(name: ServiceName): Promise<void>;
+  startService(name: ServiceName): Promise<void>;
   stop(): Promise<void>;
 }
 
 export interface StackOptions {
-  /** Extra environment for every service (e.g. SIGNUP_ENABLED). */
+  /** Services besides identity (always started). */
+  services?: ServiceName[];
+  /** Extra environment for every service and the gateway (e.g. SIGNUP_ENABLED). */
   env?: Record<string, string>;
+  /** Extra environment for one service only. */
+  serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const log = createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
+  const names: ServiceName[] = ['identity', ...(opts.services ?? []).filter((n) => n !== 'identity')];
   const prefix = `${uniqueName('t')}:`;
+  const ports = new Map<ServiceName, number>();
+  for (const n of names) ports.set(n, await freePort());
   const shared: Record<string, string> = {
     NODE_ENV: 'test',
     REDIS_URL: infra.redisUrl,
@@ -32,28 +65,43 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     JWT_SECRET: randomBytes(32).toString('hex'),
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     GRPC_HOST: '127.0.0.1',
-    GRPC_PORT: '0',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    SIGNUP_ENABLED: 'true',
+    ...Object.fromEntries(names.map((n) => [ADDR_VAR[n], `127.0.0.1:${ports.get(n)}`])),
     ...opts.env,
   };
-  const databases: TestDatabase[] = [];
-  const stops: (() => Promise<void>)[] = [];
+  const databases = new Map<ServiceName, TestDatabase>();
+  const running = new Map<ServiceName, { stop(): Promise<void> }>();
 
-  const idDb = await createTestDatabase('identity');
-  databases.push(idDb);
-  const id = await identity.startIdentity(identity.loadConfig({ ...shared, DATABASE_URL: idDb.url }), log);
-  stops.push(id.stop);
+  const startService = async (name: ServiceName) => {
+    if (!databases.has(name)) databases.set(name, await createTestDatabase(name.replace(/-/g, '_')));
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require(`@crm/${name}`) as ServiceModule;
+    const env = { ...shared, ...opts.serviceEnv?.[name], DATABASE_URL: databases.get(name)!.url, GRPC_PORT: String(ports.get(name)) };
+    running.set(name, await mod.start(mod.loadConfig(env), log.child({ service: name })));
+  };
+  const stopService = async (name: ServiceName) => {
+    await running.get(name)?.stop();
+    running.delete(name);
+  };
 
-  const gwEnv = { ...shared, HOST: '127.0.0.1', PORT: '0', IDENTITY_ADDR: `127.0.0.1:${id.port}`, SERVICES: 'identity' };
-  const gw = await gateway.startGateway(gateway.loadConfig(gwEnv), log);
-  stops.unshift(gw.stop);
+  for (const n of names) await startService(n);
+  const gw = await gateway.startGateway(gateway.loadConfig({ ...shared, HOST: '127.0.0.1', PORT: '0', SERVICES: names.join(',') }), log);
 
   return {
     url: gw.url,
     env: shared,
+    addr: (name) => `127.0.0.1:${ports.get(name)}`,
+    startService,
+    stopService,
+    async restart(name) {
+      await stopService(name);
+      await startService(name);
+    },
     async stop() {
-      for (const stop of stops) await stop().catch(() => undefined);
-      await Promise.all(databases.map((d) => d.drop().catch(() => undefined)));
+      await gw.stop().catch(() => undefined);
+      for (const n of [...running.keys()].reverse()) await stopService(n).catch(() => undefined);
+      await Promise.all([...databases.values()].map((d) => d.drop().catch(() => undefined)));
       await clearRedisPrefix(prefix).catch(() => undefined);
     },
   };

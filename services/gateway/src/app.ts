@@ -13,6 +13,7 @@ import type { RouteDeps } from './routes/deps';
 import { healthRoutes } from './routes/health.routes';
 import { identityRoutes } from './routes/identity.routes';
 import { publicRoutes } from './routes/public.routes';
+import { serviceRoutes } from './routes/services';
 
 export { loadConfig } from './config';
 
@@ -33,7 +34,12 @@ export function buildApp(deps: RouteDeps): express.Express {
 
   app.use(healthRoutes(deps));
   app.use('/api/v1', identityRoutes(deps));
+  const services = serviceRoutes(deps);
+  // Each service's module mounts its internal routes under /api/v1 (bearer) and public ones under /api/public (API key).
+  for (const m of services) if (m.internal) app.use('/api/v1', deps.auth.bearer, m.internal);
   app.use('/api/public', deps.auth.apiKey, publicRoutes(deps));
+  for (const m of services) if (m.public) app.use('/api/public', m.public);
+  for (const m of services) if (m.root) app.use(m.root);
 
   app.use((req, res) => sendError(res, 404, 'not_found', `No route for ${req.method} ${req.path}`));
   app.use(errorHandler(deps.log));
@@ -76,7 +82,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      for (const c of Object.values(clients)) c.close();
+      clients.closeAll();
       redis.disconnect();
     },
   };

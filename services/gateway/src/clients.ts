@@ -4,22 +4,40 @@ import type { GatewayConfig } from './config';
 /** The backend services the gateway can call, by name: proto file, service and address variable. */
 export const BACKENDS = {
   identity: { proto: 'identity/v1/identity.proto', service: 'identity.v1.IdentityService', addr: 'IDENTITY_ADDR' },
+  crm: { proto: 'crm/v1/crm.proto', service: 'crm.v1.CrmService', addr: 'CRM_ADDR' },
+  messaging: { proto: 'messaging/v1/messaging.proto', service: 'messaging.v1.MessagingService', addr: 'MESSAGING_ADDR' },
+  'chatnet-connector': { proto: 'connector/v1/connector.proto', service: 'connector.v1.ConnectorService', addr: 'CONNECTOR_ADDR' },
+  automation: { proto: 'automation/v1/automation.proto', service: 'automation.v1.AutomationService', addr: 'AUTOMATION_ADDR' },
+  ai: { proto: 'ai/v1/ai.proto', service: 'ai.v1.AiService', addr: 'AI_ADDR' },
+  webhooks: { proto: 'webhooks/v1/webhooks.proto', service: 'webhooks.v1.WebhooksService', addr: 'WEBHOOKS_ADDR' },
 } as const satisfies Record<string, { proto: string; service: string; addr: keyof GatewayConfig }>;
 
 export type BackendName = keyof typeof BACKENDS;
-export type Clients = Record<BackendName, ServiceClient>;
+export type Clients = Record<BackendName, ServiceClient> & { closeAll(): void };
 
+/**
+ * One client per backend, created on first use: a deployment that does not run a service (and a
+ * checkout that has not grown its proto yet) never loads it.
+ */
 export function createClients(config: GatewayConfig): Clients {
-  const out = {} as Clients;
-  for (const [name, b] of Object.entries(BACKENDS) as [BackendName, (typeof BACKENDS)[BackendName]][]) {
-    out[name] = createServiceClient(serviceDefinition(loadProto(b.proto), b.service), String(config[b.addr]), config.GRPC_DEADLINE_MS);
+  const made = new Map<BackendName, ServiceClient>();
+  const get = (name: BackendName): ServiceClient => {
+    let c = made.get(name);
+    if (!c) {
+      const b = BACKENDS[name];
+      c = createServiceClient(serviceDefinition(loadProto(b.proto), b.service), String(config[b.addr]), config.GRPC_DEADLINE_MS);
+      made.set(name, c);
+    }
+    return c;
+  };
+  const out = { closeAll: () => made.forEach((c) => c.close()) } as Clients;
+  for (const name of Object.keys(BACKENDS) as BackendName[]) {
+    Object.defineProperty(out, name, { get: () => get(name), enumerable: true });
   }
   return out;
 }
 
 export function addressOf(config: GatewayConfig, name: string): string | undefined {
   const b = (BACKENDS as Record<string, { addr: keyof GatewayConfig }>)[name];
-  if (b) return String(config[b.addr]);
-  const key = `${name.toUpperCase().replace(/-/g, '_')}_ADDR` as keyof GatewayConfig;
-  return config[key] as string | undefined;
+  return b ? String(config[b.addr]) : undefined;
 }

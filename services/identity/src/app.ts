@@ -44,3 +44,6 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     },
   };
 }
+
+/** The conventional entry every service exports, so the test stack and scripts can start any of them. */
+export const start = startIdentity;

@@ -1,0 +1,338 @@
+import { randomBytes } from 'node:crypto';
+import type { ChannelModel, ConfirmChannel, ConsumeMessage, MessagePropertyHeaders, Options } from 'amqplib';
+import type { Pool, PoolClient } from '@crm/db';
+import type { Logger } from '@crm/logger';
+import { connectAmqp, reconnectDelay } from './amqp';
+import { parseEnvelope, type EventEnvelope } from './envelope';
+import { declareDurableQueue, declareExchange, dlqName, retryQueueName } from './topology';
+
+export type EventHandler = (event: EventEnvelope, db?: PoolClient) => Promise<void>;
+
+export interface EventConsumerOptions {
+  amqpUrl: string;
+  exchange: string;
+  /** Queue name; also the consumer's name in processed_events, so keep it stable per consumer. */
+  queue: string;
+  /** Routing-key patterns (`contact.*`, `message.#`, ...). */
+  bindings: string[];
+  /** With `pool`: runs inside a transaction on `db`; throw to roll back and retry. */
+  handler: EventHandler;
+  logger: Logger;
+  /** Enables exactly-once effects: the handler's transaction also records the event id. */
+  pool?: Pool;
+  prefetch?: number;
+  /** Handler runs per event, including the first, before the message goes to `<queue>.dlq`. */
+  maxAttempts?: number;
+  /** Wait before retry n (1-based) is retryDelaysMs[n-1]; the last value repeats. */
+  retryDelaysMs?: number[];
+  /**
+   * Per-instance fan-out (a gateway's sockets): a non-durable, exclusive, auto-delete queue named
+   * `<queue>.<random>`, no idempotency, no retries. Events published while disconnected are not seen.
+   */
+  exclusive?: boolean;
+  /** Handlers running at once. 1 (default) keeps the queue's order. */
+  concurrency?: number;
+  /** processed_events rows of this consumer are deleted after this long; duplicates arrive within minutes. */
+  processedRetentionMs?: number;
+}
+
+interface Delivery {
+  msg: ConsumeMessage;
+  channel: ConfirmChannel;
+}
+
+const ATTEMPT_HEADER = 'x-crm-attempt';
+const ERROR_HEADER = 'x-crm-error';
+/** Headers the broker adds when dead-lettering or redelivering; a republished copy starts clean. */
+const BROKER_HEADERS = /^x-(death|first-death-|last-death-|delivery-count)/;
+
+const MARK_PROCESSED = {
+  name: 'crm_events_mark_processed',
+  text: 'INSERT INTO processed_events (event_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+};
+const PRUNE_PROCESSED = {
+  name: 'crm_events_prune_processed',
+  text: `DELETE FROM processed_events WHERE consumer = $1 AND processed_at < now() - $2 * interval '1 millisecond'`,
+};
+
+/**
+ * Consumes events from a quorum queue bound to the exchange. Acks only after the handler (and its
+ * transaction) finished; a failed handler is retried after a delay through `<queue>.retry.<n>` queues, and
+ * after `maxAttempts` the message is parked in `<queue>.dlq`. amqplib does not reconnect by itself: on
+ * connection loss this reconnects and re-declares everything; unacked messages come back and, with a pool,
+ * processed_events makes sure none takes effect twice.
+ */
+export class EventConsumer {
+  private readonly opts: EventConsumerOptions;
+  private readonly log: Logger;
+  private readonly prefetch: number;
+  private readonly maxAttempts: number;
+  private readonly retryDelaysMs: number[];
+  private readonly concurrency: number;
+  private readonly retentionMs: number;
+
+  private connection?: ChannelModel;
+  private channel?: ConfirmChannel;
+  private consumerTag?: string;
+  private readonly backlog: Delivery[] = [];
+  private active = 0;
+  private idleWaiters: Array<() => void> = [];
+  private started = false;
+  private stopping = false;
+  private failures = 0;
+  private reconnectTimer?: NodeJS.Timeout;
+  private pruneTimer?: NodeJS.Timeout;
+
+  constructor(opts: EventConsumerOptions) {
+    if (opts.bindings.length === 0) throw new Error(`EventConsumer ${opts.queue}: no bindings`);
+    this.opts = opts;
+    this.log = opts.logger;
+    this.prefetch = opts.prefetch ?? 50;
+    this.maxAttempts = Math.max(1, opts.maxAttempts ?? 5);
+    this.retryDelaysMs = opts.retryDelaysMs?.length ? opts.retryDelaysMs : [1_000, 5_000, 30_000, 120_000];
+    this.concurrency = Math.max(1, opts.concurrency ?? 1);
+    this.retentionMs = opts.processedRetentionMs ?? 7 * 24 * 3600_000;
+  }
+
+  private get idempotent(): boolean {
+    return this.opts.pool !== undefined && !this.opts.exclusive;
+  }
+
+  /** Retry queues needed: one per distinct delay that can actually be used before maxAttempts. */
+  private get retryLevels(): number {
+    return this.opts.exclusive ? 0 : Math.min(this.retryDelaysMs.length, this.maxAttempts - 1);
+  }
+
+  /** Declares the topology and starts consuming; fails when the broker is unreachable at start. */
+  async start(): Promise<void> {
+    if (this.started) throw new Error(`EventConsumer ${this.opts.queue} already started`);
+    this.started = true;
+    this.stopping = false;
+    await this.connect();
+    if (this.idempotent) {
+      const every = Math.min(3600_000, Math.max(1_000, this.retentionMs));
+      this.pruneTimer = setInterval(() => void this.pruneProcessed(), every);
+    }
+    this.log.info({ queue: this.opts.queue, bindings: this.opts.bindings }, 'event consumer started');
+  }
+
+  /** Stops taking deliveries, lets running handlers finish and ack, then closes. Unstarted ones are requeued. */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.stopping = true;
+    clearTimeout(this.reconnectTimer);
+    clearInterval(this.pruneTimer);
+    const { channel, consumerTag } = this;
+    if (channel && consumerTag) await channel.cancel(consumerTag).catch(() => undefined);
+    // Prefetched but not started: closing the channel hands them back to the broker for another consumer.
+    this.backlog.length = 0;
+    await this.idle();
+    const connection = this.connection;
+    this.connection = this.channel = this.consumerTag = undefined;
+    await connection?.close().catch(() => undefined);
+    this.started = false;
+    this.log.info({ queue: this.opts.queue }, 'event consumer stopped');
+  }
+
+  private idle(): Promise<void> {
+    if (this.active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private async connect(): Promise<void> {
+    const { queue, exchange, bindings } = this.opts;
+    const connection = await connectAmqp(this.opts.amqpUrl, `event-consumer ${queue}`);
+    connection.on('error', (err) => this.log.warn({ err, queue }, 'event consumer: RabbitMQ connection error'));
+    let channel: ConfirmChannel;
+    try {
+      // A confirm channel: a retry or dead-letter copy must be stored before the original is acked.
+      channel = await connection.createConfirmChannel();
+      channel.on('error', (err) => this.log.warn({ err, queue }, 'event consumer: RabbitMQ channel error'));
+      await declareExchange(channel, exchange);
+      let source = queue;
+      if (this.opts.exclusive) {
+        source = `${queue}.${randomBytes(4).toString('hex')}`;
+        await channel.assertQueue(source, { durable: false, exclusive: true, autoDelete: true });
+      } else {
+        await declareDurableQueue(channel, queue, this.retryLevels);
+      }
+      for (const pattern of bindings) await channel.bindQueue(source, exchange, pattern);
+      await channel.prefetch(this.prefetch);
+      if (this.stopping) throw new Error('EventConsumer stopping');
+      this.connection = connection;
+      this.channel = channel;
+      const ch = channel;
+      this.consumerTag = (await channel.consume(source, (msg) => this.onMessage(ch, msg), { noAck: false })).consumerTag;
+    } catch (err) {
+      if (this.connection === connection) this.connection = this.channel = undefined;
+      await connection.close().catch(() => undefined);
+      throw err;
+    }
+    channel.on('close', () => {
+      if (this.channel === channel) connection.close().catch(() => undefined);
+    });
+    connection.on('close', () => this.onConnectionLost(connection));
+  }
+
+  private onConnectionLost(connection: ChannelModel): void {
+    if (this.connection !== connection) return;
+    const lost = this.channel;
+    this.connection = this.channel = this.consumerTag = undefined;
+    // Their acks can no longer reach the broker, which redelivers them; running them now would be wasted.
+    for (let i = this.backlog.length - 1; i >= 0; i--) if (this.backlog[i].channel === lost) this.backlog.splice(i, 1);
+    if (this.stopping) return;
+    this.log.warn({ queue: this.opts.queue }, 'event consumer: RabbitMQ connection lost; reconnecting');
+    this.reconnectLater();
+  }
+
+  private reconnectLater(): void {
+    this.reconnectTimer = setTimeout(() => {
+      this.connect().then(
+        () => {
+          this.failures = 0;
+          this.log.info({ queue: this.opts.queue }, 'event consumer: reconnected');
+        },
+        (err) => {
+          if (this.stopping) return;
+          this.log.warn({ err, queue: this.opts.queue }, 'event consumer: reconnect failed');
+          this.reconnectLater();
+        },
+      );
+    }, reconnectDelay(this.failures++));
+  }
+
+  private onMessage(channel: ConfirmChannel, msg: ConsumeMessage | null): void {
+    if (msg === null) {
+      // The broker cancelled us (queue deleted): start over, which declares it again.
+      this.log.warn({ queue: this.opts.queue }, 'event consumer: consumer cancelled by broker');
+      if (this.channel === channel && !this.stopping) this.connection?.close().catch(() => undefined);
+      return;
+    }
+    this.backlog.push({ msg, channel });
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.stopping && this.active < this.concurrency && this.backlog.length > 0) {
+      const delivery = this.backlog.shift()!;
+      this.active++;
+      void this.process(delivery).finally(() => {
+        this.active--;
+        this.pump();
+        if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+      });
+    }
+  }
+
+  private async process({ msg, channel }: Delivery): Promise<void> {
+    const { queue } = this.opts;
+    const attempt = Number(msg.properties.headers?.[ATTEMPT_HEADER] ?? 1);
+    let event: EventEnvelope;
+    try {
+      event = parseEnvelope(msg.content);
+    } catch (err) {
+      this.log.error({ err, queue, messageId: msg.properties.messageId }, 'event consumer: malformed message; dead-lettering');
+      await this.forward(channel, msg, dlqName(queue), attempt, err);
+      return;
+    }
+    const ctx = { queue, eventId: event.id, eventType: event.type, attempt };
+    try {
+      await this.run(event);
+    } catch (err) {
+      if (this.opts.exclusive) {
+        // Fan-out to live sockets: a late retry is worth nothing, and there is no durable queue to park it in.
+        this.log.error({ err, ...ctx }, 'event consumer: handler failed; dropping (exclusive queue)');
+        this.ack(channel, msg);
+        return;
+      }
+      if (attempt >= this.maxAttempts) {
+        this.log.error({ err, ...ctx }, 'event consumer: handler failed; attempts exhausted, dead-lettering');
+        await this.forward(channel, msg, dlqName(queue), attempt, err);
+        return;
+      }
+      const level = Math.min(attempt, this.retryLevels);
+      const delay = this.retryDelaysMs[level - 1];
+      this.log.warn({ err, ...ctx, retryInMs: delay }, 'event consumer: handler failed; retrying later');
+      await this.forward(channel, msg, retryQueueName(queue, level), attempt + 1, err, delay);
+      return;
+    }
+    this.ack(channel, msg);
+  }
+
+  /** Run the handler; with a pool, in a transaction that first claims the event id for this consumer. */
+  private async run(event: EventEnvelope): Promise<void> {
+    const { pool, handler, queue } = this.opts;
+    if (!pool || !this.idempotent) return handler(event);
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      // Blocks while another consumer's transaction holds the same id, then sees its outcome.
+      const claimed = await client.query({ ...MARK_PROCESSED, values: [event.id, queue] });
+      if (claimed.rowCount === 0) {
+        await client.query('ROLLBACK');
+        this.log.debug({ queue, eventId: event.id, eventType: event.type }, 'event consumer: already processed; skipping');
+        return;
+      }
+      await handler(event, client);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private ack(channel: ConfirmChannel, msg: ConsumeMessage): void {
+    try {
+      channel.ack(msg);
+    } catch (err) {
+      // The channel is gone; the broker redelivers the message and processed_events absorbs the repeat.
+      this.log.warn({ err, queue: this.opts.queue }, 'event consumer: ack failed (channel closed)');
+    }
+  }
+
+  /**
+   * Publish a copy to a retry or dead-letter queue, wait for the broker to confirm it, then ack the
+   * original. Should either fail, the original is redelivered instead: nothing is lost.
+   */
+  private async forward(channel: ConfirmChannel, msg: ConsumeMessage, target: string, attempt: number, err: unknown, delayMs?: number): Promise<void> {
+    const headers: MessagePropertyHeaders = {};
+    for (const [k, v] of Object.entries(msg.properties.headers ?? {})) if (!BROKER_HEADERS.test(k)) headers[k] = v;
+    headers[ATTEMPT_HEADER] = attempt;
+    headers[ERROR_HEADER] = String((err as Error)?.message ?? err).slice(0, 1000);
+    const options: Options.Publish = {
+      persistent: true,
+      headers,
+      contentType: msg.properties.contentType,
+      messageId: msg.properties.messageId,
+      type: msg.properties.type,
+      timestamp: msg.properties.timestamp,
+      expiration: delayMs === undefined ? undefined : String(delayMs),
+    };
+    try {
+      await new Promise<void>((resolve, reject) => {
+        try {
+          channel.publish('', target, msg.content, options, (e) => (e ? reject(e instanceof Error ? e : new Error('nacked by broker')) : resolve()));
+        } catch (e) {
+          reject(e);
+        }
+      });
+    } catch (publishErr) {
+      this.log.warn({ err: publishErr, queue: this.opts.queue, target }, 'event consumer: could not forward message; it will be redelivered');
+      return;
+    }
+    this.ack(channel, msg);
+  }
+
+  private async pruneProcessed(): Promise<void> {
+    try {
+      await this.opts.pool!.query({ ...PRUNE_PROCESSED, values: [this.opts.queue, this.retentionMs] });
+    } catch (err) {
+      this.log.warn({ err, queue: this.opts.queue }, 'event consumer: pruning processed_events failed');
+    }
+  }
+}

@@ -1,0 +1,299 @@
+import type { ChannelModel, ConfirmChannel } from 'amqplib';
+import { Client } from 'pg';
+import type { Pool } from '@crm/db';
+import type { Logger } from '@crm/logger';
+import { connectAmqp, reconnectDelay } from './amqp';
+import { OUTBOX_CHANNEL } from './tables';
+import { declareExchange } from './topology';
+
+export interface OutboxRelayOptions {
+  pool: Pool;
+  amqpUrl: string;
+  exchange: string;
+  logger: Logger;
+  /** Rows claimed per transaction; they are published together and their confirms awaited together. */
+  batchSize?: number;
+  /** Fallback poll in case a notification is missed (listener reconnecting); NOTIFY is the fast path. */
+  pollMs?: number;
+  /** Published rows are kept this long (for inspection), then deleted. */
+  retentionMs?: number;
+}
+
+interface OutboxRow {
+  seq: string | number;
+  id: string;
+  type: string;
+  org_id: string;
+  occurred_at: Date;
+  /** jsonb as text, so it goes into the message body without a parse/serialise round trip. */
+  data: string;
+}
+
+// SKIP LOCKED lets several relays (one per service replica) share the outbox: each claims a different batch.
+const CLAIM = {
+  name: 'crm_events_outbox_claim',
+  text: `SELECT seq, id, type, org_id, occurred_at, data::text AS data FROM outbox
+         WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+};
+const MARK = { name: 'crm_events_outbox_mark', text: 'UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])' };
+const PRUNE_BATCH = 5_000;
+const PRUNE = {
+  name: 'crm_events_outbox_prune',
+  text: `DELETE FROM outbox WHERE seq IN (
+           SELECT seq FROM outbox WHERE published_at < now() - $1 * interval '1 millisecond'
+           LIMIT ${PRUNE_BATCH} FOR UPDATE SKIP LOCKED)`,
+};
+
+function envelopeBody(row: OutboxRow): Buffer {
+  const head = JSON.stringify({ id: row.id, type: row.type, orgId: row.org_id, occurredAt: row.occurred_at.toISOString() });
+  return Buffer.from(`${head.slice(0, -1)},"data":${row.data}}`);
+}
+
+/**
+ * Publishes committed outbox rows to the topic exchange. A row is marked published only after the broker
+ * confirmed it, in the same transaction that claimed it, so a crash or a lost connection leaves it to be
+ * published again: delivery is at-least-once and consumers de-duplicate by event id.
+ */
+export class OutboxRelay {
+  private readonly pool: Pool;
+  private readonly amqpUrl: string;
+  private readonly exchange: string;
+  private readonly log: Logger;
+  private readonly batchSize: number;
+  private readonly pollMs: number;
+  private readonly retentionMs: number;
+
+  private connection?: ChannelModel;
+  private channel?: ConfirmChannel;
+  private listener?: Client;
+  private started = false;
+  private stopping = false;
+  /** A wake-up arrived since the current drain pass began: look at the outbox again. */
+  private wanted = false;
+  private draining?: Promise<void>;
+  private failures = 0;
+  private retryTimer?: NodeJS.Timeout;
+  private listenTimer?: NodeJS.Timeout;
+  private pollTimer?: NodeJS.Timeout;
+  private pruneTimer?: NodeJS.Timeout;
+  private pruning?: Promise<void>;
+
+  constructor(opts: OutboxRelayOptions) {
+    this.pool = opts.pool;
+    this.amqpUrl = opts.amqpUrl;
+    this.exchange = opts.exchange;
+    this.log = opts.logger;
+    this.batchSize = opts.batchSize ?? 500;
+    this.pollMs = opts.pollMs ?? 2_000;
+    this.retentionMs = opts.retentionMs ?? 24 * 3600_000;
+  }
+
+  /** Connects to RabbitMQ and starts listening; fails when either is unreachable at start. */
+  async start(): Promise<void> {
+    if (this.started) throw new Error('OutboxRelay already started');
+    this.started = true;
+    this.stopping = false;
+    await this.openChannel();
+    await this.listen();
+    this.pollTimer = setInterval(() => this.wake(), this.pollMs);
+    const pruneEvery = Math.min(60_000, Math.max(1_000, this.retentionMs));
+    this.pruneTimer = setInterval(() => {
+      this.pruning ??= this.prune().finally(() => (this.pruning = undefined));
+    }, pruneEvery);
+    // Rows committed while no relay was running.
+    this.wake();
+    this.log.info({ exchange: this.exchange }, 'outbox relay started');
+  }
+
+  /** Finishes the batch in flight (its confirms and the update that marks it), then closes. */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.stopping = true;
+    for (const t of [this.retryTimer, this.listenTimer]) clearTimeout(t);
+    for (const t of [this.pollTimer, this.pruneTimer]) clearInterval(t);
+    await Promise.all([this.draining, this.pruning]);
+    const { listener, connection } = this;
+    this.listener = this.connection = this.channel = undefined;
+    await listener?.end().catch(() => undefined);
+    await connection?.close().catch(() => undefined);
+    this.started = false;
+    this.log.info({ exchange: this.exchange }, 'outbox relay stopped');
+  }
+
+  private wake(): void {
+    this.wanted = true;
+    if (this.draining || this.stopping) return;
+    this.draining = this.drain().finally(() => {
+      this.draining = undefined;
+      // A wake-up that came after the last pass looked at `wanted` but before this line.
+      if (this.wanted && !this.stopping && !this.retryTimer) this.wake();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.wanted && !this.stopping) {
+        this.wanted = false;
+        const channel = await this.openChannel();
+        while (!this.stopping && (await this.publishBatch(channel)) === this.batchSize);
+      }
+      this.failures = 0;
+    } catch (err) {
+      this.log.warn({ err, exchange: this.exchange }, 'outbox relay: publishing failed; will retry');
+      this.retryLater();
+    }
+  }
+
+  private retryLater(): void {
+    if (this.retryTimer || this.stopping) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.wake();
+    }, reconnectDelay(this.failures++));
+  }
+
+  /** Claim a batch, publish it as one window of confirms, mark what the broker confirmed. */
+  private async publishBatch(channel: ConfirmChannel): Promise<number> {
+    const client = await this.pool.connect();
+    let clientBroken = false;
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<OutboxRow>({ ...CLAIM, values: [this.batchSize] });
+      if (rows.length === 0) {
+        await client.query('COMMIT');
+        return 0;
+      }
+      const results = await Promise.allSettled(rows.map((row) => this.publish(channel, row)));
+      const confirmed = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.seq);
+      // Confirmed rows are marked even when others failed, so they are not sent twice. The failed ones stay
+      // unpublished and go out on the next pass, possibly after later events: consumers must not depend on
+      // strict order (retries reorder anyway).
+      if (confirmed.length > 0) await client.query({ ...MARK, values: [confirmed] });
+      await client.query('COMMIT').catch((err) => {
+        clientBroken = true;
+        throw err;
+      });
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      return rows.length;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {
+        clientBroken = true;
+      });
+      throw err;
+    } finally {
+      client.release(clientBroken);
+    }
+  }
+
+  private publish(channel: ConfirmChannel, row: OutboxRow): Promise<void> {
+    return new Promise((resolve, reject) => {
+      try {
+        // The window is at most batchSize messages, so a full write buffer (publish returning false) only
+        // means they sit in memory a moment longer; the confirms are what we wait for.
+        channel.publish(
+          this.exchange,
+          row.type,
+          envelopeBody(row),
+          {
+            persistent: true,
+            contentType: 'application/json',
+            messageId: row.id,
+            type: row.type,
+            timestamp: Math.floor(row.occurred_at.getTime() / 1000),
+          },
+          (err) => (err ? reject(err instanceof Error ? err : new Error('message nacked by broker')) : resolve()),
+        );
+      } catch (err) {
+        reject(err);
+      }
+    });
+  }
+
+  private async openChannel(): Promise<ConfirmChannel> {
+    if (this.channel) return this.channel;
+    const connection = await connectAmqp(this.amqpUrl, `outbox-relay ${this.exchange}`);
+    connection.on('error', (err) => this.log.warn({ err, exchange: this.exchange }, 'outbox relay: RabbitMQ connection error'));
+    let channel: ConfirmChannel;
+    try {
+      channel = await connection.createConfirmChannel();
+      channel.on('error', (err) => this.log.warn({ err, exchange: this.exchange }, 'outbox relay: RabbitMQ channel error'));
+      // Declared on every connection: the exchange may be gone after a broker reset.
+      await declareExchange(channel, this.exchange);
+    } catch (err) {
+      await connection.close().catch(() => undefined);
+      throw err;
+    }
+    // A channel the broker closed (e.g. an error on it) is unusable; starting over on a new connection is simplest.
+    channel.on('close', () => {
+      if (this.channel === channel) connection.close().catch(() => undefined);
+    });
+    connection.on('close', () => {
+      if (this.connection !== connection) return;
+      this.connection = this.channel = undefined;
+      if (this.stopping) return;
+      // Reconnect now rather than with the next event, so that one does not wait for the handshake.
+      this.log.warn({ exchange: this.exchange }, 'outbox relay: RabbitMQ connection lost; reconnecting');
+      this.retryLater();
+    });
+    if (this.stopping) {
+      await connection.close().catch(() => undefined);
+      throw new Error('OutboxRelay stopping');
+    }
+    this.connection = connection;
+    this.channel = channel;
+    return channel;
+  }
+
+  /** A dedicated connection (not from the pool: it is held forever) that turns commits into wake-ups. */
+  private async listen(): Promise<void> {
+    const client = new Client(this.pool.options);
+    client.on('notification', () => this.wake());
+    client.on('error', (err) => this.log.warn({ err }, 'outbox relay: LISTEN connection error'));
+    client.on('end', () => {
+      if (this.listener !== client) return;
+      this.listener = undefined;
+      if (!this.stopping) this.relistenLater(0);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.stopping) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.listener = client;
+  }
+
+  /** Until the listener is back, the poll keeps events flowing, only slower. */
+  private relistenLater(failures: number): void {
+    this.listenTimer = setTimeout(() => {
+      this.listen().then(
+        () => {
+          this.log.info('outbox relay: LISTEN connection restored');
+          // Commits made while nobody listened.
+          this.wake();
+        },
+        (err) => {
+          this.log.warn({ err }, 'outbox relay: LISTEN reconnect failed');
+          if (!this.stopping) this.relistenLater(failures + 1);
+        },
+      );
+    }, reconnectDelay(failures));
+  }
+
+  private async prune(): Promise<void> {
+    try {
+      let deleted: number;
+      do {
+        deleted = (await this.pool.query({ ...PRUNE, values: [this.retentionMs] })).rowCount ?? 0;
+      } while (deleted === PRUNE_BATCH && !this.stopping);
+    } catch (err) {
+      this.log.warn({ err }, 'outbox relay: pruning published rows failed');
+    }
+  }
+}

@@ -1,0 +1,22 @@
+import type { Router } from 'express';
+import type { RouteDeps } from './deps';
+import { aiRoutes } from './ai.routes';
+import { automationRoutes } from './automation.routes';
+import { chatRoutes } from './chat.routes';
+import { crmRoutes } from './crm.routes';
+import { webhooksRoutes } from './webhooks.routes';
+
+/**
+ * The routes of each backend service, one module per service. `internal` is mounted under /api/v1
+ * behind the bearer token, `public` under /api/public behind the API key, `root` at / (pages,
+ * sandbox control) with whatever auth the module applies itself.
+ */
+export interface ServiceRoutes {
+  internal?: Router;
+  public?: Router;
+  root?: Router;
+}
+
+export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
+  return [crmRoutes(deps), chatRoutes(deps), automationRoutes(deps), webhooksRoutes(deps), aiRoutes(deps)];
+}
