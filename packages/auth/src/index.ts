@@ -11,6 +11,8 @@ export interface AccessClaims {
   role: string;
   jti: string;
   iat: number;
+  /** Issue time in milliseconds: `iat` has one-second resolution, too coarse to compare with a revocation. */
+  ims: number;
   exp: number;
 }
 
@@ -25,7 +27,7 @@ export function createTokenSigner(secret: string, ttlSeconds: number) {
   const key = keyOf(secret);
   return (user: { id: string; orgId: string; role: string }): { token: string; jti: string; expiresIn: number } => {
     const jti = randomUUID();
-    const token = jwt.sign({ org: user.orgId, role: user.role }, key, {
+    const token = jwt.sign({ org: user.orgId, role: user.role, ims: Date.now() }, key, {
       algorithm: ALGORITHM,
       subject: user.id,
       jwtid: jti,
@@ -41,7 +43,7 @@ export function createTokenVerifier(secret: string) {
   return (token: string): AccessClaims | undefined => {
     try {
       const claims = jwt.verify(token, key, { algorithms: [ALGORITHM] }) as Partial<AccessClaims>;
-      if (!claims.sub || !claims.org || !claims.role || !claims.jti || !claims.iat) return undefined;
+      if (!claims.sub || !claims.org || !claims.role || !claims.jti || !claims.ims) return undefined;
       return claims as AccessClaims;
     } catch {
       return undefined;
@@ -56,7 +58,7 @@ export function authKeys(prefix: string) {
     apiKey: (keyHash: string) => `${prefix}apikey:${keyHash}`,
     /** A logged-out access token, refused until it would have expired. */
     revokedJti: (jti: string) => `${prefix}auth:revoked-jti:${jti}`,
-    /** Access tokens issued before this epoch second are refused (user deactivated or role changed). */
+    /** Access tokens issued before this epoch millisecond are refused (user deactivated or role changed). */
     validAfter: (userId: string) => `${prefix}auth:valid-after:${userId}`,
   };
 }

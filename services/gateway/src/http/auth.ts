@@ -54,7 +54,7 @@ export function authMiddleware(deps: AuthDeps) {
       .exec();
     const [revoked, validAfter] = (results?.[0]?.[1] as (string | null)[]) ?? [];
     if (revoked) return next(unauthorized('Token has been revoked', 'invalid_token'));
-    if (validAfter && claims.iat < Number(validAfter)) return next(unauthorized('Token is no longer valid; sign in again', 'invalid_token'));
+    if (validAfter && claims.ims <= Number(validAfter)) return next(unauthorized('Token is no longer valid; sign in again', 'invalid_token'));
     if (Number(results?.[1]?.[1]) > deps.userRatePerMinute) return next(rateLimited(rl.resetIn));
     const principal: Principal = { kind: 'user', orgId: claims.org, userId: claims.sub, role: claims.role, jti: claims.jti, exp: claims.exp };
     res.locals.principal = principal;

@@ -68,5 +68,5 @@ export async function logout(deps: Deps, refreshToken: string, jti: string, acce
 
 /** Access tokens issued before now stop working (deactivation, role change). */
 export async function invalidateAccessTokens(deps: Deps, userId: string): Promise<void> {
-  await deps.redis.set(deps.keys.validAfter(userId), String(Math.floor(Date.now() / 1000)), 'EX', deps.config.ACCESS_TOKEN_TTL + 60);
+  await deps.redis.set(deps.keys.validAfter(userId), String(Date.now()), 'EX', deps.config.ACCESS_TOKEN_TTL + 60);
 }

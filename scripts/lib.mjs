@@ -1,0 +1,105 @@
+// Shared by `npm start` and `npm test`: install what is missing, build, and check the infrastructure.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+
+export function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...opts, env: { ...process.env, ...opts.env } });
+  if (r.status !== 0) {
+    console.error(`\n✗ ${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
+    process.exit(r.status || 1);
+  }
+}
+
+/** npm install when node_modules is missing or older than package-lock.json / any package.json. */
+export function ensureInstalled() {
+  const marker = path.join(root, 'node_modules', '.package-lock.json');
+  const lock = path.join(root, 'package-lock.json');
+  const stale = !existsSync(marker) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs + 1000);
+  if (stale) {
+    console.log('› Installing dependencies (npm install)…');
+    run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
+  }
+}
+
+export function build() {
+  console.log('› Building (turbo run build)…');
+  run('npx', ['turbo', 'run', 'build', '--output-logs=errors-only'], {
+    env: { TURBO_TELEMETRY_DISABLED: '1', TURBO_NO_UPDATE_NOTIFIER: '1', DO_NOT_TRACK: '1' },
+  });
+}
+
+export const infra = {
+  postgres: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  rabbitmq: process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+  redis: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+};
+
+const HOW_TO_START = {
+  postgres: "start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start` (Debian), `brew services start postgresql`, or `docker compose up -d postgres`; or point DATABASE_URL at a running server",
+  rabbitmq: 'start it with `rabbitmq-server -detached`, `brew services start rabbitmq`, or `docker compose up -d rabbitmq`; or point AMQP_URL at a running broker',
+  redis: 'start it with `redis-server --daemonize yes`, `brew services start redis`, or `docker compose up -d redis`; or point REDIS_URL at a running server',
+};
+
+function reachable(url, defaultPort) {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: u.hostname, port: Number(u.port || defaultPort) });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(2000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Say which of PostgreSQL, RabbitMQ and Redis is unreachable and how to start it, instead of a stack trace. */
+export async function checkInfra() {
+  const checks = await Promise.all([
+    reachable(infra.postgres, 5432).then((ok) => ['postgres', 'PostgreSQL', infra.postgres, ok]),
+    reachable(infra.rabbitmq, 5672).then((ok) => ['rabbitmq', 'RabbitMQ', infra.rabbitmq, ok]),
+    reachable(infra.redis, 6379).then((ok) => ['redis', 'Redis', infra.redis, ok]),
+  ]);
+  const down = checks.filter((c) => !c[3]);
+  for (const [key, name, url] of down) {
+    const u = new URL(url);
+    console.error(`✗ ${name} is not reachable at ${u.hostname}:${u.port || ''}: ${HOW_TO_START[key]}.`);
+  }
+  if (down.length) process.exit(1);
+}
+
+/**
+ * Development secrets: generated once into the git-ignored .local/secrets.env so restarts keep working
+ * tokens and readable encrypted data. Production must set JWT_SECRET and ENCRYPTION_KEY itself.
+ */
+export function devSecrets() {
+  const file = path.join(root, '.local', 'secrets.env');
+  const out = {};
+  if (existsSync(file)) {
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      const m = /^([A-Z_]+)=(.*)$/.exec(line.trim());
+      if (m) out[m[1]] = m[2];
+    }
+  }
+  let created = false;
+  if (!out.JWT_SECRET) {
+    out.JWT_SECRET = randomBytes(32).toString('hex');
+    created = true;
+  }
+  if (!out.ENCRYPTION_KEY) {
+    out.ENCRYPTION_KEY = randomBytes(32).toString('base64');
+    created = true;
+  }
+  if (created) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, Object.entries(out).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+    console.log(`› Generated development secrets into ${path.relative(root, file)} (git-ignored; kept across restarts).`);
+  }
+  return { JWT_SECRET: process.env.JWT_SECRET ?? out.JWT_SECRET, ENCRYPTION_KEY: process.env.ENCRYPTION_KEY ?? out.ENCRYPTION_KEY };
+}

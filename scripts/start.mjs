@@ -1,0 +1,106 @@
+// `npm start`: install, build, check infrastructure, then run every service and the gateway on :8080.
+// Each service creates its own database when missing and migrates it at start.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { build, checkInfra, devSecrets, ensureInstalled, infra, root } from './lib.mjs';
+
+/** Every backend service with its default gRPC port and the variable the others find it by. */
+const SERVICES = [
+  { name: 'identity', port: 50051, addr: 'IDENTITY_ADDR' },
+  { name: 'crm', port: 50052, addr: 'CRM_ADDR' },
+  { name: 'messaging', port: 50053, addr: 'MESSAGING_ADDR' },
+  { name: 'chatnet-connector', port: 50054, addr: 'CONNECTOR_ADDR' },
+  { name: 'automation', port: 50055, addr: 'AUTOMATION_ADDR' },
+  { name: 'ai', port: 50056, addr: 'AI_ADDR' },
+  { name: 'webhooks', port: 50057, addr: 'WEBHOOKS_ADDR' },
+];
+
+ensureInstalled();
+build();
+await checkInfra();
+const secrets = devSecrets();
+
+const present = new Set(readdirSync(path.join(root, 'services')));
+const services = SERVICES.filter((s) => present.has(s.name) && existsSync(path.join(root, 'services', s.name, 'dist', 'main.js')));
+const gatewayPort = process.env.PORT ?? '8080';
+
+function databaseUrl(name) {
+  const u = new URL(infra.postgres);
+  u.pathname = `/crm_${name.replace(/-/g, '_')}`;
+  return u.toString();
+}
+
+const common = {
+  NODE_ENV: process.env.NODE_ENV ?? 'development',
+  REDIS_URL: infra.redis,
+  AMQP_URL: infra.rabbitmq,
+  ...secrets,
+  ...Object.fromEntries(services.map((s) => [s.addr, `127.0.0.1:${s.port}`])),
+};
+
+const children = [];
+let stopping = false;
+
+function launch(name, env) {
+  const child = spawn(process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], {
+    cwd: root,
+    env: { ...process.env, ...common, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const prefix = `[${name}] `;
+  const pipe = (stream, out) => {
+    let buf = '';
+    stream.on('data', (chunk) => {
+      buf += chunk;
+      const lines = buf.split('\n');
+      buf = lines.pop();
+      for (const line of lines) out.write(prefix + line + '\n');
+    });
+  };
+  pipe(child.stdout, process.stdout);
+  pipe(child.stderr, process.stderr);
+  child.on('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`✗ ${name} exited (${signal ?? code}); stopping everything.`);
+    shutdown(1);
+  });
+  children.push(child);
+  return child;
+}
+
+function shutdown(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  for (const c of children) c.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 6000).unref();
+  Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', r))))).then(() => process.exit(code));
+}
+process.on('SIGINT', () => shutdown(0));
+process.on('SIGTERM', () => shutdown(0));
+
+console.log(`› Starting ${services.map((s) => s.name).join(', ')} and the gateway…`);
+for (const s of services) launch(s.name, { DATABASE_URL: databaseUrl(s.name), GRPC_PORT: String(s.port) });
+launch('gateway', { PORT: gatewayPort, SERVICES: services.map((s) => s.name).join(',') });
+
+// Ready when the gateway's /readyz says every service answers.
+const deadline = Date.now() + 90_000;
+for (;;) {
+  if (stopping) break;
+  try {
+    const res = await fetch(`http://127.0.0.1:${gatewayPort}/readyz`);
+    if (res.ok) {
+      console.log(`\n✓ Messaging CRM is up: gateway on http://localhost:${gatewayPort} (services: ${services.map((s) => s.name).join(', ')}).`);
+      console.log(`  First run? POST http://localhost:${gatewayPort}/api/v1/setup, or open http://localhost:${gatewayPort}/settings/dev/api. Ctrl+C stops everything.\n`);
+      break;
+    }
+  } catch {
+    /* not listening yet */
+  }
+  if (Date.now() > deadline) {
+    console.error('✗ Services did not become ready within 90 s; see the logs above.');
+    shutdown(1);
+    break;
+  }
+  await new Promise((r) => setTimeout(r, 500));
+}
