@@ -13,6 +13,7 @@ import type { RouteDeps } from './routes/deps';
 import { healthRoutes } from './routes/health.routes';
 import { identityRoutes } from './routes/identity.routes';
 import { publicRoutes } from './routes/public.routes';
+import { startRealtime } from './realtime/socket';
 import { serviceRoutes } from './routes/services';
 
 export { loadConfig } from './config';
@@ -70,6 +71,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   const server = http.createServer(app);
   // Keep-alive longer than typical proxies' idle timeout so they never reuse a socket we just closed.
   server.keepAliveTimeout = 65_000;
+  const realtime = await startRealtime(server, { config, redis, clients, log });
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, 'gateway listening');
@@ -78,6 +80,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     url: `http://127.0.0.1:${port}`,
     server,
     async stop() {
+      await realtime.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -18,6 +18,11 @@ const Env = z.object({
   /** Comma-separated names of the services this deployment runs; /readyz waits for all of them. */
   SERVICES: z.string().default('identity'),
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
+  /** RabbitMQ: the gateway consumes events to push them to socket.io clients. */
+  AMQP_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
+  EVENTS_EXCHANGE: z.string().default('crm.events'),
+  /** Origins allowed to open socket.io connections from a browser: comma-separated, or * for any. */
+  CORS_ORIGINS: z.string().default('*'),
   REDIS_PREFIX: z.string().default('crm:'),
   /** Verifies access tokens signed by identity (HS256). */
   JWT_SECRET: fields.secret(32),

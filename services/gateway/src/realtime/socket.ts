@@ -1,0 +1,119 @@
+import type http from 'node:http';
+import type Redis from 'ioredis';
+import { Server, Socket } from 'socket.io';
+import { createAdapter } from '@socket.io/redis-adapter';
+import { authKeys, AccessClaims, createTokenVerifier } from '@crm/auth';
+import { EventConsumer, EventEnvelope } from '@crm/events';
+import type { Logger } from '@crm/logger';
+import type { Clients } from '../clients';
+import type { GatewayConfig } from '../config';
+
+/**
+ * socket.io for live updates: the only place that emits to clients. Clients authenticate with the JWT in
+ * `handshake.auth.token`, are put in rooms `org:<orgId>` and `user:<userId>`, and may `join` the room
+ * `account:<id>` of a chat-network account of their organization (QR codes during login go there).
+ *
+ * Services reach clients through events: one durable queue shared by every gateway instance, so each
+ * event is handled once and the Redis adapter fans the emit out to sockets on every instance.
+ */
+export interface Realtime {
+  io: Server;
+  stop(): Promise<void>;
+}
+
+interface Deps {
+  config: GatewayConfig;
+  redis: Redis;
+  clients: Clients;
+  log: Logger;
+}
+
+/** Event type → how it reaches sockets. */
+export function routeEvent(e: EventEnvelope<any>): { rooms: string[]; event: string; payload: unknown } | undefined {
+  const org = `org:${e.orgId}`;
+  switch (e.type) {
+    case 'chatnet_account.qr':
+      return { rooms: [`account:${e.data.accountId}`], event: 'qr', payload: { accountId: e.data.accountId, qr: e.data.qr, expiresAt: e.data.expiresAt } };
+    case 'chatnet_account.connected':
+    case 'chatnet_account.disconnected':
+      return {
+        rooms: [`account:${e.data.accountId}`, org],
+        event: 'account_status',
+        payload: { accountId: e.data.accountId, status: e.type === 'chatnet_account.connected' ? 'connected' : 'disconnected', ...e.data },
+      };
+    case 'message.received':
+    case 'message.sent':
+      return { rooms: [org], event: 'message', payload: { type: e.type, ...e.data } };
+    case 'notification.created':
+      return { rooms: [e.data.userId ? `user:${e.data.userId}` : org], event: 'notification', payload: e.data };
+    default:
+      return undefined;
+  }
+}
+
+export async function startRealtime(server: http.Server, deps: Deps): Promise<Realtime> {
+  const { config, redis, clients, log } = deps;
+  const verify = createTokenVerifier(config.JWT_SECRET);
+  const keys = authKeys(config.REDIS_PREFIX);
+  const pub = redis.duplicate();
+  const sub = redis.duplicate();
+  const io = new Server(server, { cors: { origin: config.CORS_ORIGINS === '*' ? true : config.CORS_ORIGINS.split(',') }, serveClient: false });
+  io.adapter(createAdapter(pub, sub, { key: `${config.REDIS_PREFIX}socket.io` }));
+
+  io.use(async (socket, next) => {
+    const token = socket.handshake.auth?.token;
+    const claims = typeof token === 'string' ? verify(token) : undefined;
+    if (!claims) return next(new Error('unauthorized'));
+    const [revoked, validAfter] = await redis.mget(keys.revokedJti(claims.jti), keys.validAfter(claims.sub));
+    if (revoked || (validAfter && claims.ims <= Number(validAfter))) return next(new Error('unauthorized'));
+    socket.data.claims = claims;
+    next();
+  });
+
+  io.on('connection', (socket: Socket) => {
+    const claims = socket.data.claims as AccessClaims;
+    socket.join([`org:${claims.org}`, `user:${claims.sub}`]);
+    // Join an account's room only when the account belongs to the caller's organization.
+    socket.on('join', async (room: unknown, ack?: (r: { ok: boolean; error?: string }) => void) => {
+      const reply = typeof ack === 'function' ? ack : () => undefined;
+      const m = typeof room === 'string' ? /^account:([0-9a-f-]{36})$/i.exec(room) : null;
+      if (!m) return reply({ ok: false, error: 'room must be account:<id>' });
+      try {
+        await clients['chatnet-connector'].GetAccount({ id: m[1] }, { orgId: claims.org, userId: claims.sub, role: claims.role, requestId: socket.id });
+        await socket.join(room as string);
+        reply({ ok: true });
+      } catch {
+        reply({ ok: false, error: 'account not found' });
+      }
+    });
+    socket.on('leave', async (room: unknown, ack?: (r: { ok: boolean }) => void) => {
+      if (typeof room === 'string' && room.startsWith('account:')) await socket.leave(room);
+      if (typeof ack === 'function') ack({ ok: true });
+    });
+  });
+
+  const consumer = new EventConsumer({
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
+    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'notification.created'],
+    logger: log,
+    prefetch: 200,
+    maxAttempts: 2,
+    handler: async (e) => {
+      const route = routeEvent(e);
+      if (route) io.to(route.rooms).emit(route.event, route.payload);
+    },
+  });
+  await consumer.start();
+
+  return {
+    io,
+    async stop() {
+      await consumer.stop();
+      await new Promise<void>((resolve) => io.close(() => resolve()));
+      pub.disconnect();
+      sub.disconnect();
+    },
+  };
+}

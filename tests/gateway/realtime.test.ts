@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import amqp from 'amqplib';
+import { io as connect, Socket } from 'socket.io-client';
+import { deleteTopology } from '@crm/events';
+import { infra } from '@crm/testing';
+import { client, newOrg } from '../support/http';
+import { startStack, Stack } from '../support/stack';
+
+// socket.io at the gateway: JWT in the handshake, org/user rooms, events from RabbitMQ pushed to rooms.
+describe('realtime (socket.io)', () => {
+  let stack: Stack;
+  let acme: Awaited<ReturnType<typeof newOrg>>;
+  let globex: Awaited<ReturnType<typeof newOrg>>;
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    stack = await startStack();
+    const api = client(stack.url);
+    acme = await newOrg(api, 'Acme');
+    globex = await newOrg(api, 'Globex');
+  });
+  afterAll(async () => {
+    sockets.forEach((s) => s.disconnect());
+    await stack.stop();
+    await deleteTopology(infra.amqpUrl, stack.env.EVENTS_EXCHANGE, [`${stack.env.EVENTS_EXCHANGE}.gateway.realtime`]);
+  });
+
+  function open(token: string | undefined): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      const s = connect(stack.url, { auth: token ? { token } : {}, transports: ['websocket'], reconnection: false });
+      sockets.push(s);
+      s.once('connect', () => resolve(s));
+      s.once('connect_error', (err) => reject(err));
+    });
+  }
+
+  async function publish(type: string, orgId: string, data: unknown) {
+    const conn = await amqp.connect(infra.amqpUrl);
+    const ch = await conn.createConfirmChannel();
+    await ch.assertExchange(stack.env.EVENTS_EXCHANGE, 'topic', { durable: true });
+    ch.publish(stack.env.EVENTS_EXCHANGE, type, Buffer.from(JSON.stringify({ id: randomUUID(), type, orgId, occurredAt: new Date().toISOString(), data })), { persistent: true, contentType: 'application/json' });
+    await ch.waitForConfirms();
+    await conn.close();
+  }
+
+  it('refuses a handshake without a valid token', async () => {
+    await expect(open(undefined)).rejects.toThrow('unauthorized');
+    await expect(open('not-a-token')).rejects.toThrow('unauthorized');
+  });
+
+  it('pushes an org’s events to that org’s sockets only', async () => {
+    const mine = await open(acme.token);
+    const theirs = await open(globex.token);
+    const seenByOther: unknown[] = [];
+    theirs.on('notification', (n) => seenByOther.push(n));
+    const got = new Promise((resolve) => mine.once('notification', resolve));
+    await publish('notification.created', acme.user.orgId, { id: randomUUID(), type: 'high_value_lead', title: 'Hot lead', message: 'Score 90', resourceId: 'c1' });
+    expect(await got).toEqual(expect.objectContaining({ type: 'high_value_lead', title: 'Hot lead' }));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(seenByOther).toEqual([]);
+  });
+
+  it('refuses to join a room that is not an account of the caller’s organization', async () => {
+    const s = await open(acme.token);
+    const bad = await s.emitWithAck('join', 'org:someone-else');
+    expect(bad.ok).toBe(false);
+    const unknown = await s.emitWithAck('join', `account:${randomUUID()}`);
+    expect(unknown.ok).toBe(false);
+  });
+});
