@@ -1,0 +1,105 @@
+// bench/gateway: GET /api/v1/profile through gateway → identity (gRPC) → PostgreSQL, against a one-process
+// reference doing the same work, measured in the same run with autocannon (50 connections).
+// Usage: npm run bench:gateway   (writes the "## gateway" section of bench/RESULTS.md)
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 50;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const pgBase = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const dbName = `bench_identity_${Date.now()}`;
+const dbUrl = Object.assign(new URL(pgBase), { pathname: `/${dbName}` }).toString();
+const secret = randomBytes(32).toString('hex');
+const prefix = `bench${Date.now()}:`;
+const procs = [];
+
+function start(file, env, readyText) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [file], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    procs.push(p);
+    let out = '';
+    const onData = (d) => {
+      out += d;
+      if (out.includes(readyText)) resolve(p);
+    };
+    p.stdout.on('data', onData);
+    p.stderr.on('data', (d) => (out += d));
+    p.on('exit', (code) => reject(new Error(`${file} exited ${code}: ${out.slice(-2000)}`)));
+  });
+}
+
+function autocannon(url, token) {
+  return new Promise((resolve, reject) => {
+    const bin = path.join(root, 'node_modules', '.bin', 'autocannon');
+    const p = spawn(bin, ['-c', String(CONNECTIONS), '-d', String(DURATION), '-j', '-H', `authorization=Bearer ${token}`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}`));
+      const r = JSON.parse(out);
+      if (r.non2xx > 0) return reject(new Error(`${r.non2xx} non-2xx responses from ${url}`));
+      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 });
+    });
+  });
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+try {
+  const env = { DATABASE_URL: dbUrl, JWT_SECRET: secret, REDIS_PREFIX: prefix, SIGNUP_ENABLED: 'true', LOG_LEVEL: 'info', RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000' };
+  await start('services/identity/dist/main.js', { ...env, GRPC_PORT: '50951' }, 'identity listening').catch(async (e) => {
+    throw e;
+  });
+  await start('services/gateway/dist/main.js', { ...env, PORT: '18080', IDENTITY_ADDR: '127.0.0.1:50951', SERVICES: 'identity', LOG_LEVEL: 'info' }, 'gateway listening');
+  await start('bench/gateway/reference.mjs', { DATABASE_URL: dbUrl, JWT_SECRET: secret, PORT: '18081' }, 'ready');
+
+  const signup = await fetch('http://127.0.0.1:18080/api/v1/auth/signup', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ orgName: 'Bench', fullName: 'Bench Owner', email: `bench${Date.now()}@example.test`, password: 'bench password 1' }),
+  }).then((r) => r.json());
+  const token = signup.token;
+
+  const results = { gateway: [], reference: [] };
+  // Warm-up, then alternate so drift on a busy machine hits both equally.
+  await autocannon('http://127.0.0.1:18081/api/v1/profile', token);
+  await autocannon('http://127.0.0.1:18080/api/v1/profile', token);
+  for (let i = 0; i < ROUNDS; i++) {
+    results.reference.push(await autocannon('http://127.0.0.1:18081/api/v1/profile', token));
+    results.gateway.push(await autocannon('http://127.0.0.1:18080/api/v1/profile', token));
+  }
+  const summary = (rs) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)) });
+  const gw = summary(results.gateway);
+  const ref = summary(results.reference);
+  const ratio = gw.rps / ref.rps;
+  const section = [
+    '## gateway',
+    '',
+    `Command: \`npm run bench:gateway\` (autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, median of ${ROUNDS} alternating runs after a warm-up; load generator on the same 2 cores). Measured ${new Date().toISOString().slice(0, 10)}.`,
+    '',
+    '| path | req/s | p50 ms | p99 ms |',
+    '|---|---|---|---|',
+    `| GET /api/v1/profile: gateway → gRPC → identity → PostgreSQL | ${gw.rps.toFixed(0)} | ${gw.p50} | ${gw.p99} |`,
+    `| reference: one process, express + JWT verify (KeyObject) + SELECT by key | ${ref.rps.toFixed(0)} | ${ref.p50} | ${ref.p99} |`,
+    '',
+    `Ratio gateway / reference: **${(ratio * 100).toFixed(0)}%** of the reference's req/s (target ≥ 50%, p99 < 50 ms at 50 connections: ${ratio >= 0.5 && gw.p99 < 50 ? 'met' : 'NOT met'}).`,
+    '',
+  ].join('\n');
+  const file = path.join(root, 'bench', 'RESULTS.md');
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n\nEach section is written by its benchmark; ratios compare paths measured in the same run.\n\n';
+  text = /## gateway\n[\s\S]*?(?=\n## |$)/.test(text) ? text.replace(/## gateway\n[\s\S]*?(?=\n## |$)/, section) : `${text.trimEnd()}\n\n${section}`;
+  writeFileSync(file, text);
+  console.log(section);
+} finally {
+  for (const p of procs) p.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 1500));
+  const c = new pg.Client({ connectionString: pgBase });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  await c.end();
+}
