@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { io as connect, Socket } from 'socket.io-client';
-import { deleteTopology } from '@crm/events';
 import { infra } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { startStack, Stack } from '../support/stack';
@@ -22,7 +21,6 @@ describe('realtime (socket.io)', () => {
   afterAll(async () => {
     sockets.forEach((s) => s.disconnect());
     await stack.stop();
-    await deleteTopology(infra.amqpUrl, stack.env.EVENTS_EXCHANGE, [`${stack.env.EVENTS_EXCHANGE}.gateway.realtime`]);
   });
 
   function open(token: string | undefined): Promise<Socket> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger, Logger } from '@crm/logger';
-import { clearRedisPrefix, createTestDatabase, freePort, infra, TestDatabase, uniqueName } from '@crm/testing';
+import { clearRedisPrefix, createTestDatabase, deleteRabbitPrefix, freePort, infra, TestDatabase, uniqueName } from '@crm/testing';
 import * as gateway from '@crm/gateway';
 
 /**
@@ -103,6 +103,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       for (const n of [...running.keys()].reverse()) await stopService(n).catch(() => undefined);
       await Promise.all([...databases.values()].map((d) => d.drop().catch(() => undefined)));
       await clearRedisPrefix(prefix).catch(() => undefined);
+      await deleteRabbitPrefix(infra.amqpUrl, shared.EVENTS_EXCHANGE).catch(() => undefined);
     },
   };
 }

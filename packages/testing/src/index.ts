@@ -83,3 +83,4 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+export { deleteRabbitPrefix } from './rabbit';
