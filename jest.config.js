@@ -15,6 +15,8 @@ module.exports = {
     '<rootDir>/tests/**/*.test.ts',
   ],
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
+  globalSetup: '<rootDir>/tests/support/global-setup.js',
+  globalTeardown: '<rootDir>/tests/support/global-teardown.js',
   testTimeout: 30_000,
   maxWorkers: 2,
 };

@@ -60,13 +60,18 @@ function reachable(url, defaultPort) {
 }
 
 /** Say which of PostgreSQL, RabbitMQ and Redis is unreachable and how to start it, instead of a stack trace. */
-export async function checkInfra() {
+export async function checkInfra({ dockerFallback = false } = {}) {
   const checks = await Promise.all([
     reachable(infra.postgres, 5432).then((ok) => ['postgres', 'PostgreSQL', infra.postgres, ok]),
     reachable(infra.rabbitmq, 5672).then((ok) => ['rabbitmq', 'RabbitMQ', infra.rabbitmq, ok]),
     reachable(infra.redis, 6379).then((ok) => ['redis', 'Redis', infra.redis, ok]),
   ]);
   const down = checks.filter((c) => !c[3]);
+  const docker = existsSync('/var/run/docker.sock') || !!process.env.DOCKER_HOST;
+  if (down.length && dockerFallback && docker) {
+    console.log(`› ${down.map((c) => c[1]).join(', ')} not reachable: tests will start them with testcontainers.`);
+    return;
+  }
   for (const [key, name, url] of down) {
     const u = new URL(url);
     console.error(`✗ ${name} is not reachable at ${u.hostname}:${u.port || ''}: ${HOW_TO_START[key]}.`);

@@ -1,0 +1,1 @@
+module.exports = () => require('@crm/testing/dist/global-setup').teardown();
