@@ -108,3 +108,20 @@ export function devSecrets() {
   }
   return { JWT_SECRET: process.env.JWT_SECRET ?? out.JWT_SECRET, ENCRYPTION_KEY: process.env.ENCRYPTION_KEY ?? out.ENCRYPTION_KEY };
 }
+
+/**
+ * The browser test drives Debian's chromium. Install it when missing (as root with apt); elsewhere set
+ * CHROMIUM_PATH to an installed Chromium or Chrome.
+ */
+export function ensureChromium() {
+  const wanted = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (existsSync(wanted)) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !existsSync('/usr/bin/apt-get')) {
+    console.error(`✗ Chromium not found at ${wanted}: install it (Debian: apt-get install chromium) or set CHROMIUM_PATH.`);
+    process.exit(1);
+  }
+  console.log('› Installing chromium for the browser test (apt-get)…');
+  run('apt-get', ['update', '-qq']);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { env: { DEBIAN_FRONTEND: 'noninteractive' } });
+}

@@ -2,9 +2,10 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { build, checkInfra, ensureInstalled, root } from './lib.mjs';
+import { build, checkInfra, ensureChromium, ensureInstalled, root } from './lib.mjs';
 
 ensureInstalled();
+ensureChromium();
 build();
 // Unreachable infrastructure is fatal unless Docker can start it (jest's globalSetup uses testcontainers then).
 await checkInfra({ dockerFallback: true });

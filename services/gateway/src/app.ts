@@ -12,6 +12,7 @@ import { requestId } from './http/request-id';
 import type { RouteDeps } from './routes/deps';
 import { healthRoutes } from './routes/health.routes';
 import { identityRoutes } from './routes/identity.routes';
+import { pageRoutes } from './routes/pages.routes';
 import { publicRoutes } from './routes/public.routes';
 import { startRealtime } from './realtime/socket';
 import { serviceRoutes } from './routes/services';
@@ -34,6 +35,7 @@ export function buildApp(deps: RouteDeps): express.Express {
   app.use(express.json({ limit: deps.config.BODY_LIMIT }));
 
   app.use(healthRoutes(deps));
+  app.use(pageRoutes());
   app.use('/api/v1', identityRoutes(deps));
   const services = serviceRoutes(deps);
   // Each service's module mounts its internal routes under /api/v1 (bearer) and public ones under /api/public (API key).

@@ -1,0 +1,24 @@
+import path from 'node:path';
+import express, { Router } from 'express';
+import { openApiDocument } from '../docs/public-api';
+
+const PUBLIC_DIR = path.join(__dirname, '..', '..', 'public');
+
+/**
+ * The web pages the gateway serves: the sign-in page and the API & webhook settings page. They are
+ * static; everything they show comes from the API with the signed-in user's token. The OpenAPI
+ * document of the public API needs no key, so integrators can read it before they have one.
+ */
+export function pageRoutes(): Router {
+  const r = Router();
+  const page = (file: string) => (_req: express.Request, res: express.Response) => res.sendFile(path.join(PUBLIC_DIR, file));
+  r.get('/', (_req, res) => res.redirect('/settings/dev/api'));
+  r.get('/login', page('login.html'));
+  r.get('/settings/dev/api', page('settings-api.html'));
+  r.get('/settings/ai', page('settings-ai.html'));
+  r.use('/assets', express.static(PUBLIC_DIR, { index: false, maxAge: '5m' }));
+  r.get('/api/public/openapi.json', (req, res) => {
+    res.json(openApiDocument(`${req.protocol}://${req.get('host')}`));
+  });
+  return r;
+}

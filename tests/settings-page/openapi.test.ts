@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process';
+import { client, newOrg } from '../support/http';
+import { startStack, Stack } from '../support/stack';
+
+// The OpenAPI document is valid 3.1, served without a key, and its webhook events are exactly the ones
+// the webhooks service accepts (the page's documentation block is generated from the same document).
+describe('GET /api/public/openapi.json', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ services: ['webhooks'] });
+  });
+  afterAll(() => stack.stop());
+
+  it('is a valid OpenAPI 3.1 document listing every public endpoint, served without an API key', async () => {
+    const res = await client(stack.url).get('/api/public/openapi.json');
+    expect(res.status).toBe(200);
+    // The validator is an ES module; jest runs CommonJS, so validate in a child process.
+    const check = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', "import { Validator } from '@seriousme/openapi-schema-validator'; let s=''; process.stdin.on('data', d => s += d).on('end', async () => { const r = await new Validator().validate(JSON.parse(s)); console.log(JSON.stringify(r)); });"],
+      { input: JSON.stringify(res.body), cwd: __dirname, encoding: 'utf8' },
+    );
+    const result = JSON.parse(check.stdout);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(res.body.openapi).toBe('3.1.0');
+    const ops = Object.entries(res.body.paths as Record<string, object>).flatMap(([p, o]) => Object.keys(o).map((m) => `${m.toUpperCase()} ${p}`));
+    expect(ops).toEqual(
+      expect.arrayContaining([
+        'GET /api/public/contacts',
+        'POST /api/public/contacts',
+        'GET /api/public/contacts/{id}',
+        'PUT /api/public/contacts/{id}',
+        'GET /api/public/conversations',
+        'GET /api/public/conversations/{id}/messages',
+        'GET /api/public/appointments',
+        'POST /api/public/appointments',
+        'POST /api/public/messages/send',
+      ]),
+    );
+  });
+
+  it('documents exactly the events the webhooks service accepts', async () => {
+    const api = client(stack.url);
+    const doc = (await api.get('/api/public/openapi.json')).body;
+    const documented = Object.keys(doc.webhooks).sort();
+    const { owner } = await newOrg(api);
+    const accepted = await owner.get('/api/v1/webhook-settings/event-types');
+    expect(accepted.status).toBe(200);
+    const names = (Array.isArray(accepted.body) ? accepted.body : accepted.body.eventTypes ?? accepted.body.data ?? accepted.body.events).map((e: string | { name: string }) => (typeof e === 'string' ? e : e.name));
+    expect([...names].sort()).toEqual(documented);
+    const created = await owner.post('/api/v1/webhook-settings', { url: 'https://hooks.example.test/crm', events: documented });
+    expect(created.status).toBe(201);
+  });
+});
