@@ -58,6 +58,22 @@ describe('realtime (socket.io)', () => {
     expect(seenByOther).toEqual([]);
   });
 
+  it('sends a notification meant for admins to admins and owners only', async () => {
+    const api = client(stack.url);
+    const agentEmail = `agent.${Date.now()}@example.test`;
+    await acme.owner.post('/api/v1/users', { email: agentEmail, fullName: 'Agent', role: 'agent', password: 'correct horse battery' });
+    const agentToken = (await api.post('/api/v1/auth/login', { email: agentEmail, password: 'correct horse battery' })).body.token;
+    const owner = await open(acme.token);
+    const agent = await open(agentToken);
+    const seenByAgent: unknown[] = [];
+    agent.on('notification', (n) => seenByAgent.push(n));
+    const got = new Promise((resolve) => owner.once('notification', resolve));
+    await publish('notification.created', acme.user.orgId, { id: randomUUID(), type: 'webhook_disabled', title: 'Webhook disabled', message: 'x', audienceRole: 'admin' });
+    expect(await got).toEqual(expect.objectContaining({ type: 'webhook_disabled' }));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(seenByAgent).toEqual([]);
+  });
+
   it('refuses to join a room that is not an account of the caller’s organization', async () => {
     const s = await open(acme.token);
     const bad = await s.emitWithAck('join', 'org:someone-else');

@@ -4,6 +4,7 @@ import { Server, Socket } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { authKeys, AccessClaims, createTokenVerifier } from '@crm/auth';
 import { EventConsumer, EventEnvelope } from '@crm/events';
+import { ROLES, roleRank } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
@@ -44,8 +45,15 @@ export function routeEvent(e: EventEnvelope<any>): { rooms: string[]; event: str
     case 'message.received':
     case 'message.sent':
       return { rooms: [org], event: 'message', payload: { type: e.type, ...e.data } };
-    case 'notification.created':
-      return { rooms: [e.data.userId ? `user:${e.data.userId}` : org], event: 'notification', payload: e.data };
+    case 'notification.created': {
+      // A notification for one user, for the roles at or above `audienceRole`, or for the whole org.
+      const rooms = e.data.userId
+        ? [`user:${e.data.userId}`]
+        : e.data.audienceRole
+          ? ROLES.filter((r) => roleRank(r) >= roleRank(e.data.audienceRole)).map((r) => `${org}:role:${r}`)
+          : [org];
+      return { rooms, event: 'notification', payload: e.data };
+    }
     default:
       return undefined;
   }
@@ -72,7 +80,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
 
   io.on('connection', (socket: Socket) => {
     const claims = socket.data.claims as AccessClaims;
-    socket.join([`org:${claims.org}`, `user:${claims.sub}`]);
+    socket.join([`org:${claims.org}`, `user:${claims.sub}`, `org:${claims.org}:role:${claims.role}`]);
     // Join an account's room only when the account belongs to the caller's organization.
     socket.on('join', async (room: unknown, ack?: (r: { ok: boolean; error?: string }) => void) => {
       const reply = typeof ack === 'function' ? ack : () => undefined;
