@@ -1,7 +1,242 @@
+import { Request, Router } from 'express';
+import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
+import { badRequest } from '../http/errors';
+import { ctxOf } from '../http/principal';
+import { pageParams, s } from '../http/validate';
 
-/** Routes of the automation capability; filled in as that service lands. */
-export function automationRoutes(_deps: RouteDeps): ServiceRoutes {
-  return {};
+/**
+ * Automation rules and their run logs, message templates, and in-app notifications (all owned by the
+ * automation service). The shapes are checked here; what the values mean (trigger types, operators,
+ * action types, ids that must exist) is checked by the service, and both name the field as the client
+ * wrote it: `trigger.conditions[0].value`, `actions[1].userId`.
+ */
+
+const RULE_STATUSES = ['draft', 'active', 'paused'] as const;
+const TRIGGER_TYPES = ['contact_created', 'message_received', 'conversation_created', 'appointment_created', 'keyword'] as const;
+const RUN_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
+
+/** `['actions', 1, 'userId']` → `actions[1].userId`. */
+function fieldOf(path: PropertyKey[]): string {
+  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out ? `${out}.${String(p)}` : String(p)), '');
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const r = schema.safeParse(value ?? {});
+  if (!r.success) throw badRequest(r.error.issues.map((i) => ({ field: fieldOf(i.path) || 'body', message: i.message })));
+  return r.data;
+}
+
+const str = (max = 4000) => z.string({ error: 'must be a string' }).max(max, `must be at most ${max} characters`);
+
+const Condition = z.object(
+  {
+    field: str(200).optional(),
+    operator: str(50).optional(),
+    value: z.unknown(),
+  },
+  { error: 'must be an object {field, operator, value}' },
+);
+
+const Trigger = z.object(
+  {
+    type: str(50).optional(),
+    conditions: z.array(Condition, { error: 'must be an array' }).max(20, 'must have at most 20 conditions').optional(),
+    keywords: z.array(str(100), { error: 'must be an array of strings' }).max(50, 'must have at most 50 keywords').optional(),
+  },
+  { error: 'must be an object {type, conditions}' },
+);
+
+const Action = z.object(
+  {
+    type: str(50).optional(),
+    template: str().optional(),
+    templateId: str(100).optional(),
+    title: str(200).optional(),
+    message: str().optional(),
+    userId: str(100).optional(),
+    tag: str(50).optional(),
+    // "10m", "2h", or a number of seconds.
+    duration: z.union([str(20), z.number({ error: 'must be a duration like "10m" or a number of seconds' })], { error: 'must be a duration like "10m" or a number of seconds' }).optional(),
+    notificationType: str(50).optional(),
+  },
+  { error: 'must be an object with a type' },
+);
+
+const Actions = z.array(Action, { error: 'must be an array of actions' }).max(20, 'must have at most 20 actions');
+
+const NewRule = z.object({
+  name: str(200).optional(),
+  description: str(2000).optional(),
+  type: str(50).optional(),
+  trigger: Trigger.optional(),
+  actions: Actions.optional(),
+});
+
+const RuleQuery = z.object({
+  status: s.optionalQueryEnum(RULE_STATUSES),
+  type: z.string().max(50).optional(),
+  triggerType: s.optionalQueryEnum(TRIGGER_TYPES),
+});
+
+const NewTemplate = z.object({
+  name: str(200).optional(),
+  content: str(4000).optional(),
+  category: str(100).optional(),
+  variables: z.array(str(100), { error: 'must be an array of strings' }).max(100, 'must have at most 100 variables').optional(),
+});
+
+type TriggerBody = z.infer<typeof Trigger>;
+type ActionBody = z.infer<typeof Action>;
+
+function triggerMsg(t: TriggerBody | undefined) {
+  if (!t) return undefined;
+  return {
+    type: t.type ?? '',
+    conditions: (t.conditions ?? []).map((c) => ({
+      field: c.field ?? '',
+      operator: c.operator ?? '',
+      valueJson: c.value === undefined ? '' : JSON.stringify(c.value),
+    })),
+    keywords: t.keywords ?? [],
+  };
+}
+
+function actionMsg(a: ActionBody) {
+  return { ...a, type: a.type ?? '', duration: a.duration === undefined ? undefined : String(a.duration) };
+}
+
+interface RuleMsg {
+  id: string;
+  name: string;
+  description: string;
+  type: string;
+  trigger: { type: string; conditions: Array<{ field: string; operator: string; valueJson: string }>; keywords: string[] };
+  actions: object[];
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+  runCount: number;
+  lastRunAt?: string;
+}
+
+/** The Automation rule resource: condition values back to JSON values, keywords only where they mean something. */
+function ruleJson(r: RuleMsg) {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    type: r.type,
+    trigger: {
+      type: r.trigger.type,
+      conditions: r.trigger.conditions.map((c) => ({ field: c.field, operator: c.operator, value: JSON.parse(c.valueJson) })),
+      ...(r.trigger.type === 'keyword' ? { keywords: r.trigger.keywords } : {}),
+    },
+    actions: r.actions,
+    status: r.status,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    runCount: r.runCount,
+    lastRunAt: r.lastRunAt ?? null,
+  };
+}
+
+function runJson(r: Record<string, unknown>) {
+  return { ...r, contactId: r.contactId || null, error: r.error || null, resumeAt: r.resumeAt ?? null, finishedAt: r.finishedAt ?? null };
+}
+
+function unreadOnlyOf(req: Request): boolean {
+  const raw = req.query.unreadOnly;
+  if (raw === undefined || raw === '') return false;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw badRequest([{ field: 'unreadOnly', message: 'must be true or false' }]);
+}
+
+export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
+  const r = Router();
+  const automation = () => clients.automation;
+
+  r.get('/automation/rules', async (req, res) => {
+    const q = parse(RuleQuery, req.query);
+    const out = await automation().ListRules({ ...pageParams(req, 50), ...q }, ctxOf(req, res));
+    res.json({ data: out.data.map(ruleJson), pagination: out.pagination });
+  });
+  r.post('/automation/rules', async (req, res) => {
+    const b = parse(NewRule, req.body);
+    const rule: RuleMsg = await automation().CreateRule(
+      { ...b, trigger: triggerMsg(b.trigger), actions: (b.actions ?? []).map(actionMsg), setActions: true },
+      ctxOf(req, res),
+    );
+    res.status(201).json({ id: rule.id, name: rule.name, status: rule.status, createdAt: rule.createdAt });
+  });
+  r.get('/automation/rules/:id', async (req, res) => {
+    res.json(ruleJson(await automation().GetRule({ id: req.params.id }, ctxOf(req, res))));
+  });
+  r.put('/automation/rules/:id', async (req, res) => {
+    const b = parse(NewRule, req.body);
+    const rule = await automation().UpdateRule(
+      { ...b, id: req.params.id, trigger: triggerMsg(b.trigger), actions: (b.actions ?? []).map(actionMsg), setActions: b.actions !== undefined },
+      ctxOf(req, res),
+    );
+    res.json(ruleJson(rule));
+  });
+  r.post('/automation/rules/:id/activate', async (req, res) => {
+    res.json(ruleJson(await automation().ActivateRule({ id: req.params.id }, ctxOf(req, res))));
+  });
+  r.post('/automation/rules/:id/pause', async (req, res) => {
+    res.json(ruleJson(await automation().PauseRule({ id: req.params.id }, ctxOf(req, res))));
+  });
+  r.delete('/automation/rules/:id', async (req, res) => {
+    await automation().DeleteRule({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+  r.get('/automation/rules/:id/runs', async (req, res) => {
+    const { status } = parse(z.object({ status: s.optionalQueryEnum(RUN_STATUSES) }), req.query);
+    const out = await automation().ListRuleRuns({ ruleId: req.params.id, ...pageParams(req, 50), status }, ctxOf(req, res));
+    res.json({ data: out.data.map(runJson), pagination: out.pagination });
+  });
+
+  r.get('/automation/templates', async (req, res) => {
+    const { category } = parse(z.object({ category: z.string().max(100).optional() }), req.query);
+    const out = await automation().ListTemplates({ category }, ctxOf(req, res));
+    res.json(out.data);
+  });
+  r.post('/automation/templates', async (req, res) => {
+    const b = parse(NewTemplate, req.body);
+    const t = await automation().CreateTemplate({ ...b, variables: b.variables ?? [], setVariables: b.variables !== undefined }, ctxOf(req, res));
+    res.status(201).json({ id: t.id, name: t.name, createdAt: t.createdAt });
+  });
+  r.get('/automation/templates/:id', async (req, res) => {
+    res.json(await automation().GetTemplate({ id: req.params.id }, ctxOf(req, res)));
+  });
+  r.put('/automation/templates/:id', async (req, res) => {
+    const b = parse(NewTemplate, req.body);
+    res.json(
+      await automation().UpdateTemplate(
+        { ...b, id: req.params.id, variables: b.variables ?? [], setVariables: b.variables !== undefined },
+        ctxOf(req, res),
+      ),
+    );
+  });
+  r.delete('/automation/templates/:id', async (req, res) => {
+    await automation().DeleteTemplate({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+
+  r.get('/notifications', async (req, res) => {
+    const out = await automation().ListNotifications({ ...pageParams(req, 50), unreadOnly: unreadOnlyOf(req) }, ctxOf(req, res));
+    res.json({ data: out.data, unreadCount: out.unreadCount, pagination: out.pagination });
+  });
+  r.post('/notifications/read-all', async (req, res) => {
+    const out = await automation().MarkAllNotificationsRead({}, ctxOf(req, res));
+    res.json({ message: out.message, updated: out.updated });
+  });
+  r.post('/notifications/:id/read', async (req, res) => {
+    const out = await automation().MarkNotificationRead({ id: req.params.id }, ctxOf(req, res));
+    res.json({ message: out.message });
+  });
+
+  return { internal: r };
 }

@@ -1,0 +1,82 @@
+import path from 'node:path';
+import { createPool, ensureDatabase, migrate } from '@crm/db';
+import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
+import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { createLogger, Logger } from '@crm/logger';
+import type { AutomationConfig } from './config';
+import type { Deps } from './deps';
+import { Runner } from './domain/runner';
+import { TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
+import { automationHandlers } from './grpc/automation.handler';
+import { createRemote } from './remote';
+
+export { loadConfig } from './config';
+export { triggersQueue } from './events/triggers.consumer';
+
+export interface RunningService {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Create the database if needed, migrate, then: gRPC for the API, the outbox relay (notification.created),
+ * the trigger consumer (events → runs, system notifications) and the runner (runs → actions).
+ */
+export async function startAutomation(config: AutomationConfig, log: Logger = createLogger('automation', config.LOG_LEVEL)): Promise<RunningService> {
+  await ensureDatabase(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL);
+  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
+  await installEventTables(pool);
+  const remote = createRemote(config);
+  const deps: Deps = { config, pool, log, remote };
+
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
+  const runner = new Runner(deps);
+  const consumer = new EventConsumer({
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    queue: triggersQueue(config.EVENTS_EXCHANGE),
+    bindings: TRIGGER_BINDINGS,
+    handler: triggerHandler(deps),
+    logger: log,
+    pool,
+    prefetch: 50,
+    concurrency: 4,
+    maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
+    retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
+  });
+  const server = new GrpcServer(log);
+  server.add(serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'), automationHandlers(deps));
+
+  const stopped: Array<() => Promise<void>> = [];
+  try {
+    await relay.start();
+    stopped.push(() => relay.stop());
+    await runner.start();
+    stopped.push(() => runner.stop());
+    await consumer.start();
+    stopped.push(() => consumer.stop());
+  } catch (err) {
+    for (const stop of stopped.reverse()) await stop().catch(() => undefined);
+    remote.close();
+    await pool.end();
+    throw err;
+  }
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  log.info({ port }, 'automation listening');
+  return {
+    port,
+    async stop() {
+      // Stop taking work first (calls, then events), finish the runs in hand, publish what they wrote, close.
+      await server.stop();
+      await consumer.stop();
+      await runner.stop();
+      await relay.stop();
+      remote.close();
+      await pool.end();
+    },
+  };
+}
+
+/** The conventional entry every service exports, so the test stack and scripts can start any of them. */
+export const start = startAutomation;

@@ -1,0 +1,65 @@
+import { fields, parseEnv, z } from '@crm/config';
+
+/** "5s,30s,2m" → milliseconds; the retry schedule of failed actions. */
+const durationList = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((raw, ctx) => {
+      const out: number[] = [];
+      for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const m = /^(\d+)(ms|s|m|h)$/.exec(part);
+        if (!m) {
+          ctx.addIssue({ code: 'custom', message: `"${part}" is not a duration like 500ms, 5s, 2m or 1h` });
+          return z.NEVER;
+        }
+        out.push(Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h']);
+      }
+      if (out.length === 0) {
+        ctx.addIssue({ code: 'custom', message: 'needs at least one duration' });
+        return z.NEVER;
+      }
+      return out;
+    });
+
+const Env = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** This service's own database; created at start when missing. */
+  DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_automation'),
+  /** RabbitMQ: triggers and system events come in, notification.created goes out. */
+  AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
+  /** Topic exchange of the deployment; this service's queue is `<EVENTS_EXCHANGE>.automation.triggers`. */
+  EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
+  /** gRPC bind address; keep it on loopback or a private network: callers are trusted by metadata. */
+  GRPC_HOST: z.string().default('127.0.0.1'),
+  GRPC_PORT: fields.port(50055),
+  /** identity (user ids in assign_user / send_notification are checked there). */
+  IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
+  /** crm (contact lookups for templates and conditions; PatchContact for assign_user and add_tag). */
+  CRM_ADDR: z.string().default('127.0.0.1:50052'),
+  /** messaging (send_message goes through its one send pipeline). */
+  MESSAGING_ADDR: z.string().default('127.0.0.1:50053'),
+  /** Deadline of every call to another service, in milliseconds. */
+  GRPC_DEADLINE_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  /** How often due runs (ended waits, retries) are looked for; new runs are started at once through NOTIFY. */
+  RUN_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(1_000),
+  /** Runs executed at once by one instance. */
+  RUN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Waits before retrying an action that failed for a passing reason (service down, account offline). */
+  RUN_RETRY_SCHEDULE: durationList('5s,30s,2m,10m,30m,2h'),
+  /** Finished runs stay in a rule's run log this many days. */
+  RUN_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  /** Delays between redeliveries of an event whose handling failed (e.g. the database was unreachable). */
+  EVENT_RETRY_SCHEDULE: durationList('1s,5s,30s,2m'),
+  /** A contact whose lead score reaches this value raises one high_value_lead notification. */
+  HIGH_VALUE_LEAD_SCORE: z.coerce.number().int().min(1).default(80),
+  LOG_LEVEL: fields.logLevel(),
+  /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+});
+
+export type AutomationConfig = z.infer<typeof Env>;
+
+export function loadConfig(env: Record<string, string | undefined>): AutomationConfig {
+  return parseEnv(Env, env);
+}

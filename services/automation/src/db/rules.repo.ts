@@ -1,0 +1,171 @@
+import { iso, isoOrUndefined, offsetOf, PageRequest, pagination, Queryable } from '@crm/db';
+import type { ActionDef } from '../domain/definition';
+import type { Condition, TriggerDef, TriggerType } from '../domain/triggers';
+
+export type RuleStatus = 'draft' | 'active' | 'paused';
+
+export interface RuleRow {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string;
+  type: string;
+  trigger_type: TriggerType;
+  conditions: Condition[];
+  keywords: string[];
+  actions: ActionDef[];
+  status: RuleStatus;
+  created_at: Date;
+  updated_at: Date;
+  run_count?: number;
+  last_run_at?: Date | null;
+}
+
+export function triggerOf(r: RuleRow): TriggerDef {
+  return { type: r.trigger_type, conditions: r.conditions, keywords: r.keywords };
+}
+
+/** The Rule message: condition values travel as JSON text, unset action fields stay absent. */
+export function toRule(r: RuleRow) {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    type: r.type,
+    trigger: {
+      type: r.trigger_type,
+      conditions: r.conditions.map((c) => ({ field: c.field, operator: c.operator, valueJson: JSON.stringify(c.value) })),
+      keywords: r.keywords,
+    },
+    actions: r.actions,
+    status: r.status,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+    runCount: r.run_count ?? 0,
+    lastRunAt: isoOrUndefined(r.last_run_at),
+  };
+}
+
+const SELECT = `SELECT r.*,
+  (SELECT count(*) FROM rule_runs x WHERE x.rule_id = r.id) AS run_count,
+  (SELECT max(created_at) FROM rule_runs x WHERE x.rule_id = r.id) AS last_run_at
+  FROM rules r`;
+
+export interface RuleFilter extends PageRequest {
+  status?: string;
+  type?: string;
+  triggerType?: string;
+}
+
+export async function listRules(db: Queryable, orgId: string, f: RuleFilter) {
+  const where = ['r.org_id = $1'];
+  const args: unknown[] = [orgId];
+  if (f.status) where.push(`r.status = $${args.push(f.status)}`);
+  if (f.type) where.push(`r.type = $${args.push(f.type)}`);
+  if (f.triggerType) where.push(`r.trigger_type = $${args.push(f.triggerType)}`);
+  const cond = where.join(' AND ');
+  const [{ rows }, count] = await Promise.all([
+    db.query<RuleRow>(`${SELECT} WHERE ${cond} ORDER BY r.created_at DESC, r.id DESC LIMIT ${f.limit} OFFSET ${offsetOf(f)}`, args),
+    db.query<{ n: number }>(`SELECT count(*) AS n FROM rules r WHERE ${cond}`, args),
+  ]);
+  return { data: rows.map(toRule), pagination: pagination(f, count.rows[0].n) };
+}
+
+export async function getRule(db: Queryable, orgId: string, id: string): Promise<RuleRow | undefined> {
+  const { rows } = await db.query<RuleRow>(`${SELECT} WHERE r.org_id = $1 AND r.id = $2`, [orgId, id]);
+  return rows[0];
+}
+
+export interface NewRule {
+  id: string;
+  orgId: string;
+  name: string;
+  description: string;
+  type: string;
+  trigger: TriggerDef;
+  actions: ActionDef[];
+  createdBy: string | null;
+}
+
+export async function insertRule(db: Queryable, r: NewRule): Promise<void> {
+  await db.query(
+    `INSERT INTO rules (id, org_id, name, description, type, trigger_type, conditions, keywords, actions, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [r.id, r.orgId, r.name, r.description, r.type, r.trigger.type, JSON.stringify(r.trigger.conditions), r.trigger.keywords, JSON.stringify(r.actions), r.createdBy],
+  );
+}
+
+export interface RulePatch {
+  name?: string;
+  description?: string;
+  type?: string;
+  trigger?: TriggerDef;
+  actions?: ActionDef[];
+}
+
+export async function updateRule(db: Queryable, orgId: string, id: string, p: RulePatch): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE rules SET
+       name = COALESCE($3, name),
+       description = COALESCE($4, description),
+       type = COALESCE($5, type),
+       trigger_type = COALESCE($6, trigger_type),
+       conditions = COALESCE($7::jsonb, conditions),
+       keywords = COALESCE($8::text[], keywords),
+       actions = COALESCE($9::jsonb, actions),
+       updated_at = now()
+     WHERE org_id = $1 AND id = $2`,
+    [
+      orgId,
+      id,
+      p.name ?? null,
+      p.description ?? null,
+      p.type ?? null,
+      p.trigger?.type ?? null,
+      p.trigger ? JSON.stringify(p.trigger.conditions) : null,
+      p.trigger ? p.trigger.keywords : null,
+      p.actions ? JSON.stringify(p.actions) : null,
+    ],
+  );
+  return rowCount === 1;
+}
+
+export async function setStatus(db: Queryable, orgId: string, id: string, status: RuleStatus): Promise<void> {
+  await db.query('UPDATE rules SET status = $3, updated_at = now() WHERE org_id = $1 AND id = $2', [orgId, id, status]);
+}
+
+export async function deleteRule(db: Queryable, orgId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM rules WHERE org_id = $1 AND id = $2', [orgId, id]);
+  return rowCount === 1;
+}
+
+const STATE = { name: 'automation_rule_state', text: 'SELECT name, status FROM rules WHERE org_id = $1 AND id = $2' };
+
+/** Just what the runner checks before each run: is the rule still there and active? */
+export async function ruleState(db: Queryable, orgId: string, id: string): Promise<{ name: string; status: RuleStatus } | undefined> {
+  const { rows } = await db.query<{ name: string; status: RuleStatus }>({ ...STATE, values: [orgId, id] });
+  return rows[0];
+}
+
+const ACTIVE_FOR = {
+  name: 'automation_active_rules',
+  text: `SELECT id, org_id, name, trigger_type, conditions, keywords, actions, status FROM rules
+         WHERE org_id = $1 AND status = 'active' AND trigger_type = ANY($2::text[]) ORDER BY created_at, id`,
+};
+
+/** What the consumer needs for one event: the org's active rules listening to these triggers. */
+export async function activeRulesFor(db: Queryable, orgId: string, triggers: string[]): Promise<RuleRow[]> {
+  const { rows } = await db.query<RuleRow>({ ...ACTIVE_FOR, values: [orgId, triggers] });
+  return rows;
+}
+
+/** The names of the org's rules whose actions use this template (a template in use is not deleted). */
+export async function rulesUsingTemplate(db: Queryable, orgId: string, templateId: string): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT r.name FROM rules r WHERE r.org_id = $1 AND EXISTS (
+       SELECT 1 FROM jsonb_array_elements(r.actions) a WHERE a->>'templateId' = $2 OR a->>'template' = $2)
+     ORDER BY r.name LIMIT 5`,
+    [orgId, templateId],
+  );
+  return rows.map((r) => r.name);
+}

@@ -1,0 +1,196 @@
+import { AppError, status as grpcStatus } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import type { RunContext, RunRow } from '../db/runs.repo';
+import { getTemplate } from '../db/templates.repo';
+import { systemContext } from '../remote';
+import { ActionDef, isUuid, parseDuration } from './definition';
+import * as notifications from './notifications';
+import { placeholdersOf, render } from './text';
+import { subjectOf } from './triggers';
+
+/**
+ * Performing one action of a run. Every action is safe to perform twice (a run resumed after a crash
+ * repeats the action it was in): messages carry a clientMessageId derived from (rule, event, action
+ * index) that messaging de-duplicates, notifications an id derived from (run, action index), and tags and
+ * assignment are idempotent by nature.
+ */
+
+/** Why an action did not succeed; transient ones are retried on the run retry schedule. */
+export class ActionFailure extends Error {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const TRANSIENT_CODES = new Set<number>([
+  grpcStatus.UNAVAILABLE,
+  grpcStatus.DEADLINE_EXCEEDED,
+  grpcStatus.RESOURCE_EXHAUSTED,
+  grpcStatus.ABORTED,
+  grpcStatus.INTERNAL,
+  grpcStatus.UNKNOWN,
+  // e.g. the chat account is not connected right now: it may be by the next attempt.
+  grpcStatus.FAILED_PRECONDITION,
+]);
+
+/** Turn whatever a remote call threw into an ActionFailure: transient, or a reason to give up. */
+export function classify(err: unknown, what: string): ActionFailure {
+  if (err instanceof ActionFailure) return err;
+  if (err instanceof AppError) return new ActionFailure(err.message, err.kind === 'unavailable');
+  const e = err as { code?: unknown; details?: string; message?: string };
+  if (typeof e?.code === 'number') {
+    return new ActionFailure(`${what}: ${e.details || e.message || 'failed'}`, TRANSIENT_CODES.has(e.code));
+  }
+  // Database hiccups and the like: try again later.
+  return new ActionFailure(`${what}: ${e?.message ?? String(err)}`, true);
+}
+
+const permanent = (message: string) => new ActionFailure(message, false);
+
+/** Variables that come from the contact record; a template using one makes the run fetch the contact. */
+const CONTACT_VARIABLES = new Set(['name', 'phone', 'email', 'status', 'tags']);
+
+function display(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (Array.isArray(v)) return v.map(String).join(', ');
+  if (typeof v === 'object') return undefined;
+  return String(v);
+}
+
+/** What one run needs while performing its actions: the rule, the event, the contact once fetched. */
+export class RunScope {
+  context: RunContext;
+  /** The context gained something (the contact) that should be saved with the next progress write. */
+  contextChanged = false;
+  readonly subject: Record<string, unknown>;
+  readonly prefix: string;
+
+  constructor(
+    private readonly deps: Deps,
+    readonly run: RunRow,
+    readonly ruleName: string,
+  ) {
+    this.context = run.context;
+    this.subject = subjectOf(run.event_type, run.context.data);
+    this.prefix = run.event_type.split('.')[0];
+  }
+
+  get sys() {
+    return systemContext(this.run.org_id, `automation-run:${this.run.id}`);
+  }
+
+  private async contact(): Promise<Record<string, unknown>> {
+    if (this.context.contact) return this.context.contact;
+    if (this.run.event_type === 'contact.created') return this.subject;
+    if (!this.run.contact_id) return {};
+    let brief: Record<string, unknown>;
+    try {
+      brief = await this.deps.remote.crm().GetContactBrief({ id: this.run.contact_id }, this.sys);
+    } catch (err) {
+      if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Contact not found (deleted?)');
+      throw classify(err, 'crm GetContactBrief');
+    }
+    this.context = { ...this.context, contact: brief };
+    this.contextChanged = true;
+    return brief;
+  }
+
+  /** Render a text: contact variables (name, phone, email, status, tags, contact.*), then the event's own fields. */
+  async render(text: string): Promise<string> {
+    const names = placeholdersOf(text);
+    const needsContact = names.some((n) => CONTACT_VARIABLES.has(n) || n.startsWith('contact.'));
+    const contact = needsContact ? await this.contact() : {};
+    const s = this.subject;
+    return render(text, (name) => {
+      if (name.startsWith('contact.')) return display(contact[name.slice('contact.'.length)]);
+      if (CONTACT_VARIABLES.has(name)) {
+        // A chat contact may have no name yet; the name they chat under is the next best thing.
+        return display(contact[name]) || (name === 'name' ? display(s.senderName) : undefined);
+      }
+      if (name.startsWith(`${this.prefix}.`)) return display(s[name.slice(this.prefix.length + 1)]);
+      if (this.prefix === 'message' && name === 'message') return display(s.content);
+      return display(s[name]);
+    });
+  }
+
+  async templateText(a: { template?: string; templateId?: string }): Promise<string> {
+    const id = a.templateId ?? (a.template && isUuid(a.template) ? a.template : undefined);
+    if (!id) return a.template ?? '';
+    const t = await getTemplate(this.deps.pool, this.run.org_id, id);
+    if (!t) throw permanent(`Template ${id} no longer exists`);
+    return t.content;
+  }
+
+  private contactId(): string {
+    if (!this.run.contact_id) throw permanent('The event concerns no contact');
+    return this.run.contact_id;
+  }
+
+  /** The conversation to send into: the event's own, else the contact's latest. */
+  private async conversationId(): Promise<string> {
+    if (this.prefix === 'message' && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
+    if (this.prefix === 'conversation' && typeof this.subject.id === 'string') return this.subject.id;
+    let res: { conversation?: { id?: string } };
+    try {
+      res = await this.deps.remote.messaging().LatestConversationForContact({ contactId: this.contactId() }, this.sys);
+    } catch (err) {
+      throw classify(err, 'messaging LatestConversationForContact');
+    }
+    if (!res.conversation?.id) throw permanent('The contact has no conversation to send into');
+    return res.conversation.id;
+  }
+
+  /** Perform action `index`; returns the time to resume at for a wait. */
+  async perform(index: number, action: ActionDef): Promise<{ waitUntil?: Date }> {
+    switch (action.type) {
+      case 'send_message': {
+        const content = (await this.render(await this.templateText(action))).trim();
+        if (!content) throw permanent('The rendered message is empty');
+        const conversationId = await this.conversationId();
+        const clientMessageId = notifications.derivedId('send_message', this.run.rule_id, this.run.event_id, String(index));
+        try {
+          await this.deps.remote
+            .messaging()
+            .SendMessage({ conversationId, content, contentType: 'text', clientMessageId, source: 'automation' }, this.sys);
+        } catch (err) {
+          throw classify(err, 'messaging SendMessage');
+        }
+        return {};
+      }
+      case 'send_notification': {
+        const body = action.template || action.templateId ? await this.templateText(action) : (action.message ?? '');
+        const message = (await this.render(body)).trim();
+        const title = (await this.render(action.title ?? this.ruleName)).trim() || this.ruleName;
+        const resource = this.run.contact_id ?? (typeof this.subject.id === 'string' ? this.subject.id : '');
+        await notifications.createNow(this.deps, notifications.derivedId('send_notification', this.run.id, String(index)), {
+          orgId: this.run.org_id,
+          userId: action.userId,
+          type: action.notificationType ?? 'automation',
+          title,
+          message,
+          resourceId: resource,
+        });
+        return {};
+      }
+      case 'assign_user':
+      case 'add_tag': {
+        const patch =
+          action.type === 'assign_user'
+            ? { id: this.contactId(), assignedUserId: action.userId, addTags: [] }
+            : { id: this.contactId(), addTags: [action.tag] };
+        try {
+          await this.deps.remote.crm().PatchContact(patch, this.sys);
+        } catch (err) {
+          if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Contact not found (deleted?)');
+          throw classify(err, 'crm PatchContact');
+        }
+        return {};
+      }
+      case 'wait':
+        return { waitUntil: new Date(Date.now() + (parseDuration(action.duration) ?? 0) * 1000) };
+    }
+  }
+}

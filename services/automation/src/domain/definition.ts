@@ -1,0 +1,236 @@
+import { AppError, invalid } from '@crm/grpc-kit';
+import { Condition, ConditionValue, knownFields, OPERATORS, Operator, Scalar, TRIGGER_TYPES, TriggerDef, TriggerType } from './triggers';
+
+/**
+ * Validation of a rule's trigger and actions, with 400s that name the field the way a client wrote it
+ * (`trigger.conditions[0].operator`, `actions[1].userId`). Pure: checks that need a lookup (template and
+ * user ids) return what to look up, and rules.ts does it.
+ */
+
+export const ACTION_TYPES = ['send_message', 'send_notification', 'assign_user', 'add_tag', 'wait'] as const;
+export type ActionType = (typeof ACTION_TYPES)[number];
+
+export type ActionDef =
+  | { type: 'send_message'; template?: string; templateId?: string }
+  | { type: 'send_notification'; template?: string; templateId?: string; title?: string; message?: string; userId?: string; notificationType?: string }
+  | { type: 'assign_user'; userId: string }
+  | { type: 'add_tag'; tag: string }
+  | { type: 'wait'; duration: string };
+
+/** The Action message as it arrives over gRPC (proto3 optionals absent when unset). */
+export interface ActionInput {
+  type?: string;
+  template?: string;
+  templateId?: string;
+  title?: string;
+  message?: string;
+  userId?: string;
+  tag?: string;
+  duration?: string;
+  notificationType?: string;
+}
+
+export interface TriggerInput {
+  type?: string;
+  conditions?: Array<{ field?: string; operator?: string; valueJson?: string }>;
+  keywords?: string[];
+}
+
+export const LIMITS = {
+  conditions: 20,
+  actions: 20,
+  keywords: 50,
+  keywordLength: 100,
+  inValues: 100,
+  text: 4000,
+  title: 200,
+  tag: 50,
+  /** Longest wait: a quarter of a year is plenty for follow-ups. */
+  waitSeconds: 90 * 86_400,
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (v: string) => UUID.test(v);
+const SLUG = /^[a-z][a-z0-9_]{0,49}$/;
+
+/** "45s", "10m", "2h", "3d", or a plain number of seconds → seconds; undefined when malformed. */
+export function parseDuration(raw: string): number | undefined {
+  const m = /^\s*(\d{1,9})\s*(s|m|h|d)?\s*$/i.exec(raw);
+  if (!m) return undefined;
+  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[(m[2] ?? 's').toLowerCase() as 's' | 'm' | 'h' | 'd'];
+}
+
+function isScalar(v: unknown): v is Scalar {
+  return typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+function comparable(v: unknown): boolean {
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (typeof v !== 'string' || v.trim() === '') return false;
+  return Number.isFinite(Number(v)) || (/^\d{4}-\d{2}-\d{2}/.test(v) && !Number.isNaN(Date.parse(v)));
+}
+
+function conditionValue(path: string, operator: Operator, valueJson: string | undefined): ConditionValue {
+  if (valueJson === undefined || valueJson === '') throw invalid(`${path}.value`, 'is required');
+  let value: unknown;
+  try {
+    value = JSON.parse(valueJson);
+  } catch {
+    throw invalid(`${path}.value`, 'is not valid JSON');
+  }
+  switch (operator) {
+    case 'in':
+      if (!Array.isArray(value) || value.length === 0) throw invalid(`${path}.value`, 'must be a non-empty array for operator in');
+      if (value.length > LIMITS.inValues) throw invalid(`${path}.value`, `must have at most ${LIMITS.inValues} values`);
+      value.forEach((v, i) => {
+        if (!isScalar(v)) throw invalid(`${path}.value[${i}]`, 'must be a string, number or boolean');
+      });
+      return value as Scalar[];
+    case 'gte':
+    case 'lte':
+      if (!comparable(value)) throw invalid(`${path}.value`, `must be a number or an ISO date for operator ${operator}`);
+      return value as Scalar;
+    case 'contains':
+      if (typeof value !== 'string' || value.trim() === '') throw invalid(`${path}.value`, 'must be a non-empty string for operator contains');
+      return value;
+    default:
+      if (!isScalar(value)) throw invalid(`${path}.value`, `must be a string, number or boolean for operator ${operator}`);
+      return value;
+  }
+}
+
+export function validateTrigger(input: TriggerInput | undefined): TriggerDef {
+  if (!input) throw invalid('trigger', 'is required');
+  const type = (input.type ?? '').trim();
+  if (!type) throw invalid('trigger.type', 'is required');
+  if (!(TRIGGER_TYPES as readonly string[]).includes(type)) throw invalid('trigger.type', `must be one of ${TRIGGER_TYPES.join(', ')}`);
+  const t = type as TriggerType;
+  const raw = input.conditions ?? [];
+  if (raw.length > LIMITS.conditions) throw invalid('trigger.conditions', `must have at most ${LIMITS.conditions} conditions`);
+  const fields = knownFields(t);
+  const conditions: Condition[] = raw.map((c, i) => {
+    const path = `trigger.conditions[${i}]`;
+    const field = (c.field ?? '').trim();
+    if (!field) throw invalid(`${path}.field`, 'is required');
+    if (!fields.includes(field)) throw invalid(`${path}.field`, `is not a field of ${t} (one of ${fields.join(', ')})`);
+    const operator = (c.operator ?? '').trim();
+    if (!operator) throw invalid(`${path}.operator`, 'is required');
+    if (!(OPERATORS as readonly string[]).includes(operator)) throw invalid(`${path}.operator`, `must be one of ${OPERATORS.join(', ')}`);
+    return { field, operator: operator as Operator, value: conditionValue(path, operator as Operator, c.valueJson) };
+  });
+  const keywords = (input.keywords ?? []).map((k) => k.trim());
+  if (t === 'keyword') {
+    if (keywords.length === 0) throw invalid('trigger.keywords', 'is required for a keyword trigger (at least one keyword)');
+    if (keywords.length > LIMITS.keywords) throw invalid('trigger.keywords', `must have at most ${LIMITS.keywords} keywords`);
+    keywords.forEach((k, i) => {
+      if (!/[\p{L}\p{N}]/u.test(k)) throw invalid(`trigger.keywords[${i}]`, 'must contain a letter or digit');
+      if (k.length > LIMITS.keywordLength) throw invalid(`trigger.keywords[${i}]`, `must be at most ${LIMITS.keywordLength} characters`);
+    });
+  } else if (keywords.length > 0) {
+    throw invalid('trigger.keywords', 'is only for keyword triggers');
+  }
+  return { type: t, conditions, keywords: t === 'keyword' ? [...new Set(keywords)] : [] };
+}
+
+function text(path: string, v: string | undefined, max: number, required = false): string | undefined {
+  const s = v?.trim();
+  if (!s) {
+    if (required) throw invalid(path, 'is required');
+    return undefined;
+  }
+  if (s.length > max) throw invalid(path, `must be at most ${max} characters`);
+  return s;
+}
+
+function uuidField(path: string, v: string | undefined, what: string): string | undefined {
+  const s = v?.trim();
+  if (!s) return undefined;
+  if (!isUuid(s)) throw invalid(path, `must be a ${what} id`);
+  return s.toLowerCase();
+}
+
+/** A `template` that is a UUID names a stored template; any other text is the message itself. */
+function templateRef(path: string, a: ActionInput): { template?: string; templateId?: string } {
+  const templateId = uuidField(`${path}.templateId`, a.templateId, 'template');
+  const template = text(`${path}.template`, a.template, LIMITS.text);
+  if (templateId && template) throw invalid(`${path}.template`, 'give either template or templateId, not both');
+  if (templateId) return { templateId };
+  if (template && isUuid(template)) return { template: template.toLowerCase() };
+  return template ? { template } : {};
+}
+
+export function validateAction(a: ActionInput, i: number): ActionDef {
+  const path = `actions[${i}]`;
+  const type = (a.type ?? '').trim();
+  if (!type) throw invalid(`${path}.type`, 'is required');
+  switch (type) {
+    case 'send_message': {
+      const ref = templateRef(path, a);
+      if (!ref.template && !ref.templateId) throw invalid(`${path}.template`, 'is required (a template id or the message text)');
+      return { type, ...ref };
+    }
+    case 'send_notification': {
+      const ref = templateRef(path, a);
+      const message = text(`${path}.message`, a.message, LIMITS.text);
+      const title = text(`${path}.title`, a.title, LIMITS.title);
+      if (!ref.template && !ref.templateId && !message) throw invalid(`${path}.message`, 'is required (or a template)');
+      const userId = uuidField(`${path}.userId`, a.userId, 'user');
+      const notificationType = text(`${path}.notificationType`, a.notificationType, 50);
+      if (notificationType && !SLUG.test(notificationType)) throw invalid(`${path}.notificationType`, 'must be lower-case letters, digits and _');
+      return { type, ...ref, ...(title ? { title } : {}), ...(message ? { message } : {}), ...(userId ? { userId } : {}), ...(notificationType ? { notificationType } : {}) };
+    }
+    case 'assign_user': {
+      const userId = uuidField(`${path}.userId`, a.userId, 'user');
+      if (!userId) throw invalid(`${path}.userId`, 'is required');
+      return { type, userId };
+    }
+    case 'add_tag':
+      return { type, tag: text(`${path}.tag`, a.tag, LIMITS.tag, true)! };
+    case 'wait': {
+      const raw = a.duration?.trim();
+      if (!raw) throw invalid(`${path}.duration`, 'is required (e.g. "30s", "10m", "2h", "1d" or a number of seconds)');
+      const seconds = parseDuration(raw);
+      if (seconds === undefined) throw invalid(`${path}.duration`, 'must be like "30s", "10m", "2h", "1d" or a number of seconds');
+      if (seconds < 1 || seconds > LIMITS.waitSeconds) throw invalid(`${path}.duration`, 'must be between 1 second and 90 days');
+      return { type, duration: raw.replace(/\s+/g, '').toLowerCase() };
+    }
+    default:
+      throw invalid(`${path}.type`, `must be one of ${ACTION_TYPES.join(', ')}`);
+  }
+}
+
+export function validateActions(inputs: ActionInput[]): ActionDef[] {
+  if (inputs.length > LIMITS.actions) throw invalid('actions', `must have at most ${LIMITS.actions} actions`);
+  return inputs.map(validateAction);
+}
+
+/** Ids the actions refer to, with the field to blame when one does not exist. */
+export function referencesOf(actions: ActionDef[]): { templates: Array<{ id: string; path: string }>; users: Array<{ id: string; path: string }> } {
+  const templates: Array<{ id: string; path: string }> = [];
+  const users: Array<{ id: string; path: string }> = [];
+  actions.forEach((a, i) => {
+    if (a.type === 'send_message' || a.type === 'send_notification') {
+      if (a.templateId) templates.push({ id: a.templateId, path: `actions[${i}].templateId` });
+      else if (a.template && isUuid(a.template)) templates.push({ id: a.template, path: `actions[${i}].template` });
+    }
+    if ((a.type === 'assign_user' || a.type === 'send_notification') && a.userId) users.push({ id: a.userId, path: `actions[${i}].userId` });
+  });
+  return { templates, users };
+}
+
+export function validateName(v: string | undefined): string {
+  return text('name', v, 200, true)!;
+}
+
+export function validateDescription(v: string | undefined): string {
+  return text('description', v, 2000) ?? '';
+}
+
+/** A rule's `type` is a label the client chooses for grouping (the spec shows `sequence`). */
+export function validateRuleType(v: string | undefined): string {
+  const t = v?.trim() || 'sequence';
+  if (!SLUG.test(t)) throw invalid('type', 'must be lower-case letters, digits and _ (e.g. sequence)');
+  return t;
+}
+
+export const ruleIncomplete = () => new AppError('failed_precondition', 'A rule needs at least one action before it can be activated', { code: 'rule_incomplete' });

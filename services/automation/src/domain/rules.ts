@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, CallContext, invalid, notFound, requireCan, requireUser, status } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as repo from '../db/rules.repo';
+import * as runs from '../db/runs.repo';
+import { existingTemplateIds } from '../db/templates.repo';
+import {
+  ActionDef,
+  ActionInput,
+  isUuid,
+  referencesOf,
+  ruleIncomplete,
+  TriggerInput,
+  validateActions,
+  validateDescription,
+  validateName,
+  validateRuleType,
+  validateTrigger,
+} from './definition';
+
+export interface RuleInput {
+  id: string;
+  name?: string;
+  description?: string;
+  type?: string;
+  trigger?: TriggerInput;
+  actions: ActionInput[];
+  setActions: boolean;
+}
+
+const STATUSES = ['draft', 'active', 'paused'];
+const RUN_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
+
+function pageOf(req: { page?: number; limit?: number }) {
+  return { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };
+}
+
+async function load(deps: Deps, orgId: string, id: string) {
+  const row = isUuid(id) ? await repo.getRule(deps.pool, orgId, id.toLowerCase()) : undefined;
+  if (!row) throw notFound('Automation rule');
+  return row;
+}
+
+/**
+ * Ids in actions must exist in the caller's org: templates here, users through identity (asked with the
+ * caller's own context, so another org's user is simply not found).
+ */
+async function checkReferences(deps: Deps, ctx: CallContext, actions: ActionDef[]): Promise<void> {
+  const refs = referencesOf(actions);
+  const found = await existingTemplateIds(deps.pool, ctx.orgId, [...new Set(refs.templates.map((t) => t.id))]);
+  const missingTemplate = refs.templates.find((t) => !found.has(t.id));
+  if (missingTemplate) throw invalid(missingTemplate.path, `no template ${missingTemplate.id} in this organization`);
+  const checked = new Map<string, Promise<void>>();
+  const checkUser = (id: string, path: string) =>
+    deps.remote
+      .identity()
+      .GetUser<{ status: string }>({ id }, ctx)
+      .then(
+        (u) => {
+          if (u.status !== 'active') throw invalid(path, `user ${id} is inactive`);
+        },
+        (err: { code?: number }) => {
+          if (err.code === status.NOT_FOUND) throw invalid(path, `no user ${id} in this organization`);
+          throw new AppError('unavailable', 'Cannot check user ids right now (identity service unavailable); try again shortly');
+        },
+      );
+  for (const u of refs.users) {
+    if (!checked.has(u.id)) checked.set(u.id, checkUser(u.id, u.path));
+  }
+  // In action order, so the 400 names the first bad field.
+  for (const u of refs.users) await checked.get(u.id);
+}
+
+export async function list(deps: Deps, ctx: CallContext, req: { page?: number; limit?: number; status?: string; type?: string; triggerType?: string }) {
+  const { orgId } = requireUser(ctx);
+  if (req.status && !STATUSES.includes(req.status)) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
+  return repo.listRules(deps.pool, orgId, { ...pageOf(req), status: req.status || undefined, type: req.type?.trim() || undefined, triggerType: req.triggerType || undefined });
+}
+
+export async function get(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  return repo.toRule(await load(deps, orgId, id));
+}
+
+export async function create(deps: Deps, ctx: CallContext, input: RuleInput) {
+  const { orgId, userId } = requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  const name = validateName(input.name);
+  const description = validateDescription(input.description);
+  const type = validateRuleType(input.type);
+  const trigger = validateTrigger(input.trigger);
+  const actions = validateActions(input.actions ?? []);
+  await checkReferences(deps, ctx, actions);
+  const id = randomUUID();
+  await repo.insertRule(deps.pool, { id, orgId, name, description, type, trigger, actions, createdBy: userId });
+  return repo.toRule((await repo.getRule(deps.pool, orgId, id))!);
+}
+
+export async function update(deps: Deps, ctx: CallContext, input: RuleInput) {
+  const { orgId } = requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  const current = await load(deps, orgId, input.id);
+  const patch: repo.RulePatch = {
+    name: input.name !== undefined ? validateName(input.name) : undefined,
+    description: input.description !== undefined ? validateDescription(input.description) : undefined,
+    type: input.type !== undefined ? validateRuleType(input.type) : undefined,
+    trigger: input.trigger ? validateTrigger(input.trigger) : undefined,
+    actions: input.setActions ? validateActions(input.actions ?? []) : undefined,
+  };
+  if (patch.actions) {
+    await checkReferences(deps, ctx, patch.actions);
+    // An active rule must keep doing something; pause it first to empty it.
+    if (patch.actions.length === 0 && current.status === 'active') throw ruleIncomplete();
+  }
+  await repo.updateRule(deps.pool, orgId, current.id, patch);
+  return repo.toRule((await repo.getRule(deps.pool, orgId, current.id))!);
+}
+
+/** draft or paused → active (active stays active). The references are checked again: a template may be gone. */
+export async function activate(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  const current = await load(deps, orgId, id);
+  if (current.status !== 'active') {
+    if (current.actions.length === 0) throw ruleIncomplete();
+    await checkReferences(deps, ctx, current.actions);
+    await repo.setStatus(deps.pool, orgId, current.id, 'active');
+  }
+  return repo.toRule((await repo.getRule(deps.pool, orgId, current.id))!);
+}
+
+/** active → paused (paused stays paused); a draft was never active, so it cannot be paused. */
+export async function pause(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  const current = await load(deps, orgId, id);
+  if (current.status === 'draft') {
+    throw new AppError('failed_precondition', 'Only an active rule can be paused; this one is a draft', { code: 'invalid_state' });
+  }
+  if (current.status === 'active') await repo.setStatus(deps.pool, orgId, current.id, 'paused');
+  return repo.toRule((await repo.getRule(deps.pool, orgId, current.id))!);
+}
+
+export async function remove(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  if (!isUuid(id) || !(await repo.deleteRule(deps.pool, orgId, id.toLowerCase()))) throw notFound('Automation rule');
+  return { ok: true, message: 'Automation rule deleted' };
+}
+
+export async function listRuns(deps: Deps, ctx: CallContext, req: { ruleId: string; page?: number; limit?: number; status?: string }) {
+  const { orgId } = requireUser(ctx);
+  const rule = await load(deps, orgId, req.ruleId);
+  if (req.status && !RUN_STATUSES.includes(req.status)) throw invalid('status', `must be one of ${RUN_STATUSES.join(', ')}`);
+  return runs.listRuns(deps.pool, orgId, rule.id, pageOf(req), req.status || undefined);
+}

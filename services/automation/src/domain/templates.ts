@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, CallContext, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as repo from '../db/templates.repo';
+import { rulesUsingTemplate } from '../db/rules.repo';
+import { isUuid, LIMITS } from './definition';
+import { placeholdersOf, VARIABLE_NAME } from './text';
+
+export interface TemplateInput {
+  id: string;
+  name?: string;
+  content?: string;
+  category?: string;
+  variables: string[];
+  setVariables: boolean;
+}
+
+function requiredText(field: string, v: string | undefined, max: number): string {
+  const s = v?.trim();
+  if (!s) throw invalid(field, 'is required');
+  if (s.length > max) throw invalid(field, `must be at most ${max} characters`);
+  return s;
+}
+
+function category(v: string | undefined): string {
+  const s = v?.trim() ?? '';
+  if (s.length > 100) throw invalid('category', 'must be at most 100 characters');
+  return s;
+}
+
+/**
+ * `variables` are the placeholders the content uses. Not given: detected from the content. Given: they
+ * must be exactly the content's placeholders, so a client's list can never drift from the text.
+ */
+function variablesFor(content: string, input: TemplateInput): string[] {
+  const used = placeholdersOf(content);
+  if (!input.setVariables) return used;
+  const given: string[] = [];
+  input.variables.forEach((raw, i) => {
+    const v = raw.trim();
+    if (!VARIABLE_NAME.test(v)) throw invalid(`variables[${i}]`, 'must be a name like name, phone or contact.email');
+    if (!used.includes(v)) throw invalid(`variables[${i}]`, `"${v}" does not appear as {{${v}}} in content`);
+    if (!given.includes(v)) given.push(v);
+  });
+  const missing = used.filter((v) => !given.includes(v));
+  if (missing.length) throw invalid('variables', `content also uses ${missing.map((m) => `{{${m}}}`).join(', ')}; list every variable or leave variables out`);
+  return given;
+}
+
+async function load(deps: Deps, orgId: string, id: string) {
+  const row = isUuid(id) ? await repo.getTemplate(deps.pool, orgId, id.toLowerCase()) : undefined;
+  if (!row) throw notFound('Template');
+  return row;
+}
+
+export async function list(deps: Deps, ctx: CallContext, req: { category?: string }) {
+  const { orgId } = requireUser(ctx);
+  return { data: await repo.listTemplates(deps.pool, orgId, req.category?.trim() || undefined) };
+}
+
+export async function get(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  return repo.toTemplate(await load(deps, orgId, id));
+}
+
+export async function create(deps: Deps, ctx: CallContext, input: TemplateInput) {
+  requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  const name = requiredText('name', input.name, 200);
+  const content = requiredText('content', input.content, LIMITS.text);
+  const row = await repo.insertTemplate(deps.pool, {
+    id: randomUUID(),
+    orgId: ctx.orgId,
+    name,
+    content,
+    category: category(input.category),
+    variables: variablesFor(content, input),
+  });
+  return repo.toTemplate(row);
+}
+
+export async function update(deps: Deps, ctx: CallContext, input: TemplateInput) {
+  requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  const current = await load(deps, ctx.orgId, input.id);
+  const name = input.name !== undefined ? requiredText('name', input.name, 200) : undefined;
+  const content = input.content !== undefined ? requiredText('content', input.content, LIMITS.text) : undefined;
+  // New content re-detects the variables; a variables list alone is checked against the current content.
+  const variables = content !== undefined || input.setVariables ? variablesFor(content ?? current.content, input) : undefined;
+  const row = await repo.updateTemplate(deps.pool, ctx.orgId, current.id, {
+    name,
+    content,
+    category: input.category !== undefined ? category(input.category) : undefined,
+    variables,
+  });
+  if (!row) throw notFound('Template');
+  return repo.toTemplate(row);
+}
+
+export async function remove(deps: Deps, ctx: CallContext, id: string) {
+  requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  const current = await load(deps, ctx.orgId, id);
+  const users = await rulesUsingTemplate(deps.pool, ctx.orgId, current.id);
+  if (users.length) {
+    throw new AppError('already_exists', `Template is used by rule ${users.map((n) => `"${n}"`).join(', ')}; change those rules first`, { code: 'template_in_use' });
+  }
+  await repo.deleteTemplate(deps.pool, ctx.orgId, current.id);
+  return { ok: true, message: 'Template deleted' };
+}

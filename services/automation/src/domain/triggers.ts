@@ -1,0 +1,164 @@
+import { containsPhrase, containsText, sameText } from './text';
+
+/**
+ * What starts a rule, what a condition may look at, and how conditions are judged. No I/O here: the
+ * consumer hands in the facts (event data, and the contact when a condition needs one).
+ */
+export const TRIGGER_TYPES = ['contact_created', 'message_received', 'conversation_created', 'appointment_created', 'keyword'] as const;
+export type TriggerType = (typeof TRIGGER_TYPES)[number];
+
+export const OPERATORS = ['equals', 'not_equals', 'contains', 'gte', 'lte', 'in'] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+export type Scalar = string | number | boolean;
+export type ConditionValue = Scalar | Scalar[];
+
+export interface Condition {
+  field: string;
+  operator: Operator;
+  value: ConditionValue;
+}
+
+export interface TriggerDef {
+  type: TriggerType;
+  conditions: Condition[];
+  keywords: string[];
+}
+
+/** The event type each trigger listens to. */
+export const EVENT_OF_TRIGGER: Record<TriggerType, string> = {
+  contact_created: 'contact.created',
+  message_received: 'message.received',
+  conversation_created: 'conversation.created',
+  appointment_created: 'appointment.created',
+  keyword: 'message.received',
+};
+
+export function triggersOfEvent(eventType: string): TriggerType[] {
+  return TRIGGER_TYPES.filter((t) => EVENT_OF_TRIGGER[t] === eventType);
+}
+
+/** Fields of the contact (the internal Contact shape carried by contact.* events). */
+const CONTACT_FIELDS = ['id', 'name', 'email', 'phone', 'source', 'status', 'statusId', 'assignedUserId', 'tags', 'leadScore', 'hasChatnet'];
+/** What crm's GetContactBrief returns, for triggers whose event carries only a contact id. */
+const BRIEF_FIELDS = ['id', 'name', 'email', 'phone', 'status', 'tags', 'assignedUserId', 'chatnetUid'];
+const MESSAGE_FIELDS = ['content', 'contentType', 'threadType', 'threadId', 'senderName', 'senderUid', 'chatnetAccountId', 'conversationId', 'contactId'];
+const CONVERSATION_FIELDS = ['id', 'type', 'chatnetAccountId', 'threadId', 'contactId'];
+const APPOINTMENT_FIELDS = ['id', 'title', 'description', 'type', 'location', 'status', 'scheduledAt', 'duration', 'assignedUserId', 'contactId'];
+
+/** Per trigger: the name of its own record, its fields (usable bare or prefixed), and whether `contact.*` needs a lookup. */
+const SUBJECT: Record<TriggerType, { prefix: string; fields: string[]; contactLookup: boolean }> = {
+  contact_created: { prefix: 'contact', fields: CONTACT_FIELDS, contactLookup: false },
+  message_received: { prefix: 'message', fields: MESSAGE_FIELDS, contactLookup: true },
+  keyword: { prefix: 'message', fields: MESSAGE_FIELDS, contactLookup: true },
+  conversation_created: { prefix: 'conversation', fields: CONVERSATION_FIELDS, contactLookup: true },
+  appointment_created: { prefix: 'appointment', fields: APPOINTMENT_FIELDS, contactLookup: true },
+};
+
+/** Every field name a condition of this trigger may use. */
+export function knownFields(trigger: TriggerType): string[] {
+  const s = SUBJECT[trigger];
+  const own = [...s.fields, ...s.fields.map((f) => `${s.prefix}.${f}`)];
+  return s.contactLookup ? [...own, ...BRIEF_FIELDS.map((f) => `contact.${f}`)] : own;
+}
+
+/** Does judging these conditions need the contact fetched from crm? */
+export function needsContactLookup(trigger: TriggerType, conditions: Condition[]): boolean {
+  return SUBJECT[trigger].contactLookup && conditions.some((c) => c.field.startsWith('contact.'));
+}
+
+export interface Facts {
+  /** The event's own record (contact, message, conversation or appointment). */
+  subject: Record<string, unknown>;
+  /** The contact, when known (the subject itself for contact triggers). */
+  contact?: Record<string, unknown>;
+}
+
+/** The record a trigger's event is about, from the event data (see the events contract). */
+export function subjectOf(eventType: string, data: unknown): Record<string, unknown> {
+  const d = (data ?? {}) as Record<string, unknown>;
+  if (eventType === 'contact.created') return (d.contact ?? {}) as Record<string, unknown>;
+  if (eventType === 'appointment.created') return (d.appointment ?? {}) as Record<string, unknown>;
+  return d;
+}
+
+/** The contact a trigger's event concerns, if any. */
+export function contactIdOf(eventType: string, data: unknown): string | undefined {
+  const subject = subjectOf(eventType, data);
+  const id = eventType === 'contact.created' ? subject.id : subject.contactId;
+  return typeof id === 'string' && id ? id : undefined;
+}
+
+export function valueOf(trigger: TriggerType, facts: Facts, field: string): unknown {
+  const s = SUBJECT[trigger];
+  if (field.startsWith(`${s.prefix}.`)) return facts.subject[field.slice(s.prefix.length + 1)];
+  if (field.startsWith('contact.')) return facts.contact?.[field.slice('contact.'.length)];
+  return facts.subject[field];
+}
+
+function asNumber(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+  return undefined;
+}
+
+/** ISO dates compare as instants; anything else that is not a date gives undefined. */
+function asTime(v: unknown): number | undefined {
+  if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(v)) return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+function equalsOne(actual: unknown, expected: Scalar): boolean {
+  if (actual === undefined || actual === null) return false;
+  if (Array.isArray(actual)) return actual.some((a) => equalsOne(a, expected));
+  if (typeof expected === 'number') return asNumber(actual) === expected;
+  if (typeof expected === 'boolean') return actual === expected || String(actual).toLowerCase() === String(expected);
+  const n = asNumber(expected);
+  if (typeof actual === 'number') return n === actual;
+  return sameText(String(actual), expected);
+}
+
+function order(actual: unknown, expected: Scalar): number | undefined {
+  const a = asNumber(actual);
+  const e = asNumber(expected);
+  if (a !== undefined && e !== undefined) return a - e;
+  const at = asTime(actual);
+  const et = asTime(expected);
+  if (at !== undefined && et !== undefined) return at - et;
+  return undefined;
+}
+
+export function holds(c: Condition, actual: unknown): boolean {
+  switch (c.operator) {
+    case 'equals':
+      return equalsOne(actual, c.value as Scalar);
+    case 'not_equals':
+      return !equalsOne(actual, c.value as Scalar);
+    case 'contains':
+      if (Array.isArray(actual)) return actual.some((a) => equalsOne(a, c.value as Scalar));
+      return typeof actual === 'string' && containsText(actual, String(c.value));
+    case 'gte': {
+      const d = order(actual, c.value as Scalar);
+      return d !== undefined && d >= 0;
+    }
+    case 'lte': {
+      const d = order(actual, c.value as Scalar);
+      return d !== undefined && d <= 0;
+    }
+    case 'in':
+      return (c.value as Scalar[]).some((v) => equalsOne(actual, v));
+  }
+}
+
+/** All conditions must hold (AND); a rule without conditions always matches. */
+export function conditionsHold(trigger: TriggerDef, facts: Facts): boolean {
+  return trigger.conditions.every((c) => holds(c, valueOf(trigger.type, facts, c.field)));
+}
+
+/** Keyword triggers: the message content contains one of the keywords (whole words, case and diacritics aware). */
+export function keywordMatches(trigger: TriggerDef, facts: Facts): boolean {
+  if (trigger.type !== 'keyword') return true;
+  const content = facts.subject.content;
+  return typeof content === 'string' && trigger.keywords.some((k) => containsPhrase(content, k));
+}

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import type { PoolClient } from '@crm/db';
+import type { EventEnvelope, EventHandler } from '@crm/events';
+import { status as grpcStatus } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import { forgetLeadScore, recordLeadScore } from '../db/notifications.repo';
+import { activeRulesFor, triggerOf } from '../db/rules.repo';
+import { insertRun } from '../db/runs.repo';
+import { isUuid } from '../domain/definition';
+import * as notifications from '../domain/notifications';
+import { RUNS_CHANNEL } from '../domain/runner';
+import { conditionsHold, contactIdOf, Facts, keywordMatches, needsContactLookup, subjectOf, triggersOfEvent } from '../domain/triggers';
+import { systemContext } from '../remote';
+
+/** Everything this consumer listens to: rule triggers and the system events that raise notifications. */
+export const TRIGGER_BINDINGS = [
+  'contact.created',
+  'contact.updated',
+  'contact.deleted',
+  'message.received',
+  'conversation.created',
+  'appointment.created',
+  'webhook.disabled',
+];
+
+export function triggersQueue(exchange: string): string {
+  return `${exchange}.automation.triggers`;
+}
+
+/**
+ * Turns events into rule runs and system notifications. Runs inside the consumer's transaction, which also
+ * records the event id: a redelivered event finds it and does nothing, and the runs' unique key
+ * (rule, event) backs that up. The actions themselves are performed by the Runner after commit.
+ */
+export function triggerHandler(deps: Deps): EventHandler {
+  return async (event, db) => {
+    if (!db) throw new Error('the trigger consumer needs a transaction');
+    if (!isUuid(event.orgId)) {
+      deps.log.warn({ eventId: event.id, type: event.type, orgId: event.orgId }, 'automation: event with a malformed orgId ignored');
+      return;
+    }
+    switch (event.type) {
+      case 'webhook.disabled':
+        await webhookDisabled(event, db);
+        return;
+      case 'contact.deleted': {
+        const id = (event.data as { id?: unknown })?.id;
+        if (typeof id === 'string' && isUuid(id)) await forgetLeadScore(db, event.orgId, id);
+        return;
+      }
+      case 'contact.created':
+      case 'contact.updated':
+        await highValueLead(deps, event, db);
+        break;
+    }
+    await startRuns(deps, event, db);
+  };
+}
+
+async function startRuns(deps: Deps, event: EventEnvelope, db: PoolClient): Promise<void> {
+  const triggers = triggersOfEvent(event.type);
+  if (triggers.length === 0) return;
+  const rules = await activeRulesFor(db, event.orgId, triggers);
+  if (rules.length === 0) return;
+  const subject = subjectOf(event.type, event.data);
+  const contactId = contactIdOf(event.type, event.data);
+  const facts: Facts = { subject, contact: event.type === 'contact.created' ? subject : undefined };
+  let started = 0;
+  for (const rule of rules) {
+    const trigger = triggerOf(rule);
+    if (!keywordMatches(trigger, facts)) continue;
+    if (needsContactLookup(trigger.type, trigger.conditions) && facts.contact === undefined) {
+      facts.contact = await fetchContact(deps, event, contactId);
+    }
+    if (!conditionsHold(trigger, facts)) continue;
+    const fresh = await insertRun(db, {
+      id: randomUUID(),
+      orgId: event.orgId,
+      ruleId: rule.id,
+      eventId: event.id,
+      eventType: event.type,
+      contactId: contactId && isUuid(contactId) ? contactId : null,
+      context: {
+        event: { id: event.id, type: event.type, occurredAt: event.occurredAt },
+        data: event.data,
+        ...(facts.contact && event.type !== 'contact.created' ? { contact: facts.contact } : {}),
+      },
+      actions: rule.actions,
+    });
+    if (fresh) started++;
+  }
+  // Delivered at commit: the runners start the new runs at once.
+  if (started > 0) await db.query(`SELECT pg_notify('${RUNS_CHANNEL}', '')`);
+}
+
+/** The contact a condition asks about; one that no longer exists has no fields (its conditions fail). */
+async function fetchContact(deps: Deps, event: EventEnvelope, contactId: string | undefined): Promise<Record<string, unknown>> {
+  if (!contactId) return {};
+  try {
+    return await deps.remote.crm().GetContactBrief({ id: contactId }, systemContext(event.orgId, `automation-event:${event.id}`));
+  } catch (err) {
+    if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) return {};
+    // crm unreachable: the event is retried later (EVENT_RETRY_SCHEDULE) rather than judged without the contact.
+    throw err;
+  }
+}
+
+async function webhookDisabled(event: EventEnvelope, db: PoolClient): Promise<void> {
+  const d = (event.data ?? {}) as { webhookId?: string; url?: string; reason?: string };
+  await notifications.create(db, notifications.derivedId('webhook.disabled', event.id), {
+    orgId: event.orgId,
+    audienceRole: 'admin',
+    type: 'webhook_disabled',
+    title: 'Webhook endpoint disabled',
+    message: `Deliveries to ${d.url ?? 'a webhook endpoint'} were stopped${d.reason ? `: ${d.reason}` : ''}. Fix the endpoint and re-enable it in the webhook settings.`,
+    resourceId: typeof d.webhookId === 'string' ? d.webhookId : '',
+  });
+}
+
+/**
+ * A contact whose lead score reaches HIGH_VALUE_LEAD_SCORE raises one `high_value_lead` notification (to
+ * the assigned user, else to the org). Dropping below the score and crossing it again raises another.
+ */
+async function highValueLead(deps: Deps, event: EventEnvelope, db: PoolClient): Promise<void> {
+  const c = ((event.data as { contact?: Record<string, unknown> })?.contact ?? {}) as Record<string, unknown>;
+  const id = c.id;
+  const score = typeof c.leadScore === 'number' ? c.leadScore : Number(c.leadScore);
+  if (typeof id !== 'string' || !isUuid(id) || !Number.isFinite(score)) return;
+  const rounded = Math.round(score);
+  const crossed = await recordLeadScore(db, event.orgId, id, rounded, rounded >= deps.config.HIGH_VALUE_LEAD_SCORE, event.occurredAt);
+  if (!crossed) return;
+  const assigned = typeof c.assignedUserId === 'string' && isUuid(c.assignedUserId) ? c.assignedUserId : undefined;
+  const name = typeof c.name === 'string' && c.name.trim() ? c.name.trim() : 'A contact';
+  await notifications.create(db, notifications.derivedId('high_value_lead', event.id, id), {
+    orgId: event.orgId,
+    userId: assigned,
+    type: 'high_value_lead',
+    title: 'High-value lead',
+    message: `${name} reached a lead score of ${rounded}`,
+    resourceId: id,
+  });
+}

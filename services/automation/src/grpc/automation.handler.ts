@@ -1,0 +1,29 @@
+import type { Handlers } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as notifications from '../domain/notifications';
+import * as rules from '../domain/rules';
+import * as templates from '../domain/templates';
+
+/** automation.v1.AutomationService: decode, call the domain, return; errors are mapped by grpc-kit. */
+export function automationHandlers(deps: Deps): Handlers {
+  return {
+    ListRules: (req, ctx) => rules.list(deps, ctx, req),
+    GetRule: (req, ctx) => rules.get(deps, ctx, req.id),
+    CreateRule: (req, ctx) => rules.create(deps, ctx, req),
+    UpdateRule: (req, ctx) => rules.update(deps, ctx, req),
+    ActivateRule: (req, ctx) => rules.activate(deps, ctx, req.id),
+    PauseRule: (req, ctx) => rules.pause(deps, ctx, req.id),
+    DeleteRule: (req, ctx) => rules.remove(deps, ctx, req.id),
+    ListRuleRuns: (req, ctx) => rules.listRuns(deps, ctx, req),
+
+    ListTemplates: (req, ctx) => templates.list(deps, ctx, req),
+    GetTemplate: (req, ctx) => templates.get(deps, ctx, req.id),
+    CreateTemplate: (req, ctx) => templates.create(deps, ctx, req),
+    UpdateTemplate: (req, ctx) => templates.update(deps, ctx, req),
+    DeleteTemplate: (req, ctx) => templates.remove(deps, ctx, req.id),
+
+    ListNotifications: (req, ctx) => notifications.list(deps, ctx, req),
+    MarkNotificationRead: (req, ctx) => notifications.markRead(deps, ctx, req.id),
+    MarkAllNotificationsRead: (_req, ctx) => notifications.markAllRead(deps, ctx),
+  };
+}
