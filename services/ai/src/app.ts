@@ -1,0 +1,46 @@
+import path from 'node:path';
+import Redis from 'ioredis';
+import { SecretBox } from '@crm/crypto';
+import { createPool, ensureDatabase, migrate } from '@crm/db';
+import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { createLogger, Logger } from '@crm/logger';
+import type { AiServiceConfig } from './config';
+import type { Deps } from './deps';
+import { MessagingGateway } from './domain/conversations';
+import { DailyQuota } from './domain/quota';
+import { aiHandlers } from './grpc/ai.handler';
+
+export { loadConfig } from './config';
+export type { AiServiceConfig } from './config';
+
+export interface RunningService {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Create the database if needed, migrate, and serve gRPC. Used by main.ts and by tests in-process. */
+export async function startAi(config: AiServiceConfig, log: Logger = createLogger('ai', config.LOG_LEVEL)): Promise<RunningService> {
+  const box = SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD);
+  await ensureDatabase(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL);
+  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  const messaging = new MessagingGateway(config.MESSAGING_ADDR, config.MESSAGING_DEADLINE_MS, log);
+  const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), messaging };
+  const server = new GrpcServer(log);
+  server.add(serviceDefinition(loadProto('ai/v1/ai.proto'), 'ai.v1.AiService'), aiHandlers(deps));
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  log.info({ port }, 'ai listening');
+  return {
+    port,
+    async stop() {
+      await server.stop();
+      messaging.close();
+      redis.disconnect();
+      await pool.end();
+    },
+  };
+}
+
+/** The conventional entry every service exports, so the test stack and scripts can start any of them. */
+export const start = startAi;

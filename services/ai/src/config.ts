@@ -1,0 +1,64 @@
+import { fields, parseEnv, z } from '@crm/config';
+
+/** An optional vendor key from the environment: empty means unset (compose files pass `KEY=`). */
+const optionalKey = z
+  .string()
+  .optional()
+  .transform((v) => (v && v.trim() ? v.trim() : undefined));
+const optionalUrl = z
+  .string()
+  .optional()
+  .transform((v) => (v && v.trim() ? v.trim() : undefined))
+  .pipe(z.string().regex(/^https?:\/\/[^\s/]+/i, 'must be an http(s) URL').optional());
+
+const Env = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** This service's own database; created at start when missing. */
+  DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_ai'),
+  /** Redis for the per-organization daily call counters. */
+  REDIS_URL: fields.url('redis://127.0.0.1:6379'),
+  /** Prefix of every Redis key of this deployment (tests use a unique one). */
+  REDIS_PREFIX: z.string().default('crm:'),
+  /** gRPC bind address; keep it on loopback or a private network: callers are trusted by metadata. */
+  GRPC_HOST: z.string().default('127.0.0.1'),
+  GRPC_PORT: fields.port(50056),
+  /** 32-byte key (base64 or hex) that encrypts the organizations' provider keys at rest. */
+  ENCRYPTION_KEY: fields.secret(32),
+  /** Former keys still needed to read old values, as "1:key,2:key" (rotation). */
+  ENCRYPTION_KEYS_OLD: z.string().default(''),
+  /** messaging's gRPC address: conversations and messages for drafts and summaries. */
+  MESSAGING_ADDR: z.string().default('127.0.0.1:50053'),
+  /** Deadline of each call to messaging, in milliseconds. */
+  MESSAGING_DEADLINE_MS: z.coerce.number().int().min(100).default(3000),
+  /** How long a provider may take to list its models (the gateway waits 15 s for the whole call). */
+  AI_MODELS_TIMEOUT_MS: z.coerce.number().int().min(50).default(8000),
+  /** How long a provider may take to answer a draft, summary or sentiment request before the local engine answers instead. */
+  AI_COMPLETION_TIMEOUT_MS: z.coerce.number().int().min(50).default(25_000),
+  /** Calls per organization per UTC day until an admin sets its own quota. */
+  AI_DEFAULT_DAILY_QUOTA: z.coerce.number().int().min(1).max(1_000_000).default(500),
+  /** How many of a conversation's most recent messages go into drafts and summaries. */
+  AI_CONTEXT_MESSAGES: z.coerce.number().int().min(1).max(200).default(40),
+  /**
+   * Deployment-wide vendor keys and base URLs. An organization's own key or base URL (set with
+   * PUT /api/v1/ai/providers/:id) takes precedence; removing it makes these apply again.
+   */
+  ANTHROPIC_API_KEY: optionalKey,
+  ANTHROPIC_BASE_URL: optionalUrl,
+  GEMINI_API_KEY: optionalKey,
+  GEMINI_BASE_URL: optionalUrl,
+  OPENAI_API_KEY: optionalKey,
+  OPENAI_BASE_URL: optionalUrl,
+  QWEN_API_KEY: optionalKey,
+  QWEN_BASE_URL: optionalUrl,
+  KIMI_API_KEY: optionalKey,
+  KIMI_BASE_URL: optionalUrl,
+  LOG_LEVEL: fields.logLevel(),
+  /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+});
+
+export type AiServiceConfig = z.infer<typeof Env>;
+
+export function loadConfig(env: Record<string, string | undefined>): AiServiceConfig {
+  return parseEnv(Env, env);
+}

@@ -1,0 +1,18 @@
+import type Redis from 'ioredis';
+import type { SecretBox } from '@crm/crypto';
+import type { Pool } from '@crm/db';
+import type { Logger } from '@crm/logger';
+import type { AiServiceConfig } from './config';
+import type { MessagingGateway } from './domain/conversations';
+import type { DailyQuota } from './domain/quota';
+
+/** Everything the domain needs, built once at start and passed down (no module-level singletons). */
+export interface Deps {
+  config: AiServiceConfig;
+  pool: Pool;
+  redis: Redis;
+  log: Logger;
+  box: SecretBox;
+  quota: DailyQuota;
+  messaging: MessagingGateway;
+}

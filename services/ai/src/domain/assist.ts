@@ -1,0 +1,168 @@
+import { AppError, CallContext, invalid, requireOrg } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import { draftReply, findQuestion, Tone, TONES } from '../local/draft';
+import { EMOTIONS, Emotion } from '../local/lexicon';
+import { analyzeSentiment, SentimentLabel } from '../local/sentiment';
+import { summarize } from '../local/summary';
+import { detectLanguage } from '../local/text';
+import { messageText } from '../local/conversation';
+import { ADAPTERS, ChatPrompt } from '../providers/adapters';
+import { isProviderId, LOCAL_ENGINE, PROVIDERS } from '../providers/catalog';
+import { ProviderError } from '../providers/http';
+import { AssistantSettings, LOCAL_MODELS, settingsOf } from './assistant';
+import { draftPrompt, parseJsonObject, sentimentPrompt, summaryPrompt } from './prompts';
+import { connectionOf, resolveForUse } from './providers';
+
+export const MAX_SENTIMENT_TEXT = 10_000;
+
+interface Answered {
+  engine: string;
+  model: string;
+  fallbackReason?: string;
+}
+
+/** Ask the configured provider; on no provider, no key, or any failure, the local engine answers. */
+async function answer<T>(
+  deps: Deps,
+  ctx: CallContext,
+  settings: AssistantSettings,
+  remote: { prompt: ChatPrompt; parse: (text: string) => T },
+  local: () => T,
+  localModel: string,
+): Promise<T & Answered> {
+  if (!isProviderId(settings.provider)) return { ...local(), engine: LOCAL_ENGINE, model: localModel };
+  const info = PROVIDERS[settings.provider];
+  const conn = connectionOf(await resolveForUse(deps, ctx.orgId, settings.provider));
+  if (!conn) {
+    return { ...local(), engine: LOCAL_ENGINE, model: localModel, fallbackReason: `${info.name} is selected but has no API key; the local engine answered` };
+  }
+  const model = settings.model || info.defaultModel;
+  try {
+    const text = await ADAPTERS[info.api].complete(conn, model, remote.prompt, deps.config.AI_COMPLETION_TIMEOUT_MS);
+    return { ...remote.parse(text), engine: info.id, model };
+  } catch (err) {
+    const reason = err instanceof ProviderError ? err.message : `${info.name} could not be used`;
+    if (!(err instanceof ProviderError)) deps.log.error({ orgId: ctx.orgId, provider: info.id, errName: (err as Error)?.name, requestId: ctx.requestId }, 'provider call failed unexpectedly');
+    else deps.log.warn({ orgId: ctx.orgId, provider: info.id, reason: err.reason, status: err.status, requestId: ctx.requestId }, err.message);
+    return { ...local(), engine: LOCAL_ENGINE, model: localModel, fallbackReason: `${reason}; the local engine answered instead` };
+  }
+}
+
+async function enabledSettings(deps: Deps, orgId: string): Promise<AssistantSettings> {
+  const s = await settingsOf(deps, orgId);
+  if (!s.enabled) {
+    throw new AppError('failed_precondition', 'The AI assistant is turned off for this organization; an admin can turn it on in AI settings', { code: 'ai_disabled' });
+  }
+  return s;
+}
+
+const unreadable = (what: string) => new ProviderError('bad_response', `The provider's ${what} could not be read`);
+
+function requiredId(value: string | undefined, field: string): string {
+  if (!value || !value.trim()) throw invalid(field, 'is required');
+  return value.trim();
+}
+
+export async function replyDraft(deps: Deps, ctx: CallContext, req: { conversationId?: string; messageId?: string; tone?: string }) {
+  const orgId = requireOrg(ctx);
+  const conversationId = requiredId(req.conversationId, 'conversationId');
+  const messageId = requiredId(req.messageId, 'messageId');
+  const tone = (req.tone || 'friendly') as Tone;
+  if (!TONES.includes(tone)) throw invalid('tone', `must be one of ${TONES.join(', ')}`);
+  const settings = await enabledSettings(deps, orgId);
+  const { conversation, target } = await deps.messaging.load(ctx, conversationId, deps.config.AI_CONTEXT_MESSAGES, messageId);
+  const quota = await deps.quota.take(orgId, settings.dailyQuota);
+  const question = findQuestion(messageText(target!));
+  const result = await answer(
+    deps,
+    ctx,
+    settings,
+    {
+      prompt: draftPrompt(conversation, target!, tone),
+      parse: (text) => {
+        const json = parseJsonObject(text);
+        // A model that ignored the JSON instruction still wrote a usable draft.
+        const draft = typeof json?.draft === 'string' ? json.draft.trim() : json ? '' : text.trim();
+        if (!draft) throw unreadable('draft');
+        const c = Number(json?.confidence);
+        return { draft, confidence: Number.isFinite(c) ? Math.round(Math.max(0, Math.min(1, c)) * 100) / 100 : 0.7, language: detectLanguage(draft) };
+      },
+    },
+    () => {
+      const d = draftReply(target!, conversation.messages, tone, conversation.contactName);
+      return { draft: d.draft, confidence: d.confidence, language: d.language };
+    },
+    LOCAL_MODELS.draft,
+  );
+  return { ...result, tone, question, quotaRemaining: quota.remaining };
+}
+
+export async function summary(deps: Deps, ctx: CallContext, req: { conversationId?: string }) {
+  const orgId = requireOrg(ctx);
+  const conversationId = requiredId(req.conversationId, 'conversationId');
+  const settings = await enabledSettings(deps, orgId);
+  const { conversation } = await deps.messaging.load(ctx, conversationId, deps.config.AI_CONTEXT_MESSAGES);
+  const local = () => {
+    const s = summarize(conversation.messages, conversation.contactName, conversation.totalMessages);
+    return { summary: s.summary, keyPoints: s.keyPoints, language: s.language };
+  };
+  if (conversation.messages.length === 0) {
+    // Nothing to summarise: answered without a provider and without using the quota.
+    return { ...local(), messageCount: 0, engine: LOCAL_ENGINE, model: LOCAL_MODELS.summary, quotaRemaining: Math.max(0, settings.dailyQuota - (await deps.quota.used(orgId))) };
+  }
+  const quota = await deps.quota.take(orgId, settings.dailyQuota);
+  const result = await answer(
+    deps,
+    ctx,
+    settings,
+    {
+      prompt: summaryPrompt(conversation),
+      parse: (text) => {
+        const json = parseJsonObject(text);
+        const s = typeof json?.summary === 'string' ? json.summary.trim() : '';
+        if (!s) throw unreadable('summary');
+        const keyPoints = Array.isArray(json?.keyPoints) ? json!.keyPoints.filter((k): k is string => typeof k === 'string' && !!k.trim()).map((k) => k.trim()).slice(0, 10) : [];
+        return { summary: s, keyPoints, language: detectLanguage(s) };
+      },
+    },
+    local,
+    LOCAL_MODELS.summary,
+  );
+  return { ...result, messageCount: conversation.messages.length, quotaRemaining: quota.remaining };
+}
+
+const LABELS: SentimentLabel[] = ['positive', 'neutral', 'negative', 'mixed'];
+
+export async function sentiment(deps: Deps, ctx: CallContext, req: { text?: string }) {
+  const orgId = requireOrg(ctx);
+  const text = (req.text ?? '').trim();
+  if (!text) throw invalid('text', 'is required');
+  if (text.length > MAX_SENTIMENT_TEXT) throw invalid('text', `must be at most ${MAX_SENTIMENT_TEXT} characters`);
+  const settings = await enabledSettings(deps, orgId);
+  const quota = await deps.quota.take(orgId, settings.dailyQuota);
+  const language = detectLanguage(text);
+  const result = await answer(
+    deps,
+    ctx,
+    settings,
+    {
+      prompt: sentimentPrompt(text),
+      parse: (answerText) => {
+        const json = parseJsonObject(answerText);
+        const label = String(json?.sentiment ?? '').toLowerCase() as SentimentLabel;
+        const score = Number(json?.score);
+        if (!LABELS.includes(label) || !Number.isFinite(score)) throw unreadable('sentiment');
+        const emotions = Array.isArray(json?.emotions)
+          ? [...new Set(json!.emotions.map((e) => String(e).toLowerCase()).filter((e): e is Emotion => (EMOTIONS as readonly string[]).includes(e)))].slice(0, 3)
+          : [];
+        return { sentiment: label, score: Math.round(Math.max(-1, Math.min(1, score)) * 1000) / 1000, emotions, language };
+      },
+    },
+    () => {
+      const a = analyzeSentiment(text);
+      return { sentiment: a.sentiment, score: a.score, emotions: a.emotions, language: a.language };
+    },
+    LOCAL_MODELS.sentiment,
+  );
+  return { ...result, quotaRemaining: quota.remaining };
+}

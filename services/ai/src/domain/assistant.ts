@@ -1,0 +1,106 @@
+import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as repo from '../db/assistant-settings.repo';
+import { isProviderId, LOCAL_ENGINE, PROVIDER_IDS, PROVIDERS } from '../providers/catalog';
+import { nextUtcMidnight } from './quota';
+import { resolveForUse } from './providers';
+
+export interface AssistantSettings {
+  provider: string;
+  model: string;
+  dailyQuota: number;
+  enabled: boolean;
+  updatedAt?: string;
+}
+
+export const LOCAL_MODELS = { draft: 'local-templates-v1', summary: 'local-extractive-v1', sentiment: 'local-lexicon-v1' } as const;
+
+export async function settingsOf(deps: Deps, orgId: string): Promise<AssistantSettings> {
+  const row = await repo.find(deps.pool, orgId);
+  if (!row) return { provider: LOCAL_ENGINE, model: '', dailyQuota: deps.config.AI_DEFAULT_DAILY_QUOTA, enabled: true };
+  return { provider: row.provider, model: row.model, dailyQuota: row.daily_quota, enabled: row.enabled, updatedAt: row.updated_at.toISOString() };
+}
+
+/** The configuration with what it means right now: which engine answers, and how much of today's quota is left. */
+async function describe(deps: Deps, orgId: string, s: AssistantSettings) {
+  const used = await deps.quota.used(orgId);
+  const remaining = Math.max(0, s.dailyQuota - used);
+  let status: string;
+  let statusMessage: string;
+  let engine = LOCAL_ENGINE;
+  let effectiveModel = '';
+  if (isProviderId(s.provider)) {
+    const p = await resolveForUse(deps, orgId, s.provider);
+    if (p.apiKey) {
+      engine = s.provider;
+      effectiveModel = s.model || PROVIDERS[s.provider].defaultModel;
+    }
+  }
+  if (!s.enabled) {
+    status = 'disabled';
+    statusMessage = 'The AI assistant is turned off for this organization';
+  } else if (remaining === 0) {
+    status = 'quota_exhausted';
+    statusMessage = `Today's ${s.dailyQuota} AI calls are used up; the quota resets at 00:00 UTC`;
+  } else if (s.provider === LOCAL_ENGINE) {
+    status = 'local';
+    statusMessage = 'The built-in local engine answers (offline: templates, extractive summaries, lexicon sentiment)';
+  } else if (engine === LOCAL_ENGINE) {
+    status = 'missing_key';
+    statusMessage = `${PROVIDERS[s.provider as keyof typeof PROVIDERS].name} has no API key; the local engine answers until one is set`;
+  } else {
+    status = 'active';
+    statusMessage = `${PROVIDERS[s.provider as keyof typeof PROVIDERS].name} answers with model ${effectiveModel}; the local engine steps in if it fails`;
+  }
+  return {
+    provider: s.provider,
+    model: s.model,
+    dailyQuota: s.dailyQuota,
+    enabled: s.enabled,
+    status,
+    statusMessage,
+    engine,
+    effectiveModel: engine === LOCAL_ENGINE ? 'local' : effectiveModel,
+    usedToday: Math.min(used, s.dailyQuota),
+    remainingToday: remaining,
+    quotaResetsAt: nextUtcMidnight(new Date()).toISOString(),
+    updatedAt: s.updatedAt,
+  };
+}
+
+export async function getConfig(deps: Deps, ctx: CallContext) {
+  const orgId = requireOrg(ctx);
+  return describe(deps, orgId, await settingsOf(deps, orgId));
+}
+
+const MODEL = /^[\w.:/@+-]{1,200}$/;
+
+export async function updateConfig(deps: Deps, ctx: CallContext, req: { provider?: string; model?: string; dailyQuota?: number; enabled?: boolean }) {
+  requireCan(ctx, 'settings:edit');
+  const orgId = ctx.orgId;
+  const current = await settingsOf(deps, orgId);
+  const next = { ...current };
+  if (req.provider !== undefined) {
+    if (req.provider !== LOCAL_ENGINE && !isProviderId(req.provider)) {
+      throw invalid('provider', `must be one of ${LOCAL_ENGINE}, ${PROVIDER_IDS.join(', ')}`);
+    }
+    // A different provider's model name means nothing to the new one.
+    if (req.provider !== current.provider && req.model === undefined) next.model = '';
+    next.provider = req.provider;
+  }
+  if (req.model !== undefined) {
+    const model = req.model.trim();
+    if (model && !MODEL.test(model)) throw invalid('model', 'must be a model name (letters, digits and . _ - : / @ +; at most 200 characters)');
+    next.model = model;
+  }
+  if (req.dailyQuota !== undefined) {
+    if (!Number.isInteger(req.dailyQuota) || req.dailyQuota < 1 || req.dailyQuota > 1_000_000) {
+      throw invalid('dailyQuota', 'must be an integer from 1 to 1000000');
+    }
+    next.dailyQuota = req.dailyQuota;
+  }
+  if (req.enabled !== undefined) next.enabled = req.enabled;
+  const row = await repo.save(deps.pool, { orgId, ...next, userId: ctx.userId || null });
+  deps.log.info({ orgId, provider: row.provider, model: row.model, dailyQuota: row.daily_quota, enabled: row.enabled }, 'AI assistant settings changed');
+  return describe(deps, orgId, { ...next, updatedAt: row.updated_at.toISOString() });
+}

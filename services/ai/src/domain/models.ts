@@ -1,0 +1,40 @@
+import { CallContext, requireOrg } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import { ADAPTERS } from '../providers/adapters';
+import { isProviderId, PROVIDER_IDS, PROVIDERS } from '../providers/catalog';
+import { ProviderError } from '../providers/http';
+import { connectionOf, resolveForUse } from './providers';
+
+/**
+ * The provider's own models list, asked with the organization's effective key and base URL. As the
+ * spec requires, nothing here fails the HTTP call: a missing key, a rejected key, a timeout, an
+ * unreachable host or an unknown provider all answer `{models: [], error}` so the UI can let the user
+ * type a model name instead.
+ */
+export async function listModels(deps: Deps, ctx: CallContext, id: string) {
+  const orgId = requireOrg(ctx);
+  if (!isProviderId(id)) {
+    return { models: [], error: `Unknown AI provider "${id.slice(0, 40)}"; the providers are ${PROVIDER_IDS.join(', ')}` };
+  }
+  const info = PROVIDERS[id];
+  const resolved = await resolveForUse(deps, orgId, id);
+  const conn = connectionOf(resolved);
+  if (!conn) {
+    return {
+      models: [],
+      error: `The API key for ${info.name} is not configured: add one in AI settings or set ${String(info.envKey)} on the server`,
+    };
+  }
+  try {
+    const models = await ADAPTERS[info.api].listModels(conn, deps.config.AI_MODELS_TIMEOUT_MS);
+    return { models };
+  } catch (err) {
+    if (err instanceof ProviderError) {
+      deps.log.warn({ orgId, provider: id, reason: err.reason, status: err.status, requestId: ctx.requestId }, err.message);
+      return { models: [], error: err.message };
+    }
+    // Not a vendor answer we understand: keep the details in the log, never the key.
+    deps.log.error({ orgId, provider: id, errName: (err as Error)?.name, requestId: ctx.requestId }, 'listing models failed unexpectedly');
+    return { models: [], error: `Listing the models of ${info.name} failed unexpectedly` };
+  }
+}

@@ -1,0 +1,130 @@
+import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as repo from '../db/provider-settings.repo';
+import { isProviderId, PROVIDER_IDS, PROVIDERS, ProviderId, ProviderInfo } from '../providers/catalog';
+import type { Connection } from '../providers/http';
+
+export type KeySource = 'organization' | 'environment' | 'none';
+
+/** What an organization gets for one provider once its own settings and the environment are combined. */
+export interface ResolvedProvider {
+  info: ProviderInfo;
+  baseUrl: string;
+  baseUrlSource: 'organization' | 'environment' | 'default';
+  keySource: KeySource;
+  keyMask: string;
+  /** Present only when resolved for use (never for listing). */
+  apiKey?: string;
+}
+
+/** Keys are shown as `••••` + their last four characters; keys shorter than 12 characters not even that. */
+export function maskKey(key: string): string {
+  return `••••${lastFour(key)}`;
+}
+const lastFour = (key: string) => (key.length >= 12 ? key.slice(-4) : '');
+
+const aad = (orgId: string, provider: string) => `ai-provider:${orgId}:${provider}`;
+
+function envKey(deps: Deps, info: ProviderInfo): string | undefined {
+  return deps.config[info.envKey] as string | undefined;
+}
+
+function combine(deps: Deps, info: ProviderInfo, row: repo.ProviderSettingsRow | undefined): ResolvedProvider {
+  const env = envKey(deps, info);
+  const envUrl = deps.config[info.envBaseUrl] as string | undefined;
+  const baseUrl = row?.base_url ?? envUrl ?? info.defaultBaseUrl;
+  const baseUrlSource = row?.base_url ? 'organization' : envUrl ? 'environment' : 'default';
+  if (row?.api_key_enc) return { info, baseUrl, baseUrlSource, keySource: 'organization', keyMask: `••••${row.key_last4 ?? ''}` };
+  if (env) return { info, baseUrl, baseUrlSource, keySource: 'environment', keyMask: maskKey(env) };
+  return { info, baseUrl, baseUrlSource, keySource: 'none', keyMask: '' };
+}
+
+function view(p: ResolvedProvider) {
+  return {
+    id: p.info.id,
+    name: p.info.name,
+    baseUrl: p.baseUrl,
+    defaultBaseUrl: p.info.defaultBaseUrl,
+    hasKey: p.keySource !== 'none',
+    keyMask: p.keyMask,
+    keySource: p.keySource,
+    baseUrlSource: p.baseUrlSource,
+    defaultModel: p.info.defaultModel,
+  };
+}
+
+export async function list(deps: Deps, ctx: CallContext) {
+  const orgId = requireOrg(ctx);
+  const rows = new Map((await repo.listForOrg(deps.pool, orgId)).map((r) => [r.provider, r]));
+  return { providers: PROVIDER_IDS.map((id) => view(combine(deps, PROVIDERS[id], rows.get(id)))) };
+}
+
+/**
+ * The provider ready to call: the organization's key (decrypted here, only for this call) or the
+ * environment's. A stored key that no longer decrypts (its encryption key was retired) counts as absent
+ * and is logged, so the environment key or the local engine takes over instead of failing every call.
+ */
+export async function resolveForUse(deps: Deps, orgId: string, id: ProviderId): Promise<ResolvedProvider> {
+  const info = PROVIDERS[id];
+  const row = await repo.findOne(deps.pool, orgId, id);
+  const resolved = combine(deps, info, row);
+  if (row?.api_key_enc) {
+    try {
+      return { ...resolved, apiKey: deps.box.decrypt(row.api_key_enc, aad(orgId, id)) };
+    } catch {
+      deps.log.warn({ orgId, provider: id }, 'stored provider key cannot be decrypted; ignoring it');
+      const fallback = combine(deps, info, { ...row, api_key_enc: null, key_last4: null });
+      const env = envKey(deps, info);
+      return env ? { ...fallback, apiKey: env } : fallback;
+    }
+  }
+  const env = envKey(deps, info);
+  return env ? { ...resolved, apiKey: env } : resolved;
+}
+
+export function connectionOf(p: ResolvedProvider): Connection | undefined {
+  return p.apiKey ? { provider: p.info, baseUrl: p.baseUrl, apiKey: p.apiKey } : undefined;
+}
+
+const KEY_CHARS = /^[\x21-\x7e]+$/;
+
+/** An http(s) URL without credentials, query or fragment, normalised without trailing slashes. */
+export function normaliseBaseUrl(raw: string, field = 'baseUrl'): string {
+  const value = raw.trim();
+  if (value.length > 500) throw invalid(field, 'must be at most 500 characters');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid(field, 'must be an http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(field, 'must be an http(s) URL');
+  if (url.username || url.password) throw invalid(field, 'must not contain credentials; set the key in apiKey');
+  if (url.search || url.hash) throw invalid(field, 'must not contain a query or fragment');
+  return url.toString().replace(/\/+$/, '');
+}
+
+export async function update(deps: Deps, ctx: CallContext, req: { id: string; apiKey?: string; baseUrl?: string }) {
+  requireCan(ctx, 'settings:edit');
+  if (!isProviderId(req.id)) throw notFound('AI provider');
+  const orgId = ctx.orgId;
+  let key: { enc: string; last4: string } | null | undefined;
+  if (req.apiKey !== undefined) {
+    const apiKey = req.apiKey.trim();
+    if (apiKey === '') key = null;
+    else {
+      if (apiKey.length > 1000) throw invalid('apiKey', 'must be at most 1000 characters');
+      if (!KEY_CHARS.test(apiKey)) throw invalid('apiKey', 'must be printable characters without spaces');
+      key = { enc: deps.box.encrypt(apiKey, aad(orgId, req.id)), last4: lastFour(apiKey) };
+    }
+  }
+  let baseUrl: string | null | undefined;
+  if (req.baseUrl !== undefined) baseUrl = req.baseUrl.trim() === '' ? null : normaliseBaseUrl(req.baseUrl);
+  if (key === undefined && baseUrl === undefined) throw new AppError('invalid_argument', 'Send apiKey, baseUrl or both', { details: [{ field: 'apiKey', message: 'apiKey or baseUrl is required' }] });
+  await repo.upsert(deps.pool, { orgId, provider: req.id, userId: ctx.userId || null, key, baseUrl });
+  deps.log.info(
+    { orgId, provider: req.id, key: key === undefined ? 'unchanged' : key === null ? 'removed' : 'set', baseUrl: baseUrl === undefined ? 'unchanged' : baseUrl === null ? 'reset' : 'set' },
+    'AI provider settings changed',
+  );
+  return { ok: true, message: 'Saved' };
+}

@@ -1,0 +1,53 @@
+import Redis from 'ioredis';
+import { clearRedisPrefix, infra, uniqueName } from '@crm/testing';
+import { AppError } from '@crm/grpc-kit';
+import { DailyQuota, nextUtcMidnight } from './quota';
+
+// The daily quota against the real Redis: counts per org and UTC day, refuses with 429 and the wait
+// until midnight UTC, and starts again at the next UTC day.
+describe('DailyQuota', () => {
+  const prefix = `${uniqueName('t_quota')}:`;
+  const redis = new Redis(infra.redisUrl);
+  let now = new Date('2025-06-30T23:59:50.000Z');
+  const quota = new DailyQuota(redis, prefix, () => now);
+
+  afterAll(async () => {
+    redis.disconnect();
+    await clearRedisPrefix(prefix);
+  });
+
+  it('counts down, refuses when spent with Retry-After to midnight UTC, and resets on the next UTC day', async () => {
+    expect(await quota.take('org-a', 2)).toEqual({ used: 1, remaining: 1 });
+    expect(await quota.take('org-a', 2)).toEqual({ used: 2, remaining: 0 });
+    const err = await quota.take('org-a', 2).catch((e) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err.kind).toBe('rate_limited');
+    expect(err.retryAfter).toBe(10);
+    expect(await quota.used('org-a')).toBe(2);
+    // Another organization has its own count.
+    expect((await quota.take('org-b', 2)).used).toBe(1);
+
+    now = new Date('2025-07-01T00:00:01.000Z');
+    expect(await quota.used('org-a')).toBe(0);
+    expect(await quota.take('org-a', 2)).toEqual({ used: 1, remaining: 1 });
+  });
+
+  it('never hands out more than the quota to concurrent callers', async () => {
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => quota.take('org-race', 5)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+    expect(await quota.used('org-race')).toBe(5);
+  });
+
+  it('the counter key expires by itself a day after its day ends', async () => {
+    await quota.take('org-ttl', 3);
+    const keys = await redis.keys(`${prefix}ai:quota:org-ttl:*`);
+    expect(keys).toHaveLength(1);
+    const ttl = await redis.ttl(keys[0]);
+    expect(ttl).toBeGreaterThan(86_400);
+    expect(ttl).toBeLessThanOrEqual(2 * 86_400);
+  });
+
+  it('next midnight is the start of the next UTC day', () => {
+    expect(nextUtcMidnight(new Date('2025-12-31T13:00:00.000Z')).toISOString()).toBe('2026-01-01T00:00:00.000Z');
+  });
+});
