@@ -3,6 +3,7 @@ import type { RouteDeps } from './deps';
 import { aiRoutes } from './ai.routes';
 import { automationRoutes } from './automation.routes';
 import { chatRoutes } from './chat.routes';
+import { chatnetAccountRoutes } from './chatnet-accounts.routes';
 import { crmRoutes } from './crm.routes';
 import { webhooksRoutes } from './webhooks.routes';
 
@@ -18,5 +19,5 @@ export interface ServiceRoutes {
 }
 
 export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
-  return [crmRoutes(deps), chatRoutes(deps), automationRoutes(deps), webhooksRoutes(deps), aiRoutes(deps)];
+  return [crmRoutes(deps), chatRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), webhooksRoutes(deps), aiRoutes(deps)];
 }

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { SecretBox } from '@crm/crypto';
+import { createPool, ensureDatabase, migrate } from '@crm/db';
+import { installEventTables, OutboxRelay } from '@crm/events';
+import { createServiceClient, GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { createLogger, Logger } from '@crm/logger';
+import type { ConnectorConfig } from './config';
+import type { Deps } from './deps';
+import { OwnerDirectory } from './domain/owners';
+import type { ChatnetDriver } from './drivers/driver';
+import { SandboxDriver, SandboxNetwork } from './drivers/sandbox.driver';
+import { dialThrough } from './drivers/proxy-dialer';
+import { ZcaDriver } from './drivers/zca.driver';
+import { connectorHandlers } from './grpc/connector.handler';
+import { peerHandlers } from './grpc/peer.handler';
+import { Leases } from './pool/leases';
+import { Peers } from './pool/peers';
+import { SessionPool } from './pool/session-pool';
+
+export { loadConfig } from './config';
+
+export interface RunningService {
+  port: number;
+  instanceId: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Create the database if needed, migrate, serve gRPC, start the outbox relay and the session pool.
+ * Used by main.ts and by tests in-process.
+ */
+export async function startConnector(config: ConnectorConfig, log: Logger = createLogger('chatnet-connector', config.LOG_LEVEL)): Promise<RunningService> {
+  // Fail at start, not at the first login, when the key is unusable.
+  const box = SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD);
+  await ensureDatabase(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL);
+  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
+  await installEventTables(pool);
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+  const instanceId = randomUUID();
+  const leases = new Leases(redis, config.REDIS_PREFIX, instanceId, config.LEASE_TTL_MS);
+  let sandbox: SandboxNetwork | undefined;
+  let driver: ChatnetDriver;
+  if (config.CHATNET_DRIVER === 'sandbox') {
+    sandbox = new SandboxNetwork(redis, config.REDIS_PREFIX);
+    driver = new SandboxDriver(sandbox, config.QR_TTL_MS, config.QR_MAX_REFRESHES);
+  } else {
+    driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: dialThrough });
+  }
+  const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, 3000);
+  const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases });
+  const peers = new Peers(leases);
+  const deps: Deps = {
+    config,
+    pool,
+    redis,
+    log,
+    box,
+    driver,
+    sandbox,
+    leases,
+    peers,
+    sessions,
+    owners: new OwnerDirectory(identity, config.OWNER_CACHE_SECONDS, log),
+  };
+
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
+  await relay.start();
+
+  const server = new GrpcServer(log);
+  const proto = loadProto('connector/v1/connector.proto');
+  server.add(serviceDefinition(proto, 'connector.v1.ConnectorService'), connectorHandlers(deps));
+  server.add(serviceDefinition(proto, 'connector.v1.ConnectorPeerService'), peerHandlers(deps));
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  const host = config.GRPC_HOST === '0.0.0.0' || config.GRPC_HOST === '::' ? os.hostname() : config.GRPC_HOST;
+  const address = config.GRPC_ADVERTISE_ADDR ?? `${host}:${port}`;
+  await sessions.start(address);
+  log.info({ port, instanceId, driver: driver.name, address }, 'chatnet-connector listening');
+
+  return {
+    port,
+    instanceId,
+    async stop() {
+      // Sessions first: their leases are handed back so another instance takes them over at once.
+      await sessions.stop();
+      await server.stop();
+      await relay.stop();
+      await driver.close();
+      peers.close();
+      identity.close();
+      redis.disconnect();
+      await pool.end();
+    },
+  };
+}
+
+/** The conventional entry every service exports, so the test stack and scripts can start any of them. */
+export const start = startConnector;

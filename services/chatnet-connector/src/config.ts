@@ -1,0 +1,62 @@
+import { fields, parseEnv, z } from '@crm/config';
+
+const ms = (fallback: number, min = 100) => z.coerce.number().int().min(min).default(fallback);
+
+const Env = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** This service's own database; created at start when missing. */
+  DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_chatnet_connector'),
+  /** Redis holds the session leases, the instance registry, the latest QR codes and the sandbox network. */
+  REDIS_URL: fields.url('redis://127.0.0.1:6379'),
+  /** Prefix of every Redis key of this deployment (tests use a unique one). */
+  REDIS_PREFIX: z.string().default('crm:'),
+  AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
+  /** Topic exchange the outbox relay publishes to. */
+  EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
+  /** gRPC bind address; keep it on loopback or a private network: callers are trusted by metadata. */
+  GRPC_HOST: z.string().default('127.0.0.1'),
+  GRPC_PORT: fields.port(50054),
+  /**
+   * host:port other connector instances dial to reach this one (calls for a session this instance holds
+   * are forwarded here). Default: GRPC_HOST (or the hostname when bound to 0.0.0.0) and the bound port.
+   */
+  GRPC_ADVERTISE_ADDR: z.string().optional(),
+  /** 32-byte key (base64 or hex) for session data and proxy URLs at rest; ENCRYPTION_KEYS_OLD ("1:key,2:key") decrypts older versions. */
+  ENCRYPTION_KEY: z.string({ error: 'is required' }).min(32, 'must be a 32-byte key (base64 or 64 hex characters)'),
+  ENCRYPTION_KEYS_OLD: z.string().default(''),
+  /** identity, for the `owner` of each account. */
+  IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
+  /** Which network the accounts live on: the built-in simulated network, or the real one through zca-js. */
+  CHATNET_DRIVER: z.enum(['sandbox', 'zca']).default('sandbox'),
+  /** A live session's lease lifetime; another instance takes the account over once it lapses. */
+  LEASE_TTL_MS: ms(10_000, 1000),
+  /** How often a holder renews its leases (well under LEASE_TTL_MS). */
+  HEARTBEAT_MS: ms(3_000),
+  /** How often an instance looks for accounts that should be live but that nobody holds. */
+  SCAN_INTERVAL_MS: ms(3_000),
+  /** Wait after a dropped connection before reconnecting from session data (doubles on repeated failures). */
+  RECONNECT_DELAY_MS: ms(2_000, 0),
+  /** A restore that takes longer counts as failed. */
+  RESTORE_TIMEOUT_MS: ms(15_000, 500),
+  /** Lifetime of one sandbox QR code, and how many fresh codes a login shows before giving up. */
+  QR_TTL_MS: ms(60_000),
+  QR_MAX_REFRESHES: z.coerce.number().int().min(0).max(100).default(4),
+  /** Seconds an owner looked up in identity is cached in memory. */
+  OWNER_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  LOG_LEVEL: fields.logLevel(),
+  /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+});
+
+// A lease must survive a missed heartbeat or two, or a healthy holder would lose its sessions.
+const Checked = Env.superRefine((c, ctx) => {
+  if (c.HEARTBEAT_MS * 2 >= c.LEASE_TTL_MS) {
+    ctx.addIssue({ code: 'custom', path: ['HEARTBEAT_MS'], message: `must be less than half of LEASE_TTL_MS (${c.LEASE_TTL_MS})` });
+  }
+});
+
+export type ConnectorConfig = z.infer<typeof Env>;
+
+export function loadConfig(env: Record<string, string | undefined>): ConnectorConfig {
+  return parseEnv(Checked, env);
+}

@@ -1,0 +1,30 @@
+import type Redis from 'ioredis';
+import type { SecretBox } from '@crm/crypto';
+import type { Pool } from '@crm/db';
+import type { Logger } from '@crm/logger';
+import type { ConnectorConfig } from './config';
+import type { OwnerDirectory } from './domain/owners';
+import type { ChatnetDriver } from './drivers/driver';
+import type { SandboxNetwork } from './drivers/sandbox.driver';
+import type { Leases } from './pool/leases';
+import type { Peers } from './pool/peers';
+import type { SessionPool } from './pool/session-pool';
+
+/** Everything the domain needs, built once at start and passed down (no module-level singletons). */
+export interface Deps {
+  config: ConnectorConfig;
+  pool: Pool;
+  redis: Redis;
+  log: Logger;
+  box: SecretBox;
+  driver: ChatnetDriver;
+  /** Set only with CHATNET_DRIVER=sandbox. */
+  sandbox?: SandboxNetwork;
+  leases: Leases;
+  peers: Peers;
+  sessions: SessionPool;
+  owners: OwnerDirectory;
+}
+
+/** Session data and proxy URLs are bound to their org and account: a ciphertext moved elsewhere fails. */
+export const aad = (orgId: string, accountId: string) => `${orgId}:${accountId}`;

@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import { iso, isoOrUndefined, withTransaction } from '@crm/db';
+import { AppError, CallContext, can, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import * as repo from '../db/accounts.repo';
+import type { AccountRow } from '../db/accounts.repo';
+import { aad, Deps } from '../deps';
+import { disconnectedEvent, qrEvent } from '../events/events';
+import type { LiveInfo } from '../pool/leases';
+import type { Owner } from './owners';
+import { normalizeProxyUrl } from './proxy-url';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const STATUSES = ['qr_pending', 'connected', 'disconnected'] as const;
+
+export const accountNotFound = () => notFound('Chat-network account');
+
+/** A malformed id is a 404 like an unknown one (and like another org's). */
+export async function loadAccount(deps: Deps, orgId: string, id: string): Promise<AccountRow> {
+  if (!UUID.test(id ?? '')) throw accountNotFound();
+  const row = await repo.getAccount(deps.pool, orgId, id);
+  if (!row) throw accountNotFound();
+  return row;
+}
+
+/** An account is managed by its owner or by whoever may edit the org's settings (admin, owner). */
+function assertMayManage(ctx: CallContext, row: AccountRow): void {
+  if (row.owner_user_id && row.owner_user_id === ctx.userId) return;
+  requireCan(ctx, 'settings:edit');
+}
+
+export interface LiveStatus {
+  state: LiveInfo['state'];
+  connectedAt?: string;
+  lastHeartbeat?: string;
+}
+
+/**
+ * What the pool publishes in Redis, read as the client sees it: `connected` only while the instance that
+ * wrote it still holds the lease; otherwise `disconnected`, keeping the last heartbeat as "last seen".
+ */
+export function liveStatusOf(holder: string | null, info: Partial<LiveInfo>): LiveStatus {
+  const lastHeartbeat = info.lastHeartbeat || undefined;
+  if (holder && info.instance === holder && (info.state === 'connected' || info.state === 'connecting' || info.state === 'qr_pending')) {
+    return { state: info.state, connectedAt: info.state === 'connected' ? info.connectedAt || undefined : undefined, lastHeartbeat };
+  }
+  return { state: 'disconnected', lastHeartbeat };
+}
+
+function toAccount(row: AccountRow, live: LiveStatus, owner: Owner | null) {
+  return {
+    id: row.id,
+    chatnetUid: row.chatnet_uid ?? undefined,
+    displayName: row.display_name,
+    avatarUrl: row.avatar_url,
+    phone: row.phone,
+    status: row.status,
+    liveStatus: live,
+    ownerUserId: row.owner_user_id ?? undefined,
+    owner,
+    hasProxy: row.proxy_enc !== null,
+    lastConnectedAt: isoOrUndefined(row.last_connected_at),
+    createdAt: iso(row.created_at),
+  };
+}
+
+async function present(deps: Deps, ctx: CallContext, rows: AccountRow[]) {
+  const [live, owners] = await Promise.all([
+    deps.leases.liveInfo(rows.map((r) => r.id)),
+    deps.owners.lookup(ctx, rows.map((r) => r.owner_user_id)),
+  ]);
+  return rows.map((r, i) => toAccount(r, liveStatusOf(live[i].holder, live[i].info), r.owner_user_id ? (owners.get(r.owner_user_id) ?? null) : null));
+}
+
+export async function list(deps: Deps, ctx: CallContext, req: { status?: string; assignedTo?: string; search?: string }) {
+  const { orgId } = requireUser(ctx);
+  if (req.status && !(STATUSES as readonly string[]).includes(req.status)) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
+  if (req.assignedTo && !UUID.test(req.assignedTo)) throw invalid('assignedTo', 'must be a user id');
+  const rows = await repo.listAccounts(deps.pool, orgId, { status: req.status, ownerUserId: req.assignedTo, search: req.search?.trim() || undefined });
+  return { data: await present(deps, ctx, rows) };
+}
+
+export async function get(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  const row = await loadAccount(deps, orgId, id);
+  return (await present(deps, ctx, [row]))[0];
+}
+
+export async function create(deps: Deps, ctx: CallContext, req: { displayName: string; proxyUrl?: string; ownerUserId?: string }) {
+  const { orgId, userId } = requireUser(ctx);
+  const displayName = (req.displayName ?? '').trim();
+  if (!displayName) throw invalid('displayName', 'is required');
+  if (displayName.length > 100) throw invalid('displayName', 'must be at most 100 characters');
+  let ownerUserId = userId;
+  if (req.ownerUserId && req.ownerUserId !== userId) {
+    if (!can(ctx.role, 'settings:edit')) throw new AppError('permission_denied', 'Only an admin can create an account for another user', { code: 'forbidden' });
+    if (!UUID.test(req.ownerUserId)) throw invalid('ownerUserId', 'must be a user id');
+    const exists = await deps.owners.exists(ctx, req.ownerUserId);
+    if (exists === undefined) throw new AppError('unavailable', 'Users cannot be checked right now; try again', { code: 'identity_unavailable' });
+    if (!exists) throw invalid('ownerUserId', 'no such user in this organization');
+    ownerUserId = req.ownerUserId;
+  }
+  const id = randomUUID();
+  const proxy = req.proxyUrl ? normalizeProxyUrl(req.proxyUrl) : null;
+  const row = await repo.insertAccount(deps.pool, {
+    id,
+    orgId,
+    displayName,
+    ownerUserId,
+    proxyEnc: proxy ? deps.box.encrypt(proxy, aad(orgId, id)) : null,
+  });
+  return { id: row.id, displayName: row.display_name, status: row.status, createdAt: iso(row.created_at) };
+}
+
+export async function login(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  const row = await loadAccount(deps, orgId, id);
+  assertMayManage(ctx, row);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    if (await deps.sessions.startLogin(row)) {
+      return { ok: true, message: `QR login started; the code is sent to room account:${id} and refreshed when it expires` };
+    }
+    const [{ holder, info }] = await deps.leases.liveInfo([id]);
+    if (!holder) continue; // freed between our attempt and the look: try once more
+    const live = liveStatusOf(holder, info);
+    if (live.state === 'connected') {
+      throw new AppError('failed_precondition', 'The account is already connected', { code: 'already_connected' });
+    }
+    if (live.state === 'qr_pending') {
+      const current = await deps.sessions.currentQr(id);
+      if (current) await qrEvent(deps.pool, orgId, id, current.qr, new Date(current.expiresAt));
+      return { ok: true, message: `A QR login is already in progress; the current code was sent to room account:${id} again` };
+    }
+    throw new AppError('failed_precondition', 'The account is reconnecting; try again in a moment', { code: 'reconnect_in_progress' });
+  }
+  throw new AppError('failed_precondition', 'The account is busy; try again in a moment', { code: 'account_busy' });
+}
+
+export async function reconnect(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  const row = await loadAccount(deps, orgId, id);
+  assertMayManage(ctx, row);
+  if (!row.session_enc) {
+    throw new AppError('failed_precondition', 'The account has no stored session; log in with a QR code', { code: 'no_session' });
+  }
+  if (await deps.leases.acquire(id, 'connecting')) {
+    await deps.leases.clearBackoff(id);
+    await deps.sessions.restore(id, orgId);
+    return { ok: true, message: 'Reconnected from the stored session data' };
+  }
+  const [{ holder, info }] = await deps.leases.liveInfo([id]);
+  const live = liveStatusOf(holder, info);
+  if (live.state === 'connected') return { ok: true, message: 'The account is already connected' };
+  if (live.state === 'qr_pending') throw new AppError('failed_precondition', 'A QR login is in progress for this account', { code: 'login_in_progress' });
+  throw new AppError('failed_precondition', 'The account is already reconnecting; try again in a moment', { code: 'reconnect_in_progress' });
+}
+
+export async function status(deps: Deps, ctx: CallContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  await loadAccount(deps, orgId, id);
+  const [{ holder, info }] = await deps.leases.liveInfo([id]);
+  return { accountId: id, liveStatus: liveStatusOf(holder, info) };
+}
+
+export async function setProxy(deps: Deps, ctx: CallContext, req: { id: string; proxyUrl: string }) {
+  const { orgId } = requireUser(ctx);
+  const row = await loadAccount(deps, orgId, req.id);
+  assertMayManage(ctx, row);
+  const proxy = req.proxyUrl?.trim() ? normalizeProxyUrl(req.proxyUrl) : null;
+  if (!(await repo.setProxy(deps.pool, orgId, row.id, proxy ? deps.box.encrypt(proxy, aad(orgId, row.id)) : null))) throw accountNotFound();
+  // A live session dialled through the old proxy: close it and connect again through the new one.
+  const restarted = await deps.peers
+    .onHolder(
+      row.id,
+      () => deps.sessions.release(row.id, true),
+      async (peer) => (await peer.PeerRelease<{ ok: boolean }>({ accountId: row.id, restart: true })).ok,
+    )
+    .catch(() => false);
+  const what = proxy ? 'Proxy set' : 'Proxy cleared';
+  return { message: restarted ? `${what}; the live connection is being re-established with it` : `${what}; it applies from the next connection`, hasProxy: proxy !== null };
+}
+
+export async function remove(deps: Deps, ctx: CallContext, req: { id: string; purge: boolean }) {
+  const { orgId } = requireUser(ctx);
+  const row = await loadAccount(deps, orgId, req.id);
+  assertMayManage(ctx, row);
+  await withTransaction(deps.pool, async (tx) => {
+    if (!(await repo.softDelete(tx, orgId, row.id, req.purge))) throw accountNotFound();
+    if (row.status === 'connected') await disconnectedEvent(tx, orgId, row.id, 'deleted');
+  });
+  // The holder also lets go at its next scan (the row no longer wants a session); this makes it immediate.
+  await deps.peers
+    .onHolder(
+      row.id,
+      () => deps.sessions.release(row.id, false),
+      (peer) => peer.PeerRelease({ accountId: row.id, restart: false }),
+    )
+    .catch(() => undefined);
+  return {};
+}

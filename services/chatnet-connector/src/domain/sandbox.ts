@@ -1,0 +1,163 @@
+import { AppError, CallContext, invalid, requireCan, requireUser } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import type { ChatnetProfile, Friend, InboundMessage, ThreadType } from '../drivers/driver';
+import { networkMessageId, networkUid, SandboxNetwork } from '../drivers/sandbox.driver';
+import { friendsEvent } from '../events/events';
+import { notLive } from './remote-errors';
+import * as accounts from './accounts';
+import { loadAccount } from './accounts';
+
+/**
+ * The sandbox network's control API (ARCHITECTURE.md "Chat network"): complete a QR scan, deliver an
+ * inbound message, drop a connection, set the friend list. Exists only with CHATNET_DRIVER=sandbox and
+ * needs `sandbox:control` (owner, admin). Pushes to a live connection run on the instance holding it.
+ */
+function sandboxOf(deps: Deps, ctx: CallContext): SandboxNetwork {
+  if (!deps.sandbox) throw new AppError('not_found', 'Sandbox control is off (CHATNET_DRIVER is not sandbox)', { code: 'not_found' });
+  requireUser(ctx);
+  requireCan(ctx, 'sandbox:control');
+  return deps.sandbox;
+}
+
+const noPendingLogin = () =>
+  new AppError('failed_precondition', 'No QR login is pending for this account; start one with POST /api/v1/chatnet-accounts/:id/login', {
+    code: 'no_pending_login',
+  });
+
+type Action = 'scan' | 'inbound' | 'drop' | 'friends';
+
+/** The part that must run where the connection (or pending login) lives. */
+export async function runLocal(deps: Deps, orgId: string, accountId: string, action: Action, payload: any): Promise<unknown> {
+  const net = deps.sandbox;
+  if (!net) throw new AppError('not_found', 'Sandbox control is off', { code: 'not_found' });
+  switch (action) {
+    case 'scan': {
+      const done = deps.sessions.pendingLogin(accountId);
+      if (!done || !net.scan(accountId, payload as ChatnetProfile)) throw noPendingLogin();
+      await done;
+      return {};
+    }
+    case 'inbound': {
+      deps.sessions.liveSession(accountId, orgId);
+      const m = payload as Omit<InboundMessage, 'sentAt'> & { sentAt: string };
+      if (!(await net.deliver(accountId, { ...m, sentAt: new Date(m.sentAt) }))) throw notLive();
+      return {};
+    }
+    case 'drop': {
+      deps.sessions.liveSession(accountId, orgId);
+      if (!(await net.drop(accountId, { reason: payload.reason, sessionExpired: payload.expireSession }))) throw notLive();
+      await deps.sessions.settled(accountId);
+      return {};
+    }
+    case 'friends':
+      deps.sessions.liveSession(accountId, orgId);
+      return { count: await deps.sessions.syncFriends(accountId) };
+  }
+}
+
+function onHolder(deps: Deps, orgId: string, accountId: string, action: Action, payload: unknown, whenNobody: () => AppError) {
+  return deps.peers
+    .onHolder(
+      accountId,
+      () => runLocal(deps, orgId, accountId, action, payload),
+      async (peer) => JSON.parse((await peer.PeerSandbox<{ resultJson: string }>({ orgId, accountId, action, payloadJson: JSON.stringify(payload) })).resultJson || '{}'),
+    )
+    .catch((err: AppError) => {
+      throw err.code === 'account_not_live' ? whenNobody() : err;
+    });
+}
+
+const text = (field: string, value: string | undefined, max: number, required = false): string => {
+  const v = (value ?? '').trim();
+  if (required && !v) throw invalid(field, 'is required');
+  if (v.length > max) throw invalid(field, `must be at most ${max} characters`);
+  return v;
+};
+
+export async function scan(deps: Deps, ctx: CallContext, req: { id: string; chatnetUid?: string; displayName?: string; phone?: string; avatarUrl?: string }) {
+  sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, req.id);
+  const uid = text('chatnetUid', req.chatnetUid, 64) || networkUid();
+  const profile: ChatnetProfile = {
+    uid,
+    displayName: text('displayName', req.displayName, 100) || `Sandbox user ${uid.slice(-4)}`,
+    phone: text('phone', req.phone, 40),
+    avatarUrl: text('avatarUrl', req.avatarUrl, 2000),
+  };
+  await onHolder(deps, ctx.orgId, row.id, 'scan', profile, noPendingLogin);
+  return accounts.get(deps, ctx, row.id);
+}
+
+export async function inbound(
+  deps: Deps,
+  ctx: CallContext,
+  req: { id: string; fromUid: string; fromName: string; content: string; threadType: string; threadId: string; fromAvatar: string; contentType: string; chatnetMessageId: string },
+) {
+  sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, req.id);
+  const fromUid = text('fromUid', req.fromUid, 64, true);
+  const content = req.content ?? '';
+  if (!content.trim()) throw invalid('content', 'is required');
+  if (content.length > 20_000) throw invalid('content', 'must be at most 20000 characters');
+  const threadType = (req.threadType || 'user') as ThreadType;
+  if (threadType !== 'user' && threadType !== 'group') throw invalid('threadType', 'must be user or group');
+  const threadId = text('threadId', req.threadId, 64) || (threadType === 'user' ? fromUid : '');
+  if (!threadId) throw invalid('threadId', 'is required for group threads');
+  const message = {
+    chatnetMessageId: text('chatnetMessageId', req.chatnetMessageId, 64) || networkMessageId(),
+    threadId,
+    threadType,
+    fromUid,
+    fromName: text('fromName', req.fromName, 200) || fromUid,
+    fromAvatar: text('fromAvatar', req.fromAvatar, 2000),
+    content,
+    contentType: text('contentType', req.contentType, 50) || 'text',
+    sentAt: new Date().toISOString(),
+  };
+  if (row.status !== 'connected') throw notLive('it is not connected');
+  await onHolder(deps, ctx.orgId, row.id, 'inbound', message, () => notLive());
+  return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
+}
+
+export async function drop(deps: Deps, ctx: CallContext, req: { id: string; reason: string; expireSession: boolean }) {
+  sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, req.id);
+  const reason = text('reason', req.reason, 200) || 'connection_dropped';
+  await onHolder(deps, ctx.orgId, row.id, 'drop', { reason, expireSession: !!req.expireSession }, () => notLive());
+  return {
+    ok: true,
+    message: req.expireSession
+      ? 'Connection dropped and its session invalidated; a new QR login is needed'
+      : 'Connection dropped; the pool reconnects from the stored session data',
+  };
+}
+
+export async function setFriends(deps: Deps, ctx: CallContext, req: { id: string; friends: Friend[] }) {
+  const net = sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, req.id);
+  if (!row.chatnet_uid) {
+    throw new AppError('failed_precondition', 'The account has never connected, so it has no chat-network user yet', { code: 'never_connected' });
+  }
+  if ((req.friends ?? []).length > 5000) throw invalid('friends', 'must have at most 5000 entries');
+  const friends = (req.friends ?? []).map((f, i) => ({
+    chatnetUid: text(`friends.${i}.chatnetUid`, f.chatnetUid, 64, true),
+    displayName: text(`friends.${i}.displayName`, f.displayName, 200),
+  }));
+  await net.setFriends(row.chatnet_uid, friends);
+  let delivered = true;
+  try {
+    await onHolder(deps, ctx.orgId, row.id, 'friends', {}, () => notLive());
+  } catch (err) {
+    if ((err as AppError).code !== 'account_not_live') throw err;
+    // Nobody holds it live: the list is announced now from here, and again at its next connection.
+    delivered = false;
+    await friendsEvent(deps.pool, ctx.orgId, row.id, friends);
+  }
+  return { accountId: row.id, friends, delivered };
+}
+
+export async function sentMessages(deps: Deps, ctx: CallContext, id: string) {
+  const net = sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, id);
+  return { data: await net.sentBy(row.id) };
+}

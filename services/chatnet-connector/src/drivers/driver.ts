@@ -1,0 +1,101 @@
+/**
+ * What the connector needs from a chat network. One implementation per network: `sandbox` (simulated,
+ * default) and `zca` (the real network through the zca-js client). The session pool owns the sessions;
+ * a driver never touches the database, Redis leases or events.
+ */
+export type ThreadType = 'user' | 'group';
+
+export interface ChatnetProfile {
+  uid: string;
+  displayName: string;
+  avatarUrl: string;
+  phone: string;
+}
+
+/** One QR code of a login. A network renders it (`image`, PNG base64 or data URL) or gives its text (`code`). */
+export interface QrCode {
+  code?: string;
+  image?: string;
+  expiresAt: Date;
+}
+
+export interface InboundMessage {
+  chatnetMessageId: string;
+  threadId: string;
+  threadType: ThreadType;
+  fromUid: string;
+  fromName: string;
+  fromAvatar: string;
+  content: string;
+  contentType: string;
+  sentAt: Date;
+}
+
+export interface OutboundMessage {
+  threadId: string;
+  threadType: ThreadType;
+  content: string;
+  contentType: string;
+}
+
+export interface Friend {
+  chatnetUid: string;
+  displayName: string;
+}
+
+export interface DisconnectInfo {
+  reason: string;
+  /** The stored session can no longer be restored: a new QR login is needed. */
+  sessionExpired: boolean;
+}
+
+/** Callbacks the pool gives each session. onMessage resolves once the message is durably recorded. */
+export interface SessionHandlers {
+  onMessage(message: InboundMessage): Promise<void>;
+  onDisconnect(info: DisconnectInfo): void;
+  onFriendsChanged(): void;
+}
+
+export interface ChatnetSession {
+  readonly profile: ChatnetProfile;
+  /** Serialized credentials to store (encrypted) and restore from later. */
+  readonly sessionData: string;
+  isAlive(): boolean;
+  sendMessage(message: OutboundMessage): Promise<{ chatnetMessageId: string; sentAt: Date }>;
+  listFriends(): Promise<Friend[]>;
+  /** Close the live connection from our side; onDisconnect is not called. */
+  disconnect(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  accountId: string;
+  /** Each session dials through its own proxy agent; never a process-wide proxy variable. */
+  proxyUrl?: string;
+  handlers: SessionHandlers;
+}
+
+export interface QrLoginOptions extends ConnectOptions {
+  /** Called for the first code and for every fresh code after one expires. */
+  onQr(qr: QrCode): Promise<void>;
+  signal: AbortSignal;
+}
+
+export interface ChatnetDriver {
+  readonly name: string;
+  /** Show QR codes until one is scanned (→ the new live session) or the login gives up (LoginFailedError). */
+  loginWithQr(opts: QrLoginOptions): Promise<ChatnetSession>;
+  /** Connect from stored session data; SessionExpiredError when the network no longer accepts it. */
+  restoreSession(sessionData: string, opts: ConnectOptions): Promise<ChatnetSession>;
+  close(): Promise<void>;
+}
+
+export class SessionExpiredError extends Error {
+  override readonly name = 'SessionExpiredError';
+}
+
+export class LoginFailedError extends Error {
+  override readonly name = 'LoginFailedError';
+  constructor(readonly reason: 'qr_expired' | 'qr_declined' | 'aborted' | 'network_error', message: string) {
+    super(message);
+  }
+}

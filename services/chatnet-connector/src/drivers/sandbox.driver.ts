@@ -1,0 +1,253 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import type Redis from 'ioredis';
+import { randomBase62 } from '@crm/crypto';
+import {
+  ChatnetDriver,
+  ChatnetProfile,
+  ChatnetSession,
+  ConnectOptions,
+  DisconnectInfo,
+  Friend,
+  InboundMessage,
+  LoginFailedError,
+  OutboundMessage,
+  QrLoginOptions,
+  SessionExpiredError,
+  SessionHandlers,
+} from './driver';
+
+export interface SentRecord {
+  chatnetMessageId: string;
+  threadId: string;
+  threadType: string;
+  content: string;
+  contentType: string;
+  sentAt: string;
+}
+
+const SENT_KEEP = 200;
+
+/** A network-style numeric message id (the real network's ids are long decimal strings). */
+export function networkMessageId(): string {
+  return `${Date.now()}${String(randomInt(0, 1_000_000)).padStart(6, '0')}`;
+}
+
+/** A network-style user id. */
+export function networkUid(): string {
+  return `${randomInt(1, 10)}${String(randomInt(0, 1e9)).padStart(9, '0')}${String(randomInt(0, 1e9)).padStart(9, '0')}`;
+}
+
+/**
+ * The simulated chat network. What the network itself stores (valid session tokens and their profiles,
+ * friend lists, messages our accounts sent) lives in Redis, so every connector instance sees one network
+ * and a session restored on another instance after a takeover is still valid. Live connections and
+ * pending QR logins exist only in the process holding them: control calls are routed to that instance
+ * (the one holding the account's lease), exactly like a network pushing to a connected client.
+ */
+export class SandboxNetwork {
+  private readonly p: string;
+  private readonly pendingLogins = new Map<string, { token: string; scanned(profile: ChatnetProfile): void }>();
+  private readonly sessions = new Map<string, SandboxSession>();
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.p = `${prefix}sandbox:`;
+  }
+
+  // ---- network side: what the control API drives ----
+
+  /** Complete the pending QR login of an account held here. False when none is pending here. */
+  scan(accountId: string, profile: ChatnetProfile): boolean {
+    const pending = this.pendingLogins.get(accountId);
+    if (!pending) return false;
+    pending.scanned(profile);
+    return true;
+  }
+
+  hasPendingLogin(accountId: string): boolean {
+    return this.pendingLogins.has(accountId);
+  }
+
+  /** Push a message to the account's live connection here; resolves once the connector recorded it. */
+  async deliver(accountId: string, message: InboundMessage): Promise<boolean> {
+    const session = this.sessions.get(accountId);
+    if (!session?.isAlive()) return false;
+    await session.receive(message);
+    return true;
+  }
+
+  /** Cut the account's live connection here, optionally invalidating its session on the network. */
+  async drop(accountId: string, info: DisconnectInfo): Promise<boolean> {
+    const session = this.sessions.get(accountId);
+    if (!session?.isAlive()) return false;
+    if (info.sessionExpired) await this.redis.del(this.sessionKey(session.token));
+    session.cut(info);
+    return true;
+  }
+
+  async setFriends(uid: string, friends: Friend[]): Promise<void> {
+    await this.redis.set(`${this.p}friends:${uid}`, JSON.stringify(friends));
+  }
+
+  async friendsOf(uid: string): Promise<Friend[]> {
+    const raw = await this.redis.get(`${this.p}friends:${uid}`);
+    return raw ? (JSON.parse(raw) as Friend[]) : [];
+  }
+
+  async sentBy(accountId: string): Promise<SentRecord[]> {
+    const raw = await this.redis.lrange(`${this.p}sent:${accountId}`, 0, SENT_KEEP - 1);
+    return raw.map((r) => JSON.parse(r) as SentRecord);
+  }
+
+  // ---- used by the driver ----
+
+  private sessionKey(token: string): string {
+    return `${this.p}session:${token}`;
+  }
+
+  awaitScan(accountId: string, token: string, scanned: (profile: ChatnetProfile) => void): void {
+    this.pendingLogins.set(accountId, { token, scanned });
+  }
+
+  stopWaiting(accountId: string, token: string): void {
+    if (this.pendingLogins.get(accountId)?.token === token) this.pendingLogins.delete(accountId);
+  }
+
+  async issueSession(profile: ChatnetProfile): Promise<string> {
+    const token = randomBase62(32);
+    await this.redis.set(this.sessionKey(token), JSON.stringify(profile));
+    return token;
+  }
+
+  async profileOf(token: string): Promise<ChatnetProfile | null> {
+    const raw = await this.redis.get(this.sessionKey(token));
+    return raw ? (JSON.parse(raw) as ChatnetProfile) : null;
+  }
+
+  attach(accountId: string, session: SandboxSession): void {
+    this.sessions.get(accountId)?.cut({ reason: 'replaced', sessionExpired: false });
+    this.sessions.set(accountId, session);
+  }
+
+  detach(accountId: string, session: SandboxSession): void {
+    if (this.sessions.get(accountId) === session) this.sessions.delete(accountId);
+  }
+
+  async recordSent(accountId: string, record: SentRecord): Promise<void> {
+    const key = `${this.p}sent:${accountId}`;
+    await this.redis.multi().lpush(key, JSON.stringify(record)).ltrim(key, 0, SENT_KEEP - 1).exec();
+  }
+}
+
+class SandboxSession implements ChatnetSession {
+  private alive = true;
+
+  constructor(
+    private readonly network: SandboxNetwork,
+    private readonly accountId: string,
+    readonly token: string,
+    readonly profile: ChatnetProfile,
+    private readonly handlers: SessionHandlers,
+  ) {
+    network.attach(accountId, this);
+  }
+
+  get sessionData(): string {
+    return JSON.stringify({ v: 1, token: this.token });
+  }
+
+  isAlive(): boolean {
+    return this.alive;
+  }
+
+  async sendMessage(m: OutboundMessage): Promise<{ chatnetMessageId: string; sentAt: Date }> {
+    if (!this.alive) throw new Error('sandbox connection is closed');
+    const sentAt = new Date();
+    const chatnetMessageId = networkMessageId();
+    await this.network.recordSent(this.accountId, { chatnetMessageId, ...m, sentAt: sentAt.toISOString() });
+    return { chatnetMessageId, sentAt };
+  }
+
+  listFriends(): Promise<Friend[]> {
+    return this.network.friendsOf(this.profile.uid);
+  }
+
+  async disconnect(): Promise<void> {
+    this.alive = false;
+    this.network.detach(this.accountId, this);
+  }
+
+  receive(message: InboundMessage): Promise<void> {
+    return this.handlers.onMessage(message);
+  }
+
+  cut(info: DisconnectInfo): void {
+    if (!this.alive) return;
+    this.alive = false;
+    this.network.detach(this.accountId, this);
+    this.handlers.onDisconnect(info);
+  }
+}
+
+export class SandboxDriver implements ChatnetDriver {
+  readonly name = 'sandbox';
+
+  constructor(
+    readonly network: SandboxNetwork,
+    private readonly qrTtlMs: number,
+    private readonly maxRefreshes: number,
+  ) {}
+
+  async loginWithQr(opts: QrLoginOptions): Promise<ChatnetSession> {
+    for (let shown = 0; shown <= this.maxRefreshes; shown++) {
+      if (opts.signal.aborted) throw new LoginFailedError('aborted', 'QR login was cancelled');
+      const qrToken = randomBytes(16).toString('hex');
+      let onScan!: (profile: ChatnetProfile) => void;
+      const scanned = new Promise<ChatnetProfile>((resolve) => (onScan = resolve));
+      this.network.awaitScan(opts.accountId, qrToken, onScan);
+      try {
+        await opts.onQr({ code: `chatnet-sandbox://login/${qrToken}`, expiresAt: new Date(Date.now() + this.qrTtlMs) });
+        const profile = await waitFor(scanned, this.qrTtlMs, opts.signal);
+        if (profile) {
+          const token = await this.network.issueSession(profile);
+          return new SandboxSession(this.network, opts.accountId, token, profile, opts.handlers);
+        }
+      } finally {
+        this.network.stopWaiting(opts.accountId, qrToken);
+      }
+      if (opts.signal.aborted) throw new LoginFailedError('aborted', 'QR login was cancelled');
+    }
+    throw new LoginFailedError('qr_expired', 'No QR code was scanned before the last one expired');
+  }
+
+  async restoreSession(sessionData: string, opts: ConnectOptions): Promise<ChatnetSession> {
+    let token: string | undefined;
+    try {
+      token = (JSON.parse(sessionData) as { token?: string }).token;
+    } catch {
+      /* unreadable session data is as good as expired */
+    }
+    const profile = token ? await this.network.profileOf(token) : null;
+    if (!token || !profile) throw new SessionExpiredError('The network no longer accepts this session; log in with a QR code again');
+    return new SandboxSession(this.network, opts.accountId, token, profile, opts.handlers);
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The value, or undefined when the time runs out or the signal aborts. */
+function waitFor<T>(promise: Promise<T>, ms: number, signal: AbortSignal): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    const done = (v: T | undefined) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(v);
+    };
+    const onAbort = () => done(undefined);
+    const timer = setTimeout(() => done(undefined), ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(done);
+  });
+}

@@ -1,0 +1,27 @@
+import type { Handlers } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as accounts from '../domain/accounts';
+import * as sandbox from '../domain/sandbox';
+import { sendChatMessage } from '../domain/send';
+
+/** connector.v1.ConnectorService: decode, call the domain, return; errors are mapped by grpc-kit. */
+export function connectorHandlers(deps: Deps): Handlers {
+  return {
+    ListAccounts: (req, ctx) => accounts.list(deps, ctx, req),
+    GetAccount: (req, ctx) => accounts.get(deps, ctx, req.id),
+    CreateAccount: (req, ctx) => accounts.create(deps, ctx, req),
+    Login: (req, ctx) => accounts.login(deps, ctx, req.id),
+    Reconnect: (req, ctx) => accounts.reconnect(deps, ctx, req.id),
+    GetStatus: (req, ctx) => accounts.status(deps, ctx, req.id),
+    SetProxy: (req, ctx) => accounts.setProxy(deps, ctx, req),
+    DeleteAccount: (req, ctx) => accounts.remove(deps, ctx, req),
+
+    SendChatMessage: (req, ctx) => sendChatMessage(deps, ctx, req),
+
+    SandboxScan: (req, ctx) => sandbox.scan(deps, ctx, req),
+    SandboxInbound: (req, ctx) => sandbox.inbound(deps, ctx, req),
+    SandboxDrop: (req, ctx) => sandbox.drop(deps, ctx, req),
+    SandboxSetFriends: (req, ctx) => sandbox.setFriends(deps, ctx, req),
+    SandboxSentMessages: (req, ctx) => sandbox.sentMessages(deps, ctx, req.id),
+  };
+}

@@ -1,0 +1,89 @@
+import http from 'node:http';
+import net, { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
+import { normalizeProxyUrl } from '../src/domain/proxy-url';
+import { dialThrough } from '../src/drivers/proxy-dialer';
+
+describe('proxy URL validation', () => {
+  it('accepts http(s) and socks proxies with optional credentials and port, normalized', () => {
+    expect(normalizeProxyUrl(' http://user:p%40ss@proxy.example:3128/ ')).toBe('http://user:p%40ss@proxy.example:3128');
+    expect(normalizeProxyUrl('socks5://10.0.0.1:1080')).toBe('socks5://10.0.0.1:1080');
+    expect(normalizeProxyUrl('https://proxy.example')).toBe('https://proxy.example');
+    expect(normalizeProxyUrl('socks5h://u@[::1]:9050')).toBe('socks5h://u@[::1]:9050');
+  });
+
+  it('refuses anything else with a 400 naming proxyUrl', () => {
+    for (const bad of ['proxy.example:3128', 'ftp://proxy.example', 'http://proxy.example/path', 'http://proxy.example?x=1', 'http://', 'x'.repeat(2001)]) {
+      expect(() => normalizeProxyUrl(bad)).toThrow(expect.objectContaining({ kind: 'invalid_argument', details: [expect.objectContaining({ field: 'proxyUrl' })] }));
+    }
+  });
+});
+
+// zca-js sends every request through the fetch it is given and opens its WebSocket with the agent: both
+// must go through the account's proxy. Loopback only: a CONNECT proxy and a target server on 127.0.0.1.
+describe('dialing through a proxy', () => {
+  let target: http.Server;
+  let proxy: http.Server;
+  const tunnels: string[] = [];
+
+  beforeAll(async () => {
+    target = http.createServer((req, res) => {
+      if (req.url === '/redirect') {
+        res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere', 'set-cookie': ['a=1; Path=/', 'b=2; Expires=Wed, 18 Mar 2026 10:00:00 GMT; Path=/'] });
+        return res.end();
+      }
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const json = JSON.stringify({ method: req.method, url: req.url, body, ua: req.headers['user-agent'], enc: req.headers['accept-encoding'] });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(zlib.gzipSync(json));
+      });
+    });
+    proxy = http.createServer((_req, res) => res.writeHead(405).end());
+    proxy.on('connect', (req, socket, head) => {
+      tunnels.push(req.url ?? '');
+      const [host, port] = (req.url ?? '').split(':');
+      const upstream = net.connect(Number(port), host, () => {
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(socket);
+        socket.pipe(upstream);
+      });
+      upstream.on('error', () => socket.destroy());
+    });
+    await Promise.all([new Promise<void>((r) => target.listen(0, '127.0.0.1', r)), new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))]);
+  });
+  afterAll(async () => {
+    await new Promise((r) => target.close(r));
+    await new Promise((r) => proxy.close(r));
+  });
+
+  it('sends requests through the proxy tunnel and decodes the response', async () => {
+    const targetPort = (target.address() as AddressInfo).port;
+    const { fetch, agent } = dialThrough(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`);
+    const res = await fetch(`http://127.0.0.1:${targetPort}/api/login/getLoginInfo?x=1`, {
+      method: 'POST',
+      headers: { 'user-agent': 'zca-test', 'accept-encoding': 'gzip, deflate, br, zstd' },
+      body: new URLSearchParams({ params: 'abc' }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ method: 'POST', url: '/api/login/getLoginInfo?x=1', body: 'params=abc', ua: 'zca-test', enc: 'gzip, deflate, br' });
+    expect(tunnels).toContain(`127.0.0.1:${targetPort}`);
+    (agent as unknown as { destroy?: () => void }).destroy?.();
+  });
+
+  it('does not follow redirects and keeps every Set-Cookie header (zca-js handles both itself)', async () => {
+    const targetPort = (target.address() as AddressInfo).port;
+    const { fetch } = dialThrough(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`);
+    const res = await fetch(`http://127.0.0.1:${targetPort}/redirect`);
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('http://127.0.0.1:1/elsewhere');
+    expect(res.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Expires=Wed, 18 Mar 2026 10:00:00 GMT; Path=/']);
+  });
+
+  it('builds a SOCKS agent for socks URLs', () => {
+    const { agent } = dialThrough('socks5://127.0.0.1:1');
+    expect(agent.constructor.name).toBe('SocksProxyAgent');
+  });
+});

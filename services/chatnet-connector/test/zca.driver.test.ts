@@ -1,0 +1,251 @@
+import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createLogger } from '@crm/logger';
+import { DisconnectInfo, InboundMessage, LoginFailedError, SessionExpiredError, SessionHandlers } from '../src/drivers/driver';
+import { inboundOf, ZcaApi, ZcaClient, ZcaDriver, ZcaQrEvent, zcaClientFactory } from '../src/drivers/zca.driver';
+
+// The zca driver against fixtures in the shapes zca-js 2.2 produces (its QR-login callback events, listener
+// messages, account and friend records, send results, session context): no network at all.
+const fx = (name: string) => JSON.parse(readFileSync(path.join(__dirname, 'fixtures', 'zca', `${name}.json`), 'utf8'));
+const log = createLogger('test', 'silent');
+
+class FakeListener extends EventEmitter {
+  started = 0;
+  stopped = 0;
+  start() {
+    this.started++;
+    setImmediate(() => this.emit('connected'));
+  }
+  stop() {
+    this.stopped++;
+    // zca-js closes the socket with 1000 (ManualClosure) and reports it as `closed`.
+    this.emit('closed', 1000, '');
+  }
+}
+
+function fakeApi() {
+  const friends = fx('friends') as Array<{ userId: string }>;
+  const api = {
+    listener: new FakeListener(),
+    getOwnId: () => fx('account-info').profile.userId,
+    fetchAccountInfo: async () => fx('account-info'),
+    getAllFriends: jest.fn(async (count = 200, page = 1) => friends.slice((page - 1) * count, page * count)),
+    sendMessage: jest.fn(async () => fx('send-message-response')),
+    getContext: () => {
+      const c = fx('context');
+      return { ...c, cookie: { toJSON: () => c.cookie } };
+    },
+  };
+  return api as typeof api & ZcaApi;
+}
+
+/** A zca-js client that replays QR-login callback events, then resolves with the API. */
+function fakeClient(script: Array<string | 'wait'>, api = fakeApi(), login?: (c: unknown) => Promise<ZcaApi>) {
+  const calls = { retry: 0, abort: 0, login: [] as unknown[] };
+  const client: ZcaClient = {
+    loginQR: (_opts, callback) =>
+      new Promise((resolve, reject) => {
+        let aborted = false;
+        const actions = {
+          retry: () => calls.retry++,
+          abort: () => {
+            calls.abort++;
+            aborted = true;
+            reject(new Error('aborted by caller'));
+          },
+        };
+        (async () => {
+          for (const step of script) {
+            if (aborted) return;
+            if (step === 'wait') {
+              await new Promise((r) => setTimeout(r, 50));
+              continue;
+            }
+            const event = fx(step) as ZcaQrEvent;
+            callback({ ...event, actions: event.actions === null ? null : actions });
+            await new Promise((r) => setImmediate(r));
+          }
+          if (!aborted) resolve(api);
+        })();
+      }),
+    login: async (credentials) => {
+      calls.login.push(credentials);
+      return login ? login(credentials) : api;
+    },
+  };
+  return { client, calls, api };
+}
+
+function recorder() {
+  const messages: InboundMessage[] = [];
+  const drops: DisconnectInfo[] = [];
+  let friendsChanged = 0;
+  const handlers: SessionHandlers = {
+    onMessage: async (m) => void messages.push(m),
+    onDisconnect: (d) => void drops.push(d),
+    onFriendsChanged: () => void friendsChanged++,
+  };
+  return { handlers, messages, drops, friendsChanged: () => friendsChanged };
+}
+
+const driverWith = (client: ZcaClient, qrMaxRefreshes = 2) => new ZcaDriver({ log, qrMaxRefreshes, factory: () => client });
+
+describe('zca driver: QR login', () => {
+  it('shows each QR zca-js renders (PNG) and, once scanned, returns a live session with the account profile', async () => {
+    const { client, calls, api } = fakeClient(['qr-generated', 'qr-expired', 'qr-generated', 'qr-scanned', 'got-login-info']);
+    const shown: Array<{ image?: string; expiresAt: Date }> = [];
+    const r = recorder();
+    const session = await driverWith(client).loginWithQr({
+      accountId: 'a1',
+      handlers: r.handlers,
+      signal: new AbortController().signal,
+      onQr: async (qr) => void shown.push(qr),
+    });
+    expect(shown).toHaveLength(2);
+    expect(shown[0].image).toBe(fx('qr-generated').data.image);
+    expect(Buffer.from(shown[0].image!, 'base64').subarray(1, 4).toString()).toBe('PNG');
+    expect(shown[0].expiresAt.getTime()).toBeGreaterThan(Date.now());
+    expect(calls.retry).toBe(1);
+    expect(session.profile).toEqual({ uid: '8421930000000000001', displayName: 'Cửa hàng Hoa Mai', avatarUrl: expect.stringContaining('8421930000000000001'), phone: '84901234567' });
+    expect(api.listener.started).toBe(1);
+    expect(session.isAlive()).toBe(true);
+    // What is stored to reconnect later: imei, user agent and cookies from the session context.
+    expect(JSON.parse(session.sessionData)).toEqual({
+      v: 1,
+      imei: fx('context').imei,
+      userAgent: fx('context').userAgent,
+      language: 'vi',
+      cookie: fx('context').cookie.cookies,
+    });
+  });
+
+  it('gives up with qr_expired after the last allowed fresh code', async () => {
+    const { client, calls } = fakeClient(['qr-generated', 'qr-expired', 'qr-generated', 'qr-expired', 'qr-generated', 'qr-expired', 'wait', 'wait']);
+    const err = await driverWith(client, 2)
+      .loginWithQr({ accountId: 'a1', handlers: recorder().handlers, signal: new AbortController().signal, onQr: async () => undefined })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(LoginFailedError);
+    expect(err.reason).toBe('qr_expired');
+    expect(calls.retry).toBe(2);
+    expect(calls.abort).toBe(1);
+  });
+
+  it('a login declined on the phone fails with qr_declined', async () => {
+    const { client } = fakeClient(['qr-generated', 'qr-scanned', 'qr-declined', 'wait']);
+    const err = await driverWith(client)
+      .loginWithQr({ accountId: 'a1', handlers: recorder().handlers, signal: new AbortController().signal, onQr: async () => undefined })
+      .catch((e) => e);
+    expect(err).toMatchObject({ name: 'LoginFailedError', reason: 'qr_declined' });
+  });
+
+  it('aborting the signal cancels the login (aborted)', async () => {
+    const { client } = fakeClient(['qr-generated', 'wait', 'wait', 'wait', 'wait', 'qr-scanned']);
+    const ctl = new AbortController();
+    const p = driverWith(client).loginWithQr({ accountId: 'a1', handlers: recorder().handlers, signal: ctl.signal, onQr: async () => void ctl.abort() });
+    await expect(p).rejects.toMatchObject({ reason: 'aborted' });
+  });
+});
+
+describe('zca driver: restore, receive, send, friends, disconnect', () => {
+  const stored = JSON.stringify({ v: 1, imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies });
+
+  it('restores from stored session data with the stored credentials', async () => {
+    const { client, calls } = fakeClient([]);
+    const session = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
+    expect(calls.login).toEqual([{ imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies }]);
+    expect(session.profile.uid).toBe('8421930000000000001');
+  });
+
+  it('a session the network refuses (ZaloApiError) is expired; other failures are transient', async () => {
+    const refused = Object.assign(new Error('Đăng nhập thất bại'), { name: 'ZaloApiError' });
+    const { client } = fakeClient([], fakeApi(), async () => Promise.reject(refused));
+    await expect(driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(SessionExpiredError);
+    const down = fakeClient([], fakeApi(), async () => Promise.reject(Object.assign(new Error('getaddrinfo EAI_AGAIN wpa.chat.zalo.me'), { code: 'EAI_AGAIN' })));
+    const err = await driverWith(down.client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers }).catch((e) => e);
+    expect(err).not.toBeInstanceOf(SessionExpiredError);
+    await expect(driverWith(client).restoreSession('{"v":1}', { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(SessionExpiredError);
+    await expect(driverWith(client).restoreSession('not json', { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(SessionExpiredError);
+  });
+
+  it('maps listener messages to inbound messages: text, group, attachments; skips its own', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    for (const name of ['message-user-text', 'message-group-text', 'message-user-photo', 'message-self']) api.listener.emit('message', fx(name));
+    await new Promise((res) => setImmediate(res));
+    expect(r.messages).toEqual([
+      {
+        chatnetMessageId: '6938394735567',
+        threadId: '6100000000000000000',
+        threadType: 'user',
+        fromUid: '6100000000000000000',
+        fromName: 'Khách 0',
+        fromAvatar: '',
+        content: 'Chào shop, còn hàng không?',
+        contentType: 'text',
+        sentAt: new Date(1735689600123),
+      },
+      expect.objectContaining({ chatnetMessageId: '6938394735568', threadId: '4500000000000000077', threadType: 'group', fromUid: '6100000000000000002', content: '@Hoa Mai giá bao nhiêu?' }),
+      expect.objectContaining({ chatnetMessageId: '6938394735569', contentType: 'chat.photo', content: expect.stringContaining('fixture.jpg') }),
+    ]);
+    expect(inboundOf(fx('message-user-photo')).contentType).toBe('chat.photo');
+  });
+
+  it('sends text to user and group threads and returns the network message id', async () => {
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
+    const sent = await s.sendMessage({ threadId: '4500000000000000077', threadType: 'group', content: 'Dạ 150k ạ', contentType: 'text' });
+    expect(sent.chatnetMessageId).toBe('6938394735599');
+    expect(api.sendMessage).toHaveBeenCalledWith({ msg: 'Dạ 150k ạ' }, '4500000000000000077', 1);
+    await s.sendMessage({ threadId: '6100000000000000000', threadType: 'user', content: 'ok', contentType: 'text' });
+    expect(api.sendMessage).toHaveBeenLastCalledWith({ msg: 'ok' }, '6100000000000000000', 0);
+    await expect(s.sendMessage({ threadId: '1', threadType: 'user', content: '{}', contentType: 'image' })).rejects.toThrow(/text only/);
+  });
+
+  it('lists every friend across pages, falling back to the network name', async () => {
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
+    const friends = await s.listFriends();
+    expect(friends).toHaveLength(230);
+    expect(api.getAllFriends).toHaveBeenCalledTimes(2);
+    expect(friends[0]).toEqual({ chatnetUid: '6100000000000000000', displayName: 'Khách 0' });
+    expect(friends[1]).toEqual({ chatnetUid: '6100000000000000001', displayName: 'Zalo 1' });
+  });
+
+  it('a connection closed by the network reports a drop; a duplicate login elsewhere (3000) expires the session', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    api.listener.emit('friend_event', {});
+    expect(r.friendsChanged()).toBe(1);
+    api.listener.emit('closed', 1006, '');
+    expect(r.drops).toEqual([{ reason: 'closed_1006', sessionExpired: false }]);
+    expect(s.isAlive()).toBe(false);
+
+    const r2 = recorder();
+    const second = fakeClient([]);
+    await driverWith(second.client).restoreSession(stored, { accountId: 'a1', handlers: r2.handlers });
+    second.api.listener.emit('closed', 3000, 'duplicate connection');
+    expect(r2.drops).toEqual([{ reason: 'duplicate connection', sessionExpired: true }]);
+  });
+
+  it('disconnect() stops the listener without reporting a drop', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    await s.disconnect();
+    expect(api.listener.stopped).toBe(1);
+    expect(r.drops).toEqual([]);
+    expect(s.isAlive()).toBe(false);
+  });
+});
+
+describe('zca driver: the production binding', () => {
+  it('builds a zca-js client (no network until a login) with its update check off', () => {
+    const client = zcaClientFactory()({}) as unknown as { options: Record<string, unknown>; loginQR: unknown; login: unknown };
+    expect(typeof client.loginQR).toBe('function');
+    expect(typeof client.login).toBe('function');
+    expect(client.options).toMatchObject({ checkUpdate: false, selfListen: false, logging: false });
+  });
+});

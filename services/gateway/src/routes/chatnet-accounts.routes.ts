@@ -1,0 +1,152 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { RouteDeps } from './deps';
+import type { ServiceRoutes } from './services';
+import { badRequest } from '../http/errors';
+import { ctxOf } from '../http/principal';
+import { body, query, s } from '../http/validate';
+
+const STATUSES = ['qr_pending', 'connected', 'disconnected'] as const;
+
+const proxyUrl = z.string({ error: 'must be a string or null' }).trim().max(2000, 'must be at most 2000 characters');
+
+const NewAccount = z.object({
+  displayName: s.requiredText(100),
+  proxyUrl: proxyUrl.nullable().optional(),
+  ownerUserId: z.string().uuid('must be a user id').optional(),
+});
+
+const ProxyBody = z.object({
+  // null or "" clears the proxy; the key itself is required so a typo never clears it by accident.
+  proxyUrl: proxyUrl.nullable(),
+});
+
+const ListQuery = z.object({
+  status: s.optionalQueryEnum(STATUSES),
+  assignedTo: z.string().uuid('must be a user id').optional(),
+  search: z.string().max(200, 'must be at most 200 characters').optional(),
+});
+
+const DeleteQuery = z.object({
+  purge: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
+});
+
+const Scan = z.object({
+  chatnetUid: s.text(64).optional(),
+  displayName: s.text(100).optional(),
+  phone: s.text(40).optional(),
+  avatarUrl: s.text(2000).optional(),
+});
+
+const Inbound = z.object({
+  fromUid: s.requiredText(64),
+  fromName: s.text(200).default(''),
+  fromAvatar: s.text(2000).default(''),
+  content: z.string({ error: 'is required' }).min(1, 'is required').max(20_000, 'must be at most 20000 characters'),
+  contentType: s.text(50).default(''),
+  threadType: s.enumOf(['user', 'group'] as const).default('user'),
+  threadId: s.text(64).default(''),
+  chatnetMessageId: s.text(64).default(''),
+});
+
+const Drop = z.object({
+  reason: s.text(200).default(''),
+  expireSession: z.boolean({ error: 'must be a boolean' }).default(false),
+});
+
+const Friends = z.object({
+  friends: z
+    .array(z.object({ chatnetUid: s.requiredText(64), displayName: s.text(200).default('') }), { error: 'must be an array of {chatnetUid, displayName}' })
+    .max(5000, 'must have at most 5000 entries'),
+});
+
+/** Optional proto fields arrive absent; the API shows them as null. */
+function account(a: any) {
+  return {
+    id: a.id,
+    chatnetUid: a.chatnetUid ?? null,
+    displayName: a.displayName,
+    avatarUrl: a.avatarUrl,
+    phone: a.phone,
+    status: a.status,
+    liveStatus: liveStatus(a.liveStatus),
+    ownerUserId: a.ownerUserId ?? null,
+    owner: a.owner ?? null,
+    hasProxy: a.hasProxy,
+    lastConnectedAt: a.lastConnectedAt ?? null,
+    createdAt: a.createdAt,
+  };
+}
+
+function liveStatus(l: any) {
+  return { state: l?.state ?? 'disconnected', connectedAt: l?.connectedAt ?? null, lastHeartbeat: l?.lastHeartbeat ?? null };
+}
+
+/**
+ * Chat-network accounts (internal API) and the sandbox network's control routes. The sandbox routes need
+ * an owner's or admin's bearer token; the connector answers 404 for them unless CHATNET_DRIVER=sandbox.
+ */
+export function chatnetAccountRoutes({ clients, auth }: RouteDeps): ServiceRoutes {
+  const connector = () => clients['chatnet-connector'];
+
+  const internal = Router();
+  internal.get('/chatnet-accounts', async (req, res) => {
+    const q = query(req, ListQuery);
+    const out = await connector().ListAccounts(q, ctxOf(req, res));
+    res.json((out.data ?? []).map(account));
+  });
+  internal.post('/chatnet-accounts', async (req, res) => {
+    const b = body(req, NewAccount);
+    const out = await connector().CreateAccount({ displayName: b.displayName, proxyUrl: b.proxyUrl || undefined, ownerUserId: b.ownerUserId }, ctxOf(req, res));
+    res.status(201).json(out);
+  });
+  internal.get('/chatnet-accounts/:id', async (req, res) => {
+    res.json(account(await connector().GetAccount({ id: req.params.id }, ctxOf(req, res))));
+  });
+  internal.post('/chatnet-accounts/:id/login', async (req, res) => {
+    const out = await connector().Login({ id: req.params.id }, ctxOf(req, res));
+    res.json({ message: out.message });
+  });
+  internal.post('/chatnet-accounts/:id/reconnect', async (req, res) => {
+    const out = await connector().Reconnect({ id: req.params.id }, ctxOf(req, res));
+    res.json({ message: out.message });
+  });
+  internal.get('/chatnet-accounts/:id/status', async (req, res) => {
+    const out = await connector().GetStatus({ id: req.params.id }, ctxOf(req, res));
+    res.json({ accountId: out.accountId, liveStatus: liveStatus(out.liveStatus) });
+  });
+  internal.put('/chatnet-accounts/:id/proxy', async (req, res) => {
+    if (req.body === undefined || typeof req.body !== 'object' || !('proxyUrl' in req.body)) {
+      throw badRequest([{ field: 'proxyUrl', message: 'is required (null or "" clears the proxy)' }]);
+    }
+    const b = body(req, ProxyBody);
+    res.json(await connector().SetProxy({ id: req.params.id, proxyUrl: b.proxyUrl ?? '' }, ctxOf(req, res)));
+  });
+  internal.delete('/chatnet-accounts/:id', async (req, res) => {
+    const q = query(req, DeleteQuery);
+    await connector().DeleteAccount({ id: req.params.id, purge: q.purge === 'true' || q.purge === '1' }, ctxOf(req, res));
+    res.status(204).end();
+  });
+
+  const root = Router();
+  root.use('/sandbox', auth.bearer);
+  root.post('/sandbox/accounts/:id/scan', async (req, res) => {
+    res.json(account(await connector().SandboxScan({ id: req.params.id, ...body(req, Scan) }, ctxOf(req, res))));
+  });
+  root.post('/sandbox/accounts/:id/inbound', async (req, res) => {
+    res.json(await connector().SandboxInbound({ id: req.params.id, ...body(req, Inbound) }, ctxOf(req, res)));
+  });
+  root.post('/sandbox/accounts/:id/drop', async (req, res) => {
+    const out = await connector().SandboxDrop({ id: req.params.id, ...body(req, Drop) }, ctxOf(req, res));
+    res.json({ message: out.message });
+  });
+  root.post('/sandbox/accounts/:id/friends', async (req, res) => {
+    res.json(await connector().SandboxSetFriends({ id: req.params.id, ...body(req, Friends) }, ctxOf(req, res)));
+  });
+  root.get('/sandbox/accounts/:id/sent', async (req, res) => {
+    const out = await connector().SandboxSentMessages({ id: req.params.id }, ctxOf(req, res));
+    res.json({ data: out.data ?? [] });
+  });
+
+  return { internal, root };
+}

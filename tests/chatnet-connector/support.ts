@@ -1,0 +1,61 @@
+import { connect } from 'amqplib';
+import { createServiceClient, loadProto, serviceDefinition, type CallContext, type ServiceClient } from '@crm/grpc-kit';
+import { eventually, infra } from '@crm/testing';
+import { email, type Client } from '../support/http';
+
+export interface Envelope<T = any> {
+  id: string;
+  type: string;
+  orgId: string;
+  occurredAt: string;
+  data: T;
+}
+
+/**
+ * Everything the stack publishes on its exchange, seen through a private test queue, so a test can
+ * assert that an event was (or was not) emitted.
+ */
+export async function captureEvents(exchange: string, pattern = '#') {
+  const connection = await connect(infra.amqpUrl);
+  const channel = await connection.createChannel();
+  await channel.assertExchange(exchange, 'topic', { durable: true });
+  const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
+  await channel.bindQueue(queue, exchange, pattern);
+  const events: Envelope[] = [];
+  await channel.consume(queue, (msg) => msg && events.push(JSON.parse(msg.content.toString())), { noAck: true });
+  return {
+    events,
+    /** Events of one type (optionally about one account), in arrival order. */
+    of: (type: string, accountId?: string) => events.filter((e) => e.type === type && (!accountId || e.data?.accountId === accountId)),
+    /** Wait for the first event matching, optionally only among those after `after` events. */
+    waitFor: (type: string, pred: (e: Envelope) => boolean = () => true, timeoutMs = 10_000, after = 0) =>
+      eventually(async () => events.slice(after).find((e) => e.type === type && pred(e)), timeoutMs),
+    count: () => events.length,
+    async stop(deleteExchange = false) {
+      if (deleteExchange) await channel.deleteExchange(exchange).catch(() => undefined);
+      await connection.close().catch(() => undefined);
+    },
+  };
+}
+
+/** A direct client of ConnectorService / ConnectorPeerService, as messaging (or a peer) calls it. */
+export function connectorClient(address: string, service: 'ConnectorService' | 'ConnectorPeerService' = 'ConnectorService'): ServiceClient {
+  return createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), `connector.v1.${service}`), address, 10_000);
+}
+
+export function grpcCtx(user: { id: string; orgId: string; role: string }): Partial<CallContext> {
+  return { orgId: user.orgId, userId: user.id, role: user.role, requestId: `test-${Date.now()}` };
+}
+
+/** Add a user with a role to the owner's org and sign them in. */
+export async function addUser(api: Client, owner: Client, role: 'agent' | 'admin' | 'team_lead', fullName = 'Ada Agent') {
+  const mail = email(role);
+  const password = 'correct horse battery';
+  const created = await owner.post('/api/v1/users', { email: mail, fullName, role, password });
+  if (created.status !== 201) throw new Error(`user create failed: ${created.status} ${JSON.stringify(created.body)}`);
+  const login = await api.post('/api/v1/auth/login', { email: mail, password });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
+  return { client: api.as(login.body.token), user: login.body.user as { id: string; orgId: string; role: string; email: string; fullName: string } };
+}
+
+export const PNG_DATA_URL = /^data:image\/png;base64,[A-Za-z0-9+/]+=*$/;
