@@ -142,10 +142,13 @@ describe('setup, sign-in, profile, refresh and logout', () => {
     expect((await api.post('/api/v1/auth/refresh', { refreshToken: login.body.refreshToken })).status).toBe(401);
   });
 
-  it('unknown routes are 404 with the error body', async () => {
-    const res = await api.get('/api/v1/nothing-here');
+  it('unknown routes are 404 with the error body for a signed-in caller, 401 without a token', async () => {
+    const res = await api.as(token).get('/api/v1/nothing-here');
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('not_found');
+    // Everything under /api/v1 but the sign-in routes needs the token, so route existence does not leak.
+    expect((await api.get('/api/v1/nothing-here')).status).toBe(401);
+    expect((await api.get('/nothing-here')).status).toBe(404);
   });
 
   it('GET /healthz and /readyz answer when identity is up', async () => {

@@ -23,6 +23,12 @@ export function retryQueueName(queue: string, level: number): string {
 }
 
 const QUORUM = { 'x-queue-type': 'quorum' };
+/**
+ * Retry and dead-letter queues are classic durable queues: they only hold messages for a while (persistent
+ * messages survive a broker restart either way), and each quorum queue is a Raft group of its own. Seven
+ * quorum queues per consumer wedged a two-core broker under a test suite's churn; one per consumer does not.
+ */
+const CLASSIC = { 'x-queue-type': 'classic' };
 
 /**
  * Dead-lettering from a quorum queue is at-most-once unless asked otherwise; at-least-once needs
@@ -37,6 +43,11 @@ function deadLetterTo(queue: string) {
   };
 }
 
+/** Classic queues support neither the at-least-once strategy nor needs it for a TTL hand-back. */
+function retryDeadLetterTo(queue: string) {
+  return { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue };
+}
+
 export async function declareExchange(channel: Channel, exchange: string): Promise<void> {
   await channel.assertExchange(exchange, 'topic', { durable: true });
 }
@@ -46,9 +57,9 @@ export async function declareExchange(channel: Channel, exchange: string): Promi
  * so a retry reaches this consumer only, not every subscriber of the event) and its dead-letter queue.
  */
 export async function declareDurableQueue(channel: Channel, queue: string, retryLevels: number): Promise<void> {
-  await channel.assertQueue(dlqName(queue), { durable: true, arguments: QUORUM });
+  await channel.assertQueue(dlqName(queue), { durable: true, arguments: CLASSIC });
   for (let level = 1; level <= retryLevels; level++) {
-    await channel.assertQueue(retryQueueName(queue, level), { durable: true, arguments: { ...QUORUM, ...deadLetterTo(queue) } });
+    await channel.assertQueue(retryQueueName(queue, level), { durable: true, arguments: { ...CLASSIC, ...retryDeadLetterTo(queue) } });
   }
   await channel.assertQueue(queue, {
     durable: true,
