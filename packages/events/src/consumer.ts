@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ChannelModel, ConfirmChannel, ConsumeMessage, MessagePropertyHeaders, Options } from 'amqplib';
+import { escapeLiteral, type QueryResult } from 'pg';
 import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import { connectAmqp, reconnectDelay } from './amqp';
@@ -46,10 +47,6 @@ const ERROR_HEADER = 'x-crm-error';
 /** Headers the broker adds when dead-lettering or redelivering; a republished copy starts clean. */
 const BROKER_HEADERS = /^x-(death|first-death-|last-death-|delivery-count)/;
 
-const MARK_PROCESSED = {
-  name: 'crm_events_mark_processed',
-  text: 'INSERT INTO processed_events (event_id, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING',
-};
 const PRUNE_PROCESSED = {
   name: 'crm_events_prune_processed',
   text: `DELETE FROM processed_events WHERE consumer = $1 AND processed_at < now() - $2 * interval '1 millisecond'`,
@@ -70,10 +67,13 @@ export class EventConsumer {
   private readonly retryDelaysMs: number[];
   private readonly concurrency: number;
   private readonly retentionMs: number;
+  private readonly consumerLiteral: string;
 
   private connection?: ChannelModel;
   private channel?: ConfirmChannel;
   private consumerTag?: string;
+  /** The queue consumed from: `queue`, or the per-connection name of an exclusive queue. */
+  private source?: string;
   private readonly backlog: Delivery[] = [];
   private active = 0;
   private idleWaiters: Array<() => void> = [];
@@ -92,6 +92,7 @@ export class EventConsumer {
     this.retryDelaysMs = opts.retryDelaysMs?.length ? opts.retryDelaysMs : [1_000, 5_000, 30_000, 120_000];
     this.concurrency = Math.max(1, opts.concurrency ?? 1);
     this.retentionMs = opts.processedRetentionMs ?? 7 * 24 * 3600_000;
+    this.consumerLiteral = escapeLiteral(opts.queue);
   }
 
   private get idempotent(): boolean {
@@ -108,12 +109,17 @@ export class EventConsumer {
     if (this.started) throw new Error(`EventConsumer ${this.opts.queue} already started`);
     this.started = true;
     this.stopping = false;
-    await this.connect();
+    try {
+      await this.connect();
+    } catch (err) {
+      this.started = false;
+      throw err;
+    }
     if (this.idempotent) {
       const every = Math.min(3600_000, Math.max(1_000, this.retentionMs));
       this.pruneTimer = setInterval(() => void this.pruneProcessed(), every);
     }
-    this.log.info({ queue: this.opts.queue, bindings: this.opts.bindings }, 'event consumer started');
+    this.log.info({ queue: this.source, bindings: this.opts.bindings }, 'event consumer started');
   }
 
   /** Stops taking deliveries, lets running handlers finish and ack, then closes. Unstarted ones are requeued. */
@@ -129,6 +135,9 @@ export class EventConsumer {
     await this.idle();
     const connection = this.connection;
     this.connection = this.channel = this.consumerTag = undefined;
+    // Channel first: its close-ok comes after the broker processed our acks, closing the connection at once
+    // can let the queue see the consumer gone before the acks and redeliver acked messages.
+    await channel?.close().catch(() => undefined);
     await connection?.close().catch(() => undefined);
     this.started = false;
     this.log.info({ queue: this.opts.queue }, 'event consumer stopped');
@@ -161,6 +170,7 @@ export class EventConsumer {
       if (this.stopping) throw new Error('EventConsumer stopping');
       this.connection = connection;
       this.channel = channel;
+      this.source = source;
       const ch = channel;
       this.consumerTag = (await channel.consume(source, (msg) => this.onMessage(ch, msg), { noAck: false })).consumerTag;
     } catch (err) {
@@ -232,7 +242,8 @@ export class EventConsumer {
       event = parseEnvelope(msg.content);
     } catch (err) {
       this.log.error({ err, queue, messageId: msg.properties.messageId }, 'event consumer: malformed message; dead-lettering');
-      await this.forward(channel, msg, dlqName(queue), attempt, err);
+      if (this.opts.exclusive) this.ack(channel, msg);
+      else await this.forward(channel, msg, dlqName(queue), attempt, err);
       return;
     }
     const ctx = { queue, eventId: event.id, eventType: event.type, attempt };
@@ -266,9 +277,12 @@ export class EventConsumer {
     const client = await pool.connect();
     let broken = false;
     try {
-      await client.query('BEGIN');
-      // Blocks while another consumer's transaction holds the same id, then sees its outcome.
-      const claimed = await client.query({ ...MARK_PROCESSED, values: [event.id, queue] });
+      // BEGIN and the claim in one round trip (a multi-statement query cannot take parameters; the id is a
+      // validated UUID and the name is escaped). Blocks while another consumer's transaction holds the same
+      // id, then sees its outcome.
+      const [, claimed] = (await client.query(
+        `BEGIN; INSERT INTO processed_events (event_id, consumer) VALUES ('${event.id}', ${this.consumerLiteral}) ON CONFLICT DO NOTHING`,
+      )) as unknown as QueryResult[];
       if (claimed.rowCount === 0) {
         await client.query('ROLLBACK');
         this.log.debug({ queue, eventId: event.id, eventType: event.type }, 'event consumer: already processed; skipping');

@@ -7,6 +7,8 @@ export interface EventEnvelope<T = unknown> {
   data: T;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export class InvalidEnvelopeError extends Error {
   override readonly name = 'InvalidEnvelopeError';
 }
@@ -27,6 +29,7 @@ export function parseEnvelope(body: Buffer): EventEnvelope {
   for (const field of ['id', 'type', 'orgId', 'occurredAt'] as const) {
     if (typeof e[field] !== 'string' || e[field] === '') throw new InvalidEnvelopeError(`envelope field "${field}" is missing`);
   }
+  if (!UUID.test(e.id as string)) throw new InvalidEnvelopeError('envelope id is not a UUID');
   if (!('data' in e)) throw new InvalidEnvelopeError('envelope field "data" is missing');
   return e as unknown as EventEnvelope;
 }

@@ -1,6 +1,6 @@
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import { Client } from 'pg';
-import type { Pool } from '@crm/db';
+import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import { connectAmqp, reconnectDelay } from './amqp';
 import { OUTBOX_CHANNEL } from './tables';
@@ -36,6 +36,9 @@ const CLAIM = {
          WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
 };
 const MARK = { name: 'crm_events_outbox_mark', text: 'UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])' };
+/** How the relay's dedicated connection shows in pg_stat_activity. */
+export const RELAY_APPLICATION_NAME = 'crm-outbox-relay';
+const CONFIRM_TIMEOUT_MS = 30_000;
 const PRUNE_BATCH = 5_000;
 const PRUNE = {
   name: 'crm_events_outbox_prune',
@@ -65,6 +68,7 @@ export class OutboxRelay {
 
   private connection?: ChannelModel;
   private channel?: ConfirmChannel;
+  /** LISTENs and runs the claims; see listen(). */
   private listener?: Client;
   private started = false;
   private stopping = false;
@@ -93,8 +97,13 @@ export class OutboxRelay {
     if (this.started) throw new Error('OutboxRelay already started');
     this.started = true;
     this.stopping = false;
-    await this.openChannel();
-    await this.listen();
+    try {
+      await this.openChannel();
+      await this.listen();
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
     this.pollTimer = setInterval(() => this.wake(), this.pollMs);
     const pruneEvery = Math.min(60_000, Math.max(1_000, this.retentionMs));
     this.pruneTimer = setInterval(() => {
@@ -111,6 +120,7 @@ export class OutboxRelay {
     this.stopping = true;
     for (const t of [this.retryTimer, this.listenTimer]) clearTimeout(t);
     for (const t of [this.pollTimer, this.pruneTimer]) clearInterval(t);
+    this.retryTimer = this.listenTimer = this.pollTimer = this.pruneTimer = undefined;
     await Promise.all([this.draining, this.pruning]);
     const { listener, connection } = this;
     this.listener = this.connection = this.channel = undefined;
@@ -122,11 +132,13 @@ export class OutboxRelay {
 
   private wake(): void {
     this.wanted = true;
-    if (this.draining || this.stopping) return;
+    // While a retry is scheduled, commits only mark work as wanted: with the broker down, connecting on
+    // every commit would hammer it.
+    if (this.draining || this.retryTimer || this.stopping) return;
     this.draining = this.drain().finally(() => {
       this.draining = undefined;
       // A wake-up that came after the last pass looked at `wanted` but before this line.
-      if (this.wanted && !this.stopping && !this.retryTimer) this.wake();
+      if (this.wanted) this.wake();
     });
   }
 
@@ -154,16 +166,21 @@ export class OutboxRelay {
 
   /** Claim a batch, publish it as one window of confirms, mark what the broker confirmed. */
   private async publishBatch(channel: ConfirmChannel): Promise<number> {
-    const client = await this.pool.connect();
+    // The LISTEN connection runs the claims too, so a pool drained by request traffic cannot hold events
+    // back; the pool stands in while that connection is being re-established.
+    const dedicated = this.listener;
+    const client = dedicated ?? (await this.pool.connect());
     let clientBroken = false;
     try {
-      await client.query('BEGIN');
+      // Losing this transaction's commit in a database crash only means its rows get published again
+      // (consumers de-duplicate), so it need not wait for the WAL flush: that wait is most of a cycle.
+      await client.query('BEGIN; SET LOCAL synchronous_commit = off');
       const { rows } = await client.query<OutboxRow>({ ...CLAIM, values: [this.batchSize] });
       if (rows.length === 0) {
         await client.query('COMMIT');
         return 0;
       }
-      const results = await Promise.allSettled(rows.map((row) => this.publish(channel, row)));
+      const results = await this.publishWindow(channel, rows);
       const confirmed = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.seq);
       // Confirmed rows are marked even when others failed, so they are not sent twice. The failed ones stay
       // unpublished and go out on the next pass, possibly after later events: consumers must not depend on
@@ -182,7 +199,26 @@ export class OutboxRelay {
       });
       throw err;
     } finally {
-      client.release(clientBroken);
+      // A broken dedicated connection ends, and its 'end' handler re-establishes it.
+      if (client !== dedicated) (client as PoolClient).release(clientBroken);
+    }
+  }
+
+  /**
+   * All rows in flight at once, confirms awaited together (one at a time is ~20x slower). A broker that
+   * stops confirming (a blocked connection during a resource alarm) must not hold the claimed rows and
+   * their transaction forever: past the timeout the connection is closed, which fails what is pending.
+   */
+  private async publishWindow(channel: ConfirmChannel, rows: OutboxRow[]): Promise<PromiseSettledResult<void>[]> {
+    const connection = this.connection;
+    const timer = setTimeout(() => {
+      this.log.warn({ exchange: this.exchange, pending: rows.length }, 'outbox relay: no publisher confirms in time; reconnecting');
+      connection?.close().catch(() => undefined);
+    }, CONFIRM_TIMEOUT_MS);
+    try {
+      return await Promise.allSettled(rows.map((row) => this.publish(channel, row)));
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -245,9 +281,12 @@ export class OutboxRelay {
     return channel;
   }
 
-  /** A dedicated connection (not from the pool: it is held forever) that turns commits into wake-ups. */
+  /**
+   * A dedicated connection (not from the pool: it is held forever) that turns commits into wake-ups and
+   * runs the claim transactions. Notifications arrive between transactions, never inside one.
+   */
   private async listen(): Promise<void> {
-    const client = new Client(this.pool.options);
+    const client = new Client({ ...this.pool.options, application_name: RELAY_APPLICATION_NAME });
     client.on('notification', () => this.wake());
     client.on('error', (err) => this.log.warn({ err }, 'outbox relay: LISTEN connection error'));
     client.on('end', () => {
