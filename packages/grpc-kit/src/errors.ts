@@ -130,8 +130,9 @@ export function codeOfStatus(code: status): string {
 /** The trailing metadata that carries an AppError's code, details and retry hint across gRPC. */
 export function errorMetadata(err: AppError): Metadata {
   const md = new Metadata();
-  md.set('x-error-code', err.code);
-  if (err.details) md.set('x-error-details', JSON.stringify(err.details));
+  md.set('x-error-code', err.code.replace(/[^\x20-\x7e]/g, '_'));
+  // Binary metadata: text metadata must be ASCII, and details echo user input (Vietnamese names, say).
+  if (err.details) md.set('x-error-details-bin', Buffer.from(JSON.stringify(err.details), 'utf8'));
   if (err.retryAfter !== undefined) md.set('x-retry-after', String(err.retryAfter));
   return md;
 }
@@ -150,7 +151,7 @@ export function decodeRemoteError(err: { code?: number; details?: string; metada
   const grpcCode = (err.code ?? status.UNKNOWN) as status;
   const md = err.metadata;
   const code = (md?.get('x-error-code')[0] as string | undefined) ?? codeOfStatus(grpcCode);
-  const rawDetails = md?.get('x-error-details')[0] as string | undefined;
+  const rawDetails = md?.get('x-error-details-bin')[0] as Buffer | undefined;
   const retry = md?.get('x-retry-after')[0] as string | undefined;
   // Only messages the service chose to send (AppError) are shown; transport errors get a generic text.
   const fromService = md?.get('x-error-code').length ? err.details : undefined;
@@ -159,7 +160,7 @@ export function decodeRemoteError(err: { code?: number; details?: string; metada
     httpStatus: httpStatusOf(grpcCode),
     code,
     message: fromService ?? defaultMessage(grpcCode),
-    details: rawDetails ? (JSON.parse(rawDetails) as FieldIssue[]) : undefined,
+    details: rawDetails ? (JSON.parse(rawDetails.toString('utf8')) as FieldIssue[]) : undefined,
     retryAfter: retry ? Number(retry) : undefined,
   };
 }
