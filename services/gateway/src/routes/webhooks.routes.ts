@@ -1,7 +1,124 @@
+import { Router } from 'express';
+import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
+import { ctxOf } from '../http/principal';
+import { body, pageParams, query, s } from '../http/validate';
 
-/** Routes of the webhooks capability; filled in as that service lands. */
-export function webhooksRoutes(_deps: RouteDeps): ServiceRoutes {
-  return {};
+interface Webhook {
+  id: string;
+  url: string;
+  events: string[];
+  active: boolean;
+  createdAt: string;
+  updatedAt: string;
+  disabledAt?: string;
+  disabledReason?: string;
+}
+
+// Shapes only; the webhooks service owns the rules (event names, URL address policy, secret format).
+const url = z.string({ error: 'is required' }).trim().min(1, 'is required').max(2048, 'must be at most 2048 characters');
+const events = z.array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' }).max(50);
+const secret = z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters');
+
+const NewWebhook = z.object({
+  url,
+  events: events.min(1, 'must list at least one event'),
+  secret: secret.optional(),
+});
+const WebhookPatch = z.object({
+  url: url.optional(),
+  events: events.min(1, 'must list at least one event').optional(),
+  secret: secret.min(1, 'must not be empty').optional(),
+  active: z.boolean({ error: 'must be true or false' }).optional(),
+});
+const DeliveryQuery = z.object({
+  status: s.optionalQueryEnum(['pending', 'succeeded', 'failed'] as const),
+  eventType: z.string().max(100).optional(),
+});
+
+/** Webhook settings (ARCHITECTURE.md "Webhooks"): endpoints, test sends, the attempt log, redelivery. */
+export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
+  const r = Router();
+  // The spec's list shape; one webhook adds when it changed and why it is disabled. Never a secret.
+  const listView = (w: Webhook) => ({ id: w.id, url: w.url, events: w.events, active: w.active, createdAt: w.createdAt });
+  const fullView = (w: Webhook) => ({ ...listView(w), updatedAt: w.updatedAt, disabledAt: w.disabledAt ?? null, disabledReason: w.disabledReason ?? null });
+
+  r.get('/webhook-settings', async (req, res) => {
+    const { data } = await clients.webhooks.ListWebhooks<{ data: Webhook[] }>({}, ctxOf(req, res));
+    res.json(data.map(listView));
+  });
+  r.get('/webhook-settings/event-types', async (req, res) => {
+    res.json(await clients.webhooks.ListEventTypes({}, ctxOf(req, res)));
+  });
+  r.post('/webhook-settings', async (req, res) => {
+    const b = body(req, NewWebhook);
+    const w = await clients.webhooks.CreateWebhook({ url: b.url, events: b.events, secret: b.secret ?? '' }, ctxOf(req, res));
+    res.status(201).json({ id: w.id, url: w.url, events: w.events, active: w.active, createdAt: w.createdAt, ...(w.secret ? { secret: w.secret } : {}) });
+  });
+  r.post('/webhook-settings/deliveries/:deliveryId/redeliver', async (req, res) => {
+    res.status(202).json(deliveryView(await clients.webhooks.Redeliver({ id: req.params.deliveryId }, ctxOf(req, res))));
+  });
+  r.get('/webhook-settings/:id', async (req, res) => {
+    res.json(fullView(await clients.webhooks.GetWebhook({ id: req.params.id }, ctxOf(req, res))));
+  });
+  r.put('/webhook-settings/:id', async (req, res) => {
+    const p = body(req, WebhookPatch);
+    const w = await clients.webhooks.UpdateWebhook(
+      { id: req.params.id, url: p.url, secret: p.secret, active: p.active, events: p.events ?? [], setEvents: p.events !== undefined },
+      ctxOf(req, res),
+    );
+    res.json(fullView(w));
+  });
+  r.delete('/webhook-settings/:id', async (req, res) => {
+    await clients.webhooks.DeleteWebhook({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+  r.post('/webhook-settings/:id/test', async (req, res) => {
+    const t = await clients.webhooks.TestWebhook({ id: req.params.id }, ctxOf(req, res));
+    res.json({
+      deliveryId: t.deliveryId,
+      eventId: t.eventId,
+      ok: t.ok,
+      statusCode: t.statusCode ?? null,
+      durationMs: t.durationMs,
+      error: t.error ?? null,
+      responseBody: t.responseBody,
+      responseBodyTruncated: t.responseBodyTruncated,
+    });
+  });
+  r.get('/webhook-settings/:id/deliveries', async (req, res) => {
+    const out = await clients.webhooks.ListDeliveries({ webhookId: req.params.id, ...pageParams(req, 50), ...query(req, DeliveryQuery) }, ctxOf(req, res));
+    res.json({ data: out.data.map(deliveryView), pagination: out.pagination });
+  });
+
+  return { internal: r };
+}
+
+/** Absent optional proto fields become null in JSON, so every delivery has the same keys. */
+function deliveryView(d: Record<string, any>) {
+  return {
+    id: d.id,
+    webhookId: d.webhookId,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    status: d.status,
+    attemptCount: d.attemptCount,
+    nextAttemptAt: d.nextAttemptAt ?? null,
+    lastStatusCode: d.lastStatusCode ?? null,
+    lastError: d.lastError ?? null,
+    createdAt: d.createdAt,
+    deliveredAt: d.deliveredAt ?? null,
+    attempts: (d.attempts ?? []).map((a: Record<string, any>) => ({
+      attempt: a.attempt,
+      trigger: a.trigger,
+      startedAt: a.startedAt,
+      durationMs: a.durationMs,
+      statusCode: a.statusCode ?? null,
+      ok: a.ok,
+      error: a.error ?? null,
+      responseBody: a.responseBody,
+      responseBodyTruncated: a.responseBodyTruncated,
+    })),
+  };
 }

@@ -1,0 +1,85 @@
+import path from 'node:path';
+import { SecretBox } from '@crm/crypto';
+import { createPool, ensureDatabase, migrate } from '@crm/db';
+import { installEventTables, OutboxRelay } from '@crm/events';
+import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { createLogger, Logger } from '@crm/logger';
+import type { WebhooksConfig } from './config';
+import type { Deps } from './deps';
+import { WebhookSender } from './delivery/sender';
+import { DeliveryWorker } from './delivery/worker';
+import { publicEventsConsumer } from './events/public-events.consumer';
+import { webhooksHandlers } from './grpc/webhooks.handler';
+
+export { loadConfig } from './config';
+
+export interface RunningService {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Create the database if needed, migrate, start the outbox relay (for `webhook.disabled`), the delivery
+ * worker, the public-event consumer, and serve gRPC. Used by main.ts and by tests in-process.
+ */
+export async function startWebhooks(config: WebhooksConfig, log: Logger = createLogger('webhooks', config.LOG_LEVEL)): Promise<RunningService> {
+  await ensureDatabase(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL, 20);
+  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
+  await installEventTables(pool);
+
+  const box = SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD);
+  const sender = new WebhookSender({
+    allow: config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    bodyLimit: config.WEBHOOK_RESPONSE_BODY_LIMIT,
+    maxSockets: config.WEBHOOK_CONCURRENCY,
+  });
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
+  const worker = new DeliveryWorker({
+    pool,
+    log,
+    box,
+    sender,
+    schedule: config.WEBHOOK_RETRY_SCHEDULE,
+    disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    pollMs: config.WEBHOOK_POLL_MS,
+    leaseMs: config.WEBHOOK_TIMEOUT_MS + 30_000,
+    retentionMs: config.WEBHOOK_LOG_RETENTION,
+  });
+  const consumer = publicEventsConsumer({ amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, pool, logger: log, onQueued: () => worker.wake() });
+  const deps: Deps = { config, pool, log, box, sender, wakeWorker: () => worker.wake() };
+
+  const server = new GrpcServer(log);
+  server.add(serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'), webhooksHandlers(deps));
+  try {
+    await relay.start();
+    worker.start();
+    await consumer.start();
+  } catch (err) {
+    await consumer.stop().catch(() => undefined);
+    await worker.stop();
+    await relay.stop().catch(() => undefined);
+    sender.close();
+    await pool.end();
+    throw err;
+  }
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  log.info({ port, allowedPrivate: config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES.entries }, 'webhooks listening');
+  return {
+    port,
+    async stop() {
+      // New work stops first (calls, then events); attempts in flight finish and are recorded; then the rest.
+      await server.stop();
+      await consumer.stop();
+      await worker.stop();
+      await relay.stop();
+      sender.close();
+      await pool.end();
+    },
+  };
+}
+
+/** The conventional entry every service exports, so the test stack and scripts can start any of them. */
+export const start = startWebhooks;

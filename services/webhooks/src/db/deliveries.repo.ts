@@ -1,0 +1,249 @@
+import type { Queryable } from '@crm/db';
+import type { AttemptResult } from '../delivery/sender';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+export type AttemptTrigger = 'auto' | 'manual' | 'test';
+
+export interface DeliveryRow {
+  id: string;
+  org_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  retries: number;
+  next_attempt_at: Date | null;
+  manual: boolean;
+  one_shot: boolean;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  delivered_at: Date | null;
+}
+
+export interface AttemptRow {
+  id: string;
+  delivery_id: string;
+  attempt: number;
+  trigger: AttemptTrigger;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  ok: boolean;
+  error: string | null;
+  response_body: string;
+  response_truncated: boolean;
+}
+
+/** A claimed delivery with what an attempt needs from its endpoint. */
+export interface ClaimedDelivery extends DeliveryRow {
+  url: string;
+  secret_enc: string;
+}
+
+// One statement for a batch of events: a delivery for each active endpoint of the event's org subscribed
+// to its type. The unique (webhook_id, event_id) makes a redelivered event a no-op.
+const FAN_OUT = {
+  name: 'webhooks_fan_out',
+  text: `INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, next_attempt_at)
+         SELECT gen_random_uuid(), s.org_id, s.id, e.event_id, e.type, e.payload, 'pending', now()
+           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS e (org_id, event_id, type, payload)
+           JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
+         ON CONFLICT (webhook_id, event_id) DO NOTHING`,
+};
+
+export interface FanOutEvent {
+  orgId: string;
+  eventId: string;
+  type: string;
+  payload: string;
+}
+
+export async function fanOut(db: Queryable, events: FanOutEvent[]): Promise<number> {
+  const { rowCount } = await db.query({
+    ...FAN_OUT,
+    values: [events.map((e) => e.orgId), events.map((e) => e.eventId), events.map((e) => e.type), events.map((e) => e.payload)],
+  });
+  return rowCount ?? 0;
+}
+
+// Claim due rows of active endpoints (an inactive one's wait until it is switched on again); SKIP LOCKED lets several workers (replicas) share the queue. The
+// claim pushes next_attempt_at forward by a lease: should this worker die mid-attempt, the row becomes due
+// again when the lease ends and another attempt is made (at-least-once).
+const CLAIM = {
+  name: 'webhooks_claim',
+  text: `WITH due AS (
+           SELECT d.id FROM webhook_deliveries d JOIN webhook_settings s ON s.id = d.webhook_id AND s.active
+            WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+            ORDER BY d.next_attempt_at
+            LIMIT $1
+            FOR UPDATE OF d SKIP LOCKED
+         ), claimed AS (
+           UPDATE webhook_deliveries d SET next_attempt_at = now() + $2 * interval '1 millisecond'
+             FROM due WHERE d.id = due.id
+           RETURNING d.*
+         )
+         SELECT c.*, s.url, s.secret_enc FROM claimed c JOIN webhook_settings s ON s.id = c.webhook_id`,
+};
+
+export async function claimDue(db: Queryable, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await db.query<ClaimedDelivery>({ ...CLAIM, values: [limit, leaseMs] });
+  return rows;
+}
+
+const INSERT_ATTEMPT = `INSERT INTO webhook_attempts (id, org_id, delivery_id, attempt, trigger, started_at, duration_ms, status_code, ok, error, response_body, response_truncated)
+                        VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
+
+function attemptValues(orgId: string, deliveryId: string, attempt: number, trigger: AttemptTrigger, r: AttemptResult): unknown[] {
+  return [orgId, deliveryId, attempt, trigger, r.startedAt, r.durationMs, r.statusCode, r.ok, r.error, r.responseBody, r.responseBodyTruncated];
+}
+
+export interface Success {
+  delivery: DeliveryRow;
+  trigger: AttemptTrigger;
+  result: AttemptResult;
+}
+
+/**
+ * Record successful attempts, many in one round trip: the attempt rows, the deliveries done, the
+ * endpoints' failure runs closed. `attempts = attempt - 1` applies each only to the claim it belongs to
+ * (a delivery re-claimed after a lapsed lease is recorded once).
+ */
+const SUCCEEDED = {
+  name: 'webhooks_succeeded',
+  text: `WITH input AS (
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::bool[])
+             AS t (id, org_id, attempt, trigger, started_at, duration_ms, status_code, response_body, truncated)
+         ), d AS (
+           UPDATE webhook_deliveries w SET status = 'succeeded', attempts = i.attempt, next_attempt_at = NULL, manual = false, one_shot = false,
+                  last_status_code = i.status_code, last_error = NULL, delivered_at = now(), updated_at = now()
+             FROM input i
+            WHERE w.id = i.id AND w.status = 'pending' AND w.attempts = i.attempt - 1
+           RETURNING w.id, w.webhook_id
+         ), a AS (
+           INSERT INTO webhook_attempts (id, org_id, delivery_id, attempt, trigger, started_at, duration_ms, status_code, ok, error, response_body, response_truncated)
+           SELECT gen_random_uuid(), i.org_id, i.id, i.attempt, i.trigger, i.started_at, i.duration_ms, i.status_code, true, NULL, i.response_body, i.truncated
+             FROM input i JOIN d ON d.id = i.id
+         )
+         UPDATE webhook_settings s SET failing_since = NULL
+           FROM (SELECT DISTINCT webhook_id FROM d) x
+          WHERE s.id = x.webhook_id AND s.failing_since IS NOT NULL`,
+};
+
+export async function recordSuccesses(db: Queryable, items: Success[]): Promise<void> {
+  const col = <V>(f: (s: Success) => V) => items.map(f);
+  await db.query({
+    ...SUCCEEDED,
+    values: [
+      col((s) => s.delivery.id),
+      col((s) => s.delivery.org_id),
+      col((s) => s.delivery.attempts + 1),
+      col((s) => s.trigger),
+      col((s) => s.result.startedAt),
+      col((s) => s.result.durationMs),
+      col((s) => s.result.statusCode),
+      col((s) => s.result.responseBody),
+      col((s) => s.result.responseBodyTruncated),
+    ],
+  });
+}
+
+/** A failed attempt: log it and either schedule the next one (`retryInMs`) or give up (`undefined`). */
+export async function recordFailure(db: Queryable, d: DeliveryRow, trigger: AttemptTrigger, r: AttemptResult, retryInMs: number | undefined): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE webhook_deliveries SET attempts = $2, status = $3, retries = retries + $4,
+            next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + $5 * interval '1 millisecond' END,
+            manual = false, one_shot = false, last_status_code = $6, last_error = $7, updated_at = now()
+      WHERE id = $1 AND status = 'pending' AND attempts = $2 - 1`,
+    [d.id, d.attempts + 1, retryInMs === undefined ? 'failed' : 'pending', retryInMs === undefined ? 0 : 1, retryInMs ?? 0, r.statusCode, r.error],
+  );
+  if (!rowCount) return false;
+  await db.query(INSERT_ATTEMPT, attemptValues(d.org_id, d.id, d.attempts + 1, trigger, r));
+  return true;
+}
+
+/** An endpoint was disabled: what was still waiting for it fails now (it can be redelivered later). */
+export async function failPending(db: Queryable, webhookId: string, reason: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $2, updated_at = now()
+      WHERE webhook_id = $1 AND status = 'pending'`,
+    [webhookId, reason],
+  );
+  return rowCount ?? 0;
+}
+
+/** A test send: done synchronously, logged as a finished delivery with its one attempt. */
+export async function insertFinished(db: Queryable, d: { id: string; orgId: string; webhookId: string; eventId: string; type: string; payload: string }, trigger: AttemptTrigger, r: AttemptResult): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, attempts, last_status_code, last_error, delivered_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, CASE WHEN $7 = 'succeeded' THEN now() END)`,
+    [d.id, d.orgId, d.webhookId, d.eventId, d.type, d.payload, r.ok ? 'succeeded' : 'failed', r.statusCode, r.error],
+  );
+  await db.query(INSERT_ATTEMPT, attemptValues(d.orgId, d.id, 1, trigger, r));
+}
+
+export async function findInOrg(db: Queryable, orgId: string, id: string): Promise<DeliveryRow | undefined> {
+  const { rows } = await db.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE org_id = $1 AND id = $2', [orgId, id]);
+  return rows[0];
+}
+
+/**
+ * Manual redelivery. A pending delivery is just made due now (its schedule goes on should this attempt
+ * fail); a finished one gets one more attempt, without automatic retries after it.
+ */
+export async function requestRedelivery(db: Queryable, orgId: string, id: string): Promise<DeliveryRow | undefined> {
+  const { rows } = await db.query<DeliveryRow>(
+    `UPDATE webhook_deliveries SET one_shot = (status <> 'pending'), status = 'pending', manual = true,
+            next_attempt_at = now(), updated_at = now()
+      WHERE org_id = $1 AND id = $2
+     RETURNING *`,
+    [orgId, id],
+  );
+  return rows[0];
+}
+
+export async function listForWebhook(
+  db: Queryable,
+  orgId: string,
+  webhookId: string,
+  f: { status?: string; eventType?: string; limit: number; offset: number },
+): Promise<{ rows: DeliveryRow[]; total: number }> {
+  const where = ['org_id = $1', 'webhook_id = $2'];
+  const values: unknown[] = [orgId, webhookId];
+  if (f.status) {
+    values.push(f.status);
+    where.push(`status = $${values.length}`);
+  }
+  if (f.eventType) {
+    values.push(f.eventType);
+    where.push(`event_type = $${values.length}`);
+  }
+  const clause = where.join(' AND ');
+  const [page, total] = await Promise.all([
+    db.query<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE ${clause} ORDER BY created_at DESC, id LIMIT ${f.limit} OFFSET ${f.offset}`, values),
+    db.query<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${clause}`, values),
+  ]);
+  return { rows: page.rows, total: total.rows[0].n };
+}
+
+export async function attemptsOf(db: Queryable, orgId: string, deliveryIds: string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  const { rows } = await db.query<AttemptRow>(
+    'SELECT * FROM webhook_attempts WHERE org_id = $1 AND delivery_id = ANY ($2::uuid[]) ORDER BY delivery_id, attempt',
+    [orgId, deliveryIds],
+  );
+  return rows;
+}
+
+/** Delete finished deliveries (with their attempts) older than the retention, a batch at a time. */
+export async function pruneFinished(db: Queryable, olderThanMs: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM webhook_deliveries WHERE id IN (
+       SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < now() - $1 * interval '1 millisecond' LIMIT 5000)`,
+    [olderThanMs],
+  );
+  return rowCount ?? 0;
+}

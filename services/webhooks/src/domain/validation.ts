@@ -1,0 +1,40 @@
+import { invalid } from '@crm/grpc-kit';
+import { isPublicEventType, PUBLIC_EVENT_TYPES } from './event-types';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Ids that are not UUIDs cannot exist; answering 404 early keeps malformed ids away from SQL casts. */
+export function isUuid(id: string | undefined): id is string {
+  return !!id && UUID.test(id);
+}
+
+export const MAX_URL_LENGTH = 2048;
+
+/** Shape of a webhook URL (the address itself is judged separately): absolute http(s), no credentials. */
+export function parseWebhookUrl(raw: string | undefined): URL {
+  const text = (raw ?? '').trim();
+  if (!text) throw invalid('url', 'is required');
+  if (text.length > MAX_URL_LENGTH) throw invalid('url', `must be at most ${MAX_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalid('url', 'must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('url', 'must be an absolute http or https URL');
+  if (!url.hostname) throw invalid('url', 'must name a host');
+  // Credentials in a URL end up in logs and screens; receivers authenticate deliveries by signature.
+  if (url.username || url.password) throw invalid('url', 'must not contain a user name or password');
+  return url;
+}
+
+/** A non-empty list of public event names, de-duplicated, in the order given. */
+export function validateEvents(events: string[] | undefined): string[] {
+  const list = (events ?? []).map((e) => String(e).trim());
+  if (list.length === 0) throw invalid('events', 'must list at least one event');
+  const bad = list.find((e) => !isPublicEventType(e));
+  // Echoed in an error that travels as gRPC metadata, which takes printable ASCII only.
+  if (bad !== undefined) throw invalid('events', `unknown event "${printable(bad)}"; allowed: ${PUBLIC_EVENT_TYPES.join(', ')}`);
+  return [...new Set(list)];
+}
+
+const printable = (text: string) => text.slice(0, 100).replace(/[^\x20-\x7e]/g, '?');

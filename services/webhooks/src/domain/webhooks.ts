@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { iso, isoOrUndefined, withTransaction } from '@crm/db';
+import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import * as deliveries from '../db/deliveries.repo';
+import * as webhooks from '../db/webhooks.repo';
+import { RefusedAddressError } from '../delivery/sender';
+import { type Deps, secretAad } from '../deps';
+import { TEST_EVENT_TYPE } from './event-types';
+import { generateSecret, SECRET_RULE, secretKey } from './signing';
+import { isUuid, parseWebhookUrl, validateEvents } from './validation';
+
+/** How long saving a URL waits for its host to resolve. */
+const RESOLVE_TIMEOUT_MS = 3_000;
+/** A test send is answered within the gateway's deadline however long the delivery timeout is. */
+const TEST_TIMEOUT_MS = 8_000;
+
+export function view(w: webhooks.WebhookRow) {
+  return {
+    id: w.id,
+    url: w.url,
+    events: w.events,
+    active: w.active,
+    createdAt: iso(w.created_at),
+    updatedAt: iso(w.updated_at),
+    disabledAt: isoOrUndefined(w.disabled_at),
+    disabledReason: w.disabled_reason ?? undefined,
+  };
+}
+
+/**
+ * Validate a URL being saved: its shape, and the addresses its host has now. A host that resolves to a
+ * refused address is a 400; one that does not resolve at the moment is accepted (DNS may not be set up
+ * yet) and judged again on every attempt, which is where the guard really holds.
+ */
+async function checkUrl(deps: Deps, raw: string | undefined): Promise<string> {
+  const url = parseWebhookUrl(raw);
+  try {
+    await withTimeout(deps.sender.resolveAllowed(url.hostname), RESOLVE_TIMEOUT_MS);
+  } catch (err) {
+    if (err instanceof RefusedAddressError) throw invalid('url', err.message);
+    deps.log.info({ host: url.hostname, err: (err as Error).message }, 'webhook URL host does not resolve now; accepted');
+  }
+  return raw!.trim();
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`lookup timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function checkSecret(secret: string): string {
+  if (!secretKey(secret)) throw invalid('secret', SECRET_RULE);
+  return secret;
+}
+
+async function findOr404(deps: Deps, orgId: string, id: string) {
+  const row = isUuid(id) ? await webhooks.find(deps.pool, orgId, id) : undefined;
+  if (!row) throw notFound('Webhook');
+  return row;
+}
+
+export async function list(deps: Deps, ctx: CallContext) {
+  const orgId = requireOrg(ctx);
+  return { data: (await webhooks.list(deps.pool, orgId)).map(view) };
+}
+
+export async function get(deps: Deps, ctx: CallContext, id: string) {
+  return view(await findOr404(deps, requireOrg(ctx), id));
+}
+
+export async function create(deps: Deps, ctx: CallContext, req: { url?: string; events?: string[]; secret?: string }) {
+  requireCan(ctx, 'settings:edit');
+  const orgId = ctx.orgId;
+  const events = validateEvents(req.events);
+  const given = (req.secret ?? '').trim();
+  const secret = given ? checkSecret(given) : generateSecret();
+  const url = await checkUrl(deps, req.url);
+  if ((await webhooks.count(deps.pool, orgId)) >= deps.config.WEBHOOK_MAX_PER_ORG) {
+    throw new AppError('failed_precondition', `An organization can have at most ${deps.config.WEBHOOK_MAX_PER_ORG} webhooks`, { code: 'limit_reached' });
+  }
+  const id = randomUUID();
+  const row = await webhooks.insert(deps.pool, { id, orgId, url, events, secretEnc: deps.box.encrypt(secret, secretAad(orgId, id)) });
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    active: row.active,
+    createdAt: iso(row.created_at),
+    // Shown once: the caller chose none, so this is the only time they can learn it.
+    secret: given ? undefined : secret,
+  };
+}
+
+export async function update(
+  deps: Deps,
+  ctx: CallContext,
+  req: { id: string; url?: string; events?: string[]; setEvents?: boolean; secret?: string; active?: boolean },
+) {
+  requireCan(ctx, 'settings:edit');
+  const orgId = ctx.orgId;
+  await findOr404(deps, orgId, req.id);
+  const patch: webhooks.WebhookPatch = {};
+  if (req.setEvents) patch.events = validateEvents(req.events);
+  if (req.secret !== undefined) patch.secretEnc = deps.box.encrypt(checkSecret(req.secret.trim()), secretAad(orgId, req.id));
+  if (req.active !== undefined) patch.active = req.active;
+  if (req.url !== undefined) patch.url = await checkUrl(deps, req.url);
+  const row = await withTransaction(deps.pool, async (db) => {
+    const updated = await webhooks.update(db, orgId, req.id, patch);
+    // Deactivated: what still waits for this endpoint fails now and can be redelivered after re-activation.
+    if (updated && patch.active === false) await deliveries.failPending(db, req.id, 'webhook deactivated');
+    return updated;
+  });
+  if (!row) throw notFound('Webhook');
+  return view(row);
+}
+
+export async function remove(deps: Deps, ctx: CallContext, id: string) {
+  requireCan(ctx, 'settings:edit');
+  if (!isUuid(id) || !(await webhooks.remove(deps.pool, ctx.orgId, id))) throw notFound('Webhook');
+  return { ok: true, message: 'Webhook deleted' };
+}
+
+/**
+ * Send one `webhook.test` event now, whatever the endpoint subscribes to and whether or not it is
+ * active (so an endpoint can be checked before it is switched back on). The attempt is logged like any
+ * other but never retried.
+ */
+export async function test(deps: Deps, ctx: CallContext, id: string) {
+  requireCan(ctx, 'settings:edit');
+  const orgId = ctx.orgId;
+  const w = await findOr404(deps, orgId, id);
+  const key = secretKey(deps.box.decrypt(w.secret_enc, secretAad(orgId, w.id)))!;
+  const eventId = randomUUID();
+  const payload = JSON.stringify({
+    type: TEST_EVENT_TYPE,
+    timestamp: new Date().toISOString(),
+    data: { webhookId: w.id, message: 'This is a test event sent from the webhook settings.' },
+  });
+  const result = await deps.sender.send({ url: w.url, id: eventId, body: payload, key, timeoutMs: Math.min(TEST_TIMEOUT_MS, deps.config.WEBHOOK_TIMEOUT_MS) });
+  const deliveryId = randomUUID();
+  await deliveries.insertFinished(deps.pool, { id: deliveryId, orgId, webhookId: w.id, eventId, type: TEST_EVENT_TYPE, payload }, 'test', result);
+  return {
+    deliveryId,
+    eventId,
+    ok: result.ok,
+    statusCode: result.statusCode ?? undefined,
+    durationMs: result.durationMs,
+    error: result.error ?? undefined,
+    responseBody: result.responseBody,
+    responseBodyTruncated: result.responseBodyTruncated,
+  };
+}

@@ -1,0 +1,87 @@
+import { newOrg, client, type Client } from '../support/http';
+import { startStack, type Stack } from '../support/stack';
+import { sleep, startProducer, startReceiver, watchEvents, type Receiver } from './support';
+
+// An endpoint that fails without a single success for WEBHOOK_DISABLE_AFTER (5 days by default; 1.5 s
+// here) is disabled, what still waits for it fails, and `webhook.disabled` is published so automation
+// can notify the organization. One success resets the clock.
+describe('auto-disable after continuous failure', () => {
+  let stack: Stack;
+  let owner: Client;
+  let orgId: string;
+  let rx: Receiver;
+  let producer: Awaited<ReturnType<typeof startProducer>>;
+  let watcher: Awaited<ReturnType<typeof watchEvents>>;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      services: ['webhooks'],
+      serviceEnv: {
+        webhooks: { WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1', WEBHOOK_RETRY_SCHEDULE: '300ms', WEBHOOK_DISABLE_AFTER: '1500ms' },
+      },
+    });
+    const org = await newOrg(client(stack.url), 'Acme');
+    owner = org.owner;
+    orgId = org.user.orgId;
+    rx = await startReceiver();
+    producer = await startProducer(stack.env.EVENTS_EXCHANGE);
+    watcher = await watchEvents(stack.env.EVENTS_EXCHANGE, 'webhook.disabled');
+  });
+  afterAll(async () => {
+    await watcher?.close();
+    await producer?.close();
+    await rx?.close();
+    await stack?.stop();
+  });
+
+  it('a success within the window keeps the endpoint active', async () => {
+    const hook = (await owner.post('/api/v1/webhook-settings', { url: rx.url('/recovering'), events: ['contact.created'] })).body;
+    rx.reply('/recovering', { status: 500 }, { status: 200 }, { status: 500 }, { status: 500 });
+    for (let i = 0; i < 3; i++) {
+      await producer.emit('contact.created', orgId, { contact: { id: `c${i}` } });
+      await sleep(700);
+    }
+    expect((await owner.get(`/api/v1/webhook-settings/${hook.id}`)).body.active).toBe(true);
+  });
+
+  it('disables the endpoint, fails what waits for it and publishes webhook.disabled', async () => {
+    const hook = (await owner.post('/api/v1/webhook-settings', { url: rx.url('/broken'), events: ['contact.updated'] })).body;
+    rx.setDown(true);
+    // A steady trickle of events, every attempt failing, for longer than the window.
+    const until = Date.now() + 2_500;
+    while (Date.now() < until) {
+      await producer.emit('contact.updated', orgId, { contact: { id: 'x' }, changes: ['name'] });
+      await sleep(250);
+    }
+    const disabled = await waitFor(() => watcher.seen.find((e) => e.data && (e.data as { webhookId: string }).webhookId === hook.id));
+    expect(disabled).toEqual({
+      id: expect.any(String),
+      type: 'webhook.disabled',
+      orgId,
+      occurredAt: expect.any(String),
+      data: { webhookId: hook.id, url: rx.url('/broken'), reason: expect.stringMatching(/^failing continuously for \d+ seconds \(last error: HTTP 503\)$/) },
+    });
+    const setting = (await owner.get(`/api/v1/webhook-settings/${hook.id}`)).body;
+    expect(setting).toEqual(expect.objectContaining({ active: false, disabledAt: expect.any(String), disabledReason: (disabled.data as { reason: string }).reason }));
+    const log = (await owner.get(`/api/v1/webhook-settings/${hook.id}/deliveries?limit=100`)).body.data;
+    expect(log.every((d: { status: string }) => d.status === 'failed')).toBe(true);
+
+    // Nothing more is sent to it.
+    rx.setDown(false);
+    const count = rx.at('/broken').length;
+    await producer.emit('contact.updated', orgId, { contact: { id: 'y' }, changes: ['name'] });
+    await sleep(700);
+    expect(rx.at('/broken')).toHaveLength(count);
+    expect(watcher.seen.filter((e) => (e.data as { webhookId: string }).webhookId === hook.id)).toHaveLength(1);
+  });
+});
+
+async function waitFor<T>(fn: () => T | false | undefined, timeoutMs = 10_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await sleep(50);
+  }
+}
