@@ -1,7 +1,446 @@
+import { Router } from 'express';
+import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
+import { badRequest, HttpError } from '../http/errors';
+import { ctxOf } from '../http/principal';
+import { body, pageParams, query, s } from '../http/validate';
 
-/** Routes of the crm capability; filled in as that service lands. */
-export function crmRoutes(_deps: RouteDeps): ServiceRoutes {
-  return {};
+// ------------------------------------------------------------------------------------------- shapes from crm
+
+interface Contact {
+  id: string;
+  name: string;
+  email: string;
+  phone: string;
+  source: string;
+  status: string;
+  statusId?: string;
+  assignedUserId?: string;
+  avatar: string;
+  leadScore: number;
+  hasChatnet?: boolean;
+  chatnetUid?: string;
+  threadTypes: string[];
+  friends: { chatnetUid: string; displayName: string; accountId: string }[];
+  notes: string;
+  tags: string[];
+  lastActivity: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface AppointmentBrief {
+  id: string;
+  title: string;
+  scheduledAt: string;
+  status: string;
+  type: string;
+  notes: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface ContactDetail {
+  contact: Contact;
+  conversations: { id: string; chatnetAccountId: string; messageCount: number; lastMessageAt?: string }[];
+  conversationsAvailable: boolean;
+  notes: unknown[];
+  appointments: AppointmentBrief[];
+  activities: unknown[];
+}
+
+interface Appointment {
+  id: string;
+  contactId: string;
+  contactName: string;
+  title: string;
+  description: string;
+  scheduledAt: string;
+  duration: number;
+  type: string;
+  location: string;
+  assignedUserId?: string;
+  status: string;
+  notes: string;
+  createdAt: string;
+  updatedAt: string;
+  contact: { id: string; name: string; phone: string; email: string };
+}
+
+/** The internal Contact: absent optional values are explicit nulls (hasChatnet null = unknown). */
+function contactOut(c: Contact) {
+  return {
+    id: c.id,
+    name: c.name,
+    email: c.email,
+    phone: c.phone,
+    source: c.source,
+    status: c.status,
+    statusId: c.statusId ?? null,
+    assignedUserId: c.assignedUserId ?? null,
+    avatar: c.avatar,
+    leadScore: c.leadScore,
+    hasChatnet: c.hasChatnet ?? null,
+    chatnetUid: c.chatnetUid ?? null,
+    threadTypes: c.threadTypes,
+    friends: c.friends,
+    notes: c.notes,
+    tags: c.tags,
+    lastActivity: c.lastActivity,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+  };
+}
+
+/** Detail: `notes` becomes the array of Note records (newest first); the contact's notes text moves to `notesText`. */
+function detailOut(d: ContactDetail) {
+  return {
+    ...contactOut(d.contact),
+    notesText: d.contact.notes,
+    notes: d.notes,
+    conversations: d.conversations.map((c) => ({ ...c, lastMessageAt: c.lastMessageAt ?? null })),
+    appointments: d.appointments.map(({ id, title, scheduledAt, status }) => ({ id, title, scheduledAt, status })),
+    activities: d.activities,
+  };
+}
+
+function appointmentOut(a: Appointment) {
+  return {
+    id: a.id,
+    contactId: a.contactId,
+    contactName: a.contactName,
+    title: a.title,
+    description: a.description,
+    scheduledAt: a.scheduledAt,
+    duration: a.duration,
+    type: a.type,
+    location: a.location,
+    assignedUserId: a.assignedUserId ?? null,
+    status: a.status,
+    createdAt: a.createdAt,
+    updatedAt: a.updatedAt,
+  };
+}
+
+/** Public Contact: the spec's field names (fullName), nothing internal. */
+function publicContactOut(c: Contact) {
+  return {
+    id: c.id,
+    fullName: c.name,
+    phone: c.phone,
+    email: c.email,
+    source: c.source,
+    status: c.status,
+    notes: c.notes,
+    tags: c.tags,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+  };
+}
+
+/** Public appointments are day + time (UTC) as they were created. */
+function publicAppointmentOut(a: Appointment | AppointmentBrief, contact?: Appointment['contact']) {
+  return {
+    id: a.id,
+    ...('contactId' in a ? { contactId: a.contactId } : {}),
+    appointmentDate: a.scheduledAt.slice(0, 10),
+    appointmentTime: a.scheduledAt.slice(11, 16),
+    type: a.type,
+    notes: a.notes,
+    status: a.status,
+    title: a.title,
+    createdAt: a.createdAt,
+    updatedAt: a.updatedAt,
+    ...(contact ? { contact: { id: contact.id, fullName: contact.name, phone: contact.phone, email: contact.email } } : {}),
+  };
+}
+
+// ------------------------------------------------------------------------------------------- request schemas
+
+const CONTACT_STATUSES = ['new', 'lead', 'customer', 'lost'] as const;
+const APPOINTMENT_STATUSES = ['scheduled', 'completed', 'cancelled'] as const;
+
+const uuid = (what: string) => z.string().uuid(`must be ${what} id`);
+/** null or "" clears an optional reference. */
+const clearableId = (what: string) =>
+  z
+    .union([uuid(what), z.literal(''), z.null()])
+    .transform((v) => v ?? '')
+    .optional();
+/** null means empty for text fields. */
+const text = (max: number) =>
+  z
+    .union([s.text(max), z.null()])
+    .transform((v) => v ?? '')
+    .optional();
+const tags = z.array(z.string({ error: 'must be an array of strings' }).trim().max(50, 'each tag must be at most 50 characters'), { error: 'must be an array of strings' }).max(50, 'must have at most 50 tags');
+const email = z
+  .union([z.literal(''), z.string().trim().email('must be a valid email address').max(254), z.null()])
+  .transform((v) => v ?? '')
+  .optional();
+
+const ContactFields = {
+  name: text(200),
+  email,
+  phone: text(40),
+  source: z.string().trim().max(40, 'must be at most 40 characters').optional(),
+  status: s.enumOf(CONTACT_STATUSES).optional(),
+  statusId: clearableId('a contact status'),
+  assignedUserId: clearableId('a user'),
+  notes: text(10_000),
+};
+const NewContact = z.object({ ...ContactFields, tags: tags.optional() });
+const ContactPatch = z.object({ ...ContactFields, tags: tags.optional() });
+
+const integer = () =>
+  z
+    .string()
+    .regex(/^-?\d{1,9}$/, 'must be an integer')
+    .transform(Number)
+    .optional();
+
+const ContactQuery = z.object({
+  search: z.string().max(200, 'must be at most 200 characters').optional(),
+  source: z.string().max(40).optional(),
+  status: s.optionalQueryEnum(CONTACT_STATUSES),
+  statusId: uuid('a contact status').optional(),
+  assignedUserId: uuid('a user').optional(),
+  threadType: s.optionalQueryEnum(['user', 'group'] as const),
+  hasChatnet: s.optionalQueryEnum(['true', 'false', 'unknown'] as const),
+  scoreMin: integer(),
+  scoreMax: integer(),
+  dateFrom: z.string().optional(),
+  dateTo: z.string().optional(),
+  sortBy: s.optionalQueryEnum(['lastActivity', 'createdAt', 'leadScore'] as const),
+  direction: s.optionalQueryEnum(['asc', 'desc'] as const),
+  tag: z.string().max(50).optional(),
+});
+
+const PublicContactQuery = z.object({
+  search: z.string().max(200, 'must be at most 200 characters').optional(),
+  status: s.optionalQueryEnum(CONTACT_STATUSES),
+});
+
+const PublicContactFields = z.object({
+  fullName: text(200),
+  phone: text(40),
+  email,
+  source: z.string().trim().max(40, 'must be at most 40 characters').optional(),
+  status: s.enumOf(CONTACT_STATUSES).optional(),
+  notes: text(10_000),
+  tags: tags.optional(),
+});
+
+const Note = z.object({ content: s.requiredText(10_000) });
+
+const StatusFields = {
+  color: z.string().trim().regex(/^#[0-9a-fA-F]{6}$/, 'must be a hex color such as #22c55e').or(z.literal('')).optional(),
+  position: z.number({ error: 'must be an integer' }).int('must be an integer').min(0).max(10_000).optional(),
+};
+const NewStatus = z.object({ name: s.requiredText(100), ...StatusFields });
+const StatusPatch = z.object({ name: s.requiredText(100).optional(), ...StatusFields });
+
+const timestamp = (msg = 'must be an ISO 8601 timestamp') => z.string({ error: 'is required' }).refine((v) => !Number.isNaN(Date.parse(v)), msg);
+const duration = z.number({ error: 'must be a whole number of minutes' }).int('must be a whole number of minutes').min(1).max(7 * 24 * 60);
+const kind = z.string().trim().toLowerCase().regex(/^[a-z0-9_-]{1,40}$/, 'must be 1-40 letters, digits, - or _ (e.g. meeting, call)');
+
+const NewAppointment = z.object({
+  contactId: s.requiredText(100),
+  title: s.requiredText(200),
+  description: text(5000),
+  scheduledAt: timestamp(),
+  duration: duration.optional(),
+  type: kind.optional(),
+  location: text(500),
+  assignedUserId: clearableId('a user'),
+});
+const AppointmentPatch = z.object({
+  title: s.requiredText(200).optional(),
+  description: text(5000),
+  scheduledAt: timestamp().optional(),
+  duration: duration.optional(),
+  type: kind.optional(),
+  location: text(500),
+  assignedUserId: clearableId('a user'),
+  status: s.enumOf(APPOINTMENT_STATUSES).optional(),
+});
+const AppointmentQuery = z.object({
+  status: s.optionalQueryEnum(APPOINTMENT_STATUSES),
+  contactId: uuid('a contact').optional(),
+  dateFrom: z.string().optional(),
+  dateTo: z.string().optional(),
+});
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const isRealDate = (v: string) => DATE.test(v) && new Date(`${v}T00:00:00.000Z`).toISOString().slice(0, 10) === v;
+const day = () => z.string({ error: 'is required' }).refine(isRealDate, 'must be a date (YYYY-MM-DD)');
+const PublicNewAppointment = z.object({
+  contactId: s.requiredText(100),
+  appointmentDate: day(),
+  appointmentTime: z
+    .string()
+    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time (HH:MM, 24-hour)')
+    .optional(),
+  type: kind.optional(),
+  notes: text(5000),
+});
+const PublicAppointmentQuery = z.object({ from: day().optional(), to: day().optional() });
+
+/**
+ * A range [from, to) for the service. A date (YYYY-MM-DD) covers its whole UTC day, so `dateTo=2024-05-31`
+ * includes the 31st; a timestamp is taken as given (inclusive).
+ */
+function range(from: string | undefined, to: string | undefined, fromField: string, toField: string) {
+  const parse = (v: string, field: string, end: boolean) => {
+    if (isRealDate(v)) {
+      const d = new Date(`${v}T00:00:00.000Z`);
+      if (end) d.setUTCDate(d.getUTCDate() + 1);
+      return d;
+    }
+    const t = Date.parse(v);
+    if (DATE.test(v) || Number.isNaN(t)) throw badRequest([{ field, message: 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp' }]);
+    return new Date(end ? t + 1 : t);
+  };
+  const f = from ? parse(from, fromField, false) : undefined;
+  const t = to ? parse(to, toField, true) : undefined;
+  if (f && t && t <= f) throw badRequest([{ field: toField, message: `must not be before ${fromField}` }]);
+  return { dateFrom: f?.toISOString(), dateTo: t?.toISOString() };
+}
+
+/** At most this many appointments on the public list (spec: up to 100). */
+const PUBLIC_APPOINTMENTS_MAX = 100;
+/** The public contact detail shows this many most recent appointments. */
+const PUBLIC_DETAIL_APPOINTMENTS = 5;
+
+// ------------------------------------------------------------------------------------------- routes
+
+/** Contacts, custom statuses and appointments (internal, bearer) and their public API (API key). */
+export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
+  const internal = Router();
+  const pub = Router();
+  const crm = () => clients.crm;
+
+  // Contacts
+  internal.get('/contacts', async (req, res) => {
+    const q = query(req, ContactQuery);
+    const { dateFrom, dateTo } = range(q.dateFrom, q.dateTo, 'dateFrom', 'dateTo');
+    if (q.scoreMin !== undefined && q.scoreMax !== undefined && q.scoreMin > q.scoreMax) {
+      throw badRequest([{ field: 'scoreMax', message: 'must not be less than scoreMin' }]);
+    }
+    const out = await crm().ListContacts<{ data: Contact[]; pagination: unknown }>({ ...pageParams(req, 50), ...q, dateFrom, dateTo }, ctxOf(req, res));
+    res.json({ data: out.data.map(contactOut), pagination: out.pagination });
+  });
+  internal.post('/contacts', async (req, res) => {
+    const c = await crm().CreateContact<Contact>(body(req, NewContact), ctxOf(req, res));
+    res.status(201).json(contactOut(c));
+  });
+  internal.get('/contacts/:id', async (req, res) => {
+    res.json(detailOut(await crm().GetContact<ContactDetail>({ id: req.params.id }, ctxOf(req, res))));
+  });
+  internal.put('/contacts/:id', async (req, res) => {
+    const { tags: t, ...patch } = body(req, ContactPatch);
+    const c = await crm().UpdateContact<Contact>({ id: req.params.id, ...patch, tags: t ? { values: t } : undefined }, ctxOf(req, res));
+    res.json(contactOut(c));
+  });
+  internal.delete('/contacts/:id', async (req, res) => {
+    await crm().DeleteContact({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+  internal.get('/contacts/:id/friends', async (req, res) => {
+    const out = await crm().ListFriends<{ data: unknown[] }>({ id: req.params.id }, ctxOf(req, res));
+    res.json(out.data);
+  });
+  internal.post('/contacts/:id/notes', async (req, res) => {
+    const { content } = body(req, Note);
+    res.status(201).json(await crm().AddNote({ contactId: req.params.id, content }, ctxOf(req, res)));
+  });
+
+  // Custom statuses (contact.statusId); the spec has no way to create them, so these are added.
+  internal.get('/contact-statuses', async (req, res) => {
+    res.json((await crm().ListContactStatuses<{ data: unknown[] }>({}, ctxOf(req, res))).data);
+  });
+  internal.post('/contact-statuses', async (req, res) => {
+    res.status(201).json(await crm().CreateContactStatus(body(req, NewStatus), ctxOf(req, res)));
+  });
+  internal.get('/contact-statuses/:id', async (req, res) => {
+    const all = await crm().ListContactStatuses<{ data: { id: string }[] }>({}, ctxOf(req, res));
+    const found = all.data.find((x) => x.id === req.params.id);
+    if (!found) throw new HttpError(404, 'not_found', 'Contact status not found');
+    res.json(found);
+  });
+  internal.put('/contact-statuses/:id', async (req, res) => {
+    res.json(await crm().UpdateContactStatus({ id: req.params.id, ...body(req, StatusPatch) }, ctxOf(req, res)));
+  });
+  internal.delete('/contact-statuses/:id', async (req, res) => {
+    await crm().DeleteContactStatus({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+
+  // Appointments
+  internal.get('/appointments', async (req, res) => {
+    const q = query(req, AppointmentQuery);
+    const { dateFrom, dateTo } = range(q.dateFrom, q.dateTo, 'dateFrom', 'dateTo');
+    const out = await crm().ListAppointments<{ data: Appointment[]; pagination: unknown }>({ ...pageParams(req, 50), ...q, dateFrom, dateTo }, ctxOf(req, res));
+    res.json({ data: out.data.map(appointmentOut), pagination: out.pagination });
+  });
+  internal.post('/appointments', async (req, res) => {
+    const a = await crm().CreateAppointment<Appointment>(body(req, NewAppointment), ctxOf(req, res));
+    res.status(201).json(appointmentOut(a));
+  });
+  internal.get('/appointments/:id', async (req, res) => {
+    res.json(appointmentOut(await crm().GetAppointment<Appointment>({ id: req.params.id }, ctxOf(req, res))));
+  });
+  internal.put('/appointments/:id', async (req, res) => {
+    res.json(appointmentOut(await crm().UpdateAppointment<Appointment>({ id: req.params.id, ...body(req, AppointmentPatch) }, ctxOf(req, res))));
+  });
+
+  // Public API (X-API-Key checked by app.ts before these routes).
+  pub.get('/contacts', async (req, res) => {
+    const { limit } = pageParams(req, 20, 100);
+    const q = query(req, PublicContactQuery);
+    const out = await crm().ListContacts<{ data: Contact[] }>({ page: 1, limit, ...q, skipTotal: true }, ctxOf(req, res));
+    res.json({ contacts: out.data.map(publicContactOut) });
+  });
+  pub.get('/contacts/:id', async (req, res) => {
+    const d = await crm().GetContact<ContactDetail>({ id: req.params.id }, ctxOf(req, res));
+    res.json({
+      ...publicContactOut(d.contact),
+      appointments: d.appointments.slice(0, PUBLIC_DETAIL_APPOINTMENTS).map((a) => publicAppointmentOut(a)),
+      // null when messaging could not be asked: unknown is not zero.
+      conversationCount: d.conversationsAvailable ? d.conversations.length : null,
+    });
+  });
+  pub.post('/contacts', async (req, res) => {
+    const { fullName, tags: t, ...rest } = body(req, PublicContactFields);
+    if (!fullName && !rest.phone) throw badRequest([{ field: 'fullName', message: 'fullName or phone is required' }]);
+    const c = await crm().CreateContact<Contact>({ ...rest, name: fullName, tags: t ?? [], source: rest.source || 'api' }, ctxOf(req, res));
+    res.status(201).json(publicContactOut(c));
+  });
+  pub.put('/contacts/:id', async (req, res) => {
+    const { fullName, tags: t, ...rest } = body(req, PublicContactFields);
+    const c = await crm().UpdateContact<Contact>({ id: req.params.id, ...rest, name: fullName, tags: t ? { values: t } : undefined }, ctxOf(req, res));
+    res.json(publicContactOut(c));
+  });
+  pub.get('/appointments', async (req, res) => {
+    const q = query(req, PublicAppointmentQuery);
+    const { dateFrom, dateTo } = range(q.from, q.to, 'from', 'to');
+    const out = await crm().ListAppointments<{ data: Appointment[] }>({ page: 1, limit: PUBLIC_APPOINTMENTS_MAX, dateFrom, dateTo, skipTotal: true }, ctxOf(req, res));
+    res.json({ appointments: out.data.map((a) => publicAppointmentOut(a, a.contact)) });
+  });
+  pub.post('/appointments', async (req, res) => {
+    const a = body(req, PublicNewAppointment);
+    const created = await crm().CreateAppointment<Appointment>(
+      {
+        contactId: a.contactId,
+        scheduledAt: `${a.appointmentDate}T${a.appointmentTime ?? '00:00'}:00.000Z`,
+        type: a.type ?? 'meeting',
+        notes: a.notes ?? '',
+      },
+      ctxOf(req, res),
+    );
+    res.status(201).json(publicAppointmentOut(created, created.contact));
+  });
+
+  return { internal, public: pub };
 }

@@ -1,0 +1,104 @@
+import path from 'node:path';
+import { createPool, ensureDatabase, migrate } from '@crm/db';
+import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
+import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { createLogger, Logger } from '@crm/logger';
+import { identityDirectory } from './clients/identity.client';
+import { messagingConversations } from './clients/messaging.client';
+import type { CrmConfig } from './config';
+import type { Deps } from './deps';
+import { chatnetFriendsHandler } from './events/chatnet-friends.consumer';
+import { messageActivityHandler } from './events/message-activity.consumer';
+import { compactContactCounts } from './db/contacts.repo';
+import { TotalCache } from './db/total-cache';
+import { crmHandlers } from './grpc/crm.handler';
+
+export { loadConfig } from './config';
+
+const COUNT_COMPACT_EVERY_MS = 30_000;
+
+export interface RunningService {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Create the database if needed, migrate, start the outbox relay and consumers, and serve gRPC. */
+export async function startCrm(config: CrmConfig, log: Logger = createLogger('crm', config.LOG_LEVEL)): Promise<RunningService> {
+  await ensureDatabase(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL, config.DB_POOL_SIZE);
+  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
+  await installEventTables(pool);
+
+  const deps: Deps = {
+    config,
+    pool,
+    log,
+    users: identityDirectory(config.IDENTITY_ADDR, config.IDENTITY_DEADLINE_MS),
+    conversations: messagingConversations(config.MESSAGING_ADDR, config.MESSAGING_DEADLINE_MS, log),
+    totals: new TotalCache(config.LIST_TOTAL_CACHE_MS, config.LIST_TOTAL_CACHE_MIN),
+  };
+
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
+  // Two queues so a large friend-list sync never holds up lastActivity updates from messages.
+  const consumers = [
+    new EventConsumer({
+      amqpUrl: config.AMQP_URL,
+      exchange: config.EVENTS_EXCHANGE,
+      queue: `${config.EVENTS_EXCHANGE}.crm.message-activity`,
+      bindings: ['message.received', 'message.sent'],
+      handler: messageActivityHandler(log),
+      logger: log,
+      pool,
+      prefetch: 100,
+      concurrency: 4,
+    }),
+    new EventConsumer({
+      amqpUrl: config.AMQP_URL,
+      exchange: config.EVENTS_EXCHANGE,
+      queue: `${config.EVENTS_EXCHANGE}.crm.chatnet-friends`,
+      bindings: ['chatnet_account.friends'],
+      handler: chatnetFriendsHandler(log),
+      logger: log,
+      pool,
+      prefetch: 10,
+    }),
+  ];
+
+  const server = new GrpcServer(log);
+  server.add(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), crmHandlers(deps));
+  try {
+    await relay.start();
+    for (const c of consumers) await c.start();
+  } catch (err) {
+    await Promise.all(consumers.map((c) => c.stop().catch(() => undefined)));
+    await relay.stop().catch(() => undefined);
+    await pool.end();
+    throw err;
+  }
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  log.info({ port }, 'crm listening');
+  // Keeps the per-org contact counter a handful of rows however many contacts are created.
+  let compacting: Promise<unknown> | undefined;
+  const compactor = setInterval(() => {
+    compacting ??= compactContactCounts(pool)
+      .catch((err) => log.warn({ err }, 'compacting contact counts failed'))
+      .finally(() => (compacting = undefined));
+  }, COUNT_COMPACT_EVERY_MS);
+  compactor.unref();
+  return {
+    port,
+    async stop() {
+      clearInterval(compactor);
+      await server.stop();
+      await compacting;
+      for (const c of consumers) await c.stop();
+      await relay.stop();
+      deps.users.close();
+      deps.conversations.close();
+      await pool.end();
+    },
+  };
+}
+
+/** The conventional entry every service exports, so the test stack and scripts can start any of them. */
+export const start = startCrm;

@@ -1,0 +1,32 @@
+import { iso, Queryable } from '@crm/db';
+
+export type ActivityType =
+  | 'created'
+  | 'updated'
+  | 'note_added'
+  | 'appointment_created'
+  | 'appointment_updated'
+  | 'message_received'
+  | 'message_sent'
+  | 'friend_added';
+
+/** Activity text is a short human-readable line; long content (messages, notes) is cut. */
+const MAX_DATA = 300;
+
+export async function recordActivity(db: Queryable, a: { orgId: string; contactId: string; type: ActivityType; data: string; at?: Date }): Promise<void> {
+  await db.query({
+    name: 'crm_activity_insert',
+    text: 'INSERT INTO contact_activities (org_id, contact_id, type, data, occurred_at) VALUES ($1, $2, $3, $4, COALESCE($5, now()))',
+    values: [a.orgId, a.contactId, a.type, a.data.length > MAX_DATA ? `${a.data.slice(0, MAX_DATA - 1)}…` : a.data, a.at ?? null],
+  });
+}
+
+export async function activitiesOf(db: Queryable, orgId: string, contactId: string, limit: number) {
+  const { rows } = await db.query<{ type: string; occurred_at: Date; data: string }>({
+    name: 'crm_activities_of_contact',
+    text: `SELECT type, occurred_at, data FROM contact_activities
+           WHERE org_id = $1 AND contact_id = $2 ORDER BY occurred_at DESC, id DESC LIMIT $3`,
+    values: [orgId, contactId, limit],
+  });
+  return rows.map((r) => ({ type: r.type, timestamp: iso(r.occurred_at), data: r.data }));
+}

@@ -1,0 +1,161 @@
+import { iso, offsetOf, pagination, Pool, Queryable } from '@crm/db';
+
+export interface AppointmentRow {
+  id: string;
+  contact_id: string;
+  title: string;
+  description: string;
+  scheduled_at: Date;
+  duration: number;
+  type: string;
+  location: string;
+  assigned_user_id: string | null;
+  status: string;
+  notes: string;
+  created_at: Date;
+  updated_at: Date;
+  contact_name: string;
+  contact_phone: string;
+  contact_email: string;
+}
+
+const SELECT = `SELECT a.id, a.contact_id, a.title, a.description, a.scheduled_at, a.duration, a.type, a.location, a.assigned_user_id,
+  a.status, a.notes, a.created_at, a.updated_at, c.name AS contact_name, c.phone AS contact_phone, c.email AS contact_email
+  FROM appointments a JOIN contacts c ON c.id = a.contact_id`;
+
+export function toAppointment(r: AppointmentRow) {
+  return {
+    id: r.id,
+    contactId: r.contact_id,
+    contactName: r.contact_name,
+    title: r.title,
+    description: r.description,
+    scheduledAt: iso(r.scheduled_at),
+    duration: r.duration,
+    type: r.type,
+    location: r.location,
+    assignedUserId: r.assigned_user_id,
+    status: r.status,
+    notes: r.notes,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+    contact: { id: r.contact_id, name: r.contact_name, phone: r.contact_phone, email: r.contact_email },
+  };
+}
+
+export interface NewAppointment {
+  id: string;
+  orgId: string;
+  contactId: string;
+  title: string;
+  description: string;
+  scheduledAt: Date;
+  duration: number;
+  type: string;
+  location: string;
+  assignedUserId: string | null;
+  notes: string;
+}
+
+export async function insertAppointment(db: Queryable, a: NewAppointment): Promise<void> {
+  await db.query({
+    name: 'crm_appointment_insert',
+    text: `INSERT INTO appointments (id, org_id, contact_id, title, description, scheduled_at, duration, type, location, assigned_user_id, notes)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    values: [a.id, a.orgId, a.contactId, a.title, a.description, a.scheduledAt, a.duration, a.type, a.location, a.assignedUserId, a.notes],
+  });
+}
+
+export async function findAppointment(db: Queryable, orgId: string, id: string, forUpdate = false): Promise<AppointmentRow | undefined> {
+  const { rows } = await db.query<AppointmentRow>({
+    name: forUpdate ? 'crm_appointment_by_id_lock' : 'crm_appointment_by_id',
+    text: `${SELECT} WHERE a.id = $1 AND a.org_id = $2${forUpdate ? ' FOR UPDATE OF a' : ''}`,
+    values: [id, orgId],
+  });
+  return rows[0];
+}
+
+export interface AppointmentPatch {
+  title?: string;
+  description?: string;
+  scheduledAt?: Date;
+  duration?: number;
+  type?: string;
+  location?: string;
+  assignedUserId?: string | null;
+  status?: string;
+  notes?: string;
+}
+
+const PATCH_COLUMNS: Record<keyof AppointmentPatch, string> = {
+  title: 'title',
+  description: 'description',
+  scheduledAt: 'scheduled_at',
+  duration: 'duration',
+  type: 'type',
+  location: 'location',
+  assignedUserId: 'assigned_user_id',
+  status: 'status',
+  notes: 'notes',
+};
+
+export async function updateAppointment(db: Queryable, orgId: string, id: string, patch: AppointmentPatch): Promise<void> {
+  const sets: string[] = [];
+  const args: unknown[] = [id, orgId];
+  for (const [key, col] of Object.entries(PATCH_COLUMNS) as [keyof AppointmentPatch, string][]) {
+    if (patch[key] === undefined) continue;
+    args.push(patch[key]);
+    sets.push(`${col} = $${args.length}`);
+  }
+  sets.push('updated_at = now()');
+  await db.query(`UPDATE appointments SET ${sets.join(', ')} WHERE id = $1 AND org_id = $2`, args);
+}
+
+export interface AppointmentFilter {
+  page: number;
+  limit: number;
+  status?: string;
+  contactId?: string;
+  dateFrom?: Date;
+  dateTo?: Date;
+  skipTotal?: boolean;
+}
+
+/** Earliest first: an appointment list is an agenda. */
+export async function listAppointments(pool: Pool, orgId: string, f: AppointmentFilter) {
+  const where = ['a.org_id = $1'];
+  const args: unknown[] = [orgId];
+  const arg = (v: unknown) => {
+    args.push(v);
+    return `$${args.length}`;
+  };
+  if (f.status) where.push(`a.status = ${arg(f.status)}`);
+  if (f.contactId) where.push(`a.contact_id = ${arg(f.contactId)}`);
+  if (f.dateFrom) where.push(`a.scheduled_at >= ${arg(f.dateFrom)}`);
+  if (f.dateTo) where.push(`a.scheduled_at < ${arg(f.dateTo)}`);
+  const whereSql = where.join(' AND ');
+  const page = pool.query<AppointmentRow>(`${SELECT} WHERE ${whereSql} ORDER BY a.scheduled_at, a.id LIMIT ${f.limit} OFFSET ${offsetOf(f)}`, args);
+  const count = f.skipTotal ? undefined : pool.query<{ n: number }>(`SELECT count(*) AS n FROM appointments a WHERE ${whereSql}`, args);
+  const [rows, total] = await Promise.all([page, count]);
+  return { data: rows.rows.map(toAppointment), pagination: pagination(f, total ? total.rows[0].n : rows.rows.length) };
+}
+
+/** For the contact detail: most recent (latest scheduledAt) first. */
+export async function appointmentsOfContact(db: Queryable, orgId: string, contactId: string, limit: number) {
+  const { rows } = await db.query<AppointmentRow>({
+    name: 'crm_appointments_of_contact',
+    text: `SELECT id, title, scheduled_at, status, type, notes, created_at, updated_at FROM appointments
+           WHERE org_id = $1 AND contact_id = $2 ORDER BY scheduled_at DESC, id DESC LIMIT $3`,
+    values: [orgId, contactId, limit],
+  });
+  return rows.map((r) => ({
+    id: r.id,
+    title: r.title,
+    scheduledAt: iso(r.scheduled_at),
+    status: r.status,
+    type: r.type,
+    notes: r.notes,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+  }));
+}

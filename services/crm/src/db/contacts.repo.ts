@@ -1,0 +1,370 @@
+import { createHash } from 'node:crypto';
+import { iso, offsetOf, pagination, Pool, Queryable } from '@crm/db';
+import type { PhoneSearch } from '../domain/phone';
+import type { TotalCache } from './total-cache';
+
+export interface ContactRow {
+  id: string;
+  org_id: string;
+  name: string;
+  email: string;
+  phone: string;
+  source: string;
+  status: string;
+  status_id: string | null;
+  assigned_user_id: string | null;
+  avatar: string;
+  lead_score: number;
+  chatnet_uid: string | null;
+  thread_types: string[];
+  notes: string;
+  tags: string[];
+  last_activity: Date;
+  created_at: Date;
+  updated_at: Date;
+  has_chatnet: boolean | null;
+}
+
+export interface FriendRef {
+  chatnetUid: string;
+  displayName: string;
+  accountId: string;
+}
+
+const COLUMNS = `id, org_id, name, email, phone, source, status, status_id, assigned_user_id, avatar, lead_score, chatnet_uid,
+  thread_types, notes, tags, last_activity, created_at, updated_at, has_chatnet`;
+
+/**
+ * The internal Contact shape. Absent values are null: proto3 `optional` fields then travel as unset, and
+ * events (which carry this shape without `friends`) show them as null.
+ */
+export function toContact(r: ContactRow, friends?: FriendRef[]) {
+  return {
+    id: r.id,
+    name: r.name,
+    email: r.email,
+    phone: r.phone,
+    source: r.source,
+    status: r.status,
+    statusId: r.status_id,
+    assignedUserId: r.assigned_user_id,
+    avatar: r.avatar,
+    leadScore: r.lead_score,
+    hasChatnet: r.has_chatnet,
+    chatnetUid: r.chatnet_uid,
+    threadTypes: r.thread_types,
+    ...(friends ? { friends } : {}),
+    notes: r.notes,
+    tags: r.tags,
+    lastActivity: iso(r.last_activity),
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+  };
+}
+
+export type ContactView = ReturnType<typeof toContact>;
+
+export interface NewContact {
+  id: string;
+  orgId: string;
+  name: string;
+  email: string;
+  phone: string;
+  source: string;
+  status: string;
+  statusId: string | null;
+  assignedUserId: string | null;
+  notes: string;
+  tags: string[];
+  avatar?: string;
+  chatnetUid?: string | null;
+  threadTypes?: string[];
+}
+
+export async function insertContact(db: Queryable, c: NewContact): Promise<ContactRow> {
+  const { rows } = await db.query<ContactRow>({
+    name: 'crm_contact_insert',
+    text: `INSERT INTO contacts (id, org_id, name, email, phone, source, status, status_id, assigned_user_id, notes, tags, avatar, chatnet_uid, thread_types)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ${COLUMNS}`,
+    values: [
+      c.id, c.orgId, c.name, c.email, c.phone, c.source, c.status, c.statusId, c.assignedUserId, c.notes, c.tags,
+      c.avatar ?? '', c.chatnetUid ?? null, c.threadTypes ?? [],
+    ],
+  });
+  return rows[0];
+}
+
+/** Insert a chat-network contact unless the org already has one for that identity (no row returned then). */
+export async function insertChatnetContactIfMissing(db: Queryable, c: NewContact): Promise<ContactRow | undefined> {
+  const { rows } = await db.query<ContactRow>({
+    name: 'crm_contact_insert_chatnet',
+    text: `INSERT INTO contacts (id, org_id, name, source, status, avatar, chatnet_uid, thread_types)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (org_id, chatnet_uid) WHERE chatnet_uid IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
+    values: [c.id, c.orgId, c.name, c.source, c.status, c.avatar ?? '', c.chatnetUid, c.threadTypes ?? []],
+  });
+  return rows[0];
+}
+
+export async function findContact(db: Queryable, orgId: string, id: string, forUpdate = false): Promise<ContactRow | undefined> {
+  const { rows } = await db.query<ContactRow>({
+    name: forUpdate ? 'crm_contact_by_id_lock' : 'crm_contact_by_id',
+    text: `SELECT ${COLUMNS} FROM contacts WHERE id = $1 AND org_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    values: [id, orgId],
+  });
+  return rows[0];
+}
+
+export async function findByChatnetUid(db: Queryable, orgId: string, chatnetUid: string, forUpdate = false): Promise<ContactRow | undefined> {
+  const { rows } = await db.query<ContactRow>({
+    name: forUpdate ? 'crm_contact_by_uid_lock' : 'crm_contact_by_uid',
+    text: `SELECT ${COLUMNS} FROM contacts WHERE org_id = $1 AND chatnet_uid = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    values: [orgId, chatnetUid],
+  });
+  return rows[0];
+}
+
+export async function findIdByPhone(db: Queryable, orgId: string, phone: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ id: string }>({
+    name: 'crm_contact_by_phone',
+    text: 'SELECT id FROM contacts WHERE org_id = $1 AND phone = $2',
+    values: [orgId, phone],
+  });
+  return rows[0]?.id;
+}
+
+export interface ContactPatch {
+  name?: string;
+  email?: string;
+  phone?: string;
+  source?: string;
+  status?: string;
+  statusId?: string | null;
+  assignedUserId?: string | null;
+  notes?: string;
+  tags?: string[];
+  avatar?: string;
+  threadTypes?: string[];
+}
+
+const PATCH_COLUMNS: Record<keyof ContactPatch, string> = {
+  name: 'name',
+  email: 'email',
+  phone: 'phone',
+  source: 'source',
+  status: 'status',
+  statusId: 'status_id',
+  assignedUserId: 'assigned_user_id',
+  notes: 'notes',
+  tags: 'tags',
+  avatar: 'avatar',
+  threadTypes: 'thread_types',
+};
+
+export async function updateContact(db: Queryable, orgId: string, id: string, patch: ContactPatch, touch = true): Promise<ContactRow | undefined> {
+  const sets: string[] = [];
+  const args: unknown[] = [id, orgId];
+  for (const [key, col] of Object.entries(PATCH_COLUMNS) as [keyof ContactPatch, string][]) {
+    if (patch[key] === undefined) continue;
+    args.push(patch[key]);
+    sets.push(`${col} = $${args.length}`);
+  }
+  if (touch) sets.push('updated_at = now()');
+  if (sets.length === 0) return findContact(db, orgId, id);
+  const { rows } = await db.query<ContactRow>(`UPDATE contacts SET ${sets.join(', ')} WHERE id = $1 AND org_id = $2 RETURNING ${COLUMNS}`, args);
+  return rows[0];
+}
+
+export async function deleteContact(db: Queryable, orgId: string, id: string): Promise<boolean> {
+  const res = await db.query({ name: 'crm_contact_delete', text: 'DELETE FROM contacts WHERE id = $1 AND org_id = $2', values: [id, orgId] });
+  return (res.rowCount ?? 0) > 0;
+}
+
+/** Last activity only moves forward: events can arrive late or twice. */
+export async function touchLastActivity(db: Queryable, orgId: string, id: string, at: Date): Promise<boolean> {
+  const res = await db.query({
+    name: 'crm_contact_touch_activity',
+    text: 'UPDATE contacts SET last_activity = GREATEST(last_activity, $3) WHERE id = $1 AND org_id = $2',
+    values: [id, orgId, at],
+  });
+  return (res.rowCount ?? 0) > 0;
+}
+
+export interface ContactFilter {
+  page: number;
+  limit: number;
+  /** Text search over name and email; already LIKE-escaped (folded in SQL). */
+  searchText?: string;
+  /** A phone-like search term: whole number, beginnings and end. */
+  searchPhone?: PhoneSearch;
+  source?: string;
+  status?: string;
+  statusId?: string;
+  assignedUserId?: string;
+  threadType?: string;
+  hasChatnet?: 'true' | 'false' | 'unknown';
+  scoreMin?: number;
+  scoreMax?: number;
+  dateFrom?: Date;
+  dateTo?: Date;
+  tag?: string;
+  sortBy: 'lastActivity' | 'createdAt' | 'leadScore';
+  direction: 'asc' | 'desc';
+  skipTotal?: boolean;
+}
+
+/**
+ * List SQL varies only with which filters are present, so each shape becomes a named prepared statement:
+ * planning these joins costs more than running them on a page of 50.
+ */
+function prepared(text: string, values: unknown[]) {
+  return { name: `crm_cl_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text, values };
+}
+
+const SORT_COLUMNS = { lastActivity: 'last_activity', createdAt: 'created_at', leadScore: 'lead_score' } as const;
+
+const ORG_TOTAL = {
+  name: 'crm_contacts_org_total',
+  text: 'SELECT COALESCE(sum(delta), 0)::int AS n FROM contact_count_deltas WHERE org_id = $1',
+};
+
+/**
+ * The filtered page (with each contact's friends, in one query) and its total, side by side on two
+ * connections. An unfiltered total comes from the per-org counter instead of counting rows.
+ */
+export async function listContacts(pool: Pool, orgId: string, f: ContactFilter, cache?: TotalCache) {
+  const where = ['org_id = $1'];
+  const args: unknown[] = [orgId];
+  const arg = (v: unknown) => {
+    args.push(v);
+    return `$${args.length}`;
+  };
+  if (f.searchPhone) {
+    const p = f.searchPhone;
+    // Each alternative repeats phone <> '' so it can use the partial phone indexes (a BitmapOr of them).
+    const alternatives = p.prefixes.map((prefix) => `(phone <> '' AND phone LIKE ${arg(`${prefix}%`)})`);
+    if (p.exact) alternatives.push(`(phone <> '' AND phone = ${arg(p.exact)})`);
+    if (p.suffix) alternatives.push(`(phone <> '' AND reverse(phone) LIKE ${arg(`${[...p.suffix].reverse().join('')}%`)})`);
+    where.push(`(${alternatives.join(' OR ')})`);
+  } else if (f.searchText !== undefined) {
+    where.push(`search_text LIKE '%' || crm_fold(${arg(f.searchText)}) || '%'`);
+  }
+  if (f.source) where.push(`source = ${arg(f.source)}`);
+  if (f.status) where.push(`status = ${arg(f.status)}`);
+  if (f.statusId) where.push(`status_id = ${arg(f.statusId)}`);
+  if (f.assignedUserId) where.push(`assigned_user_id = ${arg(f.assignedUserId)}`);
+  if (f.threadType) where.push(`thread_types @> ARRAY[${arg(f.threadType)}]::text[]`);
+  if (f.hasChatnet === 'true') where.push('has_chatnet IS TRUE');
+  if (f.hasChatnet === 'false') where.push('has_chatnet IS FALSE');
+  if (f.hasChatnet === 'unknown') where.push('has_chatnet IS NULL');
+  if (f.scoreMin !== undefined) where.push(`lead_score >= ${arg(f.scoreMin)}`);
+  if (f.scoreMax !== undefined) where.push(`lead_score <= ${arg(f.scoreMax)}`);
+  if (f.dateFrom) where.push(`last_activity >= ${arg(f.dateFrom)}`);
+  if (f.dateTo) where.push(`last_activity < ${arg(f.dateTo)}`);
+  if (f.tag) where.push(`tags @> ARRAY[${arg(f.tag)}]::text[]`);
+  const whereSql = where.join(' AND ');
+  const col = SORT_COLUMNS[f.sortBy];
+  const dir = f.direction === 'asc' ? 'ASC' : 'DESC';
+  const searching = f.searchPhone !== undefined || f.searchText !== undefined;
+  const orgTotal = () => pool.query<{ n: number }>({ ...ORG_TOTAL, values: [orgId] }).then((r) => r.rows[0].n);
+
+  if (where.length === 1) {
+    const [rows, total] = await Promise.all([plainPage(pool, whereSql, args, col, dir, f, true), f.skipTotal ? undefined : orgTotal()]);
+    return { rows, pagination: pagination(f, total ?? rows.length) };
+  }
+
+  const countArgs = [...args];
+  // Plain filters are named prepared statements (planning their joins costs more than running them); a search
+  // is planned for its actual term, since LIKE prefixes and trigram patterns only use an index when known.
+  const count = () =>
+    pool
+      .query<{ n: number }>(searching ? { text: `SELECT count(*) AS n FROM contacts WHERE ${whereSql}`, values: countArgs } : prepared(`SELECT count(*) AS n FROM contacts WHERE ${whereSql}`, countArgs))
+      .then((r) => r.rows[0].n);
+  const key = cache?.enabled ? `${orgId}|${whereSql}|${JSON.stringify(args)}` : undefined;
+  const cached = key ? cache!.get(key) : undefined;
+
+  if (cached) {
+    const [now, rows] = await Promise.all([orgTotal(), plainPage(pool, whereSql, args, col, dir, f, !searching)]);
+    if (now === cached.orgTotal) return { rows, pagination: pagination(f, cached.total) };
+    const total = await count();
+    cache!.offer(key!, total, now);
+    return { rows: total > DENSE ? rows : (await matchedPage(pool, whereSql, args, col, dir, f)).rows, pagination: pagination(f, total) };
+  }
+  if (searching) {
+    const [found, now] = await Promise.all([matchedPage(pool, whereSql, args, col, dir, f), key ? orgTotal() : undefined]);
+    if (key && now !== undefined) cache!.offer(key, found.total, now);
+    return { rows: found.rows, pagination: pagination(f, found.total) };
+  }
+  // Count first, then pick how to page: walking the sort index finds 50 of many matches at once, but walks
+  // the whole organization when there are few (or none, the planner cannot know); those are collected first.
+  const [total, now] = await Promise.all([count(), key ? orgTotal() : undefined]);
+  if (key && now !== undefined) cache!.offer(key, total, now);
+  const rows = total > DENSE ? await plainPage(pool, whereSql, args, col, dir, f, true) : (await matchedPage(pool, whereSql, args, col, dir, f)).rows;
+  return { rows, pagination: pagination(f, total) };
+}
+
+/** Above this many matches a page walks the sort index; at or below it the matches are collected and sorted. */
+const DENSE = 2000;
+
+/** One page in sort order, each contact with its friends. */
+async function plainPage(pool: Pool, whereSql: string, filterArgs: unknown[], col: string, dir: string, f: ContactFilter, named: boolean) {
+  const args = [...filterArgs, f.limit, offsetOf(f)];
+  const text = `SELECT c.*, COALESCE(fr.friends, '[]'::json) AS friends
+       FROM (SELECT ${COLUMNS} FROM contacts WHERE ${whereSql} ORDER BY ${col} ${dir}, id ${dir} LIMIT $${args.length - 1} OFFSET $${args.length}) c
+       ${FRIENDS_JOIN}
+       ORDER BY c.${col} ${dir}, c.id ${dir}`;
+  const { rows } = await pool.query<ContactRow & { friends: FriendRef[] }>(named ? prepared(text, args) : { text, values: args });
+  return rows;
+}
+
+const FRIENDS_JOIN = `LEFT JOIN LATERAL (
+       SELECT json_agg(json_build_object('chatnetUid', cf.chatnet_uid, 'displayName', cf.display_name, 'accountId', cf.account_id)
+                       ORDER BY cf.added_at, cf.id) AS friends
+       FROM contact_friends cf WHERE cf.contact_id = c.id) fr ON true`;
+
+/**
+ * Collect the matches once (through whatever index fits: trigram, phone, status...), then count and page that
+ * set. For searches this is one pass instead of one for the count and one for the page; for sparse filters it
+ * avoids walking the sort index past rows that do not match, which the planner may pick for a LIMIT.
+ */
+async function matchedPage(pool: Pool, whereSql: string, args: unknown[], col: string, dir: string, f: ContactFilter) {
+  const { rows } = await pool.query<ContactRow & { friends: FriendRef[]; total: number }>(
+    `WITH m AS MATERIALIZED (SELECT id, ${col} AS k FROM contacts WHERE ${whereSql}),
+          p AS (SELECT id, k FROM m ORDER BY k ${dir}, id ${dir} LIMIT ${f.limit} OFFSET ${offsetOf(f)}),
+          t AS (SELECT count(*)::int AS total FROM m)
+     SELECT t.total, c.*, COALESCE(fr.friends, '[]'::json) AS friends
+     FROM t
+     LEFT JOIN (p JOIN LATERAL (SELECT ${COLUMNS} FROM contacts x WHERE x.id = p.id) c ON true) ON true
+     ${FRIENDS_JOIN}
+     ORDER BY p.k ${dir}, p.id ${dir}`,
+    args,
+  );
+  return { rows: rows.filter((r) => r.id !== null), total: rows[0]?.total ?? 0 };
+}
+
+/** Folds the counter rows of each organization into one (called periodically; safe with several replicas). */
+export async function compactContactCounts(db: Queryable): Promise<number> {
+  const res = await db.query({
+    name: 'crm_contacts_compact_counts',
+    text: `WITH folded AS (
+             DELETE FROM contact_count_deltas
+             WHERE org_id IN (SELECT org_id FROM contact_count_deltas GROUP BY org_id HAVING count(*) > 1)
+             RETURNING org_id, delta)
+           INSERT INTO contact_count_deltas (org_id, delta) SELECT org_id, sum(delta) FROM folded GROUP BY org_id`,
+  });
+  return res.rowCount ?? 0;
+}
+
+/** Friends of a page of contacts in one query. */
+export async function friendsOf(db: Queryable, orgId: string, contactIds: string[]): Promise<Map<string, FriendRef[]>> {
+  const out = new Map<string, FriendRef[]>(contactIds.map((id) => [id, []]));
+  if (contactIds.length === 0) return out;
+  const { rows } = await db.query<{ contact_id: string; chatnet_uid: string; display_name: string; account_id: string }>({
+    name: 'crm_friends_of_contacts',
+    text: `SELECT contact_id, chatnet_uid, display_name, account_id FROM contact_friends
+           WHERE org_id = $1 AND contact_id = ANY($2::uuid[]) ORDER BY added_at, id`,
+    values: [orgId, contactIds],
+  });
+  for (const r of rows) out.get(r.contact_id)?.push({ chatnetUid: r.chatnet_uid, displayName: r.display_name, accountId: r.account_id });
+  return out;
+}

@@ -1,0 +1,34 @@
+import { iso, Queryable } from '@crm/db';
+
+export interface NoteRow {
+  id: string;
+  contact_id: string;
+  content: string;
+  created_by: string | null;
+  created_at: Date;
+}
+
+export function toNote(r: NoteRow) {
+  return { id: r.id, contactId: r.contact_id, content: r.content, createdBy: r.created_by ?? '', createdAt: iso(r.created_at) };
+}
+
+export async function insertNote(db: Queryable, n: { id: string; orgId: string; contactId: string; content: string; createdBy: string | null }): Promise<NoteRow> {
+  const { rows } = await db.query<NoteRow>({
+    name: 'crm_note_insert',
+    text: `INSERT INTO contact_notes (id, org_id, contact_id, content, created_by) VALUES ($1, $2, $3, $4, $5)
+           RETURNING id, contact_id, content, created_by, created_at`,
+    values: [n.id, n.orgId, n.contactId, n.content, n.createdBy],
+  });
+  return rows[0];
+}
+
+/** Newest first; `id` breaks ties between notes written in the same millisecond. */
+export async function notesOf(db: Queryable, orgId: string, contactId: string, limit: number): Promise<NoteRow[]> {
+  const { rows } = await db.query<NoteRow>({
+    name: 'crm_notes_of_contact',
+    text: `SELECT id, contact_id, content, created_by, created_at FROM contact_notes
+           WHERE org_id = $1 AND contact_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3`,
+    values: [orgId, contactId, limit],
+  });
+  return rows;
+}

@@ -1,0 +1,16 @@
+import type { Pool } from '@crm/db';
+import type { Logger } from '@crm/logger';
+import type { UserDirectory } from './clients/identity.client';
+import type { ConversationSource } from './clients/messaging.client';
+import type { CrmConfig } from './config';
+import type { TotalCache } from './db/total-cache';
+
+/** Everything the domain needs, built once at start and passed down (no module-level singletons). */
+export interface Deps {
+  config: CrmConfig;
+  pool: Pool;
+  log: Logger;
+  users: UserDirectory;
+  conversations: ConversationSource;
+  totals: TotalCache;
+}

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { withTransaction } from '@crm/db';
+import { enqueueEvent } from '@crm/events';
+import type { Deps } from '../deps';
+import { recordActivity } from '../db/activities.repo';
+import * as repo from '../db/appointments.repo';
+import { findContact } from '../db/contacts.repo';
+import { isoTimestamp, isUuid, oneOf, optionalText, requireUuid } from './validation';
+
+export const APPOINTMENT_STATUSES = ['scheduled', 'completed', 'cancelled'] as const;
+const TYPE = /^[a-z0-9_-]{1,40}$/;
+const MAX_DURATION = 7 * 24 * 60;
+
+/** scheduled → completed | cancelled; completed and cancelled are final. */
+const MOVES: Record<string, readonly string[]> = { scheduled: ['completed', 'cancelled'], completed: [], cancelled: [] };
+
+function type(value: string | undefined): string {
+  const v = (value ?? '').trim().toLowerCase() || 'meeting';
+  if (!TYPE.test(v)) throw invalid('type', 'must be 1-40 lowercase letters, digits, - or _ (e.g. meeting, call)');
+  return v;
+}
+
+function duration(value: number | undefined): number {
+  if (value === undefined || value === 0) return 60;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_DURATION) throw invalid('duration', `must be a whole number of minutes from 1 to ${MAX_DURATION}`);
+  return value;
+}
+
+async function assertAssignee(deps: Deps, ctx: CallContext, userId: string | null | undefined) {
+  if (!userId) return;
+  if (!isUuid(userId)) throw invalid('assignedUserId', 'is not a user of this organization');
+  await deps.users.assertAssignable(ctx, userId, 'assignedUserId');
+}
+
+async function load(deps: Deps, orgId: string, id: string) {
+  const row = isUuid(id) ? await repo.findAppointment(deps.pool, orgId, id) : undefined;
+  if (!row) throw notFound('Appointment');
+  return repo.toAppointment(row);
+}
+
+export async function get(deps: Deps, ctx: CallContext, id: string) {
+  return load(deps, requireOrg(ctx), id);
+}
+
+export async function list(
+  deps: Deps,
+  ctx: CallContext,
+  req: { page: number; limit: number; status?: string; contactId?: string; dateFrom?: string; dateTo?: string; skipTotal?: boolean },
+) {
+  const orgId = requireOrg(ctx);
+  const f: repo.AppointmentFilter = {
+    page: Math.max(1, req.page || 1),
+    limit: Math.min(100, Math.max(1, req.limit || 50)),
+    skipTotal: req.skipTotal,
+  };
+  if (req.status) f.status = oneOf(req.status, APPOINTMENT_STATUSES, 'status');
+  if (req.contactId) f.contactId = requireUuid(req.contactId, 'contactId');
+  if (req.dateFrom) f.dateFrom = isoTimestamp(req.dateFrom, 'dateFrom');
+  if (req.dateTo) f.dateTo = isoTimestamp(req.dateTo, 'dateTo');
+  if (f.dateFrom && f.dateTo && f.dateFrom > f.dateTo) throw invalid('dateTo', 'must not be before dateFrom');
+  return repo.listAppointments(deps.pool, orgId, f);
+}
+
+export async function create(
+  deps: Deps,
+  ctx: CallContext,
+  req: { contactId: string; title?: string; description?: string; scheduledAt: string; duration?: number; type?: string; location?: string; assignedUserId?: string; notes?: string },
+) {
+  requireCan(ctx, 'contacts:write');
+  const orgId = requireOrg(ctx);
+  if (!req.contactId) throw invalid('contactId', 'is required');
+  const a: repo.NewAppointment = {
+    id: randomUUID(),
+    orgId,
+    contactId: req.contactId,
+    title: optionalText(req.title, 'title'),
+    description: optionalText(req.description, 'description', 5000),
+    scheduledAt: isoTimestamp(req.scheduledAt, 'scheduledAt'),
+    duration: duration(req.duration),
+    type: type(req.type),
+    location: optionalText(req.location, 'location', 500),
+    assignedUserId: req.assignedUserId || null,
+    notes: optionalText(req.notes, 'notes', 5000),
+  };
+  const contact = isUuid(a.contactId) ? await findContact(deps.pool, orgId, a.contactId) : undefined;
+  if (!contact) throw notFound('Contact');
+  await assertAssignee(deps, ctx, a.assignedUserId);
+  const appointment = await withTransaction(deps.pool, async (tx) => {
+    try {
+      await repo.insertAppointment(tx, a);
+    } catch (err) {
+      // The contact was deleted since we looked.
+      if ((err as { code?: string }).code === '23503') throw notFound('Contact');
+      throw err;
+    }
+    const created = repo.toAppointment((await repo.findAppointment(tx, orgId, a.id))!);
+    await recordActivity(tx, { orgId, contactId: a.contactId, type: 'appointment_created', data: `${created.title || created.type} at ${created.scheduledAt}` });
+    await enqueueEvent(tx, { type: 'appointment.created', orgId, data: { appointment: created } });
+    return created;
+  });
+  return appointment;
+}
+
+export async function update(
+  deps: Deps,
+  ctx: CallContext,
+  req: { id: string; title?: string; description?: string; scheduledAt?: string; duration?: number; type?: string; location?: string; assignedUserId?: string; status?: string; notes?: string },
+) {
+  requireCan(ctx, 'contacts:write');
+  const orgId = requireOrg(ctx);
+  await load(deps, orgId, req.id);
+  const p: repo.AppointmentPatch = {};
+  if (req.title !== undefined) p.title = optionalText(req.title, 'title');
+  if (req.description !== undefined) p.description = optionalText(req.description, 'description', 5000);
+  if (req.scheduledAt !== undefined) p.scheduledAt = isoTimestamp(req.scheduledAt, 'scheduledAt');
+  if (req.duration !== undefined) p.duration = duration(req.duration);
+  if (req.type !== undefined) p.type = type(req.type);
+  if (req.location !== undefined) p.location = optionalText(req.location, 'location', 500);
+  if (req.assignedUserId !== undefined) p.assignedUserId = req.assignedUserId || null;
+  if (req.status !== undefined) p.status = oneOf(req.status, APPOINTMENT_STATUSES, 'status');
+  if (req.notes !== undefined) p.notes = optionalText(req.notes, 'notes', 5000);
+  await assertAssignee(deps, ctx, p.assignedUserId);
+  return withTransaction(deps.pool, async (tx) => {
+    const row = await repo.findAppointment(tx, orgId, req.id, true);
+    if (!row) throw notFound('Appointment');
+    if (p.status !== undefined && p.status !== row.status && !MOVES[row.status].includes(p.status)) {
+      throw new AppError('failed_precondition', `A ${row.status} appointment cannot become ${p.status}`, {
+        code: 'invalid_transition',
+        details: [{ field: 'status', message: `cannot change from ${row.status} to ${p.status}` }],
+      });
+    }
+    if (p.scheduledAt !== undefined && p.scheduledAt.getTime() !== row.scheduled_at.getTime() && row.status !== 'scheduled') {
+      throw new AppError('failed_precondition', `A ${row.status} appointment cannot be rescheduled`, {
+        code: 'invalid_transition',
+        details: [{ field: 'scheduledAt', message: `cannot reschedule a ${row.status} appointment` }],
+      });
+    }
+    await repo.updateAppointment(tx, orgId, req.id, p);
+    const updated = repo.toAppointment((await repo.findAppointment(tx, orgId, req.id))!);
+    const what: string[] = [];
+    if (updated.status !== row.status) what.push(updated.status);
+    if (p.scheduledAt && p.scheduledAt.getTime() !== row.scheduled_at.getTime()) what.push(`rescheduled to ${updated.scheduledAt}`);
+    if (what.length) await recordActivity(tx, { orgId, contactId: row.contact_id, type: 'appointment_updated', data: `${updated.title || updated.type}: ${what.join(', ')}` });
+    return updated;
+  });
+}

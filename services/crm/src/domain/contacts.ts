@@ -1,0 +1,416 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { withTransaction } from '@crm/db';
+import type { Deps } from '../deps';
+import { recordActivity, activitiesOf } from '../db/activities.repo';
+import { appointmentsOfContact } from '../db/appointments.repo';
+import * as repo from '../db/contacts.repo';
+import { friendRecordsOf, toFriend } from '../db/friends.repo';
+import { insertNote, notesOf, toNote } from '../db/notes.repo';
+import { statusExists } from '../db/statuses.repo';
+import { contactCreated, contactDeleted, contactUpdated } from './contact-events';
+import { normalisePhone, phoneSearch } from './phone';
+import { escapeLike, isoTimestamp, isUuid, normaliseTags, oneOf, optionalEmail, optionalText, requireText, requireUuid } from './validation';
+
+export const CONTACT_STATUSES = ['new', 'lead', 'customer', 'lost'] as const;
+export const THREAD_TYPES = ['user', 'group'] as const;
+const SORTS = ['lastActivity', 'createdAt', 'leadScore'] as const;
+const DIRECTIONS = ['asc', 'desc'] as const;
+const HAS_CHATNET = ['true', 'false', 'unknown'] as const;
+const SOURCE = /^[a-z0-9_-]{1,40}$/;
+
+const DETAIL_NOTES = 100;
+const DETAIL_APPOINTMENTS = 50;
+const DETAIL_ACTIVITIES = 50;
+
+function source(value: string | undefined, fallback: string): string {
+  const v = (value ?? '').trim().toLowerCase() || fallback;
+  if (!SOURCE.test(v)) throw invalid('source', 'must be 1-40 lowercase letters, digits, - or _ (e.g. manual, chatnet, socialnet)');
+  return v;
+}
+
+/** Loads the org's contact or answers 404; another org's id and a malformed id look the same. */
+async function load(deps: Deps, orgId: string, id: string) {
+  const row = isUuid(id) ? await repo.findContact(deps.pool, orgId, id) : undefined;
+  if (!row) throw notFound('Contact');
+  return row;
+}
+
+/** The duplicate rule: one contact per normalised phone number in an organization (409, naming the owner). */
+async function duplicatePhone(deps: Deps, orgId: string, phone: string): Promise<AppError> {
+  const existing = await repo.findIdByPhone(deps.pool, orgId, phone);
+  return new AppError('already_exists', 'A contact with this phone number already exists', {
+    code: 'duplicate_phone',
+    details: [{ field: 'phone', message: `already belongs to contact ${existing ?? '(unknown)'}` }],
+  });
+}
+
+function pgCode(err: unknown): { code?: string; constraint?: string } {
+  return (err ?? {}) as { code?: string; constraint?: string };
+}
+
+async function assertStatusId(deps: Deps, orgId: string, statusId: string | null | undefined): Promise<void> {
+  if (!statusId) return;
+  if (!isUuid(statusId) || !(await statusExists(deps.pool, orgId, statusId))) throw invalid('statusId', 'is not a contact status of this organization');
+}
+
+async function assertAssignee(deps: Deps, ctx: CallContext, userId: string | null | undefined): Promise<void> {
+  if (!userId) return;
+  if (!isUuid(userId)) throw invalid('assignedUserId', 'is not a user of this organization');
+  await deps.users.assertAssignable(ctx, userId, 'assignedUserId');
+}
+
+// ---------------------------------------------------------------------------------------------- queries
+
+export interface ListRequest {
+  page: number;
+  limit: number;
+  search?: string;
+  source?: string;
+  status?: string;
+  statusId?: string;
+  assignedUserId?: string;
+  threadType?: string;
+  hasChatnet?: string;
+  scoreMin?: number;
+  scoreMax?: number;
+  dateFrom?: string;
+  dateTo?: string;
+  sortBy?: string;
+  direction?: string;
+  tag?: string;
+  skipTotal?: boolean;
+}
+
+export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
+  const orgId = requireOrg(ctx);
+  const f: repo.ContactFilter = {
+    page: Math.max(1, req.page || 1),
+    limit: Math.min(100, Math.max(1, req.limit || 50)),
+    sortBy: req.sortBy ? oneOf(req.sortBy, SORTS, 'sortBy') : 'lastActivity',
+    direction: req.direction ? oneOf(req.direction, DIRECTIONS, 'direction') : 'desc',
+    skipTotal: req.skipTotal,
+  };
+  const search = (req.search ?? '').trim();
+  if (search) {
+    if (search.length > 200) throw invalid('search', 'must be at most 200 characters');
+    f.searchPhone = phoneSearch(search, deps.config.PHONE_DEFAULT_COUNTRY);
+    if (!f.searchPhone) f.searchText = escapeLike(search);
+  }
+  if (req.source) f.source = source(req.source, '');
+  if (req.status) f.status = oneOf(req.status, CONTACT_STATUSES, 'status');
+  if (req.statusId) f.statusId = requireUuid(req.statusId, 'statusId');
+  if (req.assignedUserId) f.assignedUserId = requireUuid(req.assignedUserId, 'assignedUserId');
+  if (req.threadType) f.threadType = oneOf(req.threadType, THREAD_TYPES, 'threadType');
+  if (req.hasChatnet) f.hasChatnet = oneOf(req.hasChatnet, HAS_CHATNET, 'hasChatnet');
+  if (req.scoreMin !== undefined) f.scoreMin = req.scoreMin;
+  if (req.scoreMax !== undefined) f.scoreMax = req.scoreMax;
+  if (f.scoreMin !== undefined && f.scoreMax !== undefined && f.scoreMin > f.scoreMax) throw invalid('scoreMax', 'must not be less than scoreMin');
+  if (req.dateFrom) f.dateFrom = isoTimestamp(req.dateFrom, 'dateFrom');
+  if (req.dateTo) f.dateTo = isoTimestamp(req.dateTo, 'dateTo');
+  if (f.dateFrom && f.dateTo && f.dateFrom > f.dateTo) throw invalid('dateTo', 'must not be before dateFrom');
+  if (req.tag) f.tag = optionalText(req.tag, 'tag', 50);
+  // Thread types are only ever recorded with a chat-network identity, so these can match nothing.
+  if (f.threadType && (f.hasChatnet === 'false' || f.hasChatnet === 'unknown')) return { data: [], pagination: { total: 0, page: f.page, limit: f.limit, pages: 0 } };
+  const { rows, pagination } = await repo.listContacts(deps.pool, orgId, f, deps.totals);
+  return { data: rows.map((r) => repo.toContact(r, r.friends)), pagination };
+}
+
+export async function detail(deps: Deps, ctx: CallContext, id: string) {
+  const orgId = requireOrg(ctx);
+  const row = await load(deps, orgId, id);
+  const [friends, notes, appointments, activities, conversations] = await Promise.all([
+    repo.friendsOf(deps.pool, orgId, [row.id]),
+    notesOf(deps.pool, orgId, row.id, DETAIL_NOTES),
+    appointmentsOfContact(deps.pool, orgId, row.id, DETAIL_APPOINTMENTS),
+    activitiesOf(deps.pool, orgId, row.id, DETAIL_ACTIVITIES),
+    deps.conversations.forContact(ctx, row.id),
+  ]);
+  return {
+    contact: repo.toContact(row, friends.get(row.id)),
+    conversations: conversations.conversations,
+    conversationsAvailable: conversations.available,
+    notes: notes.map(toNote),
+    appointments,
+    activities,
+  };
+}
+
+export async function friendRecords(deps: Deps, ctx: CallContext, id: string) {
+  const orgId = requireOrg(ctx);
+  const row = await load(deps, orgId, id);
+  return { data: (await friendRecordsOf(deps.pool, orgId, row.id)).map(toFriend) };
+}
+
+export async function brief(deps: Deps, ctx: CallContext, id: string) {
+  const orgId = requireOrg(ctx);
+  const r = await load(deps, orgId, id);
+  return {
+    id: r.id,
+    name: r.name,
+    phone: r.phone,
+    email: r.email,
+    avatar: r.avatar,
+    status: r.status,
+    tags: r.tags,
+    assignedUserId: r.assigned_user_id,
+    chatnetUid: r.chatnet_uid,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- changes
+
+export interface CreateRequest {
+  name?: string;
+  email?: string;
+  phone?: string;
+  source?: string;
+  status?: string;
+  statusId?: string;
+  assignedUserId?: string;
+  notes?: string;
+  tags?: string[];
+}
+
+export async function create(deps: Deps, ctx: CallContext, req: CreateRequest) {
+  requireCan(ctx, 'contacts:write');
+  const orgId = requireOrg(ctx);
+  const c: repo.NewContact = {
+    id: randomUUID(),
+    orgId,
+    name: optionalText(req.name, 'name'),
+    email: optionalEmail(req.email),
+    phone: normalisePhone(req.phone, deps.config.PHONE_DEFAULT_COUNTRY),
+    source: source(req.source, 'manual'),
+    status: req.status ? oneOf(req.status, CONTACT_STATUSES, 'status') : 'new',
+    statusId: req.statusId || null,
+    assignedUserId: req.assignedUserId || null,
+    notes: optionalText(req.notes, 'notes', 10_000),
+    tags: normaliseTags(req.tags),
+  };
+  if (!c.name && !c.phone && !c.email) throw invalid('name', 'is required when there is no phone or email');
+  await assertStatusId(deps, orgId, c.statusId);
+  await assertAssignee(deps, ctx, c.assignedUserId);
+  try {
+    return await withTransaction(deps.pool, async (tx) => {
+      const row = await repo.insertContact(tx, c);
+      await recordActivity(tx, { orgId, contactId: row.id, type: 'created', data: `Created (source ${row.source})` });
+      await contactCreated(tx, orgId, row);
+      return repo.toContact(row, []);
+    });
+  } catch (err) {
+    if (pgCode(err).constraint === 'contacts_phone_uq') throw await duplicatePhone(deps, orgId, c.phone);
+    if (pgCode(err).code === '23503') throw invalid('statusId', 'is not a contact status of this organization');
+    throw err;
+  }
+}
+
+export interface UpdateRequest {
+  id: string;
+  name?: string;
+  email?: string;
+  phone?: string;
+  source?: string;
+  status?: string;
+  statusId?: string;
+  assignedUserId?: string;
+  notes?: string;
+  tags?: { values: string[] } | null;
+}
+
+/** The fields a request asked to change, validated; `statusId`/`assignedUserId` "" clear them. */
+async function validatePatch(deps: Deps, ctx: CallContext, orgId: string, req: Omit<UpdateRequest, 'id'>): Promise<repo.ContactPatch> {
+  const p: repo.ContactPatch = {};
+  if (req.name !== undefined) p.name = optionalText(req.name, 'name');
+  if (req.email !== undefined) p.email = optionalEmail(req.email);
+  if (req.phone !== undefined) p.phone = normalisePhone(req.phone, deps.config.PHONE_DEFAULT_COUNTRY);
+  if (req.source !== undefined) p.source = source(req.source, 'manual');
+  if (req.status !== undefined) p.status = oneOf(req.status, CONTACT_STATUSES, 'status');
+  if (req.statusId !== undefined) p.statusId = req.statusId || null;
+  if (req.assignedUserId !== undefined) p.assignedUserId = req.assignedUserId || null;
+  if (req.notes !== undefined) p.notes = optionalText(req.notes, 'notes', 10_000);
+  if (req.tags) p.tags = normaliseTags(req.tags.values);
+  await assertStatusId(deps, orgId, p.statusId);
+  await assertAssignee(deps, ctx, p.assignedUserId);
+  return p;
+}
+
+/** API field name of each column a patch can change, for `changes` in contact.updated. */
+const FIELD_OF: Record<keyof repo.ContactPatch, string> = {
+  name: 'name',
+  email: 'email',
+  phone: 'phone',
+  source: 'source',
+  status: 'status',
+  statusId: 'statusId',
+  assignedUserId: 'assignedUserId',
+  notes: 'notes',
+  tags: 'tags',
+  avatar: 'avatar',
+  threadTypes: 'threadTypes',
+};
+const ROW_OF: Record<keyof repo.ContactPatch, keyof repo.ContactRow> = {
+  name: 'name',
+  email: 'email',
+  phone: 'phone',
+  source: 'source',
+  status: 'status',
+  statusId: 'status_id',
+  assignedUserId: 'assigned_user_id',
+  notes: 'notes',
+  tags: 'tags',
+  avatar: 'avatar',
+  threadTypes: 'thread_types',
+};
+
+/** Only what actually differs is written and reported. */
+function diff(row: repo.ContactRow, patch: repo.ContactPatch): { changed: repo.ContactPatch; changes: string[] } {
+  const changed: repo.ContactPatch = {};
+  const changes: string[] = [];
+  for (const key of Object.keys(patch) as (keyof repo.ContactPatch)[]) {
+    const next = patch[key];
+    if (next === undefined) continue;
+    if (JSON.stringify(next) === JSON.stringify(row[ROW_OF[key]])) continue;
+    (changed as Record<string, unknown>)[key] = next;
+    changes.push(FIELD_OF[key]);
+  }
+  return { changed, changes };
+}
+
+function describe(before: repo.ContactRow, after: repo.ContactRow, changes: string[]): string {
+  const parts = changes.map((field) => {
+    if (field === 'status') return `status: ${before.status} → ${after.status}`;
+    if (field === 'assignedUserId') return after.assigned_user_id ? `assigned to ${after.assigned_user_id}` : 'unassigned';
+    return field;
+  });
+  return `Changed ${parts.join(', ')}`;
+}
+
+/** Apply a patch computed from the locked current row; one contact.updated event lists what changed. */
+async function applyPatch(deps: Deps, orgId: string, id: string, patchOf: (row: repo.ContactRow) => repo.ContactPatch) {
+  if (!isUuid(id)) throw notFound('Contact');
+  let phone: string | undefined;
+  try {
+    return await withTransaction(deps.pool, async (tx) => {
+      const row = await repo.findContact(tx, orgId, id, true);
+      if (!row) throw notFound('Contact');
+      const { changed, changes } = diff(row, patchOf(row));
+      if (changes.length === 0) return repo.toContact(row);
+      phone = changed.phone;
+      const updated = (await repo.updateContact(tx, orgId, id, changed))!;
+      await recordActivity(tx, { orgId, contactId: id, type: 'updated', data: describe(row, updated, changes) });
+      await contactUpdated(tx, orgId, updated, changes);
+      return repo.toContact(updated);
+    });
+  } catch (err) {
+    if (pgCode(err).constraint === 'contacts_phone_uq' && phone) throw await duplicatePhone(deps, orgId, phone);
+    if (pgCode(err).code === '23503') throw invalid('statusId', 'is not a contact status of this organization');
+    throw err;
+  }
+}
+
+async function withFriends(deps: Deps, orgId: string, contact: ReturnType<typeof repo.toContact>) {
+  const friends = await repo.friendsOf(deps.pool, orgId, [contact.id]);
+  return { ...contact, friends: friends.get(contact.id) ?? [] };
+}
+
+export async function update(deps: Deps, ctx: CallContext, req: UpdateRequest) {
+  requireCan(ctx, 'contacts:write');
+  const orgId = requireOrg(ctx);
+  await load(deps, orgId, req.id);
+  const patch = await validatePatch(deps, ctx, orgId, req);
+  return withFriends(deps, orgId, await applyPatch(deps, orgId, req.id, () => patch));
+}
+
+/** automation actions: assign, add tags, set status. */
+export async function patch(deps: Deps, ctx: CallContext, req: { id: string; assignedUserId?: string; addTags?: string[]; status?: string }) {
+  const orgId = requireOrg(ctx);
+  await load(deps, orgId, req.id);
+  const base = await validatePatch(deps, ctx, orgId, { assignedUserId: req.assignedUserId, status: req.status });
+  const addTags = normaliseTags(req.addTags, 'addTags');
+  const contact = await applyPatch(deps, orgId, req.id, (row) => {
+    const p = { ...base };
+    if (addTags.length) p.tags = normaliseTags([...row.tags, ...addTags], 'addTags');
+    return p;
+  });
+  return withFriends(deps, orgId, contact);
+}
+
+export async function remove(deps: Deps, ctx: CallContext, id: string) {
+  requireCan(ctx, 'contacts:write');
+  const orgId = requireOrg(ctx);
+  if (!isUuid(id)) throw notFound('Contact');
+  await withTransaction(deps.pool, async (tx) => {
+    if (!(await repo.deleteContact(tx, orgId, id))) throw notFound('Contact');
+    await contactDeleted(tx, orgId, id);
+  });
+  return { ok: true, message: 'Contact deleted' };
+}
+
+export async function addNote(deps: Deps, ctx: CallContext, req: { contactId: string; content: string }) {
+  requireCan(ctx, 'contacts:write');
+  const orgId = requireOrg(ctx);
+  const content = requireText(req.content, 'content', 10_000);
+  const contact = await load(deps, orgId, req.contactId);
+  return withTransaction(deps.pool, async (tx) => {
+    const note = await insertNote(tx, { id: randomUUID(), orgId, contactId: contact.id, content, createdBy: isUuid(ctx.userId) ? ctx.userId : null });
+    await recordActivity(tx, { orgId, contactId: contact.id, type: 'note_added', data: content, at: note.created_at });
+    return toNote(note);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------- chat network
+
+export async function upsertChatnet(
+  deps: Deps,
+  ctx: CallContext,
+  req: { chatnetUid: string; displayName?: string; avatar?: string; chatnetAccountId?: string; threadType?: string },
+) {
+  const orgId = requireOrg(ctx);
+  const uid = requireText(req.chatnetUid, 'chatnetUid', 200);
+  const displayName = optionalText(req.displayName, 'displayName');
+  const avatar = optionalText(req.avatar, 'avatar', 2000);
+  const threadType = req.threadType ? oneOf(req.threadType, THREAD_TYPES, 'threadType') : 'user';
+  // A concurrent delete between the conflict and the lookup leaves nothing to return; one more pass inserts.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const result = await withTransaction(deps.pool, async (tx) => {
+      const inserted = await repo.insertChatnetContactIfMissing(tx, {
+        id: randomUUID(),
+        orgId,
+        name: displayName,
+        email: '',
+        phone: '',
+        source: 'chatnet',
+        status: 'new',
+        statusId: null,
+        assignedUserId: null,
+        notes: '',
+        tags: [],
+        avatar,
+        chatnetUid: uid,
+        threadTypes: [threadType],
+      });
+      if (inserted) {
+        const via = req.chatnetAccountId ? ` via account ${req.chatnetAccountId}` : '';
+        await recordActivity(tx, { orgId, contactId: inserted.id, type: 'created', data: `Created (source chatnet${via})` });
+        await contactCreated(tx, orgId, inserted);
+        return { id: inserted.id, name: inserted.name, avatar: inserted.avatar, created: true };
+      }
+      const row = await repo.findByChatnetUid(tx, orgId, uid, true);
+      if (!row) return undefined;
+      const wanted: repo.ContactPatch = {};
+      if (!row.thread_types.includes(threadType)) wanted.threadTypes = [...row.thread_types, threadType];
+      if (!row.name && displayName) wanted.name = displayName;
+      if (avatar && avatar !== row.avatar) wanted.avatar = avatar;
+      const { changed, changes } = diff(row, wanted);
+      if (changes.length === 0) return { id: row.id, name: row.name, avatar: row.avatar, created: false };
+      // Thread types are bookkeeping for the filter, not a change anyone subscribes to.
+      const visible = changes.filter((c) => c !== 'threadTypes');
+      const updated = (await repo.updateContact(tx, orgId, row.id, changed, visible.length > 0))!;
+      if (visible.length > 0) await contactUpdated(tx, orgId, updated, visible);
+      return { id: updated.id, name: updated.name, avatar: updated.avatar, created: false };
+    });
+    if (result) return result;
+  }
+  throw new AppError('unavailable', 'Contact changed concurrently; try again');
+}

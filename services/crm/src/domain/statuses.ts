@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { withTransaction } from '@crm/db';
+import type { Deps } from '../deps';
+import { findContact } from '../db/contacts.repo';
+import * as repo from '../db/statuses.repo';
+import { contactUpdated } from './contact-events';
+import { isUuid, optionalText, requireText } from './validation';
+
+const COLOR = /^#[0-9a-fA-F]{6}$/;
+
+function color(value: string | undefined): string {
+  const c = optionalText(value, 'color', 7);
+  if (c && !COLOR.test(c)) throw invalid('color', 'must be a hex color such as #22c55e');
+  return c.toLowerCase();
+}
+
+function position(value: number | undefined): number {
+  if (!Number.isInteger(value) || value! < 0 || value! > 10_000) throw invalid('position', 'must be an integer from 0 to 10000');
+  return value!;
+}
+
+function nameTaken(): AppError {
+  return new AppError('already_exists', 'A contact status with this name already exists', {
+    code: 'status_name_taken',
+    details: [{ field: 'name', message: 'is already used by another status' }],
+  });
+}
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
+
+export async function list(deps: Deps, ctx: CallContext) {
+  const orgId = requireOrg(ctx);
+  return { data: (await repo.listStatuses(deps.pool, orgId)).map(repo.toStatus) };
+}
+
+async function get(deps: Deps, orgId: string, id: string) {
+  const row = isUuid(id) ? await repo.findStatus(deps.pool, orgId, id) : undefined;
+  if (!row) throw notFound('Contact status');
+  return repo.toStatus(row);
+}
+
+export async function create(deps: Deps, ctx: CallContext, req: { name?: string; color?: string; position?: number }) {
+  requireCan(ctx, 'settings:edit');
+  const orgId = requireOrg(ctx);
+  const s = { id: randomUUID(), orgId, name: requireText(req.name, 'name', 100), color: color(req.color), position: req.position === undefined ? 0 : position(req.position) };
+  try {
+    return repo.toStatus(await repo.insertStatus(deps.pool, s));
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken();
+    throw err;
+  }
+}
+
+export async function update(deps: Deps, ctx: CallContext, req: { id: string; name?: string; color?: string; position?: number }) {
+  requireCan(ctx, 'settings:edit');
+  const orgId = requireOrg(ctx);
+  await get(deps, orgId, req.id);
+  const patch = {
+    name: req.name === undefined ? undefined : requireText(req.name, 'name', 100),
+    color: req.color === undefined ? undefined : color(req.color),
+    position: req.position === undefined ? undefined : position(req.position),
+  };
+  try {
+    await repo.updateStatus(deps.pool, orgId, req.id, patch);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken();
+    throw err;
+  }
+  return get(deps, orgId, req.id);
+}
+
+/** Contacts that had the status lose it, and each gets a contact.updated event saying so. */
+export async function remove(deps: Deps, ctx: CallContext, id: string) {
+  requireCan(ctx, 'settings:edit');
+  const orgId = requireOrg(ctx);
+  if (!isUuid(id)) throw notFound('Contact status');
+  await withTransaction(deps.pool, async (tx) => {
+    const cleared = await repo.clearStatusFromContacts(tx, orgId, id);
+    if (!(await repo.deleteStatus(tx, orgId, id))) throw notFound('Contact status');
+    for (const contactId of cleared) {
+      const row = await findContact(tx, orgId, contactId);
+      if (row) await contactUpdated(tx, orgId, row, ['statusId']);
+    }
+  });
+  return { ok: true, message: 'Contact status deleted' };
+}

@@ -1,0 +1,32 @@
+import type { Handlers } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as appointments from '../domain/appointments';
+import * as contacts from '../domain/contacts';
+import * as statuses from '../domain/statuses';
+
+/** crm.v1.CrmService: decode, call the domain, return; errors are mapped by grpc-kit. */
+export function crmHandlers(deps: Deps): Handlers {
+  return {
+    ListContacts: (req, ctx) => contacts.list(deps, ctx, req),
+    GetContact: (req, ctx) => contacts.detail(deps, ctx, req.id),
+    CreateContact: (req, ctx) => contacts.create(deps, ctx, req),
+    UpdateContact: (req, ctx) => contacts.update(deps, ctx, req),
+    DeleteContact: (req, ctx) => contacts.remove(deps, ctx, req.id),
+    ListFriends: (req, ctx) => contacts.friendRecords(deps, ctx, req.id),
+    AddNote: (req, ctx) => contacts.addNote(deps, ctx, req),
+
+    ListContactStatuses: (_req, ctx) => statuses.list(deps, ctx),
+    CreateContactStatus: (req, ctx) => statuses.create(deps, ctx, req),
+    UpdateContactStatus: (req, ctx) => statuses.update(deps, ctx, req),
+    DeleteContactStatus: (req, ctx) => statuses.remove(deps, ctx, req.id),
+
+    ListAppointments: (req, ctx) => appointments.list(deps, ctx, req),
+    GetAppointment: (req, ctx) => appointments.get(deps, ctx, req.id),
+    CreateAppointment: (req, ctx) => appointments.create(deps, ctx, req),
+    UpdateAppointment: (req, ctx) => appointments.update(deps, ctx, req),
+
+    UpsertChatnetContact: (req, ctx) => contacts.upsertChatnet(deps, ctx, req),
+    GetContactBrief: (req, ctx) => contacts.brief(deps, ctx, req.id),
+    PatchContact: (req, ctx) => contacts.patch(deps, ctx, req),
+  };
+}
