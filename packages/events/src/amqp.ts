@@ -5,9 +5,22 @@ import { connect, type ChannelModel } from 'amqplib';
  * holds back small frames (publishes, confirms, acks) and made publish→confirm p99 ~45 ms instead of 2–4 ms
  * (PERFORMANCE.md). The connection name shows up in the broker's connection list.
  */
-export function connectAmqp(url: string, connectionName: string): Promise<ChannelModel> {
-  return connect(url, { noDelay: true, clientProperties: { connection_name: connectionName } });
+export function connectAmqp(url: string, connectionName: string, timeoutMs = CONNECT_TIMEOUT_MS): Promise<ChannelModel> {
+  const opening = connect(url, { noDelay: true, timeout: timeoutMs, clientProperties: { connection_name: connectionName } });
+  // A broker that accepts the TCP connection but never finishes the AMQP handshake (seen when it wedged)
+  // must fail the attempt, not hang a service's start-up forever; the caller's reconnect loop retries.
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`RabbitMQ did not complete the connection within ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([opening, timeout]).finally(() => clearTimeout(timer)).catch((err) => {
+    // If the handshake finishes after we gave up, close that late connection.
+    opening.then((c) => c.close()).catch(() => undefined);
+    throw err;
+  });
 }
+
+const CONNECT_TIMEOUT_MS = 10_000;
 
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
