@@ -2,6 +2,7 @@ import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as appointments from '../domain/appointments';
 import * as contacts from '../domain/contacts';
+import * as lists from '../domain/customer-lists';
 import * as statuses from '../domain/statuses';
 
 /** crm.v1.CrmService: decode, call the domain, return; errors are mapped by grpc-kit. */
@@ -28,5 +29,15 @@ export function crmHandlers(deps: Deps): Handlers {
     UpsertChatnetContact: (req, ctx) => contacts.upsertChatnet(deps, ctx, req),
     GetContactBrief: (req, ctx) => contacts.brief(deps, ctx, req.id),
     PatchContact: (req, ctx) => contacts.patch(deps, ctx, req),
+
+    ListCustomerLists: (_req, ctx) => lists.list(deps, ctx),
+    CreateCustomerList: (req, ctx) => lists.create(deps, ctx, req),
+    UpdateCustomerList: (req, ctx) => lists.update(deps, ctx, req),
+    DeleteCustomerList: (req, ctx) => lists.remove(deps, ctx, req.id),
+    ActivateCustomerList: (req, ctx) => lists.activate(deps, ctx, req.id),
+    PauseCustomerList: (req, ctx) => lists.pause(deps, ctx, req.id),
+    ListCustomerListMembers: (req, ctx) => lists.members(deps, ctx, req),
+    GetCustomerList: (req, ctx) => lists.get(deps, ctx, req.id),
+    ResolveListMembers: (req, ctx) => lists.resolveMembers(deps, ctx, req),
   };
 }

@@ -156,6 +156,30 @@ function publicAppointmentOut(a: Appointment | AppointmentBrief, contact?: Appoi
   };
 }
 
+interface CustomerList {
+  id: string;
+  name: string;
+  description: string;
+  status: string;
+  contactCount: number;
+  criteriaJson: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function customerListOut(l: CustomerList) {
+  return {
+    id: l.id,
+    name: l.name,
+    description: l.description,
+    status: l.status,
+    contactCount: l.contactCount,
+    criteria: JSON.parse(l.criteriaJson || '{"filters":[]}') as unknown,
+    createdAt: l.createdAt,
+    updatedAt: l.updatedAt,
+  };
+}
+
 // ------------------------------------------------------------------------------------------- request schemas
 
 const CONTACT_STATUSES = ['new', 'lead', 'customer', 'lost'] as const;
@@ -271,6 +295,12 @@ const AppointmentQuery = z.object({
   dateFrom: z.string().optional(),
   dateTo: z.string().optional(),
 });
+
+// Criteria are checked by crm (field by field, naming criteria.filters[i].field|operator|value); here only
+// that the body has the right outer shape.
+const NewCustomerList = z.object({ name: s.requiredText(200), description: text(2000), criteria: z.unknown().optional() });
+const CustomerListPatch = z.object({ name: s.requiredText(200).optional(), description: text(2000), criteria: z.unknown().optional() });
+const criteriaJson = (c: unknown) => (c === undefined ? undefined : JSON.stringify(c));
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const isRealDate = (v: string) => DATE.test(v) && new Date(`${v}T00:00:00.000Z`).toISOString().slice(0, 10) === v;
@@ -393,6 +423,45 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
   });
   internal.put('/appointments/:id', async (req, res) => {
     res.json(appointmentOut(await crm().UpdateAppointment<Appointment>({ id: req.params.id, ...body(req, AppointmentPatch) }, ctxOf(req, res))));
+  });
+
+  // Customer lists (saved criteria over contacts, evaluated live; writes need campaigns:manage).
+  internal.get('/customer-lists', async (req, res) => {
+    const out = await crm().ListCustomerLists<{ data: CustomerList[] }>({}, ctxOf(req, res));
+    res.json(out.data.map(({ id, name, description, contactCount, status, createdAt }) => ({ id, name, description, contactCount, status, createdAt })));
+  });
+  internal.post('/customer-lists', async (req, res) => {
+    const b = body(req, NewCustomerList);
+    const l = await crm().CreateCustomerList<CustomerList>({ name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctxOf(req, res));
+    res.status(201).json({ id: l.id, name: l.name, status: l.status, createdAt: l.createdAt });
+  });
+  internal.get('/customer-lists/:id', async (req, res) => {
+    res.json(customerListOut(await crm().GetCustomerList<CustomerList>({ id: req.params.id }, ctxOf(req, res))));
+  });
+  internal.put('/customer-lists/:id', async (req, res) => {
+    const b = body(req, CustomerListPatch);
+    const l = await crm().UpdateCustomerList<CustomerList>({ id: req.params.id, name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctxOf(req, res));
+    res.json(customerListOut(l));
+  });
+  internal.delete('/customer-lists/:id', async (req, res) => {
+    await crm().DeleteCustomerList({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+  internal.post('/customer-lists/:id/activate', async (req, res) => {
+    res.json(customerListOut(await crm().ActivateCustomerList<CustomerList>({ id: req.params.id }, ctxOf(req, res))));
+  });
+  internal.post('/customer-lists/:id/pause', async (req, res) => {
+    res.json(customerListOut(await crm().PauseCustomerList<CustomerList>({ id: req.params.id }, ctxOf(req, res))));
+  });
+  internal.get('/customer-lists/:id/members', async (req, res) => {
+    const out = await crm().ListCustomerListMembers<{ data: Contact[]; pagination: unknown }>({ id: req.params.id, ...pageParams(req, 50) }, ctxOf(req, res));
+    res.json({
+      data: out.data.map((c) => {
+        const { friends: _friends, ...rest } = contactOut(c);
+        return rest;
+      }),
+      pagination: out.pagination,
+    });
   });
 
   // Public API (X-API-Key checked by app.ts before these routes).

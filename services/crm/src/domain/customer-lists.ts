@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { offsetOf, pagination, withTransaction } from '@crm/db';
+import type { Deps } from '../deps';
+import { toContact } from '../db/contacts.repo';
+import * as repo from '../db/customer-lists.repo';
+import { validateCriteria } from './list-criteria';
+import { isUuid, optionalText, requireText } from './validation';
+
+/**
+ * Customer lists: saved criteria over the org's contacts, evaluated live (count and members always reflect
+ * the contacts as they are now). Created as draft; draft → active ⇄ paused. Reading needs only a
+ * signed-in user of the org; writing needs `campaigns:manage` (team_lead and above).
+ */
+
+const NAME_MAX = 200;
+const DESCRIPTION_MAX = 2000;
+/** ResolveListMembers page size: default and most a caller may ask for at once. */
+const RESOLVE_DEFAULT = 100;
+const RESOLVE_MAX = 1000;
+
+function parseCriteria(deps: Deps, criteriaJson: string | undefined) {
+  if (criteriaJson === undefined || criteriaJson === '') return validateCriteria(undefined, deps.config.PHONE_DEFAULT_COUNTRY);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(criteriaJson);
+  } catch {
+    throw invalid('criteria', 'is not valid JSON');
+  }
+  return validateCriteria(raw, deps.config.PHONE_DEFAULT_COUNTRY);
+}
+
+async function load(deps: Deps, orgId: string, id: string) {
+  const row = isUuid(id) ? await repo.findList(deps.pool, orgId, id) : undefined;
+  if (!row) throw notFound('Customer list');
+  return row;
+}
+
+export async function list(deps: Deps, ctx: CallContext) {
+  const orgId = requireOrg(ctx);
+  const rows = await repo.listLists(deps.pool, orgId);
+  const data = [];
+  for (const r of rows) data.push(repo.toCustomerList(r, await repo.countMembers(deps.pool, orgId, r.criteria)));
+  return { data };
+}
+
+export async function get(deps: Deps, ctx: CallContext, id: string) {
+  const orgId = requireOrg(ctx);
+  const row = await load(deps, orgId, id);
+  return repo.toCustomerList(row, await repo.countMembers(deps.pool, orgId, row.criteria));
+}
+
+export async function create(deps: Deps, ctx: CallContext, req: { name?: string; description?: string; criteriaJson?: string }) {
+  requireCan(ctx, 'campaigns:manage');
+  const orgId = requireOrg(ctx);
+  const l = {
+    id: randomUUID(),
+    orgId,
+    name: requireText(req.name, 'name', NAME_MAX),
+    description: optionalText(req.description, 'description', DESCRIPTION_MAX),
+    criteria: parseCriteria(deps, req.criteriaJson),
+  };
+  const row = await repo.insertList(deps.pool, l);
+  return repo.toCustomerList(row, await repo.countMembers(deps.pool, orgId, row.criteria));
+}
+
+/** Only sent fields change; the status moves only through activate. */
+export async function update(deps: Deps, ctx: CallContext, req: { id: string; name?: string; description?: string; criteriaJson?: string }) {
+  requireCan(ctx, 'campaigns:manage');
+  const orgId = requireOrg(ctx);
+  await load(deps, orgId, req.id);
+  const patch = {
+    name: req.name === undefined ? undefined : requireText(req.name, 'name', NAME_MAX),
+    description: req.description === undefined ? undefined : optionalText(req.description, 'description', DESCRIPTION_MAX),
+    criteria: req.criteriaJson === undefined ? undefined : parseCriteria(deps, req.criteriaJson),
+  };
+  if (!(await repo.updateList(deps.pool, orgId, req.id, patch))) throw notFound('Customer list');
+  return get(deps, ctx, req.id);
+}
+
+export async function remove(deps: Deps, ctx: CallContext, id: string) {
+  requireCan(ctx, 'campaigns:manage');
+  const orgId = requireOrg(ctx);
+  if (!isUuid(id) || !(await repo.deleteList(deps.pool, orgId, id))) throw notFound('Customer list');
+  return { ok: true, message: 'Customer list deleted' };
+}
+
+/** Status moves: activate (draft or paused → active) and pause (active → paused); others are 422 invalid_transition. */
+const MOVES: Record<'active' | 'paused', readonly string[]> = { active: ['draft', 'paused'], paused: ['active'] };
+
+async function move(deps: Deps, ctx: CallContext, id: string, to: 'active' | 'paused') {
+  requireCan(ctx, 'campaigns:manage');
+  const orgId = requireOrg(ctx);
+  if (!isUuid(id)) throw notFound('Customer list');
+  await withTransaction(deps.pool, async (tx) => {
+    const row = await repo.findList(tx, orgId, id, true);
+    if (!row) throw notFound('Customer list');
+    if (!MOVES[to].includes(row.status)) {
+      throw new AppError('failed_precondition', `A ${row.status} customer list cannot become ${to}`, {
+        code: 'invalid_transition',
+        details: [{ field: 'status', message: `cannot change from ${row.status} to ${to}` }],
+      });
+    }
+    await repo.updateList(tx, orgId, id, { status: to });
+  });
+  return get(deps, ctx, id);
+}
+
+export const activate = (deps: Deps, ctx: CallContext, id: string) => move(deps, ctx, id, 'active');
+export const pause = (deps: Deps, ctx: CallContext, id: string) => move(deps, ctx, id, 'paused');
+
+/** The HTTP members listing: page/limit over the matching contacts, most recent activity first. */
+export async function members(deps: Deps, ctx: CallContext, req: { id: string; page?: number; limit?: number }) {
+  const orgId = requireOrg(ctx);
+  const row = await load(deps, orgId, req.id);
+  const page = { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };
+  const [rows, total] = await Promise.all([
+    repo.memberPageByOffset(deps.pool, orgId, row.criteria, page.limit, offsetOf(page)),
+    repo.countMembers(deps.pool, orgId, row.criteria),
+  ]);
+  return { data: rows.map((r) => toContact(r)), pagination: pagination(page, total) };
+}
+
+/**
+ * For campaigns: members after `afterContactId` in contact-id order (keyset, so a contact added or removed
+ * meanwhile never shifts the pages). `nextAfter` is '' when this page is the last.
+ */
+export async function resolveMembers(deps: Deps, ctx: CallContext, req: { listId: string; afterContactId?: string; limit?: number }) {
+  const orgId = requireOrg(ctx);
+  const row = await load(deps, orgId, req.listId);
+  const after = req.afterContactId || undefined;
+  if (after !== undefined && !isUuid(after)) throw invalid('afterContactId', 'must be a contact id (UUID) or empty');
+  const limit = Math.min(RESOLVE_MAX, Math.max(1, req.limit || RESOLVE_DEFAULT));
+  // One extra row tells whether another page follows.
+  const [rows, total] = await Promise.all([
+    repo.memberPageAfter(deps.pool, orgId, row.criteria, after?.toLowerCase(), limit + 1),
+    repo.countMembers(deps.pool, orgId, row.criteria),
+  ]);
+  const page = rows.slice(0, limit);
+  return {
+    members: page.map((r) => ({
+      id: r.id,
+      name: r.name,
+      phone: r.phone,
+      email: r.email,
+      chatnetUid: r.chatnet_uid ?? '',
+      status: r.status,
+      tags: r.tags,
+      assignedUserId: r.assigned_user_id ?? '',
+    })),
+    nextAfter: rows.length > limit ? page[page.length - 1].id : '',
+    total,
+  };
+}
