@@ -1,7 +1,245 @@
+import { Request, Response, Router } from 'express';
+import multer from 'multer';
+import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
+import { badRequest, HttpError } from '../http/errors';
+import { ctxOf } from '../http/principal';
+import { body, pageParams, query, s } from '../http/validate';
 
-/** Routes of the chat capability; filled in as that service lands. */
-export function chatRoutes(_deps: RouteDeps): ServiceRoutes {
-  return {};
+/** Largest attachment: the form is refused with 413 before anything reaches a service. */
+const ATTACHMENT_MAX_BYTES = 25 * 1024 * 1024;
+
+const id = () => z.string().trim().uuid('must be an id');
+const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
+const idempotencyKey = z.string().trim().min(1).max(255, 'must be at most 255 characters');
+
+const ListQuery = z.object({
+  status: s.optionalQueryEnum(['active', 'archived', 'closed'] as const),
+  type: s.optionalQueryEnum(['user', 'group'] as const),
+  search: z.string().max(200, 'must be at most 200 characters').optional(),
+  sortBy: s.optionalQueryEnum(['lastMessage', 'createdAt'] as const),
+  direction: s.optionalQueryEnum(['asc', 'desc'] as const),
+  folderId: id().optional(),
+  chatnetAccountId: id().optional(),
+  contactId: id().optional(),
+  unread: bool.optional(),
+  unreplied: bool.optional(),
+});
+
+/** `attachments` in a send: attachment ids, or objects carrying one (`{id}`), as returned by the upload. */
+const attachmentRefs = z
+  .array(z.union([z.string(), z.object({ id: z.string() })]), { error: 'must be an array of attachment ids' })
+  .max(10, 'at most 10 attachments per message')
+  .transform((list) => list.map((a) => (typeof a === 'string' ? a : a.id)));
+
+const Send = z
+  .object({
+    content: z.string({ error: 'must be a string' }).max(20_000, 'must be at most 20000 characters').default(''),
+    contentType: z.string().trim().max(50).default('text'),
+    attachments: attachmentRefs.default([]),
+    clientMessageId: idempotencyKey.optional(),
+  })
+  .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required' });
+
+const PublicSend = z.object({
+  chatnetAccountId: s.requiredText(100),
+  threadId: s.requiredText(200),
+  content: z.string({ error: 'is required' }).max(20_000, 'must be at most 20000 characters').refine((v) => v.trim() !== '', 'is required'),
+  threadType: s.enumOf(['user', 'group'] as const).default('user'),
+  contentType: z.string().trim().max(50).default('text'),
+  clientMessageId: idempotencyKey.optional(),
+});
+
+const Flags = z
+  .object({ isRead: z.boolean({ error: 'must be true or false' }).optional(), isReplied: z.boolean({ error: 'must be true or false' }).optional() })
+  .refine((b) => b.isRead !== undefined || b.isReplied !== undefined, { path: ['isRead'], message: 'send isRead and/or isReplied' });
+
+const color = z.string().trim().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex color such as #3B82F6');
+const NewFolder = z.object({ name: s.requiredText(100), color: color.optional() });
+const FolderPatch = z.object({ name: s.requiredText(100).optional(), color: color.optional() });
+const FolderConversations = z.object({
+  conversationIds: z.array(z.string(), { error: 'must be an array of conversation ids' }).min(1, 'must list at least one conversation').max(500),
+});
+
+const NewPreset = z.object({ name: s.requiredText(200), content: s.requiredText(20_000), category: s.text(100).default('') });
+const PresetPatch = z.object({ name: s.requiredText(200).optional(), content: s.requiredText(20_000).optional(), category: s.text(100).optional() });
+
+/** The idempotency key of a send: the `Idempotency-Key` header, else the body's `clientMessageId`. */
+function keyOf(req: Request, fromBody?: string): string | undefined {
+  const header = req.header('idempotency-key');
+  if (header === undefined) return fromBody;
+  const parsed = idempotencyKey.safeParse(header);
+  if (!parsed.success) throw badRequest([{ field: 'Idempotency-Key', message: 'must be 1 to 255 characters' }]);
+  return parsed.data;
+}
+
+// Optional fields arrive absent from gRPC; the HTTP shapes spell them out as null.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, lastMessage: c.lastMessage ?? null });
+const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null });
+const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null });
+const publicConversationOut = (c: any) => ({
+  ...c,
+  lastMessageAt: c.lastMessageAt ?? null,
+  contact: c.contact ? { ...c.contact, avatarUrl: c.contact.avatarUrl ?? null } : null,
+});
+const moveOut = (m: any) => ({ message: m.message, conversation: conversationOut(m.conversation) });
+function sentOut(res: Response, sent: any) {
+  const { replayed, ...message } = sent;
+  // A repeated Idempotency-Key answers with the first result; this header tells the client nothing was sent again.
+  if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+  return message;
+}
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: ATTACHMENT_MAX_BYTES, files: 1, fields: 20 } }).single('file');
+
+/** Run multer for one request; its errors become our HTTP errors (413 for an oversized file). */
+function readUpload(req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) => {
+    upload(req, res, (err: unknown) => {
+      if (!err) return resolve();
+      if (err instanceof multer.MulterError) {
+        if (err.code === 'LIMIT_FILE_SIZE') return reject(new HttpError(413, 'payload_too_large', 'Attachments are limited to 25 MB'));
+        return reject(badRequest([{ field: 'file', message: err.code === 'LIMIT_UNEXPECTED_FILE' ? 'send one file in the form field named file' : err.message }]));
+      }
+      reject(badRequest([{ field: 'file', message: 'the upload could not be read as multipart/form-data' }]));
+    });
+  });
+}
+
+/** A header value that cannot break out of its quotes, plus the exact name for clients that read filename*. */
+function contentDisposition(kind: 'inline' | 'attachment', filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/** Conversations, messages, sending, folders, presets and attachments: everything messaging owns. */
+export function chatRoutes({ clients }: RouteDeps): ServiceRoutes {
+  const internal = Router();
+  const messaging = () => clients.messaging;
+
+  internal.get('/conversations/counts', async (req, res) => {
+    res.json(await messaging().GetCounts({}, ctxOf(req, res)));
+  });
+  internal.get('/conversations', async (req, res) => {
+    const out = await messaging().ListConversations({ ...pageParams(req, 50, 100), ...query(req, ListQuery) }, ctxOf(req, res));
+    res.json({ data: out.data.map(conversationOut), pagination: out.pagination });
+  });
+  internal.get('/conversations/:id', async (req, res) => {
+    const out = await messaging().GetConversation({ id: req.params.id, ...pageParams(req, 30, 100) }, ctxOf(req, res));
+    res.json({ conversation: headerOut(out.conversation), messages: out.messages.map(messageOut), pagination: out.pagination });
+  });
+  internal.post('/conversations/:id/messages', async (req, res) => {
+    const b = body(req, Send);
+    const sent = await messaging().SendMessage(
+      {
+        conversationId: req.params.id,
+        content: b.content,
+        contentType: b.contentType || 'text',
+        clientMessageId: keyOf(req, b.clientMessageId) ?? '',
+        source: 'ui',
+        attachmentIds: b.attachments,
+      },
+      ctxOf(req, res),
+    );
+    res.status(201).json(sentOut(res, sent));
+  });
+  internal.put('/conversations/:id/messages/:messageId', async (req, res) => {
+    const m = await messaging().UpdateMessageFlags({ conversationId: req.params.id, messageId: req.params.messageId, ...body(req, Flags) }, ctxOf(req, res));
+    res.json(messageOut(m));
+  });
+  const moves = { archive: 'ArchiveConversation', close: 'CloseConversation', reopen: 'ReopenConversation', read: 'MarkConversationRead', unread: 'MarkConversationUnread' };
+  for (const [path, method] of Object.entries(moves)) {
+    internal.post(`/conversations/:id/${path}`, async (req, res) => {
+      res.json(moveOut(await messaging()[method]({ id: req.params.id }, ctxOf(req, res))));
+    });
+  }
+
+  internal.get('/chat/folders', async (req, res) => {
+    res.json((await messaging().ListFolders({}, ctxOf(req, res))).data);
+  });
+  internal.post('/chat/folders', async (req, res) => {
+    res.status(201).json(await messaging().CreateFolder(body(req, NewFolder), ctxOf(req, res)));
+  });
+  internal.put('/chat/folders/:id', async (req, res) => {
+    res.json(await messaging().UpdateFolder({ id: req.params.id, ...body(req, FolderPatch) }, ctxOf(req, res)));
+  });
+  internal.delete('/chat/folders/:id', async (req, res) => {
+    await messaging().DeleteFolder({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+  internal.post('/chat/folders/:id/conversations', async (req, res) => {
+    res.json(await messaging().AddConversationsToFolder({ folderId: req.params.id, ...body(req, FolderConversations) }, ctxOf(req, res)));
+  });
+  internal.delete('/chat/folders/:id/conversations/:conversationId', async (req, res) => {
+    await messaging().RemoveConversationFromFolder({ folderId: req.params.id, conversationId: req.params.conversationId }, ctxOf(req, res));
+    res.status(204).end();
+  });
+
+  internal.get('/chat/presets', async (req, res) => {
+    const { category } = query(req, z.object({ category: z.string().max(100).optional() }));
+    res.json((await messaging().ListPresets({ category }, ctxOf(req, res))).data);
+  });
+  internal.post('/chat/presets', async (req, res) => {
+    res.status(201).json(await messaging().CreatePreset(body(req, NewPreset), ctxOf(req, res)));
+  });
+  internal.get('/chat/presets/:id', async (req, res) => {
+    res.json(await messaging().GetPreset({ id: req.params.id }, ctxOf(req, res)));
+  });
+  internal.put('/chat/presets/:id', async (req, res) => {
+    res.json(await messaging().UpdatePreset({ id: req.params.id, ...body(req, PresetPatch) }, ctxOf(req, res)));
+  });
+  internal.delete('/chat/presets/:id', async (req, res) => {
+    await messaging().DeletePreset({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+
+  // The gateway stores nothing: the bytes go to messaging in one gRPC message and land on its volume.
+  internal.post('/chat/attachments', async (req, res) => {
+    await readUpload(req, res);
+    const file = req.file;
+    if (!file) throw badRequest([{ field: 'file', message: 'is required (multipart/form-data, field named file)' }]);
+    const out = await messaging().UploadAttachment({ filename: file.originalname, contentType: file.mimetype, data: file.buffer }, ctxOf(req, res));
+    res.status(201).json(out);
+  });
+  internal.get('/chat/attachments/:id', async (req, res) => {
+    const { attachment, data } = await messaging().GetAttachment({ id: req.params.id }, ctxOf(req, res));
+    const inline = INLINE_TYPES.has(attachment.contentType);
+    // Anything but a plain image is a download, so an uploaded HTML or SVG file never runs in our origin.
+    res.setHeader('Content-Type', attachment.contentType);
+    res.setHeader('Content-Disposition', contentDisposition(inline ? 'inline' : 'attachment', attachment.filename));
+    res.setHeader('Cache-Control', 'private, max-age=300');
+    res.end(data);
+  });
+
+  const pub = Router();
+  pub.get('/conversations', async (req, res) => {
+    const out = await messaging().ListPublicConversations({ limit: pageParams(req, 20, 100).limit }, ctxOf(req, res));
+    res.json({ conversations: out.conversations.map(publicConversationOut) });
+  });
+  pub.get('/conversations/:id/messages', async (req, res) => {
+    const out = await messaging().ListPublicMessages({ conversationId: req.params.id, limit: pageParams(req, 50, 200).limit }, ctxOf(req, res));
+    res.json({ messages: out.messages });
+  });
+  pub.post('/messages/send', async (req, res) => {
+    const b = body(req, PublicSend);
+    await messaging().SendToThread(
+      {
+        chatnetAccountId: b.chatnetAccountId,
+        threadId: b.threadId,
+        threadType: b.threadType,
+        content: b.content,
+        contentType: b.contentType || 'text',
+        clientMessageId: keyOf(req, b.clientMessageId) ?? '',
+        source: 'public_api',
+      },
+      ctxOf(req, res),
+    );
+    res.json({ success: true });
+  });
+
+  return { internal, public: pub };
 }

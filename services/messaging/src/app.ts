@@ -1,0 +1,65 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { createPool, ensureDatabase, migrate } from '@crm/db';
+import { installEventTables, OutboxRelay } from '@crm/events';
+import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { createLogger, Logger } from '@crm/logger';
+import { RemoteClients } from './clients';
+import type { MessagingConfig } from './config';
+import type { Deps } from './deps';
+import * as requests from './db/send-requests.repo';
+import { SendGovernor } from './domain/governor';
+import { createConsumers } from './events/consumers';
+import { messagingHandlers } from './grpc/messaging.handler';
+
+export { loadConfig } from './config';
+
+export interface RunningService {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Create the database if needed, migrate, start the outbox relay and the consumers, serve gRPC.
+ * Used by main.ts and by tests in-process.
+ */
+export async function startMessaging(config: MessagingConfig, log: Logger = createLogger('messaging', config.LOG_LEVEL)): Promise<RunningService> {
+  await ensureDatabase(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
+  await installEventTables(pool);
+  await mkdir(config.ATTACHMENTS_DIR, { recursive: true });
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  const remote = new RemoteClients(config, log);
+  const deps: Deps = { config, pool, redis, log, remote, governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS) };
+
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log.child({ component: 'outbox' }) });
+  await relay.start();
+  const consumers = createConsumers(deps);
+  for (const c of consumers) await c.start();
+  const prune = setInterval(() => {
+    requests.prune(pool, config.IDEMPOTENCY_TTL_HOURS).catch((err) => log.warn({ err }, 'pruning idempotency keys failed'));
+  }, 15 * 60_000);
+  prune.unref();
+
+  const server = new GrpcServer(log);
+  server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), messagingHandlers(deps));
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  log.info({ port }, 'messaging listening');
+  return {
+    port,
+    async stop() {
+      clearInterval(prune);
+      await server.stop();
+      for (const c of consumers) await c.stop();
+      await relay.stop();
+      remote.close();
+      redis.disconnect();
+      await pool.end();
+    },
+  };
+}
+
+/** The conventional entry every service exports, so the test stack and scripts can start any of them. */
+export const start = startMessaging;

@@ -1,0 +1,136 @@
+import { AppError, CallContext, createServiceClient, decodeRemoteError, loadProto, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
+import type { Logger } from '@crm/logger';
+import type { MessagingConfig } from './config';
+
+const SERVICES = {
+  identity: { proto: 'identity/v1/identity.proto', service: 'identity.v1.IdentityService', addr: 'IDENTITY_ADDR' },
+  crm: { proto: 'crm/v1/crm.proto', service: 'crm.v1.CrmService', addr: 'CRM_ADDR' },
+  connector: { proto: 'connector/v1/connector.proto', service: 'connector.v1.ConnectorService', addr: 'CONNECTOR_ADDR' },
+} as const;
+type Name = keyof typeof SERVICES;
+
+export interface ContactRef {
+  id: string;
+  name: string;
+  avatar: string;
+  created: boolean;
+}
+
+export interface ChatnetSendResult {
+  chatnetMessageId: string;
+  sentAt: string;
+}
+
+/** Ctx forwarded to other services: the same org, user and request id the gateway gave us. */
+type Forward = Partial<CallContext>;
+
+/**
+ * The services messaging calls. Clients are made on first use, so this service starts (and serves its
+ * inbox) even where crm or the connector is not deployed; such calls then fail as `unavailable`.
+ */
+export class RemoteClients {
+  private readonly made = new Map<Name, ServiceClient>();
+  private readonly userNames = new Map<string, { name: string; until: number }>();
+
+  constructor(
+    private readonly config: MessagingConfig,
+    private readonly log: Logger,
+  ) {}
+
+  private client(name: Name): ServiceClient {
+    let c = this.made.get(name);
+    if (!c) {
+      const s = SERVICES[name];
+      try {
+        c = createServiceClient(serviceDefinition(loadProto(s.proto), s.service), this.config[s.addr]);
+      } catch (err) {
+        this.log.warn({ err, service: name }, 'cannot load the contract of a service this one calls');
+        throw new AppError('unavailable', `The ${name} service is not available`);
+      }
+      this.made.set(name, c);
+    }
+    return c;
+  }
+
+  /** Find or create the org's contact for a chat-network uid (crm). Throws the raw gRPC error. */
+  upsertChatnetContact(
+    ctx: Forward,
+    req: { chatnetUid: string; displayName: string; avatar: string; chatnetAccountId: string; threadType: string },
+  ): Promise<ContactRef> {
+    return this.client('crm').UpsertChatnetContact<ContactRef>(req, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
+  }
+
+  /** The phone of a contact (for the public conversation shape); undefined when crm cannot say. */
+  async contactPhone(ctx: Forward, id: string): Promise<string | undefined> {
+    try {
+      const c = await this.client('crm').GetContactBrief<{ phone: string }>({ id }, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
+      return c.phone;
+    } catch (err) {
+      this.log.warn({ err, contactId: id }, 'crm GetContactBrief failed; phone stays empty until contact.updated');
+      return undefined;
+    }
+  }
+
+  /** Send through the account's live session; connector errors become this service's errors. */
+  async sendChatMessage(
+    ctx: Forward,
+    req: { accountId: string; threadId: string; threadType: string; content: string; contentType: string; clientMessageId: string },
+  ): Promise<ChatnetSendResult> {
+    try {
+      return await this.client('connector').SendChatMessage<ChatnetSendResult>(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+    } catch (err) {
+      throw connectorError(err);
+    }
+  }
+
+  /** A user's full name for the sender of outbound messages; '' when identity cannot say. */
+  async userName(ctx: Forward, userId: string): Promise<string> {
+    const key = `${ctx.orgId}:${userId}`;
+    const hit = this.userNames.get(key);
+    if (hit && hit.until > Date.now()) return hit.name;
+    try {
+      const u = await this.client('identity').GetUser<{ fullName: string }>({ id: userId }, ctx, { deadlineMs: 2_000 });
+      if (this.userNames.size > 10_000) this.userNames.clear();
+      this.userNames.set(key, { name: u.fullName, until: Date.now() + 5 * 60_000 });
+      return u.fullName;
+    } catch (err) {
+      this.log.warn({ err, userId }, 'identity GetUser failed; sending without a sender name');
+      return '';
+    }
+  }
+
+  close(): void {
+    this.made.forEach((c) => c.close());
+    this.made.clear();
+  }
+}
+
+/** True when a failed call certainly did not reach (or was refused by) the network: safe to retry later. */
+export function sendDefinitelyFailed(err: unknown): boolean {
+  return !(err instanceof AppError && err.code === 'send_outcome_unknown');
+}
+
+/** Map a connector error to what the caller of a send should see. */
+function connectorError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = decodeRemoteError(err as { code?: number; details?: string });
+  switch (e.grpcCode) {
+    case status.NOT_FOUND:
+      return new AppError('not_found', 'Chat-network account not found', { code: 'account_not_found' });
+    case status.FAILED_PRECONDITION:
+      return new AppError('failed_precondition', `Chat-network account cannot send: ${e.message}`, { code: e.code === 'failed_precondition' ? 'account_not_connected' : e.code });
+    case status.INVALID_ARGUMENT:
+      return new AppError('invalid_argument', e.message, { details: e.details });
+    case status.RESOURCE_EXHAUSTED:
+      return new AppError('rate_limited', e.message, { retryAfter: e.retryAfter ?? 1 });
+    case status.DEADLINE_EXCEEDED:
+      // The network may or may not have taken the message: the idempotency key stays claimed.
+      return new AppError('unavailable', 'The chat connector did not answer in time; the message may or may not have been sent', {
+        code: 'send_outcome_unknown',
+      });
+    case status.UNAVAILABLE:
+      return new AppError('unavailable', 'The chat connector is unavailable; try again shortly');
+    default:
+      return new AppError('unavailable', 'The chat connector failed to send the message', { code: 'connector_error' });
+  }
+}

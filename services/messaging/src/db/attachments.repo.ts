@@ -1,0 +1,66 @@
+import { iso, Queryable } from '@crm/db';
+
+export interface AttachmentRow {
+  id: string;
+  org_id: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  uploaded_by: string | null;
+  message_id: string | null;
+  uploaded_at: Date;
+}
+
+const COLUMNS = 'id, org_id, filename, content_type, size, uploaded_by, message_id, uploaded_at';
+
+/** Where the gateway serves an attachment's bytes back (auth and org checked there and here). */
+export const attachmentUrl = (id: string) => `/api/v1/chat/attachments/${id}`;
+
+export function toAttachment(r: AttachmentRow) {
+  return { id: r.id, filename: r.filename, size: Number(r.size), contentType: r.content_type, url: attachmentUrl(r.id), uploadedAt: iso(r.uploaded_at) };
+}
+
+export async function insert(db: Queryable, a: { id: string; orgId: string; filename: string; contentType: string; size: number; uploadedBy: string | null }) {
+  const { rows } = await db.query<AttachmentRow>(
+    `INSERT INTO attachments (id, org_id, filename, content_type, size, uploaded_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
+    [a.id, a.orgId, a.filename, a.contentType, a.size, a.uploadedBy],
+  );
+  return rows[0];
+}
+
+export async function findById(db: Queryable, orgId: string, id: string): Promise<AttachmentRow | undefined> {
+  const { rows } = await db.query<AttachmentRow>(`SELECT ${COLUMNS} FROM attachments WHERE org_id = $1 AND id = $2`, [orgId, id]);
+  return rows[0];
+}
+
+export async function findMany(db: Queryable, orgId: string, ids: string[]): Promise<AttachmentRow[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.query<AttachmentRow>(`SELECT ${COLUMNS} FROM attachments WHERE org_id = $1 AND id = ANY($2::uuid[])`, [orgId, ids]);
+  return rows;
+}
+
+/** Attach uploaded files to the message that carried them; only files not yet sent with another message. */
+export async function linkToMessage(db: Queryable, orgId: string, messageId: string, ids: string[]): Promise<AttachmentRow[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.query<AttachmentRow>(
+    `UPDATE attachments SET message_id = $3 WHERE org_id = $1 AND id = ANY($2::uuid[]) AND message_id IS NULL RETURNING ${COLUMNS}`,
+    [orgId, ids, messageId],
+  );
+  return rows;
+}
+
+/** Attachments of many messages, grouped by message id. */
+export async function forMessages(db: Queryable, orgId: string, messageIds: string[]): Promise<Map<string, AttachmentRow[]>> {
+  const out = new Map<string, AttachmentRow[]>();
+  if (!messageIds.length) return out;
+  const { rows } = await db.query<AttachmentRow>(
+    `SELECT ${COLUMNS} FROM attachments WHERE org_id = $1 AND message_id = ANY($2::uuid[]) ORDER BY uploaded_at, id`,
+    [orgId, messageIds],
+  );
+  for (const r of rows) {
+    const list = out.get(r.message_id!) ?? [];
+    list.push(r);
+    out.set(r.message_id!, list);
+  }
+  return out;
+}

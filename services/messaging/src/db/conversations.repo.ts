@@ -1,0 +1,278 @@
+import { iso, isoOrUndefined, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
+
+export interface ConversationRow {
+  id: string;
+  org_id: string;
+  chatnet_account_id: string;
+  thread_type: 'user' | 'group';
+  thread_id: string;
+  contact_id: string | null;
+  contact_chatnet_uid: string;
+  contact_name: string;
+  contact_avatar: string;
+  contact_phone: string;
+  status: 'active' | 'archived' | 'closed';
+  message_count: number;
+  unread_count: number;
+  unreplied_count: number;
+  last_message_id: string | null;
+  last_message_content: string | null;
+  last_message_content_type: string | null;
+  last_message_sender_name: string | null;
+  last_message_at: Date | null;
+  last_activity_at: Date;
+  created_at: Date;
+  folder_ids?: string[];
+}
+
+const COLUMNS = `c.id, c.org_id, c.chatnet_account_id, c.thread_type, c.thread_id, c.contact_id, c.contact_chatnet_uid,
+  c.contact_name, c.contact_avatar, c.contact_phone, c.status, c.message_count, c.unread_count, c.unreplied_count,
+  c.last_message_id, c.last_message_content, c.last_message_content_type, c.last_message_sender_name, c.last_message_at,
+  c.last_activity_at, c.created_at`;
+const FOLDERS = `COALESCE((SELECT array_agg(f.folder_id::text ORDER BY f.added_at) FROM conversation_folders f WHERE f.conversation_id = c.id), '{}') AS folder_ids`;
+
+/** The internal API's Conversation. */
+export function toConversation(r: ConversationRow) {
+  return {
+    id: r.id,
+    contactId: r.contact_id ?? undefined,
+    contactName: r.contact_name,
+    contactAvatar: r.contact_avatar,
+    type: r.thread_type,
+    chatnetAccountId: r.chatnet_account_id,
+    threadId: r.thread_id,
+    messageCount: r.message_count,
+    unreadCount: r.unread_count,
+    lastMessage: r.last_message_id
+      ? {
+          id: r.last_message_id,
+          content: r.last_message_content ?? '',
+          contentType: r.last_message_content_type ?? 'text',
+          senderName: r.last_message_sender_name ?? '',
+          sentAt: iso(r.last_message_at!),
+        }
+      : undefined,
+    status: r.status,
+    createdAt: iso(r.created_at),
+    lastActivityAt: iso(r.last_activity_at),
+    isReplied: r.unreplied_count === 0,
+    folderIds: r.folder_ids ?? [],
+  };
+}
+
+export function toHeader(r: ConversationRow) {
+  const { lastMessage: _l, isReplied: _r, ...rest } = toConversation(r);
+  return rest;
+}
+
+/** The public API's Conversation. */
+export function toPublicConversation(r: ConversationRow) {
+  return {
+    id: r.id,
+    threadType: r.thread_type,
+    externalThreadId: r.thread_id,
+    lastMessageAt: isoOrUndefined(r.last_message_at),
+    unreadCount: r.unread_count,
+    isReplied: r.unreplied_count === 0,
+    contact: r.contact_id
+      ? { id: r.contact_id, fullName: r.contact_name, phone: r.contact_phone, avatarUrl: r.contact_avatar || undefined }
+      : undefined,
+  };
+}
+
+export async function findById(db: Queryable, orgId: string, id: string, lock = false): Promise<ConversationRow | undefined> {
+  const { rows } = await db.query<ConversationRow>(
+    `SELECT ${COLUMNS}, ${FOLDERS} FROM conversations c WHERE c.org_id = $1 AND c.id = $2${lock ? ' FOR UPDATE OF c' : ''}`,
+    [orgId, id],
+  );
+  return rows[0];
+}
+
+const FIND_BY_THREAD = {
+  name: 'msg_conv_by_thread',
+  text: `SELECT ${COLUMNS} FROM conversations c
+         WHERE c.org_id = $1 AND c.chatnet_account_id = $2 AND c.thread_type = $3 AND c.thread_id = $4`,
+};
+
+export async function findByThread(db: Queryable, orgId: string, accountId: string, threadType: string, threadId: string) {
+  const { rows } = await db.query<ConversationRow>({ ...FIND_BY_THREAD, values: [orgId, accountId, threadType, threadId] });
+  return rows[0];
+}
+
+export interface NewConversation {
+  id: string;
+  orgId: string;
+  accountId: string;
+  threadType: string;
+  threadId: string;
+  contactId: string | null;
+  contactChatnetUid: string;
+  contactName: string;
+  contactAvatar: string;
+  contactPhone: string;
+}
+
+/** Insert unless the thread already has a conversation (two messages racing); returns the row either way. */
+export async function insertOrGet(db: Queryable, c: NewConversation): Promise<{ row: ConversationRow; created: boolean }> {
+  const { rows } = await db.query<ConversationRow>(
+    `INSERT INTO conversations AS c (id, org_id, chatnet_account_id, thread_type, thread_id, contact_id, contact_chatnet_uid, contact_name, contact_avatar, contact_phone)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     ON CONFLICT (org_id, chatnet_account_id, thread_type, thread_id) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [c.id, c.orgId, c.accountId, c.threadType, c.threadId, c.contactId, c.contactChatnetUid, c.contactName, c.contactAvatar, c.contactPhone],
+  );
+  if (rows[0]) return { row: rows[0], created: true };
+  const existing = await findByThread(db, c.orgId, c.accountId, c.threadType, c.threadId);
+  if (!existing) throw new Error('conversation vanished between insert and select');
+  return { row: existing, created: false };
+}
+
+export interface ConversationFilter extends PageRequest {
+  status?: string;
+  type?: string;
+  search?: string;
+  sortBy?: string;
+  direction?: string;
+  folderId?: string;
+  chatnetAccountId?: string;
+  unread?: boolean;
+  unreplied?: boolean;
+  contactId?: string;
+}
+
+function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (m) => `\\${m}`);
+}
+
+export async function list(db: Queryable, orgId: string, f: ConversationFilter) {
+  const where = ['c.org_id = $1'];
+  const values: unknown[] = [orgId];
+  const add = (sql: string, v: unknown) => {
+    values.push(v);
+    where.push(sql.replace('?', `$${values.length}`));
+  };
+  if (f.status) add('c.status = ?', f.status);
+  if (f.type) add('c.thread_type = ?', f.type);
+  if (f.search) add(`c.contact_name ILIKE ?`, `%${escapeLike(f.search)}%`);
+  if (f.folderId) add('EXISTS (SELECT 1 FROM conversation_folders cf WHERE cf.conversation_id = c.id AND cf.folder_id = ?)', f.folderId);
+  if (f.chatnetAccountId) add('c.chatnet_account_id = ?', f.chatnetAccountId);
+  if (f.contactId) add('c.contact_id = ?', f.contactId);
+  if (f.unread === true) where.push('c.unread_count > 0');
+  if (f.unread === false) where.push('c.unread_count = 0');
+  if (f.unreplied === true) where.push('c.unreplied_count > 0');
+  if (f.unreplied === false) where.push('c.unreplied_count = 0');
+  const dir = f.direction === 'asc' ? 'ASC' : 'DESC';
+  const order =
+    f.sortBy === 'createdAt' ? `c.created_at ${dir}, c.id ${dir}` : `c.last_message_at ${dir} NULLS LAST, c.id ${dir}`;
+  const cond = where.join(' AND ');
+  const [{ rows: countRows }, { rows }] = await Promise.all([
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM conversations c WHERE ${cond}`, values),
+    db.query<ConversationRow>(
+      `SELECT ${COLUMNS}, ${FOLDERS} FROM conversations c WHERE ${cond} ORDER BY ${order} LIMIT ${f.limit} OFFSET ${offsetOf(f)}`,
+      values,
+    ),
+  ]);
+  return { data: rows.map(toConversation), pagination: pagination(f, countRows[0].n) };
+}
+
+/** Most recent first, for the public API. */
+export async function listRecent(db: Queryable, orgId: string, limit: number) {
+  const { rows } = await db.query<ConversationRow>(
+    `SELECT ${COLUMNS} FROM conversations c WHERE c.org_id = $1 ORDER BY c.last_message_at DESC NULLS LAST, c.id DESC LIMIT $2`,
+    [orgId, limit],
+  );
+  return rows;
+}
+
+export async function counts(db: Queryable, orgId: string) {
+  const { rows } = await db.query<{ total: number; unread: number; unreplied: number; archived: number }>(
+    `SELECT count(*)::int AS total,
+            (count(*) FILTER (WHERE status <> 'archived' AND unread_count > 0))::int AS unread,
+            (count(*) FILTER (WHERE status <> 'archived' AND unreplied_count > 0))::int AS unreplied,
+            (count(*) FILTER (WHERE status = 'archived'))::int AS archived
+     FROM conversations WHERE org_id = $1`,
+    [orgId],
+  );
+  return rows[0];
+}
+
+export async function setStatus(db: Queryable, orgId: string, id: string, status: string): Promise<void> {
+  await db.query(`UPDATE conversations SET status = $3, last_activity_at = now() WHERE org_id = $1 AND id = $2`, [orgId, id, status]);
+}
+
+/** Counters and the last-message preview after a sent message was stored; a reply answers every earlier message. */
+export async function applyOutbound(
+  db: Queryable,
+  id: string,
+  m: { id: string; sentAt: Date; content: string; contentType: string; senderName: string },
+): Promise<void> {
+  await db.query(
+    `UPDATE conversations SET
+       message_count = message_count + 1,
+       unreplied_count = 0,
+       last_activity_at = greatest(last_activity_at, now()),
+       last_message_id = CASE WHEN last_message_at IS NULL OR $3 >= last_message_at THEN $2 ELSE last_message_id END,
+       last_message_content = CASE WHEN last_message_at IS NULL OR $3 >= last_message_at THEN $4 ELSE last_message_content END,
+       last_message_content_type = CASE WHEN last_message_at IS NULL OR $3 >= last_message_at THEN $5 ELSE last_message_content_type END,
+       last_message_sender_name = CASE WHEN last_message_at IS NULL OR $3 >= last_message_at THEN $6 ELSE last_message_sender_name END,
+       last_message_at = greatest(last_message_at, $3)
+     WHERE id = $1`,
+    [id, m.id, m.sentAt, m.content, m.contentType, m.senderName],
+  );
+}
+
+/** Recount unread/unreplied from the messages (after flags changed by hand). */
+export async function recount(db: Queryable, id: string): Promise<void> {
+  await db.query(
+    `UPDATE conversations c SET
+       unread_count = (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound' AND NOT m.is_read),
+       unreplied_count = (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound' AND NOT m.is_replied),
+       last_activity_at = now()
+     WHERE c.id = $1`,
+    [id],
+  );
+}
+
+export async function linkContact(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  contact: { id: string; name: string; avatar: string; phone?: string },
+): Promise<void> {
+  await db.query(
+    `UPDATE conversations SET contact_id = $3,
+       contact_name = CASE WHEN $4 <> '' THEN $4 ELSE contact_name END,
+       contact_avatar = CASE WHEN $5 <> '' THEN $5 ELSE contact_avatar END,
+       contact_phone = COALESCE($6, contact_phone)
+     WHERE org_id = $1 AND id = $2 AND contact_id IS NULL`,
+    [orgId, id, contact.id, contact.name ?? '', contact.avatar ?? '', contact.phone ?? null],
+  );
+}
+
+/** Copy a contact's changed name, avatar and phone into its conversations. */
+export async function refreshContact(db: Queryable, orgId: string, contact: { id: string; name?: string; avatar?: string; phone?: string }) {
+  await db.query(
+    `UPDATE conversations SET contact_name = COALESCE($3, contact_name), contact_avatar = COALESCE($4, contact_avatar), contact_phone = COALESCE($5, contact_phone)
+     WHERE org_id = $1 AND contact_id = $2`,
+    [orgId, contact.id, contact.name ?? null, contact.avatar ?? null, contact.phone ?? null],
+  );
+}
+
+/** The contact is gone from crm: the conversation keeps its history and gets a new contact on the next message. */
+export async function unlinkContact(db: Queryable, orgId: string, contactId: string) {
+  await db.query('UPDATE conversations SET contact_id = NULL WHERE org_id = $1 AND contact_id = $2', [orgId, contactId]);
+}
+
+export async function forContact(db: Queryable, orgId: string, contactId: string) {
+  const { rows } = await db.query<ConversationRow>(
+    `SELECT ${COLUMNS}, ${FOLDERS} FROM conversations c WHERE c.org_id = $1 AND c.contact_id = $2
+     ORDER BY c.last_message_at DESC NULLS LAST, c.id DESC`,
+    [orgId, contactId],
+  );
+  return rows;
+}
+
+export async function existingIds(db: Queryable, orgId: string, ids: string[]): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM conversations WHERE org_id = $1 AND id = ANY($2::uuid[])', [orgId, ids]);
+  return new Set(rows.map((r) => r.id));
+}

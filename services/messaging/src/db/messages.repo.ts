@@ -1,0 +1,253 @@
+import { iso, Queryable } from '@crm/db';
+import { AttachmentRow, forMessages, toAttachment } from './attachments.repo';
+
+export interface MessageRow {
+  id: string;
+  org_id: string;
+  conversation_id: string;
+  chatnet_account_id: string;
+  chatnet_message_id: string | null;
+  direction: 'inbound' | 'outbound';
+  content: string;
+  content_type: string;
+  sender_uid: string;
+  sender_name: string;
+  is_read: boolean;
+  is_replied: boolean;
+  status: string;
+  source: string;
+  sent_by_user_id: string | null;
+  client_message_id: string | null;
+  sent_at: Date;
+}
+
+const COLUMNS = `id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type, sender_uid,
+  sender_name, is_read, is_replied, status, source, sent_by_user_id, client_message_id, sent_at`;
+
+/** The internal API's Message. */
+export function toMessage(r: MessageRow, attachments: AttachmentRow[] = []) {
+  return {
+    id: r.id,
+    conversationId: r.conversation_id,
+    content: r.content,
+    contentType: r.content_type,
+    senderUid: r.sender_uid,
+    senderName: r.sender_name,
+    isFromChatnet: r.direction === 'inbound',
+    isRead: r.is_read,
+    isReplied: r.is_replied,
+    sentAt: iso(r.sent_at),
+    status: r.status,
+    sentByUserId: r.sent_by_user_id ?? undefined,
+    source: r.source,
+    attachments: attachments.map(toAttachment),
+  };
+}
+
+/** The send response: the spec's send shape plus the attachments it carried. */
+export function toSent(r: MessageRow, attachments: AttachmentRow[], replayed = false) {
+  return {
+    id: r.id,
+    conversationId: r.conversation_id,
+    content: r.content,
+    contentType: r.content_type,
+    senderName: r.sender_name,
+    sentAt: iso(r.sent_at),
+    status: r.status,
+    attachments: attachments.map(toAttachment),
+    replayed,
+  };
+}
+
+/** The public API's Message: who wrote it is a contact, a user of the org, or the system (automation, API). */
+export function toPublicMessage(r: MessageRow, attachments: AttachmentRow[]) {
+  const senderType = r.direction === 'inbound' ? 'contact' : r.sent_by_user_id ? 'user' : 'system';
+  return {
+    id: r.id,
+    senderType,
+    senderName: r.sender_name,
+    content: r.content,
+    contentType: r.content_type,
+    sentAt: iso(r.sent_at),
+    attachments: attachments.map(toAttachment),
+  };
+}
+
+export interface NewInbound {
+  id: string;
+  orgId: string;
+  conversationId: string;
+  accountId: string;
+  chatnetMessageId: string;
+  content: string;
+  contentType: string;
+  senderUid: string;
+  senderName: string;
+  sentAt: Date;
+}
+
+// Insert and bump the conversation in one round trip; a repeated network id inserts nothing and
+// so updates nothing (the CTE feeds the UPDATE), which is how duplicates are dropped.
+const INSERT_INBOUND = {
+  name: 'msg_insert_inbound',
+  text: `WITH m AS (
+           INSERT INTO messages (id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type,
+                                 sender_uid, sender_name, is_read, is_replied, source, sent_at)
+           VALUES ($1, $2, $3, $4, $5, 'inbound', $6, $7, $8, $9, false, false, 'chatnet', $10)
+           ON CONFLICT (org_id, chatnet_account_id, chatnet_message_id) WHERE chatnet_message_id IS NOT NULL DO NOTHING
+           RETURNING id, sent_at
+         )
+         UPDATE conversations c SET
+           message_count = message_count + 1,
+           unread_count = unread_count + 1,
+           unreplied_count = unreplied_count + 1,
+           status = 'active',
+           last_activity_at = greatest(last_activity_at, now()),
+           last_message_id = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN m.id ELSE last_message_id END,
+           last_message_content = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $6 ELSE last_message_content END,
+           last_message_content_type = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $7 ELSE last_message_content_type END,
+           last_message_sender_name = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $9 ELSE last_message_sender_name END,
+           last_message_at = greatest(last_message_at, m.sent_at)
+         FROM m WHERE c.id = $3
+         RETURNING c.contact_id`,
+};
+
+/** Store an inbound message; `stored` is false when the network id was stored before. */
+export async function insertInbound(db: Queryable, m: NewInbound): Promise<{ stored: boolean; contactId: string | null }> {
+  const { rows } = await db.query<{ contact_id: string | null }>({
+    ...INSERT_INBOUND,
+    values: [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt],
+  });
+  return { stored: rows.length === 1, contactId: rows[0]?.contact_id ?? null };
+}
+
+// The common case in one round trip: the thread's conversation already exists. Finds it, inserts the
+// message (unless its network id is known) and bumps the conversation. No row back = no conversation yet.
+const INSERT_INBOUND_BY_THREAD = {
+  name: 'msg_insert_inbound_by_thread',
+  text: `WITH conv AS (
+           SELECT id, contact_id FROM conversations
+           WHERE org_id = $2 AND chatnet_account_id = $3 AND thread_type = $10 AND thread_id = $11
+         ), m AS (
+           INSERT INTO messages (id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type,
+                                 sender_uid, sender_name, is_read, is_replied, source, sent_at)
+           SELECT $1, $2, conv.id, $3, $4, 'inbound', $5, $6, $7, $8, false, false, 'chatnet', $9 FROM conv
+           ON CONFLICT (org_id, chatnet_account_id, chatnet_message_id) WHERE chatnet_message_id IS NOT NULL DO NOTHING
+           RETURNING id, sent_at, conversation_id
+         ), u AS (
+           UPDATE conversations c SET
+             message_count = message_count + 1,
+             unread_count = unread_count + 1,
+             unreplied_count = unreplied_count + 1,
+             status = 'active',
+             last_activity_at = greatest(last_activity_at, now()),
+             last_message_id = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN m.id ELSE last_message_id END,
+             last_message_content = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $5 ELSE last_message_content END,
+             last_message_content_type = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $6 ELSE last_message_content_type END,
+             last_message_sender_name = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $8 ELSE last_message_sender_name END,
+             last_message_at = greatest(last_message_at, m.sent_at)
+           FROM m WHERE c.id = m.conversation_id
+           RETURNING c.id
+         )
+         SELECT conv.id, conv.contact_id, (SELECT count(*) FROM u)::int AS stored FROM conv`,
+};
+
+/**
+ * Store an inbound message into its thread's existing conversation. Undefined when the thread has no
+ * conversation yet; otherwise the conversation and whether the message was new.
+ */
+export async function insertInboundByThread(
+  db: Queryable,
+  m: Omit<NewInbound, 'conversationId'> & { threadType: string; threadId: string },
+): Promise<{ conversationId: string; contactId: string | null; stored: boolean } | undefined> {
+  const { rows } = await db.query<{ id: string; contact_id: string | null; stored: number }>({
+    ...INSERT_INBOUND_BY_THREAD,
+    values: [m.id, m.orgId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.threadType, m.threadId],
+  });
+  const r = rows[0];
+  return r ? { conversationId: r.id, contactId: r.contact_id, stored: r.stored === 1 } : undefined;
+}
+
+export interface NewOutbound {
+  id: string;
+  orgId: string;
+  conversationId: string;
+  accountId: string;
+  chatnetMessageId: string;
+  content: string;
+  contentType: string;
+  senderName: string;
+  source: string;
+  sentByUserId: string | null;
+  clientMessageId: string | null;
+  sentAt: Date;
+}
+
+/** Store a sent message; undefined when the network id is already stored (its echo came in first). */
+export async function insertOutbound(db: Queryable, m: NewOutbound): Promise<MessageRow | undefined> {
+  const { rows } = await db.query<MessageRow>(
+    `INSERT INTO messages (id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type,
+                           sender_uid, sender_name, is_read, is_replied, source, sent_by_user_id, client_message_id, sent_at)
+     VALUES ($1, $2, $3, $4, $5, 'outbound', $6, $7, '', $8, true, false, $9, $10, $11, $12)
+     ON CONFLICT (org_id, chatnet_account_id, chatnet_message_id) WHERE chatnet_message_id IS NOT NULL DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId || null, m.content, m.contentType, m.senderName, m.source, m.sentByUserId, m.clientMessageId, m.sentAt],
+  );
+  return rows[0];
+}
+
+export async function findById(db: Queryable, orgId: string, id: string): Promise<MessageRow | undefined> {
+  const { rows } = await db.query<MessageRow>(`SELECT ${COLUMNS} FROM messages WHERE org_id = $1 AND id = $2`, [orgId, id]);
+  return rows[0];
+}
+
+export async function findByNetworkId(db: Queryable, orgId: string, accountId: string, chatnetMessageId: string) {
+  const { rows } = await db.query<MessageRow>(
+    `SELECT ${COLUMNS} FROM messages WHERE org_id = $1 AND chatnet_account_id = $2 AND chatnet_message_id = $3`,
+    [orgId, accountId, chatnetMessageId],
+  );
+  return rows[0];
+}
+
+/** A page of a conversation's messages, newest first, with their attachments. */
+export async function page(db: Queryable, orgId: string, conversationId: string, limit: number, offset: number) {
+  const [{ rows: countRows }, { rows }] = await Promise.all([
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM messages WHERE org_id = $1 AND conversation_id = $2', [orgId, conversationId]),
+    db.query<MessageRow>(
+      `SELECT ${COLUMNS} FROM messages WHERE org_id = $1 AND conversation_id = $2 ORDER BY sent_at DESC, id DESC LIMIT $3 OFFSET $4`,
+      [orgId, conversationId, limit, offset],
+    ),
+  ]);
+  const files = await forMessages(db, orgId, rows.map((r) => r.id));
+  return { total: countRows[0].n, rows, files };
+}
+
+/** Every inbound message before a reply counts as replied. */
+export async function markReplied(db: Queryable, conversationId: string): Promise<void> {
+  await db.query(`UPDATE messages SET is_replied = true WHERE conversation_id = $1 AND direction = 'inbound' AND NOT is_replied`, [conversationId]);
+}
+
+export async function markAllRead(db: Queryable, conversationId: string): Promise<void> {
+  await db.query(`UPDATE messages SET is_read = true WHERE conversation_id = $1 AND direction = 'inbound' AND NOT is_read`, [conversationId]);
+}
+
+/** Mark the newest message from the contact unread again; false when the contact never wrote. */
+export async function markLatestInboundUnread(db: Queryable, conversationId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE messages SET is_read = false WHERE id = (
+       SELECT id FROM messages WHERE conversation_id = $1 AND direction = 'inbound' ORDER BY sent_at DESC, id DESC LIMIT 1)`,
+    [conversationId],
+  );
+  return rowCount === 1;
+}
+
+export async function setFlags(db: Queryable, orgId: string, conversationId: string, id: string, f: { isRead?: boolean; isReplied?: boolean }) {
+  const { rows } = await db.query<MessageRow>(
+    `UPDATE messages SET is_read = COALESCE($4, is_read), is_replied = COALESCE($5, is_replied)
+     WHERE org_id = $1 AND conversation_id = $2 AND id = $3 RETURNING ${COLUMNS}`,
+    [orgId, conversationId, id, f.isRead ?? null, f.isReplied ?? null],
+  );
+  return rows[0];
+}
+
+export type { AttachmentRow };

@@ -1,0 +1,16 @@
+import type Redis from 'ioredis';
+import type { Pool } from '@crm/db';
+import type { Logger } from '@crm/logger';
+import type { RemoteClients } from './clients';
+import type { MessagingConfig } from './config';
+import type { SendGovernor } from './domain/governor';
+
+/** Everything the domain needs, built once at start and passed down (no module-level singletons). */
+export interface Deps {
+  config: MessagingConfig;
+  pool: Pool;
+  redis: Redis;
+  log: Logger;
+  remote: RemoteClients;
+  governor: SendGovernor;
+}

@@ -1,0 +1,157 @@
+import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { withTransaction } from '@crm/db';
+import { enqueueEvent } from '@crm/events';
+import type { Deps } from '../deps';
+import { forMessages } from '../db/attachments.repo';
+import * as convs from '../db/conversations.repo';
+import * as messages from '../db/messages.repo';
+import { EVENTS } from './events';
+import { isUuid, oneOf } from './validation';
+
+const STATUSES = ['active', 'archived', 'closed'] as const;
+const TYPES = ['user', 'group'] as const;
+const SORTS = ['lastMessage', 'createdAt'] as const;
+const DIRECTIONS = ['asc', 'desc'] as const;
+
+/** page ≥ 1 and 1 ≤ limit ≤ max (the gateway clamps too; other callers reach this directly). */
+export function clampPage(page: number | undefined, limit: number | undefined, def: number, max: number) {
+  return { page: Math.max(1, Math.floor(page || 1)), limit: Math.min(max, Math.max(1, Math.floor(limit || def))) };
+}
+
+function filterId(value: string | undefined, field: string): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!isUuid(value)) throw invalid(field, 'must be an id');
+  return value;
+}
+
+export async function load(deps: Deps, orgId: string, id: string) {
+  const row = isUuid(id) ? await convs.findById(deps.pool, orgId, id) : undefined;
+  if (!row) throw notFound('Conversation');
+  return row;
+}
+
+export async function counts(deps: Deps, ctx: CallContext) {
+  return convs.counts(deps.pool, requireOrg(ctx));
+}
+
+export async function list(deps: Deps, ctx: CallContext, req: convs.ConversationFilter) {
+  const orgId = requireOrg(ctx);
+  const search = (req.search ?? '').trim();
+  if (search.length > 200) throw invalid('search', 'must be at most 200 characters');
+  return convs.list(deps.pool, orgId, {
+    ...clampPage(req.page, req.limit, 50, 100),
+    status: oneOf(req.status, 'status', STATUSES),
+    type: oneOf(req.type, 'type', TYPES),
+    search: search || undefined,
+    sortBy: oneOf(req.sortBy, 'sortBy', SORTS),
+    direction: oneOf(req.direction, 'direction', DIRECTIONS),
+    folderId: filterId(req.folderId, 'folderId'),
+    chatnetAccountId: filterId(req.chatnetAccountId, 'chatnetAccountId'),
+    contactId: filterId(req.contactId, 'contactId'),
+    unread: req.unread,
+    unreplied: req.unreplied,
+  });
+}
+
+/** The conversation and one page of its messages, newest first (default 30 per page). */
+export async function detail(deps: Deps, ctx: CallContext, req: { id: string; page?: number; limit?: number }) {
+  const orgId = requireOrg(ctx);
+  const conv = await load(deps, orgId, req.id);
+  const p = clampPage(req.page, req.limit, 30, 100);
+  const { total, rows, files } = await messages.page(deps.pool, orgId, conv.id, p.limit, (p.page - 1) * p.limit);
+  return {
+    conversation: convs.toHeader(conv),
+    messages: rows.map((m) => messages.toMessage(m, files.get(m.id))),
+    pagination: { total, page: p.page, limit: p.limit, pages: Math.ceil(total / p.limit) },
+  };
+}
+
+type Move = 'archive' | 'close' | 'reopen';
+const TARGET: Record<Move, 'archived' | 'closed' | 'active'> = { archive: 'archived', close: 'closed', reopen: 'active' };
+const DONE: Record<Move, string> = { archive: 'Conversation archived', close: 'Conversation closed', reopen: 'Conversation reopened' };
+
+/**
+ * State moves: archive (any → archived), close (any → closed), reopen (closed or archived → active).
+ * Repeating a move is a no-op that answers the same way. A new message from the contact reopens it.
+ */
+export async function move(deps: Deps, ctx: CallContext, id: string, how: Move) {
+  requireCan(ctx, 'conversations:write');
+  const orgId = ctx.orgId;
+  const target = TARGET[how];
+  const changed = await withTransaction(deps.pool, async (db) => {
+    const conv = isUuid(id) ? await convs.findById(db, orgId, id, true) : undefined;
+    if (!conv) throw notFound('Conversation');
+    if (conv.status === target) return false;
+    await convs.setStatus(db, orgId, id, target);
+    if (how === 'archive') await enqueueEvent(db, { type: EVENTS.conversationArchived, orgId, data: { id } });
+    return true;
+  });
+  deps.log.debug({ conversationId: id, how, changed }, 'conversation state move');
+  return { message: DONE[how], conversation: convs.toConversation((await convs.findById(deps.pool, orgId, id))!) };
+}
+
+export async function markRead(deps: Deps, ctx: CallContext, id: string) {
+  requireCan(ctx, 'conversations:write');
+  const orgId = ctx.orgId;
+  await withTransaction(deps.pool, async (db) => {
+    const conv = isUuid(id) ? await convs.findById(db, orgId, id, true) : undefined;
+    if (!conv) throw notFound('Conversation');
+    await messages.markAllRead(db, id);
+    await convs.recount(db, id);
+  });
+  return { message: 'Conversation marked as read', conversation: convs.toConversation((await convs.findById(deps.pool, orgId, id))!) };
+}
+
+export async function markUnread(deps: Deps, ctx: CallContext, id: string) {
+  requireCan(ctx, 'conversations:write');
+  const orgId = ctx.orgId;
+  await withTransaction(deps.pool, async (db) => {
+    const conv = isUuid(id) ? await convs.findById(db, orgId, id, true) : undefined;
+    if (!conv) throw notFound('Conversation');
+    if (!(await messages.markLatestInboundUnread(db, id))) {
+      throw new AppError('failed_precondition', 'The contact has not written in this conversation yet, so there is nothing to mark unread', {
+        code: 'no_inbound_message',
+      });
+    }
+    await convs.recount(db, id);
+  });
+  return { message: 'Conversation marked as unread', conversation: convs.toConversation((await convs.findById(deps.pool, orgId, id))!) };
+}
+
+export async function updateFlags(deps: Deps, ctx: CallContext, req: { conversationId: string; messageId: string; isRead?: boolean; isReplied?: boolean }) {
+  requireCan(ctx, 'conversations:write');
+  const orgId = ctx.orgId;
+  if (req.isRead === undefined && req.isReplied === undefined) throw invalid('body', 'send isRead and/or isReplied');
+  return withTransaction(deps.pool, async (db) => {
+    const conv = isUuid(req.conversationId) ? await convs.findById(db, orgId, req.conversationId, true) : undefined;
+    if (!conv) throw notFound('Conversation');
+    const row = isUuid(req.messageId) ? await messages.setFlags(db, orgId, conv.id, req.messageId, req) : undefined;
+    if (!row) throw notFound('Message');
+    await convs.recount(db, conv.id);
+    const files = await forMessages(db, orgId, [row.id]);
+    return messages.toMessage(row, files.get(row.id));
+  });
+}
+
+/** For crm's contact detail: every conversation of a contact. */
+export async function contactConversations(deps: Deps, ctx: CallContext, contactId: string) {
+  const orgId = requireOrg(ctx);
+  if (!isUuid(contactId)) return { conversations: [] };
+  const rows = await convs.forContact(deps.pool, orgId, contactId);
+  return {
+    conversations: rows.map((r) => ({
+      id: r.id,
+      chatnetAccountId: r.chatnet_account_id,
+      messageCount: r.message_count,
+      lastMessageAt: r.last_message_at ? r.last_message_at.toISOString() : undefined,
+    })),
+  };
+}
+
+/** For automation and campaigns: the contact's most recently active conversation, if any. */
+export async function latestForContact(deps: Deps, ctx: CallContext, contactId: string) {
+  const orgId = requireOrg(ctx);
+  if (!isUuid(contactId)) return {};
+  const [row] = await convs.forContact(deps.pool, orgId, contactId);
+  return row ? { conversation: convs.toConversation(row) } : {};
+}

@@ -1,0 +1,14 @@
+/** Event types this service publishes or consumes (routing keys on the exchange). */
+export const EVENTS = {
+  // consumed
+  chatnetInbound: 'chatnet.inbound',
+  contactUpdated: 'contact.updated',
+  contactDeleted: 'contact.deleted',
+  // published
+  conversationCreated: 'conversation.created',
+  conversationArchived: 'conversation.archived',
+  messageReceived: 'message.received',
+  messageSent: 'message.sent',
+  // internal: a conversation whose contact could not be linked (crm unreachable); consumed by this service
+  contactLink: 'messaging.contact_link',
+} as const;

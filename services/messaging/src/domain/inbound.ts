@@ -1,0 +1,144 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { PoolClient } from '@crm/db';
+import { enqueueEvent, type EventEnvelope } from '@crm/events';
+import type { Deps } from '../deps';
+import * as convs from '../db/conversations.repo';
+import * as messages from '../db/messages.repo';
+import { contactTarget, tryUpsertContact } from './contacts';
+import { EVENTS } from './events';
+import { isUuid } from './validation';
+
+/** `chatnet.inbound` data as the connector publishes it: a raw message from the network. */
+export interface InboundData {
+  accountId: string;
+  chatnetMessageId: string;
+  threadId: string;
+  threadType: 'user' | 'group';
+  fromUid: string;
+  fromName: string;
+  fromAvatar: string;
+  content: string;
+  contentType: string;
+  sentAt: Date;
+}
+
+/** A stable event id per conversation and ten-minute window. */
+function linkRequestId(conversationId: string): string {
+  const h = createHash('sha256').update(`${conversationId}:${Math.floor(Date.now() / 600_000)}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+
+/** Validate the event; undefined (and the reason) when it can never be stored, so retrying is pointless. */
+export function parseInbound(data: unknown): { ok: true; value: InboundData } | { ok: false; reason: string } {
+  const d = (data ?? {}) as Record<string, unknown>;
+  const accountId = str(d.accountId);
+  const chatnetMessageId = str(d.chatnetMessageId);
+  const threadId = str(d.threadId) || str(d.fromUid);
+  if (!isUuid(accountId)) return { ok: false, reason: 'accountId is not an id' };
+  if (!chatnetMessageId) return { ok: false, reason: 'chatnetMessageId is missing' };
+  if (!threadId) return { ok: false, reason: 'threadId is missing' };
+  const sent = new Date(str(d.sentAt));
+  return {
+    ok: true,
+    value: {
+      accountId,
+      chatnetMessageId: chatnetMessageId.slice(0, 200),
+      threadId: threadId.slice(0, 200),
+      threadType: d.threadType === 'group' ? 'group' : 'user',
+      fromUid: str(d.fromUid).slice(0, 200),
+      fromName: str(d.fromName).slice(0, 200),
+      fromAvatar: str(d.fromAvatar).slice(0, 2000),
+      content: str(d.content),
+      contentType: (str(d.contentType) || 'text').slice(0, 50),
+      sentAt: Number.isNaN(sent.getTime()) ? new Date() : sent,
+    },
+  };
+}
+
+/**
+ * Store one inbound message, inside the consumer's transaction (which also records the event id).
+ * Idempotent on (account, network message id): a second copy stores nothing and publishes nothing.
+ * A new thread gets its contact from crm and a conversation; when crm is unreachable the conversation is
+ * stored without a contact and a `messaging.contact_link` event retries the link with backoff.
+ */
+export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
+  const parsed = parseInbound(event.data);
+  if (!parsed.ok) {
+    deps.log.error({ eventId: event.id, reason: parsed.reason }, 'chatnet.inbound event is malformed; dropped');
+    return;
+  }
+  const d = parsed.value;
+  const orgId = event.orgId;
+  const messageId = randomUUID();
+  const message = {
+    id: messageId,
+    orgId,
+    accountId: d.accountId,
+    chatnetMessageId: d.chatnetMessageId,
+    content: d.content,
+    contentType: d.contentType,
+    senderUid: d.fromUid,
+    senderName: d.fromName,
+    sentAt: d.sentAt,
+  };
+  const target = () => contactTarget(d.accountId, d.threadType, d.threadId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar });
+
+  // Fast path: the thread already has its conversation (one statement).
+  let stored = await messages.insertInboundByThread(db, { ...message, threadType: d.threadType, threadId: d.threadId });
+  if (stored && !stored.contactId) {
+    // Still unlinked (crm was down past every retry, or the contact was deleted): ask again, at most once
+    // per conversation every ten minutes (a repeated outbox id is ignored).
+    await enqueueEvent(db, { id: linkRequestId(stored.conversationId), type: EVENTS.contactLink, orgId, data: { conversationId: stored.conversationId, ...target() } });
+  }
+  if (!stored) {
+    // A new thread: its contact from crm (or none while crm is unreachable), then the conversation.
+    const t = target();
+    const contact = await tryUpsertContact(deps, orgId, t);
+    const made = await convs.insertOrGet(db, {
+      id: randomUUID(),
+      orgId,
+      accountId: d.accountId,
+      threadType: d.threadType,
+      threadId: d.threadId,
+      contactId: contact?.id ?? null,
+      contactChatnetUid: t.chatnetUid,
+      contactName: contact?.name || t.displayName,
+      contactAvatar: contact?.avatar || t.avatar,
+      contactPhone: contact?.phone ?? '',
+    });
+    const conv = made.row;
+    if (made.created) {
+      await enqueueEvent(db, {
+        type: EVENTS.conversationCreated,
+        orgId,
+        data: { id: conv.id, contactId: conv.contact_id, chatnetAccountId: conv.chatnet_account_id, type: conv.thread_type, threadId: conv.thread_id },
+      });
+      if (!contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
+    }
+    const inserted = await messages.insertInbound(db, { ...message, conversationId: conv.id });
+    stored = { conversationId: conv.id, contactId: inserted.contactId ?? conv.contact_id, stored: inserted.stored };
+  }
+  if (!stored.stored) {
+    deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'inbound message already stored; skipped');
+    return;
+  }
+  await enqueueEvent(db, {
+    type: EVENTS.messageReceived,
+    orgId,
+    data: {
+      messageId,
+      conversationId: stored.conversationId,
+      contactId: stored.contactId,
+      chatnetAccountId: d.accountId,
+      threadId: d.threadId,
+      threadType: d.threadType,
+      senderUid: d.fromUid,
+      senderName: d.fromName,
+      content: d.content,
+      contentType: d.contentType,
+      sentAt: d.sentAt.toISOString(),
+    },
+  });
+}

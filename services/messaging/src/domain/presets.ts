@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto';
+import { CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as presets from '../db/presets.repo';
+import { isUuid, MAX_CONTENT, optionalText, requireText } from './validation';
+
+export async function list(deps: Deps, ctx: CallContext, req: { category?: string }) {
+  const category = req.category?.trim() || undefined;
+  return { data: await presets.list(deps.pool, requireOrg(ctx), category) };
+}
+
+export async function get(deps: Deps, ctx: CallContext, id: string) {
+  const p = isUuid(id) ? await presets.get(deps.pool, requireOrg(ctx), id) : undefined;
+  if (!p) throw notFound('Chat preset');
+  return p;
+}
+
+export async function create(deps: Deps, ctx: CallContext, req: { name?: string; content?: string; category?: string }) {
+  requireCan(ctx, 'conversations:write');
+  return presets.insert(deps.pool, {
+    id: randomUUID(),
+    orgId: ctx.orgId,
+    name: requireText(req.name, 'name', 200),
+    content: requireText(req.content, 'content', MAX_CONTENT),
+    category: optionalText(req.category, 'category', 100),
+    createdBy: isUuid(ctx.userId) ? ctx.userId : null,
+  });
+}
+
+export async function update(deps: Deps, ctx: CallContext, req: { id: string; name?: string; content?: string; category?: string }) {
+  requireCan(ctx, 'conversations:write');
+  const patch = {
+    name: req.name !== undefined ? requireText(req.name, 'name', 200) : undefined,
+    content: req.content !== undefined ? requireText(req.content, 'content', MAX_CONTENT) : undefined,
+    category: req.category !== undefined ? optionalText(req.category, 'category', 100) : undefined,
+  };
+  const p = isUuid(req.id) ? await presets.update(deps.pool, ctx.orgId, req.id, patch) : undefined;
+  if (!p) throw notFound('Chat preset');
+  return p;
+}
+
+export async function remove(deps: Deps, ctx: CallContext, id: string) {
+  requireCan(ctx, 'conversations:write');
+  if (!isUuid(id) || !(await presets.remove(deps.pool, ctx.orgId, id))) throw notFound('Chat preset');
+  return { ok: true, message: 'Chat preset deleted' };
+}

@@ -1,0 +1,257 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { AppError, CallContext, invalid, notFound, requireOrg, requirePermission } from '@crm/grpc-kit';
+import { withTransaction } from '@crm/db';
+import { enqueueEvent } from '@crm/events';
+import { sendDefinitelyFailed } from '../clients';
+import type { Deps } from '../deps';
+import * as files from '../db/attachments.repo';
+import * as convs from '../db/conversations.repo';
+import * as messages from '../db/messages.repo';
+import * as requests from '../db/send-requests.repo';
+import { ContactTarget, contactTarget, LinkedContact, tryUpsertContact } from './contacts';
+import { EVENTS } from './events';
+import { SEND_SOURCES, SendSource } from './governor-spec';
+import { isUuid, MAX_CONTENT, oneOf } from './validation';
+
+const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign' };
+const CONTENT_TYPE = /^[A-Za-z0-9_.\/+-]{1,50}$/;
+const MAX_ATTACHMENTS = 10;
+
+interface Target {
+  accountId: string;
+  threadId: string;
+  threadType: 'user' | 'group';
+  /** Known when sending into an existing conversation; otherwise found or created by thread. */
+  conversation?: convs.ConversationRow;
+}
+
+interface Input {
+  content: string;
+  contentType: string;
+  key?: string;
+  source: SendSource;
+  attachmentIds: string[];
+}
+
+/** Who is sending and through which operation type; callers without a user default to the stricter budget. */
+function sourceOf(ctx: CallContext, raw: string | undefined): SendSource {
+  return oneOf(raw, 'source', SEND_SOURCES) ?? (ctx.userId ? 'ui' : 'automation');
+}
+
+function parseInput(ctx: CallContext, req: { content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[] }): Input {
+  const content = req.content ?? '';
+  const attachmentIds = [...new Set(req.attachmentIds ?? [])];
+  if (attachmentIds.length > MAX_ATTACHMENTS) throw invalid('attachments', `at most ${MAX_ATTACHMENTS} attachments per message`);
+  const bad = attachmentIds.find((id) => !isUuid(id));
+  if (bad !== undefined) throw invalid('attachments', `unknown attachment ${bad}`);
+  if (!content.trim() && attachmentIds.length === 0) throw invalid('content', 'is required');
+  if (content.length > MAX_CONTENT) throw invalid('content', `must be at most ${MAX_CONTENT} characters`);
+  const contentType = (req.contentType ?? '').trim() || 'text';
+  if (!CONTENT_TYPE.test(contentType)) throw invalid('contentType', 'must be a short type name such as text');
+  const key = (req.clientMessageId ?? '').trim();
+  if (key.length > 255) throw invalid('clientMessageId', 'must be at most 255 characters');
+  return { content, contentType, key: key || undefined, source: sourceOf(ctx, req.source), attachmentIds };
+}
+
+/** Sending is open to every role of the org; callers from other services may carry no role at all. */
+function authorize(ctx: CallContext): string {
+  const orgId = requireOrg(ctx);
+  if (ctx.role) requirePermission(ctx.role, 'conversations:write');
+  return orgId;
+}
+
+/** SendMessage: into an existing conversation (UI, automation, campaigns). */
+export async function sendToConversation(
+  deps: Deps,
+  ctx: CallContext,
+  req: { conversationId: string; content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[] },
+) {
+  const orgId = authorize(ctx);
+  const input = parseInput(ctx, req);
+  const conv = isUuid(req.conversationId) ? await convs.findById(deps.pool, orgId, req.conversationId) : undefined;
+  if (!conv) throw notFound('Conversation');
+  return send(deps, ctx, orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input);
+}
+
+/** SendToThread: by account and network thread id (public API); the conversation is created when new. */
+export async function sendToThread(
+  deps: Deps,
+  ctx: CallContext,
+  req: { chatnetAccountId: string; threadId: string; threadType?: string; content?: string; contentType?: string; clientMessageId?: string; source?: string },
+) {
+  const orgId = authorize(ctx);
+  const threadId = (req.threadId ?? '').trim();
+  if (!threadId) throw invalid('threadId', 'is required');
+  if (threadId.length > 200) throw invalid('threadId', 'must be at most 200 characters');
+  const threadType = oneOf(req.threadType, 'threadType', ['user', 'group'] as const) ?? 'user';
+  const input = parseInput(ctx, { ...req, attachmentIds: [] });
+  if (!isUuid(req.chatnetAccountId)) throw new AppError('not_found', 'Chat-network account not found', { code: 'account_not_found' });
+  return send(deps, ctx, orgId, { accountId: req.chatnetAccountId, threadId, threadType }, input);
+}
+
+/**
+ * The one send pipeline. Order matters:
+ * 1. idempotency key claimed (a repeat answers with the first result and sends nothing);
+ * 2. governor slot reserved for the account and operation type (429 + Retry-After when full);
+ * 3. the connector sends through the account's live session (404 unknown account, 422 not connected);
+ * 4. the message, counters, reply flags and `message.sent` are stored in one transaction.
+ * A send that certainly failed gives back its key and its governor slot.
+ */
+async function send(deps: Deps, ctx: CallContext, orgId: string, target: Target, input: Input) {
+  const uploads = await files.findMany(deps.pool, orgId, input.attachmentIds);
+  for (const id of input.attachmentIds) {
+    const f = uploads.find((u) => u.id === id);
+    if (!f) throw invalid('attachments', `unknown attachment ${id}`);
+    if (f.message_id) throw invalid('attachments', `attachment ${id} was already sent with another message`);
+  }
+
+  if (input.key) {
+    const replay = await claimKey(deps, orgId, input.key, fingerprint(target, input));
+    if (replay) return replay;
+  }
+  const releaseKey = () => (input.key ? requests.release(deps.pool, orgId, input.key).catch((err) => deps.log.error({ err }, 'could not release idempotency key')) : undefined);
+
+  let reservation;
+  try {
+    reservation = await deps.governor.reserve(orgId, target.accountId, input.source);
+  } catch (err) {
+    await releaseKey();
+    throw err;
+  }
+
+  const userId = isUuid(ctx.userId) ? ctx.userId : null;
+  const senderName = userId ? await deps.remote.userName({ orgId, userId, role: ctx.role, requestId: ctx.requestId }, userId) : SOURCE_NAMES[input.source];
+  // The connector carries text only: a message of attachments alone still tells the recipient what was sent.
+  const wireContent = input.content.trim() ? input.content : uploads.map((u) => `[${u.filename}]`).join(' ');
+  const clientMessageId = input.key ?? randomUUID();
+
+  let sent;
+  try {
+    sent = await deps.remote.sendChatMessage(
+      { orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId },
+      { accountId: target.accountId, threadId: target.threadId, threadType: target.threadType, content: wireContent, contentType: input.contentType, clientMessageId },
+    );
+  } catch (err) {
+    if (sendDefinitelyFailed(err)) {
+      await deps.governor.refund(reservation).catch((e) => deps.log.warn({ err: e }, 'governor refund failed'));
+      await releaseKey();
+    }
+    throw err;
+  }
+
+  // A thread without a conversation yet (first message is ours): find its contact before opening a transaction.
+  let conversation = target.conversation ?? (await convs.findByThread(deps.pool, orgId, target.accountId, target.threadType, target.threadId));
+  let contactTargetForNew: ContactTarget | undefined;
+  let contact: LinkedContact | undefined;
+  if (!conversation) {
+    contactTargetForNew = contactTarget(target.accountId, target.threadType, target.threadId);
+    contact = await tryUpsertContact(deps, orgId, contactTargetForNew);
+  }
+
+  const sentAt = new Date(sent.sentAt);
+  try {
+    return await withTransaction(deps.pool, async (db) => {
+      let created = false;
+      if (!conversation) {
+        const made = await convs.insertOrGet(db, {
+          id: randomUUID(),
+          orgId,
+          accountId: target.accountId,
+          threadType: target.threadType,
+          threadId: target.threadId,
+          contactId: contact?.id ?? null,
+          contactChatnetUid: contactTargetForNew!.chatnetUid,
+          contactName: contact?.name || contactTargetForNew!.displayName,
+          contactAvatar: contact?.avatar ?? '',
+          contactPhone: contact?.phone ?? '',
+        });
+        conversation = made.row;
+        created = made.created;
+        if (created) {
+          await enqueueEvent(db, {
+            type: EVENTS.conversationCreated,
+            orgId,
+            data: { id: conversation.id, contactId: conversation.contact_id, chatnetAccountId: target.accountId, type: target.threadType, threadId: target.threadId },
+          });
+          if (!contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conversation.id, ...contactTargetForNew } });
+        }
+      }
+      const conv = conversation;
+      let row = await messages.insertOutbound(db, {
+        id: randomUUID(),
+        orgId,
+        conversationId: conv.id,
+        accountId: target.accountId,
+        chatnetMessageId: sent.chatnetMessageId,
+        content: input.content,
+        contentType: input.contentType,
+        senderName,
+        source: input.source,
+        sentByUserId: userId,
+        clientMessageId: input.key ?? null,
+        sentAt: Number.isNaN(sentAt.getTime()) ? new Date() : sentAt,
+      });
+      if (row) {
+        await messages.markReplied(db, conv.id);
+        await convs.applyOutbound(db, conv.id, { id: row.id, sentAt: row.sent_at, content: row.content, contentType: row.content_type, senderName });
+      } else {
+        // The network echoed our message back as inbound before we stored it: keep that one.
+        row = (await messages.findByNetworkId(db, orgId, target.accountId, sent.chatnetMessageId))!;
+      }
+      const attached = await files.linkToMessage(db, orgId, row.id, input.attachmentIds);
+      if (input.key) await requests.markSent(db, orgId, input.key, row.id);
+      await enqueueEvent(db, {
+        type: EVENTS.messageSent,
+        orgId,
+        data: {
+          messageId: row.id,
+          conversationId: conv.id,
+          contactId: conv.contact_id,
+          chatnetAccountId: target.accountId,
+          threadId: target.threadId,
+          threadType: target.threadType,
+          senderUid: row.sender_uid,
+          senderName: row.sender_name,
+          content: row.content,
+          contentType: row.content_type,
+          sentAt: row.sent_at.toISOString(),
+          sentByUserId: userId,
+          source: input.source,
+        },
+      });
+      return messages.toSent(row, attached);
+    });
+  } catch (err) {
+    // Sent but not recorded: the key stays pending, so a retry within the pending timeout cannot send twice.
+    deps.log.error({ err, orgId, chatnetMessageId: sent.chatnetMessageId }, 'message was sent but storing it failed');
+    throw err;
+  }
+}
+
+function fingerprint(t: Target, i: Input): string {
+  return createHash('sha256').update(JSON.stringify([t.accountId, t.threadType, t.threadId, i.content, i.contentType, [...i.attachmentIds].sort()])).digest('hex');
+}
+
+/**
+ * Claim an idempotency key. Returns the stored answer when the key already sent a message; throws when
+ * the key is in flight or was used for a different request; returns undefined when this call may send.
+ */
+async function claimKey(deps: Deps, orgId: string, key: string, print: string) {
+  const { pool, config } = deps;
+  if (await requests.claim(pool, orgId, key, print)) return undefined;
+  const seen = await requests.find(pool, orgId, key);
+  if (!seen) return claimKey(deps, orgId, key, print);
+  const expired = Date.now() - seen.created_at.getTime() > config.IDEMPOTENCY_TTL_HOURS * 3600_000;
+  if (!expired && seen.fingerprint !== print) {
+    throw new AppError('failed_precondition', 'This idempotency key was already used for a different message', { code: 'idempotency_key_reused' });
+  }
+  if (!expired && seen.status === 'sent' && seen.message_id) {
+    const row = await messages.findById(pool, orgId, seen.message_id);
+    if (row) {
+      const attached = (await files.forMessages(pool, orgId, [row.id])).get(row.id) ?? [];
+      return messages.toSent(row, attached, true);
+    }
+  }
+  if (await requests.takeOver(pool, orgId, key, print, config.IDEMPOTENCY_PENDING_TIMEOUT_MS, config.IDEMPOTENCY_TTL_HOURS)) return undefined;
+  throw new AppError('already_exists', 'A send with this idempotency key is still in progress; retry shortly', { code: 'send_in_progress' });
+}

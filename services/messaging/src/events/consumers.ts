@@ -1,0 +1,68 @@
+import { EventConsumer } from '@crm/events';
+import type { Deps } from '../deps';
+import * as convs from '../db/conversations.repo';
+import { ContactTarget, upsertContact } from '../domain/contacts';
+import { EVENTS } from '../domain/events';
+import { storeInbound } from '../domain/inbound';
+import { isUuid } from '../domain/validation';
+
+/**
+ * The consumers of this service. Each has its own durable queue named after the exchange, so two
+ * deployments on one broker never steal each other's messages; with the pool, an event takes effect once.
+ */
+export function createConsumers(deps: Deps): EventConsumer[] {
+  const { config, pool, log } = deps;
+  const common = {
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    pool,
+    maxAttempts: config.EVENT_MAX_ATTEMPTS,
+    retryDelaysMs: config.EVENT_RETRY_DELAYS_MS,
+  };
+  return [
+    // chatnet.inbound → contact, conversation, message, message.received.
+    new EventConsumer({
+      ...common,
+      queue: `${config.EVENTS_EXCHANGE}.messaging.inbound`,
+      bindings: [EVENTS.chatnetInbound],
+      logger: log.child({ consumer: 'inbound' }),
+      prefetch: Math.max(50, config.INBOUND_CONCURRENCY * 25),
+      concurrency: config.INBOUND_CONCURRENCY,
+      handler: (event, db) => storeInbound(deps, db!, event),
+    }),
+    // A conversation stored while crm was unreachable: link its contact, retried with backoff until crm answers.
+    new EventConsumer({
+      ...common,
+      queue: `${config.EVENTS_EXCHANGE}.messaging.contact-link`,
+      bindings: [EVENTS.contactLink],
+      logger: log.child({ consumer: 'contact-link' }),
+      handler: async (event, db) => {
+        const d = event.data as ContactTarget & { conversationId: string };
+        if (!isUuid(d?.conversationId)) return;
+        const conv = await convs.findById(db!, event.orgId, d.conversationId);
+        if (!conv || conv.contact_id) return;
+        const contact = await upsertContact(deps, event.orgId, d);
+        await convs.linkContact(db!, event.orgId, conv.id, contact);
+        log.info({ conversationId: conv.id, contactId: contact.id }, 'conversation linked to its contact');
+      },
+    }),
+    // Keep the copy of contact name, avatar and phone in conversations fresh.
+    new EventConsumer({
+      ...common,
+      queue: `${config.EVENTS_EXCHANGE}.messaging.contacts`,
+      bindings: [EVENTS.contactUpdated, EVENTS.contactDeleted],
+      logger: log.child({ consumer: 'contacts' }),
+      concurrency: 4,
+      handler: async (event, db) => {
+        if (event.type === EVENTS.contactDeleted) {
+          const id = (event.data as { id?: string })?.id;
+          if (isUuid(id)) await convs.unlinkContact(db!, event.orgId, id);
+          return;
+        }
+        const c = (event.data as { contact?: { id?: string; name?: string; avatar?: string; phone?: string } })?.contact;
+        if (!c || !isUuid(c.id)) return;
+        await convs.refreshContact(db!, event.orgId, { id: c.id, name: c.name, avatar: c.avatar, phone: c.phone });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,48 @@
+import type { Handlers } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as attachments from '../domain/attachments';
+import * as conversations from '../domain/conversations';
+import * as folders from '../domain/folders';
+import * as presets from '../domain/presets';
+import * as publicApi from '../domain/public';
+import * as send from '../domain/send';
+
+/** messaging.v1.MessagingService: decode, call the domain, return; errors are mapped by grpc-kit. */
+export function messagingHandlers(deps: Deps): Handlers {
+  return {
+    GetCounts: (_req, ctx) => conversations.counts(deps, ctx),
+    ListConversations: (req, ctx) => conversations.list(deps, ctx, req),
+    GetConversation: (req, ctx) => conversations.detail(deps, ctx, req),
+    ArchiveConversation: (req, ctx) => conversations.move(deps, ctx, req.id, 'archive'),
+    CloseConversation: (req, ctx) => conversations.move(deps, ctx, req.id, 'close'),
+    ReopenConversation: (req, ctx) => conversations.move(deps, ctx, req.id, 'reopen'),
+    MarkConversationRead: (req, ctx) => conversations.markRead(deps, ctx, req.id),
+    MarkConversationUnread: (req, ctx) => conversations.markUnread(deps, ctx, req.id),
+    UpdateMessageFlags: (req, ctx) => conversations.updateFlags(deps, ctx, req),
+
+    SendMessage: (req, ctx) => send.sendToConversation(deps, ctx, req),
+    SendToThread: (req, ctx) => send.sendToThread(deps, ctx, req),
+
+    ListFolders: (_req, ctx) => folders.list(deps, ctx),
+    CreateFolder: (req, ctx) => folders.create(deps, ctx, req),
+    UpdateFolder: (req, ctx) => folders.update(deps, ctx, req),
+    DeleteFolder: (req, ctx) => folders.remove(deps, ctx, req.id),
+    AddConversationsToFolder: (req, ctx) => folders.addConversations(deps, ctx, req),
+    RemoveConversationFromFolder: (req, ctx) => folders.removeConversation(deps, ctx, req),
+
+    ListPresets: (req, ctx) => presets.list(deps, ctx, req),
+    GetPreset: (req, ctx) => presets.get(deps, ctx, req.id),
+    CreatePreset: (req, ctx) => presets.create(deps, ctx, req),
+    UpdatePreset: (req, ctx) => presets.update(deps, ctx, req),
+    DeletePreset: (req, ctx) => presets.remove(deps, ctx, req.id),
+
+    UploadAttachment: (req, ctx) => attachments.upload(deps, ctx, req),
+    GetAttachment: (req, ctx) => attachments.download(deps, ctx, req.id),
+
+    ListPublicConversations: (req, ctx) => publicApi.conversations(deps, ctx, req),
+    ListPublicMessages: (req, ctx) => publicApi.conversationMessages(deps, ctx, req),
+
+    ContactConversations: (req, ctx) => conversations.contactConversations(deps, ctx, req.contactId),
+    LatestConversationForContact: (req, ctx) => conversations.latestForContact(deps, ctx, req.contactId),
+  };
+}

@@ -1,0 +1,131 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { eventually, freePort } from '@crm/testing';
+import { startStack, Stack } from '../support/stack';
+import { eventBus, fakeConnector, fakeCrm, messagingClient, orgWithKey } from './support';
+
+// Messages are never lost because crm is down: the conversation is stored without a contact and linked
+// once crm answers. Contact changes in crm flow into the inbox; other services read conversations over gRPC.
+describe('contacts from crm, and the RPCs other services call', () => {
+  let stack: Stack;
+  let bus: Awaited<ReturnType<typeof eventBus>>;
+  let connector: Awaited<ReturnType<typeof fakeConnector>>;
+  let crm: Awaited<ReturnType<typeof fakeCrm>>;
+  let grpc: ReturnType<typeof messagingClient>;
+  let a: Awaited<ReturnType<typeof orgWithKey>>;
+  let b: Awaited<ReturnType<typeof orgWithKey>>;
+  let accountA: string;
+  const dir = mkdtempSync(path.join(tmpdir(), 'msg-contacts-'));
+
+  beforeAll(async () => {
+    connector = await fakeConnector();
+    // crm's address is known but nothing listens there yet.
+    crm = await fakeCrm(await freePort());
+    stack = await startStack({
+      services: ['messaging'],
+      serviceEnv: {
+        messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir, CRM_DEADLINE_MS: '500', EVENT_RETRY_DELAYS_MS: '200,400,800' },
+      },
+    });
+    bus = await eventBus(stack);
+    grpc = messagingClient(stack);
+    a = await orgWithKey(stack.url, 'Org A');
+    b = await orgWithKey(stack.url, 'Org B');
+    accountA = connector.account(a.orgId);
+  }, 60_000);
+  afterAll(async () => {
+    grpc?.close();
+    await bus?.close();
+    await stack?.stop();
+    await connector?.down();
+    await crm?.down();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  let convId: string;
+
+  it('with crm unreachable, an inbound message is stored at once, in a conversation without a contact', async () => {
+    await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-offline', fromName: 'Offline Olga', content: 'Hello?' });
+    const conv = await eventually(async () => (await a.owner.get('/api/v1/conversations')).body.data[0]);
+    convId = conv.id;
+    expect(conv).toEqual(expect.objectContaining({ contactId: null, contactName: 'Offline Olga', messageCount: 1 }));
+    expect((await a.owner.get('/api/v1/conversations?search=olga')).body.data).toHaveLength(1);
+    const pub = await a.pub.get('/api/public/conversations');
+    expect(pub.body.conversations[0].contact).toBeNull();
+    const received = await eventually(async () => bus.of('message.received').find((e) => e.data.conversationId === convId));
+    expect(received.data.contactId).toBeNull();
+  });
+
+  it('once crm is reachable the conversation is linked to its contact by the retrying consumer', async () => {
+    await crm.up();
+    const linked = await eventually(async () => {
+      const c = (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation;
+      return c.contactId && c;
+    }, 20_000, 200);
+    const contact = crm.contacts.get(`${a.orgId}/uid-offline`)!;
+    expect(linked.contactId).toBe(contact.id);
+    expect(crm.upserts.filter((u) => u.chatnetUid === 'uid-offline')).toHaveLength(1);
+  });
+
+  it('contact.updated from crm refreshes name, avatar and phone in every conversation of the contact', async () => {
+    const contact = crm.contacts.get(`${a.orgId}/uid-offline`)!;
+    await bus.publish('contact.updated', a.orgId, {
+      contact: { id: contact.id, name: 'Olga Petrova', phone: '+84911111111', avatar: 'https://cdn.example/olga.png', email: '' },
+      changes: ['name', 'phone', 'avatar'],
+    });
+    const conv = await eventually(async () => {
+      const c = (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation;
+      return c.contactName === 'Olga Petrova' && c;
+    });
+    expect(conv.contactAvatar).toBe('https://cdn.example/olga.png');
+    const pub = (await a.pub.get('/api/public/conversations')).body.conversations[0];
+    expect(pub.contact).toEqual({ id: contact.id, fullName: 'Olga Petrova', phone: '+84911111111', avatarUrl: 'https://cdn.example/olga.png' });
+    // The same event under another org's id changes nothing.
+    await bus.publish('contact.updated', b.orgId, { contact: { id: contact.id, name: 'Hijacked' }, changes: ['name'] });
+    await bus.publish('contact.updated', a.orgId, { contact: { id: contact.id, name: 'Olga P.' }, changes: ['name'] });
+    await eventually(async () => (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation.contactName === 'Olga P.');
+  });
+
+  it('ContactConversations and LatestConversationForContact answer for the org of the caller only', async () => {
+    const contactId = crm.contacts.get(`${a.orgId}/uid-offline`)!.id;
+    const list = await grpc.ContactConversations({ contactId }, { orgId: a.orgId });
+    expect(list.conversations).toEqual([{ id: convId, chatnetAccountId: accountA, messageCount: 1, lastMessageAt: expect.any(String) }]);
+    expect((await grpc.ContactConversations({ contactId }, { orgId: b.orgId })).conversations).toEqual([]);
+    expect((await grpc.ContactConversations({ contactId: 'nope' }, { orgId: a.orgId })).conversations).toEqual([]);
+
+    const latest = await grpc.LatestConversationForContact({ contactId }, { orgId: a.orgId });
+    expect(latest.conversation).toEqual(expect.objectContaining({ id: convId, contactId, chatnetAccountId: accountA, type: 'user', status: 'active' }));
+    expect((await grpc.LatestConversationForContact({ contactId }, { orgId: b.orgId })).conversation).toBeNull();
+  });
+
+  it('GetConversation returns the internal detail shape; another org gets NOT_FOUND', async () => {
+    const detail = await grpc.GetConversation({ id: convId, page: 1, limit: 10 }, { orgId: a.orgId });
+    expect(detail.conversation.id).toBe(convId);
+    expect(detail.messages).toHaveLength(1);
+    expect(detail.pagination).toEqual({ total: 1, page: 1, limit: 10, pages: 1 });
+    const err = await grpc.GetConversation({ id: convId }, { orgId: b.orgId }).catch((e) => e);
+    expect(err.code).toBe(5);
+  });
+
+  it('contact.deleted unlinks the conversation, and the next message links a new contact', async () => {
+    const old = crm.contacts.get(`${a.orgId}/uid-offline`)!;
+    await bus.publish('contact.deleted', a.orgId, { id: old.id });
+    await eventually(async () => (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation.contactId === null);
+    expect((await a.owner.get(`/api/v1/conversations/${convId}`)).body.messages).toHaveLength(1);
+    expect((await grpc.ContactConversations({ contactId: old.id }, { orgId: a.orgId })).conversations).toEqual([]);
+    crm.contacts.delete(`${a.orgId}/uid-offline`);
+    await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-offline', fromName: 'Olga again', content: 'me again' });
+    const relinked = await eventually(async () => {
+      const c = (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation;
+      return c.contactId && c;
+    });
+    expect(relinked.contactId).toBe(crm.contacts.get(`${a.orgId}/uid-offline`)!.id);
+    expect(relinked.contactId).not.toBe(old.id);
+  });
+
+  it('SendMessage without an org in the metadata is refused', async () => {
+    const err = await grpc.SendMessage({ conversationId: convId, content: 'x' }, {}).catch((e) => e);
+    expect(err.code).toBe(16);
+  });
+});
