@@ -365,6 +365,17 @@ try {
     await sleep(2000);
   }
 
+  /** What the CPU table implies: messages per second two otherwise idle cores could carry (RabbitMQ not counted). */
+  const capacity = (r) => {
+    const med = (xs) => pct(xs.filter(Number.isFinite), 50);
+    const ours = med(r.steps.map((s) => s.cpu.messaging + s.cpu['pg messaging']));
+    const path_ = med(r.steps.map((s) => Object.entries(s.cpu).filter(([k]) => k !== 'load generator').reduce((a, [, v]) => a + v, 0)));
+    return (
+      `Median CPU per message: messaging ${f(ours)} ms (its process and its PostgreSQL backends), every service of the path ${f(path_)} ms. ` +
+      `On two otherwise idle cores that bounds throughput near ${(2000 / ours).toFixed(0)} msg/s for messaging alone and ${(2000 / path_).toFixed(0)} msg/s for the path ` +
+      '(before RabbitMQ, which is not counted); the rates above are lower when other work shares the machine.'
+    );
+  };
   const table = (r) => [
     `| offered msg/s | sent | accepted | stored rows | message.received | stored msg/s | → event p50 ms | → event p99 ms | → row p50 ms | → row p99 ms | ${r.source === 'bus' ? 'publish confirm' : 'HTTP'} p99 ms | errors |`,
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -378,6 +389,8 @@ try {
     `| offered msg/s | ${Object.keys(r.steps[0].cpu).join(' | ')} | total |`,
     `|---|${Object.keys(r.steps[0].cpu).map(() => '---|').join('')}---|`,
     ...r.steps.map((s) => `| ${s.label} | ${Object.values(s.cpu).map((v) => f(v)).join(' | ')} | ${f(Object.values(s.cpu).reduce((a, b) => a + b, 0))} |`),
+    '',
+    capacity(r),
     '',
     `Highest offered rate with nothing lost and p99 < 100 ms to both the event and the row: **${r.best ? `${r.best.rate} msg/s (${r.best.perSecond.toFixed(0)} stored/s)` : 'none'}**; ` +
       `target 800 msg/s: **${r.best && r.best.rate >= 800 ? 'met' : 'NOT met'}**.`,

@@ -47,7 +47,7 @@ export const schemas: Record<string, Schema> = {
     isReplied: { type: 'boolean' },
     contact: nullable(obj({ id: str(), fullName: str(), phone: str(), avatarUrl: nullable(str()) })),
   }),
-  Message: obj({ id: str(), senderType: str('contact or user'), senderName: str(), content: str(), contentType: str(), sentAt: dateTime, attachments: arr({ type: 'object' }) }),
+  Message: obj({ id: str(), senderType: str('contact, user, or system (public API, automation, campaign sends)'), senderName: str(), content: str(), contentType: str(), sentAt: dateTime, attachments: arr({ type: 'object' }) }),
 };
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -135,13 +135,13 @@ export const PUBLIC_ENDPOINTS: Endpoint[] = [
   {
     method: 'post',
     path: '/api/public/messages/send',
-    summary: 'Send a message through a connected chat-network account of the organization',
+    summary: 'Send a message through a connected chat-network account of the organization (send an Idempotency-Key header, or clientMessageId, so a retried request never sends twice)',
     body: obj(
       { chatnetAccountId: str(), threadId: str(), content: str(), threadType: { type: 'string', enum: ['user', 'group'], default: 'user' } },
       ['chatnetAccountId', 'threadId', 'content'],
     ),
     success: { status: 200, schema: obj({ success: { type: 'boolean', const: true } }) },
-    errors: [400, 401, 404, 422, 429],
+    errors: [400, 401, 404, 409, 422, 429, 503],
   },
   {
     method: 'get',
@@ -171,9 +171,10 @@ const STATUS_TEXT: Record<number, string> = {
   400: 'A required field is missing or a value is invalid',
   401: 'Missing or invalid API key',
   404: 'Not found in this organization',
-  409: 'Conflicts with an existing record',
+  409: 'Conflicts with an existing record, or the same Idempotency-Key is still being processed',
   422: 'The chat-network account is not connected',
-  429: 'Rate limit reached; see Retry-After',
+  429: 'Rate limit or send cap reached; see Retry-After',
+  503: 'The chat network did not answer in time; retry with the same Idempotency-Key',
 };
 
 export function openApiDocument(serverUrl = '/'): Schema {
