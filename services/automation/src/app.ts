@@ -5,13 +5,16 @@ import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import type { AutomationConfig } from './config';
 import type { Deps } from './deps';
+import { CampaignSender } from './domain/campaign-sender';
 import { Runner } from './domain/runner';
+import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
 import { TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
 import { automationHandlers } from './grpc/automation.handler';
 import { createRemote } from './remote';
 
 export { loadConfig } from './config';
 export { triggersQueue } from './events/triggers.consumer';
+export { repliesQueue } from './events/campaign-replies.consumer';
 
 export interface RunningService {
   port: number;
@@ -20,7 +23,8 @@ export interface RunningService {
 
 /**
  * Create the database if needed, migrate, then: gRPC for the API, the outbox relay (notification.created),
- * the trigger consumer (events → runs, system notifications) and the runner (runs → actions).
+ * the trigger consumer (events → runs, system notifications), the runner (runs → actions), the campaign
+ * sender (campaign recipients → messages) and the replies consumer (message.received → campaign replies).
  */
 export async function startAutomation(config: AutomationConfig, log: Logger = createLogger('automation', config.LOG_LEVEL)): Promise<RunningService> {
   await ensureDatabase(config.DATABASE_URL);
@@ -45,6 +49,20 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
   });
+  const sender = new CampaignSender(deps);
+  const replies = new EventConsumer({
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    queue: repliesQueue(config.EVENTS_EXCHANGE),
+    bindings: REPLY_BINDINGS,
+    handler: repliesHandler(deps),
+    logger: log,
+    pool,
+    prefetch: 50,
+    concurrency: 2,
+    maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
+    retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
+  });
   const server = new GrpcServer(log);
   server.add(serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'), automationHandlers(deps));
 
@@ -56,6 +74,10 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     stopped.push(() => runner.stop());
     await consumer.start();
     stopped.push(() => consumer.stop());
+    await sender.start();
+    stopped.push(() => sender.stop());
+    await replies.start();
+    stopped.push(() => replies.stop());
   } catch (err) {
     for (const stop of stopped.reverse()) await stop().catch(() => undefined);
     remote.close();
@@ -70,6 +92,8 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
       // Stop taking work first (calls, then events), finish the runs in hand, publish what they wrote, close.
       await server.stop();
       await consumer.stop();
+      await replies.stop();
+      await sender.stop();
       await runner.stop();
       await relay.stop();
       remote.close();

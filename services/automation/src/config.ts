@@ -51,6 +51,20 @@ const Env = z.object({
   RUN_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   /** Delays between redeliveries of an event whose handling failed (e.g. the database was unreachable). */
   EVENT_RETRY_SCHEDULE: durationList('1s,5s,30s,2m'),
+  /**
+   * Campaign sends per minute, per campaign. The default stays under messaging's default campaign budget
+   * per chat-network account (3 per 10 s), so the governor rarely has to push back; its 429s (with
+   * Retry-After) are honoured anyway. Raise it only for accounts the network tolerates bulk sends from.
+   */
+  CAMPAIGN_SEND_PER_MINUTE: z.coerce.number().min(0.1).max(60_000).default(15),
+  /** How often due campaigns are looked for; activation, resume and rescheduling wake the sender at once. */
+  CAMPAIGN_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(1_000),
+  /** Campaigns one instance sends at the same time (each one paced on its own). */
+  CAMPAIGN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Waits before retrying one recipient whose send failed for a passing reason (account offline, ...). */
+  CAMPAIGN_RETRY_SCHEDULE: durationList('30s,2m,10m,30m'),
+  /** A message from a recipient counts as a reply to a campaign message sent at most this many hours before. */
+  CAMPAIGN_REPLY_WINDOW_HOURS: z.coerce.number().int().min(1).max(24 * 90).default(72),
   /** A contact whose lead score reaches this value raises one high_value_lead notification. */
   HIGH_VALUE_LEAD_SCORE: z.coerce.number().int().min(1).default(80),
   LOG_LEVEL: fields.logLevel(),

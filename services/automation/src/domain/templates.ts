@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as repo from '../db/templates.repo';
+import { draftsUsingTemplate } from '../db/campaigns.repo';
 import { rulesUsingTemplate } from '../db/rules.repo';
 import { isUuid, LIMITS } from './definition';
 import { placeholdersOf, VARIABLE_NAME } from './text';
@@ -104,6 +105,10 @@ export async function remove(deps: Deps, ctx: CallContext, id: string) {
   const users = await rulesUsingTemplate(deps.pool, ctx.orgId, current.id);
   if (users.length) {
     throw new AppError('already_exists', `Template is used by rule ${users.map((n) => `"${n}"`).join(', ')}; change those rules first`, { code: 'template_in_use' });
+  }
+  const drafts = await draftsUsingTemplate(deps.pool, ctx.orgId, current.id);
+  if (drafts.length) {
+    throw new AppError('already_exists', `Template is used by draft campaign ${drafts.map((n) => `"${n}"`).join(', ')}; change those campaigns first`, { code: 'template_in_use' });
   }
   await repo.deleteTemplate(deps.pool, ctx.orgId, current.id);
   return { ok: true, message: 'Template deleted' };

@@ -1,5 +1,6 @@
 import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
+import * as campaigns from '../domain/campaigns';
 import * as notifications from '../domain/notifications';
 import * as rules from '../domain/rules';
 import * as templates from '../domain/templates';
@@ -21,6 +22,16 @@ export function automationHandlers(deps: Deps): Handlers {
     CreateTemplate: (req, ctx) => templates.create(deps, ctx, req),
     UpdateTemplate: (req, ctx) => templates.update(deps, ctx, req),
     DeleteTemplate: (req, ctx) => templates.remove(deps, ctx, req.id),
+
+    ListCampaigns: (req, ctx) => campaigns.list(deps, ctx, req),
+    GetCampaign: (req, ctx) => campaigns.get(deps, ctx, req.id),
+    CreateCampaign: (req, ctx) => campaigns.create(deps, ctx, req),
+    UpdateCampaign: (req, ctx) => campaigns.update(deps, ctx, req),
+    ScheduleCampaign: (req, ctx) => campaigns.schedule(deps, ctx, req),
+    ActivateCampaign: (req, ctx) => campaigns.activate(deps, ctx, req.id),
+    PauseCampaign: (req, ctx) => campaigns.pause(deps, ctx, req.id),
+    CancelCampaign: (req, ctx) => campaigns.cancel(deps, ctx, req.id),
+    ListCampaignRecipients: (req, ctx) => campaigns.recipients(deps, ctx, req),
 
     ListNotifications: (req, ctx) => notifications.list(deps, ctx, req),
     MarkNotificationRead: (req, ctx) => notifications.markRead(deps, ctx, req.id),

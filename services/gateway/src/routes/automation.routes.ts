@@ -7,8 +7,8 @@ import { ctxOf } from '../http/principal';
 import { pageParams, s } from '../http/validate';
 
 /**
- * Automation rules and their run logs, message templates, and in-app notifications (all owned by the
- * automation service). The shapes are checked here; what the values mean (trigger types, operators,
+ * Automation rules and their run logs, message templates, campaigns and their recipients, and in-app
+ * notifications (all owned by the automation service). The shapes are checked here; what the values mean (trigger types, operators,
  * action types, ids that must exist) is checked by the service, and both name the field as the client
  * wrote it: `trigger.conditions[0].value`, `actions[1].userId`.
  */
@@ -86,6 +86,93 @@ const NewTemplate = z.object({
   category: str(100).optional(),
   variables: z.array(str(100), { error: 'must be an array of strings' }).max(100, 'must have at most 100 variables').optional(),
 });
+
+const CAMPAIGN_STATUSES = ['draft', 'active', 'paused', 'completed', 'cancelled'] as const;
+const RECIPIENT_STATUSES = ['pending', 'sent', 'failed', 'skipped', 'cancelled'] as const;
+
+const NewCampaign = z.object({
+  name: str(200).optional(),
+  description: str(2000).optional(),
+  type: str(50).optional(),
+  listId: str(100).optional(),
+  templateId: str(100).optional(),
+  // ISO timestamp; null (on update) clears it.
+  schedule: z.union([str(100), z.null()], { error: 'must be an ISO 8601 timestamp or null' }).optional(),
+  // Names → string, number or boolean values; what the names and values may be is checked by the service.
+  variables: z.record(z.string(), z.unknown(), { error: 'must be an object of name → value' }).optional(),
+});
+
+const ScheduleBody = z.object({ schedule: str(100).optional() });
+
+interface CampaignMsg {
+  id: string;
+  name: string;
+  description: string;
+  type: string;
+  listId: string;
+  templateId: string;
+  schedule?: string;
+  variablesJson: string;
+  status: string;
+  contactCount: number;
+  sentCount: number;
+  openRate: number;
+  counts: Record<string, number>;
+  recipientsReady: boolean;
+  lastError: string;
+  createdAt: string;
+  updatedAt: string;
+  activatedAt?: string;
+  completedAt?: string;
+  cancelledAt?: string;
+}
+
+function campaignMsg(b: z.infer<typeof NewCampaign>) {
+  const { variables, schedule, ...rest } = b;
+  return {
+    ...rest,
+    schedule: schedule === null ? '' : schedule,
+    variablesJson: variables === undefined ? undefined : JSON.stringify(variables),
+  };
+}
+
+/** The Campaign resource: variables back to an object, absent times as null. */
+function campaignJson(c: CampaignMsg) {
+  return {
+    id: c.id,
+    name: c.name,
+    description: c.description,
+    type: c.type,
+    listId: c.listId,
+    templateId: c.templateId,
+    schedule: c.schedule ?? null,
+    variables: JSON.parse(c.variablesJson || '{}'),
+    status: c.status,
+    contactCount: c.contactCount,
+    sentCount: c.sentCount,
+    openRate: c.openRate,
+    counts: c.counts,
+    recipientsReady: c.recipientsReady,
+    lastError: c.lastError || null,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+    activatedAt: c.activatedAt ?? null,
+    completedAt: c.completedAt ?? null,
+    cancelledAt: c.cancelledAt ?? null,
+  };
+}
+
+function recipientJson(r: Record<string, unknown>) {
+  return {
+    ...r,
+    error: r.error || null,
+    conversationId: r.conversationId || null,
+    messageId: r.messageId || null,
+    sentAt: r.sentAt ?? null,
+    repliedAt: r.repliedAt ?? null,
+    nextAttemptAt: r.nextAttemptAt ?? null,
+  };
+}
 
 type TriggerBody = z.infer<typeof Trigger>;
 type ActionBody = z.infer<typeof Action>;
@@ -223,6 +310,52 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   r.delete('/automation/templates/:id', async (req, res) => {
     await automation().DeleteTemplate({ id: req.params.id }, ctxOf(req, res));
     res.status(204).end();
+  });
+
+  r.get('/campaigns', async (req, res) => {
+    const { status } = parse(z.object({ status: s.optionalQueryEnum(CAMPAIGN_STATUSES) }), req.query);
+    const out = await automation().ListCampaigns({ status }, ctxOf(req, res));
+    res.json(
+      out.data.map((c: CampaignMsg) => ({
+        id: c.id,
+        name: c.name,
+        type: c.type,
+        status: c.status,
+        contactCount: c.contactCount,
+        sentCount: c.sentCount,
+        openRate: c.openRate,
+        createdAt: c.createdAt,
+      })),
+    );
+  });
+  r.post('/campaigns', async (req, res) => {
+    const c: CampaignMsg = await automation().CreateCampaign(campaignMsg(parse(NewCampaign, req.body)), ctxOf(req, res));
+    res.status(201).json({ id: c.id, name: c.name, status: c.status, createdAt: c.createdAt });
+  });
+  r.get('/campaigns/:id', async (req, res) => {
+    res.json(campaignJson(await automation().GetCampaign({ id: req.params.id }, ctxOf(req, res))));
+  });
+  r.put('/campaigns/:id', async (req, res) => {
+    const b = parse(NewCampaign, req.body);
+    res.json(campaignJson(await automation().UpdateCampaign({ ...campaignMsg(b), id: req.params.id }, ctxOf(req, res))));
+  });
+  r.post('/campaigns/:id/schedule', async (req, res) => {
+    const { schedule } = parse(ScheduleBody, req.body);
+    res.json(campaignJson(await automation().ScheduleCampaign({ id: req.params.id, schedule: schedule ?? '' }, ctxOf(req, res))));
+  });
+  r.post('/campaigns/:id/activate', async (req, res) => {
+    res.json(campaignJson(await automation().ActivateCampaign({ id: req.params.id }, ctxOf(req, res))));
+  });
+  r.post('/campaigns/:id/pause', async (req, res) => {
+    res.json(campaignJson(await automation().PauseCampaign({ id: req.params.id }, ctxOf(req, res))));
+  });
+  r.post('/campaigns/:id/cancel', async (req, res) => {
+    res.json(campaignJson(await automation().CancelCampaign({ id: req.params.id }, ctxOf(req, res))));
+  });
+  r.get('/campaigns/:id/recipients', async (req, res) => {
+    const { status } = parse(z.object({ status: s.optionalQueryEnum(RECIPIENT_STATUSES) }), req.query);
+    const out = await automation().ListCampaignRecipients({ campaignId: req.params.id, ...pageParams(req, 50), status }, ctxOf(req, res));
+    res.json({ data: out.data.map(recipientJson), pagination: out.pagination });
   });
 
   r.get('/notifications', async (req, res) => {

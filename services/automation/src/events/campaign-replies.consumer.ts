@@ -1,0 +1,32 @@
+import type { EventHandler } from '@crm/events';
+import type { Deps } from '../deps';
+import { addReplies } from '../db/campaigns.repo';
+import { markReplied } from '../db/recipients.repo';
+import { isUuid } from '../domain/definition';
+
+export const REPLY_BINDINGS = ['message.received'];
+
+export function repliesQueue(exchange: string): string {
+  return `${exchange}.automation.campaign-replies`;
+}
+
+/**
+ * Campaign replies, the measure behind `openRate`: the chat network gives no read receipts, so a
+ * recipient counts as having opened the message when they write back within CAMPAIGN_REPLY_WINDOW_HOURS
+ * after it was sent. Runs in the consumer's transaction with the processed-event record, so a redelivered
+ * message.received counts once; each recipient row is marked replied at most once.
+ */
+export function repliesHandler(deps: Deps): EventHandler {
+  return async (event, db) => {
+    if (!db) throw new Error('the campaign replies consumer needs a transaction');
+    if (event.type !== 'message.received' || !isUuid(event.orgId)) return;
+    const d = (event.data ?? {}) as { contactId?: unknown; sentAt?: unknown };
+    if (typeof d.contactId !== 'string' || !isUuid(d.contactId)) return;
+    const sent = typeof d.sentAt === 'string' ? new Date(d.sentAt) : new Date(event.occurredAt);
+    const at = Number.isNaN(sent.getTime()) ? new Date(event.occurredAt) : sent;
+    // A sender's clock ahead of ours must not stretch the window.
+    const when = at.getTime() > Date.now() ? new Date() : at;
+    const replied = await markReplied(db, event.orgId, d.contactId.toLowerCase(), when, deps.config.CAMPAIGN_REPLY_WINDOW_HOURS);
+    if (replied.size > 0) await addReplies(db, replied);
+  };
+}

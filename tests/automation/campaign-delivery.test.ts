@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { eventually } from '@crm/testing';
+import type { Client } from '../support/http';
+import { startStack, Stack } from '../support/stack';
+import { fakeCampaignMessaging, fakeCrmLists, SendCall } from './campaign-fakes';
+import { member, org, sleep } from './support';
+
+// How campaigns send: paced at CAMPAIGN_SEND_PER_MINUTE (300 here: one send every 200 ms), never twice to
+// anyone across a restart of the automation service mid-send or a lost answer from messaging, stopped by
+// a pause, and held back per chat-network account by messaging's 429 Retry-After while other accounts go on.
+describe('campaign delivery', () => {
+  const INTERVAL_MS = 200;
+  let crm: Awaited<ReturnType<typeof fakeCrmLists>>;
+  let messaging: Awaited<ReturnType<typeof fakeCampaignMessaging>>;
+  let stack: Stack;
+  let lead: Client;
+  let orgId: string;
+  let templateId: string;
+
+  beforeAll(async () => {
+    crm = await fakeCrmLists();
+    messaging = await fakeCampaignMessaging();
+    stack = await startStack({
+      services: ['automation'],
+      serviceEnv: {
+        automation: { CRM_ADDR: crm.addr, MESSAGING_ADDR: messaging.addr, CAMPAIGN_POLL_MS: '100', CAMPAIGN_SEND_PER_MINUTE: String(60_000 / INTERVAL_MS) },
+      },
+    });
+    const a = await org(stack, 'Acme');
+    orgId = a.orgId;
+    lead = (await member(stack, a.owner, 'team_lead')).api;
+    templateId = (await lead.post('/api/v1/automation/templates', { name: 'Hello', content: 'Xin chào {{name}}!' })).body.id;
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await crm?.stop();
+    await messaging?.stop();
+  });
+
+  /** A list of n contacts, each with a conversation (on the account given per index, else a new one). */
+  function listOf(n: number, account?: (i: number) => string) {
+    const l = crm.list(orgId, n, `List ${randomUUID().slice(0, 6)}`);
+    l.members.forEach((m, i) => messaging.converse(orgId, m.id, account?.(i)));
+    return l;
+  }
+
+  async function launch(listId: string, name: string) {
+    const created = await lead.post('/api/v1/campaigns', { name, listId, templateId });
+    expect(created.status).toBe(201);
+    expect((await lead.post(`/api/v1/campaigns/${created.body.id}/activate`)).status).toBe(200);
+    return created.body.id as string;
+  }
+
+  async function completed(id: string, timeoutMs = 20_000) {
+    return eventually(async () => {
+      const c = (await lead.get(`/api/v1/campaigns/${id}`)).body;
+      return c.status === 'completed' ? c : undefined;
+    }, timeoutMs, 100);
+  }
+
+  const callsTo = (members: Array<{ id: string }>) => {
+    const convs = new Set(members.map((m) => messaging.conversationOf(orgId, m.id)!.id));
+    return messaging.calls.filter((c) => convs.has(c.conversationId));
+  };
+
+  /** Per recipient: how many messages really went out (one per distinct clientMessageId that took effect). */
+  const deliveredPer = (members: Array<{ id: string }>) =>
+    members.map((m) => messaging.delivered().filter((d) => d.conversationId === messaging.conversationOf(orgId, m.id)!.id).length);
+
+  it('sends one message every interval, and a restart of automation mid-send sends nobody twice', async () => {
+    const list = listOf(30);
+    const id = await launch(list.id, 'Restart me');
+    await eventually(async () => callsTo(list.members).length >= 8, 15_000, 20);
+    await stack.restart('automation');
+    const before = callsTo(list.members).length;
+    expect(before).toBeLessThan(30);
+
+    const done = await completed(id);
+    expect(done.counts).toEqual({ total: 30, sent: 30, failed: 0, skipped: 0, pending: 0, replied: 0, cancelled: 0 });
+    const calls = callsTo(list.members);
+    // Exactly one SendMessage per contact: the restart neither lost nor repeated a send.
+    expect(calls).toHaveLength(30);
+    expect(calls.every((c) => c.outcome === 'sent')).toBe(true);
+    expect(deliveredPer(list.members)).toEqual(Array(30).fill(1));
+    // Paced, across the restart too (the next send time is kept in the database): never a burst, and
+    // 30 sends take at least 29 intervals (arrival times at the fake jitter by a few ms on a busy machine).
+    const gaps = calls.slice(1).map((c, i) => c.at - calls[i].at);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(INTERVAL_MS / 2);
+    expect(calls[29].at - calls[0].at).toBeGreaterThanOrEqual(29 * INTERVAL_MS - 50);
+  }, 30_000);
+
+  it('a pause stops sending after the message in flight; activating again resumes where it stopped', async () => {
+    const list = listOf(12);
+    const id = await launch(list.id, 'Pause me');
+    await eventually(async () => callsTo(list.members).length >= 3, 10_000, 20);
+    const paused = await lead.post(`/api/v1/campaigns/${id}/pause`);
+    expect(paused.status).toBe(200);
+    expect(paused.body.status).toBe('paused');
+    const atPause = callsTo(list.members).length;
+    await sleep(4 * INTERVAL_MS);
+    const whilePaused = callsTo(list.members).length;
+    expect(whilePaused).toBeLessThanOrEqual(atPause + 1);
+    await sleep(4 * INTERVAL_MS);
+    expect(callsTo(list.members)).toHaveLength(whilePaused);
+    const detail = (await lead.get(`/api/v1/campaigns/${id}`)).body;
+    expect(detail.counts.pending).toBe(12 - whilePaused);
+
+    expect((await lead.post(`/api/v1/campaigns/${id}/activate`)).body.status).toBe('active');
+    const done = await completed(id);
+    expect(done.counts.sent).toBe(12);
+    expect(callsTo(list.members)).toHaveLength(12);
+    expect(deliveredPer(list.members)).toEqual(Array(12).fill(1));
+  }, 20_000);
+
+  it("messaging's 429 holds that account until Retry-After while another account keeps sending", async () => {
+    const limited = randomUUID();
+    const free = randomUUID();
+    // Two sends per second on the limited account; contacts alternate between the accounts.
+    messaging.limit(limited, 2, 1_000);
+    const list = listOf(12, (i) => (i % 2 === 0 ? limited : free));
+    const id = await launch(list.id, 'Rate limited');
+    const done = await completed(id);
+    expect(done.counts).toEqual({ total: 12, sent: 12, failed: 0, skipped: 0, pending: 0, replied: 0, cancelled: 0 });
+    expect(deliveredPer(list.members)).toEqual(Array(12).fill(1));
+
+    const calls = callsTo(list.members);
+    const onLimited = calls.filter((c) => c.accountId === limited);
+    const refusals = onLimited.filter((c) => c.outcome === 'rate_limited');
+    expect(refusals.length).toBeGreaterThanOrEqual(1);
+    // After each 429 (Retry-After 1 s), nothing more was tried on that account for that second.
+    for (const r of refusals) {
+      const next = onLimited.find((c) => c.at > r.at);
+      expect(next!.at - r.at).toBeGreaterThanOrEqual(1_000 - 50);
+    }
+    // Meanwhile the other account's recipients were not held up: they were all done before the limited ones.
+    const lastFree = Math.max(...calls.filter((c) => c.accountId === free).map((c) => c.at));
+    const lastLimited = Math.max(...onLimited.filter((c: SendCall) => c.outcome === 'sent').map((c) => c.at));
+    expect(lastFree).toBeLessThan(lastLimited);
+  }, 25_000);
+
+  it('a lost answer from messaging is retried with the same clientMessageId: the recipient gets one message', async () => {
+    const list = listOf(4);
+    messaging.loseAnswers(2);
+    const id = await launch(list.id, 'Lost answers');
+    const done = await completed(id);
+    expect(done.counts.sent).toBe(4);
+    const calls = callsTo(list.members);
+    expect(calls.filter((c) => c.outcome === 'lost')).toHaveLength(2);
+    expect(calls.filter((c) => c.outcome === 'replayed')).toHaveLength(2);
+    expect(deliveredPer(list.members)).toEqual([1, 1, 1, 1]);
+    const recipients = (await lead.get(`/api/v1/campaigns/${id}/recipients`)).body.data;
+    expect(recipients.every((r: any) => r.status === 'sent')).toBe(true);
+  }, 20_000);
+});
