@@ -38,8 +38,36 @@ export async function createTestDatabase(prefix: string): Promise<TestDatabase> 
   return { url, name, drop: () => dropDatabase(url) };
 }
 
-/** Free TCP port on loopback, for servers that need a port before they start. */
-export function freePort(): Promise<number> {
+/**
+ * Free TCP port on loopback, for servers that need a port before they start. Under jest each worker takes
+ * ports from its own range below the OS ephemeral range: a service restarted by a test rebinds its old
+ * port, and a port the OS handed to another worker in the meantime made that fail (EADDRINUSE).
+ */
+export async function freePort(): Promise<number> {
+  const worker = Number(process.env.JEST_WORKER_ID ?? 0);
+  if (!worker) return osPort();
+  const span = 3000;
+  const base = 20_000 + ((worker - 1) % 4) * span;
+  nextOffset ??= Math.floor(Math.random() * span);
+  for (let i = 0; i < span; i++) {
+    const port = base + (nextOffset++ % span);
+    if (await canBind(port)) return port;
+  }
+  return osPort();
+}
+
+let nextOffset: number | undefined;
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+function osPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
