@@ -16,6 +16,7 @@ const dbName = `bench_identity_${Date.now()}`;
 const dbUrl = Object.assign(new URL(pgBase), { pathname: `/${dbName}` }).toString();
 const secret = randomBytes(32).toString('hex');
 const prefix = `bench${Date.now()}:`;
+const exchange = `bench_gateway_${Date.now()}`;
 const procs = [];
 
 function start(file, env, readyText) {
@@ -51,7 +52,7 @@ function autocannon(url, token) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 try {
-  const env = { DATABASE_URL: dbUrl, JWT_SECRET: secret, REDIS_PREFIX: prefix, SIGNUP_ENABLED: 'true', LOG_LEVEL: 'info', RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000' };
+  const env = { DATABASE_URL: dbUrl, JWT_SECRET: secret, REDIS_PREFIX: prefix, EVENTS_EXCHANGE: exchange, SIGNUP_ENABLED: 'true', LOG_LEVEL: 'info', RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000' };
   await start('services/identity/dist/main.js', { ...env, GRPC_PORT: '50951' }, 'identity listening').catch(async (e) => {
     throw e;
   });
@@ -102,4 +103,8 @@ try {
   await c.connect();
   await c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
   await c.end();
+  // Leave nothing on the shared servers: the gateway's queue and exchange, and this run's Redis keys.
+  const { deleteRabbitPrefix, clearRedisPrefix } = await import('@crm/testing');
+  await deleteRabbitPrefix(process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672', exchange);
+  await clearRedisPrefix(prefix);
 }
