@@ -92,3 +92,6 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     },
   };
 }
+
+/** The conventional entry every service exports (see @crm/telemetry runService). */
+export const start = startGateway;

@@ -1,0 +1,48 @@
+import { exitOnConfigError } from '@crm/config';
+import { startTelemetry } from './tracing';
+
+interface BaseConfig {
+  LOG_LEVEL: string;
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+}
+
+/** What every service's app module exports (see services/<name>/src/app.ts). */
+interface AppModule<C> {
+  start(config: C, log: import('@crm/logger').Logger): Promise<{ stop(): Promise<void> }>;
+}
+
+/**
+ * The process entry every service shares: read the config (a readable list of problems and exit 1 when it
+ * is wrong), start tracing, only then load the app (tracing must patch gRPC, express and pg before they are
+ * required, hence `loadApp` is a dynamic import), start it, and stop it cleanly on SIGTERM/SIGINT.
+ */
+export function runService<C extends BaseConfig>(
+  name: string,
+  loadConfig: (env: Record<string, string | undefined>) => C,
+  loadApp: () => Promise<AppModule<C>>,
+): void {
+  const main = async () => {
+    let config: C;
+    try {
+      config = loadConfig(process.env);
+    } catch (err) {
+      exitOnConfigError(err);
+    }
+    startTelemetry(name, config.OTEL_EXPORTER_OTLP_ENDPOINT);
+    const app = await loadApp();
+    const { createLogger } = await import('@crm/logger');
+    const log = createLogger(name, config.LOG_LEVEL);
+    const service = await app.start(config, log);
+    const shutdown = async (signal: string) => {
+      log.info({ signal }, 'shutting down');
+      await service.stop();
+      process.exit(0);
+    };
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+  };
+  main().catch((err) => {
+    process.stderr.write(`${name} failed to start: ${err?.message ?? err}\n`);
+    process.exit(1);
+  });
+}
