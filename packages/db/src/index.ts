@@ -143,3 +143,5 @@ export function iso(value: Date | string): string {
 export function isoOrUndefined(value: Date | string | null | undefined): string | undefined {
   return value === null || value === undefined ? undefined : iso(value);
 }
+export { ClaimLoop } from './claim-loop';
+export type { ClaimLoopOptions } from './claim-loop';

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { withTransaction } from '@crm/db';
+import { ClaimLoop, withTransaction } from '@crm/db';
 import { AppError, decodeRemoteError, status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as repo from '../db/campaigns.repo';
@@ -59,8 +58,6 @@ interface Turn {
   exhausted: boolean;
 }
 
-const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-
 /**
  * Sends active campaigns. The campaigns table is the queue of work (a lease per campaign, so one instance
  * paces each campaign) and campaign_recipients the queue of sends; both survive restarts. Every send to a
@@ -69,105 +66,50 @@ const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
  */
 export class CampaignSender {
   private readonly owner = randomUUID();
-  private readonly active = new Set<Promise<void>>();
-  private listener?: Client;
-  private pollTimer?: NodeJS.Timeout;
+  private readonly loop: ClaimLoop<CampaignRow>;
   private pruneTimer?: NodeJS.Timeout;
-  private listenRetry?: NodeJS.Timeout;
-  private wanted = false;
-  private filling = false;
-  private stopping = false;
-  private stopped!: Promise<void>;
-  private signalStop!: () => void;
 
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: Deps) {
+    this.loop = new ClaimLoop({
+      name: 'campaign sender',
+      databaseUrl: deps.config.DATABASE_URL,
+      channel: CAMPAIGNS_CHANNEL,
+      pollMs: deps.config.CAMPAIGN_POLL_MS,
+      concurrency: deps.config.CAMPAIGN_CONCURRENCY,
+      claim: (free) => repo.claimDue(deps.pool, this.owner, free, LEASE_MS),
+      work: (c) => this.work(c),
+      describe: (c) => ({ campaignId: c.id }),
+      log: deps.log,
+    });
+  }
 
   private get interval(): number {
     return 60_000 / this.deps.config.CAMPAIGN_SEND_PER_MINUTE;
   }
 
+  private get stopping(): boolean {
+    return this.loop.isStopping;
+  }
+
   async start(): Promise<void> {
-    this.stopping = false;
-    this.stopped = new Promise((r) => (this.signalStop = r));
-    await this.listen();
-    this.pollTimer = setInterval(() => this.wake(), this.deps.config.CAMPAIGN_POLL_MS);
+    await this.loop.start();
     this.pruneTimer = setInterval(() => void recipients.pruneHolds(this.deps.pool).catch(() => undefined), 3_600_000);
-    this.wake();
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.signalStop();
-    clearInterval(this.pollTimer);
     clearInterval(this.pruneTimer);
-    clearTimeout(this.listenRetry);
     // The send in hand finishes and is recorded; the campaigns are let go for the next instance at once.
-    await Promise.allSettled([...this.active]);
+    await this.loop.stop();
     await repo.releaseAll(this.deps.pool, this.owner).catch((err) => this.deps.log.warn({ err }, 'campaign sender: could not release leases; they run out by themselves'));
-    const l = this.listener;
-    this.listener = undefined;
-    await l?.end().catch(() => undefined);
-  }
-
-  private async listen(): Promise<void> {
-    const client = new Client({ connectionString: this.deps.config.DATABASE_URL });
-    client.on('notification', () => this.wake());
-    const lost = (err?: Error) => {
-      if (this.listener !== client) return;
-      this.listener = undefined;
-      client.end().catch(() => undefined);
-      if (this.stopping) return;
-      this.deps.log.warn({ err }, 'campaign sender: LISTEN connection lost; polling until it is back');
-      this.relisten();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    await client.connect();
-    await client.query(`LISTEN ${CAMPAIGNS_CHANNEL}`);
-    this.listener = client;
-  }
-
-  private relisten(): void {
-    if (this.stopping) return;
-    this.listenRetry = setTimeout(() => {
-      this.listen().catch(() => this.relisten());
-    }, 1000);
   }
 
   wake(): void {
-    this.wanted = true;
-    if (!this.filling && !this.stopping) void this.fill();
-  }
-
-  private async fill(): Promise<void> {
-    this.filling = true;
-    try {
-      while (this.wanted && !this.stopping) {
-        this.wanted = false;
-        const free = this.deps.config.CAMPAIGN_CONCURRENCY - this.active.size;
-        if (free <= 0) break;
-        const claimed = await repo.claimDue(this.deps.pool, this.owner, free, LEASE_MS);
-        for (const c of claimed) {
-          const p: Promise<void> = this.work(c)
-            .catch((err) => this.deps.log.error({ err, campaignId: c.id }, 'campaign sender: campaign turn crashed; it resumes when its lease ends'))
-            .finally(() => {
-              this.active.delete(p);
-              this.wake();
-            });
-          this.active.add(p);
-        }
-        if (claimed.length === free) this.wanted = true;
-      }
-    } catch (err) {
-      this.deps.log.warn({ err }, 'campaign sender: could not claim campaigns; retrying at the next poll');
-    } finally {
-      this.filling = false;
-    }
+    this.loop.wake();
   }
 
   /** Sleep, cut short by stop(). */
-  private async sleep(ms: number): Promise<void> {
-    await Promise.race([delay(ms), this.stopped]);
+  private sleep(ms: number): Promise<void> {
+    return this.loop.sleep(ms);
   }
 
   /** One turn with a claimed campaign: finish its snapshot, then send, paced, until let go. */

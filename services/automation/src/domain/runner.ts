@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { ClaimLoop } from '@crm/db';
 import type { Deps } from '../deps';
 import { ruleState } from '../db/rules.repo';
 import * as runs from '../db/runs.repo';
@@ -15,36 +15,36 @@ const LEASE_MS = 60_000;
  * survives any restart: whichever instance is up when it falls due resumes it.
  */
 export class Runner {
-  private readonly active = new Set<Promise<void>>();
-  private listener?: Client;
-  private pollTimer?: NodeJS.Timeout;
+  private readonly loop: ClaimLoop<runs.RunRow>;
   private pruneTimer?: NodeJS.Timeout;
-  private listenRetry?: NodeJS.Timeout;
-  private wanted = false;
-  private filling = false;
-  private stopping = false;
 
-  constructor(private readonly deps: Deps) {}
-
-  async start(): Promise<void> {
-    this.stopping = false;
-    await this.listen();
-    this.pollTimer = setInterval(() => this.wake(), this.deps.config.RUN_POLL_MS);
-    this.pruneTimer = setInterval(() => void this.prune(), 3_600_000);
-    // Runs that fell due while no instance was running.
-    this.wake();
+  constructor(private readonly deps: Deps) {
+    this.loop = new ClaimLoop({
+      name: 'automation runner',
+      databaseUrl: deps.config.DATABASE_URL,
+      channel: RUNS_CHANNEL,
+      pollMs: deps.config.RUN_POLL_MS,
+      concurrency: deps.config.RUN_CONCURRENCY,
+      claim: (free) => runs.claimDue(deps.pool, free, LEASE_MS),
+      work: (row) => this.execute(row),
+      describe: (row) => ({ runId: row.id }),
+      log: deps.log,
+    });
   }
 
+  async start(): Promise<void> {
+    await this.loop.start();
+    this.pruneTimer = setInterval(() => void this.prune(), 3_600_000);
+  }
+
+  /** Let the runs in hand finish their current action and record it; the rest stay in the table. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.pollTimer);
     clearInterval(this.pruneTimer);
-    clearTimeout(this.listenRetry);
-    // Let the runs in hand finish their current action and record it; the rest stay in the table.
-    await Promise.allSettled([...this.active]);
-    const l = this.listener;
-    this.listener = undefined;
-    await l?.end().catch(() => undefined);
+    await this.loop.stop();
+  }
+
+  wake(): void {
+    this.loop.wake();
   }
 
   private async prune(): Promise<void> {
@@ -53,64 +53,6 @@ export class Runner {
       if (removed) this.deps.log.info({ removed }, 'automation runner: old run log entries removed');
     } catch (err) {
       this.deps.log.warn({ err }, 'automation runner: pruning the run log failed');
-    }
-  }
-
-  private async listen(): Promise<void> {
-    const client = new Client({ connectionString: this.deps.config.DATABASE_URL });
-    client.on('notification', () => this.wake());
-    const lost = (err?: Error) => {
-      if (this.listener !== client) return;
-      this.listener = undefined;
-      client.end().catch(() => undefined);
-      if (this.stopping) return;
-      this.deps.log.warn({ err }, 'automation runner: LISTEN connection lost; polling until it is back');
-      this.relisten();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    await client.connect();
-    await client.query(`LISTEN ${RUNS_CHANNEL}`);
-    this.listener = client;
-  }
-
-  private relisten(): void {
-    if (this.stopping) return;
-    this.listenRetry = setTimeout(() => {
-      this.listen().catch(() => this.relisten());
-    }, 1000);
-  }
-
-  wake(): void {
-    this.wanted = true;
-    if (!this.filling && !this.stopping) void this.fill();
-  }
-
-  /** Claim as many due runs as there are free slots and start them; a finishing run calls wake() again. */
-  private async fill(): Promise<void> {
-    this.filling = true;
-    try {
-      while (this.wanted && !this.stopping) {
-        this.wanted = false;
-        const free = this.deps.config.RUN_CONCURRENCY - this.active.size;
-        if (free <= 0) break;
-        const claimed = await runs.claimDue(this.deps.pool, free, LEASE_MS);
-        for (const row of claimed) {
-          const p: Promise<void> = this.execute(row)
-            .catch((err) => this.deps.log.error({ err, runId: row.id }, 'automation runner: run crashed; it resumes when its lease ends'))
-            .finally(() => {
-              this.active.delete(p);
-              this.wake();
-            });
-          this.active.add(p);
-        }
-        // A full batch: there may be more due than slots; look again once the loop comes round.
-        if (claimed.length === free) this.wanted = true;
-      }
-    } catch (err) {
-      this.deps.log.warn({ err }, 'automation runner: could not claim runs; retrying at the next poll');
-    } finally {
-      this.filling = false;
     }
   }
 
