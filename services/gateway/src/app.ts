@@ -39,7 +39,10 @@ export function buildApp(deps: RouteDeps): express.Express {
   app.use('/api/v1', identityRoutes(deps));
   const services = serviceRoutes(deps);
   // Each service's module mounts its internal routes under /api/v1 (bearer) and public ones under /api/public (API key).
-  for (const m of services) if (m.internal) app.use('/api/v1', deps.auth.bearer, m.internal);
+  // The bearer check is mounted once, not per module: a request for the sixth module would otherwise be
+  // authenticated (and rate-limit counted) six times on its way past the first five.
+  app.use('/api/v1', deps.auth.bearer);
+  for (const m of services) if (m.internal) app.use('/api/v1', m.internal);
   app.use('/api/public', deps.auth.apiKey, publicRoutes(deps));
   for (const m of services) if (m.public) app.use('/api/public', m.public);
   for (const m of services) if (m.root) app.use(m.root);
