@@ -8,6 +8,7 @@ import type { IdentityConfig } from './config';
 import type { Deps } from './deps';
 import { LoginThrottle } from './domain/login-throttle';
 import { identityHandlers } from './grpc/identity.handler';
+import { createMailer } from './mail/mailer';
 
 export { loadConfig } from './config';
 
@@ -30,6 +31,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     keys: authKeys(config.REDIS_PREFIX),
     signAccess: createTokenSigner(config.JWT_SECRET, config.ACCESS_TOKEN_TTL),
     throttle: new LoginThrottle(redis, config.REDIS_PREFIX, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES_PER_IP_DAY),
+    mailer: createMailer(config, log),
   };
   const server = new GrpcServer(log);
   server.add(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), identityHandlers(deps));
@@ -39,6 +41,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     port,
     async stop() {
       await server.stop();
+      deps.mailer.close();
       redis.disconnect();
       await pool.end();
     },

@@ -4,6 +4,7 @@ import type { Logger } from '@crm/logger';
 import { authKeys, createTokenSigner } from '@crm/auth';
 import type { IdentityConfig } from './config';
 import { LoginThrottle } from './domain/login-throttle';
+import type { Mailer } from './mail/mailer';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
 export interface Deps {
@@ -14,4 +15,5 @@ export interface Deps {
   keys: ReturnType<typeof authKeys>;
   signAccess: ReturnType<typeof createTokenSigner>;
   throttle: LoginThrottle;
+  mailer: Mailer;
 }

@@ -13,3 +13,8 @@ export async function insertOrganization(db: Queryable, id: string, name: string
 export async function lockSetup(db: Queryable): Promise<void> {
   await db.query('SELECT pg_advisory_xact_lock(5317)');
 }
+
+export async function organizationName(db: Queryable, id: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ name: string }>('SELECT name FROM organizations WHERE id = $1', [id]);
+  return rows[0]?.name;
+}

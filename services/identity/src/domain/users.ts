@@ -3,6 +3,7 @@ import { sha256Hex } from '@crm/crypto';
 import { AppError, CallContext, forbidden, notFound, requireCan, requireUser, roleRank } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
+import * as orgs from '../db/orgs.repo';
 import * as tokens from '../db/tokens.repo';
 import * as users from '../db/users.repo';
 import { checkPasswordStrength, hashPassword } from './passwords';
@@ -59,34 +60,41 @@ export async function create(
     checkPasswordStrength(req.password);
     passwordHash = await hashPassword(req.password);
   }
-  return withTransaction(deps.pool, async (db) => {
+  const expiresAt = new Date(Date.now() + INVITATION_DAYS * 86_400_000);
+  const created = await withTransaction(deps.pool, async (db) => {
     if (await users.findByEmail(db, email)) {
       throw new AppError('already_exists', 'A user with this email already exists', { code: 'email_taken' });
     }
     const row = await users.insertUser(db, { id: randomUUID(), orgId: ctx.orgId, email, passwordHash, fullName, role, department, phone });
     let inviteUrl: string | undefined;
     if (!passwordHash) {
-      // No password given: the admin shares this single-use link (no mail server is configured).
+      // No password given: a single-use link, mailed when a mail server is configured and shown to the admin either way.
       const token = randomBytes(32).toString('base64url');
-      await tokens.insertInvitation(db, {
-        id: randomUUID(),
-        orgId: ctx.orgId,
-        userId: row.id,
-        tokenHash: sha256Hex(token),
-        expiresAt: new Date(Date.now() + INVITATION_DAYS * 86_400_000),
-      });
+      await tokens.insertInvitation(db, { id: randomUUID(), orgId: ctx.orgId, userId: row.id, tokenHash: sha256Hex(token), expiresAt });
       inviteUrl = `${deps.config.PUBLIC_URL.replace(/\/$/, '')}/accept-invitation?token=${token}`;
     }
-    return {
-      id: row.id,
-      email: row.email,
-      fullName: row.full_name,
-      role: row.role,
-      createdAt: row.created_at.toISOString(),
-      invitationSent: false,
-      inviteUrl,
-    };
+    return { row, inviteUrl };
   });
+  const { row, inviteUrl } = created;
+  // Mailed only after the commit: a user that was never created must not receive an invitation.
+  const invitationSent = inviteUrl ? await mailInvitation(deps, ctx, row.email, row.full_name, inviteUrl, expiresAt) : false;
+  return {
+    id: row.id,
+    email: row.email,
+    fullName: row.full_name,
+    role: row.role,
+    createdAt: row.created_at.toISOString(),
+    invitationSent,
+    inviteUrl,
+  };
+}
+
+async function mailInvitation(deps: Deps, ctx: CallContext, to: string, fullName: string, url: string, expiresAt: Date): Promise<boolean> {
+  const [orgName, inviter] = await Promise.all([
+    orgs.organizationName(deps.pool, ctx.orgId),
+    ctx.userId && isUuid(ctx.userId) ? users.findInOrg(deps.pool, ctx.orgId, ctx.userId) : undefined,
+  ]);
+  return deps.mailer.sendInvitation({ to, fullName, orgName: orgName ?? 'your team', inviterName: inviter?.full_name, url, expiresAt });
 }
 
 export async function update(
