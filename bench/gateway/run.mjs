@@ -18,10 +18,12 @@ const secret = randomBytes(32).toString('hex');
 const prefix = `bench${Date.now()}:`;
 const exchange = `bench_gateway_${Date.now()}`;
 const procs = [];
+// BENCH_CPU_PROF=<dir>: write V8 CPU profiles of the gateway and identity there (open it in Chrome DevTools).
+const gatewayNodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 
-function start(file, env, readyText) {
+function start(file, env, readyText, nodeArgs = []) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [file], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [...nodeArgs, file], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     procs.push(p);
     let out = '';
     const onData = (d) => {
@@ -53,10 +55,10 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 try {
   const env = { DATABASE_URL: dbUrl, JWT_SECRET: secret, REDIS_PREFIX: prefix, EVENTS_EXCHANGE: exchange, SIGNUP_ENABLED: 'true', LOG_LEVEL: 'info', RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000' };
-  await start('services/identity/dist/main.js', { ...env, GRPC_PORT: '50951' }, 'identity listening').catch(async (e) => {
+  await start('services/identity/dist/main.js', { ...env, GRPC_PORT: '50951' }, 'identity listening', gatewayNodeArgs).catch(async (e) => {
     throw e;
   });
-  await start('services/gateway/dist/main.js', { ...env, PORT: '18080', IDENTITY_ADDR: '127.0.0.1:50951', SERVICES: 'identity', LOG_LEVEL: 'info' }, 'gateway listening');
+  await start('services/gateway/dist/main.js', { ...env, PORT: '18080', IDENTITY_ADDR: '127.0.0.1:50951', SERVICES: 'identity', LOG_LEVEL: 'info' }, 'gateway listening', gatewayNodeArgs);
   await start('bench/gateway/reference.mjs', { DATABASE_URL: dbUrl, JWT_SECRET: secret, PORT: '18081' }, 'ready');
 
   const signup = await fetch('http://127.0.0.1:18080/api/v1/auth/signup', {
