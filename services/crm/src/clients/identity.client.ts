@@ -1,11 +1,5 @@
 import { AppError, CallContext, createServiceClient, decodeRemoteError, invalid, loadProto, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
 
-/**
- * identity calls made on behalf of a caller. API-key and service callers (automation) have no user id, and
- * identity's user lookups require one, so those calls go out as this service.
- */
-const SERVICE_USER = 'service:crm';
-
 export interface UserDirectory {
   /** 400 naming `field` unless `userId` is an active user of the caller's organization. */
   assertAssignable(ctx: CallContext, userId: string, field: string): Promise<void>;
@@ -20,7 +14,7 @@ export function identityDirectory(addr: string, deadlineMs: number): UserDirecto
     async assertAssignable(ctx, userId, field) {
       let user: { status: string };
       try {
-        user = await get().GetUser({ id: userId }, { orgId: ctx.orgId, userId: ctx.userId || SERVICE_USER, role: ctx.role, requestId: ctx.requestId });
+        user = await get().GetUser({ id: userId }, { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId });
       } catch (err) {
         const e = decodeRemoteError(err as { code?: number });
         if (e.grpcCode === status.NOT_FOUND) throw invalid(field, 'is not a user of this organization');

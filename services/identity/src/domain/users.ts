@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sha256Hex } from '@crm/crypto';
-import { AppError, CallContext, forbidden, notFound, requireCan, requireUser, roleRank } from '@crm/grpc-kit';
+import { AppError, CallContext, forbidden, notFound, requireCan, requireOrg, requireUser, roleRank } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import * as orgs from '../db/orgs.repo';
@@ -33,8 +33,12 @@ export async function list(deps: Deps, ctx: CallContext, req: users.UserFilter) 
   return users.listUsers(deps.pool, orgId, req);
 }
 
+/**
+ * Any caller inside the organization may read one of its users: a signed-in user, an API key, or another
+ * service acting for the organization (crm checking an assignee, automation naming a user) with no user id.
+ */
 export async function get(deps: Deps, ctx: CallContext, id: string) {
-  const { orgId } = requireUser(ctx);
+  const orgId = requireOrg(ctx);
   return users.toUser(await loadInOrg(deps, orgId, id));
 }
 
