@@ -3,11 +3,12 @@ import { eventually } from '@crm/testing';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { fakeCampaignMessaging, fakeCrmLists, SendCall } from './campaign-fakes';
-import { member, org, sleep } from './support';
+import { eventBus, member, org, sleep } from './support';
 
 // How campaigns send: paced at CAMPAIGN_SEND_PER_MINUTE (300 here: one send every 200 ms), never twice to
 // anyone across a restart of the automation service mid-send or a lost answer from messaging, stopped by
 // a pause, and held back per chat-network account by messaging's 429 Retry-After while other accounts go on.
+// A read receipt that overtakes the record of its send still counts.
 describe('campaign delivery', () => {
   const INTERVAL_MS = 200;
   let crm: Awaited<ReturnType<typeof fakeCrmLists>>;
@@ -23,7 +24,14 @@ describe('campaign delivery', () => {
     stack = await startStack({
       services: ['automation'],
       serviceEnv: {
-        automation: { CRM_ADDR: crm.addr, MESSAGING_ADDR: messaging.addr, CAMPAIGN_POLL_MS: '100', CAMPAIGN_SEND_PER_MINUTE: String(60_000 / INTERVAL_MS) },
+        automation: {
+          CRM_ADDR: crm.addr,
+          MESSAGING_ADDR: messaging.addr,
+          CAMPAIGN_POLL_MS: '100',
+          CAMPAIGN_SEND_PER_MINUTE: String(60_000 / INTERVAL_MS),
+          // Events retried every second (nine attempts), so a receipt waiting for its send is retried soon.
+          EVENT_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s,1s',
+        },
       },
     });
     const a = await org(stack, 'Acme');
@@ -76,7 +84,7 @@ describe('campaign delivery', () => {
     expect(before).toBeLessThan(30);
 
     const done = await completed(id);
-    expect(done.counts).toEqual({ total: 30, sent: 30, failed: 0, skipped: 0, pending: 0, replied: 0, cancelled: 0 });
+    expect(done.counts).toEqual({ total: 30, sent: 30, failed: 0, skipped: 0, pending: 0, replied: 0, cancelled: 0, seen: 0 });
     const calls = callsTo(list.members);
     // Exactly one SendMessage per contact: the restart neither lost nor repeated a send.
     expect(calls).toHaveLength(30);
@@ -120,7 +128,7 @@ describe('campaign delivery', () => {
     const list = listOf(12, (i) => (i % 2 === 0 ? limited : free));
     const id = await launch(list.id, 'Rate limited');
     const done = await completed(id);
-    expect(done.counts).toEqual({ total: 12, sent: 12, failed: 0, skipped: 0, pending: 0, replied: 0, cancelled: 0 });
+    expect(done.counts).toEqual({ total: 12, sent: 12, failed: 0, skipped: 0, pending: 0, replied: 0, cancelled: 0, seen: 0 });
     expect(deliveredPer(list.members)).toEqual(Array(12).fill(1));
 
     const calls = callsTo(list.members);
@@ -151,4 +159,44 @@ describe('campaign delivery', () => {
     const recipients = (await lead.get(`/api/v1/campaigns/${id}/recipients`)).body.data;
     expect(recipients.every((r: any) => r.status === 'sent')).toBe(true);
   }, 20_000);
+
+  it('a read receipt for a message whose send is not recorded yet is retried until it is, then counted once', async () => {
+    const bus = await eventBus(stack);
+    try {
+      const list = listOf(1);
+      const contact = list.members[0];
+      const conv = messaging.conversationOf(orgId, contact.id)!;
+      // The message goes out but its answer is lost, and the retry (which records it) is slow: meanwhile the
+      // recipient reads it and messaging announces message.seen for it.
+      messaging.loseAnswers(1);
+      const id = await launch(list.id, 'Seen early');
+      const lost = await eventually(async () => callsTo(list.members).find((c) => c.outcome === 'lost'), 15_000, 20);
+      messaging.slowSends(1500);
+      // This fake answers a repeated clientMessageId with that id as the message id: the id the send will record.
+      const messageId = lost.clientMessageId;
+      expect((await lead.get(`/api/v1/campaigns/${id}/recipients`)).body.data[0].status).toBe('pending');
+      const seenAt = new Date().toISOString();
+      await bus.publish('message.seen', orgId, {
+        messageIds: [messageId],
+        conversationId: conv.id,
+        contactId: contact.id,
+        chatnetAccountId: conv.accountId,
+        seenAt,
+        messages: [{ id: messageId, source: 'campaign', sentAt: new Date(lost.at).toISOString() }],
+      });
+      const done = await completed(id);
+      messaging.slowSends(0);
+      expect(done.counts.sent).toBe(1);
+      const seen = await eventually(async () => {
+        const c = (await lead.get(`/api/v1/campaigns/${id}`)).body;
+        return c.counts.seen === 1 ? c : undefined;
+      }, 15_000, 100);
+      expect(seen.openRate).toBe(1);
+      const [rec] = (await lead.get(`/api/v1/campaigns/${id}/recipients`)).body.data;
+      expect(rec).toEqual(expect.objectContaining({ status: 'sent', messageId, seenAt }));
+    } finally {
+      messaging.slowSends(0);
+      await bus.close();
+    }
+  }, 30_000);
 });

@@ -4,13 +4,15 @@ import path from 'node:path';
 import { eventually } from '@crm/testing';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
-import { org } from './support';
+import { eventBus, org } from './support';
 
 // The Done-when of campaigns, with nothing faked but the chat network's far end (the sandbox driver):
 // contacts and conversations made by inbound sandbox messages (connector → messaging → crm), a crm
 // customer list selecting 1,000 of them by criteria, a campaign sent through messaging's one send
 // pipeline and the connector's live session, automation restarted mid-send. Counted at the network:
-// every member with a conversation gets exactly one message, nobody outside the list gets any.
+// every member with a conversation gets exactly one message, nobody outside the list gets any. Then some
+// recipients open their chat (the sandbox network's read receipts): openRate is exactly seen / sent, and a
+// receipt delivered again counts once.
 //
 // Every service runs in this one test process, so the real path moves ~20-60 messages a second here; the
 // default list has 200 members to keep the suite's time. CAMPAIGN_E2E_CONTACTS=1000 runs the same test
@@ -112,7 +114,7 @@ describe(`a campaign to a ${MEMBERS}-contact list over the sandbox chat network`
       return c.status === 'completed' ? c : undefined;
     }, 90_000, 250);
     mark('completed');
-    expect(done.counts).toEqual({ total: MEMBERS, sent: CHATTING, failed: 0, skipped: WALK_INS, pending: 0, replied: 0, cancelled: 0 });
+    expect(done.counts).toEqual({ total: MEMBERS, sent: CHATTING, failed: 0, skipped: WALK_INS, pending: 0, replied: 0, cancelled: 0, seen: 0 });
     expect(done).toEqual(expect.objectContaining({ contactCount: MEMBERS, sentCount: CHATTING }));
 
     const network = await sent();
@@ -127,7 +129,7 @@ describe(`a campaign to a ${MEMBERS}-contact list over the sandbox chat network`
     const skipped = (await owner.get(`/api/v1/campaigns/${created.body.id}/recipients?status=skipped`)).body;
     expect(skipped.data.map((r: any) => r.name).sort()).toEqual(Array.from({ length: WALK_INS }, (_, i) => `Walk-in ${i + 1}`).sort());
 
-    // A customer answers after their campaign message: openRate counts it (1 of all sent).
+    // A customer answers after their campaign message: replyRate counts it (1 of all sent); openRate is about reading.
     const answering = [...perThread.keys()][0];
     const answeringAccount = accountOf(Number(answering.slice('uid-'.length)));
     await owner.post(`/sandbox/accounts/${answeringAccount}/inbound`, { fromUid: answering, fromName: 'x', content: 'Cho mình đặt 2 cái' });
@@ -135,7 +137,58 @@ describe(`a campaign to a ${MEMBERS}-contact list over the sandbox chat network`
       const c = (await owner.get(`/api/v1/campaigns/${created.body.id}`)).body;
       return c.counts.replied === 1 ? c : undefined;
     }, 15_000, 200);
-    expect(replied.openRate).toBe(Math.round((1 / CHATTING) * 10_000) / 10_000);
+    expect(replied.replyRate).toBe(Math.round((1 / CHATTING) * 10_000) / 10_000);
+    expect(replied.openRate).toBe(0);
     mark('reply counted');
+
+    // Every fourth recipient opens the chat: the network sends the account a read receipt for what it sent there.
+    const bus = await eventBus(stack);
+    try {
+      const seenEvents = await bus.subscribe('message.seen');
+      const threads = [...perThread.keys()];
+      const opening = threads.filter((_, i) => i % 4 === 0);
+      const accountOfThread = (thread: string) => accountOf(Number(thread.slice('uid-'.length)));
+      await each(opening.length, 8, async (i) => {
+        const res = await owner.post(`/sandbox/accounts/${accountOfThread(opening[i - 1])}/seen`, { threadId: opening[i - 1] });
+        expect(res.status).toBe(200);
+        expect(res.body.chatnetMessageIds).toHaveLength(1);
+      });
+      const campaignSeen = async (n: number) =>
+        eventually(async () => {
+          const c = (await owner.get(`/api/v1/campaigns/${created.body.id}`)).body;
+          return c.counts.seen === n ? c : undefined;
+        }, 30_000, 200);
+      const opened = await campaignSeen(opening.length);
+      expect(opened.openRate).toBe(Math.round((opening.length / CHATTING) * 10_000) / 10_000);
+      expect(opened.replyRate).toBe(Math.round((1 / CHATTING) * 10_000) / 10_000);
+      mark('receipts counted');
+
+      // The same receipt from the network again, and messaging's message.seen redelivered twice (same id)
+      // and published again under a new id: nobody is counted twice.
+      expect((await owner.post(`/sandbox/accounts/${accountOfThread(opening[0])}/seen`, { threadId: opening[0] })).status).toBe(200);
+      const first = await eventually(async () => seenEvents[0]);
+      await bus.publish('message.seen', first.orgId, first.data, first.id);
+      await bus.publish('message.seen', first.orgId, first.data, first.id);
+      await bus.publish('message.seen', first.orgId, first.data);
+      // One more recipient opens the chat after those: the count moves by exactly one.
+      const last = threads.find((_, i) => i % 4 === 1)!;
+      expect((await owner.post(`/sandbox/accounts/${accountOfThread(last)}/seen`, { threadId: last })).status).toBe(200);
+      const final = await campaignSeen(opening.length + 1);
+      expect(final.openRate).toBe(Math.round(((opening.length + 1) / CHATTING) * 10_000) / 10_000);
+
+      const recipients = (await owner.get(`/api/v1/campaigns/${created.body.id}/recipients?status=sent&limit=100`)).body;
+      const seenRows: any[] = [];
+      for (let page = 1; page <= recipients.pagination.pages; page++) {
+        const got = page === 1 ? recipients : (await owner.get(`/api/v1/campaigns/${created.body.id}/recipients?status=sent&limit=100&page=${page}`)).body;
+        seenRows.push(...got.data.filter((r: any) => r.seenAt !== null));
+      }
+      expect(seenRows).toHaveLength(opening.length + 1);
+      // messaging shows the campaign message of an opened chat as seen.
+      const conv = (await owner.get(`/api/v1/conversations/${seenRows[0].conversationId}`)).body;
+      expect(conv.messages.find((m: any) => m.id === seenRows[0].messageId)).toEqual(expect.objectContaining({ status: 'seen', source: 'campaign' }));
+    } finally {
+      await bus.close();
+    }
+    mark('receipts checked');
   }, 240_000);
 });

@@ -7,7 +7,8 @@ import { eventBus, member, messageData, org, sleep } from './support';
 
 // Campaigns through the gateway: create → draft, the list and detail shapes, validation naming the
 // field, permissions (campaigns:manage for writes), org isolation, schedule/activate/pause/cancel,
-// recipients, sending through messaging with the template rendered per contact, replies as openRate,
+// recipients, sending through messaging with the template rendered per contact, read receipts as openRate,
+// replies as replyRate,
 // and a 1,000-contact campaign completing with exact counts. crm (customer lists) and messaging are fakes on
 // the real contracts, so failures can be staged; the sender runs fast here. Pacing, restarts and 429s:
 // campaign-delivery.test.ts; real contacts over the sandbox network: campaign-sandbox.test.ts.
@@ -102,7 +103,8 @@ describe('campaigns', () => {
         contactCount: 4,
         sentCount: 0,
         openRate: 0,
-        counts: { total: 4, sent: 0, failed: 0, skipped: 0, pending: 4, replied: 0, cancelled: 0 },
+        replyRate: 0,
+        counts: { total: 4, sent: 0, failed: 0, skipped: 0, pending: 4, replied: 0, cancelled: 0, seen: 0 },
         recipientsReady: false,
       }),
     );
@@ -229,7 +231,7 @@ describe('campaigns', () => {
       const c = (await lead.get(`/api/v1/campaigns/${id}`)).body;
       return c.recipientsReady ? c : undefined;
     });
-    expect(ready.counts).toEqual({ total: 5, sent: 0, failed: 0, skipped: 0, pending: 5, replied: 0, cancelled: 0 });
+    expect(ready.counts).toEqual({ total: 5, sent: 0, failed: 0, skipped: 0, pending: 5, replied: 0, cancelled: 0, seen: 0 });
     // Activating again changes nothing and snapshots nobody twice.
     expect((await lead.post(`/api/v1/campaigns/${id}/activate`)).body.status).toBe('active');
     await sleep(400);
@@ -249,7 +251,7 @@ describe('campaigns', () => {
       return c.status === 'completed' ? c : undefined;
     });
     expect(done).toEqual(expect.objectContaining({ status: 'completed', contactCount: 5, sentCount: 4, completedAt: expect.any(String) }));
-    expect(done.counts).toEqual({ total: 5, sent: 4, failed: 0, skipped: 1, pending: 0, replied: 0, cancelled: 0 });
+    expect(done.counts).toEqual({ total: 5, sent: 4, failed: 0, skipped: 1, pending: 0, replied: 0, cancelled: 0, seen: 0 });
 
     const members = crm.members(list.id);
     const first = members[0];
@@ -294,7 +296,7 @@ describe('campaigns', () => {
     expect((await agent.get(`/api/v1/campaigns/${id}/recipients?limit=ten`)).status).toBe(400);
   });
 
-  it('openRate is the reply rate: recipients who wrote back after their message, each counted once', async () => {
+  it('replyRate: recipients who wrote back after their message, each counted once (openRate is about reading)', async () => {
     const [a, b] = list.members;
     const convA = messaging.conversationOf(orgId, a.id)!;
     const reply = messageData(a.id, convA.id, 'Cảm ơn shop!');
@@ -313,11 +315,53 @@ describe('campaigns', () => {
     await sleep(300);
     const after = (await lead.get(`/api/v1/campaigns/${id}`)).body;
     expect(after.counts.replied).toBe(1);
-    expect(after.openRate).toBe(0.25);
-    expect(c.openRate).toBe(0.25);
-    expect((await lead.get('/api/v1/campaigns')).body.find((x: any) => x.id === id).openRate).toBe(0.25);
+    expect(after.replyRate).toBe(0.25);
+    expect(c.replyRate).toBe(0.25);
+    // A reply is not a read receipt: nothing was reported seen yet.
+    expect(after.openRate).toBe(0);
+    expect((await lead.get('/api/v1/campaigns')).body.find((x: any) => x.id === id).openRate).toBe(0);
     const rec = (await lead.get(`/api/v1/campaigns/${id}/recipients?status=sent`)).body.data.find((r: any) => r.contactId === a.id);
     expect(rec.repliedAt).toEqual(expect.any(String));
+    expect(rec.seenAt).toBeNull();
+  });
+
+  it('openRate is the share of sent messages the network reported seen (message.seen), each recipient counted once', async () => {
+    const sent = (await lead.get(`/api/v1/campaigns/${id}/recipients?status=sent`)).body.data as any[];
+    expect(sent).toHaveLength(4);
+    const [a, b, c] = sent;
+    const seenAt = new Date().toISOString();
+    const seen = (rows: any[], extra: object = {}) => ({
+      messageIds: rows.map((r) => r.messageId),
+      conversationId: rows[0].conversationId,
+      contactId: rows[0].contactId,
+      chatnetAccountId: randomUUID(),
+      seenAt,
+      messages: rows.map((r) => ({ id: r.messageId, source: 'campaign', sentAt: r.sentAt })),
+      ...extra,
+    });
+    const event = await bus.publish('message.seen', orgId, seen([a]));
+    await bus.publish('message.seen', orgId, seen([a]), event.id); // redelivered
+    await bus.publish('message.seen', orgId, seen([a]), event.id); // and again
+    await bus.publish('message.seen', orgId, seen([a])); // the same receipt under a new id
+    await bus.publish('message.seen', orgId, seen([b]));
+    // Another org's event naming c's message, and messages no campaign sent: none counts.
+    await bus.publish('message.seen', otherOrgId, seen([c]));
+    await bus.publish('message.seen', orgId, { ...seen([c]), messageIds: [randomUUID()], messages: [{ id: randomUUID(), source: 'ui', sentAt: seenAt }] });
+
+    const got = await eventually(async () => {
+      const x = (await lead.get(`/api/v1/campaigns/${id}`)).body;
+      return x.counts.seen >= 2 ? x : undefined;
+    });
+    await sleep(300);
+    const after = (await lead.get(`/api/v1/campaigns/${id}`)).body;
+    expect(after.counts.seen).toBe(2);
+    expect(after.openRate).toBe(0.5);
+    expect(got.openRate).toBe(0.5);
+    expect(after.replyRate).toBe(0.25);
+    expect((await lead.get('/api/v1/campaigns')).body.find((x: any) => x.id === id).openRate).toBe(0.5);
+    const rows = (await lead.get(`/api/v1/campaigns/${id}/recipients?status=sent`)).body.data as any[];
+    expect(rows.filter((r) => r.seenAt !== null).map((r) => r.contactId).sort()).toEqual([a.contactId, b.contactId].sort());
+    expect(rows.find((r) => r.contactId === a.contactId).seenAt).toBe(seenAt);
   });
 
   it('pause, resume and cancel move between states; a draft cannot be paused; cancelled recipients show as cancelled', async () => {
@@ -334,7 +378,7 @@ describe('campaigns', () => {
     const cancelled = await lead.post(`/api/v1/campaigns/${cid}/cancel`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toEqual(expect.objectContaining({ status: 'cancelled', cancelledAt: expect.any(String) }));
-    expect(cancelled.body.counts).toEqual({ total: 5, sent: 0, failed: 0, skipped: 0, pending: 0, replied: 0, cancelled: 5 });
+    expect(cancelled.body.counts).toEqual({ total: 5, sent: 0, failed: 0, skipped: 0, pending: 0, replied: 0, cancelled: 5, seen: 0 });
     expect((await lead.post(`/api/v1/campaigns/${cid}/cancel`)).body.status).toBe('cancelled');
     const recipients = (await lead.get(`/api/v1/campaigns/${cid}/recipients?status=cancelled`)).body;
     expect(recipients.pagination.total).toBe(5);
@@ -374,7 +418,7 @@ describe('campaigns', () => {
       return c.status === 'completed' ? c : undefined;
     }, 60_000, 250);
     const calls = messaging.calls.slice(before);
-    expect(done.counts).toEqual({ total: 1000, sent: 985, failed: 5, skipped: 10, pending: 0, replied: 0, cancelled: 0 });
+    expect(done.counts).toEqual({ total: 1000, sent: 985, failed: 5, skipped: 10, pending: 0, replied: 0, cancelled: 0, seen: 0 });
     expect(done).toEqual(expect.objectContaining({ contactCount: 1000, sentCount: 985 }));
     expect(calls.filter((c) => c.outcome === 'sent')).toHaveLength(985);
     expect(calls.filter((c) => c.outcome === 'rejected')).toHaveLength(5);

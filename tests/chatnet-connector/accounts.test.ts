@@ -420,6 +420,73 @@ describe('chat-network accounts and the sandbox network', () => {
       await expect(rpc.SendChatMessage({ ...base, accountId: offline }, grpcCtx(ownerUser))).rejects.toMatchObject({ code: grpcStatus.FAILED_PRECONDITION });
       await expect(rpc.SendChatMessage({ ...base, accountId, content: ' ' }, grpcCtx(ownerUser))).rejects.toMatchObject({ code: grpcStatus.INVALID_ARGUMENT });
     });
+
+    describe('POST /sandbox/accounts/:id/seen: the recipient reads what the account sent', () => {
+      const thread = '7700000000000000009';
+      let sent: Array<{ chatnetMessageId: string }>;
+      beforeAll(async () => {
+        const ctx = grpcCtx(ownerUser);
+        sent = [];
+        for (const content of ['First offer', 'Second offer']) {
+          sent.push(await rpc.SendChatMessage({ accountId, threadId: thread, threadType: 'user', content, contentType: 'text', clientMessageId: '' }, ctx));
+        }
+      });
+
+      it('without ids it is opening the chat: every message sent to the thread, published as chatnet.seen', async () => {
+        const res = await owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: thread });
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({
+          accountId,
+          threadId: thread,
+          threadType: 'user',
+          chatnetMessageIds: expect.arrayContaining(sent.map((m) => m.chatnetMessageId)),
+          seenByUid: thread,
+          seenAt: expect.any(String),
+        });
+        expect(res.body.chatnetMessageIds).toHaveLength(2);
+        const ev = await bus.waitFor('chatnet.seen', (e) => e.data.accountId === accountId && e.data.seenAt === res.body.seenAt);
+        expect(ev.orgId).toBe(ownerUser.orgId);
+        expect(ev.data).toEqual({ accountId, threadId: thread, threadType: 'user', chatnetMessageIds: res.body.chatnetMessageIds, seenByUid: thread, seenAt: res.body.seenAt });
+      });
+
+      it('named ids are the receipt; the same receipt again enters the outbox once', async () => {
+        const one = [sent[0].chatnetMessageId];
+        const first = await owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: thread, chatnetMessageIds: one });
+        expect(first.status).toBe(200);
+        expect(first.body.chatnetMessageIds).toEqual(one);
+        expect((await owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: thread, chatnetMessageIds: one })).status).toBe(200);
+        // A group member's receipt, published after those two.
+        const group = await owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'g-100', threadType: 'group', chatnetMessageIds: ['net-g-1'], seenByUid: '7700000000000000002' });
+        expect(group.body).toEqual(expect.objectContaining({ threadType: 'group', seenByUid: '7700000000000000002', chatnetMessageIds: ['net-g-1'] }));
+        await bus.waitFor('chatnet.seen', (e) => e.data.threadId === 'g-100');
+        const forOne = bus.of('chatnet.seen', accountId).filter((e) => JSON.stringify(e.data.chatnetMessageIds) === JSON.stringify(one));
+        expect(forOne).toHaveLength(1);
+        expect(forOne[0].data.seenAt).toBe(first.body.seenAt);
+      });
+
+      it('400 names threadId, threadType and chatnetMessageIds; 422 when nothing was sent to the thread or the account is not live', async () => {
+        const noThread = await owner.post(`/sandbox/accounts/${accountId}/seen`, {});
+        expect(noThread.status).toBe(400);
+        expect(noThread.body.error.details[0].field).toBe('threadId');
+        const badType = await owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: thread, threadType: 'channel' });
+        expect(badType.status).toBe(400);
+        expect(badType.body.error.details[0].field).toBe('threadType');
+        const badIds = await owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: thread, chatnetMessageIds: 'all' });
+        expect(badIds.status).toBe(400);
+        expect(badIds.body.error.details[0].field).toBe('chatnetMessageIds');
+        const nothing = await owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'nobody-we-wrote-to' });
+        expect(nothing.status).toBe(422);
+        expect(nothing.body.error.code).toBe('nothing_sent');
+        const offline = await create(owner, 'Offline reader');
+        expect((await owner.post(`/sandbox/accounts/${offline}/seen`, { threadId: thread, chatnetMessageIds: ['1'] })).status).toBe(422);
+      });
+
+      it('404 for another org’s or an unknown account; 403 for an agent', async () => {
+        expect((await other.post(`/sandbox/accounts/${accountId}/seen`, { threadId: thread })).status).toBe(404);
+        expect((await owner.post('/sandbox/accounts/00000000-0000-4000-8000-000000000009/seen', { threadId: thread })).status).toBe(404);
+        expect((await agent.client.post(`/sandbox/accounts/${accountId}/seen`, { threadId: thread })).status).toBe(403);
+      });
+    });
   });
 
   describe('drop and reconnect', () => {
@@ -567,8 +634,8 @@ describe('sandbox control when the connector runs another driver', () => {
     const api = client(stack.url);
     const { owner } = await newOrg(api);
     const id = (await owner.post('/api/v1/chatnet-accounts', { displayName: 'Real line' })).body.id;
-    for (const action of ['scan', 'inbound', 'drop', 'friends']) {
-      const res = await owner.post(`/sandbox/accounts/${id}/${action}`, { fromUid: '1', content: 'x', friends: [] });
+    for (const action of ['scan', 'inbound', 'seen', 'drop', 'friends']) {
+      const res = await owner.post(`/sandbox/accounts/${id}/${action}`, { fromUid: '1', content: 'x', friends: [], threadId: '1' });
       expect(res.status).toBe(404);
     }
   });

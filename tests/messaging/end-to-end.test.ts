@@ -114,6 +114,22 @@ describe('chat end to end: sandbox network → connector → messaging → gatew
     await eventually(async () => socketEvents.filter((e) => e.event === 'message' && e.payload.type === 'message.sent').length === 2);
   });
 
+  it('the customer opens the chat: the network read receipt shows both replies as seen, and a socket event says so', async () => {
+    const replies = (await a.owner.get(`/api/v1/conversations/${convId}`)).body.messages.filter((m: any) => !m.isFromChatnet);
+    expect(replies.map((m: any) => m.status)).toEqual(['sent', 'sent']);
+    const res = await a.owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'uid-e2e' });
+    expect(res.status).toBe(200);
+    expect(res.body.chatnetMessageIds).toHaveLength(2);
+    const pushed = await eventually(async () => socketEvents.find((e) => e.event === 'message' && e.payload.type === 'message.seen'));
+    expect(pushed.payload).toEqual(expect.objectContaining({ conversationId: convId, chatnetAccountId: accountId, seenAt: res.body.seenAt }));
+    expect([...pushed.payload.messageIds].sort()).toEqual(replies.map((m: any) => m.id).sort());
+    const after = (await a.owner.get(`/api/v1/conversations/${convId}`)).body.messages.filter((m: any) => !m.isFromChatnet);
+    expect(after.map((m: any) => [m.status, m.seenAt])).toEqual([
+      ['seen', res.body.seenAt],
+      ['seen', res.body.seenAt],
+    ]);
+  });
+
   it('with the connection dropped, sending is 422 through both APIs; an unknown account is 404', async () => {
     expect((await a.owner.post(`/sandbox/accounts/${accountId}/drop`, { expireSession: true })).status).toBe(200);
     await eventually(async () => (await a.owner.get(`/api/v1/chatnet-accounts/${accountId}/status`)).body.liveStatus.state !== 'connected');

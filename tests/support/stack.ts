@@ -34,10 +34,13 @@ export interface Stack {
   env: Record<string, string>;
   /** gRPC address of a started service. */
   addr(name: ServiceName): string;
-  /** Stop one service (to test restarts) and start it again on the same port and database. */
-  restart(name: ServiceName): Promise<void>;
+  /**
+   * Stop one service (to test restarts) and start it again on the same port and database; `env` adds or
+   * overrides variables for this start (a changed setting across a restart).
+   */
+  restart(name: ServiceName, env?: Record<string, string>): Promise<void>;
   stopService(name: ServiceName): Promise<void>;
-  startService(name: ServiceName): Promise<void>;
+  startService(name: ServiceName, env?: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -73,11 +76,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const databases = new Map<ServiceName, TestDatabase>();
   const running = new Map<ServiceName, { stop(): Promise<void> }>();
 
-  const startService = async (name: ServiceName) => {
+  const startService = async (name: ServiceName, extraEnv?: Record<string, string>) => {
     if (!databases.has(name)) databases.set(name, await createTestDatabase(name.replace(/-/g, '_')));
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const mod = require(`@crm/${name}`) as ServiceModule;
-    const env = { ...shared, ...opts.serviceEnv?.[name], DATABASE_URL: databases.get(name)!.url, GRPC_PORT: String(ports.get(name)) };
+    const env = { ...shared, ...opts.serviceEnv?.[name], ...extraEnv, DATABASE_URL: databases.get(name)!.url, GRPC_PORT: String(ports.get(name)) };
     running.set(name, await mod.start(mod.loadConfig(env), log.child({ service: name })));
   };
   const stopService = async (name: ServiceName) => {
@@ -94,9 +97,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     addr: (name) => `127.0.0.1:${ports.get(name)}`,
     startService,
     stopService,
-    async restart(name) {
+    async restart(name, env) {
       await stopService(name);
-      await startService(name);
+      await startService(name, env);
     },
     async stop() {
       await gw.stop().catch(() => undefined);

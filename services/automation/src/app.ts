@@ -8,6 +8,7 @@ import type { Deps } from './deps';
 import { CampaignSender } from './domain/campaign-sender';
 import { Runner } from './domain/runner';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
+import { SEEN_BINDINGS, seenHandler, seenQueue } from './events/campaign-seen.consumer';
 import { TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
 import { automationHandlers } from './grpc/automation.handler';
 import { createRemote } from './remote';
@@ -15,6 +16,7 @@ import { createRemote } from './remote';
 export { loadConfig } from './config';
 export { triggersQueue } from './events/triggers.consumer';
 export { repliesQueue } from './events/campaign-replies.consumer';
+export { seenQueue } from './events/campaign-seen.consumer';
 
 export interface RunningService {
   port: number;
@@ -24,7 +26,8 @@ export interface RunningService {
 /**
  * Create the database if needed, migrate, then: gRPC for the API, the outbox relay (notification.created),
  * the trigger consumer (events → runs, system notifications), the runner (runs → actions), the campaign
- * sender (campaign recipients → messages) and the replies consumer (message.received → campaign replies).
+ * sender (campaign recipients → messages), the replies consumer (message.received → campaign replies) and
+ * the seen consumer (message.seen → campaign read receipts, openRate).
  */
 export async function startAutomation(config: AutomationConfig, log: Logger = createLogger('automation', config.LOG_LEVEL)): Promise<RunningService> {
   await ensureDatabase(config.DATABASE_URL);
@@ -63,6 +66,19 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
   });
+  const seen = new EventConsumer({
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    queue: seenQueue(config.EVENTS_EXCHANGE),
+    bindings: SEEN_BINDINGS,
+    handler: seenHandler(deps),
+    logger: log,
+    pool,
+    prefetch: 50,
+    concurrency: 2,
+    maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
+    retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
+  });
   const server = new GrpcServer(log);
   server.add(serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'), automationHandlers(deps));
 
@@ -78,6 +94,8 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     stopped.push(() => sender.stop());
     await replies.start();
     stopped.push(() => replies.stop());
+    await seen.start();
+    stopped.push(() => seen.stop());
   } catch (err) {
     for (const stop of stopped.reverse()) await stop().catch(() => undefined);
     remote.close();
@@ -93,6 +111,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
       await server.stop();
       await consumer.stop();
       await replies.stop();
+      await seen.stop();
       await sender.stop();
       await runner.stop();
       await relay.stop();

@@ -2,8 +2,8 @@ import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createLogger } from '@crm/logger';
-import { DisconnectInfo, InboundMessage, LoginFailedError, SessionExpiredError, SessionHandlers } from '../src/drivers/driver';
-import { inboundOf, ZcaApi, ZcaClient, ZcaDriver, ZcaQrEvent, zcaClientFactory } from '../src/drivers/zca.driver';
+import { DisconnectInfo, InboundMessage, LoginFailedError, SeenReceipt, SessionExpiredError, SessionHandlers } from '../src/drivers/driver';
+import { inboundOf, seenOf, ZcaApi, ZcaClient, ZcaDriver, ZcaQrEvent, zcaClientFactory } from '../src/drivers/zca.driver';
 
 // The zca driver against fixtures in the shapes zca-js 2.2 produces (its QR-login callback events, listener
 // messages, account and friend records, send results, session context): no network at all.
@@ -79,14 +79,16 @@ function fakeClient(script: Array<string | 'wait'>, api = fakeApi(), login?: (c:
 
 function recorder() {
   const messages: InboundMessage[] = [];
+  const seen: SeenReceipt[] = [];
   const drops: DisconnectInfo[] = [];
   let friendsChanged = 0;
   const handlers: SessionHandlers = {
     onMessage: async (m) => void messages.push(m),
+    onSeen: async (r) => void seen.push(r),
     onDisconnect: (d) => void drops.push(d),
     onFriendsChanged: () => void friendsChanged++,
   };
-  return { handlers, messages, drops, friendsChanged: () => friendsChanged };
+  return { handlers, messages, seen, drops, friendsChanged: () => friendsChanged };
 }
 
 const driverWith = (client: ZcaClient, qrMaxRefreshes = 2) => new ZcaDriver({ log, qrMaxRefreshes, factory: () => client });
@@ -190,6 +192,24 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
       expect.objectContaining({ chatnetMessageId: '6938394735569', contentType: 'chat.photo', content: expect.stringContaining('fixture.jpg') }),
     ]);
     expect(inboundOf(fx('message-user-photo')).contentType).toBe('chat.photo');
+  });
+
+  it('maps seen_messages to read receipts: user threads by both ids, groups with their newest reader; skips its own reads', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    api.listener.emit('seen_messages', fx('seen-messages-user'));
+    api.listener.emit('seen_messages', fx('seen-messages-group'));
+    await new Promise((res) => setImmediate(res));
+    expect(r.seen).toEqual([
+      // realMsgId "0" means the network has no second id for it.
+      { threadId: '6100000000000000000', threadType: 'user', chatnetMessageIds: ['6938394735599'], seenByUid: '6100000000000000000', seenAt: expect.any(Date) },
+      { threadId: '6100000000000000001', threadType: 'user', chatnetMessageIds: ['6938394735601', '6938394735602'], seenByUid: '6100000000000000001', seenAt: expect.any(Date) },
+      { threadId: '4500000000000000077', threadType: 'group', chatnetMessageIds: ['6938394735600'], seenByUid: '6100000000000000003', seenAt: expect.any(Date) },
+    ]);
+    // The id a send returns is the one a receipt names, so messaging can match the two.
+    expect(String(fx('send-message-response').message.msgId)).toBe(fx('seen-messages-user')[0].data.msgId);
+    expect(seenOf({ type: 0, threadId: '1', isSelf: false, data: { idTo: '1', msgId: '0', realMsgId: '0' } }, 'me')).toBeUndefined();
   });
 
   it('sends text to user and group threads and returns the network message id', async () => {

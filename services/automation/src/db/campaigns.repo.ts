@@ -22,6 +22,7 @@ export interface CampaignRow {
   failed_count: number;
   skipped_count: number;
   replied_count: number;
+  seen_count: number;
   next_send_at: Date;
   backoff_level: number;
   lease_owner: string | null;
@@ -35,12 +36,19 @@ export interface CampaignRow {
   cancelled_at: Date | null;
 }
 
-/**
- * openRate: the network gives no read receipts, so the rate is the share of sent recipients who wrote
- * back within CAMPAIGN_REPLY_WINDOW_HOURS of their message (a reply rate), 0..1 with 4 decimals.
- */
-export function openRateOf(r: Pick<CampaignRow, 'sent_count' | 'replied_count'>): number {
-  return r.sent_count > 0 ? Math.round((r.replied_count / r.sent_count) * 10_000) / 10_000 : 0;
+/** A share of the sent messages, 0..1 with 4 decimals; 0 before anything was sent. */
+function shareOfSent(n: number, sent: number): number {
+  return sent > 0 ? Math.round((n / sent) * 10_000) / 10_000 : 0;
+}
+
+/** openRate: the share of sent campaign messages the chat network reported read (read receipts). */
+export function openRateOf(r: Pick<CampaignRow, 'sent_count' | 'seen_count'>): number {
+  return shareOfSent(r.seen_count, r.sent_count);
+}
+
+/** replyRate (extension): the share of sent recipients who wrote back within CAMPAIGN_REPLY_WINDOW_HOURS. */
+export function replyRateOf(r: Pick<CampaignRow, 'sent_count' | 'replied_count'>): number {
+  return shareOfSent(r.replied_count, r.sent_count);
 }
 
 export function countsOf(r: CampaignRow) {
@@ -57,6 +65,7 @@ export function countsOf(r: CampaignRow) {
     pending: open - cancelled,
     cancelled,
     replied: r.replied_count,
+    seen: r.seen_count,
   };
 }
 
@@ -75,6 +84,7 @@ export function toCampaign(r: CampaignRow) {
     contactCount: r.contact_count,
     sentCount: r.sent_count,
     openRate: openRateOf(r),
+    replyRate: replyRateOf(r),
     counts: countsOf(r),
     recipientsReady: r.status !== 'draft' && r.snapshot_done,
     lastError: r.last_error,
@@ -362,6 +372,13 @@ export async function completeIfDone(db: Queryable, id: string): Promise<Campaig
     [id],
   );
   return rows[0];
+}
+
+/** Read receipts: the campaigns whose sent messages were seen, with how many more recipients each. */
+export async function addSeen(db: Queryable, counts: Map<string, number>): Promise<void> {
+  for (const [id, n] of counts) {
+    await db.query('UPDATE campaigns SET seen_count = seen_count + $2 WHERE id = $1', [id, n]);
+  }
 }
 
 /** Replies: the campaigns whose sent message a contact's message answers get one more reply each. */

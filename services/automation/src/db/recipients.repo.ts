@@ -21,6 +21,7 @@ export interface RecipientRow {
   message_id: string | null;
   sent_at: Date | null;
   replied_at: Date | null;
+  seen_at: Date | null;
   updated_at: Date;
 }
 
@@ -50,6 +51,7 @@ export function toRecipient(r: RecipientRow, campaignStatus: string) {
     messageId: r.message_id ?? '',
     sentAt: isoOrUndefined(r.sent_at),
     repliedAt: isoOrUndefined(r.replied_at),
+    seenAt: isoOrUndefined(r.seen_at),
     nextAttemptAt: r.status === 'pending' && campaignStatus !== 'cancelled' && r.next_attempt_at.getTime() > Date.now() ? iso(r.next_attempt_at) : undefined,
     updatedAt: iso(r.updated_at),
   };
@@ -174,6 +176,44 @@ export async function markReplied(db: Queryable, orgId: string, contactId: strin
   const out = new Map<string, number>();
   for (const r of rows) out.set(r.campaign_id, (out.get(r.campaign_id) ?? 0) + 1);
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Read receipts.
+
+/**
+ * The recipients who were sent these messages and had not been seen yet are seen now; returns how many
+ * per campaign and which messages matched. A recipient is seen at most once (seen_at is set once).
+ */
+export async function markSeen(db: Queryable, orgId: string, messageIds: string[], at: Date) {
+  const { rows } = await db.query<{ campaign_id: string; message_id: string }>(
+    `UPDATE campaign_recipients SET seen_at = $3, updated_at = now()
+     WHERE org_id = $1 AND message_id = ANY($2::uuid[]) AND status = 'sent' AND seen_at IS NULL
+     RETURNING campaign_id, message_id`,
+    [orgId, messageIds, at],
+  );
+  const perCampaign = new Map<string, number>();
+  for (const r of rows) perCampaign.set(r.campaign_id, (perCampaign.get(r.campaign_id) ?? 0) + 1);
+  return { perCampaign, matched: new Set(rows.map((r) => r.message_id)) };
+}
+
+/** Which of these messages some recipient row records as its sent message. */
+export async function recordedMessages(db: Queryable, orgId: string, messageIds: string[]): Promise<Set<string>> {
+  if (messageIds.length === 0) return new Set();
+  const { rows } = await db.query<{ message_id: string }>(
+    'SELECT message_id FROM campaign_recipients WHERE org_id = $1 AND message_id = ANY($2::uuid[])',
+    [orgId, messageIds],
+  );
+  return new Set(rows.map((r) => r.message_id));
+}
+
+/** A campaign send into this conversation that has no recorded outcome yet (in flight, or to be retried). */
+export async function sendPendingInto(db: Queryable, orgId: string, conversationId: string): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM campaign_recipients WHERE org_id = $1 AND conversation_id = $2 AND status = 'pending' LIMIT 1`, [
+    orgId,
+    conversationId,
+  ]);
+  return rows.length > 0;
 }
 
 /** Holds that ran out long ago are removed now and then. */

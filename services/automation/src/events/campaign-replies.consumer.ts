@@ -11,10 +11,10 @@ export function repliesQueue(exchange: string): string {
 }
 
 /**
- * Campaign replies, the measure behind `openRate`: the chat network gives no read receipts, so a
- * recipient counts as having opened the message when they write back within CAMPAIGN_REPLY_WINDOW_HOURS
- * after it was sent. Runs in the consumer's transaction with the processed-event record, so a redelivered
- * message.received counts once; each recipient row is marked replied at most once.
+ * Campaign replies, the measure behind `replyRate` (openRate comes from read receipts, see
+ * campaign-seen.consumer.ts): a recipient replied when they write back within CAMPAIGN_REPLY_WINDOW_HOURS
+ * after their message was sent. Runs in the consumer's transaction with the processed-event record, so a
+ * redelivered message.received counts once; each recipient row is marked replied at most once.
  */
 export function repliesHandler(deps: Deps): EventHandler {
   return async (event, db) => {

@@ -1,6 +1,6 @@
 import { AppError, CallContext, invalid, requireCan, requireUser } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import type { ChatnetProfile, Friend, InboundMessage, ThreadType } from '../drivers/driver';
+import type { ChatnetProfile, Friend, InboundMessage, SeenReceipt, ThreadType } from '../drivers/driver';
 import { networkMessageId, networkUid, SandboxNetwork } from '../drivers/sandbox.driver';
 import { friendsEvent } from '../events/events';
 import { notLive } from './remote-errors';
@@ -9,8 +9,9 @@ import { loadAccount } from './accounts';
 
 /**
  * The sandbox network's control API (ARCHITECTURE.md "Chat network"): complete a QR scan, deliver an
- * inbound message, drop a connection, set the friend list. Exists only with CHATNET_DRIVER=sandbox and
- * needs `sandbox:control` (owner, admin). Pushes to a live connection run on the instance holding it.
+ * inbound message, read what the account sent (a read receipt), drop a connection, set the friend list.
+ * Exists only with CHATNET_DRIVER=sandbox and needs `sandbox:control` (owner, admin). Pushes to a live
+ * connection run on the instance holding it.
  */
 function sandboxOf(deps: Deps, ctx: CallContext): SandboxNetwork {
   if (!deps.sandbox) throw new AppError('not_found', 'Sandbox control is off (CHATNET_DRIVER is not sandbox)', { code: 'not_found' });
@@ -24,7 +25,7 @@ const noPendingLogin = () =>
     code: 'no_pending_login',
   });
 
-type Action = 'scan' | 'inbound' | 'drop' | 'friends';
+type Action = 'scan' | 'inbound' | 'seen' | 'drop' | 'friends';
 
 /** The part that must run where the connection (or pending login) lives. */
 export async function runLocal(deps: Deps, orgId: string, accountId: string, action: Action, payload: any): Promise<unknown> {
@@ -41,6 +42,12 @@ export async function runLocal(deps: Deps, orgId: string, accountId: string, act
       deps.sessions.liveSession(accountId, orgId);
       const m = payload as Omit<InboundMessage, 'sentAt'> & { sentAt: string };
       if (!(await net.deliver(accountId, { ...m, sentAt: new Date(m.sentAt) }))) throw notLive();
+      return {};
+    }
+    case 'seen': {
+      deps.sessions.liveSession(accountId, orgId);
+      const r = payload as Omit<SeenReceipt, 'seenAt'> & { seenAt: string };
+      if (!(await net.seen(accountId, { ...r, seenAt: new Date(r.seenAt) }))) throw notLive();
       return {};
     }
     case 'drop': {
@@ -117,6 +124,41 @@ export async function inbound(
   if (row.status !== 'connected') throw notLive('it is not connected');
   await onHolder(deps, ctx.orgId, row.id, 'inbound', message, () => notLive());
   return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
+}
+
+/** At most this many message ids in one receipt (the sandbox keeps the last 200 sends of an account anyway). */
+const SEEN_MAX_IDS = 200;
+
+/**
+ * The recipient reads messages the account sent to a thread: the network sends the account a read receipt.
+ * Without ids it is like opening the chat: every message the account sent to that thread so far.
+ */
+export async function seen(
+  deps: Deps,
+  ctx: CallContext,
+  req: { id: string; threadId: string; threadType: string; chatnetMessageIds?: string[]; seenByUid?: string },
+) {
+  const net = sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, req.id);
+  const threadType = (req.threadType || 'user') as ThreadType;
+  if (threadType !== 'user' && threadType !== 'group') throw invalid('threadType', 'must be user or group');
+  const threadId = text('threadId', req.threadId, 64, true);
+  const given = req.chatnetMessageIds ?? [];
+  if (given.length > SEEN_MAX_IDS) throw invalid('chatnetMessageIds', `must have at most ${SEEN_MAX_IDS} entries`);
+  const named = [...new Set(given.map((id, i) => text(`chatnetMessageIds.${i}`, id, 64, true)))];
+  // A user thread is read by its other party; a group receipt names the member when the caller does.
+  const seenByUid = text('seenByUid', req.seenByUid, 64) || (threadType === 'user' ? threadId : '');
+  if (row.status !== 'connected') throw notLive('it is not connected');
+  const chatnetMessageIds = named.length
+    ? named
+    : (await net.sentBy(row.id)).filter((m) => m.threadId === threadId && m.threadType === threadType).map((m) => m.chatnetMessageId);
+  if (chatnetMessageIds.length === 0) {
+    throw new AppError('failed_precondition', 'The account has sent nothing to this thread, so there is nothing to read', { code: 'nothing_sent' });
+  }
+  const seenAt = new Date().toISOString();
+  const receipt = { threadId, threadType, chatnetMessageIds, ...(seenByUid ? { seenByUid } : {}), seenAt };
+  await onHolder(deps, ctx.orgId, row.id, 'seen', receipt, () => notLive());
+  return { accountId: row.id, threadId, threadType, chatnetMessageIds, seenByUid, seenAt };
 }
 
 export async function drop(deps: Deps, ctx: CallContext, req: { id: string; reason: string; expireSession: boolean }) {

@@ -31,6 +31,20 @@ export interface InboundMessage {
   sentAt: Date;
 }
 
+/**
+ * A read receipt from the network: the recipient opened the thread and saw messages our account sent.
+ * Networks name the messages read (often only the newest one), never a range.
+ */
+export interface SeenReceipt {
+  threadId: string;
+  threadType: ThreadType;
+  /** The network ids of the messages seen, as the network names them. */
+  chatnetMessageIds: string[];
+  /** Who read them, when the network says (the member of a group; the other party of a user thread). */
+  seenByUid?: string;
+  seenAt: Date;
+}
+
 export interface OutboundMessage {
   threadId: string;
   threadType: ThreadType;
@@ -49,9 +63,10 @@ export interface DisconnectInfo {
   sessionExpired: boolean;
 }
 
-/** Callbacks the pool gives each session. onMessage resolves once the message is durably recorded. */
+/** Callbacks the pool gives each session. onMessage and onSeen resolve once the news is durably recorded. */
 export interface SessionHandlers {
   onMessage(message: InboundMessage): Promise<void>;
+  onSeen(receipt: SeenReceipt): Promise<void>;
   onDisconnect(info: DisconnectInfo): void;
   onFriendsChanged(): void;
 }

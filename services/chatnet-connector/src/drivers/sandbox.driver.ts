@@ -12,6 +12,7 @@ import {
   LoginFailedError,
   OutboundMessage,
   QrLoginOptions,
+  SeenReceipt,
   SessionExpiredError,
   SessionHandlers,
 } from './driver';
@@ -75,6 +76,14 @@ export class SandboxNetwork {
     const session = this.sessions.get(accountId);
     if (!session?.isAlive()) return false;
     await session.receive(message);
+    return true;
+  }
+
+  /** Pass a read receipt to the account's live connection here; resolves once the connector recorded it. */
+  async seen(accountId: string, receipt: SeenReceipt): Promise<boolean> {
+    const session = this.sessions.get(accountId);
+    if (!session?.isAlive()) return false;
+    await session.readBy(receipt);
     return true;
   }
 
@@ -181,6 +190,10 @@ class SandboxSession implements ChatnetSession {
 
   receive(message: InboundMessage): Promise<void> {
     return this.handlers.onMessage(message);
+  }
+
+  readBy(receipt: SeenReceipt): Promise<void> {
+    return this.handlers.onSeen(receipt);
   }
 
   cut(info: DisconnectInfo): void {

@@ -10,6 +10,7 @@ import {
   LoginFailedError,
   OutboundMessage,
   QrLoginOptions,
+  SeenReceipt,
   SessionExpiredError,
   SessionHandlers,
 } from './driver';
@@ -54,6 +55,17 @@ export interface ZcaMessage {
   data: { msgId: string; cliMsgId?: string; uidFrom: string; dName: string; ts: string; msgType: string; content: unknown };
 }
 
+/**
+ * One entry of the listener's `seen_messages` (models/SeenMessage.ts): a user thread names the message read
+ * (`msgId`, and `realMsgId` when the network has one); a group names the message and every member who saw it.
+ */
+export interface ZcaSeenMessage {
+  type: number;
+  threadId: string;
+  isSelf: boolean;
+  data: { idTo?: string; msgId?: string | number; realMsgId?: string | number; groupId?: string; seenUids?: string[] };
+}
+
 export interface ZcaUser {
   userId: string;
   displayName: string;
@@ -68,6 +80,7 @@ export interface ZcaListener {
   on(event: 'closed' | 'disconnected', cb: (code: number, reason: string) => void): unknown;
   on(event: 'error', cb: (err: unknown) => void): unknown;
   on(event: 'friend_event', cb: (e: unknown) => void): unknown;
+  on(event: 'seen_messages', cb: (seen: ZcaSeenMessage[]) => void): unknown;
   start(opts?: { retryOnClose?: boolean }): void;
   stop(): void;
 }
@@ -232,6 +245,25 @@ export function inboundOf(m: ZcaMessage): InboundMessage {
   };
 }
 
+/**
+ * A read receipt from a `seen_messages` entry; undefined for our own reads (another device of the account)
+ * and for entries that name no message. Both ids of a user receipt are kept ("0" means none): messaging
+ * matches whichever is the id the send returned.
+ */
+export function seenOf(m: ZcaSeenMessage, ownUid: string, at = new Date()): SeenReceipt | undefined {
+  if (m.isSelf) return undefined;
+  const group = m.type === ZCA.threadGroup;
+  const threadId = String(m.threadId || (group ? m.data.groupId : m.data.idTo) || '');
+  const ids = [...new Set([m.data.msgId, group ? undefined : m.data.realMsgId].map((v) => (v === undefined || v === null ? '' : String(v))))].filter(
+    (v) => v !== '' && v !== '0',
+  );
+  if (!threadId || ids.length === 0) return undefined;
+  // A group receipt lists everyone who saw the message so far; the newest reader is the last one.
+  const readers = (m.data.seenUids ?? []).map(String).filter((u) => u !== ownUid);
+  const seenByUid = group ? readers[readers.length - 1] : threadId;
+  return { threadId, threadType: group ? 'group' : 'user', chatnetMessageIds: ids, ...(seenByUid ? { seenByUid } : {}), seenAt: at };
+}
+
 class ZcaSession implements ChatnetSession {
   private alive = false;
   private closedByUs = false;
@@ -262,6 +294,12 @@ class ZcaSession implements ChatnetSession {
       l.on('message', (m) => {
         if (m.isSelf) return;
         this.handlers.onMessage(inboundOf(m)).catch((err) => this.log.error({ err }, 'recording an inbound message failed'));
+      });
+      l.on('seen_messages', (seen) => {
+        for (const m of Array.isArray(seen) ? seen : []) {
+          const receipt = seenOf(m, this.profile.uid);
+          if (receipt) this.handlers.onSeen(receipt).catch((err) => this.log.error({ err }, 'recording a read receipt failed'));
+        }
       });
       l.on('friend_event', () => this.handlers.onFriendsChanged());
       l.on('error', (err) => this.log.warn({ err }, 'zca listener error'));

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
-import type { Friend, InboundMessage } from '../drivers/driver';
+import type { Friend, InboundMessage, SeenReceipt } from '../drivers/driver';
 
 /** The events this service produces, always through the outbox (same transaction as the change). */
 export const EVENTS = {
   inbound: 'chatnet.inbound',
+  seen: 'chatnet.seen',
   qr: 'chatnet_account.qr',
   connected: 'chatnet_account.connected',
   disconnected: 'chatnet_account.disconnected',
@@ -17,7 +18,12 @@ export const EVENTS = {
  * over twice (reconnects, takeovers), and the outbox ignores an id it already holds.
  */
 export function inboundEventId(accountId: string, chatnetMessageId: string): string {
-  const h = createHash('sha256').update(`chatnet.inbound\0${accountId}\0${chatnetMessageId}`).digest();
+  return derivedEventId(EVENTS.inbound, accountId, chatnetMessageId);
+}
+
+/** A name-based UUID (version 5 layout) of the parts, so the same news from the network gets the same event id. */
+function derivedEventId(...parts: string[]): string {
+  const h = createHash('sha256').update(parts.join('\0')).digest();
   h[6] = (h[6] & 0x0f) | 0x50;
   h[8] = (h[8] & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString('hex');
@@ -40,6 +46,27 @@ export function inboundEvent(db: Queryable, orgId: string, accountId: string, m:
       content: m.content,
       contentType: m.contentType,
       sentAt: m.sentAt.toISOString(),
+    },
+  });
+}
+
+/**
+ * A read receipt. Its id derives from what was read and by whom: the network repeating a receipt (or the
+ * sandbox control asked twice) enters the outbox once; a new reader or a newer message is a new event.
+ */
+export function seenEvent(db: Queryable, orgId: string, accountId: string, r: SeenReceipt) {
+  const ids = [...new Set(r.chatnetMessageIds)];
+  return enqueueEvent(db, {
+    id: derivedEventId(EVENTS.seen, accountId, r.threadType, r.threadId, r.seenByUid ?? '', [...ids].sort().join(',')),
+    type: EVENTS.seen,
+    orgId,
+    data: {
+      accountId,
+      threadId: r.threadId,
+      threadType: r.threadType,
+      chatnetMessageIds: ids,
+      seenByUid: r.seenByUid ?? null,
+      seenAt: r.seenAt.toISOString(),
     },
   });
 }

@@ -17,10 +17,11 @@ import {
   LoginFailedError,
   OutboundMessage,
   QrCode,
+  SeenReceipt,
   SessionExpiredError,
   SessionHandlers,
 } from '../drivers/driver';
-import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, qrEvent } from '../events/events';
+import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, qrEvent, seenEvent } from '../events/events';
 import type { Leases, LiveInfo } from './leases';
 
 type EntryState = 'qr_pending' | 'connecting' | 'connected';
@@ -312,6 +313,7 @@ export class SessionPool {
   private handlersFor(entry: Entry): SessionHandlers {
     return {
       onMessage: (m) => this.onInbound(entry, m),
+      onSeen: (r) => this.onSeen(entry, r),
       onDisconnect: (info) => this.onDisconnect(entry, info),
       onFriendsChanged: () => void this.syncFriends(entry.accountId).catch((err) => this.o.log.warn({ err }, 'friend list sync failed')),
     };
@@ -319,6 +321,10 @@ export class SessionPool {
 
   private async onInbound(entry: Entry, m: InboundMessage): Promise<void> {
     await inboundEvent(this.o.pool, entry.orgId, entry.accountId, m);
+  }
+
+  private async onSeen(entry: Entry, r: SeenReceipt): Promise<void> {
+    await seenEvent(this.o.pool, entry.orgId, entry.accountId, r);
   }
 
   /** The network cut a live connection: record it, and let the scan reconnect after a pause unless the session expired. */

@@ -44,6 +44,7 @@ export function routeEvent(e: EventEnvelope<any>): { rooms: string[]; event: str
       };
     case 'message.received':
     case 'message.sent':
+    case 'message.seen':
       return { rooms: [org], event: 'message', payload: { type: e.type, ...e.data } };
     case 'notification.created': {
       // A notification for one user, for the roles at or above `audienceRole`, or for the whole org.
@@ -104,7 +105,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     amqpUrl: config.AMQP_URL,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
-    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'notification.created'],
+    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'notification.created'],
     logger: log,
     prefetch: 200,
     maxAttempts: 2,

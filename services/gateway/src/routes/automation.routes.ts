@@ -117,6 +117,7 @@ interface CampaignMsg {
   contactCount: number;
   sentCount: number;
   openRate: number;
+  replyRate: number;
   counts: Record<string, number>;
   recipientsReady: boolean;
   lastError: string;
@@ -151,6 +152,7 @@ function campaignJson(c: CampaignMsg) {
     contactCount: c.contactCount,
     sentCount: c.sentCount,
     openRate: c.openRate,
+    replyRate: c.replyRate,
     counts: c.counts,
     recipientsReady: c.recipientsReady,
     lastError: c.lastError || null,
@@ -170,6 +172,7 @@ function recipientJson(r: Record<string, unknown>) {
     messageId: r.messageId || null,
     sentAt: r.sentAt ?? null,
     repliedAt: r.repliedAt ?? null,
+    seenAt: r.seenAt ?? null,
     nextAttemptAt: r.nextAttemptAt ?? null,
   };
 }

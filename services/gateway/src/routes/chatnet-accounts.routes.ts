@@ -49,6 +49,17 @@ const Inbound = z.object({
   chatnetMessageId: s.text(64).default(''),
 });
 
+const Seen = z.object({
+  threadId: s.requiredText(64),
+  threadType: s.enumOf(['user', 'group'] as const).default('user'),
+  // Absent or empty: everything the account sent to the thread so far, as when the recipient opens the chat.
+  chatnetMessageIds: z
+    .array(s.requiredText(64), { error: 'must be an array of chat-network message ids' })
+    .max(200, 'must have at most 200 entries')
+    .default([]),
+  seenByUid: s.text(64).optional(),
+});
+
 const Drop = z.object({
   reason: s.text(200).default(''),
   expireSession: z.boolean({ error: 'must be a boolean' }).default(false),
@@ -135,6 +146,9 @@ export function chatnetAccountRoutes({ clients, auth }: RouteDeps): ServiceRoute
   });
   root.post('/sandbox/accounts/:id/inbound', async (req, res) => {
     res.json(await connector().SandboxInbound({ id: req.params.id, ...body(req, Inbound) }, ctxOf(req, res)));
+  });
+  root.post('/sandbox/accounts/:id/seen', async (req, res) => {
+    res.json(await connector().SandboxSeen({ id: req.params.id, ...body(req, Seen) }, ctxOf(req, res)));
   });
   root.post('/sandbox/accounts/:id/drop', async (req, res) => {
     const out = await connector().SandboxDrop({ id: req.params.id, ...body(req, Drop) }, ctxOf(req, res));

@@ -1,4 +1,4 @@
-import { iso, Queryable } from '@crm/db';
+import { iso, isoOrUndefined, Queryable } from '@crm/db';
 import { AttachmentRow, forMessages, toAttachment } from './attachments.repo';
 
 export interface MessageRow {
@@ -19,10 +19,11 @@ export interface MessageRow {
   sent_by_user_id: string | null;
   client_message_id: string | null;
   sent_at: Date;
+  seen_at: Date | null;
 }
 
 const COLUMNS = `id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type, sender_uid,
-  sender_name, is_read, is_replied, status, source, sent_by_user_id, client_message_id, sent_at`;
+  sender_name, is_read, is_replied, status, source, sent_by_user_id, client_message_id, sent_at, seen_at`;
 
 /** The internal API's Message. */
 export function toMessage(r: MessageRow, attachments: AttachmentRow[] = []) {
@@ -37,7 +38,9 @@ export function toMessage(r: MessageRow, attachments: AttachmentRow[] = []) {
     isRead: r.is_read,
     isReplied: r.is_replied,
     sentAt: iso(r.sent_at),
+    // sent, or seen once the recipient read it (a read receipt from the network); isRead stays our own inbox flag.
     status: r.status,
+    seenAt: isoOrUndefined(r.seen_at),
     sentByUserId: r.sent_by_user_id ?? undefined,
     source: r.source,
     attachments: attachments.map(toAttachment),
@@ -194,6 +197,30 @@ export async function insertOutbound(db: Queryable, m: NewOutbound): Promise<Mes
     [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId || null, m.content, m.contentType, m.senderName, m.source, m.sentByUserId, m.clientMessageId, m.sentAt],
   );
   return rows[0];
+}
+
+// A read receipt names some messages (often only the newest one read); reading a message means having seen
+// everything the account sent before it in the thread, so every outbound message up to the newest one named
+// moves from sent to seen. Never back: only 'sent' rows change, so a repeated or older receipt changes nothing.
+const MARK_SEEN = {
+  name: 'msg_mark_seen',
+  text: `WITH upto AS (
+           SELECT max(sent_at) AS at FROM messages
+           WHERE org_id = $1 AND chatnet_account_id = $2 AND chatnet_message_id = ANY($4::text[]) AND conversation_id = $3
+         )
+         UPDATE messages m SET status = 'seen', seen_at = greatest($5::timestamptz, m.sent_at)
+         FROM upto
+         WHERE m.conversation_id = $3 AND m.org_id = $1 AND m.direction = 'outbound' AND m.status = 'sent' AND m.sent_at <= upto.at
+         RETURNING m.id, m.source, m.sent_at`,
+};
+
+/** Mark what a read receipt covers as seen; the messages that changed, oldest first. */
+export async function markSeen(db: Queryable, orgId: string, accountId: string, conversationId: string, chatnetMessageIds: string[], seenAt: Date) {
+  const { rows } = await db.query<{ id: string; source: string; sent_at: Date }>({
+    ...MARK_SEEN,
+    values: [orgId, accountId, conversationId, chatnetMessageIds, seenAt],
+  });
+  return rows.sort((a, b) => a.sent_at.getTime() - b.sent_at.getTime() || a.id.localeCompare(b.id));
 }
 
 export async function findById(db: Queryable, orgId: string, id: string): Promise<MessageRow | undefined> {

@@ -2,6 +2,7 @@
 export const EVENTS = {
   // consumed
   chatnetInbound: 'chatnet.inbound',
+  chatnetSeen: 'chatnet.seen',
   contactUpdated: 'contact.updated',
   contactDeleted: 'contact.deleted',
   // published
@@ -9,6 +10,7 @@ export const EVENTS = {
   conversationArchived: 'conversation.archived',
   messageReceived: 'message.received',
   messageSent: 'message.sent',
+  messageSeen: 'message.seen',
   // internal: a conversation whose contact could not be linked (crm unreachable); consumed by this service
   contactLink: 'messaging.contact_link',
 } as const;

@@ -4,6 +4,7 @@ import * as convs from '../db/conversations.repo';
 import { ContactTarget, upsertContact } from '../domain/contacts';
 import { EVENTS } from '../domain/events';
 import { storeInbound } from '../domain/inbound';
+import { recordSeen } from '../domain/seen';
 import { isUuid } from '../domain/validation';
 
 /**
@@ -29,6 +30,15 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       prefetch: Math.max(50, config.INBOUND_CONCURRENCY * 25),
       concurrency: config.INBOUND_CONCURRENCY,
       handler: (event, db) => storeInbound(deps, db!, event),
+    }),
+    // chatnet.seen (read receipts) → outbound messages seen, message.seen.
+    new EventConsumer({
+      ...common,
+      queue: `${config.EVENTS_EXCHANGE}.messaging.seen`,
+      bindings: [EVENTS.chatnetSeen],
+      logger: log.child({ consumer: 'seen' }),
+      concurrency: 4,
+      handler: (event, db) => recordSeen(deps, db!, event),
     }),
     // A conversation stored while crm was unreachable: link its contact, retried with backoff until crm answers.
     new EventConsumer({

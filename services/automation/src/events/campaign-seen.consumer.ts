@@ -1,0 +1,52 @@
+import type { EventHandler } from '@crm/events';
+import type { Deps } from '../deps';
+import { addSeen } from '../db/campaigns.repo';
+import { markSeen, recordedMessages, sendPendingInto } from '../db/recipients.repo';
+import { isUuid } from '../domain/definition';
+
+export const SEEN_BINDINGS = ['message.seen'];
+
+export function seenQueue(exchange: string): string {
+  return `${exchange}.automation.campaign-seen`;
+}
+
+/** The most message ids one event may name (messaging publishes at most 500 per event). */
+const MAX_IDS = 1000;
+
+const uuids = (v: unknown): string[] =>
+  Array.isArray(v) ? [...new Set(v.filter((x): x is string => typeof x === 'string' && isUuid(x)).map((x) => x.toLowerCase()))].slice(0, MAX_IDS) : [];
+
+/**
+ * Read receipts, the measure behind `openRate`: messaging's `message.seen` names the outbound messages the
+ * chat network reported read; the campaign recipients that were sent one of them are seen, and their
+ * campaigns count one more seen recipient each. Runs in the consumer's transaction with the processed-event
+ * record, and a recipient is seen at most once, so a redelivered or repeated receipt counts once.
+ *
+ * A campaign message can be seen before the sender recorded its send (automation stopped between
+ * messaging's answer and its own write): while a send into that conversation is still pending, the event
+ * fails and is retried, so the receipt counts once the send is recorded.
+ */
+export function seenHandler(deps: Deps): EventHandler {
+  return async (event, db) => {
+    if (!db) throw new Error('the campaign seen consumer needs a transaction');
+    if (event.type !== 'message.seen' || !isUuid(event.orgId)) return;
+    const d = (event.data ?? {}) as { messageIds?: unknown; conversationId?: unknown; seenAt?: unknown; messages?: unknown };
+    const ids = uuids(d.messageIds);
+    if (ids.length === 0) return;
+    const parsed = typeof d.seenAt === 'string' ? new Date(d.seenAt) : new Date(event.occurredAt);
+    const at = Number.isNaN(parsed.getTime()) || parsed.getTime() > Date.now() ? new Date() : parsed;
+    const { perCampaign, matched } = await markSeen(db, event.orgId, ids, at);
+    if (perCampaign.size > 0) await addSeen(db, perCampaign);
+
+    const campaignMessages = uuids(
+      (Array.isArray(d.messages) ? d.messages : []).filter((m) => (m as { source?: unknown })?.source === 'campaign').map((m) => (m as { id?: unknown }).id),
+    ).filter((id) => !matched.has(id));
+    if (campaignMessages.length === 0 || typeof d.conversationId !== 'string' || !isUuid(d.conversationId)) return;
+    const recorded = await recordedMessages(db, event.orgId, campaignMessages);
+    const unrecorded = campaignMessages.filter((id) => !recorded.has(id));
+    if (unrecorded.length > 0 && (await sendPendingInto(db, event.orgId, d.conversationId.toLowerCase()))) {
+      deps.log.info({ eventId: event.id, messages: unrecorded.length }, 'campaign message seen before its send was recorded; retrying the receipt');
+      throw new Error('a seen campaign message has no recorded send yet');
+    }
+  };
+}
