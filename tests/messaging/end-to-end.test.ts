@@ -116,7 +116,10 @@ describe('chat end to end: sandbox network → connector → messaging → gatew
 
   it('the customer opens the chat: the network read receipt shows both replies as seen, and a socket event says so', async () => {
     const replies = (await a.owner.get(`/api/v1/conversations/${convId}`)).body.messages.filter((m: any) => !m.isFromChatnet);
-    expect(replies.map((m: any) => m.status)).toEqual(['sent', 'sent']);
+    expect(replies.map((m: any) => [m.status, m.seenAt])).toEqual([
+      ['sent', null],
+      ['sent', null],
+    ]);
     const res = await a.owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'uid-e2e' });
     expect(res.status).toBe(200);
     expect(res.body.chatnetMessageIds).toHaveLength(2);

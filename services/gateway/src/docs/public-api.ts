@@ -161,6 +161,7 @@ export const WEBHOOK_EVENTS: { name: string; description: string }[] = [
   { name: 'conversation.archived', description: 'A conversation was archived.' },
   { name: 'message.received', description: 'A customer’s message arrived through a chat-network account.' },
   { name: 'message.sent', description: 'A message was sent to a customer (UI, public API, automation, campaign).' },
+  { name: 'message.seen', description: 'The customer read messages we sent; data.messageIds lists them.' },
   { name: 'appointment.created', description: 'An appointment was scheduled.' },
   { name: 'chatnet_account.connected', description: 'A chat-network account is connected and live.' },
   { name: 'chatnet_account.disconnected', description: 'A chat-network account lost its connection.' },

@@ -78,7 +78,7 @@ function keyOf(req: Request, fromBody?: string): string | undefined {
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, lastMessage: c.lastMessage ?? null });
 const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null });
-const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null });
+const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null, seenAt: m.seenAt ?? null });
 const publicConversationOut = (c: any) => ({
   ...c,
   lastMessageAt: c.lastMessageAt ?? null,

@@ -11,6 +11,7 @@ export const PUBLIC_EVENT_TYPES = [
   'conversation.archived',
   'message.received',
   'message.sent',
+  'message.seen',
   'appointment.created',
   'chatnet_account.connected',
   'chatnet_account.disconnected',
