@@ -35,6 +35,7 @@ describe('contacts (internal API)', () => {
         assignedUserId: null,
         avatar: '',
         leadScore: 0,
+        dealValue: 0,
         hasChatnet: null,
         chatnetUid: null,
         threadTypes: [],

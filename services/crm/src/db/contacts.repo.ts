@@ -23,6 +23,8 @@ export interface ContactRow {
   created_at: Date;
   updated_at: Date;
   has_chatnet: boolean | null;
+  /** numeric(14,2), parsed into a number by @crm/db (exact: at most 14 significant digits). */
+  deal_value: number;
 }
 
 export interface FriendRef {
@@ -32,7 +34,7 @@ export interface FriendRef {
 }
 
 const COLUMNS = `id, org_id, name, email, phone, source, status, status_id, assigned_user_id, avatar, lead_score, chatnet_uid,
-  thread_types, notes, tags, last_activity, created_at, updated_at, has_chatnet`;
+  thread_types, notes, tags, last_activity, created_at, updated_at, has_chatnet, deal_value`;
 
 /**
  * The internal Contact shape. Absent values are null: proto3 `optional` fields then travel as unset, and
@@ -59,6 +61,7 @@ export function toContact(r: ContactRow, friends?: FriendRef[]) {
     lastActivity: iso(r.last_activity),
     createdAt: iso(r.created_at),
     updatedAt: iso(r.updated_at),
+    dealValue: Number(r.deal_value),
   };
 }
 
@@ -79,16 +82,17 @@ export interface NewContact {
   avatar?: string;
   chatnetUid?: string | null;
   threadTypes?: string[];
+  dealValue?: number;
 }
 
 export async function insertContact(db: Queryable, c: NewContact): Promise<ContactRow> {
   const { rows } = await db.query<ContactRow>({
     name: 'crm_contact_insert',
-    text: `INSERT INTO contacts (id, org_id, name, email, phone, source, status, status_id, assigned_user_id, notes, tags, avatar, chatnet_uid, thread_types)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ${COLUMNS}`,
+    text: `INSERT INTO contacts (id, org_id, name, email, phone, source, status, status_id, assigned_user_id, notes, tags, avatar, chatnet_uid, thread_types, deal_value)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLUMNS}`,
     values: [
       c.id, c.orgId, c.name, c.email, c.phone, c.source, c.status, c.statusId, c.assignedUserId, c.notes, c.tags,
-      c.avatar ?? '', c.chatnetUid ?? null, c.threadTypes ?? [],
+      c.avatar ?? '', c.chatnetUid ?? null, c.threadTypes ?? [], c.dealValue ?? 0,
     ],
   });
   return rows[0];
@@ -145,6 +149,7 @@ export interface ContactPatch {
   tags?: string[];
   avatar?: string;
   threadTypes?: string[];
+  dealValue?: number;
 }
 
 const PATCH_COLUMNS: Record<keyof ContactPatch, string> = {
@@ -159,6 +164,7 @@ const PATCH_COLUMNS: Record<keyof ContactPatch, string> = {
   tags: 'tags',
   avatar: 'avatar',
   threadTypes: 'thread_types',
+  dealValue: 'deal_value',
 };
 
 export async function updateContact(db: Queryable, orgId: string, id: string, patch: ContactPatch, touch = true): Promise<ContactRow | undefined> {

@@ -78,7 +78,7 @@ export async function countMembers(db: Queryable, orgId: string, criteria: Crite
 }
 
 const CONTACT_COLUMNS = `c.id, c.org_id, c.name, c.email, c.phone, c.source, c.status, c.status_id, c.assigned_user_id, c.avatar,
-  c.lead_score, c.chatnet_uid, c.thread_types, c.notes, c.tags, c.last_activity, c.created_at, c.updated_at, c.has_chatnet`;
+  c.lead_score, c.chatnet_uid, c.thread_types, c.notes, c.tags, c.last_activity, c.created_at, c.updated_at, c.has_chatnet, c.deal_value`;
 
 /** A page of matching contacts, most recent activity first (offset pagination, for the HTTP listing). */
 export async function memberPageByOffset(db: Queryable, orgId: string, criteria: Criteria, limit: number, offset: number): Promise<ContactRow[]> {

@@ -29,6 +29,18 @@ function source(value: string | undefined, fallback: string): string {
   return v;
 }
 
+/** numeric(14,2): below 10^12, never negative, whole cents. */
+const MAX_DEAL_VALUE = 999_999_999_999.99;
+function dealValue(value: number | undefined): number {
+  const v = value ?? 0;
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid('dealValue', 'must be a number');
+  if (v < 0) throw invalid('dealValue', 'must not be negative');
+  if (v > MAX_DEAL_VALUE) throw invalid('dealValue', `must be at most ${MAX_DEAL_VALUE}`);
+  // A value with more than 2 decimals would be rounded silently by the column; refuse it instead.
+  if (Number(v.toFixed(2)) !== v) throw invalid('dealValue', 'must have at most 2 decimals');
+  return v;
+}
+
 /** Loads the org's contact or answers 404; another org's id and a malformed id look the same. */
 async function load(deps: Deps, orgId: string, id: string) {
   const row = isUuid(id) ? await repo.findContact(deps.pool, orgId, id) : undefined;
@@ -170,6 +182,7 @@ export interface CreateRequest {
   assignedUserId?: string;
   notes?: string;
   tags?: string[];
+  dealValue?: number;
 }
 
 export async function create(deps: Deps, ctx: CallContext, req: CreateRequest) {
@@ -187,6 +200,7 @@ export async function create(deps: Deps, ctx: CallContext, req: CreateRequest) {
     assignedUserId: req.assignedUserId || null,
     notes: optionalText(req.notes, 'notes', 10_000),
     tags: normaliseTags(req.tags),
+    dealValue: dealValue(req.dealValue),
   };
   if (!c.name && !c.phone && !c.email) throw invalid('name', 'is required when there is no phone or email');
   await assertStatusId(deps, orgId, c.statusId);
@@ -216,6 +230,7 @@ export interface UpdateRequest {
   assignedUserId?: string;
   notes?: string;
   tags?: { values: string[] } | null;
+  dealValue?: number;
 }
 
 /** The fields a request asked to change, validated; `statusId`/`assignedUserId` "" clear them. */
@@ -230,6 +245,7 @@ async function validatePatch(deps: Deps, ctx: CallContext, orgId: string, req: O
   if (req.assignedUserId !== undefined) p.assignedUserId = req.assignedUserId || null;
   if (req.notes !== undefined) p.notes = optionalText(req.notes, 'notes', 10_000);
   if (req.tags) p.tags = normaliseTags(req.tags.values);
+  if (req.dealValue !== undefined && req.dealValue !== null) p.dealValue = dealValue(req.dealValue);
   await assertStatusId(deps, orgId, p.statusId);
   await assertAssignee(deps, ctx, p.assignedUserId);
   return p;
@@ -248,6 +264,7 @@ const FIELD_OF: Record<keyof repo.ContactPatch, string> = {
   tags: 'tags',
   avatar: 'avatar',
   threadTypes: 'threadTypes',
+  dealValue: 'dealValue',
 };
 const ROW_OF: Record<keyof repo.ContactPatch, keyof repo.ContactRow> = {
   name: 'name',
@@ -261,6 +278,7 @@ const ROW_OF: Record<keyof repo.ContactPatch, keyof repo.ContactRow> = {
   tags: 'tags',
   avatar: 'avatar',
   threadTypes: 'thread_types',
+  dealValue: 'deal_value',
 };
 
 /** Only what actually differs is written and reported. */

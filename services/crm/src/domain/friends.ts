@@ -11,7 +11,7 @@ export interface FriendListEvent {
 }
 
 const COLUMNS = `id, org_id, name, email, phone, source, status, status_id, assigned_user_id, avatar, lead_score, chatnet_uid,
-  thread_types, notes, tags, last_activity, created_at, updated_at, has_chatnet`;
+  thread_types, notes, tags, last_activity, created_at, updated_at, has_chatnet, deal_value`;
 
 /** Contacts for every listed identity: the existing ones, plus new ones (source chatnet) for the rest. */
 async function ensureContacts(db: Queryable, orgId: string, friends: { uid: string; name: string }[]) {

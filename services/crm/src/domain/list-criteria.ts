@@ -30,6 +30,7 @@ const FIELDS: Record<string, { column: string; kind: Kind }> = {
   assignedUserId: { column: 'c.assigned_user_id', kind: 'uuid' },
   tags: { column: 'c.tags', kind: 'tags' },
   leadScore: { column: 'c.lead_score', kind: 'number' },
+  dealValue: { column: 'c.deal_value', kind: 'number' },
   hasChatnet: { column: 'c.has_chatnet', kind: 'boolean' },
   createdAt: { column: 'c.created_at', kind: 'time' },
   lastActivity: { column: 'c.last_activity', kind: 'time' },
@@ -105,16 +106,20 @@ function checkValue(path: string, kind: Kind, op: Operator, v: unknown, phoneCou
   }
 }
 
-/** Validate raw criteria (as sent by the client); 400s name `criteria.filters[i].field|operator|value`. */
-export function validateCriteria(raw: unknown, phoneCountry: string): Criteria {
+/**
+ * Validate raw criteria (as sent by the client); 400s name `criteria.filters[i].field|operator|value`.
+ * `under` is where the criteria object sits in the request ('' when its `filters` are top-level, as in reports).
+ */
+export function validateCriteria(raw: unknown, phoneCountry: string, under = 'criteria'): Criteria {
+  const at = (p: string) => (under ? `${under}.${p}` : p);
   if (raw === undefined || raw === null) return { filters: [] };
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalid('criteria', 'must be an object {filters: [...]}');
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalid(under || 'filters', 'must be an object {filters: [...]}');
   const filtersRaw = (raw as { filters?: unknown }).filters;
   if (filtersRaw === undefined || filtersRaw === null) return { filters: [] };
-  if (!Array.isArray(filtersRaw)) throw invalid('criteria.filters', 'must be an array of {field, operator, value}');
-  if (filtersRaw.length > LIMITS.filters) throw invalid('criteria.filters', `must have at most ${LIMITS.filters} filters`);
+  if (!Array.isArray(filtersRaw)) throw invalid(at('filters'), 'must be an array of {field, operator, value}');
+  if (filtersRaw.length > LIMITS.filters) throw invalid(at('filters'), `must have at most ${LIMITS.filters} filters`);
   const filters = filtersRaw.map((f, i): Filter => {
-    const path = `criteria.filters[${i}]`;
+    const path = at(`filters[${i}]`);
     if (!f || typeof f !== 'object' || Array.isArray(f)) throw invalid(path, 'must be an object {field, operator, value}');
     const { field, operator, value } = f as { field?: unknown; operator?: unknown; value?: unknown };
     if (typeof field !== 'string' || !field.trim()) throw invalid(`${path}.field`, 'is required');

@@ -19,6 +19,7 @@ interface Contact {
   assignedUserId?: string;
   avatar: string;
   leadScore: number;
+  dealValue: number;
   hasChatnet?: boolean;
   chatnetUid?: string;
   threadTypes: string[];
@@ -81,6 +82,7 @@ function contactOut(c: Contact) {
     assignedUserId: c.assignedUserId ?? null,
     avatar: c.avatar,
     leadScore: c.leadScore,
+    dealValue: c.dealValue ?? 0,
     hasChatnet: c.hasChatnet ?? null,
     chatnetUid: c.chatnetUid ?? null,
     threadTypes: c.threadTypes,
@@ -213,6 +215,8 @@ const ContactFields = {
   statusId: clearableId('a contact status'),
   assignedUserId: clearableId('a user'),
   notes: text(10_000),
+  // Range and decimals are checked by crm (400 naming dealValue).
+  dealValue: z.number({ error: 'must be a number' }).optional(),
 };
 const NewContact = z.object({ ...ContactFields, tags: tags.optional() });
 const ContactPatch = z.object({ ...ContactFields, tags: tags.optional() });
