@@ -202,6 +202,23 @@ describe('notifications', () => {
     expect(note.resourceId).toBe(unassigned.id);
   });
 
+  it('an event carrying highValueThreshold (crm lead scoring) is judged against it; other contact updates do not reset the contact', async () => {
+    const contact = contactData({ name: 'Org Threshold', leadScore: 10, assignedUserId: agentId });
+    await bus.publish('contact.created', orgId, { contact });
+    await sleep(20);
+    // 60 is below HIGH_VALUE_LEAD_SCORE (80) but above the org's threshold carried by the event.
+    await bus.publish('contact.updated', orgId, { contact: { ...contact, leadScore: 60 }, changes: ['leadScore'], highValueThreshold: 50 });
+    const note = await eventually(async () => (await list(agent)).data.find((n: any) => n.type === 'high_value_lead' && n.resourceId === contact.id));
+    expect(note.message).toBe('Org Threshold reached a lead score of 60');
+    await sleep(20);
+    // A rename carries the score unchanged and no threshold: not judged against 80, so the contact stays high.
+    await bus.publish('contact.updated', orgId, { contact: { ...contact, name: 'Renamed', leadScore: 60 }, changes: ['name'] });
+    await sleep(20);
+    await bus.publish('contact.updated', orgId, { contact: { ...contact, leadScore: 70 }, changes: ['leadScore'], highValueThreshold: 50 });
+    await sleep(500);
+    expect((await list(agent)).data.filter((n: any) => n.type === 'high_value_lead' && n.resourceId === contact.id)).toHaveLength(1);
+  });
+
   it('events with a malformed org id are ignored, not retried forever', async () => {
     const before = (await list(owner)).pagination.total;
     await bus.publish('webhook.disabled', 'not-an-org', { webhookId: randomUUID(), url: 'https://x.test', reason: 'r' });

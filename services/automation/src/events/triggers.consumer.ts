@@ -118,16 +118,23 @@ async function webhookDisabled(event: EventEnvelope, db: PoolClient): Promise<vo
 }
 
 /**
- * A contact whose lead score reaches HIGH_VALUE_LEAD_SCORE raises one `high_value_lead` notification (to
+ * A contact whose lead score reaches the high-value threshold raises one `high_value_lead` notification (to
  * the assigned user, else to the org). Dropping below the score and crossing it again raises another.
+ * The threshold is the org's own when the event carries it (crm's lead scoring sends `highValueThreshold`
+ * with every score it announces), else HIGH_VALUE_LEAD_SCORE. A contact.updated without a threshold that
+ * does not list leadScore in its changes says nothing new about the score, so it is not judged: judging it
+ * against the env value could reset a contact crm judged high, and the next announcement would notify twice.
  */
 async function highValueLead(deps: Deps, event: EventEnvelope, db: PoolClient): Promise<void> {
-  const c = ((event.data as { contact?: Record<string, unknown> })?.contact ?? {}) as Record<string, unknown>;
+  const data = (event.data ?? {}) as { contact?: Record<string, unknown>; changes?: unknown; highValueThreshold?: unknown };
+  const c = (data.contact ?? {}) as Record<string, unknown>;
   const id = c.id;
   const score = typeof c.leadScore === 'number' ? c.leadScore : Number(c.leadScore);
   if (typeof id !== 'string' || !isUuid(id) || !Number.isFinite(score)) return;
+  const own = typeof data.highValueThreshold === 'number' && data.highValueThreshold > 0 ? data.highValueThreshold : undefined;
+  if (own === undefined && event.type === 'contact.updated' && Array.isArray(data.changes) && !data.changes.includes('leadScore')) return;
   const rounded = Math.round(score);
-  const crossed = await recordLeadScore(db, event.orgId, id, rounded, rounded >= deps.config.HIGH_VALUE_LEAD_SCORE, event.occurredAt);
+  const crossed = await recordLeadScore(db, event.orgId, id, rounded, rounded >= (own ?? deps.config.HIGH_VALUE_LEAD_SCORE), event.occurredAt);
   if (!crossed) return;
   const assigned = typeof c.assignedUserId === 'string' && isUuid(c.assignedUserId) ? c.assignedUserId : undefined;
   const name = typeof c.name === 'string' && c.name.trim() ? c.name.trim() : 'A contact';

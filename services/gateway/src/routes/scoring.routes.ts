@@ -1,0 +1,167 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { RouteDeps } from './deps';
+import type { ServiceRoutes } from './services';
+import { ctxOf } from '../http/principal';
+import { body, s } from '../http/validate';
+
+// ------------------------------------------------------------------------------------------- shapes from crm
+
+interface ScoringConfig {
+  orgId: string;
+  scoringModel: string;
+  baseScore: number;
+  maxScore: number;
+  rules: { id: string; name: string; weight: number; factor: string }[];
+  decayRate: number;
+  decayInterval: string;
+  highValueThreshold: number;
+  recomputing: boolean;
+  updatedAt: string;
+}
+
+interface ScoringRule {
+  id: string;
+  name: string;
+  condition: string;
+  value: string;
+  points: number;
+  weight: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface ContactScore {
+  contactId: string;
+  totalScore: number;
+  baseScore: number;
+  breakdown: { ruleId: string; ruleName: string; condition: string; value: string; occurrences: number; points: number; weight: number; contribution: number }[];
+  lastUpdated: string;
+}
+
+/** The spec's Scoring config plus highValueThreshold, recomputing and updatedAt (null until first written). */
+function configOut(c: ScoringConfig) {
+  return {
+    orgId: c.orgId,
+    scoringModel: c.scoringModel,
+    baseScore: c.baseScore,
+    maxScore: c.maxScore,
+    rules: c.rules,
+    decayRate: c.decayRate,
+    decayInterval: c.decayInterval,
+    highValueThreshold: c.highValueThreshold,
+    recomputing: c.recomputing,
+    updatedAt: c.updatedAt || null,
+  };
+}
+
+/** The spec's Scoring rule plus value (a tag or status the rule is narrowed to; null = any) and updatedAt. */
+function ruleOut(r: ScoringRule) {
+  return {
+    id: r.id,
+    name: r.name,
+    condition: r.condition,
+    value: r.value || null,
+    points: r.points,
+    weight: r.weight,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+function scoreOut(c: ContactScore) {
+  return {
+    contactId: c.contactId,
+    totalScore: c.totalScore,
+    baseScore: c.baseScore,
+    breakdown: c.breakdown.map((b) => ({
+      ruleId: b.ruleId,
+      ruleName: b.ruleName,
+      condition: b.condition,
+      value: b.value || null,
+      occurrences: b.occurrences,
+      points: b.points,
+      weight: b.weight,
+      contribution: b.contribution,
+    })),
+    lastUpdated: c.lastUpdated,
+  };
+}
+
+// ------------------------------------------------------------------------------------------- request schemas
+
+// Types and shapes here; ranges, cross-field rules and the condition list are crm's (400 naming the field).
+const int = () => z.number({ error: 'must be a whole number' }).int('must be a whole number');
+const num = () => z.number({ error: 'must be a number' });
+
+const ConfigPatch = z.object({
+  scoringModel: z.string({ error: 'must be a string' }).optional(),
+  baseScore: int().optional(),
+  maxScore: int().optional(),
+  decayRate: num().optional(),
+  decayInterval: z.string({ error: 'must be a string' }).optional(),
+  highValueThreshold: int().optional(),
+});
+
+/** null or "" = the rule scores any tag / any status. */
+const ruleValue = z
+  .union([z.string({ error: 'must be a string' }).max(50, 'must be at most 50 characters'), z.null()])
+  .transform((v) => v ?? '')
+  .optional();
+
+const NewRule = z.object({
+  name: s.requiredText(200),
+  condition: z.string({ error: 'is required' }),
+  value: ruleValue,
+  points: int(),
+  weight: num().optional(),
+});
+const RulePatch = z.object({
+  name: s.requiredText(200).optional(),
+  condition: z.string({ error: 'must be a string' }).optional(),
+  value: ruleValue,
+  points: int().optional(),
+  weight: num().optional(),
+});
+
+// ------------------------------------------------------------------------------------------- routes
+
+/** Lead scoring (crm.v1.ScoringService): config, rules, and a contact's score with its breakdown. */
+export function scoringRoutes({ clients }: RouteDeps): ServiceRoutes {
+  const internal = Router();
+  const scoring = () => clients.crmScoring;
+
+  internal.get('/scoring/config', async (req, res) => {
+    res.json(configOut(await scoring().GetScoringConfig<ScoringConfig>({}, ctxOf(req, res))));
+  });
+  internal.put('/scoring/config', async (req, res) => {
+    const b = body(req, ConfigPatch);
+    res.json(configOut(await scoring().UpdateScoringConfig<ScoringConfig>(b, ctxOf(req, res))));
+  });
+
+  internal.get('/scoring/rules', async (req, res) => {
+    const out = await scoring().ListScoringRules<{ data: ScoringRule[] }>({}, ctxOf(req, res));
+    res.json(out.data.map(ruleOut));
+  });
+  internal.post('/scoring/rules', async (req, res) => {
+    const b = body(req, NewRule);
+    res.status(201).json(ruleOut(await scoring().CreateScoringRule<ScoringRule>(b, ctxOf(req, res))));
+  });
+  internal.get('/scoring/rules/:id', async (req, res) => {
+    res.json(ruleOut(await scoring().GetScoringRule<ScoringRule>({ id: req.params.id }, ctxOf(req, res))));
+  });
+  internal.put('/scoring/rules/:id', async (req, res) => {
+    const b = body(req, RulePatch);
+    res.json(ruleOut(await scoring().UpdateScoringRule<ScoringRule>({ id: req.params.id, ...b }, ctxOf(req, res))));
+  });
+  internal.delete('/scoring/rules/:id', async (req, res) => {
+    await scoring().DeleteScoringRule({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+
+  internal.get('/contacts/:id/scores', async (req, res) => {
+    res.json(scoreOut(await scoring().GetContactScore<ContactScore>({ id: req.params.id }, ctxOf(req, res))));
+  });
+
+  return { internal };
+}
