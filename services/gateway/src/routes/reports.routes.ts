@@ -1,0 +1,86 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { RouteDeps } from './deps';
+import type { ServiceRoutes } from './services';
+import { ctxOf } from '../http/principal';
+import { body, pageParams } from '../http/validate';
+
+interface Report {
+  id: string;
+  name: string;
+  status: string;
+  createdAt: string;
+  completedAt?: string;
+  error?: string;
+  rowCount?: number;
+  metrics: string[];
+  dimensions: string[];
+  dateFrom: string;
+  dateTo: string;
+  filtersJson: string;
+  createdBy?: string;
+}
+
+/** The download is a gateway path (bearer auth like every internal route), never a bare storage URL. */
+const downloadUrl = (id: string) => `/api/v1/analytics/custom/${id}/download`;
+
+function reportOut(r: Report) {
+  return {
+    id: r.id,
+    name: r.name,
+    status: r.status,
+    createdAt: r.createdAt,
+    downloadUrl: downloadUrl(r.id),
+    completedAt: r.completedAt ?? null,
+    error: r.error ?? null,
+    rowCount: r.rowCount ?? null,
+    metrics: r.metrics,
+    dimensions: r.dimensions,
+    dateFrom: r.dateFrom,
+    dateTo: r.dateTo,
+    filters: JSON.parse(r.filtersJson || '[]') as unknown,
+    createdBy: r.createdBy ?? null,
+  };
+}
+
+// Shapes only; crm owns the rules (metric and dimension names, filter fields and operators, date range).
+const names = (what: string) => z.array(z.string({ error: `must be an array of ${what} names` }), { error: `must be an array of ${what} names` }).max(20, 'must have at most 20 entries');
+const NewReport = z.object({
+  name: z.string({ error: 'is required' }),
+  metrics: names('metric'),
+  dimensions: names('dimension').optional(),
+  dateFrom: z.string({ error: 'is required' }),
+  dateTo: z.string({ error: 'is required' }),
+  filters: z.array(z.unknown(), { error: 'must be an array of {field, operator, value}' }).optional(),
+});
+
+/** Custom reports (crm's ReportsService): create, list, status, CSV download. */
+export function reportsRoutes({ clients }: RouteDeps): ServiceRoutes {
+  const r = Router();
+  const reports = () => clients.crmReports;
+
+  r.post('/analytics/custom', async (req, res) => {
+    const { filters, ...b } = body(req, NewReport);
+    const report = await reports().CreateReport<Report>({ ...b, dimensions: b.dimensions ?? [], filtersJson: JSON.stringify(filters ?? []) }, ctxOf(req, res));
+    res.status(201).json(reportOut(report));
+  });
+  r.get('/analytics/custom', async (req, res) => {
+    const out = await reports().ListReports<{ data: Report[]; pagination: unknown }>(pageParams(req, 20), ctxOf(req, res));
+    res.json({ data: out.data.map(reportOut), pagination: out.pagination });
+  });
+  r.get('/analytics/custom/:id', async (req, res) => {
+    res.json(reportOut(await reports().GetReport<Report>({ id: req.params.id }, ctxOf(req, res))));
+  });
+  r.get('/analytics/custom/:id/download', async (req, res) => {
+    const file = await reports().DownloadReport<{ filename: string; csv: Buffer }>({ id: req.params.id }, ctxOf(req, res));
+    res
+      .status(200)
+      .type('text/csv; charset=utf-8')
+      // crm makes the name ASCII letters, digits and dashes, so it needs no quoting rules beyond these quotes.
+      .set('Content-Disposition', `attachment; filename="${file.filename}"`)
+      .set('Cache-Control', 'private, no-store')
+      .send(file.csv);
+  });
+
+  return { internal: r };
+}
