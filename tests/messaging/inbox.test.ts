@@ -92,6 +92,7 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
         sentAt,
         status: 'sent',
         sentByUserId: null,
+        seenAt: null,
         source: 'chatnet',
         attachments: [],
       },

@@ -90,10 +90,10 @@ describe('read receipts: chatnet.seen → messages seen → message.seen', () =>
     expect(byId(list, r1.id)).toEqual(expect.objectContaining({ status: 'seen', seenAt, isRead: true, isFromChatnet: false }));
     expect(byId(list, r2.id)).toEqual(expect.objectContaining({ status: 'seen', seenAt }));
     expect(byId(list, r3.id).status).toBe('sent');
-    expect(byId(list, r3.id).seenAt).toBeUndefined();
+    expect(byId(list, r3.id).seenAt).toBeNull();
     const inbound = list.find((m) => m.isFromChatnet);
     expect(inbound.status).toBe('sent');
-    expect(inbound.seenAt).toBeUndefined();
+    expect(inbound.seenAt).toBeNull();
   });
 
   it('applies once: the same event redelivered, the same receipt again and an older receipt change nothing', async () => {
