@@ -26,8 +26,9 @@ export async function profile(deps: Deps, ctx: CallContext) {
   return users.toUser(row);
 }
 
+/** Like get(): any caller inside the organization, including a service acting for it without a user. */
 export async function list(deps: Deps, ctx: CallContext, req: users.UserFilter) {
-  const { orgId } = requireUser(ctx);
+  const orgId = requireOrg(ctx);
   if (req.status && !STATUSES.includes(req.status)) throw new AppError('invalid_argument', 'status: must be active or inactive', { details: [{ field: 'status', message: 'must be active or inactive' }] });
   if (req.role) requireRole(req.role);
   return users.listUsers(deps.pool, orgId, req);

@@ -1,0 +1,38 @@
+import { AppError, CallContext, createServiceClient, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+
+const PAGE = 500;
+
+export interface TeamMember {
+  id: string;
+  fullName: string;
+  status: string;
+}
+
+/** The organization's users, from identity's ListUsers (the users live there, not in crm). */
+export interface TeamDirectory {
+  members(ctx: CallContext, department?: string): Promise<TeamMember[]>;
+  close(): void;
+}
+
+export function identityTeamDirectory(addr: string, deadlineMs: number): TeamDirectory {
+  let client: ServiceClient | undefined;
+  const get = () =>
+    (client ??= createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), addr, deadlineMs));
+  return {
+    async members(ctx, department) {
+      // Only the organization matters to identity's ListUsers; API-key callers have no user id.
+      const meta = { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId };
+      const out: TeamMember[] = [];
+      try {
+        for (let page = 1; ; page++) {
+          const res = await get().ListUsers<{ data: TeamMember[]; pagination: { pages: number } }>({ page, limit: PAGE, department: department || undefined }, meta);
+          out.push(...res.data.map((u) => ({ id: u.id, fullName: u.fullName, status: u.status })));
+          if (page >= res.pagination.pages) return out;
+        }
+      } catch {
+        throw new AppError('unavailable', 'Cannot list the team now: the identity service is unavailable');
+      }
+    },
+    close: () => client?.close(),
+  };
+}
