@@ -1,0 +1,106 @@
+import type { Queryable } from '@crm/db';
+
+/** SQL of the contact side of the read model (analytics_contacts, _assignments, _funnel_days). */
+
+/** The stages a contact ever held; the key of analytics_funnel_days besides the day. */
+export interface Reached {
+  lead: boolean;
+  customer: boolean;
+  /** Custom status ids, sorted. */
+  statusIds: string[];
+}
+
+export interface AnalyticsContact {
+  createdAt: Date;
+  snapshotAt: Date;
+  assignedUserId: string | null;
+  dealValue: number;
+  reached: Reached;
+  convertedAt: Date | null;
+  convertedBy: string | null;
+  deleted: boolean;
+}
+
+export async function lockContact(db: Queryable, orgId: string, contactId: string): Promise<AnalyticsContact | undefined> {
+  const { rows } = await db.query({
+    name: 'analytics_contact_lock',
+    text: `SELECT created_at, snapshot_at, assigned_user_id, deal_value, reached_lead, reached_customer, reached_status_ids,
+                  converted_at, converted_by, deleted
+           FROM analytics_contacts WHERE org_id = $1 AND contact_id = $2 FOR UPDATE`,
+    values: [orgId, contactId],
+  });
+  const r = rows[0];
+  if (!r) return undefined;
+  return {
+    createdAt: r.created_at,
+    snapshotAt: r.snapshot_at,
+    assignedUserId: r.assigned_user_id,
+    dealValue: r.deal_value,
+    reached: { lead: r.reached_lead, customer: r.reached_customer, statusIds: r.reached_status_ids },
+    convertedAt: r.converted_at,
+    convertedBy: r.converted_by,
+    deleted: r.deleted,
+  };
+}
+
+/** False when a concurrent transaction inserted the contact first (lock and read it instead). */
+export async function insertContact(db: Queryable, orgId: string, contactId: string, c: AnalyticsContact): Promise<boolean> {
+  const res = await db.query({
+    name: 'analytics_contact_insert',
+    text: `INSERT INTO analytics_contacts (org_id, contact_id, created_at, snapshot_at, assigned_user_id, deal_value, reached_lead,
+                                           reached_customer, reached_status_ids, converted_at, converted_by, deleted)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (org_id, contact_id) DO NOTHING`,
+    values: [orgId, contactId, c.createdAt, c.snapshotAt, c.assignedUserId, c.dealValue, c.reached.lead, c.reached.customer, c.reached.statusIds, c.convertedAt, c.convertedBy, c.deleted],
+  });
+  return (res.rowCount ?? 0) > 0;
+}
+
+export async function updateContact(db: Queryable, orgId: string, contactId: string, c: AnalyticsContact) {
+  await db.query({
+    name: 'analytics_contact_update',
+    text: `UPDATE analytics_contacts SET snapshot_at = $3, assigned_user_id = $4, deal_value = $5, reached_lead = $6, reached_customer = $7,
+                                         reached_status_ids = $8, converted_at = $9, converted_by = $10, deleted = $11
+           WHERE org_id = $1 AND contact_id = $2`,
+    values: [orgId, contactId, c.snapshotAt, c.assignedUserId, c.dealValue, c.reached.lead, c.reached.customer, c.reached.statusIds, c.convertedAt, c.convertedBy, c.deleted],
+  });
+}
+
+export interface Assignment {
+  userId: string;
+  at: Date;
+  credited: boolean;
+}
+
+/** The contact's first assignment to each user. */
+export async function assignmentsOf(db: Queryable, orgId: string, contactId: string): Promise<Assignment[]> {
+  const { rows } = await db.query({
+    name: 'analytics_assignments_of',
+    text: 'SELECT user_id, at, credited FROM analytics_assignments WHERE org_id = $1 AND contact_id = $2 ORDER BY user_id',
+    values: [orgId, contactId],
+  });
+  return rows.map((r) => ({ userId: r.user_id, at: r.at, credited: r.credited }));
+}
+
+/** Insert the contact's first assignment to the user, or move it earlier. */
+export async function saveAssignment(db: Queryable, orgId: string, contactId: string, a: Assignment) {
+  await db.query({
+    name: 'analytics_assignment_save',
+    text: `INSERT INTO analytics_assignments (org_id, contact_id, user_id, at, credited) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (org_id, contact_id, user_id) DO UPDATE SET at = EXCLUDED.at, credited = EXCLUDED.credited`,
+    values: [orgId, contactId, a.userId, a.at, a.credited],
+  });
+}
+
+export async function deleteAssignments(db: Queryable, orgId: string, contactId: string) {
+  await db.query({ name: 'analytics_assignments_delete', text: 'DELETE FROM analytics_assignments WHERE org_id = $1 AND contact_id = $2', values: [orgId, contactId] });
+}
+
+/** +1 / −1 on the contact's (creation day, stages) row. */
+export async function addToFunnel(db: Queryable, orgId: string, day: string, reached: Reached, n: number) {
+  await db.query({
+    name: 'analytics_funnel_add',
+    text: `INSERT INTO analytics_funnel_days AS f (org_id, day, reached_lead, reached_customer, reached_status_ids, n) VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (org_id, day, reached_lead, reached_customer, reached_status_ids) DO UPDATE SET n = f.n + EXCLUDED.n`,
+    values: [orgId, day, reached.lead, reached.customer, reached.statusIds, n],
+  });
+}

@@ -1,0 +1,163 @@
+import type { Queryable } from '@crm/db';
+import type { ConversationState, Duration, Item, ItemKind } from './turns';
+import type { Unit } from './user-stats';
+
+/** SQL of the conversation side of the read model (analytics_conversations, _items, _durations, aggregates). */
+
+export interface ConversationRow {
+  last: Pick<Item, 'at' | 'kind' | 'id'>;
+  state: ConversationState;
+}
+
+const ms = (d: Date | null) => (d ? d.getTime() : null);
+const date = (v: number | null) => (v === null ? null : new Date(v));
+
+/** Stores the item; false when it is already stored (the same message reported twice). */
+export async function insertItem(db: Queryable, orgId: string, conversationId: string, item: Item): Promise<boolean> {
+  const res = await db.query({
+    name: 'analytics_item_insert',
+    text: `INSERT INTO analytics_items (org_id, item_id, conversation_id, at, kind, user_id) VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (org_id, item_id) DO NOTHING`,
+    values: [orgId, item.id, conversationId, new Date(item.at), item.kind, item.userId],
+  });
+  return (res.rowCount ?? 0) > 0;
+}
+
+/** The conversation's state, locked until the transaction ends; undefined for a conversation not seen yet. */
+export async function lockConversation(db: Queryable, orgId: string, conversationId: string): Promise<ConversationRow | undefined> {
+  const { rows } = await db.query<{
+    last_at: Date;
+    last_kind: ItemKind;
+    last_item: string;
+    episode_start: Date | null;
+    turn_start: Date | null;
+    episode_replied: boolean;
+  }>({
+    name: 'analytics_conversation_lock',
+    text: `SELECT last_at, last_kind, last_item, episode_start, turn_start, episode_replied FROM analytics_conversations
+           WHERE org_id = $1 AND conversation_id = $2 FOR UPDATE`,
+    values: [orgId, conversationId],
+  });
+  const r = rows[0];
+  if (!r) return undefined;
+  return {
+    last: { at: r.last_at.getTime(), kind: r.last_kind, id: r.last_item },
+    state: { episodeStart: ms(r.episode_start), turnStart: ms(r.turn_start), episodeReplied: r.episode_replied },
+  };
+}
+
+/**
+ * First item of a conversation: creates its row. False when a concurrent transaction created it first (this
+ * one then waited for it and must lock and read it instead).
+ */
+export async function createConversation(db: Queryable, orgId: string, conversationId: string, last: Item, state: ConversationState): Promise<boolean> {
+  const res = await db.query({
+    name: 'analytics_conversation_insert',
+    text: `INSERT INTO analytics_conversations (org_id, conversation_id, last_at, last_kind, last_item, episode_start, turn_start, episode_replied)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (org_id, conversation_id) DO NOTHING`,
+    values: [orgId, conversationId, new Date(last.at), last.kind, last.id, date(state.episodeStart), date(state.turnStart), state.episodeReplied],
+  });
+  return (res.rowCount ?? 0) > 0;
+}
+
+export async function saveConversation(db: Queryable, orgId: string, conversationId: string, last: Pick<Item, 'at' | 'kind' | 'id'>, state: ConversationState) {
+  await db.query({
+    name: 'analytics_conversation_update',
+    text: `UPDATE analytics_conversations SET last_at = $3, last_kind = $4, last_item = $5, episode_start = $6, turn_start = $7, episode_replied = $8
+           WHERE org_id = $1 AND conversation_id = $2`,
+    values: [orgId, conversationId, new Date(last.at), last.kind, last.id, date(state.episodeStart), date(state.turnStart), state.episodeReplied],
+  });
+}
+
+/** Every item of the conversation, in replay order (see compareItems). */
+export async function conversationItems(db: Queryable, orgId: string, conversationId: string): Promise<Item[]> {
+  const { rows } = await db.query<{ item_id: string; at: Date; kind: ItemKind; user_id: string | null }>({
+    name: 'analytics_conversation_items',
+    text: `SELECT item_id, at, kind, user_id FROM analytics_items WHERE org_id = $1 AND conversation_id = $2
+           ORDER BY at, kind, item_id`,
+    values: [orgId, conversationId],
+  });
+  return rows.map((r) => ({ id: r.item_id, at: r.at.getTime(), kind: r.kind, userId: r.user_id }));
+}
+
+export interface StoredDuration extends Duration {
+  ms: number;
+  bucket: number;
+}
+
+const KIND_CODE = { response: 1, resolution: 2 } as const;
+
+function toDuration(r: { kind: number; first: boolean; started_at: Date; ended_at: Date; ms: number; bucket: number; user_id: string | null }): StoredDuration {
+  return {
+    kind: r.kind === 1 ? 'response' : 'resolution',
+    first: r.first,
+    startedAt: r.started_at.getTime(),
+    endedAt: r.ended_at.getTime(),
+    ms: r.ms,
+    bucket: r.bucket,
+    userId: r.user_id,
+  };
+}
+
+/** Removes the conversation's durations (before a replay) and returns them, so the aggregates can be taken back. */
+export async function deleteDurations(db: Queryable, orgId: string, conversationId: string): Promise<StoredDuration[]> {
+  const { rows } = await db.query({
+    name: 'analytics_durations_delete',
+    text: `DELETE FROM analytics_durations WHERE org_id = $1 AND conversation_id = $2
+           RETURNING kind, first, started_at, ended_at, ms, bucket, user_id`,
+    values: [orgId, conversationId],
+  });
+  return rows.map(toDuration);
+}
+
+export async function insertDurations(db: Queryable, orgId: string, conversationId: string, ds: StoredDuration[]) {
+  if (ds.length === 0) return;
+  await db.query({
+    name: 'analytics_durations_insert',
+    text: `INSERT INTO analytics_durations (org_id, conversation_id, kind, first, started_at, ended_at, ms, bucket, user_id)
+           SELECT $1, $2, * FROM unnest($3::smallint[], $4::boolean[], $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::smallint[], $9::uuid[])`,
+    values: [
+      orgId,
+      conversationId,
+      ds.map((d) => KIND_CODE[d.kind]),
+      ds.map((d) => d.first),
+      ds.map((d) => new Date(d.startedAt)),
+      ds.map((d) => new Date(d.endedAt)),
+      ds.map((d) => d.ms),
+      ds.map((d) => d.bucket),
+      ds.map((d) => d.userId),
+    ],
+  });
+}
+
+export interface HistogramDelta {
+  unit: Unit;
+  start: string;
+  series: number;
+  bucket: number;
+  n: number;
+  sumMs: number;
+}
+
+/**
+ * Rows are changed in key order (the caller sorts), so two transactions touching the same rows lock them in
+ * the same order and cannot deadlock.
+ */
+export async function addToHistogram(db: Queryable, orgId: string, deltas: HistogramDelta[]) {
+  if (deltas.length === 0) return;
+  await db.query({
+    name: 'analytics_histogram_add',
+    text: `INSERT INTO analytics_histogram AS h (org_id, unit, start, series, bucket, n, sum_ms)
+           SELECT $1, * FROM unnest($2::"char"[], $3::date[], $4::smallint[], $5::smallint[], $6::integer[], $7::bigint[])
+           ON CONFLICT (org_id, unit, start, series, bucket) DO UPDATE SET n = h.n + EXCLUDED.n, sum_ms = h.sum_ms + EXCLUDED.sum_ms`,
+    values: [
+      orgId,
+      deltas.map((d) => d.unit),
+      deltas.map((d) => d.start),
+      deltas.map((d) => d.series),
+      deltas.map((d) => d.bucket),
+      deltas.map((d) => d.n),
+      deltas.map((d) => d.sumMs),
+    ],
+  });
+}

@@ -1,0 +1,167 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { RouteDeps } from './deps';
+import type { ServiceRoutes } from './services';
+import { badRequest } from '../http/errors';
+import { ctxOf } from '../http/principal';
+import { query, s } from '../http/validate';
+
+// ------------------------------------------------------------------------------------------- shapes from crm
+
+interface Period {
+  from: string;
+  to: string;
+}
+
+interface Stage {
+  name: string;
+  count: number;
+  percentage?: number;
+  statusId?: string;
+}
+
+interface FunnelSlice {
+  period: Period;
+  stages: Stage[];
+  conversionRate?: number;
+}
+
+interface Funnel extends FunnelSlice {
+  series: FunnelSlice[];
+}
+
+interface TeamMember {
+  userId: string;
+  name: string;
+  contactsAssigned: number;
+  messagesReplied: number;
+  averageResponseTime?: number;
+  conversionRate?: number;
+  revenueGenerated: number;
+}
+
+interface TeamPerformance {
+  period: Period;
+  team: TeamMember[];
+  teamTotal: { contactsAssigned: number; messagesReplied: number; conversionRate?: number; revenueGenerated: number };
+}
+
+interface ResponseTimeStats {
+  period: Period;
+  averageFirstResponseTime?: number;
+  averageResolutionTime?: number;
+  medianResponseTime?: number;
+  percentile95?: number;
+  percentile99?: number;
+  onTimeRate?: number;
+  slaMinutes: number;
+  responses: number;
+  firstResponses: number;
+  resolutions: number;
+}
+
+/** Statistics of nothing (no responses, no contacts) are unset over gRPC and null here, never a made-up 0. */
+const orNull = (v: number | undefined) => v ?? null;
+
+function funnelOut(f: Funnel, groupBy: string | undefined) {
+  const names = f.stages.map((st) => st.name);
+  return {
+    period: f.period,
+    stages: f.stages.map((st) => ({ name: st.name, count: st.count, percentage: orNull(st.percentage), statusId: st.statusId ?? null })),
+    conversionRate: orNull(f.conversionRate),
+    // Each slice's stages are the funnel's, in order: crm sends only their numbers.
+    ...(groupBy
+      ? {
+          groupBy,
+          series: f.series.map((sl) => ({
+            period: sl.period,
+            stages: sl.stages.map((st, i) => ({ name: names[i], count: st.count, percentage: orNull(st.percentage) })),
+            conversionRate: orNull(sl.conversionRate),
+          })),
+        }
+      : {}),
+  };
+}
+
+// ------------------------------------------------------------------------------------------- request schemas
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const isRealDate = (v: string) => DATE.test(v) && new Date(`${v}T00:00:00.000Z`).toISOString().slice(0, 10) === v;
+
+/**
+ * dateFrom/dateTo as the rest of the API reads them: a date (YYYY-MM-DD) covers its whole UTC day, a timestamp
+ * is exact and inclusive. crm gets the half-open range [dateFrom, dateTo); absent ends are its defaults.
+ */
+function range(from: string | undefined, to: string | undefined) {
+  const parse = (v: string, field: string, end: boolean) => {
+    if (isRealDate(v)) {
+      const d = new Date(`${v}T00:00:00.000Z`);
+      if (end) d.setUTCDate(d.getUTCDate() + 1);
+      return d;
+    }
+    const t = Date.parse(v);
+    if (DATE.test(v) || Number.isNaN(t)) throw badRequest([{ field, message: 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp' }]);
+    return new Date(end ? t + 1 : t);
+  };
+  const f = from ? parse(from, 'dateFrom', false) : undefined;
+  const t = to ? parse(to, 'dateTo', true) : undefined;
+  if (f && t && t <= f) throw badRequest([{ field: 'dateTo', message: 'must not be before dateFrom' }]);
+  return { dateFrom: f?.toISOString() ?? '', dateTo: t?.toISOString() ?? '' };
+}
+
+const Dates = { dateFrom: z.string().max(40).optional(), dateTo: z.string().max(40).optional() };
+const FunnelQuery = z.object({ ...Dates, groupBy: s.optionalQueryEnum(['day', 'week', 'month'] as const) });
+const TeamQuery = z.object({ ...Dates, departmentId: z.string().trim().max(200, 'must be at most 200 characters').optional() });
+const ResponseTimeQuery = z.object({
+  ...Dates,
+  slaMinutes: z
+    .string()
+    .regex(/^\d{1,5}(\.\d{1,3})?$/, 'must be a number of minutes')
+    .transform(Number)
+    .refine((v) => v > 0 && v <= 10_080, 'must be above 0 and at most 10080 (a week)')
+    .optional(),
+});
+
+// ------------------------------------------------------------------------------------------- routes
+
+/** Analytics (crm's read model): funnel, team performance, response times. Needs analytics:view (team_lead+). */
+export function analyticsRoutes({ clients }: RouteDeps): ServiceRoutes {
+  const internal = Router();
+  const analytics = () => clients.crmAnalytics;
+
+  internal.get('/analytics/conversion-funnel', async (req, res) => {
+    const q = query(req, FunnelQuery);
+    const f = await analytics().ConversionFunnel<Funnel>({ ...range(q.dateFrom, q.dateTo), groupBy: q.groupBy ?? '' }, ctxOf(req, res));
+    res.json(funnelOut(f, q.groupBy));
+  });
+
+  internal.get('/analytics/team-performance', async (req, res) => {
+    const q = query(req, TeamQuery);
+    const t = await analytics().TeamPerformance<TeamPerformance>({ ...range(q.dateFrom, q.dateTo), departmentId: q.departmentId ?? '' }, ctxOf(req, res));
+    res.json({
+      period: t.period,
+      team: t.team.map((m) => ({ ...m, averageResponseTime: orNull(m.averageResponseTime), conversionRate: orNull(m.conversionRate) })),
+      teamTotal: { ...t.teamTotal, conversionRate: orNull(t.teamTotal.conversionRate) },
+    });
+  });
+
+  internal.get('/analytics/response-time', async (req, res) => {
+    const q = query(req, ResponseTimeQuery);
+    const r = await analytics().ResponseTime<ResponseTimeStats>({ ...range(q.dateFrom, q.dateTo), slaMinutes: q.slaMinutes ?? 0 }, ctxOf(req, res));
+    res.json({
+      period: r.period,
+      averageFirstResponseTime: orNull(r.averageFirstResponseTime),
+      averageResolutionTime: orNull(r.averageResolutionTime),
+      medianResponseTime: orNull(r.medianResponseTime),
+      percentile95: orNull(r.percentile95),
+      percentile99: orNull(r.percentile99),
+      onTimeRate: orNull(r.onTimeRate),
+      slaMinutes: r.slaMinutes,
+      responses: r.responses,
+      firstResponses: r.firstResponses,
+      resolutions: r.resolutions,
+    });
+  });
+
+  return { internal };
+}
