@@ -12,6 +12,10 @@ import { messageActivityHandler } from './events/message-activity.consumer';
 import { compactContactCounts } from './db/contacts.repo';
 import { TotalCache } from './db/total-cache';
 import { crmHandlers } from './grpc/crm.handler';
+import { integrationsFeature } from './integrations';
+import { reportsFeature } from './reports/reports.feature';
+import { scoringFeature } from './scoring';
+import { analyticsFeature } from './analytics';
 
 export { loadConfig } from './config';
 
@@ -66,11 +70,16 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
 
   const server = new GrpcServer(log);
   server.add(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), crmHandlers(deps));
+  // Each feature adds its gRPC service now and owns its consumers and workers; started after the core
+  // consumers, stopped before the relay so whatever they enqueue on the way out is still published.
+  const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoringFeature(deps, server), analyticsFeature(deps, server)];
   try {
     await relay.start();
     for (const c of consumers) await c.start();
+    for (const f of features) await f.start();
   } catch (err) {
     await Promise.all(consumers.map((c) => c.stop().catch(() => undefined)));
+    for (const f of features) await f.stop().catch(() => undefined);
     await relay.stop().catch(() => undefined);
     await pool.end();
     throw err;
@@ -92,6 +101,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
       await server.stop();
       await compacting;
       for (const c of consumers) await c.stop();
+      for (const f of features) await f.stop();
       await relay.stop();
       deps.users.close();
       deps.conversations.close();

@@ -30,6 +30,44 @@ const Env = z.object({
   LIST_TOTAL_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   /** Totals below this are always counted exactly. */
   LIST_TOTAL_CACHE_MIN: z.coerce.number().int().min(1).default(1000),
+  /** Lead scoring: how often each decaying org's scores are brought up to date (ms). */
+  SCORING_SWEEP_MS: z.coerce.number().int().min(1000).default(600_000),
+  /** Lead scoring: how often the worker looks for orgs to recompute (changes made through other replicas) or sweep (ms). */
+  SCORING_TICK_MS: z.coerce.number().int().min(100).default(5000),
+  /** Lead scoring: contacts per transaction in recomputes and sweeps. */
+  SCORING_BATCH_SIZE: z.coerce.number().int().min(10).max(10_000).default(1000),
+  /** Generate custom reports in this instance (off: reports stay generating until an instance with it on runs). */
+  REPORTS_WORKER: fields.bool(true),
+  /** Most rows a report's CSV may have; a larger result fails the report, naming the limit. */
+  REPORT_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(100_000),
+  /** Reports generated at once by this instance. */
+  REPORT_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+  /** How often the worker looks for reports besides NOTIFY wake-ups (ms). */
+  REPORT_POLL_MS: z.coerce.number().int().min(100).default(5000),
+  /** A claimed report's lease (ms): another instance takes it over after this if its worker died. The report's query may run for half of it. */
+  REPORT_LEASE_MS: z.coerce.number().int().min(2000).default(120_000),
+  /** 32-byte key (base64 or hex) for social-network page tokens at rest; ENCRYPTION_KEYS_OLD ("1:key,2:key") decrypts older versions. */
+  ENCRYPTION_KEY: z.string({ error: 'is required' }).min(32, 'must be a 32-byte key (base64 or 64 hex characters)'),
+  ENCRYPTION_KEYS_OLD: z.string().default(''),
+  /** Which social network integrations talk to: the built-in simulated one (pages, forms, leads in this database) or a Graph-API-style HTTPS network. */
+  SOCIALNET_DRIVER: z.enum(['sandbox', 'graph']).default('sandbox'),
+  /** Base URL of the graph network's API, e.g. https://graph.example.com/v19.0; required with SOCIALNET_DRIVER=graph. */
+  SOCIALNET_GRAPH_URL: z.string().url().optional(),
+  /** Per request to the graph network (ms); past it the network counts as unavailable and a sync retries later. */
+  SOCIALNET_HTTP_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** Leads fetched per page of a lead sync, each page imported in one transaction (the unit a restart resumes from). */
+  SOCIALNET_PAGE_SIZE: z.coerce.number().int().min(1).max(500).default(100),
+  /** Lead syncs one instance works on at once. */
+  SOCIALNET_SYNC_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+  /** How often the sync worker looks for due retries and lapsed claims besides NOTIFY wake-ups (ms). */
+  SOCIALNET_POLL_MS: z.coerce.number().int().min(100).default(5000),
+  /** A claimed sync's lease (ms): another instance resumes it after this if its worker died mid-sync. */
+  SOCIALNET_LEASE_MS: z.coerce.number().int().min(2000).default(60_000),
+  /** First wait after a failed attempt (network unavailable, rate limited); doubles per attempt up to the max (ms). */
+  SOCIALNET_RETRY_BASE_MS: z.coerce.number().int().min(10).default(2000),
+  SOCIALNET_RETRY_MAX_MS: z.coerce.number().int().min(10).default(300_000),
+  /** Consecutive failed attempts after which a sync fails. */
+  SOCIALNET_SYNC_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(10),
   LOG_LEVEL: fields.logLevel(),
   /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),

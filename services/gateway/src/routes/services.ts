@@ -1,10 +1,14 @@
 import type { Router } from 'express';
 import type { RouteDeps } from './deps';
 import { aiRoutes } from './ai.routes';
+import { analyticsRoutes } from './analytics.routes';
 import { automationRoutes } from './automation.routes';
 import { chatRoutes } from './chat.routes';
 import { chatnetAccountRoutes } from './chatnet-accounts.routes';
 import { crmRoutes } from './crm.routes';
+import { integrationsRoutes } from './integrations.routes';
+import { reportsRoutes } from './reports.routes';
+import { scoringRoutes } from './scoring.routes';
 import { webhooksRoutes } from './webhooks.routes';
 
 /**
@@ -19,5 +23,5 @@ export interface ServiceRoutes {
 }
 
 export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
-  return [crmRoutes(deps), chatRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), webhooksRoutes(deps), aiRoutes(deps)];
+  return [crmRoutes(deps), chatRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps)];
 }
