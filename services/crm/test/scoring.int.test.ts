@@ -4,7 +4,7 @@ import { createPool, migrate, Pool, withTransaction } from '@crm/db';
 import { installEventTables, type EventEnvelope } from '@crm/events';
 import { createLogger } from '@crm/logger';
 import { createTestDatabase, TestDatabase } from '@crm/testing';
-import { recomputeOrg, sweepOrg } from '../src/scoring/engine';
+import { recomputeOrg, rescore, sweepOrg } from '../src/scoring/engine';
 import { DEFAULT_CONFIG, ScoringConfig } from '../src/scoring/model';
 import { scoringEventHandler } from '../src/scoring/scoring.consumer';
 import * as repo from '../src/scoring/scoring.repo';
@@ -131,5 +131,30 @@ describe('lead scoring engine', () => {
     // 2501 scores moved by a tenth of the scale or more, one crossed the threshold: one event, not 2501.
     const events = (await pool.query(`SELECT data FROM outbox WHERE org_id = $1 AND type = 'contact.updated'`, [orgId])).rows;
     expect(events.map((e) => [e.data.contact.id, e.data.contact.leadScore])).toEqual([[chatty, 45]]);
+  });
+
+  it('scoring a contact and deleting it at the same moment wait for each other instead of deadlocking', async () => {
+    const { orgId, config } = await newOrg({ decayRate: 0 }, [{ condition: 'message_received', points: 10 }]);
+    const id = await newContact(orgId);
+    await received(orgId, id);
+    const scorer = await pool.connect();
+    const deleter = await pool.connect();
+    try {
+      await scorer.query('BEGIN');
+      // The consumer's first step for an event of this contact...
+      expect(await repo.lockState(scorer, orgId, id)).toBeDefined();
+      await deleter.query('BEGIN');
+      const deleting = deleter.query('DELETE FROM contacts WHERE id = $1', [id]).then(() => deleter.query('COMMIT'));
+      await new Promise((r) => setTimeout(r, 300));
+      // ...and its last, writing the score onto the contact row: with the locks taken in the other order, one of
+      // the two transactions is aborted as a deadlock (a DELETE /contacts/:id answering 500).
+      await rescore(scorer, orgId, [id], { ...config, baseScore: 5 });
+      await scorer.query('COMMIT');
+      await deleting;
+    } finally {
+      scorer.release();
+      deleter.release();
+    }
+    expect((await pool.query('SELECT 1 FROM contacts WHERE id = $1', [id])).rowCount).toBe(0);
   });
 });

@@ -151,11 +151,26 @@ export interface StateRow {
 }
 
 /**
+ * The contact rows first, always: deleting a contact locks its row and then, by cascade, its state and facts;
+ * scoring that locked the state row first and the contact row second (to write lead_score) would deadlock
+ * with it. Everything here takes the contact rows first, in id order, so it waits instead.
+ */
+async function lockContacts(db: Queryable, orgId: string, contactIds: string[], skipLocked = false): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>({
+    name: skipLocked ? 'crm_scoring_contacts_lock_skip' : 'crm_scoring_contacts_lock',
+    text: `SELECT id FROM contacts WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR NO KEY UPDATE${skipLocked ? ' SKIP LOCKED' : ''}`,
+    values: [orgId, contactIds],
+  });
+  return rows.map((r) => r.id);
+}
+
+/**
  * Make sure the contact has a state row, created from the contact (what subscribers last saw is its current
  * leadScore), and lock it: one contact's events are scored one at a time. undefined when the contact is not
  * the org's (deleted, or never was).
  */
 export async function lockState(db: Queryable, orgId: string, contactId: string): Promise<StateRow | undefined> {
+  if ((await lockContacts(db, orgId, [contactId])).length === 0) return undefined;
   await ensureStates(db, orgId, [contactId]);
   const { rows } = await db.query<StateRow>({
     name: 'crm_scoring_state_lock',
@@ -177,6 +192,7 @@ export async function ensureStates(db: Queryable, orgId: string, contactIds: str
 
 /** Lock a batch's state rows in id order (the order every batch uses, so batches never deadlock each other). */
 export async function lockStates(db: Queryable, orgId: string, contactIds: string[]): Promise<string[]> {
+  contactIds = await lockContacts(db, orgId, contactIds);
   const { rows } = await db.query<{ contact_id: string }>({
     name: 'crm_scoring_states_lock',
     text: 'SELECT contact_id FROM contact_score_state WHERE org_id = $1 AND contact_id = ANY($2::uuid[]) ORDER BY contact_id FOR UPDATE',
@@ -291,6 +307,7 @@ export async function decayPage(db: Queryable, orgId: string, after: string | nu
 
 /** Lock these state rows, skipping those an event is scoring right now (it writes a fresh score anyway). */
 export async function lockStatesSkipLocked(db: Queryable, orgId: string, contactIds: string[]): Promise<string[]> {
+  contactIds = await lockContacts(db, orgId, contactIds, true);
   const { rows } = await db.query<{ contact_id: string }>({
     name: 'crm_scoring_states_lock_skip',
     text: 'SELECT contact_id FROM contact_score_state WHERE org_id = $1 AND contact_id = ANY($2::uuid[]) ORDER BY contact_id FOR UPDATE SKIP LOCKED',
