@@ -31,9 +31,26 @@ function windowKey(prefix: string, subject: string): { key: string; resetIn: num
   return { key: `${prefix}rl:${subject}:${minute}`, resetIn: (minute + 1) * 60 - now };
 }
 
+/**
+ * The bearer check's Redis work as one script (one command and one reply instead of MULTI, MGET, INCR, EXPIRE
+ * and EXEC): the jti deny-list entry, the user's valid-after time, and the rate-limit counter incremented,
+ * with the window's expiry set when the counter is new.
+ */
+const BEARER_CHECK = `
+local revoked = redis.call('GET', KEYS[1])
+local validAfter = redis.call('GET', KEYS[2])
+local count = redis.call('INCR', KEYS[3])
+if count == 1 then redis.call('EXPIRE', KEYS[3], 61) end
+return {revoked or false, validAfter or false, count}`;
+
+type BearerCheck = (revokedKey: string, validAfterKey: string, rateKey: string) => Promise<[string | null, string | null, number]>;
+
 export function authMiddleware(deps: AuthDeps) {
   const verify = createTokenVerifier(deps.jwtSecret);
   const keys = authKeys(deps.prefix);
+  // EVALSHA, with the script loaded on first use and again after a Redis restart (ioredis handles NOSCRIPT).
+  deps.redis.defineCommand('bearerCheck', { numberOfKeys: 3, lua: BEARER_CHECK });
+  const bearerCheck = (deps.redis as unknown as { bearerCheck: BearerCheck }).bearerCheck.bind(deps.redis);
 
   /**
    * Bearer JWT: signature and expiry checked locally with a pinned algorithm; then one Redis round
@@ -46,16 +63,10 @@ export function authMiddleware(deps: AuthDeps) {
     const claims = verify(m[1].trim());
     if (!claims) return next(unauthorized('Invalid or expired token', 'invalid_token'));
     const rl = windowKey(deps.prefix, `u:${claims.sub}`);
-    const results = await deps.redis
-      .multi()
-      .mget(keys.revokedJti(claims.jti), keys.validAfter(claims.sub))
-      .incr(rl.key)
-      .expire(rl.key, 61, 'NX')
-      .exec();
-    const [revoked, validAfter] = (results?.[0]?.[1] as (string | null)[]) ?? [];
+    const [revoked, validAfter, count] = await bearerCheck(keys.revokedJti(claims.jti), keys.validAfter(claims.sub), rl.key);
     if (revoked) return next(unauthorized('Token has been revoked', 'invalid_token'));
     if (validAfter && claims.ims <= Number(validAfter)) return next(unauthorized('Token is no longer valid; sign in again', 'invalid_token'));
-    if (Number(results?.[1]?.[1]) > deps.userRatePerMinute) return next(rateLimited(rl.resetIn));
+    if (count > deps.userRatePerMinute) return next(rateLimited(rl.resetIn));
     const principal: Principal = { kind: 'user', orgId: claims.org, userId: claims.sub, role: claims.role, jti: claims.jti, exp: claims.exp };
     res.locals.principal = principal;
     next();
