@@ -427,6 +427,8 @@ try {
   for (const db of Object.values(dbName)) await c.query(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
   await c.end();
   rmSync(attachmentsDir, { recursive: true, force: true });
-  const { deleteRabbitPrefix } = require('@crm/testing/dist/rabbit');
+  const { deleteRabbitPrefix, clearRedisPrefix } = require('@crm/testing');
   await deleteRabbitPrefix(amqpUrl, exchange).catch(() => undefined);
+  // Live-session keys the connector writes until it stops.
+  await clearRedisPrefix(`bench_chat_${stamp}:`).catch(() => undefined);
 }

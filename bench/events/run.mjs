@@ -370,9 +370,10 @@ try {
   await c.connect();
   for (const db of dbs) await c.query(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
   await c.end();
-  // The exchange and the durable queues of this run.
-  const { deleteTopology } = require('@crm/events');
-  await deleteTopology(amqpUrl, exchange, ['webhooks.deliveries', 'crm.message-activity', 'crm.chatnet-friends'].map((q) => `${exchange}.${q}`)).catch(() => undefined);
+  // The exchange and every durable queue of this run (found by prefix: consumers come and go), and its Redis keys.
+  const { deleteRabbitPrefix, clearRedisPrefix } = require('@crm/testing');
+  await deleteRabbitPrefix(amqpUrl, exchange).catch(() => undefined);
+  await clearRedisPrefix(`bench_${stamp}:`).catch(() => undefined);
   // Done: leftover keep-alive sockets of the receiver must not keep the script running.
   process.exit(process.exitCode ?? 0);
 }
