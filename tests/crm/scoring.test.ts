@@ -340,4 +340,40 @@ describe('lead scoring', () => {
       expect(await notes()).toHaveLength(2);
     });
   });
+
+  describe('pipeline stages (custom statuses)', () => {
+    it('stage_reached scores a contact moved to the org\'s own stage; the value must be one of the org\'s custom statuses', async () => {
+      const umbrella = await crm.newOrg('Umbrella');
+      const boss = umbrella.owner;
+      const proposal = (await boss.post('/api/v1/contact-statuses', { name: 'Proposal sent', color: '#ffaa00' })).body.id;
+      const demo = (await boss.post('/api/v1/contact-statuses', { name: 'Demo done', color: '#00aaff' })).body.id;
+      const theirs = (await globex.owner.post('/api/v1/contact-statuses', { name: 'Theirs', color: '#000000' })).body.id;
+      expect([proposal, demo, theirs].every(Boolean)).toBe(true);
+
+      const bad = [
+        [{ name: 'x', condition: 'stage_reached', points: 5, value: 'not-an-id' }, 'value'],
+        [{ name: 'x', condition: 'stage_reached', points: 5, value: theirs }, 'value'],
+        [{ name: 'x', condition: 'stage_reached', points: 5, value: randomUUID() }, 'value'],
+      ] as const;
+      for (const [body, field] of bad) {
+        const res = await boss.post('/api/v1/scoring/rules', body);
+        expect(res.status).toBe(400);
+        expect(fieldOf(res)).toBe(field);
+      }
+      await rule(boss, { name: 'Proposal', condition: 'stage_reached', value: proposal.toUpperCase(), points: 25 });
+      await rule(boss, { name: 'Any stage', condition: 'stage_reached', points: 5 });
+      await rule(boss, { name: 'Became customer', condition: 'status_changed', value: 'customer', points: 40 });
+      await settled(boss);
+
+      const id = (await boss.post('/api/v1/contacts', { name: 'Stage Walker', phone: '+84911000099' })).body.id;
+      await waitScore(boss, id, 0);
+      expect((await boss.put(`/api/v1/contacts/${id}`, { statusId: demo })).status).toBe(200);
+      await waitScore(boss, id, 5);
+      // Stage and status change in one update: each kind of rule counts it once.
+      expect((await boss.put(`/api/v1/contacts/${id}`, { statusId: proposal, status: 'customer' })).status).toBe(200);
+      const s = await waitScore(boss, id, 5 + 25 + 5 + 40);
+      const byRule = Object.fromEntries(s.breakdown.map((b: any) => [b.ruleName, [b.occurrences, b.contribution]]));
+      expect(byRule).toEqual({ Proposal: [1, 25], 'Any stage': [2, 10], 'Became customer': [1, 40] });
+    });
+  });
 });

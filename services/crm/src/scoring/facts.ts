@@ -73,6 +73,10 @@ export function factsOf(event: EventEnvelope): EventFacts | undefined {
       // A contact created with a status other than the default has reached that status.
       const status = typeof c.status === 'string' ? c.status : '';
       if (status && (created ? status !== 'new' : changes.includes('status'))) facts.push({ condition: 'status_changed', value: status, at });
+      // The org's own pipeline stages (custom statuses) are a separate condition, so a change of both status
+      // and stage in one update counts once for each kind of rule, never twice for one.
+      const stage = typeof c.statusId === 'string' && isUuid(c.statusId) ? c.statusId.toLowerCase() : '';
+      if (stage && (created || changes.includes('statusId'))) facts.push({ condition: 'stage_reached', value: stage, at });
       return {
         contactId: c.id as string,
         facts,

@@ -18,7 +18,7 @@ export const INTERVAL_SECONDS: Record<DecayInterval, number> = { hourly: 3600, d
  * What a rule can score. appointment_completed is absent on purpose: crm publishes no event when an
  * appointment is completed, and scores are computed from events only.
  */
-export const CONDITIONS = ['message_received', 'message_replied', 'appointment_created', 'tag_added', 'status_changed', 'contact_created'] as const;
+export const CONDITIONS = ['message_received', 'message_replied', 'appointment_created', 'tag_added', 'status_changed', 'stage_reached', 'contact_created'] as const;
 export type Condition = (typeof CONDITIONS)[number];
 
 export interface ScoringConfig {
@@ -130,6 +130,8 @@ export function applyRulePatch(current: Partial<RuleFields>, p: RulePatch): Rule
   return { name, condition, value: ruleValue(condition, rawValue), points, weight };
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function ruleValue(condition: Condition, raw: string): string {
   const v = raw.trim();
   if (!v) return '';
@@ -139,7 +141,12 @@ function ruleValue(condition: Condition, raw: string): string {
     return v.toLowerCase();
   }
   if (condition === 'status_changed') return oneOf(v, CONTACT_STATUSES, 'value');
-  throw invalid('value', `must be empty for condition ${condition} (only tag_added and status_changed take a value)`);
+  // A custom status (pipeline stage) of the org; that it exists is checked against the database on write.
+  if (condition === 'stage_reached') {
+    if (!UUID.test(v)) throw invalid('value', "must be the id of one of the organization's custom statuses");
+    return v.toLowerCase();
+  }
+  throw invalid('value', `must be empty for condition ${condition} (only tag_added, status_changed and stage_reached take a value)`);
 }
 
 /** How the config shows a rule: the behaviour it scores. */

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
-import { iso, withTransaction } from '@crm/db';
+import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { iso, Queryable, withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import { findContact } from '../db/contacts.repo';
+import { statusExists } from '../db/statuses.repo';
 import { isUuid } from '../domain/validation';
 import { applyConfigPatch, applyRulePatch, Condition, ConfigPatch, factorOf, MAX_RULES, RulePatch, ScoringConfig } from './model';
 import * as repo from './scoring.repo';
@@ -66,6 +67,13 @@ export async function getRule(deps: Deps, ctx: CallContext, id: string) {
   return repo.toRule(await loadRule(deps, requireOrg(ctx), id));
 }
 
+/** A stage_reached rule names a custom status of this organization (another org's id is as unknown as a made-up one). */
+async function assertStageOf(db: Queryable, orgId: string, rule: { condition: string; value: string }): Promise<void> {
+  if (rule.condition === 'stage_reached' && rule.value && !(await statusExists(db, orgId, rule.value))) {
+    throw invalid('value', 'is not a custom status of this organization');
+  }
+}
+
 export async function createRule(deps: Deps, ctx: CallContext, worker: Kick, req: RulePatch) {
   requireCan(ctx, 'settings:edit');
   const orgId = requireOrg(ctx);
@@ -75,6 +83,7 @@ export async function createRule(deps: Deps, ctx: CallContext, worker: Kick, req
     if ((await repo.countRules(tx, orgId)) >= MAX_RULES) {
       throw new AppError('failed_precondition', `An organization can have at most ${MAX_RULES} scoring rules`, { code: 'too_many_rules' });
     }
+    await assertStageOf(tx, orgId, fields);
     const inserted = await repo.insertRule(tx, randomUUID(), orgId, fields);
     await repo.requestRecompute(tx, orgId);
     return inserted;
@@ -91,6 +100,7 @@ export async function updateRule(deps: Deps, ctx: CallContext, worker: Kick, req
     const current = await repo.findRule(tx, orgId, req.id, true);
     if (!current) throw notFound('Scoring rule');
     const next = applyRulePatch({ name: current.name, condition: current.condition as Condition, value: current.value, points: current.points, weight: current.weight }, req);
+    await assertStageOf(tx, orgId, next);
     const updated = (await repo.updateRule(tx, orgId, req.id, next))!;
     // A new name changes no score.
     const moves = next.condition !== current.condition || next.value !== current.value || next.points !== current.points || next.weight !== current.weight;
