@@ -1,4 +1,4 @@
-import { iso, offsetOf, PageRequest, pagination, Queryable } from '@crm/db';
+import { iso, offsetOf, PageRequest, pagination, Pool, Queryable } from '@crm/db';
 
 export interface NotificationRow {
   id: string;
@@ -26,19 +26,34 @@ export interface Reader {
 const VISIBLE = `n.org_id = $1 AND (n.user_id = $2 OR (n.user_id IS NULL AND (n.audience_role IS NULL OR n.audience_role = ANY($3::text[]))))`;
 const READ = 'EXISTS (SELECT 1 FROM notification_reads r WHERE r.notification_id = n.id AND r.user_id = $2)';
 
-export async function listNotifications(db: Queryable, reader: Reader, page: PageRequest, unreadOnly: boolean) {
+/**
+ * One page, its total and the reader's unread count from one snapshot: run side by side on separate
+ * connections, a notification committed in between showed in the page but not in unreadCount.
+ */
+export async function listNotifications(pool: Pool, reader: Reader, page: PageRequest, unreadOnly: boolean) {
   const args = [reader.orgId, reader.userId, reader.roles];
   const filter = unreadOnly ? `${VISIBLE} AND NOT ${READ}` : VISIBLE;
-  const [list, total, unread] = await Promise.all([
-    db.query<NotificationRow>(
+  const db = await pool.connect();
+  try {
+    await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const list = await db.query<NotificationRow>(
       `SELECT n.id, n.type, n.title, n.message, n.resource_id, n.created_at, ${READ} AS read
        FROM notifications n WHERE ${filter} ORDER BY n.created_at DESC, n.id DESC LIMIT $4 OFFSET $5`,
       [...args, page.limit, offsetOf(page)],
-    ),
-    db.query<{ n: number }>(`SELECT count(*) AS n FROM notifications n WHERE ${filter}`, args),
-    db.query<{ n: number }>(`SELECT count(*) AS n FROM notifications n WHERE ${VISIBLE} AND NOT ${READ}`, args),
-  ]);
-  return { data: list.rows.map(toNotification), unreadCount: unread.rows[0].n, pagination: pagination(page, total.rows[0].n) };
+    );
+    const counts = await db.query<{ total: number; unread: number }>(
+      `SELECT count(*) FILTER (WHERE ${unreadOnly ? 'NOT v.read' : 'true'}) AS total, count(*) FILTER (WHERE NOT v.read) AS unread
+       FROM (SELECT ${READ} AS read FROM notifications n WHERE ${VISIBLE}) v`,
+      args,
+    );
+    await db.query('COMMIT');
+    return { data: list.rows.map(toNotification), unreadCount: counts.rows[0].unread, pagination: pagination(page, counts.rows[0].total) };
+  } catch (err) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    db.release();
+  }
 }
 
 /** Mark one notification read for this reader; false when the reader cannot see it. */
