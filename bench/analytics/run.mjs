@@ -10,17 +10,14 @@
 // HTTP, then the response-time statistics once more inside PostgreSQL: exact percentile_disc over every response
 // of the period (the approach not taken) against the endpoint's queries (daily histogram + one bucket).
 // --write replaces the "## analytics" section of bench/RESULTS.md. Everything it creates is removed at the end.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { benchDbUrl, freePort, processGroup, root, waitReady } from '../lib/processes.mjs';
 import { seedAnalytics } from './seed.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(path.join(root, 'package.json'));
 const pg = require('pg');
 const autocannon = require('autocannon');
@@ -45,51 +42,8 @@ const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postg
 const AMQP = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const run = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-const dbUrl = (name) => Object.assign(new URL(PG), { pathname: `/bench_${name}_${run}` }).toString();
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const children = [];
-function launch(name, env) {
-  const main = path.join(root, 'services', name, 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error(`${main} missing: run npm run build`);
-  const child = spawn(process.execPath, [main], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
-  child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
-  children.push(child);
-}
-
-async function stopAll() {
-  for (const c of children.reverse()) {
-    c.kill('SIGTERM');
-    await new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', r)));
-  }
-}
-
-async function waitReady(url, timeoutMs = 60_000) {
-  const until = Date.now() + timeoutMs;
-  let last = 'no answer';
-  for (;;) {
-    try {
-      const res = await fetch(`${url}/readyz`);
-      if (res.ok) return;
-      last = await res.text();
-    } catch (err) {
-      last = err.message;
-    }
-    if (Date.now() > until) throw new Error(`stack did not become ready: ${last}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const dbUrl = benchDbUrl(PG, run);
+const { children, launch, stopAll } = processGroup();
 
 async function api(url, token, method, p, body) {
   const res = await fetch(`${url}${p}`, {

@@ -7,16 +7,14 @@
 // Starts identity, crm and the gateway as separate Node processes on fresh databases, signs up an org, seeds
 // contacts with SQL (the API path is not what is measured), then runs one wrk scenario after another.
 // --write replaces the "## crm" section of bench/RESULTS.md with the numbers.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { benchDbUrl, freePort, processGroup, root, waitReady } from '../lib/processes.mjs';
 import { createRequire } from 'node:module';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(path.join(root, 'package.json'));
 const pg = require('pg');
 
@@ -36,57 +34,10 @@ const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postg
 const AMQP = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const run = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-const dbUrl = (name) => {
-  const u = new URL(PG);
-  u.pathname = `/bench_${name}_${run}`;
-  return u.toString();
-};
+const dbUrl = benchDbUrl(PG, run);
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
-const children = [];
-function launch(name, env) {
-  const main = path.join(root, 'services', name, 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error(`${main} missing: build it with npx tsc -p services/${name}`);
-  const child = spawn(process.execPath, [main], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  // Services log (pino, LOG_LEVEL=warn here) to stdout; both streams end up on our stderr.
-  child.stdout.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
-  child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
-  children.push(child);
-  return child;
-}
-
-async function stopAll() {
-  for (const c of children.reverse()) {
-    c.kill('SIGTERM');
-    await new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', r)));
-  }
-}
-
-async function waitReady(url, timeoutMs = 60_000) {
-  const until = Date.now() + timeoutMs;
-  let last = 'no answer';
-  for (;;) {
-    try {
-      const res = await fetch(`${url}/readyz`);
-      if (res.ok) return;
-      last = await res.text();
-    } catch (err) {
-      last = err.message;
-    }
-    if (Date.now() > until) throw new Error(`stack did not become ready: ${last}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const { children, launch, stopAll } = processGroup();
 
 // Names as a Vietnamese CRM sees them (with accents; search folds them), plus some English ones.
 const FAMILY = ['Nguyễn', 'Trần', 'Lê', 'Phạm', 'Hoàng', 'Huỳnh', 'Phan', 'Vũ', 'Võ', 'Đặng', 'Bùi', 'Đỗ', 'Hồ', 'Ngô', 'Dương', 'Lý', 'Smith', 'Johnson', 'Brown', 'Garcia'];

@@ -1,0 +1,63 @@
+// What the whole-stack benchmarks share: free ports, per-run database names, service processes started
+// from their built dist, and waiting for the gateway's /readyz.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** `bench_<name>_<run>` on the server of `pgUrl`, so a run's databases can be found and dropped. */
+export const benchDbUrl = (pgUrl, run) => (name) => Object.assign(new URL(pgUrl), { pathname: `/bench_${name}_${run}` }).toString();
+
+/** Service processes of one run; their logs go to our stderr with the service's name in front. */
+export function processGroup() {
+  const children = [];
+  return {
+    children,
+    launch(name, env) {
+      const main = path.join(root, 'services', name, 'dist', 'main.js');
+      if (!existsSync(main)) throw new Error(`${main} missing: run npm run build`);
+      const child = spawn(process.execPath, [main], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
+      child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
+      children.push(child);
+      return child;
+    },
+    /** SIGTERM in reverse start order, each awaited, so services shut down cleanly before their callees. */
+    async stopAll() {
+      for (const c of children.splice(0).reverse()) {
+        c.kill('SIGTERM');
+        await new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', r)));
+      }
+    },
+  };
+}
+
+export async function waitReady(url, timeoutMs = 60_000) {
+  const until = Date.now() + timeoutMs;
+  let last = 'no answer';
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/readyz`);
+      if (res.ok) return;
+      last = await res.text();
+    } catch (err) {
+      last = err.message;
+    }
+    if (Date.now() > until) throw new Error(`stack did not become ready: ${last}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
