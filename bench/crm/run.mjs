@@ -246,10 +246,10 @@ async function main() {
     await admin.connect();
     for (const u of [crmDb, identityDb]) await admin.query(`DROP DATABASE IF EXISTS "${new URL(u).pathname.slice(1)}" WITH (FORCE)`);
     await admin.end();
-    const { deleteTopology } = require('@crm/events');
-    await deleteTopology(AMQP, env.EVENTS_EXCHANGE, [`${env.EVENTS_EXCHANGE}.crm.message-activity`, `${env.EVENTS_EXCHANGE}.crm.chatnet-friends`]).catch((err) =>
-      console.error(`could not delete RabbitMQ topology ${env.EVENTS_EXCHANGE}: ${err.message}`),
-    );
+    // Every queue of the exchange by prefix: crm's consumers come and go (scoring, analytics, ...).
+    await require('@crm/testing')
+      .deleteRabbitPrefix(AMQP, env.EVENTS_EXCHANGE)
+      .catch((err) => console.error(`could not delete RabbitMQ topology ${env.EVENTS_EXCHANGE}: ${err.message}`));
     await clearRedis(env.REDIS_PREFIX).catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
   }
 }
