@@ -3,7 +3,7 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
-import { identityDirectory } from './clients/identity.client';
+import { identityChannel, identityDirectory } from './clients/identity.client';
 import { messagingConversations } from './clients/messaging.client';
 import type { CrmConfig } from './config';
 import type { Deps } from './deps';
@@ -33,11 +33,13 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
 
+  const identity = identityChannel(config.IDENTITY_ADDR, config.IDENTITY_DEADLINE_MS);
   const deps: Deps = {
     config,
     pool,
     log,
-    users: identityDirectory(config.IDENTITY_ADDR, config.IDENTITY_DEADLINE_MS),
+    identity,
+    users: identityDirectory(identity),
     conversations: messagingConversations(config.MESSAGING_ADDR, config.MESSAGING_DEADLINE_MS, log),
     totals: new TotalCache(config.LIST_TOTAL_CACHE_MS, config.LIST_TOTAL_CACHE_MIN),
   };
@@ -103,7 +105,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
       for (const c of consumers) await c.stop();
       for (const f of features) await f.stop();
       await relay.stop();
-      deps.users.close();
+      identity.close();
       deps.conversations.close();
       await pool.end();
     },

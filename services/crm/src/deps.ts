@@ -1,6 +1,6 @@
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
-import type { UserDirectory } from './clients/identity.client';
+import type { IdentityChannel, UserDirectory } from './clients/identity.client';
 import type { ConversationSource } from './clients/messaging.client';
 import type { CrmConfig } from './config';
 import type { TotalCache } from './db/total-cache';
@@ -10,6 +10,8 @@ export interface Deps {
   config: CrmConfig;
   pool: Pool;
   log: Logger;
+  /** The one client to identity; `users` and the report and analytics lookups use it. */
+  identity: IdentityChannel;
   users: UserDirectory;
   conversations: ConversationSource;
   totals: TotalCache;

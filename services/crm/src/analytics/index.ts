@@ -11,7 +11,7 @@ import { identityTeamDirectory } from './team-directory';
  */
 export function analyticsFeature(deps: Deps, server: GrpcServer) {
   const { config, pool, log } = deps;
-  const team = identityTeamDirectory(config.IDENTITY_ADDR, config.IDENTITY_DEADLINE_MS);
+  const team = identityTeamDirectory(deps.identity);
   const consumer = new EventConsumer({
     amqpUrl: config.AMQP_URL,
     exchange: config.EVENTS_EXCHANGE,
@@ -27,9 +27,6 @@ export function analyticsFeature(deps: Deps, server: GrpcServer) {
   server.add(serviceDefinition(loadProto('crm/v1/analytics.proto'), 'crm.v1.AnalyticsService'), analyticsHandlers({ pool, log, team }));
   return {
     start: () => consumer.start(),
-    async stop() {
-      await consumer.stop();
-      team.close();
-    },
+    stop: () => consumer.stop(),
   };
 }

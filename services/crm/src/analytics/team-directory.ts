@@ -1,4 +1,5 @@
-import { AppError, CallContext, createServiceClient, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, CallContext } from '@crm/grpc-kit';
+import type { IdentityChannel } from '../clients/identity.client';
 
 const PAGE = 500;
 
@@ -11,13 +12,10 @@ export interface TeamMember {
 /** The organization's users, from identity's ListUsers (the users live there, not in crm). */
 export interface TeamDirectory {
   members(ctx: CallContext, department?: string): Promise<TeamMember[]>;
-  close(): void;
 }
 
-export function identityTeamDirectory(addr: string, deadlineMs: number): TeamDirectory {
-  let client: ServiceClient | undefined;
-  const get = () =>
-    (client ??= createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), addr, deadlineMs));
+export function identityTeamDirectory(identity: IdentityChannel): TeamDirectory {
+  const get = () => identity.get();
   return {
     async members(ctx, department) {
       // Only the organization matters to identity's ListUsers; API-key callers have no user id.
@@ -33,6 +31,5 @@ export function identityTeamDirectory(addr: string, deadlineMs: number): TeamDir
         throw new AppError('unavailable', 'Cannot list the team now: the identity service is unavailable');
       }
     },
-    close: () => client?.close(),
   };
 }

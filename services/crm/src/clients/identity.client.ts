@@ -1,15 +1,26 @@
 import { AppError, CallContext, createServiceClient, decodeRemoteError, invalid, loadProto, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
 
-export interface UserDirectory {
-  /** 400 naming `field` unless `userId` is an active user of the caller's organization. */
-  assertAssignable(ctx: CallContext, userId: string, field: string): Promise<void>;
+/** One lazily made gRPC client to identity for the whole service (assignee checks, report names, team lists). */
+export interface IdentityChannel {
+  get(): ServiceClient;
   close(): void;
 }
 
-export function identityDirectory(addr: string, deadlineMs: number): UserDirectory {
+export function identityChannel(addr: string, deadlineMs: number): IdentityChannel {
   let client: ServiceClient | undefined;
-  const get = () =>
-    (client ??= createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), addr, deadlineMs));
+  return {
+    get: () => (client ??= createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), addr, deadlineMs)),
+    close: () => client?.close(),
+  };
+}
+
+export interface UserDirectory {
+  /** 400 naming `field` unless `userId` is an active user of the caller's organization. */
+  assertAssignable(ctx: CallContext, userId: string, field: string): Promise<void>;
+}
+
+export function identityDirectory(identity: IdentityChannel): UserDirectory {
+  const get = () => identity.get();
   return {
     async assertAssignable(ctx, userId, field) {
       let user: { status: string };
@@ -22,6 +33,5 @@ export function identityDirectory(addr: string, deadlineMs: number): UserDirecto
       }
       if (user.status !== 'active') throw invalid(field, 'is not an active user of this organization');
     },
-    close: () => client?.close(),
   };
 }

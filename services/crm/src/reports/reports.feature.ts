@@ -21,7 +21,7 @@ export function reportsHandlers(deps: Deps): Handlers {
 export function reportsFeature(deps: Deps, server: GrpcServer) {
   server.add(serviceDefinition(loadProto('crm/v1/reports.proto'), 'crm.v1.ReportsService'), reportsHandlers(deps));
   const { config } = deps;
-  const users = identityUserNames(config.IDENTITY_ADDR, config.IDENTITY_DEADLINE_MS);
+  const users = identityUserNames(deps.identity);
   const worker = config.REPORTS_WORKER
     ? new ReportWorker(deps, users, {
         pollMs: config.REPORT_POLL_MS,
@@ -32,9 +32,6 @@ export function reportsFeature(deps: Deps, server: GrpcServer) {
     : undefined;
   return {
     start: async () => worker?.start(),
-    async stop() {
-      await worker?.stop();
-      users.close();
-    },
+    stop: async () => worker?.stop(),
   };
 }
