@@ -12,7 +12,12 @@ export interface CallContext {
   role: string;
   requestId: string;
   clientIp: string;
+  /** Who signed the call: 'gateway' or the calling service's name (set by the server, ignored when sending). */
+  caller?: string;
 }
+
+/** The metadata key that carries the internal credential (`Bearer <token>`). */
+export const AUTH_METADATA_KEY = 'authorization';
 
 export const META = {
   org: 'x-org-id',

@@ -1,0 +1,101 @@
+import { createHmac, createPrivateKey, createPublicKey, KeyObject, sign, verify } from 'node:crypto';
+
+/**
+ * The internal credential's wire format: a compact JWS (header.payload.signature, base64url) signed with
+ * Ed25519 ("EdDSA"). Each process holds only its own private key and everyone's public keys, so a
+ * compromised service can sign as itself, never as the gateway or another service.
+ *
+ * Hand-rolled rather than jsonwebtoken: that library has no EdDSA, and the format is three base64url
+ * parts; the checks that matter (pinned algorithm, issuer's own key, audience, short lifetime) are below.
+ */
+export interface InternalClaims {
+  /** Issuing process: 'gateway' or a service name. Also the header's `kid`: the key that must verify. */
+  iss: string;
+  /** The service the token is for; a token for crm is worthless at identity. */
+  aud: string;
+  iat: number;
+  exp: number;
+  org: string;
+  /** User id, or `service:<name>` when a service acts on its own. */
+  sub: string;
+  role: string;
+  /** What the issuer claims it may do (`*` for the gateway); the receiver's own policy is what decides. */
+  scp: string[];
+  rid: string;
+  ip: string;
+}
+
+const PKCS8_ED25519 = Buffer.from('302e020100300506032b657004220420', 'hex');
+const SPKI_ED25519 = Buffer.from('302a300506032b6570032100', 'hex');
+
+/** An Ed25519 private key from its 32-byte seed (what SERVICE_PRIVATE_KEY holds, base64). */
+export function privateKeyFromSeed(seed: Buffer): KeyObject {
+  if (seed.length !== 32) throw new Error('an Ed25519 private key is a 32-byte seed');
+  return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, seed]), format: 'der', type: 'pkcs8' });
+}
+
+/** An Ed25519 public key from its raw 32 bytes (what SERVICE_PUBLIC_KEYS lists, base64). */
+export function publicKeyFromRaw(raw: Buffer): KeyObject {
+  if (raw.length !== 32) throw new Error('an Ed25519 public key is 32 bytes');
+  return createPublicKey({ key: Buffer.concat([SPKI_ED25519, raw]), format: 'der', type: 'spki' });
+}
+
+export function rawPublicKey(privateKey: KeyObject): Buffer {
+  return (createPublicKey(privateKey).export({ format: 'der', type: 'spki' }) as Buffer).subarray(SPKI_ED25519.length);
+}
+
+/**
+ * Development and test only: every process's key derived from one shared seed, so `npm start` and the test
+ * stacks need a single generated secret. Anyone holding the seed can sign as anyone, hence refused in production.
+ */
+export function seedFor(devSeed: string, name: string): Buffer {
+  return createHmac('sha256', devSeed).update(`internal-key:${name}`).digest();
+}
+
+const b64url = (buf: Buffer) => buf.toString('base64url');
+
+export function signInternalToken(claims: InternalClaims, key: KeyObject): string {
+  const head = b64url(Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid: claims.iss })));
+  const body = b64url(Buffer.from(JSON.stringify(claims)));
+  const input = `${head}.${body}`;
+  return `${input}.${b64url(sign(null, Buffer.from(input), key))}`;
+}
+
+/** Why a token was refused; the caller turns it into UNAUTHENTICATED without telling the peer which. */
+export class TokenError extends Error {}
+
+export interface VerifyOptions {
+  audience: string;
+  publicKeys: ReadonlyMap<string, KeyObject>;
+  /** Longest lifetime accepted, whatever the token says (seconds). */
+  maxLifetimeSeconds: number;
+  clockSkewSeconds: number;
+  now?: number;
+}
+
+export function verifyInternalToken(token: string, opts: VerifyOptions): InternalClaims {
+  const parts = token.split('.');
+  if (parts.length !== 3) throw new TokenError('malformed token');
+  let header: { alg?: unknown; kid?: unknown };
+  let claims: Partial<InternalClaims>;
+  try {
+    header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
+    claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
+  } catch {
+    throw new TokenError('malformed token');
+  }
+  if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') throw new TokenError('unexpected algorithm');
+  const key = opts.publicKeys.get(header.kid);
+  if (!key) throw new TokenError(`unknown issuer ${header.kid}`);
+  if (!verify(null, Buffer.from(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2], 'base64url'))) throw new TokenError('bad signature');
+  if (claims.iss !== header.kid) throw new TokenError('issuer does not match the signing key');
+  if (claims.aud !== opts.audience) throw new TokenError('token is for another service');
+  const now = opts.now ?? Math.floor(Date.now() / 1000);
+  if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number') throw new TokenError('no lifetime');
+  if (claims.exp < now - opts.clockSkewSeconds) throw new TokenError('expired');
+  if (claims.iat > now + opts.clockSkewSeconds) throw new TokenError('issued in the future');
+  if (claims.exp - claims.iat > opts.maxLifetimeSeconds) throw new TokenError('lifetime too long');
+  if (!Array.isArray(claims.scp)) throw new TokenError('no scopes');
+  for (const k of ['org', 'sub', 'role', 'rid', 'ip'] as const) if (typeof claims[k] !== 'string') throw new TokenError(`bad ${k}`);
+  return claims as InternalClaims;
+}
