@@ -164,6 +164,7 @@ async function main() {
     EVENTS_EXCHANGE: `bench_${run}`,
     JWT_SECRET: randomBytes(32).toString('hex'),
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
     IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
     CRM_ADDR: `127.0.0.1:${ports.crm}`,
     // No messaging here: analytics never calls it.

@@ -255,6 +255,7 @@ try {
     REDIS_PREFIX: `bench_chat_${stamp}:`,
     JWT_SECRET: randomBytes(32).toString('hex'),
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
     IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
     CRM_ADDR: `127.0.0.1:${ports.crm}`,
     CONNECTOR_ADDR: `127.0.0.1:${ports['chatnet-connector']}`,

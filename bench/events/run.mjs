@@ -240,6 +240,7 @@ try {
     REDIS_PREFIX: `bench_${stamp}:`,
     JWT_SECRET: randomBytes(32).toString('hex'),
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
     IDENTITY_ADDR: `127.0.0.1:${idPort}`,
     CRM_ADDR: `127.0.0.1:${crmPort}`,
     WEBHOOKS_ADDR: `127.0.0.1:${whPort}`,

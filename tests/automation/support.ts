@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
-import { AppError, GrpcServer, Handlers, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, audienceOf, GrpcServer, Handlers, type InternalPrincipal, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
-import { infra } from '@crm/testing';
+import { infra, testAuth } from '@crm/testing';
 import { client, Client, email, newOrg } from '../support/http';
 import type { Stack } from '../support/stack';
 
@@ -15,7 +15,7 @@ async function fakeServer(proto: string, service: string, handlers: Handlers) {
   for (const method of Object.keys(ctor.service)) {
     all[method] = handlers[method] ?? (async () => Promise.reject(new AppError('failed_precondition', `${method} is not faked`)));
   }
-  const server = new GrpcServer(log).add(ctor, all);
+  const server = new GrpcServer(log, testAuth(audienceOf(service) as InternalPrincipal)).add(ctor, all);
   const port = await server.listen('127.0.0.1', 0);
   return { addr: `127.0.0.1:${port}`, stop: () => server.stop(100) };
 }

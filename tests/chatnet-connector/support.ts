@@ -1,6 +1,6 @@
 import { connect } from 'amqplib';
 import { createServiceClient, loadProto, serviceDefinition, type CallContext, type ServiceClient } from '@crm/grpc-kit';
-import { eventually, infra } from '@crm/testing';
+import { eventually, infra, testAuth } from '@crm/testing';
 import { email, type Client } from '../support/http';
 
 export interface Envelope<T = any> {
@@ -38,9 +38,10 @@ export async function captureEvents(exchange: string, pattern = '#') {
   };
 }
 
-/** A direct client of ConnectorService / ConnectorPeerService, as messaging (or a peer) calls it. */
+/** A direct client of ConnectorService (signed as the gateway) or ConnectorPeerService (signed as a peer connector). */
 export function connectorClient(address: string, service: 'ConnectorService' | 'ConnectorPeerService' = 'ConnectorService'): ServiceClient {
-  return createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), `connector.v1.${service}`), address, 10_000);
+  const auth = testAuth(service === 'ConnectorPeerService' ? 'connector' : 'gateway');
+  return createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), `connector.v1.${service}`), address, auth, 10_000);
 }
 
 export function grpcCtx(user: { id: string; orgId: string; role: string }): Partial<CallContext> {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { deleteTopology } from '@crm/events';
 import { createServiceClient, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
-import { freePort, infra } from '@crm/testing';
+import { freePort, infra, testAuth } from '@crm/testing';
 import { Client, client, email, newOrg } from '../support/http';
 import { startStack, StackOptions } from '../support/stack';
 
@@ -26,7 +26,7 @@ export async function startCrmStack(opts: StackOptions = {}) {
     exchange,
     /** crm's gRPC service, as another service (messaging, automation) calls it. */
     crmRpc(): ServiceClient {
-      rpc ??= createServiceClient(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), stack.addr('crm'));
+      rpc ??= createServiceClient(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), stack.addr('crm'), testAuth('gateway'));
       return rpc;
     },
     async newOrg(name = 'Acme'): Promise<Org> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, GrpcServer, Handler, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
-import { eventually, freePort } from '@crm/testing';
+import { eventually, freePort, testAuth } from '@crm/testing';
 import { Client } from '../support/http';
 import { CrmStack, listenEvents, Org, publicClient, publishEvent, startCrmStack } from './crm-support';
 
@@ -21,7 +21,7 @@ async function fakeMessaging(known: { orgId?: string; contactId?: string; slowCo
   const handlers = new Proxy({} as Record<string, Handler>, {
     get: (_t, name) => (name === 'ContactConversations' ? contactConversations : async () => Promise.reject(new AppError('internal', 'not faked'))),
   });
-  const server = new GrpcServer(createLogger('fake-messaging', 'silent'));
+  const server = new GrpcServer(createLogger('fake-messaging', 'silent'), testAuth('messaging'));
   server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), handlers);
   const port = await server.listen('127.0.0.1', await freePort());
   return { addr: `127.0.0.1:${port}`, conversations, stop: () => server.stop(100) };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { io as connectSocket, Socket } from 'socket.io-client';
 import { createServiceClient, loadProto, serviceDefinition } from '@crm/grpc-kit';
-import { eventually } from '@crm/testing';
+import { eventually, testAuth } from '@crm/testing';
 import { startStack, Stack } from '../support/stack';
 import { orgWithKey } from './support';
 
@@ -96,7 +96,7 @@ describe('chat end to end: sandbox network → connector → messaging → gatew
     // A retried request with the same key does not send again.
     expect((await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: 'Yes, in 2 days' }, { 'idempotency-key': 'e2e-1' })).status).toBe(201);
 
-    const connector = createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'), stack.addr('chatnet-connector'));
+    const connector = createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'), stack.addr('chatnet-connector'), testAuth('gateway'));
     try {
       const sent = await connector.SandboxSentMessages({ id: accountId }, { orgId: a.orgId, userId: a.user.id, role: 'owner' });
       expect(sent.data.map((m: any) => [m.threadId, m.content]).sort()).toEqual([

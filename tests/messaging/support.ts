@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
-import { AppError, createServiceClient, GrpcServer, Handlers, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, audienceOf, createServiceClient, GrpcServer, Handlers, type InternalPrincipal, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
-import { freePort, infra } from '@crm/testing';
+import { freePort, infra, testAuth } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import type { Stack } from '../support/stack';
 
@@ -18,7 +18,7 @@ export async function fakeServer(proto: string, service: string, handlers: Handl
   const chosen = port ?? (await freePort());
   let server: GrpcServer | undefined;
   const up = async () => {
-    server = new GrpcServer(log).add(ctor, all);
+    server = new GrpcServer(log, testAuth(audienceOf(service) as InternalPrincipal)).add(ctor, all);
     await server.listen('127.0.0.1', chosen);
   };
   return {
@@ -176,7 +176,7 @@ export interface InboundData {
 
 /** A direct gRPC client of messaging, as automation, campaigns and crm call it. */
 export function messagingClient(stack: Stack): ServiceClient {
-  return createServiceClient(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), stack.addr('messaging'));
+  return createServiceClient(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), stack.addr('messaging'), testAuth('gateway'));
 }
 
 /** An org with its owner's client, its id, and a client holding a fresh API key of the org. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger, Logger } from '@crm/logger';
-import { clearRedisPrefix, createTestDatabase, deleteRabbitPrefix, freePort, infra, TestDatabase, uniqueName } from '@crm/testing';
+import { clearRedisPrefix, createTestDatabase, deleteRabbitPrefix, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
 import * as gateway from '@crm/gateway';
 
 /**
@@ -67,6 +67,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     EVENTS_EXCHANGE: uniqueName('t_events'),
     JWT_SECRET: randomBytes(32).toString('hex'),
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    INTERNAL_AUTH_SEED: internalAuthSeed,
     GRPC_HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SIGNUP_ENABLED: 'true',

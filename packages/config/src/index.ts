@@ -47,3 +47,16 @@ export function exitOnConfigError(err: unknown): never {
   }
   process.exit(1);
 }
+
+/**
+ * The internal credential's variables, read by every process (@crm/grpc-kit internalAuthFromEnv checks them
+ * together: production needs the key pair, development and tests may use the seed).
+ */
+export const internalAuthEnv = {
+  /** Development and test only: every process's Ed25519 key is derived from it. `npm start` generates one. */
+  INTERNAL_AUTH_SEED: z.string().optional(),
+  /** This process's own Ed25519 private key (32-byte seed, base64); production sets it (`npm run keys`). */
+  SERVICE_PRIVATE_KEY: z.string().optional(),
+  /** Every process's public key: `gateway=<base64>,identity=<base64>,…`. */
+  SERVICE_PUBLIC_KEYS: z.string().optional(),
+};

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { CallContext, metadataFromContext } from './context';
+import { AUTH_METADATA_KEY, CallContext } from './context';
+import { audienceOf, type InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 
 export interface CallOptions {
@@ -12,10 +13,13 @@ export type UnaryCall = <Res = any>(req: object, ctx?: Partial<CallContext>, opt
 export type ServiceClient = Record<string, UnaryCall> & { close(): void; raw: grpc.Client };
 
 /**
- * A client for one service with every unary method promisified. Each call gets a deadline (default
- * 5 s) so a stuck backend turns into a 504 at the gateway instead of a hung request.
+ * A client for one service with every unary method promisified. Each call carries the internal credential:
+ * `ctx` signed by `auth` for the called service only. Each call gets a deadline (default 5 s) so a stuck
+ * backend turns into a 504 at the gateway instead of a hung request.
  */
-export function createServiceClient(ctor: grpc.ServiceClientConstructor, address: string, defaultDeadlineMs = 5000): ServiceClient {
+export function createServiceClient(ctor: grpc.ServiceClientConstructor, address: string, auth: InternalAuth, defaultDeadlineMs = 5000): ServiceClient {
+  // ctor.serviceName is the short name; a method's path carries the package (`/crm.v1.CrmService/X`).
+  const audience = audienceOf(Object.values(ctor.service)[0].path.slice(1));
   const client = new ctor(address, grpc.credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
     'grpc.max_receive_message_length': 32 * 1024 * 1024,
@@ -26,7 +30,9 @@ export function createServiceClient(ctor: grpc.ServiceClientConstructor, address
     out[method] = (req: object, ctx: Partial<CallContext> = {}, opts: CallOptions = {}) =>
       new Promise((resolve, reject) => {
         const deadline = new Date(Date.now() + (opts.deadlineMs ?? defaultDeadlineMs));
-        fn(req, metadataFromContext(ctx), { deadline }, (err: grpc.ServiceError | null, res: unknown) => {
+        const md = new grpc.Metadata();
+        md.set(AUTH_METADATA_KEY, `Bearer ${auth.sign(ctx, audience)}`);
+        fn(req, md, { deadline }, (err: grpc.ServiceError | null, res: unknown) => {
           if (err) reject(err);
           else resolve(res);
         });
@@ -38,10 +44,11 @@ export function createServiceClient(ctor: grpc.ServiceClientConstructor, address
 /** Ask a server's standard health service whether it is serving. */
 export function checkHealth(address: string, deadlineMs = 1000): Promise<boolean> {
   const ctor = serviceDefinition(loadProto('grpc/health/v1/health.proto'), 'grpc.health.v1.Health');
-  const client = createServiceClient(ctor, address, deadlineMs);
-  return client
-    .Check<{ status: string }>({ service: '' })
-    .then((r) => r.status === 'SERVING')
-    .catch(() => false)
-    .finally(() => client.close());
+  // The health service needs no credential (it says only "serving"), so this client sends none.
+  const client = new ctor(address, grpc.credentials.createInsecure()) as unknown as grpc.Client & { Check: Function };
+  return new Promise<boolean>((resolve) => {
+    client.Check({ service: '' }, { deadline: new Date(Date.now() + deadlineMs) }, (err: grpc.ServiceError | null, r: { status: string }) =>
+      resolve(!err && r?.status === 'SERVING'),
+    );
+  }).finally(() => client.close());
 }

@@ -1,10 +1,9 @@
-import { Metadata } from '@grpc/grpc-js';
 import { AppError } from './errors';
 import { Permission, requirePermission } from './permissions';
 
 /**
- * Who is calling, as the gateway verified it. Services trust only this metadata (their ports are never
- * exposed), and every query filters on `orgId`.
+ * Who is calling, as the gateway verified it and signed it into the internal credential (see internal-auth.ts).
+ * Servers build this only from a verified token, never from loose metadata, and every query filters on `orgId`.
  */
 export interface CallContext {
   orgId: string;
@@ -18,29 +17,6 @@ export interface CallContext {
 
 /** The metadata key that carries the internal credential (`Bearer <token>`). */
 export const AUTH_METADATA_KEY = 'authorization';
-
-export const META = {
-  org: 'x-org-id',
-  user: 'x-user-id',
-  role: 'x-role',
-  requestId: 'x-request-id',
-  clientIp: 'x-client-ip',
-} as const;
-
-export function contextFromMetadata(md: Metadata): CallContext {
-  const get = (k: string) => (md.get(k)[0] as string | undefined) ?? '';
-  return { orgId: get(META.org), userId: get(META.user), role: get(META.role), requestId: get(META.requestId), clientIp: get(META.clientIp) };
-}
-
-export function metadataFromContext(ctx: Partial<CallContext>): Metadata {
-  const md = new Metadata();
-  if (ctx.orgId) md.set(META.org, ctx.orgId);
-  if (ctx.userId) md.set(META.user, ctx.userId);
-  if (ctx.role) md.set(META.role, ctx.role);
-  if (ctx.requestId) md.set(META.requestId, ctx.requestId);
-  if (ctx.clientIp) md.set(META.clientIp, ctx.clientIp);
-  return md;
-}
 
 /** For handlers that act inside an organization: fails closed when the gateway sent no org. */
 export function requireOrg(ctx: CallContext): string {

@@ -1,24 +1,37 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@crm/logger';
-import { CallContext, contextFromMetadata } from './context';
+import { AUTH_METADATA_KEY, CallContext } from './context';
 import { AppError, errorMetadata, grpcStatusOf } from './errors';
+import type { InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 
 /** A unary handler: request in, response out; throw AppError for anything a client should see. */
 export type Handler<Req = any, Res = any> = (req: Req, ctx: CallContext) => Promise<Res>;
 export type Handlers = Record<string, Handler>;
 
+/** The token from `authorization: Bearer <token>` metadata, if any. */
+function tokenOf(md: grpc.Metadata): string | undefined {
+  const value = md.get(AUTH_METADATA_KEY)[0];
+  if (typeof value !== 'string') return undefined;
+  return /^Bearer (.+)$/.exec(value)?.[1];
+}
+
 /**
- * Wrap a handler so errors keep their meaning across the wire: AppError → its status and code,
- * anything else → INTERNAL with an errorId that is logged here and shown to the client, never the stack.
+ * Wrap a handler so the call is authenticated before anything else (the internal credential, checked against
+ * `fullMethod`), and errors keep their meaning across the wire: AppError → its status and code, anything else →
+ * INTERNAL with an errorId that is logged here and shown to the client, never the stack.
  */
-function wrap(name: string, handler: Handler, log: Logger): grpc.handleUnaryCall<any, any> {
+function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalAuth): grpc.handleUnaryCall<any, any> {
+  const name = fullMethod.slice(fullMethod.indexOf('/') + 1);
   return (call, callback) => {
-    const ctx = contextFromMetadata(call.metadata);
-    // Promise.resolve().then: a handler that throws synchronously is mapped like a rejected one.
+    let ctx: CallContext = { orgId: '', userId: '', role: '', requestId: '', clientIp: '' };
+    // Promise.resolve().then: a handler (or the credential check) that throws synchronously is mapped like a rejected one.
     Promise.resolve()
-      .then(() => handler(call.request, ctx))
+      .then(() => {
+        ctx = auth.verify(tokenOf(call.metadata), fullMethod);
+        return handler(call.request, ctx);
+      })
       .then(
       (res) => callback(null, res ?? {}),
       (err: unknown) => {
@@ -42,8 +55,12 @@ export class GrpcServer {
   private readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 32 * 1024 * 1024 });
   private serving = true;
 
-  constructor(private readonly log: Logger) {
-    // The standard health service, so the gateway's /readyz and orchestrators can probe every server.
+  constructor(
+    private readonly log: Logger,
+    private readonly auth: InternalAuth,
+  ) {
+    // The standard health service, so the gateway's /readyz and orchestrators can probe every server. It tells
+    // nothing but "serving", so it is the one service open without a credential.
     const health = serviceDefinition(loadProto('grpc/health/v1/health.proto'), 'grpc.health.v1.Health');
     this.server.addService(health.service, {
       Check: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { status: this.serving ? 'SERVING' : 'NOT_SERVING' }),
@@ -55,7 +72,7 @@ export class GrpcServer {
     for (const method of Object.keys(ctor.service)) {
       const handler = handlers[method];
       if (!handler) throw new Error(`No handler for ${ctor.serviceName}.${method}`);
-      impl[method] = wrap(method, handler, this.log);
+      impl[method] = wrap(ctor.service[method].path.slice(1), handler, this.log, this.auth);
     }
     this.server.addService(ctor.service, impl);
     return this;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { dropDatabase, ensureDatabase } from '@crm/db';
+import { devInternalAuth, type InternalAuth, type InternalPrincipal } from '@crm/grpc-kit';
 
 /**
  * Real infrastructure for tests. The servers given by DATABASE_URL / AMQP_URL / REDIS_URL (defaults:
@@ -112,3 +113,14 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
   }
 }
 export { deleteRabbitPrefix } from './rabbit';
+
+/**
+ * The development seed of the internal credential for this test process: random per run, shared by every stack
+ * and fake server the process starts, so a fake service verifies what the real ones sign (and the reverse).
+ */
+export const internalAuthSeed = randomBytes(32).toString('hex');
+
+/** The internal credential of `self` under this process's seed: a test acting as the gateway, or a fake service. */
+export function testAuth(self: InternalPrincipal): InternalAuth {
+  return devInternalAuth(self, internalAuthSeed);
+}

@@ -2,7 +2,7 @@ import path from 'node:path';
 import Redis from 'ioredis';
 import { SecretBox } from '@crm/crypto';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
-import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import type { AiServiceConfig } from './config';
 import type { Deps } from './deps';
@@ -21,13 +21,15 @@ export interface RunningService {
 /** Create the database if needed, migrate, and serve gRPC. Used by main.ts and by tests in-process. */
 export async function startAi(config: AiServiceConfig, log: Logger = createLogger('ai', config.LOG_LEVEL)): Promise<RunningService> {
   const box = SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD);
+  // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
+  const auth = internalAuthFromEnv('ai', config);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
-  const messaging = new MessagingGateway(config.MESSAGING_ADDR, config.MESSAGING_DEADLINE_MS, log);
+  const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log);
   const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), messaging };
-  const server = new GrpcServer(log);
+  const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('ai/v1/ai.proto'), 'ai.v1.AiService'), aiHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port }, 'ai listening');

@@ -1,4 +1,4 @@
-import { fields, parseEnv, z } from '@crm/config';
+import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 /** An optional vendor key from the environment: empty means unset (compose files pass `KEY=`). */
 const optionalKey = z
@@ -12,6 +12,7 @@ const optionalUrl = z
   .pipe(z.string().regex(/^https?:\/\/[^\s/]+/i, 'must be an http(s) URL').optional());
 
 const Env = z.object({
+  ...internalAuthEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_ai'),
@@ -19,7 +20,7 @@ const Env = z.object({
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key of this deployment (tests use a unique one). */
   REDIS_PREFIX: z.string().default('crm:'),
-  /** gRPC bind address; keep it on loopback or a private network: callers are trusted by metadata. */
+  /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: fields.port(50056),
   /** 32-byte key (base64 or hex) that encrypts the organizations' provider keys at rest. */

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import type { AutomationConfig } from './config';
 import type { Deps } from './deps';
@@ -30,11 +30,13 @@ export interface RunningService {
  * the seen consumer (message.seen → campaign read receipts, openRate).
  */
 export async function startAutomation(config: AutomationConfig, log: Logger = createLogger('automation', config.LOG_LEVEL)): Promise<RunningService> {
+  // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
+  const auth = internalAuthFromEnv('automation', config);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
-  const remote = createRemote(config);
+  const remote = createRemote(config, auth);
   const deps: Deps = { config, pool, log, remote };
 
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
@@ -79,7 +81,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
   });
-  const server = new GrpcServer(log);
+  const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'), automationHandlers(deps));
 
   const stopped: Array<() => Promise<void>> = [];

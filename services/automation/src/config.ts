@@ -1,4 +1,4 @@
-import { fields, parseEnv, z } from '@crm/config';
+import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 /** "5s,30s,2m" → milliseconds; the retry schedule of failed actions. */
 const durationList = (fallback: string) =>
@@ -23,6 +23,7 @@ const durationList = (fallback: string) =>
     });
 
 const Env = z.object({
+  ...internalAuthEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_automation'),
@@ -30,7 +31,7 @@ const Env = z.object({
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   /** Topic exchange of the deployment; this service's queue is `<EVENTS_EXCHANGE>.automation.triggers`. */
   EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
-  /** gRPC bind address; keep it on loopback or a private network: callers are trusted by metadata. */
+  /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: fields.port(50055),
   /** identity (user ids in assign_user / send_notification are checked there). */

@@ -1,4 +1,4 @@
-import { AppError, CallContext, createServiceClient, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, CallContext, createServiceClient, InternalAuth, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
 import type { AutomationConfig } from './config';
 
 /**
@@ -21,7 +21,7 @@ const SERVICES = {
 
 type Name = keyof typeof SERVICES;
 
-export function createRemote(config: AutomationConfig): Remote {
+export function createRemote(config: AutomationConfig, auth: InternalAuth): Remote {
   const made = new Map<Name, ServiceClient>();
   const get = (name: Name): ServiceClient => {
     let c = made.get(name);
@@ -33,7 +33,7 @@ export function createRemote(config: AutomationConfig): Remote {
       } catch {
         throw new AppError('unavailable', `The ${name} service is not available (no contract ${s.proto})`);
       }
-      c = createServiceClient(ctor, config[s.addr], config.GRPC_DEADLINE_MS);
+      c = createServiceClient(ctor, config[s.addr], auth, config.GRPC_DEADLINE_MS);
       made.set(name, c);
     }
     return c;

@@ -5,7 +5,7 @@ import Redis from 'ioredis';
 import { SecretBox } from '@crm/crypto';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
-import { createServiceClient, GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { createServiceClient, GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import type { ConnectorConfig } from './config';
 import type { Deps } from './deps';
@@ -35,6 +35,8 @@ export interface RunningService {
 export async function startConnector(config: ConnectorConfig, log: Logger = createLogger('chatnet-connector', config.LOG_LEVEL)): Promise<RunningService> {
   // Fail at start, not at the first login, when the key is unusable.
   const box = SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD);
+  // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
+  const auth = internalAuthFromEnv('connector', config);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
@@ -50,9 +52,9 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   } else {
     driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: dialThrough });
   }
-  const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, 3000);
+  const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000);
   const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases });
-  const peers = new Peers(leases);
+  const peers = new Peers(leases, auth);
   const deps: Deps = {
     config,
     pool,
@@ -70,7 +72,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
   await relay.start();
 
-  const server = new GrpcServer(log);
+  const server = new GrpcServer(log, auth);
   const proto = loadProto('connector/v1/connector.proto');
   server.add(serviceDefinition(proto, 'connector.v1.ConnectorService'), connectorHandlers(deps));
   server.add(serviceDefinition(proto, 'connector.v1.ConnectorPeerService'), peerHandlers(deps));

@@ -1,8 +1,9 @@
-import { fields, parseEnv, z } from '@crm/config';
+import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 const ms = (fallback: number, min = 100) => z.coerce.number().int().min(min).default(fallback);
 
 const Env = z.object({
+  ...internalAuthEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_chatnet_connector'),
@@ -13,7 +14,7 @@ const Env = z.object({
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   /** Topic exchange the outbox relay publishes to. */
   EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
-  /** gRPC bind address; keep it on loopback or a private network: callers are trusted by metadata. */
+  /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: fields.port(50054),
   /**

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { identityChannel, identityDirectory } from './clients/identity.client';
 import { messagingConversations } from './clients/messaging.client';
@@ -28,19 +28,21 @@ export interface RunningService {
 
 /** Create the database if needed, migrate, start the outbox relay and consumers, and serve gRPC. */
 export async function startCrm(config: CrmConfig, log: Logger = createLogger('crm', config.LOG_LEVEL)): Promise<RunningService> {
+  // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
+  const auth = internalAuthFromEnv('crm', config);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, config.DB_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
 
-  const identity = identityChannel(config.IDENTITY_ADDR, config.IDENTITY_DEADLINE_MS);
+  const identity = identityChannel(config.IDENTITY_ADDR, auth, config.IDENTITY_DEADLINE_MS);
   const deps: Deps = {
     config,
     pool,
     log,
     identity,
     users: identityDirectory(identity),
-    conversations: messagingConversations(config.MESSAGING_ADDR, config.MESSAGING_DEADLINE_MS, log),
+    conversations: messagingConversations(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log),
     totals: new TotalCache(config.LIST_TOTAL_CACHE_MS, config.LIST_TOTAL_CACHE_MIN),
   };
 
@@ -70,7 +72,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     }),
   ];
 
-  const server = new GrpcServer(log);
+  const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), crmHandlers(deps));
   // Each feature adds its gRPC service now and owns its consumers and workers; started after the core
   // consumers, stopped before the relay so whatever they enqueue on the way out is still published.

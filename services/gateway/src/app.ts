@@ -4,6 +4,7 @@ import express from 'express';
 import helmet from 'helmet';
 import Redis from 'ioredis';
 import { createLogger, Logger } from '@crm/logger';
+import { internalAuthFromEnv } from '@crm/grpc-kit';
 import { createClients } from './clients';
 import type { GatewayConfig } from './config';
 import { authMiddleware, ipRateLimit } from './http/auth';
@@ -54,7 +55,9 @@ export function buildApp(deps: RouteDeps): express.Express {
 
 export async function startGateway(config: GatewayConfig, log: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<RunningGateway> {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
-  const clients = createClients(config);
+  // The gateway's internal credential: it signs the verified caller into every gRPC call (bad keys stop start-up).
+  const internalAuth = internalAuthFromEnv('gateway', config);
+  const clients = createClients(config, internalAuth);
   const auth = authMiddleware({
     redis,
     prefix: config.REDIS_PREFIX,
@@ -67,6 +70,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   const deps: RouteDeps = {
     config,
     clients,
+    internalAuth,
     redis,
     log,
     auth,

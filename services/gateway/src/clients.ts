@@ -1,4 +1,4 @@
-import { createServiceClient, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { createServiceClient, type InternalAuth, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
 import type { GatewayConfig } from './config';
 
 /** The backend services the gateway can call, by name: proto file, service and address variable. */
@@ -21,15 +21,16 @@ export type Clients = Record<BackendName, ServiceClient> & { closeAll(): void };
 
 /**
  * One client per backend, created on first use: a deployment that does not run a service (and a
- * checkout that has not grown its proto yet) never loads it.
+ * checkout that has not grown its proto yet) never loads it. Every call carries the verified caller,
+ * signed by the gateway's internal credential for the called service only.
  */
-export function createClients(config: GatewayConfig): Clients {
+export function createClients(config: GatewayConfig, auth: InternalAuth): Clients {
   const made = new Map<BackendName, ServiceClient>();
   const get = (name: BackendName): ServiceClient => {
     let c = made.get(name);
     if (!c) {
       const b = BACKENDS[name];
-      c = createServiceClient(serviceDefinition(loadProto(b.proto), b.service), String(config[b.addr]), config.GRPC_DEADLINE_MS);
+      c = createServiceClient(serviceDefinition(loadProto(b.proto), b.service), String(config[b.addr]), auth, config.GRPC_DEADLINE_MS);
       made.set(name, c);
     }
     return c;

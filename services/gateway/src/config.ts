@@ -1,8 +1,9 @@
-import { fields, parseEnv, z } from '@crm/config';
+import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 const address = (fallback: string) => z.string().default(fallback);
 
 const Env = z.object({
+  ...internalAuthEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** HTTP bind address and port: the single URL clients use. */
   HOST: z.string().default('0.0.0.0'),

@@ -2,7 +2,7 @@ import path from 'node:path';
 import Redis from 'ioredis';
 import { authKeys, createTokenSigner } from '@crm/auth';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
-import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import type { IdentityConfig } from './config';
 import type { Deps } from './deps';
@@ -19,6 +19,8 @@ export interface RunningService {
 
 /** Create the database if needed, migrate, and serve gRPC. Used by main.ts and by tests in-process. */
 export async function startIdentity(config: IdentityConfig, log: Logger = createLogger('identity', config.LOG_LEVEL)): Promise<RunningService> {
+  // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
+  const auth = internalAuthFromEnv('identity', config);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
@@ -33,7 +35,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     throttle: new LoginThrottle(redis, config.REDIS_PREFIX, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES_PER_IP_DAY),
     mailer: createMailer(config, log),
   };
-  const server = new GrpcServer(log);
+  const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), identityHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port }, 'identity listening');

@@ -1,6 +1,7 @@
-import { fields, parseEnv, z } from '@crm/config';
+import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 const Env = z.object({
+  ...internalAuthEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_identity'),
@@ -8,7 +9,7 @@ const Env = z.object({
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key of this deployment (tests use a unique one). */
   REDIS_PREFIX: z.string().default('crm:'),
-  /** gRPC bind address; keep it on loopback or a private network: callers are trusted by metadata. */
+  /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: fields.port(50051),
   /** HS256 signing key for access tokens, shared with the gateway. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Redis from 'ioredis';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
@@ -25,13 +25,15 @@ export interface RunningService {
  * Used by main.ts and by tests in-process.
  */
 export async function startMessaging(config: MessagingConfig, log: Logger = createLogger('messaging', config.LOG_LEVEL)): Promise<RunningService> {
+  // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
+  const auth = internalAuthFromEnv('messaging', config);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
   await mkdir(config.ATTACHMENTS_DIR, { recursive: true });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
-  const remote = new RemoteClients(config, log);
+  const remote = new RemoteClients(config, log, auth);
   const deps: Deps = { config, pool, redis, log, remote, governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS) };
 
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log.child({ component: 'outbox' }) });
@@ -43,7 +45,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   }, 15 * 60_000);
   prune.unref();
 
-  const server = new GrpcServer(log);
+  const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), messagingHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port }, 'messaging listening');

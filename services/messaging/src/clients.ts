@@ -1,4 +1,4 @@
-import { AppError, CallContext, createServiceClient, decodeRemoteError, loadProto, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
+import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, loadProto, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { MessagingConfig } from './config';
 
@@ -35,6 +35,7 @@ export class RemoteClients {
   constructor(
     private readonly config: MessagingConfig,
     private readonly log: Logger,
+    private readonly auth: InternalAuth,
   ) {}
 
   private client(name: Name): ServiceClient {
@@ -42,7 +43,7 @@ export class RemoteClients {
     if (!c) {
       const s = SERVICES[name];
       try {
-        c = createServiceClient(serviceDefinition(loadProto(s.proto), s.service), this.config[s.addr]);
+        c = createServiceClient(serviceDefinition(loadProto(s.proto), s.service), this.config[s.addr], this.auth);
       } catch (err) {
         this.log.warn({ err, service: name }, 'cannot load the contract of a service this one calls');
         throw new AppError('unavailable', `The ${name} service is not available`);

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { fields, parseEnv, z } from '@crm/config';
+import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { DEFAULT_SEND_LIMITS, GovernorLimits, parseGovernorSpec } from './domain/governor-spec';
 
 const durations = z
@@ -17,6 +17,7 @@ const governor = z.string().transform((value, ctx): GovernorLimits => {
 });
 
 const Env = z.object({
+  ...internalAuthEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_messaging'),
@@ -29,7 +30,7 @@ const Env = z.object({
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   /** Topic exchange of the event bus; queue names start with it so deployments never share a queue. */
   EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
-  /** gRPC bind address; keep it on loopback or a private network: callers are trusted by metadata. */
+  /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: fields.port(50053),
   /** Services this one calls. */

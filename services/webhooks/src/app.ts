@@ -2,7 +2,7 @@ import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import type { WebhooksConfig } from './config';
 import type { Deps } from './deps';
@@ -23,6 +23,8 @@ export interface RunningService {
  * worker, the public-event consumer, and serve gRPC. Used by main.ts and by tests in-process.
  */
 export async function startWebhooks(config: WebhooksConfig, log: Logger = createLogger('webhooks', config.LOG_LEVEL)): Promise<RunningService> {
+  // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
+  const auth = internalAuthFromEnv('webhooks', config);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, 20);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
@@ -51,7 +53,7 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
   const consumer = publicEventsConsumer({ amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, pool, logger: log, onQueued: () => worker.wake() });
   const deps: Deps = { config, pool, log, box, sender, wakeWorker: () => worker.wake() };
 
-  const server = new GrpcServer(log);
+  const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'), webhooksHandlers(deps));
   try {
     await relay.start();

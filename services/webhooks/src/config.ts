@@ -1,4 +1,4 @@
-import { fields, parseEnv, z } from '@crm/config';
+import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { SecretBox } from '@crm/crypto';
 import { parseAllowList } from './domain/address-policy';
 import { parseDuration, parseSchedule } from './domain/durations';
@@ -18,13 +18,14 @@ const parsed = <T>(fallback: string, fn: (raw: string) => T) =>
     });
 
 const Env = z.object({
+  ...internalAuthEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database (settings, the delivery queue, the attempt log); created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_webhooks'),
   AMQP_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
   /** Topic exchange every service publishes its events to. */
   EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
-  /** gRPC bind address; keep it on loopback or a private network: callers are trusted by metadata. */
+  /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: fields.port(50057),
   /** 32-byte key (base64 or hex) that encrypts webhook secrets at rest. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@crm/logger';
+import { testAuth } from '@crm/testing';
 import { AppError, GrpcServer, Handlers, loadProto, notFound, serviceDefinition } from '@crm/grpc-kit';
 
 /**
@@ -53,7 +54,7 @@ export async function startFakeMessaging(): Promise<FakeMessaging> {
       pagination: { total, page, limit, pages: Math.ceil(total / limit) },
     };
   };
-  const server = new GrpcServer(createLogger('fake-messaging', 'silent'));
+  const server = new GrpcServer(createLogger('fake-messaging', 'silent'), testAuth('messaging'));
   server.add(ctor, handlers);
   const port = await server.listen('127.0.0.1', 0);
 

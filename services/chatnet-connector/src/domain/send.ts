@@ -44,6 +44,6 @@ export async function sendChatMessage(deps: Deps, ctx: CallContext, req: SendReq
   return deps.peers.onHolder(
     row.id,
     () => deps.sessions.send(row.id, orgId, m, m.clientMessageId),
-    (peer) => peer.PeerSend({ orgId, message: { ...m, accountId: row.id } }),
+    (peer) => peer.PeerSend({ message: { ...m, accountId: row.id } }, { orgId, requestId: ctx.requestId }),
   );
 }

@@ -1,21 +1,22 @@
-import type { Handlers } from '@crm/grpc-kit';
+import { type Handlers, requireOrg } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { runLocal } from '../domain/sandbox';
 import { outboundOf } from '../domain/send';
 
 /**
  * connector.v1.ConnectorPeerService: calls forwarded by another connector instance to the one holding the
- * account's live session. The forwarding instance already checked the caller's org and permissions;
- * each call here acts only on a session held locally and of the stated org.
+ * account's live session. The forwarding instance already checked the caller's org and permissions; the
+ * org comes from its signed credential (only connector instances may call this service), and each call
+ * acts only on a session held locally and of that org.
  */
 export function peerHandlers(deps: Deps): Handlers {
   return {
-    PeerSend: (req) => {
+    PeerSend: (req, ctx) => {
       const m = outboundOf(req.message);
-      return deps.sessions.send(req.message.accountId, req.orgId, m, m.clientMessageId);
+      return deps.sessions.send(req.message.accountId, requireOrg(ctx), m, m.clientMessageId);
     },
-    PeerSandbox: async (req) => ({
-      resultJson: JSON.stringify((await runLocal(deps, req.orgId, req.accountId, req.action, JSON.parse(req.payloadJson || '{}'))) ?? {}),
+    PeerSandbox: async (req, ctx) => ({
+      resultJson: JSON.stringify((await runLocal(deps, requireOrg(ctx), req.accountId, req.action, JSON.parse(req.payloadJson || '{}'))) ?? {}),
     }),
     PeerRelease: async (req) => ({ ok: await deps.sessions.release(req.accountId, req.restart), message: '' }),
   };

@@ -1,4 +1,4 @@
-import { createServiceClient, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { createServiceClient, InternalAuth, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
 import { fromPeerError, notLive } from '../domain/remote-errors';
 import type { Leases } from './leases';
 
@@ -13,13 +13,14 @@ export class Peers {
 
   constructor(
     private readonly leases: Leases,
+    private readonly auth: InternalAuth,
     private readonly deadlineMs = 8000,
   ) {}
 
   private client(address: string): ServiceClient {
     let c = this.clients.get(address);
     if (!c) {
-      c = createServiceClient(this.ctor, address, this.deadlineMs);
+      c = createServiceClient(this.ctor, address, this.auth, this.deadlineMs);
       this.clients.set(address, c);
     }
     return c;

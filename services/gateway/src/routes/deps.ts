@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import type Redis from 'ioredis';
+import type { InternalAuth } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
@@ -8,6 +9,8 @@ import type { GatewayConfig } from '../config';
 export interface RouteDeps {
   config: GatewayConfig;
   clients: Clients;
+  /** Signs the verified caller for a service (gRPC calls do it themselves; streamed HTTP proxies use it). */
+  internalAuth: InternalAuth;
   redis: Redis;
   log: Logger;
   auth: { bearer: RequestHandler; apiKey: RequestHandler };
