@@ -60,5 +60,31 @@ export function authKeys(prefix: string) {
     revokedJti: (jti: string) => `${prefix}auth:revoked-jti:${jti}`,
     /** Access tokens issued before this epoch millisecond are refused (user deactivated or role changed). */
     validAfter: (userId: string) => `${prefix}auth:valid-after:${userId}`,
+    /**
+     * Pub/sub channel (not a key): identity publishes a {@link Revocation} right after writing one of the two
+     * keys above, so every gateway instance ends the live sessions it holds at once instead of at the next check.
+     */
+    revocations: `${prefix}auth:revocations`,
   };
+}
+
+/** One token logged out, or every token of a user issued at or before `validAfter` (ms) refused. */
+export type Revocation = { jti: string } | { userId: string; validAfter: number };
+
+export function encodeRevocation(r: Revocation): string {
+  return JSON.stringify(r);
+}
+
+/** The message, or undefined for anything that is not one (the channel is shared, so never trust its shape). */
+export function parseRevocation(raw: string): Revocation | undefined {
+  try {
+    const m = JSON.parse(raw) as Record<string, unknown>;
+    if (typeof m?.jti === 'string' && m.jti) return { jti: m.jti };
+    if (typeof m?.userId === 'string' && m.userId && typeof m.validAfter === 'number' && Number.isFinite(m.validAfter)) {
+      return { userId: m.userId, validAfter: m.validAfter };
+    }
+  } catch {
+    /* not JSON */
+  }
+  return undefined;
 }

@@ -37,6 +37,11 @@ const Env = z.object({
   BODY_LIMIT: z.string().default('1mb'),
   /** Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
+  /**
+   * How often each gateway re-checks its live sockets' tokens against the revocation keys, in milliseconds: the
+   * bound on how long a socket outlives its access when the pub/sub revocation message was missed.
+   */
+  SOCKET_SESSION_RESYNC_MS: z.coerce.number().int().min(100).max(300_000).default(5000),
   /** Deadline of each gRPC call, in milliseconds. */
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: fields.logLevel(),

@@ -2,12 +2,13 @@ import type http from 'node:http';
 import type Redis from 'ioredis';
 import { Server, Socket } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
-import { authKeys, AccessClaims, createTokenVerifier } from '@crm/auth';
+import { AccessClaims, createTokenVerifier } from '@crm/auth';
 import { EventConsumer, EventEnvelope } from '@crm/events';
 import { ROLES, roleRank } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
+import { startSessionGuard } from './session-guard';
 
 /**
  * socket.io for live updates: the only place that emits to clients. Clients authenticate with the JWT in
@@ -16,6 +17,8 @@ import type { GatewayConfig } from '../config';
  *
  * Services reach clients through events: one durable queue shared by every gateway instance, so each
  * event is handled once and the Redis adapter fans the emit out to sockets on every instance.
+ *
+ * A socket lives only as long as its token's rights: see session-guard.ts.
  */
 export interface Realtime {
   io: Server;
@@ -63,24 +66,31 @@ export function routeEvent(e: EventEnvelope<any>): { rooms: string[]; event: str
 export async function startRealtime(server: http.Server, deps: Deps): Promise<Realtime> {
   const { config, redis, clients, log } = deps;
   const verify = createTokenVerifier(config.JWT_SECRET);
-  const keys = authKeys(config.REDIS_PREFIX);
   const pub = redis.duplicate();
   const sub = redis.duplicate();
   const io = new Server(server, { cors: { origin: config.CORS_ORIGINS === '*' ? true : config.CORS_ORIGINS.split(',') }, serveClient: false });
   io.adapter(createAdapter(pub, sub, { key: `${config.REDIS_PREFIX}socket.io` }));
+  const guard = await startSessionGuard({ io, redis, prefix: config.REDIS_PREFIX, resyncMs: config.SOCKET_SESSION_RESYNC_MS, log });
 
+  // A refused handshake reaches the client as connect_error "unauthorized"; `err.data.reason` says why when known.
   io.use(async (socket, next) => {
     const token = socket.handshake.auth?.token;
     const claims = typeof token === 'string' ? verify(token) : undefined;
     if (!claims) return next(new Error('unauthorized'));
-    const [revoked, validAfter] = await redis.mget(keys.revokedJti(claims.jti), keys.validAfter(claims.sub));
-    if (revoked || (validAfter && claims.ims <= Number(validAfter))) return next(new Error('unauthorized'));
+    try {
+      const reason = await guard.check(claims);
+      if (reason) return next(Object.assign(new Error('unauthorized'), { data: { reason } }));
+    } catch (err) {
+      log.warn({ err }, 'socket handshake: revocation check failed');
+      return next(new Error('unavailable'));
+    }
     socket.data.claims = claims;
     next();
   });
 
   io.on('connection', (socket: Socket) => {
     const claims = socket.data.claims as AccessClaims;
+    guard.watch(socket);
     socket.join([`org:${claims.org}`, `user:${claims.sub}`, `org:${claims.org}:role:${claims.role}`]);
     // Join an account's room only when the account belongs to the caller's organization.
     socket.on('join', async (room: unknown, ack?: (r: { ok: boolean; error?: string }) => void) => {
@@ -120,6 +130,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     io,
     async stop() {
       await consumer.stop();
+      await guard.stop();
       await new Promise<void>((resolve) => io.close(() => resolve()));
       pub.disconnect();
       sub.disconnect();

@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { ChainableCommander } from 'ioredis';
+import { encodeRevocation } from '@crm/auth';
 import { sha256Hex } from '@crm/crypto';
 import { AppError } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
@@ -55,18 +57,37 @@ export async function refresh(deps: Deps, refreshToken: string) {
   });
 }
 
-/** Spend the refresh token and refuse the access token until it would have expired anyway. */
+/**
+ * Spend the refresh token and refuse the access token until it would have expired anyway. The deny-list entry and
+ * the revocation message go in one MULTI: gateways end that token's live sockets at once (the entry alone is only
+ * read at the next request or handshake).
+ */
 export async function logout(deps: Deps, refreshToken: string, jti: string, accessExpiresAt: number) {
   if (refreshToken) {
     const row = await tokens.findRefreshForUpdate(deps.pool, sha256Hex(refreshToken));
     if (row) await tokens.revokeRefresh(deps.pool, row.id);
   }
   const ttl = Math.ceil(accessExpiresAt - Date.now() / 1000);
-  if (jti && ttl > 0) await deps.redis.set(deps.keys.revokedJti(jti), '1', 'EX', ttl);
+  if (jti && ttl > 0) {
+    await execAll(deps.redis.multi().set(deps.keys.revokedJti(jti), '1', 'EX', ttl).publish(deps.keys.revocations, encodeRevocation({ jti })));
+  }
   return { ok: true, message: 'Signed out' };
 }
 
-/** Access tokens issued before now stop working (deactivation, role change). */
+/** Access tokens issued before now stop working (deactivation, role change), live sockets included. */
 export async function invalidateAccessTokens(deps: Deps, userId: string): Promise<void> {
-  await deps.redis.set(deps.keys.validAfter(userId), String(Date.now()), 'EX', deps.config.ACCESS_TOKEN_TTL + 60);
+  const validAfter = Date.now();
+  await execAll(
+    deps.redis
+      .multi()
+      .set(deps.keys.validAfter(userId), String(validAfter), 'EX', deps.config.ACCESS_TOKEN_TTL + 60)
+      .publish(deps.keys.revocations, encodeRevocation({ userId, validAfter })),
+  );
+}
+
+/** EXEC reports a failed command in its reply rather than rejecting; a revocation that was not written must fail the call. */
+async function execAll(multi: ChainableCommander): Promise<void> {
+  const replies = await multi.exec();
+  const failed = replies?.find(([err]) => err);
+  if (!replies || failed) throw failed?.[0] ?? new Error('Redis transaction was discarded');
 }
