@@ -35,13 +35,13 @@ const Scan = z.object({
   chatnetUid: s.text(64).optional(),
   displayName: s.text(100).optional(),
   phone: s.text(40).optional(),
-  avatarUrl: s.text(2000).optional(),
+  avatarUrl: s.httpUrl({ allowEmpty: true }).optional(),
 });
 
 const Inbound = z.object({
   fromUid: s.requiredText(64),
   fromName: s.text(200).default(''),
-  fromAvatar: s.text(2000).default(''),
+  fromAvatar: s.httpUrl({ allowEmpty: true }).default(''),
   content: z.string({ error: 'is required' }).min(1, 'is required').max(20_000, 'must be at most 20000 characters'),
   contentType: s.text(50).default(''),
   threadType: s.enumOf(['user', 'group'] as const).default('user'),

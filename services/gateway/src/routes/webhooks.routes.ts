@@ -17,8 +17,8 @@ interface Webhook {
   disabledReason?: string;
 }
 
-// Shapes only; the webhooks service owns the rules (event names, URL address policy, secret format).
-const url = z.string({ error: 'is required' }).trim().min(1, 'is required').max(2048, 'must be at most 2048 characters');
+// Shapes and the URL scheme only; the webhooks service owns the rules (event names, URL address policy, secret format).
+const url = z.string({ error: 'is required' }).trim().min(1, 'is required').pipe(s.httpUrl({ max: 2048 }));
 const events = z.array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' }).max(50);
 const secret = z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters');
 
