@@ -32,6 +32,10 @@ const Env = z.object({
   RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /** Seconds an API-key → organization lookup is cached in Redis. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  /** Seconds a key identity refused is remembered as invalid, so repeats of it never reach identity. */
+  API_KEY_INVALID_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /** Failed API-key checks per client address per minute; beyond it the address gets 429 without identity being asked. */
+  API_KEY_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(100),
   /** Largest JSON body accepted. */
   BODY_LIMIT: z.string().default('1mb'),
   /** Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). */
