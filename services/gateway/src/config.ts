@@ -15,6 +15,8 @@ const Env = z.object({
   AUTOMATION_ADDR: address('127.0.0.1:50055'),
   AI_ADDR: address('127.0.0.1:50056'),
   WEBHOOKS_ADDR: address('127.0.0.1:50057'),
+  /** The chat-network driver the connector runs (same variable, same default): sandbox control routes exist only with `sandbox`. */
+  CHATNET_DRIVER: z.enum(['sandbox', 'zca']).default('sandbox'),
   /** Comma-separated names of the services this deployment runs; /readyz waits for all of them. */
   SERVICES: z.string().default('identity'),
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
@@ -50,4 +52,17 @@ export type GatewayConfig = z.infer<typeof Env>;
 
 export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
   return parseEnv(Env, env);
+}
+
+/**
+ * Whether the sandbox control routes (`/sandbox/...`) are mounted: never in production, and the chat
+ * network's only with its sandbox driver. The services refuse the calls too; not mounting them keeps a
+ * production gateway from even admitting they exist.
+ */
+export function sandboxRoutesEnabled(config: Pick<GatewayConfig, 'NODE_ENV'>): boolean {
+  return config.NODE_ENV !== 'production';
+}
+
+export function chatnetSandboxEnabled(config: Pick<GatewayConfig, 'NODE_ENV' | 'CHATNET_DRIVER'>): boolean {
+  return sandboxRoutesEnabled(config) && config.CHATNET_DRIVER === 'sandbox';
 }
