@@ -3,7 +3,7 @@ import { startStack, type Stack } from '../support/stack';
 import { startReceiver, verifySignature, type Receiver } from './support';
 
 // Webhook settings through the gateway: create (secret shown once), list, read, update, delete, test
-// send, the attempt log and redelivery; settings:edit for every write; another org sees nothing.
+// send, the attempt log and redelivery; settings:edit for every route, reads included; another org sees nothing.
 describe('webhook settings', () => {
   let stack: Stack;
   let api: Client;
@@ -106,9 +106,9 @@ describe('webhook settings', () => {
       expect(JSON.stringify(res.body)).not.toContain('whsec_');
     });
 
-    it('an agent may read the list and one webhook', async () => {
-      expect((await agent.get('/api/v1/webhook-settings')).body).toHaveLength(1);
-      expect((await agent.get(`/api/v1/webhook-settings/${id}`)).status).toBe(200);
+    it('an agent may not read the list or one webhook (403; see webhook-permissions.test.ts)', async () => {
+      expect((await agent.get('/api/v1/webhook-settings')).status).toBe(403);
+      expect((await agent.get(`/api/v1/webhook-settings/${id}`)).status).toBe(403);
     });
 
     it('GET /webhook-settings/:id returns it, never the secret', async () => {
@@ -127,7 +127,7 @@ describe('webhook settings', () => {
     });
 
     it('GET /webhook-settings/event-types lists the public event names', async () => {
-      const res = await agent.get('/api/v1/webhook-settings/event-types');
+      const res = await owner.get('/api/v1/webhook-settings/event-types');
       expect(res.status).toBe(200);
       expect(res.body.events).toEqual(expect.arrayContaining(['contact.created', 'contact.updated', 'message.received', 'notification.created']));
       expect(res.body.events).not.toContain('chatnet_account.qr');

@@ -7,7 +7,7 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
 import { createServiceClient, GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
-import type { ConnectorConfig } from './config';
+import { type ConnectorConfig, sandboxControlEnabled } from './config';
 import type { Deps } from './deps';
 import { OwnerDirectory } from './domain/owners';
 import type { ChatnetDriver } from './drivers/driver';
@@ -62,7 +62,8 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     log,
     box,
     driver,
-    sandbox,
+    // The driver keeps its simulated network either way; only the control RPCs depend on this.
+    sandbox: sandboxControlEnabled(config) ? sandbox : undefined,
     leases,
     peers,
     sessions,

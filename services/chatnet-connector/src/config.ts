@@ -27,7 +27,10 @@ const Env = z.object({
   ENCRYPTION_KEYS_OLD: z.string().default(''),
   /** identity, for the `owner` of each account. */
   IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
-  /** Which network the accounts live on: the built-in simulated network, or the real one through zca-js. */
+  /**
+   * Which network the accounts live on: the built-in simulated network, or the real one through zca-js.
+   * The sandbox's control RPCs (scan, inbound, drop…) answer only outside production.
+   */
   CHATNET_DRIVER: z.enum(['sandbox', 'zca']).default('sandbox'),
   /** A live session's lease lifetime; another instance takes the account over once it lapses. */
   LEASE_TTL_MS: ms(10_000, 1000),
@@ -60,4 +63,12 @@ export type ConnectorConfig = z.infer<typeof Env>;
 
 export function loadConfig(env: Record<string, string | undefined>): ConnectorConfig {
   return parseEnv(Checked, env);
+}
+
+/**
+ * Whether the sandbox network's control RPCs may be used: only with the sandbox driver and never in
+ * production, where they would let an admin fake inbound messages from customers.
+ */
+export function sandboxControlEnabled(config: Pick<ConnectorConfig, 'CHATNET_DRIVER' | 'NODE_ENV'>): boolean {
+  return config.CHATNET_DRIVER === 'sandbox' && config.NODE_ENV !== 'production';
 }

@@ -18,7 +18,7 @@ export interface Deps {
   log: Logger;
   box: SecretBox;
   driver: ChatnetDriver;
-  /** Set only with CHATNET_DRIVER=sandbox. */
+  /** The sandbox network for its control RPCs: set only with CHATNET_DRIVER=sandbox outside production. */
   sandbox?: SandboxNetwork;
   leases: Leases;
   peers: Peers;

@@ -13,6 +13,6 @@
     }
     crm.auth.save(res.body);
     const next = new URLSearchParams(location.search).get('next');
-    location.href = next && next.startsWith('/') && !next.startsWith('//') ? next : '/settings/dev/api';
+    location.href = crmRedirect.safeNextPath(next, location.origin, '/settings/dev/api');
   });
 })();

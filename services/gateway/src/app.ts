@@ -64,6 +64,8 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     jwtSecret: config.JWT_SECRET,
     identity: clients.identity,
     apiKeyCacheSeconds: config.API_KEY_CACHE_SECONDS,
+    apiKeyInvalidCacheSeconds: config.API_KEY_INVALID_CACHE_SECONDS,
+    apiKeyFailuresPerMinute: config.API_KEY_FAILURES_PER_MINUTE,
     userRatePerMinute: config.RATE_LIMIT_USER_PER_MINUTE,
     publicRatePerMinute: config.RATE_LIMIT_PUBLIC_PER_MINUTE,
   });

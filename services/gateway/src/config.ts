@@ -16,6 +16,8 @@ const Env = z.object({
   AUTOMATION_ADDR: address('127.0.0.1:50055'),
   AI_ADDR: address('127.0.0.1:50056'),
   WEBHOOKS_ADDR: address('127.0.0.1:50057'),
+  /** The chat-network driver the connector runs (same variable, same default): sandbox control routes exist only with `sandbox`. */
+  CHATNET_DRIVER: z.enum(['sandbox', 'zca']).default('sandbox'),
   /** Comma-separated names of the services this deployment runs; /readyz waits for all of them. */
   SERVICES: z.string().default('identity'),
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
@@ -33,6 +35,10 @@ const Env = z.object({
   RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /** Seconds an API-key → organization lookup is cached in Redis. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  /** Seconds a key identity refused is remembered as invalid, so repeats of it never reach identity. */
+  API_KEY_INVALID_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /** Failed API-key checks per client address per minute; beyond it the address gets 429 without identity being asked. */
+  API_KEY_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(100),
   /** Largest JSON body accepted. */
   BODY_LIMIT: z.string().default('1mb'),
   /** Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). */
@@ -52,4 +58,17 @@ export type GatewayConfig = z.infer<typeof Env>;
 
 export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
   return parseEnv(Env, env);
+}
+
+/**
+ * Whether the sandbox control routes (`/sandbox/...`) are mounted: never in production, and the chat
+ * network's only with its sandbox driver. The services refuse the calls too; not mounting them keeps a
+ * production gateway from even admitting they exist.
+ */
+export function sandboxRoutesEnabled(config: Pick<GatewayConfig, 'NODE_ENV'>): boolean {
+  return config.NODE_ENV !== 'production';
+}
+
+export function chatnetSandboxEnabled(config: Pick<GatewayConfig, 'NODE_ENV' | 'CHATNET_DRIVER'>): boolean {
+  return sandboxRoutesEnabled(config) && config.CHATNET_DRIVER === 'sandbox';
 }

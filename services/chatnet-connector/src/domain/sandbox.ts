@@ -10,11 +10,11 @@ import { loadAccount } from './accounts';
 /**
  * The sandbox network's control API (ARCHITECTURE.md "Chat network"): complete a QR scan, deliver an
  * inbound message, read what the account sent (a read receipt), drop a connection, set the friend list.
- * Exists only with CHATNET_DRIVER=sandbox and needs `sandbox:control` (owner, admin). Pushes to a live
+ * Exists only with CHATNET_DRIVER=sandbox outside production and needs `sandbox:control` (owner, admin). Pushes to a live
  * connection run on the instance holding it.
  */
 function sandboxOf(deps: Deps, ctx: CallContext): SandboxNetwork {
-  if (!deps.sandbox) throw new AppError('not_found', 'Sandbox control is off (CHATNET_DRIVER is not sandbox)', { code: 'not_found' });
+  if (!deps.sandbox) throw new AppError('not_found', 'Sandbox control is off (it needs CHATNET_DRIVER=sandbox and NODE_ENV other than production)', { code: 'not_found' });
   requireUser(ctx);
   requireCan(ctx, 'sandbox:control');
   return deps.sandbox;

@@ -2,11 +2,14 @@ import type { RequestHandler } from 'express';
 import type Redis from 'ioredis';
 import { authKeys, createTokenVerifier } from '@crm/auth';
 import { sha256Hex } from '@crm/crypto';
-import type { ServiceClient } from '@crm/grpc-kit';
+import { status, type ServiceClient } from '@crm/grpc-kit';
 import { HttpError } from './errors';
 import type { Principal } from './principal';
 
+/** Cache value identity writes over a rotated key's entry (a tombstone). */
 const REVOKED = 'revoked';
+/** Cache value the gateway writes for a key identity refused (the negative cache). */
+const INVALID = 'invalid';
 
 interface AuthDeps {
   redis: Redis;
@@ -14,6 +17,8 @@ interface AuthDeps {
   jwtSecret: string;
   identity: ServiceClient;
   apiKeyCacheSeconds: number;
+  apiKeyInvalidCacheSeconds: number;
+  apiKeyFailuresPerMinute: number;
   userRatePerMinute: number;
   publicRatePerMinute: number;
 }
@@ -72,20 +77,39 @@ export function authMiddleware(deps: AuthDeps) {
     next();
   };
 
+  /** Count one failed API-key check for the client's address in its minute window. */
+  const apiKeyFailed = async (failures: { key: string }) => {
+    await deps.redis.multi().incr(failures.key).expire(failures.key, 61, 'NX').exec();
+    return unauthorized('Missing or invalid API key', 'invalid_api_key');
+  };
+
   /**
    * X-API-Key: resolved to its organization through identity, cached briefly in Redis. Rotation writes a
    * tombstone over the old key's cache entry and we cache with NX, so an old key fails at once.
+   * Guessing is made slow and cheap for identity: a key identity refused is cached as invalid for a while,
+   * and a client address with too many failed checks this minute gets 429 for any key not already known
+   * to be good, before identity is asked (a valid cached key keeps working from a noisy office address).
    */
   const apiKey: RequestHandler = async (req, res, next) => {
     const key = req.header('x-api-key');
     if (!key) return next(unauthorized('Missing X-API-Key header', 'invalid_api_key'));
     const hash = sha256Hex(key);
     const cacheKey = keys.apiKey(hash);
-    let orgId = await deps.redis.get(cacheKey);
-    if (orgId === REVOKED) return next(unauthorized('Missing or invalid API key', 'invalid_api_key'));
-    if (!orgId) {
-      const found = await deps.identity.VerifyApiKey<{ orgId: string }>({ apiKey: key }, { requestId: res.locals.requestId });
-      orgId = found.orgId;
+    const failures = windowKey(deps.prefix, `akf:${req.ip}`);
+    const [cached, failed] = await deps.redis.mget(cacheKey, failures.key);
+    let orgId = cached;
+    if (!orgId || orgId === REVOKED || orgId === INVALID) {
+      if (Number(failed ?? 0) >= deps.apiKeyFailuresPerMinute) return next(rateLimited(failures.resetIn));
+      if (orgId) return next(await apiKeyFailed(failures));
+      try {
+        const found = await deps.identity.VerifyApiKey<{ orgId: string }>({ apiKey: key }, { requestId: res.locals.requestId });
+        orgId = found.orgId;
+      } catch (err) {
+        if ((err as { code?: number }).code !== status.UNAUTHENTICATED) throw err;
+        // NX: never shorten a rotation tombstone; a refused key has no good entry to overwrite.
+        if (deps.apiKeyInvalidCacheSeconds > 0) await deps.redis.set(cacheKey, INVALID, 'EX', deps.apiKeyInvalidCacheSeconds, 'NX');
+        return next(await apiKeyFailed(failures));
+      }
       if (deps.apiKeyCacheSeconds > 0) await deps.redis.set(cacheKey, orgId, 'EX', deps.apiKeyCacheSeconds, 'NX');
     }
     const rl = windowKey(deps.prefix, `k:${hash.slice(0, 32)}`);

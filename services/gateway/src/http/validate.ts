@@ -32,11 +32,36 @@ export function pageParams(req: Request, defaultLimit: number, maxLimit = 100): 
   return { page, limit };
 }
 
+/** An absolute http: or https: URL with a host. */
+export function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every URL a client gives us is shown back to browsers (an avatar's src, a link) or dialled by a service,
+ * so only http(s) is accepted: javascript:, data:, file: and the like would run or read in someone else's
+ * page. `allowEmpty` for fields where "" clears the value.
+ */
+function httpUrl(opts: { max?: number; allowEmpty?: boolean } = {}) {
+  const max = opts.max ?? 2000;
+  return z
+    .string({ error: 'must be a string' })
+    .trim()
+    .max(max, `must be at most ${max} characters`)
+    .refine((v) => (opts.allowEmpty && v === '') || isHttpUrl(v), opts.allowEmpty ? 'must be an http or https URL (or empty)' : 'must be an http or https URL');
+}
+
 /** Common schema pieces. */
 export const s = {
   text: (max = 200) => z.string().trim().max(max, `must be at most ${max} characters`),
   requiredText: (max = 200) => z.string({ error: 'is required' }).trim().min(1, 'is required').max(max, `must be at most ${max} characters`),
   email: () => z.string({ error: 'is required' }).trim().email('must be a valid email address'),
+  httpUrl,
   enumOf: <T extends string>(values: readonly [T, ...T[]]) => z.enum(values, { error: `must be one of ${values.join(', ')}` }),
   optionalQueryEnum: <T extends string>(values: readonly [T, ...T[]]) =>
     z.enum(values, { error: `must be one of ${values.join(', ')}` }).optional(),

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { chatnetSandboxEnabled } from '../config';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
@@ -35,13 +36,13 @@ const Scan = z.object({
   chatnetUid: s.text(64).optional(),
   displayName: s.text(100).optional(),
   phone: s.text(40).optional(),
-  avatarUrl: s.text(2000).optional(),
+  avatarUrl: s.httpUrl({ allowEmpty: true }).optional(),
 });
 
 const Inbound = z.object({
   fromUid: s.requiredText(64),
   fromName: s.text(200).default(''),
-  fromAvatar: s.text(2000).default(''),
+  fromAvatar: s.httpUrl({ allowEmpty: true }).default(''),
   content: z.string({ error: 'is required' }).min(1, 'is required').max(20_000, 'must be at most 20000 characters'),
   contentType: s.text(50).default(''),
   threadType: s.enumOf(['user', 'group'] as const).default('user'),
@@ -95,9 +96,10 @@ function liveStatus(l: any) {
 
 /**
  * Chat-network accounts (internal API) and the sandbox network's control routes. The sandbox routes need
- * an owner's or admin's bearer token; the connector answers 404 for them unless CHATNET_DRIVER=sandbox.
+ * an owner's or admin's bearer token, and exist only with CHATNET_DRIVER=sandbox outside production (else
+ * they are not mounted: 404; the connector refuses the calls too).
  */
-export function chatnetAccountRoutes({ clients, auth }: RouteDeps): ServiceRoutes {
+export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): ServiceRoutes {
   const connector = () => clients['chatnet-connector'];
 
   const internal = Router();
@@ -162,5 +164,5 @@ export function chatnetAccountRoutes({ clients, auth }: RouteDeps): ServiceRoute
     res.json({ data: out.data ?? [] });
   });
 
-  return { internal, root };
+  return { internal, root: chatnetSandboxEnabled(config) ? root : undefined };
 }

@@ -31,7 +31,7 @@ const UserPatch = z.object({
   role: s.enumOf(ROLES).optional(),
   department: s.text().optional(),
   phone: s.text(40).optional(),
-  avatar: z.string().trim().url('must be a URL').max(2000).or(z.literal('')).optional(),
+  avatar: s.httpUrl({ allowEmpty: true }).optional(),
   status: s.enumOf(['active', 'inactive'] as const).optional(),
 });
 

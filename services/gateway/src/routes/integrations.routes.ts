@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { sandboxRoutesEnabled } from '../config';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
@@ -109,9 +110,9 @@ function leadIn(l: z.infer<typeof SandboxLead>) {
 /**
  * Integrations (internal API): the social network's pages, connecting them, lead syncs; and the sandbox
  * network's control routes at the root. The sandbox routes need an owner's or admin's bearer token; crm
- * answers 404 for them unless SOCIALNET_DRIVER=sandbox.
+ * answers 404 for them unless SOCIALNET_DRIVER=sandbox, and in production they are not mounted at all.
  */
-export function integrationsRoutes({ clients, auth }: RouteDeps): ServiceRoutes {
+export function integrationsRoutes({ clients, auth, config }: RouteDeps): ServiceRoutes {
   const crm = () => clients.crmIntegrations;
 
   const internal = Router();
@@ -174,5 +175,5 @@ export function integrationsRoutes({ clients, auth }: RouteDeps): ServiceRoutes 
     res.json({ message: out.message });
   });
 
-  return { internal, root };
+  return { internal, root: sandboxRoutesEnabled(config) ? root : undefined };
 }

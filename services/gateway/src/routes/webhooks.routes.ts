@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
+import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
 import { body, pageParams, query, s } from '../http/validate';
 
@@ -16,8 +17,8 @@ interface Webhook {
   disabledReason?: string;
 }
 
-// Shapes only; the webhooks service owns the rules (event names, URL address policy, secret format).
-const url = z.string({ error: 'is required' }).trim().min(1, 'is required').max(2048, 'must be at most 2048 characters');
+// Shapes and the URL scheme only; the webhooks service owns the rules (event names, URL address policy, secret format).
+const url = z.string({ error: 'is required' }).trim().min(1, 'is required').pipe(s.httpUrl({ max: 2048 }));
 const events = z.array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' }).max(50);
 const secret = z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters');
 
@@ -37,9 +38,11 @@ const DeliveryQuery = z.object({
   eventType: z.string().max(100).optional(),
 });
 
-/** Webhook settings (ARCHITECTURE.md "Webhooks"): endpoints, test sends, the attempt log, redelivery. */
+/** Webhook settings (ARCHITECTURE.md "Webhooks"): endpoints, test sends, the attempt log, redelivery; `settings:edit` for all. */
 export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
   const r = Router();
+  // Everything here is owner/admin only, reads included: the delivery log holds event payloads with customer data.
+  r.use('/webhook-settings', requirePermission('settings:edit'));
   // The spec's list shape; one webhook adds when it changed and why it is disabled. Never a secret.
   const listView = (w: Webhook) => ({ id: w.id, url: w.url, events: w.events, active: w.active, createdAt: w.createdAt });
   const fullView = (w: Webhook) => ({ ...listView(w), updatedAt: w.updatedAt, disabledAt: w.disabledAt ?? null, disabledReason: w.disabledReason ?? null });

@@ -1,5 +1,5 @@
 import { iso, isoOrUndefined, offsetOf, pagination } from '@crm/db';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, CallContext, invalid, notFound, requireCan } from '@crm/grpc-kit';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
 import type { Deps } from '../deps';
@@ -38,9 +38,13 @@ export function deliveryView(d: deliveries.DeliveryRow, attempts: deliveries.Att
   };
 }
 
-/** The attempt log of one endpoint: its deliveries, newest first, each with every attempt made. */
+/**
+ * The attempt log of one endpoint: its deliveries, newest first, each with every attempt made. Owner and
+ * admin only (settings:edit): the log keeps the payloads sent, and those carry customer data.
+ */
 export async function list(deps: Deps, ctx: CallContext, req: { webhookId: string; page: number; limit: number; status?: string; eventType?: string }) {
-  const orgId = requireOrg(ctx);
+  requireCan(ctx, 'settings:edit');
+  const orgId = ctx.orgId;
   if (!isUuid(req.webhookId) || !(await webhooks.find(deps.pool, orgId, req.webhookId))) throw notFound('Webhook');
   if (req.status && !STATUSES.includes(req.status)) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
   const page = { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };

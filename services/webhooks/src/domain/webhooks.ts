@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { iso, isoOrUndefined, withTransaction } from '@crm/db';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, CallContext, invalid, notFound, requireCan } from '@crm/grpc-kit';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
 import { RefusedAddressError } from '../delivery/sender';
 import { type Deps, secretAad } from '../deps';
-import { TEST_EVENT_TYPE } from './event-types';
+import { PUBLIC_EVENT_TYPES, TEST_EVENT_TYPE } from './event-types';
 import { generateSecret, SECRET_RULE, secretKey } from './signing';
 import { isUuid, parseWebhookUrl, validateEvents } from './validation';
 
@@ -64,13 +64,21 @@ async function findOr404(deps: Deps, orgId: string, id: string) {
   return row;
 }
 
+// Reading needs settings:edit too: endpoint URLs often carry tokens, and only those who manage them see them.
 export async function list(deps: Deps, ctx: CallContext) {
-  const orgId = requireOrg(ctx);
-  return { data: (await webhooks.list(deps.pool, orgId)).map(view) };
+  requireCan(ctx, 'settings:edit');
+  return { data: (await webhooks.list(deps.pool, ctx.orgId)).map(view) };
 }
 
 export async function get(deps: Deps, ctx: CallContext, id: string) {
-  return view(await findOr404(deps, requireOrg(ctx), id));
+  requireCan(ctx, 'settings:edit');
+  return view(await findOr404(deps, ctx.orgId, id));
+}
+
+/** The event names an endpoint can subscribe to, for the settings form (which only its editors open). */
+export async function eventTypes(ctx: CallContext) {
+  requireCan(ctx, 'settings:edit');
+  return { events: [...PUBLIC_EVENT_TYPES] };
 }
 
 export async function create(deps: Deps, ctx: CallContext, req: { url?: string; events?: string[]; secret?: string }) {

@@ -1,7 +1,6 @@
 import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as deliveries from '../domain/deliveries';
-import { PUBLIC_EVENT_TYPES } from '../domain/event-types';
 import * as webhooks from '../domain/webhooks';
 
 /** webhooks.v1.WebhooksService: decode, call the domain, return; errors are mapped by grpc-kit. */
@@ -15,6 +14,6 @@ export function webhooksHandlers(deps: Deps): Handlers {
     TestWebhook: (req, ctx) => webhooks.test(deps, ctx, req.id),
     ListDeliveries: (req, ctx) => deliveries.list(deps, ctx, req),
     Redeliver: (req, ctx) => deliveries.redeliver(deps, ctx, req.id),
-    ListEventTypes: async () => ({ events: [...PUBLIC_EVENT_TYPES] }),
+    ListEventTypes: (_req, ctx) => webhooks.eventTypes(ctx),
   };
 }
