@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { productionProblems } from './production';
 
 export { z };
+export { productionProblems };
 
 /** Thrown when the environment does not satisfy a service's schema; the message names every bad variable. */
 export class ConfigError extends Error {
@@ -10,18 +12,28 @@ export class ConfigError extends Error {
   }
 }
 
+function invalid(lines: Array<[string, string]>): ConfigError {
+  return new ConfigError(`Invalid configuration:\n${lines.map(([name, message]) => `  ${name}: ${message}`).join('\n')}`);
+}
+
 /**
  * Parse an environment against a zod schema. Bad configuration must stop a service at start with a
  * message that names the variable, never later with a stack trace from deep inside a request.
+ * With NODE_ENV=production it also refuses the development defaults (passwordless database, RabbitMQ
+ * guest, Redis without a password) and example secrets: see production.ts. Every service's config goes
+ * through here, so no service can forget the check.
  */
 export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
   const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => {
-    const name = issue.path.join('.') || '(environment)';
-    return `  ${name}: ${issue.message}`;
-  });
-  throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  if (!result.success) {
+    throw invalid(result.error.issues.map((issue) => [issue.path.join('.') || '(environment)', issue.message]));
+  }
+  if (typeof result.data === 'object' && result.data !== null) {
+    // A schema without NODE_ENV still runs in production when the environment says so.
+    const problems = productionProblems({ NODE_ENV: env.NODE_ENV, ...result.data });
+    if (problems.length > 0) throw invalid(problems);
+  }
+  return result.data;
 }
 
 /** Common field types, so every service spells them the same way. */

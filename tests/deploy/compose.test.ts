@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+
+// No Docker engine in the test environment: the compose file is checked as data, and each service's
+// environment (with .env filled in) is fed to that service's own loadConfig under NODE_ENV=production.
+const root = path.join(__dirname, '..', '..');
+const composeText = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+const compose = parse(composeText, { merge: true }) as {
+  services: Record<string, { networks?: string[]; ports?: string[]; environment?: Record<string, string> }>;
+  networks: Record<string, { internal?: boolean } | null>;
+};
+const exampleVars = readFileSync(path.join(root, '.env.example'), 'utf8')
+  .split('\n')
+  .map((line) => /^([A-Z][A-Z0-9_]*)=/.exec(line)?.[1])
+  .filter((name): name is string => Boolean(name));
+
+const APP = ['identity', 'crm', 'messaging', 'chatnet-connector', 'automation', 'ai', 'webhooks'];
+const INFRA = ['postgres', 'rabbitmq', 'redis'];
+/** Services that must reach the internet: SMTP, the chat network, AI providers, customers' webhooks. */
+const CALLS_OUT = ['identity', 'chatnet-connector', 'ai', 'webhooks'];
+
+/** A .env as an operator fills it: a fresh random value for every variable the example lists. */
+function filledEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of exampleVars) env[name] = randomBytes(24).toString('hex');
+  env.ENCRYPTION_KEY = randomBytes(32).toString('base64');
+  Object.assign(env, { GATEWAY_PORT: '8080', PUBLIC_URL: 'https://crm.example.org', CORS_ORIGINS: '*', SMTP_URL: '' });
+  return env;
+}
+
+/** Compose interpolation of ${VAR}, ${VAR:?message} and ${VAR:-default}. */
+function interpolate(value: string, env: Record<string, string>): string {
+  return value.replace(/\$\{([A-Z0-9_]+)(?::([?-])([^}]*))?\}/g, (_, name: string, op?: string, arg?: string) => {
+    const v = env[name];
+    if (v) return v;
+    if (op === '?') throw new Error(`compose refuses: ${arg}`);
+    return op === '-' ? (arg ?? '') : '';
+  });
+}
+
+function serviceEnv(service: string, env = filledEnv()): Record<string, string> {
+  const raw = compose.services[service].environment ?? {};
+  return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, interpolate(String(v), env)]));
+}
+
+test('only the gateway publishes a port or joins the edge network', () => {
+  for (const [name, s] of Object.entries(compose.services)) {
+    if (name === 'gateway') continue;
+    expect({ name, ports: s.ports }).toEqual({ name, ports: undefined });
+    expect(s.networks).not.toContain('edge');
+  }
+  expect(compose.services.gateway.ports).toEqual(['${GATEWAY_PORT:-8080}:8080']);
+  expect(compose.services.gateway.networks).toEqual(['edge', 'internal']);
+});
+
+test('the internal network has no route out; only services that call out also join egress', () => {
+  expect(compose.networks.internal).toEqual({ internal: true });
+  for (const name of [...INFRA, ...APP]) {
+    const expected = CALLS_OUT.includes(name) ? ['internal', 'egress'] : ['internal'];
+    expect({ name, networks: compose.services[name].networks }).toEqual({ name, networks: expected });
+  }
+});
+
+test('each service connects to PostgreSQL as its own role, with a password, to its own database only', () => {
+  for (const name of APP) {
+    const url = new URL(serviceEnv(name).DATABASE_URL);
+    const role = name.replace(/-/g, '_');
+    expect({ name, user: url.username, db: url.pathname }).toEqual({ name, user: role, db: `/crm_${role}` });
+    expect(url.password).not.toBe('');
+  }
+  expect(composeText).not.toMatch(/POSTGRES_HOST_AUTH_METHOD/);
+});
+
+test('each service uses its own RabbitMQ and Redis user, never guest and never without a password', () => {
+  for (const name of [...APP, 'gateway']) {
+    const env = serviceEnv(name);
+    for (const key of ['AMQP_URL', 'REDIS_URL'] as const) {
+      if (!env[key]) continue;
+      const url = new URL(env[key]);
+      expect({ name, key, user: url.username }).toEqual({ name, key, user: name });
+      expect(url.password).not.toBe('');
+    }
+  }
+  expect(composeText).not.toMatch(/guest/);
+});
+
+test('the connector runs the real chat-network driver, not the sandbox', () => {
+  expect(serviceEnv('chatnet-connector').CHATNET_DRIVER).toBe('zca');
+});
+
+test('every variable the compose file reads is listed in .env.example, and every listed one is read', () => {
+  const code = composeText.replace(/^\s*#.*$/gm, '');
+  const used = new Set([...code.matchAll(/\$\{([A-Z0-9_]+)/g)].map((m) => m[1]));
+  expect([...used].filter((v) => !exampleVars.includes(v))).toEqual([]);
+  expect(exampleVars.filter((v) => !used.has(v))).toEqual([]);
+});
+
+test('.env.example holds no secrets: every secret is empty, so compose refuses to start until it is set', () => {
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(path.join(root, '.env.example'), 'utf8').split('\n')) {
+    const m = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (m) env[m[1]] = m[2];
+  }
+  for (const [name, value] of Object.entries(env)) {
+    if (/PASSWORD|SECRET|KEY/.test(name)) expect({ name, value }).toEqual({ name, value: '' });
+  }
+  expect(() => serviceEnv('gateway', env)).toThrow(/compose refuses/);
+});
+
+describe.each([...APP, 'gateway'])('%s with the compose environment', (name) => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { loadConfig } = require(`@crm/${name}`) as { loadConfig: (env: Record<string, string | undefined>) => { NODE_ENV: string } };
+
+  test('starts under NODE_ENV=production', () => {
+    expect(loadConfig(serviceEnv(name)).NODE_ENV).toBe('production');
+  });
+
+  test('refuses the development defaults it would otherwise fall back to', () => {
+    const env: Record<string, string | undefined> = serviceEnv(name);
+    const dropped = ['DATABASE_URL', 'AMQP_URL', 'REDIS_URL'].filter((k) => k in env);
+    for (const k of dropped) env[k] = undefined;
+    let message = '';
+    try {
+      loadConfig(env);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    for (const k of dropped) expect(message).toContain(`${k}: `);
+  });
+});
+
+test("crm's loadConfig refuses a production environment with the default AMQP URL", () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { loadConfig } = require('@crm/crm') as { loadConfig: (env: Record<string, string | undefined>) => unknown };
+  const env = { ...serviceEnv('crm'), AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672' };
+  expect(() => loadConfig(env)).toThrow(/AMQP_URL: must not use RabbitMQ's guest account/);
+  expect(() => loadConfig({ ...env, AMQP_URL: undefined })).toThrow(/AMQP_URL: must not use RabbitMQ's guest account/);
+});
