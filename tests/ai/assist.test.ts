@@ -37,7 +37,13 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
       startFakeVendor('gemini', { keys: [GEMINI_KEY] }),
     ]);
     stack = await startStack({ services: ['ai'], env: { MESSAGING_ADDR: messaging.address } });
-    ai = await startAiWithCapturedLogs(stack, { MESSAGING_ADDR: messaging.address, AI_COMPLETION_TIMEOUT_MS: '400', AI_DEFAULT_DAILY_QUOTA: '200' });
+    ai = await startAiWithCapturedLogs(stack, {
+      MESSAGING_ADDR: messaging.address,
+      AI_COMPLETION_TIMEOUT_MS: '400',
+      AI_DEFAULT_DAILY_QUOTA: '200',
+      // The fake vendors live on loopback; organizations' base URLs may reach only that private address.
+      AI_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
+    });
     api = recording(client(stack.url), bodies);
     const a = await newOrg(api, 'Acme');
     owner = a.owner;

@@ -31,6 +31,8 @@ describe('AI providers: keys, base URLs and models', () => {
     ]);
     stack = await startStack({ services: ['ai'] });
     ai = await startAiWithCapturedLogs(stack, {
+      // The fake vendors live on loopback; organizations' base URLs may reach only that private address.
+      AI_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
       OPENAI_API_KEY: ENV_OPENAI_KEY,
       OPENAI_BASE_URL: openai.baseUrl,
       AI_MODELS_TIMEOUT_MS: '400',

@@ -23,7 +23,15 @@ describe('chat-network accounts and the sandbox network', () => {
     stack = await startStack({
       services: ['chatnet-connector'],
       serviceEnv: {
-        'chatnet-connector': { QR_TTL_MS: '1500', QR_MAX_REFRESHES: '3', RECONNECT_DELAY_MS: '1500', SCAN_INTERVAL_MS: '500', HEARTBEAT_MS: '500' },
+        'chatnet-connector': {
+          QR_TTL_MS: '1500',
+          QR_MAX_REFRESHES: '3',
+          RECONNECT_DELAY_MS: '1500',
+          SCAN_INTERVAL_MS: '500',
+          HEARTBEAT_MS: '500',
+          // The proxies these tests set live on the deployment's network (tests/chatnet-connector/proxy-guard.test.ts refuses the rest).
+          CONNECTOR_ALLOWED_PRIVATE_ADDRESSES: '10.1.2.3',
+        },
       },
     });
     api = client(stack.url);

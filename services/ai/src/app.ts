@@ -4,6 +4,7 @@ import { SecretBox } from '@crm/crypto';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { AddressGuard } from '@crm/net-guard';
 import type { AiServiceConfig } from './config';
 import type { Deps } from './deps';
 import { MessagingGateway } from './domain/conversations';
@@ -28,11 +29,12 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
   const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log);
-  const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), messaging };
+  const guard = new AddressGuard({ allow: config.AI_ALLOWED_PRIVATE_ADDRESSES, purpose: 'AI requests' });
+  const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), messaging, guard };
   const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('ai/v1/ai.proto'), 'ai.v1.AiService'), aiHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
-  log.info({ port }, 'ai listening');
+  log.info({ port, allowedPrivate: config.AI_ALLOWED_PRIVATE_ADDRESSES.entries }, 'ai listening');
   return {
     port,
     async stop() {

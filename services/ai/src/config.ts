@@ -1,4 +1,5 @@
 import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { allowListEnv } from '@crm/net-guard';
 
 /** An optional vendor key from the environment: empty means unset (compose files pass `KEY=`). */
 const optionalKey = z
@@ -37,11 +38,23 @@ const Env = z.object({
   AI_COMPLETION_TIMEOUT_MS: z.coerce.number().int().min(50).default(25_000),
   /** Calls per organization per UTC day until an admin sets its own quota. */
   AI_DEFAULT_DAILY_QUOTA: z.coerce.number().int().min(1).max(1_000_000).default(500),
+  /**
+   * The most calls per UTC day an organization's admin may set (each call can spend the deployment's
+   * vendor money); a stored quota above it (the cap was lowered) counts as the cap.
+   */
+  AI_DAILY_QUOTA_MAX: z.coerce.number().int().min(1).max(1_000_000).default(2000),
+  /**
+   * IPs/CIDRs an organization's own base URL may reach although private, loopback or link-local
+   * (comma-separated, e.g. `10.0.0.5,192.168.0.0/16` for a self-hosted model server). Empty by default:
+   * an organization's base URL must be a public address. The *_BASE_URL variables below are not checked.
+   */
+  AI_ALLOWED_PRIVATE_ADDRESSES: allowListEnv(),
   /** How many of a conversation's most recent messages go into drafts and summaries. */
   AI_CONTEXT_MESSAGES: z.coerce.number().int().min(1).max(200).default(40),
   /**
    * Deployment-wide vendor keys and base URLs. An organization's own key or base URL (set with
-   * PUT /api/v1/ai/providers/:id) takes precedence; removing it makes these apply again.
+   * PUT /api/v1/ai/providers/:id) takes precedence; removing it makes these apply again. A deployment key
+   * is only ever sent to these base URLs (or the vendor's default), never to an organization's own.
    */
   ANTHROPIC_API_KEY: optionalKey,
   ANTHROPIC_BASE_URL: optionalUrl,
@@ -58,8 +71,15 @@ const Env = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
 });
 
+// The default applies to every organization that has not chosen, so it must be one an admin could choose.
+const Checked = Env.superRefine((c, ctx) => {
+  if (c.AI_DEFAULT_DAILY_QUOTA > c.AI_DAILY_QUOTA_MAX) {
+    ctx.addIssue({ code: 'custom', path: ['AI_DEFAULT_DAILY_QUOTA'], message: `must be at most AI_DAILY_QUOTA_MAX (${c.AI_DAILY_QUOTA_MAX})` });
+  }
+});
+
 export type AiServiceConfig = z.infer<typeof Env>;
 
 export function loadConfig(env: Record<string, string | undefined>): AiServiceConfig {
-  return parseEnv(Env, env);
+  return parseEnv(Checked, env);
 }

@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import type { SecretBox } from '@crm/crypto';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import type { AddressGuard } from '@crm/net-guard';
 import type { AiServiceConfig } from './config';
 import type { MessagingGateway } from './domain/conversations';
 import type { DailyQuota } from './domain/quota';
@@ -15,4 +16,6 @@ export interface Deps {
   box: SecretBox;
   quota: DailyQuota;
   messaging: MessagingGateway;
+  /** The SSRF guard for organizations' own base URLs (AI_ALLOWED_PRIVATE_ADDRESSES). */
+  guard: AddressGuard;
 }

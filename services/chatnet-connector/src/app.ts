@@ -7,6 +7,7 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
 import { createServiceClient, GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { AddressGuard } from '@crm/net-guard';
 import { type ConnectorConfig, sandboxControlEnabled } from './config';
 import type { Deps } from './deps';
 import { OwnerDirectory } from './domain/owners';
@@ -44,13 +45,14 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
   const instanceId = randomUUID();
   const leases = new Leases(redis, config.REDIS_PREFIX, instanceId, config.LEASE_TTL_MS);
+  const guard = new AddressGuard({ allow: config.CONNECTOR_ALLOWED_PRIVATE_ADDRESSES, purpose: 'proxy connections' });
   let sandbox: SandboxNetwork | undefined;
   let driver: ChatnetDriver;
   if (config.CHATNET_DRIVER === 'sandbox') {
     sandbox = new SandboxNetwork(redis, config.REDIS_PREFIX);
     driver = new SandboxDriver(sandbox, config.QR_TTL_MS, config.QR_MAX_REFRESHES);
   } else {
-    driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: dialThrough });
+    driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard) });
   }
   const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000);
   const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases });
@@ -68,6 +70,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     peers,
     sessions,
     owners: new OwnerDirectory(identity, config.OWNER_CACHE_SECONDS, log),
+    guard,
   };
 
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });

@@ -1,4 +1,5 @@
 import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { allowListEnv } from '@crm/net-guard';
 
 const ms = (fallback: number, min = 100) => z.coerce.number().int().min(min).default(fallback);
 
@@ -27,6 +28,11 @@ const Env = z.object({
   ENCRYPTION_KEYS_OLD: z.string().default(''),
   /** identity, for the `owner` of each account. */
   IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
+  /**
+   * IPs/CIDRs an account's proxy may be on although private, loopback or link-local (comma-separated,
+   * e.g. `10.0.0.0/8` for proxies on the deployment's own network). Empty by default: proxies must be public.
+   */
+  CONNECTOR_ALLOWED_PRIVATE_ADDRESSES: allowListEnv(),
   /**
    * Which network the accounts live on: the built-in simulated network, or the real one through zca-js.
    * The sandbox's control RPCs (scan, inbound, drop…) answer only outside production.

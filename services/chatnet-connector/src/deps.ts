@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import type { SecretBox } from '@crm/crypto';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import type { AddressGuard } from '@crm/net-guard';
 import type { ConnectorConfig } from './config';
 import type { OwnerDirectory } from './domain/owners';
 import type { ChatnetDriver } from './drivers/driver';
@@ -24,6 +25,8 @@ export interface Deps {
   peers: Peers;
   sessions: SessionPool;
   owners: OwnerDirectory;
+  /** The SSRF guard for accounts' proxies (CONNECTOR_ALLOWED_PRIVATE_ADDRESSES). */
+  guard: AddressGuard;
 }
 
 /** Session data and proxy URLs are bound to their org and account: a ciphertext moved elsewhere fails. */

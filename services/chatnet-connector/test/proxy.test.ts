@@ -1,8 +1,13 @@
 import http from 'node:http';
 import net, { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
+import { AddressGuard, parseAllowList, RefusedAddressError, type Resolver } from '@crm/net-guard';
 import { normalizeProxyUrl } from '../src/domain/proxy-url';
 import { dialThrough } from '../src/drivers/proxy-dialer';
+
+const guard = (allow: string, resolve?: Resolver) => new AddressGuard({ allow: parseAllowList(allow), purpose: 'proxy connections', resolve });
+/** The test proxies are on loopback, which the operator's allow-list must name. */
+const loopbackAllowed = guard('127.0.0.1');
 
 describe('proxy URL validation', () => {
   it('accepts http(s) and socks proxies with optional credentials and port, normalized', () => {
@@ -25,6 +30,7 @@ describe('dialing through a proxy', () => {
   let target: http.Server;
   let proxy: http.Server;
   const tunnels: string[] = [];
+  let proxyConnections = 0;
 
   beforeAll(async () => {
     target = http.createServer((req, res) => {
@@ -41,6 +47,7 @@ describe('dialing through a proxy', () => {
       });
     });
     proxy = http.createServer((_req, res) => res.writeHead(405).end());
+    proxy.on('connection', () => proxyConnections++);
     proxy.on('connect', (req, socket, head) => {
       tunnels.push(req.url ?? '');
       const [host, port] = (req.url ?? '').split(':');
@@ -61,7 +68,7 @@ describe('dialing through a proxy', () => {
 
   it('sends requests through the proxy tunnel and decodes the response', async () => {
     const targetPort = (target.address() as AddressInfo).port;
-    const { fetch, agent } = dialThrough(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`);
+    const { fetch, agent } = dialThrough(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, loopbackAllowed);
     const res = await fetch(`http://127.0.0.1:${targetPort}/api/login/getLoginInfo?x=1`, {
       method: 'POST',
       headers: { 'user-agent': 'zca-test', 'accept-encoding': 'gzip, deflate, br, zstd' },
@@ -75,7 +82,7 @@ describe('dialing through a proxy', () => {
 
   it('does not follow redirects and keeps every Set-Cookie header (zca-js handles both itself)', async () => {
     const targetPort = (target.address() as AddressInfo).port;
-    const { fetch } = dialThrough(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`);
+    const { fetch } = dialThrough(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, loopbackAllowed);
     const res = await fetch(`http://127.0.0.1:${targetPort}/redirect`);
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('http://127.0.0.1:1/elsewhere');
@@ -83,7 +90,50 @@ describe('dialing through a proxy', () => {
   });
 
   it('builds a SOCKS agent for socks URLs', () => {
-    const { agent } = dialThrough('socks5://127.0.0.1:1');
+    const { agent } = dialThrough('socks5://127.0.0.1:1', loopbackAllowed);
     expect(agent.constructor.name).toBe('SocksProxyAgent');
+  });
+
+  // The proxy is the tenant-chosen destination: with an empty allow-list no spelling of loopback or
+  // link-local may be dialled, and a refusal comes before any connection is opened.
+  describe('the SSRF guard on the proxy address', () => {
+    const proxyPort = () => (proxy.address() as AddressInfo).port;
+    const targetPort = () => (target.address() as AddressInfo).port;
+
+    it.each(['http://127.0.0.1:PORT', 'http://0x7f.1:PORT', 'socks5://0x7f.1:PORT', 'socks5://2130706433:PORT', 'socks5h://017700000001:PORT', 'http://[::ffff:127.0.0.1]:PORT', 'socks5://[::1]:PORT', 'http://169.254.169.254:80'])(
+      'refuses the proxy %s before dialling',
+      (template) => {
+        const before = proxyConnections;
+        expect(() => dialThrough(template.replace('PORT', String(proxyPort())), guard(''))).toThrow(RefusedAddressError);
+        expect(proxyConnections).toBe(before);
+      },
+    );
+
+    it('judges the address a proxy host name resolves to when the socket connects (http proxy)', async () => {
+      const before = proxyConnections;
+      const { fetch } = dialThrough(`http://proxy.test:${proxyPort()}`, guard('', async () => [{ address: '127.0.0.1', family: 4 }]));
+      await expect(fetch(`http://127.0.0.1:${targetPort()}/`)).rejects.toThrow('proxy.test resolves to 127.0.0.1, a loopback address; proxy connections are not sent there');
+      expect(proxyConnections).toBe(before);
+    });
+
+    it('judges the address a proxy host name resolves to when the socket connects (socks proxy)', async () => {
+      const socks = net.createServer((s) => s.destroy());
+      let socksConnections = 0;
+      socks.on('connection', () => socksConnections++);
+      await new Promise<void>((r) => socks.listen(0, '127.0.0.1', r));
+      try {
+        const port = (socks.address() as AddressInfo).port;
+        const { fetch } = dialThrough(`socks5://socks.test:${port}`, guard('', async () => [{ address: '169.254.169.254', family: 4 }, { address: '127.0.0.1', family: 4 }]));
+        await expect(fetch(`http://127.0.0.1:${targetPort()}/`)).rejects.toThrow(/socks\.test resolves to 169\.254\.169\.254, a linkLocal address/);
+        expect(socksConnections).toBe(0);
+      } finally {
+        await new Promise((r) => socks.close(r));
+      }
+    });
+
+    it('dials a host name through the guard when its address is allowed', async () => {
+      const { fetch } = dialThrough(`http://proxy.test:${proxyPort()}`, guard('127.0.0.1', async () => [{ address: '127.0.0.1', family: 4 }]));
+      expect((await fetch(`http://127.0.0.1:${targetPort()}/`)).status).toBe(200);
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { SecretBox } from '@crm/crypto';
-import { parseAllowList } from './domain/address-policy';
+import { allowListEnv } from '@crm/net-guard';
 import { parseDuration, parseSchedule } from './domain/durations';
 
 /** A zod field that parses with `fn` and reports its error message against the variable. */
@@ -46,7 +46,7 @@ const Env = z.object({
    * IPs/CIDRs that may be delivered to although private, loopback or link-local (comma-separated, e.g.
    * `127.0.0.1,10.0.0.0/8`). Empty by default: every non-public address is refused.
    */
-  WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: parsed('', parseAllowList),
+  WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: allowListEnv(),
   /** Waits between attempts after the first, which is immediate. */
   WEBHOOK_RETRY_SCHEDULE: parsed('5s,5m,30m,2h,5h,10h', parseSchedule),
   /** Whole-attempt deadline (connect, send, response head and the logged part of the body), ms. */

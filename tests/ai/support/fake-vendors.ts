@@ -21,6 +21,8 @@ export interface FakeVendor {
   /** Base URL to configure for the provider (includes the path prefix of OpenAI-style APIs). */
   baseUrl: string;
   requests: RecordedRequest[];
+  /** TCP connections accepted so far: a request refused by the SSRF guard must leave this unchanged. */
+  connections: number;
   /** Keys the fake accepts. */
   keys: Set<string>;
   /** Delay before answering, in ms (for timeouts). */
@@ -41,6 +43,7 @@ export async function startFakeVendor(shape: Shape, opts: { prefix?: string; key
   const prefix = opts.prefix ?? (shape === 'openai' ? '/v1' : '');
   const state = {
     requests: [] as RecordedRequest[],
+    connections: 0,
     keys: new Set(opts.keys ?? []),
     delayMs: 0,
     reply: opts.reply ?? 'Hello from the fake model',
@@ -153,6 +156,7 @@ export async function startFakeVendor(shape: Shape, opts: { prefix?: string; key
       else go();
     });
   });
+  server.on('connection', () => state.connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const fake = state as unknown as FakeVendor;

@@ -15,10 +15,15 @@ export interface AssistantSettings {
 
 export const LOCAL_MODELS = { draft: 'local-templates-v1', summary: 'local-extractive-v1', sentiment: 'local-lexicon-v1' } as const;
 
+/**
+ * The organization's settings as they apply now. A stored quota above AI_DAILY_QUOTA_MAX (saved before
+ * the operator lowered the cap) counts as the cap: the cap is the server's, whatever an admin once set.
+ */
 export async function settingsOf(deps: Deps, orgId: string): Promise<AssistantSettings> {
   const row = await repo.find(deps.pool, orgId);
   if (!row) return { provider: LOCAL_ENGINE, model: '', dailyQuota: deps.config.AI_DEFAULT_DAILY_QUOTA, enabled: true };
-  return { provider: row.provider, model: row.model, dailyQuota: row.daily_quota, enabled: row.enabled, updatedAt: row.updated_at.toISOString() };
+  const dailyQuota = Math.min(row.daily_quota, deps.config.AI_DAILY_QUOTA_MAX);
+  return { provider: row.provider, model: row.model, dailyQuota, enabled: row.enabled, updatedAt: row.updated_at.toISOString() };
 }
 
 /** The configuration with what it means right now: which engine answers, and how much of today's quota is left. */
@@ -29,8 +34,10 @@ async function describe(deps: Deps, orgId: string, s: AssistantSettings) {
   let statusMessage: string;
   let engine = LOCAL_ENGINE;
   let effectiveModel = '';
+  let ownBaseUrl = false;
   if (isProviderId(s.provider)) {
     const p = await resolveForUse(deps, orgId, s.provider);
+    ownBaseUrl = p.baseUrlSource === 'organization';
     if (p.apiKey) {
       engine = s.provider;
       effectiveModel = s.model || PROVIDERS[s.provider].defaultModel;
@@ -47,7 +54,10 @@ async function describe(deps: Deps, orgId: string, s: AssistantSettings) {
     statusMessage = 'The built-in local engine answers (offline: templates, extractive summaries, lexicon sentiment)';
   } else if (engine === LOCAL_ENGINE) {
     status = 'missing_key';
-    statusMessage = `${PROVIDERS[s.provider as keyof typeof PROVIDERS].name} has no API key; the local engine answers until one is set`;
+    const name = PROVIDERS[s.provider as keyof typeof PROVIDERS].name;
+    statusMessage = ownBaseUrl
+      ? `${name} has no API key of this organization's own, which its own base URL needs; the local engine answers until one is set`
+      : `${name} has no API key; the local engine answers until one is set`;
   } else {
     status = 'active';
     statusMessage = `${PROVIDERS[s.provider as keyof typeof PROVIDERS].name} answers with model ${effectiveModel}; the local engine steps in if it fails`;
@@ -94,8 +104,9 @@ export async function updateConfig(deps: Deps, ctx: CallContext, req: { provider
     next.model = model;
   }
   if (req.dailyQuota !== undefined) {
-    if (!Number.isInteger(req.dailyQuota) || req.dailyQuota < 1 || req.dailyQuota > 1_000_000) {
-      throw invalid('dailyQuota', 'must be an integer from 1 to 1000000');
+    const max = deps.config.AI_DAILY_QUOTA_MAX;
+    if (!Number.isInteger(req.dailyQuota) || req.dailyQuota < 1 || req.dailyQuota > max) {
+      throw invalid('dailyQuota', `must be an integer from 1 to ${max} (the server's cap)`);
     }
     next.dailyQuota = req.dailyQuota;
   }

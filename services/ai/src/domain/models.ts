@@ -19,6 +19,9 @@ export async function listModels(deps: Deps, ctx: CallContext, id: string) {
   const info = PROVIDERS[id];
   const resolved = await resolveForUse(deps, orgId, id);
   const conn = connectionOf(resolved);
+  if (!conn && resolved.baseUrlSource === 'organization') {
+    return { models: [], error: `The API key for ${info.name} is not configured: this organization's own base URL is used only with its own API key; add one in AI settings` };
+  }
   if (!conn) {
     return {
       models: [],

@@ -1,4 +1,5 @@
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import type { AddressGuard } from '@crm/net-guard';
 import type { Deps } from '../deps';
 import * as repo from '../db/provider-settings.repo';
 import { isProviderId, PROVIDER_IDS, PROVIDERS, ProviderId, ProviderInfo } from '../providers/catalog';
@@ -15,6 +16,8 @@ export interface ResolvedProvider {
   keyMask: string;
   /** Present only when resolved for use (never for listing). */
   apiKey?: string;
+  /** Set when the base URL is the organization's own: every connection to it is judged by the SSRF guard. */
+  guard?: AddressGuard;
 }
 
 /** Keys are shown as `••••` + their last four characters; keys shorter than 12 characters not even that. */
@@ -29,11 +32,20 @@ function envKey(deps: Deps, info: ProviderInfo): string | undefined {
   return deps.config[info.envKey] as string | undefined;
 }
 
+/**
+ * An organization's own base URL goes only with the organization's own key: the deployment's key from the
+ * environment is sent only to the environment's base URL or the vendor's default, never to an address an
+ * organization chose (or it could collect the key, or spend it on a server of its own).
+ */
 function combine(deps: Deps, info: ProviderInfo, row: repo.ProviderSettingsRow | undefined): ResolvedProvider {
   const env = envKey(deps, info);
+  if (row?.base_url) {
+    const own = { info, baseUrl: row.base_url, baseUrlSource: 'organization' as const };
+    return row.api_key_enc ? { ...own, keySource: 'organization', keyMask: `••••${row.key_last4 ?? ''}` } : { ...own, keySource: 'none', keyMask: '' };
+  }
   const envUrl = deps.config[info.envBaseUrl] as string | undefined;
-  const baseUrl = row?.base_url ?? envUrl ?? info.defaultBaseUrl;
-  const baseUrlSource = row?.base_url ? 'organization' : envUrl ? 'environment' : 'default';
+  const baseUrl = envUrl ?? info.defaultBaseUrl;
+  const baseUrlSource = envUrl ? 'environment' : 'default';
   if (row?.api_key_enc) return { info, baseUrl, baseUrlSource, keySource: 'organization', keyMask: `••••${row.key_last4 ?? ''}` };
   if (env) return { info, baseUrl, baseUrlSource, keySource: 'environment', keyMask: maskKey(env) };
   return { info, baseUrl, baseUrlSource, keySource: 'none', keyMask: '' };
@@ -62,28 +74,45 @@ export async function list(deps: Deps, ctx: CallContext) {
 /**
  * The provider ready to call: the organization's key (decrypted here, only for this call) or the
  * environment's. A stored key that no longer decrypts (its encryption key was retired) counts as absent
- * and is logged, so the environment key or the local engine takes over instead of failing every call.
+ * and is logged, so the environment key (with the environment's base URL only) or the local engine takes
+ * over instead of failing every call.
  */
 export async function resolveForUse(deps: Deps, orgId: string, id: ProviderId): Promise<ResolvedProvider> {
   const info = PROVIDERS[id];
-  const row = await repo.findOne(deps.pool, orgId, id);
-  const resolved = combine(deps, info, row);
+  let row = await repo.findOne(deps.pool, orgId, id);
+  let orgKey: string | undefined;
   if (row?.api_key_enc) {
     try {
-      return { ...resolved, apiKey: deps.box.decrypt(row.api_key_enc, aad(orgId, id)) };
+      orgKey = deps.box.decrypt(row.api_key_enc, aad(orgId, id));
     } catch {
       deps.log.warn({ orgId, provider: id }, 'stored provider key cannot be decrypted; ignoring it');
-      const fallback = combine(deps, info, { ...row, api_key_enc: null, key_last4: null });
-      const env = envKey(deps, info);
-      return env ? { ...fallback, apiKey: env } : fallback;
+      row = { ...row, api_key_enc: null, key_last4: null };
     }
   }
-  const env = envKey(deps, info);
-  return env ? { ...resolved, apiKey: env } : resolved;
+  const resolved = combine(deps, info, row);
+  const guard = resolved.baseUrlSource === 'organization' ? deps.guard : undefined;
+  if (resolved.keySource === 'organization') return { ...resolved, apiKey: orgKey, guard };
+  if (resolved.keySource === 'environment') return { ...resolved, apiKey: envKey(deps, info) };
+  return resolved;
 }
 
 export function connectionOf(p: ResolvedProvider): Connection | undefined {
-  return p.apiKey ? { provider: p.info, baseUrl: p.baseUrl, apiKey: p.apiKey } : undefined;
+  return p.apiKey ? { provider: p.info, baseUrl: p.baseUrl, apiKey: p.apiKey, guard: p.guard } : undefined;
+}
+
+/** How long saving a base URL waits for its host to resolve. */
+const RESOLVE_TIMEOUT_MS = 3_000;
+
+/**
+ * An organization's base URL must point at a public address (or one the operator allowed): checked here
+ * when it is saved, and again on every connection (the address dialled, see providers/http.ts). A host
+ * that does not resolve now is accepted: DNS may not be set up yet.
+ */
+async function checkBaseUrlHost(deps: Deps, baseUrl: string): Promise<void> {
+  const host = new URL(baseUrl).hostname;
+  const check = await deps.guard.checkOnSave(host, RESOLVE_TIMEOUT_MS);
+  if ('refused' in check) throw invalid('baseUrl', check.refused);
+  if ('unresolved' in check) deps.log.info({ host, err: check.unresolved }, 'AI base URL host does not resolve now; accepted');
 }
 
 const KEY_CHARS = /^[\x21-\x7e]+$/;
@@ -120,6 +149,7 @@ export async function update(deps: Deps, ctx: CallContext, req: { id: string; ap
   }
   let baseUrl: string | null | undefined;
   if (req.baseUrl !== undefined) baseUrl = req.baseUrl.trim() === '' ? null : normaliseBaseUrl(req.baseUrl);
+  if (baseUrl) await checkBaseUrlHost(deps, baseUrl);
   if (key === undefined && baseUrl === undefined) throw new AppError('invalid_argument', 'Send apiKey, baseUrl or both', { details: [{ field: 'apiKey', message: 'apiKey or baseUrl is required' }] });
   await repo.upsert(deps.pool, { orgId, provider: req.id, userId: ctx.userId || null, key, baseUrl });
   deps.log.info(

@@ -1,3 +1,6 @@
+import http from 'node:http';
+import https from 'node:https';
+import { type AddressGuard, RefusedAddressError } from '@crm/net-guard';
 import type { ProviderInfo } from './catalog';
 
 /** What a call to a vendor needs: where, and with which key. The key never goes into a message or log. */
@@ -5,9 +8,14 @@ export interface Connection {
   provider: ProviderInfo;
   baseUrl: string;
   apiKey: string;
+  /**
+   * Set for an organization's own base URL: every connection is judged by the SSRF guard at the moment
+   * its address is chosen. The deployment's base URLs (environment, vendor default) are the operator's.
+   */
+  guard?: AddressGuard;
 }
 
-export type FailureReason = 'bad_key' | 'timeout' | 'unreachable' | 'http' | 'bad_response';
+export type FailureReason = 'bad_key' | 'timeout' | 'unreachable' | 'refused_address' | 'http' | 'bad_response';
 
 /**
  * A vendor call that did not work, with a message meant for the person configuring the provider.
@@ -33,8 +41,6 @@ const NETWORK_CODES: Record<string, string> = {
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
   ETIMEDOUT: 'connection timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
-  UND_ERR_SOCKET: 'connection closed unexpectedly',
   CERT_HAS_EXPIRED: 'TLS certificate expired',
   DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate could not be verified',
@@ -62,9 +68,8 @@ function networkCode(err: unknown): string | undefined {
   return undefined;
 }
 
-function isTimeout(err: unknown): boolean {
-  const e = err as { name?: string; cause?: { name?: string } };
-  return e?.name === 'TimeoutError' || e?.cause?.name === 'TimeoutError';
+class TimeoutError extends Error {
+  override readonly name = 'TimeoutError';
 }
 
 /** The vendor's own error text, from the shapes OpenAI, Anthropic and Google use. */
@@ -100,53 +105,110 @@ function hostOf(baseUrl: string): string {
   }
 }
 
+interface Agents {
+  http: http.Agent;
+  https: https.Agent;
+}
+
+/**
+ * Node's global agents for the deployment's own base URLs; for organizations' base URLs, one pair of
+ * agents per guard, so a socket opened without the guard is never reused for them.
+ */
+const guardedAgents = new WeakMap<AddressGuard, Agents>();
+
+function agentsFor(guard: AddressGuard | undefined): Agents {
+  if (!guard) return { http: http.globalAgent, https: https.globalAgent };
+  let agents = guardedAgents.get(guard);
+  if (!agents) {
+    // The guard's lookup is part of the agents, so no socket they open (a reused one included) skipped it.
+    const options = { keepAlive: true, lookup: guard.lookup as never };
+    agents = { http: new http.Agent(options), https: new https.Agent(options) };
+    guardedAgents.set(guard, agents);
+  }
+  return agents;
+}
+
+interface RawResponse {
+  status: number;
+  raw: string;
+}
+
+/**
+ * One HTTP exchange on node:http (global fetch cannot take a lookup hook): for a guarded connection an IP
+ * literal is judged before anything is dialled, a hostname inside the socket's connect, and the peer once
+ * more when the socket connects. The whole exchange, body included, has `timeoutMs`.
+ */
+function exchange(url: URL, conn: Connection, req: VendorRequest): Promise<RawResponse> {
+  conn.guard?.assertLiteralAllowed(url.hostname);
+  const tls = url.protocol === 'https:';
+  const agents = agentsFor(conn.guard);
+  const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+  const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(body));
+  }
+  return new Promise<RawResponse>((resolve, reject) => {
+    const request = (tls ? https : http).request(url, { method: req.method, headers, agent: tls ? agents.https : agents.http }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, raw: Buffer.concat(chunks).toString('utf8') });
+      });
+      res.on('error', fail);
+    });
+    const timer = setTimeout(() => request.destroy(new TimeoutError('timed out')), Math.max(1, req.timeoutMs));
+    function fail(err: Error) {
+      clearTimeout(timer);
+      reject(err);
+    }
+    conn.guard?.watch(request, url.hostname.replace(/^\[|\]$/g, ''));
+    request.on('error', fail);
+    request.end(body);
+  });
+}
+
 /**
  * One JSON request to a vendor. Redirects are not followed: a redirect would carry the key's header to
  * an address nobody configured. Every failure becomes a ProviderError with a readable message.
  */
 export async function vendorRequest<T = unknown>(conn: Connection, req: VendorRequest): Promise<T> {
   const name = conn.provider.name;
-  const url = conn.baseUrl.replace(/\/+$/, '') + req.path;
-  let res: Response;
-  let raw: string;
+  let res: RawResponse;
   try {
-    res = await fetch(url, {
-      method: req.method,
-      headers: { accept: 'application/json', ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}), ...req.headers },
-      body: req.body === undefined ? undefined : JSON.stringify(req.body),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(Math.max(1, req.timeoutMs)),
-    });
-    raw = await res.text();
+    res = await exchange(new URL(conn.baseUrl.replace(/\/+$/, '') + req.path), conn, req);
   } catch (err) {
-    if (isTimeout(err)) {
+    if (err instanceof TimeoutError) {
       throw new ProviderError('timeout', `${name} did not answer within ${formatSeconds(req.budgetMs ?? req.timeoutMs)} (${hostOf(conn.baseUrl)})`);
     }
+    if (err instanceof RefusedAddressError) throw new ProviderError('refused_address', `Could not reach ${name} at ${hostOf(conn.baseUrl)}: ${err.message}`);
     const code = networkCode(err);
     const why = (code && NETWORK_CODES[code]) ?? (code ? code.toLowerCase() : 'the request failed');
     throw new ProviderError('unreachable', `Could not reach ${name} at ${hostOf(conn.baseUrl)}: ${why}`);
   }
+  const { status, raw } = res;
   let body: unknown;
   try {
     body = raw ? JSON.parse(raw) : undefined;
   } catch {
     body = undefined;
   }
-  if (res.status >= 300 && res.status < 400) {
-    throw new ProviderError('http', `${name} answered with a redirect (HTTP ${res.status}); set the base URL to the final address`, res.status);
+  if (status >= 300 && status < 400) {
+    throw new ProviderError('http', `${name} answered with a redirect (HTTP ${status}); set the base URL to the final address`, status);
   }
-  if (!res.ok) {
+  if (status < 200 || status >= 300) {
     const detail = scrub(vendorMessage(body, raw), conn.apiKey);
     const keyRejected =
-      res.status === 401 ||
-      res.status === 403 ||
+      status === 401 ||
+      status === 403 ||
       // Google answers 400 INVALID_ARGUMENT with reason API_KEY_INVALID for a wrong key.
-      (res.status === 400 && /API_KEY_INVALID|api key not valid/i.test(raw));
+      (status === 400 && /API_KEY_INVALID|api key not valid/i.test(raw));
     if (keyRejected) {
-      const what = res.status === 403 ? 'refused the API key or the key lacks access' : 'rejected the API key';
-      throw new ProviderError('bad_key', `${name} ${what} (HTTP ${res.status})${detail ? `: ${detail}` : ''}. Check the key in AI settings.`, res.status);
+      const what = status === 403 ? 'refused the API key or the key lacks access' : 'rejected the API key';
+      throw new ProviderError('bad_key', `${name} ${what} (HTTP ${status})${detail ? `: ${detail}` : ''}. Check the key in AI settings.`, status);
     }
-    throw new ProviderError('http', `${name} answered HTTP ${res.status}${detail ? `: ${detail}` : ''}`, res.status);
+    throw new ProviderError('http', `${name} answered HTTP ${status}${detail ? `: ${detail}` : ''}`, status);
   }
   if (body === undefined) throw new ProviderError('bad_response', `${name} answered with something that is not JSON`);
   return body as T;

@@ -7,7 +7,7 @@ import { aad, Deps } from '../deps';
 import { disconnectedEvent, qrEvent } from '../events/events';
 import type { LiveInfo } from '../pool/leases';
 import type { Owner } from './owners';
-import { normalizeProxyUrl } from './proxy-url';
+import { checkProxyHost, normalizeProxyUrl } from './proxy-url';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUSES = ['qr_pending', 'connected', 'disconnected'] as const;
@@ -101,6 +101,7 @@ export async function create(deps: Deps, ctx: CallContext, req: { displayName: s
   }
   const id = randomUUID();
   const proxy = req.proxyUrl ? normalizeProxyUrl(req.proxyUrl) : null;
+  if (proxy) await checkProxyHost(deps.guard, deps.log, proxy);
   const row = await repo.insertAccount(deps.pool, {
     id,
     orgId,
@@ -166,6 +167,7 @@ export async function setProxy(deps: Deps, ctx: CallContext, req: { id: string; 
   const row = await loadAccount(deps, orgId, req.id);
   assertMayManage(ctx, row);
   const proxy = req.proxyUrl?.trim() ? normalizeProxyUrl(req.proxyUrl) : null;
+  if (proxy) await checkProxyHost(deps.guard, deps.log, proxy);
   if (!(await repo.setProxy(deps.pool, orgId, row.id, proxy ? deps.box.encrypt(proxy, aad(orgId, row.id)) : null))) throw accountNotFound();
   // A live session dialled through the old proxy: close it and connect again through the new one.
   const restarted = await deps.peers

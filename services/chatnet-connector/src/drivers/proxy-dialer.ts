@@ -1,17 +1,22 @@
 import http, { Agent, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
+import type { AddressGuard } from '@crm/net-guard';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { SocksProxyAgent } from 'socks-proxy-agent';
 
 /**
  * One agent per session from the account's proxy URL (never a process-wide proxy variable): http(s)
- * proxies through CONNECT, socks4/5 natively.
+ * proxies through CONNECT, socks4/5 natively. The proxy is a tenant-chosen destination, so the SSRF guard
+ * judges the address actually dialled: an IP literal here (sockets skip `lookup` for those; this throws
+ * RefusedAddressError), a host name in the guard's `lookup`, which both agents use for the proxy's socket.
  */
-export function proxyAgent(proxyUrl: string): Agent {
-  const scheme = new URL(proxyUrl).protocol;
-  if (scheme === 'http:' || scheme === 'https:') return new HttpsProxyAgent(proxyUrl, { keepAlive: true }) as unknown as Agent;
-  return new SocksProxyAgent(proxyUrl, { keepAlive: true }) as unknown as Agent;
+export function proxyAgent(proxyUrl: string, guard: AddressGuard): Agent {
+  const url = new URL(proxyUrl);
+  guard.assertLiteralAllowed(url.hostname);
+  const lookup = guard.lookup as never;
+  if (url.protocol === 'http:' || url.protocol === 'https:') return new HttpsProxyAgent(proxyUrl, { keepAlive: true, lookup }) as unknown as Agent;
+  return new SocksProxyAgent(proxyUrl, { keepAlive: true, socketOptions: { lookup } }) as unknown as Agent;
 }
 
 const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
@@ -71,7 +76,7 @@ export function fetchVia(agent: Agent): typeof fetch {
 }
 
 /** What the zca driver needs for a proxied session. */
-export function dialThrough(proxyUrl: string): { agent: Agent; fetch: typeof fetch } {
-  const agent = proxyAgent(proxyUrl);
+export function dialThrough(proxyUrl: string, guard: AddressGuard): { agent: Agent; fetch: typeof fetch } {
+  const agent = proxyAgent(proxyUrl, guard);
   return { agent, fetch: fetchVia(agent) };
 }

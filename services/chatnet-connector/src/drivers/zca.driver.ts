@@ -145,7 +145,6 @@ export class ZcaDriver implements ChatnetDriver {
   }
 
   async loginWithQr(opts: QrLoginOptions): Promise<ChatnetSession> {
-    const client = this.client(opts.proxyUrl);
     let refreshes = 0;
     let failure: LoginFailedError | undefined;
     let pending: Promise<void> = Promise.resolve();
@@ -157,6 +156,8 @@ export class ZcaDriver implements ChatnetDriver {
     opts.signal.addEventListener('abort', onAbort, { once: true });
     let api: ZcaApi;
     try {
+      // Inside the try: a proxy the SSRF guard refuses is a failed login like any other network failure.
+      const client = this.client(opts.proxyUrl);
       api = await client.loginQR({}, (event) => {
         abortLogin = event.actions?.abort;
         if (opts.signal.aborted) {

@@ -36,7 +36,8 @@ const ProviderUpdate = z
 const ConfigUpdate = z.object({
   provider: s.enumOf(['local', ...PROVIDERS] as const).optional(),
   model: z.string({ error: 'must be a string' }).trim().max(200, 'must be at most 200 characters').optional(),
-  dailyQuota: z.number({ error: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(1_000_000, 'must be at most 1000000').optional(),
+  // Only the shape here: the ai service holds the cap (AI_DAILY_QUOTA_MAX) and answers a quota above it.
+  dailyQuota: z.number({ error: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(2_147_483_647, 'must be at most 2147483647').optional(),
   enabled: z.boolean({ error: 'must be true or false' }).optional(),
 });
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseAllowList } from '../domain/address-policy';
+import { parseAllowList } from '@crm/net-guard';
 import { generateSecret, secretKey } from '../domain/signing';
 import { type Resolver, WebhookSender } from './sender';
 

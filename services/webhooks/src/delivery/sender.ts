@@ -1,22 +1,14 @@
-import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import type { Socket } from 'node:net';
+import type { LookupAddress } from 'node:dns';
 import { performance } from 'node:perf_hooks';
-import { type AllowList, isIpLiteral, judgeAddress } from '../domain/address-policy';
+import { AddressGuard, type AllowList, RefusedAddressError, type Resolver } from '@crm/net-guard';
 import { signedHeaders } from '../domain/signing';
 
-/** Hostname → addresses. The system resolver by default; tests inject one to simulate DNS answers. */
-export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
-const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+export type { Resolver } from '@crm/net-guard';
 
-/** Raised before a connection is opened when the destination is not a public address. */
-export class RefusedAddressError extends Error {
-  readonly code = 'EWEBHOOKADDRESS';
-  constructor(host: string, address: string, reason: string) {
-    super(host === address ? `${address} is a ${reason} address; webhooks are not sent there` : `${host} resolves to ${address}, a ${reason} address; webhooks are not sent there`);
-  }
-}
+/** What the guard's refusals say: "… is a loopback address; webhooks are not sent there". */
+const PURPOSE = 'webhooks';
 
 export interface AttemptResult {
   ok: boolean;
@@ -51,28 +43,25 @@ const DRAIN_LIMIT = 256 * 1024;
 const USER_AGENT = 'crm-webhooks/1.0 (+https://www.standardwebhooks.com)';
 
 /**
- * Sends one signed attempt. The SSRF guard sits where the address is chosen: an IP literal is judged
- * before the request is made, and a hostname is resolved by `lookup` inside the socket's connect, which
- * judges every address the name resolves to and hands the socket only a judged one. So the address
- * dialled is always the address checked, on every attempt (a DNS answer that changes between a check and
- * the connect, DNS rebinding, cannot slip through). The remote address is checked once more when the
- * socket connects. Redirects are never followed: a 3xx is a failed attempt.
+ * Sends one signed attempt through the shared SSRF guard (@crm/net-guard): an IP literal is judged
+ * before the request is made, and a hostname is resolved and judged by the guard's `lookup` inside the
+ * socket's connect, so the address dialled is always the address checked, on every attempt (DNS
+ * rebinding cannot slip through). The remote address is checked once more when the socket connects.
+ * Redirects are never followed: a 3xx is a failed attempt.
  */
 export class WebhookSender {
-  private readonly allow: AllowList;
+  readonly guard: AddressGuard;
   private readonly timeoutMs: number;
   private readonly bodyLimit: number;
-  private readonly resolve: Resolver;
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
 
   constructor(opts: SenderOptions) {
-    this.allow = opts.allow;
+    this.guard = new AddressGuard({ allow: opts.allow, purpose: PURPOSE, resolve: opts.resolve });
     this.timeoutMs = opts.timeoutMs;
     this.bodyLimit = opts.bodyLimit;
-    this.resolve = opts.resolve ?? systemResolver;
     // The guarded lookup is part of the agents, so no socket they open can skip it.
-    const agentOptions = { keepAlive: true, maxSockets: opts.maxSockets ?? 256, maxFreeSockets: 64, scheduling: 'lifo' as const, timeout: 30_000, lookup: this.lookup as never };
+    const agentOptions = { keepAlive: true, maxSockets: opts.maxSockets ?? 256, maxFreeSockets: 64, scheduling: 'lifo' as const, timeout: 30_000, lookup: this.guard.lookup as never };
     this.httpAgent = new http.Agent(agentOptions);
     this.httpsAgent = new https.Agent(agentOptions);
   }
@@ -82,34 +71,10 @@ export class WebhookSender {
     this.httpsAgent.destroy();
   }
 
-  /**
-   * Resolve a hostname (or take an IP literal) and judge every address; throws RefusedAddressError when
-   * any is not allowed. Used to validate a URL when it is saved and inside every connect.
-   */
-  async resolveAllowed(host: string): Promise<LookupAddress[]> {
-    const bare = host.replace(/^\[|\]$/g, '');
-    const addresses = isIpLiteral(bare) ? [{ address: bare, family: bare.includes(':') ? 6 : 4 }] : await this.resolve(bare);
-    if (addresses.length === 0) throw Object.assign(new Error(`${host} does not resolve`), { code: 'ENOTFOUND' });
-    // One refused address refuses the name: a name that mixes public and private answers is an attack.
-    for (const a of addresses) {
-      const v = judgeAddress(a.address, this.allow);
-      if (!v.allowed) throw new RefusedAddressError(bare, v.address, v.reason);
-    }
-    return addresses;
+  /** Resolve a host and judge every address; throws RefusedAddressError when any is not allowed. */
+  resolveAllowed(host: string): Promise<LookupAddress[]> {
+    return this.guard.resolveAllowed(host);
   }
-
-  /** net's `lookup` hook: the connect uses exactly the addresses judged here. */
-  private readonly lookup = (hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void => {
-    this.resolveAllowed(hostname).then(
-      (all) => {
-        const wanted = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
-        if (wanted.length === 0) return callback(Object.assign(new Error(`${hostname} has no IPv${options.family} address`), { code: 'ENOTFOUND' }), '');
-        if (options.all) callback(null, wanted);
-        else callback(null, wanted[0].address, wanted[0].family);
-      },
-      (err) => callback(err, ''),
-    );
-  };
 
   async send(req: SendRequest): Promise<AttemptResult> {
     const startedAt = new Date();
@@ -136,9 +101,10 @@ export class WebhookSender {
     // The WHATWG parser has already turned every IPv4 spelling (0x7f.1, 2130706433, 017700000001, 127.1)
     // into dotted decimal and compressed IPv6, so this sees the address that would be dialled.
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (isIpLiteral(host)) {
-      const v = judgeAddress(host, this.allow);
-      if (!v.allowed) return done({ error: new RefusedAddressError(host, v.address, v.reason).message });
+    try {
+      this.guard.assertLiteralAllowed(host);
+    } catch (err) {
+      return done({ error: (err as Error).message });
     }
 
     const headers = {
@@ -167,7 +133,7 @@ export class WebhookSender {
           method: 'POST',
           headers,
           agent: https_ ? this.httpsAgent : this.httpAgent,
-          lookup: this.lookup as never,
+          lookup: this.guard.lookup as never,
         },
         (res) => {
           const status = res.statusCode ?? 0;
@@ -202,13 +168,7 @@ export class WebhookSender {
         },
       );
       const timer = setTimeout(() => request.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })), timeoutMs);
-      request.on('socket', (socket: Socket) => {
-        if (!socket.connecting) return;
-        socket.once('connect', () => {
-          const v = judgeAddress(socket.remoteAddress ?? '', this.allow);
-          if (!v.allowed) request.destroy(new RefusedAddressError(host, v.address, v.reason));
-        });
-      });
+      this.guard.watch(request, host);
       request.on('error', (err) => settle({ error: describe(err) }));
       request.end(req.body);
     });

@@ -3,7 +3,6 @@ import { iso, isoOrUndefined, withTransaction } from '@crm/db';
 import { AppError, CallContext, invalid, notFound, requireCan } from '@crm/grpc-kit';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
-import { RefusedAddressError } from '../delivery/sender';
 import { type Deps, secretAad } from '../deps';
 import { PUBLIC_EVENT_TYPES, TEST_EVENT_TYPE } from './event-types';
 import { generateSecret, SECRET_RULE, secretKey } from './signing';
@@ -34,23 +33,10 @@ export function view(w: webhooks.WebhookRow) {
  */
 async function checkUrl(deps: Deps, raw: string | undefined): Promise<string> {
   const url = parseWebhookUrl(raw);
-  try {
-    await withTimeout(deps.sender.resolveAllowed(url.hostname), RESOLVE_TIMEOUT_MS);
-  } catch (err) {
-    if (err instanceof RefusedAddressError) throw invalid('url', err.message);
-    deps.log.info({ host: url.hostname, err: (err as Error).message }, 'webhook URL host does not resolve now; accepted');
-  }
+  const check = await deps.sender.guard.checkOnSave(url.hostname, RESOLVE_TIMEOUT_MS);
+  if ('refused' in check) throw invalid('url', check.refused);
+  if ('unresolved' in check) deps.log.info({ host: url.hostname, err: check.unresolved }, 'webhook URL host does not resolve now; accepted');
   return raw!.trim();
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`lookup timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 function checkSecret(secret: string): string {

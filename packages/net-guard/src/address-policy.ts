@@ -42,11 +42,16 @@ function isIpv4Compatible(addr: ipaddr.IPv6): boolean {
   return p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0;
 }
 
+/** `addr` is in `net/bits`; both are of the same kind. */
+function matches(addr: Addr, net: Addr, bits: number): boolean {
+  return addr.kind() === 'ipv4' ? (addr as ipaddr.IPv4).match(net as ipaddr.IPv4, bits) : (addr as ipaddr.IPv6).match(net as ipaddr.IPv6, bits);
+}
+
 export type AddressVerdict = { allowed: true; address: string } | { allowed: false; address: string; reason: string };
 
 /**
- * May a webhook be delivered to this IP? Only global unicast addresses are, unless the address is in the
- * allow-list. Everything ipaddr.js classifies otherwise is refused: loopback, private, link-local, unique
+ * May a connection chosen by a tenant (a webhook URL, an AI base URL, a proxy) go to this IP? Only global
+ * unicast addresses may, unless the address is in the operator's allow-list. Everything ipaddr.js classifies otherwise is refused: loopback, private, link-local, unique
  * local, multicast, broadcast, unspecified, carrier-grade NAT, reserved and documentation ranges, and the
  * IPv6 ranges that embed an IPv4 address (NAT64, 6to4, Teredo, IPv4-compatible), whose IPv4 part could
  * be anything. An IPv4-mapped IPv6 address is judged as the IPv4 address it is.
@@ -60,7 +65,7 @@ export function judgeAddress(ip: string, allow: AllowList): AddressVerdict {
   const addr = normalise(ipaddr.parse(bare));
   const address = addr.toString();
   for (const [net, bits] of allow.ranges) {
-    if (net.kind() === addr.kind() && addr.match(net as never, bits)) return { allowed: true, address };
+    if (net.kind() === addr.kind() && matches(addr, net, bits)) return { allowed: true, address };
   }
   const range = addr.range();
   if (addr.kind() === 'ipv6' && isIpv4Compatible(addr as ipaddr.IPv6)) {
@@ -70,6 +75,7 @@ export function judgeAddress(ip: string, allow: AllowList): AddressVerdict {
   return { allowed: true, address };
 }
 
+/** An IP address as written in a URL or returned by a resolver (brackets and a zone allowed), not a name. */
 export function isIpLiteral(host: string): boolean {
   return ipaddr.isValid(host.replace(/^\[|\]$/g, ''));
 }
