@@ -8,7 +8,9 @@ import { createClients } from './clients';
 import type { GatewayConfig } from './config';
 import { authMiddleware, ipRateLimit } from './http/auth';
 import { errorHandler, sendError } from './http/errors';
+import { methodNotAllowed } from './http/method-not-allowed';
 import { requestId } from './http/request-id';
+import { rejectUnsafeText } from './http/text-guard';
 import type { RouteDeps } from './routes/deps';
 import { healthRoutes } from './routes/health.routes';
 import { identityRoutes } from './routes/identity.routes';
@@ -32,7 +34,9 @@ export function buildApp(deps: RouteDeps): express.Express {
   app.set('trust proxy', deps.config.TRUST_PROXY_HOPS);
   app.use(requestId);
   app.use(helmet());
+  app.use(methodNotAllowed(app));
   app.use(express.json({ limit: deps.config.BODY_LIMIT }));
+  app.use(rejectUnsafeText);
 
   app.use(healthRoutes(deps));
   app.use(pageRoutes());
