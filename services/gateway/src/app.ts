@@ -10,6 +10,7 @@ import { authMiddleware, ipRateLimit } from './http/auth';
 import { errorHandler, sendError } from './http/errors';
 import { methodNotAllowed } from './http/method-not-allowed';
 import { requestId } from './http/request-id';
+import { routeTable } from './http/route-table';
 import { rejectUnsafeText } from './http/text-guard';
 import type { RouteDeps } from './routes/deps';
 import { healthRoutes } from './routes/health.routes';
@@ -25,6 +26,8 @@ export interface RunningGateway {
   port: number;
   url: string;
   server: http.Server;
+  /** Every route the gateway serves (`{method, path}`), read from its router: what tests enumerate. */
+  routes: { method: string; path: string }[];
   stop(): Promise<void>;
 }
 
@@ -88,6 +91,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     port,
     url: `http://127.0.0.1:${port}`,
     server,
+    routes: routeTable(app),
     async stop() {
       await realtime.stop();
       await new Promise<void>((resolve) => {
