@@ -30,6 +30,8 @@ interface ServiceModule {
 
 export interface Stack {
   url: string;
+  /** The gateway's routes (`{method, path}`), read from its express router. */
+  routes: { method: string; path: string }[];
   /** Environment shared by every service (Redis prefix, exchange, secrets, addresses). */
   env: Record<string, string>;
   /** gRPC address of a started service. */
@@ -94,6 +96,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
   return {
     url: gw.url,
+    routes: gw.routes,
     env: shared,
     addr: (name) => `127.0.0.1:${ports.get(name)}`,
     startService,

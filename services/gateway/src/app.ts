@@ -9,7 +9,10 @@ import { createClients } from './clients';
 import type { GatewayConfig } from './config';
 import { authMiddleware, ipRateLimit } from './http/auth';
 import { errorHandler, sendError } from './http/errors';
+import { methodNotAllowed } from './http/method-not-allowed';
 import { requestId } from './http/request-id';
+import { routeTable } from './http/route-table';
+import { rejectUnsafeText } from './http/text-guard';
 import type { RouteDeps } from './routes/deps';
 import { healthRoutes } from './routes/health.routes';
 import { identityRoutes } from './routes/identity.routes';
@@ -24,6 +27,8 @@ export interface RunningGateway {
   port: number;
   url: string;
   server: http.Server;
+  /** Every route the gateway serves (`{method, path}`), read from its router: what tests enumerate. */
+  routes: { method: string; path: string }[];
   stop(): Promise<void>;
 }
 
@@ -33,7 +38,9 @@ export function buildApp(deps: RouteDeps): express.Express {
   app.set('trust proxy', deps.config.TRUST_PROXY_HOPS);
   app.use(requestId);
   app.use(helmet());
+  app.use(methodNotAllowed(app));
   app.use(express.json({ limit: deps.config.BODY_LIMIT }));
+  app.use(rejectUnsafeText);
 
   app.use(healthRoutes(deps));
   app.use(pageRoutes());
@@ -90,6 +97,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     port,
     url: `http://127.0.0.1:${port}`,
     server,
+    routes: routeTable(app),
     async stop() {
       await realtime.stop();
       await new Promise<void>((resolve) => {

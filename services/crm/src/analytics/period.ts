@@ -16,17 +16,21 @@ const DAY_MS = 86_400_000;
 
 const startOfDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
 
+/** PostgreSQL has no year 0 and reads no ISO string past year 9999: the period stays inside years 1-9999. */
+const MIN_TIME = Date.parse('0001-01-01T00:00:00.000Z');
+const MAX_TIME = Date.parse('9999-12-31T23:59:59.999Z');
+
 function parse(value: string | undefined, field: string): Date | undefined {
   if (!value) return undefined;
   const t = Date.parse(value);
-  if (Number.isNaN(t)) throw invalid(field, 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp');
+  if (Number.isNaN(t) || t < MIN_TIME || t > MAX_TIME) throw invalid(field, 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp in years 0001-9999');
   return new Date(t);
 }
 
 export function resolvePeriod(req: { dateFrom?: string; dateTo?: string }, now = Date.now()): Period {
   const givenTo = parse(req.dateTo, 'dateTo');
   const to = givenTo ?? new Date(startOfDay(now) + DAY_MS);
-  const from = parse(req.dateFrom, 'dateFrom') ?? new Date(to.getTime() - DEFAULT_DAYS * DAY_MS);
+  const from = parse(req.dateFrom, 'dateFrom') ?? new Date(Math.max(MIN_TIME, to.getTime() - DEFAULT_DAYS * DAY_MS));
   if (to.getTime() <= from.getTime()) {
     throw givenTo ? invalid('dateTo', 'must be after dateFrom') : invalid('dateFrom', 'must not be after today when dateTo is not given');
   }

@@ -1,4 +1,4 @@
-import { AppError, CallContext } from '@crm/grpc-kit';
+import { AppError, CallContext, decodeRemoteError, invalid, status } from '@crm/grpc-kit';
 import type { IdentityChannel } from '../clients/identity.client';
 
 const PAGE = 500;
@@ -27,8 +27,14 @@ export function identityTeamDirectory(identity: IdentityChannel): TeamDirectory 
           out.push(...res.data.map((u) => ({ id: u.id, fullName: u.fullName, status: u.status })));
           if (page >= res.pagination.pages) return out;
         }
-      } catch {
-        throw new AppError('unavailable', 'Cannot list the team now: the identity service is unavailable');
+      } catch (err) {
+        // Only a transport failure is "unavailable": identity refusing the department is the caller's 400.
+        const e = decodeRemoteError(err as { code?: number });
+        if (e.grpcCode === status.INVALID_ARGUMENT) throw invalid('departmentId', e.details?.[0]?.message ?? 'is not a valid department');
+        if (e.grpcCode === status.UNAVAILABLE || e.grpcCode === status.DEADLINE_EXCEEDED) {
+          throw new AppError('unavailable', 'Cannot list the team now: the identity service is unavailable');
+        }
+        throw err;
       }
     },
   };

@@ -28,8 +28,12 @@ export function identityDirectory(identity: IdentityChannel): UserDirectory {
         user = await get().GetUser({ id: userId }, { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId });
       } catch (err) {
         const e = decodeRemoteError(err as { code?: number });
-        if (e.grpcCode === status.NOT_FOUND) throw invalid(field, 'is not a user of this organization');
-        throw new AppError('unavailable', `Cannot check ${field} now: the identity service is unavailable`);
+        // A malformed id identity refuses is as much "not a user" as an unknown one; only transport failures are 503.
+        if (e.grpcCode === status.NOT_FOUND || e.grpcCode === status.INVALID_ARGUMENT) throw invalid(field, 'is not a user of this organization');
+        if (e.grpcCode === status.UNAVAILABLE || e.grpcCode === status.DEADLINE_EXCEEDED) {
+          throw new AppError('unavailable', `Cannot check ${field} now: the identity service is unavailable`);
+        }
+        throw err;
       }
       if (user.status !== 'active') throw invalid(field, 'is not an active user of this organization');
     },

@@ -40,7 +40,9 @@ export function optionalEmail(value: string | undefined, field = 'email'): strin
 
 export function isoTimestamp(value: string | undefined, field: string): Date {
   const d = new Date(value ?? '');
-  if (!value || Number.isNaN(d.getTime())) throw invalid(field, 'must be an ISO 8601 date or timestamp');
+  // Years 1-9999 only: PostgreSQL has no year 0 and cannot read an expanded (+010000) year back.
+  const year = d.getUTCFullYear();
+  if (!value || Number.isNaN(d.getTime()) || year < 1 || year > 9999) throw invalid(field, 'must be an ISO 8601 date or timestamp in years 0001-9999');
   return d;
 }
 

@@ -55,6 +55,8 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (status === 400 && (err as { type?: string }).type === 'entity.parse.failed') {
       return sendError(res, 400, 'invalid_json', 'Request body is not valid JSON');
     }
+    // The router could not percent-decode a path parameter (`/contacts/%ED%A0%80` is not UTF-8).
+    if (status === 400 && err instanceof URIError) return sendError(res, 400, 'invalid_path', 'The path is not valid percent-encoded UTF-8');
     const errorId = res.locals.requestId;
     log.error({ err, requestId: errorId, path: req.path }, 'unhandled error');
     return sendError(res, 500, 'internal', `Internal error (errorId ${errorId})`);

@@ -2,9 +2,8 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
-import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
-import { query, s } from '../http/validate';
+import { dateRange, query, s } from '../http/validate';
 
 // ------------------------------------------------------------------------------------------- shapes from crm
 
@@ -85,31 +84,13 @@ function funnelOut(f: Funnel, groupBy: string | undefined) {
 
 // ------------------------------------------------------------------------------------------- request schemas
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const isRealDate = (v: string) => DATE.test(v) && new Date(`${v}T00:00:00.000Z`).toISOString().slice(0, 10) === v;
-
-/**
- * dateFrom/dateTo as the rest of the API reads them: a date (YYYY-MM-DD) covers its whole UTC day, a timestamp
- * is exact and inclusive. crm gets the half-open range [dateFrom, dateTo); absent ends are its defaults.
- */
+/** crm takes the half-open range [dateFrom, dateTo); absent ends ('') are its defaults. */
 function range(from: string | undefined, to: string | undefined) {
-  const parse = (v: string, field: string, end: boolean) => {
-    if (isRealDate(v)) {
-      const d = new Date(`${v}T00:00:00.000Z`);
-      if (end) d.setUTCDate(d.getUTCDate() + 1);
-      return d;
-    }
-    const t = Date.parse(v);
-    if (DATE.test(v) || Number.isNaN(t)) throw badRequest([{ field, message: 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp' }]);
-    return new Date(end ? t + 1 : t);
-  };
-  const f = from ? parse(from, 'dateFrom', false) : undefined;
-  const t = to ? parse(to, 'dateTo', true) : undefined;
-  if (f && t && t <= f) throw badRequest([{ field: 'dateTo', message: 'must not be before dateFrom' }]);
-  return { dateFrom: f?.toISOString() ?? '', dateTo: t?.toISOString() ?? '' };
+  const r = dateRange(from, to, 'dateFrom', 'dateTo');
+  return { dateFrom: r.dateFrom ?? '', dateTo: r.dateTo ?? '' };
 }
 
-const Dates = { dateFrom: z.string().max(40).optional(), dateTo: z.string().max(40).optional() };
+const Dates = { dateFrom: s.dateOrTimestamp().optional(), dateTo: s.dateOrTimestamp().optional() };
 const FunnelQuery = z.object({ ...Dates, groupBy: s.optionalQueryEnum(['day', 'week', 'month'] as const) });
 const TeamQuery = z.object({ ...Dates, departmentId: z.string().trim().max(200, 'must be at most 200 characters').optional() });
 const ResponseTimeQuery = z.object({

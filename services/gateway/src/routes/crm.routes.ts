@@ -4,7 +4,7 @@ import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest, HttpError } from '../http/errors';
 import { ctxOf } from '../http/principal';
-import { body, pageParams, query, s } from '../http/validate';
+import { body, dateRange, pageParams, query, s } from '../http/validate';
 
 // ------------------------------------------------------------------------------------------- shapes from crm
 
@@ -238,8 +238,8 @@ const ContactQuery = z.object({
   hasChatnet: s.optionalQueryEnum(['true', 'false', 'unknown'] as const),
   scoreMin: integer(),
   scoreMax: integer(),
-  dateFrom: z.string().optional(),
-  dateTo: z.string().optional(),
+  dateFrom: s.dateOrTimestamp().optional(),
+  dateTo: s.dateOrTimestamp().optional(),
   sortBy: s.optionalQueryEnum(['lastActivity', 'createdAt', 'leadScore'] as const),
   direction: s.optionalQueryEnum(['asc', 'desc'] as const),
   tag: z.string().max(50).optional(),
@@ -269,7 +269,6 @@ const StatusFields = {
 const NewStatus = z.object({ name: s.requiredText(100), ...StatusFields });
 const StatusPatch = z.object({ name: s.requiredText(100).optional(), ...StatusFields });
 
-const timestamp = (msg = 'must be an ISO 8601 timestamp') => z.string({ error: 'is required' }).refine((v) => !Number.isNaN(Date.parse(v)), msg);
 const duration = z.number({ error: 'must be a whole number of minutes' }).int('must be a whole number of minutes').min(1).max(7 * 24 * 60);
 const kind = z.string().trim().toLowerCase().regex(/^[a-z0-9_-]{1,40}$/, 'must be 1-40 letters, digits, - or _ (e.g. meeting, call)');
 
@@ -277,7 +276,7 @@ const NewAppointment = z.object({
   contactId: s.requiredText(100),
   title: s.requiredText(200),
   description: text(5000),
-  scheduledAt: timestamp(),
+  scheduledAt: s.timestamp(),
   duration: duration.optional(),
   type: kind.optional(),
   location: text(500),
@@ -286,7 +285,7 @@ const NewAppointment = z.object({
 const AppointmentPatch = z.object({
   title: s.requiredText(200).optional(),
   description: text(5000),
-  scheduledAt: timestamp().optional(),
+  scheduledAt: s.timestamp().optional(),
   duration: duration.optional(),
   type: kind.optional(),
   location: text(500),
@@ -296,8 +295,8 @@ const AppointmentPatch = z.object({
 const AppointmentQuery = z.object({
   status: s.optionalQueryEnum(APPOINTMENT_STATUSES),
   contactId: uuid('a contact').optional(),
-  dateFrom: z.string().optional(),
-  dateTo: z.string().optional(),
+  dateFrom: s.dateOrTimestamp().optional(),
+  dateTo: s.dateOrTimestamp().optional(),
 });
 
 // Criteria are checked by crm (field by field, naming criteria.filters[i].field|operator|value); here only
@@ -306,12 +305,9 @@ const NewCustomerList = z.object({ name: s.requiredText(200), description: text(
 const CustomerListPatch = z.object({ name: s.requiredText(200).optional(), description: text(2000), criteria: z.unknown().optional() });
 const criteriaJson = (c: unknown) => (c === undefined ? undefined : JSON.stringify(c));
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const isRealDate = (v: string) => DATE.test(v) && new Date(`${v}T00:00:00.000Z`).toISOString().slice(0, 10) === v;
-const day = () => z.string({ error: 'is required' }).refine(isRealDate, 'must be a date (YYYY-MM-DD)');
 const PublicNewAppointment = z.object({
   contactId: s.requiredText(100),
-  appointmentDate: day(),
+  appointmentDate: s.date(),
   appointmentTime: z
     .string()
     .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time (HH:MM, 24-hour)')
@@ -319,28 +315,7 @@ const PublicNewAppointment = z.object({
   type: kind.optional(),
   notes: text(5000),
 });
-const PublicAppointmentQuery = z.object({ from: day().optional(), to: day().optional() });
-
-/**
- * A range [from, to) for the service. A date (YYYY-MM-DD) covers its whole UTC day, so `dateTo=2024-05-31`
- * includes the 31st; a timestamp is taken as given (inclusive).
- */
-function range(from: string | undefined, to: string | undefined, fromField: string, toField: string) {
-  const parse = (v: string, field: string, end: boolean) => {
-    if (isRealDate(v)) {
-      const d = new Date(`${v}T00:00:00.000Z`);
-      if (end) d.setUTCDate(d.getUTCDate() + 1);
-      return d;
-    }
-    const t = Date.parse(v);
-    if (DATE.test(v) || Number.isNaN(t)) throw badRequest([{ field, message: 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp' }]);
-    return new Date(end ? t + 1 : t);
-  };
-  const f = from ? parse(from, fromField, false) : undefined;
-  const t = to ? parse(to, toField, true) : undefined;
-  if (f && t && t <= f) throw badRequest([{ field: toField, message: `must not be before ${fromField}` }]);
-  return { dateFrom: f?.toISOString(), dateTo: t?.toISOString() };
-}
+const PublicAppointmentQuery = z.object({ from: s.date().optional(), to: s.date().optional() });
 
 /** At most this many appointments on the public list (spec: up to 100). */
 const PUBLIC_APPOINTMENTS_MAX = 100;
@@ -358,7 +333,7 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
   // Contacts
   internal.get('/contacts', async (req, res) => {
     const q = query(req, ContactQuery);
-    const { dateFrom, dateTo } = range(q.dateFrom, q.dateTo, 'dateFrom', 'dateTo');
+    const { dateFrom, dateTo } = dateRange(q.dateFrom, q.dateTo, 'dateFrom', 'dateTo');
     if (q.scoreMin !== undefined && q.scoreMax !== undefined && q.scoreMin > q.scoreMax) {
       throw badRequest([{ field: 'scoreMax', message: 'must not be less than scoreMin' }]);
     }
@@ -414,7 +389,7 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
   // Appointments
   internal.get('/appointments', async (req, res) => {
     const q = query(req, AppointmentQuery);
-    const { dateFrom, dateTo } = range(q.dateFrom, q.dateTo, 'dateFrom', 'dateTo');
+    const { dateFrom, dateTo } = dateRange(q.dateFrom, q.dateTo, 'dateFrom', 'dateTo');
     const out = await crm().ListAppointments<{ data: Appointment[]; pagination: unknown }>({ ...pageParams(req, 50), ...q, dateFrom, dateTo }, ctxOf(req, res));
     res.json({ data: out.data.map(appointmentOut), pagination: out.pagination });
   });
@@ -497,7 +472,7 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
   });
   pub.get('/appointments', async (req, res) => {
     const q = query(req, PublicAppointmentQuery);
-    const { dateFrom, dateTo } = range(q.from, q.to, 'from', 'to');
+    const { dateFrom, dateTo } = dateRange(q.from, q.to, 'from', 'to');
     const out = await crm().ListAppointments<{ data: Appointment[] }>({ page: 1, limit: PUBLIC_APPOINTMENTS_MAX, dateFrom, dateTo, skipTotal: true }, ctxOf(req, res));
     res.json({ appointments: out.data.map((a) => publicAppointmentOut(a, a.contact)) });
   });

@@ -8,7 +8,7 @@ import * as tokens from '../db/tokens.repo';
 import * as users from '../db/users.repo';
 import { checkPasswordStrength, hashPassword } from './passwords';
 import { invalidateAccessTokens } from './sessions';
-import { isUuid, normaliseEmail, optionalText, requireRole, requireText } from './validation';
+import { isUuid, normaliseEmail, optionalText, rejectNul, requireRole, requireText } from './validation';
 
 const INVITATION_DAYS = 7;
 const STATUSES = ['active', 'inactive'];
@@ -31,6 +31,8 @@ export async function list(deps: Deps, ctx: CallContext, req: users.UserFilter) 
   const orgId = requireOrg(ctx);
   if (req.status && !STATUSES.includes(req.status)) throw new AppError('invalid_argument', 'status: must be active or inactive', { details: [{ field: 'status', message: 'must be active or inactive' }] });
   if (req.role) requireRole(req.role);
+  rejectNul(req.department, 'department');
+  rejectNul(req.search, 'search');
   return users.listUsers(deps.pool, orgId, req);
 }
 

@@ -1,0 +1,46 @@
+import { createServiceClient, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import { CrmStack, Org, startCrmStack } from './crm-support';
+
+// The gateway refuses these inputs already; another service calling crm over gRPC gets the same 400s,
+// and a value identity refuses never becomes "identity is unavailable" (503).
+describe('crm over gRPC: bad input is INVALID_ARGUMENT, never INTERNAL or UNAVAILABLE', () => {
+  let crm: CrmStack;
+  let org: Org;
+  let analytics: ReturnType<typeof createServiceClient>;
+
+  beforeAll(async () => {
+    crm = await startCrmStack();
+    org = await crm.newOrg('Acme');
+    analytics = createServiceClient(serviceDefinition(loadProto('crm/v1/analytics.proto'), 'crm.v1.AnalyticsService'), crm.stack.addr('crm'));
+  });
+  afterAll(async () => {
+    analytics.close();
+    await crm.stop();
+  });
+
+  const ctx = () => ({ orgId: org.orgId, userId: org.user.id, role: 'owner' });
+  const failure = (p: Promise<unknown>) => p.then(() => ({ code: status.OK, field: undefined }), (err: { code: number; metadata: { get(k: string): unknown[] } }) => {
+    const raw = err.metadata.get('x-error-details-bin')[0] as Buffer | undefined;
+    return { code: err.code, field: raw ? (JSON.parse(raw.toString('utf8')) as { field: string }[])[0].field : undefined };
+  });
+
+  it('TeamPerformance with a NUL in departmentId: identity refuses it, crm names departmentId', async () => {
+    expect(await failure(analytics.TeamPerformance({ departmentId: 'a\u0000b' }, ctx()))).toEqual({ code: status.INVALID_ARGUMENT, field: 'departmentId' });
+  });
+
+  it.each(['0000-01-01T00:00:00.000Z', '+010000-01-01T00:00:00.000Z', '-000001-01-01T00:00:00.000Z'])('ResponseTime and ListContacts with dateFrom %s', async (v) => {
+    expect(await failure(analytics.ResponseTime({ dateFrom: v }, ctx()))).toEqual({ code: status.INVALID_ARGUMENT, field: 'dateFrom' });
+    expect(await failure(crm.crmRpc().ListContacts({ page: 1, limit: 10, dateFrom: v }, ctx()))).toEqual({ code: status.INVALID_ARGUMENT, field: 'dateFrom' });
+  });
+
+  it('ConversionFunnel ending early in year 1 keeps its default 30 days inside year 1', async () => {
+    const out = await analytics.ConversionFunnel<{ period: { from: string } }>({ dateTo: '0001-01-05T00:00:00.000Z' }, ctx());
+    expect(out.period.from).toBe('0001-01-01T00:00:00.000Z');
+  });
+
+  it('CreateAppointment with assignedUserId containing NUL is a 400 on assignedUserId, not a 503', async () => {
+    const contact = await crm.crmRpc().CreateContact<{ id: string }>({ name: 'Ann' }, ctx());
+    const res = await failure(crm.crmRpc().CreateAppointment({ contactId: contact.id, title: 'T', scheduledAt: '2031-01-01T00:00:00Z', assignedUserId: 'a\u0000b' }, ctx()));
+    expect(res).toEqual({ code: status.INVALID_ARGUMENT, field: 'assignedUserId' });
+  });
+});
