@@ -1,4 +1,5 @@
 import { createServiceClient, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import { testAuth } from '@crm/testing';
 import { CrmStack, Org, startCrmStack } from './crm-support';
 
 // The gateway refuses these inputs already; another service calling crm over gRPC gets the same 400s,
@@ -11,7 +12,7 @@ describe('crm over gRPC: bad input is INVALID_ARGUMENT, never INTERNAL or UNAVAI
   beforeAll(async () => {
     crm = await startCrmStack();
     org = await crm.newOrg('Acme');
-    analytics = createServiceClient(serviceDefinition(loadProto('crm/v1/analytics.proto'), 'crm.v1.AnalyticsService'), crm.stack.addr('crm'));
+    analytics = createServiceClient(serviceDefinition(loadProto('crm/v1/analytics.proto'), 'crm.v1.AnalyticsService'), crm.stack.addr('crm'), testAuth('gateway'));
   });
   afterAll(async () => {
     analytics.close();

@@ -1,4 +1,5 @@
 import { createServiceClient, loadProto, serviceDefinition, status, type ServiceClient } from '@crm/grpc-kit';
+import { testAuth } from '@crm/testing';
 import { client, email, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { startReceiver, type Receiver } from './support';
@@ -40,7 +41,7 @@ describe('webhook settings are owner/admin only', () => {
     const sent = await owner.post(`/api/v1/webhook-settings/${webhookId}/test`);
     expect(sent.status).toBe(200);
     deliveryId = sent.body.deliveryId;
-    rpc = createServiceClient(serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'), stack.addr('webhooks'));
+    rpc = createServiceClient(serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'), stack.addr('webhooks'), testAuth('gateway'));
   });
   afterAll(async () => {
     rpc?.close();
