@@ -1,8 +1,13 @@
-// `npm run keys`: the secrets a deployment needs, as .env lines: JWT_SECRET, ENCRYPTION_KEY, and the internal
-// credential (one Ed25519 private key per process, and every public key), for docker compose or a Kubernetes Secret.
-// Keys are random each run: generate once, store them as secrets, and rotate by generating and redeploying all.
+// `npm run --silent keys > .env`: a deployment's .env with every secret filled in. It copies .env.example and
+// fills each empty secret: JWT_SECRET, ENCRYPTION_KEY, every service's database, broker and Redis password, and
+// the internal credential (one Ed25519 private key per process, and every public key). Values already set in an
+// existing .env given as the first argument are kept, so re-running adds only what is missing.
+// Rotation: generate a new value, put it in .env and redeploy every process that reads it (README "Trust model").
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
+import { root } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 let kit;
@@ -13,11 +18,37 @@ try {
   process.stderr.write('✗ @crm/grpc-kit is not built yet: run `npm run build` first.\n');
   process.exit(1);
 }
+
+/** The .env name of each process's private key (compose names the connector by its service name). */
+const keyVar = (name) => `${name === 'connector' ? 'CHATNET_CONNECTOR' : name.toUpperCase()}_PRIVATE_KEY`;
+
+const parse = (text) => new Map(text.split('\n').map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l.trim())).filter(Boolean).map((m) => [m[1], m[2]]));
+const kept = process.argv[2] && existsSync(process.argv[2]) ? parse(readFileSync(process.argv[2], 'utf8')) : new Map();
+
 const { privateKeys, publicKeys } = kit.generateInternalKeys(() => randomBytes(32));
-const lines = [
-  `JWT_SECRET=${randomBytes(32).toString('hex')}`,
-  `ENCRYPTION_KEY=${randomBytes(32).toString('base64')}`,
-  ...Object.entries(privateKeys).map(([name, key]) => `${name.toUpperCase()}_PRIVATE_KEY=${key}`),
-  `SERVICE_PUBLIC_KEYS=${publicKeys}`,
-];
-process.stdout.write(lines.join('\n') + '\n');
+const generated = new Map([
+  ['JWT_SECRET', randomBytes(32).toString('hex')],
+  ['ENCRYPTION_KEY', randomBytes(32).toString('base64')],
+  ['SERVICE_PUBLIC_KEYS', publicKeys],
+  ...Object.entries(privateKeys).map(([name, key]) => [keyVar(name), key]),
+]);
+// Key pairs belong together: keep the old public list only if every private key is kept too.
+const keysKept = Object.keys(privateKeys).every((n) => kept.get(keyVar(n))) && kept.get('SERVICE_PUBLIC_KEYS');
+const valueFor = (name) => {
+  const isKey = name === 'SERVICE_PUBLIC_KEYS' || name.endsWith('_PRIVATE_KEY');
+  if (isKey) return keysKept ? kept.get(name) : generated.get(name);
+  if (kept.get(name)) return kept.get(name);
+  if (generated.has(name)) return generated.get(name);
+  // Passwords go into connection URLs as they are: hex needs no escaping.
+  if (name.endsWith('_PASSWORD')) return randomBytes(24).toString('hex');
+  return undefined;
+};
+
+const example = readFileSync(path.join(root, '.env.example'), 'utf8');
+const out = example.split('\n').map((line) => {
+  const m = /^([A-Z0-9_]+)=(.*)$/.exec(line);
+  if (!m) return line;
+  const value = m[2] === '' ? valueFor(m[1]) : kept.get(m[1]) ?? m[2];
+  return value === undefined ? line : `${m[1]}=${value}`;
+});
+process.stdout.write(out.join('\n'));

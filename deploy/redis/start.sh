@@ -3,7 +3,8 @@
 # environment at every start, then the image's own entrypoint runs the server. The default user is off.
 # Each user reaches only the deployment's keys (REDIS_PREFIX) and cannot run the @dangerous commands
 # (FLUSHALL, KEYS, CONFIG, DEBUG, ...); INFO stays allowed for the client's ready check. Only the
-# gateway gets pub/sub channels (the socket.io adapter's, also under the prefix).
+# gateway gets pub/sub channels (the socket.io adapter's, also under the prefix), and identity the one
+# channel it publishes revocations on.
 set -euf
 
 prefix="${REDIS_PREFIX:-crm:}"
@@ -20,6 +21,8 @@ for service in identity gateway messaging chatnet-connector ai; do
   esac
   channels='resetchannels'
   [ "$service" = gateway ] && channels="&${prefix}*"
+  # identity announces revocations (logout, deactivation, role change) to every gateway's live sockets.
+  [ "$service" = identity ] && channels="&${prefix}auth:revocations"
   echo "user $service on >$password ~${prefix}* $channels +@all -@dangerous +info" >> "$acl"
 done
 chown redis:redis "$acl"

@@ -60,7 +60,8 @@ describe('session pool across two connector processes', () => {
     db = await createTestDatabase('chatnet_pool');
     const portB = await freePort();
     // The gateway talks to process B; process A is reached directly, as a second replica behind a balancer would be.
-    stack = await startStack({ env: { CONNECTOR_ADDR: `127.0.0.1:${portB}` } });
+    // The proxy below is on a private address: allowed here, as an operator allows proxies on its own network.
+    stack = await startStack({ env: { CONNECTOR_ADDR: `127.0.0.1:${portB}`, CONNECTOR_ALLOWED_PRIVATE_ADDRESSES: '10.0.0.9' } });
     env = { ...stack.env, DATABASE_URL: db.url };
     redis = new Redis(infra.redisUrl);
     bus = await captureEvents(env.EVENTS_EXCHANGE);

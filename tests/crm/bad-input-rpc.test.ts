@@ -39,6 +39,11 @@ describe('crm over gRPC: bad input is INVALID_ARGUMENT, never INTERNAL or UNAVAI
     expect(out.period.from).toBe('0001-01-01T00:00:00.000Z');
   });
 
+  it('a NUL byte that reaches PostgreSQL is INVALID_ARGUMENT, not an internal error', async () => {
+    const res = await failure(crm.crmRpc().CreateContact({ name: 'Ann\u0000Lee' }, ctx()));
+    expect(res.code).toBe(status.INVALID_ARGUMENT);
+  });
+
   it('CreateAppointment with assignedUserId containing NUL is a 400 on assignedUserId, not a 503', async () => {
     const contact = await crm.crmRpc().CreateContact<{ id: string }>({ name: 'Ann' }, ctx());
     const res = await failure(crm.crmRpc().CreateAppointment({ contactId: contact.id, title: 'T', scheduledAt: '2031-01-01T00:00:00Z', assignedUserId: 'a\u0000b' }, ctx()));

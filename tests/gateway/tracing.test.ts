@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { clearRedisPrefix, createTestDatabase, deleteRabbitPrefix, eventually, freePort, infra, TestDatabase, uniqueName } from '@crm/testing';
+import { clearRedisPrefix, createTestDatabase, deleteRabbitPrefix, eventually, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
 
 // OpenTelemetry: with OTEL_EXPORTER_OTLP_ENDPOINT set, one request through the gateway produces spans in
 // the gateway and in identity that share one trace id (context travels in gRPC metadata).
@@ -65,7 +65,7 @@ describe('tracing across gateway → identity', () => {
     const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
     const grpcPort = await freePort();
     const httpPort = await freePort();
-    const common = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '200', JWT_SECRET: randomBytes(32).toString('hex'), REDIS_PREFIX: prefix, LOG_LEVEL: 'info', SIGNUP_ENABLED: 'true' };
+    const common = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '200', JWT_SECRET: randomBytes(32).toString('hex'), INTERNAL_AUTH_SEED: internalAuthSeed, REDIS_PREFIX: prefix, LOG_LEVEL: 'info', SIGNUP_ENABLED: 'true' };
     await launch('identity', { ...common, DATABASE_URL: db.url, GRPC_PORT: String(grpcPort) }, 'identity listening');
     await launch('gateway', { ...common, PORT: String(httpPort), IDENTITY_ADDR: `127.0.0.1:${grpcPort}`, EVENTS_EXCHANGE: exchange }, 'gateway listening');
 

@@ -41,7 +41,6 @@ describe('setup, sign-in, profile, refresh and logout', () => {
   });
 
   let token: string;
-  let refreshToken: string;
 
   it('POST /setup creates the organization and its owner and signs them in (201)', async () => {
     const res = await api.post('/api/v1/setup', { orgName: 'Acme', fullName: 'Ann Owner', email: ownerEmail, password });
@@ -50,7 +49,6 @@ describe('setup, sign-in, profile, refresh and logout', () => {
     expect(res.body.refreshToken).toEqual(expect.any(String));
     expect(res.body.user).toEqual({ id: expect.any(String), email: ownerEmail, fullName: 'Ann Owner', role: 'owner', orgId: expect.any(String) });
     token = res.body.token;
-    refreshToken = res.body.refreshToken;
   });
 
   it('POST /setup a second time is 409 and status no longer asks for setup', async () => {
@@ -115,6 +113,8 @@ describe('setup, sign-in, profile, refresh and logout', () => {
   });
 
   it('POST /auth/refresh rotates the refresh token; reusing the spent one is 401 and revokes the family', async () => {
+    // A session of its own: the replay below revokes the family's access tokens too, and later tests use setup's token.
+    const { refreshToken } = (await api.post('/api/v1/auth/login', { email: ownerEmail, password })).body;
     const first = await api.post('/api/v1/auth/refresh', { refreshToken });
     expect(first.status).toBe(200);
     expect(first.body.refreshToken).not.toBe(refreshToken);
@@ -125,6 +125,19 @@ describe('setup, sign-in, profile, refresh and logout', () => {
     // The rotated token belonged to the same family, so it is dead too.
     const next = await api.post('/api/v1/auth/refresh', { refreshToken: first.body.refreshToken });
     expect(next.status).toBe(401);
+  });
+
+  it('a replayed refresh token also revokes the access tokens of its family, not the user\'s other sessions', async () => {
+    const stolen = await api.post('/api/v1/auth/login', { email: ownerEmail, password });
+    const other = await api.post('/api/v1/auth/login', { email: ownerEmail, password });
+    const rotated = await api.post('/api/v1/auth/refresh', { refreshToken: stolen.body.refreshToken });
+    expect(rotated.status).toBe(200);
+    expect((await api.as(rotated.body.token).get('/api/v1/profile')).status).toBe(200);
+
+    expect((await api.post('/api/v1/auth/refresh', { refreshToken: stolen.body.refreshToken })).status).toBe(401);
+    expect((await api.as(stolen.body.token).get('/api/v1/profile')).status).toBe(401);
+    expect((await api.as(rotated.body.token).get('/api/v1/profile')).status).toBe(401);
+    expect((await api.as(other.body.token).get('/api/v1/profile')).status).toBe(200);
   });
 
   it('POST /auth/refresh with a bad token is 401 and without one is 400', async () => {

@@ -67,6 +67,23 @@ describe('internal credential', () => {
     expect(mayCall('webhooks', 'identity.v1.IdentityService/GetUser')).toBe(false);
   });
 
+  it('accepts two keys for one issuer while its key is rotated', () => {
+    const before = generateInternalKeys(() => randomBytes(32));
+    const after = generateInternalKeys(() => randomBytes(32));
+    const newGatewayPublic = after.publicKeys.split(',').find((e) => e.startsWith('gateway='))!;
+    // Step 1: every service accepts the gateway's old and new key; step 2: the gateway signs with the new one.
+    const crmDuring = internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: before.privateKeys.crm, SERVICE_PUBLIC_KEYS: `${before.publicKeys},${newGatewayPublic}` });
+    const oldGateway = internalAuthFromEnv('gateway', { SERVICE_PRIVATE_KEY: before.privateKeys.gateway, SERVICE_PUBLIC_KEYS: before.publicKeys });
+    const newGateway = internalAuthFromEnv('gateway', { SERVICE_PRIVATE_KEY: after.privateKeys.gateway, SERVICE_PUBLIC_KEYS: `${before.publicKeys},${newGatewayPublic}` });
+    for (const gw of [oldGateway, newGateway]) expect(crmDuring.verify(gw.sign(ctx, 'crm'), 'crm.v1.CrmService/GetContact').orgId).toBe('org-1');
+    // Step 3: the old key removed, tokens it signs are refused.
+    const crmAfter = internalAuthFromEnv('crm', {
+      SERVICE_PRIVATE_KEY: before.privateKeys.crm,
+      SERVICE_PUBLIC_KEYS: `${before.publicKeys.split(',').filter((e) => !e.startsWith('gateway=')).join(',')},${newGatewayPublic}`,
+    });
+    expect(refusal(() => crmAfter.verify(oldGateway.sign(ctx, 'crm'), 'crm.v1.CrmService/GetContact')).kind).toBe('unauthenticated');
+  });
+
   describe('configuration', () => {
     it('production refuses the development seed and needs a key pair', () => {
       expect(() => internalAuthFromEnv('crm', { NODE_ENV: 'production', INTERNAL_AUTH_SEED: seed })).toThrow(/INTERNAL_AUTH_SEED: is for development only/);

@@ -34,6 +34,7 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'connector.v1.ConnectorService/SendChatMessage',
   ],
   automation: [
+    'identity.v1.IdentityService/GetUser',
     'crm.v1.CrmService/GetContactBrief',
     'crm.v1.CrmService/PatchContact',
     'crm.v1.CrmService/GetCustomerList',
@@ -77,7 +78,7 @@ export interface InternalAuth {
   verify(token: string | undefined, operation: string): CallContext;
 }
 
-export function createInternalAuth(self: InternalPrincipal, privateKey: KeyObject, publicKeys: ReadonlyMap<string, KeyObject>): InternalAuth {
+export function createInternalAuth(self: InternalPrincipal, privateKey: KeyObject, publicKeys: ReadonlyMap<string, readonly KeyObject[]>): InternalAuth {
   const scopes = self === 'gateway' ? ['*'] : [...SERVICE_CALL_POLICY[self]];
   return {
     self,
@@ -123,7 +124,10 @@ export interface InternalAuthEnv {
   INTERNAL_AUTH_SEED?: string;
   /** This process's Ed25519 private key: its 32-byte seed, base64. */
   SERVICE_PRIVATE_KEY?: string;
-  /** Everyone's public keys: `gateway=<base64>,identity=<base64>,…` (raw 32-byte Ed25519 keys). */
+  /**
+   * Everyone's public keys: `gateway=<base64>,identity=<base64>,…` (raw 32-byte Ed25519 keys). A name may appear
+   * twice while its key is rotated: both keys are accepted until the old one is removed.
+   */
   SERVICE_PUBLIC_KEYS?: string;
 }
 
@@ -145,15 +149,16 @@ export function internalAuthFromEnv(self: InternalPrincipal, env: InternalAuthEn
     if (!env.SERVICE_PRIVATE_KEY) bad('SERVICE_PRIVATE_KEY', 'is required when SERVICE_PUBLIC_KEYS is set');
     if (!env.SERVICE_PUBLIC_KEYS) bad('SERVICE_PUBLIC_KEYS', 'is required when SERVICE_PRIVATE_KEY is set');
     const privateKey = privateKeyFromSeed(decode32(env.SERVICE_PRIVATE_KEY!, 'SERVICE_PRIVATE_KEY'));
-    const publicKeys = new Map<string, KeyObject>();
+    const publicKeys = new Map<string, KeyObject[]>();
     for (const entry of env.SERVICE_PUBLIC_KEYS!.split(',').map((s) => s.trim()).filter(Boolean)) {
       const eq = entry.indexOf('=');
       const name = entry.slice(0, eq).trim();
       if (eq < 1 || !(INTERNAL_PRINCIPALS as readonly string[]).includes(name)) bad('SERVICE_PUBLIC_KEYS', `unknown entry "${entry.slice(0, 20)}"; expected name=key with a name among ${INTERNAL_PRINCIPALS.join(', ')}`);
-      publicKeys.set(name, publicKeyFromRaw(decode32(entry.slice(eq + 1), `SERVICE_PUBLIC_KEYS (${name})`)));
+      const key = publicKeyFromRaw(decode32(entry.slice(eq + 1), `SERVICE_PUBLIC_KEYS (${name})`));
+      publicKeys.set(name, [...(publicKeys.get(name) ?? []), key]);
     }
-    const own = publicKeys.get(self);
-    if (!own || !own.equals(publicKeyFromRaw(rawPublicKey(privateKey)))) bad('SERVICE_PUBLIC_KEYS', `has no key for ${self} matching SERVICE_PRIVATE_KEY`);
+    const mine = publicKeyFromRaw(rawPublicKey(privateKey));
+    if (!publicKeys.get(self)?.some((k) => k.equals(mine))) bad('SERVICE_PUBLIC_KEYS', `has no key for ${self} matching SERVICE_PRIVATE_KEY`);
     return createInternalAuth(self, privateKey, publicKeys);
   }
   if (env.NODE_ENV === 'production') {
@@ -168,8 +173,8 @@ export function internalAuthFromEnv(self: InternalPrincipal, env: InternalAuthEn
 
 /** Every key derived from one development seed (tests use this to act as the gateway or a service). */
 export function devInternalAuth(self: InternalPrincipal, seed: string): InternalAuth {
-  const publicKeys = new Map<string, KeyObject>();
-  for (const name of INTERNAL_PRINCIPALS) publicKeys.set(name, publicKeyFromRaw(rawPublicKey(privateKeyFromSeed(seedFor(seed, name)))));
+  const publicKeys = new Map<string, KeyObject[]>();
+  for (const name of INTERNAL_PRINCIPALS) publicKeys.set(name, [publicKeyFromRaw(rawPublicKey(privateKeyFromSeed(seedFor(seed, name))))]);
   return createInternalAuth(self, privateKeyFromSeed(seedFor(seed, self)), publicKeys);
 }
 

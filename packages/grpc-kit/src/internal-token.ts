@@ -66,7 +66,8 @@ export class TokenError extends Error {}
 
 export interface VerifyOptions {
   audience: string;
-  publicKeys: ReadonlyMap<string, KeyObject>;
+  /** Each issuer's accepted keys: more than one while a key is being rotated. */
+  publicKeys: ReadonlyMap<string, readonly KeyObject[]>;
   /** Longest lifetime accepted, whatever the token says (seconds). */
   maxLifetimeSeconds: number;
   clockSkewSeconds: number;
@@ -85,9 +86,11 @@ export function verifyInternalToken(token: string, opts: VerifyOptions): Interna
     throw new TokenError('malformed token');
   }
   if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') throw new TokenError('unexpected algorithm');
-  const key = opts.publicKeys.get(header.kid);
-  if (!key) throw new TokenError(`unknown issuer ${header.kid}`);
-  if (!verify(null, Buffer.from(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2], 'base64url'))) throw new TokenError('bad signature');
+  const keys = opts.publicKeys.get(header.kid);
+  if (!keys?.length) throw new TokenError(`unknown issuer ${header.kid}`);
+  const input = Buffer.from(`${parts[0]}.${parts[1]}`);
+  const signature = Buffer.from(parts[2], 'base64url');
+  if (!keys.some((key) => verify(null, input, key, signature))) throw new TokenError('bad signature');
   if (claims.iss !== header.kid) throw new TokenError('issuer does not match the signing key');
   if (claims.aud !== opts.audience) throw new TokenError('token is for another service');
   const now = opts.now ?? Math.floor(Date.now() / 1000);

@@ -10,6 +10,17 @@ import { loadProto, serviceDefinition } from './proto';
 export type Handler<Req = any, Res = any> = (req: Req, ctx: CallContext) => Promise<Res>;
 export type Handlers = Record<string, Handler>;
 
+/**
+ * PostgreSQL's refusals of a value the client sent (a NUL byte or an unencodable character in text, a malformed
+ * number, uuid or date that slipped past validation) are the client's fault: 400, never an internal error.
+ */
+const PG_BAD_VALUE = new Set(['22021', '22P05', '22P02', '22007', '22008', '22003']);
+function rejectedValue(err: unknown): AppError | undefined {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code !== 'string' || !PG_BAD_VALUE.has(code)) return undefined;
+  return new AppError('invalid_argument', 'A value in the request is not valid (unsupported character, or a number, id or date out of range)', { code: 'invalid_value' });
+}
+
 /** The token from `authorization: Bearer <token>` metadata, if any. */
 function tokenOf(md: grpc.Metadata): string | undefined {
   const value = md.get(AUTH_METADATA_KEY)[0];
@@ -38,6 +49,12 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
         if (err instanceof AppError) {
           log.info({ method: name, requestId: ctx.requestId, code: err.code }, err.message);
           callback({ code: grpcStatusOf(err.kind), details: err.message, metadata: errorMetadata(err) });
+          return;
+        }
+        const rejected = rejectedValue(err);
+        if (rejected) {
+          log.info({ method: name, requestId: ctx.requestId, pgCode: (err as { code?: string }).code }, rejected.message);
+          callback({ code: grpcStatusOf(rejected.kind), details: rejected.message, metadata: errorMetadata(rejected) });
           return;
         }
         const errorId = randomUUID();

@@ -11,11 +11,12 @@ export interface RefreshRow {
 
 export async function insertRefreshToken(
   db: Queryable,
-  t: { id: string; orgId: string; userId: string; familyId: string; tokenHash: string; expiresAt: Date },
+  t: { id: string; orgId: string; userId: string; familyId: string; tokenHash: string; expiresAt: Date; accessJti: string; accessExpiresAt: Date },
 ): Promise<void> {
   await db.query(
-    'INSERT INTO refresh_tokens (id, org_id, user_id, family_id, token_hash, expires_at) VALUES ($1, $2, $3, $4, $5, $6)',
-    [t.id, t.orgId, t.userId, t.familyId, t.tokenHash, t.expiresAt],
+    `INSERT INTO refresh_tokens (id, org_id, user_id, family_id, token_hash, expires_at, access_jti, access_expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [t.id, t.orgId, t.userId, t.familyId, t.tokenHash, t.expiresAt, t.accessJti, t.accessExpiresAt],
   );
 }
 
@@ -29,8 +30,14 @@ export async function revokeRefresh(db: Queryable, id: string): Promise<void> {
   await db.query('UPDATE refresh_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [id]);
 }
 
-export async function revokeFamily(db: Queryable, familyId: string): Promise<void> {
+/** Revoke every refresh token of a family; returns the family's access tokens that have not expired yet. */
+export async function revokeFamily(db: Queryable, familyId: string): Promise<{ jti: string; expiresAt: Date }[]> {
   await db.query('UPDATE refresh_tokens SET revoked_at = now() WHERE family_id = $1 AND revoked_at IS NULL', [familyId]);
+  const { rows } = await db.query<{ jti: string; expires_at: Date }>(
+    'SELECT access_jti AS jti, access_expires_at AS expires_at FROM refresh_tokens WHERE family_id = $1 AND access_expires_at > now()',
+    [familyId],
+  );
+  return rows.map((r) => ({ jti: r.jti, expiresAt: r.expires_at }));
 }
 
 export async function revokeAllForUser(db: Queryable, userId: string): Promise<void> {

@@ -22,6 +22,8 @@ export async function issueSession(deps: Deps, db: Queryable, user: UserRow, fam
     familyId,
     tokenHash: sha256Hex(refreshToken),
     expiresAt: new Date(Date.now() + deps.config.REFRESH_TOKEN_TTL_DAYS * 86_400_000),
+    accessJti: access.jti,
+    accessExpiresAt: new Date(Date.now() + access.expiresIn * 1000),
   });
   return {
     token: access.token,
@@ -33,7 +35,8 @@ export async function issueSession(deps: Deps, db: Queryable, user: UserRow, fam
 
 /**
  * Rotate a refresh token: the presented one is spent and a new one issued in the same family. A spent
- * token presented again means it was stolen or replayed, so the whole family is revoked.
+ * token presented again means it was stolen or replayed, so the whole family is revoked: its refresh tokens,
+ * and the access tokens issued with them (deny-listed and their live sockets ended), whoever holds them.
  */
 export async function refresh(deps: Deps, refreshToken: string) {
   if (!refreshToken) throw invalidRefresh();
@@ -41,18 +44,21 @@ export async function refresh(deps: Deps, refreshToken: string) {
     const row = await tokens.findRefreshForUpdate(db, sha256Hex(refreshToken));
     if (!row) throw invalidRefresh();
     if (row.revoked_at) {
-      await tokens.revokeFamily(db, row.family_id);
+      const live = await tokens.revokeFamily(db, row.family_id);
       deps.log.warn({ userId: row.user_id }, 'refresh token reuse detected; session family revoked');
-      return { reused: true as const };
+      return { reused: true as const, live };
     }
     if (row.expires_at.getTime() < Date.now()) throw invalidRefresh();
     const user = await users.findById(db, row.user_id);
     if (!user || user.status !== 'active') throw invalidRefresh();
     await tokens.revokeRefresh(db, row.id);
     return { reused: false as const, session: await issueSession(deps, db, user, row.family_id) };
-  }).then((r) => {
+  }).then(async (r) => {
     // The revocation must commit even though the caller gets an error, so throw after the transaction.
-    if (r.reused) throw invalidRefresh();
+    if (r.reused) {
+      for (const t of r.live) await denyAccessToken(deps, t.jti, t.expiresAt.getTime() / 1000);
+      throw invalidRefresh();
+    }
     return r.session;
   });
 }
@@ -67,11 +73,15 @@ export async function logout(deps: Deps, refreshToken: string, jti: string, acce
     const row = await tokens.findRefreshForUpdate(deps.pool, sha256Hex(refreshToken));
     if (row) await tokens.revokeRefresh(deps.pool, row.id);
   }
-  const ttl = Math.ceil(accessExpiresAt - Date.now() / 1000);
-  if (jti && ttl > 0) {
-    await execAll(deps.redis.multi().set(deps.keys.revokedJti(jti), '1', 'EX', ttl).publish(deps.keys.revocations, encodeRevocation({ jti })));
-  }
+  await denyAccessToken(deps, jti, accessExpiresAt);
   return { ok: true, message: 'Signed out' };
+}
+
+/** Refuse one access token until it would have expired (`expiresAt` in seconds), and end its live sockets. */
+async function denyAccessToken(deps: Deps, jti: string, expiresAt: number): Promise<void> {
+  const ttl = Math.ceil(expiresAt - Date.now() / 1000);
+  if (!jti || ttl <= 0) return;
+  await execAll(deps.redis.multi().set(deps.keys.revokedJti(jti), '1', 'EX', ttl).publish(deps.keys.revocations, encodeRevocation({ jti })));
 }
 
 /** Access tokens issued before now stop working (deactivation, role change), live sockets included. */
