@@ -101,12 +101,21 @@ export function devSecrets() {
     out.ENCRYPTION_KEY = randomBytes(32).toString('base64');
     created = true;
   }
+  if (!out.INTERNAL_AUTH_SEED) {
+    out.INTERNAL_AUTH_SEED = randomBytes(32).toString('hex');
+    created = true;
+  }
   if (created) {
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, Object.entries(out).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
     console.log(`› Generated development secrets into ${path.relative(root, file)} (git-ignored; kept across restarts).`);
   }
-  return { JWT_SECRET: process.env.JWT_SECRET ?? out.JWT_SECRET, ENCRYPTION_KEY: process.env.ENCRYPTION_KEY ?? out.ENCRYPTION_KEY };
+  return {
+    JWT_SECRET: process.env.JWT_SECRET ?? out.JWT_SECRET,
+    ENCRYPTION_KEY: process.env.ENCRYPTION_KEY ?? out.ENCRYPTION_KEY,
+    // The internal credential's development keys (production sets SERVICE_PRIVATE_KEY and SERVICE_PUBLIC_KEYS instead).
+    ...(process.env.SERVICE_PRIVATE_KEY ? {} : { INTERNAL_AUTH_SEED: process.env.INTERNAL_AUTH_SEED ?? out.INTERNAL_AUTH_SEED }),
+  };
 }
 
 /**

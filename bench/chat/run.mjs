@@ -254,6 +254,7 @@ try {
     EVENTS_EXCHANGE: exchange,
     REDIS_PREFIX: `bench_chat_${stamp}:`,
     JWT_SECRET: randomBytes(32).toString('hex'),
+    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
     CRM_ADDR: `127.0.0.1:${ports.crm}`,

@@ -239,6 +239,7 @@ try {
     EVENTS_EXCHANGE: exchange,
     REDIS_PREFIX: `bench_${stamp}:`,
     JWT_SECRET: randomBytes(32).toString('hex'),
+    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     IDENTITY_ADDR: `127.0.0.1:${idPort}`,
     CRM_ADDR: `127.0.0.1:${crmPort}`,

@@ -54,7 +54,7 @@ function autocannon(url, token) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 try {
-  const env = { DATABASE_URL: dbUrl, JWT_SECRET: secret, REDIS_PREFIX: prefix, EVENTS_EXCHANGE: exchange, SIGNUP_ENABLED: 'true', LOG_LEVEL: 'info', RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000' };
+  const env = { DATABASE_URL: dbUrl, JWT_SECRET: secret, INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'), REDIS_PREFIX: prefix, EVENTS_EXCHANGE: exchange, SIGNUP_ENABLED: 'true', LOG_LEVEL: 'info', RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000' };
   await start('services/identity/dist/main.js', { ...env, GRPC_PORT: '50951' }, 'identity listening', gatewayNodeArgs).catch(async (e) => {
     throw e;
   });

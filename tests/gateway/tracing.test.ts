@@ -65,7 +65,7 @@ describe('tracing across gateway → identity', () => {
     const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
     const grpcPort = await freePort();
     const httpPort = await freePort();
-    const common = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '200', JWT_SECRET: randomBytes(32).toString('hex'), REDIS_PREFIX: prefix, LOG_LEVEL: 'info', SIGNUP_ENABLED: 'true' };
+    const common = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '200', JWT_SECRET: randomBytes(32).toString('hex'), INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'), REDIS_PREFIX: prefix, LOG_LEVEL: 'info', SIGNUP_ENABLED: 'true' };
     await launch('identity', { ...common, DATABASE_URL: db.url, GRPC_PORT: String(grpcPort) }, 'identity listening');
     await launch('gateway', { ...common, PORT: String(httpPort), IDENTITY_ADDR: `127.0.0.1:${grpcPort}`, EVENTS_EXCHANGE: exchange }, 'gateway listening');
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import helmet from 'helmet';
 import Redis from 'ioredis';
+import { internalAuthFromEnv } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { createClients } from './clients';
 import type { GatewayConfig } from './config';
@@ -32,12 +33,14 @@ export function buildApp(deps: RouteDeps): express.Express {
   app.set('trust proxy', deps.config.TRUST_PROXY_HOPS);
   app.use(requestId);
   app.use(helmet());
+  const services = serviceRoutes(deps);
+  // Streamed routes first: their bodies must reach the proxy untouched, so no body parser may run before them.
+  for (const m of services) if (m.stream) app.use('/api/v1', m.stream);
   app.use(express.json({ limit: deps.config.BODY_LIMIT }));
 
   app.use(healthRoutes(deps));
   app.use(pageRoutes());
   app.use('/api/v1', identityRoutes(deps));
-  const services = serviceRoutes(deps);
   // Each service's module mounts its internal routes under /api/v1 (bearer) and public ones under /api/public (API key).
   // The bearer check is mounted once, not per module: a request for the sixth module would otherwise be
   // authenticated (and rate-limit counted) six times on its way past the first five.
@@ -53,6 +56,8 @@ export function buildApp(deps: RouteDeps): express.Express {
 }
 
 export async function startGateway(config: GatewayConfig, log: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<RunningGateway> {
+  const internalAuth = internalAuthFromEnv('gateway', config);
+  const streamAgent = new http.Agent({ keepAlive: true });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
   const clients = createClients(config);
   const auth = authMiddleware({
@@ -71,6 +76,8 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     log,
     auth,
     authLimit: ipRateLimit(redis, config.REDIS_PREFIX, config.RATE_LIMIT_AUTH_PER_MINUTE),
+    internalAuth,
+    streamAgent,
   };
   const app = buildApp(deps);
   const server = http.createServer(app);
@@ -91,6 +98,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
         server.closeAllConnections();
       });
       clients.closeAll();
+      streamAgent.destroy();
       redis.disconnect();
     },
   };

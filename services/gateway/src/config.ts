@@ -15,6 +15,13 @@ const Env = z.object({
   AUTOMATION_ADDR: address('127.0.0.1:50055'),
   AI_ADDR: address('127.0.0.1:50056'),
   WEBHOOKS_ADDR: address('127.0.0.1:50057'),
+  /** messaging's HTTP endpoint: attachment uploads and downloads are proxied there as streams. */
+  MESSAGING_HTTP_URL: z.string().url().default('http://127.0.0.1:50063'),
+  /** Development and test only: the seed every internal key is derived from (see @crm/grpc-kit internal-auth). */
+  INTERNAL_AUTH_SEED: z.string().optional(),
+  /** Production: this process's Ed25519 private key (base64 seed) and every principal's public key. */
+  SERVICE_PRIVATE_KEY: z.string().optional(),
+  SERVICE_PUBLIC_KEYS: z.string().optional(),
   /** Comma-separated names of the services this deployment runs; /readyz waits for all of them. */
   SERVICES: z.string().default('identity'),
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
@@ -32,7 +39,7 @@ const Env = z.object({
   RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /** Seconds an API-key → organization lookup is cached in Redis. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
-  /** Largest JSON body accepted. */
+  /** Largest JSON body accepted (attachment uploads are streamed to messaging and not bound by it). */
   BODY_LIMIT: z.string().default('1mb'),
   /** Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),

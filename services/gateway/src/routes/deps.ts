@@ -1,5 +1,7 @@
+import type { Agent } from 'node:http';
 import type { RequestHandler } from 'express';
 import type Redis from 'ioredis';
+import type { InternalAuth } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
@@ -13,4 +15,8 @@ export interface RouteDeps {
   auth: { bearer: RequestHandler; apiKey: RequestHandler };
   /** Per-IP limit for routes without a credential (setup, login, refresh). */
   authLimit: RequestHandler;
+  /** Signs the verified caller for the service a request is proxied to. */
+  internalAuth: InternalAuth;
+  /** Keep-alive connections for requests proxied as streams (attachments). */
+  streamAgent: Agent;
 }
