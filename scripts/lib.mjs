@@ -113,8 +113,8 @@ export function devSecrets() {
   return {
     JWT_SECRET: process.env.JWT_SECRET ?? out.JWT_SECRET,
     ENCRYPTION_KEY: process.env.ENCRYPTION_KEY ?? out.ENCRYPTION_KEY,
-    // Every process's internal key derives from it (development only; production sets SERVICE_PRIVATE_KEY per process).
-    INTERNAL_AUTH_SEED: process.env.INTERNAL_AUTH_SEED ?? out.INTERNAL_AUTH_SEED,
+    // The internal credential's development keys (production sets SERVICE_PRIVATE_KEY and SERVICE_PUBLIC_KEYS instead).
+    ...(process.env.SERVICE_PRIVATE_KEY ? {} : { INTERNAL_AUTH_SEED: process.env.INTERNAL_AUTH_SEED ?? out.INTERNAL_AUTH_SEED }),
   };
 }
 

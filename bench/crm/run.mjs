@@ -140,8 +140,8 @@ async function main() {
     REDIS_PREFIX: `bench_${run}:`,
     EVENTS_EXCHANGE: `bench_${run}`,
     JWT_SECRET: randomBytes(32).toString('hex'),
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
     CRM_ADDR: `127.0.0.1:${ports.crm}`,
     // No messaging in this bench; the list and search paths never call it.

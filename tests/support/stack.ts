@@ -36,6 +36,8 @@ export interface Stack {
   env: Record<string, string>;
   /** gRPC address of a started service. */
   addr(name: ServiceName): string;
+  /** The test database of a started service (for tests that must reach behind the API, e.g. to back-date rows). */
+  databaseUrl(name: ServiceName): string;
   /**
    * Stop one service (to test restarts) and start it again on the same port and database; `env` adds or
    * overrides variables for this start (a changed setting across a restart).
@@ -61,6 +63,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const prefix = `${uniqueName('t')}:`;
   const ports = new Map<ServiceName, number>();
   for (const n of names) ports.set(n, await freePort());
+  // messaging also serves attachment streams over HTTP; its port is fixed up front like the gRPC ones (restarts keep it).
+  const messagingHttpPort = names.includes('messaging') ? await freePort() : undefined;
   const shared: Record<string, string> = {
     NODE_ENV: 'test',
     REDIS_URL: infra.redisUrl,
@@ -74,6 +78,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SIGNUP_ENABLED: 'true',
     ...Object.fromEntries(names.map((n) => [ADDR_VAR[n], `127.0.0.1:${ports.get(n)}`])),
+    ...(messagingHttpPort ? { MESSAGING_HTTP_URL: `http://127.0.0.1:${messagingHttpPort}` } : {}),
     ...opts.env,
   };
   const databases = new Map<ServiceName, TestDatabase>();
@@ -83,7 +88,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     if (!databases.has(name)) databases.set(name, await createTestDatabase(name.replace(/-/g, '_')));
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const mod = require(`@crm/${name}`) as ServiceModule;
-    const env = { ...shared, ...opts.serviceEnv?.[name], ...extraEnv, DATABASE_URL: databases.get(name)!.url, GRPC_PORT: String(ports.get(name)) };
+    const env = {
+      ...shared,
+      ...(name === 'messaging' ? { HTTP_PORT: String(messagingHttpPort) } : {}),
+      ...opts.serviceEnv?.[name],
+      ...extraEnv,
+      DATABASE_URL: databases.get(name)!.url,
+      GRPC_PORT: String(ports.get(name)),
+    };
     running.set(name, await mod.start(mod.loadConfig(env), log.child({ service: name })));
   };
   const stopService = async (name: ServiceName) => {
@@ -99,6 +111,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     routes: gw.routes,
     env: shared,
     addr: (name) => `127.0.0.1:${ports.get(name)}`,
+    databaseUrl: (name) => databases.get(name)!.url,
     startService,
     stopService,
     async restart(name, env) {

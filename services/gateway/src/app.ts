@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import helmet from 'helmet';
 import Redis from 'ioredis';
-import { createLogger, Logger } from '@crm/logger';
 import { internalAuthFromEnv } from '@crm/grpc-kit';
+import { createLogger, Logger } from '@crm/logger';
 import { createClients } from './clients';
 import type { GatewayConfig } from './config';
 import { authMiddleware, ipRateLimit } from './http/auth';
@@ -39,13 +39,15 @@ export function buildApp(deps: RouteDeps): express.Express {
   app.use(requestId);
   app.use(helmet());
   app.use(methodNotAllowed(app));
+  const services = serviceRoutes(deps);
+  // Streamed routes first: their bodies must reach the proxy untouched, so no body parser may run before them.
+  for (const m of services) if (m.stream) app.use('/api/v1', m.stream);
   app.use(express.json({ limit: deps.config.BODY_LIMIT }));
   app.use(rejectUnsafeText);
 
   app.use(healthRoutes(deps));
   app.use(pageRoutes());
   app.use('/api/v1', identityRoutes(deps));
-  const services = serviceRoutes(deps);
   // Each service's module mounts its internal routes under /api/v1 (bearer) and public ones under /api/public (API key).
   // The bearer check is mounted once, not per module: a request for the sixth module would otherwise be
   // authenticated (and rate-limit counted) six times on its way past the first five.
@@ -61,6 +63,7 @@ export function buildApp(deps: RouteDeps): express.Express {
 }
 
 export async function startGateway(config: GatewayConfig, log: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<RunningGateway> {
+  const streamAgent = new http.Agent({ keepAlive: true });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
   // The gateway's internal credential: it signs the verified caller into every gRPC call (bad keys stop start-up).
   const internalAuth = internalAuthFromEnv('gateway', config);
@@ -84,6 +87,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     log,
     auth,
     authLimit: ipRateLimit(redis, config.REDIS_PREFIX, config.RATE_LIMIT_AUTH_PER_MINUTE),
+    streamAgent,
   };
   const app = buildApp(deps);
   const server = http.createServer(app);
@@ -105,6 +109,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
         server.closeAllConnections();
       });
       clients.closeAll();
+      streamAgent.destroy();
       redis.disconnect();
     },
   };

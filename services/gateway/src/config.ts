@@ -18,6 +18,8 @@ const Env = z.object({
   WEBHOOKS_ADDR: address('127.0.0.1:50057'),
   /** The chat-network driver the connector runs (same variable, same default): sandbox control routes exist only with `sandbox`. */
   CHATNET_DRIVER: z.enum(['sandbox', 'zca']).default('sandbox'),
+  /** messaging's HTTP endpoint: attachment uploads and downloads are proxied there as streams. */
+  MESSAGING_HTTP_URL: z.string().url().default('http://127.0.0.1:50063'),
   /** Comma-separated names of the services this deployment runs; /readyz waits for all of them. */
   SERVICES: z.string().default('identity'),
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
@@ -39,7 +41,7 @@ const Env = z.object({
   API_KEY_INVALID_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** Failed API-key checks per client address per minute; beyond it the address gets 429 without identity being asked. */
   API_KEY_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(100),
-  /** Largest JSON body accepted. */
+  /** Largest JSON body accepted (attachment uploads are streamed to messaging and not bound by it). */
   BODY_LIMIT: z.string().default('1mb'),
   /** Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),

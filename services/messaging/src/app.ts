@@ -9,19 +9,26 @@ import { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
 import type { Deps } from './deps';
 import * as requests from './db/send-requests.repo';
+import { startAttachmentSweeper } from './domain/attachment-sweeper';
 import { SendGovernor } from './domain/governor';
 import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
+import { startHttpServer } from './http/server';
 
 export { loadConfig } from './config';
 
+export { sweepOrphanAttachments } from './domain/attachment-sweeper';
+
 export interface RunningService {
   port: number;
+  /** Port of the attachments HTTP server (uploads and downloads stream there). */
+  httpPort: number;
   stop(): Promise<void>;
 }
 
 /**
- * Create the database if needed, migrate, start the outbox relay and the consumers, serve gRPC.
+ * Create the database if needed, migrate, start the outbox relay and the consumers, serve gRPC and the
+ * attachments HTTP endpoint, sweep orphan uploads.
  * Used by main.ts and by tests in-process.
  */
 export async function startMessaging(config: MessagingConfig, log: Logger = createLogger('messaging', config.LOG_LEVEL)): Promise<RunningService> {
@@ -44,15 +51,20 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     requests.prune(pool, config.IDEMPOTENCY_TTL_HOURS).catch((err) => log.warn({ err }, 'pruning idempotency keys failed'));
   }, 15 * 60_000);
   prune.unref();
+  const sweeper = startAttachmentSweeper(deps);
 
   const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), messagingHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
-  log.info({ port }, 'messaging listening');
+  const files = await startHttpServer(deps, auth);
+  log.info({ port, httpPort: files.port }, 'messaging listening');
   return {
     port,
+    httpPort: files.port,
     async stop() {
       clearInterval(prune);
+      await files.stop();
+      await sweeper.stop();
       await server.stop();
       for (const c of consumers) await c.stop();
       await relay.stop();

@@ -33,6 +33,12 @@ const Env = z.object({
   /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: fields.port(50053),
+  /**
+   * HTTP for attachment uploads and downloads, which stream instead of travelling in one gRPC message.
+   * Port = gRPC port + 10 (the 5006x range mirrors 5005x); bind it like gRPC, on loopback or a private network.
+   */
+  HTTP_HOST: z.string().default('127.0.0.1'),
+  HTTP_PORT: fields.port(50063),
   /** Services this one calls. */
   IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
   CRM_ADDR: z.string().default('127.0.0.1:50052'),
@@ -43,8 +49,14 @@ const Env = z.object({
   CONNECTOR_DEADLINE_MS: z.coerce.number().int().min(100).default(8_000),
   /** Folder that holds attachment bytes (a mounted volume in production); created at start. */
   ATTACHMENTS_DIR: z.string().min(1).default(path.join(process.cwd(), 'data', 'attachments')),
-  /** Largest attachment accepted, in bytes (the gateway refuses larger uploads with 413 first). */
-  ATTACHMENT_MAX_BYTES: z.coerce.number().int().min(1).max(30 * 1024 * 1024).default(25 * 1024 * 1024),
+  /** Largest attachment accepted, in bytes; counted while the upload streams, so a larger one stops at this size (413). */
+  ATTACHMENT_MAX_BYTES: z.coerce.number().int().min(1).max(1024 * 1024 * 1024).default(25 * 1024 * 1024),
+  /** Bytes of attachments one organization may keep, in MB; an upload past it is refused (413 storage_quota_exceeded). */
+  ATTACHMENTS_QUOTA_MB: z.coerce.number().int().min(1).default(1024),
+  /** Uploads not sent with any message within this many hours are deleted (file and row). */
+  ATTACHMENTS_ORPHAN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
+  /** How often the orphan sweeper runs, in ms. */
+  ATTACHMENTS_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).default(15 * 60_000),
   /**
    * Send governor per chat-network account: `type=<daily>/day,<burst>/<seconds>s` entries separated by `;`.
    * Types: total (every send), ui, public_api, automation, campaign. Unlisted types keep their default.

@@ -1,14 +1,11 @@
 import { Request, Response, Router } from 'express';
-import multer from 'multer';
 import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
-import { badRequest, HttpError } from '../http/errors';
+import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
+import { streamProxy } from '../http/stream-proxy';
 import { body, pageParams, query, s } from '../http/validate';
-
-/** Largest attachment: the form is refused with 413 before anything reaches a service. */
-const ATTACHMENT_MAX_BYTES = 25 * 1024 * 1024;
 
 const id = () => z.string().trim().uuid('must be an id');
 const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
@@ -93,31 +90,8 @@ function sentOut(res: Response, sent: any) {
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
-const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: ATTACHMENT_MAX_BYTES, files: 1, fields: 20 } }).single('file');
-
-/** Run multer for one request; its errors become our HTTP errors (413 for an oversized file). */
-function readUpload(req: Request, res: Response): Promise<void> {
-  return new Promise((resolve, reject) => {
-    upload(req, res, (err: unknown) => {
-      if (!err) return resolve();
-      if (err instanceof multer.MulterError) {
-        if (err.code === 'LIMIT_FILE_SIZE') return reject(new HttpError(413, 'payload_too_large', 'Attachments are limited to 25 MB'));
-        return reject(badRequest([{ field: 'file', message: err.code === 'LIMIT_UNEXPECTED_FILE' ? 'send one file in the form field named file' : err.message }]));
-      }
-      reject(badRequest([{ field: 'file', message: 'the upload could not be read as multipart/form-data' }]));
-    });
-  });
-}
-
-/** A header value that cannot break out of its quotes, plus the exact name for clients that read filename*. */
-function contentDisposition(kind: 'inline' | 'attachment', filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
-}
-const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
-
 /** Conversations, messages, sending, folders, presets and attachments: everything messaging owns. */
-export function chatRoutes({ clients }: RouteDeps): ServiceRoutes {
+export function chatRoutes({ clients, config, internalAuth, streamAgent, log, auth }: RouteDeps): ServiceRoutes {
   const internal = Router();
   const messaging = () => clients.messaging;
 
@@ -197,24 +171,6 @@ export function chatRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.status(204).end();
   });
 
-  // The gateway stores nothing: the bytes go to messaging in one gRPC message and land on its volume.
-  internal.post('/chat/attachments', async (req, res) => {
-    await readUpload(req, res);
-    const file = req.file;
-    if (!file) throw badRequest([{ field: 'file', message: 'is required (multipart/form-data, field named file)' }]);
-    const out = await messaging().UploadAttachment({ filename: file.originalname, contentType: file.mimetype, data: file.buffer }, ctxOf(req, res));
-    res.status(201).json(out);
-  });
-  internal.get('/chat/attachments/:id', async (req, res) => {
-    const { attachment, data } = await messaging().GetAttachment({ id: req.params.id }, ctxOf(req, res));
-    const inline = INLINE_TYPES.has(attachment.contentType);
-    // Anything but a plain image is a download, so an uploaded HTML or SVG file never runs in our origin.
-    res.setHeader('Content-Type', attachment.contentType);
-    res.setHeader('Content-Disposition', contentDisposition(inline ? 'inline' : 'attachment', attachment.filename));
-    res.setHeader('Cache-Control', 'private, max-age=300');
-    res.end(data);
-  });
-
   const pub = Router();
   pub.get('/conversations', async (req, res) => {
     const out = await messaging().ListPublicConversations({ limit: pageParams(req, 20, 100).limit }, ctxOf(req, res));
@@ -241,5 +197,20 @@ export function chatRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.json({ success: true });
   });
 
-  return { internal, public: pub };
+  // Attachment bytes stream through: authenticated here (bearer, with its rate limit), then proxied to
+  // messaging's HTTP endpoint with the caller signed for messaging. Mounted before any body parser.
+  const files = streamProxy({
+    target: config.MESSAGING_HTTP_URL,
+    audience: 'messaging',
+    pathOf: (req) => (typeof req.params.id === 'string' ? `/v1/attachments/${encodeURIComponent(req.params.id)}` : '/v1/attachments'),
+    auth: internalAuth,
+    agent: streamAgent,
+    log,
+    serviceName: 'messaging',
+  });
+  const stream = Router();
+  stream.post('/chat/attachments', auth.bearer, files);
+  stream.get('/chat/attachments/:id', auth.bearer, files);
+
+  return { internal, public: pub, stream };
 }

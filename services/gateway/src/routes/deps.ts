@@ -1,3 +1,4 @@
+import type { Agent } from 'node:http';
 import type { RequestHandler } from 'express';
 import type Redis from 'ioredis';
 import type { InternalAuth } from '@crm/grpc-kit';
@@ -16,4 +17,6 @@ export interface RouteDeps {
   auth: { bearer: RequestHandler; apiKey: RequestHandler };
   /** Per-IP limit for routes without a credential (setup, login, refresh). */
   authLimit: RequestHandler;
+  /** Keep-alive connections for requests proxied as streams (attachments). */
+  streamAgent: Agent;
 }

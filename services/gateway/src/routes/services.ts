@@ -14,9 +14,11 @@ import { webhooksRoutes } from './webhooks.routes';
 /**
  * The routes of each backend service, one module per service. `internal` is mounted under /api/v1
  * behind the bearer token, `public` under /api/public behind the API key, `root` at / (pages,
- * sandbox control) with whatever auth the module applies itself.
+ * sandbox control) with whatever auth the module applies itself. `stream` is mounted under /api/v1
+ * before the JSON body parser (request bodies proxied as streams), and each of its routes applies its own auth.
  */
 export interface ServiceRoutes {
+  stream?: Router;
   internal?: Router;
   public?: Router;
   root?: Router;

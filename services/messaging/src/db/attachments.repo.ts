@@ -9,9 +9,10 @@ export interface AttachmentRow {
   uploaded_by: string | null;
   message_id: string | null;
   uploaded_at: Date;
+  sha256: string | null;
 }
 
-const COLUMNS = 'id, org_id, filename, content_type, size, uploaded_by, message_id, uploaded_at';
+const COLUMNS = 'id, org_id, filename, content_type, size, uploaded_by, message_id, uploaded_at, sha256';
 
 /** Where the gateway serves an attachment's bytes back (auth and org checked there and here). */
 export const attachmentUrl = (id: string) => `/api/v1/chat/attachments/${id}`;
@@ -20,12 +21,45 @@ export function toAttachment(r: AttachmentRow) {
   return { id: r.id, filename: r.filename, size: Number(r.size), contentType: r.content_type, url: attachmentUrl(r.id), uploadedAt: iso(r.uploaded_at) };
 }
 
-export async function insert(db: Queryable, a: { id: string; orgId: string; filename: string; contentType: string; size: number; uploadedBy: string | null }) {
+export async function insert(
+  db: Queryable,
+  a: { id: string; orgId: string; filename: string; contentType: string; size: number; sha256: string; uploadedBy: string | null },
+) {
   const { rows } = await db.query<AttachmentRow>(
-    `INSERT INTO attachments (id, org_id, filename, content_type, size, uploaded_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-    [a.id, a.orgId, a.filename, a.contentType, a.size, a.uploadedBy],
+    `INSERT INTO attachments (id, org_id, filename, content_type, size, sha256, uploaded_by) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+    [a.id, a.orgId, a.filename, a.contentType, a.size, a.sha256, a.uploadedBy],
   );
   return rows[0];
+}
+
+/**
+ * Serialise the quota check of one organization's uploads (until the transaction ends), so two uploads
+ * finishing at once cannot both fit in the space that only one of them fits in.
+ */
+export async function lockOrgStorage(db: Queryable, orgId: string): Promise<void> {
+  await db.query(`SELECT pg_advisory_xact_lock(hashtextextended('attachments:' || $1, 0))`, [orgId]);
+}
+
+/** Bytes the organization keeps in attachments. */
+export async function storedBytes(db: Queryable, orgId: string): Promise<number> {
+  const { rows } = await db.query<{ total: string }>(`SELECT COALESCE(SUM(size), 0)::text AS total FROM attachments WHERE org_id = $1`, [orgId]);
+  return Number(rows[0].total);
+}
+
+/**
+ * Delete up to `limit` uploads not sent with any message and older than `hours`, returning them so their
+ * files can go too. SKIP LOCKED lets several instances sweep at once without waiting on (or double-deleting)
+ * each other's rows, and a send linking one of these rows in the same moment either wins or finds it gone.
+ */
+export async function deleteOrphans(db: Queryable, hours: number, limit: number): Promise<{ id: string; org_id: string }[]> {
+  const { rows } = await db.query<{ id: string; org_id: string }>(
+    `DELETE FROM attachments WHERE id IN (
+       SELECT id FROM attachments WHERE message_id IS NULL AND uploaded_at < now() - make_interval(secs => $1)
+       ORDER BY uploaded_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING id, org_id`,
+    [hours * 3600, limit],
+  );
+  return rows;
 }
 
 export async function findById(db: Queryable, orgId: string, id: string): Promise<AttachmentRow | undefined> {

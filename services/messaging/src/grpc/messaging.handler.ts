@@ -1,6 +1,5 @@
 import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import * as attachments from '../domain/attachments';
 import * as conversations from '../domain/conversations';
 import * as folders from '../domain/folders';
 import * as presets from '../domain/presets';
@@ -36,8 +35,6 @@ export function messagingHandlers(deps: Deps): Handlers {
     UpdatePreset: (req, ctx) => presets.update(deps, ctx, req),
     DeletePreset: (req, ctx) => presets.remove(deps, ctx, req.id),
 
-    UploadAttachment: (req, ctx) => attachments.upload(deps, ctx, req),
-    GetAttachment: (req, ctx) => attachments.download(deps, ctx, req.id),
 
     ListPublicConversations: (req, ctx) => publicApi.conversations(deps, ctx, req),
     ListPublicMessages: (req, ctx) => publicApi.conversationMessages(deps, ctx, req),
