@@ -39,6 +39,17 @@ describe('API keys and the public API credential', () => {
     expect((await api.withKey(rotated.body.apiKey).get('/api/public/whoami')).status).toBe(200);
   });
 
+  it('generations at the same moment all succeed and leave exactly one working key', async () => {
+    const org = await newOrg(api, 'Racing Keys');
+    const all = await Promise.all(Array.from({ length: 6 }, () => org.owner.post('/api/v1/settings/api-key/generate')));
+    expect(all.map((r) => r.status)).toEqual(Array(6).fill(201));
+    const info = await org.owner.get('/api/v1/settings/api-key');
+    const live = all.filter((r) => r.body.keyMask === info.body.keyMask);
+    expect(live).toHaveLength(1);
+    expect((await api.withKey(live[0].body.apiKey).get('/api/public/whoami')).status).toBe(200);
+    for (const r of all.filter((x) => x !== live[0])) expect((await api.withKey(r.body.apiKey).get('/api/public/whoami')).status).toBe(401);
+  });
+
   it('a missing or wrong key is 401 with the error body', async () => {
     const none = await api.get('/api/public/whoami');
     expect(none.status).toBe(401);

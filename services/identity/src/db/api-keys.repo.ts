@@ -22,6 +22,14 @@ export async function findLiveKeyByHash(db: Queryable, keyHash: string): Promise
   return rows[0];
 }
 
+/**
+ * Serialize key generation within one organization: two generations at once would both find no live key after
+ * the other's revoke and then collide on the one-live-key index (the second would be an internal error).
+ */
+export async function lockOrgKeys(db: Queryable, orgId: string): Promise<void> {
+  await db.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [orgId]);
+}
+
 /** Revoke the org's live key (if any) and return its hash so caches can drop it. */
 export async function revokeLiveKey(db: Queryable, orgId: string): Promise<string | undefined> {
   const { rows } = await db.query<{ key_hash: string }>(

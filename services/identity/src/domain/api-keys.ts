@@ -20,6 +20,7 @@ export async function generate(deps: Deps, ctx: CallContext) {
   requireCan(ctx, 'settings:edit');
   const apiKey = PREFIX + randomBase62(32);
   const { row, oldHash } = await withTransaction(deps.pool, async (db) => {
+    await keys.lockOrgKeys(db, ctx.orgId);
     const oldHash = await keys.revokeLiveKey(db, ctx.orgId);
     const row = await keys.insertKey(db, { id: randomUUID(), orgId: ctx.orgId, keyHash: sha256Hex(apiKey), last4: apiKey.slice(-4) });
     return { row, oldHash };
