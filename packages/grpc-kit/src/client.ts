@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { AUTH_METADATA_KEY, CallContext } from './context';
+import { AUTH_METADATA_KEY, CallContext, REQUEST_ID_METADATA_KEY } from './context';
 import { audienceOf, type InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 
@@ -32,6 +32,7 @@ export function createServiceClient(ctor: grpc.ServiceClientConstructor, address
         const deadline = new Date(Date.now() + (opts.deadlineMs ?? defaultDeadlineMs));
         const md = new grpc.Metadata();
         md.set(AUTH_METADATA_KEY, `Bearer ${auth.sign(ctx, audience)}`);
+        if (ctx.requestId) md.set(REQUEST_ID_METADATA_KEY, ctx.requestId);
         fn(req, md, { deadline }, (err: grpc.ServiceError | null, res: unknown) => {
           if (err) reject(err);
           else resolve(res);

@@ -17,6 +17,8 @@ export interface CallContext {
 
 /** The metadata key that carries the internal credential (`Bearer <token>`). */
 export const AUTH_METADATA_KEY = 'authorization';
+/** The request id, beside the credential: it labels logs across services. */
+export const REQUEST_ID_METADATA_KEY = 'x-request-id';
 
 /** For handlers that act inside an organization: fails closed when the gateway sent no org. */
 export function requireOrg(ctx: CallContext): string {

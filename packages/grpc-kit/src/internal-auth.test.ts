@@ -23,7 +23,20 @@ describe('internal credential', () => {
 
   it('carries the gateway-verified caller to the service it was signed for', () => {
     const token = gateway.sign(ctx, 'crm');
-    expect(crm.verify(token, 'crm.v1.CrmService/GetContact')).toEqual({ ...ctx, caller: 'gateway' });
+    expect(crm.verify(token, 'crm.v1.CrmService/GetContact', 'req-1')).toEqual({ ...ctx, caller: 'gateway' });
+  });
+
+  it('reuses a token only for the same caller and service', () => {
+    const token = gateway.sign(ctx, 'crm');
+    expect(gateway.sign({ ...ctx, requestId: 'req-2' }, 'crm')).toBe(token);
+    expect(gateway.sign({ ...ctx, role: 'owner' }, 'crm')).not.toBe(token);
+    expect(gateway.sign({ ...ctx, orgId: 'org-2' }, 'crm')).not.toBe(token);
+    expect(gateway.sign({ ...ctx, clientIp: '10.0.0.10' }, 'crm')).not.toBe(token);
+    expect(gateway.sign(ctx, 'identity')).not.toBe(token);
+    // A remembered verification still checks the method against the caller's policy.
+    const asCrm = crm.sign({ orgId: 'org-1' }, 'identity');
+    expect(identity.verify(asCrm, 'identity.v1.IdentityService/GetUser').caller).toBe('crm');
+    expect(refusal(() => identity.verify(asCrm, 'identity.v1.IdentityService/CreateUser')).kind).toBe('permission_denied');
   });
 
   it('is worthless at another service, without a token, or after tampering', () => {
@@ -45,7 +58,7 @@ describe('internal credential', () => {
     const keys = generateInternalKeys(() => randomBytes(32));
     const auth = internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: keys.privateKeys.crm, SERVICE_PUBLIC_KEYS: keys.publicKeys });
     const now = Math.floor(Date.now() / 1000);
-    const base = { iss: 'gateway', aud: 'crm', org: 'o', sub: 'u', role: 'agent', scp: ['*'], rid: '', ip: '' };
+    const base = { iss: 'gateway', aud: 'crm', org: 'o', sub: 'u', role: 'agent', scp: ['*'], ip: '' };
     const gatewayKey = privateKeyFromSeed(Buffer.from(keys.privateKeys.gateway, 'base64'));
     const expired = signInternalToken({ ...base, iat: now - 120, exp: now - 60 }, gatewayKey);
     expect(refusal(() => auth.verify(expired, 'crm.v1.CrmService/GetContact')).message).toMatch(/expired/);

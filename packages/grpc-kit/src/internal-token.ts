@@ -21,7 +21,7 @@ export interface InternalClaims {
   role: string;
   /** What the issuer claims it may do (`*` for the gateway); the receiver's own policy is what decides. */
   scp: string[];
-  rid: string;
+  /** The client's address as the gateway saw it (sign-in throttling uses it). */
   ip: string;
 }
 
@@ -99,6 +99,6 @@ export function verifyInternalToken(token: string, opts: VerifyOptions): Interna
   if (claims.iat > now + opts.clockSkewSeconds) throw new TokenError('issued in the future');
   if (claims.exp - claims.iat > opts.maxLifetimeSeconds) throw new TokenError('lifetime too long');
   if (!Array.isArray(claims.scp)) throw new TokenError('no scopes');
-  for (const k of ['org', 'sub', 'role', 'rid', 'ip'] as const) if (typeof claims[k] !== 'string') throw new TokenError(`bad ${k}`);
+  for (const k of ['org', 'sub', 'role', 'ip'] as const) if (typeof claims[k] !== 'string') throw new TokenError(`bad ${k}`);
   return claims as InternalClaims;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@crm/logger';
-import { AUTH_METADATA_KEY, CallContext } from './context';
+import { AUTH_METADATA_KEY, CallContext, REQUEST_ID_METADATA_KEY } from './context';
 import { AppError, errorMetadata, grpcStatusOf } from './errors';
 import type { InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
@@ -19,6 +19,12 @@ function rejectedValue(err: unknown): AppError | undefined {
   const code = (err as { code?: unknown })?.code;
   if (typeof code !== 'string' || !PG_BAD_VALUE.has(code)) return undefined;
   return new AppError('invalid_argument', 'A value in the request is not valid (unsupported character, or a number, id or date out of range)', { code: 'invalid_value' });
+}
+
+/** The request id the caller sent beside its token (it labels logs; it is not part of the credential). */
+function requestIdOf(md: grpc.Metadata): string {
+  const value = md.get(REQUEST_ID_METADATA_KEY)[0];
+  return typeof value === 'string' ? value.slice(0, 200) : '';
 }
 
 /** The token from `authorization: Bearer <token>` metadata, if any. */
@@ -40,7 +46,7 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
     // Promise.resolve().then: a handler (or the credential check) that throws synchronously is mapped like a rejected one.
     Promise.resolve()
       .then(() => {
-        ctx = auth.verify(tokenOf(call.metadata), fullMethod);
+        ctx = auth.verify(tokenOf(call.metadata), fullMethod, requestIdOf(call.metadata));
         return handler(call.request, ctx);
       })
       .then(

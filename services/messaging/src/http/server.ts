@@ -61,7 +61,8 @@ async function handle(deps: Deps, auth: InternalAuth, req: IncomingMessage, res:
 
 function callerOf(auth: InternalAuth, req: IncomingMessage, operation: string): CallContext {
   const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-  return auth.verify(m?.[1], operation);
+  const requestId = req.headers['x-request-id'];
+  return auth.verify(m?.[1], operation, typeof requestId === 'string' ? requestId.slice(0, 200) : '');
 }
 
 async function upload(deps: Deps, req: IncomingMessage, res: ServerResponse, ctx: CallContext) {
