@@ -29,6 +29,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
   crm: ['identity.v1.IdentityService/GetUser', 'identity.v1.IdentityService/ListUsers', 'messaging.v1.MessagingService/ContactConversations'],
   messaging: [
     'identity.v1.IdentityService/GetUser',
+    // Resolving `@email` mentions in private notes.
+    'identity.v1.IdentityService/ListUsers',
     'crm.v1.CrmService/UpsertChatnetContact',
     'crm.v1.CrmService/GetContactBrief',
     'connector.v1.ConnectorService/SendChatMessage',

@@ -100,10 +100,50 @@ export class RemoteClients {
     }
   }
 
+  /**
+   * A user of the caller's organization by id (identity GetUser), undefined when the org has no such user.
+   * Identity unreachable is `unavailable`: a mention must not be silently dropped because of an outage.
+   */
+  async orgUser(ctx: Forward, id: string): Promise<OrgUser | undefined> {
+    try {
+      return await this.client('identity').GetUser<OrgUser>({ id }, ctx, { deadlineMs: 2_000 });
+    } catch (err) {
+      if (decodeRemoteError(err as { code?: number; details?: string }).grpcCode === status.NOT_FOUND) return undefined;
+      throw identityUnavailable(err, this.log);
+    }
+  }
+
+  /**
+   * The active user of the caller's organization with exactly this email, if any (identity ListUsers: its search
+   * matches email substrings, so the exact address is picked from the matches; emails are unique system-wide).
+   */
+  async orgUserByEmail(ctx: Forward, email: string): Promise<OrgUser | undefined> {
+    try {
+      const page = await this.client('identity').ListUsers<{ data: OrgUser[] }>({ page: 1, limit: 100, status: 'active', search: email }, ctx, {
+        deadlineMs: 2_000,
+      });
+      return page.data.find((u) => u.email.toLowerCase() === email.toLowerCase());
+    } catch (err) {
+      throw identityUnavailable(err, this.log);
+    }
+  }
+
   close(): void {
     this.made.forEach((c) => c.close());
     this.made.clear();
   }
+}
+
+export interface OrgUser {
+  id: string;
+  email: string;
+  fullName: string;
+  status: string;
+}
+
+function identityUnavailable(err: unknown, log: Logger): AppError {
+  log.warn({ err }, 'identity user lookup failed');
+  return new AppError('unavailable', 'The identity service is unavailable; try again shortly');
 }
 
 /** True when a failed call certainly did not reach (or was refused by) the network: safe to retry later. */

@@ -6,7 +6,7 @@ import { systemContext } from '../remote';
 import { ActionDef, isUuid, parseDuration } from './definition';
 import * as notifications from './notifications';
 import { placeholdersOf, render } from './text';
-import { subjectOf } from './triggers';
+import { subjectOf, subjectPrefixOf } from './triggers';
 
 /**
  * Performing one action of a run. Every action is safe to perform twice (a run resumed after a crash
@@ -75,7 +75,7 @@ export class RunScope {
   ) {
     this.context = run.context;
     this.subject = subjectOf(run.event_type, run.context.data);
-    this.prefix = run.event_type.split('.')[0];
+    this.prefix = subjectPrefixOf(run.event_type);
   }
 
   get sys() {
@@ -131,7 +131,7 @@ export class RunScope {
 
   /** The conversation to send into: the event's own, else the contact's latest. */
   private async conversationId(): Promise<string> {
-    if (this.prefix === 'message' && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
+    if ((this.prefix === 'message' || this.prefix === 'note') && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
     if (this.prefix === 'conversation' && typeof this.subject.id === 'string') return this.subject.id;
     let res: { conversation?: { id?: string } };
     try {

@@ -4,7 +4,7 @@ import { containsPhrase, containsText, sameText } from './text';
  * What starts a rule, what a condition may look at, and how conditions are judged. No I/O here: the
  * consumer hands in the facts (event data, and the contact when a condition needs one).
  */
-export const TRIGGER_TYPES = ['contact_created', 'message_received', 'conversation_created', 'appointment_created', 'keyword'] as const;
+export const TRIGGER_TYPES = ['contact_created', 'message_received', 'conversation_created', 'appointment_created', 'keyword', 'conversation_note_created'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 export const OPERATORS = ['equals', 'not_equals', 'contains', 'gte', 'lte', 'in'] as const;
@@ -32,6 +32,7 @@ export const EVENT_OF_TRIGGER: Record<TriggerType, string> = {
   conversation_created: 'conversation.created',
   appointment_created: 'appointment.created',
   keyword: 'message.received',
+  conversation_note_created: 'conversation.note_created',
 };
 
 export function triggersOfEvent(eventType: string): TriggerType[] {
@@ -44,6 +45,8 @@ const CONTACT_FIELDS = ['id', 'name', 'email', 'phone', 'source', 'status', 'sta
 const BRIEF_FIELDS = ['id', 'name', 'email', 'phone', 'status', 'tags', 'assignedUserId', 'chatnetUid'];
 const MESSAGE_FIELDS = ['content', 'contentType', 'threadType', 'threadId', 'senderName', 'senderUid', 'chatnetAccountId', 'conversationId', 'contactId'];
 const CONVERSATION_FIELDS = ['id', 'type', 'chatnetAccountId', 'threadId', 'contactId'];
+/** messaging's conversation.note_created: a private note (its preview, who wrote it, whom it mentions). */
+const NOTE_FIELDS = ['conversationId', 'noteId', 'authorId', 'authorName', 'mentions', 'contentPreview', 'contactId', 'contactName'];
 const APPOINTMENT_FIELDS = ['id', 'title', 'description', 'type', 'location', 'status', 'scheduledAt', 'duration', 'assignedUserId', 'contactId'];
 
 /** Per trigger: the name of its own record, its fields (usable bare or prefixed), and whether `contact.*` needs a lookup. */
@@ -53,7 +56,14 @@ const SUBJECT: Record<TriggerType, { prefix: string; fields: string[]; contactLo
   keyword: { prefix: 'message', fields: MESSAGE_FIELDS, contactLookup: true },
   conversation_created: { prefix: 'conversation', fields: CONVERSATION_FIELDS, contactLookup: true },
   appointment_created: { prefix: 'appointment', fields: APPOINTMENT_FIELDS, contactLookup: true },
+  conversation_note_created: { prefix: 'note', fields: NOTE_FIELDS, contactLookup: true },
 };
+
+/** The name a trigger's record goes by in conditions and templates (`note.authorName`), from its event type. */
+export function subjectPrefixOf(eventType: string): string {
+  const [trigger] = triggersOfEvent(eventType);
+  return trigger ? SUBJECT[trigger].prefix : eventType.split('.')[0];
+}
 
 /** Every field name a condition of this trigger may use. */
 export function knownFields(trigger: TriggerType): string[] {

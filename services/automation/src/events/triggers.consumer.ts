@@ -11,6 +11,7 @@ import * as notifications from '../domain/notifications';
 import { RUNS_CHANNEL } from '../domain/runner';
 import { conditionsHold, contactIdOf, Facts, keywordMatches, needsContactLookup, subjectOf, triggersOfEvent } from '../domain/triggers';
 import { systemContext } from '../remote';
+import { noteMentions } from './note-mentions';
 
 /** Everything this consumer listens to: rule triggers and the system events that raise notifications. */
 export const TRIGGER_BINDINGS = [
@@ -20,6 +21,7 @@ export const TRIGGER_BINDINGS = [
   'message.received',
   'conversation.created',
   'appointment.created',
+  'conversation.note_created',
   'webhook.disabled',
 ];
 
@@ -51,6 +53,9 @@ export function triggerHandler(deps: Deps): EventHandler {
       case 'contact.created':
       case 'contact.updated':
         await highValueLead(deps, event, db);
+        break;
+      case 'conversation.note_created':
+        await noteMentions(event, db);
         break;
     }
     await startRuns(deps, event, db);

@@ -159,6 +159,7 @@ export const WEBHOOK_EVENTS: { name: string; description: string }[] = [
   { name: 'contact.deleted', description: 'A contact was deleted.' },
   { name: 'conversation.created', description: 'A new conversation started with a contact.' },
   { name: 'conversation.archived', description: 'A conversation was archived.' },
+  { name: 'conversation.note_created', description: 'A private note was written in a conversation; data.mentions lists the users it mentions.' },
   { name: 'message.received', description: 'A customer’s message arrived through a chat-network account.' },
   { name: 'message.sent', description: 'A message was sent to a customer (UI, public API, automation, campaign).' },
   { name: 'message.seen', description: 'The customer read messages we sent; data.messageIds lists them.' },

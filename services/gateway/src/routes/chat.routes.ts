@@ -76,6 +76,8 @@ function keyOf(req: Request, fromBody?: string): string | undefined {
 const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, lastMessage: c.lastMessage ?? null });
 const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null });
 const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null, seenAt: m.seenAt ?? null });
+/** A timeline item: `{kind: 'message', ...Message}` or `{kind: 'note', ...Note, private: true}` (notes are never sent). */
+const timelineOut = (t: any) => (t.kind === 'note' ? { kind: 'note', ...t.note, private: true } : { kind: 'message', ...messageOut(t.message) });
 const publicConversationOut = (c: any) => ({
   ...c,
   lastMessageAt: c.lastMessageAt ?? null,
@@ -104,7 +106,7 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   });
   internal.get('/conversations/:id', async (req, res) => {
     const out = await messaging().GetConversation({ id: req.params.id, ...pageParams(req, 30, 100) }, ctxOf(req, res));
-    res.json({ conversation: headerOut(out.conversation), messages: out.messages.map(messageOut), pagination: out.pagination });
+    res.json({ conversation: headerOut(out.conversation), messages: out.messages.map(messageOut), pagination: out.pagination, timeline: out.timeline.map(timelineOut) });
   });
   internal.post('/conversations/:id/messages', async (req, res) => {
     const b = body(req, Send);

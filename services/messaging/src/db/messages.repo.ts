@@ -249,6 +249,15 @@ export async function page(db: Queryable, orgId: string, conversationId: string,
   return { total: countRows[0].n, rows, files };
 }
 
+/** When the message at `offset` of the conversation's newest-first order was sent (the edge of a page), if any. */
+export async function sentAtOffset(db: Queryable, orgId: string, conversationId: string, offset: number): Promise<Date | undefined> {
+  const { rows } = await db.query<{ sent_at: Date }>(
+    'SELECT sent_at FROM messages WHERE org_id = $1 AND conversation_id = $2 ORDER BY sent_at DESC, id DESC LIMIT 1 OFFSET $3',
+    [orgId, conversationId, offset],
+  );
+  return rows[0]?.sent_at;
+}
+
 /** Every inbound message before a reply counts as replied. */
 export async function markReplied(db: Queryable, conversationId: string): Promise<void> {
   await db.query(`UPDATE messages SET is_replied = true WHERE conversation_id = $1 AND direction = 'inbound' AND NOT is_replied`, [conversationId]);

@@ -6,6 +6,7 @@ import { forMessages } from '../db/attachments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { EVENTS } from './events';
+import { mergeTimeline, notesBesidePage } from './timeline';
 import { isUuid, oneOf } from './validation';
 
 const STATUSES = ['active', 'archived', 'closed'] as const;
@@ -53,16 +54,22 @@ export async function list(deps: Deps, ctx: CallContext, req: convs.Conversation
   });
 }
 
-/** The conversation and one page of its messages, newest first (default 30 per page). */
+/**
+ * The conversation and one page of its messages, newest first (default 30 per page), and the timeline: the same
+ * messages with the private notes written in the page's time range, merged newest first.
+ */
 export async function detail(deps: Deps, ctx: CallContext, req: { id: string; page?: number; limit?: number }) {
   const orgId = requireOrg(ctx);
   const conv = await load(deps, orgId, req.id);
   const p = clampPage(req.page, req.limit, 30, 100);
   const { total, rows, files } = await messages.page(deps.pool, orgId, conv.id, p.limit, (p.page - 1) * p.limit);
+  const list = rows.map((m) => messages.toMessage(m, files.get(m.id)));
+  const noteRows = await notesBesidePage(deps.pool, orgId, conv.id, { ...p, total, oldestOnPage: rows.at(-1)?.sent_at });
   return {
     conversation: convs.toHeader(conv),
-    messages: rows.map((m) => messages.toMessage(m, files.get(m.id))),
+    messages: list,
     pagination: { total, page: p.page, limit: p.limit, pages: Math.ceil(total / p.limit) },
+    timeline: mergeTimeline(list, noteRows),
   };
 }
 

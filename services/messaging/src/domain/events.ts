@@ -11,6 +11,7 @@ export const EVENTS = {
   messageReceived: 'message.received',
   messageSent: 'message.sent',
   messageSeen: 'message.seen',
+  conversationNoteCreated: 'conversation.note_created',
   // internal: a conversation whose contact could not be linked (crm unreachable); consumed by this service
   contactLink: 'messaging.contact_link',
 } as const;

@@ -9,6 +9,7 @@ export const PUBLIC_EVENT_TYPES = [
   'contact.deleted',
   'conversation.created',
   'conversation.archived',
+  'conversation.note_created',
   'message.received',
   'message.sent',
   'message.seen',
