@@ -29,6 +29,7 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
   crm: ['identity.v1.IdentityService/GetUser', 'identity.v1.IdentityService/ListUsers', 'messaging.v1.MessagingService/ContactConversations'],
   messaging: [
     'identity.v1.IdentityService/GetUser',
+    'identity.v1.IdentityService/GetTeam',
     'crm.v1.CrmService/UpsertChatnetContact',
     'crm.v1.CrmService/GetContactBrief',
     'connector.v1.ConnectorService/SendChatMessage',

@@ -100,6 +100,31 @@ export class RemoteClients {
     }
   }
 
+  /**
+   * A user of the caller's org as identity sees it (`status`: active or inactive); undefined when identity
+   * knows no such user in that org. Other failures (identity down) throw.
+   */
+  async orgUser(ctx: Forward, id: string): Promise<{ id: string; status: string } | undefined> {
+    return this.unlessNotFound(() => this.client('identity').GetUser<{ id: string; status: string }>({ id }, ctx, { deadlineMs: 2_000 }));
+  }
+
+  /** A team of the caller's org; undefined when identity knows no such team in that org. */
+  async orgTeam(ctx: Forward, id: string): Promise<{ id: string } | undefined> {
+    return this.unlessNotFound(() => this.client('identity').GetTeam<{ id: string }>({ id }, ctx, { deadlineMs: 2_000 }));
+  }
+
+  private async unlessNotFound<T>(call: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      const e = decodeRemoteError(err as { code?: number; details?: string });
+      if (e.grpcCode === status.NOT_FOUND) return undefined;
+      this.log.warn({ err }, 'identity lookup failed');
+      throw new AppError('unavailable', 'The identity service is unavailable; try again shortly');
+    }
+  }
+
   close(): void {
     this.made.forEach((c) => c.close());
     this.made.clear();

@@ -2,9 +2,11 @@ import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as conversations from '../domain/conversations';
 import * as folders from '../domain/folders';
+import * as ownership from '../domain/ownership';
 import * as presets from '../domain/presets';
 import * as publicApi from '../domain/public';
 import * as send from '../domain/send';
+import * as status from '../domain/status';
 
 /** messaging.v1.MessagingService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function messagingHandlers(deps: Deps): Handlers {
@@ -18,6 +20,8 @@ export function messagingHandlers(deps: Deps): Handlers {
     MarkConversationRead: (req, ctx) => conversations.markRead(deps, ctx, req.id),
     MarkConversationUnread: (req, ctx) => conversations.markUnread(deps, ctx, req.id),
     UpdateMessageFlags: (req, ctx) => conversations.updateFlags(deps, ctx, req),
+    AssignConversation: (req, ctx) => ownership.assign(deps, ctx, req),
+    SetConversationStatus: (req, ctx) => status.setStatus(deps, ctx, req),
 
     SendMessage: (req, ctx) => send.sendToConversation(deps, ctx, req),
     SendToThread: (req, ctx) => send.sendToThread(deps, ctx, req),
