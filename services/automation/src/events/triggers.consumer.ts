@@ -19,6 +19,8 @@ export const TRIGGER_BINDINGS = [
   'contact.deleted',
   'message.received',
   'conversation.created',
+  'conversation.assigned',
+  'conversation.status_changed',
   'appointment.created',
   'webhook.disabled',
 ];
