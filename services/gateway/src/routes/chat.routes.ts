@@ -28,13 +28,13 @@ const ListQuery = z.object({
   teamId: id().optional(),
 });
 
-const nullableId = () => z.union([z.null(), z.string().trim().uuid()], { error: 'must be an id or null' });
+const nullableId = () =>
+  z.union([z.null(), z.string().trim().uuid()], {
+    error: (issue) => (issue.input === undefined ? 'is required (an id, or null)' : 'must be an id or null'),
+  });
 
 // userId is required (null = nobody); teamId left out keeps the conversation's team.
-const Assign = z.object({
-  userId: nullableId().optional().refine((v) => v !== undefined, 'is required (a user id, or null to unassign)'),
-  teamId: nullableId().optional(),
-});
+const Assign = z.object({ userId: nullableId(), teamId: nullableId().optional() });
 
 const SetStatus = z
   .object({
