@@ -1,6 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createPool } from '@crm/db';
+import { wakeSnoozed } from '@crm/messaging';
 import { eventually } from '@crm/testing';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
@@ -155,5 +158,32 @@ describe('conversation status and snooze', () => {
     expect(reopened.body.conversation).toEqual(expect.objectContaining({ status: 'active', snoozedUntil: null }));
     await statusEvent(id, (d) => d.status === 'active' && d.previousStatus === 'snoozed' && d.changedBy === a.user.id);
     expect(closedEvents()).toBe(1);
+  });
+
+  it('several instances waking at once wake (and announce) each due conversation exactly once', async () => {
+    // 60 due snoozes written behind the API, then three wake-up runs at once on their own pools beside the
+    // service's own job: each conversation must come back once, with one event.
+    const url = stack.databaseUrl('messaging');
+    const setup = createPool(url, 2);
+    const ids = Array.from({ length: 60 }, () => randomUUID());
+    await setup.query(
+      `INSERT INTO conversations (id, org_id, chatnet_account_id, thread_type, thread_id, status, snoozed_until)
+       SELECT id, $2, $3, 'user', 'bulk-' || id::text, 'snoozed', now() - interval '1 second' FROM unnest($1::uuid[]) AS id`,
+      [ids, a.orgId, accountId],
+    );
+    const pools = [createPool(url, 2), createPool(url, 2), createPool(url, 2)];
+    try {
+      const woken = await Promise.all(pools.map((pool) => wakeSnoozed({ pool } as never)));
+      expect(woken.reduce((n, w) => n + w, 0)).toBeLessThanOrEqual(ids.length);
+      const { rows } = await setup.query(`SELECT count(*)::int AS n FROM conversations WHERE id = ANY($1::uuid[]) AND status = 'active' AND snoozed_until IS NULL`, [ids]);
+      expect(rows[0].n).toBe(ids.length);
+      const announced = () => bus.of('conversation.status_changed').filter((e) => ids.includes(e.data.conversationId));
+      await eventually(async () => (announced().length >= ids.length ? true : undefined));
+      await new Promise((r) => setTimeout(r, 500));
+      expect(announced()).toHaveLength(ids.length);
+      expect(new Set(announced().map((e) => e.data.conversationId)).size).toBe(ids.length);
+    } finally {
+      await Promise.all([setup, ...pools].map((p) => p.end()));
+    }
   });
 });

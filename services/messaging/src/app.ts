@@ -19,6 +19,8 @@ import { startHttpServer } from './http/server';
 export { loadConfig } from './config';
 
 export { sweepOrphanAttachments } from './domain/attachment-sweeper';
+/** One run of the snooze wake-up job (tests run several at once, as several instances would). */
+export { wakeSnoozed } from './domain/status';
 
 export interface RunningService {
   port: number;
