@@ -72,6 +72,9 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       lastActivityAt: expect.any(String),
       isReplied: false,
       folderIds: [],
+      assigneeId: null,
+      teamId: null,
+      snoozedUntil: null,
     });
     const detail = await a.owner.get(`/api/v1/conversations/${convId}`);
     expect(detail.status).toBe(200);
@@ -223,10 +226,10 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
     }
   });
 
-  it('GET /conversations/counts counts total, unread, unreplied and archived', async () => {
+  it('GET /conversations/counts counts total, unread, unreplied, archived, mine and unassigned', async () => {
     const res = await a.owner.get('/api/v1/conversations/counts');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ total: 4, unread: 4, unreplied: 4, archived: 0 });
+    expect(res.body).toEqual({ total: 4, unread: 4, unreplied: 4, archived: 0, mine: 0, unassigned: 4 });
   });
 
   it('POST /:id/read marks everything read; /unread marks the latest message unread again; PUT a message sets its flags', async () => {
@@ -325,6 +328,7 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       lastMessageAt: expect.any(String),
       unreadCount: 1,
       isReplied: false,
+      assigneeId: null,
       contact: { id: contact.id, fullName: 'Lan Nguyen', phone: '', avatarUrl: 'https://cdn.example/lan.png' },
     });
     for (let i = 0; i < 22; i++) await bus.inbound(a.orgId, { accountId: accountA, fromUid: `uid-many-${i}`, fromName: `Many ${i}` });

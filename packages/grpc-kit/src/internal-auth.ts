@@ -29,6 +29,7 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
   crm: ['identity.v1.IdentityService/GetUser', 'identity.v1.IdentityService/ListUsers', 'messaging.v1.MessagingService/ContactConversations'],
   messaging: [
     'identity.v1.IdentityService/GetUser',
+    'identity.v1.IdentityService/GetTeam',
     // Resolving `@email` mentions in private notes.
     'identity.v1.IdentityService/ListUsers',
     'crm.v1.CrmService/UpsertChatnetContact',

@@ -11,6 +11,7 @@ import type { Deps } from './deps';
 import * as requests from './db/send-requests.repo';
 import { startAttachmentSweeper } from './domain/attachment-sweeper';
 import { SendGovernor } from './domain/governor';
+import { startSnoozeWaker } from './domain/status';
 import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
 import { startHttpServer } from './http/server';
@@ -18,6 +19,8 @@ import { startHttpServer } from './http/server';
 export { loadConfig } from './config';
 
 export { sweepOrphanAttachments } from './domain/attachment-sweeper';
+/** One run of the snooze wake-up job (tests run several at once, as several instances would). */
+export { wakeSnoozed } from './domain/status';
 
 export interface RunningService {
   port: number;
@@ -28,7 +31,7 @@ export interface RunningService {
 
 /**
  * Create the database if needed, migrate, start the outbox relay and the consumers, serve gRPC and the
- * attachments HTTP endpoint, sweep orphan uploads.
+ * attachments HTTP endpoint, sweep orphan uploads, wake snoozed conversations.
  * Used by main.ts and by tests in-process.
  */
 export async function startMessaging(config: MessagingConfig, log: Logger = createLogger('messaging', config.LOG_LEVEL)): Promise<RunningService> {
@@ -52,6 +55,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   }, 15 * 60_000);
   prune.unref();
   const sweeper = startAttachmentSweeper(deps);
+  const snoozes = startSnoozeWaker(deps);
 
   const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), messagingHandlers(deps));
@@ -65,6 +69,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
       clearInterval(prune);
       await files.stop();
       await sweeper.stop();
+      await snoozes.stop();
       await server.stop();
       for (const c of consumers) await c.stop();
       await relay.stop();

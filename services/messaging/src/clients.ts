@@ -101,16 +101,17 @@ export class RemoteClients {
   }
 
   /**
-   * A user of the caller's organization by id (identity GetUser), undefined when the org has no such user.
-   * Identity unreachable is `unavailable`: a mention must not be silently dropped because of an outage.
+   * A user of the caller's organization by id (identity GetUser; `status` active or inactive), undefined when the
+   * org has no such user. Identity unreachable is `unavailable`: an assignment or a mention must not be decided, or
+   * silently dropped, because of an outage.
    */
   async orgUser(ctx: Forward, id: string): Promise<OrgUser | undefined> {
-    try {
-      return await this.client('identity').GetUser<OrgUser>({ id }, ctx, { deadlineMs: 2_000 });
-    } catch (err) {
-      if (decodeRemoteError(err as { code?: number; details?: string }).grpcCode === status.NOT_FOUND) return undefined;
-      throw identityUnavailable(err, this.log);
-    }
+    return this.unlessNotFound(() => this.client('identity').GetUser<OrgUser>({ id }, ctx, { deadlineMs: 2_000 }));
+  }
+
+  /** A team of the caller's org; undefined when identity knows no such team in that org. */
+  async orgTeam(ctx: Forward, id: string): Promise<{ id: string } | undefined> {
+    return this.unlessNotFound(() => this.client('identity').GetTeam<{ id: string }>({ id }, ctx, { deadlineMs: 2_000 }));
   }
 
   /**
@@ -124,6 +125,16 @@ export class RemoteClients {
       });
       return page.data.find((u) => u.email.toLowerCase() === email.toLowerCase());
     } catch (err) {
+      throw identityUnavailable(err, this.log);
+    }
+  }
+
+  private async unlessNotFound<T>(call: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      if (decodeRemoteError(err as { code?: number; details?: string }).grpcCode === status.NOT_FOUND) return undefined;
       throw identityUnavailable(err, this.log);
     }
   }

@@ -133,6 +133,8 @@ export class RunScope {
   private async conversationId(): Promise<string> {
     if ((this.prefix === 'message' || this.prefix === 'note') && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
     if (this.prefix === 'conversation' && typeof this.subject.id === 'string') return this.subject.id;
+    // conversation.assigned / conversation.status_changed name their conversation conversationId.
+    if (this.prefix === 'conversation' && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
     let res: { conversation?: { id?: string } };
     try {
       res = await this.deps.remote.messaging().LatestConversationForContact({ contactId: this.contactId() }, this.sys);

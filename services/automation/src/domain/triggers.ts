@@ -4,7 +4,16 @@ import { containsPhrase, containsText, sameText } from './text';
  * What starts a rule, what a condition may look at, and how conditions are judged. No I/O here: the
  * consumer hands in the facts (event data, and the contact when a condition needs one).
  */
-export const TRIGGER_TYPES = ['contact_created', 'message_received', 'conversation_created', 'appointment_created', 'keyword', 'conversation_note_created'] as const;
+export const TRIGGER_TYPES = [
+  'contact_created',
+  'message_received',
+  'conversation_created',
+  'conversation_assigned',
+  'conversation_status_changed',
+  'appointment_created',
+  'keyword',
+  'conversation_note_created',
+] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 export const OPERATORS = ['equals', 'not_equals', 'contains', 'gte', 'lte', 'in'] as const;
@@ -30,6 +39,8 @@ export const EVENT_OF_TRIGGER: Record<TriggerType, string> = {
   contact_created: 'contact.created',
   message_received: 'message.received',
   conversation_created: 'conversation.created',
+  conversation_assigned: 'conversation.assigned',
+  conversation_status_changed: 'conversation.status_changed',
   appointment_created: 'appointment.created',
   keyword: 'message.received',
   conversation_note_created: 'conversation.note_created',
@@ -47,6 +58,8 @@ const MESSAGE_FIELDS = ['content', 'contentType', 'threadType', 'threadId', 'sen
 const CONVERSATION_FIELDS = ['id', 'type', 'chatnetAccountId', 'threadId', 'contactId'];
 /** messaging's conversation.note_created: a private note (its preview, who wrote it, whom it mentions). */
 const NOTE_FIELDS = ['conversationId', 'noteId', 'authorId', 'authorName', 'mentions', 'contentPreview', 'contactId', 'contactName'];
+const ASSIGNED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'teamId', 'previousAssigneeId', 'assignedBy'];
+const STATUS_CHANGED_FIELDS = ['conversationId', 'contactId', 'status', 'previousStatus', 'snoozedUntil', 'changedBy'];
 const APPOINTMENT_FIELDS = ['id', 'title', 'description', 'type', 'location', 'status', 'scheduledAt', 'duration', 'assignedUserId', 'contactId'];
 
 /** Per trigger: the name of its own record, its fields (usable bare or prefixed), and whether `contact.*` needs a lookup. */
@@ -55,6 +68,8 @@ const SUBJECT: Record<TriggerType, { prefix: string; fields: string[]; contactLo
   message_received: { prefix: 'message', fields: MESSAGE_FIELDS, contactLookup: true },
   keyword: { prefix: 'message', fields: MESSAGE_FIELDS, contactLookup: true },
   conversation_created: { prefix: 'conversation', fields: CONVERSATION_FIELDS, contactLookup: true },
+  conversation_assigned: { prefix: 'conversation', fields: ASSIGNED_FIELDS, contactLookup: true },
+  conversation_status_changed: { prefix: 'conversation', fields: STATUS_CHANGED_FIELDS, contactLookup: true },
   appointment_created: { prefix: 'appointment', fields: APPOINTMENT_FIELDS, contactLookup: true },
   conversation_note_created: { prefix: 'note', fields: NOTE_FIELDS, contactLookup: true },
 };

@@ -20,6 +20,8 @@ export const TRIGGER_BINDINGS = [
   'contact.deleted',
   'message.received',
   'conversation.created',
+  'conversation.assigned',
+  'conversation.status_changed',
   'appointment.created',
   'conversation.note_created',
   'webhook.disabled',

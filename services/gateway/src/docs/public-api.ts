@@ -45,6 +45,7 @@ export const schemas: Record<string, Schema> = {
     lastMessageAt: nullable(dateTime),
     unreadCount: int(),
     isReplied: { type: 'boolean' },
+    assigneeId: nullable(str('the user of the organization who owns the conversation; null when unassigned')),
     contact: nullable(obj({ id: str(), fullName: str(), phone: str(), avatarUrl: nullable(str()) })),
   }),
   Message: obj({ id: str(), senderType: str('contact, user, or system (public API, automation, campaign sends)'), senderName: str(), content: str(), contentType: str(), sentAt: dateTime, attachments: arr({ type: 'object' }) }),
@@ -159,6 +160,15 @@ export const WEBHOOK_EVENTS: { name: string; description: string }[] = [
   { name: 'contact.deleted', description: 'A contact was deleted.' },
   { name: 'conversation.created', description: 'A new conversation started with a contact.' },
   { name: 'conversation.archived', description: 'A conversation was archived.' },
+  {
+    name: 'conversation.assigned',
+    description: 'A conversation got a new assignee or team; data: conversationId, contactId, assigneeId, teamId, previousAssigneeId, assignedBy (null: the system).',
+  },
+  {
+    name: 'conversation.status_changed',
+    description:
+      'A conversation changed status (active, pending, snoozed, closed, archived); data: conversationId, contactId, status, previousStatus, snoozedUntil, changedBy (null: a snooze ended or the contact wrote again).',
+  },
   { name: 'conversation.note_created', description: 'A private note was written in a conversation; data.mentions lists the users it mentions.' },
   { name: 'message.received', description: 'A customer’s message arrived through a chat-network account.' },
   { name: 'message.sent', description: 'A message was sent to a customer (UI, public API, automation, campaign).' },

@@ -14,7 +14,16 @@ import { pageParams, s } from '../http/validate';
  */
 
 const RULE_STATUSES = ['draft', 'active', 'paused'] as const;
-const TRIGGER_TYPES = ['contact_created', 'message_received', 'conversation_created', 'appointment_created', 'keyword', 'conversation_note_created'] as const;
+const TRIGGER_TYPES = [
+  'contact_created',
+  'message_received',
+  'conversation_created',
+  'conversation_assigned',
+  'conversation_status_changed',
+  'appointment_created',
+  'keyword',
+  'conversation_note_created',
+] as const;
 const RUN_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
 
 /** `['actions', 1, 'userId']` → `actions[1].userId`. */

@@ -5,14 +5,16 @@ import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { streamProxy } from '../http/stream-proxy';
-import { body, pageParams, query, s } from '../http/validate';
+import { body, pageParams, parseDateOrTime, query, s } from '../http/validate';
 
 const id = () => z.string().trim().uuid('must be an id');
 const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
 const idempotencyKey = z.string().trim().min(1).max(255, 'must be at most 255 characters');
 
+const STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
+
 const ListQuery = z.object({
-  status: s.optionalQueryEnum(['active', 'archived', 'closed'] as const),
+  status: s.optionalQueryEnum(STATUSES),
   type: s.optionalQueryEnum(['user', 'group'] as const),
   search: z.string().max(200, 'must be at most 200 characters').optional(),
   sortBy: s.optionalQueryEnum(['lastMessage', 'createdAt'] as const),
@@ -22,7 +24,29 @@ const ListQuery = z.object({
   contactId: id().optional(),
   unread: bool.optional(),
   unreplied: bool.optional(),
+  assigneeId: z.union([z.enum(['me', 'unassigned']), id()], { error: 'must be a user id, me or unassigned' }).optional(),
+  teamId: id().optional(),
 });
+
+const nullableId = () =>
+  z.union([z.null(), z.string().trim().uuid()], {
+    error: (issue) => (issue.input === undefined ? 'is required (an id, or null)' : 'must be an id or null'),
+  });
+
+// userId is required (null = nobody); teamId left out keeps the conversation's team.
+const Assign = z.object({ userId: nullableId(), teamId: nullableId().optional() });
+
+const SetStatus = z
+  .object({
+    status: s.enumOf(STATUSES),
+    // An ISO timestamp in years 1-9999, sent on as its UTC instant; whether it lies ahead is messaging's call.
+    snoozedUntil: z
+      .union([z.null(), s.timestamp()], { error: 'must be an ISO 8601 timestamp in years 0001-9999' })
+      .optional()
+      .transform((v) => (v ? parseDateOrTime(v.trim())!.at.toISOString() : undefined)),
+  })
+  .refine((b) => b.status === 'snoozed' || b.snoozedUntil === undefined, { path: ['snoozedUntil'], message: 'is only for status snoozed' })
+  .refine((b) => b.status !== 'snoozed' || b.snoozedUntil !== undefined, { path: ['snoozedUntil'], message: 'is required for status snoozed' });
 
 /** `attachments` in a send: attachment ids, or objects carrying one (`{id}`), as returned by the upload. */
 const attachmentRefs = z
@@ -73,14 +97,16 @@ function keyOf(req: Request, fromBody?: string): string | undefined {
 
 // Optional fields arrive absent from gRPC; the HTTP shapes spell them out as null.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, lastMessage: c.lastMessage ?? null });
-const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null });
+const ownerOut = (c: any) => ({ assigneeId: c.assigneeId ?? null, teamId: c.teamId ?? null, snoozedUntil: c.snoozedUntil ?? null });
+const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, lastMessage: c.lastMessage ?? null, ...ownerOut(c) });
+const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, ...ownerOut(c) });
 const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null, seenAt: m.seenAt ?? null });
 /** A timeline item: `{kind: 'message', ...Message}` or `{kind: 'note', ...Note, private: true}` (notes are never sent). */
 const timelineOut = (t: any) => (t.kind === 'note' ? { kind: 'note', ...t.note, private: true } : { kind: 'message', ...messageOut(t.message) });
 const publicConversationOut = (c: any) => ({
   ...c,
   lastMessageAt: c.lastMessageAt ?? null,
+  assigneeId: c.assigneeId ?? null,
   contact: c.contact ? { ...c.contact, avatarUrl: c.contact.avatarUrl ?? null } : null,
 });
 const moveOut = (m: any) => ({ message: m.message, conversation: conversationOut(m.conversation) });
@@ -126,6 +152,18 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   internal.put('/conversations/:id/messages/:messageId', async (req, res) => {
     const m = await messaging().UpdateMessageFlags({ conversationId: req.params.id, messageId: req.params.messageId, ...body(req, Flags) }, ctxOf(req, res));
     res.json(messageOut(m));
+  });
+  internal.put('/conversations/:id/assignee', async (req, res) => {
+    const b = body(req, Assign);
+    const out = await messaging().AssignConversation(
+      { id: req.params.id, userId: b.userId ?? undefined, teamId: b.teamId ?? undefined, teamIdSet: b.teamId !== undefined },
+      ctxOf(req, res),
+    );
+    res.json(conversationOut(out));
+  });
+  internal.put('/conversations/:id/status', async (req, res) => {
+    const b = body(req, SetStatus);
+    res.json(conversationOut(await messaging().SetConversationStatus({ id: req.params.id, status: b.status, snoozedUntil: b.snoozedUntil }, ctxOf(req, res))));
   });
   const moves = { archive: 'ArchiveConversation', close: 'CloseConversation', reopen: 'ReopenConversation', read: 'MarkConversationRead', unread: 'MarkConversationUnread' };
   for (const [path, method] of Object.entries(moves)) {

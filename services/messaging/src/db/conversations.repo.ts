@@ -1,5 +1,8 @@
 import { iso, isoOrUndefined, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
 
+export const CONVERSATION_STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
+export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
+
 export interface ConversationRow {
   id: string;
   org_id: string;
@@ -11,7 +14,7 @@ export interface ConversationRow {
   contact_name: string;
   contact_avatar: string;
   contact_phone: string;
-  status: 'active' | 'archived' | 'closed';
+  status: ConversationStatus;
   message_count: number;
   unread_count: number;
   unreplied_count: number;
@@ -22,13 +25,16 @@ export interface ConversationRow {
   last_message_at: Date | null;
   last_activity_at: Date;
   created_at: Date;
+  assignee_id: string | null;
+  team_id: string | null;
+  snoozed_until: Date | null;
   folder_ids?: string[];
 }
 
 const COLUMNS = `c.id, c.org_id, c.chatnet_account_id, c.thread_type, c.thread_id, c.contact_id, c.contact_chatnet_uid,
   c.contact_name, c.contact_avatar, c.contact_phone, c.status, c.message_count, c.unread_count, c.unreplied_count,
   c.last_message_id, c.last_message_content, c.last_message_content_type, c.last_message_sender_name, c.last_message_at,
-  c.last_activity_at, c.created_at`;
+  c.last_activity_at, c.created_at, c.assignee_id, c.team_id, c.snoozed_until`;
 const FOLDERS = `COALESCE((SELECT array_agg(f.folder_id::text ORDER BY f.added_at) FROM conversation_folders f WHERE f.conversation_id = c.id), '{}') AS folder_ids`;
 
 /** The internal API's Conversation. */
@@ -57,6 +63,9 @@ export function toConversation(r: ConversationRow) {
     lastActivityAt: iso(r.last_activity_at),
     isReplied: r.unreplied_count === 0,
     folderIds: r.folder_ids ?? [],
+    assigneeId: r.assignee_id ?? undefined,
+    teamId: r.team_id ?? undefined,
+    snoozedUntil: isoOrUndefined(r.snoozed_until),
   };
 }
 
@@ -77,6 +86,7 @@ export function toPublicConversation(r: ConversationRow) {
     contact: r.contact_id
       ? { id: r.contact_id, fullName: r.contact_name, phone: r.contact_phone, avatarUrl: r.contact_avatar || undefined }
       : undefined,
+    assigneeId: r.assignee_id ?? undefined,
   };
 }
 
@@ -138,6 +148,9 @@ export interface ConversationFilter extends PageRequest {
   unread?: boolean;
   unreplied?: boolean;
   contactId?: string;
+  /** A user id, or null for "no assignee". */
+  assigneeId?: string | null;
+  teamId?: string;
 }
 
 function escapeLike(s: string): string {
@@ -157,6 +170,9 @@ export async function list(db: Queryable, orgId: string, f: ConversationFilter) 
   if (f.folderId) add('EXISTS (SELECT 1 FROM conversation_folders cf WHERE cf.conversation_id = c.id AND cf.folder_id = ?)', f.folderId);
   if (f.chatnetAccountId) add('c.chatnet_account_id = ?', f.chatnetAccountId);
   if (f.contactId) add('c.contact_id = ?', f.contactId);
+  if (f.assigneeId === null) where.push('c.assignee_id IS NULL');
+  else if (f.assigneeId) add('c.assignee_id = ?', f.assigneeId);
+  if (f.teamId) add('c.team_id = ?', f.teamId);
   if (f.unread === true) where.push('c.unread_count > 0');
   if (f.unread === false) where.push('c.unread_count = 0');
   if (f.unreplied === true) where.push('c.unreplied_count > 0');
@@ -184,20 +200,64 @@ export async function listRecent(db: Queryable, orgId: string, limit: number) {
   return rows;
 }
 
-export async function counts(db: Queryable, orgId: string) {
-  const { rows } = await db.query<{ total: number; unread: number; unreplied: number; archived: number }>(
+/** `userId` is the caller (mine); a call without a user has no "mine" (null matches nothing). */
+export async function counts(db: Queryable, orgId: string, userId: string | null) {
+  const { rows } = await db.query<{ total: number; unread: number; unreplied: number; archived: number; mine: number; unassigned: number }>(
     `SELECT count(*)::int AS total,
             (count(*) FILTER (WHERE status <> 'archived' AND unread_count > 0))::int AS unread,
             (count(*) FILTER (WHERE status <> 'archived' AND unreplied_count > 0))::int AS unreplied,
-            (count(*) FILTER (WHERE status = 'archived'))::int AS archived
+            (count(*) FILTER (WHERE status = 'archived'))::int AS archived,
+            (count(*) FILTER (WHERE status <> 'archived' AND assignee_id = $2))::int AS mine,
+            (count(*) FILTER (WHERE status <> 'archived' AND assignee_id IS NULL))::int AS unassigned
      FROM conversations WHERE org_id = $1`,
-    [orgId],
+    [orgId, userId],
   );
   return rows[0];
 }
 
-export async function setStatus(db: Queryable, orgId: string, id: string, status: string): Promise<void> {
-  await db.query(`UPDATE conversations SET status = $3, last_activity_at = now() WHERE org_id = $1 AND id = $2`, [orgId, id, status]);
+/** Any status change; the wake-up time is kept only for snoozed (the table's check insists). */
+export async function setStatus(db: Queryable, orgId: string, id: string, status: ConversationStatus, snoozedUntil: Date | null = null): Promise<void> {
+  await db.query(`UPDATE conversations SET status = $3, snoozed_until = $4, last_activity_at = now() WHERE org_id = $1 AND id = $2`, [
+    orgId,
+    id,
+    status,
+    status === 'snoozed' ? snoozedUntil : null,
+  ]);
+}
+
+/**
+ * A message from the contact brings a conversation that is not active (snoozed, pending, closed, archived) back
+ * to active. Called under the row lock the inbound insert took, so the status it read is still the current one.
+ */
+export async function reactivate(db: Queryable, id: string): Promise<void> {
+  await db.query(`UPDATE conversations SET status = 'active', snoozed_until = NULL WHERE id = $1`, [id]);
+}
+
+export async function setOwner(db: Queryable, orgId: string, id: string, assigneeId: string | null, teamId: string | null): Promise<void> {
+  await db.query(`UPDATE conversations SET assignee_id = $3, team_id = $4, last_activity_at = now() WHERE org_id = $1 AND id = $2`, [
+    orgId,
+    id,
+    assigneeId,
+    teamId,
+  ]);
+}
+
+/**
+ * Snoozed conversations whose time has come, back to active, at most `limit` per call. One statement, safe with
+ * several instances: rows another instance is waking are skipped (SKIP LOCKED), and a row woken meanwhile no longer
+ * matches `status = 'snoozed'` when the UPDATE re-checks it, so each wake-up is returned (and announced) once.
+ */
+export async function wakeDue(db: Queryable, limit: number) {
+  const { rows } = await db.query<{ id: string; org_id: string; contact_id: string | null }>(
+    `UPDATE conversations c SET status = 'active', snoozed_until = NULL, last_activity_at = now()
+     FROM (SELECT id FROM conversations
+           WHERE status = 'snoozed' AND snoozed_until <= now()
+           ORDER BY snoozed_until LIMIT $1 FOR UPDATE SKIP LOCKED) due
+     WHERE c.id = due.id AND c.status = 'snoozed'
+     RETURNING c.id, c.org_id, c.contact_id`,
+    [limit],
+  );
+  return rows;
 }
 
 /** Counters and the last-message preview after a sent message was stored; a reply answers every earlier message. */

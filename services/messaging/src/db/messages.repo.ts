@@ -104,7 +104,6 @@ const INSERT_INBOUND = {
            message_count = message_count + 1,
            unread_count = unread_count + 1,
            unreplied_count = unreplied_count + 1,
-           status = 'active',
            last_activity_at = greatest(last_activity_at, now()),
            last_message_id = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN m.id ELSE last_message_id END,
            last_message_content = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $6 ELSE last_message_content END,
@@ -112,16 +111,19 @@ const INSERT_INBOUND = {
            last_message_sender_name = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $9 ELSE last_message_sender_name END,
            last_message_at = greatest(last_message_at, m.sent_at)
          FROM m WHERE c.id = $3
-         RETURNING c.contact_id`,
+         RETURNING c.contact_id, c.status`,
 };
 
-/** Store an inbound message; `stored` is false when the network id was stored before. */
-export async function insertInbound(db: Queryable, m: NewInbound): Promise<{ stored: boolean; contactId: string | null }> {
-  const { rows } = await db.query<{ contact_id: string | null }>({
+/**
+ * Store an inbound message; `stored` is false when the network id was stored before. `status` is the
+ * conversation's status read under the row lock the update took (the caller reactivates it when not active).
+ */
+export async function insertInbound(db: Queryable, m: NewInbound): Promise<{ stored: boolean; contactId: string | null; status?: string }> {
+  const { rows } = await db.query<{ contact_id: string | null; status: string }>({
     ...INSERT_INBOUND,
     values: [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt],
   });
-  return { stored: rows.length === 1, contactId: rows[0]?.contact_id ?? null };
+  return { stored: rows.length === 1, contactId: rows[0]?.contact_id ?? null, status: rows[0]?.status };
 }
 
 // The common case in one round trip: the thread's conversation already exists. Finds it, inserts the
@@ -142,7 +144,6 @@ const INSERT_INBOUND_BY_THREAD = {
              message_count = message_count + 1,
              unread_count = unread_count + 1,
              unreplied_count = unreplied_count + 1,
-             status = 'active',
              last_activity_at = greatest(last_activity_at, now()),
              last_message_id = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN m.id ELSE last_message_id END,
              last_message_content = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $5 ELSE last_message_content END,
@@ -150,9 +151,9 @@ const INSERT_INBOUND_BY_THREAD = {
              last_message_sender_name = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $8 ELSE last_message_sender_name END,
              last_message_at = greatest(last_message_at, m.sent_at)
            FROM m WHERE c.id = m.conversation_id
-           RETURNING c.id
+           RETURNING c.id, c.status
          )
-         SELECT conv.id, conv.contact_id, (SELECT count(*) FROM u)::int AS stored FROM conv`,
+         SELECT conv.id, conv.contact_id, (SELECT count(*) FROM u)::int AS stored, (SELECT status FROM u) AS status FROM conv`,
 };
 
 /**
@@ -162,13 +163,13 @@ const INSERT_INBOUND_BY_THREAD = {
 export async function insertInboundByThread(
   db: Queryable,
   m: Omit<NewInbound, 'conversationId'> & { threadType: string; threadId: string },
-): Promise<{ conversationId: string; contactId: string | null; stored: boolean } | undefined> {
-  const { rows } = await db.query<{ id: string; contact_id: string | null; stored: number }>({
+): Promise<{ conversationId: string; contactId: string | null; stored: boolean; status?: string } | undefined> {
+  const { rows } = await db.query<{ id: string; contact_id: string | null; stored: number; status: string | null }>({
     ...INSERT_INBOUND_BY_THREAD,
     values: [m.id, m.orgId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.threadType, m.threadId],
   });
   const r = rows[0];
-  return r ? { conversationId: r.id, contactId: r.contact_id, stored: r.stored === 1 } : undefined;
+  return r ? { conversationId: r.id, contactId: r.contact_id, stored: r.stored === 1, status: r.status ?? undefined } : undefined;
 }
 
 export interface NewOutbound {

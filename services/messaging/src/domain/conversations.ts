@@ -4,12 +4,13 @@ import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
 import { forMessages } from '../db/attachments.repo';
 import * as convs from '../db/conversations.repo';
+import { CONVERSATION_STATUSES } from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { EVENTS } from './events';
 import { mergeTimeline, notesBesidePage } from './timeline';
+import { applyStatus } from './status';
 import { isUuid, oneOf } from './validation';
 
-const STATUSES = ['active', 'archived', 'closed'] as const;
 const TYPES = ['user', 'group'] as const;
 const SORTS = ['lastMessage', 'createdAt'] as const;
 const DIRECTIONS = ['asc', 'desc'] as const;
@@ -32,16 +33,28 @@ export async function load(deps: Deps, orgId: string, id: string) {
 }
 
 export async function counts(deps: Deps, ctx: CallContext) {
-  return convs.counts(deps.pool, requireOrg(ctx));
+  return convs.counts(deps.pool, requireOrg(ctx), ctx.userId || null);
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: convs.ConversationFilter) {
+/** `assigneeId` filter: a user id, `me` (the caller) or `unassigned` (null). */
+function assigneeFilter(ctx: CallContext, value: string | undefined): string | null | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value === 'unassigned') return null;
+  if (value === 'me') {
+    if (!ctx.userId) throw invalid('assigneeId', '"me" needs a signed-in user');
+    return ctx.userId;
+  }
+  if (!isUuid(value)) throw invalid('assigneeId', 'must be a user id, me or unassigned');
+  return value;
+}
+
+export async function list(deps: Deps, ctx: CallContext, req: convs.ConversationFilter & { assigneeId?: string }) {
   const orgId = requireOrg(ctx);
   const search = (req.search ?? '').trim();
   if (search.length > 200) throw invalid('search', 'must be at most 200 characters');
   return convs.list(deps.pool, orgId, {
     ...clampPage(req.page, req.limit, 50, 100),
-    status: oneOf(req.status, 'status', STATUSES),
+    status: oneOf(req.status, 'status', CONVERSATION_STATUSES),
     type: oneOf(req.type, 'type', TYPES),
     search: search || undefined,
     sortBy: oneOf(req.sortBy, 'sortBy', SORTS),
@@ -49,6 +62,8 @@ export async function list(deps: Deps, ctx: CallContext, req: convs.Conversation
     folderId: filterId(req.folderId, 'folderId'),
     chatnetAccountId: filterId(req.chatnetAccountId, 'chatnetAccountId'),
     contactId: filterId(req.contactId, 'contactId'),
+    assigneeId: assigneeFilter(ctx, req.assigneeId ?? undefined),
+    teamId: filterId(req.teamId, 'teamId'),
     unread: req.unread,
     unreplied: req.unreplied,
   });
@@ -78,8 +93,9 @@ const TARGET: Record<Move, 'archived' | 'closed' | 'active'> = { archive: 'archi
 const DONE: Record<Move, string> = { archive: 'Conversation archived', close: 'Conversation closed', reopen: 'Conversation reopened' };
 
 /**
- * State moves: archive (any → archived), close (any → closed), reopen (closed or archived → active).
- * Repeating a move is a no-op that answers the same way. A new message from the contact reopens it.
+ * State moves: archive (any → archived), close (any → closed), reopen (any other status → active; a snooze ends).
+ * Repeating a move is a no-op that answers the same way. A new message from the contact reopens it. Each change
+ * publishes `conversation.status_changed`; archiving also `conversation.archived`.
  */
 export async function move(deps: Deps, ctx: CallContext, id: string, how: Move) {
   requireCan(ctx, 'conversations:write');
@@ -88,8 +104,7 @@ export async function move(deps: Deps, ctx: CallContext, id: string, how: Move) 
   const changed = await withTransaction(deps.pool, async (db) => {
     const conv = isUuid(id) ? await convs.findById(db, orgId, id, true) : undefined;
     if (!conv) throw notFound('Conversation');
-    if (conv.status === target) return false;
-    await convs.setStatus(db, orgId, id, target);
+    if (!(await applyStatus(db, conv, target, null, ctx.userId || null))) return false;
     if (how === 'archive') await enqueueEvent(db, { type: EVENTS.conversationArchived, orgId, data: { id } });
     return true;
   });

@@ -8,6 +8,8 @@ export const EVENTS = {
   // published
   conversationCreated: 'conversation.created',
   conversationArchived: 'conversation.archived',
+  conversationAssigned: 'conversation.assigned',
+  conversationStatusChanged: 'conversation.status_changed',
   messageReceived: 'message.received',
   messageSent: 'message.sent',
   messageSeen: 'message.seen',

@@ -6,6 +6,7 @@ import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { contactTarget, tryUpsertContact } from './contacts';
 import { EVENTS } from './events';
+import { statusChangedData } from './status';
 import { isUuid } from './validation';
 
 /** `chatnet.inbound` data as the connector publishes it: a raw message from the network. */
@@ -118,11 +119,21 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       if (!contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
     }
     const inserted = await messages.insertInbound(db, { ...message, conversationId: conv.id });
-    stored = { conversationId: conv.id, contactId: inserted.contactId ?? conv.contact_id, stored: inserted.stored };
+    stored = { conversationId: conv.id, contactId: inserted.contactId ?? conv.contact_id, stored: inserted.stored, status: inserted.status };
   }
   if (!stored.stored) {
     deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'inbound message already stored; skipped');
     return;
+  }
+  if (stored.status && stored.status !== 'active') {
+    // The contact wrote again: a snoozed, pending, closed or archived conversation is back in the inbox. The
+    // status was read under the row lock the insert took, so concurrent messages announce this once.
+    await convs.reactivate(db, stored.conversationId);
+    await enqueueEvent(db, {
+      type: EVENTS.conversationStatusChanged,
+      orgId,
+      data: statusChangedData({ id: stored.conversationId, contact_id: stored.contactId }, 'active', stored.status, null, null),
+    });
   }
   await enqueueEvent(db, {
     type: EVENTS.messageReceived,

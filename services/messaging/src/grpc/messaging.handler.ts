@@ -3,9 +3,11 @@ import type { Deps } from '../deps';
 import * as conversations from '../domain/conversations';
 import * as folders from '../domain/folders';
 import * as notes from '../domain/notes';
+import * as ownership from '../domain/ownership';
 import * as presets from '../domain/presets';
 import * as publicApi from '../domain/public';
 import * as send from '../domain/send';
+import * as status from '../domain/status';
 
 /** messaging.v1.MessagingService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function messagingHandlers(deps: Deps): Handlers {
@@ -19,6 +21,8 @@ export function messagingHandlers(deps: Deps): Handlers {
     MarkConversationRead: (req, ctx) => conversations.markRead(deps, ctx, req.id),
     MarkConversationUnread: (req, ctx) => conversations.markUnread(deps, ctx, req.id),
     UpdateMessageFlags: (req, ctx) => conversations.updateFlags(deps, ctx, req),
+    AssignConversation: (req, ctx) => ownership.assign(deps, ctx, req),
+    SetConversationStatus: (req, ctx) => status.setStatus(deps, ctx, req),
 
     CreateNote: (req, ctx) => notes.create(deps, ctx, req),
     ListNotes: (req, ctx) => notes.list(deps, ctx, req),

@@ -9,6 +9,8 @@ export const PUBLIC_EVENT_TYPES = [
   'contact.deleted',
   'conversation.created',
   'conversation.archived',
+  'conversation.assigned',
+  'conversation.status_changed',
   'conversation.note_created',
   'message.received',
   'message.sent',

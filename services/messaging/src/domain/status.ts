@@ -1,0 +1,118 @@
+import { CallContext, invalid, notFound, requireCan } from '@crm/grpc-kit';
+import { Queryable, withTransaction } from '@crm/db';
+import { enqueueEvent } from '@crm/events';
+import type { Deps } from '../deps';
+import * as convs from '../db/conversations.repo';
+import { ConversationRow, ConversationStatus, CONVERSATION_STATUSES } from '../db/conversations.repo';
+import { EVENTS } from './events';
+import { isUuid, oneOf } from './validation';
+
+/** What the status event says; `changedBy` is null when the system changed it (wake-up, the contact wrote). */
+export function statusChangedData(conv: Pick<ConversationRow, 'id' | 'contact_id'>, status: ConversationStatus, previousStatus: string, snoozedUntil: Date | null, changedBy: string | null) {
+  return {
+    conversationId: conv.id,
+    contactId: conv.contact_id,
+    status,
+    previousStatus,
+    snoozedUntil: snoozedUntil ? snoozedUntil.toISOString() : null,
+    changedBy,
+  };
+}
+
+/**
+ * Change the status of a conversation locked by the caller's transaction and announce it in the same
+ * transaction. Nothing changes (and nothing is announced) when the status, and for snoozed the wake-up time,
+ * is already what was asked. Every route that changes a status (archive, close, reopen, PUT status) comes here.
+ */
+export async function applyStatus(
+  db: Queryable,
+  conv: ConversationRow,
+  status: ConversationStatus,
+  snoozedUntil: Date | null,
+  changedBy: string | null,
+): Promise<boolean> {
+  const until = status === 'snoozed' ? snoozedUntil : null;
+  if (conv.status === status && (conv.snoozed_until?.getTime() ?? null) === (until?.getTime() ?? null)) return false;
+  await convs.setStatus(db, conv.org_id, conv.id, status, until);
+  await enqueueEvent(db, {
+    type: EVENTS.conversationStatusChanged,
+    orgId: conv.org_id,
+    data: statusChangedData(conv, status, conv.status, until, changedBy),
+  });
+  return true;
+}
+
+/** The wake-up time of a snooze: an ISO 8601 timestamp (years 1-9999) later than now. */
+function parseSnoozedUntil(value: string | undefined, status: ConversationStatus): Date | null {
+  const given = value !== undefined && value !== '';
+  if (status !== 'snoozed') {
+    if (given) throw invalid('snoozedUntil', 'is only for status snoozed');
+    return null;
+  }
+  if (!given) throw invalid('snoozedUntil', 'is required for status snoozed');
+  const at = new Date(value);
+  // The gateway checks the format; callers reaching this service directly get the same answer.
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(at.getTime()) || at.getUTCFullYear() > 9999) {
+    throw invalid('snoozedUntil', 'must be an ISO 8601 timestamp in years 0001-9999');
+  }
+  if (at.getTime() <= Date.now()) throw invalid('snoozedUntil', 'must be in the future');
+  return at;
+}
+
+/** PUT /conversations/:id/status: any status; snoozed needs a future `snoozedUntil`, other statuses refuse one. */
+export async function setStatus(deps: Deps, ctx: CallContext, req: { id: string; status: string; snoozedUntil?: string }) {
+  requireCan(ctx, 'conversations:write');
+  const orgId = ctx.orgId;
+  const status = oneOf(req.status, 'status', CONVERSATION_STATUSES);
+  if (!status) throw invalid('status', 'is required');
+  const snoozedUntil = parseSnoozedUntil(req.snoozedUntil, status);
+  const changed = await withTransaction(deps.pool, async (db) => {
+    const conv = isUuid(req.id) ? await convs.findById(db, orgId, req.id, true) : undefined;
+    if (!conv) throw notFound('Conversation');
+    return applyStatus(db, conv, status, snoozedUntil, ctx.userId || null);
+  });
+  deps.log.debug({ conversationId: req.id, status, changed }, 'conversation status set');
+  return convs.toConversation((await convs.findById(deps.pool, orgId, req.id))!);
+}
+
+/** Batch size of one wake-up statement; the job repeats while a batch comes back full. */
+const WAKE_BATCH = 500;
+
+/** Wake every snoozed conversation that is due; each wake-up is announced once, whichever instance did it. */
+export async function wakeSnoozed(deps: Deps): Promise<number> {
+  let woken = 0;
+  for (;;) {
+    const batch = await withTransaction(deps.pool, async (db) => {
+      const rows = await convs.wakeDue(db, WAKE_BATCH);
+      for (const r of rows) {
+        await enqueueEvent(db, {
+          type: EVENTS.conversationStatusChanged,
+          orgId: r.org_id,
+          data: statusChangedData(r, 'active', 'snoozed', null, null),
+        });
+      }
+      return rows.length;
+    });
+    woken += batch;
+    if (batch < WAKE_BATCH) return woken;
+  }
+}
+
+/** Runs wakeSnoozed every SNOOZE_WAKE_INTERVAL_MS on every instance (they never wake a conversation twice). */
+export function startSnoozeWaker(deps: Deps): { stop(): Promise<void> } {
+  let running: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    if (running) return; // a slow run is not stacked on by the next tick
+    running = wakeSnoozed(deps)
+      .then((n) => n > 0 && deps.log.debug({ woken: n }, 'snoozed conversations woken'))
+      .catch((err) => deps.log.warn({ err }, 'waking snoozed conversations failed; retried at the next tick'))
+      .finally(() => (running = undefined));
+  }, deps.config.SNOOZE_WAKE_INTERVAL_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
