@@ -25,6 +25,6 @@ export async function auditEntries(admin: Client, action: string): Promise<Audit
  * Waits for the entry of `action` on `resourceId`: entries recorded by other services travel through their
  * outbox and the bus before identity stores them.
  */
-export function auditEntryFor(admin: Client, action: string, resourceId: string, timeoutMs = 15_000): Promise<AuditEntryOut> {
+export function auditEntryFor(admin: Client, action: string, resourceId: string | null, timeoutMs = 15_000): Promise<AuditEntryOut> {
   return eventually(async () => (await auditEntries(admin, action)).find((e) => e.resourceId === resourceId), timeoutMs, 100);
 }
