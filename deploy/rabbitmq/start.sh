@@ -21,8 +21,8 @@ definitions=/etc/rabbitmq/definitions.json
 permissions() {
   own="${exchange}\\\\.$1\\\\..+"
   case "$1" in
-    # Publishes its outbox, consumes nothing.
-    chatnet-connector) printf '%s ' "^${exchange}\$" "^${exchange}\$" '^$' ;;
+    # Publish their outbox, consume nothing.
+    chatnet-connector | ai) printf '%s ' "^${exchange}\$" "^${exchange}\$" '^$' ;;
     # Consumes into one exclusive per-instance queue, publishes nothing, never forwards to a retry queue.
     gateway) printf '%s ' "^(${exchange}|${own})\$" "^${own}\$" "^(${exchange}|${own})\$" ;;
     *) printf '%s ' "^(${exchange}|${own})\$" "^(${exchange}|amq\\\\.default|${own})\$" "^(${exchange}|${own})\$" ;;
@@ -31,7 +31,7 @@ permissions() {
 
 users=''
 perms=''
-for service in crm messaging chatnet-connector automation webhooks gateway; do
+for service in identity crm messaging chatnet-connector automation ai webhooks gateway; do
   var="$(echo "$service" | tr 'a-z-' 'A-Z_')_AMQP_PASSWORD"
   password=$(printenv "$var" || true)
   # The password goes into AMQP_URL and this JSON as is: refuse anything that would need escaping.

@@ -4,3 +4,14 @@ export { enqueueEvent, type NewEvent } from './outbox';
 export { OutboxRelay, type OutboxRelayOptions } from './relay';
 export { EventConsumer, type EventConsumerOptions, type EventHandler } from './consumer';
 export { deleteTopology, dlqName, retryQueueName, DELIVERY_LIMIT } from './topology';
+export {
+  AUDIT_RECORDED,
+  auditActor,
+  auditEntry,
+  auditEvent,
+  recordAudit,
+  type AuditAction,
+  type AuditActorType,
+  type AuditCaller,
+  type AuditRecorded,
+} from './audit';

@@ -13,6 +13,7 @@ export type Permission =
   | 'teams:manage'
   | 'users:manage'
   | 'settings:edit'
+  | 'audit:view'
   | 'sandbox:control';
 
 /** The least role that holds each permission. */
@@ -25,6 +26,7 @@ const LEAST_ROLE: Record<Permission, Role> = {
   'teams:manage': 'admin',
   'users:manage': 'admin',
   'settings:edit': 'admin',
+  'audit:view': 'admin',
   'sandbox:control': 'admin',
 };
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import Redis from 'ioredis';
 import { SecretBox } from '@crm/crypto';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
+import { installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { AddressGuard } from '@crm/net-guard';
@@ -27,6 +28,15 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
+  // The outbox carries audit entries of settings changes to identity, committed with the change.
+  await installEventTables(pool);
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
+  try {
+    await relay.start();
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
   const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log);
   const guard = new AddressGuard({ allow: config.AI_ALLOWED_PRIVATE_ADDRESSES, purpose: 'AI requests' });
@@ -39,6 +49,7 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
     port,
     async stop() {
       await server.stop();
+      await relay.stop();
       messaging.close();
       redis.disconnect();
       await pool.end();

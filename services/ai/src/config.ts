@@ -21,6 +21,10 @@ const Env = z.object({
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key of this deployment (tests use a unique one). */
   REDIS_PREFIX: z.string().default('crm:'),
+  /** RabbitMQ: the outbox relay publishes audit entries (provider and assistant settings changes) here. */
+  AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
+  /** Topic exchange shared by every service. */
+  EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
   /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: fields.port(50056),

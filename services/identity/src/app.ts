@@ -2,11 +2,14 @@ import path from 'node:path';
 import Redis from 'ioredis';
 import { authKeys, createTokenSigner } from '@crm/auth';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
+import { AUDIT_RECORDED, EventConsumer, installEventTables } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import type { IdentityConfig } from './config';
 import type { Deps } from './deps';
+import { sweep as sweepAuditLog } from './domain/audit';
 import { LoginThrottle } from './domain/login-throttle';
+import { auditRecordedHandler } from './events/audit-recorded.consumer';
 import { identityHandlers } from './grpc/identity.handler';
 import { createMailer } from './mail/mailer';
 
@@ -24,6 +27,8 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
+  // processed_events makes the audit consumer idempotent (identity publishes nothing, so its outbox stays empty).
+  await installEventTables(pool);
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
   const deps: Deps = {
     config,
@@ -35,17 +40,56 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     throttle: new LoginThrottle(redis, config.REDIS_PREFIX, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES_PER_IP_DAY),
     mailer: createMailer(config, log),
   };
+  const auditConsumer = new EventConsumer({
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    queue: `${config.EVENTS_EXCHANGE}.identity.audit`,
+    bindings: [AUDIT_RECORDED],
+    handler: auditRecordedHandler(log),
+    logger: log,
+    pool,
+    prefetch: 100,
+    concurrency: 4,
+  });
+  try {
+    await auditConsumer.start();
+  } catch (err) {
+    redis.disconnect();
+    await pool.end();
+    throw err;
+  }
   const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), identityHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port }, 'identity listening');
+  const sweeper = startAuditSweeper(deps);
   return {
     port,
     async stop() {
+      await sweeper.stop();
       await server.stop();
+      await auditConsumer.stop();
       deps.mailer.close();
       redis.disconnect();
       await pool.end();
+    },
+  };
+}
+
+/** Runs the audit-log retention sweep every AUDIT_SWEEP_INTERVAL_MS (first run one interval after start). */
+function startAuditSweeper(deps: Deps) {
+  let running: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    running ??= sweepAuditLog(deps.pool, deps.config.AUDIT_RETENTION_DAYS)
+      .then((deleted) => deleted && deps.log.info({ deleted }, 'audit log: expired entries deleted'))
+      .catch((err) => deps.log.warn({ err }, 'audit log: retention sweep failed'))
+      .finally(() => (running = undefined));
+  }, deps.config.AUDIT_SWEEP_INTERVAL_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
     },
   };
 }

@@ -5,6 +5,14 @@ const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_identity'),
+  /** RabbitMQ: identity consumes audit.recorded from the other services into the audit log. */
+  AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
+  /** Topic exchange shared by every service; also the prefix of this service's queue names. */
+  EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
+  /** Audit-log entries older than this many days are deleted by a periodic sweep. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(180),
+  /** How often the audit-log retention sweep runs (ms). */
+  AUDIT_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(3_600_000),
   /** Redis for login throttling and the token/API-key revocation keys the gateway reads. */
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key of this deployment (tests use a unique one). */

@@ -1,3 +1,5 @@
+import { withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
 import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as repo from '../db/assistant-settings.repo';
@@ -111,7 +113,21 @@ export async function updateConfig(deps: Deps, ctx: CallContext, req: { provider
     next.dailyQuota = req.dailyQuota;
   }
   if (req.enabled !== undefined) next.enabled = req.enabled;
-  const row = await repo.save(deps.pool, { orgId, ...next, userId: ctx.userId || null });
+  const row = await withTransaction(deps.pool, async (db) => {
+    const saved = await repo.save(db, { orgId, ...next, userId: ctx.userId || null });
+    const changes = settingsChanges(current, next);
+    if (Object.keys(changes).length > 0) await recordAudit(db, ctx, { action: 'ai_settings.updated', resourceType: 'ai_settings', resourceId: null, details: changes });
+    return saved;
+  });
   deps.log.info({ orgId, provider: row.provider, model: row.model, dailyQuota: row.daily_quota, enabled: row.enabled }, 'AI assistant settings changed');
   return describe(deps, orgId, { ...next, updatedAt: row.updated_at.toISOString() });
+}
+
+/** Each assistant setting that changed, from/to. */
+function settingsChanges(before: AssistantSettings, after: AssistantSettings) {
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  for (const field of ['provider', 'model', 'dailyQuota', 'enabled'] as const) {
+    if (before[field] !== after[field]) changes[field] = { from: before[field], to: after[field] };
+  }
+  return changes;
 }

@@ -1,3 +1,5 @@
+import { withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import type { AddressGuard } from '@crm/net-guard';
 import type { Deps } from '../deps';
@@ -151,7 +153,20 @@ export async function update(deps: Deps, ctx: CallContext, req: { id: string; ap
   if (req.baseUrl !== undefined) baseUrl = req.baseUrl.trim() === '' ? null : normaliseBaseUrl(req.baseUrl);
   if (baseUrl) await checkBaseUrlHost(deps, baseUrl);
   if (key === undefined && baseUrl === undefined) throw new AppError('invalid_argument', 'Send apiKey, baseUrl or both', { details: [{ field: 'apiKey', message: 'apiKey or baseUrl is required' }] });
-  await repo.upsert(deps.pool, { orgId, provider: req.id, userId: ctx.userId || null, key, baseUrl });
+  await withTransaction(deps.pool, async (db) => {
+    await repo.upsert(db, { orgId, provider: req.id, userId: ctx.userId || null, key, baseUrl });
+    // The key's last four characters at most (as the settings page shows them), never the key.
+    await recordAudit(db, ctx, {
+      action: 'ai_provider.updated',
+      resourceType: 'ai_provider',
+      resourceId: req.id,
+      details: {
+        apiKey: key === undefined ? 'unchanged' : key === null ? 'removed' : 'set',
+        ...(key ? { keyMask: `••••${key.last4}` } : {}),
+        baseUrl: baseUrl === undefined ? 'unchanged' : baseUrl === null ? 'reset' : baseUrl,
+      },
+    });
+  });
   deps.log.info(
     { orgId, provider: req.id, key: key === undefined ? 'unchanged' : key === null ? 'removed' : 'set', baseUrl: baseUrl === undefined ? 'unchanged' : baseUrl === null ? 'reset' : 'set' },
     'AI provider settings changed',

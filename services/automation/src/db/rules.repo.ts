@@ -134,9 +134,10 @@ export async function setStatus(db: Queryable, orgId: string, id: string, status
   await db.query('UPDATE rules SET status = $3, updated_at = now() WHERE org_id = $1 AND id = $2', [orgId, id, status]);
 }
 
-export async function deleteRule(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM rules WHERE org_id = $1 AND id = $2', [orgId, id]);
-  return rowCount === 1;
+/** The deleted rule's name, or undefined when the org has no such rule. */
+export async function deleteRule(db: Queryable, orgId: string, id: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ name: string }>('DELETE FROM rules WHERE org_id = $1 AND id = $2 RETURNING name', [orgId, id]);
+  return rows[0]?.name;
 }
 
 const STATE = { name: 'automation_rule_state', text: 'SELECT name, status FROM rules WHERE org_id = $1 AND id = $2' };

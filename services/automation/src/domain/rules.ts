@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
 import { AppError, CallContext, invalid, notFound, requireCan, requireUser, status } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as repo from '../db/rules.repo';
@@ -144,7 +146,13 @@ export async function pause(deps: Deps, ctx: CallContext, id: string) {
 export async function remove(deps: Deps, ctx: CallContext, id: string) {
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'automation:manage');
-  if (!isUuid(id) || !(await repo.deleteRule(deps.pool, orgId, id.toLowerCase()))) throw notFound('Automation rule');
+  if (!isUuid(id)) throw notFound('Automation rule');
+  const ruleId = id.toLowerCase();
+  await withTransaction(deps.pool, async (tx) => {
+    const name = await repo.deleteRule(tx, orgId, ruleId);
+    if (name === undefined) throw notFound('Automation rule');
+    await recordAudit(tx, ctx, { action: 'automation_rule.deleted', resourceType: 'automation_rule', resourceId: ruleId, details: { name } });
+  });
   return { ok: true, message: 'Automation rule deleted' };
 }
 

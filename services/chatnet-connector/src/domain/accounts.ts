@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { iso, isoOrUndefined, withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
 import { AppError, CallContext, can, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
 import * as repo from '../db/accounts.repo';
 import type { AccountRow } from '../db/accounts.repo';
@@ -188,6 +189,12 @@ export async function remove(deps: Deps, ctx: CallContext, req: { id: string; pu
   await withTransaction(deps.pool, async (tx) => {
     if (!(await repo.softDelete(tx, orgId, row.id, req.purge))) throw accountNotFound();
     if (row.status === 'connected') await disconnectedEvent(tx, orgId, row.id, 'deleted');
+    await recordAudit(tx, ctx, {
+      action: 'chatnet_account.deleted',
+      resourceType: 'chatnet_account',
+      resourceId: row.id,
+      details: { displayName: row.display_name, chatnetUid: row.chatnet_uid, status: row.status, purged: req.purge },
+    });
   });
   // The holder also lets go at its next scan (the row no longer wants a session); this makes it immediate.
   await deps.peers

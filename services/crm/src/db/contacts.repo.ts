@@ -181,9 +181,14 @@ export async function updateContact(db: Queryable, orgId: string, id: string, pa
   return rows[0];
 }
 
-export async function deleteContact(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  const res = await db.query({ name: 'crm_contact_delete', text: 'DELETE FROM contacts WHERE id = $1 AND org_id = $2', values: [id, orgId] });
-  return (res.rowCount ?? 0) > 0;
+/** The deleted contact's name and phone (for the audit log), or undefined when the org has no such contact. */
+export async function deleteContact(db: Queryable, orgId: string, id: string): Promise<{ name: string; phone: string } | undefined> {
+  const res = await db.query<{ name: string; phone: string }>({
+    name: 'crm_contact_delete',
+    text: 'DELETE FROM contacts WHERE id = $1 AND org_id = $2 RETURNING name, phone',
+    values: [id, orgId],
+  });
+  return res.rows[0];
 }
 
 /** Last activity only moves forward: events can arrive late or twice. */

@@ -64,9 +64,10 @@ export async function updateList(db: Queryable, orgId: string, id: string, p: { 
   return (res.rowCount ?? 0) > 0;
 }
 
-export async function deleteList(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  const res = await db.query({ name: 'crm_list_delete', text: 'DELETE FROM customer_lists WHERE id = $1 AND org_id = $2', values: [id, orgId] });
-  return (res.rowCount ?? 0) > 0;
+/** The deleted list's name, or undefined when the org has no such list. */
+export async function deleteList(db: Queryable, orgId: string, id: string): Promise<string | undefined> {
+  const res = await db.query<{ name: string }>({ name: 'crm_list_delete', text: 'DELETE FROM customer_lists WHERE id = $1 AND org_id = $2 RETURNING name', values: [id, orgId] });
+  return res.rows[0]?.name;
 }
 
 /** How many of the org's contacts match the criteria now. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
 import { recordActivity, activitiesOf } from '../db/activities.repo';
 import { appointmentsOfContact } from '../db/appointments.repo';
@@ -359,8 +360,11 @@ export async function remove(deps: Deps, ctx: CallContext, id: string) {
   const orgId = requireOrg(ctx);
   if (!isUuid(id)) throw notFound('Contact');
   await withTransaction(deps.pool, async (tx) => {
-    if (!(await repo.deleteContact(tx, orgId, id))) throw notFound('Contact');
+    const deleted = await repo.deleteContact(tx, orgId, id);
+    if (!deleted) throw notFound('Contact');
     await contactDeleted(tx, orgId, id);
+    // Who was deleted, so the entry still means something once the contact is gone.
+    await recordAudit(tx, ctx, { action: 'contact.deleted', resourceType: 'contact', resourceId: id, details: { name: deleted.name, phone: deleted.phone } });
   });
   return { ok: true, message: 'Contact deleted' };
 }

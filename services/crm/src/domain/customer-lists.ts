@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { offsetOf, pagination, withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
 import { toContact } from '../db/contacts.repo';
 import * as repo from '../db/customer-lists.repo';
@@ -81,7 +82,12 @@ export async function update(deps: Deps, ctx: CallContext, req: { id: string; na
 export async function remove(deps: Deps, ctx: CallContext, id: string) {
   requireCan(ctx, 'campaigns:manage');
   const orgId = requireOrg(ctx);
-  if (!isUuid(id) || !(await repo.deleteList(deps.pool, orgId, id))) throw notFound('Customer list');
+  if (!isUuid(id)) throw notFound('Customer list');
+  await withTransaction(deps.pool, async (tx) => {
+    const name = await repo.deleteList(tx, orgId, id);
+    if (name === undefined) throw notFound('Customer list');
+    await recordAudit(tx, ctx, { action: 'customer_list.deleted', resourceType: 'customer_list', resourceId: id, details: { name } });
+  });
   return { ok: true, message: 'Customer list deleted' };
 }
 

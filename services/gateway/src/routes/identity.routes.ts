@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { auditLogRoutes } from './audit-log.routes';
 import type { RouteDeps } from './deps';
 import { ctxOf, principalOf } from '../http/principal';
 import { body, pageParams, query, s } from '../http/validate';
@@ -47,7 +48,8 @@ const NewTeam = z.object({ name: s.requiredText(), description: s.text(1000).def
 const TeamPatch = z.object({ name: s.requiredText().optional(), description: s.text(1000).optional(), memberIds: uuidList.optional() });
 
 /** Setup, sign-in, profile, users, teams and the API key: everything identity owns. */
-export function identityRoutes({ clients, auth, authLimit }: RouteDeps): Router {
+export function identityRoutes(deps: RouteDeps): Router {
+  const { clients, auth, authLimit } = deps;
   const r = Router();
   const identity = clients.identity;
 
@@ -127,6 +129,8 @@ export function identityRoutes({ clients, auth, authLimit }: RouteDeps): Router 
   r.post('/settings/api-key/generate', auth.bearer, async (req, res) => {
     res.status(201).json(await identity.GenerateApiKey({}, ctxOf(req, res)));
   });
+
+  r.use(auditLogRoutes(deps));
 
   return r;
 }

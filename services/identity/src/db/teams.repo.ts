@@ -52,7 +52,8 @@ export async function setMembers(db: Queryable, teamId: string, userIds: string[
   }
 }
 
-export async function deleteTeam(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM teams WHERE org_id = $1 AND id = $2', [orgId, id]);
-  return rowCount === 1;
+/** The deleted team's name, or undefined when the org has no such team. */
+export async function deleteTeam(db: Queryable, orgId: string, id: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ name: string }>('DELETE FROM teams WHERE org_id = $1 AND id = $2 RETURNING name', [orgId, id]);
+  return rows[0]?.name;
 }

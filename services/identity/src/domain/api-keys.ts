@@ -4,6 +4,7 @@ import { AppError, CallContext, requireCan, requireUser } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import * as keys from '../db/api-keys.repo';
+import { record as recordAudit } from './audit';
 
 const PREFIX = 'crm_live_';
 export const REVOKED = 'revoked';
@@ -23,6 +24,13 @@ export async function generate(deps: Deps, ctx: CallContext) {
     await keys.lockOrgKeys(db, ctx.orgId);
     const oldHash = await keys.revokeLiveKey(db, ctx.orgId);
     const row = await keys.insertKey(db, { id: randomUUID(), orgId: ctx.orgId, keyHash: sha256Hex(apiKey), last4: apiKey.slice(-4) });
+    // The mask only: the key itself is shown once to its creator and stored nowhere else.
+    await recordAudit(db, ctx, {
+      action: 'api_key.generated',
+      resourceType: 'api_key',
+      resourceId: row.id,
+      details: { keyMask: maskSecret(apiKey, PREFIX), replacedPrevious: oldHash !== undefined },
+    });
     return { row, oldHash };
   });
   // A tombstone rather than a delete: a gateway that verified the old key a moment ago caches with

@@ -6,6 +6,7 @@ import type { Deps } from '../deps';
 import * as orgs from '../db/orgs.repo';
 import * as tokens from '../db/tokens.repo';
 import * as users from '../db/users.repo';
+import { record as recordAudit } from './audit';
 import { checkPasswordStrength, hashPassword } from './passwords';
 import { invalidateAccessTokens } from './sessions';
 import { isUuid, normaliseEmail, optionalText, rejectNul, requireRole, requireText } from './validation';
@@ -80,6 +81,13 @@ export async function create(
       await tokens.insertInvitation(db, { id: randomUUID(), orgId: ctx.orgId, userId: row.id, tokenHash: sha256Hex(token), expiresAt });
       inviteUrl = `${deps.config.PUBLIC_URL.replace(/\/$/, '')}/accept-invitation?token=${token}`;
     }
+    // Never the password or the invitation link (it signs the user in): only whether one was created.
+    await recordAudit(db, ctx, {
+      action: 'user.created',
+      resourceType: 'user',
+      resourceId: row.id,
+      details: { email, fullName, role, invited: !passwordHash },
+    });
     return { row, inviteUrl };
   });
   const { row, inviteUrl } = created;
@@ -137,9 +145,10 @@ export async function update(
     if (demotesOwner && (await users.countActiveOwners(db, orgId)) <= 1) {
       throw new AppError('failed_precondition', 'An organization must keep at least one active owner', { code: 'last_owner' });
     }
-    const updated = await users.updateUser(db, orgId, target.id, patch);
+    const updated = (await users.updateUser(db, orgId, target.id, patch))!;
     if (patch.status === 'inactive') await tokens.revokeAllForUser(db, target.id);
-    return updated!;
+    for (const entry of auditedChanges(target, updated)) await recordAudit(db, ctx, entry);
+    return updated;
   });
   if (changesAccess) await invalidateAccessTokens(deps, target.id);
   return users.toUser(row);
@@ -158,8 +167,39 @@ export async function deactivate(deps: Deps, ctx: CallContext, id: string) {
     }
     await users.updateUser(db, orgId, target.id, { status: 'inactive' });
     await tokens.revokeAllForUser(db, target.id);
+    if (target.status !== 'inactive') {
+      await recordAudit(db, ctx, { action: 'user.deactivated', resourceType: 'user', resourceId: target.id, details: { email: target.email, status: { from: target.status, to: 'inactive' } } });
+    }
   });
   await invalidateAccessTokens(deps, target.id);
   return { ok: true, message: 'User deactivated' };
 }
 
+
+/** Profile fields whose change is recorded by name only (the values are personal data, not the point of the log). */
+const PROFILE_FIELDS = [
+  ['fullName', 'full_name'],
+  ['department', 'department'],
+  ['phone', 'phone'],
+  ['avatar', 'avatar'],
+] as const;
+
+/**
+ * The audit entries of one update: a role change and a status change are each an entry of their own (with
+ * from/to), so a filter on `user.role_changed` finds every one; other edits are one `user.updated` naming the
+ * fields. Nothing actually changed: no entry.
+ */
+function auditedChanges(before: users.UserRow, after: users.UserRow) {
+  const changed = PROFILE_FIELDS.filter(([, col]) => before[col] !== after[col]).map(([field]) => field);
+  const base = { resourceType: 'user', resourceId: after.id };
+  const entries = [];
+  if (before.role !== after.role) {
+    entries.push({ ...base, action: 'user.role_changed', details: { email: after.email, role: { from: before.role, to: after.role }, changed } });
+  }
+  if (before.status !== after.status) {
+    const action = after.status === 'inactive' ? 'user.deactivated' : 'user.reactivated';
+    entries.push({ ...base, action, details: { email: after.email, status: { from: before.status, to: after.status }, changed } });
+  }
+  if (entries.length === 0 && changed.length > 0) entries.push({ ...base, action: 'user.updated', details: { email: after.email, changed } });
+  return entries;
+}

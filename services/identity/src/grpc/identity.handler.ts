@@ -1,6 +1,7 @@
 import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as apiKeys from '../domain/api-keys';
+import * as audit from '../domain/audit';
 import * as auth from '../domain/auth';
 import { logout, refresh } from '../domain/sessions';
 import * as teams from '../domain/teams';
@@ -33,5 +34,7 @@ export function identityHandlers(deps: Deps): Handlers {
     GetApiKey: (_req, ctx) => apiKeys.info(deps, ctx),
     GenerateApiKey: (_req, ctx) => apiKeys.generate(deps, ctx),
     VerifyApiKey: (req) => apiKeys.verify(deps, req.apiKey),
+
+    ListAuditLog: (req, ctx) => audit.list(deps, ctx, req),
   };
 }

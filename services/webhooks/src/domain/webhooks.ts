@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { iso, isoOrUndefined, withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
 import { AppError, CallContext, invalid, notFound, requireCan } from '@crm/grpc-kit';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
@@ -78,7 +79,11 @@ export async function create(deps: Deps, ctx: CallContext, req: { url?: string; 
     throw new AppError('failed_precondition', `An organization can have at most ${deps.config.WEBHOOK_MAX_PER_ORG} webhooks`, { code: 'limit_reached' });
   }
   const id = randomUUID();
-  const row = await webhooks.insert(deps.pool, { id, orgId, url, events, secretEnc: deps.box.encrypt(secret, secretAad(orgId, id)) });
+  const row = await withTransaction(deps.pool, async (db) => {
+    const inserted = await webhooks.insert(db, { id, orgId, url, events, secretEnc: deps.box.encrypt(secret, secretAad(orgId, id)) });
+    await recordAudit(db, ctx, { action: 'webhook.created', resourceType: 'webhook', resourceId: id, details: { url: urlForAudit(url), events, secretGiven: given !== '' } });
+    return inserted;
+  });
   return {
     id: row.id,
     url: row.url,
@@ -97,7 +102,7 @@ export async function update(
 ) {
   requireCan(ctx, 'settings:edit');
   const orgId = ctx.orgId;
-  await findOr404(deps, orgId, req.id);
+  const before = await findOr404(deps, orgId, req.id);
   const patch: webhooks.WebhookPatch = {};
   if (req.setEvents) patch.events = validateEvents(req.events);
   if (req.secret !== undefined) patch.secretEnc = deps.box.encrypt(checkSecret(req.secret.trim()), secretAad(orgId, req.id));
@@ -107,6 +112,7 @@ export async function update(
     const updated = await webhooks.update(db, orgId, req.id, patch);
     // Deactivated: what still waits for this endpoint fails now and can be redelivered after re-activation.
     if (updated && patch.active === false) await deliveries.failPending(db, req.id, 'webhook deactivated');
+    if (updated) await recordAudit(db, ctx, { action: 'webhook.updated', resourceType: 'webhook', resourceId: req.id, details: webhookChanges(before, updated, patch) });
     return updated;
   });
   if (!row) throw notFound('Webhook');
@@ -115,8 +121,35 @@ export async function update(
 
 export async function remove(deps: Deps, ctx: CallContext, id: string) {
   requireCan(ctx, 'settings:edit');
-  if (!isUuid(id) || !(await webhooks.remove(deps.pool, ctx.orgId, id))) throw notFound('Webhook');
+  const w = await findOr404(deps, ctx.orgId, id);
+  await withTransaction(deps.pool, async (db) => {
+    if (!(await webhooks.remove(db, ctx.orgId, id))) throw notFound('Webhook');
+    await recordAudit(db, ctx, { action: 'webhook.deleted', resourceType: 'webhook', resourceId: id, details: { url: urlForAudit(w.url), events: w.events } });
+  });
   return { ok: true, message: 'Webhook deleted' };
+}
+
+/**
+ * An endpoint URL as the audit log shows it: scheme, host and path. Its query, fragment and user info are
+ * dropped because integrations often put a token there, and the log must hold no secret.
+ */
+function urlForAudit(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '';
+  }
+}
+
+/** What an update changed (from/to), the secret only as the fact that it changed. */
+function webhookChanges(before: webhooks.WebhookRow, after: webhooks.WebhookRow, patch: webhooks.WebhookPatch) {
+  const details: Record<string, unknown> = { url: urlForAudit(after.url) };
+  if (before.url !== after.url) details.urlChanged = { from: urlForAudit(before.url), to: urlForAudit(after.url) };
+  if (before.events.join() !== after.events.join()) details.events = { from: before.events, to: after.events };
+  if (before.active !== after.active) details.active = { from: before.active, to: after.active };
+  if (patch.secretEnc !== undefined) details.secretChanged = true;
+  return details;
 }
 
 /**

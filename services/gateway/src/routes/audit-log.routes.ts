@@ -1,0 +1,61 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { RouteDeps } from './deps';
+import { requirePermission } from '../http/permission';
+import { ctxOf } from '../http/principal';
+import { dateRange, pageParams, query, s } from '../http/validate';
+
+const AuditQuery = z.object({
+  actorId: z.string().uuid('must be a user id').optional(),
+  action: z
+    .string()
+    .max(100, 'must be at most 100 characters')
+    .regex(/^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?$/, 'must be an action such as user.created, or a prefix ending in .* such as user.*')
+    .optional(),
+  from: s.dateOrTimestamp().optional(),
+  to: s.dateOrTimestamp().optional(),
+});
+
+interface AuditEntry {
+  id: string;
+  actorId: string;
+  actorType: string;
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  detailsJson: string;
+  ip: string;
+  requestId: string;
+  createdAt: string;
+}
+
+/** Empty proto strings are the absent values; details come back from their JSON text. */
+function entryOut(e: AuditEntry) {
+  return {
+    id: e.id,
+    actorId: e.actorId || null,
+    actorType: e.actorType,
+    action: e.action,
+    resourceType: e.resourceType,
+    resourceId: e.resourceId || null,
+    details: e.detailsJson ? JSON.parse(e.detailsJson) : {},
+    ip: e.ip || null,
+    requestId: e.requestId || null,
+    createdAt: e.createdAt,
+  };
+}
+
+/** GET /audit-log: who did what in the caller's organization (admin and owner; identity checks again). */
+export function auditLogRoutes({ clients, auth }: RouteDeps): Router {
+  const r = Router();
+  r.get('/audit-log', auth.bearer, requirePermission('audit:view'), async (req, res) => {
+    const q = query(req, AuditQuery);
+    const { dateFrom, dateTo } = dateRange(q.from, q.to, 'from', 'to');
+    const out = await clients.identity.ListAuditLog<{ data: AuditEntry[]; pagination: unknown }>(
+      { ...pageParams(req, 50), actorId: q.actorId ?? '', action: q.action ?? '', dateFrom: dateFrom ?? '', dateTo: dateTo ?? '' },
+      ctxOf(req, res),
+    );
+    res.json({ data: out.data.map(entryOut), pagination: out.pagination });
+  });
+  return r;
+}

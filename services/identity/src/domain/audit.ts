@@ -1,0 +1,92 @@
+import { auditEntry, type AuditAction, type AuditRecorded } from '@crm/events';
+import { CallContext, invalid, requireCan } from '@crm/grpc-kit';
+import type { Pool, Queryable } from '@crm/db';
+import * as audit from '../db/audit-log.repo';
+import { isUuid, rejectNul } from './validation';
+
+/** `user.created`, `contact.deleted`; a filter may end in `.*` (`user.*`). */
+const ACTION = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$/;
+const ACTION_FILTER = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?$/;
+const SWEEP_BATCH = 5000;
+
+/** identity's own changes: the entry is written in the change's transaction, no bus in between. */
+export function record(db: Queryable, ctx: CallContext, a: AuditAction): Promise<void> {
+  return audit.insertEntry(db, ctx.orgId, auditEntry(ctx, a));
+}
+
+function instant(value: string | undefined, field: string): string | undefined {
+  if (!value) return undefined;
+  const t = Date.parse(value);
+  if (Number.isNaN(t)) throw invalid(field, 'must be an ISO 8601 timestamp');
+  return new Date(t).toISOString();
+}
+
+/** GET /audit-log: admins and owners read their own organization's entries, newest first. */
+export async function list(
+  deps: { pool: Pool },
+  ctx: CallContext,
+  req: { page: number; limit: number; actorId?: string; action?: string; dateFrom?: string; dateTo?: string },
+) {
+  requireCan(ctx, 'audit:view');
+  if (req.actorId && !isUuid(req.actorId)) throw invalid('actorId', 'must be a user id');
+  rejectNul(req.action, 'action');
+  if (req.action && (req.action.length > 100 || !ACTION_FILTER.test(req.action))) {
+    throw invalid('action', 'must be an action such as user.created, or a prefix ending in .* such as user.*');
+  }
+  return audit.listEntries(deps.pool, ctx.orgId, {
+    page: Math.max(1, req.page || 1),
+    limit: Math.min(100, Math.max(1, req.limit || 50)),
+    actorId: req.actorId || undefined,
+    action: req.action || undefined,
+    dateFrom: instant(req.dateFrom, 'from'),
+    dateTo: instant(req.dateTo, 'to'),
+  });
+}
+
+/**
+ * Deletes entries older than the retention, in batches so one sweep never holds a long lock; several
+ * instances sweeping at once only share the work.
+ */
+export async function sweep(pool: Pool, retentionDays: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await audit.deleteOlderThan(pool, retentionDays, SWEEP_BATCH);
+    total += n;
+    if (n < SWEEP_BATCH) return total;
+  }
+}
+
+/** PostgreSQL's jsonb refuses \u0000 in strings and keys; a detail carrying one is stored without it. */
+function withoutNul(v: unknown): unknown {
+  if (typeof v === 'string') return v.replace(/\u0000/g, '');
+  if (Array.isArray(v)) return v.map(withoutNul);
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replace(/\u0000/g, ''), withoutNul(x)]));
+  return v;
+}
+
+const str = (v: unknown, max: number): string | null => (typeof v === 'string' && v !== '' ? v.replace(/\u0000/g, '').slice(0, max) : null);
+
+/**
+ * An `audit.recorded` payload from another service, made safe to store: unknown actor types and non-uuid actor
+ * ids cannot be trusted as such, text is bounded. Undefined when it names no action (it can never succeed).
+ */
+export function fromEvent(data: unknown): AuditRecorded | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const d = data as Record<string, unknown>;
+  const action = str(d.action, 100);
+  const resourceType = str(d.resourceType, 100);
+  if (!action || !ACTION.test(action) || !resourceType) return undefined;
+  const actorType = d.actorType === 'user' || d.actorType === 'api_key' ? d.actorType : 'system';
+  const actorId = typeof d.actorId === 'string' && isUuid(d.actorId) ? d.actorId : null;
+  const details = typeof d.details === 'object' && d.details !== null && !Array.isArray(d.details) ? (d.details as Record<string, unknown>) : {};
+  return {
+    actorId,
+    actorType,
+    action,
+    resourceType,
+    resourceId: str(d.resourceId, 200),
+    details: withoutNul(details) as Record<string, unknown>,
+    ip: str(d.ip, 100),
+    requestId: str(d.requestId, 200),
+  };
+}

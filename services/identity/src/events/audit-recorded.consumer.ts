@@ -1,0 +1,23 @@
+import type { PoolClient } from '@crm/db';
+import type { EventEnvelope } from '@crm/events';
+import type { Logger } from '@crm/logger';
+import * as audit from '../db/audit-log.repo';
+import { fromEvent } from '../domain/audit';
+import { isUuid } from '../domain/validation';
+
+/**
+ * audit.recorded from any service → one audit_log row. The consumer runs this in the transaction that claims
+ * the event id, and the row's id is the event id too, so a redelivered event never adds a second entry.
+ */
+export function auditRecordedHandler(log: Logger) {
+  return async (event: EventEnvelope, db?: PoolClient): Promise<void> => {
+    const entry = fromEvent(event.data);
+    if (!db || !isUuid(event.orgId) || !entry) {
+      // Retrying cannot make it valid; the warning is the trace of a producer bug.
+      log.warn({ eventId: event.id, orgId: event.orgId }, 'audit.recorded without an organization, action or resource type; ignored');
+      return;
+    }
+    const occurred = Date.parse(event.occurredAt);
+    await audit.insertEntry(db, event.orgId, entry, { id: event.id, createdAt: Number.isNaN(occurred) ? undefined : new Date(occurred).toISOString() });
+  };
+}
