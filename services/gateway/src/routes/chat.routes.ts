@@ -5,7 +5,7 @@ import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { streamProxy } from '../http/stream-proxy';
-import { body, pageParams, query, s } from '../http/validate';
+import { body, dateRange, pageParams, query, s } from '../http/validate';
 
 const id = () => z.string().trim().uuid('must be an id');
 const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
@@ -22,6 +22,14 @@ const ListQuery = z.object({
   contactId: id().optional(),
   unread: bool.optional(),
   unreplied: bool.optional(),
+});
+
+const SearchQuery = z.object({
+  q: z.string({ error: 'is required' }).trim().min(2, 'must be at least 2 characters').max(200, 'must be at most 200 characters'),
+  conversationId: z.string().optional(),
+  chatnetAccountId: id().optional(),
+  from: s.dateOrTimestamp().optional(),
+  to: s.dateOrTimestamp().optional(),
 });
 
 /** `attachments` in a send: attachment ids, or objects carrying one (`{id}`), as returned by the upload. */
@@ -101,6 +109,15 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   internal.get('/conversations', async (req, res) => {
     const out = await messaging().ListConversations({ ...pageParams(req, 50, 100), ...query(req, ListQuery) }, ctxOf(req, res));
     res.json({ data: out.data.map(conversationOut), pagination: out.pagination });
+  });
+  internal.get('/messages/search', async (req, res) => {
+    const { q, conversationId, chatnetAccountId, from, to } = query(req, SearchQuery);
+    const range = dateRange(from, to, 'from', 'to');
+    const out = await messaging().SearchMessages(
+      { q, conversationId, chatnetAccountId, ...range, ...pageParams(req, 20, 100) },
+      ctxOf(req, res),
+    );
+    res.json({ data: out.data, pagination: out.pagination });
   });
   internal.get('/conversations/:id', async (req, res) => {
     const out = await messaging().GetConversation({ id: req.params.id, ...pageParams(req, 30, 100) }, ctxOf(req, res));

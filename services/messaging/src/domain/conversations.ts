@@ -6,6 +6,7 @@ import { forMessages } from '../db/attachments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { EVENTS } from './events';
+import { MAX_TERM, MAX_WORDS, phoneDigits, wordsOf } from './search-text';
 import { isUuid, oneOf } from './validation';
 
 const STATUSES = ['active', 'archived', 'closed'] as const;
@@ -34,15 +35,17 @@ export async function counts(deps: Deps, ctx: CallContext) {
   return convs.counts(deps.pool, requireOrg(ctx));
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: convs.ConversationFilter) {
+export async function list(deps: Deps, ctx: CallContext, req: Omit<convs.ConversationFilter, 'search'> & { search?: string }) {
   const orgId = requireOrg(ctx);
   const search = (req.search ?? '').trim();
-  if (search.length > 200) throw invalid('search', 'must be at most 200 characters');
+  if (search.length > MAX_TERM) throw invalid('search', `must be at most ${MAX_TERM} characters`);
+  const words = wordsOf(search);
+  if (words.length > MAX_WORDS) throw invalid('search', `must have at most ${MAX_WORDS} words`);
   return convs.list(deps.pool, orgId, {
     ...clampPage(req.page, req.limit, 50, 100),
     status: oneOf(req.status, 'status', STATUSES),
     type: oneOf(req.type, 'type', TYPES),
-    search: search || undefined,
+    search: words.length ? { words, phoneDigits: phoneDigits(search), window: deps.config.MESSAGE_SEARCH_WINDOW } : undefined,
     sortBy: oneOf(req.sortBy, 'sortBy', SORTS),
     direction: oneOf(req.direction, 'direction', DIRECTIONS),
     folderId: filterId(req.folderId, 'folderId'),

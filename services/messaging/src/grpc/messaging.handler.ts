@@ -2,6 +2,7 @@ import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as conversations from '../domain/conversations';
 import * as folders from '../domain/folders';
+import { searchMessages } from '../domain/message-search';
 import * as presets from '../domain/presets';
 import * as publicApi from '../domain/public';
 import * as send from '../domain/send';
@@ -18,6 +19,7 @@ export function messagingHandlers(deps: Deps): Handlers {
     MarkConversationRead: (req, ctx) => conversations.markRead(deps, ctx, req.id),
     MarkConversationUnread: (req, ctx) => conversations.markUnread(deps, ctx, req.id),
     UpdateMessageFlags: (req, ctx) => conversations.updateFlags(deps, ctx, req),
+    SearchMessages: (req, ctx) => searchMessages(deps, ctx, req),
 
     SendMessage: (req, ctx) => send.sendToConversation(deps, ctx, req),
     SendToThread: (req, ctx) => send.sendToThread(deps, ctx, req),
