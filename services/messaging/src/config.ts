@@ -77,6 +77,11 @@ const Env = z.object({
   EVENT_RETRY_DELAYS_MS: durations.default([1_000, 5_000, 30_000, 120_000, 600_000]),
   /** Attempts per event before it is parked in the dead-letter queue. */
   EVENT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(10),
+  /**
+   * Searches rank and page the newest this-many messages that match (and the inbox list's search looks at their
+   * conversations): a term found in 100,000 messages would otherwise be read and ranked in full on every keystroke.
+   */
+  MESSAGE_SEARCH_WINDOW: z.coerce.number().int().min(10).max(100_000).default(1_000),
   LOG_LEVEL: fields.logLevel(),
   /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),

@@ -5,7 +5,7 @@ import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { streamProxy } from '../http/stream-proxy';
-import { body, pageParams, parseDateOrTime, query, s } from '../http/validate';
+import { body, dateRange, pageParams, parseDateOrTime, query, s } from '../http/validate';
 
 const id = () => z.string().trim().uuid('must be an id');
 const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
@@ -47,6 +47,14 @@ const SetStatus = z
   })
   .refine((b) => b.status === 'snoozed' || b.snoozedUntil === undefined, { path: ['snoozedUntil'], message: 'is only for status snoozed' })
   .refine((b) => b.status !== 'snoozed' || b.snoozedUntil !== undefined, { path: ['snoozedUntil'], message: 'is required for status snoozed' });
+
+const SearchQuery = z.object({
+  q: z.string({ error: 'is required' }).trim().min(2, 'must be at least 2 characters').max(200, 'must be at most 200 characters'),
+  conversationId: z.string().optional(),
+  chatnetAccountId: id().optional(),
+  from: s.dateOrTimestamp().optional(),
+  to: s.dateOrTimestamp().optional(),
+});
 
 /** `attachments` in a send: attachment ids, or objects carrying one (`{id}`), as returned by the upload. */
 const attachmentRefs = z
@@ -129,6 +137,15 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   internal.get('/conversations', async (req, res) => {
     const out = await messaging().ListConversations({ ...pageParams(req, 50, 100), ...query(req, ListQuery) }, ctxOf(req, res));
     res.json({ data: out.data.map(conversationOut), pagination: out.pagination });
+  });
+  internal.get('/messages/search', async (req, res) => {
+    const { q, conversationId, chatnetAccountId, from, to } = query(req, SearchQuery);
+    const range = dateRange(from, to, 'from', 'to');
+    const out = await messaging().SearchMessages(
+      { q, conversationId, chatnetAccountId, ...range, ...pageParams(req, 20, 100) },
+      ctxOf(req, res),
+    );
+    res.json({ data: out.data, pagination: out.pagination });
   });
   internal.get('/conversations/:id', async (req, res) => {
     const out = await messaging().GetConversation({ id: req.params.id, ...pageParams(req, 30, 100) }, ctxOf(req, res));

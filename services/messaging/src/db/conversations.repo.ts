@@ -1,4 +1,6 @@
 import { iso, isoOrUndefined, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
+import { escapeLike } from '../domain/search-text';
+import { newestMatchesSql, Params } from './message-search.repo';
 
 export const CONVERSATION_STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
@@ -140,7 +142,8 @@ export async function insertOrGet(db: Queryable, c: NewConversation): Promise<{ 
 export interface ConversationFilter extends PageRequest {
   status?: string;
   type?: string;
-  search?: string;
+  /** Folded words of the search term (all must occur) and, for a phone-like term, its digits. */
+  search?: { words: string[]; phoneDigits?: string; window: number };
   sortBy?: string;
   direction?: string;
   folderId?: string;
@@ -153,20 +156,24 @@ export interface ConversationFilter extends PageRequest {
   teamId?: string;
 }
 
-function escapeLike(s: string): string {
-  return s.replace(/[\\%_]/g, (m) => `\\${m}`);
+/**
+ * A conversation matches a search when its contact's name (or phone) holds every word, or one of its messages
+ * does: among the newest `window` matching messages of the org, so a very common term stays cheap.
+ */
+function searchCondition(p: Params, search: NonNullable<ConversationFilter['search']>): string {
+  const contact = search.words.map((w) => `c.search_text LIKE ${p.add(`%${escapeLike(w)}%`)}`).join(' AND ');
+  const phone = search.phoneDigits ? ` OR c.search_text LIKE ${p.add(`%${search.phoneDigits}%`)}` : '';
+  return `((${contact})${phone} OR c.id IN (${newestMatchesSql(p, '$1', search.words, search.window)}))`;
 }
 
 export async function list(db: Queryable, orgId: string, f: ConversationFilter) {
   const where = ['c.org_id = $1'];
-  const values: unknown[] = [orgId];
-  const add = (sql: string, v: unknown) => {
-    values.push(v);
-    where.push(sql.replace('?', `$${values.length}`));
-  };
+  const p = new Params(orgId);
+  const values = p.values;
+  const add = (sql: string, v: unknown) => where.push(sql.replace('?', p.add(v)));
   if (f.status) add('c.status = ?', f.status);
   if (f.type) add('c.thread_type = ?', f.type);
-  if (f.search) add(`c.contact_name ILIKE ?`, `%${escapeLike(f.search)}%`);
+  if (f.search) where.push(searchCondition(p, f.search));
   if (f.folderId) add('EXISTS (SELECT 1 FROM conversation_folders cf WHERE cf.conversation_id = c.id AND cf.folder_id = ?)', f.folderId);
   if (f.chatnetAccountId) add('c.chatnet_account_id = ?', f.chatnetAccountId);
   if (f.contactId) add('c.contact_id = ?', f.contactId);

@@ -62,12 +62,16 @@ export function toSent(r: MessageRow, attachments: AttachmentRow[], replayed = f
   };
 }
 
-/** The public API's Message: who wrote it is a contact, a user of the org, or the system (automation, API). */
+/** Who wrote a message: the contact, a user of the org, or the system (automation, campaigns, the public API). */
+export function senderTypeOf(r: Pick<MessageRow, 'direction' | 'sent_by_user_id'>): 'contact' | 'user' | 'system' {
+  return r.direction === 'inbound' ? 'contact' : r.sent_by_user_id ? 'user' : 'system';
+}
+
+/** The public API's Message. */
 export function toPublicMessage(r: MessageRow, attachments: AttachmentRow[]) {
-  const senderType = r.direction === 'inbound' ? 'contact' : r.sent_by_user_id ? 'user' : 'system';
   return {
     id: r.id,
-    senderType,
+    senderType: senderTypeOf(r),
     senderName: r.sender_name,
     content: r.content,
     contentType: r.content_type,

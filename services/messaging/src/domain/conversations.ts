@@ -9,6 +9,7 @@ import * as messages from '../db/messages.repo';
 import { EVENTS } from './events';
 import { mergeTimeline, notesBesidePage } from './timeline';
 import { applyStatus } from './status';
+import { MAX_TERM, MAX_WORDS, phoneDigits, wordsOf } from './search-text';
 import { isUuid, oneOf } from './validation';
 
 const TYPES = ['user', 'group'] as const;
@@ -48,15 +49,17 @@ function assigneeFilter(ctx: CallContext, value: string | undefined): string | n
   return value;
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: convs.ConversationFilter & { assigneeId?: string }) {
+export async function list(deps: Deps, ctx: CallContext, req: Omit<convs.ConversationFilter, 'search' | 'assigneeId'> & { search?: string; assigneeId?: string }) {
   const orgId = requireOrg(ctx);
   const search = (req.search ?? '').trim();
-  if (search.length > 200) throw invalid('search', 'must be at most 200 characters');
+  if (search.length > MAX_TERM) throw invalid('search', `must be at most ${MAX_TERM} characters`);
+  const words = wordsOf(search);
+  if (words.length > MAX_WORDS) throw invalid('search', `must have at most ${MAX_WORDS} words`);
   return convs.list(deps.pool, orgId, {
     ...clampPage(req.page, req.limit, 50, 100),
     status: oneOf(req.status, 'status', CONVERSATION_STATUSES),
     type: oneOf(req.type, 'type', TYPES),
-    search: search || undefined,
+    search: words.length ? { words, phoneDigits: phoneDigits(search), window: deps.config.MESSAGE_SEARCH_WINDOW } : undefined,
     sortBy: oneOf(req.sortBy, 'sortBy', SORTS),
     direction: oneOf(req.direction, 'direction', DIRECTIONS),
     folderId: filterId(req.folderId, 'folderId'),

@@ -4,6 +4,7 @@ import * as conversations from '../domain/conversations';
 import * as folders from '../domain/folders';
 import * as notes from '../domain/notes';
 import * as ownership from '../domain/ownership';
+import { searchMessages } from '../domain/message-search';
 import * as presets from '../domain/presets';
 import * as publicApi from '../domain/public';
 import * as send from '../domain/send';
@@ -27,6 +28,7 @@ export function messagingHandlers(deps: Deps): Handlers {
     CreateNote: (req, ctx) => notes.create(deps, ctx, req),
     ListNotes: (req, ctx) => notes.list(deps, ctx, req),
     DeleteNote: (req, ctx) => notes.remove(deps, ctx, req),
+    SearchMessages: (req, ctx) => searchMessages(deps, ctx, req),
 
     SendMessage: (req, ctx) => send.sendToConversation(deps, ctx, req),
     SendToThread: (req, ctx) => send.sendToThread(deps, ctx, req),
