@@ -181,6 +181,21 @@ export async function updateContact(db: Queryable, orgId: string, id: string, pa
   return rows[0];
 }
 
+/** The org's contacts among `ids`, locked in id order (two bulk requests over the same rows never deadlock). */
+export async function lockMany(db: Queryable, orgId: string, ids: string[]): Promise<ContactRow[]> {
+  const { rows } = await db.query<ContactRow>(`SELECT ${COLUMNS} FROM contacts WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE`, [orgId, ids]);
+  return rows;
+}
+
+/** Delete many of the org's contacts in one statement; returns what was deleted. */
+export async function deleteMany(db: Queryable, orgId: string, ids: string[]): Promise<{ id: string; name: string; phone: string }[]> {
+  const { rows } = await db.query<{ id: string; name: string; phone: string }>(
+    'DELETE FROM contacts WHERE org_id = $1 AND id = ANY($2::uuid[]) RETURNING id, name, phone',
+    [orgId, ids],
+  );
+  return rows;
+}
+
 /** The deleted contact's name and phone (for the audit log), or undefined when the org has no such contact. */
 export async function deleteContact(db: Queryable, orgId: string, id: string): Promise<{ name: string; phone: string } | undefined> {
   const res = await db.query<{ name: string; phone: string }>({

@@ -62,12 +62,12 @@ function pgCode(err: unknown): { code?: string; constraint?: string } {
   return (err ?? {}) as { code?: string; constraint?: string };
 }
 
-async function assertStatusId(deps: Deps, orgId: string, statusId: string | null | undefined): Promise<void> {
+export async function assertStatusId(deps: Deps, orgId: string, statusId: string | null | undefined): Promise<void> {
   if (!statusId) return;
   if (!isUuid(statusId) || !(await statusExists(deps.pool, orgId, statusId))) throw invalid('statusId', 'is not a contact status of this organization');
 }
 
-async function assertAssignee(deps: Deps, ctx: CallContext, userId: string | null | undefined): Promise<void> {
+export async function assertAssignee(deps: Deps, ctx: CallContext, userId: string | null | undefined): Promise<void> {
   if (!userId) return;
   if (!isUuid(userId)) throw invalid('assignedUserId', 'is not a user of this organization');
   await deps.users.assertAssignable(ctx, userId, 'assignedUserId');
@@ -283,7 +283,7 @@ const ROW_OF: Record<keyof repo.ContactPatch, keyof repo.ContactRow> = {
 };
 
 /** Only what actually differs is written and reported. */
-function diff(row: repo.ContactRow, patch: repo.ContactPatch): { changed: repo.ContactPatch; changes: string[] } {
+export function diff(row: repo.ContactRow, patch: repo.ContactPatch): { changed: repo.ContactPatch; changes: string[] } {
   const changed: repo.ContactPatch = {};
   const changes: string[] = [];
   for (const key of Object.keys(patch) as (keyof repo.ContactPatch)[]) {
@@ -296,7 +296,7 @@ function diff(row: repo.ContactRow, patch: repo.ContactPatch): { changed: repo.C
   return { changed, changes };
 }
 
-function describe(before: repo.ContactRow, after: repo.ContactRow, changes: string[]): string {
+export function describe(before: repo.ContactRow, after: repo.ContactRow, changes: string[]): string {
   const parts = changes.map((field) => {
     if (field === 'status') return `status: ${before.status} → ${after.status}`;
     if (field === 'assignedUserId') return after.assigned_user_id ? `assigned to ${after.assigned_user_id}` : 'unassigned';

@@ -2,6 +2,7 @@ import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as appointments from '../domain/appointments';
 import * as contacts from '../domain/contacts';
+import { bulkUpdate } from '../domain/contacts-bulk';
 import * as lists from '../domain/customer-lists';
 import * as statuses from '../domain/statuses';
 
@@ -13,6 +14,7 @@ export function crmHandlers(deps: Deps): Handlers {
     CreateContact: (req, ctx) => contacts.create(deps, ctx, req),
     UpdateContact: (req, ctx) => contacts.update(deps, ctx, req),
     DeleteContact: (req, ctx) => contacts.remove(deps, ctx, req.id),
+    BulkUpdateContacts: (req, ctx) => bulkUpdate(deps, ctx, req),
     ListFriends: (req, ctx) => contacts.friendRecords(deps, ctx, req.id),
     AddNote: (req, ctx) => contacts.addNote(deps, ctx, req),
 

@@ -48,6 +48,25 @@ const SetStatus = z
   .refine((b) => b.status === 'snoozed' || b.snoozedUntil === undefined, { path: ['snoozedUntil'], message: 'is only for status snoozed' })
   .refine((b) => b.status !== 'snoozed' || b.snoozedUntil !== undefined, { path: ['snoozedUntil'], message: 'is required for status snoozed' });
 
+/** Most ids in one bulk request (messaging and crm check it too). */
+const BULK_MAX_IDS = 1000;
+const BulkIds = z
+  .array(z.string({ error: 'must be an array of ids' }), { error: 'must be an array of ids' })
+  .min(1, 'must list at least one id')
+  .max(BULK_MAX_IDS, `must list at most ${BULK_MAX_IDS} ids`);
+
+// Each action's parameters; ids that are malformed or not the org's fail one by one in the answer, not here.
+const BulkConversations = z.discriminatedUnion(
+  'action',
+  [
+    z.object({ ids: BulkIds, action: z.literal('assign'), userId: nullableId(), teamId: nullableId().optional() }),
+    z.object({ ids: BulkIds, action: z.literal('status'), status: s.enumOf(STATUSES), snoozedUntil: SetStatus.shape.snoozedUntil }),
+    z.object({ ids: BulkIds, action: z.literal('folder'), folderId: z.string({ error: 'is required' }).trim().uuid('must be an id') }),
+    z.object({ ids: BulkIds, action: z.literal('read') }),
+  ],
+  { error: 'must be one of assign, status, folder, read' },
+);
+
 const SearchQuery = z.object({
   q: z.string({ error: 'is required' }).trim().min(2, 'must be at least 2 characters').max(200, 'must be at most 200 characters'),
   conversationId: z.string().optional(),
@@ -181,6 +200,19 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   internal.put('/conversations/:id/status', async (req, res) => {
     const b = body(req, SetStatus);
     res.json(conversationOut(await messaging().SetConversationStatus({ id: req.params.id, status: b.status, snoozedUntil: b.snoozedUntil }, ctxOf(req, res))));
+  });
+  internal.post('/conversations/bulk', async (req, res) => {
+    const b = body(req, BulkConversations);
+    const params =
+      b.action === 'assign'
+        ? { userId: b.userId ?? undefined, teamId: b.teamId ?? undefined, teamIdSet: b.teamId !== undefined }
+        : b.action === 'status'
+          ? { status: b.status, snoozedUntil: b.snoozedUntil }
+          : b.action === 'folder'
+            ? { folderId: b.folderId }
+            : {};
+    const out = await messaging().BulkUpdateConversations<{ updated: number; failed: unknown[] }>({ ids: b.ids, action: b.action, ...params }, ctxOf(req, res));
+    res.json({ updated: out.updated, failed: out.failed ?? [] });
   });
   const moves = { archive: 'ArchiveConversation', close: 'CloseConversation', reopen: 'ReopenConversation', read: 'MarkConversationRead', unread: 'MarkConversationUnread' };
   for (const [path, method] of Object.entries(moves)) {

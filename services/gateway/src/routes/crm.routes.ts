@@ -221,6 +221,31 @@ const ContactFields = {
 const NewContact = z.object({ ...ContactFields, tags: tags.optional() });
 const ContactPatch = z.object({ ...ContactFields, tags: tags.optional() });
 
+/** Most ids in one bulk request (crm checks it too). */
+const BULK_MAX_IDS = 1000;
+const BulkIds = z
+  .array(z.string({ error: 'must be an array of ids' }), { error: 'must be an array of ids' })
+  .min(1, 'must list at least one id')
+  .max(BULK_MAX_IDS, `must list at most ${BULK_MAX_IDS} ids`);
+const nullableUser = z.union([z.null(), uuid('a user')], {
+  error: (issue) => (issue.input === undefined ? 'is required (a user id, or null)' : 'must be a user id or null'),
+});
+
+// Each action's parameters; ids that are malformed or not the org's fail one by one in the answer, not here.
+const BulkContacts = z.discriminatedUnion(
+  'action',
+  [
+    z.object({ ids: BulkIds, action: z.literal('tag'), tags: tags.min(1, 'must list at least one tag') }),
+    z.object({ ids: BulkIds, action: z.literal('untag'), tags: tags.min(1, 'must list at least one tag') }),
+    z
+      .object({ ids: BulkIds, action: z.literal('status'), status: s.enumOf(CONTACT_STATUSES).optional(), statusId: clearableId('a contact status') })
+      .refine((b) => b.status !== undefined || b.statusId !== undefined, { path: ['status'], message: 'send status and/or statusId' }),
+    z.object({ ids: BulkIds, action: z.literal('assign'), assignedUserId: nullableUser }),
+    z.object({ ids: BulkIds, action: z.literal('delete') }),
+  ],
+  { error: 'must be one of tag, untag, status, assign, delete' },
+);
+
 const integer = () =>
   z
     .string()
@@ -343,6 +368,19 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
   internal.post('/contacts', async (req, res) => {
     const c = await crm().CreateContact<Contact>(body(req, NewContact), ctxOf(req, res));
     res.status(201).json(contactOut(c));
+  });
+  internal.post('/contacts/bulk', async (req, res) => {
+    const b = body(req, BulkContacts);
+    const params =
+      b.action === 'tag' || b.action === 'untag'
+        ? { tags: b.tags }
+        : b.action === 'status'
+          ? { status: b.status, statusId: b.statusId }
+          : b.action === 'assign'
+            ? { assignedUserId: b.assignedUserId ?? '' }
+            : {};
+    const out = await crm().BulkUpdateContacts<{ updated: number; failed?: unknown[] }>({ ids: b.ids, action: b.action, ...params }, ctxOf(req, res));
+    res.json({ updated: out.updated, failed: out.failed ?? [] });
   });
   internal.get('/contacts/:id', async (req, res) => {
     res.json(detailOut(await crm().GetContact<ContactDetail>({ id: req.params.id }, ctxOf(req, res))));

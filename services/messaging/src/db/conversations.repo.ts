@@ -240,6 +240,47 @@ export async function reactivate(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE conversations SET status = 'active', snoozed_until = NULL WHERE id = $1`, [id]);
 }
 
+/** The org's conversations among `ids`, locked in id order (two bulk requests over the same rows never deadlock). */
+export async function lockMany(db: Queryable, orgId: string, ids: string[]): Promise<ConversationRow[]> {
+  const { rows } = await db.query<ConversationRow>(
+    `SELECT ${COLUMNS} FROM conversations c WHERE c.org_id = $1 AND c.id = ANY($2::uuid[]) ORDER BY c.id FOR UPDATE OF c`,
+    [orgId, ids],
+  );
+  return rows;
+}
+
+/** One owner for many conversations (a bulk assignment): one statement. */
+export async function setOwnerMany(db: Queryable, orgId: string, ids: string[], assigneeId: string | null, teamIds: (string | null)[]): Promise<void> {
+  await db.query(
+    `UPDATE conversations c SET assignee_id = $3, team_id = t.team_id, last_activity_at = now()
+     FROM unnest($2::uuid[], $4::uuid[]) AS t(id, team_id)
+     WHERE c.org_id = $1 AND c.id = t.id`,
+    [orgId, ids, assigneeId, teamIds],
+  );
+}
+
+/** One status for many conversations (a bulk status change): one statement; the wake-up time only for snoozed. */
+export async function setStatusMany(db: Queryable, orgId: string, ids: string[], status: ConversationStatus, snoozedUntil: Date | null): Promise<void> {
+  await db.query(`UPDATE conversations SET status = $3, snoozed_until = $4, last_activity_at = now() WHERE org_id = $1 AND id = ANY($2::uuid[])`, [
+    orgId,
+    ids,
+    status,
+    status === 'snoozed' ? snoozedUntil : null,
+  ]);
+}
+
+/** recount for many conversations in one statement. */
+export async function recountMany(db: Queryable, orgId: string, ids: string[]): Promise<void> {
+  await db.query(
+    `UPDATE conversations c SET
+       unread_count = (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound' AND NOT m.is_read),
+       unreplied_count = (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound' AND NOT m.is_replied),
+       last_activity_at = now()
+     WHERE c.org_id = $1 AND c.id = ANY($2::uuid[])`,
+    [orgId, ids],
+  );
+}
+
 export async function setOwner(db: Queryable, orgId: string, id: string, assigneeId: string | null, teamId: string | null): Promise<void> {
   await db.query(`UPDATE conversations SET assignee_id = $3, team_id = $4, last_activity_at = now() WHERE org_id = $1 AND id = $2`, [
     orgId,

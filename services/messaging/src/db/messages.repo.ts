@@ -272,6 +272,13 @@ export async function markAllRead(db: Queryable, conversationId: string): Promis
   await db.query(`UPDATE messages SET is_read = true WHERE conversation_id = $1 AND direction = 'inbound' AND NOT is_read`, [conversationId]);
 }
 
+export async function markAllReadMany(db: Queryable, orgId: string, conversationIds: string[]): Promise<void> {
+  await db.query(
+    `UPDATE messages SET is_read = true WHERE org_id = $1 AND conversation_id = ANY($2::uuid[]) AND direction = 'inbound' AND NOT is_read`,
+    [orgId, conversationIds],
+  );
+}
+
 /** Mark the newest message from the contact unread again; false when the contact never wrote. */
 export async function markLatestInboundUnread(db: Queryable, conversationId: string): Promise<boolean> {
   const { rowCount } = await db.query(

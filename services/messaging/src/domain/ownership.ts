@@ -16,7 +16,7 @@ export interface AssignRequest {
   teamIdSet?: boolean;
 }
 
-interface Owner {
+export interface Owner {
   assigneeId: string | null;
   teamId: string | null;
 }
@@ -32,7 +32,7 @@ function optionalId(value: string | undefined, field: string): string | null {
  * assigned to them, and leave its team alone. Team leads, admins and owners hand conversations to anyone.
  * Judged against the conversation as it is under the row lock, so two agents taking it at once cannot both win.
  */
-function checkMayAssign(ctx: CallContext, current: ConversationRow, next: Owner): void {
+export function checkMayAssign(ctx: CallContext, current: ConversationRow, next: Owner): void {
   if (roleRank(ctx.role) >= roleRank('team_lead')) return;
   if (next.teamId !== current.team_id) throw forbidden('Only team leads, admins and owners change the team of a conversation');
   if (next.assigneeId === current.assignee_id) return;

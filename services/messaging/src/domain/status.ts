@@ -43,7 +43,7 @@ export async function applyStatus(
 }
 
 /** The wake-up time of a snooze: an ISO 8601 timestamp (years 1-9999) later than now. */
-function parseSnoozedUntil(value: string | undefined, status: ConversationStatus): Date | null {
+export function parseSnoozedUntil(value: string | undefined, status: ConversationStatus): Date | null {
   const given = value !== undefined && value !== '';
   if (status !== 'snoozed') {
     if (given) throw invalid('snoozedUntil', 'is only for status snoozed');

@@ -1,5 +1,6 @@
 import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
+import { bulkUpdate } from '../domain/bulk';
 import * as conversations from '../domain/conversations';
 import * as folders from '../domain/folders';
 import * as notes from '../domain/notes';
@@ -24,6 +25,7 @@ export function messagingHandlers(deps: Deps): Handlers {
     UpdateMessageFlags: (req, ctx) => conversations.updateFlags(deps, ctx, req),
     AssignConversation: (req, ctx) => ownership.assign(deps, ctx, req),
     SetConversationStatus: (req, ctx) => status.setStatus(deps, ctx, req),
+    BulkUpdateConversations: (req, ctx) => bulkUpdate(deps, ctx, req),
 
     CreateNote: (req, ctx) => notes.create(deps, ctx, req),
     ListNotes: (req, ctx) => notes.list(deps, ctx, req),

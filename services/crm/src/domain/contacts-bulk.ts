@@ -1,0 +1,169 @@
+import { AppError, CallContext, forbidden, invalid, requireCan, requireOrg, roleRank } from '@crm/grpc-kit';
+import { PoolClient, withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
+import type { Deps } from '../deps';
+import { recordActivity } from '../db/activities.repo';
+import * as repo from '../db/contacts.repo';
+import { contactDeleted, contactUpdated } from './contact-events';
+import { assertAssignee, assertStatusId, CONTACT_STATUSES, describe, diff } from './contacts';
+import { isUuid, normaliseTags, oneOf } from './validation';
+
+/** Most ids one bulk request may name. */
+export const BULK_MAX_IDS = 1000;
+const ACTIONS = ['tag', 'untag', 'status', 'assign', 'delete'] as const;
+type Action = (typeof ACTIONS)[number];
+
+export interface BulkContactsRequest {
+  ids?: string[];
+  action?: string;
+  tags?: string[];
+  status?: string;
+  statusId?: string;
+  assignedUserId?: string;
+}
+
+interface BulkFailure {
+  id: string;
+  code: string;
+}
+
+/**
+ * The request's ids, deduplicated (uuids compared in lower case); malformed ones fail as `not_found`, like
+ * another org's, so a bulk request never tells which ids exist elsewhere.
+ */
+function bulkIds(ids: string[] | undefined): { valid: string[]; malformed: string[] } {
+  const list = ids ?? [];
+  if (list.length === 0) throw invalid('ids', 'must list at least one id');
+  const valid = new Set<string>();
+  const malformed = new Set<string>();
+  for (const raw of list) {
+    const id = String(raw).trim();
+    if (isUuid(id)) valid.add(id.toLowerCase());
+    else malformed.add(id);
+  }
+  if (valid.size + malformed.size > BULK_MAX_IDS) throw invalid('ids', `must list at most ${BULK_MAX_IDS} ids`);
+  return { valid: [...valid], malformed: [...malformed] };
+}
+
+/** The patch one action makes to one locked contact (tags depend on the contact's own). */
+type PatchOf = (row: repo.ContactRow) => repo.ContactPatch;
+
+/** Checks the action's parameters (a 400 naming the field before anything changes) and returns its patch. */
+async function preparePatch(deps: Deps, ctx: CallContext, action: Exclude<Action, 'delete'>, req: BulkContactsRequest): Promise<PatchOf> {
+  switch (action) {
+    case 'tag':
+    case 'untag': {
+      const tags = normaliseTags(req.tags, 'tags');
+      if (tags.length === 0) throw invalid('tags', 'must list at least one tag');
+      if (action === 'tag') return (row) => ({ tags: normaliseTags([...row.tags, ...tags], 'tags') });
+      const gone = new Set(tags.map((t) => t.toLowerCase()));
+      return (row) => ({ tags: row.tags.filter((t) => !gone.has(t.toLowerCase())) });
+    }
+    case 'status': {
+      if (req.status === undefined && req.statusId === undefined) throw invalid('status', 'send status and/or statusId');
+      const status = oneOf(req.status, CONTACT_STATUSES, 'status');
+      const statusId = req.statusId === undefined ? undefined : req.statusId || null;
+      // The org's custom statuses, checked as PUT /contacts/:id checks them.
+      await assertStatusId(deps, ctx.orgId, statusId);
+      return () => ({ ...(status ? { status } : {}), ...(statusId !== undefined ? { statusId: statusId?.toLowerCase() ?? null } : {}) });
+    }
+    case 'assign': {
+      if (req.assignedUserId === undefined) throw invalid('assignedUserId', 'is required (a user id, or null)');
+      const assignedUserId = req.assignedUserId ? req.assignedUserId.toLowerCase() : null;
+      await assertAssignee(deps, ctx, assignedUserId);
+      return () => ({ assignedUserId });
+    }
+  }
+}
+
+/** One contact's refusal: the rule's stable code (e.g. too many tags → invalid_argument). */
+function failureOf(id: string, err: unknown): BulkFailure {
+  if (!(err instanceof AppError)) throw err;
+  return { id, code: err.code };
+}
+
+/** As PUT /contacts/:id per contact: only real changes are written, each with an activity and one contact.updated. */
+async function applyPatches(tx: PoolClient, orgId: string, rows: repo.ContactRow[], patchOf: PatchOf): Promise<BulkFailure[]> {
+  const failed: BulkFailure[] = [];
+  for (const row of rows) {
+    let patch: repo.ContactPatch;
+    try {
+      patch = patchOf(row);
+    } catch (err) {
+      failed.push(failureOf(row.id, err));
+      continue;
+    }
+    const { changed, changes } = diff(row, patch);
+    if (changes.length === 0) continue;
+    const updated = (await repo.updateContact(tx, orgId, row.id, changed))!;
+    await recordActivity(tx, { orgId, contactId: row.id, type: 'updated', data: describe(row, updated, changes) });
+    await contactUpdated(tx, orgId, updated, changes);
+  }
+  return failed;
+}
+
+/** As DELETE /contacts/:id per contact (one contact.deleted each), in one statement. */
+async function deleteRows(tx: PoolClient, orgId: string, rows: repo.ContactRow[]): Promise<BulkFailure[]> {
+  const deleted = await repo.deleteMany(tx, orgId, rows.map((r) => r.id));
+  for (const d of deleted) await contactDeleted(tx, orgId, d.id);
+  return [];
+}
+
+/**
+ * POST /contacts/bulk → {updated, failed}. Parameters are checked first (400 naming the field; delete needs team
+ * lead or above, else 403 for the whole request); then one transaction locks the org's contacts among the ids
+ * (≤ 1,000, in id order), applies the action, publishes what the single operation publishes per contact and
+ * records the one audit entry, which therefore exists exactly when the changes do. `updated` counts the contacts
+ * the action succeeded on, including those already as asked (they publish nothing).
+ */
+export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkContactsRequest) {
+  requireCan(ctx, 'contacts:write');
+  const orgId = requireOrg(ctx);
+  const action = oneOf(req.action, ACTIONS, 'action') as Action | undefined;
+  if (!action) throw invalid('action', `is required (one of ${ACTIONS.join(', ')})`);
+  if (action === 'delete' && roleRank(ctx.role) < roleRank('team_lead')) throw forbidden('Only team leads, admins and owners delete contacts in bulk');
+  const { valid, malformed } = bulkIds(req.ids);
+  const patchOf = action === 'delete' ? undefined : await preparePatch(deps, ctx, action, req);
+
+  const result = await withTransaction(deps.pool, async (tx) => {
+    const rows = await repo.lockMany(tx, orgId, valid);
+    const found = new Set(rows.map((r) => r.id));
+    const failed: BulkFailure[] = [
+      ...malformed.map((id) => ({ id, code: 'not_found' })),
+      ...valid.filter((id) => !found.has(id)).map((id) => ({ id, code: 'not_found' })),
+    ];
+    if (rows.length > 0) failed.push(...(patchOf ? await applyPatches(tx, orgId, rows, patchOf) : await deleteRows(tx, orgId, rows)));
+    const refused = new Set(failed.map((f) => f.id));
+    const updatedIds = rows.map((r) => r.id).filter((id) => !refused.has(id));
+    await recordAudit(tx, ctx, {
+      action: `contacts.bulk_${action}`,
+      resourceType: 'contact',
+      details: {
+        requested: valid.length + malformed.length,
+        updated: updatedIds.length,
+        failed: failed.length,
+        ids: updatedIds,
+        failedIds: failed.map((f) => f.id),
+        params: paramsOf(action, req),
+      },
+    });
+    return { updated: updatedIds.length, failed };
+  });
+  deps.log.debug({ action, updated: result.updated, failed: result.failed.length }, 'contacts bulk action');
+  return result;
+}
+
+/** What the audit entry says was asked, beside the ids. */
+function paramsOf(action: Action, req: BulkContactsRequest): Record<string, unknown> {
+  switch (action) {
+    case 'tag':
+    case 'untag':
+      return { tags: req.tags ?? [] };
+    case 'status':
+      return { ...(req.status ? { status: req.status } : {}), ...(req.statusId !== undefined ? { statusId: req.statusId || null } : {}) };
+    case 'assign':
+      return { assignedUserId: req.assignedUserId || null };
+    case 'delete':
+      return {};
+  }
+}

@@ -1,0 +1,217 @@
+import { AppError, CallContext, invalid, requireCan } from '@crm/grpc-kit';
+import { Queryable, withTransaction } from '@crm/db';
+import { enqueueEvent, recordAudit } from '@crm/events';
+import type { Deps } from '../deps';
+import * as convs from '../db/conversations.repo';
+import { ConversationRow, CONVERSATION_STATUSES, ConversationStatus } from '../db/conversations.repo';
+import * as folders from '../db/folders.repo';
+import * as messages from '../db/messages.repo';
+import { EVENTS } from './events';
+import { checkMayAssign } from './ownership';
+import { parseSnoozedUntil, statusChangedData } from './status';
+import { isUuid, oneOf } from './validation';
+
+/** Most ids one bulk request may name. */
+export const BULK_MAX_IDS = 1000;
+const ACTIONS = ['assign', 'status', 'folder', 'read'] as const;
+type Action = (typeof ACTIONS)[number];
+
+export interface BulkRequest {
+  ids?: string[];
+  action?: string;
+  userId?: string;
+  teamId?: string;
+  teamIdSet?: boolean;
+  status?: string;
+  snoozedUntil?: string;
+  folderId?: string;
+}
+
+export interface BulkFailure {
+  id: string;
+  code: string;
+}
+
+/**
+ * The request's ids, deduplicated (uuids compared in lower case), and the malformed ones, which fail as
+ * `not_found` like another org's: a bulk request never tells which ids exist elsewhere.
+ */
+export function bulkIds(ids: string[] | undefined, max = BULK_MAX_IDS): { valid: string[]; malformed: string[] } {
+  const list = ids ?? [];
+  if (list.length === 0) throw invalid('ids', 'must list at least one id');
+  const valid = new Set<string>();
+  const malformed = new Set<string>();
+  for (const raw of list) {
+    const id = String(raw).trim();
+    if (isUuid(id)) valid.add(id.toLowerCase());
+    else malformed.add(id);
+  }
+  if (valid.size + malformed.size > max) throw invalid('ids', `must list at most ${max} ids`);
+  return { valid: [...valid], malformed: [...malformed] };
+}
+
+/** A conversation the action was refused for: the error's stable code (`forbidden` for permission). */
+function failureOf(id: string, err: unknown): BulkFailure {
+  if (!(err instanceof AppError)) throw err;
+  return { id, code: err.kind === 'permission_denied' ? 'forbidden' : err.code };
+}
+
+/** What one action does to the locked rows it may change; returns the ids it refused, with why. */
+type Apply = (db: Queryable, rows: ConversationRow[]) => Promise<BulkFailure[]>;
+
+function optionalId(value: string | undefined, field: string): string | null {
+  if (value === undefined || value === '') return null;
+  if (!isUuid(value)) throw invalid(field, 'must be an id or null');
+  return value.toLowerCase();
+}
+
+/**
+ * assign: the single route's rules per conversation (an agent takes unassigned ones for themselves or releases
+ * their own; others fail with `forbidden`), identity asked once for the user and team, one UPDATE, one
+ * `conversation.assigned` per conversation whose owner changed.
+ */
+async function prepareAssign(deps: Deps, ctx: CallContext, req: BulkRequest): Promise<Apply> {
+  // As in AssignConversation, an absent userId means nobody (the gateway insists the caller says so with null).
+  const assigneeId = optionalId(req.userId, 'userId');
+  const teamId = req.teamIdSet ? optionalId(req.teamId, 'teamId') : undefined;
+  if (assigneeId) {
+    const user = await deps.remote.orgUser(ctx, assigneeId);
+    if (!user) throw invalid('userId', 'is not a user of this organization');
+    if (user.status !== 'active') throw invalid('userId', 'is not an active user');
+  }
+  if (teamId && !(await deps.remote.orgTeam(ctx, teamId))) throw invalid('teamId', 'is not a team of this organization');
+  return async (db, rows) => {
+    const failed: BulkFailure[] = [];
+    const changed: { row: ConversationRow; teamId: string | null }[] = [];
+    for (const row of rows) {
+      const next = { assigneeId, teamId: teamId === undefined ? row.team_id : teamId };
+      try {
+        checkMayAssign(ctx, row, next);
+      } catch (err) {
+        failed.push(failureOf(row.id, err));
+        continue;
+      }
+      if (next.assigneeId !== row.assignee_id || next.teamId !== row.team_id) changed.push({ row, teamId: next.teamId });
+    }
+    if (changed.length === 0) return failed;
+    await convs.setOwnerMany(db, ctx.orgId, changed.map((c) => c.row.id), assigneeId, changed.map((c) => c.teamId));
+    for (const { row, teamId: team } of changed) {
+      await enqueueEvent(db, {
+        type: EVENTS.conversationAssigned,
+        orgId: ctx.orgId,
+        data: {
+          conversationId: row.id,
+          contactId: row.contact_id,
+          assigneeId,
+          teamId: team,
+          previousAssigneeId: row.assignee_id,
+          assignedBy: ctx.userId || null,
+        },
+      });
+    }
+    return failed;
+  };
+}
+
+/** status: as PUT /status (snoozed needs a future snoozedUntil); one UPDATE, one `conversation.status_changed` per change. */
+function prepareStatus(ctx: CallContext, req: BulkRequest): Apply {
+  const status = oneOf(req.status, 'status', CONVERSATION_STATUSES) as ConversationStatus | undefined;
+  if (!status) throw invalid('status', 'is required');
+  const until = parseSnoozedUntil(req.snoozedUntil, status);
+  return async (db, rows) => {
+    const changed = rows.filter((r) => r.status !== status || (r.snoozed_until?.getTime() ?? null) !== (until?.getTime() ?? null));
+    if (changed.length === 0) return [];
+    await convs.setStatusMany(db, ctx.orgId, changed.map((r) => r.id), status, until);
+    for (const row of changed) {
+      await enqueueEvent(db, {
+        type: EVENTS.conversationStatusChanged,
+        orgId: ctx.orgId,
+        data: statusChangedData(row, status, row.status, until, ctx.userId || null),
+      });
+    }
+    return [];
+  };
+}
+
+/** folder: add to one of the org's folders (repeats are no-ops; like the single route, no event). */
+async function prepareFolder(deps: Deps, ctx: CallContext, req: BulkRequest): Promise<Apply> {
+  if (req.folderId === undefined || req.folderId === '') throw invalid('folderId', 'is required');
+  const folder = isUuid(req.folderId) ? await folders.get(deps.pool, ctx.orgId, req.folderId) : undefined;
+  if (!folder) throw invalid('folderId', 'is not a chat folder of this organization');
+  return async (db, rows) => {
+    await folders.addConversations(db, ctx.orgId, folder.id, rows.map((r) => r.id));
+    return [];
+  };
+}
+
+/** read: every message from the contact read, counters recounted; like POST /:id/read, no event. */
+function prepareRead(ctx: CallContext): Apply {
+  return async (db, rows) => {
+    const ids = rows.map((r) => r.id);
+    await messages.markAllReadMany(db, ctx.orgId, ids);
+    await convs.recountMany(db, ctx.orgId, ids);
+    return [];
+  };
+}
+
+function prepare(deps: Deps, ctx: CallContext, action: Action, req: BulkRequest): Apply | Promise<Apply> {
+  switch (action) {
+    case 'assign':
+      return prepareAssign(deps, ctx, req);
+    case 'status':
+      return prepareStatus(ctx, req);
+    case 'folder':
+      return prepareFolder(deps, ctx, req);
+    case 'read':
+      return prepareRead(ctx);
+  }
+}
+
+/**
+ * POST /conversations/bulk → {updated, failed}. Every parameter is checked before anything changes (a bad one is a
+ * 400 for the whole request); then one transaction locks the org's conversations among the ids (≤ 1,000, in id
+ * order), applies the action with set-based statements, writes one event per changed conversation and the one
+ * audit entry, so the entry exists exactly when the changes do. `updated` counts the conversations the action
+ * succeeded on, including those already in the asked state (they publish nothing).
+ */
+export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkRequest) {
+  requireCan(ctx, 'conversations:write');
+  const action = oneOf(req.action, 'action', ACTIONS) as Action | undefined;
+  if (!action) throw invalid('action', `is required (one of ${ACTIONS.join(', ')})`);
+  const { valid, malformed } = bulkIds(req.ids);
+  const apply = await prepare(deps, ctx, action, req);
+
+  const result = await withTransaction(deps.pool, async (db) => {
+    const rows = await convs.lockMany(db, ctx.orgId, valid);
+    const found = new Set(rows.map((r) => r.id));
+    const failed: BulkFailure[] = [
+      ...malformed.map((id) => ({ id, code: 'not_found' })),
+      ...valid.filter((id) => !found.has(id)).map((id) => ({ id, code: 'not_found' })),
+    ];
+    failed.push(...(rows.length > 0 ? await apply(db, rows) : []));
+    const refused = new Set(failed.map((f) => f.id));
+    const updatedIds = rows.map((r) => r.id).filter((id) => !refused.has(id));
+    await recordAudit(db, ctx, {
+      action: `conversations.bulk_${action}`,
+      resourceType: 'conversation',
+      details: { requested: valid.length + malformed.length, updated: updatedIds.length, failed: failed.length, ids: updatedIds, failedIds: failed.map((f) => f.id), params: paramsOf(action, req) },
+    });
+    return { updated: updatedIds.length, failed };
+  });
+  deps.log.debug({ action, updated: result.updated, failed: result.failed.length }, 'conversations bulk action');
+  return result;
+}
+
+/** What the audit entry says was asked, beside the ids. */
+function paramsOf(action: Action, req: BulkRequest): Record<string, unknown> {
+  switch (action) {
+    case 'assign':
+      return { userId: req.userId || null, ...(req.teamIdSet ? { teamId: req.teamId || null } : {}) };
+    case 'status':
+      return { status: req.status, ...(req.snoozedUntil ? { snoozedUntil: req.snoozedUntil } : {}) };
+    case 'folder':
+      return { folderId: req.folderId };
+    case 'read':
+      return {};
+  }
+}
