@@ -60,8 +60,8 @@ async function preparePatch(deps: Deps, ctx: CallContext, action: Exclude<Action
       return (row) => ({ tags: row.tags.filter((t) => !gone.has(t.toLowerCase())) });
     }
     case 'status': {
-      if (req.status === undefined && req.statusId === undefined) throw invalid('status', 'send status and/or statusId');
-      const status = oneOf(req.status, CONTACT_STATUSES, 'status');
+      if (!req.status && req.statusId === undefined) throw invalid('status', 'send status and/or statusId');
+      const status = req.status ? oneOf(req.status, CONTACT_STATUSES, 'status') : undefined;
       const statusId = req.statusId === undefined ? undefined : req.statusId || null;
       // The org's custom statuses, checked as PUT /contacts/:id checks them.
       await assertStatusId(deps, ctx.orgId, statusId);
@@ -119,8 +119,7 @@ async function deleteRows(tx: PoolClient, orgId: string, rows: repo.ContactRow[]
 export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkContactsRequest) {
   requireCan(ctx, 'contacts:write');
   const orgId = requireOrg(ctx);
-  const action = oneOf(req.action, ACTIONS, 'action') as Action | undefined;
-  if (!action) throw invalid('action', `is required (one of ${ACTIONS.join(', ')})`);
+  const action: Action = oneOf(req.action, ACTIONS, 'action');
   if (action === 'delete' && roleRank(ctx.role) < roleRank('team_lead')) throw forbidden('Only team leads, admins and owners delete contacts in bulk');
   const { valid, malformed } = bulkIds(req.ids);
   const patchOf = action === 'delete' ? undefined : await preparePatch(deps, ctx, action, req);
