@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createLogger } from '@crm/logger';
 import { eventually, freePort } from '@crm/testing';
 import { auditEntryFor } from '../support/audit';
 import type { Client } from '../support/http';
@@ -209,6 +210,10 @@ describe('auto-assignment: account settings and round robin', () => {
       // A second instance on the same database, broker and exchange: both consume inbound messages.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const messaging = require('@crm/messaging');
+      // Its logger notes which conversations it assigned, to show that both instances took part.
+      const log = createLogger('messaging-second', 'silent');
+      const bySecond: string[] = [];
+      log.debug = ((obj: any, msg?: string) => void (msg === 'conversation auto-assigned' && bySecond.push(obj.conversationId))) as typeof log.debug;
       const second = await messaging.start(
         messaging.loadConfig({
           ...stack.env,
@@ -217,6 +222,7 @@ describe('auto-assignment: account settings and round robin', () => {
           GRPC_PORT: String(await freePort()),
           HTTP_PORT: String(await freePort()),
         }),
+        log,
       );
       try {
         const accountId = connector.account(a.orgId);
@@ -242,6 +248,8 @@ describe('auto-assignment: account settings and round robin', () => {
         });
         expect(assigned).toHaveLength(30);
         expect(new Set(assigned.map((e) => e.data.conversationId)).size).toBe(30);
+        expect(bySecond.length).toBeGreaterThan(0);
+        expect(bySecond.length).toBeLessThan(30);
       } finally {
         await second.stop();
       }
