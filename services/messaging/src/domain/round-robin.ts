@@ -95,6 +95,13 @@ export async function assignRoundRobin(deps: Deps, ctx: CallContext, req: { conv
   const orgId = ctx.orgId;
   const id = req.conversationId ?? '';
   if (!isUuid(id)) throw notFound('Conversation');
+  const before = await convs.findById(deps.pool, orgId, id);
+  if (!before) throw notFound('Conversation');
+  if (!before.assignee_id) {
+    // Identity's answers into the cache now, so the conversation's row lock below is not held across remote calls.
+    const peek = await assignments.find(deps.pool, orgId, before.chatnet_account_id);
+    if (peek) await activity(deps, ctx, peek.user_ids);
+  }
   const assigned = await withTransaction(deps.pool, async (db) => {
     const conv = await convs.findById(db, orgId, id, true);
     if (!conv) throw notFound('Conversation');
