@@ -55,6 +55,12 @@ export async function fakeConnector() {
   const accounts = new Map<string, FakeAccount>();
   const sent: NetworkSend[] = [];
   const server = await fakeServer('connector/v1/connector.proto', 'connector.v1.ConnectorService', {
+    // Only what messaging reads: the account exists in the caller's org (else NOT_FOUND).
+    GetAccount: async (req, ctx) => {
+      const a = accounts.get(req.id);
+      if (!a || a.orgId !== ctx.orgId) throw new AppError('not_found', 'Chat-network account not found');
+      return { id: req.id, displayName: 'fake account', status: a.connected ? 'connected' : 'disconnected' };
+    },
     SendChatMessage: async (req, ctx) => {
       const a = accounts.get(req.accountId);
       if (!a || a.orgId !== ctx.orgId) throw new AppError('not_found', 'Chat-network account not found');

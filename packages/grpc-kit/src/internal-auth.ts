@@ -35,6 +35,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'crm.v1.CrmService/UpsertChatnetContact',
     'crm.v1.CrmService/GetContactBrief',
     'connector.v1.ConnectorService/SendChatMessage',
+    // Auto-assignment settings exist only for the caller's org's own accounts.
+    'connector.v1.ConnectorService/GetAccount',
   ],
   automation: [
     'identity.v1.IdentityService/GetUser',
@@ -44,6 +46,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'crm.v1.CrmService/ResolveListMembers',
     'messaging.v1.MessagingService/LatestConversationForContact',
     'messaging.v1.MessagingService/SendMessage',
+    // The assign_round_robin action.
+    'messaging.v1.MessagingService/AssignRoundRobin',
   ],
   ai: ['messaging.v1.MessagingService/GetConversation'],
   // Connector instances forward live-session work to the instance holding the account's lease.

@@ -31,6 +31,7 @@ type Forward = Partial<CallContext>;
 export class RemoteClients {
   private readonly made = new Map<Name, ServiceClient>();
   private readonly userNames = new Map<string, { name: string; until: number }>();
+  private readonly userActivity = new Map<string, { active: boolean; until: number }>();
 
   constructor(
     private readonly config: MessagingConfig,
@@ -129,6 +130,39 @@ export class RemoteClients {
     }
   }
 
+  /**
+   * Whether a user of the org is active, for the auto-assignment rotation: remembered for USER_STATUS_CACHE_MS so a
+   * burst of new conversations does not ask identity once per conversation (a deactivation is seen within that time).
+   * An unknown user is inactive; undefined when identity cannot say.
+   */
+  async userActive(ctx: Forward, id: string): Promise<boolean | undefined> {
+    const key = `${ctx.orgId}:${id}`;
+    const hit = this.userActivity.get(key);
+    if (hit && hit.until > Date.now()) return hit.active;
+    let active: boolean;
+    try {
+      active = (await this.orgUser(ctx, id))?.status === 'active';
+    } catch {
+      return undefined;
+    }
+    if (this.userActivity.size > 10_000) this.userActivity.clear();
+    this.userActivity.set(key, { active, until: Date.now() + USER_STATUS_CACHE_MS });
+    return active;
+  }
+
+  /** Whether the chat-network account belongs to the caller's org (connector GetAccount); unavailable when it cannot say. */
+  async accountInOrg(ctx: Forward, id: string): Promise<boolean> {
+    try {
+      await this.client('connector').GetAccount({ id }, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+      return true;
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      if (decodeRemoteError(err as { code?: number; details?: string }).grpcCode === status.NOT_FOUND) return false;
+      this.log.warn({ err, accountId: id }, 'connector GetAccount failed');
+      throw new AppError('unavailable', 'The chat connector is unavailable; try again shortly');
+    }
+  }
+
   private async unlessNotFound<T>(call: () => Promise<T>): Promise<T | undefined> {
     try {
       return await call();
@@ -144,6 +178,9 @@ export class RemoteClients {
     this.made.clear();
   }
 }
+
+/** How long an identity answer "active or not" is trusted by the rotation. */
+const USER_STATUS_CACHE_MS = 30_000;
 
 export interface OrgUser {
   id: string;

@@ -129,7 +129,7 @@ export class RunScope {
     return this.run.contact_id;
   }
 
-  /** The conversation to send into: the event's own, else the contact's latest. */
+  /** The conversation to act on (send into, assign): the event's own, else the contact's latest. */
   private async conversationId(): Promise<string> {
     if ((this.prefix === 'message' || this.prefix === 'note') && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
     if (this.prefix === 'conversation' && typeof this.subject.id === 'string') return this.subject.id;
@@ -188,6 +188,18 @@ export class RunScope {
         } catch (err) {
           if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Contact not found (deleted?)');
           throw classify(err, 'crm PatchContact');
+        }
+        return {};
+      }
+      case 'assign_round_robin': {
+        // The event's conversation (or the contact's latest) gets the next person of its account's rotation;
+        // one already assigned stays so, which makes a repeated attempt harmless.
+        const conversationId = await this.conversationId();
+        try {
+          await this.deps.remote.messaging().AssignRoundRobin({ conversationId }, this.sys);
+        } catch (err) {
+          if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Conversation not found (deleted?)');
+          throw classify(err, 'messaging AssignRoundRobin');
         }
         return {};
       }

@@ -7,13 +7,14 @@ import { Condition, ConditionValue, knownFields, OPERATORS, Operator, Scalar, TR
  * user ids) return what to look up, and rules.ts does it.
  */
 
-export const ACTION_TYPES = ['send_message', 'send_notification', 'assign_user', 'add_tag', 'wait'] as const;
+export const ACTION_TYPES = ['send_message', 'send_notification', 'assign_user', 'assign_round_robin', 'add_tag', 'wait'] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];
 
 export type ActionDef =
   | { type: 'send_message'; template?: string; templateId?: string }
   | { type: 'send_notification'; template?: string; templateId?: string; title?: string; message?: string; userId?: string; notificationType?: string }
   | { type: 'assign_user'; userId: string }
+  | { type: 'assign_round_robin' }
   | { type: 'add_tag'; tag: string }
   | { type: 'wait'; duration: string };
 
@@ -184,6 +185,9 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
       if (!userId) throw invalid(`${path}.userId`, 'is required');
       return { type, userId };
     }
+    case 'assign_round_robin':
+      // No settings of its own: the conversation's account says who is in the rotation.
+      return { type };
     case 'add_tag':
       return { type, tag: text(`${path}.tag`, a.tag, LIMITS.tag, true)! };
     case 'wait': {

@@ -28,6 +28,23 @@ const ListQuery = z.object({
   search: z.string().max(200, 'must be at most 200 characters').optional(),
 });
 
+// Auto-assignment (messaging owns it): duplicates and whether each id is an active user of the org are messaging's call.
+const Assignment = z.object({
+  mode: s.enumOf(['manual', 'round_robin'] as const),
+  userIds: z
+    .array(z.string({ error: 'must be a user id' }).trim().uuid('must be a user id'), {
+      error: (issue) => (issue.input === undefined ? 'is required (an array of user ids, may be empty)' : 'must be an array of user ids'),
+    })
+    .max(100, 'must list at most 100 users'),
+  maxOpenPerUser: z
+    .number({ error: 'must be a whole number from 1 to 10000, or null' })
+    .int('must be a whole number from 1 to 10000, or null')
+    .min(1, 'must be a whole number from 1 to 10000, or null')
+    .max(10_000, 'must be a whole number from 1 to 10000, or null')
+    .nullable()
+    .optional(),
+});
+
 const DeleteQuery = z.object({
   purge: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
 });
@@ -72,6 +89,10 @@ const Friends = z.object({
     .max(5000, 'must have at most 5000 entries'),
 });
 
+/** The optional cap arrives absent from gRPC when there is none. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const assignmentOut = (a: any) => ({ chatnetAccountId: a.chatnetAccountId, mode: a.mode, userIds: a.userIds ?? [], maxOpenPerUser: a.maxOpenPerUser ?? null });
+
 /** Optional proto fields arrive absent; the API shows them as null. */
 function account(a: any) {
   return {
@@ -101,6 +122,7 @@ function liveStatus(l: any) {
  */
 export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): ServiceRoutes {
   const connector = () => clients['chatnet-connector'];
+  const messaging = () => clients.messaging;
 
   const internal = Router();
   internal.get('/chatnet-accounts', async (req, res) => {
@@ -134,6 +156,18 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
     }
     const b = body(req, ProxyBody);
     res.json(await connector().SetProxy({ id: req.params.id, proxyUrl: b.proxyUrl ?? '' }, ctxOf(req, res)));
+  });
+  // Who gets the account's new conversations: stored by messaging, which asks the connector whether the account is the org's.
+  internal.get('/chatnet-accounts/:id/assignment', async (req, res) => {
+    res.json(assignmentOut(await messaging().GetAccountAssignment({ chatnetAccountId: req.params.id }, ctxOf(req, res))));
+  });
+  internal.put('/chatnet-accounts/:id/assignment', async (req, res) => {
+    const b = body(req, Assignment);
+    const out = await messaging().SetAccountAssignment(
+      { chatnetAccountId: req.params.id, mode: b.mode, userIds: b.userIds, maxOpenPerUser: b.maxOpenPerUser ?? undefined },
+      ctxOf(req, res),
+    );
+    res.json(assignmentOut(out));
   });
   internal.delete('/chatnet-accounts/:id', async (req, res) => {
     const q = query(req, DeleteQuery);

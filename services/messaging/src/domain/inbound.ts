@@ -6,6 +6,7 @@ import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { contactTarget, tryUpsertContact } from './contacts';
 import { EVENTS } from './events';
+import { autoAssignNew } from './round-robin';
 import { statusChangedData } from './status';
 import { isUuid } from './validation';
 
@@ -117,6 +118,8 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
         data: { id: conv.id, contactId: conv.contact_id, chatnetAccountId: conv.chatnet_account_id, type: conv.thread_type, threadId: conv.thread_id },
       });
       if (!contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
+      // On a round_robin account its owner is chosen now, committed with the conversation.
+      await autoAssignNew(deps, db, event.id, conv);
     }
     const inserted = await messages.insertInbound(db, { ...message, conversationId: conv.id });
     stored = { conversationId: conv.id, contactId: inserted.contactId ?? conv.contact_id, stored: inserted.stored, status: inserted.status };

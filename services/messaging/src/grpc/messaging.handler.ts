@@ -1,6 +1,7 @@
 import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { bulkUpdate } from '../domain/bulk';
+import * as assignmentSettings from '../domain/assignment-settings';
 import * as conversations from '../domain/conversations';
 import * as folders from '../domain/folders';
 import * as notes from '../domain/notes';
@@ -8,6 +9,7 @@ import * as ownership from '../domain/ownership';
 import { searchMessages } from '../domain/message-search';
 import * as presets from '../domain/presets';
 import * as publicApi from '../domain/public';
+import { assignRoundRobin } from '../domain/round-robin';
 import * as send from '../domain/send';
 import * as status from '../domain/status';
 
@@ -26,6 +28,9 @@ export function messagingHandlers(deps: Deps): Handlers {
     AssignConversation: (req, ctx) => ownership.assign(deps, ctx, req),
     SetConversationStatus: (req, ctx) => status.setStatus(deps, ctx, req),
     BulkUpdateConversations: (req, ctx) => bulkUpdate(deps, ctx, req),
+    GetAccountAssignment: (req, ctx) => assignmentSettings.get(deps, ctx, req),
+    SetAccountAssignment: (req, ctx) => assignmentSettings.set(deps, ctx, req),
+    AssignRoundRobin: (req, ctx) => assignRoundRobin(deps, ctx, req),
 
     CreateNote: (req, ctx) => notes.create(deps, ctx, req),
     ListNotes: (req, ctx) => notes.list(deps, ctx, req),

@@ -1,0 +1,94 @@
+import { withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
+import { CallContext, forbidden, invalid, notFound, requireOrg, roleRank } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import * as assignments from '../db/assignments.repo';
+import { ASSIGNMENT_MODES, AssignmentMode, AssignmentRow } from '../db/assignments.repo';
+import { isUuid } from './validation';
+
+export const MAX_ASSIGNMENT_USERS = 100;
+export const MAX_OPEN_PER_USER = 10_000;
+
+interface AssignmentInput {
+  chatnetAccountId?: string;
+  mode?: string;
+  userIds?: string[];
+  maxOpenPerUser?: number;
+}
+
+function present(accountId: string, row: AssignmentRow | undefined) {
+  if (!row) return { chatnetAccountId: accountId, mode: 'manual', userIds: [] };
+  return {
+    chatnetAccountId: accountId,
+    mode: row.mode,
+    userIds: row.user_ids,
+    ...(row.max_open_per_user === null ? {} : { maxOpenPerUser: row.max_open_per_user }),
+  };
+}
+
+/** Another org's account (or a malformed id) is 404, as the connector says. */
+async function requireAccount(deps: Deps, ctx: CallContext, id: string | undefined): Promise<string> {
+  if (!isUuid(id) || !(await deps.remote.accountInOrg(ctx, id))) throw notFound('Chat-network account');
+  return id.toLowerCase();
+}
+
+function parse(req: AssignmentInput): { mode: AssignmentMode; userIds: string[]; maxOpenPerUser: number | null } {
+  const mode = req.mode as AssignmentMode;
+  if (!(ASSIGNMENT_MODES as readonly string[]).includes(mode)) throw invalid('mode', `must be one of ${ASSIGNMENT_MODES.join(', ')}`);
+  const raw = req.userIds ?? [];
+  if (raw.length > MAX_ASSIGNMENT_USERS) throw invalid('userIds', `must list at most ${MAX_ASSIGNMENT_USERS} users`);
+  const userIds: string[] = [];
+  raw.forEach((id, i) => {
+    if (!isUuid(id)) throw invalid(`userIds.${i}`, 'must be a user id');
+    const lower = id.toLowerCase();
+    if (userIds.includes(lower)) throw invalid(`userIds.${i}`, 'is listed twice');
+    userIds.push(lower);
+  });
+  const max = req.maxOpenPerUser;
+  if (max !== undefined && (!Number.isInteger(max) || max < 1 || max > MAX_OPEN_PER_USER)) {
+    throw invalid('maxOpenPerUser', `must be a whole number from 1 to ${MAX_OPEN_PER_USER}, or null`);
+  }
+  return { mode, userIds, maxOpenPerUser: max ?? null };
+}
+
+/** Every listed user must be an active user of the caller's org (identity says; another org's users are unknown there). */
+async function checkUsers(deps: Deps, ctx: CallContext, userIds: string[]): Promise<void> {
+  const users = await Promise.all(userIds.map((id) => deps.remote.orgUser(ctx, id)));
+  users.forEach((u, i) => {
+    if (!u) throw invalid(`userIds.${i}`, 'is not a user of this organization');
+    if (u.status !== 'active') throw invalid(`userIds.${i}`, 'is not an active user');
+  });
+}
+
+/** GET /chatnet-accounts/:id/assignment: anyone in the org; an account never configured is manual with nobody listed. */
+export async function get(deps: Deps, ctx: CallContext, req: { chatnetAccountId?: string }) {
+  const orgId = requireOrg(ctx);
+  const accountId = await requireAccount(deps, ctx, req.chatnetAccountId);
+  return present(accountId, await assignments.find(deps.pool, orgId, accountId));
+}
+
+/** PUT /chatnet-accounts/:id/assignment: team leads and up; replaces the settings and records `assignment.updated`. */
+export async function set(deps: Deps, ctx: CallContext, req: AssignmentInput) {
+  const orgId = requireOrg(ctx);
+  if (roleRank(ctx.role) < roleRank('team_lead')) throw forbidden('Only team leads, admins and owners change how conversations are assigned');
+  const next = parse(req);
+  const accountId = await requireAccount(deps, ctx, req.chatnetAccountId);
+  await checkUsers(deps, ctx, next.userIds);
+  const row = await withTransaction(deps.pool, async (db) => {
+    const before = await assignments.find(db, orgId, accountId, true);
+    const saved = await assignments.upsert(db, orgId, accountId, next);
+    await recordAudit(db, ctx, {
+      action: 'assignment.updated',
+      resourceType: 'chatnet_account',
+      resourceId: accountId,
+      details: {
+        mode: next.mode,
+        userIds: next.userIds,
+        maxOpenPerUser: next.maxOpenPerUser,
+        previous: before ? { mode: before.mode, userIds: before.user_ids, maxOpenPerUser: before.max_open_per_user } : null,
+      },
+    });
+    return saved;
+  });
+  return present(accountId, row);
+}
