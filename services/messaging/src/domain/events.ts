@@ -14,6 +14,7 @@ export const EVENTS = {
   messageSent: 'message.sent',
   messageSeen: 'message.seen',
   conversationNoteCreated: 'conversation.note_created',
+  inboxSettingsUpdated: 'inbox_settings.updated',
   // internal: a conversation whose contact could not be linked (crm unreachable); consumed by this service
   contactLink: 'messaging.contact_link',
 } as const;
