@@ -356,7 +356,7 @@ export async function patch(deps: Deps, ctx: CallContext, req: { id: string; ass
 }
 
 export async function remove(deps: Deps, ctx: CallContext, id: string) {
-  requireCan(ctx, 'contacts:write');
+  requireCan(ctx, 'contacts:delete');
   const orgId = requireOrg(ctx);
   if (!isUuid(id)) throw notFound('Contact');
   await withTransaction(deps.pool, async (tx) => {
