@@ -8,7 +8,7 @@ import { auditEntryFor } from '../support/audit';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { member } from './inbox-support';
-import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';
+import { eventBus, fakeConnector, fakeCrm, messagingClient, orgWithKey } from './support';
 
 // Inbox visibility: PUT/GET /api/v1/settings/inbox, and under "assigned" an agent works only the conversations
 // assigned to them and the unassigned ones of the accounts whose assignment lists them. Everything else is 404 on
@@ -198,6 +198,21 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     expect((await agent.api.post(`/api/v1/conversations/${conv.pool}/notes`, { content: 'mine next' })).status).toBe(201);
     expect((await agent.api.post(`/api/v1/conversations/${conv.pool}/read`)).status).toBe(200);
     expect((await agent.api.get(`/api/v1/messages/search?q=hello&conversationId=${conv.pool}`)).body.data).toHaveLength(1);
+  });
+
+  it('ContactConversations (crm\'s contact detail, called with the user\'s role) lists only what the agent may see', async () => {
+    const grpc = messagingClient(stack);
+    try {
+      const theirsContact = crm.contacts.get(`${a.orgId}/theirs`)!.id;
+      const mineContact = crm.contacts.get(`${a.orgId}/mine`)!.id;
+      const asAgent = { orgId: a.orgId, userId: agent.id, role: 'agent' };
+      expect((await grpc.ContactConversations({ contactId: theirsContact }, asAgent)).conversations).toEqual([]);
+      expect((await grpc.ContactConversations({ contactId: mineContact }, asAgent)).conversations.map((c: any) => c.id)).toEqual([conv.mine]);
+      const asLead = { orgId: a.orgId, userId: lead.id, role: 'team_lead' };
+      expect((await grpc.ContactConversations({ contactId: theirsContact }, asLead)).conversations.map((c: any) => c.id)).toEqual([conv.theirs]);
+    } finally {
+      grpc.close();
+    }
   });
 
   it('team leads and above still see every conversation; another org sees none of them', async () => {

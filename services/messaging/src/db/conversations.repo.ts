@@ -339,11 +339,11 @@ export async function unlinkContact(db: Queryable, orgId: string, contactId: str
   await db.query('UPDATE conversations SET contact_id = NULL WHERE org_id = $1 AND contact_id = $2', [orgId, contactId]);
 }
 
-export async function forContact(db: Queryable, orgId: string, contactId: string) {
+export async function forContact(db: Queryable, orgId: string, contactId: string, viewer: string | null = null) {
   const { rows } = await db.query<ConversationRow>(
-    `SELECT ${COLUMNS}, ${FOLDERS} FROM conversations c WHERE c.org_id = $1 AND c.contact_id = $2
+    `SELECT ${COLUMNS}, ${FOLDERS} FROM conversations c WHERE c.org_id = $1 AND c.contact_id = $2${viewer ? ` AND ${visibleSql('$3')}` : ''}
      ORDER BY c.last_message_at DESC NULLS LAST, c.id DESC`,
-    [orgId, contactId],
+    viewer ? [orgId, contactId, viewer] : [orgId, contactId],
   );
   return rows;
 }

@@ -162,11 +162,11 @@ export async function updateFlags(deps: Deps, ctx: CallContext, req: { conversat
   });
 }
 
-/** For crm's contact detail: every conversation of a contact. */
+/** For crm's contact detail: every conversation of a contact the caller may see (crm forwards the user's role). */
 export async function contactConversations(deps: Deps, ctx: CallContext, contactId: string) {
   const orgId = requireOrg(ctx);
   if (!isUuid(contactId)) return { conversations: [] };
-  const rows = await convs.forContact(deps.pool, orgId, contactId);
+  const rows = await convs.forContact(deps.pool, orgId, contactId, viewerOf(ctx));
   return {
     conversations: rows.map((r) => ({
       id: r.id,
