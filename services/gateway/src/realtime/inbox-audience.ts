@@ -25,6 +25,8 @@ interface Entry {
 const SEES_ALL = ['team_lead', 'admin', 'owner'];
 /** Orgs kept at most; the oldest is dropped first. */
 const MAX_ORGS = 10_000;
+/** After a failed fetch, events are routed closed this long before messaging is asked again (no deadline wait per event). */
+const RETRY_AFTER_FAILURE_MS = 5000;
 
 export class InboxAudience {
   private readonly entries = new Map<string, Entry>();
@@ -41,11 +43,11 @@ export class InboxAudience {
   async roomsFor(orgId: string, event: { assigneeId?: string | null; chatnetAccountId?: string }): Promise<string[]> {
     const org = `org:${orgId}`;
     const entry = await this.entry(orgId);
-    if (entry?.agentVisibility === 'all') return [org];
+    if (entry.agentVisibility === 'all') return [org];
     const rooms = SEES_ALL.map((r) => `${org}:role:${r}`);
     if (event.assigneeId) return [...rooms, `user:${event.assigneeId}`];
-    // Unknown audience (messaging unreachable): fail closed; the listed agents miss this event, nobody else sees it.
-    const listed = entry && event.chatnetAccountId ? (entry.accountUsers.get(event.chatnetAccountId) ?? []) : [];
+    // An unknown audience (messaging unreachable) has no account lists: fail closed, the listed agents miss this event.
+    const listed = event.chatnetAccountId ? (entry.accountUsers.get(event.chatnetAccountId) ?? []) : [];
     return [...rooms, ...listed.map((u) => `user:${u}`)];
   }
 
@@ -56,22 +58,22 @@ export class InboxAudience {
     if (this.generation.size > MAX_ORGS) this.generation.delete(this.generation.keys().next().value!);
   }
 
-  private async entry(orgId: string): Promise<Entry | undefined> {
+  private async entry(orgId: string): Promise<Entry> {
     const cached = this.entries.get(orgId);
     if (cached && cached.expiresAt > Date.now()) return cached;
     const gen = this.generation.get(orgId) ?? 0;
-    let fetched: OrgAudience;
+    let entry: Entry;
     try {
-      fetched = await this.fetch(orgId);
+      const fetched = await this.fetch(orgId);
+      entry = {
+        agentVisibility: fetched.agentVisibility || 'all',
+        accountUsers: new Map(fetched.accounts.map((a) => [a.chatnetAccountId, a.userIds])),
+        expiresAt: Date.now() + this.ttlMs,
+      };
     } catch (err) {
       this.log.warn({ err, orgId }, 'inbox audience unavailable; conversation events go to team leads and above and the assignee only');
-      return undefined;
+      entry = { agentVisibility: 'unknown', accountUsers: new Map(), expiresAt: Date.now() + Math.min(this.ttlMs, RETRY_AFTER_FAILURE_MS) };
     }
-    const entry: Entry = {
-      agentVisibility: fetched.agentVisibility || 'all',
-      accountUsers: new Map(fetched.accounts.map((a) => [a.chatnetAccountId, a.userIds])),
-      expiresAt: Date.now() + this.ttlMs,
-    };
     if ((this.generation.get(orgId) ?? 0) === gen) {
       this.entries.delete(orgId);
       this.entries.set(orgId, entry);
