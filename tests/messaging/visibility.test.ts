@@ -161,6 +161,8 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
   it('under "assigned" every route answers 404 for a conversation the agent may not see', async () => {
     const folder = await agent.api.post('/api/v1/chat/folders', { name: 'Vis folder' });
     expect(folder.status).toBe(201);
+    // Filed by a team lead: the agent may not take them out either.
+    expect((await lead.api.post(`/api/v1/chat/folders/${folder.body.id}/conversations`, { conversationIds: [conv.theirs, conv.elsewhere] })).status).toBe(200);
     const theirMessage = (await lead.api.get(`/api/v1/conversations/${conv.theirs}`)).body.messages[0].id;
     for (const id of [conv.theirs, conv.elsewhere]) {
       const routes: Array<[string, () => Promise<{ status: number; body: any }>]> = [
@@ -176,6 +178,7 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
         ['close', () => agent.api.post(`/api/v1/conversations/${id}/close`)],
         ['reopen', () => agent.api.post(`/api/v1/conversations/${id}/reopen`)],
         ['folder', () => agent.api.post(`/api/v1/chat/folders/${folder.body.id}/conversations`, { conversationIds: [id] })],
+        ['folder removal', () => agent.api.del(`/api/v1/chat/folders/${folder.body.id}/conversations/${id}`)],
       ];
       if (id === conv.theirs) routes.push(['message flags', () => agent.api.put(`/api/v1/conversations/${id}/messages/${theirMessage}`, { isRead: true })]);
       for (const [name, call] of routes) {
@@ -189,6 +192,7 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     const theirs = await lead.api.get(`/api/v1/conversations/${conv.theirs}`);
     expect(theirs.body.conversation).toEqual(expect.objectContaining({ assigneeId: agent2.id, status: 'active' }));
     expect(theirs.body.timeline.filter((t: any) => t.kind === 'note')).toEqual([]);
+    expect(theirs.body.conversation.folderIds).toEqual([folder.body.id]);
   });
 
   it('under "assigned" the agent works their own and their account\'s unassigned conversations', async () => {

@@ -69,7 +69,10 @@ export async function addConversations(deps: Deps, ctx: CallContext, req: { fold
 export async function removeConversation(deps: Deps, ctx: CallContext, req: { folderId: string; conversationId: string }) {
   requireCan(ctx, 'conversations:write');
   await get(deps, ctx.orgId, req.folderId);
-  if (!isUuid(req.conversationId) || !(await folders.removeConversation(deps.pool, ctx.orgId, req.folderId, req.conversationId))) {
+  const viewer = viewerOf(ctx);
+  // A conversation the agent may not see (inbox visibility) is as unknown here as everywhere else.
+  const hidden = viewer && isUuid(req.conversationId) && !(await convs.existingIds(deps.pool, ctx.orgId, [req.conversationId], viewer)).size;
+  if (hidden || !isUuid(req.conversationId) || !(await folders.removeConversation(deps.pool, ctx.orgId, req.folderId, req.conversationId))) {
     throw notFound('Conversation in this folder');
   }
   return get(deps, ctx.orgId, req.folderId);
