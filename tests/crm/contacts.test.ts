@@ -219,6 +219,20 @@ describe('contacts (internal API)', () => {
       expect((await owner.get(`/api/v1/contacts/${id}`)).body.name).toBe('Detail Person');
     });
 
+    it('DELETE needs team_lead or above: an agent gets 403 and the contact stays; a team lead deletes it', async () => {
+      const agent = await addUser(crm.api, owner, 'agent');
+      const lead = await addUser(crm.api, owner, 'team_lead');
+      const kept = await owner.post('/api/v1/contacts', { name: 'Kept By Role' });
+      const refused = await agent.as.del(`/api/v1/contacts/${kept.body.id}`);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('forbidden');
+      expect((await agent.as.get(`/api/v1/contacts/${kept.body.id}`)).status).toBe(200);
+      // Agents still edit contacts; only deleting moved up.
+      expect((await agent.as.put(`/api/v1/contacts/${kept.body.id}`, { name: 'Kept By Role 2' })).status).toBe(200);
+      expect((await lead.as.del(`/api/v1/contacts/${kept.body.id}`)).status).toBe(204);
+      expect((await owner.get(`/api/v1/contacts/${kept.body.id}`)).status).toBe(404);
+    });
+
     it('DELETE removes the contact (204); afterwards it is 404', async () => {
       const doomed = await owner.post('/api/v1/contacts', { name: 'Doomed' });
       expect((await owner.del(`/api/v1/contacts/${doomed.body.id}`)).status).toBe(204);

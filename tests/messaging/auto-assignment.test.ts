@@ -99,6 +99,16 @@ describe('auto-assignment: account settings and round robin', () => {
         return e.details.mode === 'manual' ? e : undefined;
       });
       expect(second.details.previous).toEqual({ mode: 'round_robin', userIds: [u1.id, u2.id], maxOpenPerUser: 5 });
+
+      // The gateway's socket audience and crm's contact visibility follow the account's users through the bus.
+      const announced = await eventually(async () => {
+        const seen = bus.of('chatnet_account.assignment_updated').filter((e) => e.orgId === a.orgId && e.data.chatnetAccountId === accountId);
+        return seen.length >= 2 ? seen : undefined;
+      });
+      expect(announced.map((e) => e.data)).toEqual([
+        { chatnetAccountId: accountId, mode: 'round_robin', userIds: [u1.id, u2.id], maxOpenPerUser: 5 },
+        { chatnetAccountId: accountId, mode: 'manual', userIds: [], maxOpenPerUser: null },
+      ]);
     });
 
     it('403 for agents; 404 for another org\'s account or a malformed id (GET and PUT)', async () => {

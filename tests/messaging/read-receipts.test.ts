@@ -78,6 +78,7 @@ describe('read receipts: chatnet.seen → messages seen → message.seen', () =>
       conversationId: t.conv.id,
       contactId: t.conv.contactId,
       chatnetAccountId: t.accountId,
+      assigneeId: null,
       seenAt,
       messages: [
         { id: r1.id, source: 'ui', sentAt: expect.any(String) },

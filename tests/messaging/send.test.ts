@@ -83,6 +83,7 @@ describe('sending: one pipeline with governor and idempotency', () => {
       conversationId: conv.id,
       contactId: conv.contactId,
       chatnetAccountId: accountId,
+      assigneeId: null,
       threadId: uid,
       threadType: 'user',
       senderUid: '',

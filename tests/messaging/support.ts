@@ -133,7 +133,7 @@ export async function eventBus(stack: Stack) {
   await ch.assertExchange(exchange, 'topic', { durable: true });
   const seen: Array<{ id: string; type: string; orgId: string; occurredAt: string; data: any }> = [];
   const q = await ch.assertQueue('', { exclusive: true, autoDelete: true });
-  for (const key of ['conversation.*', 'message.*']) await ch.bindQueue(q.queue, exchange, key);
+  for (const key of ['conversation.*', 'message.*', 'chatnet_account.assignment_updated']) await ch.bindQueue(q.queue, exchange, key);
   await ch.consume(q.queue, (m) => m && seen.push(JSON.parse(m.content.toString())), { noAck: true });
 
   const publish = (type: string, orgId: string, data: unknown, id = randomUUID()) =>

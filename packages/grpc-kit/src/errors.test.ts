@@ -54,6 +54,8 @@ describe('role permissions', () => {
     expect(can('team_lead', 'automation:manage')).toBe(true);
     expect(can('agent', 'automation:manage')).toBe(false);
     expect(can('agent', 'contacts:write')).toBe(true);
+    expect(can('agent', 'contacts:delete')).toBe(false);
+    expect(can('team_lead', 'contacts:delete')).toBe(true);
     expect(can('stranger', 'contacts:write')).toBe(false);
   });
 });

@@ -6,6 +6,7 @@ export type Role = (typeof ROLES)[number];
 
 export type Permission =
   | 'contacts:write'
+  | 'contacts:delete'
   | 'conversations:write'
   | 'automation:manage'
   | 'campaigns:manage'
@@ -19,6 +20,8 @@ export type Permission =
 /** The least role that holds each permission. */
 const LEAST_ROLE: Record<Permission, Role> = {
   'contacts:write': 'agent',
+  // Deleting loses history for the whole team: team leads and above (issue #12).
+  'contacts:delete': 'team_lead',
   'conversations:write': 'agent',
   'automation:manage': 'team_lead',
   'campaigns:manage': 'team_lead',

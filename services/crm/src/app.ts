@@ -7,6 +7,7 @@ import { identityChannel, identityDirectory } from './clients/identity.client';
 import { messagingConversations } from './clients/messaging.client';
 import type { CrmConfig } from './config';
 import type { Deps } from './deps';
+import { INBOX_VISIBILITY_BINDINGS, inboxVisibilityHandler } from './events/inbox-visibility.consumer';
 import { chatnetFriendsHandler } from './events/chatnet-friends.consumer';
 import { messageActivityHandler } from './events/message-activity.consumer';
 import { compactContactCounts } from './db/contacts.repo';
@@ -59,6 +60,15 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
       pool,
       prefetch: 100,
       concurrency: 4,
+    }),
+    new EventConsumer({
+      amqpUrl: config.AMQP_URL,
+      exchange: config.EVENTS_EXCHANGE,
+      queue: `${config.EVENTS_EXCHANGE}.crm.inbox-visibility`,
+      bindings: INBOX_VISIBILITY_BINDINGS,
+      handler: inboxVisibilityHandler(log),
+      logger: log,
+      pool,
     }),
     new EventConsumer({
       amqpUrl: config.AMQP_URL,

@@ -50,6 +50,11 @@ const Env = z.object({
    * bound on how long a socket outlives its access when the pub/sub revocation message was missed.
    */
   SOCKET_SESSION_RESYNC_MS: z.coerce.number().int().min(100).max(300_000).default(5000),
+  /**
+   * How long an org's inbox visibility and account user lists stay cached for socket routing. Changes drop the
+   * entry at once through events; this bounds staleness only when such an event was missed.
+   */
+  SOCKET_AUDIENCE_CACHE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** Deadline of each gRPC call, in milliseconds. */
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: fields.logLevel(),

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { iso, offsetOf, pagination, Pool, Queryable } from '@crm/db';
 import type { PhoneSearch } from '../domain/phone';
 import type { TotalCache } from './total-cache';
+import { contactVisibleSql } from './visibility.repo';
 
 export interface ContactRow {
   id: string;
@@ -234,6 +235,8 @@ export interface ContactFilter {
   dateFrom?: Date;
   dateTo?: Date;
   tag?: string;
+  /** The agent whose inbox visibility limits the list (db/visibility.repo.ts); absent: the whole org. */
+  viewer?: string;
   sortBy: 'lastActivity' | 'createdAt' | 'leadScore';
   direction: 'asc' | 'desc';
   skipTotal?: boolean;
@@ -288,6 +291,9 @@ export async function listContacts(pool: Pool, orgId: string, f: ContactFilter, 
   if (f.dateFrom) where.push(`last_activity >= ${arg(f.dateFrom)}`);
   if (f.dateTo) where.push(`last_activity < ${arg(f.dateTo)}`);
   if (f.tag) where.push(`tags @> ARRAY[${arg(f.tag)}]::text[]`);
+  if (f.viewer) where.push(contactVisibleSql(`${arg(f.viewer)}::uuid`));
+  // A visible total changes with assignments, which the org's contact count (the cache's check) does not see.
+  if (f.viewer) cache = undefined;
   const whereSql = where.join(' AND ');
   const col = SORT_COLUMNS[f.sortBy];
   const dir = f.direction === 'asc' ? 'ASC' : 'DESC';

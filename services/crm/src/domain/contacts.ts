@@ -12,6 +12,8 @@ import { statusExists } from '../db/statuses.repo';
 import { contactCreated, contactDeleted, contactUpdated } from './contact-events';
 import { normalisePhone, phoneSearch } from './phone';
 import { escapeLike, isoTimestamp, isUuid, normaliseTags, oneOf, optionalEmail, optionalText, requireText, requireUuid } from './validation';
+import { contactVisible } from '../db/visibility.repo';
+import { viewerOf } from './visibility';
 
 export const CONTACT_STATUSES = ['new', 'lead', 'customer', 'lost'] as const;
 export const THREAD_TYPES = ['user', 'group'] as const;
@@ -123,6 +125,8 @@ export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
   if (req.dateTo) f.dateTo = isoTimestamp(req.dateTo, 'dateTo');
   if (f.dateFrom && f.dateTo && f.dateFrom > f.dateTo) throw invalid('dateTo', 'must not be before dateFrom');
   if (req.tag) f.tag = optionalText(req.tag, 'tag', 50);
+  const viewer = viewerOf(ctx);
+  if (viewer) f.viewer = viewer;
   // Thread types are only ever recorded with a chat-network identity, so these can match nothing.
   if (f.threadType && (f.hasChatnet === 'false' || f.hasChatnet === 'unknown')) return { data: [], pagination: { total: 0, page: f.page, limit: f.limit, pages: 0 } };
   const { rows, pagination } = await repo.listContacts(deps.pool, orgId, f, deps.totals);
@@ -132,6 +136,9 @@ export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
 export async function detail(deps: Deps, ctx: CallContext, id: string) {
   const orgId = requireOrg(ctx);
   const row = await load(deps, orgId, id);
+  const viewer = viewerOf(ctx);
+  // Under "assigned" inbox visibility a contact the agent may not see is as unknown as another org's.
+  if (viewer && !(await contactVisible(deps.pool, orgId, row.id, viewer))) throw notFound('Contact');
   const [friends, notes, appointments, activities, conversations] = await Promise.all([
     repo.friendsOf(deps.pool, orgId, [row.id]),
     notesOf(deps.pool, orgId, row.id, DETAIL_NOTES),
@@ -356,7 +363,7 @@ export async function patch(deps: Deps, ctx: CallContext, req: { id: string; ass
 }
 
 export async function remove(deps: Deps, ctx: CallContext, id: string) {
-  requireCan(ctx, 'contacts:write');
+  requireCan(ctx, 'contacts:delete');
   const orgId = requireOrg(ctx);
   if (!isUuid(id)) throw notFound('Contact');
   await withTransaction(deps.pool, async (tx) => {

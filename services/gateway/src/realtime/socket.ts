@@ -8,6 +8,7 @@ import { ROLES, roleRank } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
+import { InboxAudience } from './inbox-audience';
 import { startSessionGuard } from './session-guard';
 
 /**
@@ -18,7 +19,8 @@ import { startSessionGuard } from './session-guard';
  * Services reach clients through events: one durable queue shared by every gateway instance, so each
  * event is handled once and the Redis adapter fans the emit out to sockets on every instance.
  *
- * A socket lives only as long as its token's rights: see session-guard.ts.
+ * A socket lives only as long as its token's rights: see session-guard.ts. Conversation events reach only the
+ * sockets of users who may see the conversation under the org's inbox visibility: see inbox-audience.ts.
  */
 export interface Realtime {
   io: Server;
@@ -32,8 +34,11 @@ interface Deps {
   log: Logger;
 }
 
-/** Event type → how it reaches sockets. */
-export function routeEvent(e: EventEnvelope<any>): { rooms: string[]; event: string; payload: unknown } | undefined {
+/** Event type → how it reaches sockets; conversation events are narrowed by `audience` (inbox visibility). */
+export async function routeEvent(
+  e: EventEnvelope<any>,
+  audience: InboxAudience,
+): Promise<{ rooms: string[]; event: string; payload: unknown } | undefined> {
   const org = `org:${e.orgId}`;
   switch (e.type) {
     case 'chatnet_account.qr':
@@ -48,7 +53,7 @@ export function routeEvent(e: EventEnvelope<any>): { rooms: string[]; event: str
     case 'message.received':
     case 'message.sent':
     case 'message.seen':
-      return { rooms: [org], event: 'message', payload: { type: e.type, ...e.data } };
+      return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'message', payload: { type: e.type, ...e.data } };
     case 'notification.created': {
       // A notification for one user, for the roles at or above `audienceRole`, or for the whole org.
       const rooms = e.data.userId
@@ -71,6 +76,11 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   const io = new Server(server, { cors: { origin: config.CORS_ORIGINS === '*' ? true : config.CORS_ORIGINS.split(',') }, serveClient: false });
   io.adapter(createAdapter(pub, sub, { key: `${config.REDIS_PREFIX}socket.io` }));
   const guard = await startSessionGuard({ io, redis, prefix: config.REDIS_PREFIX, resyncMs: config.SOCKET_SESSION_RESYNC_MS, log });
+  const audience = new InboxAudience(
+    (orgId) => clients.messaging.GetInboxAudience({}, { orgId, userId: '', role: '', requestId: `realtime-${orgId}` }),
+    config.SOCKET_AUDIENCE_CACHE_MS,
+    log,
+  );
 
   // A refused handshake reaches the client as connect_error "unauthorized"; `err.data.reason` says why when known.
   io.use(async (socket, next) => {
@@ -120,16 +130,28 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     prefetch: 200,
     maxAttempts: 2,
     handler: async (e) => {
-      const route = routeEvent(e);
+      const route = await routeEvent(e, audience);
       if (route) io.to(route.rooms).emit(route.event, route.payload);
     },
   });
+  // Every instance holds its own audience cache, so every instance hears the changes (its own exclusive queue).
+  const audienceChanges = new EventConsumer({
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    queue: `${config.EVENTS_EXCHANGE}.gateway.inbox-audience`,
+    bindings: ['inbox_settings.updated', 'chatnet_account.assignment_updated'],
+    exclusive: true,
+    logger: log,
+    handler: async (e) => audience.invalidate(e.orgId),
+  });
+  await audienceChanges.start();
   await consumer.start();
 
   return {
     io,
     async stop() {
       await consumer.stop();
+      await audienceChanges.stop();
       await guard.stop();
       await new Promise<void>((resolve) => io.close(() => resolve()));
       pub.disconnect();

@@ -67,6 +67,8 @@ const BulkConversations = z.discriminatedUnion(
   { error: 'must be one of assign, status, folder, read' },
 );
 
+const InboxSettings = z.object({ agentVisibility: s.enumOf(['all', 'assigned'] as const) });
+
 const SearchQuery = z.object({
   q: z.string({ error: 'is required' }).trim().min(2, 'must be at least 2 characters').max(200, 'must be at most 200 characters'),
   conversationId: z.string().optional(),
@@ -220,6 +222,14 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
       res.json(moveOut(await messaging()[method]({ id: req.params.id }, ctxOf(req, res))));
     });
   }
+
+  // Inbox visibility (messaging applies it to every conversation query): anyone reads it, admins and owners set it.
+  internal.get('/settings/inbox', async (req, res) => {
+    res.json(await messaging().GetInboxSettings({}, ctxOf(req, res)));
+  });
+  internal.put('/settings/inbox', async (req, res) => {
+    res.json(await messaging().UpdateInboxSettings(body(req, InboxSettings), ctxOf(req, res)));
+  });
 
   internal.get('/chat/folders', async (req, res) => {
     res.json((await messaging().ListFolders({}, ctxOf(req, res))).data);

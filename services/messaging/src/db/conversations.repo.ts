@@ -1,6 +1,7 @@
 import { iso, isoOrUndefined, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
 import { escapeLike } from '../domain/search-text';
 import { newestMatchesSql, Params } from './message-search.repo';
+import { visibleSql } from './visibility.repo';
 
 export const CONVERSATION_STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
@@ -92,10 +93,12 @@ export function toPublicConversation(r: ConversationRow) {
   };
 }
 
-export async function findById(db: Queryable, orgId: string, id: string, lock = false): Promise<ConversationRow | undefined> {
+/** `viewer`: the agent whose inbox visibility applies (domain/visibility.ts `viewerOf`); a conversation they may not see is not found. */
+export async function findById(db: Queryable, orgId: string, id: string, lock = false, viewer: string | null = null): Promise<ConversationRow | undefined> {
+  const visible = viewer ? ` AND ${visibleSql('$3')}` : '';
   const { rows } = await db.query<ConversationRow>(
-    `SELECT ${COLUMNS}, ${FOLDERS} FROM conversations c WHERE c.org_id = $1 AND c.id = $2${lock ? ' FOR UPDATE OF c' : ''}`,
-    [orgId, id],
+    `SELECT ${COLUMNS}, ${FOLDERS} FROM conversations c WHERE c.org_id = $1 AND c.id = $2${visible}${lock ? ' FOR UPDATE OF c' : ''}`,
+    viewer ? [orgId, id, viewer] : [orgId, id],
   );
   return rows[0];
 }
@@ -154,6 +157,8 @@ export interface ConversationFilter extends PageRequest {
   /** A user id, or null for "no assignee". */
   assigneeId?: string | null;
   teamId?: string;
+  /** The agent whose inbox visibility limits the list (null: the whole org). */
+  viewer?: string | null;
 }
 
 /**
@@ -180,6 +185,7 @@ export async function list(db: Queryable, orgId: string, f: ConversationFilter) 
   if (f.assigneeId === null) where.push('c.assignee_id IS NULL');
   else if (f.assigneeId) add('c.assignee_id = ?', f.assigneeId);
   if (f.teamId) add('c.team_id = ?', f.teamId);
+  if (f.viewer) where.push(visibleSql(p.add(f.viewer)));
   if (f.unread === true) where.push('c.unread_count > 0');
   if (f.unread === false) where.push('c.unread_count = 0');
   if (f.unreplied === true) where.push('c.unreplied_count > 0');
@@ -207,8 +213,11 @@ export async function listRecent(db: Queryable, orgId: string, limit: number) {
   return rows;
 }
 
-/** `userId` is the caller (mine); a call without a user has no "mine" (null matches nothing). */
-export async function counts(db: Queryable, orgId: string, userId: string | null) {
+/**
+ * `userId` is the caller (mine); a call without a user has no "mine" (null matches nothing). `viewer`: the agent
+ * whose inbox visibility limits what is counted.
+ */
+export async function counts(db: Queryable, orgId: string, userId: string | null, viewer: string | null = null) {
   const { rows } = await db.query<{ total: number; unread: number; unreplied: number; archived: number; mine: number; unassigned: number }>(
     `SELECT count(*)::int AS total,
             (count(*) FILTER (WHERE status <> 'archived' AND unread_count > 0))::int AS unread,
@@ -216,8 +225,8 @@ export async function counts(db: Queryable, orgId: string, userId: string | null
             (count(*) FILTER (WHERE status = 'archived'))::int AS archived,
             (count(*) FILTER (WHERE status <> 'archived' AND assignee_id = $2))::int AS mine,
             (count(*) FILTER (WHERE status <> 'archived' AND assignee_id IS NULL))::int AS unassigned
-     FROM conversations WHERE org_id = $1`,
-    [orgId, userId],
+     FROM conversations c WHERE org_id = $1${viewer ? ` AND ${visibleSql('$3')}` : ''}`,
+    viewer ? [orgId, userId, viewer] : [orgId, userId],
   );
   return rows[0];
 }
@@ -241,10 +250,12 @@ export async function reactivate(db: Queryable, id: string): Promise<void> {
 }
 
 /** The org's conversations among `ids`, locked in id order (two bulk requests over the same rows never deadlock). */
-export async function lockMany(db: Queryable, orgId: string, ids: string[]): Promise<ConversationRow[]> {
+/** Lock many conversations in id order (no deadlock between two bulk requests); `viewer`: only those an agent may see. */
+export async function lockMany(db: Queryable, orgId: string, ids: string[], viewer: string | null = null): Promise<ConversationRow[]> {
+  const visible = viewer ? ` AND ${visibleSql('$3')}` : '';
   const { rows } = await db.query<ConversationRow>(
-    `SELECT ${COLUMNS} FROM conversations c WHERE c.org_id = $1 AND c.id = ANY($2::uuid[]) ORDER BY c.id FOR UPDATE OF c`,
-    [orgId, ids],
+    `SELECT ${COLUMNS} FROM conversations c WHERE c.org_id = $1 AND c.id = ANY($2::uuid[])${visible} ORDER BY c.id FOR UPDATE OF c`,
+    viewer ? [orgId, ids, viewer] : [orgId, ids],
   );
   return rows;
 }
@@ -371,16 +382,19 @@ export async function unlinkContact(db: Queryable, orgId: string, contactId: str
   await db.query('UPDATE conversations SET contact_id = NULL WHERE org_id = $1 AND contact_id = $2', [orgId, contactId]);
 }
 
-export async function forContact(db: Queryable, orgId: string, contactId: string) {
+export async function forContact(db: Queryable, orgId: string, contactId: string, viewer: string | null = null) {
   const { rows } = await db.query<ConversationRow>(
-    `SELECT ${COLUMNS}, ${FOLDERS} FROM conversations c WHERE c.org_id = $1 AND c.contact_id = $2
+    `SELECT ${COLUMNS}, ${FOLDERS} FROM conversations c WHERE c.org_id = $1 AND c.contact_id = $2${viewer ? ` AND ${visibleSql('$3')}` : ''}
      ORDER BY c.last_message_at DESC NULLS LAST, c.id DESC`,
-    [orgId, contactId],
+    viewer ? [orgId, contactId, viewer] : [orgId, contactId],
   );
   return rows;
 }
 
-export async function existingIds(db: Queryable, orgId: string, ids: string[]): Promise<Set<string>> {
-  const { rows } = await db.query<{ id: string }>('SELECT id FROM conversations WHERE org_id = $1 AND id = ANY($2::uuid[])', [orgId, ids]);
+export async function existingIds(db: Queryable, orgId: string, ids: string[], viewer: string | null = null): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT c.id FROM conversations c WHERE c.org_id = $1 AND c.id = ANY($2::uuid[])${viewer ? ` AND ${visibleSql('$3')}` : ''}`,
+    viewer ? [orgId, ids, viewer] : [orgId, ids],
+  );
   return new Set(rows.map((r) => r.id));
 }

@@ -1,6 +1,7 @@
 import { iso, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
 import { escapeLike, escapeRegex } from '../domain/search-text';
 import { senderTypeOf } from './messages.repo';
+import { visibleSql } from './visibility.repo';
 
 /** Binds values to $n placeholders of one statement. */
 export class Params {
@@ -38,6 +39,8 @@ export interface MessageSearch extends PageRequest {
   to?: Date;
   /** How many of the newest matching messages are ranked and paged. */
   window: number;
+  /** The agent whose inbox visibility limits the hits (null: the whole org). */
+  viewer?: string | null;
 }
 
 interface HitRow {
@@ -63,6 +66,8 @@ export async function search(db: Queryable, orgId: string, s: MessageSearch) {
   if (s.chatnetAccountId) extra.push(`m.chatnet_account_id = ${p.add(s.chatnetAccountId)}`);
   if (s.from) extra.push(`m.sent_at >= ${p.add(s.from)}`);
   if (s.to) extra.push(`m.sent_at < ${p.add(s.to)}`);
+  // Inside the window's query, so an agent's window holds the newest matches they may see.
+  if (s.viewer) extra.push(`EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.org_id = $1 AND ${visibleSql(p.add(s.viewer))})`);
   const hits = newestMatchesSql(p, '$1', s.words, s.window, extra, 'm.id, m.conversation_id, m.content, m.search_text, m.sent_at, m.direction, m.sent_by_user_id');
   const phrase = s.words.join(' ');
   // A boundary is required only where the phrase itself starts or ends with a word character ("#a10" has none before).

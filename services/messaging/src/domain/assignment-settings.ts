@@ -1,9 +1,10 @@
 import { withTransaction } from '@crm/db';
-import { recordAudit } from '@crm/events';
+import { enqueueEvent, recordAudit } from '@crm/events';
 import { CallContext, forbidden, invalid, notFound, requireOrg, roleRank } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
 import { ASSIGNMENT_MODES, AssignmentMode, AssignmentRow } from '../db/assignments.repo';
+import { EVENTS } from './events';
 import { isUuid } from './validation';
 
 export const MAX_ASSIGNMENT_USERS = 100;
@@ -77,6 +78,12 @@ export async function set(deps: Deps, ctx: CallContext, req: AssignmentInput) {
   const row = await withTransaction(deps.pool, async (db) => {
     const before = await assignments.find(db, orgId, accountId, true);
     const saved = await assignments.upsert(db, orgId, accountId, next);
+    // The gateway (which agents' sockets hear the account) and crm (which contacts agents see) keep copies.
+    await enqueueEvent(db, {
+      type: EVENTS.accountAssignmentUpdated,
+      orgId,
+      data: { chatnetAccountId: accountId, mode: next.mode, userIds: next.userIds, maxOpenPerUser: next.maxOpenPerUser },
+    });
     await recordAudit(db, ctx, {
       action: 'assignment.updated',
       resourceType: 'chatnet_account',

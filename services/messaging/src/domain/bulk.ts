@@ -10,6 +10,7 @@ import { EVENTS } from './events';
 import { checkMayAssign } from './ownership';
 import { parseSnoozedUntil, statusChangedData } from './status';
 import { isUuid, oneOf } from './validation';
+import { viewerOf } from './visibility';
 
 /** Most ids one bulk request may name. */
 export const BULK_MAX_IDS = 1000;
@@ -182,7 +183,8 @@ export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkRequest)
   const apply = await prepare(deps, ctx, action, req);
 
   const result = await withTransaction(deps.pool, async (db) => {
-    const rows = await convs.lockMany(db, ctx.orgId, valid);
+    // Ids an agent may not see (inbox visibility "assigned") fail as not_found, like another org's.
+    const rows = await convs.lockMany(db, ctx.orgId, valid, viewerOf(ctx));
     const found = new Set(rows.map((r) => r.id));
     const failed: BulkFailure[] = [
       ...malformed.map((id) => ({ id, code: 'not_found' })),

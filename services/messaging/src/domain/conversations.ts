@@ -11,6 +11,7 @@ import { mergeTimeline, notesBesidePage } from './timeline';
 import { applyStatus } from './status';
 import { MAX_TERM, MAX_WORDS, phoneDigits, wordsOf } from './search-text';
 import { isUuid, oneOf } from './validation';
+import { viewerOf } from './visibility';
 
 const TYPES = ['user', 'group'] as const;
 const SORTS = ['lastMessage', 'createdAt'] as const;
@@ -27,14 +28,16 @@ function filterId(value: string | undefined, field: string): string | undefined 
   return value;
 }
 
-export async function load(deps: Deps, orgId: string, id: string) {
-  const row = isUuid(id) ? await convs.findById(deps.pool, orgId, id) : undefined;
+/** The conversation if the caller may see it (their org, and their inbox visibility), else 404. */
+export async function load(deps: Deps, ctx: CallContext, id: string) {
+  const orgId = requireOrg(ctx);
+  const row = isUuid(id) ? await convs.findById(deps.pool, orgId, id, false, viewerOf(ctx)) : undefined;
   if (!row) throw notFound('Conversation');
   return row;
 }
 
 export async function counts(deps: Deps, ctx: CallContext) {
-  return convs.counts(deps.pool, requireOrg(ctx), ctx.userId || null);
+  return convs.counts(deps.pool, requireOrg(ctx), ctx.userId || null, viewerOf(ctx));
 }
 
 /** `assigneeId` filter: a user id, `me` (the caller) or `unassigned` (null). */
@@ -69,6 +72,7 @@ export async function list(deps: Deps, ctx: CallContext, req: Omit<convs.Convers
     teamId: filterId(req.teamId, 'teamId'),
     unread: req.unread,
     unreplied: req.unreplied,
+    viewer: viewerOf(ctx),
   });
 }
 
@@ -78,7 +82,7 @@ export async function list(deps: Deps, ctx: CallContext, req: Omit<convs.Convers
  */
 export async function detail(deps: Deps, ctx: CallContext, req: { id: string; page?: number; limit?: number }) {
   const orgId = requireOrg(ctx);
-  const conv = await load(deps, orgId, req.id);
+  const conv = await load(deps, ctx, req.id);
   const p = clampPage(req.page, req.limit, 30, 100);
   const { total, rows, files } = await messages.page(deps.pool, orgId, conv.id, p.limit, (p.page - 1) * p.limit);
   const list = rows.map((m) => messages.toMessage(m, files.get(m.id)));
@@ -105,7 +109,7 @@ export async function move(deps: Deps, ctx: CallContext, id: string, how: Move) 
   const orgId = ctx.orgId;
   const target = TARGET[how];
   const changed = await withTransaction(deps.pool, async (db) => {
-    const conv = isUuid(id) ? await convs.findById(db, orgId, id, true) : undefined;
+    const conv = isUuid(id) ? await convs.findById(db, orgId, id, true, viewerOf(ctx)) : undefined;
     if (!conv) throw notFound('Conversation');
     if (!(await applyStatus(db, conv, target, null, ctx.userId || null))) return false;
     if (how === 'archive') await enqueueEvent(db, { type: EVENTS.conversationArchived, orgId, data: { id } });
@@ -119,7 +123,7 @@ export async function markRead(deps: Deps, ctx: CallContext, id: string) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
   await withTransaction(deps.pool, async (db) => {
-    const conv = isUuid(id) ? await convs.findById(db, orgId, id, true) : undefined;
+    const conv = isUuid(id) ? await convs.findById(db, orgId, id, true, viewerOf(ctx)) : undefined;
     if (!conv) throw notFound('Conversation');
     await messages.markAllRead(db, id);
     await convs.recount(db, id);
@@ -131,7 +135,7 @@ export async function markUnread(deps: Deps, ctx: CallContext, id: string) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
   await withTransaction(deps.pool, async (db) => {
-    const conv = isUuid(id) ? await convs.findById(db, orgId, id, true) : undefined;
+    const conv = isUuid(id) ? await convs.findById(db, orgId, id, true, viewerOf(ctx)) : undefined;
     if (!conv) throw notFound('Conversation');
     if (!(await messages.markLatestInboundUnread(db, id))) {
       throw new AppError('failed_precondition', 'The contact has not written in this conversation yet, so there is nothing to mark unread', {
@@ -148,7 +152,7 @@ export async function updateFlags(deps: Deps, ctx: CallContext, req: { conversat
   const orgId = ctx.orgId;
   if (req.isRead === undefined && req.isReplied === undefined) throw invalid('body', 'send isRead and/or isReplied');
   return withTransaction(deps.pool, async (db) => {
-    const conv = isUuid(req.conversationId) ? await convs.findById(db, orgId, req.conversationId, true) : undefined;
+    const conv = isUuid(req.conversationId) ? await convs.findById(db, orgId, req.conversationId, true, viewerOf(ctx)) : undefined;
     if (!conv) throw notFound('Conversation');
     const row = isUuid(req.messageId) ? await messages.setFlags(db, orgId, conv.id, req.messageId, req) : undefined;
     if (!row) throw notFound('Message');
@@ -158,11 +162,11 @@ export async function updateFlags(deps: Deps, ctx: CallContext, req: { conversat
   });
 }
 
-/** For crm's contact detail: every conversation of a contact. */
+/** For crm's contact detail: every conversation of a contact the caller may see (crm forwards the user's role). */
 export async function contactConversations(deps: Deps, ctx: CallContext, contactId: string) {
   const orgId = requireOrg(ctx);
   if (!isUuid(contactId)) return { conversations: [] };
-  const rows = await convs.forContact(deps.pool, orgId, contactId);
+  const rows = await convs.forContact(deps.pool, orgId, contactId, viewerOf(ctx));
   return {
     conversations: rows.map((r) => ({
       id: r.id,

@@ -14,6 +14,9 @@ export const EVENTS = {
   messageSent: 'message.sent',
   messageSeen: 'message.seen',
   conversationNoteCreated: 'conversation.note_created',
+  inboxSettingsUpdated: 'inbox_settings.updated',
+  // internal: who works an account (the gateway's socket audience and crm's contact visibility follow it)
+  accountAssignmentUpdated: 'chatnet_account.assignment_updated',
   // internal: a conversation whose contact could not be linked (crm unreachable); consumed by this service
   contactLink: 'messaging.contact_link',
 } as const;

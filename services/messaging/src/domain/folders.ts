@@ -4,6 +4,7 @@ import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as folders from '../db/folders.repo';
 import { hexColor, isUuid, requireText } from './validation';
+import { viewerOf } from './visibility';
 
 const DEFAULT_COLOR = '#6B7280';
 
@@ -58,7 +59,7 @@ export async function addConversations(deps: Deps, ctx: CallContext, req: { fold
   if (ids.length > 500) throw invalid('conversationIds', 'at most 500 at a time');
   const bad = ids.find((id) => !isUuid(id));
   // Another org's conversation is as unknown as a missing one: 404, never a hint that it exists.
-  const found = bad === undefined ? await convs.existingIds(deps.pool, ctx.orgId, ids) : new Set<string>();
+  const found = bad === undefined ? await convs.existingIds(deps.pool, ctx.orgId, ids, viewerOf(ctx)) : new Set<string>();
   const missing = bad ?? ids.find((id) => !found.has(id));
   if (missing !== undefined) throw new AppError('not_found', `Conversation ${missing} not found`);
   await folders.addConversations(deps.pool, ctx.orgId, req.folderId, ids);
@@ -68,7 +69,10 @@ export async function addConversations(deps: Deps, ctx: CallContext, req: { fold
 export async function removeConversation(deps: Deps, ctx: CallContext, req: { folderId: string; conversationId: string }) {
   requireCan(ctx, 'conversations:write');
   await get(deps, ctx.orgId, req.folderId);
-  if (!isUuid(req.conversationId) || !(await folders.removeConversation(deps.pool, ctx.orgId, req.folderId, req.conversationId))) {
+  const viewer = viewerOf(ctx);
+  // A conversation the agent may not see (inbox visibility) is as unknown here as everywhere else.
+  const hidden = viewer && isUuid(req.conversationId) && !(await convs.existingIds(deps.pool, ctx.orgId, [req.conversationId], viewer)).size;
+  if (hidden || !isUuid(req.conversationId) || !(await folders.removeConversation(deps.pool, ctx.orgId, req.folderId, req.conversationId))) {
     throw notFound('Conversation in this folder');
   }
   return get(deps, ctx.orgId, req.folderId);

@@ -122,7 +122,13 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       await autoAssignNew(deps, db, event.id, conv);
     }
     const inserted = await messages.insertInbound(db, { ...message, conversationId: conv.id });
-    stored = { conversationId: conv.id, contactId: inserted.contactId ?? conv.contact_id, stored: inserted.stored, status: inserted.status };
+    stored = {
+      conversationId: conv.id,
+      contactId: inserted.contactId ?? conv.contact_id,
+      stored: inserted.stored,
+      status: inserted.status,
+      assigneeId: inserted.assigneeId,
+    };
   }
   if (!stored.stored) {
     deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'inbound message already stored; skipped');
@@ -146,6 +152,8 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       conversationId: stored.conversationId,
       contactId: stored.contactId,
       chatnetAccountId: d.accountId,
+      // With chatnetAccountId, what the gateway needs to deliver the socket event only to those who may see it.
+      assigneeId: stored.assigneeId,
       threadId: d.threadId,
       threadType: d.threadType,
       senderUid: d.fromUid,

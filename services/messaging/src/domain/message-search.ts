@@ -4,6 +4,7 @@ import * as search from '../db/message-search.repo';
 import { clampPage, load } from './conversations';
 import { highlight, MAX_TERM, MAX_WORDS, wordsOf } from './search-text';
 import { isUuid } from './validation';
+import { viewerOf } from './visibility';
 
 export interface SearchRequest {
   q?: string;
@@ -41,7 +42,7 @@ export async function searchMessages(deps: Deps, ctx: CallContext, req: SearchRe
   const from = instant(req.dateFrom, 'from');
   const to = instant(req.dateTo, 'to');
   if (from && to && to <= from) throw invalid('to', 'must not be before from');
-  const conversationId = req.conversationId ? (await load(deps, orgId, req.conversationId)).id : undefined;
+  const conversationId = req.conversationId ? (await load(deps, ctx, req.conversationId)).id : undefined;
 
   const out = await search.search(deps.pool, orgId, {
     ...clampPage(req.page, req.limit, 20, 100),
@@ -52,6 +53,7 @@ export async function searchMessages(deps: Deps, ctx: CallContext, req: SearchRe
     from,
     to,
     window: deps.config.MESSAGE_SEARCH_WINDOW,
+    viewer: viewerOf(ctx),
   });
   return { data: out.data.map((m) => ({ ...m, highlight: highlight(m.content, q) })), pagination: out.pagination };
 }

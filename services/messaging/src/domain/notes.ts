@@ -27,7 +27,7 @@ function noteContent(value: string | undefined): string {
 export async function create(deps: Deps, ctx: CallContext, req: { conversationId: string; content?: string }) {
   requireCan(ctx, 'conversations:write');
   const { orgId, userId } = requireUser(ctx);
-  const conv = await load(deps, orgId, req.conversationId);
+  const conv = await load(deps, ctx, req.conversationId);
   const content = noteContent(req.content);
   // Resolved before the transaction: identity is asked over the network, and nothing is written if it cannot answer.
   const [mentioned, authorName] = await Promise.all([resolveMentions(deps.remote, ctx, content), deps.remote.userName(ctx, userId)]);
@@ -57,7 +57,7 @@ export async function create(deps: Deps, ctx: CallContext, req: { conversationId
 
 export async function list(deps: Deps, ctx: CallContext, req: { conversationId: string; page?: number; limit?: number }) {
   const { orgId } = requireUser(ctx);
-  const conv = await load(deps, orgId, req.conversationId);
+  const conv = await load(deps, ctx, req.conversationId);
   const p = clampPage(req.page, req.limit, 50, 100);
   const { total, rows } = await notes.page(deps.pool, orgId, conv.id, p.limit, (p.page - 1) * p.limit);
   return { data: rows.map(notes.toNote), pagination: { total, page: p.page, limit: p.limit, pages: Math.ceil(total / p.limit) } };
@@ -67,7 +67,7 @@ export async function list(deps: Deps, ctx: CallContext, req: { conversationId: 
 export async function remove(deps: Deps, ctx: CallContext, req: { conversationId: string; noteId: string }) {
   requireCan(ctx, 'conversations:write');
   const { orgId, userId, role } = requireUser(ctx);
-  const conv = await load(deps, orgId, req.conversationId);
+  const conv = await load(deps, ctx, req.conversationId);
   const note = isUuid(req.noteId) ? await notes.find(deps.pool, orgId, conv.id, req.noteId) : undefined;
   if (!note) throw notFound('Note');
   if (note.author_id !== userId && roleRank(role) < roleRank('team_lead')) throw forbidden('Only the author or a team lead and above may delete this note');

@@ -6,6 +6,7 @@ import * as convs from '../db/conversations.repo';
 import type { ConversationRow } from '../db/conversations.repo';
 import { EVENTS } from './events';
 import { isUuid } from './validation';
+import { viewerOf } from './visibility';
 
 export interface AssignRequest {
   id: string;
@@ -66,7 +67,7 @@ export async function assign(deps: Deps, ctx: CallContext, req: AssignRequest) {
   const assigneeId = optionalId(req.userId, 'userId');
   const teamId = req.teamIdSet ? optionalId(req.teamId, 'teamId') : undefined;
   const load = async (db: Parameters<typeof convs.findById>[0], lock: boolean) => {
-    const conv = isUuid(req.id) ? await convs.findById(db, orgId, req.id, lock) : undefined;
+    const conv = isUuid(req.id) ? await convs.findById(db, orgId, req.id, lock, viewerOf(ctx)) : undefined;
     if (!conv) throw notFound('Conversation');
     return conv;
   };

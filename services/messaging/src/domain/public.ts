@@ -3,6 +3,7 @@ import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { isUuid } from './validation';
+import { viewerOf } from './visibility';
 
 const clamp = (v: number | undefined, def: number, max: number) => Math.min(max, Math.max(1, Math.floor(v || def)));
 
@@ -15,7 +16,7 @@ export async function conversations(deps: Deps, ctx: CallContext, req: { limit?:
 /** GET /api/public/conversations/:id/messages: newest first, limit 50 by default, 200 at most. */
 export async function conversationMessages(deps: Deps, ctx: CallContext, req: { conversationId: string; limit?: number }) {
   const orgId = requireOrg(ctx);
-  const conv = isUuid(req.conversationId) ? await convs.findById(deps.pool, orgId, req.conversationId) : undefined;
+  const conv = isUuid(req.conversationId) ? await convs.findById(deps.pool, orgId, req.conversationId, false, viewerOf(ctx)) : undefined;
   if (!conv) throw notFound('Conversation');
   const { rows, files } = await messages.page(deps.pool, orgId, conv.id, clamp(req.limit, 50, 200), 0);
   return { messages: rows.map((m) => messages.toPublicMessage(m, files.get(m.id) ?? [])) };

@@ -71,6 +71,7 @@ export async function recordSeen(deps: Deps, db: PoolClient, event: EventEnvelop
         conversationId: conv.id,
         contactId: conv.contact_id,
         chatnetAccountId: d.accountId,
+        assigneeId: conv.assignee_id,
         seenAt: d.seenAt.toISOString(),
         // The same messages with their source (ui, campaign, ...) and send time, for consumers that care which.
         messages: part.map((m) => ({ id: m.id, source: m.source, sentAt: m.sent_at.toISOString() })),

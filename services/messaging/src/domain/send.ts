@@ -12,6 +12,7 @@ import { ContactTarget, contactTarget, LinkedContact, tryUpsertContact } from '.
 import { EVENTS } from './events';
 import { SEND_SOURCES, SendSource } from './governor-spec';
 import { isUuid, MAX_CONTENT, oneOf } from './validation';
+import { viewerOf } from './visibility';
 
 const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign' };
 const CONTENT_TYPE = /^[A-Za-z0-9_.\/+-]{1,50}$/;
@@ -68,7 +69,7 @@ export async function sendToConversation(
 ) {
   const orgId = authorize(ctx);
   const input = parseInput(ctx, req);
-  const conv = isUuid(req.conversationId) ? await convs.findById(deps.pool, orgId, req.conversationId) : undefined;
+  const conv = isUuid(req.conversationId) ? await convs.findById(deps.pool, orgId, req.conversationId, false, viewerOf(ctx)) : undefined;
   if (!conv) throw notFound('Conversation');
   return send(deps, ctx, orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input);
 }
@@ -208,6 +209,7 @@ async function send(deps: Deps, ctx: CallContext, orgId: string, target: Target,
           conversationId: conv.id,
           contactId: conv.contact_id,
           chatnetAccountId: target.accountId,
+          assigneeId: conv.assignee_id,
           threadId: target.threadId,
           threadType: target.threadType,
           senderUid: row.sender_uid,

@@ -6,6 +6,7 @@ import * as convs from '../db/conversations.repo';
 import { ConversationRow, ConversationStatus, CONVERSATION_STATUSES } from '../db/conversations.repo';
 import { EVENTS } from './events';
 import { isUuid, oneOf } from './validation';
+import { viewerOf } from './visibility';
 
 /** What the status event says; `changedBy` is null when the system changed it (wake-up, the contact wrote). */
 export function statusChangedData(conv: Pick<ConversationRow, 'id' | 'contact_id'>, status: ConversationStatus, previousStatus: string, snoozedUntil: Date | null, changedBy: string | null) {
@@ -67,7 +68,7 @@ export async function setStatus(deps: Deps, ctx: CallContext, req: { id: string;
   if (!status) throw invalid('status', 'is required');
   const snoozedUntil = parseSnoozedUntil(req.snoozedUntil, status);
   const changed = await withTransaction(deps.pool, async (db) => {
-    const conv = isUuid(req.id) ? await convs.findById(db, orgId, req.id, true) : undefined;
+    const conv = isUuid(req.id) ? await convs.findById(db, orgId, req.id, true, viewerOf(ctx)) : undefined;
     if (!conv) throw notFound('Conversation');
     return applyStatus(db, conv, status, snoozedUntil, ctx.userId || null);
   });

@@ -12,6 +12,7 @@ import * as publicApi from '../domain/public';
 import { assignRoundRobin } from '../domain/round-robin';
 import * as send from '../domain/send';
 import * as status from '../domain/status';
+import * as visibility from '../domain/visibility';
 
 /** messaging.v1.MessagingService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function messagingHandlers(deps: Deps): Handlers {
@@ -36,6 +37,9 @@ export function messagingHandlers(deps: Deps): Handlers {
     ListNotes: (req, ctx) => notes.list(deps, ctx, req),
     DeleteNote: (req, ctx) => notes.remove(deps, ctx, req),
     SearchMessages: (req, ctx) => searchMessages(deps, ctx, req),
+    GetInboxSettings: (_req, ctx) => visibility.get(deps, ctx),
+    UpdateInboxSettings: (req, ctx) => visibility.update(deps, ctx, req),
+    GetInboxAudience: (_req, ctx) => visibility.audience(deps, ctx),
 
     SendMessage: (req, ctx) => send.sendToConversation(deps, ctx, req),
     SendToThread: (req, ctx) => send.sendToThread(deps, ctx, req),

@@ -1,0 +1,54 @@
+import type { Queryable } from '@crm/db';
+
+/**
+ * The contact side of the inbox visibility rule, over the table `contacts` (unaliased, as the contact queries
+ * write it), for the agent bound at `userRef`: the org's setting is not `assigned`, or the contact is assigned to
+ * them, or one of its conversations is visible to them (assigned to them, or unassigned on an account listing them).
+ */
+export function contactVisibleSql(userRef: string): string {
+  return `(NOT EXISTS (SELECT 1 FROM inbox_visibility iv WHERE iv.org_id = contacts.org_id AND iv.agent_visibility = 'assigned')
+    OR contacts.assigned_user_id = ${userRef}
+    OR EXISTS (SELECT 1 FROM conversation_owners co WHERE co.org_id = contacts.org_id AND co.contact_id = contacts.id
+         AND (co.assignee_id = ${userRef}
+              OR (co.assignee_id IS NULL AND EXISTS (SELECT 1 FROM account_users au
+                    WHERE au.org_id = co.org_id AND au.chatnet_account_id = co.chatnet_account_id AND ${userRef} = ANY(au.user_ids))))))`;
+}
+
+export async function contactVisible(db: Queryable, orgId: string, contactId: string, viewer: string): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM contacts WHERE org_id = $1 AND id = $2 AND ${contactVisibleSql('$3::uuid')}`, [orgId, contactId, viewer]);
+  return rows.length > 0;
+}
+
+export async function setVisibility(db: Queryable, orgId: string, value: 'all' | 'assigned'): Promise<void> {
+  await db.query(
+    `INSERT INTO inbox_visibility (org_id, agent_visibility) VALUES ($1, $2)
+     ON CONFLICT (org_id) DO UPDATE SET agent_visibility = EXCLUDED.agent_visibility, updated_at = now()`,
+    [orgId, value],
+  );
+}
+
+/** A conversation's facts as an event states them; a field the event lacks (null/undefined) keeps what is known. */
+export async function upsertConversation(
+  db: Queryable,
+  orgId: string,
+  c: { conversationId: string; contactId?: string | null; chatnetAccountId?: string | null; assigneeId?: string | null; assigneeKnown: boolean },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO conversation_owners (conversation_id, org_id, contact_id, chatnet_account_id, assignee_id) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (conversation_id) DO UPDATE SET
+       contact_id = COALESCE(EXCLUDED.contact_id, conversation_owners.contact_id),
+       chatnet_account_id = COALESCE(EXCLUDED.chatnet_account_id, conversation_owners.chatnet_account_id),
+       assignee_id = CASE WHEN $6 THEN EXCLUDED.assignee_id ELSE conversation_owners.assignee_id END,
+       updated_at = now()
+     WHERE conversation_owners.org_id = EXCLUDED.org_id`,
+    [c.conversationId, orgId, c.contactId ?? null, c.chatnetAccountId ?? null, c.assigneeId ?? null, c.assigneeKnown],
+  );
+}
+
+export async function setAccountUsers(db: Queryable, orgId: string, chatnetAccountId: string, userIds: string[]): Promise<void> {
+  await db.query(
+    `INSERT INTO account_users (org_id, chatnet_account_id, user_ids) VALUES ($1, $2, $3::uuid[])
+     ON CONFLICT (org_id, chatnet_account_id) DO UPDATE SET user_ids = EXCLUDED.user_ids, updated_at = now()`,
+    [orgId, chatnetAccountId, userIds],
+  );
+}
