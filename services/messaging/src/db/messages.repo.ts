@@ -115,19 +115,22 @@ const INSERT_INBOUND = {
            last_message_sender_name = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $9 ELSE last_message_sender_name END,
            last_message_at = greatest(last_message_at, m.sent_at)
          FROM m WHERE c.id = $3
-         RETURNING c.contact_id, c.status`,
+         RETURNING c.contact_id, c.status, c.assignee_id`,
 };
 
 /**
  * Store an inbound message; `stored` is false when the network id was stored before. `status` is the
  * conversation's status read under the row lock the update took (the caller reactivates it when not active).
  */
-export async function insertInbound(db: Queryable, m: NewInbound): Promise<{ stored: boolean; contactId: string | null; status?: string }> {
-  const { rows } = await db.query<{ contact_id: string | null; status: string }>({
+export async function insertInbound(
+  db: Queryable,
+  m: NewInbound,
+): Promise<{ stored: boolean; contactId: string | null; status?: string; assigneeId: string | null }> {
+  const { rows } = await db.query<{ contact_id: string | null; status: string; assignee_id: string | null }>({
     ...INSERT_INBOUND,
     values: [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt],
   });
-  return { stored: rows.length === 1, contactId: rows[0]?.contact_id ?? null, status: rows[0]?.status };
+  return { stored: rows.length === 1, contactId: rows[0]?.contact_id ?? null, status: rows[0]?.status, assigneeId: rows[0]?.assignee_id ?? null };
 }
 
 // The common case in one round trip: the thread's conversation already exists. Finds it, inserts the
@@ -155,9 +158,10 @@ const INSERT_INBOUND_BY_THREAD = {
              last_message_sender_name = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $8 ELSE last_message_sender_name END,
              last_message_at = greatest(last_message_at, m.sent_at)
            FROM m WHERE c.id = m.conversation_id
-           RETURNING c.id, c.status
+           RETURNING c.id, c.status, c.assignee_id
          )
-         SELECT conv.id, conv.contact_id, (SELECT count(*) FROM u)::int AS stored, (SELECT status FROM u) AS status FROM conv`,
+         SELECT conv.id, conv.contact_id, (SELECT count(*) FROM u)::int AS stored, (SELECT status FROM u) AS status,
+                (SELECT assignee_id FROM u) AS assignee_id FROM conv`,
 };
 
 /**
@@ -167,13 +171,15 @@ const INSERT_INBOUND_BY_THREAD = {
 export async function insertInboundByThread(
   db: Queryable,
   m: Omit<NewInbound, 'conversationId'> & { threadType: string; threadId: string },
-): Promise<{ conversationId: string; contactId: string | null; stored: boolean; status?: string } | undefined> {
-  const { rows } = await db.query<{ id: string; contact_id: string | null; stored: number; status: string | null }>({
+): Promise<{ conversationId: string; contactId: string | null; stored: boolean; status?: string; assigneeId: string | null } | undefined> {
+  const { rows } = await db.query<{ id: string; contact_id: string | null; stored: number; status: string | null; assignee_id: string | null }>({
     ...INSERT_INBOUND_BY_THREAD,
     values: [m.id, m.orgId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.threadType, m.threadId],
   });
   const r = rows[0];
-  return r ? { conversationId: r.id, contactId: r.contact_id, stored: r.stored === 1, status: r.status ?? undefined } : undefined;
+  return r
+    ? { conversationId: r.id, contactId: r.contact_id, stored: r.stored === 1, status: r.status ?? undefined, assigneeId: r.assignee_id ?? null }
+    : undefined;
 }
 
 export interface NewOutbound {

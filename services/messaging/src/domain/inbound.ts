@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
 import { enqueueEvent, type EventEnvelope } from '@crm/events';
 import type { Deps } from '../deps';
+import * as assignments from '../db/assignments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { contactTarget, tryUpsertContact } from './contacts';
@@ -122,7 +123,13 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       await autoAssignNew(deps, db, event.id, conv);
     }
     const inserted = await messages.insertInbound(db, { ...message, conversationId: conv.id });
-    stored = { conversationId: conv.id, contactId: inserted.contactId ?? conv.contact_id, stored: inserted.stored, status: inserted.status };
+    stored = {
+      conversationId: conv.id,
+      contactId: inserted.contactId ?? conv.contact_id,
+      stored: inserted.stored,
+      status: inserted.status,
+      assigneeId: inserted.assigneeId,
+    };
   }
   if (!stored.stored) {
     deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'inbound message already stored; skipped');
@@ -153,6 +160,11 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       content: d.content,
       contentType: d.contentType,
       sentAt: d.sentAt.toISOString(),
+      // Who should hear about it, as of this transaction, so consumers (automation's alerts) need no call back:
+      // the assignee (read under the row lock the insert took, after any auto-assignment above), or when there is
+      // none, the users listed in the account's assignment settings.
+      assigneeId: stored.assigneeId,
+      eligibleUserIds: stored.assigneeId ? [] : await assignments.listedUsers(db, orgId, d.accountId),
     },
   });
 }
