@@ -18,8 +18,8 @@ const exampleVars = readFileSync(path.join(root, '.env.example'), 'utf8')
 
 const APP = ['identity', 'crm', 'messaging', 'chatnet-connector', 'automation', 'ai', 'webhooks'];
 const INFRA = ['postgres', 'rabbitmq', 'redis'];
-/** Services that must reach the internet: SMTP, the chat network, AI providers, customers' webhooks. */
-const CALLS_OUT = ['identity', 'chatnet-connector', 'ai', 'webhooks'];
+/** Services that must reach the internet: SMTP (identity, automation), the chat network, AI providers, customers' webhooks. */
+const CALLS_OUT = ['identity', 'chatnet-connector', 'automation', 'ai', 'webhooks'];
 
 /** A .env as an operator fills it: a fresh random value for every variable the example lists. */
 function filledEnv(): Record<string, string> {

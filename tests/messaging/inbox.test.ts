@@ -120,6 +120,9 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       content: 'Hi, is it in stock?',
       contentType: 'text',
       sentAt: msg.sentAt,
+      // Unassigned, on an account with no assignment settings: nobody to alert.
+      assigneeId: null,
+      eligibleUserIds: [],
     });
   });
 

@@ -60,6 +60,23 @@ export function exitOnConfigError(err: unknown): never {
   process.exit(1);
 }
 
+/** Outgoing mail (@crm/mail), the same variables in every service that sends it. */
+export const smtpEnv = {
+  /**
+   * Mail server, e.g. smtps://user:password@mail.example.com:465 (smtp:// upgrades with STARTTLS when offered).
+   * Unset: no mail is sent.
+   */
+  SMTP_URL: z
+    .string()
+    .regex(/^(smtps?:\/\/\S+)?$/, 'must be an smtp:// or smtps:// URL')
+    .optional()
+    .transform((v) => v || undefined),
+  /** Sender of the service's mail. */
+  MAIL_FROM: z.string().min(3).default('CRM <no-reply@localhost>'),
+  /** Connect, greeting and socket timeout towards the mail server (ms): a slow server must not stall the work that sends. */
+  SMTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+};
+
 /**
  * The internal credential's variables, read by every process (@crm/grpc-kit internalAuthFromEnv checks them
  * together: production needs the key pair, development and tests may use the seed).

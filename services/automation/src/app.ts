@@ -3,11 +3,14 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { createMailSender } from '@crm/mail';
 import type { AutomationConfig } from './config';
 import type { Deps } from './deps';
 import { CampaignSender } from './domain/campaign-sender';
+import { AlertRecipients } from './domain/alert-recipients';
 import { Runner } from './domain/runner';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
+import { EMAIL_ALERT_BINDINGS, emailAlertsHandler, emailAlertsQueue } from './events/email-alerts.consumer';
 import { SEEN_BINDINGS, seenHandler, seenQueue } from './events/campaign-seen.consumer';
 import { TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
 import { automationHandlers } from './grpc/automation.handler';
@@ -17,6 +20,7 @@ export { loadConfig } from './config';
 export { triggersQueue } from './events/triggers.consumer';
 export { repliesQueue } from './events/campaign-replies.consumer';
 export { seenQueue } from './events/campaign-seen.consumer';
+export { emailAlertsQueue } from './events/email-alerts.consumer';
 
 export interface RunningService {
   port: number;
@@ -27,7 +31,8 @@ export interface RunningService {
  * Create the database if needed, migrate, then: gRPC for the API, the outbox relay (notification.created),
  * the trigger consumer (events → runs, system notifications), the runner (runs → actions), the campaign
  * sender (campaign recipients → messages), the replies consumer (message.received → campaign replies) and
- * the seen consumer (message.seen → campaign read receipts, openRate).
+ * the seen consumer (message.seen → campaign read receipts, openRate) and, with SMTP_URL, the email-alerts consumer
+ * (its own new_message notifications → alert emails to users who opted in).
  */
 export async function startAutomation(config: AutomationConfig, log: Logger = createLogger('automation', config.LOG_LEVEL)): Promise<RunningService> {
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
@@ -37,7 +42,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
   const remote = createRemote(config, auth);
-  const deps: Deps = { config, pool, log, remote };
+  const deps: Deps = { config, pool, log, remote, mail: createMailSender(config, log) };
 
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
   const runner = new Runner(deps);
@@ -81,6 +86,22 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
   });
+  // Without a mail server there is nothing to do, so no queue is even declared.
+  const emailAlerts = deps.mail.enabled
+    ? new EventConsumer({
+        amqpUrl: config.AMQP_URL,
+        exchange: config.EVENTS_EXCHANGE,
+        queue: emailAlertsQueue(config.EVENTS_EXCHANGE),
+        bindings: EMAIL_ALERT_BINDINGS,
+        handler: emailAlertsHandler(deps, new AlertRecipients(remote)),
+        logger: log,
+        pool,
+        prefetch: 20,
+        concurrency: 2,
+        maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
+        retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
+      })
+    : undefined;
   const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'), automationHandlers(deps));
 
@@ -98,9 +119,14 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     stopped.push(() => replies.stop());
     await seen.start();
     stopped.push(() => seen.stop());
+    if (emailAlerts) {
+      await emailAlerts.start();
+      stopped.push(() => emailAlerts.stop());
+    }
   } catch (err) {
     for (const stop of stopped.reverse()) await stop().catch(() => undefined);
     remote.close();
+    deps.mail.close();
     await pool.end();
     throw err;
   }
@@ -114,10 +140,12 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
       await consumer.stop();
       await replies.stop();
       await seen.stop();
+      await emailAlerts?.stop();
       await sender.stop();
       await runner.stop();
       await relay.stop();
       remote.close();
+      deps.mail.close();
       await pool.end();
     },
   };

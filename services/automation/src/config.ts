@@ -1,4 +1,4 @@
-import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { fields, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
 
 /** "5s,30s,2m" → milliseconds; the retry schedule of failed actions. */
 const durationList = (fallback: string) =>
@@ -66,6 +66,13 @@ const Env = z.object({
   CAMPAIGN_RETRY_SCHEDULE: durationList('30s,2m,10m,30m'),
   /** A message from a recipient counts as a reply to a campaign message sent at most this many hours before. */
   CAMPAIGN_REPLY_WINDOW_HOURS: z.coerce.number().int().min(1).max(24 * 90).default(72),
+  /**
+   * Alert emails about new inbound messages to users who opted in (SMTP_URL, MAIL_FROM, SMTP_TIMEOUT_MS).
+   * Without SMTP_URL no email is sent; in-app notifications are unaffected either way.
+   */
+  ...smtpEnv,
+  /** The address alert emails link to (the web app). */
+  PUBLIC_URL: fields.url('http://localhost:8080'),
   /** A contact whose lead score reaches this value raises one high_value_lead notification. */
   HIGH_VALUE_LEAD_SCORE: z.coerce.number().int().min(1).default(80),
   LOG_LEVEL: fields.logLevel(),

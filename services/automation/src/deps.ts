@@ -1,5 +1,6 @@
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import type { MailSender } from '@crm/mail';
 import type { AutomationConfig } from './config';
 import type { Remote } from './remote';
 
@@ -9,4 +10,6 @@ export interface Deps {
   pool: Pool;
   log: Logger;
   remote: Remote;
+  /** Alert emails; `enabled` is false without SMTP_URL. */
+  mail: MailSender;
 }

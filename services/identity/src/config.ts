@@ -1,4 +1,4 @@
-import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { fields, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
 
 const Env = z.object({
   ...internalAuthEnv,
@@ -31,19 +31,10 @@ const Env = z.object({
   /** Public address used in invitation links. */
   PUBLIC_URL: fields.url('http://localhost:8080'),
   /**
-   * Mail server for invitations, e.g. smtps://user:password@mail.example.com:465 (smtp:// upgrades with
-   * STARTTLS when offered). Unset: no mail is sent and POST /users answers invitationSent false with the
-   * link for the admin to share.
+   * Invitation mail (SMTP_URL, MAIL_FROM, SMTP_TIMEOUT_MS). Without SMTP_URL no mail is sent and POST /users
+   * answers invitationSent false with the link for the admin to share.
    */
-  SMTP_URL: z
-    .string()
-    .regex(/^(smtps?:\/\/\S+)?$/, 'must be an smtp:// or smtps:// URL')
-    .optional()
-    .transform((v) => v || undefined),
-  /** Sender of invitation mail. */
-  MAIL_FROM: z.string().min(3).default('CRM <no-reply@localhost>'),
-  /** Connect, greeting and socket timeout towards the mail server (ms): a slow server must not stall user creation long. */
-  SMTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  ...smtpEnv,
   /** Failed logins allowed per email+IP within 15 minutes, and per IP within a day. */
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
   LOGIN_MAX_FAILURES_PER_IP_DAY: z.coerce.number().int().min(1).default(100),

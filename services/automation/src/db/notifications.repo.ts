@@ -117,3 +117,27 @@ export async function recordLeadScore(db: Queryable, orgId: string, contactId: s
 export async function forgetLeadScore(db: Queryable, orgId: string, contactId: string): Promise<void> {
   await db.query('DELETE FROM lead_scores WHERE org_id = $1 AND contact_id = $2', [orgId, contactId]);
 }
+
+/**
+ * The user's unread `new_message` notification about a conversation, locked, if there is one. Callers serialise on
+ * (org, user, conversation) first (`lockNewMessage`), so two messages handled at once cannot both find none.
+ */
+export async function findUnreadNewMessage(db: Queryable, orgId: string, userId: string, conversationId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT n.id FROM notifications n
+     WHERE n.org_id = $1 AND n.user_id = $2 AND n.type = 'new_message' AND n.resource_id = $3
+       AND NOT EXISTS (SELECT 1 FROM notification_reads r WHERE r.notification_id = n.id AND r.user_id = $2)
+     ORDER BY n.created_at DESC LIMIT 1 FOR UPDATE`,
+    [orgId, userId, conversationId],
+  );
+  return rows[0]?.id;
+}
+
+export async function lockNewMessage(db: Queryable, orgId: string, userId: string, conversationId: string): Promise<void> {
+  await db.query("SELECT pg_advisory_xact_lock(hashtext('automation.new_message'), hashtext($1 || $2 || $3))", [orgId, userId, conversationId]);
+}
+
+/** Bring an unread notification up to date with the latest message and to the top of the list. */
+export async function bumpNotification(db: Queryable, id: string, title: string, message: string): Promise<void> {
+  await db.query('UPDATE notifications SET title = $2, message = $3, created_at = greatest(created_at, now()) WHERE id = $1', [id, title, message]);
+}

@@ -11,6 +11,7 @@ import * as notifications from '../domain/notifications';
 import { RUNS_CHANNEL } from '../domain/runner';
 import { conditionsHold, contactIdOf, Facts, keywordMatches, needsContactLookup, subjectOf, triggersOfEvent } from '../domain/triggers';
 import { systemContext } from '../remote';
+import { inboundAlerts } from './inbound-alerts';
 import { noteMentions } from './note-mentions';
 
 /** Everything this consumer listens to: rule triggers and the system events that raise notifications. */
@@ -58,6 +59,9 @@ export function triggerHandler(deps: Deps): EventHandler {
         break;
       case 'conversation.note_created':
         await noteMentions(event, db);
+        break;
+      case 'message.received':
+        await inboundAlerts(event, db);
         break;
     }
     await startRuns(deps, event, db);

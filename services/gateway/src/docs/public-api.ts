@@ -170,7 +170,11 @@ export const WEBHOOK_EVENTS: { name: string; description: string }[] = [
       'A conversation changed status (active, pending, snoozed, closed, archived); data: conversationId, contactId, status, previousStatus, snoozedUntil, changedBy (null: a snooze ended or the contact wrote again).',
   },
   { name: 'conversation.note_created', description: 'A private note was written in a conversation; data.mentions lists the users it mentions.' },
-  { name: 'message.received', description: 'A customer’s message arrived through a chat-network account.' },
+  {
+    name: 'message.received',
+    description:
+      'A customer’s message arrived through a chat-network account; data also has assigneeId (the conversation’s assignee, or null) and eligibleUserIds (when unassigned, the users listed in the account’s assignment settings; else []).',
+  },
   { name: 'message.sent', description: 'A message was sent to a customer (UI, public API, automation, campaign).' },
   { name: 'message.seen', description: 'The customer read messages we sent; data.messageIds lists them.' },
   { name: 'appointment.created', description: 'An appointment was scheduled.' },

@@ -36,6 +36,8 @@ const UserPatch = z.object({
   status: s.enumOf(['active', 'inactive'] as const).optional(),
 });
 
+const NotificationPreferences = z.object({ notifyByEmail: z.boolean({ error: 'must be true or false' }) });
+
 const UserQuery = z.object({
   role: s.optionalQueryEnum(ROLES),
   department: z.string().max(200).optional(),
@@ -84,6 +86,14 @@ export function identityRoutes(deps: RouteDeps): Router {
   r.get('/profile', auth.bearer, async (req, res) => {
     const u = await identity.GetProfile({}, ctxOf(req, res));
     res.json(u);
+  });
+
+  // The signed-in user's own preferences; there is no route to read or set another user's.
+  r.get('/profile/notifications', auth.bearer, async (req, res) => {
+    res.json(await identity.GetNotificationPreferences({}, ctxOf(req, res)));
+  });
+  r.put('/profile/notifications', auth.bearer, async (req, res) => {
+    res.json(await identity.SetNotificationPreferences(body(req, NotificationPreferences), ctxOf(req, res)));
   });
 
   r.get('/users', auth.bearer, async (req, res) => {

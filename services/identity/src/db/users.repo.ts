@@ -13,6 +13,7 @@ export interface UserRow {
   status: string;
   created_at: Date;
   last_login: Date | null;
+  notify_by_email: boolean;
 }
 
 /** The User message as the API shows it; never includes the password hash. */
@@ -57,6 +58,15 @@ export async function findInOrg(db: Queryable, orgId: string, id: string): Promi
     values: [id, orgId],
   });
   return rows[0];
+}
+
+/** Set the user's email-alert preference; undefined when the user is not an active user of the org. */
+export async function setNotifyByEmail(db: Queryable, orgId: string, id: string, on: boolean): Promise<boolean | undefined> {
+  const { rows } = await db.query<{ notify_by_email: boolean }>(
+    `UPDATE users SET notify_by_email = $3 WHERE id = $1 AND org_id = $2 AND status = 'active' RETURNING notify_by_email`,
+    [id, orgId, on],
+  );
+  return rows[0]?.notify_by_email;
 }
 
 export async function findById(db: Queryable, id: string): Promise<UserRow | undefined> {

@@ -43,7 +43,10 @@ export async function list(deps: Deps, ctx: CallContext, req: users.UserFilter) 
  */
 export async function get(deps: Deps, ctx: CallContext, id: string) {
   const orgId = requireOrg(ctx);
-  return users.toUser(await loadInOrg(deps, orgId, id));
+  const row = await loadInOrg(deps, orgId, id);
+  // A user's preferences are their own business: teammates reading the user through the gateway do not see them;
+  // a service that acts on them (automation's email alerts) does.
+  return ctx.caller && ctx.caller !== 'gateway' ? { ...users.toUser(row), notifyByEmail: row.notify_by_email } : users.toUser(row);
 }
 
 /** Nobody grants a role above their own. */

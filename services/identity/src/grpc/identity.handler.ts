@@ -3,6 +3,7 @@ import type { Deps } from '../deps';
 import * as apiKeys from '../domain/api-keys';
 import * as audit from '../domain/audit';
 import * as auth from '../domain/auth';
+import * as notificationPreferences from '../domain/notification-preferences';
 import { logout, refresh } from '../domain/sessions';
 import * as teams from '../domain/teams';
 import * as users from '../domain/users';
@@ -24,6 +25,8 @@ export function identityHandlers(deps: Deps): Handlers {
     CreateUser: (req, ctx) => users.create(deps, ctx, req),
     UpdateUser: (req, ctx) => users.update(deps, ctx, req),
     DeactivateUser: (req, ctx) => users.deactivate(deps, ctx, req.id),
+    GetNotificationPreferences: (_req, ctx) => notificationPreferences.get(deps, ctx),
+    SetNotificationPreferences: (req, ctx) => notificationPreferences.set(deps, ctx, req),
 
     ListTeams: (_req, ctx) => teams.list(deps, ctx),
     GetTeam: (req, ctx) => teams.get(deps, ctx, req.id),

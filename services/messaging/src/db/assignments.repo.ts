@@ -21,6 +21,11 @@ export async function find(db: Queryable, orgId: string, accountId: string, lock
   return rows[0];
 }
 
+/** The users listed for an account's conversations (whatever the mode); none when it was never configured. */
+export async function listedUsers(db: Queryable, orgId: string, accountId: string): Promise<string[]> {
+  return (await find(db, orgId, accountId))?.user_ids ?? [];
+}
+
 /** Replace the settings; the rotation cursor stays where it was (taken modulo the new list when used). */
 export async function upsert(
   db: Queryable,

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
 import { enqueueEvent, type EventEnvelope } from '@crm/events';
 import type { Deps } from '../deps';
+import * as assignments from '../db/assignments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { contactTarget, tryUpsertContact } from './contacts';
@@ -152,8 +153,6 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       conversationId: stored.conversationId,
       contactId: stored.contactId,
       chatnetAccountId: d.accountId,
-      // With chatnetAccountId, what the gateway needs to deliver the socket event only to those who may see it.
-      assigneeId: stored.assigneeId,
       threadId: d.threadId,
       threadType: d.threadType,
       senderUid: d.fromUid,
@@ -161,6 +160,11 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       content: d.content,
       contentType: d.contentType,
       sentAt: d.sentAt.toISOString(),
+      // Who should hear about it, as of this transaction, so consumers need no call back (automation's alerts; with
+      // chatnetAccountId, the gateway's socket audience): the assignee (read under the row lock the insert took, after
+      // any auto-assignment above), or when there is none, the users listed in the account's assignment settings.
+      assigneeId: stored.assigneeId,
+      eligibleUserIds: stored.assigneeId ? [] : await assignments.listedUsers(db, orgId, d.accountId),
     },
   });
 }

@@ -1,0 +1,64 @@
+import type { EventEnvelope, EventHandler } from '@crm/events';
+import { escapeHtml } from '@crm/mail';
+import type { Deps } from '../deps';
+import * as sent from '../db/email-alerts.repo';
+import type { AlertRecipients } from '../domain/alert-recipients';
+import { isUuid } from '../domain/definition';
+import { PREVIEW_CHARS } from './inbound-alerts';
+
+/** Only this consumer's own notifications reach it: alert emails follow `new_message` notifications. */
+export const EMAIL_ALERT_BINDINGS = ['notification.created'];
+
+/** At most one alert email per user and conversation within this window. */
+export const EMAIL_ALERT_WINDOW_MS = 15 * 60_000;
+
+export function emailAlertsQueue(exchange: string): string {
+  return `${exchange}.automation.email-alerts`;
+}
+
+interface NotificationCreated {
+  userId?: unknown;
+  type?: unknown;
+  title?: unknown;
+  message?: unknown;
+  resourceId?: unknown;
+}
+
+/**
+ * A new `new_message` notification (the `notification.created` automation itself published) → a short email to its user
+ * when they opted in (identity's `notifyByEmail`) and are active, at most once per conversation per 15 minutes.
+ * Separate from the notification's own transaction by design: a slow or refusing mail server can delay or lose an
+ * email (logged) but never a notification. The throttle row is written only for a send the server accepted, under a
+ * lock on (org, user, conversation), so two instances cannot both send.
+ */
+export function emailAlertsHandler(deps: Deps, recipients: AlertRecipients): EventHandler {
+  return async (event: EventEnvelope, db) => {
+    if (!db) throw new Error('the email-alerts consumer needs a transaction');
+    const d = (event.data ?? {}) as NotificationCreated;
+    if (d.type !== 'new_message' || typeof d.userId !== 'string' || !isUuid(d.userId)) return;
+    if (typeof d.resourceId !== 'string' || !isUuid(d.resourceId) || !isUuid(event.orgId)) return;
+    const user = await recipients.get(event.orgId, d.userId, `automation-event:${event.id}`);
+    if (!user || !user.active || !user.notifyByEmail || !user.email) return;
+
+    await sent.lock(db, event.orgId, d.userId, d.resourceId);
+    if (await sent.sentWithin(db, event.orgId, d.userId, d.resourceId, EMAIL_ALERT_WINDOW_MS)) return;
+    const title = typeof d.title === 'string' && d.title ? d.title : 'New message';
+    const preview = typeof d.message === 'string' ? Array.from(d.message).slice(0, PREVIEW_CHARS).join('') : '';
+    const url = deps.config.PUBLIC_URL;
+    const ok = await deps.mail.send(
+      {
+        to: user.email,
+        subject: title,
+        text:
+          `${title}\n\n${preview ? `"${preview}"\n\n` : ''}Open the inbox: ${url}\n\n` +
+          'You get these alerts because you turned on email notifications in your profile; turn them off there.\n',
+        html:
+          `<p>${escapeHtml(title)}</p>${preview ? `<blockquote>${escapeHtml(preview)}</blockquote>` : ''}` +
+          `<p><a href="${escapeHtml(url)}">Open the inbox</a></p>` +
+          '<p>You get these alerts because you turned on email notifications in your profile; turn them off there.</p>',
+      },
+      'new-message alert',
+    );
+    if (ok) await sent.recordSent(db, event.orgId, d.userId, d.resourceId);
+  };
+}
