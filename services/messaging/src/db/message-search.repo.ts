@@ -18,11 +18,19 @@ export class Params {
  * Messages of the org whose folded text holds every word (each a trigram-indexed LIKE), newest first, at most
  * `window` of them. `orgRef` is the placeholder already holding the org id. Used by both searches, so the inbox
  * list and the message search agree on what matches.
+ *
+ * Several words are also offered as the phrase they were typed as, OR'ed with the words: it matches nothing
+ * more (a message holding the phrase holds every word), but it is what lets PostgreSQL see how common the term
+ * is. It estimates the words as independent and multiplies their shares ("xuat", "hoa", "don" at 3-5% each →
+ * 0.07%, where "xuat hoa don" is in 3% of the messages), then collects and sorts all 30,000 matches through the
+ * trigram bitmap (400 ms) instead of walking the newest messages until `window` match (3 ms). The phrase's own
+ * share is read from the column's statistics, so the estimate of the OR is at least that.
  */
 export function newestMatchesSql(p: Params, orgRef: string, words: string[], window: number, extra: string[] = [], columns = 'm.conversation_id'): string {
-  const likes = words.map((w) => `m.search_text LIKE ${p.add(`%${escapeLike(w)}%`)}`);
+  const likes = words.map((w) => `m.search_text LIKE ${p.add(`%${escapeLike(w)}%`)}`).join(' AND ');
+  const match = words.length > 1 ? `(m.search_text LIKE ${p.add(`%${escapeLike(words.join(' '))}%`)} OR (${likes}))` : likes;
   return `SELECT ${columns} FROM messages m
-          WHERE m.org_id = ${orgRef} AND ${[...likes, ...extra].join(' AND ')}
+          WHERE m.org_id = ${orgRef} AND ${[match, ...extra].join(' AND ')}
           ORDER BY m.sent_at DESC, m.id DESC LIMIT ${Math.floor(window)}`;
 }
 
