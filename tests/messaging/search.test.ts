@@ -240,6 +240,14 @@ describe('search: conversations?search= and messages/search', () => {
       expect(res.body.error.details).toEqual([{ field, message }]);
     });
 
+    it('finds words too short for a trigram as substrings, alone or together', async () => {
+      const contents = async (q: string) => (await search(q)).body.data.map((m: any) => m.content).sort();
+      expect(await contents('ơn')).toEqual(['cảm ơn shop nhiều', 'shop co bao giat khong', 'Đơn hàng của em tới đâu rồi'].sort());
+      expect(await contents('ON SH')).toEqual(['cảm ơn shop nhiều', 'shop co bao giat khong'].sort());
+      // Taken literally: no message holds "%%" (a LIKE would have needed the escape).
+      expect(await contents('%%')).toEqual([]);
+    });
+
     it('says who wrote each message: contact, user or system', async () => {
       const sent = await a.owner.post(`/api/v1/conversations/${conv['uid-quiet']}/messages`, { content: 'Dạ shop gửi báo giá xanh ạ' });
       expect(sent.status).toBe(201);
