@@ -1,13 +1,14 @@
 // Search in messages at 1,000,000 messages in one organization, through the gateway, measured with autocannon.
 //
-//   node bench/search/run.mjs [--duration 15] [--connections 10] [--messages 1000000] [--write]
+//   node bench/search/run.mjs [--duration 15] [--connections 10] [--messages 1000000] [--window 200] [--write] [--keep]
 //
 // Needs: built dist of identity, messaging and gateway (npm run build), PostgreSQL/RabbitMQ/Redis at their
 // local defaults (or DATABASE_URL/AMQP_URL/REDIS_URL). Starts the three as separate Node processes on fresh
 // databases, signs up an org and a neighbour, seeds conversations and messages with one INSERT ... SELECT each
 // (the API path is not what is measured; the messages' indexes are dropped for the load and rebuilt from their
 // own definitions after it), then runs one scenario after another. --write replaces the "## search" section of
-// bench/RESULTS.md. Databases, queues and Redis keys of the run are removed at the end, also after a failure.
+// bench/RESULTS.md. Databases, queues and Redis keys of the run are removed at the end, also after a failure;
+// --keep leaves the seeded messaging database (its URL and the org id are printed) for EXPLAIN (ANALYZE, BUFFERS).
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -29,6 +30,9 @@ const CONNECTIONS = Number(opt('connections', '10'));
 const MESSAGES = Number(opt('messages', '1000000'));
 const CONVERSATIONS = Math.max(1, Math.round(MESSAGES / 20));
 const WRITE = args.includes('--write');
+const KEEP = args.includes('--keep');
+// messaging's MESSAGE_SEARCH_WINDOW for the run (its default unless given).
+const WINDOW = Number(opt('window', '200'));
 
 const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const AMQP = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -137,7 +141,7 @@ async function main() {
   const dbs = { identity: dbUrl('identity'), messaging: dbUrl('messaging') };
   try {
     launch('identity', { ...env, DATABASE_URL: dbs.identity, GRPC_PORT: String(ports.identity) });
-    launch('messaging', { ...env, DATABASE_URL: dbs.messaging, GRPC_PORT: String(ports.messaging), HTTP_PORT: String(ports.messagingHttp), ATTACHMENTS_DIR: path.join(os.tmpdir(), `bench_${run}`) });
+    launch('messaging', { ...env, DATABASE_URL: dbs.messaging, GRPC_PORT: String(ports.messaging), HTTP_PORT: String(ports.messagingHttp), ATTACHMENTS_DIR: path.join(os.tmpdir(), `bench_${run}`), MESSAGE_SEARCH_WINDOW: String(WINDOW) });
     launch('gateway', { ...env, HOST: '127.0.0.1', PORT: String(ports.gateway), SERVICES: 'identity,messaging' });
     const url = `http://127.0.0.1:${ports.gateway}`;
     await waitReady(url);
@@ -152,6 +156,7 @@ async function main() {
     };
     const big = await signup('Big');
     const other = await signup('Neighbour');
+    if (KEEP) console.log(`--keep: messaging database ${dbs.messaging}, org ${big.user.orgId}`);
 
     const db = new pg.Client({ connectionString: dbs.messaging });
     db.on('error', () => undefined);
@@ -186,7 +191,7 @@ async function main() {
     const results = [
       await measure(url, big.token, ['/api/v1/profile'], 'baseline: GET /api/v1/profile (identity, one row)'),
       await measure(url, big.token, codes.map(ms), 'messages/search: product code (~50 matches)'),
-      await measure(url, big.token, phrases.map(ms), 'messages/search: common phrase (20k-60k matches, newest 1,000 ranked)'),
+      await measure(url, big.token, phrases.map(ms), `messages/search: common phrase (20k-60k matches, newest ${WINDOW.toLocaleString('en')} ranked)`),
       await measure(url, big.token, combined.map(ms), 'messages/search: phrase + code'),
       await measure(url, big.token, phrases.slice(0, 4).map((q) => `${ms(q)}&from=${new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10)}`), 'messages/search: common phrase, last 7 days'),
       await measure(url, big.token, [...names.map(cl), ...phones.map(cl)], 'conversations?search=: contact name / phone'),
@@ -200,7 +205,7 @@ async function main() {
     await stopAll();
     const admin = new pg.Client({ connectionString: PG });
     await admin.connect();
-    for (const u of Object.values(dbs)) await admin.query(`DROP DATABASE IF EXISTS "${new URL(u).pathname.slice(1)}" WITH (FORCE)`);
+    for (const u of Object.values(dbs)) if (!KEEP || u !== dbs.messaging) await admin.query(`DROP DATABASE IF EXISTS "${new URL(u).pathname.slice(1)}" WITH (FORCE)`);
     await admin.end();
     await require('@crm/testing')
       .deleteRabbitPrefix(AMQP, env.EVENTS_EXCHANGE)
@@ -222,11 +227,11 @@ function writeResults(results, seedSeconds) {
     'machine as PostgreSQL, Redis, the three Node processes and other engineers\' work (the last column shows how busy it was).',
     'Each scenario cycles through its list of request paths. Messages are two or three phrases from a list of 71 (so one phrase is',
     'in 2-6% of them) plus, in one of four, a product code; a common phrase matches 20,000-60,000 messages, of which the newest',
-    `MESSAGE_SEARCH_WINDOW (1,000) are ranked. Seeding (SQL, not the API): load ${seedSeconds.load.toFixed(0)} s, index builds ${seedSeconds.indexes.toFixed(0)} s.`,
+    `MESSAGE_SEARCH_WINDOW (${WINDOW.toLocaleString('en')}) are ranked. Seeding (SQL, not the API): load ${seedSeconds.load.toFixed(0)} s, index builds ${seedSeconds.indexes.toFixed(0)} s.`,
     `Measured ${when} UTC.`,
     '',
     '```',
-    `node bench/search/run.mjs --duration ${DURATION} --connections ${CONNECTIONS} --messages ${MESSAGES} --write`,
+    `node bench/search/run.mjs --duration ${DURATION} --connections ${CONNECTIONS} --messages ${MESSAGES} --window ${WINDOW} --write`,
     '```',
     '',
     '| scenario | paths | req/s | p50 ms | p99 ms | p99 < 100 ms | non-2xx | machine load (1 min) after |',

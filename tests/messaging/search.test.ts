@@ -117,6 +117,24 @@ describe('search: conversations?search= and messages/search', () => {
       expect(await listIds('nothing like this')).toEqual([]);
     });
 
+    it('pages a search in the list order; the total comes with every page, also one past the end', async () => {
+      const all = await a.owner.get('/api/v1/conversations?search=bao%20gia');
+      expect(all.body.pagination).toEqual({ total: 4, page: 1, limit: 50, pages: 1 });
+      const p1 = await a.owner.get('/api/v1/conversations?search=bao%20gia&limit=3');
+      const p2 = await a.owner.get('/api/v1/conversations?search=bao%20gia&limit=3&page=2');
+      expect(p1.body.pagination).toEqual({ total: 4, page: 1, limit: 3, pages: 2 });
+      expect(p2.body.pagination).toEqual({ total: 4, page: 2, limit: 3, pages: 2 });
+      expect([...p1.body.data, ...p2.body.data].map((c: any) => c.id)).toEqual(all.body.data.map((c: any) => c.id));
+      // Newest message first, as without a search.
+      const times = all.body.data.map((c: any) => c.lastMessage.sentAt);
+      expect(times).toEqual([...times].sort().reverse());
+      const past = await a.owner.get('/api/v1/conversations?search=bao%20gia&limit=3&page=7');
+      expect(past.body).toEqual({ data: [], pagination: { total: 4, page: 7, limit: 3, pages: 2 } });
+      // The name arm alone (no message says "lan").
+      const byName = await a.owner.get('/api/v1/conversations?search=lan');
+      expect(byName.body.data.map((c: any) => c.id)).toEqual([conv['uid-lan']]);
+    });
+
     it('400 names search when it has too many words', async () => {
       const res = await a.owner.get(`/api/v1/conversations?search=${encodeURIComponent('a b c d e f g h i')}`);
       expect(res.status).toBe(400);
@@ -220,6 +238,14 @@ describe('search: conversations?search= and messages/search', () => {
       const res = await a.owner.get(`/api/v1/messages/search${qs}`);
       expect(res.status).toBe(400);
       expect(res.body.error.details).toEqual([{ field, message }]);
+    });
+
+    it('finds words too short for a trigram as substrings, alone or together', async () => {
+      const contents = async (q: string) => (await search(q)).body.data.map((m: any) => m.content).sort();
+      expect(await contents('ơn')).toEqual(['cảm ơn shop nhiều', 'shop co bao giat khong', 'Đơn hàng của em tới đâu rồi'].sort());
+      expect(await contents('ON SH')).toEqual(['cảm ơn shop nhiều', 'shop co bao giat khong'].sort());
+      // Taken literally: no message holds "%%" (a LIKE would have needed the escape).
+      expect(await contents('%%')).toEqual([]);
     });
 
     it('says who wrote each message: contact, user or system', async () => {

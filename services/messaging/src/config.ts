@@ -81,7 +81,7 @@ const Env = z.object({
    * Searches rank and page the newest this-many messages that match (and the inbox list's search looks at their
    * conversations): a term found in 100,000 messages would otherwise be read and ranked in full on every keystroke.
    */
-  MESSAGE_SEARCH_WINDOW: z.coerce.number().int().min(10).max(100_000).default(1_000),
+  MESSAGE_SEARCH_WINDOW: z.coerce.number().int().min(10).max(100_000).default(200),
   LOG_LEVEL: fields.logLevel(),
   /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),

@@ -19,12 +19,34 @@ export class Params {
  * Messages of the org whose folded text holds every word (each a trigram-indexed LIKE), newest first, at most
  * `window` of them. `orgRef` is the placeholder already holding the org id. Used by both searches, so the inbox
  * list and the message search agree on what matches.
+ *
+ * Several words are also offered as the phrase they were typed as, OR'ed with the words: it matches nothing
+ * more (a message holding the phrase holds every word), but it is what lets PostgreSQL see how common the term
+ * is. It estimates the words as independent and multiplies their shares ("xuat", "hoa", "don" at 3-5% each →
+ * 0.07%, where "xuat hoa don" is in 3% of the messages), then collects and sorts all 30,000 matches through the
+ * trigram bitmap (400 ms) instead of walking the newest messages until `window` match (3 ms). The phrase's own
+ * share is read from the column's statistics, so the estimate of the OR is at least that.
  */
 export function newestMatchesSql(p: Params, orgRef: string, words: string[], window: number, extra: string[] = [], columns = 'm.conversation_id'): string {
-  const likes = words.map((w) => `m.search_text LIKE ${p.add(`%${escapeLike(w)}%`)}`);
+  const indexable = words.some(hasTrigram);
+  const likes = words.map((w) => wordMatch(p, w, indexable)).join(' AND ');
+  const match = words.length > 1 && words.every(hasTrigram) ? `(m.search_text LIKE ${p.add(`%${escapeLike(words.join(' '))}%`)} OR (${likes}))` : likes;
   return `SELECT ${columns} FROM messages m
-          WHERE m.org_id = ${orgRef} AND ${[...likes, ...extra].join(' AND ')}
+          WHERE m.org_id = ${orgRef} AND ${[match, ...extra].join(' AND ')}
           ORDER BY m.sent_at DESC, m.id DESC LIMIT ${Math.floor(window)}`;
+}
+
+/** pg_trgm takes no trigram from a word of one or two characters. */
+const hasTrigram = (word: string) => [...word].length >= 3;
+
+/**
+ * One word as a substring of the folded text. When no word of the term has a trigram, each is tested with
+ * strpos, which the trigram index does not take: as LIKEs alone they made the index read every one of its
+ * entries (a full scan, 0.5 s at a million messages) before the heap was even read. Beside a word that has
+ * trigrams a short word stays a LIKE: the index then skips it and narrows by the other words.
+ */
+function wordMatch(p: Params, word: string, indexable: boolean): string {
+  return indexable ? `m.search_text LIKE ${p.add(`%${escapeLike(word)}%`)}` : `strpos(m.search_text, ${p.add(word)}) > 0`;
 }
 
 export interface MessageSearch extends PageRequest {
