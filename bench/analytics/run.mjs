@@ -11,11 +11,11 @@
 // of the period (the approach not taken) against the endpoint's queries (daily histogram + one bucket).
 // --write replaces the "## analytics" section of bench/RESULTS.md. Everything it creates is removed at the end.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { benchDbUrl, freePort, processGroup, root, waitReady } from '../lib/processes.mjs';
+import { writeResultsSection } from '../lib/results.mjs';
 import { seedAnalytics } from './seed.mjs';
 
 const require = createRequire(path.join(root, 'package.json'));
@@ -327,17 +327,7 @@ function writeResults(results, sql, meta) {
     'same exact answers. The first grows with the responses in the period; the second with its months and days and the size of one bucket.',
     '',
   ].join('\n');
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n\n';
-  const start = text.search(/^## analytics\s*$/m);
-  if (start >= 0) {
-    const rest = text.slice(start + 1);
-    const next = rest.search(/^## /m);
-    text = text.slice(0, start) + section + (next >= 0 ? `\n${rest.slice(next)}` : '');
-  } else {
-    text = `${text.replace(/\n*$/, '\n\n')}${section}`;
-  }
-  writeFileSync(file, text);
-  console.log(`wrote ${file}`);
+  writeResultsSection(file, 'analytics', section);
 }
 
 main().catch(async (err) => {

@@ -9,10 +9,11 @@
 // --write replaces the "## crm" section of bench/RESULTS.md with the numbers.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { benchDbUrl, freePort, processGroup, root, waitReady } from '../lib/processes.mjs';
+import { writeResultsSection } from '../lib/results.mjs';
 import { createRequire } from 'node:module';
 
 const require = createRequire(path.join(root, 'package.json'));
@@ -280,17 +281,7 @@ function writeResults(results, meta) {
     ...rows,
     '',
   ].join('\n');
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\n';
-  const start = text.search(/^## crm\s*$/m);
-  if (start >= 0) {
-    const rest = text.slice(start + 1);
-    const next = rest.search(/^## /m);
-    text = text.slice(0, start) + section + (next >= 0 ? `\n${rest.slice(next)}` : '');
-  } else {
-    text = `${text.replace(/\n*$/, '\n\n')}${section}`;
-  }
-  writeFileSync(file, text);
-  console.log(`wrote ${file}`);
+  writeResultsSection(file, 'crm', section);
 }
 
 main().catch(async (err) => {

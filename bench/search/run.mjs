@@ -10,11 +10,11 @@
 // bench/RESULTS.md. Databases, queues and Redis keys of the run are removed at the end, also after a failure;
 // --keep leaves the seeded messaging database (its URL and the org id are printed) for EXPLAIN (ANALYZE, BUFFERS).
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { benchDbUrl, freePort, processGroup, root, waitReady } from '../lib/processes.mjs';
+import { writeResultsSection } from '../lib/results.mjs';
 
 const require = createRequire(path.join(root, 'package.json'));
 const pg = require('pg');
@@ -239,17 +239,7 @@ function writeResults(results, seedSeconds) {
     ...rows,
     '',
   ].join('\n');
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\n';
-  const start = text.search(/^## search\s*$/m);
-  if (start >= 0) {
-    const rest = text.slice(start + 1);
-    const next = rest.search(/^## /m);
-    text = text.slice(0, start) + section + (next >= 0 ? `\n${rest.slice(next)}` : '');
-  } else {
-    text = `${text.replace(/\n*$/, '\n\n')}${section}`;
-  }
-  writeFileSync(file, text);
-  console.log(`wrote ${file}`);
+  writeResultsSection(file, 'search', section);
 }
 
 main().catch(async (err) => {
