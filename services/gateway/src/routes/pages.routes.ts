@@ -5,9 +5,10 @@ import { openApiDocument } from '../docs/public-api';
 const PUBLIC_DIR = path.join(__dirname, '..', '..', 'public');
 
 /**
- * The web pages the gateway serves: the sign-in page and the API & webhook settings page. They are
- * static; everything they show comes from the API with the signed-in user's token. The OpenAPI
- * document of the public API needs no key, so integrators can read it before they have one.
+ * The web pages the gateway serves: the sign-in page and the settings pages (API & webhooks, AI
+ * assistant, inbox). They are static; everything they show comes from the API with the signed-in
+ * user's token. The OpenAPI document of the public API needs no key, so integrators can read it
+ * before they have one.
  */
 export function pageRoutes(): Router {
   const r = Router();
@@ -16,6 +17,7 @@ export function pageRoutes(): Router {
   r.get('/login', page('login.html'));
   r.get('/settings/dev/api', page('settings-api.html'));
   r.get('/settings/ai', page('settings-ai.html'));
+  r.get('/settings/inbox', page('settings-inbox.html'));
   r.use('/assets', express.static(PUBLIC_DIR, { index: false, maxAge: '5m' }));
   r.get('/api/public/openapi.json', (req, res) => {
     res.json(openApiDocument(`${req.protocol}://${req.get('host')}`));
