@@ -1,0 +1,177 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, Browser, Locator, Page } from 'playwright-core';
+import { eventually } from '@crm/testing';
+import { client, Client, email, newOrg } from '../support/http';
+import { startStack, Stack } from '../support/stack';
+
+// The inbox settings page /settings/inbox in a real browser (Debian's chromium driven by playwright-core):
+// the org's agent visibility and each chat-network account's auto-assignment, saved through the page and read
+// back from the API; disabled for an agent; user names from the API shown as text, never as markup.
+const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/settings-page');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const PASSWORD = 'correct horse battery';
+// A name that would run script if the page put it into innerHTML.
+const HOSTILE_NAME = '<img src=x onerror="window.__injected=1">';
+
+// Only a machine without the browser skips, and it says why; any other failure fails.
+const describeWithBrowser = existsSync(CHROMIUM) ? describe : describe.skip;
+if (!existsSync(CHROMIUM)) console.warn(`inbox settings browser test skipped: no chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
+
+describeWithBrowser('settings page /settings/inbox in a browser', () => {
+  let stack: Stack;
+  let browser: Browser;
+  let org: Awaited<ReturnType<typeof newOrg>>;
+  let agent: { email: string; id: string };
+  let hostile: { email: string; id: string };
+  let sales: string;
+
+  /** A user of the org with the given role and name, able to sign in with PASSWORD. */
+  async function addUser(owner: Client, role: 'agent' | 'admin', fullName: string) {
+    const address = email(role);
+    const res = await owner.post('/api/v1/users', { email: address, fullName, role, password: PASSWORD });
+    if (res.status !== 201) throw new Error(`user create failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return { email: address, id: res.body.id as string };
+  }
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    stack = await startStack({ services: ['chatnet-connector', 'messaging'] });
+    org = await newOrg(client(stack.url), 'Inbox Page Co');
+    agent = await addUser(org.owner, 'agent', 'Anh Agent');
+    hostile = await addUser(org.owner, 'agent', HOSTILE_NAME);
+    const created = await org.owner.post('/api/v1/chatnet-accounts', { displayName: 'Sales line' });
+    if (created.status !== 201) throw new Error(`account create failed: ${created.status}`);
+    sales = created.body.id;
+    await org.owner.post('/api/v1/chatnet-accounts', { displayName: 'Support line' });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  async function signIn(page: Page, address: string) {
+    await page.goto(`${stack.url}/settings/inbox`);
+    await page.waitForURL(/\/login/);
+    await page.getByLabel('Email').fill(address);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/settings\/inbox/);
+  }
+
+  const textOf = async (l: Locator) => (await l.textContent()) ?? '';
+  const accountForm = (page: Page, name: string) => page.locator('form.account', { hasText: name });
+
+  it('an owner changes visibility and an account\'s round-robin users and cap; the API returns the new values', async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    const page = await context.newPage();
+    await signIn(page, org.email);
+    const form = accountForm(page, 'Sales line');
+    await form.waitFor();
+    await eventually(async () => page.getByLabel('All conversations').isChecked());
+
+    // Visibility.
+    await page.getByLabel("Only assigned and their accounts' unassigned").check();
+    await page.locator('#visibility-form').getByRole('button', { name: 'Save' }).click();
+    await eventually(async () => (await textOf(page.locator('#vis-status'))) === 'Saved.');
+    expect((await org.owner.get('/api/v1/settings/inbox')).body).toEqual({ agentVisibility: 'assigned' });
+
+    // Round robin over two users with a cap of 3.
+    await form.getByLabel('Mode').selectOption({ label: 'Round robin' });
+    await form.getByLabel('Anh Agent').check();
+    await form.getByLabel(HOSTILE_NAME).check();
+    await form.getByLabel('Max open per user').fill('3');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await eventually(async () => (await textOf(form.getByRole('status'))) === 'Saved.');
+    const saved = await org.owner.get(`/api/v1/chatnet-accounts/${sales}/assignment`);
+    expect(saved.body).toEqual({ chatnetAccountId: sales, mode: 'round_robin', userIds: expect.arrayContaining([agent.id, hostile.id]), maxOpenPerUser: 3 });
+    expect(saved.body.userIds).toHaveLength(2);
+    await page.screenshot({ path: path.join(ARTIFACTS, '5-inbox-saved.png'), fullPage: true });
+
+    // The API's refusal is shown, naming the field, and nothing changes.
+    await form.getByLabel('Max open per user').fill('0');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await eventually(async () => /maxOpenPerUser/.test(await textOf(form.getByRole('status'))));
+    expect(await form.getByRole('status').getAttribute('class')).toContain('bad');
+    expect((await org.owner.get(`/api/v1/chatnet-accounts/${sales}/assignment`)).body.maxOpenPerUser).toBe(3);
+
+    // An empty cap means no cap; a reload shows what is stored.
+    await form.getByLabel('Max open per user').fill('');
+    await form.getByLabel(HOSTILE_NAME).uncheck();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await eventually(async () => (await textOf(form.getByRole('status'))) === 'Saved.');
+    expect((await org.owner.get(`/api/v1/chatnet-accounts/${sales}/assignment`)).body).toEqual({ chatnetAccountId: sales, mode: 'round_robin', userIds: [agent.id], maxOpenPerUser: null });
+    await page.reload();
+    const reloaded = accountForm(page, 'Sales line');
+    await reloaded.waitFor();
+    expect(await reloaded.getByLabel('Mode').inputValue()).toBe('round_robin');
+    expect(await reloaded.getByLabel('Anh Agent').isChecked()).toBe(true);
+    expect(await reloaded.getByLabel(HOSTILE_NAME).isChecked()).toBe(false);
+    await eventually(async () => page.getByLabel("Only assigned and their accounts' unassigned").isChecked());
+    // The other account is untouched.
+    expect(await accountForm(page, 'Support line').getByLabel('Mode').inputValue()).toBe('manual');
+    await context.close();
+  }, 90_000);
+
+  it('shows a user name containing markup as text, and runs none of it', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, org.email);
+    const form = accountForm(page, 'Sales line');
+    await form.waitFor();
+    expect(await form.locator('label', { hasText: HOSTILE_NAME }).count()).toBe(1);
+    expect(await page.locator('main img').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined();
+    await context.close();
+  }, 60_000);
+
+  it('an agent sees the settings with every control disabled and why', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, agent.email);
+    const form = accountForm(page, 'Sales line');
+    await form.waitFor();
+    await eventually(async () => page.getByLabel("Only assigned and their accounts' unassigned").isChecked());
+    expect(await page.getByLabel('All conversations').isDisabled()).toBe(true);
+    expect(await page.locator('#visibility-form').getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
+    expect(await textOf(page.locator('#vis-note'))).toMatch(/Only admins and owners/);
+    expect(await form.getByLabel('Mode').isDisabled()).toBe(true);
+    expect(await form.getByLabel('Anh Agent').isDisabled()).toBe(true);
+    expect(await form.getByLabel('Max open per user').isDisabled()).toBe(true);
+    expect(await form.getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
+    expect(await textOf(page.locator('#asg-note'))).toMatch(/Only team leads, admins and owners/);
+    await page.screenshot({ path: path.join(ARTIFACTS, '6-inbox-agent.png'), fullPage: true });
+    await context.close();
+  }, 60_000);
+
+  it('fits a phone-sized screen, long names included', async () => {
+    const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    await signIn(page, org.email);
+    await accountForm(page, 'Sales line').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, '7-inbox-phone.png'), fullPage: true });
+    await context.close();
+  }, 60_000);
+
+  it('is linked from the other settings pages', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, org.email);
+    await page.getByRole('navigation', { name: 'Settings pages' }).getByRole('link', { name: 'AI assistant' }).click();
+    await page.waitForURL(/\/settings\/ai/);
+    await page.getByRole('navigation', { name: 'Settings pages' }).getByRole('link', { name: 'Inbox' }).click();
+    await page.waitForURL(/\/settings\/inbox/);
+    await page.goto(`${stack.url}/settings/dev/api`);
+    await page.getByRole('navigation', { name: 'Settings pages' }).getByRole('link', { name: 'Inbox' }).click();
+    await page.waitForURL(/\/settings\/inbox/);
+    await accountForm(page, 'Sales line').waitFor();
+    await context.close();
+  }, 60_000);
+});
