@@ -40,7 +40,6 @@ const HOLD = args.includes('--hold');
 
 const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const AMQP = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const run = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
 const dbUrl = benchDbUrl(PG, run);
 const { children, launch, stopAll } = processGroup();
@@ -133,21 +132,6 @@ async function sqlComparison(db, orgId, from, to, bounds) {
   await exact();
   await histogramWay();
   return { exact: await timeQueries(20, exact), histogram: await timeQueries(20, histogramWay) };
-}
-
-async function clearRedis(prefix) {
-  const { default: Redis } = await import(require.resolve('ioredis'));
-  const redis = new Redis(REDIS, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 let interrupted = false;
@@ -271,7 +255,7 @@ async function main() {
     await require('@crm/testing')
       .deleteRabbitPrefix(AMQP, env.EVENTS_EXCHANGE)
       .catch((err) => console.error(`could not delete RabbitMQ topology ${env.EVENTS_EXCHANGE}: ${err.message}`));
-    await clearRedis(env.REDIS_PREFIX).catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
+    await require('@crm/testing').clearRedisPrefix(env.REDIS_PREFIX).catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
   }
 }
 

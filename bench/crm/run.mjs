@@ -33,7 +33,6 @@ const HOLD = args.includes('--hold');
 
 const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const AMQP = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const run = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
 const dbUrl = benchDbUrl(PG, run);
 
@@ -115,21 +114,6 @@ end
 }
 
 let restart;
-
-async function clearRedis(prefix) {
-  const { default: Redis } = await import(require.resolve('ioredis'));
-  const redis = new Redis(REDIS, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
 
 async function main() {
   // wrk --version exits 1 after printing; only its absence matters here.
@@ -252,7 +236,7 @@ async function main() {
     await require('@crm/testing')
       .deleteRabbitPrefix(AMQP, env.EVENTS_EXCHANGE)
       .catch((err) => console.error(`could not delete RabbitMQ topology ${env.EVENTS_EXCHANGE}: ${err.message}`));
-    await clearRedis(env.REDIS_PREFIX).catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
+    await require('@crm/testing').clearRedisPrefix(env.REDIS_PREFIX).catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
   }
 }
 

@@ -36,7 +36,6 @@ const WINDOW = Number(opt('window', '200'));
 
 const PG = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const AMQP = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const run = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
 const dbUrl = benchDbUrl(PG, run);
 const { launch, stopAll } = processGroup();
@@ -101,21 +100,6 @@ async function measure(url, token, paths, label) {
   const result = { label, paths: paths.length, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors, load: os.loadavg()[0] };
   console.log(`${label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx/errors ${result.errors}`);
   return result;
-}
-
-async function clearRedis(prefix) {
-  const { default: Redis } = await import(require.resolve('ioredis'));
-  const redis = new Redis(REDIS, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 async function main() {
@@ -210,7 +194,7 @@ async function main() {
     await require('@crm/testing')
       .deleteRabbitPrefix(AMQP, env.EVENTS_EXCHANGE)
       .catch((err) => console.error(`could not delete RabbitMQ topology ${env.EVENTS_EXCHANGE}: ${err.message}`));
-    await clearRedis(env.REDIS_PREFIX).catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
+    await require('@crm/testing').clearRedisPrefix(env.REDIS_PREFIX).catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
   }
 }
 
