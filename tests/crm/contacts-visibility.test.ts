@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@crm/testing';
-import { addUser, CrmStack, Org, publishEvent, startCrmStack } from './crm-support';
+import { addUser, CrmStack, Org, publicClient, publishEvent, startCrmStack } from './crm-support';
 
 // Contacts under "assigned" inbox visibility: an agent's contact list and detail cover only the contacts assigned to
 // them or with a conversation they may see. crm learns conversations, the setting and the accounts' users from
@@ -72,6 +72,76 @@ describe('contacts under inbox visibility', () => {
       expect(ids(await as.get('/api/v1/contacts?limit=100'))).toEqual(Object.values(contact).sort());
       expect((await as.get(`/api/v1/contacts/${contact.theirs}`)).status).toBe(200);
     }
+  });
+
+  it('under "assigned" every contact route answers 404 for a hidden contact and works for a visible one', async () => {
+    const hidden = contact.theirs;
+    const visible = contact.viaAccount;
+    const notFound = (res: { status: number; body: any }) => {
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe('not_found');
+    };
+    notFound(await agent.as.put(`/api/v1/contacts/${hidden}`, { name: 'Taken' }));
+    notFound(await agent.as.post(`/api/v1/contacts/${hidden}/notes`, { content: 'hidden note' }));
+    notFound(await agent.as.get(`/api/v1/contacts/${hidden}/friends`));
+    notFound(await agent.as.get(`/api/v1/contacts/${hidden}/scores`));
+    notFound(await agent.as.post('/api/v1/appointments', { contactId: hidden, title: 'Visit', scheduledAt: '2030-01-01T10:00:00Z' }));
+    // Nothing changed behind the 404s.
+    const untouched = await acme.owner.get(`/api/v1/contacts/${hidden}`);
+    expect(untouched.body.name).toBe('Vis theirs');
+    expect(untouched.body.notes).toEqual([]);
+
+    const put = await agent.as.put(`/api/v1/contacts/${visible}`, { name: 'Vis viaAccount renamed' });
+    expect(put.status).toBe(200);
+    expect(put.body.name).toBe('Vis viaAccount renamed');
+    expect((await agent.as.post(`/api/v1/contacts/${visible}/notes`, { content: 'visible note' })).status).toBe(201);
+    expect((await agent.as.get(`/api/v1/contacts/${visible}/friends`)).status).toBe(200);
+    expect((await agent.as.get(`/api/v1/contacts/${visible}/scores`)).status).toBe(200);
+    const made = await agent.as.post('/api/v1/appointments', { contactId: visible, title: 'Visit', scheduledAt: '2030-01-01T10:00:00Z' });
+    expect(made.status).toBe(201);
+    expect((await agent.as.get(`/api/v1/appointments/${made.body.id}`)).status).toBe(200);
+  });
+
+  it('under "assigned" an agent neither lists nor opens nor changes the appointments of a hidden contact', async () => {
+    const theirs = await acme.owner.post('/api/v1/appointments', { contactId: contact.theirs, title: 'Visit', scheduledAt: '2030-02-01T10:00:00Z' });
+    expect(theirs.status).toBe(201);
+    const listed = (await agent.as.get('/api/v1/appointments?limit=100')).body.data.map((a: any) => a.contactId);
+    expect(listed).not.toContain(contact.theirs);
+    expect(listed).toContain(contact.viaAccount);
+    expect((await agent.as.get(`/api/v1/appointments?contactId=${contact.theirs}`)).body.data).toEqual([]);
+    expect((await agent.as.get(`/api/v1/appointments/${theirs.body.id}`)).status).toBe(404);
+    expect((await agent.as.put(`/api/v1/appointments/${theirs.body.id}`, { status: 'cancelled' })).status).toBe(404);
+    expect((await acme.owner.get(`/api/v1/appointments/${theirs.body.id}`)).body.status).toBe('scheduled');
+    // A team lead still sees and changes them.
+    expect((await lead.as.get('/api/v1/appointments?limit=100')).body.data.map((a: any) => a.contactId)).toContain(contact.theirs);
+    expect((await lead.as.put(`/api/v1/appointments/${theirs.body.id}`, { title: 'Lead call' })).status).toBe(200);
+  });
+
+  it('under "assigned" a bulk action fails hidden ids as not_found and applies to the visible ones', async () => {
+    const res = await agent.as.post('/api/v1/contacts/bulk', { ids: [contact.own, contact.theirs, contact.elsewhere], action: 'tag', tags: ['vis-bulk'] });
+    expect(res.status).toBe(200);
+    expect(res.body.updated).toBe(1);
+    expect(res.body.failed).toEqual(
+      expect.arrayContaining([
+        { id: contact.theirs, code: 'not_found' },
+        { id: contact.elsewhere, code: 'not_found' },
+      ]),
+    );
+    expect(res.body.failed).toHaveLength(2);
+    const tagsOf = async (id: string) => (await acme.owner.get(`/api/v1/contacts/${id}`)).body.tags;
+    expect(await tagsOf(contact.own)).toContain('vis-bulk');
+    expect(await tagsOf(contact.theirs)).not.toContain('vis-bulk');
+    // The team lead's bulk covers every contact of the org.
+    const byLead = await lead.as.post('/api/v1/contacts/bulk', { ids: [contact.theirs], action: 'tag', tags: ['vis-bulk'] });
+    expect(byLead.body).toEqual({ updated: 1, failed: [] });
+  });
+
+  it('team leads and API keys change a contact hidden from agents', async () => {
+    expect((await lead.as.put(`/api/v1/contacts/${contact.theirs}`, { name: 'Vis theirs' })).status).toBe(200);
+    expect((await lead.as.post(`/api/v1/contacts/${contact.theirs}/notes`, { content: 'lead note' })).status).toBe(201);
+    const integration = await publicClient(crm.api, acme.owner);
+    const res = await integration.put(`/api/public/contacts/${contact.theirs}`, { fullName: 'Vis theirs' });
+    expect(res.status).toBe(200);
   });
 
   it('follows reassignment and account lists as their events arrive', async () => {

@@ -1,4 +1,5 @@
 import { iso, offsetOf, pagination, Pool, Queryable } from '@crm/db';
+import { contactIdVisibleSql } from './visibility.repo';
 
 export interface AppointmentRow {
   id: string;
@@ -66,11 +67,13 @@ export async function insertAppointment(db: Queryable, a: NewAppointment): Promi
   });
 }
 
-export async function findAppointment(db: Queryable, orgId: string, id: string, forUpdate = false): Promise<AppointmentRow | undefined> {
+/** The org's appointment; with `viewer`, only one whose contact that agent may see (db/visibility.repo.ts). */
+export async function findAppointment(db: Queryable, orgId: string, id: string, forUpdate = false, viewer?: string): Promise<AppointmentRow | undefined> {
+  const visible = viewer ? ` AND ${contactIdVisibleSql('a.contact_id', '$3::uuid')}` : '';
   const { rows } = await db.query<AppointmentRow>({
-    name: forUpdate ? 'crm_appointment_by_id_lock' : 'crm_appointment_by_id',
-    text: `${SELECT} WHERE a.id = $1 AND a.org_id = $2${forUpdate ? ' FOR UPDATE OF a' : ''}`,
-    values: [id, orgId],
+    name: `crm_appointment_by_id${viewer ? '_visible' : ''}${forUpdate ? '_lock' : ''}`,
+    text: `${SELECT} WHERE a.id = $1 AND a.org_id = $2${visible}${forUpdate ? ' FOR UPDATE OF a' : ''}`,
+    values: viewer ? [id, orgId, viewer] : [id, orgId],
   });
   return rows[0];
 }
@@ -119,6 +122,8 @@ export interface AppointmentFilter {
   dateFrom?: Date;
   dateTo?: Date;
   skipTotal?: boolean;
+  /** The agent whose inbox visibility limits the list to the appointments of contacts they may see. */
+  viewer?: string;
 }
 
 /** Earliest first: an appointment list is an agenda. */
@@ -133,6 +138,7 @@ export async function listAppointments(pool: Pool, orgId: string, f: Appointment
   if (f.contactId) where.push(`a.contact_id = ${arg(f.contactId)}`);
   if (f.dateFrom) where.push(`a.scheduled_at >= ${arg(f.dateFrom)}`);
   if (f.dateTo) where.push(`a.scheduled_at < ${arg(f.dateTo)}`);
+  if (f.viewer) where.push(contactIdVisibleSql('a.contact_id', `${arg(f.viewer)}::uuid`));
   const whereSql = where.join(' AND ');
   const page = pool.query<AppointmentRow>(`${SELECT} WHERE ${whereSql} ORDER BY a.scheduled_at, a.id LIMIT ${f.limit} OFFSET ${offsetOf(f)}`, args);
   const count = f.skipTotal ? undefined : pool.query<{ n: number }>(`SELECT count(*) AS n FROM appointments a WHERE ${whereSql}`, args);

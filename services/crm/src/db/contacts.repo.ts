@@ -111,11 +111,16 @@ export async function insertChatnetContactIfMissing(db: Queryable, c: NewContact
   return rows[0];
 }
 
-export async function findContact(db: Queryable, orgId: string, id: string, forUpdate = false): Promise<ContactRow | undefined> {
+/**
+ * The org's contact, or undefined. With `viewer` (an agent under inbox visibility, domain/visibility.ts) a contact
+ * they may not see is undefined too, so every lookup by id answers 404 for it exactly as for another org's.
+ */
+export async function findContact(db: Queryable, orgId: string, id: string, forUpdate = false, viewer?: string): Promise<ContactRow | undefined> {
+  const visible = viewer ? ` AND ${contactVisibleSql('$3::uuid')}` : '';
   const { rows } = await db.query<ContactRow>({
-    name: forUpdate ? 'crm_contact_by_id_lock' : 'crm_contact_by_id',
-    text: `SELECT ${COLUMNS} FROM contacts WHERE id = $1 AND org_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
-    values: [id, orgId],
+    name: `crm_contact_by_id${viewer ? '_visible' : ''}${forUpdate ? '_lock' : ''}`,
+    text: `SELECT ${COLUMNS} FROM contacts WHERE id = $1 AND org_id = $2${visible}${forUpdate ? ' FOR UPDATE' : ''}`,
+    values: viewer ? [id, orgId, viewer] : [id, orgId],
   });
   return rows[0];
 }
@@ -182,9 +187,16 @@ export async function updateContact(db: Queryable, orgId: string, id: string, pa
   return rows[0];
 }
 
-/** The org's contacts among `ids`, locked in id order (two bulk requests over the same rows never deadlock). */
-export async function lockMany(db: Queryable, orgId: string, ids: string[]): Promise<ContactRow[]> {
-  const { rows } = await db.query<ContactRow>(`SELECT ${COLUMNS} FROM contacts WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE`, [orgId, ids]);
+/**
+ * The org's contacts among `ids` (only those `viewer` may see, when given, as findContact), locked in id order
+ * (two bulk requests over the same rows never deadlock).
+ */
+export async function lockMany(db: Queryable, orgId: string, ids: string[], viewer?: string): Promise<ContactRow[]> {
+  const visible = viewer ? ` AND ${contactVisibleSql('$3::uuid')}` : '';
+  const { rows } = await db.query<ContactRow>(
+    `SELECT ${COLUMNS} FROM contacts WHERE org_id = $1 AND id = ANY($2::uuid[])${visible} ORDER BY id FOR UPDATE`,
+    viewer ? [orgId, ids, viewer] : [orgId, ids],
+  );
   return rows;
 }
 

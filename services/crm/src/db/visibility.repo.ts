@@ -14,9 +14,9 @@ export function contactVisibleSql(userRef: string): string {
                     WHERE au.org_id = co.org_id AND au.chatnet_account_id = co.chatnet_account_id AND ${userRef} = ANY(au.user_ids))))))`;
 }
 
-export async function contactVisible(db: Queryable, orgId: string, contactId: string, viewer: string): Promise<boolean> {
-  const { rows } = await db.query(`SELECT 1 FROM contacts WHERE org_id = $1 AND id = $2 AND ${contactVisibleSql('$3::uuid')}`, [orgId, contactId, viewer]);
-  return rows.length > 0;
+/** The same rule for a row that names its contact (`contactIdRef`, e.g. an appointment's contact_id). */
+export function contactIdVisibleSql(contactIdRef: string, userRef: string): string {
+  return `EXISTS (SELECT 1 FROM contacts WHERE contacts.id = ${contactIdRef} AND ${contactVisibleSql(userRef)})`;
 }
 
 export async function setVisibility(db: Queryable, orgId: string, value: 'all' | 'assigned'): Promise<void> {

@@ -7,6 +7,7 @@ import { recordActivity } from '../db/activities.repo';
 import * as repo from '../db/appointments.repo';
 import { findContact } from '../db/contacts.repo';
 import { isoTimestamp, isUuid, oneOf, optionalText, requireUuid } from './validation';
+import { viewerOf } from './visibility';
 
 export const APPOINTMENT_STATUSES = ['scheduled', 'completed', 'cancelled'] as const;
 const TYPE = /^[a-z0-9_-]{1,40}$/;
@@ -33,14 +34,15 @@ async function assertAssignee(deps: Deps, ctx: CallContext, userId: string | nul
   await deps.users.assertAssignable(ctx, userId, 'assignedUserId');
 }
 
-async function load(deps: Deps, orgId: string, id: string) {
-  const row = isUuid(id) ? await repo.findAppointment(deps.pool, orgId, id) : undefined;
+/** The org's appointment or 404; under inbox visibility an agent's appointment of a hidden contact is 404 too. */
+async function load(deps: Deps, orgId: string, id: string, viewer?: string) {
+  const row = isUuid(id) ? await repo.findAppointment(deps.pool, orgId, id, false, viewer) : undefined;
   if (!row) throw notFound('Appointment');
   return repo.toAppointment(row);
 }
 
 export async function get(deps: Deps, ctx: CallContext, id: string) {
-  return load(deps, requireOrg(ctx), id);
+  return load(deps, requireOrg(ctx), id, viewerOf(ctx));
 }
 
 export async function list(
@@ -53,6 +55,7 @@ export async function list(
     page: Math.max(1, req.page || 1),
     limit: Math.min(100, Math.max(1, req.limit || 50)),
     skipTotal: req.skipTotal,
+    viewer: viewerOf(ctx),
   };
   if (req.status) f.status = oneOf(req.status, APPOINTMENT_STATUSES, 'status');
   if (req.contactId) f.contactId = requireUuid(req.contactId, 'contactId');
@@ -83,7 +86,8 @@ export async function create(
     assignedUserId: req.assignedUserId || null,
     notes: optionalText(req.notes, 'notes', 5000),
   };
-  const contact = isUuid(a.contactId) ? await findContact(deps.pool, orgId, a.contactId) : undefined;
+  // A contact hidden from the agent by inbox visibility is as unknown as another org's.
+  const contact = isUuid(a.contactId) ? await findContact(deps.pool, orgId, a.contactId, false, viewerOf(ctx)) : undefined;
   if (!contact) throw notFound('Contact');
   await assertAssignee(deps, ctx, a.assignedUserId);
   const appointment = await withTransaction(deps.pool, async (tx) => {
@@ -109,7 +113,8 @@ export async function update(
 ) {
   requireCan(ctx, 'contacts:write');
   const orgId = requireOrg(ctx);
-  await load(deps, orgId, req.id);
+  const viewer = viewerOf(ctx);
+  await load(deps, orgId, req.id, viewer);
   const p: repo.AppointmentPatch = {};
   if (req.title !== undefined) p.title = optionalText(req.title, 'title');
   if (req.description !== undefined) p.description = optionalText(req.description, 'description', 5000);
@@ -122,7 +127,7 @@ export async function update(
   if (req.notes !== undefined) p.notes = optionalText(req.notes, 'notes', 5000);
   await assertAssignee(deps, ctx, p.assignedUserId);
   return withTransaction(deps.pool, async (tx) => {
-    const row = await repo.findAppointment(tx, orgId, req.id, true);
+    const row = await repo.findAppointment(tx, orgId, req.id, true, viewer);
     if (!row) throw notFound('Appointment');
     if (p.status !== undefined && p.status !== row.status && !MOVES[row.status].includes(p.status)) {
       throw new AppError('failed_precondition', `A ${row.status} appointment cannot become ${p.status}`, {

@@ -7,6 +7,7 @@ import * as repo from '../db/contacts.repo';
 import { contactDeleted, contactUpdated } from './contact-events';
 import { assertAssignee, assertStatusId, CONTACT_STATUSES, describe, diff } from './contacts';
 import { isUuid, normaliseTags, oneOf } from './validation';
+import { viewerOf } from './visibility';
 
 /** Most ids one bulk request may name. */
 export const BULK_MAX_IDS = 1000;
@@ -125,7 +126,8 @@ export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkContacts
   const patchOf = action === 'delete' ? undefined : await preparePatch(deps, ctx, action, req);
 
   const result = await withTransaction(deps.pool, async (tx) => {
-    const rows = await repo.lockMany(tx, orgId, valid);
+    // Under "assigned" inbox visibility an agent's hidden contacts fail as not_found, like another org's.
+    const rows = await repo.lockMany(tx, orgId, valid, viewerOf(ctx));
     const found = new Set(rows.map((r) => r.id));
     const failed: BulkFailure[] = [
       ...malformed.map((id) => ({ id, code: 'not_found' })),

@@ -12,7 +12,6 @@ import { statusExists } from '../db/statuses.repo';
 import { contactCreated, contactDeleted, contactUpdated } from './contact-events';
 import { normalisePhone, phoneSearch } from './phone';
 import { escapeLike, isoTimestamp, isUuid, normaliseTags, oneOf, optionalEmail, optionalText, requireText, requireUuid } from './validation';
-import { contactVisible } from '../db/visibility.repo';
 import { viewerOf } from './visibility';
 
 export const CONTACT_STATUSES = ['new', 'lead', 'customer', 'lost'] as const;
@@ -44,9 +43,12 @@ function dealValue(value: number | undefined): number {
   return v;
 }
 
-/** Loads the org's contact or answers 404; another org's id and a malformed id look the same. */
-async function load(deps: Deps, orgId: string, id: string) {
-  const row = isUuid(id) ? await repo.findContact(deps.pool, orgId, id) : undefined;
+/**
+ * Loads the org's contact or answers 404; another org's id, a malformed id and (with `viewer`) a contact hidden
+ * from that agent by inbox visibility all look the same.
+ */
+async function load(deps: Deps, orgId: string, id: string, viewer?: string) {
+  const row = isUuid(id) ? await repo.findContact(deps.pool, orgId, id, false, viewer) : undefined;
   if (!row) throw notFound('Contact');
   return row;
 }
@@ -135,10 +137,7 @@ export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
 
 export async function detail(deps: Deps, ctx: CallContext, id: string) {
   const orgId = requireOrg(ctx);
-  const row = await load(deps, orgId, id);
-  const viewer = viewerOf(ctx);
-  // Under "assigned" inbox visibility a contact the agent may not see is as unknown as another org's.
-  if (viewer && !(await contactVisible(deps.pool, orgId, row.id, viewer))) throw notFound('Contact');
+  const row = await load(deps, orgId, id, viewerOf(ctx));
   const [friends, notes, appointments, activities, conversations] = await Promise.all([
     repo.friendsOf(deps.pool, orgId, [row.id]),
     notesOf(deps.pool, orgId, row.id, DETAIL_NOTES),
@@ -158,7 +157,7 @@ export async function detail(deps: Deps, ctx: CallContext, id: string) {
 
 export async function friendRecords(deps: Deps, ctx: CallContext, id: string) {
   const orgId = requireOrg(ctx);
-  const row = await load(deps, orgId, id);
+  const row = await load(deps, orgId, id, viewerOf(ctx));
   return { data: (await friendRecordsOf(deps.pool, orgId, row.id)).map(toFriend) };
 }
 
@@ -313,12 +312,13 @@ export function describe(before: repo.ContactRow, after: repo.ContactRow, change
 }
 
 /** Apply a patch computed from the locked current row; one contact.updated event lists what changed. */
-async function applyPatch(deps: Deps, orgId: string, id: string, patchOf: (row: repo.ContactRow) => repo.ContactPatch) {
+async function applyPatch(deps: Deps, orgId: string, id: string, patchOf: (row: repo.ContactRow) => repo.ContactPatch, viewer?: string) {
   if (!isUuid(id)) throw notFound('Contact');
   let phone: string | undefined;
   try {
     return await withTransaction(deps.pool, async (tx) => {
-      const row = await repo.findContact(tx, orgId, id, true);
+      // Visibility is checked again under the lock: a reassignment since the first look wins.
+      const row = await repo.findContact(tx, orgId, id, true, viewer);
       if (!row) throw notFound('Contact');
       const { changed, changes } = diff(row, patchOf(row));
       if (changes.length === 0) return repo.toContact(row);
@@ -343,9 +343,10 @@ async function withFriends(deps: Deps, orgId: string, contact: ReturnType<typeof
 export async function update(deps: Deps, ctx: CallContext, req: UpdateRequest) {
   requireCan(ctx, 'contacts:write');
   const orgId = requireOrg(ctx);
-  await load(deps, orgId, req.id);
+  const viewer = viewerOf(ctx);
+  await load(deps, orgId, req.id, viewer);
   const patch = await validatePatch(deps, ctx, orgId, req);
-  return withFriends(deps, orgId, await applyPatch(deps, orgId, req.id, () => patch));
+  return withFriends(deps, orgId, await applyPatch(deps, orgId, req.id, () => patch, viewer));
 }
 
 /** automation actions: assign, add tags, set status. */
@@ -380,7 +381,7 @@ export async function addNote(deps: Deps, ctx: CallContext, req: { contactId: st
   requireCan(ctx, 'contacts:write');
   const orgId = requireOrg(ctx);
   const content = requireText(req.content, 'content', 10_000);
-  const contact = await load(deps, orgId, req.contactId);
+  const contact = await load(deps, orgId, req.contactId, viewerOf(ctx));
   return withTransaction(deps.pool, async (tx) => {
     const note = await insertNote(tx, { id: randomUUID(), orgId, contactId: contact.id, content, createdBy: isUuid(ctx.userId) ? ctx.userId : null });
     await recordActivity(tx, { orgId, contactId: contact.id, type: 'note_added', data: content, at: note.created_at });

@@ -5,6 +5,7 @@ import type { Deps } from '../deps';
 import { findContact } from '../db/contacts.repo';
 import { statusExists } from '../db/statuses.repo';
 import { isUuid } from '../domain/validation';
+import { viewerOf } from '../domain/visibility';
 import { applyConfigPatch, applyRulePatch, Condition, ConfigPatch, factorOf, MAX_RULES, RulePatch, ScoringConfig } from './model';
 import * as repo from './scoring.repo';
 
@@ -132,7 +133,8 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
  */
 export async function contactScore(deps: Deps, ctx: CallContext, id: string) {
   const orgId = requireOrg(ctx);
-  const contact = isUuid(id) ? await findContact(deps.pool, orgId, id) : undefined;
+  // A contact hidden from the agent by inbox visibility is as unknown as another org's.
+  const contact = isUuid(id) ? await findContact(deps.pool, orgId, id, false, viewerOf(ctx)) : undefined;
   if (!contact) throw notFound('Contact');
   const [configRow, asOf] = await Promise.all([
     repo.findConfig(deps.pool, orgId),
