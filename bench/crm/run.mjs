@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { benchDbUrl, freePort, processGroup, root, waitReady } from '../lib/processes.mjs';
+import { benchDbUrl, freePort, processGroup, root, waitReady, signupOrg } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 import { createRequire } from 'node:module';
 
@@ -151,15 +151,7 @@ async function main() {
     const url = `http://127.0.0.1:${ports.gateway}`;
     await waitReady(url);
 
-    const signup = async (orgName) => {
-      const res = await fetch(`${url}/api/v1/auth/signup`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ orgName, fullName: 'Bench Owner', email: `bench.${run}.${orgName.toLowerCase()}@example.test`, password: 'correct horse battery' }),
-      });
-      if (res.status !== 201) throw new Error(`signup ${res.status}`);
-      return res.json();
-    };
+    const signup = (orgName) => signupOrg(url, run, orgName);
     const big = await signup('Big');
     const other = await signup('Neighbour');
 

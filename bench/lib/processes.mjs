@@ -61,3 +61,14 @@ export async function waitReady(url, timeoutMs = 60_000) {
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+/** Sign up an organization through the gateway (the stack runs with SIGNUP_ENABLED); returns `{token, user, …}`. */
+export async function signupOrg(url, run, orgName) {
+  const res = await fetch(`${url}/api/v1/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ orgName, fullName: 'Bench Owner', email: `bench.${run}.${orgName.toLowerCase()}@example.test`, password: 'correct horse battery' }),
+  });
+  if (res.status !== 201) throw new Error(`signup ${res.status}`);
+  return res.json();
+}

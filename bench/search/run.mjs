@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { benchDbUrl, freePort, processGroup, root, waitReady } from '../lib/processes.mjs';
+import { benchDbUrl, freePort, processGroup, root, waitReady, signupOrg } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 
 const require = createRequire(path.join(root, 'package.json'));
@@ -129,15 +129,7 @@ async function main() {
     launch('gateway', { ...env, HOST: '127.0.0.1', PORT: String(ports.gateway), SERVICES: 'identity,messaging' });
     const url = `http://127.0.0.1:${ports.gateway}`;
     await waitReady(url);
-    const signup = async (orgName) => {
-      const res = await fetch(`${url}/api/v1/auth/signup`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ orgName, fullName: 'Bench Owner', email: `bench.${run}.${orgName.toLowerCase()}@example.test`, password: 'correct horse battery' }),
-      });
-      if (res.status !== 201) throw new Error(`signup ${res.status}`);
-      return res.json();
-    };
+    const signup = (orgName) => signupOrg(url, run, orgName);
     const big = await signup('Big');
     const other = await signup('Neighbour');
     if (KEEP) console.log(`--keep: messaging database ${dbs.messaging}, org ${big.user.orgId}`);
