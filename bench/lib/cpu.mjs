@@ -1,0 +1,62 @@
+// CPU time from /proc (Linux): what each process of a run used, so a figure per message does not depend on how
+// busy the machine was. PostgreSQL backends are found through pg_stat_activity by database; RabbitMQ (beam.smp)
+// and Redis (redis-server) by their command name, since they serve every run on the machine.
+import { readFileSync, readdirSync } from 'node:fs';
+
+const TICKS = 100;
+
+export function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Pids whose command name (/proc/<pid>/comm) is `name`. */
+export function pidsNamed(name) {
+  const out = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === name) out.push(Number(d));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/**
+ * A snapshot: Map pid → [label, cpu seconds]. `processes` maps labels to pids; `dbs` maps labels to database
+ * names whose backends are counted as `pg <label>` (queried through `pool`, any database on the server).
+ */
+export async function cpuSnapshot({ processes, dbs = {}, pool, shared = true }) {
+  const out = new Map();
+  for (const [label, pid] of Object.entries(processes)) out.set(pid, [label, cpuSeconds(pid)]);
+  if (pool && Object.keys(dbs).length) {
+    const { rows } = await pool.query('SELECT pid, datname FROM pg_stat_activity WHERE datname = ANY($1)', [Object.values(dbs)]);
+    for (const r of rows) {
+      const label = Object.keys(dbs).find((k) => dbs[k] === r.datname);
+      out.set(r.pid, [`pg ${label}`, cpuSeconds(r.pid)]);
+    }
+  }
+  if (shared) {
+    for (const pid of pidsNamed('beam.smp')) out.set(pid, ['rabbitmq', cpuSeconds(pid)]);
+    for (const pid of pidsNamed('redis-server')) out.set(pid, ['redis', cpuSeconds(pid)]);
+  }
+  const u = process.cpuUsage();
+  out.set(process.pid, ['load generator', (u.user + u.system) / 1e6]);
+  return out;
+}
+
+/** CPU ms per unit by label between two snapshots; a process that ended in between is left out (its time is lost). */
+export function cpuPerUnit(before, after, units) {
+  const sums = {};
+  for (const [pid, [label, cpu]] of after) {
+    sums[label] ??= 0;
+    if (before.has(pid) && Number.isFinite(cpu)) sums[label] += cpu - before.get(pid)[1];
+  }
+  return Object.fromEntries(Object.entries(sums).map(([l, s]) => [l, units > 0 ? (s * 1000) / units : NaN]));
+}

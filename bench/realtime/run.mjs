@@ -1,0 +1,317 @@
+// bench/realtime: a customer's message to the team's own system, the whole real-time path.
+// POST /sandbox/accounts/:id/inbound (gateway) → chatnet-connector (chatnet.inbound, outbox) → RabbitMQ → messaging
+// (message row, conversation, message.received, outbox) → RabbitMQ → webhooks (delivery row) → signed POST to a
+// receiver in this process, which verifies every signature (Standard Webhooks).
+//
+// Reported: messages/s delivered, latency from the HTTP request to the webhook (p50/p99), lost (accepted but never
+// delivered), applied twice (a message delivered more than once, a message.received id seen twice), and the CPU
+// each process spent per message: every service, their PostgreSQL backends, RabbitMQ, Redis and this process.
+// With --rabbit-restart a second run at 300 msg/s restarts RabbitMQ (rabbitmqctl stop_app / start_app) in its
+// middle: it must lose nothing and apply nothing twice. That touches the machine's shared broker: run it alone.
+//
+// Usage: node bench/realtime/run.mjs [--rate 800] [--seconds 30] [--rabbit-restart] [--write]
+//   --services adds services beyond the path (e.g. automation,ai: what npm start runs beside it).
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { cpuPerUnit, cpuSnapshot } from '../lib/cpu.mjs';
+import { freePort, processGroup, root, signupOrg, waitReady } from '../lib/processes.mjs';
+import { writeResultsSection } from '../lib/results.mjs';
+import { webhookReceiver } from '../lib/webhook-receiver.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    rate: { type: 'string', default: '800' },
+    seconds: { type: 'string', default: '30' },
+    contacts: { type: 'string', default: '500' },
+    'rabbit-restart': { type: 'boolean', default: false },
+    'restart-rate': { type: 'string', default: '300' },
+    services: { type: 'string', default: '' },
+    write: { type: 'boolean', default: false },
+  },
+});
+const RATE = Number(args.rate);
+const SECONDS = Number(args.seconds);
+const CONTACTS = Number(args.contacts);
+const require = createRequire(path.join(root, 'packages', 'events', 'package.json'));
+const pg = require('pg');
+const pgUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const run = `rt${Date.now().toString(36)}`;
+const exchange = `bench_${run}`;
+const redisPrefix = `bench_${run}:`;
+const pathServices = ['identity', 'crm', 'chatnet-connector', 'messaging', 'webhooks'];
+const extra = args.services ? args.services.split(',').filter(Boolean) : [];
+const services = [...pathServices, ...extra.filter((s) => !pathServices.includes(s))];
+const dbName = Object.fromEntries(services.map((s) => [s, `bench_${s.replace(/-/g, '_')}_${run}`]));
+const dbUrl = (service) => Object.assign(new URL(pgUrl), { pathname: `/${dbName[service]}` }).toString();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const progress = (m) => process.stderr.write(`[bench:realtime] ${m}\n`);
+const pct = (xs, p) => {
+  if (!xs.length) return NaN;
+  const s = Float64Array.from(xs).sort();
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
+
+// ---- what arrives: message.received webhooks, matched to the request that sent the message ----
+const sentAt = new Map(); // content marker → performance.now() at send
+const phases = new Map(); // phase → { latencies, delivered:Set of messageIds, duplicates, last }
+const phase = (name) => {
+  if (!phases.has(name)) phases.set(name, { latencies: [], delivered: new Set(), duplicates: 0, last: 0, accepted: 0, errors: 0, request: [] });
+  return phases.get(name);
+};
+const receiver = webhookReceiver((event, now) => {
+  if (event.type !== 'message.received') return;
+  const content = event.data?.content ?? '';
+  const p = phase(content.split('-')[0]);
+  if (p.delivered.has(event.data.messageId)) {
+    p.duplicates++;
+    return;
+  }
+  p.delivered.add(event.data.messageId);
+  p.last = now;
+  const t0 = sentAt.get(content);
+  if (t0 !== undefined) p.latencies.push(now - t0);
+});
+
+// ---- the load: the sandbox network hands messages to the connector, through the gateway ----
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+let gatewayPort;
+let token;
+let accountId;
+function inbound(name, i) {
+  const p = phase(name);
+  const contact = i % CONTACTS;
+  const content = `${name}-${i}-${randomBytes(3).toString('hex')}`;
+  const body = JSON.stringify({ fromUid: `uid-${contact}`, fromName: `Contact ${contact}`, content });
+  const t0 = performance.now();
+  sentAt.set(content, t0);
+  return new Promise((resolve) => {
+    const r = http.request(
+      {
+        host: '127.0.0.1',
+        port: gatewayPort,
+        path: `/sandbox/accounts/${accountId}/inbound`,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode === 200) p.accepted++;
+          else p.errors++;
+          p.request.push(performance.now() - t0);
+          resolve();
+        });
+      },
+    );
+    r.on('error', () => {
+      p.errors++;
+      resolve();
+    });
+    r.end(body);
+  });
+}
+
+/** Open loop: `rate` messages per second for `seconds`, whatever the answers' speed (no coordinated omission). */
+async function openLoop(name, rate, seconds, during) {
+  const total = Math.round(rate * seconds);
+  const t0 = performance.now();
+  const inflight = [];
+  let hook = during;
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    if (hook && i >= total / 3) {
+      inflight.push(hook());
+      hook = undefined;
+    }
+    inflight.push(inbound(name, i));
+  }
+  await Promise.all(inflight);
+  return { total, started: t0 };
+}
+
+async function drain(name, timeoutMs) {
+  const p = phase(name);
+  const until = Date.now() + timeoutMs;
+  let lastCount = -1;
+  let stillSince = Date.now();
+  while (p.delivered.size < p.accepted && Date.now() < until) {
+    await sleep(100);
+    if (p.delivered.size !== lastCount) [lastCount, stillSince] = [p.delivered.size, Date.now()];
+    else if (Date.now() - stillSince > 30_000) break; // nothing moved for 30 s: count the rest as lost
+  }
+  return p.delivered.size;
+}
+
+function restartRabbit() {
+  return (async () => {
+    progress('restarting RabbitMQ (stop_app / start_app)');
+    const t0 = Date.now();
+    execFileSync('rabbitmqctl', ['stop_app'], { stdio: 'ignore' });
+    execFileSync('rabbitmqctl', ['start_app'], { stdio: 'ignore' });
+    progress(`RabbitMQ back after ${Date.now() - t0} ms`);
+  })();
+}
+
+const group = processGroup();
+const admin = new pg.Pool({ connectionString: pgUrl, max: 2 });
+let messagingDb;
+const sections = [];
+try {
+  for (const db of Object.values(dbName)) await admin.query(`CREATE DATABASE "${db}"`);
+  const hookUrl = await receiver.listen();
+  const ports = Object.fromEntries(await Promise.all([...services, 'gateway'].map(async (s) => [s, await freePort()])));
+  gatewayPort = ports.gateway;
+  const addr = (s) => (ports[s] ? `127.0.0.1:${ports[s]}` : '127.0.0.1:9');
+  const common = {
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    AMQP_URL: amqpUrl,
+    EVENTS_EXCHANGE: exchange,
+    REDIS_PREFIX: redisPrefix,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    IDENTITY_ADDR: addr('identity'),
+    CRM_ADDR: addr('crm'),
+    CONNECTOR_ADDR: addr('chatnet-connector'),
+    MESSAGING_ADDR: addr('messaging'),
+    WEBHOOKS_ADDR: addr('webhooks'),
+    AUTOMATION_ADDR: addr('automation'),
+    AI_ADDR: addr('ai'),
+    SIGNUP_ENABLED: 'true',
+    WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
+  };
+  const pids = {};
+  for (const s of services) {
+    const child = group.launch(s, {
+      ...common,
+      DATABASE_URL: dbUrl(s),
+      GRPC_PORT: String(ports[s]),
+      ...(s === 'chatnet-connector' ? { CHATNET_DRIVER: 'sandbox' } : {}),
+      ...(s === 'messaging' ? { ATTACHMENTS_DIR: path.join(os.tmpdir(), `bench-${run}`) } : {}),
+    });
+    pids[s] = child.pid;
+  }
+  const gw = group.launch('gateway', {
+    ...common,
+    HOST: '127.0.0.1',
+    PORT: String(ports.gateway),
+    SERVICES: services.join(','),
+    // The bench's own limit: one user sends every message (the default per-user limit stays as it is).
+    RATE_LIMIT_USER_PER_MINUTE: '100000000',
+  });
+  pids.gateway = gw.pid;
+  const url = `http://127.0.0.1:${ports.gateway}`;
+  await waitReady(url);
+  messagingDb = new pg.Pool({ connectionString: dbUrl('messaging'), max: 2 });
+
+  const signup = await signupOrg(url, run, 'Realtime');
+  token = signup.token;
+  const api = async (method, p, body) => {
+    const r = await fetch(`${url}${p}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: body && JSON.stringify(body) });
+    return { status: r.status, body: await r.json().catch(() => undefined) };
+  };
+  const hook = await api('POST', '/api/v1/webhook-settings', { url: hookUrl, events: ['message.received'] });
+  if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${JSON.stringify(hook.body)}`);
+  receiver.setSecret(hook.body.secret);
+  accountId = (await api('POST', '/api/v1/chatnet-accounts', { displayName: 'Bench line' })).body.id;
+  if ((await api('POST', `/api/v1/chatnet-accounts/${accountId}/login`)).status !== 200) throw new Error('login failed');
+  const scan = await api('POST', `/sandbox/accounts/${accountId}/scan`, {});
+  if (scan.body?.status !== 'connected') throw new Error(`scan: ${JSON.stringify(scan.body)}`);
+
+  // Warm-up, not reported: every contact writes once (contact in crm, conversation in messaging), JIT and pools warm.
+  progress('warm-up');
+  await openLoop('warm', 100, CONTACTS / 100);
+  await drain('warm', 60_000);
+
+  const measure = async (name, rate, seconds, during) => {
+    progress(`${name}: ${rate} msg/s for ${seconds} s`);
+    const cpu0 = await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin });
+    const { total, started } = await openLoop(name, rate, seconds, during);
+    const delivered = await drain(name, 120_000);
+    const cpu = cpuPerUnit(cpu0, await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin }), delivered);
+    const p = phase(name);
+    const { rows } = await messagingDb.query('SELECT count(*)::int AS n, count(DISTINCT chatnet_message_id)::int AS d FROM messages WHERE content LIKE $1', [`${name}-%`]);
+    const r = {
+      name,
+      rate,
+      seconds,
+      sent: total,
+      accepted: p.accepted,
+      errors: p.errors,
+      delivered,
+      lost: p.accepted - delivered,
+      twice: p.duplicates + (rows[0].n - rows[0].d),
+      perSecond: (delivered * 1000) / Math.max(1, p.last - started),
+      p50: pct(p.latencies, 50),
+      p99: pct(p.latencies, 99),
+      req99: pct(p.request, 99),
+      cpu,
+    };
+    progress(`${name}: delivered ${delivered}/${p.accepted} (${f(r.perSecond, 0)}/s), p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, lost ${r.lost}, twice ${r.twice}`);
+    return r;
+  };
+  const results = [await measure('sustained', RATE, SECONDS)];
+  if (args['rabbit-restart']) {
+    await sleep(2000);
+    results.push(await measure('restart', Number(args['restart-rate']), SECONDS, restartRabbit));
+  }
+
+  const labels = Object.keys(results[0].cpu);
+  const ours = (cpu) => Object.entries(cpu).filter(([k]) => k !== 'load generator').reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
+  const withoutShared = (cpu) => ours(cpu) - (cpu.rabbitmq ?? 0) - (cpu.redis ?? 0);
+  const main = results[0];
+  const met = main.perSecond >= RATE * 0.97 && main.p99 < 100 && main.lost === 0 && main.twice === 0;
+  sections.push(
+    '## realtime',
+    '',
+    `Command: \`node bench/realtime/run.mjs --rate ${RATE} --seconds ${SECONDS}${args['rabbit-restart'] ? ' --rabbit-restart' : ''}${args.services ? ` --services ${args.services}` : ''} --write\`. ` +
+      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores; 1-minute load average at the end ${os.loadavg()[0].toFixed(1)}.`,
+    '',
+    'Path: `POST /sandbox/accounts/:id/inbound` through the gateway → chatnet-connector (`chatnet.inbound`, outbox) → RabbitMQ → messaging (message row, conversation, `message.received`, outbox) → RabbitMQ → webhooks → signed POST to a receiver in the load generator, which verifies every signature. ' +
+      `Processes: ${[...services, 'gateway'].join(', ')} (each from dist), PostgreSQL, RabbitMQ, Redis and the load generator, all on this machine. ${CONTACTS} contacts write in turn after a warm-up that is not reported. ` +
+      'Latency = webhook received − request sent, one clock. Lost = accepted (HTTP 200) but never delivered; applied twice = a message delivered more than once or stored twice.',
+    '',
+    '| run | offered msg/s | sent | accepted | delivered | delivered msg/s | p50 ms | p99 ms | HTTP p99 ms | lost | applied twice | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...results.map((r) => `| ${r.name === 'restart' ? 'RabbitMQ restarted at 1/3' : 'sustained'} | ${r.rate} | ${r.sent} | ${r.accepted} | ${r.delivered} | ${f(r.perSecond, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.req99)} | ${r.lost} | ${r.twice} | ${r.errors} |`),
+    '',
+    'CPU milliseconds per delivered message, by process (utime + stime from /proc; pg = the PostgreSQL backends of that service\'s database; rabbitmq and redis serve only this run when the machine is otherwise quiet):',
+    '',
+    `| run | ${labels.join(' | ')} | services + pg | all but the load generator |`,
+    `|---|${labels.map(() => '---|').join('')}---|---|`,
+    ...results.map((r) => `| ${r.name} | ${labels.map((l) => f(r.cpu[l], 2)).join(' | ')} | ${f(withoutShared(r.cpu), 2)} | ${f(ours(r.cpu), 2)} |`),
+    '',
+    `Invalid signatures: ${receiver.stats.badSignatures}. Target ≥ ${RATE} msg/s for ${SECONDS} s with p99 < 100 ms, 0 lost, 0 applied twice: **${met ? 'met' : 'NOT met'}**; ` +
+      `CPU per message ≤ 2.5 ms (services + their PostgreSQL backends): **${withoutShared(main.cpu) <= 2.5 ? 'met' : 'NOT met'}** (${f(withoutShared(main.cpu), 2)} ms).` +
+      (results[1] ? ` RabbitMQ restart at ${results[1].rate} msg/s: lost ${results[1].lost}, applied twice ${results[1].twice}: **${results[1].lost === 0 && results[1].twice === 0 ? 'met' : 'NOT met'}**.` : ''),
+    '',
+  );
+  const section = sections.join('\n');
+  console.log(section);
+  if (args.write) writeResultsSection(path.join(root, 'bench', 'RESULTS.md'), 'realtime', section);
+} catch (err) {
+  console.error(err);
+  process.exitCode = 1;
+} finally {
+  agent.destroy();
+  receiver.close();
+  await messagingDb?.end().catch(() => undefined);
+  await group.stopAll().catch(() => undefined);
+  for (const db of Object.values(dbName)) await admin.query(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+  const { deleteRabbitPrefix, clearRedisPrefix } = require('@crm/testing');
+  await deleteRabbitPrefix(amqpUrl, exchange).catch(() => undefined);
+  await clearRedisPrefix(redisPrefix).catch(() => undefined);
+  process.exit(process.exitCode ?? 0);
+}
