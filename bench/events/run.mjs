@@ -1,4 +1,4 @@
-// bench/events: POST /api/v1/contacts through the gateway → crm stores it and its `contact.created` in the
+// bench/events: POST /api/public/contacts (X-API-Key) through the gateway → crm stores it and its `contact.created` in the
 // outbox (one transaction) → relay (LISTEN/NOTIFY, confirms) → RabbitMQ → webhooks consumer → delivery
 // queue in PostgreSQL → worker → signed POST to a receiver on 127.0.0.1, which verifies every signature.
 // End-to-end latency = webhook received − contact POST sent, both clocks in this process.
@@ -22,7 +22,7 @@ import pg from 'pg';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const require = createRequire(path.join(root, 'packages', 'events', 'package.json'));
 const RATE = Number(process.env.BENCH_RATE ?? 500);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const PEAK_CONCURRENCY = Number(process.env.BENCH_PEAK_CONCURRENCY ?? 64);
 const PEAK_SECONDS = Number(process.env.BENCH_PEAK_SECONDS ?? 10);
 let source = process.env.BENCH_SOURCE ?? 'both';
@@ -107,7 +107,7 @@ const receiver = http.createServer((req, res) => {
     if (seenIds.has(id)) duplicates++;
     seenIds.add(id);
     const event = JSON.parse(body);
-    const marker = event.data?.contact?.name;
+    const marker = event.data?.contact?.fullName ?? event.data?.contact?.name;
     const t0 = sentAt.get(marker);
     if (t0 === undefined) return;
     sentAt.delete(marker);
@@ -123,16 +123,17 @@ const receiver = http.createServer((req, res) => {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
 let gatewayPort;
 let token;
+let apiKey;
 let postLatencies = [];
 let postErrors = 0;
 
 function postContact(marker) {
   return new Promise((resolve) => {
-    const body = JSON.stringify({ name: marker, phone: '', source: 'manual', status: 'lead', tags: ['bench'] });
+    const body = JSON.stringify({ fullName: marker, status: 'lead', tags: ['bench'] });
     const t0 = performance.now();
     sentAt.set(marker, t0);
     const r = http.request(
-      { host: '127.0.0.1', port: gatewayPort, path: '/api/v1/contacts', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` } },
+      { host: '127.0.0.1', port: gatewayPort, path: '/api/public/contacts', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': apiKey } },
       (res) => {
         res.resume();
         res.on('end', () => {
@@ -261,7 +262,7 @@ try {
   }
   await start(
     'gateway',
-    { ...common, HOST: '127.0.0.1', PORT: String(gwPort), SERVICES: source !== 'outbox' ? 'identity,crm,webhooks' : 'identity,webhooks', RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000', LOG_LEVEL: 'info' },
+    { ...common, HOST: '127.0.0.1', PORT: String(gwPort), SERVICES: source !== 'outbox' ? 'identity,crm,webhooks' : 'identity,webhooks', RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000', LOG_LEVEL: 'info' },
     'gateway listening',
   );
 
@@ -270,6 +271,7 @@ try {
   const signup = await api('POST', '/api/v1/auth/signup', { orgName: 'Bench', fullName: 'Bench Owner', email: `bench${stamp}@example.test`, password: 'bench password 1' });
   token = signup.body.token;
   const orgId = signup.body.user.orgId;
+  apiKey = (await api('POST', '/api/v1/settings/api-key/generate')).body.apiKey;
   const hook = await api('POST', '/api/v1/webhook-settings', { url: `http://127.0.0.1:${rxPort}/webhook`, events: ['contact.created'] });
   if (hook.status !== 201) throw new Error(`webhook create failed: ${JSON.stringify(hook.body)}`);
   secretKey = Buffer.from(hook.body.secret.slice('whsec_'.length), 'base64');
@@ -277,7 +279,7 @@ try {
   if (source !== 'outbox') {
     const probe = await postContact(`probe_${stamp}`);
     if (probe !== 201) {
-      console.error(`POST /api/v1/contacts answered ${probe}; falling back to the outbox producer`);
+      console.error(`POST /api/public/contacts answered ${probe}; falling back to the outbox producer`);
       source = 'outbox';
     }
   }
@@ -323,7 +325,7 @@ try {
     const peakRate = peakGot / ((lastDelivery.get(`${src}peak`) - tPeak) / 1000);
     const peakLat = latencies.get(`${src}peak`) ?? [];
 
-    const what = src === 'gateway' ? 'POST /api/v1/contacts via gateway → crm' : 'outbox of a tiny producer';
+    const what = src === 'gateway' ? 'POST /api/public/contacts via gateway → crm' : 'outbox of a tiny producer';
     rows.push(
       `| ${what}: open loop at ${RATE}/s for ${SECONDS} s | ${sustained.total} | ${got} | ${rate.toFixed(0)} | ${f(pct(lat, 50))} | ${f(pct(lat, 99))} | ${f(pct(sustainedPost, 50))} | ${f(pct(sustainedPost, 99))} | ${sustainedErrors} |`,
       `| ${what}: closed loop, ${PEAK_CONCURRENCY} senders for ${PEAK_SECONDS} s | ${peakSent} | ${peakGot} | ${peakRate.toFixed(0)} | ${f(pct(peakLat, 50))} | ${f(pct(peakLat, 99))} | ${f(pct(postLatencies, 50))} | ${f(pct(postLatencies, 99))} | ${peakErrors} |`,
@@ -337,7 +339,7 @@ try {
     '',
     `Command: \`node bench/events/run.mjs\` (own load generator in the receiver's process: an open loop at a fixed rate, then a closed loop of ${PEAK_CONCURRENCY} senders; identity, crm, webhooks and gateway each a separate process from dist, with PostgreSQL, RabbitMQ and the load generator on the same 2 cores, shared with other work: load average ${os.loadavg()[0].toFixed(1)} at the end of the run). Measured ${new Date().toISOString().slice(0, 10)}.`,
     '',
-    'Paths: (1) POST /api/v1/contacts through the gateway → crm stores the contact and `contact.created` in one transaction (outbox) → relay (woken by NOTIFY, publisher confirms) → RabbitMQ quorum queue → webhooks consumer → delivery row in PostgreSQL → worker → signed POST to a receiver on 127.0.0.1. (2) The same from the outbox on: a tiny producer commits `contact.created` through its own outbox, isolating the event and webhook path from the HTTP/crm write path.',
+    'Paths: (1) POST /api/public/contacts (X-API-Key) through the gateway → crm stores the contact and `contact.created` in one transaction (outbox) → relay (woken by NOTIFY, publisher confirms) → RabbitMQ quorum queue → webhooks consumer → delivery row in PostgreSQL → worker → signed POST to a receiver on 127.0.0.1. (2) The same from the outbox on: a tiny producer commits `contact.created` through its own outbox, isolating the event and webhook path from the HTTP/crm write path.',
     '',
     'End-to-end latency = webhook received − request sent (path 1) or − transaction started (path 2), one clock. Every signature is verified as a receiver would (Standard Webhooks). "events/s delivered" = webhooks received ÷ (last received − first sent).',
     '',
