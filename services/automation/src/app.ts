@@ -10,7 +10,7 @@ import { CampaignSender } from './domain/campaign-sender';
 import { AlertRecipients } from './domain/alert-recipients';
 import { Runner } from './domain/runner';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
-import { EMAIL_ALERT_BINDINGS, emailAlertsHandler, emailAlertsQueue } from './events/email-alerts.consumer';
+import { EMAIL_ALERT_BINDINGS, emailAlertsHandler, emailAlertsQueue, pruneEmailAlertsEvery } from './events/email-alerts.consumer';
 import { SEEN_BINDINGS, seenHandler, seenQueue } from './events/campaign-seen.consumer';
 import { TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
 import { automationHandlers } from './grpc/automation.handler';
@@ -106,6 +106,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   server.add(serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'), automationHandlers(deps));
 
   const stopped: Array<() => Promise<void>> = [];
+  let stopPruning = () => {};
   try {
     await relay.start();
     stopped.push(() => relay.stop());
@@ -122,6 +123,8 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     if (emailAlerts) {
       await emailAlerts.start();
       stopped.push(() => emailAlerts.stop());
+      stopPruning = pruneEmailAlertsEvery(deps);
+      stopped.push(async () => stopPruning());
     }
   } catch (err) {
     for (const stop of stopped.reverse()) await stop().catch(() => undefined);
@@ -141,6 +144,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
       await replies.stop();
       await seen.stop();
       await emailAlerts?.stop();
+      stopPruning();
       await sender.stop();
       await runner.stop();
       await relay.stop();

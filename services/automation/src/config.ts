@@ -73,6 +73,8 @@ const Env = z.object({
   ...smtpEnv,
   /** The address alert emails link to (the web app). */
   PUBLIC_URL: fields.url('http://localhost:8080'),
+  /** At most one alert email per user and conversation within this window (ms); older throttle rows are pruned. */
+  EMAIL_ALERT_WINDOW_MS: z.coerce.number().int().min(1_000).max(24 * 3600_000).default(15 * 60_000),
   /** A contact whose lead score reaches this value raises one high_value_lead notification. */
   HIGH_VALUE_LEAD_SCORE: z.coerce.number().int().min(1).default(80),
   LOG_LEVEL: fields.logLevel(),

@@ -22,3 +22,13 @@ export async function recordSent(db: Queryable, orgId: string, userId: string, c
     [orgId, userId, conversationId],
   );
 }
+
+/** Throttle rows older than the window decide nothing any more; deleted in slices so a backlog never locks long. */
+export async function pruneOlderThan(db: Queryable, windowMs: number, limit = 5_000): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM email_alerts_sent WHERE ctid IN (
+       SELECT ctid FROM email_alerts_sent WHERE sent_at < now() - make_interval(secs => $1::double precision / 1000) LIMIT $2)`,
+    [windowMs, limit],
+  );
+  return rowCount ?? 0;
+}

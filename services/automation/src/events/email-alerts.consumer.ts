@@ -9,9 +9,6 @@ import { PREVIEW_CHARS } from './inbound-alerts';
 /** Only this consumer's own notifications reach it: alert emails follow `new_message` notifications. */
 export const EMAIL_ALERT_BINDINGS = ['notification.created'];
 
-/** At most one alert email per user and conversation within this window. */
-export const EMAIL_ALERT_WINDOW_MS = 15 * 60_000;
-
 export function emailAlertsQueue(exchange: string): string {
   return `${exchange}.automation.email-alerts`;
 }
@@ -26,7 +23,7 @@ interface NotificationCreated {
 
 /**
  * A new `new_message` notification (the `notification.created` automation itself published) → a short email to its user
- * when they opted in (identity's `notifyByEmail`) and are active, at most once per conversation per 15 minutes.
+ * when they opted in (identity's `notifyByEmail`) and are active, at most once per conversation per EMAIL_ALERT_WINDOW_MS (15 minutes).
  * Separate from the notification's own transaction by design: a slow or refusing mail server can delay or lose an
  * email (logged) but never a notification. The throttle row is written only for a send the server accepted, under a
  * lock on (org, user, conversation), so two instances cannot both send.
@@ -41,7 +38,7 @@ export function emailAlertsHandler(deps: Deps, recipients: AlertRecipients): Eve
     if (!user || !user.active || !user.notifyByEmail || !user.email) return;
 
     await sent.lock(db, event.orgId, d.userId, d.resourceId);
-    if (await sent.sentWithin(db, event.orgId, d.userId, d.resourceId, EMAIL_ALERT_WINDOW_MS)) return;
+    if (await sent.sentWithin(db, event.orgId, d.userId, d.resourceId, deps.config.EMAIL_ALERT_WINDOW_MS)) return;
     const title = typeof d.title === 'string' && d.title ? d.title : 'New message';
     const preview = typeof d.message === 'string' ? Array.from(d.message).slice(0, PREVIEW_CHARS).join('') : '';
     const url = deps.config.PUBLIC_URL;
@@ -61,4 +58,13 @@ export function emailAlertsHandler(deps: Deps, recipients: AlertRecipients): Eve
     );
     if (ok) await sent.recordSent(db, event.orgId, d.userId, d.resourceId);
   };
+}
+
+/** Deletes throttle rows past the window every `everyMs`; returns the stop function. */
+export function pruneEmailAlertsEvery(deps: Deps, everyMs = 10 * 60_000): () => void {
+  const timer = setInterval(() => {
+    sent.pruneOlderThan(deps.pool, deps.config.EMAIL_ALERT_WINDOW_MS).catch((err) => deps.log.warn({ err }, 'pruning email_alerts_sent failed'));
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
