@@ -259,6 +259,32 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     expect(socketInbound(agentSocket.messages).sort()).toEqual([conv.mine, conv.pool].sort());
   });
 
+  it('under "assigned" a file sent in a conversation the agent may not see is 404 for them; an unsent upload is its uploader\'s', async () => {
+    const upload = async (token: string, name: string) => {
+      const fd = new FormData();
+      fd.append('file', new Blob([Buffer.from(`bytes of ${name}`)], { type: 'text/plain' }), name);
+      const res = await fetch(`${stack.url}/api/v1/chat/attachments`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: fd });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const download = async (token: string, id: string) => (await fetch(`${stack.url}/api/v1/chat/attachments/${id}`, { headers: { authorization: `Bearer ${token}` } })).status;
+    const theirsFile = await upload(lead.token, 'theirs.txt');
+    expect((await lead.api.post(`/api/v1/conversations/${conv.theirs}/messages`, { content: 'the quote', attachments: [theirsFile] })).status).toBe(201);
+    const mineFile = await upload(agent.token, 'mine.txt');
+    expect((await agent.api.post(`/api/v1/conversations/${conv.mine}/messages`, { content: 'my quote', attachments: [mineFile] })).status).toBe(201);
+    const draft = await upload(agent.token, 'draft.txt');
+    const leadDraft = await upload(lead.token, 'lead-draft.txt');
+
+    expect(await download(agent.token, theirsFile)).toBe(404);
+    expect(await download(agent.token, leadDraft)).toBe(404);
+    expect(await download(agent.token, mineFile)).toBe(200);
+    expect(await download(agent.token, draft)).toBe(200);
+    for (const token of [lead.token, a.token]) {
+      for (const id of [theirsFile, mineFile, draft, leadDraft]) expect(await download(token, id)).toBe(200);
+    }
+    expect(await download(b.token, mineFile)).toBe(404);
+  });
+
   it('back to "all": the agent sees everything again, sockets included', async () => {
     await setVisibility('all');
     expect(ids(await agent.api.get('/api/v1/conversations?limit=100'))).toEqual(Object.values(conv).sort());

@@ -1,4 +1,5 @@
 import { iso, Queryable } from '@crm/db';
+import { visibleSql } from './visibility.repo';
 
 export interface AttachmentRow {
   id: string;
@@ -64,6 +65,24 @@ export async function deleteOrphans(db: Queryable, hours: number, limit: number)
 
 export async function findById(db: Queryable, orgId: string, id: string): Promise<AttachmentRow | undefined> {
   const { rows } = await db.query<AttachmentRow>(`SELECT ${COLUMNS} FROM attachments WHERE org_id = $1 AND id = $2`, [orgId, id]);
+  return rows[0];
+}
+
+/**
+ * One attachment the viewer may download: with a viewer (an agent under "assigned" visibility), a file sent in a
+ * message needs that message's conversation to be visible to them, and a file not yet sent is the uploader's own.
+ * Without a viewer (everyone else), any attachment of the org.
+ */
+export async function findVisible(db: Queryable, orgId: string, id: string, viewer: string | null): Promise<AttachmentRow | undefined> {
+  if (!viewer) return findById(db, orgId, id);
+  const { rows } = await db.query<AttachmentRow>(
+    `SELECT ${COLUMNS} FROM attachments a WHERE a.org_id = $1 AND a.id = $2 AND (
+       NOT EXISTS (SELECT 1 FROM inbox_settings vs WHERE vs.org_id = a.org_id AND vs.agent_visibility = 'assigned')
+       OR (a.message_id IS NULL AND a.uploaded_by = $3)
+       OR EXISTS (SELECT 1 FROM messages m JOIN conversations c ON c.id = m.conversation_id
+                  WHERE m.id = a.message_id AND c.org_id = a.org_id AND ${visibleSql('$3')}))`,
+    [orgId, id, viewer],
+  );
   return rows[0];
 }
 

@@ -7,6 +7,7 @@ import type { Deps } from '../deps';
 import * as files from '../db/attachments.repo';
 import { claimedTypes, contentMismatch } from './content-type';
 import { isUuid } from './validation';
+import { viewerOf } from './visibility';
 
 const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
 const MB = 1024 * 1024;
@@ -109,10 +110,13 @@ export async function abandonUpload(plan: UploadPlan): Promise<void> {
   await unlink(plan.tempPath).catch(() => undefined);
 }
 
-/** The row and on-disk location of one of the caller's org's attachments; 404 for anything else. */
+/**
+ * The row and on-disk location of one of the caller's org's attachments that the caller may see (inbox visibility:
+ * an agent limited to their conversations gets 404 for a file sent in someone else's); 404 for anything else.
+ */
 export async function locate(deps: Deps, ctx: CallContext, id: string) {
   const orgId = requireOrg(ctx);
-  const row = isUuid(id) ? await files.findById(deps.pool, orgId, id) : undefined;
+  const row = isUuid(id) ? await files.findVisible(deps.pool, orgId, id, viewerOf(ctx)) : undefined;
   if (!row) throw notFound('Attachment');
   const location = fileOf(deps, orgId, id);
   try {
