@@ -1,4 +1,5 @@
 import { eventually } from '@crm/testing';
+import { auditEntryFor } from '../support/audit';
 import { Client, email } from '../support/http';
 import { addUser, CrmStack, Org, publishEvent, startCrmStack } from './crm-support';
 
@@ -160,6 +161,10 @@ describe('custom reports', () => {
       expect(rows).toEqual(sources.map((s) => ({ source: s === '-promo' ? "'-promo" : s, ...expectedContactMetrics(contacts.filter((c) => c.source === s)) })));
       // Spelled out once, to show what the computed expectations are.
       expect(rows[2]).toEqual({ source: 'website', lead_count: '3', customer_count: '2', conversion_rate: '66.67', revenue: '1200.75', average_deal_value: '600.38' });
+
+      // A download is an export of the organization's data: the audit log says who took it.
+      const entry = await auditEntryFor(owner, 'report.exported', res.body.id);
+      expect(entry).toEqual(expect.objectContaining({ actorType: 'user', resourceType: 'report', details: { name: 'Revenue by source', bytes: expect.any(Number) } }));
     });
 
     it('starts the file with a UTF-8 byte order mark (spreadsheets need it for accented names)', async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { offsetOf, pagination } from '@crm/db';
+import { recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
 import { isUuid } from '../domain/validation';
 import { CreateReportRequest, validateReportRequest } from './report-request';
@@ -64,5 +65,7 @@ export async function download(deps: Deps, ctx: CallContext, id: string) {
   }
   const csv = await repo.reportCsv(deps.pool, orgId, row.id);
   if (csv === undefined) throw notFound('Report');
+  // An export of the organization's data: who took it is in the audit log (through the outbox, committed on its own).
+  await recordAudit(deps.pool, ctx, { action: 'report.exported', resourceType: 'report', resourceId: row.id, details: { name: row.name, bytes: Buffer.byteLength(csv) } });
   return { filename: fileName(row.name, row.created_at), csv: Buffer.from(csv, 'utf8') };
 }
