@@ -144,6 +144,27 @@ describe('contacts under inbox visibility', () => {
     expect(res.status).toBe(200);
   });
 
+  it("messaging's one-time owners snapshot fills conversations crm never heard of, and never undoes a newer assignment", async () => {
+    const old = await acme.owner.post('/api/v1/contacts', { name: 'Vis from before' });
+    expect(old.status).toBe(201);
+    expect((await agent.as.get(`/api/v1/contacts/${old.body.id}`)).status).toBe(404);
+    // theirs: crm knows its conversation is agent2's; a stale snapshot row saying "agent" must not win.
+    const theirsConversation = randomUUID();
+    await emit('conversation.created', { id: theirsConversation, contactId: contact.theirs, chatnetAccountId: otherAccount });
+    await emit('conversation.assigned', { conversationId: theirsConversation, contactId: contact.theirs, assigneeId: agent2.id });
+    await emit('conversation.owners_snapshot', {
+      conversations: [
+        { conversationId: randomUUID(), contactId: old.body.id, chatnetAccountId: otherAccount, assigneeId: agent.id },
+        { conversationId: theirsConversation, contactId: contact.theirs, chatnetAccountId: otherAccount, assigneeId: agent.id },
+        { conversationId: 'not-a-uuid', contactId: contact.elsewhere, assigneeId: agent.id },
+      ],
+    });
+    await eventually(async () => ((await agent.as.get(`/api/v1/contacts/${old.body.id}`)).status === 200 ? true : undefined));
+    expect((await agent.as.get(`/api/v1/contacts/${contact.theirs}`)).status).toBe(404);
+    expect((await agent.as.get(`/api/v1/contacts/${contact.elsewhere}`)).status).toBe(404);
+    expect((await acme.owner.del(`/api/v1/contacts/${old.body.id}`)).status).toBe(204);
+  });
+
   it('follows reassignment and account lists as their events arrive', async () => {
     const conv = await conversation(contact.elsewhere, otherAccount, null);
     await emit('conversation.assigned', { conversationId: conv, contactId: contact.elsewhere, assigneeId: agent.id, teamId: null, previousAssigneeId: null, assignedBy: null });

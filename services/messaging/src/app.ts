@@ -11,6 +11,7 @@ import type { Deps } from './deps';
 import * as requests from './db/send-requests.repo';
 import { startAttachmentSweeper } from './domain/attachment-sweeper';
 import { SendGovernor } from './domain/governor';
+import { publishOwnersSnapshotOnce } from './domain/owners-snapshot';
 import { startSnoozeWaker } from './domain/status';
 import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
@@ -41,6 +42,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
+  await publishOwnersSnapshotOnce(pool, log);
   await mkdir(config.ATTACHMENTS_DIR, { recursive: true });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
   const remote = new RemoteClients(config, log, auth);

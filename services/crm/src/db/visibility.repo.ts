@@ -45,6 +45,25 @@ export async function upsertConversation(
   );
 }
 
+/**
+ * Conversations from messaging's one-time snapshot: inserted only where crm has no row yet. A row crm has came
+ * from a conversation event, which is at least as new as the snapshot, so it is kept.
+ */
+export async function fillConversations(
+  db: Queryable,
+  orgId: string,
+  list: { conversationId: string; contactId: string | null; chatnetAccountId: string | null; assigneeId: string | null }[],
+): Promise<number> {
+  if (list.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `INSERT INTO conversation_owners (conversation_id, org_id, contact_id, chatnet_account_id, assignee_id)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[])
+     ON CONFLICT (conversation_id) DO NOTHING`,
+    [list.map((c) => c.conversationId), list.map(() => orgId), list.map((c) => c.contactId), list.map((c) => c.chatnetAccountId), list.map((c) => c.assigneeId)],
+  );
+  return rowCount ?? 0;
+}
+
 export async function setAccountUsers(db: Queryable, orgId: string, chatnetAccountId: string, userIds: string[]): Promise<void> {
   await db.query(
     `INSERT INTO account_users (org_id, chatnet_account_id, user_ids) VALUES ($1, $2, $3::uuid[])

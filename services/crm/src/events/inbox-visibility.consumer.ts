@@ -5,7 +5,13 @@ import * as repo from '../db/visibility.repo';
 import { isUuid } from '../domain/validation';
 
 /** What this consumer reads: messaging's conversation and settings events, the account assignment event. */
-export const INBOX_VISIBILITY_BINDINGS = ['conversation.created', 'conversation.assigned', 'inbox_settings.updated', 'chatnet_account.assignment_updated'];
+export const INBOX_VISIBILITY_BINDINGS = [
+  'conversation.created',
+  'conversation.assigned',
+  'conversation.owners_snapshot',
+  'inbox_settings.updated',
+  'chatnet_account.assignment_updated',
+];
 
 const idOrNull = (v: unknown): string | null => (typeof v === 'string' && isUuid(v) ? v : null);
 
@@ -36,6 +42,15 @@ export function inboxVisibilityHandler(log: Logger) {
           assigneeId: idOrNull(d.assigneeId),
           assigneeKnown: true,
         });
+        return;
+      }
+      case 'conversation.owners_snapshot': {
+        // Messaging's one-time snapshot of conversations stored before this projection existed: fills gaps only.
+        const list = Array.isArray(d.conversations) ? (d.conversations as Record<string, unknown>[]) : [];
+        const rows = list
+          .map((c) => ({ conversationId: idOrNull(c?.conversationId), contactId: idOrNull(c?.contactId), chatnetAccountId: idOrNull(c?.chatnetAccountId), assigneeId: idOrNull(c?.assigneeId) }))
+          .filter((c): c is typeof c & { conversationId: string } => c.conversationId !== null);
+        await repo.fillConversations(db, orgId, rows);
         return;
       }
       case 'inbox_settings.updated': {

@@ -19,4 +19,6 @@ export const EVENTS = {
   accountAssignmentUpdated: 'chatnet_account.assignment_updated',
   // internal: a conversation whose contact could not be linked (crm unreachable); consumed by this service
   contactLink: 'messaging.contact_link',
+  // internal, once per database: every conversation's owner for crm's visibility projection (domain/owners-snapshot.ts)
+  conversationOwnersSnapshot: 'conversation.owners_snapshot',
 } as const;
