@@ -202,18 +202,32 @@ export class DeliveryWorker {
   private launch(row: deliveries.ClaimedDelivery): void {
     const endpoint = row.webhook_id;
     this.perEndpoint.set(endpoint, (this.perEndpoint.get(endpoint) ?? 0) + 1);
-    const p = this.attempt(row);
-    this.inFlight.add(p);
-    void p.finally(() => {
-      this.inFlight.delete(p);
+    let released = false;
+    // The endpoint's slot is given back once its request is over, before the outcome is recorded (the row
+    // stays leased until then): the bound is on requests open to the receiver, and recording waits for a
+    // batch. The instance's slot is held until the outcome is recorded.
+    const releaseEndpoint = () => {
+      if (released) return;
+      released = true;
       const n = (this.perEndpoint.get(endpoint) ?? 1) - 1;
       if (n > 0) this.perEndpoint.set(endpoint, n);
       else this.perEndpoint.delete(endpoint);
-      if ((this.wanted || this.announced.size > 0) && !this.stopping) this.kick();
+      if (n + 1 >= this.o.endpointConcurrency && this.free() > 0) this.kickIfWork();
+    };
+    const p = this.attempt(row, releaseEndpoint);
+    this.inFlight.add(p);
+    void p.finally(() => {
+      releaseEndpoint();
+      this.inFlight.delete(p);
+      this.kickIfWork();
     });
   }
 
-  private async attempt(row: deliveries.ClaimedDelivery): Promise<void> {
+  private kickIfWork(): void {
+    if ((this.wanted || this.announced.size > 0) && !this.stopping) this.kick();
+  }
+
+  private async attempt(row: deliveries.ClaimedDelivery, requestDone: () => void): Promise<void> {
     const trigger: deliveries.AttemptTrigger = row.manual ? 'manual' : 'auto';
     try {
       let key: Buffer | undefined;
@@ -225,6 +239,7 @@ export class DeliveryWorker {
       const result: AttemptResult = key
         ? await this.o.sender.send({ url: row.url, id: row.event_id, body: row.payload, key })
         : { ok: false, statusCode: null, durationMs: 0, error: 'the signing secret cannot be decrypted', responseBody: '', responseBodyTruncated: false, startedAt: new Date() };
+      requestDone();
       if (result.ok) await this.successes.add({ delivery: row, trigger, result });
       else await this.recordFailure(row, trigger, result);
     } catch (err) {
