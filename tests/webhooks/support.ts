@@ -31,7 +31,14 @@ export async function startReceiver() {
   const replies = new Map<string, Reply[]>();
   let connections = 0;
   let down = false;
+  // Requests being answered right now, and the most seen at once, per path.
+  const open = new Map<string, number>();
+  const peak = new Map<string, number>();
   const server = http.createServer((req, res) => {
+    const reqPath = req.url ?? '/';
+    open.set(reqPath, (open.get(reqPath) ?? 0) + 1);
+    peak.set(reqPath, Math.max(peak.get(reqPath) ?? 0, open.get(reqPath)!));
+    res.on('close', () => open.set(reqPath, open.get(reqPath)! - 1));
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c) => (body += c));
@@ -69,6 +76,8 @@ export async function startReceiver() {
       down = value;
     },
     at: (path: string) => received.filter((r) => r.path === path),
+    /** The most requests to `path` that were being answered at the same time. */
+    peakConcurrency: (path: string) => peak.get(path) ?? 0,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -40,24 +40,26 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
   const worker = new DeliveryWorker({
     pool,
+    databaseUrl: config.DATABASE_URL,
     log,
     box,
     sender,
     schedule: config.WEBHOOK_RETRY_SCHEDULE,
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
     concurrency: config.WEBHOOK_CONCURRENCY,
+    endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
     pollMs: config.WEBHOOK_POLL_MS,
     leaseMs: config.WEBHOOK_TIMEOUT_MS + 30_000,
     retentionMs: config.WEBHOOK_LOG_RETENTION,
   });
-  const consumer = publicEventsConsumer({ amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, pool, logger: log, onQueued: () => worker.wake() });
-  const deps: Deps = { config, pool, log, box, sender, wakeWorker: () => worker.wake() };
+  const consumer = publicEventsConsumer({ amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, pool, logger: log });
+  const deps: Deps = { config, pool, log, box, sender };
 
   const server = new GrpcServer(log, auth);
   server.add(serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'), webhooksHandlers(deps));
   try {
     await relay.start();
-    worker.start();
+    await worker.start();
     await consumer.start();
   } catch (err) {
     await consumer.stop().catch(() => undefined);

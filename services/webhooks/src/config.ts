@@ -55,7 +55,15 @@ const Env = z.object({
   WEBHOOK_DISABLE_AFTER: parsed('5d', parseDuration),
   /** Attempts in flight at once per instance. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(50),
-  /** Fallback look at the queue for due retries (other replicas' retries, missed wake-ups), ms. */
+  /**
+   * Attempts in flight at once to one endpoint per instance: a slow receiver holds this many slots, not all
+   * of them, and a receiver is not flooded by one instance.
+   */
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+  /**
+   * Look at the queue for due retries and as the safety net for a missed notification (new deliveries are
+   * announced by NOTIFY and sent at once), ms.
+   */
   WEBHOOK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
   /** Bytes of a receiver's response body kept in the attempt log. */
   WEBHOOK_RESPONSE_BODY_LIMIT: z.coerce.number().int().min(0).max(65_536).default(2_048),

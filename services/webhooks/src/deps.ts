@@ -11,8 +11,6 @@ export interface Deps {
   log: Logger;
   box: SecretBox;
   sender: WebhookSender;
-  /** Tell the delivery worker that new deliveries are due now. */
-  wakeWorker(): void;
 }
 
 /** Additional authenticated data of a webhook's encrypted secret: a ciphertext moved to another row fails. */

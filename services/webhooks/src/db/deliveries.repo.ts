@@ -44,15 +44,35 @@ export interface ClaimedDelivery extends DeliveryRow {
   secret_enc: string;
 }
 
+/**
+ * NOTIFY channel on which new due deliveries are announced (payload: their ids, comma-separated). Channels
+ * are per database and this service owns its database, so a fixed name is enough.
+ */
+export const DUE_CHANNEL = 'webhook_deliveries_due';
+
+/**
+ * Ids per NOTIFY payload: 200 UUIDs and their commas are 7,399 bytes, under PostgreSQL's 8,000-byte limit
+ * on a payload. A batch of events larger than this sends several notifications.
+ */
+export const IDS_PER_NOTIFICATION = 200;
+
 // One statement for a batch of events: a delivery for each active endpoint of the event's org subscribed
-// to its type. The unique (webhook_id, event_id) makes a redelivered event a no-op.
+// to its type. The unique (webhook_id, event_id) makes a redelivered event a no-op. The new rows' ids are
+// announced by pg_notify in the same statement (its own transaction): PostgreSQL delivers a notification
+// only at commit, so a worker never hears of a row it cannot see yet, and every instance hears it.
 const FAN_OUT = {
   name: 'webhooks_fan_out',
-  text: `INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, next_attempt_at)
-         SELECT gen_random_uuid(), s.org_id, s.id, e.event_id, e.type, e.payload, 'pending', now()
-           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS e (org_id, event_id, type, payload)
-           JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
-         ON CONFLICT (webhook_id, event_id) DO NOTHING`,
+  text: `WITH ins AS (
+           INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, next_attempt_at)
+           SELECT gen_random_uuid(), s.org_id, s.id, e.event_id, e.type, e.payload, 'pending', now()
+             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS e (org_id, event_id, type, payload)
+             JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
+           ON CONFLICT (webhook_id, event_id) DO NOTHING
+           RETURNING id
+         )
+         SELECT count(*)::int AS n, pg_notify('${DUE_CHANNEL}', string_agg(id::text, ','))
+           FROM (SELECT id, (row_number() OVER () - 1) / ${IDS_PER_NOTIFICATION} AS chunk FROM ins) numbered
+          GROUP BY chunk`,
 };
 
 export interface FanOutEvent {
@@ -62,36 +82,103 @@ export interface FanOutEvent {
   payload: string;
 }
 
+/** Insert the deliveries of a batch of events and announce them; returns how many were new. */
 export async function fanOut(db: Queryable, events: FanOutEvent[]): Promise<number> {
-  const { rowCount } = await db.query({
+  const { rows } = await db.query<{ n: number }>({
     ...FAN_OUT,
     values: [events.map((e) => e.orgId), events.map((e) => e.eventId), events.map((e) => e.type), events.map((e) => e.payload)],
   });
-  return rowCount ?? 0;
+  return rows.reduce((sum, r) => sum + r.n, 0);
 }
 
-// Claim due rows of active endpoints (an inactive one's wait until it is switched on again); SKIP LOCKED lets several workers (replicas) share the queue. The
-// claim pushes next_attempt_at forward by a lease: should this worker die mid-attempt, the row becomes due
-// again when the lease ends and another attempt is made (at-least-once).
-const CLAIM = {
-  name: 'webhooks_claim',
-  text: `WITH due AS (
-           SELECT d.id FROM webhook_deliveries d JOIN webhook_settings s ON s.id = d.webhook_id AND s.active
-            WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-            ORDER BY d.next_attempt_at
-            LIMIT $1
-            FOR UPDATE OF d SKIP LOCKED
-         ), claimed AS (
-           UPDATE webhook_deliveries d SET next_attempt_at = now() + $2 * interval '1 millisecond'
-             FROM due WHERE d.id = due.id
-           RETURNING d.*
-         )
-         SELECT c.*, s.url, s.secret_enc FROM claimed c JOIN webhook_settings s ON s.id = c.webhook_id`,
-};
+/** Announce deliveries made due now outside the fan-out (a manual redelivery), so any instance takes them. */
+export async function announceDue(db: Queryable, ids: string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += IDS_PER_NOTIFICATION) {
+    await db.query('SELECT pg_notify($1, $2)', [DUE_CHANNEL, ids.slice(i, i + IDS_PER_NOTIFICATION).join(',')]);
+  }
+}
 
-export async function claimDue(db: Queryable, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.query<ClaimedDelivery>({ ...CLAIM, values: [limit, leaseMs] });
-  return rows;
+/**
+ * Claim due rows of active endpoints (an inactive one's wait until it is switched on again). SKIP LOCKED
+ * lets several workers (replicas) share the queue. The claim pushes next_attempt_at forward by a lease:
+ * should this worker die mid-attempt, the row becomes due again when the lease ends and another attempt is
+ * made (at-least-once); until then no other worker can claim it, because it is no longer due.
+ *
+ * Per-endpoint bound: the caller says how many attempts it has in flight per endpoint (`busy`); rows of an
+ * endpoint already at `perEndpoint` are not even scanned, and of the others at most the free slots are
+ * taken (oldest first), so a slow endpoint with a backlog holds `perEndpoint` slots, never all of them,
+ * and no claimed row waits in memory while its lease runs. FOR UPDATE cannot sit beside a window
+ * function, so candidates are locked first and ranked after; candidates not taken are unlocked at the
+ * end of the statement. `scanned` (candidates seen) tells the caller whether due rows were left behind.
+ */
+function claimStatement(name: string, which: string) {
+  return {
+    name,
+    text: `WITH cand AS (
+             SELECT d.id, d.webhook_id, d.next_attempt_at
+               FROM webhook_deliveries d JOIN webhook_settings s ON s.id = d.webhook_id AND s.active
+              WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND d.webhook_id <> ALL ($4::uuid[]) ${which}
+              ORDER BY d.next_attempt_at
+              LIMIT $5
+              FOR UPDATE OF d SKIP LOCKED
+           ), ranked AS (
+             SELECT c.id, c.next_attempt_at,
+                    coalesce(b.n, 0) + row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at) AS slot
+               FROM cand c LEFT JOIN unnest($6::uuid[], $7::int[]) AS b (webhook_id, n) ON b.webhook_id = c.webhook_id
+           ), chosen AS (
+             SELECT id FROM ranked WHERE slot <= $3 ORDER BY next_attempt_at LIMIT $1
+           ), claimed AS (
+             UPDATE webhook_deliveries d SET next_attempt_at = now() + $2 * interval '1 millisecond'
+               FROM chosen WHERE d.id = chosen.id
+             RETURNING d.*
+           )
+           SELECT k.scanned, c.*, s.url, s.secret_enc
+             FROM (SELECT count(*)::int AS scanned FROM cand) k
+             LEFT JOIN (claimed c JOIN webhook_settings s ON s.id = c.webhook_id) ON true`,
+  };
+}
+const CLAIM_DUE = claimStatement('webhooks_claim_due', '');
+const CLAIM_IDS = claimStatement('webhooks_claim_ids', 'AND d.id = ANY ($8::uuid[])');
+
+export interface ClaimRequest {
+  /** Rows wanted at most (free slots of the instance). */
+  limit: number;
+  leaseMs: number;
+  /** Attempts in flight at once per endpoint. */
+  perEndpoint: number;
+  /** Attempts this instance has in flight per endpoint id. */
+  busy: ReadonlyMap<string, number>;
+  /** Candidates looked at (the due rows, oldest first); ignored with `ids`. */
+  scan: number;
+  /** Only these rows (just announced), when they are still pending and due. */
+  ids?: string[];
+}
+
+export interface ClaimResult {
+  rows: ClaimedDelivery[];
+  /** Due candidates seen; more than rows.length means some were left for lack of a slot. */
+  scanned: number;
+}
+
+export async function claim(db: Queryable, r: ClaimRequest): Promise<ClaimResult> {
+  // The general scan skips endpoints at their bound (their backlog would fill it); announced ids are few,
+  // so every one is scanned and ranked, and one left for lack of a slot still counts in `scanned`.
+  const full: string[] = [];
+  const busyIds: string[] = [];
+  const busyCounts: number[] = [];
+  for (const [id, n] of r.busy) {
+    if (!r.ids && n >= r.perEndpoint) full.push(id);
+    else if (n > 0) {
+      busyIds.push(id);
+      busyCounts.push(n);
+    }
+  }
+  const common = [r.limit, r.leaseMs, r.perEndpoint, full];
+  // One row at least: `scanned`, with the claimed delivery's columns or NULLs when none was claimed.
+  const { rows } = r.ids
+    ? await db.query<ClaimedDelivery & { scanned: number }>({ ...CLAIM_IDS, values: [...common, r.ids.length, busyIds, busyCounts, r.ids] })
+    : await db.query<ClaimedDelivery & { scanned: number }>({ ...CLAIM_DUE, values: [...common, r.scan, busyIds, busyCounts] });
+  return { rows: rows.filter((row) => row.id !== null), scanned: rows[0]?.scanned ?? 0 };
 }
 
 const INSERT_ATTEMPT = `INSERT INTO webhook_attempts (id, org_id, delivery_id, attempt, trigger, started_at, duration_ms, status_code, ok, error, response_body, response_truncated)

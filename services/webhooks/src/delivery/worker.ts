@@ -8,10 +8,13 @@ import * as webhooks from '../db/webhooks.repo';
 import { secretAad } from '../deps';
 import { DISABLED_EVENT_TYPE } from '../domain/event-types';
 import { secretKey } from '../domain/signing';
+import { DueListener } from './due-listener';
 import type { AttemptResult, WebhookSender } from './sender';
 
 export interface WorkerOptions {
   pool: Pool;
+  /** For the worker's own LISTEN connection. */
+  databaseUrl: string;
   log: Logger;
   box: SecretBox;
   sender: WebhookSender;
@@ -19,7 +22,10 @@ export interface WorkerOptions {
   schedule: number[];
   /** Continuous failure after which an endpoint is disabled. */
   disableAfterMs: number;
+  /** Attempts in flight at once in this instance. */
   concurrency: number;
+  /** Attempts in flight at once to one endpoint in this instance. */
+  endpointConcurrency: number;
   pollMs: number;
   /** How long a claimed row stays invisible to other workers: longer than any attempt can take. */
   leaseMs: number;
@@ -28,6 +34,13 @@ export interface WorkerOptions {
 
 const PRUNE_EVERY_MS = 3_600_000;
 const TIMER_LIMIT_MS = 60_000;
+/** Announced ids claimed per statement. */
+const IDS_PER_CLAIM = 1_000;
+/**
+ * Announced ids kept while every slot is busy. Past this the list is dropped and the general claim (due
+ * rows, oldest first) takes over: the rows are in the table either way, the ids only save a scan.
+ */
+const MAX_ANNOUNCED = 20_000;
 
 function human(ms: number): string {
   if (ms >= 86_400_000) return `${(ms / 86_400_000).toFixed(1).replace(/\.0$/, '')} days`;
@@ -37,16 +50,32 @@ function human(ms: number): string {
 }
 
 /**
- * Works the delivery queue in PostgreSQL: claims due deliveries (SKIP LOCKED, so replicas share the
- * queue), sends each, records the attempt and either finishes the delivery or schedules its next attempt.
- * New deliveries wake it at once (wake()); retries due later wake it with a timer in the process that
- * scheduled them, and a slow poll catches everything else (another replica's retries, a lapsed lease).
+ * Works the delivery queue in PostgreSQL: claims deliveries (SKIP LOCKED under a lease, so replicas share
+ * the queue), sends each, records the attempt and either finishes the delivery or schedules its next one.
+ *
+ * New deliveries are announced by NOTIFY from the fan-out's own transaction (so only once committed, and
+ * to every instance); the worker claims exactly the announced ids at once, whichever instance wins a row
+ * sends it. The general claim (due rows, oldest first) runs on the poll, on short retry timers of this
+ * process, after a reconnect of the LISTEN connection (notifications are lost while it is down) and when a
+ * slot frees while due rows were left behind. So the poll drives retries and is the safety net, never the
+ * path of a new delivery.
+ *
+ * Concurrency is bounded per instance and per endpoint: a claim never takes more rows than there are
+ * free slots, overall and for the row's endpoint, so nothing claimed waits in memory while its lease runs.
  */
 export class DeliveryWorker {
   private readonly o: WorkerOptions;
+  private readonly listener: DueListener;
   private inFlight = new Set<Promise<void>>();
-  private claiming = false;
+  /** Attempts in flight per endpoint id (entries removed at zero). */
+  private perEndpoint = new Map<string, number>();
+  /** Ids announced by NOTIFY and not claimed yet. */
+  private announced = new Set<string>();
+  /** A general claim may find due rows (a poll tick, a retry timer, rows left for lack of a slot). */
   private wanted = false;
+  /** Something changed since the claim loop last looked. */
+  private dirty = false;
+  private claiming = false;
   private stopping = false;
   private pollTimer?: NodeJS.Timeout;
   private pruneTimer?: NodeJS.Timeout;
@@ -56,10 +85,17 @@ export class DeliveryWorker {
   constructor(opts: WorkerOptions) {
     this.o = opts;
     this.successes = new Batcher((items) => deliveries.recordSuccesses(opts.pool, items));
+    this.listener = new DueListener({
+      databaseUrl: opts.databaseUrl,
+      log: opts.log,
+      onIds: (ids) => this.announce(ids),
+      onConnected: () => this.wake(),
+    });
   }
 
-  start(): void {
+  async start(): Promise<void> {
     this.stopping = false;
+    await this.listener.start();
     this.pollTimer = setInterval(() => this.wake(), this.o.pollMs);
     this.pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
     // Whatever was left pending by the previous run (a restart, a crash) is due now or soon.
@@ -73,48 +109,125 @@ export class DeliveryWorker {
     clearInterval(this.pruneTimer);
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
+    await this.listener.stop();
     while (this.claiming || this.inFlight.size > 0) await Promise.race([...this.inFlight, new Promise((r) => setTimeout(r, 20))]);
   }
 
+  /** Look for due deliveries (poll, retry timers, a manual redelivery in this process). */
   wake(): void {
     this.wanted = true;
+    this.kick();
+  }
+
+  /** Whether notifications are being received (tests, health). */
+  get listening(): boolean {
+    return this.listener.connected;
+  }
+
+  private announce(ids: string[]): void {
+    if (this.announced.size + ids.length > MAX_ANNOUNCED) {
+      this.announced.clear();
+      this.wanted = true;
+    } else {
+      for (const id of ids) this.announced.add(id);
+    }
+    this.kick();
+  }
+
+  private kick(): void {
+    this.dirty = true;
     if (this.claiming || this.stopping) return;
     this.claiming = true;
     void this.claimLoop().finally(() => {
       this.claiming = false;
-      // An attempt that finished while this pass was ending found `claiming` still set.
-      if (this.wanted && !this.stopping && this.inFlight.size < this.o.concurrency) this.wake();
+      // A wake-up that arrived while the last statement was ending.
+      if (this.dirty && !this.stopping && this.free() > 0) this.kick();
     });
+  }
+
+  private free(): number {
+    return this.o.concurrency - this.inFlight.size;
   }
 
   private async claimLoop(): Promise<void> {
     try {
-      while (this.wanted && !this.stopping) {
-        this.wanted = false;
-        const room = this.o.concurrency - this.inFlight.size;
-        if (room <= 0) {
-          // A finishing attempt calls wake() again.
-          this.wanted = true;
-          return;
+      while (this.dirty && !this.stopping) {
+        this.dirty = false;
+        // No slot: a finishing attempt kicks the loop again while there is work left.
+        if (this.free() <= 0) return;
+        if (this.announced.size > 0) {
+          const ids: string[] = [];
+          for (const id of this.announced) {
+            ids.push(id);
+            this.announced.delete(id);
+            if (ids.length === IDS_PER_CLAIM) break;
+          }
+          const { rows, scanned } = await this.claim(ids);
+          // Due but left for lack of a slot (its endpoint at its bound, or this instance full).
+          if (scanned > rows.length) this.wanted = true;
+          if (this.announced.size > 0) this.dirty = true;
         }
-        const rows = await deliveries.claimDue(this.o.pool, room, this.o.leaseMs);
-        for (const row of rows) this.track(this.attempt(row));
-        if (rows.length === room) this.wanted = true;
+        const room = this.free();
+        if (this.wanted && room > 0) {
+          this.wanted = false;
+          const scan = room * 2;
+          const someEndpointFull = [...this.perEndpoint.values()].some((n) => n >= this.o.endpointConcurrency);
+          const { rows, scanned } = await this.claim(undefined, scan);
+          // Rows may be left: of endpoints at their bound (not scanned), beyond the scan, or beyond the room.
+          if (someEndpointFull || scanned > rows.length || scanned === scan) this.wanted = true;
+          // A full claim: look again at once (endpoints now at their bound are skipped by the next scan).
+          if (rows.length > 0 && (rows.length === room || scanned === scan)) this.dirty = true;
+        }
       }
     } catch (err) {
+      // Announced ids taken out of the set are found by the next general claim.
+      this.wanted = true;
       this.o.log.warn({ err }, 'webhook worker: claiming deliveries failed; will retry');
     }
   }
 
-  private track(p: Promise<void>): void {
+  private async claim(ids: string[] | undefined, scan = 0): Promise<deliveries.ClaimResult> {
+    const result = await deliveries.claim(this.o.pool, {
+      ids,
+      scan,
+      limit: this.free(),
+      leaseMs: this.o.leaseMs,
+      perEndpoint: this.o.endpointConcurrency,
+      busy: this.perEndpoint,
+    });
+    for (const row of result.rows) this.launch(row);
+    return result;
+  }
+
+  private launch(row: deliveries.ClaimedDelivery): void {
+    const endpoint = row.webhook_id;
+    this.perEndpoint.set(endpoint, (this.perEndpoint.get(endpoint) ?? 0) + 1);
+    let released = false;
+    // The endpoint's slot is given back once its request is over, before the outcome is recorded (the row
+    // stays leased until then): the bound is on requests open to the receiver, and recording waits for a
+    // batch. The instance's slot is held until the outcome is recorded.
+    const releaseEndpoint = () => {
+      if (released) return;
+      released = true;
+      const n = (this.perEndpoint.get(endpoint) ?? 1) - 1;
+      if (n > 0) this.perEndpoint.set(endpoint, n);
+      else this.perEndpoint.delete(endpoint);
+      if (n + 1 >= this.o.endpointConcurrency && this.free() > 0) this.kickIfWork();
+    };
+    const p = this.attempt(row, releaseEndpoint);
     this.inFlight.add(p);
     void p.finally(() => {
+      releaseEndpoint();
       this.inFlight.delete(p);
-      if (this.wanted && !this.stopping) this.wake();
+      this.kickIfWork();
     });
   }
 
-  private async attempt(row: deliveries.ClaimedDelivery): Promise<void> {
+  private kickIfWork(): void {
+    if ((this.wanted || this.announced.size > 0) && !this.stopping) this.kick();
+  }
+
+  private async attempt(row: deliveries.ClaimedDelivery, requestDone: () => void): Promise<void> {
     const trigger: deliveries.AttemptTrigger = row.manual ? 'manual' : 'auto';
     try {
       let key: Buffer | undefined;
@@ -126,6 +239,7 @@ export class DeliveryWorker {
       const result: AttemptResult = key
         ? await this.o.sender.send({ url: row.url, id: row.event_id, body: row.payload, key })
         : { ok: false, statusCode: null, durationMs: 0, error: 'the signing secret cannot be decrypted', responseBody: '', responseBodyTruncated: false, startedAt: new Date() };
+      requestDone();
       if (result.ok) await this.successes.add({ delivery: row, trigger, result });
       else await this.recordFailure(row, trigger, result);
     } catch (err) {

@@ -71,6 +71,7 @@ export async function redeliver(deps: Deps, ctx: CallContext, id: string) {
   if (!w.active) throw new AppError('failed_precondition', 'The webhook is disabled; activate it before redelivering', { code: 'webhook_inactive' });
   const row = await deliveries.requestRedelivery(deps.pool, orgId, id);
   if (!row) throw notFound('Delivery');
-  deps.wakeWorker();
+  // Any instance may take it (the update has committed); should the NOTIFY fail, the next poll does.
+  await deliveries.announceDue(deps.pool, [row.id]).catch((err) => deps.log.warn({ err, deliveryId: row.id }, 'webhooks: announcing a redelivery failed'));
   return deliveryView(row, await deliveries.attemptsOf(deps.pool, orgId, [row.id]));
 }

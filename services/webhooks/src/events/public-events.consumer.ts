@@ -11,8 +11,6 @@ export interface PublicEventsConsumerOptions {
   exchange: string;
   pool: Pool;
   logger: Logger;
-  /** Called after deliveries were stored, so the worker sends them at once. */
-  onQueued(): void;
 }
 
 export const queueName = (exchange: string) => `${exchange}.webhooks.deliveries`;
@@ -26,9 +24,10 @@ export const queueName = (exchange: string) => `${exchange}.webhooks.deliveries`
  */
 export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsumer {
   // Events handled at the same time are inserted by one statement; each handler (and so each ack) waits
-  // for the statement that carries its event.
+  // for the statement that carries its event. The statement also announces the new rows (NOTIFY at its
+  // commit), which is what makes a worker of any instance send them at once.
   const batch = new Batcher<deliveries.FanOutEvent>(async (events) => {
-    if ((await deliveries.fanOut(o.pool, events)) > 0) o.onQueued();
+    await deliveries.fanOut(o.pool, events);
   });
   return new EventConsumer({
     amqpUrl: o.amqpUrl,

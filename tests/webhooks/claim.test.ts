@@ -1,0 +1,109 @@
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Client as PgClient } from 'pg';
+import { createPool, migrate, type Pool } from '@crm/db';
+import { createTestDatabase, type TestDatabase } from '@crm/testing';
+import * as deliveries from '../../services/webhooks/src/db/deliveries.repo';
+
+// The delivery queue's statements against a real database: the fan-out announces exactly the rows it
+// inserted, in NOTIFY payloads under PostgreSQL's 8,000-byte limit, and the claim honours the lease and the
+// per-endpoint bound.
+describe('delivery queue statements', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let listener: PgClient;
+  const payloads: string[] = [];
+  const orgId = randomUUID();
+
+  beforeAll(async () => {
+    db = await createTestDatabase('webhooks_claim');
+    pool = createPool(db.url, 4);
+    await migrate(pool, path.join(__dirname, '../../services/webhooks/migrations'));
+    listener = new PgClient({ connectionString: db.url });
+    await listener.connect();
+    listener.on('notification', (m) => m.channel === deliveries.DUE_CHANNEL && payloads.push(m.payload ?? ''));
+    await listener.query(`LISTEN ${deliveries.DUE_CHANNEL}`);
+  });
+  afterAll(async () => {
+    await listener?.end();
+    await pool?.end();
+    await db?.drop();
+  });
+
+  const addHook = async (events: string[], org = orgId) => {
+    const id = randomUUID();
+    await pool.query(`INSERT INTO webhook_settings (id, org_id, url, events, secret_enc) VALUES ($1, $2, 'http://127.0.0.1/x', $3, 'sealed')`, [id, org, events]);
+    return id;
+  };
+  const events = (n: number, type: string, prefix: string, org = orgId): deliveries.FanOutEvent[] =>
+    Array.from({ length: n }, (_, i) => ({ orgId: org, eventId: `${prefix}-${i}`, type, payload: '{}' }));
+  const waitForPayloads = async (n: number) => {
+    const until = Date.now() + 5_000;
+    while (payloads.length < n && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  it('announces the ids it inserted, 200 per notification, each payload under 8,000 bytes; a repeated batch announces nothing', async () => {
+    const hook = await addHook(['contact.created']);
+    await addHook(['contact.updated']);
+    const otherOrgHook = await addHook(['contact.created'], randomUUID());
+    payloads.length = 0;
+    expect(await deliveries.fanOut(pool, events(450, 'contact.created', 'a'))).toBe(450);
+    await waitForPayloads(3);
+    expect(payloads).toHaveLength(3);
+    for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8_000);
+    const announced = payloads.flatMap((p) => p.split(','));
+    const { rows } = await pool.query<{ id: string; webhook_id: string }>('SELECT id, webhook_id FROM webhook_deliveries');
+    expect(rows.every((r) => r.webhook_id === hook && r.webhook_id !== otherOrgHook)).toBe(true);
+    expect(announced.sort()).toEqual(rows.map((r) => r.id).sort());
+
+    payloads.length = 0;
+    expect(await deliveries.fanOut(pool, events(450, 'contact.created', 'a'))).toBe(0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(payloads).toHaveLength(0);
+  });
+
+  it('claims announced ids once: a second claim of the same ids, by any worker, finds them leased', async () => {
+    const hook = await addHook(['message.sent']);
+    payloads.length = 0;
+    await deliveries.fanOut(pool, events(5, 'message.sent', 'b'));
+    await waitForPayloads(1);
+    const ids = payloads[0].split(',');
+    const claim = (busy = new Map<string, number>()) => deliveries.claim(pool, { ids, limit: 50, leaseMs: 60_000, perEndpoint: 8, busy, scan: 0 });
+    const [a, b] = await Promise.all([claim(), claim()]);
+    expect([...a.rows, ...b.rows].map((r) => r.id).sort()).toEqual([...ids].sort());
+    expect(a.rows.every((r) => r.webhook_id === hook && r.url === 'http://127.0.0.1/x' && r.secret_enc === 'sealed')).toBe(true);
+    const again = await claim();
+    expect(again).toEqual({ rows: [], scanned: 0 });
+  });
+
+  it('takes no more rows of an endpoint than its free slots, and reports the due rows it left', async () => {
+    // Only this test's rows are due.
+    await pool.query(`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL`);
+    const slow = await addHook(['conversation.created']);
+    const other = await addHook(['conversation.created']);
+    payloads.length = 0;
+    await deliveries.fanOut(pool, events(20, 'conversation.created', 'c'));
+    await waitForPayloads(1);
+    const ids = payloads[0].split(',');
+    const base = { limit: 50, leaseMs: 60_000, perEndpoint: 8 };
+
+    // Announced ids: the slow endpoint has 6 of 8 slots busy, so 2 of its 20 are taken; every one of the
+    // other endpoint's fits; the 18 left are reported (scanned) so the worker looks again when a slot frees.
+    const byIds = await deliveries.claim(pool, { ...base, ids, scan: 0, busy: new Map([[slow, 6]]) });
+    const count = (rows: deliveries.ClaimedDelivery[], hook: string) => rows.filter((r) => r.webhook_id === hook).length;
+    expect(count(byIds.rows, slow)).toBe(2);
+    expect(count(byIds.rows, other)).toBe(8);
+    expect(byIds.scanned).toBe(40);
+
+    // The general claim skips an endpoint at its bound altogether, and takes the free slots of the others.
+    const none = await deliveries.claim(pool, { ...base, scan: 100, busy: new Map([[slow, 8], [other, 8]]) });
+    expect(none).toEqual({ rows: [], scanned: 0 });
+    const some = await deliveries.claim(pool, { ...base, scan: 100, busy: new Map([[slow, 7], [other, 8]]) });
+    expect(count(some.rows, slow)).toBe(1);
+    expect(count(some.rows, other)).toBe(0);
+    expect(some.scanned).toBe(18);
+    // And never more than the instance's own free slots.
+    const limited = await deliveries.claim(pool, { ...base, limit: 3, scan: 100, busy: new Map() });
+    expect(limited.rows).toHaveLength(3);
+  });
+});

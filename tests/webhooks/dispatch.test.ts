@@ -1,0 +1,168 @@
+import { Client as PgClient } from 'pg';
+import * as webhooksService from '@crm/webhooks';
+import { createLogger } from '@crm/logger';
+import { freePort } from '@crm/testing';
+import { newOrg, client, type Client } from '../support/http';
+import { startStack, type Stack } from '../support/stack';
+import { sleep, startProducer, startReceiver, verifySignature, type Receiver } from './support';
+
+// A new delivery is sent as soon as its event is consumed: the fan-out announces it by NOTIFY and a worker
+// of any instance claims it at once. The poll (30 s here, far longer than any wait below) only drives
+// retries and catches what a lost notification missed. Concurrency per endpoint is bounded.
+describe('webhook dispatch', () => {
+  let stack: Stack;
+  let owner: Client;
+  let orgId: string;
+  let rx: Receiver;
+  let producer: Awaited<ReturnType<typeof startProducer>>;
+  const serviceEnv = {
+    WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
+    WEBHOOK_POLL_MS: '30000',
+    WEBHOOK_ENDPOINT_CONCURRENCY: '3',
+    WEBHOOK_RETRY_SCHEDULE: '3s,3s',
+  };
+
+  beforeAll(async () => {
+    stack = await startStack({ services: ['webhooks'], serviceEnv: { webhooks: serviceEnv } });
+    const org = await newOrg(client(stack.url), 'Acme');
+    owner = org.owner;
+    orgId = org.user.orgId;
+    rx = await startReceiver();
+    producer = await startProducer(stack.env.EVENTS_EXCHANGE);
+  });
+  afterAll(async () => {
+    await producer?.close();
+    await rx?.close();
+    await stack?.stop();
+  });
+
+  const createHook = async (path: string, events: string[]) => {
+    const res = await owner.post('/api/v1/webhook-settings', { url: rx.url(path), events });
+    expect(res.status).toBe(201);
+    return res.body as { id: string; secret: string };
+  };
+  const deliveriesOf = async (id: string) => (await owner.get(`/api/v1/webhook-settings/${id}/deliveries?limit=100`)).body.data;
+  /** Time from the event's commit in the producer to its webhook at the receiver. */
+  const latencyOf = async (path: string, type: string, data: unknown) => {
+    const t0 = Date.now();
+    const event = await producer.emit(type, orgId, data);
+    const got = await waitFor(() => rx.at(path).find((r) => r.id === event.id), 5_000);
+    return { ms: got.at - t0, event, got };
+  };
+
+  it('sends a new delivery within a second although the poll runs every 30 s', async () => {
+    const hook = await createHook('/now', ['contact.created']);
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { ms, got } = await latencyOf('/now', 'contact.created', { contact: { id: `now-${i}` } });
+      expect(verifySignature(hook.secret, got)).toBe(true);
+      times.push(ms);
+    }
+    for (const ms of times) expect(ms).toBeLessThan(1_000);
+    // The attempt log is written for every one of them.
+    const log = await waitFor(async () => {
+      const d = await deliveriesOf(hook.id);
+      return d.length === 5 && d.every((x: { status: string }) => x.status === 'succeeded') && d;
+    });
+    for (const d of log) expect(d.attempts).toEqual([expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })]);
+  });
+
+  it('never has more than WEBHOOK_ENDPOINT_CONCURRENCY (3) requests open to one slow endpoint, and a fast one is not held up by it', async () => {
+    await createHook('/slow', ['conversation.created']);
+    await createHook('/fast', ['conversation.archived']);
+    const N = 12;
+    rx.reply('/slow', ...Array.from({ length: N }, () => ({ status: 200, delayMs: 300 })));
+    const events = await Promise.all(Array.from({ length: N }, (_, i) => producer.emit('conversation.created', orgId, { conversationId: `slow-${i}` })));
+    // While the slow endpoint works through its backlog (12 × 300 ms ÷ 3 ≈ 1.2 s), another endpoint is served at once.
+    const fast = await latencyOf('/fast', 'conversation.archived', { id: 'cv-fast' });
+    expect(fast.ms).toBeLessThan(1_000);
+    await waitFor(() => rx.at('/slow').length >= N);
+    expect(new Set(rx.at('/slow').map((r) => r.id))).toEqual(new Set(events.map((e) => e.id)));
+    // The bound holds, and is reached (the attempts do run in parallel).
+    expect(rx.peakConcurrency('/slow')).toBe(3);
+  });
+
+  it('reconnects the LISTEN connection when it is lost and keeps sending at once', async () => {
+    await createHook('/relisten', ['contact.deleted']);
+    const dbName = new URL(stack.databaseUrl('webhooks')).pathname.slice(1);
+    const admin = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
+    await admin.connect();
+    try {
+      const listeners = async () =>
+        (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN %'`, [dbName])).rows.map((r) => r.pid);
+      const before = await listeners();
+      expect(before).toHaveLength(1);
+      await admin.query('SELECT pg_terminate_backend($1)', [before[0]]);
+      // Back within the backoff (100 ms first, doubled per failure): a new session LISTENs.
+      await waitFor(async () => {
+        const now = await listeners();
+        return now.length === 1 && now[0] !== before[0];
+      }, 5_000);
+    } finally {
+      await admin.end();
+    }
+    const { ms } = await latencyOf('/relisten', 'contact.deleted', { id: 'c-relisten' });
+    expect(ms).toBeLessThan(1_000);
+  });
+
+  it('sends each delivery once when two instances share the queue', async () => {
+    const second = await webhooksService.start(
+      webhooksService.loadConfig({ ...stack.env, ...serviceEnv, DATABASE_URL: stack.databaseUrl('webhooks'), GRPC_PORT: String(await freePort()) }),
+      createLogger('webhooks-2', process.env.TEST_LOG_LEVEL ?? 'silent'),
+    );
+    try {
+      const hook = await createHook('/pair', ['message.received']);
+      const N = 60;
+      const events = await Promise.all(Array.from({ length: N }, (_, i) => producer.emit('message.received', orgId, { messageId: `m-${i}` })));
+      await waitFor(() => rx.at('/pair').length >= N);
+      // Room for a late duplicate to show up.
+      await sleep(500);
+      const ids = rx.at('/pair').map((r) => r.id);
+      expect(ids).toHaveLength(N);
+      expect(new Set(ids)).toEqual(new Set(events.map((e) => e.id)));
+      const log = await waitFor(async () => {
+        const d = await deliveriesOf(hook.id);
+        return d.length === N && d.every((x: { status: string }) => x.status === 'succeeded') && d;
+      });
+      for (const d of log) expect(d.attemptCount).toBe(1);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  // Last: it restarts the service. A retry's timer lives in the process that scheduled it; after a
+  // restart only the poll can find the retry.
+  it('retries through the poll: a retry scheduled before a restart is made when it falls due', async () => {
+    const hook = await createHook('/retry', ['appointment.created']);
+    rx.reply('/retry', { status: 500 });
+    const event = await producer.emit('appointment.created', orgId, { appointment: { id: 'ap-retry' } });
+    const [first] = await waitFor(() => rx.at('/retry').length >= 1 && rx.at('/retry'));
+    await stack.restart('webhooks', { WEBHOOK_POLL_MS: '250' });
+    const restartedAt = Date.now();
+    // Otherwise the new process would have found the retry due at start-up, not through the poll.
+    expect(restartedAt).toBeLessThan(first.at + 2_500);
+    const [, second] = await waitFor(() => rx.at('/retry').length >= 2 && rx.at('/retry'), 10_000);
+    expect(second.id).toBe(event.id);
+    const gap = second.at - first.at;
+    expect(gap).toBeGreaterThanOrEqual(2_900);
+    expect(gap).toBeLessThan(3_000 + 1_500);
+    const [d] = await waitFor(async () => {
+      const list = await deliveriesOf(hook.id);
+      return list[0]?.status === 'succeeded' && list;
+    });
+    expect(d.attempts.map((a: { statusCode: number; ok: boolean }) => [a.statusCode, a.ok])).toEqual([
+      [500, false],
+      [200, true],
+    ]);
+  });
+});
+
+async function waitFor<T>(fn: () => Promise<T | false | undefined> | T | false | undefined, timeoutMs = 10_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await sleep(20);
+  }
+}
