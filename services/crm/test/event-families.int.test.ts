@@ -142,6 +142,33 @@ describe('one consumer per event family', () => {
     expect((await pool.query('SELECT lead_score FROM contacts WHERE id = $1', [contactId])).rows[0].lead_score).toBe(5);
   });
 
+  it('concurrent batches over the same contacts and conversations, in different orders, wait for each other instead of deadlocking', async () => {
+    const f = families();
+    const orgs = [randomUUID(), randomUUID()];
+    const people: { orgId: string; contactId: string; conversationId: string }[] = [];
+    for (const orgId of orgs) {
+      await newOrg(pool, orgId, ['message_received', 'message_replied']);
+      for (let i = 0; i < 3; i++) people.push({ orgId, contactId: await newContact(pool, orgId), conversationId: randomUUID() });
+    }
+    const agent = randomUUID();
+    const t0 = Date.now() - HOUR;
+    // Each batch: a message and a reply for every contact, the contacts in a different order per batch.
+    const batches = Array.from({ length: 8 }, (_, b) => {
+      const order = b % 2 ? [...people].reverse() : [...people.slice(b % people.length), ...people.slice(0, b % people.length)];
+      return order.flatMap((p, i) => [
+        received(p.orgId, p.contactId, p.conversationId, new Date(t0 + (b * 10 + i) * 1000)),
+        replied(p.orgId, p.contactId, p.conversationId, new Date(t0 + (b * 10 + i) * 1000 + 500), agent),
+      ]);
+    });
+    await Promise.all(batches.map((events) => withTransaction(pool, (tx) => f.message(events, tx))));
+    for (const p of people) {
+      expect(await count(pool, 'contact_activities WHERE contact_id = $1', [p.contactId])).toBe(16);
+      expect((await pool.query('SELECT lead_score FROM contacts WHERE id = $1', [p.contactId])).rows[0].lead_score).toBe(48);
+    }
+    const replies = await pool.query(`SELECT sum(replies)::int AS n FROM analytics_user_stats WHERE org_id = ANY($1::uuid[]) AND unit = 'd'`, [orgs]);
+    expect(replies.rows[0].n).toBe(48);
+  });
+
   it('scoring\'s own leadScore announcements are dropped before any query', async () => {
     const f = families();
     const orgId = randomUUID();
