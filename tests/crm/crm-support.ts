@@ -36,7 +36,7 @@ export async function startCrmStack(opts: StackOptions = {}) {
     async stop() {
       rpc?.close();
       await stack.stop();
-      await deleteTopology(infra.amqpUrl, exchange, [`${exchange}.crm.message-activity`, `${exchange}.crm.chatnet-friends`, `${exchange}.crm.inbox-visibility`, `${exchange}.crm.analytics`]).catch(() => undefined);
+      await deleteTopology(infra.amqpUrl, exchange, [`${exchange}.crm.message-events`, `${exchange}.crm.contact-events`, `${exchange}.crm.chatnet-friends`, `${exchange}.crm.inbox-visibility`]).catch(() => undefined);
     },
   };
 }

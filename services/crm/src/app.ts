@@ -9,7 +9,9 @@ import type { CrmConfig } from './config';
 import type { Deps } from './deps';
 import { INBOX_VISIBILITY_BINDINGS, inboxVisibilityHandler } from './events/inbox-visibility.consumer';
 import { chatnetFriendsHandler } from './events/chatnet-friends.consumer';
-import { messageActivityHandler } from './events/message-activity.consumer';
+import { contactFamilyConsumer } from './events/contact-family.consumer';
+import { messageFamilyConsumer } from './events/message-family.consumer';
+import { messageActivity } from './activity';
 import { compactContactCounts } from './db/contacts.repo';
 import { TotalCache } from './db/total-cache';
 import { crmHandlers } from './grpc/crm.handler';
@@ -48,19 +50,18 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   };
 
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
-  // Two queues so a large friend-list sync never holds up lastActivity updates from messages.
+  const server = new GrpcServer(log, auth);
+  server.add(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), crmHandlers(deps));
+  // Each feature adds its gRPC service now and owns its workers; started after the consumers, stopped before
+  // the relay so whatever they enqueue on the way out is still published.
+  const scoring = scoringFeature(deps, server);
+  const analytics = analyticsFeature(deps, server);
+  const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoring];
+  // One consumer per event family: the modules that react to an event apply it in one transaction. Separate
+  // queues for friend lists (a large sync never holds up messages) and inbox visibility.
   const consumers = [
-    new EventConsumer({
-      amqpUrl: config.AMQP_URL,
-      exchange: config.EVENTS_EXCHANGE,
-      queue: `${config.EVENTS_EXCHANGE}.crm.message-activity`,
-      bindings: ['message.received', 'message.sent'],
-      handler: messageActivityHandler(log),
-      logger: log,
-      pool,
-      prefetch: 100,
-      concurrency: 4,
-    }),
+    messageFamilyConsumer(deps, { activity: messageActivity(log), scoring: scoring.applyEvents, analytics: analytics.applyEvents }),
+    contactFamilyConsumer(deps, { scoring: scoring.applyEvents, analytics: analytics.applyEvents }),
     new EventConsumer({
       amqpUrl: config.AMQP_URL,
       exchange: config.EVENTS_EXCHANGE,
@@ -82,11 +83,6 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     }),
   ];
 
-  const server = new GrpcServer(log, auth);
-  server.add(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), crmHandlers(deps));
-  // Each feature adds its gRPC service now and owns its consumers and workers; started after the core
-  // consumers, stopped before the relay so whatever they enqueue on the way out is still published.
-  const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoringFeature(deps, server), analyticsFeature(deps, server)];
   try {
     await relay.start();
     for (const c of consumers) await c.start();

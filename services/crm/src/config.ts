@@ -35,6 +35,8 @@ const Env = z.object({
   SCORING_SWEEP_MS: z.coerce.number().int().min(1000).default(600_000),
   /** Lead scoring: how often the worker looks for orgs to recompute (changes made through other replicas) or sweep (ms). */
   SCORING_TICK_MS: z.coerce.number().int().min(100).default(5000),
+  /** Lead scoring: how long the conditions an org's rules use are cached per org (ms; 0 reads them for every event). A rule change made through another replica is seen within this. */
+  SCORING_RULES_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
   /** Lead scoring: contacts per transaction in recomputes and sweeps. */
   SCORING_BATCH_SIZE: z.coerce.number().int().min(10).max(10_000).default(1000),
   /** Generate custom reports in this instance (off: reports stay generating until an instance with it on runs). */

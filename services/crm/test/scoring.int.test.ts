@@ -6,15 +6,16 @@ import { createLogger } from '@crm/logger';
 import { createTestDatabase, TestDatabase } from '@crm/testing';
 import { recomputeOrg, rescore, sweepOrg } from '../src/scoring/engine';
 import { DEFAULT_CONFIG, ScoringConfig } from '../src/scoring/model';
-import { scoringEventHandler } from '../src/scoring/scoring.consumer';
+import { scoreEvents } from '../src/scoring/scoring.consumer';
 import * as repo from '../src/scoring/scoring.repo';
+import { UsedConditions } from '../src/scoring/used-conditions';
 
 // The scoring engine against a real PostgreSQL: events → facts → leadScore, the decay sweep at a later
 // time, batched recomputes, pruning, and which score changes are published (outbox).
 describe('lead scoring engine', () => {
   let db: TestDatabase;
   let pool: Pool;
-  const handle = scoringEventHandler(createLogger('test', 'silent'));
+  const handle = scoreEvents(new UsedConditions(0), createLogger('test', 'silent'));
   const DAY = 86_400_000;
 
   beforeAll(async () => {
@@ -38,7 +39,7 @@ describe('lead scoring engine', () => {
   const newContact = async (orgId: string) =>
     (await pool.query<{ id: string }>(`INSERT INTO contacts (id, org_id, name) VALUES (gen_random_uuid(), $1, 'x') RETURNING id`, [orgId])).rows[0].id;
   const deliver = (e: Omit<EventEnvelope, 'id' | 'occurredAt'> & { occurredAt?: string }) =>
-    withTransaction(pool, (tx) => handle({ id: randomUUID(), occurredAt: new Date().toISOString(), ...e }, tx));
+    withTransaction(pool, (tx) => handle([{ id: randomUUID(), occurredAt: new Date().toISOString(), ...e }], tx));
   const received = (orgId: string, contactId: string, sentAt = new Date()) =>
     deliver({ type: 'message.received', orgId, data: { contactId, sentAt: sentAt.toISOString() } });
   const score = async (id: string) => (await pool.query<{ lead_score: number }>('SELECT lead_score FROM contacts WHERE id = $1', [id])).rows[0].lead_score;
@@ -111,7 +112,8 @@ describe('lead scoring engine', () => {
   });
 
   it('recomputes a whole org in batches: new base score for contacts never scored, new rules over old facts; announces only crossings', async () => {
-    const { orgId } = await newOrg({ decayRate: 0 }, []);
+    // A rule worth nothing: its condition is in use, so its facts are recorded for the rules that come later.
+    const { orgId } = await newOrg({ decayRate: 0 }, [{ condition: 'message_received', points: 0 }]);
     await pool.query(`INSERT INTO contacts (id, org_id, name) SELECT gen_random_uuid(), $1, 'c' || g FROM generate_series(1, 2500) g`, [orgId]);
     const chatty = await newContact(orgId);
     for (let i = 0; i < 3; i++) await received(orgId, chatty);

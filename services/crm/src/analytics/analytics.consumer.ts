@@ -1,12 +1,12 @@
-import type { PoolClient } from '@crm/db';
 import type { EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import { isUuid } from '../domain/validation';
-import { applyContactDeleted, applyContactSnapshot, ContactSnapshot } from './contact-events';
-import { applyItem } from './conversation-events';
+import type { FamilyModule } from '../events/event-families';
+import { applyContactChanges, ContactChanges, ContactSnapshot } from './contact-events';
+import { applyConversationItems, ConversationItems } from './conversation-events';
 import { ARCHIVED, INBOUND, Item, REPLY } from './turns';
 
-export const ANALYTICS_BINDINGS = ['message.received', 'message.sent', 'conversation.archived', 'contact.created', 'contact.updated', 'contact.deleted'];
+const ANALYTICS_TYPES = new Set(['message.received', 'message.sent', 'conversation.archived', 'contact.created', 'contact.updated', 'contact.deleted']);
 
 /** Sends that are not a person answering: they neither end a wait nor count as someone's reply. */
 const AUTOMATED_SOURCES = new Set(['automation', 'campaign']);
@@ -43,45 +43,57 @@ function snapshot(c: Record<string, unknown> | undefined): ContactSnapshot | und
   };
 }
 
+/** A contact.updated that only announces a new leadScore (scoring's own): the read model uses none of it. */
+const onlyLeadScore = (changes: unknown[]) => changes.length > 0 && changes.every((c) => c === 'leadScore');
+
 /**
- * Feeds the analytics read model (queue `<EVENTS_EXCHANGE>.crm.analytics`). Runs in the consumer's
- * transaction, which also records the event id, so a redelivered event changes nothing twice; events of one
- * conversation or contact may arrive in any order (see conversation-events.ts and contact-events.ts).
+ * Feeds the analytics read model from a batch of events in the consumer's transaction, which also records the
+ * event ids, so a redelivered event changes nothing twice. Conversation items and contact changes are grouped
+ * and applied conversation by conversation and contact by contact (see conversation-events.ts and
+ * contact-events.ts); events of one conversation or contact may arrive in any order.
  */
-export function analyticsHandler(log: Logger) {
-  return async (event: EventEnvelope, db?: PoolClient): Promise<void> => {
-    const d = (event.data ?? {}) as Record<string, unknown>;
-    const occurredAt = time(event.occurredAt);
-    if (!db || !isUuid(event.orgId) || occurredAt === undefined) {
-      log.warn({ eventId: event.id, type: event.type }, 'analytics: event without a usable orgId or time; ignored');
-      return;
-    }
-    const orgId = event.orgId.toLowerCase();
-    switch (event.type) {
-      case 'message.received':
-      case 'message.sent': {
-        const item = messageItem(event, d);
-        if (item && isUuid(d.conversationId as string)) await applyItem(db, orgId, (d.conversationId as string).toLowerCase(), item);
-        return;
+export function analyticsEvents(log: Logger): FamilyModule {
+  return async (events, db) => {
+    const conversations: ConversationItems[] = [];
+    const contacts: ContactChanges[] = [];
+    for (const event of events) {
+      if (!ANALYTICS_TYPES.has(event.type)) continue;
+      const d = (event.data ?? {}) as Record<string, unknown>;
+      const occurredAt = time(event.occurredAt);
+      if (!isUuid(event.orgId) || occurredAt === undefined) {
+        log.warn({ eventId: event.id, type: event.type }, 'analytics: event without a usable orgId or time; ignored');
+        continue;
       }
-      case 'conversation.archived':
-        if (isUuid(d.id as string)) await applyItem(db, orgId, (d.id as string).toLowerCase(), { id: event.id.toLowerCase(), at: occurredAt, kind: ARCHIVED, userId: null });
-        return;
-      case 'contact.created':
-      case 'contact.updated': {
-        const s = snapshot(d.contact as Record<string, unknown> | undefined);
-        if (!s) {
-          log.warn({ eventId: event.id, type: event.type }, 'analytics: contact event without a usable contact; ignored');
-          return;
+      const orgId = event.orgId.toLowerCase();
+      switch (event.type) {
+        case 'message.received':
+        case 'message.sent': {
+          const item = messageItem(event, d);
+          if (item && isUuid(d.conversationId as string)) conversations.push({ orgId, conversationId: (d.conversationId as string).toLowerCase(), items: [item] });
+          break;
         }
-        const changes = Array.isArray(d.changes) ? d.changes : [];
-        const assigned = event.type === 'contact.created' || changes.includes('assignedUserId');
-        await applyContactSnapshot(db, orgId, s, new Date(occurredAt), assigned);
-        return;
+        case 'conversation.archived':
+          if (isUuid(d.id as string)) conversations.push({ orgId, conversationId: (d.id as string).toLowerCase(), items: [{ id: event.id.toLowerCase(), at: occurredAt, kind: ARCHIVED, userId: null }] });
+          break;
+        case 'contact.created':
+        case 'contact.updated': {
+          const changes = Array.isArray(d.changes) ? d.changes : [];
+          if (event.type === 'contact.updated' && onlyLeadScore(changes)) break;
+          const s = snapshot(d.contact as Record<string, unknown> | undefined);
+          if (!s) {
+            log.warn({ eventId: event.id, type: event.type }, 'analytics: contact event without a usable contact; ignored');
+            break;
+          }
+          const assigned = event.type === 'contact.created' || changes.includes('assignedUserId');
+          contacts.push({ orgId, contactId: s.id, changes: [{ kind: 'snapshot', snapshot: s, at: new Date(occurredAt), assigned }] });
+          break;
+        }
+        case 'contact.deleted':
+          if (isUuid(d.id as string)) contacts.push({ orgId, contactId: (d.id as string).toLowerCase(), changes: [{ kind: 'deleted', at: new Date(occurredAt) }] });
+          break;
       }
-      case 'contact.deleted':
-        if (isUuid(d.id as string)) await applyContactDeleted(db, orgId, (d.id as string).toLowerCase(), new Date(occurredAt));
-        return;
     }
+    if (conversations.length > 0) await applyConversationItems(db, conversations);
+    if (contacts.length > 0) await applyContactChanges(db, contacts);
   };
 }

@@ -23,13 +23,75 @@ function union(r: repo.Reached, s: ContactSnapshot): repo.Reached {
 const NOTHING_REACHED: repo.Reached = { lead: false, customer: false, statusIds: [] };
 const funnelKey = (day: string, r: repo.Reached) => JSON.stringify([day, r.lead, r.customer, r.statusIds]);
 
-/** Funnel rows changed in one order everywhere, so concurrent transactions cannot deadlock on them. */
-async function moveInFunnel(db: PoolClient, orgId: string, day: string, from: repo.Reached | undefined, to: repo.Reached | undefined) {
-  const changes: [repo.Reached, number][] = [];
-  if (from) changes.push([from, -1]);
-  if (to) changes.push([to, 1]);
-  changes.sort(([a], [b]) => (funnelKey(day, a) < funnelKey(day, b) ? -1 : 1));
-  for (const [reached, n] of changes) await repo.addToFunnel(db, orgId, day, reached, n);
+/** Changes to the funnel rows, summed per row and written at the end in key order (no deadlocks between batches). */
+class FunnelDeltas {
+  private readonly rows = new Map<string, { day: string; reached: repo.Reached; n: number }>();
+
+  move(day: string, from: repo.Reached | undefined, to: repo.Reached | undefined) {
+    if (from) this.add(day, from, -1);
+    if (to) this.add(day, to, 1);
+  }
+
+  private add(day: string, reached: repo.Reached, n: number) {
+    const key = funnelKey(day, reached);
+    const row = this.rows.get(key) ?? { day, reached, n: 0 };
+    row.n += n;
+    this.rows.set(key, row);
+  }
+
+  async apply(db: PoolClient, orgId: string) {
+    const keys = [...this.rows.keys()].sort();
+    for (const key of keys) {
+      const { day, reached, n } = this.rows.get(key)!;
+      if (n !== 0) await repo.addToFunnel(db, orgId, day, reached, n);
+    }
+  }
+}
+
+/** One org's aggregate changes from a batch. */
+interface Aggregates {
+  funnel: FunnelDeltas;
+  users: UserStatsDeltas;
+}
+
+/** What one contact event says, for the read model. */
+export type ContactChange =
+  | { kind: 'snapshot'; snapshot: ContactSnapshot; at: Date; assigned: boolean }
+  | { kind: 'deleted'; at: Date };
+
+export interface ContactChanges {
+  orgId: string;
+  contactId: string;
+  changes: ContactChange[];
+}
+
+/**
+ * Apply a batch's contact events in the consumer's transaction: per org (in id order), each contact (in id order,
+ * its row lock serialising batches that touch it) takes its events in delivery order; the funnel and user rows
+ * are summed over the batch and written last, in key order.
+ */
+export async function applyContactChanges(db: PoolClient, batch: ContactChanges[]): Promise<void> {
+  const byOrg = new Map<string, Map<string, ContactChange[]>>();
+  for (const { orgId, contactId, changes } of batch) {
+    const contacts = byOrg.get(orgId) ?? new Map<string, ContactChange[]>();
+    byOrg.set(orgId, contacts);
+    contacts.set(contactId, [...(contacts.get(contactId) ?? []), ...changes]);
+  }
+  const aggregates = new Map<string, Aggregates>();
+  for (const orgId of [...byOrg.keys()].sort()) {
+    const contacts = byOrg.get(orgId)!;
+    const agg: Aggregates = { funnel: new FunnelDeltas(), users: new UserStatsDeltas() };
+    aggregates.set(orgId, agg);
+    for (const contactId of [...contacts.keys()].sort()) {
+      for (const c of contacts.get(contactId)!) {
+        if (c.kind === 'snapshot') await applyContactSnapshot(db, orgId, c.snapshot, c.at, c.assigned, agg);
+        else await applyContactDeleted(db, orgId, contactId, c.at, agg);
+      }
+    }
+  }
+  const orgs = [...aggregates.keys()].sort();
+  for (const orgId of orgs) await aggregates.get(orgId)!.funnel.apply(db, orgId);
+  for (const orgId of orgs) await aggregates.get(orgId)!.users.apply(db, orgId);
 }
 
 /**
@@ -37,8 +99,7 @@ async function moveInFunnel(db: PoolClient, orgId: string, day: string, from: re
  * record an assignment to `assignee` at `at` (the first one to each user counts; an earlier one arriving late
  * takes its place).
  */
-async function updateAssignments(db: PoolClient, orgId: string, contactId: string, convertedBy: string | null, assignee: string | null, at: Date) {
-  const deltas = new UserStatsDeltas();
+async function updateAssignments(db: PoolClient, orgId: string, contactId: string, convertedBy: string | null, assignee: string | null, at: Date, deltas: UserStatsDeltas) {
   const existing = await repo.assignmentsOf(db, orgId, contactId);
   for (const a of existing) {
     const credited = a.userId === convertedBy;
@@ -55,7 +116,6 @@ async function updateAssignments(db: PoolClient, orgId: string, contactId: strin
       deltas.add(at.getTime(), assignee, { assigned: 1, converted: credited ? 1 : 0 });
     }
   }
-  await deltas.apply(db, orgId);
 }
 
 /**
@@ -65,7 +125,7 @@ async function updateAssignments(db: PoolClient, orgId: string, contactId: strin
  * seen. `assigned` says the snapshot records an assignment (created with an assignee, or assignedUserId among
  * the changes).
  */
-export async function applyContactSnapshot(db: PoolClient, orgId: string, s: ContactSnapshot, at: Date, assigned: boolean): Promise<void> {
+async function applyContactSnapshot(db: PoolClient, orgId: string, s: ContactSnapshot, at: Date, assigned: boolean, agg: Aggregates): Promise<void> {
   const assignee = assigned ? s.assignedUserId : null;
   let row = await repo.lockContact(db, orgId, s.id);
   const isCustomer = s.status === 'customer';
@@ -81,8 +141,8 @@ export async function applyContactSnapshot(db: PoolClient, orgId: string, s: Con
       deleted: false,
     };
     if (await repo.insertContact(db, orgId, s.id, fresh)) {
-      await moveInFunnel(db, orgId, utcDay(s.createdAt.getTime()), undefined, fresh.reached);
-      await updateAssignments(db, orgId, s.id, fresh.convertedBy, assignee, at);
+      agg.funnel.move(utcDay(s.createdAt.getTime()), undefined, fresh.reached);
+      await updateAssignments(db, orgId, s.id, fresh.convertedBy, assignee, at, agg.users);
       return;
     }
     row = (await repo.lockContact(db, orgId, s.id))!;
@@ -100,12 +160,12 @@ export async function applyContactSnapshot(db: PoolClient, orgId: string, s: Con
     next.convertedBy = s.assignedUserId;
   }
   await repo.updateContact(db, orgId, s.id, next);
-  if (!sameReached(row.reached, next.reached)) await moveInFunnel(db, orgId, utcDay(row.createdAt.getTime()), row.reached, next.reached);
-  if (assignee || next.convertedBy !== row.convertedBy) await updateAssignments(db, orgId, s.id, next.convertedBy, assignee, at);
+  if (!sameReached(row.reached, next.reached)) agg.funnel.move(utcDay(row.createdAt.getTime()), row.reached, next.reached);
+  if (assignee || next.convertedBy !== row.convertedBy) await updateAssignments(db, orgId, s.id, next.convertedBy, assignee, at, agg.users);
 }
 
 /** The contact leaves every count; a tombstone keeps late events from bringing it back. */
-export async function applyContactDeleted(db: PoolClient, orgId: string, contactId: string, at: Date): Promise<void> {
+async function applyContactDeleted(db: PoolClient, orgId: string, contactId: string, at: Date, agg: Aggregates): Promise<void> {
   let row = await repo.lockContact(db, orgId, contactId);
   if (!row) {
     const tombstone: repo.AnalyticsContact = {
@@ -123,9 +183,7 @@ export async function applyContactDeleted(db: PoolClient, orgId: string, contact
   }
   if (row.deleted) return;
   await repo.updateContact(db, orgId, contactId, { ...row, deleted: true });
-  await moveInFunnel(db, orgId, utcDay(row.createdAt.getTime()), row.reached, undefined);
-  const deltas = new UserStatsDeltas();
-  for (const a of await repo.assignmentsOf(db, orgId, contactId)) deltas.add(a.at.getTime(), a.userId, { assigned: -1, converted: a.credited ? -1 : 0 });
+  agg.funnel.move(utcDay(row.createdAt.getTime()), row.reached, undefined);
+  for (const a of await repo.assignmentsOf(db, orgId, contactId)) agg.users.add(a.at.getTime(), a.userId, { assigned: -1, converted: a.credited ? -1 : 0 });
   await repo.deleteAssignments(db, orgId, contactId);
-  await deltas.apply(db, orgId);
 }

@@ -7,48 +7,76 @@ import { periodsOf, UserStatsDeltas } from './user-stats';
 /** Histogram series: every response, first responses, resolutions. */
 export const SERIES = { response: 1, firstResponse: 2, resolution: 3 } as const;
 
-/**
- * Apply one conversation item (inbound message, reply, archive) inside the consumer's transaction.
- * In order (the usual case) it advances the stored state by one step. An item older than the newest one
- * applied arrived late: the conversation is replayed from all its items and its durations replaced, so the
- * result is the same whatever order the events came in. The conversation row lock serialises events of one
- * conversation handled concurrently.
- */
-export async function applyItem(db: PoolClient, orgId: string, conversationId: string, item: Item): Promise<void> {
-  if (!(await repo.insertItem(db, orgId, conversationId, item))) return;
-  const deltas = new Deltas();
-  if (item.kind === REPLY && item.userId) deltas.reply(item.at, item.userId);
-
-  let conv = await repo.lockConversation(db, orgId, conversationId);
-  let added: repo.StoredDuration[];
-  if (!conv) {
-    const { state, durations } = replay(EMPTY_STATE, [item]);
-    if (await repo.createConversation(db, orgId, conversationId, item, state)) {
-      added = durations.map(stored);
-      await finish(db, orgId, conversationId, added, deltas);
-      return;
-    }
-    conv = (await repo.lockConversation(db, orgId, conversationId))!;
-  }
-  if (compareItems(item, conv.last) > 0) {
-    const { state, durations } = replay(conv.state, [item]);
-    await repo.saveConversation(db, orgId, conversationId, item, state);
-    added = durations.map(stored);
-  } else {
-    for (const d of await repo.deleteDurations(db, orgId, conversationId)) deltas.duration(d, -1);
-    const items = await repo.conversationItems(db, orgId, conversationId);
-    const { state, durations } = replay(EMPTY_STATE, items);
-    await repo.saveConversation(db, orgId, conversationId, items[items.length - 1], state);
-    added = durations.map(stored);
-  }
-  await finish(db, orgId, conversationId, added, deltas);
+/** The items a batch brings to one conversation, in any order. */
+export interface ConversationItems {
+  orgId: string;
+  conversationId: string;
+  items: Item[];
 }
 
-async function finish(db: PoolClient, orgId: string, conversationId: string, added: repo.StoredDuration[], deltas: Deltas) {
+/**
+ * Apply conversation items (inbound messages, replies, archives) inside the consumer's transaction. Per org
+ * (in id order) the items are stored in one statement; those already stored (the same message reported twice)
+ * are dropped. Then each conversation, in id order (its row lock serialises batches touching it), takes its new
+ * items at once: in order (the usual case) they advance the stored state; if one is older than the newest
+ * applied, the conversation is replayed from all its items and its durations replaced, so the result is the
+ * same whatever order the events came in. The aggregates (histogram, users) are summed over the batch and
+ * written last, in key order, so concurrent batches cannot deadlock on them.
+ */
+export async function applyConversationItems(db: PoolClient, batch: ConversationItems[]): Promise<void> {
+  const byOrg = new Map<string, Map<string, Item[]>>();
+  for (const { orgId, conversationId, items } of batch) {
+    const conversations = byOrg.get(orgId) ?? new Map<string, Item[]>();
+    byOrg.set(orgId, conversations);
+    conversations.set(conversationId, [...(conversations.get(conversationId) ?? []), ...items]);
+  }
+  const deltas = new Map<string, Deltas>();
+  for (const orgId of [...byOrg.keys()].sort()) {
+    const conversations = byOrg.get(orgId)!;
+    const distinct = new Map<string, { conversationId: string; item: Item }>();
+    for (const [conversationId, items] of conversations) for (const item of items) if (!distinct.has(item.id)) distinct.set(item.id, { conversationId, item });
+    const fresh = await repo.insertItems(db, orgId, [...distinct.values()].sort((a, b) => (a.item.id < b.item.id ? -1 : 1)));
+    const newItems = new Map<string, Item[]>();
+    for (const { conversationId, item } of distinct.values()) if (fresh.has(item.id)) newItems.set(conversationId, [...(newItems.get(conversationId) ?? []), item]);
+    const orgDeltas = new Deltas();
+    deltas.set(orgId, orgDeltas);
+    for (const conversationId of [...newItems.keys()].sort()) await applyItems(db, orgId, conversationId, newItems.get(conversationId)!.sort(compareItems), orgDeltas);
+  }
+  const orgs = [...deltas.keys()].sort();
+  for (const orgId of orgs) await repo.addToHistogram(db, orgId, deltas.get(orgId)!.histogramRows());
+  for (const orgId of orgs) await deltas.get(orgId)!.users.apply(db, orgId);
+}
+
+/** New items of one conversation, already stored and in order. */
+async function applyItems(db: PoolClient, orgId: string, conversationId: string, items: Item[], deltas: Deltas): Promise<void> {
+  for (const item of items) if (item.kind === REPLY && item.userId) deltas.reply(item.at, item.userId);
+  const last = items[items.length - 1];
+  let conv = await repo.lockConversation(db, orgId, conversationId);
+  if (!conv) {
+    const { state, durations } = replay(EMPTY_STATE, items);
+    if (await repo.createConversation(db, orgId, conversationId, last, state)) {
+      await addDurations(db, orgId, conversationId, durations.map(stored), deltas);
+      return;
+    }
+    // Created meanwhile by another transaction, which this one waited for: continue from its state.
+    conv = (await repo.lockConversation(db, orgId, conversationId))!;
+  }
+  if (compareItems(items[0], conv.last) > 0) {
+    const { state, durations } = replay(conv.state, items);
+    await repo.saveConversation(db, orgId, conversationId, last, state);
+    await addDurations(db, orgId, conversationId, durations.map(stored), deltas);
+    return;
+  }
+  for (const d of await repo.deleteDurations(db, orgId, conversationId)) deltas.duration(d, -1);
+  const all = await repo.conversationItems(db, orgId, conversationId);
+  const { state, durations } = replay(EMPTY_STATE, all);
+  await repo.saveConversation(db, orgId, conversationId, all[all.length - 1], state);
+  await addDurations(db, orgId, conversationId, durations.map(stored), deltas);
+}
+
+async function addDurations(db: PoolClient, orgId: string, conversationId: string, added: repo.StoredDuration[], deltas: Deltas) {
   await repo.insertDurations(db, orgId, conversationId, added);
   for (const d of added) deltas.duration(d, 1);
-  await repo.addToHistogram(db, orgId, deltas.histogramRows());
-  await deltas.users.apply(db, orgId);
 }
 
 function stored(d: ReturnType<typeof replay>['durations'][number]): repo.StoredDuration {
@@ -56,7 +84,7 @@ function stored(d: ReturnType<typeof replay>['durations'][number]): repo.StoredD
   return { ...d, ms, bucket: bucketOf(ms) };
 }
 
-/** Changes to the histogram, summed per row (zero changes dropped), and to the user rows. */
+/** Changes to one org's histogram, summed per row (zero changes dropped), and to its user rows. */
 class Deltas {
   private readonly histogram = new Map<string, repo.HistogramDelta>();
   readonly users = new UserStatsDeltas();

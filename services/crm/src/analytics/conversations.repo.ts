@@ -12,15 +12,30 @@ export interface ConversationRow {
 const ms = (d: Date | null) => (d ? d.getTime() : null);
 const date = (v: number | null) => (v === null ? null : new Date(v));
 
-/** Stores the item; false when it is already stored (the same message reported twice). */
-export async function insertItem(db: Queryable, orgId: string, conversationId: string, item: Item): Promise<boolean> {
-  const res = await db.query({
-    name: 'analytics_item_insert',
-    text: `INSERT INTO analytics_items (org_id, item_id, conversation_id, at, kind, user_id) VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (org_id, item_id) DO NOTHING`,
-    values: [orgId, item.id, conversationId, new Date(item.at), item.kind, item.userId],
+/**
+ * Stores the items (distinct ids) in one statement, in the order given (the caller sorts by id, so concurrent
+ * batches storing the same item wait for each other in one order); returns the ids that were new, leaving out
+ * items already stored (the same message reported twice).
+ */
+export async function insertItems(db: Queryable, orgId: string, rows: { conversationId: string; item: Item }[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const res = await db.query<{ item_id: string }>({
+    name: 'analytics_items_insert',
+    text: `INSERT INTO analytics_items (org_id, item_id, conversation_id, at, kind, user_id)
+           SELECT $1, i.item_id, i.conversation_id, i.at, i.kind, i.user_id
+           FROM unnest($2::uuid[], $3::uuid[], $4::timestamptz[], $5::smallint[], $6::uuid[]) WITH ORDINALITY AS i(item_id, conversation_id, at, kind, user_id, n)
+           ORDER BY i.n
+           ON CONFLICT (org_id, item_id) DO NOTHING RETURNING item_id`,
+    values: [
+      orgId,
+      rows.map((r) => r.item.id),
+      rows.map((r) => r.conversationId),
+      rows.map((r) => new Date(r.item.at)),
+      rows.map((r) => r.item.kind),
+      rows.map((r) => r.item.userId),
+    ],
   });
-  return (res.rowCount ?? 0) > 0;
+  return new Set(res.rows.map((r) => r.item_id));
 }
 
 /** The conversation's state, locked until the transaction ends; undefined for a conversation not seen yet. */

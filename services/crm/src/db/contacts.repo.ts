@@ -229,6 +229,29 @@ export async function touchLastActivity(db: Queryable, orgId: string, id: string
   return (res.rowCount ?? 0) > 0;
 }
 
+/**
+ * lastActivity of several of the org's contacts moved to the given times (never back). The rows are locked
+ * first in id order, the order every writer of several contacts takes them in (scoring, its sweep), so
+ * concurrent batches wait for each other instead of deadlocking; unchanged rows are not rewritten. Returns
+ * the ids that are the org's contacts (deleted and unknown ones are not).
+ */
+export async function touchLastActivities(db: Queryable, orgId: string, touches: { id: string; at: Date }[]): Promise<Set<string>> {
+  if (touches.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>({
+    name: 'crm_contacts_lock_for_activity',
+    text: 'SELECT id FROM contacts WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR NO KEY UPDATE',
+    values: [orgId, touches.map((t) => t.id)],
+  });
+  if (rows.length === 0) return new Set();
+  await db.query({
+    name: 'crm_contacts_touch_activity',
+    text: `UPDATE contacts c SET last_activity = v.at FROM unnest($2::uuid[], $3::timestamptz[]) AS v(id, at)
+           WHERE c.org_id = $1 AND c.id = v.id AND c.last_activity < v.at`,
+    values: [orgId, touches.map((t) => t.id), touches.map((t) => t.at)],
+  });
+  return new Set(rows.map((r) => r.id));
+}
+
 export interface ContactFilter {
   page: number;
   limit: number;

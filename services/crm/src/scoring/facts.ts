@@ -31,8 +31,6 @@ export interface EventFacts {
   created: boolean;
 }
 
-export const SCORING_BINDINGS = ['message.received', 'message.sent', 'appointment.created', 'contact.created', 'contact.updated'];
-
 function timeOf(raw: unknown, fallback: string): Date {
   const d = new Date(typeof raw === 'string' ? raw : fallback);
   return Number.isNaN(d.getTime()) ? new Date(fallback) : d;

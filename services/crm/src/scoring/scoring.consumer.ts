@@ -1,15 +1,17 @@
-import type { EventHandler } from '@crm/events';
+import type { PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import { isUuid } from '../domain/validation';
+import type { FamilyModule } from '../events/event-families';
 import { rescore } from './engine';
-import { addedTags, Fact, factsOf } from './facts';
+import { addedTags, EventFacts, Fact, factsOf } from './facts';
 import * as repo from './scoring.repo';
+import type { UsedConditions } from './used-conditions';
 
 const HOUR_MS = 3_600_000;
 
-/** Facts of one event merged into their hour buckets (one row per condition, value and hour). */
-export function bucketed(facts: Fact[]) {
-  const out = new Map<string, { condition: string; value: string; bucket: Date; occurrences: number; lastAt: Date }>();
+/** One contact's facts merged into their hour buckets (one row per condition, value and hour). */
+export function bucketed(contactId: string, facts: Fact[]): repo.FactRow[] {
+  const out = new Map<string, repo.FactRow>();
   for (const f of facts) {
     const bucket = new Date(Math.floor(f.at.getTime() / HOUR_MS) * HOUR_MS);
     const key = `${f.condition}\u0000${f.value}\u0000${bucket.getTime()}`;
@@ -18,42 +20,83 @@ export function bucketed(facts: Fact[]) {
       seen.occurrences += 1;
       if (f.at > seen.lastAt) seen.lastAt = f.at;
     } else {
-      out.set(key, { condition: f.condition, value: f.value, bucket, occurrences: 1, lastAt: f.at });
+      out.set(key, { contactId, condition: f.condition, value: f.value, bucket, occurrences: 1, lastAt: f.at });
     }
   }
   return [...out.values()];
 }
 
+/** What one event says about one contact, with the event's time (when its tags were added). */
+interface Found extends EventFacts {
+  at: Date;
+}
+
 /**
  * message.received / message.sent / appointment.created / contact.created / contact.updated → facts counted
- * for the contact, and its score recomputed at once (so lists sort on a current leadScore). Runs in the
- * consumer's transaction, which also records the event id: a redelivered event counts nothing twice. The
- * contact's state row is locked first, so two events of one contact are scored one after the other.
+ * for their contacts, and the contacts' scores recomputed at once (so lists sort on a current leadScore). Runs
+ * in the consumer's transaction, which also records the event ids: a redelivered event counts nothing twice.
+ *
+ * Only facts of conditions some rule of the org scores are recorded (see UsedConditions): an org without
+ * message rules pays nothing per message. Events that carry nothing for scoring (our own leadScore
+ * announcements, updates touching neither tags nor status) are dropped before any query. Per org (in id
+ * order), the contacts' rows and state rows are locked in id order, then each contact's events are taken in
+ * delivery order: tags an update added are judged against the previous update of the same batch.
  */
-export function scoringEventHandler(log: Logger): EventHandler {
-  return async (event, db) => {
-    if (!db || !isUuid(event.orgId)) {
-      log.warn({ eventId: event.id, type: event.type }, 'lead scoring: event without a usable orgId; ignored');
-      return;
+export function scoreEvents(conditions: UsedConditions, log: Logger): FamilyModule {
+  return async (events, db) => {
+    const byOrg = new Map<string, Map<string, Found[]>>();
+    for (const event of events) {
+      const found = factsOf(event);
+      if (!found || (found.facts.length === 0 && !found.snapshot?.tagsChanged)) continue;
+      if (!isUuid(event.orgId)) {
+        log.warn({ eventId: event.id, type: event.type }, 'lead scoring: event without a usable orgId; ignored');
+        continue;
+      }
+      const orgId = event.orgId.toLowerCase();
+      const contactId = found.contactId.toLowerCase();
+      const contacts = byOrg.get(orgId) ?? new Map<string, Found[]>();
+      byOrg.set(orgId, contacts);
+      contacts.set(contactId, [...(contacts.get(contactId) ?? []), { ...found, contactId, at: new Date(event.occurredAt) }]);
     }
-    const found = factsOf(event);
-    // Contact updates that touch neither tags nor status (our own leadScore announcements among them).
-    if (!found || (found.facts.length === 0 && !found.snapshot?.tagsChanged)) return;
-    const orgId = event.orgId;
-    // Another org's contact, or one deleted meanwhile: nothing to score.
-    const state = await repo.lockState(db, orgId, found.contactId);
-    if (!state) return;
-    const facts = [...found.facts];
-    const snap = found.snapshot;
-    if (snap) {
-      const at = new Date(event.occurredAt);
-      for (const tag of addedTags(snap, { tags: state.tags, asOf: state.tags_as_of }, found.created)) facts.push({ condition: 'tag_added', value: tag, at });
-      if (snap.tagsChanged && (!state.tags_as_of || snap.version >= state.tags_as_of)) await repo.saveTagSnapshot(db, found.contactId, snap.tags, snap.version);
-    }
-    // Tags changed but none was added: nothing new to count (a contact never scored is scored once anyway).
-    if (facts.length === 0 && state.scored_at) return;
-    await repo.addFacts(db, orgId, found.contactId, bucketed(facts));
-    const config = repo.configOf(await repo.findConfig(db, orgId));
-    await rescore(db, orgId, [found.contactId], config);
+    for (const orgId of [...byOrg.keys()].sort()) await scoreOrg(db, orgId, byOrg.get(orgId)!, await conditions.of(db, orgId));
   };
+}
+
+async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Found[]>, used: ReadonlySet<string>): Promise<void> {
+  // Tag snapshots are kept even without a tag rule: one added later must compare against the real previous tags.
+  const wanted = new Map<string, Found[]>();
+  for (const [contactId, list] of byContact) {
+    const kept = list.map((f) => ({ ...f, facts: f.facts.filter((x) => used.has(x.condition)) })).filter((f) => f.facts.length > 0 || f.snapshot?.tagsChanged);
+    if (kept.length > 0) wanted.set(contactId, kept);
+  }
+  if (wanted.size === 0) return;
+  // Another org's contacts, or ones deleted meanwhile, are not returned: nothing to score for them.
+  const states = await repo.lockStateRows(db, orgId, [...wanted.keys()]);
+  const facts: repo.FactRow[] = [];
+  const toScore: string[] = [];
+  for (const state of states) {
+    const own: Fact[] = [];
+    let tags = state.tags;
+    let asOf = state.tags_as_of;
+    let snapshotMoved = false;
+    for (const f of wanted.get(state.contact_id) ?? []) {
+      own.push(...f.facts);
+      const snap = f.snapshot;
+      if (!snap) continue;
+      if (used.has('tag_added')) for (const tag of addedTags(snap, { tags, asOf }, f.created)) own.push({ condition: 'tag_added', value: tag, at: f.at });
+      if (snap.tagsChanged && (!asOf || snap.version >= asOf)) {
+        tags = snap.tags;
+        asOf = snap.version;
+        snapshotMoved = true;
+      }
+    }
+    if (snapshotMoved) await repo.saveTagSnapshot(db, state.contact_id, tags!, asOf!);
+    facts.push(...bucketed(state.contact_id, own));
+    // Nothing new to count: no new score (a contact never scored is scored once anyway, to its baseScore).
+    if (own.length > 0 || !state.scored_at) toScore.push(state.contact_id);
+  }
+  await repo.addFacts(db, orgId, facts);
+  if (toScore.length === 0) return;
+  const config = repo.configOf(await repo.findConfig(db, orgId));
+  await rescore(db, orgId, toScore, config);
 }

@@ -165,19 +165,26 @@ async function lockContacts(db: Queryable, orgId: string, contactIds: string[], 
 }
 
 /**
- * Make sure the contact has a state row, created from the contact (what subscribers last saw is its current
- * leadScore), and lock it: one contact's events are scored one at a time. undefined when the contact is not
- * the org's (deleted, or never was).
+ * Make sure the contacts have state rows, created from the contact (what subscribers last saw is its current
+ * leadScore), and lock them, contact rows first, all in id order: one contact's events are scored one batch at
+ * a time. Contacts that are not the org's (deleted, or never were) are left out.
  */
-export async function lockState(db: Queryable, orgId: string, contactId: string): Promise<StateRow | undefined> {
-  if ((await lockContacts(db, orgId, [contactId])).length === 0) return undefined;
-  await ensureStates(db, orgId, [contactId]);
+export async function lockStateRows(db: Queryable, orgId: string, contactIds: string[]): Promise<StateRow[]> {
+  const ids = await lockContacts(db, orgId, contactIds);
+  if (ids.length === 0) return [];
+  await ensureStates(db, orgId, ids);
   const { rows } = await db.query<StateRow>({
-    name: 'crm_scoring_state_lock',
-    text: 'SELECT contact_id, tags, tags_as_of, scored_at FROM contact_score_state WHERE contact_id = $1 AND org_id = $2 FOR UPDATE',
-    values: [contactId, orgId],
+    name: 'crm_scoring_state_rows_lock',
+    text: `SELECT contact_id, tags, tags_as_of, scored_at FROM contact_score_state
+           WHERE org_id = $1 AND contact_id = ANY($2::uuid[]) ORDER BY contact_id FOR UPDATE`,
+    values: [orgId, ids],
   });
-  return rows[0];
+  return rows;
+}
+
+/** One contact's state row, locked as lockStateRows does. */
+export async function lockState(db: Queryable, orgId: string, contactId: string): Promise<StateRow | undefined> {
+  return (await lockStateRows(db, orgId, [contactId]))[0];
 }
 
 export async function ensureStates(db: Queryable, orgId: string, contactIds: string[]): Promise<void> {
@@ -219,20 +226,32 @@ export async function saveTagSnapshot(db: Queryable, contactId: string, tags: st
   });
 }
 
-/** Count facts into their hour buckets (the caller has merged duplicates of one bucket). */
-export async function addFacts(db: Queryable, orgId: string, contactId: string, facts: { condition: string; value: string; bucket: Date; occurrences: number; lastAt: Date }[]): Promise<void> {
+export interface FactRow {
+  contactId: string;
+  condition: string;
+  value: string;
+  bucket: Date;
+  occurrences: number;
+  lastAt: Date;
+}
+
+/**
+ * Count facts of the org's contacts into their hour buckets, in one statement. The caller has merged the rows
+ * of one bucket (a statement cannot update a row twice) and holds the contacts' state rows.
+ */
+export async function addFacts(db: Queryable, orgId: string, facts: FactRow[]): Promise<void> {
   if (facts.length === 0) return;
   await db.query({
     name: 'crm_scoring_facts_add',
     text: `INSERT INTO contact_score_facts (org_id, contact_id, condition, value, bucket, occurrences, last_at)
-           SELECT $1, $2, f.condition, f.value, f.bucket, f.occurrences, f.last_at
-           FROM unnest($3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::timestamptz[]) AS f(condition, value, bucket, occurrences, last_at)
+           SELECT $1, f.contact_id, f.condition, f.value, f.bucket, f.occurrences, f.last_at
+           FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::timestamptz[]) AS f(contact_id, condition, value, bucket, occurrences, last_at)
            ON CONFLICT (contact_id, condition, value, bucket) DO UPDATE
              SET occurrences = contact_score_facts.occurrences + EXCLUDED.occurrences,
                  last_at = GREATEST(contact_score_facts.last_at, EXCLUDED.last_at)`,
     values: [
       orgId,
-      contactId,
+      facts.map((f) => f.contactId),
       facts.map((f) => f.condition),
       facts.map((f) => f.value),
       facts.map((f) => f.bucket),

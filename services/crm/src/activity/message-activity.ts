@@ -1,0 +1,65 @@
+import type { EventEnvelope } from '@crm/events';
+import type { Logger } from '@crm/logger';
+import { ActivityType, recordActivities } from '../db/activities.repo';
+import { touchLastActivities } from '../db/contacts.repo';
+import { isUuid } from '../domain/validation';
+import type { FamilyModule } from '../events/event-families';
+
+interface MessageEvent {
+  contactId?: string;
+  content?: string;
+  contentType?: string;
+  sentAt?: string;
+}
+
+interface Touch {
+  contactId: string;
+  type: ActivityType;
+  data: string;
+  at: Date;
+}
+
+/** The activity a message event adds to its contact, or undefined for an event that names no usable contact. */
+function touchOf(event: EventEnvelope, log: Logger): Touch | undefined {
+  const data = (event.data ?? {}) as MessageEvent;
+  if (!isUuid(data.contactId) || !isUuid(event.orgId)) {
+    log.warn({ eventId: event.id, type: event.type }, 'message event without a usable contactId or orgId; ignored');
+    return undefined;
+  }
+  const sentAt = new Date(data.sentAt ?? event.occurredAt);
+  const at = Number.isNaN(sentAt.getTime()) ? new Date(event.occurredAt) : sentAt;
+  const preview = data.contentType && data.contentType !== 'text' ? `[${data.contentType}] ${data.content ?? ''}`.trim() : (data.content ?? '');
+  return { contactId: data.contactId.toLowerCase(), type: event.type === 'message.sent' ? 'message_sent' : 'message_received', data: preview, at };
+}
+
+/**
+ * message.received / message.sent → the contact's lastActivity moves to the message time (never back) and
+ * the message joins the contact's activity timeline, in delivery order. Per org (in id order), the batch's
+ * contacts are locked in id order and written with one statement each for lastActivity and the timeline.
+ * Deleted, unknown and other orgs' contacts are left alone. lastActivity is derived data: no contact.updated
+ * event for it (one per message would flood every subscriber).
+ */
+export function messageActivity(log: Logger): FamilyModule {
+  return async (events, db) => {
+    const byOrg = new Map<string, Touch[]>();
+    for (const event of events) {
+      if (event.type !== 'message.received' && event.type !== 'message.sent') continue;
+      const touch = touchOf(event, log);
+      if (!touch) continue;
+      const orgId = event.orgId.toLowerCase();
+      const list = byOrg.get(orgId) ?? [];
+      list.push(touch);
+      byOrg.set(orgId, list);
+    }
+    for (const orgId of [...byOrg.keys()].sort()) {
+      const touches = byOrg.get(orgId)!;
+      const latest = new Map<string, Date>();
+      for (const t of touches) {
+        const seen = latest.get(t.contactId);
+        if (!seen || t.at > seen) latest.set(t.contactId, t.at);
+      }
+      const known = await touchLastActivities(db, orgId, [...latest].map(([id, at]) => ({ id, at })));
+      await recordActivities(db, orgId, touches.filter((t) => known.has(t.contactId)));
+    }
+  };
+}

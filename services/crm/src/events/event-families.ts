@@ -1,0 +1,29 @@
+import type { PoolClient } from '@crm/db';
+import type { EventEnvelope } from '@crm/events';
+
+/**
+ * crm reacts to other services' events through one consumer per event family: every module that needs an
+ * event (activity, lead scoring, analytics) applies it in the same transaction, recorded once in
+ * processed_events. One queue per family instead of one per module: a message is read, claimed and committed
+ * once, not three times, and its effects appear together or not at all.
+ */
+
+/**
+ * What a module does with events of a family, in the consumer's transaction: `events` are in delivery
+ * order and may span contacts, conversations and orgs; a module ignores the types it does not use. Locks are
+ * taken in key order (contacts by org and id first, aggregate rows last), so concurrent batches never deadlock.
+ */
+export type FamilyModule = (events: EventEnvelope[], db: PoolClient) => Promise<void>;
+
+/** Messages and the conversation events read with them. */
+export const MESSAGE_FAMILY = ['message.received', 'message.sent', 'conversation.archived'];
+
+/** Changes to contacts, and appointments (a fact about a contact). */
+export const CONTACT_FAMILY = ['contact.created', 'contact.updated', 'contact.deleted', 'appointment.created'];
+
+/** The modules one after the other, in the order given (which is the order their locks are taken in). */
+export function joinModules(modules: FamilyModule[]): FamilyModule {
+  return async (events, db) => {
+    for (const apply of modules) await apply(events, db);
+  };
+}

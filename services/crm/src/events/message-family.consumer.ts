@@ -1,0 +1,31 @@
+import type { Pool } from '@crm/db';
+import { EventConsumer } from '@crm/events';
+import type { Logger } from '@crm/logger';
+import type { CrmConfig } from '../config';
+import { FamilyModule, joinModules, MESSAGE_FAMILY } from './event-families';
+
+/**
+ * Queue `<EVENTS_EXCHANGE>.crm.message-events`: a message's activity (lastActivity, timeline), its lead-scoring
+ * facts and its analytics items in one transaction with one processed_events row. Activity runs first: it locks
+ * the batch's contact rows in (org, id) order, the lock scoring then needs and a contact DELETE takes first, so
+ * the three never deadlock with deletes or with each other.
+ */
+export function messageFamilyConsumer(
+  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'>; pool: Pool; log: Logger },
+  modules: { activity: FamilyModule; scoring: FamilyModule; analytics: FamilyModule },
+): EventConsumer {
+  const apply = joinModules([modules.activity, modules.scoring, modules.analytics]);
+  return new EventConsumer({
+    amqpUrl: ctx.config.AMQP_URL,
+    exchange: ctx.config.EVENTS_EXCHANGE,
+    queue: `${ctx.config.EVENTS_EXCHANGE}.crm.message-events`,
+    bindings: MESSAGE_FAMILY,
+    // batch mode: see packages/events batchHandler
+    handler: (event, db) => apply([event], db!),
+    logger: ctx.log,
+    pool: ctx.pool,
+    prefetch: 100,
+    // Events of one contact or conversation serialise on its row locks; different ones run in parallel.
+    concurrency: 4,
+  });
+}
