@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import { createClient } from 'redis';
 import { io as connect, Socket } from 'socket.io-client';
 import { authKeys, createTokenSigner } from '@crm/auth';
 import { createLogger } from '@crm/logger';
@@ -160,15 +160,15 @@ describe('realtime sessions end when access ends', () => {
     const bystander = await open(acme.token, resyncing.url);
 
     // Write the deny-list entry as identity does but publish nothing, as if this gateway missed the message.
-    const redis = new Redis(infra.redisUrl);
+    const redis = await createClient({ url: infra.redisUrl }).connect();
     try {
       const gone = ended(s);
       const jti = JSON.parse(Buffer.from(user.token.split('.')[1], 'base64url').toString()).jti;
-      await redis.set(authKeys(stack.env.REDIS_PREFIX).revokedJti(jti), '1', 'EX', 60);
+      await redis.set(authKeys(stack.env.REDIS_PREFIX).revokedJti(jti), '1', { expiration: { type: 'EX', value: 60 } });
       expect(await gone).toEqual({ reason: 'logged_out', disconnect: 'io server disconnect' });
       await expectLive(bystander);
     } finally {
-      redis.disconnect();
+      redis.destroy();
     }
   });
 });

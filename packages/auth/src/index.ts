@@ -65,6 +65,13 @@ export function authKeys(prefix: string) {
      * keys above, so every gateway instance ends the live sessions it holds at once instead of at the next check.
      */
     revocations: `${prefix}auth:revocations`,
+    /**
+     * Counter identity increments in the same MULTI as every revocation and API-key rotation: a gateway that keeps
+     * revocations in memory re-reads its keys only when this changed, so a missed pub/sub message costs seconds.
+     */
+    revocationsGeneration: `${prefix}auth:revocations:generation`,
+    /** Pub/sub channel: the hash of an API key that stopped working, so gateways drop it from their in-process cache. */
+    apiKeyRevocations: `${prefix}auth:api-key-revocations`,
   };
 }
 

@@ -2,17 +2,21 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import helmet from 'helmet';
-import Redis from 'ioredis';
 import { internalAuthFromEnv } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { createClients } from './clients';
 import type { GatewayConfig } from './config';
+import { ApiKeyCache } from './http/api-key-cache';
 import { authMiddleware, ipRateLimit } from './http/auth';
+import { startAuthSync } from './http/auth-sync';
 import { errorHandler, sendError } from './http/errors';
 import { methodNotAllowed } from './http/method-not-allowed';
 import { requestId } from './http/request-id';
+import { RateLimiter } from './http/rate-limiter';
 import { routeTable } from './http/route-table';
 import { rejectUnsafeText } from './http/text-guard';
+import { TokenRevocations } from './http/token-revocations';
+import { closeRedis, createRedis } from './redis';
 import type { RouteDeps } from './routes/deps';
 import { healthRoutes } from './routes/health.routes';
 import { identityRoutes } from './routes/identity.routes';
@@ -35,6 +39,9 @@ export interface RunningGateway {
 export function buildApp(deps: RouteDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // Express would hash every response body (SHA-1) for an ETag; API JSON is not revalidated by clients, so it is
+  // waste on the hot path. Static pages keep theirs (express.static sets its own from the file's stat).
+  app.set('etag', false);
   app.set('trust proxy', deps.config.TRUST_PROXY_HOPS);
   app.use(requestId);
   app.use(helmet());
@@ -64,15 +71,32 @@ export function buildApp(deps: RouteDeps): express.Express {
 
 export async function startGateway(config: GatewayConfig, log: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<RunningGateway> {
   const streamAgent = new http.Agent({ keepAlive: true });
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+  const redis = createRedis(config.REDIS_URL, log);
+  await redis.connect();
   // The gateway's internal credential: it signs the verified caller into every gRPC call (bad keys stop start-up).
   const internalAuth = internalAuthFromEnv('gateway', config);
   const clients = createClients(config, internalAuth);
+  // Auth state in memory, kept current from Redis (see http/auth-sync.ts): loaded and subscribed before serving.
+  const tokens = new TokenRevocations(redis, config.REDIS_PREFIX);
+  const apiKeys = new ApiKeyCache(
+    redis,
+    config.REDIS_PREFIX,
+    config.API_KEY_CACHE_MAX_ENTRIES,
+    config.API_KEY_CACHE_SECONDS * 1000,
+    config.API_KEY_INVALID_CACHE_SECONDS * 1000,
+  );
+  const sync = await startAuthSync({ redis, prefix: config.REDIS_PREFIX, resyncMs: config.REVOCATION_RESYNC_MS, tokens, apiKeys, log });
+  const limiter = new RateLimiter(redis, config.REDIS_PREFIX, config.RATE_LIMIT_FLUSH_MS, log);
+  limiter.start();
   const auth = authMiddleware({
     redis,
     prefix: config.REDIS_PREFIX,
     jwtSecret: config.JWT_SECRET,
     identity: clients.identity,
+    tokens,
+    apiKeys,
+    sync,
+    limiter,
     apiKeyCacheSeconds: config.API_KEY_CACHE_SECONDS,
     apiKeyInvalidCacheSeconds: config.API_KEY_INVALID_CACHE_SECONDS,
     apiKeyFailuresPerMinute: config.API_KEY_FAILURES_PER_MINUTE,
@@ -93,7 +117,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   const server = http.createServer(app);
   // Keep-alive longer than typical proxies' idle timeout so they never reuse a socket we just closed.
   server.keepAliveTimeout = 65_000;
-  const realtime = await startRealtime(server, { config, redis, clients, log });
+  const realtime = await startRealtime(server, { config, redis, sync, tokens, clients, log });
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, 'gateway listening');
@@ -110,7 +134,10 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
       });
       clients.closeAll();
       streamAgent.destroy();
-      redis.disconnect();
+      // The last counts go to Redis before the connection closes.
+      await limiter.stop();
+      await sync.stop();
+      await closeRedis(redis);
     },
   };
 }

@@ -35,8 +35,20 @@ const Env = z.object({
   RATE_LIMIT_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   RATE_LIMIT_USER_PER_MINUTE: z.coerce.number().int().min(1).default(3000),
   RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(60),
-  /** Seconds an API-key → organization lookup is cached in Redis. */
+  /**
+   * How often the per-user and per-key request counts go to Redis, in milliseconds (they are counted in process and
+   * decided without a round trip). The bound on overshoot across N gateways grows with it: see http/rate-limiter.ts.
+   */
+  RATE_LIMIT_FLUSH_MS: z.coerce.number().int().min(10).max(1000).default(100),
+  /**
+   * How often the in-memory revocations and API-key cache check Redis for a change they missed (one GET when
+   * nothing changed), in milliseconds: the bound on how long a missed logout or key rotation message goes unnoticed.
+   */
+  REVOCATION_RESYNC_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  /** Seconds an API-key → organization lookup is cached (in process and in Redis). */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  /** Most API keys (valid or refused) held in each gateway's in-process cache; the least recently used go first. */
+  API_KEY_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(10_000),
   /** Seconds a key identity refused is remembered as invalid, so repeats of it never reach identity. */
   API_KEY_INVALID_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** Failed API-key checks per client address per minute; beyond it the address gets 429 without identity being asked. */

@@ -1,21 +1,24 @@
 import type { RequestHandler } from 'express';
-import type Redis from 'ioredis';
 import { authKeys, createTokenVerifier } from '@crm/auth';
 import { sha256Hex } from '@crm/crypto';
 import { status, type ServiceClient } from '@crm/grpc-kit';
+import type { Redis } from '../redis';
+import { ApiKeyCache, INVALID, REVOKED } from './api-key-cache';
+import type { AuthSync } from './auth-sync';
 import { HttpError } from './errors';
 import type { Principal } from './principal';
-
-/** Cache value identity writes over a rotated key's entry (a tombstone). */
-const REVOKED = 'revoked';
-/** Cache value the gateway writes for a key identity refused (the negative cache). */
-const INVALID = 'invalid';
+import type { RateLimiter } from './rate-limiter';
+import type { TokenRevocations } from './token-revocations';
 
 interface AuthDeps {
   redis: Redis;
   prefix: string;
   jwtSecret: string;
   identity: ServiceClient;
+  tokens: TokenRevocations;
+  apiKeys: ApiKeyCache;
+  sync: AuthSync;
+  limiter: RateLimiter;
   apiKeyCacheSeconds: number;
   apiKeyInvalidCacheSeconds: number;
   apiKeyFailuresPerMinute: number;
@@ -29,49 +32,41 @@ function rateLimited(windowEndsIn: number) {
   return new HttpError(429, 'rate_limited', 'Too many requests; slow down', undefined, Math.max(1, windowEndsIn));
 }
 
-/** Fixed one-minute window key for a subject. */
+/** Fixed one-minute window key for a subject counted in Redis directly (failed API keys, sign-in routes). */
 function windowKey(prefix: string, subject: string): { key: string; resetIn: number } {
   const now = Math.floor(Date.now() / 1000);
   const minute = Math.floor(now / 60);
   return { key: `${prefix}rl:${subject}:${minute}`, resetIn: (minute + 1) * 60 - now };
 }
 
-/**
- * The bearer check's Redis work as one script (one command and one reply instead of MULTI, MGET, INCR, EXPIRE
- * and EXEC): the jti deny-list entry, the user's valid-after time, and the rate-limit counter incremented,
- * with the window's expiry set when the counter is new.
- */
-const BEARER_CHECK = `
-local revoked = redis.call('GET', KEYS[1])
-local validAfter = redis.call('GET', KEYS[2])
-local count = redis.call('INCR', KEYS[3])
-if count == 1 then redis.call('EXPIRE', KEYS[3], 61) end
-return {revoked or false, validAfter or false, count}`;
-
-type BearerCheck = (revokedKey: string, validAfterKey: string, rateKey: string) => Promise<[string | null, string | null, number]>;
+/** INCR with the window's expiry set when the counter is new: the count after this request. */
+async function countInRedis(redis: Redis, key: string): Promise<number> {
+  const [count] = await redis.multi().incr(key).expire(key, 61, 'NX').exec();
+  return Number(count);
+}
 
 export function authMiddleware(deps: AuthDeps) {
   const verify = createTokenVerifier(deps.jwtSecret);
   const keys = authKeys(deps.prefix);
-  // EVALSHA, with the script loaded on first use and again after a Redis restart (ioredis handles NOSCRIPT).
-  deps.redis.defineCommand('bearerCheck', { numberOfKeys: 3, lua: BEARER_CHECK });
-  const bearerCheck = (deps.redis as unknown as { bearerCheck: BearerCheck }).bearerCheck.bind(deps.redis);
 
   /**
-   * Bearer JWT: signature and expiry checked locally with a pinned algorithm; then one Redis round
-   * trip checks logout (jti), deactivation or role change (valid-after) and the per-user rate limit.
+   * Bearer JWT: signature and expiry checked locally with a pinned algorithm; logout (jti), deactivation and role
+   * change (valid-after) answered from memory kept current by identity's messages (auth-sync.ts), and the per-user
+   * rate limit counted in memory and reconciled with Redis in the background (rate-limiter.ts). Redis is read only
+   * the first time this instance sees a token, and on every request while the revocation subscription is down.
    */
   const bearer: RequestHandler = async (req, res, next) => {
-    const header = req.header('authorization') ?? '';
+    const header = req.headers.authorization ?? '';
     const m = /^Bearer\s+(.+)$/i.exec(header);
     if (!m) return next(unauthorized('Missing bearer token'));
     const claims = verify(m[1].trim());
     if (!claims) return next(unauthorized('Invalid or expired token', 'invalid_token'));
-    const rl = windowKey(deps.prefix, `u:${claims.sub}`);
-    const [revoked, validAfter, count] = await bearerCheck(keys.revokedJti(claims.jti), keys.validAfter(claims.sub), rl.key);
-    if (revoked) return next(unauthorized('Token has been revoked', 'invalid_token'));
-    if (validAfter && claims.ims <= Number(validAfter)) return next(unauthorized('Token is no longer valid; sign in again', 'invalid_token'));
-    if (count > deps.userRatePerMinute) return next(rateLimited(rl.resetIn));
+    const known = deps.sync.live ? deps.tokens.local(claims) : undefined;
+    const reason = known ? known.reason : await deps.tokens.load(claims);
+    if (reason === 'logged_out') return next(unauthorized('Token has been revoked', 'invalid_token'));
+    if (reason === 'access_changed') return next(unauthorized('Token is no longer valid; sign in again', 'invalid_token'));
+    const rl = deps.limiter.hit(`u:${claims.sub}`, deps.userRatePerMinute);
+    if (!rl.allowed) return next(rateLimited(rl.resetIn));
     const principal: Principal = { kind: 'user', orgId: claims.org, userId: claims.sub, role: claims.role, jti: claims.jti, exp: claims.exp };
     res.locals.principal = principal;
     next();
@@ -79,42 +74,59 @@ export function authMiddleware(deps: AuthDeps) {
 
   /** Count one failed API-key check for the client's address in its minute window. */
   const apiKeyFailed = async (failures: { key: string }) => {
-    await deps.redis.multi().incr(failures.key).expire(failures.key, 61, 'NX').exec();
+    await countInRedis(deps.redis, failures.key);
     return unauthorized('Missing or invalid API key', 'invalid_api_key');
   };
 
+  /** Remember identity's answer in Redis for other gateways (NX: never over a rotation tombstone); true if it is now there. */
+  const shareAnswer = async (cacheKey: string, value: string, seconds: number): Promise<boolean> => {
+    if (seconds <= 0) return false;
+    const previous = await deps.redis.set(cacheKey, value, { expiration: { type: 'EX', value: seconds }, condition: 'NX', GET: true });
+    return previous === null || previous === value;
+  };
+
   /**
-   * X-API-Key: resolved to its organization through identity, cached briefly in Redis. Rotation writes a
-   * tombstone over the old key's cache entry and we cache with NX, so an old key fails at once.
-   * Guessing is made slow and cheap for identity: a key identity refused is cached as invalid for a while,
-   * and a client address with too many failed checks this minute gets 429 for any key not already known
-   * to be good, before identity is asked (a valid cached key keeps working from a noisy office address).
+   * X-API-Key: resolved to its organization through identity; cached in process (api-key-cache.ts) and, shared
+   * between gateways, in Redis. Rotation writes a tombstone over the old key's Redis entry and publishes the hash:
+   * every gateway drops it from memory at once, and the tombstone keeps it from being cached again anywhere.
+   * Guessing is made slow and cheap for identity: a key identity refused is cached as invalid for a while, and a
+   * client address with too many failed checks this minute gets 429 for any key not already known to be good,
+   * before identity is asked (a valid cached key keeps working from a noisy office address). Only the failure path
+   * counts in Redis; a known good key costs no Redis round trip.
    */
   const apiKey: RequestHandler = async (req, res, next) => {
     const key = req.header('x-api-key');
     if (!key) return next(unauthorized('Missing X-API-Key header', 'invalid_api_key'));
     const hash = sha256Hex(key);
-    const cacheKey = keys.apiKey(hash);
-    const failures = windowKey(deps.prefix, `akf:${req.ip}`);
-    const [cached, failed] = await deps.redis.mget(cacheKey, failures.key);
-    let orgId = cached;
-    if (!orgId || orgId === REVOKED || orgId === INVALID) {
-      if (Number(failed ?? 0) >= deps.apiKeyFailuresPerMinute) return next(rateLimited(failures.resetIn));
-      if (orgId) return next(await apiKeyFailed(failures));
-      try {
-        const found = await deps.identity.VerifyApiKey<{ orgId: string }>({ apiKey: key }, { requestId: res.locals.requestId });
-        orgId = found.orgId;
-      } catch (err) {
-        if ((err as { code?: number }).code !== status.UNAUTHENTICATED) throw err;
-        // NX: never shorten a rotation tombstone; a refused key has no good entry to overwrite.
-        if (deps.apiKeyInvalidCacheSeconds > 0) await deps.redis.set(cacheKey, INVALID, 'EX', deps.apiKeyInvalidCacheSeconds, 'NX');
-        return next(await apiKeyFailed(failures));
+    let orgId = deps.apiKeys.get(hash);
+    if (!orgId || orgId === INVALID) {
+      const cacheKey = keys.apiKey(hash);
+      const failures = windowKey(deps.prefix, `akf:${req.ip}`);
+      const [shared, failed] = orgId ? [INVALID, await deps.redis.get(failures.key)] : await deps.redis.mGet([cacheKey, failures.key]);
+      orgId = shared ?? undefined;
+      if (orgId && orgId !== REVOKED && orgId !== INVALID) {
+        deps.apiKeys.setValid(hash, orgId);
+      } else {
+        if (Number(failed ?? 0) >= deps.apiKeyFailuresPerMinute) return next(rateLimited(failures.resetIn));
+        if (orgId) {
+          deps.apiKeys.setInvalid(hash);
+          return next(await apiKeyFailed(failures));
+        }
+        try {
+          const found = await deps.identity.VerifyApiKey<{ orgId: string }>({ apiKey: key }, { requestId: res.locals.requestId });
+          orgId = found.orgId;
+        } catch (err) {
+          if ((err as { code?: number }).code !== status.UNAUTHENTICATED) throw err;
+          await shareAnswer(cacheKey, INVALID, deps.apiKeyInvalidCacheSeconds);
+          deps.apiKeys.setInvalid(hash);
+          return next(await apiKeyFailed(failures));
+        }
+        // Cached here only if Redis holds no tombstone: a rotation between identity's answer and now wins.
+        if (await shareAnswer(cacheKey, orgId, deps.apiKeyCacheSeconds)) deps.apiKeys.setValid(hash, orgId);
       }
-      if (deps.apiKeyCacheSeconds > 0) await deps.redis.set(cacheKey, orgId, 'EX', deps.apiKeyCacheSeconds, 'NX');
     }
-    const rl = windowKey(deps.prefix, `k:${hash.slice(0, 32)}`);
-    const [[, count]] = (await deps.redis.multi().incr(rl.key).expire(rl.key, 61, 'NX').exec()) as [[unknown, number]];
-    if (count > deps.publicRatePerMinute) return next(rateLimited(rl.resetIn));
+    const rl = deps.limiter.hit(`k:${hash.slice(0, 32)}`, deps.publicRatePerMinute);
+    if (!rl.allowed) return next(rateLimited(rl.resetIn));
     // Integrations act with an agent's rights inside their organization, as no particular user.
     const principal: Principal = { kind: 'api_key', orgId, userId: '', role: 'agent' };
     res.locals.principal = principal;
@@ -124,12 +136,14 @@ export function authMiddleware(deps: AuthDeps) {
   return { bearer, apiKey };
 }
 
-/** Per-IP limit for sign-in style routes that have no credential yet. */
+/**
+ * Per-IP limit for sign-in style routes that have no credential yet: counted in Redis on every request, exact across
+ * gateways (these routes are rare and guard passwords, so no local counting).
+ */
 export function ipRateLimit(redis: Redis, prefix: string, perMinute: number): RequestHandler {
   return async (req, _res, next) => {
     const rl = windowKey(prefix, `ip:${req.ip}`);
-    const [[, count]] = (await redis.multi().incr(rl.key).expire(rl.key, 61, 'NX').exec()) as [[unknown, number]];
-    if (count > perMinute) return next(rateLimited(rl.resetIn));
+    if ((await countInRedis(redis, rl.key)) > perMinute) return next(rateLimited(rl.resetIn));
     next();
   };
 }

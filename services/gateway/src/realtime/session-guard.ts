@@ -1,7 +1,9 @@
-import type Redis from 'ioredis';
 import type { Server, Socket } from 'socket.io';
-import { AccessClaims, authKeys, parseRevocation, Revocation } from '@crm/auth';
+import { AccessClaims, authKeys, Revocation } from '@crm/auth';
 import type { Logger } from '@crm/logger';
+import type { AuthSync } from '../http/auth-sync';
+import type { TokenRevocations } from '../http/token-revocations';
+import type { Redis } from '../redis';
 
 /**
  * Keeps live sockets within their token's rights. The HTTP bearer check runs on every request, but a socket is
@@ -11,7 +13,8 @@ import type { Logger } from '@crm/logger';
  * Three ways a session ends, each reported to the client as `session_ended` `{reason}` just before the server
  * disconnects it (socket.io reason "io server disconnect", after which the client does not reconnect by itself):
  * - a revocation message that identity publishes on `auth:revocations` right after writing the Redis key;
- *   every gateway instance receives it and ends the matching sockets it holds;
+ *   every gateway instance receives it (through the HTTP auth state's subscription, auth-sync.ts) and ends the
+ *   matching sockets it holds;
  * - a timer at the token's `exp`;
  * - a periodic re-check of every local socket against the same Redis keys, in one pipelined round trip, because
  *   pub/sub delivers at most once: a message published while this instance was reconnecting is lost.
@@ -19,7 +22,7 @@ import type { Logger } from '@crm/logger';
 export type SessionEndReason = 'logged_out' | 'access_changed' | 'token_expired';
 
 export interface SessionGuard {
-  /** The handshake's check: the same deny-list and valid-after rule as the HTTP bearer check. */
+  /** The handshake's check: the HTTP bearer check's own state (memory when subscribed, else Redis). */
   check(claims: AccessClaims): Promise<SessionEndReason | undefined>;
   /** Start watching an accepted socket (its token's room and expiry timer). */
   watch(socket: Socket): void;
@@ -29,6 +32,8 @@ export interface SessionGuard {
 interface GuardDeps {
   io: Server;
   redis: Redis;
+  sync: AuthSync;
+  tokens: TokenRevocations;
   prefix: string;
   resyncMs: number;
   log: Logger;
@@ -96,13 +101,10 @@ export async function startSessionGuard(deps: GuardDeps): Promise<SessionGuard> 
         const c = s.data.claims as AccessClaims;
         return [keys.revokedJti(c.jti), keys.validAfter(c.sub)];
       });
-      const pipeline = redis.pipeline();
-      for (let i = 0; i < keyList.length; i += MGET_CHUNK) pipeline.mget(keyList.slice(i, i + MGET_CHUNK));
-      const values: (string | null)[] = [];
-      for (const [err, chunk] of (await pipeline.exec()) ?? []) {
-        if (err) throw err;
-        values.push(...(chunk as (string | null)[]));
-      }
+      const chunks: Promise<(string | null)[]>[] = [];
+      // Issued in one tick, node-redis sends them as one pipeline.
+      for (let i = 0; i < keyList.length; i += MGET_CHUNK) chunks.push(redis.mGet(keyList.slice(i, i + MGET_CHUNK)));
+      const values = (await Promise.all(chunks)).flat();
       live.forEach((s, i) => {
         const reason = revocationReason(s.data.claims, values[2 * i], values[2 * i + 1]);
         if (reason) end(s, reason);
@@ -114,23 +116,16 @@ export async function startSessionGuard(deps: GuardDeps): Promise<SessionGuard> 
     }
   };
 
-  const sub = redis.duplicate();
-  sub.on('message', (channel: string, raw: string) => {
-    if (channel !== keys.revocations) return;
-    const r = parseRevocation(raw);
-    if (r) apply(r);
-    else log.warn({ channel }, 'ignored a malformed revocation message');
-  });
-  await sub.subscribe(keys.revocations);
-  // ioredis re-subscribes after a reconnect; whatever was published in between is caught up at once.
-  sub.on('ready', () => void resync());
+  deps.sync.onRevocation(apply);
+  // After a reconnect of the subscription, whatever was published in between is caught up at once.
+  deps.sync.onResubscribed(() => void resync());
   const interval = setInterval(() => void resync(), deps.resyncMs);
   interval.unref();
 
   return {
     async check(claims) {
-      const [revoked, validAfter] = await redis.mget(keys.revokedJti(claims.jti), keys.validAfter(claims.sub));
-      return revocationReason(claims, revoked, validAfter);
+      const known = deps.sync.live ? deps.tokens.local(claims) : undefined;
+      return known ? known.reason : deps.tokens.load(claims);
     },
     watch(socket) {
       const claims = socket.data.claims as AccessClaims;
@@ -149,7 +144,6 @@ export async function startSessionGuard(deps: GuardDeps): Promise<SessionGuard> 
       clearInterval(interval);
       for (const t of timers.values()) clearTimeout(t);
       timers.clear();
-      sub.disconnect();
     },
   };
 }

@@ -1,5 +1,4 @@
 import type http from 'node:http';
-import type Redis from 'ioredis';
 import { Server, Socket } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { AccessClaims, createTokenVerifier } from '@crm/auth';
@@ -8,6 +7,9 @@ import { ROLES, roleRank } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
+import type { AuthSync } from '../http/auth-sync';
+import type { TokenRevocations } from '../http/token-revocations';
+import { closeRedis, duplicateRedis, type Redis } from '../redis';
 import { InboxAudience } from './inbox-audience';
 import { startSessionGuard } from './session-guard';
 
@@ -30,6 +32,8 @@ export interface Realtime {
 interface Deps {
   config: GatewayConfig;
   redis: Redis;
+  sync: AuthSync;
+  tokens: TokenRevocations;
   clients: Clients;
   log: Logger;
 }
@@ -71,11 +75,13 @@ export async function routeEvent(
 export async function startRealtime(server: http.Server, deps: Deps): Promise<Realtime> {
   const { config, redis, clients, log } = deps;
   const verify = createTokenVerifier(config.JWT_SECRET);
-  const pub = redis.duplicate();
-  const sub = redis.duplicate();
+  // The adapter publishes on one connection and subscribes on another (node-redis clients).
+  const pub = duplicateRedis(redis, log, 'socket.io pub');
+  const sub = duplicateRedis(redis, log, 'socket.io sub');
+  await Promise.all([pub.connect(), sub.connect()]);
   const io = new Server(server, { cors: { origin: config.CORS_ORIGINS === '*' ? true : config.CORS_ORIGINS.split(',') }, serveClient: false });
   io.adapter(createAdapter(pub, sub, { key: `${config.REDIS_PREFIX}socket.io` }));
-  const guard = await startSessionGuard({ io, redis, prefix: config.REDIS_PREFIX, resyncMs: config.SOCKET_SESSION_RESYNC_MS, log });
+  const guard = await startSessionGuard({ io, redis, sync: deps.sync, tokens: deps.tokens, prefix: config.REDIS_PREFIX, resyncMs: config.SOCKET_SESSION_RESYNC_MS, log });
   const audience = new InboxAudience(
     (orgId) => clients.messaging.GetInboxAudience({}, { orgId, userId: '', role: '', requestId: `realtime-${orgId}` }),
     config.SOCKET_AUDIENCE_CACHE_MS,
@@ -154,8 +160,8 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
       await audienceChanges.stop();
       await guard.stop();
       await new Promise<void>((resolve) => io.close(() => resolve()));
-      pub.disconnect();
-      sub.disconnect();
+      await closeRedis(pub);
+      await closeRedis(sub);
     },
   };
 }

@@ -1,10 +1,10 @@
 import type { Agent } from 'node:http';
 import type { RequestHandler } from 'express';
-import type Redis from 'ioredis';
 import type { InternalAuth } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
+import type { Redis } from '../redis';
 
 /** What every route module gets: clients for the services, auth middleware, config. */
 export interface RouteDeps {

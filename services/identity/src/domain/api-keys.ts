@@ -34,8 +34,18 @@ export async function generate(deps: Deps, ctx: CallContext) {
     return { row, oldHash };
   });
   // A tombstone rather than a delete: a gateway that verified the old key a moment ago caches with
-  // SET NX, so it cannot write the old key back after this.
-  if (oldHash) await deps.redis.set(deps.keys.apiKey(oldHash), REVOKED, 'EX', 3600);
+  // SET NX, so it cannot write the old key back after this. Gateways also cache keys in memory: the message
+  // makes each drop the old key at once, the generation bump makes a gateway that missed it re-check its cache.
+  if (oldHash) {
+    const replies = await deps.redis
+      .multi()
+      .set(deps.keys.apiKey(oldHash), REVOKED, 'EX', 3600)
+      .incr(deps.keys.revocationsGeneration)
+      .publish(deps.keys.apiKeyRevocations, oldHash)
+      .exec();
+    const failed = replies?.find(([err]) => err);
+    if (!replies || failed) throw failed?.[0] ?? new Error('Redis transaction was discarded');
+  }
   return { apiKey, keyMask: maskSecret(apiKey, PREFIX), createdAt: row.created_at.toISOString() };
 }
 

@@ -64,8 +64,8 @@ export async function refresh(deps: Deps, refreshToken: string) {
 }
 
 /**
- * Spend the refresh token and refuse the access token until it would have expired anyway. The deny-list entry and
- * the revocation message go in one MULTI: gateways end that token's live sockets at once (the entry alone is only
+ * Spend the refresh token and refuse the access token until it would have expired anyway. The deny-list entry, the
+ * generation bump (gateways re-read revocations when it changes) and the revocation message go in one MULTI: gateways end that token's live sockets at once (the entry alone is only
  * read at the next request or handshake).
  */
 export async function logout(deps: Deps, refreshToken: string, jti: string, accessExpiresAt: number) {
@@ -81,7 +81,13 @@ export async function logout(deps: Deps, refreshToken: string, jti: string, acce
 async function denyAccessToken(deps: Deps, jti: string, expiresAt: number): Promise<void> {
   const ttl = Math.ceil(expiresAt - Date.now() / 1000);
   if (!jti || ttl <= 0) return;
-  await execAll(deps.redis.multi().set(deps.keys.revokedJti(jti), '1', 'EX', ttl).publish(deps.keys.revocations, encodeRevocation({ jti })));
+  await execAll(
+    deps.redis
+      .multi()
+      .set(deps.keys.revokedJti(jti), '1', 'EX', ttl)
+      .incr(deps.keys.revocationsGeneration)
+      .publish(deps.keys.revocations, encodeRevocation({ jti })),
+  );
 }
 
 /** Access tokens issued before now stop working (deactivation, role change), live sockets included. */
@@ -91,6 +97,7 @@ export async function invalidateAccessTokens(deps: Deps, userId: string): Promis
     deps.redis
       .multi()
       .set(deps.keys.validAfter(userId), String(validAfter), 'EX', deps.config.ACCESS_TOKEN_TTL + 60)
+      .incr(deps.keys.revocationsGeneration)
       .publish(deps.keys.revocations, encodeRevocation({ userId, validAfter })),
   );
 }
