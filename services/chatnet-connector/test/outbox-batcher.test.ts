@@ -64,9 +64,10 @@ describe('OutboxBatcher', () => {
   it('a single event on an idle batcher is committed after the short wait, not held for a full batch', async () => {
     const b = batcher({ maxWaitMs: 20 });
     const started = Date.now();
+    // Nothing else ever arrives: without the time limit this would wait for 99 more events forever.
     await b.enqueue(message('idle', 't1', 0));
-    // 20 ms of waiting plus one insert; generous for a loaded 2-core machine, far below any batch-filling wait.
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // 20 ms of waiting plus one insert; the bound is generous for a loaded 2-core machine.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(await rowsOf('idle')).toHaveLength(1);
   });
 
@@ -103,12 +104,14 @@ describe('OutboxBatcher', () => {
   });
 
   it('occurredAt is the time each event was handed in, not the time its batch was written', async () => {
-    const b = batcher({ maxWaitMs: 300 });
+    const b = batcher({ maxWaitMs: 2_000 });
     const before = Date.now();
     await b.enqueue(message('clock', 't1', 0));
+    expect(Date.now() - before).toBeGreaterThanOrEqual(1_990);
     const [row] = await rowsOf('clock');
     expect(row.occurred_at.getTime()).toBeGreaterThanOrEqual(before - 1);
-    expect(row.occurred_at.getTime()).toBeLessThan(before + 250);
+    // Written 2 s after it was handed in.
+    expect(row.occurred_at.getTime()).toBeLessThan(before + 1_500);
   });
 
   it('when the database cannot be reached every caller is rejected, none left waiting', async () => {
