@@ -47,7 +47,8 @@ describe('OutboxBatcher', () => {
     ).rows;
 
   it('250 events handed in at once are written in arrival order by 3 transactions of at most 100', async () => {
-    const b = batcher();
+    // A wait far longer than handing them in takes, even when the machine stalls this process for a few ms.
+    const b = batcher({ maxWaitMs: 1_000 });
     const sent: NewEvent[] = [];
     for (let i = 0; i < 50; i++) for (const t of ['t1', 't2', 't3', 't4', 't5']) sent.push(message('order', t, i));
     await Promise.all(sent.map((e) => b.enqueue(e)));
