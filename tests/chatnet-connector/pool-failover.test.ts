@@ -1,8 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
-import Redis from 'ioredis';
 import { Client as PgClient } from 'pg';
+import { createClient } from 'redis';
 import { SecretBox } from '@crm/crypto';
 import { checkHealth } from '@crm/grpc-kit';
 import { createTestDatabase, eventually, freePort, infra, type TestDatabase } from '@crm/testing';
@@ -29,7 +29,7 @@ describe('session pool across two connector processes', () => {
   let owner: Client;
   let user: { id: string; orgId: string; role: string };
   let bus: Awaited<ReturnType<typeof captureEvents>>;
-  let redis: Redis;
+  let redis: ReturnType<typeof createClient>;
   let a: Instance;
   let b: Instance;
   let env: Record<string, string>;
@@ -63,7 +63,9 @@ describe('session pool across two connector processes', () => {
     // The proxy below is on a private address: allowed here, as an operator allows proxies on its own network.
     stack = await startStack({ env: { CONNECTOR_ADDR: `127.0.0.1:${portB}`, CONNECTOR_ALLOWED_PRIVATE_ADDRESSES: '10.0.0.9' } });
     env = { ...stack.env, DATABASE_URL: db.url };
-    redis = new Redis(infra.redisUrl);
+    redis = createClient({ url: infra.redisUrl });
+    redis.on('error', () => undefined);
+    await redis.connect();
     bus = await captureEvents(env.EVENTS_EXCHANGE);
     a = await spawnConnector(await freePort());
     b = await spawnConnector(portB);
@@ -77,7 +79,7 @@ describe('session pool across two connector processes', () => {
     for (const i of [a, b]) if (i && i.proc.exitCode === null && i.proc.signalCode === null) i.proc.kill('SIGKILL');
     await stack?.stop();
     await bus?.stop(true);
-    redis?.disconnect();
+    redis?.destroy();
     await db?.drop();
   });
 

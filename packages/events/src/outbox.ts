@@ -28,21 +28,62 @@ const ENQUEUE = {
  * withTransaction). It is published after commit by an OutboxRelay; a rollback discards it.
  */
 export async function enqueueEvent(db: Queryable, e: NewEvent): Promise<EventEnvelope> {
+  const envelope = envelopeOf(e);
+  await db.query({
+    ...ENQUEUE,
+    values: [envelope.id, envelope.type, envelope.orgId, envelope.occurredAt, JSON.stringify(envelope.data)],
+  });
+  return envelope;
+}
+
+// The multi-row form: one statement whatever the count (arrays, not a VALUES list per size), so it stays one
+// named prepared statement. Rows take their seq in array order (WITH ORDINALITY ... ORDER BY), which is
+// the order the relay publishes them in; a repeated id, already stored or earlier in the same array, is skipped.
+const ENQUEUE_MANY = {
+  name: 'crm_events_enqueue_many',
+  text: `WITH inserted AS (
+           INSERT INTO outbox (id, type, org_id, occurred_at, data)
+           SELECT id, type, org_id, occurred_at, data
+           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[])
+                WITH ORDINALITY AS e(id, type, org_id, occurred_at, data, ord)
+           ORDER BY ord
+           ON CONFLICT (id) DO NOTHING
+         )
+         SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
+};
+
+/**
+ * Record several events with one statement (one round trip, one NOTIFY), in the order given, with the
+ * same rules as enqueueEvent: a stable id already in the outbox is ignored. Validation happens before
+ * anything is sent, so one invalid event fails the call and nothing is written.
+ */
+export async function enqueueEvents(db: Queryable, events: NewEvent[]): Promise<EventEnvelope[]> {
+  const envelopes = events.map(envelopeOf);
+  if (envelopes.length === 0) return envelopes;
+  await db.query({
+    ...ENQUEUE_MANY,
+    values: [
+      envelopes.map((e) => e.id),
+      envelopes.map((e) => e.type),
+      envelopes.map((e) => e.orgId),
+      envelopes.map((e) => e.occurredAt),
+      envelopes.map((e) => JSON.stringify(e.data)),
+    ],
+  });
+  return envelopes;
+}
+
+function envelopeOf(e: NewEvent): EventEnvelope {
   // The type is the routing key: AMQP caps it at 255 bytes, and an empty one could never be bound to.
   if (!e.type || Buffer.byteLength(e.type) > 255) throw new Error(`Invalid event type "${e.type}"`);
   if (!e.orgId) throw new Error('Event orgId is required');
   const occurredAt = new Date(e.occurredAt ?? Date.now());
   if (Number.isNaN(occurredAt.getTime())) throw new Error(`Invalid occurredAt "${e.occurredAt}"`);
-  const envelope: EventEnvelope = {
+  return {
     id: e.id ?? randomUUID(),
     type: e.type,
     orgId: e.orgId,
     occurredAt: occurredAt.toISOString(),
     data: e.data ?? null,
   };
-  await db.query({
-    ...ENQUEUE,
-    values: [envelope.id, envelope.type, envelope.orgId, envelope.occurredAt, JSON.stringify(envelope.data)],
-  });
-  return envelope;
 }

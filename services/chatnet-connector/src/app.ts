@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import Redis from 'ioredis';
 import { SecretBox } from '@crm/crypto';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
@@ -20,6 +19,8 @@ import { peerHandlers } from './grpc/peer.handler';
 import { Leases } from './pool/leases';
 import { Peers } from './pool/peers';
 import { SessionPool } from './pool/session-pool';
+import { OutboxBatcher } from './events/outbox-batcher';
+import { connectRedis } from './redis';
 
 export { loadConfig } from './config';
 
@@ -42,7 +43,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+  const redis = await connectRedis(config.REDIS_URL, log);
   const instanceId = randomUUID();
   const leases = new Leases(redis, config.REDIS_PREFIX, instanceId, config.LEASE_TTL_MS);
   const guard = new AddressGuard({ allow: config.CONNECTOR_ALLOWED_PRIVATE_ADDRESSES, purpose: 'proxy connections' });
@@ -55,7 +56,9 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard) });
   }
   const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000);
-  const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases });
+  // Network news (inbound messages, read receipts) reaches the outbox in batches: one statement for what arrives within a few ms.
+  const news = new OutboxBatcher({ pool, log, maxEvents: config.INBOUND_BATCH_SIZE, maxWaitMs: config.INBOUND_BATCH_WAIT_MS });
+  const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases, news });
   const peers = new Peers(leases, auth);
   const deps: Deps = {
     config,
@@ -93,11 +96,13 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
       // Sessions first: their leases are handed back so another instance takes them over at once.
       await sessions.stop();
       await server.stop();
+      // What the sessions handed over before closing is written before the relay and the pool go.
+      await news.close();
       await relay.stop();
       await driver.close();
       peers.close();
       identity.close();
-      redis.disconnect();
+      await redis.close();
       await pool.end();
     },
   };

@@ -51,6 +51,13 @@ const Env = z.object({
   /** Lifetime of one sandbox QR code, and how many fresh codes a login shows before giving up. */
   QR_TTL_MS: ms(60_000),
   QR_MAX_REFRESHES: z.coerce.number().int().min(0).max(100).default(4),
+  /**
+   * Inbound messages and read receipts are written to the outbox in batches: at most this many per
+   * statement, and none waits longer than INBOUND_BATCH_WAIT_MS for others to join it (0: only what
+   * arrived while the previous batch was being written).
+   */
+  INBOUND_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
+  INBOUND_BATCH_WAIT_MS: z.coerce.number().int().min(0).max(1000).default(5),
   /** Seconds an owner looked up in identity is cached in memory. */
   OWNER_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   LOG_LEVEL: fields.logLevel(),

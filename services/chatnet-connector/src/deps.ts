@@ -1,4 +1,3 @@
-import type Redis from 'ioredis';
 import type { SecretBox } from '@crm/crypto';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
@@ -10,12 +9,13 @@ import type { SandboxNetwork } from './drivers/sandbox.driver';
 import type { Leases } from './pool/leases';
 import type { Peers } from './pool/peers';
 import type { SessionPool } from './pool/session-pool';
+import type { ConnectorRedis } from './redis';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
 export interface Deps {
   config: ConnectorConfig;
   pool: Pool;
-  redis: Redis;
+  redis: ConnectorRedis;
   log: Logger;
   box: SecretBox;
   driver: ChatnetDriver;

@@ -101,7 +101,12 @@ export async function inbound(
   req: { id: string; fromUid: string; fromName: string; content: string; threadType: string; threadId: string; fromAvatar: string; contentType: string; chatnetMessageId: string },
 ) {
   sandboxOf(deps, ctx);
-  const row = await loadAccount(deps, ctx.orgId, req.id);
+  // The hot path of the sandbox (benchmarks push hundreds of messages a second): when this instance holds
+  // the account live for the caller's org, the account exists, is connected and is the org's, so neither
+  // the database row nor the lease in Redis is read; the push goes straight to the local connection, like
+  // the network pushing to the client it is connected to. Otherwise the full path below.
+  const held = deps.sessions.isLive(req.id, ctx.orgId);
+  const row = held ? undefined : await loadAccount(deps, ctx.orgId, req.id);
   const fromUid = text('fromUid', req.fromUid, 64, true);
   const content = req.content ?? '';
   if (!content.trim()) throw invalid('content', 'is required');
@@ -121,9 +126,13 @@ export async function inbound(
     contentType: text('contentType', req.contentType, 50) || 'text',
     sentAt: new Date().toISOString(),
   };
-  if (row.status !== 'connected') throw notLive('it is not connected');
-  await onHolder(deps, ctx.orgId, row.id, 'inbound', message, () => notLive());
-  return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
+  if (row) {
+    if (row.status !== 'connected') throw notLive('it is not connected');
+    await onHolder(deps, ctx.orgId, row.id, 'inbound', message, () => notLive());
+  } else {
+    await runLocal(deps, ctx.orgId, req.id, 'inbound', message);
+  }
+  return { accountId: req.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
 }
 
 /** At most this many message ids in one receipt (the sandbox keeps the last 200 sends of an account anyway). */

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import type Redis from 'ioredis';
 import { randomBase62 } from '@crm/crypto';
+import type { ConnectorRedis } from '../redis';
 import {
   ChatnetDriver,
   ChatnetProfile,
@@ -51,7 +51,7 @@ export class SandboxNetwork {
   private readonly sessions = new Map<string, SandboxSession>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: ConnectorRedis,
     prefix: string,
   ) {
     this.p = `${prefix}sandbox:`;
@@ -106,7 +106,7 @@ export class SandboxNetwork {
   }
 
   async sentBy(accountId: string): Promise<SentRecord[]> {
-    const raw = await this.redis.lrange(`${this.p}sent:${accountId}`, 0, SENT_KEEP - 1);
+    const raw = await this.redis.lRange(`${this.p}sent:${accountId}`, 0, SENT_KEEP - 1);
     return raw.map((r) => JSON.parse(r) as SentRecord);
   }
 
@@ -146,7 +146,7 @@ export class SandboxNetwork {
 
   async recordSent(accountId: string, record: SentRecord): Promise<void> {
     const key = `${this.p}sent:${accountId}`;
-    await this.redis.multi().lpush(key, JSON.stringify(record)).ltrim(key, 0, SENT_KEEP - 1).exec();
+    await this.redis.multi().lPush(key, JSON.stringify(record)).lTrim(key, 0, SENT_KEEP - 1).exec();
   }
 }
 

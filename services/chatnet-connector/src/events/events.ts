@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '@crm/db';
-import { enqueueEvent } from '@crm/events';
+import { enqueueEvent, type NewEvent } from '@crm/events';
 import type { Friend, InboundMessage, SeenReceipt } from '../drivers/driver';
 
 /** The events this service produces, always through the outbox (same transaction as the change). */
@@ -30,8 +30,9 @@ function derivedEventId(...parts: string[]): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
 }
 
-export function inboundEvent(db: Queryable, orgId: string, accountId: string, m: InboundMessage) {
-  return enqueueEvent(db, {
+/** An inbound message as an event; written through the OutboxBatcher with the others that arrive with it. */
+export function inboundEvent(orgId: string, accountId: string, m: InboundMessage): NewEvent {
+  return {
     id: inboundEventId(accountId, m.chatnetMessageId),
     type: EVENTS.inbound,
     orgId,
@@ -47,16 +48,17 @@ export function inboundEvent(db: Queryable, orgId: string, accountId: string, m:
       contentType: m.contentType,
       sentAt: m.sentAt.toISOString(),
     },
-  });
+  };
 }
 
 /**
  * A read receipt. Its id derives from what was read and by whom: the network repeating a receipt (or the
  * sandbox control asked twice) enters the outbox once; a new reader or a newer message is a new event.
+ * Written through the OutboxBatcher, in order with the messages.
  */
-export function seenEvent(db: Queryable, orgId: string, accountId: string, r: SeenReceipt) {
+export function seenEvent(orgId: string, accountId: string, r: SeenReceipt): NewEvent {
   const ids = [...new Set(r.chatnetMessageIds)];
-  return enqueueEvent(db, {
+  return {
     id: derivedEventId(EVENTS.seen, accountId, r.threadType, r.threadId, r.seenByUid ?? '', [...ids].sort().join(',')),
     type: EVENTS.seen,
     orgId,
@@ -68,7 +70,7 @@ export function seenEvent(db: Queryable, orgId: string, accountId: string, r: Se
       seenByUid: r.seenByUid ?? null,
       seenAt: r.seenAt.toISOString(),
     },
-  });
+  };
 }
 
 export function qrEvent(db: Queryable, orgId: string, accountId: string, qr: string, expiresAt: Date) {

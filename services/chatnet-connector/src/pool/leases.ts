@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { ConnectorRedis } from '../redis';
 
 /** The live state an instance publishes for each account it holds, read by GET status and the list. */
 export interface LiveInfo {
@@ -7,26 +7,6 @@ export interface LiveInfo {
   connectedAt?: string;
   lastHeartbeat?: string;
 }
-
-// Renew only a lease we still own (compare-and-expire), and publish the live info with it, in one round trip.
-const RENEW = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('HSET', KEYS[2], 'instance', ARGV[1], 'state', ARGV[3], 'connectedAt', ARGV[4], 'lastHeartbeat', ARGV[5])
-  redis.call('EXPIRE', KEYS[2], ARGV[6])
-  return 1
-end
-return 0`;
-
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  if redis.call('HGET', KEYS[2], 'instance') == ARGV[1] then
-    redis.call('HSET', KEYS[2], 'state', 'disconnected', 'connectedAt', '')
-  end
-  return 1
-end
-return 0`;
 
 /** Live info outlives the lease so a dead holder's last heartbeat stays visible ("last seen"). */
 const LIVE_INFO_TTL_S = 7 * 24 * 3600;
@@ -41,14 +21,12 @@ export class Leases {
   private readonly p: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: ConnectorRedis,
     prefix: string,
     readonly instanceId: string,
     private readonly ttlMs: number,
   ) {
     this.p = `${prefix}chatnet:`;
-    redis.defineCommand('chatnetRenewLease', { numberOfKeys: 2, lua: RENEW });
-    redis.defineCommand('chatnetReleaseLease', { numberOfKeys: 2, lua: RELEASE });
   }
 
   leaseKey(accountId: string): string {
@@ -69,11 +47,11 @@ export class Leases {
 
   /** Take the lease when nobody holds it. */
   async acquire(accountId: string, state: LiveInfo['state']): Promise<boolean> {
-    const ok = await this.redis.set(this.leaseKey(accountId), this.instanceId, 'PX', this.ttlMs, 'NX');
+    const ok = await this.redis.set(this.leaseKey(accountId), this.instanceId, { PX: this.ttlMs, NX: true });
     if (ok !== 'OK') return false;
     await this.redis
       .multi()
-      .hset(this.liveKey(accountId), { instance: this.instanceId, state, connectedAt: '', lastHeartbeat: new Date().toISOString() })
+      .hSet(this.liveKey(accountId), { instance: this.instanceId, state, connectedAt: '', lastHeartbeat: new Date().toISOString() })
       .expire(this.liveKey(accountId), LIVE_INFO_TTL_S)
       .exec();
     return true;
@@ -83,25 +61,27 @@ export class Leases {
   async renew(entries: Array<{ accountId: string; state: LiveInfo['state']; connectedAt?: Date }>): Promise<string[]> {
     if (entries.length === 0) return [];
     const now = new Date().toISOString();
-    const pipe = this.redis.pipeline();
-    for (const e of entries) {
-      (pipe as unknown as Record<string, Function>).chatnetRenewLease(
-        this.leaseKey(e.accountId),
-        this.liveKey(e.accountId),
-        this.instanceId,
-        this.ttlMs,
-        e.state,
-        e.connectedAt?.toISOString() ?? '',
-        now,
-        LIVE_INFO_TTL_S,
-      );
-    }
-    const results = (await pipe.exec()) ?? [];
-    return entries.filter((_, i) => results[i]?.[0] || results[i]?.[1] !== 1).map((e) => e.accountId);
+    // Issued together, they go out as one pipeline (node-redis writes the commands of one tick in one batch).
+    const results = await Promise.all(
+      entries.map((e) =>
+        this.redis.chatnetRenewLease(
+          this.leaseKey(e.accountId),
+          this.liveKey(e.accountId),
+          this.instanceId,
+          this.ttlMs,
+          e.state,
+          e.connectedAt?.toISOString() ?? '',
+          now,
+          LIVE_INFO_TTL_S,
+        ),
+      ),
+    );
+    // A failed call (Redis unreachable) rejects the whole heartbeat: nothing is known to be lost, the next one retries.
+    return entries.filter((_, i) => results[i] !== 1).map((e) => e.accountId);
   }
 
   async release(accountId: string): Promise<void> {
-    await (this.redis as unknown as Record<string, Function>).chatnetReleaseLease(this.leaseKey(accountId), this.liveKey(accountId), this.instanceId);
+    await this.redis.chatnetReleaseLease(this.leaseKey(accountId), this.liveKey(accountId), this.instanceId);
   }
 
   async holderOf(accountId: string): Promise<string | null> {
@@ -111,18 +91,17 @@ export class Leases {
   /** Holders of many accounts (null = nobody). */
   async holders(accountIds: string[]): Promise<Array<string | null>> {
     if (accountIds.length === 0) return [];
-    return this.redis.mget(accountIds.map((id) => this.leaseKey(id)));
+    return this.redis.mGet(accountIds.map((id) => this.leaseKey(id)));
   }
 
   async liveInfo(accountIds: string[]): Promise<Array<{ holder: string | null; info: Partial<LiveInfo> }>> {
     if (accountIds.length === 0) return [];
-    const pipe = this.redis.pipeline();
-    for (const id of accountIds) pipe.get(this.leaseKey(id)).hgetall(this.liveKey(id));
-    const r = (await pipe.exec()) ?? [];
-    return accountIds.map((_, i) => ({
-      holder: (r[2 * i]?.[1] as string | null) ?? null,
-      info: (r[2 * i + 1]?.[1] as Partial<LiveInfo>) ?? {},
-    }));
+    // One pipeline: every command is issued before any reply is awaited.
+    const [holders, infos] = await Promise.all([
+      this.redis.mGet(accountIds.map((id) => this.leaseKey(id))),
+      Promise.all(accountIds.map((id) => this.redis.hGetAll(this.liveKey(id)))),
+    ]);
+    return accountIds.map((_, i) => ({ holder: holders[i] ?? null, info: (infos[i] ?? {}) as Partial<LiveInfo> }));
   }
 
   /** Announce this instance and its address; refreshed with every heartbeat. */
@@ -130,14 +109,14 @@ export class Leases {
     const now = Date.now();
     await this.redis
       .multi()
-      .set(this.instanceKey(this.instanceId), address, 'PX', this.ttlMs)
-      .zadd(this.instancesKey, now, this.instanceId)
-      .zremrangebyscore(this.instancesKey, '-inf', now - this.ttlMs)
+      .set(this.instanceKey(this.instanceId), address, { PX: this.ttlMs })
+      .zAdd(this.instancesKey, { score: now, value: this.instanceId })
+      .zRemRangeByScore(this.instancesKey, '-inf', now - this.ttlMs)
       .exec();
   }
 
   async unregister(): Promise<void> {
-    await this.redis.multi().del(this.instanceKey(this.instanceId)).zrem(this.instancesKey, this.instanceId).exec();
+    await this.redis.multi().del(this.instanceKey(this.instanceId)).zRem(this.instancesKey, this.instanceId).exec();
   }
 
   async addressOf(instanceId: string): Promise<string | null> {
@@ -146,7 +125,7 @@ export class Leases {
 
   /** Instances that heartbeated within a lease lifetime (this one included). */
   async liveInstanceCount(): Promise<number> {
-    return this.redis.zcount(this.instancesKey, Date.now() - this.ttlMs, '+inf');
+    return this.redis.zCount(this.instancesKey, Date.now() - this.ttlMs, '+inf');
   }
 
   /**
@@ -155,18 +134,18 @@ export class Leases {
    */
   async backOff(accountId: string, baseMs: number): Promise<number> {
     const failsKey = `${this.p}fails:${accountId}`;
-    const [[, fails]] = (await this.redis.multi().incr(failsKey).expire(failsKey, 3600).exec()) as [[unknown, number]];
+    const [fails] = (await this.redis.multi().incr(failsKey).expire(failsKey, 3600).exec()) as unknown as [number, number];
     const delay = Math.min(baseMs * 2 ** Math.min(fails - 1, 16), 300_000);
-    if (delay > 0) await this.redis.set(this.backoffKey(accountId), String(fails), 'PX', delay);
+    if (delay > 0) await this.redis.set(this.backoffKey(accountId), String(fails), { PX: delay });
     return delay;
   }
 
   async clearBackoff(accountId: string): Promise<void> {
-    await this.redis.del(this.backoffKey(accountId), `${this.p}fails:${accountId}`);
+    await this.redis.del([this.backoffKey(accountId), `${this.p}fails:${accountId}`]);
   }
 
   async backoffs(accountIds: string[]): Promise<Array<string | null>> {
     if (accountIds.length === 0) return [];
-    return this.redis.mget(accountIds.map((id) => this.backoffKey(id)));
+    return this.redis.mGet(accountIds.map((id) => this.backoffKey(id)));
   }
 }

@@ -1,4 +1,3 @@
-import type Redis from 'ioredis';
 import QRCode from 'qrcode';
 import type { SecretBox } from '@crm/crypto';
 import { Pool, withTransaction } from '@crm/db';
@@ -22,6 +21,8 @@ import {
   SessionHandlers,
 } from '../drivers/driver';
 import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, qrEvent, seenEvent } from '../events/events';
+import type { OutboxBatcher } from '../events/outbox-batcher';
+import type { ConnectorRedis } from '../redis';
 import type { Leases, LiveInfo } from './leases';
 
 type EntryState = 'qr_pending' | 'connecting' | 'connected';
@@ -43,11 +44,13 @@ interface Entry {
 export interface PoolOptions {
   config: ConnectorConfig;
   pool: Pool;
-  redis: Redis;
+  redis: ConnectorRedis;
   log: Logger;
   box: SecretBox;
   driver: ChatnetDriver;
   leases: Leases;
+  /** Where inbound messages and read receipts go: batched into the outbox. */
+  news: OutboxBatcher;
 }
 
 /** How many restores one scan runs at once: takeovers of many accounts should not stampede the network. */
@@ -183,7 +186,7 @@ export class SessionPool {
         : `data:image/png;base64,${qr.image}`
       : await QRCode.toDataURL(qr.code ?? '', { errorCorrectionLevel: 'M', margin: 2, scale: 5 });
     const ttl = Math.max(1, qr.expiresAt.getTime() - Date.now());
-    await this.o.redis.set(this.qrKey(row.id), JSON.stringify({ qr: dataUrl, expiresAt: qr.expiresAt.toISOString() }), 'PX', ttl);
+    await this.o.redis.set(this.qrKey(row.id), JSON.stringify({ qr: dataUrl, expiresAt: qr.expiresAt.toISOString() }), { PX: ttl });
     await qrEvent(this.o.pool, row.org_id, row.id, dataUrl, qr.expiresAt);
   }
 
@@ -319,12 +322,13 @@ export class SessionPool {
     };
   }
 
-  private async onInbound(entry: Entry, m: InboundMessage): Promise<void> {
-    await inboundEvent(this.o.pool, entry.orgId, entry.accountId, m);
+  /** Resolves once the message is committed to the outbox (with the others of its batch). */
+  private onInbound(entry: Entry, m: InboundMessage): Promise<void> {
+    return this.o.news.enqueue(inboundEvent(entry.orgId, entry.accountId, m));
   }
 
-  private async onSeen(entry: Entry, r: SeenReceipt): Promise<void> {
-    await seenEvent(this.o.pool, entry.orgId, entry.accountId, r);
+  private onSeen(entry: Entry, r: SeenReceipt): Promise<void> {
+    return this.o.news.enqueue(seenEvent(entry.orgId, entry.accountId, r));
   }
 
   /** The network cut a live connection: record it, and let the scan reconnect after a pause unless the session expired. */
@@ -363,6 +367,12 @@ export class SessionPool {
 
   // ---------------------------------------------------------------- live operations (on the holder)
 
+  /** Whether this instance holds a live, connected session of the account for that org. */
+  isLive(accountId: string, orgId: string): boolean {
+    const entry = this.entries.get(accountId);
+    return !!entry && entry.orgId === orgId && entry.state === 'connected' && !!entry.session?.isAlive();
+  }
+
   liveSession(accountId: string, orgId: string): ChatnetSession {
     const entry = this.entries.get(accountId);
     if (!entry || entry.orgId !== orgId) throw notLive();
@@ -375,7 +385,7 @@ export class SessionPool {
     const key = clientMessageId ? `${this.o.config.REDIS_PREFIX}chatnet:sent:${accountId}:${clientMessageId}` : '';
     if (key) {
       // The network knows nothing of our ids: a retried call (after a timeout, a takeover) must not send twice.
-      const claimed = await this.o.redis.set(key, 'pending', 'EX', 120, 'NX');
+      const claimed = await this.o.redis.set(key, 'pending', { EX: 120, NX: true });
       if (claimed !== 'OK') {
         const prior = await this.o.redis.get(key);
         if (prior && prior !== 'pending') return JSON.parse(prior) as { chatnetMessageId: string; sentAt: string };
@@ -391,7 +401,7 @@ export class SessionPool {
       throw new AppError('unavailable', 'The chat network did not accept the message; try again', { code: 'send_failed' });
     }
     const result = { chatnetMessageId: sent.chatnetMessageId, sentAt: sent.sentAt.toISOString() };
-    if (key) await this.o.redis.set(key, JSON.stringify(result), 'EX', 24 * 3600).catch(() => undefined);
+    if (key) await this.o.redis.set(key, JSON.stringify(result), { EX: 24 * 3600 }).catch(() => undefined);
     return result;
   }
 
