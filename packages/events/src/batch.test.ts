@@ -5,7 +5,7 @@ import { eventually } from '@crm/testing';
 import { AckLedger } from './acks';
 import type { BatchHandler, EventConsumer } from './consumer';
 import type { EventEnvelope } from './envelope';
-import { enqueueEvent } from './outbox';
+import { enqueueEvent, enqueueEvents } from './outbox';
 import { notifyOutboxCommitted } from './relay';
 import { dlqName } from './topology';
 import { breakConnection, connectionOf, Harness, log, ORG, sleep } from './test-support/harness';
@@ -291,6 +291,25 @@ test('the relay is woken by NOTIFY without a poll, and by notifyOutboxCommitted 
   await eventually(async () => arrived.has(signalled), 5_000, 2);
   expect(arrived.get(signalled)! - signalledAt).toBeLessThan(500);
   expect(arrived.has(unseen)).toBe(true);
+});
+
+test('enqueueEvents writes several events in one statement, in the order given, and skips an id already there', async () => {
+  const first = await h.emit('contact.created', { n: 0 });
+  // Quotes, commas and braces: the values travel as PostgreSQL arrays and must come out whole.
+  const tricky = { text: 'a "quoted", {braced} \\ text', list: [1, 'two'] };
+  const written = await withTransaction(h.pool, (c) =>
+    enqueueEvents(c, [
+      { type: 'message.received', orgId: ORG, data: { n: 1 } },
+      { id: first.id, type: 'contact.created', orgId: ORG, data: { n: 'repeat' } },
+      { type: 'message.received', orgId: ORG, data: tricky, occurredAt: '2024-05-01T10:00:00Z' },
+      { type: 'message.received', orgId: ORG, data: null },
+    ]),
+  );
+  const { rows } = await h.pool.query('SELECT id, type, org_id, occurred_at, data FROM outbox ORDER BY seq');
+  expect(rows.map((r) => r.id)).toEqual([first.id, written[0].id, written[2].id, written[3].id]);
+  expect(rows.map((r) => r.data)).toEqual([{ n: 0 }, { n: 1 }, tricky, null]);
+  expect(rows[2].occurred_at.toISOString()).toBe('2024-05-01T10:00:00.000Z');
+  await expect(withTransaction(h.pool, (c) => enqueueEvents(c, [{ type: '', orgId: ORG, data: {} }]))).rejects.toThrow('Invalid event type');
 });
 
 describe('AckLedger', () => {

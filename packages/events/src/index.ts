@@ -1,6 +1,6 @@
 export { type EventEnvelope, InvalidEnvelopeError, parseEnvelope } from './envelope';
 export { installEventTables, OUTBOX_CHANNEL } from './tables';
-export { enqueueEvent, type NewEvent } from './outbox';
+export { enqueueEvent, enqueueEvents, type NewEvent } from './outbox';
 export { notifyOutboxCommitted, OutboxRelay, type OutboxRelayOptions } from './relay';
 export { EventConsumer, type BatchHandler, type EventConsumerOptions, type EventHandler } from './consumer';
 export { deleteTopology, dlqName, retryQueueName, DELIVERY_LIMIT } from './topology';
