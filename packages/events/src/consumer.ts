@@ -86,7 +86,8 @@ const PRUNE_PROCESSED = {
  * transaction) finished; a failed handler is retried after a delay through `<queue>.retry.<n>` queues, and
  * after `maxAttempts` the message is parked in `<queue>.dlq`. amqplib does not reconnect by itself: on
  * connection loss this reconnects and re-declares everything; unacked messages come back and, with a pool,
- * processed_events makes sure none takes effect twice.
+ * processed_events makes sure none takes effect twice. With `batchHandler` it applies up to `batchSize`
+ * deliveries per transaction and acks them together (see the package README, "Batch mode").
  */
 export class EventConsumer {
   private readonly opts: EventConsumerOptions;
