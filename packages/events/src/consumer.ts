@@ -333,9 +333,20 @@ export class EventConsumer {
       void this.track(this.malformed({ msg, channel }, attempt, err));
       return;
     }
-    const lane = this.lanes.length === 1 ? this.lanes[0] : this.lanes[laneOf(this.opts.batchKey!(event), this.lanes.length)];
+    const lane = this.lanes[this.lanes.length === 1 ? 0 : this.laneFor(event)];
     lane.pending.push({ msg, channel, event, attempt, arrivedAt: performance.now() });
     this.schedule(lane);
+  }
+
+  private laneFor(event: EventEnvelope): number {
+    try {
+      return laneOf(this.opts.batchKey!(event), this.lanes.length);
+    } catch (err) {
+      // A key function that throws on odd data must not break the channel's delivery callback; such events
+      // all share lane 0, so they still keep their order among themselves.
+      this.log.warn({ err, queue: this.opts.queue, eventId: event.id }, 'event consumer: batchKey failed; using lane 0');
+      return 0;
+    }
   }
 
   /** Flush when the lane is free and its batch is full or its oldest delivery has waited batchFlushMs. */
