@@ -124,6 +124,28 @@ describe('contacts from crm, and the RPCs other services call', () => {
     expect(relinked.contactId).not.toBe(old.id);
   });
 
+  it('a burst on new threads: each thread gets one conversation and one crm lookup, its messages stored and announced in order', async () => {
+    const threads = ['uid-burst-1', 'uid-burst-2', 'uid-burst-3', 'uid-burst-4'];
+    // Interleaved, as a busy account receives them; published back to back so they share batches.
+    const sends: Array<Promise<unknown>> = [];
+    for (let n = 0; n < 10; n++) {
+      for (const fromUid of threads) sends.push(bus.inbound(a.orgId, { accountId: accountA, fromUid, fromName: fromUid, content: `${fromUid} #${n}` }));
+    }
+    await Promise.all(sends);
+    const burst = () => bus.of('message.received').filter((e) => threads.includes(e.data.threadId));
+    await eventually(async () => burst().length >= 40, 15_000);
+
+    for (const fromUid of threads) {
+      const announced = burst().filter((e) => e.data.threadId === fromUid);
+      expect(announced.map((e) => e.data.content)).toEqual(Array.from({ length: 10 }, (_, n) => `${fromUid} #${n}`));
+      expect(new Set(announced.map((e) => e.data.conversationId)).size).toBe(1);
+      expect(announced.every((e) => e.data.contactId === crm.contacts.get(`${a.orgId}/${fromUid}`)!.id)).toBe(true);
+      expect(crm.upserts.filter((u) => u.chatnetUid === fromUid)).toHaveLength(1);
+      const conv = await a.owner.get(`/api/v1/conversations/${announced[0].data.conversationId}`);
+      expect(conv.body.conversation.messageCount).toBe(10);
+    }
+  });
+
   it('SendMessage without an org in the metadata is refused', async () => {
     const err = await grpc.SendMessage({ conversationId: convId, content: 'x' }, {}).catch((e) => e);
     expect(err.code).toBe(16);

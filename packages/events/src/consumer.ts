@@ -3,11 +3,14 @@ import type { ChannelModel, ConfirmChannel, ConsumeMessage, MessagePropertyHeade
 import { escapeLiteral, type QueryResult } from 'pg';
 import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import { AckLedger } from './acks';
 import { connectAmqp, reconnectDelay } from './amqp';
 import { parseEnvelope, type EventEnvelope } from './envelope';
 import { declareDurableQueue, declareExchange, dlqName, retryQueueName } from './topology';
 
 export type EventHandler = (event: EventEnvelope, db?: PoolClient) => Promise<void>;
+/** Applies events in the order they were delivered; with a pool, inside one transaction on `db`. */
+export type BatchHandler = (events: EventEnvelope[], db?: PoolClient) => Promise<void>;
 
 export interface EventConsumerOptions {
   amqpUrl: string;
@@ -16,8 +19,20 @@ export interface EventConsumerOptions {
   queue: string;
   /** Routing-key patterns (`contact.*`, `message.#`, ...). */
   bindings: string[];
-  /** With `pool`: runs inside a transaction on `db`; throw to roll back and retry. */
-  handler: EventHandler;
+  /** With `pool`: runs inside a transaction on `db`; throw to roll back and retry. Give this or `batchHandler`. */
+  handler?: EventHandler;
+  /** Batch mode (instead of `handler`): up to `batchSize` events applied in one transaction on `db`. */
+  batchHandler?: BatchHandler;
+  /** Most deliveries per batch (default 100); prefetch defaults to 2× this in batch mode. */
+  batchSize?: number;
+  /** A partial batch is flushed this long after its first delivery arrived (default 5 ms), so one message when idle is still fast. */
+  batchFlushMs?: number;
+  /**
+   * Batch mode with `concurrency` > 1: events with the same key always go to the same lane, and a lane runs one
+   * batch at a time, so events of one key (a conversation, a contact) are applied in delivery order while lanes
+   * run in parallel. Without it batch mode runs one batch at a time, and a `concurrency` > 1 is refused.
+   */
+  batchKey?: (event: EventEnvelope) => string;
   logger: Logger;
   /** Enables exactly-once effects: the handler's transaction also records the event id. */
   pool?: Pool;
@@ -31,7 +46,7 @@ export interface EventConsumerOptions {
    * `<queue>.<random>`, no idempotency, no retries. Events published while disconnected are not seen.
    */
   exclusive?: boolean;
-  /** Handlers running at once. 1 (default) keeps the queue's order. */
+  /** Handlers (batch mode: lanes, see batchKey) running at once. 1 (default) keeps the queue's order. */
   concurrency?: number;
   /** processed_events rows of this consumer are deleted after this long; duplicates arrive within minutes. */
   processedRetentionMs?: number;
@@ -40,6 +55,20 @@ export interface EventConsumerOptions {
 interface Delivery {
   msg: ConsumeMessage;
   channel: ConfirmChannel;
+}
+
+/** A delivery waiting in a lane for its batch. */
+interface Parsed extends Delivery {
+  event: EventEnvelope;
+  attempt: number;
+  arrivedAt: number;
+}
+
+/** Batch mode: deliveries of one key-range, applied one batch at a time in arrival order. */
+interface Lane {
+  pending: Parsed[];
+  running: boolean;
+  timer?: NodeJS.Timeout;
 }
 
 const ATTEMPT_HEADER = 'x-crm-attempt';
@@ -57,7 +86,8 @@ const PRUNE_PROCESSED = {
  * transaction) finished; a failed handler is retried after a delay through `<queue>.retry.<n>` queues, and
  * after `maxAttempts` the message is parked in `<queue>.dlq`. amqplib does not reconnect by itself: on
  * connection loss this reconnects and re-declares everything; unacked messages come back and, with a pool,
- * processed_events makes sure none takes effect twice.
+ * processed_events makes sure none takes effect twice. With `batchHandler` it applies up to `batchSize`
+ * deliveries per transaction and acks them together (see the package README, "Batch mode").
  */
 export class EventConsumer {
   private readonly opts: EventConsumerOptions;
@@ -68,6 +98,10 @@ export class EventConsumer {
   private readonly concurrency: number;
   private readonly retentionMs: number;
   private readonly consumerLiteral: string;
+  private readonly batchSize: number;
+  private readonly batchFlushMs: number;
+  private readonly lanes: Lane[] = [];
+  private readonly acks = new AckLedger();
 
   private connection?: ChannelModel;
   private channel?: ConfirmChannel;
@@ -85,12 +119,20 @@ export class EventConsumer {
 
   constructor(opts: EventConsumerOptions) {
     if (opts.bindings.length === 0) throw new Error(`EventConsumer ${opts.queue}: no bindings`);
+    if (!opts.handler === !opts.batchHandler) throw new Error(`EventConsumer ${opts.queue}: give either handler or batchHandler`);
     this.opts = opts;
     this.log = opts.logger;
-    this.prefetch = opts.prefetch ?? 50;
+    this.batchSize = Math.max(1, opts.batchSize ?? 100);
+    this.batchFlushMs = Math.max(0, opts.batchFlushMs ?? 5);
+    this.prefetch = opts.prefetch ?? (opts.batchHandler ? 2 * this.batchSize : 50);
     this.maxAttempts = Math.max(1, opts.maxAttempts ?? 5);
     this.retryDelaysMs = opts.retryDelaysMs?.length ? opts.retryDelaysMs : [1_000, 5_000, 30_000, 120_000];
     this.concurrency = Math.max(1, opts.concurrency ?? 1);
+    if (opts.batchHandler) {
+      // Parallel batches without a key would apply two events of one conversation in either order.
+      if (this.concurrency > 1 && !opts.batchKey) throw new Error(`EventConsumer ${opts.queue}: batch mode with concurrency > 1 needs batchKey`);
+      for (let i = 0; i < this.concurrency; i++) this.lanes.push({ pending: [], running: false });
+    }
     this.retentionMs = opts.processedRetentionMs ?? 7 * 24 * 3600_000;
     this.consumerLiteral = escapeLiteral(opts.queue);
   }
@@ -132,6 +174,11 @@ export class EventConsumer {
     if (channel && consumerTag) await channel.cancel(consumerTag).catch(() => undefined);
     // Prefetched but not started: closing the channel hands them back to the broker for another consumer.
     this.backlog.length = 0;
+    for (const lane of this.lanes) {
+      clearTimeout(lane.timer);
+      lane.timer = undefined;
+      lane.pending.length = 0;
+    }
     await this.idle();
     const connection = this.connection;
     this.connection = this.channel = this.consumerTag = undefined;
@@ -190,6 +237,7 @@ export class EventConsumer {
     this.connection = this.channel = this.consumerTag = undefined;
     // Their acks can no longer reach the broker, which redelivers them; running them now would be wasted.
     for (let i = this.backlog.length - 1; i >= 0; i--) if (this.backlog[i].channel === lost) this.backlog.splice(i, 1);
+    for (const lane of this.lanes) lane.pending = lane.pending.filter((d) => d.channel !== lost);
     if (this.stopping) return;
     this.log.warn({ queue: this.opts.queue }, 'event consumer: RabbitMQ connection lost; reconnecting');
     this.reconnectLater();
@@ -218,8 +266,11 @@ export class EventConsumer {
       if (this.channel === channel && !this.stopping) this.connection?.close().catch(() => undefined);
       return;
     }
-    this.backlog.push({ msg, channel });
-    this.pump();
+    if (this.opts.batchHandler) this.collect(channel, msg);
+    else {
+      this.backlog.push({ msg, channel });
+      this.pump();
+    }
   }
 
   private pump(): void {
@@ -235,44 +286,203 @@ export class EventConsumer {
   }
 
   private async process({ msg, channel }: Delivery): Promise<void> {
-    const { queue } = this.opts;
     const attempt = Number(msg.properties.headers?.[ATTEMPT_HEADER] ?? 1);
     let event: EventEnvelope;
     try {
       event = parseEnvelope(msg.content);
     } catch (err) {
-      this.log.error({ err, queue, messageId: msg.properties.messageId }, 'event consumer: malformed message; dead-lettering');
-      if (this.opts.exclusive) this.ack(channel, msg);
-      else await this.forward(channel, msg, dlqName(queue), attempt, err);
+      await this.malformed({ msg, channel }, attempt, err);
       return;
     }
-    const ctx = { queue, eventId: event.id, eventType: event.type, attempt };
     try {
-      await this.run(event);
+      await this.run(event, this.opts.handler!);
     } catch (err) {
-      if (this.opts.exclusive) {
-        // Fan-out to live sockets: a late retry is worth nothing, and there is no durable queue to park it in.
-        this.log.error({ err, ...ctx }, 'event consumer: handler failed; dropping (exclusive queue)');
-        this.ack(channel, msg);
-        return;
-      }
-      if (attempt >= this.maxAttempts) {
-        this.log.error({ err, ...ctx }, 'event consumer: handler failed; attempts exhausted, dead-lettering');
-        await this.forward(channel, msg, dlqName(queue), attempt, err);
-        return;
-      }
-      const level = Math.min(attempt, this.retryLevels);
-      const delay = this.retryDelaysMs[level - 1];
-      this.log.warn({ err, ...ctx, retryInMs: delay }, 'event consumer: handler failed; retrying later');
-      await this.forward(channel, msg, retryQueueName(queue, level), attempt + 1, err, delay);
+      await this.failed({ msg, channel }, event, attempt, err);
       return;
     }
     this.ack(channel, msg);
   }
 
+  /** Not an envelope: it can never succeed, so it goes to the DLQ at once, alone. */
+  private async malformed({ msg, channel }: Delivery, attempt: number, err: unknown): Promise<void> {
+    const { queue } = this.opts;
+    this.log.error({ err, queue, messageId: msg.properties.messageId }, 'event consumer: malformed message; dead-lettering');
+    if (this.opts.exclusive) this.ack(channel, msg);
+    else await this.forward(channel, msg, dlqName(queue), attempt, err);
+  }
+
+  /** Counts work that stop() must wait for. */
+  private track(work: Promise<void>): Promise<void> {
+    this.active++;
+    return work.finally(() => {
+      this.active--;
+      if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    });
+  }
+
+  // ---- batch mode -------------------------------------------------------------------------------------
+
+  /** Batch mode: parse on arrival (a malformed message leaves alone), then queue in the event's lane. */
+  private collect(channel: ConfirmChannel, msg: ConsumeMessage): void {
+    this.acks.received(channel, msg);
+    const attempt = Number(msg.properties.headers?.[ATTEMPT_HEADER] ?? 1);
+    let event: EventEnvelope;
+    try {
+      event = parseEnvelope(msg.content);
+    } catch (err) {
+      void this.track(this.malformed({ msg, channel }, attempt, err));
+      return;
+    }
+    const lane = this.lanes[this.lanes.length === 1 ? 0 : this.laneFor(event)];
+    lane.pending.push({ msg, channel, event, attempt, arrivedAt: performance.now() });
+    this.schedule(lane);
+  }
+
+  private laneFor(event: EventEnvelope): number {
+    try {
+      return laneOf(this.opts.batchKey!(event), this.lanes.length);
+    } catch (err) {
+      // A key function that throws on odd data must not break the channel's delivery callback; such events
+      // all share lane 0, so they still keep their order among themselves.
+      this.log.warn({ err, queue: this.opts.queue, eventId: event.id }, 'event consumer: batchKey failed; using lane 0');
+      return 0;
+    }
+  }
+
+  /** Flush when the lane is free and its batch is full or its oldest delivery has waited batchFlushMs. */
+  private schedule(lane: Lane): void {
+    if (lane.running || this.stopping || lane.pending.length === 0) return;
+    const wait = lane.pending.length >= this.batchSize ? 0 : lane.pending[0].arrivedAt + this.batchFlushMs - performance.now();
+    if (wait > 0) {
+      lane.timer ??= setTimeout(() => {
+        lane.timer = undefined;
+        if (!lane.running && !this.stopping && lane.pending.length > 0) this.flush(lane);
+      }, wait);
+      return;
+    }
+    this.flush(lane);
+  }
+
+  private flush(lane: Lane): void {
+    clearTimeout(lane.timer);
+    lane.timer = undefined;
+    const batch = lane.pending.splice(0, this.batchSize);
+    lane.running = true;
+    void this.track(
+      this.runBatch(batch).finally(() => {
+        lane.running = false;
+        // What arrived meanwhile has already waited for this batch: it goes as soon as it is due.
+        this.schedule(lane);
+      }),
+    );
+  }
+
+  private async runBatch(batch: Parsed[]): Promise<void> {
+    const { queue } = this.opts;
+    try {
+      if (this.idempotent) await this.applyBatch(batch);
+      else await this.opts.batchHandler!(batch.map((d) => d.event));
+    } catch (err) {
+      if (batch.length === 1) return this.failed(batch[0], batch[0].event, batch[0].attempt, err);
+      // One bad event must not hold back the others: each gets its own transaction, and only the ones that
+      // fail again take the retry / dead-letter route.
+      this.log.warn({ err, queue, size: batch.length }, 'event consumer: batch failed; applying its events one by one');
+      await this.oneByOne(batch);
+      return;
+    }
+    this.ackBatch(batch);
+  }
+
+  /**
+   * One transaction: claim every event id of the batch in one statement (ids already processed by this
+   * consumer come back missing and are only acked), apply the rest in delivery order, commit once.
+   */
+  private async applyBatch(batch: Parsed[]): Promise<void> {
+    const { queue } = this.opts;
+    const client = await this.opts.pool!.connect();
+    let broken = false;
+    try {
+      // BEGIN and the claim in one round trip (no parameters in a multi-statement query: the ids are
+      // validated UUIDs and the consumer name is escaped). A redelivered copy of an event can sit in the same
+      // batch as the original; ON CONFLICT DO NOTHING also skips that second row.
+      const ids = [...new Set(batch.map((d) => d.event.id.toLowerCase()))];
+      const [, claimed] = (await client.query(
+        `BEGIN; INSERT INTO processed_events (event_id, consumer) SELECT unnest('{${ids.join(',')}}'::uuid[]), ${this.consumerLiteral} ON CONFLICT DO NOTHING RETURNING event_id`,
+      )) as unknown as QueryResult<{ event_id: string }>[];
+      const fresh = new Set(claimed.rows.map((r) => r.event_id));
+      const events: EventEnvelope[] = [];
+      for (const d of batch) if (fresh.delete(d.event.id.toLowerCase())) events.push(d.event);
+      if (events.length < batch.length) {
+        this.log.debug({ queue, skipped: batch.length - events.length }, 'event consumer: already processed; skipping');
+      }
+      if (events.length > 0) await this.opts.batchHandler!(events, client);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Each event in its own transaction, in delivery order; failures go the per-event retry / DLQ route. */
+  private async oneByOne(batch: Parsed[]): Promise<void> {
+    const single: EventHandler = (event, db) => this.opts.batchHandler!([event], db);
+    for (const d of batch) {
+      try {
+        await this.run(d.event, single);
+      } catch (err) {
+        await this.failed(d, d.event, d.attempt, err);
+        continue;
+      }
+      this.ack(d.channel, d.msg);
+    }
+  }
+
+  /** After the commit: one ack frame per channel when that acks exactly this batch (see AckLedger). */
+  private ackBatch(batch: Parsed[]): void {
+    const byChannel = new Map<ConfirmChannel, ConsumeMessage[]>();
+    for (const d of batch) {
+      const list = byChannel.get(d.channel);
+      if (list) list.push(d.msg);
+      else byChannel.set(d.channel, [d.msg]);
+    }
+    for (const [channel, msgs] of byChannel) {
+      try {
+        this.acks.ackAll(channel, msgs);
+      } catch (err) {
+        // The channel is gone; the broker redelivers the batch and processed_events absorbs the repeat.
+        this.log.warn({ err, queue: this.opts.queue }, 'event consumer: ack failed (channel closed)');
+      }
+    }
+  }
+
+  /** A handler failed for good on this delivery: retry it later, park it in the DLQ, or (exclusive) drop it. */
+  private async failed({ msg, channel }: Delivery, event: EventEnvelope, attempt: number, err: unknown): Promise<void> {
+    const { queue } = this.opts;
+    const ctx = { queue, eventId: event.id, eventType: event.type, attempt };
+    if (this.opts.exclusive) {
+      // Fan-out to live sockets: a late retry is worth nothing, and there is no durable queue to park it in.
+      this.log.error({ err, ...ctx }, 'event consumer: handler failed; dropping (exclusive queue)');
+      this.ack(channel, msg);
+      return;
+    }
+    if (attempt >= this.maxAttempts) {
+      this.log.error({ err, ...ctx }, 'event consumer: handler failed; attempts exhausted, dead-lettering');
+      await this.forward(channel, msg, dlqName(queue), attempt, err);
+      return;
+    }
+    const level = Math.min(attempt, this.retryLevels);
+    const delay = this.retryDelaysMs[level - 1];
+    this.log.warn({ err, ...ctx, retryInMs: delay }, 'event consumer: handler failed; retrying later');
+    await this.forward(channel, msg, retryQueueName(queue, level), attempt + 1, err, delay);
+  }
+
   /** Run the handler; with a pool, in a transaction that first claims the event id for this consumer. */
-  private async run(event: EventEnvelope): Promise<void> {
-    const { pool, handler, queue } = this.opts;
+  private async run(event: EventEnvelope, handler: EventHandler): Promise<void> {
+    const { pool, queue } = this.opts;
     if (!pool || !this.idempotent) return handler(event);
     const client = await pool.connect();
     let broken = false;
@@ -302,7 +512,7 @@ export class EventConsumer {
 
   private ack(channel: ConfirmChannel, msg: ConsumeMessage): void {
     try {
-      channel.ack(msg);
+      this.acks.ack(channel, msg);
     } catch (err) {
       // The channel is gone; the broker redelivers the message and processed_events absorbs the repeat.
       this.log.warn({ err, queue: this.opts.queue }, 'event consumer: ack failed (channel closed)');
@@ -349,4 +559,11 @@ export class EventConsumer {
       this.log.warn({ err, queue: this.opts.queue }, 'event consumer: pruning processed_events failed');
     }
   }
+}
+
+/** FNV-1a: a stable, evenly spread lane for a key, the same in every process. */
+function laneOf(key: string, lanes: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % lanes;
 }

@@ -1,8 +1,8 @@
 export { type EventEnvelope, InvalidEnvelopeError, parseEnvelope } from './envelope';
 export { installEventTables, OUTBOX_CHANNEL } from './tables';
 export { enqueueEvent, enqueueEvents, type NewEvent } from './outbox';
-export { OutboxRelay, type OutboxRelayOptions } from './relay';
-export { EventConsumer, type EventConsumerOptions, type EventHandler } from './consumer';
+export { notifyOutboxCommitted, OutboxRelay, type OutboxRelayOptions } from './relay';
+export { EventConsumer, type BatchHandler, type EventConsumerOptions, type EventHandler } from './consumer';
 export { deleteTopology, dlqName, retryQueueName, DELIVERY_LIMIT } from './topology';
 export {
   AUDIT_RECORDED,

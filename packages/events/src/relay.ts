@@ -47,6 +47,20 @@ const PRUNE = {
            LIMIT ${PRUNE_BATCH} FOR UPDATE SKIP LOCKED)`,
 };
 
+/** The running relays of each pool, for notifyOutboxCommitted. */
+const relaysByPool = new WeakMap<Pool, Set<OutboxRelay>>();
+
+/**
+ * Tell the relays on this pool (in this process) that a transaction which enqueued events has just
+ * committed. NOTIFY does the same across processes and is enough on its own; this saves its round trip and
+ * keeps same-process writers fast while the LISTEN connection is being re-established (otherwise only the
+ * fallback poll would see their rows). Call it only after COMMIT returned: a wake-up before the rows are
+ * visible finds nothing, and nothing else would come.
+ */
+export function notifyOutboxCommitted(pool: Pool): void {
+  for (const relay of relaysByPool.get(pool) ?? []) relay.wake();
+}
+
 function envelopeBody(row: OutboxRow): Buffer {
   const head = JSON.stringify({ id: row.id, type: row.type, orgId: row.org_id, occurredAt: row.occurred_at.toISOString() });
   return Buffer.from(`${head.slice(0, -1)},"data":${row.data}}`);
@@ -104,6 +118,9 @@ export class OutboxRelay {
       await this.stop();
       throw err;
     }
+    let relays = relaysByPool.get(this.pool);
+    if (!relays) relaysByPool.set(this.pool, (relays = new Set()));
+    relays.add(this);
     this.pollTimer = setInterval(() => this.wake(), this.pollMs);
     const pruneEvery = Math.min(60_000, Math.max(1_000, this.retentionMs));
     this.pruneTimer = setInterval(() => {
@@ -118,6 +135,7 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     if (!this.started) return;
     this.stopping = true;
+    relaysByPool.get(this.pool)?.delete(this);
     for (const t of [this.retryTimer, this.listenTimer]) clearTimeout(t);
     for (const t of [this.pollTimer, this.pruneTimer]) clearInterval(t);
     this.retryTimer = this.listenTimer = this.pollTimer = this.pruneTimer = undefined;
@@ -130,11 +148,15 @@ export class OutboxRelay {
     this.log.info({ exchange: this.exchange }, 'outbox relay stopped');
   }
 
-  private wake(): void {
+  /**
+   * Look at the outbox now (cheap when already draining: it only asks for one more pass). NOTIFY and the
+   * poll call it; a writer in this process may call it right after its commit, see notifyOutboxCommitted.
+   */
+  wake(): void {
     this.wanted = true;
     // While a retry is scheduled, commits only mark work as wanted: with the broker down, connecting on
     // every commit would hammer it.
-    if (this.draining || this.retryTimer || this.stopping) return;
+    if (!this.started || this.draining || this.retryTimer || this.stopping) return;
     this.draining = this.drain().finally(() => {
       this.draining = undefined;
       // A wake-up that came after the last pass looked at `wanted` but before this line.

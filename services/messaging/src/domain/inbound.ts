@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent, type EventEnvelope } from '@crm/events';
+import { enqueueEvent, enqueueEvents, type EventEnvelope, type NewEvent } from '@crm/events';
 import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
-import { contactTarget, tryUpsertContact } from './contacts';
+import { contactTarget, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
 import { EVENTS } from './events';
 import { autoAssignNew } from './round-robin';
 import { statusChangedData } from './status';
@@ -61,12 +61,83 @@ export function parseInbound(data: unknown): { ok: true; value: InboundData } | 
 }
 
 /**
+ * What the events of one batch share inside its one transaction: the contacts of new threads (asked from crm
+ * all at once), the account's listed users, and the message.received events, written with one statement at
+ * the end (after every other event of the batch, so a conversation's events keep their order).
+ */
+export class InboundBatch {
+  readonly received: NewEvent[] = [];
+  private readonly listed = new Map<string, Promise<string[]>>();
+  private readonly contacts = new Map<string, Promise<LinkedContact | undefined>>();
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly db: PoolClient,
+  ) {}
+
+  /**
+   * A new thread's contact. The first call per thread starts the crm call; prefetch() starts them for the
+   * whole batch at once, so ten new threads cost one crm round trip of waiting, not ten in a row.
+   */
+  contact(orgId: string, t: ContactTarget): Promise<LinkedContact | undefined> {
+    const key = `${orgId}\n${t.chatnetAccountId}\n${t.threadType}\n${t.chatnetUid}`;
+    let found = this.contacts.get(key);
+    if (!found) this.contacts.set(key, (found = tryUpsertContact(this.deps, orgId, t)));
+    return found;
+  }
+
+  /** Settings read once per account and batch: nothing in the batch changes them. */
+  listedUsers(orgId: string, accountId: string): Promise<string[]> {
+    const key = `${orgId}\n${accountId}`;
+    let found = this.listed.get(key);
+    if (!found) this.listed.set(key, (found = assignments.listedUsers(this.db, orgId, accountId)));
+    return found;
+  }
+
+  /** Start the crm calls of every thread in the batch that has no conversation yet (one query to find them). */
+  async prefetch(events: Array<{ orgId: string; d: InboundData }>): Promise<void> {
+    if (events.length === 0) return;
+    const missing = await convs.threadsWithout(
+      this.db,
+      events.map(({ orgId, d }) => ({ orgId, accountId: d.accountId, threadType: d.threadType, threadId: d.threadId })),
+    );
+    for (const i of missing) {
+      const { orgId, d } = events[i];
+      // Unhandled until storeInbound awaits it; tryUpsertContact never rejects.
+      void this.contact(orgId, threadTarget(d));
+    }
+  }
+}
+
+function threadTarget(d: InboundData): ContactTarget {
+  return contactTarget(d.accountId, d.threadType, d.threadId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar });
+}
+
+/**
+ * A batch of chatnet.inbound events in the consumer's one transaction, applied one after another in delivery
+ * order (the order the network gave within a conversation). Remote calls made here hold the transaction open:
+ * crm for new threads (2 s deadline, all of a batch at once) and identity for round-robin (cached 30 s).
+ */
+export async function storeInboundBatch(deps: Deps, db: PoolClient, events: EventEnvelope[]): Promise<void> {
+  const batch = new InboundBatch(deps, db);
+  const valid: Array<{ orgId: string; d: InboundData }> = [];
+  for (const e of events) {
+    const parsed = parseInbound(e.data);
+    // An org id that is no id fails on its own in storeInbound; it must not fail the lookup of the others.
+    if (parsed.ok && isUuid(e.orgId)) valid.push({ orgId: e.orgId, d: parsed.value });
+  }
+  await batch.prefetch(valid);
+  for (const e of events) await storeInbound(deps, db, e, batch);
+  await enqueueEvents(db, batch.received);
+}
+
+/**
  * Store one inbound message, inside the consumer's transaction (which also records the event id).
  * Idempotent on (account, network message id): a second copy stores nothing and publishes nothing.
  * A new thread gets its contact from crm and a conversation; when crm is unreachable the conversation is
  * stored without a contact and a `messaging.contact_link` event retries the link with backoff.
  */
-export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
+export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvelope, batch?: InboundBatch): Promise<void> {
   const parsed = parseInbound(event.data);
   if (!parsed.ok) {
     deps.log.error({ eventId: event.id, reason: parsed.reason }, 'chatnet.inbound event is malformed; dropped');
@@ -86,7 +157,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
     senderName: d.fromName,
     sentAt: d.sentAt,
   };
-  const target = () => contactTarget(d.accountId, d.threadType, d.threadId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar });
+  const target = () => threadTarget(d);
 
   // Fast path: the thread already has its conversation (one statement).
   let stored = await messages.insertInboundByThread(db, { ...message, threadType: d.threadType, threadId: d.threadId });
@@ -98,7 +169,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
   if (!stored) {
     // A new thread: its contact from crm (or none while crm is unreachable), then the conversation.
     const t = target();
-    const contact = await tryUpsertContact(deps, orgId, t);
+    const contact = await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t));
     const made = await convs.insertOrGet(db, {
       id: randomUUID(),
       orgId,
@@ -145,7 +216,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       data: statusChangedData({ id: stored.conversationId, contact_id: stored.contactId }, 'active', stored.status, null, null),
     });
   }
-  await enqueueEvent(db, {
+  const received: NewEvent = {
     type: EVENTS.messageReceived,
     orgId,
     data: {
@@ -164,7 +235,9 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       // chatnetAccountId, the gateway's socket audience): the assignee (read under the row lock the insert took, after
       // any auto-assignment above), or when there is none, the users listed in the account's assignment settings.
       assigneeId: stored.assigneeId,
-      eligibleUserIds: stored.assigneeId ? [] : await assignments.listedUsers(db, orgId, d.accountId),
+      eligibleUserIds: stored.assigneeId ? [] : await (batch ? batch.listedUsers(orgId, d.accountId) : assignments.listedUsers(db, orgId, d.accountId)),
     },
-  });
+  };
+  if (batch) batch.received.push(received);
+  else await enqueueEvent(db, received);
 }

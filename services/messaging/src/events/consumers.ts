@@ -1,9 +1,10 @@
-import { EventConsumer } from '@crm/events';
+import { EventConsumer, type EventEnvelope } from '@crm/events';
+import type { PoolClient } from '@crm/db';
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import { ContactTarget, upsertContact } from '../domain/contacts';
 import { EVENTS } from '../domain/events';
-import { storeInbound } from '../domain/inbound';
+import { storeInboundBatch } from '../domain/inbound';
 import { recordSeen } from '../domain/seen';
 import { isUuid } from '../domain/validation';
 
@@ -21,24 +22,30 @@ export function createConsumers(deps: Deps): EventConsumer[] {
     retryDelaysMs: config.EVENT_RETRY_DELAYS_MS,
   };
   return [
-    // chatnet.inbound → contact, conversation, message, message.received.
+    // chatnet.inbound → contact, conversation, message, message.received. Batches of up to 100 in one
+    // transaction each; INBOUND_CONCURRENCY lanes in parallel, one conversation always in the same lane, so
+    // its messages are stored in the order they were delivered.
     new EventConsumer({
       ...common,
       queue: `${config.EVENTS_EXCHANGE}.messaging.inbound`,
       bindings: [EVENTS.chatnetInbound],
       logger: log.child({ consumer: 'inbound' }),
-      prefetch: Math.max(50, config.INBOUND_CONCURRENCY * 25),
+      prefetch: Math.max(200, config.INBOUND_CONCURRENCY * 25),
       concurrency: config.INBOUND_CONCURRENCY,
-      handler: (event, db) => storeInbound(deps, db!, event),
+      batchKey: threadKey,
+      batchHandler: (events, db) => storeInboundBatch(deps, db!, events),
     }),
-    // chatnet.seen (read receipts) → outbound messages seen, message.seen.
+    // chatnet.seen (read receipts) → outbound messages seen, message.seen. Receipts of one thread in order.
     new EventConsumer({
       ...common,
       queue: `${config.EVENTS_EXCHANGE}.messaging.seen`,
       bindings: [EVENTS.chatnetSeen],
       logger: log.child({ consumer: 'seen' }),
       concurrency: 4,
-      handler: (event, db) => recordSeen(deps, db!, event),
+      batchKey: threadKey,
+      batchHandler: async (events, db) => {
+        for (const event of events) await recordSeen(deps, db!, event);
+      },
     }),
     // A conversation stored while crm was unreachable: link its contact, retried with backoff until crm answers.
     new EventConsumer({
@@ -63,16 +70,29 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       bindings: [EVENTS.contactUpdated, EVENTS.contactDeleted],
       logger: log.child({ consumer: 'contacts' }),
       concurrency: 4,
-      handler: async (event, db) => {
-        if (event.type === EVENTS.contactDeleted) {
-          const id = (event.data as { id?: string })?.id;
-          if (isUuid(id)) await convs.unlinkContact(db!, event.orgId, id);
-          return;
-        }
-        const c = (event.data as { contact?: { id?: string; name?: string; avatar?: string; phone?: string } })?.contact;
-        if (!c || !isUuid(c.id)) return;
-        await convs.refreshContact(db!, event.orgId, { id: c.id, name: c.name, avatar: c.avatar, phone: c.phone });
+      // An update and a delete of one contact must apply in the order they were published.
+      batchKey: (event) => String((event.data as { id?: unknown; contact?: { id?: unknown } })?.contact?.id ?? (event.data as { id?: unknown })?.id ?? ''),
+      batchHandler: async (events, db) => {
+        for (const event of events) await applyContactEvent(db!, event);
       },
     }),
   ];
+}
+
+/** One conversation (or thread without one yet) of the chat network: the order that must be kept. */
+function threadKey(event: EventEnvelope): string {
+  const d = (event.data ?? {}) as { accountId?: unknown; threadType?: unknown; threadId?: unknown; fromUid?: unknown };
+  // parseInbound falls back to the sender for a missing threadId; the key must follow it.
+  return `${event.orgId}|${d.accountId}|${d.threadType === 'group' ? 'group' : 'user'}|${d.threadId || d.fromUid}`;
+}
+
+async function applyContactEvent(db: PoolClient, event: EventEnvelope): Promise<void> {
+  if (event.type === EVENTS.contactDeleted) {
+    const id = (event.data as { id?: string })?.id;
+    if (isUuid(id)) await convs.unlinkContact(db, event.orgId, id);
+    return;
+  }
+  const c = (event.data as { contact?: { id?: string; name?: string; avatar?: string; phone?: string } })?.contact;
+  if (!c || !isUuid(c.id)) return;
+  await convs.refreshContact(db, event.orgId, { id: c.id, name: c.name, avatar: c.avatar, phone: c.phone });
 }

@@ -1,0 +1,112 @@
+import type { Socket } from 'node:net';
+import type { Channel, ChannelModel } from 'amqplib';
+import { createPool, withTransaction, type Pool } from '@crm/db';
+import { createLogger } from '@crm/logger';
+import { createTestDatabase, infra, uniqueName, type TestDatabase } from '@crm/testing';
+import { connectAmqp } from '../amqp';
+import { EventConsumer, type EventConsumerOptions, type EventHandler } from '../consumer';
+import type { EventEnvelope } from '../envelope';
+import { enqueueEvent } from '../outbox';
+import { OutboxRelay, type OutboxRelayOptions } from '../relay';
+import { installEventTables } from '../tables';
+import { deleteTopology } from '../topology';
+
+/** What the integration tests of this package share: one database, one exchange and the queues of a test. */
+// Silent unless asked for: the connection-loss tests log warnings on purpose.
+export const log = createLogger('events-test', process.env.LOG_LEVEL ?? 'silent');
+export const ORG = '5a1c7c43-1f9b-4f55-9a8e-2f8f3c1d0e01';
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * What a network failure looks like to amqplib: the socket errors. Reaches into the private connection
+ * of a relay or consumer; there is no public way to break a connection, nor should there be.
+ */
+export function breakConnection(owner: OutboxRelay | EventConsumer): ChannelModel {
+  const model = connectionOf(owner);
+  if (!model) throw new Error('not connected');
+  (model.connection as unknown as { stream: Socket }).stream.destroy(new Error('simulated network failure'));
+  return model;
+}
+
+export function connectionOf(owner: OutboxRelay | EventConsumer): ChannelModel | undefined {
+  return (owner as unknown as { connection?: ChannelModel }).connection;
+}
+
+/** One database, one exchange and the queues of one test; everything is removed by close(). */
+export class Harness {
+  readonly exchange = uniqueName('events_test_x');
+  private readonly queues: string[] = [];
+  private readonly running: Array<{ stop(): Promise<void> }> = [];
+  private readonly probes: ChannelModel[] = [];
+
+  private constructor(
+    readonly db: TestDatabase,
+    readonly pool: Pool,
+  ) {}
+
+  static async create(): Promise<Harness> {
+    const db = await createTestDatabase('events');
+    const pool = createPool(db.url, 12);
+    await installEventTables(pool);
+    // What a consumer's handler does in these tests: no unique key, so a repeated effect would show.
+    await pool.query('CREATE TABLE effects (event_id uuid NOT NULL, consumer text NOT NULL)');
+    return new Harness(db, pool);
+  }
+
+  queue(): string {
+    const q = uniqueName('events_test_q');
+    this.queues.push(q);
+    return q;
+  }
+
+  async relay(opts: Partial<OutboxRelayOptions> = {}): Promise<OutboxRelay> {
+    // A poll far longer than any test's wait: events must arrive through NOTIFY.
+    const relay = new OutboxRelay({ pool: this.pool, amqpUrl: infra.amqpUrl, exchange: this.exchange, logger: log, pollMs: 60_000, ...opts });
+    await relay.start();
+    this.running.push(relay);
+    return relay;
+  }
+
+  async consumer(opts: Partial<EventConsumerOptions> & { queue: string }): Promise<EventConsumer> {
+    const consumer = new EventConsumer({ amqpUrl: infra.amqpUrl, exchange: this.exchange, bindings: ['#'], logger: log, ...opts });
+    await consumer.start();
+    this.running.push(consumer);
+    return consumer;
+  }
+
+  /** A plain channel for looking at queues the way the broker sees them; closed by close(). */
+  async probe(): Promise<Channel> {
+    const conn = await connectAmqp(infra.amqpUrl, 'events-test probe');
+    conn.on('error', () => undefined);
+    this.probes.push(conn);
+    const ch = await conn.createChannel();
+    // A passive declare of a missing queue closes the channel; the test asserts on the rejection instead.
+    ch.on('error', () => undefined);
+    return ch;
+  }
+
+  /** Handler with a database effect, as a real consumer has. */
+  recordEffect(queue: string): EventHandler {
+    return async (e, db) => {
+      await db!.query('INSERT INTO effects (event_id, consumer) VALUES ($1, $2)', [e.id, queue]);
+    };
+  }
+
+  emit(type: string, data: unknown = {}): Promise<EventEnvelope> {
+    return withTransaction(this.pool, (c) => enqueueEvent(c, { type, orgId: ORG, data }));
+  }
+
+  async effects(queue: string): Promise<{ total: number; distinct: number }> {
+    const { rows } = await this.pool.query('SELECT count(*)::int AS total, count(DISTINCT event_id)::int AS distinct FROM effects WHERE consumer = $1', [queue]);
+    return rows[0];
+  }
+
+  async close(): Promise<void> {
+    for (const r of this.running.reverse()) await r.stop().catch(() => undefined);
+    for (const c of this.probes) await c.close().catch(() => undefined);
+    await this.pool.end();
+    await this.db.drop();
+    await deleteTopology(infra.amqpUrl, this.exchange, this.queues);
+  }
+}
+
