@@ -20,7 +20,8 @@ export class Params {
  * substrings (LIKE, which the trigram index answers), shorter ones as whole words (domain/search-text.ts
  * `shortWordRule`). Shared by the messages and the conversations' name/phone, so both arms of a search agree.
  *
- * A short word's exact rule is a regular expression, written `(text ~ pattern) IS TRUE`: as a plain `~` the
+ * What the word index's tsquery cannot say (order and adjacency of a term of short words only, punctuation) is a
+ * regular expression, written `(text ~ pattern) IS TRUE`: as a plain `~` the
  * trigram index takes it as an index condition although it can extract no trigram from a short word, and the
  * planner, trusting the pattern's (tiny) selectivity, rechecked every message holding the other words ("vũ mai":
  * 72,000 rows, seconds). Wrapped, no index takes it, its selectivity is still read from the column's histogram,

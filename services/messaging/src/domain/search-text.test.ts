@@ -7,14 +7,18 @@ describe('short words of a search term', () => {
     expect(rule('Lê An')).toEqual({ tsquery: "'le' & 'an':*", patterns: ['(^|[^[:alnum:]])le[^[:alnum:]]+an'] });
   });
 
-  it('beside a longer word: each short word whole, only the last one open; the longer word is not theirs to match', () => {
-    expect(rule('Vũ Mai')).toEqual({ tsquery: "'vu'", patterns: ['(^|[^[:alnum:]])vu([^[:alnum:]]|$)'] });
-    expect(rule('mai vu')).toEqual({ tsquery: "'vu':*", patterns: ['(^|[^[:alnum:]])vu'] });
+  it('beside a longer word: each short word whole, only the last one open, said by the tsquery alone; the longer word is not theirs to match', () => {
+    expect(rule('Vũ Mai')).toEqual({ tsquery: "'vu'", patterns: [] });
+    expect(rule('mai vu')).toEqual({ tsquery: "'vu':*", patterns: [] });
+    expect(rule('an')).toEqual({ tsquery: "'an':*", patterns: [] });
+    // A token left out of the tsquery, or punctuation, needs its pattern.
+    expect(rule('mai a')).toEqual({ tsquery: undefined, patterns: ['(^|[^[:alnum:]])a'] });
+    expect(rule('mai a. vu')).toEqual({ tsquery: "'a' & 'vu':*", patterns: ['(^|[^[:alnum:]])a\\.'] });
     expect(rule('bao gia sp12')).toEqual({ tsquery: undefined, patterns: [] });
   });
 
   it('leaves a one-letter prefix out of the index query when something else narrows', () => {
-    expect(rule('le a').tsquery).toBe("'le'");
+    expect(rule('le a')).toEqual({ tsquery: "'le'", patterns: ['(^|[^[:alnum:]])le[^[:alnum:]]+a'] });
     expect(rule('a').tsquery).toBe("'a':*");
   });
 
