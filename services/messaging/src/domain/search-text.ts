@@ -30,7 +30,7 @@ export function wordsOf(term: string): string[] {
 /**
  * A word of one or two characters has no trigram (pg_trgm pads each word and needs three characters), so the
  * trigram index cannot find it as a substring: short words are matched as whole words through the word index
- * (msg_words, migration 009), the term's last word as the start of a word (it may still be being typed).
+ * (msg_words, migration 010), the term's last word as the start of a word (it may still be being typed).
  */
 export function isShortWord(word: string): boolean {
   return [...word].length < 3;
