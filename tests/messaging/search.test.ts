@@ -59,16 +59,23 @@ describe('search: conversations?search= and messages/search', () => {
       { fromUid: 'uid-phone', fromName: 'Anh Tran', content: 'Đơn hàng của em tới đâu rồi', sentAt: at(5) },
       { fromUid: 'uid-xss', fromName: 'Mallory', content: '<script>alert("x")</script> & báo giá ngay', sentAt: at(6) },
       { fromUid: 'uid-quiet', fromName: 'Quiet Person', content: 'cảm ơn shop nhiều', sentAt: at(7) },
+      // Short words (one or two letters) match whole words, the term's last one as the start of a word.
+      { fromUid: 'uid-lean', fromName: 'Lê An', content: 'Mình cần tư vấn', sentAt: at(9) },
+      { fromUid: 'uid-meet', fromName: 'Bảo Ngọc', content: 'Mai gặp lê an nhé', sentAt: at(10) },
+      { fromUid: 'uid-anh', fromName: 'Khách Mới', content: 'hoàng lê anh gửi lời chào', sentAt: at(11) },
+      { fromUid: 'uid-ole', fromName: 'Ole Hansen', content: 'ole and partners', sentAt: at(12) },
+      { fromUid: 'uid-ole', fromName: 'Ole Hansen', content: 'an lê', sentAt: at(13) },
     ];
     for (const m of inbound) await bus.inbound(a.orgId, { accountId: accountA, ...m });
     await bus.inbound(a.orgId, { accountId: accountA2, fromUid: 'uid-second', fromName: 'Second Account', content: 'báo giá cho tài khoản hai', sentAt: at(8) });
     // Another organization says the same words; A must never see them.
     await bus.inbound(b.orgId, { accountId: accountB, fromUid: 'uid-b', fromName: 'Lan Nguyen', content: 'bao gia di shop', sentAt: at(1) });
-    await eventually(async () => (await a.owner.get('/api/v1/conversations/counts')).body.total === 6);
+    await eventually(async () => (await a.owner.get('/api/v1/conversations/counts')).body.total === 10);
     await eventually(async () => (await b.owner.get('/api/v1/conversations/counts')).body.total === 1);
     const all = await a.owner.get('/api/v1/conversations?limit=100');
     for (const c of all.body.data) conv[c.threadId] = c.id;
-    await eventually(async () => (await a.owner.get(`/api/v1/conversations/${conv['uid-phone']}`)).body.messages.length === 1);
+    // Every message stored (14 in org A), not only every conversation.
+    await eventually(async () => (await a.owner.get('/api/v1/conversations?limit=100')).body.data.reduce((n: number, c: any) => n + c.messageCount, 0) === 14);
   }, 90_000);
   afterAll(async () => {
     await bus?.close();
@@ -133,6 +140,24 @@ describe('search: conversations?search= and messages/search', () => {
       // The name arm alone (no message says "lan").
       const byName = await a.owner.get('/api/v1/conversations?search=lan');
       expect(byName.body.data.map((c: any) => c.id)).toEqual([conv['uid-lan']]);
+    });
+
+    it('matches one- and two-letter words as whole words, in order, the last one as the start of a word', async () => {
+      // "Lê An": the contact's name, a message saying it, and "lê anh" (the last word as a prefix); never "ole and"
+      // (words inside words) nor "an lê" (another order), neither in a name ("Ole Hansen") nor in a message.
+      const expected = [conv['uid-lean'], conv['uid-meet'], conv['uid-anh']].sort();
+      expect(await listIds('Lê An')).toEqual(expected);
+      expect(await listIds('LE AN')).toEqual(expected);
+      expect(await listIds('lê ấn')).toEqual(expected);
+      expect(await listIds('le an')).not.toContain(conv['uid-ole']);
+      // Not the last word: whole, not a prefix ("lê anh" does not hold the word "an" followed by anything).
+      expect(await listIds('le an gui')).toEqual([]);
+      // Mixed with a longer word: that one stays a substring, the short one a whole word.
+      expect(await listIds('ole an')).toEqual([conv['uid-ole']]);
+      expect(await listIds('an partners')).toEqual([]);
+      // In the name too: "ol" starts the word "Ole"; "le" starts none of its words.
+      expect(await listIds('hansen ol')).toEqual([conv['uid-ole']]);
+      expect(await listIds('hansen le')).toEqual([]);
     });
 
     it('400 names search when it has too many words', async () => {
@@ -240,12 +265,21 @@ describe('search: conversations?search= and messages/search', () => {
       expect(res.body.error.details).toEqual([{ field, message }]);
     });
 
-    it('finds words too short for a trigram as substrings, alone or together', async () => {
+    it('finds words too short for a trigram as whole words (the last as a word start), in order, alone or together', async () => {
       const contents = async (q: string) => (await search(q)).body.data.map((m: any) => m.content).sort();
-      expect(await contents('ơn')).toEqual(['cảm ơn shop nhiều', 'shop co bao giat khong', 'Đơn hàng của em tới đâu rồi'].sort());
-      expect(await contents('ON SH')).toEqual(['cảm ơn shop nhiều', 'shop co bao giat khong'].sort());
+      // "ơn" is a word of "cảm ơn", not of "khong" nor "Đơn".
+      expect(await contents('ơn')).toEqual(['cảm ơn shop nhiều']);
+      expect(await contents('ON SH')).toEqual(['cảm ơn shop nhiều']);
+      expect(await contents('le an')).toEqual(['Mai gặp lê an nhé', 'hoàng lê anh gửi lời chào'].sort());
+      expect(await contents('an le')).toEqual(['an lê']);
       // Taken literally: no message holds "%%" (a LIKE would have needed the escape).
       expect(await contents('%%')).toEqual([]);
+    });
+
+    it('marks a short word only where it stands as a word', async () => {
+      const marks = async (q: string) => (await search(q)).body.data.map((m: any) => m.highlight).sort();
+      expect(await marks('ơn')).toEqual(['cảm <mark>ơn</mark> shop nhiều']);
+      expect(await marks('le an')).toEqual(['Mai gặp <mark>lê an</mark> nhé', 'hoàng <mark>lê an</mark>h gửi lời chào'].sort());
     });
 
     it('says who wrote each message: contact, user or system', async () => {

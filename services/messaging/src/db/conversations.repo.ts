@@ -1,6 +1,5 @@
 import { iso, isoOrUndefined, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
-import { escapeLike } from '../domain/search-text';
-import { newestMatchesSql, Params } from './message-search.repo';
+import { newestMatchesSql, Params, termMatchSql } from './message-search.repo';
 import { visibleSql } from './visibility.repo';
 
 export const CONVERSATION_STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
@@ -186,11 +185,11 @@ export interface ConversationFilter extends PageRequest {
  * A conversation matches a search when its contact's name (or phone) holds every word, or one of its messages
  * does: among the newest `window` matching messages of the org, so a very common term stays cheap. Written as
  * the UNION of the two arms' conversation ids rather than `name LIKE … OR c.id IN (…)`: each arm then uses its
- * own trigram index (conversations', messages') and the list reads only the candidates, where the OR made
- * PostgreSQL test every conversation of the org.
+ * own indexes (conversations', messages': trigrams, and words for short words) and the list reads only the
+ * candidates, where the OR made PostgreSQL test every conversation of the org.
  */
 function searchCandidates(p: Params, search: NonNullable<ConversationFilter['search']>): string {
-  const contact = search.words.map((w) => `n.search_text LIKE ${p.add(`%${escapeLike(w)}%`)}`).join(' AND ');
+  const contact = termMatchSql(p, 'n', search.words);
   const phone = search.phoneDigits ? ` OR n.search_text LIKE ${p.add(`%${search.phoneDigits}%`)}` : '';
   return `SELECT n.id FROM conversations n WHERE n.org_id = $1 AND ((${contact})${phone})
           UNION

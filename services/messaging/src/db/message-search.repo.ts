@@ -1,5 +1,5 @@
 import { iso, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
-import { escapeLike, escapeRegex } from '../domain/search-text';
+import { escapeLike, escapeRegex, isShortWord, shortWordRule } from '../domain/search-text';
 import { senderTypeOf } from './messages.repo';
 import { visibleSql } from './visibility.repo';
 
@@ -16,37 +16,51 @@ export class Params {
 }
 
 /**
- * Messages of the org whose folded text holds every word (each a trigram-indexed LIKE), newest first, at most
- * `window` of them. `orgRef` is the placeholder already holding the org id. Used by both searches, so the inbox
- * list and the message search agree on what matches.
+ * The folded text `${alias}.search_text` holds every word of the term: words of three or more characters as
+ * substrings (LIKE, which the trigram index answers), shorter ones as whole words (domain/search-text.ts
+ * `shortWordRule`). Shared by the messages and the conversations' name/phone, so both arms of a search agree.
  *
- * Several words are also offered as the phrase they were typed as, OR'ed with the words: it matches nothing
- * more (a message holding the phrase holds every word), but it is what lets PostgreSQL see how common the term
- * is. It estimates the words as independent and multiplies their shares ("xuat", "hoa", "don" at 3-5% each →
- * 0.07%, where "xuat hoa don" is in 3% of the messages), then collects and sorts all 30,000 matches through the
- * trigram bitmap (400 ms) instead of walking the newest messages until `window` match (3 ms). The phrase's own
- * share is read from the column's statistics, so the estimate of the OR is at least that.
+ * What the word index's tsquery cannot say (order and adjacency of a term of short words only, punctuation) is a
+ * regular expression, written `(text ~ pattern) IS TRUE`: as a plain `~` the
+ * trigram index takes it as an index condition although it can extract no trigram from a short word, and the
+ * planner, trusting the pattern's (tiny) selectivity, rechecked every message holding the other words ("vũ mai":
+ * 72,000 rows, seconds). Wrapped, no index takes it, its selectivity is still read from the column's histogram,
+ * and it runs before the word-index condition, whose expression (to_tsvector) is the dearer one when PostgreSQL
+ * walks the newest messages instead of using the index. The word index condition (`msg_words(text) @@ tsquery`)
+ * is what narrows: GIN answers it exactly (no positions needed), so the expression is not computed again for
+ * the rows it returns.
+ */
+export function termMatchSql(p: Params, alias: string, words: string[]): string {
+  const text = `${alias}.search_text`;
+  const conds = words.filter((w) => !isShortWord(w)).map((w) => `${text} LIKE ${p.add(`%${escapeLike(w)}%`)}`);
+  const short = shortWordRule(words);
+  conds.push(...short.patterns.map((re) => `(${text} ~ ${p.add(re)}) IS TRUE`));
+  if (short.tsquery) conds.push(`msg_words(${text}) @@ ${p.add(short.tsquery)}::tsquery`);
+  return conds.join(' AND ');
+}
+
+/**
+ * Messages of the org whose folded text holds every word (termMatchSql), newest first, at most `window` of them.
+ * `orgRef` is the placeholder already holding the org id. Used by both searches, so the inbox list and the
+ * message search agree on what matches.
+ *
+ * Several words are also offered in the order they were typed, OR'ed with the words: `LIKE '%xuat%hoa%don%'`
+ * matches nothing more (it holds every word), but it is what lets PostgreSQL see how common the term is. It
+ * estimates the words as independent and multiplies their shares ("xuat", "hoa", "don" at 3-5% each → 0.07%,
+ * where "xuat hoa don" is in 3% of the messages), then collects and sorts all 30,000 matches through the
+ * trigram bitmap (400 ms) instead of walking the newest messages until `window` match (3 ms). The ordered
+ * pattern's own share is read from the column's statistics, so the estimate of the OR is at least that. It is
+ * not the phrase with its spaces (`'%xuat hoa don%'`): pg_trgm would read the phrase's trigrams across word
+ * boundaries (" ho", "oa "), posting lists as long as the column, and a phrase with a rare code ("bao gia sp12")
+ * cost three times the index pages of its words; the ordered pattern has exactly the words' trigrams.
  */
 export function newestMatchesSql(p: Params, orgRef: string, words: string[], window: number, extra: string[] = [], columns = 'm.conversation_id'): string {
-  const indexable = words.some(hasTrigram);
-  const likes = words.map((w) => wordMatch(p, w, indexable)).join(' AND ');
-  const match = words.length > 1 && words.every(hasTrigram) ? `(m.search_text LIKE ${p.add(`%${escapeLike(words.join(' '))}%`)} OR (${likes}))` : likes;
+  const every = termMatchSql(p, 'm', words);
+  const ordered = `%${words.map(escapeLike).join('%')}%`;
+  const match = words.length > 1 && !words.some(isShortWord) ? `(m.search_text LIKE ${p.add(ordered)} OR (${every}))` : every;
   return `SELECT ${columns} FROM messages m
           WHERE m.org_id = ${orgRef} AND ${[match, ...extra].join(' AND ')}
           ORDER BY m.sent_at DESC, m.id DESC LIMIT ${Math.floor(window)}`;
-}
-
-/** pg_trgm takes no trigram from a word of one or two characters. */
-const hasTrigram = (word: string) => [...word].length >= 3;
-
-/**
- * One word as a substring of the folded text. When no word of the term has a trigram, each is tested with
- * strpos, which the trigram index does not take: as LIKEs alone they made the index read every one of its
- * entries (a full scan, 0.5 s at a million messages) before the heap was even read. Beside a word that has
- * trigrams a short word stays a LIKE: the index then skips it and narrows by the other words.
- */
-function wordMatch(p: Params, word: string, indexable: boolean): string {
-  return indexable ? `m.search_text LIKE ${p.add(`%${escapeLike(word)}%`)}` : `strpos(m.search_text, ${p.add(word)}) > 0`;
 }
 
 export interface MessageSearch extends PageRequest {

@@ -26,7 +26,8 @@ function instant(value: string | undefined, field: string): Date | undefined {
 
 /**
  * GET /api/v1/messages/search: every word of `q` (folded: case and accents do not matter) in the message,
- * best match first, then newest. An explicit conversation of another org is 404, like any other of its ids.
+ * one- and two-letter words as whole words (the last one as the start of a word; README "Search"), best match
+ * first, then newest. An explicit conversation of another org is 404, like any other of its ids.
  */
 export async function searchMessages(deps: Deps, ctx: CallContext, req: SearchRequest) {
   const orgId = requireOrg(ctx);

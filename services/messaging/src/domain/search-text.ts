@@ -27,6 +27,100 @@ export function wordsOf(term: string): string[] {
   return fold(term).split(/\s+/).filter(Boolean);
 }
 
+/**
+ * A word of one or two characters has no trigram (pg_trgm pads each word and needs three characters), so the
+ * trigram index cannot find it as a substring: short words are matched as whole words through the word index
+ * (msg_words, migration 010), the term's last word as the start of a word (it may still be being typed).
+ */
+export function isShortWord(word: string): boolean {
+  return [...word].length < 3;
+}
+
+/**
+ * What the word index calls a word: a run of letters and digits (msg_words turns everything else into spaces
+ * before PostgreSQL's parser splits the text). The same class as the database's [[:alnum:]] for every letter
+ * and digit people type; only rarer numerals (², ½) may differ.
+ */
+const WORD_CHAR = /[\p{L}\p{Nd}]/u;
+const WORD_RUN = /[\p{L}\p{Nd}]+/gu;
+const WHOLE_RUN = /^[\p{L}\p{Nd}]+$/u;
+/** A regular expression (PostgreSQL ARE) for "not a word character". */
+const NON_WORD = '[^[:alnum:]]';
+
+const startsWithWordChar = (w: string) => WORD_CHAR.test([...w][0] ?? '');
+const endsWithWordChar = (w: string) => WORD_CHAR.test([...w].at(-1) ?? '');
+
+export interface ShortWordRule {
+  /**
+   * A tsquery for the word index (the letters and digits of the short words, ANDed; the last word as a prefix);
+   * undefined when no short word has a letter or digit. For a short word made of letters and digits its token is
+   * the rule itself (whole word, or word start), so it needs no pattern besides.
+   */
+  tsquery?: string;
+  /** PostgreSQL regular expressions over the folded text for what the tsquery cannot say; a match satisfies each. */
+  patterns: string[];
+}
+
+/**
+ * How the short words of a term (folded words, in order) must occur. Each stands as a whole word: no letter or
+ * digit touches it (a boundary is only required where the word itself starts or ends with one, so "a." needs
+ * none after it); the term's last word only needs the boundary before it. A term made only of short words must
+ * also occur as typed: its words in order, separated by nothing but spaces and punctuation ("lê an" finds
+ * "gặp Lê An nhé" and "lê, anh", not "ole and" nor "an lê"). A word without any letter or digit ("%%") is
+ * matched as the substring it is, as before, and gives the word index nothing to narrow by.
+ *
+ * A pattern is only added where the tsquery does not already say it all (order and adjacency, punctuation, a
+ * token left out): PostgreSQL takes conditions as independent and multiplies their shares, so the same fact said
+ * twice ("da" as a tsquery and as a pattern, 19% each) made "Đà Nẵng" look five times rarer than it is and its
+ * 33,000 matches were collected through the indexes instead of walking the newest messages.
+ */
+export function shortWordRule(words: string[]): ShortWordRule {
+  const last = words.length - 1;
+  const isLast = (i: number) => i === last;
+  const before = (w: string) => (startsWithWordChar(w) ? `(^|${NON_WORD})` : '');
+  const after = (w: string, i: number) => (endsWithWordChar(w) && !isLast(i) ? `(${NON_WORD}|$)` : '');
+
+  const tokens: Array<{ at: number; query: string }> = [];
+  words.forEach((w, i) => {
+    if (!isShortWord(w)) return;
+    const run = w.match(WORD_RUN)?.[0];
+    if (run) tokens.push({ at: i, query: isLast(i) && endsWithWordChar(w) ? `'${run}':*` : `'${run}'` });
+  });
+  // A one-letter prefix ("lê a") matches nearly every message, and GIN collects all of a prefix's matches before
+  // intersecting: it narrows nothing and costs the most. Kept only when it is all there is to go by.
+  const hasOther = words.some((w) => !isShortWord(w)) || tokens.length > 1;
+  const useful = tokens.filter((t) => !(hasOther && /^'.':\*$/u.test(t.query)));
+  const said = new Set(useful.map((t) => t.at));
+
+  let patterns: string[];
+  if (words.length > 1 && words.every(isShortWord)) {
+    // One pattern for the phrase; it ends with the term's last word, which may be a prefix.
+    let re = `${before(words[0])}${escapeRegex(words[0])}`;
+    for (let i = 1; i < words.length; i++) {
+      // Two word characters meeting need something between them; otherwise the words' own punctuation may be all.
+      const gap = endsWithWordChar(words[i - 1]) && startsWithWordChar(words[i]) ? '+' : '*';
+      re += `${NON_WORD}${gap}${escapeRegex(words[i])}`;
+    }
+    patterns = [re];
+  } else {
+    const saidInFull = (w: string, i: number) => said.has(i) && WHOLE_RUN.test(w);
+    patterns = words.flatMap((w, i) => (isShortWord(w) && !saidInFull(w, i) ? [`${before(w)}${escapeRegex(w)}${after(w, i)}`] : []));
+  }
+  return { tsquery: useful.length ? useful.map((t) => t.query).join(' & ') : undefined, patterns };
+}
+
+/**
+ * Whether a short word matched at [at, at + length) of the folded text stands as the rule above wants it: no word
+ * character just before it (when it starts with one) nor, unless it may be a prefix, just after it.
+ */
+export function standsAsWord(folded: string, at: number, needle: string, prefix: boolean): boolean {
+  const prev = [...folded.slice(Math.max(0, at - 2), at)].at(-1) ?? '';
+  const next = [...folded.slice(at + needle.length, at + needle.length + 2)][0] ?? '';
+  if (startsWithWordChar(needle) && WORD_CHAR.test(prev)) return false;
+  if (!prefix && endsWithWordChar(needle) && WORD_CHAR.test(next)) return false;
+  return true;
+}
+
 /** A LIKE pattern's literal text: %, _ and the escape character itself are matched as typed. */
 export function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (m) => `\\${m}`);
@@ -63,7 +157,9 @@ const CONTEXT = 60;
  * The fragment of `content` around the first match of the term, HTML-escaped, with every match wrapped in
  * <mark>…</mark>: the whole phrase where it occurs, else each of its words. Matching is done on the folded
  * text, and each folded character remembers the original character it came from, so the marks fall on the
- * text as written ("báo giá" for the term "bao gia"). A fragment that is cut starts or ends with "…".
+ * text as written ("báo giá" for the term "bao gia"). A word of one or two letters is marked only where it
+ * stands as the search takes it (whole word, the last one as a word's start). A fragment that is cut starts or
+ * ends with "…".
  */
 export function highlight(content: string, term: string): string {
   const text = content.normalize('NFC');
@@ -78,15 +174,18 @@ export function highlight(content: string, term: string): string {
   origin.push(chars.length);
 
   const words = wordsOf(term);
-  const phrase = words.join(' ');
-  const needles = phrase && folded.includes(phrase) ? [phrase] : words;
-  // Ranges over chars, non-overlapping, in order.
-  const ranges: Array<[number, number]> = [];
-  for (const needle of needles) {
+  // Where a needle occurs in the folded text; a short word only where the search would take it (standsAsWord).
+  const find = (needle: string, short: boolean, prefix: boolean) => {
+    const found: Array<[number, number]> = [];
     for (let at = folded.indexOf(needle); at >= 0 && needle; at = folded.indexOf(needle, at + needle.length)) {
-      ranges.push([origin[at], origin[at + needle.length - 1] + 1]);
+      if (!short || standsAsWord(folded, at, needle, prefix)) found.push([origin[at], origin[at + needle.length - 1] + 1]);
     }
-  }
+    return found;
+  };
+  // The phrase ends with the term's last word, so only its start can need a boundary.
+  const phrase = words.length ? find(words.join(' '), isShortWord(words[0]), true) : [];
+  // Ranges over chars, non-overlapping, in order.
+  const ranges = phrase.length ? phrase : words.flatMap((w, i) => find(w, isShortWord(w), i === words.length - 1));
   ranges.sort((x, y) => x[0] - y[0]);
   const merged: Array<[number, number]> = [];
   for (const r of ranges) {
