@@ -413,7 +413,9 @@ export class EventConsumer {
       const events: EventEnvelope[] = [];
       for (const d of batch) if (fresh.delete(d.event.id.toLowerCase())) events.push(d.event);
       if (events.length < batch.length) {
-        this.log.debug({ queue, skipped: batch.length - events.length }, 'event consumer: already processed; skipping');
+        const kept = new Set(events);
+        const eventIds = batch.filter((d) => !kept.has(d.event)).map((d) => d.event.id);
+        this.log.debug({ queue, skipped: eventIds.length, eventIds }, 'event consumer: already processed; skipping');
       }
       if (events.length > 0) await this.opts.batchHandler!(events, client);
       await client.query('COMMIT');

@@ -109,7 +109,7 @@ describe('one consumer per event family', () => {
 
     // The same event again (a publisher's retry): claimed already, so nothing is applied a second time.
     await publish(event);
-    await eventually(async () => skipped.mock.calls.some(([ctx, msg]) => msg === 'event consumer: already processed; skipping' && (ctx as { eventId?: string }).eventId === event.id));
+    await eventually(async () => skipped.mock.calls.some(([ctx, msg]) => msg === 'event consumer: already processed; skipping' && ((ctx as { eventIds?: string[] }).eventIds ?? []).includes(event.id)));
     expect(await count(pool, 'contact_activities WHERE contact_id = $1', [contactId])).toBe(1);
     expect((await pool.query('SELECT occurrences FROM contact_score_facts WHERE contact_id = $1', [contactId])).rows).toEqual([{ occurrences: 1 }]);
     expect(await count(pool, 'analytics_items WHERE org_id = $1', [orgId])).toBe(1);

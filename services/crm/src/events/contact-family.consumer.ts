@@ -19,11 +19,11 @@ export function contactFamilyConsumer(
     exchange: ctx.config.EVENTS_EXCHANGE,
     queue: `${ctx.config.EVENTS_EXCHANGE}.crm.contact-events`,
     bindings: CONTACT_FAMILY,
-    // batch mode: see packages/events batchHandler
-    handler: (event, db) => apply([event], db!),
+    // Up to 100 events per transaction (one commit, one multi-row processed_events claim), one batch at a time:
+    // the modules' multi-row writes make a batch cost little more than one event, and one lane keeps the order.
+    batchHandler: (events, db) => apply(events, db!),
+    batchSize: 100,
     logger: ctx.log,
     pool: ctx.pool,
-    prefetch: 100,
-    concurrency: 4,
   });
 }

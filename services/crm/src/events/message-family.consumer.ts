@@ -20,12 +20,11 @@ export function messageFamilyConsumer(
     exchange: ctx.config.EVENTS_EXCHANGE,
     queue: `${ctx.config.EVENTS_EXCHANGE}.crm.message-events`,
     bindings: MESSAGE_FAMILY,
-    // batch mode: see packages/events batchHandler
-    handler: (event, db) => apply([event], db!),
+    // Up to 100 events per transaction (one commit, one multi-row processed_events claim), one batch at a time:
+    // the modules' multi-row writes make a batch cost little more than one event, and one lane keeps the order.
+    batchHandler: (events, db) => apply(events, db!),
+    batchSize: 100,
     logger: ctx.log,
     pool: ctx.pool,
-    prefetch: 100,
-    // Events of one contact or conversation serialise on its row locks; different ones run in parallel.
-    concurrency: 4,
   });
 }
