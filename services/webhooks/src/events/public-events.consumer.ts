@@ -1,7 +1,6 @@
 import { EventConsumer } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import type { Pool } from '@crm/db';
-import { Batcher } from '../db/batcher';
 import * as deliveries from '../db/deliveries.repo';
 import { isPublicEventType, PUBLIC_EVENT_TYPES } from '../domain/event-types';
 import { isUuid } from '../domain/validation';
@@ -23,32 +22,30 @@ export const queueName = (exchange: string) => `${exchange}.webhooks.deliveries`
  * are committed, so an event is never lost between the broker and the delivery queue.
  */
 export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsumer {
-  // Events handled at the same time are inserted by one statement; each handler (and so each ack) waits
-  // for the statement that carries its event. The statement also announces the new rows (NOTIFY at its
-  // commit), which is what makes a worker of any instance send them at once.
-  const batch = new Batcher<deliveries.FanOutEvent>(async (events) => {
-    await deliveries.fanOut(o.pool, events);
-  });
   return new EventConsumer({
     amqpUrl: o.amqpUrl,
     exchange: o.exchange,
     queue: queueName(o.exchange),
     bindings: [...PUBLIC_EVENT_TYPES],
     logger: o.logger,
-    prefetch: 200,
-    // Order across events does not matter for webhooks (Standard Webhooks promises none): fan out in parallel.
-    concurrency: 64,
+    // Batch mode without a pool: the fan-out statement is itself idempotent (endpoint, event id), so there is
+    // no processed_events claim. Up to 200 events go in one statement, which also announces the new rows
+    // (NOTIFY at its commit): that is what makes a worker of any instance send them at once. One ack per batch.
+    batchSize: 200,
     // Handler failures mean this service's database is unreachable: keep retrying for about half an hour.
     maxAttempts: 30,
     retryDelaysMs: [500, 2_000, 10_000, 60_000],
-    handler: async (event) => {
-      if (!isPublicEventType(event.type)) return;
-      if (!isUuid(event.orgId)) {
-        o.logger.warn({ eventId: event.id, type: event.type }, 'webhooks: event without a valid orgId; ignored');
-        return;
+    batchHandler: async (events) => {
+      const rows: deliveries.FanOutEvent[] = [];
+      for (const event of events) {
+        if (!isPublicEventType(event.type)) continue;
+        if (!isUuid(event.orgId)) {
+          o.logger.warn({ eventId: event.id, type: event.type }, 'webhooks: event without a valid orgId; ignored');
+          continue;
+        }
+        rows.push({ orgId: event.orgId, eventId: event.id, type: event.type, payload: JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data }) });
       }
-      const payload = JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data });
-      await batch.add({ orgId: event.orgId, eventId: event.id, type: event.type, payload });
+      if (rows.length > 0) await deliveries.fanOut(o.pool, rows);
     },
   });
 }
