@@ -88,6 +88,7 @@ describe('conversation ownership: assignee, team, filters, counts, conversation.
     expect(event.data).toEqual({
       conversationId: conv['uid-1'],
       contactId: crm.contacts.get(`${a.orgId}/uid-1`)!.id,
+      chatnetAccountId: accountA,
       assigneeId: agent.id,
       teamId: null,
       previousAssigneeId: null,

@@ -72,6 +72,8 @@ describe('conversation status and snooze', () => {
     expect(event.data).toEqual({
       conversationId: conv['uid-1'],
       contactId: res.body.contactId,
+      chatnetAccountId: accountId,
+      assigneeId: null,
       status: 'pending',
       previousStatus: 'active',
       snoozedUntil: null,

@@ -259,6 +259,35 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     expect(socketInbound(agentSocket.messages).sort()).toEqual([conv.mine, conv.pool].sort());
   });
 
+  it('socket: conversation events follow the same rule; a reassignment also reaches the previous assignee', async () => {
+    const agentSocket = await socketOf(agent.token);
+    const leadSocket = await socketOf(lead.token);
+    const agentEvents: any[] = [];
+    const leadEvents: any[] = [];
+    agentSocket.socket.on('conversation', (m) => agentEvents.push(m));
+    leadSocket.socket.on('conversation', (m) => leadEvents.push(m));
+    expect((await lead.api.put(`/api/v1/conversations/${conv.theirs}/assignee`, { userId: agent.id })).status).toBe(200);
+    expect((await lead.api.put(`/api/v1/conversations/${conv.theirs}/assignee`, { userId: agent2.id })).status).toBe(200);
+    expect((await lead.api.put(`/api/v1/conversations/${conv.elsewhere}/status`, { status: 'pending' })).status).toBe(200);
+    expect((await lead.api.put(`/api/v1/conversations/${conv.mine}/status`, { status: 'pending' })).status).toBe(200);
+    // The lead hears all four; the events reach sockets in order, so the agent's are in by then too.
+    await eventually(async () => (leadEvents.length === 4 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(leadEvents.map((e) => [e.type, e.conversationId])).toEqual([
+      ['conversation.assigned', conv.theirs],
+      ['conversation.assigned', conv.theirs],
+      ['conversation.status_changed', conv.elsewhere],
+      ['conversation.status_changed', conv.mine],
+    ]);
+    expect(agentEvents.map((e) => [e.type, e.conversationId, e.assigneeId ?? null])).toEqual([
+      ['conversation.assigned', conv.theirs, agent.id],
+      ['conversation.assigned', conv.theirs, agent2.id],
+      ['conversation.status_changed', conv.mine, agent.id],
+    ]);
+    expect(agentEvents[2]).toEqual(expect.objectContaining({ status: 'pending', previousStatus: 'active', chatnetAccountId: listedAccount }));
+    for (const id of [conv.elsewhere, conv.mine]) expect((await lead.api.put(`/api/v1/conversations/${id}/status`, { status: 'active' })).status).toBe(200);
+  });
+
   it('under "assigned" a file sent in a conversation the agent may not see is 404 for them; an unsent upload is its uploader\'s', async () => {
     const upload = async (token: string, name: string) => {
       const fd = new FormData();

@@ -162,12 +162,12 @@ export const WEBHOOK_EVENTS: { name: string; description: string }[] = [
   { name: 'conversation.archived', description: 'A conversation was archived.' },
   {
     name: 'conversation.assigned',
-    description: 'A conversation got a new assignee or team; data: conversationId, contactId, assigneeId, teamId, previousAssigneeId, assignedBy (null: the system).',
+    description: 'A conversation got a new assignee or team; data: conversationId, contactId, chatnetAccountId, assigneeId, teamId, previousAssigneeId, assignedBy (null: the system).',
   },
   {
     name: 'conversation.status_changed',
     description:
-      'A conversation changed status (active, pending, snoozed, closed, archived); data: conversationId, contactId, status, previousStatus, snoozedUntil, changedBy (null: a snooze ended or the contact wrote again).',
+      'A conversation changed status (active, pending, snoozed, closed, archived); data: conversationId, contactId, chatnetAccountId, assigneeId, status, previousStatus, snoozedUntil, changedBy (null: a snooze ended or the contact wrote again).',
   },
   { name: 'conversation.note_created', description: 'A private note was written in a conversation; data.mentions lists the users it mentions.' },
   {

@@ -58,6 +58,14 @@ export async function routeEvent(
     case 'message.sent':
     case 'message.seen':
       return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'message', payload: { type: e.type, ...e.data } };
+    case 'conversation.assigned': {
+      // Whoever may see it now, and the previous assignee, whose inbox must drop it.
+      const rooms = await audience.roomsFor(e.orgId, e.data);
+      if (e.data.previousAssigneeId && !rooms.includes(org)) rooms.push(`user:${e.data.previousAssigneeId}`);
+      return { rooms, event: 'conversation', payload: { type: e.type, ...e.data } };
+    }
+    case 'conversation.status_changed':
+      return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'conversation', payload: { type: e.type, ...e.data } };
     case 'notification.created': {
       // A notification for one user, for the roles at or above `audienceRole`, or for the whole org.
       const rooms = e.data.userId
@@ -131,7 +139,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     amqpUrl: config.AMQP_URL,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
-    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'notification.created'],
+    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'conversation.assigned', 'conversation.status_changed', 'notification.created'],
     logger: log,
     prefetch: 200,
     maxAttempts: 2,

@@ -351,13 +351,13 @@ export async function setOwner(db: Queryable, orgId: string, id: string, assigne
  * matches `status = 'snoozed'` when the UPDATE re-checks it, so each wake-up is returned (and announced) once.
  */
 export async function wakeDue(db: Queryable, limit: number) {
-  const { rows } = await db.query<{ id: string; org_id: string; contact_id: string | null }>(
+  const { rows } = await db.query<{ id: string; org_id: string; contact_id: string | null; chatnet_account_id: string; assignee_id: string | null }>(
     `UPDATE conversations c SET status = 'active', snoozed_until = NULL, last_activity_at = now()
      FROM (SELECT id FROM conversations
            WHERE status = 'snoozed' AND snoozed_until <= now()
            ORDER BY snoozed_until LIMIT $1 FOR UPDATE SKIP LOCKED) due
      WHERE c.id = due.id AND c.status = 'snoozed'
-     RETURNING c.id, c.org_id, c.contact_id`,
+     RETURNING c.id, c.org_id, c.contact_id, c.chatnet_account_id, c.assignee_id`,
     [limit],
   );
   return rows;

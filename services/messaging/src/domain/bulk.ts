@@ -103,6 +103,7 @@ async function prepareAssign(deps: Deps, ctx: CallContext, req: BulkRequest): Pr
         data: {
           conversationId: row.id,
           contactId: row.contact_id,
+          chatnetAccountId: row.chatnet_account_id,
           assigneeId,
           teamId: team,
           previousAssigneeId: row.assignee_id,

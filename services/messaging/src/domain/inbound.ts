@@ -213,7 +213,13 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
     await enqueueEvent(db, {
       type: EVENTS.conversationStatusChanged,
       orgId,
-      data: statusChangedData({ id: stored.conversationId, contact_id: stored.contactId }, 'active', stored.status, null, null),
+      data: statusChangedData(
+        { id: stored.conversationId, contact_id: stored.contactId, chatnet_account_id: d.accountId, assignee_id: stored.assigneeId },
+        'active',
+        stored.status,
+        null,
+        null,
+      ),
     });
   }
   const received: NewEvent = {

@@ -90,6 +90,7 @@ export async function assign(deps: Deps, ctx: CallContext, req: AssignRequest) {
       data: {
         conversationId: conv.id,
         contactId: conv.contact_id,
+        chatnetAccountId: conv.chatnet_account_id,
         assigneeId: next.assigneeId,
         teamId: next.teamId,
         previousAssigneeId: conv.assignee_id,

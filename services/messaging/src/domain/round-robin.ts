@@ -72,7 +72,7 @@ export async function assignByRotation(
   await enqueueEvent(db, {
     type: EVENTS.conversationAssigned,
     orgId,
-    data: { conversationId: conv.id, contactId: conv.contact_id, assigneeId: chosen, teamId: conv.team_id, previousAssigneeId: null, assignedBy: null },
+    data: { conversationId: conv.id, contactId: conv.contact_id, chatnetAccountId: conv.chatnet_account_id, assigneeId: chosen, teamId: conv.team_id, previousAssigneeId: null, assignedBy: null },
   });
   return chosen;
 }

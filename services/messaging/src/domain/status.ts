@@ -9,10 +9,19 @@ import { isUuid, oneOf } from './validation';
 import { viewerOf } from './visibility';
 
 /** What the status event says; `changedBy` is null when the system changed it (wake-up, the contact wrote). */
-export function statusChangedData(conv: Pick<ConversationRow, 'id' | 'contact_id'>, status: ConversationStatus, previousStatus: string, snoozedUntil: Date | null, changedBy: string | null) {
+export function statusChangedData(
+  conv: Pick<ConversationRow, 'id' | 'contact_id' | 'chatnet_account_id' | 'assignee_id'>,
+  status: ConversationStatus,
+  previousStatus: string,
+  snoozedUntil: Date | null,
+  changedBy: string | null,
+) {
   return {
     conversationId: conv.id,
     contactId: conv.contact_id,
+    // Who may see it (the gateway routes the socket event by them, as for message events).
+    chatnetAccountId: conv.chatnet_account_id,
+    assigneeId: conv.assignee_id,
     status,
     previousStatus,
     snoozedUntil: snoozedUntil ? snoozedUntil.toISOString() : null,
