@@ -35,7 +35,7 @@ export async function generate(deps: Deps, ctx: CallContext) {
   });
   // A tombstone rather than a delete: a gateway that verified the old key a moment ago caches with
   // SET NX, so it cannot write the old key back after this.
-  if (oldHash) await deps.redis.set(deps.keys.apiKey(oldHash), REVOKED, 'EX', 3600);
+  if (oldHash) await deps.redis.set(deps.keys.apiKey(oldHash), REVOKED, { expiration: { type: 'EX', value: 3600 } });
   return { apiKey, keyMask: maskSecret(apiKey, PREFIX), createdAt: row.created_at.toISOString() };
 }
 
