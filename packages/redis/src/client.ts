@@ -14,6 +14,13 @@ export interface RedisClientOptions {
   errorLogEveryMs?: number;
 }
 
+/**
+ * How long a command may wait by default. Long enough that a test process running every service in one starved event
+ * loop does not see spurious timeouts (a timer can fire before a reply already received is read), short enough that
+ * a caller fails well within the gateway's 10 s gRPC deadline. It is also node-redis's own default.
+ */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
+
 /** The longest pause between two reconnection attempts: the same cap ioredis uses. */
 export const MAX_RECONNECT_DELAY_MS = 2000;
 
@@ -40,7 +47,7 @@ export function createRedisClient(url: string, log: Logger, name: string, option
     // Shown by CLIENT LIST, so an operator can tell which service holds a connection.
     name: `crm-${name}`,
     socket: { reconnectStrategy: reconnectDelay },
-    commandOptions: { timeout: options.commandTimeoutMs ?? 2000 },
+    commandOptions: { timeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS },
     // Commands issued during a short reconnect wait for it (bounded by the timeout above) rather than failing at once.
     disableOfflineQueue: false,
     // Maintenance push notifications are a Redis Enterprise / Cloud feature; the handshake for them would be one more
