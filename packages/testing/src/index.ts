@@ -82,18 +82,18 @@ function osPort(): Promise<number> {
 
 /** Delete every Redis key under a test's prefix. */
 export async function clearRedisPrefix(prefix: string): Promise<void> {
-  const { default: Redis } = await import('ioredis');
-  const redis = new Redis(infra.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const { createClient } = await import('redis');
+  // One attempt, no reconnection: a cleanup against an unreachable Redis should fail the run, not hang it.
+  const redis = createClient({ url: infra.redisUrl, socket: { reconnectStrategy: false } });
+  // node-redis throws an unheard 'error' event; the failure reaches us through the awaited calls instead.
+  redis.on('error', () => undefined);
   await redis.connect();
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
+    for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
+      if (keys.length) await redis.del(keys);
+    }
   } finally {
-    redis.disconnect();
+    redis.destroy();
   }
 }
 

@@ -1,11 +1,11 @@
 import path from 'node:path';
-import Redis from 'ioredis';
 import { SecretBox } from '@crm/crypto';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { AddressGuard } from '@crm/net-guard';
+import { closeRedisClient, createRedisClient } from '@crm/redis';
 import type { AiServiceConfig } from './config';
 import type { Deps } from './deps';
 import { MessagingGateway } from './domain/conversations';
@@ -37,7 +37,9 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
     await pool.end();
     throw err;
   }
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  const redis = createRedisClient(config.REDIS_URL, log, 'ai');
+  // Resolves once Redis answers (retrying, and logging, until then): no AI call is served before its quota counts.
+  await redis.connect();
   const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log);
   const guard = new AddressGuard({ allow: config.AI_ALLOWED_PRIVATE_ADDRESSES, purpose: 'AI requests' });
   const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), messaging, guard };
@@ -51,7 +53,7 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
       await server.stop();
       await relay.stop();
       messaging.close();
-      redis.disconnect();
+      await closeRedisClient(redis);
       await pool.end();
     },
   };

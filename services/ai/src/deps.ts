@@ -1,8 +1,8 @@
-import type Redis from 'ioredis';
 import type { SecretBox } from '@crm/crypto';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { AddressGuard } from '@crm/net-guard';
+import type { RedisClient } from '@crm/redis';
 import type { AiServiceConfig } from './config';
 import type { MessagingGateway } from './domain/conversations';
 import type { DailyQuota } from './domain/quota';
@@ -11,7 +11,7 @@ import type { DailyQuota } from './domain/quota';
 export interface Deps {
   config: AiServiceConfig;
   pool: Pool;
-  redis: Redis;
+  redis: RedisClient;
   log: Logger;
   box: SecretBox;
   quota: DailyQuota;

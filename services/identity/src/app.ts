@@ -1,10 +1,10 @@
 import path from 'node:path';
-import Redis from 'ioredis';
 import { authKeys, createTokenSigner } from '@crm/auth';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { AUDIT_RECORDED, EventConsumer, installEventTables } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { closeRedisClient, createRedisClient } from '@crm/redis';
 import type { IdentityConfig } from './config';
 import type { Deps } from './deps';
 import { sweep as sweepAuditLog } from './domain/audit';
@@ -29,7 +29,9 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   // processed_events makes the audit consumer idempotent (identity publishes nothing, so its outbox stays empty).
   await installEventTables(pool);
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  const redis = createRedisClient(config.REDIS_URL, log, 'identity');
+  // Resolves once Redis answers (retrying, and logging, until then): identity does not serve without its login throttle.
+  await redis.connect();
   const deps: Deps = {
     config,
     pool,
@@ -54,7 +56,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
   try {
     await auditConsumer.start();
   } catch (err) {
-    redis.disconnect();
+    await closeRedisClient(redis);
     await pool.end();
     throw err;
   }
@@ -70,7 +72,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
       await server.stop();
       await auditConsumer.stop();
       deps.mailer.close();
-      redis.disconnect();
+      await closeRedisClient(redis);
       await pool.end();
     },
   };

@@ -1,6 +1,6 @@
-import type Redis from 'ioredis';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import type { RedisClient } from '@crm/redis';
 import { authKeys, createTokenSigner } from '@crm/auth';
 import type { IdentityConfig } from './config';
 import { LoginThrottle } from './domain/login-throttle';
@@ -10,7 +10,7 @@ import type { Mailer } from './mail/mailer';
 export interface Deps {
   config: IdentityConfig;
   pool: Pool;
-  redis: Redis;
+  redis: RedisClient;
   log: Logger;
   keys: ReturnType<typeof authKeys>;
   signAccess: ReturnType<typeof createTokenSigner>;

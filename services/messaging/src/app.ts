@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import Redis from 'ioredis';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { closeRedisClient, createRedisClient } from '@crm/redis';
 import { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
 import type { Deps } from './deps';
@@ -44,7 +44,9 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   await installEventTables(pool);
   await publishOwnersSnapshotOnce(pool, log);
   await mkdir(config.ATTACHMENTS_DIR, { recursive: true });
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  const redis = createRedisClient(config.REDIS_URL, log, 'messaging');
+  // Resolves once Redis answers (retrying, and logging, until then): no send is accepted before its governor works.
+  await redis.connect();
   const remote = new RemoteClients(config, log, auth);
   const deps: Deps = { config, pool, redis, log, remote, governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS) };
 
@@ -76,7 +78,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
       for (const c of consumers) await c.stop();
       await relay.stop();
       remote.close();
-      redis.disconnect();
+      await closeRedisClient(redis);
       await pool.end();
     },
   };

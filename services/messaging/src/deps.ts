@@ -1,6 +1,6 @@
-import type Redis from 'ioredis';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import type { RedisClient } from '@crm/redis';
 import type { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
 import type { SendGovernor } from './domain/governor';
@@ -9,7 +9,7 @@ import type { SendGovernor } from './domain/governor';
 export interface Deps {
   config: MessagingConfig;
   pool: Pool;
-  redis: Redis;
+  redis: RedisClient;
   log: Logger;
   remote: RemoteClients;
   governor: SendGovernor;

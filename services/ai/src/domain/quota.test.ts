@@ -1,18 +1,20 @@
-import Redis from 'ioredis';
-import { clearRedisPrefix, infra, uniqueName } from '@crm/testing';
 import { AppError } from '@crm/grpc-kit';
+import { createLogger } from '@crm/logger';
+import { closeRedisClient, createRedisClient } from '@crm/redis';
+import { clearRedisPrefix, infra, uniqueName } from '@crm/testing';
 import { DailyQuota, nextUtcMidnight } from './quota';
 
 // The daily quota against the real Redis: counts per org and UTC day, refuses with 429 and the wait
 // until midnight UTC, and starts again at the next UTC day.
 describe('DailyQuota', () => {
   const prefix = `${uniqueName('t_quota')}:`;
-  const redis = new Redis(infra.redisUrl);
+  const redis = createRedisClient(infra.redisUrl, createLogger('ai-test', 'warn'), 'ai-test');
   let now = new Date('2025-06-30T23:59:50.000Z');
   const quota = new DailyQuota(redis, prefix, () => now);
 
+  beforeAll(() => redis.connect());
   afterAll(async () => {
-    redis.disconnect();
+    await closeRedisClient(redis);
     await clearRedisPrefix(prefix);
   });
 

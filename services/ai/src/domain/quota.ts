@@ -1,13 +1,13 @@
-import type Redis from 'ioredis';
 import { AppError } from '@crm/grpc-kit';
+import { LuaScript, type RedisClient } from '@crm/redis';
 
 // Count and check in one step, so two calls racing for the last unit cannot both get it.
-const TAKE = `
+const TAKE = new LuaScript(`
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 if n >= tonumber(ARGV[1]) then return -1 end
 n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
-return n`;
+return n`);
 
 /** The UTC day a moment falls in, as YYYY-MM-DD: the quota's counting period. */
 export function utcDay(now: Date): string {
@@ -31,7 +31,7 @@ function untilText(seconds: number): string {
  */
 export class DailyQuota {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly now: () => Date = () => new Date(),
   ) {}
@@ -49,7 +49,7 @@ export class DailyQuota {
     const now = this.now();
     const reset = nextUtcMidnight(now);
     const ttl = Math.ceil((reset.getTime() - now.getTime()) / 1000) + 86_400;
-    const n = Number(await this.redis.eval(TAKE, 1, this.key(orgId, now), String(limit), String(ttl)));
+    const n = Number(await TAKE.run(this.redis, [this.key(orgId, now)], [limit, ttl]));
     if (n < 0) {
       const wait = Math.max(1, Math.ceil((reset.getTime() - now.getTime()) / 1000));
       throw new AppError(

@@ -36,15 +36,14 @@ export async function generate(deps: Deps, ctx: CallContext) {
   // A tombstone rather than a delete: a gateway that verified the old key a moment ago caches with
   // SET NX, so it cannot write the old key back after this. Gateways also cache keys in memory: the message
   // makes each drop the old key at once, the generation bump makes a gateway that missed it re-check its cache.
+  // node-redis's exec() rejects when a command failed or the transaction was discarded.
   if (oldHash) {
-    const replies = await deps.redis
+    await deps.redis
       .multi()
-      .set(deps.keys.apiKey(oldHash), REVOKED, 'EX', 3600)
+      .set(deps.keys.apiKey(oldHash), REVOKED, { expiration: { type: 'EX', value: 3600 } })
       .incr(deps.keys.revocationsGeneration)
       .publish(deps.keys.apiKeyRevocations, oldHash)
       .exec();
-    const failed = replies?.find(([err]) => err);
-    if (!replies || failed) throw failed?.[0] ?? new Error('Redis transaction was discarded');
   }
   return { apiKey, keyMask: maskSecret(apiKey, PREFIX), createdAt: row.created_at.toISOString() };
 }

@@ -1,5 +1,5 @@
-import type Redis from 'ioredis';
 import { AppError } from '@crm/grpc-kit';
+import type { RedisClient } from '@crm/redis';
 
 const WINDOW_SECONDS = 15 * 60;
 const DAY_SECONDS = 24 * 60 * 60;
@@ -10,7 +10,7 @@ const DAY_SECONDS = 24 * 60 * 60;
  */
 export class LoginThrottle {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly maxPerEmailIp: number,
     private readonly maxPerIpDay: number,
@@ -22,13 +22,7 @@ export class LoginThrottle {
 
   async assertAllowed(email: string, ip: string): Promise<void> {
     const k = this.keys(email, ip);
-    const [[, pair], [, perIp], [, pairTtl], [, ipTtl]] = (await this.redis
-      .multi()
-      .get(k.pair)
-      .get(k.ip)
-      .ttl(k.pair)
-      .ttl(k.ip)
-      .exec()) as [unknown, string | number | null][];
+    const [pair, perIp, pairTtl, ipTtl] = await this.redis.multi().get(k.pair).get(k.ip).ttl(k.pair).ttl(k.ip).exec();
     if (Number(pair ?? 0) >= this.maxPerEmailIp) throw tooMany(Number(pairTtl));
     if (Number(perIp ?? 0) >= this.maxPerIpDay) throw tooMany(Number(ipTtl));
   }

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { ChainableCommander } from 'ioredis';
 import { encodeRevocation } from '@crm/auth';
 import { sha256Hex } from '@crm/crypto';
 import { AppError } from '@crm/grpc-kit';
@@ -77,34 +76,28 @@ export async function logout(deps: Deps, refreshToken: string, jti: string, acce
   return { ok: true, message: 'Signed out' };
 }
 
-/** Refuse one access token until it would have expired (`expiresAt` in seconds), and end its live sockets. */
+/**
+ * Refuse one access token until it would have expired (`expiresAt` in seconds), and end its live sockets. A revocation
+ * that was not written must fail the call: node-redis's EXEC rejects when any command in it failed.
+ */
 async function denyAccessToken(deps: Deps, jti: string, expiresAt: number): Promise<void> {
   const ttl = Math.ceil(expiresAt - Date.now() / 1000);
   if (!jti || ttl <= 0) return;
-  await execAll(
-    deps.redis
-      .multi()
-      .set(deps.keys.revokedJti(jti), '1', 'EX', ttl)
-      .incr(deps.keys.revocationsGeneration)
-      .publish(deps.keys.revocations, encodeRevocation({ jti })),
-  );
+  await deps.redis
+    .multi()
+    .set(deps.keys.revokedJti(jti), '1', { expiration: { type: 'EX', value: ttl } })
+    .incr(deps.keys.revocationsGeneration)
+    .publish(deps.keys.revocations, encodeRevocation({ jti }))
+    .exec();
 }
 
 /** Access tokens issued before now stop working (deactivation, role change), live sockets included. */
 export async function invalidateAccessTokens(deps: Deps, userId: string): Promise<void> {
   const validAfter = Date.now();
-  await execAll(
-    deps.redis
-      .multi()
-      .set(deps.keys.validAfter(userId), String(validAfter), 'EX', deps.config.ACCESS_TOKEN_TTL + 60)
-      .incr(deps.keys.revocationsGeneration)
-      .publish(deps.keys.revocations, encodeRevocation({ userId, validAfter })),
-  );
-}
-
-/** EXEC reports a failed command in its reply rather than rejecting; a revocation that was not written must fail the call. */
-async function execAll(multi: ChainableCommander): Promise<void> {
-  const replies = await multi.exec();
-  const failed = replies?.find(([err]) => err);
-  if (!replies || failed) throw failed?.[0] ?? new Error('Redis transaction was discarded');
+  await deps.redis
+    .multi()
+    .set(deps.keys.validAfter(userId), String(validAfter), { expiration: { type: 'EX', value: deps.config.ACCESS_TOKEN_TTL + 60 } })
+    .incr(deps.keys.revocationsGeneration)
+    .publish(deps.keys.revocations, encodeRevocation({ userId, validAfter }))
+    .exec();
 }

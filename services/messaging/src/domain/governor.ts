@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
 import { AppError } from '@crm/grpc-kit';
+import { LuaScript, type RedisClient } from '@crm/redis';
 import type { GovernorLimits, OperationType, SendSource } from './governor-spec';
 
 const DAY_MS = 86_400_000;
 
 // Rolling windows kept as sorted sets of reservations (score = time). All windows are checked first and
 // written only when every one has room, so a refused send costs nothing; a failed send is refunded.
-const RESERVE = `
+const RESERVE = new LuaScript(`
 local now = tonumber(ARGV[1])
 local member = ARGV[2]
 local wait = 0
@@ -28,7 +28,7 @@ for i, key in ipairs(KEYS) do
   redis.call('PEXPIRE', key, tonumber(ARGV[1 + i * 2]))
 end
 return 0
-`;
+`);
 
 export interface Reservation {
   keys: string[];
@@ -41,12 +41,10 @@ export interface Reservation {
  */
 export class SendGovernor {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly limits: GovernorLimits,
-  ) {
-    redis.defineCommand('msgGovernorReserve', { lua: RESERVE });
-  }
+  ) {}
 
   private windows(orgId: string, accountId: string, source: SendSource) {
     const out: Array<{ key: string; windowMs: number; cap: number; label: string }> = [];
@@ -68,13 +66,7 @@ export class SendGovernor {
     for (const w of windows) args.push(w.windowMs, w.cap);
     let waitMs: number;
     try {
-      waitMs = Number(
-        await (this.redis as unknown as { msgGovernorReserve(n: number, ...a: (string | number)[]): Promise<number> }).msgGovernorReserve(
-          windows.length,
-          ...windows.map((w) => w.key),
-          ...args,
-        ),
-      );
+      waitMs = Number(await RESERVE.run(this.redis, windows.map((w) => w.key), args));
     } catch {
       // Without its budget we cannot know a send is safe for the account: refuse rather than guess.
       throw new AppError('unavailable', 'The send governor is unavailable; try again shortly', { code: 'governor_unavailable' });
@@ -91,6 +83,6 @@ export class SendGovernor {
 
   /** Give a reservation back: the send did not happen. */
   async refund(r: Reservation): Promise<void> {
-    await Promise.all(r.keys.map((k) => this.redis.zrem(k, r.member)));
+    await Promise.all(r.keys.map((k) => this.redis.zRem(k, r.member)));
   }
 }

@@ -1,0 +1,100 @@
+import { createClient, type RedisClientType } from 'redis';
+import type { Logger } from '@crm/logger';
+
+/** The client every service holds: node-redis with its default modules, RESP3, replies as strings and numbers. */
+export type RedisClient = RedisClientType;
+
+export interface RedisClientOptions {
+  /**
+   * How long one command may wait, queued while the client reconnects or in flight, before it is rejected. A caller
+   * (a login, a send) then fails in bounded time instead of hanging for the length of an outage.
+   */
+  commandTimeoutMs?: number;
+  /** While Redis stays unreachable, log its error at most this often (the first one is logged at once). */
+  errorLogEveryMs?: number;
+}
+
+/**
+ * How long a command may wait by default. Long enough that a test process running every service in one starved event
+ * loop does not see spurious timeouts (a timer can fire before a reply already received is read), short enough that
+ * a caller fails well within the gateway's 10 s gRPC deadline. It is also node-redis's own default.
+ */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
+
+/** The longest pause between two reconnection attempts: the same cap ioredis uses. */
+export const MAX_RECONNECT_DELAY_MS = 2000;
+
+/**
+ * Pause before reconnection attempt `retries` (0-based): 50 ms more each time, capped at 2 s, and never giving up,
+ * which is what ioredis did by default. node-redis's own default gives up on a socket timeout; a service whose Redis
+ * comes back must find it again without a restart.
+ */
+export function reconnectDelay(retries: number): number {
+  return Math.min((retries + 1) * 50, MAX_RECONNECT_DELAY_MS);
+}
+
+/**
+ * A node-redis client for `url`, not yet connected: the caller awaits `connect()` at start (it resolves once Redis
+ * answers, retrying meanwhile), so a service does not serve before its Redis is there.
+ *
+ * Every client gets an 'error' listener here: node-redis emits 'error' on each failed (re)connection and an unheard
+ * 'error' event would crash the process. `duplicate()` does not copy listeners, so a second connection (a subscriber)
+ * is made with another call to this function, never with `duplicate()`.
+ */
+export function createRedisClient(url: string, log: Logger, name: string, options: RedisClientOptions = {}): RedisClient {
+  const client: RedisClient = createClient({
+    url,
+    // Shown by CLIENT LIST, so an operator can tell which service holds a connection.
+    name: `crm-${name}`,
+    socket: { reconnectStrategy: reconnectDelay },
+    commandOptions: { timeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS },
+    // Commands issued during a short reconnect wait for it (bounded by the timeout above) rather than failing at once.
+    disableOfflineQueue: false,
+    // Maintenance push notifications are a Redis Enterprise / Cloud feature; the handshake for them would be one more
+    // round trip (and a DNS lookup) on every connection to a plain Redis.
+    maintNotifications: 'disabled',
+  });
+  watchConnection(client, log.child({ redis: name }), options.errorLogEveryMs ?? 30_000);
+  return client;
+}
+
+/**
+ * Log the connection's life without flooding: the first error of an outage at once, then one line per
+ * `errorLogEveryMs` with the number of failures in between, and one line when the connection is back.
+ */
+function watchConnection(client: RedisClient, log: Logger, errorLogEveryMs: number): void {
+  let lastLoggedAt = 0;
+  let suppressed = 0;
+  let outage = false;
+  client.on('error', (err: Error) => {
+    const now = Date.now();
+    if (!outage || now - lastLoggedAt >= errorLogEveryMs) {
+      log.error({ err, failuresSinceLastLog: suppressed }, outage ? 'redis still unavailable' : 'redis connection error');
+      lastLoggedAt = now;
+      suppressed = 0;
+    } else {
+      suppressed += 1;
+    }
+    outage = true;
+  });
+  client.on('ready', () => {
+    if (outage) log.info('redis connection restored');
+    else log.debug('redis connected');
+    outage = false;
+    suppressed = 0;
+  });
+  client.on('reconnecting', () => log.debug('redis reconnecting'));
+}
+
+/**
+ * Close at shutdown: let in-flight commands finish, but do not wait past `graceMs` (node-redis's graceful close
+ * waits for replies that never come while Redis is down), then drop the connection.
+ */
+export async function closeRedisClient(client: RedisClient, graceMs = 2000): Promise<void> {
+  if (!client.isOpen) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
+  const result = await Promise.race([client.close().then(() => 'closed' as const), timedOut]);
+  clearTimeout(timer);
+  if (result === 'timeout') client.destroy();
+}
