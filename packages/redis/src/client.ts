@@ -96,5 +96,10 @@ export async function closeRedisClient(client: RedisClient, graceMs = 2000): Pro
   const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
   const result = await Promise.race([client.close().then(() => 'closed' as const), timedOut]);
   clearTimeout(timer);
-  if (result === 'timeout') client.destroy();
+  if (result !== 'timeout') return;
+  try {
+    client.destroy();
+  } catch {
+    // Already closed meanwhile (the graceful close finished as the grace ran out): nothing left to drop.
+  }
 }
