@@ -2,9 +2,9 @@
 # Redis with one ACL user per service instead of one shared (or no) password: written from the
 # environment at every start, then the image's own entrypoint runs the server. The default user is off.
 # Each user reaches only the deployment's keys (REDIS_PREFIX) and cannot run the @dangerous commands
-# (FLUSHALL, KEYS, CONFIG, DEBUG, ...); INFO stays allowed for the client's ready check. Only the
-# gateway gets pub/sub channels (the socket.io adapter's, also under the prefix), and identity the one
-# channel it publishes revocations on.
+# (FLUSHALL, KEYS, CONFIG, DEBUG, ...); INFO stays allowed (operators' checks). Only the
+# gateway gets pub/sub channels (the socket.io adapter's, also under the prefix), and identity the two
+# channels it publishes revocations on (tokens and users; rotated API keys).
 set -euf
 
 prefix="${REDIS_PREFIX:-crm:}"
@@ -21,8 +21,8 @@ for service in identity gateway messaging chatnet-connector ai; do
   esac
   channels='resetchannels'
   [ "$service" = gateway ] && channels="&${prefix}*"
-  # identity announces revocations (logout, deactivation, role change) to every gateway's live sockets.
-  [ "$service" = identity ] && channels="&${prefix}auth:revocations"
+  # identity announces revocations (logout, deactivation, role change; a rotated API key) to every gateway.
+  [ "$service" = identity ] && channels="&${prefix}auth:revocations &${prefix}auth:api-key-revocations"
   echo "user $service on >$password ~${prefix}* $channels +@all -@dangerous +info" >> "$acl"
 done
 chown redis:redis "$acl"
