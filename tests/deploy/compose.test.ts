@@ -11,20 +11,24 @@ const compose = parse(composeText, { merge: true }) as {
   services: Record<string, { networks?: string[]; ports?: string[]; environment?: Record<string, string> }>;
   networks: Record<string, { internal?: boolean } | null>;
 };
-const exampleVars = readFileSync(path.join(root, '.env.example'), 'utf8')
-  .split('\n')
-  .map((line) => /^([A-Z][A-Z0-9_]*)=/.exec(line)?.[1])
-  .filter((name): name is string => Boolean(name));
+const example = Object.fromEntries(
+  readFileSync(path.join(root, '.env.example'), 'utf8')
+    .split('\n')
+    .map((line) => /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => [m[1], m[2]]),
+) as Record<string, string>;
+const exampleVars = Object.keys(example);
 
 const APP = ['identity', 'crm', 'messaging', 'chatnet-connector', 'automation', 'ai', 'webhooks'];
 const INFRA = ['postgres', 'rabbitmq', 'redis'];
 /** Services that must reach the internet: SMTP (identity, automation), the chat network, AI providers, customers' webhooks. */
 const CALLS_OUT = ['identity', 'chatnet-connector', 'automation', 'ai', 'webhooks'];
 
-/** A .env as an operator fills it: a fresh random value for every variable the example lists. */
+/** A .env as an operator fills it: a fresh random value for every secret the example leaves empty, the example's value for the rest. */
 function filledEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const name of exampleVars) env[name] = randomBytes(24).toString('hex');
+  for (const name of exampleVars) env[name] = example[name] || randomBytes(24).toString('hex');
   env.ENCRYPTION_KEY = randomBytes(32).toString('base64');
   Object.assign(env, { GATEWAY_PORT: '8080', PUBLIC_URL: 'https://crm.example.org', CORS_ORIGINS: '*', SMTP_URL: '' });
   return env;

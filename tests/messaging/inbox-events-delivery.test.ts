@@ -17,6 +17,7 @@ describe('conversation.assigned and conversation.status_changed: webhooks and au
   let rx: Receiver;
   let a: Awaited<ReturnType<typeof orgWithKey>>;
   let convId: string;
+  let accountId: string;
   const dir = mkdtempSync(path.join(tmpdir(), 'msg-events-'));
 
   beforeAll(async () => {
@@ -34,7 +35,7 @@ describe('conversation.assigned and conversation.status_changed: webhooks and au
     bus = await eventBus(stack);
     rx = await startReceiver();
     a = await orgWithKey(stack.url, 'Org A');
-    const accountId = connector.account(a.orgId);
+    accountId = connector.account(a.orgId);
     await bus.inbound(a.orgId, { accountId, fromUid: 'uid-hook', fromName: 'Hook Contact' });
     convId = (await eventually(async () => (await a.owner.get('/api/v1/conversations')).body.data[0])).id;
   }, 90_000);
@@ -64,6 +65,7 @@ describe('conversation.assigned and conversation.status_changed: webhooks and au
     expect(got.json.data).toEqual({
       conversationId: convId,
       contactId: crm.contacts.get(`${a.orgId}/uid-hook`)!.id,
+      chatnetAccountId: accountId,
       assigneeId: agent.id,
       teamId: null,
       previousAssigneeId: null,
