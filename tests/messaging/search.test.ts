@@ -276,6 +276,32 @@ describe('search: conversations?search= and messages/search', () => {
       expect(await contents('%%')).toEqual([]);
     });
 
+    it('finds a phrase of short words only where its words follow each other in order; quotes and operators typed are text', async () => {
+      await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-pairs', fromName: 'Pair Test', content: 'ok, em x y: a b x b c', sentAt: at(14) });
+      await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-pairs', fromName: 'Pair Test', content: 'gửi A.B.C rồi', sentAt: at(15) });
+      const contents = async (q: string) => {
+        const res = await search(q);
+        expect(res.status).toBe(200);
+        return res.body.data.map((m: any) => m.content).sort();
+      };
+      await eventually(async () => (await contents('a b')).length === 2);
+      // "a b" and "b c" are both in the first message, but not one after the other: only the second holds "a b c".
+      expect(await contents('a b c')).toEqual(['gửi A.B.C rồi']);
+      expect(await contents('b x')).toEqual(['ok, em x y: a b x b c']);
+      // Punctuation between the words is allowed; another order is not.
+      expect(await contents('ok em')).toEqual(['ok, em x y: a b x b c']);
+      expect(await contents('em ok')).toEqual([]);
+      // The term's last word open, the others whole.
+      expect(await contents('x y')).toEqual(['ok, em x y: a b x b c']);
+      expect(await contents('b xy')).toEqual([]);
+      // Quotes, operators and backslashes are matched as typed, never read as tsquery syntax.
+      expect(await contents("a' b")).toEqual([]);
+      expect(await contents("'a | b'")).toEqual([]);
+      expect(await contents('a & !b')).toEqual([]);
+      expect(await contents('\\ a:*')).toEqual([]);
+      expect(await contents('y: a')).toEqual(['ok, em x y: a b x b c']);
+    });
+
     it('marks a short word only where it stands as a word', async () => {
       const marks = async (q: string) => (await search(q)).body.data.map((m: any) => m.highlight).sort();
       expect(await marks('ơn')).toEqual(['cảm <mark>ơn</mark> shop nhiều']);

@@ -37,9 +37,9 @@ export function isShortWord(word: string): boolean {
 }
 
 /**
- * What the word index calls a word: a run of letters and digits (msg_words turns everything else into spaces
- * before PostgreSQL's parser splits the text). The same class as the database's [[:alnum:]] for every letter
- * and digit people type; only rarer numerals (², ½) may differ.
+ * What the word index calls a word: a run of letters and digits (msg_words splits the text at everything else).
+ * The same class as the database's [[:alnum:]] for every letter and digit people type; only rarer numerals (², ½)
+ * may differ.
  */
 const WORD_CHAR = /[\p{L}\p{Nd}]/u;
 const WORD_RUN = /[\p{L}\p{Nd}]+/gu;
@@ -52,14 +52,42 @@ const endsWithWordChar = (w: string) => WORD_CHAR.test([...w].at(-1) ?? '');
 
 export interface ShortWordRule {
   /**
-   * A tsquery for the word index (the letters and digits of the short words, ANDed; the last word as a prefix);
-   * undefined when no short word has a letter or digit. For a short word made of letters and digits its token is
-   * the rule itself (whole word, or word start), so it needs no pattern besides.
+   * A tsquery for the word index (msg_words, migration 010), its lexemes quoted; undefined when it has nothing to
+   * narrow by. Beside longer words: the letters and digits of each short word, ANDed, the last one as a prefix (for
+   * a short word made only of letters and digits its token is the rule itself, so it needs no pattern besides). A
+   * term of short words only: its adjacent words as pair tokens ('le~an':*, see `PAIR`).
    */
   tsquery?: string;
   /** PostgreSQL regular expressions over the folded text for what the tsquery cannot say; a match satisfies each. */
   patterns: string[];
+  /**
+   * For a term of short words only, the regular expression of the phrase (its words in order, next to each other,
+   * the last one open): the rule itself, which the pair tokens already say (exactly, for two words made only of
+   * letters and digits). Checked on each row the tsquery finds, and first on each row when PostgreSQL walks the
+   * newest messages, where it is cheaper than computing msg_words; the planner must not count it a second time
+   * (see termMatchSql).
+   */
+  phrase?: string;
 }
+
+/**
+ * What joins two adjacent words into one token of the word index ("le an" → "le~an"): a character that is not a
+ * letter or digit, so it never occurs inside a word. Must be the one msg_words uses.
+ */
+export const PAIR = '~';
+
+/**
+ * A tsquery operand for one lexeme, quoted (a backslash before any quote or backslash), `:*` for a prefix: whatever
+ * the lexeme holds, it stays one operand and adds no operator. Lexemes are made of the letters and digits of the
+ * term and `PAIR`, so there is nothing to escape today; the quoting is what keeps user input from ever becoming
+ * tsquery syntax.
+ */
+export function tsqueryOperand(lexeme: string, prefix: boolean): string {
+  return `'${lexeme.replace(/['\\]/g, '\\$&')}'${prefix ? ':*' : ''}`;
+}
+
+/** A one-letter prefix ("lê a" as words): matches nearly every message, see shortWordRule. */
+const ONE_LETTER = /^.$/u;
 
 /**
  * How the short words of a term (folded words, in order) must occur. Each stands as a whole word: no letter or
@@ -69,44 +97,81 @@ export interface ShortWordRule {
  * "gặp Lê An nhé" and "lê, anh", not "ole and" nor "an lê"). A word without any letter or digit ("%%") is
  * matched as the substring it is, as before, and gives the word index nothing to narrow by.
  *
- * A pattern is only added where the tsquery does not already say it all (order and adjacency, punctuation, a
- * token left out): PostgreSQL takes conditions as independent and multiplies their shares, so the same fact said
- * twice ("da" as a tsquery and as a pattern, 19% each) made "Đà Nẵng" look five times rarer than it is and its
- * 33,000 matches were collected through the indexes instead of walking the newest messages.
+ * A pattern is only added where the tsquery does not already say it all (a token left out, punctuation):
+ * PostgreSQL takes conditions as independent and multiplies their shares, so the same fact said twice ("da" as a
+ * tsquery and as a pattern, 19% each) made "Đà Nẵng" look five times rarer than it is and its 33,000 matches
+ * were collected through the indexes instead of walking the newest messages.
  */
 export function shortWordRule(words: string[]): ShortWordRule {
-  const last = words.length - 1;
-  const isLast = (i: number) => i === last;
-  const before = (w: string) => (startsWithWordChar(w) ? `(^|${NON_WORD})` : '');
-  const after = (w: string, i: number) => (endsWithWordChar(w) && !isLast(i) ? `(${NON_WORD}|$)` : '');
+  return words.length > 1 && words.every(isShortWord) ? phraseRule(words) : wordsRule(words);
+}
 
-  const tokens: Array<{ at: number; query: string }> = [];
+const isLastOf = (words: string[], i: number) => i === words.length - 1;
+/** Whether the word is matched as the start of a word: the term's last one, when it ends with a letter or digit. */
+const isOpen = (words: string[], i: number) => isLastOf(words, i) && endsWithWordChar(words[i]);
+const before = (w: string) => (startsWithWordChar(w) ? `(^|${NON_WORD})` : '');
+
+/**
+ * Beside longer words, each short word on its own (the longer words are substrings, anywhere: "hansen ol" finds
+ * "Ole Hansen"), so a short word is a token of its own.
+ */
+function wordsRule(words: string[]): ShortWordRule {
+  const after = (w: string, i: number) => (endsWithWordChar(w) && !isLastOf(words, i) ? `(${NON_WORD}|$)` : '');
+  const tokens: Array<{ at: number; run: string; query: string }> = [];
   words.forEach((w, i) => {
     if (!isShortWord(w)) return;
     const run = w.match(WORD_RUN)?.[0];
-    if (run) tokens.push({ at: i, query: isLast(i) && endsWithWordChar(w) ? `'${run}':*` : `'${run}'` });
+    if (run) tokens.push({ at: i, run, query: tsqueryOperand(run, isOpen(words, i)) });
   });
-  // A one-letter prefix ("lê a") matches nearly every message, and GIN collects all of a prefix's matches before
+  // A one-letter prefix ("mai a") matches nearly every message, and GIN collects all of a prefix's matches before
   // intersecting: it narrows nothing and costs the most. Kept only when it is all there is to go by.
   const hasOther = words.some((w) => !isShortWord(w)) || tokens.length > 1;
-  const useful = tokens.filter((t) => !(hasOther && /^'.':\*$/u.test(t.query)));
+  const useful = tokens.filter((t) => !(hasOther && ONE_LETTER.test(t.run) && isOpen(words, t.at)));
   const said = new Set(useful.map((t) => t.at));
-
-  let patterns: string[];
-  if (words.length > 1 && words.every(isShortWord)) {
-    // One pattern for the phrase; it ends with the term's last word, which may be a prefix.
-    let re = `${before(words[0])}${escapeRegex(words[0])}`;
-    for (let i = 1; i < words.length; i++) {
-      // Two word characters meeting need something between them; otherwise the words' own punctuation may be all.
-      const gap = endsWithWordChar(words[i - 1]) && startsWithWordChar(words[i]) ? '+' : '*';
-      re += `${NON_WORD}${gap}${escapeRegex(words[i])}`;
-    }
-    patterns = [re];
-  } else {
-    const saidInFull = (w: string, i: number) => said.has(i) && WHOLE_RUN.test(w);
-    patterns = words.flatMap((w, i) => (isShortWord(w) && !saidInFull(w, i) ? [`${before(w)}${escapeRegex(w)}${after(w, i)}`] : []));
-  }
+  const saidInFull = (w: string, i: number) => said.has(i) && WHOLE_RUN.test(w);
+  const patterns = words.flatMap((w, i) => (isShortWord(w) && !saidInFull(w, i) ? [`${before(w)}${escapeRegex(w)}${after(w, i)}`] : []));
   return { tsquery: useful.length ? useful.map((t) => t.query).join(' & ') : undefined, patterns };
+}
+
+/**
+ * A term of short words only goes through pair tokens: msg_words has one for each word of one or two characters
+ * and the word after it, so "lê an" is 'le~an':* (the second word open), "a b c" 'a~b' & 'b~c':*. Two short words
+ * next to each other in the text are one posting list, where the words alone were two long ones intersected
+ * (a prefix such as 'ha':* collected 418,000 messages) and their order and adjacency a regular expression on each
+ * message holding both ("hồ hà": 10,000 rechecked, 0.2-0.3 s; now 1 ms). The pair is exact for two words of
+ * letters and digits; for three words or more (a~b and b~c may be apart) and for punctuation typed in a word the
+ * phrase's regular expression decides, on the few rows the pairs leave.
+ *
+ * Two consecutive words of the term with a letter or digit each make a pair whatever else they hold: a short word
+ * has at most one run of letters and digits (two need something between them), and the phrase allows only
+ * punctuation and spaces between two words, so their runs are adjacent words of the text. A word without any
+ * ("%%") breaks the chain: its neighbours are looked for on their own.
+ */
+function phraseRule(words: string[]): ShortWordRule {
+  const runs = words.map((w) => w.match(WORD_RUN)?.[0]);
+  const operands: string[] = [];
+  const paired = new Set<number>();
+  for (let i = 0; i + 1 < words.length; i++) {
+    const [a, b] = [runs[i], runs[i + 1]];
+    if (!a || !b) continue;
+    operands.push(tsqueryOperand(`${a}${PAIR}${b}`, isOpen(words, i + 1)));
+    paired.add(i).add(i + 1);
+  }
+  const alone = runs.flatMap((run, i) => (run && !paired.has(i) ? [{ run, open: isOpen(words, i) }] : []));
+  // As in wordsRule: a lone one-letter prefix only when nothing else narrows.
+  const useful = alone.filter((t) => !(t.open && ONE_LETTER.test(t.run) && (operands.length > 0 || alone.length > 1)));
+  operands.push(...useful.map((t) => tsqueryOperand(t.run, t.open)));
+
+  // The phrase; it ends with the term's last word, which may be a prefix.
+  let re = `${before(words[0])}${escapeRegex(words[0])}`;
+  for (let i = 1; i < words.length; i++) {
+    // Two word characters meeting need something between them; otherwise the words' own punctuation may be all.
+    const gap = endsWithWordChar(words[i - 1]) && startsWithWordChar(words[i]) ? '+' : '*';
+    re += `${NON_WORD}${gap}${escapeRegex(words[i])}`;
+  }
+  const tsquery = operands.length ? operands.join(' & ') : undefined;
+  // Without a pair the tsquery says nothing of the phrase: the pattern is a condition of its own, counted as such.
+  return paired.size ? { tsquery, patterns: [], phrase: re } : { tsquery, patterns: [re] };
 }
 
 /**
