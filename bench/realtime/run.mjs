@@ -267,7 +267,9 @@ try {
     results.push(await measure('restart', Number(args['restart-rate']), SECONDS, restartRabbit));
   }
 
-  const labels = Object.keys(results[0].cpu);
+  // A fixed column order (snapshots list processes in whatever order PostgreSQL reports its backends).
+  const order = [...services, 'gateway', ...services.map((s) => `pg ${s}`), 'rabbitmq', 'redis', 'load generator'];
+  const labels = order.filter((l) => l in results[0].cpu);
   const ours = (cpu) => Object.entries(cpu).filter(([k]) => k !== 'load generator').reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
   const withoutShared = (cpu) => ours(cpu) - (cpu.rabbitmq ?? 0) - (cpu.redis ?? 0);
   const main = results[0];

@@ -71,9 +71,10 @@ const Env = z.object({
   /**
    * Inbound batches stored at once: lanes of the batch consumer, each one transaction of up to 100 messages
    * at a time; a conversation always goes to the same lane, so its messages are stored in delivery order.
-   * (Measured before batching, one message per transaction: 8 → ~200/s, 24 → ~400/s, 48 → ~430/s.)
+   * Fewer lanes make fuller batches: bench/realtime at 400 msg/s gave 246/s and 6.0 ms CPU per message with 4 lanes,
+   * 211/s and 7.1 ms with 16 (2 cores, whole path; bench/RESULTS.md "realtime").
    */
-  INBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(16),
+  INBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** Delays between retries of a failed inbound event or contact link, in ms; the last one repeats. */
   EVENT_RETRY_DELAYS_MS: durations.default([1_000, 5_000, 30_000, 120_000, 600_000]),
   /** Attempts per event before it is parked in the dead-letter queue. */
