@@ -57,8 +57,19 @@ export async function dropDatabase(url: string): Promise<void> {
   }
 }
 
-export function createPool(url: string, max = 10): Pool {
-  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+export interface PoolSettings {
+  /**
+   * Server settings for every connection of the pool (sent at connect as `-c name=value`), e.g.
+   * `{ max_parallel_workers_per_gather: 0 }` for a service whose queries are all short index walks.
+   */
+  settings?: Record<string, string | number>;
+}
+
+export function createPool(url: string, max = 10, opts: PoolSettings = {}): Pool {
+  const options = Object.entries(opts.settings ?? {})
+    .map(([name, value]) => `-c ${name}=${value}`)
+    .join(' ');
+  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, ...(options ? { options } : {}) });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   return pool;

@@ -39,7 +39,10 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('messaging', config);
   await ensureDatabase(config.DATABASE_URL);
-  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  // No parallel query: messaging's queries are short index walks (the search walks the newest messages until enough
+  // match), where starting parallel workers cost 50-60 ms per query and, under concurrent searches, multiplied the CPU
+  // (bench/search: "Đà Nẵng" 81 ms parallel, 15 ms without).
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, { settings: { max_parallel_workers_per_gather: 0 } });
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
   await publishOwnersSnapshotOnce(pool, log);
