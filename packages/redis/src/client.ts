@@ -12,6 +12,11 @@ export interface RedisClientOptions {
   commandTimeoutMs?: number;
   /** While Redis stays unreachable, log its error at most this often (the first one is logged at once). */
   errorLogEveryMs?: number;
+  /**
+   * false: while disconnected, commands fail at once instead of waiting for the reconnect (a request path that has a
+   * fallback, like the gateway's, answers rather than hangs). Default true.
+   */
+  offlineQueue?: boolean;
 }
 
 /**
@@ -48,8 +53,8 @@ export function createRedisClient(url: string, log: Logger, name: string, option
     name: `crm-${name}`,
     socket: { reconnectStrategy: reconnectDelay },
     commandOptions: { timeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS },
-    // Commands issued during a short reconnect wait for it (bounded by the timeout above) rather than failing at once.
-    disableOfflineQueue: false,
+    // By default commands issued during a short reconnect wait for it (bounded by the timeout above) rather than fail.
+    disableOfflineQueue: options.offlineQueue === false,
     // Maintenance push notifications are a Redis Enterprise / Cloud feature; the handshake for them would be one more
     // round trip (and a DNS lookup) on every connection to a plain Redis.
     maintNotifications: 'disabled',
