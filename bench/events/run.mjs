@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import pg from 'pg';
+import { cpuSeconds } from '../lib/cpu.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const require = createRequire(path.join(root, 'packages', 'events', 'package.json'));
@@ -43,15 +44,6 @@ const freePort = () =>
     });
   });
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
 const named = new Map(); // service name → child process
 const cpuOf = () => Object.fromEntries([...named].map(([n, p]) => [n, cpuSeconds(p.pid)]));
 
