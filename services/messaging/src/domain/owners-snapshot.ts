@@ -36,7 +36,11 @@ export async function publishOwnersSnapshotOnce(pool: Pool, log: Logger): Promis
       if (rows.length === 0) break;
       after = rows[rows.length - 1].id;
       const byOrg = new Map<string, OwnerRow[]>();
-      for (const r of rows) byOrg.set(r.org_id, [...(byOrg.get(r.org_id) ?? []), r]);
+      for (const r of rows) {
+        const list = byOrg.get(r.org_id);
+        if (list) list.push(r);
+        else byOrg.set(r.org_id, [r]);
+      }
       for (const [orgId, list] of byOrg) {
         for (let i = 0; i < list.length; i += CHUNK) {
           const conversations = list.slice(i, i + CHUNK).map((r) => ({
