@@ -42,14 +42,46 @@ export function createServiceClient(ctor: grpc.ServiceClientConstructor, address
   return out as ServiceClient;
 }
 
-/** Ask a server's standard health service whether it is serving. */
-export function checkHealth(address: string, deadlineMs = 1000): Promise<boolean> {
+type HealthClient = grpc.Client & { Check: Function };
+
+function healthClient(address: string): HealthClient {
   const ctor = serviceDefinition(loadProto('grpc/health/v1/health.proto'), 'grpc.health.v1.Health');
   // The health service needs no credential (it says only "serving"), so this client sends none.
-  const client = new ctor(address, grpc.credentials.createInsecure()) as unknown as grpc.Client & { Check: Function };
+  return new ctor(address, grpc.credentials.createInsecure()) as unknown as HealthClient;
+}
+
+function check(client: HealthClient, deadlineMs: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     client.Check({ service: '' }, { deadline: new Date(Date.now() + deadlineMs) }, (err: grpc.ServiceError | null, r: { status: string }) =>
       resolve(!err && r?.status === 'SERVING'),
     );
-  }).finally(() => client.close());
+  });
+}
+
+/** Ask a server's standard health service once whether it is serving (a new connection each time). */
+export function checkHealth(address: string, deadlineMs = 1000): Promise<boolean> {
+  const client = healthClient(address);
+  return check(client, deadlineMs).finally(() => client.close());
+}
+
+/**
+ * Health checks that keep one connection per address, for a readiness endpoint asked every few seconds:
+ * opening a channel per check (resolve, TCP, HTTP/2 handshake) made a check on a loaded machine miss its
+ * deadline and report a healthy service as down.
+ */
+export class HealthChecker {
+  private readonly clients = new Map<string, HealthClient>();
+
+  constructor(private readonly deadlineMs = 2000) {}
+
+  check(address: string): Promise<boolean> {
+    let client = this.clients.get(address);
+    if (!client) this.clients.set(address, (client = healthClient(address)));
+    return check(client, this.deadlineMs);
+  }
+
+  close(): void {
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
 }

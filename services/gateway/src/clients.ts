@@ -1,4 +1,4 @@
-import { createServiceClient, type InternalAuth, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { createServiceClient, HealthChecker, type InternalAuth, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
 import type { GatewayConfig } from './config';
 
 /** The backend services the gateway can call, by name: proto file, service and address variable. */
@@ -17,7 +17,8 @@ export const BACKENDS = {
 } as const satisfies Record<string, { proto: string; service: string; addr: keyof GatewayConfig }>;
 
 export type BackendName = keyof typeof BACKENDS;
-export type Clients = Record<BackendName, ServiceClient> & { closeAll(): void };
+/** `health`: the readiness checks' own connections, one per backend address. */
+export type Clients = Record<BackendName, ServiceClient> & { health: HealthChecker; closeAll(): void };
 
 /**
  * One client per backend, created on first use: a deployment that does not run a service (and a
@@ -35,7 +36,14 @@ export function createClients(config: GatewayConfig, auth: InternalAuth): Client
     }
     return c;
   };
-  const out = { closeAll: () => made.forEach((c) => c.close()) } as Clients;
+  const health = new HealthChecker();
+  const out = {
+    health,
+    closeAll: () => {
+      made.forEach((c) => c.close());
+      health.close();
+    },
+  } as Clients;
   for (const name of Object.keys(BACKENDS) as BackendName[]) {
     Object.defineProperty(out, name, { get: () => get(name), enumerable: true });
   }

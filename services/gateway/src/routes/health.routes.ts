@@ -1,10 +1,9 @@
 import { Router } from 'express';
-import { checkHealth } from '@crm/grpc-kit';
 import { addressOf } from '../clients';
 import type { RouteDeps } from './deps';
 
 /** /healthz: the process is up. /readyz: Redis and every configured service answer their health check. */
-export function healthRoutes({ config, redis }: RouteDeps): Router {
+export function healthRoutes({ config, clients, redis }: RouteDeps): Router {
   const r = Router();
   const services = config.SERVICES.split(',').map((x) => x.trim()).filter(Boolean);
   r.get('/healthz', (_req, res) => {
@@ -19,7 +18,7 @@ export function healthRoutes({ config, redis }: RouteDeps): Router {
       ),
       ...services.map(async (name) => {
         const addr = addressOf(config, name);
-        checks[name] = addr ? await checkHealth(addr) : false;
+        checks[name] = addr ? await clients.health.check(addr) : false;
       }),
     ]);
     const ready = Object.values(checks).every(Boolean);

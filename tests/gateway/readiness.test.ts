@@ -1,0 +1,37 @@
+import { eventually } from '@crm/testing';
+import { client } from '../support/http';
+import { startStack, Stack } from '../support/stack';
+
+/**
+ * /readyz asks every configured service through a connection it keeps: a stopped service turns it 503
+ * naming that service, and the same check sees the service again once it is back on its port.
+ */
+describe('gateway /readyz', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack({ services: ['crm'] });
+  }, 60_000);
+  afterAll(() => stack?.stop());
+
+  it('is 200 while every service answers, 503 naming a stopped one, 200 again after it restarts', async () => {
+    const api = client(stack.url);
+    const up = await api.get('/readyz');
+    expect(up.status).toBe(200);
+    expect(up.body).toEqual({ status: 'ready', checks: { redis: true, identity: true, crm: true } });
+
+    await stack.stopService('crm');
+    const down = await api.get('/readyz');
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual({ status: 'not_ready', checks: { redis: true, identity: true, crm: false } });
+
+    await stack.startService('crm');
+    // The kept channel reconnects with backoff, so "back" may take a moment.
+    const back = await eventually(async () => {
+      const r = await api.get('/readyz');
+      if (r.status !== 200) throw new Error(`readyz ${r.status} ${JSON.stringify(r.body)}`);
+      return r;
+    }, 20_000, 200);
+    expect(back.body.checks.crm).toBe(true);
+  }, 60_000);
+});
