@@ -152,10 +152,14 @@ describe('search: conversations?search= and messages/search', () => {
       expect(await listIds('le an')).not.toContain(conv['uid-ole']);
       // Not the last word: whole, not a prefix ("lê anh" does not hold the word "an" followed by anything).
       expect(await listIds('le an gui')).toEqual([]);
-      // Mixed with a longer word: that one stays a substring, the short one a whole word.
-      expect(await listIds('ole an')).toEqual([conv['uid-ole']]);
+      // In message text a term with a short word is a phrase, and a short last word after a longer one is whole:
+      // "ole an" is not "ole and"; without a short word the words match anywhere again.
+      expect(await listIds('ole an')).toEqual([]);
+      expect(await listIds('ole and')).toEqual([conv['uid-ole']]);
       expect(await listIds('an partners')).toEqual([]);
-      // In the name too: "ol" starts the word "Ole"; "le" starts none of its words.
+      expect(await listIds('gap le')).toEqual([conv['uid-meet']]);
+      // In a name the words match in any order, the longer ones as substrings: "ol" starts the word "Ole";
+      // "le" starts none of its words.
       expect(await listIds('hansen ol')).toEqual([conv['uid-ole']]);
       expect(await listIds('hansen le')).toEqual([]);
     });
@@ -272,6 +276,13 @@ describe('search: conversations?search= and messages/search', () => {
       expect(await contents('ON SH')).toEqual(['cảm ơn shop nhiều']);
       expect(await contents('le an')).toEqual(['Mai gặp lê an nhé', 'hoàng lê anh gửi lời chào'].sort());
       expect(await contents('an le')).toEqual(['an lê']);
+      // Beside longer words the term is a phrase too: in order, next to each other, a short last word whole.
+      expect(await contents('gap le an')).toEqual(['Mai gặp lê an nhé']);
+      expect(await contents('le an nh')).toEqual(['Mai gặp lê an nhé']);
+      expect(await contents('hoang le')).toEqual(['hoàng lê anh gửi lời chào']);
+      expect(await contents('le hoang')).toEqual([]);
+      expect(await contents('ole an')).toEqual([]);
+      expect(await contents('chao le')).toEqual([]);
       // Taken literally: no message holds "%%" (a LIKE would have needed the escape).
       expect(await contents('%%')).toEqual([]);
     });

@@ -1,5 +1,5 @@
 import { iso, isoOrUndefined, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
-import { newestMatchesSql, Params, termMatchSql } from './message-search.repo';
+import { newestMatchesSql, Params, termMatchSql, walkNewest } from './message-search.repo';
 import { visibleSql } from './visibility.repo';
 
 export const CONVERSATION_STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
@@ -182,18 +182,19 @@ export interface ConversationFilter extends PageRequest {
 }
 
 /**
- * A conversation matches a search when its contact's name (or phone) holds every word, or one of its messages
- * does: among the newest `window` matching messages of the org, so a very common term stays cheap. Written as
+ * A conversation matches a search when its contact's name (or phone) holds every word, in any order, or one of
+ * its messages holds the term (a term with a word of one or two letters as a phrase, see shortWordRule):
+ * among the newest `window` matching messages of the org, so a very common term stays cheap. Written as
  * the UNION of the two arms' conversation ids rather than `name LIKE … OR c.id IN (…)`: each arm then uses its
  * own indexes (conversations', messages': trigrams, and words for short words) and the list reads only the
  * candidates, where the OR made PostgreSQL test every conversation of the org.
  */
-function searchCandidates(p: Params, search: NonNullable<ConversationFilter['search']>): string {
-  const contact = termMatchSql(p, 'n', search.words);
+function searchCandidates(p: Params, search: NonNullable<ConversationFilter['search']>, walk: boolean): string {
+  const contact = termMatchSql(p, 'n', search.words, 'names');
   const phone = search.phoneDigits ? ` OR n.search_text LIKE ${p.add(`%${search.phoneDigits}%`)}` : '';
   return `SELECT n.id FROM conversations n WHERE n.org_id = $1 AND ((${contact})${phone})
           UNION
-          (${newestMatchesSql(p, '$1', search.words, search.window)})`;
+          (${newestMatchesSql(p, '$1', search.words, search.window, [], 'm.conversation_id', walk)})`;
 }
 
 export async function list(db: Queryable, orgId: string, f: ConversationFilter) {
@@ -234,9 +235,10 @@ export async function list(db: Queryable, orgId: string, f: ConversationFilter) 
  * pass (a second count query would search the messages again). A page past the end still gets the total.
  */
 async function listSearch(db: Queryable, p: Params, cond: string, order: string, f: ConversationFilter) {
+  const walk = await walkNewest(db, p.values[0] as string, f.search!.words);
   const { rows } = await db.query<ConversationRow & { total: number }>(
     `WITH hits AS MATERIALIZED (
-       SELECT ${COLUMNS} FROM conversations c WHERE ${cond} AND c.id IN (${searchCandidates(p, f.search!)})
+       SELECT ${COLUMNS} FROM conversations c WHERE ${cond} AND c.id IN (${searchCandidates(p, f.search!, walk)})
      )
      SELECT c.*, t.total FROM (SELECT count(*)::int AS total FROM hits) t
      LEFT JOIN LATERAL (

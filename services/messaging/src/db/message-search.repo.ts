@@ -1,5 +1,5 @@
 import { iso, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
-import { escapeLike, escapeRegex, isShortWord, shortWordRule } from '../domain/search-text';
+import { escapeLike, escapeRegex, isShortWord, phraseIndexConditions, SearchScope, shortWordRule } from '../domain/search-text';
 import { senderTypeOf } from './messages.repo';
 import { visibleSql } from './visibility.repo';
 
@@ -17,8 +17,9 @@ export class Params {
 
 /**
  * The folded text `${alias}.search_text` holds every word of the term: words of three or more characters as
- * substrings (LIKE, which the trigram index answers), shorter ones as whole words (domain/search-text.ts
- * `shortWordRule`). Shared by the messages and the conversations' name/phone, so both arms of a search agree.
+ * substrings (LIKE, which the trigram index answers), shorter ones as whole words, or the term as a phrase
+ * (domain/search-text.ts `shortWordRule`; `scope` says which: names match words in any order, message text takes
+ * a term with a short word as a phrase). Shared by the messages and the conversations' name/phone.
  *
  * The word index condition (`msg_words(text) @@ tsquery`) is what narrows: GIN answers it exactly (no positions
  * needed), so the expression is not computed again for the rows it returns. What it cannot say (punctuation, a
@@ -34,10 +35,10 @@ export class Params {
  * through the word index and sorted (0.85-1.1 s); estimated right, PostgreSQL walks the newest messages until 200
  * match, and there the pattern (2 µs a row) runs before msg_words (8 µs), so 6,000 rows cost ~20 ms instead of 50.
  */
-export function termMatchSql(p: Params, alias: string, words: string[]): string {
+export function termMatchSql(p: Params, alias: string, words: string[], scope: SearchScope): string {
   const text = `${alias}.search_text`;
-  const conds = words.filter((w) => !isShortWord(w)).map((w) => `${text} LIKE ${p.add(`%${escapeLike(w)}%`)}`);
-  const short = shortWordRule(words);
+  const short = shortWordRule(words, scope);
+  const conds = short.substrings.map((w) => `${text} LIKE ${p.add(`%${escapeLike(w)}%`)}`);
   conds.push(...short.patterns.map((re) => `(${text} ~ ${p.add(re)}) IS TRUE`));
   if (short.phrase) conds.push(`NULLIF(${text} ~ ${p.add(short.phrase)}, false) IS NOT UNKNOWN`);
   if (short.tsquery) conds.push(`msg_words(${text}) @@ ${p.add(short.tsquery)}::tsquery`);
@@ -59,13 +60,48 @@ export function termMatchSql(p: Params, alias: string, words: string[]): string 
  * boundaries (" ho", "oa "), posting lists as long as the column, and a phrase with a rare code ("bao gia sp12")
  * cost three times the index pages of its words; the ordered pattern has exactly the words' trigrams.
  */
-export function newestMatchesSql(p: Params, orgRef: string, words: string[], window: number, extra: string[] = [], columns = 'm.conversation_id'): string {
-  const every = termMatchSql(p, 'm', words);
+export function newestMatchesSql(
+  p: Params,
+  orgRef: string,
+  words: string[],
+  window: number,
+  extra: string[] = [],
+  columns = 'm.conversation_id',
+  walk = false,
+): string {
+  const every = termMatchSql(p, 'm', words, 'text');
   const ordered = `%${words.map(escapeLike).join('%')}%`;
-  const match = words.length > 1 && !words.some(isShortWord) ? `(m.search_text LIKE ${p.add(ordered)} OR (${every}))` : every;
+  let match = words.length > 1 && !words.some(isShortWord) ? `(m.search_text LIKE ${p.add(ordered)} OR (${every}))` : every;
+  // Taken as true for nearly every row (see termMatchSql): no index is offered, the newest are walked.
+  if (walk) match = `NULLIF((${every}), false) IS NOT UNKNOWN`;
   return `SELECT ${columns} FROM messages m
           WHERE m.org_id = ${orgRef} AND ${[match, ...extra].join(' AND ')}
           ORDER BY m.sent_at DESC, m.id DESC LIMIT ${Math.floor(window)}`;
+}
+
+/** From this many matches on, a phrase is common enough for walking the newest messages (see walkNewest). */
+export const COMMON_PHRASE_MATCHES = 2000;
+
+/**
+ * Whether the newest messages should be walked for a phrase (a term with a short word, in message text) rather
+ * than its matches collected through the indexes. PostgreSQL cannot tell: it multiplies the shares of a phrase's
+ * pair tokens as if they were independent, where they occur together ("em ở sài gòn": 'em~o' & 'o~sai', 3.6% each
+ * and together, estimated 0.1%), so a common phrase had its 33,000 matches collected and sorted (0.5 s) where the
+ * newest 200 are found in 6,000 messages (15 ms); taken the other way, a rare phrase of common pairs ("gửi em xin",
+ * none) walked every message of the org (1 s). So it is asked: the matches are counted through the indexes up to
+ * COMMON_PHRASE_MATCHES (a rare phrase is counted in full, cheaply; a common one stops early), and from that many
+ * on, the newest are walked: they hold a match at least every (messages / 2,000) rows. One pair alone is
+ * estimated from its own statistics, which is right, and needs no count.
+ */
+export async function walkNewest(db: Queryable, orgId: string, words: string[], extra: (p: Params) => string[] = () => []): Promise<boolean> {
+  if (phraseIndexConditions(words) < 2) return false;
+  const p = new Params(orgId);
+  const conds = [termMatchSql(p, 'm', words, 'text'), ...extra(p)];
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM messages m WHERE m.org_id = $1 AND ${conds.join(' AND ')} LIMIT ${COMMON_PHRASE_MATCHES}) s`,
+    p.values,
+  );
+  return rows[0].n >= COMMON_PHRASE_MATCHES;
 }
 
 export interface MessageSearch extends PageRequest {
@@ -100,8 +136,8 @@ interface HitRow {
  * anyway); then newest first. The count and the page come from one pass over the window (a page past the end
  * still gets the total).
  */
-export async function search(db: Queryable, orgId: string, s: MessageSearch) {
-  const p = new Params(orgId);
+/** The search's filters besides the term, as conditions on `m` (the org is $1). */
+function filterConds(p: Params, s: MessageSearch): string[] {
   const extra: string[] = [];
   if (s.conversationId) extra.push(`m.conversation_id = ${p.add(s.conversationId)}`);
   if (s.chatnetAccountId) extra.push(`m.chatnet_account_id = ${p.add(s.chatnetAccountId)}`);
@@ -109,7 +145,14 @@ export async function search(db: Queryable, orgId: string, s: MessageSearch) {
   if (s.to) extra.push(`m.sent_at < ${p.add(s.to)}`);
   // Inside the window's query, so an agent's window holds the newest matches they may see.
   if (s.viewer) extra.push(`EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.org_id = $1 AND ${visibleSql(p.add(s.viewer))})`);
-  const hits = newestMatchesSql(p, '$1', s.words, s.window, extra, 'm.id, m.conversation_id, m.content, m.search_text, m.sent_at, m.direction, m.sent_by_user_id');
+  return extra;
+}
+
+export async function search(db: Queryable, orgId: string, s: MessageSearch) {
+  const walk = await walkNewest(db, orgId, s.words, (q) => filterConds(q, s));
+  const p = new Params(orgId);
+  const extra = filterConds(p, s);
+  const hits = newestMatchesSql(p, '$1', s.words, s.window, extra, 'm.id, m.conversation_id, m.content, m.search_text, m.sent_at, m.direction, m.sent_by_user_id', walk);
   const phrase = s.words.join(' ');
   // A boundary is required only where the phrase itself starts or ends with a word character ("#a10" has none before).
   const wholeWords = `${/^\w/.test(phrase) ? '(^|\\W)' : ''}${escapeRegex(phrase)}${/\w$/.test(phrase) ? '(\\W|$)' : ''}`;

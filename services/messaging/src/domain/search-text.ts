@@ -52,22 +52,26 @@ const endsWithWordChar = (w: string) => WORD_CHAR.test([...w].at(-1) ?? '');
 
 export interface ShortWordRule {
   /**
-   * A tsquery for the word index (msg_words, migration 010), its lexemes quoted; undefined when it has nothing to
-   * narrow by. Beside longer words: the letters and digits of each short word, ANDed, the last one as a prefix (for
-   * a short word made only of letters and digits its token is the rule itself, so it needs no pattern besides). A
-   * term of short words only: its adjacent words as pair tokens ('le~an':*, see `PAIR`).
+   * A tsquery for the word index (msg_words, migrations 010 and 011), its lexemes quoted; undefined when it has
+   * nothing to narrow by. Words matched anywhere: the letters and digits of each short word, ANDed, the last one as
+   * a prefix (for a short word made only of letters and digits its token is the rule itself, so it needs no pattern
+   * besides). A phrase: each two adjacent words of which one is short as a pair token ('le~an':*, see `PAIR`).
    */
   tsquery?: string;
   /** PostgreSQL regular expressions over the folded text for what the tsquery cannot say; a match satisfies each. */
   patterns: string[];
   /**
-   * For a term of short words only, the regular expression of the phrase (its words in order, next to each other,
-   * the last one open): the rule itself, which the pair tokens already say (exactly, for two words made only of
-   * letters and digits). Checked on each row the tsquery finds, and first on each row when PostgreSQL walks the
-   * newest messages, where it is cheaper than computing msg_words; the planner must not count it a second time
-   * (see termMatchSql).
+   * For a phrase, its regular expression (its words in order, next to each other, the last one open unless the
+   * rule closes it): the rule itself, which the pair tokens already say in part. Checked on each row the tsquery
+   * finds, and first on each row when PostgreSQL walks the newest messages, where it is cheaper than computing
+   * msg_words; the planner must not count it a second time (see termMatchSql).
    */
   phrase?: string;
+  /**
+   * The words of three characters or more that still need their substring condition (trigram LIKE): all of them
+   * when words match anywhere; in a phrase with a pair, only those with a digit that are in no pair (phraseRule).
+   */
+  substrings: string[];
 }
 
 /**
@@ -90,20 +94,32 @@ export function tsqueryOperand(lexeme: string, prefix: boolean): string {
 const ONE_LETTER = /^.$/u;
 
 /**
+ * Where a term is looked for. `names`: a contact's name and phone, where words match in any order ("Nguyen An"
+ * finds "Nguyễn Văn An"); only a term of short words only is a phrase. `text`: message content, where a term
+ * holding any short word is a phrase (below).
+ */
+export type SearchScope = 'names' | 'text';
+
+/**
  * How the short words of a term (folded words, in order) must occur. Each stands as a whole word: no letter or
  * digit touches it (a boundary is only required where the word itself starts or ends with one, so "a." needs
- * none after it); the term's last word only needs the boundary before it. A term made only of short words must
- * also occur as typed: its words in order, separated by nothing but spaces and punctuation ("lê an" finds
- * "gặp Lê An nhé" and "lê, anh", not "ole and" nor "an lê"). A word without any letter or digit ("%%") is
- * matched as the substring it is, as before, and gives the word index nothing to narrow by.
+ * none after it); the term's last word only needs the boundary before it. A word without any letter or digit
+ * ("%%") is matched as the substring it is, and gives the word index nothing to narrow by.
+ *
+ * A phrase must occur as typed: its words in order, separated by nothing but spaces and punctuation ("lê an"
+ * finds "gặp Lê An nhé" and "lê, anh", not "ole and" nor "an lê"). In message text every term with a short word
+ * is one: a word of one or two letters means little apart from its neighbour ("Hồ Uyên" is a name; "hồ" in "ủng
+ * hộ" and "uyên" in "chuyển khoản" anywhere in a message are not it), and as a set of words such a term matched
+ * 15,000 of a million messages, every one read from the table (about a second).
  *
  * A pattern is only added where the tsquery does not already say it all (a token left out, punctuation):
  * PostgreSQL takes conditions as independent and multiplies their shares, so the same fact said twice ("da" as a
  * tsquery and as a pattern, 19% each) made "Đà Nẵng" look five times rarer than it is and its 33,000 matches
  * were collected through the indexes instead of walking the newest messages.
  */
-export function shortWordRule(words: string[]): ShortWordRule {
-  return words.length > 1 && words.every(isShortWord) ? phraseRule(words) : wordsRule(words);
+export function shortWordRule(words: string[], scope: SearchScope = 'names'): ShortWordRule {
+  const phrase = words.length > 1 && (scope === 'text' ? words.some(isShortWord) : words.every(isShortWord));
+  return phrase ? phraseRule(words) : wordsRule(words);
 }
 
 const isLastOf = (words: string[], i: number) => i === words.length - 1;
@@ -130,48 +146,89 @@ function wordsRule(words: string[]): ShortWordRule {
   const said = new Set(useful.map((t) => t.at));
   const saidInFull = (w: string, i: number) => said.has(i) && WHOLE_RUN.test(w);
   const patterns = words.flatMap((w, i) => (isShortWord(w) && !saidInFull(w, i) ? [`${before(w)}${escapeRegex(w)}${after(w, i)}`] : []));
-  return { tsquery: useful.length ? useful.map((t) => t.query).join(' & ') : undefined, patterns };
+  return { tsquery: useful.length ? useful.map((t) => t.query).join(' & ') : undefined, patterns, substrings: words.filter((w) => !isShortWord(w)) };
 }
 
+/** A token as msg_words cuts a word: its first three characters. */
+const cut = (run: string) => [...run].slice(0, 3).join('');
+
 /**
- * A term of short words only goes through pair tokens: msg_words has one for each word of one or two characters
- * and the word after it, so "lê an" is 'le~an':* (the second word open), "a b c" 'a~b' & 'b~c':*. Two short words
- * next to each other in the text are one posting list, where the words alone were two long ones intersected
- * (a prefix such as 'ha':* collected 418,000 messages) and their order and adjacency a regular expression on each
- * message holding both ("hồ hà": 10,000 rechecked, 0.2-0.3 s; now 1 ms). The pair is exact for two words of
- * letters and digits; for three words or more (a~b and b~c may be apart) and for punctuation typed in a word the
- * phrase's regular expression decides, on the few rows the pairs leave.
+ * A phrase goes through pair tokens: msg_words has one for each two adjacent words of which one has one or two
+ * characters (each cut to three), so "lê an" is 'le~an':* (the second word open), "a b c" 'a~b' & 'b~c':*,
+ * "hồ uyên" 'ho~uye', "hoàng vy" 'hoa~vy'. Two words next to each other in the text are one short posting list,
+ * where the words alone were two long ones intersected (a prefix such as 'ha':* collected 418,000 messages) and
+ * their order and adjacency a regular expression on each message holding both ("hồ hà": 10,000 rechecked,
+ * 0.2-0.3 s; now 1 ms). The pair is exact for two words of letters and digits; for three words or more (a~b and
+ * b~c may be apart), longer words (only their first three characters are in the token) and punctuation typed in a
+ * word the phrase's regular expression decides, on the few rows the pairs leave.
  *
- * Two consecutive words of the term with a letter or digit each make a pair whatever else they hold: a short word
- * has at most one run of letters and digits (two need something between them), and the phrase allows only
- * punctuation and spaces between two words, so their runs are adjacent words of the text. A word without any
- * ("%%") breaks the chain: its neighbours are looked for on their own.
+ * Two consecutive words of the term with a letter or digit each make a pair whatever else they hold: the phrase
+ * allows only punctuation and spaces between two words, so the last run of letters and digits of the one and the
+ * first of the other are adjacent words of the text, and the text's word equals the typed run wherever the typed
+ * word goes on or the phrase bounds it. A word without any ("%%") breaks the chain: its neighbours are looked for
+ * on their own.
+ *
+ * The last word is open (the start of a word) except a short last word after a longer one: the index pairs a
+ * longer word only with a short one (a word here: a run of letters and digits), so "hoàng v" could not find "Hoàng Việt" through a pair, and the word alone
+ * ('v':*) is the posting list the pair is there to avoid. Such a word is whole ("hoàng v" finds "hoàng v.", not
+ * "Hoàng Vy").
  */
 function phraseRule(words: string[]): ShortWordRule {
-  const runs = words.map((w) => w.match(WORD_RUN)?.[0]);
-  const operands: string[] = [];
+  const last = words.length - 1;
+  const runsOf = (w: string) => w.match(WORD_RUN) ?? [];
+  // The index pairs the last word with the run before it only where one of them is short.
+  const closesLast = isShortWord(words[last]) && last > 0 && [...(runsOf(words[last - 1]).at(-1) ?? '')].length >= 3;
+  const open = isOpen(words, last) && !closesLast;
+
+  const pairs: Array<{ token: string; prefix: boolean }> = [];
   const paired = new Set<number>();
-  for (let i = 0; i + 1 < words.length; i++) {
-    const [a, b] = [runs[i], runs[i + 1]];
+  for (let i = 0; i < last; i++) {
+    if (!isShortWord(words[i]) && !isShortWord(words[i + 1])) continue;
+    const a = runsOf(words[i]).at(-1);
+    const nextRuns = runsOf(words[i + 1]);
+    const b = nextRuns[0];
     if (!a || !b) continue;
-    operands.push(tsqueryOperand(`${a}${PAIR}${b}`, isOpen(words, i + 1)));
+    // Open only where the typed run may be the start of a longer word: the term's last run, shorter than the cut.
+    const prefix = open && i + 1 === last && nextRuns.length === 1 && [...b].length < 3;
+    pairs.push({ token: `${cut(a)}${PAIR}${cut(b)}`, prefix });
     paired.add(i).add(i + 1);
   }
-  const alone = runs.flatMap((run, i) => (run && !paired.has(i) ? [{ run, open: isOpen(words, i) }] : []));
+  const operands = pairs.map((x) => tsqueryOperand(x.token, x.prefix));
+  const alone = words.flatMap((w, i) => {
+    const run = isShortWord(w) && !paired.has(i) ? runsOf(w)[0] : undefined;
+    return run ? [{ run, open: open && i === last }] : [];
+  });
   // As in wordsRule: a lone one-letter prefix only when nothing else narrows.
-  const useful = alone.filter((t) => !(t.open && ONE_LETTER.test(t.run) && (operands.length > 0 || alone.length > 1)));
+  const useful = alone.filter((t) => !(t.open && ONE_LETTER.test(t.run) && (operands.length > 0 || alone.length > 1 || words.some((w) => !isShortWord(w)))));
   operands.push(...useful.map((t) => tsqueryOperand(t.run, t.open)));
 
-  // The phrase; it ends with the term's last word, which may be a prefix.
+  // The phrase; it ends with the term's last word, open or whole.
   let re = `${before(words[0])}${escapeRegex(words[0])}`;
   for (let i = 1; i < words.length; i++) {
     // Two word characters meeting need something between them; otherwise the words' own punctuation may be all.
     const gap = endsWithWordChar(words[i - 1]) && startsWithWordChar(words[i]) ? '+' : '*';
     re += `${NON_WORD}${gap}${escapeRegex(words[i])}`;
   }
+  if (closesLast && endsWithWordChar(words[last])) re += `(${NON_WORD}|$)`;
   const tsquery = operands.length ? operands.join(' & ') : undefined;
+  // The phrase says every longer word; a substring condition would only add what the trigram index narrows by,
+  // and PostgreSQL trusts it too far: "hoàng" is estimated at 27 messages, so the trigram index alone was taken and
+  // its 36,000 false positives ("hoa", "oan", "ang" in other words) rechecked, where the pair 'hoa~vy' finds none.
+  // Kept for a word with a digit in no pair (a product code, an order number): rare, and what finds it.
+  const substrings = words.filter((w, i) => !isShortWord(w) && (!paired.size || (!paired.has(i) && /\p{Nd}/u.test(w))));
   // Without a pair the tsquery says nothing of the phrase: the pattern is a condition of its own, counted as such.
-  return paired.size ? { tsquery, patterns: [], phrase: re } : { tsquery, patterns: [re] };
+  return paired.size ? { tsquery, patterns: [], phrase: re, substrings } : { tsquery, patterns: [re], substrings };
+}
+
+/**
+ * How many conditions the indexes are asked for when message text is searched for the term as a phrase (pairs of
+ * the word index, substrings of the trigram index); 0 when it is not a phrase. See message-search.repo.ts
+ * walkNewest for why several matter.
+ */
+export function phraseIndexConditions(words: string[]): number {
+  const rule = shortWordRule(words, 'text');
+  if (rule.phrase === undefined) return 0;
+  return (rule.tsquery ? rule.tsquery.split(' & ').length : 0) + rule.substrings.length;
 }
 
 /**
