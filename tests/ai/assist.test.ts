@@ -136,6 +136,29 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
       }
     });
 
+    it('POST /ai/sentiment and /ai/reply-draft: a complaint typed without accents reads like its accented twin', async () => {
+      const unaccented = await agent.post('/api/v1/ai/sentiment', { text: 'Hang giao cham qua, toi rat that vong' });
+      const accented = await agent.post('/api/v1/ai/sentiment', { text: 'Hàng giao chậm quá, tôi rất thất vọng' });
+      expect(unaccented.status).toBe(200);
+      expect(unaccented.body).toMatchObject({ sentiment: 'negative', language: 'vi', engine: 'local' });
+      expect(unaccented.body.score).toBe(accented.body.score);
+      expect(unaccented.body.emotions).toEqual(accented.body.emotions);
+
+      // The draft apologises first, as it does to the accented complaint.
+      const draftOf = async (content: string) => {
+        const c = messaging.addConversation(orgA, { contactName: 'Lan', messages: [{ content, fromCustomer: true, senderName: 'Lan' }] });
+        return (await agent.post('/api/v1/ai/reply-draft', { conversationId: c.id, messageId: c.messageIds[0], tone: 'friendly' })).body;
+      };
+      const plain = await draftOf('Hang giao cham qua, toi rat that vong. Bao gio thi nhan duoc hang?');
+      const marked = await draftOf('Hàng giao chậm quá, tôi rất thất vọng. Bao giờ thì nhận được hàng?');
+      expect(plain).toMatchObject({ language: 'vi', engine: 'local', question: 'Bao gio thi nhan duoc hang?' });
+      for (const d of [plain.draft, marked.draft]) {
+        expect(d).toMatch(/Bên em rất tiếc về trải nghiệm này\./);
+        expect(d).toMatch(/thời gian giao hàng/);
+      }
+      expect(plain.confidence).toBe(marked.confidence);
+    });
+
     it('POST /ai/sentiment: negation flips, both feelings at once are mixed, a plain question is neutral', async () => {
       expect((await agent.post('/api/v1/ai/sentiment', { text: 'I am not happy with the service' })).body.sentiment).toBe('negative');
       expect((await agent.post('/api/v1/ai/sentiment', { text: 'Not bad at all' })).body.sentiment).toBe('positive');

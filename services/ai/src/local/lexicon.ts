@@ -1,4 +1,4 @@
-import { fold } from './text';
+import { canonical, foldKey, hasDiacritics } from './text';
 
 /**
  * The fixed list of emotions the sentiment endpoint can report (documented in the README). Provider
@@ -65,16 +65,20 @@ const EN: Row[] = [
   ['right now', -0.3, 'urgency'], ['emergency', -1, 'urgency'], ['hurry', -0.5, 'urgency'],
 ];
 
-// Vietnamese with diacritics. Flag "u": also match the single-syllable folded form (typed without
-// accents); multi-syllable phrases always do, unless their folded form is ambiguous.
+// Vietnamese with diacritics. Without accents, multi-syllable phrases always match their folded form
+// (unless two entries of opposite sign fold alike); a single syllable only with flag "u", given to words
+// whose folded form mostly means the sentiment word in shop chat. Left out on purpose, because the folded
+// form is more often another word: tồi/tôi (I), muộn/muốn (want), rối/rồi (already), xịn/xin (please),
+// đắt/đặt (order), dở/đó/đỏ, kém/kem, chán/chăn/chân, tức/tục (thủ tục), lừa/lụa (silk), gấp/gặp,
+// mất/mát/mặt, lỗi/lời, vỡ/vợ/vỏ, hỏng/hồng/hông, giận/gian, sợ/số, mê/mẹ, đỉnh/định, bực/bức.
 const VI: Row[] = [
-  ['tốt', 2, '', 'u'], ['tuyệt', 3, 'satisfaction'], ['tuyệt vời', 3, 'joy'], ['xuất sắc', 3, 'satisfaction'], ['hài lòng', 2.5, 'satisfaction'],
-  ['ưng', 2, 'satisfaction'], ['ưng ý', 2.5, 'satisfaction'], ['thích', 2, 'joy', 'u'], ['yêu', 2.5, 'joy', 'u'], ['yêu cầu', 0],
+  ['tốt', 2, '', 'u'], ['tuyệt', 3, 'satisfaction', 'u'], ['tuyệt vời', 3, 'joy'], ['xuất sắc', 3, 'satisfaction'], ['hài lòng', 2.5, 'satisfaction'],
+  ['ưng', 2, 'satisfaction', 'u'], ['ưng ý', 2.5, 'satisfaction'], ['thích', 2, 'joy', 'u'], ['yêu', 2.5, 'joy', 'u'], ['yêu cầu', 0],
   ['vui', 2, 'joy', 'u'], ['vui vẻ', 2, 'joy'], ['hạnh phúc', 3, 'joy'], ['cảm ơn', 1.5, 'gratitude'], ['cám ơn', 1.5, 'gratitude'],
   ['biết ơn', 2.5, 'gratitude'], ['nhanh', 1.5, 'satisfaction'], ['nhanh chóng', 1.5, 'satisfaction'], ['nhanh lên', -0.5, 'urgency'],
-  ['chất lượng', 1], ['đẹp', 2, 'joy'], ['xinh', 2, 'joy', 'u'], ['ngon', 2, 'satisfaction', 'u'], ['rẻ', 1], ['hợp lý', 1.5],
+  ['chất lượng', 1], ['đẹp', 2, 'joy', 'u'], ['xinh', 2, 'joy', 'u'], ['ngon', 2, 'satisfaction', 'u'], ['rẻ', 1, '', 'u'], ['hợp lý', 1.5],
   ['chuyên nghiệp', 2, 'trust'], ['nhiệt tình', 2, 'satisfaction'], ['chu đáo', 2, 'satisfaction'], ['thân thiện', 2, 'satisfaction'],
-  ['uy tín', 2, 'trust'], ['tin tưởng', 2, 'trust'], ['đáng tin', 2, 'trust'], ['ổn', 1], ['ổn định', 1], ['hay quá', 2, 'joy'],
+  ['uy tín', 2, 'trust'], ['tin tưởng', 2, 'trust'], ['đáng tin', 2, 'trust'], ['ổn', 1, '', 'u'], ['ổn định', 1], ['hay quá', 2, 'joy'],
   ['hay lắm', 2, 'joy'], ['rất hay', 2, 'joy'], ['xịn', 2, 'satisfaction'], ['đỉnh', 2.5, 'excitement'], ['mê', 2, 'joy'],
   ['bất ngờ', 1, 'surprise'], ['ngạc nhiên', 1, 'surprise'], ['hào hứng', 2.5, 'excitement'], ['háo hức', 2.5, 'excitement'],
   ['mong chờ', 1.5, 'excitement'], ['giải quyết', 1, 'satisfaction'], ['không sao', 1], ['không có gì', 1], ['không vấn đề gì', 1],
@@ -82,10 +86,10 @@ const VI: Row[] = [
   ['tệ hại', -3, 'frustration'], ['kém', -2, 'disappointment'], ['dở', -2, 'disappointment'], ['chán', -2, 'disappointment'],
   ['thất vọng', -2.5, 'disappointment'], ['buồn', -2, 'sadness', 'u'], ['giận', -2.5, 'anger'], ['tức', -2.5, 'anger'],
   ['tức giận', -3, 'anger'], ['bực', -2.5, 'anger'], ['bực mình', -2.5, 'anger'], ['bực bội', -2.5, 'anger'], ['khó chịu', -2, 'frustration'],
-  ['phiền', -1.5, 'frustration'], ['lừa đảo', -3.5, 'anger'], ['lừa', -2.5, 'anger'], ['chậm', -1.5, 'frustration'],
-  ['chậm trễ', -2, 'frustration'], ['trễ', -1.5, 'frustration'], ['muộn', -1.5, 'frustration'], ['lâu', -1, 'frustration'],
+  ['phiền', -1.5, 'frustration'], ['lừa đảo', -3.5, 'anger'], ['lừa', -2.5, 'anger'], ['chậm', -1.5, 'frustration', 'u'],
+  ['chậm trễ', -2, 'frustration'], ['trễ', -1.5, 'frustration', 'u'], ['muộn', -1.5, 'frustration'], ['lâu', -1, 'frustration', 'u'],
   ['hỏng', -2, 'frustration'], ['hư', -2, 'frustration'], ['hư hỏng', -2, 'frustration'], ['lỗi', -1.5, 'frustration'],
-  ['bị lỗi', -2, 'frustration'], ['vỡ', -2, 'frustration'], ['rách', -2, 'frustration'], ['sai', -1.5, '', 'u'], ['thiếu', -1],
+  ['bị lỗi', -2, 'frustration'], ['vỡ', -2, 'frustration'], ['rách', -2, 'frustration', 'u'], ['sai', -1.5, '', 'u'], ['thiếu', -1, '', 'u'],
   ['mất', -1.5], ['đắt', -1.5], ['mắc quá', -1.5], ['kém chất lượng', -2.5, 'disappointment'], ['chất lượng kém', -2.5, 'disappointment'],
   ['không hài lòng', -2.5, 'disappointment'], ['không tốt', -2, 'disappointment'], ['không ổn', -1.5], ['không thích', -2, 'disappointment'],
   ['không nhận được', -2, 'frustration'], ['chưa nhận được', -2, 'frustration'], ['chưa giao', -1.5, 'frustration'],
@@ -96,6 +100,23 @@ const VI: Row[] = [
   ['hoàn tiền', -1, 'disappointment'], ['trả hàng', -1, 'disappointment'], ['vô lý', -2.5, 'anger'], ['quá đáng', -2.5, 'anger'],
   ['thô lỗ', -2.5, 'anger'], ['kinh khủng', -3, 'anger'], ['chán nản', -2.5, 'sadness'], ['mệt mỏi', -1.5, 'frustration'],
   ['phí tiền', -2.5, 'frustration'], ['lãng phí', -2, 'frustration'], ['xấu', -2, 'disappointment', 'u'], ['hối hận', -2.5, 'disappointment'],
+  // Shop-review phrases: praise and complaints customers write in full.
+  ['cẩn thận', 1.5, 'satisfaction'], ['ủng hộ', 1.5, 'trust'], ['đáng tiền', 2, 'satisfaction'], ['đáng đồng tiền', 2, 'satisfaction'],
+  ['chính hãng', 1, 'trust'], ['sẽ quay lại', 1.5, 'trust'], ['đúng như mô tả', 1.5, 'satisfaction'], ['đúng hẹn', 1.5, 'satisfaction'],
+  ['trễ hẹn', -2, 'frustration'], ['giao muộn', -1.5, 'frustration'], ['đến muộn', -1.5, 'frustration'], ['bị vỡ', -2, 'frustration'],
+  ['vỡ hết', -2.5, 'frustration'], ['bị móp', -1.5, 'frustration'], ['bị hỏng', -2, 'frustration'], ['bị hư', -2, 'frustration'],
+  ['yếu', -1.5, 'disappointment'], ['pin yếu', -2, 'disappointment'], ['sóng yếu', -1.5, 'frustration'], ['bức xúc', -2.5, 'anger'],
+  ['không trả lời', -1.5, 'frustration'], ['không ai trả lời', -2, 'frustration'], ['tiền mất tật mang', -3, 'anger'],
+];
+
+// Neutral phrases whose unaccented spelling holds a sentiment word ("thuc te" is "thực tế", not "tệ"):
+// matched first, they consume their words. A guard that folds like an entry of another sign makes that
+// folded form ambiguous, so it is not read at all ("dang tin": "đáng tin" trustworthy or "đăng tin" posting).
+const VI_GUARDS: Row[] = [
+  ['chăm sóc', 0], ['chăm chỉ', 0], ['chấm điểm', 0], ['chấm công', 0], ['dấu chấm', 0], ['bao lâu', 0], ['lâu dài', 0],
+  ['lâu năm', 0], ['trẻ em', 0], ['trẻ con', 0], ['trẻ trung', 0], ['giới trẻ', 0], ['tuổi trẻ', 0], ['đôi dép', 0], ['dép nam', 0],
+  ['dép nữ', 0], ['dép lê', 0], ['giày dép', 0], ['rẽ trái', 0], ['rẽ phải', 0], ['thực tế', 0], ['y tế', 0], ['quốc tế', 0],
+  ['kinh tế', 0], ['buôn bán', 0], ['bán buôn', 0], ['giá buôn', 0], ['vui lòng', 0], ['ung thư', 0], ['đăng tin', 0], ['xin lỗi', 0],
 ];
 
 // Teen-code and short spellings common in Vietnamese chat.
@@ -120,27 +141,49 @@ export const NEGATORS = new Set([
 ]);
 
 /** Multi-word negators, matched before single words. */
-export const NEGATOR_PHRASES = ['không hề', 'chẳng hề', 'chưa hề', 'khong he', 'chang he', 'chua he', 'not at all', 'by no means'];
+export const NEGATOR_PHRASES = new Set(['không hề', 'chẳng hề', 'chưa hề', 'not at all', 'by no means'].map(foldKey));
 
 /** Words that strengthen (> 1) or soften (< 1) the next sentiment word; Vietnamese also puts some after it. */
 export const BOOSTERS_BEFORE = new Map<string, number>([
   ['very', 1.5], ['really', 1.4], ['so', 1.4], ['extremely', 1.7], ['super', 1.5], ['too', 1.3], ['totally', 1.5], ['absolutely', 1.6],
   ['incredibly', 1.7], ['truly', 1.4], ['highly', 1.5], ['quite', 1.2], ['slightly', 0.6], ['somewhat', 0.7], ['kinda', 0.7], ['bit', 0.7],
   ['rất', 1.5], ['cực', 1.7], ['cực kỳ', 1.7], ['cực kì', 1.7], ['vô cùng', 1.7], ['thật', 1.3], ['thật sự', 1.5], ['siêu', 1.6],
-  ['quá', 1.5], ['hơi', 0.6], ['khá', 0.8], ['rat', 1.5], ['cuc ky', 1.7], ['vo cung', 1.7], ['that su', 1.5], ['sieu', 1.6],
+  ['quá', 1.5], ['hơi', 0.6], ['khá', 0.8],
+]);
+/**
+ * The same Vietnamese boosters typed without accents, used only in Vietnamese text (English has "so",
+ * "that"): "rat te" is "rất tệ". "that" alone ("thật") is left out: in "that vong" it starts "thất vọng".
+ */
+export const BOOSTERS_BEFORE_FOLDED = new Map<string, number>([
+  ['rat', 1.5], ['cuc', 1.7], ['cuc ky', 1.7], ['cuc ki', 1.7], ['vo cung', 1.7], ['that su', 1.5], ['sieu', 1.6], ['qua', 1.5], ['hoi', 0.6],
+  ['kha', 0.8],
 ]);
 export const BOOSTERS_AFTER = new Map<string, number>([
   ['quá', 1.5], ['lắm', 1.5], ['ghê', 1.4], ['thật', 1.3], ['cực', 1.5], ['vãi', 1.6], ['qua', 1.5], ['lam', 1.5], ['ghe', 1.4],
 ]);
 
-/** "but"-like words: what follows counts more than what came before (as in VADER). */
-export const CONTRASTS = new Set(['but', 'however', 'although', 'though', 'nhưng', 'tuy nhiên', 'nhung', 'tuy nhien', 'mặc dù', 'mac du']);
+/** "but"-like words: what follows counts more than what came before (as in VADER). Folded keys. */
+export const CONTRASTS = new Set(['but', 'however', 'although', 'though', 'nhưng', 'tuy nhiên', 'mặc dù'].map(foldKey));
+
+/**
+ * Chat shorthand read as the word it stands for inside phrases of Vietnamese text ("ko hai long" is
+ * "không hài lòng"). Alone, the negators among them are in NEGATORS already.
+ */
+const CHAT_SPELLINGS = new Map<string, string>([
+  ['ko', 'không'], ['k', 'không'], ['kg', 'không'], ['khg', 'không'], ['hok', 'không'], ['dc', 'được'], ['đc', 'được'], ['j', 'gì'],
+]);
+
+interface Candidate {
+  /** The entry's words in canonical accented spelling, to check the words the customer did accent. */
+  words: string[];
+  entry: Entry;
+}
 
 export interface Lexicon {
-  /** Exact (accented) phrases of every language. */
+  /** Every phrase of every language, keyed by its canonical accented spelling. */
   exact: Map<string, Entry>;
-  /** Folded Vietnamese phrases, used only for words written without diacritics. */
-  folded: Map<string, Entry>;
+  /** Vietnamese phrases by folded form (see VI), for text typed without (some of its) accents. */
+  folded: Map<string, Candidate[]>;
   /** Longest phrase, in words. */
   maxWords: number;
 }
@@ -149,27 +192,45 @@ function entry(row: Row): Entry {
   return row[2] ? { valence: row[1], emotion: row[2] } : { valence: row[1] };
 }
 
+const canonicalPhrase = (words: string[]) => words.map(canonical).join(' ');
+
 function build(): Lexicon {
   const exact = new Map<string, Entry>();
-  for (const row of [...EN, ...VI, ...VI_SHORT, ...EMOJI]) exact.set(row[0], entry(row));
-  const folded = new Map<string, Entry>();
-  const clash = new Set<string>();
-  for (const row of VI) {
-    const key = fold(row[0]);
-    const multi = key.includes(' ');
-    if (!multi && !row[3]?.includes('u')) continue;
-    // A folded form that is also an English word or a different Vietnamese entry is ambiguous: skip it.
-    if (exact.has(key) && key !== row[0]) {
-      clash.add(key);
-      continue;
-    }
-    const prev = folded.get(key);
-    if (prev && Math.sign(prev.valence) !== Math.sign(row[1])) clash.add(key);
-    folded.set(key, entry(row));
+  for (const row of [...EN, ...VI, ...VI_GUARDS, ...VI_SHORT, ...EMOJI]) exact.set(canonicalPhrase(row[0].split(' ')), entry(row));
+  const folded = new Map<string, Candidate[]>();
+  for (const row of [...VI, ...VI_GUARDS]) {
+    const words = row[0].split(' ');
+    const key = foldKey(row[0]);
+    if (words.length === 1 && !row[3]?.includes('u')) continue;
+    // A folded form that is also an English (or chat-spelling) entry keeps that meaning.
+    if (exact.has(key) && key !== row[0]) continue;
+    const list = folded.get(key) ?? [];
+    list.push({ words: words.map(canonical), entry: entry(row) });
+    folded.set(key, list);
   }
-  for (const k of clash) folded.delete(k);
   const maxWords = Math.max(...[...exact.keys(), ...NEGATOR_PHRASES].map((k) => k.split(' ').length));
   return { exact, folded, maxWords };
 }
 
 export const LEXICON: Lexicon = build();
+
+/**
+ * The entry a run of words spells, accented or not: the exact (canonical) spelling first; otherwise the
+ * folded form, among entries whose accents agree with every word the customer did accent ("hài long"
+ * is "hài lòng", "chăm" is never "chậm"). Two candidates of opposite sign are ambiguous and read as
+ * nothing. A single unaccented syllable is read only when `singleFolded` (Vietnamese text): in English,
+ * "on" or "te" are not "ổn" or "tệ".
+ */
+export function lookupPhrase(typed: string[], singleFolded: boolean): Entry | undefined {
+  const words = singleFolded ? typed.map((w) => CHAT_SPELLINGS.get(w) ?? w) : typed;
+  const hit = LEXICON.exact.get(canonicalPhrase(words));
+  if (hit) return hit;
+  if (words.every(hasDiacritics)) return undefined;
+  if (words.length === 1 && !singleFolded) return undefined;
+  const fits = (LEXICON.folded.get(words.map(foldKey).join(' ')) ?? []).filter((c) =>
+    words.every((w, i) => !hasDiacritics(w) || canonical(w) === c.words[i]),
+  );
+  if (fits.length === 0) return undefined;
+  if (fits.some((c) => Math.sign(c.entry.valence) !== Math.sign(fits[0].entry.valence))) return undefined;
+  return fits[0].entry;
+}

@@ -1,5 +1,5 @@
-import { BOOSTERS_AFTER, BOOSTERS_BEFORE, CONTRASTS, Emotion, Entry, LEXICON, NEGATOR_PHRASES, NEGATORS } from './lexicon';
-import { detectLanguage, fold, hasDiacritics, Language, tokenize } from './text';
+import { BOOSTERS_AFTER, BOOSTERS_BEFORE, BOOSTERS_BEFORE_FOLDED, CONTRASTS, Emotion, Entry, LEXICON, lookupPhrase, NEGATOR_PHRASES, NEGATORS } from './lexicon';
+import { detectLanguage, foldKey, hasDiacritics, Language, tokenize } from './text';
 
 export type SentimentLabel = 'positive' | 'neutral' | 'negative' | 'mixed';
 
@@ -59,29 +59,32 @@ export function analyzeSentiment(text: string): SentimentAnalysis {
     for (let n = Math.min(LEXICON.maxWords, tokens.length - i); n >= 1; n--) {
       const slice = tokens.slice(i, i + n);
       if (slice.some((t) => t.kind === 'punct')) continue;
-      const phrase = slice.map((t) => t.text).join(' ');
-      const exact = LEXICON.exact.get(phrase);
-      if (exact) return { kind: 'entry', entry: exact, length: n };
-      if (NEGATOR_PHRASES.includes(phrase)) return { kind: 'negator', length: n };
-      if (n > 1 && CONTRASTS.has(phrase)) return { kind: 'contrast', length: n };
-      if (useFolded && !hasDiacritics(phrase)) {
-        const folded = LEXICON.folded.get(phrase);
-        if (folded) return { kind: 'entry', entry: folded, length: n };
-      }
+      const words = slice.map((t) => t.text);
+      const entry = lookupPhrase(words, useFolded);
+      if (entry) return { kind: 'entry', entry, length: n };
+      const key = words.map(foldKey).join(' ');
+      if (NEGATOR_PHRASES.has(key)) return { kind: 'negator', length: n };
+      if (n > 1 && CONTRASTS.has(key)) return { kind: 'contrast', length: n };
       if (n === 1) {
-        if (NEGATORS.has(phrase)) return { kind: 'negator', length: 1 };
-        if (CONTRASTS.has(phrase)) return { kind: 'contrast', length: 1 };
+        // Single negators are matched as written: folded, "chả" and "đừng" would be "cha" and "dung" (dùng, đúng).
+        if (NEGATORS.has(words[0])) return { kind: 'negator', length: 1 };
+        if (CONTRASTS.has(key)) return { kind: 'contrast', length: 1 };
       }
     }
     return undefined;
   };
 
+  /** A booster as written, or (Vietnamese text, word typed without accents) its folded form. */
+  const boosterFactor = (words: string[]): number | undefined =>
+    BOOSTERS_BEFORE.get(words.join(' ')) ??
+    (useFolded && !words.some(hasDiacritics) ? BOOSTERS_BEFORE_FOLDED.get(words.join(' ')) : undefined);
+
   const boosterAt = (i: number): { factor: number; length: number } | undefined => {
-    const two = i + 1 < tokens.length ? `${tokens[i].text} ${tokens[i + 1].text}` : '';
-    if (two && BOOSTERS_BEFORE.has(two)) return { factor: BOOSTERS_BEFORE.get(two)!, length: 2 };
-    const one = tokens[i].text;
-    const f = BOOSTERS_BEFORE.get(one) ?? (useFolded && !hasDiacritics(one) ? BOOSTERS_BEFORE.get(fold(one)) : undefined);
-    return f ? { factor: f, length: 1 } : undefined;
+    const next = tokens[i + 1];
+    const two = next?.kind === 'word' ? boosterFactor([tokens[i].text, next.text]) : undefined;
+    if (two) return { factor: two, length: 2 };
+    const one = boosterFactor([tokens[i].text]);
+    return one ? { factor: one, length: 1 } : undefined;
   };
 
   let i = 0;

@@ -25,12 +25,38 @@ export function hasDiacritics(word: string): boolean {
   return fold(word) !== word;
 }
 
+/** The key every word is compared on when accents are missing: lower case, then folded ("Thất" → "that"). */
+export function foldKey(text: string): string {
+  return fold(normalize(text));
+}
+
+// Tone marks (grave, acute, tilde, hook above, dot below); the other marks (circumflex, breve, horn) shape the vowel.
+const TONE_MARKS = /[\u0300\u0301\u0303\u0309\u0323]/g;
+
+/**
+ * One spelling per accented word, whichever vowel the keyboard put the tone on ("hoà" and "hòa",
+ * "thuý" and "thúy" are the same word): the tone mark moves to the end of the word. Only a comparison key.
+ */
+export function canonical(word: string): string {
+  const d = word.normalize('NFD').toLowerCase();
+  const tones = d.match(TONE_MARKS);
+  return tones ? (d.replace(TONE_MARKS, '') + tones.join('')).normalize('NFC') : d.normalize('NFC');
+}
+
 // Frequent words of each language, in folded form: they decide the language of unaccented text.
+// Vietnamese typed without accents shows up through these, so the list also holds frequent shop-chat
+// words that are not English ("toi", "hang", "giao"); "that", "do", "me" stay out: they are English too.
 const VI_FUNCTION = new Set(
-  'khong co duoc cho minh ban shop em anh chi a nhe nha voi la gi sao bao nhieu roi chua nay kia thi ma cua cac nhung mot va hay lam qua vay dang se da oi ak ko k j'.split(' '),
+  [
+    'khong co duoc cho minh ban shop em anh chi a nhe nha voi la gi sao bao nhieu roi chua nay kia thi ma cua cac nhung mot va hay lam qua vay dang se da oi ak ko k j',
+    'toi hang giao rat nhan don san pham tien gia ve lai nua luon muon cung con het nhu mua dung biet hoi xin dat khach vien dich vu',
+  ]
+    .join(' ')
+    .split(' '),
 );
+// "a", "an", "do", "me", "to" are left out: typed without accents they are also Vietnamese (ạ, ăn, đồ, mẹ, to).
 const EN_FUNCTION = new Set(
-  'the is are was were you i to and of a an for my your can do does did what how when where why it this that with have has be will would please thanks thank hi hello me we our not'.split(
+  'the is are was were you i and of for my your can does did what how when where why it this that with have has be will would please thanks thank hi hello we our not'.split(
     ' ',
   ),
 );

@@ -221,7 +221,8 @@ export function openApiDocument(serverUrl = '/'): Schema {
       description:
         'Authenticate every call with the `X-API-Key` header (generate the key on the API & webhook settings page). ' +
         'Webhooks are signed per Standard Webhooks: headers `webhook-id`, `webhook-timestamp`, `webhook-signature` ' +
-        '(`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed by the base64 part of your `whsec_` secret). ' +
+        '(`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed by the base64-decoded part of a `whsec_` secret, ' +
+        'or by the UTF-8 bytes of a secret you typed yourself: 16 to 128 printable characters not starting with `whsec_`). ' +
         `Events: ${WEBHOOK_EVENTS.map((w) => w.name).join(', ')}.`,
     },
     servers: [{ url: serverUrl }],

@@ -20,7 +20,12 @@ interface Webhook {
 // Shapes and the URL scheme only; the webhooks service owns the rules (event names, URL address policy, secret format).
 const url = z.string({ error: 'is required' }).trim().min(1, 'is required').pipe(s.httpUrl({ max: 2048 }));
 const events = z.array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' }).max(50);
-const secret = z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters');
+// 128 characters may take 256 UTF-16 units (emoji); the service counts characters. An unpaired surrogate
+// cannot cross gRPC as itself (it would arrive as U+FFFD, a different key), so it stops here.
+const secret = z
+  .string({ error: 'must be a string' })
+  .max(256, 'must be at most 128 characters')
+  .refine((v) => !/\p{Cs}/u.test(v), 'must not contain control characters or line breaks');
 
 const NewWebhook = z.object({
   url,

@@ -25,7 +25,7 @@ export interface SendRequest {
   /** `webhook-id`: the event id, the same on every attempt. */
   id: string;
   body: string;
-  /** HMAC key: the base64-decoded part of the `whsec_` secret. */
+  /** HMAC key: the base64-decoded part of a `whsec_` secret, or a typed secret's UTF-8 bytes (domain/signing.ts). */
   key: Buffer;
   timeoutMs?: number;
 }

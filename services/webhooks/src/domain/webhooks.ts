@@ -6,7 +6,7 @@ import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
 import { type Deps, secretAad } from '../deps';
 import { PUBLIC_EVENT_TYPES, TEST_EVENT_TYPE } from './event-types';
-import { generateSecret, SECRET_RULE, secretKey } from './signing';
+import { generateSecret, parseSecret, secretKey } from './signing';
 import { isUuid, parseWebhookUrl, validateEvents } from './validation';
 
 /** How long saving a URL waits for its host to resolve. */
@@ -41,7 +41,8 @@ async function checkUrl(deps: Deps, raw: string | undefined): Promise<string> {
 }
 
 function checkSecret(secret: string): string {
-  if (!secretKey(secret)) throw invalid('secret', SECRET_RULE);
+  const parsed = parseSecret(secret);
+  if ('problem' in parsed) throw invalid('secret', parsed.problem);
   return secret;
 }
 
