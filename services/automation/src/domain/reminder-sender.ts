@@ -51,6 +51,8 @@ export class ReminderSender {
   }
 
   private async send(r: repo.DueReminder): Promise<void> {
+    // Begun already (the service was down, or a longer lead time was set): nothing worth sending, nobody to ask.
+    if (r.scheduled_at.getTime() <= Date.now()) return this.drop(r);
     let contact: ContactBrief | undefined;
     try {
       contact = await this.deps.remote.crm().GetContactBrief<ContactBrief>({ id: r.contact_id }, systemContext(r.org_id, `appointment-reminder:${r.appointment_id}`));
@@ -64,9 +66,9 @@ export class ReminderSender {
     const userId = contact?.assignedUserId && isUuid(contact.assignedUserId) ? contact.assignedUserId.toLowerCase() : null;
     await withTransaction(this.deps.pool, async (db) => {
       if (!(await repo.lockStillDue(db, r))) return;
-      const minutesLeft = Math.round((r.scheduled_at.getTime() - Date.now()) / 60_000);
-      // Nobody to remind, or the appointment has begun (the service was down): nothing worth sending.
-      if (!userId || minutesLeft < 0) {
+      const minutesLeft = Math.max(0, Math.round((r.scheduled_at.getTime() - Date.now()) / 60_000));
+      // No assigned user (or the contact is gone): no reminder.
+      if (!userId) {
         await repo.markHandled(db, r.appointment_id, null);
         return;
       }
@@ -81,6 +83,12 @@ export class ReminderSender {
         resourceId: r.appointment_id,
       });
       await repo.markHandled(db, r.appointment_id, userId);
+    });
+  }
+
+  private async drop(r: repo.DueReminder): Promise<void> {
+    await withTransaction(this.deps.pool, async (db) => {
+      if (await repo.lockStillDue(db, r)) await repo.markHandled(db, r.appointment_id, null);
     });
   }
 }
