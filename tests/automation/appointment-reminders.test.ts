@@ -13,7 +13,6 @@ describe('appointment reminders', () => {
   let pushed: Array<{ id: string; type: string; orgId: string; data: any }>;
   let db: PgClient;
   let owner: Client;
-  let orgId: string;
   let agent: Awaited<ReturnType<typeof member>>;
   let admin: Awaited<ReturnType<typeof member>>;
   let assignedContact: string;
@@ -40,7 +39,6 @@ describe('appointment reminders', () => {
     await db.connect();
     const a = await org(stack, 'Remind Acme');
     owner = a.owner;
-    orgId = a.orgId;
     agent = await member(stack, owner, 'agent');
     admin = await member(stack, owner, 'admin');
     assignedContact = (await owner.post('/api/v1/contacts', { name: 'Rita Remind', assignedUserId: agent.id })).body.id;
@@ -143,7 +141,7 @@ describe('appointment reminders', () => {
 
   it('deleted and cancelled appointments are dropped; the rest follow a longer lead time at once', async () => {
     const other = await org(stack, 'Remind Initech');
-    const rep = await member(stack, other.owner, 'agent', 'rep');
+    const rep = await member(stack, other.owner, 'agent');
     const contact = (await other.owner.post('/api/v1/contacts', { name: 'Dora Drop', assignedUserId: rep.id })).body.id;
     const deleted = await appointment(other.owner, contact, 'Deleted one', inMinutes(2 * 24 * 60));
     const cancelled = await appointment(other.owner, contact, 'Cancelled one', inMinutes(2 * 24 * 60));
