@@ -129,7 +129,12 @@ describe('webhook settings', () => {
     it('GET /webhook-settings/event-types lists the public event names', async () => {
       const res = await owner.get('/api/v1/webhook-settings/event-types');
       expect(res.status).toBe(200);
-      expect(res.body.events).toEqual(expect.arrayContaining(['contact.created', 'contact.updated', 'message.received', 'notification.created']));
+      expect(res.body.events).toEqual(
+        expect.arrayContaining([
+          'contact.created', 'contact.updated', 'message.received', 'notification.created',
+          'contact.note_created', 'contact.note_updated', 'contact.note_deleted', 'appointment.updated', 'appointment.deleted',
+        ]),
+      );
       expect(res.body.events).not.toContain('chatnet_account.qr');
       expect(res.body.events).not.toContain('chatnet.inbound');
     });

@@ -8,6 +8,7 @@ import type { AutomationConfig } from './config';
 import type { Deps } from './deps';
 import { CampaignSender } from './domain/campaign-sender';
 import { AlertRecipients } from './domain/alert-recipients';
+import { ReminderSender } from './domain/reminder-sender';
 import { Runner } from './domain/runner';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
 import { EMAIL_ALERT_BINDINGS, emailAlertsHandler, emailAlertsQueue, pruneEmailAlertsEvery } from './events/email-alerts.consumer';
@@ -31,7 +32,7 @@ export interface RunningService {
  * Create the database if needed, migrate, then: gRPC for the API, the outbox relay (notification.created),
  * the trigger consumer (events → runs, system notifications), the runner (runs → actions), the campaign
  * sender (campaign recipients → messages), the replies consumer (message.received → campaign replies) and
- * the seen consumer (message.seen → campaign read receipts, openRate) and, with SMTP_URL, the email-alerts consumer
+ * the seen consumer (message.seen → campaign read receipts, openRate), the appointment reminder sender and, with SMTP_URL, the email-alerts consumer
  * (its own new_message notifications → alert emails to users who opted in).
  */
 export async function startAutomation(config: AutomationConfig, log: Logger = createLogger('automation', config.LOG_LEVEL)): Promise<RunningService> {
@@ -60,6 +61,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
   });
   const sender = new CampaignSender(deps);
+  const reminders = new ReminderSender(deps);
   const replies = new EventConsumer({
     amqpUrl: config.AMQP_URL,
     exchange: config.EVENTS_EXCHANGE,
@@ -116,6 +118,8 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     stopped.push(() => consumer.stop());
     await sender.start();
     stopped.push(() => sender.stop());
+    await reminders.start();
+    stopped.push(() => reminders.stop());
     await replies.start();
     stopped.push(() => replies.stop());
     await seen.start();
@@ -145,6 +149,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
       await seen.stop();
       await emailAlerts?.stop();
       stopPruning();
+      await reminders.stop();
       await sender.stop();
       await runner.stop();
       await relay.stop();

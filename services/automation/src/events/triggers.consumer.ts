@@ -3,9 +3,11 @@ import type { PoolClient } from '@crm/db';
 import type { EventEnvelope, EventHandler } from '@crm/events';
 import { status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
+import { dropContact as dropContactReminders } from '../db/appointment-reminders.repo';
 import { forgetLeadScore, recordLeadScore } from '../db/notifications.repo';
 import { activeRulesFor, triggerOf } from '../db/rules.repo';
 import { insertRun } from '../db/runs.repo';
+import { applyAppointmentEvent } from '../domain/appointment-reminders';
 import { isUuid } from '../domain/definition';
 import * as notifications from '../domain/notifications';
 import { RUNS_CHANNEL } from '../domain/runner';
@@ -24,6 +26,8 @@ export const TRIGGER_BINDINGS = [
   'conversation.assigned',
   'conversation.status_changed',
   'appointment.created',
+  'appointment.updated',
+  'appointment.deleted',
   'conversation.note_created',
   'webhook.disabled',
 ];
@@ -50,9 +54,17 @@ export function triggerHandler(deps: Deps): EventHandler {
         return;
       case 'contact.deleted': {
         const id = (event.data as { id?: unknown })?.id;
-        if (typeof id === 'string' && isUuid(id)) await forgetLeadScore(db, event.orgId, id);
+        if (typeof id === 'string' && isUuid(id)) {
+          await forgetLeadScore(db, event.orgId, id);
+          await dropContactReminders(db, event.orgId, id);
+        }
         return;
       }
+      case 'appointment.created':
+      case 'appointment.updated':
+      case 'appointment.deleted':
+        await applyAppointmentEvent(deps, event, db);
+        break;
       case 'contact.created':
       case 'contact.updated':
         await highValueLead(deps, event, db);

@@ -1,5 +1,6 @@
 import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
+import * as appointments from '../domain/appointment-reminders';
 import * as campaigns from '../domain/campaigns';
 import * as notifications from '../domain/notifications';
 import * as rules from '../domain/rules';
@@ -35,6 +36,8 @@ export function automationHandlers(deps: Deps): Handlers {
 
     ListNotifications: (req, ctx) => notifications.list(deps, ctx, req),
     MarkNotificationRead: (req, ctx) => notifications.markRead(deps, ctx, req.id),
+    GetAppointmentSettings: (_req, ctx) => appointments.getSettings(deps, ctx),
+    UpdateAppointmentSettings: (req, ctx) => appointments.updateSettings(deps, ctx, req),
     MarkAllNotificationsRead: (_req, ctx) => notifications.markAllRead(deps, ctx),
   };
 }

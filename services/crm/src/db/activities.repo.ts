@@ -4,8 +4,11 @@ export type ActivityType =
   | 'created'
   | 'updated'
   | 'note_added'
+  | 'note_updated'
+  | 'note_deleted'
   | 'appointment_created'
   | 'appointment_updated'
+  | 'appointment_deleted'
   | 'message_received'
   | 'message_sent'
   | 'friend_added';

@@ -114,6 +114,10 @@ export async function updateAppointment(db: Queryable, orgId: string, id: string
   await db.query(`UPDATE appointments SET ${sets.join(', ')} WHERE id = $1 AND org_id = $2`, args);
 }
 
+export async function deleteAppointment(db: Queryable, orgId: string, id: string): Promise<void> {
+  await db.query({ name: 'crm_appointment_delete', text: 'DELETE FROM appointments WHERE id = $1 AND org_id = $2', values: [id, orgId] });
+}
+
 export interface AppointmentFilter {
   page: number;
   limit: number;

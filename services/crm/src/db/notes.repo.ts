@@ -32,3 +32,27 @@ export async function notesOf(db: Queryable, orgId: string, contactId: string, l
   });
   return rows;
 }
+
+/** The org's note of this contact, locked when `forUpdate` (an edit or delete decides on its author). */
+export async function findNote(db: Queryable, orgId: string, contactId: string, id: string, forUpdate = false): Promise<NoteRow | undefined> {
+  const { rows } = await db.query<NoteRow>({
+    name: `crm_note_by_id${forUpdate ? '_lock' : ''}`,
+    text: `SELECT id, contact_id, content, created_by, created_at FROM contact_notes
+           WHERE id = $1 AND org_id = $2 AND contact_id = $3${forUpdate ? ' FOR UPDATE' : ''}`,
+    values: [id, orgId, contactId],
+  });
+  return rows[0];
+}
+
+export async function updateNoteContent(db: Queryable, orgId: string, id: string, content: string): Promise<NoteRow> {
+  const { rows } = await db.query<NoteRow>({
+    name: 'crm_note_update',
+    text: `UPDATE contact_notes SET content = $3 WHERE id = $1 AND org_id = $2 RETURNING id, contact_id, content, created_by, created_at`,
+    values: [id, orgId, content],
+  });
+  return rows[0];
+}
+
+export async function deleteNote(db: Queryable, orgId: string, id: string): Promise<void> {
+  await db.query({ name: 'crm_note_delete', text: 'DELETE FROM contact_notes WHERE id = $1 AND org_id = $2', values: [id, orgId] });
+}

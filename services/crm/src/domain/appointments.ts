@@ -147,6 +147,32 @@ export async function update(
     if (updated.status !== row.status) what.push(updated.status);
     if (p.scheduledAt && p.scheduledAt.getTime() !== row.scheduled_at.getTime()) what.push(`rescheduled to ${updated.scheduledAt}`);
     if (what.length) await recordActivity(tx, { orgId, contactId: row.contact_id, type: 'appointment_updated', data: `${updated.title || updated.type}: ${what.join(', ')}` });
+    const changes = changedFields(repo.toAppointment(row), updated);
+    if (changes.length) await enqueueEvent(tx, { type: 'appointment.updated', orgId, data: { appointment: updated, changes } });
     return updated;
   });
+}
+
+/** The fields a client can change, compared as the API shows them (scheduledAt as ISO text). */
+const CHANGEABLE = ['title', 'description', 'scheduledAt', 'duration', 'type', 'location', 'assignedUserId', 'status', 'notes'] as const;
+
+function changedFields(before: ReturnType<typeof repo.toAppointment>, after: ReturnType<typeof repo.toAppointment>): string[] {
+  return CHANGEABLE.filter((f) => before[f] !== after[f]);
+}
+
+/** DELETE /appointments/:id: gone with its reminder; the event carries the appointment as it was. */
+export async function remove(deps: Deps, ctx: CallContext, id: string) {
+  requireCan(ctx, 'contacts:write');
+  const orgId = requireOrg(ctx);
+  const viewer = viewerOf(ctx);
+  if (!isUuid(id)) throw notFound('Appointment');
+  await withTransaction(deps.pool, async (tx) => {
+    const row = await repo.findAppointment(tx, orgId, id, true, viewer);
+    if (!row) throw notFound('Appointment');
+    const gone = repo.toAppointment(row);
+    await repo.deleteAppointment(tx, orgId, id);
+    await recordActivity(tx, { orgId, contactId: row.contact_id, type: 'appointment_deleted', data: `${gone.title || gone.type} at ${gone.scheduledAt}` });
+    await enqueueEvent(tx, { type: 'appointment.deleted', orgId, data: { appointment: gone } });
+  });
+  return { ok: true, message: 'Appointment deleted' };
 }

@@ -7,7 +7,7 @@ import { recordActivity, activitiesOf } from '../db/activities.repo';
 import { appointmentsOfContact } from '../db/appointments.repo';
 import * as repo from '../db/contacts.repo';
 import { friendRecordsOf, toFriend } from '../db/friends.repo';
-import { insertNote, notesOf, toNote } from '../db/notes.repo';
+import { notesOf, toNote } from '../db/notes.repo';
 import { statusExists } from '../db/statuses.repo';
 import { contactCreated, contactDeleted, contactUpdated } from './contact-events';
 import { normalisePhone, phoneSearch } from './phone';
@@ -375,18 +375,6 @@ export async function remove(deps: Deps, ctx: CallContext, id: string) {
     await recordAudit(tx, ctx, { action: 'contact.deleted', resourceType: 'contact', resourceId: id, details: { name: deleted.name, phone: deleted.phone } });
   });
   return { ok: true, message: 'Contact deleted' };
-}
-
-export async function addNote(deps: Deps, ctx: CallContext, req: { contactId: string; content: string }) {
-  requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
-  const content = requireText(req.content, 'content', 10_000);
-  const contact = await load(deps, orgId, req.contactId, viewerOf(ctx));
-  return withTransaction(deps.pool, async (tx) => {
-    const note = await insertNote(tx, { id: randomUUID(), orgId, contactId: contact.id, content, createdBy: isUuid(ctx.userId) ? ctx.userId : null });
-    await recordActivity(tx, { orgId, contactId: contact.id, type: 'note_added', data: content, at: note.created_at });
-    return toNote(note);
-  });
 }
 
 // ---------------------------------------------------------------------------------------------- chat network

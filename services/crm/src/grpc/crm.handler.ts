@@ -4,6 +4,7 @@ import * as appointments from '../domain/appointments';
 import * as contacts from '../domain/contacts';
 import { bulkUpdate } from '../domain/contacts-bulk';
 import * as lists from '../domain/customer-lists';
+import * as notes from '../domain/notes';
 import * as statuses from '../domain/statuses';
 
 /** crm.v1.CrmService: decode, call the domain, return; errors are mapped by grpc-kit. */
@@ -16,7 +17,9 @@ export function crmHandlers(deps: Deps): Handlers {
     DeleteContact: (req, ctx) => contacts.remove(deps, ctx, req.id),
     BulkUpdateContacts: (req, ctx) => bulkUpdate(deps, ctx, req),
     ListFriends: (req, ctx) => contacts.friendRecords(deps, ctx, req.id),
-    AddNote: (req, ctx) => contacts.addNote(deps, ctx, req),
+    AddNote: (req, ctx) => notes.add(deps, ctx, req),
+    UpdateNote: (req, ctx) => notes.update(deps, ctx, req),
+    DeleteNote: (req, ctx) => notes.remove(deps, ctx, req),
 
     ListContactStatuses: (_req, ctx) => statuses.list(deps, ctx),
     CreateContactStatus: (req, ctx) => statuses.create(deps, ctx, req),
@@ -27,6 +30,7 @@ export function crmHandlers(deps: Deps): Handlers {
     GetAppointment: (req, ctx) => appointments.get(deps, ctx, req.id),
     CreateAppointment: (req, ctx) => appointments.create(deps, ctx, req),
     UpdateAppointment: (req, ctx) => appointments.update(deps, ctx, req),
+    DeleteAppointment: (req, ctx) => appointments.remove(deps, ctx, req.id),
 
     UpsertChatnetContact: (req, ctx) => contacts.upsertChatnet(deps, ctx, req),
     GetContactBrief: (req, ctx) => contacts.brief(deps, ctx, req.id),

@@ -15,8 +15,8 @@ export type DecayInterval = (typeof DECAY_INTERVALS)[number];
 export const INTERVAL_SECONDS: Record<DecayInterval, number> = { hourly: 3600, daily: 86_400, weekly: 604_800 };
 
 /**
- * What a rule can score. appointment_completed is absent on purpose: crm publishes no event when an
- * appointment is completed, and scores are computed from events only.
+ * What a rule can score. appointment_completed is absent on purpose: scores are computed from the events the
+ * scoring consumer reads, and appointment.updated (which says when one is completed) is not among them.
  */
 export const CONDITIONS = ['message_received', 'message_replied', 'appointment_created', 'tag_added', 'status_changed', 'stage_reached', 'contact_created'] as const;
 export type Condition = (typeof CONDITIONS)[number];

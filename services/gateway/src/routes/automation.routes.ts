@@ -253,6 +253,14 @@ function unreadOnlyOf(req: Request): boolean {
   throw badRequest([{ field: 'unreadOnly', message: 'must be true or false' }]);
 }
 
+const AppointmentSettings = z.object({
+  reminderMinutesBefore: z
+    .number({ error: 'must be a whole number of minutes from 0 (off) to 10080' })
+    .int('must be a whole number of minutes from 0 (off) to 10080')
+    .min(0, 'must be a whole number of minutes from 0 (off) to 10080')
+    .max(10_080, 'must be a whole number of minutes from 0 (off) to 10080'),
+});
+
 export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   const r = Router();
   const automation = () => clients.automation;
@@ -381,6 +389,15 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   r.post('/notifications/:id/read', async (req, res) => {
     const out = await automation().MarkNotificationRead({ id: req.params.id }, ctxOf(req, res));
     res.json({ message: out.message });
+  });
+
+  // Appointment reminders: anyone reads the lead time, admins and owners change it (the service checks the role).
+  r.get('/settings/appointments', async (req, res) => {
+    res.json(await automation().GetAppointmentSettings({}, ctxOf(req, res)));
+  });
+  r.put('/settings/appointments', async (req, res) => {
+    const b = parse(AppointmentSettings, req.body);
+    res.json(await automation().UpdateAppointmentSettings(b, ctxOf(req, res)));
   });
 
   return { internal: r };

@@ -402,6 +402,15 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
     const { content } = body(req, Note);
     res.status(201).json(await crm().AddNote({ contactId: req.params.id, content }, ctxOf(req, res)));
   });
+  // The note's author, or a team lead and above (crm decides; 403 otherwise).
+  internal.put('/contacts/:id/notes/:noteId', async (req, res) => {
+    const { content } = body(req, Note);
+    res.json(await crm().UpdateNote({ contactId: req.params.id, noteId: req.params.noteId, content }, ctxOf(req, res)));
+  });
+  internal.delete('/contacts/:id/notes/:noteId', async (req, res) => {
+    await crm().DeleteNote({ contactId: req.params.id, noteId: req.params.noteId }, ctxOf(req, res));
+    res.status(204).end();
+  });
 
   // Custom statuses (contact.statusId); the spec has no way to create them, so these are added.
   internal.get('/contact-statuses', async (req, res) => {
@@ -440,6 +449,10 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
   });
   internal.put('/appointments/:id', async (req, res) => {
     res.json(appointmentOut(await crm().UpdateAppointment<Appointment>({ id: req.params.id, ...body(req, AppointmentPatch) }, ctxOf(req, res))));
+  });
+  internal.delete('/appointments/:id', async (req, res) => {
+    await crm().DeleteAppointment({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
   });
 
   // Customer lists (saved criteria over contacts, evaluated live; writes need campaigns:manage).
