@@ -19,5 +19,8 @@ COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/packages ./packages
 COPY --from=build --chown=node:node /app/services/${SERVICE} ./services/${SERVICE}
 COPY --from=build --chown=node:node /app/proto ./proto
+# messaging's attachments volume is mounted here: a new named volume takes the owner of the directory it
+# is mounted over, so the unprivileged user can write attachments without a root init step.
+RUN mkdir -p /data/attachments && chown node:node /data/attachments
 USER node
 CMD ["sh", "-c", "exec node services/${SERVICE}/dist/main.js"]

@@ -15,15 +15,38 @@ export function run(cmd, args, opts = {}) {
   }
 }
 
-/** npm install when node_modules is missing or older than package-lock.json / any package.json. */
+/**
+ * Install when node_modules is missing or older than package-lock.json. With a lockfile it is `npm ci`:
+ * exactly the locked versions, and the lockfile is never rewritten (`npm install` on a fresh clone
+ * re-resolved the optional platform packages and left a newcomer with a modified tracked file).
+ */
 export function ensureInstalled() {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
   const lock = path.join(root, 'package-lock.json');
   const stale = !existsSync(marker) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs + 1000);
-  if (stale) {
-    console.log('› Installing dependencies (npm install)…');
-    run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
-  }
+  if (!stale) return;
+  const args = existsSync(lock) ? ['ci'] : ['install'];
+  console.log(`› Installing dependencies (npm ${args[0]})…`);
+  run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error']);
+}
+
+/** `git status` of tracked files, or null outside a git work tree (a tarball, a Docker build). */
+export function trackedChanges() {
+  const r = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.split('\n').filter(Boolean) : null;
+}
+
+/**
+ * Fail when the run changed a tracked file that was clean before it (install, build and tests must leave
+ * the tree as they found it). Changes the developer already had are theirs and are ignored.
+ */
+export function checkTreeUnchanged(before) {
+  const after = trackedChanges();
+  if (before === null || after === null) return true;
+  const changed = after.filter((line) => !before.includes(line));
+  if (changed.length === 0) return true;
+  console.error(`\n✗ The run changed tracked files (it must leave the tree as it found it):\n${changed.map((l) => `  ${l}`).join('\n')}`);
+  return false;
 }
 
 export function build() {

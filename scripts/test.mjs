@@ -2,8 +2,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { build, checkInfra, ensureChromium, ensureInstalled, root } from './lib.mjs';
+import { build, checkInfra, checkTreeUnchanged, ensureChromium, ensureInstalled, root, trackedChanges } from './lib.mjs';
 
+const treeBefore = trackedChanges();
 ensureInstalled();
 ensureChromium();
 build();
@@ -21,4 +22,6 @@ if (existsSync(report)) {
   const j = JSON.parse(readFileSync(report, 'utf8'));
   console.log(`\n${j.numPassedTests} passed, ${j.numFailedTests} failed, ${j.numPendingTests} skipped`);
 }
-process.exit(r.status ?? 1);
+// CI runs exactly this: a run that rewrote a tracked file (package-lock.json, a generated file) fails it.
+const clean = checkTreeUnchanged(treeBefore);
+process.exit(r.status === 0 && !clean ? 1 : (r.status ?? 1));

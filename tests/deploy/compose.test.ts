@@ -8,7 +8,17 @@ import { parse } from 'yaml';
 const root = path.join(__dirname, '..', '..');
 const composeText = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
 const compose = parse(composeText, { merge: true }) as {
-  services: Record<string, { networks?: string[]; ports?: string[]; environment?: Record<string, string> }>;
+  services: Record<
+    string,
+    {
+      image?: string;
+      networks?: string[];
+      ports?: string[];
+      volumes?: string[];
+      environment?: Record<string, string>;
+      healthcheck?: { test: unknown; start_period?: string };
+    }
+  >;
   networks: Record<string, { internal?: boolean } | null>;
 };
 const example = Object.fromEntries(
@@ -88,6 +98,34 @@ test('each service uses its own RabbitMQ and Redis user, never guest and never w
     }
   }
   expect(composeText).not.toMatch(/guest/);
+});
+
+test('every container has a health check with a start period, so slow start-up (migrations) is not counted as failure', () => {
+  for (const [name, s] of Object.entries(compose.services)) {
+    expect({ name, startPeriod: s.healthcheck?.start_period }).toEqual({ name, startPeriod: expect.stringMatching(/^\d+s$/) });
+  }
+});
+
+test('RabbitMQ is 3.13 or 4.x (quorum queues with delivery limits, definitions import)', () => {
+  const m = /^rabbitmq:(\d+)\.(\d+)/.exec(compose.services.rabbitmq.image ?? '');
+  expect(m).not.toBeNull();
+  const [major, minor] = [Number(m![1]), Number(m![2])];
+  expect(major > 3 || (major === 3 && minor >= 13)).toBe(true);
+});
+
+test('each service image is named messaging-crm/<service>, as deploy/k8s expects', () => {
+  for (const name of [...APP, 'gateway']) expect({ name, image: compose.services[name].image }).toEqual({ name, image: `messaging-crm/${name}` });
+});
+
+test("messaging's attachments volume is mounted where the image created it owned by the runtime user", () => {
+  const mount = compose.services.messaging.volumes?.find((v) => v.startsWith('attachments:'));
+  const dir = mount?.split(':')[1];
+  expect(dir).toBe(serviceEnv('messaging').ATTACHMENTS_DIR);
+  const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+  const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  expect(runtime).toContain(`mkdir -p ${dir} && chown node:node ${dir}`);
+  // Created before the switch to the unprivileged user (only root may chown), and that switch is there.
+  expect(runtime.indexOf(`chown node:node ${dir}`)).toBeLessThan(runtime.indexOf('USER node'));
 });
 
 test('the connector runs the real chat-network driver, not the sandbox', () => {

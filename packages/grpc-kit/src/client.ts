@@ -12,6 +12,8 @@ export type UnaryCall = <Res = any>(req: object, ctx?: Partial<CallContext>, opt
 
 export type ServiceClient = Record<string, UnaryCall> & { close(): void; raw: grpc.Client };
 
+const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
+
 /**
  * A client for one service with every unary method promisified. Each call carries the internal credential:
  * `ctx` signed by `auth` for the called service only. Each call gets a deadline (default 5 s) so a stuck
@@ -23,6 +25,9 @@ export function createServiceClient(ctor: grpc.ServiceClientConstructor, address
   const client = new ctor(address, grpc.credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
     'grpc.max_receive_message_length': 32 * 1024 * 1024,
+    // One connection per address the name resolves to, calls spread across them: behind a headless Kubernetes
+    // Service that is every ready pod (pick_first, the default, would send everything to one of them).
+    'grpc.service_config': ROUND_ROBIN,
   });
   const out: Record<string, unknown> = { raw: client, close: () => client.close() };
   for (const method of Object.keys(ctor.service)) {

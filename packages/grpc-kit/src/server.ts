@@ -75,7 +75,12 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
 }
 
 export class GrpcServer {
-  private readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 32 * 1024 * 1024 });
+  private readonly server = new grpc.Server({
+    'grpc.max_receive_message_length': 32 * 1024 * 1024,
+    // Clients reconnect (after their calls finish) every few minutes and resolve the name again on the way,
+    // so round-robin callers pick up pods added by a scale-up instead of keeping the addresses they started with.
+    'grpc.max_connection_age_ms': 5 * 60_000,
+  });
   private serving = true;
 
   constructor(

@@ -4,7 +4,17 @@ import { startTelemetry } from './tracing';
 interface BaseConfig {
   LOG_LEVEL: string;
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  /** The gateway's bound on its own drain (SHUTDOWN_DELAY_MS + SHUTDOWN_TIMEOUT_MS); services use the default. */
+  SHUTDOWN_DELAY_MS?: number;
+  SHUTDOWN_TIMEOUT_MS?: number;
 }
+
+/**
+ * A stop that has not finished by then (a consumer's handler stuck on a dead connection) ends in exit 1 anyway:
+ * under Kubernetes' default 30 s grace period and compose's stop_grace_period, so the process ends on its own
+ * terms, with a log line, rather than by SIGKILL.
+ */
+const STOP_BOUND_MS = 20_000;
 
 /** What every service's app module exports (see services/<name>/src/app.ts). */
 interface AppModule<C> {
@@ -35,6 +45,11 @@ export function runService<C extends BaseConfig>(
     const service = await app.start(config, log);
     const shutdown = async (signal: string) => {
       log.info({ signal }, 'shutting down');
+      const bound = Math.max(STOP_BOUND_MS, (config.SHUTDOWN_DELAY_MS ?? 0) + (config.SHUTDOWN_TIMEOUT_MS ?? 0) + 5000);
+      setTimeout(() => {
+        log.error({ boundMs: bound }, 'shutdown did not finish in time; exiting');
+        process.exit(1);
+      }, bound).unref();
       await service.stop();
       process.exit(0);
     };

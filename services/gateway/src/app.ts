@@ -7,6 +7,7 @@ import { createLogger, Logger } from '@crm/logger';
 import { createClients } from './clients';
 import type { GatewayConfig } from './config';
 import { ApiKeyCache } from './http/api-key-cache';
+import { HttpDrain } from './http/drain';
 import { authMiddleware, ipRateLimit } from './http/auth';
 import { startAuthSync } from './http/auth-sync';
 import { errorHandler, sendError } from './http/errors';
@@ -112,11 +113,13 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     auth,
     authLimit: ipRateLimit(redis, config.REDIS_PREFIX, config.RATE_LIMIT_AUTH_PER_MINUTE),
     streamAgent,
+    drain: new HttpDrain(),
   };
   const app = buildApp(deps);
   const server = http.createServer(app);
   // Keep-alive longer than typical proxies' idle timeout so they never reuse a socket we just closed.
   server.keepAliveTimeout = 65_000;
+  deps.drain.attach(server);
   const realtime = await startRealtime(server, { config, redis, sync, tokens, clients, log });
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;
@@ -127,11 +130,12 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     server,
     routes: routeTable(app),
     async stop() {
+      // /readyz turns 503 first; then no new connections, and requests in flight get SHUTDOWN_TIMEOUT_MS to finish.
+      await deps.drain.begin(config.SHUTDOWN_DELAY_MS);
+      const drained = deps.drain.close(config.SHUTDOWN_TIMEOUT_MS);
+      // Sockets are told to reconnect (to another gateway) at once: they are not requests that finish.
       await realtime.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await drained;
       clients.closeAll();
       streamAgent.destroy();
       // The last counts go to Redis before the connection closes.

@@ -69,6 +69,13 @@ const Env = z.object({
   SOCKET_AUDIENCE_CACHE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** Deadline of each gRPC call, in milliseconds. */
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * On SIGTERM, how long /readyz answers 503 while requests are still accepted, in milliseconds: time for a load
+   * balancer or Kubernetes endpoints to stop routing here before the listener closes (deploy/k8s sets 5000).
+   */
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  /** Then how long requests in flight get to finish before their connections are cut, in milliseconds. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   LOG_LEVEL: fields.logLevel(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
 });

@@ -4,6 +4,7 @@ import type { InternalAuth } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
+import type { HttpDrain } from '../http/drain';
 import type { Redis } from '../redis';
 
 /** What every route module gets: clients for the services, auth middleware, config. */
@@ -19,4 +20,6 @@ export interface RouteDeps {
   authLimit: RequestHandler;
   /** Keep-alive connections for requests proxied as streams (attachments). */
   streamAgent: Agent;
+  /** Shutdown state: /readyz answers 503 once the drain has begun. */
+  drain: HttpDrain;
 }

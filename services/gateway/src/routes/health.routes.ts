@@ -2,14 +2,21 @@ import { Router } from 'express';
 import { addressOf } from '../clients';
 import type { RouteDeps } from './deps';
 
-/** /healthz: the process is up. /readyz: Redis and every configured service answer their health check. */
-export function healthRoutes({ config, clients, redis }: RouteDeps): Router {
+/**
+ * /healthz: the process is up. /readyz: Redis and every configured service answer their health check, and
+ * the gateway is not shutting down (503 `draining` from SIGTERM on, so no new work is routed here).
+ */
+export function healthRoutes({ config, clients, redis, drain }: RouteDeps): Router {
   const r = Router();
   const services = config.SERVICES.split(',').map((x) => x.trim()).filter(Boolean);
   r.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   r.get('/readyz', async (_req, res) => {
+    if (drain.isDraining()) {
+      res.status(503).json({ status: 'draining', checks: {} });
+      return;
+    }
     const checks: Record<string, boolean> = {};
     await Promise.all([
       redis.ping().then(
