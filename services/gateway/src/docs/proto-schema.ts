@@ -83,8 +83,9 @@ export function reply(backend: BackendName, method: string): z.ZodObject {
 }
 
 /** `reply(...).data` items: for routes that answer a service's list as a bare array. */
-export function replyItem(backend: BackendName, method: string, field = 'data'): z.ZodType {
-  const list = reply(backend, method).shape[field] as z.ZodArray<z.ZodType>;
+export function replyItem(backend: BackendName, method: string, field = 'data'): z.ZodObject {
+  const list = reply(backend, method).shape[field];
+  if (!(list instanceof z.ZodArray) || !(list.element instanceof z.ZodObject)) throw new Error(`${method}.${field} is not a list of messages`);
   return list.element;
 }
 
