@@ -111,6 +111,34 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     conforms('GET', '/api/public/openapi.json', await client(stack.url).get('/api/public/openapi.json'));
   });
 
+  it('internal answers of documented areas match /openapi.json too (spot checks of proto-derived and mapped shapes)', async () => {
+    const whole = (await client(stack.url).get('/openapi.json')).body;
+    const check = (method: string, path: string, res: Res) => {
+      const op = whole.paths[path][method.toLowerCase()];
+      let schema = op.responses[String(res.status)]?.content?.['application/json']?.schema;
+      expect([path, res.status, Boolean(schema)]).toEqual([path, res.status, true]);
+      if (schema.$ref) schema = whole.components.schemas.Error;
+      const validate = ajv.compile(schema);
+      expect([method, path, validate(res.body) ? [] : validate.errors]).toEqual([method, path, []]);
+    };
+    const contact = (await a.owner.get('/api/v1/contacts')).body.data[0];
+    check('GET', '/api/v1/contacts', await a.owner.get('/api/v1/contacts'));
+    check('GET', '/api/v1/contacts/{id}', await a.owner.get(`/api/v1/contacts/${contact.id}`));
+    check('POST', '/api/v1/contacts/{id}/notes', await a.owner.post(`/api/v1/contacts/${contact.id}/notes`, { content: 'called back' }));
+    check('GET', '/api/v1/appointments', await a.owner.get('/api/v1/appointments'));
+    check('POST', '/api/v1/contact-statuses', await a.owner.post('/api/v1/contact-statuses', { name: 'Warm', color: '#22c55e' }));
+    check('GET', '/api/v1/profile', await a.owner.get('/api/v1/profile'));
+    check('GET', '/api/v1/users', await a.owner.get('/api/v1/users'));
+    check('POST', '/api/v1/teams', await a.owner.post('/api/v1/teams', { name: 'Sales' }));
+    check('GET', '/api/v1/teams', await a.owner.get('/api/v1/teams'));
+    check('GET', '/api/v1/settings/api-key', await a.owner.get('/api/v1/settings/api-key'));
+    check('GET', '/api/v1/audit-log', await a.owner.get('/api/v1/audit-log'));
+    check('POST', '/api/v1/customer-lists', await a.owner.post('/api/v1/customer-lists', { name: 'VIPs', criteria: { filters: [] } }));
+    check('GET', '/api/v1/customer-lists', await a.owner.get('/api/v1/customer-lists'));
+    check('POST', '/api/v1/auth/login', await client(stack.url).post('/api/v1/auth/login', { email: a.email, password: 'correct horse battery' }));
+    check('POST', '/api/v1/auth/login', await client(stack.url).post('/api/v1/auth/login', { email: a.email, password: 'wrong' }));
+  });
+
   it('every public operation was called', () => {
     const all = Object.entries<Record<string, unknown>>(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
     expect(all.filter((op) => !exercised.has(op))).toEqual([]);
