@@ -137,6 +137,16 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     check('GET', '/api/v1/customer-lists', await a.owner.get('/api/v1/customer-lists'));
     check('POST', '/api/v1/auth/login', await client(stack.url).post('/api/v1/auth/login', { email: a.email, password: 'correct horse battery' }));
     check('POST', '/api/v1/auth/login', await client(stack.url).post('/api/v1/auth/login', { email: a.email, password: 'wrong' }));
+    const accounts = await a.owner.get('/api/v1/chatnet-accounts');
+    check('GET', '/api/v1/chatnet-accounts', accounts);
+    const accountId = accounts.body[0].id;
+    check('GET', '/api/v1/chatnet-accounts/{id}', await a.owner.get(`/api/v1/chatnet-accounts/${accountId}`));
+    check('GET', '/api/v1/chatnet-accounts/{id}/status', await a.owner.get(`/api/v1/chatnet-accounts/${accountId}/status`));
+    check('GET', '/api/v1/chatnet-accounts/{id}/assignment', await a.owner.get(`/api/v1/chatnet-accounts/${accountId}/assignment`));
+    check('PUT', '/api/v1/chatnet-accounts/{id}/proxy', await a.owner.put(`/api/v1/chatnet-accounts/${accountId}/proxy`, { proxyUrl: null }));
+    check('GET', '/sandbox/accounts/{id}/sent', await a.owner.get(`/sandbox/accounts/${accountId}/sent`));
+    check('POST', '/sandbox/accounts/{id}/seen', await a.owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'uid-contract' }));
+    check('POST', '/sandbox/accounts/{id}/friends', await a.owner.post(`/sandbox/accounts/${accountId}/friends`, { friends: [{ chatnetUid: 'uid-f', displayName: 'F' }] }));
   });
 
   it('every public operation was called', () => {
