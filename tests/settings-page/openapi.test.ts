@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { client, newOrg } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 
-// The OpenAPI document is valid 3.1, served without a key, and its webhook events are exactly the ones
-// the webhooks service accepts (the page's documentation block is generated from the same document).
+// The public OpenAPI document is valid 3.1, served without a key, generated from the same operations as the
+// gateway's whole document (/openapi.json), and its webhook events are exactly the ones the webhooks service
+// accepts. The settings page's documentation block renders this document (settings-api.js loadDocs).
 describe('GET /api/public/openapi.json', () => {
   let stack: Stack;
   beforeAll(async () => {
@@ -36,8 +37,12 @@ describe('GET /api/public/openapi.json', () => {
         'GET /api/public/appointments',
         'POST /api/public/appointments',
         'POST /api/public/messages/send',
+        'GET /api/public/whoami',
       ]),
     );
+    // The same source: each public operation is, word for word, the one in the gateway's whole document.
+    const whole = (await client(stack.url).get('/openapi.json')).body;
+    for (const [p, item] of Object.entries(res.body.paths as Record<string, object>)) expect(item).toEqual(whole.paths[p]);
   });
 
   it('documents exactly the events the webhooks service accepts', async () => {

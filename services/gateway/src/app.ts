@@ -20,6 +20,7 @@ import { TokenRevocations } from './http/token-revocations';
 import { closeRedis, createRedis } from './redis';
 import type { RouteDeps } from './routes/deps';
 import { healthRoutes } from './routes/health.routes';
+import { docsRoutes } from './routes/docs.routes';
 import { identityRoutes } from './routes/identity.routes';
 import { pageRoutes } from './routes/pages.routes';
 import { publicRoutes } from './routes/public.routes';
@@ -55,6 +56,7 @@ export function buildApp(deps: RouteDeps): express.Express {
 
   app.use(healthRoutes(deps));
   app.use(pageRoutes());
+  app.use(docsRoutes(deps));
   app.use('/api/v1', identityRoutes(deps));
   // Each service's module mounts its internal routes under /api/v1 (bearer) and public ones under /api/public (API key).
   // The bearer check is mounted once, not per module: a request for the sixth module would otherwise be

@@ -21,7 +21,7 @@ const httpUrl = (v: string) => {
   }
 };
 
-const ProviderUpdate = z
+export const ProviderUpdate = z
   .object({
     apiKey: z.string({ error: 'must be a string' }).max(1000, 'must be at most 1000 characters').optional(),
     baseUrl: z
@@ -33,7 +33,7 @@ const ProviderUpdate = z
   })
   .refine((b) => b.apiKey !== undefined || b.baseUrl !== undefined, { message: 'apiKey or baseUrl is required', path: ['apiKey'] });
 
-const ConfigUpdate = z.object({
+export const ConfigUpdate = z.object({
   provider: s.enumOf(['local', ...PROVIDERS] as const).optional(),
   model: z.string({ error: 'must be a string' }).trim().max(200, 'must be at most 200 characters').optional(),
   // Only the shape here: the ai service holds the cap (AI_DAILY_QUOTA_MAX) and answers a quota above it.
@@ -42,9 +42,9 @@ const ConfigUpdate = z.object({
 });
 
 const id = () => z.string({ error: 'is required' }).trim().min(1, 'is required').max(100, 'must be at most 100 characters');
-const Draft = z.object({ conversationId: id(), messageId: id(), tone: s.enumOf(TONES).default('friendly') });
-const Summary = z.object({ conversationId: id() });
-const Sentiment = z.object({ text: s.requiredText(10_000) });
+export const Draft = z.object({ conversationId: id(), messageId: id(), tone: s.enumOf(TONES).default('friendly') });
+export const Summary = z.object({ conversationId: id() });
+export const Sentiment = z.object({ text: s.requiredText(10_000) });
 
 /** AI providers (keys write-only), the assistant's configuration and quota, drafts, summaries and sentiment. */
 export function aiRoutes({ clients }: RouteDeps): ServiceRoutes {

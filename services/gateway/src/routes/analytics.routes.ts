@@ -62,7 +62,7 @@ interface ResponseTimeStats {
 /** Statistics of nothing (no responses, no contacts) are unset over gRPC and null here, never a made-up 0. */
 const orNull = (v: number | undefined) => v ?? null;
 
-function funnelOut(f: Funnel, groupBy: string | undefined) {
+export function funnelOut(f: Funnel, groupBy: string | undefined) {
   const names = f.stages.map((st) => st.name);
   return {
     period: f.period,
@@ -91,9 +91,9 @@ function range(from: string | undefined, to: string | undefined) {
 }
 
 const Dates = { dateFrom: s.dateOrTimestamp().optional(), dateTo: s.dateOrTimestamp().optional() };
-const FunnelQuery = z.object({ ...Dates, groupBy: s.optionalQueryEnum(['day', 'week', 'month'] as const) });
-const TeamQuery = z.object({ ...Dates, departmentId: z.string().trim().max(200, 'must be at most 200 characters').optional() });
-const ResponseTimeQuery = z.object({
+export const FunnelQuery = z.object({ ...Dates, groupBy: s.optionalQueryEnum(['day', 'week', 'month'] as const) });
+export const TeamQuery = z.object({ ...Dates, departmentId: z.string().trim().max(200, 'must be at most 200 characters').optional() });
+export const ResponseTimeQuery = z.object({
   ...Dates,
   slaMinutes: z
     .string()

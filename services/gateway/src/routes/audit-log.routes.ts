@@ -5,7 +5,7 @@ import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
 import { dateRange, pageParams, query, s } from '../http/validate';
 
-const AuditQuery = z.object({
+export const AuditQuery = z.object({
   actorId: z.string().uuid('must be a user id').optional(),
   action: z
     .string()
@@ -30,7 +30,7 @@ interface AuditEntry {
 }
 
 /** Empty proto strings are the absent values; details come back from their JSON text. */
-function entryOut(e: AuditEntry) {
+export function entryOut(e: AuditEntry) {
   return {
     id: e.id,
     actorId: e.actorId || null,

@@ -39,7 +39,7 @@ function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
 
 const str = (max = 4000) => z.string({ error: 'must be a string' }).max(max, `must be at most ${max} characters`);
 
-const Condition = z.object(
+export const Condition = z.object(
   {
     field: str(200).optional(),
     operator: str(50).optional(),
@@ -48,7 +48,7 @@ const Condition = z.object(
   { error: 'must be an object {field, operator, value}' },
 );
 
-const Trigger = z.object(
+export const Trigger = z.object(
   {
     type: str(50).optional(),
     conditions: z.array(Condition, { error: 'must be an array' }).max(20, 'must have at most 20 conditions').optional(),
@@ -57,7 +57,7 @@ const Trigger = z.object(
   { error: 'must be an object {type, conditions}' },
 );
 
-const Action = z.object(
+export const Action = z.object(
   {
     type: str(50).optional(),
     template: str().optional(),
@@ -73,9 +73,9 @@ const Action = z.object(
   { error: 'must be an object with a type' },
 );
 
-const Actions = z.array(Action, { error: 'must be an array of actions' }).max(20, 'must have at most 20 actions');
+export const Actions = z.array(Action, { error: 'must be an array of actions' }).max(20, 'must have at most 20 actions');
 
-const NewRule = z.object({
+export const NewRule = z.object({
   name: str(200).optional(),
   description: str(2000).optional(),
   type: str(50).optional(),
@@ -83,13 +83,13 @@ const NewRule = z.object({
   actions: Actions.optional(),
 });
 
-const RuleQuery = z.object({
+export const RuleQuery = z.object({
   status: s.optionalQueryEnum(RULE_STATUSES),
   type: z.string().max(50).optional(),
   triggerType: s.optionalQueryEnum(TRIGGER_TYPES),
 });
 
-const NewTemplate = z.object({
+export const NewTemplate = z.object({
   name: str(200).optional(),
   content: str(4000).optional(),
   category: str(100).optional(),
@@ -99,7 +99,7 @@ const NewTemplate = z.object({
 const CAMPAIGN_STATUSES = ['draft', 'active', 'paused', 'completed', 'cancelled'] as const;
 const RECIPIENT_STATUSES = ['pending', 'sent', 'failed', 'skipped', 'cancelled'] as const;
 
-const NewCampaign = z.object({
+export const NewCampaign = z.object({
   name: str(200).optional(),
   description: str(2000).optional(),
   type: str(50).optional(),
@@ -111,7 +111,7 @@ const NewCampaign = z.object({
   variables: z.record(z.string(), z.unknown(), { error: 'must be an object of name → value' }).optional(),
 });
 
-const ScheduleBody = z.object({ schedule: str(100).optional() });
+export const ScheduleBody = z.object({ schedule: str(100).optional() });
 
 interface CampaignMsg {
   id: string;
@@ -253,7 +253,7 @@ function unreadOnlyOf(req: Request): boolean {
   throw badRequest([{ field: 'unreadOnly', message: 'must be true or false' }]);
 }
 
-const AppointmentSettings = z.object({
+export const AppointmentSettings = z.object({
   reminderMinutesBefore: z
     .number({ error: 'must be a whole number of minutes from 0 (off) to 10080' })
     .int('must be a whole number of minutes from 0 (off) to 10080')

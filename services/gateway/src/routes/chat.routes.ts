@@ -13,7 +13,7 @@ const idempotencyKey = z.string().trim().min(1).max(255, 'must be at most 255 ch
 
 const STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
 
-const ListQuery = z.object({
+export const ListQuery = z.object({
   status: s.optionalQueryEnum(STATUSES),
   type: s.optionalQueryEnum(['user', 'group'] as const),
   search: z.string().max(200, 'must be at most 200 characters').optional(),
@@ -34,9 +34,9 @@ const nullableId = () =>
   });
 
 // userId is required (null = nobody); teamId left out keeps the conversation's team.
-const Assign = z.object({ userId: nullableId(), teamId: nullableId().optional() });
+export const Assign = z.object({ userId: nullableId(), teamId: nullableId().optional() });
 
-const SetStatus = z
+export const SetStatus = z
   .object({
     status: s.enumOf(STATUSES),
     // An ISO timestamp in years 1-9999, sent on as its UTC instant; whether it lies ahead is messaging's call.
@@ -50,13 +50,13 @@ const SetStatus = z
 
 /** Most ids in one bulk request (messaging and crm check it too). */
 const BULK_MAX_IDS = 1000;
-const BulkIds = z
+export const BulkIds = z
   .array(z.string({ error: 'must be an array of ids' }), { error: 'must be an array of ids' })
   .min(1, 'must list at least one id')
   .max(BULK_MAX_IDS, `must list at most ${BULK_MAX_IDS} ids`);
 
 // Each action's parameters; ids that are malformed or not the org's fail one by one in the answer, not here.
-const BulkConversations = z.discriminatedUnion(
+export const BulkConversations = z.discriminatedUnion(
   'action',
   [
     z.object({ ids: BulkIds, action: z.literal('assign'), userId: nullableId(), teamId: nullableId().optional() }),
@@ -67,9 +67,9 @@ const BulkConversations = z.discriminatedUnion(
   { error: 'must be one of assign, status, folder, read' },
 );
 
-const InboxSettings = z.object({ agentVisibility: s.enumOf(['all', 'assigned'] as const) });
+export const InboxSettings = z.object({ agentVisibility: s.enumOf(['all', 'assigned'] as const) });
 
-const SearchQuery = z.object({
+export const SearchQuery = z.object({
   q: z.string({ error: 'is required' }).trim().min(2, 'must be at least 2 characters').max(200, 'must be at most 200 characters'),
   conversationId: z.string().optional(),
   chatnetAccountId: id().optional(),
@@ -83,7 +83,7 @@ const attachmentRefs = z
   .max(10, 'at most 10 attachments per message')
   .transform((list) => list.map((a) => (typeof a === 'string' ? a : a.id)));
 
-const Send = z
+export const Send = z
   .object({
     content: z.string({ error: 'must be a string' }).max(20_000, 'must be at most 20000 characters').default(''),
     contentType: z.string().trim().max(50).default('text'),
@@ -92,7 +92,7 @@ const Send = z
   })
   .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required' });
 
-const PublicSend = z.object({
+export const PublicSend = z.object({
   chatnetAccountId: s.requiredText(100),
   threadId: s.requiredText(200),
   content: z.string({ error: 'is required' }).max(20_000, 'must be at most 20000 characters').refine((v) => v.trim() !== '', 'is required'),
@@ -101,19 +101,20 @@ const PublicSend = z.object({
   clientMessageId: idempotencyKey.optional(),
 });
 
-const Flags = z
+export const Flags = z
   .object({ isRead: z.boolean({ error: 'must be true or false' }).optional(), isReplied: z.boolean({ error: 'must be true or false' }).optional() })
   .refine((b) => b.isRead !== undefined || b.isReplied !== undefined, { path: ['isRead'], message: 'send isRead and/or isReplied' });
 
 const color = z.string().trim().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex color such as #3B82F6');
-const NewFolder = z.object({ name: s.requiredText(100), color: color.optional() });
-const FolderPatch = z.object({ name: s.requiredText(100).optional(), color: color.optional() });
-const FolderConversations = z.object({
+export const NewFolder = z.object({ name: s.requiredText(100), color: color.optional() });
+export const FolderPatch = z.object({ name: s.requiredText(100).optional(), color: color.optional() });
+export const FolderConversations = z.object({
   conversationIds: z.array(z.string(), { error: 'must be an array of conversation ids' }).min(1, 'must list at least one conversation').max(500),
 });
 
-const NewPreset = z.object({ name: s.requiredText(200), content: s.requiredText(20_000), category: s.text(100).default('') });
-const PresetPatch = z.object({ name: s.requiredText(200).optional(), content: s.requiredText(20_000).optional(), category: s.text(100).optional() });
+export const NewPreset = z.object({ name: s.requiredText(200), content: s.requiredText(20_000), category: s.text(100).default('') });
+export const PresetQuery = z.object({ category: z.string().max(100).optional() });
+export const PresetPatch = z.object({ name: s.requiredText(200).optional(), content: s.requiredText(20_000).optional(), category: s.text(100).optional() });
 
 /** The idempotency key of a send: the `Idempotency-Key` header, else the body's `clientMessageId`. */
 function keyOf(req: Request, fromBody?: string): string | undefined {
@@ -126,20 +127,20 @@ function keyOf(req: Request, fromBody?: string): string | undefined {
 
 // Optional fields arrive absent from gRPC; the HTTP shapes spell them out as null.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-const ownerOut = (c: any) => ({ assigneeId: c.assigneeId ?? null, teamId: c.teamId ?? null, snoozedUntil: c.snoozedUntil ?? null });
-const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, lastMessage: c.lastMessage ?? null, ...ownerOut(c) });
-const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, ...ownerOut(c) });
-const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null, seenAt: m.seenAt ?? null });
+export const ownerOut = (c: any) => ({ assigneeId: c.assigneeId ?? null, teamId: c.teamId ?? null, snoozedUntil: c.snoozedUntil ?? null });
+export const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, lastMessage: c.lastMessage ?? null, ...ownerOut(c) });
+export const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, ...ownerOut(c) });
+export const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null, seenAt: m.seenAt ?? null });
 /** A timeline item: `{kind: 'message', ...Message}` or `{kind: 'note', ...Note, private: true}` (notes are never sent). */
-const timelineOut = (t: any) => (t.kind === 'note' ? { kind: 'note', ...t.note, private: true } : { kind: 'message', ...messageOut(t.message) });
-const publicConversationOut = (c: any) => ({
+export const timelineOut = (t: any) => (t.kind === 'note' ? { kind: 'note', ...t.note, private: true } : { kind: 'message', ...messageOut(t.message) });
+export const publicConversationOut = (c: any) => ({
   ...c,
   lastMessageAt: c.lastMessageAt ?? null,
   assigneeId: c.assigneeId ?? null,
   contact: c.contact ? { ...c.contact, avatarUrl: c.contact.avatarUrl ?? null } : null,
 });
-const moveOut = (m: any) => ({ message: m.message, conversation: conversationOut(m.conversation) });
-function sentOut(res: Response, sent: any) {
+export const moveOut = (m: any) => ({ message: m.message, conversation: conversationOut(m.conversation) });
+export function sentOut(res: Response, sent: any) {
   const { replayed, ...message } = sent;
   // A repeated Idempotency-Key answers with the first result; this header tells the client nothing was sent again.
   if (replayed) res.setHeader('Idempotent-Replayed', 'true');
@@ -253,7 +254,7 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   });
 
   internal.get('/chat/presets', async (req, res) => {
-    const { category } = query(req, z.object({ category: z.string().max(100).optional() }));
+    const { category } = query(req, PresetQuery);
     res.json((await messaging().ListPresets({ category }, ctxOf(req, res))).data);
   });
   internal.post('/chat/presets', async (req, res) => {

@@ -11,25 +11,25 @@ const STATUSES = ['qr_pending', 'connected', 'disconnected'] as const;
 
 const proxyUrl = z.string({ error: 'must be a string or null' }).trim().max(2000, 'must be at most 2000 characters');
 
-const NewAccount = z.object({
+export const NewAccount = z.object({
   displayName: s.requiredText(100),
   proxyUrl: proxyUrl.nullable().optional(),
   ownerUserId: z.string().uuid('must be a user id').optional(),
 });
 
-const ProxyBody = z.object({
+export const ProxyBody = z.object({
   // null or "" clears the proxy; the key itself is required so a typo never clears it by accident.
   proxyUrl: proxyUrl.nullable(),
 });
 
-const ListQuery = z.object({
+export const ListQuery = z.object({
   status: s.optionalQueryEnum(STATUSES),
   assignedTo: z.string().uuid('must be a user id').optional(),
   search: z.string().max(200, 'must be at most 200 characters').optional(),
 });
 
 // Auto-assignment (messaging owns it): duplicates and whether each id is an active user of the org are messaging's call.
-const Assignment = z.object({
+export const Assignment = z.object({
   mode: s.enumOf(['manual', 'round_robin'] as const),
   userIds: z
     .array(z.string({ error: 'must be a user id' }).trim().uuid('must be a user id'), {
@@ -45,18 +45,18 @@ const Assignment = z.object({
     .optional(),
 });
 
-const DeleteQuery = z.object({
+export const DeleteQuery = z.object({
   purge: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
 });
 
-const Scan = z.object({
+export const Scan = z.object({
   chatnetUid: s.text(64).optional(),
   displayName: s.text(100).optional(),
   phone: s.text(40).optional(),
   avatarUrl: s.httpUrl({ allowEmpty: true }).optional(),
 });
 
-const Inbound = z.object({
+export const Inbound = z.object({
   fromUid: s.requiredText(64),
   fromName: s.text(200).default(''),
   fromAvatar: s.httpUrl({ allowEmpty: true }).default(''),
@@ -67,7 +67,7 @@ const Inbound = z.object({
   chatnetMessageId: s.text(64).default(''),
 });
 
-const Seen = z.object({
+export const Seen = z.object({
   threadId: s.requiredText(64),
   threadType: s.enumOf(['user', 'group'] as const).default('user'),
   // Absent or empty: everything the account sent to the thread so far, as when the recipient opens the chat.
@@ -78,12 +78,12 @@ const Seen = z.object({
   seenByUid: s.text(64).optional(),
 });
 
-const Drop = z.object({
+export const Drop = z.object({
   reason: s.text(200).default(''),
   expireSession: z.boolean({ error: 'must be a boolean' }).default(false),
 });
 
-const Friends = z.object({
+export const Friends = z.object({
   friends: z
     .array(z.object({ chatnetUid: s.requiredText(64), displayName: s.text(200).default('') }), { error: 'must be an array of {chatnetUid, displayName}' })
     .max(5000, 'must have at most 5000 entries'),
@@ -91,7 +91,7 @@ const Friends = z.object({
 
 /** The optional cap arrives absent from gRPC when there is none. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const assignmentOut = (a: any) => ({ chatnetAccountId: a.chatnetAccountId, mode: a.mode, userIds: a.userIds ?? [], maxOpenPerUser: a.maxOpenPerUser ?? null });
+export const assignmentOut = (a: any) => ({ chatnetAccountId: a.chatnetAccountId, mode: a.mode, userIds: a.userIds ?? [], maxOpenPerUser: a.maxOpenPerUser ?? null });
 
 /** Optional proto fields arrive absent; the API shows them as null. */
 function account(a: any) {

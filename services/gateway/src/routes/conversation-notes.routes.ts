@@ -6,7 +6,7 @@ import { ctxOf } from '../http/principal';
 import { body, pageParams, s } from '../http/validate';
 
 /** A note's text: 1 to 5000 characters once trimmed (messaging checks the same). */
-const NewNote = z.object({ content: s.requiredText(5000) });
+export const NewNote = z.object({ content: s.requiredText(5000) });
 
 /**
  * Private notes inside a conversation (owned by messaging): the team's own remarks and @mentions, shown in

@@ -70,7 +70,7 @@ interface Appointment {
 }
 
 /** The internal Contact: absent optional values are explicit nulls (hasChatnet null = unknown). */
-function contactOut(c: Contact) {
+export function contactOut(c: Contact) {
   return {
     id: c.id,
     name: c.name,
@@ -96,7 +96,7 @@ function contactOut(c: Contact) {
 }
 
 /** Detail: `notes` becomes the array of Note records (newest first); the contact's notes text moves to `notesText`. */
-function detailOut(d: ContactDetail) {
+export function detailOut(d: ContactDetail) {
   return {
     ...contactOut(d.contact),
     notesText: d.contact.notes,
@@ -107,7 +107,7 @@ function detailOut(d: ContactDetail) {
   };
 }
 
-function appointmentOut(a: Appointment) {
+export function appointmentOut(a: Appointment) {
   return {
     id: a.id,
     contactId: a.contactId,
@@ -126,7 +126,7 @@ function appointmentOut(a: Appointment) {
 }
 
 /** Public Contact: the spec's field names (fullName), nothing internal. */
-function publicContactOut(c: Contact) {
+export function publicContactOut(c: Contact) {
   return {
     id: c.id,
     fullName: c.name,
@@ -142,7 +142,7 @@ function publicContactOut(c: Contact) {
 }
 
 /** Public appointments are day + time (UTC) as they were created. */
-function publicAppointmentOut(a: Appointment | AppointmentBrief, contact?: Appointment['contact']) {
+export function publicAppointmentOut(a: Appointment | AppointmentBrief, contact?: Appointment['contact']) {
   return {
     id: a.id,
     ...('contactId' in a ? { contactId: a.contactId } : {}),
@@ -169,7 +169,7 @@ interface CustomerList {
   updatedAt: string;
 }
 
-function customerListOut(l: CustomerList) {
+export function customerListOut(l: CustomerList) {
   return {
     id: l.id,
     name: l.name,
@@ -218,12 +218,12 @@ const ContactFields = {
   // Range and decimals are checked by crm (400 naming dealValue).
   dealValue: z.number({ error: 'must be a number' }).optional(),
 };
-const NewContact = z.object({ ...ContactFields, tags: tags.optional() });
-const ContactPatch = z.object({ ...ContactFields, tags: tags.optional() });
+export const NewContact = z.object({ ...ContactFields, tags: tags.optional() });
+export const ContactPatch = z.object({ ...ContactFields, tags: tags.optional() });
 
 /** Most ids in one bulk request (crm checks it too). */
 const BULK_MAX_IDS = 1000;
-const BulkIds = z
+export const BulkIds = z
   .array(z.string({ error: 'must be an array of ids' }), { error: 'must be an array of ids' })
   .min(1, 'must list at least one id')
   .max(BULK_MAX_IDS, `must list at most ${BULK_MAX_IDS} ids`);
@@ -232,7 +232,7 @@ const nullableUser = z.union([z.null(), uuid('a user')], {
 });
 
 // Each action's parameters; ids that are malformed or not the org's fail one by one in the answer, not here.
-const BulkContacts = z.discriminatedUnion(
+export const BulkContacts = z.discriminatedUnion(
   'action',
   [
     z.object({ ids: BulkIds, action: z.literal('tag'), tags: tags.min(1, 'must list at least one tag') }),
@@ -253,7 +253,7 @@ const integer = () =>
     .transform(Number)
     .optional();
 
-const ContactQuery = z.object({
+export const ContactQuery = z.object({
   search: z.string().max(200, 'must be at most 200 characters').optional(),
   source: z.string().max(40).optional(),
   status: s.optionalQueryEnum(CONTACT_STATUSES),
@@ -270,12 +270,12 @@ const ContactQuery = z.object({
   tag: z.string().max(50).optional(),
 });
 
-const PublicContactQuery = z.object({
+export const PublicContactQuery = z.object({
   search: z.string().max(200, 'must be at most 200 characters').optional(),
   status: s.optionalQueryEnum(CONTACT_STATUSES),
 });
 
-const PublicContactFields = z.object({
+export const PublicContactFields = z.object({
   fullName: text(200),
   phone: text(40),
   email,
@@ -285,19 +285,19 @@ const PublicContactFields = z.object({
   tags: tags.optional(),
 });
 
-const Note = z.object({ content: s.requiredText(10_000) });
+export const Note = z.object({ content: s.requiredText(10_000) });
 
 const StatusFields = {
   color: z.string().trim().regex(/^#[0-9a-fA-F]{6}$/, 'must be a hex color such as #22c55e').or(z.literal('')).optional(),
   position: z.number({ error: 'must be an integer' }).int('must be an integer').min(0).max(10_000).optional(),
 };
-const NewStatus = z.object({ name: s.requiredText(100), ...StatusFields });
-const StatusPatch = z.object({ name: s.requiredText(100).optional(), ...StatusFields });
+export const NewStatus = z.object({ name: s.requiredText(100), ...StatusFields });
+export const StatusPatch = z.object({ name: s.requiredText(100).optional(), ...StatusFields });
 
 const duration = z.number({ error: 'must be a whole number of minutes' }).int('must be a whole number of minutes').min(1).max(7 * 24 * 60);
 const kind = z.string().trim().toLowerCase().regex(/^[a-z0-9_-]{1,40}$/, 'must be 1-40 letters, digits, - or _ (e.g. meeting, call)');
 
-const NewAppointment = z.object({
+export const NewAppointment = z.object({
   contactId: s.requiredText(100),
   title: s.requiredText(200),
   description: text(5000),
@@ -307,7 +307,7 @@ const NewAppointment = z.object({
   location: text(500),
   assignedUserId: clearableId('a user'),
 });
-const AppointmentPatch = z.object({
+export const AppointmentPatch = z.object({
   title: s.requiredText(200).optional(),
   description: text(5000),
   scheduledAt: s.timestamp().optional(),
@@ -317,7 +317,7 @@ const AppointmentPatch = z.object({
   assignedUserId: clearableId('a user'),
   status: s.enumOf(APPOINTMENT_STATUSES).optional(),
 });
-const AppointmentQuery = z.object({
+export const AppointmentQuery = z.object({
   status: s.optionalQueryEnum(APPOINTMENT_STATUSES),
   contactId: uuid('a contact').optional(),
   dateFrom: s.dateOrTimestamp().optional(),
@@ -326,11 +326,11 @@ const AppointmentQuery = z.object({
 
 // Criteria are checked by crm (field by field, naming criteria.filters[i].field|operator|value); here only
 // that the body has the right outer shape.
-const NewCustomerList = z.object({ name: s.requiredText(200), description: text(2000), criteria: z.unknown().optional() });
-const CustomerListPatch = z.object({ name: s.requiredText(200).optional(), description: text(2000), criteria: z.unknown().optional() });
+export const NewCustomerList = z.object({ name: s.requiredText(200), description: text(2000), criteria: z.unknown().optional() });
+export const CustomerListPatch = z.object({ name: s.requiredText(200).optional(), description: text(2000), criteria: z.unknown().optional() });
 const criteriaJson = (c: unknown) => (c === undefined ? undefined : JSON.stringify(c));
 
-const PublicNewAppointment = z.object({
+export const PublicNewAppointment = z.object({
   contactId: s.requiredText(100),
   appointmentDate: s.date(),
   appointmentTime: z
@@ -340,7 +340,7 @@ const PublicNewAppointment = z.object({
   type: kind.optional(),
   notes: text(5000),
 });
-const PublicAppointmentQuery = z.object({ from: s.date().optional(), to: s.date().optional() });
+export const PublicAppointmentQuery = z.object({ from: s.date().optional(), to: s.date().optional() });
 
 /** At most this many appointments on the public list (spec: up to 100). */
 const PUBLIC_APPOINTMENTS_MAX = 100;

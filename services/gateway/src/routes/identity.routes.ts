@@ -7,18 +7,19 @@ import { body, pageParams, query, s } from '../http/validate';
 
 const ROLES = ['owner', 'admin', 'team_lead', 'agent'] as const;
 
-const NewOrg = z.object({
+export const NewOrg = z.object({
   orgName: s.requiredText(),
   fullName: s.requiredText(),
   email: s.email(),
   password: z.string({ error: 'is required' }).min(8, 'must be at least 8 characters').max(256),
 });
 
-const Login = z.object({ email: z.string({ error: 'is required' }).min(1, 'is required'), password: z.string({ error: 'is required' }).min(1, 'is required') });
-const Refresh = z.object({ refreshToken: z.string({ error: 'is required' }).min(1, 'is required') });
-const Accept = z.object({ token: z.string({ error: 'is required' }).min(1, 'is required'), password: z.string({ error: 'is required' }).min(8, 'must be at least 8 characters').max(256) });
+export const Login = z.object({ email: z.string({ error: 'is required' }).min(1, 'is required'), password: z.string({ error: 'is required' }).min(1, 'is required') });
+export const Logout = z.object({ refreshToken: z.string().optional() });
+export const Refresh = z.object({ refreshToken: z.string({ error: 'is required' }).min(1, 'is required') });
+export const Accept = z.object({ token: z.string({ error: 'is required' }).min(1, 'is required'), password: z.string({ error: 'is required' }).min(8, 'must be at least 8 characters').max(256) });
 
-const NewUser = z.object({
+export const NewUser = z.object({
   email: s.email(),
   fullName: s.requiredText(),
   role: s.enumOf(ROLES).default('agent'),
@@ -27,7 +28,7 @@ const NewUser = z.object({
   password: z.string().min(8, 'must be at least 8 characters').max(256).optional(),
 });
 
-const UserPatch = z.object({
+export const UserPatch = z.object({
   fullName: s.requiredText().optional(),
   role: s.enumOf(ROLES).optional(),
   department: s.text().optional(),
@@ -36,9 +37,9 @@ const UserPatch = z.object({
   status: s.enumOf(['active', 'inactive'] as const).optional(),
 });
 
-const NotificationPreferences = z.object({ notifyByEmail: z.boolean({ error: 'must be true or false' }) });
+export const NotificationPreferences = z.object({ notifyByEmail: z.boolean({ error: 'must be true or false' }) });
 
-const UserQuery = z.object({
+export const UserQuery = z.object({
   role: s.optionalQueryEnum(ROLES),
   department: z.string().max(200).optional(),
   status: s.optionalQueryEnum(['active', 'inactive'] as const),
@@ -46,8 +47,8 @@ const UserQuery = z.object({
 });
 
 const uuidList = z.array(z.string().uuid('must be a user id'), { error: 'must be an array of user ids' }).max(1000);
-const NewTeam = z.object({ name: s.requiredText(), description: s.text(1000).default(''), memberIds: uuidList.default([]) });
-const TeamPatch = z.object({ name: s.requiredText().optional(), description: s.text(1000).optional(), memberIds: uuidList.optional() });
+export const NewTeam = z.object({ name: s.requiredText(), description: s.text(1000).default(''), memberIds: uuidList.default([]) });
+export const TeamPatch = z.object({ name: s.requiredText().optional(), description: s.text(1000).optional(), memberIds: uuidList.optional() });
 
 /** Setup, sign-in, profile, users, teams and the API key: everything identity owns. */
 export function identityRoutes(deps: RouteDeps): Router {
@@ -78,7 +79,7 @@ export function identityRoutes(deps: RouteDeps): Router {
   // Everything below needs a signed-in user.
   r.post('/auth/logout', auth.bearer, async (req, res) => {
     const p = principalOf(res);
-    const { refreshToken } = body(req, z.object({ refreshToken: z.string().optional() }));
+    const { refreshToken } = body(req, Logout);
     const out = await identity.Logout({ refreshToken: refreshToken ?? '', jti: p.jti, accessExpiresAt: p.exp }, ctxOf(req, res));
     res.json({ message: out.message });
   });

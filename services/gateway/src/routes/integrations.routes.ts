@@ -35,15 +35,15 @@ interface LeadSync {
   started: boolean;
 }
 
-function integrationOut(i: Integration) {
+export function integrationOut(i: Integration) {
   return { id: i.id, type: i.type, name: i.name, status: i.status, config: JSON.parse(i.configJson || '{}'), lastSync: i.lastSync ?? null, createdAt: i.createdAt };
 }
 
-function credentialsOut(c: { hasToken: boolean; tokenMask: string; updatedAt?: string }) {
+export function credentialsOut(c: { hasToken: boolean; tokenMask: string; updatedAt?: string }) {
   return { hasToken: c.hasToken, tokenMask: c.tokenMask, updatedAt: c.updatedAt ?? null };
 }
 
-function leadSyncOut(l: LeadSync) {
+export function leadSyncOut(l: LeadSync) {
   return {
     syncId: l.id,
     integrationId: l.integrationId,
@@ -62,27 +62,27 @@ function leadSyncOut(l: LeadSync) {
 
 // ------------------------------------------------------------------------------------------- request bodies
 
-const Credentials = z.object({
+export const Credentials = z.object({
   // "" removes the token; the key itself is required so a typo never removes it by accident.
   accessToken: z.string({ error: 'is required ("" removes the token)' }).trim().max(4096, 'must be at most 4096 characters'),
 });
 
-const SyncRequest = z.object({
+export const SyncRequest = z.object({
   pageId: s.requiredText(128),
   formId: s.requiredText(128),
 });
 
-const SandboxPage = z.object({
+export const SandboxPage = z.object({
   name: s.requiredText(200),
   followers: z.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must not be negative').max(2_000_000_000, 'must be at most 2000000000').default(0),
 });
 
-const SandboxForm = z.object({ name: s.requiredText(200) });
+export const SandboxForm = z.object({ name: s.requiredText(200) });
 
 const answer = z.union([z.string().max(2000, 'must be at most 2000 characters'), z.number(), z.boolean()], { error: 'must be a string, number or boolean' });
 
 /** A lead as a form submission: the known keys, `fields` for the other answers, and any other key as an answer too. */
-const SandboxLead = z
+export const SandboxLead = z
   .object({
     id: z.string({ error: 'must be a string' }).trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, - or _').optional(),
     fullName: z.string({ error: 'must be a string' }).max(500, 'must be at most 500 characters').default(''),
@@ -92,11 +92,11 @@ const SandboxLead = z
   })
   .catchall(answer);
 
-const SandboxLeads = z.object({
+export const SandboxLeads = z.object({
   leads: z.array(SandboxLead, { error: 'must be an array of leads' }).min(1, 'must have at least one lead').max(5000, 'must have at most 5000 leads'),
 });
 
-const SandboxOutage = z.object({
+export const SandboxOutage = z.object({
   afterLeads: z.number({ error: 'is required: an integer, or null to end the outage' }).int('must be an integer').min(0, 'must not be negative').nullable(),
 });
 

@@ -1,14 +1,12 @@
 import path from 'node:path';
 import express, { Router } from 'express';
-import { openApiDocument } from '../docs/public-api';
 
 const PUBLIC_DIR = path.join(__dirname, '..', '..', 'public');
 
 /**
  * The web pages the gateway serves: the sign-in page and the settings pages (API & webhooks, AI
  * assistant, inbox). They are static; everything they show comes from the API with the signed-in
- * user's token. The OpenAPI document of the public API needs no key, so integrators can read it
- * before they have one.
+ * user's token. The API's documentation is served by docs.routes.ts.
  */
 export function pageRoutes(): Router {
   const r = Router();
@@ -19,8 +17,5 @@ export function pageRoutes(): Router {
   r.get('/settings/ai', page('settings-ai.html'));
   r.get('/settings/inbox', page('settings-inbox.html'));
   r.use('/assets', express.static(PUBLIC_DIR, { index: false, maxAge: '5m' }));
-  r.get('/api/public/openapi.json', (req, res) => {
-    res.json(openApiDocument(`${req.protocol}://${req.get('host')}`));
-  });
   return r;
 }

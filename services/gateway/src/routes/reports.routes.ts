@@ -24,7 +24,7 @@ interface Report {
 /** The download is a gateway path (bearer auth like every internal route), never a bare storage URL. */
 const downloadUrl = (id: string) => `/api/v1/analytics/custom/${id}/download`;
 
-function reportOut(r: Report) {
+export function reportOut(r: Report) {
   return {
     id: r.id,
     name: r.name,
@@ -45,7 +45,7 @@ function reportOut(r: Report) {
 
 // Shapes only; crm owns the rules (metric and dimension names, filter fields and operators, date range).
 const names = (what: string) => z.array(z.string({ error: `must be an array of ${what} names` }), { error: `must be an array of ${what} names` }).max(20, 'must have at most 20 entries');
-const NewReport = z.object({
+export const NewReport = z.object({
   name: z.string({ error: 'is required' }),
   metrics: names('metric'),
   dimensions: names('dimension').optional(),

@@ -40,7 +40,7 @@ interface ContactScore {
 }
 
 /** The spec's Scoring config plus highValueThreshold, recomputing and updatedAt (null until first written). */
-function configOut(c: ScoringConfig) {
+export function configOut(c: ScoringConfig) {
   return {
     orgId: c.orgId,
     scoringModel: c.scoringModel,
@@ -56,7 +56,7 @@ function configOut(c: ScoringConfig) {
 }
 
 /** The spec's Scoring rule plus value (a tag or status the rule is narrowed to; null = any) and updatedAt. */
-function ruleOut(r: ScoringRule) {
+export function ruleOut(r: ScoringRule) {
   return {
     id: r.id,
     name: r.name,
@@ -69,7 +69,7 @@ function ruleOut(r: ScoringRule) {
   };
 }
 
-function scoreOut(c: ContactScore) {
+export function scoreOut(c: ContactScore) {
   return {
     contactId: c.contactId,
     totalScore: c.totalScore,
@@ -94,7 +94,7 @@ function scoreOut(c: ContactScore) {
 const int = () => z.number({ error: 'must be a whole number' }).int('must be a whole number');
 const num = () => z.number({ error: 'must be a number' });
 
-const ConfigPatch = z.object({
+export const ConfigPatch = z.object({
   scoringModel: z.string({ error: 'must be a string' }).optional(),
   baseScore: int().optional(),
   maxScore: int().optional(),
@@ -109,14 +109,14 @@ const ruleValue = z
   .transform((v) => v ?? '')
   .optional();
 
-const NewRule = z.object({
+export const NewRule = z.object({
   name: s.requiredText(200),
   condition: z.string({ error: 'is required' }),
   value: ruleValue,
   points: int(),
   weight: num().optional(),
 });
-const RulePatch = z.object({
+export const RulePatch = z.object({
   name: s.requiredText(200).optional(),
   condition: z.string({ error: 'must be a string' }).optional(),
   value: ruleValue,

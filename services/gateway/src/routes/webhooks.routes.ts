@@ -27,18 +27,18 @@ const secret = z
   .max(256, 'must be at most 128 characters')
   .refine((v) => !/\p{Cs}/u.test(v), 'must not contain control characters or line breaks');
 
-const NewWebhook = z.object({
+export const NewWebhook = z.object({
   url,
   events: events.min(1, 'must list at least one event'),
   secret: secret.optional(),
 });
-const WebhookPatch = z.object({
+export const WebhookPatch = z.object({
   url: url.optional(),
   events: events.min(1, 'must list at least one event').optional(),
   secret: secret.min(1, 'must not be empty').optional(),
   active: z.boolean({ error: 'must be true or false' }).optional(),
 });
-const DeliveryQuery = z.object({
+export const DeliveryQuery = z.object({
   status: s.optionalQueryEnum(['pending', 'succeeded', 'failed'] as const),
   eventType: z.string().max(100).optional(),
 });

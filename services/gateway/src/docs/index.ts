@@ -1,0 +1,50 @@
+import { chatnetSandboxEnabled, type GatewayConfig, sandboxRoutesEnabled } from '../config';
+import { openApiDocument } from './openapi';
+import { chatnetOps } from './paths/chatnet';
+import { crmOps } from './paths/crm';
+import { identityOps } from './paths/identity';
+import { metaOps } from './paths/meta';
+import { publicOps } from './paths/public';
+import type { Operation } from './registry';
+import { WEBHOOK_EVENTS } from './webhook-events';
+
+export { WEBHOOK_EVENTS };
+
+/** Every documented operation, area by area (the order is the document's). */
+export const OPERATIONS: Operation[] = [...metaOps, ...identityOps, ...crmOps, ...chatnetOps, ...publicOps];
+
+/** The operations this gateway serves: sandbox control routes only when they are mounted. */
+export function servedOperations(config: Pick<GatewayConfig, 'NODE_ENV' | 'CHATNET_DRIVER'>): Operation[] {
+  return OPERATIONS.filter((o) => !o.sandbox || (o.sandbox === 'chatnet' ? chatnetSandboxEnabled(config) : sandboxRoutesEnabled(config)));
+}
+
+const WEBHOOKS_TEXT =
+  'Webhooks are signed per Standard Webhooks: headers `webhook-id`, `webhook-timestamp`, `webhook-signature` ' +
+  '(`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed by the base64-decoded part of a `whsec_` secret, ' +
+  'or by the UTF-8 bytes of a secret you typed yourself: 16 to 128 printable characters not starting with `whsec_`). ' +
+  `Events: ${WEBHOOK_EVENTS.map((w) => w.name).join(', ')}.`;
+
+/** Everything the gateway serves: the web app's API (bearer JWT), the public API (X-API-Key), sandbox control. */
+export function gatewayDocument(ops: Operation[], serverUrl: string) {
+  return openApiDocument(ops, {
+    title: 'Messaging CRM API',
+    serverUrl,
+    description:
+      'The internal API under /api/v1 takes `Authorization: Bearer <access token>` (from POST /api/v1/auth/login); ' +
+      'the public API under /api/public takes the `X-API-Key` header (generate the key on the API & webhook settings page). ' +
+      'Every error answers `{error: {code, message, details?}, requestId}`. ' +
+      WEBHOOKS_TEXT,
+  });
+}
+
+/** The public API only, for integrators (and the settings page's documentation block). */
+export function publicDocument(ops: Operation[], serverUrl: string) {
+  return openApiDocument(
+    ops.filter((o) => o.path.startsWith('/api/public/')),
+    {
+      title: 'Messaging CRM public API',
+      serverUrl,
+      description: 'Authenticate every call with the `X-API-Key` header (generate the key on the API & webhook settings page). ' + WEBHOOKS_TEXT,
+    },
+  );
+}

@@ -1,0 +1,156 @@
+import { z } from 'zod';
+import type { Operation, ResponseBody } from './registry';
+import { ErrorBody } from './schemas/common';
+import { WEBHOOK_EVENTS } from './webhook-events';
+
+type Json = Record<string, unknown>;
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'A parameter or body field is missing or invalid (details name each field)',
+  401: 'Missing, invalid or expired credential',
+  403: 'The caller’s role lacks the permission this action needs',
+  404: 'Not found in the caller’s organization',
+  409: 'Conflicts with the current state or an existing record',
+  413: 'The body is too large',
+  422: 'The request is understood but cannot be carried out now (e.g. the account is not connected)',
+  429: 'Rate limit or quota reached; see Retry-After',
+  502: 'An upstream provider failed',
+  503: 'A service or provider did not answer in time; retry later',
+};
+const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content', 302: 'Redirect', 503: 'Not ready' };
+const MEDIA: Record<Exclude<ResponseBody, z.ZodType | null>, [string, Json]> = {
+  binary: ['application/octet-stream', { type: 'string', contentMediaType: 'application/octet-stream' }],
+  csv: ['text/csv', { type: 'string' }],
+  html: ['text/html', { type: 'string' }],
+};
+
+/** JSON Schema 2020-12 (what OpenAPI 3.1 speaks) for a zod schema; requests as the client sends them. */
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+  delete out.$schema;
+  return tidy(out) as Json;
+}
+
+/** Drop zod's ±MAX_SAFE_INTEGER bounds on every integer: they say nothing a reader needs. */
+function tidy(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(tidy);
+  if (!v || typeof v !== 'object') return v;
+  const o: Json = {};
+  for (const [k, x] of Object.entries(v)) {
+    if ((k === 'minimum' && x === Number.MIN_SAFE_INTEGER) || (k === 'maximum' && x === Number.MAX_SAFE_INTEGER)) continue;
+    o[k] = tidy(x);
+  }
+  return o;
+}
+
+export const openApiPath = (expressPath: string) => expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const pathParams = (expressPath: string) => [...expressPath.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+
+/** The error statuses an operation can answer: derived from its spec, plus its own. */
+export function errorStatuses(op: Operation): number[] {
+  const s = new Set<number>(op.errors ?? []);
+  if (op.query || op.paging || (op.body && op.body !== 'binary')) s.add(400);
+  if (op.auth !== 'none') [401, 429].forEach((x) => s.add(x));
+  if (op.auth === 'bearer') s.add(403);
+  if (pathParams(op.path).length) s.add(404);
+  for (const x of op.noErrors ?? []) s.delete(x);
+  return [...s].sort((a, b) => a - b);
+}
+
+function parameters(op: Operation): Json[] {
+  const out: Json[] = pathParams(op.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+  if (op.paging) {
+    if (!op.paging.limitOnly) out.push({ name: 'page', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } });
+    out.push({ name: 'limit', in: 'query', required: false, description: `default ${op.paging.limit}, at most ${op.paging.max}`, schema: { type: 'integer', minimum: 1, maximum: op.paging.max, default: op.paging.limit } });
+  }
+  if (op.query) {
+    const q = jsonSchema(op.query, 'input') as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, schema] of Object.entries(q.properties ?? {})) {
+      if (op.paging && (name === 'page' || name === 'limit')) continue;
+      const { description, ...rest } = schema;
+      out.push({ name, in: 'query', required: (q.required ?? []).includes(name), ...(description ? { description } : {}), schema: rest });
+    }
+  }
+  for (const h of op.headers ?? []) out.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } });
+  return out;
+}
+
+function content(body: Exclude<ResponseBody, null>, io: 'input' | 'output'): Json {
+  if (typeof body === 'string') {
+    const [type, schema] = MEDIA[body];
+    return { [type]: { schema } };
+  }
+  return { 'application/json': { schema: jsonSchema(body, io) } };
+}
+
+const operationId = (op: Operation) =>
+  op.method.toLowerCase() +
+  op.path
+    .replace(/^\/api\/(v1|public)/, (_m, s: string) => (s === 'public' ? '/public' : ''))
+    .split(/[/\-_.]/)
+    .filter(Boolean)
+    .map((p) => (p.startsWith(':') ? `By${p.charAt(1).toUpperCase()}${p.slice(2)}` : p.charAt(0).toUpperCase() + p.slice(1)))
+    .join('');
+
+function operation(op: Operation): Json {
+  const responses: Json = {};
+  for (const [status, body] of Object.entries(op.responses)) {
+    responses[status] = { description: SUCCESS_TEXT[Number(status)] ?? 'OK', ...(body ? { content: content(body, 'output') } : {}) };
+  }
+  for (const status of errorStatuses(op)) {
+    responses[String(status)] = { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  }
+  const params = parameters(op);
+  return {
+    operationId: operationId(op),
+    summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
+    tags: op.tags,
+    security: op.auth === 'none' ? [] : [{ [op.auth]: [] }],
+    ...(params.length ? { parameters: params } : {}),
+    ...(op.body ? { requestBody: { required: true, content: content(op.body, 'input') } } : {}),
+    responses,
+  };
+}
+
+export interface DocumentOptions {
+  title: string;
+  description: string;
+  serverUrl: string;
+}
+
+/** An OpenAPI 3.1 document for `ops`, with both security schemes and the webhook events. */
+export function openApiDocument(ops: Operation[], opts: DocumentOptions): Json {
+  const paths: Record<string, Json> = {};
+  for (const op of ops) {
+    const p = openApiPath(op.path);
+    paths[p] ??= {};
+    paths[p][op.method.toLowerCase()] = operation(op);
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: opts.title, version: '1.0.0', description: opts.description },
+    servers: [{ url: opts.serverUrl }],
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      },
+      schemas: { Error: jsonSchema(ErrorBody, 'output') },
+    },
+    tags: [...new Set(ops.flatMap((o) => o.tags))].map((name) => ({ name })),
+    paths,
+    webhooks: Object.fromEntries(
+      WEBHOOK_EVENTS.map((w) => [
+        w.name,
+        {
+          post: {
+            summary: w.description,
+            requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { type: { type: 'string', const: w.name }, timestamp: { type: 'string', format: 'date-time' }, data: { type: 'object' } } } } } },
+            responses: { '200': { description: 'Any 2xx acknowledges the delivery' } },
+          },
+        },
+      ]),
+    ),
+  };
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { Accept, Login, Logout, NewOrg, NewTeam, NewUser, NotificationPreferences, Refresh, TeamPatch, UserPatch, UserQuery } from '../../routes/identity.routes';
+import { AuditQuery, type entryOut } from '../../routes/audit-log.routes';
+import { reply, replyItem } from '../proto-schema';
+import { area } from '../registry';
+import { keysMatch } from '../schemas/check';
+import { MessageBody, page } from '../schemas/common';
+
+/** Setup, sign-in, profile, users, teams, the API key and the audit log (identity). */
+const signIn = area({ prefix: '/api/v1', auth: 'none', tag: 'Sign-in' });
+const AuthResult = reply('identity', 'Login');
+signIn.op('GET /setup/status', { summary: 'Whether the first organization still has to be set up', responses: { 200: reply('identity', 'GetSetupStatus') } });
+signIn.op('POST /setup', { summary: 'First run: create the first organization and its owner', body: NewOrg, responses: { 201: AuthResult }, errors: [409, 429] });
+signIn.op('POST /auth/signup', { summary: 'Create an organization and its owner (when SIGNUP_ENABLED)', body: NewOrg, responses: { 201: AuthResult }, errors: [403, 409, 429] });
+signIn.op('POST /auth/login', { summary: 'Sign in: an access token (JWT) and a refresh token', body: Login, responses: { 200: AuthResult }, errors: [401, 429] });
+signIn.op('POST /auth/refresh', { summary: 'A new access token for a refresh token (the refresh token rotates)', body: Refresh, responses: { 200: AuthResult }, errors: [401, 429] });
+signIn.op('POST /auth/invitations/accept', { summary: 'Accept an invitation: set a password and sign in', body: Accept, responses: { 200: AuthResult }, errors: [404, 429] });
+
+const me = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Profile' });
+me.op('POST /auth/logout', { summary: 'Sign out: revoke this access token and the refresh token sent', body: Logout, responses: { 200: MessageBody } });
+me.op('GET /profile', { summary: 'The signed-in user', responses: { 200: reply('identity', 'GetProfile') } });
+me.op('GET /profile/notifications', { summary: 'The signed-in user’s notification preferences', responses: { 200: reply('identity', 'GetNotificationPreferences') } });
+me.op('PUT /profile/notifications', { summary: 'Set the signed-in user’s notification preferences', body: NotificationPreferences, responses: { 200: reply('identity', 'SetNotificationPreferences') } });
+
+const users = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Users and teams' });
+users.op('GET /users', { summary: 'Users of the organization', query: UserQuery, paging: { limit: 50, max: 100 }, responses: { 200: reply('identity', 'ListUsers') } });
+users.op('POST /users', { summary: 'Invite a user (admins and owners)', body: NewUser, responses: { 201: reply('identity', 'CreateUser') }, errors: [409] });
+users.op('GET /users/:id', { summary: 'One user of the organization', responses: { 200: reply('identity', 'GetUser') } });
+users.op('PUT /users/:id', { summary: 'Change a user (name, role, status…); only the fields sent change', body: UserPatch, responses: { 200: reply('identity', 'UpdateUser') }, errors: [422] });
+users.op('DELETE /users/:id', { summary: 'Deactivate a user (the organization keeps at least one active owner)', responses: { 204: null }, errors: [422] });
+users.op('GET /teams', { summary: 'Teams of the organization (without member ids)', responses: { 200: z.array(replyItem('identity', 'ListTeams').omit({ memberIds: true })) } });
+users.op('POST /teams', { summary: 'Create a team', body: NewTeam, responses: { 201: reply('identity', 'CreateTeam') }, errors: [409] });
+users.op('GET /teams/:id', { summary: 'One team with its member ids', responses: { 200: reply('identity', 'GetTeam') } });
+users.op('PUT /teams/:id', { summary: 'Change a team; memberIds, when sent, replaces the members', body: TeamPatch, responses: { 200: reply('identity', 'UpdateTeam') }, errors: [409] });
+users.op('DELETE /teams/:id', { summary: 'Delete a team', responses: { 204: null } });
+
+const keys = area({ prefix: '/api/v1', auth: 'bearer', tag: 'API key' });
+keys.op('GET /settings/api-key', {
+  summary: 'Whether the organization has an API key, and its mask',
+  responses: { 200: z.object({ hasKey: z.boolean(), keyMask: z.string(), createdAt: z.string().nullable() }) },
+});
+keys.op('POST /settings/api-key/generate', { summary: 'Generate a new API key (the old one stops working); the key is shown once', responses: { 201: reply('identity', 'GenerateApiKey') } });
+
+const AuditEntry = z.object({
+  id: z.string(),
+  actorId: z.string().nullable(),
+  actorType: z.string(),
+  action: z.string(),
+  resourceType: z.string(),
+  resourceId: z.string().nullable(),
+  details: z.record(z.string(), z.unknown()),
+  ip: z.string().nullable(),
+  requestId: z.string().nullable(),
+  createdAt: z.string(),
+});
+keysMatch<z.infer<typeof AuditEntry>, ReturnType<typeof entryOut>>(true);
+const audit = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Audit log' });
+audit.op('GET /audit-log', { summary: 'Who did what in the organization (admins and owners)', query: AuditQuery, paging: { limit: 50, max: 100 }, responses: { 200: page(AuditEntry) } });
+
+export const identityOps = [...signIn.ops, ...me.ops, ...users.ops, ...keys.ops, ...audit.ops];

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { area } from '../registry';
+
+/** Health probes and the documents themselves (no credential). */
+const Readiness = z.object({ status: z.enum(['ready', 'not_ready', 'draining']), checks: z.record(z.string(), z.boolean()) });
+const health = area({ prefix: '', auth: 'none', tag: 'Health' });
+health.op('GET /healthz', { summary: 'The process is up', responses: { 200: z.object({ status: z.literal('ok') }) } });
+health.op('GET /readyz', {
+  summary: 'Redis and every configured service answer, and the gateway is not shutting down',
+  description: '503 with status `not_ready` (a failed check) or `draining` (shutting down).',
+  responses: { 200: Readiness, 503: Readiness },
+});
+
+const docs = area({ prefix: '', auth: 'none', tag: 'Documentation' });
+const OpenApi = z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()), components: z.looseObject({}) });
+docs.op('GET /openapi.json', { summary: 'This document: every route the gateway serves (OpenAPI 3.1)', responses: { 200: OpenApi } });
+docs.op('GET /api/public/openapi.json', { summary: 'The public API only (OpenAPI 3.1), generated from the same operations', responses: { 200: OpenApi } });
+
+export const metaOps = [...health.ops, ...docs.ops];

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { PublicAppointmentQuery, PublicContactFields, PublicContactQuery, PublicNewAppointment } from '../../routes/crm.routes';
+import { PublicSend } from '../../routes/chat.routes';
+import { area } from '../registry';
+import { PublicAppointment, PublicContact, PublicContactDetail } from '../schemas/crm';
+import { Ok, PublicConversation, PublicMessages } from '../schemas/messaging';
+
+/** The external API under /api/public (X-API-Key). */
+const contacts = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: contacts' });
+contacts.op('GET /contacts', {
+  summary: 'List contacts (search by name, phone or email; filter by status)',
+  query: PublicContactQuery,
+  paging: { limit: 20, max: 100, limitOnly: true },
+  responses: { 200: z.object({ contacts: z.array(PublicContact) }) },
+});
+contacts.op('GET /contacts/:id', {
+  summary: 'One contact with its 5 most recent appointments and its conversation count',
+  responses: { 200: PublicContactDetail },
+});
+contacts.op('POST /contacts', {
+  summary: 'Create a contact; at least one of fullName or phone is required',
+  body: PublicContactFields,
+  responses: { 201: PublicContact },
+  errors: [409],
+});
+contacts.op('PUT /contacts/:id', {
+  summary: 'Update a contact; only the fields sent are changed',
+  body: PublicContactFields,
+  responses: { 200: PublicContact },
+  errors: [409],
+});
+
+const appointments = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: appointments' });
+appointments.op('GET /appointments', {
+  summary: 'Up to 100 appointments with contact information, filtered on appointmentDate (from/to inclusive)',
+  query: PublicAppointmentQuery,
+  responses: { 200: z.object({ appointments: z.array(PublicAppointment) }) },
+});
+appointments.op('POST /appointments', {
+  summary: 'Create an appointment for a contact (404 when the contact is not the organization’s)',
+  body: PublicNewAppointment,
+  responses: { 201: PublicAppointment },
+  errors: [404],
+});
+
+const messaging = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: conversations' });
+messaging.op('GET /conversations', {
+  summary: 'List conversations, most recent first',
+  paging: { limit: 20, max: 100, limitOnly: true },
+  responses: { 200: z.object({ conversations: z.array(PublicConversation) }) },
+});
+messaging.op('GET /conversations/:id/messages', {
+  summary: 'Messages of one conversation of the organization',
+  paging: { limit: 50, max: 200, limitOnly: true },
+  responses: { 200: PublicMessages },
+});
+messaging.op('POST /messages/send', {
+  summary: 'Send a message through a connected chat-network account of the organization',
+  description: 'Send an Idempotency-Key header (or clientMessageId) so a retried request never sends twice; a replay answers the first result with `Idempotent-Replayed: true`.',
+  body: PublicSend,
+  headers: [{ name: 'Idempotency-Key', description: '1 to 255 characters; a repeated key answers with the first result' }],
+  responses: { 200: Ok },
+  errors: [404, 409, 422, 503],
+});
+
+const meta = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: key' });
+meta.op('GET /whoami', { summary: 'Check an API key: the organization it acts for', responses: { 200: z.object({ organizationId: z.string() }) } });
+
+export const publicOps = [...contacts.ops, ...appointments.ops, ...messaging.ops, ...meta.ops];

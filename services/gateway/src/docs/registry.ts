@@ -1,0 +1,56 @@
+import type { z } from 'zod';
+
+/**
+ * The description of every gateway route, kept beside the zod schemas the handlers validate with: the OpenAPI
+ * document (/openapi.json, /api/public/openapi.json), /docs and the settings page's documentation block are
+ * all generated from these operations, and a test fails when the router has a route this list lacks.
+ */
+export type Auth = 'bearer' | 'apiKey' | 'none';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A response body: a zod schema for JSON, or a non-JSON media type; `null` for no body (204, redirects). */
+export type ResponseBody = z.ZodType | 'binary' | 'csv' | 'html' | null;
+
+export interface Operation {
+  method: Method;
+  /** The express pattern, in full (`/api/v1/contacts/:id`); `:name` becomes the path parameter `{name}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: Auth;
+  /** Only mounted (and so only documented) when that network's sandbox control routes are on. */
+  sandbox?: 'chatnet' | 'socialnet';
+  /** The same zod object the handler passes to `query(req, schema)`. */
+  query?: z.ZodObject;
+  /** `pageParams(req, default, max)`: page and limit query parameters (`limitOnly`: the route reads only limit). */
+  paging?: { limit: number; max: number; limitOnly?: boolean };
+  /** The same zod schema the handler passes to `body(req, schema)`; 'binary' for a streamed upload. */
+  body?: z.ZodType | 'binary';
+  /** Request headers the route reads (e.g. Idempotency-Key). */
+  headers?: { name: string; description: string }[];
+  /** Success statuses and their bodies. */
+  responses: Partial<Record<number, ResponseBody>>;
+  /**
+   * Error statuses beyond the ones derived from the rest of the spec (400 with a query/body/paging, 401, 403
+   * and 429 with a credential, 404 with a path parameter).
+   */
+  errors?: number[];
+  /** Statuses the derived set would add but the route cannot answer (e.g. 404 on a path that only lists). */
+  noErrors?: number[];
+}
+
+export type OperationSpec = Omit<Operation, 'method' | 'path' | 'tags' | 'auth'> & { tags?: string[]; auth?: Auth };
+
+/**
+ * One area's operations with a shared prefix, auth and tag: `op('GET /contacts/:id', {...})`.
+ * Returns the list so an area file is one array.
+ */
+export function area(defaults: { prefix: string; auth: Auth; tag: string; sandbox?: Operation['sandbox'] }) {
+  const ops: Operation[] = [];
+  const op = (route: `${Method} /${string}`, spec: OperationSpec) => {
+    const [method, path] = route.split(' ') as [Method, string];
+    ops.push({ tags: [defaults.tag], auth: defaults.auth, sandbox: defaults.sandbox, ...spec, method, path: defaults.prefix + path });
+  };
+  return { op, ops };
+}

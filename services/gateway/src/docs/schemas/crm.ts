@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import type { appointmentOut, contactOut, customerListOut, detailOut, publicAppointmentOut, publicContactOut } from '../../routes/crm.routes';
+import { proto } from '../proto-schema';
+import { keysMatch } from './check';
+
+const CRM = 'crm/v1/crm.proto';
+const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });
+
+/** The internal contact (crm.routes contactOut): optional references as explicit nulls. */
+export const Contact = z.object({
+  id: z.string(),
+  name: z.string(),
+  email: z.string(),
+  phone: z.string(),
+  source: z.string(),
+  status: z.string(),
+  statusId: z.string().nullable(),
+  assignedUserId: z.string().nullable(),
+  avatar: z.string(),
+  leadScore: z.number().int(),
+  dealValue: z.number(),
+  hasChatnet: z.boolean().nullable().meta({ description: 'null: unknown (a phone but no chat-network identity yet)' }),
+  chatnetUid: z.string().nullable(),
+  threadTypes: z.array(z.string()),
+  friends: z.array(z.object({ chatnetUid: z.string(), displayName: z.string(), accountId: z.string() })),
+  notes: z.string(),
+  tags: z.array(z.string()),
+  lastActivity: z.string(),
+  createdAt: iso(),
+  updatedAt: iso(),
+});
+keysMatch<z.infer<typeof Contact>, ReturnType<typeof contactOut>>(true);
+
+export const Note = proto(CRM, 'crm.v1.Note');
+
+export const ContactDetail = Contact.extend({
+  notesText: z.string().meta({ description: 'the contact’s own notes text' }),
+  notes: z.array(Note).meta({ description: 'note records, newest first' }),
+  conversations: z.array(z.object({ id: z.string(), chatnetAccountId: z.string(), messageCount: z.number().int(), lastMessageAt: z.string().nullable() })),
+  appointments: z.array(z.object({ id: z.string(), title: z.string(), scheduledAt: iso(), status: z.string() })),
+  activities: z.array(z.looseObject({})),
+});
+keysMatch<z.infer<typeof ContactDetail>, ReturnType<typeof detailOut>>(true);
+
+export const MemberContact = Contact.omit({ friends: true });
+
+export const Appointment = z.object({
+  id: z.string(),
+  contactId: z.string(),
+  contactName: z.string(),
+  title: z.string(),
+  description: z.string(),
+  scheduledAt: iso(),
+  duration: z.number().int().meta({ description: 'minutes' }),
+  type: z.string(),
+  location: z.string(),
+  assignedUserId: z.string().nullable(),
+  status: z.enum(['scheduled', 'completed', 'cancelled']),
+  createdAt: iso(),
+  updatedAt: iso(),
+});
+keysMatch<z.infer<typeof Appointment>, ReturnType<typeof appointmentOut>>(true);
+
+export const CustomerList = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  status: z.string(),
+  contactCount: z.number().int(),
+  criteria: z.unknown().meta({ description: '{filters: [{field, operator, value}]}' }),
+  createdAt: iso(),
+  updatedAt: iso(),
+});
+keysMatch<z.infer<typeof CustomerList>, ReturnType<typeof customerListOut>>(true);
+export const CustomerListBrief = CustomerList.pick({ id: true, name: true, description: true, contactCount: true, status: true, createdAt: true });
+export const CustomerListCreated = CustomerList.pick({ id: true, name: true, status: true, createdAt: true });
+
+/** `{updated, failed: [{id, code}]}`: ids that were not changed, each with why. */
+export const BulkResult = proto(CRM, 'crm.v1.BulkResult');
+
+// ------------------------------------------------------------------------------------------- public API
+
+/** The public contact (crm.routes publicContactOut): the spec's field names, nothing internal. */
+export const PublicContact = z.object({
+  id: z.string(),
+  fullName: z.string(),
+  phone: z.string(),
+  email: z.string(),
+  source: z.string().meta({ description: 'chatnet, socialnet, manual, api' }),
+  status: z.string().meta({ description: 'new, lead, customer, lost' }),
+  notes: z.string(),
+  tags: z.array(z.string()),
+  createdAt: iso(),
+  updatedAt: iso(),
+});
+keysMatch<z.infer<typeof PublicContact>, ReturnType<typeof publicContactOut>>(true);
+
+/** A public appointment (crm.routes publicAppointmentOut): day and time (UTC) as they were created. */
+export const PublicAppointment = z.object({
+  id: z.string(),
+  contactId: z.string().optional().meta({ description: 'absent inside a contact’s detail' }),
+  appointmentDate: z.string().meta({ description: 'YYYY-MM-DD' }),
+  appointmentTime: z.string().meta({ description: 'HH:MM (UTC)' }),
+  type: z.string(),
+  notes: z.string(),
+  status: z.enum(['scheduled', 'completed', 'cancelled']),
+  title: z.string(),
+  createdAt: iso(),
+  updatedAt: iso(),
+  contact: z.object({ id: z.string(), fullName: z.string(), phone: z.string(), email: z.string() }).optional(),
+});
+keysMatch<z.infer<typeof PublicAppointment>, ReturnType<typeof publicAppointmentOut>>(true);
+
+export const PublicContactDetail = PublicContact.extend({
+  appointments: z.array(PublicAppointment).meta({ description: 'the 5 most recent' }),
+  conversationCount: z.number().int().nullable().meta({ description: 'null when messaging could not be asked' }),
+});

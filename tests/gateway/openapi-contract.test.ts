@@ -1,0 +1,156 @@
+import Ajv2020 from 'ajv/dist/2020';
+import { eventually } from '@crm/testing';
+import { client, type Res } from '../support/http';
+import { startStack, Stack } from '../support/stack';
+import { orgWithKey } from '../messaging/support';
+
+/**
+ * Contract: every public operation is called live (the whole stack, the sandbox chat network) and each answer,
+ * success and error, is validated against the schema /api/public/openapi.json documents for its status.
+ * A documented field that is missing, an undocumented top-level field, or a status the document does not
+ * list fails the test.
+ */
+describe('the public API answers what /api/public/openapi.json documents', () => {
+  let stack: Stack;
+  let doc: any;
+  let a: Awaited<ReturnType<typeof orgWithKey>>;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  const exercised = new Set<string>();
+
+  /** Validate `res` against the documented response of `method path` (OpenAPI path template) for its status. */
+  function conforms(method: string, path: string, res: Res) {
+    const op = doc.paths[path]?.[method.toLowerCase()];
+    expect([method, path, Boolean(op)]).toEqual([method, path, true]);
+    const documented = op.responses[String(res.status)];
+    expect([method, path, res.status, Boolean(documented)]).toEqual([method, path, res.status, true]);
+    exercised.add(`${method} ${path}`);
+    let schema = documented.content?.['application/json']?.schema;
+    if (!schema) return;
+    if (schema.$ref) schema = doc.components.schemas[schema.$ref.split('/').pop()];
+    const validate = ajv.compile(schema);
+    const ok = validate(res.body);
+    expect([method, path, res.status, ok ? [] : validate.errors]).toEqual([method, path, res.status, []]);
+  }
+
+  beforeAll(async () => {
+    stack = await startStack({ services: ['crm', 'chatnet-connector', 'messaging'] });
+    doc = (await client(stack.url).get('/api/public/openapi.json')).body;
+    a = await orgWithKey(stack.url, 'Contract Org');
+  }, 90_000);
+  afterAll(() => stack?.stop());
+
+  it('contacts: list, create, read, update, and their errors', async () => {
+    const created = await a.pub.post('/api/public/contacts', { fullName: 'Lan Pham', phone: '+84901234567', email: 'lan@example.test', tags: ['vip'] });
+    expect(created.status).toBe(201);
+    conforms('POST', '/api/public/contacts', created);
+    const id = created.body.id;
+    conforms('POST', '/api/public/contacts', await a.pub.post('/api/public/contacts', { email: 'not an email' }));
+
+    const list = await a.pub.get('/api/public/contacts?search=Lan&limit=5');
+    expect(list.body.contacts).toHaveLength(1);
+    conforms('GET', '/api/public/contacts', list);
+    conforms('GET', '/api/public/contacts', await a.pub.get('/api/public/contacts?status=bogus'));
+    conforms('GET', '/api/public/contacts', await client(stack.url).get('/api/public/contacts'));
+
+    const appt = await a.pub.post('/api/public/appointments', { contactId: id, appointmentDate: '2030-05-01', appointmentTime: '09:30', type: 'call', notes: 'first call' });
+    expect(appt.status).toBe(201);
+    conforms('POST', '/api/public/appointments', appt);
+    conforms('POST', '/api/public/appointments', await a.pub.post('/api/public/appointments', { contactId: id, appointmentDate: '2030-02-30' }));
+    conforms('POST', '/api/public/appointments', await a.pub.post('/api/public/appointments', { contactId: '00000000-0000-4000-8000-000000000000', appointmentDate: '2030-05-01' }));
+
+    const detail = await a.pub.get(`/api/public/contacts/${id}`);
+    expect(detail.body.appointments).toHaveLength(1);
+    conforms('GET', '/api/public/contacts/{id}', detail);
+    conforms('GET', '/api/public/contacts/{id}', await a.pub.get('/api/public/contacts/00000000-0000-4000-8000-000000000000'));
+
+    const updated = await a.pub.put(`/api/public/contacts/${id}`, { status: 'lead' });
+    expect(updated.status).toBe(200);
+    conforms('PUT', '/api/public/contacts/{id}', updated);
+    conforms('PUT', '/api/public/contacts/{id}', await a.pub.put(`/api/public/contacts/${id}`, { status: 'bogus' }));
+    conforms('PUT', '/api/public/contacts/{id}', await a.pub.put('/api/public/contacts/00000000-0000-4000-8000-000000000000', { status: 'lead' }));
+
+    const appts = await a.pub.get('/api/public/appointments?from=2030-05-01&to=2030-05-01');
+    expect(appts.body.appointments).toHaveLength(1);
+    conforms('GET', '/api/public/appointments', appts);
+    conforms('GET', '/api/public/appointments', await a.pub.get('/api/public/appointments?from=yesterday'));
+  });
+
+  it('conversations, messages and sending through a connected sandbox account', async () => {
+    const account = await a.owner.post('/api/v1/chatnet-accounts', { displayName: 'Contract line' });
+    expect(account.status).toBe(201);
+    const accountId = account.body.id;
+    expect((await a.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
+    expect((await a.owner.post(`/sandbox/accounts/${accountId}/scan`, {})).body.status).toBe('connected');
+    expect((await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-contract', fromName: 'Minh', content: 'Hello?' })).status).toBe(200);
+
+    const convs = await eventually(async () => {
+      const r = await a.pub.get('/api/public/conversations?limit=10');
+      return r.body.conversations?.length ? r : undefined;
+    });
+    conforms('GET', '/api/public/conversations', convs);
+    conforms('GET', '/api/public/conversations', await a.pub.get('/api/public/conversations?limit=ten'));
+    const convId = convs.body.conversations[0].id;
+
+    const msgs = await a.pub.get(`/api/public/conversations/${convId}/messages`);
+    expect(msgs.body.messages.length).toBeGreaterThan(0);
+    conforms('GET', '/api/public/conversations/{id}/messages', msgs);
+    conforms('GET', '/api/public/conversations/{id}/messages', await a.pub.get('/api/public/conversations/00000000-0000-4000-8000-000000000000/messages'));
+
+    const sent = await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-contract', content: 'Yes, we are here' }, { 'idempotency-key': 'contract-1' });
+    expect(sent.status).toBe(200);
+    conforms('POST', '/api/public/messages/send', sent);
+    conforms('POST', '/api/public/messages/send', await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-contract' }));
+    conforms('POST', '/api/public/messages/send', await a.pub.post('/api/public/messages/send', { chatnetAccountId: '00000000-0000-4000-8000-000000000000', threadId: 'x', content: 'hi' }));
+  });
+
+  it('whoami, and the documents themselves', async () => {
+    const who = await a.pub.get('/api/public/whoami');
+    expect(who.body.organizationId).toBe(a.orgId);
+    conforms('GET', '/api/public/whoami', who);
+    conforms('GET', '/api/public/whoami', await client(stack.url).withKey('not-a-key').get('/api/public/whoami'));
+    conforms('GET', '/api/public/openapi.json', await client(stack.url).get('/api/public/openapi.json'));
+  });
+
+  it('internal answers of documented areas match /openapi.json too (spot checks of proto-derived and mapped shapes)', async () => {
+    const whole = (await client(stack.url).get('/openapi.json')).body;
+    const check = (method: string, path: string, res: Res) => {
+      const op = whole.paths[path][method.toLowerCase()];
+      let schema = op.responses[String(res.status)]?.content?.['application/json']?.schema;
+      expect([path, res.status, Boolean(schema)]).toEqual([path, res.status, true]);
+      if (schema.$ref) schema = whole.components.schemas.Error;
+      const validate = ajv.compile(schema);
+      expect([method, path, validate(res.body) ? [] : validate.errors]).toEqual([method, path, []]);
+    };
+    const contact = (await a.owner.get('/api/v1/contacts')).body.data[0];
+    check('GET', '/api/v1/contacts', await a.owner.get('/api/v1/contacts'));
+    check('GET', '/api/v1/contacts/{id}', await a.owner.get(`/api/v1/contacts/${contact.id}`));
+    check('POST', '/api/v1/contacts/{id}/notes', await a.owner.post(`/api/v1/contacts/${contact.id}/notes`, { content: 'called back' }));
+    check('GET', '/api/v1/appointments', await a.owner.get('/api/v1/appointments'));
+    check('POST', '/api/v1/contact-statuses', await a.owner.post('/api/v1/contact-statuses', { name: 'Warm', color: '#22c55e' }));
+    check('GET', '/api/v1/profile', await a.owner.get('/api/v1/profile'));
+    check('GET', '/api/v1/users', await a.owner.get('/api/v1/users'));
+    check('POST', '/api/v1/teams', await a.owner.post('/api/v1/teams', { name: 'Sales' }));
+    check('GET', '/api/v1/teams', await a.owner.get('/api/v1/teams'));
+    check('GET', '/api/v1/settings/api-key', await a.owner.get('/api/v1/settings/api-key'));
+    check('GET', '/api/v1/audit-log', await a.owner.get('/api/v1/audit-log'));
+    check('POST', '/api/v1/customer-lists', await a.owner.post('/api/v1/customer-lists', { name: 'VIPs', criteria: { filters: [] } }));
+    check('GET', '/api/v1/customer-lists', await a.owner.get('/api/v1/customer-lists'));
+    check('POST', '/api/v1/auth/login', await client(stack.url).post('/api/v1/auth/login', { email: a.email, password: 'correct horse battery' }));
+    check('POST', '/api/v1/auth/login', await client(stack.url).post('/api/v1/auth/login', { email: a.email, password: 'wrong' }));
+    const accounts = await a.owner.get('/api/v1/chatnet-accounts');
+    check('GET', '/api/v1/chatnet-accounts', accounts);
+    const accountId = accounts.body[0].id;
+    check('GET', '/api/v1/chatnet-accounts/{id}', await a.owner.get(`/api/v1/chatnet-accounts/${accountId}`));
+    check('GET', '/api/v1/chatnet-accounts/{id}/status', await a.owner.get(`/api/v1/chatnet-accounts/${accountId}/status`));
+    check('GET', '/api/v1/chatnet-accounts/{id}/assignment', await a.owner.get(`/api/v1/chatnet-accounts/${accountId}/assignment`));
+    check('PUT', '/api/v1/chatnet-accounts/{id}/proxy', await a.owner.put(`/api/v1/chatnet-accounts/${accountId}/proxy`, { proxyUrl: null }));
+    check('GET', '/sandbox/accounts/{id}/sent', await a.owner.get(`/sandbox/accounts/${accountId}/sent`));
+    check('POST', '/sandbox/accounts/{id}/seen', await a.owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'uid-contract' }));
+    check('POST', '/sandbox/accounts/{id}/friends', await a.owner.post(`/sandbox/accounts/${accountId}/friends`, { friends: [{ chatnetUid: 'uid-f', displayName: 'F' }] }));
+  });
+
+  it('every public operation was called', () => {
+    const all = Object.entries<Record<string, unknown>>(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+    expect(all.filter((op) => !exercised.has(op))).toEqual([]);
+  });
+});

@@ -1,0 +1,263 @@
+import { spawnSync } from 'node:child_process';
+import { client } from '../support/http';
+import { startStack, Stack } from '../support/stack';
+
+/**
+ * Routes that are not API operations: the static pages and their assets. Everything else the router has
+ * must be in /openapi.json.
+ */
+const NOT_API = new Set([
+  'GET /',
+  'GET /login',
+  'GET /settings/dev/api',
+  'GET /settings/ai',
+  'GET /settings/inbox',
+  'GET /docs',
+  'GET /docs/assets/{file}',
+]);
+
+/**
+ * Routes not yet described (issue #16): listed so the next session sees exactly what is left. The test fails
+ * when one of them is documented (take it off this list) or when a route is in neither place.
+ */
+const PENDING: string[] = [
+  'POST /api/v1/chat/attachments',
+  'GET /api/v1/chat/attachments/{id}',
+  'GET /api/v1/conversations/counts',
+  'GET /api/v1/conversations',
+  'GET /api/v1/messages/search',
+  'GET /api/v1/conversations/{id}',
+  'POST /api/v1/conversations/{id}/messages',
+  'PUT /api/v1/conversations/{id}/messages/{messageId}',
+  'PUT /api/v1/conversations/{id}/assignee',
+  'PUT /api/v1/conversations/{id}/status',
+  'POST /api/v1/conversations/bulk',
+  'POST /api/v1/conversations/{id}/archive',
+  'POST /api/v1/conversations/{id}/close',
+  'POST /api/v1/conversations/{id}/reopen',
+  'POST /api/v1/conversations/{id}/read',
+  'POST /api/v1/conversations/{id}/unread',
+  'GET /api/v1/settings/inbox',
+  'PUT /api/v1/settings/inbox',
+  'GET /api/v1/chat/folders',
+  'POST /api/v1/chat/folders',
+  'PUT /api/v1/chat/folders/{id}',
+  'DELETE /api/v1/chat/folders/{id}',
+  'POST /api/v1/chat/folders/{id}/conversations',
+  'DELETE /api/v1/chat/folders/{id}/conversations/{conversationId}',
+  'GET /api/v1/chat/presets',
+  'POST /api/v1/chat/presets',
+  'GET /api/v1/chat/presets/{id}',
+  'PUT /api/v1/chat/presets/{id}',
+  'DELETE /api/v1/chat/presets/{id}',
+  'POST /api/v1/conversations/{id}/notes',
+  'GET /api/v1/conversations/{id}/notes',
+  'DELETE /api/v1/conversations/{id}/notes/{noteId}',
+  'GET /api/v1/automation/rules',
+  'POST /api/v1/automation/rules',
+  'GET /api/v1/automation/rules/{id}',
+  'PUT /api/v1/automation/rules/{id}',
+  'POST /api/v1/automation/rules/{id}/activate',
+  'POST /api/v1/automation/rules/{id}/pause',
+  'DELETE /api/v1/automation/rules/{id}',
+  'GET /api/v1/automation/rules/{id}/runs',
+  'GET /api/v1/automation/templates',
+  'POST /api/v1/automation/templates',
+  'GET /api/v1/automation/templates/{id}',
+  'PUT /api/v1/automation/templates/{id}',
+  'DELETE /api/v1/automation/templates/{id}',
+  'GET /api/v1/campaigns',
+  'POST /api/v1/campaigns',
+  'GET /api/v1/campaigns/{id}',
+  'PUT /api/v1/campaigns/{id}',
+  'POST /api/v1/campaigns/{id}/schedule',
+  'POST /api/v1/campaigns/{id}/activate',
+  'POST /api/v1/campaigns/{id}/pause',
+  'POST /api/v1/campaigns/{id}/cancel',
+  'GET /api/v1/campaigns/{id}/recipients',
+  'GET /api/v1/notifications',
+  'POST /api/v1/notifications/read-all',
+  'POST /api/v1/notifications/{id}/read',
+  'GET /api/v1/settings/appointments',
+  'PUT /api/v1/settings/appointments',
+  'GET /api/v1/webhook-settings',
+  'GET /api/v1/webhook-settings/event-types',
+  'POST /api/v1/webhook-settings',
+  'POST /api/v1/webhook-settings/deliveries/{deliveryId}/redeliver',
+  'GET /api/v1/webhook-settings/{id}',
+  'PUT /api/v1/webhook-settings/{id}',
+  'DELETE /api/v1/webhook-settings/{id}',
+  'POST /api/v1/webhook-settings/{id}/test',
+  'GET /api/v1/webhook-settings/{id}/deliveries',
+  'GET /api/v1/ai/providers',
+  'PUT /api/v1/ai/providers/{id}',
+  'GET /api/v1/ai/providers/{id}/models',
+  'GET /api/v1/ai/config',
+  'PUT /api/v1/ai/config',
+  'POST /api/v1/ai/reply-draft',
+  'POST /api/v1/ai/summary',
+  'POST /api/v1/ai/sentiment',
+  'POST /api/v1/analytics/custom',
+  'GET /api/v1/analytics/custom',
+  'GET /api/v1/analytics/custom/{id}',
+  'GET /api/v1/analytics/custom/{id}/download',
+  'GET /api/v1/integrations',
+  'DELETE /api/v1/integrations/{id}',
+  'GET /api/v1/integrations/socialnet/credentials',
+  'PUT /api/v1/integrations/socialnet/credentials',
+  'GET /api/v1/integrations/socialnet/pages',
+  'POST /api/v1/integrations/socialnet/pages/{id}/connect',
+  'GET /api/v1/integrations/socialnet/pages/{id}/forms',
+  'POST /api/v1/integrations/socialnet/leads/sync',
+  'GET /api/v1/integrations/socialnet/leads/sync/{syncId}',
+  'GET /api/v1/scoring/config',
+  'PUT /api/v1/scoring/config',
+  'GET /api/v1/scoring/rules',
+  'POST /api/v1/scoring/rules',
+  'GET /api/v1/scoring/rules/{id}',
+  'PUT /api/v1/scoring/rules/{id}',
+  'DELETE /api/v1/scoring/rules/{id}',
+  'GET /api/v1/contacts/{id}/scores',
+  'GET /api/v1/analytics/conversion-funnel',
+  'GET /api/v1/analytics/team-performance',
+  'GET /api/v1/analytics/response-time',
+  'POST /sandbox/socialnet/pages',
+  'POST /sandbox/socialnet/pages/{pageId}/forms',
+  'POST /sandbox/socialnet/forms/{formId}/leads',
+  'POST /sandbox/socialnet/pages/{pageId}/outage',
+  'POST /sandbox/socialnet/pages/{pageId}/revoke',
+];
+
+const openApiPath = (p: string) => p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const opsOf = (doc: { paths: Record<string, Record<string, unknown>> }) =>
+  Object.entries(doc.paths).flatMap(([p, o]) => Object.keys(o).map((m) => `${m.toUpperCase()} ${p}`));
+
+/** Validate an OpenAPI document (the validator is an ES module; jest runs CommonJS, so in a child process). */
+function validateOpenApi(doc: unknown): { valid: boolean; errors?: unknown } {
+  const check = spawnSync(
+    process.execPath,
+    ['--input-type=module', '-e', "import { Validator } from '@seriousme/openapi-schema-validator'; let s=''; process.stdin.on('data', d => s += d).on('end', async () => { const r = await new Validator().validate(JSON.parse(s)); console.log(JSON.stringify(r)); });"],
+    { input: JSON.stringify(doc), cwd: __dirname, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  return JSON.parse(check.stdout);
+}
+
+describe('GET /openapi.json: every gateway route, described', () => {
+  let stack: Stack;
+  let doc: any;
+  beforeAll(async () => {
+    stack = await startStack();
+    const res = await client(stack.url).get('/openapi.json');
+    expect(res.status).toBe(200);
+    doc = res.body;
+  });
+  afterAll(() => stack.stop());
+
+  it('is a valid OpenAPI 3.1 document with the bearer (JWT) and X-API-Key security schemes, served without a credential', () => {
+    const result = validateOpenApi(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.components.securitySchemes).toEqual({
+      bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+    });
+  });
+
+  it('has every route of the express router (router walk), and nothing the router lacks', () => {
+    const documented = new Set(opsOf(doc));
+    const routes = [...new Set(stack.routes.map((r) => `${r.method} ${openApiPath(r.path)}`))];
+    const missing = routes.filter((r) => !NOT_API.has(r) && !documented.has(r) && !PENDING.includes(r));
+    expect(missing).toEqual([]);
+    // A pending route that got documented comes off the list; a pending entry must be a real route.
+    expect(PENDING.filter((r) => documented.has(r) || !routes.includes(r))).toEqual([]);
+    const served = new Set(routes);
+    expect([...documented].filter((op) => !served.has(op))).toEqual([]);
+    if (PENDING.length) console.log(`openapi: ${PENDING.length} routes not yet documented:\n${PENDING.join('\n')}`);
+  });
+
+  it('gives every operation its auth, path parameters, statuses and, for each JSON response, its top-level fields', () => {
+    for (const [p, ops] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        const where = `${method.toUpperCase()} ${p}`;
+        const params = [...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+        expect([where, (op.parameters ?? []).filter((x: any) => x.in === 'path').map((x: any) => x.name)]).toEqual([where, params]);
+        const statuses = Object.keys(op.responses);
+        expect([where, statuses.some((s) => /^[23]/.test(s))]).toEqual([where, true]);
+        if (p.startsWith('/api/v1/') && !p.startsWith('/api/v1/auth/') && !p.startsWith('/api/v1/setup')) expect([where, op.security]).toEqual([where, [{ bearer: [] }]]);
+        if (p.startsWith('/api/public/') && p !== '/api/public/openapi.json') expect([where, op.security]).toEqual([where, [{ apiKey: [] }]]);
+        if (op.security?.length) expect([where, statuses]).toEqual([where, expect.arrayContaining(['401', '429'])]);
+        if (params.length) expect([where, statuses]).toEqual([where, expect.arrayContaining(['404'])]);
+        if (op.requestBody?.content?.['application/json']) expect([where, statuses]).toEqual([where, expect.arrayContaining(['400'])]);
+        for (const [status, r] of Object.entries<any>(op.responses)) {
+          const schema = r.content?.['application/json']?.schema;
+          if (!schema) continue;
+          if (schema.$ref) {
+            expect([where, status, schema.$ref]).toEqual([where, status, '#/components/schemas/Error']);
+            continue;
+          }
+          const shape = schema.type === 'array' ? schema.items : schema;
+          const listsFields = shape && (Object.keys(shape.properties ?? {}).length > 0 || shape.additionalProperties !== undefined || shape.anyOf || shape.oneOf);
+          expect([where, status, Boolean(listsFields)]).toEqual([where, status, true]);
+        }
+      }
+    }
+  });
+
+  it('/api/public/openapi.json is the public operations of the same document', async () => {
+    const pub = (await client(stack.url).get('/api/public/openapi.json')).body;
+    expect(validateOpenApi(pub).valid).toBe(true);
+    const publicOps = opsOf(doc).filter((o) => o.split(' ')[1].startsWith('/api/public/'));
+    expect(opsOf(pub).sort()).toEqual(publicOps.sort());
+    for (const [p, ops] of Object.entries<Record<string, unknown>>(pub.paths)) expect(ops).toEqual(doc.paths[p]);
+    expect(pub.components).toEqual(doc.components);
+    expect(Object.keys(pub.webhooks)).toEqual(Object.keys(doc.webhooks));
+  });
+
+  it('describes what the public routes really answer (flat contacts and appointments)', () => {
+    const ok = (p: string, m: string, s: string) => doc.paths[p][m].responses[s].content['application/json'].schema;
+    expect(Object.keys(ok('/api/public/contacts', 'post', '201').properties)).toEqual(expect.arrayContaining(['id', 'fullName', 'phone']));
+    expect(Object.keys(ok('/api/public/contacts/{id}', 'get', '200').properties)).toEqual(expect.arrayContaining(['id', 'fullName', 'appointments', 'conversationCount']));
+    expect(ok('/api/public/contacts/{id}', 'get', '200').properties.contact).toBeUndefined();
+    expect(Object.keys(ok('/api/public/appointments', 'post', '201').properties)).toEqual(expect.arrayContaining(['id', 'contactId', 'appointmentDate']));
+  });
+});
+
+describe('GET /docs: the interactive reference, served entirely by the gateway', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.stop());
+
+  it('loads no script, style, font or image from another host, and every asset it names answers 200', async () => {
+    const page = await fetch(`${stack.url}/docs`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    const csp = page.headers.get('content-security-policy') ?? '';
+    for (const directive of ['script-src', 'style-src', 'font-src', 'img-src', 'connect-src', 'default-src']) {
+      const sources = (csp.split(';').map((d) => d.trim().split(/\s+/)).find(([name]) => name === directive) ?? []).slice(1);
+      expect([directive, sources.length > 0]).toEqual([directive, true]);
+      // Only this host (and inline data for images/fonts/styles): no https:, no *, no other origin.
+      expect([directive, sources.filter((s) => !["'self'", "'unsafe-inline'", 'data:', "'none'"].includes(s))]).toEqual([directive, []]);
+    }
+    const html = await page.text();
+    const refs = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g), ...html.matchAll(/<link[^>]*\shref="([^"]+)"/g), ...html.matchAll(/url\(["']?([^)"']+)/g)].map((m) => m[1]);
+    expect(refs.length).toBeGreaterThanOrEqual(3);
+    for (const ref of refs) {
+      const url = new URL(ref, stack.url);
+      expect([ref, url.origin]).toEqual([ref, new URL(stack.url).origin]);
+      const asset = await fetch(url);
+      expect([ref, asset.status]).toEqual([ref, 200]);
+      if (ref.endsWith('.css')) {
+        // The stylesheet's own url(...) are inline data, never another host.
+        const outside = [...(await asset.text()).matchAll(/url\(["']?([^)"']+)/g)].map((m) => m[1]).filter((u) => !u.startsWith('data:'));
+        expect([ref, outside]).toEqual([ref, []]);
+      } else await asset.arrayBuffer();
+    }
+    // The reference reads the gateway's own document.
+    const init = await (await fetch(`${stack.url}/assets/docs.js`)).text();
+    expect(init).toContain("url: '/openapi.json'");
+    expect((await fetch(`${stack.url}/docs/assets/index.html`)).status).toBe(404);
+  });
+});
