@@ -50,6 +50,12 @@ describe('session rebalancing across three connector processes', () => {
     return { proc, address, output, exited };
   };
 
+  /** Which process holds an account's lease, by the address it registered. */
+  const holderAddress = async (accountId: string) => {
+    const instance = await redis.get(`${env.REDIS_PREFIX}chatnet:lease:${accountId}`);
+    return instance ? redis.get(`${env.REDIS_PREFIX}chatnet:instance:${instance}`) : null;
+  };
+
   /** How many of the accounts each process holds (by the address it registered); `unheld` counts the rest. */
   const distribution = async (): Promise<Record<string, number>> => {
     const holders = await redis.mGet(ids.map((id) => `${env.REDIS_PREFIX}chatnet:lease:${id}`));
@@ -180,12 +186,25 @@ describe('session rebalancing across three connector processes', () => {
     expect(await distribution()).toEqual(exact);
     expect(await allLive()).toBe(true);
     await expectEachOnce(pusher.sent);
+
+    // A send arriving at A for an account the new process took over is carried out there (the peer path).
+    let onC: string | undefined;
+    for (const id of ids) if ((await holderAddress(id)) === c.address) onC ??= id;
+    const rpcA = connectorClient(a.address);
+    try {
+      const sent = await rpcA.SendChatMessage<{ chatnetMessageId: string }>(
+        { accountId: onC!, threadId: '5500000000000000001', threadType: 'user', content: 'after the move', contentType: 'text', clientMessageId: '' },
+        grpcCtx(user),
+      );
+      expect((await owner.get(`/sandbox/accounts/${onC}/sent`)).body.data[0]).toMatchObject({ chatnetMessageId: sent.chatnetMessageId, content: 'after the move' });
+    } finally {
+      rpcA.close();
+    }
   }, 60_000);
 
   it('a message for a connected account between two connections is kept by the network and delivered once when it reconnects', async () => {
     const id = ids[3];
-    const lease = await redis.get(`${env.REDIS_PREFIX}chatnet:lease:${id}`);
-    const holder = (await redis.get(`${env.REDIS_PREFIX}chatnet:instance:${lease}`))!;
+    const holder = (await holderAddress(id))!;
     // Hold every scan off the account for 2 s (a reconnect back-off), then close its session on the holder without changing its status.
     await redis.set(`${env.REDIS_PREFIX}chatnet:backoff:${id}`, '1', { PX: 2000 });
     const peer = connectorClient(holder, 'ConnectorPeerService');
