@@ -62,7 +62,8 @@ describe('session pool across two connector processes', () => {
     // The gateway talks to process B; process A is reached directly, as a second replica behind a balancer would be.
     // The proxy below is on a private address: allowed here, as an operator allows proxies on its own network.
     stack = await startStack({ env: { CONNECTOR_ADDR: `127.0.0.1:${portB}`, CONNECTOR_ALLOWED_PRIVATE_ADDRESSES: '10.0.0.9' } });
-    env = { ...stack.env, DATABASE_URL: db.url };
+    // Rebalancing off: this file pins which process holds which account (rebalance.test.ts covers the moves).
+    env = { ...stack.env, DATABASE_URL: db.url, REBALANCE_INTERVAL_MS: '0' };
     redis = createClient({ url: infra.redisUrl });
     redis.on('error', () => undefined);
     await redis.connect();

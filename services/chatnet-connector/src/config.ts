@@ -44,6 +44,12 @@ const Env = z.object({
   HEARTBEAT_MS: ms(3_000),
   /** How often an instance looks for accounts that should be live but that nobody holds. */
   SCAN_INTERVAL_MS: ms(3_000),
+  /**
+   * How often an instance holding more than its fair share of the live sessions hands one back so an
+   * instance under its share (one that just joined) takes it over: 0 turns rebalancing off. Moving N
+   * sessions takes about N times this (instances over their share move theirs in parallel).
+   */
+  REBALANCE_INTERVAL_MS: z.coerce.number().int().min(0).default(5_000),
   /** Wait after a dropped connection before reconnecting from session data (doubles on repeated failures). */
   RECONNECT_DELAY_MS: ms(2_000, 0),
   /** A restore that takes longer counts as failed. */

@@ -178,3 +178,12 @@ export async function uidTakenByOther(db: Queryable, orgId: string, id: string, 
   ]);
   return (rowCount ?? 0) > 0;
 }
+
+/** How many accounts should be live (the total the instances share out). */
+export async function countToKeepAlive(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: number }>({
+    name: 'chatnet_accounts_keep_alive_count',
+    text: 'SELECT count(*)::int AS n FROM chatnet_accounts WHERE keep_alive AND deleted_at IS NULL',
+  });
+  return rows[0].n;
+}

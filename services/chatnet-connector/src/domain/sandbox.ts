@@ -106,7 +106,7 @@ export async function inbound(
   // the database row nor the lease in Redis is read; the push goes straight to the local connection, like
   // the network pushing to the client it is connected to. Otherwise the full path below.
   const held = deps.sessions.isLive(req.id, ctx.orgId);
-  const row = held ? undefined : await loadAccount(deps, ctx.orgId, req.id);
+  let row = held ? undefined : await loadAccount(deps, ctx.orgId, req.id);
   const fromUid = text('fromUid', req.fromUid, 64, true);
   const content = req.content ?? '';
   if (!content.trim()) throw invalid('content', 'is required');
@@ -126,13 +126,26 @@ export async function inbound(
     contentType: text('contentType', req.contentType, 50) || 'text',
     sentAt: new Date().toISOString(),
   };
-  if (row) {
-    if (row.status !== 'connected') throw notLive('it is not connected');
-    await onHolder(deps, ctx.orgId, row.id, 'inbound', message, () => notLive());
-  } else {
-    await runLocal(deps, ctx.orgId, req.id, 'inbound', message);
+  if (!row) {
+    try {
+      await runLocal(deps, ctx.orgId, req.id, 'inbound', message);
+      return { accountId: req.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
+    } catch (err) {
+      // Handed to another instance since the check: take the full path.
+      if ((err as AppError).code !== 'account_not_live') throw err;
+      row = await loadAccount(deps, ctx.orgId, req.id);
+    }
   }
-  return { accountId: req.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
+  if (row.status !== 'connected') throw notLive('it is not connected');
+  try {
+    await onHolder(deps, ctx.orgId, row.id, 'inbound', message, () => notLive());
+  } catch (err) {
+    if ((err as AppError).code !== 'account_not_live') throw err;
+    // Connected, but its connection is down for a moment (moving to another instance, or being taken over
+    // after a crash): the network keeps the message for the next connection, as a real one would.
+    await deps.sandbox!.hold(row.id, { ...message, sentAt: new Date(message.sentAt) });
+  }
+  return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
 }
 
 /** At most this many message ids in one receipt (the sandbox keeps the last 200 sends of an account anyway). */

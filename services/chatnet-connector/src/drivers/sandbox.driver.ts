@@ -27,6 +27,10 @@ export interface SentRecord {
 }
 
 const SENT_KEEP = 200;
+/** Messages kept for an account with no live connection expire after a week, as a network's offline store would. */
+const HELD_TTL_S = 7 * 24 * 3600;
+/** How often the network looks for kept messages that a live connection here has not taken yet. */
+const HELD_SWEEP_MS = 1_000;
 
 /** A network-style numeric message id (the real network's ids are long decimal strings). */
 export function networkMessageId(): string {
@@ -44,11 +48,16 @@ export function networkUid(): string {
  * and a session restored on another instance after a takeover is still valid. Live connections and
  * pending QR logins exist only in the process holding them: control calls are routed to that instance
  * (the one holding the account's lease), exactly like a network pushing to a connected client.
+ *
+ * A message for an account whose connection is down for a moment (handed to another instance, taken
+ * over after a crash) is kept in Redis and handed to the account's next connection, as a real network
+ * delivers what arrived while the client was away: a move between instances loses nothing.
  */
 export class SandboxNetwork {
   private readonly p: string;
   private readonly pendingLogins = new Map<string, { token: string; scanned(profile: ChatnetProfile): void }>();
   private readonly sessions = new Map<string, SandboxSession>();
+  private sweepTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly redis: ConnectorRedis,
@@ -96,6 +105,52 @@ export class SandboxNetwork {
     return true;
   }
 
+  /**
+   * Keep a message for the account's next connection (nobody holds it live right now). A connection that
+   * opens meanwhile takes it at once if it is here, else at its network's next sweep.
+   */
+  async hold(accountId: string, message: InboundMessage): Promise<void> {
+    const key = this.heldKey(accountId);
+    await this.redis
+      .multi()
+      .rPush(key, JSON.stringify({ ...message, sentAt: message.sentAt.toISOString() }))
+      .expire(key, HELD_TTL_S)
+      .exec();
+    this.sessions.get(accountId)?.takeHeld();
+  }
+
+  /**
+   * Hand the kept messages to a live connection, oldest first. Each leaves the store only once the
+   * connector recorded it, and by value (LREM), so two connections draining at once (the old one of a
+   * stalled holder and the new one) never remove a message the other has not seen: the worst is the
+   * same message twice, which its derived event id makes one event.
+   */
+  async handOverHeld(accountId: string, session: SandboxSession): Promise<void> {
+    const key = this.heldKey(accountId);
+    for (;;) {
+      if (!session.isAlive()) return;
+      const raw = await this.redis.lIndex(key, 0);
+      if (raw === null) return;
+      const m = JSON.parse(raw) as Omit<InboundMessage, 'sentAt'> & { sentAt: string };
+      await session.receive({ ...m, sentAt: new Date(m.sentAt) });
+      await this.redis.lRem(key, 1, raw);
+    }
+  }
+
+  async heldCount(accountId: string): Promise<number> {
+    return this.redis.lLen(this.heldKey(accountId));
+  }
+
+  private heldKey(accountId: string): string {
+    return `${this.p}held:${accountId}`;
+  }
+
+  /** Stop the sweep (shutdown, after the sessions are closed). */
+  close(): void {
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
   async setFriends(uid: string, friends: Friend[]): Promise<void> {
     await this.redis.set(`${this.p}friends:${uid}`, JSON.stringify(friends));
   }
@@ -138,6 +193,11 @@ export class SandboxNetwork {
   attach(accountId: string, session: SandboxSession): void {
     this.sessions.get(accountId)?.cut({ reason: 'replaced', sessionExpired: false });
     this.sessions.set(accountId, session);
+    // A message kept just after this connection's first look would otherwise wait for the next one.
+    this.sweepTimer ??= setInterval(() => {
+      for (const s of this.sessions.values()) s.takeHeld();
+    }, HELD_SWEEP_MS).unref();
+    session.takeHeld();
   }
 
   detach(accountId: string, session: SandboxSession): void {
@@ -152,6 +212,8 @@ export class SandboxNetwork {
 
 class SandboxSession implements ChatnetSession {
   private alive = true;
+  private taking?: Promise<void>;
+  private takeAgain = false;
 
   constructor(
     private readonly network: SandboxNetwork,
@@ -186,6 +248,24 @@ class SandboxSession implements ChatnetSession {
   async disconnect(): Promise<void> {
     this.alive = false;
     this.network.detach(this.accountId, this);
+  }
+
+  /** Take the messages the network kept for this account; one pass at a time, another after if asked meanwhile. */
+  takeHeld(): void {
+    if (!this.alive) return;
+    if (this.taking) {
+      this.takeAgain = true;
+      return;
+    }
+    this.taking = (async () => {
+      do {
+        this.takeAgain = false;
+        await this.network.handOverHeld(this.accountId, this);
+      } while (this.takeAgain && this.alive);
+    })()
+      // A message the connector could not record stays kept: the next sweep hands it over again.
+      .catch(() => undefined)
+      .finally(() => (this.taking = undefined));
   }
 
   receive(message: InboundMessage): Promise<void> {
@@ -247,7 +327,9 @@ export class SandboxDriver implements ChatnetDriver {
     return new SandboxSession(this.network, opts.accountId, token, profile, opts.handlers);
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.network.close();
+  }
 }
 
 /** The value, or undefined when the time runs out or the signal aborts. */

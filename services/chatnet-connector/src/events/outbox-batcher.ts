@@ -54,6 +54,14 @@ export class OutboxBatcher {
   /** Write what is waiting and stop taking more (shutdown: after the sessions are closed). */
   async close(): Promise<void> {
     this.closed = true;
+    await this.flush();
+  }
+
+  /**
+   * Write everything handed in so far now, without waiting for the batch window; resolves once it is
+   * committed (a session handed to another instance: what it received is stored before the other starts).
+   */
+  async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     while (this.writing || this.waiting.length > 0) {

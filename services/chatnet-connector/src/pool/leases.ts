@@ -123,9 +123,27 @@ export class Leases {
     return this.redis.get(this.instanceKey(instanceId));
   }
 
-  /** Instances that heartbeated within a lease lifetime (this one included). */
-  async liveInstanceCount(): Promise<number> {
-    return this.redis.zCount(this.instancesKey, Date.now() - this.ttlMs, '+inf');
+  /** Ids of the instances that heartbeated within a lease lifetime (this one included). */
+  async liveInstances(): Promise<string[]> {
+    return this.redis.zRangeByScore(this.instancesKey, Date.now() - this.ttlMs, '+inf');
+  }
+
+  private handoffKey(accountId: string): string {
+    return `${this.p}handoff:${accountId}`;
+  }
+
+  /**
+   * Note that this instance is handing an account over to rebalance, for `ms`: until then its own scan
+   * leaves the account to the others instead of taking it straight back.
+   */
+  async markHandoff(accountId: string, ms: number): Promise<void> {
+    await this.redis.set(this.handoffKey(accountId), this.instanceId, { PX: ms });
+  }
+
+  /** Of many accounts, the instance handing each over (null = none). */
+  async handoffs(accountIds: string[]): Promise<Array<string | null>> {
+    if (accountIds.length === 0) return [];
+    return this.redis.mGet(accountIds.map((id) => this.handoffKey(id)));
   }
 
   /**

@@ -23,7 +23,9 @@ import {
 import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, qrEvent, seenEvent } from '../events/events';
 import type { OutboxBatcher } from '../events/outbox-batcher';
 import type { ConnectorRedis } from '../redis';
+import { fairShare } from './fair-share';
 import type { Leases, LiveInfo } from './leases';
+import { Rebalancer } from './rebalancer';
 
 type EntryState = 'qr_pending' | 'connecting' | 'connected';
 
@@ -76,8 +78,20 @@ export class SessionPool {
   private seenFree = new Set<string>();
   private stopped = false;
   private address = '';
+  private readonly rebalancer: Rebalancer;
 
-  constructor(private readonly o: PoolOptions) {}
+  constructor(private readonly o: PoolOptions) {
+    this.rebalancer = new Rebalancer({
+      sessions: this,
+      leases: o.leases,
+      pool: o.pool,
+      log: o.log,
+      intervalMs: o.config.REBALANCE_INTERVAL_MS,
+      // Long enough for the instances under their share to scan (and take it) first; after it the scans'
+      // usual fallback applies, so a session nobody else wants is not left offline.
+      handoffMarkMs: Math.max(o.config.LEASE_TTL_MS, 3 * o.config.SCAN_INTERVAL_MS),
+    });
+  }
 
   get instanceId(): string {
     return this.o.leases.instanceId;
@@ -89,6 +103,7 @@ export class SessionPool {
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.o.config.HEARTBEAT_MS);
     this.scanTimer = setInterval(() => this.scanSoon(), this.o.config.SCAN_INTERVAL_MS);
     this.scanSoon();
+    this.rebalancer.start();
   }
 
   /**
@@ -99,6 +114,7 @@ export class SessionPool {
     this.stopped = true;
     clearInterval(this.heartbeatTimer);
     clearInterval(this.scanTimer);
+    await this.rebalancer.stop();
     await Promise.allSettled([this.scanning, this.heartbeating]);
     await Promise.allSettled([...this.entries.keys()].map((id) => this.release(id, false)));
     await Promise.allSettled([...this.endings.values()]);
@@ -112,6 +128,23 @@ export class SessionPool {
 
   heldCount(): number {
     return this.entries.size;
+  }
+
+  /** The sessions this instance carries for balancing: live ones and reconnects, not pending QR logins (not counted as wanted yet). */
+  load(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.state !== 'qr_pending') n++;
+    return n;
+  }
+
+  /** The most recently connected live session here: the one rebalancing moves first (the longest-lived stay put). */
+  newestLive(): string | undefined {
+    let newest: Entry | undefined;
+    for (const e of this.entries.values()) {
+      if (e.state !== 'connected' || e.closing || !e.connectedAt) continue;
+      if (!newest || e.connectedAt > newest.connectedAt!) newest = e;
+    }
+    return newest?.accountId;
   }
 
   // ---------------------------------------------------------------- QR login
@@ -431,6 +464,25 @@ export class SessionPool {
     return true;
   }
 
+  /**
+   * Give a live session to another instance (rebalancing), without touching its stored status: mark the
+   * hand-over so this instance's scan leaves the account to the others, close the connection, write what
+   * it received to the outbox, and only then release the lease, so the instance that reconnects it from
+   * the session data starts after everything the old connection got is stored.
+   */
+  async handOff(accountId: string, markMs: number): Promise<boolean> {
+    const entry = this.entries.get(accountId);
+    if (this.stopped || !entry || entry.state !== 'connected' || entry.closing) return false;
+    await this.o.leases.markHandoff(accountId, markMs);
+    if (this.entries.get(accountId) !== entry || entry.closing) return false;
+    entry.closing = true;
+    this.entries.delete(accountId);
+    await entry.session?.disconnect().catch((err) => this.o.log.warn({ err, accountId }, 'closing a session failed'));
+    await this.o.news.flush().catch((err) => this.o.log.warn({ err, accountId }, 'writing the news of a handed-over session failed'));
+    await this.o.leases.release(accountId).catch(() => undefined);
+    return true;
+  }
+
   // ---------------------------------------------------------------- heartbeat and scan
 
   private heartbeat(): Promise<void> {
@@ -480,19 +532,26 @@ export class SessionPool {
       return;
     }
     const ids = candidates.map((r) => r.id);
-    const [holders, backoffs, instances] = await Promise.all([
+    const [holders, backoffs, handoffs, instances] = await Promise.all([
       this.o.leases.holders(ids),
       this.o.leases.backoffs(ids),
-      this.o.leases.liveInstanceCount(),
+      this.o.leases.handoffs(ids),
+      this.o.leases.liveInstances(),
     ]);
     const free = candidates.filter((_, i) => !holders[i] && !backoffs[i]);
-    // Fair share, so that instances started together spread the accounts; an account left free by the
-    // others for a whole scan is taken anyway (they may be full or dying).
-    const share = Math.ceil(wanted.length / Math.max(1, instances)) + 1;
-    let room = Math.max(0, share - this.entries.size);
+    const handedBy = new Map(ids.map((id, i) => [id, handoffs[i]]));
+    // Fair share, so that instances started together spread the accounts and the sessions handed over by
+    // rebalancing go to the instances under their share (one that just joined). An account left free by
+    // the others for a whole scan is taken anyway (they may be full or dying), except one being handed
+    // over: that waits for an instance with room until its hand-over mark lapses, and never goes back to
+    // the instance handing it over meanwhile.
+    const share = fairShare(wanted.length, instances, this.instanceId);
+    let room = Math.max(0, share - this.load());
     const pick: typeof free = [];
     for (const r of shuffle(free)) {
-      if (this.seenFree.has(r.id)) pick.push(r);
+      const handing = handedBy.get(r.id);
+      if (handing === this.instanceId) continue;
+      if (this.seenFree.has(r.id) && !handing) pick.push(r);
       else if (room > 0) {
         pick.push(r);
         room--;
