@@ -1,4 +1,4 @@
-import { iso, isoOrUndefined, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
+import { afterSql, iso, isoOrUndefined, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
 import { newestMatchesSql, Params, termMatchSql, walkNewest } from './message-search.repo';
 import { visibleSql } from './visibility.repo';
 
@@ -251,12 +251,32 @@ async function listSearch(db: Queryable, p: Params, cond: string, order: string,
 }
 
 /** Most recent first, for the public API. */
-export async function listRecent(db: Queryable, orgId: string, limit: number) {
-  const { rows } = await db.query<ConversationRow>(
-    `SELECT ${COLUMNS} FROM conversations c WHERE c.org_id = $1 ORDER BY c.last_message_at DESC NULLS LAST, c.id DESC LIMIT $2`,
-    [orgId, limit],
+/**
+ * A keyset page of the public list: last message descending (conversations without one last), or updatedAt
+ * ascending for incremental sync ("updated", with `updatedSince`).
+ */
+export async function listRecentAfter(
+  db: Queryable,
+  orgId: string,
+  limit: number,
+  k: Keyset,
+) {
+  const args: unknown[] = [orgId];
+  const arg = (v: unknown) => {
+    args.push(v);
+    return `$${args.length}`;
+  };
+  const where = ['c.org_id = $1'];
+  const updated = k.order === 'updated';
+  const col = updated ? 'c.updated_at' : 'c.last_message_at';
+  if (k.updatedSince) where.push(`c.updated_at >= ${arg(k.updatedSince)}`);
+  if (k.after) where.push(afterSql(col, 'c.id', updated ? 'ASC' : 'DESC', k.after, arg, !updated));
+  const order = updated ? 'c.updated_at, c.id' : 'c.last_message_at DESC NULLS LAST, c.id DESC';
+  const { rows } = await db.query<ConversationRow & { key_value: string | null }>(
+    `SELECT ${COLUMNS}, ${keyTimeSql(col)} AS key_value FROM conversations c WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${limit + 1}`,
+    args,
   );
-  return rows;
+  return keysetPage(rows, limit);
 }
 
 /**
