@@ -48,7 +48,17 @@ export const schemas: Record<string, Schema> = {
     assigneeId: nullable(str('the user of the organization who owns the conversation; null when unassigned')),
     contact: nullable(obj({ id: str(), fullName: str(), phone: str(), avatarUrl: nullable(str()) })),
   }),
-  Message: obj({ id: str(), senderType: str('contact, user, or system (public API, automation, campaign sends)'), senderName: str(), content: str(), contentType: str(), sentAt: dateTime, attachments: arr({ type: 'object' }) }),
+  Message: obj({
+    id: str(),
+    conversationId: str(),
+    senderType: str('contact, user, or system (public API, automation, campaign sends)'),
+    senderName: str(),
+    content: str(),
+    contentType: str(),
+    sentAt: dateTime,
+    status: str('delivery status: sent, or seen once the recipient read it'),
+    attachments: arr({ type: 'object' }),
+  }),
 };
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -66,13 +76,34 @@ export interface Endpoint {
 
 const limit = (def: number, max: number) => ({ name: 'limit', schema: { type: 'integer', minimum: 1, maximum: max, default: def }, description: `default ${def}, at most ${max}` });
 
+/** Every public list pages by cursor; `updatedSince` turns it into an incremental sync (see CURSORS). */
+const paging = (def: number, max: number, changedAt = 'updatedAt') => [
+  limit(def, max),
+  { name: 'cursor', schema: str(), description: 'nextCursor of the previous page, passed back exactly; omit for the first page' },
+  {
+    name: 'updatedSince',
+    schema: dateTime,
+    description: `only records whose ${changedAt} is at or after this ISO 8601 time; the list is then ordered by ${changedAt} ascending, then id`,
+  },
+];
+const nextCursor: Schema = nullable(str('pass as `cursor` for the next page; null on the last page'));
+
+/** How cursors behave, for the document's description. */
+const CURSORS =
+  'Lists page with an opaque `cursor`: each page returns `nextCursor` (null on the last page); pass it back as `cursor`, with the same filters, ' +
+  'for the next page. Pages neither overlap nor leave gaps. Without `updatedSince` a list keeps its usual order; with it the list is ordered by ' +
+  'updatedAt (messages: sentAt) ascending, then id, so an integrator can sync incrementally: page to the end, remember the largest updatedAt seen, and ' +
+  'next time ask for `updatedSince` a few seconds before it (a change committed late can carry a slightly earlier time). A record updated while ' +
+  'you page moves behind the cursor and appears again on a later page: that is its new change. A cursor only continues the list that returned ' +
+  'it (400 naming `cursor` otherwise, or when it was altered).';
+
 export const PUBLIC_ENDPOINTS: Endpoint[] = [
   {
     method: 'get',
     path: '/api/public/contacts',
     summary: 'List contacts (search by name, phone or email; filter by status)',
-    query: [{ name: 'search', schema: str(), description: 'name, phone or email' }, { name: 'status', schema: str(), description: 'contact status' }, limit(20, 100)],
-    success: { status: 200, schema: obj({ contacts: arr(ref('Contact')) }) },
+    query: [{ name: 'search', schema: str(), description: 'name, phone or email' }, { name: 'status', schema: str(), description: 'contact status' }, ...paging(20, 100)],
+    success: { status: 200, schema: obj({ contacts: arr(ref('Contact')), nextCursor }, ['contacts', 'nextCursor']) },
     errors: [400, 401, 429],
   },
   {
@@ -103,26 +134,38 @@ export const PUBLIC_ENDPOINTS: Endpoint[] = [
   {
     method: 'get',
     path: '/api/public/conversations',
-    summary: 'List conversations, most recent first',
-    query: [limit(20, 100)],
-    success: { status: 200, schema: obj({ conversations: arr(ref('Conversation')) }) },
+    summary: 'List conversations, most recent message first (with updatedSince: least recently changed first)',
+    query: paging(20, 100),
+    success: { status: 200, schema: obj({ conversations: arr(ref('Conversation')), nextCursor }, ['conversations', 'nextCursor']) },
     errors: [400, 401],
   },
   {
     method: 'get',
     path: '/api/public/conversations/{id}/messages',
-    summary: 'Messages of one conversation of the organization',
+    summary: 'Messages of one conversation of the organization, newest first (with updatedSince: oldest first)',
     pathParams: ['id'],
-    query: [limit(50, 200)],
-    success: { status: 200, schema: obj({ messages: arr(ref('Message')) }) },
+    query: paging(50, 200, 'sentAt'),
+    success: { status: 200, schema: obj({ messages: arr(ref('Message')), nextCursor }, ['messages', 'nextCursor']) },
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/public/messages/{id}',
+    summary: 'One message of the organization (e.g. the messageId a send returned)',
+    pathParams: ['id'],
+    success: { status: 200, schema: ref('Message') },
     errors: [400, 401, 404],
   },
   {
     method: 'get',
     path: '/api/public/appointments',
-    summary: 'Up to 100 appointments with contact information, filtered on appointmentDate',
-    query: [{ name: 'from', schema: { type: 'string', format: 'date' }, description: 'first appointmentDate (ISO date)' }, { name: 'to', schema: { type: 'string', format: 'date' }, description: 'last appointmentDate (ISO date)' }],
-    success: { status: 200, schema: obj({ appointments: arr(ref('Appointment')) }) },
+    summary: 'Appointments with contact information, filtered on appointmentDate, earliest first (with updatedSince: least recently changed first), up to 100 a page',
+    query: [
+      { name: 'from', schema: { type: 'string', format: 'date' }, description: 'first appointmentDate (ISO date)' },
+      { name: 'to', schema: { type: 'string', format: 'date' }, description: 'last appointmentDate (ISO date)' },
+      ...paging(100, 100),
+    ],
+    success: { status: 200, schema: obj({ appointments: arr(ref('Appointment')), nextCursor }, ['appointments', 'nextCursor']) },
     errors: [400, 401],
   },
   {
@@ -138,10 +181,22 @@ export const PUBLIC_ENDPOINTS: Endpoint[] = [
     path: '/api/public/messages/send',
     summary: 'Send a message through a connected chat-network account of the organization (send an Idempotency-Key header, or clientMessageId, so a retried request never sends twice)',
     body: obj(
-      { chatnetAccountId: str(), threadId: str(), content: str(), threadType: { type: 'string', enum: ['user', 'group'], default: 'user' } },
-      ['chatnetAccountId', 'threadId', 'content'],
+      {
+        chatnetAccountId: str('the account to send through (required, under this name or as zaloAccountId)'),
+        zaloAccountId: str('another name for chatnetAccountId; when both are sent they must be equal'),
+        threadId: str(),
+        content: str(),
+        threadType: { type: 'string', enum: ['user', 'group'], default: 'user' },
+      },
+      ['threadId', 'content'],
     ),
-    success: { status: 200, schema: obj({ success: { type: 'boolean', const: true } }) },
+    success: {
+      status: 200,
+      schema: obj(
+        { success: { type: 'boolean', const: true }, messageId: str('the stored message; read it with GET /api/public/messages/{id}'), status: str('delivery status as stored: sent') },
+        ['success', 'messageId', 'status'],
+      ),
+    },
     errors: [400, 401, 404, 409, 422, 429, 503],
   },
   {
@@ -228,6 +283,7 @@ export function openApiDocument(serverUrl = '/'): Schema {
         'Webhooks are signed per Standard Webhooks: headers `webhook-id`, `webhook-timestamp`, `webhook-signature` ' +
         '(`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed by the base64-decoded part of a `whsec_` secret, ' +
         'or by the UTF-8 bytes of a secret you typed yourself: 16 to 128 printable characters not starting with `whsec_`). ' +
+        `${CURSORS} ` +
         `Events: ${WEBHOOK_EVENTS.map((w) => w.name).join(', ')}.`,
     },
     servers: [{ url: serverUrl }],
