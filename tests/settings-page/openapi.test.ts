@@ -36,8 +36,27 @@ describe('GET /api/public/openapi.json', () => {
         'GET /api/public/appointments',
         'POST /api/public/appointments',
         'POST /api/public/messages/send',
+        'GET /api/public/messages/{id}',
       ]),
     );
+  });
+
+  it('shows cursor, updatedSince and nextCursor on every public list, and the send response', async () => {
+    const doc = (await client(stack.url).get('/api/public/openapi.json')).body;
+    const lists = { '/api/public/contacts': 'contacts', '/api/public/appointments': 'appointments', '/api/public/conversations': 'conversations', '/api/public/conversations/{id}/messages': 'messages' };
+    for (const [path, key] of Object.entries(lists)) {
+      const op = doc.paths[path].get;
+      expect([path, op.parameters.map((p: { name: string }) => p.name)]).toEqual([path, expect.arrayContaining(['limit', 'cursor', 'updatedSince'])]);
+      const body = op.responses['200'].content['application/json'].schema;
+      expect([path, Object.keys(body.properties).sort()]).toEqual([path, [key, 'nextCursor'].sort()]);
+      expect(body.properties.nextCursor.type).toEqual(['string', 'null']);
+    }
+    const send = doc.paths['/api/public/messages/send'].post;
+    expect(Object.keys(send.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['messageId', 'status', 'success']);
+    expect(Object.keys(send.requestBody.content['application/json'].schema.properties)).toEqual(expect.arrayContaining(['chatnetAccountId', 'zaloAccountId']));
+    expect(doc.paths['/api/public/messages/{id}'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Message' });
+    expect(Object.keys(doc.components.schemas.Message.properties)).toEqual(expect.arrayContaining(['conversationId', 'status']));
+    expect(doc.info.description).toContain('nextCursor');
   });
 
   it('documents exactly the events the webhooks service accepts', async () => {

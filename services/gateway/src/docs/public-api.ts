@@ -47,6 +47,7 @@ export const schemas: Record<string, Schema> = {
     isReplied: { type: 'boolean' },
     assigneeId: nullable(str('the user of the organization who owns the conversation; null when unassigned')),
     contact: nullable(obj({ id: str(), fullName: str(), phone: str(), avatarUrl: nullable(str()) })),
+    updatedAt: { ...dateTime, description: 'the last change: a message, a read, its status, assignee or contact' },
   }),
   Message: obj({
     id: str(),

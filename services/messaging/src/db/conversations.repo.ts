@@ -27,6 +27,8 @@ export interface ConversationRow {
   last_message_at: Date | null;
   last_activity_at: Date;
   created_at: Date;
+  /** Moved by a trigger on every change of the row (migration 012). */
+  updated_at: Date;
   assignee_id: string | null;
   team_id: string | null;
   snoozed_until: Date | null;
@@ -36,7 +38,7 @@ export interface ConversationRow {
 const COLUMNS = `c.id, c.org_id, c.chatnet_account_id, c.thread_type, c.thread_id, c.contact_id, c.contact_chatnet_uid,
   c.contact_name, c.contact_avatar, c.contact_phone, c.status, c.message_count, c.unread_count, c.unreplied_count,
   c.last_message_id, c.last_message_content, c.last_message_content_type, c.last_message_sender_name, c.last_message_at,
-  c.last_activity_at, c.created_at, c.assignee_id, c.team_id, c.snoozed_until`;
+  c.last_activity_at, c.created_at, c.updated_at, c.assignee_id, c.team_id, c.snoozed_until`;
 const FOLDERS = `COALESCE((SELECT array_agg(f.folder_id::text ORDER BY f.added_at) FROM conversation_folders f WHERE f.conversation_id = c.id), '{}') AS folder_ids`;
 
 /** The internal API's Conversation. */
@@ -89,6 +91,7 @@ export function toPublicConversation(r: ConversationRow) {
       ? { id: r.contact_id, fullName: r.contact_name, phone: r.contact_phone, avatarUrl: r.contact_avatar || undefined }
       : undefined,
     assigneeId: r.assignee_id ?? undefined,
+    updatedAt: iso(r.updated_at),
   };
 }
 
