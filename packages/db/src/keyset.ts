@@ -33,7 +33,8 @@ export function isKeysetPosition(p: KeysetPosition, nullable = false): boolean {
   if (p.value === '') return nullable;
   if (!KEY_TIME.test(p.value)) return false;
   const t = Date.parse(p.value);
-  return !Number.isNaN(t) && new Date(t).getUTCFullYear() >= 1;
+  // The round trip refuses days a month does not have (JavaScript rolls 02-30 over; PostgreSQL would fail).
+  return !Number.isNaN(t) && new Date(t).getUTCFullYear() >= 1 && new Date(t).toISOString().slice(0, 19) === p.value.slice(0, 19);
 }
 
 /** SQL giving a timestamptz column as a position value (microsecond ISO UTC text; NULL stays NULL). */
