@@ -14,7 +14,7 @@ export async function pageThrough(
   let cursor: string | null = null;
   const sep = path.includes('?') ? '&' : '?';
   do {
-    const res = await api.get(cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path);
+    const res: { status: number; body: any } = await api.get(cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path);
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
     expect(Object.keys(res.body)).toEqual(expect.arrayContaining([key, 'nextCursor']));
     pages.push(res.body[key].map((r: { id: string }) => r.id));

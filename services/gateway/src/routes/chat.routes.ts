@@ -93,7 +93,7 @@ const Send = z
   })
   .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required' });
 
-// zaloAccountId is the spec's name for chatnetAccountId (the network the product started on): either is accepted.
+// The spec's send body names the account zaloAccountId, the rest of the API chatnetAccountId: either is accepted.
 const PublicSend = z
   .object({
     chatnetAccountId: s.requiredText(100).optional(),
