@@ -188,7 +188,7 @@ describe('appointments and the public API', () => {
       await Promise.all(Array.from({ length: 22 }, (_, i) => pub.post('/api/public/contacts', { fullName: `Lead Number ${i}` })));
       const def = await pub.get('/api/public/contacts');
       expect(def.status).toBe(200);
-      expect(Object.keys(def.body)).toEqual(['contacts']);
+      expect(Object.keys(def.body)).toEqual(['contacts', 'nextCursor']);
       expect(def.body.contacts).toHaveLength(20);
       expect(def.body.contacts[0]).toEqual({
         id: expect.any(String), fullName: expect.any(String), phone: expect.any(String), email: expect.any(String), source: expect.any(String),

@@ -99,6 +99,9 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     const sent = await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-contract', content: 'Yes, we are here' }, { 'idempotency-key': 'contract-1' });
     expect(sent.status).toBe(200);
     conforms('POST', '/api/public/messages/send', sent);
+    // The message a send answers with is read back, and another id is 404.
+    conforms('GET', '/api/public/messages/{id}', await a.pub.get(`/api/public/messages/${sent.body.messageId}`));
+    conforms('GET', '/api/public/messages/{id}', await a.pub.get('/api/public/messages/00000000-0000-4000-8000-000000000000'));
     conforms('POST', '/api/public/messages/send', await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-contract' }));
     conforms('POST', '/api/public/messages/send', await a.pub.post('/api/public/messages/send', { chatnetAccountId: '00000000-0000-4000-8000-000000000000', threadId: 'x', content: 'hi' }));
   });

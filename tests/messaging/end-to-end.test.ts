@@ -92,7 +92,7 @@ describe('chat end to end: sandbox network → connector → messaging → gatew
     expect(internal.body.status).toBe('sent');
     const pub = await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-e2e', content: 'Order #7 confirmed' });
     expect(pub.status).toBe(200);
-    expect(pub.body).toEqual({ success: true });
+    expect(pub.body).toEqual({ success: true, messageId: expect.any(String), status: 'sent' });
     // A retried request with the same key does not send again.
     expect((await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: 'Yes, in 2 days' }, { 'idempotency-key': 'e2e-1' })).status).toBe(201);
 

@@ -334,6 +334,7 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       isReplied: false,
       assigneeId: null,
       contact: { id: contact.id, fullName: 'Lan Nguyen', phone: '', avatarUrl: 'https://cdn.example/lan.png' },
+      updatedAt: expect.any(String),
     });
     for (let i = 0; i < 22; i++) await bus.inbound(a.orgId, { accountId: accountA, fromUid: `uid-many-${i}`, fromName: `Many ${i}` });
     await eventually(async () => (await a.owner.get('/api/v1/conversations/counts')).body.total === 26);
@@ -358,6 +359,8 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       contentType: 'text',
       sentAt: expect.any(String),
       attachments: [],
+      conversationId: chatty.id,
+      status: 'sent',
     });
     expect((await a.pub.get(`/api/public/conversations/${chatty.id}/messages?limit=1000`)).body.messages).toHaveLength(200);
     expect((await a.pub.get('/api/public/conversations/not-a-uuid/messages')).status).toBe(404);

@@ -224,11 +224,11 @@ describe('sending: one pipeline with governor and idempotency', () => {
     expect(sent.data).toEqual(expect.objectContaining({ source: 'automation', sentByUserId: null }));
   });
 
-  it('POST /api/public/messages/send: 200 {success:true}; the conversation is created for a new thread', async () => {
+  it('POST /api/public/messages/send: 200 {success, messageId, status}; the conversation is created for a new thread', async () => {
     const accountId = connector.account(a.orgId);
     const res = await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-new-lead', content: 'Hello from our shop' });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true });
+    expect(res.body).toEqual({ success: true, messageId: expect.any(String), status: 'sent' });
     expect(sentTo(accountId)).toEqual([expect.objectContaining({ threadId: 'uid-new-lead', threadType: 'user', content: 'Hello from our shop' })]);
     const conv = await eventually(async () => (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}`)).body.data[0]);
     expect(conv).toEqual(expect.objectContaining({ threadId: 'uid-new-lead', type: 'user', messageCount: 1, unreadCount: 0, contactId: expect.any(String) }));

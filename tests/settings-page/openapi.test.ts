@@ -38,11 +38,30 @@ describe('GET /api/public/openapi.json', () => {
         'POST /api/public/appointments',
         'POST /api/public/messages/send',
         'GET /api/public/whoami',
+        'GET /api/public/messages/{id}',
       ]),
     );
     // The same source: each public operation is, word for word, the one in the gateway's whole document.
     const whole = (await client(stack.url).get('/openapi.json')).body;
     for (const [p, item] of Object.entries(res.body.paths as Record<string, object>)) expect(item).toEqual(whole.paths[p]);
+  });
+
+  it('shows cursor, updatedSince and nextCursor on every public list, and the send response', async () => {
+    const doc = (await client(stack.url).get('/api/public/openapi.json')).body;
+    const lists = { '/api/public/contacts': 'contacts', '/api/public/appointments': 'appointments', '/api/public/conversations': 'conversations', '/api/public/conversations/{id}/messages': 'messages' };
+    for (const [path, key] of Object.entries(lists)) {
+      const op = doc.paths[path].get;
+      expect([path, op.parameters.map((p: { name: string }) => p.name)]).toEqual([path, expect.arrayContaining(['limit', 'cursor', 'updatedSince'])]);
+      const body = op.responses['200'].content['application/json'].schema;
+      expect([path, Object.keys(body.properties).sort()]).toEqual([path, [key, 'nextCursor'].sort()]);
+      expect(body.properties.nextCursor.type).toEqual(['string', 'null']);
+    }
+    const send = doc.paths['/api/public/messages/send'].post;
+    expect(Object.keys(send.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['messageId', 'status', 'success']);
+    expect(Object.keys(send.requestBody.content['application/json'].schema.properties)).toEqual(expect.arrayContaining(['chatnetAccountId', 'zaloAccountId']));
+    const message = doc.paths['/api/public/messages/{id}'].get.responses['200'].content['application/json'].schema;
+    expect(Object.keys(message.properties)).toEqual(expect.arrayContaining(['id', 'conversationId', 'content', 'sentAt', 'status', 'senderType']));
+    expect(doc.info.description).toContain('nextCursor');
   });
 
   it('documents exactly the events the webhooks service accepts', async () => {

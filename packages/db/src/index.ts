@@ -156,3 +156,5 @@ export function isoOrUndefined(value: Date | string | null | undefined): string 
 }
 export { ClaimLoop } from './claim-loop';
 export type { ClaimLoopOptions } from './claim-loop';
+export { afterSql, isKeysetPosition, keysetPage, keyTimeSql, readKeyset } from './keyset';
+export type { Keyset, KeysetPosition, KeysetRequest } from './keyset';

@@ -1,4 +1,4 @@
-import { iso, offsetOf, pagination, Pool, Queryable } from '@crm/db';
+import { afterSql, iso, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, Pool, Queryable } from '@crm/db';
 import { contactIdVisibleSql } from './visibility.repo';
 
 export interface AppointmentRow {
@@ -20,9 +20,10 @@ export interface AppointmentRow {
   contact_email: string;
 }
 
-const SELECT = `SELECT a.id, a.contact_id, a.title, a.description, a.scheduled_at, a.duration, a.type, a.location, a.assigned_user_id,
-  a.status, a.notes, a.created_at, a.updated_at, c.name AS contact_name, c.phone AS contact_phone, c.email AS contact_email
-  FROM appointments a JOIN contacts c ON c.id = a.contact_id`;
+const FIELDS = `a.id, a.contact_id, a.title, a.description, a.scheduled_at, a.duration, a.type, a.location, a.assigned_user_id,
+  a.status, a.notes, a.created_at, a.updated_at, c.name AS contact_name, c.phone AS contact_phone, c.email AS contact_email`;
+const FROM = 'FROM appointments a JOIN contacts c ON c.id = a.contact_id';
+const SELECT = `SELECT ${FIELDS} ${FROM}`;
 
 export function toAppointment(r: AppointmentRow) {
   return {
@@ -130,8 +131,8 @@ export interface AppointmentFilter {
   viewer?: string;
 }
 
-/** Earliest first: an appointment list is an agenda. */
-export async function listAppointments(pool: Pool, orgId: string, f: AppointmentFilter) {
+/** The WHERE conditions of a filter (the first is the org) and their parameters; `arg` adds one more. */
+function appointmentWhere(orgId: string, f: Omit<AppointmentFilter, 'page' | 'limit'>) {
   const where = ['a.org_id = $1'];
   const args: unknown[] = [orgId];
   const arg = (v: unknown) => {
@@ -143,11 +144,39 @@ export async function listAppointments(pool: Pool, orgId: string, f: Appointment
   if (f.dateFrom) where.push(`a.scheduled_at >= ${arg(f.dateFrom)}`);
   if (f.dateTo) where.push(`a.scheduled_at < ${arg(f.dateTo)}`);
   if (f.viewer) where.push(contactIdVisibleSql('a.contact_id', `${arg(f.viewer)}::uuid`));
+  return { where, args, arg };
+}
+
+/** Earliest first: an appointment list is an agenda. */
+export async function listAppointments(pool: Pool, orgId: string, f: AppointmentFilter) {
+  const { where, args } = appointmentWhere(orgId, f);
   const whereSql = where.join(' AND ');
   const page = pool.query<AppointmentRow>(`${SELECT} WHERE ${whereSql} ORDER BY a.scheduled_at, a.id LIMIT ${f.limit} OFFSET ${offsetOf(f)}`, args);
   const count = f.skipTotal ? undefined : pool.query<{ n: number }>(`SELECT count(*) AS n FROM appointments a WHERE ${whereSql}`, args);
   const [rows, total] = await Promise.all([page, count]);
   return { data: rows.rows.map(toAppointment), pagination: pagination(f, total ? total.rows[0].n : rows.rows.length) };
+}
+
+/**
+ * A keyset page (the public API's cursors): scheduledAt ascending (the agenda), or updatedAt ascending for
+ * incremental sync ("updated", with `updatedSince`).
+ */
+export async function listAppointmentsAfter(
+  pool: Pool,
+  orgId: string,
+  f: Omit<AppointmentFilter, 'page'>,
+  k: Keyset,
+) {
+  const { where, args, arg } = appointmentWhere(orgId, f);
+  const col = k.order === 'updated' ? 'a.updated_at' : 'a.scheduled_at';
+  if (k.updatedSince) where.push(`a.updated_at >= ${arg(k.updatedSince)}`);
+  if (k.after) where.push(afterSql(col, 'a.id', 'ASC', k.after, arg));
+  const { rows } = await pool.query<AppointmentRow & { key_value: string }>(
+    `SELECT ${FIELDS}, ${keyTimeSql(col)} AS key_value ${FROM} WHERE ${where.join(' AND ')} ORDER BY ${col}, a.id LIMIT ${f.limit + 1}`,
+    args,
+  );
+  const page = keysetPage(rows, f.limit);
+  return { data: page.rows.map(toAppointment), next: page.next };
 }
 
 /** For the contact detail: most recent (latest scheduledAt) first. */

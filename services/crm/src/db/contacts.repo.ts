@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { iso, offsetOf, pagination, Pool, Queryable } from '@crm/db';
+import { afterSql, iso, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, Pool, Queryable } from '@crm/db';
 import type { PhoneSearch } from '../domain/phone';
 import type { TotalCache } from './total-cache';
 import { contactVisibleSql } from './visibility.repo';
@@ -292,11 +292,8 @@ const ORG_TOTAL = {
   text: 'SELECT COALESCE(sum(delta), 0)::int AS n FROM contact_count_deltas WHERE org_id = $1',
 };
 
-/**
- * The filtered page (with each contact's friends, in one query) and its total, side by side on two
- * connections. An unfiltered total comes from the per-org counter instead of counting rows.
- */
-export async function listContacts(pool: Pool, orgId: string, f: ContactFilter, cache?: TotalCache) {
+/** The WHERE conditions of a filter (the first is the org) and their parameters; `arg` adds one more. */
+function contactWhere(orgId: string, f: Omit<ContactFilter, 'page' | 'limit' | 'sortBy' | 'direction'>) {
   const where = ['org_id = $1'];
   const args: unknown[] = [orgId];
   const arg = (v: unknown) => {
@@ -327,6 +324,15 @@ export async function listContacts(pool: Pool, orgId: string, f: ContactFilter, 
   if (f.dateTo) where.push(`last_activity < ${arg(f.dateTo)}`);
   if (f.tag) where.push(`tags @> ARRAY[${arg(f.tag)}]::text[]`);
   if (f.viewer) where.push(contactVisibleSql(`${arg(f.viewer)}::uuid`));
+  return { where, args, arg };
+}
+
+/**
+ * The filtered page (with each contact's friends, in one query) and its total, side by side on two
+ * connections. An unfiltered total comes from the per-org counter instead of counting rows.
+ */
+export async function listContacts(pool: Pool, orgId: string, f: ContactFilter, cache?: TotalCache) {
+  const { where, args } = contactWhere(orgId, f);
   // A visible total changes with assignments, which the org's contact count (the cache's check) does not see.
   if (f.viewer) cache = undefined;
   const whereSql = where.join(' AND ');
@@ -368,6 +374,28 @@ export async function listContacts(pool: Pool, orgId: string, f: ContactFilter, 
   if (key && now !== undefined) cache!.offer(key, total, now);
   const rows = total > DENSE ? await plainPage(pool, whereSql, args, col, dir, f, true) : (await matchedPage(pool, whereSql, args, col, dir, f)).rows;
   return { rows, pagination: pagination(f, total) };
+}
+
+/**
+ * A keyset page (the public API's cursors): lastActivity descending (the list's usual order), or updatedAt
+ * ascending for incremental sync ("updated", with `updatedSince`). Friends are not read: the public shape has none.
+ */
+export async function listContactsAfter(
+  pool: Pool,
+  orgId: string,
+  f: Omit<ContactFilter, 'page' | 'sortBy' | 'direction'>,
+  k: Keyset,
+) {
+  const { where, arg, args } = contactWhere(orgId, f);
+  const [col, dir] = k.order === 'updated' ? (['updated_at', 'ASC'] as const) : (['last_activity', 'DESC'] as const);
+  if (k.updatedSince) where.push(`updated_at >= ${arg(k.updatedSince)}`);
+  if (k.after) where.push(afterSql(col, 'id', dir, k.after, arg));
+  const { rows } = await pool.query<ContactRow & { key_value: string }>(
+    `SELECT ${COLUMNS}, ${keyTimeSql(col)} AS key_value FROM contacts WHERE ${where.join(' AND ')}
+     ORDER BY ${col} ${dir}, id ${dir} LIMIT ${f.limit + 1}`,
+    args,
+  );
+  return keysetPage(rows, f.limit);
 }
 
 /** Above this many matches a page walks the sort index; at or below it the matches are collected and sorted. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
-import { withTransaction } from '@crm/db';
+import { type KeysetRequest, readKeyset, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
 import { recordActivity } from '../db/activities.repo';
@@ -48,7 +48,7 @@ export async function get(deps: Deps, ctx: CallContext, id: string) {
 export async function list(
   deps: Deps,
   ctx: CallContext,
-  req: { page: number; limit: number; status?: string; contactId?: string; dateFrom?: string; dateTo?: string; skipTotal?: boolean },
+  req: { page: number; limit: number; status?: string; contactId?: string; dateFrom?: string; dateTo?: string; skipTotal?: boolean; keyset?: KeysetRequest | null },
 ) {
   const orgId = requireOrg(ctx);
   const f: repo.AppointmentFilter = {
@@ -62,6 +62,7 @@ export async function list(
   if (req.dateFrom) f.dateFrom = isoTimestamp(req.dateFrom, 'dateFrom');
   if (req.dateTo) f.dateTo = isoTimestamp(req.dateTo, 'dateTo');
   if (f.dateFrom && f.dateTo && f.dateFrom > f.dateTo) throw invalid('dateTo', 'must not be before dateFrom');
+  if (req.keyset) return repo.listAppointmentsAfter(deps.pool, orgId, f, readKeyset(req.keyset, invalid));
   return repo.listAppointments(deps.pool, orgId, f);
 }
 

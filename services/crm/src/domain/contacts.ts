@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
-import { withTransaction } from '@crm/db';
+import { type KeysetRequest, readKeyset, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
 import { recordActivity, activitiesOf } from '../db/activities.repo';
@@ -97,6 +97,7 @@ export interface ListRequest {
   direction?: string;
   tag?: string;
   skipTotal?: boolean;
+  keyset?: KeysetRequest | null;
 }
 
 export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
@@ -131,6 +132,10 @@ export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
   if (viewer) f.viewer = viewer;
   // Thread types are only ever recorded with a chat-network identity, so these can match nothing.
   if (f.threadType && (f.hasChatnet === 'false' || f.hasChatnet === 'unknown')) return { data: [], pagination: { total: 0, page: f.page, limit: f.limit, pages: 0 } };
+  if (req.keyset) {
+    const page = await repo.listContactsAfter(deps.pool, orgId, f, readKeyset(req.keyset, invalid));
+    return { data: page.rows.map((r) => repo.toContact(r)), next: page.next };
+  }
   const { rows, pagination } = await repo.listContacts(deps.pool, orgId, f, deps.totals);
   return { data: rows.map((r) => repo.toContact(r, r.friends)), pagination };
 }

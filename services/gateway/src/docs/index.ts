@@ -24,6 +24,15 @@ const WEBHOOKS_TEXT =
   'or by the UTF-8 bytes of a secret you typed yourself: 16 to 128 printable characters not starting with `whsec_`). ' +
   `Events: ${WEBHOOK_EVENTS.map((w) => w.name).join(', ')}.`;
 
+/** How cursors behave, for the documents' descriptions. */
+const CURSORS_TEXT =
+  'Public lists page with an opaque `cursor`: each page returns `nextCursor` (null on the last page); pass it back as `cursor`, with the same filters, ' +
+  'for the next page. Pages neither overlap nor leave gaps. Without `updatedSince` a list keeps its usual order; with it the list is ordered by ' +
+  'updatedAt (messages: sentAt) ascending, then id, so an integrator can sync incrementally: page to the end, remember the largest updatedAt seen, and ' +
+  'next time ask for `updatedSince` a few seconds before it (a change committed late can carry a slightly earlier time). A record updated while ' +
+  'you page moves behind the cursor and appears again on a later page: that is its new change. A cursor only continues the list that returned ' +
+  'it (400 naming `cursor` otherwise, or when it was altered). ';
+
 /** Everything the gateway serves: the web app's API (bearer JWT), the public API (X-API-Key), sandbox control. */
 export function gatewayDocument(ops: Operation[], serverUrl: string) {
   return openApiDocument(ops, {
@@ -33,6 +42,7 @@ export function gatewayDocument(ops: Operation[], serverUrl: string) {
       'The internal API under /api/v1 takes `Authorization: Bearer <access token>` (from POST /api/v1/auth/login); ' +
       'the public API under /api/public takes the `X-API-Key` header (generate the key on the API & webhook settings page). ' +
       'Every error answers `{error: {code, message, details?}, requestId}`. ' +
+      CURSORS_TEXT +
       WEBHOOKS_TEXT,
   });
 }
@@ -44,7 +54,7 @@ export function publicDocument(ops: Operation[], serverUrl: string) {
     {
       title: 'Messaging CRM public API',
       serverUrl,
-      description: 'Authenticate every call with the `X-API-Key` header (generate the key on the API & webhook settings page). ' + WEBHOOKS_TEXT,
+      description: 'Authenticate every call with the `X-API-Key` header (generate the key on the API & webhook settings page). ' + CURSORS_TEXT + WEBHOOKS_TEXT,
     },
   );
 }

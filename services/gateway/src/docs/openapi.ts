@@ -62,6 +62,17 @@ function parameters(op: Operation): Json[] {
   if (op.paging) {
     if (!op.paging.limitOnly) out.push({ name: 'page', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } });
     out.push({ name: 'limit', in: 'query', required: false, description: `default ${op.paging.limit}, at most ${op.paging.max}`, schema: { type: 'integer', minimum: 1, maximum: op.paging.max, default: op.paging.limit } });
+    if (op.paging.cursor) {
+      const at = op.paging.cursor;
+      out.push({ name: 'cursor', in: 'query', required: false, description: 'nextCursor of the previous page, passed back exactly; omit for the first page', schema: { type: 'string' } });
+      out.push({
+        name: 'updatedSince',
+        in: 'query',
+        required: false,
+        description: `only records whose ${at} is at or after this ISO 8601 time; the list is then ordered by ${at} ascending, then id`,
+        schema: { type: 'string', format: 'date-time' },
+      });
+    }
   }
   if (op.query) {
     const q = jsonSchema(op.query, 'input') as { properties?: Record<string, Json>; required?: string[] };

@@ -24,7 +24,11 @@ export interface Operation {
   /** The same zod object the handler passes to `query(req, schema)`. */
   query?: z.ZodObject;
   /** `pageParams(req, default, max)`: page and limit query parameters (`limitOnly`: the route reads only limit). */
-  paging?: { limit: number; max: number; limitOnly?: boolean };
+  /**
+   * page/limit query parameters; `cursor`: the list also pages by opaque cursor and takes `updatedSince`, which
+   * filters and orders on the named field (http/cursor.ts).
+   */
+  paging?: { limit: number; max: number; limitOnly?: boolean; cursor?: 'updatedAt' | 'sentAt' };
   /** The same zod schema the handler passes to `body(req, schema)`; 'binary' for a streamed upload. */
   body?: z.ZodType | 'binary';
   /** Request headers the route reads (e.g. Idempotency-Key). */

@@ -5,6 +5,7 @@ import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { streamProxy } from '../http/stream-proxy';
+import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
 import { body, dateRange, pageParams, parseDateOrTime, query, s } from '../http/validate';
 
 const id = () => z.string().trim().uuid('must be an id');
@@ -92,14 +93,23 @@ export const Send = z
   })
   .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required' });
 
-export const PublicSend = z.object({
-  chatnetAccountId: s.requiredText(100),
-  threadId: s.requiredText(200),
-  content: z.string({ error: 'is required' }).max(20_000, 'must be at most 20000 characters').refine((v) => v.trim() !== '', 'is required'),
-  threadType: s.enumOf(['user', 'group'] as const).default('user'),
-  contentType: z.string().trim().max(50).default('text'),
-  clientMessageId: idempotencyKey.optional(),
-});
+// The spec's send body names the account zaloAccountId, the rest of the API chatnetAccountId: either is accepted.
+export const PublicSend = z
+  .object({
+    chatnetAccountId: s.requiredText(100).optional(),
+    zaloAccountId: s.requiredText(100).optional(),
+    threadId: s.requiredText(200),
+    content: z.string({ error: 'is required' }).max(20_000, 'must be at most 20000 characters').refine((v) => v.trim() !== '', 'is required'),
+    threadType: s.enumOf(['user', 'group'] as const).default('user'),
+    contentType: z.string().trim().max(50).default('text'),
+    clientMessageId: idempotencyKey.optional(),
+  })
+  .refine((b) => b.chatnetAccountId !== undefined || b.zaloAccountId !== undefined, { path: ['chatnetAccountId'], message: 'is required (or zaloAccountId, its other name)' })
+  .refine((b) => b.chatnetAccountId === undefined || b.zaloAccountId === undefined || b.chatnetAccountId === b.zaloAccountId, {
+    path: ['zaloAccountId'],
+    message: 'differs from chatnetAccountId; both name the same account, send one',
+  })
+  .transform(({ zaloAccountId, ...b }) => ({ ...b, chatnetAccountId: (b.chatnetAccountId ?? zaloAccountId)! }));
 
 export const Flags = z
   .object({ isRead: z.boolean({ error: 'must be true or false' }).optional(), isReplied: z.boolean({ error: 'must be true or false' }).optional() })
@@ -273,16 +283,24 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
 
   const pub = Router();
   pub.get('/conversations', async (req, res) => {
-    const out = await messaging().ListPublicConversations({ limit: pageParams(req, 20, 100).limit }, ctxOf(req, res));
-    res.json({ conversations: out.conversations.map(publicConversationOut) });
+    const { limit, keyset } = publicPage(req, CURSOR_LISTS.conversations, 20, 100);
+    const out = await messaging().ListPublicConversations({ limit, keyset }, ctxOf(req, res));
+    res.json({ conversations: out.conversations.map(publicConversationOut), nextCursor: nextCursor(CURSOR_LISTS.conversations, keyset, out.next) });
   });
   pub.get('/conversations/:id/messages', async (req, res) => {
-    const out = await messaging().ListPublicMessages({ conversationId: req.params.id, limit: pageParams(req, 50, 200).limit }, ctxOf(req, res));
-    res.json({ messages: out.messages });
+    const { limit, keyset } = publicPage(req, CURSOR_LISTS.messages, 50, 200);
+    const out = await messaging().ListPublicMessages({ conversationId: req.params.id, limit, keyset }, ctxOf(req, res));
+    res.json({ messages: out.messages, nextCursor: nextCursor(CURSOR_LISTS.messages, keyset, out.next) });
+  });
+  pub.get('/messages/:id', async (req, res) => {
+    // A malformed id is the caller's mistake (400); a well-formed unknown or another org's one is 404 from messaging.
+    const messageId = id().safeParse(req.params.id);
+    if (!messageId.success) throw badRequest([{ field: 'id', message: 'must be a message id' }]);
+    res.json(await messaging().GetPublicMessage({ id: messageId.data }, ctxOf(req, res)));
   });
   pub.post('/messages/send', async (req, res) => {
     const b = body(req, PublicSend);
-    await messaging().SendToThread(
+    const sent = await messaging().SendToThread(
       {
         chatnetAccountId: b.chatnetAccountId,
         threadId: b.threadId,
@@ -294,7 +312,9 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
       },
       ctxOf(req, res),
     );
-    res.json({ success: true });
+    // The stored message's id and delivery status (sent; seen later): GET /api/public/messages/:id reads it back.
+    const m = sentOut(res, sent);
+    res.json({ success: true, messageId: m.id, status: m.status });
   });
 
   // Attachment bytes stream through: authenticated here (bearer, with its rate limit), then proxied to

@@ -4,6 +4,7 @@ import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest, HttpError } from '../http/errors';
 import { ctxOf } from '../http/principal';
+import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
 import { body, dateRange, pageParams, query, s } from '../http/validate';
 
 // ------------------------------------------------------------------------------------------- shapes from crm
@@ -156,6 +157,12 @@ export function publicAppointmentOut(a: Appointment | AppointmentBrief, contact?
     updatedAt: a.updatedAt,
     ...(contact ? { contact: { id: contact.id, fullName: contact.name, phone: contact.phone, email: contact.email } } : {}),
   };
+}
+
+/** Where the next keyset page starts (common.v1.KeysetPosition); absent on the last page. */
+interface KeysetPosition {
+  value: string;
+  id: string;
 }
 
 interface CustomerList {
@@ -342,7 +349,7 @@ export const PublicNewAppointment = z.object({
 });
 export const PublicAppointmentQuery = z.object({ from: s.date().optional(), to: s.date().optional() });
 
-/** At most this many appointments on the public list (spec: up to 100). */
+/** At most this many appointments on a page of the public list, and the default (spec: up to 100). */
 const PUBLIC_APPOINTMENTS_MAX = 100;
 /** The public contact detail shows this many most recent appointments. */
 const PUBLIC_DETAIL_APPOINTMENTS = 5;
@@ -496,10 +503,10 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
 
   // Public API (X-API-Key checked by app.ts before these routes).
   pub.get('/contacts', async (req, res) => {
-    const { limit } = pageParams(req, 20, 100);
+    const { limit, keyset } = publicPage(req, CURSOR_LISTS.contacts, 20, 100);
     const q = query(req, PublicContactQuery);
-    const out = await crm().ListContacts<{ data: Contact[] }>({ page: 1, limit, ...q, skipTotal: true }, ctxOf(req, res));
-    res.json({ contacts: out.data.map(publicContactOut) });
+    const out = await crm().ListContacts<{ data: Contact[]; next?: KeysetPosition | null }>({ page: 1, limit, ...q, skipTotal: true, keyset }, ctxOf(req, res));
+    res.json({ contacts: out.data.map(publicContactOut), nextCursor: nextCursor(CURSOR_LISTS.contacts, keyset, out.next) });
   });
   pub.get('/contacts/:id', async (req, res) => {
     const d = await crm().GetContact<ContactDetail>({ id: req.params.id }, ctxOf(req, res));
@@ -522,10 +529,11 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.json(publicContactOut(c));
   });
   pub.get('/appointments', async (req, res) => {
+    const { limit, keyset } = publicPage(req, CURSOR_LISTS.appointments, PUBLIC_APPOINTMENTS_MAX, PUBLIC_APPOINTMENTS_MAX);
     const q = query(req, PublicAppointmentQuery);
     const { dateFrom, dateTo } = dateRange(q.from, q.to, 'from', 'to');
-    const out = await crm().ListAppointments<{ data: Appointment[] }>({ page: 1, limit: PUBLIC_APPOINTMENTS_MAX, dateFrom, dateTo, skipTotal: true }, ctxOf(req, res));
-    res.json({ appointments: out.data.map((a) => publicAppointmentOut(a, a.contact)) });
+    const out = await crm().ListAppointments<{ data: Appointment[]; next?: KeysetPosition | null }>({ page: 1, limit, dateFrom, dateTo, skipTotal: true, keyset }, ctxOf(req, res));
+    res.json({ appointments: out.data.map((a) => publicAppointmentOut(a, a.contact)), nextCursor: nextCursor(CURSOR_LISTS.appointments, keyset, out.next) });
   });
   pub.post('/appointments', async (req, res) => {
     const a = body(req, PublicNewAppointment);

@@ -1,4 +1,4 @@
-import { iso, isoOrUndefined, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
+import { afterSql, iso, isoOrUndefined, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
 import { newestMatchesSql, Params, termMatchSql, walkNewest } from './message-search.repo';
 import { visibleSql } from './visibility.repo';
 
@@ -27,6 +27,8 @@ export interface ConversationRow {
   last_message_at: Date | null;
   last_activity_at: Date;
   created_at: Date;
+  /** Moved by a trigger on every change of the row (migration 012). */
+  updated_at: Date;
   assignee_id: string | null;
   team_id: string | null;
   snoozed_until: Date | null;
@@ -36,7 +38,7 @@ export interface ConversationRow {
 const COLUMNS = `c.id, c.org_id, c.chatnet_account_id, c.thread_type, c.thread_id, c.contact_id, c.contact_chatnet_uid,
   c.contact_name, c.contact_avatar, c.contact_phone, c.status, c.message_count, c.unread_count, c.unreplied_count,
   c.last_message_id, c.last_message_content, c.last_message_content_type, c.last_message_sender_name, c.last_message_at,
-  c.last_activity_at, c.created_at, c.assignee_id, c.team_id, c.snoozed_until`;
+  c.last_activity_at, c.created_at, c.updated_at, c.assignee_id, c.team_id, c.snoozed_until`;
 const FOLDERS = `COALESCE((SELECT array_agg(f.folder_id::text ORDER BY f.added_at) FROM conversation_folders f WHERE f.conversation_id = c.id), '{}') AS folder_ids`;
 
 /** The internal API's Conversation. */
@@ -89,6 +91,7 @@ export function toPublicConversation(r: ConversationRow) {
       ? { id: r.contact_id, fullName: r.contact_name, phone: r.contact_phone, avatarUrl: r.contact_avatar || undefined }
       : undefined,
     assigneeId: r.assignee_id ?? undefined,
+    updatedAt: iso(r.updated_at),
   };
 }
 
@@ -251,12 +254,32 @@ async function listSearch(db: Queryable, p: Params, cond: string, order: string,
 }
 
 /** Most recent first, for the public API. */
-export async function listRecent(db: Queryable, orgId: string, limit: number) {
-  const { rows } = await db.query<ConversationRow>(
-    `SELECT ${COLUMNS} FROM conversations c WHERE c.org_id = $1 ORDER BY c.last_message_at DESC NULLS LAST, c.id DESC LIMIT $2`,
-    [orgId, limit],
+/**
+ * A keyset page of the public list: last message descending (conversations without one last), or updatedAt
+ * ascending for incremental sync ("updated", with `updatedSince`).
+ */
+export async function listRecentAfter(
+  db: Queryable,
+  orgId: string,
+  limit: number,
+  k: Keyset,
+) {
+  const args: unknown[] = [orgId];
+  const arg = (v: unknown) => {
+    args.push(v);
+    return `$${args.length}`;
+  };
+  const where = ['c.org_id = $1'];
+  const updated = k.order === 'updated';
+  const col = updated ? 'c.updated_at' : 'c.last_message_at';
+  if (k.updatedSince) where.push(`c.updated_at >= ${arg(k.updatedSince)}`);
+  if (k.after) where.push(afterSql(col, 'c.id', updated ? 'ASC' : 'DESC', k.after, arg, !updated));
+  const order = updated ? 'c.updated_at, c.id' : 'c.last_message_at DESC NULLS LAST, c.id DESC';
+  const { rows } = await db.query<ConversationRow & { key_value: string | null }>(
+    `SELECT ${COLUMNS}, ${keyTimeSql(col)} AS key_value FROM conversations c WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${limit + 1}`,
+    args,
   );
-  return rows;
+  return keysetPage(rows, limit);
 }
 
 /**

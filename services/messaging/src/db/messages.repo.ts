@@ -1,4 +1,4 @@
-import { iso, isoOrUndefined, Queryable } from '@crm/db';
+import { afterSql, iso, isoOrUndefined, type Keyset, keysetPage, keyTimeSql, Queryable } from '@crm/db';
 import { AttachmentRow, forMessages, toAttachment } from './attachments.repo';
 
 export interface MessageRow {
@@ -77,6 +77,9 @@ export function toPublicMessage(r: MessageRow, attachments: AttachmentRow[]) {
     contentType: r.content_type,
     sentAt: iso(r.sent_at),
     attachments: attachments.map(toAttachment),
+    conversationId: r.conversation_id,
+    // sent, or seen once the recipient read it (as the internal Message's status).
+    status: r.status,
   };
 }
 
@@ -259,6 +262,37 @@ export async function page(db: Queryable, orgId: string, conversationId: string,
   ]);
   const files = await forMessages(db, orgId, rows.map((r) => r.id));
   return { total: countRows[0].n, rows, files };
+}
+
+/**
+ * A keyset page of a conversation's messages for the public API: newest first, or sentAt ascending for
+ * incremental sync ("updated", with `updatedSince`): messages do not change after they are stored but for their
+ * delivery status, so their sent time is the time to sync by.
+ */
+export async function pageAfter(
+  db: Queryable,
+  orgId: string,
+  conversationId: string,
+  limit: number,
+  k: Keyset,
+) {
+  const args: unknown[] = [orgId, conversationId];
+  const arg = (v: unknown) => {
+    args.push(v);
+    return `$${args.length}`;
+  };
+  const where = ['org_id = $1', 'conversation_id = $2'];
+  const dir = k.order === 'updated' ? 'ASC' : 'DESC';
+  if (k.updatedSince) where.push(`sent_at >= ${arg(k.updatedSince)}`);
+  if (k.after) where.push(afterSql('sent_at', 'id', dir, k.after, arg));
+  const { rows } = await db.query<MessageRow & { key_value: string }>(
+    `SELECT ${COLUMNS}, ${keyTimeSql('sent_at')} AS key_value FROM messages WHERE ${where.join(' AND ')}
+     ORDER BY sent_at ${dir}, id ${dir} LIMIT ${limit + 1}`,
+    args,
+  );
+  const page = keysetPage(rows, limit);
+  const files = await forMessages(db, orgId, page.rows.map((r) => r.id));
+  return { ...page, files };
 }
 
 /** When the message at `offset` of the conversation's newest-first order was sent (the edge of a page), if any. */

@@ -60,6 +60,7 @@ export function messagingHandlers(deps: Deps): Handlers {
 
     ListPublicConversations: (req, ctx) => publicApi.conversations(deps, ctx, req),
     ListPublicMessages: (req, ctx) => publicApi.conversationMessages(deps, ctx, req),
+    GetPublicMessage: (req, ctx) => publicApi.message(deps, ctx, req.id),
 
     ContactConversations: (req, ctx) => conversations.contactConversations(deps, ctx, req.contactId),
     LatestConversationForContact: (req, ctx) => conversations.latestForContact(deps, ctx, req.contactId),

@@ -3,15 +3,18 @@ import { PublicAppointmentQuery, PublicContactFields, PublicContactQuery, Public
 import { PublicSend } from '../../routes/chat.routes';
 import { area } from '../registry';
 import { PublicAppointment, PublicContact, PublicContactDetail } from '../schemas/crm';
-import { Ok, PublicConversation, PublicMessages } from '../schemas/messaging';
+import { PublicConversation, PublicMessage, PublicSent } from '../schemas/messaging';
 
 /** The external API under /api/public (X-API-Key). */
+
+/** Every public list answers the page's next cursor beside its items (http/cursor.ts). */
+const nextCursor = z.string().nullable().describe('pass as `cursor` for the next page; null on the last page');
 const contacts = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: contacts' });
 contacts.op('GET /contacts', {
   summary: 'List contacts (search by name, phone or email; filter by status)',
   query: PublicContactQuery,
-  paging: { limit: 20, max: 100, limitOnly: true },
-  responses: { 200: z.object({ contacts: z.array(PublicContact) }) },
+  paging: { limit: 20, max: 100, limitOnly: true, cursor: 'updatedAt' },
+  responses: { 200: z.object({ contacts: z.array(PublicContact), nextCursor }) },
 });
 contacts.op('GET /contacts/:id', {
   summary: 'One contact with its 5 most recent appointments and its conversation count',
@@ -32,9 +35,10 @@ contacts.op('PUT /contacts/:id', {
 
 const appointments = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: appointments' });
 appointments.op('GET /appointments', {
-  summary: 'Up to 100 appointments with contact information, filtered on appointmentDate (from/to inclusive)',
+  summary: 'Appointments with contact information, filtered on appointmentDate (from/to inclusive), earliest first (with updatedSince: least recently changed first), up to 100 a page',
   query: PublicAppointmentQuery,
-  responses: { 200: z.object({ appointments: z.array(PublicAppointment) }) },
+  paging: { limit: 100, max: 100, limitOnly: true, cursor: 'updatedAt' },
+  responses: { 200: z.object({ appointments: z.array(PublicAppointment), nextCursor }) },
 });
 appointments.op('POST /appointments', {
   summary: 'Create an appointment for a contact (404 when the contact is not the organization’s)',
@@ -45,21 +49,25 @@ appointments.op('POST /appointments', {
 
 const messaging = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: conversations' });
 messaging.op('GET /conversations', {
-  summary: 'List conversations, most recent first',
-  paging: { limit: 20, max: 100, limitOnly: true },
-  responses: { 200: z.object({ conversations: z.array(PublicConversation) }) },
+  summary: 'List conversations, most recent message first (with updatedSince: least recently changed first)',
+  paging: { limit: 20, max: 100, limitOnly: true, cursor: 'updatedAt' },
+  responses: { 200: z.object({ conversations: z.array(PublicConversation), nextCursor }) },
 });
 messaging.op('GET /conversations/:id/messages', {
-  summary: 'Messages of one conversation of the organization',
-  paging: { limit: 50, max: 200, limitOnly: true },
-  responses: { 200: PublicMessages },
+  summary: 'Messages of one conversation of the organization, newest first (with updatedSince: oldest first)',
+  paging: { limit: 50, max: 200, limitOnly: true, cursor: 'sentAt' },
+  responses: { 200: z.object({ messages: z.array(PublicMessage), nextCursor }) },
+});
+messaging.op('GET /messages/:id', {
+  summary: 'One message of the organization (e.g. the messageId a send returned)',
+  responses: { 200: PublicMessage },
 });
 messaging.op('POST /messages/send', {
   summary: 'Send a message through a connected chat-network account of the organization',
   description: 'Send an Idempotency-Key header (or clientMessageId) so a retried request never sends twice; a replay answers the first result with `Idempotent-Replayed: true`.',
   body: PublicSend,
   headers: [{ name: 'Idempotency-Key', description: '1 to 255 characters; a repeated key answers with the first result' }],
-  responses: { 200: Ok },
+  responses: { 200: PublicSent },
   errors: [404, 409, 422, 503],
 });
 

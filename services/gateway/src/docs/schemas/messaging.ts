@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nulls, proto, reply } from '../proto-schema';
+import { nulls, proto } from '../proto-schema';
 
 const MSG = 'messaging/v1/messaging.proto';
 
@@ -7,5 +7,10 @@ const MSG = 'messaging/v1/messaging.proto';
 export const PublicConversation = nulls(proto(MSG, 'messaging.v1.PublicConversation'), ['lastMessageAt', 'assigneeId']).extend({
   contact: nulls(proto(MSG, 'messaging.v1.PublicContact'), ['avatarUrl']).nullable(),
 });
-export const PublicMessages = reply('messaging', 'ListPublicMessages');
-export const Ok = z.object({ success: z.literal(true) });
+export const PublicMessage = proto(MSG, 'messaging.v1.PublicMessage');
+/** POST /api/public/messages/send. */
+export const PublicSent = z.object({
+  success: z.literal(true),
+  messageId: z.string().describe('the stored message; read it with GET /api/public/messages/{id}'),
+  status: z.string().describe('delivery status as stored: sent'),
+});
