@@ -7,3 +7,4 @@ export { startMetricsServer, type MetricsServer } from './server';
 export { ChildCache } from './child-cache';
 export * from './instruments';
 export type { Counter, Gauge, Histogram } from 'prom-client';
+export { parseSamples, sampleValue, type Sample } from './samples';
