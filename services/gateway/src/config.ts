@@ -69,6 +69,10 @@ const Env = z.object({
   SOCKET_AUDIENCE_CACHE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** Deadline of each gRPC call, in milliseconds. */
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Prometheus `GET /metrics` listener (its own port, never the public one); 0 picks a free port (tests). */
+  METRICS_PORT: fields.port(9464),
+  /** Where that listener binds: loopback by default, because HOST faces clients; compose sets 0.0.0.0 on its private network. */
+  METRICS_HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: fields.logLevel(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
 });

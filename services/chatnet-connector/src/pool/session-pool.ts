@@ -25,7 +25,8 @@ import type { OutboxBatcher } from '../events/outbox-batcher';
 import type { ConnectorRedis } from '../redis';
 import type { Leases, LiveInfo } from './leases';
 
-type EntryState = 'qr_pending' | 'connecting' | 'connected';
+export const ENTRY_STATES = ['qr_pending', 'connecting', 'connected'] as const;
+export type EntryState = (typeof ENTRY_STATES)[number];
 
 /** An account this instance holds the lease of: a pending QR login, a restore in progress, or a live session. */
 interface Entry {
@@ -112,6 +113,13 @@ export class SessionPool {
 
   heldCount(): number {
     return this.entries.size;
+  }
+
+  /** Accounts held here per state (every state present, 0 when none), for the sessions gauge. */
+  countByState(): Record<EntryState, number> {
+    const counts = Object.fromEntries(ENTRY_STATES.map((s) => [s, 0])) as Record<EntryState, number>;
+    for (const e of this.entries.values()) counts[e.state]++;
+    return counts;
   }
 
   // ---------------------------------------------------------------- QR login

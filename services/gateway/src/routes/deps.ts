@@ -2,6 +2,7 @@ import type { Agent } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { InternalAuth } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
+import type { Metrics } from '@crm/metrics';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
 import type { Redis } from '../redis';
@@ -19,4 +20,6 @@ export interface RouteDeps {
   authLimit: RequestHandler;
   /** Keep-alive connections for requests proxied as streams (attachments). */
   streamAgent: Agent;
+  /** The gateway's Prometheus registry: request durations (http/request-metrics.ts), 429s, consumers. */
+  metrics: Metrics;
 }
