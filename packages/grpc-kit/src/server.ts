@@ -106,7 +106,8 @@ export class GrpcServer {
     for (const method of Object.keys(ctor.service)) {
       const handler = handlers[method];
       if (!handler) throw new Error(`No handler for ${ctor.serviceName}.${method}`);
-      impl[method] = wrap(ctor.service[method].path.slice(1), handler, this.log, this.auth, this.timer(ctor.serviceName, method));
+      const fullMethod = ctor.service[method].path.slice(1); // crm.v1.CrmService/CreateContact
+      impl[method] = wrap(fullMethod, handler, this.log, this.auth, this.timer(fullMethod.slice(0, fullMethod.indexOf('/')), method));
     }
     this.server.addService(ctor.service, impl);
     return this;
