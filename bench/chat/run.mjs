@@ -61,7 +61,7 @@ const pct = (xs, p) => {
 
 function start(name, env, readyText) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], { cwd: root, env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     procs.push(p);
     pids[name] = p.pid;
     let out = '';

@@ -51,7 +51,7 @@ function start(name, env, readyText) {
   return new Promise((resolve, reject) => {
     // BENCH_PROFILE=<service>: write a V8 CPU profile of that service to /tmp/bench-events-profile.
     const args = process.env.BENCH_PROFILE === name ? ['--cpu-prof', '--cpu-prof-dir=/tmp/bench-events-profile'] : [];
-    const p = spawn(process.execPath, [...args, path.join(root, 'services', name, 'dist', 'main.js')], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [...args, path.join(root, 'services', name, 'dist', 'main.js')], { cwd: root, env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     procs.push(p);
     named.set(name, p);
     let out = '';

@@ -29,7 +29,7 @@ const gatewayNodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-
 
 function start(file, env, readyText, nodeArgs = []) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [...nodeArgs, file], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [...nodeArgs, file], { cwd: root, env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     procs.push(p);
     let out = '';
     const onData = (d) => {

@@ -30,7 +30,8 @@ export function processGroup() {
     launch(name, env) {
       const main = path.join(root, 'services', name, 'dist', 'main.js');
       if (!existsSync(main)) throw new Error(`${main} missing: run npm run build`);
-      const child = spawn(process.execPath, [main], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      // METRICS_PORT 0: instances of one service (and a running `npm start`) must not fight over its fixed metrics port.
+      const child = spawn(process.execPath, [main], { cwd: root, env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
       child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
       children.push(child);

@@ -65,7 +65,7 @@ describe('tracing across gateway → identity', () => {
     const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
     const grpcPort = await freePort();
     const httpPort = await freePort();
-    const common = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '200', JWT_SECRET: randomBytes(32).toString('hex'), INTERNAL_AUTH_SEED: internalAuthSeed, REDIS_PREFIX: prefix, EVENTS_EXCHANGE: exchange, LOG_LEVEL: 'info', SIGNUP_ENABLED: 'true' };
+    const common = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '200', JWT_SECRET: randomBytes(32).toString('hex'), INTERNAL_AUTH_SEED: internalAuthSeed, REDIS_PREFIX: prefix, EVENTS_EXCHANGE: exchange, LOG_LEVEL: 'info', SIGNUP_ENABLED: 'true', METRICS_PORT: '0' };
     // Both processes use the run's own exchange: identity consumes audit events, the gateway realtime ones.
     await launch('identity', { ...common, DATABASE_URL: db.url, GRPC_PORT: String(grpcPort) }, 'identity listening');
     await launch('gateway', { ...common, PORT: String(httpPort), IDENTITY_ADDR: `127.0.0.1:${grpcPort}` }, 'gateway listening');

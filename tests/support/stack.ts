@@ -25,7 +25,7 @@ const ADDR_VAR: Record<ServiceName, string> = {
 
 interface ServiceModule {
   loadConfig(env: Record<string, string | undefined>): unknown;
-  start(config: unknown, log: Logger): Promise<{ port: number; stop(): Promise<void> }>;
+  start(config: unknown, log: Logger): Promise<{ port: number; metricsPort: number; stop(): Promise<void> }>;
 }
 
 export interface Stack {
@@ -38,6 +38,8 @@ export interface Stack {
   addr(name: ServiceName): string;
   /** The test database of a started service (for tests that must reach behind the API, e.g. to back-date rows). */
   databaseUrl(name: ServiceName): string;
+  /** The port of a running service's (or the gateway's) Prometheus `/metrics` listener (METRICS_PORT=0: chosen at start). */
+  metricsPort(name: ServiceName | 'gateway'): number;
   /**
    * Stop one service (to test restarts) and start it again on the same port and database; `env` adds or
    * overrides variables for this start (a changed setting across a restart).
@@ -76,13 +78,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     INTERNAL_AUTH_SEED: internalAuthSeed,
     GRPC_HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Each service's metrics listener on a free port: parallel stacks (and services of one stack) never collide.
+    METRICS_PORT: '0',
     SIGNUP_ENABLED: 'true',
     ...Object.fromEntries(names.map((n) => [ADDR_VAR[n], `127.0.0.1:${ports.get(n)}`])),
     ...(messagingHttpPort ? { MESSAGING_HTTP_URL: `http://127.0.0.1:${messagingHttpPort}` } : {}),
     ...opts.env,
   };
   const databases = new Map<ServiceName, TestDatabase>();
-  const running = new Map<ServiceName, { stop(): Promise<void> }>();
+  const running = new Map<ServiceName, { metricsPort: number; stop(): Promise<void> }>();
 
   const startService = async (name: ServiceName, extraEnv?: Record<string, string>) => {
     if (!databases.has(name)) databases.set(name, await createTestDatabase(name.replace(/-/g, '_')));
@@ -112,6 +116,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     env: shared,
     addr: (name) => `127.0.0.1:${ports.get(name)}`,
     databaseUrl: (name) => databases.get(name)!.url,
+    metricsPort: (name) => {
+      const port = name === 'gateway' ? gw.metricsPort : running.get(name)?.metricsPort;
+      if (port === undefined) throw new Error(`${name} is not running`);
+      return port;
+    },
     startService,
     stopService,
     async restart(name, env) {

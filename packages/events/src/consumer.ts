@@ -3,6 +3,7 @@ import type { ChannelModel, ConfirmChannel, ConsumeMessage, MessagePropertyHeade
 import { escapeLiteral, type QueryResult } from 'pg';
 import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import { amqpConsumed, amqpQueueReady, ChildCache, type Counter, type Metrics } from '@crm/metrics';
 import { AckLedger } from './acks';
 import { connectAmqp, reconnectDelay } from './amqp';
 import { parseEnvelope, type EventEnvelope } from './envelope';
@@ -50,7 +51,12 @@ export interface EventConsumerOptions {
   concurrency?: number;
   /** processed_events rows of this consumer are deleted after this long; duplicates arrive within minutes. */
   processedRetentionMs?: number;
+  /** Counts settled deliveries (`amqp_messages_consumed_total`) and reads the queue's depth on scrape (`amqp_queue_messages_ready`). */
+  metrics?: Metrics;
 }
+
+/** How a delivery left this consumer: applied (or a duplicate) and acked, sent to a retry queue, parked in the DLQ, or dropped. */
+type Outcome = 'ack' | 'retry' | 'dead' | 'dropped';
 
 interface Delivery {
   msg: ConsumeMessage;
@@ -102,6 +108,8 @@ export class EventConsumer {
   private readonly batchFlushMs: number;
   private readonly lanes: Lane[] = [];
   private readonly acks = new AckLedger();
+  private readonly settled?: ChildCache<Counter.Internal>;
+  private stopCollecting?: () => void;
 
   private connection?: ChannelModel;
   private channel?: ConfirmChannel;
@@ -135,6 +143,31 @@ export class EventConsumer {
     }
     this.retentionMs = opts.processedRetentionMs ?? 7 * 24 * 3600_000;
     this.consumerLiteral = escapeLiteral(opts.queue);
+    if (opts.metrics) {
+      const consumed = amqpConsumed(opts.metrics);
+      this.settled = new ChildCache((outcome: string) => consumed.labels(opts.queue, outcome));
+    }
+  }
+
+  private count(outcome: Outcome, n = 1): void {
+    this.settled?.get(outcome).inc(n);
+  }
+
+  /**
+   * The consumer's lag: messages ready in its queue, asked of the broker on a channel of its own, opened for the
+   * question, so a failed check (queue gone) can never close the channel deliveries arrive on.
+   */
+  private async readQueueDepth(): Promise<void> {
+    const { connection, source } = this;
+    if (!connection || !source) return;
+    const channel = await connection.createChannel();
+    channel.on('error', () => undefined);
+    try {
+      const { messageCount } = await channel.checkQueue(source);
+      amqpQueueReady(this.opts.metrics!).labels(this.opts.queue).set(messageCount);
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
   }
 
   private get idempotent(): boolean {
@@ -157,6 +190,7 @@ export class EventConsumer {
       this.started = false;
       throw err;
     }
+    if (this.opts.metrics) this.stopCollecting = this.opts.metrics.onCollect(() => this.readQueueDepth());
     if (this.idempotent) {
       const every = Math.min(3600_000, Math.max(1_000, this.retentionMs));
       this.pruneTimer = setInterval(() => void this.pruneProcessed(), every);
@@ -168,6 +202,7 @@ export class EventConsumer {
   async stop(): Promise<void> {
     if (!this.started) return;
     this.stopping = true;
+    this.stopCollecting?.();
     clearTimeout(this.reconnectTimer);
     clearInterval(this.pruneTimer);
     const { channel, consumerTag } = this;
@@ -301,14 +336,17 @@ export class EventConsumer {
       return;
     }
     this.ack(channel, msg);
+    this.count('ack');
   }
 
   /** Not an envelope: it can never succeed, so it goes to the DLQ at once, alone. */
   private async malformed({ msg, channel }: Delivery, attempt: number, err: unknown): Promise<void> {
     const { queue } = this.opts;
     this.log.error({ err, queue, messageId: msg.properties.messageId }, 'event consumer: malformed message; dead-lettering');
-    if (this.opts.exclusive) this.ack(channel, msg);
-    else await this.forward(channel, msg, dlqName(queue), attempt, err);
+    if (this.opts.exclusive) {
+      this.ack(channel, msg);
+      this.count('dropped');
+    } else if (await this.forward(channel, msg, dlqName(queue), attempt, err)) this.count('dead');
   }
 
   /** Counts work that stop() must wait for. */
@@ -391,6 +429,7 @@ export class EventConsumer {
       return;
     }
     this.ackBatch(batch);
+    this.count('ack', batch.length);
   }
 
   /**
@@ -440,6 +479,7 @@ export class EventConsumer {
         continue;
       }
       this.ack(d.channel, d.msg);
+      this.count('ack');
     }
   }
 
@@ -469,17 +509,18 @@ export class EventConsumer {
       // Fan-out to live sockets: a late retry is worth nothing, and there is no durable queue to park it in.
       this.log.error({ err, ...ctx }, 'event consumer: handler failed; dropping (exclusive queue)');
       this.ack(channel, msg);
+      this.count('dropped');
       return;
     }
     if (attempt >= this.maxAttempts) {
       this.log.error({ err, ...ctx }, 'event consumer: handler failed; attempts exhausted, dead-lettering');
-      await this.forward(channel, msg, dlqName(queue), attempt, err);
+      if (await this.forward(channel, msg, dlqName(queue), attempt, err)) this.count('dead');
       return;
     }
     const level = Math.min(attempt, this.retryLevels);
     const delay = this.retryDelaysMs[level - 1];
     this.log.warn({ err, ...ctx, retryInMs: delay }, 'event consumer: handler failed; retrying later');
-    await this.forward(channel, msg, retryQueueName(queue, level), attempt + 1, err, delay);
+    if (await this.forward(channel, msg, retryQueueName(queue, level), attempt + 1, err, delay)) this.count('retry');
   }
 
   /** Run the handler; with a pool, in a transaction that first claims the event id for this consumer. */
@@ -523,9 +564,9 @@ export class EventConsumer {
 
   /**
    * Publish a copy to a retry or dead-letter queue, wait for the broker to confirm it, then ack the
-   * original. Should either fail, the original is redelivered instead: nothing is lost.
+   * original. Should either fail, the original is redelivered instead: nothing is lost. True when forwarded.
    */
-  private async forward(channel: ConfirmChannel, msg: ConsumeMessage, target: string, attempt: number, err: unknown, delayMs?: number): Promise<void> {
+  private async forward(channel: ConfirmChannel, msg: ConsumeMessage, target: string, attempt: number, err: unknown, delayMs?: number): Promise<boolean> {
     const headers: MessagePropertyHeaders = {};
     for (const [k, v] of Object.entries(msg.properties.headers ?? {})) if (!BROKER_HEADERS.test(k)) headers[k] = v;
     headers[ATTEMPT_HEADER] = attempt;
@@ -549,9 +590,10 @@ export class EventConsumer {
       });
     } catch (publishErr) {
       this.log.warn({ err: publishErr, queue: this.opts.queue, target }, 'event consumer: could not forward message; it will be redelivered');
-      return;
+      return false;
     }
     this.ack(channel, msg);
+    return true;
   }
 
   private async pruneProcessed(): Promise<void> {

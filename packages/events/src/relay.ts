@@ -2,6 +2,7 @@ import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import { Client } from 'pg';
 import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import { amqpPublished, ChildCache, type Counter, type Metrics, outboxBacklog, outboxOldestAge } from '@crm/metrics';
 import { connectAmqp, reconnectDelay } from './amqp';
 import { OUTBOX_CHANNEL } from './tables';
 import { declareExchange } from './topology';
@@ -17,6 +18,8 @@ export interface OutboxRelayOptions {
   pollMs?: number;
   /** Published rows are kept this long (for inspection), then deleted. */
   retentionMs?: number;
+  /** Counts confirmed publishes (`amqp_messages_published_total`) and reads the backlog on scrape (`outbox_backlog_rows`, `outbox_oldest_unsent_age_seconds`). */
+  metrics?: Metrics;
 }
 
 interface OutboxRow {
@@ -40,6 +43,15 @@ const MARK = { name: 'crm_events_outbox_mark', text: 'UPDATE outbox SET publishe
 export const RELAY_APPLICATION_NAME = 'crm-outbox-relay';
 const CONFIRM_TIMEOUT_MS = 30_000;
 const PRUNE_BATCH = 5_000;
+/**
+ * The unpublished tail (the partial index keeps it an index-only count) and its oldest row's age. One simple query
+ * so the statement timeout applies: a scrape must not pile up slow queries on a database in trouble.
+ */
+const BACKLOG = `BEGIN; SET LOCAL statement_timeout = 1000;
+  SELECT count(*)::int AS backlog,
+         COALESCE(EXTRACT(EPOCH FROM now() - (SELECT created_at FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT 1)), 0)::float8 AS age
+  FROM outbox WHERE published_at IS NULL;
+  COMMIT`;
 const PRUNE = {
   name: 'crm_events_outbox_prune',
   text: `DELETE FROM outbox WHERE seq IN (
@@ -95,6 +107,9 @@ export class OutboxRelay {
   private pollTimer?: NodeJS.Timeout;
   private pruneTimer?: NodeJS.Timeout;
   private pruning?: Promise<void>;
+  private readonly metrics?: Metrics;
+  private readonly published?: ChildCache<Counter.Internal>;
+  private stopCollecting?: () => void;
 
   constructor(opts: OutboxRelayOptions) {
     this.pool = opts.pool;
@@ -104,6 +119,19 @@ export class OutboxRelay {
     this.batchSize = opts.batchSize ?? 500;
     this.pollMs = opts.pollMs ?? 2_000;
     this.retentionMs = opts.retentionMs ?? 24 * 3600_000;
+    this.metrics = opts.metrics;
+    if (opts.metrics) {
+      const counter = amqpPublished(opts.metrics);
+      this.published = new ChildCache((type: string) => counter.labels(type));
+    }
+  }
+
+  /** On scrape: how far behind the relay is, in rows and in seconds. */
+  private async readBacklog(): Promise<void> {
+    const results = (await this.pool.query(BACKLOG)) as unknown as Array<{ rows: Array<{ backlog: number; age: number }> }>;
+    const { backlog, age } = results[2].rows[0];
+    outboxBacklog(this.metrics!).set(backlog);
+    outboxOldestAge(this.metrics!).set(Math.max(0, age));
   }
 
   /** Connects to RabbitMQ and starts listening; fails when either is unreachable at start. */
@@ -128,6 +156,7 @@ export class OutboxRelay {
     }, pruneEvery);
     // Rows committed while no relay was running.
     this.wake();
+    if (this.metrics) this.stopCollecting = this.metrics.onCollect(() => this.readBacklog());
     this.log.info({ exchange: this.exchange }, 'outbox relay started');
   }
 
@@ -135,6 +164,7 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     if (!this.started) return;
     this.stopping = true;
+    this.stopCollecting?.();
     relaysByPool.get(this.pool)?.delete(this);
     for (const t of [this.retryTimer, this.listenTimer]) clearTimeout(t);
     for (const t of [this.pollTimer, this.pruneTimer]) clearInterval(t);
@@ -203,7 +233,8 @@ export class OutboxRelay {
         return 0;
       }
       const results = await this.publishWindow(channel, rows);
-      const confirmed = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.seq);
+      const confirmedRows = rows.filter((_, i) => results[i].status === 'fulfilled');
+      const confirmed = confirmedRows.map((row) => row.seq);
       // Confirmed rows are marked even when others failed, so they are not sent twice. The failed ones stay
       // unpublished and go out on the next pass, possibly after later events: consumers must not depend on
       // strict order (retries reorder anyway).
@@ -212,6 +243,7 @@ export class OutboxRelay {
         clientBroken = true;
         throw err;
       });
+      if (this.published) for (const row of confirmedRows) this.published.get(row.type).inc();
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
       return rows.length;

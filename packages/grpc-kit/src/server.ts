@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@crm/logger';
+import { ChildCache, grpcServerDuration, type Metrics } from '@crm/metrics';
 import { AUTH_METADATA_KEY, CallContext, REQUEST_ID_METADATA_KEY } from './context';
 import { AppError, errorMetadata, grpcStatusOf } from './errors';
 import type { InternalAuth } from './internal-auth';
@@ -39,9 +40,14 @@ function tokenOf(md: grpc.Metadata): string | undefined {
  * `fullMethod`), and errors keep their meaning across the wire: AppError → its status and code, anything else →
  * INTERNAL with an errorId that is logged here and shown to the client, never the stack.
  */
-function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalAuth): grpc.handleUnaryCall<any, any> {
+function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalAuth, done: CallTimer): grpc.handleUnaryCall<any, any> {
   const name = fullMethod.slice(fullMethod.indexOf('/') + 1);
-  return (call, callback) => {
+  return (call, cb) => {
+    const started = performance.now();
+    const callback = (err: grpc.ServiceError | Partial<grpc.StatusObject> | null, res?: unknown) => {
+      done(err?.code ?? grpc.status.OK, performance.now() - started);
+      cb(err, res);
+    };
     let ctx: CallContext = { orgId: '', userId: '', role: '', requestId: '', clientIp: '' };
     // Promise.resolve().then: a handler (or the credential check) that throws synchronously is mapped like a rejected one.
     Promise.resolve()
@@ -74,6 +80,9 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
   };
 }
 
+/** Records one finished call: its status code and how long it took (ms). */
+type CallTimer = (code: grpc.status, ms: number) => void;
+
 export class GrpcServer {
   private readonly server = new grpc.Server({
     'grpc.max_receive_message_length': 32 * 1024 * 1024,
@@ -83,9 +92,11 @@ export class GrpcServer {
   });
   private serving = true;
 
+  /** `metrics`: every call's duration goes to `grpc_server_duration_seconds` {grpc_service, grpc_method, grpc_code}. */
   constructor(
     private readonly log: Logger,
     private readonly auth: InternalAuth,
+    private readonly metrics?: Metrics,
   ) {
     // The standard health service, so the gateway's /readyz and orchestrators can probe every server. It tells
     // nothing but "serving", so it is the one service open without a credential.
@@ -100,10 +111,19 @@ export class GrpcServer {
     for (const method of Object.keys(ctor.service)) {
       const handler = handlers[method];
       if (!handler) throw new Error(`No handler for ${ctor.serviceName}.${method}`);
-      impl[method] = wrap(ctor.service[method].path.slice(1), handler, this.log, this.auth);
+      const fullMethod = ctor.service[method].path.slice(1); // crm.v1.CrmService/CreateContact
+      impl[method] = wrap(fullMethod, handler, this.log, this.auth, this.timer(fullMethod.slice(0, fullMethod.indexOf('/')), method));
     }
     this.server.addService(ctor.service, impl);
     return this;
+  }
+
+  private timer(service: string, method: string): CallTimer {
+    if (!this.metrics) return () => undefined;
+    const histogram = grpcServerDuration(this.metrics);
+    // One child per status code, made on first use; codes are the fixed gRPC set, named (NOT_FOUND) for readability.
+    const byCode = new ChildCache((code: string) => histogram.labels(service, method, code));
+    return (code, ms) => byCode.get(grpc.status[code] ?? String(code)).observe(ms / 1000);
   }
 
   /** Bind and start; port 0 picks a free port. Returns the bound port. */

@@ -4,6 +4,7 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { Metrics, startMetricsServer } from '@crm/metrics';
 import { AddressGuard } from '@crm/net-guard';
 import { closeRedisClient, createRedisClient } from '@crm/redis';
 import type { AiServiceConfig } from './config';
@@ -17,6 +18,8 @@ export type { AiServiceConfig } from './config';
 
 export interface RunningService {
   port: number;
+  /** Port of the Prometheus `/metrics` listener. */
+  metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -30,7 +33,8 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   // The outbox carries audit entries of settings changes to identity, committed with the change.
   await installEventTables(pool);
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
+  const metrics = new Metrics('ai');
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   try {
     await relay.start();
   } catch (err) {
@@ -43,18 +47,27 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log);
   const guard = new AddressGuard({ allow: config.AI_ALLOWED_PRIVATE_ADDRESSES, purpose: 'AI requests' });
   const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), messaging, guard };
-  const server = new GrpcServer(log, auth);
+  const server = new GrpcServer(log, auth, metrics);
   server.add(serviceDefinition(loadProto('ai/v1/ai.proto'), 'ai.v1.AiService'), aiHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port, allowedPrivate: config.AI_ALLOWED_PRIVATE_ADDRESSES.entries }, 'ai listening');
+  const stop = async () => {
+    await server.stop();
+    await relay.stop();
+    messaging.close();
+    await closeRedisClient(redis);
+    await pool.end();
+  };
+  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
+    await stop();
+    throw err;
+  });
   return {
     port,
+    metricsPort: scrapes.port,
     async stop() {
-      await server.stop();
-      await relay.stop();
-      messaging.close();
-      await closeRedisClient(redis);
-      await pool.end();
+      await scrapes.close();
+      await stop();
     },
   };
 }

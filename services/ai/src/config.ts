@@ -70,6 +70,8 @@ const Env = z.object({
   QWEN_BASE_URL: optionalUrl,
   KIMI_API_KEY: optionalKey,
   KIMI_BASE_URL: optionalUrl,
+  /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
+  METRICS_PORT: fields.port(9470),
   LOG_LEVEL: fields.logLevel(),
   /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),

@@ -3,6 +3,7 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { Metrics, startMetricsServer } from '@crm/metrics';
 import { createMailSender } from '@crm/mail';
 import type { AutomationConfig } from './config';
 import type { Deps } from './deps';
@@ -25,6 +26,8 @@ export { emailAlertsQueue } from './events/email-alerts.consumer';
 
 export interface RunningService {
   port: number;
+  /** Port of the Prometheus `/metrics` listener. */
+  metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -45,7 +48,8 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   const remote = createRemote(config, auth);
   const deps: Deps = { config, pool, log, remote, mail: createMailSender(config, log) };
 
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
+  const metrics = new Metrics('automation');
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   const runner = new Runner(deps);
   const consumer = new EventConsumer({
     amqpUrl: config.AMQP_URL,
@@ -59,6 +63,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     concurrency: 4,
     maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
+    metrics,
   });
   const sender = new CampaignSender(deps);
   const reminders = new ReminderSender(deps);
@@ -74,6 +79,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     concurrency: 2,
     maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
+    metrics,
   });
   const seen = new EventConsumer({
     amqpUrl: config.AMQP_URL,
@@ -87,6 +93,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     concurrency: 2,
     maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
+    metrics,
   });
   // Without a mail server there is nothing to do, so no queue is even declared.
   const emailAlerts = deps.mail.enabled
@@ -102,9 +109,10 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
         concurrency: 2,
         maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
         retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
+        metrics,
       })
     : undefined;
-  const server = new GrpcServer(log, auth);
+  const server = new GrpcServer(log, auth, metrics);
   server.add(serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'), automationHandlers(deps));
 
   const stopped: Array<() => Promise<void>> = [];
@@ -139,23 +147,32 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   }
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port }, 'automation listening');
+  const stop = async () => {
+    // Stop taking work first (calls, then events), finish the runs in hand, publish what they wrote, close.
+    await server.stop();
+    await consumer.stop();
+    await replies.stop();
+    await seen.stop();
+    await emailAlerts?.stop();
+    stopPruning();
+    await reminders.stop();
+    await sender.stop();
+    await runner.stop();
+    await relay.stop();
+    remote.close();
+    deps.mail.close();
+    await pool.end();
+  };
+  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
+    await stop();
+    throw err;
+  });
   return {
     port,
+    metricsPort: scrapes.port,
     async stop() {
-      // Stop taking work first (calls, then events), finish the runs in hand, publish what they wrote, close.
-      await server.stop();
-      await consumer.stop();
-      await replies.stop();
-      await seen.stop();
-      await emailAlerts?.stop();
-      stopPruning();
-      await reminders.stop();
-      await sender.stop();
-      await runner.stop();
-      await relay.stop();
-      remote.close();
-      deps.mail.close();
-      await pool.end();
+      await scrapes.close();
+      await stop();
     },
   };
 }

@@ -82,6 +82,8 @@ const Env = z.object({
   APPOINTMENT_REMINDER_POLL_MS: z.coerce.number().int().min(20).max(300_000).default(15_000),
   /** A contact whose lead score reaches this value raises one high_value_lead notification. */
   HIGH_VALUE_LEAD_SCORE: z.coerce.number().int().min(1).default(80),
+  /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
+  METRICS_PORT: fields.port(9469),
   LOG_LEVEL: fields.logLevel(),
   /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),

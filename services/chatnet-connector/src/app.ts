@@ -6,6 +6,7 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
 import { createServiceClient, GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { Metrics, startMetricsServer } from '@crm/metrics';
 import { AddressGuard } from '@crm/net-guard';
 import { type ConnectorConfig, sandboxControlEnabled } from './config';
 import type { Deps } from './deps';
@@ -19,6 +20,7 @@ import { peerHandlers } from './grpc/peer.handler';
 import { Leases } from './pool/leases';
 import { Peers } from './pool/peers';
 import { SessionPool } from './pool/session-pool';
+import { sessionMetrics } from './pool/session-metrics';
 import { OutboxBatcher } from './events/outbox-batcher';
 import { connectRedis } from './redis';
 
@@ -27,6 +29,8 @@ export { loadConfig } from './config';
 export interface RunningService {
   port: number;
   instanceId: string;
+  /** Port of the Prometheus `/metrics` listener. */
+  metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -76,10 +80,12 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     guard,
   };
 
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
+  const metrics = new Metrics('chatnet-connector');
+  sessionMetrics(metrics, sessions);
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   await relay.start();
 
-  const server = new GrpcServer(log, auth);
+  const server = new GrpcServer(log, auth, metrics);
   const proto = loadProto('connector/v1/connector.proto');
   server.add(serviceDefinition(proto, 'connector.v1.ConnectorService'), connectorHandlers(deps));
   server.add(serviceDefinition(proto, 'connector.v1.ConnectorPeerService'), peerHandlers(deps));
@@ -89,21 +95,30 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   await sessions.start(address);
   log.info({ port, instanceId, driver: driver.name, address }, 'chatnet-connector listening');
 
+  const stop = async () => {
+    // Sessions first: their leases are handed back so another instance takes them over at once.
+    await sessions.stop();
+    await server.stop();
+    // What the sessions handed over before closing is written before the relay and the pool go.
+    await news.close();
+    await relay.stop();
+    await driver.close();
+    peers.close();
+    identity.close();
+    await redis.close();
+    await pool.end();
+  };
+  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
+    await stop();
+    throw err;
+  });
   return {
     port,
     instanceId,
+    metricsPort: scrapes.port,
     async stop() {
-      // Sessions first: their leases are handed back so another instance takes them over at once.
-      await sessions.stop();
-      await server.stop();
-      // What the sessions handed over before closing is written before the relay and the pool go.
-      await news.close();
-      await relay.stop();
-      await driver.close();
-      peers.close();
-      identity.close();
-      await redis.close();
-      await pool.end();
+      await scrapes.close();
+      await stop();
     },
   };
 }

@@ -66,6 +66,8 @@ const Env = z.object({
   INBOUND_BATCH_WAIT_MS: z.coerce.number().int().min(0).max(1000).default(5),
   /** Seconds an owner looked up in identity is cached in memory. */
   OWNER_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
+  METRICS_PORT: fields.port(9468),
   LOG_LEVEL: fields.logLevel(),
   /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),

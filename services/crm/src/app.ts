@@ -3,6 +3,7 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { Metrics, startMetricsServer } from '@crm/metrics';
 import { identityChannel, identityDirectory } from './clients/identity.client';
 import { messagingConversations } from './clients/messaging.client';
 import type { CrmConfig } from './config';
@@ -26,6 +27,8 @@ const COUNT_COMPACT_EVERY_MS = 30_000;
 
 export interface RunningService {
   port: number;
+  /** Port of the Prometheus `/metrics` listener. */
+  metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -39,6 +42,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   await installEventTables(pool);
 
   const identity = identityChannel(config.IDENTITY_ADDR, auth, config.IDENTITY_DEADLINE_MS);
+  const metrics = new Metrics('crm');
   const deps: Deps = {
     config,
     pool,
@@ -47,10 +51,11 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     users: identityDirectory(identity),
     conversations: messagingConversations(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log),
     totals: new TotalCache(config.LIST_TOTAL_CACHE_MS, config.LIST_TOTAL_CACHE_MIN),
+    metrics,
   };
 
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
-  const server = new GrpcServer(log, auth);
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const server = new GrpcServer(log, auth, metrics);
   server.add(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), crmHandlers(deps));
   // Each feature adds its gRPC service now and owns its workers; started after the consumers, stopped before
   // the relay so whatever they enqueue on the way out is still published.
@@ -70,6 +75,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
       handler: inboxVisibilityHandler(log),
       logger: log,
       pool,
+      metrics,
     }),
     new EventConsumer({
       amqpUrl: config.AMQP_URL,
@@ -80,6 +86,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
       logger: log,
       pool,
       prefetch: 10,
+      metrics,
     }),
   ];
 
@@ -104,18 +111,27 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
       .finally(() => (compacting = undefined));
   }, COUNT_COMPACT_EVERY_MS);
   compactor.unref();
+  const stop = async () => {
+    clearInterval(compactor);
+    await server.stop();
+    await compacting;
+    for (const c of consumers) await c.stop();
+    for (const f of features) await f.stop();
+    await relay.stop();
+    identity.close();
+    deps.conversations.close();
+    await pool.end();
+  };
+  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
+    await stop();
+    throw err;
+  });
   return {
     port,
+    metricsPort: scrapes.port,
     async stop() {
-      clearInterval(compactor);
-      await server.stop();
-      await compacting;
-      for (const c of consumers) await c.stop();
-      for (const f of features) await f.stop();
-      await relay.stop();
-      identity.close();
-      deps.conversations.close();
-      await pool.end();
+      await scrapes.close();
+      await stop();
     },
   };
 }

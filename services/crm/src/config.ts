@@ -71,6 +71,8 @@ const Env = z.object({
   SOCIALNET_RETRY_MAX_MS: z.coerce.number().int().min(10).default(300_000),
   /** Consecutive failed attempts after which a sync fails. */
   SOCIALNET_SYNC_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(10),
+  /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
+  METRICS_PORT: fields.port(9466),
   LOG_LEVEL: fields.logLevel(),
   /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),

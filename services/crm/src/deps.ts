@@ -1,5 +1,6 @@
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import type { Metrics } from '@crm/metrics';
 import type { IdentityChannel, UserDirectory } from './clients/identity.client';
 import type { ConversationSource } from './clients/messaging.client';
 import type { CrmConfig } from './config';
@@ -15,4 +16,6 @@ export interface Deps {
   users: UserDirectory;
   conversations: ConversationSource;
   totals: TotalCache;
+  /** This service's Prometheus registry (gRPC, events). */
+  metrics: Metrics;
 }

@@ -4,6 +4,7 @@ import express from 'express';
 import helmet from 'helmet';
 import { internalAuthFromEnv } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { Metrics, startMetricsServer } from '@crm/metrics';
 import { createClients } from './clients';
 import type { GatewayConfig } from './config';
 import { ApiKeyCache } from './http/api-key-cache';
@@ -13,7 +14,8 @@ import { startAuthSync } from './http/auth-sync';
 import { errorHandler, sendError } from './http/errors';
 import { methodNotAllowed } from './http/method-not-allowed';
 import { requestId } from './http/request-id';
-import { RateLimiter } from './http/rate-limiter';
+import { RateLimiter, rateLimitRejections } from './http/rate-limiter';
+import { requestMetrics } from './http/request-metrics';
 import { routeTable } from './http/route-table';
 import { rejectUnsafeText } from './http/text-guard';
 import { TokenRevocations } from './http/token-revocations';
@@ -35,6 +37,8 @@ export interface RunningGateway {
   server: http.Server;
   /** Every route the gateway serves (`{method, path}`), read from its router: what tests enumerate. */
   routes: { method: string; path: string }[];
+  /** Port of the Prometheus `/metrics` listener. */
+  metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -45,6 +49,8 @@ export function buildApp(deps: RouteDeps): express.Express {
   // waste on the hot path. Static pages keep theirs (express.static sets its own from the file's stat).
   app.set('etag', false);
   app.set('trust proxy', deps.config.TRUST_PROXY_HOPS);
+  // First, so every response is timed, including the ones refused before routing (405, 401, 429).
+  app.use(requestMetrics(app, deps.metrics));
   app.use(requestId);
   app.use(helmet());
   app.use(methodNotAllowed(app));
@@ -89,6 +95,8 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     config.API_KEY_INVALID_CACHE_SECONDS * 1000,
   );
   const sync = await startAuthSync({ redis, prefix: config.REDIS_PREFIX, resyncMs: config.REVOCATION_RESYNC_MS, tokens, apiKeys, log });
+  const metrics = new Metrics('gateway');
+  const rejected = rateLimitRejections(metrics);
   const limiter = new RateLimiter(redis, config.REDIS_PREFIX, config.RATE_LIMIT_FLUSH_MS, log);
   limiter.start();
   const auth = authMiddleware({
@@ -105,6 +113,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     apiKeyFailuresPerMinute: config.API_KEY_FAILURES_PER_MINUTE,
     userRatePerMinute: config.RATE_LIMIT_USER_PER_MINUTE,
     publicRatePerMinute: config.RATE_LIMIT_PUBLIC_PER_MINUTE,
+    rejected,
   });
   const deps: RouteDeps = {
     config,
@@ -113,28 +122,32 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     redis,
     log,
     auth,
-    authLimit: ipRateLimit(redis, config.REDIS_PREFIX, config.RATE_LIMIT_AUTH_PER_MINUTE),
+    authLimit: ipRateLimit(redis, config.REDIS_PREFIX, config.RATE_LIMIT_AUTH_PER_MINUTE, rejected),
     streamAgent,
     drain: new HttpDrain(),
+    metrics,
   };
   const app = buildApp(deps);
   const server = http.createServer(app);
   // Keep-alive longer than typical proxies' idle timeout so they never reuse a socket we just closed.
   server.keepAliveTimeout = 65_000;
   deps.drain.attach(server);
-  const realtime = await startRealtime(server, { config, redis, sync, tokens, clients, log });
+  const realtime = await startRealtime(server, { config, redis, sync, tokens, clients, log, metrics });
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;
+  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.METRICS_HOST, log });
   log.info({ port }, 'gateway listening');
   return {
     port,
     url: `http://127.0.0.1:${port}`,
     server,
     routes: routeTable(app),
+    metricsPort: scrapes.port,
     async stop() {
       // /readyz turns 503 first; then no new connections, and requests in flight get SHUTDOWN_TIMEOUT_MS to finish.
       await deps.drain.begin(config.SHUTDOWN_DELAY_MS);
       const drained = deps.drain.close(config.SHUTDOWN_TIMEOUT_MS);
+      await scrapes.close();
       // Sockets are told to reconnect (to another gateway) at once: they are not requests that finish.
       await realtime.stop();
       await drained;

@@ -76,6 +76,10 @@ const Env = z.object({
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   /** Then how long requests in flight get to finish before their connections are cut, in milliseconds. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
+  /** Prometheus `GET /metrics` listener (its own port, never the public one); 0 picks a free port (tests). */
+  METRICS_PORT: fields.port(9464),
+  /** Where that listener binds: loopback by default, because HOST faces clients; compose sets 0.0.0.0 on its private network. */
+  METRICS_HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: fields.logLevel(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
 });

@@ -4,6 +4,7 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { AUDIT_RECORDED, EventConsumer, installEventTables } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { Metrics, startMetricsServer } from '@crm/metrics';
 import { closeRedisClient, createRedisClient } from '@crm/redis';
 import type { IdentityConfig } from './config';
 import type { Deps } from './deps';
@@ -17,6 +18,8 @@ export { loadConfig } from './config';
 
 export interface RunningService {
   port: number;
+  /** Port of the Prometheus `/metrics` listener. */
+  metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -42,6 +45,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     throttle: new LoginThrottle(redis, config.REDIS_PREFIX, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES_PER_IP_DAY),
     mailer: createMailer(config, log),
   };
+  const metrics = new Metrics('identity');
   const auditConsumer = new EventConsumer({
     amqpUrl: config.AMQP_URL,
     exchange: config.EVENTS_EXCHANGE,
@@ -52,6 +56,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     pool,
     prefetch: 100,
     concurrency: 4,
+    metrics,
   });
   try {
     await auditConsumer.start();
@@ -60,20 +65,29 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     await pool.end();
     throw err;
   }
-  const server = new GrpcServer(log, auth);
+  const server = new GrpcServer(log, auth, metrics);
   server.add(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), identityHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port }, 'identity listening');
   const sweeper = startAuditSweeper(deps);
+  const stop = async () => {
+    await sweeper.stop();
+    await server.stop();
+    await auditConsumer.stop();
+    deps.mailer.close();
+    await closeRedisClient(redis);
+    await pool.end();
+  };
+  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
+    await stop();
+    throw err;
+  });
   return {
     port,
+    metricsPort: scrapes.port,
     async stop() {
-      await sweeper.stop();
-      await server.stop();
-      await auditConsumer.stop();
-      deps.mailer.close();
-      await closeRedisClient(redis);
-      await pool.end();
+      await scrapes.close();
+      await stop();
     },
   };
 }

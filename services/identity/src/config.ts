@@ -38,6 +38,8 @@ const Env = z.object({
   /** Failed logins allowed per email+IP within 15 minutes, and per IP within a day. */
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
   LOGIN_MAX_FAILURES_PER_IP_DAY: z.coerce.number().int().min(1).default(100),
+  /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
+  METRICS_PORT: fields.port(9465),
   LOG_LEVEL: fields.logLevel(),
   /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),

@@ -4,6 +4,7 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { Metrics, startMetricsServer } from '@crm/metrics';
 import { closeRedisClient, createRedisClient } from '@crm/redis';
 import { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
@@ -27,6 +28,8 @@ export interface RunningService {
   port: number;
   /** Port of the attachments HTTP server (uploads and downloads stream there). */
   httpPort: number;
+  /** Port of the Prometheus `/metrics` listener. */
+  metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -51,9 +54,10 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   // Resolves once Redis answers (retrying, and logging, until then): no send is accepted before its governor works.
   await redis.connect();
   const remote = new RemoteClients(config, log, auth);
-  const deps: Deps = { config, pool, redis, log, remote, governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS) };
+  const metrics = new Metrics('messaging');
+  const deps: Deps = { config, pool, redis, log, remote, governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS), metrics };
 
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log.child({ component: 'outbox' }) });
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log.child({ component: 'outbox' }), metrics });
   await relay.start();
   const consumers = createConsumers(deps);
   for (const c of consumers) await c.start();
@@ -64,25 +68,34 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   const sweeper = startAttachmentSweeper(deps);
   const snoozes = startSnoozeWaker(deps);
 
-  const server = new GrpcServer(log, auth);
+  const server = new GrpcServer(log, auth, metrics);
   server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), messagingHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   const files = await startHttpServer(deps, auth);
   log.info({ port, httpPort: files.port }, 'messaging listening');
+  const stop = async () => {
+    clearInterval(prune);
+    await files.stop();
+    await sweeper.stop();
+    await snoozes.stop();
+    await server.stop();
+    for (const c of consumers) await c.stop();
+    await relay.stop();
+    remote.close();
+    await closeRedisClient(redis);
+    await pool.end();
+  };
+  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
+    await stop();
+    throw err;
+  });
   return {
     port,
     httpPort: files.port,
+    metricsPort: scrapes.port,
     async stop() {
-      clearInterval(prune);
-      await files.stop();
-      await sweeper.stop();
-      await snoozes.stop();
-      await server.stop();
-      for (const c of consumers) await c.stop();
-      await relay.stop();
-      remote.close();
-      await closeRedisClient(redis);
-      await pool.end();
+      await scrapes.close();
+      await stop();
     },
   };
 }

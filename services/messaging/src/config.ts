@@ -84,6 +84,8 @@ const Env = z.object({
    * conversations): a term found in 100,000 messages would otherwise be read and ranked in full on every keystroke.
    */
   MESSAGE_SEARCH_WINDOW: z.coerce.number().int().min(10).max(100_000).default(200),
+  /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
+  METRICS_PORT: fields.port(9467),
   LOG_LEVEL: fields.logLevel(),
   /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),

@@ -1,5 +1,6 @@
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import type { Metrics } from '@crm/metrics';
 import type { RedisClient } from '@crm/redis';
 import type { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
@@ -13,4 +14,6 @@ export interface Deps {
   log: Logger;
   remote: RemoteClients;
   governor: SendGovernor;
+  /** This service's Prometheus registry (gRPC, events). */
+  metrics: Metrics;
 }

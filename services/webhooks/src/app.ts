@@ -4,6 +4,7 @@ import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
+import { Metrics, startMetricsServer } from '@crm/metrics';
 import type { WebhooksConfig } from './config';
 import type { Deps } from './deps';
 import { WebhookSender } from './delivery/sender';
@@ -15,6 +16,8 @@ export { loadConfig } from './config';
 
 export interface RunningService {
   port: number;
+  /** Port of the Prometheus `/metrics` listener. */
+  metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -37,7 +40,8 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
     bodyLimit: config.WEBHOOK_RESPONSE_BODY_LIMIT,
     maxSockets: config.WEBHOOK_CONCURRENCY,
   });
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log });
+  const metrics = new Metrics('webhooks');
+  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   const worker = new DeliveryWorker({
     pool,
     databaseUrl: config.DATABASE_URL,
@@ -51,11 +55,12 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
     pollMs: config.WEBHOOK_POLL_MS,
     leaseMs: config.WEBHOOK_TIMEOUT_MS + 30_000,
     retentionMs: config.WEBHOOK_LOG_RETENTION,
+    metrics,
   });
-  const consumer = publicEventsConsumer({ amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, pool, logger: log });
+  const consumer = publicEventsConsumer({ amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, pool, logger: log, metrics });
   const deps: Deps = { config, pool, log, box, sender };
 
-  const server = new GrpcServer(log, auth);
+  const server = new GrpcServer(log, auth, metrics);
   server.add(serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'), webhooksHandlers(deps));
   try {
     await relay.start();
@@ -71,16 +76,25 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
   }
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port, allowedPrivate: config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES.entries }, 'webhooks listening');
+  const stop = async () => {
+    // New work stops first (calls, then events); attempts in flight finish and are recorded; then the rest.
+    await server.stop();
+    await consumer.stop();
+    await worker.stop();
+    await relay.stop();
+    sender.close();
+    await pool.end();
+  };
+  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
+    await stop();
+    throw err;
+  });
   return {
     port,
+    metricsPort: scrapes.port,
     async stop() {
-      // New work stops first (calls, then events); attempts in flight finish and are recorded; then the rest.
-      await server.stop();
-      await consumer.stop();
-      await worker.stop();
-      await relay.stop();
-      sender.close();
-      await pool.end();
+      await scrapes.close();
+      await stop();
     },
   };
 }

@@ -71,6 +71,8 @@ const Env = z.object({
   WEBHOOK_MAX_PER_ORG: z.coerce.number().int().min(1).default(20),
   /** Finished deliveries and their attempts are deleted after this long. */
   WEBHOOK_LOG_RETENTION: parsed('30d', parseDuration),
+  /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
+  METRICS_PORT: fields.port(9471),
   LOG_LEVEL: fields.logLevel(),
   /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),

@@ -27,7 +27,8 @@ import { fairShare } from './fair-share';
 import type { Leases, LiveInfo } from './leases';
 import { Rebalancer } from './rebalancer';
 
-type EntryState = 'qr_pending' | 'connecting' | 'connected';
+export const ENTRY_STATES = ['qr_pending', 'connecting', 'connected'] as const;
+export type EntryState = (typeof ENTRY_STATES)[number];
 
 /** An account this instance holds the lease of: a pending QR login, a restore in progress, or a live session. */
 interface Entry {
@@ -145,6 +146,13 @@ export class SessionPool {
       if (!newest || e.connectedAt > newest.connectedAt!) newest = e;
     }
     return newest?.accountId;
+  }
+
+  /** Accounts held here per state (every state present, 0 when none), for the sessions gauge. */
+  countByState(): Record<EntryState, number> {
+    const counts = Object.fromEntries(ENTRY_STATES.map((s) => [s, 0])) as Record<EntryState, number>;
+    for (const e of this.entries.values()) counts[e.state]++;
+    return counts;
   }
 
   // ---------------------------------------------------------------- QR login

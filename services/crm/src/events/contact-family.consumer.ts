@@ -1,6 +1,7 @@
 import type { Pool } from '@crm/db';
 import { EventConsumer } from '@crm/events';
 import type { Logger } from '@crm/logger';
+import type { Metrics } from '@crm/metrics';
 import type { CrmConfig } from '../config';
 import { CONTACT_FAMILY, FamilyModule, joinModules } from './event-families';
 
@@ -10,7 +11,7 @@ import { CONTACT_FAMILY, FamilyModule, joinModules } from './event-families';
  * first: it locks contact rows in (org, id) order before anything else, as the message family does.
  */
 export function contactFamilyConsumer(
-  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'>; pool: Pool; log: Logger },
+  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'>; pool: Pool; log: Logger; metrics?: Metrics },
   modules: { scoring: FamilyModule; analytics: FamilyModule },
 ): EventConsumer {
   const apply = joinModules([modules.scoring, modules.analytics]);
@@ -25,5 +26,6 @@ export function contactFamilyConsumer(
     batchSize: 100,
     logger: ctx.log,
     pool: ctx.pool,
+    metrics: ctx.metrics,
   });
 }

@@ -1,6 +1,7 @@
 import type { Pool } from '@crm/db';
 import { EventConsumer } from '@crm/events';
 import type { Logger } from '@crm/logger';
+import type { Metrics } from '@crm/metrics';
 import type { CrmConfig } from '../config';
 import { FamilyModule, joinModules, MESSAGE_FAMILY } from './event-families';
 
@@ -11,7 +12,7 @@ import { FamilyModule, joinModules, MESSAGE_FAMILY } from './event-families';
  * the three never deadlock with deletes or with each other.
  */
 export function messageFamilyConsumer(
-  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'>; pool: Pool; log: Logger },
+  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'>; pool: Pool; log: Logger; metrics?: Metrics },
   modules: { activity: FamilyModule; scoring: FamilyModule; analytics: FamilyModule },
 ): EventConsumer {
   const apply = joinModules([modules.activity, modules.scoring, modules.analytics]);
@@ -26,5 +27,6 @@ export function messageFamilyConsumer(
     batchSize: 100,
     logger: ctx.log,
     pool: ctx.pool,
+    metrics: ctx.metrics,
   });
 }

@@ -7,7 +7,7 @@ import { ApiKeyCache, INVALID, REVOKED } from './api-key-cache';
 import type { AuthSync } from './auth-sync';
 import { HttpError } from './errors';
 import type { Principal } from './principal';
-import type { RateLimiter } from './rate-limiter';
+import type { RateLimiter, RateLimitName } from './rate-limiter';
 import type { TokenRevocations } from './token-revocations';
 
 interface AuthDeps {
@@ -24,11 +24,14 @@ interface AuthDeps {
   apiKeyFailuresPerMinute: number;
   userRatePerMinute: number;
   publicRatePerMinute: number;
+  /** Called for every 429, with the limit that refused (rate-limiter.ts `rateLimitRejections`). */
+  rejected: (limit: RateLimitName) => void;
 }
 
 const unauthorized = (message: string, code = 'unauthenticated') => new HttpError(401, code, message);
 
-function rateLimited(windowEndsIn: number) {
+function rateLimited(windowEndsIn: number, limit: RateLimitName, rejected: (limit: RateLimitName) => void) {
+  rejected(limit);
   return new HttpError(429, 'rate_limited', 'Too many requests; slow down', undefined, Math.max(1, windowEndsIn));
 }
 
@@ -66,7 +69,7 @@ export function authMiddleware(deps: AuthDeps) {
     if (reason === 'logged_out') return next(unauthorized('Token has been revoked', 'invalid_token'));
     if (reason === 'access_changed') return next(unauthorized('Token is no longer valid; sign in again', 'invalid_token'));
     const rl = deps.limiter.hit(`u:${claims.sub}`, deps.userRatePerMinute);
-    if (!rl.allowed) return next(rateLimited(rl.resetIn));
+    if (!rl.allowed) return next(rateLimited(rl.resetIn, 'user', deps.rejected));
     const principal: Principal = { kind: 'user', orgId: claims.org, userId: claims.sub, role: claims.role, jti: claims.jti, exp: claims.exp };
     res.locals.principal = principal;
     next();
@@ -107,7 +110,7 @@ export function authMiddleware(deps: AuthDeps) {
       if (orgId && orgId !== REVOKED && orgId !== INVALID) {
         deps.apiKeys.setValid(hash, orgId);
       } else {
-        if (Number(failed ?? 0) >= deps.apiKeyFailuresPerMinute) return next(rateLimited(failures.resetIn));
+        if (Number(failed ?? 0) >= deps.apiKeyFailuresPerMinute) return next(rateLimited(failures.resetIn, 'api_key_failures', deps.rejected));
         if (orgId) {
           deps.apiKeys.setInvalid(hash);
           return next(await apiKeyFailed(failures));
@@ -126,7 +129,7 @@ export function authMiddleware(deps: AuthDeps) {
       }
     }
     const rl = deps.limiter.hit(`k:${hash.slice(0, 32)}`, deps.publicRatePerMinute);
-    if (!rl.allowed) return next(rateLimited(rl.resetIn));
+    if (!rl.allowed) return next(rateLimited(rl.resetIn, 'api_key', deps.rejected));
     // Integrations act with an agent's rights inside their organization, as no particular user.
     const principal: Principal = { kind: 'api_key', orgId, userId: '', role: 'agent' };
     res.locals.principal = principal;
@@ -140,10 +143,10 @@ export function authMiddleware(deps: AuthDeps) {
  * Per-IP limit for sign-in style routes that have no credential yet: counted in Redis on every request, exact across
  * gateways (these routes are rare and guard passwords, so no local counting).
  */
-export function ipRateLimit(redis: Redis, prefix: string, perMinute: number): RequestHandler {
+export function ipRateLimit(redis: Redis, prefix: string, perMinute: number, rejected: (limit: RateLimitName) => void): RequestHandler {
   return async (req, _res, next) => {
     const rl = windowKey(prefix, `ip:${req.ip}`);
-    if ((await countInRedis(redis, rl.key)) > perMinute) return next(rateLimited(rl.resetIn));
+    if ((await countInRedis(redis, rl.key)) > perMinute) return next(rateLimited(rl.resetIn, 'auth_ip', rejected));
     next();
   };
 }

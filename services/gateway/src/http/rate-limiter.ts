@@ -1,4 +1,5 @@
 import type { Logger } from '@crm/logger';
+import type { Metrics } from '@crm/metrics';
 import type { Redis } from '../redis';
 
 interface Window {
@@ -16,6 +17,16 @@ export interface RateDecision {
   allowed: boolean;
   /** Seconds until the window ends (Retry-After). */
   resetIn: number;
+}
+
+/** Which limit refused a request: per user (bearer), per API key, failed API-key checks per address, sign-in routes per address. */
+export type RateLimitName = 'user' | 'api_key' | 'api_key_failures' | 'auth_ip';
+
+/** Counts 429s by limit (`http_rate_limit_rejections_total`); a no-op without metrics. */
+export function rateLimitRejections(metrics: Metrics | undefined): (limit: RateLimitName) => void {
+  if (!metrics) return () => undefined;
+  const counter = metrics.counter('http_rate_limit_rejections_total', 'Requests the gateway refused with 429, by the limit that refused them', ['limit']);
+  return (limit) => counter.labels(limit).inc();
 }
 
 /**

@@ -48,3 +48,20 @@ export function routeTable(app: Express): { method: string; path: string }[] {
   walk(stackOf(app), '');
   return out;
 }
+
+/**
+ * Each route object of the app → its full template (mount path + route path), for labelling metrics by the route
+ * that handled a request. A route mounted under two prefixes keeps the first one.
+ */
+export function routeTemplates(app: Express): WeakMap<object, string> {
+  const out = new WeakMap<object, string>();
+  const walk = (stack: Layer[], prefix: string) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        if (!out.has(layer.route)) out.set(layer.route, prefix + layer.route.path);
+      } else if (layer.handle.stack && typeof layer.rawPath === 'string') walk(layer.handle.stack, prefix + (layer.rawPath === '/' ? '' : layer.rawPath));
+    }
+  };
+  walk(stackOf(app), '');
+  return out;
+}

@@ -5,6 +5,7 @@ import { AccessClaims, createTokenVerifier } from '@crm/auth';
 import { EventConsumer, EventEnvelope } from '@crm/events';
 import { ROLES, roleRank } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
+import type { Metrics } from '@crm/metrics';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
 import type { AuthSync } from '../http/auth-sync';
@@ -36,6 +37,7 @@ interface Deps {
   tokens: TokenRevocations;
   clients: Clients;
   log: Logger;
+  metrics?: Metrics;
 }
 
 /** Event type → how it reaches sockets; conversation events are narrowed by `audience` (inbox visibility). */
@@ -141,6 +143,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
     bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'conversation.assigned', 'conversation.status_changed', 'notification.created'],
     logger: log,
+    metrics: deps.metrics,
     prefetch: 200,
     maxAttempts: 2,
     handler: async (e) => {
@@ -156,6 +159,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     bindings: ['inbox_settings.updated', 'chatnet_account.assignment_updated'],
     exclusive: true,
     logger: log,
+    metrics: deps.metrics,
     handler: async (e) => audience.invalidate(e.orgId),
   });
   await audienceChanges.start();

@@ -2,6 +2,7 @@ import type { Agent } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { InternalAuth } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
+import type { Metrics } from '@crm/metrics';
 import type { Clients } from '../clients';
 import type { GatewayConfig } from '../config';
 import type { HttpDrain } from '../http/drain';
@@ -22,4 +23,6 @@ export interface RouteDeps {
   streamAgent: Agent;
   /** Shutdown state: /readyz answers 503 once the drain has begun. */
   drain: HttpDrain;
+  /** The gateway's Prometheus registry: request durations (http/request-metrics.ts), 429s, consumers. */
+  metrics: Metrics;
 }

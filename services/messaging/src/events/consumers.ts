@@ -13,11 +13,12 @@ import { isUuid } from '../domain/validation';
  * deployments on one broker never steal each other's messages; with the pool, an event takes effect once.
  */
 export function createConsumers(deps: Deps): EventConsumer[] {
-  const { config, pool, log } = deps;
+  const { config, pool, log, metrics } = deps;
   const common = {
     amqpUrl: config.AMQP_URL,
     exchange: config.EVENTS_EXCHANGE,
     pool,
+    metrics,
     maxAttempts: config.EVENT_MAX_ATTEMPTS,
     retryDelaysMs: config.EVENT_RETRY_DELAYS_MS,
   };

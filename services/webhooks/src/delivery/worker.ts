@@ -2,12 +2,14 @@ import { withTransaction, type Pool } from '@crm/db';
 import type { SecretBox } from '@crm/crypto';
 import { enqueueEvent } from '@crm/events';
 import type { Logger } from '@crm/logger';
+import type { Metrics } from '@crm/metrics';
 import { Batcher } from '../db/batcher';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
 import { secretAad } from '../deps';
 import { DISABLED_EVENT_TYPE } from '../domain/event-types';
 import { secretKey } from '../domain/signing';
+import { deliveryRecorder } from './delivery-metrics';
 import { DueListener } from './due-listener';
 import type { AttemptResult, WebhookSender } from './sender';
 
@@ -30,6 +32,8 @@ export interface WorkerOptions {
   /** How long a claimed row stays invisible to other workers: longer than any attempt can take. */
   leaseMs: number;
   retentionMs: number;
+  /** Counts attempts by outcome and times them (delivery-metrics.ts). */
+  metrics?: Metrics;
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
@@ -81,8 +85,10 @@ export class DeliveryWorker {
   private pruneTimer?: NodeJS.Timeout;
   private retryTimers = new Set<NodeJS.Timeout>();
   private readonly successes: Batcher<deliveries.Success>;
+  private readonly recordAttempt: ReturnType<typeof deliveryRecorder>;
 
   constructor(opts: WorkerOptions) {
+    this.recordAttempt = deliveryRecorder(opts.metrics);
     this.o = opts;
     this.successes = new Batcher((items) => deliveries.recordSuccesses(opts.pool, items));
     this.listener = new DueListener({
@@ -240,6 +246,7 @@ export class DeliveryWorker {
         ? await this.o.sender.send({ url: row.url, id: row.event_id, body: row.payload, key })
         : { ok: false, statusCode: null, durationMs: 0, error: 'the signing secret cannot be decrypted', responseBody: '', responseBodyTruncated: false, startedAt: new Date() };
       requestDone();
+      this.recordAttempt(result, key !== undefined);
       if (result.ok) await this.successes.add({ delivery: row, trigger, result });
       else await this.recordFailure(row, trigger, result);
     } catch (err) {

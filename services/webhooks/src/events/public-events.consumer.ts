@@ -1,5 +1,6 @@
 import { EventConsumer } from '@crm/events';
 import type { Logger } from '@crm/logger';
+import type { Metrics } from '@crm/metrics';
 import type { Pool } from '@crm/db';
 import * as deliveries from '../db/deliveries.repo';
 import { isPublicEventType, PUBLIC_EVENT_TYPES } from '../domain/event-types';
@@ -10,6 +11,7 @@ export interface PublicEventsConsumerOptions {
   exchange: string;
   pool: Pool;
   logger: Logger;
+  metrics?: Metrics;
 }
 
 export const queueName = (exchange: string) => `${exchange}.webhooks.deliveries`;
@@ -28,6 +30,7 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
     queue: queueName(o.exchange),
     bindings: [...PUBLIC_EVENT_TYPES],
     logger: o.logger,
+    metrics: o.metrics,
     // Batch mode without a pool: the fan-out statement is itself idempotent (endpoint, event id), so there is
     // no processed_events claim. Up to 200 events go in one statement, which also announces the new rows
     // (NOTIFY at its commit): that is what makes a worker of any instance send them at once. One ack per batch.
