@@ -302,6 +302,23 @@ describe('email campaigns', () => {
     expect((await lead.get('/api/v1/email-suppressions')).body.data).toEqual([]);
   });
 
+  it('a login the mail server refuses pauses the campaign with the reason; fixed and activated again, it completes', async () => {
+    expect((await acme.owner.put('/api/v1/settings/email', { ...channel(), password: 'expired-password' })).status).toBe(200);
+    const c = await launch([person('Em', 'em@example.test'), person('Giang', 'giang@example.test')]);
+    const paused = await eventually(async () => {
+      const body = (await lead.get(`/api/v1/campaigns/${c.id}`)).body;
+      return body.status === 'paused' ? body : undefined;
+    }, 15_000, 100);
+    expect(paused.lastError).toMatch(/535/);
+    expect(paused.lastError).not.toContain('expired-password');
+    expect(paused.counts).toEqual(expect.objectContaining({ sent: 0, failed: 0, pending: 2 }));
+
+    expect((await acme.owner.put('/api/v1/settings/email', channel())).status).toBe(200);
+    expect((await lead.post(`/api/v1/campaigns/${c.id}/activate`)).status).toBe(200);
+    expect((await completed(c.id)).counts).toEqual(expect.objectContaining({ sent: 2, failed: 0 }));
+    expect(mailsTo('em@example.test')).toHaveLength(1);
+  });
+
   it('campaigns of another org are 404; DELETE /settings/email falls back to no channel (422 again)', async () => {
     const c = await launch([person('Dung', 'dung@example.test')]);
     expect((await globex.owner.get(`/api/v1/campaigns/${c.id}`)).status).toBe(404);
