@@ -99,8 +99,8 @@ describe('email campaigns', () => {
     anonymous = client(stack.url);
     acme = await org(stack, 'Acme');
     globex = await org(stack, 'Globex');
-    lead = (await member(stack, acme.owner, 'team_lead', 'lead')).api;
-    agent = (await member(stack, acme.owner, 'agent', 'agent')).api;
+    lead = (await member(stack, acme.owner, 'team_lead')).api;
+    agent = (await member(stack, acme.owner, 'agent')).api;
     templateId = (await lead.post('/api/v1/automation/templates', { name: 'Text', content: 'Hello {{name}}, your code is {{code}}.' })).body.id;
     htmlTemplateId = (await lead.post('/api/v1/automation/templates', { name: 'Html', content: '<p>Dear <b>{{name}}</b>, code {{code}}</p>' })).body.id;
   }, 60_000);
