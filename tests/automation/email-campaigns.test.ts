@@ -234,6 +234,8 @@ describe('email campaigns', () => {
     const tampered = unsubscribe.slice(0, -2) + (unsubscribe.endsWith('AA') ? 'BB' : 'AA');
     expect((await anonymous.get(tampered)).status).toBe(404);
     expect((await anonymous.get('/u/not-a-token')).status).toBe(404);
+    // A link checker's HEAD unsubscribes nobody either.
+    expect((await fetch(stack.url + unsubscribe, { method: 'HEAD' })).status).toBe(200);
     expect((await lead.get('/api/v1/email-suppressions')).body.data).toEqual([]);
 
     // The link needs no sign-in: a small confirmation page, and the address is on the org's list.

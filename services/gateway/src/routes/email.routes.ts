@@ -102,6 +102,8 @@ export function emailRoutes({ clients, authLimit }: RouteDeps): ServiceRoutes {
   const unsubscribe = (req: Request, res: Response) => automation().UnsubscribeEmail({ token: req.params.token }, ctxOf(req, res));
   // The link in the email body: a page saying it worked. Not signed in, so nothing but the address is shown.
   root.get('/u/:token', authLimit, async (req, res) => {
+    // Express answers HEAD with the GET route: link checkers probe with HEAD, which must not unsubscribe anyone.
+    if (req.method === 'HEAD') return res.set('Cache-Control', 'no-store').type('html').end();
     const out = await unsubscribe(req, res);
     res.set('Cache-Control', 'no-store').type('html').send(page('You are unsubscribed', `${out.email} will not receive these emails any more.`));
   });
@@ -113,6 +115,7 @@ export function emailRoutes({ clients, authLimit }: RouteDeps): ServiceRoutes {
   root.get('/o/:file', authLimit, async (req, res) => {
     const m = /^([A-Za-z0-9_-]{1,200})\.gif$/.exec(String(req.params.file));
     if (!m) return sendError(res, 404, 'not_found', 'Link not found');
+    if (req.method === 'HEAD') return res.set('Cache-Control', 'no-store, private').type('image/gif').end();
     await automation().RecordEmailOpen({ token: m[1] }, ctxOf(req, res));
     res.set('Cache-Control', 'no-store, private').type('image/gif').send(PIXEL);
   });
