@@ -53,3 +53,72 @@ export function createMailSender(config: SmtpConfig, log: Logger): MailSender {
     close: () => transport.close(),
   };
 }
+
+/** Where campaign mail goes: an organization's own server (host already judged by the SSRF guard) or SMTP_URL. */
+export type SmtpTarget =
+  | {
+      /** The address to dial: the IP the guard judged, so the address connected to is the address checked. */
+      host: string;
+      port: number;
+      /** TLS from the first byte (465); otherwise STARTTLS when the server offers it. */
+      secure: boolean;
+      /** The name the server's certificate must carry (the host name as the organization wrote it). */
+      servername?: string;
+      user?: string;
+      password?: string;
+    }
+  | { url: string };
+
+export interface OutgoingMail extends Mail {
+  from: string | { name: string; address: string };
+  headers?: Record<string, string>;
+}
+
+/** What an SMTP failure says, without anything of the credentials: nodemailer's code and the server's reply code. */
+export interface SmtpFailure {
+  /** EAUTH, EENVELOPE, ECONNECTION, ETIMEDOUT, ESOCKET, EMESSAGE, EPROTOCOL, … */
+  code?: string;
+  /** The server's reply code (421, 450, 550, 535, …) when it answered. */
+  responseCode?: number;
+  message: string;
+}
+
+export function smtpFailureOf(err: unknown): SmtpFailure {
+  const e = err as { code?: unknown; responseCode?: unknown; message?: unknown };
+  return {
+    code: typeof e?.code === 'string' ? e.code : undefined,
+    responseCode: typeof e?.responseCode === 'number' ? e.responseCode : undefined,
+    message: typeof e?.message === 'string' ? e.message : String(err),
+  };
+}
+
+export interface SmtpClient {
+  /** Resolves when the server accepted the message; rejects with nodemailer's error (see smtpFailureOf). */
+  send(mail: OutgoingMail): Promise<void>;
+  close(): void;
+}
+
+/**
+ * A transport that reports failures instead of swallowing them, for mail whose outcome is recorded (campaign
+ * recipients, a settings test). One connection per message (no pool): the caller paces its sends.
+ */
+export function createSmtpClient(target: SmtpTarget, timeoutMs: number): SmtpClient {
+  const timeouts = { connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs };
+  const transport =
+    'url' in target
+      ? nodemailer.createTransport(target.url, timeouts as never)
+      : nodemailer.createTransport({
+          host: target.host,
+          port: target.port,
+          secure: target.secure,
+          servername: target.servername,
+          auth: target.user ? { user: target.user, pass: target.password ?? '' } : undefined,
+          ...timeouts,
+        } as never);
+  return {
+    async send(mail) {
+      await transport.sendMail(mail);
+    },
+    close: () => transport.close(),
+  };
+}

@@ -1,13 +1,16 @@
 import path from 'node:path';
+import { SecretBox } from '@crm/crypto';
 import { createPool, ensureDatabase, migrate } from '@crm/db';
 import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
 import { createMailSender } from '@crm/mail';
+import { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
 import type { Deps } from './deps';
 import { CampaignSender } from './domain/campaign-sender';
+import { LinkSigner } from './domain/email';
 import { AlertRecipients } from './domain/alert-recipients';
 import { ReminderSender } from './domain/reminder-sender';
 import { Runner } from './domain/runner';
@@ -46,7 +49,16 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
   const remote = createRemote(config, auth);
-  const deps: Deps = { config, pool, log, remote, mail: createMailSender(config, log) };
+  const deps: Deps = {
+    config,
+    pool,
+    log,
+    remote,
+    mail: createMailSender(config, log),
+    box: SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD),
+    emailGuard: new AddressGuard({ allow: config.EMAIL_ALLOWED_PRIVATE_ADDRESSES, purpose: 'campaign emails' }),
+    links: LinkSigner.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD),
+  };
 
   const metrics = new Metrics('automation');
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });

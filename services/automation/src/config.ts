@@ -1,4 +1,5 @@
 import { fields, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
+import { allowListEnv } from '@crm/net-guard';
 
 /** "5s,30s,2m" → milliseconds; the retry schedule of failed actions. */
 const durationList = (fallback: string) =>
@@ -71,8 +72,23 @@ const Env = z.object({
    * Without SMTP_URL no email is sent; in-app notifications are unaffected either way.
    */
   ...smtpEnv,
-  /** The address alert emails link to (the web app). */
+  /**
+   * The address alert emails link to (the web app), and the base of the unsubscribe links and open-tracking
+   * pixels in campaign emails (the gateway serves `/u/<token>` and `/o/<token>.gif` there).
+   */
   PUBLIC_URL: fields.url('http://localhost:8080'),
+  /**
+   * 32-byte key (base64 or hex) that encrypts organizations' SMTP passwords at rest; the key that signs the
+   * unsubscribe and open-tracking links of campaign emails is derived from it. ENCRYPTION_KEYS_OLD ("1:key,2:key")
+   * decrypts values written under former keys.
+   */
+  ENCRYPTION_KEY: fields.secret(32),
+  ENCRYPTION_KEYS_OLD: z.string().default(''),
+  /**
+   * IPs/CIDRs an organization's SMTP host may resolve to although private, loopback or link-local (e.g. a mail
+   * relay on the internal network); empty: only public addresses. SMTP_URL, the operator's own, is not checked.
+   */
+  EMAIL_ALLOWED_PRIVATE_ADDRESSES: allowListEnv(),
   /** At most one alert email per user and conversation within this window (ms); older throttle rows are pruned. */
   EMAIL_ALERT_WINDOW_MS: z.coerce.number().int().min(1_000).max(24 * 3600_000).default(15 * 60_000),
   /**

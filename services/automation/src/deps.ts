@@ -1,7 +1,10 @@
+import type { SecretBox } from '@crm/crypto';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { MailSender } from '@crm/mail';
+import type { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
+import type { LinkSigner } from './domain/email/links';
 import type { Remote } from './remote';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
@@ -12,4 +15,10 @@ export interface Deps {
   remote: Remote;
   /** Alert emails; `enabled` is false without SMTP_URL. */
   mail: MailSender;
+  /** Organizations' SMTP passwords at rest. */
+  box: SecretBox;
+  /** The SSRF guard for organizations' SMTP hosts (EMAIL_ALLOWED_PRIVATE_ADDRESSES). */
+  emailGuard: AddressGuard;
+  /** Signs and checks the unsubscribe and open-pixel links of campaign emails. */
+  links: LinkSigner;
 }

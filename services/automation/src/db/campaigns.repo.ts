@@ -12,6 +12,8 @@ export interface CampaignRow {
   list_id: string;
   template_id: string;
   content: string | null;
+  /** Email campaigns: the subject line template; '' for broadcasts. */
+  subject: string;
   variables: Record<string, Scalar>;
   schedule: Date | null;
   status: CampaignStatus;
@@ -78,6 +80,7 @@ export function toCampaign(r: CampaignRow) {
     type: r.type,
     listId: r.list_id,
     templateId: r.template_id,
+    subject: r.subject,
     schedule: isoOrUndefined(r.schedule),
     variablesJson: JSON.stringify(r.variables ?? {}),
     status: r.status,
@@ -123,6 +126,7 @@ export interface NewCampaign {
   type: string;
   listId: string;
   templateId: string;
+  subject: string;
   variables: Record<string, Scalar>;
   schedule: Date | null;
   contactCount: number;
@@ -131,9 +135,9 @@ export interface NewCampaign {
 
 export async function insertCampaign(db: Queryable, c: NewCampaign): Promise<CampaignRow> {
   const { rows } = await db.query<CampaignRow>(
-    `INSERT INTO campaigns (id, org_id, name, description, type, list_id, template_id, variables, schedule, contact_count, created_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-    [c.id, c.orgId, c.name, c.description, c.type, c.listId, c.templateId, JSON.stringify(c.variables), c.schedule, c.contactCount, c.createdBy],
+    `INSERT INTO campaigns (id, org_id, name, description, type, list_id, template_id, variables, schedule, contact_count, created_by, subject)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+    [c.id, c.orgId, c.name, c.description, c.type, c.listId, c.templateId, JSON.stringify(c.variables), c.schedule, c.contactCount, c.createdBy, c.subject],
   );
   return rows[0];
 }
@@ -141,6 +145,8 @@ export async function insertCampaign(db: Queryable, c: NewCampaign): Promise<Cam
 export interface CampaignPatch {
   name?: string;
   description?: string;
+  type?: string;
+  subject?: string;
   listId?: string;
   templateId?: string;
   variables?: Record<string, Scalar>;
@@ -154,7 +160,8 @@ export async function updateDraft(db: Queryable, orgId: string, id: string, p: C
   const { rows } = await db.query<CampaignRow>(
     `UPDATE campaigns SET name = COALESCE($3, name), description = COALESCE($4, description), list_id = COALESCE($5, list_id),
        template_id = COALESCE($6, template_id), variables = COALESCE($7::jsonb, variables),
-       schedule = CASE WHEN $8 THEN $9::timestamptz ELSE schedule END, contact_count = COALESCE($10, contact_count), updated_at = now()
+       schedule = CASE WHEN $8 THEN $9::timestamptz ELSE schedule END, contact_count = COALESCE($10, contact_count),
+       type = COALESCE($11, type), subject = COALESCE($12, subject), updated_at = now()
      WHERE org_id = $1 AND id = $2 AND status = 'draft' RETURNING *`,
     [
       orgId,
@@ -167,6 +174,8 @@ export async function updateDraft(db: Queryable, orgId: string, id: string, p: C
       p.schedule !== undefined,
       p.schedule ?? null,
       p.contactCount ?? null,
+      p.type ?? null,
+      p.subject ?? null,
     ],
   );
   return rows[0];

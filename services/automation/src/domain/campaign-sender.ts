@@ -9,6 +9,7 @@ import type { Member, RecipientRow } from '../db/recipients.repo';
 import { systemContext } from '../remote';
 import { renderFor } from './campaign-text';
 import { CAMPAIGNS_CHANNEL } from './campaigns';
+import { deliverEmail, SendHooks } from './email';
 import { isUuid } from './definition';
 import { isNotFound, memberPage } from './lists';
 import * as notifications from './notifications';
@@ -258,7 +259,7 @@ export class CampaignSender {
       }
       if (outcome.serviceDown) {
         const wait = SERVICE_BACKOFF_MS[Math.min(st.backoff++, SERVICE_BACKOFF_MS.length - 1)];
-        log.warn({ campaignId: c.id, retryInMs: wait, reason: outcome.serviceDown }, 'campaign sender: messaging unreachable; backing off');
+        log.warn({ campaignId: c.id, retryInMs: wait, reason: outcome.serviceDown }, 'campaign sender: messaging (or the mail server) unreachable; backing off');
         st.nextSendAt = Math.max(st.nextSendAt, Date.now() + wait);
         st.batch = [];
         await repo.pace(pool, c.id, new Date(st.nextSendAt), st.backoff, outcome.serviceDown);
@@ -351,8 +352,23 @@ export class CampaignSender {
     await recipients.defer(this.deps.pool, c.id, rec.contact_id, at, reason, countAttempt);
   }
 
+  /** What an email send borrows from this turn: outcome records, pacing, and pausing the campaign. */
+  private emailHooks(c: CampaignRow, st: Turn, rec: RecipientRow): SendHooks {
+    return {
+      record: (outcome, detail) => this.record(c, st, rec, outcome, detail),
+      defer: (at, reason, countAttempt) => this.defer(c, rec, at, reason, countAttempt),
+      takeSlot: () => this.takeSlot(c, st),
+      pause: async (reason) => {
+        st.stop = true;
+        await this.stopWithError(c, reason);
+      },
+      nextSendAt: () => new Date(st.nextSendAt),
+    };
+  }
+
   /** One recipient: find the conversation, respect account holds, render, take a send slot, send once. */
   private async deliver(c: CampaignRow, rec: RecipientRow, st: Turn): Promise<Delivery> {
+    if (c.type === 'email') return deliverEmail(this.deps, c, rec, this.emailHooks(c, st, rec));
     const { pool, remote } = this.deps;
     const sys = systemContext(c.org_id, `campaign:${c.id}:${rec.contact_id}`);
     let conversationId = rec.conversation_id;

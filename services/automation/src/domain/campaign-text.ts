@@ -30,15 +30,16 @@ export function unfilledPlaceholders(content: string, variables: Record<string, 
   return placeholdersOf(content).filter((p) => !contactField(p) && !(p in variables));
 }
 
-export function renderFor(content: string, who: RecipientFields, variables: Record<string, Scalar>): string {
+/** `escape` is applied to every value (not to the template): HTML-escaping for an HTML email body. */
+export function renderFor(content: string, who: RecipientFields, variables: Record<string, Scalar>, escape: (v: string) => string = (v) => v): string {
   return render(content, (name) => {
     const field = contactField(name);
     if (field) {
       const v = field === 'tags' ? who.tags.join(', ') : who[field];
-      if (v) return v;
+      if (v) return escape(v);
     }
     const given = variables[name];
-    return given === undefined ? undefined : String(given);
+    return given === undefined ? undefined : escape(String(given));
   });
 }
 

@@ -6,6 +6,7 @@ import { listRecipients } from '../db/recipients.repo';
 import { getTemplate } from '../db/templates.repo';
 import { Scalar, unfilledPlaceholders, variablesProblem } from './campaign-text';
 import { isUuid } from './definition';
+import { channelUnavailable, hasChannel } from './email';
 import { findList, ListBrief } from './lists';
 
 /** NOTIFY channel: activation, resume and rescheduling wake every sender at once instead of at the next poll. */
@@ -29,6 +30,8 @@ export interface CampaignInput {
   /** ISO timestamp; on update '' clears it. */
   schedule?: string;
   variablesJson?: string;
+  /** Email campaigns: the subject line. */
+  subject?: string;
 }
 
 function requiredText(field: string, v: string | undefined, max: number): string {
@@ -44,22 +47,19 @@ function description(v: string | undefined): string {
   return s;
 }
 
-/**
- * broadcast: a chat-network message to every member. email is a type the product names, but this
- * deployment has no email channel (no mail provider, no email send pipeline), so it is refused with a
- * 422 that says so instead of being accepted and never delivered.
- */
+/** broadcast: a chat-network message to every member (through messaging); email: an email (SMTP). */
 function campaignType(v: string | undefined): string {
   const t = v?.trim() || 'broadcast';
   if (!(CAMPAIGN_TYPES as readonly string[]).includes(t)) throw invalid('type', `must be one of ${CAMPAIGN_TYPES.join(', ')}`);
-  if (t === 'email') {
-    throw new AppError('failed_precondition', 'type: email campaigns are not available: no email channel is configured. Use type broadcast to send through the chat network', {
-      code: 'channel_unavailable',
-      details: [{ field: 'type', message: 'no email channel is configured; use broadcast' }],
-    });
-  }
   return t;
 }
+
+/** An email campaign needs somewhere to send from: the org's own SMTP server or the server's SMTP_URL. */
+async function requireEmailChannel(deps: Deps, orgId: string): Promise<void> {
+  if (!(await hasChannel(deps, orgId))) throw channelUnavailable();
+}
+
+const SUBJECT_MAX = 250;
 
 function variables(json: string | undefined): Record<string, Scalar> {
   if (json === undefined || json === '') return {};
@@ -171,10 +171,12 @@ export async function create(deps: Deps, ctx: CallContext, input: CampaignInput)
   const name = requiredText('name', input.name, 200);
   const desc = description(input.description);
   const type = campaignType(input.type);
+  if (type === 'email') await requireEmailChannel(deps, orgId);
+  const subject = type === 'email' ? requiredText('subject', input.subject, SUBJECT_MAX) : '';
   const vars = variables(input.variablesJson);
   const schedule = parseSchedule(input.schedule) ?? null;
   const template = await templateFor(deps, orgId, input.templateId);
-  checkPlaceholders(template.content, vars);
+  checkPlaceholders(`${subject}\n${template.content}`, vars);
   const list = await listFor(deps, ctx, input.listId);
   const row = await repo.insertCampaign(deps.pool, {
     id: randomUUID(),
@@ -184,6 +186,7 @@ export async function create(deps: Deps, ctx: CallContext, input: CampaignInput)
     type,
     listId: list.id.toLowerCase(),
     templateId: template.id,
+    subject,
     variables: vars,
     schedule,
     contactCount: list.contactCount,
@@ -198,8 +201,14 @@ export async function update(deps: Deps, ctx: CallContext, input: CampaignInput)
   requireCan(ctx, 'campaigns:manage');
   const current = await load(deps, orgId, input.id);
   if (current.status !== 'draft') throw invalidState(`Only a draft campaign can be edited; this one is ${current.status}`);
-  if (input.type !== undefined) campaignType(input.type);
+  const type = input.type !== undefined ? campaignType(input.type) : current.type;
+  // Checked when a draft becomes an email campaign (and again at activation), so a draft stays editable meanwhile.
+  if (type === 'email' && current.type !== 'email') await requireEmailChannel(deps, orgId);
+  const subject = type !== 'email' ? '' : input.subject !== undefined ? requiredText('subject', input.subject, SUBJECT_MAX) : current.subject;
+  if (type === 'email' && !subject) throw invalid('subject', 'is required for an email campaign');
   const patch: repo.CampaignPatch = {
+    type: input.type !== undefined ? type : undefined,
+    subject: subject !== current.subject ? subject : undefined,
     name: input.name !== undefined ? requiredText('name', input.name, 200) : undefined,
     description: input.description !== undefined ? description(input.description) : undefined,
     variables: input.variablesJson !== undefined ? variables(input.variablesJson) : undefined,
@@ -212,7 +221,7 @@ export async function update(deps: Deps, ctx: CallContext, input: CampaignInput)
   }
   const template = input.templateId !== undefined ? await templateFor(deps, orgId, input.templateId) : await getTemplate(deps.pool, orgId, current.template_id);
   if (input.templateId !== undefined) patch.templateId = template!.id;
-  if (template && (input.templateId !== undefined || patch.variables)) checkPlaceholders(template.content, patch.variables ?? current.variables);
+  if (template && (input.templateId !== undefined || patch.variables || patch.subject)) checkPlaceholders(`${subject}\n${template.content}`, patch.variables ?? current.variables);
   const row = await repo.updateDraft(deps.pool, orgId, current.id, patch);
   if (!row) throw invalidState('Only a draft campaign can be edited; this one was just activated or cancelled');
   return repo.toCampaign(row);
@@ -248,6 +257,8 @@ export async function activate(deps: Deps, ctx: CallContext, id: string) {
     case 'cancelled':
       throw invalidState(`A ${current.status} campaign cannot be activated again; create a new one`);
     case 'paused':
+      // Paused for want of a channel (or by hand): resuming without one would only pause it again.
+      if (current.type === 'email') await requireEmailChannel(deps, orgId);
       row = await repo.resume(deps.pool, orgId, current.id);
       break;
     case 'draft': {
@@ -258,7 +269,8 @@ export async function activate(deps: Deps, ctx: CallContext, id: string) {
           details: [{ field: 'templateId', message: 'the template was deleted' }],
         });
       }
-      checkPlaceholders(template.content, current.variables, 'state');
+      if (current.type === 'email') await requireEmailChannel(deps, orgId);
+      checkPlaceholders(`${current.subject}\n${template.content}`, current.variables, 'state');
       const list = await findList(deps, ctx, current.list_id);
       if (!list) {
         throw new AppError('failed_precondition', 'listId: the customer list was deleted; choose another one', {

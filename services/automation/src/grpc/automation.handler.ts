@@ -2,6 +2,7 @@ import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as appointments from '../domain/appointment-reminders';
 import * as campaigns from '../domain/campaigns';
+import * as email from '../domain/email';
 import * as notifications from '../domain/notifications';
 import * as rules from '../domain/rules';
 import * as templates from '../domain/templates';
@@ -39,5 +40,15 @@ export function automationHandlers(deps: Deps): Handlers {
     GetAppointmentSettings: (_req, ctx) => appointments.getSettings(deps, ctx),
     UpdateAppointmentSettings: (req, ctx) => appointments.updateSettings(deps, ctx, req),
     MarkAllNotificationsRead: (_req, ctx) => notifications.markAllRead(deps, ctx),
+
+    GetEmailChannel: (_req, ctx) => email.getChannel(deps, ctx),
+    UpdateEmailChannel: (req, ctx) => email.updateChannel(deps, ctx, req),
+    DeleteEmailChannel: (_req, ctx) => email.deleteChannel(deps, ctx),
+    TestEmailChannel: (req, ctx) => email.testChannel(deps, ctx, req),
+    ListEmailSuppressions: (req, ctx) => email.suppressions.list(deps, ctx, req),
+    DeleteEmailSuppression: (req, ctx) => email.suppressions.remove(deps, ctx, req),
+    // Public links: no user or org in the call; the signed token is checked instead.
+    UnsubscribeEmail: (req) => email.suppressions.unsubscribe(deps, req),
+    RecordEmailOpen: (req) => email.suppressions.recordOpen(deps, req),
   };
 }

@@ -105,6 +105,8 @@ export const NewCampaign = z.object({
   type: str(50).optional(),
   listId: str(100).optional(),
   templateId: str(100).optional(),
+  // Email campaigns: the subject line (placeholders like the template).
+  subject: str(250).optional(),
   // ISO timestamp; null (on update) clears it.
   schedule: z.union([str(100), z.null()], { error: 'must be an ISO 8601 timestamp or null' }).optional(),
   // Names → string, number or boolean values; what the names and values may be is checked by the service.
@@ -120,6 +122,7 @@ interface CampaignMsg {
   type: string;
   listId: string;
   templateId: string;
+  subject: string;
   schedule?: string;
   variablesJson: string;
   status: string;
@@ -155,6 +158,7 @@ function campaignJson(c: CampaignMsg) {
     type: c.type,
     listId: c.listId,
     templateId: c.templateId,
+    subject: c.subject || null,
     schedule: c.schedule ?? null,
     variables: JSON.parse(c.variablesJson || '{}'),
     status: c.status,

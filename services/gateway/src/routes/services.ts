@@ -7,6 +7,7 @@ import { chatRoutes } from './chat.routes';
 import { chatnetAccountRoutes } from './chatnet-accounts.routes';
 import { conversationNotesRoutes } from './conversation-notes.routes';
 import { crmRoutes } from './crm.routes';
+import { emailRoutes } from './email.routes';
 import { integrationsRoutes } from './integrations.routes';
 import { reportsRoutes } from './reports.routes';
 import { scoringRoutes } from './scoring.routes';
@@ -26,5 +27,5 @@ export interface ServiceRoutes {
 }
 
 export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
-  return [crmRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps)];
+  return [crmRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps)];
 }

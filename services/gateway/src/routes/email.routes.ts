@@ -1,0 +1,124 @@
+import { Request, Response, Router } from 'express';
+import { z } from 'zod';
+import type { RouteDeps } from './deps';
+import type { ServiceRoutes } from './services';
+import { sendError } from '../http/errors';
+import { ctxOf } from '../http/principal';
+import { body, pageParams } from '../http/validate';
+
+/**
+ * Email campaigns' settings and their public links (all owned by the automation service): the org's SMTP
+ * channel (`/settings/email`, the password write-only), its suppression list, and, without sign-in, the
+ * unsubscribe link (`/u/<token>`) and the open pixel (`/o/<token>.gif`) every campaign email carries. The
+ * public links are rate-limited per IP like the other routes without a credential; their token is checked by
+ * automation (an HMAC), and a token that does not verify is a 404.
+ */
+
+const text = (max: number) => z.string({ error: 'must be a string' }).max(max, `must be at most ${max} characters`);
+
+const ChannelBody = z.object({
+  host: text(253).optional(),
+  port: z.number({ error: 'must be a whole number from 1 to 65535' }).int('must be a whole number from 1 to 65535').min(1, 'must be a whole number from 1 to 65535').max(65_535, 'must be a whole number from 1 to 65535').optional(),
+  secure: z.boolean({ error: 'must be true or false' }).optional(),
+  user: text(320).optional(),
+  // Write-only: omitted keeps the stored password (for the same host); '' removes it.
+  password: text(1000).optional(),
+  fromAddress: text(320).optional(),
+  fromName: text(200).optional(),
+});
+
+const TestBody = z.object({ to: z.string({ error: 'is required' }).max(320, 'must be at most 320 characters') });
+
+/** For the confirmation page: the address comes from a recipient row and must never become markup. */
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** 1×1 transparent GIF. */
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+interface ChannelMsg {
+  source: string;
+  host: string;
+  port: number;
+  secure: boolean;
+  user: string;
+  passwordSet: boolean;
+  fromAddress: string;
+  fromName: string;
+  updatedAt?: string;
+}
+
+/** The channel as the settings page shows it: never a password, only whether one is stored. */
+function channelJson(c: ChannelMsg) {
+  const own = c.source === 'organization';
+  return {
+    source: c.source,
+    configured: c.source !== 'none',
+    host: own ? c.host : null,
+    port: own ? c.port : null,
+    secure: own ? c.secure : null,
+    user: own ? c.user : null,
+    passwordSet: c.passwordSet,
+    fromAddress: own ? c.fromAddress : null,
+    fromName: own ? c.fromName : null,
+    updatedAt: c.updatedAt ?? null,
+  };
+}
+
+function page(title: string, message: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222"><h1 style="font-size:1.4rem">${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`;
+}
+
+export function emailRoutes({ clients, authLimit }: RouteDeps): ServiceRoutes {
+  const r = Router();
+  const automation = () => clients.automation;
+
+  r.get('/settings/email', async (req, res) => {
+    res.json(channelJson(await automation().GetEmailChannel({}, ctxOf(req, res))));
+  });
+  r.put('/settings/email', async (req, res) => {
+    res.json(channelJson(await automation().UpdateEmailChannel(body(req, ChannelBody), ctxOf(req, res))));
+  });
+  r.delete('/settings/email', async (req, res) => {
+    await automation().DeleteEmailChannel({}, ctxOf(req, res));
+    res.status(204).end();
+  });
+  r.post('/settings/email/test', async (req, res) => {
+    const out = await automation().TestEmailChannel(body(req, TestBody), ctxOf(req, res));
+    // The mail server's refusal is the upstream's answer, so a 502 that carries it (never a credential).
+    if (!out.delivered) return sendError(res, 502, 'smtp_error', out.error || 'The mail server did not accept the message');
+    res.json({ delivered: true });
+  });
+
+  r.get('/email-suppressions', async (req, res) => {
+    const out = await automation().ListEmailSuppressions(pageParams(req, 50), ctxOf(req, res));
+    res.json({ data: out.data.map((s: { campaignId: string }) => ({ ...s, campaignId: s.campaignId || null })), pagination: out.pagination });
+  });
+  r.delete('/email-suppressions/:email', async (req, res) => {
+    await automation().DeleteEmailSuppression({ email: req.params.email }, ctxOf(req, res));
+    res.status(204).end();
+  });
+
+  const root = Router();
+  const unsubscribe = (req: Request, res: Response) => automation().UnsubscribeEmail({ token: req.params.token }, ctxOf(req, res));
+  // The link in the email body: a page saying it worked. Not signed in, so nothing but the address is shown.
+  root.get('/u/:token', authLimit, async (req, res) => {
+    // Express answers HEAD with the GET route: link checkers probe with HEAD, which must not unsubscribe anyone.
+    if (req.method === 'HEAD') return res.set('Cache-Control', 'no-store').type('html').end();
+    const out = await unsubscribe(req, res);
+    res.set('Cache-Control', 'no-store').type('html').send(page('You are unsubscribed', `${out.email} will not receive these emails any more.`));
+  });
+  // RFC 8058 one-click: the mail client POSTs "List-Unsubscribe=One-Click" to the List-Unsubscribe address.
+  root.post('/u/:token', authLimit, async (req, res) => {
+    await unsubscribe(req, res);
+    res.set('Cache-Control', 'no-store').json({ unsubscribed: true });
+  });
+  root.get('/o/:file', authLimit, async (req, res) => {
+    const m = /^([A-Za-z0-9_-]{1,200})\.gif$/.exec(String(req.params.file));
+    if (!m) return sendError(res, 404, 'not_found', 'Link not found');
+    if (req.method === 'HEAD') return res.set('Cache-Control', 'no-store, private').type('image/gif').end();
+    await automation().RecordEmailOpen({ token: m[1] }, ctxOf(req, res));
+    res.set('Cache-Control', 'no-store, private').type('image/gif').send(PIXEL);
+  });
+
+  return { internal: r, root };
+}
