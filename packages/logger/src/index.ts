@@ -1,3 +1,4 @@
+import { context, isSpanContextValid, trace } from '@opentelemetry/api';
 import pino from 'pino';
 
 export type Logger = pino.Logger;
@@ -24,6 +25,20 @@ const REDACT = [
   'req.headers.cookie',
 ];
 
+const NO_TRACE = Object.freeze({});
+
+/**
+ * `traceId` and `spanId` of the span active where the line is written (a gRPC handler, an event being
+ * consumed, a gateway request), so a log line leads to its trace and a trace to its lines. Outside any span
+ * (start-up, pollers that found nothing) the line has neither.
+ */
+function traceFields(): object {
+  const span = trace.getSpan(context.active());
+  if (!span) return NO_TRACE;
+  const sc = span.spanContext();
+  return isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : NO_TRACE;
+}
+
 export function createLogger(service: string, level = 'info'): Logger {
   return pino({
     name: service,
@@ -31,5 +46,6 @@ export function createLogger(service: string, level = 'info'): Logger {
     base: { service },
     redact: { paths: REDACT, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: traceFields,
   });
 }
