@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 const root = path.join(__dirname, '..', '..');
 const composeText = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
 const compose = parse(composeText, { merge: true }) as {
-  services: Record<string, { networks?: string[]; ports?: string[]; environment?: Record<string, string> }>;
+  services: Record<string, { networks?: string[]; ports?: string[]; profiles?: string[]; environment?: Record<string, string> }>;
   networks: Record<string, { internal?: boolean } | null>;
 };
 const example = Object.fromEntries(
@@ -30,7 +30,8 @@ function filledEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of exampleVars) env[name] = example[name] || randomBytes(24).toString('hex');
   env.ENCRYPTION_KEY = randomBytes(32).toString('base64');
-  Object.assign(env, { GATEWAY_PORT: '8080', PUBLIC_URL: 'https://crm.example.org', CORS_ORIGINS: '*', SMTP_URL: '' });
+  Object.assign(env, { GATEWAY_PORT: '8080', PUBLIC_URL: 'https://crm.example.org', CORS_ORIGINS: '*', SMTP_URL: '', OTEL_EXPORTER_OTLP_ENDPOINT: '' });
+  Object.assign(env, { JAEGER_UI_PORT: '16686', PROMETHEUS_PORT: '9090' });
   return env;
 }
 
@@ -49,9 +50,19 @@ function serviceEnv(service: string, env = filledEnv()): Record<string, string> 
   return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, interpolate(String(v), env)]));
 }
 
-test('only the gateway publishes a port or joins the edge network', () => {
+/** The `observability` profile's services (collector, Jaeger, Prometheus): started only with that profile. */
+const OBSERVABILITY = Object.entries(compose.services)
+  .filter(([, s]) => s.profiles?.includes('observability'))
+  .map(([name]) => name);
+
+test('only the gateway publishes a port or joins the edge network (observability UIs: the host loopback only)', () => {
   for (const [name, s] of Object.entries(compose.services)) {
     if (name === 'gateway') continue;
+    if (OBSERVABILITY.includes(name)) {
+      for (const port of s.ports ?? []) expect({ name, port }).toEqual({ name, port: expect.stringMatching(/^127\.0\.0\.1:/) });
+      expect(s.networks).not.toContain('edge');
+      continue;
+    }
     expect({ name, ports: s.ports }).toEqual({ name, ports: undefined });
     expect(s.networks).not.toContain('edge');
   }
@@ -88,6 +99,19 @@ test('each service uses its own RabbitMQ and Redis user, never guest and never w
     }
   }
   expect(composeText).not.toMatch(/guest/);
+});
+
+test('the observability profile runs a collector, Jaeger and Prometheus; services export to it only when the endpoint is set', () => {
+  expect(OBSERVABILITY.sort()).toEqual(['jaeger', 'otel-collector', 'prometheus']);
+  expect(compose.services['otel-collector'].networks).toEqual(['internal']);
+  for (const name of [...APP, 'gateway']) {
+    expect({ name, endpoint: serviceEnv(name).OTEL_EXPORTER_OTLP_ENDPOINT }).toEqual({ name, endpoint: '' });
+    const on = serviceEnv(name, { ...filledEnv(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318' });
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { loadConfig } = require(`@crm/${name}`) as { loadConfig: (env: Record<string, string | undefined>) => { OTEL_EXPORTER_OTLP_ENDPOINT?: string } };
+    expect({ name, endpoint: loadConfig(on).OTEL_EXPORTER_OTLP_ENDPOINT }).toEqual({ name, endpoint: 'http://otel-collector:4318' });
+    expect({ name, endpoint: loadConfig(serviceEnv(name)).OTEL_EXPORTER_OTLP_ENDPOINT }).toEqual({ name, endpoint: undefined });
+  }
 });
 
 test('the connector runs the real chat-network driver, not the sandbox', () => {

@@ -71,8 +71,8 @@ const Env = z.object({
   KIMI_API_KEY: optionalKey,
   KIMI_BASE_URL: optionalUrl,
   LOG_LEVEL: fields.logLevel(),
-  /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** OTLP/HTTP endpoint for traces; spans are exported only when set (trace context always propagates). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: fields.otlpEndpoint(),
 });
 
 // The default applies to every organization that has not chosen, so it must be one an admin could choose.

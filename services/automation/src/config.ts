@@ -83,8 +83,8 @@ const Env = z.object({
   /** A contact whose lead score reaches this value raises one high_value_lead notification. */
   HIGH_VALUE_LEAD_SCORE: z.coerce.number().int().min(1).default(80),
   LOG_LEVEL: fields.logLevel(),
-  /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** OTLP/HTTP endpoint for traces; spans are exported only when set (trace context always propagates). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: fields.otlpEndpoint(),
 });
 
 export type AutomationConfig = z.infer<typeof Env>;

@@ -61,8 +61,8 @@ const Env = z.object({
   /** Seconds an owner looked up in identity is cached in memory. */
   OWNER_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   LOG_LEVEL: fields.logLevel(),
-  /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** OTLP/HTTP endpoint for traces; spans are exported only when set (trace context always propagates). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: fields.otlpEndpoint(),
 });
 
 // A lease must survive a missed heartbeat or two, or a healthy holder would lose its sessions.

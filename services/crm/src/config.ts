@@ -72,8 +72,8 @@ const Env = z.object({
   /** Consecutive failed attempts after which a sync fails. */
   SOCIALNET_SYNC_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(10),
   LOG_LEVEL: fields.logLevel(),
-  /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** OTLP/HTTP endpoint for traces; spans are exported only when set (trace context always propagates). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: fields.otlpEndpoint(),
 });
 
 export type CrmConfig = z.infer<typeof Env>;

@@ -70,7 +70,8 @@ const Env = z.object({
   /** Deadline of each gRPC call, in milliseconds. */
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: fields.logLevel(),
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** OTLP/HTTP endpoint for traces; spans are exported only when set (trace context always propagates). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: fields.otlpEndpoint(),
 });
 
 export type GatewayConfig = z.infer<typeof Env>;

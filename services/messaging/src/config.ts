@@ -85,8 +85,8 @@ const Env = z.object({
    */
   MESSAGE_SEARCH_WINDOW: z.coerce.number().int().min(10).max(100_000).default(200),
   LOG_LEVEL: fields.logLevel(),
-  /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** OTLP/HTTP endpoint for traces; spans are exported only when set (trace context always propagates). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: fields.otlpEndpoint(),
 });
 
 export type MessagingConfig = z.infer<typeof Env>;

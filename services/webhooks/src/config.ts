@@ -72,8 +72,8 @@ const Env = z.object({
   /** Finished deliveries and their attempts are deleted after this long. */
   WEBHOOK_LOG_RETENTION: parsed('30d', parseDuration),
   LOG_LEVEL: fields.logLevel(),
-  /** OTLP/HTTP endpoint for traces; tracing is off when unset. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** OTLP/HTTP endpoint for traces; spans are exported only when set (trace context always propagates). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: fields.otlpEndpoint(),
 });
 
 export type WebhooksConfig = z.infer<typeof Env>;
