@@ -50,7 +50,7 @@ export async function startReceiver() {
         id: String(req.headers['webhook-id']),
         timestamp: String(req.headers['webhook-timestamp']),
         signature: String(req.headers['webhook-signature']),
-        traceparent: req.headers.traceparent,
+        traceparent: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined,
         body,
         json: safeJson(body),
         path,

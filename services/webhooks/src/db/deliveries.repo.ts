@@ -81,15 +81,15 @@ export interface FanOutEvent {
   eventId: string;
   type: string;
   payload: string;
-  /** The consumed event's trace context, continued by every attempt. */
-  traceparent: string | null;
+  /** The consumed event's trace context, continued by every attempt; without one each attempt starts a trace. */
+  traceparent?: string | null;
 }
 
 /** Insert the deliveries of a batch of events and announce them; returns how many were new. */
 export async function fanOut(db: Queryable, events: FanOutEvent[]): Promise<number> {
   const { rows } = await db.query<{ n: number }>({
     ...FAN_OUT,
-    values: [events.map((e) => e.orgId), events.map((e) => e.eventId), events.map((e) => e.type), events.map((e) => e.payload), events.map((e) => e.traceparent)],
+    values: [events.map((e) => e.orgId), events.map((e) => e.eventId), events.map((e) => e.type), events.map((e) => e.payload), events.map((e) => e.traceparent ?? null)],
   });
   return rows.reduce((sum, r) => sum + r.n, 0);
 }
