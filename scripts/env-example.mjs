@@ -38,6 +38,8 @@ function docComments(file) {
 }
 
 function shown(value) {
+  // A default under the checkout (ATTACHMENTS_DIR) is shown relative to it: the file must not depend on where the repo is.
+  if (typeof value === 'string' && value.startsWith(root)) return `.${value.slice(root.length)}`;
   if (Array.isArray(value)) return value.join(',');
   if (value instanceof URL) return value.href;
   if (value === undefined || value === null) return '';

@@ -15,6 +15,7 @@ const compose = parse(composeText, { merge: true }) as {
       networks?: string[];
       ports?: string[];
       volumes?: string[];
+      profiles?: string[];
       environment?: Record<string, string>;
       healthcheck?: { test: unknown; start_period?: string };
     }
@@ -40,7 +41,8 @@ function filledEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of exampleVars) env[name] = example[name] || randomBytes(24).toString('hex');
   env.ENCRYPTION_KEY = randomBytes(32).toString('base64');
-  Object.assign(env, { GATEWAY_PORT: '8080', PUBLIC_URL: 'https://crm.example.org', CORS_ORIGINS: '*', SMTP_URL: '' });
+  Object.assign(env, { GATEWAY_PORT: '8080', PUBLIC_URL: 'https://crm.example.org', CORS_ORIGINS: '*', SMTP_URL: '', OTEL_EXPORTER_OTLP_ENDPOINT: '' });
+  Object.assign(env, { JAEGER_UI_PORT: '16686', PROMETHEUS_PORT: '9090' });
   return env;
 }
 
@@ -59,9 +61,19 @@ function serviceEnv(service: string, env = filledEnv()): Record<string, string> 
   return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, interpolate(String(v), env)]));
 }
 
-test('only the gateway publishes a port or joins the edge network', () => {
+/** The `observability` profile's services (collector, Jaeger, Prometheus): started only with that profile. */
+const OBSERVABILITY = Object.entries(compose.services)
+  .filter(([, s]) => s.profiles?.includes('observability'))
+  .map(([name]) => name);
+
+test('only the gateway publishes a port or joins the edge network (observability UIs: the host loopback only)', () => {
   for (const [name, s] of Object.entries(compose.services)) {
     if (name === 'gateway') continue;
+    if (OBSERVABILITY.includes(name)) {
+      for (const port of s.ports ?? []) expect({ name, port }).toEqual({ name, port: expect.stringMatching(/^127\.0\.0\.1:/) });
+      expect(s.networks).not.toContain('edge');
+      continue;
+    }
     expect({ name, ports: s.ports }).toEqual({ name, ports: undefined });
     expect(s.networks).not.toContain('edge');
   }
@@ -101,7 +113,9 @@ test('each service uses its own RabbitMQ and Redis user, never guest and never w
 });
 
 test('every container has a health check with a start period, so slow start-up (migrations) is not counted as failure', () => {
-  for (const [name, s] of Object.entries(compose.services)) {
+  // The observability profile's tools are optional and nothing waits on them (the collector's image has no shell
+  // to run a check in); every container of the stack itself is checked.
+  for (const [name, s] of Object.entries(compose.services).filter(([n]) => !OBSERVABILITY.includes(n))) {
     expect({ name, startPeriod: s.healthcheck?.start_period }).toEqual({ name, startPeriod: expect.stringMatching(/^\d+s$/) });
   }
 });
@@ -126,6 +140,19 @@ test("messaging's attachments volume is mounted where the image created it owned
   expect(runtime).toContain(`mkdir -p ${dir} && chown node:node ${dir}`);
   // Created before the switch to the unprivileged user (only root may chown), and that switch is there.
   expect(runtime.indexOf(`chown node:node ${dir}`)).toBeLessThan(runtime.indexOf('USER node'));
+});
+
+test('the observability profile runs a collector, Jaeger and Prometheus; services export to it only when the endpoint is set', () => {
+  expect(OBSERVABILITY.sort()).toEqual(['jaeger', 'otel-collector', 'prometheus']);
+  expect(compose.services['otel-collector'].networks).toEqual(['internal']);
+  for (const name of [...APP, 'gateway']) {
+    expect({ name, endpoint: serviceEnv(name).OTEL_EXPORTER_OTLP_ENDPOINT }).toEqual({ name, endpoint: '' });
+    const on = serviceEnv(name, { ...filledEnv(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318' });
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { loadConfig } = require(`@crm/${name}`) as { loadConfig: (env: Record<string, string | undefined>) => { OTEL_EXPORTER_OTLP_ENDPOINT?: string } };
+    expect({ name, endpoint: loadConfig(on).OTEL_EXPORTER_OTLP_ENDPOINT }).toEqual({ name, endpoint: 'http://otel-collector:4318' });
+    expect({ name, endpoint: loadConfig(serviceEnv(name)).OTEL_EXPORTER_OTLP_ENDPOINT }).toEqual({ name, endpoint: undefined });
+  }
 });
 
 test('the connector runs the real chat-network driver, not the sandbox', () => {
@@ -179,4 +206,12 @@ test("crm's loadConfig refuses a production environment with the default AMQP UR
   const env = { ...serviceEnv('crm'), AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672' };
   expect(() => loadConfig(env)).toThrow(/AMQP_URL: must not use RabbitMQ's guest account/);
   expect(() => loadConfig({ ...env, AMQP_URL: undefined })).toThrow(/AMQP_URL: must not use RabbitMQ's guest account/);
+});
+
+test("the observability profile's Prometheus scrapes every service's metrics port as compose sets it", () => {
+  const config = parse(readFileSync(path.join(root, 'deploy', 'observability', 'prometheus.yml'), 'utf8')) as {
+    scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+  };
+  const targets = config.scrape_configs.find((j) => j.job_name === 'services')!.static_configs.flatMap((c) => c.targets);
+  expect(targets.sort()).toEqual([...APP, 'gateway'].map((name) => `${name}:${compose.services[name].environment!.METRICS_PORT}`).sort());
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createLogger, Logger } from '@crm/logger';
 import { clearRedisPrefix, createTestDatabase, deleteRabbitPrefix, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
 import * as gateway from '@crm/gateway';
+import { startTelemetry } from '@crm/telemetry';
 
 /**
  * A whole stack for one test file: each requested service started in-process on its own port with a
@@ -60,6 +61,8 @@ export interface StackOptions {
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  // As runService does in every process: trace context propagates (nothing is exported). Once per test file.
+  startTelemetry('test', undefined);
   const log = createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
   const names: ServiceName[] = ['identity', ...(opts.services ?? []).filter((n) => n !== 'identity')];
   const prefix = `${uniqueName('t')}:`;

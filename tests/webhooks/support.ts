@@ -12,6 +12,8 @@ export interface Received {
   id: string;
   timestamp: string;
   signature: string;
+  /** The W3C `traceparent` header, when the request carried one. */
+  traceparent?: string;
   body: string;
   json: { type: string; timestamp: string; data: any };
   path: string;
@@ -48,6 +50,7 @@ export async function startReceiver() {
         id: String(req.headers['webhook-id']),
         timestamp: String(req.headers['webhook-timestamp']),
         signature: String(req.headers['webhook-signature']),
+        traceparent: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined,
         body,
         json: safeJson(body),
         path,

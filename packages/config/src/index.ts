@@ -46,6 +46,15 @@ export const fields = {
       .default(fallback ? 'true' : 'false')
       .transform((v) => v === 'true' || v === '1' || v === 'yes'),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * OTLP/HTTP endpoint spans are exported to (`http://otel-collector:4318`); unset or empty: nothing is exported
+   * (trace context still propagates). Empty counts as unset so compose can pass `${VAR:-}` through.
+   */
+  otlpEndpoint: () =>
+    z
+      .union([z.literal(''), z.string().url()])
+      .optional()
+      .transform((v) => v || undefined),
   /** A secret that production must set explicitly; development may fall back to a generated one. */
   secret: (minLength: number) => z.string().min(minLength, `must be at least ${minLength} characters`),
 };

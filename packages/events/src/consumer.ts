@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ChannelModel, ConfirmChannel, ConsumeMessage, MessagePropertyHeaders, Options } from 'amqplib';
+import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import { escapeLiteral, type QueryResult } from 'pg';
 import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
@@ -8,6 +9,7 @@ import { AckLedger } from './acks';
 import { connectAmqp, reconnectDelay } from './amqp';
 import { parseEnvelope, type EventEnvelope } from './envelope';
 import { declareDurableQueue, declareExchange, dlqName, retryQueueName } from './topology';
+import { eventContexts, startEventSpan, TRACEPARENT_HEADER, validTraceparent, withEventTrace } from './trace-context';
 
 export type EventHandler = (event: EventEnvelope, db?: PoolClient) => Promise<void>;
 /** Applies events in the order they were delivered; with a pool, inside one transaction on `db`. */
@@ -329,14 +331,28 @@ export class EventConsumer {
       await this.malformed({ msg, channel }, attempt, err);
       return;
     }
-    try {
-      await this.run(event, this.opts.handler!);
-    } catch (err) {
-      await this.failed({ msg, channel }, event, attempt, err);
-      return;
-    }
-    this.ack(channel, msg);
-    this.count('ack');
+    const { span, ctx } = this.traceOf(event, msg);
+    // Inside the event's span: the handler's work and what is logged about its outcome carry its trace id.
+    await context.with(ctx, async () => {
+      try {
+        await this.run(event, this.opts.handler!);
+      } catch (err) {
+        failSpan(span, err);
+        await this.failed({ msg, channel }, event, attempt, err);
+        return;
+      } finally {
+        span.end();
+      }
+      this.ack(channel, msg);
+      this.count('ack');
+    });
+  }
+
+  /** The event's consumer span, child of the producer's (the message's `traceparent`), and its context. */
+  private traceOf(event: EventEnvelope, msg: ConsumeMessage): { span: Span; ctx: Context } {
+    const traced = startEventSpan(event, validTraceparent(msg.properties.headers?.[TRACEPARENT_HEADER]), this.opts.queue);
+    eventContexts.set(event, traced.ctx);
+    return traced;
   }
 
   /** Not an envelope: it can never succeed, so it goes to the DLQ at once, alone. */
@@ -415,13 +431,32 @@ export class EventConsumer {
     );
   }
 
+  /**
+   * One span per event of the batch (each a child of its own producer's span, so every event keeps its trace
+   * id). The handler runs in the batch's one trace when it has one (a batch of one, or events of one request);
+   * otherwise in none, and handlers reach each event's trace with withEventTrace / eventTraceparent.
+   */
   private async runBatch(batch: Parsed[]): Promise<void> {
+    const spans = batch.map((d) => this.traceOf(d.event, d.msg));
+    const traceIds = new Set(spans.map((t) => trace.getSpan(t.ctx)!.spanContext().traceId));
+    const shared = traceIds.size === 1 ? spans[0].ctx : ROOT_CONTEXT;
+    try {
+      await context.with(shared, () => this.settleBatch(batch));
+    } finally {
+      for (const t of spans) t.span.end();
+    }
+  }
+
+  private async settleBatch(batch: Parsed[]): Promise<void> {
     const { queue } = this.opts;
     try {
       if (this.idempotent) await this.applyBatch(batch);
       else await this.opts.batchHandler!(batch.map((d) => d.event));
     } catch (err) {
-      if (batch.length === 1) return this.failed(batch[0], batch[0].event, batch[0].attempt, err);
+      if (batch.length === 1) {
+        failSpan(trace.getActiveSpan(), err);
+        return this.failed(batch[0], batch[0].event, batch[0].attempt, err);
+      }
       // One bad event must not hold back the others: each gets its own transaction, and only the ones that
       // fail again take the retry / dead-letter route.
       this.log.warn({ err, queue, size: batch.length }, 'event consumer: batch failed; applying its events one by one');
@@ -472,14 +507,17 @@ export class EventConsumer {
   private async oneByOne(batch: Parsed[]): Promise<void> {
     const single: EventHandler = (event, db) => this.opts.batchHandler!([event], db);
     for (const d of batch) {
-      try {
-        await this.run(d.event, single);
-      } catch (err) {
-        await this.failed(d, d.event, d.attempt, err);
-        continue;
-      }
-      this.ack(d.channel, d.msg);
-      this.count('ack');
+      await withEventTrace(d.event, async () => {
+        try {
+          await this.run(d.event, single);
+        } catch (err) {
+          failSpan(trace.getActiveSpan(), err);
+          await this.failed(d, d.event, d.attempt, err);
+          return;
+        }
+        this.ack(d.channel, d.msg);
+        this.count('ack');
+      });
     }
   }
 
@@ -603,6 +641,10 @@ export class EventConsumer {
       this.log.warn({ err, queue: this.opts.queue }, 'event consumer: pruning processed_events failed');
     }
   }
+}
+
+function failSpan(span: Span | undefined, err: unknown): void {
+  span?.setStatus({ code: SpanStatusCode.ERROR, message: String((err as Error)?.message ?? err).slice(0, 200) });
 }
 
 /** FNV-1a: a stable, evenly spread lane for a key, the same in every process. */

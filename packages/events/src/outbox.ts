@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '@crm/db';
 import type { EventEnvelope } from './envelope';
 import { OUTBOX_CHANNEL } from './tables';
+import { traceparentOf, validTraceparent } from './trace-context';
 
 export interface NewEvent {
   type: string;
@@ -10,6 +11,18 @@ export interface NewEvent {
   /** Give a stable id to make a retried producer step enqueue the event once (a repeated id is ignored). */
   id?: string;
   occurredAt?: string;
+  /**
+   * W3C trace context the event continues. By default the active span's (the gRPC handler or consumed event
+   * that enqueues it), so the consumers' spans join the producer's trace; give it for work done for several
+   * events at once (a batch handler, see withEventTrace / eventTraceparent).
+   */
+  traceparent?: string;
+}
+
+/** What the outbox row gets beside the envelope. */
+interface Outgoing {
+  envelope: EventEnvelope;
+  traceparent: string | null;
 }
 
 // One round trip: the insert rides in a CTE of the NOTIFY. PostgreSQL delivers the notification only at
@@ -17,7 +30,7 @@ export interface NewEvent {
 const ENQUEUE = {
   name: 'crm_events_enqueue',
   text: `WITH inserted AS (
-           INSERT INTO outbox (id, type, org_id, occurred_at, data) VALUES ($1, $2, $3, $4, $5)
+           INSERT INTO outbox (id, type, org_id, occurred_at, data, traceparent) VALUES ($1, $2, $3, $4, $5, $6)
            ON CONFLICT (id) DO NOTHING
          )
          SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
@@ -28,10 +41,10 @@ const ENQUEUE = {
  * withTransaction). It is published after commit by an OutboxRelay; a rollback discards it.
  */
 export async function enqueueEvent(db: Queryable, e: NewEvent): Promise<EventEnvelope> {
-  const envelope = envelopeOf(e);
+  const { envelope, traceparent } = outgoing(e, traceparentOf());
   await db.query({
     ...ENQUEUE,
-    values: [envelope.id, envelope.type, envelope.orgId, envelope.occurredAt, JSON.stringify(envelope.data)],
+    values: [envelope.id, envelope.type, envelope.orgId, envelope.occurredAt, JSON.stringify(envelope.data), traceparent],
   });
   return envelope;
 }
@@ -42,10 +55,10 @@ export async function enqueueEvent(db: Queryable, e: NewEvent): Promise<EventEnv
 const ENQUEUE_MANY = {
   name: 'crm_events_enqueue_many',
   text: `WITH inserted AS (
-           INSERT INTO outbox (id, type, org_id, occurred_at, data)
-           SELECT id, type, org_id, occurred_at, data
-           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[])
-                WITH ORDINALITY AS e(id, type, org_id, occurred_at, data, ord)
+           INSERT INTO outbox (id, type, org_id, occurred_at, data, traceparent)
+           SELECT id, type, org_id, occurred_at, data, traceparent
+           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[], $6::text[])
+                WITH ORDINALITY AS e(id, type, org_id, occurred_at, data, traceparent, ord)
            ORDER BY ord
            ON CONFLICT (id) DO NOTHING
          )
@@ -58,19 +71,25 @@ const ENQUEUE_MANY = {
  * anything is sent, so one invalid event fails the call and nothing is written.
  */
 export async function enqueueEvents(db: Queryable, events: NewEvent[]): Promise<EventEnvelope[]> {
-  const envelopes = events.map(envelopeOf);
-  if (envelopes.length === 0) return envelopes;
+  if (events.length === 0) return [];
+  const active = traceparentOf();
+  const rows = events.map((e) => outgoing(e, active));
   await db.query({
     ...ENQUEUE_MANY,
     values: [
-      envelopes.map((e) => e.id),
-      envelopes.map((e) => e.type),
-      envelopes.map((e) => e.orgId),
-      envelopes.map((e) => e.occurredAt),
-      envelopes.map((e) => JSON.stringify(e.data)),
+      rows.map((r) => r.envelope.id),
+      rows.map((r) => r.envelope.type),
+      rows.map((r) => r.envelope.orgId),
+      rows.map((r) => r.envelope.occurredAt),
+      rows.map((r) => JSON.stringify(r.envelope.data)),
+      rows.map((r) => r.traceparent),
     ],
   });
-  return envelopes;
+  return rows.map((r) => r.envelope);
+}
+
+function outgoing(e: NewEvent, active: string | undefined): Outgoing {
+  return { envelope: envelopeOf(e), traceparent: validTraceparent(e.traceparent) ?? active ?? null };
 }
 
 function envelopeOf(e: NewEvent): EventEnvelope {

@@ -6,6 +6,7 @@ import { amqpPublished, ChildCache, type Counter, type Metrics, outboxBacklog, o
 import { connectAmqp, reconnectDelay } from './amqp';
 import { OUTBOX_CHANNEL } from './tables';
 import { declareExchange } from './topology';
+import { TRACEPARENT_HEADER } from './trace-context';
 
 export interface OutboxRelayOptions {
   pool: Pool;
@@ -30,12 +31,13 @@ interface OutboxRow {
   occurred_at: Date;
   /** jsonb as text, so it goes into the message body without a parse/serialise round trip. */
   data: string;
+  traceparent: string | null;
 }
 
 // SKIP LOCKED lets several relays (one per service replica) share the outbox: each claims a different batch.
 const CLAIM = {
   name: 'crm_events_outbox_claim',
-  text: `SELECT seq, id, type, org_id, occurred_at, data::text AS data FROM outbox
+  text: `SELECT seq, id, type, org_id, occurred_at, data::text AS data, traceparent FROM outbox
          WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
 };
 const MARK = { name: 'crm_events_outbox_mark', text: 'UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])' };
@@ -291,6 +293,9 @@ export class OutboxRelay {
             messageId: row.id,
             type: row.type,
             timestamp: Math.floor(row.occurred_at.getTime() / 1000),
+            // The enqueuing span's trace context, the parent of each consumer's span (no span of its own here:
+            // the relay only carries it, and a poll that finds nothing leaves no trace at all).
+            headers: row.traceparent ? { [TRACEPARENT_HEADER]: row.traceparent } : undefined,
           },
           (err) => (err ? reject(err instanceof Error ? err : new Error('message nacked by broker')) : resolve()),
         );

@@ -17,6 +17,15 @@ CREATE TABLE IF NOT EXISTS outbox (
   created_at   timestamptz NOT NULL DEFAULT now(),
   published_at timestamptz
 );
+-- The W3C trace context of the span that enqueued the event; the relay sends it as the AMQP header
+-- \`traceparent\`. Added here, not in CREATE TABLE, so outboxes created before it get the column too; looked
+-- up first because ALTER TABLE would lock the outbox at every start even when the column exists.
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+                  WHERE table_schema = current_schema() AND table_name = 'outbox' AND column_name = 'traceparent') THEN
+    ALTER TABLE outbox ADD COLUMN traceparent text;
+  END IF;
+END $$;
 -- The relay only ever reads the unpublished tail, in order; this index stays as small as that tail.
 CREATE INDEX IF NOT EXISTS outbox_unpublished_idx ON outbox (seq) WHERE published_at IS NULL;
 CREATE INDEX IF NOT EXISTS outbox_published_at_idx ON outbox (published_at) WHERE published_at IS NOT NULL;

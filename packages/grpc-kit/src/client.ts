@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { AUTH_METADATA_KEY, CallContext, REQUEST_ID_METADATA_KEY } from './context';
 import { audienceOf, type InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
+import { TRACEPARENT, traceparentOf } from './trace-context';
 
 export interface CallOptions {
   deadlineMs?: number;
@@ -16,7 +17,7 @@ const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] 
 
 /**
  * A client for one service with every unary method promisified. Each call carries the internal credential:
- * `ctx` signed by `auth` for the called service only. Each call gets a deadline (default 5 s) so a stuck
+ * `ctx` signed by `auth` for the called service only, and the active trace context as `traceparent`. Each call gets a deadline (default 5 s) so a stuck
  * backend turns into a 504 at the gateway instead of a hung request.
  */
 export function createServiceClient(ctor: grpc.ServiceClientConstructor, address: string, auth: InternalAuth, defaultDeadlineMs = 5000): ServiceClient {
@@ -38,6 +39,9 @@ export function createServiceClient(ctor: grpc.ServiceClientConstructor, address
         const md = new grpc.Metadata();
         md.set(AUTH_METADATA_KEY, `Bearer ${auth.sign(ctx, audience)}`);
         if (ctx.requestId) md.set(REQUEST_ID_METADATA_KEY, ctx.requestId);
+        // The caller's active span (a gateway request, a handler, an event being consumed) is the server span's parent.
+        const traceparent = traceparentOf();
+        if (traceparent) md.set(TRACEPARENT, traceparent);
         fn(req, md, { deadline }, (err: grpc.ServiceError | null, res: unknown) => {
           if (err) reject(err);
           else resolve(res);

@@ -5,5 +5,6 @@ export * from './proto';
 export * from './server';
 export * from './client';
 export * from './internal-auth';
+export * from './trace-context';
 export { TokenError, type InternalClaims } from './internal-token';
 export { Metadata, status } from '@grpc/grpc-js';

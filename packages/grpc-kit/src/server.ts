@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Logger } from '@crm/logger';
 import { ChildCache, grpcServerDuration, type Metrics } from '@crm/metrics';
 import { AUTH_METADATA_KEY, CallContext, REQUEST_ID_METADATA_KEY } from './context';
 import { AppError, errorMetadata, grpcStatusOf } from './errors';
 import type { InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
+import { contextFromTraceparent, TRACEPARENT } from './trace-context';
+
+const tracer = trace.getTracer('@crm/grpc-kit');
 
 /** A unary handler: request in, response out; throw AppError for anything a client should see. */
 export type Handler<Req = any, Res = any> = (req: Req, ctx: CallContext) => Promise<Res>;
@@ -48,6 +52,14 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
       done(err?.code ?? grpc.status.OK, performance.now() - started);
       cb(err, res);
     };
+    // The handler runs inside a server span whose parent is the caller's `traceparent` (a new trace without
+    // one), so what it logs, calls and enqueues carries the caller's trace id.
+    const parent = contextFromTraceparent(call.metadata.get(TRACEPARENT)[0]);
+    const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.method': name } }, parent);
+    context.with(trace.setSpan(parent, span), () => serve(call, callback, span));
+  };
+
+  function serve(call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>, span: Span): void {
     let ctx: CallContext = { orgId: '', userId: '', role: '', requestId: '', clientIp: '' };
     // Promise.resolve().then: a handler (or the credential check) that throws synchronously is mapped like a rejected one.
     Promise.resolve()
@@ -56,8 +68,12 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
         return handler(call.request, ctx);
       })
       .then(
-      (res) => callback(null, res ?? {}),
+      (res) => {
+        span.end();
+        callback(null, res ?? {});
+      },
       (err: unknown) => {
+        span.end();
         if (err instanceof AppError) {
           log.info({ method: name, requestId: ctx.requestId, code: err.code }, err.message);
           callback({ code: grpcStatusOf(err.kind), details: err.message, metadata: errorMetadata(err) });
@@ -70,6 +86,7 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
           return;
         }
         const errorId = randomUUID();
+        span.setStatus({ code: SpanStatusCode.ERROR, message: `errorId ${errorId}` });
         log.error({ err, method: name, requestId: ctx.requestId, errorId }, 'unhandled error in gRPC handler');
         const md = new grpc.Metadata();
         md.set('x-error-code', 'internal');
@@ -77,7 +94,7 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
         callback({ code: grpc.status.INTERNAL, details: `Internal error (errorId ${errorId})`, metadata: md });
       },
     );
-  };
+  }
 }
 
 /** Records one finished call: its status code and how long it took (ms). */

@@ -1,5 +1,5 @@
 import { exitOnConfigError } from '@crm/config';
-import { startTelemetry } from './tracing';
+import { startTelemetry, stopTelemetry } from './tracing';
 
 interface BaseConfig {
   LOG_LEVEL: string;
@@ -23,8 +23,9 @@ interface AppModule<C> {
 
 /**
  * The process entry every service shares: read the config (a readable list of problems and exit 1 when it
- * is wrong), start tracing, only then load the app (tracing must patch gRPC, express and pg before they are
- * required, hence `loadApp` is a dynamic import), start it, and stop it cleanly on SIGTERM/SIGINT.
+ * is wrong), start tracing (always: trace context propagates even when nothing is exported), only then
+ * load the app (with export on, tracing must patch pg before it is required, hence `loadApp` is a dynamic
+ * import), start it, and stop it cleanly on SIGTERM/SIGINT.
  */
 export function runService<C extends BaseConfig>(
   name: string,
@@ -51,6 +52,8 @@ export function runService<C extends BaseConfig>(
         process.exit(1);
       }, bound).unref();
       await service.stop();
+      // Spans still buffered for the collector go out before the process ends.
+      await stopTelemetry().catch(() => undefined);
       process.exit(0);
     };
     process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -18,6 +18,7 @@ import { RateLimiter, rateLimitRejections } from './http/rate-limiter';
 import { requestMetrics } from './http/request-metrics';
 import { routeTable } from './http/route-table';
 import { rejectUnsafeText } from './http/text-guard';
+import { resumeTrace, traceRequests } from './http/tracing';
 import { TokenRevocations } from './http/token-revocations';
 import { closeRedis, createRedis } from './redis';
 import type { RouteDeps } from './routes/deps';
@@ -52,12 +53,14 @@ export function buildApp(deps: RouteDeps): express.Express {
   // First, so every response is timed, including the ones refused before routing (405, 401, 429).
   app.use(requestMetrics(app, deps.metrics));
   app.use(requestId);
+  app.use(traceRequests);
   app.use(helmet());
   app.use(methodNotAllowed(app));
   const services = serviceRoutes(deps);
   // Streamed routes first: their bodies must reach the proxy untouched, so no body parser may run before them.
   for (const m of services) if (m.stream) app.use('/api/v1', m.stream);
   app.use(express.json({ limit: deps.config.BODY_LIMIT }));
+  app.use(resumeTrace);
   app.use(rejectUnsafeText);
 
   app.use(healthRoutes(deps));

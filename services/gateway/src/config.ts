@@ -81,7 +81,8 @@ const Env = z.object({
   /** Where that listener binds: loopback by default, because HOST faces clients; compose sets 0.0.0.0 on its private network. */
   METRICS_HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: fields.logLevel(),
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** OTLP/HTTP endpoint for traces; spans are exported only when set (trace context always propagates). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: fields.otlpEndpoint(),
 });
 
 export type GatewayConfig = z.infer<typeof Env>;

@@ -1,7 +1,7 @@
 import type { Agent, ClientRequest } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import type { InternalAuth } from '@crm/grpc-kit';
+import { TRACEPARENT, traceparentOf, type InternalAuth } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import { sendError } from './errors';
 import { ctxOf } from './principal';
@@ -45,6 +45,10 @@ export function streamProxy(opts: StreamProxyOptions): RequestHandler {
         const ctx = ctxOf(req, res);
         proxyReq.setHeader('authorization', `Bearer ${opts.auth.sign(ctx, opts.audience)}`);
         proxyReq.setHeader('x-request-id', ctx.requestId);
+        // The client's own traceparent is replaced by the gateway request span's (a child of it).
+        const traceparent = traceparentOf(res.locals.traceContext);
+        if (traceparent) proxyReq.setHeader(TRACEPARENT, traceparent);
+        else proxyReq.removeHeader(TRACEPARENT);
       },
       error(err, req, res) {
         const response = res as Response;

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent, enqueueEvents, type EventEnvelope, type NewEvent } from '@crm/events';
+import { enqueueEvent, enqueueEvents, traceparentOf, withEventTrace, type EventEnvelope, type NewEvent } from '@crm/events';
 import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
 import * as convs from '../db/conversations.repo';
@@ -127,7 +127,7 @@ export async function storeInboundBatch(deps: Deps, db: PoolClient, events: Even
     if (parsed.ok && isUuid(e.orgId)) valid.push({ orgId: e.orgId, d: parsed.value });
   }
   await batch.prefetch(valid);
-  for (const e of events) await storeInbound(deps, db, e, batch);
+  for (const e of events) await withEventTrace(e, () => storeInbound(deps, db, e, batch));
   await enqueueEvents(db, batch.received);
 }
 
@@ -244,6 +244,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       eligibleUserIds: stored.assigneeId ? [] : await (batch ? batch.listedUsers(orgId, d.accountId) : assignments.listedUsers(db, orgId, d.accountId)),
     },
   };
-  if (batch) batch.received.push(received);
+  // Written later with the whole batch's: it keeps the trace of the inbound event it answers (withEventTrace).
+  if (batch) batch.received.push({ ...received, traceparent: traceparentOf() });
   else await enqueueEvent(db, received);
 }

@@ -1,4 +1,4 @@
-import { EventConsumer, type EventEnvelope } from '@crm/events';
+import { EventConsumer, withEventTrace, type EventEnvelope } from '@crm/events';
 import type { PoolClient } from '@crm/db';
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
@@ -45,7 +45,7 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       concurrency: 4,
       batchKey: threadKey,
       batchHandler: async (events, db) => {
-        for (const event of events) await recordSeen(deps, db!, event);
+        for (const event of events) await withEventTrace(event, () => recordSeen(deps, db!, event));
       },
     }),
     // A conversation stored while crm was unreachable: link its contact, retried with backoff until crm answers.
@@ -74,7 +74,7 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       // An update and a delete of one contact must apply in the order they were published.
       batchKey: (event) => String((event.data as { id?: unknown; contact?: { id?: unknown } })?.contact?.id ?? (event.data as { id?: unknown })?.id ?? ''),
       batchHandler: async (events, db) => {
-        for (const event of events) await applyContactEvent(db!, event);
+        for (const event of events) await withEventTrace(event, () => applyContactEvent(db!, event));
       },
     }),
   ];

@@ -22,6 +22,7 @@ export interface DeliveryRow {
   created_at: Date;
   updated_at: Date;
   delivered_at: Date | null;
+  traceparent: string | null;
 }
 
 export interface AttemptRow {
@@ -63,9 +64,9 @@ export const IDS_PER_NOTIFICATION = 200;
 const FAN_OUT = {
   name: 'webhooks_fan_out',
   text: `WITH ins AS (
-           INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, next_attempt_at)
-           SELECT gen_random_uuid(), s.org_id, s.id, e.event_id, e.type, e.payload, 'pending', now()
-             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS e (org_id, event_id, type, payload)
+           INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, next_attempt_at, traceparent)
+           SELECT gen_random_uuid(), s.org_id, s.id, e.event_id, e.type, e.payload, 'pending', now(), e.traceparent
+             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[]) AS e (org_id, event_id, type, payload, traceparent)
              JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
            ON CONFLICT (webhook_id, event_id) DO NOTHING
            RETURNING id
@@ -80,13 +81,15 @@ export interface FanOutEvent {
   eventId: string;
   type: string;
   payload: string;
+  /** The consumed event's trace context, continued by every attempt; without one each attempt starts a trace. */
+  traceparent?: string | null;
 }
 
 /** Insert the deliveries of a batch of events and announce them; returns how many were new. */
 export async function fanOut(db: Queryable, events: FanOutEvent[]): Promise<number> {
   const { rows } = await db.query<{ n: number }>({
     ...FAN_OUT,
-    values: [events.map((e) => e.orgId), events.map((e) => e.eventId), events.map((e) => e.type), events.map((e) => e.payload)],
+    values: [events.map((e) => e.orgId), events.map((e) => e.eventId), events.map((e) => e.type), events.map((e) => e.payload), events.map((e) => e.traceparent ?? null)],
   });
   return rows.reduce((sum, r) => sum + r.n, 0);
 }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupAddress } from 'node:dns';
 import { performance } from 'node:perf_hooks';
+import { TRACEPARENT, traceparentOf } from '@crm/grpc-kit';
 import { AddressGuard, type AllowList, RefusedAddressError, type Resolver } from '@crm/net-guard';
 import { signedHeaders } from '../domain/signing';
 
@@ -47,7 +48,8 @@ const USER_AGENT = 'crm-webhooks/1.0 (+https://www.standardwebhooks.com)';
  * before the request is made, and a hostname is resolved and judged by the guard's `lookup` inside the
  * socket's connect, so the address dialled is always the address checked, on every attempt (DNS
  * rebinding cannot slip through). The remote address is checked once more when the socket connects.
- * Redirects are never followed: a 3xx is a failed attempt.
+ * Redirects are never followed: a 3xx is a failed attempt. Each request carries the active span's
+ * `traceparent` (W3C trace context), so receivers can join it to their own traces.
  */
 export class WebhookSender {
   readonly guard: AddressGuard;
@@ -107,12 +109,15 @@ export class WebhookSender {
       return done({ error: (err as Error).message });
     }
 
-    const headers = {
+    const headers: Record<string, string> = {
       ...signedHeaders(req.key, req.id, req.body),
       'content-type': 'application/json',
       'content-length': String(Buffer.byteLength(req.body)),
       'user-agent': USER_AGENT,
     };
+    // The active span's: a delivery attempt's (the event's trace) or a test send's (the API request's).
+    const traceparent = traceparentOf();
+    if (traceparent) headers[TRACEPARENT] = traceparent;
     const timeoutMs = req.timeoutMs ?? this.timeoutMs;
     const https_ = url.protocol === 'https:';
 

@@ -1,6 +1,8 @@
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { withTransaction, type Pool } from '@crm/db';
 import type { SecretBox } from '@crm/crypto';
 import { enqueueEvent } from '@crm/events';
+import { contextFromTraceparent } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import { Batcher } from '../db/batcher';
@@ -36,6 +38,7 @@ export interface WorkerOptions {
   metrics?: Metrics;
 }
 
+const tracer = trace.getTracer('@crm/webhooks');
 const PRUNE_EVERY_MS = 3_600_000;
 const TIMER_LIMIT_MS = 60_000;
 /** Announced ids claimed per statement. */
@@ -233,7 +236,27 @@ export class DeliveryWorker {
     if ((this.wanted || this.announced.size > 0) && !this.stopping) this.kick();
   }
 
-  private async attempt(row: deliveries.ClaimedDelivery, requestDone: () => void): Promise<void> {
+  /**
+   * One attempt in a span that continues the trace of the event that caused the delivery (the row's
+   * `traceparent`): the request carries that span's `traceparent` header, so a receiver sees the trace id of
+   * the API request that changed the data. A row without one starts a new trace.
+   */
+  private attempt(row: deliveries.ClaimedDelivery, requestDone: () => void): Promise<void> {
+    const parent = contextFromTraceparent(row.traceparent);
+    const span = tracer.startSpan(
+      `${row.event_type} deliver`,
+      { kind: SpanKind.CLIENT, attributes: { 'webhook.delivery_id': row.id, 'webhook.id': row.webhook_id, 'webhook.attempt': row.attempts + 1 } },
+      parent,
+    );
+    return context.with(trace.setSpan(parent, span), () =>
+      this.attemptInSpan(row, requestDone, (result) => {
+        if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+        if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? undefined });
+      }).finally(() => span.end()),
+    );
+  }
+
+  private async attemptInSpan(row: deliveries.ClaimedDelivery, requestDone: () => void, sent: (r: AttemptResult) => void): Promise<void> {
     const trigger: deliveries.AttemptTrigger = row.manual ? 'manual' : 'auto';
     try {
       let key: Buffer | undefined;
@@ -247,6 +270,7 @@ export class DeliveryWorker {
         : { ok: false, statusCode: null, durationMs: 0, error: 'the signing secret cannot be decrypted', responseBody: '', responseBodyTruncated: false, startedAt: new Date() };
       requestDone();
       this.recordAttempt(result, key !== undefined);
+      sent(result);
       if (result.ok) await this.successes.add({ delivery: row, trigger, result });
       else await this.recordFailure(row, trigger, result);
     } catch (err) {

@@ -1,4 +1,4 @@
-import { EventConsumer } from '@crm/events';
+import { EventConsumer, eventTraceparent } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import type { Pool } from '@crm/db';
@@ -46,7 +46,14 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
           o.logger.warn({ eventId: event.id, type: event.type }, 'webhooks: event without a valid orgId; ignored');
           continue;
         }
-        rows.push({ orgId: event.orgId, eventId: event.id, type: event.type, payload: JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data }) });
+        rows.push({
+          orgId: event.orgId,
+          eventId: event.id,
+          type: event.type,
+          payload: JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data }),
+          // Each row keeps its own event's trace (events of a batch may come from different requests).
+          traceparent: eventTraceparent(event) ?? null,
+        });
       }
       if (rows.length > 0) await deliveries.fanOut(o.pool, rows);
     },

@@ -1,0 +1,19 @@
+import { context, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
+
+/** The W3C header (and gRPC metadata key, AMQP header) that carries the trace across every boundary. */
+export const TRACEPARENT = 'traceparent';
+
+/**
+ * The `traceparent` of a context's span (the active one by default), through the installed W3C propagator;
+ * undefined outside any span or when tracing is not installed.
+ */
+export function traceparentOf(ctx: Context = context.active()): string | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(ctx, carrier);
+  return carrier[TRACEPARENT];
+}
+
+/** A context whose remote parent is `traceparent`; the root context when it is missing or malformed (a new trace). */
+export function contextFromTraceparent(traceparent: unknown): Context {
+  return typeof traceparent === 'string' && traceparent ? propagation.extract(ROOT_CONTEXT, { [TRACEPARENT]: traceparent }) : ROOT_CONTEXT;
+}
