@@ -1,6 +1,6 @@
 // Search in messages at 1,000,000 messages in one organization, through the gateway, measured with autocannon.
 //
-//   node bench/search/run.mjs [--duration 15] [--connections 10] [--messages 1000000] [--window 200] [--write] [--keep]
+//   node bench/search/run.mjs [--duration 15] [--connections 10] [--messages 1000000] [--window 200] [--write] [--keep] [--only <label text>]
 //
 // Needs: built dist of identity, messaging and gateway (npm run build), PostgreSQL/RabbitMQ/Redis at their
 // local defaults (or DATABASE_URL/AMQP_URL/REDIS_URL). Starts the three as separate Node processes on fresh
@@ -30,6 +30,8 @@ const CONNECTIONS = Number(opt('connections', '10'));
 const MESSAGES = Number(opt('messages', '1000000'));
 const CONVERSATIONS = Math.max(1, Math.round(MESSAGES / 20));
 const WRITE = args.includes('--write');
+// --only <text>: run only the scenarios whose label contains it (to look again at one; never with --write).
+const ONLY = opt('only', '');
 const KEEP = args.includes('--keep');
 // messaging's MESSAGE_SEARCH_WINDOW for the run (its default unless given).
 const WINDOW = Number(opt('window', '200'));
@@ -89,6 +91,7 @@ process.on('SIGINT', () => {
 
 async function measure(url, token, paths, label) {
   if (interrupted) throw new Error('interrupted');
+  if (ONLY && !label.includes(ONLY) && !label.startsWith('baseline')) return undefined;
   const r = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -173,7 +176,7 @@ async function main() {
       await measure(url, big.token, [...names.map(cl), ...phones.map(cl)], 'conversations?search=: contact name / phone'),
       await measure(url, big.token, [...codes.map(cl), ...phrases.map(cl)], 'conversations?search=: message content (code or phrase)'),
     ];
-    if (WRITE) writeResults(results, seedSeconds);
+    if (WRITE && !ONLY) writeResults(results, seedSeconds);
   } catch (err) {
     console.error(err);
     process.exitCode = 1;
