@@ -71,7 +71,11 @@ export function newestMatchesSql(
 ): string {
   const every = termMatchSql(p, 'm', words, 'text');
   const ordered = `%${words.map(escapeLike).join('%')}%`;
-  let match = words.length > 1 && !words.some(isShortWord) ? `(m.search_text LIKE ${p.add(ordered)} OR (${every}))` : every;
+  // Not for a term with a digit (a product code, an order number): the code is rare, so the words' multiplied
+  // estimate is about right and the trigram bitmap the right plan, and the ordered pattern only made PostgreSQL
+  // read the same trigram posting lists a second time for its OR ("bao gia sp12": 7.6 → 5 ms).
+  const hint = words.length > 1 && !words.some(isShortWord) && !words.some((w) => /\p{Nd}/u.test(w));
+  let match = hint ? `(m.search_text LIKE ${p.add(ordered)} OR (${every}))` : every;
   // Taken as true for nearly every row (see termMatchSql): no index is offered, the newest are walked.
   if (walk) match = `NULLIF((${every}), false) IS NOT UNKNOWN`;
   return `SELECT ${columns} FROM messages m
