@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import { eventually } from '@crm/testing';
 import { client, type Res } from '../support/http';
@@ -32,12 +35,18 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     expect([method, path, res.status, ok ? [] : validate.errors]).toEqual([method, path, res.status, []]);
   }
 
+  // Uploaded attachments land here, never in the checkout.
+  const attachmentsDir = mkdtempSync(path.join(tmpdir(), 'contract-files-'));
+
   beforeAll(async () => {
-    stack = await startStack({ services: ['crm', 'chatnet-connector', 'messaging'] });
+    stack = await startStack({ services: ['crm', 'chatnet-connector', 'messaging'], serviceEnv: { messaging: { ATTACHMENTS_DIR: attachmentsDir } } });
     doc = (await client(stack.url).get('/api/public/openapi.json')).body;
     a = await orgWithKey(stack.url, 'Contract Org');
   }, 90_000);
-  afterAll(() => stack?.stop());
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(attachmentsDir, { recursive: true, force: true });
+  });
 
   it('contacts: list, create, read, update, and their errors', async () => {
     const created = await a.pub.post('/api/public/contacts', { fullName: 'Lan Pham', phone: '+84901234567', email: 'lan@example.test', tags: ['vip'] });
@@ -150,6 +159,147 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     check('GET', '/sandbox/accounts/{id}/sent', await a.owner.get(`/sandbox/accounts/${accountId}/sent`));
     check('POST', '/sandbox/accounts/{id}/seen', await a.owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'uid-contract' }));
     check('POST', '/sandbox/accounts/{id}/friends', await a.owner.post(`/sandbox/accounts/${accountId}/friends`, { friends: [{ chatnetUid: 'uid-f', displayName: 'F' }] }));
+  });
+
+  /**
+   * `res` is an answer /openapi.json documents for `method path`: its status is listed, a JSON body matches that
+   * status's schema (an error the Error schema), and a status documented without a body has none. `expected`:
+   * the status the call must have answered (so an error case really exercises that error).
+   */
+  async function matchesWhole(method: string, path: string, res: Res, expected?: number) {
+    if (expected !== undefined) expect([method, path, res.status]).toEqual([method, path, expected]);
+    const whole = (await client(stack.url).get('/openapi.json')).body;
+    const op = whole.paths[path]?.[method.toLowerCase()];
+    expect([method, path, Boolean(op)]).toEqual([method, path, true]);
+    const documented = op.responses[String(res.status)];
+    expect([method, path, res.status, Boolean(documented)]).toEqual([method, path, res.status, true]);
+    let schema = documented.content?.['application/json']?.schema;
+    if (!schema) {
+      expect([method, path, res.status, documented.content ? 'content' : res.body ?? '']).toEqual([method, path, res.status, documented.content ? 'content' : '']);
+      return;
+    }
+    if (schema.$ref) schema = whole.components.schemas[schema.$ref.split('/').pop()];
+    const validate = ajv.compile(schema);
+    expect([method, path, res.status, validate(res.body) ? [] : validate.errors]).toEqual([method, path, res.status, []]);
+  }
+
+  it('chat answers match /openapi.json: inbox, conversation detail, sending, search, notes, folders, presets, settings, attachments', async () => {
+    const none = '00000000-0000-4000-8000-000000000000';
+    // The conversation the sandbox account received in the test above.
+    const list = await a.owner.get('/api/v1/conversations?limit=5');
+    expect(list.body.data.length).toBeGreaterThan(0);
+    await matchesWhole('GET', '/api/v1/conversations', list);
+    await matchesWhole('GET', '/api/v1/conversations', await a.owner.get('/api/v1/conversations?status=bogus'), 400);
+    await matchesWhole('GET', '/api/v1/conversations/counts', await a.owner.get('/api/v1/conversations/counts'));
+    const convId = list.body.data[0].id;
+
+    const note = await a.owner.post(`/api/v1/conversations/${convId}/notes`, { content: 'Call her back on Monday' });
+    expect(note.status).toBe(201);
+    await matchesWhole('POST', '/api/v1/conversations/{id}/notes', note);
+    await matchesWhole('POST', '/api/v1/conversations/{id}/notes', await a.owner.post(`/api/v1/conversations/${convId}/notes`, { content: ' ' }), 400);
+    await matchesWhole('GET', '/api/v1/conversations/{id}/notes', await a.owner.get(`/api/v1/conversations/${convId}/notes`));
+
+    // The timeline holds both kinds of item, each validated against its branch.
+    const detail = await a.owner.get(`/api/v1/conversations/${convId}`);
+    expect(detail.body.timeline.map((t: { kind: string }) => t.kind)).toEqual(expect.arrayContaining(['message', 'note']));
+    await matchesWhole('GET', '/api/v1/conversations/{id}', detail);
+    await matchesWhole('GET', '/api/v1/conversations/{id}', await a.owner.get(`/api/v1/conversations/${none}`), 404);
+    await matchesWhole('DELETE', '/api/v1/conversations/{id}/notes/{noteId}', await a.owner.del(`/api/v1/conversations/${convId}/notes/${note.body.id}`), 204);
+
+    const sent = await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: 'We open at nine' }, { 'idempotency-key': 'contract-internal-1' });
+    expect(sent.status).toBe(201);
+    await matchesWhole('POST', '/api/v1/conversations/{id}/messages', sent);
+    await matchesWhole('POST', '/api/v1/conversations/{id}/messages', await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: '' }), 400);
+    await matchesWhole('POST', '/api/v1/conversations/{id}/messages', await a.owner.post(`/api/v1/conversations/${none}/messages`, { content: 'hi' }), 404);
+    // The same key for another message.
+    await matchesWhole('POST', '/api/v1/conversations/{id}/messages', await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: 'Other' }, { 'idempotency-key': 'contract-internal-1' }), 422);
+    await matchesWhole('PUT', '/api/v1/conversations/{id}/messages/{messageId}', await a.owner.put(`/api/v1/conversations/${convId}/messages/${sent.body.id}`, { isReplied: true }));
+
+    const hits = await eventually(async () => {
+      const r = await a.owner.get('/api/v1/messages/search?q=hello');
+      return r.body.data?.length ? r : undefined;
+    });
+    await matchesWhole('GET', '/api/v1/messages/search', hits);
+    await matchesWhole('GET', '/api/v1/messages/search', await a.owner.get('/api/v1/messages/search?q=a'), 400);
+
+    const assigned = await a.owner.put(`/api/v1/conversations/${convId}/assignee`, { userId: a.user.id });
+    expect(assigned.body.assigneeId).toBe(a.user.id);
+    await matchesWhole('PUT', '/api/v1/conversations/{id}/assignee', assigned);
+    await matchesWhole('PUT', '/api/v1/conversations/{id}/assignee', await a.owner.put(`/api/v1/conversations/${convId}/assignee`, {}), 400);
+    const snoozed = await a.owner.put(`/api/v1/conversations/${convId}/status`, { status: 'snoozed', snoozedUntil: new Date(Date.now() + 86_400_000).toISOString() });
+    expect(snoozed.body.snoozedUntil).toEqual(expect.any(String));
+    await matchesWhole('PUT', '/api/v1/conversations/{id}/status', snoozed);
+    for (const move of ['reopen', 'unread', 'read', 'close', 'archive']) {
+      const r = await a.owner.post(`/api/v1/conversations/${convId}/${move}`);
+      expect([move, r.status]).toEqual([move, 200]);
+      await matchesWhole('POST', `/api/v1/conversations/{id}/${move}`, r);
+    }
+    await matchesWhole('POST', '/api/v1/conversations/{id}/archive', await a.owner.post(`/api/v1/conversations/${none}/archive`), 404);
+    const bulk = await a.owner.post('/api/v1/conversations/bulk', { ids: [convId, none], action: 'read' });
+    expect(bulk.body.failed).toEqual([{ id: none, code: 'not_found' }]);
+    await matchesWhole('POST', '/api/v1/conversations/bulk', bulk);
+    await matchesWhole('POST', '/api/v1/conversations/bulk', await a.owner.post('/api/v1/conversations/bulk', { ids: [convId], action: 'explode' }), 400);
+
+    await matchesWhole('GET', '/api/v1/settings/inbox', await a.owner.get('/api/v1/settings/inbox'));
+    await matchesWhole('PUT', '/api/v1/settings/inbox', await a.owner.put('/api/v1/settings/inbox', { agentVisibility: 'all' }));
+    await matchesWhole('PUT', '/api/v1/settings/inbox', await a.owner.put('/api/v1/settings/inbox', { agentVisibility: 'some' }), 400);
+
+    const folder = await a.owner.post('/api/v1/chat/folders', { name: 'Hot leads', color: '#EF4444' });
+    expect(folder.status).toBe(201);
+    await matchesWhole('POST', '/api/v1/chat/folders', folder);
+    await matchesWhole('POST', '/api/v1/chat/folders', await a.owner.post('/api/v1/chat/folders', { name: 'Hot leads' }), 409);
+    await matchesWhole('PUT', '/api/v1/chat/folders/{id}', await a.owner.put(`/api/v1/chat/folders/${folder.body.id}`, { color: '#22C55E' }));
+    const filed = await a.owner.post(`/api/v1/chat/folders/${folder.body.id}/conversations`, { conversationIds: [convId] });
+    expect(filed.body.conversationCount).toBe(1);
+    await matchesWhole('POST', '/api/v1/chat/folders/{id}/conversations', filed);
+    await matchesWhole('POST', '/api/v1/chat/folders/{id}/conversations', await a.owner.post(`/api/v1/chat/folders/${folder.body.id}/conversations`, { conversationIds: [none] }), 404);
+    await matchesWhole('GET', '/api/v1/chat/folders', await a.owner.get('/api/v1/chat/folders'));
+    await matchesWhole('DELETE', '/api/v1/chat/folders/{id}/conversations/{conversationId}', await a.owner.del(`/api/v1/chat/folders/${folder.body.id}/conversations/${convId}`), 204);
+    await matchesWhole('DELETE', '/api/v1/chat/folders/{id}', await a.owner.del(`/api/v1/chat/folders/${folder.body.id}`), 204);
+
+    const preset = await a.owner.post('/api/v1/chat/presets', { name: 'Hours', content: 'We open at nine', category: 'info' });
+    expect(preset.status).toBe(201);
+    await matchesWhole('POST', '/api/v1/chat/presets', preset);
+    await matchesWhole('GET', '/api/v1/chat/presets', await a.owner.get('/api/v1/chat/presets?category=info'));
+    await matchesWhole('GET', '/api/v1/chat/presets/{id}', await a.owner.get(`/api/v1/chat/presets/${preset.body.id}`));
+    await matchesWhole('PUT', '/api/v1/chat/presets/{id}', await a.owner.put(`/api/v1/chat/presets/${preset.body.id}`, { content: 'We open at ten' }));
+    await matchesWhole('PUT', '/api/v1/chat/presets/{id}', await a.owner.put(`/api/v1/chat/presets/${preset.body.id}`, { name: '' }), 400);
+    await matchesWhole('DELETE', '/api/v1/chat/presets/{id}', await a.owner.del(`/api/v1/chat/presets/${preset.body.id}`), 204);
+    await matchesWhole('GET', '/api/v1/chat/presets/{id}', await a.owner.get(`/api/v1/chat/presets/${preset.body.id}`), 404);
+
+    // Attachments stream through: multipart in, JSON out; the bytes back with their own type.
+    const upload = async (fd: FormData): Promise<Res> => {
+      const r = await fetch(`${stack.url}/api/v1/chat/attachments`, { method: 'POST', headers: { authorization: `Bearer ${a.token}` }, body: fd });
+      return { status: r.status, body: await r.json(), headers: r.headers };
+    };
+    const fd = new FormData();
+    fd.append('file', new Blob([Buffer.from('opening hours: 9-17\n')], { type: 'text/plain' }), 'hours.txt');
+    const file = await upload(fd);
+    expect(file.status).toBe(201);
+    await matchesWhole('POST', '/api/v1/chat/attachments', file);
+    await matchesWhole('POST', '/api/v1/chat/attachments', await upload(new FormData()), 400);
+    const bytes = await fetch(`${stack.url}/api/v1/chat/attachments/${file.body.id}`, { headers: { authorization: `Bearer ${a.token}` } });
+    expect([bytes.status, await bytes.text()]).toEqual([200, 'opening hours: 9-17\n']);
+    expect(Object.keys((await client(stack.url).get('/openapi.json')).body.paths['/api/v1/chat/attachments/{id}'].get.responses)).toContain('200');
+    await matchesWhole('GET', '/api/v1/chat/attachments/{id}', await a.owner.get(`/api/v1/chat/attachments/${none}`), 404);
+  });
+
+  it('the social network sandbox control answers match /openapi.json', async () => {
+    const page = await a.owner.post('/sandbox/socialnet/pages', { name: 'Contract page', followers: 12 });
+    expect(page.status).toBe(201);
+    await matchesWhole('POST', '/sandbox/socialnet/pages', page);
+    await matchesWhole('POST', '/sandbox/socialnet/pages', await a.owner.post('/sandbox/socialnet/pages', { name: '', followers: -1 }), 400);
+    const form = await a.owner.post(`/sandbox/socialnet/pages/${page.body.id}/forms`, { name: 'Spring offer' });
+    expect(form.status).toBe(201);
+    await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/forms', form);
+    await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/forms', await a.owner.post('/sandbox/socialnet/pages/nope/forms', { name: 'x' }), 404);
+    const leads = await a.owner.post(`/sandbox/socialnet/forms/${form.body.id}/leads`, { leads: [{ id: 'lead-1', fullName: 'Hoa Tran', phone: '0905 111 222', city: 'Hue' }] });
+    expect(leads.body.added).toBe(1);
+    await matchesWhole('POST', '/sandbox/socialnet/forms/{formId}/leads', leads);
+    await matchesWhole('POST', '/sandbox/socialnet/forms/{formId}/leads', await a.owner.post(`/sandbox/socialnet/forms/${form.body.id}/leads`, { leads: [] }), 400);
+    await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/outage', await a.owner.post(`/sandbox/socialnet/pages/${page.body.id}/outage`, { afterLeads: 5 }));
+    await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/revoke', await a.owner.post(`/sandbox/socialnet/pages/${page.body.id}/revoke`));
+    await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/revoke', await client(stack.url).post(`/sandbox/socialnet/pages/${page.body.id}/revoke`), 401);
   });
 
   it('every public operation was called', () => {

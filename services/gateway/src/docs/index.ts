@@ -1,17 +1,19 @@
 import { chatnetSandboxEnabled, type GatewayConfig, sandboxRoutesEnabled } from '../config';
 import { openApiDocument } from './openapi';
+import { chatOps } from './paths/chat';
 import { chatnetOps } from './paths/chatnet';
 import { crmOps } from './paths/crm';
 import { identityOps } from './paths/identity';
 import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
+import { socialnetSandboxOps } from './paths/socialnet-sandbox';
 import type { Operation } from './registry';
 import { WEBHOOK_EVENTS } from './webhook-events';
 
 export { WEBHOOK_EVENTS };
 
 /** Every documented operation, area by area (the order is the document's). */
-export const OPERATIONS: Operation[] = [...metaOps, ...identityOps, ...crmOps, ...chatnetOps, ...publicOps];
+export const OPERATIONS: Operation[] = [...metaOps, ...identityOps, ...crmOps, ...chatOps, ...chatnetOps, ...socialnetSandboxOps, ...publicOps];
 
 /** The operations this gateway serves: sandbox control routes only when they are mounted. */
 export function servedOperations(config: Pick<GatewayConfig, 'NODE_ENV' | 'CHATNET_DRIVER'>): Operation[] {

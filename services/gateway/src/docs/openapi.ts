@@ -18,10 +18,15 @@ const ERROR_TEXT: Record<number, string> = {
   503: 'A service or provider did not answer in time; retry later',
 };
 const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content', 302: 'Redirect', 503: 'Not ready' };
-const MEDIA: Record<Exclude<ResponseBody, z.ZodType | null>, [string, Json]> = {
+type Media = Exclude<ResponseBody, z.ZodType | null> | 'file';
+const MEDIA: Record<Media, [string, Json]> = {
   binary: ['application/octet-stream', { type: 'string', contentMediaType: 'application/octet-stream' }],
   csv: ['text/csv', { type: 'string' }],
   html: ['text/html', { type: 'string' }],
+  file: [
+    'multipart/form-data',
+    { type: 'object', required: ['file'], properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the one file of the form' } } },
+  ],
 };
 
 /** JSON Schema 2020-12 (what OpenAPI 3.1 speaks) for a zod schema; requests as the client sends them. */
@@ -86,7 +91,7 @@ function parameters(op: Operation): Json[] {
   return out;
 }
 
-function content(body: Exclude<ResponseBody, null>, io: 'input' | 'output'): Json {
+function content(body: z.ZodType | Media, io: 'input' | 'output'): Json {
   if (typeof body === 'string') {
     const [type, schema] = MEDIA[body];
     return { [type]: { schema } };

@@ -29,8 +29,11 @@ export interface Operation {
    * filters and orders on the named field (http/cursor.ts).
    */
   paging?: { limit: number; max: number; limitOnly?: boolean; cursor?: 'updatedAt' | 'sentAt' };
-  /** The same zod schema the handler passes to `body(req, schema)`; 'binary' for a streamed upload. */
-  body?: z.ZodType | 'binary';
+  /**
+   * The same zod schema the handler passes to `body(req, schema)`; 'binary' for a streamed upload, 'file' for a
+   * streamed multipart/form-data upload of one file in the form field `file`.
+   */
+  body?: z.ZodType | 'binary' | 'file';
   /** Request headers the route reads (e.g. Idempotency-Key). */
   headers?: { name: string; description: string }[];
   /** Success statuses and their bodies. */

@@ -13,4 +13,10 @@ describe('servedOperations', () => {
     expect(sandboxPaths(servedOperations({ NODE_ENV: 'development', CHATNET_DRIVER: 'zca' })).filter((p) => p.includes('/sandbox/accounts/'))).toEqual([]);
     expect(servedOperations({ NODE_ENV: 'production', CHATNET_DRIVER: 'zca' }).length).toBe(OPERATIONS.filter((o) => !o.sandbox).length);
   });
+
+  it('lists the social network’s sandbox routes outside production whatever the chat driver (crm refuses them with 404 without its sandbox driver)', () => {
+    const socialnet = (ops: typeof OPERATIONS) => sandboxPaths(ops).filter((p) => p.includes('/sandbox/socialnet/'));
+    expect(socialnet(servedOperations({ NODE_ENV: 'development', CHATNET_DRIVER: 'zca' }))).toContain('POST /sandbox/socialnet/forms/:formId/leads');
+    expect(socialnet(servedOperations({ NODE_ENV: 'production', CHATNET_DRIVER: 'zca' }))).toEqual([]);
+  });
 });

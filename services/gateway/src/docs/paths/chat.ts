@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import {
+  Assign,
+  BulkConversations,
+  Flags,
+  FolderConversations,
+  FolderPatch,
+  InboxSettings,
+  ListQuery,
+  NewFolder,
+  NewPreset,
+  PresetPatch,
+  PresetQuery,
+  SearchQuery,
+  Send,
+  SetStatus,
+} from '../../routes/chat.routes';
+import { NewNote } from '../../routes/conversation-notes.routes';
+import { reply, replyItem } from '../proto-schema';
+import { area } from '../registry';
+import { page } from '../schemas/common';
+import { Attachment, Conversation, ConversationDetail, ConversationMove, Message, SentMessage } from '../schemas/messaging';
+
+/** Conversations, messages, notes, folders, presets, inbox settings and attachments (messaging), internal API. */
+const VISIBILITY = 'With inbox visibility `assigned`, an agent sees only the conversations assigned to them and the unassigned ones of their accounts; others answer 404.';
+
+const inbox = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversations' });
+inbox.op('GET /conversations/counts', { summary: 'Conversation counts for the inbox tabs (total, unread, unreplied, archived, mine, unassigned)', responses: { 200: reply('messaging', 'GetCounts') } });
+inbox.op('GET /conversations', {
+  summary: 'Conversations, filtered (status, account, folder, assignee, unread…) and sorted by last message or creation',
+  description: VISIBILITY,
+  query: ListQuery,
+  paging: { limit: 50, max: 100 },
+  responses: { 200: page(Conversation) },
+});
+inbox.op('GET /conversations/:id', {
+  summary: 'One conversation with a page of its messages (newest first) and its timeline of messages and private notes',
+  description: VISIBILITY,
+  paging: { limit: 30, max: 100 },
+  responses: { 200: ConversationDetail },
+});
+inbox.op('PUT /conversations/:id/assignee', {
+  summary: 'Assign the conversation to a user (null: nobody) and optionally a team; agents may only take unassigned ones or hand back their own',
+  body: Assign,
+  responses: { 200: Conversation },
+});
+inbox.op('PUT /conversations/:id/status', { summary: 'Set the status; snoozed needs snoozedUntil (a future time)', body: SetStatus, responses: { 200: Conversation } });
+inbox.op('POST /conversations/bulk', {
+  summary: 'Assign, set the status of, file in a folder or mark read up to 1000 conversations; each id that fails is listed with its code',
+  body: BulkConversations,
+  responses: { 200: reply('messaging', 'BulkUpdateConversations') },
+});
+inbox.op('POST /conversations/:id/archive', { summary: 'Archive the conversation (repeating it changes nothing)', responses: { 200: ConversationMove } });
+inbox.op('POST /conversations/:id/close', { summary: 'Close the conversation (repeating it changes nothing)', responses: { 200: ConversationMove } });
+inbox.op('POST /conversations/:id/reopen', { summary: 'Reopen the conversation (active again; a snooze ends)', responses: { 200: ConversationMove } });
+inbox.op('POST /conversations/:id/read', { summary: 'Mark every message of the conversation read', responses: { 200: ConversationMove } });
+inbox.op('POST /conversations/:id/unread', {
+  summary: 'Mark the contact’s latest message unread (422 when the contact has not written yet)',
+  responses: { 200: ConversationMove },
+  errors: [422],
+});
+
+const messages = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Messages' });
+messages.op('GET /messages/search', {
+  summary: 'Messages holding every word of q (case and accents folded), best match first, then newest; each with a highlighted fragment',
+  description: VISIBILITY,
+  query: SearchQuery,
+  paging: { limit: 20, max: 100 },
+  responses: { 200: reply('messaging', 'SearchMessages') },
+});
+messages.op('POST /conversations/:id/messages', {
+  summary: 'Send a message (text and/or uploaded attachments) into the conversation through its chat-network account',
+  description:
+    'Send an Idempotency-Key header (or clientMessageId) so a retried request never sends twice; a replay answers the first result with `Idempotent-Replayed: true`. ' +
+    '429 with Retry-After when the account’s send rate is reached; 422 when the account is not connected.',
+  body: Send,
+  headers: [{ name: 'Idempotency-Key', description: '1 to 255 characters; a repeated key answers with the first result' }],
+  responses: { 201: SentMessage },
+  errors: [409, 422, 503],
+});
+messages.op('PUT /conversations/:id/messages/:messageId', { summary: 'Set a message’s read and/or replied flag', body: Flags, responses: { 200: Message } });
+
+const notes = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversation notes' });
+notes.op('POST /conversations/:id/notes', {
+  summary: 'Add a private note (never sent to the chat network); @mentions of users notify them',
+  body: NewNote,
+  responses: { 201: reply('messaging', 'CreateNote') },
+});
+notes.op('GET /conversations/:id/notes', { summary: 'The conversation’s private notes, newest first', paging: { limit: 50, max: 100 }, responses: { 200: reply('messaging', 'ListNotes') } });
+notes.op('DELETE /conversations/:id/notes/:noteId', { summary: 'Delete a note (its author, or a team lead and above)', responses: { 204: null } });
+
+const settings = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Inbox settings' });
+settings.op('GET /settings/inbox', { summary: 'Inbox visibility: whether agents see all conversations or only their own', responses: { 200: reply('messaging', 'GetInboxSettings') } });
+settings.op('PUT /settings/inbox', { summary: 'Set inbox visibility (admins and owners)', body: InboxSettings, responses: { 200: reply('messaging', 'UpdateInboxSettings') } });
+
+const folders = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat folders' });
+const Folder = reply('messaging', 'CreateFolder');
+folders.op('GET /chat/folders', { summary: 'The organization’s chat folders with their conversation counts', responses: { 200: z.array(replyItem('messaging', 'ListFolders')) } });
+folders.op('POST /chat/folders', { summary: 'Create a chat folder (names are unique in the organization)', body: NewFolder, responses: { 201: Folder }, errors: [409] });
+folders.op('PUT /chat/folders/:id', { summary: 'Rename or recolor a chat folder', body: FolderPatch, responses: { 200: Folder }, errors: [409] });
+folders.op('DELETE /chat/folders/:id', { summary: 'Delete a chat folder (its conversations stay)', responses: { 204: null } });
+folders.op('POST /chat/folders/:id/conversations', {
+  summary: 'File conversations in the folder (404 naming the first that is not the organization’s)',
+  body: FolderConversations,
+  responses: { 200: Folder },
+});
+folders.op('DELETE /chat/folders/:id/conversations/:conversationId', { summary: 'Take a conversation out of the folder', responses: { 204: null } });
+
+const presets = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat presets' });
+const Preset = reply('messaging', 'GetPreset');
+presets.op('GET /chat/presets', { summary: 'Saved replies, optionally of one category', query: PresetQuery, responses: { 200: z.array(replyItem('messaging', 'ListPresets')) } });
+presets.op('POST /chat/presets', { summary: 'Save a reply', body: NewPreset, responses: { 201: Preset } });
+presets.op('GET /chat/presets/:id', { summary: 'One saved reply', responses: { 200: Preset } });
+presets.op('PUT /chat/presets/:id', { summary: 'Change a saved reply; only the fields sent change', body: PresetPatch, responses: { 200: Preset } });
+presets.op('DELETE /chat/presets/:id', { summary: 'Delete a saved reply', responses: { 204: null } });
+
+/** Attachment bytes stream through the gateway to messaging's HTTP endpoint (chat.routes `stream`). */
+const attachments = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Attachments' });
+attachments.op('POST /chat/attachments', {
+  summary: 'Upload a file to send with a message (multipart/form-data, field `file`); pass its id in a send’s attachments',
+  description: '413 past the size limit (ATTACHMENT_MAX_BYTES) or when the organization’s attachment storage is full; 400 when the bytes do not match the declared type.',
+  body: 'file',
+  responses: { 201: Attachment },
+  errors: [413, 503],
+});
+attachments.op('GET /chat/attachments/:id', {
+  summary: 'The file’s bytes, with its own Content-Type (images inline, anything else as a download)',
+  responses: { 200: 'binary' },
+  errors: [503],
+});
+
+export const chatOps = [...inbox.ops, ...messages.ops, ...notes.ops, ...settings.ops, ...folders.ops, ...presets.ops, ...attachments.ops];
