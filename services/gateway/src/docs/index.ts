@@ -1,5 +1,6 @@
 import { chatnetSandboxEnabled, type GatewayConfig, sandboxRoutesEnabled } from '../config';
 import { openApiDocument } from './openapi';
+import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
 import { crmOps } from './paths/crm';
 import { identityOps } from './paths/identity';
@@ -11,7 +12,14 @@ import { WEBHOOK_EVENTS } from './webhook-events';
 export { WEBHOOK_EVENTS };
 
 /** Every documented operation, area by area (the order is the document's). */
-export const OPERATIONS: Operation[] = [...metaOps, ...identityOps, ...crmOps, ...chatnetOps, ...publicOps];
+export const OPERATIONS: Operation[] = [
+  ...metaOps,
+  ...identityOps,
+  ...crmOps,
+  ...chatnetOps,
+  ...automationOps,
+  ...publicOps,
+];
 
 /** The operations this gateway serves: sandbox control routes only when they are mounted. */
 export function servedOperations(config: Pick<GatewayConfig, 'NODE_ENV' | 'CHATNET_DRIVER'>): Operation[] {

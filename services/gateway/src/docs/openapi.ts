@@ -22,6 +22,7 @@ const MEDIA: Record<Exclude<ResponseBody, z.ZodType | null>, [string, Json]> = {
   binary: ['application/octet-stream', { type: 'string', contentMediaType: 'application/octet-stream' }],
   csv: ['text/csv', { type: 'string' }],
   html: ['text/html', { type: 'string' }],
+  gif: ['image/gif', { type: 'string', contentMediaType: 'image/gif' }],
 };
 
 /** JSON Schema 2020-12 (what OpenAPI 3.1 speaks) for a zod schema; requests as the client sends them. */
