@@ -6,6 +6,7 @@ import { crmOps } from './paths/crm';
 import { identityOps } from './paths/identity';
 import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
+import { webhookOps } from './paths/webhooks';
 import type { Operation } from './registry';
 import { WEBHOOK_EVENTS } from './webhook-events';
 
@@ -18,6 +19,7 @@ export const OPERATIONS: Operation[] = [
   ...crmOps,
   ...chatnetOps,
   ...automationOps,
+  ...webhookOps,
   ...publicOps,
 ];
 
