@@ -1,5 +1,6 @@
 import { chatnetSandboxEnabled, type GatewayConfig, sandboxRoutesEnabled } from '../config';
 import { openApiDocument } from './openapi';
+import { aiOps } from './paths/ai';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
 import { crmOps } from './paths/crm';
@@ -20,6 +21,7 @@ export const OPERATIONS: Operation[] = [
   ...chatnetOps,
   ...automationOps,
   ...webhookOps,
+  ...aiOps,
   ...publicOps,
 ];
 
