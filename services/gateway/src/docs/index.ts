@@ -1,6 +1,7 @@
 import { chatnetSandboxEnabled, type GatewayConfig, sandboxRoutesEnabled } from '../config';
 import { openApiDocument } from './openapi';
 import { aiOps } from './paths/ai';
+import { analyticsOps } from './paths/analytics';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
 import { crmOps } from './paths/crm';
@@ -22,6 +23,7 @@ export const OPERATIONS: Operation[] = [
   ...automationOps,
   ...webhookOps,
   ...aiOps,
+  ...analyticsOps,
   ...publicOps,
 ];
 
