@@ -53,15 +53,6 @@ const PENDING: string[] = [
   'POST /api/v1/conversations/{id}/notes',
   'GET /api/v1/conversations/{id}/notes',
   'DELETE /api/v1/conversations/{id}/notes/{noteId}',
-  'GET /api/v1/integrations',
-  'DELETE /api/v1/integrations/{id}',
-  'GET /api/v1/integrations/socialnet/credentials',
-  'PUT /api/v1/integrations/socialnet/credentials',
-  'GET /api/v1/integrations/socialnet/pages',
-  'POST /api/v1/integrations/socialnet/pages/{id}/connect',
-  'GET /api/v1/integrations/socialnet/pages/{id}/forms',
-  'POST /api/v1/integrations/socialnet/leads/sync',
-  'GET /api/v1/integrations/socialnet/leads/sync/{syncId}',
   'GET /api/v1/scoring/config',
   'PUT /api/v1/scoring/config',
   'GET /api/v1/scoring/rules',
@@ -70,11 +61,6 @@ const PENDING: string[] = [
   'PUT /api/v1/scoring/rules/{id}',
   'DELETE /api/v1/scoring/rules/{id}',
   'GET /api/v1/contacts/{id}/scores',
-  'POST /sandbox/socialnet/pages',
-  'POST /sandbox/socialnet/pages/{pageId}/forms',
-  'POST /sandbox/socialnet/forms/{formId}/leads',
-  'POST /sandbox/socialnet/pages/{pageId}/outage',
-  'POST /sandbox/socialnet/pages/{pageId}/revoke',
 ];
 
 /** Operations with a path parameter that never answer 404 (an unknown provider's models are `{models: [], error}`). */

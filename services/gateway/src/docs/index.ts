@@ -6,6 +6,7 @@ import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
 import { crmOps } from './paths/crm';
 import { identityOps } from './paths/identity';
+import { integrationOps } from './paths/integrations';
 import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
 import { webhookOps } from './paths/webhooks';
@@ -24,6 +25,7 @@ export const OPERATIONS: Operation[] = [
   ...webhookOps,
   ...aiOps,
   ...analyticsOps,
+  ...integrationOps,
   ...publicOps,
 ];
 
