@@ -53,14 +53,6 @@ const PENDING: string[] = [
   'POST /api/v1/conversations/{id}/notes',
   'GET /api/v1/conversations/{id}/notes',
   'DELETE /api/v1/conversations/{id}/notes/{noteId}',
-  'GET /api/v1/scoring/config',
-  'PUT /api/v1/scoring/config',
-  'GET /api/v1/scoring/rules',
-  'POST /api/v1/scoring/rules',
-  'GET /api/v1/scoring/rules/{id}',
-  'PUT /api/v1/scoring/rules/{id}',
-  'DELETE /api/v1/scoring/rules/{id}',
-  'GET /api/v1/contacts/{id}/scores',
 ];
 
 /** Operations with a path parameter that never answer 404 (an unknown provider's models are `{models: [], error}`). */

@@ -9,6 +9,7 @@ import { identityOps } from './paths/identity';
 import { integrationOps } from './paths/integrations';
 import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
+import { scoringOps } from './paths/scoring';
 import { webhookOps } from './paths/webhooks';
 import type { Operation } from './registry';
 import { WEBHOOK_EVENTS } from './webhook-events';
@@ -20,6 +21,7 @@ export const OPERATIONS: Operation[] = [
   ...metaOps,
   ...identityOps,
   ...crmOps,
+  ...scoringOps,
   ...chatnetOps,
   ...automationOps,
   ...webhookOps,
