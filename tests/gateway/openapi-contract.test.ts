@@ -16,6 +16,8 @@ import { orgWithKey } from '../messaging/support';
 describe('the public API answers what /api/public/openapi.json documents', () => {
   let stack: Stack;
   let doc: any;
+  /** /openapi.json: the internal operations too. */
+  let whole: any;
   let a: Awaited<ReturnType<typeof orgWithKey>>;
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   const exercised = new Set<string>();
@@ -38,9 +40,35 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
   // Uploaded attachments land here, never in the checkout.
   const attachmentsDir = mkdtempSync(path.join(tmpdir(), 'contract-files-'));
 
+  /**
+   * Validate an internal answer against /openapi.json: its status is documented for the operation, a JSON
+   * body matches that status's schema, and any other body has the documented media type.
+   */
+  function check(method: string, path: string, res: Res) {
+    const op = whole.paths[path]?.[method.toLowerCase()];
+    expect([method, path, Boolean(op)]).toEqual([method, path, true]);
+    const documented = op.responses[String(res.status)];
+    expect([method, path, res.status, Boolean(documented)]).toEqual([method, path, res.status, true]);
+    const media = Object.keys(documented.content ?? {});
+    if (media.length === 0) return;
+    if (!media.includes('application/json')) {
+      expect([method, path, res.headers.get('content-type')?.split(';')[0]]).toEqual([method, path, media[0]]);
+      return;
+    }
+    let schema = documented.content['application/json'].schema;
+    if (schema.$ref) schema = whole.components.schemas.Error;
+    const validate = ajv.compile(schema);
+    expect([method, path, res.status, validate(res.body) ? [] : validate.errors]).toEqual([method, path, res.status, []]);
+  }
+
   beforeAll(async () => {
-    stack = await startStack({ services: ['crm', 'chatnet-connector', 'messaging'], serviceEnv: { messaging: { ATTACHMENTS_DIR: attachmentsDir } } });
+    stack = await startStack({
+      services: ['crm', 'chatnet-connector', 'messaging', 'automation', 'webhooks', 'ai'],
+      // The test endpoint is on this machine (nothing listens on port 9: the test send fails fast).
+      serviceEnv: { webhooks: { WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1' }, messaging: { ATTACHMENTS_DIR: attachmentsDir } },
+    });
     doc = (await client(stack.url).get('/api/public/openapi.json')).body;
+    whole = (await client(stack.url).get('/openapi.json')).body;
     a = await orgWithKey(stack.url, 'Contract Org');
   }, 90_000);
   afterAll(async () => {
@@ -124,15 +152,6 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
   });
 
   it('internal answers of documented areas match /openapi.json too (spot checks of proto-derived and mapped shapes)', async () => {
-    const whole = (await client(stack.url).get('/openapi.json')).body;
-    const check = (method: string, path: string, res: Res) => {
-      const op = whole.paths[path][method.toLowerCase()];
-      let schema = op.responses[String(res.status)]?.content?.['application/json']?.schema;
-      expect([path, res.status, Boolean(schema)]).toEqual([path, res.status, true]);
-      if (schema.$ref) schema = whole.components.schemas.Error;
-      const validate = ajv.compile(schema);
-      expect([method, path, validate(res.body) ? [] : validate.errors]).toEqual([method, path, []]);
-    };
     const contact = (await a.owner.get('/api/v1/contacts')).body.data[0];
     check('GET', '/api/v1/contacts', await a.owner.get('/api/v1/contacts'));
     check('GET', '/api/v1/contacts/{id}', await a.owner.get(`/api/v1/contacts/${contact.id}`));
@@ -300,6 +319,165 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/outage', await a.owner.post(`/sandbox/socialnet/pages/${page.body.id}/outage`, { afterLeads: 5 }));
     await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/revoke', await a.owner.post(`/sandbox/socialnet/pages/${page.body.id}/revoke`));
     await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/revoke', await client(stack.url).post(`/sandbox/socialnet/pages/${page.body.id}/revoke`), 401);
+  });
+
+  /** `check`, after asserting the status the scenario expects (the body is shown when it differs). */
+  const expectAt = (status: number, method: string, path: string, res: Res) => {
+    expect([method, path, res.status, res.status === status ? null : res.body]).toEqual([method, path, status, null]);
+    check(method, path, res);
+    return res.body;
+  };
+  const NOPE = '00000000-0000-4000-8000-000000000000';
+
+  it('automation: templates, rules, campaigns, notifications and reminder settings match /openapi.json', async () => {
+    const o = a.owner;
+    const tpl = expectAt(201, 'POST', '/api/v1/automation/templates', await o.post('/api/v1/automation/templates', { name: 'Welcome', content: 'Hi {{name}}!' }));
+    expectAt(200, 'GET', '/api/v1/automation/templates', await o.get('/api/v1/automation/templates'));
+    expectAt(200, 'GET', '/api/v1/automation/templates/{id}', await o.get(`/api/v1/automation/templates/${tpl.id}`));
+    expectAt(200, 'PUT', '/api/v1/automation/templates/{id}', await o.put(`/api/v1/automation/templates/${tpl.id}`, { category: 'greetings' }));
+    expectAt(404, 'GET', '/api/v1/automation/templates/{id}', await o.get(`/api/v1/automation/templates/${NOPE}`));
+
+    const ruleBody = { name: 'Price question', trigger: { type: 'keyword', keywords: ['price'] }, actions: [{ type: 'send_message', templateId: tpl.id }, { type: 'add_tag', tag: 'asked' }] };
+    const rule = expectAt(201, 'POST', '/api/v1/automation/rules', await o.post('/api/v1/automation/rules', ruleBody));
+    expectAt(400, 'POST', '/api/v1/automation/rules', await o.post('/api/v1/automation/rules', { ...ruleBody, actions: 'none' }));
+    expectAt(422, 'POST', '/api/v1/automation/rules/{id}/pause', await o.post(`/api/v1/automation/rules/${rule.id}/pause`));
+    expectAt(200, 'POST', '/api/v1/automation/rules/{id}/activate', await o.post(`/api/v1/automation/rules/${rule.id}/activate`));
+    const scored = await o.post('/api/v1/automation/rules', { name: 'Hot lead', trigger: { type: 'contact_created', conditions: [{ field: 'leadScore', operator: 'gte', value: 50 }] }, actions: [{ type: 'add_tag', tag: 'hot' }] });
+    expect(expectAt(200, 'GET', '/api/v1/automation/rules/{id}', await o.get(`/api/v1/automation/rules/${scored.body.id}`)).trigger.conditions[0].value).toBe(50);
+    expect(expectAt(200, 'GET', '/api/v1/automation/rules', await o.get('/api/v1/automation/rules?triggerType=keyword')).data[0].trigger.keywords).toEqual(['price']);
+    expectAt(400, 'GET', '/api/v1/automation/rules', await o.get('/api/v1/automation/rules?status=bogus'));
+    expectAt(200, 'GET', '/api/v1/automation/rules/{id}/runs', await o.get(`/api/v1/automation/rules/${rule.id}/runs`));
+    expectAt(409, 'DELETE', '/api/v1/automation/templates/{id}', await o.del(`/api/v1/automation/templates/${tpl.id}`));
+    expectAt(204, 'DELETE', '/api/v1/automation/rules/{id}', await o.del(`/api/v1/automation/rules/${scored.body.id}`));
+
+    const list = await o.post('/api/v1/customer-lists', { name: 'Spring list', criteria: { filters: [] } });
+    const campaignBody = { name: 'Spring', type: 'broadcast', listId: list.body.id, templateId: tpl.id };
+    const campaign = expectAt(201, 'POST', '/api/v1/campaigns', await o.post('/api/v1/campaigns', campaignBody));
+    // No SMTP server (neither the organization's nor SMTP_URL): an email campaign cannot be created.
+    expectAt(422, 'POST', '/api/v1/campaigns', await o.post('/api/v1/campaigns', { ...campaignBody, type: 'email', subject: 'Hello' }));
+    expectAt(200, 'GET', '/api/v1/campaigns', await o.get('/api/v1/campaigns'));
+    expectAt(200, 'GET', '/api/v1/campaigns/{id}', await o.get(`/api/v1/campaigns/${campaign.id}`));
+    expectAt(200, 'PUT', '/api/v1/campaigns/{id}', await o.put(`/api/v1/campaigns/${campaign.id}`, { name: 'Spring sale' }));
+    expectAt(200, 'GET', '/api/v1/campaigns/{id}/recipients', await o.get(`/api/v1/campaigns/${campaign.id}/recipients`));
+    expectAt(422, 'POST', '/api/v1/campaigns/{id}/pause', await o.post(`/api/v1/campaigns/${campaign.id}/pause`));
+    expectAt(200, 'POST', '/api/v1/campaigns/{id}/cancel', await o.post(`/api/v1/campaigns/${campaign.id}/cancel`));
+    expectAt(404, 'GET', '/api/v1/campaigns/{id}', await o.get(`/api/v1/campaigns/${NOPE}`));
+
+    expectAt(200, 'GET', '/api/v1/notifications', await o.get('/api/v1/notifications?unreadOnly=true'));
+    expectAt(400, 'GET', '/api/v1/notifications', await o.get('/api/v1/notifications?unreadOnly=maybe'));
+    expectAt(200, 'POST', '/api/v1/notifications/read-all', await o.post('/api/v1/notifications/read-all'));
+    expectAt(404, 'POST', '/api/v1/notifications/{id}/read', await o.post(`/api/v1/notifications/${NOPE}/read`));
+    expectAt(200, 'GET', '/api/v1/settings/appointments', await o.get('/api/v1/settings/appointments'));
+    expectAt(200, 'PUT', '/api/v1/settings/appointments', await o.put('/api/v1/settings/appointments', { reminderMinutesBefore: 60 }));
+    expectAt(400, 'PUT', '/api/v1/settings/appointments', await o.put('/api/v1/settings/appointments', { reminderMinutesBefore: -1 }));
+  });
+
+  it('email campaigns: settings, suppressions and the public links (no credential) match /openapi.json', async () => {
+    const o = a.owner;
+    expect(expectAt(200, 'GET', '/api/v1/settings/email', await o.get('/api/v1/settings/email')).source).toBe('none');
+    expectAt(400, 'PUT', '/api/v1/settings/email', await o.put('/api/v1/settings/email', { port: 0 }));
+    expectAt(404, 'DELETE', '/api/v1/settings/email', await o.del('/api/v1/settings/email'));
+    expectAt(422, 'POST', '/api/v1/settings/email/test', await o.post('/api/v1/settings/email/test', { to: 'ops@example.test' }));
+    expectAt(200, 'GET', '/api/v1/email-suppressions', await o.get('/api/v1/email-suppressions'));
+    expectAt(400, 'DELETE', '/api/v1/email-suppressions/{email}', await o.del('/api/v1/email-suppressions/not-an-address'));
+    expectAt(404, 'DELETE', '/api/v1/email-suppressions/{email}', await o.del('/api/v1/email-suppressions/nobody%40example.test'));
+    const anon = client(stack.url);
+    expectAt(404, 'GET', '/u/{token}', await anon.get('/u/forged-token'));
+    expectAt(404, 'POST', '/u/{token}', await anon.post('/u/forged-token'));
+    expectAt(404, 'GET', '/o/{file}', await anon.get('/o/forged-token.gif'));
+  });
+
+  it('webhooks: endpoints, a test send and the delivery log match /openapi.json', async () => {
+    const o = a.owner;
+    expectAt(200, 'GET', '/api/v1/webhook-settings/event-types', await o.get('/api/v1/webhook-settings/event-types'));
+    // Nothing listens on port 9: the test send fails at once, so the log holds a failed attempt with its nulls.
+    const hook = expectAt(201, 'POST', '/api/v1/webhook-settings', await o.post('/api/v1/webhook-settings', { url: 'http://127.0.0.1:9/hook', events: ['contact.deleted'] }));
+    expect(hook.secret).toMatch(/^whsec_/);
+    expectAt(400, 'POST', '/api/v1/webhook-settings', await o.post('/api/v1/webhook-settings', { url: 'ftp://127.0.0.1/x', events: ['contact.deleted'] }));
+    expectAt(200, 'GET', '/api/v1/webhook-settings', await o.get('/api/v1/webhook-settings'));
+    expectAt(200, 'GET', '/api/v1/webhook-settings/{id}', await o.get(`/api/v1/webhook-settings/${hook.id}`));
+    expectAt(200, 'PUT', '/api/v1/webhook-settings/{id}', await o.put(`/api/v1/webhook-settings/${hook.id}`, { events: ['contact.deleted', 'appointment.deleted'] }));
+    const sent = expectAt(200, 'POST', '/api/v1/webhook-settings/{id}/test', await o.post(`/api/v1/webhook-settings/${hook.id}/test`));
+    expect(sent.ok).toBe(false);
+    const log = expectAt(200, 'GET', '/api/v1/webhook-settings/{id}/deliveries', await o.get(`/api/v1/webhook-settings/${hook.id}/deliveries`));
+    expect(log.data[0].attempts).toHaveLength(1);
+    expectAt(202, 'POST', '/api/v1/webhook-settings/deliveries/{deliveryId}/redeliver', await o.post(`/api/v1/webhook-settings/deliveries/${sent.deliveryId}/redeliver`));
+    expectAt(404, 'POST', '/api/v1/webhook-settings/deliveries/{deliveryId}/redeliver', await o.post(`/api/v1/webhook-settings/deliveries/${NOPE}/redeliver`));
+    expectAt(204, 'DELETE', '/api/v1/webhook-settings/{id}', await o.del(`/api/v1/webhook-settings/${hook.id}`));
+    expectAt(404, 'GET', '/api/v1/webhook-settings/{id}', await o.get(`/api/v1/webhook-settings/${hook.id}`));
+  });
+
+  it('AI: providers, settings and the assistant (local engine) match /openapi.json', async () => {
+    const o = a.owner;
+    expectAt(200, 'GET', '/api/v1/ai/providers', await o.get('/api/v1/ai/providers'));
+    expect(expectAt(200, 'GET', '/api/v1/ai/providers/{id}/models', await o.get('/api/v1/ai/providers/nope/models')).error).toMatch(/Unknown AI provider/);
+    expectAt(200, 'PUT', '/api/v1/ai/providers/{id}', await o.put('/api/v1/ai/providers/openai', { baseUrl: '' }));
+    expectAt(404, 'PUT', '/api/v1/ai/providers/{id}', await o.put('/api/v1/ai/providers/nope', { apiKey: 'sk-x' }));
+    expectAt(200, 'GET', '/api/v1/ai/config', await o.get('/api/v1/ai/config'));
+    expectAt(200, 'POST', '/api/v1/ai/sentiment', await o.post('/api/v1/ai/sentiment', { text: 'Thank you, I love it!' }));
+    expectAt(400, 'POST', '/api/v1/ai/reply-draft', await o.post('/api/v1/ai/reply-draft', { conversationId: NOPE }));
+    expectAt(404, 'POST', '/api/v1/ai/summary', await o.post('/api/v1/ai/summary', { conversationId: NOPE }));
+    expectAt(200, 'PUT', '/api/v1/ai/config', await o.put('/api/v1/ai/config', { enabled: false }));
+    expectAt(422, 'POST', '/api/v1/ai/sentiment', await o.post('/api/v1/ai/sentiment', { text: 'Still there?' }));
+    expectAt(200, 'PUT', '/api/v1/ai/config', await o.put('/api/v1/ai/config', { enabled: true }));
+  });
+
+  it('analytics and custom reports match /openapi.json', async () => {
+    const o = a.owner;
+    expect(expectAt(200, 'GET', '/api/v1/analytics/conversion-funnel', await o.get('/api/v1/analytics/conversion-funnel?groupBy=week')).series).toEqual(expect.any(Array));
+    expectAt(200, 'GET', '/api/v1/analytics/conversion-funnel', await o.get('/api/v1/analytics/conversion-funnel'));
+    expectAt(400, 'GET', '/api/v1/analytics/conversion-funnel', await o.get('/api/v1/analytics/conversion-funnel?dateFrom=yesterday'));
+    expectAt(200, 'GET', '/api/v1/analytics/team-performance', await o.get('/api/v1/analytics/team-performance'));
+    expectAt(200, 'GET', '/api/v1/analytics/response-time', await o.get('/api/v1/analytics/response-time?slaMinutes=30'));
+
+    const today = new Date().toISOString().slice(0, 10);
+    const report = expectAt(201, 'POST', '/api/v1/analytics/custom', await o.post('/api/v1/analytics/custom', { name: 'Leads by source', metrics: ['lead_count'], dimensions: ['source'], dateFrom: today, dateTo: today }));
+    expectAt(400, 'POST', '/api/v1/analytics/custom', await o.post('/api/v1/analytics/custom', { name: 'Bad', metrics: ['nope'], dateFrom: today, dateTo: today }));
+    expectAt(200, 'GET', '/api/v1/analytics/custom', await o.get('/api/v1/analytics/custom'));
+    const ready = await eventually(async () => {
+      const r = await o.get(`/api/v1/analytics/custom/${report.id}`);
+      return r.body.status === 'ready' ? r : undefined;
+    });
+    expectAt(200, 'GET', '/api/v1/analytics/custom/{id}', ready);
+    expectAt(200, 'GET', '/api/v1/analytics/custom/{id}/download', await o.get(`/api/v1/analytics/custom/${report.id}/download`));
+    expectAt(404, 'GET', '/api/v1/analytics/custom/{id}/download', await o.get(`/api/v1/analytics/custom/${NOPE}/download`));
+  });
+
+  it('integrations: the sandbox social network, pages, a lead sync, and lead scoring match /openapi.json', async () => {
+    const o = a.owner;
+    const page = expectAt(201, 'POST', '/sandbox/socialnet/pages', await o.post('/sandbox/socialnet/pages', { name: 'Contract Shoes', followers: 10 }));
+    const form = expectAt(201, 'POST', '/sandbox/socialnet/pages/{pageId}/forms', await o.post(`/sandbox/socialnet/pages/${page.id}/forms`, { name: 'Spring form' }));
+    expectAt(200, 'POST', '/sandbox/socialnet/forms/{formId}/leads', await o.post(`/sandbox/socialnet/forms/${form.id}/leads`, { leads: [{ fullName: 'Lead One', phone: '+14155550101', city: 'Hanoi' }] }));
+    expectAt(400, 'POST', '/sandbox/socialnet/forms/{formId}/leads', await o.post(`/sandbox/socialnet/forms/${form.id}/leads`, { leads: [] }));
+    expectAt(200, 'GET', '/api/v1/integrations/socialnet/credentials', await o.get('/api/v1/integrations/socialnet/credentials'));
+    expectAt(200, 'GET', '/api/v1/integrations/socialnet/pages', await o.get('/api/v1/integrations/socialnet/pages'));
+    expectAt(422, 'GET', '/api/v1/integrations/socialnet/pages/{id}/forms', await o.get(`/api/v1/integrations/socialnet/pages/${page.id}/forms`));
+    const integration = expectAt(201, 'POST', '/api/v1/integrations/socialnet/pages/{id}/connect', await o.post(`/api/v1/integrations/socialnet/pages/${page.id}/connect`));
+    expectAt(200, 'POST', '/api/v1/integrations/socialnet/pages/{id}/connect', await o.post(`/api/v1/integrations/socialnet/pages/${page.id}/connect`));
+    expectAt(200, 'GET', '/api/v1/integrations/socialnet/pages/{id}/forms', await o.get(`/api/v1/integrations/socialnet/pages/${page.id}/forms`));
+    const sync = expectAt(202, 'POST', '/api/v1/integrations/socialnet/leads/sync', await o.post('/api/v1/integrations/socialnet/leads/sync', { pageId: page.id, formId: form.id }));
+    expectAt(404, 'POST', '/api/v1/integrations/socialnet/leads/sync', await o.post('/api/v1/integrations/socialnet/leads/sync', { pageId: page.id, formId: 'no-such-form' }));
+    const done = await eventually(async () => {
+      const r = await o.get(`/api/v1/integrations/socialnet/leads/sync/${sync.syncId}`);
+      return r.body.status !== 'processing' ? r : undefined;
+    });
+    expect(expectAt(200, 'GET', '/api/v1/integrations/socialnet/leads/sync/{syncId}', done).status).toBe('completed');
+    expectAt(200, 'GET', '/api/v1/integrations', await o.get('/api/v1/integrations'));
+    expectAt(200, 'POST', '/sandbox/socialnet/pages/{pageId}/outage', await o.post(`/sandbox/socialnet/pages/${page.id}/outage`, { afterLeads: null }));
+    expectAt(200, 'POST', '/sandbox/socialnet/pages/{pageId}/revoke', await o.post(`/sandbox/socialnet/pages/${page.id}/revoke`));
+    expectAt(204, 'DELETE', '/api/v1/integrations/{id}', await o.del(`/api/v1/integrations/${integration.id}`));
+
+    expectAt(200, 'GET', '/api/v1/scoring/config', await o.get('/api/v1/scoring/config'));
+    expectAt(200, 'PUT', '/api/v1/scoring/config', await o.put('/api/v1/scoring/config', { highValueThreshold: 70 }));
+    const rule = expectAt(201, 'POST', '/api/v1/scoring/rules', await o.post('/api/v1/scoring/rules', { name: 'VIP tag', condition: 'tag_added', value: 'vip', points: 20 }));
+    expectAt(400, 'POST', '/api/v1/scoring/rules', await o.post('/api/v1/scoring/rules', { name: 'No points', condition: 'tag_added' }));
+    expectAt(200, 'GET', '/api/v1/scoring/rules', await o.get('/api/v1/scoring/rules'));
+    expectAt(200, 'GET', '/api/v1/scoring/rules/{id}', await o.get(`/api/v1/scoring/rules/${rule.id}`));
+    expectAt(200, 'PUT', '/api/v1/scoring/rules/{id}', await o.put(`/api/v1/scoring/rules/${rule.id}`, { value: null }));
+    const contact = (await o.get('/api/v1/contacts')).body.data[0];
+    expectAt(200, 'GET', '/api/v1/contacts/{id}/scores', await o.get(`/api/v1/contacts/${contact.id}/scores`));
+    expectAt(404, 'GET', '/api/v1/contacts/{id}/scores', await o.get(`/api/v1/contacts/${NOPE}/scores`));
+    expectAt(204, 'DELETE', '/api/v1/scoring/rules/{id}', await o.del(`/api/v1/scoring/rules/${rule.id}`));
   });
 
   it('every public operation was called', () => {

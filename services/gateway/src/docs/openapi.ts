@@ -27,6 +27,7 @@ const MEDIA: Record<Media, [string, Json]> = {
     'multipart/form-data',
     { type: 'object', required: ['file'], properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the one file of the form' } } },
   ],
+  gif: ['image/gif', { type: 'string', contentMediaType: 'image/gif' }],
 };
 
 /** JSON Schema 2020-12 (what OpenAPI 3.1 speaks) for a zod schema; requests as the client sends them. */

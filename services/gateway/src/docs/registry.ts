@@ -9,7 +9,7 @@ export type Auth = 'bearer' | 'apiKey' | 'none';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A response body: a zod schema for JSON, or a non-JSON media type; `null` for no body (204, redirects). */
-export type ResponseBody = z.ZodType | 'binary' | 'csv' | 'html' | null;
+export type ResponseBody = z.ZodType | 'binary' | 'csv' | 'html' | 'gif' | null;
 
 export interface Operation {
   method: Method;

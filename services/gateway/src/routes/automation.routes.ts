@@ -1,4 +1,4 @@
-import { Request, Router } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
@@ -150,7 +150,7 @@ function campaignMsg(b: z.infer<typeof NewCampaign>) {
 }
 
 /** The Campaign resource: variables back to an object, absent times as null. */
-function campaignJson(c: CampaignMsg) {
+export function campaignJson(c: CampaignMsg) {
   return {
     id: c.id,
     name: c.name,
@@ -225,7 +225,7 @@ interface RuleMsg {
 }
 
 /** The Automation rule resource: condition values back to JSON values, keywords only where they mean something. */
-function ruleJson(r: RuleMsg) {
+export function ruleJson(r: RuleMsg) {
   return {
     id: r.id,
     name: r.name,
@@ -249,13 +249,17 @@ function runJson(r: Record<string, unknown>) {
   return { ...r, contactId: r.contactId || null, error: r.error || null, resumeAt: r.resumeAt ?? null, finishedAt: r.finishedAt ?? null };
 }
 
-function unreadOnlyOf(req: Request): boolean {
-  const raw = req.query.unreadOnly;
-  if (raw === undefined || raw === '') return false;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw badRequest([{ field: 'unreadOnly', message: 'must be true or false' }]);
-}
+export const RunQuery = z.object({ status: s.optionalQueryEnum(RUN_STATUSES) });
+export const TemplateQuery = z.object({ category: z.string().max(100).optional() });
+export const CampaignQuery = z.object({ status: s.optionalQueryEnum(CAMPAIGN_STATUSES) });
+export const RecipientQuery = z.object({ status: s.optionalQueryEnum(RECIPIENT_STATUSES) });
+/** `unreadOnly=true|1|false|0`; absent or empty is false. */
+export const NotificationQuery = z.object({
+  unreadOnly: z
+    .enum(['true', '1', 'false', '0', ''], { error: 'must be true or false' })
+    .optional()
+    .transform((v) => v === 'true' || v === '1'),
+});
 
 export const AppointmentSettings = z.object({
   reminderMinutesBefore: z
@@ -304,13 +308,13 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.status(204).end();
   });
   r.get('/automation/rules/:id/runs', async (req, res) => {
-    const { status } = parse(z.object({ status: s.optionalQueryEnum(RUN_STATUSES) }), req.query);
+    const { status } = parse(RunQuery, req.query);
     const out = await automation().ListRuleRuns({ ruleId: req.params.id, ...pageParams(req, 50), status }, ctxOf(req, res));
     res.json({ data: out.data.map(runJson), pagination: out.pagination });
   });
 
   r.get('/automation/templates', async (req, res) => {
-    const { category } = parse(z.object({ category: z.string().max(100).optional() }), req.query);
+    const { category } = parse(TemplateQuery, req.query);
     const out = await automation().ListTemplates({ category }, ctxOf(req, res));
     res.json(out.data);
   });
@@ -337,7 +341,7 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   });
 
   r.get('/campaigns', async (req, res) => {
-    const { status } = parse(z.object({ status: s.optionalQueryEnum(CAMPAIGN_STATUSES) }), req.query);
+    const { status } = parse(CampaignQuery, req.query);
     const out = await automation().ListCampaigns({ status }, ctxOf(req, res));
     res.json(
       out.data.map((c: CampaignMsg) => ({
@@ -377,13 +381,13 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.json(campaignJson(await automation().CancelCampaign({ id: req.params.id }, ctxOf(req, res))));
   });
   r.get('/campaigns/:id/recipients', async (req, res) => {
-    const { status } = parse(z.object({ status: s.optionalQueryEnum(RECIPIENT_STATUSES) }), req.query);
+    const { status } = parse(RecipientQuery, req.query);
     const out = await automation().ListCampaignRecipients({ campaignId: req.params.id, ...pageParams(req, 50), status }, ctxOf(req, res));
     res.json({ data: out.data.map(recipientJson), pagination: out.pagination });
   });
 
   r.get('/notifications', async (req, res) => {
-    const out = await automation().ListNotifications({ ...pageParams(req, 50), unreadOnly: unreadOnlyOf(req) }, ctxOf(req, res));
+    const out = await automation().ListNotifications({ ...pageParams(req, 50), unreadOnly: parse(NotificationQuery, req.query).unreadOnly }, ctxOf(req, res));
     res.json({ data: out.data, unreadCount: out.unreadCount, pagination: out.pagination });
   });
   r.post('/notifications/read-all', async (req, res) => {

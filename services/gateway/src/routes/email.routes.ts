@@ -16,7 +16,7 @@ import { body, pageParams } from '../http/validate';
 
 const text = (max: number) => z.string({ error: 'must be a string' }).max(max, `must be at most ${max} characters`);
 
-const ChannelBody = z.object({
+export const ChannelBody = z.object({
   host: text(253).optional(),
   port: z.number({ error: 'must be a whole number from 1 to 65535' }).int('must be a whole number from 1 to 65535').min(1, 'must be a whole number from 1 to 65535').max(65_535, 'must be a whole number from 1 to 65535').optional(),
   secure: z.boolean({ error: 'must be true or false' }).optional(),
@@ -27,7 +27,7 @@ const ChannelBody = z.object({
   fromName: text(200).optional(),
 });
 
-const TestBody = z.object({ to: z.string({ error: 'is required' }).max(320, 'must be at most 320 characters') });
+export const TestBody = z.object({ to: z.string({ error: 'is required' }).max(320, 'must be at most 320 characters') });
 
 /** For the confirmation page: the address comes from a recipient row and must never become markup. */
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -48,7 +48,7 @@ interface ChannelMsg {
 }
 
 /** The channel as the settings page shows it: never a password, only whether one is stored. */
-function channelJson(c: ChannelMsg) {
+export function channelJson(c: ChannelMsg) {
   const own = c.source === 'organization';
   return {
     source: c.source,

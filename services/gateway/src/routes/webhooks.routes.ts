@@ -104,7 +104,7 @@ export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
 }
 
 /** Absent optional proto fields become null in JSON, so every delivery has the same keys. */
-function deliveryView(d: Record<string, any>) {
+export function deliveryView(d: Record<string, any>) {
   return {
     id: d.id,
     webhookId: d.webhookId,

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { FunnelQuery, type funnelOut, ResponseTimeQuery, TeamQuery } from '../../routes/analytics.routes';
+import { NewReport, type reportOut } from '../../routes/reports.routes';
+import { nulls, proto, reply } from '../proto-schema';
+import { area } from '../registry';
+import { keysMatch } from '../schemas/check';
+import { page } from '../schemas/common';
+
+const ANALYTICS = 'crm/v1/analytics.proto';
+/** A statistic of nothing (no contacts, no responses) is null, never a made-up 0. */
+const stat = (description?: string) => (description ? z.number().nullable().meta({ description }) : z.number().nullable());
+const Period = proto(ANALYTICS, 'crm.v1.AnalyticsPeriod');
+
+/** analytics.routes funnelOut: `groupBy` and `series` only when grouped. */
+const Funnel = z.object({
+  period: Period,
+  stages: z.array(z.object({ name: z.string(), count: z.number().int(), percentage: stat(), statusId: z.string().nullable() })),
+  conversionRate: stat(),
+  groupBy: z.enum(['day', 'week', 'month']).optional(),
+  series: z
+    .array(z.object({ period: Period, stages: z.array(z.object({ name: z.string(), count: z.number().int(), percentage: stat() })), conversionRate: stat() }))
+    .optional()
+    .meta({ description: 'one slice per day, week or month (with groupBy)' }),
+});
+keysMatch<z.infer<typeof Funnel>, ReturnType<typeof funnelOut>>(true);
+
+const TeamPerformance = z.object({
+  period: Period,
+  team: z.array(nulls(proto(ANALYTICS, 'crm.v1.TeamMemberStats'), ['averageResponseTime', 'conversionRate'])),
+  teamTotal: nulls(proto(ANALYTICS, 'crm.v1.TeamTotal'), ['conversionRate']),
+});
+
+const ResponseTime = nulls(reply('crmAnalytics', 'ResponseTime'), [
+  'averageFirstResponseTime',
+  'averageResolutionTime',
+  'medianResponseTime',
+  'percentile95',
+  'percentile99',
+  'onTimeRate',
+]).extend({ period: Period });
+
+/** A custom report (reports.routes reportOut): the CSV is downloaded from `downloadUrl` once status is ready. */
+const Report = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(['generating', 'ready', 'failed']),
+  createdAt: z.string(),
+  downloadUrl: z.string().meta({ description: 'a gateway path (bearer auth), /api/v1/analytics/custom/{id}/download' }),
+  completedAt: z.string().nullable(),
+  error: z.string().nullable(),
+  rowCount: z.number().int().nullable(),
+  metrics: z.array(z.string()),
+  dimensions: z.array(z.string()),
+  dateFrom: z.string(),
+  dateTo: z.string(),
+  filters: z.array(z.unknown()).meta({ description: '[{field, operator, value}]' }),
+  createdBy: z.string().nullable(),
+});
+keysMatch<z.infer<typeof Report>, ReturnType<typeof reportOut>>(true);
+
+/** Analytics and custom reports (crm's read model), internal API; analytics:view (team leads and above). */
+const analytics = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Analytics' });
+analytics.op('GET /analytics/conversion-funnel', { summary: 'Contacts reaching each status in the period, optionally as a day/week/month series', query: FunnelQuery, responses: { 200: Funnel } });
+analytics.op('GET /analytics/team-performance', { summary: 'Per agent: contacts assigned, messages replied, response time, conversion, revenue', query: TeamQuery, responses: { 200: TeamPerformance } });
+analytics.op('GET /analytics/response-time', { summary: 'First-response and resolution times, percentiles, and the share answered within the SLA', query: ResponseTimeQuery, responses: { 200: ResponseTime } });
+
+const reports = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Reports' });
+reports.op('POST /analytics/custom', { summary: 'Request a custom report (metrics by dimensions over a date range); it is generated in the background', body: NewReport, responses: { 201: Report } });
+reports.op('GET /analytics/custom', { summary: 'The organization’s custom reports, newest first', paging: { limit: 20, max: 100 }, responses: { 200: page(Report) } });
+reports.op('GET /analytics/custom/:id', { summary: 'One report and whether it is ready', responses: { 200: Report } });
+reports.op('GET /analytics/custom/:id/download', {
+  summary: 'The report as CSV (an attachment)',
+  description: '409 while it is still generating; 422 when it failed.',
+  responses: { 200: 'csv' },
+  errors: [409, 422],
+});
+
+export const analyticsOps = [...analytics.ops, ...reports.ops];

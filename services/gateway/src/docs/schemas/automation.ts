@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import type { campaignJson, ruleJson } from '../../routes/automation.routes';
+import type { channelJson } from '../../routes/email.routes';
+import { nulls, proto, reply } from '../proto-schema';
+import { keysMatch } from './check';
+
+const AUTOMATION = 'automation/v1/automation.proto';
+const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });
+
+/** An automation rule (automation.routes ruleJson): condition values as JSON values, not JSON text. */
+export const Rule = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  type: z.string(),
+  trigger: z.object({
+    type: z.string(),
+    conditions: z.array(z.object({ field: z.string(), operator: z.string(), value: z.unknown() })),
+    keywords: z.array(z.string()).optional().meta({ description: 'only on keyword triggers' }),
+  }),
+  actions: z.array(proto(AUTOMATION, 'automation.v1.Action')),
+  status: z.enum(['draft', 'active', 'paused']),
+  createdAt: iso(),
+  updatedAt: iso(),
+  runCount: z.number().int(),
+  lastRunAt: z.string().nullable(),
+});
+keysMatch<z.infer<typeof Rule>, ReturnType<typeof ruleJson>>(true);
+export const RuleCreated = Rule.pick({ id: true, name: true, status: true, createdAt: true });
+
+/** One run of a rule (automation.routes runJson): unset values as null. */
+export const Run = nulls(proto(AUTOMATION, 'automation.v1.Run'), ['contactId', 'error', 'resumeAt', 'finishedAt']);
+
+export const Template = proto(AUTOMATION, 'automation.v1.Template');
+export const TemplateCreated = Template.pick({ id: true, name: true, createdAt: true });
+
+/** A campaign (automation.routes campaignJson): variables as an object, unset values as null. */
+export const Campaign = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  type: z.enum(['broadcast', 'email']).meta({ description: 'broadcast (chat network) or email' }),
+  listId: z.string(),
+  templateId: z.string(),
+  subject: z.string().nullable().meta({ description: 'email campaigns only' }),
+  schedule: z.string().nullable(),
+  variables: z.record(z.string(), z.unknown()),
+  status: z.enum(['draft', 'active', 'paused', 'completed', 'cancelled']),
+  contactCount: z.number().int(),
+  sentCount: z.number().int(),
+  openRate: z.number(),
+  replyRate: z.number(),
+  counts: reply('automation', 'GetCampaign').shape.counts,
+  recipientsReady: z.boolean(),
+  lastError: z.string().nullable(),
+  createdAt: iso(),
+  updatedAt: iso(),
+  activatedAt: z.string().nullable(),
+  completedAt: z.string().nullable(),
+  cancelledAt: z.string().nullable(),
+});
+keysMatch<z.infer<typeof Campaign>, ReturnType<typeof campaignJson>>(true);
+export const CampaignBrief = Campaign.pick({ id: true, name: true, type: true, status: true, contactCount: true, sentCount: true, openRate: true, createdAt: true });
+export const CampaignCreated = Campaign.pick({ id: true, name: true, status: true, createdAt: true });
+
+/** A campaign's recipient (automation.routes recipientJson): unset values as null. */
+export const Recipient = nulls(proto(AUTOMATION, 'automation.v1.Recipient'), ['error', 'conversationId', 'messageId', 'sentAt', 'repliedAt', 'seenAt', 'nextAttemptAt']);
+
+/** The email channel as the settings page shows it (email.routes channelJson): never a password. */
+export const EmailChannel = z.object({
+  source: z.enum(['organization', 'server', 'none']).meta({ description: 'the organization’s own SMTP server, the deployment’s SMTP_URL, or none' }),
+  configured: z.boolean(),
+  host: z.string().nullable().meta({ description: 'null unless source is organization (likewise port, secure, user, fromAddress, fromName)' }),
+  port: z.number().int().nullable(),
+  secure: z.boolean().nullable(),
+  user: z.string().nullable(),
+  passwordSet: z.boolean(),
+  fromAddress: z.string().nullable(),
+  fromName: z.string().nullable(),
+  updatedAt: z.string().nullable(),
+});
+keysMatch<z.infer<typeof EmailChannel>, ReturnType<typeof channelJson>>(true);
+
+export const Suppression = nulls(proto(AUTOMATION, 'automation.v1.Suppression'), ['campaignId']);
