@@ -164,7 +164,9 @@ export async function storeInboundBatch(deps: Deps, db: PoolClient, events: Even
  * Store one inbound message, inside the consumer's transaction (which also records the event id).
  * Idempotent on (account, network message id): a second copy stores nothing and publishes nothing.
  * A new thread gets its contact from crm and a conversation; when crm is unreachable the conversation is
- * stored without a contact and a `messaging.contact_link` event retries the link with backoff.
+ * stored without a contact and a `messaging.contact_link` event retries the link with backoff. A group thread
+ * gets no contact: its conversation carries the group's name, and each message its sender's contact (linked
+ * later the same way when crm is unreachable).
  */
 export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvelope, batch?: InboundBatch): Promise<void> {
   const parsed = parseInbound(event.data);
