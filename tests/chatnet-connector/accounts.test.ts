@@ -360,9 +360,33 @@ describe('chat-network accounts and the sandbox network', () => {
       expect(res.status).toBe(200);
       const ev = await bus.waitFor('chatnet.inbound', (e) => e.data.chatnetMessageId === res.body.chatnetMessageId);
       expect(ev.data).toMatchObject({ threadType: 'group', threadId: 'g-100', fromUid: '7700000000000000002' });
+      // The network said no name: the event names none.
+      expect(ev.data).not.toHaveProperty('groupName');
       const bad = await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'x', content: 'y', threadType: 'group' });
       expect(bad.status).toBe(400);
       expect(bad.body.error.details[0].field).toBe('threadId');
+    });
+
+    it("a group message carries the group's name; groupName on a user thread is refused by the gateway and the connector", async () => {
+      const res = await owner.post(`/sandbox/accounts/${accountId}/inbound`, {
+        fromUid: '7700000000000000002',
+        fromName: 'Gus',
+        content: 'hello again',
+        threadType: 'group',
+        threadId: 'g-100',
+        groupName: '  Nhóm khách sỉ  ',
+      });
+      expect(res.status).toBe(200);
+      const ev = await bus.waitFor('chatnet.inbound', (e) => e.data.chatnetMessageId === res.body.chatnetMessageId);
+      expect(ev.data).toMatchObject({ threadType: 'group', threadId: 'g-100', groupName: 'Nhóm khách sỉ' });
+
+      const user = await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'x', content: 'y', groupName: 'Nope' });
+      expect(user.status).toBe(400);
+      expect(user.body.error.details.map((d: any) => d.field)).toEqual(['groupName']);
+      // The connector's own check, for callers other than the gateway.
+      const direct = await rpc.SandboxInbound({ id: accountId, fromUid: 'x', content: 'y', threadType: 'user', groupName: 'Nope' }, grpcCtx(ownerUser)).catch((e) => e);
+      expect(direct.code).toBe(grpcStatus.INVALID_ARGUMENT);
+      expect(direct.message).toContain('groupName');
     });
 
     it('400 names a missing fromUid or content; 404 cross-org; 403 for an agent', async () => {

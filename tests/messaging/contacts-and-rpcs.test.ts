@@ -16,6 +16,7 @@ describe('contacts from crm, and the RPCs other services call', () => {
   let a: Awaited<ReturnType<typeof orgWithKey>>;
   let b: Awaited<ReturnType<typeof orgWithKey>>;
   let accountA: string;
+  let accountB: string;
   const dir = mkdtempSync(path.join(tmpdir(), 'msg-contacts-'));
 
   beforeAll(async () => {
@@ -33,6 +34,7 @@ describe('contacts from crm, and the RPCs other services call', () => {
     a = await orgWithKey(stack.url, 'Org A');
     b = await orgWithKey(stack.url, 'Org B');
     accountA = connector.account(a.orgId);
+    accountB = connector.account(b.orgId);
   }, 60_000);
   afterAll(async () => {
     grpc?.close();
@@ -57,8 +59,26 @@ describe('contacts from crm, and the RPCs other services call', () => {
     expect(received.data.contactId).toBeNull();
   });
 
+  // Org B's inbox holds only this group, so org A's lists above and below stay as they were.
+  const groupMessages = async () => {
+    const conv = (await b.owner.get('/api/v1/conversations?type=group')).body.data[0];
+    return conv ? ((await b.owner.get(`/api/v1/conversations/${conv.id}`)).body.messages as any[]) : [];
+  };
+
+  it('with crm unreachable, a group message is stored at once, named after its group, without its sender contact', async () => {
+    await bus.inbound(b.orgId, { accountId: accountB, fromUid: 'uid-member', fromName: 'Member Mai', threadType: 'group', threadId: 'grp-offline', groupName: 'Offline club', content: 'anyone?' });
+    const conv = await eventually(async () => (await b.owner.get('/api/v1/conversations?type=group')).body.data[0]);
+    expect(conv).toEqual(expect.objectContaining({ contactId: null, contactName: 'Offline club', type: 'group', messageCount: 1 }));
+    expect((await groupMessages()).map((m) => [m.senderName, m.senderContactId])).toEqual([['Member Mai', null]]);
+  });
+
   it('once crm is reachable the conversation is linked to its contact by the retrying consumer', async () => {
     await crm.up();
+    // The group's sender too (the group itself never: it is no contact).
+    const sender = await eventually(async () => (await groupMessages()).find((m) => m.senderContactId), 20_000, 200);
+    expect(sender.senderContactId).toBe(crm.contacts.get(`${b.orgId}/uid-member`)!.id);
+    expect(crm.upserts.filter((u) => u.chatnetUid === 'grp-offline')).toEqual([]);
+    expect((await b.owner.get('/api/v1/conversations?type=group')).body.data[0].contactId).toBeNull();
     const linked = await eventually(async () => {
       const c = (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation;
       return c.contactId && c;
@@ -122,6 +142,14 @@ describe('contacts from crm, and the RPCs other services call', () => {
     });
     expect(relinked.contactId).toBe(crm.contacts.get(`${a.orgId}/uid-offline`)!.id);
     expect(relinked.contactId).not.toBe(old.id);
+  });
+
+  it('contact.deleted unlinks a group sender from their messages', async () => {
+    const member = crm.contacts.get(`${b.orgId}/uid-member`)!;
+    // Another org's delete of the same id changes nothing.
+    await bus.publish('contact.deleted', a.orgId, { id: member.id });
+    await bus.publish('contact.deleted', b.orgId, { id: member.id });
+    await eventually(async () => (await groupMessages())[0].senderContactId === null);
   });
 
   it('a burst on new threads: each thread gets one conversation and one crm lookup, its messages stored and announced in order', async () => {

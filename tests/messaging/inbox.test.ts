@@ -96,6 +96,7 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
         status: 'sent',
         sentByUserId: null,
         seenAt: null,
+        senderContactId: null,
         source: 'chatnet',
         attachments: [],
       },
@@ -117,6 +118,8 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       threadType: 'user',
       senderUid: 'uid-lan',
       senderName: 'Lan Nguyen',
+      // Only a group message has a sender contact of its own.
+      senderContactId: null,
       content: 'Hi, is it in stock?',
       contentType: 'text',
       sentAt: msg.sentAt,
@@ -145,7 +148,7 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
     expect(conv.unreadCount).toBe(4);
   });
 
-  it('a group thread is one conversation of type group whose contact is the group', async () => {
+  it('a group thread is one conversation of type group with no contact; each message links its sender', async () => {
     await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-minh', fromName: 'Minh', threadType: 'group', threadId: 'grp-1', content: 'Hello group' });
     await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-hoa', fromName: 'Hoa', threadType: 'group', threadId: 'grp-1', content: 'Hi all' });
     const conv = await eventually(async () => {
@@ -153,10 +156,17 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       return c?.messageCount === 2 && c;
     });
     expect(conv.type).toBe('group');
+    expect(conv.contactId).toBeNull();
+    // The network named no group: "Group" and the end of its id.
     expect(conv.contactName).toBe('Group grp-1');
-    expect(crm.upserts).toContainEqual({ orgId: a.orgId, chatnetUid: 'grp-1', displayName: 'Group grp-1', threadType: 'group' });
-    const senders = (await messagesOf(conv.id)).map((m) => m.senderName).sort();
-    expect(senders).toEqual(['Hoa', 'Minh']);
+    expect(crm.upserts.filter((u) => u.chatnetUid === 'grp-1')).toEqual([]);
+    // The senders, as people seen in a group thread.
+    expect(crm.upserts).toContainEqual({ orgId: a.orgId, chatnetUid: 'uid-minh', displayName: 'Minh', threadType: 'group' });
+    const msgs = await messagesOf(conv.id);
+    expect(msgs.map((m) => [m.senderName, m.senderContactId]).sort()).toEqual([
+      ['Hoa', crm.contacts.get(`${a.orgId}/uid-hoa`)!.id],
+      ['Minh', crm.contacts.get(`${a.orgId}/uid-minh`)!.id],
+    ]);
   });
 
   it('a contact already in crm is reused, with its name and phone', async () => {

@@ -240,6 +240,10 @@ describe('sending: one pipeline with governor and idempotency', () => {
     const group = await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'grp-7', threadType: 'group', content: 'Hi group' });
     expect(group.status).toBe(200);
     expect(sentTo(accountId)[1]).toEqual(expect.objectContaining({ threadId: 'grp-7', threadType: 'group' }));
+    // Writing first to a group opens its conversation without a contact, named until the group's name arrives.
+    const groupConv = (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}&type=group`)).body.data[0];
+    expect(groupConv).toEqual(expect.objectContaining({ threadId: 'grp-7', type: 'group', contactId: null, contactName: 'Group grp-7' }));
+    expect(crm.upserts.filter((u) => u.chatnetUid === 'grp-7')).toEqual([]);
   });
 
   it('public send: 400 for a missing field, 404 for an unknown account, 422 when not connected', async () => {

@@ -178,6 +178,8 @@ export interface InboundData {
   content: string;
   contentType: string;
   sentAt: string;
+  /** Group threads: the group's name, when the network gave it. */
+  groupName?: string;
 }
 
 /** A direct gRPC client of messaging, as automation, campaigns and crm call it. */

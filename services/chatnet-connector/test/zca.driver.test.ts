@@ -32,6 +32,7 @@ function fakeApi() {
     fetchAccountInfo: async () => fx('account-info'),
     getAllFriends: jest.fn(async (count = 200, page = 1) => friends.slice((page - 1) * count, page * count)),
     sendMessage: jest.fn(async () => fx('send-message-response')),
+    getGroupInfo: jest.fn(async (groupId: string) => (groupId in fx('group-info').gridInfoMap ? fx('group-info') : { ...fx('group-info'), gridInfoMap: {} })),
     getContext: () => {
       const c = fx('context');
       return { ...c, cookie: { toJSON: () => c.cookie } };
@@ -176,6 +177,8 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
     for (const name of ['message-user-text', 'message-group-text', 'message-user-photo', 'message-self']) api.listener.emit('message', fx(name));
     await new Promise((res) => setImmediate(res));
+    // A group's message waits for its name (getGroupInfo), so it may come after messages of other threads.
+    r.messages.sort((x, y) => x.chatnetMessageId.localeCompare(y.chatnetMessageId));
     expect(r.messages).toEqual([
       {
         chatnetMessageId: '6938394735567',
@@ -188,10 +191,37 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
         contentType: 'text',
         sentAt: new Date(1735689600123),
       },
-      expect.objectContaining({ chatnetMessageId: '6938394735568', threadId: '4500000000000000077', threadType: 'group', fromUid: '6100000000000000002', content: '@Hoa Mai giá bao nhiêu?' }),
+      expect.objectContaining({
+        chatnetMessageId: '6938394735568',
+        threadId: '4500000000000000077',
+        threadType: 'group',
+        fromUid: '6100000000000000002',
+        content: '@Hoa Mai giá bao nhiêu?',
+        groupName: 'Hội khách quen Hoa Mai',
+      }),
       expect.objectContaining({ chatnetMessageId: '6938394735569', contentType: 'chat.photo', content: expect.stringContaining('fixture.jpg') }),
     ]);
     expect(inboundOf(fx('message-user-photo')).contentType).toBe('chat.photo');
+  });
+
+  it('names a group message after getGroupInfo, asked once per group for a burst; a failed lookup never holds the message', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    const group = fx('message-group-text');
+    for (let i = 0; i < 3; i++) api.listener.emit('message', { ...group, data: { ...group.data, msgId: `g-${i}` } });
+    await new Promise((res) => setImmediate(res));
+    expect(r.messages.map((m) => [m.chatnetMessageId, m.groupName])).toEqual([0, 1, 2].map((i) => [`g-${i}`, 'Hội khách quen Hoa Mai']));
+    expect(api.getGroupInfo).toHaveBeenCalledTimes(1);
+    expect(api.getGroupInfo).toHaveBeenCalledWith('4500000000000000077');
+
+    // The network errs for another group: its message still arrives, without a name.
+    api.getGroupInfo.mockRejectedValueOnce(Object.assign(new Error('Không thể lấy thông tin nhóm'), { name: 'ZaloApiError' }));
+    api.listener.emit('message', { ...group, threadId: '4500000000000000099', data: { ...group.data, msgId: 'g-other', idTo: '4500000000000000099' } });
+    await new Promise((res) => setImmediate(res));
+    const other = r.messages.find((m) => m.chatnetMessageId === 'g-other')!;
+    expect(other).toEqual(expect.objectContaining({ threadType: 'group', threadId: '4500000000000000099' }));
+    expect(other).not.toHaveProperty('groupName');
   });
 
   it('maps seen_messages to read receipts: user threads by both ids, groups with their newest reader; skips its own reads', async () => {

@@ -12,6 +12,7 @@ import type { Deps } from './deps';
 import * as requests from './db/send-requests.repo';
 import { startAttachmentSweeper } from './domain/attachment-sweeper';
 import { SendGovernor } from './domain/governor';
+import { SenderContacts } from './domain/sender-contacts';
 import { publishOwnersSnapshotOnce } from './domain/owners-snapshot';
 import { startSnoozeWaker } from './domain/status';
 import { createConsumers } from './events/consumers';
@@ -58,7 +59,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   await redis.connect();
   const remote = new RemoteClients(config, log, auth);
   const metrics = new Metrics('messaging');
-  const deps: Deps = { config, pool, redis, log, remote, governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS), metrics };
+  const deps: Deps = { config, pool, redis, log, remote, governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS), metrics, senderContacts: new SenderContacts() };
 
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log.child({ component: 'outbox' }), metrics });
   await relay.start();

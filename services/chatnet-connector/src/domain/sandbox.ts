@@ -98,7 +98,18 @@ export async function scan(deps: Deps, ctx: CallContext, req: { id: string; chat
 export async function inbound(
   deps: Deps,
   ctx: CallContext,
-  req: { id: string; fromUid: string; fromName: string; content: string; threadType: string; threadId: string; fromAvatar: string; contentType: string; chatnetMessageId: string },
+  req: {
+    id: string;
+    fromUid: string;
+    fromName: string;
+    content: string;
+    threadType: string;
+    threadId: string;
+    fromAvatar: string;
+    contentType: string;
+    chatnetMessageId: string;
+    groupName?: string;
+  },
 ) {
   sandboxOf(deps, ctx);
   // The hot path of the sandbox (benchmarks push hundreds of messages a second): when this instance holds
@@ -115,6 +126,9 @@ export async function inbound(
   if (threadType !== 'user' && threadType !== 'group') throw invalid('threadType', 'must be user or group');
   const threadId = text('threadId', req.threadId, 64) || (threadType === 'user' ? fromUid : '');
   if (!threadId) throw invalid('threadId', 'is required for group threads');
+  // Only a group has a name of its own; a user thread is named after its contact.
+  const groupName = text('groupName', req.groupName, 200);
+  if (groupName && threadType !== 'group') throw invalid('groupName', 'is only allowed with threadType group');
   const message = {
     chatnetMessageId: text('chatnetMessageId', req.chatnetMessageId, 64) || networkMessageId(),
     threadId,
@@ -125,6 +139,7 @@ export async function inbound(
     content,
     contentType: text('contentType', req.contentType, 50) || 'text',
     sentAt: new Date().toISOString(),
+    ...(groupName ? { groupName } : {}),
   };
   if (!row) {
     try {

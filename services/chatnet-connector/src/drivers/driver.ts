@@ -29,6 +29,11 @@ export interface InboundMessage {
   content: string;
   contentType: string;
   sentAt: Date;
+  /**
+   * The group's name as the network calls it (group threads only): messaging shows it as the conversation's name and
+   * follows renames. Absent when the network did not say (a driver never holds a message back for it).
+   */
+  groupName?: string;
 }
 
 /**

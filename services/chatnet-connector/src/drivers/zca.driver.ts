@@ -1,5 +1,6 @@
 import type { Agent } from 'node:http';
 import type { Logger } from '@crm/logger';
+import type { GroupInfoResponse } from 'zca-js';
 import {
   ChatnetDriver,
   ChatnetProfile,
@@ -14,6 +15,7 @@ import {
   SessionExpiredError,
   SessionHandlers,
 } from './driver';
+import { GroupNames } from './group-names';
 
 /**
  * The real network (Zalo) through the zca-js client. Only the slice of zca-js this driver uses is named
@@ -90,6 +92,8 @@ export interface ZcaApi {
   getOwnId(): string;
   fetchAccountInfo(): Promise<{ profile: ZcaUser }>;
   getAllFriends(count?: number, page?: number): Promise<ZcaUser[]>;
+  /** zca-js apis/getGroupInfo.ts: the group's record (its `name` among others) in `gridInfoMap`, keyed by group id. */
+  getGroupInfo(groupId: string): Promise<GroupInfoResponse>;
   sendMessage(message: string | { msg: string }, threadId: string, type?: number): Promise<{ message: { msgId: number | string } | null }>;
   getContext(): { imei: string; userAgent: string; language?: string; cookie: { toJSON(): { cookies: unknown[] } } };
 }
@@ -265,16 +269,35 @@ export function seenOf(m: ZcaSeenMessage, ownUid: string, at = new Date()): Seen
   return { threadId, threadType: group ? 'group' : 'user', chatnetMessageIds: ids, ...(seenByUid ? { seenByUid } : {}), seenAt: at };
 }
 
+/** The group's name from a getGroupInfo answer; undefined when the network left the group out (left, dissolved). */
+export function groupNameOf(info: GroupInfoResponse | undefined, groupId: string): string | undefined {
+  return info?.gridInfoMap?.[groupId]?.name || undefined;
+}
+
 class ZcaSession implements ChatnetSession {
   private alive = false;
   private closedByUs = false;
+  /** The network's listener names no group: its name is asked with getGroupInfo, once per group every few minutes. */
+  private readonly groupNames: GroupNames;
 
   constructor(
     private readonly api: ZcaApi,
     readonly profile: ChatnetProfile,
     private readonly handlers: SessionHandlers,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.groupNames = new GroupNames({
+      lookup: async (groupId) => groupNameOf(await this.api.getGroupInfo(groupId), groupId),
+      onError: (err, groupId) => this.log.warn({ err, groupId }, 'zca getGroupInfo failed; the message goes on without the group name'),
+    });
+  }
+
+  /** The message with its group's name when it is a group's and the network says it; never fails. */
+  private async withGroupName(m: InboundMessage): Promise<InboundMessage> {
+    if (m.threadType !== 'group') return m;
+    const groupName = await this.groupNames.name(m.threadId);
+    return groupName ? { ...m, groupName } : m;
+  }
 
   get sessionData(): string {
     const ctx = this.api.getContext();
@@ -294,7 +317,9 @@ class ZcaSession implements ChatnetSession {
       });
       l.on('message', (m) => {
         if (m.isSelf) return;
-        this.handlers.onMessage(inboundOf(m)).catch((err) => this.log.error({ err }, 'recording an inbound message failed'));
+        this.withGroupName(inboundOf(m))
+          .then((message) => this.handlers.onMessage(message))
+          .catch((err) => this.log.error({ err }, 'recording an inbound message failed'));
       });
       l.on('seen_messages', (seen) => {
         for (const m of Array.isArray(seen) ? seen : []) {

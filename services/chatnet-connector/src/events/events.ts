@@ -47,6 +47,7 @@ export function inboundEvent(orgId: string, accountId: string, m: InboundMessage
       content: m.content,
       contentType: m.contentType,
       sentAt: m.sentAt.toISOString(),
+      ...(m.threadType === 'group' && m.groupName ? { groupName: m.groupName } : {}),
     },
   };
 }

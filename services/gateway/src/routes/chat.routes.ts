@@ -140,7 +140,7 @@ function keyOf(req: Request, fromBody?: string): string | undefined {
 export const ownerOut = (c: any) => ({ assigneeId: c.assigneeId ?? null, teamId: c.teamId ?? null, snoozedUntil: c.snoozedUntil ?? null });
 export const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, lastMessage: c.lastMessage ?? null, ...ownerOut(c) });
 export const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, ...ownerOut(c) });
-export const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null, seenAt: m.seenAt ?? null });
+export const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null, seenAt: m.seenAt ?? null, senderContactId: m.senderContactId ?? null });
 /** A timeline item: `{kind: 'message', ...Message}` or `{kind: 'note', ...Note, private: true}` (notes are never sent). */
 export const timelineOut = (t: any) => (t.kind === 'note' ? { kind: 'note', ...t.note, private: true } : { kind: 'message', ...messageOut(t.message) });
 export const publicConversationOut = (c: any) => ({

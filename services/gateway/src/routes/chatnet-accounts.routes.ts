@@ -65,7 +65,9 @@ export const Inbound = z.object({
   threadType: s.enumOf(['user', 'group'] as const).default('user'),
   threadId: s.text(64).default(''),
   chatnetMessageId: s.text(64).default(''),
-});
+  // Messaging names the group's conversation after it (and renames it when it changes).
+  groupName: s.text(200).optional().describe('the group’s name as the network shows it; only with threadType group'),
+}).refine((b) => !b.groupName || b.threadType === 'group', { path: ['groupName'], message: 'is only allowed with threadType group' });
 
 export const Seen = z.object({
   threadId: s.requiredText(64),

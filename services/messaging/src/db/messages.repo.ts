@@ -12,6 +12,8 @@ export interface MessageRow {
   content_type: string;
   sender_uid: string;
   sender_name: string;
+  /** A group message's sender as a crm contact (migration 013); null for one-to-one threads and outbound. */
+  sender_contact_id: string | null;
   is_read: boolean;
   is_replied: boolean;
   status: string;
@@ -23,7 +25,7 @@ export interface MessageRow {
 }
 
 const COLUMNS = `id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type, sender_uid,
-  sender_name, is_read, is_replied, status, source, sent_by_user_id, client_message_id, sent_at, seen_at`;
+  sender_name, sender_contact_id, is_read, is_replied, status, source, sent_by_user_id, client_message_id, sent_at, seen_at`;
 
 /** The internal API's Message. */
 export function toMessage(r: MessageRow, attachments: AttachmentRow[] = []) {
@@ -34,6 +36,8 @@ export function toMessage(r: MessageRow, attachments: AttachmentRow[] = []) {
     contentType: r.content_type,
     senderUid: r.sender_uid,
     senderName: r.sender_name,
+    // Who wrote a group message, as a crm contact; absent for one-to-one threads (the conversation's contact wrote it).
+    senderContactId: r.sender_contact_id ?? undefined,
     isFromChatnet: r.direction === 'inbound',
     isRead: r.is_read,
     isReplied: r.is_replied,
@@ -94,7 +98,18 @@ export interface NewInbound {
   senderUid: string;
   senderName: string;
   sentAt: Date;
+  /** Group messages: the sender's crm contact (null while unknown). */
+  senderContactId: string | null;
+  /** Group messages: the group's name from the network ('' when it did not say); renames the conversation. */
+  groupName: string;
 }
+
+/**
+ * A group's name from the network renames its conversation (the copy of the name lists and search read), unless
+ * the message is older than the conversation's last one: a late message must not bring back an old name.
+ */
+const RENAME = (name: string) =>
+  `contact_name = CASE WHEN ${name} <> '' AND (last_message_at IS NULL OR m.sent_at >= last_message_at) THEN ${name} ELSE contact_name END`;
 
 // Insert and bump the conversation in one round trip; a repeated network id inserts nothing and
 // so updates nothing (the CTE feeds the UPDATE), which is how duplicates are dropped.
@@ -102,8 +117,8 @@ const INSERT_INBOUND = {
   name: 'msg_insert_inbound',
   text: `WITH m AS (
            INSERT INTO messages (id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type,
-                                 sender_uid, sender_name, is_read, is_replied, source, sent_at)
-           VALUES ($1, $2, $3, $4, $5, 'inbound', $6, $7, $8, $9, false, false, 'chatnet', $10)
+                                 sender_uid, sender_name, sender_contact_id, is_read, is_replied, source, sent_at)
+           VALUES ($1, $2, $3, $4, $5, 'inbound', $6, $7, $8, $9, $11::uuid, false, false, 'chatnet', $10)
            ON CONFLICT (org_id, chatnet_account_id, chatnet_message_id) WHERE chatnet_message_id IS NOT NULL DO NOTHING
            RETURNING id, sent_at
          )
@@ -116,6 +131,7 @@ const INSERT_INBOUND = {
            last_message_content = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $6 ELSE last_message_content END,
            last_message_content_type = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $7 ELSE last_message_content_type END,
            last_message_sender_name = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $9 ELSE last_message_sender_name END,
+           ${RENAME('$12::text')},
            last_message_at = greatest(last_message_at, m.sent_at)
          FROM m WHERE c.id = $3
          RETURNING c.contact_id, c.status, c.assignee_id`,
@@ -132,7 +148,7 @@ export async function insertInbound(
 ): Promise<{ stored: boolean; contactId: string | null; status?: string; assigneeId: string | null }> {
   const { rows } = await db.query<{ contact_id: string | null; status: string; assignee_id: string | null }>({
     ...INSERT_INBOUND,
-    values: [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt],
+    values: [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.senderContactId, m.groupName],
   });
   return { stored: rows.length === 1, contactId: rows[0]?.contact_id ?? null, status: rows[0]?.status, assigneeId: rows[0]?.assignee_id ?? null };
 }
@@ -146,8 +162,8 @@ const INSERT_INBOUND_BY_THREAD = {
            WHERE org_id = $2 AND chatnet_account_id = $3 AND thread_type = $10 AND thread_id = $11
          ), m AS (
            INSERT INTO messages (id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type,
-                                 sender_uid, sender_name, is_read, is_replied, source, sent_at)
-           SELECT $1, $2, conv.id, $3, $4, 'inbound', $5, $6, $7, $8, false, false, 'chatnet', $9 FROM conv
+                                 sender_uid, sender_name, sender_contact_id, is_read, is_replied, source, sent_at)
+           SELECT $1, $2, conv.id, $3, $4, 'inbound', $5, $6, $7, $8, $12::uuid, false, false, 'chatnet', $9 FROM conv
            ON CONFLICT (org_id, chatnet_account_id, chatnet_message_id) WHERE chatnet_message_id IS NOT NULL DO NOTHING
            RETURNING id, sent_at, conversation_id
          ), u AS (
@@ -160,6 +176,7 @@ const INSERT_INBOUND_BY_THREAD = {
              last_message_content = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $5 ELSE last_message_content END,
              last_message_content_type = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $6 ELSE last_message_content_type END,
              last_message_sender_name = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $8 ELSE last_message_sender_name END,
+             ${RENAME('$13::text')},
              last_message_at = greatest(last_message_at, m.sent_at)
            FROM m WHERE c.id = m.conversation_id
            RETURNING c.id, c.status, c.assignee_id
@@ -178,7 +195,10 @@ export async function insertInboundByThread(
 ): Promise<{ conversationId: string; contactId: string | null; stored: boolean; status?: string; assigneeId: string | null } | undefined> {
   const { rows } = await db.query<{ id: string; contact_id: string | null; stored: number; status: string | null; assignee_id: string | null }>({
     ...INSERT_INBOUND_BY_THREAD,
-    values: [m.id, m.orgId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.threadType, m.threadId],
+    values: [
+      m.id, m.orgId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.threadType, m.threadId,
+      m.senderContactId, m.groupName,
+    ],
   });
   const r = rows[0];
   return r
@@ -230,6 +250,24 @@ const MARK_SEEN = {
 };
 
 /** Mark what a read receipt covers as seen; the messages that changed, oldest first. */
+/**
+ * A group sender's contact, found after crm was unreachable: every message of that sender in the conversation that
+ * has none yet links it (through the conversation's messages index; no index on sender_uid).
+ */
+export async function linkSender(db: Queryable, orgId: string, conversationId: string, senderUid: string, contactId: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE messages SET sender_contact_id = $4
+     WHERE org_id = $1 AND conversation_id = $2 AND direction = 'inbound' AND sender_uid = $3 AND sender_contact_id IS NULL`,
+    [orgId, conversationId, senderUid, contactId],
+  );
+  return rowCount ?? 0;
+}
+
+/** The contact is gone from crm: its group messages keep their sender's name and uid, without the link. */
+export async function unlinkSenderContact(db: Queryable, orgId: string, contactId: string): Promise<void> {
+  await db.query('UPDATE messages SET sender_contact_id = NULL WHERE org_id = $1 AND sender_contact_id = $2', [orgId, contactId]);
+}
+
 export async function markSeen(db: Queryable, orgId: string, accountId: string, conversationId: string, chatnetMessageIds: string[], seenAt: Date) {
   const { rows } = await db.query<{ id: string; source: string; sent_at: Date }>({
     ...MARK_SEEN,

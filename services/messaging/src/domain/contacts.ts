@@ -17,18 +17,18 @@ export interface LinkedContact {
 }
 
 /**
- * The contact a thread belongs to: the other person of a one-to-one thread, the group itself for a group
- * thread (the network tells us no group name, so the group is named after its id until someone renames it).
+ * The contact a thread belongs to: the other person of a one-to-one thread. A group thread has none: it is a
+ * conversation among many people, named after the group (groupDisplayName), and each of its messages links its
+ * own sender (senderTarget). Creating a contact for the group itself would put the group in customer lists and
+ * campaigns (issue #15).
  */
 export function contactTarget(
   accountId: string,
   threadType: 'user' | 'group',
   threadId: string,
   from: { uid?: string; name?: string; avatar?: string } = {},
-): ContactTarget {
-  if (threadType === 'group') {
-    return { chatnetUid: threadId, displayName: `Group ${threadId}`, avatar: '', chatnetAccountId: accountId, threadType };
-  }
+): ContactTarget | undefined {
+  if (threadType === 'group') return undefined;
   return {
     chatnetUid: from.uid || threadId,
     displayName: from.name || threadId,
@@ -36,6 +36,44 @@ export function contactTarget(
     chatnetAccountId: accountId,
     threadType,
   };
+}
+
+/**
+ * The name a group's conversation shows: the group's name from the network; without one (a network that did not
+ * say, a group we write to first), "Group" and the end of its id, which an agent can tell apart in a list.
+ */
+export function groupFallbackName(threadId: string): string {
+  return `Group ${threadId.slice(-6)}`;
+}
+
+/**
+ * The person who wrote a message in a group, as crm knows them: by their own network uid and name, as if they had
+ * written one-to-one; the thread type tells crm where they were seen (crm keeps the thread types of a contact).
+ * Undefined when the network named no sender.
+ */
+export function senderTarget(accountId: string, from: { uid: string; name: string; avatar: string }): ContactTarget | undefined {
+  if (!from.uid) return undefined;
+  return { chatnetUid: from.uid, displayName: from.name || from.uid, avatar: from.avatar, chatnetAccountId: accountId, threadType: 'group' };
+}
+
+/** crm's contact id for a group message's sender (asked once a while per org and uid); throws when crm cannot answer. */
+export async function resolveSender(deps: Deps, orgId: string, target: ContactTarget): Promise<string> {
+  const known = deps.senderContacts.get(orgId, target.chatnetUid);
+  if (known) return known;
+  // Only the id: a sender's phone is not shown on a message, so no second call for it.
+  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent' }, target);
+  deps.senderContacts.set(orgId, target.chatnetUid, c.id);
+  return c.id;
+}
+
+/** resolveSender, or undefined with a warning when crm is unreachable: the message is stored anyway and its sender linked later. */
+export async function tryResolveSender(deps: Deps, orgId: string, target: ContactTarget): Promise<string | undefined> {
+  try {
+    return await resolveSender(deps, orgId, target);
+  } catch (err) {
+    deps.log.warn({ err, orgId, chatnetUid: target.chatnetUid }, 'crm UpsertChatnetContact failed for a group sender; storing the message without its sender contact and linking it later');
+    return undefined;
+  }
 }
 
 /** Upsert the contact in crm; throws when crm cannot answer (callers decide whether to degrade or retry). */

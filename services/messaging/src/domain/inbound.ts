@@ -5,7 +5,7 @@ import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
-import { contactTarget, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
+import { contactTarget, groupFallbackName, senderTarget, tryResolveSender, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
 import { EVENTS } from './events';
 import { autoAssignNew } from './round-robin';
 import { statusChangedData } from './status';
@@ -23,11 +23,14 @@ export interface InboundData {
   content: string;
   contentType: string;
   sentAt: Date;
+  /** Group threads: the group's name from the network; '' when it did not say (and always for user threads). */
+  groupName: string;
 }
 
-/** A stable event id per conversation and ten-minute window. */
-function linkRequestId(conversationId: string): string {
-  const h = createHash('sha256').update(`${conversationId}:${Math.floor(Date.now() / 600_000)}`).digest('hex');
+/** A stable event id per conversation (and group sender) and ten-minute window. */
+function linkRequestId(conversationId: string, senderUid = ''): string {
+  const who = senderUid ? `${conversationId}:sender:${senderUid}` : conversationId;
+  const h = createHash('sha256').update(`${who}:${Math.floor(Date.now() / 600_000)}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
@@ -43,19 +46,21 @@ export function parseInbound(data: unknown): { ok: true; value: InboundData } | 
   if (!chatnetMessageId) return { ok: false, reason: 'chatnetMessageId is missing' };
   if (!threadId) return { ok: false, reason: 'threadId is missing' };
   const sent = new Date(str(d.sentAt));
+  const threadType = d.threadType === 'group' ? 'group' : 'user';
   return {
     ok: true,
     value: {
       accountId,
       chatnetMessageId: chatnetMessageId.slice(0, 200),
       threadId: threadId.slice(0, 200),
-      threadType: d.threadType === 'group' ? 'group' : 'user',
+      threadType,
       fromUid: str(d.fromUid).slice(0, 200),
       fromName: str(d.fromName).slice(0, 200),
       fromAvatar: str(d.fromAvatar).slice(0, 2000),
       content: str(d.content),
       contentType: (str(d.contentType) || 'text').slice(0, 50),
       sentAt: Number.isNaN(sent.getTime()) ? new Date() : sent,
+      groupName: threadType === 'group' ? str(d.groupName).trim().slice(0, 200) : '',
     },
   };
 }
@@ -69,6 +74,7 @@ export class InboundBatch {
   readonly received: NewEvent[] = [];
   private readonly listed = new Map<string, Promise<string[]>>();
   private readonly contacts = new Map<string, Promise<LinkedContact | undefined>>();
+  private readonly senders = new Map<string, Promise<string | undefined>>();
 
   constructor(
     private readonly deps: Deps,
@@ -86,6 +92,14 @@ export class InboundBatch {
     return found;
   }
 
+  /** A group sender's contact id: one crm call per sender and batch at most (and none while remembered). */
+  sender(orgId: string, t: ContactTarget): Promise<string | undefined> {
+    const key = `${orgId}\n${t.chatnetUid}`;
+    let found = this.senders.get(key);
+    if (!found) this.senders.set(key, (found = tryResolveSender(this.deps, orgId, t)));
+    return found;
+  }
+
   /** Settings read once per account and batch: nothing in the batch changes them. */
   listedUsers(orgId: string, accountId: string): Promise<string[]> {
     const key = `${orgId}\n${accountId}`;
@@ -94,23 +108,38 @@ export class InboundBatch {
     return found;
   }
 
-  /** Start the crm calls of every thread in the batch that has no conversation yet (one query to find them). */
+  /**
+   * Start the crm calls of the batch at once: the contact of every one-to-one thread that has no conversation yet
+   * (one query to find them) and the sender of every group message.
+   */
   async prefetch(events: Array<{ orgId: string; d: InboundData }>): Promise<void> {
     if (events.length === 0) return;
+    for (const { orgId, d } of events) {
+      const sender = groupSender(d);
+      // Unhandled until storeInbound awaits it; tryResolveSender never rejects.
+      if (sender) void this.sender(orgId, sender);
+    }
     const missing = await convs.threadsWithout(
       this.db,
       events.map(({ orgId, d }) => ({ orgId, accountId: d.accountId, threadType: d.threadType, threadId: d.threadId })),
     );
     for (const i of missing) {
       const { orgId, d } = events[i];
+      const t = threadTarget(d);
       // Unhandled until storeInbound awaits it; tryUpsertContact never rejects.
-      void this.contact(orgId, threadTarget(d));
+      if (t) void this.contact(orgId, t);
     }
   }
 }
 
-function threadTarget(d: InboundData): ContactTarget {
+/** The thread's contact; undefined for a group (a conversation, never a contact). */
+function threadTarget(d: InboundData): ContactTarget | undefined {
   return contactTarget(d.accountId, d.threadType, d.threadId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar });
+}
+
+/** Who wrote a group message, to link as a contact; undefined for one-to-one threads. */
+function groupSender(d: InboundData): ContactTarget | undefined {
+  return d.threadType === 'group' ? senderTarget(d.accountId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar }) : undefined;
 }
 
 /**
@@ -135,7 +164,9 @@ export async function storeInboundBatch(deps: Deps, db: PoolClient, events: Even
  * Store one inbound message, inside the consumer's transaction (which also records the event id).
  * Idempotent on (account, network message id): a second copy stores nothing and publishes nothing.
  * A new thread gets its contact from crm and a conversation; when crm is unreachable the conversation is
- * stored without a contact and a `messaging.contact_link` event retries the link with backoff.
+ * stored without a contact and a `messaging.contact_link` event retries the link with backoff. A group thread
+ * gets no contact: its conversation carries the group's name, and each message its sender's contact (linked
+ * later the same way when crm is unreachable).
  */
 export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvelope, batch?: InboundBatch): Promise<void> {
   const parsed = parseInbound(event.data);
@@ -146,6 +177,8 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
   const d = parsed.value;
   const orgId = event.orgId;
   const messageId = randomUUID();
+  const sender = groupSender(d);
+  const senderContactId = sender ? ((await (batch ? batch.sender(orgId, sender) : tryResolveSender(deps, orgId, sender))) ?? null) : null;
   const message = {
     id: messageId,
     orgId,
@@ -156,20 +189,23 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
     senderUid: d.fromUid,
     senderName: d.fromName,
     sentAt: d.sentAt,
+    senderContactId,
+    groupName: d.groupName,
   };
   const target = () => threadTarget(d);
 
-  // Fast path: the thread already has its conversation (one statement).
+  // Fast path: the thread already has its conversation (one statement; a group's new name renames it).
   let stored = await messages.insertInboundByThread(db, { ...message, threadType: d.threadType, threadId: d.threadId });
-  if (stored && !stored.contactId) {
+  if (stored && !stored.contactId && d.threadType === 'user') {
     // Still unlinked (crm was down past every retry, or the contact was deleted): ask again, at most once
     // per conversation every ten minutes (a repeated outbox id is ignored).
     await enqueueEvent(db, { id: linkRequestId(stored.conversationId), type: EVENTS.contactLink, orgId, data: { conversationId: stored.conversationId, ...target() } });
   }
   if (!stored) {
-    // A new thread: its contact from crm (or none while crm is unreachable), then the conversation.
+    // A new thread: a one-to-one thread's contact from crm (or none while crm is unreachable), then the
+    // conversation. A group gets no contact: its conversation is named after the group.
     const t = target();
-    const contact = await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t));
+    const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t)) : undefined;
     const made = await convs.insertOrGet(db, {
       id: randomUUID(),
       orgId,
@@ -177,9 +213,9 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       threadType: d.threadType,
       threadId: d.threadId,
       contactId: contact?.id ?? null,
-      contactChatnetUid: t.chatnetUid,
-      contactName: contact?.name || t.displayName,
-      contactAvatar: contact?.avatar || t.avatar,
+      contactChatnetUid: t?.chatnetUid ?? '',
+      contactName: t ? contact?.name || t.displayName : d.groupName || groupFallbackName(d.threadId),
+      contactAvatar: contact?.avatar || t?.avatar || '',
       contactPhone: contact?.phone ?? '',
     });
     const conv = made.row;
@@ -189,7 +225,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
         orgId,
         data: { id: conv.id, contactId: conv.contact_id, chatnetAccountId: conv.chatnet_account_id, type: conv.thread_type, threadId: conv.thread_id },
       });
-      if (!contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
+      if (t && !contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
       // On a round_robin account its owner is chosen now, committed with the conversation.
       await autoAssignNew(deps, db, event.id, conv);
     }
@@ -205,6 +241,16 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
   if (!stored.stored) {
     deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'inbound message already stored; skipped');
     return;
+  }
+  if (sender && !senderContactId) {
+    // crm did not answer for the sender: link their messages in this conversation later, asked at most once per
+    // sender and conversation every ten minutes.
+    await enqueueEvent(db, {
+      id: linkRequestId(stored.conversationId, sender.chatnetUid),
+      type: EVENTS.contactLink,
+      orgId,
+      data: { conversationId: stored.conversationId, sender: true, ...sender },
+    });
   }
   if (stored.status && stored.status !== 'active') {
     // The contact wrote again: a snoozed, pending, closed or archived conversation is back in the inbox. The
@@ -234,6 +280,8 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
       threadType: d.threadType,
       senderUid: d.fromUid,
       senderName: d.fromName,
+      // Group messages: the sender as a crm contact (contactId is the conversation's, none for a group).
+      senderContactId,
       content: d.content,
       contentType: d.contentType,
       sentAt: d.sentAt.toISOString(),

@@ -8,7 +8,7 @@ import * as files from '../db/attachments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import * as requests from '../db/send-requests.repo';
-import { ContactTarget, contactTarget, LinkedContact, tryUpsertContact } from './contacts';
+import { ContactTarget, contactTarget, groupFallbackName, LinkedContact, tryUpsertContact } from './contacts';
 import { EVENTS } from './events';
 import { SEND_SOURCES, SendSource } from './governor-spec';
 import { isUuid, MAX_CONTENT, oneOf } from './validation';
@@ -145,8 +145,9 @@ async function send(deps: Deps, ctx: CallContext, orgId: string, target: Target,
   let contactTargetForNew: ContactTarget | undefined;
   let contact: LinkedContact | undefined;
   if (!conversation) {
+    // A group has no contact (it is a conversation): named "Group …" until its first message brings its name.
     contactTargetForNew = contactTarget(target.accountId, target.threadType, target.threadId);
-    contact = await tryUpsertContact(deps, orgId, contactTargetForNew);
+    contact = contactTargetForNew ? await tryUpsertContact(deps, orgId, contactTargetForNew) : undefined;
   }
 
   const sentAt = new Date(sent.sentAt);
@@ -161,8 +162,8 @@ async function send(deps: Deps, ctx: CallContext, orgId: string, target: Target,
           threadType: target.threadType,
           threadId: target.threadId,
           contactId: contact?.id ?? null,
-          contactChatnetUid: contactTargetForNew!.chatnetUid,
-          contactName: contact?.name || contactTargetForNew!.displayName,
+          contactChatnetUid: contactTargetForNew?.chatnetUid ?? '',
+          contactName: contact?.name || contactTargetForNew?.displayName || groupFallbackName(target.threadId),
           contactAvatar: contact?.avatar ?? '',
           contactPhone: contact?.phone ?? '',
         });
@@ -174,7 +175,9 @@ async function send(deps: Deps, ctx: CallContext, orgId: string, target: Target,
             orgId,
             data: { id: conversation.id, contactId: conversation.contact_id, chatnetAccountId: target.accountId, type: target.threadType, threadId: target.threadId },
           });
-          if (!contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conversation.id, ...contactTargetForNew } });
+          if (contactTargetForNew && !contact) {
+            await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conversation.id, ...contactTargetForNew } });
+          }
         }
       }
       const conv = conversation;

@@ -2,7 +2,8 @@ import { EventConsumer, withEventTrace, type EventEnvelope } from '@crm/events';
 import type { PoolClient } from '@crm/db';
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
-import { ContactTarget, upsertContact } from '../domain/contacts';
+import * as messages from '../db/messages.repo';
+import { ContactTarget, resolveSender, upsertContact } from '../domain/contacts';
 import { EVENTS } from '../domain/events';
 import { storeInboundBatch } from '../domain/inbound';
 import { recordSeen } from '../domain/seen';
@@ -48,17 +49,26 @@ export function createConsumers(deps: Deps): EventConsumer[] {
         for (const event of events) await withEventTrace(event, () => recordSeen(deps, db!, event));
       },
     }),
-    // A conversation stored while crm was unreachable: link its contact, retried with backoff until crm answers.
+    // A conversation (or a group sender's messages) stored while crm was unreachable: link the contact, retried with
+    // backoff until crm answers.
     new EventConsumer({
       ...common,
       queue: `${config.EVENTS_EXCHANGE}.messaging.contact-link`,
       bindings: [EVENTS.contactLink],
       logger: log.child({ consumer: 'contact-link' }),
       handler: async (event, db) => {
-        const d = event.data as ContactTarget & { conversationId: string };
+        const d = event.data as ContactTarget & { conversationId: string; sender?: boolean };
         if (!isUuid(d?.conversationId)) return;
         const conv = await convs.findById(db!, event.orgId, d.conversationId);
-        if (!conv || conv.contact_id) return;
+        if (!conv) return;
+        if (d.sender) {
+          const contactId = await resolveSender(deps, event.orgId, d);
+          const linked = await messages.linkSender(db!, event.orgId, conv.id, d.chatnetUid, contactId);
+          log.info({ conversationId: conv.id, contactId, linked }, 'group messages linked to their sender');
+          return;
+        }
+        // A group is never a contact (issue #15): a request from before that change links nothing.
+        if (conv.contact_id || conv.thread_type === 'group') return;
         const contact = await upsertContact(deps, event.orgId, d);
         await convs.linkContact(db!, event.orgId, conv.id, contact);
         log.info({ conversationId: conv.id, contactId: contact.id }, 'conversation linked to its contact');
@@ -74,7 +84,7 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       // An update and a delete of one contact must apply in the order they were published.
       batchKey: (event) => String((event.data as { id?: unknown; contact?: { id?: unknown } })?.contact?.id ?? (event.data as { id?: unknown })?.id ?? ''),
       batchHandler: async (events, db) => {
-        for (const event of events) await withEventTrace(event, () => applyContactEvent(db!, event));
+        for (const event of events) await withEventTrace(event, () => applyContactEvent(deps, db!, event));
       },
     }),
   ];
@@ -87,10 +97,13 @@ function threadKey(event: EventEnvelope): string {
   return `${event.orgId}|${d.accountId}|${d.threadType === 'group' ? 'group' : 'user'}|${d.threadId || d.fromUid}`;
 }
 
-async function applyContactEvent(db: PoolClient, event: EventEnvelope): Promise<void> {
+async function applyContactEvent(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
   if (event.type === EVENTS.contactDeleted) {
     const id = (event.data as { id?: string })?.id;
-    if (isUuid(id)) await convs.unlinkContact(db, event.orgId, id);
+    if (!isUuid(id)) return;
+    await convs.unlinkContact(db, event.orgId, id);
+    await messages.unlinkSenderContact(db, event.orgId, id);
+    deps.senderContacts.forgetContact(event.orgId, id);
     return;
   }
   const c = (event.data as { contact?: { id?: string; name?: string; avatar?: string; phone?: string } })?.contact;
