@@ -86,6 +86,17 @@ export const smtpEnv = {
   SMTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
 };
 
+/** How this process's gRPC clients of other services pick among the addresses a name resolves to. */
+export const grpcClientEnv = {
+  /**
+   * `pick_first` (one connection; after a restart of the callee the next call reconnects at once) or `round_robin`
+   * (a connection to every address the name resolves to, calls spread over them: several replicas behind one DNS
+   * name, a headless Kubernetes Service; compose and deploy/k8s set it). With round_robin a lone callee that
+   * restarts is reconnected on a backoff, so calls in the first second or two after it returns may fail fast.
+   */
+  GRPC_LB_POLICY: z.enum(['pick_first', 'round_robin']).default('pick_first'),
+};
+
 /**
  * The internal credential's variables, read by every process (@crm/grpc-kit internalAuthFromEnv checks them
  * together: production needs the key pair, development and tests may use the seed).

@@ -5,8 +5,8 @@ import { devInternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 import { GrpcServer } from './server';
 
-// Clients balance round-robin over every address their target resolves to (a headless Service's pods);
-// pick_first, grpc-js's default, would send every call to the first address.
+// With GRPC_LB_POLICY=round_robin clients balance over every address their target resolves to (a headless
+// Service's pods); pick_first, the default, sends every call to the first address.
 describe('createServiceClient load balancing', () => {
   const auth = devInternalAuth('connector', randomBytes(32).toString('hex'));
   const ctor = serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorPeerService');
@@ -29,7 +29,7 @@ describe('createServiceClient load balancing', () => {
   });
 
   it('spreads calls over both addresses of a target that resolves to two servers', async () => {
-    const client = createServiceClient(ctor, `ipv4:127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`, auth);
+    const client = createServiceClient(ctor, `ipv4:127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`, auth, 5000, 'round_robin');
     const ask = async () => (await client.PeerSandbox<{ resultJson: string }>({ accountId: 'a', action: 'scan', payloadJson: '{}' }, { orgId: 'o' })).resultJson;
     try {
       // Until both connections are ready, round-robin uses the ready one; give the second a moment.
@@ -40,6 +40,17 @@ describe('createServiceClient load balancing', () => {
         counts[name] = (counts[name] ?? 0) + 1;
       }
       expect(counts).toEqual({ first: 10, second: 10 });
+    } finally {
+      client.close();
+    }
+  });
+
+  it('with pick_first (the default) every call goes to one address', async () => {
+    const client = createServiceClient(ctor, `ipv4:127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`, auth);
+    try {
+      const names = new Set<string>();
+      for (let i = 0; i < 20; i++) names.add((await client.PeerSandbox<{ resultJson: string }>({ accountId: 'a', action: 'scan', payloadJson: '{}' }, { orgId: 'o' })).resultJson);
+      expect(names.size).toBe(1);
     } finally {
       client.close();
     }

@@ -20,15 +20,24 @@ const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] 
  * `ctx` signed by `auth` for the called service only, and the active trace context as `traceparent`. Each call gets a deadline (default 5 s) so a stuck
  * backend turns into a 504 at the gateway instead of a hung request.
  */
-export function createServiceClient(ctor: grpc.ServiceClientConstructor, address: string, auth: InternalAuth, defaultDeadlineMs = 5000): ServiceClient {
+export type LbPolicy = 'pick_first' | 'round_robin';
+
+export function createServiceClient(
+  ctor: grpc.ServiceClientConstructor,
+  address: string,
+  auth: InternalAuth,
+  defaultDeadlineMs = 5000,
+  lbPolicy: LbPolicy = 'pick_first',
+): ServiceClient {
   // ctor.serviceName is the short name; a method's path carries the package (`/crm.v1.CrmService/X`).
   const audience = audienceOf(Object.values(ctor.service)[0].path.slice(1));
   const client = new ctor(address, grpc.credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
     'grpc.max_receive_message_length': 32 * 1024 * 1024,
-    // One connection per address the name resolves to, calls spread across them: behind a headless Kubernetes
-    // Service that is every ready pod (pick_first, the default, would send everything to one of them).
-    'grpc.service_config': ROUND_ROBIN,
+    // round_robin: one connection per address the name resolves to, calls spread across them: behind a headless
+    // Kubernetes Service that is every ready pod (pick_first would send everything to one of them). See
+    // GRPC_LB_POLICY in @crm/config for why it is the deployments' choice rather than the default.
+    ...(lbPolicy === 'round_robin' ? { 'grpc.service_config': ROUND_ROBIN } : {}),
   });
   const out: Record<string, unknown> = { raw: client, close: () => client.close() };
   for (const method of Object.keys(ctor.service)) {

@@ -44,7 +44,7 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   const redis = createRedisClient(config.REDIS_URL, log, 'ai');
   // Resolves once Redis answers (retrying, and logging, until then): no AI call is served before its quota counts.
   await redis.connect();
-  const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log);
+  const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY);
   const guard = new AddressGuard({ allow: config.AI_ALLOWED_PRIVATE_ADDRESSES, purpose: 'AI requests' });
   const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), messaging, guard };
   const server = new GrpcServer(log, auth, metrics);

@@ -33,7 +33,7 @@ export function createRemote(config: AutomationConfig, auth: InternalAuth): Remo
       } catch {
         throw new AppError('unavailable', `The ${name} service is not available (no contract ${s.proto})`);
       }
-      c = createServiceClient(ctor, config[s.addr], auth, config.GRPC_DEADLINE_MS);
+      c = createServiceClient(ctor, config[s.addr], auth, config.GRPC_DEADLINE_MS, config.GRPC_LB_POLICY);
       made.set(name, c);
     }
     return c;

@@ -59,7 +59,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   } else {
     driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard) });
   }
-  const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000);
+  const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000, config.GRPC_LB_POLICY);
   // Network news (inbound messages, read receipts) reaches the outbox in batches: one statement for what arrives within a few ms.
   const news = new OutboxBatcher({ pool, log, maxEvents: config.INBOUND_BATCH_SIZE, maxWaitMs: config.INBOUND_BATCH_WAIT_MS });
   const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases, news });

@@ -1,10 +1,11 @@
-import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { allowListEnv } from '@crm/net-guard';
 
 const ms = (fallback: number, min = 100) => z.coerce.number().int().min(min).default(fallback);
 
 const Env = z.object({
   ...internalAuthEnv,
+  ...grpcClientEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_chatnet_connector'),

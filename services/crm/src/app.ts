@@ -41,7 +41,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
 
-  const identity = identityChannel(config.IDENTITY_ADDR, auth, config.IDENTITY_DEADLINE_MS);
+  const identity = identityChannel(config.IDENTITY_ADDR, auth, config.IDENTITY_DEADLINE_MS, config.GRPC_LB_POLICY);
   const metrics = new Metrics('crm');
   const deps: Deps = {
     config,
@@ -49,7 +49,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     log,
     identity,
     users: identityDirectory(identity),
-    conversations: messagingConversations(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log),
+    conversations: messagingConversations(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY),
     totals: new TotalCache(config.LIST_TOTAL_CACHE_MS, config.LIST_TOTAL_CACHE_MIN),
     metrics,
   };

@@ -31,7 +31,7 @@ export function createClients(config: GatewayConfig, auth: InternalAuth): Client
     let c = made.get(name);
     if (!c) {
       const b = BACKENDS[name];
-      c = createServiceClient(serviceDefinition(loadProto(b.proto), b.service), String(config[b.addr]), auth, config.GRPC_DEADLINE_MS);
+      c = createServiceClient(serviceDefinition(loadProto(b.proto), b.service), String(config[b.addr]), auth, config.GRPC_DEADLINE_MS, config.GRPC_LB_POLICY);
       made.set(name, c);
     }
     return c;

@@ -1,9 +1,10 @@
-import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 const address = (fallback: string) => z.string().default(fallback);
 
 const Env = z.object({
   ...internalAuthEnv,
+  ...grpcClientEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** HTTP bind address and port: the single URL clients use. */
   HOST: z.string().default('0.0.0.0'),

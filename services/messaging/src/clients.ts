@@ -44,7 +44,7 @@ export class RemoteClients {
     if (!c) {
       const s = SERVICES[name];
       try {
-        c = createServiceClient(serviceDefinition(loadProto(s.proto), s.service), this.config[s.addr], this.auth);
+        c = createServiceClient(serviceDefinition(loadProto(s.proto), s.service), this.config[s.addr], this.auth, undefined, this.config.GRPC_LB_POLICY);
       } catch (err) {
         this.log.warn({ err, service: name }, 'cannot load the contract of a service this one calls');
         throw new AppError('unavailable', `The ${name} service is not available`);

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, loadProto, notFound, protoRoot, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
+import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, type LbPolicy, loadProto, notFound, protoRoot, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ChatConversation, ChatMessage } from '../local/conversation';
 
@@ -52,6 +52,7 @@ export class MessagingGateway {
     private readonly auth: InternalAuth,
     private readonly deadlineMs: number,
     private readonly log: Logger,
+    private readonly lbPolicy: LbPolicy = 'pick_first',
   ) {}
 
   private get(): ServiceClient {
@@ -60,7 +61,7 @@ export class MessagingGateway {
         throw new AppError('unavailable', 'Conversations are unavailable: the messaging service is not deployed');
       }
       const ctor = serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService');
-      this.client = createServiceClient(ctor, this.address, this.auth, this.deadlineMs);
+      this.client = createServiceClient(ctor, this.address, this.auth, this.deadlineMs, this.lbPolicy);
     }
     return this.client;
   }

@@ -1,4 +1,4 @@
-import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, invalid, loadProto, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
+import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, invalid, type LbPolicy, loadProto, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
 
 /** One lazily made gRPC client to identity for the whole service (assignee checks, report names, team lists). */
 export interface IdentityChannel {
@@ -6,10 +6,10 @@ export interface IdentityChannel {
   close(): void;
 }
 
-export function identityChannel(addr: string, auth: InternalAuth, deadlineMs: number): IdentityChannel {
+export function identityChannel(addr: string, auth: InternalAuth, deadlineMs: number, lbPolicy: LbPolicy): IdentityChannel {
   let client: ServiceClient | undefined;
   return {
-    get: () => (client ??= createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), addr, auth, deadlineMs)),
+    get: () => (client ??= createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), addr, auth, deadlineMs, lbPolicy)),
     close: () => client?.close(),
   };
 }

@@ -1,4 +1,4 @@
-import { CallContext, createServiceClient, InternalAuth, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { CallContext, createServiceClient, InternalAuth, type LbPolicy, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 
 export interface ConversationSummary {
@@ -23,11 +23,11 @@ export interface ConversationSource {
  * The contact detail's conversations come from messaging. A detail page must not wait on, or fail because
  * of, another service: a short deadline, and on any failure an empty list and a warning.
  */
-export function messagingConversations(addr: string, auth: InternalAuth, deadlineMs: number, log: Logger): ConversationSource {
+export function messagingConversations(addr: string, auth: InternalAuth, deadlineMs: number, log: Logger, lbPolicy: LbPolicy): ConversationSource {
   let client: ServiceClient | undefined;
   const get = () =>
     // Loaded on first use: a deployment without messaging (or a checkout without its proto) still starts.
-    (client ??= createServiceClient(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), addr, auth, deadlineMs));
+    (client ??= createServiceClient(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), addr, auth, deadlineMs, lbPolicy));
   return {
     async forContact(ctx, contactId) {
       try {
