@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { createLogger } from '@crm/logger';
+import * as grpc from '@grpc/grpc-js';
 import { checkHealth } from './client';
 import { devInternalAuth } from './internal-auth';
+import { loadProto, serviceDefinition } from './proto';
 import { Readiness } from './readiness';
-import { GrpcServer } from './server';
+import { GrpcServer, LIVENESS_SERVICE } from './server';
 
 /** A port nothing listens on: bound, then released. */
 async function closedPort(): Promise<number> {
@@ -105,6 +107,24 @@ describe('GrpcServer health with readiness checks', () => {
   it('answers NOT_SERVING when one dependency is on a closed port', async () => {
     const closed = await closedPort();
     expect(await healthOf(new GrpcServer(log, auth).readiness({ postgres: tcpCheck(openPort), rabbitmq: tcpCheck(closed) }))).toBe(false);
+  });
+
+  it('answers the liveness name SERVING while a dependency fails (a restart would not bring the database back)', async () => {
+    const closed = await closedPort();
+    const server = new GrpcServer(log, auth).readiness({ postgres: tcpCheck(closed) });
+    const port = await server.listen('127.0.0.1', 0);
+    const ctor = serviceDefinition(loadProto('grpc/health/v1/health.proto'), 'grpc.health.v1.Health');
+    const client = new ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as {
+      Check(req: { service: string }, cb: (err: Error | null, res: { status: string }) => void): void;
+    };
+    const ask = (service: string) => new Promise<string>((resolve, reject) => client.Check({ service }, (err, res) => (err ? reject(err) : resolve(res.status))));
+    try {
+      expect(await ask(LIVENESS_SERVICE)).toBe('SERVING');
+      expect(await ask('')).toBe('NOT_SERVING');
+    } finally {
+      (client as unknown as grpc.Client).close();
+      await server.stop(100);
+    }
   });
 
   it('answers SERVING without checks (a server that depends on nothing)', async () => {

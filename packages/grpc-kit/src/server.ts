@@ -98,6 +98,9 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
   }
 }
 
+/** The health service name that answers for the process alone, without the readiness checks. */
+export const LIVENESS_SERVICE = 'liveness';
+
 /** Records one finished call: its status code and how long it took (ms). */
 type CallTimer = (code: grpc.status, ms: number) => void;
 
@@ -123,8 +126,8 @@ export class GrpcServer {
     // without a credential.
     const health = serviceDefinition(loadProto('grpc/health/v1/health.proto'), 'grpc.health.v1.Health');
     this.server.addService(health.service, {
-      Check: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
-        this.healthStatus().then((status) => cb(null, { status }));
+      Check: (call: grpc.ServerUnaryCall<{ service?: string }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+        this.healthStatus(call.request?.service ?? '').then((status) => cb(null, { status }));
       },
     });
   }
@@ -139,9 +142,14 @@ export class GrpcServer {
     return this;
   }
 
-  private async healthStatus(): Promise<'SERVING' | 'NOT_SERVING'> {
+  /**
+   * `liveness` (the name Kubernetes' liveness and startup probes ask for): the process serves, whatever its
+   * dependencies do; restarting every pod because the database is away would not bring it back. Any other name
+   * (the empty one of the gateway and readiness probes): the readiness checks too.
+   */
+  private async healthStatus(service: string): Promise<'SERVING' | 'NOT_SERVING'> {
     if (!this.serving) return 'NOT_SERVING';
-    if (this.readinessChecks.size === 0) return 'SERVING';
+    if (service === LIVENESS_SERVICE || this.readinessChecks.size === 0) return 'SERVING';
     return (await this.readinessChecks.report()).ready ? 'SERVING' : 'NOT_SERVING';
   }
 
