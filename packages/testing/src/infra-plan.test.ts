@@ -22,7 +22,7 @@ describe('npm start / npm test: servers that do not answer', () => {
     const out = checkOutcome({ down: ['redis'], env: {}, docker, purpose: 'start' });
     expect(out.proceed).toBe(false);
     expect(out.lines[0]).toMatch(/^✗ Redis is not reachable at 127\.0\.0\.1:6379: /);
-    expect(out.lines[1]).toContain('or run `npm run dev:containers`');
+    expect(out.lines[1]).toBe('✗ Or run `npm run dev:containers` (a Docker engine answers here): it starts PostgreSQL, RabbitMQ and Redis in containers and the stack against them.');
   });
 
   it('npm test goes on when a Docker engine answers (globalSetup starts the missing servers) and stops without one', () => {

@@ -79,7 +79,7 @@ export function checkOutcome(opts: { down: ServerKey[]; env: Env; docker: Docker
   const urls = serverUrls(opts.env);
   const lines = down.map((s) => `✗ ${s.name} is not reachable at ${where(urls[s.key], s.defaultPort)}: ${s.howToStart}.`);
   if (opts.purpose === 'start' && opts.docker.available) {
-    lines.push(`✗ A Docker engine answers here: or run \`${DEV_CONTAINERS_COMMAND}\`, which starts PostgreSQL, RabbitMQ and Redis in containers and the stack against them.`);
+    lines.push(`✗ Or run \`${DEV_CONTAINERS_COMMAND}\` (a Docker engine answers here): it starts PostgreSQL, RabbitMQ and Redis in containers and the stack against them.`);
   }
   return { proceed: false, lines };
 }
