@@ -56,17 +56,14 @@ export function build() {
   });
 }
 
-export const infra = {
-  postgres: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-  rabbitmq: process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
-  redis: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-};
-
-const HOW_TO_START = {
-  postgres: "start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start` (Debian), `brew services start postgresql`, or `docker compose up -d postgres`; or point DATABASE_URL at a running server",
-  rabbitmq: 'start it with `rabbitmq-server -detached`, `brew services start rabbitmq`, or `docker compose up -d rabbitmq`; or point AMQP_URL at a running broker',
-  redis: 'start it with `redis-server --daemonize yes`, `brew services start redis`, or `docker compose up -d redis`; or point REDIS_URL at a running server',
-};
+/**
+ * What to do about PostgreSQL, RabbitMQ and Redis is decided in @crm/testing (infra-plan: pure and unit-tested;
+ * containers: testcontainers), built TypeScript that these scripts load after build().
+ */
+export async function devInfra() {
+  const [plan, containers] = await Promise.all([import('@crm/testing/dist/infra-plan.js'), import('@crm/testing/dist/containers.js')]);
+  return { ...plan.default, ...containers.default };
+}
 
 function reachable(url, defaultPort) {
   const u = new URL(url);
@@ -82,24 +79,22 @@ function reachable(url, defaultPort) {
   });
 }
 
-/** Say which of PostgreSQL, RabbitMQ and Redis is unreachable and how to start it, instead of a stack trace. */
-export async function checkInfra({ dockerFallback = false } = {}) {
-  const checks = await Promise.all([
-    reachable(infra.postgres, 5432).then((ok) => ['postgres', 'PostgreSQL', infra.postgres, ok]),
-    reachable(infra.rabbitmq, 5672).then((ok) => ['rabbitmq', 'RabbitMQ', infra.rabbitmq, ok]),
-    reachable(infra.redis, 6379).then((ok) => ['redis', 'Redis', infra.redis, ok]),
-  ]);
-  const down = checks.filter((c) => !c[3]);
-  const docker = existsSync('/var/run/docker.sock') || !!process.env.DOCKER_HOST;
-  if (down.length && dockerFallback && docker) {
-    console.log(`› ${down.map((c) => c[1]).join(', ')} not reachable: tests will start them with testcontainers.`);
-    return;
-  }
-  for (const [key, name, url] of down) {
-    const u = new URL(url);
-    console.error(`✗ ${name} is not reachable at ${u.hostname}:${u.port || ''}: ${HOW_TO_START[key]}.`);
-  }
-  if (down.length) process.exit(1);
+/**
+ * Say which of PostgreSQL, RabbitMQ and Redis is unreachable and how to start it, instead of a stack trace (and,
+ * where a Docker engine answers, that `npm run dev:containers` would). `purpose: 'test'` goes on when Docker can
+ * start the missing ones (jest's globalSetup does). Returns the URL of each server.
+ */
+export async function checkInfra({ purpose = 'start' } = {}) {
+  const { SERVERS, serverUrls, checkOutcome, dockerEngine } = await devInfra();
+  const urls = serverUrls(process.env);
+  const answers = await Promise.all(SERVERS.map((s) => reachable(urls[s.key], s.defaultPort)));
+  const down = SERVERS.filter((_, i) => !answers[i]).map((s) => s.key);
+  // Docker is asked only when a server is missing: a stack whose servers answer starts without loading testcontainers.
+  const docker = down.length ? await dockerEngine() : { available: false, reason: 'not asked' };
+  const outcome = checkOutcome({ down, env: process.env, docker, purpose });
+  for (const line of outcome.lines) (line.startsWith('✗') ? console.error : console.log)(line);
+  if (!outcome.proceed) process.exit(1);
+  return urls;
 }
 
 /**

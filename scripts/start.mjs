@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { build, checkInfra, devSecrets, ensureInstalled, infra, root } from './lib.mjs';
+import { build, checkInfra, devSecrets, ensureInstalled, root } from './lib.mjs';
 
 /** Every backend service with its default gRPC port and the variable the others find it by. */
 const SERVICES = [
@@ -18,7 +18,7 @@ const SERVICES = [
 
 ensureInstalled();
 build();
-await checkInfra();
+const infra = await checkInfra();
 const secrets = devSecrets();
 
 const present = new Set(readdirSync(path.join(root, 'services')));

@@ -9,7 +9,7 @@ ensureInstalled();
 ensureChromium();
 build();
 // Unreachable infrastructure is fatal unless Docker can start it (jest's globalSetup uses testcontainers then).
-await checkInfra({ dockerFallback: true });
+await checkInfra({ purpose: 'test' });
 
 const report = path.join(root, '.local', 'jest-report.json');
 mkdirSync(path.dirname(report), { recursive: true });

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { SERVICE_CALL_POLICY } from '@crm/grpc-kit';
+import { LIVENESS_SERVICE, SERVICE_CALL_POLICY } from '@crm/grpc-kit';
 
 /**
  * deploy/k8s rendered as a cluster would get it: with `kubectl kustomize` when kubectl is installed, and always
@@ -119,7 +119,10 @@ describe.each(SERVICES)('%s', (name) => {
       expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
       expect(c.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
     } else {
-      for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect({ probe, grpc: c[probe]?.grpc }).toEqual({ probe, grpc: { port } });
+      // Readiness asks the default health name (the service's dependencies included); startup and liveness ask
+      // `liveness` (the process alone), so an outage of PostgreSQL, RabbitMQ or Redis never restarts the pods.
+      expect(c.readinessProbe.grpc).toEqual({ port });
+      for (const probe of ['startupProbe', 'livenessProbe']) expect({ probe, grpc: c[probe]?.grpc }).toEqual({ probe, grpc: { port, service: LIVENESS_SERVICE } });
     }
   });
 

@@ -1,10 +1,12 @@
-import { eventually } from '@crm/testing';
+import { Client } from 'pg';
+import { eventually, infra } from '@crm/testing';
 import { client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 
 /**
  * /readyz asks every configured service through a connection it keeps: a stopped service turns it 503
- * naming that service, and the same check sees the service again once it is back on its port.
+ * naming that service, and the same check sees the service again once it is back on its port. A service that
+ * is up but cannot reach its own PostgreSQL answers its health check NOT_SERVING, and shows false the same way.
  */
 describe('gateway /readyz', () => {
   let stack: Stack;
@@ -33,5 +35,33 @@ describe('gateway /readyz', () => {
       return r;
     }, 20_000, 200);
     expect(back.body.checks.crm).toBe(true);
+  }, 60_000);
+
+  it('is 503 naming a service that cannot reach its database, 200 again once the database takes connections', async () => {
+    const api = client(stack.url);
+    const database = new URL(stack.databaseUrl('crm')).pathname.slice(1);
+    const admin = new Client({ connectionString: infra.databaseUrl });
+    await admin.connect();
+    // Only this test's own database: new connections refused, the service's open ones ended.
+    const refuse = async (refused: boolean) => {
+      await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS ${refused ? 'false' : 'true'}`);
+      if (refused) await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+    };
+    const readyz = (status: number) =>
+      eventually(async () => {
+        const r = await api.get('/readyz');
+        return r.status === status ? r : undefined;
+      }, 20_000, 200);
+    try {
+      expect((await readyz(200)).body.checks.crm).toBe(true);
+      await refuse(true);
+      const down = await readyz(503);
+      expect(down.body).toEqual({ status: 'not_ready', checks: { redis: true, identity: true, crm: false } });
+      await refuse(false);
+      expect((await readyz(200)).body).toEqual({ status: 'ready', checks: { redis: true, identity: true, crm: true } });
+    } finally {
+      await refuse(false).catch(() => undefined);
+      await admin.end();
+    }
   }, 60_000);
 });

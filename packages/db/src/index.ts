@@ -75,6 +75,14 @@ export function createPool(url: string, max = 10, opts: PoolSettings = {}): Pool
   return pool;
 }
 
+/**
+ * Readiness of a service's database: one `SELECT 1` through its pool (the caller bounds the wait). A pool
+ * whose every connection is busy answers late, which is the truth about whether the service can take work.
+ */
+export async function databaseAnswers(pool: Pool): Promise<void> {
+  await pool.query('SELECT 1');
+}
+
 export async function loadMigrations(dir: string): Promise<Migration[]> {
   const files = (await readdir(dir)).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
   return Promise.all(files.map(async (name) => ({ name, sql: await readFile(path.join(dir, name), 'utf8') })));

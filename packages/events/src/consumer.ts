@@ -182,6 +182,11 @@ export class EventConsumer {
   }
 
   /** Declares the topology and starts consuming; fails when the broker is unreachable at start. */
+  /** The consumer holds an open channel to RabbitMQ (false from a lost connection until it has reconnected). */
+  get connected(): boolean {
+    return this.channel !== undefined;
+  }
+
   async start(): Promise<void> {
     if (this.started) throw new Error(`EventConsumer ${this.opts.queue} already started`);
     this.started = true;

@@ -3,6 +3,7 @@ export { installEventTables, OUTBOX_CHANNEL } from './tables';
 export { enqueueEvent, enqueueEvents, type NewEvent } from './outbox';
 export { notifyOutboxCommitted, OutboxRelay, type OutboxRelayOptions } from './relay';
 export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';
+export { brokerConnected, type BrokerLink } from './readiness';
 export { EventConsumer, type BatchHandler, type EventConsumerOptions, type EventHandler } from './consumer';
 export { deleteTopology, dlqName, retryQueueName, DELIVERY_LIMIT } from './topology';
 export {

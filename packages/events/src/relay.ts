@@ -136,6 +136,11 @@ export class OutboxRelay {
     outboxOldestAge(this.metrics!).set(Math.max(0, age));
   }
 
+  /** The relay holds an open channel to RabbitMQ (false from a lost connection until it has reconnected). */
+  get connected(): boolean {
+    return this.channel !== undefined;
+  }
+
   /** Connects to RabbitMQ and starts listening; fails when either is unreachable at start. */
   async start(): Promise<void> {
     if (this.started) throw new Error('OutboxRelay already started');

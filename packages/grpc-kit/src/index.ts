@@ -3,6 +3,7 @@ export * from './context';
 export * from './permissions';
 export * from './proto';
 export * from './server';
+export * from './readiness';
 export * from './client';
 export * from './internal-auth';
 export * from './trace-context';

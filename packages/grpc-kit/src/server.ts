@@ -7,6 +7,7 @@ import { AUTH_METADATA_KEY, CallContext, REQUEST_ID_METADATA_KEY } from './conte
 import { AppError, errorMetadata, grpcStatusOf } from './errors';
 import type { InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
+import { Readiness, type ReadinessCheck } from './readiness';
 import { contextFromTraceparent, TRACEPARENT } from './trace-context';
 
 const tracer = trace.getTracer('@crm/grpc-kit');
@@ -97,6 +98,9 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
   }
 }
 
+/** The health service name that answers for the process alone, without the readiness checks. */
+export const LIVENESS_SERVICE = 'liveness';
+
 /** Records one finished call: its status code and how long it took (ms). */
 type CallTimer = (code: grpc.status, ms: number) => void;
 
@@ -108,6 +112,7 @@ export class GrpcServer {
     'grpc.max_connection_age_ms': 5 * 60_000,
   });
   private serving = true;
+  private readonly readinessChecks: Readiness;
 
   /** `metrics`: every call's duration goes to `grpc_server_duration_seconds` {grpc_service, grpc_method, grpc_code}. */
   constructor(
@@ -115,12 +120,37 @@ export class GrpcServer {
     private readonly auth: InternalAuth,
     private readonly metrics?: Metrics,
   ) {
+    this.readinessChecks = new Readiness({ log });
     // The standard health service, so the gateway's /readyz and orchestrators can probe every server. It tells
-    // nothing but "serving", so it is the one service open without a credential.
+    // nothing but "serving" (which dependency failed is logged here, not told), so it is the one service open
+    // without a credential.
     const health = serviceDefinition(loadProto('grpc/health/v1/health.proto'), 'grpc.health.v1.Health');
     this.server.addService(health.service, {
-      Check: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { status: this.serving ? 'SERVING' : 'NOT_SERVING' }),
+      Check: (call: grpc.ServerUnaryCall<{ service?: string }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+        this.healthStatus(call.request?.service ?? '').then((status) => cb(null, { status }));
+      },
     });
+  }
+
+  /**
+   * Dependencies the server needs to serve (`{ postgres, rabbitmq, redis }`): each health check runs them (bounded,
+   * cached for a second) and answers NOT_SERVING while one fails, so /readyz shows a service that is up but cannot
+   * reach its database, broker or Redis.
+   */
+  readiness(checks: Record<string, ReadinessCheck>): this {
+    for (const [name, check] of Object.entries(checks)) this.readinessChecks.add(name, check);
+    return this;
+  }
+
+  /**
+   * `liveness` (the name Kubernetes' liveness and startup probes ask for): the process serves, whatever its
+   * dependencies do; restarting every pod because the database is away would not bring it back. Any other name
+   * (the empty one of the gateway and readiness probes): the readiness checks too.
+   */
+  private async healthStatus(service: string): Promise<'SERVING' | 'NOT_SERVING'> {
+    if (!this.serving) return 'NOT_SERVING';
+    if (service === LIVENESS_SERVICE || this.readinessChecks.size === 0) return 'SERVING';
+    return (await this.readinessChecks.report()).ready ? 'SERVING' : 'NOT_SERVING';
   }
 
   add(ctor: grpc.ServiceClientConstructor, handlers: Handlers): this {

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import pino from 'pino';
 import { clearRedisPrefix, eventually, infra, uniqueName } from '@crm/testing';
-import { closeRedisClient, createRedisClient, MAX_RECONNECT_DELAY_MS, reconnectDelay, type RedisClient } from './client';
+import { closeRedisClient, createRedisClient, MAX_RECONNECT_DELAY_MS, reconnectDelay, redisAnswers, type RedisClient } from './client';
 import { LuaScript } from './lua-script';
 
 /** A logger that keeps its lines, so a test can read what an operator would see. */
@@ -100,6 +100,24 @@ describe('createRedisClient', () => {
     await eventually(async () => redis.isReady, 10_000);
     expect(await redis.get(`${prefix}outage`)).toBe('before');
     expect(lines.some((l) => l.msg === 'redis connection restored')).toBe(true);
+    await proxy.cut();
+  });
+
+  it('answers the readiness check while connected, fails it at once while its Redis is away', async () => {
+    const proxy = await cuttableProxy();
+    const { log } = recordingLogger();
+    const redis = track(createRedisClient(proxy.url, log, 'readiness', { commandTimeoutMs: 10_000 }));
+    await redis.connect();
+    await expect(redisAnswers(redis)).resolves.toBeUndefined();
+    await proxy.cut();
+    await eventually(async () => !redis.isReady);
+    // Not a PING queued for the reconnect (it would wait the 10 s command timeout): a rejection now.
+    const started = Date.now();
+    await expect(redisAnswers(redis)).rejects.toThrow('Redis is not connected');
+    expect(Date.now() - started).toBeLessThan(100);
+    await proxy.restore();
+    await eventually(async () => redis.isReady, 10_000);
+    await expect(redisAnswers(redis)).resolves.toBeUndefined();
     await proxy.cut();
   });
 

@@ -92,6 +92,15 @@ function watchConnection(client: RedisClient, log: Logger, errorLogEveryMs: numb
 }
 
 /**
+ * Readiness of a Redis connection: not connected fails at once (a queued PING would only wait for the reconnect),
+ * otherwise PING (the caller bounds the wait).
+ */
+export async function redisAnswers(client: Pick<RedisClient, 'isReady' | 'ping'>): Promise<void> {
+  if (!client.isReady) throw new Error('Redis is not connected');
+  await client.ping();
+}
+
+/**
  * Close at shutdown: let in-flight commands finish, but do not wait past `graceMs` (node-redis's graceful close
  * waits for replies that never come while Redis is down), then drop the connection.
  */

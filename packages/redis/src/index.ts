@@ -8,6 +8,7 @@ export {
   DEFAULT_COMMAND_TIMEOUT_MS,
   MAX_RECONNECT_DELAY_MS,
   reconnectDelay,
+  redisAnswers,
   type RedisClient,
   type RedisClientOptions,
 } from './client';

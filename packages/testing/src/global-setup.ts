@@ -1,19 +1,13 @@
-import { existsSync } from 'node:fs';
 import net from 'node:net';
+import { dockerEngine, type ServerContainer, startServerContainer } from './containers';
+import { SERVERS } from './infra-plan';
 
 /**
  * jest globalSetup: tests use PostgreSQL, RabbitMQ and Redis from DATABASE_URL / AMQP_URL / REDIS_URL, or the
  * local defaults. When one is neither configured nor reachable and a Docker engine is present, it is started
  * with testcontainers for the run (and stopped by globalTeardown). Workers inherit the URLs set here.
  */
-const DEFAULTS = {
-  DATABASE_URL: { url: 'postgres://postgres@127.0.0.1:5432/postgres', port: 5432 },
-  AMQP_URL: { url: 'amqp://guest:guest@127.0.0.1:5672', port: 5672 },
-  REDIS_URL: { url: 'redis://127.0.0.1:6379', port: 6379 },
-} as const;
-
-type Var = keyof typeof DEFAULTS;
-const started: { stop(): Promise<unknown> }[] = [];
+const started: ServerContainer[] = [];
 
 function reachable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -24,39 +18,17 @@ function reachable(port: number): Promise<boolean> {
   });
 }
 
-function dockerAvailable(): boolean {
-  return existsSync('/var/run/docker.sock') || !!process.env.DOCKER_HOST;
-}
-
-async function startContainer(name: Var): Promise<string> {
-  const { GenericContainer, Wait } = await import('testcontainers');
-  switch (name) {
-    case 'DATABASE_URL': {
-      const c = await new GenericContainer('postgres:15').withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' }).withExposedPorts(5432).withWaitStrategy(Wait.forLogMessage(/ready to accept connections/, 2)).start();
-      started.push(c);
-      return `postgres://postgres@${c.getHost()}:${c.getMappedPort(5432)}/postgres`;
-    }
-    case 'AMQP_URL': {
-      const c = await new GenericContainer('rabbitmq:3.10').withExposedPorts(5672).withWaitStrategy(Wait.forLogMessage(/Server startup complete/)).start();
-      started.push(c);
-      return `amqp://guest:guest@${c.getHost()}:${c.getMappedPort(5672)}`;
-    }
-    case 'REDIS_URL': {
-      const c = await new GenericContainer('redis:7').withExposedPorts(6379).start();
-      started.push(c);
-      return `redis://${c.getHost()}:${c.getMappedPort(6379)}`;
-    }
-  }
-}
-
 export async function setup(): Promise<void> {
-  for (const name of Object.keys(DEFAULTS) as Var[]) {
-    if (process.env[name]) continue;
-    if (await reachable(DEFAULTS[name].port)) continue;
-    if (!dockerAvailable()) {
-      throw new Error(`${name} is not set, nothing answers on 127.0.0.1:${DEFAULTS[name].port}, and there is no Docker engine for testcontainers`);
+  for (const server of SERVERS) {
+    if (process.env[server.envVar]) continue;
+    if (await reachable(server.defaultPort)) continue;
+    const docker = await dockerEngine();
+    if (!docker.available) {
+      throw new Error(`${server.envVar} is not set, nothing answers on 127.0.0.1:${server.defaultPort}, and there is no Docker engine for testcontainers (${docker.reason})`);
     }
-    process.env[name] = await startContainer(name);
+    const container = await startServerContainer(server.key);
+    started.push(container);
+    process.env[server.envVar] = container.url;
   }
   (globalThis as { __crmContainers?: typeof started }).__crmContainers = started;
 }

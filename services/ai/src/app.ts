@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
-import { createPool, ensureDatabase, migrate } from '@crm/db';
-import { installEventTables, OutboxRelay } from '@crm/events';
+import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
 import { AddressGuard } from '@crm/net-guard';
-import { closeRedisClient, createRedisClient } from '@crm/redis';
+import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
 import type { AiServiceConfig } from './config';
 import type { Deps } from './deps';
 import { MessagingGateway } from './domain/conversations';
@@ -47,7 +47,11 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY);
   const guard = new AddressGuard({ allow: config.AI_ALLOWED_PRIVATE_ADDRESSES, purpose: 'AI requests' });
   const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), messaging, guard };
-  const server = new GrpcServer(log, auth, metrics);
+  const server = new GrpcServer(log, auth, metrics).readiness({
+    postgres: () => databaseAnswers(pool),
+    rabbitmq: () => brokerConnected([relay]),
+    redis: () => redisAnswers(redis),
+  });
   server.add(serviceDefinition(loadProto('ai/v1/ai.proto'), 'ai.v1.AiService'), aiHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port, allowedPrivate: config.AI_ALLOWED_PRIVATE_ADDRESSES.entries }, 'ai listening');

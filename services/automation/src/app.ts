@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
-import { createPool, ensureDatabase, migrate } from '@crm/db';
-import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
+import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { brokerConnected, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
@@ -124,7 +124,10 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
         metrics,
       })
     : undefined;
-  const server = new GrpcServer(log, auth, metrics);
+  const server = new GrpcServer(log, auth, metrics).readiness({
+    postgres: () => databaseAnswers(pool),
+    rabbitmq: () => brokerConnected([relay, consumer, replies, seen, ...(emailAlerts ? [emailAlerts] : [])]),
+  });
   server.add(serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'), automationHandlers(deps));
 
   const stopped: Array<() => Promise<void>> = [];

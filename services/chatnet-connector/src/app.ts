@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
-import { createPool, ensureDatabase, migrate } from '@crm/db';
-import { installEventTables, OutboxRelay } from '@crm/events';
+import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { createServiceClient, GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
@@ -85,7 +85,15 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   await relay.start();
 
-  const server = new GrpcServer(log, auth, metrics);
+  const server = new GrpcServer(log, auth, metrics).readiness({
+    postgres: () => databaseAnswers(pool),
+    rabbitmq: () => brokerConnected([relay]),
+    // Not connected fails at once: a queued PING would only wait for the reconnect.
+    redis: async () => {
+      if (!redis.isReady) throw new Error('Redis is not connected');
+      await redis.ping();
+    },
+  });
   const proto = loadProto('connector/v1/connector.proto');
   server.add(serviceDefinition(proto, 'connector.v1.ConnectorService'), connectorHandlers(deps));
   server.add(serviceDefinition(proto, 'connector.v1.ConnectorPeerService'), peerHandlers(deps));

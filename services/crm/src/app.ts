@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { createPool, ensureDatabase, migrate } from '@crm/db';
-import { EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
+import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { brokerConnected, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
@@ -101,6 +101,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     await pool.end();
     throw err;
   }
+  server.readiness({ postgres: () => databaseAnswers(pool), rabbitmq: () => brokerConnected([relay, ...consumers]) });
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port }, 'crm listening');
   // Keeps the per-org contact counter a handful of rows however many contacts are created.

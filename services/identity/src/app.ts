@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { authKeys, createTokenSigner } from '@crm/auth';
-import { createPool, ensureDatabase, migrate } from '@crm/db';
-import { AUDIT_RECORDED, EventConsumer, installEventTables } from '@crm/events';
+import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { AUDIT_RECORDED, brokerConnected, EventConsumer, installEventTables } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
-import { closeRedisClient, createRedisClient } from '@crm/redis';
+import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
 import type { IdentityConfig } from './config';
 import type { Deps } from './deps';
 import { sweep as sweepAuditLog } from './domain/audit';
@@ -65,7 +65,11 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     await pool.end();
     throw err;
   }
-  const server = new GrpcServer(log, auth, metrics);
+  const server = new GrpcServer(log, auth, metrics).readiness({
+    postgres: () => databaseAnswers(pool),
+    rabbitmq: () => brokerConnected([auditConsumer]),
+    redis: () => redisAnswers(redis),
+  });
   server.add(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), identityHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   log.info({ port }, 'identity listening');

@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { createPool, ensureDatabase, migrate } from '@crm/db';
-import { installEventTables, OutboxRelay } from '@crm/events';
+import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
-import { closeRedisClient, createRedisClient } from '@crm/redis';
+import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
 import { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
 import type { Deps } from './deps';
@@ -72,7 +72,11 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   const sweeper = startAttachmentSweeper(deps);
   const snoozes = startSnoozeWaker(deps);
 
-  const server = new GrpcServer(log, auth, metrics);
+  const server = new GrpcServer(log, auth, metrics).readiness({
+    postgres: () => databaseAnswers(pool),
+    rabbitmq: () => brokerConnected([relay, ...consumers]),
+    redis: () => redisAnswers(redis),
+  });
   server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), messagingHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
   const files = await startHttpServer(deps, auth);

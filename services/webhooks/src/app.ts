@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
-import { createPool, ensureDatabase, migrate } from '@crm/db';
-import { installEventTables, OutboxRelay } from '@crm/events';
+import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
@@ -60,7 +60,10 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
   const consumer = publicEventsConsumer({ amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, pool, logger: log, metrics });
   const deps: Deps = { config, pool, log, box, sender };
 
-  const server = new GrpcServer(log, auth, metrics);
+  const server = new GrpcServer(log, auth, metrics).readiness({
+    postgres: () => databaseAnswers(pool),
+    rabbitmq: () => brokerConnected([relay, consumer]),
+  });
   server.add(serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'), webhooksHandlers(deps));
   try {
     await relay.start();

@@ -3,8 +3,9 @@ import { addressOf } from '../clients';
 import type { RouteDeps } from './deps';
 
 /**
- * /healthz: the process is up. /readyz: Redis and every configured service answer their health check, and
- * the gateway is not shutting down (503 `draining` from SIGTERM on, so no new work is routed here).
+ * /healthz: the process is up. /readyz: Redis and every configured service answer their health check (which a
+ * service passes only while its own PostgreSQL, RabbitMQ and Redis answer), and the gateway is not shutting down
+ * (503 `draining` from SIGTERM on, so no new work is routed here).
  */
 export function healthRoutes({ config, clients, redis, drain }: RouteDeps): Router {
   const r = Router();

@@ -7,7 +7,8 @@ const health = area({ prefix: '', auth: 'none', tag: 'Health' });
 health.op('GET /healthz', { summary: 'The process is up', responses: { 200: z.object({ status: z.literal('ok') }) } });
 health.op('GET /readyz', {
   summary: 'Redis and every configured service answer, and the gateway is not shutting down',
-  description: '503 with status `not_ready` (a failed check) or `draining` (shutting down).',
+  description:
+    '`checks` names Redis and each service; a service is `false` when it does not answer or cannot reach its own PostgreSQL, RabbitMQ or Redis. 503 with status `not_ready` (a failed check) or `draining` (shutting down).',
   responses: { 200: Readiness, 503: Readiness },
 });
 
