@@ -80,7 +80,7 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
     it('GET /ai/config starts on the local engine with the default quota', async () => {
       const res = await agent.get('/api/v1/ai/config');
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ provider: 'local', model: '', dailyQuota: 200, enabled: true, status: 'local', engine: 'local', usedToday: 0, remainingToday: 200 });
+      expect(res.body).toMatchObject({ provider: 'local', model: null, dailyQuota: 200, enabled: true, status: 'local', engine: 'local', usedToday: 0, remainingToday: 200 });
       expect(new Date(res.body.quotaResetsAt).toISOString()).toMatch(/T00:00:00.000Z$/);
     });
 
@@ -106,7 +106,7 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
     it('PUT /ai/config with a provider that has no key reports missing_key; only sent fields change', async () => {
       const res = await owner.put('/api/v1/ai/config', { provider: 'anthropic' });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ provider: 'anthropic', model: '', dailyQuota: 200, enabled: true, status: 'missing_key', engine: 'local' });
+      expect(res.body).toMatchObject({ provider: 'anthropic', model: null, dailyQuota: 200, enabled: true, status: 'missing_key', engine: 'local' });
       expect(res.body.statusMessage).toMatch(/Anthropic Claude has no API key/);
     });
   });

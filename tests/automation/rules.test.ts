@@ -179,7 +179,7 @@ describe('automation rules', () => {
       const rule = await owner.get(`/api/v1/automation/rules/${res.body.id}`);
       expect(rule.body.trigger).toEqual({ type: 'keyword', keywords: ['báo giá', 'price'], conditions: [{ field: 'threadType', operator: 'equals', value: 'user' }] });
       expect(rule.body.type).toBe('sequence');
-      expect(rule.body.description).toBe('');
+      expect(rule.body.description).toBeNull();
     });
 
     it('message triggers may ask about the contact (contact.*)', async () => {
@@ -201,7 +201,7 @@ describe('automation rules', () => {
     const res = await owner.put(`/api/v1/automation/rules/${ruleId}`, { name: 'Welcome every lead', description: '' });
     expect(res.status).toBe(200);
     expect(res.body.name).toBe('Welcome every lead');
-    expect(res.body.description).toBe('');
+    expect(res.body.description).toBeNull();
     expect(res.body.actions).toHaveLength(3);
     expect(res.body.trigger.conditions).toHaveLength(2);
     expect(res.body.status).toBe('draft');

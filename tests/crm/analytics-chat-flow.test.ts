@@ -64,7 +64,7 @@ describe('analytics from a real chat: sandbox network → connector → messagin
       }),
     );
     const team = (await owner.get(`/api/v1/analytics/team-performance?dateFrom=${from}&dateTo=${to}`)).body.team;
-    expect(team.find((m: any) => m.userId === lead.id)).toEqual(expect.objectContaining({ messagesReplied: 1, averageResponseTime: responseSeconds }));
-    expect(team.find((m: any) => m.userId === acme.user.id)).toEqual(expect.objectContaining({ messagesReplied: 0, averageResponseTime: null }));
+    expect(team.find((m: any) => m.userId === lead.id)).toEqual(expect.objectContaining({ messagesReplied: 1, averageResponseTime: responseSeconds, responses: 1 }));
+    expect(team.find((m: any) => m.userId === acme.user.id)).toEqual(expect.objectContaining({ messagesReplied: 0, averageResponseTime: 0, responses: 0 }));
   });
 });

@@ -33,10 +33,10 @@ describe('contacts (internal API)', () => {
         status: 'new',
         statusId: null,
         assignedUserId: null,
-        avatar: '',
+        avatar: null,
         leadScore: 0,
         dealValue: 0,
-        hasChatnet: null,
+        hasChatnet: false,
         chatnetUid: null,
         threadTypes: [],
         friends: [],
@@ -312,9 +312,9 @@ describe('contacts (internal API)', () => {
       expect(await namesOf('threadType=group&hasChatnet=unknown')).toEqual([]);
     });
 
-    it('hasChatnet: true = chat identity known, false = no identity and no phone, unknown = phone only', async () => {
+    it('hasChatnet: true = chat identity known, false = no identity (manual contacts too), unknown = a phone never checked', async () => {
       expect(await namesOf('hasChatnet=true')).toEqual(['Zed Chat']);
-      expect(await namesOf('hasChatnet=false')).toEqual(['John Smith', 'No Phone Person']);
+      expect(await namesOf('hasChatnet=false')).toEqual(['John Smith', 'Lê Văn Bình', 'No Phone Person', 'Trần Thị Mai']);
       expect(await namesOf('hasChatnet=unknown')).toEqual(['Lê Văn Bình', 'Trần Thị Mai']);
       const chat = (await list('hasChatnet=true')).body.data[0];
       expect(chat).toEqual(expect.objectContaining({ hasChatnet: true, chatnetUid: 'uid-filters-1', source: 'chatnet', threadTypes: ['group'] }));

@@ -120,7 +120,7 @@ describe('customer lists', () => {
       expect(await count([{ field: 'status', operator: 'in', value: ['lead', 'lost'] }])).toBe(2);
       expect(await count([{ field: 'phone', operator: 'equals', value: '0912 000 001' }])).toBe(1); // normalised like contacts
       expect(await count([{ field: 'phone', operator: 'contains', value: '000 002' }])).toBe(1);
-      expect(await count([{ field: 'hasChatnet', operator: 'equals', value: false }])).toBe(1); // no phone, no identity
+      expect(await count([{ field: 'hasChatnet', operator: 'equals', value: false }])).toBe(3); // no chat-network identity, phone or not
       expect(await count([{ field: 'leadScore', operator: 'gte', value: 0 }, { field: 'leadScore', operator: 'lte', value: '0' }])).toBe(3);
       expect(await count([{ field: 'leadScore', operator: 'gte', value: 1 }])).toBe(0);
       expect(await count([{ field: 'createdAt', operator: 'gte', value: '2000-01-01' }])).toBe(3);

@@ -58,7 +58,7 @@ describe('crm events, consumers and cross-service RPCs', () => {
       const id = created.body.id;
       const c = await ofType('contact.created', (d) => d.contact.id === id);
       expect(c).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), type: 'contact.created', orgId: acme.orgId, occurredAt: expect.any(String), data: { contact: expect.any(Object) } });
-      expect(c.data.contact).toEqual(expect.objectContaining({ id, name: 'Evan Event', phone: '+84933000001', source: 'manual', status: 'new', statusId: null, hasChatnet: null }));
+      expect(c.data.contact).toEqual(expect.objectContaining({ id, name: 'Evan Event', phone: '+84933000001', source: 'manual', status: 'new', statusId: null, hasChatnet: false }));
       expect(c.data.contact.friends).toBeUndefined();
 
       await owner.put(`/api/v1/contacts/${id}`, { status: 'lead', name: 'Evan Event' });

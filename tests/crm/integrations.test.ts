@@ -202,7 +202,7 @@ describe('social-network integration', () => {
 
       const byPhone = ok(await owner.get('/api/v1/contacts?search=0903222001'), 200);
       expect(byPhone.pagination.total).toBe(1);
-      expect(byPhone.data[0]).toEqual(expect.objectContaining({ id: existing.id, name: 'Khanh (VIP)', source: 'manual', status: 'customer', email: '' }));
+      expect(byPhone.data[0]).toEqual(expect.objectContaining({ id: existing.id, name: 'Khanh (VIP)', source: 'manual', status: 'customer', email: null }));
 
       const second = await finished((await startSync(pageId, form.id)).syncId);
       expect(second.counts).toEqual({ created: 0, linked: 0, alreadyImported: 1, skipped: 0 });

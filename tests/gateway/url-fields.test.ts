@@ -23,16 +23,16 @@ describe('URL fields accept only http(s) URLs', () => {
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('invalid_argument');
       expect(res.body.error.details).toEqual([{ field: 'avatar', message: 'must be an http or https URL (or empty)' }]);
-      expect((await owner.get(`/api/v1/users/${userId}`)).body.avatar).toBe('');
+      expect((await owner.get(`/api/v1/users/${userId}`)).body.avatar).toBeNull();
     });
 
-    it('stores an https or http URL, and "" clears it', async () => {
+    it('stores an https or http URL, and "" clears it (shown as null)', async () => {
       const set = await owner.put(`/api/v1/users/${userId}`, { avatar: 'https://cdn.example.com/a.png' });
       expect(set.status).toBe(200);
       expect((await owner.get(`/api/v1/users/${userId}`)).body.avatar).toBe('https://cdn.example.com/a.png');
       expect((await owner.put(`/api/v1/users/${userId}`, { avatar: 'http://cdn.example.com/b.png' })).status).toBe(200);
       expect((await owner.put(`/api/v1/users/${userId}`, { avatar: '' })).status).toBe(200);
-      expect((await owner.get(`/api/v1/users/${userId}`)).body.avatar).toBe('');
+      expect((await owner.get(`/api/v1/users/${userId}`)).body.avatar).toBeNull();
     });
 
     it('400 for a non-string avatar', async () => {

@@ -91,7 +91,7 @@ describe('setup, sign-in, profile, refresh and logout', () => {
     const res = await api.as(token).get('/api/v1/profile');
     expect(res.status).toBe(200);
     expect(res.body).toEqual(
-      expect.objectContaining({ id: expect.any(String), email: ownerEmail, fullName: 'Ann Owner', role: 'owner', orgId: expect.any(String), department: '', avatar: '', createdAt: expect.any(String), lastLogin: expect.any(String) }),
+      expect.objectContaining({ id: expect.any(String), email: ownerEmail, fullName: 'Ann Owner', role: 'owner', orgId: expect.any(String), department: null, avatar: null, createdAt: expect.any(String), lastLogin: expect.any(String) }),
     );
     expect(res.body).not.toHaveProperty('passwordHash');
     expect(res.headers.get('x-request-id')).toBeTruthy();

@@ -27,8 +27,8 @@ describe('users and teams', () => {
   describe('POST /api/v1/users', () => {
     it('creates a user with a password (201, invitationSent false)', async () => {
       const u = await createUser(acme.owner, 'agent');
-      expect(u.res.body).toEqual(expect.objectContaining({ id: expect.any(String), email: u.email, fullName: 'agent person', role: 'agent', createdAt: expect.any(String), invitationSent: false }));
-      expect(u.res.body.inviteUrl).toBeUndefined();
+      expect(u.res.body).toEqual(expect.objectContaining({ id: expect.any(String), email: u.email, fullName: 'agent person', role: 'agent', createdAt: expect.any(String), lastLogin: null, invitationSent: false }));
+      expect(u.res.body.inviteUrl).toBeNull();
     });
 
     it('creates an invitation when no password is given; accepting it sets the password once', async () => {

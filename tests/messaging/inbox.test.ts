@@ -343,7 +343,7 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       unreadCount: 1,
       isReplied: false,
       assigneeId: null,
-      contact: { id: contact.id, fullName: 'Lan Nguyen', phone: '', avatarUrl: 'https://cdn.example/lan.png' },
+      contact: { id: contact.id, fullName: 'Lan Nguyen', phone: null, avatarUrl: 'https://cdn.example/lan.png' },
       updatedAt: expect.any(String),
     });
     for (let i = 0; i < 22; i++) await bus.inbound(a.orgId, { accountId: accountA, fromUid: `uid-many-${i}`, fromName: `Many ${i}` });

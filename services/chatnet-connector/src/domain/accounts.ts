@@ -86,6 +86,14 @@ export async function get(deps: Deps, ctx: CallContext, id: string) {
   return (await present(deps, ctx, [row]))[0];
 }
 
+/** The QR code shown now by a login of the account (cached in Redis by the instance running it), or nothing. */
+export async function pendingQr(deps: Deps, ctx: CallContext, id: string): Promise<{ qr?: string; expiresAt?: string }> {
+  const { orgId } = requireUser(ctx);
+  await loadAccount(deps, orgId, id);
+  const current = await deps.sessions.currentQr(id);
+  return current ? { qr: current.qr, expiresAt: current.expiresAt } : {};
+}
+
 export async function create(deps: Deps, ctx: CallContext, req: { displayName: string; proxyUrl?: string; ownerUserId?: string }) {
   const { orgId, userId } = requireUser(ctx);
   const displayName = (req.displayName ?? '').trim();

@@ -13,6 +13,7 @@ export function connectorHandlers(deps: Deps): Handlers {
     Login: (req, ctx) => accounts.login(deps, ctx, req.id),
     Reconnect: (req, ctx) => accounts.reconnect(deps, ctx, req.id),
     GetStatus: (req, ctx) => accounts.status(deps, ctx, req.id),
+    GetPendingQr: (req, ctx) => accounts.pendingQr(deps, ctx, req.id),
     SetProxy: (req, ctx) => accounts.setProxy(deps, ctx, req),
     DeleteAccount: (req, ctx) => accounts.remove(deps, ctx, req),
 

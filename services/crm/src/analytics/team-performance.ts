@@ -9,7 +9,7 @@ import { revenueByUser, userActivity } from './stats.repo';
  * - contactsAssigned: contacts first assigned to the user in the period (created with them as assignee, or
  *   reassigned to them; a contact handed back to the same user later does not count again);
  * - messagesReplied: messages the user sent to contacts (automated and campaign sends are nobody's);
- * - averageResponseTime: mean seconds of the responses the user gave (turns.ts);
+ * - averageResponseTime: mean seconds of the responses the user gave (turns.ts), `responses` of them;
  * - conversionRate: of those contacts, the share whose conversion is credited to the user (they became
  *   customers while assigned to them, in the period or later);
  * - revenueGenerated: the dealValue of contacts that became customers in the period while assigned to them.
@@ -48,6 +48,7 @@ export async function teamPerformance(deps: AnalyticsDeps, ctx: CallContext, req
         averageResponseTime: a && a.responses > 0 ? seconds(a.responseMs / a.responses) : undefined,
         conversionRate: percent(a?.converted ?? 0, a?.assigned ?? 0),
         revenueGenerated,
+        responses: a?.responses ?? 0,
       },
     };
   });

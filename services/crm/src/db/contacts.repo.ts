@@ -23,7 +23,7 @@ export interface ContactRow {
   last_activity: Date;
   created_at: Date;
   updated_at: Date;
-  has_chatnet: boolean | null;
+  has_chatnet: boolean;
   /** numeric(14,2), parsed into a number by @crm/db (exact: at most 14 significant digits). */
   deal_value: number;
 }
@@ -317,7 +317,8 @@ function contactWhere(orgId: string, f: Omit<ContactFilter, 'page' | 'limit' | '
   if (f.threadType) where.push(`thread_types @> ARRAY[${arg(f.threadType)}]::text[]`);
   if (f.hasChatnet === 'true') where.push('has_chatnet IS TRUE');
   if (f.hasChatnet === 'false') where.push('has_chatnet IS FALSE');
-  if (f.hasChatnet === 'unknown') where.push('has_chatnet IS NULL');
+  // Never looked up: a phone to look up, no identity, no answer yet (contacts_chatnet_unchecked_idx).
+  if (f.hasChatnet === 'unknown') where.push(`chatnet_uid IS NULL AND phone <> '' AND chatnet_checked_at IS NULL`);
   if (f.scoreMin !== undefined) where.push(`lead_score >= ${arg(f.scoreMin)}`);
   if (f.scoreMax !== undefined) where.push(`lead_score <= ${arg(f.scoreMax)}`);
   if (f.dateFrom) where.push(`last_activity >= ${arg(f.dateFrom)}`);

@@ -118,18 +118,22 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     const claims = socket.data.claims as AccessClaims;
     guard.watch(socket);
     socket.join([`org:${claims.org}`, `user:${claims.sub}`, `org:${claims.org}:role:${claims.role}`]);
-    // Join an account's room only when the account belongs to the caller's organization.
+    // Join an account's room only when the account belongs to the caller's organization. A client may join
+    // after calling login (the spec allows either order), so the code a login is showing now is sent to this
+    // socket at once (`qr`, as the event would carry it); later codes arrive through the room.
     socket.on('join', async (room: unknown, ack?: (r: { ok: boolean; error?: string }) => void) => {
       const reply = typeof ack === 'function' ? ack : () => undefined;
       const m = typeof room === 'string' ? /^account:([0-9a-f-]{36})$/i.exec(room) : null;
       if (!m) return reply({ ok: false, error: 'room must be account:<id>' });
+      let pending: { qr?: string; expiresAt?: string };
       try {
-        await clients['chatnet-connector'].GetAccount({ id: m[1] }, { orgId: claims.org, userId: claims.sub, role: claims.role, requestId: socket.id });
-        await socket.join(room as string);
-        reply({ ok: true });
+        pending = await clients['chatnet-connector'].GetPendingQr({ id: m[1] }, { orgId: claims.org, userId: claims.sub, role: claims.role, requestId: socket.id });
       } catch {
-        reply({ ok: false, error: 'account not found' });
+        return reply({ ok: false, error: 'account not found' });
       }
+      await socket.join(room as string);
+      if (pending.qr) socket.emit('qr', { accountId: m[1], qr: pending.qr, expiresAt: pending.expiresAt ?? null });
+      reply({ ok: true });
     });
     socket.on('leave', async (room: unknown, ack?: (r: { ok: boolean }) => void) => {
       if (typeof room === 'string' && room.startsWith('account:')) await socket.leave(room);

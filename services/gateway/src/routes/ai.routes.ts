@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
+import { nullIfEmpty } from '../http/shape';
 import { body, s } from '../http/validate';
 
 const PROVIDERS = ['anthropic', 'gemini', 'openai', 'qwen', 'kimi'] as const;
@@ -46,6 +47,9 @@ export const Draft = z.object({ conversationId: id(), messageId: id(), tone: s.e
 export const Summary = z.object({ conversationId: id() });
 export const Sentiment = z.object({ text: s.requiredText(10_000) });
 
+/** The assistant's configuration: no model chosen (the provider's default) is null. */
+const configOut = (c: Record<string, unknown>) => nullIfEmpty(c, ['model']);
+
 /** AI providers (keys write-only), the assistant's configuration and quota, drafts, summaries and sentiment. */
 export function aiRoutes({ clients }: RouteDeps): ServiceRoutes {
   const r = Router();
@@ -65,10 +69,10 @@ export function aiRoutes({ clients }: RouteDeps): ServiceRoutes {
   });
 
   r.get('/ai/config', async (req, res) => {
-    res.json(await clients.ai.GetConfig({}, ctxOf(req, res)));
+    res.json(configOut(await clients.ai.GetConfig({}, ctxOf(req, res))));
   });
   r.put('/ai/config', async (req, res) => {
-    res.json(await clients.ai.UpdateConfig(body(req, ConfigUpdate), ctxOf(req, res)));
+    res.json(configOut(await clients.ai.UpdateConfig(body(req, ConfigUpdate), ctxOf(req, res))));
   });
 
   r.post('/ai/reply-draft', async (req, res) => {

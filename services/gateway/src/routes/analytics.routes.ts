@@ -37,6 +37,7 @@ interface TeamMember {
   averageResponseTime?: number;
   conversionRate?: number;
   revenueGenerated: number;
+  responses: number;
 }
 
 interface TeamPerformance {
@@ -59,23 +60,27 @@ interface ResponseTimeStats {
   resolutions: number;
 }
 
-/** Statistics of nothing (no responses, no contacts) are unset over gRPC and null here, never a made-up 0. */
-const orNull = (v: number | undefined) => v ?? null;
+/**
+ * Statistics of nothing (no responses, no contacts) are unset over gRPC. The spec types these figures as
+ * numbers, so the API shows 0, and the sample size each is computed from sits beside it (a stage's count,
+ * contactsAssigned, responses, firstResponses, resolutions): a client tells "0%" from "no data" by a sample of 0.
+ */
+const orZero = (v: number | undefined) => v ?? 0;
 
 export function funnelOut(f: Funnel, groupBy: string | undefined) {
   const names = f.stages.map((st) => st.name);
   return {
     period: f.period,
-    stages: f.stages.map((st) => ({ name: st.name, count: st.count, percentage: orNull(st.percentage), statusId: st.statusId ?? null })),
-    conversionRate: orNull(f.conversionRate),
+    stages: f.stages.map((st) => ({ name: st.name, count: st.count, percentage: orZero(st.percentage), statusId: st.statusId ?? null })),
+    conversionRate: orZero(f.conversionRate),
     // Each slice's stages are the funnel's, in order: crm sends only their numbers.
     ...(groupBy
       ? {
           groupBy,
           series: f.series.map((sl) => ({
             period: sl.period,
-            stages: sl.stages.map((st, i) => ({ name: names[i], count: st.count, percentage: orNull(st.percentage) })),
-            conversionRate: orNull(sl.conversionRate),
+            stages: sl.stages.map((st, i) => ({ name: names[i], count: st.count, percentage: orZero(st.percentage) })),
+            conversionRate: orZero(sl.conversionRate),
           })),
         }
       : {}),
@@ -121,8 +126,9 @@ export function analyticsRoutes({ clients }: RouteDeps): ServiceRoutes {
     const t = await analytics().TeamPerformance<TeamPerformance>({ ...range(q.dateFrom, q.dateTo), departmentId: q.departmentId ?? '' }, ctxOf(req, res));
     res.json({
       period: t.period,
-      team: t.team.map((m) => ({ ...m, averageResponseTime: orNull(m.averageResponseTime), conversionRate: orNull(m.conversionRate) })),
-      teamTotal: { ...t.teamTotal, conversionRate: orNull(t.teamTotal.conversionRate) },
+      // averageResponseTime's sample is `responses`, conversionRate's is contactsAssigned.
+      team: t.team.map((m) => ({ ...m, averageResponseTime: orZero(m.averageResponseTime), conversionRate: orZero(m.conversionRate) })),
+      teamTotal: { ...t.teamTotal, conversionRate: orZero(t.teamTotal.conversionRate) },
     });
   });
 
@@ -131,12 +137,12 @@ export function analyticsRoutes({ clients }: RouteDeps): ServiceRoutes {
     const r = await analytics().ResponseTime<ResponseTimeStats>({ ...range(q.dateFrom, q.dateTo), slaMinutes: q.slaMinutes ?? 0 }, ctxOf(req, res));
     res.json({
       period: r.period,
-      averageFirstResponseTime: orNull(r.averageFirstResponseTime),
-      averageResolutionTime: orNull(r.averageResolutionTime),
-      medianResponseTime: orNull(r.medianResponseTime),
-      percentile95: orNull(r.percentile95),
-      percentile99: orNull(r.percentile99),
-      onTimeRate: orNull(r.onTimeRate),
+      averageFirstResponseTime: orZero(r.averageFirstResponseTime),
+      averageResolutionTime: orZero(r.averageResolutionTime),
+      medianResponseTime: orZero(r.medianResponseTime),
+      percentile95: orZero(r.percentile95),
+      percentile99: orZero(r.percentile99),
+      onTimeRate: orZero(r.onTimeRate),
       slaMinutes: r.slaMinutes,
       responses: r.responses,
       firstResponses: r.firstResponses,

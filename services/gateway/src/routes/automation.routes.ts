@@ -4,6 +4,7 @@ import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
+import { nullIfEmpty, orNull } from '../http/shape';
 import { pageParams, s } from '../http/validate';
 
 /**
@@ -154,7 +155,7 @@ export function campaignJson(c: CampaignMsg) {
   return {
     id: c.id,
     name: c.name,
-    description: c.description,
+    description: orNull(c.description),
     type: c.type,
     listId: c.listId,
     templateId: c.templateId,
@@ -229,7 +230,7 @@ export function ruleJson(r: RuleMsg) {
   return {
     id: r.id,
     name: r.name,
-    description: r.description,
+    description: orNull(r.description),
     type: r.type,
     trigger: {
       type: r.trigger.type,
@@ -243,6 +244,11 @@ export function ruleJson(r: RuleMsg) {
     runCount: r.runCount,
     lastRunAt: r.lastRunAt ?? null,
   };
+}
+
+/** A message template: no category is null. */
+function templateOut(t: Record<string, unknown>) {
+  return nullIfEmpty(t, ['category']);
 }
 
 function runJson(r: Record<string, unknown>) {
@@ -316,7 +322,7 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   r.get('/automation/templates', async (req, res) => {
     const { category } = parse(TemplateQuery, req.query);
     const out = await automation().ListTemplates({ category }, ctxOf(req, res));
-    res.json(out.data);
+    res.json(out.data.map(templateOut));
   });
   r.post('/automation/templates', async (req, res) => {
     const b = parse(NewTemplate, req.body);
@@ -324,14 +330,13 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.status(201).json({ id: t.id, name: t.name, createdAt: t.createdAt });
   });
   r.get('/automation/templates/:id', async (req, res) => {
-    res.json(await automation().GetTemplate({ id: req.params.id }, ctxOf(req, res)));
+    res.json(templateOut(await automation().GetTemplate({ id: req.params.id }, ctxOf(req, res))));
   });
   r.put('/automation/templates/:id', async (req, res) => {
     const b = parse(NewTemplate, req.body);
     res.json(
-      await automation().UpdateTemplate(
-        { ...b, id: req.params.id, variables: b.variables ?? [], setVariables: b.variables !== undefined },
-        ctxOf(req, res),
+      templateOut(
+        await automation().UpdateTemplate({ ...b, id: req.params.id, variables: b.variables ?? [], setVariables: b.variables !== undefined }, ctxOf(req, res)),
       ),
     );
   });

@@ -6,6 +6,7 @@ import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { streamProxy } from '../http/stream-proxy';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
+import { orNull } from '../http/shape';
 import { body, dateRange, pageParams, parseDateOrTime, query, s } from '../http/validate';
 
 const id = () => z.string().trim().uuid('must be an id');
@@ -138,8 +139,8 @@ function keyOf(req: Request, fromBody?: string): string | undefined {
 // Optional fields arrive absent from gRPC; the HTTP shapes spell them out as null.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export const ownerOut = (c: any) => ({ assigneeId: c.assigneeId ?? null, teamId: c.teamId ?? null, snoozedUntil: c.snoozedUntil ?? null });
-export const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, lastMessage: c.lastMessage ?? null, ...ownerOut(c) });
-export const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, ...ownerOut(c) });
+export const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, contactAvatar: orNull(c.contactAvatar), lastMessage: c.lastMessage ?? null, ...ownerOut(c) });
+export const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, contactAvatar: orNull(c.contactAvatar), ...ownerOut(c) });
 export const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null, seenAt: m.seenAt ?? null, senderContactId: m.senderContactId ?? null });
 /** A timeline item: `{kind: 'message', ...Message}` or `{kind: 'note', ...Note, private: true}` (notes are never sent). */
 export const timelineOut = (t: any) => (t.kind === 'note' ? { kind: 'note', ...t.note, private: true } : { kind: 'message', ...messageOut(t.message) });
@@ -147,8 +148,9 @@ export const publicConversationOut = (c: any) => ({
   ...c,
   lastMessageAt: c.lastMessageAt ?? null,
   assigneeId: c.assigneeId ?? null,
-  contact: c.contact ? { ...c.contact, avatarUrl: c.contact.avatarUrl ?? null } : null,
+  contact: c.contact ? { ...c.contact, phone: orNull(c.contact.phone), avatarUrl: orNull(c.contact.avatarUrl) } : null,
 });
+export const presetOut = (p: any) => ({ ...p, category: orNull(p.category) });
 export const moveOut = (m: any) => ({ message: m.message, conversation: conversationOut(m.conversation) });
 export function sentOut(res: Response, sent: any) {
   const { replayed, ...message } = sent;
@@ -265,16 +267,16 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
 
   internal.get('/chat/presets', async (req, res) => {
     const { category } = query(req, PresetQuery);
-    res.json((await messaging().ListPresets({ category }, ctxOf(req, res))).data);
+    res.json((await messaging().ListPresets({ category }, ctxOf(req, res))).data.map(presetOut));
   });
   internal.post('/chat/presets', async (req, res) => {
-    res.status(201).json(await messaging().CreatePreset(body(req, NewPreset), ctxOf(req, res)));
+    res.status(201).json(presetOut(await messaging().CreatePreset(body(req, NewPreset), ctxOf(req, res))));
   });
   internal.get('/chat/presets/:id', async (req, res) => {
-    res.json(await messaging().GetPreset({ id: req.params.id }, ctxOf(req, res)));
+    res.json(presetOut(await messaging().GetPreset({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.put('/chat/presets/:id', async (req, res) => {
-    res.json(await messaging().UpdatePreset({ id: req.params.id, ...body(req, PresetPatch) }, ctxOf(req, res)));
+    res.json(presetOut(await messaging().UpdatePreset({ id: req.params.id, ...body(req, PresetPatch) }, ctxOf(req, res))));
   });
   internal.delete('/chat/presets/:id', async (req, res) => {
     await messaging().DeletePreset({ id: req.params.id }, ctxOf(req, res));

@@ -5,6 +5,7 @@ import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
+import { orNull } from '../http/shape';
 import { body, query, s } from '../http/validate';
 
 const STATUSES = ['qr_pending', 'connected', 'disconnected'] as const;
@@ -95,14 +96,14 @@ export const Friends = z.object({
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const assignmentOut = (a: any) => ({ chatnetAccountId: a.chatnetAccountId, mode: a.mode, userIds: a.userIds ?? [], maxOpenPerUser: a.maxOpenPerUser ?? null });
 
-/** Optional proto fields arrive absent; the API shows them as null. */
+/** Optional proto fields arrive absent and unset strings empty; the API shows both as null. */
 function account(a: any) {
   return {
     id: a.id,
     chatnetUid: a.chatnetUid ?? null,
     displayName: a.displayName,
-    avatarUrl: a.avatarUrl,
-    phone: a.phone,
+    avatarUrl: orNull(a.avatarUrl),
+    phone: orNull(a.phone),
     status: a.status,
     liveStatus: liveStatus(a.liveStatus),
     ownerUserId: a.ownerUserId ?? null,

@@ -5,6 +5,7 @@ import type { ServiceRoutes } from './services';
 import { badRequest, HttpError } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
+import { orNull } from '../http/shape';
 import { body, dateRange, pageParams, query, s } from '../http/validate';
 
 // ------------------------------------------------------------------------------------------- shapes from crm
@@ -70,25 +71,28 @@ interface Appointment {
   contact: { id: string; name: string; phone: string; email: string };
 }
 
-/** The internal Contact: absent optional values are explicit nulls (hasChatnet null = unknown). */
+/**
+ * The internal Contact: absent optional values are explicit nulls, never "". hasChatnet is always a boolean
+ * (true only with a known chat-network identity; `hasChatnet=unknown` lists those whose phone was never checked).
+ */
 export function contactOut(c: Contact) {
   return {
     id: c.id,
     name: c.name,
-    email: c.email,
-    phone: c.phone,
+    email: orNull(c.email),
+    phone: orNull(c.phone),
     source: c.source,
     status: c.status,
     statusId: c.statusId ?? null,
     assignedUserId: c.assignedUserId ?? null,
-    avatar: c.avatar,
+    avatar: orNull(c.avatar),
     leadScore: c.leadScore,
     dealValue: c.dealValue ?? 0,
-    hasChatnet: c.hasChatnet ?? null,
+    hasChatnet: c.hasChatnet === true,
     chatnetUid: c.chatnetUid ?? null,
     threadTypes: c.threadTypes,
     friends: c.friends,
-    notes: c.notes,
+    notes: orNull(c.notes),
     tags: c.tags,
     lastActivity: c.lastActivity,
     createdAt: c.createdAt,
@@ -100,7 +104,7 @@ export function contactOut(c: Contact) {
 export function detailOut(d: ContactDetail) {
   return {
     ...contactOut(d.contact),
-    notesText: d.contact.notes,
+    notesText: orNull(d.contact.notes),
     notes: d.notes,
     conversations: d.conversations.map((c) => ({ ...c, lastMessageAt: c.lastMessageAt ?? null })),
     appointments: d.appointments.map(({ id, title, scheduledAt, status }) => ({ id, title, scheduledAt, status })),
@@ -114,11 +118,11 @@ export function appointmentOut(a: Appointment) {
     contactId: a.contactId,
     contactName: a.contactName,
     title: a.title,
-    description: a.description,
+    description: orNull(a.description),
     scheduledAt: a.scheduledAt,
     duration: a.duration,
     type: a.type,
-    location: a.location,
+    location: orNull(a.location),
     assignedUserId: a.assignedUserId ?? null,
     status: a.status,
     createdAt: a.createdAt,
@@ -131,11 +135,11 @@ export function publicContactOut(c: Contact) {
   return {
     id: c.id,
     fullName: c.name,
-    phone: c.phone,
-    email: c.email,
+    phone: orNull(c.phone),
+    email: orNull(c.email),
     source: c.source,
     status: c.status,
-    notes: c.notes,
+    notes: orNull(c.notes),
     tags: c.tags,
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,
@@ -150,14 +154,23 @@ export function publicAppointmentOut(a: Appointment | AppointmentBrief, contact?
     appointmentDate: a.scheduledAt.slice(0, 10),
     appointmentTime: a.scheduledAt.slice(11, 16),
     type: a.type,
-    notes: a.notes,
+    notes: orNull(a.notes),
     status: a.status,
     title: a.title,
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,
-    ...(contact ? { contact: { id: contact.id, fullName: contact.name, phone: contact.phone, email: contact.email } } : {}),
+    ...(contact ? { contact: { id: contact.id, fullName: contact.name, phone: orNull(contact.phone), email: orNull(contact.email) } } : {}),
   };
 }
+
+interface ContactStatus {
+  id: string;
+  color: string;
+  [field: string]: unknown;
+}
+
+/** A custom contact status: no color chosen is null. */
+export const statusOut = (st: ContactStatus) => ({ ...st, color: orNull(st.color) });
 
 /** Where the next keyset page starts (common.v1.KeysetPosition); absent on the last page. */
 interface KeysetPosition {
@@ -180,7 +193,7 @@ export function customerListOut(l: CustomerList) {
   return {
     id: l.id,
     name: l.name,
-    description: l.description,
+    description: orNull(l.description),
     status: l.status,
     contactCount: l.contactCount,
     criteria: JSON.parse(l.criteriaJson || '{"filters":[]}') as unknown,
@@ -421,19 +434,19 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
 
   // Custom statuses (contact.statusId); the spec has no way to create them, so these are added.
   internal.get('/contact-statuses', async (req, res) => {
-    res.json((await crm().ListContactStatuses<{ data: unknown[] }>({}, ctxOf(req, res))).data);
+    res.json((await crm().ListContactStatuses<{ data: ContactStatus[] }>({}, ctxOf(req, res))).data.map(statusOut));
   });
   internal.post('/contact-statuses', async (req, res) => {
-    res.status(201).json(await crm().CreateContactStatus(body(req, NewStatus), ctxOf(req, res)));
+    res.status(201).json(statusOut(await crm().CreateContactStatus(body(req, NewStatus), ctxOf(req, res))));
   });
   internal.get('/contact-statuses/:id', async (req, res) => {
-    const all = await crm().ListContactStatuses<{ data: { id: string }[] }>({}, ctxOf(req, res));
+    const all = await crm().ListContactStatuses<{ data: ContactStatus[] }>({}, ctxOf(req, res));
     const found = all.data.find((x) => x.id === req.params.id);
     if (!found) throw new HttpError(404, 'not_found', 'Contact status not found');
-    res.json(found);
+    res.json(statusOut(found));
   });
   internal.put('/contact-statuses/:id', async (req, res) => {
-    res.json(await crm().UpdateContactStatus({ id: req.params.id, ...body(req, StatusPatch) }, ctxOf(req, res)));
+    res.json(statusOut(await crm().UpdateContactStatus({ id: req.params.id, ...body(req, StatusPatch) }, ctxOf(req, res))));
   });
   internal.delete('/contact-statuses/:id', async (req, res) => {
     await crm().DeleteContactStatus({ id: req.params.id }, ctxOf(req, res));
@@ -465,7 +478,7 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
   // Customer lists (saved criteria over contacts, evaluated live; writes need campaigns:manage).
   internal.get('/customer-lists', async (req, res) => {
     const out = await crm().ListCustomerLists<{ data: CustomerList[] }>({}, ctxOf(req, res));
-    res.json(out.data.map(({ id, name, description, contactCount, status, createdAt }) => ({ id, name, description, contactCount, status, createdAt })));
+    res.json(out.data.map(({ id, name, description, contactCount, status, createdAt }) => ({ id, name, description: orNull(description), contactCount, status, createdAt })));
   });
   internal.post('/customer-lists', async (req, res) => {
     const b = body(req, NewCustomerList);

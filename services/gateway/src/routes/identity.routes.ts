@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { auditLogRoutes } from './audit-log.routes';
 import type { RouteDeps } from './deps';
 import { ctxOf, principalOf } from '../http/principal';
+import { nullIfEmpty } from '../http/shape';
 import { body, pageParams, query, s } from '../http/validate';
 
 const ROLES = ['owner', 'admin', 'team_lead', 'agent'] as const;
@@ -50,6 +51,14 @@ const uuidList = z.array(z.string().uuid('must be a user id'), { error: 'must be
 export const NewTeam = z.object({ name: s.requiredText(), description: s.text(1000).default(''), memberIds: uuidList.default([]) });
 export const TeamPatch = z.object({ name: s.requiredText().optional(), description: s.text(1000).optional(), memberIds: uuidList.optional() });
 
+/* eslint-disable @typescript-eslint/no-explicit-any */
+/** The User resource: unset department, phone and avatar are null; lastLogin is null until the first sign-in. */
+export const userOut = (u: any) => ({ ...nullIfEmpty(u, ['department', 'phone', 'avatar']), lastLogin: u.lastLogin ?? null });
+/** The answer of POST /users: the new user has never signed in yet (identity says so: lastLogin unset). */
+export const createdUserOut = (u: any) => ({ ...u, lastLogin: u.lastLogin ?? null, inviteUrl: u.inviteUrl ?? null });
+export const teamOut = (t: any) => nullIfEmpty(t, ['description']);
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
 /** Setup, sign-in, profile, users, teams and the API key: everything identity owns. */
 export function identityRoutes(deps: RouteDeps): Router {
   const { clients, auth, authLimit } = deps;
@@ -85,8 +94,7 @@ export function identityRoutes(deps: RouteDeps): Router {
   });
 
   r.get('/profile', auth.bearer, async (req, res) => {
-    const u = await identity.GetProfile({}, ctxOf(req, res));
-    res.json(u);
+    res.json(userOut(await identity.GetProfile({}, ctxOf(req, res))));
   });
 
   // The signed-in user's own preferences; there is no route to read or set another user's.
@@ -98,16 +106,17 @@ export function identityRoutes(deps: RouteDeps): Router {
   });
 
   r.get('/users', auth.bearer, async (req, res) => {
-    res.json(await identity.ListUsers({ ...pageParams(req, 50), ...query(req, UserQuery) }, ctxOf(req, res)));
+    const out = await identity.ListUsers({ ...pageParams(req, 50), ...query(req, UserQuery) }, ctxOf(req, res));
+    res.json({ data: out.data.map(userOut), pagination: out.pagination });
   });
   r.post('/users', auth.bearer, async (req, res) => {
-    res.status(201).json(await identity.CreateUser(body(req, NewUser), ctxOf(req, res)));
+    res.status(201).json(createdUserOut(await identity.CreateUser(body(req, NewUser), ctxOf(req, res))));
   });
   r.get('/users/:id', auth.bearer, async (req, res) => {
-    res.json(await identity.GetUser({ id: req.params.id }, ctxOf(req, res)));
+    res.json(userOut(await identity.GetUser({ id: req.params.id }, ctxOf(req, res))));
   });
   r.put('/users/:id', auth.bearer, async (req, res) => {
-    res.json(await identity.UpdateUser({ id: req.params.id, ...body(req, UserPatch) }, ctxOf(req, res)));
+    res.json(userOut(await identity.UpdateUser({ id: req.params.id, ...body(req, UserPatch) }, ctxOf(req, res))));
   });
   r.delete('/users/:id', auth.bearer, async (req, res) => {
     await identity.DeactivateUser({ id: req.params.id }, ctxOf(req, res));
@@ -116,17 +125,17 @@ export function identityRoutes(deps: RouteDeps): Router {
 
   r.get('/teams', auth.bearer, async (req, res) => {
     const { data } = await identity.ListTeams({}, ctxOf(req, res));
-    res.json(data.map(({ memberIds: _m, ...t }: { memberIds: string[] }) => t));
+    res.json(data.map(({ memberIds: _m, ...t }: { memberIds: string[] }) => teamOut(t)));
   });
   r.post('/teams', auth.bearer, async (req, res) => {
-    res.status(201).json(await identity.CreateTeam({ ...body(req, NewTeam), setMembers: true }, ctxOf(req, res)));
+    res.status(201).json(teamOut(await identity.CreateTeam({ ...body(req, NewTeam), setMembers: true }, ctxOf(req, res))));
   });
   r.get('/teams/:id', auth.bearer, async (req, res) => {
-    res.json(await identity.GetTeam({ id: req.params.id }, ctxOf(req, res)));
+    res.json(teamOut(await identity.GetTeam({ id: req.params.id }, ctxOf(req, res))));
   });
   r.put('/teams/:id', auth.bearer, async (req, res) => {
     const patch = body(req, TeamPatch);
-    res.json(await identity.UpdateTeam({ id: req.params.id, ...patch, memberIds: patch.memberIds ?? [], setMembers: patch.memberIds !== undefined }, ctxOf(req, res)));
+    res.json(teamOut(await identity.UpdateTeam({ id: req.params.id, ...patch, memberIds: patch.memberIds ?? [], setMembers: patch.memberIds !== undefined }, ctxOf(req, res))));
   });
   r.delete('/teams/:id', auth.bearer, async (req, res) => {
     await identity.DeleteTeam({ id: req.params.id }, ctxOf(req, res));

@@ -4,6 +4,7 @@ import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
+import { orNull } from '../http/shape';
 import { body, pageParams, query, s } from '../http/validate';
 
 interface Webhook {
@@ -91,7 +92,7 @@ export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
       statusCode: t.statusCode ?? null,
       durationMs: t.durationMs,
       error: t.error ?? null,
-      responseBody: t.responseBody,
+      responseBody: orNull(t.responseBody),
       responseBodyTruncated: t.responseBodyTruncated,
     });
   });
@@ -103,7 +104,7 @@ export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
   return { internal: r };
 }
 
-/** Absent optional proto fields become null in JSON, so every delivery has the same keys. */
+/** Absent optional proto fields become null in JSON, so every delivery has the same keys; no response body is null. */
 export function deliveryView(d: Record<string, any>) {
   return {
     id: d.id,
@@ -125,7 +126,7 @@ export function deliveryView(d: Record<string, any>) {
       statusCode: a.statusCode ?? null,
       ok: a.ok,
       error: a.error ?? null,
-      responseBody: a.responseBody,
+      responseBody: orNull(a.responseBody),
       responseBodyTruncated: a.responseBodyTruncated,
     })),
   };

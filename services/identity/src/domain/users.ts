@@ -102,6 +102,7 @@ export async function create(
     fullName: row.full_name,
     role: row.role,
     createdAt: row.created_at.toISOString(),
+    lastLogin: row.last_login?.toISOString(),
     invitationSent,
     inviteUrl,
   };

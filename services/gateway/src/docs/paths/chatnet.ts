@@ -8,7 +8,7 @@ const CONNECTOR = 'connector/v1/connector.proto';
 /** Live state from the session pool; unset times as null (chatnet-accounts.routes liveStatus). */
 const LiveStatus = nulls(proto(CONNECTOR, 'connector.v1.LiveStatus'), ['connectedAt', 'lastHeartbeat']);
 /** chatnet-accounts.routes `account`: optional values as null (checked live by tests/gateway/openapi-contract.test.ts). */
-const Account = nulls(proto(CONNECTOR, 'connector.v1.Account'), ['chatnetUid', 'ownerUserId', 'lastConnectedAt']).extend({ liveStatus: LiveStatus });
+const Account = nulls(proto(CONNECTOR, 'connector.v1.Account'), ['chatnetUid', 'avatarUrl', 'phone', 'ownerUserId', 'lastConnectedAt']).extend({ liveStatus: LiveStatus });
 const AccountAssignment = nulls(reply('messaging', 'GetAccountAssignment'), ['maxOpenPerUser']);
 
 /** Chat-network accounts (connector; auto-assignment stored by messaging), internal API. */
@@ -16,7 +16,9 @@ const accounts = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat-network ac
 accounts.op('GET /chatnet-accounts', { summary: 'The organization’s chat-network accounts with their live state', query: ListQuery, responses: { 200: z.array(Account) } });
 accounts.op('POST /chatnet-accounts', { summary: 'Add an account (then POST …/login for its QR code)', body: NewAccount, responses: { 201: reply('chatnet-connector', 'CreateAccount') } });
 accounts.op('GET /chatnet-accounts/:id', { summary: 'One account with its live state', responses: { 200: Account } });
-accounts.op('POST /chatnet-accounts/:id/login', { summary: 'Start a QR login; the QR code arrives over socket.io (`qr`)', responses: { 200: MessageBody }, errors: [422] });
+accounts.op('POST /chatnet-accounts/:id/login', {
+  summary: 'Start a QR login; the QR code arrives over socket.io (`qr`)',
+  description: 'The code goes to room `account:<id>`; a socket that joins the room after this call gets the code being shown at once.', responses: { 200: MessageBody }, errors: [422] });
 accounts.op('POST /chatnet-accounts/:id/reconnect', { summary: 'Reconnect with the stored session', responses: { 200: MessageBody }, errors: [422] });
 accounts.op('GET /chatnet-accounts/:id/status', { summary: 'The account’s live state', responses: { 200: z.object({ accountId: z.string(), liveStatus: LiveStatus }) } });
 accounts.op('PUT /chatnet-accounts/:id/proxy', { summary: 'Set or clear (null or "") the account’s proxy', body: ProxyBody, responses: { 200: reply('chatnet-connector', 'SetProxy') } });

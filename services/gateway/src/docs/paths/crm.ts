@@ -13,7 +13,7 @@ import {
   Note as NoteBody,
   StatusPatch,
 } from '../../routes/crm.routes';
-import { reply, replyItem } from '../proto-schema';
+import { nulls, replyItem } from '../proto-schema';
 import { area } from '../registry';
 import { page } from '../schemas/common';
 import { Appointment, BulkResult, Contact, ContactDetail, CustomerList, CustomerListBrief, CustomerListCreated, MemberContact, Note } from '../schemas/crm';
@@ -38,11 +38,12 @@ contacts.op('PUT /contacts/:id/notes/:noteId', { summary: 'Edit a note (its auth
 contacts.op('DELETE /contacts/:id/notes/:noteId', { summary: 'Delete a note (its author, or a team lead and above)', responses: { 204: null } });
 
 const statuses = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Contact statuses' });
-const Status = replyItem('crm', 'ListContactStatuses');
+/** crm.routes statusOut: no color is null. */
+const Status = nulls(replyItem('crm', 'ListContactStatuses'), ['color']);
 statuses.op('GET /contact-statuses', { summary: 'The organization’s custom contact statuses', responses: { 200: z.array(Status) } });
-statuses.op('POST /contact-statuses', { summary: 'Create a custom contact status', body: NewStatus, responses: { 201: reply('crm', 'CreateContactStatus') }, errors: [409] });
+statuses.op('POST /contact-statuses', { summary: 'Create a custom contact status', body: NewStatus, responses: { 201: Status }, errors: [409] });
 statuses.op('GET /contact-statuses/:id', { summary: 'One custom contact status', responses: { 200: Status } });
-statuses.op('PUT /contact-statuses/:id', { summary: 'Change a custom contact status', body: StatusPatch, responses: { 200: reply('crm', 'UpdateContactStatus') }, errors: [409] });
+statuses.op('PUT /contact-statuses/:id', { summary: 'Change a custom contact status', body: StatusPatch, responses: { 200: Status }, errors: [409] });
 statuses.op('DELETE /contact-statuses/:id', { summary: 'Delete a custom contact status (contacts keep their status text)', responses: { 204: null } });
 
 const appointments = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Appointments' });

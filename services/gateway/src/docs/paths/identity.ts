@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Accept, Login, Logout, NewOrg, NewTeam, NewUser, NotificationPreferences, Refresh, TeamPatch, UserPatch, UserQuery } from '../../routes/identity.routes';
 import { AuditQuery, type entryOut } from '../../routes/audit-log.routes';
-import { reply, replyItem } from '../proto-schema';
+import { nulls, reply } from '../proto-schema';
 import { area } from '../registry';
 import { keysMatch } from '../schemas/check';
 import { MessageBody, page } from '../schemas/common';
@@ -16,22 +16,27 @@ signIn.op('POST /auth/login', { summary: 'Sign in: an access token (JWT) and a r
 signIn.op('POST /auth/refresh', { summary: 'A new access token for a refresh token (the refresh token rotates)', body: Refresh, responses: { 200: AuthResult }, errors: [401, 429] });
 signIn.op('POST /auth/invitations/accept', { summary: 'Accept an invitation: set a password and sign in', body: Accept, responses: { 200: AuthResult }, errors: [404, 429] });
 
+/** identity.routes userOut: unset department, phone, avatar and lastLogin (never signed in) are null. */
+const User = nulls(reply('identity', 'GetProfile'), ['department', 'phone', 'avatar', 'lastLogin']);
+/** identity.routes teamOut: no description is null. */
+const Team = nulls(reply('identity', 'GetTeam'), ['description']);
+
 const me = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Profile' });
 me.op('POST /auth/logout', { summary: 'Sign out: revoke this access token and the refresh token sent', body: Logout, responses: { 200: MessageBody } });
-me.op('GET /profile', { summary: 'The signed-in user', responses: { 200: reply('identity', 'GetProfile') } });
+me.op('GET /profile', { summary: 'The signed-in user', responses: { 200: User } });
 me.op('GET /profile/notifications', { summary: 'The signed-in user’s notification preferences', responses: { 200: reply('identity', 'GetNotificationPreferences') } });
 me.op('PUT /profile/notifications', { summary: 'Set the signed-in user’s notification preferences', body: NotificationPreferences, responses: { 200: reply('identity', 'SetNotificationPreferences') } });
 
 const users = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Users and teams' });
-users.op('GET /users', { summary: 'Users of the organization', query: UserQuery, paging: { limit: 50, max: 100 }, responses: { 200: reply('identity', 'ListUsers') } });
-users.op('POST /users', { summary: 'Invite a user (admins and owners)', body: NewUser, responses: { 201: reply('identity', 'CreateUser') }, errors: [409] });
-users.op('GET /users/:id', { summary: 'One user of the organization', responses: { 200: reply('identity', 'GetUser') } });
-users.op('PUT /users/:id', { summary: 'Change a user (name, role, status…); only the fields sent change', body: UserPatch, responses: { 200: reply('identity', 'UpdateUser') }, errors: [422] });
+users.op('GET /users', { summary: 'Users of the organization', query: UserQuery, paging: { limit: 50, max: 100 }, responses: { 200: page(User) } });
+users.op('POST /users', { summary: 'Invite a user (admins and owners)', body: NewUser, responses: { 201: nulls(reply('identity', 'CreateUser'), ['lastLogin', 'inviteUrl']) }, errors: [409] });
+users.op('GET /users/:id', { summary: 'One user of the organization', responses: { 200: User } });
+users.op('PUT /users/:id', { summary: 'Change a user (name, role, status…); only the fields sent change', body: UserPatch, responses: { 200: User }, errors: [422] });
 users.op('DELETE /users/:id', { summary: 'Deactivate a user (the organization keeps at least one active owner)', responses: { 204: null }, errors: [422] });
-users.op('GET /teams', { summary: 'Teams of the organization (without member ids)', responses: { 200: z.array(replyItem('identity', 'ListTeams').omit({ memberIds: true })) } });
-users.op('POST /teams', { summary: 'Create a team', body: NewTeam, responses: { 201: reply('identity', 'CreateTeam') }, errors: [409] });
-users.op('GET /teams/:id', { summary: 'One team with its member ids', responses: { 200: reply('identity', 'GetTeam') } });
-users.op('PUT /teams/:id', { summary: 'Change a team; memberIds, when sent, replaces the members', body: TeamPatch, responses: { 200: reply('identity', 'UpdateTeam') }, errors: [409] });
+users.op('GET /teams', { summary: 'Teams of the organization (without member ids)', responses: { 200: z.array(Team.omit({ memberIds: true })) } });
+users.op('POST /teams', { summary: 'Create a team', body: NewTeam, responses: { 201: Team }, errors: [409] });
+users.op('GET /teams/:id', { summary: 'One team with its member ids', responses: { 200: Team } });
+users.op('PUT /teams/:id', { summary: 'Change a team; memberIds, when sent, replaces the members', body: TeamPatch, responses: { 200: Team }, errors: [409] });
 users.op('DELETE /teams/:id', { summary: 'Delete a team', responses: { 204: null } });
 
 const keys = area({ prefix: '/api/v1', auth: 'bearer', tag: 'API key' });

@@ -6,24 +6,24 @@ import { keysMatch } from './check';
 const CRM = 'crm/v1/crm.proto';
 const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });
 
-/** The internal contact (crm.routes contactOut): optional references as explicit nulls. */
+/** The internal contact (crm.routes contactOut): absent values as explicit nulls, never "". */
 export const Contact = z.object({
   id: z.string(),
   name: z.string(),
-  email: z.string(),
-  phone: z.string(),
+  email: z.string().nullable(),
+  phone: z.string().nullable(),
   source: z.string(),
   status: z.string(),
   statusId: z.string().nullable(),
   assignedUserId: z.string().nullable(),
-  avatar: z.string(),
+  avatar: z.string().nullable(),
   leadScore: z.number().int(),
   dealValue: z.number(),
-  hasChatnet: z.boolean().nullable().meta({ description: 'null: unknown (a phone but no chat-network identity yet)' }),
+  hasChatnet: z.boolean().meta({ description: 'true with a known chat-network identity (or a phone the network knows); false otherwise, manual contacts included. The filter hasChatnet=unknown lists contacts whose phone was never checked' }),
   chatnetUid: z.string().nullable(),
   threadTypes: z.array(z.string()),
   friends: z.array(z.object({ chatnetUid: z.string(), displayName: z.string(), accountId: z.string() })),
-  notes: z.string(),
+  notes: z.string().nullable(),
   tags: z.array(z.string()),
   lastActivity: z.string(),
   createdAt: iso(),
@@ -34,7 +34,7 @@ keysMatch<z.infer<typeof Contact>, ReturnType<typeof contactOut>>(true);
 export const Note = proto(CRM, 'crm.v1.Note');
 
 export const ContactDetail = Contact.extend({
-  notesText: z.string().meta({ description: 'the contact’s own notes text' }),
+  notesText: z.string().nullable().meta({ description: 'the contact’s own notes text' }),
   notes: z.array(Note).meta({ description: 'note records, newest first' }),
   conversations: z.array(z.object({ id: z.string(), chatnetAccountId: z.string(), messageCount: z.number().int(), lastMessageAt: z.string().nullable() })),
   appointments: z.array(z.object({ id: z.string(), title: z.string(), scheduledAt: iso(), status: z.string() })),
@@ -49,11 +49,11 @@ export const Appointment = z.object({
   contactId: z.string(),
   contactName: z.string(),
   title: z.string(),
-  description: z.string(),
+  description: z.string().nullable(),
   scheduledAt: iso(),
   duration: z.number().int().meta({ description: 'minutes' }),
   type: z.string(),
-  location: z.string(),
+  location: z.string().nullable(),
   assignedUserId: z.string().nullable(),
   status: z.enum(['scheduled', 'completed', 'cancelled']),
   createdAt: iso(),
@@ -64,7 +64,7 @@ keysMatch<z.infer<typeof Appointment>, ReturnType<typeof appointmentOut>>(true);
 export const CustomerList = z.object({
   id: z.string(),
   name: z.string(),
-  description: z.string(),
+  description: z.string().nullable(),
   status: z.string(),
   contactCount: z.number().int(),
   criteria: z.unknown().meta({ description: '{filters: [{field, operator, value}]}' }),
@@ -84,11 +84,11 @@ export const BulkResult = proto(CRM, 'crm.v1.BulkResult');
 export const PublicContact = z.object({
   id: z.string(),
   fullName: z.string(),
-  phone: z.string(),
-  email: z.string(),
+  phone: z.string().nullable(),
+  email: z.string().nullable(),
   source: z.string().meta({ description: 'chatnet, socialnet, manual, api' }),
   status: z.string().meta({ description: 'new, lead, customer, lost' }),
-  notes: z.string(),
+  notes: z.string().nullable(),
   tags: z.array(z.string()),
   createdAt: iso(),
   updatedAt: iso(),
@@ -102,12 +102,12 @@ export const PublicAppointment = z.object({
   appointmentDate: z.string().meta({ description: 'YYYY-MM-DD' }),
   appointmentTime: z.string().meta({ description: 'HH:MM (UTC)' }),
   type: z.string(),
-  notes: z.string(),
+  notes: z.string().nullable(),
   status: z.enum(['scheduled', 'completed', 'cancelled']),
   title: z.string(),
   createdAt: iso(),
   updatedAt: iso(),
-  contact: z.object({ id: z.string(), fullName: z.string(), phone: z.string(), email: z.string() }).optional(),
+  contact: z.object({ id: z.string(), fullName: z.string(), phone: z.string().nullable(), email: z.string().nullable() }).optional(),
 });
 keysMatch<z.infer<typeof PublicAppointment>, ReturnType<typeof publicAppointmentOut>>(true);
 

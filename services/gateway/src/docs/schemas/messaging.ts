@@ -6,7 +6,7 @@ const MSG = 'messaging/v1/messaging.proto';
 
 /** Public conversation (chat.routes publicConversationOut): unset values as null. */
 export const PublicConversation = nulls(proto(MSG, 'messaging.v1.PublicConversation'), ['lastMessageAt', 'assigneeId']).extend({
-  contact: nulls(proto(MSG, 'messaging.v1.PublicContact'), ['avatarUrl']).nullable(),
+  contact: nulls(proto(MSG, 'messaging.v1.PublicContact'), ['phone', 'avatarUrl']).nullable(),
 });
 export const PublicMessage = proto(MSG, 'messaging.v1.PublicMessage');
 /** POST /api/public/messages/send. */
