@@ -133,6 +133,7 @@ describe('webhook settings', () => {
         expect.arrayContaining([
           'contact.created', 'contact.updated', 'message.received', 'notification.created',
           'contact.note_created', 'contact.note_updated', 'contact.note_deleted', 'appointment.updated', 'appointment.deleted',
+          'contact.merged', 'contact.merge_undone',
         ]),
       );
       expect(res.body.events).not.toContain('chatnet_account.qr');

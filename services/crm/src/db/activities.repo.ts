@@ -11,7 +11,9 @@ export type ActivityType =
   | 'appointment_deleted'
   | 'message_received'
   | 'message_sent'
-  | 'friend_added';
+  | 'friend_added'
+  | 'merged'
+  | 'merge_undone';
 
 /** Activity text is a short human-readable line; long content (messages, notes) is cut. */
 const MAX_DATA = 300;

@@ -5,6 +5,7 @@ import { aiOps } from './paths/ai';
 import { analyticsOps } from './paths/analytics';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
+import { contactMergeOps } from './paths/contact-merges';
 import { crmOps } from './paths/crm';
 import { identityOps } from './paths/identity';
 import { integrationOps } from './paths/integrations';
@@ -23,6 +24,7 @@ export const OPERATIONS: Operation[] = [
   ...metaOps,
   ...identityOps,
   ...crmOps,
+  ...contactMergeOps,
   ...scoringOps,
   ...chatOps,
   ...chatnetOps,

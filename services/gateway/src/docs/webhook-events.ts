@@ -4,6 +4,8 @@ export const WEBHOOK_EVENTS: { name: string; description: string }[] = [
   { name: 'contact.created', description: 'A contact was created (UI, public API, chat network or lead sync).' },
   { name: 'contact.updated', description: 'A contact changed; data.changes lists the fields.' },
   { name: 'contact.deleted', description: 'A contact was deleted.' },
+  { name: 'contact.merged', description: 'A duplicate contact was merged into another; data: mergeId, targetId (the contact kept), sourceId (gone since; its id answers 404), target and source (the contacts, the source as it was).' },
+  { name: 'contact.merge_undone', description: 'A merge was undone; data: mergeId, targetId, sourceId, target and source (both as they are now).' },
   { name: 'contact.note_created', description: 'A note was added to a contact; data: contactId, note {id, contactId, content, createdBy, createdAt}, by (the user, or null).' },
   { name: 'contact.note_updated', description: 'A contact’s note was edited; data as contact.note_created, note holding the new content.' },
   { name: 'contact.note_deleted', description: 'A contact’s note was deleted; data as contact.note_created, note as it was.' },

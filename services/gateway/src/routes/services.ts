@@ -5,6 +5,7 @@ import { analyticsRoutes } from './analytics.routes';
 import { automationRoutes } from './automation.routes';
 import { chatRoutes } from './chat.routes';
 import { chatnetAccountRoutes } from './chatnet-accounts.routes';
+import { contactMergesRoutes } from './contact-merges.routes';
 import { conversationNotesRoutes } from './conversation-notes.routes';
 import { crmRoutes } from './crm.routes';
 import { emailRoutes } from './email.routes';
@@ -27,5 +28,5 @@ export interface ServiceRoutes {
 }
 
 export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
-  return [crmRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps)];
+  return [crmRoutes(deps), contactMergesRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps)];
 }

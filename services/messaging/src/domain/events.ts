@@ -5,6 +5,8 @@ export const EVENTS = {
   chatnetSeen: 'chatnet.seen',
   contactUpdated: 'contact.updated',
   contactDeleted: 'contact.deleted',
+  contactMerged: 'contact.merged',
+  contactMergeUndone: 'contact.merge_undone',
   // published
   conversationCreated: 'conversation.created',
   conversationArchived: 'conversation.archived',

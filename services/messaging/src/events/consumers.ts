@@ -3,6 +3,7 @@ import type { PoolClient } from '@crm/db';
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
+import { applyContactMerged, applyContactMergeUndone, mergeEventKey } from '../domain/contact-merges';
 import { ContactTarget, resolveSender, upsertContact } from '../domain/contacts';
 import { EVENTS } from '../domain/events';
 import { storeInboundBatch } from '../domain/inbound';
@@ -74,15 +75,19 @@ export function createConsumers(deps: Deps): EventConsumer[] {
         log.info({ conversationId: conv.id, contactId: contact.id }, 'conversation linked to its contact');
       },
     }),
-    // Keep the copy of contact name, avatar and phone in conversations fresh.
+    // Keep the copy of contact name, avatar and phone in conversations fresh; follow crm's contact merges.
     new EventConsumer({
       ...common,
       queue: `${config.EVENTS_EXCHANGE}.messaging.contacts`,
-      bindings: [EVENTS.contactUpdated, EVENTS.contactDeleted],
+      bindings: [EVENTS.contactUpdated, EVENTS.contactDeleted, EVENTS.contactMerged, EVENTS.contactMergeUndone],
       logger: log.child({ consumer: 'contacts' }),
       concurrency: 4,
-      // An update and a delete of one contact must apply in the order they were published.
-      batchKey: (event) => String((event.data as { id?: unknown; contact?: { id?: unknown } })?.contact?.id ?? (event.data as { id?: unknown })?.id ?? ''),
+      // An update and a delete of one contact must apply in the order they were published; a merge in order with
+      // its target's updates (the copy it writes is the target's at merge time).
+      batchKey: (event) =>
+        event.type === EVENTS.contactMerged || event.type === EVENTS.contactMergeUndone
+          ? mergeEventKey(event)
+          : String((event.data as { id?: unknown; contact?: { id?: unknown } })?.contact?.id ?? (event.data as { id?: unknown })?.id ?? ''),
       batchHandler: async (events, db) => {
         for (const event of events) await withEventTrace(event, () => applyContactEvent(deps, db!, event));
       },
@@ -98,6 +103,8 @@ function threadKey(event: EventEnvelope): string {
 }
 
 async function applyContactEvent(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
+  if (event.type === EVENTS.contactMerged) return applyContactMerged(deps, db, event);
+  if (event.type === EVENTS.contactMergeUndone) return applyContactMergeUndone(deps, db, event);
   if (event.type === EVENTS.contactDeleted) {
     const id = (event.data as { id?: string })?.id;
     if (!isUuid(id)) return;

@@ -7,6 +7,8 @@ export const PUBLIC_EVENT_TYPES = [
   'contact.created',
   'contact.updated',
   'contact.deleted',
+  'contact.merged',
+  'contact.merge_undone',
   'contact.note_created',
   'contact.note_updated',
   'contact.note_deleted',

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { iso, isoOrUndefined, type PoolClient, withTransaction } from '@crm/db';
+import { enqueueEvent, recordAudit } from '@crm/events';
+import type { Deps } from '../deps';
+import { recordActivity } from '../db/activities.repo';
+import { findAppointment, toAppointment } from '../db/appointments.repo';
+import { ContactRow, findByChatnetUid, findContact, findIdByPhone, toContact } from '../db/contacts.repo';
+import { contactUpdated } from '../domain/contact-events';
+import { isUuid } from '../domain/validation';
+import { apiFields, type JsonRow, mergedFields, restoredFields } from './merge-fields';
+import * as repo from './merges.repo';
+
+/**
+ * Contact merges (issue #15): a duplicate (the source) is folded into the contact that stays (the target) in one
+ * transaction, and can be taken apart again within UNDO_WINDOW_DAYS. Team leads and above only: a merge removes a
+ * contact, so it needs what deleting one needs (and those roles see every contact, whatever inbox visibility says).
+ */
+
+/** An undo the merge's state refuses: 409 with a code saying why. */
+const refused = (code: string, message: string) => new AppError('already_exists', message, { code });
+
+function counts(moved: repo.MovedIds) {
+  const n = (t: repo.MovedTable) => moved[t]?.length ?? 0;
+  return { notes: n('contact_notes'), appointments: n('appointments'), activities: n('contact_activities'), friends: n('contact_friends'), leadLinks: n('socialnet_lead_links') };
+}
+
+function mergeOut(m: repo.MergeRow, target: ContactRow, source?: ContactRow) {
+  return {
+    id: m.id,
+    targetId: m.target_id,
+    sourceId: m.source_id,
+    mergedBy: m.merged_by ?? undefined,
+    mergedAt: iso(m.merged_at),
+    undoableUntil: iso(m.undoable_until),
+    undoneAt: isoOrUndefined(m.undone_at),
+    filledFields: apiFields(m.target_after),
+    moved: counts(m.moved),
+    target: toContact(target),
+    ...(source ? { source: toContact(source) } : {}),
+  };
+}
+
+/** A moved appointment changed contact: appointment.updated lets its reminder (automation) follow it. */
+async function appointmentsMoved(tx: PoolClient, orgId: string, ids: string[]) {
+  for (const id of ids) {
+    const row = await findAppointment(tx, orgId, id);
+    if (row) await enqueueEvent(tx, { type: 'appointment.updated', orgId, data: { appointment: toAppointment(row), changes: ['contactId'] } });
+  }
+}
+
+const label = (row: JsonRow) => String(row.name || row.phone || row.email || row.id);
+
+export async function mergeContacts(deps: Deps, ctx: CallContext, req: { targetId?: string; sourceId?: string }) {
+  requireCan(ctx, 'contacts:delete');
+  const orgId = requireOrg(ctx);
+  const targetId = String(req.targetId ?? '').toLowerCase();
+  const sourceId = String(req.sourceId ?? '').toLowerCase();
+  if (!isUuid(targetId)) throw notFound('Contact');
+  if (!sourceId) throw invalid('sourceId', 'is required');
+  if (!isUuid(sourceId)) throw invalid('sourceId', 'must be a contact id');
+  if (sourceId === targetId) throw invalid('sourceId', 'must be another contact than the one it is merged into');
+
+  return withTransaction(deps.pool, async (tx) => {
+    const rows = await repo.lockContactRows(tx, orgId, [targetId, sourceId]);
+    const target = rows.get(targetId);
+    const source = rows.get(sourceId);
+    if (!target) throw notFound('Contact');
+    if (!source) throw notFound('Source contact');
+
+    const moved: repo.MovedIds = {};
+    for (const table of Object.keys(repo.MOVED_TABLES) as repo.MovedTable[]) {
+      const keys = await repo.moveAll(tx, table, orgId, sourceId, targetId);
+      if (keys.length) moved[table] = keys;
+    }
+    const kept = await repo.keptRows(tx, orgId, sourceId);
+    // The source leaves first, so the target can take over its phone and chat-network identity (unique per org).
+    await repo.deleteContactRow(tx, orgId, sourceId);
+    const after = mergedFields(target, source);
+    const before = Object.fromEntries(Object.keys(after).map((col) => [col, target[col] ?? null]));
+    const changes = apiFields(after);
+    await repo.setContactColumns(tx, orgId, targetId, after, changes.length > 0);
+
+    const merge = await repo.insertMerge(tx, {
+      id: randomUUID(),
+      orgId,
+      targetId,
+      sourceId,
+      sourceRow: source,
+      targetBefore: before,
+      targetAfter: after,
+      moved,
+      kept,
+      mergedBy: ctx.userId || null,
+    });
+    await recordActivity(tx, { orgId, contactId: targetId, type: 'merged', data: `Merged ${label(source)} (contact ${sourceId}) into this contact` });
+    const updated = (await findContact(tx, orgId, targetId))!;
+    if (changes.length) await contactUpdated(tx, orgId, updated, changes);
+    await appointmentsMoved(tx, orgId, moved.appointments ?? []);
+    await enqueueEvent(tx, {
+      type: 'contact.merged',
+      orgId,
+      data: { mergeId: merge.id, targetId, sourceId, target: toContact(updated), source: toContact(source as unknown as ContactRow) },
+    });
+    await recordAudit(tx, ctx, {
+      action: 'contact.merged',
+      resourceType: 'contact',
+      resourceId: targetId,
+      details: { mergeId: merge.id, sourceId, sourceName: source.name, sourcePhone: source.phone, filledFields: changes, moved: counts(moved) },
+    });
+    return mergeOut(merge, updated);
+  });
+}
+
+/** Why an undo cannot put the source back: the contact that took its phone or chat-network identity since. */
+async function undoConflict(deps: Deps, orgId: string, source: JsonRow, constraint: string | undefined): Promise<AppError> {
+  const byPhone = constraint === 'contacts_phone_uq';
+  const owner = byPhone
+    ? await findIdByPhone(deps.pool, orgId, String(source.phone))
+    : source.chatnet_uid
+      ? (await findByChatnetUid(deps.pool, orgId, String(source.chatnet_uid)))?.id
+      : undefined;
+  const field = byPhone ? 'phone' : 'chatnetUid';
+  return new AppError('already_exists', `The merged contact's ${byPhone ? 'phone number' : 'chat-network identity'} belongs to another contact now`, {
+    code: 'merge_undo_conflict',
+    details: [{ field, message: `already belongs to contact ${owner ?? '(unknown)'}` }],
+  });
+}
+
+export async function undoMerge(deps: Deps, ctx: CallContext, req: { mergeId?: string }) {
+  requireCan(ctx, 'contacts:delete');
+  const orgId = requireOrg(ctx);
+  const mergeId = String(req.mergeId ?? '').toLowerCase();
+  if (!isUuid(mergeId)) throw notFound('Merge');
+  let sourceRow: JsonRow | undefined;
+  try {
+    return await withTransaction(deps.pool, async (tx) => {
+      const m = await repo.lockMerge(tx, orgId, mergeId);
+      if (!m) throw notFound('Merge');
+      if (m.undone_at) throw refused('merge_already_undone', `This merge was undone at ${iso(m.undone_at)}`);
+      if (m.expired) throw refused('merge_undo_expired', `A merge can be undone for ${repo.UNDO_WINDOW_DAYS} days; this one could until ${iso(m.undoable_until)}`);
+      const target = (await repo.lockContactRows(tx, orgId, [m.target_id])).get(m.target_id);
+      if (!target) {
+        const later = await repo.activeMergeOfSource(tx, orgId, m.target_id);
+        if (later) throw refused('merge_target_merged', `The contact kept by this merge was merged into another one since (merge ${later}); undo that merge first`);
+        throw refused('merge_target_deleted', 'The contact kept by this merge was deleted since');
+      }
+      sourceRow = m.source_row;
+
+      // The target gives back what the merge filled (freeing the phone and identity the source had) before the
+      // source returns.
+      const restored = restoredFields(target, m.target_before, m.target_after);
+      const changes = apiFields(restored);
+      await repo.setContactColumns(tx, orgId, m.target_id, restored, changes.length > 0);
+      await repo.insertContactRow(tx, m.source_row);
+      await repo.restoreKeptRows(tx, m.kept);
+      const back: repo.MovedIds = {};
+      for (const table of Object.keys(repo.MOVED_TABLES) as repo.MovedTable[]) {
+        const keys = await repo.moveListed(tx, table, orgId, m.moved[table] ?? [], m.target_id, m.source_id);
+        if (keys.length) back[table] = keys;
+      }
+      const done = await repo.markUndone(tx, orgId, mergeId, ctx.userId || null);
+      await recordActivity(tx, { orgId, contactId: m.target_id, type: 'merge_undone', data: `Undid the merge of ${label(m.source_row)} (contact ${m.source_id})` });
+      const [targetNow, sourceNow] = [(await findContact(tx, orgId, m.target_id))!, (await findContact(tx, orgId, m.source_id))!];
+      if (changes.length) await contactUpdated(tx, orgId, targetNow, changes);
+      await appointmentsMoved(tx, orgId, back.appointments ?? []);
+      await enqueueEvent(tx, {
+        type: 'contact.merge_undone',
+        orgId,
+        data: { mergeId, targetId: m.target_id, sourceId: m.source_id, target: toContact(targetNow), source: toContact(sourceNow) },
+      });
+      await recordAudit(tx, ctx, {
+        action: 'contact.merge_undone',
+        resourceType: 'contact',
+        resourceId: m.target_id,
+        details: { mergeId, sourceId: m.source_id, restoredFields: changes, movedBack: counts(back) },
+      });
+      return mergeOut(done, targetNow, sourceNow);
+    });
+  } catch (err) {
+    const pg = (err ?? {}) as { code?: string; constraint?: string };
+    if (pg.code === '23505' && sourceRow) throw await undoConflict(deps, orgId, sourceRow, pg.constraint);
+    throw err;
+  }
+}
