@@ -25,7 +25,7 @@ export const Conversation = nulls(proto(MSG, 'messaging.v1.Conversation'), ['con
 /** chat.routes headerOut: the conversation above its messages. */
 export const ConversationHeader = nulls(proto(MSG, 'messaging.v1.ConversationHeader'), ['contactId', 'assigneeId', 'teamId', 'snoozedUntil']);
 /** chat.routes messageOut. */
-export const Message = nulls(proto(MSG, 'messaging.v1.Message'), ['sentByUserId', 'seenAt']);
+export const Message = nulls(proto(MSG, 'messaging.v1.Message'), ['sentByUserId', 'seenAt', 'senderContactId']);
 export const Note = proto(MSG, 'messaging.v1.Note');
 
 /** chat.routes timelineOut: a message or a private note, told apart by `kind`. */
