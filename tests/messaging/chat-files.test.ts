@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { devInternalAuth } from '@crm/grpc-kit';
 import { eventually } from '@crm/testing';
 import { client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
@@ -30,7 +31,7 @@ describe('files both ways on the chat network', () => {
     const fd = new FormData();
     fd.append('file', new Blob([bytes], { type }), name);
     const r = await fetch(`${stack.url}/api/v1/chat/attachments`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: fd });
-    return { status: r.status, body: await r.json() };
+    return { status: r.status, body: (await r.json()) as any };
   };
   const download = async (token: string | undefined, url: string) => {
     const r = await fetch(`${stack.url}${url}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -104,6 +105,14 @@ describe('files both ways on the chat network', () => {
     expect(sha256((await download(a.token, q.url)).bytes)).toBe(sha256(quote));
     expect((await download(undefined, p.url)).status).toBe(401);
     expect((await download(b.token, p.url)).status).toBe(404);
+    // On messaging's attachments port the connector's own credential reads only the org it names; crm may not at all.
+    const direct = (who: 'chatnet' | 'crm', orgId: string) =>
+      fetch(`${stack.env.MESSAGING_HTTP_URL}/v1/attachments/${p.id}`, {
+        headers: { authorization: `Bearer ${devInternalAuth(who === 'chatnet' ? 'connector' : 'crm', stack.env.INTERNAL_AUTH_SEED).sign({ orgId }, 'messaging')}` },
+      });
+    expect((await direct('chatnet', a.orgId)).status).toBe(200);
+    expect((await direct('chatnet', b.orgId)).status).toBe(404);
+    expect((await direct('crm', a.orgId)).status).toBe(403);
     // The same files through the public API's message shape.
     const pub = await a.pub.get(`/api/public/conversations/${convId}/messages`);
     expect(pub.body.messages.find((m: any) => m.id === message.id).attachments.map((f: any) => f.id)).toEqual([p.id, q.id]);
