@@ -191,9 +191,11 @@ describe('NetworkPolicies', () => {
   const forPods = (name: string) => policies.filter((p) => p.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === name);
   /** Package of a gRPC method → the service folder that serves it; principal → service folder. */
   const serviceOf = (pkgOrPrincipal: string) => (pkgOrPrincipal === 'connector' ? 'chatnet-connector' : pkgOrPrincipal);
-  const callersOf = (target: string) =>
+  // `<pkg>.v1.Http/…` operations are served on a service's HTTP port (messaging's attachment streams), the rest over gRPC.
+  const isHttp = (m: string) => m.split('/')[0].endsWith('.Http');
+  const callersOf = (target: string, http = false) =>
     Object.entries(SERVICE_CALL_POLICY)
-      .filter(([, methods]) => methods.some((m) => serviceOf(m.split('.')[0]) === target))
+      .filter(([, methods]) => methods.some((m) => serviceOf(m.split('.')[0]) === target && isHttp(m) === http))
       .map(([caller]) => serviceOf(caller));
 
   test('deny all ingress by default', () => {
@@ -215,9 +217,11 @@ describe('NetworkPolicies', () => {
     const [expr] = selector.podSelector.matchExpressions;
     expect({ key: expr.key, operator: expr.operator }).toEqual({ key: 'app.kubernetes.io/name', operator: 'In' });
     expect([...expr.values].sort()).toEqual(['gateway', ...callersOf(name)].sort());
-    // Any other port (messaging's attachment streams) is for the gateway alone.
+    // Any other port (messaging's attachment streams) is for the gateway and the services allowed its HTTP operations.
     for (const rule of policy.spec.ingress.filter((r: unknown) => r !== grpcRule)) {
-      expect(rule.from).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } }]);
+      const callers = callersOf(name, true);
+      if (callers.length === 0) expect(rule.from).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } }]);
+      else expect([...rule.from[0].podSelector.matchExpressions[0].values].sort()).toEqual(['gateway', ...callers].sort());
     }
   });
 });

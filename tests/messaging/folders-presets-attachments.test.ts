@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -254,12 +255,18 @@ describe('chat folders, presets and attachments', () => {
       expect(again.body.error.message).toMatch(/already sent/);
     });
 
-    it('a message of attachments alone tells the recipient the file names', async () => {
-      const file = await upload(a.token, form('file', 'invoice.pdf', 'application/pdf', Buffer.from('%PDF-1.4')));
+    it('a message of attachments alone goes to the connector as files (ids it fetches the bytes by), with no text', async () => {
+      const bytes = Buffer.from('%PDF-1.4');
+      const file = await upload(a.token, form('file', 'invoice.pdf', 'application/pdf', bytes));
       const res = await a.owner.post(`/api/v1/conversations/${conv2}/messages`, { attachments: [file.body.id] });
       expect(res.status).toBe(201);
       expect(res.body.content).toBe('');
-      expect(connector.sent.at(-1)).toEqual(expect.objectContaining({ content: '[invoice.pdf]' }));
+      expect(connector.sent.at(-1)).toEqual(
+        expect.objectContaining({
+          content: '',
+          attachments: [{ id: file.body.id, fileName: 'invoice.pdf', mimeType: 'application/pdf', size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }],
+        }),
+      );
     });
 
     it("org B cannot send org A's attachment", async () => {

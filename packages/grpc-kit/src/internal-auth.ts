@@ -56,6 +56,9 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'connector.v1.ConnectorPeerService/PeerSend',
     'connector.v1.ConnectorPeerService/PeerSandbox',
     'connector.v1.ConnectorPeerService/PeerRelease',
+    // Files both ways (messaging's attachments HTTP port): the bytes of a file being sent, and storing a received one.
+    'messaging.v1.Http/DownloadAttachment',
+    'messaging.v1.Http/UploadAttachment',
   ],
 };
 

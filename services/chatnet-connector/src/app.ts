@@ -22,6 +22,7 @@ import { Peers } from './pool/peers';
 import { SessionPool } from './pool/session-pool';
 import { sessionMetrics } from './pool/session-metrics';
 import { OutboxBatcher } from './events/outbox-batcher';
+import { MessagingFiles } from './files/messaging-files';
 import { connectRedis } from './redis';
 
 export { loadConfig } from './config';
@@ -57,12 +58,13 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     sandbox = new SandboxNetwork(redis, config.REDIS_PREFIX);
     driver = new SandboxDriver(sandbox, config.QR_TTL_MS, config.QR_MAX_REFRESHES);
   } else {
-    driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard) });
+    driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard), maxFileBytes: config.ATTACHMENT_MAX_BYTES });
   }
   const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000, config.GRPC_LB_POLICY);
   // Network news (inbound messages, read receipts) reaches the outbox in batches: one statement for what arrives within a few ms.
   const news = new OutboxBatcher({ pool, log, maxEvents: config.INBOUND_BATCH_SIZE, maxWaitMs: config.INBOUND_BATCH_WAIT_MS });
-  const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases, news });
+  const files = new MessagingFiles(config.MESSAGING_HTTP_URL, auth);
+  const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases, news, files });
   const peers = new Peers(leases, auth);
   const deps: Deps = {
     config,
@@ -77,6 +79,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     peers,
     sessions,
     owners: new OwnerDirectory(identity, config.OWNER_CACHE_SECONDS, log),
+    files,
     guard,
   };
 
@@ -112,6 +115,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     await relay.stop();
     await driver.close();
     peers.close();
+    files.close();
     identity.close();
     await redis.close();
     await pool.end();

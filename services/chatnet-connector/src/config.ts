@@ -27,6 +27,13 @@ const Env = z.object({
   /** 32-byte key (base64 or hex) for session data and proxy URLs at rest; ENCRYPTION_KEYS_OLD ("1:key,2:key") decrypts older versions. */
   ENCRYPTION_KEY: z.string({ error: 'is required' }).min(32, 'must be a 32-byte key (base64 or 64 hex characters)'),
   ENCRYPTION_KEYS_OLD: z.string().default(''),
+  /**
+   * messaging's attachments HTTP port: files being sent are streamed from it, files received are stored in it
+   * (with this service's signed credential; SERVICE_CALL_POLICY allows exactly those two operations).
+   */
+  MESSAGING_HTTP_URL: fields.url('http://127.0.0.1:50063'),
+  /** The largest file a message may carry either way; keep it equal to messaging's ATTACHMENT_MAX_BYTES. */
+  ATTACHMENT_MAX_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
   /** identity, for the `owner` of each account. */
   IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
   /**

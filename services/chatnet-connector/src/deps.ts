@@ -6,6 +6,7 @@ import type { ConnectorConfig } from './config';
 import type { OwnerDirectory } from './domain/owners';
 import type { ChatnetDriver } from './drivers/driver';
 import type { SandboxNetwork } from './drivers/sandbox.driver';
+import type { MessagingFiles } from './files/messaging-files';
 import type { Leases } from './pool/leases';
 import type { Peers } from './pool/peers';
 import type { SessionPool } from './pool/session-pool';
@@ -25,6 +26,8 @@ export interface Deps {
   peers: Peers;
   sessions: SessionPool;
   owners: OwnerDirectory;
+  /** messaging's attachments HTTP port: files both ways. */
+  files: MessagingFiles;
   /** The SSRF guard for accounts' proxies (CONNECTOR_ALLOWED_PRIVATE_ADDRESSES). */
   guard: AddressGuard;
 }

@@ -1,9 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { createLogger } from '@crm/logger';
 import { DisconnectInfo, InboundMessage, LoginFailedError, SeenReceipt, SessionExpiredError, SessionHandlers } from '../src/drivers/driver';
-import { inboundOf, seenOf, ZcaApi, ZcaClient, ZcaDriver, ZcaQrEvent, zcaClientFactory } from '../src/drivers/zca.driver';
+import { inboundFileOf, inboundOf, seenOf, ZcaApi, ZcaClient, ZcaDriver, ZcaQrEvent, zcaClientFactory } from '../src/drivers/zca.driver';
 
 // The zca driver against fixtures in the shapes zca-js 2.2 produces (its QR-login callback events, listener
 // messages, account and friend records, send results, session context): no network at all.
@@ -78,21 +79,55 @@ function fakeClient(script: Array<string | 'wait'>, api = fakeApi(), login?: (c:
   return { client, calls, api };
 }
 
+/** The network's file hosts: each url answers its bytes; anything else is 404. Records what was asked. */
+function fakeFiles(files: Record<string, Buffer> = {}) {
+  const asked: string[] = [];
+  const fetchImpl = (async (input: string | URL) => {
+    const url = String(input);
+    asked.push(url);
+    const bytes = files[url];
+    if (!bytes) return new Response('gone', { status: 404 });
+    return new Response(bytes, { status: 200, headers: { 'content-length': String(bytes.length) } });
+  }) as typeof fetch;
+  return { fetch: fetchImpl, asked };
+}
+
+const until = async (check: () => boolean, ms = 2_000) => {
+  for (const end = Date.now() + ms; !check(); ) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
 function recorder() {
   const messages: InboundMessage[] = [];
   const seen: SeenReceipt[] = [];
   const drops: DisconnectInfo[] = [];
+  /** What reached messaging: each file's name, type and bytes. */
+  const stored: Array<{ fileName: string; mimeType: string; bytes: Buffer }> = [];
   let friendsChanged = 0;
   const handlers: SessionHandlers = {
     onMessage: async (m) => void messages.push(m),
+    storeFile: async (f) => {
+      const chunks: Buffer[] = [];
+      for await (const c of f.body) chunks.push(c as Buffer);
+      const bytes = Buffer.concat(chunks);
+      stored.push({ fileName: f.fileName, mimeType: f.mimeType, bytes });
+      return { id: `att-${stored.length}`, fileName: f.fileName, mimeType: f.mimeType, size: bytes.length };
+    },
     onSeen: async (r) => void seen.push(r),
     onDisconnect: (d) => void drops.push(d),
     onFriendsChanged: () => void friendsChanged++,
   };
-  return { handlers, messages, seen, drops, friendsChanged: () => friendsChanged };
+  return { handlers, messages, seen, drops, stored, friendsChanged: () => friendsChanged };
 }
 
-const driverWith = (client: ZcaClient, qrMaxRefreshes = 2) => new ZcaDriver({ log, qrMaxRefreshes, factory: () => client });
+const PHOTO_URL = 'https://photo-stal-1.zadn.vn/fixture.jpg';
+const FILE_URL = fx('message-user-file').data.content.href as string;
+const JPEG = Buffer.from('ffd8ffe000104a46494600010100000100010000ffc0001108003c005003012200021101031101', 'hex');
+const network = fakeFiles({ [PHOTO_URL]: JPEG, [FILE_URL]: Buffer.from('%PDF-1.7 quote') });
+const driverWith = (client: ZcaClient, qrMaxRefreshes = 2, fetchImpl: typeof fetch = network.fetch, maxFileBytes?: number) =>
+  new ZcaDriver({ log, qrMaxRefreshes, factory: () => client, fetch: fetchImpl, maxFileBytes });
 
 describe('zca driver: QR login', () => {
   it('shows each QR zca-js renders (PNG) and, once scanned, returns a live session with the account profile', async () => {
@@ -176,7 +211,7 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     const { client, api } = fakeClient([]);
     await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
     for (const name of ['message-user-text', 'message-group-text', 'message-user-photo', 'message-self']) api.listener.emit('message', fx(name));
-    await new Promise((res) => setImmediate(res));
+    await until(() => r.messages.length === 3);
     // A group's message waits for its name (getGroupInfo), so it may come after messages of other threads.
     r.messages.sort((x, y) => x.chatnetMessageId.localeCompare(y.chatnetMessageId));
     expect(r.messages).toEqual([
@@ -199,7 +234,12 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
         content: '@Hoa Mai giá bao nhiêu?',
         groupName: 'Hội khách quen Hoa Mai',
       }),
-      expect.objectContaining({ chatnetMessageId: '6938394735569', contentType: 'chat.photo', content: expect.stringContaining('fixture.jpg') }),
+      expect.objectContaining({
+        chatnetMessageId: '6938394735569',
+        contentType: 'chat.photo',
+        content: expect.stringContaining('fixture.jpg'),
+        attachments: [{ id: 'att-1', fileName: 'photo-6938394735569.jpg', mimeType: 'image/jpeg', size: JPEG.length }],
+      }),
     ]);
     expect(inboundOf(fx('message-user-photo')).contentType).toBe('chat.photo');
   });
@@ -288,6 +328,103 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     expect(api.listener.stopped).toBe(1);
     expect(r.drops).toEqual([]);
     expect(s.isAlive()).toBe(false);
+  });
+});
+
+describe('zca driver: files both ways', () => {
+  const stored = JSON.stringify({ v: 1, imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies });
+  const outbound = (fileName: string, mimeType: string, bytes: Buffer) => ({ fileName, mimeType, size: bytes.length, open: async () => Readable.from([bytes]) });
+
+  it('sends the text with the first file, then each further file in a call of its own (Buffers named with an extension, photo sizes)', async () => {
+    const { client, api } = fakeClient([]);
+    api.sendMessage
+      .mockResolvedValueOnce({ message: { msgId: 7001 }, attachment: [{ msgId: 7002 }] })
+      .mockResolvedValueOnce({ message: null, attachment: [{ msgId: 7003 }] });
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
+    const pdf = Buffer.from('%PDF-1.7 price list');
+    const sent = await s.sendMessage({
+      threadId: '4500000000000000077',
+      threadType: 'group',
+      content: 'Bảng giá đây ạ',
+      contentType: 'text',
+      attachments: [outbound('bang-gia.pdf', 'application/pdf', pdf), outbound('catalogue', 'image/jpeg', JPEG)],
+    });
+    expect(sent.chatnetMessageId).toBe('7001');
+    expect(api.sendMessage).toHaveBeenCalledTimes(2);
+    expect(api.sendMessage).toHaveBeenNthCalledWith(
+      1,
+      { msg: 'Bảng giá đây ạ', attachments: [{ data: pdf, filename: 'bang-gia.pdf', metadata: { totalSize: pdf.length } }] },
+      '4500000000000000077',
+      1,
+    );
+    // No extension: one from its type, since zca-js tells photos from files by it; a JPEG's size from its header.
+    expect(api.sendMessage).toHaveBeenNthCalledWith(
+      2,
+      { msg: '', attachments: [{ data: JPEG, filename: 'catalogue.jpg', metadata: { totalSize: JPEG.length, width: 80, height: 60 } }] },
+      '4500000000000000077',
+      1,
+    );
+  });
+
+  it('a file message of files only returns the first file message id; a file shorter than announced is not sent', async () => {
+    const { client, api } = fakeClient([]);
+    api.sendMessage.mockResolvedValueOnce({ message: null, attachment: [{ msgId: 7010 }] });
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
+    const pdf = Buffer.from('%PDF-1.7 x');
+    const sent = await s.sendMessage({ threadId: '6100000000000000000', threadType: 'user', content: '', contentType: 'text', attachments: [outbound('a.pdf', 'application/pdf', pdf)] });
+    expect(sent.chatnetMessageId).toBe('7010');
+    expect(api.sendMessage).toHaveBeenLastCalledWith({ msg: '', attachments: [expect.objectContaining({ filename: 'a.pdf' })] }, '6100000000000000000', 0);
+    const short = { ...outbound('b.pdf', 'application/pdf', pdf), size: pdf.length + 5 };
+    await expect(s.sendMessage({ threadId: '6100000000000000000', threadType: 'user', content: '', contentType: 'text', attachments: [short] })).rejects.toThrow(/arrived with/);
+    expect(api.sendMessage).toHaveBeenCalledTimes(1);
+  });
+
+  it('an inbound file is downloaded through the session fetch and stored under its title; the thread keeps its order', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    const slow = fakeFiles({ [FILE_URL]: Buffer.from('%PDF-1.7 quote') });
+    const slowFetch = (async (url: string) => {
+      await new Promise((res) => setTimeout(res, 30));
+      return slow.fetch(url);
+    }) as typeof fetch;
+    await driverWith(client, 2, slowFetch).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    api.listener.emit('message', fx('message-user-file'));
+    api.listener.emit('message', fx('message-user-text'));
+    await until(() => r.messages.length === 2);
+    expect(slow.asked).toEqual([FILE_URL]);
+    expect(r.stored).toEqual([{ fileName: 'Báo giá tháng 1.pdf', mimeType: 'application/pdf', bytes: Buffer.from('%PDF-1.7 quote') }]);
+    // The text came after the file in the thread, and is handed over after it although the download was slow.
+    expect(r.messages.map((m) => m.chatnetMessageId)).toEqual(['6938394735570', '6938394735567']);
+    expect(r.messages[0].attachments).toEqual([{ id: 'att-1', fileName: 'Báo giá tháng 1.pdf', mimeType: 'application/pdf', size: 14 }]);
+    expect(inboundFileOf(fx('message-user-text'))).toBeUndefined();
+  });
+
+  it('a file that cannot be had (gone, larger than the limit, not https) leaves the message without it', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    const files = fakeFiles({ [PHOTO_URL]: Buffer.alloc(5_000, 1) });
+    await driverWith(client, 2, files.fetch, 1_000).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    const photo = fx('message-user-photo');
+    api.listener.emit('message', photo);
+    api.listener.emit('message', fx('message-user-file'));
+    const plain = { ...photo, data: { ...photo.data, msgId: 'p-http', content: { ...photo.data.content, href: 'http://10.0.0.1/x.jpg' } } };
+    api.listener.emit('message', plain);
+    await until(() => r.messages.length === 3);
+    expect(r.messages.map((m) => m.attachments)).toEqual([undefined, undefined, undefined]);
+    expect(r.stored).toEqual([]);
+    expect(files.asked).toEqual([PHOTO_URL, FILE_URL]);
+  });
+
+  it('a proxied account downloads through its proxy fetch, never the default one', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    const viaProxy = fakeFiles({ [PHOTO_URL]: JPEG });
+    const direct = fakeFiles({ [PHOTO_URL]: JPEG });
+    const driver = new ZcaDriver({ log, qrMaxRefreshes: 1, factory: () => client, fetch: direct.fetch, proxy: () => ({ agent: {} as never, fetch: viaProxy.fetch }) });
+    await driver.restoreSession(stored, { accountId: 'a1', proxyUrl: 'socks5://proxy.example:1080', handlers: r.handlers });
+    api.listener.emit('message', fx('message-user-photo'));
+    await until(() => r.messages.length === 1);
+    expect([viaProxy.asked, direct.asked]).toEqual([[PHOTO_URL], []]);
   });
 });
 

@@ -59,7 +59,9 @@ export function buildApp(deps: RouteDeps): express.Express {
   const services = serviceRoutes(deps);
   // Streamed routes first: their bodies must reach the proxy untouched, so no body parser may run before them.
   for (const m of services) if (m.stream) app.use('/api/v1', m.stream);
-  app.use(express.json({ limit: deps.config.BODY_LIMIT }));
+  const json = express.json({ limit: deps.config.BODY_LIMIT });
+  const ownParsers = services.flatMap((m) => (m.parsesOwnBody ? [m.parsesOwnBody] : []));
+  app.use((req, res, next) => (ownParsers.some((own) => own(req)) ? next() : json(req, res, next)));
   app.use(resumeTrace);
   app.use(rejectUnsafeText);
 

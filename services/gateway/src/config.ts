@@ -56,6 +56,11 @@ const Env = z.object({
   API_KEY_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(100),
   /** Largest JSON body accepted (attachment uploads are streamed to messaging and not bound by it). */
   BODY_LIMIT: z.string().default('1mb'),
+  /**
+   * Largest body of a sandbox inbound push (its files travel as base64), read only after the bearer check. The
+   * connector takes gRPC messages of up to 32 MB, so a push carries about 22 MB of files at most.
+   */
+  SANDBOX_BODY_LIMIT: z.string().default('30mb'),
   /** Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
   /**
@@ -70,6 +75,8 @@ const Env = z.object({
   SOCKET_AUDIENCE_CACHE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** Deadline of each gRPC call, in milliseconds. */
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Deadline of a send that carries files (they are streamed to the chat network before the send answers). */
+  GRPC_FILE_SEND_DEADLINE_MS: z.coerce.number().int().min(100).default(130_000),
   /**
    * On SIGTERM, how long /readyz answers 503 while requests are still accepted, in milliseconds: time for a load
    * balancer or Kubernetes endpoints to stop routing here before the listener closes (deploy/k8s sets 5000).

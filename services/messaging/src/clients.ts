@@ -16,6 +16,15 @@ export interface ContactRef {
   created: boolean;
 }
 
+/** A file of a message being sent, as the connector needs it to fetch the bytes from our attachments HTTP port. */
+export interface OutboundAttachment {
+  id: string;
+  fileName: string;
+  mimeType: string;
+  size: number;
+  sha256: string;
+}
+
 export interface ChatnetSendResult {
   chatnetMessageId: string;
   sentAt: string;
@@ -76,10 +85,11 @@ export class RemoteClients {
   /** Send through the account's live session; connector errors become this service's errors. */
   async sendChatMessage(
     ctx: Forward,
-    req: { accountId: string; threadId: string; threadType: string; content: string; contentType: string; clientMessageId: string },
+    req: { accountId: string; threadId: string; threadType: string; content: string; contentType: string; clientMessageId: string; attachments: OutboundAttachment[] },
   ): Promise<ChatnetSendResult> {
+    const deadlineMs = req.attachments.length ? this.config.CONNECTOR_FILE_DEADLINE_MS : this.config.CONNECTOR_DEADLINE_MS;
     try {
-      return await this.client('connector').SendChatMessage<ChatnetSendResult>(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+      return await this.client('connector').SendChatMessage<ChatnetSendResult>(req, ctx, { deadlineMs });
     } catch (err) {
       throw connectorError(err);
     }

@@ -48,6 +48,8 @@ const Env = z.object({
   CRM_DEADLINE_MS: z.coerce.number().int().min(100).default(2_000),
   /** Deadline of a send through the connector (the network may be slow to acknowledge). */
   CONNECTOR_DEADLINE_MS: z.coerce.number().int().min(100).default(8_000),
+  /** Deadline of a send that carries files: the connector streams each one from here and uploads it to the network. */
+  CONNECTOR_FILE_DEADLINE_MS: z.coerce.number().int().min(100).default(120_000),
   /** Folder that holds attachment bytes (a mounted volume in production); created at start. */
   ATTACHMENTS_DIR: z.string().min(1).default(path.join(process.cwd(), 'data', 'attachments')),
   /** Largest attachment accepted, in bytes; counted while the upload streams, so a larger one stops at this size (413). */

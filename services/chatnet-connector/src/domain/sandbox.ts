@@ -3,6 +3,7 @@ import type { Deps } from '../deps';
 import type { ChatnetProfile, Friend, InboundMessage, SeenReceipt, ThreadType } from '../drivers/driver';
 import { networkMessageId, networkUid, SandboxNetwork } from '../drivers/sandbox.driver';
 import { friendsEvent } from '../events/events';
+import { pushedFilesOf, storeFiles } from './inbound-files';
 import { notLive } from './remote-errors';
 import * as accounts from './accounts';
 import { loadAccount } from './accounts';
@@ -109,6 +110,7 @@ export async function inbound(
     contentType: string;
     chatnetMessageId: string;
     groupName?: string;
+    attachments?: Array<{ fileName?: string; mimeType?: string; contentBase64?: string }>;
   },
 ) {
   sandboxOf(deps, ctx);
@@ -119,8 +121,9 @@ export async function inbound(
   const held = deps.sessions.isLive(req.id, ctx.orgId);
   let row = held ? undefined : await loadAccount(deps, ctx.orgId, req.id);
   const fromUid = text('fromUid', req.fromUid, 64, true);
+  const pushed = pushedFilesOf(req.attachments ?? [], deps.config.ATTACHMENT_MAX_BYTES);
   const content = req.content ?? '';
-  if (!content.trim()) throw invalid('content', 'is required');
+  if (!content.trim() && pushed.length === 0) throw invalid('content', 'is required');
   if (content.length > 20_000) throw invalid('content', 'must be at most 20000 characters');
   const threadType = (req.threadType || 'user') as ThreadType;
   if (threadType !== 'user' && threadType !== 'group') throw invalid('threadType', 'must be user or group');
@@ -129,6 +132,8 @@ export async function inbound(
   // Only a group has a name of its own; a user thread is named after its contact.
   const groupName = text('groupName', req.groupName, 200);
   if (groupName && threadType !== 'group') throw invalid('groupName', 'is only allowed with threadType group');
+  // Before any file is stored: a push refused anyway must not leave files behind.
+  if (row && row.status !== 'connected') throw notLive('it is not connected');
   const message = {
     chatnetMessageId: text('chatnetMessageId', req.chatnetMessageId, 64) || networkMessageId(),
     threadId,
@@ -140,6 +145,9 @@ export async function inbound(
     contentType: text('contentType', req.contentType, 50) || 'text',
     sentAt: new Date().toISOString(),
     ...(groupName ? { groupName } : {}),
+    // The network hands files to the client, which stores them before it announces the message: only their ids
+    // travel on (to the holder, into the held store, in the event), never the bytes.
+    ...(pushed.length ? { attachments: await storeFiles(deps, ctx.orgId, pushed, ctx.requestId) } : {}),
   };
   if (!row) {
     try {

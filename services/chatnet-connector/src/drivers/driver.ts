@@ -3,6 +3,8 @@
  * default) and `zca` (the real network through the zca-js client). The session pool owns the sessions;
  * a driver never touches the database, Redis leases or events.
  */
+import type { Readable } from 'node:stream';
+
 export type ThreadType = 'user' | 'group';
 
 export interface ChatnetProfile {
@@ -34,6 +36,24 @@ export interface InboundMessage {
    * follows renames. Absent when the network did not say (a driver never holds a message back for it).
    */
   groupName?: string;
+  /** Files the message carried, already stored in messaging (the event names them; the bytes never travel with it). */
+  attachments?: StoredAttachment[];
+}
+
+/** A file stored in messaging: its attachment id and what it is. */
+export interface StoredAttachment {
+  id: string;
+  fileName: string;
+  mimeType: string;
+  size: number;
+}
+
+/** A file a driver received from the network, to store before its message is announced. */
+export interface ReceivedFile {
+  fileName: string;
+  mimeType: string;
+  /** The bytes as they arrive (a download in progress); read once. */
+  body: Readable;
 }
 
 /**
@@ -53,8 +73,19 @@ export interface SeenReceipt {
 export interface OutboundMessage {
   threadId: string;
   threadType: ThreadType;
+  /** May be empty when the message is files only. */
   content: string;
   contentType: string;
+  /** Files to send with the text, in order (at most 10). */
+  attachments?: OutboundFile[];
+}
+
+/** A file to send: what it is, and its bytes, streamed from messaging when the driver asks (once per call). */
+export interface OutboundFile {
+  fileName: string;
+  mimeType: string;
+  size: number;
+  open(): Promise<Readable>;
 }
 
 export interface Friend {
@@ -71,6 +102,8 @@ export interface DisconnectInfo {
 /** Callbacks the pool gives each session. onMessage and onSeen resolve once the news is durably recorded. */
 export interface SessionHandlers {
   onMessage(message: InboundMessage): Promise<void>;
+  /** Store a file the network delivered (in messaging), so the message can name it; rejects when it was refused. */
+  storeFile(file: ReceivedFile): Promise<StoredAttachment>;
   onSeen(receipt: SeenReceipt): Promise<void>;
   onDisconnect(info: DisconnectInfo): void;
   onFriendsChanged(): void;

@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { randomBase62 } from '@crm/crypto';
 import type { ConnectorRedis } from '../redis';
 import {
@@ -10,6 +10,7 @@ import {
   Friend,
   InboundMessage,
   LoginFailedError,
+  OutboundFile,
   OutboundMessage,
   QrLoginOptions,
   SeenReceipt,
@@ -24,6 +25,20 @@ export interface SentRecord {
   content: string;
   contentType: string;
   sentAt: string;
+  /** What the network received of each file, computed from the bytes themselves. */
+  attachments: Array<{ fileName: string; mimeType: string; size: number; sha256: string }>;
+}
+
+/** Read a file being sent as the network would receive it: counted and hashed as it streams, never held whole. */
+async function receiveFile(file: OutboundFile): Promise<SentRecord['attachments'][number]> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of await file.open()) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  if (size !== file.size) throw new Error(`file ${file.fileName} arrived with ${size} bytes, not ${file.size}`);
+  return { fileName: file.fileName, mimeType: file.mimeType, size, sha256: hash.digest('hex') };
 }
 
 const SENT_KEEP = 200;
@@ -235,9 +250,13 @@ class SandboxSession implements ChatnetSession {
 
   async sendMessage(m: OutboundMessage): Promise<{ chatnetMessageId: string; sentAt: Date }> {
     if (!this.alive) throw new Error('sandbox connection is closed');
+    const attachments: SentRecord['attachments'] = [];
+    // One file at a time, as a network client uploads them.
+    for (const file of m.attachments ?? []) attachments.push(await receiveFile(file));
     const sentAt = new Date();
     const chatnetMessageId = networkMessageId();
-    await this.network.recordSent(this.accountId, { chatnetMessageId, ...m, sentAt: sentAt.toISOString() });
+    const { threadId, threadType, content, contentType } = m;
+    await this.network.recordSent(this.accountId, { chatnetMessageId, threadId, threadType, content, contentType, sentAt: sentAt.toISOString(), attachments });
     return { chatnetMessageId, sentAt };
   }
 

@@ -1,4 +1,6 @@
 import type { Agent } from 'node:http';
+import { Readable, Transform } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from '@crm/logger';
 import type { GroupInfoResponse } from 'zca-js';
 import {
@@ -9,6 +11,7 @@ import {
   Friend,
   InboundMessage,
   LoginFailedError,
+  OutboundFile,
   OutboundMessage,
   QrLoginOptions,
   SeenReceipt,
@@ -16,6 +19,7 @@ import {
   SessionHandlers,
 } from './driver';
 import { GroupNames } from './group-names';
+import { fileNameForNetwork, imageSize, mimeTypeOf } from './file-kinds';
 
 /**
  * The real network (Zalo) through the zca-js client. Only the slice of zca-js this driver uses is named
@@ -94,8 +98,32 @@ export interface ZcaApi {
   getAllFriends(count?: number, page?: number): Promise<ZcaUser[]>;
   /** zca-js apis/getGroupInfo.ts: the group's record (its `name` among others) in `gridInfoMap`, keyed by group id. */
   getGroupInfo(groupId: string): Promise<GroupInfoResponse>;
-  sendMessage(message: string | { msg: string }, threadId: string, type?: number): Promise<{ message: { msgId: number | string } | null }>;
+  /**
+   * zca-js apis/sendMessage.ts. With `attachments` (models/Attachment.ts `AttachmentSource`: a path, or a Buffer with a
+   * file name whose extension picks image, video or file, and its size) the text goes first as its own message, or as
+   * the caption of a single photo; each file is uploaded and becomes a message of its own (`attachment`).
+   */
+  sendMessage(
+    message: string | { msg: string; attachments?: ZcaAttachmentSource[] },
+    threadId: string,
+    type?: number,
+  ): Promise<{ message: { msgId: number | string } | null; attachment?: Array<{ msgId: number | string }> }>;
   getContext(): { imei: string; userAgent: string; language?: string; cookie: { toJSON(): { cookies: unknown[] } } };
+}
+
+/** zca-js models/Attachment.ts, the Buffer form (a path would need zca-js's imageMetadataGetter for photos). */
+export interface ZcaAttachmentSource {
+  data: Buffer;
+  filename: `${string}.${string}`;
+  metadata: { totalSize: number; width?: number; height?: number };
+}
+
+/** zca-js models/Message.ts `TAttachmentContent`: what a photo or file message carries instead of text. */
+export interface ZcaAttachmentContent {
+  title?: string;
+  description?: string;
+  href?: string;
+  params?: string;
 }
 
 export interface ZcaClient {
@@ -132,7 +160,13 @@ export interface ZcaDriverOptions {
   qrMaxRefreshes: number;
   factory?: ZaloClientFactory;
   proxy?: ProxyDialer;
+  /** The fetch of sessions without a proxy (photos and files are downloaded with the session's own fetch). */
+  fetch?: typeof fetch;
+  /** The largest file downloaded from the network; a bigger one is left out of its message. */
+  maxFileBytes?: number;
 }
+
+const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
 
 export class ZcaDriver implements ChatnetDriver {
   readonly name = 'zca';
@@ -142,10 +176,12 @@ export class ZcaDriver implements ChatnetDriver {
     this.factory = o.factory ?? zcaClientFactory();
   }
 
-  private client(proxyUrl?: string): ZcaClient {
-    if (!proxyUrl) return this.factory({});
+  /** One client per session, and the fetch that reaches the network the same way (through the account's proxy). */
+  private client(proxyUrl?: string): { client: ZcaClient; fetch: typeof fetch } {
+    if (!proxyUrl) return { client: this.factory({}), fetch: this.o.fetch ?? globalThis.fetch };
     if (!this.o.proxy) throw new Error('This build has no proxy support for the zca driver');
-    return this.factory(this.o.proxy(proxyUrl));
+    const dialed = this.o.proxy(proxyUrl);
+    return { client: this.factory(dialed), fetch: dialed.fetch };
   }
 
   async loginWithQr(opts: QrLoginOptions): Promise<ChatnetSession> {
@@ -159,10 +195,12 @@ export class ZcaDriver implements ChatnetDriver {
     };
     opts.signal.addEventListener('abort', onAbort, { once: true });
     let api: ZcaApi;
+    let download: typeof fetch = globalThis.fetch;
     try {
       // Inside the try: a proxy the SSRF guard refuses is a failed login like any other network failure.
-      const client = this.client(opts.proxyUrl);
-      api = await client.loginQR({}, (event) => {
+      const dialed = this.client(opts.proxyUrl);
+      download = dialed.fetch;
+      api = await dialed.client.loginQR({}, (event) => {
         abortLogin = event.actions?.abort;
         if (opts.signal.aborted) {
           event.actions?.abort?.();
@@ -195,7 +233,7 @@ export class ZcaDriver implements ChatnetDriver {
       opts.signal.removeEventListener('abort', onAbort);
     }
     if (failure || !api) throw failure ?? new LoginFailedError('network_error', 'QR login returned no session');
-    return this.open(api, opts.handlers);
+    return this.open(api, opts.handlers, download);
   }
 
   async restoreSession(sessionData: string, opts: ConnectOptions): Promise<ChatnetSession> {
@@ -207,18 +245,21 @@ export class ZcaDriver implements ChatnetDriver {
     }
     if (!stored.imei || !Array.isArray(stored.cookie) || !stored.userAgent) throw new SessionExpiredError('Stored session data is incomplete');
     let api: ZcaApi;
+    let download: typeof fetch;
     try {
-      api = await this.client(opts.proxyUrl).login({ imei: stored.imei, cookie: stored.cookie, userAgent: stored.userAgent, language: stored.language });
+      const dialed = this.client(opts.proxyUrl);
+      download = dialed.fetch;
+      api = await dialed.client.login({ imei: stored.imei, cookie: stored.cookie, userAgent: stored.userAgent, language: stored.language });
     } catch (err) {
       // zca-js raises ZaloApiError when the network refuses the cookies (logged out, expired); anything
       // else (DNS, TLS, proxy) is transient and retried by the pool.
       if ((err as Error)?.name === 'ZaloApiError') throw new SessionExpiredError(`The network refused the stored session: ${(err as Error).message}`);
       throw err;
     }
-    return this.open(api, opts.handlers);
+    return this.open(api, opts.handlers, download);
   }
 
-  private async open(api: ZcaApi, handlers: SessionHandlers): Promise<ChatnetSession> {
+  private async open(api: ZcaApi, handlers: SessionHandlers, download: typeof fetch): Promise<ChatnetSession> {
     const uid = api.getOwnId();
     const { profile } = await api.fetchAccountInfo();
     const session = new ZcaSession(
@@ -226,6 +267,7 @@ export class ZcaDriver implements ChatnetDriver {
       { uid, displayName: profile.displayName || profile.zaloName || uid, avatarUrl: profile.avatar ?? '', phone: profile.phoneNumber ?? '' },
       handlers,
       this.o.log,
+      { fetch: download, maxFileBytes: this.o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES },
     );
     await session.listen();
     return session;
@@ -248,6 +290,30 @@ export function inboundOf(m: ZcaMessage): InboundMessage {
     contentType: text ? 'text' : m.data.msgType || 'other',
     sentAt: new Date(Number(m.data.ts) || Date.now()),
   };
+}
+
+/** Message types whose content is a file the network hosts: a photo, or any other file. */
+const FILE_MESSAGE_TYPES = new Set(['chat.photo', 'share.file']);
+
+/** The file a photo or file message carries (where to download it, its name and type); undefined for anything else. */
+export function inboundFileOf(m: ZcaMessage): { url: string; fileName: string; mimeType: string } | undefined {
+  if (!FILE_MESSAGE_TYPES.has(m.data.msgType) || typeof m.data.content !== 'object' || m.data.content === null) return undefined;
+  const c = m.data.content as ZcaAttachmentContent;
+  let url: URL;
+  try {
+    url = new URL(c.href ?? '');
+  } catch {
+    return undefined;
+  }
+  // The network's own file hosts are HTTPS; anything else is not a file it hosts.
+  if (url.protocol !== 'https:') return undefined;
+  const fromUrl = decodeURIComponent(url.pathname.split('/').pop() ?? '');
+  const photo = m.data.msgType === 'chat.photo';
+  // A file message is titled with its name; a photo has no name of its own.
+  const given = photo ? '' : (c.title ?? '').trim();
+  const ext = /\.([A-Za-z0-9]{1,8})$/.exec(given || fromUrl)?.[1]?.toLowerCase() ?? (photo ? 'jpg' : '');
+  const fileName = given || (photo ? `photo-${m.data.msgId}.${ext}` : fromUrl || `file-${m.data.msgId}`);
+  return { url: url.toString(), fileName, mimeType: mimeTypeOf(fileName) };
 }
 
 /**
@@ -274,9 +340,35 @@ export function groupNameOf(info: GroupInfoResponse | undefined, groupId: string
   return info?.gridInfoMap?.[groupId]?.name || undefined;
 }
 
+/** Counts a download's bytes and fails it past the limit, so a file is never read beyond what may be stored. */
+function capped(maxBytes: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      done(seen > maxBytes ? new Error(`the file is larger than ${maxBytes} bytes`) : null, chunk);
+    },
+  });
+}
+
+/** A file being sent, read whole (zca-js uploads from a Buffer) but never more than its announced size. */
+async function readFile(file: OutboundFile): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of await file.open()) {
+    size += (chunk as Buffer).length;
+    if (size > file.size) throw new Error(`file ${file.fileName} is larger than announced`);
+    chunks.push(chunk as Buffer);
+  }
+  if (size !== file.size) throw new Error(`file ${file.fileName} arrived with ${size} bytes, not ${file.size}`);
+  return Buffer.concat(chunks, size);
+}
+
 class ZcaSession implements ChatnetSession {
   private alive = false;
   private closedByUs = false;
+  /** Per thread, the preparation of its latest message: the next one waits for it, so a thread keeps its order. */
+  private readonly lanes = new Map<string, Promise<unknown>>();
   /** The network's listener names no group: its name is asked with getGroupInfo, once per group every few minutes. */
   private readonly groupNames: GroupNames;
 
@@ -285,6 +377,7 @@ class ZcaSession implements ChatnetSession {
     readonly profile: ChatnetProfile,
     private readonly handlers: SessionHandlers,
     private readonly log: Logger,
+    private readonly files: { fetch: typeof fetch; maxFileBytes: number },
   ) {
     this.groupNames = new GroupNames({
       lookup: async (groupId) => groupNameOf(await this.api.getGroupInfo(groupId), groupId),
@@ -297,6 +390,42 @@ class ZcaSession implements ChatnetSession {
     if (m.threadType !== 'group') return m;
     const groupName = await this.groupNames.name(m.threadId);
     return groupName ? { ...m, groupName } : m;
+  }
+
+  /**
+   * A photo or file message with its file: downloaded through the session's own fetch (its proxy), streamed into
+   * messaging. A file that cannot be had (gone, too large, refused) leaves the message as it is, never holds it back.
+   */
+  private async withFile(raw: ZcaMessage, m: InboundMessage): Promise<InboundMessage> {
+    const file = inboundFileOf(raw);
+    if (!file) return m;
+    try {
+      const res = await this.files.fetch(file.url, { redirect: 'follow' });
+      if (!res.ok || !res.body) throw new Error(`download answered ${res.status}`);
+      const announced = Number(res.headers.get('content-length') ?? 0);
+      if (announced > this.files.maxFileBytes) throw new Error(`the file is larger than ${this.files.maxFileBytes} bytes`);
+      const body = Readable.fromWeb(res.body as WebReadableStream).pipe(capped(this.files.maxFileBytes));
+      const stored = await this.handlers.storeFile({ fileName: file.fileName, mimeType: file.mimeType, body });
+      return { ...m, attachments: [stored] };
+    } catch (err) {
+      this.log.warn({ err, chatnetMessageId: m.chatnetMessageId }, 'the file of an inbound message could not be stored; the message goes on without it');
+      return m;
+    }
+  }
+
+  /** Prepare a message (group name, file) after the thread's previous one, then hand it over in that order. */
+  private receive(raw: ZcaMessage): void {
+    const key = `${raw.type}:${raw.threadId}`;
+    const ready = (this.lanes.get(key) ?? Promise.resolve())
+      .then(() => inboundOf(raw))
+      .then((m) => this.withGroupName(m))
+      .then((m) => this.withFile(raw, m));
+    const done = ready.catch(() => undefined);
+    this.lanes.set(key, done);
+    void done.then(() => {
+      if (this.lanes.get(key) === done) this.lanes.delete(key);
+    });
+    ready.then((message) => this.handlers.onMessage(message)).catch((err) => this.log.error({ err }, 'recording an inbound message failed'));
   }
 
   get sessionData(): string {
@@ -316,10 +445,7 @@ class ZcaSession implements ChatnetSession {
         resolve();
       });
       l.on('message', (m) => {
-        if (m.isSelf) return;
-        this.withGroupName(inboundOf(m))
-          .then((message) => this.handlers.onMessage(message))
-          .catch((err) => this.log.error({ err }, 'recording an inbound message failed'));
+        if (!m.isSelf) this.receive(m);
       });
       l.on('seen_messages', (seen) => {
         for (const m of Array.isArray(seen) ? seen : []) {
@@ -345,11 +471,34 @@ class ZcaSession implements ChatnetSession {
     return this.alive;
   }
 
+  /**
+   * Text, then files. The first call carries the text and the first file (zca-js sends the text on its own, or as a
+   * single photo's caption); every further file goes in a call of its own, so only one file is in memory at a time.
+   * The id returned is the first message's, text or file.
+   */
   async sendMessage(m: OutboundMessage): Promise<{ chatnetMessageId: string; sentAt: Date }> {
     if (m.contentType !== 'text') throw new Error(`The zca driver sends text only, not ${m.contentType}`);
-    const res = await this.api.sendMessage({ msg: m.content }, m.threadId, m.threadType === 'group' ? ZCA.threadGroup : ZCA.threadUser);
-    if (!res.message) throw new Error('The network returned no message id');
-    return { chatnetMessageId: String(res.message.msgId), sentAt: new Date() };
+    const type = m.threadType === 'group' ? ZCA.threadGroup : ZCA.threadUser;
+    const files = m.attachments ?? [];
+    if (files.length === 0) {
+      const res = await this.api.sendMessage({ msg: m.content }, m.threadId, type);
+      if (!res.message) throw new Error('The network returned no message id');
+      return { chatnetMessageId: String(res.message.msgId), sentAt: new Date() };
+    }
+    let first: string | undefined;
+    for (const [i, file] of files.entries()) {
+      const source = await this.sourceOf(file);
+      const res = await this.api.sendMessage({ msg: i === 0 ? m.content : '', attachments: [source] }, m.threadId, type);
+      first ??= [res.message, ...(res.attachment ?? [])].find((x) => x)?.msgId?.toString();
+    }
+    if (!first) throw new Error('The network returned no message id');
+    return { chatnetMessageId: first, sentAt: new Date() };
+  }
+
+  /** A file as zca-js uploads it: a Buffer, a name with an extension (it picks photo or file by it), its size and a photo's dimensions. */
+  private async sourceOf(file: OutboundFile): Promise<ZcaAttachmentSource> {
+    const data = await readFile(file);
+    return { data, filename: fileNameForNetwork(file.fileName, file.mimeType), metadata: { totalSize: data.length, ...imageSize(data) } };
   }
 
   async listFriends(): Promise<Friend[]> {

@@ -12,8 +12,8 @@ import { outboundOf } from '../domain/send';
 export function peerHandlers(deps: Deps): Handlers {
   return {
     PeerSend: (req, ctx) => {
-      const m = outboundOf(req.message);
-      return deps.sessions.send(req.message.accountId, requireOrg(ctx), m, m.clientMessageId);
+      const m = outboundOf(req.message, deps.config.ATTACHMENT_MAX_BYTES);
+      return deps.sessions.send(req.message.accountId, requireOrg(ctx), m, m.clientMessageId, ctx.requestId);
     },
     PeerSandbox: async (req, ctx) => ({
       resultJson: JSON.stringify((await runLocal(deps, requireOrg(ctx), req.accountId, req.action, JSON.parse(req.payloadJson || '{}'))) ?? {}),

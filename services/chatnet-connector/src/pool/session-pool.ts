@@ -22,10 +22,21 @@ import {
 } from '../drivers/driver';
 import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, qrEvent, seenEvent } from '../events/events';
 import type { OutboxBatcher } from '../events/outbox-batcher';
+import type { MessagingFiles } from '../files/messaging-files';
 import type { ConnectorRedis } from '../redis';
 import { fairShare } from './fair-share';
 import type { Leases, LiveInfo } from './leases';
 import { Rebalancer } from './rebalancer';
+
+/** A send as the pool takes it: files named by their messaging attachment ids (fetched only when the driver reads them). */
+export type Outbound = Omit<OutboundMessage, 'attachments'> & { attachments?: AttachmentRef[] };
+
+export interface AttachmentRef {
+  id: string;
+  fileName: string;
+  mimeType: string;
+  size: number;
+}
 
 export const ENTRY_STATES = ['qr_pending', 'connecting', 'connected'] as const;
 export type EntryState = (typeof ENTRY_STATES)[number];
@@ -54,6 +65,8 @@ export interface PoolOptions {
   leases: Leases;
   /** Where inbound messages and read receipts go: batched into the outbox. */
   news: OutboxBatcher;
+  /** Files both ways: sent files are streamed from messaging, received ones stored there. */
+  files: MessagingFiles;
 }
 
 /** How many restores one scan runs at once: takeovers of many accounts should not stampede the network. */
@@ -357,6 +370,7 @@ export class SessionPool {
   private handlersFor(entry: Entry): SessionHandlers {
     return {
       onMessage: (m) => this.onInbound(entry, m),
+      storeFile: (f) => this.o.files.store(entry.orgId, f),
       onSeen: (r) => this.onSeen(entry, r),
       onDisconnect: (info) => this.onDisconnect(entry, info),
       onFriendsChanged: () => void this.syncFriends(entry.accountId).catch((err) => this.o.log.warn({ err }, 'friend list sync failed')),
@@ -421,7 +435,7 @@ export class SessionPool {
     return entry.session;
   }
 
-  async send(accountId: string, orgId: string, m: OutboundMessage, clientMessageId: string): Promise<{ chatnetMessageId: string; sentAt: string }> {
+  async send(accountId: string, orgId: string, m: Outbound, clientMessageId: string, requestId = ''): Promise<{ chatnetMessageId: string; sentAt: string }> {
     const session = this.liveSession(accountId, orgId);
     const key = clientMessageId ? `${this.o.config.REDIS_PREFIX}chatnet:sent:${accountId}:${clientMessageId}` : '';
     if (key) {
@@ -435,7 +449,7 @@ export class SessionPool {
     }
     let sent: { chatnetMessageId: string; sentAt: Date };
     try {
-      sent = await session.sendMessage(m);
+      sent = await session.sendMessage(this.withFiles(orgId, m, requestId));
     } catch (err) {
       if (key) await this.o.redis.del(key).catch(() => undefined);
       this.o.log.warn({ err, accountId }, 'sending through the chat network failed');
@@ -444,6 +458,16 @@ export class SessionPool {
     const result = { chatnetMessageId: sent.chatnetMessageId, sentAt: sent.sentAt.toISOString() };
     if (key) await this.o.redis.set(key, JSON.stringify(result), { EX: 24 * 3600 }).catch(() => undefined);
     return result;
+  }
+
+  /** The message as a driver sends it: each file's bytes are streamed from messaging when the driver reads them. */
+  private withFiles(orgId: string, m: Outbound, requestId: string): OutboundMessage {
+    const { attachments, ...rest } = m;
+    if (!attachments?.length) return rest;
+    return {
+      ...rest,
+      attachments: attachments.map((a) => ({ fileName: a.fileName, mimeType: a.mimeType, size: a.size, open: () => this.o.files.open(orgId, a.id, requestId) })),
+    };
   }
 
   /** Read the friend list from the live session and announce it. */

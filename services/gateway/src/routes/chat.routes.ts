@@ -197,6 +197,7 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
         attachmentIds: b.attachments,
       },
       ctxOf(req, res),
+      b.attachments.length ? { deadlineMs: config.GRPC_FILE_SEND_DEADLINE_MS } : undefined,
     );
     res.status(201).json(sentOut(res, sent));
   });

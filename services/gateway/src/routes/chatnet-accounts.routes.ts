@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import express, { Router } from 'express';
 import { z } from 'zod';
 import { chatnetSandboxEnabled } from '../config';
 import type { RouteDeps } from './deps';
@@ -6,9 +6,12 @@ import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { orNull } from '../http/shape';
+import { rejectUnsafeText } from '../http/text-guard';
 import { body, query, s } from '../http/validate';
 
 const STATUSES = ['qr_pending', 'connected', 'disconnected'] as const;
+/** The sandbox push that parses its own (larger) body. */
+const SANDBOX_INBOUND = /^\/sandbox\/accounts\/[^/]+\/inbound\/?$/;
 
 const proxyUrl = z.string({ error: 'must be a string or null' }).trim().max(2000, 'must be at most 2000 characters');
 
@@ -57,18 +60,39 @@ export const Scan = z.object({
   avatarUrl: s.httpUrl({ allowEmpty: true }).optional(),
 });
 
+/** Standard base64 with its padding (what the connector decodes; anything else is refused here first). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export const InboundFile = z.object({
+  fileName: s.requiredText(255),
+  mimeType: s.requiredText(255),
+  contentBase64: z
+    .string({ error: 'is required (the file’s bytes, base64)' })
+    .min(1, 'is required (the file’s bytes, base64)')
+    .regex(BASE64, 'must be standard base64')
+    .describe('the file’s bytes, standard base64; decoded at most the attachment size limit (25 MB by default)'),
+});
+
 export const Inbound = z.object({
   fromUid: s.requiredText(64),
   fromName: s.text(200).default(''),
   fromAvatar: s.httpUrl({ allowEmpty: true }).default(''),
-  content: z.string({ error: 'is required' }).min(1, 'is required').max(20_000, 'must be at most 20000 characters'),
+  // May be empty when the message carries files.
+  content: z.string({ error: 'must be a string' }).max(20_000, 'must be at most 20000 characters').default(''),
   contentType: s.text(50).default(''),
   threadType: s.enumOf(['user', 'group'] as const).default('user'),
   threadId: s.text(64).default(''),
   chatnetMessageId: s.text(64).default(''),
   // Messaging names the group's conversation after it (and renames it when it changes).
   groupName: s.text(200).optional().describe('the group’s name as the network shows it; only with threadType group'),
-}).refine((b) => !b.groupName || b.threadType === 'group', { path: ['groupName'], message: 'is only allowed with threadType group' });
+  attachments: z
+    .array(InboundFile, { error: 'must be an array of {fileName, mimeType, contentBase64}' })
+    .max(10, 'must have at most 10 files')
+    .default([])
+    .describe('files the contact sends, stored like uploads (the content must match mimeType)'),
+})
+  .refine((b) => !b.groupName || b.threadType === 'group', { path: ['groupName'], message: 'is only allowed with threadType group' })
+  .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required (unless the message carries attachments)' });
 
 export const Seen = z.object({
   threadId: s.requiredText(64),
@@ -183,7 +207,8 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   root.post('/sandbox/accounts/:id/scan', async (req, res) => {
     res.json(account(await connector().SandboxScan({ id: req.params.id, ...body(req, Scan) }, ctxOf(req, res))));
   });
-  root.post('/sandbox/accounts/:id/inbound', async (req, res) => {
+  // Its own parser, after the bearer check above: files make these bodies larger than any other JSON body.
+  root.post('/sandbox/accounts/:id/inbound', express.json({ limit: config.SANDBOX_BODY_LIMIT }), rejectUnsafeText, async (req, res) => {
     res.json(await connector().SandboxInbound({ id: req.params.id, ...body(req, Inbound) }, ctxOf(req, res)));
   });
   root.post('/sandbox/accounts/:id/seen', async (req, res) => {
@@ -201,5 +226,6 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
     res.json({ data: out.data ?? [] });
   });
 
-  return { internal, root: chatnetSandboxEnabled(config) ? root : undefined };
+  const enabled = chatnetSandboxEnabled(config);
+  return { internal, root: enabled ? root : undefined, parsesOwnBody: enabled ? (req) => req.method === 'POST' && SANDBOX_INBOUND.test(req.path) : undefined };
 }

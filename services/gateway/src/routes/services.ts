@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import type { Request, Router } from 'express';
 import type { RouteDeps } from './deps';
 import { aiRoutes } from './ai.routes';
 import { analyticsRoutes } from './analytics.routes';
@@ -19,9 +19,12 @@ import { webhooksRoutes } from './webhooks.routes';
  * behind the bearer token, `public` under /api/public behind the API key, `root` at / (pages,
  * sandbox control) with whatever auth the module applies itself. `stream` is mounted under /api/v1
  * before the JSON body parser (request bodies proxied as streams), and each of its routes applies its own auth.
+ * `parsesOwnBody` marks requests the shared JSON parser must leave to the module's own (larger) one.
  */
 export interface ServiceRoutes {
   stream?: Router;
+  /** Requests the module parses itself (a bigger body limit, after its own auth): the shared JSON parser leaves them. */
+  parsesOwnBody?: (req: Request) => boolean;
   internal?: Router;
   public?: Router;
   root?: Router;

@@ -22,6 +22,11 @@ export function toAttachment(r: AttachmentRow) {
   return { id: r.id, filename: r.filename, size: Number(r.size), contentType: r.content_type, url: attachmentUrl(r.id), uploadedAt: iso(r.uploaded_at) };
 }
 
+/** What the connector needs of a file it sends: where to fetch it (by id) and what it is. */
+export function toOutbound(r: AttachmentRow) {
+  return { id: r.id, fileName: r.filename, mimeType: r.content_type, size: Number(r.size), sha256: r.sha256 ?? '' };
+}
+
 export async function insert(
   db: Queryable,
   a: { id: string; orgId: string; filename: string; contentType: string; size: number; sha256: string; uploadedBy: string | null },

@@ -3,6 +3,7 @@ import type { PoolClient } from '@crm/db';
 import { enqueueEvent, enqueueEvents, traceparentOf, withEventTrace, type EventEnvelope, type NewEvent } from '@crm/events';
 import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
+import * as files from '../db/attachments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { contactTarget, groupFallbackName, senderTarget, tryResolveSender, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
@@ -25,6 +26,18 @@ export interface InboundData {
   sentAt: Date;
   /** Group threads: the group's name from the network; '' when it did not say (and always for user threads). */
   groupName: string;
+  /** Ids of the files the message carries, already stored here by the connector (uploads not yet linked). */
+  attachmentIds: string[];
+}
+
+/** The most files one inbound message may link (the connector sends at most 10). */
+const MAX_INBOUND_ATTACHMENTS = 10;
+
+/** The attachment ids of an inbound event: `[{id, …}]` as the connector publishes them; anything else is left out. */
+function attachmentIdsOf(v: unknown): string[] {
+  if (!Array.isArray(v)) return [];
+  const ids = v.map((a) => str((a as { id?: unknown } | null)?.id)).filter(isUuid);
+  return [...new Set(ids)].slice(0, MAX_INBOUND_ATTACHMENTS);
 }
 
 /** A stable event id per conversation (and group sender) and ten-minute window. */
@@ -61,6 +74,7 @@ export function parseInbound(data: unknown): { ok: true; value: InboundData } | 
       contentType: (str(d.contentType) || 'text').slice(0, 50),
       sentAt: Number.isNaN(sent.getTime()) ? new Date() : sent,
       groupName: threadType === 'group' ? str(d.groupName).trim().slice(0, 200) : '',
+      attachmentIds: attachmentIdsOf(d.attachments),
     },
   };
 }
@@ -241,6 +255,14 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
   if (!stored.stored) {
     deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'inbound message already stored; skipped');
     return;
+  }
+  if (d.attachmentIds.length) {
+    // The connector stored the files before announcing the message; they become the message's, in this transaction.
+    // Only the org's files not yet linked: a redelivered event's copies (uploaded again) stay orphans for the sweeper.
+    const linked = await files.linkToMessage(db, orgId, messageId, d.attachmentIds);
+    if (linked.length < d.attachmentIds.length) {
+      deps.log.warn({ chatnetMessageId: d.chatnetMessageId, expected: d.attachmentIds.length, linked: linked.length }, 'some files of an inbound message were not found');
+    }
   }
   if (sender && !senderContactId) {
     // crm did not answer for the sender: link their messages in this conversation later, asked at most once per

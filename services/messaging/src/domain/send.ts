@@ -122,15 +122,15 @@ async function send(deps: Deps, ctx: CallContext, orgId: string, target: Target,
 
   const userId = isUuid(ctx.userId) ? ctx.userId : null;
   const senderName = userId ? await deps.remote.userName({ orgId, userId, role: ctx.role, requestId: ctx.requestId }, userId) : SOURCE_NAMES[input.source];
-  // The connector carries text only: a message of attachments alone still tells the recipient what was sent.
-  const wireContent = input.content.trim() ? input.content : uploads.map((u) => `[${u.filename}]`).join(' ');
+  // The files go to the network themselves: the connector streams each one from our attachments HTTP port.
+  const attachments = input.attachmentIds.map((id) => files.toOutbound(uploads.find((u) => u.id === id)!));
   const clientMessageId = input.key ?? randomUUID();
 
   let sent;
   try {
     sent = await deps.remote.sendChatMessage(
       { orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId },
-      { accountId: target.accountId, threadId: target.threadId, threadType: target.threadType, content: wireContent, contentType: input.contentType, clientMessageId },
+      { accountId: target.accountId, threadId: target.threadId, threadType: target.threadType, content: input.content, contentType: input.contentType, clientMessageId, attachments },
     );
   } catch (err) {
     if (sendDefinitelyFailed(err)) {

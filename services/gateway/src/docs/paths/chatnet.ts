@@ -29,7 +29,7 @@ accounts.op('DELETE /chatnet-accounts/:id', { summary: 'Delete an account (`purg
 /** The sandbox chat network's control routes: only with CHATNET_DRIVER=sandbox outside production; owners and admins. */
 const sandbox = area({ prefix: '/sandbox', auth: 'bearer', tag: 'Sandbox chat network', sandbox: 'chatnet' });
 sandbox.op('POST /accounts/:id/scan', { summary: 'Scan the pending QR code: the account connects as the given identity', body: Scan, responses: { 200: Account }, errors: [422] });
-sandbox.op('POST /accounts/:id/inbound', { summary: 'A customer’s message arrives on the account', body: Inbound, responses: { 200: reply('chatnet-connector', 'SandboxInbound') }, errors: [422] });
+sandbox.op('POST /accounts/:id/inbound', { summary: 'A customer’s message arrives on the account', body: Inbound, responses: { 200: reply('chatnet-connector', 'SandboxInbound') }, errors: [413, 422] });
 sandbox.op('POST /accounts/:id/seen', { summary: 'The customer reads messages the account sent', body: Seen, responses: { 200: reply('chatnet-connector', 'SandboxSeen') }, errors: [422] });
 sandbox.op('POST /accounts/:id/drop', { summary: 'The network drops the connection (optionally expiring the session)', body: Drop, responses: { 200: MessageBody }, errors: [422] });
 sandbox.op('POST /accounts/:id/friends', { summary: 'Replace the account’s friend list', body: Friends, responses: { 200: reply('chatnet-connector', 'SandboxSetFriends') }, errors: [422] });
