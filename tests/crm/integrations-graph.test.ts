@@ -104,10 +104,10 @@ describe('social-network integration over the graph driver', () => {
 
     const contacts = ok(await owner.get('/api/v1/contacts?source=socialnet'), 200);
     expect(contacts.data.map((c: any) => [c.name, c.phone, c.email]).sort()).toEqual([
-      ['Graph Person Five', '+84907000005', ''],
+      ['Graph Person Five', '+84907000005', null],
       ['Graph Person One', '+84907000001', 'one@example.test'],
-      ['Graph Person Three', '', 'three@example.test'],
-      ['Graph Person Two', '+84907000002', ''],
+      ['Graph Person Three', null, 'three@example.test'],
+      ['Graph Person Two', '+84907000002', null],
     ]);
     const one = ok(await owner.get(`/api/v1/contacts/${contacts.data.find((c: any) => c.name === 'Graph Person One').id}`), 200);
     expect(one.notesText).toContain('city: Hanoi');

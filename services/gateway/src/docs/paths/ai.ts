@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigUpdate, Draft, ProviderUpdate, Sentiment, Summary } from '../../routes/ai.routes';
-import { reply, replyItem } from '../proto-schema';
+import { nulls, reply, replyItem } from '../proto-schema';
 import { area } from '../registry';
 
 /**
@@ -17,8 +17,8 @@ ai.op('GET /ai/providers/:id/models', {
   responses: { 200: reply('ai', 'ListModels') },
   noErrors: [404],
 });
-ai.op('GET /ai/config', { summary: 'The assistant’s settings, the engine that answers, and today’s quota use', responses: { 200: reply('ai', 'GetConfig') } });
-ai.op('PUT /ai/config', { summary: 'Choose provider and model, set the daily quota, turn the assistant on or off (admins and owners)', body: ConfigUpdate, responses: { 200: reply('ai', 'UpdateConfig') } });
+ai.op('GET /ai/config', { summary: 'The assistant’s settings, the engine that answers, and today’s quota use', responses: { 200: nulls(reply('ai', 'GetConfig'), ['model']) } });
+ai.op('PUT /ai/config', { summary: 'Choose provider and model, set the daily quota, turn the assistant on or off (admins and owners)', body: ConfigUpdate, responses: { 200: nulls(reply('ai', 'UpdateConfig'), ['model']) } });
 ai.op('POST /ai/reply-draft', { summary: 'Draft a reply to a customer’s message in a conversation', body: Draft, responses: { 200: reply('ai', 'ReplyDraft') }, errors: [404, 422, 503] });
 ai.op('POST /ai/summary', { summary: 'Summarize a conversation', body: Summary, responses: { 200: reply('ai', 'Summarize') }, errors: [404, 422, 503] });
 ai.op('POST /ai/sentiment', { summary: 'The sentiment and emotions of a text', body: Sentiment, responses: { 200: reply('ai', 'AnalyzeSentiment') }, errors: [422] });

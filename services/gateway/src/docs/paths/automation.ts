@@ -13,7 +13,7 @@ import {
   TemplateQuery,
 } from '../../routes/automation.routes';
 import { ChannelBody, TestBody } from '../../routes/email.routes';
-import { reply, replyItem } from '../proto-schema';
+import { nulls, reply, replyItem } from '../proto-schema';
 import { area } from '../registry';
 import { Campaign, CampaignBrief, CampaignCreated, EmailChannel, Recipient, Rule, RuleCreated, Run, Suppression, Template, TemplateCreated } from '../schemas/automation';
 import { MessageBody, page } from '../schemas/common';
@@ -39,10 +39,10 @@ rules.op('DELETE /automation/rules/:id', { summary: 'Delete a rule', responses: 
 rules.op('GET /automation/rules/:id/runs', { summary: 'The rule’s run log, newest first', query: RunQuery, paging: { limit: 50, max: 100 }, responses: { 200: page(Run) } });
 
 const templates = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Message templates' });
-templates.op('GET /automation/templates', { summary: 'Message templates, optionally of one category', query: TemplateQuery, responses: { 200: z.array(replyItem('automation', 'ListTemplates')) } });
+templates.op('GET /automation/templates', { summary: 'Message templates, optionally of one category', query: TemplateQuery, responses: { 200: z.array(nulls(replyItem('automation', 'ListTemplates'), ['category'])) } });
 templates.op('POST /automation/templates', { summary: 'Create a template ({{placeholders}} are detected from its content)', body: NewTemplate, responses: { 201: TemplateCreated } });
 templates.op('GET /automation/templates/:id', { summary: 'One template', responses: { 200: Template } });
-templates.op('PUT /automation/templates/:id', { summary: 'Change a template; only the fields sent change', body: NewTemplate, responses: { 200: reply('automation', 'UpdateTemplate') } });
+templates.op('PUT /automation/templates/:id', { summary: 'Change a template; only the fields sent change', body: NewTemplate, responses: { 200: nulls(reply('automation', 'UpdateTemplate'), ['category']) } });
 templates.op('DELETE /automation/templates/:id', { summary: 'Delete a template (409 while a rule or draft campaign uses it)', responses: { 204: null }, errors: [409] });
 
 const campaigns = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Campaigns' });

@@ -16,7 +16,7 @@ import {
   SetStatus,
 } from '../../routes/chat.routes';
 import { NewNote } from '../../routes/conversation-notes.routes';
-import { reply, replyItem } from '../proto-schema';
+import { nulls, reply, replyItem } from '../proto-schema';
 import { area } from '../registry';
 import { page } from '../schemas/common';
 import { Attachment, Conversation, ConversationDetail, ConversationMove, Message, SentMessage } from '../schemas/messaging';
@@ -107,8 +107,9 @@ folders.op('POST /chat/folders/:id/conversations', {
 folders.op('DELETE /chat/folders/:id/conversations/:conversationId', { summary: 'Take a conversation out of the folder', responses: { 204: null } });
 
 const presets = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat presets' });
-const Preset = reply('messaging', 'GetPreset');
-presets.op('GET /chat/presets', { summary: 'Saved replies, optionally of one category', query: PresetQuery, responses: { 200: z.array(replyItem('messaging', 'ListPresets')) } });
+/** chat.routes presetOut: no category is null. */
+const Preset = nulls(reply('messaging', 'GetPreset'), ['category']);
+presets.op('GET /chat/presets', { summary: 'Saved replies, optionally of one category', query: PresetQuery, responses: { 200: z.array(nulls(replyItem('messaging', 'ListPresets'), ['category'])) } });
 presets.op('POST /chat/presets', { summary: 'Save a reply', body: NewPreset, responses: { 201: Preset } });
 presets.op('GET /chat/presets/:id', { summary: 'One saved reply', responses: { 200: Preset } });
 presets.op('PUT /chat/presets/:id', { summary: 'Change a saved reply; only the fields sent change', body: PresetPatch, responses: { 200: Preset } });

@@ -37,7 +37,7 @@ const Delivery = z.object({
       statusCode: orNull(z.number().int()),
       ok: z.boolean(),
       error: orNull(z.string()),
-      responseBody: z.string().meta({ description: 'the start of the endpoint’s answer' }),
+      responseBody: z.string().nullable().meta({ description: 'the start of the endpoint’s answer; null when none came back' }),
       responseBodyTruncated: z.boolean(),
     }),
   ),
@@ -52,7 +52,7 @@ const TestResult = z.object({
   statusCode: z.number().int().nullable(),
   durationMs: z.number().int(),
   error: z.string().nullable(),
-  responseBody: z.string(),
+  responseBody: z.string().nullable(),
   responseBodyTruncated: z.boolean(),
 });
 

@@ -11,7 +11,7 @@ const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });
 export const Rule = z.object({
   id: z.string(),
   name: z.string(),
-  description: z.string(),
+  description: z.string().nullable(),
   type: z.string(),
   trigger: z.object({
     type: z.string(),
@@ -31,14 +31,15 @@ export const RuleCreated = Rule.pick({ id: true, name: true, status: true, creat
 /** One run of a rule (automation.routes runJson): unset values as null. */
 export const Run = nulls(proto(AUTOMATION, 'automation.v1.Run'), ['contactId', 'error', 'resumeAt', 'finishedAt']);
 
-export const Template = proto(AUTOMATION, 'automation.v1.Template');
+/** automation.routes: no category is null. */
+export const Template = nulls(proto(AUTOMATION, 'automation.v1.Template'), ['category']);
 export const TemplateCreated = Template.pick({ id: true, name: true, createdAt: true });
 
 /** A campaign (automation.routes campaignJson): variables as an object, unset values as null. */
 export const Campaign = z.object({
   id: z.string(),
   name: z.string(),
-  description: z.string(),
+  description: z.string().nullable(),
   type: z.enum(['broadcast', 'email']).meta({ description: 'broadcast (chat network) or email' }),
   listId: z.string(),
   templateId: z.string(),

@@ -21,9 +21,9 @@ export const PublicSent = z.object({
 // messages with the same fields spelled out as null; tests/gateway/openapi-contract.test.ts checks them live.
 
 /** chat.routes conversationOut: an inbox row. */
-export const Conversation = nulls(proto(MSG, 'messaging.v1.Conversation'), ['contactId', 'assigneeId', 'teamId', 'snoozedUntil']);
+export const Conversation = nulls(proto(MSG, 'messaging.v1.Conversation'), ['contactId', 'contactAvatar', 'assigneeId', 'teamId', 'snoozedUntil']);
 /** chat.routes headerOut: the conversation above its messages. */
-export const ConversationHeader = nulls(proto(MSG, 'messaging.v1.ConversationHeader'), ['contactId', 'assigneeId', 'teamId', 'snoozedUntil']);
+export const ConversationHeader = nulls(proto(MSG, 'messaging.v1.ConversationHeader'), ['contactId', 'contactAvatar', 'assigneeId', 'teamId', 'snoozedUntil']);
 /** chat.routes messageOut. */
 export const Message = nulls(proto(MSG, 'messaging.v1.Message'), ['sentByUserId', 'seenAt', 'senderContactId']);
 export const Note = proto(MSG, 'messaging.v1.Note');
