@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createLogger } from '@crm/logger';
 import { DisconnectInfo, InboundMessage, LoginFailedError, SeenReceipt, SessionExpiredError, SessionHandlers } from '../src/drivers/driver';
+import { ZaloApiError } from 'zca-js';
 import { inboundFileOf, inboundOf, seenOf, ZcaApi, ZcaClient, ZcaDriver, ZcaQrEvent, zcaClientFactory } from '../src/drivers/zca.driver';
 
 // The zca driver against fixtures in the shapes zca-js 2.2 produces (its QR-login callback events, listener
@@ -195,13 +196,28 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     expect(session.profile.uid).toBe('8421930000000000001');
   });
 
-  it('a session the network refuses (ZaloApiError) is expired; other failures are transient', async () => {
-    const refused = Object.assign(new Error('Đăng nhập thất bại'), { name: 'ZaloApiError' });
-    const { client } = fakeClient([], fakeApi(), async () => Promise.reject(refused));
-    await expect(driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(SessionExpiredError);
-    const down = fakeClient([], fakeApi(), async () => Promise.reject(Object.assign(new Error('getaddrinfo EAI_AGAIN wpa.chat.zalo.me'), { code: 'EAI_AGAIN' })));
-    const err = await driverWith(down.client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers }).catch((e) => e);
-    expect(err).not.toBeInstanceOf(SessionExpiredError);
+  it('a session the network refuses (zca-js ZaloApiError, login refused) is expired; network failures are temporary', async () => {
+    const restoreFailingWith = (err: unknown) => {
+      const { client } = fakeClient([], fakeApi(), async () => Promise.reject(err));
+      return driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers }).catch((e) => e);
+    };
+    // What zca-js 2.2 throws when getLoginInfo answers without login info (the cookies are no longer accepted).
+    const refused = new ZaloApiError('Đăng nhập thất bại');
+    expect(refused.name).toBe('ZcaApiError');
+    expect(await restoreFailingWith(refused)).toBeInstanceOf(SessionExpiredError);
+    expect(await restoreFailingWith(new ZaloApiError('Khởi tạo ngữ cảnh thất bại.'))).toBeInstanceOf(SessionExpiredError);
+    // Temporary: the network answering an HTTP error, a DNS failure, an error merely named like the library's.
+    for (const err of [
+      new ZaloApiError('Failed to fetch login info: Bad Gateway'),
+      Object.assign(new Error('getaddrinfo EAI_AGAIN wpa.chat.zalo.me'), { code: 'EAI_AGAIN' }),
+      new TypeError('fetch failed'),
+      Object.assign(new Error('Đăng nhập thất bại'), { name: 'ZcaApiError' }),
+    ]) {
+      const got = await restoreFailingWith(err);
+      expect(got).toBe(err);
+      expect(got).not.toBeInstanceOf(SessionExpiredError);
+    }
+    const { client } = fakeClient([]);
     await expect(driverWith(client).restoreSession('{"v":1}', { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(SessionExpiredError);
     await expect(driverWith(client).restoreSession('not json', { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(SessionExpiredError);
   });
@@ -433,6 +449,6 @@ describe('zca driver: the production binding', () => {
     const client = zcaClientFactory()({}) as unknown as { options: Record<string, unknown>; loginQR: unknown; login: unknown };
     expect(typeof client.loginQR).toBe('function');
     expect(typeof client.login).toBe('function');
-    expect(client.options).toMatchObject({ checkUpdate: false, selfListen: false, logging: false });
+    expect(client.options).toMatchObject({ checkUpdate: false, selfListen: true, logging: false });
   });
 });

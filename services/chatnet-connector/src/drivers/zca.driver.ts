@@ -2,7 +2,8 @@ import type { Agent } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from '@crm/logger';
-import type { GroupInfoResponse } from 'zca-js';
+import { ThreadType } from 'zca-js';
+import type { API, AttachmentSource, Credentials, GroupInfoResponse, LoginQRCallbackEvent, Message, SeenMessage, TAttachmentContent, User, Zalo } from 'zca-js';
 import {
   ChatnetDriver,
   ChatnetProfile,
@@ -20,6 +21,7 @@ import {
 } from './driver';
 import { GroupNames } from './group-names';
 import { fileNameForNetwork, imageSize, mimeTypeOf } from './file-kinds';
+import { isSessionRefused } from './zca-errors';
 
 /**
  * The real network (Zalo) through the zca-js client. Only the slice of zca-js this driver uses is named
@@ -41,105 +43,40 @@ export const ZCA = {
   closeKick: 3003,
 } as const;
 
-export interface ZcaQrEvent {
-  type: number;
-  data: any;
-  actions: { retry?: () => unknown; abort?: () => unknown } | null;
-}
-
-export interface ZcaCredentials {
-  imei: string;
-  cookie: unknown[];
-  userAgent: string;
-  language?: string;
-}
-
-export interface ZcaMessage {
-  type: number;
-  threadId: string;
-  isSelf: boolean;
-  data: { msgId: string; cliMsgId?: string; uidFrom: string; dName: string; ts: string; msgType: string; content: unknown };
-}
-
 /**
- * One entry of the listener's `seen_messages` (models/SeenMessage.ts): a user thread names the message read
- * (`msgId`, and `realMsgId` when the network has one); a group names the message and every member who saw it.
+ * The slice of zca-js this driver uses, named by zca-js's own published types: a change of the library's
+ * shapes fails the build here instead of misbehaving at run time. Tests build fakes of these types.
  */
-export interface ZcaSeenMessage {
-  type: number;
-  threadId: string;
-  isSelf: boolean;
-  data: { idTo?: string; msgId?: string | number; realMsgId?: string | number; groupId?: string; seenUids?: string[] };
-}
-
-export interface ZcaUser {
-  userId: string;
-  displayName: string;
-  zaloName: string;
-  avatar: string;
-  phoneNumber: string;
-}
-
-export interface ZcaListener {
-  on(event: 'message', cb: (m: ZcaMessage) => void): unknown;
-  on(event: 'connected', cb: () => void): unknown;
-  on(event: 'closed' | 'disconnected', cb: (code: number, reason: string) => void): unknown;
-  on(event: 'error', cb: (err: unknown) => void): unknown;
-  on(event: 'friend_event', cb: (e: unknown) => void): unknown;
-  on(event: 'seen_messages', cb: (seen: ZcaSeenMessage[]) => void): unknown;
-  start(opts?: { retryOnClose?: boolean }): void;
-  stop(): void;
-}
-
-export interface ZcaApi {
+export type ZcaApi = Pick<API, 'getOwnId' | 'fetchAccountInfo' | 'getAllFriends' | 'getGroupInfo' | 'getUserInfo' | 'sendMessage' | 'sendSeenEvent' | 'getContext'> & {
   listener: ZcaListener;
-  getOwnId(): string;
-  fetchAccountInfo(): Promise<{ profile: ZcaUser }>;
-  getAllFriends(count?: number, page?: number): Promise<ZcaUser[]>;
-  /** zca-js apis/getGroupInfo.ts: the group's record (its `name` among others) in `gridInfoMap`, keyed by group id. */
-  getGroupInfo(groupId: string): Promise<GroupInfoResponse>;
-  /**
-   * zca-js apis/sendMessage.ts. With `attachments` (models/Attachment.ts `AttachmentSource`: a path, or a Buffer with a
-   * file name whose extension picks image, video or file, and its size) the text goes first as its own message, or as
-   * the caption of a single photo; each file is uploaded and becomes a message of its own (`attachment`).
-   */
-  sendMessage(
-    message: string | { msg: string; attachments?: ZcaAttachmentSource[] },
-    threadId: string,
-    type?: number,
-  ): Promise<{ message: { msgId: number | string } | null; attachment?: Array<{ msgId: number | string }> }>;
-  getContext(): { imei: string; userAgent: string; language?: string; cookie: { toJSON(): { cookies: unknown[] } } };
-}
-
+};
+/** The listener's events (`message`, `old_messages`, `seen_messages`, `closed`, …) as zca-js types them. */
+export type ZcaListener = Pick<API['listener'], 'on' | 'start' | 'stop' | 'requestOldMessages'>;
+export type ZcaQrEvent = LoginQRCallbackEvent;
+export type ZcaCredentials = Credentials;
+/** A listener message (models/Message.ts): `UserMessage` or `GroupMessage`. */
+export type ZcaMessage = Message;
+/** One entry of the listener's `seen_messages` (models/SeenMessage.ts). */
+export type ZcaSeenMessage = SeenMessage;
+export type ZcaUser = User;
 /** zca-js models/Attachment.ts, the Buffer form (a path would need zca-js's imageMetadataGetter for photos). */
-export interface ZcaAttachmentSource {
-  data: Buffer;
-  filename: `${string}.${string}`;
-  metadata: { totalSize: number; width?: number; height?: number };
-}
-
+export type ZcaAttachmentSource = Exclude<AttachmentSource, string>;
 /** zca-js models/Message.ts `TAttachmentContent`: what a photo or file message carries instead of text. */
-export interface ZcaAttachmentContent {
-  title?: string;
-  description?: string;
-  href?: string;
-  params?: string;
-}
-
-export interface ZcaClient {
-  loginQR(options: { userAgent?: string; language?: string }, callback: (event: ZcaQrEvent) => unknown): Promise<ZcaApi>;
-  login(credentials: ZcaCredentials): Promise<ZcaApi>;
-}
+export type ZcaAttachmentContent = Partial<TAttachmentContent>;
+export type ZcaClient = Pick<Zalo, 'login' | 'loginQR'>;
 
 /** Builds one zca-js client per session, each with its own proxy agent. */
 export type ZaloClientFactory = (opts: { agent?: Agent; fetch?: typeof fetch }) => ZcaClient;
 
-/** The production binding: zca-js's `Zalo`, with its update check (a call to the npm registry) off. */
+/**
+ * The production binding: zca-js's `Zalo`, with its update check (a call to the npm registry) off, and the
+ * account's own messages (typed on the phone) delivered too (`selfListen`), to show them in the conversation.
+ */
 export function zcaClientFactory(): ZaloClientFactory {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { Zalo } = require('zca-js') as { Zalo: new (options: object) => ZcaClient };
+  const { Zalo: Client } = require('zca-js') as typeof import('zca-js');
   return ({ agent, fetch: polyfill }) =>
-    new Zalo({ selfListen: false, checkUpdate: false, logging: false, ...(agent ? { agent } : {}), ...(polyfill ? { polyfill } : {}) });
+    new Client({ selfListen: true, checkUpdate: false, logging: false, ...(agent ? { agent } : {}), ...(polyfill ? { polyfill } : {}) });
 }
 
 /** Turns a proxy URL into what zca-js needs: an agent for its WebSocket and a fetch that uses the same proxy. */
@@ -249,11 +186,11 @@ export class ZcaDriver implements ChatnetDriver {
     try {
       const dialed = this.client(opts.proxyUrl);
       download = dialed.fetch;
-      api = await dialed.client.login({ imei: stored.imei, cookie: stored.cookie, userAgent: stored.userAgent, language: stored.language });
+      api = await dialed.client.login({ imei: stored.imei, cookie: stored.cookie as ZcaCredentials['cookie'], userAgent: stored.userAgent, language: stored.language });
     } catch (err) {
-      // zca-js raises ZaloApiError when the network refuses the cookies (logged out, expired); anything
-      // else (DNS, TLS, proxy) is transient and retried by the pool.
-      if ((err as Error)?.name === 'ZaloApiError') throw new SessionExpiredError(`The network refused the stored session: ${(err as Error).message}`);
+      // The network refused the cookies (logged out, expired): a new QR login is needed. Anything else (DNS, TLS,
+      // proxy, an HTTP error of the network) is temporary and retried by the pool.
+      if (isSessionRefused(err)) throw new SessionExpiredError(`The network refused the stored session: ${err.message}`);
       throw err;
     }
     return this.open(api, opts.handlers, download);
@@ -323,14 +260,14 @@ export function inboundFileOf(m: ZcaMessage): { url: string; fileName: string; m
  */
 export function seenOf(m: ZcaSeenMessage, ownUid: string, at = new Date()): SeenReceipt | undefined {
   if (m.isSelf) return undefined;
-  const group = m.type === ZCA.threadGroup;
-  const threadId = String(m.threadId || (group ? m.data.groupId : m.data.idTo) || '');
-  const ids = [...new Set([m.data.msgId, group ? undefined : m.data.realMsgId].map((v) => (v === undefined || v === null ? '' : String(v))))].filter(
-    (v) => v !== '' && v !== '0',
-  );
+  // The network's ids arrive as strings or numbers whatever the types say; both are read as text.
+  const text = (v: unknown) => (v === undefined || v === null ? '' : String(v));
+  const group = m.type === ThreadType.Group;
+  const threadId = text(m.threadId) || (m.type === ThreadType.Group ? text(m.data.groupId) : text(m.data.idTo));
+  const ids = [...new Set([text(m.data.msgId), m.type === ThreadType.Group ? '' : text(m.data.realMsgId)])].filter((v) => v !== '' && v !== '0');
   if (!threadId || ids.length === 0) return undefined;
   // A group receipt lists everyone who saw the message so far; the newest reader is the last one.
-  const readers = (m.data.seenUids ?? []).map(String).filter((u) => u !== ownUid);
+  const readers = m.type === ThreadType.Group ? (m.data.seenUids ?? []).map(String).filter((u) => u !== ownUid) : [];
   const seenByUid = group ? readers[readers.length - 1] : threadId;
   return { threadId, threadType: group ? 'group' : 'user', chatnetMessageIds: ids, ...(seenByUid ? { seenByUid } : {}), seenAt: at };
 }
@@ -430,7 +367,7 @@ class ZcaSession implements ChatnetSession {
 
   get sessionData(): string {
     const ctx = this.api.getContext();
-    const stored: StoredSession = { v: 1, imei: ctx.imei, userAgent: ctx.userAgent, language: ctx.language, cookie: ctx.cookie.toJSON().cookies };
+    const stored: StoredSession = { v: 1, imei: ctx.imei, userAgent: ctx.userAgent, language: ctx.language, cookie: ctx.cookie.toJSON()?.cookies ?? [] };
     return JSON.stringify(stored);
   }
 
