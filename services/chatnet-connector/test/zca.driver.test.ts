@@ -15,6 +15,8 @@ const log = createLogger('test', 'silent');
 class FakeListener extends EventEmitter {
   started = 0;
   stopped = 0;
+  /** zca-js sends the request over the socket; the network answers with `old_messages`. */
+  requestOldMessages = jest.fn();
   start() {
     this.started++;
     setImmediate(() => this.emit('connected'));
@@ -32,7 +34,14 @@ function fakeApi() {
     listener: new FakeListener(),
     getOwnId: () => fx('account-info').profile.userId,
     fetchAccountInfo: async () => fx('account-info'),
-    getAllFriends: jest.fn(async (count = 200, page = 1) => friends.slice((page - 1) * count, page * count)),
+    getAllFriends: jest.fn(async (count = 20000, page = 1) => friends.slice((page - 1) * count, page * count)),
+    // zca-js's UserInfoResponse: the profiles asked for that the network knows.
+    getUserInfo: jest.fn(async (uid: string | string[]) => {
+      const all = fx('user-info');
+      const asked = new Set([uid].flat());
+      return { ...all, changed_profiles: Object.fromEntries(Object.entries(all.changed_profiles).filter(([k]) => asked.has(k))) };
+    }),
+    sendSeenEvent: jest.fn(async () => ({ status: 0 })),
     sendMessage: jest.fn(async () => fx('send-message-response')),
     getGroupInfo: jest.fn(async (groupId: string) => (groupId in fx('group-info').gridInfoMap ? fx('group-info') : { ...fx('group-info'), gridInfoMap: {} })),
     getContext: () => {
@@ -237,7 +246,8 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
         threadType: 'user',
         fromUid: '6100000000000000000',
         fromName: 'Khách 0',
-        fromAvatar: '',
+        // The listener gives no avatar: getUserInfo does.
+        fromAvatar: 'https://s120-ava-talk.zadn.vn/a/6100000000000000000_120.jpg',
         content: 'Chào shop, còn hàng không?',
         contentType: 'text',
         sentAt: new Date(1735689600123),
@@ -309,14 +319,71 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     await expect(s.sendMessage({ threadId: '1', threadType: 'user', content: '{}', contentType: 'image' })).rejects.toThrow(/text only/);
   });
 
-  it('lists every friend across pages, falling back to the network name', async () => {
+  it('lists every friend in one getAllFriends call, falling back to the network name', async () => {
     const { client, api } = fakeClient([]);
     const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
     const friends = await s.listFriends();
     expect(friends).toHaveLength(230);
-    expect(api.getAllFriends).toHaveBeenCalledTimes(2);
+    expect(api.getAllFriends).toHaveBeenCalledTimes(1);
+    expect(api.getAllFriends).toHaveBeenCalledWith();
     expect(friends[0]).toEqual({ chatnetUid: '6100000000000000000', displayName: 'Khách 0' });
     expect(friends[1]).toEqual({ chatnetUid: '6100000000000000001', displayName: 'Zalo 1' });
+  });
+
+  it('sender avatars (and names the message lacks) come from getUserInfo, once per user; a failed lookup never holds a message', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    const text = fx('message-user-text');
+    api.listener.emit('message', text);
+    api.listener.emit('message', { ...text, data: { ...text.data, msgId: 'u-2', dName: '' } });
+    await until(() => r.messages.length === 2);
+    expect(r.messages.map((m) => [m.chatnetMessageId, m.fromName, m.fromAvatar])).toEqual([
+      ['6938394735567', 'Khách 0', 'https://s120-ava-talk.zadn.vn/a/6100000000000000000_120.jpg'],
+      ['u-2', 'Khách 0', 'https://s120-ava-talk.zadn.vn/a/6100000000000000000_120.jpg'],
+    ]);
+    expect(api.getUserInfo).toHaveBeenCalledTimes(1);
+    expect(api.getUserInfo).toHaveBeenCalledWith('6100000000000000000');
+
+    // The network errs for another user: the message arrives as the listener gave it.
+    api.getUserInfo.mockRejectedValueOnce(new ZaloApiError('Không thể lấy thông tin'));
+    const other = { ...text, threadId: '6100000000000000009', data: { ...text.data, msgId: 'u-3', uidFrom: '6100000000000000009', dName: 'Khách 9' } };
+    api.listener.emit('message', other);
+    // A user the network does not know: no avatar either, and the message goes on.
+    api.listener.emit('message', { ...other, threadId: '6100000000000000008', data: { ...other.data, msgId: 'u-4', uidFrom: '6100000000000000008' } });
+    await until(() => r.messages.length === 4);
+    expect(r.messages.slice(2).map((m) => [m.chatnetMessageId, m.fromName, m.fromAvatar])).toEqual([
+      ['u-3', 'Khách 9', ''],
+      ['u-4', 'Khách 9', ''],
+    ]);
+  });
+
+  it('after a restore, asks for what arrived while disconnected (requestOldMessages) and hands each message over once, oldest first', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    expect(api.listener.requestOldMessages.mock.calls).toEqual([[0], [1]]);
+    const live = fx('message-user-text');
+    api.listener.emit('message', live);
+    await until(() => r.messages.length === 1);
+    const missed = (id: string, ts: number) => ({ ...live, data: { ...live.data, msgId: id, ts: String(ts), content: `missed ${id}` } });
+    // The network's page: newest first, with the message already received live and one the account sent itself.
+    api.listener.emit('old_messages', [missed('m-2', 1735689700000), live, missed('m-1', 1735689650000), fx('message-self')], 0);
+    api.listener.emit('old_messages', [fx('message-group-text')], 1);
+    await until(() => r.messages.length === 4);
+    // In its thread, oldest first; the group's message (another thread) may come in between.
+    expect(r.messages.filter((m) => m.threadType === 'user').map((m) => m.chatnetMessageId)).toEqual(['6938394735567', 'm-1', 'm-2']);
+    expect(r.messages.filter((m) => m.threadType === 'group').map((m) => m.chatnetMessageId)).toEqual(['6938394735568']);
+    // Asked again (a second page, a repeated answer): nothing twice.
+    api.listener.emit('old_messages', [missed('m-1', 1735689650000)], 0);
+    await new Promise((res) => setTimeout(res, 20));
+    expect(r.messages).toHaveLength(4);
+  });
+
+  it('a QR login does not ask for old messages (a fresh session has nothing it missed)', async () => {
+    const { client, api } = fakeClient(['qr-generated', 'qr-scanned', 'got-login-info']);
+    await driverWith(client).loginWithQr({ accountId: 'a1', handlers: recorder().handlers, signal: new AbortController().signal, onQr: async () => undefined });
+    expect(api.listener.requestOldMessages).not.toHaveBeenCalled();
   });
 
   it('a connection closed by the network reports a drop; a duplicate login elsewhere (3000) expires the session', async () => {

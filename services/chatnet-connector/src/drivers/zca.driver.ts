@@ -3,7 +3,19 @@ import { Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from '@crm/logger';
 import { ThreadType } from 'zca-js';
-import type { API, AttachmentSource, Credentials, GroupInfoResponse, LoginQRCallbackEvent, Message, SeenMessage, TAttachmentContent, User, Zalo } from 'zca-js';
+import type {
+  API,
+  AttachmentSource,
+  Credentials,
+  GroupInfoResponse,
+  LoginQRCallbackEvent,
+  Message,
+  SeenMessage,
+  TAttachmentContent,
+  User,
+  UserInfoResponse,
+  Zalo,
+} from 'zca-js';
 import {
   ChatnetDriver,
   ChatnetProfile,
@@ -22,6 +34,7 @@ import {
 import { GroupNames } from './group-names';
 import { fileNameForNetwork, imageSize, mimeTypeOf } from './file-kinds';
 import { isSessionRefused } from './zca-errors';
+import { SenderProfile, SenderProfiles } from './sender-profiles';
 
 /**
  * The real network (Zalo) through the zca-js client. Only the slice of zca-js this driver uses is named
@@ -170,7 +183,7 @@ export class ZcaDriver implements ChatnetDriver {
       opts.signal.removeEventListener('abort', onAbort);
     }
     if (failure || !api) throw failure ?? new LoginFailedError('network_error', 'QR login returned no session');
-    return this.open(api, opts.handlers, download);
+    return this.open(api, opts.handlers, download, { catchUp: false });
   }
 
   async restoreSession(sessionData: string, opts: ConnectOptions): Promise<ChatnetSession> {
@@ -193,10 +206,11 @@ export class ZcaDriver implements ChatnetDriver {
       if (isSessionRefused(err)) throw new SessionExpiredError(`The network refused the stored session: ${err.message}`);
       throw err;
     }
-    return this.open(api, opts.handlers, download);
+    // A restore follows a drop (or a move between instances): what arrived meanwhile is asked for once connected.
+    return this.open(api, opts.handlers, download, { catchUp: true });
   }
 
-  private async open(api: ZcaApi, handlers: SessionHandlers, download: typeof fetch): Promise<ChatnetSession> {
+  private async open(api: ZcaApi, handlers: SessionHandlers, download: typeof fetch, opts: { catchUp: boolean }): Promise<ChatnetSession> {
     const uid = api.getOwnId();
     const { profile } = await api.fetchAccountInfo();
     const session = new ZcaSession(
@@ -206,7 +220,7 @@ export class ZcaDriver implements ChatnetDriver {
       this.o.log,
       { fetch: download, maxFileBytes: this.o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES },
     );
-    await session.listen();
+    await session.listen(opts);
     return session;
   }
 
@@ -277,6 +291,16 @@ export function groupNameOf(info: GroupInfoResponse | undefined, groupId: string
   return info?.gridInfoMap?.[groupId]?.name || undefined;
 }
 
+/**
+ * A user's name and avatar from a getUserInfo answer (`changed_profiles`, keyed by the uid, or by `<uid>_0` as
+ * zca-js asks for it); undefined when the network left the user out.
+ */
+export function senderProfileOf(info: UserInfoResponse | undefined, uid: string): SenderProfile | undefined {
+  const p = info?.changed_profiles?.[uid] ?? info?.changed_profiles?.[`${uid}_0`];
+  if (!p) return undefined;
+  return { displayName: p.displayName || p.zaloName || '', avatarUrl: p.avatar || '' };
+}
+
 /** Counts a download's bytes and fails it past the limit, so a file is never read beyond what may be stored. */
 function capped(maxBytes: number): Transform {
   let seen = 0;
@@ -301,6 +325,18 @@ async function readFile(file: OutboundFile): Promise<Buffer> {
   return Buffer.concat(chunks, size);
 }
 
+/** The last `max` ids seen, in arrival order: `add` answers false for one already there. */
+class RecentIds {
+  private readonly ids = new Set<string>();
+  constructor(private readonly max: number) {}
+  add(id: string): boolean {
+    if (this.ids.has(id)) return false;
+    this.ids.add(id);
+    if (this.ids.size > this.max) this.ids.delete(this.ids.values().next().value!);
+    return true;
+  }
+}
+
 class ZcaSession implements ChatnetSession {
   private alive = false;
   private closedByUs = false;
@@ -308,6 +344,10 @@ class ZcaSession implements ChatnetSession {
   private readonly lanes = new Map<string, Promise<unknown>>();
   /** The network's listener names no group: its name is asked with getGroupInfo, once per group every few minutes. */
   private readonly groupNames: GroupNames;
+  /** The listener's messages name their sender but carry no avatar: getUserInfo, once per user every few minutes. */
+  private readonly senders: SenderProfiles;
+  /** Messages handed over by this session (live or caught up), so one the network gives twice goes on once. */
+  private readonly handed = new RecentIds(10_000);
 
   constructor(
     private readonly api: ZcaApi,
@@ -320,6 +360,18 @@ class ZcaSession implements ChatnetSession {
       lookup: async (groupId) => groupNameOf(await this.api.getGroupInfo(groupId), groupId),
       onError: (err, groupId) => this.log.warn({ err, groupId }, 'zca getGroupInfo failed; the message goes on without the group name'),
     });
+    this.senders = new SenderProfiles({
+      lookup: async (uid) => senderProfileOf(await this.api.getUserInfo(uid), uid),
+      onError: (err, uid) => this.log.warn({ err, uid }, 'zca getUserInfo failed; the message goes on without the sender avatar'),
+    });
+  }
+
+  /** The message with its sender's avatar (and name, when the message had none) from the network; never fails. */
+  private async withSender(m: InboundMessage): Promise<InboundMessage> {
+    if (!m.fromUid || m.fromUid === '0' || m.fromUid === this.profile.uid) return m;
+    const p = await this.senders.profile(m.fromUid);
+    if (!p) return m;
+    return { ...m, fromName: m.fromName || p.displayName, fromAvatar: m.fromAvatar || p.avatarUrl };
   }
 
   /** The message with its group's name when it is a group's and the network says it; never fails. */
@@ -352,10 +404,12 @@ class ZcaSession implements ChatnetSession {
 
   /** Prepare a message (group name, file) after the thread's previous one, then hand it over in that order. */
   private receive(raw: ZcaMessage): void {
+    if (!this.handed.add(`${raw.type}:${raw.data.msgId}`)) return;
     const key = `${raw.type}:${raw.threadId}`;
     const ready = (this.lanes.get(key) ?? Promise.resolve())
       .then(() => inboundOf(raw))
       .then((m) => this.withGroupName(m))
+      .then((m) => this.withSender(m))
       .then((m) => this.withFile(raw, m));
     const done = ready.catch(() => undefined);
     this.lanes.set(key, done);
@@ -371,18 +425,28 @@ class ZcaSession implements ChatnetSession {
     return JSON.stringify(stored);
   }
 
-  /** Start the listener and resolve once its WebSocket is open. */
-  listen(): Promise<void> {
+  /**
+   * Start the listener and resolve once its WebSocket is open. With `catchUp` (a restore after a drop), ask the
+   * network for the latest messages of user and group threads (`requestOldMessages`): what arrived while the
+   * account was away comes back as `old_messages` and goes the way of live messages, oldest first; what was
+   * already handed over (by id) is skipped here, and messaging stores a message once per account and network id.
+   */
+  listen(opts: { catchUp: boolean } = { catchUp: false }): Promise<void> {
     const l = this.api.listener;
     return new Promise((resolve, reject) => {
       let opened = false;
       l.on('connected', () => {
         opened = true;
         this.alive = true;
+        if (opts.catchUp) this.catchUp();
         resolve();
       });
       l.on('message', (m) => {
         if (!m.isSelf) this.receive(m);
+      });
+      l.on('old_messages', (messages) => {
+        const list = Array.isArray(messages) ? messages.filter((m) => !m.isSelf) : [];
+        for (const m of list.sort((a, b) => Number(a.data.ts) - Number(b.data.ts))) this.receive(m);
       });
       l.on('seen_messages', (seen) => {
         for (const m of Array.isArray(seen) ? seen : []) {
@@ -402,6 +466,17 @@ class ZcaSession implements ChatnetSession {
       });
       l.start({ retryOnClose: false });
     });
+  }
+
+  /** Ask for what arrived while disconnected; a request that cannot be sent is logged (the next restore asks again). */
+  private catchUp(): void {
+    for (const type of [ThreadType.User, ThreadType.Group]) {
+      try {
+        this.api.listener.requestOldMessages(type);
+      } catch (err) {
+        this.log.warn({ err, threadType: type }, 'zca requestOldMessages failed; messages that arrived while disconnected may be missing');
+      }
+    }
   }
 
   isAlive(): boolean {
@@ -438,15 +513,10 @@ class ZcaSession implements ChatnetSession {
     return { data, filename: fileNameForNetwork(file.fileName, file.mimeType), metadata: { totalSize: data.length, ...imageSize(data) } };
   }
 
+  /** Every friend in one call: zca-js asks for up to 20,000 at once by default, more than an account can have. */
   async listFriends(): Promise<Friend[]> {
-    const out: Friend[] = [];
-    const pageSize = 200;
-    for (let page = 1; page <= 50; page++) {
-      const users = await this.api.getAllFriends(pageSize, page);
-      for (const u of users) out.push({ chatnetUid: u.userId, displayName: u.displayName || u.zaloName || u.userId });
-      if (users.length < pageSize) break;
-    }
-    return out;
+    const users = await this.api.getAllFriends();
+    return users.map((u) => ({ chatnetUid: u.userId, displayName: u.displayName || u.zaloName || u.userId }));
   }
 
   async disconnect(): Promise<void> {
