@@ -516,6 +516,6 @@ describe('zca driver: the production binding', () => {
     const client = zcaClientFactory()({}) as unknown as { options: Record<string, unknown>; loginQR: unknown; login: unknown };
     expect(typeof client.loginQR).toBe('function');
     expect(typeof client.login).toBe('function');
-    expect(client.options).toMatchObject({ checkUpdate: false, selfListen: true, logging: false });
+    expect(client.options).toMatchObject({ checkUpdate: false, selfListen: false, logging: false });
   });
 });

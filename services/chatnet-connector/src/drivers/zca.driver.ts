@@ -82,14 +82,14 @@ export type ZcaClient = Pick<Zalo, 'login' | 'loginQR'>;
 export type ZaloClientFactory = (opts: { agent?: Agent; fetch?: typeof fetch }) => ZcaClient;
 
 /**
- * The production binding: zca-js's `Zalo`, with its update check (a call to the npm registry) off, and the
- * account's own messages (typed on the phone) delivered too (`selfListen`), to show them in the conversation.
+ * The production binding: zca-js's `Zalo`, with its update check (a call to the npm registry) off. The account's
+ * own messages (`selfListen`) stay off until messaging can show them as outbound; the session skips them anyway.
  */
 export function zcaClientFactory(): ZaloClientFactory {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Zalo: Client } = require('zca-js') as typeof import('zca-js');
   return ({ agent, fetch: polyfill }) =>
-    new Client({ selfListen: true, checkUpdate: false, logging: false, ...(agent ? { agent } : {}), ...(polyfill ? { polyfill } : {}) });
+    new Client({ selfListen: false, checkUpdate: false, logging: false, ...(agent ? { agent } : {}), ...(polyfill ? { polyfill } : {}) });
 }
 
 /** Turns a proxy URL into what zca-js needs: an agent for its WebSocket and a fetch that uses the same proxy. */
