@@ -19,7 +19,11 @@ class FakeListener extends EventEmitter {
   requestOldMessages = jest.fn();
   start() {
     this.started++;
-    setImmediate(() => this.emit('connected'));
+    // As zca-js's: `connected` when the socket opens, then `cipher_key` with the network's first frame.
+    setImmediate(() => {
+      this.emit('connected');
+      setImmediate(() => this.emit('cipher_key', 'fixture-key'));
+    });
   }
   stop() {
     this.stopped++;
@@ -362,7 +366,11 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     const r = recorder();
     const { client, api } = fakeClient([]);
     await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    await until(() => api.listener.requestOldMessages.mock.calls.length === 2);
     expect(api.listener.requestOldMessages.mock.calls).toEqual([[0], [1]]);
+    // A later key (the network rotating it) asks nothing again.
+    api.listener.emit('cipher_key', 'another-key');
+    expect(api.listener.requestOldMessages).toHaveBeenCalledTimes(2);
     const live = fx('message-user-text');
     api.listener.emit('message', live);
     await until(() => r.messages.length === 1);
@@ -383,6 +391,7 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
   it('a QR login does not ask for old messages (a fresh session has nothing it missed)', async () => {
     const { client, api } = fakeClient(['qr-generated', 'qr-scanned', 'got-login-info']);
     await driverWith(client).loginWithQr({ accountId: 'a1', handlers: recorder().handlers, signal: new AbortController().signal, onQr: async () => undefined });
+    await new Promise((res) => setTimeout(res, 10));
     expect(api.listener.requestOldMessages).not.toHaveBeenCalled();
   });
 

@@ -427,9 +427,10 @@ class ZcaSession implements ChatnetSession {
 
   /**
    * Start the listener and resolve once its WebSocket is open. With `catchUp` (a restore after a drop), ask the
-   * network for the latest messages of user and group threads (`requestOldMessages`): what arrived while the
-   * account was away comes back as `old_messages` and goes the way of live messages, oldest first; what was
-   * already handed over (by id) is skipped here, and messaging stores a message once per account and network id.
+   * network (once the socket's cipher key came) for the latest messages of user and group threads
+   * (`requestOldMessages`): what arrived while the account was away comes back as `old_messages` and goes the way
+   * of live messages, oldest first; what was already handed over (by id) is skipped here, and messaging stores a
+   * message once per account and network id.
    */
   listen(opts: { catchUp: boolean } = { catchUp: false }): Promise<void> {
     const l = this.api.listener;
@@ -438,8 +439,14 @@ class ZcaSession implements ChatnetSession {
       l.on('connected', () => {
         opened = true;
         this.alive = true;
-        if (opts.catchUp) this.catchUp();
         resolve();
+      });
+      // The network's first frame is the socket's cipher key, without which zca-js cannot read the answer: ask then, once.
+      let askedOld = !opts.catchUp;
+      l.on('cipher_key', () => {
+        if (askedOld) return;
+        askedOld = true;
+        this.catchUp();
       });
       l.on('message', (m) => {
         if (!m.isSelf) this.receive(m);
