@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@crm/testing';
 import type { Client } from '../support/http';
+import { ConsumerProbe } from '../support/consumers';
 import { startStack, Stack } from '../support/stack';
 import { fakeCampaignMessaging, fakeCrmLists } from './campaign-fakes';
 import { eventBus, member, messageData, org, sleep } from './support';
@@ -17,6 +18,8 @@ describe('campaigns', () => {
   let messaging: Awaited<ReturnType<typeof fakeCampaignMessaging>>;
   let stack: Stack;
   let bus: Awaited<ReturnType<typeof eventBus>>;
+  let replies: ConsumerProbe;
+  let seenReceipts: ConsumerProbe;
   let owner: Client;
   let lead: Client;
   let agent: Client;
@@ -45,6 +48,8 @@ describe('campaigns', () => {
       },
     });
     bus = await eventBus(stack);
+    replies = new ConsumerProbe(stack, 'automation', `${stack.env.EVENTS_EXCHANGE}.automation.campaign-replies`);
+    seenReceipts = new ConsumerProbe(stack, 'automation', `${stack.env.EVENTS_EXCHANGE}.automation.campaign-seen`);
     const a = await org(stack, 'Acme');
     owner = a.owner;
     orgId = a.orgId;
@@ -300,6 +305,7 @@ describe('campaigns', () => {
     const [a, b] = list.members;
     const convA = messaging.conversationOf(orgId, a.id)!;
     const reply = messageData(a.id, convA.id, 'Cảm ơn shop!');
+    const mark = await replies.mark();
     const event = await bus.publish('message.received', orgId, reply);
     await bus.publish('message.received', orgId, reply, event.id); // redelivered
     await bus.publish('message.received', orgId, messageData(a.id, convA.id, 'Mình lấy 2 cái nhé'));
@@ -312,7 +318,8 @@ describe('campaigns', () => {
       const got = (await lead.get(`/api/v1/campaigns/${id}`)).body;
       return got.counts.replied > 0 ? got : undefined;
     });
-    await sleep(300);
+    // All six deliveries handled: none of the others can still add a reply.
+    await replies.settled(mark, 6);
     const after = (await lead.get(`/api/v1/campaigns/${id}`)).body;
     expect(after.counts.replied).toBe(1);
     expect(after.replyRate).toBe(0.25);
@@ -339,6 +346,7 @@ describe('campaigns', () => {
       messages: rows.map((r) => ({ id: r.messageId, source: 'campaign', sentAt: r.sentAt })),
       ...extra,
     });
+    const mark = await seenReceipts.mark();
     const event = await bus.publish('message.seen', orgId, seen([a]));
     await bus.publish('message.seen', orgId, seen([a]), event.id); // redelivered
     await bus.publish('message.seen', orgId, seen([a]), event.id); // and again
@@ -352,7 +360,8 @@ describe('campaigns', () => {
       const x = (await lead.get(`/api/v1/campaigns/${id}`)).body;
       return x.counts.seen >= 2 ? x : undefined;
     });
-    await sleep(300);
+    // All seven deliveries handled: none of the others can still count as seen.
+    await seenReceipts.settled(mark, 7);
     const after = (await lead.get(`/api/v1/campaigns/${id}`)).body;
     expect(after.counts.seen).toBe(2);
     expect(after.openRate).toBe(0.5);

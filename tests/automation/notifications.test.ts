@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@crm/testing';
+import { ConsumerProbe } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { contactData, eventBus, member, org, sleep } from './support';
@@ -18,10 +19,12 @@ describe('notifications', () => {
   let agentId: string;
   let lead: Client;
   let other: Awaited<ReturnType<typeof org>>;
+  let triggers: ConsumerProbe;
 
   beforeAll(async () => {
     stack = await startStack({ services: ['automation'], serviceEnv: { automation: { RUN_POLL_MS: '100', HIGH_VALUE_LEAD_SCORE: '80' } } });
     bus = await eventBus(stack);
+    triggers = new ConsumerProbe(stack, 'automation', `${stack.env.EVENTS_EXCHANGE}.automation.triggers`);
     created = await bus.subscribe('notification.created');
     const a = await org(stack, 'Acme');
     owner = a.owner;
@@ -184,14 +187,17 @@ describe('notifications', () => {
     await sleep(20);
     const first = await eventually(async () => (await list(agent)).data.find((n: any) => n.type === 'high_value_lead'));
     expect(first).toEqual(expect.objectContaining({ title: 'High-value lead', message: 'Big Fish reached a lead score of 85', resourceId: contact.id, read: false }));
+    let mark = await triggers.mark();
     await bus.publish('contact.updated', orgId, { contact: { ...contact, leadScore: 92 }, changes: ['leadScore'] });
-    await sleep(500);
+    // Handled (the notification would be written in the same transaction): staying high raises nothing new.
+    await triggers.settled(mark, 1);
     expect((await list(agent)).data.filter((n: any) => n.type === 'high_value_lead')).toHaveLength(1);
     // Assigned to the agent: nobody else is told.
     expect((await list(owner)).data.find((n: any) => n.type === 'high_value_lead')).toBeUndefined();
 
+    mark = await triggers.mark();
     await bus.publish('contact.updated', orgId, { contact: { ...contact, leadScore: 20 }, changes: ['leadScore'] });
-    await sleep(300);
+    await triggers.settled(mark, 1);
     await bus.publish('contact.updated', orgId, { contact: { ...contact, leadScore: 81 }, changes: ['leadScore'] });
     await eventually(async () => (await list(agent)).data.filter((n: any) => n.type === 'high_value_lead').length === 2);
 
@@ -212,17 +218,23 @@ describe('notifications', () => {
     expect(note.message).toBe('Org Threshold reached a lead score of 60');
     await sleep(20);
     // A rename carries the score unchanged and no threshold: not judged against 80, so the contact stays high.
+    const mark = await triggers.mark();
     await bus.publish('contact.updated', orgId, { contact: { ...contact, name: 'Renamed', leadScore: 60 }, changes: ['name'] });
     await sleep(20);
     await bus.publish('contact.updated', orgId, { contact: { ...contact, leadScore: 70 }, changes: ['leadScore'], highValueThreshold: 50 });
-    await sleep(500);
+    // Both updates handled: neither the rename nor 70 counted as a new crossing.
+    await triggers.settled(mark, 2);
     expect((await list(agent)).data.filter((n: any) => n.type === 'high_value_lead' && n.resourceId === contact.id)).toHaveLength(1);
   });
 
   it('events with a malformed org id are ignored, not retried forever', async () => {
     const before = (await list(owner)).pagination.total;
+    const mark = await triggers.mark();
+    const acked = await triggers.count('ack');
     await bus.publish('webhook.disabled', 'not-an-org', { webhookId: randomUUID(), url: 'https://x.test', reason: 'r' });
-    await sleep(300);
+    await triggers.settled(mark, 1);
+    // Settled by an ack (dropped), not sent to a retry queue.
+    expect(await triggers.count('ack')).toBe(acked + 1);
     expect((await list(owner)).pagination.total).toBe(before);
   });
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@crm/testing';
+import { ConsumerProbe } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { contactData, eventBus, fakeCrm, fakeMessaging, member, messageData, org, sleep } from './support';
@@ -16,6 +17,7 @@ describe('automation triggers and actions', () => {
   let orgId: string;
   let agentId: string;
   let other: Awaited<ReturnType<typeof org>>;
+  let triggers: ConsumerProbe;
 
   beforeAll(async () => {
     crm = await fakeCrm();
@@ -33,6 +35,7 @@ describe('automation triggers and actions', () => {
       },
     });
     bus = await eventBus(stack);
+    triggers = new ConsumerProbe(stack, 'automation', `${stack.env.EVENTS_EXCHANGE}.automation.triggers`);
     const a = await org(stack, 'Acme');
     owner = a.owner;
     orgId = a.orgId;
@@ -79,6 +82,7 @@ describe('automation triggers and actions', () => {
     const cold = contactData({ name: 'Cold Lead', source: 'manual', leadScore: 90, tags: ['zalo-ads'] });
     const hot = contactData({ name: 'Hùng Trần', phone: '+84988000111', source: 'chatnet', leadScore: 55, tags: ['zalo-ads'] });
     const lowScore = contactData({ name: 'Low', source: 'chatnet', leadScore: 10, tags: ['zalo-ads'] });
+    const mark = await triggers.mark();
     await bus.publish('contact.created', orgId, { contact: cold });
     await bus.publish('contact.created', orgId, { contact: lowScore });
     const event = await bus.publish('contact.created', orgId, { contact: hot });
@@ -110,8 +114,8 @@ describe('automation triggers and actions', () => {
       updatedAt: expect.any(String),
       finishedAt: expect.any(String),
     });
-    await sleep(300);
-    // Only the matching contact started a run.
+    // All three events handled (a run is inserted in the same transaction): only the matching contact started one.
+    await triggers.settled(mark, 3);
     expect((await runsOf(ruleId)).pagination.total).toBe(1);
     const rule = await owner.get(`/api/v1/automation/rules/${ruleId}`);
     expect(rule.body.runCount).toBe(1);
@@ -182,10 +186,12 @@ describe('automation triggers and actions', () => {
       await bus.publish('message.received', orgId, messageData(contact.id, conversationId, content, { senderName: 'Lan' }));
       return conversationId;
     };
+    const mark = await triggers.mark();
     const hits = [await send('Cho mình xin BÁO GIÁ nhé'), await send('giá sỉ bao nhiêu vậy?'), await send('bao gia?')];
     const misses = [await send('Ông già rồi'), await send('gia si'), await send('baogia'), await send('xin chào')];
     await finishedRun(ruleId, 3);
-    await sleep(500);
+    // Every message handled: the misses started no run, so nothing can be sent for them later.
+    await triggers.settled(mark, hits.length + misses.length);
     expect((await runsOf(ruleId)).pagination.total).toBe(3);
     for (const c of hits) expect(messaging.messages().filter((m) => m.conversationId === c).map((m) => m.content)).toEqual(['Dạ, Lan ơi, em gửi báo giá ngay ạ']);
     for (const c of misses) expect(messaging.messages().filter((m) => m.conversationId === c)).toEqual([]);
@@ -200,11 +206,13 @@ describe('automation triggers and actions', () => {
     });
     const vip = crm.add(orgId, { name: 'Very Important', tags: ['vip'] });
     const plain = crm.add(orgId, { name: 'Plain' });
+    const mark = await triggers.mark();
     await bus.publish('message.received', orgId, messageData(plain.id, randomUUID(), 'hello from plain'));
     await bus.publish('message.received', orgId, messageData(vip.id, randomUUID(), 'hello from vip'));
     const [run] = await finishedRun(ruleId);
     expect(run.contactId).toBe(vip.id);
-    await sleep(300);
+    // Both messages handled: the plain contact's started no run.
+    await triggers.settled(mark, 2);
     expect((await runsOf(ruleId)).pagination.total).toBe(1);
     // The notification went to the agent alone.
     expect((await notificationsOf()).data.find((n: any) => n.type === 'vip_message')).toBeUndefined();
@@ -266,11 +274,13 @@ describe('automation triggers and actions', () => {
     const conversationId = randomUUID();
     const data = messageData(contact.id, conversationId, 'please once-only');
     const eventId = randomUUID();
+    const mark = await triggers.mark();
     await bus.publish('message.received', orgId, data, eventId);
     await bus.publish('message.received', orgId, data, eventId);
     await finishedRun(ruleId);
     await bus.publish('message.received', orgId, data, eventId);
-    await sleep(800);
+    // The three deliveries settled: the two copies were recognised as already processed, not lost in flight.
+    await triggers.settled(mark, 3);
     expect((await runsOf(ruleId)).pagination.total).toBe(1);
     expect(messaging.calls.filter((c) => c.conversationId === conversationId)).toHaveLength(1);
     await owner.post(`/api/v1/automation/rules/${ruleId}/pause`);
@@ -303,9 +313,11 @@ describe('automation triggers and actions', () => {
     const otherRule = await activeRule({ name: 'Other org rule', trigger: { type: 'contact_created' }, actions: [{ type: 'send_notification', message: 'other org saw {{name}}' }] }, other.owner);
     const mine = await activeRule({ name: 'Mine', trigger: { type: 'contact_created', conditions: [{ field: 'name', operator: 'equals', value: 'Isolated' }] }, actions: [{ type: 'add_tag', tag: 'x' }] });
     const c = crm.add(orgId, { name: 'Isolated' });
+    const mark = await triggers.mark();
     await bus.publish('contact.created', orgId, { contact: contactData({ id: c.id, name: 'Isolated' }) });
     await finishedRun(mine);
-    await sleep(300);
+    // The event is handled once for every rule (one transaction): the other org's rule had its chance.
+    await triggers.settled(mark, 1);
     expect((await runsOf(otherRule, other.owner)).pagination.total).toBe(0);
     expect((await other.owner.get('/api/v1/notifications')).body.data).toEqual([]);
     // Nor can the other org read this org's run log.

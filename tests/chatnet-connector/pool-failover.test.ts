@@ -171,11 +171,10 @@ describe('session pool across two connector processes', () => {
           }
           return true;
         },
+        // The takeover the title promises: eventually gives up (and fails the test) at 30 s.
         30_000,
         250,
       );
-      const tookMs = Date.now() - killedAt;
-      expect(tookMs).toBeLessThan(30_000);
       // B's own account never moved.
       expect(await holderAddress(onB)).toBe(b.address);
 

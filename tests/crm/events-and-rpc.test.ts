@@ -126,11 +126,11 @@ describe('crm events, consumers and cross-service RPCs', () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Guarded' })).body.id;
       const before = (await owner.get(`/api/v1/contacts/${id}`)).body;
       await publishEvent(crm.exchange, 'message.received', globex.orgId, { contactId: id, content: 'spoof', contentType: 'text', sentAt: new Date(Date.now() + 120_000).toISOString() });
-      // A later event for the right org, then a pause: the spoof has been consumed by then (same queue).
+      // A later event for the right org is the marker: crm's message-events consumer applies its queue in order
+      // (one lane), so once the marker's effect shows, the spoof has been handled.
       const marker = new Date(Date.now() + 5_000).toISOString();
       await publishEvent(crm.exchange, 'message.received', acme.orgId, { contactId: id, content: 'real', contentType: 'text', sentAt: marker });
       await eventually(async () => (await owner.get(`/api/v1/contacts/${id}`)).body.lastActivity === marker);
-      await new Promise((r) => setTimeout(r, 500));
       const settled = (await owner.get(`/api/v1/contacts/${id}`)).body;
       expect(settled.lastActivity).toBe(marker);
       expect(settled.activities.map((a: { data: string }) => a.data)).toContain('real');
@@ -144,9 +144,10 @@ describe('crm events, consumers and cross-service RPCs', () => {
       const data = { contactId: id, content: 'once only', contentType: 'text', sentAt: new Date().toISOString() };
       await publishEvent(crm.exchange, 'message.received', acme.orgId, data, eventId);
       await publishEvent(crm.exchange, 'message.received', acme.orgId, data, eventId);
+      // The marker: the message-events consumer keeps its queue's order (one lane), so once 'after' shows, both
+      // copies have been handled.
       await publishEvent(crm.exchange, 'message.received', acme.orgId, { ...data, content: 'after' });
       await eventually(async () => (await owner.get(`/api/v1/contacts/${id}`)).body.activities.some((a: { data: string }) => a.data === 'after'));
-      await new Promise((r) => setTimeout(r, 300));
       const acts = (await owner.get(`/api/v1/contacts/${id}`)).body.activities.filter((a: { data: string }) => a.data === 'once only');
       expect(acts).toHaveLength(1);
     });

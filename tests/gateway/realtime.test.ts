@@ -49,13 +49,16 @@ describe('realtime (socket.io)', () => {
   it('pushes an org’s events to that org’s sockets only', async () => {
     const mine = await open(acme.token);
     const theirs = await open(globex.token);
-    const seenByOther: unknown[] = [];
-    theirs.on('notification', (n) => seenByOther.push(n));
+    const seenByOther: Array<{ title: string }> = [];
+    const marker = new Promise((resolve) => theirs.on('notification', (n) => (seenByOther.push(n), n.title === 'Marker' && resolve(n))));
     const got = new Promise((resolve) => mine.once('notification', resolve));
     await publish('notification.created', acme.user.orgId, { id: randomUUID(), type: 'high_value_lead', title: 'Hot lead', message: 'Score 90', resourceId: 'c1' });
     expect(await got).toEqual(expect.objectContaining({ type: 'high_value_lead', title: 'Hot lead' }));
-    await new Promise((r) => setTimeout(r, 200));
-    expect(seenByOther).toEqual([]);
+    // The gateway's realtime consumer handles its queue in order (one handler at a time) and a socket receives in
+    // emit order: once Globex's own later notification arrives, Acme's was routed and did not reach Globex.
+    await publish('notification.created', globex.user.orgId, { id: randomUUID(), type: 'high_value_lead', title: 'Marker', message: 'x' });
+    await marker;
+    expect(seenByOther.map((n) => n.title)).toEqual(['Marker']);
   });
 
   it('sends a notification meant for admins to admins and owners only', async () => {
@@ -65,13 +68,16 @@ describe('realtime (socket.io)', () => {
     const agentToken = (await api.post('/api/v1/auth/login', { email: agentEmail, password: 'correct horse battery' })).body.token;
     const owner = await open(acme.token);
     const agent = await open(agentToken);
-    const seenByAgent: unknown[] = [];
-    agent.on('notification', (n) => seenByAgent.push(n));
+    const seenByAgent: Array<{ title: string }> = [];
+    const marker = new Promise((resolve) => agent.on('notification', (n) => (seenByAgent.push(n), n.title === 'Marker' && resolve(n))));
     const got = new Promise((resolve) => owner.once('notification', resolve));
     await publish('notification.created', acme.user.orgId, { id: randomUUID(), type: 'webhook_disabled', title: 'Webhook disabled', message: 'x', audienceRole: 'admin' });
     expect(await got).toEqual(expect.objectContaining({ type: 'webhook_disabled' }));
-    await new Promise((r) => setTimeout(r, 200));
-    expect(seenByAgent).toEqual([]);
+    // A later org-wide notification is the marker (queue handled in order, socket receives in emit order): when
+    // the agent has it, the admins-only one was routed before and passed the agent by.
+    await publish('notification.created', acme.user.orgId, { id: randomUUID(), type: 'high_value_lead', title: 'Marker', message: 'x' });
+    await marker;
+    expect(seenByAgent.map((n) => n.title)).toEqual(['Marker']);
   });
 
   it('refuses to join a room that is not an account of the caller’s organization', async () => {

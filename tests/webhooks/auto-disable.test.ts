@@ -1,4 +1,6 @@
+import { eventually } from '@crm/testing';
 import { newOrg, client, type Client } from '../support/http';
+import { ConsumerProbe } from '../support/consumers';
 import { startStack, type Stack } from '../support/stack';
 import { sleep, startProducer, startReceiver, watchEvents, type Receiver } from './support';
 
@@ -12,6 +14,7 @@ describe('auto-disable after continuous failure', () => {
   let rx: Receiver;
   let producer: Awaited<ReturnType<typeof startProducer>>;
   let watcher: Awaited<ReturnType<typeof watchEvents>>;
+  let fanOut: ConsumerProbe;
 
   beforeAll(async () => {
     stack = await startStack({
@@ -26,6 +29,7 @@ describe('auto-disable after continuous failure', () => {
     rx = await startReceiver();
     producer = await startProducer(stack.env.EVENTS_EXCHANGE);
     watcher = await watchEvents(stack.env.EVENTS_EXCHANGE, 'webhook.disabled');
+    fanOut = new ConsumerProbe(stack, 'webhooks', `${stack.env.EVENTS_EXCHANGE}.webhooks.deliveries`);
   });
   afterAll(async () => {
     await watcher?.close();
@@ -41,6 +45,11 @@ describe('auto-disable after continuous failure', () => {
       await producer.emit('contact.created', orgId, { contact: { id: `c${i}` } });
       await sleep(700);
     }
+    // Every delivery has its final outcome: nothing is pending, so no later attempt can still disable the endpoint.
+    await eventually(async () => {
+      const d = (await owner.get(`/api/v1/webhook-settings/${hook.id}/deliveries?limit=100`)).body.data as Array<{ status: string }>;
+      return d.length === 3 && d.every((x) => x.status !== 'pending');
+    });
     expect((await owner.get(`/api/v1/webhook-settings/${hook.id}`)).body.active).toBe(true);
   });
 
@@ -69,8 +78,10 @@ describe('auto-disable after continuous failure', () => {
     // Nothing more is sent to it.
     rx.setDown(false);
     const count = rx.at('/broken').length;
+    const mark = await fanOut.mark();
     await producer.emit('contact.updated', orgId, { contact: { id: 'y' }, changes: ['name'] });
-    await sleep(700);
+    // Fanned out without a row for the disabled endpoint, and only rows are ever sent.
+    await fanOut.settled(mark, 1);
     expect(rx.at('/broken')).toHaveLength(count);
     expect(watcher.seen.filter((e) => (e.data as { webhookId: string }).webhookId === hook.id)).toHaveLength(1);
   });

@@ -1,4 +1,5 @@
 import { newOrg, client, type Client } from '../support/http';
+import { ConsumerProbe } from '../support/consumers';
 import { startStack, type Stack } from '../support/stack';
 import { sleep, startProducer, startReceiver, verifySignature, type Receiver } from './support';
 
@@ -13,6 +14,7 @@ describe('webhook delivery', () => {
   let otherOrgId: string;
   let rx: Receiver;
   let producer: Producer;
+  let fanOut: ConsumerProbe;
 
   beforeAll(async () => {
     stack = await startStack({
@@ -26,6 +28,7 @@ describe('webhook delivery', () => {
     otherOrgId = (await newOrg(api, 'Globex')).user.orgId;
     rx = await startReceiver();
     producer = await startProducer(stack.env.EVENTS_EXCHANGE);
+    fanOut = new ConsumerProbe(stack, 'webhooks', `${stack.env.EVENTS_EXCHANGE}.webhooks.deliveries`);
   });
   afterAll(async () => {
     await producer?.close();
@@ -82,13 +85,16 @@ describe('webhook delivery', () => {
 
   it('sends only subscribed public events of the endpoint\'s own organization, never internal ones', async () => {
     const hook = await createHook('/filter', ['contact.updated']);
+    const mark = await fanOut.mark();
     await producer.emit('chatnet_account.qr', orgId, { accountId: 'a1', qr: 'data:image/png;base64,AAAA', expiresAt: new Date().toISOString() });
     await producer.emit('chatnet.inbound', orgId, { accountId: 'a1', content: 'raw' });
     await producer.emit('contact.deleted', orgId, { id: 'c1' });
     await producer.emit('contact.updated', otherOrgId, { contact: { id: 'other' }, changes: ['name'] });
     const mine = await producer.emit('contact.updated', orgId, { contact: { id: 'mine' }, changes: ['name'] });
     await waitFor(() => rx.at('/filter').length >= 1);
-    await sleep(500);
+    // The three public events were fanned out (the internal ones are not even bound to the queue): the only
+    // delivery row is the one already received, so nothing else can be sent later.
+    await fanOut.settled(mark, 3);
     expect(rx.at('/filter').map((r) => r.id)).toEqual([mine.id]);
     expect(await deliveriesOf(hook.id)).toHaveLength(1);
   });
@@ -96,8 +102,10 @@ describe('webhook delivery', () => {
   it('does not deliver to an inactive endpoint', async () => {
     const hook = await createHook('/inactive', ['contact.deleted']);
     await owner.put(`/api/v1/webhook-settings/${hook.id}`, { active: false });
+    const mark = await fanOut.mark();
     await producer.emit('contact.deleted', orgId, { id: 'gone' });
-    await sleep(800);
+    // Fanned out without a row for the inactive endpoint, and only rows are ever sent.
+    await fanOut.settled(mark, 1);
     expect(rx.at('/inactive')).toHaveLength(0);
     expect(await deliveriesOf(hook.id)).toHaveLength(0);
   });
