@@ -19,6 +19,7 @@ import {
   SessionHandlers,
 } from './driver';
 import { GroupNames } from './group-names';
+import { findUserByPhone, type ZcaPhoneApi } from './phone-lookup';
 import { fileNameForNetwork, imageSize, mimeTypeOf } from './file-kinds';
 
 /**
@@ -91,7 +92,7 @@ export interface ZcaListener {
   stop(): void;
 }
 
-export interface ZcaApi {
+export interface ZcaApi extends ZcaPhoneApi {
   listener: ZcaListener;
   getOwnId(): string;
   fetchAccountInfo(): Promise<{ profile: ZcaUser }>;
@@ -510,6 +511,10 @@ class ZcaSession implements ChatnetSession {
       if (users.length < pageSize) break;
     }
     return out;
+  }
+
+  findUserByPhone(phone: string) {
+    return findUserByPhone(this.api, phone);
   }
 
   async disconnect(): Promise<void> {
