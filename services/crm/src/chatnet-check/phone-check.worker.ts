@@ -89,6 +89,8 @@ export class PhoneCheckWorker {
       const at = new Date(Date.now() + this.backoff(orgId));
       if (answer.kind === 'no_connected_account') {
         // Every number of the org waits: asking again before an account connects would get the same answer.
+        // This batch's claims are given back first (retryOrgAt only brings retry times forward to `at`).
+        await retryAt(this.o.pool, orgId, rest, at);
         await retryOrgAt(this.o.pool, orgId, at);
       } else {
         this.o.log.warn({ orgId, reason: answer.reason, retryAt: at.toISOString() }, 'chatnet phone check: lookup failed; the org is tried again later');
