@@ -15,7 +15,11 @@ export async function startCrmStack(opts: StackOptions = {}) {
   const stack = await startStack({
     ...opts,
     services: ['crm', ...(opts.services ?? [])],
-    serviceEnv: { ...opts.serviceEnv, crm: { MESSAGING_ADDR: nowhere, ...opts.serviceEnv?.crm } },
+    // Likewise the connector (hasChatnet's phone lookups): its numbers then stay unchecked (hasChatnet=unknown).
+    serviceEnv: {
+      ...opts.serviceEnv,
+      crm: { MESSAGING_ADDR: nowhere, ...(opts.services?.includes('chatnet-connector') ? {} : { CONNECTOR_ADDR: nowhere }), ...opts.serviceEnv?.crm },
+    },
   });
   const api = client(stack.url);
   const exchange = stack.env.EVENTS_EXCHANGE;

@@ -26,7 +26,13 @@ export type InternalPrincipal = (typeof INTERNAL_PRINCIPALS)[number];
 export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, readonly string[]> = {
   identity: [],
   webhooks: [],
-  crm: ['identity.v1.IdentityService/GetUser', 'identity.v1.IdentityService/ListUsers', 'messaging.v1.MessagingService/ContactConversations'],
+  crm: [
+    'identity.v1.IdentityService/GetUser',
+    'identity.v1.IdentityService/ListUsers',
+    'messaging.v1.MessagingService/ContactConversations',
+    // hasChatnet: whether a contact's phone number is on the chat network.
+    'connector.v1.ConnectorService/LookupPhone',
+  ],
   messaging: [
     'identity.v1.IdentityService/GetUser',
     'identity.v1.IdentityService/GetTeam',
@@ -56,6 +62,7 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'connector.v1.ConnectorPeerService/PeerSend',
     'connector.v1.ConnectorPeerService/PeerSandbox',
     'connector.v1.ConnectorPeerService/PeerRelease',
+    'connector.v1.ConnectorPeerService/PeerLookupPhone',
     // Files both ways (messaging's attachments HTTP port): the bytes of a file being sent, and storing a received one.
     'messaging.v1.Http/DownloadAttachment',
     'messaging.v1.Http/UploadAttachment',

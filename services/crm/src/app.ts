@@ -21,6 +21,7 @@ import { reportsFeature } from './reports/reports.feature';
 import { scoringFeature } from './scoring';
 import { analyticsFeature } from './analytics';
 import { contactMergesFeature } from './merges';
+import { chatnetPhoneCheckFeature } from './chatnet-check';
 
 export { loadConfig } from './config';
 
@@ -62,7 +63,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   // the relay so whatever they enqueue on the way out is still published.
   const scoring = scoringFeature(deps, server);
   const analytics = analyticsFeature(deps, server);
-  const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoring, contactMergesFeature(deps, server)];
+  const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoring, contactMergesFeature(deps, server), chatnetPhoneCheckFeature(deps, auth)];
   // One consumer per event family: the modules that react to an event apply it in one transaction. Separate
   // queues for friend lists (a large sync never holds up messages) and inbox visibility.
   const consumers = [

@@ -19,6 +19,23 @@ const Env = z.object({
   IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
   /** messaging's gRPC address: the contact detail lists its conversations. */
   MESSAGING_ADDR: z.string().default('127.0.0.1:50053'),
+  /** The chat-network connector's gRPC address: contacts' phone numbers are looked up on the network through it (hasChatnet). */
+  CONNECTOR_ADDR: z.string().default('127.0.0.1:50054'),
+  /** Deadline of one phone lookup (ms); past it the lookup counts as failed and the org's numbers are tried later. */
+  CONNECTOR_DEADLINE_MS: z.coerce.number().int().min(50).default(3000),
+  /** Look contacts' phone numbers up on the chat network in this instance (off: hasChatnet=unknown stays until an instance with it on runs). */
+  CHATNET_PHONE_CHECK: fields.bool(true),
+  /** Least time between two phone lookups of one organization (ms): the network limits lookups per account. */
+  CHATNET_PHONE_CHECK_INTERVAL_MS: z.coerce.number().int().min(0).default(2000),
+  /** Contacts claimed per organization at a time (each claim is held for a batch's worth of lookups). */
+  CHATNET_PHONE_CHECK_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(20),
+  /** Organizations whose numbers one instance checks at once. */
+  CHATNET_PHONE_CHECK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** How often the phone check looks for due retries and lapsed claims besides NOTIFY wake-ups (ms). */
+  CHATNET_PHONE_CHECK_POLL_MS: z.coerce.number().int().min(100).default(10_000),
+  /** First wait when the org has no connected account or the lookup failed; doubles per consecutive miss up to the max (ms). */
+  CHATNET_PHONE_CHECK_RETRY_MS: z.coerce.number().int().min(10).default(30_000),
+  CHATNET_PHONE_CHECK_RETRY_MAX_MS: z.coerce.number().int().min(10).default(600_000),
   /** Deadline of a GetUser call (ms); identity not answering in time is a 503 for the caller. */
   IDENTITY_DEADLINE_MS: z.coerce.number().int().min(50).default(2000),
   /** Deadline of a ContactConversations call (ms); past it the detail shows no conversations and logs a warning. */

@@ -83,6 +83,16 @@ export async function getAccountById(db: Queryable, id: string): Promise<Account
   return rows[0];
 }
 
+/** The org's connected accounts, most recently connected first (whom a phone lookup may ask through). */
+export async function connectedAccountIds(db: Queryable, orgId: string, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM chatnet_accounts WHERE org_id = $1 AND status = 'connected' AND deleted_at IS NULL
+      ORDER BY last_connected_at DESC NULLS LAST, id LIMIT $2`,
+    [orgId, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** The pool's scan: every account that should have a live session. */
 export async function accountsToKeepAlive(db: Queryable): Promise<Array<{ id: string; org_id: string }>> {
   const { rows } = await db.query<{ id: string; org_id: string }>({

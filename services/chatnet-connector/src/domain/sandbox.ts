@@ -5,6 +5,7 @@ import { networkMessageId, networkUid, SandboxNetwork } from '../drivers/sandbox
 import { friendsEvent } from '../events/events';
 import { pushedFilesOf, storeFiles } from './inbound-files';
 import { notLive } from './remote-errors';
+import { lookupDigits } from './phone-lookup';
 import * as accounts from './accounts';
 import { loadAccount } from './accounts';
 
@@ -247,4 +248,30 @@ export async function sentMessages(deps: Deps, ctx: CallContext, id: string) {
   const net = sandboxOf(deps, ctx);
   const row = await loadAccount(deps, ctx.orgId, id);
   return { data: await net.sentBy(row.id) };
+}
+
+/** Numbers registered per call (the directory itself has no limit, as a network's has none). */
+const PHONES_MAX = 500;
+
+/**
+ * Register phone numbers in the network's user directory: a phone lookup (LookupPhone) from any account
+ * then finds that user. The directory is the network's, not an org's, like the friend lists.
+ */
+export async function setPhones(deps: Deps, ctx: CallContext, req: { phones?: Array<{ phone?: string; chatnetUid?: string; displayName?: string }> }) {
+  const net = sandboxOf(deps, ctx);
+  const list = req.phones ?? [];
+  if (list.length === 0) throw invalid('phones', 'is required (at least one number)');
+  if (list.length > PHONES_MAX) throw invalid('phones', `must have at most ${PHONES_MAX} entries`);
+  const phones = list.map((p, i) => {
+    const phone = text(`phones.${i}.phone`, p.phone, 40, true);
+    try {
+      lookupDigits(phone);
+    } catch {
+      throw invalid(`phones.${i}.phone`, 'must be a phone number of 5 to 15 digits');
+    }
+    const chatnetUid = text(`phones.${i}.chatnetUid`, p.chatnetUid, 64) || networkUid();
+    return { phone, chatnetUid, displayName: text(`phones.${i}.displayName`, p.displayName, 200) || `Sandbox user ${chatnetUid.slice(-4)}` };
+  });
+  await net.registerPhones(phones.map((p) => ({ phone: p.phone, uid: p.chatnetUid, displayName: p.displayName })));
+  return { phones };
 }

@@ -93,6 +93,12 @@ export interface Friend {
   displayName: string;
 }
 
+/** Who uses a phone number on the network, as a lookup from one of our accounts sees them. */
+export interface NetworkUser {
+  uid: string;
+  displayName: string;
+}
+
 export interface DisconnectInfo {
   reason: string;
   /** The stored session can no longer be restored: a new QR login is needed. */
@@ -116,6 +122,11 @@ export interface ChatnetSession {
   isAlive(): boolean;
   sendMessage(message: OutboundMessage): Promise<{ chatnetMessageId: string; sentAt: Date }>;
   listFriends(): Promise<Friend[]>;
+  /**
+   * The network user whose phone number this is (`phone`: E.164 digits, no `+`), or null when the network knows
+   * no user by it. Rejects when the network could not be asked (the caller tries again later).
+   */
+  findUserByPhone(phone: string): Promise<NetworkUser | null>;
   /** Close the live connection from our side; onDisconnect is not called. */
   disconnect(): Promise<void>;
 }

@@ -10,6 +10,7 @@ import {
   Friend,
   InboundMessage,
   LoginFailedError,
+  NetworkUser,
   OutboundFile,
   OutboundMessage,
   QrLoginOptions,
@@ -51,6 +52,9 @@ const HELD_SWEEP_MS = 1_000;
 export function networkMessageId(): string {
   return `${Date.now()}${String(randomInt(0, 1_000_000)).padStart(6, '0')}`;
 }
+
+/** A phone number as the network's directory keys it: its digits only. */
+export const phoneDigits = (phone: string) => phone.replace(/\D/g, '');
 
 /** A network-style user id. */
 export function networkUid(): string {
@@ -175,6 +179,24 @@ export class SandboxNetwork {
     return raw ? (JSON.parse(raw) as Friend[]) : [];
   }
 
+  /**
+   * Who "exists" on the network under each phone number (the network's user directory, shared by every
+   * account as on a real network). Keyed by the number's digits, so `+84 90…` and `8490…` are one number.
+   */
+  async registerPhones(entries: Array<{ phone: string } & NetworkUser>): Promise<void> {
+    if (entries.length === 0) return;
+    await this.redis.hSet(this.phonesKey(), Object.fromEntries(entries.map((e) => [phoneDigits(e.phone), JSON.stringify({ uid: e.uid, displayName: e.displayName })])));
+  }
+
+  async userByPhone(phone: string): Promise<NetworkUser | null> {
+    const raw = await this.redis.hGet(this.phonesKey(), phoneDigits(phone));
+    return raw ? (JSON.parse(raw) as NetworkUser) : null;
+  }
+
+  private phonesKey(): string {
+    return `${this.p}phones`;
+  }
+
   async sentBy(accountId: string): Promise<SentRecord[]> {
     const raw = await this.redis.lRange(`${this.p}sent:${accountId}`, 0, SENT_KEEP - 1);
     return raw.map((r) => JSON.parse(r) as SentRecord);
@@ -262,6 +284,11 @@ class SandboxSession implements ChatnetSession {
 
   listFriends(): Promise<Friend[]> {
     return this.network.friendsOf(this.profile.uid);
+  }
+
+  async findUserByPhone(phone: string): Promise<NetworkUser | null> {
+    if (!this.alive) throw new Error('sandbox connection is closed');
+    return this.network.userByPhone(phone);
   }
 
   async disconnect(): Promise<void> {

@@ -32,6 +32,7 @@ import {
   SessionHandlers,
 } from './driver';
 import { GroupNames } from './group-names';
+import { findUserByPhone, type ZcaPhoneApi } from './phone-lookup';
 import { fileNameForNetwork, imageSize, mimeTypeOf } from './file-kinds';
 import { isSessionRefused } from './zca-errors';
 import { SenderProfile, SenderProfiles } from './sender-profiles';
@@ -60,7 +61,8 @@ export const ZCA = {
  * The slice of zca-js this driver uses, named by zca-js's own published types: a change of the library's
  * shapes fails the build here instead of misbehaving at run time. Tests build fakes of these types.
  */
-export type ZcaApi = Pick<API, 'getOwnId' | 'fetchAccountInfo' | 'getAllFriends' | 'getGroupInfo' | 'getUserInfo' | 'sendMessage' | 'sendSeenEvent' | 'getContext'> & {
+export type ZcaApi = Pick<API, 'getOwnId' | 'fetchAccountInfo' | 'getAllFriends' | 'getGroupInfo' | 'getUserInfo' | 'sendMessage' | 'sendSeenEvent' | 'getContext'> &
+  ZcaPhoneApi & {
   listener: ZcaListener;
 };
 /** The listener's events (`message`, `old_messages`, `seen_messages`, `closed`, …) as zca-js types them. */
@@ -524,6 +526,10 @@ class ZcaSession implements ChatnetSession {
   async listFriends(): Promise<Friend[]> {
     const users = await this.api.getAllFriends();
     return users.map((u) => ({ chatnetUid: u.userId, displayName: u.displayName || u.zaloName || u.userId }));
+  }
+
+  findUserByPhone(phone: string) {
+    return findUserByPhone(this.api, phone);
   }
 
   async disconnect(): Promise<void> {

@@ -2,6 +2,7 @@ import { type Handlers, requireOrg } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { runLocal } from '../domain/sandbox';
 import { outboundOf } from '../domain/send';
+import { lookupDigits, lookupHere } from '../domain/phone-lookup';
 
 /**
  * connector.v1.ConnectorPeerService: calls forwarded by another connector instance to the one holding the
@@ -18,6 +19,7 @@ export function peerHandlers(deps: Deps): Handlers {
     PeerSandbox: async (req, ctx) => ({
       resultJson: JSON.stringify((await runLocal(deps, requireOrg(ctx), req.accountId, req.action, JSON.parse(req.payloadJson || '{}'))) ?? {}),
     }),
+    PeerLookupPhone: (req, ctx) => lookupHere(deps, requireOrg(ctx), req.accountId, lookupDigits(req.phone)),
     PeerRelease: async (req) => ({ ok: await deps.sessions.release(req.accountId, req.restart), message: '' }),
   };
 }

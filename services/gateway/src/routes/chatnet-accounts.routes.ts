@@ -116,6 +116,20 @@ export const Friends = z.object({
     .max(5000, 'must have at most 5000 entries'),
 });
 
+export const Phones = z.object({
+  phones: z
+    .array(
+      z.object({
+        phone: s.requiredText(40).describe('the number as crm stores it (E.164, e.g. +84901234567); matched on its digits'),
+        chatnetUid: s.text(64).optional().describe('the network user under this number; generated when absent'),
+        displayName: s.text(200).optional(),
+      }),
+      { error: 'must be an array of {phone, chatnetUid?, displayName?}' },
+    )
+    .min(1, 'is required (at least one number)')
+    .max(500, 'must have at most 500 entries'),
+});
+
 /** The optional cap arrives absent from gRPC when there is none. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const assignmentOut = (a: any) => ({ chatnetAccountId: a.chatnetAccountId, mode: a.mode, userIds: a.userIds ?? [], maxOpenPerUser: a.maxOpenPerUser ?? null });
@@ -220,6 +234,10 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   });
   root.post('/sandbox/accounts/:id/friends', async (req, res) => {
     res.json(await connector().SandboxSetFriends({ id: req.params.id, ...body(req, Friends) }, ctxOf(req, res)));
+  });
+  // The network's user directory: which numbers a phone lookup (crm's hasChatnet check) finds.
+  root.post('/sandbox/network/phones', async (req, res) => {
+    res.json(await connector().SandboxSetPhones(body(req, Phones), ctxOf(req, res)));
   });
   root.get('/sandbox/accounts/:id/sent', async (req, res) => {
     const out = await connector().SandboxSentMessages({ id: req.params.id }, ctxOf(req, res));

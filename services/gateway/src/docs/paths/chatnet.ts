@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Assignment, DeleteQuery, Drop, Friends, Inbound, ListQuery, NewAccount, ProxyBody, Scan, Seen } from '../../routes/chatnet-accounts.routes';
+import { Assignment, DeleteQuery, Drop, Friends, Inbound, ListQuery, NewAccount, Phones, ProxyBody, Scan, Seen } from '../../routes/chatnet-accounts.routes';
 import { nulls, proto, reply } from '../proto-schema';
 import { area } from '../registry';
 import { MessageBody } from '../schemas/common';
@@ -33,6 +33,12 @@ sandbox.op('POST /accounts/:id/inbound', { summary: 'A customer’s message arri
 sandbox.op('POST /accounts/:id/seen', { summary: 'The customer reads messages the account sent', body: Seen, responses: { 200: reply('chatnet-connector', 'SandboxSeen') }, errors: [422] });
 sandbox.op('POST /accounts/:id/drop', { summary: 'The network drops the connection (optionally expiring the session)', body: Drop, responses: { 200: MessageBody }, errors: [422] });
 sandbox.op('POST /accounts/:id/friends', { summary: 'Replace the account’s friend list', body: Friends, responses: { 200: reply('chatnet-connector', 'SandboxSetFriends') }, errors: [422] });
+sandbox.op('POST /network/phones', {
+  summary: 'Register phone numbers as users of the network',
+  description: 'The network’s user directory, shared by every account: crm’s phone check (hasChatnet) through a connected account finds these numbers and no others.',
+  body: Phones,
+  responses: { 200: reply('chatnet-connector', 'SandboxSetPhones') },
+});
 sandbox.op('GET /accounts/:id/sent', { summary: 'What the account sent to the network', responses: { 200: z.object({ data: reply('chatnet-connector', 'SandboxSentMessages').shape.data }) } });
 
 export const chatnetOps = [...accounts.ops, ...sandbox.ops];
