@@ -28,6 +28,3 @@ CREATE INDEX contacts_custom_fields_idx ON contacts USING gin (org_id, custom_fi
 -- CSV import matches a row to a contact by phone (contacts_phone_uq), then by email: emails are stored in
 -- lower case, so equality on the column is the match.
 CREATE INDEX contacts_email_idx ON contacts (org_id, email) WHERE email <> '';
-
--- CSV export reads the matching contacts in id order, a page at a time (keyset on id).
-CREATE INDEX contacts_org_id_idx ON contacts (org_id, id);

@@ -417,7 +417,7 @@ export async function listContactsAfter(
   return keysetPage(rows, f.limit);
 }
 
-/** The filter's contacts after `afterId` in id order (CSV export's pages; contacts_org_id_idx). */
+/** The filter's contacts after `afterId` in id order (CSV export's pages; contacts_org_id_idx of 002). */
 export async function listContactsById(pool: Pool, orgId: string, f: Omit<ContactFilter, 'page' | 'limit' | 'sortBy' | 'direction'>, afterId: string, limit: number) {
   const { where, arg, args } = contactWhere(orgId, f);
   if (afterId) where.push(`id > ${arg(afterId)}`);

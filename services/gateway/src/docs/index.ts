@@ -5,6 +5,7 @@ import { aiOps } from './paths/ai';
 import { analyticsOps } from './paths/analytics';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
+import { contactFieldsOps } from './paths/contact-fields';
 import { crmOps } from './paths/crm';
 import { identityOps } from './paths/identity';
 import { integrationOps } from './paths/integrations';
@@ -23,6 +24,7 @@ export const OPERATIONS: Operation[] = [
   ...metaOps,
   ...identityOps,
   ...crmOps,
+  ...contactFieldsOps,
   ...scoringOps,
   ...chatOps,
   ...chatnetOps,
