@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { badRequest } from '../http/errors';
-import { CsvError, CsvReader, type CsvRecord } from './csv-reader';
+import { CsvReader, type CsvRecord } from './csv-reader';
 import { unneutralise } from './csv-writer';
 
 /** The most data rows one import takes (issue #15); the rows after it are reported, not imported. */
@@ -129,8 +129,8 @@ export async function importUpload(req: IncomingMessage, opts: ImportOptions): P
     if (summary.errors.length < IMPORT_MAX_ERRORS) summary.errors.push(e);
   };
   const reader = new CsvReader();
-  let lastLine = 0;
-  file.on('limit', () => reader.destroy(new CsvError(lastLine + 1, `the file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB; the rest was not read`)));
+  // busboy stops the file at the limit and ends it: the row cut in two is dropped, and listed.
+  file.on('limit', () => reader.cut(`the file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB; the rest was not read`));
   file.on('error', (err) => reader.destroy(err));
   file.pipe(reader);
 
@@ -149,7 +149,12 @@ export async function importUpload(req: IncomingMessage, opts: ImportOptions): P
   let rows = 0;
   try {
     for await (const record of reader as AsyncIterable<CsvRecord>) {
-      lastLine = record.line;
+      if (record.problem !== undefined) {
+        if (!columns) throw fileProblem(`line ${record.line}: ${record.problem}`);
+        summary.failed++;
+        report({ line: record.line, field: 'file', message: record.problem });
+        break;
+      }
       if (!columns) {
         columns = columnsOf(record, opts.customKeys);
         continue;
@@ -168,20 +173,12 @@ export async function importUpload(req: IncomingMessage, opts: ImportOptions): P
       batch.push(row);
       if (batch.length >= IMPORT_BATCH_ROWS) await flush();
     }
-  } catch (err) {
-    if (!(err instanceof CsvError)) {
-      stop();
-      throw err;
-    }
-    if (!columns) {
-      stop();
-      throw fileProblem(`line ${err.line}: ${err.message}`);
-    }
-    summary.failed++;
-    report({ line: err.line, field: 'file', message: err.message });
+  } finally {
+    stop();
   }
-  stop();
   if (!columns) throw fileProblem('is empty: the first line must be a header row');
   await flush();
+  // Rows the gateway refused and rows crm refused arrive in different orders: the answer lists them by line.
+  summary.errors.sort((a, b) => a.line - b.line);
   return summary;
 }

@@ -1,10 +1,14 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
 
-/** One CSV record: its cells and the file's line where it starts (line 1 is the first line). */
+/**
+ * One CSV record: its cells and the file's line where it starts (line 1 is the first line). A record with a
+ * `problem` is the last one: the file could not be read on from that line (its cells are empty).
+ */
 export interface CsvRecord {
   line: number;
   cells: string[];
+  problem?: string;
 }
 
 /** A file this reader cannot go on with (an unclosed quote, a runaway row): the line where the record starts. */
@@ -47,28 +51,63 @@ export class CsvReader extends Transform {
   private first = true;
   /** The previous character was a CR (a following LF belongs to the same line end). */
   private afterCr = false;
+  /** Set once a problem record went out: the rest of the input is ignored. */
+  private failed = false;
+  /** Why the input ends early (cut at a size limit): the record in progress is then dropped, not read. */
+  private cutShort?: string;
 
   constructor() {
     super({ readableObjectMode: true, writableObjectMode: false, readableHighWaterMark: 1000 });
   }
 
+  /**
+   * The input will end before the file does (e.g. at an upload size limit): the record in progress at the end is
+   * not read, and a problem record with `message` ends the output instead.
+   */
+  cut(message: string): void {
+    this.cutShort ??= message;
+  }
+
+  /**
+   * Problems become a last record rather than a stream error: an error would discard the records still buffered
+   * for the consumer, and those (the rows before the problem) are good.
+   */
+  private fail(err: unknown): void {
+    if (!(err instanceof CsvError)) throw err;
+    this.failed = true;
+    this.push({ line: err.line, cells: [], problem: err.message } satisfies CsvRecord);
+  }
+
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    if (this.failed) return done();
     try {
       this.read$(this.decoder.write(chunk));
       done();
     } catch (err) {
-      done(err as Error);
+      try {
+        this.fail(err);
+        done();
+      } catch (other) {
+        done(other as Error);
+      }
     }
   }
 
   override _flush(done: TransformCallback): void {
+    if (this.failed) return done();
     try {
+      if (this.cutShort) throw new CsvError(this.recordLine, this.cutShort);
       this.read$(this.decoder.end());
       if (this.state === State.Quoted) throw new CsvError(this.recordLine, 'a quoted cell is not closed before the end of the file');
       if (this.state !== State.CellStart || this.cells.length > 0) this.endRecord();
       done();
     } catch (err) {
-      done(err as Error);
+      try {
+        this.fail(err);
+        done();
+      } catch (other) {
+        done(other as Error);
+      }
     }
   }
 

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { CsvError, CsvReader, MAX_RECORD_CHARS, type CsvRecord } from './csv-reader';
+import { CsvReader, MAX_RECORD_CHARS, type CsvRecord } from './csv-reader';
 import { csvLine, unneutralise } from './csv-writer';
 
 /** The records of `text` fed in chunks of `size` bytes (so every boundary case is crossed). */
@@ -35,12 +35,29 @@ describe('CsvReader', () => {
     expect(await read('a"b,"c"d\n')).toEqual([{ line: 1, cells: ['a"b', 'cd'] }]);
   });
 
-  it('refuses a quoted cell left open at the end, naming the line it started on', async () => {
-    await expect(read('a\n"open\nmore\n')).rejects.toEqual(new CsvError(2, 'a quoted cell is not closed before the end of the file'));
+  it('ends with a problem record for a quoted cell left open, naming the line it started on; the rows before it stay', async () => {
+    expect(await read('a\nb\n"open\nmore\n')).toEqual([
+      { line: 1, cells: ['a'] },
+      { line: 2, cells: ['b'] },
+      { line: 3, cells: [], problem: 'a quoted cell is not closed before the end of the file' },
+    ]);
   });
 
-  it('refuses a runaway row instead of holding the rest of the file', async () => {
-    await expect(read(`a\n"${'x'.repeat(MAX_RECORD_CHARS + 10)}`, 64 * 1024)).rejects.toBeInstanceOf(CsvError);
+  it('ends with a problem record for a runaway row instead of holding the rest of the file', async () => {
+    const records = await read(`a\n"${'x'.repeat(MAX_RECORD_CHARS + 10)}\nb\n`, 64 * 1024);
+    expect(records).toEqual([{ line: 1, cells: ['a'] }, { line: 2, cells: [], problem: expect.stringContaining('longer than') }]);
+  });
+
+  it('cut(): input that ends early drops the row in progress and ends with the reason', async () => {
+    const reader = new CsvReader();
+    reader.cut('too big');
+    const out: CsvRecord[] = [];
+    const done = (async () => {
+      for await (const r of reader) out.push(r as CsvRecord);
+    })();
+    reader.end(Buffer.from('a\nhalf a r'));
+    await done;
+    expect(out).toEqual([{ line: 1, cells: ['a'] }, { line: 2, cells: [], problem: 'too big' }]);
   });
 });
 
