@@ -148,7 +148,7 @@ describe('appointments and the public API', () => {
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         id: expect.any(String), fullName: 'Paula Public', phone: '+84902223333', email: 'paula@example.test', source: 'api', status: 'new',
-        notes: 'from form', tags: ['web'], createdAt: expect.any(String), updatedAt: expect.any(String),
+        notes: 'from form', tags: ['web'], customFields: {}, createdAt: expect.any(String), updatedAt: expect.any(String),
       });
       pubId = res.body.id;
       // It is an ordinary contact of the organization.
@@ -193,7 +193,7 @@ describe('appointments and the public API', () => {
       expect(def.body.contacts[0]).toEqual({
         // The newest: a lead created with a name only, so its absent phone, email and notes are null.
         id: expect.any(String), fullName: expect.any(String), phone: null, email: null, source: expect.any(String),
-        status: expect.any(String), notes: null, tags: expect.any(Array), createdAt: expect.any(String), updatedAt: expect.any(String),
+        status: expect.any(String), notes: null, tags: expect.any(Array), customFields: {}, createdAt: expect.any(String), updatedAt: expect.any(String),
       });
       expect((await pub.get('/api/public/contacts?limit=5')).body.contacts).toHaveLength(5);
       expect((await pub.get('/api/public/contacts?limit=1000')).body.contacts.length).toBeLessThanOrEqual(100);

@@ -42,6 +42,7 @@ describe('contacts (internal API)', () => {
         friends: [],
         notes: 'met at expo',
         tags: ['vip', 'hanoi'],
+        customFields: {},
         lastActivity: expect.any(String),
         createdAt: expect.any(String),
         updatedAt: expect.any(String),

@@ -56,6 +56,8 @@ describe('role permissions', () => {
     expect(can('agent', 'contacts:write')).toBe(true);
     expect(can('agent', 'contacts:delete')).toBe(false);
     expect(can('team_lead', 'contacts:delete')).toBe(true);
+    expect(can('agent', 'contacts:import')).toBe(false);
+    expect(can('team_lead', 'contacts:import')).toBe(true);
     expect(can('stranger', 'contacts:write')).toBe(false);
   });
 });

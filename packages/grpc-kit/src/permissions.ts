@@ -7,6 +7,7 @@ export type Role = (typeof ROLES)[number];
 export type Permission =
   | 'contacts:write'
   | 'contacts:delete'
+  | 'contacts:import'
   | 'conversations:write'
   | 'automation:manage'
   | 'campaigns:manage'
@@ -22,6 +23,8 @@ const LEAST_ROLE: Record<Permission, Role> = {
   'contacts:write': 'agent',
   // Deleting loses history for the whole team: team leads and above (issue #12).
   'contacts:delete': 'team_lead',
+  // A CSV import writes up to 50,000 contacts at once (issue #15): team leads and above.
+  'contacts:import': 'team_lead',
   'conversations:write': 'agent',
   'automation:manage': 'team_lead',
   'campaigns:manage': 'team_lead',

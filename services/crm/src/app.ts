@@ -16,6 +16,8 @@ import { messageActivity } from './activity';
 import { compactContactCounts } from './db/contacts.repo';
 import { TotalCache } from './db/total-cache';
 import { crmHandlers } from './grpc/crm.handler';
+import { contactFieldsFeature } from './custom-fields';
+import { contactTransferFeature } from './contact-transfer';
 import { integrationsFeature } from './integrations';
 import { reportsFeature } from './reports/reports.feature';
 import { scoringFeature } from './scoring';
@@ -59,6 +61,8 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   const server = new GrpcServer(log, auth, metrics);
   server.add(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), crmHandlers(deps));
+  contactFieldsFeature(deps, server);
+  contactTransferFeature(deps, server);
   // Each feature adds its gRPC service now and owns its workers; started after the consumers, stopped before
   // the relay so whatever they enqueue on the way out is still published.
   const scoring = scoringFeature(deps, server);

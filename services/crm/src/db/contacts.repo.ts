@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterSql, iso, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, Pool, Queryable } from '@crm/db';
+import type { CustomFields } from '../custom-fields';
 import type { PhoneSearch } from '../domain/phone';
 import type { TotalCache } from './total-cache';
 import { contactVisibleSql } from './visibility.repo';
@@ -26,6 +27,8 @@ export interface ContactRow {
   has_chatnet: boolean;
   /** numeric(14,2), parsed into a number by @crm/db (exact: at most 14 significant digits). */
   deal_value: number;
+  /** The org's custom fields (custom-fields/values.ts): {key: value}. */
+  custom_fields: CustomFields;
 }
 
 export interface FriendRef {
@@ -34,8 +37,8 @@ export interface FriendRef {
   accountId: string;
 }
 
-const COLUMNS = `id, org_id, name, email, phone, source, status, status_id, assigned_user_id, avatar, lead_score, chatnet_uid,
-  thread_types, notes, tags, last_activity, created_at, updated_at, has_chatnet, deal_value`;
+export const COLUMNS = `id, org_id, name, email, phone, source, status, status_id, assigned_user_id, avatar, lead_score, chatnet_uid,
+  thread_types, notes, tags, last_activity, created_at, updated_at, has_chatnet, deal_value, custom_fields`;
 
 /**
  * The internal Contact shape. Absent values are null: proto3 `optional` fields then travel as unset, and
@@ -63,10 +66,19 @@ export function toContact(r: ContactRow, friends?: FriendRef[]) {
     createdAt: iso(r.created_at),
     updatedAt: iso(r.updated_at),
     dealValue: Number(r.deal_value),
+    customFields: r.custom_fields ?? {},
+    // gRPC carries the object as JSON text (proto cannot type its values); events carry the object (toEventContact).
+    customFieldsJson: JSON.stringify(r.custom_fields ?? {}),
   };
 }
 
 export type ContactView = ReturnType<typeof toContact>;
+
+/** The Contact shape events (and so webhook payloads) carry: the internal one, custom fields as an object. */
+export function toEventContact(r: ContactRow) {
+  const { customFieldsJson: _wire, ...contact } = toContact(r);
+  return contact;
+}
 
 export interface NewContact {
   id: string;
@@ -84,16 +96,17 @@ export interface NewContact {
   chatnetUid?: string | null;
   threadTypes?: string[];
   dealValue?: number;
+  customFields?: CustomFields;
 }
 
 export async function insertContact(db: Queryable, c: NewContact): Promise<ContactRow> {
   const { rows } = await db.query<ContactRow>({
     name: 'crm_contact_insert',
-    text: `INSERT INTO contacts (id, org_id, name, email, phone, source, status, status_id, assigned_user_id, notes, tags, avatar, chatnet_uid, thread_types, deal_value)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLUMNS}`,
+    text: `INSERT INTO contacts (id, org_id, name, email, phone, source, status, status_id, assigned_user_id, notes, tags, avatar, chatnet_uid, thread_types, deal_value, custom_fields)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${COLUMNS}`,
     values: [
       c.id, c.orgId, c.name, c.email, c.phone, c.source, c.status, c.statusId, c.assignedUserId, c.notes, c.tags,
-      c.avatar ?? '', c.chatnetUid ?? null, c.threadTypes ?? [], c.dealValue ?? 0,
+      c.avatar ?? '', c.chatnetUid ?? null, c.threadTypes ?? [], c.dealValue ?? 0, JSON.stringify(c.customFields ?? {}),
     ],
   });
   return rows[0];
@@ -156,6 +169,7 @@ export interface ContactPatch {
   avatar?: string;
   threadTypes?: string[];
   dealValue?: number;
+  customFields?: CustomFields;
 }
 
 const PATCH_COLUMNS: Record<keyof ContactPatch, string> = {
@@ -171,6 +185,7 @@ const PATCH_COLUMNS: Record<keyof ContactPatch, string> = {
   avatar: 'avatar',
   threadTypes: 'thread_types',
   dealValue: 'deal_value',
+  customFields: 'custom_fields',
 };
 
 export async function updateContact(db: Queryable, orgId: string, id: string, patch: ContactPatch, touch = true): Promise<ContactRow | undefined> {
@@ -178,7 +193,8 @@ export async function updateContact(db: Queryable, orgId: string, id: string, pa
   const args: unknown[] = [id, orgId];
   for (const [key, col] of Object.entries(PATCH_COLUMNS) as [keyof ContactPatch, string][]) {
     if (patch[key] === undefined) continue;
-    args.push(patch[key]);
+    // jsonb goes as JSON text (an array value would otherwise be sent as a PostgreSQL array).
+    args.push(key === 'customFields' ? JSON.stringify(patch[key]) : patch[key]);
     sets.push(`${col} = $${args.length}`);
   }
   if (touch) sets.push('updated_at = now()');
@@ -270,6 +286,8 @@ export interface ContactFilter {
   dateFrom?: Date;
   dateTo?: Date;
   tag?: string;
+  /** cf.<key>=value filters, typed: one containment test on custom_fields (its GIN index). */
+  customFields?: CustomFields;
   /** The agent whose inbox visibility limits the list (db/visibility.repo.ts); absent: the whole org. */
   viewer?: string;
   sortBy: 'lastActivity' | 'createdAt' | 'leadScore';
@@ -324,6 +342,7 @@ function contactWhere(orgId: string, f: Omit<ContactFilter, 'page' | 'limit' | '
   if (f.dateFrom) where.push(`last_activity >= ${arg(f.dateFrom)}`);
   if (f.dateTo) where.push(`last_activity < ${arg(f.dateTo)}`);
   if (f.tag) where.push(`tags @> ARRAY[${arg(f.tag)}]::text[]`);
+  if (f.customFields) where.push(`custom_fields @> ${arg(JSON.stringify(f.customFields))}::jsonb`);
   if (f.viewer) where.push(contactVisibleSql(`${arg(f.viewer)}::uuid`));
   return { where, args, arg };
 }
@@ -397,6 +416,14 @@ export async function listContactsAfter(
     args,
   );
   return keysetPage(rows, f.limit);
+}
+
+/** The filter's contacts after `afterId` in id order (CSV export's pages; contacts_org_id_idx of 002). */
+export async function listContactsById(pool: Pool, orgId: string, f: Omit<ContactFilter, 'page' | 'limit' | 'sortBy' | 'direction'>, afterId: string, limit: number) {
+  const { where, arg, args } = contactWhere(orgId, f);
+  if (afterId) where.push(`id > ${arg(afterId)}`);
+  const { rows } = await pool.query<ContactRow>(`SELECT ${COLUMNS} FROM contacts WHERE ${where.join(' AND ')} ORDER BY id LIMIT ${limit}`, args);
+  return rows;
 }
 
 /** Above this many matches a page walks the sort index; at or below it the matches are collected and sorted. */

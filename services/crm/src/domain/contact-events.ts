@@ -1,17 +1,17 @@
 import type { PoolClient } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
-import { ContactRow, toContact } from '../db/contacts.repo';
+import { ContactRow, toEventContact } from '../db/contacts.repo';
 
 /**
  * Contact events go into the outbox in the transaction of the change, so they are published exactly when
  * the change commits. `contact` is the internal Contact shape without detail arrays (and without friends).
  */
 export function contactCreated(tx: PoolClient, orgId: string, row: ContactRow) {
-  return enqueueEvent(tx, { type: 'contact.created', orgId, data: { contact: toContact(row) } });
+  return enqueueEvent(tx, { type: 'contact.created', orgId, data: { contact: toEventContact(row) } });
 }
 
 export function contactUpdated(tx: PoolClient, orgId: string, row: ContactRow, changes: string[]) {
-  return enqueueEvent(tx, { type: 'contact.updated', orgId, data: { contact: toContact(row), changes } });
+  return enqueueEvent(tx, { type: 'contact.updated', orgId, data: { contact: toEventContact(row), changes } });
 }
 
 export function contactDeleted(tx: PoolClient, orgId: string, id: string) {

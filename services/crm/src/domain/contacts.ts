@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { type KeysetRequest, readKeyset, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
+import { applyChanges, changesForUpdate, listFilter, valuesForNewContact } from '../custom-fields';
 import type { Deps } from '../deps';
 import { recordActivity, activitiesOf } from '../db/activities.repo';
 import { appointmentsOfContact } from '../db/appointments.repo';
@@ -98,9 +99,15 @@ export interface ListRequest {
   tag?: string;
   skipTotal?: boolean;
   keyset?: KeysetRequest | null;
+  /** cf.<key>=value (custom fields), values as text. */
+  customFieldFilters?: Record<string, string>;
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
+/**
+ * The list's filter from a request (400 naming the bad parameter), shared by the list and the CSV export;
+ * undefined when the filters cannot match anything.
+ */
+export async function contactFilter(deps: Deps, ctx: CallContext, req: ListRequest): Promise<repo.ContactFilter | undefined> {
   const orgId = requireOrg(ctx);
   const f: repo.ContactFilter = {
     page: Math.max(1, req.page || 1),
@@ -128,10 +135,19 @@ export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
   if (req.dateTo) f.dateTo = isoTimestamp(req.dateTo, 'dateTo');
   if (f.dateFrom && f.dateTo && f.dateFrom > f.dateTo) throw invalid('dateTo', 'must not be before dateFrom');
   if (req.tag) f.tag = optionalText(req.tag, 'tag', 50);
+  const cf = await listFilter(deps.pool, orgId, req.customFieldFilters);
+  if (cf) f.customFields = cf;
   const viewer = viewerOf(ctx);
   if (viewer) f.viewer = viewer;
   // Thread types are only ever recorded with a chat-network identity, so these can match nothing.
-  if (f.threadType && (f.hasChatnet === 'false' || f.hasChatnet === 'unknown')) return { data: [], pagination: { total: 0, page: f.page, limit: f.limit, pages: 0 } };
+  if (f.threadType && (f.hasChatnet === 'false' || f.hasChatnet === 'unknown')) return undefined;
+  return f;
+}
+
+export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
+  const orgId = requireOrg(ctx);
+  const f = await contactFilter(deps, ctx, req);
+  if (!f) return { data: [], pagination: { total: 0, page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)), pages: 0 } };
   if (req.keyset) {
     const page = await repo.listContactsAfter(deps.pool, orgId, f, readKeyset(req.keyset, invalid));
     return { data: page.rows.map((r) => repo.toContact(r)), next: page.next };
@@ -195,6 +211,7 @@ export interface CreateRequest {
   notes?: string;
   tags?: string[];
   dealValue?: number;
+  customFieldsJson?: string;
 }
 
 export async function create(deps: Deps, ctx: CallContext, req: CreateRequest) {
@@ -215,6 +232,7 @@ export async function create(deps: Deps, ctx: CallContext, req: CreateRequest) {
     dealValue: dealValue(req.dealValue),
   };
   if (!c.name && !c.phone && !c.email) throw invalid('name', 'is required when there is no phone or email');
+  c.customFields = await valuesForNewContact(deps.pool, orgId, req.customFieldsJson);
   await assertStatusId(deps, orgId, c.statusId);
   await assertAssignee(deps, ctx, c.assignedUserId);
   try {
@@ -243,6 +261,7 @@ export interface UpdateRequest {
   notes?: string;
   tags?: { values: string[] } | null;
   dealValue?: number;
+  customFieldsJson?: string;
 }
 
 /** The fields a request asked to change, validated; `statusId`/`assignedUserId` "" clear them. */
@@ -277,6 +296,7 @@ const FIELD_OF: Record<keyof repo.ContactPatch, string> = {
   avatar: 'avatar',
   threadTypes: 'threadTypes',
   dealValue: 'dealValue',
+  customFields: 'customFields',
 };
 const ROW_OF: Record<keyof repo.ContactPatch, keyof repo.ContactRow> = {
   name: 'name',
@@ -291,6 +311,7 @@ const ROW_OF: Record<keyof repo.ContactPatch, keyof repo.ContactRow> = {
   avatar: 'avatar',
   threadTypes: 'thread_types',
   dealValue: 'deal_value',
+  customFields: 'custom_fields',
 };
 
 /** Only what actually differs is written and reported. */
@@ -351,7 +372,10 @@ export async function update(deps: Deps, ctx: CallContext, req: UpdateRequest) {
   const viewer = viewerOf(ctx);
   await load(deps, orgId, req.id, viewer);
   const patch = await validatePatch(deps, ctx, orgId, req);
-  return withFriends(deps, orgId, await applyPatch(deps, orgId, req.id, () => patch, viewer));
+  // Custom fields merge into the contact's own (keys sent change, null removes), so they are computed from the locked row.
+  const cf = await changesForUpdate(deps.pool, orgId, req.customFieldsJson);
+  const patchOf = (row: repo.ContactRow) => (cf ? { ...patch, customFields: applyChanges(row.custom_fields, cf) } : patch);
+  return withFriends(deps, orgId, await applyPatch(deps, orgId, req.id, patchOf, viewer));
 }
 
 /** automation actions: assign, add tags, set status. */

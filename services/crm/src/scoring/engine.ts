@@ -1,6 +1,6 @@
 import { Pool, PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
-import { toContact } from '../db/contacts.repo';
+import { toEventContact } from '../db/contacts.repo';
 import { INTERVAL_SECONDS, publishRule, ScoringConfig } from './model';
 import * as repo from './scoring.repo';
 
@@ -26,7 +26,7 @@ export async function publishScores(tx: PoolClient, orgId: string, contactIds: s
     await enqueueEvent(tx, {
       type: 'contact.updated',
       orgId,
-      data: { contact: toContact(row), changes: ['leadScore'], highValueThreshold: rule.threshold },
+      data: { contact: toEventContact(row), changes: ['leadScore'], highValueThreshold: rule.threshold },
     });
   }
   await repo.markPublished(tx, orgId, ids, rule.threshold);

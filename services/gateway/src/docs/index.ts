@@ -6,6 +6,7 @@ import { analyticsOps } from './paths/analytics';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
 import { contactMergeOps } from './paths/contact-merges';
+import { contactFieldsOps } from './paths/contact-fields';
 import { crmOps } from './paths/crm';
 import { identityOps } from './paths/identity';
 import { integrationOps } from './paths/integrations';
@@ -25,6 +26,7 @@ export const OPERATIONS: Operation[] = [
   ...identityOps,
   ...crmOps,
   ...contactMergeOps,
+  ...contactFieldsOps,
   ...scoringOps,
   ...chatOps,
   ...chatnetOps,

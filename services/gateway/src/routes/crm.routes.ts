@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { type Request, Router } from 'express';
 import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
@@ -31,6 +31,13 @@ interface Contact {
   lastActivity: string;
   createdAt: string;
   updatedAt: string;
+  /** JSON object text {key: value} (crm.v1.Contact.customFieldsJson). */
+  customFieldsJson?: string;
+}
+
+/** A contact's custom fields as an object ({} when none is set). */
+export function customFieldsOf(c: { customFieldsJson?: string }): Record<string, string | number | boolean> {
+  return c.customFieldsJson ? (JSON.parse(c.customFieldsJson) as Record<string, string | number | boolean>) : {};
 }
 
 interface AppointmentBrief {
@@ -94,6 +101,7 @@ export function contactOut(c: Contact) {
     friends: c.friends,
     notes: orNull(c.notes),
     tags: c.tags,
+    customFields: customFieldsOf(c),
     lastActivity: c.lastActivity,
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,
@@ -141,6 +149,7 @@ export function publicContactOut(c: Contact) {
     status: c.status,
     notes: orNull(c.notes),
     tags: c.tags,
+    customFields: customFieldsOf(c),
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,
   };
@@ -226,6 +235,18 @@ const email = z
   .transform((v) => v ?? '')
   .optional();
 
+/**
+ * {key: value} of the org's custom fields; keys and typed values are checked by crm against the definitions
+ * (400 naming customFields.<key>); null removes a key on update.
+ */
+const customFieldValues = z
+  .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()], { error: 'each value must be a string, number, boolean or null' }), {
+    error: 'must be an object of {key: value}',
+  })
+  .optional();
+/** customFields as crm.v1 takes them (JSON text); absent when not sent. */
+export const customFieldsJson = (v: Record<string, unknown> | undefined) => (v === undefined ? undefined : JSON.stringify(v));
+
 const ContactFields = {
   name: text(200),
   email,
@@ -237,6 +258,7 @@ const ContactFields = {
   notes: text(10_000),
   // Range and decimals are checked by crm (400 naming dealValue).
   dealValue: z.number({ error: 'must be a number' }).optional(),
+  customFields: customFieldValues,
 };
 export const NewContact = z.object({ ...ContactFields, tags: tags.optional() });
 export const ContactPatch = z.object({ ...ContactFields, tags: tags.optional() });
@@ -290,6 +312,34 @@ export const ContactQuery = z.object({
   tag: z.string().max(50).optional(),
 });
 
+/** At most this many cf.<key> filters on one list. */
+const MAX_CF_FILTERS = 10;
+
+/**
+ * cf.<key>=value query parameters (custom field filters, exact and typed; crm checks keys and values, 400 naming
+ * cf.<key>). Keys are not part of ContactQuery because they depend on the organization.
+ */
+export function customFieldFilters(q: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(q)) {
+    if (!name.startsWith('cf.')) continue;
+    if (typeof value !== 'string') throw badRequest([{ field: name, message: 'must be given once, as text' }]);
+    out[name.slice(3)] = value;
+  }
+  if (Object.keys(out).length > MAX_CF_FILTERS) throw badRequest([{ field: 'cf', message: `at most ${MAX_CF_FILTERS} custom field filters` }]);
+  return out;
+}
+
+/** The internal list's filters from the query string: what GET /contacts and GET /contacts/export take. */
+export function contactListFilters(req: Request) {
+  const q = query(req, ContactQuery);
+  const { dateFrom, dateTo } = dateRange(q.dateFrom, q.dateTo, 'dateFrom', 'dateTo');
+  if (q.scoreMin !== undefined && q.scoreMax !== undefined && q.scoreMin > q.scoreMax) {
+    throw badRequest([{ field: 'scoreMax', message: 'must not be less than scoreMin' }]);
+  }
+  return { ...q, dateFrom, dateTo, customFieldFilters: customFieldFilters(req.query as Record<string, unknown>) };
+}
+
 export const PublicContactQuery = z.object({
   search: z.string().max(200, 'must be at most 200 characters').optional(),
   status: s.optionalQueryEnum(CONTACT_STATUSES),
@@ -303,6 +353,7 @@ export const PublicContactFields = z.object({
   status: s.enumOf(CONTACT_STATUSES).optional(),
   notes: text(10_000),
   tags: tags.optional(),
+  customFields: customFieldValues,
 });
 
 export const Note = z.object({ content: s.requiredText(10_000) });
@@ -377,16 +428,12 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
 
   // Contacts
   internal.get('/contacts', async (req, res) => {
-    const q = query(req, ContactQuery);
-    const { dateFrom, dateTo } = dateRange(q.dateFrom, q.dateTo, 'dateFrom', 'dateTo');
-    if (q.scoreMin !== undefined && q.scoreMax !== undefined && q.scoreMin > q.scoreMax) {
-      throw badRequest([{ field: 'scoreMax', message: 'must not be less than scoreMin' }]);
-    }
-    const out = await crm().ListContacts<{ data: Contact[]; pagination: unknown }>({ ...pageParams(req, 50), ...q, dateFrom, dateTo }, ctxOf(req, res));
+    const out = await crm().ListContacts<{ data: Contact[]; pagination: unknown }>({ ...pageParams(req, 50), ...contactListFilters(req) }, ctxOf(req, res));
     res.json({ data: out.data.map(contactOut), pagination: out.pagination });
   });
   internal.post('/contacts', async (req, res) => {
-    const c = await crm().CreateContact<Contact>(body(req, NewContact), ctxOf(req, res));
+    const { customFields, ...fields } = body(req, NewContact);
+    const c = await crm().CreateContact<Contact>({ ...fields, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
     res.status(201).json(contactOut(c));
   });
   internal.post('/contacts/bulk', async (req, res) => {
@@ -406,8 +453,8 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.json(detailOut(await crm().GetContact<ContactDetail>({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.put('/contacts/:id', async (req, res) => {
-    const { tags: t, ...patch } = body(req, ContactPatch);
-    const c = await crm().UpdateContact<Contact>({ id: req.params.id, ...patch, tags: t ? { values: t } : undefined }, ctxOf(req, res));
+    const { tags: t, customFields, ...patch } = body(req, ContactPatch);
+    const c = await crm().UpdateContact<Contact>({ id: req.params.id, ...patch, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
     res.json(contactOut(c));
   });
   internal.delete('/contacts/:id', async (req, res) => {
@@ -531,14 +578,14 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
     });
   });
   pub.post('/contacts', async (req, res) => {
-    const { fullName, tags: t, ...rest } = body(req, PublicContactFields);
+    const { fullName, tags: t, customFields, ...rest } = body(req, PublicContactFields);
     if (!fullName && !rest.phone) throw badRequest([{ field: 'fullName', message: 'fullName or phone is required' }]);
-    const c = await crm().CreateContact<Contact>({ ...rest, name: fullName, tags: t ?? [], source: rest.source || 'api' }, ctxOf(req, res));
+    const c = await crm().CreateContact<Contact>({ ...rest, name: fullName, tags: t ?? [], source: rest.source || 'api', customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
     res.status(201).json(publicContactOut(c));
   });
   pub.put('/contacts/:id', async (req, res) => {
-    const { fullName, tags: t, ...rest } = body(req, PublicContactFields);
-    const c = await crm().UpdateContact<Contact>({ id: req.params.id, ...rest, name: fullName, tags: t ? { values: t } : undefined }, ctxOf(req, res));
+    const { fullName, tags: t, customFields, ...rest } = body(req, PublicContactFields);
+    const c = await crm().UpdateContact<Contact>({ id: req.params.id, ...rest, name: fullName, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
     res.json(publicContactOut(c));
   });
   pub.get('/appointments', async (req, res) => {

@@ -22,7 +22,9 @@ import { Appointment, BulkResult, Contact, ContactDetail, CustomerList, Customer
 const contacts = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Contacts' });
 contacts.op('GET /contacts', {
   summary: 'Contacts of the organization, filtered and sorted',
-  description: 'An agent sees the contacts of the conversations visible to them (inbox visibility).',
+  description:
+    'An agent sees the contacts of the conversations visible to them (inbox visibility). `cf.<key>=value` filters on a custom field (exact match, read by the field’s type; ' +
+    '400 naming `cf.<key>` for an unknown key or a value of the wrong type; at most 10).',
   query: ContactQuery,
   paging: { limit: 50, max: 100 },
   responses: { 200: page(Contact) },

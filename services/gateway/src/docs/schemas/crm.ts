@@ -5,6 +5,10 @@ import { keysMatch } from './check';
 
 const CRM = 'crm/v1/crm.proto';
 const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });
+/** {key: value} of the organization's custom fields (GET /contact-fields): typed values, {} when none is set. */
+export const CustomFieldValues = z
+  .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+  .meta({ description: 'custom field values by key: numbers and booleans as JSON values; text, select and date (YYYY-MM-DD) as strings' });
 
 /** The internal contact (crm.routes contactOut): absent values as explicit nulls, never "". */
 export const Contact = z.object({
@@ -25,6 +29,7 @@ export const Contact = z.object({
   friends: z.array(z.object({ chatnetUid: z.string(), displayName: z.string(), accountId: z.string() })),
   notes: z.string().nullable(),
   tags: z.array(z.string()),
+  customFields: CustomFieldValues,
   lastActivity: z.string(),
   createdAt: iso(),
   updatedAt: iso(),
@@ -90,6 +95,7 @@ export const PublicContact = z.object({
   status: z.string().meta({ description: 'new, lead, customer, lost' }),
   notes: z.string().nullable(),
   tags: z.array(z.string()),
+  customFields: CustomFieldValues,
   createdAt: iso(),
   updatedAt: iso(),
 });

@@ -1,0 +1,13 @@
+import type { Handlers } from '@crm/grpc-kit';
+import type { Deps } from '../deps';
+import { exportPage, recordTransfer } from './export';
+import { importBatch } from './import';
+
+/** crm.v1.ContactTransferService: decode, call the use case, return; errors are mapped by grpc-kit. */
+export function contactTransferHandlers(deps: Deps): Handlers {
+  return {
+    ImportContacts: (req, ctx) => importBatch(deps, ctx, req),
+    ExportContacts: (req, ctx) => exportPage(deps, ctx, req),
+    RecordContactTransfer: (req, ctx) => recordTransfer(deps, ctx, req),
+  };
+}
