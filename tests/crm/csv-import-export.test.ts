@@ -96,7 +96,7 @@ describe('contacts CSV import and export', () => {
     expect(an.customFields).toEqual({ vip: true, tier: 'Gold', score: 12.5 });
     expect((await byName(owner, 'Binh "B" Le')).customFields).toEqual({ vip: false, tier: 'Silver' });
     const chi = await byName(owner, 'Chi\nMultiline');
-    expect(chi).toEqual(expect.objectContaining({ email: 'chi@example.test', phone: '', status: 'new', tags: ['a'], customFields: { score: -3 } }));
+    expect(chi).toEqual(expect.objectContaining({ email: 'chi@example.test', phone: null, status: 'new', tags: ['a'], customFields: { score: -3 } }));
     expect(await byName(owner, 'Bad Phone')).toBeUndefined();
     expect(await byName(owner, 'Too Many')).toBeUndefined();
   });
