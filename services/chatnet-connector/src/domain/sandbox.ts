@@ -136,6 +136,8 @@ export async function inbound(
   if (row && row.status !== 'connected') throw notLive('it is not connected');
   const message = {
     chatnetMessageId: text('chatnetMessageId', req.chatnetMessageId, 64) || networkMessageId(),
+    // The sender's own id of the message, as the real network gives one with every message.
+    cliMsgId: networkMessageId(),
     threadId,
     threadType,
     fromUid,
@@ -152,7 +154,7 @@ export async function inbound(
   if (!row) {
     try {
       await runLocal(deps, ctx.orgId, req.id, 'inbound', message);
-      return { accountId: req.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
+      return { accountId: req.id, chatnetMessageId: message.chatnetMessageId, cliMsgId: message.cliMsgId, threadId, sentAt: message.sentAt };
     } catch (err) {
       // Handed to another instance since the check: take the full path.
       if ((err as AppError).code !== 'account_not_live') throw err;
@@ -168,7 +170,7 @@ export async function inbound(
     // after a crash): the network keeps the message for the next connection, as a real one would.
     await deps.sandbox!.hold(row.id, { ...message, sentAt: new Date(message.sentAt) });
   }
-  return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
+  return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, cliMsgId: message.cliMsgId, threadId, sentAt: message.sentAt };
 }
 
 /** At most this many message ids in one receipt (the sandbox keeps the last 200 sends of an account anyway). */
@@ -247,4 +249,11 @@ export async function sentMessages(deps: Deps, ctx: CallContext, id: string) {
   const net = sandboxOf(deps, ctx);
   const row = await loadAccount(deps, ctx.orgId, id);
   return { data: await net.sentBy(row.id) };
+}
+
+/** What the account told the network it read, newest first (the agent marked conversations read in the CRM). */
+export async function seenByAgent(deps: Deps, ctx: CallContext, id: string) {
+  const net = sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, id);
+  return { data: await net.seenByAgent(row.id) };
 }

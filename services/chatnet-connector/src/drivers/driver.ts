@@ -38,6 +38,20 @@ export interface InboundMessage {
   groupName?: string;
   /** Files the message carried, already stored in messaging (the event names them; the bytes never travel with it). */
   attachments?: StoredAttachment[];
+  /**
+   * The sender's own id of the message (zca: `cliMsgId`), which the network wants back, with its own id, when the
+   * account tells it the message was read. Absent when the network has none.
+   */
+  cliMsgId?: string;
+}
+
+/** A message of the contact the agent read in the CRM, as the network needs it named to mark it seen. */
+export interface ReadMessage {
+  chatnetMessageId: string;
+  cliMsgId: string;
+  fromUid: string;
+  contentType: string;
+  sentAt: Date;
 }
 
 /** A file stored in messaging: its attachment id and what it is. */
@@ -116,6 +130,8 @@ export interface ChatnetSession {
   isAlive(): boolean;
   sendMessage(message: OutboundMessage): Promise<{ chatnetMessageId: string; sentAt: Date }>;
   listFriends(): Promise<Friend[]>;
+  /** Tell the network the account read these messages of one thread (at most 50), so the contact sees them read. */
+  markSeen(threadId: string, threadType: ThreadType, messages: ReadMessage[]): Promise<void>;
   /** Close the live connection from our side; onDisconnect is not called. */
   disconnect(): Promise<void>;
 }

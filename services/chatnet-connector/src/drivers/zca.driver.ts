@@ -11,6 +11,7 @@ import type {
   LoginQRCallbackEvent,
   Message,
   SeenMessage,
+  SendSeenEventMessageParams,
   TAttachmentContent,
   User,
   UserInfoResponse,
@@ -27,6 +28,7 @@ import {
   OutboundFile,
   OutboundMessage,
   QrLoginOptions,
+  ReadMessage,
   SeenReceipt,
   SessionExpiredError,
   SessionHandlers,
@@ -240,6 +242,29 @@ export function inboundOf(m: ZcaMessage): InboundMessage {
     content: text ? (m.data.content as string) : JSON.stringify(m.data.content),
     contentType: text ? 'text' : m.data.msgType || 'other',
     sentAt: new Date(Number(m.data.ts) || Date.now()),
+    ...(m.data.cliMsgId ? { cliMsgId: String(m.data.cliMsgId) } : {}),
+  };
+}
+
+/** zca-js's limit of one sendSeenEvent call. */
+export const SEEN_EVENT_MAX = 50;
+
+/**
+ * What zca-js's sendSeenEvent needs of each message read: in a user thread the contact sent it to us (`uidFrom` is
+ * the thread, `idTo` our uid), in a group to the group (`idTo` is the group). A text message's network type is
+ * `webchat` (inboundOf calls it `text`); any other keeps the network's own type.
+ */
+export function seenEventOf(m: ReadMessage, threadId: string, threadType: 'user' | 'group', ownUid: string): SendSeenEventMessageParams {
+  return {
+    msgId: m.chatnetMessageId,
+    cliMsgId: m.cliMsgId,
+    uidFrom: threadType === 'group' ? m.fromUid : threadId,
+    idTo: threadType === 'group' ? threadId : ownUid,
+    msgType: m.contentType === 'text' ? 'webchat' : m.contentType,
+    st: 0,
+    at: 0,
+    cmd: 0,
+    ts: m.sentAt.getTime(),
   };
 }
 
@@ -524,6 +549,13 @@ class ZcaSession implements ChatnetSession {
   async listFriends(): Promise<Friend[]> {
     const users = await this.api.getAllFriends();
     return users.map((u) => ({ chatnetUid: u.userId, displayName: u.displayName || u.zaloName || u.userId }));
+  }
+
+  /** One sendSeenEvent call per thread (zca-js takes at most 50 messages, all of one thread). */
+  async markSeen(threadId: string, threadType: 'user' | 'group', messages: ReadMessage[]): Promise<void> {
+    const list = messages.slice(-SEEN_EVENT_MAX).map((m) => seenEventOf(m, threadId, threadType, this.profile.uid));
+    if (list.length === 0) return;
+    await this.api.sendSeenEvent(list, threadType === 'group' ? ThreadType.Group : ThreadType.User);
   }
 
   async disconnect(): Promise<void> {

@@ -2,6 +2,7 @@ import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as accounts from '../domain/accounts';
 import * as sandbox from '../domain/sandbox';
+import { markThreadSeen } from '../domain/mark-seen';
 import { sendChatMessage } from '../domain/send';
 
 /** connector.v1.ConnectorService: decode, call the domain, return; errors are mapped by grpc-kit. */
@@ -18,6 +19,7 @@ export function connectorHandlers(deps: Deps): Handlers {
     DeleteAccount: (req, ctx) => accounts.remove(deps, ctx, req),
 
     SendChatMessage: (req, ctx) => sendChatMessage(deps, ctx, req),
+    MarkThreadSeen: (req, ctx) => markThreadSeen(deps, ctx, req),
 
     SandboxScan: (req, ctx) => sandbox.scan(deps, ctx, req),
     SandboxInbound: (req, ctx) => sandbox.inbound(deps, ctx, req),
@@ -25,5 +27,6 @@ export function connectorHandlers(deps: Deps): Handlers {
     SandboxDrop: (req, ctx) => sandbox.drop(deps, ctx, req),
     SandboxSetFriends: (req, ctx) => sandbox.setFriends(deps, ctx, req),
     SandboxSentMessages: (req, ctx) => sandbox.sentMessages(deps, ctx, req.id),
+    SandboxSeenByAgent: (req, ctx) => sandbox.seenByAgent(deps, ctx, req.id),
   };
 }

@@ -225,6 +225,10 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
     const out = await connector().SandboxSentMessages({ id: req.params.id }, ctxOf(req, res));
     res.json({ data: out.data ?? [] });
   });
+  root.get('/sandbox/accounts/:id/seen-by-agent', async (req, res) => {
+    const out = await connector().SandboxSeenByAgent({ id: req.params.id }, ctxOf(req, res));
+    res.json({ data: (out.data ?? []).map((r: any) => ({ ...r, messages: r.messages ?? [] })) });
+  });
 
   const enabled = chatnetSandboxEnabled(config);
   return { internal, root: enabled ? root : undefined, parsesOwnBody: enabled ? (req) => req.method === 'POST' && SANDBOX_INBOUND.test(req.path) : undefined };

@@ -28,6 +28,8 @@ export interface InboundData {
   groupName: string;
   /** Ids of the files the message carries, already stored here by the connector (uploads not yet linked). */
   attachmentIds: string[];
+  /** The sender's own id of the message ('' when the network gave none), kept to mark it read on the network. */
+  cliMsgId: string;
 }
 
 /** The most files one inbound message may link (the connector sends at most 10). */
@@ -75,6 +77,7 @@ export function parseInbound(data: unknown): { ok: true; value: InboundData } | 
       sentAt: Number.isNaN(sent.getTime()) ? new Date() : sent,
       groupName: threadType === 'group' ? str(d.groupName).trim().slice(0, 200) : '',
       attachmentIds: attachmentIdsOf(d.attachments),
+      cliMsgId: str(d.cliMsgId).slice(0, 200),
     },
   };
 }
@@ -205,6 +208,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
     sentAt: d.sentAt,
     senderContactId,
     groupName: d.groupName,
+    cliMsgId: d.cliMsgId,
   };
   const target = () => threadTarget(d);
 

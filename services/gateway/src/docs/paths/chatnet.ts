@@ -33,6 +33,10 @@ sandbox.op('POST /accounts/:id/inbound', { summary: 'A customer’s message arri
 sandbox.op('POST /accounts/:id/seen', { summary: 'The customer reads messages the account sent', body: Seen, responses: { 200: reply('chatnet-connector', 'SandboxSeen') }, errors: [422] });
 sandbox.op('POST /accounts/:id/drop', { summary: 'The network drops the connection (optionally expiring the session)', body: Drop, responses: { 200: MessageBody }, errors: [422] });
 sandbox.op('POST /accounts/:id/friends', { summary: 'Replace the account’s friend list', body: Friends, responses: { 200: reply('chatnet-connector', 'SandboxSetFriends') }, errors: [422] });
+sandbox.op('GET /accounts/:id/seen-by-agent', {
+  summary: 'What the account told the network it read (an agent marked a conversation read), newest first',
+  responses: { 200: z.object({ data: reply('chatnet-connector', 'SandboxSeenByAgent').shape.data }) },
+});
 sandbox.op('GET /accounts/:id/sent', { summary: 'What the account sent to the network', responses: { 200: z.object({ data: reply('chatnet-connector', 'SandboxSentMessages').shape.data }) } });
 
 export const chatnetOps = [...accounts.ops, ...sandbox.ops];
