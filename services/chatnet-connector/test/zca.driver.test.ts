@@ -255,6 +255,8 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
         content: 'Chào shop, còn hàng không?',
         contentType: 'text',
         sentAt: new Date(1735689600123),
+        // Kept by messaging: marking the message read on the network names it by both ids.
+        cliMsgId: '1735689600123',
       },
       expect.objectContaining({
         chatnetMessageId: '6938394735568',
@@ -321,6 +323,39 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     await s.sendMessage({ threadId: '6100000000000000000', threadType: 'user', content: 'ok', contentType: 'text' });
     expect(api.sendMessage).toHaveBeenLastCalledWith({ msg: 'ok' }, '6100000000000000000', 0);
     await expect(s.sendMessage({ threadId: '1', threadType: 'user', content: '{}', contentType: 'image' })).rejects.toThrow(/text only/);
+  });
+
+  it('marks messages read with sendSeenEvent: a user thread names the contact as sender and us as recipient, a group its members and the group', async () => {
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
+    const text = inboundOf(fx('message-user-text'));
+    await s.markSeen(text.threadId, 'user', [{ chatnetMessageId: text.chatnetMessageId, cliMsgId: text.cliMsgId!, fromUid: text.fromUid, contentType: text.contentType, sentAt: text.sentAt }]);
+    // As zca-js reads them: uidFrom is a user thread's id, idTo our own uid; a text message's network type is webchat.
+    expect(api.sendSeenEvent).toHaveBeenCalledWith(
+      [{ msgId: '6938394735567', cliMsgId: '1735689600123', uidFrom: '6100000000000000000', idTo: '8421930000000000001', msgType: 'webchat', st: 0, at: 0, cmd: 0, ts: 1735689600123 }],
+      0,
+    );
+    const g = inboundOf(fx('message-group-text'));
+    const sentAt = new Date(1735689700000);
+    await s.markSeen(g.threadId, 'group', [
+      { chatnetMessageId: 'g1', cliMsgId: 'c1', fromUid: '6100000000000000002', contentType: 'text', sentAt },
+      { chatnetMessageId: 'g2', cliMsgId: 'c2', fromUid: '6100000000000000003', contentType: 'chat.photo', sentAt },
+    ]);
+    expect(api.sendSeenEvent).toHaveBeenLastCalledWith(
+      [
+        expect.objectContaining({ msgId: 'g1', cliMsgId: 'c1', uidFrom: '6100000000000000002', idTo: '4500000000000000077', msgType: 'webchat' }),
+        expect.objectContaining({ msgId: 'g2', cliMsgId: 'c2', uidFrom: '6100000000000000003', idTo: '4500000000000000077', msgType: 'chat.photo' }),
+      ],
+      1,
+    );
+    // zca-js takes at most 50 at once: the newest 50 go.
+    const many = Array.from({ length: 60 }, (_, i) => ({ chatnetMessageId: `m${i}`, cliMsgId: `c${i}`, fromUid: text.fromUid, contentType: 'text', sentAt }));
+    await s.markSeen(text.threadId, 'user', many);
+    const last = api.sendSeenEvent.mock.calls.at(-1) as unknown as [Array<{ msgId: string }>, number];
+    expect(last[0].map((m) => m.msgId)).toEqual(many.slice(10).map((m) => m.chatnetMessageId));
+    // A refusal of the network reaches the caller (the pool answers UNAVAILABLE; messaging only logs it).
+    api.sendSeenEvent.mockRejectedValueOnce(new ZaloApiError('messages must contain between 1 and 50 messages.'));
+    await expect(s.markSeen(text.threadId, 'user', many.slice(0, 1))).rejects.toThrow(/between 1 and 50/);
   });
 
   it('lists every friend in one getAllFriends call, falling back to the network name', async () => {
