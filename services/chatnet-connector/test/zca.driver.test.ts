@@ -235,12 +235,12 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     await expect(driverWith(client).restoreSession('not json', { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(SessionExpiredError);
   });
 
-  it('maps listener messages to inbound messages: text, group, attachments; skips its own', async () => {
+  it('maps listener messages to inbound messages: text, group, attachments, and the account\'s own (fromSelf)', async () => {
     const r = recorder();
     const { client, api } = fakeClient([]);
     await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
     for (const name of ['message-user-text', 'message-group-text', 'message-user-photo', 'message-self']) api.listener.emit('message', fx(name));
-    await until(() => r.messages.length === 3);
+    await until(() => r.messages.length === 4);
     // A group's message waits for its name (getGroupInfo), so it may come after messages of other threads.
     r.messages.sort((x, y) => x.chatnetMessageId.localeCompare(y.chatnetMessageId));
     expect(r.messages).toEqual([
@@ -272,7 +272,19 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
         content: expect.stringContaining('fixture.jpg'),
         attachments: [{ id: 'att-1', fileName: 'photo-6938394735569.jpg', mimeType: 'image/jpeg', size: JPEG.length }],
       }),
+      // Typed on the phone: in the contact's thread, from the account itself (named by its profile; no getUserInfo).
+      expect.objectContaining({
+        chatnetMessageId: '6938394735570',
+        threadId: '6100000000000000000',
+        threadType: 'user',
+        fromUid: '8421930000000000001',
+        fromName: fx('account-info').profile.displayName,
+        content: 'Dạ còn ạ',
+        fromSelf: true,
+      }),
     ]);
+    expect(r.messages.filter((m) => m.fromSelf)).toHaveLength(1);
+    expect(api.getUserInfo).not.toHaveBeenCalledWith('8421930000000000001');
     expect(inboundOf(fx('message-user-photo')).contentType).toBe('chat.photo');
   });
 
@@ -358,6 +370,34 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     await expect(s.markSeen(text.threadId, 'user', many.slice(0, 1))).rejects.toThrow(/between 1 and 50/);
   });
 
+  it('the echo of its own send is skipped, even when it comes before the send returned; a message typed on the phone meanwhile goes on after', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    const self = fx('message-self');
+    const echo = (msgId: string, content: string) => ({ ...self, data: { ...self.data, msgId, content } });
+    // The network answers the send only after its echo (and a phone-typed message) arrived on the listener.
+    let answer!: () => void;
+    api.sendMessage.mockImplementationOnce(() => new Promise((res) => (answer = () => res(fx('send-message-response')))));
+    const sending = s.sendMessage({ threadId: self.threadId, threadType: 'user', content: 'from the CRM', contentType: 'text' });
+    await until(() => api.sendMessage.mock.calls.length === 1);
+    api.listener.emit('message', echo('6938394735599', 'from the CRM'));
+    api.listener.emit('message', echo('phone-1', 'typed on the phone'));
+    await new Promise((res) => setTimeout(res, 20));
+    // Nothing of the account's own on that thread is judged while its send is under way.
+    expect(r.messages).toEqual([]);
+    answer();
+    expect((await sending).chatnetMessageId).toBe('6938394735599');
+    await until(() => r.messages.length === 1);
+    expect(r.messages[0]).toEqual(expect.objectContaining({ chatnetMessageId: 'phone-1', fromSelf: true, content: 'typed on the phone' }));
+    // Echoes after the send returned are skipped as well; another thread never waited.
+    api.listener.emit('message', echo('6938394735599', 'from the CRM'));
+    api.listener.emit('message', { ...echo('phone-2', 'elsewhere'), threadId: '6100000000000000009' });
+    await until(() => r.messages.length === 2);
+    await new Promise((res) => setTimeout(res, 20));
+    expect(r.messages.map((m) => m.chatnetMessageId)).toEqual(['phone-1', 'phone-2']);
+  });
+
   it('lists every friend in one getAllFriends call, falling back to the network name', async () => {
     const { client, api } = fakeClient([]);
     const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
@@ -413,14 +453,15 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     // The network's page: newest first, with the message already received live and one the account sent itself.
     api.listener.emit('old_messages', [missed('m-2', 1735689700000), live, missed('m-1', 1735689650000), fx('message-self')], 0);
     api.listener.emit('old_messages', [fx('message-group-text')], 1);
-    await until(() => r.messages.length === 4);
-    // In its thread, oldest first; the group's message (another thread) may come in between.
-    expect(r.messages.filter((m) => m.threadType === 'user').map((m) => m.chatnetMessageId)).toEqual(['6938394735567', 'm-1', 'm-2']);
+    await until(() => r.messages.length === 5);
+    // In its thread, oldest first (the account's own message too); the group's message (another thread) may come in between.
+    expect(r.messages.filter((m) => m.threadType === 'user').map((m) => m.chatnetMessageId)).toEqual(['6938394735567', '6938394735570', 'm-1', 'm-2']);
+    expect(r.messages.find((m) => m.chatnetMessageId === '6938394735570')?.fromSelf).toBe(true);
     expect(r.messages.filter((m) => m.threadType === 'group').map((m) => m.chatnetMessageId)).toEqual(['6938394735568']);
     // Asked again (a second page, a repeated answer): nothing twice.
     api.listener.emit('old_messages', [missed('m-1', 1735689650000)], 0);
     await new Promise((res) => setTimeout(res, 20));
-    expect(r.messages).toHaveLength(4);
+    expect(r.messages).toHaveLength(5);
   });
 
   it('a QR login does not ask for old messages (a fresh session has nothing it missed)', async () => {
@@ -560,6 +601,6 @@ describe('zca driver: the production binding', () => {
     const client = zcaClientFactory()({}) as unknown as { options: Record<string, unknown>; loginQR: unknown; login: unknown };
     expect(typeof client.loginQR).toBe('function');
     expect(typeof client.login).toBe('function');
-    expect(client.options).toMatchObject({ checkUpdate: false, selfListen: false, logging: false });
+    expect(client.options).toMatchObject({ checkUpdate: false, selfListen: true, logging: false });
   });
 });

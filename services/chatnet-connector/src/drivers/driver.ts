@@ -43,6 +43,11 @@ export interface InboundMessage {
    * account tells it the message was read. Absent when the network has none.
    */
   cliMsgId?: string;
+  /**
+   * The account itself wrote it, elsewhere than through the CRM (typed on the phone): messaging stores it as outbound.
+   * Never set for a message the CRM sent through this session (the session skips those echoes).
+   */
+  fromSelf?: boolean;
 }
 
 /** A message of the contact the agent read in the CRM, as the network needs it named to mark it seen. */
