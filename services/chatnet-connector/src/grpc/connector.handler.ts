@@ -24,6 +24,7 @@ export function connectorHandlers(deps: Deps): Handlers {
     SandboxScan: (req, ctx) => sandbox.scan(deps, ctx, req),
     SandboxInbound: (req, ctx) => sandbox.inbound(deps, ctx, req),
     SandboxSeen: (req, ctx) => sandbox.seen(deps, ctx, req),
+    SandboxSelf: (req, ctx) => sandbox.self(deps, ctx, req),
     SandboxDrop: (req, ctx) => sandbox.drop(deps, ctx, req),
     SandboxSetFriends: (req, ctx) => sandbox.setFriends(deps, ctx, req),
     SandboxSentMessages: (req, ctx) => sandbox.sentMessages(deps, ctx, req.id),

@@ -66,9 +66,12 @@ export function toSent(r: MessageRow, attachments: AttachmentRow[], replayed = f
   };
 }
 
-/** Who wrote a message: the contact, a user of the org, or the system (automation, campaigns, the public API). */
-export function senderTypeOf(r: Pick<MessageRow, 'direction' | 'sent_by_user_id'>): 'contact' | 'user' | 'system' {
-  return r.direction === 'inbound' ? 'contact' : r.sent_by_user_id ? 'user' : 'system';
+/**
+ * Who wrote a message: the contact, a user of the org, or the system (automation, campaigns, the public API). A
+ * message typed on the account's phone (source `phone`) was written by a person of the org, known to no CRM user.
+ */
+export function senderTypeOf(r: Pick<MessageRow, 'direction' | 'sent_by_user_id' | 'source'>): 'contact' | 'user' | 'system' {
+  return r.direction === 'inbound' ? 'contact' : r.sent_by_user_id || r.source === 'phone' ? 'user' : 'system';
 }
 
 /** The public API's Message. */
@@ -280,6 +283,23 @@ export async function markSeen(db: Queryable, orgId: string, accountId: string, 
 
 export async function findById(db: Queryable, orgId: string, id: string): Promise<MessageRow | undefined> {
   const { rows } = await db.query<MessageRow>(`SELECT ${COLUMNS} FROM messages WHERE org_id = $1 AND id = $2`, [orgId, id]);
+  return rows[0];
+}
+
+/**
+ * A message the CRM sent whose echo was stored first as typed on the phone: it becomes the CRM's (its user, source,
+ * sender name and idempotency key). Undefined when the stored copy is not such an echo.
+ */
+export async function claimPhoneCopy(
+  db: Queryable,
+  id: string,
+  m: { source: string; sentByUserId: string | null; senderName: string; clientMessageId: string | null },
+): Promise<MessageRow | undefined> {
+  const { rows } = await db.query<MessageRow>(
+    `UPDATE messages SET source = $2, sent_by_user_id = $3, sender_name = $4, client_message_id = $5
+     WHERE id = $1 AND direction = 'outbound' AND source = 'phone' RETURNING ${COLUMNS}`,
+    [id, m.source, m.sentByUserId, m.senderName, m.clientMessageId],
+  );
   return rows[0];
 }
 
