@@ -332,7 +332,7 @@ describe('chat-network accounts and the sandbox network', () => {
     it('inbound delivers a message as the network would: chatnet.inbound with the contract fields', async () => {
       const res = await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: '7700000000000000001', fromName: 'Carla Customer', content: 'Hi, is it in stock?' });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ accountId, chatnetMessageId: expect.any(String), threadId: '7700000000000000001', sentAt: expect.any(String) });
+      expect(res.body).toEqual({ accountId, chatnetMessageId: expect.any(String), cliMsgId: expect.stringMatching(/^\d+$/), threadId: '7700000000000000001', sentAt: expect.any(String) });
       const ev = await bus.waitFor('chatnet.inbound', (e) => e.data.chatnetMessageId === res.body.chatnetMessageId);
       expect(ev.orgId).toBe(ownerUser.orgId);
       expect(ev.data).toEqual({
@@ -346,7 +346,16 @@ describe('chat-network accounts and the sandbox network', () => {
         content: 'Hi, is it in stock?',
         contentType: 'text',
         sentAt: res.body.sentAt,
+        // The sender's own id of the message: messaging keeps it to mark the message read on the network.
+        cliMsgId: res.body.cliMsgId,
       });
+    });
+
+    it('a message typed on the phone (sandbox self) is chatnet.inbound from the account itself, fromSelf', async () => {
+      const res = await owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: '7700000000000000001', content: 'Yes, in stock' });
+      expect(res.status).toBe(200);
+      const ev = await bus.waitFor('chatnet.inbound', (e) => e.data.chatnetMessageId === res.body.chatnetMessageId);
+      expect(ev.data).toEqual(expect.objectContaining({ threadId: '7700000000000000001', threadType: 'user', fromUid: '8800000000000000004', content: 'Yes, in stock', fromSelf: true }));
     });
 
     it('group messages carry their thread id; a group message without threadId is 400', async () => {

@@ -13,6 +13,7 @@ const ACTIONS: [string, object][] = [
   ['seen', { seenByUid: 'u1', threadId: 'u1' }],
   ['drop', {}],
   ['friends', { friends: [] }],
+  ['self', { threadId: 'u1', content: 'hi' }],
 ];
 
 async function expectNoSandboxRoutes(stack: Stack, owner: Client, accountId: string) {
@@ -21,6 +22,7 @@ async function expectNoSandboxRoutes(stack: Stack, owner: Client, accountId: str
     expect({ action, status: res.status, message: res.body.error.message }).toEqual({ action, status: 404, message: `No route for POST /sandbox/accounts/${accountId}/${action}` });
   }
   expect((await owner.get(`/sandbox/accounts/${accountId}/sent`)).status).toBe(404);
+  expect((await owner.get(`/sandbox/accounts/${accountId}/seen-by-agent`)).status).toBe(404);
   expect((await client(stack.url).post(`/sandbox/accounts/${accountId}/scan`)).status).toBe(404);
 }
 
@@ -64,6 +66,8 @@ describe('sandbox control with another chat-network driver (CHATNET_DRIVER=zca f
       await expect(rpc.SandboxScan({ id: accountId }, grpcCtx(user))).rejects.toMatchObject({ code: 5, details: expect.stringContaining('Sandbox control is off') });
       await expect(rpc.SandboxInbound({ id: accountId, fromUid: 'u1', content: 'hi' }, grpcCtx(user))).rejects.toMatchObject({ code: 5 });
       await expect(rpc.SandboxDrop({ id: accountId }, grpcCtx(user))).rejects.toMatchObject({ code: 5 });
+      await expect(rpc.SandboxSelf({ id: accountId, threadId: 'u1', content: 'hi' }, grpcCtx(user))).rejects.toMatchObject({ code: 5 });
+      await expect(rpc.SandboxSeenByAgent({ id: accountId }, grpcCtx(user))).rejects.toMatchObject({ code: 5 });
     } finally {
       rpc.close();
     }

@@ -177,6 +177,8 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     check('PUT', '/api/v1/chatnet-accounts/{id}/proxy', await a.owner.put(`/api/v1/chatnet-accounts/${accountId}/proxy`, { proxyUrl: null }));
     check('GET', '/sandbox/accounts/{id}/sent', await a.owner.get(`/sandbox/accounts/${accountId}/sent`));
     check('POST', '/sandbox/accounts/{id}/seen', await a.owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'uid-contract' }));
+    check('POST', '/sandbox/accounts/{id}/self', await a.owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-contract', content: 'typed on the phone' }));
+    check('GET', '/sandbox/accounts/{id}/seen-by-agent', await a.owner.get(`/sandbox/accounts/${accountId}/seen-by-agent`));
     check('POST', '/sandbox/accounts/{id}/friends', await a.owner.post(`/sandbox/accounts/${accountId}/friends`, { friends: [{ chatnetUid: 'uid-f', displayName: 'F' }] }));
   });
 

@@ -54,6 +54,8 @@ export interface NetworkSend {
 export async function fakeConnector() {
   const accounts = new Map<string, FakeAccount>();
   const sent: NetworkSend[] = [];
+  /** Runs after the network took a send and before the connector answers (e.g. its echo arriving first). */
+  const hooks: { beforeReply?: (s: NetworkSend) => Promise<void> } = {};
   const server = await fakeServer('connector/v1/connector.proto', 'connector.v1.ConnectorService', {
     // Only what messaging reads: the account exists in the caller's org (else NOT_FOUND).
     GetAccount: async (req, ctx) => {
@@ -69,6 +71,7 @@ export async function fakeConnector() {
       if (prior) return { chatnetMessageId: prior.chatnetMessageId, sentAt: new Date().toISOString() };
       const s: NetworkSend = { orgId: ctx.orgId, ...req, chatnetMessageId: `net-${randomUUID()}` };
       sent.push(s);
+      await hooks.beforeReply?.(s);
       return { chatnetMessageId: s.chatnetMessageId, sentAt: new Date().toISOString() };
     },
   });
@@ -76,6 +79,7 @@ export async function fakeConnector() {
   return {
     ...server,
     sent,
+    hooks,
     account(orgId: string, connected = true): string {
       const id = randomUUID();
       accounts.set(id, { orgId, connected });
@@ -180,6 +184,8 @@ export interface InboundData {
   sentAt: string;
   /** Group threads: the group's name, when the network gave it. */
   groupName?: string;
+  /** The account's own message, typed on its phone. */
+  fromSelf?: boolean;
 }
 
 /** A direct gRPC client of messaging, as automation, campaigns and crm call it. */

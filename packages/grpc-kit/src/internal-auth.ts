@@ -41,6 +41,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'crm.v1.CrmService/UpsertChatnetContact',
     'crm.v1.CrmService/GetContactBrief',
     'connector.v1.ConnectorService/SendChatMessage',
+    // Telling the network the account read a conversation's messages (after an agent marked it read).
+    'connector.v1.ConnectorService/MarkThreadSeen',
     // Auto-assignment settings exist only for the caller's org's own accounts.
     'connector.v1.ConnectorService/GetAccount',
   ],
@@ -60,6 +62,7 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
   connector: [
     'identity.v1.IdentityService/GetUser',
     'connector.v1.ConnectorPeerService/PeerSend',
+    'connector.v1.ConnectorPeerService/PeerMarkSeen',
     'connector.v1.ConnectorPeerService/PeerSandbox',
     'connector.v1.ConnectorPeerService/PeerRelease',
     'connector.v1.ConnectorPeerService/PeerLookupPhone',

@@ -235,12 +235,12 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     await expect(driverWith(client).restoreSession('not json', { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(SessionExpiredError);
   });
 
-  it('maps listener messages to inbound messages: text, group, attachments; skips its own', async () => {
+  it('maps listener messages to inbound messages: text, group, attachments, and the account\'s own (fromSelf)', async () => {
     const r = recorder();
     const { client, api } = fakeClient([]);
     await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
     for (const name of ['message-user-text', 'message-group-text', 'message-user-photo', 'message-self']) api.listener.emit('message', fx(name));
-    await until(() => r.messages.length === 3);
+    await until(() => r.messages.length === 4);
     // A group's message waits for its name (getGroupInfo), so it may come after messages of other threads.
     r.messages.sort((x, y) => x.chatnetMessageId.localeCompare(y.chatnetMessageId));
     expect(r.messages).toEqual([
@@ -255,6 +255,8 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
         content: 'Chào shop, còn hàng không?',
         contentType: 'text',
         sentAt: new Date(1735689600123),
+        // Kept by messaging: marking the message read on the network names it by both ids.
+        cliMsgId: '1735689600123',
       },
       expect.objectContaining({
         chatnetMessageId: '6938394735568',
@@ -270,7 +272,19 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
         content: expect.stringContaining('fixture.jpg'),
         attachments: [{ id: 'att-1', fileName: 'photo-6938394735569.jpg', mimeType: 'image/jpeg', size: JPEG.length }],
       }),
+      // Typed on the phone: in the contact's thread, from the account itself (named by its profile; no getUserInfo).
+      expect.objectContaining({
+        chatnetMessageId: '6938394735570',
+        threadId: '6100000000000000000',
+        threadType: 'user',
+        fromUid: '8421930000000000001',
+        fromName: fx('account-info').profile.displayName,
+        content: 'Dạ còn ạ',
+        fromSelf: true,
+      }),
     ]);
+    expect(r.messages.filter((m) => m.fromSelf)).toHaveLength(1);
+    expect(api.getUserInfo).not.toHaveBeenCalledWith('8421930000000000001');
     expect(inboundOf(fx('message-user-photo')).contentType).toBe('chat.photo');
   });
 
@@ -321,6 +335,67 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     await s.sendMessage({ threadId: '6100000000000000000', threadType: 'user', content: 'ok', contentType: 'text' });
     expect(api.sendMessage).toHaveBeenLastCalledWith({ msg: 'ok' }, '6100000000000000000', 0);
     await expect(s.sendMessage({ threadId: '1', threadType: 'user', content: '{}', contentType: 'image' })).rejects.toThrow(/text only/);
+  });
+
+  it('marks messages read with sendSeenEvent: a user thread names the contact as sender and us as recipient, a group its members and the group', async () => {
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
+    const text = inboundOf(fx('message-user-text'));
+    await s.markSeen(text.threadId, 'user', [{ chatnetMessageId: text.chatnetMessageId, cliMsgId: text.cliMsgId!, fromUid: text.fromUid, contentType: text.contentType, sentAt: text.sentAt }]);
+    // As zca-js reads them: uidFrom is a user thread's id, idTo our own uid; a text message's network type is webchat.
+    expect(api.sendSeenEvent).toHaveBeenCalledWith(
+      [{ msgId: '6938394735567', cliMsgId: '1735689600123', uidFrom: '6100000000000000000', idTo: '8421930000000000001', msgType: 'webchat', st: 0, at: 0, cmd: 0, ts: 1735689600123 }],
+      0,
+    );
+    const g = inboundOf(fx('message-group-text'));
+    const sentAt = new Date(1735689700000);
+    await s.markSeen(g.threadId, 'group', [
+      { chatnetMessageId: 'g1', cliMsgId: 'c1', fromUid: '6100000000000000002', contentType: 'text', sentAt },
+      { chatnetMessageId: 'g2', cliMsgId: 'c2', fromUid: '6100000000000000003', contentType: 'chat.photo', sentAt },
+    ]);
+    expect(api.sendSeenEvent).toHaveBeenLastCalledWith(
+      [
+        expect.objectContaining({ msgId: 'g1', cliMsgId: 'c1', uidFrom: '6100000000000000002', idTo: '4500000000000000077', msgType: 'webchat' }),
+        expect.objectContaining({ msgId: 'g2', cliMsgId: 'c2', uidFrom: '6100000000000000003', idTo: '4500000000000000077', msgType: 'chat.photo' }),
+      ],
+      1,
+    );
+    // zca-js takes at most 50 at once: the newest 50 go.
+    const many = Array.from({ length: 60 }, (_, i) => ({ chatnetMessageId: `m${i}`, cliMsgId: `c${i}`, fromUid: text.fromUid, contentType: 'text', sentAt }));
+    await s.markSeen(text.threadId, 'user', many);
+    const last = api.sendSeenEvent.mock.calls.at(-1) as unknown as [Array<{ msgId: string }>, number];
+    expect(last[0].map((m) => m.msgId)).toEqual(many.slice(10).map((m) => m.chatnetMessageId));
+    // A refusal of the network reaches the caller (the pool answers UNAVAILABLE; messaging only logs it).
+    api.sendSeenEvent.mockRejectedValueOnce(new ZaloApiError('messages must contain between 1 and 50 messages.'));
+    await expect(s.markSeen(text.threadId, 'user', many.slice(0, 1))).rejects.toThrow(/between 1 and 50/);
+  });
+
+  it('the echo of its own send is skipped, even when it comes before the send returned; a message typed on the phone meanwhile goes on after', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    const self = fx('message-self');
+    const echo = (msgId: string, content: string) => ({ ...self, data: { ...self.data, msgId, content } });
+    // The network answers the send only after its echo (and a phone-typed message) arrived on the listener.
+    let answer!: () => void;
+    api.sendMessage.mockImplementationOnce(() => new Promise((res) => (answer = () => res(fx('send-message-response')))));
+    const sending = s.sendMessage({ threadId: self.threadId, threadType: 'user', content: 'from the CRM', contentType: 'text' });
+    await until(() => api.sendMessage.mock.calls.length === 1);
+    api.listener.emit('message', echo('6938394735599', 'from the CRM'));
+    api.listener.emit('message', echo('phone-1', 'typed on the phone'));
+    await new Promise((res) => setTimeout(res, 20));
+    // Nothing of the account's own on that thread is judged while its send is under way.
+    expect(r.messages).toEqual([]);
+    answer();
+    expect((await sending).chatnetMessageId).toBe('6938394735599');
+    await until(() => r.messages.length === 1);
+    expect(r.messages[0]).toEqual(expect.objectContaining({ chatnetMessageId: 'phone-1', fromSelf: true, content: 'typed on the phone' }));
+    // Echoes after the send returned are skipped as well; another thread never waited.
+    api.listener.emit('message', echo('6938394735599', 'from the CRM'));
+    api.listener.emit('message', { ...echo('phone-2', 'elsewhere'), threadId: '6100000000000000009' });
+    await until(() => r.messages.length === 2);
+    await new Promise((res) => setTimeout(res, 20));
+    expect(r.messages.map((m) => m.chatnetMessageId)).toEqual(['phone-1', 'phone-2']);
   });
 
   it('lists every friend in one getAllFriends call, falling back to the network name', async () => {
@@ -378,14 +453,15 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     // The network's page: newest first, with the message already received live and one the account sent itself.
     api.listener.emit('old_messages', [missed('m-2', 1735689700000), live, missed('m-1', 1735689650000), fx('message-self')], 0);
     api.listener.emit('old_messages', [fx('message-group-text')], 1);
-    await until(() => r.messages.length === 4);
-    // In its thread, oldest first; the group's message (another thread) may come in between.
-    expect(r.messages.filter((m) => m.threadType === 'user').map((m) => m.chatnetMessageId)).toEqual(['6938394735567', 'm-1', 'm-2']);
+    await until(() => r.messages.length === 5);
+    // In its thread, oldest first (the account's own message too); the group's message (another thread) may come in between.
+    expect(r.messages.filter((m) => m.threadType === 'user').map((m) => m.chatnetMessageId)).toEqual(['6938394735567', '6938394735570', 'm-1', 'm-2']);
+    expect(r.messages.find((m) => m.chatnetMessageId === '6938394735570')?.fromSelf).toBe(true);
     expect(r.messages.filter((m) => m.threadType === 'group').map((m) => m.chatnetMessageId)).toEqual(['6938394735568']);
     // Asked again (a second page, a repeated answer): nothing twice.
     api.listener.emit('old_messages', [missed('m-1', 1735689650000)], 0);
     await new Promise((res) => setTimeout(res, 20));
-    expect(r.messages).toHaveLength(4);
+    expect(r.messages).toHaveLength(5);
   });
 
   it('a QR login does not ask for old messages (a fresh session has nothing it missed)', async () => {
@@ -525,6 +601,6 @@ describe('zca driver: the production binding', () => {
     const client = zcaClientFactory()({}) as unknown as { options: Record<string, unknown>; loginQR: unknown; login: unknown };
     expect(typeof client.loginQR).toBe('function');
     expect(typeof client.login).toBe('function');
-    expect(client.options).toMatchObject({ checkUpdate: false, selfListen: false, logging: false });
+    expect(client.options).toMatchObject({ checkUpdate: false, selfListen: true, logging: false });
   });
 });

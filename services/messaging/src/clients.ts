@@ -95,6 +95,14 @@ export class RemoteClients {
     }
   }
 
+  /** Tell the network the account read messages of one thread (at most 50); throws the raw gRPC error. */
+  async markThreadSeen(
+    ctx: Forward,
+    req: { accountId: string; threadId: string; threadType: string; messages: Array<{ chatnetMessageId: string; cliMsgId: string; fromUid: string; contentType: string; sentAt: string }> },
+  ): Promise<void> {
+    await this.client('connector').MarkThreadSeen(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+  }
+
   /** A user's full name for the sender of outbound messages; '' when identity cannot say. */
   async userName(ctx: Forward, userId: string): Promise<string> {
     const key = `${ctx.orgId}:${userId}`;

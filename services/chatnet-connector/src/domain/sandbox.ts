@@ -137,6 +137,8 @@ export async function inbound(
   if (row && row.status !== 'connected') throw notLive('it is not connected');
   const message = {
     chatnetMessageId: text('chatnetMessageId', req.chatnetMessageId, 64) || networkMessageId(),
+    // The sender's own id of the message, as the real network gives one with every message.
+    cliMsgId: networkMessageId(),
     threadId,
     threadType,
     fromUid,
@@ -153,7 +155,7 @@ export async function inbound(
   if (!row) {
     try {
       await runLocal(deps, ctx.orgId, req.id, 'inbound', message);
-      return { accountId: req.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
+      return { accountId: req.id, chatnetMessageId: message.chatnetMessageId, cliMsgId: message.cliMsgId, threadId, sentAt: message.sentAt };
     } catch (err) {
       // Handed to another instance since the check: take the full path.
       if ((err as AppError).code !== 'account_not_live') throw err;
@@ -169,7 +171,49 @@ export async function inbound(
     // after a crash): the network keeps the message for the next connection, as a real one would.
     await deps.sandbox!.hold(row.id, { ...message, sentAt: new Date(message.sentAt) });
   }
-  return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, threadId, sentAt: message.sentAt };
+  return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, cliMsgId: message.cliMsgId, threadId, sentAt: message.sentAt };
+}
+
+/**
+ * The agent types a message on the phone (the account's own device): the network hands it to the account's
+ * connection as the account's own message, which messaging stores as outbound. A `chatnetMessageId` the CRM sent
+ * already (its echo) is stored once.
+ */
+export async function self(
+  deps: Deps,
+  ctx: CallContext,
+  req: { id: string; threadId: string; threadType: string; content: string; contentType: string; chatnetMessageId: string },
+) {
+  sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, req.id);
+  const threadType = (req.threadType || 'user') as ThreadType;
+  if (threadType !== 'user' && threadType !== 'group') throw invalid('threadType', 'must be user or group');
+  const threadId = text('threadId', req.threadId, 64, true);
+  const content = req.content ?? '';
+  if (!content.trim()) throw invalid('content', 'is required');
+  if (content.length > 20_000) throw invalid('content', 'must be at most 20000 characters');
+  if (row.status !== 'connected' || !row.chatnet_uid) throw notLive('it is not connected');
+  const message = {
+    chatnetMessageId: text('chatnetMessageId', req.chatnetMessageId, 64) || networkMessageId(),
+    cliMsgId: networkMessageId(),
+    threadId,
+    threadType,
+    fromUid: row.chatnet_uid,
+    fromName: row.display_name,
+    fromAvatar: row.avatar_url,
+    content,
+    contentType: text('contentType', req.contentType, 50) || 'text',
+    sentAt: new Date().toISOString(),
+    fromSelf: true,
+  };
+  try {
+    await onHolder(deps, ctx.orgId, row.id, 'inbound', message, () => notLive());
+  } catch (err) {
+    if ((err as AppError).code !== 'account_not_live') throw err;
+    // As for a contact's message: kept for the account's next connection.
+    await deps.sandbox!.hold(row.id, { ...message, sentAt: new Date(message.sentAt) });
+  }
+  return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, cliMsgId: message.cliMsgId, threadId, sentAt: message.sentAt };
 }
 
 /** At most this many message ids in one receipt (the sandbox keeps the last 200 sends of an account anyway). */
@@ -274,4 +318,11 @@ export async function setPhones(deps: Deps, ctx: CallContext, req: { phones?: Ar
   });
   await net.registerPhones(phones.map((p) => ({ phone: p.phone, uid: p.chatnetUid, displayName: p.displayName })));
   return { phones };
+}
+
+/** What the account told the network it read, newest first (the agent marked conversations read in the CRM). */
+export async function seenByAgent(deps: Deps, ctx: CallContext, id: string) {
+  const net = sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, id);
+  return { data: await net.seenByAgent(row.id) };
 }

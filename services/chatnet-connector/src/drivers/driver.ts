@@ -38,6 +38,25 @@ export interface InboundMessage {
   groupName?: string;
   /** Files the message carried, already stored in messaging (the event names them; the bytes never travel with it). */
   attachments?: StoredAttachment[];
+  /**
+   * The sender's own id of the message (zca: `cliMsgId`), which the network wants back, with its own id, when the
+   * account tells it the message was read. Absent when the network has none.
+   */
+  cliMsgId?: string;
+  /**
+   * The account itself wrote it, elsewhere than through the CRM (typed on the phone): messaging stores it as outbound.
+   * Never set for a message the CRM sent through this session (the session skips those echoes).
+   */
+  fromSelf?: boolean;
+}
+
+/** A message of the contact the agent read in the CRM, as the network needs it named to mark it seen. */
+export interface ReadMessage {
+  chatnetMessageId: string;
+  cliMsgId: string;
+  fromUid: string;
+  contentType: string;
+  sentAt: Date;
 }
 
 /** A file stored in messaging: its attachment id and what it is. */
@@ -127,6 +146,8 @@ export interface ChatnetSession {
    * no user by it. Rejects when the network could not be asked (the caller tries again later).
    */
   findUserByPhone(phone: string): Promise<NetworkUser | null>;
+  /** Tell the network the account read these messages of one thread (at most 50), so the contact sees them read. */
+  markSeen(threadId: string, threadType: ThreadType, messages: ReadMessage[]): Promise<void>;
   /** Close the live connection from our side; onDisconnect is not called. */
   disconnect(): Promise<void>;
 }

@@ -14,9 +14,11 @@ import {
   OutboundFile,
   OutboundMessage,
   QrLoginOptions,
+  ReadMessage,
   SeenReceipt,
   SessionExpiredError,
   SessionHandlers,
+  ThreadType,
 } from './driver';
 
 export interface SentRecord {
@@ -40,6 +42,14 @@ async function receiveFile(file: OutboundFile): Promise<SentRecord['attachments'
   }
   if (size !== file.size) throw new Error(`file ${file.fileName} arrived with ${size} bytes, not ${file.size}`);
   return { fileName: file.fileName, mimeType: file.mimeType, size, sha256: hash.digest('hex') };
+}
+
+/** What the account told the network it read (the agent marked the conversation read in the CRM). */
+export interface SeenByAgentRecord {
+  threadId: string;
+  threadType: string;
+  messages: Array<{ chatnetMessageId: string; cliMsgId: string; fromUid: string; sentAt: string }>;
+  at: string;
 }
 
 const SENT_KEEP = 200;
@@ -241,6 +251,17 @@ export class SandboxNetwork {
     if (this.sessions.get(accountId) === session) this.sessions.delete(accountId);
   }
 
+  /** The newest first, as sentBy. */
+  async seenByAgent(accountId: string): Promise<SeenByAgentRecord[]> {
+    const raw = await this.redis.lRange(`${this.p}seen-by-agent:${accountId}`, 0, SENT_KEEP - 1);
+    return raw.map((r) => JSON.parse(r) as SeenByAgentRecord);
+  }
+
+  async recordSeenByAgent(accountId: string, record: SeenByAgentRecord): Promise<void> {
+    const key = `${this.p}seen-by-agent:${accountId}`;
+    await this.redis.multi().lPush(key, JSON.stringify(record)).lTrim(key, 0, SENT_KEEP - 1).exec();
+  }
+
   async recordSent(accountId: string, record: SentRecord): Promise<void> {
     const key = `${this.p}sent:${accountId}`;
     await this.redis.multi().lPush(key, JSON.stringify(record)).lTrim(key, 0, SENT_KEEP - 1).exec();
@@ -289,6 +310,19 @@ class SandboxSession implements ChatnetSession {
   async findUserByPhone(phone: string): Promise<NetworkUser | null> {
     if (!this.alive) throw new Error('sandbox connection is closed');
     return this.network.userByPhone(phone);
+  }
+
+  /** Like the real network, a message must be named by both its ids; at most 50 of one thread at a time. */
+  async markSeen(threadId: string, threadType: ThreadType, messages: ReadMessage[]): Promise<void> {
+    if (!this.alive) throw new Error('sandbox connection is closed');
+    if (messages.length === 0 || messages.length > 50) throw new Error('between 1 and 50 messages may be marked seen at once');
+    if (messages.some((m) => !m.chatnetMessageId || !m.cliMsgId)) throw new Error('every message needs its msgId and cliMsgId');
+    await this.network.recordSeenByAgent(this.accountId, {
+      threadId,
+      threadType,
+      messages: messages.map((m) => ({ chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, fromUid: m.fromUid, sentAt: m.sentAt.toISOString() })),
+      at: new Date().toISOString(),
+    });
   }
 
   async disconnect(): Promise<void> {

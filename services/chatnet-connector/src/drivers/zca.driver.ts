@@ -11,6 +11,7 @@ import type {
   LoginQRCallbackEvent,
   Message,
   SeenMessage,
+  SendSeenEventMessageParams,
   TAttachmentContent,
   User,
   UserInfoResponse,
@@ -27,6 +28,7 @@ import {
   OutboundFile,
   OutboundMessage,
   QrLoginOptions,
+  ReadMessage,
   SeenReceipt,
   SessionExpiredError,
   SessionHandlers,
@@ -84,14 +86,15 @@ export type ZcaClient = Pick<Zalo, 'login' | 'loginQR'>;
 export type ZaloClientFactory = (opts: { agent?: Agent; fetch?: typeof fetch }) => ZcaClient;
 
 /**
- * The production binding: zca-js's `Zalo`, with its update check (a call to the npm registry) off. The account's
- * own messages (`selfListen`) stay off until messaging can show them as outbound; the session skips them anyway.
+ * The production binding: zca-js's `Zalo`, with its update check (a call to the npm registry) off and the account's
+ * own messages on (`selfListen`): what the agent types on the phone shows in the CRM as outbound; the session
+ * skips the echoes of its own sends.
  */
 export function zcaClientFactory(): ZaloClientFactory {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Zalo: Client } = require('zca-js') as typeof import('zca-js');
   return ({ agent, fetch: polyfill }) =>
-    new Client({ selfListen: false, checkUpdate: false, logging: false, ...(agent ? { agent } : {}), ...(polyfill ? { polyfill } : {}) });
+    new Client({ selfListen: true, checkUpdate: false, logging: false, ...(agent ? { agent } : {}), ...(polyfill ? { polyfill } : {}) });
 }
 
 /** Turns a proxy URL into what zca-js needs: an agent for its WebSocket and a fetch that uses the same proxy. */
@@ -229,19 +232,46 @@ export class ZcaDriver implements ChatnetDriver {
   async close(): Promise<void> {}
 }
 
-/** Text of a zca-js message: plain text as is; anything else (photo, sticker, link) as JSON with its msgType. */
-export function inboundOf(m: ZcaMessage): InboundMessage {
+/**
+ * Text of a zca-js message: plain text as is; anything else (photo, sticker, link) as JSON with its msgType. The
+ * account's own messages name their sender "0" (zca-js's thread is then the recipient): they are named `ownUid`.
+ */
+export function inboundOf(m: ZcaMessage, ownUid = ''): InboundMessage {
   const text = typeof m.data.content === 'string';
   return {
     chatnetMessageId: String(m.data.msgId),
     threadId: m.threadId,
     threadType: m.type === ZCA.threadGroup ? 'group' : 'user',
-    fromUid: m.data.uidFrom,
+    fromUid: m.isSelf && ownUid ? ownUid : m.data.uidFrom,
     fromName: m.data.dName ?? '',
     fromAvatar: '',
     content: text ? (m.data.content as string) : JSON.stringify(m.data.content),
     contentType: text ? 'text' : m.data.msgType || 'other',
     sentAt: new Date(Number(m.data.ts) || Date.now()),
+    ...(m.data.cliMsgId ? { cliMsgId: String(m.data.cliMsgId) } : {}),
+    ...(m.isSelf ? { fromSelf: true } : {}),
+  };
+}
+
+/** zca-js's limit of one sendSeenEvent call. */
+export const SEEN_EVENT_MAX = 50;
+
+/**
+ * What zca-js's sendSeenEvent needs of each message read: in a user thread the contact sent it to us (`uidFrom` is
+ * the thread, `idTo` our uid), in a group to the group (`idTo` is the group). A text message's network type is
+ * `webchat` (inboundOf calls it `text`); any other keeps the network's own type.
+ */
+export function seenEventOf(m: ReadMessage, threadId: string, threadType: 'user' | 'group', ownUid: string): SendSeenEventMessageParams {
+  return {
+    msgId: m.chatnetMessageId,
+    cliMsgId: m.cliMsgId,
+    uidFrom: threadType === 'group' ? m.fromUid : threadId,
+    idTo: threadType === 'group' ? threadId : ownUid,
+    msgType: m.contentType === 'text' ? 'webchat' : m.contentType,
+    st: 0,
+    at: 0,
+    cmd: 0,
+    ts: m.sentAt.getTime(),
   };
 }
 
@@ -331,6 +361,9 @@ async function readFile(file: OutboundFile): Promise<Buffer> {
 class RecentIds {
   private readonly ids = new Set<string>();
   constructor(private readonly max: number) {}
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
   add(id: string): boolean {
     if (this.ids.has(id)) return false;
     this.ids.add(id);
@@ -350,6 +383,10 @@ class ZcaSession implements ChatnetSession {
   private readonly senders: SenderProfiles;
   /** Messages handed over by this session (live or caught up), so one the network gives twice goes on once. */
   private readonly handed = new RecentIds(10_000);
+  /** Per thread, the sends under way: the account's own message on that thread waits for them before it is judged. */
+  private readonly sending = new Map<string, Set<Promise<unknown>>>();
+  /** The ids our sends returned: their echoes (`selfListen`) are skipped, messaging stored them already. */
+  private readonly sentIds = new RecentIds(10_000);
 
   constructor(
     private readonly api: ZcaApi,
@@ -370,7 +407,8 @@ class ZcaSession implements ChatnetSession {
 
   /** The message with its sender's avatar (and name, when the message had none) from the network; never fails. */
   private async withSender(m: InboundMessage): Promise<InboundMessage> {
-    if (!m.fromUid || m.fromUid === '0' || m.fromUid === this.profile.uid) return m;
+    if (m.fromSelf || m.fromUid === this.profile.uid) return { ...m, fromName: m.fromName || this.profile.displayName, fromAvatar: m.fromAvatar || this.profile.avatarUrl };
+    if (!m.fromUid || m.fromUid === '0') return m;
     const p = await this.senders.profile(m.fromUid);
     if (!p) return m;
     return { ...m, fromName: m.fromName || p.displayName, fromAvatar: m.fromAvatar || p.avatarUrl };
@@ -409,7 +447,7 @@ class ZcaSession implements ChatnetSession {
     if (!this.handed.add(`${raw.type}:${raw.data.msgId}`)) return;
     const key = `${raw.type}:${raw.threadId}`;
     const ready = (this.lanes.get(key) ?? Promise.resolve())
-      .then(() => inboundOf(raw))
+      .then(() => inboundOf(raw, this.profile.uid))
       .then((m) => this.withGroupName(m))
       .then((m) => this.withSender(m))
       .then((m) => this.withFile(raw, m));
@@ -419,6 +457,33 @@ class ZcaSession implements ChatnetSession {
       if (this.lanes.get(key) === done) this.lanes.delete(key);
     });
     ready.then((message) => this.handlers.onMessage(message)).catch((err) => this.log.error({ err }, 'recording an inbound message failed'));
+  }
+
+  /**
+   * The account's own message (typed on the phone, or the echo of a send of ours). Once the sends under way on its
+   * thread returned their ids, an echo is skipped; anything else goes on as a message from the account itself.
+   */
+  private receiveSelf(raw: ZcaMessage): void {
+    const pending = this.sending.get(`${raw.type}:${raw.threadId}`);
+    const judge = () => {
+      if (!this.sentIds.has(String(raw.data.msgId))) this.receive(raw);
+    };
+    if (!pending?.size) return judge();
+    void Promise.allSettled([...pending]).then(judge);
+  }
+
+  /** Run a send, known as under way on its thread until it returned (sendAll remembers each id as it comes). */
+  private async tracked(key: string, send: () => Promise<string[]>): Promise<string[]> {
+    const running = send();
+    let set = this.sending.get(key);
+    if (!set) this.sending.set(key, (set = new Set()));
+    set.add(running);
+    try {
+      return await running;
+    } finally {
+      set.delete(running);
+      if (set.size === 0 && this.sending.get(key) === set) this.sending.delete(key);
+    }
   }
 
   get sessionData(): string {
@@ -450,12 +515,13 @@ class ZcaSession implements ChatnetSession {
         askedOld = true;
         this.catchUp();
       });
-      l.on('message', (m) => {
-        if (!m.isSelf) this.receive(m);
-      });
+      l.on('message', (m) => (m.isSelf ? this.receiveSelf(m) : this.receive(m)));
       l.on('old_messages', (messages) => {
-        const list = Array.isArray(messages) ? messages.filter((m) => !m.isSelf) : [];
-        for (const m of list.sort((a, b) => Number(a.data.ts) - Number(b.data.ts))) this.receive(m);
+        const list = Array.isArray(messages) ? [...messages] : [];
+        for (const m of list.sort((a, b) => Number(a.data.ts) - Number(b.data.ts))) {
+          if (m.isSelf) this.receiveSelf(m);
+          else this.receive(m);
+        }
       });
       l.on('seen_messages', (seen) => {
         for (const m of Array.isArray(seen) ? seen : []) {
@@ -492,28 +558,41 @@ class ZcaSession implements ChatnetSession {
     return this.alive;
   }
 
-  /**
-   * Text, then files. The first call carries the text and the first file (zca-js sends the text on its own, or as a
-   * single photo's caption); every further file goes in a call of its own, so only one file is in memory at a time.
-   * The id returned is the first message's, text or file.
-   */
+  /** The send is known by the id of its first message, text or file (see sendAll). */
   async sendMessage(m: OutboundMessage): Promise<{ chatnetMessageId: string; sentAt: Date }> {
     if (m.contentType !== 'text') throw new Error(`The zca driver sends text only, not ${m.contentType}`);
     const type = m.threadType === 'group' ? ZCA.threadGroup : ZCA.threadUser;
+    const ids = await this.tracked(`${type}:${m.threadId}`, () => this.sendAll(m, type));
+    if (!ids[0]) throw new Error('The network returned no message id');
+    return { chatnetMessageId: ids[0], sentAt: new Date() };
+  }
+
+  /**
+   * Text, then files. The first call carries the text and the first file (zca-js sends the text on its own, or as a
+   * single photo's caption); every further file goes in a call of its own, so only one file is in memory at a time.
+   * Answers every message id the network returned, the first message's first (the id the send is known by); each is
+   * remembered as it comes, so the echo of a file already sent is skipped even when a later file fails.
+   */
+  private async sendAll(m: OutboundMessage, type: number): Promise<string[]> {
     const files = m.attachments ?? [];
+    const ids: string[] = [];
+    const got = (list: Array<{ msgId?: unknown } | null | undefined>) => {
+      for (const x of list) {
+        if (x?.msgId === undefined || x.msgId === null) continue;
+        ids.push(String(x.msgId));
+        this.sentIds.add(String(x.msgId));
+      }
+    };
     if (files.length === 0) {
-      const res = await this.api.sendMessage({ msg: m.content }, m.threadId, type);
-      if (!res.message) throw new Error('The network returned no message id');
-      return { chatnetMessageId: String(res.message.msgId), sentAt: new Date() };
+      got([(await this.api.sendMessage({ msg: m.content }, m.threadId, type)).message]);
+      return ids;
     }
-    let first: string | undefined;
     for (const [i, file] of files.entries()) {
       const source = await this.sourceOf(file);
       const res = await this.api.sendMessage({ msg: i === 0 ? m.content : '', attachments: [source] }, m.threadId, type);
-      first ??= [res.message, ...(res.attachment ?? [])].find((x) => x)?.msgId?.toString();
+      got([res.message, ...(res.attachment ?? [])]);
     }
-    if (!first) throw new Error('The network returned no message id');
-    return { chatnetMessageId: first, sentAt: new Date() };
+    return ids;
   }
 
   /** A file as zca-js uploads it: a Buffer, a name with an extension (it picks photo or file by it), its size and a photo's dimensions. */
@@ -530,6 +609,13 @@ class ZcaSession implements ChatnetSession {
 
   findUserByPhone(phone: string) {
     return findUserByPhone(this.api, phone);
+  }
+
+  /** One sendSeenEvent call per thread (zca-js takes at most 50 messages, all of one thread). */
+  async markSeen(threadId: string, threadType: 'user' | 'group', messages: ReadMessage[]): Promise<void> {
+    const list = messages.slice(-SEEN_EVENT_MAX).map((m) => seenEventOf(m, threadId, threadType, this.profile.uid));
+    if (list.length === 0) return;
+    await this.api.sendSeenEvent(list, threadType === 'group' ? ThreadType.Group : ThreadType.User);
   }
 
   async disconnect(): Promise<void> {

@@ -48,6 +48,10 @@ export function inboundEvent(orgId: string, accountId: string, m: InboundMessage
       contentType: m.contentType,
       sentAt: m.sentAt.toISOString(),
       ...(m.threadType === 'group' && m.groupName ? { groupName: m.groupName } : {}),
+      // Messaging keeps it: marking the message read on the network needs it back.
+      ...(m.cliMsgId ? { cliMsgId: m.cliMsgId } : {}),
+      // Typed by the account itself on another device: outbound in messaging, never a message received.
+      ...(m.fromSelf ? { fromSelf: true } : {}),
       // Stored in messaging already: the event names the files, it never carries their bytes.
       ...(m.attachments?.length ? { attachments: m.attachments.map((a) => ({ id: a.id, fileName: a.fileName, mimeType: a.mimeType, size: a.size })) } : {}),
     },

@@ -2,6 +2,7 @@ import type { Handlers } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as accounts from '../domain/accounts';
 import * as sandbox from '../domain/sandbox';
+import { markThreadSeen } from '../domain/mark-seen';
 import { sendChatMessage } from '../domain/send';
 import { lookupPhone } from '../domain/phone-lookup';
 
@@ -20,13 +21,16 @@ export function connectorHandlers(deps: Deps): Handlers {
 
     SendChatMessage: (req, ctx) => sendChatMessage(deps, ctx, req),
     LookupPhone: (req, ctx) => lookupPhone(deps, ctx, req),
+    MarkThreadSeen: (req, ctx) => markThreadSeen(deps, ctx, req),
 
     SandboxScan: (req, ctx) => sandbox.scan(deps, ctx, req),
     SandboxInbound: (req, ctx) => sandbox.inbound(deps, ctx, req),
     SandboxSeen: (req, ctx) => sandbox.seen(deps, ctx, req),
+    SandboxSelf: (req, ctx) => sandbox.self(deps, ctx, req),
     SandboxDrop: (req, ctx) => sandbox.drop(deps, ctx, req),
     SandboxSetFriends: (req, ctx) => sandbox.setFriends(deps, ctx, req),
     SandboxSentMessages: (req, ctx) => sandbox.sentMessages(deps, ctx, req.id),
     SandboxSetPhones: (req, ctx) => sandbox.setPhones(deps, ctx, req),
+    SandboxSeenByAgent: (req, ctx) => sandbox.seenByAgent(deps, ctx, req.id),
   };
 }

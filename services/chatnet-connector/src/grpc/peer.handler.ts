@@ -1,5 +1,6 @@
 import { type Handlers, requireOrg } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
+import { markSeenOf } from '../domain/mark-seen';
 import { runLocal } from '../domain/sandbox';
 import { outboundOf } from '../domain/send';
 import { lookupDigits, lookupHere } from '../domain/phone-lookup';
@@ -15,6 +16,10 @@ export function peerHandlers(deps: Deps): Handlers {
     PeerSend: (req, ctx) => {
       const m = outboundOf(req.message, deps.config.ATTACHMENT_MAX_BYTES);
       return deps.sessions.send(req.message.accountId, requireOrg(ctx), m, m.clientMessageId, ctx.requestId);
+    },
+    PeerMarkSeen: async (req, ctx) => {
+      await deps.sessions.markSeen(req.accountId, requireOrg(ctx), markSeenOf(req));
+      return { ok: true, message: 'Marked seen on the network' };
     },
     PeerSandbox: async (req, ctx) => ({
       resultJson: JSON.stringify((await runLocal(deps, requireOrg(ctx), req.accountId, req.action, JSON.parse(req.payloadJson || '{}'))) ?? {}),

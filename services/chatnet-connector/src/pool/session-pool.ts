@@ -16,9 +16,11 @@ import {
   LoginFailedError,
   OutboundMessage,
   QrCode,
+  ReadMessage,
   SeenReceipt,
   SessionExpiredError,
   SessionHandlers,
+  ThreadType,
 } from '../drivers/driver';
 import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, qrEvent, seenEvent } from '../events/events';
 import type { OutboxBatcher } from '../events/outbox-batcher';
@@ -458,6 +460,17 @@ export class SessionPool {
     const result = { chatnetMessageId: sent.chatnetMessageId, sentAt: sent.sentAt.toISOString() };
     if (key) await this.o.redis.set(key, JSON.stringify(result), { EX: 24 * 3600 }).catch(() => undefined);
     return result;
+  }
+
+  /** Tell the network the account read messages of a thread; UNAVAILABLE when the network refused. */
+  async markSeen(accountId: string, orgId: string, seen: { threadId: string; threadType: ThreadType; messages: ReadMessage[] }): Promise<void> {
+    const session = this.liveSession(accountId, orgId);
+    try {
+      await session.markSeen(seen.threadId, seen.threadType, seen.messages);
+    } catch (err) {
+      this.o.log.warn({ err, accountId }, 'marking messages seen on the chat network failed');
+      throw new AppError('unavailable', 'The chat network did not accept the read mark; try again', { code: 'mark_seen_failed' });
+    }
   }
 
   /** The message as a driver sends it: each file's bytes are streamed from messaging when the driver reads them. */

@@ -26,7 +26,7 @@ export const WEBHOOK_EVENTS: { name: string; description: string }[] = [
     description:
       'A customer’s message arrived through a chat-network account; data also has assigneeId (the conversation’s assignee, or null) and eligibleUserIds (when unassigned, the users listed in the account’s assignment settings; else []).',
   },
-  { name: 'message.sent', description: 'A message was sent to a customer (UI, public API, automation, campaign).' },
+  { name: 'message.sent', description: 'A message was sent to a customer (UI, public API, automation, campaign, or typed on the account’s phone: source phone).' },
   { name: 'message.seen', description: 'The customer read messages we sent; data.messageIds lists them.' },
   { name: 'appointment.created', description: 'An appointment was scheduled.' },
   { name: 'appointment.updated', description: 'An appointment changed (rescheduled, completed, cancelled, edited); data: appointment, changes (the fields).' },

@@ -94,6 +94,16 @@ export const Inbound = z.object({
   .refine((b) => !b.groupName || b.threadType === 'group', { path: ['groupName'], message: 'is only allowed with threadType group' })
   .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required (unless the message carries attachments)' });
 
+/** A message the agent types on the phone: the account's own, in a thread (sandbox). */
+export const Self = z.object({
+  threadId: s.requiredText(64),
+  threadType: s.enumOf(['user', 'group'] as const).default('user'),
+  // Kept as typed (not trimmed), as a contact's message.
+  content: z.string({ error: 'is required' }).max(20_000, 'must be at most 20000 characters').refine((v) => v.trim() !== '', 'is required'),
+  contentType: s.text(50).default(''),
+  chatnetMessageId: s.text(64).default('').describe('the network’s id; a message the CRM sent, to echo it back'),
+});
+
 export const Seen = z.object({
   threadId: s.requiredText(64),
   threadType: s.enumOf(['user', 'group'] as const).default('user'),
@@ -225,6 +235,9 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   root.post('/sandbox/accounts/:id/inbound', express.json({ limit: config.SANDBOX_BODY_LIMIT }), rejectUnsafeText, async (req, res) => {
     res.json(await connector().SandboxInbound({ id: req.params.id, ...body(req, Inbound) }, ctxOf(req, res)));
   });
+  root.post('/sandbox/accounts/:id/self', async (req, res) => {
+    res.json(await connector().SandboxSelf({ id: req.params.id, ...body(req, Self) }, ctxOf(req, res)));
+  });
   root.post('/sandbox/accounts/:id/seen', async (req, res) => {
     res.json(await connector().SandboxSeen({ id: req.params.id, ...body(req, Seen) }, ctxOf(req, res)));
   });
@@ -242,6 +255,10 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   root.get('/sandbox/accounts/:id/sent', async (req, res) => {
     const out = await connector().SandboxSentMessages({ id: req.params.id }, ctxOf(req, res));
     res.json({ data: out.data ?? [] });
+  });
+  root.get('/sandbox/accounts/:id/seen-by-agent', async (req, res) => {
+    const out = await connector().SandboxSeenByAgent({ id: req.params.id }, ctxOf(req, res));
+    res.json({ data: (out.data ?? []).map((r: any) => ({ ...r, messages: r.messages ?? [] })) });
   });
 
   const enabled = chatnetSandboxEnabled(config);

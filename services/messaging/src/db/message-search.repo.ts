@@ -131,6 +131,7 @@ interface HitRow {
   sent_at: Date;
   direction: 'inbound' | 'outbound';
   sent_by_user_id: string | null;
+  source: string;
   total: number;
 }
 
@@ -156,7 +157,7 @@ export async function search(db: Queryable, orgId: string, s: MessageSearch) {
   const walk = await walkNewest(db, orgId, s.words, (q) => filterConds(q, s));
   const p = new Params(orgId);
   const extra = filterConds(p, s);
-  const hits = newestMatchesSql(p, '$1', s.words, s.window, extra, 'm.id, m.conversation_id, m.content, m.search_text, m.sent_at, m.direction, m.sent_by_user_id', walk);
+  const hits = newestMatchesSql(p, '$1', s.words, s.window, extra, 'm.id, m.conversation_id, m.content, m.search_text, m.sent_at, m.direction, m.sent_by_user_id, m.source', walk);
   const phrase = s.words.join(' ');
   // A boundary is required only where the phrase itself starts or ends with a word character ("#a10" has none before).
   const wholeWords = `${/^\w/.test(phrase) ? '(^|\\W)' : ''}${escapeRegex(phrase)}${/\w$/.test(phrase) ? '(\\W|$)' : ''}`;
@@ -165,7 +166,7 @@ export async function search(db: Queryable, orgId: string, s: MessageSearch) {
                 + CASE WHEN strpos(h.search_text, ${p.add(phrase)}) > 0 THEN 1 ELSE 0 END)`;
   const { rows } = await db.query<HitRow>(
     `WITH hits AS (${hits})
-     SELECT r.id, r.conversation_id, r.content, r.sent_at, r.direction, r.sent_by_user_id, t.total
+     SELECT r.id, r.conversation_id, r.content, r.sent_at, r.direction, r.sent_by_user_id, r.source, t.total
      FROM (SELECT count(*)::int AS total FROM hits) t
      LEFT JOIN LATERAL (
        SELECT h.*, ${rank} AS rank FROM hits h ORDER BY rank DESC, h.sent_at DESC, h.id DESC

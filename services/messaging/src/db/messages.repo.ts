@@ -66,9 +66,12 @@ export function toSent(r: MessageRow, attachments: AttachmentRow[], replayed = f
   };
 }
 
-/** Who wrote a message: the contact, a user of the org, or the system (automation, campaigns, the public API). */
-export function senderTypeOf(r: Pick<MessageRow, 'direction' | 'sent_by_user_id'>): 'contact' | 'user' | 'system' {
-  return r.direction === 'inbound' ? 'contact' : r.sent_by_user_id ? 'user' : 'system';
+/**
+ * Who wrote a message: the contact, a user of the org, or the system (automation, campaigns, the public API). A
+ * message typed on the account's phone (source `phone`) was written by a person of the org, known to no CRM user.
+ */
+export function senderTypeOf(r: Pick<MessageRow, 'direction' | 'sent_by_user_id' | 'source'>): 'contact' | 'user' | 'system' {
+  return r.direction === 'inbound' ? 'contact' : r.sent_by_user_id || r.source === 'phone' ? 'user' : 'system';
 }
 
 /** The public API's Message. */
@@ -102,6 +105,8 @@ export interface NewInbound {
   senderContactId: string | null;
   /** Group messages: the group's name from the network ('' when it did not say); renames the conversation. */
   groupName: string;
+  /** The sender's own id of the message ('' when the network gave none): needed to mark it read on the network. */
+  cliMsgId: string;
 }
 
 /**
@@ -117,8 +122,8 @@ const INSERT_INBOUND = {
   name: 'msg_insert_inbound',
   text: `WITH m AS (
            INSERT INTO messages (id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type,
-                                 sender_uid, sender_name, sender_contact_id, is_read, is_replied, source, sent_at)
-           VALUES ($1, $2, $3, $4, $5, 'inbound', $6, $7, $8, $9, $11::uuid, false, false, 'chatnet', $10)
+                                 sender_uid, sender_name, sender_contact_id, is_read, is_replied, source, sent_at, cli_msg_id)
+           VALUES ($1, $2, $3, $4, $5, 'inbound', $6, $7, $8, $9, $11::uuid, false, false, 'chatnet', $10, nullif($13::text, ''))
            ON CONFLICT (org_id, chatnet_account_id, chatnet_message_id) WHERE chatnet_message_id IS NOT NULL DO NOTHING
            RETURNING id, sent_at
          )
@@ -148,7 +153,7 @@ export async function insertInbound(
 ): Promise<{ stored: boolean; contactId: string | null; status?: string; assigneeId: string | null }> {
   const { rows } = await db.query<{ contact_id: string | null; status: string; assignee_id: string | null }>({
     ...INSERT_INBOUND,
-    values: [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.senderContactId, m.groupName],
+    values: [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.senderContactId, m.groupName, m.cliMsgId],
   });
   return { stored: rows.length === 1, contactId: rows[0]?.contact_id ?? null, status: rows[0]?.status, assigneeId: rows[0]?.assignee_id ?? null };
 }
@@ -162,8 +167,8 @@ const INSERT_INBOUND_BY_THREAD = {
            WHERE org_id = $2 AND chatnet_account_id = $3 AND thread_type = $10 AND thread_id = $11
          ), m AS (
            INSERT INTO messages (id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type,
-                                 sender_uid, sender_name, sender_contact_id, is_read, is_replied, source, sent_at)
-           SELECT $1, $2, conv.id, $3, $4, 'inbound', $5, $6, $7, $8, $12::uuid, false, false, 'chatnet', $9 FROM conv
+                                 sender_uid, sender_name, sender_contact_id, is_read, is_replied, source, sent_at, cli_msg_id)
+           SELECT $1, $2, conv.id, $3, $4, 'inbound', $5, $6, $7, $8, $12::uuid, false, false, 'chatnet', $9, nullif($14::text, '') FROM conv
            ON CONFLICT (org_id, chatnet_account_id, chatnet_message_id) WHERE chatnet_message_id IS NOT NULL DO NOTHING
            RETURNING id, sent_at, conversation_id
          ), u AS (
@@ -197,7 +202,7 @@ export async function insertInboundByThread(
     ...INSERT_INBOUND_BY_THREAD,
     values: [
       m.id, m.orgId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.threadType, m.threadId,
-      m.senderContactId, m.groupName,
+      m.senderContactId, m.groupName, m.cliMsgId,
     ],
   });
   const r = rows[0];
@@ -281,6 +286,23 @@ export async function findById(db: Queryable, orgId: string, id: string): Promis
   return rows[0];
 }
 
+/**
+ * A message the CRM sent whose echo was stored first as typed on the phone: it becomes the CRM's (its user, source,
+ * sender name and idempotency key). Undefined when the stored copy is not such an echo.
+ */
+export async function claimPhoneCopy(
+  db: Queryable,
+  id: string,
+  m: { source: string; sentByUserId: string | null; senderName: string; clientMessageId: string | null },
+): Promise<MessageRow | undefined> {
+  const { rows } = await db.query<MessageRow>(
+    `UPDATE messages SET source = $2, sent_by_user_id = $3, sender_name = $4, client_message_id = $5
+     WHERE id = $1 AND direction = 'outbound' AND source = 'phone' RETURNING ${COLUMNS}`,
+    [id, m.source, m.sentByUserId, m.senderName, m.clientMessageId],
+  );
+  return rows[0];
+}
+
 export async function findByNetworkId(db: Queryable, orgId: string, accountId: string, chatnetMessageId: string) {
   const { rows } = await db.query<MessageRow>(
     `SELECT ${COLUMNS} FROM messages WHERE org_id = $1 AND chatnet_account_id = $2 AND chatnet_message_id = $3`,
@@ -347,8 +369,33 @@ export async function markReplied(db: Queryable, conversationId: string): Promis
   await db.query(`UPDATE messages SET is_replied = true WHERE conversation_id = $1 AND direction = 'inbound' AND NOT is_replied`, [conversationId]);
 }
 
-export async function markAllRead(db: Queryable, conversationId: string): Promise<void> {
-  await db.query(`UPDATE messages SET is_read = true WHERE conversation_id = $1 AND direction = 'inbound' AND NOT is_read`, [conversationId]);
+/** A message of the contact just marked read, as the network needs it named to mark it read there too. */
+export interface NewlyRead {
+  chatnetMessageId: string;
+  cliMsgId: string;
+  fromUid: string;
+  contentType: string;
+  sentAt: Date;
+}
+
+/**
+ * Mark every message of the contact read; answers the newest `max` of those that were unread and that the network
+ * can be told about (they carry both ids), oldest first.
+ */
+export async function markAllRead(db: Queryable, conversationId: string, max = 50): Promise<NewlyRead[]> {
+  const { rows } = await db.query<{ chatnet_message_id: string; cli_msg_id: string; sender_uid: string; content_type: string; sent_at: Date }>(
+    `WITH r AS (
+       UPDATE messages SET is_read = true WHERE conversation_id = $1 AND direction = 'inbound' AND NOT is_read
+       RETURNING chatnet_message_id, cli_msg_id, sender_uid, content_type, sent_at, id
+     )
+     SELECT * FROM (
+       SELECT chatnet_message_id, cli_msg_id, sender_uid, content_type, sent_at, id FROM r
+       WHERE chatnet_message_id IS NOT NULL AND cli_msg_id IS NOT NULL
+       ORDER BY sent_at DESC, id DESC LIMIT $2
+     ) newest ORDER BY sent_at, id`,
+    [conversationId, max],
+  );
+  return rows.map((r) => ({ chatnetMessageId: r.chatnet_message_id, cliMsgId: r.cli_msg_id, fromUid: r.sender_uid, contentType: r.content_type, sentAt: r.sent_at }));
 }
 
 export async function markAllReadMany(db: Queryable, orgId: string, conversationIds: string[]): Promise<void> {

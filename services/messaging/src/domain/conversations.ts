@@ -119,16 +119,39 @@ export async function move(deps: Deps, ctx: CallContext, id: string, how: Move) 
   return { message: DONE[how], conversation: convs.toConversation((await convs.findById(deps.pool, orgId, id))!) };
 }
 
+/**
+ * Mark the contact's messages read. After the commit, the account tells the network it read the newest of them (so
+ * the contact sees them read), without waiting: the network being unreachable never fails the agent's mark-read.
+ */
 export async function markRead(deps: Deps, ctx: CallContext, id: string) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
-  await withTransaction(deps.pool, async (db) => {
+  const read = await withTransaction(deps.pool, async (db) => {
     const conv = isUuid(id) ? await convs.findById(db, orgId, id, true, viewerOf(ctx)) : undefined;
     if (!conv) throw notFound('Conversation');
-    await messages.markAllRead(db, id);
+    const newly = await messages.markAllRead(db, id);
     await convs.recount(db, id);
+    return { conv, newly };
   });
+  if (read.newly.length) void markSeenOnNetwork(deps, ctx, read.conv, read.newly);
   return { message: 'Conversation marked as read', conversation: convs.toConversation((await convs.findById(deps.pool, orgId, id))!) };
+}
+
+/** Best effort: logged when the connector or the network refuses (not connected, network down); never thrown. */
+async function markSeenOnNetwork(deps: Deps, ctx: CallContext, conv: convs.ConversationRow, newly: messages.NewlyRead[]): Promise<void> {
+  try {
+    await deps.remote.markThreadSeen(
+      { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId },
+      {
+        accountId: conv.chatnet_account_id,
+        threadId: conv.thread_id,
+        threadType: conv.thread_type,
+        messages: newly.map((m) => ({ chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, fromUid: m.fromUid, contentType: m.contentType, sentAt: m.sentAt.toISOString() })),
+      },
+    );
+  } catch (err) {
+    deps.log.warn({ err, conversationId: conv.id }, 'marking the conversation read on the chat network failed; it stays read here');
+  }
 }
 
 export async function markUnread(deps: Deps, ctx: CallContext, id: string) {

@@ -9,6 +9,7 @@ import * as messages from '../db/messages.repo';
 import { contactTarget, groupFallbackName, senderTarget, tryResolveSender, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
 import { EVENTS } from './events';
 import { autoAssignNew } from './round-robin';
+import { storeSelf } from './self-messages';
 import { statusChangedData } from './status';
 import { isUuid } from './validation';
 
@@ -28,6 +29,10 @@ export interface InboundData {
   groupName: string;
   /** Ids of the files the message carries, already stored here by the connector (uploads not yet linked). */
   attachmentIds: string[];
+  /** The sender's own id of the message ('' when the network gave none), kept to mark it read on the network. */
+  cliMsgId: string;
+  /** The account itself wrote it (typed on the phone): stored as outbound (self-messages.ts), never as received. */
+  fromSelf: boolean;
 }
 
 /** The most files one inbound message may link (the connector sends at most 10). */
@@ -75,6 +80,8 @@ export function parseInbound(data: unknown): { ok: true; value: InboundData } | 
       sentAt: Number.isNaN(sent.getTime()) ? new Date() : sent,
       groupName: threadType === 'group' ? str(d.groupName).trim().slice(0, 200) : '',
       attachmentIds: attachmentIdsOf(d.attachments),
+      cliMsgId: str(d.cliMsgId).slice(0, 200),
+      fromSelf: d.fromSelf === true,
     },
   };
 }
@@ -146,14 +153,18 @@ export class InboundBatch {
   }
 }
 
-/** The thread's contact; undefined for a group (a conversation, never a contact). */
-function threadTarget(d: InboundData): ContactTarget | undefined {
+/**
+ * The thread's contact; undefined for a group (a conversation, never a contact). The account's own message names
+ * the account as its sender, so the contact is known by the thread's id alone (as when the CRM writes first).
+ */
+export function threadTarget(d: InboundData): ContactTarget | undefined {
+  if (d.fromSelf) return contactTarget(d.accountId, d.threadType, d.threadId);
   return contactTarget(d.accountId, d.threadType, d.threadId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar });
 }
 
-/** Who wrote a group message, to link as a contact; undefined for one-to-one threads. */
+/** Who wrote a group message, to link as a contact; undefined for one-to-one threads and the account's own messages. */
 function groupSender(d: InboundData): ContactTarget | undefined {
-  return d.threadType === 'group' ? senderTarget(d.accountId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar }) : undefined;
+  return d.threadType === 'group' && !d.fromSelf ? senderTarget(d.accountId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar }) : undefined;
 }
 
 /**
@@ -189,6 +200,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
     return;
   }
   const d = parsed.value;
+  if (d.fromSelf) return storeSelf(deps, db, event, d, batch);
   const orgId = event.orgId;
   const messageId = randomUUID();
   const sender = groupSender(d);
@@ -205,6 +217,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
     sentAt: d.sentAt,
     senderContactId,
     groupName: d.groupName,
+    cliMsgId: d.cliMsgId,
   };
   const target = () => threadTarget(d);
 

@@ -199,8 +199,10 @@ async function send(deps: Deps, ctx: CallContext, orgId: string, target: Target,
         await messages.markReplied(db, conv.id);
         await convs.applyOutbound(db, conv.id, { id: row.id, sentAt: row.sent_at, content: row.content, contentType: row.content_type, senderName });
       } else {
-        // The network echoed our message back as inbound before we stored it: keep that one.
+        // The network echoed our message back before we stored it (as inbound, or as the account's own message from
+        // another device): keep that one, made the sender's when it was taken for a message typed on the phone.
         row = (await messages.findByNetworkId(db, orgId, target.accountId, sent.chatnetMessageId))!;
+        row = (await messages.claimPhoneCopy(db, row.id, { source: input.source, sentByUserId: userId, senderName, clientMessageId: input.key ?? null })) ?? row;
       }
       const attached = await files.linkToMessage(db, orgId, row.id, input.attachmentIds);
       if (input.key) await requests.markSent(db, orgId, input.key, row.id);

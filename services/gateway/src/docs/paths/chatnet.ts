@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Assignment, DeleteQuery, Drop, Friends, Inbound, ListQuery, NewAccount, Phones, ProxyBody, Scan, Seen } from '../../routes/chatnet-accounts.routes';
+import { Assignment, DeleteQuery, Drop, Friends, Inbound, ListQuery, NewAccount, Phones, ProxyBody, Scan, Seen, Self } from '../../routes/chatnet-accounts.routes';
 import { nulls, proto, reply } from '../proto-schema';
 import { area } from '../registry';
 import { MessageBody } from '../schemas/common';
@@ -30,6 +30,12 @@ accounts.op('DELETE /chatnet-accounts/:id', { summary: 'Delete an account (`purg
 const sandbox = area({ prefix: '/sandbox', auth: 'bearer', tag: 'Sandbox chat network', sandbox: 'chatnet' });
 sandbox.op('POST /accounts/:id/scan', { summary: 'Scan the pending QR code: the account connects as the given identity', body: Scan, responses: { 200: Account }, errors: [422] });
 sandbox.op('POST /accounts/:id/inbound', { summary: 'A customer’s message arrives on the account', body: Inbound, responses: { 200: reply('chatnet-connector', 'SandboxInbound') }, errors: [413, 422] });
+sandbox.op('POST /accounts/:id/self', {
+  summary: 'The agent types a message on the phone: it shows in the conversation as outbound (an echo of a CRM send is stored once)',
+  body: Self,
+  responses: { 200: reply('chatnet-connector', 'SandboxSelf') },
+  errors: [422],
+});
 sandbox.op('POST /accounts/:id/seen', { summary: 'The customer reads messages the account sent', body: Seen, responses: { 200: reply('chatnet-connector', 'SandboxSeen') }, errors: [422] });
 sandbox.op('POST /accounts/:id/drop', { summary: 'The network drops the connection (optionally expiring the session)', body: Drop, responses: { 200: MessageBody }, errors: [422] });
 sandbox.op('POST /accounts/:id/friends', { summary: 'Replace the account’s friend list', body: Friends, responses: { 200: reply('chatnet-connector', 'SandboxSetFriends') }, errors: [422] });
@@ -38,6 +44,10 @@ sandbox.op('POST /network/phones', {
   description: 'The network’s user directory, shared by every account: crm’s phone check (hasChatnet) through a connected account finds these numbers and no others.',
   body: Phones,
   responses: { 200: reply('chatnet-connector', 'SandboxSetPhones') },
+});
+sandbox.op('GET /accounts/:id/seen-by-agent', {
+  summary: 'What the account told the network it read (an agent marked a conversation read), newest first',
+  responses: { 200: z.object({ data: reply('chatnet-connector', 'SandboxSeenByAgent').shape.data }) },
 });
 sandbox.op('GET /accounts/:id/sent', { summary: 'What the account sent to the network', responses: { 200: z.object({ data: reply('chatnet-connector', 'SandboxSentMessages').shape.data }) } });
 

@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { eventually } from '@crm/testing';
+import { addUser } from '../chatnet-connector/support';
+import { client } from '../support/http';
+import { startStack, Stack } from '../support/stack';
+import { orgWithKey } from './support';
+
+// An agent marking a conversation read tells the network too (zca sendSeenEvent), naming each message by both of its
+// ids: the network's id and the sender's own cliMsgId, which messaging keeps from chatnet.inbound. Through the
+// gateway with the real connector on the sandbox network, which records what the account marked seen.
+describe('mark read on the network: conversation read → MarkThreadSeen → the network sees it', () => {
+  let stack: Stack;
+  let a: Awaited<ReturnType<typeof orgWithKey>>;
+  let b: Awaited<ReturnType<typeof orgWithKey>>;
+  let accountId: string;
+  const dir = mkdtempSync(path.join(tmpdir(), 'msg-seen-net-'));
+
+  beforeAll(async () => {
+    stack = await startStack({
+      services: ['crm', 'chatnet-connector', 'messaging'],
+      serviceEnv: { messaging: { ATTACHMENTS_DIR: dir }, 'chatnet-connector': { HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500' } },
+    });
+    a = await orgWithKey(stack.url, 'Org A');
+    b = await orgWithKey(stack.url, 'Org B');
+    accountId = (await a.owner.post('/api/v1/chatnet-accounts', { displayName: 'Shop line' })).body.id;
+    expect((await a.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
+    await eventually(async () => (await a.owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9000000001' })).status === 200 || undefined);
+  }, 90_000);
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const seenByAgent = async () => {
+    const res = await a.owner.get(`/sandbox/accounts/${accountId}/seen-by-agent`);
+    expect(res.status).toBe(200);
+    return res.body.data as any[];
+  };
+
+  /** Push a customer's message and wait until messaging stored it; the sandbox's answer names both of its ids. */
+  async function inbound(fromUid: string, content: string) {
+    const res = await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, fromName: 'Mai Tran', content });
+    expect(res.status).toBe(200);
+    expect(res.body.cliMsgId).toMatch(/^\d+$/);
+    const conv = await eventually(async () => {
+      const list = (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}`)).body.data as any[];
+      const c = list.find((x) => x.threadId === fromUid);
+      const msgs = c ? (await a.owner.get(`/api/v1/conversations/${c.id}`)).body.messages : [];
+      return msgs.some((m: any) => m.content === content) ? c : undefined;
+    });
+    return { conv, chatnetMessageId: res.body.chatnetMessageId as string, cliMsgId: res.body.cliMsgId as string, sentAt: res.body.sentAt as string };
+  }
+
+  it('marking read sends the unread messages, oldest first, with their cliMsgId; a later mark names only what is new', async () => {
+    const m1 = await inbound('uid-read-1', 'first');
+    const m2 = await inbound('uid-read-1', 'second');
+    const read = await a.owner.post(`/api/v1/conversations/${m1.conv.id}/read`);
+    expect(read.status).toBe(200);
+    expect(read.body.conversation.unreadCount).toBe(0);
+
+    const [rec] = await eventually(async () => ((await seenByAgent()).length ? seenByAgent() : undefined));
+    expect(rec).toEqual({
+      threadId: 'uid-read-1',
+      threadType: 'user',
+      messages: [
+        { chatnetMessageId: m1.chatnetMessageId, cliMsgId: m1.cliMsgId, fromUid: 'uid-read-1', sentAt: new Date(m1.sentAt).toISOString() },
+        { chatnetMessageId: m2.chatnetMessageId, cliMsgId: m2.cliMsgId, fromUid: 'uid-read-1', sentAt: new Date(m2.sentAt).toISOString() },
+      ],
+      at: expect.any(String),
+    });
+
+    // Read again with nothing new: nothing goes to the network. A new message read afterwards goes alone.
+    expect((await a.owner.post(`/api/v1/conversations/${m1.conv.id}/read`)).status).toBe(200);
+    const m3 = await inbound('uid-read-1', 'third');
+    expect((await a.owner.post(`/api/v1/conversations/${m1.conv.id}/read`)).status).toBe(200);
+    const list = await eventually(async () => {
+      const l = await seenByAgent();
+      return l.length >= 2 ? l : undefined;
+    });
+    expect(list).toHaveLength(2);
+    expect(list[0].messages.map((m: any) => [m.chatnetMessageId, m.cliMsgId])).toEqual([[m3.chatnetMessageId, m3.cliMsgId]]);
+  });
+
+  it('another org cannot see what the account marked seen (404); the route needs a token (401) and sandbox control (403)', async () => {
+    const other = await b.owner.get(`/sandbox/accounts/${accountId}/seen-by-agent`);
+    expect(other.status).toBe(404);
+    expect((await client(stack.url).get(`/sandbox/accounts/${accountId}/seen-by-agent`)).status).toBe(401);
+    const agent = await addUser(client(stack.url), a.owner, 'agent');
+    expect((await agent.client.get(`/sandbox/accounts/${accountId}/seen-by-agent`)).status).toBe(403);
+    expect((await a.owner.get('/sandbox/accounts/not-an-id/seen-by-agent')).status).toBe(404);
+  });
+
+  it('marking read while the account is offline still succeeds; the network is told nothing', async () => {
+    const m = await inbound('uid-read-2', 'while online');
+    const before = (await seenByAgent()).length;
+    expect((await a.owner.post(`/sandbox/accounts/${accountId}/drop`, { expireSession: true })).status).toBe(200);
+    await eventually(async () => (await a.owner.get(`/api/v1/chatnet-accounts/${accountId}`)).body.status === 'disconnected' || undefined);
+    const read = await a.owner.post(`/api/v1/conversations/${m.conv.id}/read`);
+    expect(read.status).toBe(200);
+    expect(read.body.conversation.unreadCount).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await seenByAgent()).toHaveLength(before);
+  });
+});
