@@ -31,6 +31,3 @@ export interface Deps {
   /** The SSRF guard for accounts' proxies (CONNECTOR_ALLOWED_PRIVATE_ADDRESSES). */
   guard: AddressGuard;
 }
-
-/** Session data and proxy URLs are bound to their org and account: a ciphertext moved elsewhere fails. */
-export const aad = (orgId: string, accountId: string) => `${orgId}:${accountId}`;

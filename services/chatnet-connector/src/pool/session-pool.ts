@@ -6,7 +6,7 @@ import type { Logger } from '@crm/logger';
 import type { ConnectorConfig } from '../config';
 import * as repo from '../db/accounts.repo';
 import type { AccountRow } from '../db/accounts.repo';
-import { aad } from '../deps';
+import { aad } from '../domain/secret-binding';
 import { notLive } from '../domain/remote-errors';
 import {
   ChatnetDriver,

@@ -1,4 +1,5 @@
 import type { Deps } from '../deps';
+import type { InboundData } from './inbound';
 
 /** What crm needs to find or create the contact of a thread. */
 export interface ContactTarget {
@@ -74,6 +75,15 @@ export async function tryResolveSender(deps: Deps, orgId: string, target: Contac
     deps.log.warn({ err, orgId, chatnetUid: target.chatnetUid }, 'crm UpsertChatnetContact failed for a group sender; storing the message without its sender contact and linking it later');
     return undefined;
   }
+}
+
+/**
+ * The thread's contact; undefined for a group (a conversation, never a contact). The account's own message names
+ * the account as its sender, so the contact is known by the thread's id alone (as when the CRM writes first).
+ */
+export function threadTarget(d: InboundData): ContactTarget | undefined {
+  if (d.fromSelf) return contactTarget(d.accountId, d.threadType, d.threadId);
+  return contactTarget(d.accountId, d.threadType, d.threadId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar });
 }
 
 /** Upsert the contact in crm; throws when crm cannot answer (callers decide whether to degrade or retry). */

@@ -6,7 +6,7 @@ import * as assignments from '../db/assignments.repo';
 import * as files from '../db/attachments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
-import { contactTarget, groupFallbackName, senderTarget, tryResolveSender, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
+import { groupFallbackName, senderTarget, threadTarget, tryResolveSender, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
 import { EVENTS } from './events';
 import { autoAssignNew } from './round-robin';
 import { storeSelf } from './self-messages';
@@ -151,15 +151,6 @@ export class InboundBatch {
       if (t) void this.contact(orgId, t);
     }
   }
-}
-
-/**
- * The thread's contact; undefined for a group (a conversation, never a contact). The account's own message names
- * the account as its sender, so the contact is known by the thread's id alone (as when the CRM writes first).
- */
-export function threadTarget(d: InboundData): ContactTarget | undefined {
-  if (d.fromSelf) return contactTarget(d.accountId, d.threadType, d.threadId);
-  return contactTarget(d.accountId, d.threadType, d.threadId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar });
 }
 
 /** Who wrote a group message, to link as a contact; undefined for one-to-one threads and the account's own messages. */

@@ -5,9 +5,9 @@ import type { Deps } from '../deps';
 import * as files from '../db/attachments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
-import { groupFallbackName, tryUpsertContact } from './contacts';
+import { groupFallbackName, threadTarget, tryUpsertContact } from './contacts';
 import { EVENTS } from './events';
-import { threadTarget, type InboundBatch, type InboundData } from './inbound';
+import type { InboundBatch, InboundData } from './inbound';
 
 /** What the network calls a message the account wrote elsewhere than through the CRM (its phone): `source`. */
 export const PHONE_SOURCE = 'phone';
