@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { benchDbUrl, freePort, processGroup, root, waitReady } from '../lib/processes.mjs';
+import { benchDbUrl, freePort, processGroup, root, waitReady, identityCrmEnv } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 import { seedAnalytics } from './seed.mjs';
 
@@ -141,22 +141,7 @@ process.on('SIGINT', () => {
 
 async function main() {
   const ports = { identity: await freePort(), crm: await freePort(), gateway: await freePort() };
-  const env = {
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
-    REDIS_PREFIX: `bench_${run}:`,
-    EVENTS_EXCHANGE: `bench_${run}`,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
-    CRM_ADDR: `127.0.0.1:${ports.crm}`,
-    // No messaging here: analytics never calls it.
-    MESSAGING_ADDR: `127.0.0.1:${await freePort()}`,
-    SIGNUP_ENABLED: 'true',
-    RATE_LIMIT_USER_PER_MINUTE: '100000000',
-    RATE_LIMIT_PUBLIC_PER_MINUTE: '100000000',
-  };
+  const env = await identityCrmEnv(run, ports, { RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '100000000' });
   const crmDb = dbUrl('crm');
   const identityDb = dbUrl('identity');
   try {

@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { cpuSeconds } from '../lib/cpu.mjs';
-import { benchDbUrl, freePort, processGroup, root, signupOrg, waitReady } from '../lib/processes.mjs';
+import { benchDbUrl, freePort, processGroup, root, signupOrg, waitReady, identityCrmEnv } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 
 const require = createRequire(path.join(root, 'package.json'));
@@ -107,19 +107,7 @@ async function importOnce(url, token, file, query = '') {
 
 async function main() {
   const ports = { identity: await freePort(), crm: await freePort(), gateway: await freePort() };
-  const env = {
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
-    REDIS_PREFIX: `bench_${run}:`,
-    EVENTS_EXCHANGE: `bench_${run}`,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
-    CRM_ADDR: `127.0.0.1:${ports.crm}`,
-    MESSAGING_ADDR: `127.0.0.1:${await freePort()}`,
-    SIGNUP_ENABLED: 'true',
-  };
+  const env = await identityCrmEnv(run, ports);
   const crmDb = dbUrl('crm');
   const identityDb = dbUrl('identity');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'import-bench-'));

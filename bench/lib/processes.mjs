@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 // What the whole-stack benchmarks share: free ports, per-run database names, service processes started
 // from their built dist, and waiting for the gateway's /readyz.
 import { spawn } from 'node:child_process';
@@ -72,4 +73,26 @@ export async function signupOrg(url, run, orgName) {
   });
   if (res.status !== 201) throw new Error(`signup ${res.status}`);
   return res.json();
+}
+
+/**
+ * The environment every bench's processes share: development secrets made for this run, its own Redis prefix and
+ * exchange (removed at the end by the bench), identity and crm at the given ports, and messaging's address pointing
+ * nowhere (the identity + crm benches never call it). `extra` adds or overrides.
+ */
+export async function identityCrmEnv(run, ports, extra = {}) {
+  return {
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    REDIS_PREFIX: `bench_${run}:`,
+    EVENTS_EXCHANGE: `bench_${run}`,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
+    CRM_ADDR: `127.0.0.1:${ports.crm}`,
+    MESSAGING_ADDR: `127.0.0.1:${await freePort()}`,
+    SIGNUP_ENABLED: 'true',
+    ...extra,
+  };
 }
