@@ -35,6 +35,11 @@ export async function startHttpServer(deps: Deps, auth: InternalAuth): Promise<R
   const server = http.createServer((req, res) => {
     handle(deps, auth, req, res).catch((err) => sendError(deps, req, res, err));
   });
+  // The gateway reuses idle keep-alive connections for attachment streams; at Node's default of 5 s a request it
+  // sent on a connection this server was closing at that moment failed (ECONNRESET → a 503 for a plain GET).
+  // Kept longer than the gateway lets a connection idle in practice, as the gateway does towards its own clients.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(deps.config.HTTP_PORT, deps.config.HTTP_HOST, resolve);
