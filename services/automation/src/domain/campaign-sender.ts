@@ -306,6 +306,9 @@ export class CampaignSender {
     st.nextSendAt = slot + this.interval;
     if (wait > 0) await this.sleep(wait);
     if (this.stopping || st.stop) return false;
+    // A late wake-up (a busy event loop, a slow recheck) moves the next slot too: pacing counts from when
+    // this send really starts, so a late send is never followed by a short gap that catches up.
+    st.nextSendAt = Math.max(st.nextSendAt, Date.now() + this.interval);
     // After a real wait (the default pace is seconds), a pause or cancel made meanwhile must win.
     if (wait >= RECHECK_AFTER_MS && !(await repo.keep(this.deps.pool, c.id, this.owner, LEASE_MS))) {
       st.stop = true;
