@@ -168,7 +168,7 @@ export async function eventBus(stack: Stack) {
 }
 
 /** A user of the owner's org with the given role, signed in. */
-export async function member(stack: Stack, owner: Client, role: 'agent' | 'team_lead' | 'admin', name = role) {
+export async function member(stack: Stack, owner: Client, role: 'agent' | 'team_lead' | 'admin', name: string = role) {
   const api = client(stack.url);
   const address = email(name);
   const password = 'correct horse battery';

@@ -80,7 +80,7 @@ describe('attachment streams', () => {
   const upload = (token: string, body: FormData) =>
     fetch(`${stack.url}/api/v1/chat/attachments`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body }).then(async (r) => ({
       status: r.status,
-      body: await r.json(),
+      body: (await r.json()) as any,
     }));
   const download = (token: string, url: string) => fetch(`${stack.url}${url}`, { headers: { authorization: `Bearer ${token}` } });
   const sha256Of = async (res: Response) => {
@@ -159,7 +159,7 @@ describe('attachment streams', () => {
   it("another org's attachment is 404", async () => {
     const res = await download(b.token, big.url);
     expect(res.status).toBe(404);
-    expect((await res.json()).error.code).toBe('not_found');
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
   });
 
   it('an upload past the org quota is 413 storage_quota_exceeded and nothing is kept; the quota is per org', async () => {
@@ -220,7 +220,7 @@ describe('attachment streams', () => {
         const headers: Record<string, string> = authorization ? { authorization } : {};
         const get = await direct(`/v1/attachments/${big.id}`, { headers });
         expect(get.status).toBe(401);
-        expect((await get.json()).error.code).toBe('unauthenticated');
+        expect(((await get.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
         const post = await direct('/v1/attachments', { method: 'POST', headers, body: form('file', 'x.txt', 'text/plain', Buffer.from('x')) });
         expect(post.status).toBe(401);
       }
@@ -265,6 +265,6 @@ describe('attachment streams', () => {
     expect(up.body).toEqual({ error: { code: 'unavailable', message: expect.stringMatching(/messaging/) }, requestId: expect.any(String) });
     const down = await download(a.token, one.body.url);
     expect(down.status).toBe(503);
-    expect((await down.json()).error.code).toBe('unavailable');
+    expect(((await down.json()) as { error: { code: string } }).error.code).toBe('unavailable');
   });
 });

@@ -30,7 +30,7 @@ describe('chat folders, presets and attachments', () => {
   const upload = (token: string, fd: FormData) =>
     fetch(`${stack.url}/api/v1/chat/attachments`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: fd }).then(async (r) => ({
       status: r.status,
-      body: await r.json(),
+      body: (await r.json()) as any,
     }));
   const download = (token: string | undefined, url: string) => fetch(`${stack.url}${url}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 

@@ -113,7 +113,6 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       conversationId: convId,
       contactId: contact.id,
       chatnetAccountId: accountA,
-      assigneeId: null,
       threadId: 'uid-lan',
       threadType: 'user',
       senderUid: 'uid-lan',

@@ -5,6 +5,10 @@ import { eventually } from '@crm/testing';
 import { client, Client, email, newOrg } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 
+// Browser globals, used only inside page.evaluate callbacks (which run in chromium, not Node).
+declare const window: any;
+declare const document: any;
+
 // The inbox settings page /settings/inbox in a real browser (Debian's chromium driven by playwright-core):
 // the org's agent visibility and each chat-network account's auto-assignment, saved through the page and read
 // back from the API; disabled for an agent; user names from the API shown as text, never as markup.

@@ -8,6 +8,11 @@ import { eventually } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 
+// Browser globals, used only inside page.evaluate callbacks (which run in chromium, not Node).
+declare const document: any;
+declare const navigator: any;
+type HTMLInputElement = { labels?: { length: number }; getAttribute(name: string): string | null; tagName: string; textContent: string | null };
+
 // The API & webhook settings page in a real browser (Debian's chromium driven by playwright-core).
 const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/settings-page');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
