@@ -4,7 +4,7 @@ import type { Metrics } from '@crm/metrics';
 import type { IdentityChannel, UserDirectory } from './clients/identity.client';
 import type { ConversationSource } from './clients/messaging.client';
 import type { CrmConfig } from './config';
-import type { TotalCache } from './db/total-cache';
+import type { TotalCache } from './contacts/db/total-cache';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
 export interface Deps {

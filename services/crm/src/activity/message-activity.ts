@@ -1,8 +1,8 @@
 import type { EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
-import { ActivityType, recordActivities } from '../db/activities.repo';
-import { touchLastActivities } from '../db/contacts.repo';
-import { isUuid } from '../domain/validation';
+import { ActivityType, recordActivities } from '../contacts/db/activities.repo';
+import { touchLastActivities } from '../contacts/db/contacts.repo';
+import { isUuid } from '../shared/validation';
 import type { FamilyModule } from '../events/event-families';
 
 interface MessageEvent {

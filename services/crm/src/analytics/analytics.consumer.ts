@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
-import { isUuid } from '../domain/validation';
+import { isUuid } from '../shared/validation';
 import type { FamilyModule } from '../events/event-families';
 import { applyContactChanges, ContactChanges, ContactSnapshot } from './contact-events';
 import { applyConversationItems, ConversationItems } from './conversation-events';

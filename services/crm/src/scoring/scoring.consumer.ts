@@ -1,6 +1,6 @@
 import type { PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
-import { isUuid } from '../domain/validation';
+import { isUuid } from '../shared/validation';
 import type { FamilyModule } from '../events/event-families';
 import { rescore } from './engine';
 import { addedTags, EventFacts, Fact, factsOf } from './facts';

@@ -1,12 +1,12 @@
 import { AppError, CallContext, forbidden, invalid, requireCan, requireOrg, roleRank } from '@crm/grpc-kit';
 import { PoolClient, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import type { Deps } from '../deps';
+import type { Deps } from '../../deps';
 import { recordActivity } from '../db/activities.repo';
 import * as repo from '../db/contacts.repo';
 import { contactDeleted, contactUpdated } from './contact-events';
 import { assertAssignee, assertStatusId, CONTACT_STATUSES, describe, diff } from './contacts';
-import { isUuid, normaliseTags, oneOf } from './validation';
+import { isUuid, normaliseTags, oneOf } from '../../shared/validation';
 import { viewerOf } from './visibility';
 
 /** Most ids one bulk request may name. */

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { type KeysetRequest, readKeyset, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
-import type { Deps } from '../deps';
+import type { Deps } from '../../deps';
 import { recordActivity } from '../db/activities.repo';
 import * as repo from '../db/appointments.repo';
 import { findContact } from '../db/contacts.repo';
-import { isoTimestamp, isUuid, oneOf, optionalText, requireUuid } from './validation';
+import { isoTimestamp, isUuid, oneOf, optionalText, requireUuid } from '../../shared/validation';
 import { viewerOf } from './visibility';
 
 export const APPOINTMENT_STATUSES = ['scheduled', 'completed', 'cancelled'] as const;

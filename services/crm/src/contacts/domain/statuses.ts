@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
-import type { Deps } from '../deps';
+import type { Deps } from '../../deps';
 import { findContact } from '../db/contacts.repo';
 import * as repo from '../db/statuses.repo';
 import { contactUpdated } from './contact-events';
-import { isUuid, optionalText, requireText } from './validation';
+import { isUuid, optionalText, requireText } from '../../shared/validation';
 
 const COLOR = /^#[0-9a-fA-F]{6}$/;
 
