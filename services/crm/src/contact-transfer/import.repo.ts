@@ -1,6 +1,6 @@
 import type { Queryable } from '@crm/db';
 import type { CustomFields } from '../custom-fields';
-import { COLUMNS, type ContactRow } from '../contacts/db/contacts.repo';
+import { COLUMNS, type ContactRow } from '../contacts';
 
 /**
  * The org's contacts a batch of rows can match (by phone, or by email), locked in id order like every writer of

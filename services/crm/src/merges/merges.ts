@@ -3,11 +3,8 @@ import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from
 import { iso, isoOrUndefined, type PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
-import { recordActivity } from '../contacts/db/activities.repo';
-import { findAppointment, toAppointment } from '../contacts/db/appointments.repo';
-import { ContactRow, findByChatnetUid, findContact, findIdByPhone, toContact } from '../contacts/db/contacts.repo';
-import { contactUpdated } from '../contacts/domain/contact-events';
-import { isUuid } from '../shared/validation';
+import { ContactRow, contactUpdated, findAppointment, findByChatnetUid, findContact, findIdByPhone, recordActivity, toAppointment, toContact } from '../contacts';
+import { isUuid } from '../shared';
 import { apiFields, type JsonRow, mergedFields, restoredFields } from './merge-fields';
 import * as repo from './merges.repo';
 

@@ -1,6 +1,6 @@
 import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import type { FamilyModule } from '../events/event-families';
+import type { FamilyModule } from '../events';
 import { scoreEvents } from './scoring.consumer';
 import { scoringHandlers } from './scoring.handler';
 import { UsedConditions } from './used-conditions';

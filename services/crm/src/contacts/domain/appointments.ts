@@ -6,7 +6,7 @@ import type { Deps } from '../../deps';
 import { recordActivity } from '../db/activities.repo';
 import * as repo from '../db/appointments.repo';
 import { findContact } from '../db/contacts.repo';
-import { isoTimestamp, isUuid, oneOf, optionalText, requireUuid } from '../../shared/validation';
+import { isoTimestamp, isUuid, oneOf, optionalText, requireUuid } from '../../shared';
 import { viewerOf } from './visibility';
 
 export const APPOINTMENT_STATUSES = ['scheduled', 'completed', 'cancelled'] as const;

@@ -6,7 +6,7 @@ import { recordActivity } from '../db/activities.repo';
 import * as repo from '../db/contacts.repo';
 import { contactDeleted, contactUpdated } from './contact-events';
 import { assertAssignee, assertStatusId, CONTACT_STATUSES, describe, diff } from './contacts';
-import { isUuid, normaliseTags, oneOf } from '../../shared/validation';
+import { isUuid, normaliseTags, oneOf } from '../../shared';
 import { viewerOf } from './visibility';
 
 /** Most ids one bulk request may name. */

@@ -12,7 +12,7 @@ import { notesOf, toNote } from '../db/notes.repo';
 import { statusExists } from '../db/statuses.repo';
 import { contactCreated, contactDeleted, contactUpdated } from './contact-events';
 import { normalisePhone, phoneSearch } from './phone';
-import { escapeLike, isoTimestamp, isUuid, normaliseTags, oneOf, optionalEmail, optionalText, requireText, requireUuid } from '../../shared/validation';
+import { escapeLike, isoTimestamp, isUuid, normaliseTags, oneOf, optionalEmail, optionalText, requireText, requireUuid } from '../../shared';
 import { viewerOf } from './visibility';
 
 export const CONTACT_STATUSES = ['new', 'lead', 'customer', 'lost'] as const;

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps';
 import { toContact } from '../db/contacts.repo';
 import * as repo from '../db/customer-lists.repo';
 import { validateCriteria } from './list-criteria';
-import { isUuid, optionalText, requireText } from '../../shared/validation';
+import { isUuid, optionalText, requireText } from '../../shared';
 
 /**
  * Customer lists: saved criteria over the org's contacts, evaluated live (count and members always reflect

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps';
 import { recordActivity } from '../db/activities.repo';
 import { findContact } from '../db/contacts.repo';
 import * as repo from '../db/notes.repo';
-import { isUuid, requireText } from '../../shared/validation';
+import { isUuid, requireText } from '../../shared';
 import { viewerOf } from './visibility';
 
 /**

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps';
 import { findContact } from '../db/contacts.repo';
 import * as repo from '../db/statuses.repo';
 import { contactUpdated } from './contact-events';
-import { isUuid, optionalText, requireText } from '../../shared/validation';
+import { isUuid, optionalText, requireText } from '../../shared';
 
 const COLOR = /^#[0-9a-fA-F]{6}$/;
 

@@ -2,7 +2,7 @@ import type { PoolClient } from '@crm/db';
 import type { EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import { FriendListEvent, syncAccountFriends } from '../domain/friends';
-import { isUuid } from '../../shared/validation';
+import { isUuid } from '../../shared';
 
 /** chatnet_account.friends from the connector → friend records linked to contacts. */
 export function chatnetFriendsHandler(log: Logger) {

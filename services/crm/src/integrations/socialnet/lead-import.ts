@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
 import { AppError, invalid } from '@crm/grpc-kit';
-import { recordActivity } from '../../contacts/db/activities.repo';
-import * as contacts from '../../contacts/db/contacts.repo';
-import { contactCreated } from '../../contacts/domain/contact-events';
-import { normalisePhone } from '../../contacts/domain/phone';
-import { optionalEmail, optionalText } from '../../shared/validation';
+import { contactCreated, normalisePhone, recordActivity } from '../../contacts';
+import * as contacts from '../../contacts';
+import { optionalEmail, optionalText } from '../../shared';
 import type { SocialnetLead } from './driver';
 import { contactIdsByPhone, insertLink, linkedLeadIds, SkippedLead } from './syncs.repo';
 
