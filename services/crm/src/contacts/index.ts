@@ -5,6 +5,8 @@
  */
 
 // Wiring (app.ts, deps.ts).
+export { type ActivityLine, type ImportedChange, ContactWriter } from './contact-writer';
+export type { ImportedValues } from './db/contact-batches.repo';
 export { crmHandlers } from './grpc/crm.handler';
 export { chatnetFriendsHandler } from './events/chatnet-friends.consumer';
 export { INBOX_VISIBILITY_BINDINGS, inboxVisibilityHandler } from './events/inbox-visibility.consumer';
@@ -18,18 +20,16 @@ export {
   findByChatnetUid,
   findContact,
   findIdByPhone,
-  insertContact,
   listContactsById,
   toContact,
   toEventContact,
   touchLastActivities,
   touchLastActivity,
 } from './db/contacts.repo';
-export { contactFilter, CONTACT_STATUSES, describe, diff, type ListRequest } from './domain/contacts';
-export { contactCreated, contactUpdated } from './domain/contact-events';
+export { contactFilter, CONTACT_STATUSES, diff, type ListRequest } from './domain/contacts';
 export { statusExists } from './db/statuses.repo';
 export { viewerOf } from './domain/visibility';
 export { normalisePhone } from './domain/phone';
-export { type ActivityType, recordActivities, recordActivity } from './db/activities.repo';
+export { type ActivityType, recordActivities } from './db/activities.repo';
 export { findAppointment, toAppointment } from './db/appointments.repo';
 export { criteriaSql, type Filter, validateCriteria } from './domain/list-criteria';

@@ -101,7 +101,8 @@ export async function create(
     }
     const created = repo.toAppointment((await repo.findAppointment(tx, orgId, a.id))!);
     await recordActivity(tx, { orgId, contactId: a.contactId, type: 'appointment_created', data: `${created.title || created.type} at ${created.scheduledAt}` });
-    await enqueueEvent(tx, { type: 'appointment.created', orgId, data: { appointment: created } });
+    const event = await enqueueEvent(tx, { type: 'appointment.created', orgId, data: { appointment: created } });
+    await deps.contactWriter.recordEventFacts(tx, [event]);
     return created;
   });
   return appointment;
