@@ -4,22 +4,16 @@ import { brokerConnected, EventConsumer, installEventTables, OutboxRelay } from 
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
-import { identityChannel, identityDirectory } from './clients/identity.client';
-import { messagingConversations } from './clients/messaging.client';
+import { identityChannel, identityDirectory, messagingConversations } from './clients';
 import type { CrmConfig } from './config';
 import type { Deps } from './deps';
-import { INBOX_VISIBILITY_BINDINGS, inboxVisibilityHandler } from './events/inbox-visibility.consumer';
-import { chatnetFriendsHandler } from './events/chatnet-friends.consumer';
-import { contactFamilyConsumer } from './events/contact-family.consumer';
-import { messageFamilyConsumer } from './events/message-family.consumer';
+import { chatnetFriendsHandler, compactContactCounts, ContactWriter, crmHandlers, INBOX_VISIBILITY_BINDINGS, inboxVisibilityHandler, TotalCache } from './contacts';
+import { contactFamilyConsumer, messageFamilyConsumer } from './events';
 import { messageActivity } from './activity';
-import { compactContactCounts } from './db/contacts.repo';
-import { TotalCache } from './db/total-cache';
-import { crmHandlers } from './grpc/crm.handler';
 import { contactFieldsFeature } from './custom-fields';
 import { contactTransferFeature } from './contact-transfer';
 import { integrationsFeature } from './integrations';
-import { reportsFeature } from './reports/reports.feature';
+import { reportsFeature } from './reports';
 import { scoringFeature } from './scoring';
 import { analyticsFeature } from './analytics';
 import { contactMergesFeature } from './merges';
@@ -47,6 +41,8 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
 
   const identity = identityChannel(config.IDENTITY_ADDR, auth, config.IDENTITY_DEADLINE_MS, config.GRPC_LB_POLICY);
   const metrics = new Metrics('crm');
+  // Scoring first: the contact writer records scoring facts in the transaction of each contact change.
+  const scoring = scoringFeature({ config, pool, log });
   const deps: Deps = {
     config,
     pool,
@@ -55,6 +51,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     users: identityDirectory(identity),
     conversations: messagingConversations(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY),
     totals: new TotalCache(config.LIST_TOTAL_CACHE_MS, config.LIST_TOTAL_CACHE_MIN),
+    contactWriter: new ContactWriter(scoring.recordFacts),
     metrics,
   };
 
@@ -65,14 +62,15 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   contactTransferFeature(deps, server);
   // Each feature adds its gRPC service now and owns its workers; started after the consumers, stopped before
   // the relay so whatever they enqueue on the way out is still published.
-  const scoring = scoringFeature(deps, server);
+  scoring.serve(deps, server);
   const analytics = analyticsFeature(deps, server);
   const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoring, contactMergesFeature(deps, server), chatnetPhoneCheckFeature(deps, auth)];
   // One consumer per event family: the modules that react to an event apply it in one transaction. Separate
-  // queues for friend lists (a large sync never holds up messages) and inbox visibility.
+  // queues for friend lists (a large sync never holds up messages) and inbox visibility. Of crm's own events only
+  // analytics reads contact changes back (a read model); scoring gets them from the contact writer.
   const consumers = [
-    messageFamilyConsumer(deps, { activity: messageActivity(log), scoring: scoring.applyEvents, analytics: analytics.applyEvents }),
-    contactFamilyConsumer(deps, { scoring: scoring.applyEvents, analytics: analytics.applyEvents }),
+    messageFamilyConsumer(deps, { activity: messageActivity(log), scoring: scoring.recordFacts, analytics: analytics.applyEvents }),
+    contactFamilyConsumer(deps, { analytics: analytics.applyEvents }),
     new EventConsumer({
       amqpUrl: config.AMQP_URL,
       exchange: config.EVENTS_EXCHANGE,
@@ -88,7 +86,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
       exchange: config.EVENTS_EXCHANGE,
       queue: `${config.EVENTS_EXCHANGE}.crm.chatnet-friends`,
       bindings: ['chatnet_account.friends'],
-      handler: chatnetFriendsHandler(log),
+      handler: chatnetFriendsHandler(log, deps.contactWriter),
       logger: log,
       pool,
       prefetch: 10,

@@ -1,10 +1,9 @@
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
-import type { IdentityChannel, UserDirectory } from './clients/identity.client';
-import type { ConversationSource } from './clients/messaging.client';
+import type { ConversationSource, IdentityChannel, UserDirectory } from './clients';
 import type { CrmConfig } from './config';
-import type { TotalCache } from './db/total-cache';
+import type { ContactWriter, TotalCache } from './contacts';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
 export interface Deps {
@@ -16,6 +15,8 @@ export interface Deps {
   users: UserDirectory;
   conversations: ConversationSource;
   totals: TotalCache;
+  /** Every creation, change and deletion of a contact goes through it (with its activity, event and scoring facts). */
+  contactWriter: ContactWriter;
   /** This service's Prometheus registry (gRPC, events). */
   metrics: Metrics;
 }

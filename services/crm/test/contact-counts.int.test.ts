@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createPool, migrate, Pool } from '@crm/db';
 import { createTestDatabase, TestDatabase } from '@crm/testing';
-import { compactContactCounts, listContacts } from '../src/db/contacts.repo';
-import { TotalCache } from '../src/db/total-cache';
+import { compactContactCounts, listContacts } from '../src/contacts/db/contacts.repo';
+import { TotalCache } from '../src/contacts/db/total-cache';
 
 // The per-org contact counter behind unfiltered list totals, against a real PostgreSQL.
 describe('contact counter', () => {

@@ -1,9 +1,8 @@
 import type { EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
-import { ActivityType, recordActivities } from '../db/activities.repo';
-import { touchLastActivities } from '../db/contacts.repo';
-import { isUuid } from '../domain/validation';
-import type { FamilyModule } from '../events/event-families';
+import { ActivityType, recordActivities, touchLastActivities } from '../contacts';
+import { isUuid } from '../shared';
+import type { FamilyModule } from '../events';
 
 interface MessageEvent {
   contactId?: string;

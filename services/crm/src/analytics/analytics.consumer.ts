@@ -1,7 +1,7 @@
 import type { EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
-import { isUuid } from '../domain/validation';
-import type { FamilyModule } from '../events/event-families';
+import { isUuid } from '../shared';
+import type { FamilyModule } from '../events';
 import { applyContactChanges, ContactChanges, ContactSnapshot } from './contact-events';
 import { applyConversationItems, ConversationItems } from './conversation-events';
 import { ARCHIVED, INBOUND, Item, REPLY } from './turns';

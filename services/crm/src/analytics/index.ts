@@ -1,6 +1,6 @@
 import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import type { FamilyModule } from '../events/event-families';
+import type { FamilyModule } from '../events';
 import { analyticsEvents } from './analytics.consumer';
 import { analyticsHandlers } from './analytics.handler';
 import { identityTeamDirectory } from './team-directory';

@@ -1,5 +1,5 @@
 import { AppError, CallContext, decodeRemoteError, invalid, status } from '@crm/grpc-kit';
-import type { IdentityChannel } from '../clients/identity.client';
+import type { IdentityChannel } from '../clients';
 
 const PAGE = 500;
 

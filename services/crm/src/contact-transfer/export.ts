@@ -1,9 +1,9 @@
 import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import * as contacts from '../db/contacts.repo';
-import { contactFilter, type ListRequest } from '../domain/contacts';
-import { isUuid } from '../domain/validation';
+import * as contacts from '../contacts';
+import { contactFilter, type ListRequest } from '../contacts';
+import { isUuid } from '../shared';
 import type { Deps } from '../deps';
 
 const PAGE_DEFAULT = 500;

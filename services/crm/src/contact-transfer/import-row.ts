@@ -1,8 +1,7 @@
 import { AppError } from '@crm/grpc-kit';
 import { type CustomFields, type FieldDef, valueFromText } from '../custom-fields';
-import { CONTACT_STATUSES } from '../domain/contacts';
-import { normalisePhone } from '../domain/phone';
-import { normaliseTags, oneOf, optionalEmail, optionalText } from '../domain/validation';
+import { CONTACT_STATUSES, normalisePhone } from '../contacts';
+import { normaliseTags, oneOf, optionalEmail, optionalText } from '../shared';
 
 /** One CSV row as the gateway read it (crm.v1.ImportRow): cells as text. */
 export interface ImportRow {

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
 import { type PoolClient, withTransaction } from '@crm/db';
-import { enqueueEvents } from '@crm/events';
-import { recordActivities } from '../db/activities.repo';
-import { type ContactRow, toEventContact } from '../db/contacts.repo';
+import { type ContactRow, type ContactWriter, diff, type ImportedChange, type ImportedValues } from '../contacts';
 import { applyChanges, fieldDefs, type FieldDef } from '../custom-fields';
-import { describe, diff } from '../domain/contacts';
 import type { Deps } from '../deps';
 import * as repo from './import.repo';
 import { type ImportError, type ImportRow, readRow, type RowValues } from './import-row';
@@ -28,7 +25,7 @@ export interface ImportResult {
 /** A contact the batch writes: one that exists (matched) or one it creates; later rows may match it again. */
 interface Target {
   before?: ContactRow;
-  values: repo.ImportedValues;
+  values: ImportedValues;
 }
 
 function newTarget(v: RowValues): Target {
@@ -65,7 +62,7 @@ function applyRow(t: Target, v: RowValues) {
  * org's contacts, or one an earlier row of the batch created), which it updates; otherwise it creates one. As the
  * single operations do, every created or changed contact gets an activity and a contact.created / contact.updated.
  */
-async function writeBatch(tx: PoolClient, orgId: string, valid: RowValues[]): Promise<{ created: number; updated: number }> {
+async function writeBatch(tx: PoolClient, contacts: ContactWriter, orgId: string, valid: RowValues[]): Promise<{ created: number; updated: number }> {
   const phones = [...new Set(valid.map((v) => v.phone).filter((p): p is string => !!p))];
   const emails = [...new Set(valid.map((v) => v.email).filter((e): e is string => !!e))];
   const byPhone = new Map<string, Target>();
@@ -96,9 +93,7 @@ async function writeBatch(tx: PoolClient, orgId: string, valid: RowValues[]): Pr
     if (t.values.email && !byEmail.has(t.values.email)) byEmail.set(t.values.email, t);
   }
 
-  const inserted = await repo.insertImported(tx, orgId, targets.filter((t) => !t.before).map((t) => t.values));
-  const changes = new Map<string, { before: ContactRow; changes: string[] }>();
-  const toUpdate: repo.ImportedValues[] = [];
+  const toUpdate: ImportedChange[] = [];
   for (const t of targets) {
     if (!t.before) continue;
     const { changes: changed } = diff(t.before, {
@@ -109,20 +104,9 @@ async function writeBatch(tx: PoolClient, orgId: string, valid: RowValues[]): Pr
       tags: t.values.tags,
       customFields: t.values.custom_fields,
     });
-    if (changed.length === 0) continue;
-    changes.set(t.values.id, { before: t.before, changes: changed });
-    toUpdate.push(t.values);
+    if (changed.length > 0) toUpdate.push({ values: t.values, before: t.before, changes: changed });
   }
-  const rewritten = await repo.updateImported(tx, orgId, toUpdate);
-
-  await recordActivities(tx, orgId, [
-    ...inserted.map((r) => ({ contactId: r.id, type: 'created' as const, data: 'Created (source import)', at: r.created_at })),
-    ...rewritten.map((r) => ({ contactId: r.id, type: 'updated' as const, data: `${describe(changes.get(r.id)!.before, r, changes.get(r.id)!.changes)} (import)`, at: r.updated_at })),
-  ]);
-  await enqueueEvents(tx, [
-    ...inserted.map((r) => ({ type: 'contact.created', orgId, data: { contact: toEventContact(r) } })),
-    ...rewritten.map((r) => ({ type: 'contact.updated', orgId, data: { contact: toEventContact(r), changes: changes.get(r.id)!.changes } })),
-  ]);
+  await contacts.importBatch(tx, orgId, targets.filter((t) => !t.before).map((t) => t.values), toUpdate);
   return { created, updated };
 }
 
@@ -158,7 +142,7 @@ export async function importBatch(deps: Deps, ctx: CallContext, req: ImportReque
   for (let attempt = 1; ; attempt++) {
     try {
       const counts = await withTransaction(deps.pool, async (tx) => {
-        const result = await writeBatch(tx, orgId, valid);
+        const result = await writeBatch(tx, deps.contactWriter, orgId, valid);
         if (req.dryRun) throw new DryRun(result);
         return result;
       });

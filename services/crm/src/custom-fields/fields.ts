@@ -3,7 +3,7 @@ import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
-import { isUuid, oneOf, requireText } from '../domain/validation';
+import { isUuid, oneOf, requireText } from '../shared';
 import * as repo from './fields.repo';
 import { FIELD_TYPES, type FieldType } from './values';
 

@@ -6,15 +6,15 @@ import type { CrmConfig } from '../config';
 import { CONTACT_FAMILY, FamilyModule, joinModules } from './event-families';
 
 /**
- * Queue `<EVENTS_EXCHANGE>.crm.contact-events`: contact and appointment events for lead scoring (facts, tag
- * history) and analytics (funnel, assignments) in one transaction with one processed_events row. Scoring runs
- * first: it locks contact rows in (org, id) order before anything else, as the message family does.
+ * Queue `<EVENTS_EXCHANGE>.crm.contact-events`: contact events for analytics (funnel, assignments), applied with
+ * one processed_events row per batch. Lead scoring is not here: the contact writer records its facts in the
+ * transaction of the change itself.
  */
 export function contactFamilyConsumer(
   ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'>; pool: Pool; log: Logger; metrics?: Metrics },
-  modules: { scoring: FamilyModule; analytics: FamilyModule },
+  modules: { analytics: FamilyModule },
 ): EventConsumer {
-  const apply = joinModules([modules.scoring, modules.analytics]);
+  const apply = joinModules([modules.analytics]);
   return new EventConsumer({
     amqpUrl: ctx.config.AMQP_URL,
     exchange: ctx.config.EVENTS_EXCHANGE,

@@ -18,8 +18,11 @@ export type FamilyModule = (events: EventEnvelope[], db: PoolClient) => Promise<
 /** Messages and the conversation events read with them. */
 export const MESSAGE_FAMILY = ['message.received', 'message.sent', 'conversation.archived'];
 
-/** Changes to contacts, and appointments (a fact about a contact). */
-export const CONTACT_FAMILY = ['contact.created', 'contact.updated', 'contact.deleted', 'appointment.created'];
+/**
+ * Changes to contacts, for the analytics read model (order-tolerant, fed after the fact). Lead scoring takes
+ * contact changes and appointments in the writer's own transaction instead (contacts/contact-writer.ts).
+ */
+export const CONTACT_FAMILY = ['contact.created', 'contact.updated', 'contact.deleted'];
 
 /** The modules one after the other, in the order given (which is the order their locks are taken in). */
 export function joinModules(modules: FamilyModule[]): FamilyModule {

@@ -32,6 +32,7 @@ export function integrationsFeature(deps: Deps, server: GrpcServer) {
     driver,
     box,
     phoneCountry: config.PHONE_DEFAULT_COUNTRY,
+    contacts: deps.contactWriter,
     pageSize: config.SOCIALNET_PAGE_SIZE,
     concurrency: config.SOCIALNET_SYNC_CONCURRENCY,
     pollMs: config.SOCIALNET_POLL_MS,

@@ -1,6 +1,6 @@
 import { withTransaction } from '@crm/db';
 import { CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
-import { isUuid } from '../domain/validation';
+import { isUuid } from '../shared';
 import type { IntegrationDeps } from './deps';
 import * as repo from './integrations.repo';
 import { failRunningOf } from './socialnet/syncs.repo';

@@ -3,11 +3,8 @@ import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from
 import { iso, isoOrUndefined, type PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
-import { recordActivity } from '../db/activities.repo';
-import { findAppointment, toAppointment } from '../db/appointments.repo';
-import { ContactRow, findByChatnetUid, findContact, findIdByPhone, toContact } from '../db/contacts.repo';
-import { contactUpdated } from '../domain/contact-events';
-import { isUuid } from '../domain/validation';
+import { ContactRow, findAppointment, findByChatnetUid, findContact, findIdByPhone, toAppointment, toContact } from '../contacts';
+import { isUuid } from '../shared';
 import { apiFields, type JsonRow, mergedFields, restoredFields } from './merge-fields';
 import * as repo from './merges.repo';
 
@@ -93,9 +90,7 @@ export async function mergeContacts(deps: Deps, ctx: CallContext, req: { targetI
       kept,
       mergedBy: ctx.userId || null,
     });
-    await recordActivity(tx, { orgId, contactId: targetId, type: 'merged', data: `Merged ${label(source)} (contact ${sourceId}) into this contact` });
-    const updated = (await findContact(tx, orgId, targetId))!;
-    if (changes.length) await contactUpdated(tx, orgId, updated, changes);
+    const updated = await deps.contactWriter.changed(tx, orgId, targetId, changes, { type: 'merged', data: `Merged ${label(source)} (contact ${sourceId}) into this contact` });
     await appointmentsMoved(tx, orgId, moved.appointments ?? []);
     await enqueueEvent(tx, {
       type: 'contact.merged',
@@ -160,9 +155,8 @@ export async function undoMerge(deps: Deps, ctx: CallContext, req: { mergeId?: s
         if (keys.length) back[table] = keys;
       }
       const done = await repo.markUndone(tx, orgId, mergeId, ctx.userId || null);
-      await recordActivity(tx, { orgId, contactId: m.target_id, type: 'merge_undone', data: `Undid the merge of ${label(m.source_row)} (contact ${m.source_id})` });
-      const [targetNow, sourceNow] = [(await findContact(tx, orgId, m.target_id))!, (await findContact(tx, orgId, m.source_id))!];
-      if (changes.length) await contactUpdated(tx, orgId, targetNow, changes);
+      const targetNow = await deps.contactWriter.changed(tx, orgId, m.target_id, changes, { type: 'merge_undone', data: `Undid the merge of ${label(m.source_row)} (contact ${m.source_id})` });
+      const sourceNow = (await findContact(tx, orgId, m.source_id))!;
       await appointmentsMoved(tx, orgId, back.appointments ?? []);
       await enqueueEvent(tx, {
         type: 'contact.merge_undone',

@@ -1,4 +1,4 @@
-import { criteriaSql } from '../domain/list-criteria';
+import { criteriaSql } from '../contacts';
 import { Dimension, MESSAGE_METRICS, Metric, ReportSpec } from './report-request';
 
 /**

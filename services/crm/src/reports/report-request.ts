@@ -1,6 +1,6 @@
 import { invalid } from '@crm/grpc-kit';
-import { Filter, validateCriteria } from '../domain/list-criteria';
-import { requireText } from '../domain/validation';
+import { Filter, validateCriteria } from '../contacts';
+import { requireText } from '../shared';
 
 /**
  * What a custom report may ask for. Every name is a whitelist entry; the SQL for each lives in

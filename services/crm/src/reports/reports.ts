@@ -3,7 +3,7 @@ import { AppError, CallContext, notFound, requireCan, requireOrg } from '@crm/gr
 import { offsetOf, pagination } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
-import { isUuid } from '../domain/validation';
+import { isUuid } from '../shared';
 import { CreateReportRequest, validateReportRequest } from './report-request';
 import * as repo from './reports.repo';
 

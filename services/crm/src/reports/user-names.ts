@@ -1,5 +1,5 @@
 import { decodeRemoteError, status } from '@crm/grpc-kit';
-import type { IdentityChannel } from '../clients/identity.client';
+import type { IdentityChannel } from '../clients';
 
 /** GetUser calls in flight at once for one report. */
 const PARALLEL = 8;

@@ -1,6 +1,6 @@
 import { Pool, PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
-import { toEventContact } from '../db/contacts.repo';
+import { toEventContact } from '../contacts';
 import { INTERVAL_SECONDS, publishRule, ScoringConfig } from './model';
 import * as repo from './scoring.repo';
 

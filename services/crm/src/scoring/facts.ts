@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '@crm/events';
-import { isUuid } from '../domain/validation';
+import { isUuid } from '../shared';
 import type { Condition } from './model';
 
 /**

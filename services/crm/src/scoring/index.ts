@@ -1,18 +1,23 @@
 import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import type { FamilyModule } from '../events/event-families';
+import type { FamilyModule } from '../events';
 import { scoreEvents } from './scoring.consumer';
 import { scoringHandlers } from './scoring.handler';
 import { UsedConditions } from './used-conditions';
 import { ScoringWorker } from './scoring.worker';
 
 /**
- * Lead scoring as app.ts wires it: the crm.v1.ScoringService on the service's gRPC server, the function that
- * turns events into scores (run by the message and contact family consumers, in their transactions), and the
- * background worker (org-wide recomputes after rule or config changes, the periodic decay sweep).
+ * Lead scoring as app.ts wires it, in two steps because the contact writer (in Deps) needs scoring and scoring's
+ * gRPC service needs Deps: first `recordFacts`, the function that turns events into facts and scores in the
+ * caller's transaction, and the background worker (org-wide recomputes after rule or config changes, the periodic
+ * decay sweep); then `serve` adds crm.v1.ScoringService to the service's gRPC server.
+ *
+ * `recordFacts` is called with crm's own contact changes and appointments by the contact writer, in the
+ * transaction that makes them, and with other services' message events by the message family consumer. Scoring
+ * consumes no crm event back from the broker, so its own leadScore announcements never return to it.
  */
-export function scoringFeature(deps: Deps, server: GrpcServer) {
-  const { config, pool, log } = deps;
+export function scoringFeature(base: Pick<Deps, 'config' | 'pool' | 'log'>) {
+  const { config, pool, log } = base;
   const worker = new ScoringWorker(pool, log, { tickMs: config.SCORING_TICK_MS, sweepMs: config.SCORING_SWEEP_MS, batchSize: config.SCORING_BATCH_SIZE });
   const conditions = new UsedConditions(config.SCORING_RULES_CACHE_MS);
   // Called after a rules or config write committed: this replica sees the new rules at once.
@@ -22,10 +27,12 @@ export function scoringFeature(deps: Deps, server: GrpcServer) {
       worker.kick();
     },
   };
-  server.add(serviceDefinition(loadProto('crm/v1/scoring.proto'), 'crm.v1.ScoringService'), scoringHandlers(deps, changed));
-  const applyEvents: FamilyModule = scoreEvents(conditions, log);
+  const recordFacts: FamilyModule = scoreEvents(conditions, log);
   return {
-    applyEvents,
+    recordFacts,
+    serve(deps: Deps, server: GrpcServer) {
+      server.add(serviceDefinition(loadProto('crm/v1/scoring.proto'), 'crm.v1.ScoringService'), scoringHandlers(deps, changed));
+    },
     async start() {
       worker.start();
     },

@@ -1,6 +1,6 @@
 import { invalid } from '@crm/grpc-kit';
-import { CONTACT_STATUSES } from '../domain/contacts';
-import { MAX_TAG_LENGTH, oneOf, requireText } from '../domain/validation';
+import { CONTACT_STATUSES } from '../contacts';
+import { MAX_TAG_LENGTH, oneOf, requireText } from '../shared';
 
 /**
  * Lead scoring rules of the game, without I/O: the config and its defaults, the conditions a rule can score,

@@ -1,7 +1,7 @@
 import type { PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
-import { isUuid } from '../domain/validation';
-import type { FamilyModule } from '../events/event-families';
+import { isUuid } from '../shared';
+import type { FamilyModule } from '../events';
 import { rescore } from './engine';
 import { addedTags, EventFacts, Fact, factsOf } from './facts';
 import * as repo from './scoring.repo';

@@ -1,5 +1,5 @@
 import { iso, Queryable } from '@crm/db';
-import type { ContactRow } from '../db/contacts.repo';
+import type { ContactRow } from '../contacts';
 import { DEFAULT_CONFIG, DecayInterval, INTERVAL_SECONDS, RuleFields, ScoringConfig } from './model';
 
 /** Scoring SQL. Every query filters on org_id (contact ids are checked against the org too). */

@@ -2,10 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { iso, Queryable, withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
-import { findContact } from '../db/contacts.repo';
-import { statusExists } from '../db/statuses.repo';
-import { isUuid } from '../domain/validation';
-import { viewerOf } from '../domain/visibility';
+import { findContact, statusExists, viewerOf } from '../contacts';
+import { isUuid } from '../shared';
 import { applyConfigPatch, applyRulePatch, Condition, ConfigPatch, factorOf, MAX_RULES, RulePatch, ScoringConfig } from './model';
 import * as repo from './scoring.repo';
 

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
 import { AppError, invalid } from '@crm/grpc-kit';
-import { recordActivity } from '../../db/activities.repo';
-import * as contacts from '../../db/contacts.repo';
-import { contactCreated } from '../../domain/contact-events';
-import { normalisePhone } from '../../domain/phone';
-import { optionalEmail, optionalText } from '../../domain/validation';
+import { type ContactWriter, normalisePhone, touchLastActivity } from '../../contacts';
+import { optionalEmail, optionalText } from '../../shared';
 import type { SocialnetLead } from './driver';
 import { contactIdsByPhone, insertLink, linkedLeadIds, SkippedLead } from './syncs.repo';
 
@@ -21,6 +18,8 @@ export interface ImportTarget {
   formId: string;
   formName: string;
   phoneCountry: string;
+  /** The contact writer: a lead's contact is made as every other is. */
+  contacts: ContactWriter;
 }
 
 export interface ImportCounts {
@@ -97,7 +96,7 @@ export async function importLeads(tx: PoolClient, t: ImportTarget, leads: Social
         continue;
       }
       // Filling in a lead form is something the contact did: lastActivity only moves forward.
-      await contacts.touchLastActivity(tx, t.orgId, existingId, lead.createdAt);
+      await touchLastActivity(tx, t.orgId, existingId, lead.createdAt);
       out.linked++;
       continue;
     }
@@ -106,7 +105,7 @@ export async function importLeads(tx: PoolClient, t: ImportTarget, leads: Social
       out.existing++;
       continue;
     }
-    const row = await contacts.insertContact(tx, {
+    const row = await t.contacts.create(tx, {
       id,
       orgId: t.orgId,
       ...fields,
@@ -116,9 +115,7 @@ export async function importLeads(tx: PoolClient, t: ImportTarget, leads: Social
       assignedUserId: null,
       notes: leadNotes(lead, t.formName),
       tags: [],
-    });
-    await recordActivity(tx, { orgId: t.orgId, contactId: row.id, type: 'created', data: `Created (source ${LEAD_SOURCE}, lead ${lead.id}, form "${t.formName}")` });
-    await contactCreated(tx, t.orgId, row);
+    }, `Created (source ${LEAD_SOURCE}, lead ${lead.id}, form "${t.formName}")`);
     // A later lead of the same person in this page links to the contact just made.
     if (fields.phone) byPhone.set(fields.phone, row.id);
     out.created++;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
-import { isUuid, requireText } from '../../domain/validation';
+import { isUuid, requireText } from '../../shared';
 import type { IntegrationDeps } from '../deps';
 import { NETWORK_ID } from './network-errors';
 import { connectedPage, onPage } from './pages';

@@ -1,5 +1,5 @@
 import { AppError, CallContext, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
-import { requireText } from '../../domain/validation';
+import { requireText } from '../../shared';
 import type { IntegrationDeps } from '../deps';
 import { NETWORK_ID } from './network-errors';
 import { networkId, networkToken } from './sandbox.driver';

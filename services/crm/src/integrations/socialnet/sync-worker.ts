@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { ClaimLoop, withTransaction, type Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import type { ContactWriter } from '../../contacts';
 import { findIntegration, markAuthExpired, recordSync } from '../integrations.repo';
 import { PageAccess, SocialnetDriver, SocialnetError, SocialnetForm } from './driver';
 import { importLeads, isPhoneConflict } from './lead-import';
@@ -16,6 +17,8 @@ export interface SyncWorkerOptions {
   driver: SocialnetDriver;
   box: TokenBox;
   phoneCountry: string;
+  /** Writes the contacts leads become (with their activity, event and scoring facts). */
+  contacts: ContactWriter;
   /** Leads asked of the network per page (and imported per transaction). */
   pageSize: number;
   /** Syncs this instance works on at once. */
@@ -161,7 +164,7 @@ export class SocialnetSyncWorker {
       if (!current) throw new LostClaim();
       const counts = await importLeads(
         tx,
-        { orgId: sync.org_id, syncId: sync.id, pageId: access.id, formId: form.id, formName: form.name, phoneCountry: this.o.phoneCountry },
+        { orgId: sync.org_id, syncId: sync.id, pageId: access.id, formId: form.id, formName: form.name, phoneCountry: this.o.phoneCountry, contacts: this.o.contacts },
         leads,
       );
       const kept = [...(current.skipped_leads ?? []), ...counts.skipped].slice(0, SKIPPED_KEPT);

@@ -2,17 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { type KeysetRequest, readKeyset, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { applyChanges, changesForUpdate, listFilter, valuesForNewContact } from '../custom-fields';
-import type { Deps } from '../deps';
-import { recordActivity, activitiesOf } from '../db/activities.repo';
+import { applyChanges, changesForUpdate, listFilter, valuesForNewContact } from '../../custom-fields';
+import type { Deps } from '../../deps';
+import { activitiesOf } from '../db/activities.repo';
 import { appointmentsOfContact } from '../db/appointments.repo';
 import * as repo from '../db/contacts.repo';
 import { friendRecordsOf, toFriend } from '../db/friends.repo';
 import { notesOf, toNote } from '../db/notes.repo';
 import { statusExists } from '../db/statuses.repo';
-import { contactCreated, contactDeleted, contactUpdated } from './contact-events';
 import { normalisePhone, phoneSearch } from './phone';
-import { escapeLike, isoTimestamp, isUuid, normaliseTags, oneOf, optionalEmail, optionalText, requireText, requireUuid } from './validation';
+import { escapeLike, isoTimestamp, isUuid, normaliseTags, oneOf, optionalEmail, optionalText, requireText, requireUuid } from '../../shared';
 import { viewerOf } from './visibility';
 
 export const CONTACT_STATUSES = ['new', 'lead', 'customer', 'lost'] as const;
@@ -237,9 +236,7 @@ export async function create(deps: Deps, ctx: CallContext, req: CreateRequest) {
   await assertAssignee(deps, ctx, c.assignedUserId);
   try {
     return await withTransaction(deps.pool, async (tx) => {
-      const row = await repo.insertContact(tx, c);
-      await recordActivity(tx, { orgId, contactId: row.id, type: 'created', data: `Created (source ${row.source})` });
-      await contactCreated(tx, orgId, row);
+      const row = await deps.contactWriter.create(tx, c, `Created (source ${c.source})`);
       return repo.toContact(row, []);
     });
   } catch (err) {
@@ -346,12 +343,10 @@ async function applyPatch(deps: Deps, orgId: string, id: string, patchOf: (row: 
       // Visibility is checked again under the lock: a reassignment since the first look wins.
       const row = await repo.findContact(tx, orgId, id, true, viewer);
       if (!row) throw notFound('Contact');
-      const { changed, changes } = diff(row, patchOf(row));
-      if (changes.length === 0) return repo.toContact(row);
-      phone = changed.phone;
-      const updated = (await repo.updateContact(tx, orgId, id, changed))!;
-      await recordActivity(tx, { orgId, contactId: id, type: 'updated', data: describe(row, updated, changes) });
-      await contactUpdated(tx, orgId, updated, changes);
+      const patch = patchOf(row);
+      // The phone this change would take, for the 409 naming its owner.
+      if (patch.phone !== undefined && patch.phone !== row.phone) phone = patch.phone;
+      const { row: updated } = await deps.contactWriter.update(tx, orgId, row, patch);
       return repo.toContact(updated);
     });
   } catch (err) {
@@ -397,9 +392,8 @@ export async function remove(deps: Deps, ctx: CallContext, id: string) {
   const orgId = requireOrg(ctx);
   if (!isUuid(id)) throw notFound('Contact');
   await withTransaction(deps.pool, async (tx) => {
-    const deleted = await repo.deleteContact(tx, orgId, id);
+    const deleted = await deps.contactWriter.delete(tx, orgId, id);
     if (!deleted) throw notFound('Contact');
-    await contactDeleted(tx, orgId, id);
     // Who was deleted, so the entry still means something once the contact is gone.
     await recordAudit(tx, ctx, { action: 'contact.deleted', resourceType: 'contact', resourceId: id, details: { name: deleted.name, phone: deleted.phone } });
   });
@@ -421,7 +415,8 @@ export async function upsertChatnet(
   // A concurrent delete between the conflict and the lookup leaves nothing to return; one more pass inserts.
   for (let attempt = 0; attempt < 3; attempt++) {
     const result = await withTransaction(deps.pool, async (tx) => {
-      const inserted = await repo.insertChatnetContactIfMissing(tx, {
+      const via = req.chatnetAccountId ? ` via account ${req.chatnetAccountId}` : '';
+      const inserted = await deps.contactWriter.createChatnetIfMissing(tx, {
         id: randomUUID(),
         orgId,
         name: displayName,
@@ -436,11 +431,8 @@ export async function upsertChatnet(
         avatar,
         chatnetUid: uid,
         threadTypes: [threadType],
-      });
+      }, `Created (source chatnet${via})`);
       if (inserted) {
-        const via = req.chatnetAccountId ? ` via account ${req.chatnetAccountId}` : '';
-        await recordActivity(tx, { orgId, contactId: inserted.id, type: 'created', data: `Created (source chatnet${via})` });
-        await contactCreated(tx, orgId, inserted);
         return { id: inserted.id, name: inserted.name, avatar: inserted.avatar, created: true };
       }
       const row = await repo.findByChatnetUid(tx, orgId, uid, true);
@@ -449,12 +441,8 @@ export async function upsertChatnet(
       if (!row.thread_types.includes(threadType)) wanted.threadTypes = [...row.thread_types, threadType];
       if (!row.name && displayName) wanted.name = displayName;
       if (avatar && avatar !== row.avatar) wanted.avatar = avatar;
-      const { changed, changes } = diff(row, wanted);
-      if (changes.length === 0) return { id: row.id, name: row.name, avatar: row.avatar, created: false };
-      // Thread types are bookkeeping for the filter, not a change anyone subscribes to.
-      const visible = changes.filter((c) => c !== 'threadTypes');
-      const updated = (await repo.updateContact(tx, orgId, row.id, changed, visible.length > 0))!;
-      if (visible.length > 0) await contactUpdated(tx, orgId, updated, visible);
+      // Thread types are bookkeeping for the filter, not a change anyone subscribes to (no activity either).
+      const { row: updated } = await deps.contactWriter.update(tx, orgId, row, wanted, { activity: false, quiet: ['threadTypes'] });
       return { id: updated.id, name: updated.name, avatar: updated.avatar, created: false };
     });
     if (result) return result;

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { offsetOf, pagination, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import type { Deps } from '../deps';
+import type { Deps } from '../../deps';
 import { toContact } from '../db/contacts.repo';
 import * as repo from '../db/customer-lists.repo';
 import { validateCriteria } from './list-criteria';
-import { isUuid, optionalText, requireText } from './validation';
+import { isUuid, optionalText, requireText } from '../../shared';
 
 /**
  * Customer lists: saved criteria over the org's contacts, evaluated live (count and members always reflect

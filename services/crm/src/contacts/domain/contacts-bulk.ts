@@ -1,12 +1,11 @@
 import { AppError, CallContext, forbidden, invalid, requireCan, requireOrg, roleRank } from '@crm/grpc-kit';
 import { PoolClient, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import type { Deps } from '../deps';
-import { recordActivity } from '../db/activities.repo';
+import type { Deps } from '../../deps';
 import * as repo from '../db/contacts.repo';
-import { contactDeleted, contactUpdated } from './contact-events';
-import { assertAssignee, assertStatusId, CONTACT_STATUSES, describe, diff } from './contacts';
-import { isUuid, normaliseTags, oneOf } from './validation';
+import type { ContactWriter } from '../contact-writer';
+import { assertAssignee, assertStatusId, CONTACT_STATUSES } from './contacts';
+import { isUuid, normaliseTags, oneOf } from '../../shared';
 import { viewerOf } from './visibility';
 
 /** Most ids one bulk request may name. */
@@ -84,7 +83,7 @@ function failureOf(id: string, err: unknown): BulkFailure {
 }
 
 /** As PUT /contacts/:id per contact: only real changes are written, each with an activity and one contact.updated. */
-async function applyPatches(tx: PoolClient, orgId: string, rows: repo.ContactRow[], patchOf: PatchOf): Promise<BulkFailure[]> {
+async function applyPatches(tx: PoolClient, contacts: ContactWriter, orgId: string, rows: repo.ContactRow[], patchOf: PatchOf): Promise<BulkFailure[]> {
   const failed: BulkFailure[] = [];
   for (const row of rows) {
     let patch: repo.ContactPatch;
@@ -94,19 +93,14 @@ async function applyPatches(tx: PoolClient, orgId: string, rows: repo.ContactRow
       failed.push(failureOf(row.id, err));
       continue;
     }
-    const { changed, changes } = diff(row, patch);
-    if (changes.length === 0) continue;
-    const updated = (await repo.updateContact(tx, orgId, row.id, changed))!;
-    await recordActivity(tx, { orgId, contactId: row.id, type: 'updated', data: describe(row, updated, changes) });
-    await contactUpdated(tx, orgId, updated, changes);
+    await contacts.update(tx, orgId, row, patch);
   }
   return failed;
 }
 
 /** As DELETE /contacts/:id per contact (one contact.deleted each), in one statement. */
-async function deleteRows(tx: PoolClient, orgId: string, rows: repo.ContactRow[]): Promise<BulkFailure[]> {
-  const deleted = await repo.deleteMany(tx, orgId, rows.map((r) => r.id));
-  for (const d of deleted) await contactDeleted(tx, orgId, d.id);
+async function deleteRows(tx: PoolClient, contacts: ContactWriter, orgId: string, rows: repo.ContactRow[]): Promise<BulkFailure[]> {
+  await contacts.deleteMany(tx, orgId, rows.map((r) => r.id));
   return [];
 }
 
@@ -133,7 +127,7 @@ export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkContacts
       ...malformed.map((id) => ({ id, code: 'not_found' })),
       ...valid.filter((id) => !found.has(id)).map((id) => ({ id, code: 'not_found' })),
     ];
-    if (rows.length > 0) failed.push(...(patchOf ? await applyPatches(tx, orgId, rows, patchOf) : await deleteRows(tx, orgId, rows)));
+    if (rows.length > 0) failed.push(...(patchOf ? await deps.contactWriter.batch(tx, (contacts) => applyPatches(tx, contacts, orgId, rows, patchOf)) : await deleteRows(tx, deps.contactWriter, orgId, rows)));
     const refused = new Set(failed.map((f) => f.id));
     const updatedIds = rows.map((r) => r.id).filter((id) => !refused.has(id));
     await recordAudit(tx, ctx, {

@@ -1,6 +1,6 @@
 import { invalid } from '@crm/grpc-kit';
 import { normalisePhone } from './phone';
-import { escapeLike, isUuid } from './validation';
+import { escapeLike, isUuid } from '../../shared';
 
 /**
  * Customer-list criteria: `{filters: [{field, operator, value}]}`, all filters must hold (AND). Fields are a

@@ -2,7 +2,7 @@ import type { PoolClient } from '@crm/db';
 import type { EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import * as repo from '../db/visibility.repo';
-import { isUuid } from '../domain/validation';
+import { isUuid } from '../../shared';
 
 /** What this consumer reads: messaging's conversation and settings events, the account assignment event. */
 export const INBOX_VISIBILITY_BINDINGS = [

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { type KeysetRequest, readKeyset, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
-import type { Deps } from '../deps';
+import type { Deps } from '../../deps';
 import { recordActivity } from '../db/activities.repo';
 import * as repo from '../db/appointments.repo';
 import { findContact } from '../db/contacts.repo';
-import { isoTimestamp, isUuid, oneOf, optionalText, requireUuid } from './validation';
+import { isoTimestamp, isUuid, oneOf, optionalText, requireUuid } from '../../shared';
 import { viewerOf } from './visibility';
 
 export const APPOINTMENT_STATUSES = ['scheduled', 'completed', 'cancelled'] as const;
@@ -101,7 +101,8 @@ export async function create(
     }
     const created = repo.toAppointment((await repo.findAppointment(tx, orgId, a.id))!);
     await recordActivity(tx, { orgId, contactId: a.contactId, type: 'appointment_created', data: `${created.title || created.type} at ${created.scheduledAt}` });
-    await enqueueEvent(tx, { type: 'appointment.created', orgId, data: { appointment: created } });
+    const event = await enqueueEvent(tx, { type: 'appointment.created', orgId, data: { appointment: created } });
+    await deps.contactWriter.recordEventFacts(tx, [event]);
     return created;
   });
   return appointment;

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, notFound, requireCan, requireOrg, roleRank } from '@crm/grpc-kit';
 import { PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
-import type { Deps } from '../deps';
+import type { Deps } from '../../deps';
 import { recordActivity } from '../db/activities.repo';
 import { findContact } from '../db/contacts.repo';
 import * as repo from '../db/notes.repo';
-import { isUuid, requireText } from './validation';
+import { isUuid, requireText } from '../../shared';
 import { viewerOf } from './visibility';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterSql, iso, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, Pool, Queryable } from '@crm/db';
-import type { CustomFields } from '../custom-fields';
+import type { CustomFields } from '../../custom-fields';
 import type { PhoneSearch } from '../domain/phone';
 import type { TotalCache } from './total-cache';
 import { contactVisibleSql } from './visibility.repo';

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
-import type { Deps } from '../deps';
-import { findContact } from '../db/contacts.repo';
+import type { Deps } from '../../deps';
 import * as repo from '../db/statuses.repo';
-import { contactUpdated } from './contact-events';
-import { isUuid, optionalText, requireText } from './validation';
+import { isUuid, optionalText, requireText } from '../../shared';
 
 const COLOR = /^#[0-9a-fA-F]{6}$/;
 
@@ -76,12 +74,8 @@ export async function remove(deps: Deps, ctx: CallContext, id: string) {
   const orgId = requireOrg(ctx);
   if (!isUuid(id)) throw notFound('Contact status');
   await withTransaction(deps.pool, async (tx) => {
-    const cleared = await repo.clearStatusFromContacts(tx, orgId, id);
+    await deps.contactWriter.clearStatus(tx, orgId, id);
     if (!(await repo.deleteStatus(tx, orgId, id))) throw notFound('Contact status');
-    for (const contactId of cleared) {
-      const row = await findContact(tx, orgId, contactId);
-      if (row) await contactUpdated(tx, orgId, row, ['statusId']);
-    }
   });
   return { ok: true, message: 'Contact status deleted' };
 }

@@ -1,5 +1,5 @@
 import type { Handlers } from '@crm/grpc-kit';
-import type { Deps } from '../deps';
+import type { Deps } from '../../deps';
 import * as appointments from '../domain/appointments';
 import * as contacts from '../domain/contacts';
 import { bulkUpdate } from '../domain/contacts-bulk';

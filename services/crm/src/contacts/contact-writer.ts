@@ -1,0 +1,164 @@
+import type { PoolClient } from '@crm/db';
+import { enqueueEvents, type EventEnvelope } from '@crm/events';
+import type { FamilyModule } from '../events';
+import { type ActivityType, recordActivities, recordActivity } from './db/activities.repo';
+import * as batches from './db/contact-batches.repo';
+import * as repo from './db/contacts.repo';
+import { clearStatusFromContacts } from './db/statuses.repo';
+import { contactCreated, contactDeleted, contactUpdated } from './domain/contact-events';
+import { describe, diff } from './domain/contacts';
+
+/** An activity line a change records on the contact's timeline. */
+export interface ActivityLine {
+  type: ActivityType;
+  data: string;
+}
+
+/** One contact an import batch changes: its new values, the locked row before, and the fields that differ. */
+export interface ImportedChange {
+  values: batches.ImportedValues;
+  before: repo.ContactRow;
+  changes: string[];
+}
+
+const nothingToScore: FamilyModule = async () => undefined;
+
+/**
+ * The one place a contact is created, changed or deleted (issue #14): every path (the contacts API, bulk actions,
+ * chat-network identities and friend lists, CSV import, socialnet leads, merges, a deleted status) writes the row,
+ * its activity and its outbox event here, in the caller's transaction, and hands the events to `recordFacts`
+ * (lead scoring, wired by app.ts) in that same transaction: a contact's scoring facts (created, status, stage,
+ * tags added) exist exactly when the change does, instead of crm consuming its own events back from the broker.
+ * Callers validate and lock first; the writer does not check permissions.
+ */
+export class ContactWriter {
+  constructor(private readonly recordFacts: FamilyModule = nothingToScore) {}
+
+  /** A new contact: the row, its `created` activity, contact.created. A duplicate phone fails as the insert does. */
+  async create(tx: PoolClient, c: repo.NewContact, activity: string): Promise<repo.ContactRow> {
+    const row = await repo.insertContact(tx, c);
+    await this.created(tx, c.orgId, [row], () => activity);
+    return row;
+  }
+
+  /** A chat-network identity's contact, unless the org has one for it already (undefined then). */
+  async createChatnetIfMissing(tx: PoolClient, c: repo.NewContact, activity: string): Promise<repo.ContactRow | undefined> {
+    const row = await repo.insertChatnetContactIfMissing(tx, c);
+    if (row) await this.created(tx, c.orgId, [row], () => activity);
+    return row;
+  }
+
+  /** Contacts (source chatnet) for the friend-list identities the org has none for yet; returns the new ones. */
+  async createForIdentities(tx: PoolClient, orgId: string, identities: { uid: string; name: string }[], activity: string): Promise<repo.ContactRow[]> {
+    const rows = await batches.insertChatnetContacts(tx, orgId, identities);
+    await this.created(tx, orgId, rows, () => activity);
+    return rows;
+  }
+
+  /**
+   * Apply `patch` to the locked row `before`: only fields that really differ are written and reported. With a
+   * change, the contact gets an `updated` activity (describing it, unless `activity` is false) and contact.updated
+   * listing the changes, except those in `quiet` (bookkeeping nobody subscribes to: written without touching
+   * updatedAt or publishing when nothing else changed).
+   */
+  async update(
+    tx: PoolClient,
+    orgId: string,
+    before: repo.ContactRow,
+    patch: repo.ContactPatch,
+    opts: { activity?: boolean; quiet?: string[] } = {},
+  ): Promise<{ row: repo.ContactRow; changes: string[] }> {
+    const { changed, changes } = diff(before, patch);
+    if (changes.length === 0) return { row: before, changes };
+    const announced = changes.filter((c) => !opts.quiet?.includes(c));
+    const row = (await repo.updateContact(tx, orgId, before.id, changed, announced.length > 0))!;
+    if (announced.length === 0) return { row, changes };
+    if (opts.activity !== false) await recordActivity(tx, { orgId, contactId: row.id, type: 'updated', data: describe(before, row, announced) });
+    await this.score(tx, [await contactUpdated(tx, orgId, row, announced)]);
+    return { row, changes };
+  }
+
+  /**
+   * A change written by a statement of its own (a merge copying columns, a merge undone giving them back): the
+   * activity, and contact.updated when `changes` lists any field. Returns the row as it is now.
+   */
+  async changed(tx: PoolClient, orgId: string, id: string, changes: string[], activity: ActivityLine): Promise<repo.ContactRow> {
+    await recordActivity(tx, { orgId, contactId: id, ...activity });
+    const row = (await repo.findContact(tx, orgId, id))!;
+    if (changes.length > 0) await this.score(tx, [await contactUpdated(tx, orgId, row, changes)]);
+    return row;
+  }
+
+  /** A custom status deleted: its contacts lose it, each with a contact.updated saying so (no activity, as before). */
+  async clearStatus(tx: PoolClient, orgId: string, statusId: string): Promise<void> {
+    const events: EventEnvelope[] = [];
+    for (const contactId of await clearStatusFromContacts(tx, orgId, statusId)) {
+      const row = await repo.findContact(tx, orgId, contactId);
+      if (row) events.push(await contactUpdated(tx, orgId, row, ['statusId']));
+    }
+    await this.score(tx, events);
+  }
+
+  /**
+   * A CSV import batch in multi-row statements: new contacts (source import) and changed ones, each with its
+   * activity (at the row's own time) and its contact.created / contact.updated.
+   */
+  async importBatch(tx: PoolClient, orgId: string, inserts: batches.ImportedValues[], updates: ImportedChange[]): Promise<void> {
+    const inserted = await batches.insertImported(tx, orgId, inserts);
+    const byId = new Map(updates.map((u) => [u.values.id, u]));
+    const rewritten = await batches.updateImported(tx, orgId, updates.map((u) => u.values));
+    await recordActivities(tx, orgId, [
+      ...inserted.map((r) => ({ contactId: r.id, type: 'created' as const, data: 'Created (source import)', at: r.created_at })),
+      ...rewritten.map((r) => ({ contactId: r.id, type: 'updated' as const, data: `${describe(byId.get(r.id)!.before, r, byId.get(r.id)!.changes)} (import)`, at: r.updated_at })),
+    ]);
+    const events = await enqueueEvents(tx, [
+      ...inserted.map((r) => ({ type: 'contact.created', orgId, data: { contact: repo.toEventContact(r) } })),
+      ...rewritten.map((r) => ({ type: 'contact.updated', orgId, data: { contact: repo.toEventContact(r), changes: byId.get(r.id)!.changes } })),
+    ]);
+    await this.recordFacts(events, tx);
+  }
+
+  /** The org's contact deleted, with contact.deleted; what it was (for the audit log), or undefined when unknown. */
+  async delete(tx: PoolClient, orgId: string, id: string): Promise<{ name: string; phone: string } | undefined> {
+    const deleted = await repo.deleteContact(tx, orgId, id);
+    if (deleted) await contactDeleted(tx, orgId, id);
+    return deleted;
+  }
+
+  /** Many of the org's contacts deleted in one statement, one contact.deleted each. */
+  async deleteMany(tx: PoolClient, orgId: string, ids: string[]): Promise<void> {
+    for (const d of await repo.deleteMany(tx, orgId, ids)) await contactDeleted(tx, orgId, d.id);
+  }
+
+  /**
+   * Runs `write` with a writer whose scoring facts wait until it is done, then are recorded in one pass for all
+   * its changes (a bulk action over 1,000 contacts: one multi-row scoring pass, not one per contact).
+   */
+  async batch<T>(tx: PoolClient, write: (contacts: ContactWriter) => Promise<T>): Promise<T> {
+    const pending: EventEnvelope[] = [];
+    const out = await write(new ContactWriter(async (events) => void pending.push(...events)));
+    await this.score(tx, pending);
+    return out;
+  }
+
+  /**
+   * Scoring facts of another event crm publishes about a contact (appointment.created), in the transaction that
+   * made it.
+   */
+  async recordEventFacts(tx: PoolClient, events: EventEnvelope[]): Promise<void> {
+    await this.score(tx, events);
+  }
+
+  private async created(tx: PoolClient, orgId: string, rows: repo.ContactRow[], activity: (row: repo.ContactRow) => string): Promise<void> {
+    const events: EventEnvelope[] = [];
+    for (const row of rows) {
+      await recordActivity(tx, { orgId, contactId: row.id, type: 'created', data: activity(row) });
+      events.push(await contactCreated(tx, orgId, row));
+    }
+    await this.score(tx, events);
+  }
+
+  private async score(tx: PoolClient, events: EventEnvelope[]): Promise<void> {
+    if (events.length > 0) await this.recordFacts(events, tx);
+  }
+}

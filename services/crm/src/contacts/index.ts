@@ -1,0 +1,35 @@
+/**
+ * The contacts core, crm's central module: contacts, notes, custom statuses, appointments, customer lists, friends
+ * and inbox visibility (crm.v1.CrmService), laid out in layers inside (domain/, db/, grpc/, events/). This is
+ * what the other modules and app.ts may use of it.
+ */
+
+// Wiring (app.ts, deps.ts).
+export { type ActivityLine, type ImportedChange, ContactWriter } from './contact-writer';
+export type { ImportedValues } from './db/contact-batches.repo';
+export { crmHandlers } from './grpc/crm.handler';
+export { chatnetFriendsHandler } from './events/chatnet-friends.consumer';
+export { INBOX_VISIBILITY_BINDINGS, inboxVisibilityHandler } from './events/inbox-visibility.consumer';
+export { compactContactCounts } from './db/contacts.repo';
+export { TotalCache } from './db/total-cache';
+
+// The contact as other modules read it.
+export {
+  COLUMNS,
+  type ContactRow,
+  findByChatnetUid,
+  findContact,
+  findIdByPhone,
+  listContactsById,
+  toContact,
+  toEventContact,
+  touchLastActivities,
+  touchLastActivity,
+} from './db/contacts.repo';
+export { contactFilter, CONTACT_STATUSES, diff, type ListRequest } from './domain/contacts';
+export { statusExists } from './db/statuses.repo';
+export { viewerOf } from './domain/visibility';
+export { normalisePhone } from './domain/phone';
+export { type ActivityType, recordActivities } from './db/activities.repo';
+export { findAppointment, toAppointment } from './db/appointments.repo';
+export { criteriaSql, type Filter, validateCriteria } from './domain/list-criteria';

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { createPool, migrate, Pool, withTransaction } from '@crm/db';
+import { installEventTables, type EventEnvelope } from '@crm/events';
+import { createLogger } from '@crm/logger';
+import { createTestDatabase, TestDatabase } from '@crm/testing';
+import { ContactWriter } from '../src/contacts';
+import { DEFAULT_CONFIG } from '../src/scoring/model';
+import { scoreEvents } from '../src/scoring/scoring.consumer';
+import * as scoringRepo from '../src/scoring/scoring.repo';
+import { UsedConditions } from '../src/scoring/used-conditions';
+
+// The contact writer against a real PostgreSQL: a contact change, its activity, its outbox event and its lead
+// scoring facts commit together (no round trip through the broker), or not at all.
+describe('contact writer', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  const writer = new ContactWriter(scoreEvents(new UsedConditions(0), createLogger('test', 'silent')));
+
+  beforeAll(async () => {
+    db = await createTestDatabase('crm_writer');
+    pool = createPool(db.url, 4);
+    await migrate(pool, path.join(__dirname, '..', 'migrations'));
+    await installEventTables(pool);
+  });
+  afterAll(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  const newOrg = async (rules: { condition: string; value?: string; points: number }[]) => {
+    const orgId = randomUUID();
+    await scoringRepo.saveConfig(pool, orgId, { ...DEFAULT_CONFIG, decayRate: 0 });
+    for (const r of rules) await scoringRepo.insertRule(pool, randomUUID(), orgId, { name: r.condition, condition: r.condition as never, value: r.value ?? '', points: r.points, weight: 1 });
+    return orgId;
+  };
+  const contact = (orgId: string, tags: string[] = []) => ({
+    id: randomUUID(), orgId, name: 'Lan', email: '', phone: '', source: 'manual', status: 'new', statusId: null, assignedUserId: null, notes: '', tags,
+  });
+  const q = async (sql: string, values: unknown[]) => (await pool.query(sql, values)).rows;
+  const score = async (id: string) => (await q('SELECT lead_score FROM contacts WHERE id = $1', [id]))[0]?.lead_score;
+  const facts = (id: string) => q('SELECT condition, value, occurrences FROM contact_score_facts WHERE contact_id = $1 ORDER BY condition, value', [id]);
+  const outbox = (id: string) => q(`SELECT type, data->'changes' AS changes FROM outbox WHERE data->'contact'->>'id' = $1 OR data->>'id' = $1 ORDER BY seq`, [id]);
+
+  it('a new contact is scored in its own transaction: facts, leadScore, activity and events commit with it', async () => {
+    const orgId = await newOrg([{ condition: 'contact_created', points: 5 }, { condition: 'tag_added', value: 'vip', points: 20 }]);
+    const c = contact(orgId, ['VIP']);
+    await withTransaction(pool, (tx) => writer.create(tx, c, 'Created (source manual)'));
+
+    // Scored on commit, not once an event came back from the broker.
+    expect(await score(c.id)).toBe(25);
+    expect(await facts(c.id)).toEqual([
+      { condition: 'contact_created', value: '', occurrences: 1 },
+      { condition: 'tag_added', value: 'vip', occurrences: 1 },
+    ]);
+    expect(await q('SELECT type, data FROM contact_activities WHERE contact_id = $1', [c.id])).toEqual([{ type: 'created', data: 'Created (source manual)' }]);
+    // contact.created, then the score's announcement (25 is a move of a tenth of maxScore or more).
+    expect(await outbox(c.id)).toEqual([{ type: 'contact.created', changes: null }, { type: 'contact.updated', changes: ['leadScore'] }]);
+  });
+
+  it('a change that rolls back leaves no contact change, fact, activity or event', async () => {
+    const orgId = await newOrg([{ condition: 'status_changed', points: 10 }]);
+    const c = contact(orgId);
+    const row = await withTransaction(pool, (tx) => writer.create(tx, c, 'Created'));
+    await expect(
+      withTransaction(pool, async (tx) => {
+        await writer.update(tx, orgId, row, { status: 'lead' });
+        throw new Error('the caller fails after the write');
+      }),
+    ).rejects.toThrow('the caller fails');
+    expect((await q('SELECT status FROM contacts WHERE id = $1', [c.id]))[0].status).toBe('new');
+    expect(await facts(c.id)).toEqual([]);
+    expect(await q(`SELECT type FROM contact_activities WHERE contact_id = $1 AND type = 'updated'`, [c.id])).toEqual([]);
+    expect((await outbox(c.id)).map((e) => e.type)).toEqual(['contact.created']);
+
+    await withTransaction(pool, (tx) => writer.update(tx, orgId, row, { status: 'lead' }));
+    expect(await facts(c.id)).toEqual([{ condition: 'status_changed', value: 'lead', occurrences: 1 }]);
+    expect(await score(c.id)).toBe(10);
+  });
+
+  it('only what differs is written; quiet changes neither touch updatedAt nor publish', async () => {
+    const orgId = await newOrg([]);
+    const row = await withTransaction(pool, (tx) => writer.create(tx, contact(orgId), 'Created'));
+    const same = await withTransaction(pool, (tx) => writer.update(tx, orgId, row, { name: row.name, tags: [] }));
+    expect(same.changes).toEqual([]);
+    const quiet = await withTransaction(pool, (tx) => writer.update(tx, orgId, row, { threadTypes: ['group'] }, { activity: false, quiet: ['threadTypes'] }));
+    expect(quiet.changes).toEqual(['threadTypes']);
+    expect(quiet.row.thread_types).toEqual(['group']);
+    expect(quiet.row.updated_at).toEqual(row.updated_at);
+    expect((await outbox(row.id)).map((e) => e.type)).toEqual(['contact.created']);
+    expect(await q(`SELECT type FROM contact_activities WHERE contact_id = $1 ORDER BY id`, [row.id])).toEqual([{ type: 'created' }]);
+  });
+
+  it('a batch hands scoring all its changes in one call, after the writes', async () => {
+    const calls: EventEnvelope[][] = [];
+    const spying = new ContactWriter(async (events) => void calls.push(events));
+    const orgId = await newOrg([]);
+    const rows = await withTransaction(pool, async (tx) => {
+      const made = [];
+      for (let i = 0; i < 3; i++) made.push(await spying.create(tx, contact(orgId), 'Created'));
+      return made;
+    });
+    calls.length = 0;
+    await withTransaction(pool, (tx) => spying.batch(tx, async (contacts) => {
+      for (const row of rows) await contacts.update(tx, orgId, row, { tags: ['hot'] });
+      expect(calls).toEqual([]);
+    }));
+    expect(calls).toHaveLength(1);
+    expect(calls[0].map((e) => [e.type, (e.data as { contact: { id: string } }).contact.id])).toEqual(rows.map((r) => ['contact.updated', r.id]));
+  });
+});

@@ -1,0 +1,83 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/**
+ * crm is built of modules (issue #14): every direct sub-folder of services/crm/src is one (contacts, scoring,
+ * analytics, reports, integrations, shared, ...), and its `index.ts` is its public face. A file may import the
+ * files of its own module freely, but another module only through that face (`../scoring`, never
+ * `../scoring/engine`), so a module's inside can change without its neighbours noticing. The top-level files
+ * (app.ts, deps.ts, ...) are no module; importing them is allowed, and they too reach modules only by their index.
+ * Type-only imports count as well: a type from another module's inside ties the two together just the same.
+ */
+const crmSrc = path.join(__dirname, '..', '..', 'services', 'crm', 'src');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) return sources(p);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [p] : [];
+  });
+}
+
+/** The module a path belongs to (its first folder under `src`), or undefined for a top-level file. */
+function moduleOf(src: string, file: string): string | undefined {
+  const parts = path.relative(src, file).split(path.sep);
+  return parts.length > 1 ? parts[0] : undefined;
+}
+
+/** Every relative import and re-export of a file (static `from '…'`, `import('…')` and `require('…')`). */
+function relativeSpecifiers(text: string): string[] {
+  const found = [...text.matchAll(/\bfrom\s+'(\.[^']*)'|\bimport\(\s*'(\.[^']*)'\s*\)|\brequire\(\s*'(\.[^']*)'\s*\)/g)];
+  return found.map((m) => m[1] ?? m[2] ?? m[3]);
+}
+
+/** "file → target" for every import that reaches into another module past its index. */
+function boundaryViolations(src: string): string[] {
+  const out: string[] = [];
+  for (const file of sources(src)) {
+    const own = moduleOf(src, file);
+    for (const spec of relativeSpecifiers(readFileSync(file, 'utf8'))) {
+      const target = path.resolve(path.dirname(file), spec);
+      const targetModule = moduleOf(src, target);
+      if (!targetModule || targetModule === own) continue;
+      // The face itself: the module folder, or its index file named outright.
+      const face = path.join(src, targetModule);
+      if (target === face || target === path.join(face, 'index') || target === path.join(face, 'index.ts')) continue;
+      out.push(`${path.relative(src, file)} → ${spec}`);
+    }
+  }
+  return out;
+}
+
+describe('crm modules', () => {
+  it('import each other only through their index.ts', () => {
+    expect(boundaryViolations(crmSrc)).toEqual([]);
+  });
+
+  it('every module has an index.ts', () => {
+    const modules = readdirSync(crmSrc).filter((name) => statSync(path.join(crmSrc, name)).isDirectory());
+    expect(modules.filter((m) => !existsSync(path.join(crmSrc, m, 'index.ts')))).toEqual([]);
+    expect(modules).toEqual(expect.arrayContaining(['contacts', 'scoring', 'analytics', 'reports', 'integrations', 'shared']));
+  });
+
+  it('sees an import past another module\'s index, and allows its own files, faces and top-level files', () => {
+    const src = mkdtempSync(path.join(tmpdir(), 'crm-modules-'));
+    const write = (rel: string, text: string) => {
+      mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });
+      writeFileSync(path.join(src, rel), text);
+    };
+    try {
+      write('deps.ts', "import type { Row } from './a';\nexport type Deps = Row;\n");
+      write('app.ts', "import { a } from './a';\nimport { inner } from './a/inner';\n");
+      write('a/index.ts', "export { inner as a } from './inner';\nexport type { Row } from './db/row';\n");
+      write('a/inner.ts', "import type { Deps } from '../deps';\nexport const inner = 1;\n");
+      write('a/db/row.ts', "import { b } from '../../b';\nexport type Row = { b: typeof b };\n");
+      write('b/index.ts', "export { b } from './b';\n");
+      write('b/b.ts', "import type { Row } from '../a/db/row';\nimport { a } from '../a/index';\nexport const b = () => import('../a/inner');\n");
+      expect(boundaryViolations(src).sort()).toEqual(['app.ts → ./a/inner', 'b/b.ts → ../a/db/row', 'b/b.ts → ../a/inner'].sort());
+    } finally {
+      rmSync(src, { recursive: true, force: true });
+    }
+  });
+});
