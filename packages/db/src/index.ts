@@ -166,3 +166,4 @@ export { ClaimLoop } from './claim-loop';
 export type { ClaimLoopOptions } from './claim-loop';
 export { afterSql, isKeysetPosition, keysetPage, keyTimeSql, readKeyset } from './keyset';
 export type { Keyset, KeysetPosition, KeysetRequest } from './keyset';
+export { escapeLike } from './like';

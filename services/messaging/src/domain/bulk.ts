@@ -9,7 +9,7 @@ import * as messages from '../db/messages.repo';
 import { EVENTS } from './events';
 import { checkMayAssign } from './ownership';
 import { parseSnoozedUntil, statusChangedData } from './status';
-import { isUuid, oneOf } from './validation';
+import { isUuid, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 /** Most ids one bulk request may name. */
@@ -117,7 +117,7 @@ async function prepareAssign(deps: Deps, ctx: CallContext, req: BulkRequest): Pr
 
 /** status: as PUT /status (snoozed needs a future snoozedUntil); one UPDATE, one `conversation.status_changed` per change. */
 function prepareStatus(ctx: CallContext, req: BulkRequest): Apply {
-  const status = oneOf(req.status, 'status', CONVERSATION_STATUSES) as ConversationStatus | undefined;
+  const status = optionalOneOf(req.status, CONVERSATION_STATUSES, 'status') as ConversationStatus | undefined;
   if (!status) throw invalid('status', 'is required');
   const until = parseSnoozedUntil(req.snoozedUntil, status);
   return async (db, rows) => {
@@ -178,7 +178,7 @@ function prepare(deps: Deps, ctx: CallContext, action: Action, req: BulkRequest)
  */
 export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkRequest) {
   requireCan(ctx, 'conversations:write');
-  const action = oneOf(req.action, 'action', ACTIONS) as Action | undefined;
+  const action = optionalOneOf(req.action, ACTIONS, 'action') as Action | undefined;
   if (!action) throw invalid('action', `is required (one of ${ACTIONS.join(', ')})`);
   const { valid, malformed } = bulkIds(req.ids);
   const apply = await prepare(deps, ctx, action, req);

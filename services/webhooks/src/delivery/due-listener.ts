@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { Logger } from '@crm/logger';
 import { DUE_CHANNEL } from '../db/deliveries.repo';
-import { isUuid } from '../domain/validation';
+import { isUuid } from '@crm/validation';
 
 export interface DueListenerOptions {
   /** A dedicated connection: LISTEN holds its session, so it cannot be a pool connection. */
