@@ -3,7 +3,7 @@
  * timestamps. A failed check throws grpc-kit's `invalid` (a 400 at the gateway naming the field). Rules that
  * belong to one service (tags in crm, hex colors in messaging, webhook URLs) stay in that service.
  */
-export { isUuid, requireUuid } from './ids';
+export { bulkIds, isUuid, requireUuid } from './ids';
 export { optionalText, rejectNul, requireText } from './text';
 export { oneOf, optionalOneOf } from './choices';
 export { normaliseEmail, optionalEmail } from './email';

@@ -1,5 +1,5 @@
 import { AppError } from '@crm/grpc-kit';
-import { isoTimestamp, isUuid, normaliseEmail, oneOf, optionalEmail, optionalOneOf, optionalText, requireText, requireUuid } from './index';
+import { bulkIds, isoTimestamp, isUuid, normaliseEmail, oneOf, optionalEmail, optionalOneOf, optionalText, requireText, requireUuid } from './index';
 
 /** The field issue a check threw, or undefined when it passed. */
 function issueOf(check: () => unknown): { field: string; message: string } | undefined {
@@ -24,6 +24,23 @@ describe('ids', () => {
   it('requireUuid lower-cases a good id and names the field of a bad one', () => {
     expect(requireUuid('7F3E1C52-0B4A-4C1E-9D2F-1A2B3C4D5E6F', 'contactId')).toBe('7f3e1c52-0b4a-4c1e-9d2f-1a2b3c4d5e6f');
     expect(issueOf(() => requireUuid('nope', 'contactId'))).toEqual({ field: 'contactId', message: 'must be an id (UUID)' });
+  });
+});
+
+describe('bulkIds', () => {
+  const A = '7f3e1c52-0b4a-4c1e-9d2f-1a2b3c4d5e6f';
+  const B = '00000000-0000-4000-8000-000000000001';
+
+  it('deduplicates ids in any case and sets the malformed apart', () => {
+    expect(bulkIds([A, A.toUpperCase(), ` ${B} `, 'nope', 'nope'], 10)).toEqual({ valid: [A, B], malformed: ['nope'] });
+  });
+
+  it('refuses an empty list and more distinct ids than the bound', () => {
+    expect(issueOf(() => bulkIds([], 10))).toEqual({ field: 'ids', message: 'must list at least one id' });
+    expect(issueOf(() => bulkIds(undefined, 10))).toEqual({ field: 'ids', message: 'must list at least one id' });
+    expect(issueOf(() => bulkIds([A, B, 'x'], 2))).toEqual({ field: 'ids', message: 'must list at most 2 ids' });
+    // Repeats count once.
+    expect(bulkIds([A, A, B], 2).valid).toHaveLength(2);
   });
 });
 

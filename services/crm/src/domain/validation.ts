@@ -3,7 +3,7 @@ import { invalid } from '@crm/grpc-kit';
 // The checks every service shares live in @crm/validation (escapeLike with the SQL helpers in @crm/db); this
 // file keeps crm's own rules and passes the shared ones on to crm's modules.
 export { escapeLike } from '@crm/db';
-export { isoTimestamp, isUuid, oneOf, optionalEmail, optionalText, requireText, requireUuid } from '@crm/validation';
+export { bulkIds, isoTimestamp, isUuid, oneOf, optionalEmail, optionalText, requireText, requireUuid } from '@crm/validation';
 
 export const MAX_TAGS = 50;
 export const MAX_TAG_LENGTH = 50;
