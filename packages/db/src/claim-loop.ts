@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { NotifyListener } from './notify-listener';
 
 interface Log {
   warn(obj: object, msg?: string): void;
@@ -16,8 +16,20 @@ export interface ClaimLoopOptions<T> {
   pollMs: number;
   /** Items worked on at once by this instance. */
   concurrency: number;
-  /** Take up to `free` due items (FOR UPDATE SKIP LOCKED with a lease, so instances share the table). */
-  claim(free: number): Promise<T[]>;
+  /**
+   * A channel whose notifications carry a payload the owner reads (e.g. the ids of new rows); the loop
+   * claims after it, without asking for a look at the table (`due` is false unless something else asked).
+   */
+  onNotification?(payload: string): void;
+  /**
+   * Take up to `free` due items (FOR UPDATE SKIP LOCKED with a lease, so instances share the table). `due`:
+   * something asked for a look at the table since the last claim (start, the poll, a NOTIFY, a reconnect of
+   * the LISTEN connection, wake()); false when the loop only comes round again (a full batch, a free slot).
+   * A plain list means: claim again at once when it filled every slot, and again whenever a slot frees. An
+   * owner that knows better answers `again` (look again at once) and `left` (work stayed behind for lack of
+   * a slot: look again when one frees).
+   */
+  claim(free: number, due: boolean): Promise<T[] | ClaimBatch<T>>;
   /** Do one claimed item; an error is logged and the item comes back when its lease ends. */
   work(item: T): Promise<void>;
   /** Fields that identify an item in log lines. */
@@ -25,25 +37,54 @@ export interface ClaimLoopOptions<T> {
   log: Log;
 }
 
+/** A claim that says whether to come round again: at once (`again`) or when a slot frees (`left`). */
+export interface ClaimBatch<T> {
+  items: T[];
+  again: boolean;
+  left: boolean;
+}
+
 /**
  * The loop every table-backed job queue here shares (automation runs and campaigns, crm reports and lead
  * syncs): a table row is the durable unit of work, claimed under a lease so several instances can share the
  * table and a crashed instance's work is taken up again. The loop wakes on NOTIFY (a committed new row starts
- * at once), on a poll (work due by time), and whenever an item finishes (a free slot); it keeps claiming
- * while every slot it offered was filled.
+ * at once), on a poll (work due by time), on a reconnect of the LISTEN connection (notifications sent while
+ * it was down are lost) and whenever an item finishes (a free slot); it keeps claiming while every slot it
+ * offered was filled. An owner with its own bounds (the webhook worker's per-endpoint slots, its announced
+ * ids) answers a ClaimBatch and calls nudge() when a slot of its own frees.
  */
 export class ClaimLoop<T> {
   private readonly active = new Set<Promise<void>>();
-  private listener?: Client;
+  private readonly listener: NotifyListener;
   private pollTimer?: NodeJS.Timeout;
-  private listenRetry?: NodeJS.Timeout;
+  /** The loop should come round (again). */
   private wanted = false;
+  /** A look at the table was asked for since the last claim. */
+  private due = false;
+  /** The last claim left work behind for lack of a slot: a free slot claims again. */
+  private left = true;
   private filling = false;
+  /** The claim under way, for stop() to wait for. */
+  private fillRun: Promise<void> = Promise.resolve();
   private stopping = false;
   private stopped: Promise<void> = Promise.resolve();
   private signalStop: () => void = () => undefined;
 
-  constructor(private readonly opts: ClaimLoopOptions<T>) {}
+  constructor(private readonly opts: ClaimLoopOptions<T>) {
+    this.listener = new NotifyListener({
+      name: opts.name,
+      databaseUrl: opts.databaseUrl,
+      channel: opts.channel,
+      log: opts.log,
+      onNotification: (payload) => {
+        if (opts.onNotification) {
+          opts.onNotification(payload);
+          this.nudge();
+        } else this.wake();
+      },
+      onConnected: () => this.wake(),
+    });
+  }
 
   get isStopping(): boolean {
     return this.stopping;
@@ -54,25 +95,29 @@ export class ClaimLoop<T> {
     return this.active.size;
   }
 
+  /** Whether notifications are being received right now (tests, health). */
+  get listening(): boolean {
+    return this.listener.connected;
+  }
+
   async start(): Promise<void> {
     this.stopping = false;
     this.stopped = new Promise((r) => (this.signalStop = r));
-    await this.listen();
+    // A LISTEN that cannot connect is retried in the background; the poll finds the work meanwhile.
+    await this.listener.start();
     this.pollTimer = setInterval(() => this.wake(), this.opts.pollMs);
     // Work that fell due while no instance was running.
     this.wake();
   }
 
-  /** Stop claiming, let the items in hand finish (their work() should notice isStopping), drop the LISTEN. */
+  /** Stop claiming, let a claim under way and the items in hand finish (their work() should notice isStopping), drop the LISTEN. */
   async stop(): Promise<void> {
     this.stopping = true;
     this.signalStop();
     clearInterval(this.pollTimer);
-    clearTimeout(this.listenRetry);
+    await this.listener.stop();
+    await this.fillRun;
     await Promise.allSettled([...this.active]);
-    const l = this.listener;
-    this.listener = undefined;
-    await l?.end().catch(() => undefined);
   }
 
   /** Sleep that stop() cuts short. */
@@ -82,61 +127,54 @@ export class ClaimLoop<T> {
     clearTimeout(timer);
   }
 
+  /** Look at the table: work may be due. */
   wake(): void {
+    this.due = true;
+    this.nudge();
+  }
+
+  /** Come round again without asking for a look at the table (a slot of the owner's own freed, ids were announced). */
+  nudge(): void {
     this.wanted = true;
-    if (!this.filling && !this.stopping) void this.fill();
+    if (!this.filling && !this.stopping) {
+      this.filling = true;
+      this.fillRun = this.fill();
+    }
   }
 
   private async fill(): Promise<void> {
-    this.filling = true;
     try {
       while (this.wanted && !this.stopping) {
         this.wanted = false;
         const free = this.opts.concurrency - this.active.size;
-        if (free <= 0) break;
-        const claimed = await this.opts.claim(free);
-        for (const item of claimed) {
+        if (free <= 0) {
+          this.left = true;
+          break;
+        }
+        const due = this.due;
+        this.due = false;
+        const answer = await this.opts.claim(free, due);
+        const batch = Array.isArray(answer) ? { items: answer, again: answer.length === free, left: true } : answer;
+        this.left = batch.left;
+        for (const item of batch.items) {
           const p: Promise<void> = this.opts
             .work(item)
             .catch((err) => this.opts.log.error({ err, ...this.opts.describe?.(item) }, `${this.opts.name}: work crashed; it resumes when its lease ends`))
             .finally(() => {
               this.active.delete(p);
-              this.wake();
+              if (this.left || this.due) this.nudge();
             });
           this.active.add(p);
         }
         // A full batch: there may be more due than slots; look again once the loop comes round.
-        if (claimed.length === free) this.wanted = true;
+        if (batch.again) this.wanted = true;
       }
     } catch (err) {
+      this.left = true;
       this.opts.log.warn({ err }, `${this.opts.name}: could not claim work; retrying at the next poll`);
     } finally {
+      // Cleared with no await after the loop's last look, so a nudge() from here on starts a new fill.
       this.filling = false;
     }
-  }
-
-  private async listen(): Promise<void> {
-    const client = new Client({ connectionString: this.opts.databaseUrl });
-    client.on('notification', () => this.wake());
-    const lost = (err?: Error) => {
-      if (this.listener !== client) return;
-      this.listener = undefined;
-      client.end().catch(() => undefined);
-      if (this.stopping) return;
-      this.opts.log.warn({ err }, `${this.opts.name}: LISTEN connection lost; polling until it is back`);
-      this.relisten();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    await client.connect();
-    await client.query(`LISTEN ${this.opts.channel}`);
-    this.listener = client;
-  }
-
-  private relisten(): void {
-    if (this.stopping) return;
-    this.listenRetry = setTimeout(() => {
-      this.listen().catch(() => this.relisten());
-    }, 1000);
   }
 }

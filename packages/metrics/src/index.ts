@@ -4,6 +4,7 @@
  */
 export { DURATION_BUCKETS, Metrics } from './metrics';
 export { startMetricsServer, type MetricsServer } from './server';
+export { type RunningService, withMetricsServer } from './running-service';
 export { ChildCache } from './child-cache';
 export * from './instruments';
 export type { Counter, Gauge, Histogram } from 'prom-client';

@@ -4,7 +4,7 @@ import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
-import { Metrics, startMetricsServer } from '@crm/metrics';
+import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { AddressGuard } from '@crm/net-guard';
 import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
 import type { AiServiceConfig } from './config';
@@ -16,12 +16,7 @@ import { aiHandlers } from './grpc/ai.handler';
 export { loadConfig } from './config';
 export type { AiServiceConfig } from './config';
 
-export interface RunningService {
-  port: number;
-  /** Port of the Prometheus `/metrics` listener. */
-  metricsPort: number;
-  stop(): Promise<void>;
-}
+export type { RunningService };
 
 /** Create the database if needed, migrate, and serve gRPC. Used by main.ts and by tests in-process. */
 export async function startAi(config: AiServiceConfig, log: Logger = createLogger('ai', config.LOG_LEVEL)): Promise<RunningService> {
@@ -62,18 +57,7 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
     await closeRedisClient(redis);
     await pool.end();
   };
-  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
-    await stop();
-    throw err;
-  });
-  return {
-    port,
-    metricsPort: scrapes.port,
-    async stop() {
-      await scrapes.close();
-      await stop();
-    },
-  };
+  return withMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }, { port, stop });
 }
 
 /** The conventional entry every service exports, so the test stack and scripts can start any of them. */

@@ -4,7 +4,7 @@ import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
-import { Metrics, startMetricsServer } from '@crm/metrics';
+import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { createMailSender } from '@crm/mail';
 import { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
@@ -27,12 +27,7 @@ export { repliesQueue } from './events/campaign-replies.consumer';
 export { seenQueue } from './events/campaign-seen.consumer';
 export { emailAlertsQueue } from './events/email-alerts.consumer';
 
-export interface RunningService {
-  port: number;
-  /** Port of the Prometheus `/metrics` listener. */
-  metricsPort: number;
-  stop(): Promise<void>;
-}
+export type { RunningService };
 
 /**
  * Create the database if needed, migrate, then: gRPC for the API, the outbox relay (notification.created),
@@ -178,18 +173,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     deps.mail.close();
     await pool.end();
   };
-  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
-    await stop();
-    throw err;
-  });
-  return {
-    port,
-    metricsPort: scrapes.port,
-    async stop() {
-      await scrapes.close();
-      await stop();
-    },
-  };
+  return withMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }, { port, stop });
 }
 
 /** The conventional entry every service exports, so the test stack and scripts can start any of them. */

@@ -6,7 +6,7 @@ import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { createServiceClient, GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
-import { Metrics, startMetricsServer } from '@crm/metrics';
+import { Metrics, type RunningService as StartedService, withMetricsServer } from '@crm/metrics';
 import { AddressGuard } from '@crm/net-guard';
 import { type ConnectorConfig, sandboxControlEnabled } from './config';
 import type { Deps } from './deps';
@@ -27,12 +27,9 @@ import { connectRedis } from './redis';
 
 export { loadConfig } from './config';
 
-export interface RunningService {
-  port: number;
+/** What start() answers: the shared RunningService and what this service adds. */
+export interface RunningService extends StartedService {
   instanceId: string;
-  /** Port of the Prometheus `/metrics` listener. */
-  metricsPort: number;
-  stop(): Promise<void>;
 }
 
 /**
@@ -120,19 +117,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     await redis.close();
     await pool.end();
   };
-  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
-    await stop();
-    throw err;
-  });
-  return {
-    port,
-    instanceId,
-    metricsPort: scrapes.port,
-    async stop() {
-      await scrapes.close();
-      await stop();
-    },
-  };
+  return withMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }, { port, instanceId, stop });
 }
 
 /** The conventional entry every service exports, so the test stack and scripts can start any of them. */

@@ -3,7 +3,7 @@ import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
-import { Metrics, startMetricsServer } from '@crm/metrics';
+import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { identityChannel, identityDirectory, messagingConversations } from './clients';
 import type { CrmConfig } from './config';
 import type { Deps } from './deps';
@@ -23,12 +23,7 @@ export { loadConfig } from './config';
 
 const COUNT_COMPACT_EVERY_MS = 30_000;
 
-export interface RunningService {
-  port: number;
-  /** Port of the Prometheus `/metrics` listener. */
-  metricsPort: number;
-  stop(): Promise<void>;
-}
+export type { RunningService };
 
 /** Create the database if needed, migrate, start the outbox relay and consumers, and serve gRPC. */
 export async function startCrm(config: CrmConfig, log: Logger = createLogger('crm', config.LOG_LEVEL)): Promise<RunningService> {
@@ -127,18 +122,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     deps.conversations.close();
     await pool.end();
   };
-  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
-    await stop();
-    throw err;
-  });
-  return {
-    port,
-    metricsPort: scrapes.port,
-    async stop() {
-      await scrapes.close();
-      await stop();
-    },
-  };
+  return withMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }, { port, stop });
 }
 
 /** The conventional entry every service exports, so the test stack and scripts can start any of them. */

@@ -4,7 +4,7 @@ import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { AUDIT_RECORDED, brokerConnected, EventConsumer, installEventTables } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
-import { Metrics, startMetricsServer } from '@crm/metrics';
+import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
 import type { IdentityConfig } from './config';
 import type { Deps } from './deps';
@@ -16,12 +16,7 @@ import { createMailer } from './mail/mailer';
 
 export { loadConfig } from './config';
 
-export interface RunningService {
-  port: number;
-  /** Port of the Prometheus `/metrics` listener. */
-  metricsPort: number;
-  stop(): Promise<void>;
-}
+export type { RunningService };
 
 /** Create the database if needed, migrate, and serve gRPC. Used by main.ts and by tests in-process. */
 export async function startIdentity(config: IdentityConfig, log: Logger = createLogger('identity', config.LOG_LEVEL)): Promise<RunningService> {
@@ -82,18 +77,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     await closeRedisClient(redis);
     await pool.end();
   };
-  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
-    await stop();
-    throw err;
-  });
-  return {
-    port,
-    metricsPort: scrapes.port,
-    async stop() {
-      await scrapes.close();
-      await stop();
-    },
-  };
+  return withMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }, { port, stop });
 }
 
 /** Runs the audit-log retention sweep every AUDIT_SWEEP_INTERVAL_MS (first run one interval after start). */

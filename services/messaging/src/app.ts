@@ -4,7 +4,7 @@ import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
-import { Metrics, startMetricsServer } from '@crm/metrics';
+import { Metrics, type RunningService as StartedService, withMetricsServer } from '@crm/metrics';
 import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
 import { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
@@ -25,13 +25,10 @@ export { sweepOrphanAttachments } from './domain/attachment-sweeper';
 /** One run of the snooze wake-up job (tests run several at once, as several instances would). */
 export { wakeSnoozed } from './domain/status';
 
-export interface RunningService {
-  port: number;
+/** What start() answers: the shared RunningService and what this service adds. */
+export interface RunningService extends StartedService {
   /** Port of the attachments HTTP server (uploads and downloads stream there). */
   httpPort: number;
-  /** Port of the Prometheus `/metrics` listener. */
-  metricsPort: number;
-  stop(): Promise<void>;
 }
 
 /**
@@ -93,19 +90,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     await closeRedisClient(redis);
     await pool.end();
   };
-  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
-    await stop();
-    throw err;
-  });
-  return {
-    port,
-    httpPort: files.port,
-    metricsPort: scrapes.port,
-    async stop() {
-      await scrapes.close();
-      await stop();
-    },
-  };
+  return withMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }, { port, httpPort: files.port, stop });
 }
 
 /** The conventional entry every service exports, so the test stack and scripts can start any of them. */

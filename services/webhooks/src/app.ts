@@ -4,7 +4,7 @@ import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
-import { Metrics, startMetricsServer } from '@crm/metrics';
+import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import type { WebhooksConfig } from './config';
 import type { Deps } from './deps';
 import { WebhookSender } from './delivery/sender';
@@ -14,12 +14,7 @@ import { webhooksHandlers } from './grpc/webhooks.handler';
 
 export { loadConfig } from './config';
 
-export interface RunningService {
-  port: number;
-  /** Port of the Prometheus `/metrics` listener. */
-  metricsPort: number;
-  stop(): Promise<void>;
-}
+export type { RunningService };
 
 /**
  * Create the database if needed, migrate, start the outbox relay (for `webhook.disabled`), the delivery
@@ -88,18 +83,7 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
     sender.close();
     await pool.end();
   };
-  const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }).catch(async (err) => {
-    await stop();
-    throw err;
-  });
-  return {
-    port,
-    metricsPort: scrapes.port,
-    async stop() {
-      await scrapes.close();
-      await stop();
-    },
-  };
+  return withMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }, { port, stop });
 }
 
 /** The conventional entry every service exports, so the test stack and scripts can start any of them. */

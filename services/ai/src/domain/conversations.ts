@@ -2,10 +2,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, type LbPolicy, loadProto, notFound, protoRoot, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
+import { isUuid } from '@crm/validation';
 import type { ChatConversation, ChatMessage } from '../local/conversation';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (id: string | undefined): id is string => !!id && UUID.test(id);
 
 /** messaging's largest page; more pages are walked only to find an older message. */
 const PAGE = 100;

@@ -3,7 +3,7 @@ import { Queryable, withTransaction } from '@crm/db';
 import { EventEnvelope, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
 import * as repo from '../db/appointment-reminders.repo';
-import { isUuid } from './definition';
+import { isUuid } from '@crm/validation';
 
 /**
  * Appointment reminders: crm's appointment events keep a copy of each appointment's time and status here

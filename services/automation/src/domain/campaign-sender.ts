@@ -10,7 +10,7 @@ import { systemContext } from '../remote';
 import { renderFor } from './campaign-text';
 import { CAMPAIGNS_CHANNEL } from './campaigns';
 import { deliverEmail, SendHooks } from './email';
-import { isUuid } from './definition';
+import { isUuid } from '@crm/validation';
 import { isNotFound, memberPage } from './lists';
 import * as notifications from './notifications';
 

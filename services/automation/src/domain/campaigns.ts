@@ -5,7 +5,7 @@ import * as repo from '../db/campaigns.repo';
 import { listRecipients } from '../db/recipients.repo';
 import { getTemplate } from '../db/templates.repo';
 import { Scalar, unfilledPlaceholders, variablesProblem } from './campaign-text';
-import { isUuid } from './definition';
+import { isUuid } from '@crm/validation';
 import { channelUnavailable, hasChannel } from './email';
 import { findList, ListBrief } from './lists';
 

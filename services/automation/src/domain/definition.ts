@@ -1,4 +1,5 @@
 import { AppError, invalid } from '@crm/grpc-kit';
+import { isUuid } from '@crm/validation';
 import { Condition, ConditionValue, knownFields, OPERATORS, Operator, Scalar, TRIGGER_TYPES, TriggerDef, TriggerType } from './triggers';
 
 /**
@@ -50,8 +51,6 @@ export const LIMITS = {
   waitSeconds: 90 * 86_400,
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (v: string) => UUID.test(v);
 const SLUG = /^[a-z][a-z0-9_]{0,49}$/;
 
 /** "45s", "10m", "2h", "3d", or a plain number of seconds → seconds; undefined when malformed. */

@@ -4,7 +4,7 @@ import { Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
 import * as repo from '../db/notifications.repo';
-import { isUuid } from './definition';
+import { isUuid } from '@crm/validation';
 
 /**
  * Notifications live here. Audience: one user (`userId`), or the whole org (`userId` null), optionally

@@ -3,7 +3,7 @@ import { status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as repo from '../db/appointment-reminders.repo';
 import { systemContext } from '../remote';
-import { isUuid } from './definition';
+import { isUuid } from '@crm/validation';
 import * as notifications from './notifications';
 
 /** A claimed reminder is another instance's to retry after this long (a crash, or crm not answering). */

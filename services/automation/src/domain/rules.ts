@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, CallContext, invalid, notFound, requireCan, requireUser, status } from '@crm/grpc-kit';
+import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
 import * as repo from '../db/rules.repo';
 import * as runs from '../db/runs.repo';
@@ -9,7 +10,6 @@ import { existingTemplateIds } from '../db/templates.repo';
 import {
   ActionDef,
   ActionInput,
-  isUuid,
   referencesOf,
   ruleIncomplete,
   TriggerInput,

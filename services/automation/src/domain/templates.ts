@@ -4,7 +4,8 @@ import type { Deps } from '../deps';
 import * as repo from '../db/templates.repo';
 import { draftsUsingTemplate } from '../db/campaigns.repo';
 import { rulesUsingTemplate } from '../db/rules.repo';
-import { isUuid, LIMITS } from './definition';
+import { isUuid } from '@crm/validation';
+import { LIMITS } from './definition';
 import { placeholdersOf, VARIABLE_NAME } from './text';
 
 export interface TemplateInput {

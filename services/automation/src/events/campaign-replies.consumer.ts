@@ -2,7 +2,7 @@ import type { EventHandler } from '@crm/events';
 import type { Deps } from '../deps';
 import { addReplies } from '../db/campaigns.repo';
 import { markReplied } from '../db/recipients.repo';
-import { isUuid } from '../domain/definition';
+import { isUuid } from '@crm/validation';
 
 export const REPLY_BINDINGS = ['message.received'];
 

@@ -2,7 +2,7 @@ import type { EventHandler } from '@crm/events';
 import type { Deps } from '../deps';
 import { addSeen } from '../db/campaigns.repo';
 import { markSeen, recordedMessages, sendPendingInto } from '../db/recipients.repo';
-import { isUuid } from '../domain/definition';
+import { isUuid } from '@crm/validation';
 
 export const SEEN_BINDINGS = ['message.seen'];
 

@@ -3,7 +3,7 @@ import { escapeHtml } from '@crm/mail';
 import type { Deps } from '../deps';
 import * as sent from '../db/email-alerts.repo';
 import type { AlertRecipients } from '../domain/alert-recipients';
-import { isUuid } from '../domain/definition';
+import { isUuid } from '@crm/validation';
 import { PREVIEW_CHARS } from './inbound-alerts';
 
 /** Only this consumer's own notifications reach it: alert emails follow `new_message` notifications. */

@@ -1,7 +1,7 @@
 import type { PoolClient } from '@crm/db';
 import type { EventEnvelope } from '@crm/events';
 import * as repo from '../db/notifications.repo';
-import { isUuid } from '../domain/definition';
+import { isUuid } from '@crm/validation';
 import * as notifications from '../domain/notifications';
 
 /** The longest message preview an alert (notification or email) shows. */

@@ -1,6 +1,6 @@
 import type { PoolClient } from '@crm/db';
 import type { EventEnvelope } from '@crm/events';
-import { isUuid } from '../domain/definition';
+import { isUuid } from '@crm/validation';
 import * as notifications from '../domain/notifications';
 
 interface NoteCreated {

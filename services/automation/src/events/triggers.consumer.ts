@@ -8,7 +8,7 @@ import { forgetLeadScore, recordLeadScore } from '../db/notifications.repo';
 import { activeRulesFor, triggerOf } from '../db/rules.repo';
 import { insertRun } from '../db/runs.repo';
 import { applyAppointmentEvent } from '../domain/appointment-reminders';
-import { isUuid } from '../domain/definition';
+import { isUuid } from '@crm/validation';
 import * as notifications from '../domain/notifications';
 import { RUNS_CHANNEL } from '../domain/runner';
 import { conditionsHold, contactIdOf, Facts, keywordMatches, needsContactLookup, subjectOf, triggersOfEvent } from '../domain/triggers';

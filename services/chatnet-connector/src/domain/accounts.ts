@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { iso, isoOrUndefined, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, CallContext, can, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import { isUuid } from '@crm/validation';
 import * as repo from '../db/accounts.repo';
 import type { AccountRow } from '../db/accounts.repo';
 import type { Deps } from '../deps';
@@ -11,14 +12,13 @@ import type { LiveInfo } from '../pool/leases';
 import type { Owner } from './owners';
 import { checkProxyHost, normalizeProxyUrl } from './proxy-url';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUSES = ['qr_pending', 'connected', 'disconnected'] as const;
 
 export const accountNotFound = () => notFound('Chat-network account');
 
 /** A malformed id is a 404 like an unknown one (and like another org's). */
 export async function loadAccount(deps: Deps, orgId: string, id: string): Promise<AccountRow> {
-  if (!UUID.test(id ?? '')) throw accountNotFound();
+  if (!isUuid(id)) throw accountNotFound();
   const row = await repo.getAccount(deps.pool, orgId, id);
   if (!row) throw accountNotFound();
   return row;
@@ -76,7 +76,7 @@ async function present(deps: Deps, ctx: CallContext, rows: AccountRow[]) {
 export async function list(deps: Deps, ctx: CallContext, req: { status?: string; assignedTo?: string; search?: string }) {
   const { orgId } = requireUser(ctx);
   if (req.status && !(STATUSES as readonly string[]).includes(req.status)) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
-  if (req.assignedTo && !UUID.test(req.assignedTo)) throw invalid('assignedTo', 'must be a user id');
+  if (req.assignedTo && !isUuid(req.assignedTo)) throw invalid('assignedTo', 'must be a user id');
   const rows = await repo.listAccounts(deps.pool, orgId, { status: req.status, ownerUserId: req.assignedTo, search: req.search?.trim() || undefined });
   return { data: await present(deps, ctx, rows) };
 }
@@ -103,7 +103,7 @@ export async function create(deps: Deps, ctx: CallContext, req: { displayName: s
   let ownerUserId = userId;
   if (req.ownerUserId && req.ownerUserId !== userId) {
     if (!can(ctx.role, 'settings:edit')) throw new AppError('permission_denied', 'Only an admin can create an account for another user', { code: 'forbidden' });
-    if (!UUID.test(req.ownerUserId)) throw invalid('ownerUserId', 'must be a user id');
+    if (!isUuid(req.ownerUserId)) throw invalid('ownerUserId', 'must be a user id');
     const exists = await deps.owners.exists(ctx, req.ownerUserId);
     if (exists === undefined) throw new AppError('unavailable', 'Users cannot be checked right now; try again', { code: 'identity_unavailable' });
     if (!exists) throw invalid('ownerUserId', 'no such user in this organization');

@@ -1,4 +1,5 @@
 import { AppError, CallContext, invalid, requireOrg } from '@crm/grpc-kit';
+import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
 import type { ThreadType } from '../drivers/driver';
 import type { AttachmentRef, Outbound } from '../pool/session-pool';
@@ -17,7 +18,6 @@ export interface SendRequest {
 const MAX_CONTENT = 20_000;
 /** Files one message may carry (messaging's limit too). */
 export const MAX_FILES = 10;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Validate a send and normalise its defaults (threadType user, contentType text); a message of files only has no text. */
 export function outboundOf(req: SendRequest, maxFileBytes: number): Outbound & { clientMessageId: string } {
@@ -40,7 +40,7 @@ function attachmentsOf(list: NonNullable<SendRequest['attachments']>, maxFileByt
   if (list.length > MAX_FILES) throw invalid('attachments', `at most ${MAX_FILES} files per message`);
   return list.map((a, i) => {
     const id = (a.id ?? '').trim();
-    if (!UUID.test(id)) throw invalid(`attachments.${i}.id`, 'must be an attachment id');
+    if (!isUuid(id)) throw invalid(`attachments.${i}.id`, 'must be an attachment id');
     const fileName = (a.fileName ?? '').trim();
     if (!fileName || fileName.length > 255) throw invalid(`attachments.${i}.fileName`, 'must be 1 to 255 characters');
     const size = Number(a.size ?? 0);

@@ -1,6 +1,6 @@
 import { invalid } from '@crm/grpc-kit';
 import { CONTACT_STATUSES } from '../contacts';
-import { MAX_TAG_LENGTH, oneOf, requireText } from '../shared';
+import { isUuid, MAX_TAG_LENGTH, oneOf, requireText } from '../shared';
 
 /**
  * Lead scoring rules of the game, without I/O: the config and its defaults, the conditions a rule can score,
@@ -130,8 +130,6 @@ export function applyRulePatch(current: Partial<RuleFields>, p: RulePatch): Rule
   return { name, condition, value: ruleValue(condition, rawValue), points, weight };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function ruleValue(condition: Condition, raw: string): string {
   const v = raw.trim();
   if (!v) return '';
@@ -143,7 +141,7 @@ function ruleValue(condition: Condition, raw: string): string {
   if (condition === 'status_changed') return oneOf(v, CONTACT_STATUSES, 'value');
   // A custom status (pipeline stage) of the org; that it exists is checked against the database on write.
   if (condition === 'stage_reached') {
-    if (!UUID.test(v)) throw invalid('value', "must be the id of one of the organization's custom statuses");
+    if (!isUuid(v)) throw invalid('value', "must be the id of one of the organization's custom statuses");
     return v.toLowerCase();
   }
   throw invalid('value', `must be empty for condition ${condition} (only tag_added, status_changed and stage_reached take a value)`);

@@ -7,7 +7,7 @@ import { badRequest, HttpError } from '../http/errors';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
 import { body, s } from '../http/validate';
-import { contactListFilters, customFieldsOf } from './crm.routes';
+import { contactListFilters, customFieldsOf } from './crm';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 
@@ -95,7 +95,7 @@ function exportCells(c: ExportedContact, keys: string[]): string[] {
 
 /**
  * Custom contact fields (definitions), and contacts as CSV: import (streamed, before the JSON body parser) and
- * export (streamed out). Mounted before crm.routes so /contacts/export is not taken for a contact id.
+ * export (streamed out). Mounted before the crm routes so /contacts/export is not taken for a contact id.
  */
 export function contactFieldsRoutes({ clients, auth, log }: RouteDeps): ServiceRoutes {
   const internal = Router();

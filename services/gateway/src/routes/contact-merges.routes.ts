@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
-import { contactOut } from './crm.routes';
+import { contactOut } from './crm';
 import { ctxOf } from '../http/principal';
 import { body } from '../http/validate';
 

@@ -8,7 +8,7 @@ import { chatnetAccountRoutes } from './chatnet-accounts.routes';
 import { contactMergesRoutes } from './contact-merges.routes';
 import { conversationNotesRoutes } from './conversation-notes.routes';
 import { contactFieldsRoutes } from './contact-fields.routes';
-import { crmRoutes } from './crm.routes';
+import { crmRoutes } from './crm';
 import { emailRoutes } from './email.routes';
 import { integrationsRoutes } from './integrations.routes';
 import { reportsRoutes } from './reports.routes';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditRecorded } from '@crm/events';
-import { iso, offsetOf, pagination, Queryable } from '@crm/db';
-import { escapeLike } from './users.repo';
+import { escapeLike, iso, offsetOf, pagination, Queryable } from '@crm/db';
 
 interface AuditRow {
   id: string;

@@ -1,4 +1,4 @@
-import { iso, isoOrUndefined, offsetOf, pagination, Queryable } from '@crm/db';
+import { escapeLike, iso, isoOrUndefined, offsetOf, pagination, Queryable } from '@crm/db';
 
 export interface UserRow {
   id: string;
@@ -101,10 +101,6 @@ export async function listUsers(db: Queryable, orgId: string, f: UserFilter) {
     args,
   );
   return { data: rows.map(toUser), pagination: pagination(f, total) };
-}
-
-export function escapeLike(s: string): string {
-  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 export async function updateUser(

@@ -2,7 +2,7 @@ import { auditEntry, type AuditAction, type AuditRecorded } from '@crm/events';
 import { CallContext, invalid, requireCan } from '@crm/grpc-kit';
 import type { Pool, Queryable } from '@crm/db';
 import * as audit from '../db/audit-log.repo';
-import { isUuid, rejectNul } from './validation';
+import { isUuid, rejectNul } from '@crm/validation';
 
 /** `user.created`, `contact.deleted`; a filter may end in `.*` (`user.*`). */
 const ACTION = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$/;

@@ -8,7 +8,7 @@ import * as tokens from '../db/tokens.repo';
 import * as users from '../db/users.repo';
 import { checkPasswordStrength, hashPassword, verifyPassword } from './passwords';
 import { issueSession } from './sessions';
-import { normaliseEmail, requireText } from './validation';
+import { normaliseEmail, requireText } from '@crm/validation';
 
 interface NewOrg {
   orgName: string;

@@ -5,7 +5,7 @@ import type { Deps } from '../deps';
 import * as teams from '../db/teams.repo';
 import * as users from '../db/users.repo';
 import { record as recordAudit } from './audit';
-import { isUuid, optionalText, requireText } from './validation';
+import { isUuid, optionalText, requireText } from '@crm/validation';
 
 interface TeamInput {
   id: string;

@@ -9,7 +9,8 @@ import * as users from '../db/users.repo';
 import { record as recordAudit } from './audit';
 import { checkPasswordStrength, hashPassword } from './passwords';
 import { invalidateAccessTokens } from './sessions';
-import { isUuid, normaliseEmail, optionalText, rejectNul, requireRole, requireText } from './validation';
+import { isUuid, normaliseEmail, optionalText, rejectNul, requireText } from '@crm/validation';
+import { requireRole } from './validation';
 
 const INVITATION_DAYS = 7;
 const STATUSES = ['active', 'inactive'];

@@ -3,7 +3,7 @@ import type { EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import * as audit from '../db/audit-log.repo';
 import { fromEvent } from '../domain/audit';
-import { isUuid } from '../domain/validation';
+import { isUuid } from '@crm/validation';
 
 /**
  * audit.recorded from any service → one audit_log row. The consumer runs this in the transaction that claims

@@ -1,5 +1,5 @@
-import { iso, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
-import { escapeLike, escapeRegex, isShortWord, phraseIndexConditions, SearchScope, shortWordRule } from '../domain/search-text';
+import { escapeLike, iso, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
+import { escapeRegex, isShortWord, phraseIndexConditions, SearchScope, shortWordRule } from '../domain/search-text';
 import { senderTypeOf } from './messages.repo';
 import { visibleSql } from './visibility.repo';
 

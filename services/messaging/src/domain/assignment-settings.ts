@@ -5,7 +5,7 @@ import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
 import { ASSIGNMENT_MODES, AssignmentMode, AssignmentRow } from '../db/assignments.repo';
 import { EVENTS } from './events';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 
 export const MAX_ASSIGNMENT_USERS = 100;
 export const MAX_OPEN_PER_USER = 10_000;

@@ -6,7 +6,7 @@ import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from
 import type { Deps } from '../deps';
 import * as files from '../db/attachments.repo';
 import { claimedTypes, contentMismatch } from './content-type';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;

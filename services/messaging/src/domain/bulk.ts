@@ -9,7 +9,7 @@ import * as messages from '../db/messages.repo';
 import { EVENTS } from './events';
 import { checkMayAssign } from './ownership';
 import { parseSnoozedUntil, statusChangedData } from './status';
-import { isUuid, oneOf } from './validation';
+import { bulkIds, isUuid, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 /** Most ids one bulk request may name. */
@@ -31,24 +31,6 @@ export interface BulkRequest {
 export interface BulkFailure {
   id: string;
   code: string;
-}
-
-/**
- * The request's ids, deduplicated (uuids compared in lower case), and the malformed ones, which fail as
- * `not_found` like another org's: a bulk request never tells which ids exist elsewhere.
- */
-export function bulkIds(ids: string[] | undefined, max = BULK_MAX_IDS): { valid: string[]; malformed: string[] } {
-  const list = ids ?? [];
-  if (list.length === 0) throw invalid('ids', 'must list at least one id');
-  const valid = new Set<string>();
-  const malformed = new Set<string>();
-  for (const raw of list) {
-    const id = String(raw).trim();
-    if (isUuid(id)) valid.add(id.toLowerCase());
-    else malformed.add(id);
-  }
-  if (valid.size + malformed.size > max) throw invalid('ids', `must list at most ${max} ids`);
-  return { valid: [...valid], malformed: [...malformed] };
 }
 
 /** A conversation the action was refused for: the error's stable code (`forbidden` for permission). */
@@ -117,7 +99,7 @@ async function prepareAssign(deps: Deps, ctx: CallContext, req: BulkRequest): Pr
 
 /** status: as PUT /status (snoozed needs a future snoozedUntil); one UPDATE, one `conversation.status_changed` per change. */
 function prepareStatus(ctx: CallContext, req: BulkRequest): Apply {
-  const status = oneOf(req.status, 'status', CONVERSATION_STATUSES) as ConversationStatus | undefined;
+  const status = optionalOneOf(req.status, CONVERSATION_STATUSES, 'status') as ConversationStatus | undefined;
   if (!status) throw invalid('status', 'is required');
   const until = parseSnoozedUntil(req.snoozedUntil, status);
   return async (db, rows) => {
@@ -178,9 +160,9 @@ function prepare(deps: Deps, ctx: CallContext, action: Action, req: BulkRequest)
  */
 export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkRequest) {
   requireCan(ctx, 'conversations:write');
-  const action = oneOf(req.action, 'action', ACTIONS) as Action | undefined;
+  const action = optionalOneOf(req.action, ACTIONS, 'action') as Action | undefined;
   if (!action) throw invalid('action', `is required (one of ${ACTIONS.join(', ')})`);
-  const { valid, malformed } = bulkIds(req.ids);
+  const { valid, malformed } = bulkIds(req.ids, BULK_MAX_IDS);
   const apply = await prepare(deps, ctx, action, req);
 
   const result = await withTransaction(deps.pool, async (db) => {

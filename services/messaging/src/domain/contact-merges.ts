@@ -1,7 +1,7 @@
 import type { EventEnvelope } from '@crm/events';
 import type { PoolClient } from '@crm/db';
 import type { Deps } from '../deps';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 
 /** The contact as contact.merged / contact.merge_undone carry it (crm's internal Contact; the copy kept here). */
 interface ContactCopy {

@@ -10,7 +10,7 @@ import { EVENTS } from './events';
 import { mergeTimeline, notesBesidePage } from './timeline';
 import { applyStatus } from './status';
 import { MAX_TERM, MAX_WORDS, phoneDigits, wordsOf } from './search-text';
-import { isUuid, oneOf } from './validation';
+import { isUuid, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 const TYPES = ['user', 'group'] as const;
@@ -60,11 +60,11 @@ export async function list(deps: Deps, ctx: CallContext, req: Omit<convs.Convers
   if (words.length > MAX_WORDS) throw invalid('search', `must have at most ${MAX_WORDS} words`);
   return convs.list(deps.pool, orgId, {
     ...clampPage(req.page, req.limit, 50, 100),
-    status: oneOf(req.status, 'status', CONVERSATION_STATUSES),
-    type: oneOf(req.type, 'type', TYPES),
+    status: optionalOneOf(req.status, CONVERSATION_STATUSES, 'status'),
+    type: optionalOneOf(req.type, TYPES, 'type'),
     search: words.length ? { words, phoneDigits: phoneDigits(search), window: deps.config.MESSAGE_SEARCH_WINDOW } : undefined,
-    sortBy: oneOf(req.sortBy, 'sortBy', SORTS),
-    direction: oneOf(req.direction, 'direction', DIRECTIONS),
+    sortBy: optionalOneOf(req.sortBy, SORTS, 'sortBy'),
+    direction: optionalOneOf(req.direction, DIRECTIONS, 'direction'),
     folderId: filterId(req.folderId, 'folderId'),
     chatnetAccountId: filterId(req.chatnetAccountId, 'chatnetAccountId'),
     contactId: filterId(req.contactId, 'contactId'),

@@ -3,7 +3,8 @@ import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as folders from '../db/folders.repo';
-import { hexColor, isUuid, requireText } from './validation';
+import { isUuid, requireText } from '@crm/validation';
+import { hexColor } from './validation';
 import { viewerOf } from './visibility';
 
 const DEFAULT_COLOR = '#6B7280';

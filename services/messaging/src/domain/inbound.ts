@@ -11,7 +11,7 @@ import { EVENTS } from './events';
 import { autoAssignNew } from './round-robin';
 import { storeSelf } from './self-messages';
 import { statusChangedData } from './status';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 
 /** `chatnet.inbound` data as the connector publishes it: a raw message from the network. */
 export interface InboundData {

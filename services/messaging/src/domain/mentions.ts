@@ -1,6 +1,6 @@
 import { invalid } from '@crm/grpc-kit';
 import type { OrgUser, RemoteClients } from '../clients';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 
 /**
  * Mentions in a private note: `@[user:<id>]` (what a client's user picker inserts) and `@name@domain` (typed by

@@ -3,7 +3,7 @@ import type { Deps } from '../deps';
 import * as search from '../db/message-search.repo';
 import { clampPage, load } from './conversations';
 import { highlight, MAX_TERM, MAX_WORDS, wordsOf } from './search-text';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 export interface SearchRequest {

@@ -7,7 +7,7 @@ import * as notes from '../db/notes.repo';
 import { clampPage, load } from './conversations';
 import { EVENTS } from './events';
 import { previewOf, resolveMentions } from './mentions';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 
 /**
  * Private notes: what the team writes to itself inside a conversation. They live only here (never handed to

@@ -5,7 +5,7 @@ import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import type { ConversationRow } from '../db/conversations.repo';
 import { EVENTS } from './events';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 export interface AssignRequest {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as presets from '../db/presets.repo';
-import { isUuid, MAX_CONTENT, optionalText, requireText } from './validation';
+import { isUuid, optionalText, requireText } from '@crm/validation';
+import { MAX_CONTENT } from './validation';
 
 export async function list(deps: Deps, ctx: CallContext, req: { category?: string }) {
   const category = req.category?.trim() || undefined;

@@ -4,7 +4,7 @@ import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { forMessages } from '../db/attachments.repo';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 const clamp = (v: number | undefined, def: number, max: number) => Math.min(max, Math.max(1, Math.floor(v || def)));

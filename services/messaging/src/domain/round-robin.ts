@@ -7,7 +7,7 @@ import * as assignments from '../db/assignments.repo';
 import * as convs from '../db/conversations.repo';
 import type { ConversationRow } from '../db/conversations.repo';
 import { EVENTS } from './events';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 
 type Forward = Partial<CallContext>;
 

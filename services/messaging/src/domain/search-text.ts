@@ -243,11 +243,6 @@ export function standsAsWord(folded: string, at: number, needle: string, prefix:
   return true;
 }
 
-/** A LIKE pattern's literal text: %, _ and the escape character itself are matched as typed. */
-export function escapeLike(s: string): string {
-  return s.replace(/[\\%_]/g, (m) => `\\${m}`);
-}
-
 /** A literal for a PostgreSQL (ARE) regular expression. */
 export function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

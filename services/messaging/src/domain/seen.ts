@@ -4,7 +4,7 @@ import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { EVENTS } from './events';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 
 /** `chatnet.seen` data as the connector publishes it: a read receipt from the network. */
 export interface SeenData {

@@ -11,7 +11,8 @@ import * as requests from '../db/send-requests.repo';
 import { ContactTarget, contactTarget, groupFallbackName, LinkedContact, tryUpsertContact } from './contacts';
 import { EVENTS } from './events';
 import { SEND_SOURCES, SendSource } from './governor-spec';
-import { isUuid, MAX_CONTENT, oneOf } from './validation';
+import { isUuid, optionalOneOf } from '@crm/validation';
+import { MAX_CONTENT } from './validation';
 import { viewerOf } from './visibility';
 
 const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign' };
@@ -36,7 +37,7 @@ interface Input {
 
 /** Who is sending and through which operation type; callers without a user default to the stricter budget. */
 function sourceOf(ctx: CallContext, raw: string | undefined): SendSource {
-  return oneOf(raw, 'source', SEND_SOURCES) ?? (ctx.userId ? 'ui' : 'automation');
+  return optionalOneOf(raw, SEND_SOURCES, 'source') ?? (ctx.userId ? 'ui' : 'automation');
 }
 
 function parseInput(ctx: CallContext, req: { content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[] }): Input {
@@ -84,7 +85,7 @@ export async function sendToThread(
   const threadId = (req.threadId ?? '').trim();
   if (!threadId) throw invalid('threadId', 'is required');
   if (threadId.length > 200) throw invalid('threadId', 'must be at most 200 characters');
-  const threadType = oneOf(req.threadType, 'threadType', ['user', 'group'] as const) ?? 'user';
+  const threadType = optionalOneOf(req.threadType, ['user', 'group'] as const, 'threadType') ?? 'user';
   const input = parseInput(ctx, { ...req, attachmentIds: [] });
   if (!isUuid(req.chatnetAccountId)) throw new AppError('not_found', 'Chat-network account not found', { code: 'account_not_found' });
   return send(deps, ctx, orgId, { accountId: req.chatnetAccountId, threadId, threadType }, input);

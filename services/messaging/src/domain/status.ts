@@ -5,7 +5,7 @@ import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import { ConversationRow, ConversationStatus, CONVERSATION_STATUSES } from '../db/conversations.repo';
 import { EVENTS } from './events';
-import { isUuid, oneOf } from './validation';
+import { isUuid, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 /** What the status event says; `changedBy` is null when the system changed it (wake-up, the contact wrote). */
@@ -73,7 +73,7 @@ export function parseSnoozedUntil(value: string | undefined, status: Conversatio
 export async function setStatus(deps: Deps, ctx: CallContext, req: { id: string; status: string; snoozedUntil?: string }) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
-  const status = oneOf(req.status, 'status', CONVERSATION_STATUSES);
+  const status = optionalOneOf(req.status, CONVERSATION_STATUSES, 'status');
   if (!status) throw invalid('status', 'is required');
   const snoozedUntil = parseSnoozedUntil(req.snoozedUntil, status);
   const changed = await withTransaction(deps.pool, async (db) => {

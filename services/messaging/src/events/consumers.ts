@@ -8,7 +8,7 @@ import { ContactTarget, resolveSender, upsertContact } from '../domain/contacts'
 import { EVENTS } from '../domain/events';
 import { storeInboundBatch } from '../domain/inbound';
 import { recordSeen } from '../domain/seen';
-import { isUuid } from '../domain/validation';
+import { isUuid } from '@crm/validation';
 
 /**
  * The consumers of this service. Each has its own durable queue named after the exchange, so two

@@ -1,10 +1,11 @@
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { withTransaction, type Pool } from '@crm/db';
+import { ClaimLoop, type ClaimBatch, withTransaction, type Pool } from '@crm/db';
 import type { SecretBox } from '@crm/crypto';
 import { enqueueEvent } from '@crm/events';
 import { contextFromTraceparent } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
+import { isUuid } from '@crm/validation';
 import { Batcher } from '../db/batcher';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
@@ -12,12 +13,11 @@ import { secretAad } from '../deps';
 import { DISABLED_EVENT_TYPE } from '../domain/event-types';
 import { secretKey } from '../domain/signing';
 import { deliveryRecorder } from './delivery-metrics';
-import { DueListener } from './due-listener';
 import type { AttemptResult, WebhookSender } from './sender';
 
 export interface WorkerOptions {
   pool: Pool;
-  /** For the worker's own LISTEN connection. */
+  /** For the worker's own LISTEN connection (ClaimLoop's). */
   databaseUrl: string;
   log: Logger;
   box: SecretBox;
@@ -69,22 +69,18 @@ function human(ms: number): string {
  *
  * Concurrency is bounded per instance and per endpoint: a claim never takes more rows than there are
  * free slots, overall and for the row's endpoint, so nothing claimed waits in memory while its lease runs.
+ * The shared ClaimLoop runs the loop (instance slots, poll, LISTEN with reconnects, stop); this class says
+ * what to claim (announced ids, then due rows) and keeps the per-endpoint slots.
  */
 export class DeliveryWorker {
   private readonly o: WorkerOptions;
-  private readonly listener: DueListener;
-  private inFlight = new Set<Promise<void>>();
+  private readonly loop: ClaimLoop<deliveries.ClaimedDelivery>;
   /** Attempts in flight per endpoint id (entries removed at zero). */
   private perEndpoint = new Map<string, number>();
   /** Ids announced by NOTIFY and not claimed yet. */
   private announced = new Set<string>();
   /** A general claim may find due rows (a poll tick, a retry timer, rows left for lack of a slot). */
   private wanted = false;
-  /** Something changed since the claim loop last looked. */
-  private dirty = false;
-  private claiming = false;
-  private stopping = false;
-  private pollTimer?: NodeJS.Timeout;
   private pruneTimer?: NodeJS.Timeout;
   private retryTimers = new Set<NodeJS.Timeout>();
   private readonly successes: Batcher<deliveries.Success>;
@@ -94,123 +90,115 @@ export class DeliveryWorker {
     this.recordAttempt = deliveryRecorder(opts.metrics);
     this.o = opts;
     this.successes = new Batcher((items) => deliveries.recordSuccesses(opts.pool, items));
-    this.listener = new DueListener({
+    this.loop = new ClaimLoop({
+      name: 'webhook worker',
       databaseUrl: opts.databaseUrl,
+      channel: deliveries.DUE_CHANNEL,
+      // Only this service writes to its database's channel; ids are still checked before they reach SQL.
+      onNotification: (payload) => this.announce(payload.split(',').filter(isUuid)),
+      pollMs: opts.pollMs,
+      concurrency: opts.concurrency,
+      claim: (free, due) => this.claimDue(free, due),
+      work: (row) => this.work(row),
+      describe: (row) => ({ deliveryId: row.id }),
       log: opts.log,
-      onIds: (ids) => this.announce(ids),
-      onConnected: () => this.wake(),
     });
   }
 
+  /** Whatever was left pending by the previous run (a restart, a crash) is due now or soon: the loop looks at once. */
   async start(): Promise<void> {
-    this.stopping = false;
-    await this.listener.start();
-    this.pollTimer = setInterval(() => this.wake(), this.o.pollMs);
+    await this.loop.start();
     this.pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
-    // Whatever was left pending by the previous run (a restart, a crash) is due now or soon.
-    this.wake();
   }
 
   /** Stop claiming, let attempts in flight finish and be recorded. Pending rows simply wait in the table. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.pollTimer);
     clearInterval(this.pruneTimer);
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
-    await this.listener.stop();
-    while (this.claiming || this.inFlight.size > 0) await Promise.race([...this.inFlight, new Promise((r) => setTimeout(r, 20))]);
+    await this.loop.stop();
   }
 
   /** Look for due deliveries (poll, retry timers, a manual redelivery in this process). */
   wake(): void {
-    this.wanted = true;
-    this.kick();
+    this.loop.wake();
   }
 
   /** Whether notifications are being received (tests, health). */
   get listening(): boolean {
-    return this.listener.connected;
+    return this.loop.listening;
   }
 
   private announce(ids: string[]): void {
+    if (ids.length === 0) return;
     if (this.announced.size + ids.length > MAX_ANNOUNCED) {
       this.announced.clear();
       this.wanted = true;
     } else {
       for (const id of ids) this.announced.add(id);
     }
-    this.kick();
   }
 
-  private kick(): void {
-    this.dirty = true;
-    if (this.claiming || this.stopping) return;
-    this.claiming = true;
-    void this.claimLoop().finally(() => {
-      this.claiming = false;
-      // A wake-up that arrived while the last statement was ending.
-      if (this.dirty && !this.stopping && this.free() > 0) this.kick();
-    });
-  }
-
-  private free(): number {
-    return this.o.concurrency - this.inFlight.size;
-  }
-
-  private async claimLoop(): Promise<void> {
+  /**
+   * What the loop claims when it comes round: announced ids first, then (when asked for, or when rows were
+   * left behind) due rows, oldest first. `again`: look again at once; `left`: rows stayed behind for lack of
+   * a slot, so a freed slot (the instance's or an endpoint's) looks again.
+   */
+  private async claimDue(free: number, due: boolean): Promise<ClaimBatch<deliveries.ClaimedDelivery>> {
+    if (due) this.wanted = true;
+    const items: deliveries.ClaimedDelivery[] = [];
+    let again = false;
     try {
-      while (this.dirty && !this.stopping) {
-        this.dirty = false;
-        // No slot: a finishing attempt kicks the loop again while there is work left.
-        if (this.free() <= 0) return;
-        if (this.announced.size > 0) {
-          const ids: string[] = [];
-          for (const id of this.announced) {
-            ids.push(id);
-            this.announced.delete(id);
-            if (ids.length === IDS_PER_CLAIM) break;
-          }
-          const { rows, scanned } = await this.claim(ids);
-          // Due but left for lack of a slot (its endpoint at its bound, or this instance full).
-          if (scanned > rows.length) this.wanted = true;
-          if (this.announced.size > 0) this.dirty = true;
+      if (this.announced.size > 0) {
+        const ids: string[] = [];
+        for (const id of this.announced) {
+          ids.push(id);
+          this.announced.delete(id);
+          if (ids.length === IDS_PER_CLAIM) break;
         }
-        const room = this.free();
-        if (this.wanted && room > 0) {
-          this.wanted = false;
-          const scan = room * 2;
-          const someEndpointFull = [...this.perEndpoint.values()].some((n) => n >= this.o.endpointConcurrency);
-          const { rows, scanned } = await this.claim(undefined, scan);
-          // Rows may be left: of endpoints at their bound (not scanned), beyond the scan, or beyond the room.
-          if (someEndpointFull || scanned > rows.length || scanned === scan) this.wanted = true;
-          // A full claim: look again at once (endpoints now at their bound are skipped by the next scan).
-          if (rows.length > 0 && (rows.length === room || scanned === scan)) this.dirty = true;
-        }
+        const { rows, scanned } = await this.claim(ids, 0, free);
+        items.push(...rows);
+        // Due but left for lack of a slot (its endpoint at its bound, or this instance full).
+        if (scanned > rows.length) this.wanted = true;
+        if (this.announced.size > 0) again = true;
+      }
+      const room = free - items.length;
+      if (this.wanted && room > 0) {
+        this.wanted = false;
+        const scan = room * 2;
+        const someEndpointFull = [...this.perEndpoint.values()].some((n) => n >= this.o.endpointConcurrency);
+        const { rows, scanned } = await this.claim(undefined, scan, room);
+        items.push(...rows);
+        // Rows may be left: of endpoints at their bound (not scanned), beyond the scan, or beyond the room.
+        if (someEndpointFull || scanned > rows.length || scanned === scan) this.wanted = true;
+        // A full claim: look again at once (endpoints now at their bound are skipped by the next scan).
+        if (rows.length > 0 && (rows.length === room || scanned === scan)) again = true;
       }
     } catch (err) {
-      // Announced ids taken out of the set are found by the next general claim.
+      // Announced ids taken out of the set are found by the next general claim (rows claimed so far are
+      // leased and come back when the lease ends).
       this.wanted = true;
-      this.o.log.warn({ err }, 'webhook worker: claiming deliveries failed; will retry');
+      throw err;
     }
+    return { items, again, left: this.wanted || this.announced.size > 0 };
   }
 
-  private async claim(ids: string[] | undefined, scan = 0): Promise<deliveries.ClaimResult> {
+  /** Claims rows and takes their endpoint slots at once, so the next claim's bound counts them. */
+  private async claim(ids: string[] | undefined, scan: number, limit: number): Promise<deliveries.ClaimResult> {
     const result = await deliveries.claim(this.o.pool, {
       ids,
       scan,
-      limit: this.free(),
+      limit,
       leaseMs: this.o.leaseMs,
       perEndpoint: this.o.endpointConcurrency,
       busy: this.perEndpoint,
     });
-    for (const row of result.rows) this.launch(row);
+    for (const row of result.rows) this.perEndpoint.set(row.webhook_id, (this.perEndpoint.get(row.webhook_id) ?? 0) + 1);
     return result;
   }
 
-  private launch(row: deliveries.ClaimedDelivery): void {
+  private async work(row: deliveries.ClaimedDelivery): Promise<void> {
     const endpoint = row.webhook_id;
-    this.perEndpoint.set(endpoint, (this.perEndpoint.get(endpoint) ?? 0) + 1);
     let released = false;
     // The endpoint's slot is given back once its request is over, before the outcome is recorded (the row
     // stays leased until then): the bound is on requests open to the receiver, and recording waits for a
@@ -221,19 +209,13 @@ export class DeliveryWorker {
       const n = (this.perEndpoint.get(endpoint) ?? 1) - 1;
       if (n > 0) this.perEndpoint.set(endpoint, n);
       else this.perEndpoint.delete(endpoint);
-      if (n + 1 >= this.o.endpointConcurrency && this.free() > 0) this.kickIfWork();
+      if (n + 1 >= this.o.endpointConcurrency && (this.wanted || this.announced.size > 0)) this.loop.nudge();
     };
-    const p = this.attempt(row, releaseEndpoint);
-    this.inFlight.add(p);
-    void p.finally(() => {
+    try {
+      await this.attempt(row, releaseEndpoint);
+    } finally {
       releaseEndpoint();
-      this.inFlight.delete(p);
-      this.kickIfWork();
-    });
-  }
-
-  private kickIfWork(): void {
-    if ((this.wanted || this.announced.size > 0) && !this.stopping) this.kick();
+    }
   }
 
   /**
@@ -307,7 +289,7 @@ export class DeliveryWorker {
 
   private async prune(): Promise<void> {
     try {
-      while ((await deliveries.pruneFinished(this.o.pool, this.o.retentionMs)) === 5000 && !this.stopping);
+      while ((await deliveries.pruneFinished(this.o.pool, this.o.retentionMs)) === 5000 && !this.loop.isStopping);
     } catch (err) {
       this.o.log.warn({ err }, 'webhook worker: pruning the delivery log failed');
     }

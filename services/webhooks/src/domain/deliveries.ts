@@ -3,7 +3,7 @@ import { AppError, CallContext, invalid, notFound, requireCan } from '@crm/grpc-
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
 import type { Deps } from '../deps';
-import { isUuid } from './validation';
+import { isUuid } from '@crm/validation';
 
 const STATUSES = ['pending', 'succeeded', 'failed'];
 

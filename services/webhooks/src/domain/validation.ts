@@ -1,11 +1,7 @@
 import { invalid } from '@crm/grpc-kit';
 import { isPublicEventType, PUBLIC_EVENT_TYPES } from './event-types';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Ids that are not UUIDs cannot exist; answering 404 early keeps malformed ids away from SQL casts. */
-export function isUuid(id: string | undefined): id is string {
-  return !!id && UUID.test(id);
-}
+// The checks every service shares (ids, text) live in @crm/validation; the webhook rules stay here.
 
 export const MAX_URL_LENGTH = 2048;
 

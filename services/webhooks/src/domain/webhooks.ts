@@ -7,7 +7,8 @@ import * as webhooks from '../db/webhooks.repo';
 import { type Deps, secretAad } from '../deps';
 import { PUBLIC_EVENT_TYPES, TEST_EVENT_TYPE } from './event-types';
 import { generateSecret, parseSecret, secretKey } from './signing';
-import { isUuid, parseWebhookUrl, validateEvents } from './validation';
+import { isUuid } from '@crm/validation';
+import { parseWebhookUrl, validateEvents } from './validation';
 
 /** How long saving a URL waits for its host to resolve. */
 const RESOLVE_TIMEOUT_MS = 3_000;

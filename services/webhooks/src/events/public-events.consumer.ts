@@ -4,7 +4,7 @@ import type { Metrics } from '@crm/metrics';
 import type { Pool } from '@crm/db';
 import * as deliveries from '../db/deliveries.repo';
 import { isPublicEventType, PUBLIC_EVENT_TYPES } from '../domain/event-types';
-import { isUuid } from '../domain/validation';
+import { isUuid } from '@crm/validation';
 
 export interface PublicEventsConsumerOptions {
   amqpUrl: string;

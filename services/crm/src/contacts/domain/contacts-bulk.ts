@@ -5,7 +5,7 @@ import type { Deps } from '../../deps';
 import * as repo from '../db/contacts.repo';
 import type { ContactWriter } from '../contact-writer';
 import { assertAssignee, assertStatusId, CONTACT_STATUSES } from './contacts';
-import { isUuid, normaliseTags, oneOf } from '../../shared';
+import { bulkIds, normaliseTags, oneOf } from '../../shared';
 import { viewerOf } from './visibility';
 
 /** Most ids one bulk request may name. */
@@ -25,24 +25,6 @@ export interface BulkContactsRequest {
 interface BulkFailure {
   id: string;
   code: string;
-}
-
-/**
- * The request's ids, deduplicated (uuids compared in lower case); malformed ones fail as `not_found`, like
- * another org's, so a bulk request never tells which ids exist elsewhere.
- */
-function bulkIds(ids: string[] | undefined): { valid: string[]; malformed: string[] } {
-  const list = ids ?? [];
-  if (list.length === 0) throw invalid('ids', 'must list at least one id');
-  const valid = new Set<string>();
-  const malformed = new Set<string>();
-  for (const raw of list) {
-    const id = String(raw).trim();
-    if (isUuid(id)) valid.add(id.toLowerCase());
-    else malformed.add(id);
-  }
-  if (valid.size + malformed.size > BULK_MAX_IDS) throw invalid('ids', `must list at most ${BULK_MAX_IDS} ids`);
-  return { valid: [...valid], malformed: [...malformed] };
 }
 
 /** The patch one action makes to one locked contact (tags depend on the contact's own). */
@@ -116,7 +98,7 @@ export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkContacts
   const orgId = requireOrg(ctx);
   const action: Action = oneOf(req.action, ACTIONS, 'action');
   if (action === 'delete' && roleRank(ctx.role) < roleRank('team_lead')) throw forbidden('Only team leads, admins and owners delete contacts in bulk');
-  const { valid, malformed } = bulkIds(req.ids);
+  const { valid, malformed } = bulkIds(req.ids, BULK_MAX_IDS);
   const patchOf = action === 'delete' ? undefined : await preparePatch(deps, ctx, action, req);
 
   const result = await withTransaction(deps.pool, async (tx) => {

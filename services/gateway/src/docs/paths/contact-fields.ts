@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ContactQuery } from '../../routes/crm.routes';
+import { ContactQuery } from '../../routes/crm';
 import { ContactFieldPatch, ImportQuery, NewContactField } from '../../routes/contact-fields.routes';
 import { reply, replyItem } from '../proto-schema';
 import { area } from '../registry';

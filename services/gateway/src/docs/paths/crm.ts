@@ -12,7 +12,7 @@ import {
   NewStatus,
   Note as NoteBody,
   StatusPatch,
-} from '../../routes/crm.routes';
+} from '../../routes/crm';
 import { nulls, replyItem } from '../proto-schema';
 import { area } from '../registry';
 import { page } from '../schemas/common';
@@ -40,7 +40,7 @@ contacts.op('PUT /contacts/:id/notes/:noteId', { summary: 'Edit a note (its auth
 contacts.op('DELETE /contacts/:id/notes/:noteId', { summary: 'Delete a note (its author, or a team lead and above)', responses: { 204: null } });
 
 const statuses = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Contact statuses' });
-/** crm.routes statusOut: no color is null. */
+/** routes/crm statusOut: no color is null. */
 const Status = nulls(replyItem('crm', 'ListContactStatuses'), ['color']);
 statuses.op('GET /contact-statuses', { summary: 'The organization’s custom contact statuses', responses: { 200: z.array(Status) } });
 statuses.op('POST /contact-statuses', { summary: 'Create a custom contact status', body: NewStatus, responses: { 201: Status }, errors: [409] });

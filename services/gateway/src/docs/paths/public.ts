@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PublicAppointmentQuery, PublicContactFields, PublicContactQuery, PublicNewAppointment } from '../../routes/crm.routes';
+import { PublicAppointmentQuery, PublicContactFields, PublicContactQuery, PublicNewAppointment } from '../../routes/crm';
 import { PublicSend } from '../../routes/chat.routes';
 import { area } from '../registry';
 import { PublicAppointment, PublicContact, PublicContactDetail } from '../schemas/crm';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { appointmentOut, contactOut, customerListOut, detailOut, publicAppointmentOut, publicContactOut } from '../../routes/crm.routes';
+import type { appointmentOut, contactOut, customerListOut, detailOut, publicAppointmentOut, publicContactOut } from '../../routes/crm';
 import { proto } from '../proto-schema';
 import { keysMatch } from './check';
 
@@ -10,7 +10,7 @@ export const CustomFieldValues = z
   .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
   .meta({ description: 'custom field values by key: numbers and booleans as JSON values; text, select and date (YYYY-MM-DD) as strings' });
 
-/** The internal contact (crm.routes contactOut): absent values as explicit nulls, never "". */
+/** The internal contact (routes/crm contactOut): absent values as explicit nulls, never "". */
 export const Contact = z.object({
   id: z.string(),
   name: z.string(),
@@ -85,7 +85,7 @@ export const BulkResult = proto(CRM, 'crm.v1.BulkResult');
 
 // ------------------------------------------------------------------------------------------- public API
 
-/** The public contact (crm.routes publicContactOut): the spec's field names, nothing internal. */
+/** The public contact (routes/crm publicContactOut): the spec's field names, nothing internal. */
 export const PublicContact = z.object({
   id: z.string(),
   fullName: z.string(),
@@ -101,7 +101,7 @@ export const PublicContact = z.object({
 });
 keysMatch<z.infer<typeof PublicContact>, ReturnType<typeof publicContactOut>>(true);
 
-/** A public appointment (crm.routes publicAppointmentOut): day and time (UTC) as they were created. */
+/** A public appointment (routes/crm publicAppointmentOut): day and time (UTC) as they were created. */
 export const PublicAppointment = z.object({
   id: z.string(),
   contactId: z.string().optional().meta({ description: 'absent inside a contact’s detail' }),

@@ -1,14 +1,18 @@
 import { Client } from 'pg';
-import type { Logger } from '@crm/logger';
-import { DUE_CHANNEL } from '../db/deliveries.repo';
-import { isUuid } from '../domain/validation';
 
-export interface DueListenerOptions {
+interface Log {
+  warn(obj: object, msg?: string): void;
+}
+
+export interface NotifyListenerOptions {
+  /** Names the owner in log lines, e.g. "webhook worker". */
+  name: string;
   /** A dedicated connection: LISTEN holds its session, so it cannot be a pool connection. */
   databaseUrl: string;
-  log: Logger;
-  /** Deliveries announced as due now (ids from the notification payload). */
-  onIds(ids: string[]): void;
+  channel: string;
+  log: Log;
+  /** A notification arrived (its payload, '' when none). */
+  onNotification(payload: string): void;
   /**
    * The connection is (back) up. Notifications sent while it was down are lost for good, so the owner
    * looks at the table once.
@@ -20,17 +24,17 @@ export interface DueListenerOptions {
 }
 
 /**
- * LISTENs on the delivery channel with its own PostgreSQL connection and reconnects with exponential
- * backoff (and jitter, so replicas do not reconnect in step) when it is lost. While it is down the worker's
- * poll still finds every due delivery: the notification is only the fast path.
+ * LISTENs on a channel with its own PostgreSQL connection and reconnects with exponential backoff (and
+ * jitter, so replicas do not reconnect in step) when it is lost. While it is down the owner's poll still
+ * finds every due item: the notification is only the fast path.
  */
-export class DueListener {
+export class NotifyListener {
   private client?: Client;
   private retryTimer?: NodeJS.Timeout;
   private backoffMs: number;
   private stopping = false;
 
-  constructor(private readonly o: DueListenerOptions) {
+  constructor(private readonly o: NotifyListenerOptions) {
     this.backoffMs = o.minBackoffMs ?? 100;
   }
 
@@ -40,7 +44,7 @@ export class DueListener {
     try {
       await this.connect();
     } catch (err) {
-      this.o.log.warn({ err }, 'webhook worker: LISTEN connection failed; polling until it is up');
+      this.o.log.warn({ err }, `${this.o.name}: LISTEN connection failed; polling until it is up`);
       this.scheduleReconnect();
     }
   }
@@ -67,19 +71,15 @@ export class DueListener {
       if (this.client === client) this.client = undefined;
       client.end().catch(() => undefined);
       if (this.stopping) return;
-      this.o.log.warn({ err }, 'webhook worker: LISTEN connection lost; polling until it is back');
+      this.o.log.warn({ err }, `${this.o.name}: LISTEN connection lost; polling until it is back`);
       this.scheduleReconnect();
     };
-    client.on('notification', (msg) => {
-      // Only this service writes to its database's channel; ids are still checked before they reach SQL.
-      const ids = (msg.payload ?? '').split(',').filter(isUuid);
-      if (ids.length > 0) this.o.onIds(ids);
-    });
+    client.on('notification', (msg) => this.o.onNotification(msg.payload ?? ''));
     client.on('error', lost);
     client.on('end', () => lost());
     try {
       await client.connect();
-      await client.query(`LISTEN ${DUE_CHANNEL}`);
+      await client.query(`LISTEN ${this.o.channel}`);
     } catch (err) {
       gone = true;
       await client.end().catch(() => undefined);
@@ -101,7 +101,7 @@ export class DueListener {
     this.backoffMs = Math.min(this.backoffMs * 2, this.o.maxBackoffMs ?? 10_000);
     this.retryTimer = setTimeout(() => {
       this.connect().catch((err) => {
-        this.o.log.warn({ err, retryInMs: this.backoffMs }, 'webhook worker: LISTEN reconnect failed');
+        this.o.log.warn({ err, retryInMs: this.backoffMs }, `${this.o.name}: LISTEN reconnect failed`);
         this.scheduleReconnect();
       });
     }, wait);

@@ -1,0 +1,30 @@
+import { Router } from 'express';
+import type { ServiceClient } from '@crm/grpc-kit';
+import { HttpError } from '../../http/errors';
+import { ctxOf } from '../../http/principal';
+import { body } from '../../http/validate';
+import { type ContactStatus, statusOut } from './contact-statuses.out';
+import { NewStatus, StatusPatch } from './contact-statuses.schemas';
+
+/** Custom statuses (contact.statusId); the spec has no way to create them, so these are added. */
+export function contactStatusRoutes(internal: Router, crm: () => ServiceClient): void {
+  internal.get('/contact-statuses', async (req, res) => {
+    res.json((await crm().ListContactStatuses<{ data: ContactStatus[] }>({}, ctxOf(req, res))).data.map(statusOut));
+  });
+  internal.post('/contact-statuses', async (req, res) => {
+    res.status(201).json(statusOut(await crm().CreateContactStatus(body(req, NewStatus), ctxOf(req, res))));
+  });
+  internal.get('/contact-statuses/:id', async (req, res) => {
+    const all = await crm().ListContactStatuses<{ data: ContactStatus[] }>({}, ctxOf(req, res));
+    const found = all.data.find((x) => x.id === req.params.id);
+    if (!found) throw new HttpError(404, 'not_found', 'Contact status not found');
+    res.json(statusOut(found));
+  });
+  internal.put('/contact-statuses/:id', async (req, res) => {
+    res.json(statusOut(await crm().UpdateContactStatus({ id: req.params.id, ...body(req, StatusPatch) }, ctxOf(req, res))));
+  });
+  internal.delete('/contact-statuses/:id', async (req, res) => {
+    await crm().DeleteContactStatus({ id: req.params.id }, ctxOf(req, res));
+    res.status(204).end();
+  });
+}

@@ -1,0 +1,36 @@
+import { Router } from 'express';
+import type { RouteDeps } from '../deps';
+import type { ServiceRoutes } from '../services';
+import { appointmentRoutes } from './appointments.routes';
+import { contactStatusRoutes } from './contact-statuses.routes';
+import { contactRoutes } from './contacts.routes';
+import { customerListRoutes } from './customer-lists.routes';
+import { noteRoutes } from './notes.routes';
+import { publicCrmRoutes } from './public-api.routes';
+
+// The face of the crm routes: other modules (docs, contact fields, merges) import these names from here only.
+export { appointmentOut, publicAppointmentOut } from './appointments.out';
+export { AppointmentPatch, AppointmentQuery, NewAppointment, PublicAppointmentQuery, PublicNewAppointment } from './appointments.schemas';
+export { statusOut } from './contact-statuses.out';
+export { NewStatus, StatusPatch } from './contact-statuses.schemas';
+export { contactOut, customFieldsOf, detailOut, publicContactOut } from './contacts.out';
+export { BulkContacts, BulkIds, ContactPatch, ContactQuery, contactListFilters, customFieldFilters, customFieldsJson, NewContact, PublicContactFields, PublicContactQuery } from './contacts.schemas';
+export { customerListOut } from './customer-lists.out';
+export { CustomerListPatch, NewCustomerList } from './customer-lists.schemas';
+export { Note } from './notes.schemas';
+
+/** Contacts, custom statuses and appointments (internal, bearer) and their public API (API key). */
+export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
+  const internal = Router();
+  const pub = Router();
+  const crm = () => clients.crm;
+
+  contactRoutes(internal, crm);
+  noteRoutes(internal, crm);
+  contactStatusRoutes(internal, crm);
+  appointmentRoutes(internal, crm);
+  customerListRoutes(internal, crm);
+  publicCrmRoutes(pub, crm);
+
+  return { internal, public: pub };
+}
