@@ -5,7 +5,7 @@ import { enqueueEvent, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
 import { recordActivity } from '../db/activities.repo';
 import { findAppointment, toAppointment } from '../db/appointments.repo';
-import { ContactRow, findByChatnetUid, findContact, findIdByPhone, toContact } from '../db/contacts.repo';
+import { ContactRow, findByChatnetUid, findContact, findIdByPhone, toContact, toEventContact } from '../db/contacts.repo';
 import { contactUpdated } from '../domain/contact-events';
 import { isUuid } from '../domain/validation';
 import { apiFields, type JsonRow, mergedFields, restoredFields } from './merge-fields';
@@ -100,7 +100,7 @@ export async function mergeContacts(deps: Deps, ctx: CallContext, req: { targetI
     await enqueueEvent(tx, {
       type: 'contact.merged',
       orgId,
-      data: { mergeId: merge.id, targetId, sourceId, target: toContact(updated), source: toContact(source as unknown as ContactRow) },
+      data: { mergeId: merge.id, targetId, sourceId, target: toEventContact(updated), source: toEventContact(source as unknown as ContactRow) },
     });
     await recordAudit(tx, ctx, {
       action: 'contact.merged',
@@ -167,7 +167,7 @@ export async function undoMerge(deps: Deps, ctx: CallContext, req: { mergeId?: s
       await enqueueEvent(tx, {
         type: 'contact.merge_undone',
         orgId,
-        data: { mergeId, targetId: m.target_id, sourceId: m.source_id, target: toContact(targetNow), source: toContact(sourceNow) },
+        data: { mergeId, targetId: m.target_id, sourceId: m.source_id, target: toEventContact(targetNow), source: toEventContact(sourceNow) },
       });
       await recordAudit(tx, ctx, {
         action: 'contact.merge_undone',
