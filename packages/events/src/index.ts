@@ -35,3 +35,4 @@ export {
   type EventType,
 } from './schemas';
 export { eventCatalogue, jsonSchemaOf, type CatalogueEntry } from './schemas/catalogue';
+export { EVENT_EXAMPLES, exampleContact } from './schemas/examples';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eventually } from '@crm/testing';
 import type { EventEnvelope } from './envelope';
 import { dlqName } from './topology';
-import { EVENT_SAMPLES, sampleContact } from './test-support/event-samples';
+import { EVENT_EXAMPLES, exampleContact } from './schemas/examples';
 import { Harness, ORG } from './test-support/harness';
 
 /** A consumer with `parseData`: handlers get data parsed by its schema; data no schema accepts is dead-lettered at once, with the reason. */
@@ -44,17 +44,17 @@ describe.each([
       ...(mode.handler ? { handler: record } : { batchHandler: async (events: EventEnvelope[]) => void (await Promise.all(events.map(record))) }),
     });
 
-    const good = envelope('contact.created', { contact: { ...sampleContact, addedByANewerProducer: true } });
-    const { name: _gone, ...nameless } = sampleContact;
+    const good = envelope('contact.created', { contact: { ...exampleContact, addedByANewerProducer: true } });
+    const { name: _gone, ...nameless } = exampleContact;
     const bad = envelope('contact.created', { contact: { ...nameless, leadScore: 'high' } });
-    const unknownVersion = envelope('contact.deleted', EVENT_SAMPLES['contact.deleted'], 7);
+    const unknownVersion = envelope('contact.deleted', EVENT_EXAMPLES['contact.deleted'], 7);
     const unregistered = envelope('widget.created', { free: 'form' });
     await publish([bad, good, unknownVersion, unregistered]);
 
     await eventually(async () => seen.length === 2);
     expect(seen.map((e) => e.id)).toEqual([good.id, unregistered.id]);
     // Parsed: the field the schema does not know is gone; an unregistered type is left as it came.
-    expect(seen[0].data).toEqual({ contact: sampleContact });
+    expect(seen[0].data).toEqual({ contact: exampleContact });
     expect(seen[1].data).toEqual({ free: 'form' });
 
     const ch = await h.probe();

@@ -1,3 +1,4 @@
+import Ajv2020 from 'ajv/dist/2020';
 import type { Queryable } from '@crm/db';
 import { enqueueEvent, enqueueEvents } from './outbox';
 import {
@@ -12,18 +13,18 @@ import {
   webhookData,
 } from './schemas';
 import { eventCatalogue } from './schemas/catalogue';
-import { EVENT_SAMPLES, sampleContact } from './test-support/event-samples';
+import { EVENT_EXAMPLES, exampleContact } from './schemas/examples';
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v));
 
 describe('eventSchemas[type][version]', () => {
   it('has a sample of every defined type, and each parses to itself and passes the producer check', () => {
     const types = eventDefinitions().map((d) => d.type);
-    expect(types.filter((t) => !(t in EVENT_SAMPLES))).toEqual([]);
-    expect(Object.keys(EVENT_SAMPLES).filter((t) => !types.includes(t))).toEqual([]);
+    expect(types.filter((t) => !(t in EVENT_EXAMPLES))).toEqual([]);
+    expect(Object.keys(EVENT_EXAMPLES).filter((t) => !types.includes(t))).toEqual([]);
     for (const d of eventDefinitions()) {
-      expect([d.type, parseEventData(d.type, d.version, clone(EVENT_SAMPLES[d.type]))]).toEqual([d.type, EVENT_SAMPLES[d.type]]);
-      expect(() => checkProducedData(d.type, d.version, EVENT_SAMPLES[d.type])).not.toThrow();
+      expect([d.type, parseEventData(d.type, d.version, clone(EVENT_EXAMPLES[d.type]))]).toEqual([d.type, EVENT_EXAMPLES[d.type]]);
+      expect(() => checkProducedData(d.type, d.version, EVENT_EXAMPLES[d.type])).not.toThrow();
     }
   });
 
@@ -34,15 +35,15 @@ describe('eventSchemas[type][version]', () => {
   });
 
   it('the producer check names a missing field, a wrong type and a field the schema does not describe', () => {
-    const { name: _gone, ...noName } = sampleContact;
+    const { name: _gone, ...noName } = exampleContact;
     expect(() => checkProducedData('contact.created', 1, { contact: noName })).toThrow(
       new InvalidEventDataError('contact.created v1 data does not match its schema: contact.name: Invalid input: expected string, received undefined'),
     );
-    expect(() => checkProducedData('message.received', 1, { ...(EVENT_SAMPLES['message.received'] as object), sentAt: 'yesterday' })).toThrow(/sentAt: Invalid ISO datetime/);
-    expect(() => checkProducedData('contact.updated', 1, { contact: { ...sampleContact, customFieldsJson: '{}' }, changes: [] })).toThrow(
+    expect(() => checkProducedData('message.received', 1, { ...(EVENT_EXAMPLES['message.received'] as object), sentAt: 'yesterday' })).toThrow(/sentAt: Invalid ISO datetime/);
+    expect(() => checkProducedData('contact.updated', 1, { contact: { ...exampleContact, customFieldsJson: '{}' }, changes: [] })).toThrow(
       new InvalidEventDataError('contact.updated v1 data has fields its schema does not describe: contact.customFieldsJson'),
     );
-    expect(() => checkProducedData('contact.deleted', 2, { id: sampleContact.id })).toThrow(new InvalidEventDataError('contact.deleted has no version 2 (known: 1)'));
+    expect(() => checkProducedData('contact.deleted', 2, { id: exampleContact.id })).toThrow(new InvalidEventDataError('contact.deleted has no version 2 (known: 1)'));
     // Types without a schema (tests' own, a future one) are not checked.
     expect(() => checkProducedData('widget.created', 1, { anything: true })).not.toThrow();
   });
@@ -52,7 +53,7 @@ describe('eventSchemas[type][version]', () => {
     await expect(enqueueEvent(db, { type: 'contact.deleted', orgId: 'o', data: { id: 'not-an-id' } })).rejects.toThrow(/contact\.deleted v1 data does not match its schema: id: Invalid GUID/);
     await expect(
       enqueueEvents(db, [
-        { type: 'contact.deleted', orgId: 'o', data: { id: sampleContact.id } },
+        { type: 'contact.deleted', orgId: 'o', data: { id: exampleContact.id } },
         { type: 'contact.created', orgId: 'o', data: {} },
       ]),
     ).rejects.toThrow(InvalidEventDataError);
@@ -60,8 +61,8 @@ describe('eventSchemas[type][version]', () => {
   });
 
   it('a consumer parse keeps what it knows and drops fields it does not (a newer producer may add one)', () => {
-    const data = { ...(EVENT_SAMPLES['conversation.archived'] as object), addedLater: 1 };
-    expect(parseEventData('conversation.archived', 1, data)).toEqual(EVENT_SAMPLES['conversation.archived']);
+    const data = { ...(EVENT_EXAMPLES['conversation.archived'] as object), addedLater: 1 };
+    expect(parseEventData('conversation.archived', 1, data)).toEqual(EVENT_EXAMPLES['conversation.archived']);
     expect(parseEventData('widget.created', 1, { kept: 'as is' })).toEqual({ kept: 'as is' });
     expect(() => parseEventData('conversation.archived', 1, null)).toThrow(InvalidEventDataError);
   });
@@ -70,7 +71,7 @@ describe('eventSchemas[type][version]', () => {
 describe('webhook payloads: the public resource shapes', () => {
   it('contact.* carry the public API contact (fullName; empty phone, email, notes as null)', () => {
     const expected = {
-      id: sampleContact.id,
+      id: exampleContact.id,
       fullName: 'Ada Lovelace',
       phone: '+84901234567',
       email: null,
@@ -79,24 +80,24 @@ describe('webhook payloads: the public resource shapes', () => {
       notes: 'met at the fair',
       tags: ['vip'],
       customFields: { plan: 'gold', seats: 3, trial: false },
-      createdAt: sampleContact.createdAt,
-      updatedAt: sampleContact.updatedAt,
+      createdAt: exampleContact.createdAt,
+      updatedAt: exampleContact.updatedAt,
     };
-    expect(webhookData('contact.created', 1, EVENT_SAMPLES['contact.created'])).toEqual({ contact: expected });
+    expect(webhookData('contact.created', 1, EVENT_EXAMPLES['contact.created'])).toEqual({ contact: expected });
     expect(PublicContact.parse(expected)).toEqual(expected);
     // Changed fields under their public names; the threshold is internal (automation's alert).
-    const updated = { ...(EVENT_SAMPLES['contact.updated'] as object), changes: ['name', 'tags'] };
+    const updated = { ...(EVENT_EXAMPLES['contact.updated'] as object), changes: ['name', 'tags'] };
     expect(webhookData('contact.updated', 1, updated)).toEqual({ contact: expected, changes: ['fullName', 'tags'] });
-    const merged = webhookData('contact.merged', 1, EVENT_SAMPLES['contact.merged']) as Record<string, Record<string, unknown>>;
+    const merged = webhookData('contact.merged', 1, EVENT_EXAMPLES['contact.merged']) as Record<string, Record<string, unknown>>;
     expect(merged.target).toEqual(expected);
     expect(merged.source).toMatchObject({ fullName: 'Ada L.' });
     expect(merged.source.name).toBeUndefined();
   });
 
   it('other public events go out as published; internal ones have no webhook payload', () => {
-    expect(webhookData('message.received', 1, EVENT_SAMPLES['message.received'])).toEqual(EVENT_SAMPLES['message.received']);
-    expect(() => webhookData('chatnet_account.qr', 1, EVENT_SAMPLES['chatnet_account.qr'])).toThrow('chatnet_account.qr is not a public event');
-    expect(() => webhookData('audit.recorded', 1, EVENT_SAMPLES['audit.recorded'])).toThrow(InvalidEventDataError);
+    expect(webhookData('message.received', 1, EVENT_EXAMPLES['message.received'])).toEqual(EVENT_EXAMPLES['message.received']);
+    expect(() => webhookData('chatnet_account.qr', 1, EVENT_EXAMPLES['chatnet_account.qr'])).toThrow('chatnet_account.qr is not a public event');
+    expect(() => webhookData('audit.recorded', 1, EVENT_EXAMPLES['audit.recorded'])).toThrow(InvalidEventDataError);
   });
 });
 
@@ -108,6 +109,10 @@ describe('eventCatalogue', () => {
       expect([e.type, e.description.length > 10, e.schema.type, Object.keys(e.schema.properties as object).length > 0]).toEqual([e.type, true, 'object', true]);
       expect(e.schema.$schema).toBeUndefined();
     }
+    // The JSON Schemas are usable as they are: each example validates against its own, a wrong one does not.
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    for (const e of catalogue) expect([e.type, ajv.validate(e.schema, e.example), ajv.errors ?? null]).toEqual([e.type, true, null]);
+    expect(ajv.validate(catalogue.find((e) => e.type === 'contact.deleted')!.schema, { id: 42 })).toBe(false);
     expect(catalogue.filter((e) => e.public).map((e) => e.type)).toEqual(publicEventTypes());
     expect(publicEventTypes()).not.toContain('chatnet_account.qr');
     expect(publicEventTypes()).not.toContain('chatnet.inbound');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { eventDefinitions } from './index';
+import { EVENT_EXAMPLES } from './examples';
+import { eventDefinitions, webhookData } from './index';
 
 /** One event type and version as documented: for a public event, the JSON Schema of what a webhook receives as `data`. */
 export interface CatalogueEntry {
@@ -10,6 +11,8 @@ export interface CatalogueEntry {
   public: boolean;
   /** JSON Schema (draft 2020-12, as OpenAPI 3.1 uses) of `data`: the webhook's for a public event, the bus's otherwise. */
   schema: Record<string, unknown>;
+  /** An example of `data` (as a webhook receives it, for a public event). */
+  example: unknown;
 }
 
 /** JSON Schema of a zod schema, without `$schema` (it is embedded in other documents). */
@@ -26,5 +29,6 @@ export function eventCatalogue(): CatalogueEntry[] {
     description: d.description,
     public: d.webhook !== undefined,
     schema: jsonSchemaOf(d.webhook?.data ?? d.data),
+    example: d.webhook ? webhookData(d.type, d.version, EVENT_EXAMPLES[d.type]) : EVENT_EXAMPLES[d.type],
   }));
 }

@@ -173,6 +173,7 @@ export function openApiDocument(ops: Operation[], opts: DocumentOptions): Json {
                     required: ['type', 'timestamp', 'data'],
                     properties: { type: { type: 'string', const: w.name }, timestamp: { type: 'string', format: 'date-time' }, data: w.schema },
                   },
+                  example: { type: w.name, timestamp: '2024-05-01T10:00:00.000Z', data: w.example },
                 },
               },
             },

@@ -1,12 +1,13 @@
 /**
  * One event of each type as its producer writes it (the same fields, in the same shapes: read off the producer code
- * named beside each). The schema tests parse them; the integration tests check the producers themselves.
+ * named beside some). The event catalogue shows them as examples, the schema tests parse them, and tests that stand
+ * in for a producer start from them (a producer's event must pass its schema).
  */
 const ID = (n: number) => `0b8c7a52-5a0e-4c1e-9d53-${String(n).padStart(12, '0')}`;
 const AT = '2024-05-01T10:00:00.000Z';
 
 /** crm db/contacts.repo.ts toEventContact. */
-export const sampleContact = {
+export const exampleContact = {
   id: ID(1),
   name: 'Ada Lovelace',
   email: '',
@@ -49,13 +50,13 @@ const appointment = {
 };
 
 const note = { contactId: ID(1), note: { id: ID(4), contactId: ID(1), content: 'called back', createdBy: ID(2), createdAt: AT }, by: ID(2) };
-const merge = { mergeId: ID(5), targetId: ID(1), sourceId: ID(6), target: sampleContact, source: { ...sampleContact, id: ID(6), name: 'Ada L.' } };
+const merge = { mergeId: ID(5), targetId: ID(1), sourceId: ID(6), target: exampleContact, source: { ...exampleContact, id: ID(6), name: 'Ada L.' } };
 const conversationRef = { conversationId: ID(7), contactId: ID(1), chatnetAccountId: ID(8) };
 
-export const EVENT_SAMPLES: Record<string, unknown> = {
+export const EVENT_EXAMPLES: Record<string, unknown> = {
   // crm
-  'contact.created': { contact: sampleContact },
-  'contact.updated': { contact: sampleContact, changes: ['leadScore'], highValueThreshold: 80 },
+  'contact.created': { contact: exampleContact },
+  'contact.updated': { contact: exampleContact, changes: ['leadScore'], highValueThreshold: 80 },
   'contact.deleted': { id: ID(1) },
   'contact.merged': merge,
   'contact.merge_undone': merge,
