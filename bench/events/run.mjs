@@ -149,7 +149,7 @@ function postContact(marker) {
 
 let producer;
 async function startProducer(orgId) {
-  const { installEventTables, enqueueEvent, OutboxRelay } = require('@crm/events');
+  const { installEventTables, enqueueEvent, OutboxRelay, exampleContact } = require('@crm/events');
   const { createLogger } = require('@crm/logger');
   const pool = new pg.Pool({ connectionString: dbUrl(dbs[3]), max: 20 });
   await installEventTables(pool);
@@ -162,7 +162,7 @@ async function startProducer(orgId) {
       const c = await pool.connect();
       try {
         await c.query('BEGIN');
-        await enqueueEvent(c, { type: 'contact.created', orgId, data: { contact: { id: randomUUID(), name: marker, source: 'manual', status: 'lead' } } });
+        await enqueueEvent(c, { type: 'contact.created', orgId, data: { contact: { ...exampleContact, id: randomUUID(), name: marker, source: 'manual', status: 'lead' } } });
         await c.query('COMMIT');
       } finally {
         c.release();

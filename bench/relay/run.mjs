@@ -47,11 +47,12 @@ const start = async (x) => (await x.start(), running.push(x), x);
 try {
   await installEventTables(pool);
   await pool.query('CREATE TABLE effects (event_id uuid NOT NULL)');
-  const emit = (data) => withTransaction(pool, (c) => enqueueEvent(c, { type: 'contact.updated', orgId: ORG, data }));
+  // Routing keys without an event schema: the payloads here are free-form (a registered type's data is checked).
+  const emit = (data) => withTransaction(pool, (c) => enqueueEvent(c, { type: 'bench.updated', orgId: ORG, data }));
 
   // 1 and 2: one event at a time.
   const arrivedAt = new Map();
-  await start(new EventConsumer({ amqpUrl: infra.amqpUrl, exchange, queue: queues[0], bindings: ['contact.updated'], logger: log, handler: async (e) => void arrivedAt.set(e.id, performance.now()) }));
+  await start(new EventConsumer({ amqpUrl: infra.amqpUrl, exchange, queue: queues[0], bindings: ['bench.updated'], logger: log, handler: async (e) => void arrivedAt.set(e.id, performance.now()) }));
   await start(new OutboxRelay({ pool, amqpUrl: infra.amqpUrl, exchange, logger: log, pollMs: 60_000 }));
   const measure = async (n) => {
     const latencies = [];
@@ -71,7 +72,7 @@ try {
   const relisten = await measure(Math.min(SINGLES, 50));
 
   // 3: throughput, exactly once.
-  await start(new EventConsumer({ amqpUrl: infra.amqpUrl, exchange, queue: queues[1], bindings: ['message.received'], logger: log, pool, prefetch: 100, concurrency: 10,
+  await start(new EventConsumer({ amqpUrl: infra.amqpUrl, exchange, queue: queues[1], bindings: ['bench.received'], logger: log, pool, prefetch: 100, concurrency: 10,
     handler: async (e, c) => void (await c.query('INSERT INTO effects (event_id) VALUES ($1)', [e.id])) }));
   await start(new OutboxRelay({ pool, amqpUrl: infra.amqpUrl, exchange, logger: log, pollMs: 60_000 }));
   const startedAt = performance.now();
@@ -79,7 +80,7 @@ try {
   await Promise.all(Array.from({ length: 4 }, () => (async () => {
     for (let t = 0; t < perWriter; t++) {
       await withTransaction(pool, async (c) => {
-        for (let i = 0; i < 100; i++) await enqueueEvent(c, { type: 'message.received', orgId: ORG, data: { t, i } });
+        for (let i = 0; i < 100; i++) await enqueueEvent(c, { type: 'bench.received', orgId: ORG, data: { t, i } });
       });
     }
   })()));

@@ -57,7 +57,7 @@ describe('crm events, consumers and cross-service RPCs', () => {
       const created = await owner.post('/api/v1/contacts', { name: 'Evan Event', phone: '0933 000 001' });
       const id = created.body.id;
       const c = await ofType('contact.created', (d) => d.contact.id === id);
-      expect(c).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), type: 'contact.created', orgId: acme.orgId, occurredAt: expect.any(String), data: { contact: expect.any(Object) } });
+      expect(c).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), type: 'contact.created', orgId: acme.orgId, occurredAt: expect.any(String), version: 1, data: { contact: expect.any(Object) } });
       expect(c.data.contact).toEqual(expect.objectContaining({ id, name: 'Evan Event', phone: '+84933000001', source: 'manual', status: 'new', statusId: null, hasChatnet: false }));
       expect(c.data.contact.friends).toBeUndefined();
 

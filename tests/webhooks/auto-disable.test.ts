@@ -2,7 +2,7 @@ import { eventually } from '@crm/testing';
 import { newOrg, client, type Client } from '../support/http';
 import { ConsumerProbe } from '../support/consumers';
 import { startStack, type Stack } from '../support/stack';
-import { sleep, startProducer, startReceiver, watchEvents, type Receiver } from './support';
+import { eventContact, sleep, startProducer, startReceiver, watchEvents, type Receiver } from './support';
 
 // An endpoint that fails without a single success for WEBHOOK_DISABLE_AFTER (5 days by default; 1.5 s
 // here) is disabled, what still waits for it fails, and `webhook.disabled` is published so automation
@@ -42,7 +42,7 @@ describe('auto-disable after continuous failure', () => {
     const hook = (await owner.post('/api/v1/webhook-settings', { url: rx.url('/recovering'), events: ['contact.created'] })).body;
     rx.reply('/recovering', { status: 500 }, { status: 200 }, { status: 500 }, { status: 500 });
     for (let i = 0; i < 3; i++) {
-      await producer.emit('contact.created', orgId, { contact: { id: `c${i}` } });
+      await producer.emit('contact.created', orgId, { contact: eventContact() });
       await sleep(700);
     }
     // Every delivery has its final outcome: nothing is pending, so no later attempt can still disable the endpoint.
@@ -59,7 +59,7 @@ describe('auto-disable after continuous failure', () => {
     // A steady trickle of events, every attempt failing, for longer than the window.
     const until = Date.now() + 2_500;
     while (Date.now() < until) {
-      await producer.emit('contact.updated', orgId, { contact: { id: 'x' }, changes: ['name'] });
+      await producer.emit('contact.updated', orgId, { contact: eventContact(), changes: ['name'] });
       await sleep(250);
     }
     const disabled = await waitFor(() => watcher.seen.find((e) => e.data && (e.data as { webhookId: string }).webhookId === hook.id));
@@ -68,6 +68,7 @@ describe('auto-disable after continuous failure', () => {
       type: 'webhook.disabled',
       orgId,
       occurredAt: expect.any(String),
+      version: 1,
       data: { webhookId: hook.id, url: rx.url('/broken'), reason: expect.stringMatching(/^failing continuously for \d+ seconds \(last error: HTTP 503\)$/) },
     });
     const setting = (await owner.get(`/api/v1/webhook-settings/${hook.id}`)).body;
@@ -79,7 +80,7 @@ describe('auto-disable after continuous failure', () => {
     rx.setDown(false);
     const count = rx.at('/broken').length;
     const mark = await fanOut.mark();
-    await producer.emit('contact.updated', orgId, { contact: { id: 'y' }, changes: ['name'] });
+    await producer.emit('contact.updated', orgId, { contact: eventContact(), changes: ['name'] });
     // Fanned out without a row for the disabled endpoint, and only rows are ever sent.
     await fanOut.settled(mark, 1);
     expect(rx.at('/broken')).toHaveLength(count);

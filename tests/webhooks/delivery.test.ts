@@ -1,7 +1,7 @@
 import { newOrg, client, type Client } from '../support/http';
 import { ConsumerProbe } from '../support/consumers';
 import { startStack, type Stack } from '../support/stack';
-import { sleep, startProducer, startReceiver, verifySignature, type Receiver } from './support';
+import { eventContact, sample, sleep, startProducer, startReceiver, verifySignature, type Receiver } from './support';
 
 type Producer = Awaited<ReturnType<typeof startProducer>>;
 
@@ -54,14 +54,28 @@ describe('webhook delivery', () => {
 
   it('delivers contact.created and message.received to 127.0.0.1 with valid Standard Webhooks signatures', async () => {
     const hook = await createHook('/crm', ['contact.created', 'message.received']);
-    const contact = { id: 'c0ffee00-0000-4000-8000-000000000001', name: 'Ada', phone: '+84900000001', status: 'lead', tags: ['vip'] };
+    const contact = eventContact({ id: 'c0ffee00-0000-4000-8000-000000000001', name: 'Ada', phone: '+84900000001', email: '', status: 'lead', tags: ['vip'] });
     const created = await producer.emit('contact.created', orgId, { contact });
-    const message = { messageId: 'm1', conversationId: 'cv1', contactId: contact.id, content: 'Xin chào', contentType: 'text', sentAt: new Date().toISOString() };
+    const message = sample('message.received', { contactId: contact.id, content: 'Xin chào', sentAt: new Date().toISOString() });
     const received = await producer.emit('message.received', orgId, message);
 
     const got = await waitFor(() => rx.at('/crm').length >= 2 && rx.at('/crm'));
     const byType = Object.fromEntries(got.map((r) => [r.json.type, r]));
-    expect(byType['contact.created'].json).toEqual({ type: 'contact.created', timestamp: created.occurredAt, data: { contact } });
+    // The public API's contact: fullName, not the internal name; an empty email is null.
+    const publicContact = {
+      id: contact.id,
+      fullName: 'Ada',
+      phone: '+84900000001',
+      email: null,
+      source: contact.source,
+      status: 'lead',
+      notes: contact.notes,
+      tags: ['vip'],
+      customFields: contact.customFields,
+      createdAt: contact.createdAt,
+      updatedAt: contact.updatedAt,
+    };
+    expect(byType['contact.created'].json).toEqual({ type: 'contact.created', timestamp: created.occurredAt, data: { contact: publicContact } });
     expect(byType['message.received'].json).toEqual({ type: 'message.received', timestamp: received.occurredAt, data: message });
     expect(byType['contact.created'].id).toBe(created.id);
     expect(byType['message.received'].id).toBe(received.id);
@@ -86,11 +100,11 @@ describe('webhook delivery', () => {
   it('sends only subscribed public events of the endpoint\'s own organization, never internal ones', async () => {
     const hook = await createHook('/filter', ['contact.updated']);
     const mark = await fanOut.mark();
-    await producer.emit('chatnet_account.qr', orgId, { accountId: 'a1', qr: 'data:image/png;base64,AAAA', expiresAt: new Date().toISOString() });
-    await producer.emit('chatnet.inbound', orgId, { accountId: 'a1', content: 'raw' });
-    await producer.emit('contact.deleted', orgId, { id: 'c1' });
-    await producer.emit('contact.updated', otherOrgId, { contact: { id: 'other' }, changes: ['name'] });
-    const mine = await producer.emit('contact.updated', orgId, { contact: { id: 'mine' }, changes: ['name'] });
+    await producer.emit('chatnet_account.qr', orgId, sample('chatnet_account.qr'));
+    await producer.emit('chatnet.inbound', orgId, sample('chatnet.inbound', { content: 'raw' }));
+    await producer.emit('contact.deleted', orgId, sample('contact.deleted'));
+    await producer.emit('contact.updated', otherOrgId, { contact: eventContact(), changes: ['name'] });
+    const mine = await producer.emit('contact.updated', orgId, { contact: eventContact(), changes: ['name'] });
     await waitFor(() => rx.at('/filter').length >= 1);
     // The three public events were fanned out (the internal ones are not even bound to the queue): the only
     // delivery row is the one already received, so nothing else can be sent later.
@@ -103,7 +117,7 @@ describe('webhook delivery', () => {
     const hook = await createHook('/inactive', ['contact.deleted']);
     await owner.put(`/api/v1/webhook-settings/${hook.id}`, { active: false });
     const mark = await fanOut.mark();
-    await producer.emit('contact.deleted', orgId, { id: 'gone' });
+    await producer.emit('contact.deleted', orgId, sample('contact.deleted'));
     // Fanned out without a row for the inactive endpoint, and only rows are ever sent.
     await fanOut.settled(mark, 1);
     expect(rx.at('/inactive')).toHaveLength(0);
@@ -113,7 +127,7 @@ describe('webhook delivery', () => {
   it('retries a failing endpoint on the schedule (200ms, 500ms, 1s) until it answers 2xx', async () => {
     const hook = await createHook('/flaky', ['appointment.created']);
     rx.reply('/flaky', { status: 500, body: 'down' }, { status: 502 }, { status: 302 });
-    const event = await producer.emit('appointment.created', orgId, { appointment: { id: 'ap1', title: 'Demo' } });
+    const event = await producer.emit('appointment.created', orgId, sample('appointment.created'));
 
     const attempts = await waitFor(() => rx.at('/flaky').length >= 4 && rx.at('/flaky'), 15_000);
     expect(attempts.map((a) => a.id)).toEqual([event.id, event.id, event.id, event.id]);
@@ -141,7 +155,7 @@ describe('webhook delivery', () => {
   it('gives up after the last retry (failed), and a manual redelivery then succeeds', async () => {
     const hook = await createHook('/dead', ['conversation.archived']);
     rx.reply('/dead', ...Array.from({ length: 4 }, () => ({ status: 503 })));
-    await producer.emit('conversation.archived', orgId, { id: 'cv9' });
+    await producer.emit('conversation.archived', orgId, sample('conversation.archived'));
     const [d] = await waitFor(async () => {
       const list = await deliveriesOf(hook.id);
       return list[0]?.status === 'failed' && list;
@@ -162,7 +176,7 @@ describe('webhook delivery', () => {
   it('abandons an attempt that outlives the timeout and retries it', async () => {
     const hook = await createHook('/slow', ['chatnet_account.disconnected']);
     rx.reply('/slow', { status: 200, delayMs: 1_500 });
-    await producer.emit('chatnet_account.disconnected', orgId, { accountId: 'a1', reason: 'dropped' });
+    await producer.emit('chatnet_account.disconnected', orgId, sample('chatnet_account.disconnected', { reason: 'dropped' }));
     const [d] = await waitFor(async () => {
       const list = await deliveriesOf(hook.id);
       return list[0]?.status === 'succeeded' && list;

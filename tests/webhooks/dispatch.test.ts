@@ -4,7 +4,7 @@ import { createLogger } from '@crm/logger';
 import { freePort } from '@crm/testing';
 import { newOrg, client, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
-import { sleep, startProducer, startReceiver, verifySignature, type Receiver } from './support';
+import { eventContact, sample, sleep, startProducer, startReceiver, verifySignature, type Receiver } from './support';
 
 // A new delivery is sent as soon as its event is consumed: the fan-out announces it by NOTIFY and a worker
 // of any instance claims it at once. The poll (30 s here, far longer than any wait below) only drives
@@ -54,7 +54,7 @@ describe('webhook dispatch', () => {
     const hook = await createHook('/now', ['contact.created']);
     const times: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const { ms, got } = await latencyOf('/now', 'contact.created', { contact: { id: `now-${i}` } });
+      const { ms, got } = await latencyOf('/now', 'contact.created', { contact: eventContact() });
       expect(verifySignature(hook.secret, got)).toBe(true);
       times.push(ms);
     }
@@ -72,9 +72,9 @@ describe('webhook dispatch', () => {
     await createHook('/fast', ['conversation.archived']);
     const N = 12;
     rx.reply('/slow', ...Array.from({ length: N }, () => ({ status: 200, delayMs: 300 })));
-    const events = await Promise.all(Array.from({ length: N }, (_, i) => producer.emit('conversation.created', orgId, { conversationId: `slow-${i}` })));
+    const events = await Promise.all(Array.from({ length: N }, (_, i) => producer.emit('conversation.created', orgId, sample('conversation.created'))));
     // While the slow endpoint works through its backlog (12 × 300 ms ÷ 3 ≈ 1.2 s), another endpoint is served at once.
-    const fast = await latencyOf('/fast', 'conversation.archived', { id: 'cv-fast' });
+    const fast = await latencyOf('/fast', 'conversation.archived', sample('conversation.archived'));
     expect(fast.ms).toBeLessThan(1_000);
     await waitFor(() => rx.at('/slow').length >= N);
     expect(new Set(rx.at('/slow').map((r) => r.id))).toEqual(new Set(events.map((e) => e.id)));
@@ -101,7 +101,7 @@ describe('webhook dispatch', () => {
     } finally {
       await admin.end();
     }
-    const { ms } = await latencyOf('/relisten', 'contact.deleted', { id: 'c-relisten' });
+    const { ms } = await latencyOf('/relisten', 'contact.deleted', sample('contact.deleted'));
     expect(ms).toBeLessThan(1_000);
   });
 
@@ -113,7 +113,7 @@ describe('webhook dispatch', () => {
     try {
       const hook = await createHook('/pair', ['message.received']);
       const N = 60;
-      const events = await Promise.all(Array.from({ length: N }, (_, i) => producer.emit('message.received', orgId, { messageId: `m-${i}` })));
+      const events = await Promise.all(Array.from({ length: N }, (_, i) => producer.emit('message.received', orgId, sample('message.received'))));
       await waitFor(() => rx.at('/pair').length >= N);
       // Room for a late duplicate to show up.
       await sleep(500);
@@ -135,7 +135,7 @@ describe('webhook dispatch', () => {
   it('retries through the poll: a retry scheduled before a restart is made when it falls due', async () => {
     const hook = await createHook('/retry', ['appointment.created']);
     rx.reply('/retry', { status: 500 });
-    const event = await producer.emit('appointment.created', orgId, { appointment: { id: 'ap-retry' } });
+    const event = await producer.emit('appointment.created', orgId, sample('appointment.created'));
     const [first] = await waitFor(() => rx.at('/retry').length >= 1 && rx.at('/retry'));
     await stack.restart('webhooks', { WEBHOOK_POLL_MS: '250' });
     const restartedAt = Date.now();

@@ -36,9 +36,51 @@ describe('contact events from crm to a webhook receiver', () => {
     expect(got.map((r) => r.json.type).sort()).toEqual(['contact.created', 'contact.deleted', 'contact.updated']);
     for (const r of got) expect(verifySignature(hook.secret, r)).toBe(true);
     const byType = Object.fromEntries(got.map((r) => [r.json.type, r.json]));
-    expect(byType['contact.created'].data.contact).toEqual(expect.objectContaining({ id, name: 'Ada Lovelace', email: 'ada@example.test', tags: ['vip'] }));
+    // The public shape (fullName), never the internal name.
+    expect(byType['contact.created'].data.contact).toEqual(expect.objectContaining({ id, fullName: 'Ada Lovelace', email: 'ada@example.test', tags: ['vip'] }));
+    expect(byType['contact.created'].data.contact.name).toBeUndefined();
     expect(byType['contact.updated'].data).toEqual(expect.objectContaining({ contact: expect.objectContaining({ id, status: 'customer' }), changes: ['status'] }));
     expect(byType['contact.deleted'].data).toEqual(expect.objectContaining({ id }));
     expect(new Set(got.map((r) => r.id)).size).toBe(3);
+  });
+
+  it('a contact.* webhook carries exactly the contact GET /api/public/contacts/:id answers', async () => {
+    await owner.post('/api/v1/webhook-settings', { url: rx.url('/shape'), events: ['contact.created', 'contact.updated'] });
+    const key = await owner.post('/api/v1/settings/api-key/generate');
+    const pub = client(stack.url).withKey(key.body.apiKey);
+    const publicContact = async (id: string) => {
+      const res = await pub.get(`/api/public/contacts/${id}`);
+      expect(res.status).toBe(200);
+      // The detail adds the contact's appointments and conversation count to the contact itself.
+      const { appointments: _a, conversationCount: _c, ...contact } = res.body;
+      return contact;
+    };
+    const delivered = async (type: string, id: string) => {
+      const until = Date.now() + 10_000;
+      for (;;) {
+        const r = rx.at('/shape').find((x) => x.json.type === type && x.json.data.contact.id === id);
+        if (r) return r.json.data;
+        if (Date.now() > until) throw new Error(`no ${type} webhook for ${id}`);
+        await sleep(50);
+      }
+    };
+
+    // No email and no notes: the public API says null for them, and so must the webhook.
+    const created = await owner.post('/api/v1/contacts', { name: 'Grace Hopper', phone: '+84911222333', status: 'lead', tags: ['navy', 'cobol'] });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    const onCreate = await delivered('contact.created', id);
+    const shown = await publicContact(id);
+    expect(onCreate.contact).toEqual(shown);
+    expect(shown).toEqual(expect.objectContaining({ fullName: 'Grace Hopper', email: null, notes: null }));
+
+    const renamed = await pub.put(`/api/public/contacts/${id}`, { fullName: 'Rear Admiral Hopper', notes: 'compiler pioneer' });
+    expect(renamed.status).toBe(200);
+    const onUpdate = await delivered('contact.updated', id);
+    expect(onUpdate.contact).toEqual(await publicContact(id));
+    expect(onUpdate.contact).toEqual(renamed.body);
+    // Changed fields under their public names too.
+    expect(onUpdate.changes).toEqual(expect.arrayContaining(['fullName', 'notes']));
+    expect(onUpdate.changes).not.toContain('name');
   });
 });

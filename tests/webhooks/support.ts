@@ -3,9 +3,24 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Channel, type ChannelModel } from 'amqplib';
 import { createPool, withTransaction, type Pool } from '@crm/db';
-import { enqueueEvent, installEventTables, OutboxRelay, type EventEnvelope } from '@crm/events';
+import { enqueueEvent, EVENT_EXAMPLES, exampleContact, installEventTables, OutboxRelay, type EventEnvelope } from '@crm/events';
 import { createLogger } from '@crm/logger';
 import { createTestDatabase, infra, uniqueName, type TestDatabase } from '@crm/testing';
+
+/**
+ * An event's data as its producer writes it (the event catalogue's example), with `patch` over it: producers'
+ * events are checked against their schemas, so a test standing in for a producer emits what a real one would.
+ */
+export function sample(type: string, patch: Record<string, unknown> = {}): Record<string, any> {
+  const data = EVENT_EXAMPLES[type];
+  if (!data) throw new Error(`no example of ${type}`);
+  return { ...structuredClone(data as Record<string, unknown>), ...patch };
+}
+
+/** A contact as crm's events carry it (the internal shape: `name`), with `patch` over it. */
+export function eventContact(patch: Record<string, unknown> = {}) {
+  return { ...structuredClone(exampleContact), ...patch };
+}
 
 /** What a receiver got: the Standard Webhooks headers, the raw body and when it arrived. */
 export interface Received {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
-import { sleep, startProducer, startReceiver, verifySignature, type Received, type Receiver } from './support';
+import { eventContact, sleep, startProducer, startReceiver, verifySignature, type Received, type Receiver } from './support';
 
 type Producer = Awaited<ReturnType<typeof startProducer>>;
 
@@ -57,7 +57,7 @@ describe('webhook secrets typed by the customer', () => {
 
     const test = await owner.post(`/api/v1/webhook-settings/${res.body.id}/test`);
     expect(test.body.ok).toBe(true);
-    await producer.emit('contact.created', orgId, { contact: { id: 'c0ffee00-0000-4000-8000-000000000009', name: 'Ada' } });
+    await producer.emit('contact.created', orgId, { contact: eventContact({ id: 'c0ffee00-0000-4000-8000-000000000009', name: 'Ada' }) });
     const got = await waitFor('/typed', 2);
     expect(got.map((r) => r.json.type).sort()).toEqual(['contact.created', 'webhook.test']);
     for (const r of got) {

@@ -1,6 +1,7 @@
 import { client, email, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { startReceiver, verifySignature, type Receiver } from './support';
+import { publicEventTypes } from '@crm/events';
 
 // Webhook settings through the gateway: create (secret shown once), list, read, update, delete, test
 // send, the attempt log and redelivery; settings:edit for every route, reads included; another org sees nothing.
@@ -138,6 +139,8 @@ describe('webhook settings', () => {
       );
       expect(res.body.events).not.toContain('chatnet_account.qr');
       expect(res.body.events).not.toContain('chatnet.inbound');
+      // Exactly the events the schemas give a webhook payload (the catalogue the API docs are generated from).
+      expect([...res.body.events].sort()).toEqual(publicEventTypes().sort());
     });
 
     it('404 for an unknown or malformed id', async () => {

@@ -52,7 +52,7 @@ async function publishBurst(bodies: Array<EventEnvelope | string>): Promise<void
   const ch = await h.probe();
   for (const b of bodies) {
     const body = typeof b === 'string' ? b : JSON.stringify(b);
-    ch.publish(h.exchange, typeof b === 'string' ? 'contact.created' : b.type, Buffer.from(body), { persistent: true });
+    ch.publish(h.exchange, typeof b === 'string' ? 'widget.created' : b.type, Buffer.from(body), { persistent: true });
   }
 }
 
@@ -66,7 +66,7 @@ test('a batch of 50 events is applied in one transaction, in delivery order, and
   // A flush interval longer than the burst takes to arrive, so all 50 land in one batch.
   const consumer = await h.consumer({ queue, pool: h.pool, batchHandler: recorder(queue, calls), batchFlushMs: 300 });
   const ack = jest.spyOn(channelOf(consumer), 'ack');
-  const sent = Array.from({ length: 50 }, (_, n) => envelope('contact.updated', { n }));
+  const sent = Array.from({ length: 50 }, (_, n) => envelope('widget.updated', { n }));
   await publishBurst(sent);
 
   await eventually(async () => (await batchEffects(queue)).total === 50, 5_000);
@@ -130,7 +130,7 @@ test('a poison event in a batch: the others are applied once and acked, only the
       if (events.some((e) => e.type === 'webhook.test')) throw new Error('poison in the batch');
     },
   });
-  const good = Array.from({ length: 19 }, (_, n) => envelope('contact.updated', { n }));
+  const good = Array.from({ length: 19 }, (_, n) => envelope('widget.updated', { n }));
   const poison = envelope('webhook.test', {});
   await publishBurst([...good.slice(0, 10), poison, 'not json', ...good.slice(10)]);
 
@@ -174,7 +174,7 @@ test('a consumer whose connection dies between commit and ack gets the batch aga
   });
   const debug = jest.spyOn(log, 'debug');
   const lost = connectionOf(consumer);
-  const sent = Array.from({ length: 30 }, (_, n) => envelope('contact.updated', { n }));
+  const sent = Array.from({ length: 30 }, (_, n) => envelope('widget.updated', { n }));
   await publishBurst(sent);
 
   await eventually(async () => ![undefined, lost].includes(connectionOf(consumer)), 5_000, 5);
@@ -210,7 +210,7 @@ test('with batchKey and concurrency, lanes run in parallel and events of one key
   });
   const keys = Array.from({ length: 16 }, (_, i) => `conversation-${i}`);
   const sent: EventEnvelope[] = [];
-  for (let n = 0; n < 25; n++) for (const key of keys) sent.push(envelope('message.received', { key, n }));
+  for (let n = 0; n < 25; n++) for (const key of keys) sent.push(envelope('ping.received', { key, n }));
   await publishBurst(sent);
 
   await eventually(async () => [...seen.values()].reduce((a, l) => a + l.length, 0) === sent.length, 10_000);
@@ -230,7 +230,7 @@ test('without a pool the batch handler gets the events and no client', async () 
   const queue = h.queue();
   const calls: Array<{ events: EventEnvelope[]; db?: PoolClient }> = [];
   await h.consumer({ queue, batchFlushMs: 200, batchHandler: async (events, db) => void calls.push({ events, db }) });
-  const sent = Array.from({ length: 5 }, (_, n) => envelope('contact.updated', { n }));
+  const sent = Array.from({ length: 5 }, (_, n) => envelope('widget.updated', { n }));
   await publishBurst(sent);
   await eventually(async () => calls.length === 1);
   expect(calls[0].events.map((e) => e.id)).toEqual(sent.map((e) => e.id));
@@ -253,7 +253,7 @@ test('stop() finishes the batch in flight and hands the unflushed deliveries bac
       await record(events, db);
     },
   });
-  await publishBurst(Array.from({ length: 7 }, (_, n) => envelope('contact.updated', { n })));
+  await publishBurst(Array.from({ length: 7 }, (_, n) => envelope('widget.updated', { n })));
   await eventually(async () => started, 5_000, 5);
   await eventually(async () => (consumer as unknown as { lanes: Array<{ pending: unknown[] }> }).lanes[0].pending.length === 2, 5_000, 5);
   await consumer.stop();
@@ -268,7 +268,7 @@ test('the relay is woken by NOTIFY without a poll, and by notifyOutboxCommitted 
   await h.consumer({ queue, pool: h.pool, batchHandler: async (events) => events.forEach((e) => arrived.set(e.id, performance.now())) });
   await h.relay({ pollMs: 60_000 });
 
-  const notified = await h.emit('contact.updated');
+  const notified = await h.emit('widget.updated');
   const committedAt = performance.now();
   await eventually(async () => arrived.has(notified.id), 5_000, 2);
   expect(arrived.get(notified.id)! - committedAt).toBeLessThan(500);
@@ -277,7 +277,7 @@ test('the relay is woken by NOTIFY without a poll, and by notifyOutboxCommitted 
   const silentRow = async () => {
     const id = randomUUID();
     await withTransaction(h.pool, (c) =>
-      c.query(`INSERT INTO outbox (id, type, org_id, occurred_at, data) VALUES ($1, 'contact.updated', $2, now(), '{}')`, [id, ORG]),
+      c.query(`INSERT INTO outbox (id, type, org_id, occurred_at, data) VALUES ($1, 'widget.updated', $2, now(), '{}')`, [id, ORG]),
     );
     return id;
   };
@@ -294,15 +294,15 @@ test('the relay is woken by NOTIFY without a poll, and by notifyOutboxCommitted 
 });
 
 test('enqueueEvents writes several events in one statement, in the order given, and skips an id already there', async () => {
-  const first = await h.emit('contact.created', { n: 0 });
+  const first = await h.emit('widget.created', { n: 0 });
   // Quotes, commas and braces: the values travel as PostgreSQL arrays and must come out whole.
   const tricky = { text: 'a "quoted", {braced} \\ text', list: [1, 'two'] };
   const written = await withTransaction(h.pool, (c) =>
     enqueueEvents(c, [
-      { type: 'message.received', orgId: ORG, data: { n: 1 } },
-      { id: first.id, type: 'contact.created', orgId: ORG, data: { n: 'repeat' } },
-      { type: 'message.received', orgId: ORG, data: tricky, occurredAt: '2024-05-01T10:00:00Z' },
-      { type: 'message.received', orgId: ORG, data: null },
+      { type: 'ping.received', orgId: ORG, data: { n: 1 } },
+      { id: first.id, type: 'widget.created', orgId: ORG, data: { n: 'repeat' } },
+      { type: 'ping.received', orgId: ORG, data: tricky, occurredAt: '2024-05-01T10:00:00Z' },
+      { type: 'ping.received', orgId: ORG, data: null },
     ]),
   );
   const { rows } = await h.pool.query('SELECT id, type, org_id, occurred_at, data FROM outbox ORDER BY seq');

@@ -8,6 +8,7 @@ import { amqpConsumed, amqpQueueReady, ChildCache, type Counter, type Metrics } 
 import { AckLedger } from './acks';
 import { connectAmqp, reconnectDelay } from './amqp';
 import { parseEnvelope, type EventEnvelope } from './envelope';
+import { parseEventData } from './schemas';
 import { declareDurableQueue, declareExchange, dlqName, retryQueueName } from './topology';
 import { eventContexts, startEventSpan, TRACEPARENT_HEADER, validTraceparent, withEventTrace } from './trace-context';
 
@@ -53,6 +54,13 @@ export interface EventConsumerOptions {
   concurrency?: number;
   /** processed_events rows of this consumer are deleted after this long; duplicates arrive within minutes. */
   processedRetentionMs?: number;
+  /**
+   * Parse each event's data with its type's schema (schemas/, `eventSchemas[type][version]`): handlers get the parsed
+   * data, and an event whose data does not fit its schema (or of an unknown version) can never be applied, so it goes
+   * to `<queue>.dlq` at once with the reason (the fields) in its `x-crm-error` header. Types without a schema pass as
+   * they are.
+   */
+  parseData?: boolean;
   /** Counts settled deliveries (`amqp_messages_consumed_total`) and reads the queue's depth on scrape (`amqp_queue_messages_ready`). */
   metrics?: Metrics;
 }
@@ -331,7 +339,7 @@ export class EventConsumer {
     const attempt = Number(msg.properties.headers?.[ATTEMPT_HEADER] ?? 1);
     let event: EventEnvelope;
     try {
-      event = parseEnvelope(msg.content);
+      event = this.decode(msg);
     } catch (err) {
       await this.malformed({ msg, channel }, attempt, err);
       return;
@@ -360,10 +368,17 @@ export class EventConsumer {
     return traced;
   }
 
-  /** Not an envelope: it can never succeed, so it goes to the DLQ at once, alone. */
+  /** The envelope, its data parsed by its schema with `parseData`; throws for a body no retry can fix. */
+  private decode(msg: ConsumeMessage): EventEnvelope {
+    const event = parseEnvelope(msg.content);
+    if (this.opts.parseData) event.data = parseEventData(event.type, event.version ?? 1, event.data);
+    return event;
+  }
+
+  /** Not an envelope, or data that does not fit its schema: it can never succeed, so it goes to the DLQ at once, alone. */
   private async malformed({ msg, channel }: Delivery, attempt: number, err: unknown): Promise<void> {
     const { queue } = this.opts;
-    this.log.error({ err, queue, messageId: msg.properties.messageId }, 'event consumer: malformed message; dead-lettering');
+    this.log.error({ err, queue, messageId: msg.properties.messageId, routingKey: msg.fields.routingKey }, 'event consumer: malformed message; dead-lettering');
     if (this.opts.exclusive) {
       this.ack(channel, msg);
       this.count('dropped');
@@ -387,7 +402,7 @@ export class EventConsumer {
     const attempt = Number(msg.properties.headers?.[ATTEMPT_HEADER] ?? 1);
     let event: EventEnvelope;
     try {
-      event = parseEnvelope(msg.content);
+      event = this.decode(msg);
     } catch (err) {
       void this.track(this.malformed({ msg, channel }, attempt, err));
       return;

@@ -4,6 +4,8 @@ export interface EventEnvelope<T = unknown> {
   type: string;
   orgId: string;
   occurredAt: string;
+  /** The version of the type's schema `data` follows (schemas/index.ts); absent on messages from before versions: 1. */
+  version?: number;
   data: T;
 }
 
@@ -30,6 +32,7 @@ export function parseEnvelope(body: Buffer): EventEnvelope {
     if (typeof e[field] !== 'string' || e[field] === '') throw new InvalidEnvelopeError(`envelope field "${field}" is missing`);
   }
   if (!UUID.test(e.id as string)) throw new InvalidEnvelopeError('envelope id is not a UUID');
+  if (e.version !== undefined && !(Number.isInteger(e.version) && (e.version as number) >= 1)) throw new InvalidEnvelopeError('envelope version is not a positive integer');
   if (!('data' in e)) throw new InvalidEnvelopeError('envelope field "data" is missing');
   return e as unknown as EventEnvelope;
 }

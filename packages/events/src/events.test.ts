@@ -22,7 +22,7 @@ afterEach(async () => {
 test('an event committed with the change reaches a bound consumer with its envelope; a rolled-back one never does', async () => {
   const queue = h.queue();
   const received: EventEnvelope[] = [];
-  await h.consumer({ queue, bindings: ['contact.*'], pool: h.pool, handler: async (e) => void received.push(e) });
+  await h.consumer({ queue, bindings: ['widget.*'], pool: h.pool, handler: async (e) => void received.push(e) });
   // A plain queue on the same exchange, to look at the message as the broker stores it.
   const ch = await h.probe();
   const probe = (await ch.assertQueue('', { exclusive: true })).queue;
@@ -31,24 +31,24 @@ test('an event committed with the change reaches a bound consumer with its envel
 
   await expect(
     withTransaction(h.pool, async (c) => {
-      await enqueueEvent(c, { type: 'contact.created', orgId: ORG, data: { name: 'rolled back' } });
+      await enqueueEvent(c, { type: 'widget.created', orgId: ORG, data: { name: 'rolled back' } });
       throw new Error('the change failed');
     }),
   ).rejects.toThrow('the change failed');
-  const unbound = await h.emit('message.sent', { text: 'not for this consumer' });
+  const unbound = await h.emit('ping.sent', { text: 'not for this consumer' });
   const sent = await withTransaction(h.pool, (c) =>
-    enqueueEvent(c, { type: 'contact.created', orgId: ORG, data: { name: 'Ada', tags: ['x'] }, occurredAt: '2024-05-01T10:00:00Z' }),
+    enqueueEvent(c, { type: 'widget.created', orgId: ORG, data: { name: 'Ada', tags: ['x'] }, occurredAt: '2024-05-01T10:00:00Z' }),
   );
 
   await eventually(async () => received.length === 1);
   expect(received[0]).toEqual(sent);
-  expect(sent).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), type: 'contact.created', orgId: ORG, occurredAt: '2024-05-01T10:00:00.000Z', data: { name: 'Ada', tags: ['x'] } });
+  expect(sent).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), type: 'widget.created', orgId: ORG, occurredAt: '2024-05-01T10:00:00.000Z', version: 1, data: { name: 'Ada', tags: ['x'] } });
 
   const first = await eventually(() => ch.get(probe, { noAck: true }));
   const second = await eventually(() => ch.get(probe, { noAck: true }));
   expect([first, second].map((m) => JSON.parse(m.content.toString()).id)).toEqual([unbound.id, sent.id]);
-  expect(second.fields.routingKey).toBe('contact.created');
-  expect(second.properties).toMatchObject({ deliveryMode: 2, messageId: sent.id, contentType: 'application/json', type: 'contact.created' });
+  expect(second.fields.routingKey).toBe('widget.created');
+  expect(second.properties).toMatchObject({ deliveryMode: 2, messageId: sent.id, contentType: 'application/json', type: 'widget.created' });
 
   const { rows } = await h.pool.query('SELECT count(*)::int AS n, count(published_at)::int AS published FROM outbox');
   expect(rows[0]).toEqual({ n: 2, published: 2 });
@@ -65,7 +65,7 @@ test('the relay publishes each commit as it is notified (NOTIFY), not on its pol
   // With a 60 s poll only the commit's NOTIFY can bring each event within the 5 s wait. How fast it is
   // (milliseconds) is measured by bench/relay, not asserted here, where a loaded machine would fail it.
   for (let i = 0; i < 20; i++) {
-    const e = await h.emit('contact.updated', { i });
+    const e = await h.emit('widget.updated', { i });
     await eventually(async () => got.has(e.id), 5_000, 5);
   }
 });
@@ -84,7 +84,7 @@ test('losing the RabbitMQ connections of the relay (mid-window) and of the consu
     return publish(...args);
   });
   await withTransaction(h.pool, async (c) => {
-    for (let i = 0; i < 300; i++) await enqueueEvent(c, { type: 'message.received', orgId: ORG, data: { burst: i } });
+    for (let i = 0; i < 300; i++) await enqueueEvent(c, { type: 'ping.received', orgId: ORG, data: { burst: i } });
   });
 
   // Then a steady stream, during which the consumer's connection dies twice.
@@ -92,7 +92,7 @@ test('losing the RabbitMQ connections of the relay (mid-window) and of the consu
   const producing = (async () => {
     for (let i = 0; i < streamed / 10; i++) {
       await withTransaction(h.pool, async (c) => {
-        for (let j = 0; j < 10; j++) await enqueueEvent(c, { type: 'message.received', orgId: ORG, data: { i, j } });
+        for (let j = 0; j < 10; j++) await enqueueEvent(c, { type: 'ping.received', orgId: ORG, data: { i, j } });
       });
       await sleep(10);
     }
@@ -141,14 +141,14 @@ function closeFromBroker(connectionNames: string[]): void {
 
     closeFromBroker([`outbox-relay ${h.exchange}`, `event-consumer ${queue}`]);
     await eventually(async () => !connections.includes(connectionOf(consumer)) && !connections.includes(connectionOf(relay)));
-    const before = await h.emit('contact.deleted');
+    const before = await h.emit('widget.deleted');
     await eventually(async () => got.has(before.id));
 
     // Someone deletes the queue: the broker cancels the consumer, which declares the queue again.
     const reconnected = connectionOf(consumer);
     await (await h.probe()).deleteQueue(queue);
     await eventually(async () => ![undefined, reconnected].includes(connectionOf(consumer)));
-    const after = await h.emit('contact.deleted');
+    const after = await h.emit('widget.deleted');
     await eventually(async () => got.has(after.id));
   },
 );
@@ -163,11 +163,11 @@ test('a lost LISTEN connection comes back, and commits made meanwhile are publis
     [RELAY_APPLICATION_NAME],
   );
   expect(killed.rowCount).toBe(1);
-  const meanwhile = await h.emit('chatnet_account.disconnected');
+  const meanwhile = await h.emit('gadget.disconnected');
   await eventually(async () => got.has(meanwhile.id), 5_000);
 
   // Listening again: with a 60 s poll, only NOTIFY brings it within the wait (its latency: bench/relay).
-  const after = await h.emit('chatnet_account.connected');
+  const after = await h.emit('gadget.connected');
   await eventually(async () => got.has(after.id), 5_000, 5);
 });
 
@@ -184,13 +184,13 @@ test('a failing handler is retried after a delay, its writes rolled back, and af
       seen.push(performance.now());
       attempts.set(e.id, seen);
       await db!.query('INSERT INTO effects (event_id, consumer) VALUES ($1, $2)', [e.id, queue]);
-      if (e.type === 'webhook.test' || (e.type === 'contact.updated' && seen.length === 1)) throw new Error(`handler failed on ${e.type}`);
+      if (e.type === 'webhook.test' || (e.type === 'widget.updated' && seen.length === 1)) throw new Error(`handler failed on ${e.type}`);
     },
   });
   await h.relay();
 
   const poison = await h.emit('webhook.test');
-  const flaky = await h.emit('contact.updated');
+  const flaky = await h.emit('widget.updated');
 
   // Fails once, then succeeds: one effect, because the failed attempt's insert was rolled back.
   await eventually(async () => attempts.get(flaky.id)?.length === 2);
@@ -208,7 +208,7 @@ test('a failing handler is retried after a delay, its writes rolled back, and af
   expect(parked.properties.headers).toMatchObject({ 'x-crm-attempt': 3, 'x-crm-error': 'handler failed on webhook.test' });
 
   // Not JSON at all: straight to the DLQ, the handler never sees it.
-  ch.publish(h.exchange, 'contact.created', Buffer.from('not json'), { persistent: true });
+  ch.publish(h.exchange, 'widget.created', Buffer.from('not json'), { persistent: true });
   const malformed = await eventually(() => ch.get(dlqName(queue), { noAck: true }));
   expect(malformed.content.toString()).toBe('not json');
 
@@ -234,7 +234,7 @@ test('a consumer that crashes after committing but before acking does not apply 
   crashed = await h.consumer({ queue, pool: h.pool, prefetch: 20, concurrency: 5, handler: slowEffect });
   await h.relay();
   await withTransaction(h.pool, async (c) => {
-    for (let i = 0; i < 100; i++) await enqueueEvent(c, { type: 'contact.created', orgId: ORG, data: { i } });
+    for (let i = 0; i < 100; i++) await enqueueEvent(c, { type: 'widget.created', orgId: ORG, data: { i } });
   });
   await eventually(async () => handled >= 30);
 
@@ -261,7 +261,7 @@ test('stop() lets the running handler finish and ack before closing', async () =
     },
   });
   await h.relay();
-  await h.emit('conversation.archived');
+  await h.emit('thread.archived');
   await eventually(async () => (consumer as unknown as { active: number }).active === 1, 5_000, 5);
   await consumer.stop();
   expect(finished).toBe(true);
@@ -274,10 +274,10 @@ test('stop() lets the running handler finish and ack before closing', async () =
 test('exclusive consumers each get every event (fan-out) and their queues go away with them', async () => {
   const base = uniqueName('events_test_gw');
   const got: Record<string, string[]> = { a: [], b: [] };
-  const a = await h.consumer({ queue: base, exclusive: true, bindings: ['notification.*'], handler: async (e) => void got.a.push(e.id) });
-  const b = await h.consumer({ queue: base, exclusive: true, bindings: ['notification.*'], handler: async (e) => void got.b.push(e.id) });
+  const a = await h.consumer({ queue: base, exclusive: true, bindings: ['notice.*'], handler: async (e) => void got.a.push(e.id) });
+  const b = await h.consumer({ queue: base, exclusive: true, bindings: ['notice.*'], handler: async (e) => void got.b.push(e.id) });
   await h.relay();
-  const e = await h.emit('notification.created', { title: 'hi' });
+  const e = await h.emit('notice.created', { title: 'hi' });
   await eventually(async () => got.a.length === 1 && got.b.length === 1);
   expect(got).toEqual({ a: [e.id], b: [e.id] });
 
@@ -293,7 +293,7 @@ test('published outbox rows and old processed_events rows are pruned after their
   const queue = h.queue();
   await h.consumer({ queue, pool: h.pool, handler: h.recordEffect(queue), processedRetentionMs: 0 });
   await h.relay({ retentionMs: 0 });
-  await h.emit('appointment.created');
+  await h.emit('meeting.created');
   await eventually(async () => (await h.effects(queue)).total === 1);
   await eventually(async () => {
     const { rows } = await h.pool.query('SELECT (SELECT count(*) FROM outbox)::int AS outbox, (SELECT count(*) FROM processed_events)::int AS processed');
@@ -319,7 +319,7 @@ test('2,000 events through two relays arrive, each applied exactly once', async 
       (async () => {
         for (let t = 0; t < 5; t++) {
           await withTransaction(h.pool, async (c: PoolClient) => {
-            for (let i = 0; i < 100; i++) await enqueueEvent(c, { type: 'message.received', orgId: ORG, data: { t, i } });
+            for (let i = 0; i < 100; i++) await enqueueEvent(c, { type: 'ping.received', orgId: ORG, data: { t, i } });
           });
         }
       })(),

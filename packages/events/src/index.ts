@@ -17,3 +17,22 @@ export {
   type AuditCaller,
   type AuditRecorded,
 } from './audit';
+export {
+  checkProducedData,
+  currentVersion,
+  eventDefinitions,
+  eventSchemas,
+  EventContact,
+  InvalidEventDataError,
+  isKnownEventType,
+  parseEventData,
+  PublicContact,
+  publicEventTypes,
+  toPublicContact,
+  webhookData,
+  type EventData,
+  type EventDefinition,
+  type EventType,
+} from './schemas';
+export { eventCatalogue, jsonSchemaOf, type CatalogueEntry } from './schemas/catalogue';
+export { EVENT_EXAMPLES, exampleContact } from './schemas/examples';

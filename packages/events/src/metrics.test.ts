@@ -14,21 +14,21 @@ const sample = async (metrics: Metrics, name: string, labels: Record<string, str
 
 test('confirmed publishes are counted by event type, and the drained outbox reads as empty', async () => {
   const metrics = new Metrics('events-test', { processMetrics: false });
-  await h.emit('contact.created');
-  await h.emit('contact.created');
-  await h.emit('message.received');
+  await h.emit('widget.created');
+  await h.emit('widget.created');
+  await h.emit('ping.received');
   await h.relay({ metrics });
   await eventually(async () => (await sample(metrics, 'outbox_backlog_rows')) === 0);
   expect(await sample(metrics, 'outbox_oldest_unsent_age_seconds')).toBe(0);
-  expect(await sample(metrics, 'amqp_messages_published_total', { type: 'contact.created' })).toBe(2);
-  expect(await sample(metrics, 'amqp_messages_published_total', { type: 'message.received' })).toBe(1);
+  expect(await sample(metrics, 'amqp_messages_published_total', { type: 'widget.created' })).toBe(2);
+  expect(await sample(metrics, 'amqp_messages_published_total', { type: 'ping.received' })).toBe(1);
 });
 
 test('a relay with a backlog it has not published reports its size and age', async () => {
   const metrics = new Metrics('events-test', { processMetrics: false });
   // Two rows locked by another transaction: the relay's claim skips them, so they stay unpublished while it runs.
-  await h.emit('contact.created');
-  await h.emit('contact.created');
+  await h.emit('widget.created');
+  await h.emit('widget.created');
   await h.pool.query(`UPDATE outbox SET created_at = now() - interval '90 seconds'`);
   const locker = await h.pool.connect();
   await locker.query('BEGIN');
@@ -68,12 +68,12 @@ test('a consumer counts deliveries by outcome and reports the messages waiting i
     },
   });
   await h.relay();
-  await h.emit('contact.updated', { kind: 'hold' });
+  await h.emit('widget.updated', { kind: 'hold' });
   await eventually(async () => seen.size === 1);
   // Prefetch 1 and the first delivery held: these wait in the queue, which is the lag the gauge shows.
-  await h.emit('contact.updated', { kind: 'flaky' });
-  await h.emit('contact.updated', { kind: 'broken' });
-  await h.emit('contact.updated', { kind: 'ok' });
+  await h.emit('widget.updated', { kind: 'flaky' });
+  await h.emit('widget.updated', { kind: 'broken' });
+  await h.emit('widget.updated', { kind: 'ok' });
   const ready = () => sample(metrics, 'amqp_queue_messages_ready', { queue });
   try {
     await eventually(async () => (await ready()) === 3);

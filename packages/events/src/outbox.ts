@@ -1,13 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '@crm/db';
 import type { EventEnvelope } from './envelope';
+import { checkProducedData, currentVersion, type EventData, type EventType } from './schemas';
 import { OUTBOX_CHANNEL } from './tables';
 import { traceparentOf, validTraceparent } from './trace-context';
 
-export interface NewEvent {
-  type: string;
+/**
+ * An event to publish. For a type with a schema (schemas/), `data` is typed by it where the type is a literal, and
+ * checked against it at run time in any case: enqueueEvent(s) refuse data that does not fit, before any query.
+ */
+export interface NewEvent<T extends string = string> {
+  type: T;
   orgId: string;
-  data: unknown;
+  data: T extends EventType ? EventData<T> : unknown;
+  /** The schema version `data` follows; the type's newest by default. */
+  version?: number;
   /** Give a stable id to make a retried producer step enqueue the event once (a repeated id is ignored). */
   id?: string;
   occurredAt?: string;
@@ -18,6 +25,9 @@ export interface NewEvent {
    */
   traceparent?: string;
 }
+
+/** Any NewEvent, whatever its type parameter. */
+type EventInput = Omit<NewEvent, 'data'> & { data: unknown };
 
 /** What the outbox row gets beside the envelope. */
 interface Outgoing {
@@ -30,7 +40,7 @@ interface Outgoing {
 const ENQUEUE = {
   name: 'crm_events_enqueue',
   text: `WITH inserted AS (
-           INSERT INTO outbox (id, type, org_id, occurred_at, data, traceparent) VALUES ($1, $2, $3, $4, $5, $6)
+           INSERT INTO outbox (id, type, org_id, occurred_at, data, traceparent, version) VALUES ($1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT (id) DO NOTHING
          )
          SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
@@ -40,11 +50,11 @@ const ENQUEUE = {
  * Record an event in the outbox as part of the caller's transaction (pass the client from
  * withTransaction). It is published after commit by an OutboxRelay; a rollback discards it.
  */
-export async function enqueueEvent(db: Queryable, e: NewEvent): Promise<EventEnvelope> {
+export async function enqueueEvent<T extends string>(db: Queryable, e: NewEvent<T>): Promise<EventEnvelope> {
   const { envelope, traceparent } = outgoing(e, traceparentOf());
   await db.query({
     ...ENQUEUE,
-    values: [envelope.id, envelope.type, envelope.orgId, envelope.occurredAt, JSON.stringify(envelope.data), traceparent],
+    values: [envelope.id, envelope.type, envelope.orgId, envelope.occurredAt, JSON.stringify(envelope.data), traceparent, envelope.version],
   });
   return envelope;
 }
@@ -55,10 +65,10 @@ export async function enqueueEvent(db: Queryable, e: NewEvent): Promise<EventEnv
 const ENQUEUE_MANY = {
   name: 'crm_events_enqueue_many',
   text: `WITH inserted AS (
-           INSERT INTO outbox (id, type, org_id, occurred_at, data, traceparent)
-           SELECT id, type, org_id, occurred_at, data, traceparent
-           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[], $6::text[])
-                WITH ORDINALITY AS e(id, type, org_id, occurred_at, data, traceparent, ord)
+           INSERT INTO outbox (id, type, org_id, occurred_at, data, traceparent, version)
+           SELECT id, type, org_id, occurred_at, data, traceparent, version
+           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[], $6::text[], $7::int[])
+                WITH ORDINALITY AS e(id, type, org_id, occurred_at, data, traceparent, version, ord)
            ORDER BY ord
            ON CONFLICT (id) DO NOTHING
          )
@@ -83,26 +93,31 @@ export async function enqueueEvents(db: Queryable, events: NewEvent[]): Promise<
       rows.map((r) => r.envelope.occurredAt),
       rows.map((r) => JSON.stringify(r.envelope.data)),
       rows.map((r) => r.traceparent),
+      rows.map((r) => r.envelope.version),
     ],
   });
   return rows.map((r) => r.envelope);
 }
 
-function outgoing(e: NewEvent, active: string | undefined): Outgoing {
+function outgoing(e: EventInput, active: string | undefined): Outgoing {
   return { envelope: envelopeOf(e), traceparent: validTraceparent(e.traceparent) ?? active ?? null };
 }
 
-function envelopeOf(e: NewEvent): EventEnvelope {
+function envelopeOf(e: EventInput): EventEnvelope & { version: number } {
   // The type is the routing key: AMQP caps it at 255 bytes, and an empty one could never be bound to.
   if (!e.type || Buffer.byteLength(e.type) > 255) throw new Error(`Invalid event type "${e.type}"`);
   if (!e.orgId) throw new Error('Event orgId is required');
   const occurredAt = new Date(e.occurredAt ?? Date.now());
   if (Number.isNaN(occurredAt.getTime())) throw new Error(`Invalid occurredAt "${e.occurredAt}"`);
+  const version = e.version ?? currentVersion(e.type);
+  // A producer bug must fail the producer's transaction, not surface later as a dead-lettered event.
+  checkProducedData(e.type, version, e.data);
   return {
     id: e.id ?? randomUUID(),
     type: e.type,
     orgId: e.orgId,
     occurredAt: occurredAt.toISOString(),
+    version,
     data: e.data ?? null,
   };
 }

@@ -32,12 +32,13 @@ interface OutboxRow {
   /** jsonb as text, so it goes into the message body without a parse/serialise round trip. */
   data: string;
   traceparent: string | null;
+  version: number;
 }
 
 // SKIP LOCKED lets several relays (one per service replica) share the outbox: each claims a different batch.
 const CLAIM = {
   name: 'crm_events_outbox_claim',
-  text: `SELECT seq, id, type, org_id, occurred_at, data::text AS data, traceparent FROM outbox
+  text: `SELECT seq, id, type, org_id, occurred_at, data::text AS data, traceparent, version FROM outbox
          WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
 };
 const MARK = { name: 'crm_events_outbox_mark', text: 'UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])' };
@@ -76,7 +77,7 @@ export function notifyOutboxCommitted(pool: Pool): void {
 }
 
 function envelopeBody(row: OutboxRow): Buffer {
-  const head = JSON.stringify({ id: row.id, type: row.type, orgId: row.org_id, occurredAt: row.occurred_at.toISOString() });
+  const head = JSON.stringify({ id: row.id, type: row.type, orgId: row.org_id, occurredAt: row.occurred_at.toISOString(), version: row.version });
   return Buffer.from(`${head.slice(0, -1)},"data":${row.data}}`);
 }
 

@@ -25,6 +25,11 @@ DO $$ BEGIN
                   WHERE table_schema = current_schema() AND table_name = 'outbox' AND column_name = 'traceparent') THEN
     ALTER TABLE outbox ADD COLUMN traceparent text;
   END IF;
+  -- The schema version of the event's data (packages/events schemas); the relay puts it in the envelope.
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+                  WHERE table_schema = current_schema() AND table_name = 'outbox' AND column_name = 'version') THEN
+    ALTER TABLE outbox ADD COLUMN version int NOT NULL DEFAULT 1;
+  END IF;
 END $$;
 -- The relay only ever reads the unpublished tail, in order; this index stays as small as that tail.
 CREATE INDEX IF NOT EXISTS outbox_unpublished_idx ON outbox (seq) WHERE published_at IS NULL;

@@ -49,15 +49,15 @@ test("a consumed event's handler runs in a span of the producer's trace, the chi
   await h.consumer({ queue, pool: h.pool, handler: async (e) => void seen.push({ id: e.id, traceId: activeTraceId(), traceparent: eventTraceparent(e) }) });
   await h.relay();
 
-  const produced = await emitInSpan('contact.created');
+  const produced = await emitInSpan('widget.created');
   const { rows } = await h.pool.query('SELECT traceparent FROM outbox WHERE id = $1', [produced.event.id]);
   expect(rows[0].traceparent).toBe(`00-${produced.traceId}-${produced.spanId}-01`);
 
   await eventually(async () => seen.length === 1);
   expect(seen[0].traceId).toBe(produced.traceId);
   expect(seen[0].traceparent).toMatch(new RegExp(`^00-${produced.traceId}-[0-9a-f]{16}-01$`));
-  await eventually(async () => exporter.getFinishedSpans().some((s) => s.name === 'contact.created process'));
-  const consumerSpan = exporter.getFinishedSpans().find((s) => s.name === 'contact.created process')!;
+  await eventually(async () => exporter.getFinishedSpans().some((s) => s.name === 'widget.created process'));
+  const consumerSpan = exporter.getFinishedSpans().find((s) => s.name === 'widget.created process')!;
   expect(consumerSpan.parentSpanContext?.spanId).toBe(produced.spanId);
 });
 
@@ -67,7 +67,7 @@ test('an event enqueued outside any span reaches its handler as the root of a ne
   await h.consumer({ queue, pool: h.pool, handler: async () => void traceIds.push(activeTraceId()) });
   await h.relay();
 
-  await h.emit('contact.created');
+  await h.emit('widget.created');
   await eventually(async () => traceIds.length === 1);
   expect(traceIds[0]).toMatch(/^[0-9a-f]{32}$/);
   expect(traceIds[0]).not.toBe('0'.repeat(32));
@@ -89,8 +89,8 @@ test('in a batch of events from different traces, withEventTrace puts each event
   });
   await h.relay();
 
-  const a = await emitInSpan('contact.created');
-  const b = await emitInSpan('contact.updated');
+  const a = await emitInSpan('widget.created');
+  const b = await emitInSpan('widget.updated');
   await eventually(async () => seen.size === 2);
   expect(batchSizes).toEqual([2]);
   expect(a.traceId).not.toBe(b.traceId);
@@ -108,8 +108,8 @@ test('a relay and a consumer polling and finding nothing start no span', async (
   expect(exporter.getFinishedSpans()).toEqual([]);
 
   // The exporter does see spans: the one event then published gives exactly one, its consumer's.
-  await h.emit('contact.created');
+  await h.emit('widget.created');
   await eventually(async () => handled.length === 1 && exporter.getFinishedSpans().length > 0);
   await sleep(100);
-  expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['contact.created process']);
+  expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['widget.created process']);
 });

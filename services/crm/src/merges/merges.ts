@@ -3,7 +3,7 @@ import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from
 import { iso, isoOrUndefined, type PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
-import { ContactRow, findAppointment, findByChatnetUid, findContact, findIdByPhone, toAppointment, toContact } from '../contacts';
+import { ContactRow, findAppointment, findByChatnetUid, findContact, findIdByPhone, toAppointment, toContact, toEventContact } from '../contacts';
 import { isUuid } from '../shared';
 import { apiFields, type JsonRow, mergedFields, restoredFields } from './merge-fields';
 import * as repo from './merges.repo';
@@ -95,7 +95,7 @@ export async function mergeContacts(deps: Deps, ctx: CallContext, req: { targetI
     await enqueueEvent(tx, {
       type: 'contact.merged',
       orgId,
-      data: { mergeId: merge.id, targetId, sourceId, target: toContact(updated), source: toContact(source as unknown as ContactRow) },
+      data: { mergeId: merge.id, targetId, sourceId, target: toEventContact(updated), source: toEventContact(source as unknown as ContactRow) },
     });
     await recordAudit(tx, ctx, {
       action: 'contact.merged',
@@ -161,7 +161,7 @@ export async function undoMerge(deps: Deps, ctx: CallContext, req: { mergeId?: s
       await enqueueEvent(tx, {
         type: 'contact.merge_undone',
         orgId,
-        data: { mergeId, targetId: m.target_id, sourceId: m.source_id, target: toContact(targetNow), source: toContact(sourceNow) },
+        data: { mergeId, targetId: m.target_id, sourceId: m.source_id, target: toEventContact(targetNow), source: toEventContact(sourceNow) },
       });
       await recordAudit(tx, ctx, {
         action: 'contact.merge_undone',

@@ -163,7 +163,20 @@ export function openApiDocument(ops: Operation[], opts: DocumentOptions): Json {
         {
           post: {
             summary: w.description,
-            requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { type: { type: 'string', const: w.name }, timestamp: { type: 'string', format: 'date-time' }, data: { type: 'object' } } } } } },
+            // The event catalogue: which version of the event this describes, and its data's JSON Schema.
+            'x-event-version': w.version,
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['type', 'timestamp', 'data'],
+                    properties: { type: { type: 'string', const: w.name }, timestamp: { type: 'string', format: 'date-time' }, data: w.schema },
+                  },
+                  example: { type: w.name, timestamp: '2024-05-01T10:00:00.000Z', data: w.example },
+                },
+              },
+            },
             responses: { '200': { description: 'Any 2xx acknowledges the delivery' } },
           },
         },

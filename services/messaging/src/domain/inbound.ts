@@ -214,10 +214,11 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvel
 
   // Fast path: the thread already has its conversation (one statement; a group's new name renames it).
   let stored = await messages.insertInboundByThread(db, { ...message, threadType: d.threadType, threadId: d.threadId });
-  if (stored && !stored.contactId && d.threadType === 'user') {
+  const unlinked = stored && !stored.contactId && d.threadType === 'user' ? target() : undefined;
+  if (stored && unlinked) {
     // Still unlinked (crm was down past every retry, or the contact was deleted): ask again, at most once
     // per conversation every ten minutes (a repeated outbox id is ignored).
-    await enqueueEvent(db, { id: linkRequestId(stored.conversationId), type: EVENTS.contactLink, orgId, data: { conversationId: stored.conversationId, ...target() } });
+    await enqueueEvent(db, { id: linkRequestId(stored.conversationId), type: EVENTS.contactLink, orgId, data: { conversationId: stored.conversationId, ...unlinked } });
   }
   if (!stored) {
     // A new thread: a one-to-one thread's contact from crm (or none while crm is unreachable), then the

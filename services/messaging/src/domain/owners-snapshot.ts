@@ -10,7 +10,7 @@ interface OwnerRow {
   id: string;
   org_id: string;
   contact_id: string | null;
-  chatnet_account_id: string | null;
+  chatnet_account_id: string;
   assignee_id: string | null;
 }
 

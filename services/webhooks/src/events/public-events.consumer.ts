@@ -1,4 +1,4 @@
-import { EventConsumer, eventTraceparent } from '@crm/events';
+import { EventConsumer, eventTraceparent, webhookData } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import type { Pool } from '@crm/db';
@@ -38,6 +38,9 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
     // Handler failures mean this service's database is unreachable: keep retrying for about half an hour.
     maxAttempts: 30,
     retryDelaysMs: [500, 2_000, 10_000, 60_000],
+    // Each event's data is parsed by its schema on arrival: one that does not fit is dead-lettered with the reason,
+    // never delivered half-formed to a customer's endpoint.
+    parseData: true,
     batchHandler: async (events) => {
       const rows: deliveries.FanOutEvent[] = [];
       for (const event of events) {
@@ -50,7 +53,8 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
           orgId: event.orgId,
           eventId: event.id,
           type: event.type,
-          payload: JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data }),
+          // The public shapes (a contact as the public REST API shows it), not the internal ones the bus carries.
+          payload: JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: webhookData(event.type, event.version ?? 1, event.data) }),
           // Each row keeps its own event's trace (events of a batch may come from different requests).
           traceparent: eventTraceparent(event) ?? null,
         });

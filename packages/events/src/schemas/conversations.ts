@@ -1,0 +1,191 @@
+import { z } from 'zod';
+import { Id, Instant, Ref, ThreadType } from './common';
+import { defineEvent } from './define';
+
+/** Messaging's events. `chatnetAccountId` rides on each so the gateway can route socket events by who works the account. */
+
+export const conversationCreated = defineEvent({
+  type: 'conversation.created',
+  version: 1,
+  description: 'A new conversation started with a contact; data: id, contactId (null for a group), chatnetAccountId, type (user or group), threadId.',
+  data: z.object({ id: Id, contactId: Id.nullable(), chatnetAccountId: Id, type: ThreadType, threadId: z.string() }),
+  webhook: 'same',
+});
+
+export const conversationArchived = defineEvent({
+  type: 'conversation.archived',
+  version: 1,
+  description: 'A conversation was archived; data.id.',
+  data: z.object({ id: Id }),
+  webhook: 'same',
+});
+
+export const conversationAssigned = defineEvent({
+  type: 'conversation.assigned',
+  version: 1,
+  description: 'A conversation got a new assignee or team; data: conversationId, contactId, chatnetAccountId, assigneeId, teamId, previousAssigneeId, assignedBy (null: the system).',
+  data: z.object({
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    assigneeId: Ref.nullable(),
+    teamId: Ref.nullable(),
+    previousAssigneeId: Ref.nullable(),
+    assignedBy: Ref.nullable(),
+  }),
+  webhook: 'same',
+});
+
+export const conversationStatusChanged = defineEvent({
+  type: 'conversation.status_changed',
+  version: 1,
+  description:
+    'A conversation changed status (active, pending, snoozed, closed, archived); data: conversationId, contactId, chatnetAccountId, assigneeId, status, previousStatus, snoozedUntil, changedBy (null: a snooze ended or the contact wrote again).',
+  data: z.object({
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    assigneeId: Ref.nullable(),
+    status: z.string(),
+    previousStatus: z.string(),
+    snoozedUntil: Instant.nullable(),
+    changedBy: Ref.nullable(),
+  }),
+  webhook: 'same',
+});
+
+export const conversationNoteCreated = defineEvent({
+  type: 'conversation.note_created',
+  version: 1,
+  description: 'A private note was written in a conversation; data.mentions lists the users it mentions.',
+  data: z.object({
+    conversationId: Id,
+    noteId: Id,
+    authorId: Ref,
+    mentions: z.array(Ref),
+    contentPreview: z.string(),
+    authorName: z.string(),
+    contactId: Id.nullable(),
+    contactName: z.string(),
+    createdAt: Instant,
+  }),
+  webhook: 'same',
+});
+
+export const messageReceived = defineEvent({
+  type: 'message.received',
+  version: 1,
+  description:
+    'A customer’s message arrived through a chat-network account; data also has assigneeId (the conversation’s assignee, or null) and eligibleUserIds (when unassigned, the users listed in the account’s assignment settings; else []).',
+  data: z.object({
+    messageId: Id,
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    threadId: z.string(),
+    threadType: ThreadType,
+    senderUid: z.string(),
+    senderName: z.string(),
+    /** Group messages: the sender as a crm contact (contactId is the conversation's, none for a group). */
+    senderContactId: Id.nullable(),
+    content: z.string(),
+    contentType: z.string(),
+    sentAt: Instant,
+    assigneeId: Ref.nullable(),
+    eligibleUserIds: z.array(Ref),
+  }),
+  webhook: 'same',
+});
+
+export const messageSent = defineEvent({
+  type: 'message.sent',
+  version: 1,
+  description: 'A message was sent to a customer (UI, public API, automation, campaign, or typed on the account’s phone: source phone).',
+  data: z.object({
+    messageId: Id,
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    assigneeId: Ref.nullable(),
+    threadId: z.string(),
+    threadType: ThreadType,
+    senderUid: z.string(),
+    senderName: z.string(),
+    content: z.string(),
+    contentType: z.string(),
+    sentAt: Instant,
+    sentByUserId: Ref.nullable(),
+    source: z.string(),
+  }),
+  webhook: 'same',
+});
+
+export const messageSeen = defineEvent({
+  type: 'message.seen',
+  version: 1,
+  description: 'The customer read messages we sent; data.messageIds lists them (data.messages: each with its source and sentAt).',
+  data: z.object({
+    messageIds: z.array(Id),
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    assigneeId: Ref.nullable(),
+    seenAt: Instant,
+    messages: z.array(z.object({ id: Id, source: z.string(), sentAt: Instant })),
+  }),
+  webhook: 'same',
+});
+
+export const inboxSettingsUpdated = defineEvent({
+  type: 'inbox_settings.updated',
+  version: 1,
+  description: 'Internal: the organization’s agent visibility changed (the gateway and crm follow it).',
+  data: z.object({ agentVisibility: z.string() }),
+});
+
+export const accountAssignmentUpdated = defineEvent({
+  type: 'chatnet_account.assignment_updated',
+  version: 1,
+  description: 'Internal: who works a chat-network account changed (the gateway’s socket audience and crm’s contact visibility follow it).',
+  data: z.object({ chatnetAccountId: Id, mode: z.string(), userIds: z.array(Ref), maxOpenPerUser: z.number().nullable() }),
+});
+
+export const contactLink = defineEvent({
+  type: 'messaging.contact_link',
+  version: 1,
+  description: 'Internal: a conversation (or a group sender) whose contact could not be linked yet (crm unreachable); messaging retries it.',
+  data: z.object({
+    conversationId: Id,
+    chatnetUid: z.string(),
+    displayName: z.string(),
+    avatar: z.string(),
+    chatnetAccountId: Id,
+    threadType: ThreadType,
+    /** A group message's sender rather than the conversation's contact. */
+    sender: z.literal(true).optional(),
+  }),
+});
+
+export const conversationOwnersSnapshot = defineEvent({
+  type: 'conversation.owners_snapshot',
+  version: 1,
+  description: 'Internal, once per database: every conversation’s owner, for crm’s contact visibility projection.',
+  data: z.object({
+    conversations: z.array(z.object({ conversationId: Id, contactId: Id.nullable(), chatnetAccountId: Id, assigneeId: Ref.nullable() })),
+  }),
+});
+
+export const conversationEvents = [
+  conversationCreated,
+  conversationArchived,
+  conversationAssigned,
+  conversationStatusChanged,
+  conversationNoteCreated,
+  messageReceived,
+  messageSent,
+  messageSeen,
+  inboxSettingsUpdated,
+  accountAssignmentUpdated,
+  contactLink,
+  conversationOwnersSnapshot,
+];

@@ -1,0 +1,31 @@
+import type { z } from 'zod';
+
+/** One version of one event type: its data on the bus and, for a public event, what a webhook receives. */
+export interface EventDefinition<T extends string = string, D extends z.ZodType = z.ZodType, W extends z.ZodType = z.ZodType> {
+  type: T;
+  version: number;
+  /** For the event catalogue (the webhook documentation). */
+  description: string;
+  /** The event's `data` as its producers write it and its consumers parse it. */
+  data: D;
+  /** Public events only: the webhook payload's `data` (the public resource shapes) and how it is made from the event's. */
+  webhook?: {
+    data: W;
+    // Method syntax: a registry holds definitions of every data type side by side.
+    from(data: z.output<D>): z.output<W>;
+  };
+}
+
+interface Definition<T extends string, D extends z.ZodType, W extends z.ZodType> {
+  type: T;
+  version: number;
+  description: string;
+  data: D;
+  /** 'same': the webhook gets the event's data as it is (it holds no internal shape). */
+  webhook?: 'same' | { data: W; from(data: z.output<D>): z.output<W> };
+}
+
+export function defineEvent<T extends string, D extends z.ZodType, W extends z.ZodType = D>(d: Definition<T, D, W>): EventDefinition<T, D, W> {
+  const webhook = d.webhook === 'same' ? { data: d.data as unknown as W, from: (x: z.output<D>) => x as unknown as z.output<W> } : d.webhook;
+  return { type: d.type, version: d.version, description: d.description, data: d.data, ...(webhook ? { webhook } : {}) };
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { Id, Ref } from './common';
+import { defineEvent } from './define';
+
+export const notificationCreated = defineEvent({
+  type: 'notification.created',
+  version: 1,
+  description: 'An in-app notification was created; data: id, userId (one user) or audienceRole (every user of that role), type, title, message, resourceId.',
+  data: z.object({
+    id: Id,
+    userId: Ref.optional(),
+    audienceRole: z.string().optional(),
+    type: z.string(),
+    title: z.string(),
+    message: z.string(),
+    resourceId: z.string(),
+  }),
+  webhook: 'same',
+});
+
+/** audit.ts builds it; identity keeps the organization's audit log from it. */
+export const auditRecorded = defineEvent({
+  type: 'audit.recorded',
+  version: 1,
+  description: 'Internal: an entry for the organization’s audit log, from whichever service acted.',
+  data: z.object({
+    actorId: Ref.nullable(),
+    actorType: z.enum(['user', 'api_key', 'system']),
+    action: z.string().min(1),
+    resourceType: z.string().min(1),
+    resourceId: z.string().nullable(),
+    details: z.record(z.string(), z.unknown()),
+    ip: z.string().nullable(),
+    requestId: z.string().nullable(),
+  }),
+});
+
+export const webhookDisabled = defineEvent({
+  type: 'webhook.disabled',
+  version: 1,
+  description: 'Internal: a webhook endpoint was disabled after failing for too long (automation notifies the admins).',
+  data: z.object({ webhookId: Id, url: z.string(), reason: z.string() }),
+});
+
+export const platformEvents = [notificationCreated, auditRecorded, webhookDisabled];
