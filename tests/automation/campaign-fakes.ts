@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, audienceOf, GrpcServer, Handlers, type InternalPrincipal, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, audienceOf, GrpcServer, type HandlersFor, type InternalPrincipal, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
 import { testAuth } from '@crm/testing';
+import { withUnfaked } from '../support/fake-grpc';
 
 const log = createLogger('campaign-test', process.env.TEST_LOG_LEVEL ?? 'silent');
 
-async function fakeServer(proto: string, service: string, handlers: Handlers) {
+async function fakeServer<N extends ServiceName>(proto: string, service: N, handlers: Partial<HandlersFor<N>>) {
   const ctor = serviceDefinition(loadProto(proto), service);
-  const all: Handlers = {};
-  for (const method of Object.keys(ctor.service)) {
-    all[method] = handlers[method] ?? (async () => Promise.reject(new AppError('failed_precondition', `${method} is not faked`)));
-  }
-  const server = new GrpcServer(log, testAuth(audienceOf(service) as InternalPrincipal)).add(ctor, all);
+  const server = new GrpcServer(log, testAuth(audienceOf(service) as InternalPrincipal)).add(ctor, withUnfaked(ctor, handlers));
   const port = await server.listen('127.0.0.1', 0);
   return { addr: `127.0.0.1:${port}`, stop: () => server.stop(100) };
 }

@@ -1,21 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
-import { AppError, audienceOf, GrpcServer, Handlers, type InternalPrincipal, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, audienceOf, GrpcServer, type HandlersFor, type InternalPrincipal, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
 import { infra, testAuth } from '@crm/testing';
+import { withUnfaked } from '../support/fake-grpc';
 import { client, Client, email, newOrg } from '../support/http';
 import type { Stack } from '../support/stack';
 
 const log = createLogger('automation-test', process.env.TEST_LOG_LEVEL ?? 'silent');
 
 /** A gRPC server for one service of the real contract; methods not given answer UNIMPLEMENTED-like errors. */
-async function fakeServer(proto: string, service: string, handlers: Handlers) {
+async function fakeServer<N extends ServiceName>(proto: string, service: N, handlers: Partial<HandlersFor<N>>) {
   const ctor = serviceDefinition(loadProto(proto), service);
-  const all: Handlers = {};
-  for (const method of Object.keys(ctor.service)) {
-    all[method] = handlers[method] ?? (async () => Promise.reject(new AppError('failed_precondition', `${method} is not faked`)));
-  }
-  const server = new GrpcServer(log, testAuth(audienceOf(service) as InternalPrincipal)).add(ctor, all);
+  const server = new GrpcServer(log, testAuth(audienceOf(service) as InternalPrincipal)).add(ctor, withUnfaked(ctor, handlers));
   const port = await server.listen('127.0.0.1', 0);
   return { addr: `127.0.0.1:${port}`, stop: () => server.stop(100) };
 }
@@ -36,7 +33,7 @@ export async function fakeCrm() {
   const contacts = new Map<string, Brief>();
   const patches: Array<{ orgId: string; role: string; id: string; assignedUserId?: string; addTags: string[] }> = [];
   const briefCalls: string[] = [];
-  const handlers: Handlers = {
+  const handlers: Partial<HandlersFor<'crm.v1.CrmService'>> = {
     GetContactBrief: async (req, ctx) => {
       briefCalls.push(req.id);
       const c = contacts.get(`${ctx.orgId}/${req.id}`);
@@ -84,7 +81,7 @@ export async function fakeMessaging() {
   const calls: Sent[] = [];
   const sent = new Map<string, Sent>();
   let failNext = 0;
-  const handlers: Handlers = {
+  const handlers: Partial<HandlersFor<'messaging.v1.MessagingService'>> = {
     LatestConversationForContact: async (req, ctx) => {
       const id = latest.get(`${ctx.orgId}/${req.contactId}`);
       return id ? { conversation: { id } } : {};

@@ -1,5 +1,5 @@
 import { connect } from 'amqplib';
-import { createServiceClient, loadProto, serviceDefinition, type CallContext, type ServiceClient } from '@crm/grpc-kit';
+import { type ClientFor, createServiceClient, loadProto, serviceDefinition, type CallContext } from '@crm/grpc-kit';
 import { eventually, infra, testAuth } from '@crm/testing';
 import { email, type Client } from '../support/http';
 
@@ -39,9 +39,12 @@ export async function captureEvents(exchange: string, pattern = '#') {
 }
 
 /** A direct client of ConnectorService (signed as the gateway) or ConnectorPeerService (signed as a peer connector). */
-export function connectorClient(address: string, service: 'ConnectorService' | 'ConnectorPeerService' = 'ConnectorService'): ServiceClient {
-  const auth = testAuth(service === 'ConnectorPeerService' ? 'connector' : 'gateway');
-  return createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), `connector.v1.${service}`), address, auth, 10_000);
+export function connectorClient(address: string, service: 'ConnectorPeerService'): ClientFor<'connector.v1.ConnectorPeerService'>;
+export function connectorClient(address: string): ClientFor<'connector.v1.ConnectorService'>;
+export function connectorClient(address: string, service?: 'ConnectorPeerService') {
+  const proto = loadProto('connector/v1/connector.proto');
+  if (service) return createServiceClient(serviceDefinition(proto, 'connector.v1.ConnectorPeerService'), address, testAuth('connector'), 10_000);
+  return createServiceClient(serviceDefinition(proto, 'connector.v1.ConnectorService'), address, testAuth('gateway'), 10_000);
 }
 
 export function grpcCtx(user: { id: string; orgId: string; role: string }): Partial<CallContext> {

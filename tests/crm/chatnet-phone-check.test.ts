@@ -1,5 +1,5 @@
 import { Client as PgClient } from 'pg';
-import { createServiceClient, loadProto, serviceDefinition, status as grpcStatus, type ServiceClient } from '@crm/grpc-kit';
+import { type ClientFor, createServiceClient, loadProto, serviceDefinition, status as grpcStatus } from '@crm/grpc-kit';
 import { eventually, testAuth } from '@crm/testing';
 import type { Client } from '../support/http';
 import { addUser, CrmStack, Org, startCrmStack } from './crm-support';
@@ -12,7 +12,7 @@ describe('hasChatnet phone check', () => {
   let acme: Org;
   let globex: Org;
   let db: PgClient;
-  let lookup: ServiceClient;
+  let lookup: ClientFor<'connector.v1.ConnectorService'>;
 
   beforeAll(async () => {
     crm = await startCrmStack({

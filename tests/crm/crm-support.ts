@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { deleteTopology } from '@crm/events';
-import { createServiceClient, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { createServiceClient, loadProto, type ClientFor, serviceDefinition } from '@crm/grpc-kit';
 import { freePort, infra, testAuth } from '@crm/testing';
 import { Client, client, email, newOrg } from '../support/http';
 import { startStack, StackOptions } from '../support/stack';
@@ -23,13 +23,13 @@ export async function startCrmStack(opts: StackOptions = {}) {
   });
   const api = client(stack.url);
   const exchange = stack.env.EVENTS_EXCHANGE;
-  let rpc: ServiceClient | undefined;
+  let rpc: ClientFor<'crm.v1.CrmService'> | undefined;
   return {
     stack,
     api,
     exchange,
     /** crm's gRPC service, as another service (messaging, automation) calls it. */
-    crmRpc(): ServiceClient {
+    crmRpc(): ClientFor<'crm.v1.CrmService'> {
       rpc ??= createServiceClient(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), stack.addr('crm'), testAuth('gateway'));
       return rpc;
     },

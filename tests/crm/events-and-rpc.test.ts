@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, GrpcServer, Handler, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, GrpcServer, type HandlersFor, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
 import { eventually, freePort, testAuth } from '@crm/testing';
+import { withUnfaked } from '../support/fake-grpc';
 import { Client } from '../support/http';
 import { CrmStack, listenEvents, Org, publicClient, publishEvent, startCrmStack } from './crm-support';
 
@@ -14,15 +15,13 @@ async function fakeMessaging(known: { orgId?: string; contactId?: string; slowCo
     { id: randomUUID(), chatnetAccountId: randomUUID(), messageCount: 12, lastMessageAt: '2030-01-02T03:04:05.000Z' },
     { id: randomUUID(), chatnetAccountId: randomUUID(), messageCount: 1 },
   ];
-  const contactConversations: Handler = async (req, ctx) => {
+  const contactConversations: HandlersFor<'messaging.v1.MessagingService'>['ContactConversations'] = async (req, ctx) => {
     if (req.contactId === known.slowContactId) await new Promise((r) => setTimeout(r, 1200));
     return { conversations: ctx.orgId === known.orgId && req.contactId === known.contactId ? conversations : [] };
   };
-  const handlers = new Proxy({} as Record<string, Handler>, {
-    get: (_t, name) => (name === 'ContactConversations' ? contactConversations : async () => Promise.reject(new AppError('internal', 'not faked'))),
-  });
+  const ctor = serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService');
   const server = new GrpcServer(createLogger('fake-messaging', 'silent'), testAuth('messaging'));
-  server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), handlers);
+  server.add(ctor, withUnfaked(ctor, { ContactConversations: contactConversations }, () => new AppError('internal', 'not faked')));
   const port = await server.listen('127.0.0.1', await freePort());
   return { addr: `127.0.0.1:${port}`, conversations, stop: () => server.stop(100) };
 }
@@ -225,7 +224,7 @@ describe('crm events, consumers and cross-service RPCs', () => {
 
     it('PatchContact assigns, adds tags and sets status, publishing contact.updated; bad assignee is INVALID_ARGUMENT', async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Automated', tags: ['a'] })).body.id;
-      const out = await crm.crmRpc().PatchContact<{ assignedUserId: string; tags: string[]; status: string }>(
+      const out = await crm.crmRpc().PatchContact(
         { id, assignedUserId: acme.user.id, addTags: ['b', 'A'], status: 'lead' },
         { orgId: acme.orgId },
       );

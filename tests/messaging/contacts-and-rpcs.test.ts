@@ -121,7 +121,7 @@ describe('contacts from crm, and the RPCs other services call', () => {
 
   it('GetConversation returns the internal detail shape; another org gets NOT_FOUND', async () => {
     const detail = await grpc.GetConversation({ id: convId, page: 1, limit: 10 }, { orgId: a.orgId });
-    expect(detail.conversation.id).toBe(convId);
+    expect(detail.conversation?.id).toBe(convId);
     expect(detail.messages).toHaveLength(1);
     expect(detail.pagination).toEqual({ total: 1, page: 1, limit: 10, pages: 1 });
     const err = await grpc.GetConversation({ id: convId }, { orgId: b.orgId }).catch((e) => e);

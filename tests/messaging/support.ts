@@ -1,20 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
-import { AppError, audienceOf, createServiceClient, GrpcServer, Handlers, type InternalPrincipal, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, audienceOf, type ClientFor, createServiceClient, GrpcServer, type HandlersFor, type InternalPrincipal, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
 import { freePort, infra, testAuth } from '@crm/testing';
 import { client, newOrg } from '../support/http';
+import { withUnfaked } from '../support/fake-grpc';
 import type { Stack } from '../support/stack';
 
 const log = createLogger('messaging-test', process.env.TEST_LOG_LEVEL ?? 'silent');
 
 /** A gRPC server speaking a real contract; methods not given fail clearly. Can stop and start on the same port. */
-export async function fakeServer(proto: string, service: string, handlers: Handlers, port?: number) {
+export async function fakeServer<N extends ServiceName>(proto: string, service: N, handlers: Partial<HandlersFor<N>>, port?: number) {
   const ctor = serviceDefinition(loadProto(proto), service);
-  const all: Handlers = {};
-  for (const method of Object.keys(ctor.service)) {
-    all[method] = handlers[method] ?? (async () => Promise.reject(new AppError('failed_precondition', `${method} is not faked`)));
-  }
+  const all = withUnfaked(ctor, handlers);
   const chosen = port ?? (await freePort());
   let server: GrpcServer | undefined;
   const up = async () => {
@@ -189,7 +187,7 @@ export interface InboundData {
 }
 
 /** A direct gRPC client of messaging, as automation, campaigns and crm call it. */
-export function messagingClient(stack: Stack): ServiceClient {
+export function messagingClient(stack: Stack): ClientFor<'messaging.v1.MessagingService'> {
   return createServiceClient(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), stack.addr('messaging'), testAuth('gateway'));
 }
 

@@ -72,7 +72,7 @@ describe('webhook dispatch', () => {
     await createHook('/fast', ['conversation.archived']);
     const N = 12;
     rx.reply('/slow', ...Array.from({ length: N }, () => ({ status: 200, delayMs: 300 })));
-    const events = await Promise.all(Array.from({ length: N }, (_, i) => producer.emit('conversation.created', orgId, sample('conversation.created'))));
+    const events = await Promise.all(Array.from({ length: N }, () => producer.emit('conversation.created', orgId, sample('conversation.created'))));
     // While the slow endpoint works through its backlog (12 × 300 ms ÷ 3 ≈ 1.2 s), another endpoint is served at once.
     const fast = await latencyOf('/fast', 'conversation.archived', sample('conversation.archived'));
     expect(fast.ms).toBeLessThan(1_000);
@@ -113,7 +113,7 @@ describe('webhook dispatch', () => {
     try {
       const hook = await createHook('/pair', ['message.received']);
       const N = 60;
-      const events = await Promise.all(Array.from({ length: N }, (_, i) => producer.emit('message.received', orgId, sample('message.received'))));
+      const events = await Promise.all(Array.from({ length: N }, () => producer.emit('message.received', orgId, sample('message.received'))));
       await waitFor(() => rx.at('/pair').length >= N);
       // Room for a late duplicate to show up.
       await sleep(500);

@@ -33,14 +33,14 @@ describe('webhooks service restart', () => {
     // The endpoint is down: the first attempt of each event fails and the deliveries wait for a retry.
     const N = 20;
     rx.setDown(true);
-    const before = await Promise.all(Array.from({ length: N }, (_, i) => producer.emit('contact.created', orgId, { contact: eventContact() })));
+    const before = await Promise.all(Array.from({ length: N }, () => producer.emit('contact.created', orgId, { contact: eventContact() })));
     await waitFor(async () => rx.at('/r').length >= N);
     const pending = (await owner.get(`/api/v1/webhook-settings/${hook.id}/deliveries?status=pending&limit=100`)).body;
     expect(pending.pagination.total).toBe(N);
     await stack.stopService('webhooks');
 
     // While the service is down, more events arrive on the bus, and the endpoint recovers.
-    const during = await Promise.all(Array.from({ length: N }, (_, i) => producer.emit('contact.created', orgId, { contact: eventContact() })));
+    const during = await Promise.all(Array.from({ length: N }, () => producer.emit('contact.created', orgId, { contact: eventContact() })));
     rx.setDown(false);
     await sleep(300);
     await stack.startService('webhooks');

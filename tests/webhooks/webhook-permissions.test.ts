@@ -1,4 +1,4 @@
-import { createServiceClient, loadProto, serviceDefinition, status, type ServiceClient } from '@crm/grpc-kit';
+import { type ClientFor, createServiceClient, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
 import { testAuth } from '@crm/testing';
 import { client, email, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
@@ -16,7 +16,7 @@ describe('webhook settings are owner/admin only', () => {
   const members: Record<'agent' | 'team_lead', Client> = {} as never;
   let webhookId: string;
   let deliveryId: string;
-  let rpc: ServiceClient;
+  let rpc: ClientFor<'webhooks.v1.WebhooksService'>;
 
   async function member(role: string): Promise<Client> {
     const address = email(role);
@@ -97,7 +97,9 @@ describe('webhook settings are owner/admin only', () => {
         ['ListDeliveries', { webhookId, page: 1, limit: 10 }],
         ['ListEventTypes', {}],
       ] as const) {
-        await expect(rpc[method](req, ctx)).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
+        // Several methods from one table: the table, not the types, pairs each with its request.
+        const call = (rpc as unknown as Record<string, (req: object, ctx: object) => Promise<unknown>>)[method];
+        await expect(call(req, ctx)).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
       }
     }
     const asAdmin = { orgId, userId: '00000000-0000-4000-8000-000000000002', role: 'admin' };

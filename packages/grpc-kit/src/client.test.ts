@@ -16,8 +16,9 @@ describe('createServiceClient load balancing', () => {
   beforeAll(async () => {
     for (const name of ['first', 'second']) {
       // Every method of the service needs a handler; only PeerSandbox is called (it says which server answered).
-      const handlers = Object.fromEntries(Object.keys(ctor.service).map((m) => [m, async () => ({})]));
-      const server = new GrpcServer(createLogger('test', 'silent'), auth).add(ctor, { ...handlers, PeerSandbox: async () => ({ resultJson: name }) });
+      const unused = async () => ({});
+      const handlers = { PeerLookupPhone: unused, PeerMarkSeen: unused, PeerRelease: unused, PeerSend: unused, PeerSandbox: async () => ({ resultJson: name }) };
+      const server = new GrpcServer(createLogger('test', 'silent'), auth).add(ctor, handlers);
       ports.push(await server.listen('127.0.0.1', 0));
       servers.push(server);
     }

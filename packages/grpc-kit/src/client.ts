@@ -1,17 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
+import type { health } from '@crm/proto-types';
 import { AUTH_METADATA_KEY, CallContext, REQUEST_ID_METADATA_KEY } from './context';
 import { audienceOf, type InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 import { TRACEPARENT, traceparentOf } from './trace-context';
-
-export interface CallOptions {
-  deadlineMs?: number;
-}
-
-/** A promise-returning unary call carrying the caller's context as metadata. */
-export type UnaryCall = <Res = any>(req: object, ctx?: Partial<CallContext>, opts?: CallOptions) => Promise<Res>;
-
-export type ServiceClient = Record<string, UnaryCall> & { close(): void; raw: grpc.Client };
+import type { CallOptions, ServiceClient, ServiceConstructor } from './typed';
 
 const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
 
@@ -22,13 +15,13 @@ const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] 
  */
 export type LbPolicy = 'pick_first' | 'round_robin';
 
-export function createServiceClient(
-  ctor: grpc.ServiceClientConstructor,
+export function createServiceClient<S>(
+  ctor: ServiceConstructor<S>,
   address: string,
   auth: InternalAuth,
   defaultDeadlineMs = 5000,
   lbPolicy: LbPolicy = 'pick_first',
-): ServiceClient {
+): ServiceClient<S> {
   // ctor.serviceName is the short name; a method's path carries the package (`/crm.v1.CrmService/X`).
   const audience = audienceOf(Object.values(ctor.service)[0].path.slice(1));
   const client = new ctor(address, grpc.credentials.createInsecure(), {
@@ -41,7 +34,7 @@ export function createServiceClient(
   });
   const out: Record<string, unknown> = { raw: client, close: () => client.close() };
   for (const method of Object.keys(ctor.service)) {
-    const fn = (client as unknown as Record<string, Function>)[method].bind(client);
+    const fn = (client as unknown as Record<string, UnaryCallback>)[method].bind(client);
     out[method] = (req: object, ctx: Partial<CallContext> = {}, opts: CallOptions = {}) =>
       new Promise((resolve, reject) => {
         const deadline = new Date(Date.now() + (opts.deadlineMs ?? defaultDeadlineMs));
@@ -57,10 +50,14 @@ export function createServiceClient(
         });
       });
   }
-  return out as ServiceClient;
+  // Built method by method from the names the loader found; the generated types of the same proto describe them.
+  return out as ServiceClient<S>;
 }
 
-type HealthClient = grpc.Client & { Check: Function };
+/** grpc-js's callback form of a unary method, as the promisified call uses it. */
+type UnaryCallback = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => grpc.ClientUnaryCall;
+
+type HealthClient = health.HealthClient;
 
 function healthClient(address: string): HealthClient {
   const ctor = serviceDefinition(loadProto('grpc/health/v1/health.proto'), 'grpc.health.v1.Health');
@@ -70,7 +67,7 @@ function healthClient(address: string): HealthClient {
 
 function check(client: HealthClient, deadlineMs: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
-    client.Check({ service: '' }, { deadline: new Date(Date.now() + deadlineMs) }, (err: grpc.ServiceError | null, r: { status: string }) =>
+    client.Check({ service: '' }, { deadline: new Date(Date.now() + deadlineMs) }, (err: grpc.ServiceError | null, r?: health.HealthCheckResponse__Output) =>
       resolve(!err && r?.status === 'SERVING'),
     );
   });

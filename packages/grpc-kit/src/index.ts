@@ -7,5 +7,6 @@ export * from './readiness';
 export * from './client';
 export * from './internal-auth';
 export * from './trace-context';
+export * from './typed';
 export { TokenError, type InternalClaims } from './internal-token';
 export { Metadata, status } from '@grpc/grpc-js';

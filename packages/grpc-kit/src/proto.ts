@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import type { ServiceName, Services } from '@crm/proto-types';
+import type { ServiceConstructor } from './typed';
 
 /**
  * One fixed set of loader options for every service and client, so a message decodes the same way
@@ -45,9 +47,13 @@ export function loadProto(file: string): grpc.GrpcObject {
   return pkg;
 }
 
-/** Look up `identity.v1.IdentityService` in a loaded package. */
-export function serviceDefinition(pkg: grpc.GrpcObject, dotted: string): grpc.ServiceClientConstructor {
+/**
+ * Look up `identity.v1.IdentityService` in a loaded package. The name is one of the generated `Services`, so the
+ * constructor carries that service's types to `GrpcServer.add` and `createServiceClient`.
+ */
+export function serviceDefinition<N extends ServiceName>(pkg: grpc.GrpcObject, dotted: N): ServiceConstructor<Services[N]> {
   const found = dotted.split('.').reduce<unknown>((obj, part) => (obj as Record<string, unknown>)?.[part], pkg);
   if (typeof found !== 'function') throw new Error(`Service ${dotted} not found in proto`);
-  return found as grpc.ServiceClientConstructor;
+  // The loader builds the constructor at run time; the generated types of the same proto describe it.
+  return found as ServiceConstructor<Services[N]>;
 }

@@ -9,12 +9,12 @@ import type { InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 import { Readiness, type ReadinessCheck } from './readiness';
 import { contextFromTraceparent, TRACEPARENT } from './trace-context';
+import type { Handler, ServiceConstructor, TypedHandlers } from './typed';
 
 const tracer = trace.getTracer('@crm/grpc-kit');
 
-/** A unary handler: request in, response out; throw AppError for anything a client should see. */
-export type Handler<Req = any, Res = any> = (req: Req, ctx: CallContext) => Promise<Res>;
-export type Handlers = Record<string, Handler>;
+/** A handler as the wrapper sees it: the service's types were checked where the handlers were written. */
+type AnyMethodHandler = Handler<unknown, unknown>;
 
 /**
  * PostgreSQL's refusals of a value the client sent (a NUL byte or an unencodable character in text, a malformed
@@ -45,7 +45,7 @@ function tokenOf(md: grpc.Metadata): string | undefined {
  * `fullMethod`), and errors keep their meaning across the wire: AppError → its status and code, anything else →
  * INTERNAL with an errorId that is logged here and shown to the client, never the stack.
  */
-function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalAuth, done: CallTimer): grpc.handleUnaryCall<any, any> {
+function wrap(fullMethod: string, handler: AnyMethodHandler, log: Logger, auth: InternalAuth, done: CallTimer): grpc.handleUnaryCall<unknown, unknown> {
   const name = fullMethod.slice(fullMethod.indexOf('/') + 1);
   return (call, cb) => {
     const started = performance.now();
@@ -60,7 +60,7 @@ function wrap(fullMethod: string, handler: Handler, log: Logger, auth: InternalA
     context.with(trace.setSpan(parent, span), () => serve(call, callback, span));
   };
 
-  function serve(call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>, span: Span): void {
+  function serve(call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>, span: Span): void {
     let ctx: CallContext = { orgId: '', userId: '', role: '', requestId: '', clientIp: '' };
     // Promise.resolve().then: a handler (or the credential check) that throws synchronously is mapped like a rejected one.
     Promise.resolve()
@@ -153,10 +153,13 @@ export class GrpcServer {
     return (await this.readinessChecks.report()).ready ? 'SERVING' : 'NOT_SERVING';
   }
 
-  add(ctor: grpc.ServiceClientConstructor, handlers: Handlers): this {
+  /** Serve `ctor`'s service with one handler per method, each typed by the method's generated messages. */
+  add<S>(ctor: ServiceConstructor<S>, handlers: TypedHandlers<S>): this {
     const impl: grpc.UntypedServiceImplementation = {};
+    // Looked up by the method names the loader found at run time (the same proto the types were generated from).
+    const byName = handlers as unknown as Record<string, AnyMethodHandler | undefined>;
     for (const method of Object.keys(ctor.service)) {
-      const handler = handlers[method];
+      const handler = byName[method];
       if (!handler) throw new Error(`No handler for ${ctor.serviceName}.${method}`);
       const fullMethod = ctor.service[method].path.slice(1); // crm.v1.CrmService/CreateContact
       impl[method] = wrap(fullMethod, handler, this.log, this.auth, this.timer(fullMethod.slice(0, fullMethod.indexOf('/')), method));

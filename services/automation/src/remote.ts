@@ -1,4 +1,4 @@
-import { AppError, CallContext, createServiceClient, InternalAuth, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, CallContext, type ClientFor, createServiceClient, InternalAuth, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import type { AutomationConfig } from './config';
 
 /**
@@ -7,41 +7,34 @@ import type { AutomationConfig } from './config';
  * missing service fail, with a clear "unavailable" that the run log shows and the runner retries.
  */
 export interface Remote {
-  identity(): ServiceClient;
-  crm(): ServiceClient;
-  messaging(): ServiceClient;
+  identity(): ClientFor<'identity.v1.IdentityService'>;
+  crm(): ClientFor<'crm.v1.CrmService'>;
+  messaging(): ClientFor<'messaging.v1.MessagingService'>;
   close(): void;
 }
 
-const SERVICES = {
-  identity: { proto: 'identity/v1/identity.proto', service: 'identity.v1.IdentityService', addr: 'IDENTITY_ADDR' },
-  crm: { proto: 'crm/v1/crm.proto', service: 'crm.v1.CrmService', addr: 'CRM_ADDR' },
-  messaging: { proto: 'messaging/v1/messaging.proto', service: 'messaging.v1.MessagingService', addr: 'MESSAGING_ADDR' },
-} as const;
-
-type Name = keyof typeof SERVICES;
-
 export function createRemote(config: AutomationConfig, auth: InternalAuth): Remote {
-  const made = new Map<Name, ServiceClient>();
-  const get = (name: Name): ServiceClient => {
-    let c = made.get(name);
-    if (!c) {
-      const s = SERVICES[name];
+  const made: Array<{ close(): void }> = [];
+  // One typed getter per service, so each client keeps its own service's request and response types.
+  const lazy = <N extends ServiceName>(name: string, proto: string, service: N, address: string): (() => ClientFor<N>) => {
+    let client: ClientFor<N> | undefined;
+    return () => {
+      if (client) return client;
       let ctor;
       try {
-        ctor = serviceDefinition(loadProto(s.proto), s.service);
+        ctor = serviceDefinition(loadProto(proto), service);
       } catch {
-        throw new AppError('unavailable', `The ${name} service is not available (no contract ${s.proto})`);
+        throw new AppError('unavailable', `The ${name} service is not available (no contract ${proto})`);
       }
-      c = createServiceClient(ctor, config[s.addr], auth, config.GRPC_DEADLINE_MS, config.GRPC_LB_POLICY);
-      made.set(name, c);
-    }
-    return c;
+      client = createServiceClient(ctor, address, auth, config.GRPC_DEADLINE_MS, config.GRPC_LB_POLICY);
+      made.push(client);
+      return client;
+    };
   };
   return {
-    identity: () => get('identity'),
-    crm: () => get('crm'),
-    messaging: () => get('messaging'),
+    identity: lazy('identity', 'identity/v1/identity.proto', 'identity.v1.IdentityService', config.IDENTITY_ADDR),
+    crm: lazy('crm', 'crm/v1/crm.proto', 'crm.v1.CrmService', config.CRM_ADDR),
+    messaging: lazy('messaging', 'messaging/v1/messaging.proto', 'messaging.v1.MessagingService', config.MESSAGING_ADDR),
     close: () => made.forEach((c) => c.close()),
   };
 }

@@ -1,13 +1,7 @@
-import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, loadProto, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
+import { AppError, CallContext, type ClientFor, createServiceClient, decodeRemoteError, InternalAuth, loadProto, type ServiceName, serviceDefinition, status } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { MessagingConfig } from './config';
 
-const SERVICES = {
-  identity: { proto: 'identity/v1/identity.proto', service: 'identity.v1.IdentityService', addr: 'IDENTITY_ADDR' },
-  crm: { proto: 'crm/v1/crm.proto', service: 'crm.v1.CrmService', addr: 'CRM_ADDR' },
-  connector: { proto: 'connector/v1/connector.proto', service: 'connector.v1.ConnectorService', addr: 'CONNECTOR_ADDR' },
-} as const;
-type Name = keyof typeof SERVICES;
 
 export interface ContactRef {
   id: string;
@@ -38,7 +32,7 @@ type Forward = Partial<CallContext>;
  * inbox) even where crm or the connector is not deployed; such calls then fail as `unavailable`.
  */
 export class RemoteClients {
-  private readonly made = new Map<Name, ServiceClient>();
+  private readonly made: Array<{ close(): void }> = [];
   private readonly userNames = new Map<string, { name: string; until: number }>();
   private readonly userActivity = new Map<string, { active: boolean; until: number }>();
 
@@ -48,19 +42,24 @@ export class RemoteClients {
     private readonly auth: InternalAuth,
   ) {}
 
-  private client(name: Name): ServiceClient {
-    let c = this.made.get(name);
-    if (!c) {
-      const s = SERVICES[name];
+  private readonly identity = this.lazy('identity', 'identity/v1/identity.proto', 'identity.v1.IdentityService', () => this.config.IDENTITY_ADDR);
+  private readonly crm = this.lazy('crm', 'crm/v1/crm.proto', 'crm.v1.CrmService', () => this.config.CRM_ADDR);
+  private readonly connector = this.lazy('connector', 'connector/v1/connector.proto', 'connector.v1.ConnectorService', () => this.config.CONNECTOR_ADDR);
+
+  /** A getter making `service`'s typed client on first use. */
+  private lazy<N extends ServiceName>(name: string, proto: string, service: N, address: () => string): () => ClientFor<N> {
+    let client: ClientFor<N> | undefined;
+    return () => {
+      if (client) return client;
       try {
-        c = createServiceClient(serviceDefinition(loadProto(s.proto), s.service), this.config[s.addr], this.auth, undefined, this.config.GRPC_LB_POLICY);
+        client = createServiceClient(serviceDefinition(loadProto(proto), service), address(), this.auth, undefined, this.config.GRPC_LB_POLICY);
       } catch (err) {
         this.log.warn({ err, service: name }, 'cannot load the contract of a service this one calls');
         throw new AppError('unavailable', `The ${name} service is not available`);
       }
-      this.made.set(name, c);
-    }
-    return c;
+      this.made.push(client);
+      return client;
+    };
   }
 
   /** Find or create the org's contact for a chat-network uid (crm). Throws the raw gRPC error. */
@@ -68,13 +67,13 @@ export class RemoteClients {
     ctx: Forward,
     req: { chatnetUid: string; displayName: string; avatar: string; chatnetAccountId: string; threadType: string },
   ): Promise<ContactRef> {
-    return this.client('crm').UpsertChatnetContact<ContactRef>(req, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
+    return this.crm().UpsertChatnetContact<ContactRef>(req, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
   }
 
   /** The phone of a contact (for the public conversation shape); undefined when crm cannot say. */
   async contactPhone(ctx: Forward, id: string): Promise<string | undefined> {
     try {
-      const c = await this.client('crm').GetContactBrief<{ phone: string }>({ id }, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
+      const c = await this.crm().GetContactBrief<{ phone: string }>({ id }, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
       return c.phone;
     } catch (err) {
       this.log.warn({ err, contactId: id }, 'crm GetContactBrief failed; phone stays empty until contact.updated');
@@ -89,7 +88,7 @@ export class RemoteClients {
   ): Promise<ChatnetSendResult> {
     const deadlineMs = req.attachments.length ? this.config.CONNECTOR_FILE_DEADLINE_MS : this.config.CONNECTOR_DEADLINE_MS;
     try {
-      return await this.client('connector').SendChatMessage<ChatnetSendResult>(req, ctx, { deadlineMs });
+      return await this.connector().SendChatMessage<ChatnetSendResult>(req, ctx, { deadlineMs });
     } catch (err) {
       throw connectorError(err);
     }
@@ -100,7 +99,7 @@ export class RemoteClients {
     ctx: Forward,
     req: { accountId: string; threadId: string; threadType: string; messages: Array<{ chatnetMessageId: string; cliMsgId: string; fromUid: string; contentType: string; sentAt: string }> },
   ): Promise<void> {
-    await this.client('connector').MarkThreadSeen(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+    await this.connector().MarkThreadSeen(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
   }
 
   /** A user's full name for the sender of outbound messages; '' when identity cannot say. */
@@ -109,7 +108,7 @@ export class RemoteClients {
     const hit = this.userNames.get(key);
     if (hit && hit.until > Date.now()) return hit.name;
     try {
-      const u = await this.client('identity').GetUser<{ fullName: string }>({ id: userId }, ctx, { deadlineMs: 2_000 });
+      const u = await this.identity().GetUser<{ fullName: string }>({ id: userId }, ctx, { deadlineMs: 2_000 });
       if (this.userNames.size > 10_000) this.userNames.clear();
       this.userNames.set(key, { name: u.fullName, until: Date.now() + 5 * 60_000 });
       return u.fullName;
@@ -125,12 +124,12 @@ export class RemoteClients {
    * silently dropped, because of an outage.
    */
   async orgUser(ctx: Forward, id: string): Promise<OrgUser | undefined> {
-    return this.unlessNotFound(() => this.client('identity').GetUser<OrgUser>({ id }, ctx, { deadlineMs: 2_000 }));
+    return this.unlessNotFound(() => this.identity().GetUser<OrgUser>({ id }, ctx, { deadlineMs: 2_000 }));
   }
 
   /** A team of the caller's org; undefined when identity knows no such team in that org. */
   async orgTeam(ctx: Forward, id: string): Promise<{ id: string } | undefined> {
-    return this.unlessNotFound(() => this.client('identity').GetTeam<{ id: string }>({ id }, ctx, { deadlineMs: 2_000 }));
+    return this.unlessNotFound(() => this.identity().GetTeam<{ id: string }>({ id }, ctx, { deadlineMs: 2_000 }));
   }
 
   /**
@@ -139,7 +138,7 @@ export class RemoteClients {
    */
   async orgUserByEmail(ctx: Forward, email: string): Promise<OrgUser | undefined> {
     try {
-      const page = await this.client('identity').ListUsers<{ data: OrgUser[] }>({ page: 1, limit: 100, status: 'active', search: email }, ctx, {
+      const page = await this.identity().ListUsers<{ data: OrgUser[] }>({ page: 1, limit: 100, status: 'active', search: email }, ctx, {
         deadlineMs: 2_000,
       });
       return page.data.find((u) => u.email.toLowerCase() === email.toLowerCase());
@@ -171,7 +170,7 @@ export class RemoteClients {
   /** Whether the chat-network account belongs to the caller's org (connector GetAccount); unavailable when it cannot say. */
   async accountInOrg(ctx: Forward, id: string): Promise<boolean> {
     try {
-      await this.client('connector').GetAccount({ id }, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+      await this.connector().GetAccount({ id }, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
       return true;
     } catch (err) {
       if (err instanceof AppError) throw err;
@@ -193,7 +192,7 @@ export class RemoteClients {
 
   close(): void {
     this.made.forEach((c) => c.close());
-    this.made.clear();
+    this.made.length = 0;
   }
 }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@crm/logger';
 import { testAuth } from '@crm/testing';
-import { AppError, GrpcServer, Handlers, loadProto, notFound, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, GrpcServer, loadProto, notFound, serviceDefinition } from '@crm/grpc-kit';
+import { withUnfaked } from '../../support/fake-grpc';
 
 /**
  * A stand-in for messaging that speaks its real contract (proto/messaging/v1/messaging.proto) but
@@ -34,13 +35,8 @@ export async function startFakeMessaging(): Promise<FakeMessaging> {
   const ctor = serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService');
   const conversations = new Map<string, Stored>();
   const calls: FakeMessaging['calls'] = [];
-  const handlers: Handlers = {};
-  for (const method of Object.keys(ctor.service)) {
-    handlers[method] = async () => {
-      throw new AppError('failed_precondition', `${method} is not implemented by the fake messaging service`);
-    };
-  }
-  handlers.GetConversation = async (req: { id: string; page: number; limit: number }, ctx) => {
+  const handlers = withUnfaked(ctor, {}, (method) => new AppError('failed_precondition', `${method} is not implemented by the fake messaging service`));
+  handlers.GetConversation = async (req, ctx) => {
     calls.push({ method: 'GetConversation', orgId: ctx.orgId, id: req.id });
     const c = conversations.get(req.id);
     if (!c || c.orgId !== ctx.orgId) throw notFound('Conversation');

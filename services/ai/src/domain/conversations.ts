@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, type LbPolicy, loadProto, notFound, protoRoot, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
+import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, type LbPolicy, type ClientFor, loadProto, notFound, protoRoot, serviceDefinition, status } from '@crm/grpc-kit';
+import type { messaging } from '@crm/proto-types';
 import type { Logger } from '@crm/logger';
 import { isUuid } from '@crm/validation';
 import type { ChatConversation, ChatMessage } from '../local/conversation';
@@ -10,20 +11,8 @@ import type { ChatConversation, ChatMessage } from '../local/conversation';
 const PAGE = 100;
 const MAX_PAGES = 50;
 
-interface RemoteMessage {
-  id: string;
-  content?: string;
-  contentType?: string;
-  senderName?: string;
-  isFromChatnet?: boolean;
-  sentAt?: string;
-}
-
-interface RemoteDetail {
-  conversation?: { id: string; contactName?: string };
-  messages?: RemoteMessage[];
-  pagination?: { total?: number; page?: number; limit?: number };
-}
+type RemoteMessage = messaging.Message__Output;
+type RemoteDetail = messaging.ConversationDetail__Output;
 
 function toMessage(m: RemoteMessage): ChatMessage {
   return {
@@ -44,7 +33,7 @@ const chronological = (a: ChatMessage, b: ChatMessage) => (a.sentAt < b.sentAt ?
  * contract is loaded only when a feature needs it, and an unreachable messaging is a clear 503.
  */
 export class MessagingGateway {
-  private client?: ServiceClient;
+  private client?: ClientFor<'messaging.v1.MessagingService'>;
 
   constructor(
     private readonly address: string,
@@ -54,7 +43,7 @@ export class MessagingGateway {
     private readonly lbPolicy: LbPolicy = 'pick_first',
   ) {}
 
-  private get(): ServiceClient {
+  private get(): ClientFor<'messaging.v1.MessagingService'> {
     if (!this.client) {
       if (!existsSync(path.join(protoRoot(), 'messaging/v1/messaging.proto'))) {
         throw new AppError('unavailable', 'Conversations are unavailable: the messaging service is not deployed');
@@ -67,7 +56,7 @@ export class MessagingGateway {
 
   private async page(ctx: CallContext, id: string, page: number, limit: number): Promise<RemoteDetail> {
     try {
-      return await this.get().GetConversation<RemoteDetail>({ id, page, limit }, ctx);
+      return await this.get().GetConversation({ id, page, limit }, ctx);
     } catch (err) {
       if (err instanceof AppError) throw err;
       const e = decodeRemoteError(err as { code?: number; details?: string });

@@ -1,4 +1,4 @@
-import type { Handlers } from '@crm/grpc-kit';
+import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as assist from '../domain/assist';
 import * as assistant from '../domain/assistant';
@@ -6,7 +6,7 @@ import { listModels } from '../domain/models';
 import * as providers from '../domain/providers';
 
 /** ai.v1.AiService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function aiHandlers(deps: Deps): Handlers {
+export function aiHandlers(deps: Deps): HandlersFor<'ai.v1.AiService'> {
   return {
     ListProviders: (_req, ctx) => providers.list(deps, ctx),
     UpdateProvider: (req, ctx) => providers.update(deps, ctx, req),

@@ -1,4 +1,5 @@
 import { AppError, status as grpcStatus } from '@crm/grpc-kit';
+import type { messaging } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import type { RunContext, RunRow } from '../db/runs.repo';
 import { getTemplate } from '../db/templates.repo';
@@ -89,7 +90,8 @@ export class RunScope {
     if (!this.run.contact_id) return {};
     let brief: Record<string, unknown>;
     try {
-      brief = await this.deps.remote.crm().GetContactBrief({ id: this.run.contact_id }, this.sys);
+      // A plain record of the brief's fields: templates and conditions read it by name.
+      brief = { ...(await this.deps.remote.crm().GetContactBrief({ id: this.run.contact_id }, this.sys)) };
     } catch (err) {
       if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Contact not found (deleted?)');
       throw classify(err, 'crm GetContactBrief');
@@ -136,7 +138,7 @@ export class RunScope {
     if (this.prefix === 'conversation' && typeof this.subject.id === 'string') return this.subject.id;
     // conversation.assigned / conversation.status_changed name their conversation conversationId.
     if (this.prefix === 'conversation' && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
-    let res: { conversation?: { id?: string } };
+    let res: messaging.LatestConversation__Output;
     try {
       res = await this.deps.remote.messaging().LatestConversationForContact({ contactId: this.contactId() }, this.sys);
     } catch (err) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ClaimLoop, withTransaction } from '@crm/db';
 import { AppError, decodeRemoteError, status as grpcStatus } from '@crm/grpc-kit';
+import type { messaging } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import * as repo from '../db/campaigns.repo';
 import type { CampaignRow, Outcome, RecordDetail } from '../db/campaigns.repo';
@@ -377,7 +378,7 @@ export class CampaignSender {
     let conversationId = rec.conversation_id;
     let accountId = rec.chatnet_account_id;
     if (!conversationId) {
-      let res: { conversation?: { id?: string; chatnetAccountId?: string } };
+      let res: messaging.LatestConversation__Output;
       try {
         res = await remote.messaging().LatestConversationForContact({ contactId: rec.contact_id }, sys);
       } catch (err) {

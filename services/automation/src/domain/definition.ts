@@ -99,7 +99,7 @@ function conditionValue(path: string, operator: Operator, valueJson: string | un
   }
 }
 
-export function validateTrigger(input: TriggerInput | undefined): TriggerDef {
+export function validateTrigger(input: TriggerInput | null | undefined): TriggerDef {
   if (!input) throw invalid('trigger', 'is required');
   const type = (input.type ?? '').trim();
   if (!type) throw invalid('trigger.type', 'is required');

@@ -19,12 +19,12 @@ export interface MemberPage {
   total: number;
 }
 
-function method(deps: Deps, name: 'GetCustomerList' | 'ResolveListMembers') {
+/** crm's client, once it is known to offer `name`. */
+function crmOffering(deps: Deps, name: 'GetCustomerList' | 'ResolveListMembers') {
   const crm = deps.remote.crm();
-  const fn = crm[name];
   // An older crm contract without customer lists: say so, rather than a TypeError.
-  if (typeof fn !== 'function') throw new AppError('unavailable', `Customer lists are not available: crm does not offer ${name}`);
-  return fn;
+  if (typeof crm[name] !== 'function') throw new AppError('unavailable', `Customer lists are not available: crm does not offer ${name}`);
+  return crm;
 }
 
 const isNotFound = (err: unknown) => (err as { code?: number })?.code === grpcStatus.NOT_FOUND;
@@ -32,7 +32,7 @@ const isNotFound = (err: unknown) => (err as { code?: number })?.code === grpcSt
 /** The list, or undefined when the org has no such list. Throws `unavailable` when crm cannot answer. */
 export async function findList(deps: Deps, ctx: Partial<CallContext>, id: string, deadlineMs?: number): Promise<ListBrief | undefined> {
   try {
-    return await method(deps, 'GetCustomerList')<ListBrief>({ id }, ctx, deadlineMs ? { deadlineMs } : {});
+    return await crmOffering(deps, 'GetCustomerList').GetCustomerList({ id }, ctx, deadlineMs ? { deadlineMs } : {});
   } catch (err) {
     if (isNotFound(err)) return undefined;
     if (err instanceof AppError) throw err;
@@ -42,7 +42,7 @@ export async function findList(deps: Deps, ctx: Partial<CallContext>, id: string
 
 /** One page of members after `after` (a contact id; '' for the start). NOT_FOUND passes through. */
 export async function memberPage(deps: Deps, ctx: Partial<CallContext>, listId: string, after: string, limit: number): Promise<MemberPage> {
-  const res = await method(deps, 'ResolveListMembers')<Partial<MemberPage>>({ listId, afterContactId: after, limit }, ctx, { deadlineMs: Math.max(deps.config.GRPC_DEADLINE_MS, 15_000) });
+  const res = await crmOffering(deps, 'ResolveListMembers').ResolveListMembers({ listId, afterContactId: after, limit }, ctx, { deadlineMs: Math.max(deps.config.GRPC_DEADLINE_MS, 15_000) });
   return { members: res.members ?? [], nextAfter: res.nextAfter ?? '', total: res.total ?? 0 };
 }
 

@@ -3,16 +3,15 @@ import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, CallContext, invalid, notFound, requireCan, requireUser, status } from '@crm/grpc-kit';
 import { isUuid } from '@crm/validation';
+import type { automation } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import * as repo from '../db/rules.repo';
 import * as runs from '../db/runs.repo';
 import { existingTemplateIds } from '../db/templates.repo';
 import {
   ActionDef,
-  ActionInput,
   referencesOf,
   ruleIncomplete,
-  TriggerInput,
   validateActions,
   validateDescription,
   validateName,
@@ -20,15 +19,8 @@ import {
   validateTrigger,
 } from './definition';
 
-export interface RuleInput {
-  id: string;
-  name?: string;
-  description?: string;
-  type?: string;
-  trigger?: TriggerInput;
-  actions: ActionInput[];
-  setActions: boolean;
-}
+/** A rule as CreateRule and UpdateRule receive it (the decoded `automation.v1.RuleInput`). */
+export type RuleInput = automation.RuleInput__Output;
 
 const STATUSES = ['draft', 'active', 'paused'];
 const RUN_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];

@@ -120,7 +120,8 @@ async function startRuns(deps: Deps, event: EventEnvelope, db: PoolClient): Prom
 async function fetchContact(deps: Deps, event: EventEnvelope, contactId: string | undefined): Promise<Record<string, unknown>> {
   if (!contactId) return {};
   try {
-    return await deps.remote.crm().GetContactBrief({ id: contactId }, systemContext(event.orgId, `automation-event:${event.id}`));
+    // A plain record of the brief's fields: conditions read it by name.
+    return { ...(await deps.remote.crm().GetContactBrief({ id: contactId }, systemContext(event.orgId, `automation-event:${event.id}`))) };
   } catch (err) {
     if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) return {};
     // crm unreachable: the event is retried later (EVENT_RETRY_SCHEDULE) rather than judged without the contact.

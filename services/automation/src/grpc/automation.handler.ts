@@ -1,4 +1,4 @@
-import type { Handlers } from '@crm/grpc-kit';
+import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as appointments from '../domain/appointment-reminders';
 import * as campaigns from '../domain/campaigns';
@@ -8,7 +8,7 @@ import * as rules from '../domain/rules';
 import * as templates from '../domain/templates';
 
 /** automation.v1.AutomationService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function automationHandlers(deps: Deps): Handlers {
+export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.AutomationService'> {
   return {
     ListRules: (req, ctx) => rules.list(deps, ctx, req),
     GetRule: (req, ctx) => rules.get(deps, ctx, req.id),

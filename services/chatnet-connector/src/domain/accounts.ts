@@ -210,7 +210,8 @@ export async function remove(deps: Deps, ctx: CallContext, req: { id: string; pu
     .onHolder(
       row.id,
       () => deps.sessions.release(row.id, false),
-      (peer) => peer.PeerRelease({ accountId: row.id, restart: false }),
+      // The holder answers `ok` with what its release returned, as the local branch does.
+      async (peer) => (await peer.PeerRelease({ accountId: row.id, restart: false })).ok,
     )
     .catch(() => undefined);
   return {};

@@ -62,7 +62,9 @@ export async function markThreadSeen(deps: Deps, ctx: CallContext, req: MarkSeen
   await deps.peers.onHolder(
     row.id,
     () => deps.sessions.markSeen(row.id, orgId, seen),
-    (peer) => peer.PeerMarkSeen({ ...req, accountId: row.id }, { orgId, requestId: ctx.requestId }),
+    async (peer) => {
+      await peer.PeerMarkSeen({ ...req, accountId: row.id }, { orgId, requestId: ctx.requestId });
+    },
   );
   return { ok: true, message: 'Marked seen on the network' };
 }

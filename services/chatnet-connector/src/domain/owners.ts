@@ -1,4 +1,4 @@
-import type { CallContext, ServiceClient } from '@crm/grpc-kit';
+import type { CallContext, ClientFor } from '@crm/grpc-kit';
 import { status } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 
@@ -24,7 +24,7 @@ export class OwnerDirectory {
   private readonly cache = new Map<string, Cached>();
 
   constructor(
-    private readonly identity: ServiceClient,
+    private readonly identity: ClientFor<'identity.v1.IdentityService'>,
     private readonly ttlSeconds: number,
     private readonly log: Logger,
   ) {}

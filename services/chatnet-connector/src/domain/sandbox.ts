@@ -27,7 +27,14 @@ const noPendingLogin = () =>
     code: 'no_pending_login',
   });
 
-type Action = 'scan' | 'inbound' | 'seen' | 'drop' | 'friends';
+const ACTIONS = ['scan', 'inbound', 'seen', 'drop', 'friends'] as const;
+type Action = (typeof ACTIONS)[number];
+
+/** The action a forwarded sandbox call names, checked (it arrives as a string from another instance). */
+export function sandboxAction(action: string): Action {
+  if (!(ACTIONS as readonly string[]).includes(action)) throw invalid('action', `must be one of ${ACTIONS.join(', ')}`);
+  return action as Action;
+}
 
 /** The part that must run where the connection (or pending login) lives. */
 export async function runLocal(deps: Deps, orgId: string, accountId: string, action: Action, payload: any): Promise<unknown> {

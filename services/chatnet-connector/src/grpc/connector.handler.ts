@@ -1,4 +1,4 @@
-import type { Handlers } from '@crm/grpc-kit';
+import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as accounts from '../domain/accounts';
 import * as sandbox from '../domain/sandbox';
@@ -7,7 +7,7 @@ import { sendChatMessage } from '../domain/send';
 import { lookupPhone } from '../domain/phone-lookup';
 
 /** connector.v1.ConnectorService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function connectorHandlers(deps: Deps): Handlers {
+export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorService'> {
   return {
     ListAccounts: (req, ctx) => accounts.list(deps, ctx, req),
     GetAccount: (req, ctx) => accounts.get(deps, ctx, req.id),

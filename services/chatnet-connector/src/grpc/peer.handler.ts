@@ -1,7 +1,7 @@
-import { type Handlers, requireOrg } from '@crm/grpc-kit';
+import { type HandlersFor, invalid, requireOrg } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { markSeenOf } from '../domain/mark-seen';
-import { runLocal } from '../domain/sandbox';
+import { runLocal, sandboxAction } from '../domain/sandbox';
 import { outboundOf } from '../domain/send';
 import { lookupDigits, lookupHere } from '../domain/phone-lookup';
 
@@ -11,9 +11,11 @@ import { lookupDigits, lookupHere } from '../domain/phone-lookup';
  * org comes from its signed credential (only connector instances may call this service), and each call
  * acts only on a session held locally and of that org.
  */
-export function peerHandlers(deps: Deps): Handlers {
+export function peerHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorPeerService'> {
   return {
     PeerSend: (req, ctx) => {
+      // A message field decodes as null when the sender left it out.
+      if (!req.message) throw invalid('message', 'is required');
       const m = outboundOf(req.message, deps.config.ATTACHMENT_MAX_BYTES);
       return deps.sessions.send(req.message.accountId, requireOrg(ctx), m, m.clientMessageId, ctx.requestId);
     },
@@ -22,7 +24,7 @@ export function peerHandlers(deps: Deps): Handlers {
       return { ok: true, message: 'Marked seen on the network' };
     },
     PeerSandbox: async (req, ctx) => ({
-      resultJson: JSON.stringify((await runLocal(deps, requireOrg(ctx), req.accountId, req.action, JSON.parse(req.payloadJson || '{}'))) ?? {}),
+      resultJson: JSON.stringify((await runLocal(deps, requireOrg(ctx), req.accountId, sandboxAction(req.action), JSON.parse(req.payloadJson || '{}'))) ?? {}),
     }),
     PeerLookupPhone: (req, ctx) => lookupHere(deps, requireOrg(ctx), req.accountId, lookupDigits(req.phone)),
     PeerRelease: async (req) => ({ ok: await deps.sessions.release(req.accountId, req.restart), message: '' }),

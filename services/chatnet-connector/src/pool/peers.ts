@@ -1,6 +1,8 @@
-import { createServiceClient, InternalAuth, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { type ClientFor, createServiceClient, InternalAuth, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { fromPeerError, notLive } from '../domain/remote-errors';
 import type { Leases } from './leases';
+
+type PeerClient = ClientFor<'connector.v1.ConnectorPeerService'>;
 
 /**
  * Calls that need the live session (send, sandbox network pushes, release) run on the instance holding
@@ -8,7 +10,7 @@ import type { Leases } from './leases';
  * arrives elsewhere is forwarded there over gRPC (ConnectorPeerService) and its answer passed back.
  */
 export class Peers {
-  private readonly clients = new Map<string, ServiceClient>();
+  private readonly clients = new Map<string, PeerClient>();
   private readonly ctor = serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorPeerService');
 
   constructor(
@@ -17,7 +19,7 @@ export class Peers {
     private readonly deadlineMs = 8000,
   ) {}
 
-  private client(address: string): ServiceClient {
+  private client(address: string): PeerClient {
     let c = this.clients.get(address);
     if (!c) {
       c = createServiceClient(this.ctor, address, this.auth, this.deadlineMs);
@@ -27,7 +29,7 @@ export class Peers {
   }
 
   /** Run `local` when this instance holds the account, else `remote` on the holder. */
-  async onHolder<T>(accountId: string, local: () => Promise<T>, remote: (peer: ServiceClient) => Promise<T>): Promise<T> {
+  async onHolder<T>(accountId: string, local: () => Promise<T>, remote: (peer: PeerClient) => Promise<T>): Promise<T> {
     const holder = await this.leases.holderOf(accountId);
     if (!holder) throw notLive();
     if (holder === this.leases.instanceId) return local();

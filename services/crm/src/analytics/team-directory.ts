@@ -23,9 +23,9 @@ export function identityTeamDirectory(identity: IdentityChannel): TeamDirectory 
       const out: TeamMember[] = [];
       try {
         for (let page = 1; ; page++) {
-          const res = await get().ListUsers<{ data: TeamMember[]; pagination: { pages: number } }>({ page, limit: PAGE, department: department || undefined }, meta);
+          const res = await get().ListUsers({ page, limit: PAGE, department: department || undefined }, meta);
           out.push(...res.data.map((u) => ({ id: u.id, fullName: u.fullName, status: u.status })));
-          if (page >= res.pagination.pages) return out;
+          if (page >= (res.pagination?.pages ?? 0)) return out;
         }
       } catch (err) {
         // Only a transport failure is "unavailable": identity refusing the department is the caller's 400.

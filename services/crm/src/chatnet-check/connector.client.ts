@@ -1,4 +1,4 @@
-import { createServiceClient, decodeRemoteError, InternalAuth, type LbPolicy, loadProto, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
+import { createServiceClient, decodeRemoteError, InternalAuth, type LbPolicy, type ClientFor, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
 
 /** What the connector says about a number: on the network or not, or that it could not be asked yet. */
 export type PhoneAnswer = { kind: 'found' } | { kind: 'not_found' } | { kind: 'no_connected_account' } | { kind: 'failed'; reason: string };
@@ -13,13 +13,13 @@ export interface PhoneDirectory {
  * crm's own). Never throws: every failure is an answer the worker can act on.
  */
 export function connectorPhoneDirectory(addr: string, auth: InternalAuth, deadlineMs: number, lbPolicy: LbPolicy): PhoneDirectory {
-  let client: ServiceClient | undefined;
+  let client: ClientFor<'connector.v1.ConnectorService'> | undefined;
   const get = () =>
     (client ??= createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'), addr, auth, deadlineMs, lbPolicy));
   return {
     async lookup(orgId, phone, requestId) {
       try {
-        const res = await get().LookupPhone<{ found: boolean }>({ phone }, { orgId, requestId }, { deadlineMs });
+        const res = await get().LookupPhone({ phone }, { orgId, requestId }, { deadlineMs });
         return res.found ? { kind: 'found' } : { kind: 'not_found' };
       } catch (err) {
         const r = decodeRemoteError(err as Parameters<typeof decodeRemoteError>[0]);

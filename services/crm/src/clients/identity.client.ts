@@ -1,13 +1,13 @@
-import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, invalid, type LbPolicy, loadProto, ServiceClient, serviceDefinition, status } from '@crm/grpc-kit';
+import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, invalid, type LbPolicy, type ClientFor, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
 
 /** One lazily made gRPC client to identity for the whole service (assignee checks, report names, team lists). */
 export interface IdentityChannel {
-  get(): ServiceClient;
+  get(): ClientFor<'identity.v1.IdentityService'>;
   close(): void;
 }
 
 export function identityChannel(addr: string, auth: InternalAuth, deadlineMs: number, lbPolicy: LbPolicy): IdentityChannel {
-  let client: ServiceClient | undefined;
+  let client: ClientFor<'identity.v1.IdentityService'> | undefined;
   return {
     get: () => (client ??= createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), addr, auth, deadlineMs, lbPolicy)),
     close: () => client?.close(),

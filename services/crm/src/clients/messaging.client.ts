@@ -1,4 +1,4 @@
-import { CallContext, createServiceClient, InternalAuth, type LbPolicy, loadProto, ServiceClient, serviceDefinition } from '@crm/grpc-kit';
+import { CallContext, type ClientFor, createServiceClient, InternalAuth, type LbPolicy, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 
 export interface ConversationSummary {
@@ -24,14 +24,14 @@ export interface ConversationSource {
  * of, another service: a short deadline, and on any failure an empty list and a warning.
  */
 export function messagingConversations(addr: string, auth: InternalAuth, deadlineMs: number, log: Logger, lbPolicy: LbPolicy): ConversationSource {
-  let client: ServiceClient | undefined;
+  let client: ClientFor<'messaging.v1.MessagingService'> | undefined;
   const get = () =>
     // Loaded on first use: a deployment without messaging (or a checkout without its proto) still starts.
     (client ??= createServiceClient(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), addr, auth, deadlineMs, lbPolicy));
   return {
     async forContact(ctx, contactId) {
       try {
-        const res = await get().ContactConversations<{ conversations: ConversationSummary[] }>(
+        const res = await get().ContactConversations(
           { contactId },
           { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId },
           { deadlineMs },

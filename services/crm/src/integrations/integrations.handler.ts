@@ -1,4 +1,4 @@
-import type { Handlers } from '@crm/grpc-kit';
+import type { HandlersFor } from '@crm/grpc-kit';
 import type { IntegrationDeps } from './deps';
 import * as integrations from './integrations';
 import * as credentials from './socialnet/credentials';
@@ -7,7 +7,7 @@ import * as pages from './socialnet/pages';
 import * as sandbox from './socialnet/sandbox-control';
 
 /** crm.v1.IntegrationsService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function integrationsHandlers(d: IntegrationDeps): Handlers {
+export function integrationsHandlers(d: IntegrationDeps): HandlersFor<'crm.v1.IntegrationsService'> {
   return {
     ListIntegrations: (_req, ctx) => integrations.list(d, ctx),
     DisconnectIntegration: (req, ctx) => integrations.disconnect(d, ctx, req.id),

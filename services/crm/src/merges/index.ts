@@ -1,9 +1,9 @@
-import { GrpcServer, Handlers, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, HandlersFor, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { mergeContacts, undoMerge } from './merges';
 
 /** crm.v1.ContactMergesService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function contactMergesHandlers(deps: Deps): Handlers {
+export function contactMergesHandlers(deps: Deps): HandlersFor<'crm.v1.ContactMergesService'> {
   return {
     MergeContacts: (req, ctx) => mergeContacts(deps, ctx, req),
     UndoContactMerge: (req, ctx) => undoMerge(deps, ctx, req),

@@ -1,11 +1,11 @@
-import { GrpcServer, Handlers, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, HandlersFor, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { ReportWorker } from './report-worker';
 import * as reports from './reports';
 import { identityUserNames } from './user-names';
 
 /** crm.v1.ReportsService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function reportsHandlers(deps: Deps): Handlers {
+export function reportsHandlers(deps: Deps): HandlersFor<'crm.v1.ReportsService'> {
   return {
     CreateReport: (req, ctx) => reports.create(deps, ctx, req),
     ListReports: (req, ctx) => reports.list(deps, ctx, req),

@@ -1,9 +1,9 @@
-import type { Handlers } from '@crm/grpc-kit';
+import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as scoring from './scoring.service';
 
 /** crm.v1.ScoringService: decode, call the use case, return; errors are mapped by grpc-kit. */
-export function scoringHandlers(deps: Deps, worker: scoring.Kick): Handlers {
+export function scoringHandlers(deps: Deps, worker: scoring.Kick): HandlersFor<'crm.v1.ScoringService'> {
   return {
     GetScoringConfig: (_req, ctx) => scoring.getConfig(deps, ctx),
     UpdateScoringConfig: (req, ctx) => scoring.updateConfig(deps, ctx, worker, req),

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { authKeys, createTokenVerifier } from '@crm/auth';
 import { sha256Hex } from '@crm/crypto';
-import { status, type ServiceClient } from '@crm/grpc-kit';
+import { type ClientFor, status } from '@crm/grpc-kit';
 import type { Redis } from '../redis';
 import { ApiKeyCache, INVALID, REVOKED } from './api-key-cache';
 import type { AuthSync } from './auth-sync';
@@ -14,7 +14,7 @@ interface AuthDeps {
   redis: Redis;
   prefix: string;
   jwtSecret: string;
-  identity: ServiceClient;
+  identity: ClientFor<'identity.v1.IdentityService'>;
   tokens: TokenRevocations;
   apiKeys: ApiKeyCache;
   sync: AuthSync;

@@ -19,6 +19,15 @@ export function query<S extends z.ZodType>(req: Request, schema: S): z.infer<S> 
 export const INT32_MAX = 2 ** 31 - 1;
 
 /**
+ * A named path parameter (`/users/:id` → id). Express types a handler's params as `string | string[]` when
+ * middleware comes before it; a `:name` segment is always one string (only `*name` wildcards are arrays).
+ */
+export function pathParam(req: Request, name: string): string {
+  const v = req.params[name];
+  return Array.isArray(v) ? v.join('/') : (v ?? '');
+}
+
+/**
  * page/limit for internal lists: non-numeric values are a 400, out-of-range ones are clamped
  * (page ≥ 1, 1 ≤ limit ≤ max, and page small enough that the row offset (page - 1) × limit fits an int32,
  * so a huge page is an empty last page rather than a wrapped, negative OFFSET).

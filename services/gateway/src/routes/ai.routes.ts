@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import type { ai } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
@@ -48,7 +49,7 @@ export const Summary = z.object({ conversationId: id() });
 export const Sentiment = z.object({ text: s.requiredText(10_000) });
 
 /** The assistant's configuration: no model chosen (the provider's default) is null. */
-const configOut = (c: Record<string, unknown>) => nullIfEmpty(c, ['model']);
+const configOut = (c: ai.AiConfig__Output) => nullIfEmpty({ ...c }, ['model']);
 
 /** AI providers (keys write-only), the assistant's configuration and quota, drafts, summaries and sentiment. */
 export function aiRoutes({ clients }: RouteDeps): ServiceRoutes {

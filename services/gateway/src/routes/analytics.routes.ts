@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import type { crm } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
@@ -7,58 +8,8 @@ import { dateRange, query, s } from '../http/validate';
 
 // ------------------------------------------------------------------------------------------- shapes from crm
 
-interface Period {
-  from: string;
-  to: string;
-}
-
-interface Stage {
-  name: string;
-  count: number;
-  percentage?: number;
-  statusId?: string;
-}
-
-interface FunnelSlice {
-  period: Period;
-  stages: Stage[];
-  conversionRate?: number;
-}
-
-interface Funnel extends FunnelSlice {
-  series: FunnelSlice[];
-}
-
-interface TeamMember {
-  userId: string;
-  name: string;
-  contactsAssigned: number;
-  messagesReplied: number;
-  averageResponseTime?: number;
-  conversionRate?: number;
-  revenueGenerated: number;
-  responses: number;
-}
-
-interface TeamPerformance {
-  period: Period;
-  team: TeamMember[];
-  teamTotal: { contactsAssigned: number; messagesReplied: number; conversionRate?: number; revenueGenerated: number };
-}
-
-interface ResponseTimeStats {
-  period: Period;
-  averageFirstResponseTime?: number;
-  averageResolutionTime?: number;
-  medianResponseTime?: number;
-  percentile95?: number;
-  percentile99?: number;
-  onTimeRate?: number;
-  slaMinutes: number;
-  responses: number;
-  firstResponses: number;
-  resolutions: number;
-}
+// The generated types of crm's answers (crm/v1/analytics.proto).
+type Funnel = crm.Funnel__Output;
 
 /**
  * Statistics of nothing (no responses, no contacts) are unset over gRPC. The spec types these figures as
@@ -117,24 +68,24 @@ export function analyticsRoutes({ clients }: RouteDeps): ServiceRoutes {
 
   internal.get('/analytics/conversion-funnel', async (req, res) => {
     const q = query(req, FunnelQuery);
-    const f = await analytics().ConversionFunnel<Funnel>({ ...range(q.dateFrom, q.dateTo), groupBy: q.groupBy ?? '' }, ctxOf(req, res));
+    const f = await analytics().ConversionFunnel({ ...range(q.dateFrom, q.dateTo), groupBy: q.groupBy ?? '' }, ctxOf(req, res));
     res.json(funnelOut(f, q.groupBy));
   });
 
   internal.get('/analytics/team-performance', async (req, res) => {
     const q = query(req, TeamQuery);
-    const t = await analytics().TeamPerformance<TeamPerformance>({ ...range(q.dateFrom, q.dateTo), departmentId: q.departmentId ?? '' }, ctxOf(req, res));
+    const t = await analytics().TeamPerformance({ ...range(q.dateFrom, q.dateTo), departmentId: q.departmentId ?? '' }, ctxOf(req, res));
     res.json({
       period: t.period,
       // averageResponseTime's sample is `responses`, conversionRate's is contactsAssigned.
       team: t.team.map((m) => ({ ...m, averageResponseTime: orZero(m.averageResponseTime), conversionRate: orZero(m.conversionRate) })),
-      teamTotal: { ...t.teamTotal, conversionRate: orZero(t.teamTotal.conversionRate) },
+      teamTotal: { ...t.teamTotal, conversionRate: orZero(t.teamTotal?.conversionRate) },
     });
   });
 
   internal.get('/analytics/response-time', async (req, res) => {
     const q = query(req, ResponseTimeQuery);
-    const r = await analytics().ResponseTime<ResponseTimeStats>({ ...range(q.dateFrom, q.dateTo), slaMinutes: q.slaMinutes ?? 0 }, ctxOf(req, res));
+    const r = await analytics().ResponseTime({ ...range(q.dateFrom, q.dateTo), slaMinutes: q.slaMinutes ?? 0 }, ctxOf(req, res));
     res.json({
       period: r.period,
       averageFirstResponseTime: orZero(r.averageFirstResponseTime),

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import type { automation } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
@@ -116,30 +117,7 @@ export const NewCampaign = z.object({
 
 export const ScheduleBody = z.object({ schedule: str(100).optional() });
 
-interface CampaignMsg {
-  id: string;
-  name: string;
-  description: string;
-  type: string;
-  listId: string;
-  templateId: string;
-  subject: string;
-  schedule?: string;
-  variablesJson: string;
-  status: string;
-  contactCount: number;
-  sentCount: number;
-  openRate: number;
-  replyRate: number;
-  counts: Record<string, number>;
-  recipientsReady: boolean;
-  lastError: string;
-  createdAt: string;
-  updatedAt: string;
-  activatedAt?: string;
-  completedAt?: string;
-  cancelledAt?: string;
-}
+type CampaignMsg = automation.Campaign__Output;
 
 function campaignMsg(b: z.infer<typeof NewCampaign>) {
   const { variables, schedule, ...rest } = b;
@@ -178,7 +156,7 @@ export function campaignJson(c: CampaignMsg) {
   };
 }
 
-function recipientJson(r: Record<string, unknown>) {
+function recipientJson(r: automation.Recipient__Output) {
   return {
     ...r,
     error: r.error || null,
@@ -211,31 +189,21 @@ function actionMsg(a: ActionBody) {
   return { ...a, type: a.type ?? '', duration: a.duration === undefined ? undefined : String(a.duration) };
 }
 
-interface RuleMsg {
-  id: string;
-  name: string;
-  description: string;
-  type: string;
-  trigger: { type: string; conditions: Array<{ field: string; operator: string; valueJson: string }>; keywords: string[] };
-  actions: object[];
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-  runCount: number;
-  lastRunAt?: string;
-}
+type RuleMsg = automation.Rule__Output;
 
 /** The Automation rule resource: condition values back to JSON values, keywords only where they mean something. */
 export function ruleJson(r: RuleMsg) {
+  // A message field decodes as null when unset; automation always sets a rule's trigger.
+  const trigger = r.trigger ?? { type: '', conditions: [], keywords: [] };
   return {
     id: r.id,
     name: r.name,
     description: orNull(r.description),
     type: r.type,
     trigger: {
-      type: r.trigger.type,
-      conditions: r.trigger.conditions.map((c) => ({ field: c.field, operator: c.operator, value: JSON.parse(c.valueJson) })),
-      ...(r.trigger.type === 'keyword' ? { keywords: r.trigger.keywords } : {}),
+      type: trigger.type,
+      conditions: trigger.conditions.map((c) => ({ field: c.field, operator: c.operator, value: JSON.parse(c.valueJson) })),
+      ...(trigger.type === 'keyword' ? { keywords: trigger.keywords } : {}),
     },
     actions: r.actions,
     status: r.status,
@@ -247,11 +215,11 @@ export function ruleJson(r: RuleMsg) {
 }
 
 /** A message template: no category is null. */
-function templateOut(t: Record<string, unknown>) {
-  return nullIfEmpty(t, ['category']);
+function templateOut(t: automation.Template__Output) {
+  return nullIfEmpty({ ...t }, ['category']);
 }
 
-function runJson(r: Record<string, unknown>) {
+function runJson(r: automation.Run__Output) {
   return { ...r, contactId: r.contactId || null, error: r.error || null, resumeAt: r.resumeAt ?? null, finishedAt: r.finishedAt ?? null };
 }
 

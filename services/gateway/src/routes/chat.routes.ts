@@ -230,8 +230,14 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
     const out = await messaging().BulkUpdateConversations<{ updated: number; failed: unknown[] }>({ ids: b.ids, action: b.action, ...params }, ctxOf(req, res));
     res.json({ updated: out.updated, failed: out.failed ?? [] });
   });
-  const moves = { archive: 'ArchiveConversation', close: 'CloseConversation', reopen: 'ReopenConversation', read: 'MarkConversationRead', unread: 'MarkConversationUnread' };
-  for (const [path, method] of Object.entries(moves)) {
+  const moves = [
+    ['archive', 'ArchiveConversation'],
+    ['close', 'CloseConversation'],
+    ['reopen', 'ReopenConversation'],
+    ['read', 'MarkConversationRead'],
+    ['unread', 'MarkConversationUnread'],
+  ] as const;
+  for (const [path, method] of moves) {
     internal.post(`/conversations/:id/${path}`, async (req, res) => {
       res.json(moveOut(await messaging()[method]({ id: req.params.id }, ctxOf(req, res))));
     });

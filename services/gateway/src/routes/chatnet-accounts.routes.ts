@@ -7,7 +7,7 @@ import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { orNull } from '../http/shape';
 import { rejectUnsafeText } from '../http/text-guard';
-import { body, query, s } from '../http/validate';
+import { body, pathParam, query, s } from '../http/validate';
 
 const STATUSES = ['qr_pending', 'connected', 'disconnected'] as const;
 /** The sandbox push that parses its own (larger) body. */
@@ -233,7 +233,7 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   });
   // Its own parser, after the bearer check above: files make these bodies larger than any other JSON body.
   root.post('/sandbox/accounts/:id/inbound', express.json({ limit: config.SANDBOX_BODY_LIMIT }), rejectUnsafeText, async (req, res) => {
-    res.json(await connector().SandboxInbound({ id: req.params.id, ...body(req, Inbound) }, ctxOf(req, res)));
+    res.json(await connector().SandboxInbound({ id: pathParam(req, 'id'), ...body(req, Inbound) }, ctxOf(req, res)));
   });
   root.post('/sandbox/accounts/:id/self', async (req, res) => {
     res.json(await connector().SandboxSelf({ id: req.params.id, ...body(req, Self) }, ctxOf(req, res)));

@@ -4,7 +4,7 @@ import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { sendError } from '../http/errors';
 import { ctxOf } from '../http/principal';
-import { body, pageParams } from '../http/validate';
+import { body, pageParams, pathParam } from '../http/validate';
 
 /**
  * Email campaigns' settings and their public links (all owned by the automation service): the org's SMTP
@@ -99,7 +99,7 @@ export function emailRoutes({ clients, authLimit }: RouteDeps): ServiceRoutes {
   });
 
   const root = Router();
-  const unsubscribe = (req: Request, res: Response) => automation().UnsubscribeEmail({ token: req.params.token }, ctxOf(req, res));
+  const unsubscribe = (req: Request, res: Response) => automation().UnsubscribeEmail({ token: pathParam(req, 'token') }, ctxOf(req, res));
   // The link in the email body: a page saying it worked. Not signed in, so nothing but the address is shown.
   root.get('/u/:token', authLimit, async (req, res) => {
     // Express answers HEAD with the GET route: link checkers probe with HEAD, which must not unsubscribe anyone.

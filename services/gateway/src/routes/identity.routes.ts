@@ -4,7 +4,7 @@ import { auditLogRoutes } from './audit-log.routes';
 import type { RouteDeps } from './deps';
 import { ctxOf, principalOf } from '../http/principal';
 import { nullIfEmpty } from '../http/shape';
-import { body, pageParams, query, s } from '../http/validate';
+import { body, pageParams, pathParam, query, s } from '../http/validate';
 
 const ROLES = ['owner', 'admin', 'team_lead', 'agent'] as const;
 
@@ -113,13 +113,13 @@ export function identityRoutes(deps: RouteDeps): Router {
     res.status(201).json(createdUserOut(await identity.CreateUser(body(req, NewUser), ctxOf(req, res))));
   });
   r.get('/users/:id', auth.bearer, async (req, res) => {
-    res.json(userOut(await identity.GetUser({ id: req.params.id }, ctxOf(req, res))));
+    res.json(userOut(await identity.GetUser({ id: pathParam(req, 'id') }, ctxOf(req, res))));
   });
   r.put('/users/:id', auth.bearer, async (req, res) => {
-    res.json(userOut(await identity.UpdateUser({ id: req.params.id, ...body(req, UserPatch) }, ctxOf(req, res))));
+    res.json(userOut(await identity.UpdateUser({ id: pathParam(req, 'id'), ...body(req, UserPatch) }, ctxOf(req, res))));
   });
   r.delete('/users/:id', auth.bearer, async (req, res) => {
-    await identity.DeactivateUser({ id: req.params.id }, ctxOf(req, res));
+    await identity.DeactivateUser({ id: pathParam(req, 'id') }, ctxOf(req, res));
     res.status(204).end();
   });
 
@@ -131,14 +131,14 @@ export function identityRoutes(deps: RouteDeps): Router {
     res.status(201).json(teamOut(await identity.CreateTeam({ ...body(req, NewTeam), setMembers: true }, ctxOf(req, res))));
   });
   r.get('/teams/:id', auth.bearer, async (req, res) => {
-    res.json(teamOut(await identity.GetTeam({ id: req.params.id }, ctxOf(req, res))));
+    res.json(teamOut(await identity.GetTeam({ id: pathParam(req, 'id') }, ctxOf(req, res))));
   });
   r.put('/teams/:id', auth.bearer, async (req, res) => {
     const patch = body(req, TeamPatch);
-    res.json(teamOut(await identity.UpdateTeam({ id: req.params.id, ...patch, memberIds: patch.memberIds ?? [], setMembers: patch.memberIds !== undefined }, ctxOf(req, res))));
+    res.json(teamOut(await identity.UpdateTeam({ id: pathParam(req, 'id'), ...patch, memberIds: patch.memberIds ?? [], setMembers: patch.memberIds !== undefined }, ctxOf(req, res))));
   });
   r.delete('/teams/:id', auth.bearer, async (req, res) => {
-    await identity.DeleteTeam({ id: req.params.id }, ctxOf(req, res));
+    await identity.DeleteTeam({ id: pathParam(req, 'id') }, ctxOf(req, res));
     res.status(204).end();
   });
 

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { sandboxRoutesEnabled } from '../config';
+import type { crm } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
@@ -8,32 +9,8 @@ import { body, s } from '../http/validate';
 
 // ------------------------------------------------------------------------------------------- shapes from crm
 
-interface Integration {
-  id: string;
-  type: string;
-  name: string;
-  status: string;
-  configJson: string;
-  lastSync?: string;
-  createdAt: string;
-}
-
-interface LeadSync {
-  id: string;
-  integrationId: string;
-  pageId: string;
-  formId: string;
-  status: string;
-  estimatedCount: number;
-  counts: { created: number; linked: number; alreadyImported: number; skipped: number };
-  skippedLeads: { leadId: string; reason: string }[];
-  errorCode?: string;
-  errorMessage?: string;
-  createdAt: string;
-  updatedAt: string;
-  completedAt?: string;
-  started: boolean;
-}
+type Integration = crm.Integration__Output;
+type LeadSync = crm.LeadSync__Output;
 
 export function integrationOut(i: Integration) {
   return { id: i.id, type: i.type, name: i.name, status: i.status, config: JSON.parse(i.configJson || '{}'), lastSync: i.lastSync ?? null, createdAt: i.createdAt };
@@ -117,7 +94,7 @@ export function integrationsRoutes({ clients, auth, config }: RouteDeps): Servic
 
   const internal = Router();
   internal.get('/integrations', async (req, res) => {
-    const out = await crm().ListIntegrations<{ data: Integration[] }>({}, ctxOf(req, res));
+    const out = await crm().ListIntegrations({}, ctxOf(req, res));
     res.json((out.data ?? []).map(integrationOut));
   });
   internal.delete('/integrations/:id', async (req, res) => {
@@ -131,24 +108,24 @@ export function integrationsRoutes({ clients, auth, config }: RouteDeps): Servic
     res.json(credentialsOut(await crm().SetSocialnetCredentials(body(req, Credentials), ctxOf(req, res))));
   });
   internal.get('/integrations/socialnet/pages', async (req, res) => {
-    const out = await crm().ListSocialnetPages<{ data: unknown[] }>({}, ctxOf(req, res));
+    const out = await crm().ListSocialnetPages({}, ctxOf(req, res));
     res.json(out.data ?? []);
   });
   internal.post('/integrations/socialnet/pages/:id/connect', async (req, res) => {
-    const out = await crm().ConnectSocialnetPage<{ integration: Integration; created: boolean }>({ id: req.params.id }, ctxOf(req, res));
-    res.status(out.created ? 201 : 200).json(integrationOut(out.integration));
+    const out = await crm().ConnectSocialnetPage({ id: req.params.id }, ctxOf(req, res));
+    res.status(out.created ? 201 : 200).json(out.integration ? integrationOut(out.integration) : null);
   });
   internal.get('/integrations/socialnet/pages/:id/forms', async (req, res) => {
-    const out = await crm().ListSocialnetForms<{ data: unknown[] }>({ id: req.params.id }, ctxOf(req, res));
+    const out = await crm().ListSocialnetForms({ id: req.params.id }, ctxOf(req, res));
     res.json(out.data ?? []);
   });
   internal.post('/integrations/socialnet/leads/sync', async (req, res) => {
     const b = body(req, SyncRequest);
-    const l = await crm().StartLeadSync<LeadSync>(b, ctxOf(req, res));
+    const l = await crm().StartLeadSync(b, ctxOf(req, res));
     res.status(202).json({ syncId: l.id, status: l.status, estimatedCount: l.estimatedCount, alreadyRunning: !l.started });
   });
   internal.get('/integrations/socialnet/leads/sync/:syncId', async (req, res) => {
-    res.json(leadSyncOut(await crm().GetLeadSync<LeadSync>({ id: req.params.syncId }, ctxOf(req, res))));
+    res.json(leadSyncOut(await crm().GetLeadSync({ id: req.params.syncId }, ctxOf(req, res))));
   });
 
   const root = Router();

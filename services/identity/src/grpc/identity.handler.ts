@@ -1,4 +1,4 @@
-import type { Handlers } from '@crm/grpc-kit';
+import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as apiKeys from '../domain/api-keys';
 import * as audit from '../domain/audit';
@@ -9,7 +9,7 @@ import * as teams from '../domain/teams';
 import * as users from '../domain/users';
 
 /** identity.v1.IdentityService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function identityHandlers(deps: Deps): Handlers {
+export function identityHandlers(deps: Deps): HandlersFor<'identity.v1.IdentityService'> {
   return {
     GetSetupStatus: () => auth.setupStatus(deps),
     Setup: (req) => auth.setup(deps, req),

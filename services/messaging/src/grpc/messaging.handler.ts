@@ -1,4 +1,4 @@
-import type { Handlers } from '@crm/grpc-kit';
+import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { bulkUpdate } from '../domain/bulk';
 import * as assignmentSettings from '../domain/assignment-settings';
@@ -15,7 +15,7 @@ import * as status from '../domain/status';
 import * as visibility from '../domain/visibility';
 
 /** messaging.v1.MessagingService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function messagingHandlers(deps: Deps): Handlers {
+export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.MessagingService'> {
   return {
     GetCounts: (_req, ctx) => conversations.counts(deps, ctx),
     ListConversations: (req, ctx) => conversations.list(deps, ctx, req),

@@ -1,10 +1,10 @@
-import type { Handlers } from '@crm/grpc-kit';
+import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as deliveries from '../domain/deliveries';
 import * as webhooks from '../domain/webhooks';
 
 /** webhooks.v1.WebhooksService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function webhooksHandlers(deps: Deps): Handlers {
+export function webhooksHandlers(deps: Deps): HandlersFor<'webhooks.v1.WebhooksService'> {
   return {
     ListWebhooks: (_req, ctx) => webhooks.list(deps, ctx),
     GetWebhook: (req, ctx) => webhooks.get(deps, ctx, req.id),

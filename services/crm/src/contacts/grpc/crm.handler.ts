@@ -1,4 +1,4 @@
-import type { Handlers } from '@crm/grpc-kit';
+import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../../deps';
 import * as appointments from '../domain/appointments';
 import * as contacts from '../domain/contacts';
@@ -8,7 +8,7 @@ import * as notes from '../domain/notes';
 import * as statuses from '../domain/statuses';
 
 /** crm.v1.CrmService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function crmHandlers(deps: Deps): Handlers {
+export function crmHandlers(deps: Deps): HandlersFor<'crm.v1.CrmService'> {
   return {
     ListContacts: (req, ctx) => contacts.list(deps, ctx, req),
     GetContact: (req, ctx) => contacts.detail(deps, ctx, req.id),
