@@ -164,6 +164,39 @@ describe('search: conversations?search= and messages/search', () => {
       expect(await listIds('hansen le')).toEqual([]);
     });
 
+    it('in message text, longer words match as words (the last one as the start of a word), in any order, whatever the accents', async () => {
+      const say = (fromUid: string, content: string, minutes: number) =>
+        bus.inbound(a.orgId, { accountId: accountA, fromUid, fromName: 'Khách Lẻ', content, sentAt: at(20, minutes) });
+      await say('uid-ship', 'Shop giao hàng nhanh nhé', 0);
+      await say('uid-paid', 'chuyen khoan roi nhe', 1);
+      await say('uid-paid2', 'Chuyển khoản xong rồi', 2);
+      // The trigrams of "hoàng" ("hoa", "oan", "ang") are all here, in other words; "Yến" too, but not "Hoàng".
+      await say('uid-apart', 'Hoàn tiền giúp em, hàng lỗi; yến sào', 3);
+      const threads = async () => {
+        const res = await a.owner.get('/api/v1/conversations?limit=100');
+        return Object.fromEntries((res.body.data as any[]).map((c) => [c.threadId, c.id])) as Record<string, string>;
+      };
+      await eventually(async () => {
+        Object.assign(conv, await threads());
+        return ['uid-ship', 'uid-paid', 'uid-paid2', 'uid-apart'].every((t) => t in conv) && (await listIds('hoan tien')).length === 1;
+      });
+      const paid = [conv['uid-paid'], conv['uid-paid2']].sort();
+      expect(await listIds('chuyen khoan')).toEqual(paid);
+      expect(await listIds('CHUYỂN KHOẢN')).toEqual(paid);
+      expect(await listIds('chuyen kho')).toEqual(paid);
+      expect(await listIds('khoan chuyen')).toEqual(paid);
+      expect(await listIds('giao hang')).toEqual([conv['uid-ship']]);
+      expect(await listIds('hàng giao')).toEqual([conv['uid-ship']]);
+      expect(await listIds('giao han')).toEqual([conv['uid-ship']]);
+      // Not inside a word: "huyen" is in "chuyen", "iao" in "giao"; a word before the last is whole ("gia" is not "giao").
+      expect(await listIds('huyen khoan')).toEqual([]);
+      expect(await listIds('iao hang')).toEqual([]);
+      expect(await listIds('gia hang')).toEqual([]);
+      // A name no message holds, whose trigrams are in one of them apart; its words where they are, found.
+      expect(await listIds('Hoàng Yến')).toEqual([]);
+      expect(await listIds('hoan yen')).toEqual([conv['uid-apart']]);
+    });
+
     it('400 names search when it has too many words', async () => {
       const res = await a.owner.get(`/api/v1/conversations?search=${encodeURIComponent('a b c d e f g h i')}`);
       expect(res.status).toBe(400);

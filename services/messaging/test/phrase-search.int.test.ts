@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createPool, migrate, Pool } from '@crm/db';
 import { createTestDatabase, TestDatabase } from '@crm/testing';
 import { list } from '../src/db/conversations.repo';
-import { COMMON_PHRASE_MATCHES, newestMatchesSql, Params, search, walkNewest } from '../src/db/message-search.repo';
+import { COMMON_PHRASE_MATCHES, newestMatchesSql, Params, search, walkNewest, wordsEstimate } from '../src/db/message-search.repo';
 import { wordsOf } from '../src/domain/search-text';
 
 // A phrase with short words is looked for one of two ways (walkNewest): through the indexes when it is rare, by
@@ -63,7 +63,7 @@ describe('phrase search: index or walk', () => {
 
   it('walks the newest messages for a common phrase, and finds what the indexes find', async () => {
     const words = wordsOf('em ở Sài Gòn');
-    expect(await walkNewest(pool, org, words)).toBe(true);
+    expect(await walkNewest(pool, org, words, 200)).toBe(true);
     const walked = await ids(words, true);
     expect(walked).toHaveLength(200);
     expect(walked).toEqual(await ids(words, false));
@@ -75,21 +75,49 @@ describe('phrase search: index or walk', () => {
 
   it('counts a rare phrase through the indexes and finds it there', async () => {
     const words = wordsOf('em ở sài gòn sp12');
-    expect(await walkNewest(pool, org, words)).toBe(false);
+    expect(await walkNewest(pool, org, words, 200)).toBe(false);
     const found = await ids(words, false);
     expect(found).toHaveLength(3);
     expect(await ids(words, true)).toEqual(found);
     // Common pairs, phrase never written: nothing, through the indexes.
-    expect(await walkNewest(pool, org, wordsOf('gửi em xin'))).toBe(false);
+    expect(await walkNewest(pool, org, wordsOf('gửi em xin'), 200)).toBe(false);
     expect(await ids(wordsOf('gửi em xin'), false)).toEqual([]);
   });
 
-  it('asks nothing for one pair or a term without short words (their estimates are right)', async () => {
+  it('asks nothing for one pair or a single word (their estimates are right)', async () => {
     const counting = jest.fn(pool.query.bind(pool));
     const spy = { query: counting } as unknown as Pool;
-    expect(await walkNewest(spy, org, wordsOf('em ở'))).toBe(false);
-    expect(await walkNewest(spy, org, wordsOf('sài gòn'))).toBe(false);
+    expect(await walkNewest(spy, org, wordsOf('em ở'), 200)).toBe(false);
+    expect(await walkNewest(spy, org, wordsOf('sài'), 200)).toBe(false);
     expect(counting).not.toHaveBeenCalled();
+  });
+
+  it('estimates longer words (each a word, the last a word start) instead of counting them, and finds the same either way', async () => {
+    const counting = jest.fn(pool.query.bind(pool));
+    const spy = { query: counting } as unknown as Pool;
+    // 2,700 of the org's 2,750 messages hold "sài" and "gòn", in either order: walked.
+    expect(await walkNewest(spy, org, wordsOf('gòn sài'), 200)).toBe(true);
+    expect(counting).toHaveBeenCalledTimes(1);
+    expect(String(counting.mock.calls[0][0])).toMatch(/^EXPLAIN/);
+    expect(await wordsEstimate(pool, org, wordsOf('gòn sài'))).toBeGreaterThan(COMMON_PHRASE_MATCHES);
+    const walked = await ids(wordsOf('gòn sài'), true);
+    expect(walked).toHaveLength(200);
+    expect(walked).toEqual(await ids(wordsOf('gòn sài'), false));
+    // Common in the org, but not under the search's other filters: a walk would not fill the window.
+    expect(await walkNewest(pool, org, wordsOf('gòn sài'), 200, (p) => [`m.sent_at < ${p.add(new Date('2001-01-01'))}`])).toBe(false);
+    expect(await walkNewest(pool, org, wordsOf('gòn sài'), 200, (p) => [`m.sent_at >= ${p.add(new Date('2001-01-01'))}`])).toBe(true);
+    // Three messages say the code: through the indexes, the same as walking.
+    expect(await walkNewest(pool, org, wordsOf('sài gòn sp12'), 200)).toBe(false);
+    const rare = await ids(wordsOf('sài gòn sp12'), false);
+    expect(rare).toHaveLength(3);
+    expect(await ids(wordsOf('sài gòn sp12'), true)).toEqual(rare);
+    // Inside a word is not the start of one, either way ("hong" in "không"; "xinh" is not "xin").
+    for (const walk of [false, true]) {
+      expect(await ids(wordsOf('sài hong'), walk)).toEqual([]);
+      expect(await ids(wordsOf('sài không'), walk)).toHaveLength(3);
+      expect(await ids(wordsOf('gửi xinh'), walk)).toEqual([]);
+      expect(await ids(wordsOf('gửi xin'), walk)).toHaveLength(50);
+    }
   });
 
   it('the conversation list takes the same way: the newest matches decide, the words apart never match', async () => {

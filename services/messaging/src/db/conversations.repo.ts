@@ -238,7 +238,7 @@ export async function list(db: Queryable, orgId: string, f: ConversationFilter) 
  * pass (a second count query would search the messages again). A page past the end still gets the total.
  */
 async function listSearch(db: Queryable, p: Params, cond: string, order: string, f: ConversationFilter) {
-  const walk = await walkNewest(db, p.values[0] as string, f.search!.words);
+  const walk = await walkNewest(db, p.values[0] as string, f.search!.words, f.search!.window);
   const { rows } = await db.query<ConversationRow & { total: number }>(
     `WITH hits AS MATERIALIZED (
        SELECT ${COLUMNS} FROM conversations c WHERE ${cond} AND c.id IN (${searchCandidates(p, f.search!, walk)})

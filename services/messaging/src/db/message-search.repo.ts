@@ -1,5 +1,5 @@
 import { escapeLike, iso, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
-import { escapeRegex, isShortWord, phraseIndexConditions, SearchScope, shortWordRule } from '../domain/search-text';
+import { escapeRegex, isWordStartTerm, phraseIndexConditions, SearchScope, shortWordRule, wordsAnyOrderPattern } from '../domain/search-text';
 import { senderTypeOf } from './messages.repo';
 import { visibleSql } from './visibility.repo';
 
@@ -35,13 +35,18 @@ export class Params {
  * through the word index and sorted (0.85-1.1 s); estimated right, PostgreSQL walks the newest messages until 200
  * match, and there the pattern (2 µs a row) runs before msg_words (8 µs), so 6,000 rows cost ~20 ms instead of 50.
  */
-export function termMatchSql(p: Params, alias: string, words: string[], scope: SearchScope): string {
+export function termMatchSql(p: Params, alias: string, words: string[], scope: SearchScope, walk = false): string {
   const text = `${alias}.search_text`;
   const short = shortWordRule(words, scope);
-  const conds = short.substrings.map((w) => `${text} LIKE ${p.add(`%${escapeLike(w)}%`)}`);
+  // Cheap necessary conditions first (a walk over the newest messages evaluates them in this order), in the form
+  // no index takes and the planner counts as nearly always true (see the phrase below): the word index decides.
+  const conds = (short.prefilters ?? []).map((like) => `NULLIF(${text} LIKE ${p.add(like)}, false) IS NOT UNKNOWN`);
+  conds.push(...short.substrings.map((w) => `${text} LIKE ${p.add(`%${escapeLike(w)}%`)}`));
   conds.push(...short.patterns.map((re) => `(${text} ~ ${p.add(re)}) IS TRUE`));
   if (short.phrase) conds.push(`NULLIF(${text} ~ ${p.add(short.phrase)}, false) IS NOT UNKNOWN`);
-  if (short.tsquery) conds.push(`msg_words(${text}) @@ ${p.add(short.tsquery)}::tsquery`);
+  // Walking, the words' patterns of a word-start term say it all (wordStartRule): msg_words would only cost more.
+  const patternsSayAll = walk && isWordStartTerm(words, scope);
+  if (short.tsquery && !patternsSayAll) conds.push(`msg_words(${text}) @@ ${p.add(short.tsquery)}::tsquery`);
   return conds.join(' AND ');
 }
 
@@ -50,15 +55,11 @@ export function termMatchSql(p: Params, alias: string, words: string[], scope: S
  * `orgRef` is the placeholder already holding the org id. Used by both searches, so the inbox list and the
  * message search agree on what matches.
  *
- * Several words are also offered in the order they were typed, OR'ed with the words: `LIKE '%xuat%hoa%don%'`
- * matches nothing more (it holds every word), but it is what lets PostgreSQL see how common the term is. It
- * estimates the words as independent and multiplies their shares ("xuat", "hoa", "don" at 3-5% each → 0.07%,
- * where "xuat hoa don" is in 3% of the messages), then collects and sorts all 30,000 matches through the
- * trigram bitmap (400 ms) instead of walking the newest messages until `window` match (3 ms). The ordered
- * pattern's own share is read from the column's statistics, so the estimate of the OR is at least that. It is
- * not the phrase with its spaces (`'%xuat hoa don%'`): pg_trgm would read the phrase's trigrams across word
- * boundaries (" ho", "oa "), posting lists as long as the column, and a phrase with a rare code ("bao gia sp12")
- * cost three times the index pages of its words; the ordered pattern has exactly the words' trigrams.
+ * PostgreSQL estimates the conditions of several words as independent and multiplies their shares ("xuat", "hoa",
+ * "don" at 3-5% each → 0.07%, where "xuat hoa don" is in 3% of the messages), so it would collect and sort every
+ * match through the indexes where walking the newest messages finds `window` of them at once. `walk` (walkNewest,
+ * which counts or estimates) says which; the words' order offered as a LIKE hint used to correct the estimate, but it was a
+ * trigram condition, and a name no message holds rechecked every trigram false positive through it.
  */
 export function newestMatchesSql(
   p: Params,
@@ -69,15 +70,9 @@ export function newestMatchesSql(
   columns = 'm.conversation_id',
   walk = false,
 ): string {
-  const every = termMatchSql(p, 'm', words, 'text');
-  const ordered = `%${words.map(escapeLike).join('%')}%`;
-  // Not for a term with a digit (a product code, an order number): the code is rare, so the words' multiplied
-  // estimate is about right and the trigram bitmap the right plan, and the ordered pattern only made PostgreSQL
-  // read the same trigram posting lists a second time for its OR ("bao gia sp12": 7.6 → 5 ms).
-  const hint = words.length > 1 && !words.some(isShortWord) && !words.some((w) => /\p{Nd}/u.test(w));
-  let match = hint ? `(m.search_text LIKE ${p.add(ordered)} OR (${every}))` : every;
+  const every = termMatchSql(p, 'm', words, 'text', walk);
   // Taken as true for nearly every row (see termMatchSql): no index is offered, the newest are walked.
-  if (walk) match = `NULLIF((${every}), false) IS NOT UNKNOWN`;
+  const match = walk ? `NULLIF((${every}), false) IS NOT UNKNOWN` : every;
   return `SELECT ${columns} FROM messages m
           WHERE m.org_id = ${orgRef} AND ${[match, ...extra].join(' AND ')}
           ORDER BY m.sent_at DESC, m.id DESC LIMIT ${Math.floor(window)}`;
@@ -87,18 +82,36 @@ export function newestMatchesSql(
 export const COMMON_PHRASE_MATCHES = 2000;
 
 /**
- * Whether the newest messages should be walked for a phrase (a term with a short word, in message text) rather
- * than its matches collected through the indexes. PostgreSQL cannot tell: it multiplies the shares of a phrase's
- * pair tokens as if they were independent, where they occur together ("em ở sài gòn": 'em~o' & 'o~sai', 3.6% each
- * and together, estimated 0.1%), so a common phrase had its 33,000 matches collected and sorted (0.5 s) where the
- * newest 200 are found in 6,000 messages (15 ms); taken the other way, a rare phrase of common pairs ("gửi em xin",
- * none) walked every message of the org (1 s). So it is asked: the matches are counted through the indexes up to
- * COMMON_PHRASE_MATCHES (a rare phrase is counted in full, cheaply; a common one stops early), and from that many
- * on, the newest are walked: they hold a match at least every (messages / 2,000) rows. One pair alone is
- * estimated from its own statistics, which is right, and needs no count.
+ * Whether the newest messages should be walked for a phrase (a term with a short word, in message text) or a term
+ * of several longer words (wordStartRule) rather than its matches collected through the indexes. PostgreSQL cannot
+ * tell: it multiplies the shares of a phrase's pair tokens, or of the words, as if they were independent, where
+ * they occur together ("em ở sài gòn": 'em~o' & 'o~sai', 3.6% each and together, estimated 0.1%), so a common
+ * phrase had its 33,000 matches collected and sorted (0.5 s) where the newest 200 are found in 6,000 messages
+ * (15 ms); taken the other way, a rare phrase of common pairs ("gửi em xin", none) walked every message of the org
+ * (1 s). One pair alone is estimated from its own statistics, which is right, and needs nothing more.
+ *
+ * A phrase is counted: its matches through the indexes, up to COMMON_PHRASE_MATCHES (a rare phrase is counted in
+ * full, cheaply; a common one stops early), and from that many on, the newest are walked: they hold a match at
+ * least every (messages / 2,000) rows. Longer words are estimated instead (wordsEstimate), as cheaply as planning a
+ * query: counted, each of the bench's common terms ("giao hang", "xuat hoa don") cost 40-110 ms on a busy machine,
+ * where GIN collects every posting list in full before the count can stop, against 1-10 ms for the search itself.
+ * They are walked when common in the org and, under the search's other filters, still enough to fill the `window`.
  */
-export async function walkNewest(db: Queryable, orgId: string, words: string[], extra: (p: Params) => string[] = () => []): Promise<boolean> {
+export async function walkNewest(
+  db: Queryable,
+  orgId: string,
+  words: string[],
+  window: number,
+  extra: (p: Params) => string[] = () => [],
+): Promise<boolean> {
   if (phraseIndexConditions(words) < 2) return false;
+  if (isWordStartTerm(words, 'text')) {
+    // The indexes collect every match of the org whatever the other filters (a date range, an account), so those
+    // decide only whether a walk would fill the window: "xuất hóa đơn" in the last 7 days (33,000 matches, 1,000 of
+    // them in range) collected all 33,000 (0.8 s p99 in the bench) where walking the range takes milliseconds.
+    if ((await wordsEstimate(db, orgId, words)) < COMMON_PHRASE_MATCHES) return false;
+    return extra(new Params(orgId)).length === 0 || (await wordsEstimate(db, orgId, words, extra)) >= window;
+  }
   const p = new Params(orgId);
   const conds = [termMatchSql(p, 'm', words, 'text'), ...extra(p)];
   const { rows } = await db.query<{ n: number }>(
@@ -106,6 +119,25 @@ export async function walkNewest(db: Queryable, orgId: string, words: string[], 
     p.values,
   );
   return rows[0].n >= COMMON_PHRASE_MATCHES;
+}
+
+/**
+ * PostgreSQL's estimate of the org's messages that hold the words (with the search's other conditions), from the
+ * folded text's statistics: one regular expression holding every word as the start of a word, in any order
+ * (wordsAnyOrderPattern), whose share PostgreSQL reads off the column's histogram of 1,000 folded messages
+ * (migration 006) by matching it, where it multiplies the shares of separate conditions. EXPLAIN plans without
+ * running anything (1-3 ms on a busy machine). The pattern is never a condition of the search itself: as an index
+ * condition the trigram index would take it, and as a filter it costs a regular expression on each row. Wrapped
+ * here, the planner does not cost the trigram index for it either; its share is still the pattern's.
+ */
+export async function wordsEstimate(db: Queryable, orgId: string, words: string[], extra: (p: Params) => string[] = () => []): Promise<number> {
+  const p = new Params(orgId);
+  const conds = [`(m.search_text ~ ${p.add(wordsAnyOrderPattern(words))}) IS TRUE`, ...extra(p)];
+  const { rows } = await db.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(
+    `EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m WHERE m.org_id = $1 AND ${conds.join(' AND ')}`,
+    p.values,
+  );
+  return rows[0]['QUERY PLAN'][0].Plan['Plan Rows'];
 }
 
 export interface MessageSearch extends PageRequest {
@@ -154,7 +186,7 @@ function filterConds(p: Params, s: MessageSearch): string[] {
 }
 
 export async function search(db: Queryable, orgId: string, s: MessageSearch) {
-  const walk = await walkNewest(db, orgId, s.words, (q) => filterConds(q, s));
+  const walk = await walkNewest(db, orgId, s.words, s.window, (q) => filterConds(q, s));
   const p = new Params(orgId);
   const extra = filterConds(p, s);
   const hits = newestMatchesSql(p, '$1', s.words, s.window, extra, 'm.id, m.conversation_id, m.content, m.search_text, m.sent_at, m.direction, m.sent_by_user_id, m.source', walk);

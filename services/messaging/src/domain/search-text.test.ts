@@ -1,4 +1,4 @@
-import { highlight, shortWordRule, tsqueryOperand, wordsOf } from './search-text';
+import { highlight, phraseIndexConditions, shortWordRule, tsqueryOperand, wordsAnyOrderPattern, wordsOf } from './search-text';
 
 const rule = (term: string) => shortWordRule(wordsOf(term));
 
@@ -89,8 +89,73 @@ describe('short words in message text: the term is a phrase', () => {
   });
 
   it('terms without short words, and a single word, are not phrases', () => {
-    expect(text('xuat hoa don')).toEqual({ tsquery: undefined, patterns: [], substrings: ['xuat', 'hoa', 'don'] });
+    expect(text('xuat hoa don').phrase).toBeUndefined();
     expect(text('an')).toEqual({ tsquery: "'an':*", patterns: [], substrings: [] });
+    // A single longer word is still a substring, anywhere.
+    expect(text('khoan')).toEqual({ tsquery: undefined, patterns: [], substrings: ['khoan'] });
+  });
+});
+
+describe('longer words in message text: each a word, the last one the start of a word', () => {
+  const text = (term: string) => shortWordRule(wordsOf(term), 'text');
+  const W = '[^[:alnum:]]';
+
+  it('asks the word index for each word: a whole word by its whole token, three letters and a last word of letters by their first three', () => {
+    // "Hoàng Hoa": the whole word "hoang", none in a million messages, where its trigrams were 36,000 rows apart.
+    expect(text('Hoàng Hoa')).toEqual({
+      tsquery: "'hoang' & 'hoa'",
+      patterns: [`(^|${W})hoang(${W}|$)`, `(^|${W})hoa`],
+      substrings: [],
+      prefilters: ['%hoang%', '%hoa%'],
+    });
+    expect(text('xuat hoa don').tsquery).toBe("'xuat' & 'hoa' & 'don'");
+    expect(text('chuyen khoan').tsquery).toBe("'chuyen' & 'kho'");
+    // The same word cut and whole, accents and case folded.
+    expect(text('CHUYỂN KHOẢN')).toEqual(text('chuyen khoan'));
+  });
+
+  it('a last word with a digit is a prefix of the whole-word tokens (a code is rare, its first three characters are not)', () => {
+    expect(text('bao gia SP12').tsquery).toBe("'bao' & 'gia' & 'sp12':*");
+    expect(text('SP12 bao gia').tsquery).toBe("'sp12' & 'bao' & 'gia'");
+  });
+
+  it('a word with punctuation gives each of its runs, the last one open only at the end of the term; the patterns say it as typed', () => {
+    expect(text('shop.vn gui')).toEqual({
+      tsquery: "'shop' & 'vn' & 'gui'",
+      patterns: [`(^|${W})shop\\.vn(${W}|$)`, `(^|${W})gui`],
+      substrings: [],
+      prefilters: ['%shop.vn%', '%gui%'],
+    });
+    expect(text('gui sp-12').tsquery).toBe("'gui' & 'sp' & '12':*");
+    // A one-letter prefix narrows nothing: left out, its pattern stays.
+    expect(text('gui a.b').tsquery).toBe("'gui' & 'a'");
+    expect(text('gui a.b').patterns).toEqual([`(^|${W})gui(${W}|$)`, `(^|${W})a\\.b`]);
+    // Without a letter or digit a word gives the index nothing.
+    expect(text('%%% gui').tsquery).toBe("'gui'");
+    expect(text('%%% gui').patterns).toEqual(['%%%', `(^|${W})gui`]);
+  });
+
+  it('cuts a word longer than the index keeps whole, and takes the cut as a prefix', () => {
+    const long = 'a'.repeat(40);
+    expect(text(`${long} gui`).tsquery).toBe(`'${'a'.repeat(32)}':* & 'gui'`);
+  });
+
+  it('quotes whatever is typed: operators stay text', () => {
+    expect(text("it's gui").tsquery).toBe("'it' & 's' & 'gui'");
+    expect(text('(hoa) don:* !gui').tsquery).toBe("'hoa' & 'don' & 'gui'");
+  });
+
+  it('counts its index conditions (walkNewest asks how common it is from two on); a single word has none to count', () => {
+    expect(phraseIndexConditions(wordsOf('chuyen khoan'))).toBe(2);
+    expect(phraseIndexConditions(wordsOf('khoan'))).toBe(0);
+  });
+
+  it('the estimate pattern holds every word as the start of a word, in any order', () => {
+    const re = new RegExp(wordsAnyOrderPattern(wordsOf('giao hang')).replace(/\[\^\[:alnum:\]\]/g, '[^\\p{L}\\p{Nd}]'), 'u');
+    expect(re.test('ship giao hang nhanh')).toBe(true);
+    expect(re.test('hang se giao')).toBe(true);
+    expect(re.test('xiao hang')).toBe(false);
+    expect(re.test('giao roi')).toBe(false);
   });
 });
 
@@ -102,5 +167,11 @@ describe('highlight with short words', () => {
 
   it('marks a short word that is not the last one only as a whole word', () => {
     expect(highlight('an anh partners', 'an partners')).toBe('<mark>an</mark> anh <mark>partners</mark>');
+  });
+
+  it('marks the words of a term of longer words where the search takes them: whole, the last one as a start', () => {
+    expect(highlight('hàng sẽ giao, xiao hangs giaohang', 'giao hang')).toBe('<mark>hàng</mark> sẽ <mark>giao</mark>, xiao <mark>hang</mark>s giaohang');
+    // A single longer word is still marked anywhere.
+    expect(highlight('giaohang', 'hang')).toBe('giao<mark>hang</mark>');
   });
 });

@@ -1,3 +1,5 @@
+import { escapeLike } from '@crm/db';
+
 /**
  * Search terms and highlights. The folding here mirrors the database's msg_fold (migration 004): NFC, accents
  * removed, đ/Đ → d, lower case, so "Báo giá", "BAO GIA" and "bao gia" are the same term.
@@ -72,6 +74,12 @@ export interface ShortWordRule {
    * when words match anywhere; in a phrase with a pair, only those with a digit that are in no pair (phraseRule).
    */
   substrings: string[];
+  /**
+   * LIKE patterns every match holds (wordStartRule: each word as a substring), checked first on each row and never
+   * offered to an index: when PostgreSQL walks the newest messages they turn most rows away for a fraction of
+   * msg_words' cost, where the trigram index would bring back the false positives the word index is there to avoid.
+   */
+  prefilters?: string[];
 }
 
 /**
@@ -118,8 +126,18 @@ export type SearchScope = 'names' | 'text';
  * were collected through the indexes instead of walking the newest messages.
  */
 export function shortWordRule(words: string[], scope: SearchScope = 'names'): ShortWordRule {
+  if (isWordStartTerm(words, scope)) return wordStartRule(words);
   const phrase = words.length > 1 && (scope === 'text' ? words.some(isShortWord) : words.every(isShortWord));
   return phrase ? phraseRule(words) : wordsRule(words);
+}
+
+/**
+ * In message text, a term of several words none of which is short: each word is looked for as a word, the last as
+ * the start of one (wordStartRule), rather than anywhere inside one. A single word, and names and phones, keep the
+ * substring.
+ */
+export function isWordStartTerm(words: string[], scope: SearchScope): boolean {
+  return scope === 'text' && words.length > 1 && !words.some(isShortWord);
 }
 
 const isLastOf = (words: string[], i: number) => i === words.length - 1;
@@ -220,14 +238,84 @@ function phraseRule(words: string[]): ShortWordRule {
   return paired.size ? { tsquery, patterns: [], phrase: re, substrings } : { tsquery, patterns: [re], substrings };
 }
 
+/** The longest whole-word token msg_words keeps (migration 016): a longer word is kept cut to this many characters. */
+export const WHOLE_TOKEN = 32;
+
+/**
+ * The word index's operand for one run of letters and digits of a term that must be a word of the text (`open`: or
+ * the start of one): the posting list that narrows best, at least every message holding the run so; the term's
+ * regular expressions decide the rest (wordStartRule). msg_words keeps every word's first three characters, and a
+ * word of four or more whole (cut at WHOLE_TOKEN), so:
+ *   - two characters or fewer: the word itself, as a prefix when open (the short-word token);
+ *   - three characters: the first-three token (every word starting with them);
+ *   - four to WHOLE_TOKEN, whole: the whole-word token. A first-three token has three characters and a pair "~" as
+ *     its fourth, so four letters or digits never find either;
+ *   - four or more, open: the first-three token when the run is all letters; a prefix of the whole-word tokens
+ *     ('sp1270':*) when it has a digit. GIN collects every posting list a prefix matches into one bitmap before it
+ *     intersects anything, where it merges exact tokens as it goes, skipping what the others lack: on a million
+ *     messages 'hang':* read 150,000 postings (48 ms on a busy machine) to find that "oan hang" has no match,
+ *     'oan' & 'han' next to none. A word of letters starts like common words; a code with a digit is rare, and its
+ *     first three characters ('sp1') are in thousands of messages its prefix is not;
+ *   - longer than WHOLE_TOKEN: the cut, as a prefix.
+ * A one-letter prefix is flagged: the caller leaves it out when anything else narrows (it is nearly every message).
+ */
+function wordStartOperand(run: string, open: boolean): { query: string; oneLetter: boolean } {
+  const chars = [...run];
+  const n = chars.length;
+  if (n > WHOLE_TOKEN) return { query: tsqueryOperand(chars.slice(0, WHOLE_TOKEN).join(''), true), oneLetter: false };
+  if (n === 3 || (n > 3 && open && !/\p{Nd}/u.test(run))) return { query: tsqueryOperand(cut(run), false), oneLetter: false };
+  return { query: tsqueryOperand(run, open), oneLetter: open && n === 1 };
+}
+
+/**
+ * Several words of three characters or more, in message text: each a word of the text, the last one as the start of
+ * a word (it may still be being typed), in any order ("bao gia" finds "giá này bao nhiêu" and "bao giặt", not
+ * "hoàn … hàng" for "hoàng"), as short words are beside longer ones (wordsRule) and in a phrase. Matched as
+ * substrings anywhere, such a term was answered by the trigram index, whose false positives (a longer word's
+ * trigrams found apart, in other words) were each read and rechecked: a name no message holds ("Hoàng Hoa") cost
+ * 36,000 rows. Through the word index each word is a posting list of its own (wordStartOperand; "hoang" a whole
+ * word, none), and no word but the last is a prefix (on a million messages "chuyen" & "khoan" took half the time
+ * of 'chuyen':* & 'khoan':*). A word with punctuation ("sp-12", "a.b") gives each of its runs (whole words of the
+ * text, but the very last, which may go on).
+ *
+ * Each word is also a regular expression, the rule itself: checked on the few rows the tsquery finds where the
+ * operand says more than the word, and, when PostgreSQL walks the newest messages, instead of the tsquery (a few
+ * µs a row against msg_words' 10-20; see termMatchSql), after the word's LIKE (`prefilters`) turned most rows away.
+ * The ranking still prefers the words next to each other (message-search.repo.ts search).
+ */
+function wordStartRule(words: string[]): ShortWordRule {
+  const operands = words.flatMap((w, i) => {
+    const runs = w.match(WORD_RUN) ?? [];
+    return runs.map((run, j) => wordStartOperand(run, isOpen(words, i) && j === runs.length - 1));
+  });
+  // As in wordsRule: a one-letter prefix only when nothing else narrows.
+  const useful = operands.filter((o) => !(o.oneLetter && operands.some((x) => !x.oneLetter)));
+  const after = (w: string, i: number) => (endsWithWordChar(w) && !isLastOf(words, i) ? `(${NON_WORD}|$)` : '');
+  return {
+    tsquery: useful.length ? useful.map((o) => o.query).join(' & ') : undefined,
+    patterns: words.map((w, i) => `${before(w)}${escapeRegex(w)}${after(w, i)}`),
+    substrings: [],
+    prefilters: words.map((w) => `%${escapeLike(w)}%`),
+  };
+}
+
+/**
+ * A regular expression over the folded text for a text holding each word of the term where a word starts, in any
+ * order (one lookahead each): for PostgreSQL to estimate how common the term is (message-search.repo.ts
+ * wordsEstimate).
+ */
+export function wordsAnyOrderPattern(words: string[]): string {
+  return `^${words.map((w) => `(?=.*${before(w)}${escapeRegex(w)})`).join('')}`;
+}
+
 /**
  * How many conditions the indexes are asked for when message text is searched for the term as a phrase (pairs of
- * the word index, substrings of the trigram index); 0 when it is not a phrase. See message-search.repo.ts
- * walkNewest for why several matter.
+ * the word index, substrings of the trigram index) or as the starts of words (wordStartRule); 0 otherwise (a
+ * single word, whose estimate is its own). See message-search.repo.ts walkNewest for why several matter.
  */
 export function phraseIndexConditions(words: string[]): number {
   const rule = shortWordRule(words, 'text');
-  if (rule.phrase === undefined) return 0;
+  if (rule.phrase === undefined && !isWordStartTerm(words, 'text')) return 0;
   return (rule.tsquery ? rule.tsquery.split(' & ').length : 0) + rule.substrings.length;
 }
 
@@ -274,8 +362,9 @@ const CONTEXT = 60;
  * The fragment of `content` around the first match of the term, HTML-escaped, with every match wrapped in
  * <mark>…</mark>: the whole phrase where it occurs, else each of its words. Matching is done on the folded
  * text, and each folded character remembers the original character it came from, so the marks fall on the
- * text as written ("báo giá" for the term "bao gia"). A word of one or two letters is marked only where it
- * stands as the search takes it (whole word, the last one as a word's start). A fragment that is cut starts or
+ * text as written ("báo giá" for the term "bao gia"). A word of one or two letters, and any word of a term of
+ * several, is marked only where it stands as the search takes it (whole word, the last one as a word's start). A
+ * fragment that is cut starts or
  * ends with "…".
  */
 export function highlight(content: string, term: string): string {
@@ -299,10 +388,15 @@ export function highlight(content: string, term: string): string {
     }
     return found;
   };
+  // In a term of several words every word is looked for as a word, the last as the start of one (wordStartRule,
+  // phraseRule); a single longer word anywhere.
+  const several = words.length > 1;
   // The phrase ends with the term's last word, so only its start can need a boundary.
-  const phrase = words.length ? find(words.join(' '), isShortWord(words[0]), true) : [];
+  const phrase = words.length ? find(words.join(' '), several || isShortWord(words[0]), true) : [];
   // Ranges over chars, non-overlapping, in order.
-  const ranges = phrase.length ? phrase : words.flatMap((w, i) => find(w, isShortWord(w), i === words.length - 1));
+  const ranges = phrase.length
+    ? phrase
+    : words.flatMap((w, i) => find(w, several || isShortWord(w), i === words.length - 1));
   ranges.sort((x, y) => x[0] - y[0]);
   const merged: Array<[number, number]> = [];
   for (const r of ranges) {
