@@ -1,16 +1,18 @@
 // `npm run lint` runs this in every workspace after its tsc check: correctness rules only, no style.
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 import local from './eslint/plugin.cjs';
 
-const here = import.meta.dirname;
+const here = path.dirname(fileURLToPath(import.meta.url)); // import.meta.dirname needs Node ≥ 20.11
 
 // Test files sit next to the code but outside their workspace's tsconfig (the build excludes them), so the
 // type-aware rules cannot see them; they get the rules that need no types. tests/ has a tsconfig of its own.
 const untypedTests = ['services/*/src/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'packages/events/src/test-support/**'];
 
-export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '.local/**', 'bench/**/out/**'] },
+export default defineConfig(
+  globalIgnores(['**/dist/**', '**/node_modules/**', '**/coverage/**', '.local/**', 'bench/**/out/**']),
 
   // Every TypeScript file: rules that need no type information.
   {
