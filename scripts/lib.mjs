@@ -56,6 +56,14 @@ export function build() {
   });
 }
 
+/** `npm run lint`: each workspace's tsc check and ESLint, cached per workspace by turbo; an error stops the run. */
+export function lint() {
+  console.log('› Linting (turbo run lint)…');
+  run('npx', ['turbo', 'run', 'lint', '--output-logs=errors-only'], {
+    env: { TURBO_TELEMETRY_DISABLED: '1', TURBO_NO_UPDATE_NOTIFIER: '1', DO_NOT_TRACK: '1' },
+  });
+}
+
 /**
  * What to do about PostgreSQL, RabbitMQ and Redis is decided in @crm/testing (infra-plan: pure and unit-tested;
  * containers: testcontainers), built TypeScript that these scripts load after build().

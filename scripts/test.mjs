@@ -1,13 +1,14 @@
-// `npm test`: install what is missing, build, check the infrastructure, run every test once.
+// `npm test`: install what is missing, build, lint, check the infrastructure, run every test once.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { build, checkInfra, checkTreeUnchanged, ensureChromium, ensureInstalled, root, trackedChanges } from './lib.mjs';
+import { build, checkInfra, checkTreeUnchanged, ensureChromium, ensureInstalled, lint, root, trackedChanges } from './lib.mjs';
 
 const treeBefore = trackedChanges();
 ensureInstalled();
 ensureChromium();
 build();
+lint();
 // Unreachable infrastructure is fatal unless Docker can start it (jest's globalSetup uses testcontainers then).
 await checkInfra({ purpose: 'test' });
 

@@ -5,7 +5,7 @@ import { eventually } from '@crm/testing';
 import { AckLedger } from './acks';
 import type { BatchHandler, EventConsumer } from './consumer';
 import type { EventEnvelope } from './envelope';
-import { enqueueEvent, enqueueEvents } from './outbox';
+import { enqueueEvents } from './outbox';
 import { notifyOutboxCommitted } from './relay';
 import { dlqName } from './topology';
 import { breakConnection, connectionOf, Harness, log, ORG, sleep } from './test-support/harness';

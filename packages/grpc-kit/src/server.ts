@@ -127,7 +127,8 @@ export class GrpcServer {
     const health = serviceDefinition(loadProto('grpc/health/v1/health.proto'), 'grpc.health.v1.Health');
     this.server.addService(health.service, {
       Check: (call: grpc.ServerUnaryCall<{ service?: string }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
-        this.healthStatus(call.request?.service ?? '').then((status) => cb(null, { status }));
+        // A readiness report that fails is an answer too: not serving (never an unanswered call).
+        this.healthStatus(call.request?.service ?? '').then((status) => cb(null, { status }), () => cb(null, { status: 'NOT_SERVING' }));
       },
     });
   }

@@ -423,6 +423,6 @@ function waitFor<T>(promise: Promise<T>, ms: number, signal: AbortSignal): Promi
     const onAbort = () => done(undefined);
     const timer = setTimeout(() => done(undefined), ms);
     signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(done);
+    void promise.then(done); // given only promises that cannot reject (a scan), so no rejection handler
   });
 }

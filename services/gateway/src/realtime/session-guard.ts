@@ -130,7 +130,7 @@ export async function startSessionGuard(deps: GuardDeps): Promise<SessionGuard> 
     watch(socket) {
       const claims = socket.data.claims as AccessClaims;
       // A revocation published between the handshake check and this join is caught by the next resync.
-      socket.join(sessionRoom(claims.jti));
+      void socket.join(sessionRoom(claims.jti)); // the Redis adapter keeps rooms in memory: join is synchronous
       const delay = claims.exp * 1000 - Date.now();
       if (delay <= MAX_TIMER_MS) {
         timers.set(socket.id, setTimeout(() => end(socket, 'token_expired'), Math.max(0, delay)));

@@ -99,6 +99,8 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   );
 
   // A refused handshake reaches the client as connect_error "unauthorized"; `err.data.reason` says why when known.
+  // socket.io ignores a middleware's promise; every path below ends in next(), a failed check included.
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises
   io.use(async (socket, next) => {
     const token = socket.handshake.auth?.token;
     const claims = typeof token === 'string' ? verify(token) : undefined;
@@ -117,7 +119,8 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   io.on('connection', (socket: Socket) => {
     const claims = socket.data.claims as AccessClaims;
     guard.watch(socket);
-    socket.join([`org:${claims.org}`, `user:${claims.sub}`, `org:${claims.org}:role:${claims.role}`]);
+    // The Redis adapter keeps rooms in memory: join is synchronous, nothing to wait for.
+    void socket.join([`org:${claims.org}`, `user:${claims.sub}`, `org:${claims.org}:role:${claims.role}`]);
     // Join an account's room only when the account belongs to the caller's organization. A client may join
     // after calling login (the spec allows either order), so the code a login is showing now is sent to this
     // socket at once (`qr`, as the event would carry it); later codes arrive through the room.
@@ -175,7 +178,8 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
       await consumer.stop();
       await audienceChanges.stop();
       await guard.stop();
-      await new Promise<void>((resolve) => io.close(() => resolve()));
+      // The callback, not close()'s promise, waits for the HTTP server to close.
+      await new Promise<void>((resolve) => void io.close(() => resolve()));
       await closeRedis(pub);
       await closeRedis(sub);
     },
