@@ -1,4 +1,4 @@
-import { type CallContext, type CallOptions, type ClientFor, createServiceClient, HealthChecker, type InternalAuth, loadProto, type MethodsOf, type ResponseOf, type ServiceName, type Services, serviceDefinition } from '@crm/grpc-kit';
+import { type ClientFor, createServiceClient, HealthChecker, type InternalAuth, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import type { GatewayConfig } from './config';
 
 /** The backend services the gateway can call, by name: proto file, service and address variable. */
@@ -62,19 +62,4 @@ export function createClients(config: GatewayConfig, auth: InternalAuth): Client
 export function addressOf(config: GatewayConfig, name: string): string | undefined {
   const b = (BACKENDS as Record<string, { addr: keyof GatewayConfig }>)[name];
   return b ? String(config[b.addr]) : undefined;
-}
-
-/**
- * Transitional, for crm.routes.ts and what reads contacts through its shapes (contact-merges.routes.ts): crm.routes.ts is being split into modules by a parallel change and is
- * converted to the typed client after it lands. Until then it reads each answer through its own interfaces, unchecked as
- * before the generated types (the default is the generated response); requests are not checked either.
- * Do not use elsewhere: `clients.<backend>` is the typed client.
- */
-export type UncheckedViews<N extends ServiceName> = {
-  [M in keyof MethodsOf<Services[N]>]: <View = ResponseOf<Services[N][M]>>(req: object, ctx?: Partial<CallContext>, opts?: CallOptions) => Promise<View>;
-};
-
-export function uncheckedViews<N extends ServiceName>(client: ClientFor<N>): UncheckedViews<N> {
-  // The same functions: only the compile-time view of their answers changes.
-  return client as unknown as UncheckedViews<N>;
 }

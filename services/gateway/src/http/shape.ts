@@ -13,3 +13,13 @@ export function nullIfEmpty<T extends Record<string, unknown>, K extends keyof T
   for (const k of keys) out[k] = orNull(o[k] as string | null | undefined);
   return out as Omit<T, K> & Record<K, string | null>;
 }
+
+/**
+ * A message field of a decoded gRPC answer is null when the sender left it unset. For the fields a service always
+ * sets (`what` names the call and field, e.g. "crm GetContact: contact"), a null is a broken contract between
+ * services, answered as a 500 naming it rather than a TypeError somewhere in a mapper.
+ */
+export function answered<T>(value: T | null | undefined, what: string): T {
+  if (value === null || value === undefined) throw new Error(`${what} is missing from the answer`);
+  return value;
+}

@@ -1,30 +1,17 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { uncheckedViews } from '../clients';
+import type { crm } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { contactOut } from './crm';
 import { ctxOf } from '../http/principal';
+import { answered } from '../http/shape';
 import { body } from '../http/validate';
 
-type Contact = Parameters<typeof contactOut>[0];
-
-/** crm.v1.ContactMerge. */
-interface ContactMerge {
-  id: string;
-  targetId: string;
-  sourceId: string;
-  mergedBy?: string;
-  mergedAt: string;
-  undoableUntil: string;
-  undoneAt?: string;
-  filledFields: string[];
-  moved: { notes: number; appointments: number; activities: number; friends: number; leadLinks: number };
-  target: Contact;
-  source?: Contact;
-}
+type ContactMerge = crm.ContactMerge__Output;
 
 export function mergeOut(m: ContactMerge) {
+  // crm sets moved and target on every merge it answers; source only after an undo.
   return {
     id: m.id,
     targetId: m.targetId,
@@ -34,8 +21,8 @@ export function mergeOut(m: ContactMerge) {
     undoableUntil: m.undoableUntil,
     undoneAt: m.undoneAt ?? null,
     filledFields: m.filledFields,
-    moved: m.moved,
-    target: contactOut(m.target),
+    moved: answered(m.moved, 'crm merge: moved'),
+    target: contactOut(answered(m.target, 'crm merge: target')),
     source: m.source ? contactOut(m.source) : null,
   };
 }
@@ -48,15 +35,14 @@ export const MergeBody = z.object({
 /** Reversible contact merges (crm's ContactMergesService). Team lead and above; crm decides (403 otherwise). */
 export function contactMergesRoutes({ clients }: RouteDeps): ServiceRoutes {
   const r = Router();
-  // Transitional (see uncheckedViews): merges read contacts through crm.routes.ts' shapes, converted after its split.
-  const merges = () => uncheckedViews<'crm.v1.ContactMergesService'>(clients.crmMerges);
+  const merges = () => clients.crmMerges;
 
   r.post('/contacts/:id/merge', async (req, res) => {
     const { sourceId } = body(req, MergeBody);
-    res.json(mergeOut(await merges().MergeContacts<ContactMerge>({ targetId: req.params.id, sourceId }, ctxOf(req, res))));
+    res.json(mergeOut(await merges().MergeContacts({ targetId: req.params.id, sourceId }, ctxOf(req, res))));
   });
   r.post('/contacts/merges/:mergeId/undo', async (req, res) => {
-    res.json(mergeOut(await merges().UndoContactMerge<ContactMerge>({ mergeId: req.params.mergeId }, ctxOf(req, res))));
+    res.json(mergeOut(await merges().UndoContactMerge({ mergeId: req.params.mergeId }, ctxOf(req, res))));
   });
 
   return { internal: r };

@@ -1,33 +1,9 @@
+import type { crm } from '@crm/proto-types';
 import { orNull } from '../../http/shape';
 
-export interface AppointmentBrief {
-  id: string;
-  title: string;
-  scheduledAt: string;
-  status: string;
-  type: string;
-  notes: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Appointment {
-  id: string;
-  contactId: string;
-  contactName: string;
-  title: string;
-  description: string;
-  scheduledAt: string;
-  duration: number;
-  type: string;
-  location: string;
-  assignedUserId?: string;
-  status: string;
-  notes: string;
-  createdAt: string;
-  updatedAt: string;
-  contact: { id: string; name: string; phone: string; email: string };
-}
+export type Appointment = crm.Appointment__Output;
+type AppointmentBrief = crm.AppointmentBrief__Output;
+type AppointmentContact = crm.AppointmentContact__Output;
 
 export function appointmentOut(a: Appointment) {
   return {
@@ -48,7 +24,7 @@ export function appointmentOut(a: Appointment) {
 }
 
 /** Public appointments are day + time (UTC) as they were created. */
-export function publicAppointmentOut(a: Appointment | AppointmentBrief, contact?: Appointment['contact']) {
+export function publicAppointmentOut(a: Appointment | AppointmentBrief, contact?: AppointmentContact | null) {
   return {
     id: a.id,
     ...('contactId' in a ? { contactId: a.contactId } : {}),

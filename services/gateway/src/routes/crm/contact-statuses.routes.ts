@@ -1,24 +1,21 @@
 import { Router } from 'express';
-import type { UncheckedViews } from '../../clients';
-
-// Transitional (see uncheckedViews in clients.ts): these routes name their own answer types until converted.
-type CrmClient = UncheckedViews<'crm.v1.CrmService'>;
+import type { CrmClient } from './crm-client';
 import { HttpError } from '../../http/errors';
 import { ctxOf } from '../../http/principal';
 import { body } from '../../http/validate';
-import { type ContactStatus, statusOut } from './contact-statuses.out';
+import { statusOut } from './contact-statuses.out';
 import { NewStatus, StatusPatch } from './contact-statuses.schemas';
 
 /** Custom statuses (contact.statusId); the spec has no way to create them, so these are added. */
 export function contactStatusRoutes(internal: Router, crm: () => CrmClient): void {
   internal.get('/contact-statuses', async (req, res) => {
-    res.json((await crm().ListContactStatuses<{ data: ContactStatus[] }>({}, ctxOf(req, res))).data.map(statusOut));
+    res.json((await crm().ListContactStatuses({}, ctxOf(req, res))).data.map(statusOut));
   });
   internal.post('/contact-statuses', async (req, res) => {
     res.status(201).json(statusOut(await crm().CreateContactStatus(body(req, NewStatus), ctxOf(req, res))));
   });
   internal.get('/contact-statuses/:id', async (req, res) => {
-    const all = await crm().ListContactStatuses<{ data: ContactStatus[] }>({}, ctxOf(req, res));
+    const all = await crm().ListContactStatuses({}, ctxOf(req, res));
     const found = all.data.find((x) => x.id === req.params.id);
     if (!found) throw new HttpError(404, 'not_found', 'Contact status not found');
     res.json(statusOut(found));

@@ -1,45 +1,15 @@
-import { orNull } from '../../http/shape';
-import type { AppointmentBrief } from './appointments.out';
+import { toPublicContact } from '@crm/events';
+import type { crm } from '@crm/proto-types';
+import { answered, orNull } from '../../http/shape';
 
-// Shapes from crm and their internal and public mappers: one place per audience.
+// crm's answers (the generated types) and their internal and public mappers: one place per audience.
 
-export interface Contact {
-  id: string;
-  name: string;
-  email: string;
-  phone: string;
-  source: string;
-  status: string;
-  statusId?: string;
-  assignedUserId?: string;
-  avatar: string;
-  leadScore: number;
-  dealValue: number;
-  hasChatnet?: boolean;
-  chatnetUid?: string;
-  threadTypes: string[];
-  friends: { chatnetUid: string; displayName: string; accountId: string }[];
-  notes: string;
-  tags: string[];
-  lastActivity: string;
-  createdAt: string;
-  updatedAt: string;
-  /** JSON object text {key: value} (crm.v1.Contact.customFieldsJson). */
-  customFieldsJson?: string;
-}
+export type Contact = crm.Contact__Output;
+type ContactDetail = crm.ContactDetail__Output;
 
 /** A contact's custom fields as an object ({} when none is set). */
 export function customFieldsOf(c: { customFieldsJson?: string }): Record<string, string | number | boolean> {
   return c.customFieldsJson ? (JSON.parse(c.customFieldsJson) as Record<string, string | number | boolean>) : {};
-}
-
-export interface ContactDetail {
-  contact: Contact;
-  conversations: { id: string; chatnetAccountId: string; messageCount: number; lastMessageAt?: string }[];
-  conversationsAvailable: boolean;
-  notes: unknown[];
-  appointments: AppointmentBrief[];
-  activities: unknown[];
 }
 
 /**
@@ -74,9 +44,10 @@ export function contactOut(c: Contact) {
 
 /** Detail: `notes` becomes the array of Note records (newest first); the contact's notes text moves to `notesText`. */
 export function detailOut(d: ContactDetail) {
+  const contact = answered(d.contact, 'crm GetContact: contact');
   return {
-    ...contactOut(d.contact),
-    notesText: orNull(d.contact.notes),
+    ...contactOut(contact),
+    notesText: orNull(contact.notes),
     notes: d.notes,
     conversations: d.conversations.map((c) => ({ ...c, lastMessageAt: c.lastMessageAt ?? null })),
     appointments: d.appointments.map(({ id, title, scheduledAt, status }) => ({ id, title, scheduledAt, status })),
@@ -84,19 +55,7 @@ export function detailOut(d: ContactDetail) {
   };
 }
 
-/** Public Contact: the spec's field names (fullName), nothing internal. */
+/** Public Contact: the spec's field names (fullName), nothing internal; the same mapper as the webhooks' contact. */
 export function publicContactOut(c: Contact) {
-  return {
-    id: c.id,
-    fullName: c.name,
-    phone: orNull(c.phone),
-    email: orNull(c.email),
-    source: c.source,
-    status: c.status,
-    notes: orNull(c.notes),
-    tags: c.tags,
-    customFields: customFieldsOf(c),
-    createdAt: c.createdAt,
-    updatedAt: c.updatedAt,
-  };
+  return toPublicContact({ ...c, customFields: customFieldsOf(c) });
 }

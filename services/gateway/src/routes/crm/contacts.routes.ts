@@ -1,22 +1,19 @@
 import { Router } from 'express';
-import type { UncheckedViews } from '../../clients';
-
-// Transitional (see uncheckedViews in clients.ts): these routes name their own answer types until converted.
-type CrmClient = UncheckedViews<'crm.v1.CrmService'>;
+import type { CrmClient } from './crm-client';
 import { ctxOf } from '../../http/principal';
 import { body, pageParams } from '../../http/validate';
-import { type Contact, type ContactDetail, contactOut, detailOut } from './contacts.out';
+import { contactOut, detailOut } from './contacts.out';
 import { BulkContacts, ContactPatch, contactListFilters, customFieldsJson, NewContact } from './contacts.schemas';
 
 /** Contacts (internal, bearer): list, create, bulk changes, detail, update, delete, friends. */
 export function contactRoutes(internal: Router, crm: () => CrmClient): void {
   internal.get('/contacts', async (req, res) => {
-    const out = await crm().ListContacts<{ data: Contact[]; pagination: unknown }>({ ...pageParams(req, 50), ...contactListFilters(req) }, ctxOf(req, res));
+    const out = await crm().ListContacts({ ...pageParams(req, 50), ...contactListFilters(req) }, ctxOf(req, res));
     res.json({ data: out.data.map(contactOut), pagination: out.pagination });
   });
   internal.post('/contacts', async (req, res) => {
     const { customFields, ...fields } = body(req, NewContact);
-    const c = await crm().CreateContact<Contact>({ ...fields, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
+    const c = await crm().CreateContact({ ...fields, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
     res.status(201).json(contactOut(c));
   });
   internal.post('/contacts/bulk', async (req, res) => {
@@ -29,15 +26,15 @@ export function contactRoutes(internal: Router, crm: () => CrmClient): void {
           : b.action === 'assign'
             ? { assignedUserId: b.assignedUserId ?? '' }
             : {};
-    const out = await crm().BulkUpdateContacts<{ updated: number; failed?: unknown[] }>({ ids: b.ids, action: b.action, ...params }, ctxOf(req, res));
-    res.json({ updated: out.updated, failed: out.failed ?? [] });
+    const out = await crm().BulkUpdateContacts({ ids: b.ids, action: b.action, ...params }, ctxOf(req, res));
+    res.json({ updated: out.updated, failed: out.failed });
   });
   internal.get('/contacts/:id', async (req, res) => {
-    res.json(detailOut(await crm().GetContact<ContactDetail>({ id: req.params.id }, ctxOf(req, res))));
+    res.json(detailOut(await crm().GetContact({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.put('/contacts/:id', async (req, res) => {
     const { tags: t, customFields, ...patch } = body(req, ContactPatch);
-    const c = await crm().UpdateContact<Contact>({ id: req.params.id, ...patch, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
+    const c = await crm().UpdateContact({ id: req.params.id, ...patch, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
     res.json(contactOut(c));
   });
   internal.delete('/contacts/:id', async (req, res) => {
@@ -45,7 +42,7 @@ export function contactRoutes(internal: Router, crm: () => CrmClient): void {
     res.status(204).end();
   });
   internal.get('/contacts/:id/friends', async (req, res) => {
-    const out = await crm().ListFriends<{ data: unknown[] }>({ id: req.params.id }, ctxOf(req, res));
+    const out = await crm().ListFriends({ id: req.params.id }, ctxOf(req, res));
     res.json(out.data);
   });
 }

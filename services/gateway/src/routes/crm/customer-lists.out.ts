@@ -1,15 +1,7 @@
+import type { crm } from '@crm/proto-types';
 import { orNull } from '../../http/shape';
 
-export interface CustomerList {
-  id: string;
-  name: string;
-  description: string;
-  status: string;
-  contactCount: number;
-  criteriaJson: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type CustomerList = crm.CustomerList__Output;
 
 export function customerListOut(l: CustomerList) {
   return {

@@ -1,32 +1,29 @@
 import { Router } from 'express';
-import type { UncheckedViews } from '../../clients';
-
-// Transitional (see uncheckedViews in clients.ts): these routes name their own answer types until converted.
-type CrmClient = UncheckedViews<'crm.v1.CrmService'>;
+import type { CrmClient } from './crm-client';
 import { ctxOf } from '../../http/principal';
 import { orNull } from '../../http/shape';
 import { body, pageParams } from '../../http/validate';
-import { type Contact, contactOut } from './contacts.out';
-import { type CustomerList, customerListOut } from './customer-lists.out';
+import { contactOut } from './contacts.out';
+import { customerListOut } from './customer-lists.out';
 import { CustomerListPatch, criteriaJson, NewCustomerList } from './customer-lists.schemas';
 
 /** Customer lists (saved criteria over contacts, evaluated live; writes need campaigns:manage). */
 export function customerListRoutes(internal: Router, crm: () => CrmClient): void {
   internal.get('/customer-lists', async (req, res) => {
-    const out = await crm().ListCustomerLists<{ data: CustomerList[] }>({}, ctxOf(req, res));
+    const out = await crm().ListCustomerLists({}, ctxOf(req, res));
     res.json(out.data.map(({ id, name, description, contactCount, status, createdAt }) => ({ id, name, description: orNull(description), contactCount, status, createdAt })));
   });
   internal.post('/customer-lists', async (req, res) => {
     const b = body(req, NewCustomerList);
-    const l = await crm().CreateCustomerList<CustomerList>({ name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctxOf(req, res));
+    const l = await crm().CreateCustomerList({ name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctxOf(req, res));
     res.status(201).json({ id: l.id, name: l.name, status: l.status, createdAt: l.createdAt });
   });
   internal.get('/customer-lists/:id', async (req, res) => {
-    res.json(customerListOut(await crm().GetCustomerList<CustomerList>({ id: req.params.id }, ctxOf(req, res))));
+    res.json(customerListOut(await crm().GetCustomerList({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.put('/customer-lists/:id', async (req, res) => {
     const b = body(req, CustomerListPatch);
-    const l = await crm().UpdateCustomerList<CustomerList>({ id: req.params.id, name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctxOf(req, res));
+    const l = await crm().UpdateCustomerList({ id: req.params.id, name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctxOf(req, res));
     res.json(customerListOut(l));
   });
   internal.delete('/customer-lists/:id', async (req, res) => {
@@ -34,13 +31,13 @@ export function customerListRoutes(internal: Router, crm: () => CrmClient): void
     res.status(204).end();
   });
   internal.post('/customer-lists/:id/activate', async (req, res) => {
-    res.json(customerListOut(await crm().ActivateCustomerList<CustomerList>({ id: req.params.id }, ctxOf(req, res))));
+    res.json(customerListOut(await crm().ActivateCustomerList({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.post('/customer-lists/:id/pause', async (req, res) => {
-    res.json(customerListOut(await crm().PauseCustomerList<CustomerList>({ id: req.params.id }, ctxOf(req, res))));
+    res.json(customerListOut(await crm().PauseCustomerList({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.get('/customer-lists/:id/members', async (req, res) => {
-    const out = await crm().ListCustomerListMembers<{ data: Contact[]; pagination: unknown }>({ id: req.params.id, ...pageParams(req, 50) }, ctxOf(req, res));
+    const out = await crm().ListCustomerListMembers({ id: req.params.id, ...pageParams(req, 50) }, ctxOf(req, res));
     res.json({
       data: out.data.map((c) => {
         const { friends: _friends, ...rest } = contactOut(c);

@@ -1,8 +1,5 @@
 import { Router } from 'express';
-import type { UncheckedViews } from '../../clients';
-
-// Transitional (see uncheckedViews in clients.ts): these routes name their own answer types until converted.
-type CrmClient = UncheckedViews<'crm.v1.CrmService'>;
+import type { CrmClient } from './crm-client';
 import { ctxOf } from '../../http/principal';
 import { body } from '../../http/validate';
 import { Note } from './notes.schemas';

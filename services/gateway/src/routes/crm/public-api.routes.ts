@@ -1,22 +1,14 @@
 import { Router } from 'express';
-import type { UncheckedViews } from '../../clients';
-
-// Transitional (see uncheckedViews in clients.ts): these routes name their own answer types until converted.
-type CrmClient = UncheckedViews<'crm.v1.CrmService'>;
+import type { CrmClient } from './crm-client';
 import { badRequest } from '../../http/errors';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../../http/cursor';
 import { ctxOf } from '../../http/principal';
+import { answered } from '../../http/shape';
 import { body, dateRange, query } from '../../http/validate';
-import { type Appointment, publicAppointmentOut } from './appointments.out';
+import { publicAppointmentOut } from './appointments.out';
 import { PublicAppointmentQuery, PublicNewAppointment } from './appointments.schemas';
-import { type Contact, type ContactDetail, publicContactOut } from './contacts.out';
+import { publicContactOut } from './contacts.out';
 import { customFieldsJson, PublicContactFields, PublicContactQuery } from './contacts.schemas';
-
-/** Where the next keyset page starts (common.v1.KeysetPosition); absent on the last page. */
-interface KeysetPosition {
-  value: string;
-  id: string;
-}
 
 /** At most this many appointments on a page of the public list, and the default (spec: up to 100). */
 const PUBLIC_APPOINTMENTS_MAX = 100;
@@ -28,13 +20,13 @@ export function publicCrmRoutes(pub: Router, crm: () => CrmClient): void {
   pub.get('/contacts', async (req, res) => {
     const { limit, keyset } = publicPage(req, CURSOR_LISTS.contacts, 20, 100);
     const q = query(req, PublicContactQuery);
-    const out = await crm().ListContacts<{ data: Contact[]; next?: KeysetPosition | null }>({ page: 1, limit, ...q, skipTotal: true, keyset }, ctxOf(req, res));
+    const out = await crm().ListContacts({ page: 1, limit, ...q, skipTotal: true, keyset }, ctxOf(req, res));
     res.json({ contacts: out.data.map(publicContactOut), nextCursor: nextCursor(CURSOR_LISTS.contacts, keyset, out.next) });
   });
   pub.get('/contacts/:id', async (req, res) => {
-    const d = await crm().GetContact<ContactDetail>({ id: req.params.id }, ctxOf(req, res));
+    const d = await crm().GetContact({ id: req.params.id }, ctxOf(req, res));
     res.json({
-      ...publicContactOut(d.contact),
+      ...publicContactOut(answered(d.contact, 'crm GetContact: contact')),
       appointments: d.appointments.slice(0, PUBLIC_DETAIL_APPOINTMENTS).map((a) => publicAppointmentOut(a)),
       // null when messaging could not be asked: unknown is not zero.
       conversationCount: d.conversationsAvailable ? d.conversations.length : null,
@@ -43,24 +35,24 @@ export function publicCrmRoutes(pub: Router, crm: () => CrmClient): void {
   pub.post('/contacts', async (req, res) => {
     const { fullName, tags: t, customFields, ...rest } = body(req, PublicContactFields);
     if (!fullName && !rest.phone) throw badRequest([{ field: 'fullName', message: 'fullName or phone is required' }]);
-    const c = await crm().CreateContact<Contact>({ ...rest, name: fullName, tags: t ?? [], source: rest.source || 'api', customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
+    const c = await crm().CreateContact({ ...rest, name: fullName, tags: t ?? [], source: rest.source || 'api', customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
     res.status(201).json(publicContactOut(c));
   });
   pub.put('/contacts/:id', async (req, res) => {
     const { fullName, tags: t, customFields, ...rest } = body(req, PublicContactFields);
-    const c = await crm().UpdateContact<Contact>({ id: req.params.id, ...rest, name: fullName, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
+    const c = await crm().UpdateContact({ id: req.params.id, ...rest, name: fullName, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
     res.json(publicContactOut(c));
   });
   pub.get('/appointments', async (req, res) => {
     const { limit, keyset } = publicPage(req, CURSOR_LISTS.appointments, PUBLIC_APPOINTMENTS_MAX, PUBLIC_APPOINTMENTS_MAX);
     const q = query(req, PublicAppointmentQuery);
     const { dateFrom, dateTo } = dateRange(q.from, q.to, 'from', 'to');
-    const out = await crm().ListAppointments<{ data: Appointment[]; next?: KeysetPosition | null }>({ page: 1, limit, dateFrom, dateTo, skipTotal: true, keyset }, ctxOf(req, res));
+    const out = await crm().ListAppointments({ page: 1, limit, dateFrom, dateTo, skipTotal: true, keyset }, ctxOf(req, res));
     res.json({ appointments: out.data.map((a) => publicAppointmentOut(a, a.contact)), nextCursor: nextCursor(CURSOR_LISTS.appointments, keyset, out.next) });
   });
   pub.post('/appointments', async (req, res) => {
     const a = body(req, PublicNewAppointment);
-    const created = await crm().CreateAppointment<Appointment>(
+    const created = await crm().CreateAppointment(
       {
         contactId: a.contactId,
         scheduledAt: `${a.appointmentDate}T${a.appointmentTime ?? '00:00'}:00.000Z`,
