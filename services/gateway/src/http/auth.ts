@@ -116,7 +116,7 @@ export function authMiddleware(deps: AuthDeps) {
           return next(await apiKeyFailed(failures));
         }
         try {
-          const found = await deps.identity.VerifyApiKey<{ orgId: string }>({ apiKey: key }, { requestId: res.locals.requestId });
+          const found = await deps.identity.VerifyApiKey({ apiKey: key }, { requestId: res.locals.requestId });
           orgId = found.orgId;
         } catch (err) {
           if ((err as { code?: number }).code !== status.UNAUTHENTICATED) throw err;

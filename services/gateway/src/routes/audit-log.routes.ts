@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import type { identity } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
@@ -16,18 +17,7 @@ export const AuditQuery = z.object({
   to: s.dateOrTimestamp().optional(),
 });
 
-interface AuditEntry {
-  id: string;
-  actorId: string;
-  actorType: string;
-  action: string;
-  resourceType: string;
-  resourceId: string;
-  detailsJson: string;
-  ip: string;
-  requestId: string;
-  createdAt: string;
-}
+type AuditEntry = identity.AuditEntry__Output;
 
 /** Empty proto strings are the absent values; details come back from their JSON text. */
 export function entryOut(e: AuditEntry) {
@@ -51,7 +41,7 @@ export function auditLogRoutes({ clients, auth }: RouteDeps): Router {
   r.get('/audit-log', auth.bearer, requirePermission('audit:view'), async (req, res) => {
     const q = query(req, AuditQuery);
     const { dateFrom, dateTo } = dateRange(q.from, q.to, 'from', 'to');
-    const out = await clients.identity.ListAuditLog<{ data: AuditEntry[]; pagination: unknown }>(
+    const out = await clients.identity.ListAuditLog(
       { ...pageParams(req, 50), actorId: q.actorId ?? '', action: q.action ?? '', dateFrom: dateFrom ?? '', dateTo: dateTo ?? '' },
       ctxOf(req, res),
     );

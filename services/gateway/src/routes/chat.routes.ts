@@ -227,7 +227,7 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
           : b.action === 'folder'
             ? { folderId: b.folderId }
             : {};
-    const out = await messaging().BulkUpdateConversations<{ updated: number; failed: unknown[] }>({ ids: b.ids, action: b.action, ...params }, ctxOf(req, res));
+    const out = await messaging().BulkUpdateConversations({ ids: b.ids, action: b.action, ...params }, ctxOf(req, res));
     res.json({ updated: out.updated, failed: out.failed ?? [] });
   });
   const moves = [

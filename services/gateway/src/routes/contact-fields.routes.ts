@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import { Router } from 'express';
 import { z } from 'zod';
+import type { crm } from '@crm/proto-types';
 import { importUpload, BASE_COLUMNS } from '../csv/contact-import';
 import { csvLine, UTF8_BOM } from '../csv/csv-writer';
 import { badRequest, HttpError } from '../http/errors';
@@ -13,26 +14,8 @@ import type { ServiceRoutes } from './services';
 
 // ------------------------------------------------------------------------------------------- shapes from crm
 
-export interface ContactField {
-  id: string;
-  key: string;
-  label: string;
-  type: string;
-  options: string[];
-  position: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** The contact columns an export writes (crm.v1.Contact). */
-interface ExportedContact {
-  name: string;
-  phone: string;
-  email: string;
-  tags: string[];
-  status: string;
-  customFieldsJson?: string;
-}
+/** The contact columns an export writes. */
+type ExportedContact = crm.Contact__Output;
 
 // ------------------------------------------------------------------------------------------- request schemas
 
@@ -104,14 +87,14 @@ export function contactFieldsRoutes({ clients, auth, log }: RouteDeps): ServiceR
   const transfer = () => clients.crmTransfer;
 
   internal.get('/contact-fields', async (req, res) => {
-    res.json((await fields().ListContactFields<{ data: ContactField[] }>({}, ctxOf(req, res))).data);
+    res.json((await fields().ListContactFields({}, ctxOf(req, res))).data);
   });
   internal.post('/contact-fields', async (req, res) => {
     const { options: o, ...b } = body(req, NewContactField);
     res.status(201).json(await fields().CreateContactField({ ...b, options: o ? { values: o } : undefined }, ctxOf(req, res)));
   });
   internal.get('/contact-fields/:id', async (req, res) => {
-    const all = await fields().ListContactFields<{ data: ContactField[] }>({}, ctxOf(req, res));
+    const all = await fields().ListContactFields({}, ctxOf(req, res));
     const found = all.data.find((f) => f.id === req.params.id);
     if (!found) throw new HttpError(404, 'not_found', 'Custom field not found');
     res.json(found);
@@ -129,8 +112,8 @@ export function contactFieldsRoutes({ clients, auth, log }: RouteDeps): ServiceR
   internal.get('/contacts/export', async (req, res) => {
     const filters = contactListFilters(req);
     const ctx = ctxOf(req, res);
-    const keys = (await fields().ListContactFields<{ data: ContactField[] }>({}, ctx)).data.map((f) => f.key);
-    const page = (afterId: string) => transfer().ExportContacts<{ data?: ExportedContact[]; nextAfter: string }>({ filters, afterId, limit: EXPORT_PAGE }, ctx);
+    const keys = (await fields().ListContactFields({}, ctx)).data.map((f) => f.key);
+    const page = (afterId: string) => transfer().ExportContacts({ filters, afterId, limit: EXPORT_PAGE }, ctx);
     // The first page is read before the headers go out, so a bad filter is still a JSON 400.
     let current = await page('');
     res.status(200).set({
@@ -166,7 +149,7 @@ export function contactFieldsRoutes({ clients, auth, log }: RouteDeps): ServiceR
     if (!q.success) throw badRequest([{ field: 'dryRun', message: 'must be true or false' }]);
     const dryRun = q.data.dryRun === 'true';
     const ctx = ctxOf(req, res);
-    const keys = (await fields().ListContactFields<{ data: ContactField[] }>({}, ctx)).data.map((f) => f.key);
+    const keys = (await fields().ListContactFields({}, ctx)).data.map((f) => f.key);
     const summary = await importUpload(req, {
       customKeys: new Set(keys),
       send: (rows) => transfer().ImportContacts({ rows, dryRun }, ctx, { deadlineMs: IMPORT_BATCH_DEADLINE_MS }),

@@ -144,11 +144,11 @@ export function integrationsRoutes({ clients, auth, config }: RouteDeps): Servic
   });
   root.post('/sandbox/socialnet/pages/:pageId/outage', async (req, res) => {
     const b = body(req, SandboxOutage);
-    const out = await crm().SandboxSetOutage<{ message: string }>({ pageId: req.params.pageId, afterLeads: b.afterLeads ?? undefined }, ctxOf(req, res));
+    const out = await crm().SandboxSetOutage({ pageId: req.params.pageId, afterLeads: b.afterLeads ?? undefined }, ctxOf(req, res));
     res.json({ message: out.message });
   });
   root.post('/sandbox/socialnet/pages/:pageId/revoke', async (req, res) => {
-    const out = await crm().SandboxRevokeToken<{ message: string }>({ id: req.params.pageId }, ctxOf(req, res));
+    const out = await crm().SandboxRevokeToken({ id: req.params.pageId }, ctxOf(req, res));
     res.json({ message: out.message });
   });
 

@@ -1,25 +1,12 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import type { crm } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
 import { body, pageParams } from '../http/validate';
 
-interface Report {
-  id: string;
-  name: string;
-  status: string;
-  createdAt: string;
-  completedAt?: string;
-  error?: string;
-  rowCount?: number;
-  metrics: string[];
-  dimensions: string[];
-  dateFrom: string;
-  dateTo: string;
-  filtersJson: string;
-  createdBy?: string;
-}
+type Report = crm.Report__Output;
 
 /** The download is a gateway path (bearer auth like every internal route), never a bare storage URL. */
 const downloadUrl = (id: string) => `/api/v1/analytics/custom/${id}/download`;
@@ -61,18 +48,18 @@ export function reportsRoutes({ clients }: RouteDeps): ServiceRoutes {
 
   r.post('/analytics/custom', async (req, res) => {
     const { filters, ...b } = body(req, NewReport);
-    const report = await reports().CreateReport<Report>({ ...b, dimensions: b.dimensions ?? [], filtersJson: JSON.stringify(filters ?? []) }, ctxOf(req, res));
+    const report = await reports().CreateReport({ ...b, dimensions: b.dimensions ?? [], filtersJson: JSON.stringify(filters ?? []) }, ctxOf(req, res));
     res.status(201).json(reportOut(report));
   });
   r.get('/analytics/custom', async (req, res) => {
-    const out = await reports().ListReports<{ data: Report[]; pagination: unknown }>(pageParams(req, 20), ctxOf(req, res));
+    const out = await reports().ListReports(pageParams(req, 20), ctxOf(req, res));
     res.json({ data: out.data.map(reportOut), pagination: out.pagination });
   });
   r.get('/analytics/custom/:id', async (req, res) => {
-    res.json(reportOut(await reports().GetReport<Report>({ id: req.params.id }, ctxOf(req, res))));
+    res.json(reportOut(await reports().GetReport({ id: req.params.id }, ctxOf(req, res))));
   });
   r.get('/analytics/custom/:id/download', async (req, res) => {
-    const file = await reports().DownloadReport<{ filename: string; csv: Buffer }>({ id: req.params.id }, ctxOf(req, res));
+    const file = await reports().DownloadReport({ id: req.params.id }, ctxOf(req, res));
     res
       .status(200)
       .type('text/csv; charset=utf-8')

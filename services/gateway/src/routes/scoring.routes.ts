@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import type { crm } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
@@ -7,37 +8,9 @@ import { body, s } from '../http/validate';
 
 // ------------------------------------------------------------------------------------------- shapes from crm
 
-interface ScoringConfig {
-  orgId: string;
-  scoringModel: string;
-  baseScore: number;
-  maxScore: number;
-  rules: { id: string; name: string; weight: number; factor: string }[];
-  decayRate: number;
-  decayInterval: string;
-  highValueThreshold: number;
-  recomputing: boolean;
-  updatedAt: string;
-}
-
-interface ScoringRule {
-  id: string;
-  name: string;
-  condition: string;
-  value: string;
-  points: number;
-  weight: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-interface ContactScore {
-  contactId: string;
-  totalScore: number;
-  baseScore: number;
-  breakdown: { ruleId: string; ruleName: string; condition: string; value: string; occurrences: number; points: number; weight: number; contribution: number }[];
-  lastUpdated: string;
-}
+type ScoringConfig = crm.ScoringConfig__Output;
+type ScoringRule = crm.ScoringRule__Output;
+type ContactScore = crm.ContactScore__Output;
 
 /** The spec's Scoring config plus highValueThreshold, recomputing and updatedAt (null until first written). */
 export function configOut(c: ScoringConfig) {
@@ -132,27 +105,27 @@ export function scoringRoutes({ clients }: RouteDeps): ServiceRoutes {
   const scoring = () => clients.crmScoring;
 
   internal.get('/scoring/config', async (req, res) => {
-    res.json(configOut(await scoring().GetScoringConfig<ScoringConfig>({}, ctxOf(req, res))));
+    res.json(configOut(await scoring().GetScoringConfig({}, ctxOf(req, res))));
   });
   internal.put('/scoring/config', async (req, res) => {
     const b = body(req, ConfigPatch);
-    res.json(configOut(await scoring().UpdateScoringConfig<ScoringConfig>(b, ctxOf(req, res))));
+    res.json(configOut(await scoring().UpdateScoringConfig(b, ctxOf(req, res))));
   });
 
   internal.get('/scoring/rules', async (req, res) => {
-    const out = await scoring().ListScoringRules<{ data: ScoringRule[] }>({}, ctxOf(req, res));
+    const out = await scoring().ListScoringRules({}, ctxOf(req, res));
     res.json(out.data.map(ruleOut));
   });
   internal.post('/scoring/rules', async (req, res) => {
     const b = body(req, NewRule);
-    res.status(201).json(ruleOut(await scoring().CreateScoringRule<ScoringRule>(b, ctxOf(req, res))));
+    res.status(201).json(ruleOut(await scoring().CreateScoringRule(b, ctxOf(req, res))));
   });
   internal.get('/scoring/rules/:id', async (req, res) => {
-    res.json(ruleOut(await scoring().GetScoringRule<ScoringRule>({ id: req.params.id }, ctxOf(req, res))));
+    res.json(ruleOut(await scoring().GetScoringRule({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.put('/scoring/rules/:id', async (req, res) => {
     const b = body(req, RulePatch);
-    res.json(ruleOut(await scoring().UpdateScoringRule<ScoringRule>({ id: req.params.id, ...b }, ctxOf(req, res))));
+    res.json(ruleOut(await scoring().UpdateScoringRule({ id: req.params.id, ...b }, ctxOf(req, res))));
   });
   internal.delete('/scoring/rules/:id', async (req, res) => {
     await scoring().DeleteScoringRule({ id: req.params.id }, ctxOf(req, res));
@@ -160,7 +133,7 @@ export function scoringRoutes({ clients }: RouteDeps): ServiceRoutes {
   });
 
   internal.get('/contacts/:id/scores', async (req, res) => {
-    res.json(scoreOut(await scoring().GetContactScore<ContactScore>({ id: req.params.id }, ctxOf(req, res))));
+    res.json(scoreOut(await scoring().GetContactScore({ id: req.params.id }, ctxOf(req, res))));
   });
 
   return { internal };

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import type { webhooks } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { requirePermission } from '../http/permission';
@@ -7,16 +8,7 @@ import { ctxOf } from '../http/principal';
 import { orNull } from '../http/shape';
 import { body, pageParams, query, s } from '../http/validate';
 
-interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  active: boolean;
-  createdAt: string;
-  updatedAt: string;
-  disabledAt?: string;
-  disabledReason?: string;
-}
+type Webhook = webhooks.Webhook__Output;
 
 // Shapes and the URL scheme only; the webhooks service owns the rules (event names, URL address policy, secret format).
 const url = z.string({ error: 'is required' }).trim().min(1, 'is required').pipe(s.httpUrl({ max: 2048 }));
@@ -54,7 +46,7 @@ export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
   const fullView = (w: Webhook) => ({ ...listView(w), updatedAt: w.updatedAt, disabledAt: w.disabledAt ?? null, disabledReason: w.disabledReason ?? null });
 
   r.get('/webhook-settings', async (req, res) => {
-    const { data } = await clients.webhooks.ListWebhooks<{ data: Webhook[] }>({}, ctxOf(req, res));
+    const { data } = await clients.webhooks.ListWebhooks({}, ctxOf(req, res));
     res.json(data.map(listView));
   });
   r.get('/webhook-settings/event-types', async (req, res) => {
