@@ -1,14 +1,11 @@
 import { AppError, CallContext, type ClientFor, createServiceClient, decodeRemoteError, InternalAuth, loadProto, type ServiceName, serviceDefinition, status } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
+import type { connector, crm, identity } from '@crm/proto-types';
 import type { MessagingConfig } from './config';
 
 
-export interface ContactRef {
-  id: string;
-  name: string;
-  avatar: string;
-  created: boolean;
-}
+/** crm's contact for a chat-network uid (created: it did not exist before). */
+export type ContactRef = crm.UpsertChatnetContactResult__Output;
 
 /** A file of a message being sent, as the connector needs it to fetch the bytes from our attachments HTTP port. */
 export interface OutboundAttachment {
@@ -19,10 +16,7 @@ export interface OutboundAttachment {
   sha256: string;
 }
 
-export interface ChatnetSendResult {
-  chatnetMessageId: string;
-  sentAt: string;
-}
+export type ChatnetSendResult = connector.SendChatMessageResult__Output;
 
 /** Ctx forwarded to other services: the same org, user and request id the gateway gave us. */
 type Forward = Partial<CallContext>;
@@ -67,13 +61,13 @@ export class RemoteClients {
     ctx: Forward,
     req: { chatnetUid: string; displayName: string; avatar: string; chatnetAccountId: string; threadType: string },
   ): Promise<ContactRef> {
-    return this.crm().UpsertChatnetContact<ContactRef>(req, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
+    return this.crm().UpsertChatnetContact(req, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
   }
 
   /** The phone of a contact (for the public conversation shape); undefined when crm cannot say. */
   async contactPhone(ctx: Forward, id: string): Promise<string | undefined> {
     try {
-      const c = await this.crm().GetContactBrief<{ phone: string }>({ id }, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
+      const c = await this.crm().GetContactBrief({ id }, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
       return c.phone;
     } catch (err) {
       this.log.warn({ err, contactId: id }, 'crm GetContactBrief failed; phone stays empty until contact.updated');
@@ -88,7 +82,7 @@ export class RemoteClients {
   ): Promise<ChatnetSendResult> {
     const deadlineMs = req.attachments.length ? this.config.CONNECTOR_FILE_DEADLINE_MS : this.config.CONNECTOR_DEADLINE_MS;
     try {
-      return await this.connector().SendChatMessage<ChatnetSendResult>(req, ctx, { deadlineMs });
+      return await this.connector().SendChatMessage(req, ctx, { deadlineMs });
     } catch (err) {
       throw connectorError(err);
     }
@@ -108,7 +102,7 @@ export class RemoteClients {
     const hit = this.userNames.get(key);
     if (hit && hit.until > Date.now()) return hit.name;
     try {
-      const u = await this.identity().GetUser<{ fullName: string }>({ id: userId }, ctx, { deadlineMs: 2_000 });
+      const u = await this.identity().GetUser({ id: userId }, ctx, { deadlineMs: 2_000 });
       if (this.userNames.size > 10_000) this.userNames.clear();
       this.userNames.set(key, { name: u.fullName, until: Date.now() + 5 * 60_000 });
       return u.fullName;
@@ -124,12 +118,12 @@ export class RemoteClients {
    * silently dropped, because of an outage.
    */
   async orgUser(ctx: Forward, id: string): Promise<OrgUser | undefined> {
-    return this.unlessNotFound(() => this.identity().GetUser<OrgUser>({ id }, ctx, { deadlineMs: 2_000 }));
+    return this.unlessNotFound(() => this.identity().GetUser({ id }, ctx, { deadlineMs: 2_000 }));
   }
 
   /** A team of the caller's org; undefined when identity knows no such team in that org. */
   async orgTeam(ctx: Forward, id: string): Promise<{ id: string } | undefined> {
-    return this.unlessNotFound(() => this.identity().GetTeam<{ id: string }>({ id }, ctx, { deadlineMs: 2_000 }));
+    return this.unlessNotFound(() => this.identity().GetTeam({ id }, ctx, { deadlineMs: 2_000 }));
   }
 
   /**
@@ -138,7 +132,7 @@ export class RemoteClients {
    */
   async orgUserByEmail(ctx: Forward, email: string): Promise<OrgUser | undefined> {
     try {
-      const page = await this.identity().ListUsers<{ data: OrgUser[] }>({ page: 1, limit: 100, status: 'active', search: email }, ctx, {
+      const page = await this.identity().ListUsers({ page: 1, limit: 100, status: 'active', search: email }, ctx, {
         deadlineMs: 2_000,
       });
       return page.data.find((u) => u.email.toLowerCase() === email.toLowerCase());
@@ -199,12 +193,8 @@ export class RemoteClients {
 /** How long an identity answer "active or not" is trusted by the rotation. */
 const USER_STATUS_CACHE_MS = 30_000;
 
-export interface OrgUser {
-  id: string;
-  email: string;
-  fullName: string;
-  status: string;
-}
+/** What messaging reads of a user (mentions, assignments). */
+export type OrgUser = Pick<identity.User__Output, 'id' | 'email' | 'fullName' | 'status'>;
 
 function identityUnavailable(err: unknown, log: Logger): AppError {
   log.warn({ err }, 'identity user lookup failed');

@@ -1,5 +1,6 @@
 import { ClaimLoop, withTransaction } from '@crm/db';
 import { status as grpcStatus } from '@crm/grpc-kit';
+import type { crm } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import * as repo from '../db/appointment-reminders.repo';
 import { systemContext } from '../remote';
@@ -9,10 +10,7 @@ import * as notifications from './notifications';
 /** A claimed reminder is another instance's to retry after this long (a crash, or crm not answering). */
 const LEASE_MS = 60_000;
 
-interface ContactBrief {
-  name?: string;
-  assignedUserId?: string;
-}
+type ContactBrief = crm.ContactBrief__Output;
 
 /** "2031-03-10 09:30 UTC": the time as stored; the client shows it in the reader's zone. */
 function utcText(at: Date): string {
@@ -55,7 +53,7 @@ export class ReminderSender {
     if (r.scheduled_at.getTime() <= Date.now()) return this.drop(r);
     let contact: ContactBrief | undefined;
     try {
-      contact = await this.deps.remote.crm().GetContactBrief<ContactBrief>({ id: r.contact_id }, systemContext(r.org_id, `appointment-reminder:${r.appointment_id}`));
+      contact = await this.deps.remote.crm().GetContactBrief({ id: r.contact_id }, systemContext(r.org_id, `appointment-reminder:${r.appointment_id}`));
     } catch (err) {
       if ((err as { code?: number }).code !== grpcStatus.NOT_FOUND) {
         // crm unreachable: the lease runs out and the reminder is claimed again.

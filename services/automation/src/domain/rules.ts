@@ -48,7 +48,7 @@ async function checkReferences(deps: Deps, ctx: CallContext, actions: ActionDef[
   const checkUser = (id: string, path: string) =>
     deps.remote
       .identity()
-      .GetUser<{ status: string }>({ id }, ctx)
+      .GetUser({ id }, ctx)
       .then(
         (u) => {
           if (u.status !== 'active') throw invalid(path, `user ${id} is inactive`);

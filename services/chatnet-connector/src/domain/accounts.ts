@@ -184,7 +184,7 @@ export async function setProxy(deps: Deps, ctx: CallContext, req: { id: string; 
     .onHolder(
       row.id,
       () => deps.sessions.release(row.id, true),
-      async (peer) => (await peer.PeerRelease<{ ok: boolean }>({ accountId: row.id, restart: true })).ok,
+      async (peer) => (await peer.PeerRelease({ accountId: row.id, restart: true })).ok,
     )
     .catch(() => false);
   const what = proxy ? 'Proxy set' : 'Proxy cleared';

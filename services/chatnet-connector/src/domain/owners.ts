@@ -57,7 +57,7 @@ export class OwnerDirectory {
     const hit = this.cache.get(key);
     if (hit && hit.expires > Date.now()) return hit.owner;
     try {
-      const u = await this.identity.GetUser<{ id: string; fullName: string; email: string }>({ id: userId }, ctx, { deadlineMs: 2000 });
+      const u = await this.identity.GetUser({ id: userId }, ctx, { deadlineMs: 2000 });
       return this.remember(key, { id: u.id, fullName: u.fullName, email: u.email });
     } catch (err) {
       if ((err as { code?: number }).code === status.NOT_FOUND) return this.remember(key, null);

@@ -1,13 +1,9 @@
 import { AppError, CallContext, invalid, requireOrg } from '@crm/grpc-kit';
+import type { connector } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import { connectedAccountIds } from '../db/accounts.repo';
 
-export interface PhoneLookupResult {
-  found: boolean;
-  chatnetUid?: string;
-  displayName?: string;
-  accountId: string;
-}
+export type PhoneLookupResult = connector.PhoneLookupResult__Output;
 
 /** Connected accounts tried per lookup: one held by no instance right now (moving) passes to the next. */
 const ACCOUNTS_TRIED = 3;
@@ -48,7 +44,7 @@ export async function lookupPhone(deps: Deps, ctx: CallContext, req: { phone?: s
       return await deps.peers.onHolder(
         accountId,
         () => lookupHere(deps, orgId, accountId, digits),
-        (peer) => peer.PeerLookupPhone<PhoneLookupResult>({ accountId, phone: digits }, { orgId, requestId: ctx.requestId }),
+        (peer) => peer.PeerLookupPhone({ accountId, phone: digits }, { orgId, requestId: ctx.requestId }),
       );
     } catch (err) {
       // Connected on paper but between instances right now: another account may do.

@@ -76,7 +76,7 @@ function onHolder(deps: Deps, orgId: string, accountId: string, action: Action, 
     .onHolder(
       accountId,
       () => runLocal(deps, orgId, accountId, action, payload),
-      async (peer) => JSON.parse((await peer.PeerSandbox<{ resultJson: string }>({ accountId, action, payloadJson: JSON.stringify(payload) }, { orgId })).resultJson || '{}'),
+      async (peer) => JSON.parse((await peer.PeerSandbox({ accountId, action, payloadJson: JSON.stringify(payload) }, { orgId })).resultJson || '{}'),
     )
     .catch((err: AppError) => {
       throw err.code === 'account_not_live' ? whenNobody() : err;

@@ -25,7 +25,7 @@ export function identityUserNames(identity: IdentityChannel): UserNames {
       const next = async (): Promise<void> => {
         for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
           try {
-            const user = await get().GetUser<{ fullName: string }>({ id }, { orgId });
+            const user = await get().GetUser({ id }, { orgId });
             names.set(id, user.fullName);
           } catch (err) {
             if (decodeRemoteError(err as { code?: number }).grpcCode !== status.NOT_FOUND) throw err;
