@@ -13,8 +13,16 @@ export const ORG_FREE_METHODS = {
   'connector.v1.ConnectorPeerService': ['PeerRelease'],
 } as const satisfies { readonly [N in ServiceName]?: readonly (keyof MethodsOf<Services[N]>)[] };
 
-/** The org-free method names of service `N` (never when it has none). */
-export type OrgFreeMethodOf<N> = N extends keyof typeof ORG_FREE_METHODS ? (typeof ORG_FREE_METHODS)[N][number] : never;
+type OrgFreeServices = typeof ORG_FREE_METHODS;
+
+/**
+ * The org-free method names of the service whose generated definition is `S` (never when it has none). Keyed by
+ * the definition, not the name, so `HandlersFor<N>` and `GrpcServer.add`'s `TypedHandlers<S>` are one type even
+ * for a generic `N`.
+ */
+export type OrgFreeMethodIn<S> = {
+  [N in keyof OrgFreeServices]: [S] extends [Services[N]] ? ([Services[N]] extends [S] ? OrgFreeServices[N][number] : never) : never;
+}[keyof OrgFreeServices];
 
 const ORG_FREE = new Set(Object.entries(ORG_FREE_METHODS).flatMap(([service, methods]) => methods.map((m) => `${service}/${m}`)));
 

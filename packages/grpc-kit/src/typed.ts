@@ -2,7 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import type { ServiceName, Services } from '@crm/proto-types';
 import type { CallContext, OrgContext } from './context';
-import type { OrgFreeMethodOf } from './org-free';
+import type { OrgFreeMethodIn } from './org-free';
 
 /**
  * A loaded service's constructor that remembers, for the compiler only, which generated definition it came from
@@ -49,11 +49,11 @@ export type ResponseOf<D> = Parts<D>['resOut'];
 export type Handler<Req, Res, Ctx extends CallContext = OrgContext> = (req: Req, ctx: Ctx) => Promise<Res>;
 
 /**
- * One handler per method of service `S`, each typed by the method's generated messages; the methods in `OrgFree`
- * get a plain `CallContext`, the others one whose org the server checked.
+ * One handler per method of service `S`, each typed by the method's generated messages; the org-free methods
+ * (org-free.ts) get a plain `CallContext`, the others one whose org the server checked.
  */
-export type TypedHandlers<S, OrgFree = never> = {
-  [M in keyof MethodsOf<S>]: Handler<RequestOf<S[M]>, ReplyOf<S[M]>, M extends OrgFree ? CallContext : OrgContext>;
+export type TypedHandlers<S> = {
+  [M in keyof MethodsOf<S>]: Handler<RequestOf<S[M]>, ReplyOf<S[M]>, M extends OrgFreeMethodIn<S> ? CallContext : OrgContext>;
 };
 
 export interface CallOptions {
@@ -79,7 +79,7 @@ export type ServiceClient<S> = { [M in keyof MethodsOf<S>]: UnaryCall<RequestInp
 };
 
 /** The handlers of a service named as in proto (`HandlersFor<'crm.v1.CrmService'>`). */
-export type HandlersFor<N extends ServiceName> = TypedHandlers<Services[N], OrgFreeMethodOf<N>>;
+export type HandlersFor<N extends ServiceName> = TypedHandlers<Services[N]>;
 
 /** A client of a service named as in proto (`ClientFor<'identity.v1.IdentityService'>`). */
 export type ClientFor<N extends ServiceName> = ServiceClient<Services[N]>;
