@@ -36,7 +36,6 @@ export interface TransferSummary {
 
 /** RecordContactTransfer: the one audit entry of a finished import (team lead and above) or export. */
 export async function recordTransfer(deps: Deps, ctx: OrgContext, req: TransferSummary) {
-  ctx.orgId;
   if (req.kind === 'import') {
     requireCan(ctx, 'contacts:import');
     await withTransaction(deps.pool, (tx) =>
