@@ -20,19 +20,32 @@ export const AUTH_METADATA_KEY = 'authorization';
 /** The request id, beside the credential: it labels logs across services. */
 export const REQUEST_ID_METADATA_KEY = 'x-request-id';
 
-/** For handlers that act inside an organization: fails closed when the gateway sent no org. */
-export function requireOrg(ctx: CallContext): string {
+declare const orgChecked: unique symbol;
+
+/**
+ * A call context whose org was checked: the server wrapper gives one to every handler but the org-free ones
+ * (org-free.ts), and `orgContext` makes one elsewhere (event consumers, the HTTP port). Functions that act inside
+ * an organization take this type, so a call that skipped the check does not compile.
+ */
+export type OrgContext = CallContext & { readonly [orgChecked]: true };
+
+/** The org check: fails closed when the caller sent no org. */
+export function orgContext(ctx: CallContext): OrgContext {
   if (!ctx.orgId) throw new AppError('unauthenticated', 'No organization in call metadata');
-  return ctx.orgId;
+  return ctx as OrgContext;
 }
 
-export function requireUser(ctx: CallContext): { orgId: string; userId: string; role: string } {
-  const orgId = requireOrg(ctx);
+/** For code not yet converted to `OrgContext` (the server wrapper checks the org first anyway). */
+export function requireOrg(ctx: CallContext): string {
+  return orgContext(ctx).orgId;
+}
+
+/** The org was checked (OrgContext); this checks there is a user. */
+export function requireUser(ctx: OrgContext): { orgId: string; userId: string; role: string } {
   if (!ctx.userId) throw new AppError('unauthenticated', 'No user in call metadata');
-  return { orgId, userId: ctx.userId, role: ctx.role };
+  return { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role };
 }
 
-export function requireCan(ctx: CallContext, permission: Permission): void {
-  requireOrg(ctx);
+export function requireCan(ctx: OrgContext, permission: Permission): void {
   requirePermission(ctx.role, permission);
 }

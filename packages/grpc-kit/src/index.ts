@@ -8,5 +8,6 @@ export * from './client';
 export * from './internal-auth';
 export * from './trace-context';
 export * from './typed';
+export * from './org-free';
 export { TokenError, type InternalClaims } from './internal-token';
 export { Metadata, status } from '@grpc/grpc-js';

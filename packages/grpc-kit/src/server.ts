@@ -3,9 +3,10 @@ import * as grpc from '@grpc/grpc-js';
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Logger } from '@crm/logger';
 import { ChildCache, grpcServerDuration, type Metrics } from '@crm/metrics';
-import { AUTH_METADATA_KEY, CallContext, REQUEST_ID_METADATA_KEY } from './context';
+import { AUTH_METADATA_KEY, CallContext, orgContext, REQUEST_ID_METADATA_KEY } from './context';
 import { AppError, errorMetadata, grpcStatusOf } from './errors';
 import type { InternalAuth } from './internal-auth';
+import { isOrgFree } from './org-free';
 import { loadProto, serviceDefinition } from './proto';
 import { Readiness, type ReadinessCheck } from './readiness';
 import { contextFromTraceparent, TRACEPARENT } from './trace-context';
@@ -14,7 +15,7 @@ import type { Handler, ServiceConstructor, TypedHandlers } from './typed';
 const tracer = trace.getTracer('@crm/grpc-kit');
 
 /** A handler as the wrapper sees it: the service's types were checked where the handlers were written. */
-type AnyMethodHandler = Handler<unknown, unknown>;
+type AnyMethodHandler = Handler<unknown, unknown, CallContext>;
 
 /**
  * PostgreSQL's refusals of a value the client sent (a NUL byte or an unencodable character in text, a malformed
@@ -42,11 +43,12 @@ function tokenOf(md: grpc.Metadata): string | undefined {
 
 /**
  * Wrap a handler so the call is authenticated before anything else (the internal credential, checked against
- * `fullMethod`), and errors keep their meaning across the wire: AppError → its status and code, anything else →
+ * `fullMethod`, then the org it names, unless the method is org-free), and errors keep their meaning across the wire: AppError → its status and code, anything else →
  * INTERNAL with an errorId that is logged here and shown to the client, never the stack.
  */
 function wrap(fullMethod: string, handler: AnyMethodHandler, log: Logger, auth: InternalAuth, done: CallTimer): grpc.handleUnaryCall<unknown, unknown> {
   const name = fullMethod.slice(fullMethod.indexOf('/') + 1);
+  const needsOrg = !isOrgFree(fullMethod);
   return (call, cb) => {
     const started = performance.now();
     const callback = (err: grpc.ServiceError | Partial<grpc.StatusObject> | null, res?: unknown) => {
@@ -66,7 +68,8 @@ function wrap(fullMethod: string, handler: AnyMethodHandler, log: Logger, auth: 
     Promise.resolve()
       .then(() => {
         ctx = auth.verify(tokenOf(call.metadata), fullMethod, requestIdOf(call.metadata));
-        return handler(call.request, ctx);
+        // The one org check for the call: handlers of methods that act inside an org receive an OrgContext.
+        return handler(call.request, needsOrg ? orgContext(ctx) : ctx);
       })
       .then(
       (res) => {

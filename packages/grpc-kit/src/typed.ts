@@ -1,7 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import type { ServiceName, Services } from '@crm/proto-types';
-import type { CallContext } from './context';
+import type { CallContext, OrgContext } from './context';
+import type { OrgFreeMethodIn } from './org-free';
 
 /**
  * A loaded service's constructor that remembers, for the compiler only, which generated definition it came from
@@ -41,11 +42,19 @@ export type RequestInputOf<D> = Encodable<Parts<D>['reqIn']>;
 /** The response as a caller receives it, decoded like a request on the server. */
 export type ResponseOf<D> = Parts<D>['resOut'];
 
-/** A unary handler: request in, response out; throw AppError for anything a client should see. */
-export type Handler<Req, Res> = (req: Req, ctx: CallContext) => Promise<Res>;
+/**
+ * A unary handler: request in, response out; throw AppError for anything a client should see. `Ctx` is an
+ * `OrgContext` except for the org-free methods (org-free.ts).
+ */
+export type Handler<Req, Res, Ctx extends CallContext = OrgContext> = (req: Req, ctx: Ctx) => Promise<Res>;
 
-/** One handler per method of service `S`, each typed by the method's generated messages. */
-export type TypedHandlers<S> = { [M in keyof MethodsOf<S>]: Handler<RequestOf<S[M]>, ReplyOf<S[M]>> };
+/**
+ * One handler per method of service `S`, each typed by the method's generated messages; the org-free methods
+ * (org-free.ts) get a plain `CallContext`, the others one whose org the server checked.
+ */
+export type TypedHandlers<S> = {
+  [M in keyof MethodsOf<S>]: Handler<RequestOf<S[M]>, ReplyOf<S[M]>, M extends OrgFreeMethodIn<S> ? CallContext : OrgContext>;
+};
 
 export interface CallOptions {
   deadlineMs?: number;

@@ -1,4 +1,4 @@
-import { AppError, CallContext, invalid, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { draftReply, findQuestion, Tone, TONES } from '../local/draft';
 import { EMOTIONS, Emotion } from '../local/lexicon';
@@ -24,7 +24,7 @@ interface Answered {
 /** Ask the configured provider; on no provider, no key, or any failure, the local engine answers. */
 async function answer<T>(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   settings: AssistantSettings,
   remote: { prompt: ChatPrompt; parse: (text: string) => T },
   local: () => T,
@@ -63,8 +63,8 @@ function requiredId(value: string | undefined, field: string): string {
   return value.trim();
 }
 
-export async function replyDraft(deps: Deps, ctx: CallContext, req: { conversationId?: string; messageId?: string; tone?: string }) {
-  const orgId = requireOrg(ctx);
+export async function replyDraft(deps: Deps, ctx: OrgContext, req: { conversationId?: string; messageId?: string; tone?: string }) {
+  const { orgId } = ctx;
   const conversationId = requiredId(req.conversationId, 'conversationId');
   const messageId = requiredId(req.messageId, 'messageId');
   const tone = (req.tone || 'friendly') as Tone;
@@ -97,8 +97,8 @@ export async function replyDraft(deps: Deps, ctx: CallContext, req: { conversati
   return { ...result, tone, question, quotaRemaining: quota.remaining };
 }
 
-export async function summary(deps: Deps, ctx: CallContext, req: { conversationId?: string }) {
-  const orgId = requireOrg(ctx);
+export async function summary(deps: Deps, ctx: OrgContext, req: { conversationId?: string }) {
+  const { orgId } = ctx;
   const conversationId = requiredId(req.conversationId, 'conversationId');
   const settings = await enabledSettings(deps, orgId);
   const { conversation } = await deps.messaging.load(ctx, conversationId, deps.config.AI_CONTEXT_MESSAGES);
@@ -133,8 +133,8 @@ export async function summary(deps: Deps, ctx: CallContext, req: { conversationI
 
 const LABELS: SentimentLabel[] = ['positive', 'neutral', 'negative', 'mixed'];
 
-export async function sentiment(deps: Deps, ctx: CallContext, req: { text?: string }) {
-  const orgId = requireOrg(ctx);
+export async function sentiment(deps: Deps, ctx: OrgContext, req: { text?: string }) {
+  const { orgId } = ctx;
   const text = (req.text ?? '').trim();
   if (!text) throw invalid('text', 'is required');
   if (text.length > MAX_SENTIMENT_TEXT) throw invalid('text', `must be at most ${MAX_SENTIMENT_TEXT} characters`);

@@ -1,6 +1,6 @@
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
+import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as repo from '../db/assistant-settings.repo';
 import { isProviderId, LOCAL_ENGINE, PROVIDER_IDS, PROVIDERS } from '../providers/catalog';
@@ -80,14 +80,14 @@ async function describe(deps: Deps, orgId: string, s: AssistantSettings) {
   };
 }
 
-export async function getConfig(deps: Deps, ctx: CallContext) {
-  const orgId = requireOrg(ctx);
+export async function getConfig(deps: Deps, ctx: OrgContext) {
+  const { orgId } = ctx;
   return describe(deps, orgId, await settingsOf(deps, orgId));
 }
 
 const MODEL = /^[\w.:/@+-]{1,200}$/;
 
-export async function updateConfig(deps: Deps, ctx: CallContext, req: { provider?: string; model?: string; dailyQuota?: number; enabled?: boolean }) {
+export async function updateConfig(deps: Deps, ctx: OrgContext, req: { provider?: string; model?: string; dailyQuota?: number; enabled?: boolean }) {
   requireCan(ctx, 'settings:edit');
   const orgId = ctx.orgId;
   const current = await settingsOf(deps, orgId);

@@ -1,4 +1,4 @@
-import { CallContext, requireOrg } from '@crm/grpc-kit';
+import { OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { ADAPTERS } from '../providers/adapters';
 import { isProviderId, PROVIDER_IDS, PROVIDERS } from '../providers/catalog';
@@ -11,8 +11,8 @@ import { connectionOf, resolveForUse } from './providers';
  * unreachable host or an unknown provider all answer `{models: [], error}` so the UI can let the user
  * type a model name instead.
  */
-export async function listModels(deps: Deps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function listModels(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   if (!isProviderId(id)) {
     return { models: [], error: `Unknown AI provider "${id.slice(0, 40)}"; the providers are ${PROVIDER_IDS.join(', ')}` };
   }

@@ -1,6 +1,6 @@
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { AddressGuard } from '@crm/net-guard';
 import type { Deps } from '../deps';
 import * as repo from '../db/provider-settings.repo';
@@ -67,8 +67,8 @@ function view(p: ResolvedProvider) {
   };
 }
 
-export async function list(deps: Deps, ctx: CallContext) {
-  const orgId = requireOrg(ctx);
+export async function list(deps: Deps, ctx: OrgContext) {
+  const { orgId } = ctx;
   const rows = new Map((await repo.listForOrg(deps.pool, orgId)).map((r) => [r.provider, r]));
   return { providers: PROVIDER_IDS.map((id) => view(combine(deps, PROVIDERS[id], rows.get(id)))) };
 }
@@ -135,7 +135,7 @@ export function normaliseBaseUrl(raw: string, field = 'baseUrl'): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-export async function update(deps: Deps, ctx: CallContext, req: { id: string; apiKey?: string; baseUrl?: string }) {
+export async function update(deps: Deps, ctx: OrgContext, req: { id: string; apiKey?: string; baseUrl?: string }) {
   requireCan(ctx, 'settings:edit');
   if (!isProviderId(req.id)) throw notFound('AI provider');
   const orgId = ctx.orgId;

@@ -1,4 +1,4 @@
-import { CallContext, invalid, requireCan, requireUser } from '@crm/grpc-kit';
+import { invalid, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import { EventEnvelope, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
@@ -22,13 +22,13 @@ export async function reminderMinutes(db: Queryable, orgId: string): Promise<num
 }
 
 /** GET /settings/appointments: any signed-in user of the org. */
-export async function getSettings(deps: Deps, ctx: CallContext) {
+export async function getSettings(deps: Deps, ctx: OrgContext) {
   const { orgId } = requireUser(ctx);
   return { reminderMinutesBefore: await reminderMinutes(deps.pool, orgId) };
 }
 
 /** PUT /settings/appointments: admins and owners; pending reminders move to the new lead time at once. */
-export async function updateSettings(deps: Deps, ctx: CallContext, req: { reminderMinutesBefore?: number }) {
+export async function updateSettings(deps: Deps, ctx: OrgContext, req: { reminderMinutesBefore?: number }) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = requireUser(ctx);
   const m = req.reminderMinutesBefore;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as repo from '../db/campaigns.repo';
 import { listRecipients } from '../db/recipients.repo';
@@ -98,7 +98,7 @@ async function templateFor(deps: Deps, orgId: string, id: string | undefined, fi
   return t;
 }
 
-async function listFor(deps: Deps, ctx: CallContext, id: string | undefined): Promise<ListBrief> {
+async function listFor(deps: Deps, ctx: OrgContext, id: string | undefined): Promise<ListBrief> {
   const lid = id?.trim();
   if (!lid) throw invalid('listId', 'is required');
   const list = isUuid(lid) ? await findList(deps, ctx, lid.toLowerCase()) : undefined;
@@ -122,7 +122,7 @@ async function wakeSenders(deps: Deps): Promise<void> {
  * A draft's contactCount is its list's live count. Asked of crm when someone looks (at most `limit`
  * lists at once); when crm cannot answer, the last known count stands and the reason is logged.
  */
-async function refreshDraftCounts(deps: Deps, ctx: CallContext, rows: repo.CampaignRow[]): Promise<void> {
+async function refreshDraftCounts(deps: Deps, ctx: OrgContext, rows: repo.CampaignRow[]): Promise<void> {
   const drafts = rows.filter((r) => r.status === 'draft');
   const listIds = [...new Set(drafts.map((r) => r.list_id))];
   if (listIds.length === 0) return;
@@ -150,7 +150,7 @@ async function refreshDraftCounts(deps: Deps, ctx: CallContext, rows: repo.Campa
   }
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: { status?: string }) {
+export async function list(deps: Deps, ctx: OrgContext, req: { status?: string }) {
   const { orgId } = requireUser(ctx);
   if (req.status && !(CAMPAIGN_STATUSES as readonly string[]).includes(req.status)) throw invalid('status', `must be one of ${CAMPAIGN_STATUSES.join(', ')}`);
   const rows = await repo.listCampaigns(deps.pool, orgId, req.status || undefined);
@@ -158,14 +158,14 @@ export async function list(deps: Deps, ctx: CallContext, req: { status?: string 
   return { data: rows.map(repo.toCampaign) };
 }
 
-export async function get(deps: Deps, ctx: CallContext, id: string) {
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   const row = await load(deps, orgId, id);
   await refreshDraftCounts(deps, ctx, [row]);
   return repo.toCampaign(row);
 }
 
-export async function create(deps: Deps, ctx: CallContext, input: CampaignInput) {
+export async function create(deps: Deps, ctx: OrgContext, input: CampaignInput) {
   const { orgId, userId } = requireUser(ctx);
   requireCan(ctx, 'campaigns:manage');
   const name = requiredText('name', input.name, 200);
@@ -196,7 +196,7 @@ export async function create(deps: Deps, ctx: CallContext, input: CampaignInput)
 }
 
 /** Only a draft is edited (an active campaign is paused or cancelled instead); only sent fields change. */
-export async function update(deps: Deps, ctx: CallContext, input: CampaignInput) {
+export async function update(deps: Deps, ctx: OrgContext, input: CampaignInput) {
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'campaigns:manage');
   const current = await load(deps, orgId, input.id);
@@ -228,7 +228,7 @@ export async function update(deps: Deps, ctx: CallContext, input: CampaignInput)
 }
 
 /** Set when sending starts (draft, active or paused); an active campaign waits for a later time, or goes now. */
-export async function schedule(deps: Deps, ctx: CallContext, req: { id: string; schedule?: string }) {
+export async function schedule(deps: Deps, ctx: OrgContext, req: { id: string; schedule?: string }) {
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'campaigns:manage');
   const current = await load(deps, orgId, req.id);
@@ -245,7 +245,7 @@ export async function schedule(deps: Deps, ctx: CallContext, req: { id: string; 
  * fixed, and the sender snapshots the list's members into the recipients, then sends from the schedule on.
  * paused → active resumes; active stays active; completed and cancelled campaigns are finished.
  */
-export async function activate(deps: Deps, ctx: CallContext, id: string) {
+export async function activate(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'campaigns:manage');
   const current = await load(deps, orgId, id);
@@ -288,7 +288,7 @@ export async function activate(deps: Deps, ctx: CallContext, id: string) {
 }
 
 /** active → paused: the message in flight finishes, nothing more is sent until it is activated again. */
-export async function pause(deps: Deps, ctx: CallContext, id: string) {
+export async function pause(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'campaigns:manage');
   const current = await load(deps, orgId, id);
@@ -299,7 +299,7 @@ export async function pause(deps: Deps, ctx: CallContext, id: string) {
 }
 
 /** draft, active or paused → cancelled, for good: recipients not reached yet are never sent to. */
-export async function cancel(deps: Deps, ctx: CallContext, id: string) {
+export async function cancel(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'campaigns:manage');
   const current = await load(deps, orgId, id);
@@ -310,7 +310,7 @@ export async function cancel(deps: Deps, ctx: CallContext, id: string) {
   return repo.toCampaign(row);
 }
 
-export async function recipients(deps: Deps, ctx: CallContext, req: { campaignId: string; page?: number; limit?: number; status?: string }) {
+export async function recipients(deps: Deps, ctx: OrgContext, req: { campaignId: string; page?: number; limit?: number; status?: string }) {
   const { orgId } = requireUser(ctx);
   const campaign = await load(deps, orgId, req.campaignId);
   if (req.status && !(RECIPIENT_STATUSES as readonly string[]).includes(req.status)) throw invalid('status', `must be one of ${RECIPIENT_STATUSES.join(', ')}`);

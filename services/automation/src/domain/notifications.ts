@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CallContext, notFound, requireUser, roleRank, ROLES } from '@crm/grpc-kit';
+import { notFound, requireUser, roleRank, ROLES, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -12,24 +12,24 @@ import { isUuid } from '@crm/validation';
  * unread for each user until they read it.
  */
 
-function readerOf(ctx: CallContext): repo.Reader {
+function readerOf(ctx: OrgContext): repo.Reader {
   const { orgId, userId, role } = requireUser(ctx);
   const rank = roleRank(role);
   return { orgId, userId, roles: ROLES.filter((r) => roleRank(r) <= rank) };
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: { page: number; limit: number; unreadOnly: boolean }) {
+export async function list(deps: Deps, ctx: OrgContext, req: { page: number; limit: number; unreadOnly: boolean }) {
   const page = { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };
   return repo.listNotifications(deps.pool, readerOf(ctx), page, Boolean(req.unreadOnly));
 }
 
-export async function markRead(deps: Deps, ctx: CallContext, id: string) {
+export async function markRead(deps: Deps, ctx: OrgContext, id: string) {
   const reader = readerOf(ctx);
   if (!isUuid(id) || !(await repo.markRead(deps.pool, reader, id.toLowerCase()))) throw notFound('Notification');
   return { ok: true, message: 'Notification marked as read' };
 }
 
-export async function markAllRead(deps: Deps, ctx: CallContext) {
+export async function markAllRead(deps: Deps, ctx: OrgContext) {
   const updated = await repo.markAllRead(deps.pool, readerOf(ctx));
   return { message: updated === 1 ? '1 notification marked as read' : `${updated} notifications marked as read`, updated };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { AppError, CallContext, invalid, notFound, requireCan, requireUser, status } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, requireUser, status, OrgContext } from '@crm/grpc-kit';
 import { isUuid } from '@crm/validation';
 import type { automation } from '@crm/proto-types';
 import type { Deps } from '../deps';
@@ -39,7 +39,7 @@ async function load(deps: Deps, orgId: string, id: string) {
  * Ids in actions must exist in the caller's org: templates here, users through identity (asked with the
  * caller's own context, so another org's user is simply not found).
  */
-async function checkReferences(deps: Deps, ctx: CallContext, actions: ActionDef[]): Promise<void> {
+async function checkReferences(deps: Deps, ctx: OrgContext, actions: ActionDef[]): Promise<void> {
   const refs = referencesOf(actions);
   const found = await existingTemplateIds(deps.pool, ctx.orgId, [...new Set(refs.templates.map((t) => t.id))]);
   const missingTemplate = refs.templates.find((t) => !found.has(t.id));
@@ -65,18 +65,18 @@ async function checkReferences(deps: Deps, ctx: CallContext, actions: ActionDef[
   for (const u of refs.users) await checked.get(u.id);
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: { page?: number; limit?: number; status?: string; type?: string; triggerType?: string }) {
+export async function list(deps: Deps, ctx: OrgContext, req: { page?: number; limit?: number; status?: string; type?: string; triggerType?: string }) {
   const { orgId } = requireUser(ctx);
   if (req.status && !STATUSES.includes(req.status)) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
   return repo.listRules(deps.pool, orgId, { ...pageOf(req), status: req.status || undefined, type: req.type?.trim() || undefined, triggerType: req.triggerType || undefined });
 }
 
-export async function get(deps: Deps, ctx: CallContext, id: string) {
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   return repo.toRule(await load(deps, orgId, id));
 }
 
-export async function create(deps: Deps, ctx: CallContext, input: RuleInput) {
+export async function create(deps: Deps, ctx: OrgContext, input: RuleInput) {
   const { orgId, userId } = requireUser(ctx);
   requireCan(ctx, 'automation:manage');
   const name = validateName(input.name);
@@ -90,7 +90,7 @@ export async function create(deps: Deps, ctx: CallContext, input: RuleInput) {
   return repo.toRule((await repo.getRule(deps.pool, orgId, id))!);
 }
 
-export async function update(deps: Deps, ctx: CallContext, input: RuleInput) {
+export async function update(deps: Deps, ctx: OrgContext, input: RuleInput) {
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'automation:manage');
   const current = await load(deps, orgId, input.id);
@@ -111,7 +111,7 @@ export async function update(deps: Deps, ctx: CallContext, input: RuleInput) {
 }
 
 /** draft or paused → active (active stays active). The references are checked again: a template may be gone. */
-export async function activate(deps: Deps, ctx: CallContext, id: string) {
+export async function activate(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'automation:manage');
   const current = await load(deps, orgId, id);
@@ -124,7 +124,7 @@ export async function activate(deps: Deps, ctx: CallContext, id: string) {
 }
 
 /** active → paused (paused stays paused); a draft was never active, so it cannot be paused. */
-export async function pause(deps: Deps, ctx: CallContext, id: string) {
+export async function pause(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'automation:manage');
   const current = await load(deps, orgId, id);
@@ -135,7 +135,7 @@ export async function pause(deps: Deps, ctx: CallContext, id: string) {
   return repo.toRule((await repo.getRule(deps.pool, orgId, current.id))!);
 }
 
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'automation:manage');
   if (!isUuid(id)) throw notFound('Automation rule');
@@ -148,7 +148,7 @@ export async function remove(deps: Deps, ctx: CallContext, id: string) {
   return { ok: true, message: 'Automation rule deleted' };
 }
 
-export async function listRuns(deps: Deps, ctx: CallContext, req: { ruleId: string; page?: number; limit?: number; status?: string }) {
+export async function listRuns(deps: Deps, ctx: OrgContext, req: { ruleId: string; page?: number; limit?: number; status?: string }) {
   const { orgId } = requireUser(ctx);
   const rule = await load(deps, orgId, req.ruleId);
   if (req.status && !RUN_STATUSES.includes(req.status)) throw invalid('status', `must be one of ${RUN_STATUSES.join(', ')}`);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as repo from '../db/templates.repo';
 import { draftsUsingTemplate } from '../db/campaigns.repo';
@@ -55,17 +55,17 @@ async function load(deps: Deps, orgId: string, id: string) {
   return row;
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: { category?: string }) {
+export async function list(deps: Deps, ctx: OrgContext, req: { category?: string }) {
   const { orgId } = requireUser(ctx);
   return { data: await repo.listTemplates(deps.pool, orgId, req.category?.trim() || undefined) };
 }
 
-export async function get(deps: Deps, ctx: CallContext, id: string) {
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   return repo.toTemplate(await load(deps, orgId, id));
 }
 
-export async function create(deps: Deps, ctx: CallContext, input: TemplateInput) {
+export async function create(deps: Deps, ctx: OrgContext, input: TemplateInput) {
   requireUser(ctx);
   requireCan(ctx, 'automation:manage');
   const name = requiredText('name', input.name, 200);
@@ -81,7 +81,7 @@ export async function create(deps: Deps, ctx: CallContext, input: TemplateInput)
   return repo.toTemplate(row);
 }
 
-export async function update(deps: Deps, ctx: CallContext, input: TemplateInput) {
+export async function update(deps: Deps, ctx: OrgContext, input: TemplateInput) {
   requireUser(ctx);
   requireCan(ctx, 'automation:manage');
   const current = await load(deps, ctx.orgId, input.id);
@@ -99,7 +99,7 @@ export async function update(deps: Deps, ctx: CallContext, input: TemplateInput)
   return repo.toTemplate(row);
 }
 
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireUser(ctx);
   requireCan(ctx, 'automation:manage');
   const current = await load(deps, ctx.orgId, id);

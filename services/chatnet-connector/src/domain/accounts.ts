@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { iso, isoOrUndefined, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { AppError, CallContext, can, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import { AppError, can, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { isUuid } from '@crm/validation';
 import * as repo from '../db/accounts.repo';
 import type { AccountRow } from '../db/accounts.repo';
@@ -25,7 +25,7 @@ export async function loadAccount(deps: Deps, orgId: string, id: string): Promis
 }
 
 /** An account is managed by its owner or by whoever may edit the org's settings (admin, owner). */
-function assertMayManage(ctx: CallContext, row: AccountRow): void {
+function assertMayManage(ctx: OrgContext, row: AccountRow): void {
   if (row.owner_user_id && row.owner_user_id === ctx.userId) return;
   requireCan(ctx, 'settings:edit');
 }
@@ -65,7 +65,7 @@ function toAccount(row: AccountRow, live: LiveStatus, owner: Owner | null) {
   };
 }
 
-async function present(deps: Deps, ctx: CallContext, rows: AccountRow[]) {
+async function present(deps: Deps, ctx: OrgContext, rows: AccountRow[]) {
   const [live, owners] = await Promise.all([
     deps.leases.liveInfo(rows.map((r) => r.id)),
     deps.owners.lookup(ctx, rows.map((r) => r.owner_user_id)),
@@ -73,7 +73,7 @@ async function present(deps: Deps, ctx: CallContext, rows: AccountRow[]) {
   return rows.map((r, i) => toAccount(r, liveStatusOf(live[i].holder, live[i].info), r.owner_user_id ? (owners.get(r.owner_user_id) ?? null) : null));
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: { status?: string; assignedTo?: string; search?: string }) {
+export async function list(deps: Deps, ctx: OrgContext, req: { status?: string; assignedTo?: string; search?: string }) {
   const { orgId } = requireUser(ctx);
   if (req.status && !(STATUSES as readonly string[]).includes(req.status)) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
   if (req.assignedTo && !isUuid(req.assignedTo)) throw invalid('assignedTo', 'must be a user id');
@@ -81,21 +81,21 @@ export async function list(deps: Deps, ctx: CallContext, req: { status?: string;
   return { data: await present(deps, ctx, rows) };
 }
 
-export async function get(deps: Deps, ctx: CallContext, id: string) {
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   const row = await loadAccount(deps, orgId, id);
   return (await present(deps, ctx, [row]))[0];
 }
 
 /** The QR code shown now by a login of the account (cached in Redis by the instance running it), or nothing. */
-export async function pendingQr(deps: Deps, ctx: CallContext, id: string): Promise<{ qr?: string; expiresAt?: string }> {
+export async function pendingQr(deps: Deps, ctx: OrgContext, id: string): Promise<{ qr?: string; expiresAt?: string }> {
   const { orgId } = requireUser(ctx);
   await loadAccount(deps, orgId, id);
   const current = await deps.sessions.currentQr(id);
   return current ? { qr: current.qr, expiresAt: current.expiresAt } : {};
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: { displayName: string; proxyUrl?: string; ownerUserId?: string }) {
+export async function create(deps: Deps, ctx: OrgContext, req: { displayName: string; proxyUrl?: string; ownerUserId?: string }) {
   const { orgId, userId } = requireUser(ctx);
   const displayName = (req.displayName ?? '').trim();
   if (!displayName) throw invalid('displayName', 'is required');
@@ -122,7 +122,7 @@ export async function create(deps: Deps, ctx: CallContext, req: { displayName: s
   return { id: row.id, displayName: row.display_name, status: row.status, createdAt: iso(row.created_at) };
 }
 
-export async function login(deps: Deps, ctx: CallContext, id: string) {
+export async function login(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   const row = await loadAccount(deps, orgId, id);
   assertMayManage(ctx, row);
@@ -146,7 +146,7 @@ export async function login(deps: Deps, ctx: CallContext, id: string) {
   throw new AppError('failed_precondition', 'The account is busy; try again in a moment', { code: 'account_busy' });
 }
 
-export async function reconnect(deps: Deps, ctx: CallContext, id: string) {
+export async function reconnect(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   const row = await loadAccount(deps, orgId, id);
   assertMayManage(ctx, row);
@@ -165,14 +165,14 @@ export async function reconnect(deps: Deps, ctx: CallContext, id: string) {
   throw new AppError('failed_precondition', 'The account is already reconnecting; try again in a moment', { code: 'reconnect_in_progress' });
 }
 
-export async function status(deps: Deps, ctx: CallContext, id: string) {
+export async function status(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   await loadAccount(deps, orgId, id);
   const [{ holder, info }] = await deps.leases.liveInfo([id]);
   return { accountId: id, liveStatus: liveStatusOf(holder, info) };
 }
 
-export async function setProxy(deps: Deps, ctx: CallContext, req: { id: string; proxyUrl: string }) {
+export async function setProxy(deps: Deps, ctx: OrgContext, req: { id: string; proxyUrl: string }) {
   const { orgId } = requireUser(ctx);
   const row = await loadAccount(deps, orgId, req.id);
   assertMayManage(ctx, row);
@@ -191,7 +191,7 @@ export async function setProxy(deps: Deps, ctx: CallContext, req: { id: string; 
   return { message: restarted ? `${what}; the live connection is being re-established with it` : `${what}; it applies from the next connection`, hasProxy: proxy !== null };
 }
 
-export async function remove(deps: Deps, ctx: CallContext, req: { id: string; purge: boolean }) {
+export async function remove(deps: Deps, ctx: OrgContext, req: { id: string; purge: boolean }) {
   const { orgId } = requireUser(ctx);
   const row = await loadAccount(deps, orgId, req.id);
   assertMayManage(ctx, row);

@@ -1,4 +1,4 @@
-import { AppError, CallContext, invalid, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import type { ReadMessage, ThreadType } from '../drivers/driver';
 import { loadAccount } from './accounts';
@@ -52,8 +52,8 @@ export function markSeenOf(req: MarkSeenRequest): MarkSeen {
  * MarkThreadSeen: the account tells the network it read messages of a thread, on the instance holding its session.
  * NOT_FOUND outside the org, FAILED_PRECONDITION when not connected or not live, UNAVAILABLE when the network refused.
  */
-export async function markThreadSeen(deps: Deps, ctx: CallContext, req: MarkSeenRequest) {
-  const orgId = requireOrg(ctx);
+export async function markThreadSeen(deps: Deps, ctx: OrgContext, req: MarkSeenRequest) {
+  const { orgId } = ctx;
   const row = await loadAccount(deps, orgId, req.accountId);
   const seen = markSeenOf(req);
   if (row.status !== 'connected') {

@@ -1,4 +1,4 @@
-import { AppError, CallContext, invalid, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, OrgContext } from '@crm/grpc-kit';
 import type { connector } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import { connectedAccountIds } from '../db/accounts.repo';
@@ -34,8 +34,8 @@ export async function lookupHere(deps: Deps, orgId: string, accountId: string, d
  * LookupPhone (crm): whether the number belongs to a network user, asked through one of the caller's org's
  * connected accounts; one held here goes first (no forwarding), else the holder is asked over the peer service.
  */
-export async function lookupPhone(deps: Deps, ctx: CallContext, req: { phone?: string }): Promise<PhoneLookupResult> {
-  const orgId = requireOrg(ctx);
+export async function lookupPhone(deps: Deps, ctx: OrgContext, req: { phone?: string }): Promise<PhoneLookupResult> {
+  const { orgId } = ctx;
   const digits = lookupDigits(req.phone);
   const ids = await connectedAccountIds(deps.pool, orgId, 20);
   const ordered = [...ids.filter((id) => deps.sessions.isLive(id, orgId)), ...ids.filter((id) => !deps.sessions.isLive(id, orgId))];

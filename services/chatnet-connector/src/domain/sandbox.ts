@@ -1,4 +1,4 @@
-import { AppError, CallContext, invalid, requireCan, requireUser } from '@crm/grpc-kit';
+import { AppError, invalid, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import type { ChatnetProfile, Friend, InboundMessage, SeenReceipt, ThreadType } from '../drivers/driver';
 import { networkMessageId, networkUid, SandboxNetwork } from '../drivers/sandbox.driver';
@@ -15,7 +15,7 @@ import { loadAccount } from './accounts';
  * Exists only with CHATNET_DRIVER=sandbox outside production and needs `sandbox:control` (owner, admin). Pushes to a live
  * connection run on the instance holding it.
  */
-function sandboxOf(deps: Deps, ctx: CallContext): SandboxNetwork {
+function sandboxOf(deps: Deps, ctx: OrgContext): SandboxNetwork {
   if (!deps.sandbox) throw new AppError('not_found', 'Sandbox control is off (it needs CHATNET_DRIVER=sandbox and NODE_ENV other than production)', { code: 'not_found' });
   requireUser(ctx);
   requireCan(ctx, 'sandbox:control');
@@ -90,7 +90,7 @@ const text = (field: string, value: string | undefined, max: number, required = 
   return v;
 };
 
-export async function scan(deps: Deps, ctx: CallContext, req: { id: string; chatnetUid?: string; displayName?: string; phone?: string; avatarUrl?: string }) {
+export async function scan(deps: Deps, ctx: OrgContext, req: { id: string; chatnetUid?: string; displayName?: string; phone?: string; avatarUrl?: string }) {
   sandboxOf(deps, ctx);
   const row = await loadAccount(deps, ctx.orgId, req.id);
   const uid = text('chatnetUid', req.chatnetUid, 64) || networkUid();
@@ -106,7 +106,7 @@ export async function scan(deps: Deps, ctx: CallContext, req: { id: string; chat
 
 export async function inbound(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: {
     id: string;
     fromUid: string;
@@ -188,7 +188,7 @@ export async function inbound(
  */
 export async function self(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { id: string; threadId: string; threadType: string; content: string; contentType: string; chatnetMessageId: string },
 ) {
   sandboxOf(deps, ctx);
@@ -232,7 +232,7 @@ const SEEN_MAX_IDS = 200;
  */
 export async function seen(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { id: string; threadId: string; threadType: string; chatnetMessageIds?: string[]; seenByUid?: string },
 ) {
   const net = sandboxOf(deps, ctx);
@@ -258,7 +258,7 @@ export async function seen(
   return { accountId: row.id, threadId, threadType, chatnetMessageIds, seenByUid, seenAt };
 }
 
-export async function drop(deps: Deps, ctx: CallContext, req: { id: string; reason: string; expireSession: boolean }) {
+export async function drop(deps: Deps, ctx: OrgContext, req: { id: string; reason: string; expireSession: boolean }) {
   sandboxOf(deps, ctx);
   const row = await loadAccount(deps, ctx.orgId, req.id);
   const reason = text('reason', req.reason, 200) || 'connection_dropped';
@@ -271,7 +271,7 @@ export async function drop(deps: Deps, ctx: CallContext, req: { id: string; reas
   };
 }
 
-export async function setFriends(deps: Deps, ctx: CallContext, req: { id: string; friends: Friend[] }) {
+export async function setFriends(deps: Deps, ctx: OrgContext, req: { id: string; friends: Friend[] }) {
   const net = sandboxOf(deps, ctx);
   const row = await loadAccount(deps, ctx.orgId, req.id);
   if (!row.chatnet_uid) {
@@ -295,7 +295,7 @@ export async function setFriends(deps: Deps, ctx: CallContext, req: { id: string
   return { accountId: row.id, friends, delivered };
 }
 
-export async function sentMessages(deps: Deps, ctx: CallContext, id: string) {
+export async function sentMessages(deps: Deps, ctx: OrgContext, id: string) {
   const net = sandboxOf(deps, ctx);
   const row = await loadAccount(deps, ctx.orgId, id);
   return { data: await net.sentBy(row.id) };
@@ -308,7 +308,7 @@ const PHONES_MAX = 500;
  * Register phone numbers in the network's user directory: a phone lookup (LookupPhone) from any account
  * then finds that user. The directory is the network's, not an org's, like the friend lists.
  */
-export async function setPhones(deps: Deps, ctx: CallContext, req: { phones?: Array<{ phone?: string; chatnetUid?: string; displayName?: string }> }) {
+export async function setPhones(deps: Deps, ctx: OrgContext, req: { phones?: Array<{ phone?: string; chatnetUid?: string; displayName?: string }> }) {
   const net = sandboxOf(deps, ctx);
   const list = req.phones ?? [];
   if (list.length === 0) throw invalid('phones', 'is required (at least one number)');
@@ -328,7 +328,7 @@ export async function setPhones(deps: Deps, ctx: CallContext, req: { phones?: Ar
 }
 
 /** What the account told the network it read, newest first (the agent marked conversations read in the CRM). */
-export async function seenByAgent(deps: Deps, ctx: CallContext, id: string) {
+export async function seenByAgent(deps: Deps, ctx: OrgContext, id: string) {
   const net = sandboxOf(deps, ctx);
   const row = await loadAccount(deps, ctx.orgId, id);
   return { data: await net.seenByAgent(row.id) };

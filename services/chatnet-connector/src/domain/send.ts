@@ -1,4 +1,4 @@
-import { AppError, CallContext, invalid, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, OrgContext } from '@crm/grpc-kit';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
 import type { ThreadType } from '../drivers/driver';
@@ -54,8 +54,8 @@ function attachmentsOf(list: NonNullable<SendRequest['attachments']>, maxFileByt
  * connected or no instance holds it live. Runs on the instance holding the session (forwarded there), which
  * streams the message's files from messaging itself: the forwarded call carries their ids, never their bytes.
  */
-export async function sendChatMessage(deps: Deps, ctx: CallContext, req: SendRequest) {
-  const orgId = requireOrg(ctx);
+export async function sendChatMessage(deps: Deps, ctx: OrgContext, req: SendRequest) {
+  const { orgId } = ctx;
   const row = await loadAccount(deps, orgId, req.accountId);
   const m = outboundOf(req, deps.config.ATTACHMENT_MAX_BYTES);
   if (row.status !== 'connected') {

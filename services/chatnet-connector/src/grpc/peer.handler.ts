@@ -1,4 +1,4 @@
-import { type HandlersFor, invalid, requireOrg } from '@crm/grpc-kit';
+import { type HandlersFor, invalid } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { markSeenOf } from '../domain/mark-seen';
 import { runLocal, sandboxAction } from '../domain/sandbox';
@@ -17,16 +17,16 @@ export function peerHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorPee
       // A message field decodes as null when the sender left it out.
       if (!req.message) throw invalid('message', 'is required');
       const m = outboundOf(req.message, deps.config.ATTACHMENT_MAX_BYTES);
-      return deps.sessions.send(req.message.accountId, requireOrg(ctx), m, m.clientMessageId, ctx.requestId);
+      return deps.sessions.send(req.message.accountId, ctx.orgId, m, m.clientMessageId, ctx.requestId);
     },
     PeerMarkSeen: async (req, ctx) => {
-      await deps.sessions.markSeen(req.accountId, requireOrg(ctx), markSeenOf(req));
+      await deps.sessions.markSeen(req.accountId, ctx.orgId, markSeenOf(req));
       return { ok: true, message: 'Marked seen on the network' };
     },
     PeerSandbox: async (req, ctx) => ({
-      resultJson: JSON.stringify((await runLocal(deps, requireOrg(ctx), req.accountId, sandboxAction(req.action), JSON.parse(req.payloadJson || '{}'))) ?? {}),
+      resultJson: JSON.stringify((await runLocal(deps, ctx.orgId, req.accountId, sandboxAction(req.action), JSON.parse(req.payloadJson || '{}'))) ?? {}),
     }),
-    PeerLookupPhone: (req, ctx) => lookupHere(deps, requireOrg(ctx), req.accountId, lookupDigits(req.phone)),
+    PeerLookupPhone: (req, ctx) => lookupHere(deps, ctx.orgId, req.accountId, lookupDigits(req.phone)),
     PeerRelease: async (req) => ({ ok: await deps.sessions.release(req.accountId, req.restart), message: '' }),
   };
 }

@@ -1,4 +1,4 @@
-import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
+import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { AnalyticsDeps } from './deps';
 import { percent } from './format';
 import { Period, periodOut, resolvePeriod } from './period';
@@ -59,9 +59,9 @@ function slices(p: Period, g: GroupBy): { key: string; period: Period }[] {
   return out;
 }
 
-export async function conversionFunnel(deps: AnalyticsDeps, ctx: CallContext, req: { dateFrom?: string; dateTo?: string; groupBy?: string }) {
+export async function conversionFunnel(deps: AnalyticsDeps, ctx: OrgContext, req: { dateFrom?: string; dateTo?: string; groupBy?: string }) {
   requireCan(ctx, 'analytics:view');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const period = resolvePeriod(req);
   const groupBy = parseGroupBy(req.groupBy);
   const cuts = groupBy ? slices(period, groupBy) : [];

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
+import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import { bucketOf } from './buckets';
 import { SERIES } from './conversation-events';
 import type { AnalyticsDeps } from './deps';
@@ -88,9 +88,9 @@ async function compute(db: PoolClient, orgId: string, period: Period, slaMs: num
   };
 }
 
-export async function responseTime(deps: AnalyticsDeps, ctx: CallContext, req: { dateFrom?: string; dateTo?: string; slaMinutes?: number }) {
+export async function responseTime(deps: AnalyticsDeps, ctx: OrgContext, req: { dateFrom?: string; dateTo?: string; slaMinutes?: number }) {
   requireCan(ctx, 'analytics:view');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const period = resolvePeriod(req);
   const sla = slaMinutes(req.slaMinutes);
   const stats = await inSnapshot(deps, (db) => compute(db, orgId, period, Math.floor(sla * 60_000)));

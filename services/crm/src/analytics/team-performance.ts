@@ -1,4 +1,4 @@
-import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
+import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { AnalyticsDeps } from './deps';
 import { cents, percent, seconds } from './format';
 import { periodOut, resolvePeriod } from './period';
@@ -19,9 +19,9 @@ import { revenueByUser, userActivity } from './stats.repo';
 
 const DEPARTMENT_MAX = 200;
 
-export async function teamPerformance(deps: AnalyticsDeps, ctx: CallContext, req: { dateFrom?: string; dateTo?: string; departmentId?: string }) {
+export async function teamPerformance(deps: AnalyticsDeps, ctx: OrgContext, req: { dateFrom?: string; dateTo?: string; departmentId?: string }) {
   requireCan(ctx, 'analytics:view');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const period = resolvePeriod(req);
   const department = (req.departmentId ?? '').trim();
   if (department.length > DEPARTMENT_MAX) throw invalid('departmentId', `must be at most ${DEPARTMENT_MAX} characters`);

@@ -1,4 +1,4 @@
-import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
+import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import * as contacts from '../contacts';
@@ -13,8 +13,8 @@ const PAGE_MAX = 1000;
  * ExportContacts: one page of the contacts the list's filters match, in id order after `afterId`. Inbox
  * visibility applies as in the list (an agent under "assigned" exports only the contacts they see).
  */
-export async function exportPage(deps: Deps, ctx: CallContext, req: { filters?: ListRequest | null; afterId?: string; limit?: number }) {
-  const orgId = requireOrg(ctx);
+export async function exportPage(deps: Deps, ctx: OrgContext, req: { filters?: ListRequest | null; afterId?: string; limit?: number }) {
+  const { orgId } = ctx;
   const afterId = req.afterId ?? '';
   if (afterId && !isUuid(afterId)) throw invalid('afterId', 'must be a contact id');
   const limit = Math.min(PAGE_MAX, Math.max(1, req.limit || PAGE_DEFAULT));
@@ -35,8 +35,7 @@ export interface TransferSummary {
 }
 
 /** RecordContactTransfer: the one audit entry of a finished import (team lead and above) or export. */
-export async function recordTransfer(deps: Deps, ctx: CallContext, req: TransferSummary) {
-  requireOrg(ctx);
+export async function recordTransfer(deps: Deps, ctx: OrgContext, req: TransferSummary) {
   if (req.kind === 'import') {
     requireCan(ctx, 'contacts:import');
     await withTransaction(deps.pool, (tx) =>

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
+import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import { type PoolClient, withTransaction } from '@crm/db';
 import { type ContactRow, type ContactWriter, diff, type ImportedChange, type ImportedValues } from '../contacts';
 import { applyChanges, fieldDefs, type FieldDef } from '../custom-fields';
@@ -124,9 +124,9 @@ const isPhoneRace = (err: unknown) => (err as { constraint?: string }).constrain
  * written in one transaction. A concurrent writer that takes a phone between the match and the insert makes the
  * batch run once more (its contact is then matched). A dry run does the same work and rolls it back.
  */
-export async function importBatch(deps: Deps, ctx: CallContext, req: ImportRequest): Promise<ImportResult> {
+export async function importBatch(deps: Deps, ctx: OrgContext, req: ImportRequest): Promise<ImportResult> {
   requireCan(ctx, 'contacts:import');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const rows = req.rows ?? [];
   if (rows.length > IMPORT_BATCH_MAX) throw invalid('rows', `must be at most ${IMPORT_BATCH_MAX} per call`);
   const defs: Map<string, FieldDef> = await fieldDefs(deps.pool, orgId);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
@@ -57,14 +57,14 @@ function options(type: FieldType, values: string[] | undefined): string[] {
 const keyTaken = () =>
   new AppError('already_exists', 'A custom field with this key already exists', { code: 'field_key_taken', details: [{ field: 'key', message: 'is already used by another custom field' }] });
 
-export async function list(deps: Deps, ctx: CallContext) {
-  const orgId = requireOrg(ctx);
+export async function list(deps: Deps, ctx: OrgContext) {
+  const { orgId } = ctx;
   return { data: (await repo.listFields(deps.pool, orgId)).map(repo.toField) };
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: FieldInput) {
+export async function create(deps: Deps, ctx: OrgContext, req: FieldInput) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const type = oneOf(req.type, FIELD_TYPES, 'type');
   const f = {
     id: randomUUID(),
@@ -84,9 +84,9 @@ export async function create(deps: Deps, ctx: CallContext, req: FieldInput) {
   }
 }
 
-export async function update(deps: Deps, ctx: CallContext, req: FieldInput) {
+export async function update(deps: Deps, ctx: OrgContext, req: FieldInput) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const row = isUuid(req.id) ? await repo.findField(deps.pool, orgId, req.id) : undefined;
   if (!row) throw notFound('Custom field');
   // Stored values were checked against the key and type; changing either would orphan or invalidate them.
@@ -103,9 +103,9 @@ export async function update(deps: Deps, ctx: CallContext, req: FieldInput) {
 }
 
 /** The definition and, in the same transaction, its values on every contact of the org. */
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Custom field');
   await withTransaction(deps.pool, async (tx) => {
     const deleted = await repo.deleteField(tx, orgId, id);

@@ -1,13 +1,13 @@
 import { withTransaction } from '@crm/db';
-import { CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { isUuid } from '../shared';
 import type { IntegrationDeps } from './deps';
 import * as repo from './integrations.repo';
 import { failRunningOf } from './socialnet/syncs.repo';
 
 /** Every integration of the org (connected, disconnected or with an expired token), oldest first. */
-export async function list(d: IntegrationDeps, ctx: CallContext) {
-  const orgId = requireOrg(ctx);
+export async function list(d: IntegrationDeps, ctx: OrgContext) {
+  const { orgId } = ctx;
   return { data: (await repo.listIntegrations(d.pool, orgId)).map(repo.toIntegration) };
 }
 
@@ -15,9 +15,9 @@ export async function list(d: IntegrationDeps, ctx: CallContext) {
  * Disconnect: the token is erased and the row kept (status disconnected) with its lastSync; a sync still
  * running for it fails with page_not_connected. Owners and admins only.
  */
-export async function disconnect(d: IntegrationDeps, ctx: CallContext, id: string) {
+export async function disconnect(d: IntegrationDeps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Integration');
   await withTransaction(d.pool, async (tx) => {
     if (!(await repo.markDisconnected(tx, orgId, id))) throw notFound('Integration');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { iso, isoOrUndefined, type PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
@@ -48,9 +48,9 @@ async function appointmentsMoved(tx: PoolClient, orgId: string, ids: string[]) {
 
 const label = (row: JsonRow) => String(row.name || row.phone || row.email || row.id);
 
-export async function mergeContacts(deps: Deps, ctx: CallContext, req: { targetId?: string; sourceId?: string }) {
+export async function mergeContacts(deps: Deps, ctx: OrgContext, req: { targetId?: string; sourceId?: string }) {
   requireCan(ctx, 'contacts:delete');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const targetId = String(req.targetId ?? '').toLowerCase();
   const sourceId = String(req.sourceId ?? '').toLowerCase();
   if (!isUuid(targetId)) throw notFound('Contact');
@@ -122,9 +122,9 @@ async function undoConflict(deps: Deps, orgId: string, source: JsonRow, constrai
   });
 }
 
-export async function undoMerge(deps: Deps, ctx: CallContext, req: { mergeId?: string }) {
+export async function undoMerge(deps: Deps, ctx: OrgContext, req: { mergeId?: string }) {
   requireCan(ctx, 'contacts:delete');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const mergeId = String(req.mergeId ?? '').toLowerCase();
   if (!isUuid(mergeId)) throw notFound('Merge');
   let sourceRow: JsonRow | undefined;

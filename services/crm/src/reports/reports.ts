@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { offsetOf, pagination } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
@@ -19,25 +19,25 @@ async function load(deps: Deps, orgId: string, id: string) {
   return row;
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: CreateReportRequest) {
+export async function create(deps: Deps, ctx: OrgContext, req: CreateReportRequest) {
   requireCan(ctx, 'analytics:view');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const { name, spec } = validateReportRequest(req, deps.config.PHONE_DEFAULT_COUNTRY);
   const row = await repo.insertReport(deps.pool, { id: randomUUID(), orgId, name, spec, createdBy: isUuid(ctx.userId) ? ctx.userId : null });
   return repo.toReport(row);
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: { page?: number; limit?: number }) {
+export async function list(deps: Deps, ctx: OrgContext, req: { page?: number; limit?: number }) {
   requireCan(ctx, 'analytics:view');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const page = { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 20)) };
   const { rows, total } = await repo.listReports(deps.pool, orgId, page.limit, offsetOf(page));
   return { data: rows.map(repo.toReport), pagination: pagination(page, total) };
 }
 
-export async function get(deps: Deps, ctx: CallContext, id: string) {
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'analytics:view');
-  return repo.toReport(await load(deps, requireOrg(ctx), id));
+  return repo.toReport(await load(deps, ctx.orgId, id));
 }
 
 /** ASCII file name from the report's name (accents folded), so every browser saves it the same way. */
@@ -53,9 +53,9 @@ function fileName(name: string, createdAt: Date): string {
   return `${base || 'report'}-${createdAt.toISOString().slice(0, 10)}.csv`;
 }
 
-export async function download(deps: Deps, ctx: CallContext, id: string) {
+export async function download(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'analytics:view');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const row = await load(deps, orgId, id);
   if (row.status === 'generating') {
     throw new AppError('already_exists', 'The report is still being generated; try again when its status is ready', { code: 'report_not_ready' });

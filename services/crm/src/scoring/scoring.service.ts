@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { iso, Queryable, withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import { findContact, statusExists, viewerOf } from '../contacts';
@@ -29,17 +29,17 @@ async function configView(deps: Deps, orgId: string, row?: repo.ConfigRow) {
   };
 }
 
-export async function getConfig(deps: Deps, ctx: CallContext) {
-  return configView(deps, requireOrg(ctx));
+export async function getConfig(deps: Deps, ctx: OrgContext) {
+  return configView(deps, ctx.orgId);
 }
 
 function sameConfig(a: ScoringConfig, b: ScoringConfig): boolean {
   return (Object.keys(a) as (keyof ScoringConfig)[]).every((k) => a[k] === b[k]);
 }
 
-export async function updateConfig(deps: Deps, ctx: CallContext, worker: Kick, req: ConfigPatch) {
+export async function updateConfig(deps: Deps, ctx: OrgContext, worker: Kick, req: ConfigPatch) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const row = await withTransaction(deps.pool, async (tx) => {
     // Serialise concurrent writers of one org's config, whether or not its row exists yet.
     await tx.query("SELECT pg_advisory_xact_lock(hashtext('crm.scoring_config'), hashtext($1))", [orgId]);
@@ -52,8 +52,8 @@ export async function updateConfig(deps: Deps, ctx: CallContext, worker: Kick, r
   return configView(deps, orgId, row);
 }
 
-export async function listRules(deps: Deps, ctx: CallContext) {
-  return { data: (await repo.listRules(deps.pool, requireOrg(ctx))).map(repo.toRule) };
+export async function listRules(deps: Deps, ctx: OrgContext) {
+  return { data: (await repo.listRules(deps.pool, ctx.orgId)).map(repo.toRule) };
 }
 
 async function loadRule(deps: Deps, orgId: string, id: string) {
@@ -62,8 +62,8 @@ async function loadRule(deps: Deps, orgId: string, id: string) {
   return row;
 }
 
-export async function getRule(deps: Deps, ctx: CallContext, id: string) {
-  return repo.toRule(await loadRule(deps, requireOrg(ctx), id));
+export async function getRule(deps: Deps, ctx: OrgContext, id: string) {
+  return repo.toRule(await loadRule(deps, ctx.orgId, id));
 }
 
 /** A stage_reached rule names a custom status of this organization (another org's id is as unknown as a made-up one). */
@@ -73,9 +73,9 @@ async function assertStageOf(db: Queryable, orgId: string, rule: { condition: st
   }
 }
 
-export async function createRule(deps: Deps, ctx: CallContext, worker: Kick, req: RulePatch) {
+export async function createRule(deps: Deps, ctx: OrgContext, worker: Kick, req: RulePatch) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const fields = applyRulePatch({}, req);
   const row = await withTransaction(deps.pool, async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(hashtext('crm.scoring_rules'), hashtext($1))", [orgId]);
@@ -91,9 +91,9 @@ export async function createRule(deps: Deps, ctx: CallContext, worker: Kick, req
   return repo.toRule(row);
 }
 
-export async function updateRule(deps: Deps, ctx: CallContext, worker: Kick, req: RulePatch & { id: string }) {
+export async function updateRule(deps: Deps, ctx: OrgContext, worker: Kick, req: RulePatch & { id: string }) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   if (!isUuid(req.id)) throw notFound('Scoring rule');
   const { row, rescore } = await withTransaction(deps.pool, async (tx) => {
     const current = await repo.findRule(tx, orgId, req.id, true);
@@ -110,9 +110,9 @@ export async function updateRule(deps: Deps, ctx: CallContext, worker: Kick, req
   return repo.toRule(row);
 }
 
-export async function deleteRule(deps: Deps, ctx: CallContext, worker: Kick, id: string) {
+export async function deleteRule(deps: Deps, ctx: OrgContext, worker: Kick, id: string) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Scoring rule');
   await withTransaction(deps.pool, async (tx) => {
     if (!(await repo.deleteRule(tx, orgId, id))) throw notFound('Scoring rule');
@@ -129,8 +129,8 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
  * total (before clamping and rounding). While an org-wide recompute is running the breakdown already uses the
  * new rules; the total follows when the recompute reaches the contact.
  */
-export async function contactScore(deps: Deps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function contactScore(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   // A contact hidden from the agent by inbox visibility is as unknown as another org's.
   const contact = isUuid(id) ? await findContact(deps.pool, orgId, id, false, viewerOf(ctx)) : undefined;
   if (!contact) throw notFound('Contact');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { digestsEqual, maskSecret, randomBase62, sha256Hex } from '@crm/crypto';
-import { AppError, CallContext, requireCan, requireUser } from '@crm/grpc-kit';
+import { AppError, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import * as keys from '../db/api-keys.repo';
@@ -10,14 +10,14 @@ const PREFIX = 'crm_live_';
 export const REVOKED = 'revoked';
 const mask = (last4: string) => `${PREFIX}••••${last4}`;
 
-export async function info(deps: Deps, ctx: CallContext) {
+export async function info(deps: Deps, ctx: OrgContext) {
   const { orgId } = requireUser(ctx);
   const row = await keys.findLiveKey(deps.pool, orgId);
   return row ? { hasKey: true, keyMask: mask(row.last4), createdAt: row.created_at.toISOString() } : { hasKey: false, keyMask: '' };
 }
 
 /** A new key replaces the old one at once: the old row is revoked and the gateway's cache entry dropped. */
-export async function generate(deps: Deps, ctx: CallContext) {
+export async function generate(deps: Deps, ctx: OrgContext) {
   requireCan(ctx, 'settings:edit');
   const apiKey = PREFIX + randomBase62(32);
   const { row, oldHash } = await withTransaction(deps.pool, async (db) => {

@@ -1,5 +1,5 @@
 import { auditEntry, type AuditAction, type AuditRecorded } from '@crm/events';
-import { CallContext, invalid, requireCan } from '@crm/grpc-kit';
+import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { Pool, Queryable } from '@crm/db';
 import * as audit from '../db/audit-log.repo';
 import { isUuid, rejectNul } from '@crm/validation';
@@ -10,7 +10,7 @@ const ACTION_FILTER = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?$/;
 const SWEEP_BATCH = 5000;
 
 /** identity's own changes: the entry is written in the change's transaction, no bus in between. */
-export function record(db: Queryable, ctx: CallContext, a: AuditAction): Promise<void> {
+export function record(db: Queryable, ctx: OrgContext, a: AuditAction): Promise<void> {
   return audit.insertEntry(db, ctx.orgId, auditEntry(ctx, a));
 }
 
@@ -24,7 +24,7 @@ function instant(value: string | undefined, field: string): string | undefined {
 /** GET /audit-log: admins and owners read their own organization's entries, newest first. */
 export async function list(
   deps: { pool: Pool },
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { page: number; limit: number; actorId?: string; action?: string; dateFrom?: string; dateTo?: string },
 ) {
   requireCan(ctx, 'audit:view');

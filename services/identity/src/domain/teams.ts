@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CallContext, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import { invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import * as teams from '../db/teams.repo';
@@ -26,19 +26,19 @@ async function checkMembers(deps: Deps, orgId: string, ids: string[]): Promise<s
   return unique;
 }
 
-export async function list(deps: Deps, ctx: CallContext) {
+export async function list(deps: Deps, ctx: OrgContext) {
   const { orgId } = requireUser(ctx);
   return { data: await teams.listTeams(deps.pool, orgId) };
 }
 
-export async function get(deps: Deps, ctx: CallContext, id: string) {
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId } = requireUser(ctx);
   const team = isUuid(id) ? await teams.getTeam(deps.pool, orgId, id) : undefined;
   if (!team) throw notFound('Team');
   return team;
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: TeamInput) {
+export async function create(deps: Deps, ctx: OrgContext, req: TeamInput) {
   requireCan(ctx, 'teams:manage');
   const name = requireText(req.name, 'name');
   const description = optionalText(req.description, 'description', 1000);
@@ -52,7 +52,7 @@ export async function create(deps: Deps, ctx: CallContext, req: TeamInput) {
   return (await teams.getTeam(deps.pool, ctx.orgId, id))!;
 }
 
-export async function update(deps: Deps, ctx: CallContext, req: TeamInput) {
+export async function update(deps: Deps, ctx: OrgContext, req: TeamInput) {
   requireCan(ctx, 'teams:manage');
   const before = await get(deps, ctx, req.id);
   const name = req.name !== undefined ? requireText(req.name, 'name') : undefined;
@@ -67,7 +67,7 @@ export async function update(deps: Deps, ctx: CallContext, req: TeamInput) {
   return (await teams.getTeam(deps.pool, ctx.orgId, req.id))!;
 }
 
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'teams:manage');
   if (!isUuid(id)) throw notFound('Team');
   await withTransaction(deps.pool, async (db) => {

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sha256Hex } from '@crm/crypto';
-import { AppError, CallContext, forbidden, notFound, requireCan, requireOrg, requireUser, roleRank } from '@crm/grpc-kit';
+import { AppError, forbidden, notFound, requireCan, requireUser, roleRank, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import * as orgs from '../db/orgs.repo';
@@ -21,7 +21,7 @@ async function loadInOrg(deps: Deps, orgId: string, id: string) {
   return row;
 }
 
-export async function profile(deps: Deps, ctx: CallContext) {
+export async function profile(deps: Deps, ctx: OrgContext) {
   const { orgId, userId } = requireUser(ctx);
   const row = await users.findInOrg(deps.pool, orgId, userId);
   if (!row || row.status !== 'active') throw new AppError('unauthenticated', 'User no longer exists or is inactive');
@@ -29,8 +29,8 @@ export async function profile(deps: Deps, ctx: CallContext) {
 }
 
 /** Like get(): any caller inside the organization, including a service acting for it without a user. */
-export async function list(deps: Deps, ctx: CallContext, req: users.UserFilter) {
-  const orgId = requireOrg(ctx);
+export async function list(deps: Deps, ctx: OrgContext, req: users.UserFilter) {
+  const { orgId } = ctx;
   if (req.status && !STATUSES.includes(req.status)) throw new AppError('invalid_argument', 'status: must be active or inactive', { details: [{ field: 'status', message: 'must be active or inactive' }] });
   if (req.role) requireRole(req.role);
   rejectNul(req.department, 'department');
@@ -42,8 +42,8 @@ export async function list(deps: Deps, ctx: CallContext, req: users.UserFilter) 
  * Any caller inside the organization may read one of its users: a signed-in user, an API key, or another
  * service acting for the organization (crm checking an assignee, automation naming a user) with no user id.
  */
-export async function get(deps: Deps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   const row = await loadInOrg(deps, orgId, id);
   // A user's preferences are their own business: teammates reading the user through the gateway do not see them;
   // a service that acts on them (automation's email alerts) does.
@@ -57,7 +57,7 @@ function assertMayGrant(actorRole: string, role: string) {
 
 export async function create(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { email: string; fullName: string; role: string; department: string; phone: string; password?: string },
 ) {
   requireCan(ctx, 'users:manage');
@@ -109,7 +109,7 @@ export async function create(
   };
 }
 
-async function mailInvitation(deps: Deps, ctx: CallContext, to: string, fullName: string, url: string, expiresAt: Date): Promise<boolean> {
+async function mailInvitation(deps: Deps, ctx: OrgContext, to: string, fullName: string, url: string, expiresAt: Date): Promise<boolean> {
   const [orgName, inviter] = await Promise.all([
     orgs.organizationName(deps.pool, ctx.orgId),
     ctx.userId && isUuid(ctx.userId) ? users.findInOrg(deps.pool, ctx.orgId, ctx.userId) : undefined,
@@ -119,7 +119,7 @@ async function mailInvitation(deps: Deps, ctx: CallContext, to: string, fullName
 
 export async function update(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { id: string; fullName?: string; role?: string; department?: string; phone?: string; avatar?: string; status?: string },
 ) {
   const { orgId, userId } = requireUser(ctx);
@@ -160,7 +160,7 @@ export async function update(
 }
 
 /** DELETE deactivates: the record stays (history refers to it), sign-in and tokens stop working. */
-export async function deactivate(deps: Deps, ctx: CallContext, id: string) {
+export async function deactivate(deps: Deps, ctx: OrgContext, id: string) {
   const { orgId, userId } = requireUser(ctx);
   requireCan(ctx, 'users:manage');
   const target = await loadInOrg(deps, orgId, id);

@@ -1,6 +1,6 @@
 import { withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
-import { CallContext, forbidden, invalid, notFound, requireOrg, roleRank } from '@crm/grpc-kit';
+import { forbidden, invalid, notFound, roleRank, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
 import { ASSIGNMENT_MODES, AssignmentMode, AssignmentRow } from '../db/assignments.repo';
@@ -28,7 +28,7 @@ function present(accountId: string, row: AssignmentRow | undefined) {
 }
 
 /** Another org's account (or a malformed id) is 404, as the connector says. */
-async function requireAccount(deps: Deps, ctx: CallContext, id: string | undefined): Promise<string> {
+async function requireAccount(deps: Deps, ctx: OrgContext, id: string | undefined): Promise<string> {
   if (!isUuid(id) || !(await deps.remote.accountInOrg(ctx, id))) throw notFound('Chat-network account');
   return id.toLowerCase();
 }
@@ -53,7 +53,7 @@ function parse(req: AssignmentInput): { mode: AssignmentMode; userIds: string[];
 }
 
 /** Every listed user must be an active user of the caller's org (identity says; another org's users are unknown there). */
-async function checkUsers(deps: Deps, ctx: CallContext, userIds: string[]): Promise<void> {
+async function checkUsers(deps: Deps, ctx: OrgContext, userIds: string[]): Promise<void> {
   const users = await Promise.all(userIds.map((id) => deps.remote.orgUser(ctx, id)));
   users.forEach((u, i) => {
     if (!u) throw invalid(`userIds.${i}`, 'is not a user of this organization');
@@ -62,15 +62,15 @@ async function checkUsers(deps: Deps, ctx: CallContext, userIds: string[]): Prom
 }
 
 /** GET /chatnet-accounts/:id/assignment: anyone in the org; an account never configured is manual with nobody listed. */
-export async function get(deps: Deps, ctx: CallContext, req: { chatnetAccountId?: string }) {
-  const orgId = requireOrg(ctx);
+export async function get(deps: Deps, ctx: OrgContext, req: { chatnetAccountId?: string }) {
+  const { orgId } = ctx;
   const accountId = await requireAccount(deps, ctx, req.chatnetAccountId);
   return present(accountId, await assignments.find(deps.pool, orgId, accountId));
 }
 
 /** PUT /chatnet-accounts/:id/assignment: team leads and up; replaces the settings and records `assignment.updated`. */
-export async function set(deps: Deps, ctx: CallContext, req: AssignmentInput) {
-  const orgId = requireOrg(ctx);
+export async function set(deps: Deps, ctx: OrgContext, req: AssignmentInput) {
+  const { orgId } = ctx;
   if (roleRank(ctx.role) < roleRank('team_lead')) throw forbidden('Only team leads, admins and owners change how conversations are assigned');
   const next = parse(req);
   const accountId = await requireAccount(deps, ctx, req.chatnetAccountId);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { withTransaction } from '@crm/db';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as files from '../db/attachments.repo';
 import { claimedTypes, contentMismatch } from './content-type';
@@ -44,10 +44,10 @@ export interface UploadPlan {
 }
 
 /** Checked before the body is read, so a caller without the right or without space sends nothing for nothing. */
-export async function planUpload(deps: Deps, ctx: CallContext): Promise<UploadPlan> {
+export async function planUpload(deps: Deps, ctx: OrgContext): Promise<UploadPlan> {
   // The connector stores the files contacts send, for the org and with no user or role; users need the right.
   if (ctx.caller !== 'connector') requireCan(ctx, 'conversations:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const quotaLeft = deps.config.ATTACHMENTS_QUOTA_MB * MB - (await files.storedBytes(deps.pool, orgId));
   const id = randomUUID();
   const tempPath = `${fileOf(deps, orgId, id)}.part`;
@@ -69,7 +69,7 @@ export interface ReceivedUpload {
  * Keep a fully received file: size, content and quota checked, then the row recorded and the file moved into
  * place in one transaction. Any refusal removes the temporary file, so nothing of a refused upload stays.
  */
-export async function completeUpload(deps: Deps, ctx: CallContext, plan: UploadPlan, file: ReceivedUpload) {
+export async function completeUpload(deps: Deps, ctx: OrgContext, plan: UploadPlan, file: ReceivedUpload) {
   try {
     if (file.size === 0) throw invalid('file', 'is required and must not be empty');
     if (file.size > deps.config.ATTACHMENT_MAX_BYTES) throw tooLarge(deps);
@@ -115,8 +115,8 @@ export async function abandonUpload(plan: UploadPlan): Promise<void> {
  * The row and on-disk location of one of the caller's org's attachments that the caller may see (inbox visibility:
  * an agent limited to their conversations gets 404 for a file sent in someone else's); 404 for anything else.
  */
-export async function locate(deps: Deps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function locate(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   const row = isUuid(id) ? await files.findVisible(deps.pool, orgId, id, viewerOf(ctx)) : undefined;
   if (!row) throw notFound('Attachment');
   const location = fileOf(deps, orgId, id);

@@ -1,4 +1,4 @@
-import { AppError, CallContext, invalid, requireCan } from '@crm/grpc-kit';
+import { AppError, invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
@@ -53,7 +53,7 @@ function optionalId(value: string | undefined, field: string): string | null {
  * their own; others fail with `forbidden`), identity asked once for the user and team, one UPDATE, one
  * `conversation.assigned` per conversation whose owner changed.
  */
-async function prepareAssign(deps: Deps, ctx: CallContext, req: BulkRequest): Promise<Apply> {
+async function prepareAssign(deps: Deps, ctx: OrgContext, req: BulkRequest): Promise<Apply> {
   // As in AssignConversation, an absent userId means nobody (the gateway insists the caller says so with null).
   const assigneeId = optionalId(req.userId, 'userId');
   const teamId = req.teamIdSet ? optionalId(req.teamId, 'teamId') : undefined;
@@ -98,7 +98,7 @@ async function prepareAssign(deps: Deps, ctx: CallContext, req: BulkRequest): Pr
 }
 
 /** status: as PUT /status (snoozed needs a future snoozedUntil); one UPDATE, one `conversation.status_changed` per change. */
-function prepareStatus(ctx: CallContext, req: BulkRequest): Apply {
+function prepareStatus(ctx: OrgContext, req: BulkRequest): Apply {
   const status = optionalOneOf(req.status, CONVERSATION_STATUSES, 'status') as ConversationStatus | undefined;
   if (!status) throw invalid('status', 'is required');
   const until = parseSnoozedUntil(req.snoozedUntil, status);
@@ -118,7 +118,7 @@ function prepareStatus(ctx: CallContext, req: BulkRequest): Apply {
 }
 
 /** folder: add to one of the org's folders (repeats are no-ops; like the single route, no event). */
-async function prepareFolder(deps: Deps, ctx: CallContext, req: BulkRequest): Promise<Apply> {
+async function prepareFolder(deps: Deps, ctx: OrgContext, req: BulkRequest): Promise<Apply> {
   if (req.folderId === undefined || req.folderId === '') throw invalid('folderId', 'is required');
   const folder = isUuid(req.folderId) ? await folders.get(deps.pool, ctx.orgId, req.folderId) : undefined;
   if (!folder) throw invalid('folderId', 'is not a chat folder of this organization');
@@ -129,7 +129,7 @@ async function prepareFolder(deps: Deps, ctx: CallContext, req: BulkRequest): Pr
 }
 
 /** read: every message from the contact read, counters recounted; like POST /:id/read, no event. */
-function prepareRead(ctx: CallContext): Apply {
+function prepareRead(ctx: OrgContext): Apply {
   return async (db, rows) => {
     const ids = rows.map((r) => r.id);
     await messages.markAllReadMany(db, ctx.orgId, ids);
@@ -138,7 +138,7 @@ function prepareRead(ctx: CallContext): Apply {
   };
 }
 
-function prepare(deps: Deps, ctx: CallContext, action: Action, req: BulkRequest): Apply | Promise<Apply> {
+function prepare(deps: Deps, ctx: OrgContext, action: Action, req: BulkRequest): Apply | Promise<Apply> {
   switch (action) {
     case 'assign':
       return prepareAssign(deps, ctx, req);
@@ -158,7 +158,7 @@ function prepare(deps: Deps, ctx: CallContext, action: Action, req: BulkRequest)
  * audit entry, so the entry exists exactly when the changes do. `updated` counts the conversations the action
  * succeeded on, including those already in the asked state (they publish nothing).
  */
-export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkRequest) {
+export async function bulkUpdate(deps: Deps, ctx: OrgContext, req: BulkRequest) {
   requireCan(ctx, 'conversations:write');
   const action = optionalOneOf(req.action, ACTIONS, 'action') as Action | undefined;
   if (!action) throw invalid('action', `is required (one of ${ACTIONS.join(', ')})`);

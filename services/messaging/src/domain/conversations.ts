@@ -1,4 +1,4 @@
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -29,19 +29,19 @@ function filterId(value: string | undefined, field: string): string | undefined 
 }
 
 /** The conversation if the caller may see it (their org, and their inbox visibility), else 404. */
-export async function load(deps: Deps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function load(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   const row = isUuid(id) ? await convs.findById(deps.pool, orgId, id, false, viewerOf(ctx)) : undefined;
   if (!row) throw notFound('Conversation');
   return row;
 }
 
-export async function counts(deps: Deps, ctx: CallContext) {
-  return convs.counts(deps.pool, requireOrg(ctx), ctx.userId || null, viewerOf(ctx));
+export async function counts(deps: Deps, ctx: OrgContext) {
+  return convs.counts(deps.pool, ctx.orgId, ctx.userId || null, viewerOf(ctx));
 }
 
 /** `assigneeId` filter: a user id, `me` (the caller) or `unassigned` (null). */
-function assigneeFilter(ctx: CallContext, value: string | undefined): string | null | undefined {
+function assigneeFilter(ctx: OrgContext, value: string | undefined): string | null | undefined {
   if (value === undefined || value === '') return undefined;
   if (value === 'unassigned') return null;
   if (value === 'me') {
@@ -52,8 +52,8 @@ function assigneeFilter(ctx: CallContext, value: string | undefined): string | n
   return value;
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: Omit<convs.ConversationFilter, 'search' | 'assigneeId'> & { search?: string; assigneeId?: string }) {
-  const orgId = requireOrg(ctx);
+export async function list(deps: Deps, ctx: OrgContext, req: Omit<convs.ConversationFilter, 'search' | 'assigneeId'> & { search?: string; assigneeId?: string }) {
+  const { orgId } = ctx;
   const search = (req.search ?? '').trim();
   if (search.length > MAX_TERM) throw invalid('search', `must be at most ${MAX_TERM} characters`);
   const words = wordsOf(search);
@@ -80,8 +80,8 @@ export async function list(deps: Deps, ctx: CallContext, req: Omit<convs.Convers
  * The conversation and one page of its messages, newest first (default 30 per page), and the timeline: the same
  * messages with the private notes written in the page's time range, merged newest first.
  */
-export async function detail(deps: Deps, ctx: CallContext, req: { id: string; page?: number; limit?: number }) {
-  const orgId = requireOrg(ctx);
+export async function detail(deps: Deps, ctx: OrgContext, req: { id: string; page?: number; limit?: number }) {
+  const { orgId } = ctx;
   const conv = await load(deps, ctx, req.id);
   const p = clampPage(req.page, req.limit, 30, 100);
   const { total, rows, files } = await messages.page(deps.pool, orgId, conv.id, p.limit, (p.page - 1) * p.limit);
@@ -104,7 +104,7 @@ const DONE: Record<Move, string> = { archive: 'Conversation archived', close: 'C
  * Repeating a move is a no-op that answers the same way. A new message from the contact reopens it. Each change
  * publishes `conversation.status_changed`; archiving also `conversation.archived`.
  */
-export async function move(deps: Deps, ctx: CallContext, id: string, how: Move) {
+export async function move(deps: Deps, ctx: OrgContext, id: string, how: Move) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
   const target = TARGET[how];
@@ -123,7 +123,7 @@ export async function move(deps: Deps, ctx: CallContext, id: string, how: Move) 
  * Mark the contact's messages read. After the commit, the account tells the network it read the newest of them (so
  * the contact sees them read), without waiting: the network being unreachable never fails the agent's mark-read.
  */
-export async function markRead(deps: Deps, ctx: CallContext, id: string) {
+export async function markRead(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
   const read = await withTransaction(deps.pool, async (db) => {
@@ -138,7 +138,7 @@ export async function markRead(deps: Deps, ctx: CallContext, id: string) {
 }
 
 /** Best effort: logged when the connector or the network refuses (not connected, network down); never thrown. */
-async function markSeenOnNetwork(deps: Deps, ctx: CallContext, conv: convs.ConversationRow, newly: messages.NewlyRead[]): Promise<void> {
+async function markSeenOnNetwork(deps: Deps, ctx: OrgContext, conv: convs.ConversationRow, newly: messages.NewlyRead[]): Promise<void> {
   try {
     await deps.remote.markThreadSeen(
       { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId },
@@ -154,7 +154,7 @@ async function markSeenOnNetwork(deps: Deps, ctx: CallContext, conv: convs.Conve
   }
 }
 
-export async function markUnread(deps: Deps, ctx: CallContext, id: string) {
+export async function markUnread(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
   await withTransaction(deps.pool, async (db) => {
@@ -170,7 +170,7 @@ export async function markUnread(deps: Deps, ctx: CallContext, id: string) {
   return { message: 'Conversation marked as unread', conversation: convs.toConversation((await convs.findById(deps.pool, orgId, id))!) };
 }
 
-export async function updateFlags(deps: Deps, ctx: CallContext, req: { conversationId: string; messageId: string; isRead?: boolean; isReplied?: boolean }) {
+export async function updateFlags(deps: Deps, ctx: OrgContext, req: { conversationId: string; messageId: string; isRead?: boolean; isReplied?: boolean }) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
   if (req.isRead === undefined && req.isReplied === undefined) throw invalid('body', 'send isRead and/or isReplied');
@@ -186,8 +186,8 @@ export async function updateFlags(deps: Deps, ctx: CallContext, req: { conversat
 }
 
 /** For crm's contact detail: every conversation of a contact the caller may see (crm forwards the user's role). */
-export async function contactConversations(deps: Deps, ctx: CallContext, contactId: string) {
-  const orgId = requireOrg(ctx);
+export async function contactConversations(deps: Deps, ctx: OrgContext, contactId: string) {
+  const { orgId } = ctx;
   if (!isUuid(contactId)) return { conversations: [] };
   const rows = await convs.forContact(deps.pool, orgId, contactId, viewerOf(ctx));
   return {
@@ -201,8 +201,8 @@ export async function contactConversations(deps: Deps, ctx: CallContext, contact
 }
 
 /** For automation and campaigns: the contact's most recently active conversation, if any. */
-export async function latestForContact(deps: Deps, ctx: CallContext, contactId: string) {
-  const orgId = requireOrg(ctx);
+export async function latestForContact(deps: Deps, ctx: OrgContext, contactId: string) {
+  const { orgId } = ctx;
   if (!isUuid(contactId)) return {};
   const [row] = await convs.forContact(deps.pool, orgId, contactId);
   return row ? { conversation: convs.toConversation(row) } : {};

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as folders from '../db/folders.repo';
@@ -22,11 +22,11 @@ async function get(deps: Deps, orgId: string, id: string) {
   return f;
 }
 
-export async function list(deps: Deps, ctx: CallContext) {
-  return { data: await folders.list(deps.pool, requireOrg(ctx)) };
+export async function list(deps: Deps, ctx: OrgContext) {
+  return { data: await folders.list(deps.pool, ctx.orgId) };
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: { name?: string; color?: string }) {
+export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; color?: string }) {
   requireCan(ctx, 'conversations:write');
   const name = requireText(req.name, 'name', 100);
   const color = req.color === undefined || req.color === '' ? DEFAULT_COLOR : hexColor(req.color);
@@ -35,7 +35,7 @@ export async function create(deps: Deps, ctx: CallContext, req: { name?: string;
   return get(deps, ctx.orgId, id);
 }
 
-export async function update(deps: Deps, ctx: CallContext, req: { id: string; name?: string; color?: string }) {
+export async function update(deps: Deps, ctx: OrgContext, req: { id: string; name?: string; color?: string }) {
   requireCan(ctx, 'conversations:write');
   await get(deps, ctx.orgId, req.id);
   const name = req.name !== undefined ? requireText(req.name, 'name', 100) : undefined;
@@ -45,14 +45,14 @@ export async function update(deps: Deps, ctx: CallContext, req: { id: string; na
 }
 
 /** Deleting a folder never deletes its conversations; they just leave the folder. */
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'conversations:write');
   if (!isUuid(id) || !(await folders.remove(deps.pool, ctx.orgId, id))) throw notFound('Chat folder');
   return { ok: true, message: 'Chat folder deleted' };
 }
 
 /** Put conversations in a folder (a conversation may sit in several folders); repeats are no-ops. */
-export async function addConversations(deps: Deps, ctx: CallContext, req: { folderId: string; conversationIds: string[] }) {
+export async function addConversations(deps: Deps, ctx: OrgContext, req: { folderId: string; conversationIds: string[] }) {
   requireCan(ctx, 'conversations:write');
   await get(deps, ctx.orgId, req.folderId);
   const ids = [...new Set(req.conversationIds ?? [])];
@@ -67,7 +67,7 @@ export async function addConversations(deps: Deps, ctx: CallContext, req: { fold
   return get(deps, ctx.orgId, req.folderId);
 }
 
-export async function removeConversation(deps: Deps, ctx: CallContext, req: { folderId: string; conversationId: string }) {
+export async function removeConversation(deps: Deps, ctx: OrgContext, req: { folderId: string; conversationId: string }) {
   requireCan(ctx, 'conversations:write');
   await get(deps, ctx.orgId, req.folderId);
   const viewer = viewerOf(ctx);

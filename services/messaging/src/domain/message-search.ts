@@ -1,4 +1,4 @@
-import { CallContext, invalid, requireOrg } from '@crm/grpc-kit';
+import { invalid, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as search from '../db/message-search.repo';
 import { clampPage, load } from './conversations';
@@ -29,8 +29,8 @@ function instant(value: string | undefined, field: string): Date | undefined {
  * one- and two-letter words as whole words (the last one as the start of a word; README "Search"), best match
  * first, then newest. An explicit conversation of another org is 404, like any other of its ids.
  */
-export async function searchMessages(deps: Deps, ctx: CallContext, req: SearchRequest) {
-  const orgId = requireOrg(ctx);
+export async function searchMessages(deps: Deps, ctx: OrgContext, req: SearchRequest) {
+  const { orgId } = ctx;
   const q = (req.q ?? '').trim();
   if (!q) throw invalid('q', 'is required');
   if (q.length < 2) throw invalid('q', 'must be at least 2 characters');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CallContext, forbidden, invalid, notFound, requireCan, requireUser, roleRank } from '@crm/grpc-kit';
+import { forbidden, invalid, notFound, requireCan, requireUser, roleRank, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -24,7 +24,7 @@ function noteContent(value: string | undefined): string {
   return v;
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: { conversationId: string; content?: string }) {
+export async function create(deps: Deps, ctx: OrgContext, req: { conversationId: string; content?: string }) {
   requireCan(ctx, 'conversations:write');
   const { orgId, userId } = requireUser(ctx);
   const conv = await load(deps, ctx, req.conversationId);
@@ -55,7 +55,7 @@ export async function create(deps: Deps, ctx: CallContext, req: { conversationId
   return notes.toNote(row);
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: { conversationId: string; page?: number; limit?: number }) {
+export async function list(deps: Deps, ctx: OrgContext, req: { conversationId: string; page?: number; limit?: number }) {
   const { orgId } = requireUser(ctx);
   const conv = await load(deps, ctx, req.conversationId);
   const p = clampPage(req.page, req.limit, 50, 100);
@@ -64,7 +64,7 @@ export async function list(deps: Deps, ctx: CallContext, req: { conversationId: 
 }
 
 /** The author may delete their note; team leads and above any note of the org. */
-export async function remove(deps: Deps, ctx: CallContext, req: { conversationId: string; noteId: string }) {
+export async function remove(deps: Deps, ctx: OrgContext, req: { conversationId: string; noteId: string }) {
   requireCan(ctx, 'conversations:write');
   const { orgId, userId, role } = requireUser(ctx);
   const conv = await load(deps, ctx, req.conversationId);

@@ -1,4 +1,4 @@
-import { CallContext, forbidden, invalid, notFound, requireCan, roleRank } from '@crm/grpc-kit';
+import { forbidden, invalid, notFound, requireCan, roleRank, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -33,7 +33,7 @@ function optionalId(value: string | undefined, field: string): string | null {
  * assigned to them, and leave its team alone. Team leads, admins and owners hand conversations to anyone.
  * Judged against the conversation as it is under the row lock, so two agents taking it at once cannot both win.
  */
-export function checkMayAssign(ctx: CallContext, current: ConversationRow, next: Owner): void {
+export function checkMayAssign(ctx: OrgContext, current: ConversationRow, next: Owner): void {
   if (roleRank(ctx.role) >= roleRank('team_lead')) return;
   if (next.teamId !== current.team_id) throw forbidden('Only team leads, admins and owners change the team of a conversation');
   if (next.assigneeId === current.assignee_id) return;
@@ -49,7 +49,7 @@ export function checkMayAssign(ctx: CallContext, current: ConversationRow, next:
 }
 
 /** The assignee must be an active user and the team a team of the caller's org (identity says; another org's ids are unknown there). */
-async function checkOwnerExists(deps: Deps, ctx: CallContext, current: ConversationRow, next: Owner): Promise<void> {
+async function checkOwnerExists(deps: Deps, ctx: OrgContext, current: ConversationRow, next: Owner): Promise<void> {
   if (next.assigneeId && next.assigneeId !== current.assignee_id) {
     const user = await deps.remote.orgUser(ctx, next.assigneeId);
     if (!user) throw invalid('userId', 'is not a user of this organization');
@@ -61,7 +61,7 @@ async function checkOwnerExists(deps: Deps, ctx: CallContext, current: Conversat
 }
 
 /** PUT /conversations/:id/assignee → the conversation; `conversation.assigned` when the assignee or team changed. */
-export async function assign(deps: Deps, ctx: CallContext, req: AssignRequest) {
+export async function assign(deps: Deps, ctx: OrgContext, req: AssignRequest) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
   const assigneeId = optionalId(req.userId, 'userId');

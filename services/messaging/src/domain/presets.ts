@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as presets from '../db/presets.repo';
 import { isUuid, optionalText, requireText } from '@crm/validation';
 import { MAX_CONTENT } from './validation';
 
-export async function list(deps: Deps, ctx: CallContext, req: { category?: string }) {
+export async function list(deps: Deps, ctx: OrgContext, req: { category?: string }) {
   const category = req.category?.trim() || undefined;
-  return { data: await presets.list(deps.pool, requireOrg(ctx), category) };
+  return { data: await presets.list(deps.pool, ctx.orgId, category) };
 }
 
-export async function get(deps: Deps, ctx: CallContext, id: string) {
-  const p = isUuid(id) ? await presets.get(deps.pool, requireOrg(ctx), id) : undefined;
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
+  const p = isUuid(id) ? await presets.get(deps.pool, ctx.orgId, id) : undefined;
   if (!p) throw notFound('Chat preset');
   return p;
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: { name?: string; content?: string; category?: string }) {
+export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; content?: string; category?: string }) {
   requireCan(ctx, 'conversations:write');
   return presets.insert(deps.pool, {
     id: randomUUID(),
@@ -28,7 +28,7 @@ export async function create(deps: Deps, ctx: CallContext, req: { name?: string;
   });
 }
 
-export async function update(deps: Deps, ctx: CallContext, req: { id: string; name?: string; content?: string; category?: string }) {
+export async function update(deps: Deps, ctx: OrgContext, req: { id: string; name?: string; content?: string; category?: string }) {
   requireCan(ctx, 'conversations:write');
   const patch = {
     name: req.name !== undefined ? requireText(req.name, 'name', 200) : undefined,
@@ -40,7 +40,7 @@ export async function update(deps: Deps, ctx: CallContext, req: { id: string; na
   return p;
 }
 
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'conversations:write');
   if (!isUuid(id) || !(await presets.remove(deps.pool, ctx.orgId, id))) throw notFound('Chat preset');
   return { ok: true, message: 'Chat preset deleted' };

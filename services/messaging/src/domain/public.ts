@@ -1,4 +1,4 @@
-import { CallContext, invalid, notFound, requireOrg } from '@crm/grpc-kit';
+import { invalid, notFound, OrgContext } from '@crm/grpc-kit';
 import { type KeysetRequest, readKeyset } from '@crm/db';
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
@@ -13,8 +13,8 @@ const clamp = (v: number | undefined, def: number, max: number) => Math.min(max,
  * GET /api/public/conversations: most recent first, limit 20 by default, 100 at most. Pages by keyset (the
  * gateway's cursor); order "updated" walks updatedAt ascending for incremental sync.
  */
-export async function conversations(deps: Deps, ctx: CallContext, req: { limit?: number; keyset?: KeysetRequest | null }) {
-  const page = await convs.listRecentAfter(deps.pool, requireOrg(ctx), clamp(req.limit, 20, 100), readKeyset(req.keyset ?? {}, invalid, true));
+export async function conversations(deps: Deps, ctx: OrgContext, req: { limit?: number; keyset?: KeysetRequest | null }) {
+  const page = await convs.listRecentAfter(deps.pool, ctx.orgId, clamp(req.limit, 20, 100), readKeyset(req.keyset ?? {}, invalid, true));
   return { conversations: page.rows.map(convs.toPublicConversation), next: page.next };
 }
 
@@ -22,8 +22,8 @@ export async function conversations(deps: Deps, ctx: CallContext, req: { limit?:
  * GET /api/public/conversations/:id/messages: newest first, limit 50 by default, 200 at most; by keyset as
  * conversations (order "updated": sentAt ascending).
  */
-export async function conversationMessages(deps: Deps, ctx: CallContext, req: { conversationId: string; limit?: number; keyset?: KeysetRequest | null }) {
-  const orgId = requireOrg(ctx);
+export async function conversationMessages(deps: Deps, ctx: OrgContext, req: { conversationId: string; limit?: number; keyset?: KeysetRequest | null }) {
+  const { orgId } = ctx;
   const keyset = readKeyset(req.keyset ?? {}, invalid);
   const conv = isUuid(req.conversationId) ? await convs.findById(deps.pool, orgId, req.conversationId, false, viewerOf(ctx)) : undefined;
   if (!conv) throw notFound('Conversation');
@@ -32,8 +32,8 @@ export async function conversationMessages(deps: Deps, ctx: CallContext, req: { 
 }
 
 /** GET /api/public/messages/:id: one of the org's messages (NOT_FOUND for another org's, unknown or malformed ids). */
-export async function message(deps: Deps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function message(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   const row = isUuid(id) ? await messages.findById(deps.pool, orgId, id) : undefined;
   if (!row) throw notFound('Message');
   // A message of a conversation the caller may not see (inbox visibility) is as unknown as another org's.

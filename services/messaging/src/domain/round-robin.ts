@@ -1,7 +1,7 @@
 import type { PoolClient } from '@crm/db';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
-import { AppError, CallContext, notFound, requireCan } from '@crm/grpc-kit';
+import { AppError, CallContext, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
 import * as convs from '../db/conversations.repo';
@@ -90,7 +90,7 @@ export async function autoAssignNew(deps: Deps, db: PoolClient, requestId: strin
  * AssignRoundRobin (automation's assign_round_robin): the conversation by its account's rotation. One that already
  * has an assignee is left alone, so a run repeating the action after a crash does not take a second turn.
  */
-export async function assignRoundRobin(deps: Deps, ctx: CallContext, req: { conversationId?: string }) {
+export async function assignRoundRobin(deps: Deps, ctx: OrgContext, req: { conversationId?: string }) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
   const id = req.conversationId ?? '';

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireOrg, requirePermission } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requirePermission, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import { sendDefinitelyFailed } from '../clients';
@@ -36,11 +36,11 @@ interface Input {
 }
 
 /** Who is sending and through which operation type; callers without a user default to the stricter budget. */
-function sourceOf(ctx: CallContext, raw: string | undefined): SendSource {
+function sourceOf(ctx: OrgContext, raw: string | undefined): SendSource {
   return optionalOneOf(raw, SEND_SOURCES, 'source') ?? (ctx.userId ? 'ui' : 'automation');
 }
 
-function parseInput(ctx: CallContext, req: { content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[] }): Input {
+function parseInput(ctx: OrgContext, req: { content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[] }): Input {
   const content = req.content ?? '';
   const attachmentIds = [...new Set(req.attachmentIds ?? [])];
   if (attachmentIds.length > MAX_ATTACHMENTS) throw invalid('attachments', `at most ${MAX_ATTACHMENTS} attachments per message`);
@@ -56,8 +56,8 @@ function parseInput(ctx: CallContext, req: { content?: string; contentType?: str
 }
 
 /** Sending is open to every role of the org; callers from other services may carry no role at all. */
-function authorize(ctx: CallContext): string {
-  const orgId = requireOrg(ctx);
+function authorize(ctx: OrgContext): string {
+  const { orgId } = ctx;
   if (ctx.role) requirePermission(ctx.role, 'conversations:write');
   return orgId;
 }
@@ -65,7 +65,7 @@ function authorize(ctx: CallContext): string {
 /** SendMessage: into an existing conversation (UI, automation, campaigns). */
 export async function sendToConversation(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { conversationId: string; content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[] },
 ) {
   const orgId = authorize(ctx);
@@ -78,7 +78,7 @@ export async function sendToConversation(
 /** SendToThread: by account and network thread id (public API); the conversation is created when new. */
 export async function sendToThread(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { chatnetAccountId: string; threadId: string; threadType?: string; content?: string; contentType?: string; clientMessageId?: string; source?: string },
 ) {
   const orgId = authorize(ctx);
@@ -99,7 +99,7 @@ export async function sendToThread(
  * 4. the message, counters, reply flags and `message.sent` are stored in one transaction.
  * A send that certainly failed gives back its key and its governor slot.
  */
-async function send(deps: Deps, ctx: CallContext, orgId: string, target: Target, input: Input) {
+async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, input: Input) {
   const uploads = await files.findMany(deps.pool, orgId, input.attachmentIds);
   for (const id of input.attachmentIds) {
     const f = uploads.find((u) => u.id === id);

@@ -1,4 +1,4 @@
-import { CallContext, invalid, notFound, requireCan } from '@crm/grpc-kit';
+import { invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -70,7 +70,7 @@ export function parseSnoozedUntil(value: string | undefined, status: Conversatio
 }
 
 /** PUT /conversations/:id/status: any status; snoozed needs a future `snoozedUntil`, other statuses refuse one. */
-export async function setStatus(deps: Deps, ctx: CallContext, req: { id: string; status: string; snoozedUntil?: string }) {
+export async function setStatus(deps: Deps, ctx: OrgContext, req: { id: string; status: string; snoozedUntil?: string }) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
   const status = optionalOneOf(req.status, CONVERSATION_STATUSES, 'status');

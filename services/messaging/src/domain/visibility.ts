@@ -1,4 +1,4 @@
-import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
+import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
@@ -15,16 +15,16 @@ import { EVENTS } from './events';
  */
 
 /** The user id the visibility rule applies to, or null when the caller sees every conversation of the org. */
-export function viewerOf(ctx: CallContext): string | null {
+export function viewerOf(ctx: OrgContext): string | null {
   return ctx.role === 'agent' && ctx.userId ? ctx.userId : null;
 }
 
-export async function get(deps: Deps, ctx: CallContext) {
-  return { agentVisibility: await settings.getVisibility(deps.pool, requireOrg(ctx)) };
+export async function get(deps: Deps, ctx: OrgContext) {
+  return { agentVisibility: await settings.getVisibility(deps.pool, ctx.orgId) };
 }
 
 /** PUT /settings/inbox (admin and owner): audited, and announced so the gateway and crm route by it. */
-export async function update(deps: Deps, ctx: CallContext, req: { agentVisibility?: string }) {
+export async function update(deps: Deps, ctx: OrgContext, req: { agentVisibility?: string }) {
   requireCan(ctx, 'settings:edit');
   const orgId = ctx.orgId;
   const value = req.agentVisibility ?? '';
@@ -45,8 +45,8 @@ export async function update(deps: Deps, ctx: CallContext, req: { agentVisibilit
 }
 
 /** For the gateway's socket routing: the setting and every account's listed users, fetched once per org and cached there. */
-export async function audience(deps: Deps, ctx: CallContext) {
-  const orgId = requireOrg(ctx);
+export async function audience(deps: Deps, ctx: OrgContext) {
+  const { orgId } = ctx;
   const [agentVisibility, accounts] = await Promise.all([settings.getVisibility(deps.pool, orgId), settings.accountUsers(deps.pool, orgId)]);
   return { agentVisibility, accounts };
 }

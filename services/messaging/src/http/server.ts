@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import http, { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
-import { AppError, CallContext, grpcStatusOf, httpStatusOf, InternalAuth } from '@crm/grpc-kit';
+import { AppError, CallContext, grpcStatusOf, httpStatusOf, InternalAuth, orgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as attachments from '../domain/attachments';
 import { receiveFile, wasCut } from './multipart';
@@ -70,8 +70,10 @@ function callerOf(auth: InternalAuth, req: IncomingMessage, operation: string): 
   return auth.verify(m?.[1], operation, typeof requestId === 'string' ? requestId.slice(0, 200) : '');
 }
 
-async function upload(deps: Deps, req: IncomingMessage, res: ServerResponse, ctx: CallContext) {
-  (res as ResponseWithCtx).ctx = ctx;
+async function upload(deps: Deps, req: IncomingMessage, res: ServerResponse, caller: CallContext) {
+  (res as ResponseWithCtx).ctx = caller;
+  // The HTTP port's one org check (the gRPC server wrapper makes it for gRPC calls); the error answer still names the request.
+  const ctx = orgContext(caller);
   const plan = await attachments.planUpload(deps, ctx);
   let file;
   try {
@@ -86,8 +88,10 @@ async function upload(deps: Deps, req: IncomingMessage, res: ServerResponse, ctx
   sendJson(res, ctx, 201, out);
 }
 
-async function download(deps: Deps, req: IncomingMessage, res: ServerResponse, ctx: CallContext, id: string) {
-  (res as ResponseWithCtx).ctx = ctx;
+async function download(deps: Deps, req: IncomingMessage, res: ServerResponse, caller: CallContext, id: string) {
+  (res as ResponseWithCtx).ctx = caller;
+  // The HTTP port's one org check (the gRPC server wrapper makes it for gRPC calls); the error answer still names the request.
+  const ctx = orgContext(caller);
   const { row, location, size } = await attachments.locate(deps, ctx, id);
   const inline = INLINE_TYPES.has(row.content_type);
   res.writeHead(200, {

@@ -1,5 +1,5 @@
 import { iso, isoOrUndefined, offsetOf, pagination } from '@crm/db';
-import { AppError, CallContext, invalid, notFound, requireCan } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
 import type { Deps } from '../deps';
@@ -42,7 +42,7 @@ export function deliveryView(d: deliveries.DeliveryRow, attempts: deliveries.Att
  * The attempt log of one endpoint: its deliveries, newest first, each with every attempt made. Owner and
  * admin only (settings:edit): the log keeps the payloads sent, and those carry customer data.
  */
-export async function list(deps: Deps, ctx: CallContext, req: { webhookId: string; page: number; limit: number; status?: string; eventType?: string }) {
+export async function list(deps: Deps, ctx: OrgContext, req: { webhookId: string; page: number; limit: number; status?: string; eventType?: string }) {
   requireCan(ctx, 'settings:edit');
   const orgId = ctx.orgId;
   if (!isUuid(req.webhookId) || !(await webhooks.find(deps.pool, orgId, req.webhookId))) throw notFound('Webhook');
@@ -61,7 +61,7 @@ export async function list(deps: Deps, ctx: CallContext, req: { webhookId: strin
 }
 
 /** Queue one more attempt now; the endpoint must be active (a disabled one is switched on first). */
-export async function redeliver(deps: Deps, ctx: CallContext, id: string) {
+export async function redeliver(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'settings:edit');
   const orgId = ctx.orgId;
   const existing = isUuid(id) ? await deliveries.findInOrg(deps.pool, orgId, id) : undefined;

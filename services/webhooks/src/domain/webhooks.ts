@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { iso, isoOrUndefined, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { AppError, CallContext, invalid, notFound, requireCan } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
 import { type Deps, secretAad } from '../deps';
@@ -54,23 +54,23 @@ async function findOr404(deps: Deps, orgId: string, id: string) {
 }
 
 // Reading needs settings:edit too: endpoint URLs often carry tokens, and only those who manage them see them.
-export async function list(deps: Deps, ctx: CallContext) {
+export async function list(deps: Deps, ctx: OrgContext) {
   requireCan(ctx, 'settings:edit');
   return { data: (await webhooks.list(deps.pool, ctx.orgId)).map(view) };
 }
 
-export async function get(deps: Deps, ctx: CallContext, id: string) {
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'settings:edit');
   return view(await findOr404(deps, ctx.orgId, id));
 }
 
 /** The event names an endpoint can subscribe to, for the settings form (which only its editors open). */
-export async function eventTypes(ctx: CallContext) {
+export async function eventTypes(ctx: OrgContext) {
   requireCan(ctx, 'settings:edit');
   return { events: [...PUBLIC_EVENT_TYPES] };
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: { url?: string; events?: string[]; secret?: string }) {
+export async function create(deps: Deps, ctx: OrgContext, req: { url?: string; events?: string[]; secret?: string }) {
   requireCan(ctx, 'settings:edit');
   const orgId = ctx.orgId;
   const events = validateEvents(req.events);
@@ -99,7 +99,7 @@ export async function create(deps: Deps, ctx: CallContext, req: { url?: string; 
 
 export async function update(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { id: string; url?: string; events?: string[]; setEvents?: boolean; secret?: string; active?: boolean },
 ) {
   requireCan(ctx, 'settings:edit');
@@ -121,7 +121,7 @@ export async function update(
   return view(row);
 }
 
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'settings:edit');
   const w = await findOr404(deps, ctx.orgId, id);
   await withTransaction(deps.pool, async (db) => {
@@ -159,7 +159,7 @@ function webhookChanges(before: webhooks.WebhookRow, after: webhooks.WebhookRow,
  * active (so an endpoint can be checked before it is switched back on). The attempt is logged like any
  * other but never retried.
  */
-export async function test(deps: Deps, ctx: CallContext, id: string) {
+export async function test(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'settings:edit');
   const orgId = ctx.orgId;
   const w = await findOr404(deps, orgId, id);

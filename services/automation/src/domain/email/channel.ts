@@ -1,6 +1,6 @@
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { AppError, CallContext, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { createSmtpClient, SmtpTarget } from '@crm/mail';
 import { canonicalHost, isIpLiteral } from '@crm/net-guard';
 import type { Deps } from '../../deps';
@@ -102,7 +102,7 @@ function view(row: repo.EmailChannelRow | undefined, deps: Deps) {
 }
 
 /** GET /settings/email: campaign managers (team_lead and up) see whether and how the org sends email. */
-export async function getChannel(deps: Deps, ctx: CallContext) {
+export async function getChannel(deps: Deps, ctx: OrgContext) {
   requireCan(ctx, 'campaigns:manage');
   const { orgId } = requireUser(ctx);
   return view(await repo.getChannel(deps.pool, orgId), deps);
@@ -129,7 +129,7 @@ function text(field: string, v: string | undefined, max: number, required = fals
 const AUDITED = { host: 'host', port: 'port', secure: 'secure', user: 'username', fromAddress: 'from_address', fromName: 'from_name' } as const;
 
 /** PUT /settings/email: admins and owners. The whole channel is given; an omitted password keeps the stored one. */
-export async function updateChannel(deps: Deps, ctx: CallContext, input: ChannelInput) {
+export async function updateChannel(deps: Deps, ctx: OrgContext, input: ChannelInput) {
   requireCan(ctx, 'settings:edit');
   const { orgId, userId } = requireUser(ctx);
   const host = text('host', input.host, 253, true).toLowerCase();
@@ -170,7 +170,7 @@ export async function updateChannel(deps: Deps, ctx: CallContext, input: Channel
 }
 
 /** DELETE /settings/email: the org falls back to SMTP_URL (or has no email channel). */
-export async function deleteChannel(deps: Deps, ctx: CallContext) {
+export async function deleteChannel(deps: Deps, ctx: OrgContext) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = requireUser(ctx);
   const deleted = await withTransaction(deps.pool, async (db) => {
@@ -183,7 +183,7 @@ export async function deleteChannel(deps: Deps, ctx: CallContext) {
 }
 
 /** POST /settings/email/test: one email through the channel in effect; the SMTP error is the answer, not a failure. */
-export async function testChannel(deps: Deps, ctx: CallContext, req: { to?: string }) {
+export async function testChannel(deps: Deps, ctx: OrgContext, req: { to?: string }) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = requireUser(ctx);
   const to = text('to', req.to, 320, true);

@@ -1,4 +1,4 @@
-import { CallContext, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import { invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../../deps';
 import { markOpened, recipientForLink } from '../../db/email-links.repo';
 import * as repo from '../../db/email-suppressions.repo';
@@ -6,14 +6,14 @@ import { validEmail } from './channel';
 import { LinkPurpose, LinkSigner } from './links';
 
 /** GET /email-suppressions: campaign managers see who will not be emailed. */
-export async function list(deps: Deps, ctx: CallContext, req: { page?: number; limit?: number }) {
+export async function list(deps: Deps, ctx: OrgContext, req: { page?: number; limit?: number }) {
   requireCan(ctx, 'campaigns:manage');
   const { orgId } = requireUser(ctx);
   return repo.listSuppressions(deps.pool, orgId, { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) });
 }
 
 /** DELETE /email-suppressions/:email: admins and owners only (emailing someone who unsubscribed again is their call). */
-export async function remove(deps: Deps, ctx: CallContext, req: { email?: string }) {
+export async function remove(deps: Deps, ctx: OrgContext, req: { email?: string }) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = requireUser(ctx);
   const email = (req.email ?? '').trim();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { type KeysetRequest, readKeyset, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../../deps';
@@ -28,7 +28,7 @@ function duration(value: number | undefined): number {
   return value;
 }
 
-async function assertAssignee(deps: Deps, ctx: CallContext, userId: string | null | undefined) {
+async function assertAssignee(deps: Deps, ctx: OrgContext, userId: string | null | undefined) {
   if (!userId) return;
   if (!isUuid(userId)) throw invalid('assignedUserId', 'is not a user of this organization');
   await deps.users.assertAssignable(ctx, userId, 'assignedUserId');
@@ -41,16 +41,16 @@ async function load(deps: Deps, orgId: string, id: string, viewer?: string) {
   return repo.toAppointment(row);
 }
 
-export async function get(deps: Deps, ctx: CallContext, id: string) {
-  return load(deps, requireOrg(ctx), id, viewerOf(ctx));
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
+  return load(deps, ctx.orgId, id, viewerOf(ctx));
 }
 
 export async function list(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { page: number; limit: number; status?: string; contactId?: string; dateFrom?: string; dateTo?: string; skipTotal?: boolean; keyset?: KeysetRequest | null },
 ) {
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const f: repo.AppointmentFilter = {
     page: Math.max(1, req.page || 1),
     limit: Math.min(100, Math.max(1, req.limit || 50)),
@@ -68,11 +68,11 @@ export async function list(
 
 export async function create(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { contactId: string; title?: string; description?: string; scheduledAt: string; duration?: number; type?: string; location?: string; assignedUserId?: string; notes?: string },
 ) {
   requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   if (!req.contactId) throw invalid('contactId', 'is required');
   const a: repo.NewAppointment = {
     id: randomUUID(),
@@ -110,11 +110,11 @@ export async function create(
 
 export async function update(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { id: string; title?: string; description?: string; scheduledAt?: string; duration?: number; type?: string; location?: string; assignedUserId?: string; status?: string; notes?: string },
 ) {
   requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const viewer = viewerOf(ctx);
   await load(deps, orgId, req.id, viewer);
   const p: repo.AppointmentPatch = {};
@@ -163,9 +163,9 @@ function changedFields(before: ReturnType<typeof repo.toAppointment>, after: Ret
 }
 
 /** DELETE /appointments/:id: gone with its reminder; the event carries the appointment as it was. */
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const viewer = viewerOf(ctx);
   if (!isUuid(id)) throw notFound('Appointment');
   await withTransaction(deps.pool, async (tx) => {

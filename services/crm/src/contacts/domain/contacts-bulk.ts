@@ -1,4 +1,4 @@
-import { AppError, CallContext, forbidden, invalid, requireCan, requireOrg, roleRank } from '@crm/grpc-kit';
+import { AppError, forbidden, invalid, requireCan, roleRank, OrgContext } from '@crm/grpc-kit';
 import { PoolClient, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { Deps } from '../../deps';
@@ -31,7 +31,7 @@ interface BulkFailure {
 type PatchOf = (row: repo.ContactRow) => repo.ContactPatch;
 
 /** Checks the action's parameters (a 400 naming the field before anything changes) and returns its patch. */
-async function preparePatch(deps: Deps, ctx: CallContext, action: Exclude<Action, 'delete'>, req: BulkContactsRequest): Promise<PatchOf> {
+async function preparePatch(deps: Deps, ctx: OrgContext, action: Exclude<Action, 'delete'>, req: BulkContactsRequest): Promise<PatchOf> {
   switch (action) {
     case 'tag':
     case 'untag': {
@@ -93,9 +93,9 @@ async function deleteRows(tx: PoolClient, contacts: ContactWriter, orgId: string
  * records the one audit entry, which therefore exists exactly when the changes do. `updated` counts the contacts
  * the action succeeded on, including those already as asked (they publish nothing).
  */
-export async function bulkUpdate(deps: Deps, ctx: CallContext, req: BulkContactsRequest) {
+export async function bulkUpdate(deps: Deps, ctx: OrgContext, req: BulkContactsRequest) {
   requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const action: Action = oneOf(req.action, ACTIONS, 'action');
   if (action === 'delete' && roleRank(ctx.role) < roleRank('team_lead')) throw forbidden('Only team leads, admins and owners delete contacts in bulk');
   const { valid, malformed } = bulkIds(req.ids, BULK_MAX_IDS);

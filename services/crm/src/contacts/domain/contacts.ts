@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { type KeysetRequest, readKeyset, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { applyChanges, changesForUpdate, listFilter, valuesForNewContact } from '../../custom-fields';
@@ -71,7 +71,7 @@ export async function assertStatusId(deps: Deps, orgId: string, statusId: string
   if (!isUuid(statusId) || !(await statusExists(deps.pool, orgId, statusId))) throw invalid('statusId', 'is not a contact status of this organization');
 }
 
-export async function assertAssignee(deps: Deps, ctx: CallContext, userId: string | null | undefined): Promise<void> {
+export async function assertAssignee(deps: Deps, ctx: OrgContext, userId: string | null | undefined): Promise<void> {
   if (!userId) return;
   if (!isUuid(userId)) throw invalid('assignedUserId', 'is not a user of this organization');
   await deps.users.assertAssignable(ctx, userId, 'assignedUserId');
@@ -106,8 +106,8 @@ export interface ListRequest {
  * The list's filter from a request (400 naming the bad parameter), shared by the list and the CSV export;
  * undefined when the filters cannot match anything.
  */
-export async function contactFilter(deps: Deps, ctx: CallContext, req: ListRequest): Promise<repo.ContactFilter | undefined> {
-  const orgId = requireOrg(ctx);
+export async function contactFilter(deps: Deps, ctx: OrgContext, req: ListRequest): Promise<repo.ContactFilter | undefined> {
+  const { orgId } = ctx;
   const f: repo.ContactFilter = {
     page: Math.max(1, req.page || 1),
     limit: Math.min(100, Math.max(1, req.limit || 50)),
@@ -143,8 +143,8 @@ export async function contactFilter(deps: Deps, ctx: CallContext, req: ListReque
   return f;
 }
 
-export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
-  const orgId = requireOrg(ctx);
+export async function list(deps: Deps, ctx: OrgContext, req: ListRequest) {
+  const { orgId } = ctx;
   const f = await contactFilter(deps, ctx, req);
   if (!f) return { data: [], pagination: { total: 0, page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)), pages: 0 } };
   if (req.keyset) {
@@ -155,8 +155,8 @@ export async function list(deps: Deps, ctx: CallContext, req: ListRequest) {
   return { data: rows.map((r) => repo.toContact(r, r.friends)), pagination };
 }
 
-export async function detail(deps: Deps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function detail(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   const row = await load(deps, orgId, id, viewerOf(ctx));
   const [friends, notes, appointments, activities, conversations] = await Promise.all([
     repo.friendsOf(deps.pool, orgId, [row.id]),
@@ -175,14 +175,14 @@ export async function detail(deps: Deps, ctx: CallContext, id: string) {
   };
 }
 
-export async function friendRecords(deps: Deps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function friendRecords(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   const row = await load(deps, orgId, id, viewerOf(ctx));
   return { data: (await friendRecordsOf(deps.pool, orgId, row.id)).map(toFriend) };
 }
 
-export async function brief(deps: Deps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function brief(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   const r = await load(deps, orgId, id);
   return {
     id: r.id,
@@ -213,9 +213,9 @@ export interface CreateRequest {
   customFieldsJson?: string;
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: CreateRequest) {
+export async function create(deps: Deps, ctx: OrgContext, req: CreateRequest) {
   requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const c: repo.NewContact = {
     id: randomUUID(),
     orgId,
@@ -262,7 +262,7 @@ export interface UpdateRequest {
 }
 
 /** The fields a request asked to change, validated; `statusId`/`assignedUserId` "" clear them. */
-async function validatePatch(deps: Deps, ctx: CallContext, orgId: string, req: Omit<UpdateRequest, 'id'>): Promise<repo.ContactPatch> {
+async function validatePatch(deps: Deps, ctx: OrgContext, orgId: string, req: Omit<UpdateRequest, 'id'>): Promise<repo.ContactPatch> {
   const p: repo.ContactPatch = {};
   if (req.name !== undefined) p.name = optionalText(req.name, 'name');
   if (req.email !== undefined) p.email = optionalEmail(req.email);
@@ -361,9 +361,9 @@ async function withFriends(deps: Deps, orgId: string, contact: ReturnType<typeof
   return { ...contact, friends: friends.get(contact.id) ?? [] };
 }
 
-export async function update(deps: Deps, ctx: CallContext, req: UpdateRequest) {
+export async function update(deps: Deps, ctx: OrgContext, req: UpdateRequest) {
   requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const viewer = viewerOf(ctx);
   await load(deps, orgId, req.id, viewer);
   const patch = await validatePatch(deps, ctx, orgId, req);
@@ -374,8 +374,8 @@ export async function update(deps: Deps, ctx: CallContext, req: UpdateRequest) {
 }
 
 /** automation actions: assign, add tags, set status. */
-export async function patch(deps: Deps, ctx: CallContext, req: { id: string; assignedUserId?: string; addTags?: string[]; status?: string }) {
-  const orgId = requireOrg(ctx);
+export async function patch(deps: Deps, ctx: OrgContext, req: { id: string; assignedUserId?: string; addTags?: string[]; status?: string }) {
+  const { orgId } = ctx;
   await load(deps, orgId, req.id);
   const base = await validatePatch(deps, ctx, orgId, { assignedUserId: req.assignedUserId, status: req.status });
   const addTags = normaliseTags(req.addTags, 'addTags');
@@ -387,9 +387,9 @@ export async function patch(deps: Deps, ctx: CallContext, req: { id: string; ass
   return withFriends(deps, orgId, contact);
 }
 
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'contacts:delete');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Contact');
   await withTransaction(deps.pool, async (tx) => {
     const deleted = await deps.contactWriter.delete(tx, orgId, id);
@@ -404,10 +404,10 @@ export async function remove(deps: Deps, ctx: CallContext, id: string) {
 
 export async function upsertChatnet(
   deps: Deps,
-  ctx: CallContext,
+  ctx: OrgContext,
   req: { chatnetUid: string; displayName?: string; avatar?: string; chatnetAccountId?: string; threadType?: string },
 ) {
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const uid = requireText(req.chatnetUid, 'chatnetUid', 200);
   const displayName = optionalText(req.displayName, 'displayName');
   const avatar = optionalText(req.avatar, 'avatar', 2000);

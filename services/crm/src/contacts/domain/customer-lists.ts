@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { offsetOf, pagination, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { Deps } from '../../deps';
@@ -37,23 +37,23 @@ async function load(deps: Deps, orgId: string, id: string) {
   return row;
 }
 
-export async function list(deps: Deps, ctx: CallContext) {
-  const orgId = requireOrg(ctx);
+export async function list(deps: Deps, ctx: OrgContext) {
+  const { orgId } = ctx;
   const rows = await repo.listLists(deps.pool, orgId);
   const data = [];
   for (const r of rows) data.push(repo.toCustomerList(r, await repo.countMembers(deps.pool, orgId, r.criteria)));
   return { data };
 }
 
-export async function get(deps: Deps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function get(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   const row = await load(deps, orgId, id);
   return repo.toCustomerList(row, await repo.countMembers(deps.pool, orgId, row.criteria));
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: { name?: string; description?: string; criteriaJson?: string }) {
+export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; description?: string; criteriaJson?: string }) {
   requireCan(ctx, 'campaigns:manage');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const l = {
     id: randomUUID(),
     orgId,
@@ -66,9 +66,9 @@ export async function create(deps: Deps, ctx: CallContext, req: { name?: string;
 }
 
 /** Only sent fields change; the status moves only through activate. */
-export async function update(deps: Deps, ctx: CallContext, req: { id: string; name?: string; description?: string; criteriaJson?: string }) {
+export async function update(deps: Deps, ctx: OrgContext, req: { id: string; name?: string; description?: string; criteriaJson?: string }) {
   requireCan(ctx, 'campaigns:manage');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   await load(deps, orgId, req.id);
   const patch = {
     name: req.name === undefined ? undefined : requireText(req.name, 'name', NAME_MAX),
@@ -79,9 +79,9 @@ export async function update(deps: Deps, ctx: CallContext, req: { id: string; na
   return get(deps, ctx, req.id);
 }
 
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'campaigns:manage');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Customer list');
   await withTransaction(deps.pool, async (tx) => {
     const name = await repo.deleteList(tx, orgId, id);
@@ -94,9 +94,9 @@ export async function remove(deps: Deps, ctx: CallContext, id: string) {
 /** Status moves: activate (draft or paused → active) and pause (active → paused); others are 422 invalid_transition. */
 const MOVES: Record<'active' | 'paused', readonly string[]> = { active: ['draft', 'paused'], paused: ['active'] };
 
-async function move(deps: Deps, ctx: CallContext, id: string, to: 'active' | 'paused') {
+async function move(deps: Deps, ctx: OrgContext, id: string, to: 'active' | 'paused') {
   requireCan(ctx, 'campaigns:manage');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Customer list');
   await withTransaction(deps.pool, async (tx) => {
     const row = await repo.findList(tx, orgId, id, true);
@@ -112,12 +112,12 @@ async function move(deps: Deps, ctx: CallContext, id: string, to: 'active' | 'pa
   return get(deps, ctx, id);
 }
 
-export const activate = (deps: Deps, ctx: CallContext, id: string) => move(deps, ctx, id, 'active');
-export const pause = (deps: Deps, ctx: CallContext, id: string) => move(deps, ctx, id, 'paused');
+export const activate = (deps: Deps, ctx: OrgContext, id: string) => move(deps, ctx, id, 'active');
+export const pause = (deps: Deps, ctx: OrgContext, id: string) => move(deps, ctx, id, 'paused');
 
 /** The HTTP members listing: page/limit over the matching contacts, most recent activity first. */
-export async function members(deps: Deps, ctx: CallContext, req: { id: string; page?: number; limit?: number }) {
-  const orgId = requireOrg(ctx);
+export async function members(deps: Deps, ctx: OrgContext, req: { id: string; page?: number; limit?: number }) {
+  const { orgId } = ctx;
   const row = await load(deps, orgId, req.id);
   const page = { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };
   const [rows, total] = await Promise.all([
@@ -131,8 +131,8 @@ export async function members(deps: Deps, ctx: CallContext, req: { id: string; p
  * For campaigns: members after `afterContactId` in contact-id order (keyset, so a contact added or removed
  * meanwhile never shifts the pages). `nextAfter` is '' when this page is the last.
  */
-export async function resolveMembers(deps: Deps, ctx: CallContext, req: { listId: string; afterContactId?: string; limit?: number }) {
-  const orgId = requireOrg(ctx);
+export async function resolveMembers(deps: Deps, ctx: OrgContext, req: { listId: string; afterContactId?: string; limit?: number }) {
+  const { orgId } = ctx;
   const row = await load(deps, orgId, req.listId);
   const after = req.afterContactId || undefined;
   if (after !== undefined && !isUuid(after)) throw invalid('afterContactId', 'must be a contact id (UUID) or empty');

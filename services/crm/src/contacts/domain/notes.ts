@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, notFound, requireCan, requireOrg, roleRank } from '@crm/grpc-kit';
+import { AppError, notFound, requireCan, roleRank, OrgContext } from '@crm/grpc-kit';
 import { PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../../deps';
@@ -18,7 +18,7 @@ import { viewerOf } from './visibility';
 const MAX_CONTENT = 10_000;
 
 /** The org's contact the caller may see, or 404. */
-async function visibleContact(deps: Deps, ctx: CallContext, orgId: string, contactId: string) {
+async function visibleContact(deps: Deps, ctx: OrgContext, orgId: string, contactId: string) {
   const contact = isUuid(contactId) ? await findContact(deps.pool, orgId, contactId, false, viewerOf(ctx)) : undefined;
   if (!contact) throw notFound('Contact');
   return contact;
@@ -31,7 +31,7 @@ async function lockNote(tx: PoolClient, orgId: string, contactId: string, noteId
   return note;
 }
 
-function requireAuthorOrLead(ctx: CallContext, note: repo.NoteRow, verb: 'edit' | 'delete') {
+function requireAuthorOrLead(ctx: OrgContext, note: repo.NoteRow, verb: 'edit' | 'delete') {
   if (roleRank(ctx.role) >= roleRank('team_lead')) return;
   if (note.created_by && note.created_by === ctx.userId) return;
   throw new AppError('permission_denied', `Only the note's author, team leads, admins and owners can ${verb} it`, { code: 'forbidden' });
@@ -41,9 +41,9 @@ function noteEvent(tx: PoolClient, type: 'contact.note_created' | 'contact.note_
   return enqueueEvent(tx, { type, orgId, data: { contactId: note.contact_id, note: repo.toNote(note), by: isUuid(by) ? by : null } });
 }
 
-export async function add(deps: Deps, ctx: CallContext, req: { contactId: string; content: string }) {
+export async function add(deps: Deps, ctx: OrgContext, req: { contactId: string; content: string }) {
   requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const content = requireText(req.content, 'content', MAX_CONTENT);
   const contact = await visibleContact(deps, ctx, orgId, req.contactId);
   return withTransaction(deps.pool, async (tx) => {
@@ -54,9 +54,9 @@ export async function add(deps: Deps, ctx: CallContext, req: { contactId: string
   });
 }
 
-export async function update(deps: Deps, ctx: CallContext, req: { contactId: string; noteId: string; content: string }) {
+export async function update(deps: Deps, ctx: OrgContext, req: { contactId: string; noteId: string; content: string }) {
   requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const content = requireText(req.content, 'content', MAX_CONTENT);
   const contact = await visibleContact(deps, ctx, orgId, req.contactId);
   return withTransaction(deps.pool, async (tx) => {
@@ -69,9 +69,9 @@ export async function update(deps: Deps, ctx: CallContext, req: { contactId: str
   });
 }
 
-export async function remove(deps: Deps, ctx: CallContext, req: { contactId: string; noteId: string }) {
+export async function remove(deps: Deps, ctx: OrgContext, req: { contactId: string; noteId: string }) {
   requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const contact = await visibleContact(deps, ctx, orgId, req.contactId);
   await withTransaction(deps.pool, async (tx) => {
     const note = await lockNote(tx, orgId, contact.id, req.noteId);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, invalid, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { Deps } from '../../deps';
 import * as repo from '../db/statuses.repo';
@@ -27,8 +27,8 @@ function nameTaken(): AppError {
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
-export async function list(deps: Deps, ctx: CallContext) {
-  const orgId = requireOrg(ctx);
+export async function list(deps: Deps, ctx: OrgContext) {
+  const { orgId } = ctx;
   return { data: (await repo.listStatuses(deps.pool, orgId)).map(repo.toStatus) };
 }
 
@@ -38,9 +38,9 @@ async function get(deps: Deps, orgId: string, id: string) {
   return repo.toStatus(row);
 }
 
-export async function create(deps: Deps, ctx: CallContext, req: { name?: string; color?: string; position?: number }) {
+export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; color?: string; position?: number }) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const s = { id: randomUUID(), orgId, name: requireText(req.name, 'name', 100), color: color(req.color), position: req.position === undefined ? 0 : position(req.position) };
   try {
     return repo.toStatus(await repo.insertStatus(deps.pool, s));
@@ -50,9 +50,9 @@ export async function create(deps: Deps, ctx: CallContext, req: { name?: string;
   }
 }
 
-export async function update(deps: Deps, ctx: CallContext, req: { id: string; name?: string; color?: string; position?: number }) {
+export async function update(deps: Deps, ctx: OrgContext, req: { id: string; name?: string; color?: string; position?: number }) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   await get(deps, orgId, req.id);
   const patch = {
     name: req.name === undefined ? undefined : requireText(req.name, 'name', 100),
@@ -69,9 +69,9 @@ export async function update(deps: Deps, ctx: CallContext, req: { id: string; na
 }
 
 /** Contacts that had the status lose it, and each gets a contact.updated event saying so. */
-export async function remove(deps: Deps, ctx: CallContext, id: string) {
+export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Contact status');
   await withTransaction(deps.pool, async (tx) => {
     await deps.contactWriter.clearStatus(tx, orgId, id);

@@ -1,6 +1,6 @@
 import { maskSecret } from '@crm/crypto';
 import { isoOrUndefined, Queryable } from '@crm/db';
-import { CallContext, invalid, requireCan, requireOrg } from '@crm/grpc-kit';
+import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { IntegrationDeps } from '../deps';
 import type { SocialnetCredentials } from './driver';
 
@@ -42,13 +42,13 @@ export async function credentialsOf(d: IntegrationDeps, orgId: string): Promise<
   }
 }
 
-export async function get(d: IntegrationDeps, ctx: CallContext) {
-  return status(await find(d.pool, requireOrg(ctx)));
+export async function get(d: IntegrationDeps, ctx: OrgContext) {
+  return status(await find(d.pool, ctx.orgId));
 }
 
-export async function set(d: IntegrationDeps, ctx: CallContext, req: { accessToken?: string }) {
+export async function set(d: IntegrationDeps, ctx: OrgContext, req: { accessToken?: string }) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const token = (req.accessToken ?? '').trim();
   if (token.length > TOKEN_MAX) throw invalid('accessToken', `must be at most ${TOKEN_MAX} characters`);
   if (!token) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { isUuid, requireText } from '../../shared';
 import type { IntegrationDeps } from '../deps';
 import { NETWORK_ID } from './network-errors';
@@ -12,9 +12,9 @@ import * as syncs from './syncs.repo';
  * one (`started` false). Any member who may create contacts may start one: it only imports leads of pages
  * an admin connected, and importing is idempotent.
  */
-export async function start(d: IntegrationDeps, ctx: CallContext, req: { pageId?: string; formId?: string }) {
+export async function start(d: IntegrationDeps, ctx: OrgContext, req: { pageId?: string; formId?: string }) {
   requireCan(ctx, 'contacts:write');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   const pageId = requireText(req.pageId, 'pageId', 128);
   const formId = requireText(req.formId, 'formId', 128);
   if (!NETWORK_ID.test(formId)) throw notFound('Form');
@@ -39,8 +39,8 @@ export async function start(d: IntegrationDeps, ctx: CallContext, req: { pageId?
   throw new AppError('unavailable', 'The form is being synced concurrently; try again');
 }
 
-export async function get(d: IntegrationDeps, ctx: CallContext, id: string) {
-  const orgId = requireOrg(ctx);
+export async function get(d: IntegrationDeps, ctx: OrgContext, id: string) {
+  const { orgId } = ctx;
   const row = isUuid(id) ? await syncs.findSync(d.pool, orgId, id) : undefined;
   if (!row) throw notFound('Lead sync');
   return syncs.toLeadSync(row);

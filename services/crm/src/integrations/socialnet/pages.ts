@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction } from '@crm/db';
-import { AppError, CallContext, notFound, requireCan, requireOrg } from '@crm/grpc-kit';
+import { AppError, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { IntegrationDeps } from '../deps';
 import * as integrations from '../integrations.repo';
 import { credentialsOf } from './credentials';
@@ -26,8 +26,8 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 }
 
 /** The network's pages the org can reach, each with whether we hold a working connection to it. */
-export async function listPages(d: IntegrationDeps, ctx: CallContext) {
-  const orgId = requireOrg(ctx);
+export async function listPages(d: IntegrationDeps, ctx: OrgContext) {
+  const { orgId } = ctx;
   const credentials = await credentialsOf(d, orgId);
   const pages = await onNetwork(() => d.driver.listPages(credentials));
   const connected = await integrations.connectedExternalIds(d.pool, orgId, SOCIALNET);
@@ -41,9 +41,9 @@ export async function listPages(d: IntegrationDeps, ctx: CallContext) {
  * Connect a page: the integration is created (or re-activated: one row per page and org) with the page token
  * the network hands out, encrypted at rest and bound to the row. Owners and admins only.
  */
-export async function connect(d: IntegrationDeps, ctx: CallContext, pageId: string) {
+export async function connect(d: IntegrationDeps, ctx: OrgContext, pageId: string) {
   requireCan(ctx, 'settings:edit');
-  const orgId = requireOrg(ctx);
+  const { orgId } = ctx;
   if (!NETWORK_ID.test(pageId ?? '')) throw notFound('Page');
   const credentials = await credentialsOf(d, orgId);
   const page = (await onNetwork(() => d.driver.listPages(credentials))).find((p) => p.id === pageId);
@@ -93,8 +93,8 @@ export async function onPage<T>(d: IntegrationDeps, row: integrations.Integratio
   }
 }
 
-export async function listForms(d: IntegrationDeps, ctx: CallContext, pageId: string) {
-  const orgId = requireOrg(ctx);
+export async function listForms(d: IntegrationDeps, ctx: OrgContext, pageId: string) {
+  const { orgId } = ctx;
   const { row, access } = await connectedPage(d, orgId, pageId);
   const forms = await onPage(d, row, () => d.driver.listForms(access));
   return { data: forms.map((f) => ({ id: f.id, pageId: f.pageId, name: f.name, leadCount: f.leadCount })) };

@@ -1,4 +1,4 @@
-import { AppError, CallContext, invalid, notFound, requireCan, requireUser } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { requireText } from '../../shared';
 import type { IntegrationDeps } from '../deps';
 import { NETWORK_ID } from './network-errors';
@@ -10,7 +10,7 @@ import * as net from './sandbox.repo';
  * cut the network off (outage) and revoke a page token. Exists only with SOCIALNET_DRIVER=sandbox and needs
  * `sandbox:control` (owner, admin); everything is scoped to the caller's organization.
  */
-function sandboxOn(d: IntegrationDeps, ctx: CallContext): string {
+function sandboxOn(d: IntegrationDeps, ctx: OrgContext): string {
   if (!d.sandbox) throw new AppError('not_found', 'Sandbox control is off (SOCIALNET_DRIVER is not sandbox)');
   const { orgId } = requireUser(ctx);
   requireCan(ctx, 'sandbox:control');
@@ -45,7 +45,7 @@ async function ownPage(d: IntegrationDeps, orgId: string, pageId: string) {
   return page;
 }
 
-export async function createPage(d: IntegrationDeps, ctx: CallContext, req: { name?: string; followers?: number }) {
+export async function createPage(d: IntegrationDeps, ctx: OrgContext, req: { name?: string; followers?: number }) {
   const orgId = sandboxOn(d, ctx);
   const name = requireText(req.name, 'name', 200);
   const followers = count(req.followers, 'followers', MAX_FOLLOWERS);
@@ -53,7 +53,7 @@ export async function createPage(d: IntegrationDeps, ctx: CallContext, req: { na
   return { id: row.id, name: row.name, followers: row.followers, connected: false, formCount: row.form_count };
 }
 
-export async function createForm(d: IntegrationDeps, ctx: CallContext, req: { pageId?: string; name?: string }) {
+export async function createForm(d: IntegrationDeps, ctx: OrgContext, req: { pageId?: string; name?: string }) {
   const orgId = sandboxOn(d, ctx);
   const name = requireText(req.name, 'name', 200);
   const page = await ownPage(d, orgId, req.pageId ?? '');
@@ -89,7 +89,7 @@ function leadOf(l: LeadInput, i: number): net.NewSandboxLead {
   return { leadId: id, data: { fullName: text(l.fullName, 'fullName', 500), phone: text(l.phone, 'phone', 100), email: text(l.email, 'email', 500), fields } };
 }
 
-export async function addLeads(d: IntegrationDeps, ctx: CallContext, req: { formId?: string; leads?: LeadInput[] }) {
+export async function addLeads(d: IntegrationDeps, ctx: OrgContext, req: { formId?: string; leads?: LeadInput[] }) {
   const orgId = sandboxOn(d, ctx);
   const input = req.leads ?? [];
   if (input.length === 0) throw invalid('leads', 'must have at least one lead');
@@ -101,7 +101,7 @@ export async function addLeads(d: IntegrationDeps, ctx: CallContext, req: { form
   return { added: added.length, leadIds: leads.map((l) => l.leadId), leadCount: (await net.findForm(d.pool, orgId, form.id))!.lead_count };
 }
 
-export async function setOutage(d: IntegrationDeps, ctx: CallContext, req: { pageId?: string; afterLeads?: number }) {
+export async function setOutage(d: IntegrationDeps, ctx: OrgContext, req: { pageId?: string; afterLeads?: number }) {
   const orgId = sandboxOn(d, ctx);
   const afterLeads = req.afterLeads === undefined || req.afterLeads === null ? null : count(req.afterLeads, 'afterLeads', MAX_FOLLOWERS);
   const page = await ownPage(d, orgId, req.pageId ?? '');
@@ -109,7 +109,7 @@ export async function setOutage(d: IntegrationDeps, ctx: CallContext, req: { pag
   return { ok: true, message: afterLeads === null ? 'Outage ended' : `Fetching beyond ${afterLeads} leads of a form now fails` };
 }
 
-export async function revokeToken(d: IntegrationDeps, ctx: CallContext, pageId: string) {
+export async function revokeToken(d: IntegrationDeps, ctx: OrgContext, pageId: string) {
   const orgId = sandboxOn(d, ctx);
   const page = await ownPage(d, orgId, pageId);
   await net.replaceToken(d.pool, orgId, page.id, networkToken());
