@@ -183,6 +183,7 @@ describe('campaign delivery', () => {
         conversationId: conv.id,
         contactId: contact.id,
         chatnetAccountId: conv.accountId,
+        assigneeId: null,
         seenAt,
         messages: [{ id: messageId, source: 'campaign', sentAt: new Date(lost.at).toISOString() }],
       });

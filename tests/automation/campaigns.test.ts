@@ -342,6 +342,7 @@ describe('campaigns', () => {
       conversationId: rows[0].conversationId,
       contactId: rows[0].contactId,
       chatnetAccountId: randomUUID(),
+      assigneeId: null,
       seenAt,
       messages: rows.map((r) => ({ id: r.messageId, source: 'campaign', sentAt: r.sentAt })),
       ...extra,

@@ -227,6 +227,22 @@ describe('notifications', () => {
     expect((await list(agent)).data.filter((n: any) => n.type === 'high_value_lead' && n.resourceId === contact.id)).toHaveLength(1);
   });
 
+  it('an event whose data does not fit its schema is dead-lettered at once with the fields named, and notifies nobody', async () => {
+    const before = (await list(owner)).pagination.total;
+    const dead = await triggers.count('dead');
+    // A webhook.disabled from a producer that forgot the url and wrote a webhook id that is no id.
+    const bad = await bus.publish('webhook.disabled', orgId, { webhookId: 'hook-7', reason: 'failing for 5 days' });
+    const parked = await bus.deadLettered(`${stack.env.EVENTS_EXCHANGE}.automation.triggers`);
+    expect(parked.event.id).toBe(bad.id);
+    expect(parked.headers).toMatchObject({
+      'x-crm-attempt': 1,
+      'x-crm-error': 'webhook.disabled v1 data does not match its schema: webhookId: Invalid GUID; url: Invalid input: expected string, received undefined',
+    });
+    // Counted once the broker confirmed the parked copy, a moment after it is there to read.
+    await eventually(async () => (await triggers.count('dead')) === dead + 1);
+    expect((await list(owner)).pagination.total).toBe(before);
+  });
+
   it('events with a malformed org id are ignored, not retried forever', async () => {
     const before = (await list(owner)).pagination.total;
     const mark = await triggers.mark();

@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { AppError, audienceOf, GrpcServer, type HandlersFor, type InternalPrincipal, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
-import { infra, testAuth } from '@crm/testing';
+import { dlqName } from '@crm/events';
+import { eventually, infra, testAuth } from '@crm/testing';
 import { withUnfaked } from '../support/fake-grpc';
 import { client, Client, email, newOrg } from '../support/http';
+import { eventContactData, eventData } from '../support/event-data';
 import type { Stack } from '../support/stack';
 
 const log = createLogger('automation-test', process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -157,6 +159,11 @@ export async function eventBus(stack: Stack) {
       await channel.consume(queue, (msg) => msg && got.push(JSON.parse(msg.content.toString())), { noAck: true });
       return got;
     },
+    /** The next message parked in `queue`'s dead-letter queue (waits for one), with its headers. */
+    async deadLettered(queue: string) {
+      const msg = await eventually(() => channel.get(dlqName(queue), { noAck: true }));
+      return { event: JSON.parse(msg.content.toString()) as { id: string; type: string }, headers: msg.properties.headers ?? {} };
+    },
     /** The stack removes the exchange and every queue named after it when it stops. */
     async close() {
       await connection.close().catch(() => undefined);
@@ -181,29 +188,32 @@ export async function org(stack: Stack, name = 'Acme') {
   return { ...o, orgId: o.user.orgId as string };
 }
 
-/** A contact as crm puts it in contact.* events. */
+/** A contact as crm puts it in contact.* events (every field its schema has: consumers parse data by it). */
 export function contactData(c: Partial<Record<string, unknown>> = {}) {
   const now = new Date().toISOString();
-  return {
+  return eventContactData({
     id: randomUUID(),
     name: 'Lan Nguyen',
     email: 'lan@example.test',
     phone: '+84901234567',
     source: 'manual',
     status: 'lead',
+    assignedUserId: null,
     avatar: '',
     leadScore: 0,
     tags: [],
     notes: '',
+    customFields: {},
     createdAt: now,
     updatedAt: now,
     lastActivity: now,
     ...c,
-  };
+  });
 }
 
+/** A message.received as messaging publishes it (unassigned, nobody listed to alert unless `extra` says so). */
 export function messageData(contactId: string, conversationId: string, content: string, extra: Record<string, unknown> = {}) {
-  return {
+  return eventData('message.received', {
     messageId: randomUUID(),
     conversationId,
     contactId,
@@ -215,8 +225,10 @@ export function messageData(contactId: string, conversationId: string, content: 
     content,
     contentType: 'text',
     sentAt: new Date().toISOString(),
+    assigneeId: null,
+    eligibleUserIds: [],
     ...extra,
-  };
+  });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -3,6 +3,7 @@ import { eventually } from '@crm/testing';
 import { ConsumerProbe } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
+import { eventData } from '../support/event-data';
 import { contactData, eventBus, fakeCrm, fakeMessaging, member, messageData, org, sleep } from './support';
 
 // Triggers → conditions → actions, end to end: events published into the stack's exchange (as crm and
@@ -251,9 +252,10 @@ describe('automation triggers and actions', () => {
     const noChat = crm.add(orgId, { name: 'Nobody' });
     const latest = randomUUID();
     messaging.setLatest(orgId, withChat.id, latest);
-    const appointment = (contactId: string, title: string) => ({
-      appointment: { id: randomUUID(), contactId, title, description: '', scheduledAt: '2030-01-02T03:00:00.000Z', duration: 60, type: 'meeting', location: '', status: 'scheduled', createdAt: new Date().toISOString() },
-    });
+    const appointment = (contactId: string, title: string) =>
+      eventData('appointment.created', {
+        appointment: { ...eventData('appointment.created').appointment, id: randomUUID(), contactId, title, scheduledAt: '2030-01-02T03:00:00.000Z', duration: 60, status: 'scheduled', createdAt: new Date().toISOString() },
+      });
     await bus.publish('appointment.created', orgId, appointment(withChat.id, 'Demo'));
     await bus.publish('appointment.created', orgId, appointment(noChat.id, 'Lonely'));
     const runs = await finishedRun(ruleId, 2);

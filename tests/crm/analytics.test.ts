@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { eventually, infra } from '@crm/testing';
 import { Client, email } from '../support/http';
+import { messageData } from '../support/event-data';
 import { addUser, CrmStack, Org, startCrmStack } from './crm-support';
 
 /** Publish an event as messaging's (or crm's) outbox relay would, with the time it says it happened. */
@@ -68,23 +69,11 @@ describe('analytics: conversion funnel, team performance, response times', () =>
     // an hour after its first message: one resolution of 3600 s.
     const at = (hhmmss: string, d = '2024-03-01') => `${d}T${hhmmss}.000Z`;
     const [c1, c2, c3, c4, c5] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
-    const msg = (conversationId: string, sentAt: string, extra: object = {}) => ({
-      messageId: randomUUID(),
-      conversationId,
-      contactId: randomUUID(),
-      chatnetAccountId: randomUUID(),
-      threadId: 'thread',
-      threadType: 'user',
-      senderUid: 'uid',
-      senderName: 'Someone',
-      content: 'hi',
-      contentType: 'text',
-      sentAt,
-      ...extra,
-    });
-    const inbound = (conversationId: string, sentAt: string, extra: object = {}) => publishAt(crm.exchange, 'message.received', acme.orgId, msg(conversationId, sentAt, extra));
+    const msg = (type: 'message.received' | 'message.sent', conversationId: string, sentAt: string, extra: object = {}) =>
+      messageData(type, { conversationId, contactId: randomUUID(), chatnetAccountId: randomUUID(), threadId: 'thread', threadType: 'user', content: 'hi', contentType: 'text', sentAt, ...extra });
+    const inbound = (conversationId: string, sentAt: string, extra: object = {}) => publishAt(crm.exchange, 'message.received', acme.orgId, msg('message.received', conversationId, sentAt, extra));
     const reply = (conversationId: string, sentAt: string, userId: string, extra: object = {}) =>
-      publishAt(crm.exchange, 'message.sent', acme.orgId, msg(conversationId, sentAt, { sentByUserId: userId, source: 'ui', ...extra }));
+      publishAt(crm.exchange, 'message.sent', acme.orgId, msg('message.sent', conversationId, sentAt, { sentByUserId: userId, source: 'ui', ...extra }));
     const stats = async (qs: string) => (await owner.get(`/api/v1/analytics/response-time?${qs}`)).body;
 
     beforeAll(async () => {
@@ -99,7 +88,7 @@ describe('analytics: conversion funnel, team performance, response times', () =>
       // An agent writing first answers nothing; an automated send ends no wait; the open turn at 13:00 has no time.
       await reply(c2, at('09:00:00'), alice.id);
       await inbound(c2, at('12:00:00'));
-      await publishAt(crm.exchange, 'message.sent', acme.orgId, msg(c2, at('12:01:00'), { sentByUserId: null, source: 'automation' }));
+      await publishAt(crm.exchange, 'message.sent', acme.orgId, msg('message.sent', c2, at('12:01:00'), { sentByUserId: null, source: 'automation' }));
       await reply(c2, at('12:30:00'), bob.id);
       await inbound(c2, at('13:00:00'));
 
@@ -116,7 +105,7 @@ describe('analytics: conversion funnel, team performance, response times', () =>
       const aliceReplies = async () =>
         (await owner.get('/api/v1/analytics/team-performance?dateFrom=2024-03-01&dateTo=2024-03-02&departmentId=Sales')).body.team?.find((m: any) => m.userId === alice.id)?.messagesReplied;
       await eventually(async () => (await aliceReplies()) === 4 && (await stats('dateFrom=2024-03-01&dateTo=2024-03-02')).responses === 4);
-      const duplicate = msg(c4, at('14:00:00'));
+      const duplicate = msg('message.received', c4, at('14:00:00'));
       await publishAt(crm.exchange, 'message.received', acme.orgId, duplicate);
       // The same message reported again (another event id) counts once.
       await publishAt(crm.exchange, 'message.received', acme.orgId, duplicate);

@@ -22,7 +22,7 @@ describe('contacts under inbox visibility', () => {
   const conversation = async (contactId: string, accountId: string, assigneeId: string | null) => {
     const id = randomUUID();
     await emit('conversation.created', { id, contactId, chatnetAccountId: accountId, type: 'user', threadId: `t-${id}` });
-    if (assigneeId) await emit('conversation.assigned', { conversationId: id, contactId, assigneeId, teamId: null, previousAssigneeId: null, assignedBy: null });
+    if (assigneeId) await emit('conversation.assigned', { conversationId: id, contactId, chatnetAccountId: accountId, assigneeId, teamId: null, previousAssigneeId: null, assignedBy: null });
     return id;
   };
 
@@ -150,13 +150,12 @@ describe('contacts under inbox visibility', () => {
     expect((await agent.as.get(`/api/v1/contacts/${old.body.id}`)).status).toBe(404);
     // theirs: crm knows its conversation is agent2's; a stale snapshot row saying "agent" must not win.
     const theirsConversation = randomUUID();
-    await emit('conversation.created', { id: theirsConversation, contactId: contact.theirs, chatnetAccountId: otherAccount });
-    await emit('conversation.assigned', { conversationId: theirsConversation, contactId: contact.theirs, assigneeId: agent2.id });
+    await emit('conversation.created', { id: theirsConversation, contactId: contact.theirs, chatnetAccountId: otherAccount, type: 'user', threadId: `t-${theirsConversation}` });
+    await emit('conversation.assigned', { conversationId: theirsConversation, contactId: contact.theirs, chatnetAccountId: otherAccount, assigneeId: agent2.id, teamId: null, previousAssigneeId: null, assignedBy: null });
     await emit('conversation.owners_snapshot', {
       conversations: [
         { conversationId: randomUUID(), contactId: old.body.id, chatnetAccountId: otherAccount, assigneeId: agent.id },
         { conversationId: theirsConversation, contactId: contact.theirs, chatnetAccountId: otherAccount, assigneeId: agent.id },
-        { conversationId: 'not-a-uuid', contactId: contact.elsewhere, assigneeId: agent.id },
       ],
     });
     await eventually(async () => ((await agent.as.get(`/api/v1/contacts/${old.body.id}`)).status === 200 ? true : undefined));
@@ -167,7 +166,7 @@ describe('contacts under inbox visibility', () => {
 
   it('follows reassignment and account lists as their events arrive', async () => {
     const conv = await conversation(contact.elsewhere, otherAccount, null);
-    await emit('conversation.assigned', { conversationId: conv, contactId: contact.elsewhere, assigneeId: agent.id, teamId: null, previousAssigneeId: null, assignedBy: null });
+    await emit('conversation.assigned', { conversationId: conv, contactId: contact.elsewhere, chatnetAccountId: otherAccount, assigneeId: agent.id, teamId: null, previousAssigneeId: null, assignedBy: null });
     await eventually(async () => ((await agent.as.get(`/api/v1/contacts/${contact.elsewhere}`)).status === 200 ? true : undefined));
     // Taken off the account: the unassigned conversation there no longer shows its contact.
     await emit('chatnet_account.assignment_updated', { chatnetAccountId: account, mode: 'manual', userIds: [agent2.id], maxOpenPerUser: null });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, GrpcServer, type HandlersFor, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
 import { eventually, freePort, testAuth } from '@crm/testing';
+import { messageData } from '../support/event-data';
 import { withUnfaked } from '../support/fake-grpc';
 import { Client } from '../support/http';
 import { CrmStack, listenEvents, Org, publicClient, publishEvent, startCrmStack } from './crm-support';
@@ -97,11 +98,11 @@ describe('crm events, consumers and cross-service RPCs', () => {
     it('moves lastActivity to the message time, never back, and records the messages as activities', async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Chatty' })).body.id;
       const sentAt = new Date(Date.now() + 60_000).toISOString();
-      await publishEvent(crm.exchange, 'message.received', acme.orgId, { messageId: randomUUID(), conversationId: randomUUID(), contactId: id, content: 'hello there', contentType: 'text', sentAt });
+      await publishEvent(crm.exchange, 'message.received', acme.orgId, messageData('message.received', { contactId: id, content: 'hello there', contentType: 'text', sentAt }));
       await eventually(async () => (await owner.get(`/api/v1/contacts/${id}`)).body.lastActivity === sentAt);
 
       const older = new Date(Date.now() - 3600_000).toISOString();
-      await publishEvent(crm.exchange, 'message.sent', acme.orgId, { messageId: randomUUID(), contactId: id, content: 'hi!', contentType: 'text', sentAt: older, source: 'ui' });
+      await publishEvent(crm.exchange, 'message.sent', acme.orgId, messageData('message.sent', { contactId: id, content: 'hi!', contentType: 'text', sentAt: older, source: 'ui' }));
       const detail = await eventually(async () => {
         const d = (await owner.get(`/api/v1/contacts/${id}`)).body;
         return d.activities.some((a: { type: string }) => a.type === 'message_sent') && d;
@@ -124,11 +125,11 @@ describe('crm events, consumers and cross-service RPCs', () => {
     it('a message event for another org\'s contact changes nothing', async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Guarded' })).body.id;
       const before = (await owner.get(`/api/v1/contacts/${id}`)).body;
-      await publishEvent(crm.exchange, 'message.received', globex.orgId, { contactId: id, content: 'spoof', contentType: 'text', sentAt: new Date(Date.now() + 120_000).toISOString() });
+      await publishEvent(crm.exchange, 'message.received', globex.orgId, messageData('message.received', { contactId: id, content: 'spoof', contentType: 'text', sentAt: new Date(Date.now() + 120_000).toISOString() }));
       // A later event for the right org is the marker: crm's message-events consumer applies its queue in order
       // (one lane), so once the marker's effect shows, the spoof has been handled.
       const marker = new Date(Date.now() + 5_000).toISOString();
-      await publishEvent(crm.exchange, 'message.received', acme.orgId, { contactId: id, content: 'real', contentType: 'text', sentAt: marker });
+      await publishEvent(crm.exchange, 'message.received', acme.orgId, messageData('message.received', { contactId: id, content: 'real', contentType: 'text', sentAt: marker }));
       await eventually(async () => (await owner.get(`/api/v1/contacts/${id}`)).body.lastActivity === marker);
       const settled = (await owner.get(`/api/v1/contacts/${id}`)).body;
       expect(settled.lastActivity).toBe(marker);
@@ -140,7 +141,7 @@ describe('crm events, consumers and cross-service RPCs', () => {
     it('an event delivered twice (same id) is applied once', async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Twice' })).body.id;
       const eventId = randomUUID();
-      const data = { contactId: id, content: 'once only', contentType: 'text', sentAt: new Date().toISOString() };
+      const data = messageData('message.received', { contactId: id, content: 'once only', contentType: 'text', sentAt: new Date().toISOString() });
       await publishEvent(crm.exchange, 'message.received', acme.orgId, data, eventId);
       await publishEvent(crm.exchange, 'message.received', acme.orgId, data, eventId);
       // The marker: the message-events consumer keeps its queue's order (one lane), so once 'after' shows, both

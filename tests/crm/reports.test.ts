@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { eventually } from '@crm/testing';
 import { auditEntryFor } from '../support/audit';
+import { messageData } from '../support/event-data';
 import { Client, email } from '../support/http';
 import { addUser, CrmStack, Org, publishEvent, startCrmStack } from './crm-support';
 
@@ -112,8 +114,9 @@ describe('custom reports', () => {
     await globex.owner.post('/api/v1/contacts', { name: 'Elsewhere', source: 'website', status: 'customer', dealValue: 777 });
 
     // Messages: two received by Ann yesterday, one sent to Ann and one received from Dan today.
-    const message = (type: string, contactId: string, sentAt: string) =>
-      publishEvent(crm.exchange, type, acme.orgId, { messageId: `m-${Math.random()}`, conversationId: 'c', contactId, content: 'hi', contentType: 'text', sentAt });
+    const conversationId = randomUUID();
+    const message = (type: 'message.received' | 'message.sent', contactId: string, sentAt: string) =>
+      publishEvent(crm.exchange, type, acme.orgId, messageData(type, { conversationId, contactId, content: 'hi', contentType: 'text', sentAt }));
     const [ann, , , dan] = contacts;
     await message('message.received', ann.id, `${yesterday}T10:00:00.000Z`);
     await message('message.received', ann.id, `${yesterday}T11:00:00.000Z`);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@crm/testing';
+import { messageData } from '../support/event-data';
 import type { Client } from '../support/http';
 import { addUser, CrmStack, listenEvents, Org, publishEvent, startCrmStack } from './crm-support';
 
@@ -38,15 +39,7 @@ describe('lead scoring', () => {
       return s.totalScore === total ? s : undefined;
     });
   const message = (org: Org, type: 'message.received' | 'message.sent', contactId: string, extra: Record<string, unknown> = {}) =>
-    publishEvent(crm.exchange, type, org.orgId, {
-      messageId: randomUUID(),
-      conversationId: randomUUID(),
-      contactId,
-      content: 'hello',
-      contentType: 'text',
-      sentAt: new Date().toISOString(),
-      ...extra,
-    });
+    publishEvent(crm.exchange, type, org.orgId, messageData(type, { contactId, content: 'hello', contentType: 'text', sentAt: new Date().toISOString(), ...extra }));
   const rule = async (as: Client, r: Record<string, unknown>) => {
     const res = await as.post('/api/v1/scoring/rules', r);
     if (res.status !== 201) throw new Error(`rule: ${res.status} ${JSON.stringify(res.body)}`);

@@ -24,6 +24,7 @@ export {
   eventSchemas,
   EventContact,
   InvalidEventDataError,
+  isEventOf,
   isKnownEventType,
   parseEventData,
   PublicContact,
@@ -33,6 +34,8 @@ export {
   type EventData,
   type EventDefinition,
   type EventType,
+  type ParsedEvent,
+  type ParsedEventData,
 } from './schemas';
 export { eventCatalogue, jsonSchemaOf, type CatalogueEntry } from './schemas/catalogue';
 export { EVENT_EXAMPLES, exampleContact } from './schemas/examples';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import amqp from 'amqplib';
 import { createPool, migrate, Pool, withTransaction } from '@crm/db';
-import { deleteTopology, EventConsumer, installEventTables, type EventEnvelope } from '@crm/events';
+import { deleteTopology, dlqName, EVENT_EXAMPLES, EventConsumer, exampleContact, installEventTables, type EventEnvelope } from '@crm/events';
 import { createLogger } from '@crm/logger';
 import { createTestDatabase, eventually, infra, TestDatabase, uniqueName } from '@crm/testing';
 import { messageActivity } from '../src/activity';
@@ -47,10 +47,13 @@ const envelope = (type: string, orgId: string, data: Record<string, unknown>, oc
   occurredAt: new Date(occurredAt.getTime() + seq++).toISOString(),
   data,
 });
+/** A message event as messaging publishes it (the consumer parses data by its schema), with the fields a test sets. */
+const messageExample = (type: 'message.received' | 'message.sent') => EVENT_EXAMPLES[type] as Record<string, unknown>;
+const appointmentExample = (EVENT_EXAMPLES['appointment.created'] as { appointment: Record<string, unknown> }).appointment;
 const received = (orgId: string, contactId: string, conversationId: string, sentAt: Date, messageId = randomUUID()) =>
-  envelope('message.received', orgId, { messageId, conversationId, contactId, content: 'hello', contentType: 'text', sentAt: sentAt.toISOString(), threadType: 'user' });
+  envelope('message.received', orgId, { ...messageExample('message.received'), messageId, conversationId, contactId, content: 'hello', contentType: 'text', sentAt: sentAt.toISOString(), threadType: 'user' });
 const replied = (orgId: string, contactId: string, conversationId: string, sentAt: Date, userId: string) =>
-  envelope('message.sent', orgId, { messageId: randomUUID(), conversationId, contactId, content: 'hi', contentType: 'text', sentAt: sentAt.toISOString(), sentByUserId: userId, source: 'ui', threadType: 'user' });
+  envelope('message.sent', orgId, { ...messageExample('message.sent'), messageId: randomUUID(), conversationId, contactId, content: 'hi', contentType: 'text', sentAt: sentAt.toISOString(), sentByUserId: userId, source: 'ui', threadType: 'user' });
 
 async function newOrg(pool: Pool, orgId: string, conditions: string[]) {
   await scoringRepo.saveConfig(pool, orgId, { ...DEFAULT_CONFIG, decayRate: 0 });
@@ -117,6 +120,34 @@ describe('one consumer per event family', () => {
     skipped.mockRestore();
   });
 
+  it('a message event whose data does not fit its schema is dead-lettered with the fields named, and applies nothing', async () => {
+    const message = messageFamilyConsumer({ config, pool, log }, { activity: messageActivity(log), scoring: scoreEvents(new UsedConditions(0), log), analytics: analyticsEvents(log) });
+    consumers.push(message);
+    await message.start();
+    const orgId = randomUUID();
+    await newOrg(pool, orgId, ['message_received']);
+    const contactId = await newContact(pool, orgId);
+    // An older producer's message.received: no sentAt, a contentType that is not a string.
+    const { sentAt: _missing, ...withoutSentAt } = received(orgId, contactId, randomUUID(), new Date()).data as Record<string, unknown>;
+    const bad = envelope('message.received', orgId, { ...withoutSentAt, contentType: 7 });
+    const good = received(orgId, contactId, randomUUID(), new Date(Date.now() - 60_000));
+
+    await publish(bad);
+    await publish(good);
+    const ch = await conn.createChannel();
+    const parked = await eventually(() => ch.get(dlqName(queue), { noAck: true }));
+    await ch.close();
+    expect(JSON.parse(parked.content.toString()).id).toBe(bad.id);
+    expect(parked.properties.headers).toMatchObject({
+      'x-crm-attempt': 1,
+      'x-crm-error': 'message.received v1 data does not match its schema: contentType: Invalid input: expected string, received number; sentAt: Invalid input: expected string, received undefined',
+    });
+    // The good one behind it was applied; the bad one left no trace (no activity, fact or claim of its own).
+    await eventually(async () => (await count(pool, 'contact_activities WHERE contact_id = $1', [contactId])) === 1);
+    expect(await count(pool, 'contact_score_facts WHERE contact_id = $1', [contactId])).toBe(1);
+    expect(await count(pool, 'processed_events WHERE event_id = $1', [bad.id])).toBe(0);
+  });
+
   it('scoring records facts only for conditions some rule of the org uses; a rule change here is seen at once', async () => {
     const conditions = new UsedConditions(60_000);
     const f = families(conditions);
@@ -175,7 +206,7 @@ describe('one consumer per event family', () => {
     const contactId = await newContact(pool, orgId);
     const queries = jest.fn();
     const spy = { query: (...args: unknown[]) => (queries(...args), Promise.reject(new Error('no query expected'))) };
-    const announcement = envelope('contact.updated', orgId, { contact: { id: contactId, status: 'lead', tags: [], createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() }, changes: ['leadScore'], highValueThreshold: 80 });
+    const announcement = envelope('contact.updated', orgId, { contact: { ...exampleContact, id: contactId, status: 'lead', tags: [], createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() }, changes: ['leadScore'], highValueThreshold: 80 });
     await f.contact([announcement], spy as never);
     expect(queries).not.toHaveBeenCalled();
   });
@@ -228,7 +259,7 @@ describe('a batch through the module functions gives what its events give one by
     }
     const t0 = new Date(Date.now() - 5 * HOUR);
     const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
-    const snapshot = (id: string, fields: Record<string, unknown>) => ({ id, status: 'new', statusId: null, assignedUserId: null, dealValue: 0, tags: [], createdAt: t0.toISOString(), updatedAt: new Date().toISOString(), ...fields });
+    const snapshot = (id: string, fields: Record<string, unknown>) => ({ ...exampleContact, id, status: 'new', statusId: null, assignedUserId: null, dealValue: 0, tags: [], createdAt: t0.toISOString(), updatedAt: new Date().toISOString(), ...fields });
     const contactEvents = [
       envelope('contact.created', orgA, { contact: snapshot(c1, { tags: ['VIP'], assignedUserId: agent }) }),
       envelope('contact.created', orgA, { contact: snapshot(c2, {}) }),
@@ -237,7 +268,7 @@ describe('a batch through the module functions gives what its events give one by
       envelope('contact.updated', orgA, { contact: snapshot(c1, { tags: ['VIP', 'hot'], status: 'customer', assignedUserId: lead, dealValue: 120 }), changes: ['status', 'assignedUserId', 'dealValue'] }),
       envelope('contact.updated', orgA, { contact: snapshot(c2, { tags: ['hot'] }), changes: ['tags'] }),
       envelope('contact.updated', orgA, { contact: snapshot(c1, { tags: ['VIP', 'hot'], status: 'customer', assignedUserId: lead }), changes: ['leadScore'], highValueThreshold: 80 }),
-      envelope('appointment.created', orgA, { appointment: { contactId: c2, createdAt: at(1).toISOString() } }),
+      envelope('appointment.created', orgA, { appointment: { ...appointmentExample, contactId: c2, createdAt: at(1).toISOString() } }),
       envelope('contact.created', orgA, { contact: snapshot(gone, { assignedUserId: agent }) }),
       envelope('contact.deleted', orgA, { id: gone }),
     ];

@@ -5,6 +5,7 @@ import { chatnetEvents } from './chatnet';
 import { contactEvents } from './contacts';
 import { conversationEvents } from './conversations';
 import type { EventDefinition } from './define';
+import type { EventEnvelope } from '../envelope';
 import { platformEvents } from './platform';
 
 export { EventContact, PublicContact, toPublicContact } from './contacts';
@@ -17,6 +18,18 @@ type Definitions = (typeof DEFINITIONS)[number];
 export type EventType = Definitions['type'];
 /** The data a producer writes for `T` (today every type has version 1 only). */
 export type EventData<T extends EventType> = z.input<Extract<Definitions, { type: T }>['data']>;
+/** The data of `T` as a consumer with `parseData` gets it: what its schema parsed. */
+export type ParsedEventData<T extends EventType> = z.output<Extract<Definitions, { type: T }>['data']>;
+/** An event of one of the types `T` with its data parsed; a union per type, so `switch (event.type)` narrows `data`. */
+export type ParsedEvent<T extends EventType = EventType> = T extends EventType ? Omit<EventEnvelope, 'type' | 'data'> & { type: T; data: ParsedEventData<T> } : never;
+
+/**
+ * Whether an event is of one of `types`, and then its data typed by that type's schema. Only for events a consumer
+ * with `parseData` handed over: its parse is what makes the type true (an event that did not fit never got here).
+ */
+export function isEventOf<T extends EventType>(event: EventEnvelope, ...types: T[]): event is ParsedEvent<T> {
+  return (types as string[]).includes(event.type);
+}
 
 /** `eventSchemas[type][version]`: the one schema of each event. */
 export const eventSchemas: Readonly<Record<string, Readonly<Record<number, EventDefinition>>>> = (() => {

@@ -1,4 +1,4 @@
-import type { EventHandler } from '@crm/events';
+import { isEventOf, type EventHandler } from '@crm/events';
 import type { Deps } from '../deps';
 import { addReplies } from '../db/campaigns.repo';
 import { markReplied } from '../db/recipients.repo';
@@ -19,11 +19,11 @@ export function repliesQueue(exchange: string): string {
 export function repliesHandler(deps: Deps): EventHandler {
   return async (event, db) => {
     if (!db) throw new Error('the campaign replies consumer needs a transaction');
-    if (event.type !== 'message.received' || !isUuid(event.orgId)) return;
-    const d = (event.data ?? {}) as { contactId?: unknown; sentAt?: unknown };
-    if (typeof d.contactId !== 'string' || !isUuid(d.contactId)) return;
-    const sent = typeof d.sentAt === 'string' ? new Date(d.sentAt) : new Date(event.occurredAt);
-    const at = Number.isNaN(sent.getTime()) ? new Date(event.occurredAt) : sent;
+    if (!isEventOf(event, 'message.received') || !isUuid(event.orgId)) return;
+    // Data parsed by its schema (parseData): sentAt is an instant; a group conversation has no contactId.
+    const d = event.data;
+    if (!isUuid(d.contactId)) return;
+    const at = new Date(d.sentAt);
     // A sender's clock ahead of ours must not stretch the window.
     const when = at.getTime() > Date.now() ? new Date() : at;
     const replied = await markReplied(db, event.orgId, d.contactId.toLowerCase(), when, deps.config.CAMPAIGN_REPLY_WINDOW_HOURS);

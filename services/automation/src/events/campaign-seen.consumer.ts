@@ -1,4 +1,4 @@
-import type { EventHandler } from '@crm/events';
+import { isEventOf, type EventHandler } from '@crm/events';
 import type { Deps } from '../deps';
 import { addSeen } from '../db/campaigns.repo';
 import { markSeen, recordedMessages, sendPendingInto } from '../db/recipients.repo';
@@ -13,8 +13,7 @@ export function seenQueue(exchange: string): string {
 /** The most message ids one event may name (messaging publishes at most 500 per event). */
 const MAX_IDS = 1000;
 
-const uuids = (v: unknown): string[] =>
-  Array.isArray(v) ? [...new Set(v.filter((x): x is string => typeof x === 'string' && isUuid(x)).map((x) => x.toLowerCase()))].slice(0, MAX_IDS) : [];
+const uuids = (v: string[]): string[] => [...new Set(v.map((x) => x.toLowerCase()))].slice(0, MAX_IDS);
 
 /**
  * Read receipts, the measure behind `openRate`: messaging's `message.seen` names the outbound messages the
@@ -29,19 +28,18 @@ const uuids = (v: unknown): string[] =>
 export function seenHandler(deps: Deps): EventHandler {
   return async (event, db) => {
     if (!db) throw new Error('the campaign seen consumer needs a transaction');
-    if (event.type !== 'message.seen' || !isUuid(event.orgId)) return;
-    const d = (event.data ?? {}) as { messageIds?: unknown; conversationId?: unknown; seenAt?: unknown; messages?: unknown };
+    if (!isEventOf(event, 'message.seen') || !isUuid(event.orgId)) return;
+    // Data parsed by its schema (parseData): the ids are ids, seenAt an instant.
+    const d = event.data;
     const ids = uuids(d.messageIds);
     if (ids.length === 0) return;
-    const parsed = typeof d.seenAt === 'string' ? new Date(d.seenAt) : new Date(event.occurredAt);
-    const at = Number.isNaN(parsed.getTime()) || parsed.getTime() > Date.now() ? new Date() : parsed;
+    const parsed = new Date(d.seenAt);
+    const at = parsed.getTime() > Date.now() ? new Date() : parsed;
     const { perCampaign, matched } = await markSeen(db, event.orgId, ids, at);
     if (perCampaign.size > 0) await addSeen(db, perCampaign);
 
-    const campaignMessages = uuids(
-      (Array.isArray(d.messages) ? d.messages : []).filter((m) => (m as { source?: unknown })?.source === 'campaign').map((m) => (m as { id?: unknown }).id),
-    ).filter((id) => !matched.has(id));
-    if (campaignMessages.length === 0 || typeof d.conversationId !== 'string' || !isUuid(d.conversationId)) return;
+    const campaignMessages = uuids(d.messages.filter((m) => m.source === 'campaign').map((m) => m.id)).filter((id) => !matched.has(id));
+    if (campaignMessages.length === 0) return;
     const recorded = await recordedMessages(db, event.orgId, campaignMessages);
     const unrecorded = campaignMessages.filter((id) => !recorded.has(id));
     if (unrecorded.length > 0 && (await sendPendingInto(db, event.orgId, d.conversationId.toLowerCase()))) {

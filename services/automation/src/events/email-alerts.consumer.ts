@@ -1,4 +1,4 @@
-import type { EventEnvelope, EventHandler } from '@crm/events';
+import { isEventOf, type EventEnvelope, type EventHandler } from '@crm/events';
 import { escapeHtml } from '@crm/mail';
 import type { Deps } from '../deps';
 import * as sent from '../db/email-alerts.repo';
@@ -13,14 +13,6 @@ export function emailAlertsQueue(exchange: string): string {
   return `${exchange}.automation.email-alerts`;
 }
 
-interface NotificationCreated {
-  userId?: unknown;
-  type?: unknown;
-  title?: unknown;
-  message?: unknown;
-  resourceId?: unknown;
-}
-
 /**
  * A new `new_message` notification (the `notification.created` automation itself published) → a short email to its user
  * when they opted in (identity's `notifyByEmail`) and are active, at most once per conversation per EMAIL_ALERT_WINDOW_MS (15 minutes).
@@ -31,16 +23,18 @@ interface NotificationCreated {
 export function emailAlertsHandler(deps: Deps, recipients: AlertRecipients): EventHandler {
   return async (event: EventEnvelope, db) => {
     if (!db) throw new Error('the email-alerts consumer needs a transaction');
-    const d = (event.data ?? {}) as NotificationCreated;
-    if (d.type !== 'new_message' || typeof d.userId !== 'string' || !isUuid(d.userId)) return;
-    if (typeof d.resourceId !== 'string' || !isUuid(d.resourceId) || !isUuid(event.orgId)) return;
+    if (!isEventOf(event, 'notification.created')) return;
+    // Data parsed by its schema (parseData); an audience-wide notification has no userId.
+    const d = event.data;
+    if (d.type !== 'new_message' || !isUuid(d.userId)) return;
+    if (!isUuid(d.resourceId) || !isUuid(event.orgId)) return;
     const user = await recipients.get(event.orgId, d.userId, `automation-event:${event.id}`);
     if (!user || !user.active || !user.notifyByEmail || !user.email) return;
 
     await sent.lock(db, event.orgId, d.userId, d.resourceId);
     if (await sent.sentWithin(db, event.orgId, d.userId, d.resourceId, deps.config.EMAIL_ALERT_WINDOW_MS)) return;
-    const title = typeof d.title === 'string' && d.title ? d.title : 'New message';
-    const preview = typeof d.message === 'string' ? Array.from(d.message).slice(0, PREVIEW_CHARS).join('') : '';
+    const title = d.title || 'New message';
+    const preview = Array.from(d.message).slice(0, PREVIEW_CHARS).join('');
     const url = deps.config.PUBLIC_URL;
     const ok = await deps.mail.send(
       {

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import type { EventEnvelope } from '@crm/events';
+import type { ParsedEvent } from '@crm/events';
 import * as repo from '../db/notifications.repo';
 import { isUuid } from '@crm/validation';
 import * as notifications from '../domain/notifications';
@@ -44,11 +44,10 @@ export function recipientsOf(d: MessageReceived): string[] {
  * announced (`notification.created`, pushed to the user's socket and the trigger of alert emails); a bump is not,
  * since the socket's `message` event already tells open inboxes. A redelivered event finds its id recorded and does nothing.
  */
-export async function inboundAlerts(event: EventEnvelope, db: PoolClient): Promise<number> {
-  const d = (event.data ?? {}) as MessageReceived;
-  if (typeof d.conversationId !== 'string' || !isUuid(d.conversationId)) return 0;
+export async function inboundAlerts(event: ParsedEvent<'message.received'>, db: PoolClient): Promise<number> {
+  const d = event.data;
   const conversationId = d.conversationId.toLowerCase();
-  const name = typeof d.senderName === 'string' && d.senderName.trim() ? d.senderName.trim() : 'a contact';
+  const name = d.senderName.trim() || 'a contact';
   const title = d.threadType === 'group' ? `New message from ${name} in a group conversation` : `New message from ${name}`;
   const message = previewOf(d.content, d.contentType) || 'New message';
   let created = 0;

@@ -1,32 +1,21 @@
 import type { PoolClient } from '@crm/db';
-import type { EventEnvelope } from '@crm/events';
+import type { ParsedEvent } from '@crm/events';
 import { isUuid } from '@crm/validation';
 import * as notifications from '../domain/notifications';
 
-interface NoteCreated {
-  conversationId?: unknown;
-  noteId?: unknown;
-  authorId?: unknown;
-  authorName?: unknown;
-  contactName?: unknown;
-  mentions?: unknown;
-  contentPreview?: unknown;
-}
-
-const text = (v: unknown, fallback: string) => (typeof v === 'string' && v.trim() ? v.trim() : fallback);
+const text = (v: string, fallback: string) => v.trim() || fallback;
 
 /**
  * messaging's `conversation.note_created` → one `mention` notification per mentioned user (messaging resolved
  * them to users of the org), except the author, who knows. Each id derives from (event, user), so a redelivered
  * event notifies nobody twice; the notification's `resourceId` is the conversation.
  */
-export async function noteMentions(event: EventEnvelope, db: PoolClient): Promise<number> {
-  const d = (event.data ?? {}) as NoteCreated;
-  if (typeof d.conversationId !== 'string' || !isUuid(d.conversationId) || !Array.isArray(d.mentions)) return 0;
+export async function noteMentions(event: ParsedEvent<'conversation.note_created'>, db: PoolClient): Promise<number> {
+  const d = event.data;
   const author = text(d.authorName, 'A teammate');
-  const where = typeof d.contactName === 'string' && d.contactName.trim() ? `the conversation with ${d.contactName.trim()}` : 'a conversation';
+  const where = d.contactName.trim() ? `the conversation with ${d.contactName.trim()}` : 'a conversation';
   const preview = text(d.contentPreview, '');
-  const users = new Set(d.mentions.filter((u): u is string => typeof u === 'string' && isUuid(u) && u !== d.authorId));
+  const users = new Set(d.mentions.filter((u) => isUuid(u) && u !== d.authorId));
   let created = 0;
   for (const userId of users) {
     const fresh = await notifications.create(db, notifications.derivedId('mention', event.id, userId), {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import type { EventEnvelope, EventHandler } from '@crm/events';
+import { isEventOf, type EventEnvelope, type EventHandler, type ParsedEvent } from '@crm/events';
 import { status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { dropContact as dropContactReminders } from '../db/appointment-reminders.repo';
@@ -30,7 +30,7 @@ export const TRIGGER_BINDINGS = [
   'appointment.deleted',
   'conversation.note_created',
   'webhook.disabled',
-];
+] as const;
 
 export function triggersQueue(exchange: string): string {
   return `${exchange}.automation.triggers`;
@@ -48,16 +48,15 @@ export function triggerHandler(deps: Deps): EventHandler {
       deps.log.warn({ eventId: event.id, type: event.type, orgId: event.orgId }, 'automation: event with a malformed orgId ignored');
       return;
     }
+    // Data parsed by its schema (parseData): a payload that does not fit was dead-lettered with the reason.
+    if (!isEventOf(event, ...TRIGGER_BINDINGS)) return;
     switch (event.type) {
       case 'webhook.disabled':
         await webhookDisabled(event, db);
         return;
       case 'contact.deleted': {
-        const id = (event.data as { id?: unknown })?.id;
-        if (typeof id === 'string' && isUuid(id)) {
-          await forgetLeadScore(db, event.orgId, id);
-          await dropContactReminders(db, event.orgId, id);
-        }
+        await forgetLeadScore(db, event.orgId, event.data.id);
+        await dropContactReminders(db, event.orgId, event.data.id);
         return;
       }
       case 'appointment.created':
@@ -129,15 +128,15 @@ async function fetchContact(deps: Deps, event: EventEnvelope, contactId: string 
   }
 }
 
-async function webhookDisabled(event: EventEnvelope, db: PoolClient): Promise<void> {
-  const d = (event.data ?? {}) as { webhookId?: string; url?: string; reason?: string };
+async function webhookDisabled(event: ParsedEvent<'webhook.disabled'>, db: PoolClient): Promise<void> {
+  const d = event.data;
   await notifications.create(db, notifications.derivedId('webhook.disabled', event.id), {
     orgId: event.orgId,
     audienceRole: 'admin',
     type: 'webhook_disabled',
     title: 'Webhook endpoint disabled',
-    message: `Deliveries to ${d.url ?? 'a webhook endpoint'} were stopped${d.reason ? `: ${d.reason}` : ''}. Fix the endpoint and re-enable it in the webhook settings.`,
-    resourceId: typeof d.webhookId === 'string' ? d.webhookId : '',
+    message: `Deliveries to ${d.url || 'a webhook endpoint'} were stopped${d.reason ? `: ${d.reason}` : ''}. Fix the endpoint and re-enable it in the webhook settings.`,
+    resourceId: d.webhookId,
   });
 }
 
@@ -149,19 +148,18 @@ async function webhookDisabled(event: EventEnvelope, db: PoolClient): Promise<vo
  * does not list leadScore in its changes says nothing new about the score, so it is not judged: judging it
  * against the env value could reset a contact crm judged high, and the next announcement would notify twice.
  */
-async function highValueLead(deps: Deps, event: EventEnvelope, db: PoolClient): Promise<void> {
-  const data = (event.data ?? {}) as { contact?: Record<string, unknown>; changes?: unknown; highValueThreshold?: unknown };
-  const c = (data.contact ?? {}) as Record<string, unknown>;
-  const id = c.id;
-  const score = typeof c.leadScore === 'number' ? c.leadScore : Number(c.leadScore);
-  if (typeof id !== 'string' || !isUuid(id) || !Number.isFinite(score)) return;
-  const own = typeof data.highValueThreshold === 'number' && data.highValueThreshold > 0 ? data.highValueThreshold : undefined;
-  if (own === undefined && event.type === 'contact.updated' && Array.isArray(data.changes) && !data.changes.includes('leadScore')) return;
+async function highValueLead(deps: Deps, event: ParsedEvent<'contact.created' | 'contact.updated'>, db: PoolClient): Promise<void> {
+  const c = event.data.contact;
+  const { id, leadScore: score } = c;
+  if (!Number.isFinite(score)) return;
+  const threshold = event.type === 'contact.updated' ? event.data.highValueThreshold : undefined;
+  const own = threshold !== undefined && threshold > 0 ? threshold : undefined;
+  if (own === undefined && event.type === 'contact.updated' && !event.data.changes.includes('leadScore')) return;
   const rounded = Math.round(score);
   const crossed = await recordLeadScore(db, event.orgId, id, rounded, rounded >= (own ?? deps.config.HIGH_VALUE_LEAD_SCORE), event.occurredAt);
   if (!crossed) return;
-  const assigned = typeof c.assignedUserId === 'string' && isUuid(c.assignedUserId) ? c.assignedUserId : undefined;
-  const name = typeof c.name === 'string' && c.name.trim() ? c.name.trim() : 'A contact';
+  const assigned = isUuid(c.assignedUserId) ? c.assignedUserId : undefined;
+  const name = c.name.trim() || 'A contact';
   await notifications.create(db, notifications.derivedId('high_value_lead', event.id, id), {
     orgId: event.orgId,
     userId: assigned,

@@ -1,15 +1,8 @@
-import type { EventEnvelope } from '@crm/events';
+import { isEventOf, type ParsedEvent } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import { ActivityType, recordActivities, touchLastActivities } from '../contacts';
 import { isUuid } from '../shared';
 import type { FamilyModule } from '../events';
-
-interface MessageEvent {
-  contactId?: string;
-  content?: string;
-  contentType?: string;
-  sentAt?: string;
-}
 
 interface Touch {
   contactId: string;
@@ -19,15 +12,16 @@ interface Touch {
 }
 
 /** The activity a message event adds to its contact, or undefined for an event that names no usable contact. */
-function touchOf(event: EventEnvelope, log: Logger): Touch | undefined {
-  const data = (event.data ?? {}) as MessageEvent;
+function touchOf(event: ParsedEvent<'message.received' | 'message.sent'>, log: Logger): Touch | undefined {
+  const { data } = event;
+  // A group conversation has no contact (contactId null): nothing to touch.
   if (!isUuid(data.contactId) || !isUuid(event.orgId)) {
     log.warn({ eventId: event.id, type: event.type }, 'message event without a usable contactId or orgId; ignored');
     return undefined;
   }
-  const sentAt = new Date(data.sentAt ?? event.occurredAt);
-  const at = Number.isNaN(sentAt.getTime()) ? new Date(event.occurredAt) : sentAt;
-  const preview = data.contentType && data.contentType !== 'text' ? `[${data.contentType}] ${data.content ?? ''}`.trim() : (data.content ?? '');
+  // sentAt is an ISO instant (the schema checked it).
+  const at = new Date(data.sentAt);
+  const preview = data.contentType && data.contentType !== 'text' ? `[${data.contentType}] ${data.content}`.trim() : data.content;
   return { contactId: data.contactId.toLowerCase(), type: event.type === 'message.sent' ? 'message_sent' : 'message_received', data: preview, at };
 }
 
@@ -42,7 +36,7 @@ export function messageActivity(log: Logger): FamilyModule {
   return async (events, db) => {
     const byOrg = new Map<string, Touch[]>();
     for (const event of events) {
-      if (event.type !== 'message.received' && event.type !== 'message.sent') continue;
+      if (!isEventOf(event, 'message.received', 'message.sent')) continue;
       const touch = touchOf(event, log);
       if (!touch) continue;
       const orgId = event.orgId.toLowerCase();

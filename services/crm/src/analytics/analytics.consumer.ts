@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '@crm/events';
+import { isEventOf, type EventContact, type ParsedEvent } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import { isUuid } from '../shared';
 import type { FamilyModule } from '../events';
@@ -6,7 +6,7 @@ import { applyContactChanges, ContactChanges, ContactSnapshot } from './contact-
 import { applyConversationItems, ConversationItems } from './conversation-events';
 import { ARCHIVED, INBOUND, Item, REPLY } from './turns';
 
-const ANALYTICS_TYPES = new Set(['message.received', 'message.sent', 'conversation.archived', 'contact.created', 'contact.updated', 'contact.deleted']);
+const ANALYTICS_TYPES = ['message.received', 'message.sent', 'conversation.archived', 'contact.created', 'contact.updated', 'contact.deleted'] as const;
 
 /** Sends that are not a person answering: they neither end a wait nor count as someone's reply. */
 const AUTOMATED_SOURCES = new Set(['automation', 'campaign']);
@@ -17,34 +17,32 @@ function time(value: unknown): number | undefined {
 }
 
 /** A conversation item from a message event, or undefined when it does not count (see turns.ts). */
-function messageItem(event: EventEnvelope, d: Record<string, unknown>): Item | undefined {
+function messageItem(event: ParsedEvent<'message.received' | 'message.sent'>): Item | undefined {
+  const d = event.data;
   // Group chats: most messages there are not addressed to the team, so they have no response times.
-  if (d.threadType === 'group' || !isUuid(d.messageId as string)) return undefined;
+  if (d.threadType === 'group') return undefined;
   const at = time(d.sentAt) ?? time(event.occurredAt)!;
-  const id = (d.messageId as string).toLowerCase();
+  const id = d.messageId.toLowerCase();
   if (event.type === 'message.received') return { id, at, kind: INBOUND, userId: null };
-  const userId = d.sentByUserId as string | undefined;
-  if (!isUuid(userId) || AUTOMATED_SOURCES.has(d.source as string)) return undefined;
+  const userId = event.data.sentByUserId;
+  if (!isUuid(userId) || AUTOMATED_SOURCES.has(event.data.source)) return undefined;
   return { id, at, kind: REPLY, userId: userId.toLowerCase() };
 }
 
-function snapshot(c: Record<string, unknown> | undefined): ContactSnapshot | undefined {
-  if (!c || !isUuid(c.id as string)) return undefined;
-  const createdAt = time(c.createdAt);
-  if (createdAt === undefined) return undefined;
-  const uuidOrNull = (v: unknown) => (isUuid(v as string) ? (v as string).toLowerCase() : null);
+function snapshot(c: EventContact): ContactSnapshot {
+  const uuidOrNull = (v: string | null) => (isUuid(v) ? v.toLowerCase() : null);
   return {
-    id: (c.id as string).toLowerCase(),
-    status: typeof c.status === 'string' ? c.status : 'new',
+    id: c.id.toLowerCase(),
+    status: c.status,
     statusId: uuidOrNull(c.statusId),
     assignedUserId: uuidOrNull(c.assignedUserId),
-    dealValue: typeof c.dealValue === 'number' && Number.isFinite(c.dealValue) ? c.dealValue : 0,
-    createdAt: new Date(createdAt),
+    dealValue: Number.isFinite(c.dealValue) ? c.dealValue : 0,
+    createdAt: new Date(c.createdAt),
   };
 }
 
 /** A contact.updated that only announces a new leadScore (scoring's own): the read model uses none of it. */
-const onlyLeadScore = (changes: unknown[]) => changes.length > 0 && changes.every((c) => c === 'leadScore');
+const onlyLeadScore = (changes: string[]) => changes.length > 0 && changes.every((c) => c === 'leadScore');
 
 /**
  * Feeds the analytics read model from a batch of events in the consumer's transaction, which also records the
@@ -57,8 +55,8 @@ export function analyticsEvents(log: Logger): FamilyModule {
     const conversations: ConversationItems[] = [];
     const contacts: ContactChanges[] = [];
     for (const event of events) {
-      if (!ANALYTICS_TYPES.has(event.type)) continue;
-      const d = (event.data ?? {}) as Record<string, unknown>;
+      // Data parsed by its schema (the family consumers' parseData): ids are ids, times are instants.
+      if (!isEventOf(event, ...ANALYTICS_TYPES)) continue;
       const occurredAt = time(event.occurredAt);
       if (!isUuid(event.orgId) || occurredAt === undefined) {
         log.warn({ eventId: event.id, type: event.type }, 'analytics: event without a usable orgId or time; ignored');
@@ -68,28 +66,24 @@ export function analyticsEvents(log: Logger): FamilyModule {
       switch (event.type) {
         case 'message.received':
         case 'message.sent': {
-          const item = messageItem(event, d);
-          if (item && isUuid(d.conversationId as string)) conversations.push({ orgId, conversationId: (d.conversationId as string).toLowerCase(), items: [item] });
+          const item = messageItem(event);
+          if (item) conversations.push({ orgId, conversationId: event.data.conversationId.toLowerCase(), items: [item] });
           break;
         }
         case 'conversation.archived':
-          if (isUuid(d.id as string)) conversations.push({ orgId, conversationId: (d.id as string).toLowerCase(), items: [{ id: event.id.toLowerCase(), at: occurredAt, kind: ARCHIVED, userId: null }] });
+          conversations.push({ orgId, conversationId: event.data.id.toLowerCase(), items: [{ id: event.id.toLowerCase(), at: occurredAt, kind: ARCHIVED, userId: null }] });
           break;
         case 'contact.created':
         case 'contact.updated': {
-          const changes = Array.isArray(d.changes) ? d.changes : [];
+          const changes = event.type === 'contact.updated' ? event.data.changes : [];
           if (event.type === 'contact.updated' && onlyLeadScore(changes)) break;
-          const s = snapshot(d.contact as Record<string, unknown> | undefined);
-          if (!s) {
-            log.warn({ eventId: event.id, type: event.type }, 'analytics: contact event without a usable contact; ignored');
-            break;
-          }
+          const s = snapshot(event.data.contact);
           const assigned = event.type === 'contact.created' || changes.includes('assignedUserId');
           contacts.push({ orgId, contactId: s.id, changes: [{ kind: 'snapshot', snapshot: s, at: new Date(occurredAt), assigned }] });
           break;
         }
         case 'contact.deleted':
-          if (isUuid(d.id as string)) contacts.push({ orgId, contactId: (d.id as string).toLowerCase(), changes: [{ kind: 'deleted', at: new Date(occurredAt) }] });
+          contacts.push({ orgId, contactId: event.data.id.toLowerCase(), changes: [{ kind: 'deleted', at: new Date(occurredAt) }] });
           break;
       }
     }

@@ -25,6 +25,8 @@ export function messageFamilyConsumer(
     // the modules' multi-row writes make a batch cost little more than one event, and one lane keeps the order.
     batchHandler: (events, db) => apply(events, db!),
     batchSize: 100,
+    // The modules get data parsed by its schema: an event that does not fit is dead-lettered with the reason.
+    parseData: true,
     logger: ctx.log,
     pool: ctx.pool,
     metrics: ctx.metrics,

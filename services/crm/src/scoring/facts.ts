@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '@crm/events';
+import { isEventOf, type EventEnvelope } from '@crm/events';
 import { isUuid } from '../shared';
 import type { Condition } from './model';
 
@@ -41,49 +41,55 @@ export function lowerTags(tags: unknown): string[] {
   return [...new Set(tags.filter((t): t is string => typeof t === 'string').map((t) => t.trim().toLowerCase()).filter(Boolean))];
 }
 
-/** undefined when the event concerns no usable contact or nothing scoring looks at. */
+/** Types scoring reads facts from. */
+const SCORED_TYPES = ['message.received', 'message.sent', 'appointment.created', 'contact.created', 'contact.updated'] as const;
+
+/**
+ * undefined when the event concerns no usable contact or nothing scoring looks at. Its data fits its schema: the
+ * message-family consumer parses it (parseData) and the contact writer passes what it just produced.
+ */
 export function factsOf(event: EventEnvelope): EventFacts | undefined {
-  const d = (event.data ?? {}) as Record<string, unknown>;
+  if (!isEventOf(event, ...SCORED_TYPES)) return undefined;
   switch (event.type) {
     case 'message.received': {
-      if (!isUuid(d.contactId as string)) return undefined;
-      return { contactId: d.contactId as string, facts: [{ condition: 'message_received', value: '', at: timeOf(d.sentAt, event.occurredAt) }], created: false };
+      const d = event.data;
+      if (!isUuid(d.contactId)) return undefined;
+      return { contactId: d.contactId, facts: [{ condition: 'message_received', value: '', at: timeOf(d.sentAt, event.occurredAt) }], created: false };
     }
     case 'message.sent': {
       // A reply is a message a person sent; campaign and automation sends carry no sentByUserId.
-      if (!isUuid(d.contactId as string) || !isUuid(d.sentByUserId as string)) return undefined;
-      return { contactId: d.contactId as string, facts: [{ condition: 'message_replied', value: '', at: timeOf(d.sentAt, event.occurredAt) }], created: false };
+      const d = event.data;
+      if (!isUuid(d.contactId) || !isUuid(d.sentByUserId)) return undefined;
+      return { contactId: d.contactId, facts: [{ condition: 'message_replied', value: '', at: timeOf(d.sentAt, event.occurredAt) }], created: false };
     }
     case 'appointment.created': {
-      const a = (d.appointment ?? {}) as Record<string, unknown>;
-      if (!isUuid(a.contactId as string)) return undefined;
-      return { contactId: a.contactId as string, facts: [{ condition: 'appointment_created', value: '', at: timeOf(a.createdAt, event.occurredAt) }], created: false };
+      const a = event.data.appointment;
+      if (!isUuid(a.contactId)) return undefined;
+      return { contactId: a.contactId, facts: [{ condition: 'appointment_created', value: '', at: timeOf(a.createdAt, event.occurredAt) }], created: false };
     }
     case 'contact.created':
     case 'contact.updated': {
-      const c = (d.contact ?? {}) as Record<string, unknown>;
-      if (!isUuid(c.id as string)) return undefined;
+      const c = event.data.contact;
+      if (!isUuid(c.id)) return undefined;
       const at = new Date(event.occurredAt);
       const created = event.type === 'contact.created';
-      const changes = Array.isArray(d.changes) ? (d.changes as unknown[]) : [];
+      const changes: string[] = event.type === 'contact.updated' ? event.data.changes : [];
       const facts: Fact[] = [];
       if (created) facts.push({ condition: 'contact_created', value: '', at });
       // A contact created with a status other than the default has reached that status.
-      const status = typeof c.status === 'string' ? c.status : '';
+      const status = c.status;
       if (status && (created ? status !== 'new' : changes.includes('status'))) facts.push({ condition: 'status_changed', value: status, at });
       // The org's own pipeline stages (custom statuses) are a separate condition, so a change of both status
       // and stage in one update counts once for each kind of rule, never twice for one.
-      const stage = typeof c.statusId === 'string' && isUuid(c.statusId) ? c.statusId.toLowerCase() : '';
+      const stage = isUuid(c.statusId) ? c.statusId.toLowerCase() : '';
       if (stage && (created || changes.includes('statusId'))) facts.push({ condition: 'stage_reached', value: stage, at });
       return {
-        contactId: c.id as string,
+        contactId: c.id,
         facts,
         snapshot: { tags: lowerTags(c.tags), version: timeOf(c.updatedAt, event.occurredAt), tagsChanged: created || changes.includes('tags') },
         created,
       };
     }
-    default:
-      return undefined;
   }
 }
 
