@@ -106,12 +106,14 @@ test('a single event when idle is handled within batchFlushMs plus a small margi
     await sleep(20);
   }
   fastLatencies.sort((a, b) => a - b);
-  // Default 5 ms flush + publish, deliver, claim and commit, all local.
-  expect(fastLatencies[5]).toBeLessThan(40);
-  // The flush timer is what lets a lone event go: with 250 ms it waits about that long, and not much more.
+  // Default 5 ms flush + publish, deliver, claim and commit, all local: a few ms on a quiet machine (bench/relay
+  // measures it); bounded here only well below the 250 ms flush below, so a busy CI machine cannot fail it.
+  expect(fastLatencies[5]).toBeLessThan(150);
+  // The flush timer is what lets a lone event go: with 250 ms it waits at least that long (and is not held
+  // for a full batch, which would never come).
   const waited = await latency('slow.ping');
   expect(waited).toBeGreaterThanOrEqual(240);
-  expect(waited).toBeLessThan(600);
+  expect(waited).toBeLessThan(2_000);
 });
 
 test('a poison event in a batch: the others are applied once and acked, only the poison (and a malformed body) reach <queue>.dlq', async () => {

@@ -6,6 +6,7 @@ import { OutboxBatcher, type OutboxBatcherOptions } from '../src/events/outbox-b
 import { inboundEventId } from '../src/events/events';
 
 const ORG = '0b7f6f0e-3c1a-4c55-8a47-51a1d1a5e001';
+const ACCOUNT = '0b7f6f0e-3c1a-4c55-8a47-51a1d1a5e002';
 const log = createLogger('outbox-batcher-test', process.env.LOG_LEVEL ?? 'silent');
 
 // The batcher against a real outbox (no relay runs here, so each row's xmin is still the id of the
@@ -31,17 +32,30 @@ describe('OutboxBatcher', () => {
     open.push(b);
     return b;
   };
+  // A real chatnet.inbound (the outbox checks producer data against the event's schema); the run and the
+  // message's number travel in its network id, `<run>:<thread>:<n>`.
   const message = (run: string, thread: string, i: number): NewEvent => ({
     id: inboundEventId(`acc-${run}`, `${thread}-${i}`),
     type: 'chatnet.inbound',
     orgId: ORG,
-    data: { run, threadId: thread, n: i, content: `message ${i} of ${thread}` },
+    data: {
+      accountId: ACCOUNT,
+      chatnetMessageId: `${run}:${thread}:${i}`,
+      threadId: thread,
+      threadType: 'user',
+      fromUid: thread,
+      fromName: 'Lan',
+      fromAvatar: '',
+      content: `message ${i} of ${thread}`,
+      contentType: 'text',
+      sentAt: new Date().toISOString(),
+    },
   });
   const rowsOf = async (run: string) =>
     (
       await pool.query<{ id: string; xmin: string; thread: string; n: number; occurred_at: Date }>(
-        `SELECT id, xmin::text AS xmin, data->>'threadId' AS thread, (data->>'n')::int AS n, occurred_at
-         FROM outbox WHERE data->>'run' = $1 ORDER BY seq`,
+        `SELECT id, xmin::text AS xmin, data->>'threadId' AS thread, split_part(data->>'chatnetMessageId', ':', 3)::int AS n, occurred_at
+         FROM outbox WHERE split_part(data->>'chatnetMessageId', ':', 1) = $1 ORDER BY seq`,
         [run],
       )
     ).rows;
@@ -97,7 +111,8 @@ describe('OutboxBatcher', () => {
   it('an event PostgreSQL refuses fails only its own caller: the rest of its batch is written, in order', async () => {
     const b = batcher();
     // jsonb refuses the NUL character, so this one can never be stored.
-    const poison: NewEvent = { ...message('poison', 't1', 1), data: { run: 'poison', threadId: 't1', n: 1, content: 'bad \u0000 byte' } };
+    const bad = message('poison', 't1', 1);
+    const poison: NewEvent = { ...bad, data: { ...(bad.data as object), content: 'bad \u0000 byte' } };
     const results = await Promise.allSettled([b.enqueue(message('poison', 't1', 0)), b.enqueue(poison), b.enqueue(message('poison', 't1', 2))]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(((results[1] as PromiseRejectedResult).reason as Error).message).toMatch(/\\u0000|Unicode/i);
