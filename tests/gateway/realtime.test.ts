@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { io as connect, Socket } from 'socket.io-client';
-import { infra } from '@crm/testing';
+import { dlqName } from '@crm/events';
+import { eventually, infra } from '@crm/testing';
+import { eventData } from '../support/event-data';
 import { client, newOrg } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 
@@ -32,13 +34,19 @@ describe('realtime (socket.io)', () => {
     });
   }
 
-  async function publish(type: string, orgId: string, data: unknown) {
+  async function publish(type: string, orgId: string, data: unknown, id: string = randomUUID()) {
     const conn = await amqp.connect(infra.amqpUrl);
     const ch = await conn.createConfirmChannel();
     await ch.assertExchange(stack.env.EVENTS_EXCHANGE, 'topic', { durable: true });
-    ch.publish(stack.env.EVENTS_EXCHANGE, type, Buffer.from(JSON.stringify({ id: randomUUID(), type, orgId, occurredAt: new Date().toISOString(), data })), { persistent: true, contentType: 'application/json' });
+    ch.publish(stack.env.EVENTS_EXCHANGE, type, Buffer.from(JSON.stringify({ id, type, orgId, occurredAt: new Date().toISOString(), data })), { persistent: true, contentType: 'application/json' });
     await ch.waitForConfirms();
     await conn.close();
+  }
+
+  /** notification.created as automation publishes it, for the whole org unless `patch` names a user or role. */
+  function notification(patch: Record<string, unknown>) {
+    const { userId: _oneUser, ...orgWide } = eventData('notification.created', { id: randomUUID() });
+    return { ...orgWide, ...patch };
   }
 
   it('refuses a handshake without a valid token', async () => {
@@ -52,11 +60,11 @@ describe('realtime (socket.io)', () => {
     const seenByOther: Array<{ title: string }> = [];
     const marker = new Promise((resolve) => theirs.on('notification', (n) => (seenByOther.push(n), n.title === 'Marker' && resolve(n))));
     const got = new Promise((resolve) => mine.once('notification', resolve));
-    await publish('notification.created', acme.user.orgId, { id: randomUUID(), type: 'high_value_lead', title: 'Hot lead', message: 'Score 90', resourceId: 'c1' });
+    await publish('notification.created', acme.user.orgId, notification({ type: 'high_value_lead', title: 'Hot lead', message: 'Score 90', resourceId: 'c1' }));
     expect(await got).toEqual(expect.objectContaining({ type: 'high_value_lead', title: 'Hot lead' }));
     // The gateway's realtime consumer handles its queue in order (one handler at a time) and a socket receives in
     // emit order: once Globex's own later notification arrives, Acme's was routed and did not reach Globex.
-    await publish('notification.created', globex.user.orgId, { id: randomUUID(), type: 'high_value_lead', title: 'Marker', message: 'x' });
+    await publish('notification.created', globex.user.orgId, notification({ type: 'high_value_lead', title: 'Marker', message: 'x' }));
     await marker;
     expect(seenByOther.map((n) => n.title)).toEqual(['Marker']);
   });
@@ -71,13 +79,31 @@ describe('realtime (socket.io)', () => {
     const seenByAgent: Array<{ title: string }> = [];
     const marker = new Promise((resolve) => agent.on('notification', (n) => (seenByAgent.push(n), n.title === 'Marker' && resolve(n))));
     const got = new Promise((resolve) => owner.once('notification', resolve));
-    await publish('notification.created', acme.user.orgId, { id: randomUUID(), type: 'webhook_disabled', title: 'Webhook disabled', message: 'x', audienceRole: 'admin' });
+    await publish('notification.created', acme.user.orgId, notification({ type: 'webhook_disabled', title: 'Webhook disabled', message: 'x', audienceRole: 'admin' }));
     expect(await got).toEqual(expect.objectContaining({ type: 'webhook_disabled' }));
     // A later org-wide notification is the marker (queue handled in order, socket receives in emit order): when
     // the agent has it, the admins-only one was routed before and passed the agent by.
-    await publish('notification.created', acme.user.orgId, { id: randomUUID(), type: 'high_value_lead', title: 'Marker', message: 'x' });
+    await publish('notification.created', acme.user.orgId, notification({ type: 'high_value_lead', title: 'Marker', message: 'x' }));
     await marker;
     expect(seenByAgent.map((n) => n.title)).toEqual(['Marker']);
+  });
+
+  it('an event whose data does not fit its schema reaches no socket and is dead-lettered with the fields named', async () => {
+    const owner = await open(acme.token);
+    const seen: Array<{ title: string }> = [];
+    const marker = new Promise((resolve) => owner.on('notification', (n) => (seen.push(n), n.title === 'Marker' && resolve(n))));
+    const bad = randomUUID();
+    const { title: _none, ...untitled } = notification({ message: 'no title' });
+    await publish('notification.created', acme.user.orgId, untitled, bad);
+    await publish('notification.created', acme.user.orgId, notification({ title: 'Marker', message: 'x' }));
+    await marker;
+    expect(seen.map((n) => n.title)).toEqual(['Marker']);
+    const conn = await amqp.connect(infra.amqpUrl);
+    const ch = await conn.createChannel();
+    const parked = await eventually(() => ch.get(dlqName(`${stack.env.EVENTS_EXCHANGE}.gateway.realtime`), { noAck: true }));
+    await conn.close();
+    expect(JSON.parse(parked.content.toString()).id).toBe(bad);
+    expect(parked.properties.headers?.['x-crm-error']).toBe('notification.created v1 data does not match its schema: title: Invalid input: expected string, received undefined');
   });
 
   it('refuses to join a room that is not an account of the caller’s organization', async () => {

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { Client as PgClient } from 'pg';
+import { dlqName } from '@crm/events';
 import { eventually, infra } from '@crm/testing';
 import { auditEntries, auditEntryFor } from '../support/audit';
+import { eventData } from '../support/event-data';
 import { Client, client, email, newOrg } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 
@@ -264,12 +266,31 @@ describe('GET /api/v1/audit-log (identity)', () => {
       expect((await auditEntries(acme.owner, 'widget.deleted')).filter((e) => e.resourceId === resourceId)).toHaveLength(1);
     });
 
-    it('one without an action is dropped; an untrusted actor type or id is stored as the system', async () => {
-      await publishAudit(acme.user.orgId, { resourceType: 'widget', resourceId: 'x' });
+    it('one that does not fit its schema (no action, an unknown actor type) is dead-lettered with the fields named', async () => {
       const resourceId = randomUUID();
-      await publishAudit(acme.user.orgId, { actorId: 'nobody', actorType: 'root', action: 'widget.archived', resourceType: 'widget', resourceId });
+      const { action: _none, ...withoutAction } = eventData('audit.recorded', { resourceType: 'widget', resourceId });
+      const bad = randomUUID();
+      await publishAudit(acme.user.orgId, { ...withoutAction, actorType: 'root' }, bad);
+      const parked = await eventually(() => channel.get(dlqName(`${stack.env.EVENTS_EXCHANGE}.identity.audit`), { noAck: true }));
+      expect(JSON.parse(parked.content.toString()).id).toBe(bad);
+      expect(parked.properties.headers?.['x-crm-error']).toBe(
+        'audit.recorded v1 data does not match its schema: actorType: Invalid option: expected one of "user"|"api_key"|"system"; action: Invalid input: expected string, received undefined',
+      );
+      expect((await db.query('SELECT 1 FROM audit_log WHERE resource_id = $1', [resourceId])).rowCount).toBe(0);
+      expect((await db.query('SELECT 1 FROM processed_events WHERE event_id = $1', [bad])).rowCount).toBe(0);
+    });
+
+    it('an action that is not <resource>.<verb> is dropped; an actor id that is no uuid is stored as none', async () => {
+      const dropped = randomUUID();
+      const droppedEvent = randomUUID();
+      await publishAudit(acme.user.orgId, eventData('audit.recorded', { action: 'Widget Archived', resourceType: 'widget', resourceId: dropped }), droppedEvent);
+      const resourceId = randomUUID();
+      await publishAudit(acme.user.orgId, { actorId: 'nobody', actorType: 'system', action: 'widget.archived', resourceType: 'widget', resourceId, details: {}, ip: null, requestId: null });
       const entry = await auditEntryFor(acme.owner, 'widget.archived', resourceId);
       expect(entry).toEqual(expect.objectContaining({ actorId: null, actorType: 'system', details: {}, ip: null, requestId: null }));
+      // The dropped one was consumed (its id claimed) and left no entry.
+      await eventually(async () => (await db.query('SELECT 1 FROM processed_events WHERE event_id = $1', [droppedEvent])).rowCount === 1);
+      expect((await db.query('SELECT 1 FROM audit_log WHERE resource_id = $1', [dropped])).rowCount).toBe(0);
     });
   });
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventually, freePort } from '@crm/testing';
+import { eventContactData } from '../support/event-data';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeConnector, fakeCrm, messagingClient, orgWithKey } from './support';
 
@@ -91,7 +92,7 @@ describe('contacts from crm, and the RPCs other services call', () => {
   it('contact.updated from crm refreshes name, avatar and phone in every conversation of the contact', async () => {
     const contact = crm.contacts.get(`${a.orgId}/uid-offline`)!;
     await bus.publish('contact.updated', a.orgId, {
-      contact: { id: contact.id, name: 'Olga Petrova', phone: '+84911111111', avatar: 'https://cdn.example/olga.png', email: '' },
+      contact: eventContactData({ id: contact.id, name: 'Olga Petrova', phone: '+84911111111', avatar: 'https://cdn.example/olga.png', email: '' }),
       changes: ['name', 'phone', 'avatar'],
     });
     const conv = await eventually(async () => {
@@ -102,8 +103,8 @@ describe('contacts from crm, and the RPCs other services call', () => {
     const pub = (await a.pub.get('/api/public/conversations')).body.conversations[0];
     expect(pub.contact).toEqual({ id: contact.id, fullName: 'Olga Petrova', phone: '+84911111111', avatarUrl: 'https://cdn.example/olga.png' });
     // The same event under another org's id changes nothing.
-    await bus.publish('contact.updated', b.orgId, { contact: { id: contact.id, name: 'Hijacked' }, changes: ['name'] });
-    await bus.publish('contact.updated', a.orgId, { contact: { id: contact.id, name: 'Olga P.' }, changes: ['name'] });
+    await bus.publish('contact.updated', b.orgId, { contact: eventContactData({ id: contact.id, name: 'Hijacked' }), changes: ['name'] });
+    await bus.publish('contact.updated', a.orgId, { contact: eventContactData({ id: contact.id, name: 'Olga P.', phone: '+84911111111', avatar: 'https://cdn.example/olga.png' }), changes: ['name'] });
     await eventually(async () => (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation.contactName === 'Olga P.');
   });
 

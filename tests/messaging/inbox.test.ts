@@ -4,6 +4,7 @@ import path from 'node:path';
 import { eventually } from '@crm/testing';
 import { client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
+import { eventData } from '../support/event-data';
 import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';
 
 // The shared inbox: messages from the network become conversations and messages (once each), visible
@@ -382,9 +383,14 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
     expect((await client(stack.url).get('/api/v1/conversations')).status).toBe(401);
   });
 
-  it('a malformed chatnet.inbound event is dropped without blocking the queue', async () => {
-    await bus.publish('chatnet.inbound', a.orgId, { accountId: 'nope', content: 'broken' });
+  it('a chatnet.inbound whose data does not fit its schema is dead-lettered with the fields named, without blocking the queue', async () => {
+    const broken = await bus.publish('chatnet.inbound', a.orgId, { ...eventData('chatnet.inbound'), accountId: 'nope', fromUid: 'uid-broken', threadId: 'uid-broken', sentAt: 'yesterday' });
     await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-after-broken', content: 'still flowing' });
     await eventually(() => conversationOf(a.owner, accountA, 'uid-after-broken'));
+    const parked = await bus.deadLettered('inbound');
+    expect(parked.event.id).toBe(broken);
+    expect(parked.headers['x-crm-attempt']).toBe(1);
+    expect(parked.headers['x-crm-error']).toBe('chatnet.inbound v1 data does not match its schema: accountId: Invalid GUID; sentAt: Invalid ISO datetime');
+    expect(crm.upserts.filter((u) => u.chatnetUid === 'uid-broken')).toEqual([]);
   });
 });

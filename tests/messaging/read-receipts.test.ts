@@ -137,12 +137,16 @@ describe('read receipts: chatnet.seen → messages seen → message.seen', () =>
   it('receipts stay in their org, and unknown threads, unknown ids or malformed events change nothing', async () => {
     const t = await threadWithReplies(1);
     const [r1] = t.replies;
-    // Org B's event naming org A's account and network id; a thread without a conversation; ids never stored; malformed.
+    // Org B's event naming org A's account and network id; a thread without a conversation; ids never stored; no ids;
+    // an account that is no id (dead-lettered by its schema, with the field named).
     await receipt(b.orgId, t, [r1.networkId]);
     await receipt(a.orgId, { ...t, threadId: 'no-such-thread' }, [r1.networkId]);
     await receipt(a.orgId, t, ['net-unknown']);
-    await bus.publish('chatnet.seen', a.orgId, { accountId: 'not-an-id', threadId: t.threadId, chatnetMessageIds: [r1.networkId] });
-    await bus.publish('chatnet.seen', a.orgId, { accountId: t.accountId, threadId: t.threadId, chatnetMessageIds: [] });
+    await receipt(a.orgId, t, []);
+    const malformed = await receipt(a.orgId, { ...t, accountId: 'not-an-id' }, [r1.networkId]);
+    const parked = await bus.deadLettered('seen');
+    expect(parked.event.id).toBe(malformed);
+    expect(parked.headers['x-crm-error']).toBe('chatnet.seen v1 data does not match its schema: accountId: Invalid GUID');
     // Then a real one, applied like any other.
     const r2 = await a.owner.post(`/api/v1/conversations/${t.conv.id}/messages`, { content: 'reply 2' });
     const r2Network = connector.sent.find((s) => s.accountId === t.accountId && s.content === 'reply 2')!.chatnetMessageId;

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventually } from '@crm/testing';
+import { eventContactData } from '../support/event-data';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';
 
@@ -109,7 +110,7 @@ describe('search: conversations?search= and messages/search', () => {
 
     it("follows the contact's phone when crm announces a change (contact.updated)", async () => {
       const contact = crm.contacts.get(`${a.orgId}/uid-phone`)!;
-      await bus.publish('contact.updated', a.orgId, { contact: { id: contact.id, name: 'Trần Đức Anh', avatar: '', phone: '+84987654321' }, changes: ['phone'] });
+      await bus.publish('contact.updated', a.orgId, { contact: eventContactData({ id: contact.id, name: 'Trần Đức Anh', avatar: '', phone: '+84987654321' }), changes: ['phone'] });
       await eventually(async () => (await listIds('0987 654 321')).length === 1);
       expect(await listIds('0912 345 678')).toEqual([]);
     });

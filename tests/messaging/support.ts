@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { AppError, audienceOf, type ClientFor, createServiceClient, GrpcServer, type HandlersFor, type InternalPrincipal, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
-import { freePort, infra, testAuth } from '@crm/testing';
+import { dlqName } from '@crm/events';
+import { eventually, freePort, infra, testAuth } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { withUnfaked } from '../support/fake-grpc';
 import type { Stack } from '../support/stack';
@@ -163,6 +164,11 @@ export async function eventBus(stack: Stack) {
       return publish('chatnet.inbound', orgId, data, eventId).then(() => data);
     },
     of: (type: string) => seen.filter((e) => e.type === type),
+    /** The next message parked in the dead-letter queue of messaging's consumer `name` (`inbound`, `seen`, ...), with its headers. */
+    async deadLettered(name: string) {
+      const msg = await eventually(() => ch.get(dlqName(`${exchange}.messaging.${name}`), { noAck: true }));
+      return { event: JSON.parse(msg.content.toString()) as { id: string; type: string }, headers: msg.properties.headers ?? {} };
+    },
     async close() {
       await conn.close().catch(() => undefined);
     },

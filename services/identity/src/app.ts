@@ -47,6 +47,8 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     queue: `${config.EVENTS_EXCHANGE}.identity.audit`,
     bindings: [AUDIT_RECORDED],
     handler: auditRecordedHandler(log),
+    // An entry whose data does not fit its schema is dead-lettered at once, its fields named in x-crm-error.
+    parseData: true,
     logger: log,
     pool,
     prefetch: 100,

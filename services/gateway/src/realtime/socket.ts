@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { Server, Socket } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { AccessClaims, createTokenVerifier } from '@crm/auth';
-import { EventConsumer, EventEnvelope } from '@crm/events';
+import { EventConsumer, isEventOf, type EventEnvelope } from '@crm/events';
 import { ROLES, roleRank } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
@@ -40,11 +40,25 @@ interface Deps {
   metrics?: Metrics;
 }
 
-/** Event type → how it reaches sockets; conversation events are narrowed by `audience` (inbox visibility). */
-export async function routeEvent(
-  e: EventEnvelope<any>,
-  audience: InboxAudience,
-): Promise<{ rooms: string[]; event: string; payload: unknown } | undefined> {
+/** The events that reach sockets (the realtime queue is bound to them, and to the rest of chatnet_account.*). */
+const ROUTED = [
+  'chatnet_account.qr',
+  'chatnet_account.connected',
+  'chatnet_account.disconnected',
+  'message.received',
+  'message.sent',
+  'message.seen',
+  'conversation.assigned',
+  'conversation.status_changed',
+  'notification.created',
+] as const;
+
+/**
+ * Event type → how it reaches sockets; conversation events are narrowed by `audience` (inbox visibility). The data
+ * is what its schema parsed (the consumer's parseData), so the payload holds only the fields the schema describes.
+ */
+export async function routeEvent(e: EventEnvelope, audience: InboxAudience): Promise<{ rooms: string[]; event: string; payload: unknown } | undefined> {
+  if (!isEventOf(e, ...ROUTED)) return undefined;
   const org = `org:${e.orgId}`;
   switch (e.type) {
     case 'chatnet_account.qr':
@@ -54,7 +68,7 @@ export async function routeEvent(
       return {
         rooms: [`account:${e.data.accountId}`, org],
         event: 'account_status',
-        payload: { accountId: e.data.accountId, status: e.type === 'chatnet_account.connected' ? 'connected' : 'disconnected', ...e.data },
+        payload: { status: e.type === 'chatnet_account.connected' ? 'connected' : 'disconnected', ...e.data },
       };
     case 'message.received':
     case 'message.sent':
@@ -70,15 +84,10 @@ export async function routeEvent(
       return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'conversation', payload: { type: e.type, ...e.data } };
     case 'notification.created': {
       // A notification for one user, for the roles at or above `audienceRole`, or for the whole org.
-      const rooms = e.data.userId
-        ? [`user:${e.data.userId}`]
-        : e.data.audienceRole
-          ? ROLES.filter((r) => roleRank(r) >= roleRank(e.data.audienceRole)).map((r) => `${org}:role:${r}`)
-          : [org];
+      const { userId, audienceRole } = e.data;
+      const rooms = userId ? [`user:${userId}`] : audienceRole ? ROLES.filter((r) => roleRank(r) >= roleRank(audienceRole)).map((r) => `${org}:role:${r}`) : [org];
       return { rooms, event: 'notification', payload: e.data };
     }
-    default:
-      return undefined;
   }
 }
 
@@ -153,6 +162,8 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     metrics: deps.metrics,
     prefetch: 200,
     maxAttempts: 2,
+    // Sockets get data parsed by its schema; data that does not fit is dead-lettered with the fields named.
+    parseData: true,
     handler: async (e) => {
       const route = await routeEvent(e, audience);
       if (route) io.to(route.rooms).emit(route.event, route.payload);
@@ -167,6 +178,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     exclusive: true,
     logger: log,
     metrics: deps.metrics,
+    // No parseData: only the org of the change is read, never its data.
     handler: async (e) => audience.invalidate(e.orgId),
   });
   await audienceChanges.start();

@@ -1,4 +1,4 @@
-import { auditEntry, type AuditAction, type AuditRecorded } from '@crm/events';
+import { auditEntry, type AuditAction, type AuditRecorded, type ParsedEventData } from '@crm/events';
 import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { Pool, Queryable } from '@crm/db';
 import * as audit from '../db/audit-log.repo';
@@ -64,28 +64,24 @@ function withoutNul(v: unknown): unknown {
   return v;
 }
 
-const str = (v: unknown, max: number): string | null => (typeof v === 'string' && v !== '' ? v.replace(/\u0000/g, '').slice(0, max) : null);
+const str = (v: string | null, max: number): string | null => (v ? v.replace(/\u0000/g, '').slice(0, max) : null);
 
 /**
- * An `audit.recorded` payload from another service, made safe to store: unknown actor types and non-uuid actor
- * ids cannot be trusted as such, text is bounded. Undefined when it names no action (it can never succeed).
+ * An `audit.recorded` payload from another service, parsed by its schema (the consumer's parseData), made safe to
+ * store: an actor id that is no uuid cannot be trusted as one, text is bounded. Undefined when its action is not
+ * `<resource>.<verb>` (the schema only asks for text; it can never succeed).
  */
-export function fromEvent(data: unknown): AuditRecorded | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const d = data as Record<string, unknown>;
+export function fromEvent(d: ParsedEventData<'audit.recorded'>): AuditRecorded | undefined {
   const action = str(d.action, 100);
   const resourceType = str(d.resourceType, 100);
   if (!action || !ACTION.test(action) || !resourceType) return undefined;
-  const actorType = d.actorType === 'user' || d.actorType === 'api_key' ? d.actorType : 'system';
-  const actorId = typeof d.actorId === 'string' && isUuid(d.actorId) ? d.actorId : null;
-  const details = typeof d.details === 'object' && d.details !== null && !Array.isArray(d.details) ? (d.details as Record<string, unknown>) : {};
   return {
-    actorId,
-    actorType,
+    actorId: isUuid(d.actorId) ? d.actorId : null,
+    actorType: d.actorType,
     action,
     resourceType,
     resourceId: str(d.resourceId, 200),
-    details: withoutNul(details) as Record<string, unknown>,
+    details: withoutNul(d.details) as Record<string, unknown>,
     ip: str(d.ip, 100),
     requestId: str(d.requestId, 200),
   };

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import type { EventEnvelope } from '@crm/events';
+import { isEventOf, type EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import * as audit from '../db/audit-log.repo';
 import { fromEvent } from '../domain/audit';
@@ -11,10 +11,12 @@ import { isUuid } from '@crm/validation';
  */
 export function auditRecordedHandler(log: Logger) {
   return async (event: EventEnvelope, db?: PoolClient): Promise<void> => {
+    // Data parsed by its schema (parseData): one that does not fit was dead-lettered with the fields named.
+    if (!isEventOf(event, 'audit.recorded')) return;
     const entry = fromEvent(event.data);
     if (!db || !isUuid(event.orgId) || !entry) {
       // Retrying cannot make it valid; the warning is the trace of a producer bug.
-      log.warn({ eventId: event.id, orgId: event.orgId }, 'audit.recorded without an organization, action or resource type; ignored');
+      log.warn({ eventId: event.id, orgId: event.orgId }, 'audit.recorded without an organization or with an action that is not <resource>.<verb>; ignored');
       return;
     }
     const occurred = Date.parse(event.occurredAt);

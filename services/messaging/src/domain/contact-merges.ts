@@ -1,36 +1,21 @@
-import type { EventEnvelope } from '@crm/events';
 import type { PoolClient } from '@crm/db';
+import type { ParsedEvent } from '@crm/events';
 import type { Deps } from '../deps';
-import { isUuid } from '@crm/validation';
 
-/** The contact as contact.merged / contact.merge_undone carry it (crm's internal Contact; the copy kept here). */
-interface ContactCopy {
-  id?: string;
-  name?: string;
-  avatar?: string;
-  phone?: string;
-}
-
-interface MergeEventData {
-  mergeId?: string;
-  targetId?: string;
-  sourceId?: string;
-  target?: ContactCopy;
-  source?: ContactCopy;
-}
+/** contact.merged / contact.merge_undone with data parsed by its schema (the consumer's parseData): ids are ids. */
+export type MergeEvent = ParsedEvent<'contact.merged' | 'contact.merge_undone'>;
 
 /** Ordering key: a merge and the target's own updates are applied in the order crm published them. */
-export const mergeEventKey = (event: EventEnvelope) => String((event.data as MergeEventData)?.targetId ?? '');
+export const mergeEventKey = (event: MergeEvent) => event.data.targetId;
 
 /**
  * crm merged `sourceId` into `targetId`: its conversations (and group messages it sent) now belong to the target,
  * with the target's name, avatar and phone copied in. The moved ids are recorded for an undo. A second delivery
  * finds nothing left to move and records nothing.
  */
-export async function applyContactMerged(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
-  const d = (event.data ?? {}) as MergeEventData;
-  if (!isUuid(d.mergeId) || !isUuid(d.targetId) || !isUuid(d.sourceId)) return;
-  const t = d.target ?? {};
+export async function applyContactMerged(deps: Deps, db: PoolClient, event: ParsedEvent<'contact.merged'>): Promise<void> {
+  const d = event.data;
+  const t = d.target;
   await db.query(
     `WITH moved AS (
        UPDATE conversations SET contact_id = $3, contact_name = COALESCE($5, contact_name), contact_avatar = COALESCE($6, contact_avatar),
@@ -52,10 +37,9 @@ export async function applyContactMerged(deps: Deps, db: PoolClient, event: Even
  * crm undid the merge: the recorded conversations and messages that still belong to the target go back to the
  * source (with its copy restored); what was linked to the target since stays.
  */
-export async function applyContactMergeUndone(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
-  const d = (event.data ?? {}) as MergeEventData;
-  if (!isUuid(d.mergeId) || !isUuid(d.targetId) || !isUuid(d.sourceId)) return;
-  const s = d.source ?? {};
+export async function applyContactMergeUndone(deps: Deps, db: PoolClient, event: ParsedEvent<'contact.merge_undone'>): Promise<void> {
+  const d = event.data;
+  const s = d.source;
   await db.query(
     `UPDATE conversations c SET contact_id = $3, contact_name = COALESCE($5, c.contact_name), contact_avatar = COALESCE($6, c.contact_avatar),
                                 contact_phone = COALESCE($7, c.contact_phone)

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent, enqueueEvents, traceparentOf, withEventTrace, type EventEnvelope, type NewEvent } from '@crm/events';
+import { enqueueEvent, enqueueEvents, isEventOf, traceparentOf, withEventTrace, type EventEnvelope, type NewEvent, type ParsedEvent, type ParsedEventData } from '@crm/events';
 import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
 import * as files from '../db/attachments.repo';
@@ -38,11 +38,9 @@ export interface InboundData {
 /** The most files one inbound message may link (the connector sends at most 10). */
 const MAX_INBOUND_ATTACHMENTS = 10;
 
-/** The attachment ids of an inbound event: `[{id, …}]` as the connector publishes them; anything else is left out. */
-function attachmentIdsOf(v: unknown): string[] {
-  if (!Array.isArray(v)) return [];
-  const ids = v.map((a) => str((a as { id?: unknown } | null)?.id)).filter(isUuid);
-  return [...new Set(ids)].slice(0, MAX_INBOUND_ATTACHMENTS);
+/** The attachment ids of an inbound event (files the connector stored here), each once, at most MAX_INBOUND_ATTACHMENTS. */
+function attachmentIdsOf(attachments: Array<{ id: string }> = []): string[] {
+  return [...new Set(attachments.map((a) => a.id))].slice(0, MAX_INBOUND_ATTACHMENTS);
 }
 
 /** A stable event id per conversation (and group sender) and ten-minute window. */
@@ -52,35 +50,33 @@ function linkRequestId(conversationId: string, senderUid = ''): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+/** chatnet.inbound data as its schema parsed it (the consumer's parseData): the connector's raw message. */
+export type InboundEventData = ParsedEventData<'chatnet.inbound'>;
 
-/** Validate the event; undefined (and the reason) when it can never be stored, so retrying is pointless. */
-export function parseInbound(data: unknown): { ok: true; value: InboundData } | { ok: false; reason: string } {
-  const d = (data ?? {}) as Record<string, unknown>;
-  const accountId = str(d.accountId);
-  const chatnetMessageId = str(d.chatnetMessageId);
-  const threadId = str(d.threadId) || str(d.fromUid);
-  if (!isUuid(accountId)) return { ok: false, reason: 'accountId is not an id' };
-  if (!chatnetMessageId) return { ok: false, reason: 'chatnetMessageId is missing' };
-  if (!threadId) return { ok: false, reason: 'threadId is missing' };
-  const sent = new Date(str(d.sentAt));
-  const threadType = d.threadType === 'group' ? 'group' : 'user';
+/**
+ * The stored shape of a parsed chatnet.inbound: bounded lengths, a user thread's id falling back to its sender.
+ * The schema checked types and ids; what it allows but can never be stored (no message id, no thread) is the reason.
+ */
+export function parseInbound(d: InboundEventData): { ok: true; value: InboundData } | { ok: false; reason: string } {
+  const threadId = d.threadId || d.fromUid;
+  if (!d.chatnetMessageId) return { ok: false, reason: 'chatnetMessageId is empty' };
+  if (!threadId) return { ok: false, reason: 'threadId and fromUid are empty' };
   return {
     ok: true,
     value: {
-      accountId,
-      chatnetMessageId: chatnetMessageId.slice(0, 200),
+      accountId: d.accountId,
+      chatnetMessageId: d.chatnetMessageId.slice(0, 200),
       threadId: threadId.slice(0, 200),
-      threadType,
-      fromUid: str(d.fromUid).slice(0, 200),
-      fromName: str(d.fromName).slice(0, 200),
-      fromAvatar: str(d.fromAvatar).slice(0, 2000),
-      content: str(d.content),
-      contentType: (str(d.contentType) || 'text').slice(0, 50),
-      sentAt: Number.isNaN(sent.getTime()) ? new Date() : sent,
-      groupName: threadType === 'group' ? str(d.groupName).trim().slice(0, 200) : '',
+      threadType: d.threadType,
+      fromUid: d.fromUid.slice(0, 200),
+      fromName: d.fromName.slice(0, 200),
+      fromAvatar: d.fromAvatar.slice(0, 2000),
+      content: d.content,
+      contentType: (d.contentType || 'text').slice(0, 50),
+      sentAt: new Date(d.sentAt),
+      groupName: d.threadType === 'group' ? (d.groupName ?? '').trim().slice(0, 200) : '',
       attachmentIds: attachmentIdsOf(d.attachments),
-      cliMsgId: str(d.cliMsgId).slice(0, 200),
+      cliMsgId: (d.cliMsgId ?? '').slice(0, 200),
       fromSelf: d.fromSelf === true,
     },
   };
@@ -164,15 +160,17 @@ function groupSender(d: InboundData): ContactTarget | undefined {
  * crm for new threads (2 s deadline, all of a batch at once) and identity for round-robin (cached 30 s).
  */
 export async function storeInboundBatch(deps: Deps, db: PoolClient, events: EventEnvelope[]): Promise<void> {
+  // Data parsed by its schema (the consumer's parseData); the queue is bound to chatnet.inbound only.
   const batch = new InboundBatch(deps, db);
+  const inbound = events.filter((e) => isEventOf(e, 'chatnet.inbound'));
   const valid: Array<{ orgId: string; d: InboundData }> = [];
-  for (const e of events) {
+  for (const e of inbound) {
     const parsed = parseInbound(e.data);
     // An org id that is no id fails on its own in storeInbound; it must not fail the lookup of the others.
     if (parsed.ok && isUuid(e.orgId)) valid.push({ orgId: e.orgId, d: parsed.value });
   }
   await batch.prefetch(valid);
-  for (const e of events) await withEventTrace(e, () => storeInbound(deps, db, e, batch));
+  for (const e of inbound) await withEventTrace(e, () => storeInbound(deps, db, e, batch));
   await enqueueEvents(db, batch.received);
 }
 
@@ -184,7 +182,7 @@ export async function storeInboundBatch(deps: Deps, db: PoolClient, events: Even
  * gets no contact: its conversation carries the group's name, and each message its sender's contact (linked
  * later the same way when crm is unreachable).
  */
-export async function storeInbound(deps: Deps, db: PoolClient, event: EventEnvelope, batch?: InboundBatch): Promise<void> {
+export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEvent<'chatnet.inbound'>, batch?: InboundBatch): Promise<void> {
   const parsed = parseInbound(event.data);
   if (!parsed.ok) {
     deps.log.error({ eventId: event.id, reason: parsed.reason }, 'chatnet.inbound event is malformed; dropped');

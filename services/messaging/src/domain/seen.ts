@@ -1,10 +1,9 @@
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent, type EventEnvelope } from '@crm/events';
+import { enqueueEvent, type ParsedEvent, type ParsedEventData } from '@crm/events';
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { EVENTS } from './events';
-import { isUuid } from '@crm/validation';
 
 /** `chatnet.seen` data as the connector publishes it: a read receipt from the network. */
 export interface SeenData {
@@ -20,26 +19,23 @@ const MAX_IDS = 500;
 /** message.seen lists at most this many messages; a receipt covering more publishes several events. */
 const EVENT_CHUNK = 500;
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
-
-/** Validate the event; the reason when it can never be applied, so retrying is pointless. */
-export function parseSeen(data: unknown): { ok: true; value: SeenData } | { ok: false; reason: string } {
-  const d = (data ?? {}) as Record<string, unknown>;
-  const accountId = str(d.accountId);
-  const threadId = str(d.threadId);
-  if (!isUuid(accountId)) return { ok: false, reason: 'accountId is not an id' };
-  if (!threadId) return { ok: false, reason: 'threadId is missing' };
-  const ids = Array.isArray(d.chatnetMessageIds) ? [...new Set(d.chatnetMessageIds.map(str).filter(Boolean))] : [];
+/**
+ * The applied shape of a parsed chatnet.seen (the consumer's parseData checked types and ids): distinct ids, bounded
+ * lengths; the reason when the schema allows it but it names nothing to apply (no thread, no message).
+ */
+export function parseSeen(d: ParsedEventData<'chatnet.seen'>): { ok: true; value: SeenData } | { ok: false; reason: string } {
+  if (!d.threadId) return { ok: false, reason: 'threadId is empty' };
+  const ids = [...new Set(d.chatnetMessageIds.filter(Boolean))];
   if (ids.length === 0) return { ok: false, reason: 'chatnetMessageIds is empty' };
-  const at = new Date(str(d.seenAt));
+  const at = new Date(d.seenAt);
   // A receipt stamped in the future (another clock) is taken as now.
-  const seenAt = Number.isNaN(at.getTime()) || at.getTime() > Date.now() ? new Date() : at;
+  const seenAt = at.getTime() > Date.now() ? new Date() : at;
   return {
     ok: true,
     value: {
-      accountId,
-      threadId: threadId.slice(0, 200),
-      threadType: d.threadType === 'group' ? 'group' : 'user',
+      accountId: d.accountId,
+      threadId: d.threadId.slice(0, 200),
+      threadType: d.threadType,
       chatnetMessageIds: ids.slice(0, MAX_IDS).map((id) => id.slice(0, 200)),
       seenAt,
     },
@@ -51,7 +47,7 @@ export function parseSeen(data: unknown): { ok: true; value: SeenData } | { ok: 
  * to seen, and `message.seen` tells the rest of the system which ones. A receipt for a thread without a
  * conversation, for messages not stored, or already applied changes nothing and publishes nothing.
  */
-export async function recordSeen(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
+export async function recordSeen(deps: Deps, db: PoolClient, event: ParsedEvent<'chatnet.seen'>): Promise<void> {
   const parsed = parseSeen(event.data);
   if (!parsed.ok) {
     deps.log.error({ eventId: event.id, reason: parsed.reason }, 'chatnet.seen event is malformed; dropped');

@@ -1,14 +1,13 @@
-import { EventConsumer, withEventTrace, type EventEnvelope } from '@crm/events';
+import { EventConsumer, isEventOf, withEventTrace, type EventEnvelope } from '@crm/events';
 import type { PoolClient } from '@crm/db';
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { applyContactMerged, applyContactMergeUndone, mergeEventKey } from '../domain/contact-merges';
-import { ContactTarget, resolveSender, upsertContact } from '../domain/contacts';
+import { resolveSender, upsertContact } from '../domain/contacts';
 import { EVENTS } from '../domain/events';
 import { storeInboundBatch } from '../domain/inbound';
 import { recordSeen } from '../domain/seen';
-import { isUuid } from '@crm/validation';
 
 /**
  * The consumers of this service. Each has its own durable queue named after the exchange, so two
@@ -23,6 +22,8 @@ export function createConsumers(deps: Deps): EventConsumer[] {
     metrics,
     maxAttempts: config.EVENT_MAX_ATTEMPTS,
     retryDelaysMs: config.EVENT_RETRY_DELAYS_MS,
+    // Handlers get data parsed by its schema; data that does not fit is dead-lettered at once with the fields named.
+    parseData: true,
   };
   return [
     // chatnet.inbound → contact, conversation, message, message.received. Batches of up to 100 in one
@@ -47,7 +48,7 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       concurrency: 4,
       batchKey: threadKey,
       batchHandler: async (events, db) => {
-        for (const event of events) await withEventTrace(event, () => recordSeen(deps, db!, event));
+        for (const event of events) if (isEventOf(event, 'chatnet.seen')) await withEventTrace(event, () => recordSeen(deps, db!, event));
       },
     }),
     // A conversation (or a group sender's messages) stored while crm was unreachable: link the contact, retried with
@@ -58,8 +59,8 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       bindings: [EVENTS.contactLink],
       logger: log.child({ consumer: 'contact-link' }),
       handler: async (event, db) => {
-        const d = event.data as ContactTarget & { conversationId: string; sender?: boolean };
-        if (!isUuid(d?.conversationId)) return;
+        if (!isEventOf(event, 'messaging.contact_link')) return;
+        const d = event.data;
         const conv = await convs.findById(db!, event.orgId, d.conversationId);
         if (!conv) return;
         if (d.sender) {
@@ -84,10 +85,7 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       concurrency: 4,
       // An update and a delete of one contact must apply in the order they were published; a merge in order with
       // its target's updates (the copy it writes is the target's at merge time).
-      batchKey: (event) =>
-        event.type === EVENTS.contactMerged || event.type === EVENTS.contactMergeUndone
-          ? mergeEventKey(event)
-          : String((event.data as { id?: unknown; contact?: { id?: unknown } })?.contact?.id ?? (event.data as { id?: unknown })?.id ?? ''),
+      batchKey: contactKey,
       batchHandler: async (events, db) => {
         for (const event of events) await withEventTrace(event, () => applyContactEvent(deps, db!, event));
       },
@@ -97,23 +95,32 @@ export function createConsumers(deps: Deps): EventConsumer[] {
 
 /** One conversation (or thread without one yet) of the chat network: the order that must be kept. */
 function threadKey(event: EventEnvelope): string {
-  const d = (event.data ?? {}) as { accountId?: unknown; threadType?: unknown; threadId?: unknown; fromUid?: unknown };
-  // parseInbound falls back to the sender for a missing threadId; the key must follow it.
-  return `${event.orgId}|${d.accountId}|${d.threadType === 'group' ? 'group' : 'user'}|${d.threadId || d.fromUid}`;
+  if (!isEventOf(event, 'chatnet.inbound', 'chatnet.seen')) return '';
+  const d = event.data;
+  // parseInbound falls back to the sender for an empty threadId; the key must follow it.
+  const threadId = d.threadId || ('fromUid' in d ? d.fromUid : '');
+  return `${event.orgId}|${d.accountId}|${d.threadType}|${threadId}`;
+}
+
+/** The contact an event is about: a merge goes with its target's updates (see mergeEventKey). */
+function contactKey(event: EventEnvelope): string {
+  if (isEventOf(event, 'contact.merged', 'contact.merge_undone')) return mergeEventKey(event);
+  if (isEventOf(event, 'contact.updated')) return event.data.contact.id;
+  if (isEventOf(event, 'contact.deleted')) return event.data.id;
+  return '';
 }
 
 async function applyContactEvent(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
-  if (event.type === EVENTS.contactMerged) return applyContactMerged(deps, db, event);
-  if (event.type === EVENTS.contactMergeUndone) return applyContactMergeUndone(deps, db, event);
-  if (event.type === EVENTS.contactDeleted) {
-    const id = (event.data as { id?: string })?.id;
-    if (!isUuid(id)) return;
+  if (isEventOf(event, 'contact.merged')) return applyContactMerged(deps, db, event);
+  if (isEventOf(event, 'contact.merge_undone')) return applyContactMergeUndone(deps, db, event);
+  if (isEventOf(event, 'contact.deleted')) {
+    const { id } = event.data;
     await convs.unlinkContact(db, event.orgId, id);
     await messages.unlinkSenderContact(db, event.orgId, id);
     deps.senderContacts.forgetContact(event.orgId, id);
     return;
   }
-  const c = (event.data as { contact?: { id?: string; name?: string; avatar?: string; phone?: string } })?.contact;
-  if (!c || !isUuid(c.id)) return;
+  if (!isEventOf(event, 'contact.updated')) return;
+  const c = event.data.contact;
   await convs.refreshContact(db, event.orgId, { id: c.id, name: c.name, avatar: c.avatar, phone: c.phone });
 }
