@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import helmet from 'helmet';
 import { internalAuthFromEnv } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
@@ -17,6 +16,8 @@ import { requestId } from './http/request-id';
 import { RateLimiter, rateLimitRejections } from './http/rate-limiter';
 import { requestMetrics } from './http/request-metrics';
 import { routeTable } from './http/route-table';
+import { bySegment } from './http/segment-guard';
+import { securityHeaders } from './http/security-headers';
 import { rejectUnsafeText } from './http/text-guard';
 import { resumeTrace, traceRequests } from './http/tracing';
 import { TokenRevocations } from './http/token-revocations';
@@ -54,29 +55,31 @@ export function buildApp(deps: RouteDeps): express.Express {
   app.use(requestMetrics(app, deps.metrics));
   app.use(requestId);
   app.use(traceRequests);
-  app.use(helmet());
+  app.use(securityHeaders());
   app.use(methodNotAllowed(app));
   const services = serviceRoutes(deps);
   // Streamed routes first: their bodies must reach the proxy untouched, so no body parser may run before them.
-  for (const m of services) if (m.stream) app.use('/api/v1', m.stream);
+  // Every router is mounted through bySegment: a request skips, without entering them, the routers that have no
+  // route for its first path segment (see http/segment-guard.ts).
+  for (const m of services) if (m.stream) app.use('/api/v1', bySegment(m.stream));
   const json = express.json({ limit: deps.config.BODY_LIMIT });
   const ownParsers = services.flatMap((m) => (m.parsesOwnBody ? [m.parsesOwnBody] : []));
   app.use((req, res, next) => (ownParsers.some((own) => own(req)) ? next() : json(req, res, next)));
   app.use(resumeTrace);
   app.use(rejectUnsafeText);
 
-  app.use(healthRoutes(deps));
-  app.use(pageRoutes());
-  app.use(docsRoutes(deps));
-  app.use('/api/v1', identityRoutes(deps));
+  app.use(bySegment(healthRoutes(deps)));
+  app.use(bySegment(pageRoutes()));
+  app.use(bySegment(docsRoutes(deps)));
+  app.use('/api/v1', bySegment(identityRoutes(deps)));
   // Each service's module mounts its internal routes under /api/v1 (bearer) and public ones under /api/public (API key).
   // The bearer check is mounted once, not per module: a request for the sixth module would otherwise be
   // authenticated (and rate-limit counted) six times on its way past the first five.
   app.use('/api/v1', deps.auth.bearer);
-  for (const m of services) if (m.internal) app.use('/api/v1', m.internal);
-  app.use('/api/public', deps.auth.apiKey, publicRoutes(deps));
-  for (const m of services) if (m.public) app.use('/api/public', m.public);
-  for (const m of services) if (m.root) app.use(m.root);
+  for (const m of services) if (m.internal) app.use('/api/v1', bySegment(m.internal));
+  app.use('/api/public', deps.auth.apiKey, bySegment(publicRoutes(deps)));
+  for (const m of services) if (m.public) app.use('/api/public', bySegment(m.public));
+  for (const m of services) if (m.root) app.use(bySegment(m.root));
 
   app.use((req, res) => sendError(res, 404, 'not_found', `No route for ${req.method} ${req.path}`));
   app.use(errorHandler(deps.log));
