@@ -10,9 +10,17 @@ export interface UnaryMethod {
   responseDeserialize: (bytes: Buffer) => any;
 }
 
-/** The error grpc-js's own client gives: an Error whose message is `<code> <NAME>: <details>`, with the status fields. */
+/**
+ * The error grpc-js's own client gives: an Error whose message is `<code> <NAME>: <details>`, with the status fields.
+ * Without a stack trace: here it could only show grpc-js's internals (where the status arrived), and capturing one
+ * cost more than the rest of a failed call (a call to a service that is down fails on every request).
+ */
 function serviceError(status: grpc.StatusObject): grpc.ServiceError {
-  return Object.assign(new Error(`${status.code} ${grpc.status[status.code]}: ${status.details}`), status);
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  const error = new Error(`${status.code} ${grpc.status[status.code]}: ${status.details}`);
+  Error.stackTraceLimit = limit;
+  return Object.assign(error, status);
 }
 
 const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
