@@ -5,12 +5,13 @@ import { audienceOf, type InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 import { TRACEPARENT, traceparentOf } from './trace-context';
 import type { CallOptions, ServiceClient, ServiceConstructor } from './typed';
+import { unaryCall } from './unary-call';
 
 const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
 
 /**
  * A client for one service with every unary method promisified. Each call carries the internal credential:
- * `ctx` signed by `auth` for the called service only, and the active trace context as `traceparent`. Each call gets a deadline (default 5 s) so a stuck
+ * `ctx` signed by `auth` for the called service only, and `ctx.traceparent` or the active trace context as `traceparent`. Each call gets a deadline (default 5 s) so a stuck
  * backend turns into a 504 at the gateway instead of a hung request.
  */
 export type LbPolicy = 'pick_first' | 'round_robin';
@@ -33,29 +34,33 @@ export function createServiceClient<S>(
     ...(lbPolicy === 'round_robin' ? { 'grpc.service_config': ROUND_ROBIN } : {}),
   });
   const out: Record<string, unknown> = { raw: client, close: () => client.close() };
+  const channel = client.getChannel();
+  const metadataFor = (ctx: Partial<CallContext>): grpc.Metadata => {
+    const md = new grpc.Metadata();
+    md.set(AUTH_METADATA_KEY, `Bearer ${auth.sign(ctx, audience)}`);
+    if (ctx.requestId) md.set(REQUEST_ID_METADATA_KEY, ctx.requestId);
+    // The server span's parent: the trace context the caller passed (the gateway's request), else its active span
+    // (a handler, an event being consumed).
+    const traceparent = ctx.traceparent ?? traceparentOf();
+    if (traceparent) md.set(TRACEPARENT, traceparent);
+    return md;
+  };
   for (const method of Object.keys(ctor.service)) {
-    const fn = (client as unknown as Record<string, UnaryCallback>)[method].bind(client);
-    out[method] = (req: object, ctx: Partial<CallContext> = {}, opts: CallOptions = {}) =>
-      new Promise((resolve, reject) => {
-        const deadline = new Date(Date.now() + (opts.deadlineMs ?? defaultDeadlineMs));
-        const md = new grpc.Metadata();
-        md.set(AUTH_METADATA_KEY, `Bearer ${auth.sign(ctx, audience)}`);
-        if (ctx.requestId) md.set(REQUEST_ID_METADATA_KEY, ctx.requestId);
-        // The caller's active span (a gateway request, a handler, an event being consumed) is the server span's parent.
-        const traceparent = traceparentOf();
-        if (traceparent) md.set(TRACEPARENT, traceparent);
-        fn(req, md, { deadline }, (err: grpc.ServiceError | null, res: unknown) => {
-          if (err) reject(err);
-          else resolve(res);
-        });
-      });
+    const def = ctor.service[method];
+    out[method] = (req: object, ctx: Partial<CallContext> = {}, opts: CallOptions = {}) => {
+      let md: grpc.Metadata;
+      try {
+        md = metadataFor(ctx);
+      } catch (err) {
+        // A value metadata refuses (or a signing failure) rejects the call's promise, as it always did.
+        return Promise.reject(err);
+      }
+      return unaryCall(channel, def, req, md, Date.now() + (opts.deadlineMs ?? defaultDeadlineMs));
+    };
   }
   // Built method by method from the names the loader found; the generated types of the same proto describe them.
   return out as ServiceClient<S>;
 }
-
-/** grpc-js's callback form of a unary method, as the promisified call uses it. */
-type UnaryCallback = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => grpc.ClientUnaryCall;
 
 type HealthClient = health.HealthClient;
 

@@ -13,6 +13,11 @@ export interface CallContext {
   clientIp: string;
   /** Who signed the call: 'gateway' or the calling service's name (set by the server, ignored when sending). */
   caller?: string;
+  /**
+   * When sending: the W3C `traceparent` the call continues, for a caller that carries its trace context explicitly
+   * (the gateway's request). Without it the active span's is sent. Not part of the credential; servers leave it unset.
+   */
+  traceparent?: string;
 }
 
 /** The metadata key that carries the internal credential (`Bearer <token>`). */

@@ -1,2 +1,2 @@
-export { startTelemetry, stopTelemetry } from './tracing';
+export { startTelemetry, stopTelemetry, type TelemetryOptions } from './tracing';
 export { runService } from './run-service';

@@ -1,5 +1,5 @@
 import { exitOnConfigError } from '@crm/config';
-import { startTelemetry, stopTelemetry } from './tracing';
+import { startTelemetry, stopTelemetry, type TelemetryOptions } from './tracing';
 
 interface BaseConfig {
   LOG_LEVEL: string;
@@ -25,12 +25,13 @@ interface AppModule<C> {
  * The process entry every service shares: read the config (a readable list of problems and exit 1 when it
  * is wrong), start tracing (always: trace context propagates even when nothing is exported), only then
  * load the app (with export on, tracing must patch pg before it is required, hence `loadApp` is a dynamic
- * import), start it, and stop it cleanly on SIGTERM/SIGINT.
+ * import), start it, and stop it cleanly on SIGTERM/SIGINT. `telemetry`: see startTelemetry.
  */
 export function runService<C extends BaseConfig>(
   name: string,
   loadConfig: (env: Record<string, string | undefined>) => C,
   loadApp: () => Promise<AppModule<C>>,
+  telemetry: TelemetryOptions = {},
 ): void {
   const main = async () => {
     let config: C;
@@ -39,7 +40,7 @@ export function runService<C extends BaseConfig>(
     } catch (err) {
       exitOnConfigError(err);
     }
-    startTelemetry(name, config.OTEL_EXPORTER_OTLP_ENDPOINT);
+    startTelemetry(name, config.OTEL_EXPORTER_OTLP_ENDPOINT, telemetry);
     const app = await loadApp();
     const { createLogger } = await import('@crm/logger');
     const log = createLogger(name, config.LOG_LEVEL);

@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import helmet from 'helmet';
 import { internalAuthFromEnv } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
@@ -17,6 +16,9 @@ import { requestId } from './http/request-id';
 import { RateLimiter, rateLimitRejections } from './http/rate-limiter';
 import { requestMetrics } from './http/request-metrics';
 import { routeTable } from './http/route-table';
+import { inSequence } from './http/in-sequence';
+import { whenRouted } from './http/router-guard';
+import { securityHeaders } from './http/security-headers';
 import { rejectUnsafeText } from './http/text-guard';
 import { resumeTrace, traceRequests } from './http/tracing';
 import { TokenRevocations } from './http/token-revocations';
@@ -50,33 +52,28 @@ export function buildApp(deps: RouteDeps): express.Express {
   // waste on the hot path. Static pages keep theirs (express.static sets its own from the file's stat).
   app.set('etag', false);
   app.set('trust proxy', deps.config.TRUST_PROXY_HOPS);
-  // First, so every response is timed, including the ones refused before routing (405, 401, 429).
-  app.use(requestMetrics(app, deps.metrics));
-  app.use(requestId);
-  app.use(traceRequests);
-  app.use(helmet());
-  app.use(methodNotAllowed(app));
+  // First, so every response is timed, including the ones refused before routing (405, 401, 429). Every request
+  // passes these, so they are one router layer (http/in-sequence.ts).
+  app.use(inSequence(requestMetrics(app, deps.metrics), requestId, traceRequests, securityHeaders(), methodNotAllowed(app)));
   const services = serviceRoutes(deps);
   // Streamed routes first: their bodies must reach the proxy untouched, so no body parser may run before them.
-  for (const m of services) if (m.stream) app.use('/api/v1', m.stream);
+  // Routers are mounted through whenRouted, those of one mount point together: a request skips, without entering
+  // them, the routers that have no route for its path (http/router-guard.ts).
+  const routersOf = (key: 'stream' | 'internal' | 'public' | 'root') => services.flatMap((m) => (m[key] ? [m[key]] : []));
+  app.use('/api/v1', whenRouted(...routersOf('stream')));
   const json = express.json({ limit: deps.config.BODY_LIMIT });
   const ownParsers = services.flatMap((m) => (m.parsesOwnBody ? [m.parsesOwnBody] : []));
-  app.use((req, res, next) => (ownParsers.some((own) => own(req)) ? next() : json(req, res, next)));
-  app.use(resumeTrace);
-  app.use(rejectUnsafeText);
+  app.use(inSequence((req, res, next) => (ownParsers.some((own) => own(req)) ? next() : json(req, res, next)), resumeTrace, rejectUnsafeText));
 
-  app.use(healthRoutes(deps));
-  app.use(pageRoutes());
-  app.use(docsRoutes(deps));
-  app.use('/api/v1', identityRoutes(deps));
+  app.use(whenRouted(healthRoutes(deps), pageRoutes(), docsRoutes(deps)));
+  app.use('/api/v1', whenRouted(identityRoutes(deps)));
   // Each service's module mounts its internal routes under /api/v1 (bearer) and public ones under /api/public (API key).
   // The bearer check is mounted once, not per module: a request for the sixth module would otherwise be
   // authenticated (and rate-limit counted) six times on its way past the first five.
   app.use('/api/v1', deps.auth.bearer);
-  for (const m of services) if (m.internal) app.use('/api/v1', m.internal);
-  app.use('/api/public', deps.auth.apiKey, publicRoutes(deps));
-  for (const m of services) if (m.public) app.use('/api/public', m.public);
-  for (const m of services) if (m.root) app.use(m.root);
+  app.use('/api/v1', whenRouted(...routersOf('internal')));
+  app.use('/api/public', deps.auth.apiKey, whenRouted(publicRoutes(deps), ...routersOf('public')));
+  app.use(whenRouted(...routersOf('root')));
 
   app.use((req, res) => sendError(res, 404, 'not_found', `No route for ${req.method} ${req.path}`));
   app.use(errorHandler(deps.log));

@@ -9,6 +9,7 @@ import { HttpError } from './errors';
 import type { Principal } from './principal';
 import type { RateLimiter, RateLimitName } from './rate-limiter';
 import type { TokenRevocations } from './token-revocations';
+import { rememberVerified } from './verified-tokens';
 
 interface AuthDeps {
   redis: Redis;
@@ -49,11 +50,12 @@ async function countInRedis(redis: Redis, key: string): Promise<number> {
 }
 
 export function authMiddleware(deps: AuthDeps) {
-  const verify = createTokenVerifier(deps.jwtSecret);
+  const verify = rememberVerified(createTokenVerifier(deps.jwtSecret));
   const keys = authKeys(deps.prefix);
 
   /**
-   * Bearer JWT: signature and expiry checked locally with a pinned algorithm; logout (jti), deactivation and role
+   * Bearer JWT: signature and expiry checked locally with a pinned algorithm (a token already verified here is
+   * remembered until it expires: verified-tokens.ts); logout (jti), deactivation and role
    * change (valid-after) answered from memory kept current by identity's messages (auth-sync.ts), and the per-user
    * rate limit counted in memory and reconciled with Redis in the background (rate-limiter.ts). Redis is read only
    * the first time this instance sees a token, and on every request while the revocation subscription is down.
@@ -116,7 +118,7 @@ export function authMiddleware(deps: AuthDeps) {
           return next(await apiKeyFailed(failures));
         }
         try {
-          const found = await deps.identity.VerifyApiKey({ apiKey: key }, { requestId: res.locals.requestId });
+          const found = await deps.identity.VerifyApiKey({ apiKey: key }, { requestId: res.locals.requestId, traceparent: res.locals.traceparent });
           orgId = found.orgId;
         } catch (err) {
           if ((err as { code?: number }).code !== status.UNAUTHENTICATED) throw err;

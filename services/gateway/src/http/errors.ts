@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Request, Response } from 'express';
 import { z } from 'zod';
 import { decodeRemoteError, FieldIssue } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
+import { traceFieldsOf } from './tracing';
 
 /** An error raised at the edge (validation, auth) before any service is called. */
 export class HttpError extends Error {
@@ -46,7 +47,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       const e = decodeRemoteError(err);
       if (e.retryAfter) res.setHeader('Retry-After', String(e.retryAfter));
       const level = e.httpStatus >= 500 ? 'error' : 'info';
-      log[level]({ requestId: res.locals.requestId, path: req.path, status: e.httpStatus, code: e.code }, e.message);
+      log[level]({ requestId: res.locals.requestId, ...traceFieldsOf(res), path: req.path, status: e.httpStatus, code: e.code }, e.message);
       return sendError(res, e.httpStatus, e.code, e.message, e.details);
     }
     // body-parser errors: malformed JSON and oversized bodies are the client's fault.
@@ -58,7 +59,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     // The router could not percent-decode a path parameter (`/contacts/%ED%A0%80` is not UTF-8).
     if (status === 400 && err instanceof URIError) return sendError(res, 400, 'invalid_path', 'The path is not valid percent-encoded UTF-8');
     const errorId = res.locals.requestId;
-    log.error({ err, requestId: errorId, path: req.path }, 'unhandled error');
+    log.error({ err, requestId: errorId, ...traceFieldsOf(res), path: req.path }, 'unhandled error');
     return sendError(res, 500, 'internal', `Internal error (errorId ${errorId})`);
   };
 }

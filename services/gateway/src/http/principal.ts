@@ -26,5 +26,7 @@ export function ctxOf(req: Request, res: Response): CallContext {
     role: p?.role ?? '',
     requestId: res.locals.requestId,
     clientIp: req.ip ?? '',
+    // Explicitly, not through the active span: see tracing.ts.
+    traceparent: res.locals.traceparent,
   };
 }

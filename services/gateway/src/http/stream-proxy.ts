@@ -1,10 +1,11 @@
 import type { Agent, ClientRequest } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import { TRACEPARENT, traceparentOf, type InternalAuth } from '@crm/grpc-kit';
+import { TRACEPARENT, type InternalAuth } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import { sendError } from './errors';
 import { ctxOf } from './principal';
+import { traceFieldsOf } from './tracing';
 
 export interface StreamProxyOptions {
   /** Base URL of the service's HTTP endpoint, e.g. messaging's MESSAGING_HTTP_URL. */
@@ -46,7 +47,7 @@ export function streamProxy(opts: StreamProxyOptions): RequestHandler {
         proxyReq.setHeader('authorization', `Bearer ${opts.auth.sign(ctx, opts.audience)}`);
         proxyReq.setHeader('x-request-id', ctx.requestId);
         // The client's own traceparent is replaced by the gateway request span's (a child of it).
-        const traceparent = traceparentOf(res.locals.traceContext);
+        const traceparent = ctx.traceparent;
         if (traceparent) proxyReq.setHeader(TRACEPARENT, traceparent);
         else proxyReq.removeHeader(TRACEPARENT);
       },
@@ -57,7 +58,7 @@ export function streamProxy(opts: StreamProxyOptions): RequestHandler {
           (res as { destroy(): void }).destroy();
           return;
         }
-        opts.log.error({ err, requestId: response.locals.requestId, path: (req as Request).originalUrl }, `proxying to ${opts.serviceName} failed`);
+        opts.log.error({ err, requestId: response.locals.requestId, ...traceFieldsOf(response), path: (req as Request).originalUrl }, `proxying to ${opts.serviceName} failed`);
         sendError(response, 503, 'unavailable', `The ${opts.serviceName} service is unavailable; try again shortly`);
       },
     },

@@ -1,28 +1,41 @@
-import { context, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
-import type { RequestHandler } from 'express';
+import { context, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api';
+import type { RequestHandler, Response } from 'express';
 import { contextFromTraceparent } from '@crm/grpc-kit';
 
 const tracer = trace.getTracer('@crm/gateway');
 
+/** What the W3C propagator writes for a span (version 00 defines only the sampled flag), formatted directly. */
+function traceparentOf(sc: SpanContext): string {
+  return `00-${sc.traceId}-${sc.spanId}-${sc.traceFlags & TraceFlags.SAMPLED ? '01' : '00'}`;
+}
+
 /**
  * Every request runs in a server span: the child of the client's `traceparent` header when it sent a valid
  * one (its trace id then reaches every service, event and webhook the request causes), else the root of a
- * new trace. The span is active for the rest of the chain, so gRPC calls carry it (grpc-kit's client) and
- * log lines name it. A manual span, not the http/express instrumentation: two ids and an object per request.
+ * new trace. The span's `traceparent` is kept in `res.locals.traceparent`, and the gateway passes it explicitly
+ * in each gRPC call's context (principal.ts ctxOf): it does not depend on the span being active, so the gateway
+ * runs without AsyncLocalStorage when nothing is exported (see @crm/telemetry's `activeContext`). When spans are
+ * exported (a recording span), the span is also made active for the rest of the chain and ended with the
+ * response's route and status. A manual span, not the http/express instrumentation: two ids and an object per request.
  */
 export const traceRequests: RequestHandler = (req, res, next) => {
   const parent = contextFromTraceparent(req.headers.traceparent);
-  const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
+  const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
   const ctx = trace.setSpan(parent, span);
   res.locals.traceContext = ctx;
-  res.once('close', () => {
-    // The matched route (`/api/public/contacts/:id`), not the path, so names group requests of one route.
-    const route = req.route?.path;
-    if (typeof route === 'string') span.updateName(`${req.method} ${req.baseUrl}${route}`);
-    span.setAttribute('http.response.status_code', res.statusCode);
-    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end();
-  });
+  res.locals.traceparent = traceparentOf(span.spanContext());
+  if (span.isRecording()) {
+    span.setAttribute('http.request.method', req.method);
+    res.once('close', () => {
+      // The matched route (`/api/public/contacts/:id`), not the path, so names group requests of one route.
+      const route = req.route?.path;
+      if (typeof route === 'string') span.updateName(`${req.method} ${req.baseUrl}${route}`);
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
+  }
+  // Without a context manager (nothing exported) this is a plain call.
   context.with(ctx, next);
 };
 
@@ -35,3 +48,12 @@ export const resumeTrace: RequestHandler = (_req, res, next) => {
   if (ctx) context.with(ctx, next);
   else next();
 };
+
+/**
+ * `traceId` and `spanId` of the request's span for a log line written on its behalf: the logger finds them in the
+ * active span only when there is a context manager, which the gateway goes without when nothing is exported.
+ */
+export function traceFieldsOf(res: Response): { traceId?: string; spanId?: string } {
+  const sc = trace.getSpanContext((res.locals.traceContext as Context | undefined) ?? context.active());
+  return sc ? { traceId: sc.traceId, spanId: sc.spanId } : {};
+}
