@@ -65,7 +65,7 @@ describe('trace context gateway → identity with nothing exported', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ orgName: 'Traced', fullName: 'Tracy', email: `${randomUUID()}@example.test`, password: 'correct horse battery' }),
-    }).then((r) => r.json());
+    }).then((r) => r.json() as Promise<{ token: string }>);
     const res = await fetch(`${url}/api/v1/users/${randomUUID()}`, { headers: { authorization: `Bearer ${signup.token}`, ...headers } });
     return res.status;
   }
