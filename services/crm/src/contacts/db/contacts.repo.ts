@@ -172,7 +172,8 @@ export interface ContactPatch {
   customFields?: CustomFields;
 }
 
-const PATCH_COLUMNS: Record<keyof ContactPatch, string> = {
+/** Each patchable field's column, which is also its key in ContactRow (domain/contacts.ts diffs against the row). */
+export const PATCH_COLUMNS: Record<keyof ContactPatch, keyof ContactRow & string> = {
   name: 'name',
   email: 'email',
   phone: 'phone',

@@ -295,21 +295,6 @@ const FIELD_OF: Record<keyof repo.ContactPatch, string> = {
   dealValue: 'dealValue',
   customFields: 'customFields',
 };
-const ROW_OF: Record<keyof repo.ContactPatch, keyof repo.ContactRow> = {
-  name: 'name',
-  email: 'email',
-  phone: 'phone',
-  source: 'source',
-  status: 'status',
-  statusId: 'status_id',
-  assignedUserId: 'assigned_user_id',
-  notes: 'notes',
-  tags: 'tags',
-  avatar: 'avatar',
-  threadTypes: 'thread_types',
-  dealValue: 'deal_value',
-  customFields: 'custom_fields',
-};
 
 /** Only what actually differs is written and reported. */
 export function diff(row: repo.ContactRow, patch: repo.ContactPatch): { changed: repo.ContactPatch; changes: string[] } {
@@ -318,7 +303,7 @@ export function diff(row: repo.ContactRow, patch: repo.ContactPatch): { changed:
   for (const key of Object.keys(patch) as (keyof repo.ContactPatch)[]) {
     const next = patch[key];
     if (next === undefined) continue;
-    if (JSON.stringify(next) === JSON.stringify(row[ROW_OF[key]])) continue;
+    if (JSON.stringify(next) === JSON.stringify(row[repo.PATCH_COLUMNS[key]])) continue;
     (changed as Record<string, unknown>)[key] = next;
     changes.push(FIELD_OF[key]);
   }
