@@ -11,6 +11,7 @@ import type { GatewayConfig } from '../config';
 import type { AuthSync } from '../http/auth-sync';
 import type { TokenRevocations } from '../http/token-revocations';
 import { closeRedis, duplicateRedis, type Redis } from '../redis';
+import { adapterPublisher } from './adapter-client';
 import { InboxAudience } from './inbox-audience';
 import { startSessionGuard } from './session-guard';
 
@@ -99,7 +100,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   const sub = duplicateRedis(redis, log, 'socket.io sub');
   await Promise.all([pub.connect(), sub.connect()]);
   const io = new Server(server, { cors: { origin: config.CORS_ORIGINS === '*' ? true : config.CORS_ORIGINS.split(',') }, serveClient: false });
-  io.adapter(createAdapter(pub, sub, { key: `${config.REDIS_PREFIX}socket.io` }));
+  io.adapter(createAdapter(adapterPublisher(pub, log), sub, { key: `${config.REDIS_PREFIX}socket.io` }));
   const guard = await startSessionGuard({ io, redis, sync: deps.sync, tokens: deps.tokens, prefix: config.REDIS_PREFIX, resyncMs: config.SOCKET_SESSION_RESYNC_MS, log });
   const audience = new InboxAudience(
     (orgId) => clients.messaging.GetInboxAudience({}, { orgId, userId: '', role: '', requestId: `realtime-${orgId}` }),
