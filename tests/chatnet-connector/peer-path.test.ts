@@ -81,6 +81,8 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
   const lookup = (at: Instance, who: User, phone: string) =>
     as('crm', at).LookupPhone<{ found: boolean; chatnetUid?: string; displayName?: string; accountId: string }>({ phone }, grpcCtx(who));
 
+  let lastRead: Awaited<ReturnType<typeof inbound>>;
+
   const seenByAgent = async () => {
     const res = await owner.get(`/sandbox/accounts/${accountId}/seen-by-agent`);
     expect(res.status).toBe(200);
@@ -92,8 +94,9 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     const portA = await freePort();
     // The gateway talks to A only; B and C are the other replicas behind a balancer.
     stack = await startStack({ env: { CONNECTOR_ADDR: `127.0.0.1:${portA}` } });
-    // Rebalancing off: the test pins the session on B. Short scans so a released account is taken within a second.
-    env = { ...stack.env, DATABASE_URL: db.url, REBALANCE_INTERVAL_MS: '0', HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500' };
+    // Rebalancing off: the test pins the session on B. Short scans so a released account is taken within a second,
+    // and a 3 s lease so a killed holder's account is taken over within seconds.
+    env = { ...stack.env, DATABASE_URL: db.url, REBALANCE_INTERVAL_MS: '0', LEASE_TTL_MS: '3000', HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500' };
     redis = createClient({ url: infra.redisUrl });
     redis.on('error', () => undefined);
     await redis.connect();
@@ -170,7 +173,31 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
       const [rec] = await seenByAgent();
       expect(rec.messages).toEqual([expect.objectContaining({ chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId })]);
       expect(await lookup(at, user, '+84912000001')).toEqual({ found: true, chatnetUid: 'uid-on-net', displayName: 'On The Net', accountId });
+      lastRead = m;
     }
     expect(await holderAddress(accountId)).toBe(holder);
+  }, 60_000);
+
+  it('the new holder is killed (SIGKILL): until its lease lapses both calls fail at once with FAILED_PRECONDITION, then the survivor serves them', async () => {
+    const holder = await holderAddress(accountId);
+    const [dead, survivor] = holder === a.address ? [a, c] : [c, a];
+    dead.proc.kill('SIGKILL');
+    await dead.exited;
+    // The lease still names the dead process (its 3 s have not run out): the survivor cannot reach it, and says so.
+    const started = Date.now();
+    await expect(markSeen(survivor, user, lastRead)).rejects.toMatchObject({ code: grpcStatus.FAILED_PRECONDITION });
+    await expect(lookup(survivor, user, '+84912000001')).rejects.toMatchObject({ code: grpcStatus.FAILED_PRECONDITION });
+    expect(Date.now() - started).toBeLessThan(2_000);
+
+    await eventually(async () => (await holderAddress(accountId)) === survivor.address && (await markSeen(survivor, user, lastRead)).ok, 20_000, 250);
+    expect(await lookup(survivor, user, '+84912000001')).toEqual({ found: true, chatnetUid: 'uid-on-net', displayName: 'On The Net', accountId });
+    // Read at the survivor itself: the gateway may have been talking to the process that was killed.
+    const rpc = connectorClient(survivor.address);
+    try {
+      const { data } = await rpc.SandboxSeenByAgent<{ data: Array<{ messages: Array<{ chatnetMessageId: string }> }> }>({ id: accountId }, grpcCtx(user));
+      expect(data[0].messages.map((m) => m.chatnetMessageId)).toEqual([lastRead.chatnetMessageId]);
+    } finally {
+      rpc.close();
+    }
   }, 60_000);
 });
