@@ -15,6 +15,7 @@ describe('mark read on the network: conversation read → MarkThreadSeen → the
   let a: Awaited<ReturnType<typeof orgWithKey>>;
   let b: Awaited<ReturnType<typeof orgWithKey>>;
   let accountId: string;
+  let accountB: string;
   const dir = mkdtempSync(path.join(tmpdir(), 'msg-seen-net-'));
 
   beforeAll(async () => {
@@ -27,27 +28,30 @@ describe('mark read on the network: conversation read → MarkThreadSeen → the
     accountId = (await a.owner.post('/api/v1/chatnet-accounts', { displayName: 'Shop line' })).body.id;
     expect((await a.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
     await eventually(async () => (await a.owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9000000001' })).status === 200 || undefined);
+    accountB = (await b.owner.post('/api/v1/chatnet-accounts', { displayName: 'Other shop' })).body.id;
+    expect((await b.owner.post(`/api/v1/chatnet-accounts/${accountB}/login`)).status).toBe(200);
+    await eventually(async () => (await b.owner.post(`/sandbox/accounts/${accountB}/scan`, { chatnetUid: '9000000002' })).status === 200 || undefined);
   }, 90_000);
   afterAll(async () => {
     await stack?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const seenByAgent = async () => {
-    const res = await a.owner.get(`/sandbox/accounts/${accountId}/seen-by-agent`);
+  const seenByAgent = async (org = a, account = accountId) => {
+    const res = await org.owner.get(`/sandbox/accounts/${account}/seen-by-agent`);
     expect(res.status).toBe(200);
     return res.body.data as any[];
   };
 
   /** Push a customer's message and wait until messaging stored it; the sandbox's answer names both of its ids. */
-  async function inbound(fromUid: string, content: string) {
-    const res = await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, fromName: 'Mai Tran', content });
+  async function inbound(fromUid: string, content: string, org = a, account = accountId) {
+    const res = await org.owner.post(`/sandbox/accounts/${account}/inbound`, { fromUid, fromName: 'Mai Tran', content });
     expect(res.status).toBe(200);
     expect(res.body.cliMsgId).toMatch(/^\d+$/);
     const conv = await eventually(async () => {
-      const list = (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}`)).body.data as any[];
+      const list = (await org.owner.get(`/api/v1/conversations?chatnetAccountId=${account}`)).body.data as any[];
       const c = list.find((x) => x.threadId === fromUid);
-      const msgs = c ? (await a.owner.get(`/api/v1/conversations/${c.id}`)).body.messages : [];
+      const msgs = c ? (await org.owner.get(`/api/v1/conversations/${c.id}`)).body.messages : [];
       return msgs.some((m: any) => m.content === content) ? c : undefined;
     });
     return { conv, chatnetMessageId: res.body.chatnetMessageId as string, cliMsgId: res.body.cliMsgId as string, sentAt: res.body.sentAt as string };
@@ -81,6 +85,37 @@ describe('mark read on the network: conversation read → MarkThreadSeen → the
     });
     expect(list).toHaveLength(2);
     expect(list[0].messages.map((m: any) => [m.chatnetMessageId, m.cliMsgId])).toEqual([[m3.chatnetMessageId, m3.cliMsgId]]);
+  });
+
+  it('bulk read tells the network for each conversation it marked; another org\'s conversation in the request is neither marked nor sent', async () => {
+    const x = await inbound('uid-bulk-1', 'bulk one');
+    const y1 = await inbound('uid-bulk-2', 'bulk two');
+    const y2 = await inbound('uid-bulk-2', 'bulk two again');
+    const theirs = await inbound('uid-bulk-b', 'for org B', b, accountB);
+    const before = (await seenByAgent()).length;
+
+    const res = await a.owner.post('/api/v1/conversations/bulk', { ids: [x.conv.id, y1.conv.id, theirs.conv.id], action: 'read' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ updated: 2, failed: [{ id: theirs.conv.id, code: 'not_found' }] });
+    for (const id of [x.conv.id, y1.conv.id]) expect((await a.owner.get(`/api/v1/conversations/${id}`)).body.conversation.unreadCount).toBe(0);
+
+    const list = await eventually(async () => {
+      const l = await seenByAgent();
+      return l.length >= before + 2 ? l : undefined;
+    });
+    expect(list).toHaveLength(before + 2);
+    const ids = (m: { chatnetMessageId: string; cliMsgId: string }) => [m.chatnetMessageId, m.cliMsgId];
+    const byThread = Object.fromEntries(list.slice(0, 2).map((r) => [r.threadId, r.messages.map(ids)]));
+    expect(byThread).toEqual({ 'uid-bulk-1': [ids(x)], 'uid-bulk-2': [ids(y1), ids(y2)] });
+
+    // Org B's conversation stays unread and its account told the network nothing.
+    expect((await b.owner.get(`/api/v1/conversations/${theirs.conv.id}`)).body.conversation.unreadCount).toBe(1);
+    expect(await seenByAgent(b, accountB)).toEqual([]);
+
+    // A second bulk read finds nothing new: nothing more reaches the network.
+    expect((await a.owner.post('/api/v1/conversations/bulk', { ids: [x.conv.id, y1.conv.id], action: 'read' })).body).toEqual({ updated: 2, failed: [] });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await seenByAgent()).toHaveLength(before + 2);
   });
 
   it('another org cannot see what the account marked seen (404); the route needs a token (401) and sandbox control (403)', async () => {

@@ -398,11 +398,31 @@ export async function markAllRead(db: Queryable, conversationId: string, max = 5
   return rows.map((r) => ({ chatnetMessageId: r.chatnet_message_id, cliMsgId: r.cli_msg_id, fromUid: r.sender_uid, contentType: r.content_type, sentAt: r.sent_at }));
 }
 
-export async function markAllReadMany(db: Queryable, orgId: string, conversationIds: string[]): Promise<void> {
-  await db.query(
-    `UPDATE messages SET is_read = true WHERE org_id = $1 AND conversation_id = ANY($2::uuid[]) AND direction = 'inbound' AND NOT is_read`,
-    [orgId, conversationIds],
+/**
+ * markAllRead for many conversations in one statement: answers, per conversation, the newest `max` of the messages it
+ * marked that the network can be told about (both ids), oldest first. Conversations with none are absent.
+ */
+export async function markAllReadMany(db: Queryable, orgId: string, conversationIds: string[], max = 50): Promise<Map<string, NewlyRead[]>> {
+  const { rows } = await db.query<{ conversation_id: string; chatnet_message_id: string; cli_msg_id: string; sender_uid: string; content_type: string; sent_at: Date }>(
+    `WITH r AS (
+       UPDATE messages SET is_read = true
+       WHERE org_id = $1 AND conversation_id = ANY($2::uuid[]) AND direction = 'inbound' AND NOT is_read
+       RETURNING conversation_id, chatnet_message_id, cli_msg_id, sender_uid, content_type, sent_at, id
+     ), ranked AS (
+       SELECT r.*, row_number() OVER (PARTITION BY conversation_id ORDER BY sent_at DESC, id DESC) AS newest
+       FROM r WHERE chatnet_message_id IS NOT NULL AND cli_msg_id IS NOT NULL
+     )
+     SELECT conversation_id, chatnet_message_id, cli_msg_id, sender_uid, content_type, sent_at
+     FROM ranked WHERE newest <= $3 ORDER BY conversation_id, sent_at, id`,
+    [orgId, conversationIds, max],
   );
+  const byConversation = new Map<string, NewlyRead[]>();
+  for (const r of rows) {
+    const list = byConversation.get(r.conversation_id) ?? [];
+    list.push({ chatnetMessageId: r.chatnet_message_id, cliMsgId: r.cli_msg_id, fromUid: r.sender_uid, contentType: r.content_type, sentAt: r.sent_at });
+    byConversation.set(r.conversation_id, list);
+  }
+  return byConversation;
 }
 
 /** Mark the newest message from the contact unread again; false when the contact never wrote. */

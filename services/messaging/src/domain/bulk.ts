@@ -11,6 +11,7 @@ import { checkMayAssign } from './ownership';
 import { parseSnoozedUntil, statusChangedData } from './status';
 import { bulkIds, isUuid, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
+import { markManySeenOnNetwork } from './read-on-network';
 
 /** Most ids one bulk request may name. */
 export const BULK_MAX_IDS = 1000;
@@ -39,8 +40,11 @@ function failureOf(id: string, err: unknown): BulkFailure {
   return { id, code: err.kind === 'permission_denied' ? 'forbidden' : err.code };
 }
 
-/** What one action does to the locked rows it may change; returns the ids it refused, with why. */
-type Apply = (db: Queryable, rows: ConversationRow[]) => Promise<BulkFailure[]>;
+/**
+ * What one action does to the locked rows it may change: the ids it refused, with why, and what it does once the
+ * transaction committed (never inside it: a remote call must not hold the row locks, nor act on a rolled-back change).
+ */
+type Apply = (db: Queryable, rows: ConversationRow[]) => Promise<{ failed: BulkFailure[]; afterCommit?: () => void }>;
 
 function optionalId(value: string | undefined, field: string): string | null {
   if (value === undefined || value === '') return null;
@@ -76,7 +80,7 @@ async function prepareAssign(deps: Deps, ctx: OrgContext, req: BulkRequest): Pro
       }
       if (next.assigneeId !== row.assignee_id || next.teamId !== row.team_id) changed.push({ row, teamId: next.teamId });
     }
-    if (changed.length === 0) return failed;
+    if (changed.length === 0) return { failed };
     await convs.setOwnerMany(db, ctx.orgId, changed.map((c) => c.row.id), assigneeId, changed.map((c) => c.teamId));
     for (const { row, teamId: team } of changed) {
       await enqueueEvent(db, {
@@ -93,7 +97,7 @@ async function prepareAssign(deps: Deps, ctx: OrgContext, req: BulkRequest): Pro
         },
       });
     }
-    return failed;
+    return { failed };
   };
 }
 
@@ -104,7 +108,7 @@ function prepareStatus(ctx: OrgContext, req: BulkRequest): Apply {
   const until = parseSnoozedUntil(req.snoozedUntil, status);
   return async (db, rows) => {
     const changed = rows.filter((r) => r.status !== status || (r.snoozed_until?.getTime() ?? null) !== (until?.getTime() ?? null));
-    if (changed.length === 0) return [];
+    if (changed.length === 0) return { failed: [] };
     await convs.setStatusMany(db, ctx.orgId, changed.map((r) => r.id), status, until);
     for (const row of changed) {
       await enqueueEvent(db, {
@@ -113,7 +117,7 @@ function prepareStatus(ctx: OrgContext, req: BulkRequest): Apply {
         data: statusChangedData(row, status, row.status, until, ctx.userId || null),
       });
     }
-    return [];
+    return { failed: [] };
   };
 }
 
@@ -124,17 +128,22 @@ async function prepareFolder(deps: Deps, ctx: OrgContext, req: BulkRequest): Pro
   if (!folder) throw invalid('folderId', 'is not a chat folder of this organization');
   return async (db, rows) => {
     await folders.addConversations(db, ctx.orgId, folder.id, rows.map((r) => r.id));
-    return [];
+    return { failed: [] };
   };
 }
 
-/** read: every message from the contact read, counters recounted; like POST /:id/read, no event. */
-function prepareRead(ctx: OrgContext): Apply {
+/**
+ * read: every message from the contact read, counters recounted; like POST /:id/read, no event, and once committed
+ * each conversation's newest newly read messages are marked read on the network, in the background (the answer
+ * does not wait for the network, as with the single route; a failure is logged).
+ */
+function prepareRead(deps: Deps, ctx: OrgContext): Apply {
   return async (db, rows) => {
     const ids = rows.map((r) => r.id);
-    await messages.markAllReadMany(db, ctx.orgId, ids);
+    const newly = await messages.markAllReadMany(db, ctx.orgId, ids);
     await convs.recountMany(db, ctx.orgId, ids);
-    return [];
+    const reads = rows.map((conv) => ({ conv, newly: newly.get(conv.id) ?? [] }));
+    return { failed: [], afterCommit: () => void markManySeenOnNetwork(deps, ctx, reads) };
   };
 }
 
@@ -147,7 +156,7 @@ function prepare(deps: Deps, ctx: OrgContext, action: Action, req: BulkRequest):
     case 'folder':
       return prepareFolder(deps, ctx, req);
     case 'read':
-      return prepareRead(ctx);
+      return prepareRead(deps, ctx);
   }
 }
 
@@ -173,7 +182,8 @@ export async function bulkUpdate(deps: Deps, ctx: OrgContext, req: BulkRequest) 
       ...malformed.map((id) => ({ id, code: 'not_found' })),
       ...valid.filter((id) => !found.has(id)).map((id) => ({ id, code: 'not_found' })),
     ];
-    failed.push(...(rows.length > 0 ? await apply(db, rows) : []));
+    const applied: Awaited<ReturnType<Apply>> = rows.length > 0 ? await apply(db, rows) : { failed: [] };
+    failed.push(...applied.failed);
     const refused = new Set(failed.map((f) => f.id));
     const updatedIds = rows.map((r) => r.id).filter((id) => !refused.has(id));
     await recordAudit(db, ctx, {
@@ -181,10 +191,11 @@ export async function bulkUpdate(deps: Deps, ctx: OrgContext, req: BulkRequest) 
       resourceType: 'conversation',
       details: { requested: valid.length + malformed.length, updated: updatedIds.length, failed: failed.length, ids: updatedIds, failedIds: failed.map((f) => f.id), params: paramsOf(action, req) },
     });
-    return { updated: updatedIds.length, failed };
+    return { updated: updatedIds.length, failed, afterCommit: applied.afterCommit };
   });
+  result.afterCommit?.();
   deps.log.debug({ action, updated: result.updated, failed: result.failed.length }, 'conversations bulk action');
-  return result;
+  return { updated: result.updated, failed: result.failed };
 }
 
 /** What the audit entry says was asked, beside the ids. */

@@ -12,6 +12,7 @@ import { applyStatus } from './status';
 import { MAX_TERM, MAX_WORDS, phoneDigits, wordsOf } from './search-text';
 import { isUuid, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
+import { markSeenOnNetwork } from './read-on-network';
 
 const TYPES = ['user', 'group'] as const;
 const SORTS = ['lastMessage', 'createdAt'] as const;
@@ -133,25 +134,8 @@ export async function markRead(deps: Deps, ctx: OrgContext, id: string) {
     await convs.recount(db, id);
     return { conv, newly };
   });
-  if (read.newly.length) void markSeenOnNetwork(deps, ctx, read.conv, read.newly);
+  if (read.newly.length) void markSeenOnNetwork(deps, ctx, read);
   return { message: 'Conversation marked as read', conversation: convs.toConversation((await convs.findById(deps.pool, orgId, id))!) };
-}
-
-/** Best effort: logged when the connector or the network refuses (not connected, network down); never thrown. */
-async function markSeenOnNetwork(deps: Deps, ctx: OrgContext, conv: convs.ConversationRow, newly: messages.NewlyRead[]): Promise<void> {
-  try {
-    await deps.remote.markThreadSeen(
-      { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId },
-      {
-        accountId: conv.chatnet_account_id,
-        threadId: conv.thread_id,
-        threadType: conv.thread_type,
-        messages: newly.map((m) => ({ chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, fromUid: m.fromUid, contentType: m.contentType, sentAt: m.sentAt.toISOString() })),
-      },
-    );
-  } catch (err) {
-    deps.log.warn({ err, conversationId: conv.id }, 'marking the conversation read on the chat network failed; it stays read here');
-  }
 }
 
 export async function markUnread(deps: Deps, ctx: OrgContext, id: string) {

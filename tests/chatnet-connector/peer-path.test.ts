@@ -1,0 +1,203 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { createClient } from 'redis';
+import { type ClientFor, checkHealth, createServiceClient, loadProto, serviceDefinition, status as grpcStatus } from '@crm/grpc-kit';
+import { createTestDatabase, eventually, freePort, infra, testAuth, type TestDatabase } from '@crm/testing';
+import { client, newOrg, type Client } from '../support/http';
+import { startStack, type Stack } from '../support/stack';
+import { connectorClient, grpcCtx } from './support';
+
+const MAIN = path.join(__dirname, '..', '..', 'services', 'chatnet-connector', 'dist', 'main.js');
+
+interface Instance {
+  proc: ChildProcess;
+  address: string;
+  output: string[];
+  exited: Promise<number | null>;
+}
+
+type Connector = ClientFor<'connector.v1.ConnectorService'>;
+type User = { id: string; orgId: string; role: string };
+
+// The peer path for read marks and phone lookups (issue #15): the account's session is held by process B, and
+// MarkThreadSeen (messaging's call after an agent read a conversation) and LookupPhone (crm's hasChatnet check)
+// arrive at process A, which forwards them to B (PeerMarkSeen, PeerLookupPhone) and passes B's answer back. When
+// B stops, the lease moves to A or C, and the same calls work at either of them: one runs it on its own session,
+// the other forwards it to the new holder.
+describe('peer path: mark seen and phone lookup reach the session holder', () => {
+  let stack: Stack;
+  let db: TestDatabase;
+  let owner: Client;
+  let user: User;
+  let other: { owner: Client; user: User };
+  let redis: ReturnType<typeof createClient>;
+  let env: Record<string, string>;
+  let a: Instance;
+  let b: Instance;
+  let c: Instance;
+  let accountId: string;
+  const made: Connector[] = [];
+
+  const spawnConnector = async (port: number): Promise<Instance> => {
+    const proc = spawn(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH ?? '', ...env, GRPC_PORT: String(port), LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output: string[] = [];
+    proc.stdout!.on('data', (d) => output.push(String(d)));
+    proc.stderr!.on('data', (d) => output.push(String(d)));
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    const address = `127.0.0.1:${port}`;
+    await eventually(() => checkHealth(address), 30_000, 200).catch((err) => {
+      throw new Error(`connector did not start: ${err.message}\n${output.join('')}`);
+    });
+    return { proc, address, output, exited };
+  };
+
+  /** ConnectorService at one process, signed as the service that makes the call in production. */
+  const as = (caller: 'messaging' | 'crm', at: Instance): Connector => {
+    const proto = loadProto('connector/v1/connector.proto');
+    const rpc = createServiceClient(serviceDefinition(proto, 'connector.v1.ConnectorService'), at.address, testAuth(caller), 10_000);
+    made.push(rpc);
+    return rpc;
+  };
+
+  /** Which process holds an account's lease, by the address it registered. */
+  const holderAddress = async (id: string) => {
+    const instance = await redis.get(`${env.REDIS_PREFIX}chatnet:lease:${id}`);
+    return instance ? redis.get(`${env.REDIS_PREFIX}chatnet:instance:${instance}`) : null;
+  };
+
+  /** A customer writes to the account (pushed through the gateway, so it too arrives at A); its ids as the network gave them. */
+  const inbound = async (fromUid: string, content: string) => {
+    const res = await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, content });
+    expect(res.status).toBe(200);
+    return { chatnetMessageId: res.body.chatnetMessageId as string, cliMsgId: res.body.cliMsgId as string, fromUid, contentType: 'text', sentAt: res.body.sentAt as string };
+  };
+
+  const markSeen = (at: Instance, who: User, m: Awaited<ReturnType<typeof inbound>>) =>
+    as('messaging', at).MarkThreadSeen<{ ok: boolean }>({ accountId, threadId: m.fromUid, threadType: 'user', messages: [m] }, grpcCtx(who));
+
+  const lookup = (at: Instance, who: User, phone: string) =>
+    as('crm', at).LookupPhone<{ found: boolean; chatnetUid?: string; displayName?: string; accountId: string }>({ phone }, grpcCtx(who));
+
+  let lastRead: Awaited<ReturnType<typeof inbound>>;
+
+  const seenByAgent = async () => {
+    const res = await owner.get(`/sandbox/accounts/${accountId}/seen-by-agent`);
+    expect(res.status).toBe(200);
+    return res.body.data as Array<{ threadId: string; messages: Array<{ chatnetMessageId: string; cliMsgId: string }> }>;
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase('chatnet_peer');
+    const portA = await freePort();
+    // The gateway talks to A only; B and C are the other replicas behind a balancer.
+    stack = await startStack({ env: { CONNECTOR_ADDR: `127.0.0.1:${portA}` } });
+    // Rebalancing off: the test pins the session on B. Short scans so a released account is taken within a second,
+    // and a 3 s lease so a killed holder's account is taken over within seconds.
+    env = { ...stack.env, DATABASE_URL: db.url, REBALANCE_INTERVAL_MS: '0', LEASE_TTL_MS: '3000', HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500' };
+    redis = createClient({ url: infra.redisUrl });
+    redis.on('error', () => undefined);
+    await redis.connect();
+    a = await spawnConnector(portA);
+    b = await spawnConnector(await freePort());
+    c = await spawnConnector(await freePort());
+    const api = client(stack.url);
+    ({ owner, user } = await newOrg(api, 'Peer Co'));
+    other = await newOrg(api, 'Other Co');
+
+    accountId = (await owner.post('/api/v1/chatnet-accounts', { displayName: 'Held by B' })).body.id;
+    const rpcB = connectorClient(b.address);
+    try {
+      await rpcB.Login({ id: accountId }, grpcCtx(user));
+    } finally {
+      rpcB.close();
+    }
+    // The scan arrives at A (through the gateway) and is forwarded to B, where the QR login lives.
+    expect((await owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9100000000000000001' })).status).toBe(200);
+    expect((await owner.post('/sandbox/network/phones', { phones: [{ phone: '+84912000001', chatnetUid: 'uid-on-net', displayName: 'On The Net' }] })).status).toBe(200);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const rpc of made) rpc.close();
+    for (const i of [a, b, c]) if (i && i.proc.exitCode === null && i.proc.signalCode === null) i.proc.kill('SIGKILL');
+    await stack?.stop();
+    redis?.destroy();
+    await db?.drop();
+  });
+
+  it('the session is held by B, not by A where the calls arrive', async () => {
+    expect(await holderAddress(accountId)).toBe(b.address);
+  });
+
+  it('MarkThreadSeen at A is carried out on B: the network records the read, with both ids of the message', async () => {
+    const m = await inbound('5500000000000000001', 'read me through B');
+    expect(await markSeen(a, user, m)).toMatchObject({ ok: true });
+    const [rec] = await seenByAgent();
+    expect(rec).toMatchObject({ threadId: m.fromUid, messages: [{ chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId }] });
+    expect(await holderAddress(accountId)).toBe(b.address);
+  });
+
+  it('MarkThreadSeen: another org gets NOT_FOUND and nothing reaches the network; a bad message is INVALID_ARGUMENT', async () => {
+    const m = await inbound('5500000000000000002', 'not yours');
+    const before = (await seenByAgent()).length;
+    await expect(markSeen(a, other.user, m)).rejects.toMatchObject({ code: grpcStatus.NOT_FOUND });
+    await expect(markSeen(a, user, { ...m, cliMsgId: '' })).rejects.toMatchObject({ code: grpcStatus.INVALID_ARGUMENT });
+    expect(await seenByAgent()).toHaveLength(before);
+  });
+
+  it('LookupPhone at A asks through the account held by B: a known number is found, an unknown one is not', async () => {
+    expect(await lookup(a, user, '+84 912 000 001')).toEqual({ found: true, chatnetUid: 'uid-on-net', displayName: 'On The Net', accountId });
+    expect(await lookup(a, user, '+84912000999')).toEqual({ found: false, accountId });
+  });
+
+  it('LookupPhone: a malformed number is INVALID_ARGUMENT; an org without a connected account FAILED_PRECONDITION', async () => {
+    await expect(lookup(a, user, '12')).rejects.toMatchObject({ code: grpcStatus.INVALID_ARGUMENT });
+    await expect(lookup(a, other.user, '+84912000001')).rejects.toMatchObject({ code: grpcStatus.FAILED_PRECONDITION });
+  });
+
+  it('B stops: the lease moves to A or C, and both calls work at A and at C (locally on the holder, forwarded by the other)', async () => {
+    b.proc.kill('SIGTERM');
+    expect(await b.exited).toBe(0);
+    const holder = await eventually(async () => {
+      const at = await holderAddress(accountId);
+      const live = (await owner.get(`/api/v1/chatnet-accounts/${accountId}/status`)).body.liveStatus?.state === 'connected';
+      return at && at !== b.address && live ? at : undefined;
+    }, 20_000, 250);
+    expect([a.address, c.address]).toContain(holder);
+
+    for (const at of [a, c]) {
+      const m = await inbound('5500000000000000003', `read at ${at.address}`);
+      expect(await markSeen(at, user, m)).toMatchObject({ ok: true });
+      const [rec] = await seenByAgent();
+      expect(rec.messages).toEqual([expect.objectContaining({ chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId })]);
+      expect(await lookup(at, user, '+84912000001')).toEqual({ found: true, chatnetUid: 'uid-on-net', displayName: 'On The Net', accountId });
+      lastRead = m;
+    }
+    expect(await holderAddress(accountId)).toBe(holder);
+  }, 60_000);
+
+  it('the new holder is killed (SIGKILL): until its lease lapses both calls fail at once with FAILED_PRECONDITION, then the survivor serves them', async () => {
+    const holder = await holderAddress(accountId);
+    const [dead, survivor] = holder === a.address ? [a, c] : [c, a];
+    dead.proc.kill('SIGKILL');
+    await dead.exited;
+    // The lease still names the dead process (its 3 s have not run out): the survivor cannot reach it, and says so.
+    const started = Date.now();
+    await expect(markSeen(survivor, user, lastRead)).rejects.toMatchObject({ code: grpcStatus.FAILED_PRECONDITION });
+    await expect(lookup(survivor, user, '+84912000001')).rejects.toMatchObject({ code: grpcStatus.FAILED_PRECONDITION });
+    expect(Date.now() - started).toBeLessThan(2_000);
+
+    await eventually(async () => (await holderAddress(accountId)) === survivor.address && (await markSeen(survivor, user, lastRead)).ok, 20_000, 250);
+    expect(await lookup(survivor, user, '+84912000001')).toEqual({ found: true, chatnetUid: 'uid-on-net', displayName: 'On The Net', accountId });
+    // Read at the survivor itself: the gateway may have been talking to the process that was killed.
+    const rpc = connectorClient(survivor.address);
+    try {
+      const { data } = await rpc.SandboxSeenByAgent<{ data: Array<{ messages: Array<{ chatnetMessageId: string }> }> }>({ id: accountId }, grpcCtx(user));
+      expect(data[0].messages.map((m) => m.chatnetMessageId)).toEqual([lastRead.chatnetMessageId]);
+    } finally {
+      rpc.close();
+    }
+  }, 60_000);
+});
