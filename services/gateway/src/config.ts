@@ -61,6 +61,10 @@ const Env = z.object({
    * connector takes gRPC messages of up to 32 MB, so a push carries about 22 MB of files at most.
    */
   SANDBOX_BODY_LIMIT: z.string().default('30mb'),
+  /** Most data rows one contacts CSV import takes (POST /contacts/import); the rows after it are counted as failed, not imported. */
+  CONTACTS_IMPORT_MAX_ROWS: z.coerce.number().int().min(1).default(50_000),
+  /** Largest contacts CSV read, in bytes; reading stops there, the rows before it stay imported (64 MB: far above 50,000 rows). */
+  CONTACTS_IMPORT_MAX_BYTES: z.coerce.number().int().min(1).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
   /** Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
   /**

@@ -5,12 +5,8 @@ import { badRequest } from '../http/errors';
 import { CsvReader, type CsvRecord } from './csv-reader';
 import { unneutralise } from './csv-writer';
 
-/** The most data rows one import takes (issue #15); the rows after it are reported, not imported. */
-export const IMPORT_MAX_ROWS = 50_000;
 /** Rows per ImportContacts call: big enough to amortise the round trip, small enough to keep both sides' memory flat. */
 export const IMPORT_BATCH_ROWS = 500;
-/** The largest file read; 50,000 rows with a dozen custom fields are far below it. */
-export const IMPORT_MAX_BYTES = 64 * 1024 * 1024;
 /** At most this many errors are listed (each failed row is still counted in `failed`). */
 export const IMPORT_MAX_ERRORS = 10_000;
 
@@ -77,12 +73,20 @@ export function rowOf(record: CsvRecord, columns: Column[]): ImportRow | ImportE
   return row;
 }
 
+/** A byte count as people write it: whole MB or KB when it is one (the defaults are), bytes otherwise. */
+export function sizeText(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KB`;
+  return `${bytes} bytes`;
+}
+
 /** The upload's `file` part as a stream; a request that is not multipart or has no such part is a 400. */
-function filePart(req: IncomingMessage): Promise<{ file: Readable; stop(): void }> {
+function filePart(req: IncomingMessage, maxBytes: number): Promise<{ file: Readable; stop(): void; onCut(listener: () => void): void }> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { files: 1, fileSize: IMPORT_MAX_BYTES, fields: 10, parts: 20 } });
+      // One byte past the limit: busboy reports the limit when it is reached, so a file of exactly maxBytes would count as cut.
+      parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { files: 1, fileSize: maxBytes + 1, fields: 10, parts: 20 } });
     } catch {
       return reject(fileProblem('the upload could not be read as multipart/form-data'));
     }
@@ -95,7 +99,11 @@ function filePart(req: IncomingMessage): Promise<{ file: Readable; stop(): void 
     parser.on('file', (name, stream) => {
       if (name !== 'file' || found) return stream.resume();
       found = true;
-      resolve({ file: stream, stop });
+      // busboy can reach the limit in the same write that announced the file, before the caller's code runs on:
+      // the limit is remembered from here, so a small file limit is not missed.
+      let cut = false;
+      stream.once('limit', () => (cut = true));
+      resolve({ file: stream, stop, onCut: (listener) => (cut ? listener() : stream.once('limit', listener)) });
     });
     parser.on('error', () => {
       if (!found) {
@@ -110,8 +118,17 @@ function filePart(req: IncomingMessage): Promise<{ file: Readable; stop(): void 
   });
 }
 
+/** The cut-offs of one import (gateway config: CONTACTS_IMPORT_MAX_ROWS, CONTACTS_IMPORT_MAX_BYTES). */
+export interface ImportLimits {
+  /** Data rows imported at most; each row after it is counted as failed, and the first of them listed. */
+  maxRows: number;
+  /** Bytes of the file read at most; the row the limit cuts through is listed, nothing after it is read. */
+  maxBytes: number;
+}
+
 export interface ImportOptions {
   customKeys: Set<string>;
+  limits: ImportLimits;
   /** One batch to crm (ImportContacts); awaited before more of the file is read, so the upload waits for crm. */
   send(rows: ImportRow[]): Promise<{ created?: number; updated?: number; failed?: number; errors?: ImportError[] }>;
 }
@@ -123,14 +140,15 @@ export interface ImportOptions {
  * the problem is listed with its line.
  */
 export async function importUpload(req: IncomingMessage, opts: ImportOptions): Promise<ImportSummary> {
-  const { file, stop } = await filePart(req);
+  const { maxRows, maxBytes } = opts.limits;
+  const { file, stop, onCut } = await filePart(req, maxBytes);
   const summary: ImportSummary = { created: 0, updated: 0, failed: 0, errors: [] };
   const report = (e: ImportError) => {
     if (summary.errors.length < IMPORT_MAX_ERRORS) summary.errors.push(e);
   };
   const reader = new CsvReader();
   // busboy stops the file at the limit and ends it: the row cut in two is dropped, and listed.
-  file.on('limit', () => reader.cut(`the file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB; the rest was not read`));
+  onCut(() => reader.cut(`the file is larger than ${sizeText(maxBytes)}; the rest was not read`));
   file.on('error', (err) => reader.destroy(err));
   file.pipe(reader);
 
@@ -159,8 +177,8 @@ export async function importUpload(req: IncomingMessage, opts: ImportOptions): P
         columns = columnsOf(record, opts.customKeys);
         continue;
       }
-      if (++rows > IMPORT_MAX_ROWS) {
-        if (rows === IMPORT_MAX_ROWS + 1) report({ line: record.line, field: 'file', message: `the file has more than ${IMPORT_MAX_ROWS} rows: this row and the ones after it were not imported` });
+      if (++rows > maxRows) {
+        if (rows === maxRows + 1) report({ line: record.line, field: 'file', message: `the file has more than ${maxRows.toLocaleString('en-US')} rows: this row and the ones after it were not imported` });
         summary.failed++;
         continue;
       }

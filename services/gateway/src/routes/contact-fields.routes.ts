@@ -80,7 +80,7 @@ function exportCells(c: ExportedContact, keys: string[]): string[] {
  * Custom contact fields (definitions), and contacts as CSV: import (streamed, before the JSON body parser) and
  * export (streamed out). Mounted before the crm routes so /contacts/export is not taken for a contact id.
  */
-export function contactFieldsRoutes({ clients, auth, log }: RouteDeps): ServiceRoutes {
+export function contactFieldsRoutes({ config, clients, auth, log }: RouteDeps): ServiceRoutes {
   const internal = Router();
   const stream = Router();
   const fields = () => clients.crmFields;
@@ -152,6 +152,7 @@ export function contactFieldsRoutes({ clients, auth, log }: RouteDeps): ServiceR
     const keys = (await fields().ListContactFields({}, ctx)).data.map((f) => f.key);
     const summary = await importUpload(req, {
       customKeys: new Set(keys),
+      limits: { maxRows: config.CONTACTS_IMPORT_MAX_ROWS, maxBytes: config.CONTACTS_IMPORT_MAX_BYTES },
       send: (rows) => transfer().ImportContacts({ rows, dryRun }, ctx, { deadlineMs: IMPORT_BATCH_DEADLINE_MS }),
     });
     if (!dryRun) {

@@ -27,7 +27,15 @@ export function fileOf(deps: Pick<Deps, 'config'>, orgId: string, id: string): s
   return path.join(deps.config.ATTACHMENTS_DIR, orgId, id);
 }
 
-const tooLarge = (deps: Deps) => new AppError('payload_too_large', `Attachments are limited to ${Math.floor(deps.config.ATTACHMENT_MAX_BYTES / MB)} MB`);
+/** A byte count as people write it: whole MB or KB when it is one (the default limit is), bytes otherwise. */
+export function sizeText(bytes: number): string {
+  if (bytes % MB === 0) return `${bytes / MB} MB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KB`;
+  return `${bytes} bytes`;
+}
+
+/** The answer to a file past ATTACHMENT_MAX_BYTES, naming the limit (a limit that is not whole MB is not rounded to one). */
+export const tooLarge = (deps: Pick<Deps, 'config'>) => new AppError('payload_too_large', `Attachments are limited to ${sizeText(deps.config.ATTACHMENT_MAX_BYTES)}`);
 const quotaExceeded = (deps: Deps) =>
   new AppError('payload_too_large', `Your organization's attachment storage (${deps.config.ATTACHMENTS_QUOTA_MB} MB) is full; sent files are kept, unsent uploads expire`, {
     code: 'storage_quota_exceeded',

@@ -23,6 +23,8 @@ export interface ReceiveOptions {
   keepBytes: number;
   /** Bytes of the whole request read at most; past it the connection is cut (a client streaming without end). */
   hardCapBytes: number;
+  /** The answer past the hard cap: the same 413 a file just past the size limit gets, naming the limit. */
+  tooLarge(): AppError;
 }
 
 /** Requests whose reading was stopped at the hard cap: the connection must close after the answer. */
@@ -102,7 +104,7 @@ export function receiveFile(req: IncomingMessage, opts: ReceiveOptions): Promise
     req.on('data', (chunk: Buffer) => {
       requestBytes += chunk.length;
       if (requestBytes > opts.hardCapBytes && !settled) {
-        fail(new AppError('payload_too_large', 'The upload is too large'));
+        fail(opts.tooLarge());
         req.unpipe(parser);
         abort.abort();
         cutRequests.add(req);

@@ -77,7 +77,13 @@ async function upload(deps: Deps, req: IncomingMessage, res: ServerResponse, cal
   const plan = await attachments.planUpload(deps, ctx);
   let file;
   try {
-    file = await receiveFile(req, { field: 'file', tempPath: plan.tempPath, keepBytes: plan.keepBytes, hardCapBytes: deps.config.ATTACHMENT_MAX_BYTES + FORM_OVERHEAD_BYTES });
+    file = await receiveFile(req, {
+      field: 'file',
+      tempPath: plan.tempPath,
+      keepBytes: plan.keepBytes,
+      hardCapBytes: deps.config.ATTACHMENT_MAX_BYTES + FORM_OVERHEAD_BYTES,
+      tooLarge: () => attachments.tooLarge(deps),
+    });
   } catch (err) {
     await attachments.abandonUpload(plan);
     // Past the hard cap the rest of the body is not read: answer, then close the connection.

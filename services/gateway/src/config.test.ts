@@ -1,0 +1,25 @@
+import { loadConfig } from './config';
+
+const base = { JWT_SECRET: 'x'.repeat(32) };
+
+describe('gateway configuration', () => {
+  it('cuts contact CSV imports at 50,000 data rows and 64 MB by default', () => {
+    const c = loadConfig(base);
+    expect(c.CONTACTS_IMPORT_MAX_ROWS).toBe(50_000);
+    expect(c.CONTACTS_IMPORT_MAX_BYTES).toBe(64 * 1024 * 1024);
+  });
+
+  it('reads other import cut-offs', () => {
+    const c = loadConfig({ ...base, CONTACTS_IMPORT_MAX_ROWS: '5', CONTACTS_IMPORT_MAX_BYTES: '4096' });
+    expect([c.CONTACTS_IMPORT_MAX_ROWS, c.CONTACTS_IMPORT_MAX_BYTES]).toEqual([5, 4096]);
+  });
+
+  it.each([
+    [{ CONTACTS_IMPORT_MAX_ROWS: '0' }, 'CONTACTS_IMPORT_MAX_ROWS'],
+    [{ CONTACTS_IMPORT_MAX_ROWS: 'many' }, 'CONTACTS_IMPORT_MAX_ROWS'],
+    [{ CONTACTS_IMPORT_MAX_BYTES: '1.5' }, 'CONTACTS_IMPORT_MAX_BYTES'],
+    [{ CONTACTS_IMPORT_MAX_BYTES: String(2 * 1024 * 1024 * 1024) }, 'CONTACTS_IMPORT_MAX_BYTES'],
+  ])('refuses to start with %j, naming the variable', (env, name) => {
+    expect(() => loadConfig({ ...base, ...env })).toThrow(name);
+  });
+});
