@@ -3,6 +3,7 @@ import { productionProblems } from './production';
 
 export { z };
 export { productionProblems };
+export { sizeText } from './sizes';
 
 /** Thrown when the environment does not satisfy a service's schema; the message names every bad variable. */
 export class ConfigError extends Error {

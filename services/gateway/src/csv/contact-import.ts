@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
+import { sizeText } from '@crm/config';
 import { badRequest } from '../http/errors';
 import { CsvReader, type CsvRecord } from './csv-reader';
 import { unneutralise } from './csv-writer';
@@ -71,13 +72,6 @@ export function rowOf(record: CsvRecord, columns: Column[]): ImportRow | ImportE
     else row.customFields[column.custom] = value;
   }
   return row;
-}
-
-/** A byte count as people write it: whole MB or KB when it is one (the defaults are), bytes otherwise. */
-export function sizeText(bytes: number): string {
-  if (bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MB`;
-  if (bytes % 1024 === 0) return `${bytes / 1024} KB`;
-  return `${bytes} bytes`;
 }
 
 /** The upload's `file` part as a stream; a request that is not multipart or has no such part is a 400. */

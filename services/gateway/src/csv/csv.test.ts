@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import { CsvReader, MAX_RECORD_CHARS, type CsvRecord } from './csv-reader';
-import { sizeText } from './contact-import';
 import { csvLine, unneutralise } from './csv-writer';
 
 /** The records of `text` fed in chunks of `size` bytes (so every boundary case is crossed). */
@@ -74,15 +73,5 @@ describe('csvLine', () => {
   it('leaves an apostrophe that does not guard a formula character alone', () => {
     expect(unneutralise("'quoted'")).toBe("'quoted'");
     expect(unneutralise("'")).toBe("'");
-  });
-});
-
-describe('sizeText (the byte limit in an import error)', () => {
-  it.each([
-    [64 * 1024 * 1024, '64 MB'],
-    [512 * 1024, '512 KB'],
-    [1500, '1500 bytes'],
-  ])('%i bytes read as %s', (bytes, text) => {
-    expect(sizeText(bytes)).toBe(text);
   });
 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { withTransaction } from '@crm/db';
+import { sizeText } from '@crm/config';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as files from '../db/attachments.repo';
@@ -25,13 +26,6 @@ export function fileOf(deps: Pick<Deps, 'config'>, orgId: string, id: string): s
   // The org comes from a verified credential; checked anyway, since it becomes a folder name.
   if (!isUuid(orgId) || !isUuid(id)) throw new AppError('unauthenticated', 'No organization in the internal credential');
   return path.join(deps.config.ATTACHMENTS_DIR, orgId, id);
-}
-
-/** A byte count as people write it: whole MB or KB when it is one (the default limit is), bytes otherwise. */
-export function sizeText(bytes: number): string {
-  if (bytes % MB === 0) return `${bytes / MB} MB`;
-  if (bytes % 1024 === 0) return `${bytes / 1024} KB`;
-  return `${bytes} bytes`;
 }
 
 /** The answer to a file past ATTACHMENT_MAX_BYTES, naming the limit (a limit that is not whole MB is not rounded to one). */
