@@ -14,7 +14,6 @@ import { contactData, eventBus, org } from './support';
 describe('automation follows contact merges', () => {
   let stack: Stack;
   let owner: Client;
-  let orgId: string;
   let otherOrgId: string;
   let bus: Awaited<ReturnType<typeof eventBus>>;
   let merges: Awaited<ReturnType<Awaited<ReturnType<typeof eventBus>>['subscribe']>>;
@@ -67,7 +66,6 @@ describe('automation follows contact merges', () => {
     stack = await startStack({ services: ['crm', 'automation'], serviceEnv: { automation: { CAMPAIGN_POLL_MS: '100', RUN_POLL_MS: '100' } } });
     const a = await org(stack, 'Merge Acme');
     owner = a.owner;
-    orgId = a.orgId;
     otherOrgId = (await org(stack, 'Merge Globex')).orgId;
     bus = await eventBus(stack);
     merges = await bus.subscribe('contact.#');
