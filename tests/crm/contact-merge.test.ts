@@ -226,6 +226,50 @@ describe('contact merge and undo', () => {
     for (const id of [a, b, c]) expect((await owner.get(`/api/v1/contacts/${id}`)).status).toBe(200);
   });
 
+  describe('analytics follow the merge (the read model has no foreign keys to carry them)', () => {
+    let crmDb: PgClient;
+    const today = new Date().toISOString().slice(0, 10);
+    const funnelNew = async () => (await owner.get(`/api/v1/analytics/conversion-funnel?dateFrom=${today}&dateTo=${today}`)).body.stages[0].count as number;
+    const analyticsOf = async (id: string) => {
+      const row = (await crmDb.query('SELECT reached_lead, reached_customer, converted_by, converted_at, deleted FROM analytics_contacts WHERE contact_id = $1', [id])).rows[0];
+      const assigned = (await crmDb.query('SELECT user_id, at, credited FROM analytics_assignments WHERE contact_id = $1 ORDER BY user_id', [id])).rows;
+      return { row, assigned };
+    };
+    beforeAll(async () => {
+      crmDb = new PgClient({ connectionString: stack.databaseUrl('crm') });
+      await crmDb.connect();
+    });
+    afterAll(() => crmDb?.end());
+
+    it('merge: the source’s stages, conversion and assignments join the target’s, the source leaves the counts; undo: both as they were', async () => {
+      const t = await plainContact(owner, { name: 'Analytics Target', status: 'lead', assignedUserId: lead.id, dealValue: 100 });
+      const s = await plainContact(owner, { name: 'Analytics Source', status: 'customer', assignedUserId: agent.id, dealValue: 500 });
+      // The read model is fed by contact.created: wait until both contacts are in it.
+      await eventually(async () => ((await analyticsOf(t)).row && (await analyticsOf(s)).row?.reached_customer) || undefined);
+      const [tBefore, sBefore, newBefore] = [await analyticsOf(t), await analyticsOf(s), await funnelNew()];
+      expect(sBefore.row).toEqual(expect.objectContaining({ converted_by: agent.id, deleted: false }));
+
+      const res = await merge(owner, t, { sourceId: s });
+      expect(res.status).toBe(200);
+      const tAfter = await analyticsOf(t);
+      expect(tAfter.row).toEqual({ reached_lead: true, reached_customer: true, converted_by: agent.id, converted_at: sBefore.row.converted_at, deleted: false });
+      expect(tAfter.assigned.map((a: any) => [a.user_id, a.credited]).sort()).toEqual([[agent.id, true], [lead.id, false]].sort());
+      expect((await analyticsOf(s)).row.deleted).toBe(true);
+      expect((await analyticsOf(s)).assigned).toEqual([]);
+      // The person is counted once: one contact fewer created today; the conversion now the target's (its deal value).
+      expect(await funnelNew()).toBe(newBefore - 1);
+      const team = (await owner.get(`/api/v1/analytics/team-performance?dateFrom=${today}&dateTo=${today}`)).body.team;
+      expect(team.find((m: any) => m.userId === agent.id)).toEqual(expect.objectContaining({ contactsAssigned: 1, revenueGenerated: 100 }));
+
+      expect((await undo(owner, res.body.id)).status).toBe(200);
+      expect(await analyticsOf(s)).toEqual(sBefore);
+      expect(await analyticsOf(t)).toEqual(tBefore);
+      expect(await funnelNew()).toBe(newBefore);
+      const back = (await owner.get(`/api/v1/analytics/team-performance?dateFrom=${today}&dateTo=${today}`)).body.team;
+      expect(back.find((m: any) => m.userId === agent.id)).toEqual(expect.objectContaining({ contactsAssigned: 1, revenueGenerated: 500 }));
+    });
+  });
+
   describe('refusals', () => {
     let x: string;
     let y: string;

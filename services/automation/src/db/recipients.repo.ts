@@ -4,6 +4,8 @@ import type { Outcome } from './campaigns.repo';
 export interface RecipientRow {
   campaign_id: string;
   contact_id: string;
+  /** Set once a contact merge moved the row to another contact: the id its send key and email links were made with. */
+  original_contact_id: string | null;
   org_id: string;
   name: string;
   phone: string;
@@ -36,6 +38,9 @@ export interface Member {
   tags?: string[];
   assignedUserId?: string;
 }
+
+/** The contact id a row's send key (clientMessageId) and email links are made with: stable across contact merges. */
+export const sendKeyContactOf = (r: Pick<RecipientRow, 'contact_id' | 'original_contact_id'>) => r.original_contact_id ?? r.contact_id;
 
 /** The Recipient message; in a cancelled campaign, a recipient never reached shows as cancelled. */
 export function toRecipient(r: RecipientRow, campaignStatus: string) {

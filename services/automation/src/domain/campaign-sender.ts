@@ -64,7 +64,8 @@ interface Turn {
  * Sends active campaigns. The campaigns table is the queue of work (a lease per campaign, so one instance
  * paces each campaign) and campaign_recipients the queue of sends; both survive restarts. Every send to a
  * recipient carries clientMessageId = derivedId(campaign, contact), fixed conversation and content, so a
- * send repeated after a crash or a lost answer is recognised by messaging and not sent again.
+ * send repeated after a crash or a lost answer is recognised by messaging and not sent again. The contact is the one
+ * the row was made for, even after a contact merge moved the row (sendKeyContactOf).
  */
 export class CampaignSender {
   private readonly owner = randomUUID();
@@ -415,7 +416,7 @@ export class CampaignSender {
     let sent: { id?: string; sentAt?: string };
     try {
       sent = await remote.messaging().SendMessage(
-        { conversationId, content, contentType: 'text', clientMessageId: notifications.derivedId('campaign', c.id, rec.contact_id), source: 'campaign' },
+        { conversationId, content, contentType: 'text', clientMessageId: notifications.derivedId('campaign', c.id, recipients.sendKeyContactOf(rec)), source: 'campaign' },
         sys,
       );
     } catch (err) {

@@ -8,6 +8,7 @@ import { forgetLeadScore, recordLeadScore } from '../db/notifications.repo';
 import { activeRulesFor, triggerOf } from '../db/rules.repo';
 import { insertRun } from '../db/runs.repo';
 import { applyAppointmentEvent } from '../domain/appointment-reminders';
+import { applyContactMerged, applyContactMergeUndone } from '../domain/contact-merges';
 import { isUuid } from '@crm/validation';
 import * as notifications from '../domain/notifications';
 import { RUNS_CHANNEL } from '../domain/runner';
@@ -16,11 +17,16 @@ import { systemContext } from '../remote';
 import { inboundAlerts } from './inbound-alerts';
 import { noteMentions } from './note-mentions';
 
-/** Everything this consumer listens to: rule triggers and the system events that raise notifications. */
+/**
+ * Everything this consumer listens to: rule triggers, the system events that raise notifications, and crm's contact
+ * merges (rows keyed by the source contact follow it, see domain/contact-merges.ts).
+ */
 export const TRIGGER_BINDINGS = [
   'contact.created',
   'contact.updated',
   'contact.deleted',
+  'contact.merged',
+  'contact.merge_undone',
   'message.received',
   'conversation.created',
   'conversation.assigned',
@@ -59,6 +65,12 @@ export function triggerHandler(deps: Deps): EventHandler {
         await dropContactReminders(db, event.orgId, event.data.id);
         return;
       }
+      case 'contact.merged':
+        await applyContactMerged(deps.log, event, db);
+        return;
+      case 'contact.merge_undone':
+        await applyContactMergeUndone(deps.log, event, db);
+        return;
       case 'appointment.created':
       case 'appointment.updated':
       case 'appointment.deleted':

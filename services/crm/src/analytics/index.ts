@@ -5,6 +5,8 @@ import { analyticsEvents } from './analytics.consumer';
 import { analyticsHandlers } from './analytics.handler';
 import { identityTeamDirectory } from './team-directory';
 
+export { type AnalyticsMergeRecord, foldContactAnalytics, unfoldContactAnalytics } from './contact-merge';
+
 /**
  * Analytics as app.ts wires it: crm.v1.AnalyticsService on the service's gRPC server and the function that keeps
  * the read model current (run by the message and contact family consumers, in their transactions).

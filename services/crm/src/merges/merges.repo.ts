@@ -1,4 +1,5 @@
 import type { PoolClient, Queryable } from '@crm/db';
+import type { AnalyticsMergeRecord } from '../analytics';
 import type { JsonRow } from './merge-fields';
 
 /**
@@ -31,6 +32,8 @@ export interface MergeRow {
   target_after: JsonRow;
   moved: MovedIds;
   kept: KeptRows;
+  /** The analytics the merge folded together (null for merges made before it did). */
+  analytics: AnalyticsMergeRecord | null;
   merged_by: string | null;
   merged_at: Date;
   undone_at: Date | null;
@@ -138,17 +141,18 @@ export interface NewMerge {
   targetAfter: JsonRow;
   moved: MovedIds;
   kept: KeptRows;
+  analytics: AnalyticsMergeRecord;
   mergedBy: string | null;
 }
 
-const MERGE_COLUMNS = `id, org_id, target_id, source_id, source_row, target_before, target_after, moved, kept, merged_by, merged_at, undone_at,
+const MERGE_COLUMNS = `id, org_id, target_id, source_id, source_row, target_before, target_after, moved, kept, analytics, merged_by, merged_at, undone_at,
   merged_at + interval '${UNDO_WINDOW_DAYS} days' AS undoable_until, merged_at + interval '${UNDO_WINDOW_DAYS} days' < now() AS expired`;
 
 export async function insertMerge(db: Queryable, m: NewMerge): Promise<MergeRow> {
   const { rows } = await db.query<MergeRow>(
-    `INSERT INTO contact_merges (id, org_id, target_id, source_id, source_row, target_before, target_after, moved, kept, merged_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${MERGE_COLUMNS}`,
-    [m.id, m.orgId, m.targetId, m.sourceId, ...[m.sourceRow, m.targetBefore, m.targetAfter, m.moved, m.kept].map((v) => JSON.stringify(v)), m.mergedBy],
+    `INSERT INTO contact_merges (id, org_id, target_id, source_id, source_row, target_before, target_after, moved, kept, analytics, merged_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${MERGE_COLUMNS}`,
+    [m.id, m.orgId, m.targetId, m.sourceId, ...[m.sourceRow, m.targetBefore, m.targetAfter, m.moved, m.kept, m.analytics].map((v) => JSON.stringify(v)), m.mergedBy],
   );
   return rows[0];
 }

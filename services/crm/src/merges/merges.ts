@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { iso, isoOrUndefined, type PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
+import { foldContactAnalytics, unfoldContactAnalytics } from '../analytics';
 import type { Deps } from '../deps';
 import { ContactRow, findAppointment, findByChatnetUid, findContact, findIdByPhone, toAppointment, toContact, toEventContact } from '../contacts';
 import { isUuid } from '../shared';
@@ -71,6 +72,8 @@ export async function mergeContacts(deps: Deps, ctx: OrgContext, req: { targetId
       if (keys.length) moved[table] = keys;
     }
     const kept = await repo.keptRows(tx, orgId, sourceId);
+    // The analytics read model has no foreign keys: the source's history joins the target's there too.
+    const analytics = await foldContactAnalytics(tx, orgId, target, source);
     // The source leaves first, so the target can take over its phone and chat-network identity (unique per org).
     await repo.deleteContactRow(tx, orgId, sourceId);
     const after = mergedFields(target, source);
@@ -88,6 +91,7 @@ export async function mergeContacts(deps: Deps, ctx: OrgContext, req: { targetId
       targetAfter: after,
       moved,
       kept,
+      analytics,
       mergedBy: ctx.userId || null,
     });
     const updated = await deps.contactWriter.changed(tx, orgId, targetId, changes, { type: 'merged', data: `Merged ${label(source)} (contact ${sourceId}) into this contact` });
@@ -149,6 +153,7 @@ export async function undoMerge(deps: Deps, ctx: OrgContext, req: { mergeId?: st
       await repo.setContactColumns(tx, orgId, m.target_id, restored, changes.length > 0);
       await repo.insertContactRow(tx, m.source_row);
       await repo.restoreKeptRows(tx, m.kept);
+      if (m.analytics) await unfoldContactAnalytics(tx, orgId, m.target_id, m.source_id, m.analytics);
       const back: repo.MovedIds = {};
       for (const table of Object.keys(repo.MOVED_TABLES) as repo.MovedTable[]) {
         const keys = await repo.moveListed(tx, table, orgId, m.moved[table] ?? [], m.target_id, m.source_id);

@@ -1,7 +1,7 @@
 import { createSmtpClient, smtpFailureOf, SmtpFailure } from '@crm/mail';
 import type { Deps } from '../../deps';
 import type { CampaignRow, Outcome, RecordDetail } from '../../db/campaigns.repo';
-import type { RecipientRow } from '../../db/recipients.repo';
+import { type RecipientRow, sendKeyContactOf } from '../../db/recipients.repo';
 import { isSuppressed } from '../../db/email-suppressions.repo';
 import { ChannelProblem, channelFor, ResolvedChannel, scrub, validEmail } from './channel';
 import { composeEmail } from './compose';
@@ -75,7 +75,7 @@ export async function deliverEmail(deps: Deps, c: CampaignRow, rec: RecipientRow
     await hooks.pause('No email channel is configured any more (organization SMTP settings or the server SMTP_URL)');
     return { attempted: false };
   }
-  const subject = { orgId: c.org_id, email: address, campaignId: c.id, contactId: rec.contact_id };
+  const subject = { orgId: c.org_id, email: address, campaignId: c.id, contactId: sendKeyContactOf(rec) };
   const mail = composeEmail(
     { subject: c.subject, content: c.content ?? '', variables: c.variables },
     { name: rec.name, phone: rec.phone, email: address, status: rec.contact_status, tags: rec.tags, chatnetUid: rec.chatnet_uid },
