@@ -123,21 +123,6 @@ export async function migrate(pool: Pool, dir: string, log?: Log): Promise<strin
   return applied;
 }
 
-/** Run `fn` inside a transaction; commits on success, rolls back on any error. */
-export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
-}
 
 /** Queries that can run on a pool or inside a transaction take this. */
 export type Queryable = Pool | PoolClient;
@@ -167,3 +152,4 @@ export type { ClaimBatch, ClaimLoopOptions } from './claim-loop';
 export { afterSql, isKeysetPosition, keysetPage, keyTimeSql, readKeyset } from './keyset';
 export type { Keyset, KeysetPosition, KeysetRequest } from './keyset';
 export { escapeLike } from './like';
+export { isRetryableConflict, withRetriedTransaction, withTransaction } from './transaction';

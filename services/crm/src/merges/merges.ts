@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
-import { iso, isoOrUndefined, type PoolClient, withTransaction } from '@crm/db';
+import { iso, isoOrUndefined, type PoolClient, withRetriedTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import { foldContactAnalytics, unfoldContactAnalytics } from '../analytics';
 import type { Deps } from '../deps';
@@ -59,7 +59,7 @@ export async function mergeContacts(deps: Deps, ctx: OrgContext, req: { targetId
   if (!isUuid(sourceId)) throw invalid('sourceId', 'must be a contact id');
   if (sourceId === targetId) throw invalid('sourceId', 'must be another contact than the one it is merged into');
 
-  return withTransaction(deps.pool, async (tx) => {
+  return withRetriedTransaction(deps.pool, async (tx) => {
     const rows = await repo.lockContactRows(tx, orgId, [targetId, sourceId]);
     const target = rows.get(targetId);
     const source = rows.get(sourceId);
@@ -133,7 +133,7 @@ export async function undoMerge(deps: Deps, ctx: OrgContext, req: { mergeId?: st
   if (!isUuid(mergeId)) throw notFound('Merge');
   let sourceRow: JsonRow | undefined;
   try {
-    return await withTransaction(deps.pool, async (tx) => {
+    return await withRetriedTransaction(deps.pool, async (tx) => {
       const m = await repo.lockMerge(tx, orgId, mergeId);
       if (!m) throw notFound('Merge');
       if (m.undone_at) throw refused('merge_already_undone', `This merge was undone at ${iso(m.undone_at)}`);

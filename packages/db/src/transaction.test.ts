@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'pg';
+import { withRetriedTransaction, withTransaction } from './transaction';
+
+const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+describe('withRetriedTransaction', () => {
+  const pool = new Pool({ connectionString: databaseUrl, max: 4 });
+  const table = `t_retry_${randomBytes(4).toString('hex')}`;
+  beforeAll(async () => {
+    await pool.query(`CREATE TABLE ${table} (id int PRIMARY KEY, n int NOT NULL DEFAULT 0)`);
+    await pool.query(`INSERT INTO ${table} (id) VALUES (1), (2)`);
+  });
+  afterAll(async () => {
+    await pool.query(`DROP TABLE IF EXISTS ${table}`);
+    await pool.end();
+  });
+
+  /** Two writers locking rows 1 and 2 in opposite orders, each waiting until the other holds its first row. */
+  async function crossedWriters(run: typeof withTransaction) {
+    let holding = 0;
+    const bothHold = async () => {
+      holding += 1;
+      while (holding < 2) await new Promise((r) => setTimeout(r, 5));
+    };
+    let attempts = 0;
+    const writer = (first: number, second: number) =>
+      run(pool, async (tx) => {
+        attempts += 1;
+        await tx.query(`UPDATE ${table} SET n = n + 1 WHERE id = $1`, [first]);
+        if (attempts <= 2) await bothHold(); // only the first attempts meet; a retry runs alone
+        await tx.query(`UPDATE ${table} SET n = n + 1 WHERE id = $1`, [second]);
+      });
+    return Promise.allSettled([writer(1, 2), writer(2, 1)]);
+  }
+
+  it('runs a deadlock victim again, so both writers succeed and each change is applied once', async () => {
+    const before = await pool.query<{ n: number }>(`SELECT sum(n)::int AS n FROM ${table}`);
+    const results = await crossedWriters(withRetriedTransaction);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+    const after = await pool.query<{ n: number }>(`SELECT sum(n)::int AS n FROM ${table}`);
+    expect(after.rows[0].n - before.rows[0].n).toBe(4);
+  });
+
+  it('without it, the same crossing fails one writer with a deadlock', async () => {
+    const results = await crossedWriters(withTransaction);
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(failed.map((r) => (r.reason as { code?: string }).code)).toEqual(['40P01']);
+  });
+
+  it('does not retry other errors', async () => {
+    let attempts = 0;
+    await expect(
+      withRetriedTransaction(pool, async (tx) => {
+        attempts += 1;
+        await tx.query('SELECT 1/0');
+      }),
+    ).rejects.toMatchObject({ code: '22012' });
+    expect(attempts).toBe(1);
+  });
+});
