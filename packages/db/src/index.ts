@@ -167,3 +167,4 @@ export type { ClaimBatch, ClaimLoopOptions } from './claim-loop';
 export { afterSql, isKeysetPosition, keysetPage, keyTimeSql, readKeyset } from './keyset';
 export type { Keyset, KeysetPosition, KeysetRequest } from './keyset';
 export { escapeLike } from './like';
+export { isUuid } from './uuid';
