@@ -39,3 +39,4 @@ export {
 } from './schemas';
 export { eventCatalogue, jsonSchemaOf, type CatalogueEntry } from './schemas/catalogue';
 export { EVENT_EXAMPLES, exampleContact } from './schemas/examples';
+export { EVENT_OF_TRIGGER, TRIGGER_TYPES, type TriggerType } from './triggers';
