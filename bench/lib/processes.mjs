@@ -79,10 +79,9 @@ export async function signupOrg(url, run, orgName) {
 
 /**
  * The environment every bench's processes share: development secrets made for this run, its own Redis prefix and
- * exchange (removed at the end by the bench), identity and crm at the given ports, and messaging's address pointing
- * nowhere (the identity + crm benches never call it). `extra` adds or overrides.
+ * exchange (removed at the end by the bench), and sign-up open for the bench's organizations.
  */
-export async function identityCrmEnv(run, ports, extra = {}) {
+function runEnv(run) {
   return {
     NODE_ENV: 'development',
     LOG_LEVEL: 'warn',
@@ -91,10 +90,37 @@ export async function identityCrmEnv(run, ports, extra = {}) {
     JWT_SECRET: randomBytes(32).toString('hex'),
     INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    SIGNUP_ENABLED: 'true',
+  };
+}
+
+/**
+ * A run's environment for identity + crm at the given ports, with messaging's address pointing nowhere (the
+ * identity + crm benches never call it). `extra` adds or overrides.
+ */
+export async function identityCrmEnv(run, ports, extra = {}) {
+  return {
+    ...runEnv(run),
     IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
     CRM_ADDR: `127.0.0.1:${ports.crm}`,
     MESSAGING_ADDR: `127.0.0.1:${await freePort()}`,
-    SIGNUP_ENABLED: 'true',
+    ...extra,
+  };
+}
+
+/**
+ * A run's environment for identity + messaging (gRPC and HTTP) at the given ports, with crm's and the connector's
+ * addresses pointing nowhere (the messaging benches never call them; they only have to parse). `extra` adds or
+ * overrides.
+ */
+export async function identityMessagingEnv(run, ports, extra = {}) {
+  return {
+    ...runEnv(run),
+    IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
+    MESSAGING_ADDR: `127.0.0.1:${ports.messaging}`,
+    MESSAGING_HTTP_URL: `http://127.0.0.1:${ports.messagingHttp}`,
+    CRM_ADDR: `127.0.0.1:${await freePort()}`,
+    CONNECTOR_ADDR: `127.0.0.1:${await freePort()}`,
     ...extra,
   };
 }

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { benchDbUrl, freePort, processGroup, root, waitReady, signupOrg } from '../lib/processes.mjs';
+import { benchDbUrl, freePort, identityMessagingEnv, processGroup, root, waitReady, signupOrg } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 
 const require = createRequire(path.join(root, 'package.json'));
@@ -107,24 +107,7 @@ async function measure(url, token, paths, label) {
 
 async function main() {
   const ports = { identity: await freePort(), messaging: await freePort(), messagingHttp: await freePort(), gateway: await freePort() };
-  const env = {
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
-    REDIS_PREFIX: `bench_${run}:`,
-    EVENTS_EXCHANGE: `bench_${run}`,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
-    MESSAGING_ADDR: `127.0.0.1:${ports.messaging}`,
-    MESSAGING_HTTP_URL: `http://127.0.0.1:${ports.messagingHttp}`,
-    // Searching never calls crm or the connector; these addresses only have to parse.
-    CRM_ADDR: `127.0.0.1:${await freePort()}`,
-    CONNECTOR_ADDR: `127.0.0.1:${await freePort()}`,
-    SIGNUP_ENABLED: 'true',
-    RATE_LIMIT_USER_PER_MINUTE: '100000000',
-    RATE_LIMIT_PUBLIC_PER_MINUTE: '100000000',
-  };
+  const env = await identityMessagingEnv(run, ports, { RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '100000000' });
   const dbs = { identity: dbUrl('identity'), messaging: dbUrl('messaging') };
   try {
     launch('identity', { ...env, DATABASE_URL: dbs.identity, GRPC_PORT: String(ports.identity) });

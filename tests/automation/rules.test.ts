@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { TRIGGER_TYPES } from '@crm/events';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, member, org } from './support';
@@ -293,6 +294,23 @@ describe('automation rules', () => {
     const badStatus = await owner.get('/api/v1/automation/rules?status=running');
     expect(badStatus.status).toBe(400);
     expect(badStatus.body.error.details[0].field).toBe('status');
+  });
+
+  it('the gateway filters by exactly the triggers automation accepts: each one creates and lists, others are 400 at both', async () => {
+    const { owner: fresh } = await org(stack, 'Triggers');
+    for (const type of TRIGGER_TYPES) {
+      const trigger = type === 'keyword' ? { type, keywords: ['hello'] } : { type };
+      const created = await fresh.post('/api/v1/automation/rules', { name: `On ${type}`, trigger, actions: [{ type: 'add_tag', tag: 'seen' }] });
+      expect({ type, status: created.status }).toEqual({ type, status: 201 });
+      const listed = await fresh.get(`/api/v1/automation/rules?triggerType=${type}`);
+      expect({ type, status: listed.status, names: listed.body.data?.map((r: any) => r.name) }).toEqual({ type, status: 200, names: [`On ${type}`] });
+    }
+    const unknown = await fresh.post('/api/v1/automation/rules', { name: 'On update', trigger: { type: 'contact_updated' }, actions: [{ type: 'add_tag', tag: 'seen' }] });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.details[0].field).toBe('trigger.type');
+    const unknownFilter = await fresh.get('/api/v1/automation/rules?triggerType=contact_updated');
+    expect(unknownFilter.status).toBe(400);
+    expect(unknownFilter.body.error.details[0].field).toBe('triggerType');
   });
 
   it('GET /automation/rules/:id/runs is an empty paginated list for a rule that never ran', async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SCORE_ONLY_CONTACT_UPDATE } from '@crm/events';
 import { eventually } from '@crm/testing';
 import { messageData } from '../support/event-data';
 import type { Client } from '../support/http';
@@ -19,7 +20,8 @@ describe('lead scoring', () => {
 
   beforeAll(async () => {
     crm = await startCrmStack({ services: ['automation'], serviceEnv: { automation: { RUN_POLL_MS: '100' }, crm: { SCORING_TICK_MS: '200' } } });
-    events = await listenEvents(crm.exchange, ['contact.updated']);
+    // Score announcements go out under their own routing key (a contact.updated all the same).
+    events = await listenEvents(crm.exchange, ['contact.updated', SCORE_ONLY_CONTACT_UPDATE]);
     acme = await crm.newOrg('Acme');
     globex = await crm.newOrg('Globex');
     owner = acme.owner;

@@ -153,3 +153,4 @@ export { afterSql, isKeysetPosition, keysetPage, keyTimeSql, readKeyset } from '
 export type { Keyset, KeysetPosition, KeysetRequest } from './keyset';
 export { escapeLike } from './like';
 export { isRetryableConflict, withRetriedTransaction, withTransaction } from './transaction';
+export { isUuid } from './uuid';

@@ -1,3 +1,5 @@
+import { isUuid } from './uuid';
+
 /**
  * Keyset pagination, as the public API's cursors use it: a page starts after the last row of the previous one,
  * named by its sort value and id, so rows inserted or deleted meanwhile neither repeat nor skip a row (OFFSET
@@ -25,11 +27,10 @@ export interface KeysetRequest {
  * JavaScript Date only milliseconds; a position rounded to milliseconds would repeat the rows of its millisecond.
  */
 const KEY_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Whether a position is well formed (a timestamp, or '' where the column may be NULL, and a UUID). */
 export function isKeysetPosition(p: KeysetPosition, nullable = false): boolean {
-  if (!UUID.test(p.id)) return false;
+  if (!isUuid(p.id)) return false;
   if (p.value === '') return nullable;
   if (!KEY_TIME.test(p.value)) return false;
   const t = Date.parse(p.value);

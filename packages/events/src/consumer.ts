@@ -8,6 +8,7 @@ import { amqpConsumed, amqpQueueReady, ChildCache, type Counter, type Metrics } 
 import { AckLedger } from './acks';
 import { connectAmqp, reconnectDelay } from './amqp';
 import { parseEnvelope, type EventEnvelope } from './envelope';
+import { queueBindings } from './routing';
 import { parseEventData } from './schemas';
 import { declareDurableQueue, declareExchange, dlqName, retryQueueName } from './topology';
 import { eventContexts, startEventSpan, TRACEPARENT_HEADER, validTraceparent, withEventTrace } from './trace-context';
@@ -21,8 +22,13 @@ export interface EventConsumerOptions {
   exchange: string;
   /** Queue name; also the consumer's name in processed_events, so keep it stable per consumer. */
   queue: string;
-  /** Routing-key patterns (`contact.*`, `message.#`, ...). */
+  /**
+   * Routing-key patterns (`contact.*`, `message.#`, ...). The queue is also bound to the narrower routing keys the
+   * event schemas declare for the types they take (`contact.updated.lead_score` with `contact.updated`).
+   */
   bindings: string[];
+  /** Narrower routing keys (schemas' `routingKeys`) this queue is not bound to: events it would only drop. */
+  excludeRoutingKeys?: string[];
   /** With `pool`: runs inside a transaction on `db`; throw to roll back and retry. Give this or `batchHandler`. */
   handler?: EventHandler;
   /** Batch mode (instead of `handler`): up to `batchSize` events applied in one transaction on `db`. */
@@ -107,6 +113,8 @@ const PRUNE_PROCESSED = {
  */
 export class EventConsumer {
   private readonly opts: EventConsumerOptions;
+  /** The routing keys and patterns the queue is bound with (see queueBindings). */
+  private readonly bindings: string[];
   private readonly log: Logger;
   private readonly prefetch: number;
   private readonly maxAttempts: number;
@@ -139,6 +147,7 @@ export class EventConsumer {
     if (opts.bindings.length === 0) throw new Error(`EventConsumer ${opts.queue}: no bindings`);
     if (!opts.handler === !opts.batchHandler) throw new Error(`EventConsumer ${opts.queue}: give either handler or batchHandler`);
     this.opts = opts;
+    this.bindings = queueBindings(opts.bindings, opts.excludeRoutingKeys);
     this.log = opts.logger;
     this.batchSize = Math.max(1, opts.batchSize ?? 100);
     this.batchFlushMs = Math.max(0, opts.batchFlushMs ?? 5);
@@ -210,7 +219,7 @@ export class EventConsumer {
       const every = Math.min(3600_000, Math.max(1_000, this.retentionMs));
       this.pruneTimer = setInterval(() => void this.pruneProcessed(), every);
     }
-    this.log.info({ queue: this.source, bindings: this.opts.bindings }, 'event consumer started');
+    this.log.info({ queue: this.source, bindings: this.bindings }, 'event consumer started');
   }
 
   /** Stops taking deliveries, lets running handlers finish and ack, then closes. Unstarted ones are requeued. */
@@ -246,7 +255,7 @@ export class EventConsumer {
   }
 
   private async connect(): Promise<void> {
-    const { queue, exchange, bindings } = this.opts;
+    const { queue, exchange } = this.opts;
     const connection = await connectAmqp(this.opts.amqpUrl, `event-consumer ${queue}`);
     connection.on('error', (err) => this.log.warn({ err, queue }, 'event consumer: RabbitMQ connection error'));
     let channel: ConfirmChannel;
@@ -262,7 +271,7 @@ export class EventConsumer {
       } else {
         await declareDurableQueue(channel, queue, this.retryLevels);
       }
-      for (const pattern of bindings) await channel.bindQueue(source, exchange, pattern);
+      for (const pattern of this.bindings) await channel.bindQueue(source, exchange, pattern);
       await channel.prefetch(this.prefetch);
       if (this.stopping) throw new Error('EventConsumer stopping');
       this.connection = connection;

@@ -1,3 +1,5 @@
+import { isUuid } from '@crm/db';
+
 /** What travels on the bus. `id` is the de-duplication key: a re-published event keeps it. */
 export interface EventEnvelope<T = unknown> {
   id: string;
@@ -8,8 +10,6 @@ export interface EventEnvelope<T = unknown> {
   version?: number;
   data: T;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class InvalidEnvelopeError extends Error {
   override readonly name = 'InvalidEnvelopeError';
@@ -31,7 +31,7 @@ export function parseEnvelope(body: Buffer): EventEnvelope {
   for (const field of ['id', 'type', 'orgId', 'occurredAt'] as const) {
     if (typeof e[field] !== 'string' || e[field] === '') throw new InvalidEnvelopeError(`envelope field "${field}" is missing`);
   }
-  if (!UUID.test(e.id as string)) throw new InvalidEnvelopeError('envelope id is not a UUID');
+  if (!isUuid(e.id as string)) throw new InvalidEnvelopeError('envelope id is not a UUID');
   if (e.version !== undefined && !(Number.isInteger(e.version) && (e.version as number) >= 1)) throw new InvalidEnvelopeError('envelope version is not a positive integer');
   if (!('data' in e)) throw new InvalidEnvelopeError('envelope field "data" is missing');
   return e as unknown as EventEnvelope;

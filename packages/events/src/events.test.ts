@@ -6,6 +6,8 @@ import { eventually, uniqueName } from '@crm/testing';
 import type { EventConsumer, EventHandler } from './consumer';
 import type { EventEnvelope } from './envelope';
 import { enqueueEvent } from './outbox';
+import { SCORE_ONLY_CONTACT_UPDATE } from './schemas';
+import { exampleContact } from './schemas/examples';
 import { RELAY_APPLICATION_NAME } from './relay';
 import { installEventTables } from './tables';
 import { dlqName } from './topology';
@@ -329,4 +331,32 @@ test('2,000 events through two relays arrive, each applied exactly once', async 
   await sleep(300);
   // Exactly once is the test; how many per second is bench/relay's figure.
   expect(await h.effects(queue)).toEqual({ total: 2_000, distinct: 2_000 });
+});
+
+test('a score-only contact.updated goes out as contact.updated.lead_score: a queue bound to contact.updated gets it, one excluding the key does not', async () => {
+  const everyUpdate = h.queue();
+  const withoutScores = h.queue();
+  const got: Record<string, string[]> = { [everyUpdate]: [], [withoutScores]: [] };
+  const collect = (queue: string) => async (e: EventEnvelope) => void got[queue].push(e.id);
+  await h.consumer({ queue: everyUpdate, bindings: ['contact.updated'], handler: collect(everyUpdate) });
+  await h.consumer({ queue: withoutScores, bindings: ['contact.updated'], excludeRoutingKeys: [SCORE_ONLY_CONTACT_UPDATE], handler: collect(withoutScores) });
+  const ch = await h.probe();
+  const probe = (await ch.assertQueue('', { exclusive: true })).queue;
+  await ch.bindQueue(probe, h.exchange, '#');
+  await h.relay();
+
+  const scored = await h.emit('contact.updated', { contact: { ...exampleContact, leadScore: 80 }, changes: ['leadScore'], highValueThreshold: 70 });
+  const renamed = await h.emit('contact.updated', { contact: { ...exampleContact, name: 'Ada King' }, changes: ['name'] });
+
+  await eventually(async () => got[everyUpdate].length === 2 && got[withoutScores].length === 1);
+  expect(got[everyUpdate].sort()).toEqual([scored.id, renamed.id].sort());
+  expect(got[withoutScores]).toEqual([renamed.id]);
+  const keys = new Map<string, string>();
+  for (let i = 0; i < 2; i++) {
+    const m = await eventually(() => ch.get(probe, { noAck: true }));
+    keys.set(JSON.parse(m.content.toString()).id, m.fields.routingKey);
+  }
+  expect(Object.fromEntries(keys)).toEqual({ [scored.id]: SCORE_ONLY_CONTACT_UPDATE, [renamed.id]: 'contact.updated' });
+  await sleep(200);
+  expect(got[withoutScores]).toEqual([renamed.id]);
 });

@@ -5,6 +5,7 @@ export { notifyOutboxCommitted, OutboxRelay, type OutboxRelayOptions } from './r
 export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';
 export { brokerConnected, type BrokerLink } from './readiness';
 export { EventConsumer, type BatchHandler, type EventConsumerOptions, type EventHandler } from './consumer';
+export { queueBindings, topicMatches } from './routing';
 export { deleteTopology, dlqName, retryQueueName, DELIVERY_LIMIT } from './topology';
 export {
   AUDIT_RECORDED,
@@ -28,7 +29,10 @@ export {
   isKnownEventType,
   parseEventData,
   PublicContact,
+  narrowRoutingKeys,
   publicEventTypes,
+  routingKeyOf,
+  SCORE_ONLY_CONTACT_UPDATE,
   toPublicContact,
   webhookData,
   type EventData,
@@ -39,3 +43,4 @@ export {
 } from './schemas';
 export { eventCatalogue, jsonSchemaOf, type CatalogueEntry } from './schemas/catalogue';
 export { EVENT_EXAMPLES, exampleContact } from './schemas/examples';
+export { EVENT_OF_TRIGGER, TRIGGER_TYPES, type TriggerType } from './triggers';

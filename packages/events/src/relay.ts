@@ -4,6 +4,7 @@ import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import { amqpPublished, ChildCache, type Counter, type Metrics, outboxBacklog, outboxOldestAge } from '@crm/metrics';
 import { connectAmqp, reconnectDelay } from './amqp';
+import { routingKeyOf } from './schemas';
 import { OUTBOX_CHANNEL } from './tables';
 import { declareExchange } from './topology';
 import { TRACEPARENT_HEADER } from './trace-context';
@@ -291,7 +292,8 @@ export class OutboxRelay {
         // means they sit in memory a moment longer; the confirms are what we wait for.
         channel.publish(
           this.exchange,
-          row.type,
+          // Parsed only for the few types with narrower routing keys; every other body goes out as stored text.
+          routingKeyOf(row.type, row.version, () => JSON.parse(row.data)),
           envelopeBody(row),
           {
             persistent: true,

@@ -199,17 +199,6 @@ describe('one consumer per event family', () => {
     const replies = await pool.query(`SELECT sum(replies)::int AS n FROM analytics_user_stats WHERE org_id = ANY($1::uuid[]) AND unit = 'd'`, [orgs]);
     expect(replies.rows[0].n).toBe(48);
   });
-
-  it('scoring\'s own leadScore announcements are dropped before any query', async () => {
-    const f = families();
-    const orgId = randomUUID();
-    const contactId = await newContact(pool, orgId);
-    const queries = jest.fn();
-    const spy = { query: (...args: unknown[]) => (queries(...args), Promise.reject(new Error('no query expected'))) };
-    const announcement = envelope('contact.updated', orgId, { contact: { ...exampleContact, id: contactId, status: 'lead', tags: [], createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() }, changes: ['leadScore'], highValueThreshold: 80 });
-    await f.contact([announcement], spy as never);
-    expect(queries).not.toHaveBeenCalled();
-  });
 });
 
 describe('a batch through the module functions gives what its events give one by one', () => {
@@ -267,7 +256,6 @@ describe('a batch through the module functions gives what its events give one by
       envelope('contact.updated', orgA, { contact: snapshot(c1, { tags: ['VIP', 'hot'], assignedUserId: agent }), changes: ['tags'] }),
       envelope('contact.updated', orgA, { contact: snapshot(c1, { tags: ['VIP', 'hot'], status: 'customer', assignedUserId: lead, dealValue: 120 }), changes: ['status', 'assignedUserId', 'dealValue'] }),
       envelope('contact.updated', orgA, { contact: snapshot(c2, { tags: ['hot'] }), changes: ['tags'] }),
-      envelope('contact.updated', orgA, { contact: snapshot(c1, { tags: ['VIP', 'hot'], status: 'customer', assignedUserId: lead }), changes: ['leadScore'], highValueThreshold: 80 }),
       envelope('appointment.created', orgA, { appointment: { ...appointmentExample, contactId: c2, createdAt: at(1).toISOString() } }),
       envelope('contact.created', orgA, { contact: snapshot(gone, { assignedUserId: agent }) }),
       envelope('contact.deleted', orgA, { id: gone }),

@@ -82,6 +82,9 @@ export const contactCreated = defineEvent({
   webhook: { data: PublicContactData, from: (d) => ({ contact: toPublicContact(d.contact) }) },
 });
 
+/** The routing key of a contact.updated whose only change is `leadScore` (see contactUpdated's routingKeys). */
+export const SCORE_ONLY_CONTACT_UPDATE = 'contact.updated.lead_score';
+
 export const contactUpdated = defineEvent({
   type: 'contact.updated',
   version: 1,
@@ -92,6 +95,8 @@ export const contactUpdated = defineEvent({
     data: z.object({ contact: PublicContact, changes: Changes }),
     from: (d) => ({ contact: toPublicContact(d.contact), changes: publicChanges(d.changes) }),
   },
+  // Lead scoring's announcements of a new score: crm's own analytics uses none of them and excludes this key.
+  routingKeys: { [SCORE_ONLY_CONTACT_UPDATE]: (d) => d.changes.length > 0 && d.changes.every((c) => c === 'leadScore') },
 });
 
 export const contactDeleted = defineEvent({

@@ -14,6 +14,13 @@ export interface EventDefinition<T extends string = string, D extends z.ZodType 
     // Method syntax: a registry holds definitions of every data type side by side.
     from(data: z.output<D>): z.output<W>;
   };
+  /**
+   * Narrower routing keys (`<type>.<word>`) some events of this type are published under instead of the type, each
+   * with the test that picks it, judged on the data as its producer wrote it (the first that holds wins). A queue
+   * bound to the type gets them too (EventConsumer binds them for it), unless its consumer excludes one: how a
+   * consumer keeps away events it would only drop.
+   */
+  routingKeys?: Readonly<Record<string, (data: unknown) => boolean>>;
 }
 
 interface Definition<T extends string, D extends z.ZodType, W extends z.ZodType> {
@@ -23,9 +30,16 @@ interface Definition<T extends string, D extends z.ZodType, W extends z.ZodType>
   data: D;
   /** 'same': the webhook gets the event's data as it is (it holds no internal shape). */
   webhook?: 'same' | { data: W; from(data: z.output<D>): z.output<W> };
+  routingKeys?: Readonly<Record<string, (data: z.input<D>) => boolean>>;
 }
 
 export function defineEvent<T extends string, D extends z.ZodType, W extends z.ZodType = D>(d: Definition<T, D, W>): EventDefinition<T, D, W> {
   const webhook = d.webhook === 'same' ? { data: d.data as unknown as W, from: (x: z.output<D>) => x as unknown as z.output<W> } : d.webhook;
-  return { type: d.type, version: d.version, description: d.description, data: d.data, ...(webhook ? { webhook } : {}) };
+  for (const key of Object.keys(d.routingKeys ?? {})) {
+    // Exactly one word more than the type, so `<type>.*` and `<type>.#` bindings catch it as well.
+    const word = key.startsWith(`${d.type}.`) ? key.slice(d.type.length + 1) : '';
+    if (!/^[a-z0-9_]+$/.test(word)) throw new Error(`${d.type}: routing key "${key}" must be "${d.type}.<word>"`);
+  }
+  const routingKeys = d.routingKeys as EventDefinition['routingKeys'];
+  return { type: d.type, version: d.version, description: d.description, data: d.data, ...(webhook ? { webhook } : {}), ...(routingKeys ? { routingKeys } : {}) };
 }

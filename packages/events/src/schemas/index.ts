@@ -8,7 +8,7 @@ import type { EventDefinition } from './define';
 import type { EventEnvelope } from '../envelope';
 import { platformEvents } from './platform';
 
-export { EventContact, PublicContact, toPublicContact } from './contacts';
+export { EventContact, PublicContact, SCORE_ONLY_CONTACT_UPDATE, toPublicContact } from './contacts';
 export type { EventDefinition } from './define';
 
 /** Every event type and version the system publishes, family by family. */
@@ -58,6 +58,26 @@ export function eventDefinitions(): EventDefinition[] {
 /** Public event types (a webhook can subscribe to them) in catalogue order. */
 export function publicEventTypes(): string[] {
   return [...new Set(eventDefinitions().filter((d) => d.webhook).map((d) => d.type))];
+}
+
+/**
+ * The routing key an event is published under: its type, or the first of its definition's narrower routing keys
+ * whose test holds for the data. Data that does not let a test judge it (an older producer's) keeps the type.
+ */
+export function routingKeyOf(type: string, version: number, data: () => unknown): string {
+  const keys = Object.entries(eventSchemas[type]?.[version]?.routingKeys ?? {});
+  if (keys.length === 0) return type;
+  try {
+    const value = data();
+    return keys.find(([, holds]) => holds(value))?.[0] ?? type;
+  } catch {
+    return type;
+  }
+}
+
+/** Every narrower routing key the catalogue declares, with the type it narrows. */
+export function narrowRoutingKeys(): { type: string; key: string }[] {
+  return eventDefinitions().flatMap((d) => Object.keys(d.routingKeys ?? {}).map((key) => ({ type: d.type, key })));
 }
 
 /** An event's data does not match its schema (or its version is unknown): it can never be applied as it is. */

@@ -1,20 +1,12 @@
+import { EVENT_OF_TRIGGER, TRIGGER_TYPES, type TriggerType } from '@crm/events';
 import { containsPhrase, containsText, sameText } from './text';
 
 /**
  * What starts a rule, what a condition may look at, and how conditions are judged. No I/O here: the
- * consumer hands in the facts (event data, and the contact when a condition needs one).
+ * consumer hands in the facts (event data, and the contact when a condition needs one). The trigger names and
+ * their events are a contract with the gateway, so they live in @crm/events (triggers.ts).
  */
-export const TRIGGER_TYPES = [
-  'contact_created',
-  'message_received',
-  'conversation_created',
-  'conversation_assigned',
-  'conversation_status_changed',
-  'appointment_created',
-  'keyword',
-  'conversation_note_created',
-] as const;
-export type TriggerType = (typeof TRIGGER_TYPES)[number];
+export { TRIGGER_TYPES, type TriggerType };
 
 export const OPERATORS = ['equals', 'not_equals', 'contains', 'gte', 'lte', 'in'] as const;
 export type Operator = (typeof OPERATORS)[number];
@@ -33,18 +25,6 @@ export interface TriggerDef {
   conditions: Condition[];
   keywords: string[];
 }
-
-/** The event type each trigger listens to. */
-export const EVENT_OF_TRIGGER: Record<TriggerType, string> = {
-  contact_created: 'contact.created',
-  message_received: 'message.received',
-  conversation_created: 'conversation.created',
-  conversation_assigned: 'conversation.assigned',
-  conversation_status_changed: 'conversation.status_changed',
-  appointment_created: 'appointment.created',
-  keyword: 'message.received',
-  conversation_note_created: 'conversation.note_created',
-};
 
 export function triggersOfEvent(eventType: string): TriggerType[] {
   return TRIGGER_TYPES.filter((t) => EVENT_OF_TRIGGER[t] === eventType);

@@ -41,9 +41,6 @@ function snapshot(c: EventContact): ContactSnapshot {
   };
 }
 
-/** A contact.updated that only announces a new leadScore (scoring's own): the read model uses none of it. */
-const onlyLeadScore = (changes: string[]) => changes.length > 0 && changes.every((c) => c === 'leadScore');
-
 /**
  * Feeds the analytics read model from a batch of events in the consumer's transaction, which also records the
  * event ids, so a redelivered event changes nothing twice. Conversation items and contact changes are grouped
@@ -76,7 +73,6 @@ export function analyticsEvents(log: Logger): FamilyModule {
         case 'contact.created':
         case 'contact.updated': {
           const changes = event.type === 'contact.updated' ? event.data.changes : [];
-          if (event.type === 'contact.updated' && onlyLeadScore(changes)) break;
           const s = snapshot(event.data.contact);
           const assigned = event.type === 'contact.created' || changes.includes('assignedUserId');
           contacts.push({ orgId, contactId: s.id, changes: [{ kind: 'snapshot', snapshot: s, at: new Date(occurredAt), assigned }] });

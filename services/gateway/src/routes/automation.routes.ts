@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { TRIGGER_TYPES } from '@crm/events';
 import type { automation } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
@@ -16,16 +17,6 @@ import { pageParams, s } from '../http/validate';
  */
 
 const RULE_STATUSES = ['draft', 'active', 'paused'] as const;
-const TRIGGER_TYPES = [
-  'contact_created',
-  'message_received',
-  'conversation_created',
-  'conversation_assigned',
-  'conversation_status_changed',
-  'appointment_created',
-  'keyword',
-  'conversation_note_created',
-] as const;
 const RUN_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
 
 /** `['actions', 1, 'userId']` → `actions[1].userId`. */

@@ -1,0 +1,30 @@
+import type { EventType } from './schemas';
+
+/**
+ * The triggers an automation rule may start from, and the event each one listens to. A contract between the
+ * gateway (which accepts them as a list filter) and automation (which stores and fires them), kept here beside
+ * the event catalogue so the two can never accept different names and every trigger names a catalogued event.
+ */
+export const TRIGGER_TYPES = [
+  'contact_created',
+  'message_received',
+  'conversation_created',
+  'conversation_assigned',
+  'conversation_status_changed',
+  'appointment_created',
+  'keyword',
+  'conversation_note_created',
+] as const;
+export type TriggerType = (typeof TRIGGER_TYPES)[number];
+
+/** The event type each trigger listens to. */
+export const EVENT_OF_TRIGGER: Readonly<Record<TriggerType, EventType>> = {
+  contact_created: 'contact.created',
+  message_received: 'message.received',
+  conversation_created: 'conversation.created',
+  conversation_assigned: 'conversation.assigned',
+  conversation_status_changed: 'conversation.status_changed',
+  appointment_created: 'appointment.created',
+  keyword: 'message.received',
+  conversation_note_created: 'conversation.note_created',
+};
