@@ -2,7 +2,8 @@ import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import * as contacts from '../contacts';
-import { contactFilter, type ListRequest } from '../contacts';
+import type { crm } from '@crm/proto-types';
+import { contactFilter } from '../contacts';
 import { isUuid } from '../shared';
 import type { Deps } from '../deps';
 
@@ -13,9 +14,9 @@ const PAGE_MAX = 1000;
  * ExportContacts: one page of the contacts the list's filters match, in id order after `afterId`. Inbox
  * visibility applies as in the list (an agent under "assigned" exports only the contacts they see).
  */
-export async function exportPage(deps: Deps, ctx: OrgContext, req: { filters?: ListRequest | null; afterId?: string; limit?: number }) {
+export async function exportPage(deps: Deps, ctx: OrgContext, req: crm.ExportContactsRequest__Output) {
   const { orgId } = ctx;
-  const afterId = req.afterId ?? '';
+  const afterId = req.afterId;
   if (afterId && !isUuid(afterId)) throw invalid('afterId', 'must be a contact id');
   const limit = Math.min(PAGE_MAX, Math.max(1, req.limit || PAGE_DEFAULT));
   const f = await contactFilter(deps, ctx, { page: 1, limit: 1, ...(req.filters ?? {}) });
@@ -24,18 +25,8 @@ export async function exportPage(deps: Deps, ctx: OrgContext, req: { filters?: L
   return { data: rows.map((r) => contacts.toContact(r)), nextAfter: rows.length === limit ? rows[rows.length - 1].id : '' };
 }
 
-export interface TransferSummary {
-  kind?: string;
-  created?: number;
-  updated?: number;
-  failed?: number;
-  exported?: number;
-  dryRun?: boolean;
-  filtersJson?: string;
-}
-
 /** RecordContactTransfer: the one audit entry of a finished import (team lead and above) or export. */
-export async function recordTransfer(deps: Deps, ctx: OrgContext, req: TransferSummary) {
+export async function recordTransfer(deps: Deps, ctx: OrgContext, req: crm.ContactTransferSummary__Output) {
   if (req.kind === 'import') {
     requireCan(ctx, 'contacts:import');
     await withTransaction(deps.pool, (tx) =>

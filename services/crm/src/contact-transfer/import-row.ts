@@ -1,18 +1,9 @@
 import { AppError } from '@crm/grpc-kit';
 import { type CustomFields, type FieldDef, valueFromText } from '../custom-fields';
-import { CONTACT_STATUSES, normalisePhone } from '../contacts';
-import { normaliseTags, oneOf, optionalEmail, optionalText } from '../shared';
+import type { crm } from '@crm/proto-types';
+import { normalisePhone } from '../contacts';
+import { oneOf, optionalEmail, optionalText, rules } from '../shared';
 
-/** One CSV row as the gateway read it (crm.v1.ImportRow): cells as text. */
-export interface ImportRow {
-  line: number;
-  name?: string;
-  phone?: string;
-  email?: string;
-  tags?: string;
-  status?: string;
-  customFields?: Record<string, string>;
-}
 
 export interface ImportError {
   line: number;
@@ -47,15 +38,15 @@ function cell<T>(errors: ImportError[], line: number, fn: () => T): T | undefine
 const present = (v: string | undefined) => (v ?? '').trim() !== '';
 
 /** The row's values, or its errors (the row is then not imported), with the rules of POST /contacts. */
-export function readRow(row: ImportRow, defs: Map<string, FieldDef>, phoneCountry: string): { values?: RowValues; errors: ImportError[] } {
+export function readRow(row: crm.ImportRow__Output, defs: Map<string, FieldDef>, phoneCountry: string): { values?: RowValues; errors: ImportError[] } {
   const errors: ImportError[] = [];
   const line = row.line;
   const v: RowValues = { line, customFields: {} };
-  if (present(row.name)) v.name = cell(errors, line, () => optionalText(row.name, 'name'));
+  if (present(row.name)) v.name = cell(errors, line, () => optionalText(row.name, 'name', rules.CONTACT_TEXT_MAX.name));
   if (present(row.phone)) v.phone = cell(errors, line, () => normalisePhone(row.phone, phoneCountry));
   if (present(row.email)) v.email = cell(errors, line, () => optionalEmail(row.email));
-  if (present(row.status)) v.status = cell(errors, line, () => oneOf(row.status!.trim().toLowerCase(), CONTACT_STATUSES, 'status'));
-  if (present(row.tags)) v.tags = cell(errors, line, () => normaliseTags(row.tags!.split(';'), 'tags'));
+  if (present(row.status)) v.status = cell(errors, line, () => oneOf(row.status!.trim().toLowerCase(), rules.CONTACT_STATUSES, 'status'));
+  if (present(row.tags)) v.tags = cell(errors, line, () => rules.normaliseTags(row.tags!.split(';'), 'tags'));
   for (const [key, raw] of Object.entries(row.customFields ?? {})) {
     const text = raw.trim();
     if (!text) continue;

@@ -3,17 +3,13 @@ import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import { type PoolClient, withTransaction } from '@crm/db';
 import { type ContactRow, type ContactWriter, diff, type ImportedChange, type ImportedValues } from '../contacts';
 import { applyChanges, fieldDefs, type FieldDef } from '../custom-fields';
+import type { crm } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import * as repo from './import.repo';
-import { type ImportError, type ImportRow, readRow, type RowValues } from './import-row';
+import { type ImportError, readRow, type RowValues } from './import-row';
 
 /** Rows in one ImportContacts call at most (the gateway sends 500). */
 export const IMPORT_BATCH_MAX = 1000;
-
-export interface ImportRequest {
-  rows?: ImportRow[];
-  dryRun?: boolean;
-}
 
 export interface ImportResult {
   created: number;
@@ -124,7 +120,7 @@ const isPhoneRace = (err: unknown) => (err as { constraint?: string }).constrain
  * written in one transaction. A concurrent writer that takes a phone between the match and the insert makes the
  * batch run once more (its contact is then matched). A dry run does the same work and rolls it back.
  */
-export async function importBatch(deps: Deps, ctx: OrgContext, req: ImportRequest): Promise<ImportResult> {
+export async function importBatch(deps: Deps, ctx: OrgContext, req: crm.ImportContactsRequest__Output): Promise<ImportResult> {
   requireCan(ctx, 'contacts:import');
   const { orgId } = ctx;
   const rows = req.rows ?? [];

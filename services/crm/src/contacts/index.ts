@@ -26,7 +26,7 @@ export {
   touchLastActivities,
   touchLastActivity,
 } from './db/contacts.repo';
-export { contactFilter, CONTACT_STATUSES, diff, type ListRequest } from './domain/contacts';
+export { contactFilter, diff } from './domain/contacts';
 export { statusExists } from './db/statuses.repo';
 export { viewerOf } from './domain/visibility';
 export { normalisePhone } from './domain/phone';

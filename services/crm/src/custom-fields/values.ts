@@ -1,11 +1,11 @@
 import { invalid } from '@crm/grpc-kit';
+import { rules } from '../shared';
 
 /**
  * Custom field values: what each type accepts, from JSON (the API) and from text (CSV cells, cf.<key> filters),
  * and how a value is written back as text. No I/O here: the definitions are passed in.
  */
-export const FIELD_TYPES = ['text', 'number', 'date', 'boolean', 'select'] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
+export type FieldType = rules.FieldType;
 
 export interface FieldDef {
   key: string;

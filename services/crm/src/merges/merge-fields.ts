@@ -1,3 +1,5 @@
+import { rules } from '../shared';
+
 /**
  * Which of the target's fields a merge fills from the source, as pure functions over contacts rows in their
  * JSON form (`to_jsonb(contacts)`), so the same rules hold for columns added later. The target's non-empty values
@@ -11,8 +13,6 @@ const FILL_WHEN_EMPTY = ['name', 'email', 'phone', 'avatar', 'chatnet_uid', 'sta
 const UNITED = ['tags', 'thread_types'] as const;
 /** Per-key fill of a JSON object column (custom contact fields), when the column exists. */
 const FILLED_OBJECTS = ['custom_fields'] as const;
-
-const MAX_TAGS = 50;
 
 /** The API name of each column a merge can change (reported in contact.updated `changes` and `filledFields`). */
 export const API_FIELD: Record<string, string> = {
@@ -64,7 +64,7 @@ export function mergedFields(target: JsonRow, source: JsonRow): JsonRow {
   for (const col of UNITED) {
     if (!(col in target)) continue;
     let united = unite(target[col], source[col], col === 'tags' ? (s) => s.toLowerCase() : (s) => s);
-    if (col === 'tags') united = united.slice(0, MAX_TAGS);
+    if (col === 'tags') united = united.slice(0, rules.MAX_TAGS);
     if (!same(united, target[col])) out[col] = united;
   }
   for (const col of FILLED_OBJECTS) {

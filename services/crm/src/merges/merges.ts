@@ -3,6 +3,7 @@ import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-k
 import { iso, isoOrUndefined, type PoolClient, withRetriedTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import { foldContactAnalytics, unfoldContactAnalytics } from '../analytics';
+import type { crm } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import { ContactRow, findAppointment, findByChatnetUid, findContact, findIdByPhone, toAppointment, toContact, toEventContact } from '../contacts';
 import { isUuid } from '../shared';
@@ -49,11 +50,11 @@ async function appointmentsMoved(tx: PoolClient, orgId: string, ids: string[]) {
 
 const label = (row: JsonRow) => String(row.name || row.phone || row.email || row.id);
 
-export async function mergeContacts(deps: Deps, ctx: OrgContext, req: { targetId?: string; sourceId?: string }) {
+export async function mergeContacts(deps: Deps, ctx: OrgContext, req: crm.MergeContactsRequest__Output) {
   requireCan(ctx, 'contacts:delete');
   const { orgId } = ctx;
-  const targetId = String(req.targetId ?? '').toLowerCase();
-  const sourceId = String(req.sourceId ?? '').toLowerCase();
+  const targetId = req.targetId.toLowerCase();
+  const sourceId = req.sourceId.toLowerCase();
   if (!isUuid(targetId)) throw notFound('Contact');
   if (!sourceId) throw invalid('sourceId', 'is required');
   if (!isUuid(sourceId)) throw invalid('sourceId', 'must be a contact id');
@@ -126,10 +127,10 @@ async function undoConflict(deps: Deps, orgId: string, source: JsonRow, constrai
   });
 }
 
-export async function undoMerge(deps: Deps, ctx: OrgContext, req: { mergeId?: string }) {
+export async function undoMerge(deps: Deps, ctx: OrgContext, req: crm.UndoContactMergeRequest__Output) {
   requireCan(ctx, 'contacts:delete');
   const { orgId } = ctx;
-  const mergeId = String(req.mergeId ?? '').toLowerCase();
+  const mergeId = req.mergeId.toLowerCase();
   if (!isUuid(mergeId)) throw notFound('Merge');
   let sourceRow: JsonRow | undefined;
   try {

@@ -1,6 +1,5 @@
 import { invalid } from '@crm/grpc-kit';
-import { CONTACT_STATUSES } from '../contacts';
-import { isUuid, MAX_TAG_LENGTH, oneOf, requireText } from '../shared';
+import { isUuid, oneOf, requireText, rules } from '../shared';
 
 /**
  * Lead scoring rules of the game, without I/O: the config and its defaults, the conditions a rule can score,
@@ -134,11 +133,11 @@ function ruleValue(condition: Condition, raw: string): string {
   const v = raw.trim();
   if (!v) return '';
   if (condition === 'tag_added') {
-    if (v.length > MAX_TAG_LENGTH) throw invalid('value', `must be a tag of at most ${MAX_TAG_LENGTH} characters`);
+    if (v.length > rules.MAX_TAG_LENGTH) throw invalid('value', `must be a tag of at most ${rules.MAX_TAG_LENGTH} characters`);
     // Tags match case-insensitively, like the contact's own tag de-duplication.
     return v.toLowerCase();
   }
-  if (condition === 'status_changed') return oneOf(v, CONTACT_STATUSES, 'value');
+  if (condition === 'status_changed') return oneOf(v, rules.CONTACT_STATUSES, 'value');
   // A custom status (pipeline stage) of the org; that it exists is checked against the database on write.
   if (condition === 'stage_reached') {
     if (!isUuid(v)) throw invalid('value', "must be the id of one of the organization's custom statuses");

@@ -2,13 +2,15 @@ import type { Response } from 'express';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { crm } from '@crm/proto-types';
+import { crmRules as rules } from '@crm/validation';
 import { importUpload, BASE_COLUMNS } from '../csv/contact-import';
 import { csvLine, UTF8_BOM } from '../csv/csv-writer';
 import { badRequest, HttpError } from '../http/errors';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
 import { body, s } from '../http/validate';
-import { contactListFilters, customFieldsOf } from './crm';
+import { contactFieldOut } from './contact-fields.out';
+import { contactListFilters, customFieldsOf, position } from './crm';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 
@@ -19,28 +21,26 @@ type ExportedContact = crm.Contact__Output;
 
 // ------------------------------------------------------------------------------------------- request schemas
 
-export const FIELD_TYPES = ['text', 'number', 'date', 'boolean', 'select'] as const;
 const options = z
-  .array(z.string({ error: 'must be an array of strings' }).trim().min(1, 'must not contain empty options').max(100, 'each option must be at most 100 characters'), {
+  .array(z.string({ error: 'must be an array of strings' }).trim().min(1, rules.EMPTY_OPTION).max(rules.OPTION_MAX, rules.OPTION_TOO_LONG), {
     error: 'must be an array of strings',
   })
-  .max(100, 'must list at most 100 options');
-const position = z.number({ error: 'must be an integer' }).int('must be an integer').min(0).max(10_000);
+  .max(rules.MAX_OPTIONS, rules.TOO_MANY_OPTIONS);
 
 export const NewContactField = z.object({
   key: z
     .string({ error: 'is required' })
     .trim()
-    .regex(/^[a-z][a-z0-9_]{0,39}$/, 'must be 1-40 characters: a lowercase letter, then lowercase letters, digits or _'),
-  label: s.requiredText(100),
-  type: s.enumOf(FIELD_TYPES),
+    .regex(rules.FIELD_KEY_PATTERN, rules.FIELD_KEY_MESSAGE),
+  label: s.requiredText(rules.FIELD_LABEL_MAX),
+  type: s.enumOf(rules.FIELD_TYPES),
   options: options.optional(),
   position: position.optional(),
 });
 // key and type are fixed once created (crm answers 400 when they differ); sending the same ones is harmless.
 export const ContactFieldPatch = z.object({
   key: z.string().optional(),
-  label: s.requiredText(100).optional(),
+  label: s.requiredText(rules.FIELD_LABEL_MAX).optional(),
   type: z.string().optional(),
   options: options.optional(),
   position: position.optional(),
@@ -87,21 +87,21 @@ export function contactFieldsRoutes({ config, clients, auth, log }: RouteDeps): 
   const transfer = () => clients.crmTransfer;
 
   internal.get('/contact-fields', async (req, res) => {
-    res.json((await fields().ListContactFields({}, ctxOf(req, res))).data);
+    res.json((await fields().ListContactFields({}, ctxOf(req, res))).data.map(contactFieldOut));
   });
   internal.post('/contact-fields', async (req, res) => {
     const { options: o, ...b } = body(req, NewContactField);
-    res.status(201).json(await fields().CreateContactField({ ...b, options: o ? { values: o } : undefined }, ctxOf(req, res)));
+    res.status(201).json(contactFieldOut(await fields().CreateContactField({ ...b, options: o ? { values: o } : undefined }, ctxOf(req, res))));
   });
   internal.get('/contact-fields/:id', async (req, res) => {
     const all = await fields().ListContactFields({}, ctxOf(req, res));
     const found = all.data.find((f) => f.id === req.params.id);
     if (!found) throw new HttpError(404, 'not_found', 'Custom field not found');
-    res.json(found);
+    res.json(contactFieldOut(found));
   });
   internal.put('/contact-fields/:id', async (req, res) => {
     const { options: o, ...b } = body(req, ContactFieldPatch);
-    res.json(await fields().UpdateContactField({ id: req.params.id, ...b, options: o ? { values: o } : undefined }, ctxOf(req, res)));
+    res.json(contactFieldOut(await fields().UpdateContactField({ id: req.params.id, ...b, options: o ? { values: o } : undefined }, ctxOf(req, res))));
   });
   internal.delete('/contact-fields/:id', async (req, res) => {
     await fields().DeleteContactField({ id: req.params.id }, ctxOf(req, res));

@@ -1,31 +1,10 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { crm } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
-import { contactOut } from './crm';
+import { mergeOut } from './contact-merges.out';
 import { ctxOf } from '../http/principal';
-import { answered } from '../http/shape';
 import { body } from '../http/validate';
-
-type ContactMerge = crm.ContactMerge__Output;
-
-export function mergeOut(m: ContactMerge) {
-  // crm sets moved and target on every merge it answers; source only after an undo.
-  return {
-    id: m.id,
-    targetId: m.targetId,
-    sourceId: m.sourceId,
-    mergedBy: m.mergedBy ?? null,
-    mergedAt: m.mergedAt,
-    undoableUntil: m.undoableUntil,
-    undoneAt: m.undoneAt ?? null,
-    filledFields: m.filledFields,
-    moved: answered(m.moved, 'crm merge: moved'),
-    target: contactOut(answered(m.target, 'crm merge: target')),
-    source: m.source ? contactOut(m.source) : null,
-  };
-}
 
 // Shape only; crm checks the id (400 naming sourceId when malformed or the target itself, 404 when not the org's).
 export const MergeBody = z.object({

@@ -1,32 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
-import { type KeysetRequest, readKeyset, withTransaction } from '@crm/db';
+import { readKeyset, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
+import type { crm } from '@crm/proto-types';
 import type { Deps } from '../../deps';
 import { recordActivity } from '../db/activities.repo';
 import * as repo from '../db/appointments.repo';
 import { findContact } from '../db/contacts.repo';
-import { isoTimestamp, isUuid, oneOf, optionalText, requireUuid } from '../../shared';
+import { isoTimestamp, isUuid, oneOf, optionalText, requireUuid, rules } from '../../shared';
 import { viewerOf } from './visibility';
-
-export const APPOINTMENT_STATUSES = ['scheduled', 'completed', 'cancelled'] as const;
-const TYPE = /^[a-z0-9_-]{1,40}$/;
-const MAX_DURATION = 7 * 24 * 60;
 
 /** scheduled → completed | cancelled; completed and cancelled are final. */
 const MOVES: Record<string, readonly string[]> = { scheduled: ['completed', 'cancelled'], completed: [], cancelled: [] };
-
-function type(value: string | undefined): string {
-  const v = (value ?? '').trim().toLowerCase() || 'meeting';
-  if (!TYPE.test(v)) throw invalid('type', 'must be 1-40 lowercase letters, digits, - or _ (e.g. meeting, call)');
-  return v;
-}
-
-function duration(value: number | undefined): number {
-  if (value === undefined || value === 0) return 60;
-  if (!Number.isInteger(value) || value < 1 || value > MAX_DURATION) throw invalid('duration', `must be a whole number of minutes from 1 to ${MAX_DURATION}`);
-  return value;
-}
 
 async function assertAssignee(deps: Deps, ctx: OrgContext, userId: string | null | undefined) {
   if (!userId) return;
@@ -48,7 +33,7 @@ export async function get(deps: Deps, ctx: OrgContext, id: string) {
 export async function list(
   deps: Deps,
   ctx: OrgContext,
-  req: { page: number; limit: number; status?: string; contactId?: string; dateFrom?: string; dateTo?: string; skipTotal?: boolean; keyset?: KeysetRequest | null },
+  req: crm.ListAppointmentsRequest__Output,
 ) {
   const { orgId } = ctx;
   const f: repo.AppointmentFilter = {
@@ -57,7 +42,7 @@ export async function list(
     skipTotal: req.skipTotal,
     viewer: viewerOf(ctx),
   };
-  if (req.status) f.status = oneOf(req.status, APPOINTMENT_STATUSES, 'status');
+  if (req.status) f.status = oneOf(req.status, rules.APPOINTMENT_STATUSES, 'status');
   if (req.contactId) f.contactId = requireUuid(req.contactId, 'contactId');
   if (req.dateFrom) f.dateFrom = isoTimestamp(req.dateFrom, 'dateFrom');
   if (req.dateTo) f.dateTo = isoTimestamp(req.dateTo, 'dateTo');
@@ -69,7 +54,7 @@ export async function list(
 export async function create(
   deps: Deps,
   ctx: OrgContext,
-  req: { contactId: string; title?: string; description?: string; scheduledAt: string; duration?: number; type?: string; location?: string; assignedUserId?: string; notes?: string },
+  req: crm.CreateAppointmentRequest__Output,
 ) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
@@ -78,14 +63,14 @@ export async function create(
     id: randomUUID(),
     orgId,
     contactId: req.contactId,
-    title: optionalText(req.title, 'title'),
-    description: optionalText(req.description, 'description', 5000),
+    title: optionalText(req.title, 'title', rules.APPOINTMENT_TEXT_MAX.title),
+    description: optionalText(req.description, 'description', rules.APPOINTMENT_TEXT_MAX.description),
     scheduledAt: isoTimestamp(req.scheduledAt, 'scheduledAt'),
-    duration: duration(req.duration),
-    type: type(req.type),
-    location: optionalText(req.location, 'location', 500),
+    duration: rules.appointmentDuration(req.duration),
+    type: rules.appointmentType(req.type),
+    location: optionalText(req.location, 'location', rules.APPOINTMENT_TEXT_MAX.location),
     assignedUserId: req.assignedUserId || null,
-    notes: optionalText(req.notes, 'notes', 5000),
+    notes: optionalText(req.notes, 'notes', rules.APPOINTMENT_TEXT_MAX.notes),
   };
   // A contact hidden from the agent by inbox visibility is as unknown as another org's.
   const contact = isUuid(a.contactId) ? await findContact(deps.pool, orgId, a.contactId, false, viewerOf(ctx)) : undefined;
@@ -111,22 +96,22 @@ export async function create(
 export async function update(
   deps: Deps,
   ctx: OrgContext,
-  req: { id: string; title?: string; description?: string; scheduledAt?: string; duration?: number; type?: string; location?: string; assignedUserId?: string; status?: string; notes?: string },
+  req: crm.UpdateAppointmentRequest__Output,
 ) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const viewer = viewerOf(ctx);
   await load(deps, orgId, req.id, viewer);
   const p: repo.AppointmentPatch = {};
-  if (req.title !== undefined) p.title = optionalText(req.title, 'title');
-  if (req.description !== undefined) p.description = optionalText(req.description, 'description', 5000);
+  if (req.title !== undefined) p.title = optionalText(req.title, 'title', rules.APPOINTMENT_TEXT_MAX.title);
+  if (req.description !== undefined) p.description = optionalText(req.description, 'description', rules.APPOINTMENT_TEXT_MAX.description);
   if (req.scheduledAt !== undefined) p.scheduledAt = isoTimestamp(req.scheduledAt, 'scheduledAt');
-  if (req.duration !== undefined) p.duration = duration(req.duration);
-  if (req.type !== undefined) p.type = type(req.type);
-  if (req.location !== undefined) p.location = optionalText(req.location, 'location', 500);
+  if (req.duration !== undefined) p.duration = rules.appointmentDuration(req.duration);
+  if (req.type !== undefined) p.type = rules.appointmentType(req.type);
+  if (req.location !== undefined) p.location = optionalText(req.location, 'location', rules.APPOINTMENT_TEXT_MAX.location);
   if (req.assignedUserId !== undefined) p.assignedUserId = req.assignedUserId || null;
-  if (req.status !== undefined) p.status = oneOf(req.status, APPOINTMENT_STATUSES, 'status');
-  if (req.notes !== undefined) p.notes = optionalText(req.notes, 'notes', 5000);
+  if (req.status !== undefined) p.status = oneOf(req.status, rules.APPOINTMENT_STATUSES, 'status');
+  if (req.notes !== undefined) p.notes = optionalText(req.notes, 'notes', rules.APPOINTMENT_TEXT_MAX.notes);
   await assertAssignee(deps, ctx, p.assignedUserId);
   return withTransaction(deps.pool, async (tx) => {
     const row = await repo.findAppointment(tx, orgId, req.id, true, viewer);

@@ -1,26 +1,16 @@
 import { AppError, forbidden, invalid, requireCan, roleRank, OrgContext } from '@crm/grpc-kit';
 import { PoolClient, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
+import type { crm } from '@crm/proto-types';
 import type { Deps } from '../../deps';
 import * as repo from '../db/contacts.repo';
 import type { ContactWriter } from '../contact-writer';
-import { assertAssignee, assertStatusId, CONTACT_STATUSES } from './contacts';
-import { bulkIds, normaliseTags, oneOf } from '../../shared';
+import { assertAssignee, assertStatusId } from './contacts';
+import { bulkIds, oneOf, rules } from '../../shared';
 import { viewerOf } from './visibility';
 
-/** Most ids one bulk request may name. */
-export const BULK_MAX_IDS = 1000;
-const ACTIONS = ['tag', 'untag', 'status', 'assign', 'delete'] as const;
-type Action = (typeof ACTIONS)[number];
-
-export interface BulkContactsRequest {
-  ids?: string[];
-  action?: string;
-  tags?: string[];
-  status?: string;
-  statusId?: string;
-  assignedUserId?: string;
-}
+type Action = (typeof rules.BULK_ACTIONS)[number];
+type BulkContactsRequest = crm.BulkContactsRequest__Output;
 
 interface BulkFailure {
   id: string;
@@ -35,15 +25,15 @@ async function preparePatch(deps: Deps, ctx: OrgContext, action: Exclude<Action,
   switch (action) {
     case 'tag':
     case 'untag': {
-      const tags = normaliseTags(req.tags, 'tags');
+      const tags = rules.normaliseTags(req.tags, 'tags');
       if (tags.length === 0) throw invalid('tags', 'must list at least one tag');
-      if (action === 'tag') return (row) => ({ tags: normaliseTags([...row.tags, ...tags], 'tags') });
+      if (action === 'tag') return (row) => ({ tags: rules.normaliseTags([...row.tags, ...tags], 'tags') });
       const gone = new Set(tags.map((t) => t.toLowerCase()));
       return (row) => ({ tags: row.tags.filter((t) => !gone.has(t.toLowerCase())) });
     }
     case 'status': {
       if (!req.status && req.statusId === undefined) throw invalid('status', 'send status and/or statusId');
-      const status = req.status ? oneOf(req.status, CONTACT_STATUSES, 'status') : undefined;
+      const status = req.status ? oneOf(req.status, rules.CONTACT_STATUSES, 'status') : undefined;
       const statusId = req.statusId === undefined ? undefined : req.statusId || null;
       // The org's custom statuses, checked as PUT /contacts/:id checks them.
       await assertStatusId(deps, ctx.orgId, statusId);
@@ -96,9 +86,9 @@ async function deleteRows(tx: PoolClient, contacts: ContactWriter, orgId: string
 export async function bulkUpdate(deps: Deps, ctx: OrgContext, req: BulkContactsRequest) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
-  const action: Action = oneOf(req.action, ACTIONS, 'action');
+  const action: Action = oneOf(req.action, rules.BULK_ACTIONS, 'action');
   if (action === 'delete' && roleRank(ctx.role) < roleRank('team_lead')) throw forbidden('Only team leads, admins and owners delete contacts in bulk');
-  const { valid, malformed } = bulkIds(req.ids, BULK_MAX_IDS);
+  const { valid, malformed } = bulkIds(req.ids, rules.BULK_MAX_IDS);
   const patchOf = action === 'delete' ? undefined : await preparePatch(deps, ctx, action, req);
 
   const result = await withTransaction(deps.pool, async (tx) => {

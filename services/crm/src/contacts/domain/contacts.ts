@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
-import { type KeysetRequest, readKeyset, withTransaction } from '@crm/db';
+import { readKeyset, withTransaction } from '@crm/db';
+import type { crm } from '@crm/proto-types';
 import { recordAudit } from '@crm/events';
 import { applyChanges, changesForUpdate, listFilter, valuesForNewContact } from '../../custom-fields';
 import type { Deps } from '../../deps';
@@ -11,37 +12,12 @@ import { friendRecordsOf, toFriend } from '../db/friends.repo';
 import { notesOf, toNote } from '../db/notes.repo';
 import { statusExists } from '../db/statuses.repo';
 import { normalisePhone, phoneSearch } from './phone';
-import { escapeLike, isoTimestamp, isUuid, normaliseTags, oneOf, optionalEmail, optionalText, requireText, requireUuid } from '../../shared';
+import { escapeLike, isoTimestamp, isUuid, oneOf, optionalEmail, optionalText, requireText, requireUuid, rules } from '../../shared';
 import { viewerOf } from './visibility';
-
-export const CONTACT_STATUSES = ['new', 'lead', 'customer', 'lost'] as const;
-export const THREAD_TYPES = ['user', 'group'] as const;
-const SORTS = ['lastActivity', 'createdAt', 'leadScore'] as const;
-const DIRECTIONS = ['asc', 'desc'] as const;
-const HAS_CHATNET = ['true', 'false', 'unknown'] as const;
-const SOURCE = /^[a-z0-9_-]{1,40}$/;
 
 const DETAIL_NOTES = 100;
 const DETAIL_APPOINTMENTS = 50;
 const DETAIL_ACTIVITIES = 50;
-
-function source(value: string | undefined, fallback: string): string {
-  const v = (value ?? '').trim().toLowerCase() || fallback;
-  if (!SOURCE.test(v)) throw invalid('source', 'must be 1-40 lowercase letters, digits, - or _ (e.g. manual, chatnet, socialnet)');
-  return v;
-}
-
-/** numeric(14,2): below 10^12, never negative, whole cents. */
-const MAX_DEAL_VALUE = 999_999_999_999.99;
-function dealValue(value: number | undefined): number {
-  const v = value ?? 0;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid('dealValue', 'must be a number');
-  if (v < 0) throw invalid('dealValue', 'must not be negative');
-  if (v > MAX_DEAL_VALUE) throw invalid('dealValue', `must be at most ${MAX_DEAL_VALUE}`);
-  // A value with more than 2 decimals would be rounded silently by the column; refuse it instead.
-  if (Number(v.toFixed(2)) !== v) throw invalid('dealValue', 'must have at most 2 decimals');
-  return v;
-}
 
 /**
  * Loads the org's contact or answers 404; another org's id, a malformed id and (with `viewer`) a contact hidden
@@ -79,61 +55,41 @@ export async function assertAssignee(deps: Deps, ctx: OrgContext, userId: string
 
 // ---------------------------------------------------------------------------------------------- queries
 
-export interface ListRequest {
-  page: number;
-  limit: number;
-  search?: string;
-  source?: string;
-  status?: string;
-  statusId?: string;
-  assignedUserId?: string;
-  threadType?: string;
-  hasChatnet?: string;
-  scoreMin?: number;
-  scoreMax?: number;
-  dateFrom?: string;
-  dateTo?: string;
-  sortBy?: string;
-  direction?: string;
-  tag?: string;
-  skipTotal?: boolean;
-  keyset?: KeysetRequest | null;
-  /** cf.<key>=value (custom fields), values as text. */
-  customFieldFilters?: Record<string, string>;
-}
+/** The list's filters as crm.v1 carries them: ListContactsRequest, or ExportContactsRequest's filters (maybe absent). */
+type ListFilters = Partial<crm.ListContactsRequest__Output>;
 
 /**
  * The list's filter from a request (400 naming the bad parameter), shared by the list and the CSV export;
  * undefined when the filters cannot match anything.
  */
-export async function contactFilter(deps: Deps, ctx: OrgContext, req: ListRequest): Promise<repo.ContactFilter | undefined> {
+export async function contactFilter(deps: Deps, ctx: OrgContext, req: ListFilters): Promise<repo.ContactFilter | undefined> {
   const { orgId } = ctx;
   const f: repo.ContactFilter = {
     page: Math.max(1, req.page || 1),
     limit: Math.min(100, Math.max(1, req.limit || 50)),
-    sortBy: req.sortBy ? oneOf(req.sortBy, SORTS, 'sortBy') : 'lastActivity',
-    direction: req.direction ? oneOf(req.direction, DIRECTIONS, 'direction') : 'desc',
+    sortBy: req.sortBy ? oneOf(req.sortBy, rules.CONTACT_SORTS, 'sortBy') : 'lastActivity',
+    direction: req.direction ? oneOf(req.direction, rules.SORT_DIRECTIONS, 'direction') : 'desc',
     skipTotal: req.skipTotal,
   };
   const search = (req.search ?? '').trim();
   if (search) {
-    if (search.length > 200) throw invalid('search', 'must be at most 200 characters');
+    if (search.length > rules.CONTACT_TEXT_MAX.search) throw invalid('search', rules.maxChars(rules.CONTACT_TEXT_MAX.search));
     f.searchPhone = phoneSearch(search, deps.config.PHONE_DEFAULT_COUNTRY);
     if (!f.searchPhone) f.searchText = escapeLike(search);
   }
-  if (req.source) f.source = source(req.source, '');
-  if (req.status) f.status = oneOf(req.status, CONTACT_STATUSES, 'status');
+  if (req.source) f.source = rules.contactSource(req.source, '');
+  if (req.status) f.status = oneOf(req.status, rules.CONTACT_STATUSES, 'status');
   if (req.statusId) f.statusId = requireUuid(req.statusId, 'statusId');
   if (req.assignedUserId) f.assignedUserId = requireUuid(req.assignedUserId, 'assignedUserId');
-  if (req.threadType) f.threadType = oneOf(req.threadType, THREAD_TYPES, 'threadType');
-  if (req.hasChatnet) f.hasChatnet = oneOf(req.hasChatnet, HAS_CHATNET, 'hasChatnet');
+  if (req.threadType) f.threadType = oneOf(req.threadType, rules.THREAD_TYPES, 'threadType');
+  if (req.hasChatnet) f.hasChatnet = oneOf(req.hasChatnet, rules.HAS_CHATNET_FILTERS, 'hasChatnet');
   if (req.scoreMin !== undefined) f.scoreMin = req.scoreMin;
   if (req.scoreMax !== undefined) f.scoreMax = req.scoreMax;
   if (f.scoreMin !== undefined && f.scoreMax !== undefined && f.scoreMin > f.scoreMax) throw invalid('scoreMax', 'must not be less than scoreMin');
   if (req.dateFrom) f.dateFrom = isoTimestamp(req.dateFrom, 'dateFrom');
   if (req.dateTo) f.dateTo = isoTimestamp(req.dateTo, 'dateTo');
   if (f.dateFrom && f.dateTo && f.dateFrom > f.dateTo) throw invalid('dateTo', 'must not be before dateFrom');
-  if (req.tag) f.tag = optionalText(req.tag, 'tag', 50);
+  if (req.tag) f.tag = optionalText(req.tag, 'tag', rules.MAX_TAG_LENGTH);
   const cf = await listFilter(deps.pool, orgId, req.customFieldFilters);
   if (cf) f.customFields = cf;
   const viewer = viewerOf(ctx);
@@ -143,7 +99,7 @@ export async function contactFilter(deps: Deps, ctx: OrgContext, req: ListReques
   return f;
 }
 
-export async function list(deps: Deps, ctx: OrgContext, req: ListRequest) {
+export async function list(deps: Deps, ctx: OrgContext, req: crm.ListContactsRequest__Output) {
   const { orgId } = ctx;
   const f = await contactFilter(deps, ctx, req);
   if (!f) return { data: [], pagination: { total: 0, page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)), pages: 0 } };
@@ -199,36 +155,22 @@ export async function brief(deps: Deps, ctx: OrgContext, id: string) {
 
 // ---------------------------------------------------------------------------------------------- changes
 
-export interface CreateRequest {
-  name?: string;
-  email?: string;
-  phone?: string;
-  source?: string;
-  status?: string;
-  statusId?: string;
-  assignedUserId?: string;
-  notes?: string;
-  tags?: string[];
-  dealValue?: number;
-  customFieldsJson?: string;
-}
-
-export async function create(deps: Deps, ctx: OrgContext, req: CreateRequest) {
+export async function create(deps: Deps, ctx: OrgContext, req: crm.CreateContactRequest__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const c: repo.NewContact = {
     id: randomUUID(),
     orgId,
-    name: optionalText(req.name, 'name'),
+    name: optionalText(req.name, 'name', rules.CONTACT_TEXT_MAX.name),
     email: optionalEmail(req.email),
     phone: normalisePhone(req.phone, deps.config.PHONE_DEFAULT_COUNTRY),
-    source: source(req.source, 'manual'),
-    status: req.status ? oneOf(req.status, CONTACT_STATUSES, 'status') : 'new',
+    source: rules.contactSource(req.source, 'manual'),
+    status: req.status ? oneOf(req.status, rules.CONTACT_STATUSES, 'status') : 'new',
     statusId: req.statusId || null,
     assignedUserId: req.assignedUserId || null,
-    notes: optionalText(req.notes, 'notes', 10_000),
-    tags: normaliseTags(req.tags),
-    dealValue: dealValue(req.dealValue),
+    notes: optionalText(req.notes, 'notes', rules.CONTACT_TEXT_MAX.notes),
+    tags: rules.normaliseTags(req.tags),
+    dealValue: rules.dealValue(req.dealValue),
   };
   if (!c.name && !c.phone && !c.email) throw invalid('name', 'is required when there is no phone or email');
   c.customFields = await valuesForNewContact(deps.pool, orgId, req.customFieldsJson);
@@ -246,34 +188,22 @@ export async function create(deps: Deps, ctx: OrgContext, req: CreateRequest) {
   }
 }
 
-export interface UpdateRequest {
-  id: string;
-  name?: string;
-  email?: string;
-  phone?: string;
-  source?: string;
-  status?: string;
-  statusId?: string;
-  assignedUserId?: string;
-  notes?: string;
-  tags?: { values: string[] } | null;
-  dealValue?: number;
-  customFieldsJson?: string;
-}
+/** What an update may change: UpdateContactRequest's fields (automation's PatchContact sends a few of them). */
+type ContactChanges = Partial<Omit<crm.UpdateContactRequest__Output, 'id'>>;
 
 /** The fields a request asked to change, validated; `statusId`/`assignedUserId` "" clear them. */
-async function validatePatch(deps: Deps, ctx: OrgContext, orgId: string, req: Omit<UpdateRequest, 'id'>): Promise<repo.ContactPatch> {
+async function validatePatch(deps: Deps, ctx: OrgContext, orgId: string, req: ContactChanges): Promise<repo.ContactPatch> {
   const p: repo.ContactPatch = {};
-  if (req.name !== undefined) p.name = optionalText(req.name, 'name');
+  if (req.name !== undefined) p.name = optionalText(req.name, 'name', rules.CONTACT_TEXT_MAX.name);
   if (req.email !== undefined) p.email = optionalEmail(req.email);
   if (req.phone !== undefined) p.phone = normalisePhone(req.phone, deps.config.PHONE_DEFAULT_COUNTRY);
-  if (req.source !== undefined) p.source = source(req.source, 'manual');
-  if (req.status !== undefined) p.status = oneOf(req.status, CONTACT_STATUSES, 'status');
+  if (req.source !== undefined) p.source = rules.contactSource(req.source, 'manual');
+  if (req.status !== undefined) p.status = oneOf(req.status, rules.CONTACT_STATUSES, 'status');
   if (req.statusId !== undefined) p.statusId = req.statusId || null;
   if (req.assignedUserId !== undefined) p.assignedUserId = req.assignedUserId || null;
-  if (req.notes !== undefined) p.notes = optionalText(req.notes, 'notes', 10_000);
-  if (req.tags) p.tags = normaliseTags(req.tags.values);
-  if (req.dealValue !== undefined && req.dealValue !== null) p.dealValue = dealValue(req.dealValue);
+  if (req.notes !== undefined) p.notes = optionalText(req.notes, 'notes', rules.CONTACT_TEXT_MAX.notes);
+  if (req.tags) p.tags = rules.normaliseTags(req.tags.values);
+  if (req.dealValue !== undefined && req.dealValue !== null) p.dealValue = rules.dealValue(req.dealValue);
   await assertStatusId(deps, orgId, p.statusId);
   await assertAssignee(deps, ctx, p.assignedUserId);
   return p;
@@ -346,7 +276,7 @@ async function withFriends(deps: Deps, orgId: string, contact: ReturnType<typeof
   return { ...contact, friends: friends.get(contact.id) ?? [] };
 }
 
-export async function update(deps: Deps, ctx: OrgContext, req: UpdateRequest) {
+export async function update(deps: Deps, ctx: OrgContext, req: crm.UpdateContactRequest__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const viewer = viewerOf(ctx);
@@ -359,14 +289,14 @@ export async function update(deps: Deps, ctx: OrgContext, req: UpdateRequest) {
 }
 
 /** automation actions: assign, add tags, set status. */
-export async function patch(deps: Deps, ctx: OrgContext, req: { id: string; assignedUserId?: string; addTags?: string[]; status?: string }) {
+export async function patch(deps: Deps, ctx: OrgContext, req: crm.PatchContactRequest__Output) {
   const { orgId } = ctx;
   await load(deps, orgId, req.id);
   const base = await validatePatch(deps, ctx, orgId, { assignedUserId: req.assignedUserId, status: req.status });
-  const addTags = normaliseTags(req.addTags, 'addTags');
+  const addTags = rules.normaliseTags(req.addTags, 'addTags');
   const contact = await applyPatch(deps, orgId, req.id, (row) => {
     const p = { ...base };
-    if (addTags.length) p.tags = normaliseTags([...row.tags, ...addTags], 'addTags');
+    if (addTags.length) p.tags = rules.normaliseTags([...row.tags, ...addTags], 'addTags');
     return p;
   });
   return withFriends(deps, orgId, contact);
@@ -387,16 +317,12 @@ export async function remove(deps: Deps, ctx: OrgContext, id: string) {
 
 // ---------------------------------------------------------------------------------------------- chat network
 
-export async function upsertChatnet(
-  deps: Deps,
-  ctx: OrgContext,
-  req: { chatnetUid: string; displayName?: string; avatar?: string; chatnetAccountId?: string; threadType?: string },
-) {
+export async function upsertChatnet(deps: Deps, ctx: OrgContext, req: crm.UpsertChatnetContactRequest__Output) {
   const { orgId } = ctx;
   const uid = requireText(req.chatnetUid, 'chatnetUid', 200);
   const displayName = optionalText(req.displayName, 'displayName');
   const avatar = optionalText(req.avatar, 'avatar', 2000);
-  const threadType = req.threadType ? oneOf(req.threadType, THREAD_TYPES, 'threadType') : 'user';
+  const threadType = req.threadType ? oneOf(req.threadType, rules.THREAD_TYPES, 'threadType') : 'user';
   // A concurrent delete between the conflict and the lookup leaves nothing to return; one more pass inserts.
   for (let attempt = 0; attempt < 3; attempt++) {
     const result = await withTransaction(deps.pool, async (tx) => {

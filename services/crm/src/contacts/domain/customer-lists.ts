@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { offsetOf, pagination, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
+import type { crm } from '@crm/proto-types';
 import type { Deps } from '../../deps';
 import { toContact } from '../db/contacts.repo';
 import * as repo from '../db/customer-lists.repo';
 import { validateCriteria } from './list-criteria';
-import { isUuid, optionalText, requireText } from '../../shared';
+import { isUuid, optionalText, requireText, rules } from '../../shared';
 
 /**
  * Customer lists: saved criteria over the org's contacts, evaluated live (count and members always reflect
@@ -14,8 +15,6 @@ import { isUuid, optionalText, requireText } from '../../shared';
  * signed-in user of the org; writing needs `campaigns:manage` (team_lead and above).
  */
 
-const NAME_MAX = 200;
-const DESCRIPTION_MAX = 2000;
 /** ResolveListMembers page size: default and most a caller may ask for at once. */
 const RESOLVE_DEFAULT = 100;
 const RESOLVE_MAX = 1000;
@@ -51,14 +50,14 @@ export async function get(deps: Deps, ctx: OrgContext, id: string) {
   return repo.toCustomerList(row, await repo.countMembers(deps.pool, orgId, row.criteria));
 }
 
-export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; description?: string; criteriaJson?: string }) {
+export async function create(deps: Deps, ctx: OrgContext, req: crm.CustomerListInput__Output) {
   requireCan(ctx, 'campaigns:manage');
   const { orgId } = ctx;
   const l = {
     id: randomUUID(),
     orgId,
-    name: requireText(req.name, 'name', NAME_MAX),
-    description: optionalText(req.description, 'description', DESCRIPTION_MAX),
+    name: requireText(req.name, 'name', rules.CUSTOMER_LIST_TEXT_MAX.name),
+    description: optionalText(req.description, 'description', rules.CUSTOMER_LIST_TEXT_MAX.description),
     criteria: parseCriteria(deps, req.criteriaJson),
   };
   const row = await repo.insertList(deps.pool, l);
@@ -66,13 +65,13 @@ export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; 
 }
 
 /** Only sent fields change; the status moves only through activate. */
-export async function update(deps: Deps, ctx: OrgContext, req: { id: string; name?: string; description?: string; criteriaJson?: string }) {
+export async function update(deps: Deps, ctx: OrgContext, req: crm.CustomerListInput__Output) {
   requireCan(ctx, 'campaigns:manage');
   const { orgId } = ctx;
   await load(deps, orgId, req.id);
   const patch = {
-    name: req.name === undefined ? undefined : requireText(req.name, 'name', NAME_MAX),
-    description: req.description === undefined ? undefined : optionalText(req.description, 'description', DESCRIPTION_MAX),
+    name: req.name === undefined ? undefined : requireText(req.name, 'name', rules.CUSTOMER_LIST_TEXT_MAX.name),
+    description: req.description === undefined ? undefined : optionalText(req.description, 'description', rules.CUSTOMER_LIST_TEXT_MAX.description),
     criteria: req.criteriaJson === undefined ? undefined : parseCriteria(deps, req.criteriaJson),
   };
   if (!(await repo.updateList(deps.pool, orgId, req.id, patch))) throw notFound('Customer list');
@@ -116,7 +115,7 @@ export const activate = (deps: Deps, ctx: OrgContext, id: string) => move(deps, 
 export const pause = (deps: Deps, ctx: OrgContext, id: string) => move(deps, ctx, id, 'paused');
 
 /** The HTTP members listing: page/limit over the matching contacts, most recent activity first. */
-export async function members(deps: Deps, ctx: OrgContext, req: { id: string; page?: number; limit?: number }) {
+export async function members(deps: Deps, ctx: OrgContext, req: crm.ListCustomerListMembersRequest__Output) {
   const { orgId } = ctx;
   const row = await load(deps, orgId, req.id);
   const page = { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };
@@ -131,7 +130,7 @@ export async function members(deps: Deps, ctx: OrgContext, req: { id: string; pa
  * For campaigns: members after `afterContactId` in contact-id order (keyset, so a contact added or removed
  * meanwhile never shifts the pages). `nextAfter` is '' when this page is the last.
  */
-export async function resolveMembers(deps: Deps, ctx: OrgContext, req: { listId: string; afterContactId?: string; limit?: number }) {
+export async function resolveMembers(deps: Deps, ctx: OrgContext, req: crm.ResolveListMembersRequest__Output) {
   const { orgId } = ctx;
   const row = await load(deps, orgId, req.listId);
   const after = req.afterContactId || undefined;

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { AppError, notFound, requireCan, roleRank, OrgContext } from '@crm/grpc-kit';
 import { PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
+import type { crm } from '@crm/proto-types';
 import type { Deps } from '../../deps';
 import { recordActivity } from '../db/activities.repo';
 import { findContact } from '../db/contacts.repo';
 import * as repo from '../db/notes.repo';
-import { isUuid, requireText } from '../../shared';
+import { isUuid, requireText, rules } from '../../shared';
 import { viewerOf } from './visibility';
 
 /**
@@ -14,8 +15,6 @@ import { viewerOf } from './visibility';
  * deletes it. A contact hidden from an agent by inbox visibility is 404 like another org's, and so are its notes.
  * Each change records an activity and a `contact.note_*` event in its transaction.
  */
-
-const MAX_CONTENT = 10_000;
 
 /** The org's contact the caller may see, or 404. */
 async function visibleContact(deps: Deps, ctx: OrgContext, orgId: string, contactId: string) {
@@ -41,10 +40,10 @@ function noteEvent(tx: PoolClient, type: 'contact.note_created' | 'contact.note_
   return enqueueEvent(tx, { type, orgId, data: { contactId: note.contact_id, note: repo.toNote(note), by: isUuid(by) ? by : null } });
 }
 
-export async function add(deps: Deps, ctx: OrgContext, req: { contactId: string; content: string }) {
+export async function add(deps: Deps, ctx: OrgContext, req: crm.AddNoteRequest__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
-  const content = requireText(req.content, 'content', MAX_CONTENT);
+  const content = requireText(req.content, 'content', rules.NOTE_MAX);
   const contact = await visibleContact(deps, ctx, orgId, req.contactId);
   return withTransaction(deps.pool, async (tx) => {
     const note = await repo.insertNote(tx, { id: randomUUID(), orgId, contactId: contact.id, content, createdBy: isUuid(ctx.userId) ? ctx.userId : null });
@@ -54,10 +53,10 @@ export async function add(deps: Deps, ctx: OrgContext, req: { contactId: string;
   });
 }
 
-export async function update(deps: Deps, ctx: OrgContext, req: { contactId: string; noteId: string; content: string }) {
+export async function update(deps: Deps, ctx: OrgContext, req: crm.UpdateNoteRequest__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
-  const content = requireText(req.content, 'content', MAX_CONTENT);
+  const content = requireText(req.content, 'content', rules.NOTE_MAX);
   const contact = await visibleContact(deps, ctx, orgId, req.contactId);
   return withTransaction(deps.pool, async (tx) => {
     const before = await lockNote(tx, orgId, contact.id, req.noteId);
@@ -69,7 +68,7 @@ export async function update(deps: Deps, ctx: OrgContext, req: { contactId: stri
   });
 }
 
-export async function remove(deps: Deps, ctx: OrgContext, req: { contactId: string; noteId: string }) {
+export async function remove(deps: Deps, ctx: OrgContext, req: crm.NoteRef__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const contact = await visibleContact(deps, ctx, orgId, req.contactId);

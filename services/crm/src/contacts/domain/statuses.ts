@@ -1,22 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
+import type { crm } from '@crm/proto-types';
 import type { Deps } from '../../deps';
 import * as repo from '../db/statuses.repo';
-import { isUuid, optionalText, requireText } from '../../shared';
-
-const COLOR = /^#[0-9a-fA-F]{6}$/;
-
-function color(value: string | undefined): string {
-  const c = optionalText(value, 'color', 7);
-  if (c && !COLOR.test(c)) throw invalid('color', 'must be a hex color such as #22c55e');
-  return c.toLowerCase();
-}
-
-function position(value: number | undefined): number {
-  if (!Number.isInteger(value) || value! < 0 || value! > 10_000) throw invalid('position', 'must be an integer from 0 to 10000');
-  return value!;
-}
+import { isUuid, requireText, rules } from '../../shared';
 
 function nameTaken(): AppError {
   return new AppError('already_exists', 'A contact status with this name already exists', {
@@ -38,10 +26,10 @@ async function get(deps: Deps, orgId: string, id: string) {
   return repo.toStatus(row);
 }
 
-export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; color?: string; position?: number }) {
+export async function create(deps: Deps, ctx: OrgContext, req: crm.ContactStatusInput__Output) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = ctx;
-  const s = { id: randomUUID(), orgId, name: requireText(req.name, 'name', 100), color: color(req.color), position: req.position === undefined ? 0 : position(req.position) };
+  const s = { id: randomUUID(), orgId, name: requireText(req.name, 'name', rules.STATUS_NAME_MAX), color: rules.statusColor(req.color), position: rules.position(req.position) };
   try {
     return repo.toStatus(await repo.insertStatus(deps.pool, s));
   } catch (err) {
@@ -50,14 +38,14 @@ export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; 
   }
 }
 
-export async function update(deps: Deps, ctx: OrgContext, req: { id: string; name?: string; color?: string; position?: number }) {
+export async function update(deps: Deps, ctx: OrgContext, req: crm.ContactStatusInput__Output) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = ctx;
   await get(deps, orgId, req.id);
   const patch = {
-    name: req.name === undefined ? undefined : requireText(req.name, 'name', 100),
-    color: req.color === undefined ? undefined : color(req.color),
-    position: req.position === undefined ? undefined : position(req.position),
+    name: req.name === undefined ? undefined : requireText(req.name, 'name', rules.STATUS_NAME_MAX),
+    color: req.color === undefined ? undefined : rules.statusColor(req.color),
+    position: req.position === undefined ? undefined : rules.position(req.position),
   };
   try {
     await repo.updateStatus(deps.pool, orgId, req.id, patch);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
 import { AppError, invalid } from '@crm/grpc-kit';
 import { type ContactWriter, normalisePhone, touchLastActivity } from '../../contacts';
-import { optionalEmail, optionalText } from '../../shared';
+import { optionalEmail, optionalText, rules } from '../../shared';
 import type { SocialnetLead } from './driver';
 import { contactIdsByPhone, insertLink, linkedLeadIds, SkippedLead } from './syncs.repo';
 
@@ -31,7 +31,7 @@ export interface ImportCounts {
 
 /** The contact fields a lead gives, validated like any contact; a bad row is an invalid_argument AppError naming the field. */
 export function leadContactFields(lead: SocialnetLead, phoneCountry: string) {
-  const name = optionalText(lead.fullName, 'fullName');
+  const name = optionalText(lead.fullName, 'fullName', rules.CONTACT_TEXT_MAX.name);
   const phone = normalisePhone(lead.phone, phoneCountry, 'phone');
   const email = optionalEmail(lead.email, 'email');
   // A lead form entry with neither is nobody we could call back (the public API asks the same of integrators).

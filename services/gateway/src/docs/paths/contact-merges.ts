@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { MergeBody, type mergeOut } from '../../routes/contact-merges.routes';
+import type { mergeOut } from '../../routes/contact-merges.out';
+import { MergeBody } from '../../routes/contact-merges.routes';
 import { area } from '../registry';
 import { keysMatch } from '../schemas/check';
 import { Contact } from '../schemas/crm';
 
-/** contact-merges.routes mergeOut. */
+/** contact-merges.out mergeOut. */
 const ContactMerge = z.object({
   id: z.string().meta({ description: 'the merge id, for undo' }),
   targetId: z.string().meta({ description: 'the contact kept' }),

@@ -1,5 +1,17 @@
 import { z } from 'zod';
-import type { appointmentOut, contactOut, customerListOut, detailOut, publicAppointmentOut, publicContactOut } from '../../routes/crm';
+import { crmRules as rules } from '@crm/validation';
+import type {
+  appointmentOut,
+  contactOut,
+  customerListBriefOut,
+  customerListCreatedOut,
+  customerListOut,
+  detailOut,
+  memberOut,
+  noteOut,
+  publicAppointmentOut,
+  publicContactOut,
+} from '../../routes/crm';
 import { proto } from '../proto-schema';
 import { keysMatch } from './check';
 
@@ -36,7 +48,15 @@ export const Contact = z.object({
 });
 keysMatch<z.infer<typeof Contact>, ReturnType<typeof contactOut>>(true);
 
-export const Note = proto(CRM, 'crm.v1.Note');
+/** A note on a contact (routes/crm noteOut). */
+export const Note = z.object({
+  id: z.string(),
+  contactId: z.string(),
+  content: z.string(),
+  createdBy: z.string().nullable().meta({ description: 'the author; null when no signed-in user wrote it' }),
+  createdAt: iso(),
+});
+keysMatch<z.infer<typeof Note>, ReturnType<typeof noteOut>>(true);
 
 export const ContactDetail = Contact.extend({
   notesText: z.string().nullable().meta({ description: 'the contact’s own notes text' }),
@@ -48,6 +68,7 @@ export const ContactDetail = Contact.extend({
 keysMatch<z.infer<typeof ContactDetail>, ReturnType<typeof detailOut>>(true);
 
 export const MemberContact = Contact.omit({ friends: true });
+keysMatch<z.infer<typeof MemberContact>, ReturnType<typeof memberOut>>(true);
 
 export const Appointment = z.object({
   id: z.string(),
@@ -60,7 +81,7 @@ export const Appointment = z.object({
   type: z.string(),
   location: z.string().nullable(),
   assignedUserId: z.string().nullable(),
-  status: z.enum(['scheduled', 'completed', 'cancelled']),
+  status: z.enum(rules.APPOINTMENT_STATUSES),
   createdAt: iso(),
   updatedAt: iso(),
 });
@@ -79,6 +100,8 @@ export const CustomerList = z.object({
 keysMatch<z.infer<typeof CustomerList>, ReturnType<typeof customerListOut>>(true);
 export const CustomerListBrief = CustomerList.pick({ id: true, name: true, description: true, contactCount: true, status: true, createdAt: true });
 export const CustomerListCreated = CustomerList.pick({ id: true, name: true, status: true, createdAt: true });
+keysMatch<z.infer<typeof CustomerListBrief>, ReturnType<typeof customerListBriefOut>>(true);
+keysMatch<z.infer<typeof CustomerListCreated>, ReturnType<typeof customerListCreatedOut>>(true);
 
 /** `{updated, failed: [{id, code}]}`: ids that were not changed, each with why. */
 export const BulkResult = proto(CRM, 'crm.v1.BulkResult');
@@ -92,7 +115,7 @@ export const PublicContact = z.object({
   phone: z.string().nullable(),
   email: z.string().nullable(),
   source: z.string().meta({ description: 'chatnet, socialnet, manual, api' }),
-  status: z.string().meta({ description: 'new, lead, customer, lost' }),
+  status: z.enum(rules.CONTACT_STATUSES),
   notes: z.string().nullable(),
   tags: z.array(z.string()),
   customFields: CustomFieldValues,
@@ -109,7 +132,7 @@ export const PublicAppointment = z.object({
   appointmentTime: z.string().meta({ description: 'HH:MM (UTC)' }),
   type: z.string(),
   notes: z.string().nullable(),
-  status: z.enum(['scheduled', 'completed', 'cancelled']),
+  status: z.enum(rules.APPOINTMENT_STATUSES),
   title: z.string(),
   createdAt: iso(),
   updatedAt: iso(),

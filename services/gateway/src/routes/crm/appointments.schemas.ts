@@ -1,34 +1,38 @@
 import { z } from 'zod';
+import { crmRules as rules } from '@crm/validation';
 import { s } from '../../http/validate';
-import { clearableId, text, uuid } from './common.schemas';
+import { byRule, clearableId, text, uuid } from './common.schemas';
 
-const APPOINTMENT_STATUSES = ['scheduled', 'completed', 'cancelled'] as const;
-
-const duration = z.number({ error: 'must be a whole number of minutes' }).int('must be a whole number of minutes').min(1).max(7 * 24 * 60);
-const kind = z.string().trim().toLowerCase().regex(/^[a-z0-9_-]{1,40}$/, 'must be 1-40 letters, digits, - or _ (e.g. meeting, call)');
+const MAX = rules.APPOINTMENT_TEXT_MAX;
+const duration = z
+  .number({ error: rules.DURATION_MESSAGE })
+  .int(rules.DURATION_MESSAGE)
+  .min(1, rules.DURATION_MESSAGE)
+  .max(rules.MAX_DURATION_MINUTES, rules.DURATION_MESSAGE);
+const kind = byRule(z.string().trim().toLowerCase(), (v) => v && rules.appointmentType(v));
 
 export const NewAppointment = z.object({
   contactId: s.requiredText(100),
-  title: s.requiredText(200),
-  description: text(5000),
+  title: s.requiredText(MAX.title),
+  description: text(MAX.description),
   scheduledAt: s.timestamp(),
   duration: duration.optional(),
   type: kind.optional(),
-  location: text(500),
+  location: text(MAX.location),
   assignedUserId: clearableId('a user'),
 });
 export const AppointmentPatch = z.object({
-  title: s.requiredText(200).optional(),
-  description: text(5000),
+  title: s.requiredText(MAX.title).optional(),
+  description: text(MAX.description),
   scheduledAt: s.timestamp().optional(),
   duration: duration.optional(),
   type: kind.optional(),
-  location: text(500),
+  location: text(MAX.location),
   assignedUserId: clearableId('a user'),
-  status: s.enumOf(APPOINTMENT_STATUSES).optional(),
+  status: s.enumOf(rules.APPOINTMENT_STATUSES).optional(),
 });
 export const AppointmentQuery = z.object({
-  status: s.optionalQueryEnum(APPOINTMENT_STATUSES),
+  status: s.optionalQueryEnum(rules.APPOINTMENT_STATUSES),
   contactId: uuid('a contact').optional(),
   dateFrom: s.dateOrTimestamp().optional(),
   dateTo: s.dateOrTimestamp().optional(),
@@ -37,11 +41,8 @@ export const AppointmentQuery = z.object({
 export const PublicNewAppointment = z.object({
   contactId: s.requiredText(100),
   appointmentDate: s.date(),
-  appointmentTime: z
-    .string()
-    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time (HH:MM, 24-hour)')
-    .optional(),
+  appointmentTime: z.string().regex(rules.APPOINTMENT_TIME_PATTERN, rules.APPOINTMENT_TIME_MESSAGE).optional(),
   type: kind.optional(),
-  notes: text(5000),
+  notes: text(MAX.notes),
 });
 export const PublicAppointmentQuery = z.object({ from: s.date().optional(), to: s.date().optional() });

@@ -1,7 +1,10 @@
 import { z } from 'zod';
+import { AppError } from '@crm/grpc-kit';
+import { crmRules as rules, EMAIL_MAX, EMAIL_MESSAGE, EMAIL_PATTERN } from '@crm/validation';
 import { s } from '../../http/validate';
 
-// Field rules shared by more than one crm resource's request schemas.
+// Field rules shared by more than one crm resource's request schemas. Every limit, enum and value rule comes
+// from @crm/validation's crmRules, the one statement of them that crm applies too.
 
 export const uuid = (what: string) => z.string().uuid(`must be ${what} id`);
 /** null or "" clears an optional reference. */
@@ -16,11 +19,29 @@ export const text = (max: number) =>
     .union([s.text(max), z.null()])
     .transform((v) => v ?? '')
     .optional();
-export const tags = z.array(z.string({ error: 'must be an array of strings' }).trim().max(50, 'each tag must be at most 50 characters'), { error: 'must be an array of strings' }).max(50, 'must have at most 50 tags');
+export const tags = z
+  .array(z.string({ error: 'must be an array of strings' }).trim().max(rules.MAX_TAG_LENGTH, rules.TAG_TOO_LONG), { error: 'must be an array of strings' })
+  .max(rules.MAX_TAGS, rules.TOO_MANY_TAGS);
 export const email = z
-  .union([z.literal(''), z.string().trim().email('must be a valid email address').max(254), z.null()])
+  .union([z.literal(''), z.string().trim().toLowerCase().max(EMAIL_MAX, EMAIL_MESSAGE).regex(EMAIL_PATTERN, EMAIL_MESSAGE), z.null()])
   .transform((v) => v ?? '')
   .optional();
+export const position = z.number({ error: 'must be an integer' }).int(rules.POSITION_MESSAGE).min(0, rules.POSITION_MESSAGE).max(rules.MAX_POSITION, rules.POSITION_MESSAGE);
+
+/**
+ * A value checked by one of crmRules' functions (the same function crm runs), its refusal as this field's
+ * issue: a rule with more to it than a limit (a deal value's cents, a slug) is then written once.
+ */
+export function byRule<T extends z.ZodType>(schema: T, check: (value: z.infer<T>) => unknown) {
+  return schema.superRefine((value, ctx) => {
+    try {
+      check(value);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      ctx.addIssue({ code: 'custom', message: err.details?.[0]?.message ?? err.message });
+    }
+  });
+}
 
 /**
  * {key: value} of the org's custom fields; keys and typed values are checked by crm against the definitions

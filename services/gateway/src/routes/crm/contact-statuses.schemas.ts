@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { crmRules as rules } from '@crm/validation';
 import { s } from '../../http/validate';
+import { position } from './common.schemas';
 
 const StatusFields = {
-  color: z.string().trim().regex(/^#[0-9a-fA-F]{6}$/, 'must be a hex color such as #22c55e').or(z.literal('')).optional(),
-  position: z.number({ error: 'must be an integer' }).int('must be an integer').min(0).max(10_000).optional(),
+  color: z.string().trim().regex(rules.COLOR_PATTERN, rules.COLOR_MESSAGE).or(z.literal('')).optional(),
+  position: position.optional(),
 };
-export const NewStatus = z.object({ name: s.requiredText(100), ...StatusFields });
-export const StatusPatch = z.object({ name: s.requiredText(100).optional(), ...StatusFields });
+export const NewStatus = z.object({ name: s.requiredText(rules.STATUS_NAME_MAX), ...StatusFields });
+export const StatusPatch = z.object({ name: s.requiredText(rules.STATUS_NAME_MAX).optional(), ...StatusFields });

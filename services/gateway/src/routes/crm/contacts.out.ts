@@ -1,6 +1,7 @@
 import { toPublicContact } from '@crm/events';
 import type { crm } from '@crm/proto-types';
 import { answered, orNull } from '../../http/shape';
+import { noteOut } from './notes.out';
 
 // crm's answers (the generated types) and their internal and public mappers: one place per audience.
 
@@ -42,13 +43,19 @@ export function contactOut(c: Contact) {
   };
 }
 
+/** A customer list's member: the internal Contact without friends (a list can be long). */
+export function memberOut(c: Contact) {
+  const { friends: _friends, ...member } = contactOut(c);
+  return member;
+}
+
 /** Detail: `notes` becomes the array of Note records (newest first); the contact's notes text moves to `notesText`. */
 export function detailOut(d: ContactDetail) {
   const contact = answered(d.contact, 'crm GetContact: contact');
   return {
     ...contactOut(contact),
     notesText: orNull(contact.notes),
-    notes: d.notes,
+    notes: d.notes.map(noteOut),
     conversations: d.conversations.map((c) => ({ ...c, lastMessageAt: c.lastMessageAt ?? null })),
     appointments: d.appointments.map(({ id, title, scheduledAt, status }) => ({ id, title, scheduledAt, status })),
     activities: d.activities,

@@ -1,36 +1,36 @@
 import { type Request } from 'express';
 import { z } from 'zod';
+import { crmRules as rules } from '@crm/validation';
 import { badRequest } from '../../http/errors';
 import { dateRange, query, s } from '../../http/validate';
-import { clearableId, customFieldValues, email, tags, text, uuid } from './common.schemas';
+import { byRule, clearableId, customFieldValues, email, tags, text, uuid } from './common.schemas';
 
-const CONTACT_STATUSES = ['new', 'lead', 'customer', 'lost'] as const;
+const MAX = rules.CONTACT_TEXT_MAX;
+/** "" or absent takes the default source (manual; api on the public API). */
+const source = byRule(z.string().trim().max(MAX.source, rules.maxChars(MAX.source)), (v) => v && rules.contactSource(v, '')).optional();
 
 /** customFields as crm.v1 takes them (JSON text); absent when not sent. */
 export const customFieldsJson = (v: Record<string, unknown> | undefined) => (v === undefined ? undefined : JSON.stringify(v));
 
 const ContactFields = {
-  name: text(200),
+  name: text(MAX.name),
   email,
-  phone: text(40),
-  source: z.string().trim().max(40, 'must be at most 40 characters').optional(),
-  status: s.enumOf(CONTACT_STATUSES).optional(),
+  phone: text(MAX.phone),
+  source,
+  status: s.enumOf(rules.CONTACT_STATUSES).optional(),
   statusId: clearableId('a contact status'),
   assignedUserId: clearableId('a user'),
-  notes: text(10_000),
-  // Range and decimals are checked by crm (400 naming dealValue).
-  dealValue: z.number({ error: 'must be a number' }).optional(),
+  notes: text(MAX.notes),
+  dealValue: byRule(z.number({ error: 'must be a number' }), rules.dealValue).optional(),
   customFields: customFieldValues,
 };
 export const NewContact = z.object({ ...ContactFields, tags: tags.optional() });
 export const ContactPatch = z.object({ ...ContactFields, tags: tags.optional() });
 
-/** Most ids in one bulk request (crm checks it too). */
-const BULK_MAX_IDS = 1000;
 export const BulkIds = z
   .array(z.string({ error: 'must be an array of ids' }), { error: 'must be an array of ids' })
   .min(1, 'must list at least one id')
-  .max(BULK_MAX_IDS, `must list at most ${BULK_MAX_IDS} ids`);
+  .max(rules.BULK_MAX_IDS, `must list at most ${rules.BULK_MAX_IDS} ids`);
 const nullableUser = z.union([z.null(), uuid('a user')], {
   error: (issue) => (issue.input === undefined ? 'is required (a user id, or null)' : 'must be a user id or null'),
 });
@@ -42,12 +42,12 @@ export const BulkContacts = z.discriminatedUnion(
     z.object({ ids: BulkIds, action: z.literal('tag'), tags: tags.min(1, 'must list at least one tag') }),
     z.object({ ids: BulkIds, action: z.literal('untag'), tags: tags.min(1, 'must list at least one tag') }),
     z
-      .object({ ids: BulkIds, action: z.literal('status'), status: s.enumOf(CONTACT_STATUSES).optional(), statusId: clearableId('a contact status') })
+      .object({ ids: BulkIds, action: z.literal('status'), status: s.enumOf(rules.CONTACT_STATUSES).optional(), statusId: clearableId('a contact status') })
       .refine((b) => b.status !== undefined || b.statusId !== undefined, { path: ['status'], message: 'send status and/or statusId' }),
     z.object({ ids: BulkIds, action: z.literal('assign'), assignedUserId: nullableUser }),
     z.object({ ids: BulkIds, action: z.literal('delete') }),
   ],
-  { error: 'must be one of tag, untag, status, assign, delete' },
+  { error: rules.oneOfMessage(rules.BULK_ACTIONS) },
 );
 
 const integer = () =>
@@ -58,24 +58,21 @@ const integer = () =>
     .optional();
 
 export const ContactQuery = z.object({
-  search: z.string().max(200, 'must be at most 200 characters').optional(),
-  source: z.string().max(40).optional(),
-  status: s.optionalQueryEnum(CONTACT_STATUSES),
+  search: z.string().max(MAX.search, rules.maxChars(MAX.search)).optional(),
+  source: z.string().max(MAX.source, rules.maxChars(MAX.source)).optional(),
+  status: s.optionalQueryEnum(rules.CONTACT_STATUSES),
   statusId: uuid('a contact status').optional(),
   assignedUserId: uuid('a user').optional(),
-  threadType: s.optionalQueryEnum(['user', 'group'] as const),
-  hasChatnet: s.optionalQueryEnum(['true', 'false', 'unknown'] as const),
+  threadType: s.optionalQueryEnum(rules.THREAD_TYPES),
+  hasChatnet: s.optionalQueryEnum(rules.HAS_CHATNET_FILTERS),
   scoreMin: integer(),
   scoreMax: integer(),
   dateFrom: s.dateOrTimestamp().optional(),
   dateTo: s.dateOrTimestamp().optional(),
-  sortBy: s.optionalQueryEnum(['lastActivity', 'createdAt', 'leadScore'] as const),
-  direction: s.optionalQueryEnum(['asc', 'desc'] as const),
-  tag: z.string().max(50).optional(),
+  sortBy: s.optionalQueryEnum(rules.CONTACT_SORTS),
+  direction: s.optionalQueryEnum(rules.SORT_DIRECTIONS),
+  tag: z.string().max(rules.MAX_TAG_LENGTH, rules.maxChars(rules.MAX_TAG_LENGTH)).optional(),
 });
-
-/** At most this many cf.<key> filters on one list. */
-const MAX_CF_FILTERS = 10;
 
 /**
  * cf.<key>=value query parameters (custom field filters, exact and typed; crm checks keys and values, 400 naming
@@ -88,7 +85,7 @@ export function customFieldFilters(q: Record<string, unknown>): Record<string, s
     if (typeof value !== 'string') throw badRequest([{ field: name, message: 'must be given once, as text' }]);
     out[name.slice(3)] = value;
   }
-  if (Object.keys(out).length > MAX_CF_FILTERS) throw badRequest([{ field: 'cf', message: `at most ${MAX_CF_FILTERS} custom field filters` }]);
+  if (Object.keys(out).length > rules.MAX_CUSTOM_FIELD_FILTERS) throw badRequest([{ field: 'cf', message: `at most ${rules.MAX_CUSTOM_FIELD_FILTERS} custom field filters` }]);
   return out;
 }
 
@@ -103,17 +100,17 @@ export function contactListFilters(req: Request) {
 }
 
 export const PublicContactQuery = z.object({
-  search: z.string().max(200, 'must be at most 200 characters').optional(),
-  status: s.optionalQueryEnum(CONTACT_STATUSES),
+  search: z.string().max(MAX.search, rules.maxChars(MAX.search)).optional(),
+  status: s.optionalQueryEnum(rules.CONTACT_STATUSES),
 });
 
 export const PublicContactFields = z.object({
-  fullName: text(200),
-  phone: text(40),
+  fullName: text(MAX.name),
+  phone: text(MAX.phone),
   email,
-  source: z.string().trim().max(40, 'must be at most 40 characters').optional(),
-  status: s.enumOf(CONTACT_STATUSES).optional(),
-  notes: text(10_000),
+  source,
+  status: s.enumOf(rules.CONTACT_STATUSES).optional(),
+  notes: text(MAX.notes),
   tags: tags.optional(),
   customFields: customFieldValues,
 });

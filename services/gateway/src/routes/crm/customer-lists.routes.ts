@@ -1,22 +1,21 @@
 import { Router } from 'express';
 import type { CrmClient } from './crm-client';
 import { ctxOf } from '../../http/principal';
-import { orNull } from '../../http/shape';
 import { body, pageParams } from '../../http/validate';
-import { contactOut } from './contacts.out';
-import { customerListOut } from './customer-lists.out';
+import { memberOut } from './contacts.out';
+import { customerListBriefOut, customerListCreatedOut, customerListOut } from './customer-lists.out';
 import { CustomerListPatch, criteriaJson, NewCustomerList } from './customer-lists.schemas';
 
 /** Customer lists (saved criteria over contacts, evaluated live; writes need campaigns:manage). */
 export function customerListRoutes(internal: Router, crm: () => CrmClient): void {
   internal.get('/customer-lists', async (req, res) => {
     const out = await crm().ListCustomerLists({}, ctxOf(req, res));
-    res.json(out.data.map(({ id, name, description, contactCount, status, createdAt }) => ({ id, name, description: orNull(description), contactCount, status, createdAt })));
+    res.json(out.data.map(customerListBriefOut));
   });
   internal.post('/customer-lists', async (req, res) => {
     const b = body(req, NewCustomerList);
     const l = await crm().CreateCustomerList({ name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctxOf(req, res));
-    res.status(201).json({ id: l.id, name: l.name, status: l.status, createdAt: l.createdAt });
+    res.status(201).json(customerListCreatedOut(l));
   });
   internal.get('/customer-lists/:id', async (req, res) => {
     res.json(customerListOut(await crm().GetCustomerList({ id: req.params.id }, ctxOf(req, res))));
@@ -38,12 +37,6 @@ export function customerListRoutes(internal: Router, crm: () => CrmClient): void
   });
   internal.get('/customer-lists/:id/members', async (req, res) => {
     const out = await crm().ListCustomerListMembers({ id: req.params.id, ...pageParams(req, 50) }, ctxOf(req, res));
-    res.json({
-      data: out.data.map((c) => {
-        const { friends: _friends, ...rest } = contactOut(c);
-        return rest;
-      }),
-      pagination: out.pagination,
-    });
+    res.json({ data: out.data.map(memberOut), pagination: out.pagination });
   });
 }

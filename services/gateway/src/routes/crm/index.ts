@@ -13,10 +13,12 @@ export { appointmentOut, publicAppointmentOut } from './appointments.out';
 export { AppointmentPatch, AppointmentQuery, NewAppointment, PublicAppointmentQuery, PublicNewAppointment } from './appointments.schemas';
 export { statusOut } from './contact-statuses.out';
 export { NewStatus, StatusPatch } from './contact-statuses.schemas';
-export { contactOut, customFieldsOf, detailOut, publicContactOut } from './contacts.out';
+export { contactOut, customFieldsOf, detailOut, memberOut, publicContactOut } from './contacts.out';
+export { byRule, position } from './common.schemas';
 export { BulkContacts, BulkIds, ContactPatch, ContactQuery, contactListFilters, customFieldFilters, customFieldsJson, NewContact, PublicContactFields, PublicContactQuery } from './contacts.schemas';
-export { customerListOut } from './customer-lists.out';
+export { customerListBriefOut, customerListCreatedOut, customerListOut } from './customer-lists.out';
 export { CustomerListPatch, NewCustomerList } from './customer-lists.schemas';
+export { noteOut } from './notes.out';
 export { Note } from './notes.schemas';
 
 /** Contacts, custom statuses and appointments (internal, bearer) and their public API (API key). */

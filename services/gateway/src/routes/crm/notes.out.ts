@@ -1,0 +1,7 @@
+import type { crm } from '@crm/proto-types';
+import { orNull } from '../../http/shape';
+
+/** A note on a contact: its author is null when nobody signed in wrote it (an API key, an import). */
+export function noteOut(n: crm.Note__Output) {
+  return { id: n.id, contactId: n.contactId, content: n.content, createdBy: orNull(n.createdBy), createdAt: n.createdAt };
+}
