@@ -1,6 +1,6 @@
 import { contactFieldOut } from './contact-fields.out';
 import { mergeOut } from './contact-merges.out';
-import { AT, emptyContact, fullContact, ID, OTHER_ID } from './crm/test-fixtures';
+import { AT, emptyContact, fullContact, ID, OTHER_ID } from '../test-support/crm-fixtures';
 
 describe('custom field and merge mappers', () => {
   it('contactFieldOut: the definition as the API shows it', () => {

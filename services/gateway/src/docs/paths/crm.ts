@@ -16,7 +16,7 @@ import {
 import { nulls, replyItem } from '../proto-schema';
 import { area } from '../registry';
 import { page } from '../schemas/common';
-import { Appointment, BulkResult, Contact, ContactDetail, CustomerList, CustomerListBrief, CustomerListCreated, MemberContact, Note } from '../schemas/crm';
+import { Appointment, BulkResult, Contact, ContactDetail, CustomerList, CustomerListBrief, CustomerListCreated, Friend, MemberContact, Note } from '../schemas/crm';
 
 /** Contacts, notes, custom statuses, appointments and customer lists (crm), internal API. */
 const contacts = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Contacts' });
@@ -34,7 +34,7 @@ contacts.op('POST /contacts/bulk', { summary: 'Tag, untag, set status, assign or
 contacts.op('GET /contacts/:id', { summary: 'One contact with its notes, conversations, appointments and activities', responses: { 200: ContactDetail } });
 contacts.op('PUT /contacts/:id', { summary: 'Change a contact; only the fields sent change', body: ContactPatch, responses: { 200: Contact }, errors: [409] });
 contacts.op('DELETE /contacts/:id', { summary: 'Delete a contact', responses: { 204: null } });
-contacts.op('GET /contacts/:id/friends', { summary: 'The chat-network friends records of a contact', responses: { 200: z.array(replyItem('crm', 'ListFriends')) } });
+contacts.op('GET /contacts/:id/friends', { summary: 'The chat-network friends records of a contact', responses: { 200: z.array(Friend) } });
 contacts.op('POST /contacts/:id/notes', { summary: 'Add a note to a contact', body: NoteBody, responses: { 201: Note } });
 contacts.op('PUT /contacts/:id/notes/:noteId', { summary: 'Edit a note (its author, or a team lead and above)', body: NoteBody, responses: { 200: Note } });
 contacts.op('DELETE /contacts/:id/notes/:noteId', { summary: 'Delete a note (its author, or a team lead and above)', responses: { 204: null } });

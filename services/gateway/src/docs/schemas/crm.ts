@@ -7,6 +7,7 @@ import type {
   customerListCreatedOut,
   customerListOut,
   detailOut,
+  friendOut,
   memberOut,
   noteOut,
   publicAppointmentOut,
@@ -57,6 +58,16 @@ export const Note = z.object({
   createdAt: iso(),
 });
 keysMatch<z.infer<typeof Note>, ReturnType<typeof noteOut>>(true);
+
+export const Friend = z.object({
+  id: z.string(),
+  chatnetUid: z.string(),
+  displayName: z.string().nullable().meta({ description: 'the name the chat network gave; null when it gave none' }),
+  accountId: z.string().meta({ description: 'the chat-network account the friendship is on' }),
+  relationshipKind: z.string(),
+  addedAt: iso(),
+});
+keysMatch<z.infer<typeof Friend>, ReturnType<typeof friendOut>>(true);
 
 export const ContactDetail = Contact.extend({
   notesText: z.string().nullable().meta({ description: 'the contact’s own notes text' }),

@@ -1,5 +1,5 @@
 import { appointmentOut, publicAppointmentOut } from './appointments.out';
-import { appointment, AT, ID, OTHER_ID } from './test-fixtures';
+import { appointment, AT, ID, OTHER_ID } from '../../test-support/crm-fixtures';
 
 describe('appointment mappers', () => {
   it('appointmentOut: absent description, location and assignee are null', () => {

@@ -1,5 +1,5 @@
-import { contactOut, customFieldsOf, detailOut, memberOut, publicContactOut } from './contacts.out';
-import { AT, emptyContact, fullContact, ID, OTHER_ID } from './test-fixtures';
+import { contactOut, customFieldsOf, detailOut, friendOut, memberOut, publicContactOut } from './contacts.out';
+import { AT, emptyContact, fullContact, ID, OTHER_ID } from '../../test-support/crm-fixtures';
 
 describe('contact mappers', () => {
   it('contactOut: absent values are null (never ""), hasChatnet false, customFields {}', () => {
@@ -88,5 +88,15 @@ describe('contact mappers', () => {
       updatedAt: AT,
     });
     expect(publicContactOut(fullContact())).toMatchObject({ phone: '+84912345678', email: 'ann@example.com', customFields: { plan: 'gold', seats: 3, active: true } });
+  });
+});
+
+describe('friendOut', () => {
+  const record = { id: ID, chatnetUid: 'u-1', displayName: 'Ann', accountId: OTHER_ID, relationshipKind: 'friend', addedAt: AT };
+  it('lists the record’s fields', () => {
+    expect(friendOut(record)).toEqual(record);
+  });
+  it('a name the network did not give is null, not ""', () => {
+    expect(friendOut({ ...record, displayName: '' }).displayName).toBeNull();
   });
 });

@@ -66,3 +66,17 @@ export function detailOut(d: ContactDetail) {
 export function publicContactOut(c: Contact) {
   return toPublicContact({ ...c, customFields: customFieldsOf(c) });
 }
+
+type FriendRecord = crm.FriendRecord__Output;
+
+/** A chat-network friend record of a contact (GET /contacts/:id/friends): a name the network did not give is null. */
+export function friendOut(f: FriendRecord) {
+  return {
+    id: f.id,
+    chatnetUid: f.chatnetUid,
+    displayName: orNull(f.displayName),
+    accountId: f.accountId,
+    relationshipKind: f.relationshipKind,
+    addedAt: f.addedAt,
+  };
+}

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { CrmClient } from './crm-client';
 import { ctxOf } from '../../http/principal';
 import { body, pageParams } from '../../http/validate';
-import { contactOut, detailOut } from './contacts.out';
+import { contactOut, detailOut, friendOut } from './contacts.out';
 import { BulkContacts, ContactPatch, contactListFilters, customFieldsJson, NewContact } from './contacts.schemas';
 
 /** Contacts (internal, bearer): list, create, bulk changes, detail, update, delete, friends. */
@@ -43,6 +43,6 @@ export function contactRoutes(internal: Router, crm: () => CrmClient): void {
   });
   internal.get('/contacts/:id/friends', async (req, res) => {
     const out = await crm().ListFriends({ id: req.params.id }, ctxOf(req, res));
-    res.json(out.data);
+    res.json(out.data.map(friendOut));
   });
 }

@@ -13,7 +13,7 @@ export { appointmentOut, publicAppointmentOut } from './appointments.out';
 export { AppointmentPatch, AppointmentQuery, NewAppointment, PublicAppointmentQuery, PublicNewAppointment } from './appointments.schemas';
 export { statusOut } from './contact-statuses.out';
 export { NewStatus, StatusPatch } from './contact-statuses.schemas';
-export { contactOut, customFieldsOf, detailOut, memberOut, publicContactOut } from './contacts.out';
+export { contactOut, customFieldsOf, detailOut, friendOut, memberOut, publicContactOut } from './contacts.out';
 export { byRule, position } from './common.schemas';
 export { BulkContacts, BulkIds, ContactPatch, ContactQuery, contactListFilters, customFieldFilters, customFieldsJson, NewContact, PublicContactFields, PublicContactQuery } from './contacts.schemas';
 export { customerListBriefOut, customerListCreatedOut, customerListOut } from './customer-lists.out';

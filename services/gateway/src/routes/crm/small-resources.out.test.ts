@@ -1,7 +1,7 @@
 import { statusOut } from './contact-statuses.out';
 import { customerListBriefOut, customerListCreatedOut, customerListOut } from './customer-lists.out';
 import { noteOut } from './notes.out';
-import { AT, ID, OTHER_ID } from './test-fixtures';
+import { AT, ID, OTHER_ID } from '../../test-support/crm-fixtures';
 
 describe('status, customer list and note mappers', () => {
   it('statusOut: no color is null, a color passes through', () => {

@@ -1,3 +1,4 @@
+// Sample crm answers shared by the mapper tests (not part of the build: tsconfig excludes src/test-support).
 import type { crm } from '@crm/proto-types';
 
 // crm's answers as the gRPC client decodes them, for the mappers' unit tests: `empty` has every optional value
