@@ -32,7 +32,8 @@ export function processGroup() {
       const main = path.join(root, 'services', name, 'dist', 'main.js');
       if (!existsSync(main)) throw new Error(`${main} missing: run npm run build`);
       // METRICS_PORT 0: instances of one service (and a running `npm start`) must not fight over its fixed metrics port.
-      // BENCH_PROF=gateway,messaging: those processes write a V8 CPU profile to bench/.prof at exit (see bench/README.md).
+      // BENCH_PROF=gateway,messaging: those processes write a V8 CPU profile to bench/.prof (git-ignored) at exit;
+      // `node bench/lib/profile-summary.mjs <file>` lists self time by package and function.
       const prof = (process.env.BENCH_PROF ?? '').split(',').includes(name) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
       const child = spawn(process.execPath, [...prof, main], { cwd: root, env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
