@@ -143,6 +143,27 @@ describe('conversation status and snooze', () => {
     await statusEvent(conv['uid-1'], (d) => d.status === 'active' && d.previousStatus === 'pending');
   });
 
+  it('messages arriving together into a closed conversation reopen it once and are all counted', async () => {
+    // A conversation of its own, so the other tests' counts of status events stay theirs.
+    await bus.inbound(a.orgId, { accountId, fromUid: 'uid-burst', content: 'first' });
+    const listed = () => a.owner.get('/api/v1/conversations?limit=100').then((r) => r.body.data.find((c: any) => c.threadId === 'uid-burst'));
+    const id = (await eventually(listed)).id;
+    expect((await setStatus(a.owner, id, { status: 'closed' })).body.status).toBe('closed');
+    // Published back to back, as the connector relays a burst: they reach messaging's consumer in one batch or a few.
+    const texts = ['one', 'two', 'three', 'four', 'five'];
+    const base = Date.now();
+    await Promise.all(texts.map((content, i) => bus.inbound(a.orgId, { accountId, fromUid: 'uid-burst', content, sentAt: new Date(base + i).toISOString() })));
+    const after = await eventually(async () => {
+      const c = await listed();
+      return c.messageCount === 1 + texts.length ? c : undefined;
+    });
+    expect(after).toEqual(expect.objectContaining({ status: 'active', unreadCount: 1 + texts.length, lastMessage: expect.objectContaining({ content: 'five' }) }));
+    await statusEvent(id, (d) => d.status === 'active' && d.previousStatus === 'closed');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(bus.of('conversation.status_changed').filter((e) => e.data.conversationId === id && e.data.status === 'active')).toHaveLength(1);
+    expect(bus.of('message.received').filter((e) => e.data.conversationId === id).map((e) => e.data.content)).toEqual(['first', ...texts]);
+  });
+
   it('archive, close and reopen still work, publish conversation.status_changed, and reopen ends a snooze', async () => {
     const id = conv['uid-2'];
     const archived = await a.owner.post(`/api/v1/conversations/${id}/archive`);

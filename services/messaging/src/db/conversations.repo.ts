@@ -116,27 +116,6 @@ export async function findByThread(db: Queryable, orgId: string, accountId: stri
   return rows[0];
 }
 
-const THREADS_WITHOUT = {
-  name: 'msg_conv_threads_without',
-  text: `SELECT t.i::int AS i
-         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) WITH ORDINALITY AS t(org_id, account_id, thread_type, thread_id, i)
-         WHERE NOT EXISTS (SELECT 1 FROM conversations c
-                           WHERE c.org_id = t.org_id AND c.chatnet_account_id = t.account_id
-                             AND c.thread_type = t.thread_type AND c.thread_id = t.thread_id)`,
-};
-
-/** Which of these threads (each of its own org) have no conversation yet: their 0-based positions. */
-export async function threadsWithout(
-  db: Queryable,
-  threads: Array<{ orgId: string; accountId: string; threadType: string; threadId: string }>,
-): Promise<number[]> {
-  const { rows } = await db.query<{ i: number }>({
-    ...THREADS_WITHOUT,
-    values: [threads.map((t) => t.orgId), threads.map((t) => t.accountId), threads.map((t) => t.threadType), threads.map((t) => t.threadId)],
-  });
-  return rows.map((r) => r.i - 1);
-}
-
 export interface NewConversation {
   id: string;
   orgId: string;

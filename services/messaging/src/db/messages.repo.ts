@@ -211,6 +211,101 @@ export async function insertInboundByThread(
     : undefined;
 }
 
+/** One inbound message of a batch, for its thread's existing conversation (see insertInboundBatch). */
+export type NewThreadInbound = Omit<NewInbound, 'conversationId'> & { threadType: string; threadId: string };
+
+/** What the batch statement says of one message whose thread has a conversation. */
+export interface StoredInThread {
+  conversationId: string;
+  contactId: string | null;
+  /** false: its network id was stored before (a redelivery or a duplicate within the batch). */
+  stored: boolean;
+  /** The conversation's status before this batch and its assignee, read under the row lock (when something was stored). */
+  status?: string;
+  assigneeId: string | null;
+}
+
+// The steady state of a busy inbox in one statement per batch instead of one per message: the conversations of
+// the batch's threads are locked (in id order: two batches never wait on each other in a circle), every message
+// whose thread has one is inserted (a known network id is skipped, as a second copy inside the batch is), and each
+// conversation is bumped once by its count, its last message being the batch's newest (sent_at, then delivery
+// order) unless it already has a newer one. A group's name comes from its newest message that carried one.
+const INSERT_INBOUND_BATCH = {
+  name: 'msg_insert_inbound_batch',
+  text: `WITH input AS (
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                                $9::timestamptz[], $10::text[], $11::text[], $12::uuid[], $13::text[], $14::text[])
+             WITH ORDINALITY AS i(id, org_id, account_id, chatnet_message_id, content, content_type, sender_uid, sender_name,
+                                  sent_at, thread_type, thread_id, sender_contact_id, group_name, cli_msg_id, ord)
+         ), conv AS (
+           SELECT c.id, c.contact_id, c.org_id, c.chatnet_account_id, c.thread_type, c.thread_id FROM conversations c
+           WHERE (c.org_id, c.chatnet_account_id, c.thread_type, c.thread_id) IN (SELECT org_id, account_id, thread_type, thread_id FROM input)
+           ORDER BY c.id FOR UPDATE
+         ), located AS (
+           SELECT i.*, conv.id AS conversation_id, conv.contact_id FROM input i
+           JOIN conv ON conv.org_id = i.org_id AND conv.chatnet_account_id = i.account_id AND conv.thread_type = i.thread_type AND conv.thread_id = i.thread_id
+         ), m AS (
+           INSERT INTO messages (id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type,
+                                 sender_uid, sender_name, sender_contact_id, is_read, is_replied, source, sent_at, cli_msg_id)
+           SELECT id, org_id, conversation_id, account_id, chatnet_message_id, 'inbound', content, content_type, sender_uid, sender_name,
+                  sender_contact_id, false, false, 'chatnet', sent_at, nullif(cli_msg_id, '')
+           FROM located ORDER BY ord
+           ON CONFLICT (org_id, chatnet_account_id, chatnet_message_id) WHERE chatnet_message_id IS NOT NULL DO NOTHING
+           RETURNING id
+         ), stored AS (
+           SELECT l.* FROM located l JOIN m USING (id)
+         ), newest AS (
+           SELECT DISTINCT ON (conversation_id) conversation_id, id, sent_at, content, content_type, sender_name
+           FROM stored ORDER BY conversation_id, sent_at DESC, ord DESC
+         ), named AS (
+           SELECT DISTINCT ON (conversation_id) conversation_id, group_name, sent_at
+           FROM stored WHERE group_name <> '' ORDER BY conversation_id, sent_at DESC, ord DESC
+         ), counts AS (
+           SELECT conversation_id, count(*)::int AS n FROM stored GROUP BY conversation_id
+         ), u AS (
+           UPDATE conversations c SET
+             message_count = message_count + counts.n,
+             unread_count = unread_count + counts.n,
+             unreplied_count = unreplied_count + counts.n,
+             last_activity_at = greatest(last_activity_at, now()),
+             last_message_id = CASE WHEN last_message_at IS NULL OR nw.sent_at >= last_message_at THEN nw.id ELSE last_message_id END,
+             last_message_content = CASE WHEN last_message_at IS NULL OR nw.sent_at >= last_message_at THEN nw.content ELSE last_message_content END,
+             last_message_content_type = CASE WHEN last_message_at IS NULL OR nw.sent_at >= last_message_at THEN nw.content_type ELSE last_message_content_type END,
+             last_message_sender_name = CASE WHEN last_message_at IS NULL OR nw.sent_at >= last_message_at THEN nw.sender_name ELSE last_message_sender_name END,
+             contact_name = CASE WHEN na.group_name IS NOT NULL AND (last_message_at IS NULL OR na.sent_at >= last_message_at) THEN na.group_name ELSE contact_name END,
+             last_message_at = greatest(last_message_at, nw.sent_at)
+           FROM counts JOIN newest nw USING (conversation_id) LEFT JOIN named na USING (conversation_id)
+           WHERE c.id = counts.conversation_id
+           RETURNING c.id, c.status, c.assignee_id
+         )
+         SELECT l.ord::int AS ord, l.conversation_id, l.contact_id, (s.id IS NOT NULL) AS stored, u.status, u.assignee_id
+         FROM located l LEFT JOIN stored s USING (id) LEFT JOIN u ON u.id = l.conversation_id`,
+};
+
+/**
+ * Store the messages of a batch whose threads already have a conversation, in one round trip. The answer is in the
+ * order of `items`: undefined where the thread has no conversation yet (the caller creates it and stores the message
+ * with insertInbound). Only for messages of distinct network ids or redeliveries: a second copy is reported as not
+ * stored, like a redelivery.
+ */
+export async function insertInboundBatch(db: Queryable, items: NewThreadInbound[]): Promise<Array<StoredInThread | undefined>> {
+  if (items.length === 0) return [];
+  const col = <T>(f: (m: NewThreadInbound) => T) => items.map(f);
+  const { rows } = await db.query<{ ord: number; conversation_id: string; contact_id: string | null; stored: boolean; status: string | null; assignee_id: string | null }>({
+    ...INSERT_INBOUND_BATCH,
+    values: [
+      col((m) => m.id), col((m) => m.orgId), col((m) => m.accountId), col((m) => m.chatnetMessageId), col((m) => m.content),
+      col((m) => m.contentType), col((m) => m.senderUid), col((m) => m.senderName), col((m) => m.sentAt), col((m) => m.threadType),
+      col((m) => m.threadId), col((m) => m.senderContactId), col((m) => m.groupName), col((m) => m.cliMsgId),
+    ],
+  });
+  const out: Array<StoredInThread | undefined> = items.map(() => undefined);
+  for (const r of rows) {
+    out[r.ord - 1] = { conversationId: r.conversation_id, contactId: r.contact_id, stored: r.stored, status: r.status ?? undefined, assigneeId: r.assignee_id ?? null };
+  }
+  return out;
+}
+
 export interface NewOutbound {
   id: string;
   orgId: string;

@@ -89,6 +89,13 @@ export function parseInbound(d: InboundEventData): { ok: true; value: InboundDat
  */
 export class InboundBatch {
   readonly received: NewEvent[] = [];
+  /**
+   * Messages stored by the batch statement, by event id, with the id they were stored under: null where the thread
+   * had no conversation when the batch began (storeInbound takes the slow path); absent for events not in it.
+   */
+  private readonly inThreads = new Map<string, { messageId: string; result: messages.StoredInThread | null }>();
+  /** Conversations whose status before the batch was already reported to one of its messages. */
+  private readonly statusSeen = new Set<string>();
   private readonly listed = new Map<string, Promise<string[]>>();
   private readonly contacts = new Map<string, Promise<LinkedContact | undefined>>();
   private readonly senders = new Map<string, Promise<string | undefined>>();
@@ -126,27 +133,55 @@ export class InboundBatch {
   }
 
   /**
-   * Start the crm calls of the batch at once: the contact of every one-to-one thread that has no conversation yet
-   * (one query to find them) and the sender of every group message.
+   * The batch's work before its messages are taken one by one: the sender of every group message is asked from crm
+   * (all at once), then every message whose thread has a conversation is stored with one statement
+   * (messages.insertInboundBatch), and the contact of every one-to-one thread without one is asked from crm (all at
+   * once, awaited by storeInbound). The account's own messages are left to storeSelf.
    */
-  async prefetch(events: Array<{ orgId: string; d: InboundData }>): Promise<void> {
-    if (events.length === 0) return;
-    for (const { orgId, d } of events) {
-      const sender = groupSender(d);
-      // Unhandled until storeInbound awaits it; tryResolveSender never rejects.
-      if (sender) void this.sender(orgId, sender);
-    }
-    const missing = await convs.threadsWithout(
-      this.db,
-      events.map(({ orgId, d }) => ({ orgId, accountId: d.accountId, threadType: d.threadType, threadId: d.threadId })),
-    );
-    for (const i of missing) {
-      const { orgId, d } = events[i];
-      const t = threadTarget(d);
+  async prefetch(events: Array<{ eventId: string; orgId: string; d: InboundData }>): Promise<void> {
+    const others = events.filter(({ d }) => !d.fromSelf);
+    if (others.length === 0) return;
+    const senders = await Promise.all(others.map(({ orgId, d }) => groupSender(d) && this.sender(orgId, groupSender(d)!)));
+    const items = others.map(({ orgId, d }, i) => ({ ...newInbound(randomUUID(), orgId, d, senders[i] ?? null), threadType: d.threadType, threadId: d.threadId }));
+    const results = await messages.insertInboundBatch(this.db, items);
+    others.forEach(({ eventId, orgId, d }, i) => {
+      this.inThreads.set(eventId, { messageId: items[i].id, result: results[i] ?? null });
+      const t = results[i] ? undefined : threadTarget(d);
       // Unhandled until storeInbound awaits it; tryUpsertContact never rejects.
       if (t) void this.contact(orgId, t);
-    }
+    });
   }
+
+  /**
+   * What the batch statement did with this event's message, if it was in it. A conversation's status before the
+   * batch is told to its first stored message only: that one reactivates it, the later ones find it active.
+   */
+  storedInThread(eventId: string): { messageId: string; result: messages.StoredInThread | null } | undefined {
+    const found = this.inThreads.get(eventId);
+    const r = found?.result;
+    if (!r || !r.stored) return found;
+    if (this.statusSeen.has(r.conversationId)) return { messageId: found.messageId, result: { ...r, status: 'active' } };
+    this.statusSeen.add(r.conversationId);
+    return found;
+  }
+}
+
+/** The stored message of an inbound event (the thread's conversation still to be found). */
+function newInbound(id: string, orgId: string, d: InboundData, senderContactId: string | null): Omit<messages.NewInbound, 'conversationId'> {
+  return {
+    id,
+    orgId,
+    accountId: d.accountId,
+    chatnetMessageId: d.chatnetMessageId,
+    content: d.content,
+    contentType: d.contentType,
+    senderUid: d.fromUid,
+    senderName: d.fromName,
+    sentAt: d.sentAt,
+    senderContactId,
+    groupName: d.groupName,
+    cliMsgId: d.cliMsgId,
+  };
 }
 
 /** Who wrote a group message, to link as a contact; undefined for one-to-one threads and the account's own messages. */
@@ -163,11 +198,14 @@ export async function storeInboundBatch(deps: Deps, db: PoolClient, events: Even
   // Data parsed by its schema (the consumer's parseData); the queue is bound to chatnet.inbound only.
   const batch = new InboundBatch(deps, db);
   const inbound = events.filter((e) => isEventOf(e, 'chatnet.inbound'));
-  const valid: Array<{ orgId: string; d: InboundData }> = [];
+  const valid: Array<{ eventId: string; orgId: string; d: InboundData }> = [];
+  const seen = new Set<string>();
   for (const e of inbound) {
     const parsed = parseInbound(e.data);
-    // An org id that is no id fails on its own in storeInbound; it must not fail the lookup of the others.
-    if (parsed.ok && isUuid(e.orgId)) valid.push({ orgId: e.orgId, d: parsed.value });
+    // An org id that is no id fails on its own in storeInbound; it must not fail the batch statement of the others.
+    // A second copy of one event in the batch (a redelivery) goes the slow way and finds its message stored.
+    if (parsed.ok && isUuid(e.orgId) && !seen.has(e.id)) valid.push({ eventId: e.id, orgId: e.orgId, d: parsed.value });
+    seen.add(e.id);
   }
   await batch.prefetch(valid);
   for (const e of inbound) await withEventTrace(e, () => storeInbound(deps, db, e, batch));
@@ -191,27 +229,16 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
   const d = parsed.value;
   if (d.fromSelf) return storeSelf(deps, db, event, d, batch);
   const orgId = event.orgId;
-  const messageId = randomUUID();
+  const pre = batch?.storedInThread(event.id);
+  const messageId = pre?.messageId ?? randomUUID();
   const sender = groupSender(d);
   const senderContactId = sender ? ((await (batch ? batch.sender(orgId, sender) : tryResolveSender(deps, orgId, sender))) ?? null) : null;
-  const message = {
-    id: messageId,
-    orgId,
-    accountId: d.accountId,
-    chatnetMessageId: d.chatnetMessageId,
-    content: d.content,
-    contentType: d.contentType,
-    senderUid: d.fromUid,
-    senderName: d.fromName,
-    sentAt: d.sentAt,
-    senderContactId,
-    groupName: d.groupName,
-    cliMsgId: d.cliMsgId,
-  };
+  const message = newInbound(messageId, orgId, d, senderContactId);
   const target = () => threadTarget(d);
 
-  // Fast path: the thread already has its conversation (one statement; a group's new name renames it).
-  let stored = await messages.insertInboundByThread(db, { ...message, threadType: d.threadType, threadId: d.threadId });
+  // Fast path: the thread already has its conversation (one statement; a group's new name renames it), done for
+  // the whole batch by its statement when there is one.
+  let stored = pre ? (pre.result ?? undefined) : await messages.insertInboundByThread(db, { ...message, threadType: d.threadType, threadId: d.threadId });
   const unlinked = stored && !stored.contactId && d.threadType === 'user' ? target() : undefined;
   if (stored && unlinked) {
     // Still unlinked (crm was down past every retry, or the contact was deleted): ask again, at most once
