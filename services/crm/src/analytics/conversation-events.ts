@@ -17,8 +17,8 @@ export interface ConversationItems {
 /**
  * Apply conversation items (inbound messages, replies, archives) inside the consumer's transaction. Per org
  * (in id order) the items are stored in one statement; those already stored (the same message reported twice)
- * are dropped. Then each conversation, in id order (its row lock serialises batches touching it), takes its new
- * items at once: in order (the usual case) they advance the stored state; if one is older than the newest
+ * are dropped. Then the org's conversations take their new items with a fixed number of statements (see
+ * applyOrgItems): in order (the usual case) they advance the stored state; if one is older than the newest
  * applied, the conversation is replayed from all its items and its durations replaced, so the result is the
  * same whatever order the events came in. The aggregates (histogram, users) are summed over the batch and
  * written last, in key order, so concurrent batches cannot deadlock on them.
@@ -40,43 +40,63 @@ export async function applyConversationItems(db: PoolClient, batch: Conversation
     for (const { conversationId, item } of distinct.values()) if (fresh.has(item.id)) newItems.set(conversationId, [...(newItems.get(conversationId) ?? []), item]);
     const orgDeltas = new Deltas();
     deltas.set(orgId, orgDeltas);
-    for (const conversationId of [...newItems.keys()].sort()) await applyItems(db, orgId, conversationId, newItems.get(conversationId)!.sort(compareItems), orgDeltas);
+    await applyOrgItems(db, orgId, newItems, orgDeltas);
   }
   const orgs = [...deltas.keys()].sort();
   for (const orgId of orgs) await repo.addToHistogram(db, orgId, deltas.get(orgId)!.histogramRows());
   for (const orgId of orgs) await deltas.get(orgId)!.users.apply(db, orgId);
 }
 
-/** New items of one conversation, already stored and in order. */
-async function applyItems(db: PoolClient, orgId: string, conversationId: string, items: Item[], deltas: Deltas): Promise<void> {
-  for (const item of items) if (item.kind === REPLY && item.userId) deltas.reply(item.at, item.userId);
-  const last = items[items.length - 1];
-  let conv = await repo.lockConversation(db, orgId, conversationId);
-  if (!conv) {
-    const { state, durations } = replay(EMPTY_STATE, items);
-    if (await repo.createConversation(db, orgId, conversationId, last, state)) {
-      await addDurations(db, orgId, conversationId, durations.map(stored), deltas);
-      return;
-    }
-    // Created meanwhile by another transaction, which this one waited for: continue from its state.
-    conv = (await repo.lockConversation(db, orgId, conversationId))!;
-  }
-  if (compareItems(items[0], conv.last) > 0) {
-    const { state, durations } = replay(conv.state, items);
-    await repo.saveConversation(db, orgId, conversationId, last, state);
-    await addDurations(db, orgId, conversationId, durations.map(stored), deltas);
-    return;
-  }
-  for (const d of await repo.deleteDurations(db, orgId, conversationId)) deltas.duration(d, -1);
-  const all = await repo.conversationItems(db, orgId, conversationId);
-  const { state, durations } = replay(EMPTY_STATE, all);
-  await repo.saveConversation(db, orgId, conversationId, all[all.length - 1], state);
-  await addDurations(db, orgId, conversationId, durations.map(stored), deltas);
-}
+/**
+ * New items (already stored) of one org's conversations. One statement locks the conversations that exist, in
+ * id order; one creates those that do not; each new state is computed here and all are written with one
+ * UPDATE, their durations with one INSERT. Two rarer cases take statements of their own, conversation by
+ * conversation in id order: a conversation another transaction created after the lock (locked and continued
+ * from its state), and items older than the newest applied (the conversation replayed from all its items).
+ */
+async function applyOrgItems(db: PoolClient, orgId: string, newItems: Map<string, Item[]>, deltas: Deltas): Promise<void> {
+  const ids = [...newItems.keys()].sort();
+  for (const id of ids) newItems.get(id)!.sort(compareItems);
+  for (const id of ids) for (const item of newItems.get(id)!) if (item.kind === REPLY && item.userId) deltas.reply(item.at, item.userId);
 
-async function addDurations(db: PoolClient, orgId: string, conversationId: string, added: repo.StoredDuration[], deltas: Deltas) {
-  await repo.insertDurations(db, orgId, conversationId, added);
-  for (const d of added) deltas.duration(d, 1);
+  const locked = await repo.lockConversations(db, orgId, ids);
+  const durations: (repo.StoredDuration & { conversationId: string })[] = [];
+  const addDurations = (conversationId: string, ds: ReturnType<typeof replay>['durations']) => {
+    for (const d of ds) durations.push({ ...stored(d), conversationId });
+  };
+
+  const missing = ids.filter((id) => !locked.has(id)).map((id) => ({ id, items: newItems.get(id)!, ...replay(EMPTY_STATE, newItems.get(id)!) }));
+  const created = await repo.createConversations(
+    db,
+    orgId,
+    missing.map((m) => ({ conversationId: m.id, last: m.items[m.items.length - 1], state: m.state })),
+  );
+  for (const m of missing) {
+    if (created.has(m.id)) addDurations(m.id, m.durations);
+    // Created meanwhile by another transaction, which this one waited for: continue from its state.
+    else locked.set(m.id, (await repo.lockConversation(db, orgId, m.id))!);
+  }
+
+  const saved: repo.ConversationWrite[] = [];
+  for (const id of ids) {
+    const conv = locked.get(id);
+    if (!conv) continue;
+    const items = newItems.get(id)!;
+    if (compareItems(items[0], conv.last) > 0) {
+      const { state, durations: ds } = replay(conv.state, items);
+      saved.push({ conversationId: id, last: items[items.length - 1], state });
+      addDurations(id, ds);
+      continue;
+    }
+    for (const d of await repo.deleteDurations(db, orgId, id)) deltas.duration(d, -1);
+    const all = await repo.conversationItems(db, orgId, id);
+    const { state, durations: ds } = replay(EMPTY_STATE, all);
+    saved.push({ conversationId: id, last: all[all.length - 1], state });
+    addDurations(id, ds);
+  }
+  await repo.saveConversations(db, orgId, saved);
+  await repo.insertDurations(db, orgId, durations);
+  for (const d of durations) deltas.duration(d, 1);
 }
 
 function stored(d: ReturnType<typeof replay>['durations'][number]): repo.StoredDuration {

@@ -38,23 +38,19 @@ export async function insertItems(db: Queryable, orgId: string, rows: { conversa
   return new Set(res.rows.map((r) => r.item_id));
 }
 
-/** The conversation's state, locked until the transaction ends; undefined for a conversation not seen yet. */
-export async function lockConversation(db: Queryable, orgId: string, conversationId: string): Promise<ConversationRow | undefined> {
-  const { rows } = await db.query<{
-    last_at: Date;
-    last_kind: ItemKind;
-    last_item: string;
-    episode_start: Date | null;
-    turn_start: Date | null;
-    episode_replied: boolean;
-  }>({
-    name: 'analytics_conversation_lock',
-    text: `SELECT last_at, last_kind, last_item, episode_start, turn_start, episode_replied FROM analytics_conversations
-           WHERE org_id = $1 AND conversation_id = $2 FOR UPDATE`,
-    values: [orgId, conversationId],
-  });
-  const r = rows[0];
-  if (!r) return undefined;
+interface StateRow {
+  conversation_id: string;
+  last_at: Date;
+  last_kind: ItemKind;
+  last_item: string;
+  episode_start: Date | null;
+  turn_start: Date | null;
+  episode_replied: boolean;
+}
+
+const STATE_COLUMNS = 'conversation_id, last_at, last_kind, last_item, episode_start, turn_start, episode_replied';
+
+function toConversationRow(r: StateRow): ConversationRow {
   return {
     last: { at: r.last_at.getTime(), kind: r.last_kind, id: r.last_item },
     state: { episodeStart: ms(r.episode_start), turnStart: ms(r.turn_start), episodeReplied: r.episode_replied },
@@ -62,25 +58,78 @@ export async function lockConversation(db: Queryable, orgId: string, conversatio
 }
 
 /**
- * First item of a conversation: creates its row. False when a concurrent transaction created it first (this
- * one then waited for it and must lock and read it instead).
+ * The state of the conversations that exist among `conversationIds`, locked until the transaction ends. One
+ * statement, locking in conversation id order (the sort runs below the lock), so batches sharing conversations
+ * wait for each other instead of deadlocking.
  */
-export async function createConversation(db: Queryable, orgId: string, conversationId: string, last: Item, state: ConversationState): Promise<boolean> {
-  const res = await db.query({
-    name: 'analytics_conversation_insert',
-    text: `INSERT INTO analytics_conversations (org_id, conversation_id, last_at, last_kind, last_item, episode_start, turn_start, episode_replied)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (org_id, conversation_id) DO NOTHING`,
-    values: [orgId, conversationId, new Date(last.at), last.kind, last.id, date(state.episodeStart), date(state.turnStart), state.episodeReplied],
+export async function lockConversations(db: Queryable, orgId: string, conversationIds: string[]): Promise<Map<string, ConversationRow>> {
+  if (conversationIds.length === 0) return new Map();
+  const { rows } = await db.query<StateRow>({
+    name: 'analytics_conversations_lock',
+    text: `SELECT ${STATE_COLUMNS} FROM analytics_conversations
+           WHERE org_id = $1 AND conversation_id = ANY($2::uuid[]) ORDER BY conversation_id FOR UPDATE`,
+    values: [orgId, conversationIds],
   });
-  return (res.rowCount ?? 0) > 0;
+  return new Map(rows.map((r) => [r.conversation_id, toConversationRow(r)]));
 }
 
-export async function saveConversation(db: Queryable, orgId: string, conversationId: string, last: Pick<Item, 'at' | 'kind' | 'id'>, state: ConversationState) {
+/** The conversation's state, locked until the transaction ends; undefined for a conversation not seen yet. */
+export async function lockConversation(db: Queryable, orgId: string, conversationId: string): Promise<ConversationRow | undefined> {
+  const { rows } = await db.query<StateRow>({
+    name: 'analytics_conversation_lock',
+    text: `SELECT ${STATE_COLUMNS} FROM analytics_conversations WHERE org_id = $1 AND conversation_id = $2 FOR UPDATE`,
+    values: [orgId, conversationId],
+  });
+  return rows[0] && toConversationRow(rows[0]);
+}
+
+/** A conversation's new state, to write. */
+export interface ConversationWrite extends ConversationRow {
+  conversationId: string;
+}
+
+/** The state columns as arrays, $2.. of the statements below. */
+const stateArrays = (rows: ConversationWrite[]) => [
+  rows.map((r) => r.conversationId),
+  rows.map((r) => new Date(r.last.at)),
+  rows.map((r) => r.last.kind),
+  rows.map((r) => r.last.id),
+  rows.map((r) => date(r.state.episodeStart)),
+  rows.map((r) => date(r.state.turnStart)),
+  rows.map((r) => r.state.episodeReplied),
+];
+const STATE_UNNEST = `unnest($2::uuid[], $3::timestamptz[], $4::smallint[], $5::uuid[], $6::timestamptz[], $7::timestamptz[], $8::boolean[])`;
+
+/**
+ * First items of conversations: creates their rows in one statement, in the order given (the caller sorts by
+ * id). Returns the ids created; one left out was created first by a concurrent transaction (this one waited for
+ * it) and must be locked and read instead.
+ */
+export async function createConversations(db: Queryable, orgId: string, rows: ConversationWrite[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const res = await db.query<{ conversation_id: string }>({
+    name: 'analytics_conversations_insert',
+    text: `INSERT INTO analytics_conversations (org_id, ${STATE_COLUMNS})
+           SELECT $1, c.conversation_id, c.last_at, c.last_kind, c.last_item, c.episode_start, c.turn_start, c.episode_replied
+           FROM ${STATE_UNNEST} WITH ORDINALITY AS c(${STATE_COLUMNS}, n)
+           ORDER BY c.n
+           ON CONFLICT (org_id, conversation_id) DO NOTHING RETURNING conversation_id`,
+    values: [orgId, ...stateArrays(rows)],
+  });
+  return new Set(res.rows.map((r) => r.conversation_id));
+}
+
+/** Writes the new states of conversations this transaction has locked (each id once), in one statement. */
+export async function saveConversations(db: Queryable, orgId: string, rows: ConversationWrite[]) {
+  if (rows.length === 0) return;
   await db.query({
-    name: 'analytics_conversation_update',
-    text: `UPDATE analytics_conversations SET last_at = $3, last_kind = $4, last_item = $5, episode_start = $6, turn_start = $7, episode_replied = $8
-           WHERE org_id = $1 AND conversation_id = $2`,
-    values: [orgId, conversationId, new Date(last.at), last.kind, last.id, date(state.episodeStart), date(state.turnStart), state.episodeReplied],
+    name: 'analytics_conversations_update',
+    text: `UPDATE analytics_conversations AS t
+           SET last_at = c.last_at, last_kind = c.last_kind, last_item = c.last_item,
+               episode_start = c.episode_start, turn_start = c.turn_start, episode_replied = c.episode_replied
+           FROM ${STATE_UNNEST} AS c(${STATE_COLUMNS})
+           WHERE t.org_id = $1 AND t.conversation_id = c.conversation_id`,
+    values: [orgId, ...stateArrays(rows)],
   });
 }
 
@@ -125,15 +174,16 @@ export async function deleteDurations(db: Queryable, orgId: string, conversation
   return rows.map(toDuration);
 }
 
-export async function insertDurations(db: Queryable, orgId: string, conversationId: string, ds: StoredDuration[]) {
+/** Durations of any of the org's conversations, in one statement. */
+export async function insertDurations(db: Queryable, orgId: string, ds: (StoredDuration & { conversationId: string })[]) {
   if (ds.length === 0) return;
   await db.query({
     name: 'analytics_durations_insert',
     text: `INSERT INTO analytics_durations (org_id, conversation_id, kind, first, started_at, ended_at, ms, bucket, user_id)
-           SELECT $1, $2, * FROM unnest($3::smallint[], $4::boolean[], $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::smallint[], $9::uuid[])`,
+           SELECT $1, * FROM unnest($2::uuid[], $3::smallint[], $4::boolean[], $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::smallint[], $9::uuid[])`,
     values: [
       orgId,
-      conversationId,
+      ds.map((d) => d.conversationId),
       ds.map((d) => KIND_CODE[d.kind]),
       ds.map((d) => d.first),
       ds.map((d) => new Date(d.startedAt)),
