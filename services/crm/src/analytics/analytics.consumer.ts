@@ -44,8 +44,8 @@ function snapshot(c: EventContact): ContactSnapshot {
 /**
  * Feeds the analytics read model from a batch of events in the consumer's transaction, which also records the
  * event ids, so a redelivered event changes nothing twice. Conversation items and contact changes are grouped
- * and applied conversation by conversation and contact by contact (see conversation-events.ts and
- * contact-events.ts); events of one conversation or contact may arrive in any order.
+ * per conversation and per contact (see conversation-events.ts and contact-events.ts); events of one
+ * conversation or contact may arrive in any order.
  */
 export function analyticsEvents(log: Logger): FamilyModule {
   return async (events, db) => {

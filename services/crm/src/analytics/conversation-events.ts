@@ -80,6 +80,7 @@ async function applyOrgItems(db: PoolClient, orgId: string, newItems: Map<string
   const saved: repo.ConversationWrite[] = [];
   for (const id of ids) {
     const conv = locked.get(id);
+    // Not locked: created above, with its state already written.
     if (!conv) continue;
     const items = newItems.get(id)!;
     if (compareItems(items[0], conv.last) > 0) {
