@@ -1,6 +1,6 @@
 import { Request, Response, Router } from 'express';
 import { z } from 'zod';
-import { messagingRules as rules } from '@crm/validation';
+import { isUuid, messagingRules as rules } from '@crm/validation';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
@@ -35,7 +35,11 @@ export const ListQuery = z.object({
   contactId: id().optional(),
   unread: bool.optional(),
   unreplied: bool.optional(),
-  assigneeId: z.union([z.enum(rules.ASSIGNEE_FILTER_WORDS), id()], { error: rules.ASSIGNEE_FILTER_MESSAGE }).optional(),
+  assigneeId: z
+    .string()
+    .trim()
+    .refine((v) => (rules.ASSIGNEE_FILTER_WORDS as readonly string[]).includes(v) || isUuid(v), rules.ASSIGNEE_FILTER_MESSAGE)
+    .optional(),
   teamId: id().optional(),
 });
 
