@@ -1,32 +1,45 @@
 import { Request, Response, Router } from 'express';
 import { z } from 'zod';
+import { isUuid, messagingRules as rules } from '@crm/validation';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { streamProxy } from '../http/stream-proxy';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
-import { orNull } from '../http/shape';
+import { answered } from '../http/shape';
+import { conversationOut, headerOut, messageOut, moveOut, presetOut, publicConversationOut, publicMessageOut, sentOut, timelineOut } from './chat.out';
 import { body, dateRange, pageParams, parseDateOrTime, query, s } from '../http/validate';
 
 const id = () => z.string().trim().uuid('must be an id');
 const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
-const idempotencyKey = z.string().trim().min(1).max(255, 'must be at most 255 characters');
-
-const STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
+const idempotencyKey = z.string().trim().min(1).max(rules.IDEMPOTENCY_KEY_MAX, `must be at most ${rules.IDEMPOTENCY_KEY_MAX} characters`);
+const STATUSES = rules.CONVERSATION_STATUSES;
+/** A message body of at most CONTENT_MAX characters. */
+const content = (absent: string) => z.string({ error: absent }).max(rules.CONTENT_MAX, `must be at most ${rules.CONTENT_MAX} characters`);
+/** Empty is the default (text), as in messaging. */
+const contentType = z
+  .string({ error: rules.CONTENT_TYPE_MESSAGE })
+  .trim()
+  .refine((v) => v === '' || rules.CONTENT_TYPE_PATTERN.test(v), rules.CONTENT_TYPE_MESSAGE)
+  .default(rules.DEFAULT_CONTENT_TYPE);
 
 export const ListQuery = z.object({
   status: s.optionalQueryEnum(STATUSES),
-  type: s.optionalQueryEnum(['user', 'group'] as const),
-  search: z.string().max(200, 'must be at most 200 characters').optional(),
-  sortBy: s.optionalQueryEnum(['lastMessage', 'createdAt'] as const),
-  direction: s.optionalQueryEnum(['asc', 'desc'] as const),
+  type: s.optionalQueryEnum(rules.THREAD_TYPES),
+  search: z.string().max(rules.SEARCH_TERM_MAX, `must be at most ${rules.SEARCH_TERM_MAX} characters`).optional(),
+  sortBy: s.optionalQueryEnum(rules.CONVERSATION_SORTS),
+  direction: s.optionalQueryEnum(rules.SORT_DIRECTIONS),
   folderId: id().optional(),
   chatnetAccountId: id().optional(),
   contactId: id().optional(),
   unread: bool.optional(),
   unreplied: bool.optional(),
-  assigneeId: z.union([z.enum(['me', 'unassigned']), id()], { error: 'must be a user id, me or unassigned' }).optional(),
+  assigneeId: z
+    .string()
+    .trim()
+    .refine((v) => (rules.ASSIGNEE_FILTER_WORDS as readonly string[]).includes(v) || isUuid(v), rules.ASSIGNEE_FILTER_MESSAGE)
+    .optional(),
   teamId: id().optional(),
 });
 
@@ -43,15 +56,14 @@ export const SetStatus = z
     status: s.enumOf(STATUSES),
     // An ISO timestamp in years 1-9999, sent on as its UTC instant; whether it lies ahead is messaging's call.
     snoozedUntil: z
-      .union([z.null(), s.timestamp()], { error: 'must be an ISO 8601 timestamp in years 0001-9999' })
+      .union([z.null(), s.timestamp()], { error: rules.SNOOZE_TIMESTAMP_MESSAGE })
       .optional()
       .transform((v) => (v ? parseDateOrTime(v.trim())!.at.toISOString() : undefined)),
   })
-  .refine((b) => b.status === 'snoozed' || b.snoozedUntil === undefined, { path: ['snoozedUntil'], message: 'is only for status snoozed' })
-  .refine((b) => b.status !== 'snoozed' || b.snoozedUntil !== undefined, { path: ['snoozedUntil'], message: 'is required for status snoozed' });
+  .refine((b) => b.status === 'snoozed' || b.snoozedUntil === undefined, { path: ['snoozedUntil'], message: rules.SNOOZE_ONLY_WHEN_SNOOZED })
+  .refine((b) => b.status !== 'snoozed' || b.snoozedUntil !== undefined, { path: ['snoozedUntil'], message: rules.SNOOZE_REQUIRED });
 
-/** Most ids in one bulk request (messaging and crm check it too). */
-const BULK_MAX_IDS = 1000;
+const BULK_MAX_IDS = rules.BULK_MAX_IDS;
 export const BulkIds = z
   .array(z.string({ error: 'must be an array of ids' }), { error: 'must be an array of ids' })
   .min(1, 'must list at least one id')
@@ -66,13 +78,17 @@ export const BulkConversations = z.discriminatedUnion(
     z.object({ ids: BulkIds, action: z.literal('folder'), folderId: z.string({ error: 'is required' }).trim().uuid('must be an id') }),
     z.object({ ids: BulkIds, action: z.literal('read') }),
   ],
-  { error: 'must be one of assign, status, folder, read' },
+  { error: `must be one of ${rules.BULK_ACTIONS.join(', ')}` },
 );
 
-export const InboxSettings = z.object({ agentVisibility: s.enumOf(['all', 'assigned'] as const) });
+export const InboxSettings = z.object({ agentVisibility: s.enumOf(rules.AGENT_VISIBILITIES) });
 
 export const SearchQuery = z.object({
-  q: z.string({ error: 'is required' }).trim().min(2, 'must be at least 2 characters').max(200, 'must be at most 200 characters'),
+  q: z
+    .string({ error: 'is required' })
+    .trim()
+    .min(rules.SEARCH_QUERY_MIN, rules.SEARCH_QUERY_TOO_SHORT)
+    .max(rules.SEARCH_TERM_MAX, `must be at most ${rules.SEARCH_TERM_MAX} characters`),
   conversationId: z.string().optional(),
   chatnetAccountId: id().optional(),
   from: s.dateOrTimestamp().optional(),
@@ -82,13 +98,13 @@ export const SearchQuery = z.object({
 /** `attachments` in a send: attachment ids, or objects carrying one (`{id}`), as returned by the upload. */
 const attachmentRefs = z
   .array(z.union([z.string(), z.object({ id: z.string() })]), { error: 'must be an array of attachment ids' })
-  .max(10, 'at most 10 attachments per message')
+  .max(rules.MAX_ATTACHMENTS, rules.TOO_MANY_ATTACHMENTS)
   .transform((list) => list.map((a) => (typeof a === 'string' ? a : a.id)));
 
 export const Send = z
   .object({
-    content: z.string({ error: 'must be a string' }).max(20_000, 'must be at most 20000 characters').default(''),
-    contentType: z.string().trim().max(50).default('text'),
+    content: content('must be a string').default(''),
+    contentType,
     attachments: attachmentRefs.default([]),
     clientMessageId: idempotencyKey.optional(),
   })
@@ -99,10 +115,10 @@ export const PublicSend = z
   .object({
     chatnetAccountId: s.requiredText(100).optional(),
     zaloAccountId: s.requiredText(100).optional(),
-    threadId: s.requiredText(200),
-    content: z.string({ error: 'is required' }).max(20_000, 'must be at most 20000 characters').refine((v) => v.trim() !== '', 'is required'),
-    threadType: s.enumOf(['user', 'group'] as const).default('user'),
-    contentType: z.string().trim().max(50).default('text'),
+    threadId: s.requiredText(rules.THREAD_ID_MAX),
+    content: content('is required').refine((v) => v.trim() !== '', 'is required'),
+    threadType: s.enumOf(rules.THREAD_TYPES).default('user'),
+    contentType,
     clientMessageId: idempotencyKey.optional(),
   })
   .refine((b) => b.chatnetAccountId !== undefined || b.zaloAccountId !== undefined, { path: ['chatnetAccountId'], message: 'is required (or zaloAccountId, its other name)' })
@@ -114,18 +130,26 @@ export const PublicSend = z
 
 export const Flags = z
   .object({ isRead: z.boolean({ error: 'must be true or false' }).optional(), isReplied: z.boolean({ error: 'must be true or false' }).optional() })
-  .refine((b) => b.isRead !== undefined || b.isReplied !== undefined, { path: ['isRead'], message: 'send isRead and/or isReplied' });
+  .refine((b) => b.isRead !== undefined || b.isReplied !== undefined, { path: ['isRead'], message: rules.FLAGS_REQUIRED });
 
-const color = z.string().trim().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex color such as #3B82F6');
-export const NewFolder = z.object({ name: s.requiredText(100), color: color.optional() });
-export const FolderPatch = z.object({ name: s.requiredText(100).optional(), color: color.optional() });
+const color = z.string().trim().regex(rules.FOLDER_COLOR_PATTERN, rules.FOLDER_COLOR_MESSAGE);
+export const NewFolder = z.object({ name: s.requiredText(rules.FOLDER_NAME_MAX), color: color.optional() });
+export const FolderPatch = z.object({ name: s.requiredText(rules.FOLDER_NAME_MAX).optional(), color: color.optional() });
 export const FolderConversations = z.object({
-  conversationIds: z.array(z.string(), { error: 'must be an array of conversation ids' }).min(1, 'must list at least one conversation').max(500),
+  conversationIds: z
+    .array(z.string(), { error: 'must be an array of conversation ids' })
+    .min(1, rules.FOLDER_CONVERSATIONS_EMPTY)
+    .max(rules.FOLDER_CONVERSATIONS_MAX, rules.FOLDER_CONVERSATIONS_TOO_MANY),
 });
 
-export const NewPreset = z.object({ name: s.requiredText(200), content: s.requiredText(20_000), category: s.text(100).default('') });
-export const PresetQuery = z.object({ category: z.string().max(100).optional() });
-export const PresetPatch = z.object({ name: s.requiredText(200).optional(), content: s.requiredText(20_000).optional(), category: s.text(100).optional() });
+const PRESET = rules.PRESET_TEXT_MAX;
+export const NewPreset = z.object({ name: s.requiredText(PRESET.name), content: s.requiredText(PRESET.content), category: s.text(PRESET.category).default('') });
+export const PresetQuery = z.object({ category: s.text(PRESET.category).optional() });
+export const PresetPatch = z.object({
+  name: s.requiredText(PRESET.name).optional(),
+  content: s.requiredText(PRESET.content).optional(),
+  category: s.text(PRESET.category).optional(),
+});
 
 /** The idempotency key of a send: the `Idempotency-Key` header, else the body's `clientMessageId`. */
 function keyOf(req: Request, fromBody?: string): string | undefined {
@@ -136,29 +160,10 @@ function keyOf(req: Request, fromBody?: string): string | undefined {
   return parsed.data;
 }
 
-// Optional fields arrive absent from gRPC; the HTTP shapes spell them out as null.
-/* eslint-disable @typescript-eslint/no-explicit-any */
-export const ownerOut = (c: any) => ({ assigneeId: c.assigneeId ?? null, teamId: c.teamId ?? null, snoozedUntil: c.snoozedUntil ?? null });
-export const conversationOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, contactAvatar: orNull(c.contactAvatar), lastMessage: c.lastMessage ?? null, ...ownerOut(c) });
-export const headerOut = (c: any) => ({ ...c, contactId: c.contactId ?? null, contactAvatar: orNull(c.contactAvatar), ...ownerOut(c) });
-export const messageOut = (m: any) => ({ ...m, sentByUserId: m.sentByUserId ?? null, seenAt: m.seenAt ?? null, senderContactId: m.senderContactId ?? null });
-/** A timeline item: `{kind: 'message', ...Message}` or `{kind: 'note', ...Note, private: true}` (notes are never sent). */
-export const timelineOut = (t: any) => (t.kind === 'note' ? { kind: 'note', ...t.note, private: true } : { kind: 'message', ...messageOut(t.message) });
-export const publicConversationOut = (c: any) => ({
-  ...c,
-  lastMessageAt: c.lastMessageAt ?? null,
-  assigneeId: c.assigneeId ?? null,
-  contact: c.contact ? { ...c.contact, phone: orNull(c.contact.phone), avatarUrl: orNull(c.contact.avatarUrl) } : null,
-});
-export const presetOut = (p: any) => ({ ...p, category: orNull(p.category) });
-export const moveOut = (m: any) => ({ message: m.message, conversation: conversationOut(m.conversation) });
-export function sentOut(res: Response, sent: any) {
-  const { replayed, ...message } = sent;
-  // A repeated Idempotency-Key answers with the first result; this header tells the client nothing was sent again.
-  if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-  return message;
+/** A repeated Idempotency-Key answers with the first result; this header tells the client nothing was sent again. */
+function flagReplay(res: Response, sent: { replayed: boolean }) {
+  if (sent.replayed) res.setHeader('Idempotent-Replayed', 'true');
 }
-/* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** Conversations, messages, sending, folders, presets and attachments: everything messaging owns. */
 export function chatRoutes({ clients, config, internalAuth, streamAgent, log, auth }: RouteDeps): ServiceRoutes {
@@ -183,7 +188,8 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   });
   internal.get('/conversations/:id', async (req, res) => {
     const out = await messaging().GetConversation({ id: req.params.id, ...pageParams(req, 30, 100) }, ctxOf(req, res));
-    res.json({ conversation: headerOut(out.conversation), messages: out.messages.map(messageOut), pagination: out.pagination, timeline: out.timeline.map(timelineOut) });
+    const conversation = headerOut(answered(out.conversation, 'messaging GetConversation: conversation'));
+    res.json({ conversation, messages: out.messages.map(messageOut), pagination: out.pagination, timeline: out.timeline.map(timelineOut) });
   });
   internal.post('/conversations/:id/messages', async (req, res) => {
     const b = body(req, Send);
@@ -199,7 +205,8 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
       ctxOf(req, res),
       b.attachments.length ? { deadlineMs: config.GRPC_FILE_SEND_DEADLINE_MS } : undefined,
     );
-    res.status(201).json(sentOut(res, sent));
+    flagReplay(res, sent);
+    res.status(201).json(sentOut(sent));
   });
   internal.put('/conversations/:id/messages/:messageId', async (req, res) => {
     const m = await messaging().UpdateMessageFlags({ conversationId: req.params.id, messageId: req.params.messageId, ...body(req, Flags) }, ctxOf(req, res));
@@ -299,13 +306,13 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   pub.get('/conversations/:id/messages', async (req, res) => {
     const { limit, keyset } = publicPage(req, CURSOR_LISTS.messages, 50, 200);
     const out = await messaging().ListPublicMessages({ conversationId: req.params.id, limit, keyset }, ctxOf(req, res));
-    res.json({ messages: out.messages, nextCursor: nextCursor(CURSOR_LISTS.messages, keyset, out.next) });
+    res.json({ messages: out.messages.map(publicMessageOut), nextCursor: nextCursor(CURSOR_LISTS.messages, keyset, out.next) });
   });
   pub.get('/messages/:id', async (req, res) => {
     // A malformed id is the caller's mistake (400); a well-formed unknown or another org's one is 404 from messaging.
     const messageId = id().safeParse(req.params.id);
     if (!messageId.success) throw badRequest([{ field: 'id', message: 'must be a message id' }]);
-    res.json(await messaging().GetPublicMessage({ id: messageId.data }, ctxOf(req, res)));
+    res.json(publicMessageOut(await messaging().GetPublicMessage({ id: messageId.data }, ctxOf(req, res))));
   });
   pub.post('/messages/send', async (req, res) => {
     const b = body(req, PublicSend);
@@ -322,8 +329,8 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
       ctxOf(req, res),
     );
     // The stored message's id and delivery status (sent; seen later): GET /api/public/messages/:id reads it back.
-    const m = sentOut(res, sent);
-    res.json({ success: true, messageId: m.id, status: m.status });
+    flagReplay(res, sent);
+    res.json({ success: true, messageId: sent.id, status: sent.status });
   });
 
   // Attachment bytes stream through: authenticated here (bearer, with its rate limit), then proxied to

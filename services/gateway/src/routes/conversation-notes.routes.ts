@@ -1,12 +1,14 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { messagingRules } from '@crm/validation';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
+import { conversationNoteOut } from './chat.out';
 import { body, pageParams, s } from '../http/validate';
 
-/** A note's text: 1 to 5000 characters once trimmed (messaging checks the same). */
-export const NewNote = z.object({ content: s.requiredText(5000) });
+/** A note's text: 1 to CONVERSATION_NOTE_MAX characters once trimmed (messaging checks the same rule). */
+export const NewNote = z.object({ content: s.requiredText(messagingRules.CONVERSATION_NOTE_MAX) });
 
 /**
  * Private notes inside a conversation (owned by messaging): the team's own remarks and @mentions, shown in
@@ -18,10 +20,11 @@ export function conversationNotesRoutes({ clients }: RouteDeps): ServiceRoutes {
 
   internal.post('/conversations/:id/notes', async (req, res) => {
     const note = await messaging().CreateNote({ conversationId: req.params.id, content: body(req, NewNote).content }, ctxOf(req, res));
-    res.status(201).json(note);
+    res.status(201).json(conversationNoteOut(note));
   });
   internal.get('/conversations/:id/notes', async (req, res) => {
-    res.json(await messaging().ListNotes({ conversationId: req.params.id, ...pageParams(req, 50, 100) }, ctxOf(req, res)));
+    const out = await messaging().ListNotes({ conversationId: req.params.id, ...pageParams(req, 50, 100) }, ctxOf(req, res));
+    res.json({ data: out.data.map(conversationNoteOut), pagination: out.pagination });
   });
   internal.delete('/conversations/:id/notes/:noteId', async (req, res) => {
     await messaging().DeleteNote({ conversationId: req.params.id, noteId: req.params.noteId }, ctxOf(req, res));

@@ -1,9 +1,10 @@
+import { messagingRules } from '@crm/validation';
 import { afterSql, iso, isoOrUndefined, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
 import { newestMatchesSql, Params, termMatchSql, walkNewest } from './message-search.repo';
 import { visibleSql } from './visibility.repo';
 
-export const CONVERSATION_STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
-export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
+export const CONVERSATION_STATUSES = messagingRules.CONVERSATION_STATUSES;
+export type ConversationStatus = messagingRules.ConversationStatus;
 
 export interface ConversationRow {
   id: string;

@@ -1,6 +1,7 @@
+import { messagingRules } from '@crm/validation';
 import { Queryable } from '@crm/db';
 
-export const AGENT_VISIBILITIES = ['all', 'assigned'] as const;
+export const AGENT_VISIBILITIES = messagingRules.AGENT_VISIBILITIES;
 export type AgentVisibility = (typeof AGENT_VISIBILITIES)[number];
 
 /**

@@ -9,13 +9,12 @@ import * as messages from '../db/messages.repo';
 import { EVENTS } from './events';
 import { checkMayAssign } from './ownership';
 import { parseSnoozedUntil, statusChangedData } from './status';
-import { bulkIds, isUuid, optionalOneOf } from '@crm/validation';
+import { bulkIds, isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 import { markManySeenOnNetwork } from './read-on-network';
 
-/** Most ids one bulk request may name. */
-export const BULK_MAX_IDS = 1000;
-const ACTIONS = ['assign', 'status', 'folder', 'read'] as const;
+export const BULK_MAX_IDS = rules.BULK_MAX_IDS;
+const ACTIONS = rules.BULK_ACTIONS;
 type Action = (typeof ACTIONS)[number];
 
 export interface BulkRequest {

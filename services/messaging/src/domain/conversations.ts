@@ -10,13 +10,10 @@ import { EVENTS } from './events';
 import { mergeTimeline, notesBesidePage } from './timeline';
 import { applyStatus } from './status';
 import { MAX_TERM, MAX_WORDS, phoneDigits, wordsOf } from './search-text';
-import { isUuid, optionalOneOf } from '@crm/validation';
+import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 import { markSeenOnNetwork } from './read-on-network';
 
-const TYPES = ['user', 'group'] as const;
-const SORTS = ['lastMessage', 'createdAt'] as const;
-const DIRECTIONS = ['asc', 'desc'] as const;
 
 /** page ≥ 1 and 1 ≤ limit ≤ max (the gateway clamps too; other callers reach this directly). */
 export function clampPage(page: number | undefined, limit: number | undefined, def: number, max: number) {
@@ -49,7 +46,7 @@ function assigneeFilter(ctx: OrgContext, value: string | undefined): string | nu
     if (!ctx.userId) throw invalid('assigneeId', '"me" needs a signed-in user');
     return ctx.userId;
   }
-  if (!isUuid(value)) throw invalid('assigneeId', 'must be a user id, me or unassigned');
+  if (!isUuid(value)) throw invalid('assigneeId', rules.ASSIGNEE_FILTER_MESSAGE);
   return value;
 }
 
@@ -62,10 +59,10 @@ export async function list(deps: Deps, ctx: OrgContext, req: Omit<convs.Conversa
   return convs.list(deps.pool, orgId, {
     ...clampPage(req.page, req.limit, 50, 100),
     status: optionalOneOf(req.status, CONVERSATION_STATUSES, 'status'),
-    type: optionalOneOf(req.type, TYPES, 'type'),
+    type: optionalOneOf(req.type, rules.THREAD_TYPES, 'type'),
     search: words.length ? { words, phoneDigits: phoneDigits(search), window: deps.config.MESSAGE_SEARCH_WINDOW } : undefined,
-    sortBy: optionalOneOf(req.sortBy, SORTS, 'sortBy'),
-    direction: optionalOneOf(req.direction, DIRECTIONS, 'direction'),
+    sortBy: optionalOneOf(req.sortBy, rules.CONVERSATION_SORTS, 'sortBy'),
+    direction: optionalOneOf(req.direction, rules.SORT_DIRECTIONS, 'direction'),
     folderId: filterId(req.folderId, 'folderId'),
     chatnetAccountId: filterId(req.chatnetAccountId, 'chatnetAccountId'),
     contactId: filterId(req.contactId, 'contactId'),
@@ -157,7 +154,7 @@ export async function markUnread(deps: Deps, ctx: OrgContext, id: string) {
 export async function updateFlags(deps: Deps, ctx: OrgContext, req: { conversationId: string; messageId: string; isRead?: boolean; isReplied?: boolean }) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
-  if (req.isRead === undefined && req.isReplied === undefined) throw invalid('body', 'send isRead and/or isReplied');
+  if (req.isRead === undefined && req.isReplied === undefined) throw invalid('isRead', rules.FLAGS_REQUIRED);
   return withTransaction(deps.pool, async (db) => {
     const conv = isUuid(req.conversationId) ? await convs.findById(db, orgId, req.conversationId, true, viewerOf(ctx)) : undefined;
     if (!conv) throw notFound('Conversation');

@@ -3,11 +3,9 @@ import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-k
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as folders from '../db/folders.repo';
-import { isUuid, requireText } from '@crm/validation';
-import { hexColor } from './validation';
+import { isUuid, messagingRules as rules, requireText } from '@crm/validation';
 import { viewerOf } from './visibility';
 
-const DEFAULT_COLOR = '#6B7280';
 
 function duplicateName(err: unknown): never {
   if ((err as { code?: string }).code === '23505') {
@@ -28,8 +26,8 @@ export async function list(deps: Deps, ctx: OrgContext) {
 
 export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; color?: string }) {
   requireCan(ctx, 'conversations:write');
-  const name = requireText(req.name, 'name', 100);
-  const color = req.color === undefined || req.color === '' ? DEFAULT_COLOR : hexColor(req.color);
+  const name = requireText(req.name, 'name', rules.FOLDER_NAME_MAX);
+  const color = req.color === undefined || req.color === '' ? rules.DEFAULT_FOLDER_COLOR : rules.folderColor(req.color);
   const id = randomUUID();
   await folders.insert(deps.pool, { id, orgId: ctx.orgId, name, color }).catch(duplicateName);
   return get(deps, ctx.orgId, id);
@@ -38,8 +36,8 @@ export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; 
 export async function update(deps: Deps, ctx: OrgContext, req: { id: string; name?: string; color?: string }) {
   requireCan(ctx, 'conversations:write');
   await get(deps, ctx.orgId, req.id);
-  const name = req.name !== undefined ? requireText(req.name, 'name', 100) : undefined;
-  const color = req.color !== undefined ? hexColor(req.color) : undefined;
+  const name = req.name !== undefined ? requireText(req.name, 'name', rules.FOLDER_NAME_MAX) : undefined;
+  const color = req.color !== undefined ? rules.folderColor(req.color) : undefined;
   await folders.update(deps.pool, ctx.orgId, req.id, { name, color }).catch(duplicateName);
   return get(deps, ctx.orgId, req.id);
 }
@@ -56,8 +54,8 @@ export async function addConversations(deps: Deps, ctx: OrgContext, req: { folde
   requireCan(ctx, 'conversations:write');
   await get(deps, ctx.orgId, req.folderId);
   const ids = [...new Set(req.conversationIds ?? [])];
-  if (ids.length === 0) throw invalid('conversationIds', 'must list at least one conversation');
-  if (ids.length > 500) throw invalid('conversationIds', 'at most 500 at a time');
+  if (ids.length === 0) throw invalid('conversationIds', rules.FOLDER_CONVERSATIONS_EMPTY);
+  if (ids.length > rules.FOLDER_CONVERSATIONS_MAX) throw invalid('conversationIds', rules.FOLDER_CONVERSATIONS_TOO_MANY);
   const bad = ids.find((id) => !isUuid(id));
   // Another org's conversation is as unknown as a missing one: 404, never a hint that it exists.
   const found = bad === undefined ? await convs.existingIds(deps.pool, ctx.orgId, ids, viewerOf(ctx)) : new Set<string>();

@@ -3,7 +3,7 @@ import type { Deps } from '../deps';
 import * as search from '../db/message-search.repo';
 import { clampPage, load } from './conversations';
 import { highlight, MAX_TERM, MAX_WORDS, wordsOf } from './search-text';
-import { isUuid } from '@crm/validation';
+import { isUuid, messagingRules as rules } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 export interface SearchRequest {
@@ -33,7 +33,7 @@ export async function searchMessages(deps: Deps, ctx: OrgContext, req: SearchReq
   const { orgId } = ctx;
   const q = (req.q ?? '').trim();
   if (!q) throw invalid('q', 'is required');
-  if (q.length < 2) throw invalid('q', 'must be at least 2 characters');
+  if (q.length < rules.SEARCH_QUERY_MIN) throw invalid('q', rules.SEARCH_QUERY_TOO_SHORT);
   if (q.length > MAX_TERM) throw invalid('q', `must be at most ${MAX_TERM} characters`);
   const words = wordsOf(q);
   // A term of marks only ("̀̀") folds to nothing: there is nothing to look for.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { forbidden, invalid, notFound, requireCan, requireUser, roleRank, OrgContext } from '@crm/grpc-kit';
+import { forbidden, notFound, requireCan, requireUser, roleRank, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -7,7 +7,7 @@ import * as notes from '../db/notes.repo';
 import { clampPage, load } from './conversations';
 import { EVENTS } from './events';
 import { previewOf, resolveMentions } from './mentions';
-import { isUuid } from '@crm/validation';
+import { isUuid, messagingRules, requireText } from '@crm/validation';
 
 /**
  * Private notes: what the team writes to itself inside a conversation. They live only here (never handed to
@@ -15,14 +15,8 @@ import { isUuid } from '@crm/validation';
  * users hear of them through `conversation.note_created` (automation turns it into notifications).
  */
 
-export const MAX_NOTE = 5000;
-
-function noteContent(value: string | undefined): string {
-  const v = (value ?? '').trim();
-  if (!v) throw invalid('content', 'is required');
-  if (v.length > MAX_NOTE) throw invalid('content', `must be at most ${MAX_NOTE} characters`);
-  return v;
-}
+/** Trimmed, 1 to CONVERSATION_NOTE_MAX characters. */
+const noteContent = (value: string | undefined) => requireText(value, 'content', messagingRules.CONVERSATION_NOTE_MAX);
 
 export async function create(deps: Deps, ctx: OrgContext, req: { conversationId: string; content?: string }) {
   requireCan(ctx, 'conversations:write');

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as presets from '../db/presets.repo';
-import { isUuid, optionalText, requireText } from '@crm/validation';
-import { MAX_CONTENT } from './validation';
+import { isUuid, messagingRules, optionalText, requireText } from '@crm/validation';
+
+const MAX = messagingRules.PRESET_TEXT_MAX;
 
 export async function list(deps: Deps, ctx: OrgContext, req: { category?: string }) {
   const category = req.category?.trim() || undefined;
@@ -21,9 +22,9 @@ export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; 
   return presets.insert(deps.pool, {
     id: randomUUID(),
     orgId: ctx.orgId,
-    name: requireText(req.name, 'name', 200),
-    content: requireText(req.content, 'content', MAX_CONTENT),
-    category: optionalText(req.category, 'category', 100),
+    name: requireText(req.name, 'name', MAX.name),
+    content: requireText(req.content, 'content', MAX.content),
+    category: optionalText(req.category, 'category', MAX.category),
     createdBy: isUuid(ctx.userId) ? ctx.userId : null,
   });
 }
@@ -31,9 +32,9 @@ export async function create(deps: Deps, ctx: OrgContext, req: { name?: string; 
 export async function update(deps: Deps, ctx: OrgContext, req: { id: string; name?: string; content?: string; category?: string }) {
   requireCan(ctx, 'conversations:write');
   const patch = {
-    name: req.name !== undefined ? requireText(req.name, 'name', 200) : undefined,
-    content: req.content !== undefined ? requireText(req.content, 'content', MAX_CONTENT) : undefined,
-    category: req.category !== undefined ? optionalText(req.category, 'category', 100) : undefined,
+    name: req.name !== undefined ? requireText(req.name, 'name', MAX.name) : undefined,
+    content: req.content !== undefined ? requireText(req.content, 'content', MAX.content) : undefined,
+    category: req.category !== undefined ? optionalText(req.category, 'category', MAX.category) : undefined,
   };
   const p = isUuid(req.id) ? await presets.update(deps.pool, ctx.orgId, req.id, patch) : undefined;
   if (!p) throw notFound('Chat preset');

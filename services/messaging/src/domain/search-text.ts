@@ -1,3 +1,4 @@
+import { messagingRules } from '@crm/validation';
 import { escapeLike } from '@crm/db';
 
 /**
@@ -6,7 +7,7 @@ import { escapeLike } from '@crm/db';
  */
 
 /** Longest search term accepted, and the most words one term may have (each is one more index condition). */
-export const MAX_TERM = 200;
+export const MAX_TERM = messagingRules.SEARCH_TERM_MAX;
 export const MAX_WORDS = 8;
 
 /** One character (code point) folded: may become empty (a combining mark) or longer (ǅ → dž). */

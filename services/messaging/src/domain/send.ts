@@ -11,13 +11,10 @@ import * as requests from '../db/send-requests.repo';
 import { ContactTarget, contactTarget, groupFallbackName, LinkedContact, tryUpsertContact } from './contacts';
 import { EVENTS } from './events';
 import { SEND_SOURCES, SendSource } from './governor-spec';
-import { isUuid, optionalOneOf } from '@crm/validation';
-import { MAX_CONTENT } from './validation';
+import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign' };
-const CONTENT_TYPE = /^[A-Za-z0-9_.\/+-]{1,50}$/;
-const MAX_ATTACHMENTS = 10;
 
 interface Target {
   accountId: string;
@@ -43,15 +40,14 @@ function sourceOf(ctx: OrgContext, raw: string | undefined): SendSource {
 function parseInput(ctx: OrgContext, req: { content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[] }): Input {
   const content = req.content ?? '';
   const attachmentIds = [...new Set(req.attachmentIds ?? [])];
-  if (attachmentIds.length > MAX_ATTACHMENTS) throw invalid('attachments', `at most ${MAX_ATTACHMENTS} attachments per message`);
+  if (attachmentIds.length > rules.MAX_ATTACHMENTS) throw invalid('attachments', rules.TOO_MANY_ATTACHMENTS);
   const bad = attachmentIds.find((id) => !isUuid(id));
   if (bad !== undefined) throw invalid('attachments', `unknown attachment ${bad}`);
   if (!content.trim() && attachmentIds.length === 0) throw invalid('content', 'is required');
-  if (content.length > MAX_CONTENT) throw invalid('content', `must be at most ${MAX_CONTENT} characters`);
-  const contentType = (req.contentType ?? '').trim() || 'text';
-  if (!CONTENT_TYPE.test(contentType)) throw invalid('contentType', 'must be a short type name such as text');
+  if (content.length > rules.CONTENT_MAX) throw invalid('content', `must be at most ${rules.CONTENT_MAX} characters`);
+  const contentType = rules.contentType(req.contentType);
   const key = (req.clientMessageId ?? '').trim();
-  if (key.length > 255) throw invalid('clientMessageId', 'must be at most 255 characters');
+  if (key.length > rules.IDEMPOTENCY_KEY_MAX) throw invalid('clientMessageId', `must be at most ${rules.IDEMPOTENCY_KEY_MAX} characters`);
   return { content, contentType, key: key || undefined, source: sourceOf(ctx, req.source), attachmentIds };
 }
 
@@ -84,7 +80,7 @@ export async function sendToThread(
   const orgId = authorize(ctx);
   const threadId = (req.threadId ?? '').trim();
   if (!threadId) throw invalid('threadId', 'is required');
-  if (threadId.length > 200) throw invalid('threadId', 'must be at most 200 characters');
+  if (threadId.length > rules.THREAD_ID_MAX) throw invalid('threadId', `must be at most ${rules.THREAD_ID_MAX} characters`);
   const threadType = optionalOneOf(req.threadType, ['user', 'group'] as const, 'threadType') ?? 'user';
   const input = parseInput(ctx, { ...req, attachmentIds: [] });
   if (!isUuid(req.chatnetAccountId)) throw new AppError('not_found', 'Chat-network account not found', { code: 'account_not_found' });

@@ -5,7 +5,7 @@ import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import { ConversationRow, ConversationStatus, CONVERSATION_STATUSES } from '../db/conversations.repo';
 import { EVENTS } from './events';
-import { isUuid, optionalOneOf } from '@crm/validation';
+import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 
 /** What the status event says; `changedBy` is null when the system changed it (wake-up, the contact wrote). */
@@ -56,14 +56,14 @@ export async function applyStatus(
 export function parseSnoozedUntil(value: string | undefined, status: ConversationStatus): Date | null {
   const given = value !== undefined && value !== '';
   if (status !== 'snoozed') {
-    if (given) throw invalid('snoozedUntil', 'is only for status snoozed');
+    if (given) throw invalid('snoozedUntil', rules.SNOOZE_ONLY_WHEN_SNOOZED);
     return null;
   }
-  if (!given) throw invalid('snoozedUntil', 'is required for status snoozed');
+  if (!given) throw invalid('snoozedUntil', rules.SNOOZE_REQUIRED);
   const at = new Date(value);
   // The gateway checks the format; callers reaching this service directly get the same answer.
   if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(at.getTime()) || at.getUTCFullYear() > 9999) {
-    throw invalid('snoozedUntil', 'must be an ISO 8601 timestamp in years 0001-9999');
+    throw invalid('snoozedUntil', rules.SNOOZE_TIMESTAMP_MESSAGE);
   }
   if (at.getTime() <= Date.now()) throw invalid('snoozedUntil', 'must be in the future');
   return at;

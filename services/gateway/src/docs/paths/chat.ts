@@ -16,10 +16,10 @@ import {
   SetStatus,
 } from '../../routes/chat.routes';
 import { NewNote } from '../../routes/conversation-notes.routes';
-import { nulls, reply, replyItem } from '../proto-schema';
+import { reply, replyItem } from '../proto-schema';
 import { area } from '../registry';
 import { page } from '../schemas/common';
-import { Attachment, Conversation, ConversationDetail, ConversationMove, Message, SentMessage } from '../schemas/messaging';
+import { Attachment, Conversation, ConversationDetail, ConversationMove, Message, Note, Preset, SentMessage } from '../schemas/messaging';
 
 /** Conversations, messages, notes, folders, presets, inbox settings and attachments (messaging), internal API. */
 const VISIBILITY = 'With inbox visibility `assigned`, an agent sees only the conversations assigned to them and the unassigned ones of their accounts; others answer 404.';
@@ -84,9 +84,9 @@ const notes = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversation notes
 notes.op('POST /conversations/:id/notes', {
   summary: 'Add a private note (never sent to the chat network); @mentions of users notify them',
   body: NewNote,
-  responses: { 201: reply('messaging', 'CreateNote') },
+  responses: { 201: Note },
 });
-notes.op('GET /conversations/:id/notes', { summary: 'The conversation’s private notes, newest first', paging: { limit: 50, max: 100 }, responses: { 200: reply('messaging', 'ListNotes') } });
+notes.op('GET /conversations/:id/notes', { summary: 'The conversation’s private notes, newest first', paging: { limit: 50, max: 100 }, responses: { 200: page(Note) } });
 notes.op('DELETE /conversations/:id/notes/:noteId', { summary: 'Delete a note (its author, or a team lead and above)', responses: { 204: null } });
 
 const settings = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Inbox settings' });
@@ -107,9 +107,7 @@ folders.op('POST /chat/folders/:id/conversations', {
 folders.op('DELETE /chat/folders/:id/conversations/:conversationId', { summary: 'Take a conversation out of the folder', responses: { 204: null } });
 
 const presets = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat presets' });
-/** chat.routes presetOut: no category is null. */
-const Preset = nulls(reply('messaging', 'GetPreset'), ['category']);
-presets.op('GET /chat/presets', { summary: 'Saved replies, optionally of one category', query: PresetQuery, responses: { 200: z.array(nulls(replyItem('messaging', 'ListPresets'), ['category'])) } });
+presets.op('GET /chat/presets', { summary: 'Saved replies, optionally of one category', query: PresetQuery, responses: { 200: z.array(Preset) } });
 presets.op('POST /chat/presets', { summary: 'Save a reply', body: NewPreset, responses: { 201: Preset } });
 presets.op('GET /chat/presets/:id', { summary: 'One saved reply', responses: { 200: Preset } });
 presets.op('PUT /chat/presets/:id', { summary: 'Change a saved reply; only the fields sent change', body: PresetPatch, responses: { 200: Preset } });

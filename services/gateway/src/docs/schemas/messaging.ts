@@ -1,14 +1,67 @@
 import { z } from 'zod';
-import { nulls, proto } from '../proto-schema';
+import { messagingRules as rules } from '@crm/validation';
+import type {
+  attachmentOut,
+  conversationNoteOut,
+  conversationOut,
+  headerOut,
+  lastMessageOut,
+  messageOut,
+  moveOut,
+  presetOut,
+  publicContactOut,
+  publicConversationOut,
+  publicMessageOut,
+  sentOut,
+  timelineOut,
+} from '../../routes/chat.out';
+import { keysMatch } from './check';
 import { Pagination } from './common';
 
-const MSG = 'messaging/v1/messaging.proto';
+const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });
 
-/** Public conversation (chat.routes publicConversationOut): unset values as null. */
-export const PublicConversation = nulls(proto(MSG, 'messaging.v1.PublicConversation'), ['lastMessageAt', 'assigneeId']).extend({
-  contact: nulls(proto(MSG, 'messaging.v1.PublicContact'), ['phone', 'avatarUrl']).nullable(),
+/** A file of a message (routes/chat.out attachmentOut). */
+export const Attachment = z.object({
+  id: z.string(),
+  filename: z.string(),
+  size: z.number().int().meta({ description: 'bytes' }),
+  contentType: z.string(),
+  url: z.string().meta({ description: 'GET it with the same credentials' }),
+  uploadedAt: iso(),
 });
-export const PublicMessage = proto(MSG, 'messaging.v1.PublicMessage');
+keysMatch<z.infer<typeof Attachment>, ReturnType<typeof attachmentOut>>(true);
+
+/** The contact of a public conversation (routes/chat.out publicContactOut). */
+export const PublicConversationContact = z.object({ id: z.string(), fullName: z.string(), phone: z.string().nullable(), avatarUrl: z.string().nullable() });
+keysMatch<z.infer<typeof PublicConversationContact>, ReturnType<typeof publicContactOut>>(true);
+
+/** Public conversation (routes/chat.out publicConversationOut): unset values as null. */
+export const PublicConversation = z.object({
+  id: z.string(),
+  threadType: z.enum(rules.THREAD_TYPES),
+  externalThreadId: z.string(),
+  lastMessageAt: iso().nullable().meta({ description: 'null before the first message' }),
+  unreadCount: z.number().int(),
+  isReplied: z.boolean(),
+  contact: PublicConversationContact.nullable().meta({ description: 'null until the conversation is linked to a contact' }),
+  assigneeId: z.string().nullable(),
+  updatedAt: iso().meta({ description: 'the last change (a message, a read, its status, assignee or contact); updatedSince filters on it' }),
+});
+keysMatch<z.infer<typeof PublicConversation>, ReturnType<typeof publicConversationOut>>(true);
+
+/** Public message (routes/chat.out publicMessageOut). */
+export const PublicMessage = z.object({
+  id: z.string(),
+  senderType: z.enum(['contact', 'user', 'system']),
+  senderName: z.string().nullable(),
+  content: z.string(),
+  contentType: z.string(),
+  sentAt: iso(),
+  attachments: z.array(Attachment),
+  conversationId: z.string(),
+  status: z.string().meta({ description: 'sent, or seen once the recipient read it' }),
+});
+keysMatch<z.infer<typeof PublicMessage>, ReturnType<typeof publicMessageOut>>(true);
 /** POST /api/public/messages/send. */
 export const PublicSent = z.object({
   success: z.literal(true),
@@ -17,22 +70,81 @@ export const PublicSent = z.object({
 });
 
 // ------------------------------------------------------------------------------------------- internal API
-// chat.routes maps messaging's answers with untyped helpers (`...c` plus explicit nulls), so these are the proto
-// messages with the same fields spelled out as null; tests/gateway/openapi-contract.test.ts checks them live.
+// Each is checked against the mapper in routes/chat.out that shapes it (keysMatch), and live by
+// tests/gateway/openapi-contract.test.ts.
 
-/** chat.routes conversationOut: an inbox row. */
-export const Conversation = nulls(proto(MSG, 'messaging.v1.Conversation'), ['contactId', 'contactAvatar', 'assigneeId', 'teamId', 'snoozedUntil']);
-/** chat.routes headerOut: the conversation above its messages. */
-export const ConversationHeader = nulls(proto(MSG, 'messaging.v1.ConversationHeader'), ['contactId', 'contactAvatar', 'assigneeId', 'teamId', 'snoozedUntil']);
-/** chat.routes messageOut. */
-export const Message = nulls(proto(MSG, 'messaging.v1.Message'), ['sentByUserId', 'seenAt', 'senderContactId']);
-export const Note = proto(MSG, 'messaging.v1.Note');
+const owner = {
+  assigneeId: z.string().nullable(),
+  teamId: z.string().nullable(),
+  snoozedUntil: iso().nullable().meta({ description: 'only while status is snoozed: when it returns to active' }),
+};
+const conversationFields = {
+  id: z.string(),
+  contactId: z.string().nullable().meta({ description: 'null while the contact could not be linked yet' }),
+  contactName: z.string(),
+  contactAvatar: z.string().nullable(),
+  type: z.enum(rules.THREAD_TYPES),
+  chatnetAccountId: z.string(),
+  threadId: z.string(),
+  messageCount: z.number().int(),
+  unreadCount: z.number().int(),
+  status: z.enum(rules.CONVERSATION_STATUSES),
+  createdAt: iso(),
+  lastActivityAt: iso(),
+  folderIds: z.array(z.string()),
+  ...owner,
+};
 
-/** chat.routes timelineOut: a message or a private note, told apart by `kind`. */
-export const TimelineItem = z.union([
-  Message.extend({ kind: z.literal('message') }),
-  Note.extend({ kind: z.literal('note'), private: z.literal(true).describe('notes are never sent to the chat network') }),
-]);
+export const LastMessage = z.object({ id: z.string(), content: z.string(), contentType: z.string(), senderName: z.string().nullable(), sentAt: iso() });
+keysMatch<z.infer<typeof LastMessage>, ReturnType<typeof lastMessageOut>>(true);
+
+/** An inbox row (conversationOut). */
+export const Conversation = z.object({ ...conversationFields, lastMessage: LastMessage.nullable(), isReplied: z.boolean() });
+keysMatch<z.infer<typeof Conversation>, ReturnType<typeof conversationOut>>(true);
+
+/** The conversation above its messages (headerOut). */
+export const ConversationHeader = z.object(conversationFields);
+keysMatch<z.infer<typeof ConversationHeader>, ReturnType<typeof headerOut>>(true);
+
+/** messageOut. */
+export const Message = z.object({
+  id: z.string(),
+  conversationId: z.string(),
+  content: z.string(),
+  contentType: z.string(),
+  senderUid: z.string().nullable().meta({ description: 'the contact’s chat-network uid; null for what the organization sent' }),
+  senderName: z.string().nullable(),
+  isFromChatnet: z.boolean(),
+  isRead: z.boolean(),
+  isReplied: z.boolean(),
+  sentAt: iso(),
+  status: z.string().meta({ description: 'sent, or seen once the recipient read it' }),
+  sentByUserId: z.string().nullable(),
+  source: z.string(),
+  attachments: z.array(Attachment),
+  seenAt: iso().nullable(),
+  senderContactId: z.string().nullable().meta({ description: 'in groups: the crm contact who wrote it' }),
+});
+keysMatch<z.infer<typeof Message>, ReturnType<typeof messageOut>>(true);
+
+/** A private note of a conversation (conversationNoteOut). */
+export const Note = z.object({
+  id: z.string(),
+  content: z.string(),
+  authorId: z.string(),
+  mentions: z.array(z.string()).meta({ description: 'user ids mentioned, in order of first mention' }),
+  createdAt: iso(),
+});
+keysMatch<z.infer<typeof Note>, ReturnType<typeof conversationNoteOut>>(true);
+
+type TimelineOut = ReturnType<typeof timelineOut>;
+const TimelineMessage = Message.extend({ kind: z.literal('message') });
+const TimelineNote = Note.extend({ kind: z.literal('note'), private: z.literal(true).describe('notes are never sent to the chat network') });
+keysMatch<z.infer<typeof TimelineMessage>, Extract<TimelineOut, { kind: 'message' }>>(true);
+keysMatch<z.infer<typeof TimelineNote>, Extract<TimelineOut, { kind: 'note' }>>(true);
+
+/** timelineOut: a message or a private note, told apart by `kind`. */
+export const TimelineItem = z.union([TimelineMessage, TimelineNote]);
 
 /** GET /conversations/:id: header, one page of messages, and the same page with the notes of its time range. */
 export const ConversationDetail = z.object({
@@ -42,11 +154,23 @@ export const ConversationDetail = z.object({
   timeline: z.array(TimelineItem).describe('the page’s messages and the private notes of its time range, newest first'),
 });
 
-/** chat.routes moveOut: archive, close, reopen, read, unread. */
+/** moveOut: archive, close, reopen, read, unread. */
 export const ConversationMove = z.object({ message: z.string(), conversation: Conversation });
+keysMatch<z.infer<typeof ConversationMove>, ReturnType<typeof moveOut>>(true);
 
-/** chat.routes sentOut: the stored message; `replayed` becomes the Idempotent-Replayed header. */
-export const SentMessage = proto(MSG, 'messaging.v1.SentMessage').omit({ replayed: true });
+/** sentOut: the stored message; `replayed` becomes the Idempotent-Replayed header. */
+export const SentMessage = z.object({
+  id: z.string(),
+  conversationId: z.string(),
+  content: z.string(),
+  contentType: z.string(),
+  senderName: z.string().nullable(),
+  sentAt: iso(),
+  status: z.string(),
+  attachments: z.array(Attachment),
+});
+keysMatch<z.infer<typeof SentMessage>, ReturnType<typeof sentOut>>(true);
 
-/** What POST /chat/attachments answers (messaging's HTTP endpoint, streamed through untouched). */
-export const Attachment = proto(MSG, 'messaging.v1.Attachment');
+/** A saved reply (presetOut): no category is null. */
+export const Preset = z.object({ id: z.string(), name: z.string(), content: z.string(), category: z.string().nullable(), createdAt: iso(), updatedAt: iso() });
+keysMatch<z.infer<typeof Preset>, ReturnType<typeof presetOut>>(true);

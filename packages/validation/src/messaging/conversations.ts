@@ -1,0 +1,28 @@
+export const CONVERSATION_STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
+export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
+export const THREAD_TYPES = ['user', 'group'] as const;
+export const CONVERSATION_SORTS = ['lastMessage', 'createdAt'] as const;
+export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
+/** Whether agents see every conversation of the org or only theirs (and the unassigned ones of their accounts). */
+export const AGENT_VISIBILITIES = ['all', 'assigned'] as const;
+
+/** The `assigneeId` filter: a user id, or one of these words. */
+export const ASSIGNEE_FILTER_WORDS = ['me', 'unassigned'] as const;
+export const ASSIGNEE_FILTER_MESSAGE = 'must be a user id, me or unassigned';
+
+/** Most characters of a search term (conversations' `search`, messages' `q`), and the fewest of `q`. */
+export const SEARCH_TERM_MAX = 200;
+export const SEARCH_QUERY_MIN = 2;
+export const SEARCH_QUERY_TOO_SHORT = `must be at least ${SEARCH_QUERY_MIN} characters`;
+
+export const BULK_ACTIONS = ['assign', 'status', 'folder', 'read'] as const;
+/** Most ids one bulk request may name. */
+export const BULK_MAX_IDS = 1000;
+
+// A snooze's wake-up time: only with status snoozed, and required with it.
+export const SNOOZE_ONLY_WHEN_SNOOZED = 'is only for status snoozed';
+export const SNOOZE_REQUIRED = 'is required for status snoozed';
+export const SNOOZE_TIMESTAMP_MESSAGE = 'must be an ISO 8601 timestamp in years 0001-9999';
+
+/** PUT /conversations/:id/messages/:messageId must change one flag at least. */
+export const FLAGS_REQUIRED = 'send isRead and/or isReplied';

@@ -1,0 +1,36 @@
+import { AppError } from '@crm/grpc-kit';
+import { messagingRules as rules } from '../index';
+
+/** The field issue a check threw, or undefined when it passed. */
+function issueOf(check: () => unknown): { field: string; message: string } | undefined {
+  try {
+    check();
+    return undefined;
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    return (err as AppError).details?.[0];
+  }
+}
+
+describe('messaging contract rules', () => {
+  it('contentType: text when empty, a short type name otherwise', () => {
+    expect(rules.contentType(undefined)).toBe('text');
+    expect(rules.contentType(' image ')).toBe('image');
+    expect(rules.contentType('application/pdf')).toBe('application/pdf');
+    expect(issueOf(() => rules.contentType('text plain'))).toEqual({ field: 'contentType', message: rules.CONTENT_TYPE_MESSAGE });
+    expect(issueOf(() => rules.contentType('x'.repeat(51)))?.field).toBe('contentType');
+  });
+
+  it('folderColor: #rgb or #rrggbb, upper-cased; anything else names the field', () => {
+    expect(rules.folderColor(' #3b82f6 ')).toBe('#3B82F6');
+    expect(rules.folderColor('#abc')).toBe('#ABC');
+    expect(issueOf(() => rules.folderColor('blue'))).toEqual({ field: 'color', message: rules.FOLDER_COLOR_MESSAGE });
+    expect(issueOf(() => rules.folderColor('#12345'))?.field).toBe('color');
+  });
+
+  it('limits are stated once: a preset’s content is a message body', () => {
+    expect(rules.PRESET_TEXT_MAX.content).toBe(rules.CONTENT_MAX);
+    expect(rules.TOO_MANY_ATTACHMENTS).toBe('at most 10 attachments per message');
+    expect(rules.FOLDER_CONVERSATIONS_TOO_MANY).toBe('must list at most 500 conversations');
+  });
+});

@@ -1,0 +1,175 @@
+import type { messaging } from '@crm/proto-types';
+import { answered, orNull } from '../http/shape';
+
+// messaging's answers (the generated types) and their internal and public mappers: one place per resource and
+// audience. Each lists its fields, so a field added to the proto reaches no client until it is named here, and
+// spells an absent value as null: proto3 `optional` fields arrive absent, unset strings arrive as "".
+
+type Conversation = messaging.Conversation__Output;
+type ConversationHeader = messaging.ConversationHeader__Output;
+type LastMessage = messaging.LastMessage__Output;
+type Message = messaging.Message__Output;
+type Attachment = messaging.Attachment__Output;
+type Note = messaging.Note__Output;
+type TimelineItem = messaging.TimelineItem__Output;
+type Preset = messaging.Preset__Output;
+type ConversationMove = messaging.ConversationMove__Output;
+type SentMessage = messaging.SentMessage__Output;
+type PublicConversation = messaging.PublicConversation__Output;
+type PublicContact = messaging.PublicContact__Output;
+type PublicMessage = messaging.PublicMessage__Output;
+
+/** A file sent with a message (as POST /chat/attachments answered it). */
+export function attachmentOut(a: Attachment) {
+  return { id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: a.url, uploadedAt: a.uploadedAt };
+}
+
+/** The conversation's owner and snooze: nobody, no team and not snoozed are null. */
+function ownerOut(c: Pick<Conversation, 'assigneeId' | 'teamId' | 'snoozedUntil'>) {
+  return { assigneeId: c.assigneeId ?? null, teamId: c.teamId ?? null, snoozedUntil: c.snoozedUntil ?? null };
+}
+
+/** The newest message of an inbox row; a sender the network did not name is null. */
+export function lastMessageOut(m: LastMessage) {
+  return { id: m.id, content: m.content, contentType: m.contentType, senderName: orNull(m.senderName), sentAt: m.sentAt };
+}
+
+/** An inbox row: the contact is null until it could be linked, the last message null before the first one. */
+export function conversationOut(c: Conversation) {
+  return {
+    id: c.id,
+    contactId: c.contactId ?? null,
+    contactName: c.contactName,
+    contactAvatar: orNull(c.contactAvatar),
+    type: c.type,
+    chatnetAccountId: c.chatnetAccountId,
+    threadId: c.threadId,
+    messageCount: c.messageCount,
+    unreadCount: c.unreadCount,
+    lastMessage: c.lastMessage ? lastMessageOut(c.lastMessage) : null,
+    status: c.status,
+    createdAt: c.createdAt,
+    lastActivityAt: c.lastActivityAt,
+    isReplied: c.isReplied,
+    folderIds: c.folderIds,
+    ...ownerOut(c),
+  };
+}
+
+/** The conversation above its messages (GET /conversations/:id). */
+export function headerOut(c: ConversationHeader) {
+  return {
+    id: c.id,
+    contactId: c.contactId ?? null,
+    contactName: c.contactName,
+    contactAvatar: orNull(c.contactAvatar),
+    type: c.type,
+    chatnetAccountId: c.chatnetAccountId,
+    threadId: c.threadId,
+    status: c.status,
+    createdAt: c.createdAt,
+    lastActivityAt: c.lastActivityAt,
+    messageCount: c.messageCount,
+    unreadCount: c.unreadCount,
+    folderIds: c.folderIds,
+    ...ownerOut(c),
+  };
+}
+
+/**
+ * A message of the internal API. senderUid is null for what the organization sent (only the contact's messages
+ * carry a chat-network uid); sentByUserId null unless a user sent it; seenAt null until a read receipt came;
+ * senderContactId null outside groups (the conversation's contact wrote it).
+ */
+export function messageOut(m: Message) {
+  return {
+    id: m.id,
+    conversationId: m.conversationId,
+    content: m.content,
+    contentType: m.contentType,
+    senderUid: orNull(m.senderUid),
+    senderName: orNull(m.senderName),
+    isFromChatnet: m.isFromChatnet,
+    isRead: m.isRead,
+    isReplied: m.isReplied,
+    sentAt: m.sentAt,
+    status: m.status,
+    sentByUserId: m.sentByUserId ?? null,
+    source: m.source,
+    attachments: m.attachments.map(attachmentOut),
+    seenAt: m.seenAt ?? null,
+    senderContactId: m.senderContactId ?? null,
+  };
+}
+
+/** A private note of a conversation: its author is always a signed-in user, mentions are user ids. */
+export function conversationNoteOut(n: Note) {
+  return { id: n.id, content: n.content, authorId: n.authorId, mentions: n.mentions, createdAt: n.createdAt };
+}
+
+/** A timeline item: `{kind: 'message', ...Message}` or `{kind: 'note', ...Note, private: true}` (notes are never sent). */
+export function timelineOut(t: TimelineItem) {
+  if (t.kind === 'note') return { kind: 'note' as const, ...conversationNoteOut(answered(t.note, 'messaging GetConversation: timeline note')), private: true as const };
+  return { kind: 'message' as const, ...messageOut(answered(t.message, 'messaging GetConversation: timeline message')) };
+}
+
+/** A saved reply: no category is null. */
+export function presetOut(p: Preset) {
+  return { id: p.id, name: p.name, content: p.content, category: orNull(p.category), createdAt: p.createdAt, updatedAt: p.updatedAt };
+}
+
+/** What archive, close, reopen, read and unread answer: what happened and the conversation after it. */
+export function moveOut(m: ConversationMove) {
+  return { message: m.message, conversation: conversationOut(answered(m.conversation, 'messaging move: conversation')) };
+}
+
+/** A send's answer: the stored message (`replayed` is not in it: the route turns it into the Idempotent-Replayed header). */
+export function sentOut(s: SentMessage) {
+  return {
+    id: s.id,
+    conversationId: s.conversationId,
+    content: s.content,
+    contentType: s.contentType,
+    senderName: orNull(s.senderName),
+    sentAt: s.sentAt,
+    status: s.status,
+    attachments: s.attachments.map(attachmentOut),
+  };
+}
+
+// ------------------------------------------------------------------------------------------- public API
+
+/** The contact of a public conversation: no phone and no avatar are null. */
+export function publicContactOut(c: PublicContact) {
+  return { id: c.id, fullName: c.fullName, phone: orNull(c.phone), avatarUrl: orNull(c.avatarUrl) };
+}
+
+/** A public conversation: null contact until one is linked, null lastMessageAt before the first message. */
+export function publicConversationOut(c: PublicConversation) {
+  return {
+    id: c.id,
+    threadType: c.threadType,
+    externalThreadId: c.externalThreadId,
+    lastMessageAt: c.lastMessageAt ?? null,
+    unreadCount: c.unreadCount,
+    isReplied: c.isReplied,
+    contact: c.contact ? publicContactOut(c.contact) : null,
+    assigneeId: c.assigneeId ?? null,
+    updatedAt: c.updatedAt,
+  };
+}
+
+/** A public message (lists and GET /api/public/messages/:id): a sender without a name is null. */
+export function publicMessageOut(m: PublicMessage) {
+  return {
+    id: m.id,
+    senderType: m.senderType,
+    senderName: orNull(m.senderName),
+    content: m.content,
+    contentType: m.contentType,
+    sentAt: m.sentAt,
+    attachments: m.attachments.map(attachmentOut),
+    conversationId: m.conversationId,
+    status: m.status,
+  };
+}
