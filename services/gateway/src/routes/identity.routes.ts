@@ -2,8 +2,8 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { auditLogRoutes } from './audit-log.routes';
 import type { RouteDeps } from './deps';
+import { apiKeyOut, createdUserOut, teamBriefOut, teamOut, userOut } from './identity.out';
 import { ctxOf, principalOf } from '../http/principal';
-import { nullIfEmpty } from '../http/shape';
 import { body, pageParams, pathParam, query, s } from '../http/validate';
 
 const ROLES = ['owner', 'admin', 'team_lead', 'agent'] as const;
@@ -51,13 +51,6 @@ const uuidList = z.array(z.string().uuid('must be a user id'), { error: 'must be
 export const NewTeam = z.object({ name: s.requiredText(), description: s.text(1000).default(''), memberIds: uuidList.default([]) });
 export const TeamPatch = z.object({ name: s.requiredText().optional(), description: s.text(1000).optional(), memberIds: uuidList.optional() });
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
-/** The User resource: unset department, phone and avatar are null; lastLogin is null until the first sign-in. */
-export const userOut = (u: any) => ({ ...nullIfEmpty(u, ['department', 'phone', 'avatar']), lastLogin: u.lastLogin ?? null });
-/** The answer of POST /users: the new user has never signed in yet (identity says so: lastLogin unset). */
-export const createdUserOut = (u: any) => ({ ...u, lastLogin: u.lastLogin ?? null, inviteUrl: u.inviteUrl ?? null });
-export const teamOut = (t: any) => nullIfEmpty(t, ['description']);
-/* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** Setup, sign-in, profile, users, teams and the API key: everything identity owns. */
 export function identityRoutes(deps: RouteDeps): Router {
@@ -125,7 +118,7 @@ export function identityRoutes(deps: RouteDeps): Router {
 
   r.get('/teams', auth.bearer, async (req, res) => {
     const { data } = await identity.ListTeams({}, ctxOf(req, res));
-    res.json(data.map(({ memberIds: _m, ...t }: { memberIds: string[] }) => teamOut(t)));
+    res.json(data.map(teamBriefOut));
   });
   r.post('/teams', auth.bearer, async (req, res) => {
     res.status(201).json(teamOut(await identity.CreateTeam({ ...body(req, NewTeam), setMembers: true }, ctxOf(req, res))));
@@ -143,8 +136,7 @@ export function identityRoutes(deps: RouteDeps): Router {
   });
 
   r.get('/settings/api-key', auth.bearer, async (req, res) => {
-    const k = await identity.GetApiKey({}, ctxOf(req, res));
-    res.json({ hasKey: k.hasKey, keyMask: k.keyMask, createdAt: k.createdAt ?? null });
+    res.json(apiKeyOut(await identity.GetApiKey({}, ctxOf(req, res))));
   });
   r.post('/settings/api-key/generate', auth.bearer, async (req, res) => {
     res.status(201).json(await identity.GenerateApiKey({}, ctxOf(req, res)));
