@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { identityRules as rules } from '@crm/validation';
 import type { RouteDeps } from './deps';
 import { auditEntryOut } from './identity.out';
 import { requirePermission } from '../http/permission';
@@ -8,11 +9,7 @@ import { dateRange, pageParams, query, s } from '../http/validate';
 
 export const AuditQuery = z.object({
   actorId: z.string().uuid('must be a user id').optional(),
-  action: z
-    .string()
-    .max(100, 'must be at most 100 characters')
-    .regex(/^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?$/, 'must be an action such as user.created, or a prefix ending in .* such as user.*')
-    .optional(),
+  action: z.string().max(rules.AUDIT_ACTION_MAX, rules.AUDIT_ACTION_MESSAGE).regex(rules.AUDIT_ACTION_PATTERN, rules.AUDIT_ACTION_MESSAGE).optional(),
   from: s.dateOrTimestamp().optional(),
   to: s.dateOrTimestamp().optional(),
 });

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { webhookRules as rules } from '@crm/validation';
 import type { RouteDeps } from './deps';
 import { deliveryOut, testResultOut, webhookBriefOut, webhookCreatedOut, webhookOut } from './webhooks.out';
 import type { ServiceRoutes } from './services';
@@ -8,8 +9,8 @@ import { ctxOf } from '../http/principal';
 import { body, pageParams, query, s } from '../http/validate';
 
 // Shapes and the URL scheme only; the webhooks service owns the rules (event names, URL address policy, secret format).
-const url = z.string({ error: 'is required' }).trim().min(1, 'is required').pipe(s.httpUrl({ max: 2048 }));
-const events = z.array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' }).max(50);
+const url = z.string({ error: 'is required' }).trim().min(1, 'is required').pipe(s.httpUrl({ max: rules.MAX_URL_LENGTH }));
+const events = z.array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' }).max(rules.MAX_EVENTS, rules.TOO_MANY_EVENTS);
 // 128 characters may take 256 UTF-16 units (emoji); the service counts characters. An unpaired surrogate
 // cannot cross gRPC as itself (it would arrive as U+FFFD, a different key), so it stops here.
 const secret = z
@@ -19,17 +20,17 @@ const secret = z
 
 export const NewWebhook = z.object({
   url,
-  events: events.min(1, 'must list at least one event'),
+  events: events.min(1, rules.NO_EVENTS),
   secret: secret.optional(),
 });
 export const WebhookPatch = z.object({
   url: url.optional(),
-  events: events.min(1, 'must list at least one event').optional(),
+  events: events.min(1, rules.NO_EVENTS).optional(),
   secret: secret.min(1, 'must not be empty').optional(),
   active: z.boolean({ error: 'must be true or false' }).optional(),
 });
 export const DeliveryQuery = z.object({
-  status: s.optionalQueryEnum(['pending', 'succeeded', 'failed'] as const),
+  status: s.optionalQueryEnum(rules.DELIVERY_STATUSES),
   eventType: z.string().max(100).optional(),
 });
 
