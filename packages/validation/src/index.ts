@@ -1,8 +1,9 @@
 /**
  * The checks every service applies to what a gRPC request carries: ids, text, choices, email addresses and
  * timestamps. A failed check throws grpc-kit's `invalid` (a 400 at the gateway naming the field). Rules that
- * belong to one service (webhook URLs) stay in that service; crm's and messaging's contract rules are
- * here (`crmRules`, `messagingRules`) because the gateway's schemas are built from them too.
+ * belong to one service (webhook URLs) stay in that service; crm's, messaging's, identity's and webhooks' contract
+ * rules are here (`crmRules`, `messagingRules`, `identityRules`, `webhookRules`) because the gateway's schemas are
+ * built from them too.
  */
 export { bulkIds, isUuid, requireUuid } from './ids';
 export { DEFAULT_TEXT_MAX, optionalText, rejectNul, requireText } from './text';
@@ -11,3 +12,5 @@ export { EMAIL_MAX, EMAIL_MESSAGE, EMAIL_PATTERN, normaliseEmail, optionalEmail 
 export { isoTimestamp } from './time';
 export * as crmRules from './crm';
 export * as messagingRules from './messaging';
+export * as identityRules from './identity';
+export * as webhookRules from './webhooks';

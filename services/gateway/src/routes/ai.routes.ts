@@ -1,10 +1,9 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { ai } from '@crm/proto-types';
+import { aiConfigOut, modelsOut } from './ai.out';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
-import { nullIfEmpty } from '../http/shape';
 import { body, s } from '../http/validate';
 
 const PROVIDERS = ['anthropic', 'gemini', 'openai', 'qwen', 'kimi'] as const;
@@ -48,16 +47,13 @@ export const Draft = z.object({ conversationId: id(), messageId: id(), tone: s.e
 export const Summary = z.object({ conversationId: id() });
 export const Sentiment = z.object({ text: s.requiredText(10_000) });
 
-/** The assistant's configuration: no model chosen (the provider's default) is null. */
-const configOut = (c: ai.AiConfig__Output) => nullIfEmpty({ ...c }, ['model']);
-
 /** AI providers (keys write-only), the assistant's configuration and quota, drafts, summaries and sentiment. */
 export function aiRoutes({ clients }: RouteDeps): ServiceRoutes {
   const r = Router();
 
   r.get('/ai/providers', async (req, res) => {
     const out = await clients.ai.ListProviders({}, ctxOf(req, res));
-    res.json(out.providers ?? []);
+    res.json(out.providers);
   });
   r.put('/ai/providers/:id', async (req, res) => {
     const b = body(req, ProviderUpdate);
@@ -66,14 +62,14 @@ export function aiRoutes({ clients }: RouteDeps): ServiceRoutes {
   });
   r.get('/ai/providers/:id/models', async (req, res) => {
     const out = await clients.ai.ListModels({ id: req.params.id }, ctxOf(req, res), { deadlineMs: MODELS_DEADLINE_MS });
-    res.json(out.error === undefined ? { models: out.models ?? [] } : { models: out.models ?? [], error: out.error });
+    res.json(modelsOut(out));
   });
 
   r.get('/ai/config', async (req, res) => {
-    res.json(configOut(await clients.ai.GetConfig({}, ctxOf(req, res))));
+    res.json(aiConfigOut(await clients.ai.GetConfig({}, ctxOf(req, res))));
   });
   r.put('/ai/config', async (req, res) => {
-    res.json(configOut(await clients.ai.UpdateConfig(body(req, ConfigUpdate), ctxOf(req, res))));
+    res.json(aiConfigOut(await clients.ai.UpdateConfig(body(req, ConfigUpdate), ctxOf(req, res))));
   });
 
   r.post('/ai/reply-draft', async (req, res) => {

@@ -1,42 +1,10 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { crm } from '@crm/proto-types';
+import { funnelOut, responseTimeOut, teamPerformanceOut } from './analytics.out';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
 import { dateRange, query, s } from '../http/validate';
-
-// ------------------------------------------------------------------------------------------- shapes from crm
-
-// The generated types of crm's answers (crm/v1/analytics.proto).
-type Funnel = crm.Funnel__Output;
-
-/**
- * Statistics of nothing (no responses, no contacts) are unset over gRPC. The spec types these figures as
- * numbers, so the API shows 0, and the sample size each is computed from sits beside it (a stage's count,
- * contactsAssigned, responses, firstResponses, resolutions): a client tells "0%" from "no data" by a sample of 0.
- */
-const orZero = (v: number | undefined) => v ?? 0;
-
-export function funnelOut(f: Funnel, groupBy: string | undefined) {
-  const names = f.stages.map((st) => st.name);
-  return {
-    period: f.period,
-    stages: f.stages.map((st) => ({ name: st.name, count: st.count, percentage: orZero(st.percentage), statusId: st.statusId ?? null })),
-    conversionRate: orZero(f.conversionRate),
-    // Each slice's stages are the funnel's, in order: crm sends only their numbers.
-    ...(groupBy
-      ? {
-          groupBy,
-          series: f.series.map((sl) => ({
-            period: sl.period,
-            stages: sl.stages.map((st, i) => ({ name: names[i], count: st.count, percentage: orZero(st.percentage) })),
-            conversionRate: orZero(sl.conversionRate),
-          })),
-        }
-      : {}),
-  };
-}
 
 // ------------------------------------------------------------------------------------------- request schemas
 
@@ -75,30 +43,13 @@ export function analyticsRoutes({ clients }: RouteDeps): ServiceRoutes {
   internal.get('/analytics/team-performance', async (req, res) => {
     const q = query(req, TeamQuery);
     const t = await analytics().TeamPerformance({ ...range(q.dateFrom, q.dateTo), departmentId: q.departmentId ?? '' }, ctxOf(req, res));
-    res.json({
-      period: t.period,
-      // averageResponseTime's sample is `responses`, conversionRate's is contactsAssigned.
-      team: t.team.map((m) => ({ ...m, averageResponseTime: orZero(m.averageResponseTime), conversionRate: orZero(m.conversionRate) })),
-      teamTotal: { ...t.teamTotal, conversionRate: orZero(t.teamTotal?.conversionRate) },
-    });
+    res.json(teamPerformanceOut(t));
   });
 
   internal.get('/analytics/response-time', async (req, res) => {
     const q = query(req, ResponseTimeQuery);
     const r = await analytics().ResponseTime({ ...range(q.dateFrom, q.dateTo), slaMinutes: q.slaMinutes ?? 0 }, ctxOf(req, res));
-    res.json({
-      period: r.period,
-      averageFirstResponseTime: orZero(r.averageFirstResponseTime),
-      averageResolutionTime: orZero(r.averageResolutionTime),
-      medianResponseTime: orZero(r.medianResponseTime),
-      percentile95: orZero(r.percentile95),
-      percentile99: orZero(r.percentile99),
-      onTimeRate: orZero(r.onTimeRate),
-      slaMinutes: r.slaMinutes,
-      responses: r.responses,
-      firstResponses: r.firstResponses,
-      resolutions: r.resolutions,
-    });
+    res.json(responseTimeOut(r));
   });
 
   return { internal };

@@ -1,39 +1,18 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { identity } from '@crm/proto-types';
+import { identityRules as rules } from '@crm/validation';
 import type { RouteDeps } from './deps';
+import { auditEntryOut } from './identity.out';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
 import { dateRange, pageParams, query, s } from '../http/validate';
 
 export const AuditQuery = z.object({
   actorId: z.string().uuid('must be a user id').optional(),
-  action: z
-    .string()
-    .max(100, 'must be at most 100 characters')
-    .regex(/^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?$/, 'must be an action such as user.created, or a prefix ending in .* such as user.*')
-    .optional(),
+  action: z.string().max(rules.AUDIT_ACTION_MAX, rules.AUDIT_ACTION_MESSAGE).regex(rules.AUDIT_ACTION_PATTERN, rules.AUDIT_ACTION_MESSAGE).optional(),
   from: s.dateOrTimestamp().optional(),
   to: s.dateOrTimestamp().optional(),
 });
-
-type AuditEntry = identity.AuditEntry__Output;
-
-/** Empty proto strings are the absent values; details come back from their JSON text. */
-export function entryOut(e: AuditEntry) {
-  return {
-    id: e.id,
-    actorId: e.actorId || null,
-    actorType: e.actorType,
-    action: e.action,
-    resourceType: e.resourceType,
-    resourceId: e.resourceId || null,
-    details: e.detailsJson ? JSON.parse(e.detailsJson) : {},
-    ip: e.ip || null,
-    requestId: e.requestId || null,
-    createdAt: e.createdAt,
-  };
-}
 
 /** GET /audit-log: who did what in the caller's organization (admin and owner; identity checks again). */
 export function auditLogRoutes({ clients, auth }: RouteDeps): Router {
@@ -45,7 +24,7 @@ export function auditLogRoutes({ clients, auth }: RouteDeps): Router {
       { ...pageParams(req, 50), actorId: q.actorId ?? '', action: q.action ?? '', dateFrom: dateFrom ?? '', dateTo: dateTo ?? '' },
       ctxOf(req, res),
     );
-    res.json({ data: out.data.map(entryOut), pagination: out.pagination });
+    res.json({ data: out.data.map(auditEntryOut), pagination: out.pagination });
   });
   return r;
 }

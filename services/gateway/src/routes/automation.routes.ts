@@ -1,12 +1,22 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { TRIGGER_TYPES } from '@crm/events';
-import type { automation } from '@crm/proto-types';
+import {
+  campaignBriefOut,
+  campaignCreatedOut,
+  campaignOut,
+  notificationOut,
+  recipientOut,
+  ruleCreatedOut,
+  ruleOut,
+  runOut,
+  templateCreatedOut,
+  templateOut,
+} from './automation.out';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
-import { nullIfEmpty, orNull } from '../http/shape';
 import { pageParams, s } from '../http/validate';
 
 /**
@@ -108,55 +118,12 @@ export const NewCampaign = z.object({
 
 export const ScheduleBody = z.object({ schedule: str(100).optional() });
 
-type CampaignMsg = automation.Campaign__Output;
-
 function campaignMsg(b: z.infer<typeof NewCampaign>) {
   const { variables, schedule, ...rest } = b;
   return {
     ...rest,
     schedule: schedule === null ? '' : schedule,
     variablesJson: variables === undefined ? undefined : JSON.stringify(variables),
-  };
-}
-
-/** The Campaign resource: variables back to an object, absent times as null. */
-export function campaignJson(c: CampaignMsg) {
-  return {
-    id: c.id,
-    name: c.name,
-    description: orNull(c.description),
-    type: c.type,
-    listId: c.listId,
-    templateId: c.templateId,
-    subject: c.subject || null,
-    schedule: c.schedule ?? null,
-    variables: JSON.parse(c.variablesJson || '{}'),
-    status: c.status,
-    contactCount: c.contactCount,
-    sentCount: c.sentCount,
-    openRate: c.openRate,
-    replyRate: c.replyRate,
-    counts: c.counts,
-    recipientsReady: c.recipientsReady,
-    lastError: c.lastError || null,
-    createdAt: c.createdAt,
-    updatedAt: c.updatedAt,
-    activatedAt: c.activatedAt ?? null,
-    completedAt: c.completedAt ?? null,
-    cancelledAt: c.cancelledAt ?? null,
-  };
-}
-
-function recipientJson(r: automation.Recipient__Output) {
-  return {
-    ...r,
-    error: r.error || null,
-    conversationId: r.conversationId || null,
-    messageId: r.messageId || null,
-    sentAt: r.sentAt ?? null,
-    repliedAt: r.repliedAt ?? null,
-    seenAt: r.seenAt ?? null,
-    nextAttemptAt: r.nextAttemptAt ?? null,
   };
 }
 
@@ -178,40 +145,6 @@ function triggerMsg(t: TriggerBody | undefined) {
 
 function actionMsg(a: ActionBody) {
   return { ...a, type: a.type ?? '', duration: a.duration === undefined ? undefined : String(a.duration) };
-}
-
-type RuleMsg = automation.Rule__Output;
-
-/** The Automation rule resource: condition values back to JSON values, keywords only where they mean something. */
-export function ruleJson(r: RuleMsg) {
-  // A message field decodes as null when unset; automation always sets a rule's trigger.
-  const trigger = r.trigger ?? { type: '', conditions: [], keywords: [] };
-  return {
-    id: r.id,
-    name: r.name,
-    description: orNull(r.description),
-    type: r.type,
-    trigger: {
-      type: trigger.type,
-      conditions: trigger.conditions.map((c) => ({ field: c.field, operator: c.operator, value: JSON.parse(c.valueJson) })),
-      ...(trigger.type === 'keyword' ? { keywords: trigger.keywords } : {}),
-    },
-    actions: r.actions,
-    status: r.status,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    runCount: r.runCount,
-    lastRunAt: r.lastRunAt ?? null,
-  };
-}
-
-/** A message template: no category is null. */
-function templateOut(t: automation.Template__Output) {
-  return nullIfEmpty({ ...t }, ['category']);
-}
-
-function runJson(r: automation.Run__Output) {
-  return { ...r, contactId: r.contactId || null, error: r.error || null, resumeAt: r.resumeAt ?? null, finishedAt: r.finishedAt ?? null };
 }
 
 export const RunQuery = z.object({ status: s.optionalQueryEnum(RUN_STATUSES) });
@@ -241,18 +174,18 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   r.get('/automation/rules', async (req, res) => {
     const q = parse(RuleQuery, req.query);
     const out = await automation().ListRules({ ...pageParams(req, 50), ...q }, ctxOf(req, res));
-    res.json({ data: out.data.map(ruleJson), pagination: out.pagination });
+    res.json({ data: out.data.map(ruleOut), pagination: out.pagination });
   });
   r.post('/automation/rules', async (req, res) => {
     const b = parse(NewRule, req.body);
-    const rule: RuleMsg = await automation().CreateRule(
+    const rule = await automation().CreateRule(
       { ...b, trigger: triggerMsg(b.trigger), actions: (b.actions ?? []).map(actionMsg), setActions: true },
       ctxOf(req, res),
     );
-    res.status(201).json({ id: rule.id, name: rule.name, status: rule.status, createdAt: rule.createdAt });
+    res.status(201).json(ruleCreatedOut(rule));
   });
   r.get('/automation/rules/:id', async (req, res) => {
-    res.json(ruleJson(await automation().GetRule({ id: req.params.id }, ctxOf(req, res))));
+    res.json(ruleOut(await automation().GetRule({ id: req.params.id }, ctxOf(req, res))));
   });
   r.put('/automation/rules/:id', async (req, res) => {
     const b = parse(NewRule, req.body);
@@ -260,13 +193,13 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
       { ...b, id: req.params.id, trigger: triggerMsg(b.trigger), actions: (b.actions ?? []).map(actionMsg), setActions: b.actions !== undefined },
       ctxOf(req, res),
     );
-    res.json(ruleJson(rule));
+    res.json(ruleOut(rule));
   });
   r.post('/automation/rules/:id/activate', async (req, res) => {
-    res.json(ruleJson(await automation().ActivateRule({ id: req.params.id }, ctxOf(req, res))));
+    res.json(ruleOut(await automation().ActivateRule({ id: req.params.id }, ctxOf(req, res))));
   });
   r.post('/automation/rules/:id/pause', async (req, res) => {
-    res.json(ruleJson(await automation().PauseRule({ id: req.params.id }, ctxOf(req, res))));
+    res.json(ruleOut(await automation().PauseRule({ id: req.params.id }, ctxOf(req, res))));
   });
   r.delete('/automation/rules/:id', async (req, res) => {
     await automation().DeleteRule({ id: req.params.id }, ctxOf(req, res));
@@ -275,7 +208,7 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   r.get('/automation/rules/:id/runs', async (req, res) => {
     const { status } = parse(RunQuery, req.query);
     const out = await automation().ListRuleRuns({ ruleId: req.params.id, ...pageParams(req, 50), status }, ctxOf(req, res));
-    res.json({ data: out.data.map(runJson), pagination: out.pagination });
+    res.json({ data: out.data.map(runOut), pagination: out.pagination });
   });
 
   r.get('/automation/templates', async (req, res) => {
@@ -286,7 +219,7 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   r.post('/automation/templates', async (req, res) => {
     const b = parse(NewTemplate, req.body);
     const t = await automation().CreateTemplate({ ...b, variables: b.variables ?? [], setVariables: b.variables !== undefined }, ctxOf(req, res));
-    res.status(201).json({ id: t.id, name: t.name, createdAt: t.createdAt });
+    res.status(201).json(templateCreatedOut(t));
   });
   r.get('/automation/templates/:id', async (req, res) => {
     res.json(templateOut(await automation().GetTemplate({ id: req.params.id }, ctxOf(req, res))));
@@ -307,52 +240,40 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   r.get('/campaigns', async (req, res) => {
     const { status } = parse(CampaignQuery, req.query);
     const out = await automation().ListCampaigns({ status }, ctxOf(req, res));
-    res.json(
-      out.data.map((c: CampaignMsg) => ({
-        id: c.id,
-        name: c.name,
-        type: c.type,
-        status: c.status,
-        contactCount: c.contactCount,
-        sentCount: c.sentCount,
-        openRate: c.openRate,
-        createdAt: c.createdAt,
-      })),
-    );
+    res.json(out.data.map(campaignBriefOut));
   });
   r.post('/campaigns', async (req, res) => {
-    const c: CampaignMsg = await automation().CreateCampaign(campaignMsg(parse(NewCampaign, req.body)), ctxOf(req, res));
-    res.status(201).json({ id: c.id, name: c.name, status: c.status, createdAt: c.createdAt });
+    res.status(201).json(campaignCreatedOut(await automation().CreateCampaign(campaignMsg(parse(NewCampaign, req.body)), ctxOf(req, res))));
   });
   r.get('/campaigns/:id', async (req, res) => {
-    res.json(campaignJson(await automation().GetCampaign({ id: req.params.id }, ctxOf(req, res))));
+    res.json(campaignOut(await automation().GetCampaign({ id: req.params.id }, ctxOf(req, res))));
   });
   r.put('/campaigns/:id', async (req, res) => {
     const b = parse(NewCampaign, req.body);
-    res.json(campaignJson(await automation().UpdateCampaign({ ...campaignMsg(b), id: req.params.id }, ctxOf(req, res))));
+    res.json(campaignOut(await automation().UpdateCampaign({ ...campaignMsg(b), id: req.params.id }, ctxOf(req, res))));
   });
   r.post('/campaigns/:id/schedule', async (req, res) => {
     const { schedule } = parse(ScheduleBody, req.body);
-    res.json(campaignJson(await automation().ScheduleCampaign({ id: req.params.id, schedule: schedule ?? '' }, ctxOf(req, res))));
+    res.json(campaignOut(await automation().ScheduleCampaign({ id: req.params.id, schedule: schedule ?? '' }, ctxOf(req, res))));
   });
   r.post('/campaigns/:id/activate', async (req, res) => {
-    res.json(campaignJson(await automation().ActivateCampaign({ id: req.params.id }, ctxOf(req, res))));
+    res.json(campaignOut(await automation().ActivateCampaign({ id: req.params.id }, ctxOf(req, res))));
   });
   r.post('/campaigns/:id/pause', async (req, res) => {
-    res.json(campaignJson(await automation().PauseCampaign({ id: req.params.id }, ctxOf(req, res))));
+    res.json(campaignOut(await automation().PauseCampaign({ id: req.params.id }, ctxOf(req, res))));
   });
   r.post('/campaigns/:id/cancel', async (req, res) => {
-    res.json(campaignJson(await automation().CancelCampaign({ id: req.params.id }, ctxOf(req, res))));
+    res.json(campaignOut(await automation().CancelCampaign({ id: req.params.id }, ctxOf(req, res))));
   });
   r.get('/campaigns/:id/recipients', async (req, res) => {
     const { status } = parse(RecipientQuery, req.query);
     const out = await automation().ListCampaignRecipients({ campaignId: req.params.id, ...pageParams(req, 50), status }, ctxOf(req, res));
-    res.json({ data: out.data.map(recipientJson), pagination: out.pagination });
+    res.json({ data: out.data.map(recipientOut), pagination: out.pagination });
   });
 
   r.get('/notifications', async (req, res) => {
     const out = await automation().ListNotifications({ ...pageParams(req, 50), unreadOnly: parse(NotificationQuery, req.query).unreadOnly }, ctxOf(req, res));
-    res.json({ data: out.data, unreadCount: out.unreadCount, pagination: out.pagination });
+    res.json({ data: out.data.map(notificationOut), unreadCount: out.unreadCount, pagination: out.pagination });
   });
   r.post('/notifications/read-all', async (req, res) => {
     const out = await automation().MarkAllNotificationsRead({}, ctxOf(req, res));

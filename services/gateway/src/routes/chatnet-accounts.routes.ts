@@ -1,11 +1,11 @@
 import express, { Router } from 'express';
 import { z } from 'zod';
 import { chatnetSandboxEnabled } from '../config';
+import { accountOut, accountStatusOut, assignmentOut, seenByAgentOut } from './chatnet-accounts.out';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
-import { orNull } from '../http/shape';
 import { rejectUnsafeText } from '../http/text-guard';
 import { body, pathParam, query, s } from '../http/validate';
 
@@ -140,32 +140,6 @@ export const Phones = z.object({
     .max(500, 'must have at most 500 entries'),
 });
 
-/** The optional cap arrives absent from gRPC when there is none. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const assignmentOut = (a: any) => ({ chatnetAccountId: a.chatnetAccountId, mode: a.mode, userIds: a.userIds ?? [], maxOpenPerUser: a.maxOpenPerUser ?? null });
-
-/** Optional proto fields arrive absent and unset strings empty; the API shows both as null. */
-function account(a: any) {
-  return {
-    id: a.id,
-    chatnetUid: a.chatnetUid ?? null,
-    displayName: a.displayName,
-    avatarUrl: orNull(a.avatarUrl),
-    phone: orNull(a.phone),
-    status: a.status,
-    liveStatus: liveStatus(a.liveStatus),
-    ownerUserId: a.ownerUserId ?? null,
-    owner: a.owner ?? null,
-    hasProxy: a.hasProxy,
-    lastConnectedAt: a.lastConnectedAt ?? null,
-    createdAt: a.createdAt,
-  };
-}
-
-function liveStatus(l: any) {
-  return { state: l?.state ?? 'disconnected', connectedAt: l?.connectedAt ?? null, lastHeartbeat: l?.lastHeartbeat ?? null };
-}
-
 /**
  * Chat-network accounts (internal API) and the sandbox network's control routes. The sandbox routes need
  * an owner's or admin's bearer token, and exist only with CHATNET_DRIVER=sandbox outside production (else
@@ -179,7 +153,7 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   internal.get('/chatnet-accounts', async (req, res) => {
     const q = query(req, ListQuery);
     const out = await connector().ListAccounts(q, ctxOf(req, res));
-    res.json((out.data ?? []).map(account));
+    res.json(out.data.map(accountOut));
   });
   internal.post('/chatnet-accounts', async (req, res) => {
     const b = body(req, NewAccount);
@@ -187,7 +161,7 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
     res.status(201).json(out);
   });
   internal.get('/chatnet-accounts/:id', async (req, res) => {
-    res.json(account(await connector().GetAccount({ id: req.params.id }, ctxOf(req, res))));
+    res.json(accountOut(await connector().GetAccount({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.post('/chatnet-accounts/:id/login', async (req, res) => {
     const out = await connector().Login({ id: req.params.id }, ctxOf(req, res));
@@ -198,8 +172,7 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
     res.json({ message: out.message });
   });
   internal.get('/chatnet-accounts/:id/status', async (req, res) => {
-    const out = await connector().GetStatus({ id: req.params.id }, ctxOf(req, res));
-    res.json({ accountId: out.accountId, liveStatus: liveStatus(out.liveStatus) });
+    res.json(accountStatusOut(await connector().GetStatus({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.put('/chatnet-accounts/:id/proxy', async (req, res) => {
     if (req.body === undefined || typeof req.body !== 'object' || !('proxyUrl' in req.body)) {
@@ -229,7 +202,7 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   const root = Router();
   root.use('/sandbox', auth.bearer);
   root.post('/sandbox/accounts/:id/scan', async (req, res) => {
-    res.json(account(await connector().SandboxScan({ id: req.params.id, ...body(req, Scan) }, ctxOf(req, res))));
+    res.json(accountOut(await connector().SandboxScan({ id: req.params.id, ...body(req, Scan) }, ctxOf(req, res))));
   });
   // Its own parser, after the bearer check above: files make these bodies larger than any other JSON body.
   root.post('/sandbox/accounts/:id/inbound', express.json({ limit: config.SANDBOX_BODY_LIMIT }), rejectUnsafeText, async (req, res) => {
@@ -254,11 +227,11 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   });
   root.get('/sandbox/accounts/:id/sent', async (req, res) => {
     const out = await connector().SandboxSentMessages({ id: req.params.id }, ctxOf(req, res));
-    res.json({ data: out.data ?? [] });
+    res.json({ data: out.data });
   });
   root.get('/sandbox/accounts/:id/seen-by-agent', async (req, res) => {
     const out = await connector().SandboxSeenByAgent({ id: req.params.id }, ctxOf(req, res));
-    res.json({ data: (out.data ?? []).map((r: any) => ({ ...r, messages: r.messages ?? [] })) });
+    res.json({ data: out.data.map(seenByAgentOut) });
   });
 
   const enabled = chatnetSandboxEnabled(config);

@@ -1,6 +1,7 @@
 import { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import type { RouteDeps } from './deps';
+import { channelOut, suppressionOut } from './email.out';
 import type { ServiceRoutes } from './services';
 import { sendError } from '../http/errors';
 import { ctxOf } from '../http/principal';
@@ -35,35 +36,6 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 /** 1×1 transparent GIF. */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
-interface ChannelMsg {
-  source: string;
-  host: string;
-  port: number;
-  secure: boolean;
-  user: string;
-  passwordSet: boolean;
-  fromAddress: string;
-  fromName: string;
-  updatedAt?: string;
-}
-
-/** The channel as the settings page shows it: never a password, only whether one is stored. */
-export function channelJson(c: ChannelMsg) {
-  const own = c.source === 'organization';
-  return {
-    source: c.source,
-    configured: c.source !== 'none',
-    host: own ? c.host : null,
-    port: own ? c.port : null,
-    secure: own ? c.secure : null,
-    user: own ? c.user : null,
-    passwordSet: c.passwordSet,
-    fromAddress: own ? c.fromAddress : null,
-    fromName: own ? c.fromName : null,
-    updatedAt: c.updatedAt ?? null,
-  };
-}
-
 function page(title: string, message: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222"><h1 style="font-size:1.4rem">${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`;
 }
@@ -73,10 +45,10 @@ export function emailRoutes({ clients, authLimit }: RouteDeps): ServiceRoutes {
   const automation = () => clients.automation;
 
   r.get('/settings/email', async (req, res) => {
-    res.json(channelJson(await automation().GetEmailChannel({}, ctxOf(req, res))));
+    res.json(channelOut(await automation().GetEmailChannel({}, ctxOf(req, res))));
   });
   r.put('/settings/email', async (req, res) => {
-    res.json(channelJson(await automation().UpdateEmailChannel(body(req, ChannelBody), ctxOf(req, res))));
+    res.json(channelOut(await automation().UpdateEmailChannel(body(req, ChannelBody), ctxOf(req, res))));
   });
   r.delete('/settings/email', async (req, res) => {
     await automation().DeleteEmailChannel({}, ctxOf(req, res));
@@ -91,7 +63,7 @@ export function emailRoutes({ clients, authLimit }: RouteDeps): ServiceRoutes {
 
   r.get('/email-suppressions', async (req, res) => {
     const out = await automation().ListEmailSuppressions(pageParams(req, 50), ctxOf(req, res));
-    res.json({ data: out.data.map((s: { campaignId: string }) => ({ ...s, campaignId: s.campaignId || null })), pagination: out.pagination });
+    res.json({ data: out.data.map(suppressionOut), pagination: out.pagination });
   });
   r.delete('/email-suppressions/:email', async (req, res) => {
     await automation().DeleteEmailSuppression({ email: req.params.email }, ctxOf(req, res));

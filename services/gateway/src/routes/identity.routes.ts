@@ -1,63 +1,59 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { identityRules as rules } from '@crm/validation';
 import { auditLogRoutes } from './audit-log.routes';
 import type { RouteDeps } from './deps';
+import { apiKeyOut, createdUserOut, teamBriefOut, teamOut, userOut } from './identity.out';
 import { ctxOf, principalOf } from '../http/principal';
-import { nullIfEmpty } from '../http/shape';
 import { body, pageParams, pathParam, query, s } from '../http/validate';
 
-const ROLES = ['owner', 'admin', 'team_lead', 'agent'] as const;
+const MAX = rules.IDENTITY_TEXT_MAX;
+const password = () =>
+  z.string({ error: 'is required' }).min(rules.PASSWORD_MIN, rules.PASSWORD_TOO_SHORT).max(rules.PASSWORD_MAX, rules.PASSWORD_TOO_LONG);
 
 export const NewOrg = z.object({
-  orgName: s.requiredText(),
-  fullName: s.requiredText(),
+  orgName: s.requiredText(MAX.orgName),
+  fullName: s.requiredText(MAX.fullName),
   email: s.email(),
-  password: z.string({ error: 'is required' }).min(8, 'must be at least 8 characters').max(256),
+  password: password(),
 });
 
 export const Login = z.object({ email: z.string({ error: 'is required' }).min(1, 'is required'), password: z.string({ error: 'is required' }).min(1, 'is required') });
 export const Logout = z.object({ refreshToken: z.string().optional() });
 export const Refresh = z.object({ refreshToken: z.string({ error: 'is required' }).min(1, 'is required') });
-export const Accept = z.object({ token: z.string({ error: 'is required' }).min(1, 'is required'), password: z.string({ error: 'is required' }).min(8, 'must be at least 8 characters').max(256) });
+export const Accept = z.object({ token: z.string({ error: 'is required' }).min(1, 'is required'), password: password() });
 
 export const NewUser = z.object({
   email: s.email(),
-  fullName: s.requiredText(),
-  role: s.enumOf(ROLES).default('agent'),
-  department: s.text().default(''),
-  phone: s.text(40).default(''),
-  password: z.string().min(8, 'must be at least 8 characters').max(256).optional(),
+  fullName: s.requiredText(MAX.fullName),
+  role: s.enumOf(rules.USER_ROLES).default('agent'),
+  department: s.text(MAX.department).default(''),
+  phone: s.text(MAX.phone).default(''),
+  password: password().optional(),
 });
 
 export const UserPatch = z.object({
-  fullName: s.requiredText().optional(),
-  role: s.enumOf(ROLES).optional(),
-  department: s.text().optional(),
-  phone: s.text(40).optional(),
-  avatar: s.httpUrl({ allowEmpty: true }).optional(),
-  status: s.enumOf(['active', 'inactive'] as const).optional(),
+  fullName: s.requiredText(MAX.fullName).optional(),
+  role: s.enumOf(rules.USER_ROLES).optional(),
+  department: s.text(MAX.department).optional(),
+  phone: s.text(MAX.phone).optional(),
+  avatar: s.httpUrl({ allowEmpty: true, max: MAX.avatar }).optional(),
+  status: s.enumOf(rules.USER_STATUSES).optional(),
 });
 
 export const NotificationPreferences = z.object({ notifyByEmail: z.boolean({ error: 'must be true or false' }) });
 
 export const UserQuery = z.object({
-  role: s.optionalQueryEnum(ROLES),
-  department: z.string().max(200).optional(),
-  status: s.optionalQueryEnum(['active', 'inactive'] as const),
+  role: s.optionalQueryEnum(rules.USER_ROLES),
+  department: z.string().max(MAX.department, `must be at most ${MAX.department} characters`).optional(),
+  status: s.optionalQueryEnum(rules.USER_STATUSES),
   search: z.string().max(200).optional(),
 });
 
-const uuidList = z.array(z.string().uuid('must be a user id'), { error: 'must be an array of user ids' }).max(1000);
-export const NewTeam = z.object({ name: s.requiredText(), description: s.text(1000).default(''), memberIds: uuidList.default([]) });
-export const TeamPatch = z.object({ name: s.requiredText().optional(), description: s.text(1000).optional(), memberIds: uuidList.optional() });
+const uuidList = z.array(z.string().uuid('must be a user id'), { error: 'must be an array of user ids' }).max(rules.MAX_TEAM_MEMBERS, `must list at most ${rules.MAX_TEAM_MEMBERS} users`);
+export const NewTeam = z.object({ name: s.requiredText(MAX.teamName), description: s.text(MAX.teamDescription).default(''), memberIds: uuidList.default([]) });
+export const TeamPatch = z.object({ name: s.requiredText(MAX.teamName).optional(), description: s.text(MAX.teamDescription).optional(), memberIds: uuidList.optional() });
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
-/** The User resource: unset department, phone and avatar are null; lastLogin is null until the first sign-in. */
-export const userOut = (u: any) => ({ ...nullIfEmpty(u, ['department', 'phone', 'avatar']), lastLogin: u.lastLogin ?? null });
-/** The answer of POST /users: the new user has never signed in yet (identity says so: lastLogin unset). */
-export const createdUserOut = (u: any) => ({ ...u, lastLogin: u.lastLogin ?? null, inviteUrl: u.inviteUrl ?? null });
-export const teamOut = (t: any) => nullIfEmpty(t, ['description']);
-/* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** Setup, sign-in, profile, users, teams and the API key: everything identity owns. */
 export function identityRoutes(deps: RouteDeps): Router {
@@ -125,7 +121,7 @@ export function identityRoutes(deps: RouteDeps): Router {
 
   r.get('/teams', auth.bearer, async (req, res) => {
     const { data } = await identity.ListTeams({}, ctxOf(req, res));
-    res.json(data.map(({ memberIds: _m, ...t }: { memberIds: string[] }) => teamOut(t)));
+    res.json(data.map(teamBriefOut));
   });
   r.post('/teams', auth.bearer, async (req, res) => {
     res.status(201).json(teamOut(await identity.CreateTeam({ ...body(req, NewTeam), setMembers: true }, ctxOf(req, res))));
@@ -143,8 +139,7 @@ export function identityRoutes(deps: RouteDeps): Router {
   });
 
   r.get('/settings/api-key', auth.bearer, async (req, res) => {
-    const k = await identity.GetApiKey({}, ctxOf(req, res));
-    res.json({ hasKey: k.hasKey, keyMask: k.keyMask, createdAt: k.createdAt ?? null });
+    res.json(apiKeyOut(await identity.GetApiKey({}, ctxOf(req, res))));
   });
   r.post('/settings/api-key/generate', auth.bearer, async (req, res) => {
     res.status(201).json(await identity.GenerateApiKey({}, ctxOf(req, res)));

@@ -1,41 +1,11 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { sandboxRoutesEnabled } from '../config';
-import type { crm } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
+import { credentialsOut, integrationOut, leadSyncOut, leadSyncStartedOut } from './integrations.out';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
 import { body, s } from '../http/validate';
-
-// ------------------------------------------------------------------------------------------- shapes from crm
-
-type Integration = crm.Integration__Output;
-type LeadSync = crm.LeadSync__Output;
-
-export function integrationOut(i: Integration) {
-  return { id: i.id, type: i.type, name: i.name, status: i.status, config: JSON.parse(i.configJson || '{}'), lastSync: i.lastSync ?? null, createdAt: i.createdAt };
-}
-
-export function credentialsOut(c: { hasToken: boolean; tokenMask: string; updatedAt?: string }) {
-  return { hasToken: c.hasToken, tokenMask: c.tokenMask, updatedAt: c.updatedAt ?? null };
-}
-
-export function leadSyncOut(l: LeadSync) {
-  return {
-    syncId: l.id,
-    integrationId: l.integrationId,
-    pageId: l.pageId,
-    formId: l.formId,
-    status: l.status,
-    estimatedCount: l.estimatedCount,
-    counts: l.counts,
-    skippedLeads: l.skippedLeads ?? [],
-    error: l.errorCode ? { code: l.errorCode, message: l.errorMessage ?? '' } : null,
-    createdAt: l.createdAt,
-    updatedAt: l.updatedAt,
-    completedAt: l.completedAt ?? null,
-  };
-}
 
 // ------------------------------------------------------------------------------------------- request bodies
 
@@ -95,7 +65,7 @@ export function integrationsRoutes({ clients, auth, config }: RouteDeps): Servic
   const internal = Router();
   internal.get('/integrations', async (req, res) => {
     const out = await crm().ListIntegrations({}, ctxOf(req, res));
-    res.json((out.data ?? []).map(integrationOut));
+    res.json(out.data.map(integrationOut));
   });
   internal.delete('/integrations/:id', async (req, res) => {
     await crm().DisconnectIntegration({ id: req.params.id }, ctxOf(req, res));
@@ -109,7 +79,7 @@ export function integrationsRoutes({ clients, auth, config }: RouteDeps): Servic
   });
   internal.get('/integrations/socialnet/pages', async (req, res) => {
     const out = await crm().ListSocialnetPages({}, ctxOf(req, res));
-    res.json(out.data ?? []);
+    res.json(out.data);
   });
   internal.post('/integrations/socialnet/pages/:id/connect', async (req, res) => {
     const out = await crm().ConnectSocialnetPage({ id: req.params.id }, ctxOf(req, res));
@@ -117,12 +87,11 @@ export function integrationsRoutes({ clients, auth, config }: RouteDeps): Servic
   });
   internal.get('/integrations/socialnet/pages/:id/forms', async (req, res) => {
     const out = await crm().ListSocialnetForms({ id: req.params.id }, ctxOf(req, res));
-    res.json(out.data ?? []);
+    res.json(out.data);
   });
   internal.post('/integrations/socialnet/leads/sync', async (req, res) => {
     const b = body(req, SyncRequest);
-    const l = await crm().StartLeadSync(b, ctxOf(req, res));
-    res.status(202).json({ syncId: l.id, status: l.status, estimatedCount: l.estimatedCount, alreadyRunning: !l.started });
+    res.status(202).json(leadSyncStartedOut(await crm().StartLeadSync(b, ctxOf(req, res))));
   });
   internal.get('/integrations/socialnet/leads/sync/:syncId', async (req, res) => {
     res.json(leadSyncOut(await crm().GetLeadSync({ id: req.params.syncId }, ctxOf(req, res))));

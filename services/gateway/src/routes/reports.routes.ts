@@ -1,34 +1,10 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { crm } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
+import { reportOut } from './reports.out';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
 import { body, pageParams } from '../http/validate';
-
-type Report = crm.Report__Output;
-
-/** The download is a gateway path (bearer auth like every internal route), never a bare storage URL. */
-const downloadUrl = (id: string) => `/api/v1/analytics/custom/${id}/download`;
-
-export function reportOut(r: Report) {
-  return {
-    id: r.id,
-    name: r.name,
-    status: r.status,
-    createdAt: r.createdAt,
-    downloadUrl: downloadUrl(r.id),
-    completedAt: r.completedAt ?? null,
-    error: r.error ?? null,
-    rowCount: r.rowCount ?? null,
-    metrics: r.metrics,
-    dimensions: r.dimensions,
-    dateFrom: r.dateFrom,
-    dateTo: r.dateTo,
-    filters: JSON.parse(r.filtersJson || '[]') as unknown,
-    createdBy: r.createdBy ?? null,
-  };
-}
 
 // Shapes only; crm owns the rules (metric and dimension names, filter fields and operators, date range).
 const names = (what: string) => z.array(z.string({ error: `must be an array of ${what} names` }), { error: `must be an array of ${what} names` }).max(20, 'must have at most 20 entries');

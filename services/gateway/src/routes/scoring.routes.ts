@@ -1,65 +1,10 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { crm } from '@crm/proto-types';
 import type { RouteDeps } from './deps';
+import { scoreOut, scoringConfigOut, scoringRuleOut } from './scoring.out';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
 import { body, s } from '../http/validate';
-
-// ------------------------------------------------------------------------------------------- shapes from crm
-
-type ScoringConfig = crm.ScoringConfig__Output;
-type ScoringRule = crm.ScoringRule__Output;
-type ContactScore = crm.ContactScore__Output;
-
-/** The spec's Scoring config plus highValueThreshold, recomputing and updatedAt (null until first written). */
-export function configOut(c: ScoringConfig) {
-  return {
-    orgId: c.orgId,
-    scoringModel: c.scoringModel,
-    baseScore: c.baseScore,
-    maxScore: c.maxScore,
-    rules: c.rules,
-    decayRate: c.decayRate,
-    decayInterval: c.decayInterval,
-    highValueThreshold: c.highValueThreshold,
-    recomputing: c.recomputing,
-    updatedAt: c.updatedAt || null,
-  };
-}
-
-/** The spec's Scoring rule plus value (a tag or status the rule is narrowed to; null = any) and updatedAt. */
-export function ruleOut(r: ScoringRule) {
-  return {
-    id: r.id,
-    name: r.name,
-    condition: r.condition,
-    value: r.value || null,
-    points: r.points,
-    weight: r.weight,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-  };
-}
-
-export function scoreOut(c: ContactScore) {
-  return {
-    contactId: c.contactId,
-    totalScore: c.totalScore,
-    baseScore: c.baseScore,
-    breakdown: c.breakdown.map((b) => ({
-      ruleId: b.ruleId,
-      ruleName: b.ruleName,
-      condition: b.condition,
-      value: b.value || null,
-      occurrences: b.occurrences,
-      points: b.points,
-      weight: b.weight,
-      contribution: b.contribution,
-    })),
-    lastUpdated: c.lastUpdated,
-  };
-}
 
 // ------------------------------------------------------------------------------------------- request schemas
 
@@ -105,27 +50,27 @@ export function scoringRoutes({ clients }: RouteDeps): ServiceRoutes {
   const scoring = () => clients.crmScoring;
 
   internal.get('/scoring/config', async (req, res) => {
-    res.json(configOut(await scoring().GetScoringConfig({}, ctxOf(req, res))));
+    res.json(scoringConfigOut(await scoring().GetScoringConfig({}, ctxOf(req, res))));
   });
   internal.put('/scoring/config', async (req, res) => {
     const b = body(req, ConfigPatch);
-    res.json(configOut(await scoring().UpdateScoringConfig(b, ctxOf(req, res))));
+    res.json(scoringConfigOut(await scoring().UpdateScoringConfig(b, ctxOf(req, res))));
   });
 
   internal.get('/scoring/rules', async (req, res) => {
     const out = await scoring().ListScoringRules({}, ctxOf(req, res));
-    res.json(out.data.map(ruleOut));
+    res.json(out.data.map(scoringRuleOut));
   });
   internal.post('/scoring/rules', async (req, res) => {
     const b = body(req, NewRule);
-    res.status(201).json(ruleOut(await scoring().CreateScoringRule(b, ctxOf(req, res))));
+    res.status(201).json(scoringRuleOut(await scoring().CreateScoringRule(b, ctxOf(req, res))));
   });
   internal.get('/scoring/rules/:id', async (req, res) => {
-    res.json(ruleOut(await scoring().GetScoringRule({ id: req.params.id }, ctxOf(req, res))));
+    res.json(scoringRuleOut(await scoring().GetScoringRule({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.put('/scoring/rules/:id', async (req, res) => {
     const b = body(req, RulePatch);
-    res.json(ruleOut(await scoring().UpdateScoringRule({ id: req.params.id, ...b }, ctxOf(req, res))));
+    res.json(scoringRuleOut(await scoring().UpdateScoringRule({ id: req.params.id, ...b }, ctxOf(req, res))));
   });
   internal.delete('/scoring/rules/:id', async (req, res) => {
     await scoring().DeleteScoringRule({ id: req.params.id }, ctxOf(req, res));

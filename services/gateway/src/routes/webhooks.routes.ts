@@ -1,18 +1,16 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { webhooks } from '@crm/proto-types';
+import { webhookRules as rules } from '@crm/validation';
 import type { RouteDeps } from './deps';
+import { deliveryOut, testResultOut, webhookBriefOut, webhookCreatedOut, webhookOut } from './webhooks.out';
 import type { ServiceRoutes } from './services';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
-import { orNull } from '../http/shape';
 import { body, pageParams, query, s } from '../http/validate';
 
-type Webhook = webhooks.Webhook__Output;
-
 // Shapes and the URL scheme only; the webhooks service owns the rules (event names, URL address policy, secret format).
-const url = z.string({ error: 'is required' }).trim().min(1, 'is required').pipe(s.httpUrl({ max: 2048 }));
-const events = z.array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' }).max(50);
+const url = z.string({ error: 'is required' }).trim().min(1, 'is required').pipe(s.httpUrl({ max: rules.MAX_URL_LENGTH }));
+const events = z.array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' }).max(rules.MAX_EVENTS, rules.TOO_MANY_EVENTS);
 // 128 characters may take 256 UTF-16 units (emoji); the service counts characters. An unpaired surrogate
 // cannot cross gRPC as itself (it would arrive as U+FFFD, a different key), so it stops here.
 const secret = z
@@ -22,17 +20,17 @@ const secret = z
 
 export const NewWebhook = z.object({
   url,
-  events: events.min(1, 'must list at least one event'),
+  events: events.min(1, rules.NO_EVENTS),
   secret: secret.optional(),
 });
 export const WebhookPatch = z.object({
   url: url.optional(),
-  events: events.min(1, 'must list at least one event').optional(),
+  events: events.min(1, rules.NO_EVENTS).optional(),
   secret: secret.min(1, 'must not be empty').optional(),
   active: z.boolean({ error: 'must be true or false' }).optional(),
 });
 export const DeliveryQuery = z.object({
-  status: s.optionalQueryEnum(['pending', 'succeeded', 'failed'] as const),
+  status: s.optionalQueryEnum(rules.DELIVERY_STATUSES),
   eventType: z.string().max(100).optional(),
 });
 
@@ -41,13 +39,10 @@ export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
   const r = Router();
   // Everything here is owner/admin only, reads included: the delivery log holds event payloads with customer data.
   r.use('/webhook-settings', requirePermission('settings:edit'));
-  // The spec's list shape; one webhook adds when it changed and why it is disabled. Never a secret.
-  const listView = (w: Webhook) => ({ id: w.id, url: w.url, events: w.events, active: w.active, createdAt: w.createdAt });
-  const fullView = (w: Webhook) => ({ ...listView(w), updatedAt: w.updatedAt, disabledAt: w.disabledAt ?? null, disabledReason: w.disabledReason ?? null });
 
   r.get('/webhook-settings', async (req, res) => {
     const { data } = await clients.webhooks.ListWebhooks({}, ctxOf(req, res));
-    res.json(data.map(listView));
+    res.json(data.map(webhookBriefOut));
   });
   r.get('/webhook-settings/event-types', async (req, res) => {
     res.json(await clients.webhooks.ListEventTypes({}, ctxOf(req, res)));
@@ -55,13 +50,13 @@ export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
   r.post('/webhook-settings', async (req, res) => {
     const b = body(req, NewWebhook);
     const w = await clients.webhooks.CreateWebhook({ url: b.url, events: b.events, secret: b.secret ?? '' }, ctxOf(req, res));
-    res.status(201).json({ id: w.id, url: w.url, events: w.events, active: w.active, createdAt: w.createdAt, ...(w.secret ? { secret: w.secret } : {}) });
+    res.status(201).json(webhookCreatedOut(w));
   });
   r.post('/webhook-settings/deliveries/:deliveryId/redeliver', async (req, res) => {
-    res.status(202).json(deliveryView(await clients.webhooks.Redeliver({ id: req.params.deliveryId }, ctxOf(req, res))));
+    res.status(202).json(deliveryOut(await clients.webhooks.Redeliver({ id: req.params.deliveryId }, ctxOf(req, res))));
   });
   r.get('/webhook-settings/:id', async (req, res) => {
-    res.json(fullView(await clients.webhooks.GetWebhook({ id: req.params.id }, ctxOf(req, res))));
+    res.json(webhookOut(await clients.webhooks.GetWebhook({ id: req.params.id }, ctxOf(req, res))));
   });
   r.put('/webhook-settings/:id', async (req, res) => {
     const p = body(req, WebhookPatch);
@@ -69,57 +64,19 @@ export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
       { id: req.params.id, url: p.url, secret: p.secret, active: p.active, events: p.events ?? [], setEvents: p.events !== undefined },
       ctxOf(req, res),
     );
-    res.json(fullView(w));
+    res.json(webhookOut(w));
   });
   r.delete('/webhook-settings/:id', async (req, res) => {
     await clients.webhooks.DeleteWebhook({ id: req.params.id }, ctxOf(req, res));
     res.status(204).end();
   });
   r.post('/webhook-settings/:id/test', async (req, res) => {
-    const t = await clients.webhooks.TestWebhook({ id: req.params.id }, ctxOf(req, res));
-    res.json({
-      deliveryId: t.deliveryId,
-      eventId: t.eventId,
-      ok: t.ok,
-      statusCode: t.statusCode ?? null,
-      durationMs: t.durationMs,
-      error: t.error ?? null,
-      responseBody: orNull(t.responseBody),
-      responseBodyTruncated: t.responseBodyTruncated,
-    });
+    res.json(testResultOut(await clients.webhooks.TestWebhook({ id: req.params.id }, ctxOf(req, res))));
   });
   r.get('/webhook-settings/:id/deliveries', async (req, res) => {
     const out = await clients.webhooks.ListDeliveries({ webhookId: req.params.id, ...pageParams(req, 50), ...query(req, DeliveryQuery) }, ctxOf(req, res));
-    res.json({ data: out.data.map(deliveryView), pagination: out.pagination });
+    res.json({ data: out.data.map(deliveryOut), pagination: out.pagination });
   });
 
   return { internal: r };
-}
-
-/** Absent optional proto fields become null in JSON, so every delivery has the same keys; no response body is null. */
-export function deliveryView(d: Record<string, any>) {
-  return {
-    id: d.id,
-    webhookId: d.webhookId,
-    eventId: d.eventId,
-    eventType: d.eventType,
-    status: d.status,
-    attemptCount: d.attemptCount,
-    nextAttemptAt: d.nextAttemptAt ?? null,
-    lastStatusCode: d.lastStatusCode ?? null,
-    lastError: d.lastError ?? null,
-    createdAt: d.createdAt,
-    deliveredAt: d.deliveredAt ?? null,
-    attempts: (d.attempts ?? []).map((a: Record<string, any>) => ({
-      attempt: a.attempt,
-      trigger: a.trigger,
-      startedAt: a.startedAt,
-      durationMs: a.durationMs,
-      statusCode: a.statusCode ?? null,
-      ok: a.ok,
-      error: a.error ?? null,
-      responseBody: orNull(a.responseBody),
-      responseBodyTruncated: a.responseBodyTruncated,
-    })),
-  };
 }

@@ -2,11 +2,10 @@ import { auditEntry, type AuditAction, type AuditRecorded, type ParsedEventData 
 import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { Pool, Queryable } from '@crm/db';
 import * as audit from '../db/audit-log.repo';
-import { isUuid, rejectNul } from '@crm/validation';
+import { identityRules, isUuid, rejectNul } from '@crm/validation';
 
-/** `user.created`, `contact.deleted`; a filter may end in `.*` (`user.*`). */
+/** `user.created`, `contact.deleted` (a filter may end in `.*`: identityRules.AUDIT_ACTION_PATTERN). */
 const ACTION = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$/;
-const ACTION_FILTER = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?$/;
 const SWEEP_BATCH = 5000;
 
 /** identity's own changes: the entry is written in the change's transaction, no bus in between. */
@@ -30,9 +29,7 @@ export async function list(
   requireCan(ctx, 'audit:view');
   if (req.actorId && !isUuid(req.actorId)) throw invalid('actorId', 'must be a user id');
   rejectNul(req.action, 'action');
-  if (req.action && (req.action.length > 100 || !ACTION_FILTER.test(req.action))) {
-    throw invalid('action', 'must be an action such as user.created, or a prefix ending in .* such as user.*');
-  }
+  identityRules.auditActionFilter(req.action);
   return audit.listEntries(deps.pool, ctx.orgId, {
     page: Math.max(1, req.page || 1),
     limit: Math.min(100, Math.max(1, req.limit || 50)),

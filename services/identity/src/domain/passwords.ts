@@ -1,5 +1,5 @@
 import argon2 from 'argon2';
-import { invalid } from '@crm/grpc-kit';
+import { identityRules } from '@crm/validation';
 
 // OWASP minimum for argon2id: 19 MiB, 2 iterations, 1 lane (~30 ms here).
 const OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
@@ -21,6 +21,5 @@ export async function verifyPassword(hash: string | null | undefined, password: 
 }
 
 export function checkPasswordStrength(password: string, field = 'password'): void {
-  if (typeof password !== 'string' || password.length < 8) throw invalid(field, 'must be at least 8 characters');
-  if (password.length > 256) throw invalid(field, 'must be at most 256 characters');
+  identityRules.checkPassword(password, field);
 }

@@ -5,6 +5,7 @@ import type { Deps } from '../deps';
 import * as teams from '../db/teams.repo';
 import * as users from '../db/users.repo';
 import { record as recordAudit } from './audit';
+import { rules } from './validation';
 import { isUuid, optionalText, requireText } from '@crm/validation';
 
 interface TeamInput {
@@ -41,7 +42,7 @@ export async function get(deps: Deps, ctx: OrgContext, id: string) {
 export async function create(deps: Deps, ctx: OrgContext, req: TeamInput) {
   requireCan(ctx, 'teams:manage');
   const name = requireText(req.name, 'name');
-  const description = optionalText(req.description, 'description', 1000);
+  const description = optionalText(req.description, 'description', rules.IDENTITY_TEXT_MAX.teamDescription);
   const members = await checkMembers(deps, ctx.orgId, req.memberIds ?? []);
   const id = randomUUID();
   await withTransaction(deps.pool, async (db) => {
@@ -56,7 +57,7 @@ export async function update(deps: Deps, ctx: OrgContext, req: TeamInput) {
   requireCan(ctx, 'teams:manage');
   const before = await get(deps, ctx, req.id);
   const name = req.name !== undefined ? requireText(req.name, 'name') : undefined;
-  const description = req.description !== undefined ? optionalText(req.description, 'description', 1000) : undefined;
+  const description = req.description !== undefined ? optionalText(req.description, 'description', rules.IDENTITY_TEXT_MAX.teamDescription) : undefined;
   const members = req.setMembers ? await checkMembers(deps, ctx.orgId, req.memberIds ?? []) : undefined;
   await withTransaction(deps.pool, async (db) => {
     await teams.updateTeam(db, ctx.orgId, req.id, { name, description });

@@ -10,10 +10,9 @@ import { record as recordAudit } from './audit';
 import { checkPasswordStrength, hashPassword } from './passwords';
 import { invalidateAccessTokens } from './sessions';
 import { isUuid, normaliseEmail, optionalText, rejectNul, requireText } from '@crm/validation';
-import { requireRole } from './validation';
+import { requireRole, rules } from './validation';
 
 const INVITATION_DAYS = 7;
-const STATUSES = ['active', 'inactive'];
 
 async function loadInOrg(deps: Deps, orgId: string, id: string) {
   const row = isUuid(id) ? await users.findInOrg(deps.pool, orgId, id) : undefined;
@@ -31,7 +30,7 @@ export async function profile(deps: Deps, ctx: OrgContext) {
 /** Like get(): any caller inside the organization, including a service acting for it without a user. */
 export async function list(deps: Deps, ctx: OrgContext, req: users.UserFilter) {
   const { orgId } = ctx;
-  if (req.status && !STATUSES.includes(req.status)) throw new AppError('invalid_argument', 'status: must be active or inactive', { details: [{ field: 'status', message: 'must be active or inactive' }] });
+  if (req.status) rules.userStatus(req.status);
   if (req.role) requireRole(req.role);
   rejectNul(req.department, 'department');
   rejectNul(req.search, 'search');
@@ -66,7 +65,7 @@ export async function create(
   const role = requireRole(req.role || 'agent');
   assertMayGrant(ctx.role, role);
   const department = optionalText(req.department, 'department');
-  const phone = optionalText(req.phone, 'phone', 40);
+  const phone = optionalText(req.phone, 'phone', rules.IDENTITY_TEXT_MAX.phone);
   let passwordHash: string | null = null;
   if (req.password !== undefined && req.password !== '') {
     checkPasswordStrength(req.password);
@@ -131,14 +130,11 @@ export async function update(
   const patch = {
     fullName: req.fullName !== undefined ? requireText(req.fullName, 'fullName') : undefined,
     department: req.department !== undefined ? optionalText(req.department, 'department') : undefined,
-    phone: req.phone !== undefined ? optionalText(req.phone, 'phone', 40) : undefined,
-    avatar: req.avatar !== undefined ? optionalText(req.avatar, 'avatar', 2000) : undefined,
+    phone: req.phone !== undefined ? optionalText(req.phone, 'phone', rules.IDENTITY_TEXT_MAX.phone) : undefined,
+    avatar: req.avatar !== undefined ? optionalText(req.avatar, 'avatar', rules.IDENTITY_TEXT_MAX.avatar) : undefined,
     role: req.role !== undefined ? requireRole(req.role) : undefined,
-    status: req.status,
+    status: req.status !== undefined ? rules.userStatus(req.status) : undefined,
   };
-  if (patch.status !== undefined && !STATUSES.includes(patch.status)) {
-    throw new AppError('invalid_argument', 'status: must be active or inactive', { details: [{ field: 'status', message: 'must be active or inactive' }] });
-  }
   if (changesAccess) {
     if (self) throw forbidden('You cannot change your own role or status');
     // An admin may not touch an owner, nor grant a role above their own.

@@ -1,8 +1,9 @@
-import { invalid, isRole } from '@crm/grpc-kit';
+import { identityRules } from '@crm/validation';
 
-// The checks every service shares (ids, text, email) live in @crm/validation; identity's own rules stay here.
+// The checks every service shares (ids, text, email) and identity's contract rules (roles, statuses, passwords,
+// text limits, the audit-log action filter) live in @crm/validation, where the gateway's schemas take them from too.
+export const rules = identityRules;
 
 export function requireRole(role: string | undefined, field = 'role'): string {
-  if (!role || !isRole(role)) throw invalid(field, 'must be one of owner, admin, team_lead, agent');
-  return role;
+  return identityRules.userRole(role, field);
 }

@@ -3,9 +3,9 @@ import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-k
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
 import type { Deps } from '../deps';
-import { isUuid } from '@crm/validation';
+import { isUuid, webhookRules } from '@crm/validation';
 
-const STATUSES = ['pending', 'succeeded', 'failed'];
+const STATUSES: readonly string[] = webhookRules.DELIVERY_STATUSES;
 
 function attemptView(a: deliveries.AttemptRow) {
   return {

@@ -1,15 +1,17 @@
 import { invalid } from '@crm/grpc-kit';
+import { webhookRules } from '@crm/validation';
 import { isPublicEventType, PUBLIC_EVENT_TYPES } from './event-types';
 
-// The checks every service shares (ids, text) live in @crm/validation; the webhook rules stay here.
+// The checks every service shares (ids, text) and the limits the gateway's schemas share (webhookRules) live in
+// @crm/validation; the rules that need this service's catalogue (event names) stay here.
 
-export const MAX_URL_LENGTH = 2048;
+export const { MAX_URL_LENGTH } = webhookRules;
 
 /** Shape of a webhook URL (the address itself is judged separately): absolute http(s), no credentials. */
 export function parseWebhookUrl(raw: string | undefined): URL {
   const text = (raw ?? '').trim();
   if (!text) throw invalid('url', 'is required');
-  if (text.length > MAX_URL_LENGTH) throw invalid('url', `must be at most ${MAX_URL_LENGTH} characters`);
+  if (text.length > MAX_URL_LENGTH) throw invalid('url', webhookRules.URL_TOO_LONG);
   let url: URL;
   try {
     url = new URL(text);
@@ -25,8 +27,8 @@ export function parseWebhookUrl(raw: string | undefined): URL {
 
 /** A non-empty list of public event names, de-duplicated, in the order given. */
 export function validateEvents(events: string[] | undefined): string[] {
+  webhookRules.eventCount(events);
   const list = (events ?? []).map((e) => String(e).trim());
-  if (list.length === 0) throw invalid('events', 'must list at least one event');
   const bad = list.find((e) => !isPublicEventType(e));
   // Echoed in an error that travels as gRPC metadata, which takes printable ASCII only.
   if (bad !== undefined) throw invalid('events', `unknown event "${printable(bad)}"; allowed: ${PUBLIC_EVENT_TYPES.join(', ')}`);

@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { FunnelQuery, type funnelOut, ResponseTimeQuery, TeamQuery } from '../../routes/analytics.routes';
-import { NewReport, type reportOut } from '../../routes/reports.routes';
+import type { funnelOut, teamPerformanceOut } from '../../routes/analytics.out';
+import { FunnelQuery, ResponseTimeQuery, TeamQuery } from '../../routes/analytics.routes';
+import type { reportOut } from '../../routes/reports.out';
+import { NewReport } from '../../routes/reports.routes';
 import { nulls, proto, reply } from '../proto-schema';
 import { area } from '../registry';
 import { keysMatch } from '../schemas/check';
@@ -11,7 +13,7 @@ const ANALYTICS = 'crm/v1/analytics.proto';
 const stat = (description?: string) => (description ? z.number().nullable().meta({ description }) : z.number().nullable());
 const Period = proto(ANALYTICS, 'crm.v1.AnalyticsPeriod');
 
-/** analytics.routes funnelOut: `groupBy` and `series` only when grouped. */
+/** analytics.out funnelOut: `groupBy` and `series` only when grouped. */
 const Funnel = z.object({
   period: Period,
   stages: z.array(z.object({ name: z.string(), count: z.number().int(), percentage: stat(), statusId: z.string().nullable() })),
@@ -24,12 +26,15 @@ const Funnel = z.object({
 });
 keysMatch<z.infer<typeof Funnel>, ReturnType<typeof funnelOut>>(true);
 
+/** analytics.out teamPerformanceOut. */
 const TeamPerformance = z.object({
   period: Period,
   team: z.array(nulls(proto(ANALYTICS, 'crm.v1.TeamMemberStats'), ['averageResponseTime', 'conversionRate'])),
   teamTotal: nulls(proto(ANALYTICS, 'crm.v1.TeamTotal'), ['conversionRate']),
 });
+keysMatch<z.infer<typeof TeamPerformance>, ReturnType<typeof teamPerformanceOut>>(true);
 
+/** analytics.out responseTimeOut. */
 const ResponseTime = nulls(reply('crmAnalytics', 'ResponseTime'), [
   'averageFirstResponseTime',
   'averageResolutionTime',
@@ -39,7 +44,7 @@ const ResponseTime = nulls(reply('crmAnalytics', 'ResponseTime'), [
   'onTimeRate',
 ]).extend({ period: Period });
 
-/** A custom report (reports.routes reportOut): the CSV is downloaded from `downloadUrl` once status is ready. */
+/** A custom report (reports.out reportOut): the CSV is downloaded from `downloadUrl` once status is ready. */
 const Report = z.object({
   id: z.string(),
   name: z.string(),

@@ -15,7 +15,7 @@ import {
 import { ChannelBody, TestBody } from '../../routes/email.routes';
 import { nulls, reply, replyItem } from '../proto-schema';
 import { area } from '../registry';
-import { Campaign, CampaignBrief, CampaignCreated, EmailChannel, Recipient, Rule, RuleCreated, Run, Suppression, Template, TemplateCreated } from '../schemas/automation';
+import { Campaign, CampaignBrief, CampaignCreated, EmailChannel, Notification, Recipient, Rule, RuleCreated, Run, Suppression, Template, TemplateCreated } from '../schemas/automation';
 import { MessageBody, page } from '../schemas/common';
 
 /**
@@ -68,7 +68,7 @@ campaigns.op('POST /campaigns/:id/cancel', { summary: 'Cancel a campaign for goo
 campaigns.op('GET /campaigns/:id/recipients', { summary: 'The campaign’s recipients and how each one went', query: RecipientQuery, paging: { limit: 50, max: 100 }, responses: { 200: page(Recipient) } });
 
 const notifications = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Notifications' });
-notifications.op('GET /notifications', { summary: 'The signed-in user’s notifications, newest first, with the unread count', query: NotificationQuery, paging: { limit: 50, max: 100 }, responses: { 200: reply('automation', 'ListNotifications') } });
+notifications.op('GET /notifications', { summary: 'The signed-in user’s notifications, newest first, with the unread count', query: NotificationQuery, paging: { limit: 50, max: 100 }, responses: { 200: reply('automation', 'ListNotifications').extend({ data: z.array(Notification) }) } });
 notifications.op('POST /notifications/read-all', { summary: 'Mark every notification read', responses: { 200: reply('automation', 'MarkAllNotificationsRead') } });
 notifications.op('POST /notifications/:id/read', { summary: 'Mark one notification read', responses: { 200: MessageBody } });
 

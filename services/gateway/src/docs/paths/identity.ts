@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Accept, Login, Logout, NewOrg, NewTeam, NewUser, NotificationPreferences, Refresh, TeamPatch, UserPatch, UserQuery } from '../../routes/identity.routes';
-import { AuditQuery, type entryOut } from '../../routes/audit-log.routes';
+import { AuditQuery } from '../../routes/audit-log.routes';
+import type { apiKeyOut, auditEntryOut } from '../../routes/identity.out';
 import { nulls, reply } from '../proto-schema';
 import { area } from '../registry';
 import { keysMatch } from '../schemas/check';
@@ -16,9 +17,9 @@ signIn.op('POST /auth/login', { summary: 'Sign in: an access token (JWT) and a r
 signIn.op('POST /auth/refresh', { summary: 'A new access token for a refresh token (the refresh token rotates)', body: Refresh, responses: { 200: AuthResult }, errors: [401, 429] });
 signIn.op('POST /auth/invitations/accept', { summary: 'Accept an invitation: set a password and sign in', body: Accept, responses: { 200: AuthResult }, errors: [404, 429] });
 
-/** identity.routes userOut: unset department, phone, avatar and lastLogin (never signed in) are null. */
+/** identity.out userOut: unset department, phone, avatar and lastLogin (never signed in) are null. */
 const User = nulls(reply('identity', 'GetProfile'), ['department', 'phone', 'avatar', 'lastLogin']);
-/** identity.routes teamOut: no description is null. */
+/** identity.out teamOut: no description is null. */
 const Team = nulls(reply('identity', 'GetTeam'), ['description']);
 
 const me = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Profile' });
@@ -39,13 +40,14 @@ users.op('GET /teams/:id', { summary: 'One team with its member ids', responses:
 users.op('PUT /teams/:id', { summary: 'Change a team; memberIds, when sent, replaces the members', body: TeamPatch, responses: { 200: Team }, errors: [409] });
 users.op('DELETE /teams/:id', { summary: 'Delete a team', responses: { 204: null } });
 
+/** identity.out apiKeyOut: the mask only, never the key. */
+const ApiKeyInfo = z.object({ hasKey: z.boolean(), keyMask: z.string(), createdAt: z.string().nullable() });
+keysMatch<z.infer<typeof ApiKeyInfo>, ReturnType<typeof apiKeyOut>>(true);
 const keys = area({ prefix: '/api/v1', auth: 'bearer', tag: 'API key' });
-keys.op('GET /settings/api-key', {
-  summary: 'Whether the organization has an API key, and its mask',
-  responses: { 200: z.object({ hasKey: z.boolean(), keyMask: z.string(), createdAt: z.string().nullable() }) },
-});
+keys.op('GET /settings/api-key', { summary: 'Whether the organization has an API key, and its mask', responses: { 200: ApiKeyInfo } });
 keys.op('POST /settings/api-key/generate', { summary: 'Generate a new API key (the old one stops working); the key is shown once', responses: { 201: reply('identity', 'GenerateApiKey') } });
 
+/** identity.out auditEntryOut: absent values as null, details as an object. */
 const AuditEntry = z.object({
   id: z.string(),
   actorId: z.string().nullable(),
@@ -58,7 +60,7 @@ const AuditEntry = z.object({
   requestId: z.string().nullable(),
   createdAt: z.string(),
 });
-keysMatch<z.infer<typeof AuditEntry>, ReturnType<typeof entryOut>>(true);
+keysMatch<z.infer<typeof AuditEntry>, ReturnType<typeof auditEntryOut>>(true);
 const audit = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Audit log' });
 audit.op('GET /audit-log', { summary: 'Who did what in the organization (admins and owners)', query: AuditQuery, paging: { limit: 50, max: 100 }, responses: { 200: page(AuditEntry) } });
 

@@ -1,18 +1,13 @@
 import { z } from 'zod';
-import {
-  Credentials,
-  type credentialsOut,
-  type integrationOut,
-  type leadSyncOut,
-  SyncRequest,
-} from '../../routes/integrations.routes';
+import type { credentialsOut, integrationOut, leadSyncOut, leadSyncStartedOut } from '../../routes/integrations.out';
+import { Credentials, SyncRequest } from '../../routes/integrations.routes';
 import { proto, replyItem } from '../proto-schema';
 import { area } from '../registry';
 import { keysMatch } from '../schemas/check';
 
 const INTEGRATIONS = 'crm/v1/integrations.proto';
 
-/** integrations.routes integrationOut: config as an object. */
+/** integrations.out integrationOut: config as an object. */
 const Integration = z.object({
   id: z.string(),
   type: z.string().meta({ description: 'socialnet' }),
@@ -24,11 +19,11 @@ const Integration = z.object({
 });
 keysMatch<z.infer<typeof Integration>, ReturnType<typeof integrationOut>>(true);
 
-/** integrations.routes credentialsOut: only whether a token is stored, and its mask. */
+/** integrations.out credentialsOut: only whether a token is stored, and its mask. */
 const CredentialsStatus = z.object({ hasToken: z.boolean(), tokenMask: z.string(), updatedAt: z.string().nullable() });
 keysMatch<z.infer<typeof CredentialsStatus>, ReturnType<typeof credentialsOut>>(true);
 
-/** integrations.routes leadSyncOut. */
+/** integrations.out leadSyncOut. */
 const LeadSync = z.object({
   syncId: z.string(),
   integrationId: z.string(),
@@ -44,6 +39,10 @@ const LeadSync = z.object({
   completedAt: z.string().nullable(),
 });
 keysMatch<z.infer<typeof LeadSync>, ReturnType<typeof leadSyncOut>>(true);
+
+/** integrations.out leadSyncStartedOut. */
+const LeadSyncStarted = z.object({ syncId: z.string(), status: z.string(), estimatedCount: z.number().int(), alreadyRunning: z.boolean() });
+keysMatch<z.infer<typeof LeadSyncStarted>, ReturnType<typeof leadSyncStartedOut>>(true);
 
 /**
  * Integrations (crm): the social network's pages and lead forms, connecting pages, lead syncs. Calls that reach
@@ -73,7 +72,7 @@ integrations.op('GET /integrations/socialnet/pages/:id/forms', {
 integrations.op('POST /integrations/socialnet/leads/sync', {
   summary: 'Import a form’s leads as contacts, in the background; a sync of that form already running is answered instead',
   body: SyncRequest,
-  responses: { 202: z.object({ syncId: z.string(), status: z.string(), estimatedCount: z.number().int(), alreadyRunning: z.boolean() }) },
+  responses: { 202: LeadSyncStarted },
   errors: [404, 422, 503],
 });
 integrations.op('GET /integrations/socialnet/leads/sync/:syncId', { summary: 'A lead sync’s progress and outcome', responses: { 200: LeadSync } });

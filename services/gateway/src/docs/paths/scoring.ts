@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { ConfigPatch, type configOut, NewRule, RulePatch, type ruleOut, type scoreOut } from '../../routes/scoring.routes';
+import type { scoreOut, scoringConfigOut, scoringRuleOut } from '../../routes/scoring.out';
+import { ConfigPatch, NewRule, RulePatch } from '../../routes/scoring.routes';
 import { proto } from '../proto-schema';
 import { area } from '../registry';
 import { keysMatch } from '../schemas/check';
 
 const SCORING = 'crm/v1/scoring.proto';
 
-/** scoring.routes configOut: updatedAt null until the organization first saves its config. */
+/** scoring.out scoringConfigOut: updatedAt null until the organization first saves its config. */
 const ScoringConfig = z.object({
   orgId: z.string(),
   scoringModel: z.string(),
@@ -19,9 +20,9 @@ const ScoringConfig = z.object({
   recomputing: z.boolean().meta({ description: 'scores are being recomputed after a change' }),
   updatedAt: z.string().nullable(),
 });
-keysMatch<z.infer<typeof ScoringConfig>, ReturnType<typeof configOut>>(true);
+keysMatch<z.infer<typeof ScoringConfig>, ReturnType<typeof scoringConfigOut>>(true);
 
-/** scoring.routes ruleOut: value null when the rule scores any tag or status. */
+/** scoring.out scoringRuleOut: value null when the rule scores any tag or status. */
 const ScoringRule = z.object({
   id: z.string(),
   name: z.string(),
@@ -32,9 +33,9 @@ const ScoringRule = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
-keysMatch<z.infer<typeof ScoringRule>, ReturnType<typeof ruleOut>>(true);
+keysMatch<z.infer<typeof ScoringRule>, ReturnType<typeof scoringRuleOut>>(true);
 
-/** scoring.routes scoreOut. */
+/** scoring.out scoreOut. */
 const ContactScore = z.object({
   contactId: z.string(),
   totalScore: z.number().int(),

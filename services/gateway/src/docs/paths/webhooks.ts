@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DeliveryQuery, type deliveryView, NewWebhook, WebhookPatch } from '../../routes/webhooks.routes';
+import { DeliveryQuery, NewWebhook, WebhookPatch } from '../../routes/webhooks.routes';
+import type { deliveryOut, testResultOut, webhookOut } from '../../routes/webhooks.out';
 import { proto, reply } from '../proto-schema';
 import { area } from '../registry';
 import { keysMatch } from '../schemas/check';
@@ -7,15 +8,25 @@ import { page } from '../schemas/common';
 
 const WEBHOOKS = 'webhooks/v1/webhooks.proto';
 
-/** The list's view of an endpoint (webhooks.routes listView): never its secret. */
+/** The list's view of an endpoint (webhooks.out webhookBriefOut): never its secret. */
 const WebhookBrief = proto(WEBHOOKS, 'webhooks.v1.Webhook').pick({ id: true, url: true, events: true, active: true, createdAt: true });
-/** One endpoint (webhooks.routes fullView): when it changed and why it is disabled, as null when not. */
-const Webhook = WebhookBrief.extend({ updatedAt: z.string(), disabledAt: z.string().nullable(), disabledReason: z.string().nullable() });
+/** One endpoint (webhooks.out webhookOut): when it changed and why it is disabled, as null when not. */
+const Webhook = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  active: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  disabledAt: z.string().nullable(),
+  disabledReason: z.string().nullable(),
+});
+keysMatch<z.infer<typeof Webhook>, ReturnType<typeof webhookOut>>(true);
 /** Created: the generated secret is shown here once (absent when the caller chose it). */
 const WebhookCreated = reply('webhooks', 'CreateWebhook');
 
 const orNull = <T extends z.ZodType>(t: T) => t.nullable();
-/** One event's deliveries to one endpoint with every attempt (webhooks.routes deliveryView): unset values as null. */
+/** One event's deliveries to one endpoint with every attempt (webhooks.out deliveryOut): unset values as null. */
 const Delivery = z.object({
   id: z.string(),
   webhookId: z.string(),
@@ -42,9 +53,9 @@ const Delivery = z.object({
     }),
   ),
 });
-keysMatch<z.infer<typeof Delivery>, ReturnType<typeof deliveryView>>(true);
+keysMatch<z.infer<typeof Delivery>, ReturnType<typeof deliveryOut>>(true);
 
-/** webhooks.routes POST …/:id/test: the attempt's result, unset values as null. */
+/** webhooks.out testResultOut, POST …/:id/test: the attempt's result, unset values as null. */
 const TestResult = z.object({
   deliveryId: z.string(),
   eventId: z.string(),
@@ -55,6 +66,7 @@ const TestResult = z.object({
   responseBody: z.string().nullable(),
   responseBodyTruncated: z.boolean(),
 });
+keysMatch<z.infer<typeof TestResult>, ReturnType<typeof testResultOut>>(true);
 
 /** Webhook endpoints (webhooks service), internal API; owners and admins only (settings:edit), reads included. */
 const hooks = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Webhooks' });

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { campaignJson, ruleJson } from '../../routes/automation.routes';
-import type { channelJson } from '../../routes/email.routes';
+import type { campaignBriefOut, campaignCreatedOut, campaignOut, ruleCreatedOut, ruleOut } from '../../routes/automation.out';
+import type { channelOut } from '../../routes/email.out';
 import { nulls, proto, reply } from '../proto-schema';
 import { keysMatch } from './check';
 
 const AUTOMATION = 'automation/v1/automation.proto';
 const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });
 
-/** An automation rule (automation.routes ruleJson): condition values as JSON values, not JSON text. */
+/** An automation rule (automation.out ruleOut): condition values as JSON values, not JSON text. */
 export const Rule = z.object({
   id: z.string(),
   name: z.string(),
@@ -25,17 +25,18 @@ export const Rule = z.object({
   runCount: z.number().int(),
   lastRunAt: z.string().nullable(),
 });
-keysMatch<z.infer<typeof Rule>, ReturnType<typeof ruleJson>>(true);
+keysMatch<z.infer<typeof Rule>, ReturnType<typeof ruleOut>>(true);
 export const RuleCreated = Rule.pick({ id: true, name: true, status: true, createdAt: true });
+keysMatch<z.infer<typeof RuleCreated>, ReturnType<typeof ruleCreatedOut>>(true);
 
-/** One run of a rule (automation.routes runJson): unset values as null. */
+/** One run of a rule (automation.out runOut): unset values as null. */
 export const Run = nulls(proto(AUTOMATION, 'automation.v1.Run'), ['contactId', 'error', 'resumeAt', 'finishedAt']);
 
-/** automation.routes: no category is null. */
+/** automation.out templateOut: no category is null. */
 export const Template = nulls(proto(AUTOMATION, 'automation.v1.Template'), ['category']);
 export const TemplateCreated = Template.pick({ id: true, name: true, createdAt: true });
 
-/** A campaign (automation.routes campaignJson): variables as an object, unset values as null. */
+/** A campaign (automation.out campaignOut): variables as an object, unset values as null. */
 export const Campaign = z.object({
   id: z.string(),
   name: z.string(),
@@ -60,14 +61,16 @@ export const Campaign = z.object({
   completedAt: z.string().nullable(),
   cancelledAt: z.string().nullable(),
 });
-keysMatch<z.infer<typeof Campaign>, ReturnType<typeof campaignJson>>(true);
+keysMatch<z.infer<typeof Campaign>, ReturnType<typeof campaignOut>>(true);
 export const CampaignBrief = Campaign.pick({ id: true, name: true, type: true, status: true, contactCount: true, sentCount: true, openRate: true, createdAt: true });
 export const CampaignCreated = Campaign.pick({ id: true, name: true, status: true, createdAt: true });
+keysMatch<z.infer<typeof CampaignBrief>, ReturnType<typeof campaignBriefOut>>(true);
+keysMatch<z.infer<typeof CampaignCreated>, ReturnType<typeof campaignCreatedOut>>(true);
 
-/** A campaign's recipient (automation.routes recipientJson): unset values as null. */
+/** A campaign's recipient (automation.out recipientOut): unset values as null. */
 export const Recipient = nulls(proto(AUTOMATION, 'automation.v1.Recipient'), ['error', 'conversationId', 'messageId', 'sentAt', 'repliedAt', 'seenAt', 'nextAttemptAt']);
 
-/** The email channel as the settings page shows it (email.routes channelJson): never a password. */
+/** The email channel as the settings page shows it (email.out channelOut): never a password. */
 export const EmailChannel = z.object({
   source: z.enum(['organization', 'server', 'none']).meta({ description: 'the organization’s own SMTP server, the deployment’s SMTP_URL, or none' }),
   configured: z.boolean(),
@@ -80,6 +83,10 @@ export const EmailChannel = z.object({
   fromName: z.string().nullable(),
   updatedAt: z.string().nullable(),
 });
-keysMatch<z.infer<typeof EmailChannel>, ReturnType<typeof channelJson>>(true);
+keysMatch<z.infer<typeof EmailChannel>, ReturnType<typeof channelOut>>(true);
 
+/** email.out suppressionOut: no campaign (not a campaign's link) is null. */
 export const Suppression = nulls(proto(AUTOMATION, 'automation.v1.Suppression'), ['campaignId']);
+
+/** An in-app notification (automation.out notificationOut): no resource is null. */
+export const Notification = nulls(proto(AUTOMATION, 'automation.v1.Notification'), ['resourceId']);

@@ -1,0 +1,74 @@
+import type { crm } from '@crm/proto-types';
+import { answered } from '../http/shape';
+
+// The generated types of crm's answers (crm/v1/analytics.proto).
+type Funnel = crm.Funnel__Output;
+type TeamPerformance = crm.TeamPerformance__Output;
+type TeamMemberStats = crm.TeamMemberStats__Output;
+type ResponseTimeStats = crm.ResponseTimeStats__Output;
+
+/**
+ * Statistics of nothing (no responses, no contacts) are unset over gRPC. The spec types these figures as
+ * numbers, so the API shows 0, and the sample size each is computed from sits beside it (a stage's count,
+ * contactsAssigned, responses, firstResponses, resolutions): a client tells "0%" from "no data" by a sample of 0.
+ */
+const orZero = (v: number | undefined) => v ?? 0;
+
+export function funnelOut(f: Funnel, groupBy: string | undefined) {
+  const names = f.stages.map((st) => st.name);
+  return {
+    period: f.period,
+    stages: f.stages.map((st) => ({ name: st.name, count: st.count, percentage: orZero(st.percentage), statusId: st.statusId ?? null })),
+    conversionRate: orZero(f.conversionRate),
+    // Each slice's stages are the funnel's, in order: crm sends only their numbers.
+    ...(groupBy
+      ? {
+          groupBy,
+          series: f.series.map((sl) => ({
+            period: sl.period,
+            stages: sl.stages.map((st, i) => ({ name: names[i], count: st.count, percentage: orZero(st.percentage) })),
+            conversionRate: orZero(sl.conversionRate),
+          })),
+        }
+      : {}),
+  };
+}
+
+// averageResponseTime's sample is `responses`, conversionRate's is contactsAssigned.
+function memberOut(m: TeamMemberStats) {
+  return {
+    userId: m.userId,
+    name: m.name,
+    contactsAssigned: m.contactsAssigned,
+    messagesReplied: m.messagesReplied,
+    averageResponseTime: orZero(m.averageResponseTime),
+    conversionRate: orZero(m.conversionRate),
+    revenueGenerated: m.revenueGenerated,
+    responses: m.responses,
+  };
+}
+
+export function teamPerformanceOut(t: TeamPerformance) {
+  const total = answered(t.teamTotal, 'crm TeamPerformance: teamTotal');
+  return {
+    period: t.period,
+    team: t.team.map(memberOut),
+    teamTotal: { contactsAssigned: total.contactsAssigned, messagesReplied: total.messagesReplied, conversionRate: orZero(total.conversionRate), revenueGenerated: total.revenueGenerated },
+  };
+}
+
+export function responseTimeOut(r: ResponseTimeStats) {
+  return {
+    period: r.period,
+    averageFirstResponseTime: orZero(r.averageFirstResponseTime),
+    averageResolutionTime: orZero(r.averageResolutionTime),
+    medianResponseTime: orZero(r.medianResponseTime),
+    percentile95: orZero(r.percentile95),
+    percentile99: orZero(r.percentile99),
+    onTimeRate: orZero(r.onTimeRate),
+    slaMinutes: r.slaMinutes,
+    responses: r.responses,
+    firstResponses: r.firstResponses,
+    resolutions: r.resolutions,
+  };
+}

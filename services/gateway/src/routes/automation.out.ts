@@ -1,0 +1,137 @@
+import type { automation } from '@crm/proto-types';
+import { orNull } from '../http/shape';
+
+type Rule = automation.Rule__Output;
+type Run = automation.Run__Output;
+type Template = automation.Template__Output;
+type Campaign = automation.Campaign__Output;
+type Recipient = automation.Recipient__Output;
+type Notification = automation.Notification__Output;
+
+/** The Automation rule resource: condition values back to JSON values, keywords only where they mean something. */
+export function ruleOut(r: Rule) {
+  // A message field decodes as null when unset; automation always sets a rule's trigger.
+  const trigger = r.trigger ?? { type: '', conditions: [], keywords: [] };
+  return {
+    id: r.id,
+    name: r.name,
+    description: orNull(r.description),
+    type: r.type,
+    trigger: {
+      type: trigger.type,
+      conditions: trigger.conditions.map((c) => ({ field: c.field, operator: c.operator, value: JSON.parse(c.valueJson) as unknown })),
+      ...(trigger.type === 'keyword' ? { keywords: trigger.keywords } : {}),
+    },
+    // Each action's optional fields are absent when unset (proto3 optional), so they need no nulls.
+    actions: r.actions,
+    status: r.status,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    runCount: r.runCount,
+    lastRunAt: r.lastRunAt ?? null,
+  };
+}
+
+export function ruleCreatedOut(r: Rule) {
+  return { id: r.id, name: r.name, status: r.status, createdAt: r.createdAt };
+}
+
+/** One run of a rule: unset values as null. */
+export function runOut(r: Run) {
+  return {
+    id: r.id,
+    ruleId: r.ruleId,
+    eventId: r.eventId,
+    eventType: r.eventType,
+    contactId: orNull(r.contactId),
+    status: r.status,
+    actionsDone: r.actionsDone,
+    totalActions: r.totalActions,
+    error: orNull(r.error),
+    attempts: r.attempts,
+    resumeAt: r.resumeAt ?? null,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    finishedAt: r.finishedAt ?? null,
+  };
+}
+
+/** A message template: no category is null. */
+export function templateOut(t: Template) {
+  return { id: t.id, name: t.name, content: t.content, category: orNull(t.category), variables: t.variables, createdAt: t.createdAt, updatedAt: t.updatedAt };
+}
+
+export function templateCreatedOut(t: Template) {
+  return { id: t.id, name: t.name, createdAt: t.createdAt };
+}
+
+/** The Campaign resource: variables back to an object, absent times as null. */
+export function campaignOut(c: Campaign) {
+  return {
+    id: c.id,
+    name: c.name,
+    description: orNull(c.description),
+    type: c.type,
+    listId: c.listId,
+    templateId: c.templateId,
+    subject: orNull(c.subject),
+    schedule: c.schedule ?? null,
+    variables: JSON.parse(c.variablesJson || '{}') as Record<string, unknown>,
+    status: c.status,
+    contactCount: c.contactCount,
+    sentCount: c.sentCount,
+    openRate: c.openRate,
+    replyRate: c.replyRate,
+    counts: c.counts,
+    recipientsReady: c.recipientsReady,
+    lastError: orNull(c.lastError),
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+    activatedAt: c.activatedAt ?? null,
+    completedAt: c.completedAt ?? null,
+    cancelledAt: c.cancelledAt ?? null,
+  };
+}
+
+/** A campaign in the list: the figures a table shows. */
+export function campaignBriefOut(c: Campaign) {
+  return {
+    id: c.id,
+    name: c.name,
+    type: c.type,
+    status: c.status,
+    contactCount: c.contactCount,
+    sentCount: c.sentCount,
+    openRate: c.openRate,
+    createdAt: c.createdAt,
+  };
+}
+
+export function campaignCreatedOut(c: Campaign) {
+  return { id: c.id, name: c.name, status: c.status, createdAt: c.createdAt };
+}
+
+/** A campaign's recipient: unset values as null (a contact without a phone or an email address too). */
+export function recipientOut(r: Recipient) {
+  return {
+    contactId: r.contactId,
+    name: r.name,
+    phone: orNull(r.phone),
+    email: orNull(r.email),
+    status: r.status,
+    error: orNull(r.error),
+    attempts: r.attempts,
+    conversationId: orNull(r.conversationId),
+    messageId: orNull(r.messageId),
+    sentAt: r.sentAt ?? null,
+    repliedAt: r.repliedAt ?? null,
+    nextAttemptAt: r.nextAttemptAt ?? null,
+    updatedAt: r.updatedAt,
+    seenAt: r.seenAt ?? null,
+  };
+}
+
+/** An in-app notification: no resource (a notification about nothing in particular) is null. */
+export function notificationOut(n: Notification) {
+  return { id: n.id, type: n.type, title: n.title, message: n.message, resourceId: orNull(n.resourceId), read: n.read, createdAt: n.createdAt };
+}

@@ -1,0 +1,50 @@
+import type { connector, messaging } from '@crm/proto-types';
+import { orNull } from '../http/shape';
+
+type Account = connector.Account__Output;
+type LiveStatus = connector.LiveStatus__Output;
+type AccountStatus = connector.AccountStatus__Output;
+type AccountAssignment = messaging.AccountAssignment__Output;
+type SeenByAgent = connector.SeenByAgent__Output;
+
+/** The pool's live state; an account the pool does not hold (no liveStatus) is disconnected. */
+export function liveStatusOut(l: LiveStatus | null | undefined) {
+  return { state: l?.state ?? 'disconnected', connectedAt: l?.connectedAt ?? null, lastHeartbeat: l?.lastHeartbeat ?? null };
+}
+
+/** A chat-network account: optional proto fields arrive absent and unset strings empty; the API shows both as null. */
+export function accountOut(a: Account) {
+  return {
+    id: a.id,
+    chatnetUid: a.chatnetUid ?? null,
+    displayName: a.displayName,
+    avatarUrl: orNull(a.avatarUrl),
+    phone: orNull(a.phone),
+    status: a.status,
+    liveStatus: liveStatusOut(a.liveStatus),
+    ownerUserId: a.ownerUserId ?? null,
+    owner: a.owner ? { id: a.owner.id, fullName: a.owner.fullName, email: a.owner.email } : null,
+    hasProxy: a.hasProxy,
+    lastConnectedAt: a.lastConnectedAt ?? null,
+    createdAt: a.createdAt,
+  };
+}
+
+export function accountStatusOut(s: AccountStatus) {
+  return { accountId: s.accountId, liveStatus: liveStatusOut(s.liveStatus) };
+}
+
+/** Auto-assignment (messaging's): the optional cap arrives absent from gRPC when there is none. */
+export function assignmentOut(a: AccountAssignment) {
+  return { chatnetAccountId: a.chatnetAccountId, mode: a.mode, userIds: a.userIds, maxOpenPerUser: a.maxOpenPerUser ?? null };
+}
+
+/** What the account told the sandbox network it read. */
+export function seenByAgentOut(r: SeenByAgent) {
+  return {
+    threadId: r.threadId,
+    threadType: r.threadType,
+    messages: r.messages.map((m) => ({ chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, fromUid: m.fromUid, sentAt: m.sentAt })),
+    at: r.at,
+  };
+}
