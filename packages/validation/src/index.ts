@@ -1,9 +1,9 @@
 /**
  * The checks every service applies to what a gRPC request carries: ids, text, choices, email addresses and
  * timestamps. A failed check throws grpc-kit's `invalid` (a 400 at the gateway naming the field). Rules that
- * belong to one service (webhook URLs) stay in that service; crm's, messaging's, identity's and webhooks' contract
- * rules are here (`crmRules`, `messagingRules`, `identityRules`, `webhookRules`) because the gateway's schemas are
- * built from them too.
+ * belong to one service (webhook URLs' address policy) stay in that service; each service's contract rules are
+ * here (`crmRules`, `messagingRules`, `identityRules`, `webhookRules`, `automationRules`, `aiRules`,
+ * `connectorRules`) because the gateway's schemas are built from them too.
  */
 export { bulkIds, isUuid, requireUuid } from './ids';
 export { DEFAULT_TEXT_MAX, optionalText, rejectNul, requireText } from './text';
@@ -14,3 +14,6 @@ export * as crmRules from './crm';
 export * as messagingRules from './messaging';
 export * as identityRules from './identity';
 export * as webhookRules from './webhooks';
+export * as automationRules from './automation';
+export * as aiRules from './ai';
+export * as connectorRules from './connector';

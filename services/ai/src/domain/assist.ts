@@ -1,4 +1,5 @@
 import { AppError, invalid, OrgContext } from '@crm/grpc-kit';
+import { aiRules } from '@crm/validation';
 import type { Deps } from '../deps';
 import { draftReply, findQuestion, Tone, TONES } from '../local/draft';
 import { EMOTIONS, Emotion } from '../local/lexicon';
@@ -13,7 +14,7 @@ import { AssistantSettings, LOCAL_MODELS, settingsOf } from './assistant';
 import { draftPrompt, parseJsonObject, sentimentPrompt, summaryPrompt } from './prompts';
 import { connectionOf, resolveForUse } from './providers';
 
-export const MAX_SENTIMENT_TEXT = 10_000;
+export const MAX_SENTIMENT_TEXT = aiRules.MAX_SENTIMENT_TEXT;
 
 interface Answered {
   engine: string;

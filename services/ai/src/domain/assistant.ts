@@ -1,9 +1,10 @@
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
+import { aiRules } from '@crm/validation';
 import type { Deps } from '../deps';
 import * as repo from '../db/assistant-settings.repo';
-import { isProviderId, LOCAL_ENGINE, PROVIDER_IDS, PROVIDERS } from '../providers/catalog';
+import { isProviderId, LOCAL_ENGINE, PROVIDERS } from '../providers/catalog';
 import { nextUtcMidnight } from './quota';
 import { resolveForUse } from './providers';
 
@@ -85,8 +86,6 @@ export async function getConfig(deps: Deps, ctx: OrgContext) {
   return describe(deps, orgId, await settingsOf(deps, orgId));
 }
 
-const MODEL = /^[\w.:/@+-]{1,200}$/;
-
 export async function updateConfig(deps: Deps, ctx: OrgContext, req: { provider?: string; model?: string; dailyQuota?: number; enabled?: boolean }) {
   requireCan(ctx, 'settings:edit');
   const orgId = ctx.orgId;
@@ -94,23 +93,17 @@ export async function updateConfig(deps: Deps, ctx: OrgContext, req: { provider?
   const next = { ...current };
   if (req.provider !== undefined) {
     if (req.provider !== LOCAL_ENGINE && !isProviderId(req.provider)) {
-      throw invalid('provider', `must be one of ${LOCAL_ENGINE}, ${PROVIDER_IDS.join(', ')}`);
+      throw invalid('provider', aiRules.ENGINE_MESSAGE);
     }
     // A different provider's model name means nothing to the new one.
     if (req.provider !== current.provider && req.model === undefined) next.model = '';
     next.provider = req.provider;
   }
   if (req.model !== undefined) {
-    const model = req.model.trim();
-    if (model && !MODEL.test(model)) throw invalid('model', 'must be a model name (letters, digits and . _ - : / @ +; at most 200 characters)');
-    next.model = model;
+    next.model = aiRules.aiModel(req.model);
   }
   if (req.dailyQuota !== undefined) {
-    const max = deps.config.AI_DAILY_QUOTA_MAX;
-    if (!Number.isInteger(req.dailyQuota) || req.dailyQuota < 1 || req.dailyQuota > max) {
-      throw invalid('dailyQuota', `must be an integer from 1 to ${max} (the server's cap)`);
-    }
-    next.dailyQuota = req.dailyQuota;
+    next.dailyQuota = aiRules.dailyQuota(req.dailyQuota, deps.config.AI_DAILY_QUOTA_MAX);
   }
   if (req.enabled !== undefined) next.enabled = req.enabled;
   const row = await withTransaction(deps.pool, async (db) => {

@@ -2,6 +2,7 @@ import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import type { AddressGuard } from '@crm/net-guard';
+import { aiRules } from '@crm/validation';
 import type { Deps } from '../deps';
 import * as repo from '../db/provider-settings.repo';
 import { isProviderId, PROVIDER_IDS, PROVIDERS, ProviderId, ProviderInfo } from '../providers/catalog';
@@ -117,40 +118,17 @@ async function checkBaseUrlHost(deps: Deps, baseUrl: string): Promise<void> {
   if ('unresolved' in check) deps.log.info({ host, err: check.unresolved }, 'AI base URL host does not resolve now; accepted');
 }
 
-const KEY_CHARS = /^[\x21-\x7e]+$/;
-
-/** An http(s) URL without credentials, query or fragment, normalised without trailing slashes. */
-export function normaliseBaseUrl(raw: string, field = 'baseUrl'): string {
-  const value = raw.trim();
-  if (value.length > 500) throw invalid(field, 'must be at most 500 characters');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw invalid(field, 'must be an http(s) URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(field, 'must be an http(s) URL');
-  if (url.username || url.password) throw invalid(field, 'must not contain credentials; set the key in apiKey');
-  if (url.search || url.hash) throw invalid(field, 'must not contain a query or fragment');
-  return url.toString().replace(/\/+$/, '');
-}
-
 export async function update(deps: Deps, ctx: OrgContext, req: { id: string; apiKey?: string; baseUrl?: string }) {
   requireCan(ctx, 'settings:edit');
   if (!isProviderId(req.id)) throw notFound('AI provider');
   const orgId = ctx.orgId;
   let key: { enc: string; last4: string } | null | undefined;
   if (req.apiKey !== undefined) {
-    const apiKey = req.apiKey.trim();
-    if (apiKey === '') key = null;
-    else {
-      if (apiKey.length > 1000) throw invalid('apiKey', 'must be at most 1000 characters');
-      if (!KEY_CHARS.test(apiKey)) throw invalid('apiKey', 'must be printable characters without spaces');
-      key = { enc: deps.box.encrypt(apiKey, aad(orgId, req.id)), last4: lastFour(apiKey) };
-    }
+    const apiKey = aiRules.apiKey(req.apiKey);
+    key = apiKey === '' ? null : { enc: deps.box.encrypt(apiKey, aad(orgId, req.id)), last4: lastFour(apiKey) };
   }
   let baseUrl: string | null | undefined;
-  if (req.baseUrl !== undefined) baseUrl = req.baseUrl.trim() === '' ? null : normaliseBaseUrl(req.baseUrl);
+  if (req.baseUrl !== undefined) baseUrl = aiRules.baseUrl(req.baseUrl) || null;
   if (baseUrl) await checkBaseUrlHost(deps, baseUrl);
   if (key === undefined && baseUrl === undefined) throw new AppError('invalid_argument', 'Send apiKey, baseUrl or both', { details: [{ field: 'apiKey', message: 'apiKey or baseUrl is required' }] });
   await withTransaction(deps.pool, async (db) => {

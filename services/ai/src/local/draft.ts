@@ -1,9 +1,10 @@
+import { aiRules } from '@crm/validation';
 import { ChatMessage, messageText } from './conversation';
 import { isQuestion } from './summary';
 import { analyzeSentiment } from './sentiment';
 import { detectLanguage, fold, Language, sentences, truncate } from './text';
 
-export const TONES = ['friendly', 'formal', 'concise', 'apologetic'] as const;
+export const TONES = aiRules.TONES;
 export type Tone = (typeof TONES)[number];
 
 export interface LocalDraft {

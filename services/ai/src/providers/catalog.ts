@@ -1,6 +1,8 @@
+import { aiRules } from '@crm/validation';
 import type { AiServiceConfig } from '../config';
 
-export const PROVIDER_IDS = ['anthropic', 'gemini', 'openai', 'qwen', 'kimi'] as const;
+/** The providers' ids are part of the API's contract (the gateway's schemas use the same list). */
+export const PROVIDER_IDS = aiRules.PROVIDER_IDS;
 export type ProviderId = (typeof PROVIDER_IDS)[number];
 
 /** The three wire shapes vendors speak; Qwen (DashScope compatible mode) and Kimi speak OpenAI's. */
@@ -72,4 +74,4 @@ export function isProviderId(id: string): id is ProviderId {
 }
 
 /** The `local` engine is not a provider: it needs no key and never leaves the process. */
-export const LOCAL_ENGINE = 'local';
+export const LOCAL_ENGINE = aiRules.LOCAL_ENGINE;

@@ -1,9 +1,9 @@
-import { invalid, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
+import { requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import { EventEnvelope, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
 import * as repo from '../db/appointment-reminders.repo';
-import { isUuid } from '@crm/validation';
+import { automationRules as rules, isUuid } from '@crm/validation';
 
 /**
  * Appointment reminders: crm's appointment events keep a copy of each appointment's time and status here
@@ -14,8 +14,6 @@ import { isUuid } from '@crm/validation';
 
 /** Minutes before an appointment its reminder goes out, for an org that never set it. */
 export const DEFAULT_REMINDER_MINUTES = 30;
-/** A week: the longest lead time the setting allows. */
-export const MAX_REMINDER_MINUTES = 10_080;
 
 export async function reminderMinutes(db: Queryable, orgId: string): Promise<number> {
   return (await repo.getReminderMinutes(db, orgId)) ?? DEFAULT_REMINDER_MINUTES;
@@ -31,11 +29,7 @@ export async function getSettings(deps: Deps, ctx: OrgContext) {
 export async function updateSettings(deps: Deps, ctx: OrgContext, req: { reminderMinutesBefore?: number }) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = requireUser(ctx);
-  const m = req.reminderMinutesBefore;
-  if (m === undefined || m === null) throw invalid('reminderMinutesBefore', 'is required');
-  if (!Number.isInteger(m) || m < 0 || m > MAX_REMINDER_MINUTES) {
-    throw invalid('reminderMinutesBefore', `must be a whole number of minutes from 0 (off) to ${MAX_REMINDER_MINUTES}`);
-  }
+  const m = rules.reminderMinutesBefore(req.reminderMinutesBefore);
   await withTransaction(deps.pool, async (db) => {
     const before = await reminderMinutes(db, orgId);
     await repo.setReminderMinutes(db, orgId, m);

@@ -5,15 +5,14 @@ import * as repo from '../db/campaigns.repo';
 import { listRecipients } from '../db/recipients.repo';
 import { getTemplate } from '../db/templates.repo';
 import { Scalar, unfilledPlaceholders, variablesProblem } from './campaign-text';
-import { isUuid } from '@crm/validation';
+import { automationRules as rules, isUuid, optionalOneOf } from '@crm/validation';
 import { channelUnavailable, hasChannel } from './email';
 import { findList, ListBrief } from './lists';
 
 /** NOTIFY channel: activation, resume and rescheduling wake every sender at once instead of at the next poll. */
 export const CAMPAIGNS_CHANNEL = 'automation_campaigns';
 
-export const CAMPAIGN_STATUSES = ['draft', 'active', 'paused', 'completed', 'cancelled'] as const;
-export const RECIPIENT_STATUSES = ['pending', 'sent', 'failed', 'skipped', 'cancelled'] as const;
+const TEXT_MAX = rules.CAMPAIGN_TEXT_MAX;
 export const CAMPAIGN_TYPES = ['broadcast', 'email'] as const;
 
 const COUNT_DEADLINE_MS = 1_000;
@@ -43,7 +42,7 @@ function requiredText(field: string, v: string | undefined, max: number): string
 
 function description(v: string | undefined): string {
   const s = v?.trim() ?? '';
-  if (s.length > 2000) throw invalid('description', 'must be at most 2000 characters');
+  if (s.length > TEXT_MAX.description) throw invalid('description', `must be at most ${TEXT_MAX.description} characters`);
   return s;
 }
 
@@ -59,7 +58,6 @@ async function requireEmailChannel(deps: Deps, orgId: string): Promise<void> {
   if (!(await hasChannel(deps, orgId))) throw channelUnavailable();
 }
 
-const SUBJECT_MAX = 250;
 
 function variables(json: string | undefined): Record<string, Scalar> {
   if (json === undefined || json === '') return {};
@@ -152,7 +150,7 @@ async function refreshDraftCounts(deps: Deps, ctx: OrgContext, rows: repo.Campai
 
 export async function list(deps: Deps, ctx: OrgContext, req: { status?: string }) {
   const { orgId } = requireUser(ctx);
-  if (req.status && !(CAMPAIGN_STATUSES as readonly string[]).includes(req.status)) throw invalid('status', `must be one of ${CAMPAIGN_STATUSES.join(', ')}`);
+  optionalOneOf(req.status, rules.CAMPAIGN_STATUSES, 'status');
   const rows = await repo.listCampaigns(deps.pool, orgId, req.status || undefined);
   await refreshDraftCounts(deps, ctx, rows);
   return { data: rows.map(repo.toCampaign) };
@@ -168,11 +166,11 @@ export async function get(deps: Deps, ctx: OrgContext, id: string) {
 export async function create(deps: Deps, ctx: OrgContext, input: CampaignInput) {
   const { orgId, userId } = requireUser(ctx);
   requireCan(ctx, 'campaigns:manage');
-  const name = requiredText('name', input.name, 200);
+  const name = requiredText('name', input.name, TEXT_MAX.name);
   const desc = description(input.description);
   const type = campaignType(input.type);
   if (type === 'email') await requireEmailChannel(deps, orgId);
-  const subject = type === 'email' ? requiredText('subject', input.subject, SUBJECT_MAX) : '';
+  const subject = type === 'email' ? requiredText('subject', input.subject, TEXT_MAX.subject) : '';
   const vars = variables(input.variablesJson);
   const schedule = parseSchedule(input.schedule) ?? null;
   const template = await templateFor(deps, orgId, input.templateId);
@@ -204,12 +202,12 @@ export async function update(deps: Deps, ctx: OrgContext, input: CampaignInput) 
   const type = input.type !== undefined ? campaignType(input.type) : current.type;
   // Checked when a draft becomes an email campaign (and again at activation), so a draft stays editable meanwhile.
   if (type === 'email' && current.type !== 'email') await requireEmailChannel(deps, orgId);
-  const subject = type !== 'email' ? '' : input.subject !== undefined ? requiredText('subject', input.subject, SUBJECT_MAX) : current.subject;
+  const subject = type !== 'email' ? '' : input.subject !== undefined ? requiredText('subject', input.subject, TEXT_MAX.subject) : current.subject;
   if (type === 'email' && !subject) throw invalid('subject', 'is required for an email campaign');
   const patch: repo.CampaignPatch = {
     type: input.type !== undefined ? type : undefined,
     subject: subject !== current.subject ? subject : undefined,
-    name: input.name !== undefined ? requiredText('name', input.name, 200) : undefined,
+    name: input.name !== undefined ? requiredText('name', input.name, TEXT_MAX.name) : undefined,
     description: input.description !== undefined ? description(input.description) : undefined,
     variables: input.variablesJson !== undefined ? variables(input.variablesJson) : undefined,
     schedule: input.schedule === undefined ? undefined : (parseSchedule(input.schedule) ?? null),
@@ -313,7 +311,7 @@ export async function cancel(deps: Deps, ctx: OrgContext, id: string) {
 export async function recipients(deps: Deps, ctx: OrgContext, req: { campaignId: string; page?: number; limit?: number; status?: string }) {
   const { orgId } = requireUser(ctx);
   const campaign = await load(deps, orgId, req.campaignId);
-  if (req.status && !(RECIPIENT_STATUSES as readonly string[]).includes(req.status)) throw invalid('status', `must be one of ${RECIPIENT_STATUSES.join(', ')}`);
+  optionalOneOf(req.status, rules.RECIPIENT_STATUSES, 'status');
   const page = { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };
   return listRecipients(deps.pool, campaign.id, campaign.status, page, req.status || undefined);
 }

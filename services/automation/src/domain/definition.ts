@@ -1,5 +1,5 @@
 import { AppError, invalid } from '@crm/grpc-kit';
-import { isUuid } from '@crm/validation';
+import { automationRules as rules, isUuid } from '@crm/validation';
 import { Condition, ConditionValue, knownFields, OPERATORS, Operator, Scalar, TRIGGER_TYPES, TriggerDef, TriggerType } from './triggers';
 
 /**
@@ -38,18 +38,8 @@ export interface TriggerInput {
   keywords?: string[];
 }
 
-export const LIMITS = {
-  conditions: 20,
-  actions: 20,
-  keywords: 50,
-  keywordLength: 100,
-  inValues: 100,
-  text: 4000,
-  title: 200,
-  tag: 50,
-  /** Longest wait: a quarter of a year is plenty for follow-ups. */
-  waitSeconds: 90 * 86_400,
-};
+/** The limits the gateway's schemas are built from too (@crm/validation automationRules). */
+export const LIMITS = rules.RULE_LIMITS;
 
 const SLUG = /^[a-z][a-z0-9_]{0,49}$/;
 
@@ -106,7 +96,7 @@ export function validateTrigger(input: TriggerInput | null | undefined): Trigger
   if (!(TRIGGER_TYPES as readonly string[]).includes(type)) throw invalid('trigger.type', `must be one of ${TRIGGER_TYPES.join(', ')}`);
   const t = type as TriggerType;
   const raw = input.conditions ?? [];
-  if (raw.length > LIMITS.conditions) throw invalid('trigger.conditions', `must have at most ${LIMITS.conditions} conditions`);
+  if (raw.length > LIMITS.conditions) throw invalid('trigger.conditions', rules.TOO_MANY_CONDITIONS);
   const fields = knownFields(t);
   const conditions: Condition[] = raw.map((c, i) => {
     const path = `trigger.conditions[${i}]`;
@@ -121,10 +111,10 @@ export function validateTrigger(input: TriggerInput | null | undefined): Trigger
   const keywords = (input.keywords ?? []).map((k) => k.trim());
   if (t === 'keyword') {
     if (keywords.length === 0) throw invalid('trigger.keywords', 'is required for a keyword trigger (at least one keyword)');
-    if (keywords.length > LIMITS.keywords) throw invalid('trigger.keywords', `must have at most ${LIMITS.keywords} keywords`);
+    if (keywords.length > LIMITS.keywords) throw invalid('trigger.keywords', rules.TOO_MANY_KEYWORDS);
     keywords.forEach((k, i) => {
       if (!/[\p{L}\p{N}]/u.test(k)) throw invalid(`trigger.keywords[${i}]`, 'must contain a letter or digit');
-      if (k.length > LIMITS.keywordLength) throw invalid(`trigger.keywords[${i}]`, `must be at most ${LIMITS.keywordLength} characters`);
+      if (k.length > LIMITS.keywordLength) throw invalid(`trigger.keywords[${i}]`, rules.KEYWORD_TOO_LONG);
     });
   } else if (keywords.length > 0) {
     throw invalid('trigger.keywords', 'is only for keyword triggers');
@@ -175,7 +165,7 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
       const title = text(`${path}.title`, a.title, LIMITS.title);
       if (!ref.template && !ref.templateId && !message) throw invalid(`${path}.message`, 'is required (or a template)');
       const userId = uuidField(`${path}.userId`, a.userId, 'user');
-      const notificationType = text(`${path}.notificationType`, a.notificationType, 50);
+      const notificationType = text(`${path}.notificationType`, a.notificationType, LIMITS.slug);
       if (notificationType && !SLUG.test(notificationType)) throw invalid(`${path}.notificationType`, 'must be lower-case letters, digits and _');
       return { type, ...ref, ...(title ? { title } : {}), ...(message ? { message } : {}), ...(userId ? { userId } : {}), ...(notificationType ? { notificationType } : {}) };
     }
@@ -203,7 +193,7 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
 }
 
 export function validateActions(inputs: ActionInput[]): ActionDef[] {
-  if (inputs.length > LIMITS.actions) throw invalid('actions', `must have at most ${LIMITS.actions} actions`);
+  if (inputs.length > LIMITS.actions) throw invalid('actions', rules.TOO_MANY_ACTIONS);
   return inputs.map(validateAction);
 }
 
@@ -222,11 +212,11 @@ export function referencesOf(actions: ActionDef[]): { templates: Array<{ id: str
 }
 
 export function validateName(v: string | undefined): string {
-  return text('name', v, 200, true)!;
+  return text('name', v, LIMITS.name, true)!;
 }
 
 export function validateDescription(v: string | undefined): string {
-  return text('description', v, 2000) ?? '';
+  return text('description', v, LIMITS.description) ?? '';
 }
 
 /** A rule's `type` is a label the client chooses for grouping (the spec shows `sequence`). */

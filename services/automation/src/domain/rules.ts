@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, invalid, notFound, requireCan, requireUser, status, OrgContext } from '@crm/grpc-kit';
-import { isUuid } from '@crm/validation';
+import { automationRules as rules, isUuid, optionalOneOf } from '@crm/validation';
 import type { automation } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import * as repo from '../db/rules.repo';
@@ -22,8 +22,6 @@ import {
 /** A rule as CreateRule and UpdateRule receive it (the decoded `automation.v1.RuleInput`). */
 export type RuleInput = automation.RuleInput__Output;
 
-const STATUSES = ['draft', 'active', 'paused'];
-const RUN_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 
 function pageOf(req: { page?: number; limit?: number }) {
   return { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };
@@ -67,7 +65,7 @@ async function checkReferences(deps: Deps, ctx: OrgContext, actions: ActionDef[]
 
 export async function list(deps: Deps, ctx: OrgContext, req: { page?: number; limit?: number; status?: string; type?: string; triggerType?: string }) {
   const { orgId } = requireUser(ctx);
-  if (req.status && !STATUSES.includes(req.status)) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
+  optionalOneOf(req.status, rules.RULE_STATUSES, 'status');
   return repo.listRules(deps.pool, orgId, { ...pageOf(req), status: req.status || undefined, type: req.type?.trim() || undefined, triggerType: req.triggerType || undefined });
 }
 
@@ -151,6 +149,6 @@ export async function remove(deps: Deps, ctx: OrgContext, id: string) {
 export async function listRuns(deps: Deps, ctx: OrgContext, req: { ruleId: string; page?: number; limit?: number; status?: string }) {
   const { orgId } = requireUser(ctx);
   const rule = await load(deps, orgId, req.ruleId);
-  if (req.status && !RUN_STATUSES.includes(req.status)) throw invalid('status', `must be one of ${RUN_STATUSES.join(', ')}`);
+  optionalOneOf(req.status, rules.RUN_STATUSES, 'status');
   return runs.listRuns(deps.pool, orgId, rule.id, pageOf(req), req.status || undefined);
 }

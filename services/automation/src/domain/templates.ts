@@ -4,8 +4,7 @@ import type { Deps } from '../deps';
 import * as repo from '../db/templates.repo';
 import { draftsUsingTemplate } from '../db/campaigns.repo';
 import { rulesUsingTemplate } from '../db/rules.repo';
-import { isUuid } from '@crm/validation';
-import { LIMITS } from './definition';
+import { automationRules as rules, isUuid } from '@crm/validation';
 import { placeholdersOf, VARIABLE_NAME } from './text';
 
 export interface TemplateInput {
@@ -17,6 +16,8 @@ export interface TemplateInput {
   setVariables: boolean;
 }
 
+const TEXT_MAX = rules.TEMPLATE_TEXT_MAX;
+
 function requiredText(field: string, v: string | undefined, max: number): string {
   const s = v?.trim();
   if (!s) throw invalid(field, 'is required');
@@ -26,7 +27,7 @@ function requiredText(field: string, v: string | undefined, max: number): string
 
 function category(v: string | undefined): string {
   const s = v?.trim() ?? '';
-  if (s.length > 100) throw invalid('category', 'must be at most 100 characters');
+  if (s.length > TEXT_MAX.category) throw invalid('category', `must be at most ${TEXT_MAX.category} characters`);
   return s;
 }
 
@@ -68,8 +69,8 @@ export async function get(deps: Deps, ctx: OrgContext, id: string) {
 export async function create(deps: Deps, ctx: OrgContext, input: TemplateInput) {
   requireUser(ctx);
   requireCan(ctx, 'automation:manage');
-  const name = requiredText('name', input.name, 200);
-  const content = requiredText('content', input.content, LIMITS.text);
+  const name = requiredText('name', input.name, TEXT_MAX.name);
+  const content = requiredText('content', input.content, TEXT_MAX.content);
   const row = await repo.insertTemplate(deps.pool, {
     id: randomUUID(),
     orgId: ctx.orgId,
@@ -85,8 +86,8 @@ export async function update(deps: Deps, ctx: OrgContext, input: TemplateInput) 
   requireUser(ctx);
   requireCan(ctx, 'automation:manage');
   const current = await load(deps, ctx.orgId, input.id);
-  const name = input.name !== undefined ? requiredText('name', input.name, 200) : undefined;
-  const content = input.content !== undefined ? requiredText('content', input.content, LIMITS.text) : undefined;
+  const name = input.name !== undefined ? requiredText('name', input.name, TEXT_MAX.name) : undefined;
+  const content = input.content !== undefined ? requiredText('content', input.content, TEXT_MAX.content) : undefined;
   // New content re-detects the variables; a variables list alone is checked against the current content.
   const variables = content !== undefined || input.setVariables ? variablesFor(content ?? current.content, input) : undefined;
   const row = await repo.updateTemplate(deps.pool, ctx.orgId, current.id, {

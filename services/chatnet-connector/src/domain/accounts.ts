@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { iso, isoOrUndefined, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, can, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
-import { isUuid } from '@crm/validation';
+import { connectorRules as rules, isUuid, optionalOneOf, requireText } from '@crm/validation';
 import * as repo from '../db/accounts.repo';
 import type { AccountRow } from '../db/accounts.repo';
 import type { Deps } from '../deps';
@@ -10,9 +10,8 @@ import { aad } from './secret-binding';
 import { disconnectedEvent, qrEvent } from '../events/events';
 import type { LiveInfo } from '../pool/leases';
 import type { Owner } from './owners';
-import { checkProxyHost, normalizeProxyUrl } from './proxy-url';
+import { checkProxyHost } from './proxy-url';
 
-const STATUSES = ['qr_pending', 'connected', 'disconnected'] as const;
 
 export const accountNotFound = () => notFound('Chat-network account');
 
@@ -75,7 +74,7 @@ async function present(deps: Deps, ctx: OrgContext, rows: AccountRow[]) {
 
 export async function list(deps: Deps, ctx: OrgContext, req: { status?: string; assignedTo?: string; search?: string }) {
   const { orgId } = requireUser(ctx);
-  if (req.status && !(STATUSES as readonly string[]).includes(req.status)) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
+  optionalOneOf(req.status, rules.ACCOUNT_STATUSES, 'status');
   if (req.assignedTo && !isUuid(req.assignedTo)) throw invalid('assignedTo', 'must be a user id');
   const rows = await repo.listAccounts(deps.pool, orgId, { status: req.status, ownerUserId: req.assignedTo, search: req.search?.trim() || undefined });
   return { data: await present(deps, ctx, rows) };
@@ -97,9 +96,7 @@ export async function pendingQr(deps: Deps, ctx: OrgContext, id: string): Promis
 
 export async function create(deps: Deps, ctx: OrgContext, req: { displayName: string; proxyUrl?: string; ownerUserId?: string }) {
   const { orgId, userId } = requireUser(ctx);
-  const displayName = (req.displayName ?? '').trim();
-  if (!displayName) throw invalid('displayName', 'is required');
-  if (displayName.length > 100) throw invalid('displayName', 'must be at most 100 characters');
+  const displayName = requireText(req.displayName, 'displayName', rules.DISPLAY_NAME_MAX);
   let ownerUserId = userId;
   if (req.ownerUserId && req.ownerUserId !== userId) {
     if (!can(ctx.role, 'settings:edit')) throw new AppError('permission_denied', 'Only an admin can create an account for another user', { code: 'forbidden' });
@@ -110,7 +107,7 @@ export async function create(deps: Deps, ctx: OrgContext, req: { displayName: st
     ownerUserId = req.ownerUserId;
   }
   const id = randomUUID();
-  const proxy = req.proxyUrl ? normalizeProxyUrl(req.proxyUrl) : null;
+  const proxy = rules.proxyUrl(req.proxyUrl ?? '') || null;
   if (proxy) await checkProxyHost(deps.guard, deps.log, proxy);
   const row = await repo.insertAccount(deps.pool, {
     id,
@@ -176,7 +173,7 @@ export async function setProxy(deps: Deps, ctx: OrgContext, req: { id: string; p
   const { orgId } = requireUser(ctx);
   const row = await loadAccount(deps, orgId, req.id);
   assertMayManage(ctx, row);
-  const proxy = req.proxyUrl?.trim() ? normalizeProxyUrl(req.proxyUrl) : null;
+  const proxy = rules.proxyUrl(req.proxyUrl ?? '') || null;
   if (proxy) await checkProxyHost(deps.guard, deps.log, proxy);
   if (!(await repo.setProxy(deps.pool, orgId, row.id, proxy ? deps.box.encrypt(proxy, aad(orgId, row.id)) : null))) throw accountNotFound();
   // A live session dialled through the old proxy: close it and connect again through the new one.

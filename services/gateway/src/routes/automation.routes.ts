@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { TRIGGER_TYPES } from '@crm/events';
+import { automationRules as rules } from '@crm/validation';
 import {
   campaignBriefOut,
   campaignCreatedOut,
@@ -21,13 +22,13 @@ import { pageParams, s } from '../http/validate';
 
 /**
  * Automation rules and their run logs, message templates, campaigns and their recipients, and in-app
- * notifications (all owned by the automation service). The shapes are checked here; what the values mean (trigger types, operators,
+ * notifications (all owned by the automation service). The shapes are checked here with the limits and enums
+ * automation applies too (@crm/validation automationRules); what the values mean (trigger types, operators,
  * action types, ids that must exist) is checked by the service, and both name the field as the client
  * wrote it: `trigger.conditions[0].value`, `actions[1].userId`.
  */
 
-const RULE_STATUSES = ['draft', 'active', 'paused'] as const;
-const RUN_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
+const LIMITS = rules.RULE_LIMITS;
 
 /** `['actions', 1, 'userId']` → `actions[1].userId`. */
 function fieldOf(path: PropertyKey[]): string {
@@ -44,8 +45,8 @@ const str = (max = 4000) => z.string({ error: 'must be a string' }).max(max, `mu
 
 export const Condition = z.object(
   {
-    field: str(200).optional(),
-    operator: str(50).optional(),
+    field: str(LIMITS.conditionField).optional(),
+    operator: str(LIMITS.slug).optional(),
     value: z.unknown(),
   },
   { error: 'must be an object {field, operator, value}' },
@@ -53,63 +54,63 @@ export const Condition = z.object(
 
 export const Trigger = z.object(
   {
-    type: str(50).optional(),
-    conditions: z.array(Condition, { error: 'must be an array' }).max(20, 'must have at most 20 conditions').optional(),
-    keywords: z.array(str(100), { error: 'must be an array of strings' }).max(50, 'must have at most 50 keywords').optional(),
+    type: str(LIMITS.slug).optional(),
+    conditions: z.array(Condition, { error: 'must be an array' }).max(LIMITS.conditions, rules.TOO_MANY_CONDITIONS).optional(),
+    keywords: z.array(str(LIMITS.keywordLength), { error: 'must be an array of strings' }).max(LIMITS.keywords, rules.TOO_MANY_KEYWORDS).optional(),
   },
   { error: 'must be an object {type, conditions}' },
 );
 
 export const Action = z.object(
   {
-    type: str(50).optional(),
-    template: str().optional(),
+    type: str(LIMITS.slug).optional(),
+    template: str(LIMITS.text).optional(),
     templateId: str(100).optional(),
-    title: str(200).optional(),
-    message: str().optional(),
+    title: str(LIMITS.title).optional(),
+    message: str(LIMITS.text).optional(),
     userId: str(100).optional(),
-    tag: str(50).optional(),
+    tag: str(LIMITS.tag).optional(),
     // "10m", "2h", or a number of seconds.
     duration: z.union([str(20), z.number({ error: 'must be a duration like "10m" or a number of seconds' })], { error: 'must be a duration like "10m" or a number of seconds' }).optional(),
-    notificationType: str(50).optional(),
+    notificationType: str(LIMITS.slug).optional(),
   },
   { error: 'must be an object with a type' },
 );
 
-export const Actions = z.array(Action, { error: 'must be an array of actions' }).max(20, 'must have at most 20 actions');
+export const Actions = z.array(Action, { error: 'must be an array of actions' }).max(LIMITS.actions, rules.TOO_MANY_ACTIONS);
 
 export const NewRule = z.object({
-  name: str(200).optional(),
-  description: str(2000).optional(),
-  type: str(50).optional(),
+  name: str(LIMITS.name).optional(),
+  description: str(LIMITS.description).optional(),
+  type: str(LIMITS.slug).optional(),
   trigger: Trigger.optional(),
   actions: Actions.optional(),
 });
 
 export const RuleQuery = z.object({
-  status: s.optionalQueryEnum(RULE_STATUSES),
-  type: z.string().max(50).optional(),
+  status: s.optionalQueryEnum(rules.RULE_STATUSES),
+  type: z.string().max(LIMITS.slug).optional(),
   triggerType: s.optionalQueryEnum(TRIGGER_TYPES),
 });
 
 export const NewTemplate = z.object({
-  name: str(200).optional(),
-  content: str(4000).optional(),
-  category: str(100).optional(),
-  variables: z.array(str(100), { error: 'must be an array of strings' }).max(100, 'must have at most 100 variables').optional(),
+  name: str(rules.TEMPLATE_TEXT_MAX.name).optional(),
+  content: str(rules.TEMPLATE_TEXT_MAX.content).optional(),
+  category: str(rules.TEMPLATE_TEXT_MAX.category).optional(),
+  variables: z
+    .array(str(rules.TEMPLATE_TEXT_MAX.variable), { error: 'must be an array of strings' })
+    .max(rules.MAX_TEMPLATE_VARIABLES, rules.TOO_MANY_VARIABLES)
+    .optional(),
 });
 
-const CAMPAIGN_STATUSES = ['draft', 'active', 'paused', 'completed', 'cancelled'] as const;
-const RECIPIENT_STATUSES = ['pending', 'sent', 'failed', 'skipped', 'cancelled'] as const;
-
 export const NewCampaign = z.object({
-  name: str(200).optional(),
-  description: str(2000).optional(),
+  name: str(rules.CAMPAIGN_TEXT_MAX.name).optional(),
+  description: str(rules.CAMPAIGN_TEXT_MAX.description).optional(),
   type: str(50).optional(),
   listId: str(100).optional(),
   templateId: str(100).optional(),
   // Email campaigns: the subject line (placeholders like the template).
-  subject: str(250).optional(),
+  subject: str(rules.CAMPAIGN_TEXT_MAX.subject).optional(),
   // ISO timestamp; null (on update) clears it.
   schedule: z.union([str(100), z.null()], { error: 'must be an ISO 8601 timestamp or null' }).optional(),
   // Names → string, number or boolean values; what the names and values may be is checked by the service.
@@ -147,10 +148,10 @@ function actionMsg(a: ActionBody) {
   return { ...a, type: a.type ?? '', duration: a.duration === undefined ? undefined : String(a.duration) };
 }
 
-export const RunQuery = z.object({ status: s.optionalQueryEnum(RUN_STATUSES) });
-export const TemplateQuery = z.object({ category: z.string().max(100).optional() });
-export const CampaignQuery = z.object({ status: s.optionalQueryEnum(CAMPAIGN_STATUSES) });
-export const RecipientQuery = z.object({ status: s.optionalQueryEnum(RECIPIENT_STATUSES) });
+export const RunQuery = z.object({ status: s.optionalQueryEnum(rules.RUN_STATUSES) });
+export const TemplateQuery = z.object({ category: z.string().max(rules.TEMPLATE_TEXT_MAX.category).optional() });
+export const CampaignQuery = z.object({ status: s.optionalQueryEnum(rules.CAMPAIGN_STATUSES) });
+export const RecipientQuery = z.object({ status: s.optionalQueryEnum(rules.RECIPIENT_STATUSES) });
 /** `unreadOnly=true|1|false|0`; absent or empty is false. */
 export const NotificationQuery = z.object({
   unreadOnly: z
@@ -161,10 +162,10 @@ export const NotificationQuery = z.object({
 
 export const AppointmentSettings = z.object({
   reminderMinutesBefore: z
-    .number({ error: 'must be a whole number of minutes from 0 (off) to 10080' })
-    .int('must be a whole number of minutes from 0 (off) to 10080')
-    .min(0, 'must be a whole number of minutes from 0 (off) to 10080')
-    .max(10_080, 'must be a whole number of minutes from 0 (off) to 10080'),
+    .number({ error: rules.REMINDER_MESSAGE })
+    .int(rules.REMINDER_MESSAGE)
+    .min(0, rules.REMINDER_MESSAGE)
+    .max(rules.MAX_REMINDER_MINUTES, rules.REMINDER_MESSAGE),
 });
 
 export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {

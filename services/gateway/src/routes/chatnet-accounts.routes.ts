@@ -1,22 +1,25 @@
 import express, { Router } from 'express';
 import { z } from 'zod';
+import { connectorRules as rules } from '@crm/validation';
 import { chatnetSandboxEnabled } from '../config';
 import { accountOut, accountStatusOut, assignmentOut, seenByAgentOut } from './chatnet-accounts.out';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
+import { byRule } from '../http/by-rule';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { rejectUnsafeText } from '../http/text-guard';
 import { body, pathParam, query, s } from '../http/validate';
 
-const STATUSES = ['qr_pending', 'connected', 'disconnected'] as const;
 /** The sandbox push that parses its own (larger) body. */
 const SANDBOX_INBOUND = /^\/sandbox\/accounts\/[^/]+\/inbound\/?$/;
 
-const proxyUrl = z.string({ error: 'must be a string or null' }).trim().max(2000, 'must be at most 2000 characters');
+// The display name, the proxy URL's form and the status filter follow @crm/validation connectorRules, which the
+// connector applies too; where the proxy's host may be is the connector's to answer.
+const proxyUrl = byRule(z.string({ error: 'must be a string or null' }), rules.proxyUrl);
 
 export const NewAccount = z.object({
-  displayName: s.requiredText(100),
+  displayName: s.requiredText(rules.DISPLAY_NAME_MAX),
   proxyUrl: proxyUrl.nullable().optional(),
   ownerUserId: z.string().uuid('must be a user id').optional(),
 });
@@ -27,9 +30,9 @@ export const ProxyBody = z.object({
 });
 
 export const ListQuery = z.object({
-  status: s.optionalQueryEnum(STATUSES),
+  status: s.optionalQueryEnum(rules.ACCOUNT_STATUSES),
   assignedTo: z.string().uuid('must be a user id').optional(),
-  search: z.string().max(200, 'must be at most 200 characters').optional(),
+  search: z.string().max(rules.ACCOUNT_SEARCH_MAX, `must be at most ${rules.ACCOUNT_SEARCH_MAX} characters`).optional(),
 });
 
 // Auto-assignment (messaging owns it): duplicates and whether each id is an active user of the org are messaging's call.
@@ -55,7 +58,7 @@ export const DeleteQuery = z.object({
 
 export const Scan = z.object({
   chatnetUid: s.text(64).optional(),
-  displayName: s.text(100).optional(),
+  displayName: s.text(rules.DISPLAY_NAME_MAX).optional(),
   phone: s.text(40).optional(),
   avatarUrl: s.httpUrl({ allowEmpty: true }).optional(),
 });

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AppError } from '@crm/grpc-kit';
 import { crmRules as rules, EMAIL_MAX, EMAIL_MESSAGE, EMAIL_PATTERN } from '@crm/validation';
 import { s } from '../../http/validate';
 
@@ -28,20 +27,7 @@ export const email = z
   .optional();
 export const position = z.number({ error: 'must be an integer' }).int(rules.POSITION_MESSAGE).min(0, rules.POSITION_MESSAGE).max(rules.MAX_POSITION, rules.POSITION_MESSAGE);
 
-/**
- * A value checked by one of crmRules' functions (the same function crm runs), its refusal as this field's
- * issue: a rule with more to it than a limit (a deal value's cents, a slug) is then written once.
- */
-export function byRule<T extends z.ZodType>(schema: T, check: (value: z.infer<T>) => unknown) {
-  return schema.superRefine((value, ctx) => {
-    try {
-      check(value);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      ctx.addIssue({ code: 'custom', message: err.details?.[0]?.message ?? err.message });
-    }
-  });
-}
+export { byRule } from '../../http/by-rule';
 
 /**
  * {key: value} of the org's custom fields; keys and typed values are checked by crm against the definitions
