@@ -2,12 +2,16 @@ import {
   attachmentOut,
   conversationNoteOut,
   conversationOut,
+  countsOut,
+  folderOut,
   headerOut,
+  inboxSettingsOut,
   messageOut,
   moveOut,
   presetOut,
   publicConversationOut,
   publicMessageOut,
+  searchHitOut,
   sentOut,
   timelineOut,
 } from './chat.out';
@@ -205,6 +209,31 @@ describe('public mappers', () => {
       senderName: 'Lan',
       attachments: [f.attachment()],
       status: 'seen',
+    });
+  });
+});
+
+describe('folder, counts, inbox settings and search mappers', () => {
+  it('folderOut names every field of a folder and nothing else', () => {
+    expect(folderOut({ ...f.folder(), extra: 'x' } as ReturnType<typeof f.folder>)).toEqual({ id: ID, name: 'VIP', color: '#3B82F6', conversationCount: 3, createdAt: AT });
+  });
+
+  it('countsOut names every tab count and nothing else', () => {
+    expect(countsOut({ ...f.counts(), extra: 1 } as ReturnType<typeof f.counts>)).toEqual({ total: 9, unread: 4, unreplied: 2, archived: 1, mine: 3, unassigned: 5 });
+  });
+
+  it('inboxSettingsOut answers the visibility only', () => {
+    expect(inboxSettingsOut({ ...f.inboxSettings(), extra: 'x' } as ReturnType<typeof f.inboxSettings>)).toEqual({ agentVisibility: 'own' });
+  });
+
+  it('searchHitOut keeps the highlighted fragment and the sender type', () => {
+    expect(searchHitOut({ ...f.searchHit(), extra: 'x' } as ReturnType<typeof f.searchHit>)).toEqual({
+      id: ID,
+      conversationId: OTHER_ID,
+      content: 'Is the order shipped?',
+      sentAt: AT,
+      senderType: 'contact',
+      highlight: 'Is the <mark>order</mark> shipped?',
     });
   });
 });

@@ -18,6 +18,10 @@ type SentMessage = messaging.SentMessage__Output;
 type PublicConversation = messaging.PublicConversation__Output;
 type PublicContact = messaging.PublicContact__Output;
 type PublicMessage = messaging.PublicMessage__Output;
+type Folder = messaging.Folder__Output;
+type Counts = messaging.Counts__Output;
+type InboxSettings = messaging.InboxSettings__Output;
+type SearchHit = messaging.MessageSearchHit__Output;
 
 /** A file sent with a message (as POST /chat/attachments answered it). */
 export function attachmentOut(a: Attachment) {
@@ -172,4 +176,24 @@ export function publicMessageOut(m: PublicMessage) {
     conversationId: m.conversationId,
     status: m.status,
   };
+}
+
+/** A chat folder with how many conversations are filed in it. */
+export function folderOut(f: Folder) {
+  return { id: f.id, name: f.name, color: f.color, conversationCount: f.conversationCount, createdAt: f.createdAt };
+}
+
+/** The inbox tabs' numbers (GET /conversations/counts). */
+export function countsOut(c: Counts) {
+  return { total: c.total, unread: c.unread, unreplied: c.unreplied, archived: c.archived, mine: c.mine, unassigned: c.unassigned };
+}
+
+/** Whether agents see every conversation or only their own. */
+export function inboxSettingsOut(s: InboxSettings) {
+  return { agentVisibility: s.agentVisibility };
+}
+
+/** A message matching a search, with its highlighted fragment (HTML-escaped, matches in <mark>). */
+export function searchHitOut(h: SearchHit) {
+  return { id: h.id, conversationId: h.conversationId, content: h.content, sentAt: h.sentAt, senderType: h.senderType, highlight: h.highlight };
 }

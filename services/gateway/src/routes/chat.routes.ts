@@ -8,7 +8,21 @@ import { ctxOf } from '../http/principal';
 import { streamProxy } from '../http/stream-proxy';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
 import { answered } from '../http/shape';
-import { conversationOut, headerOut, messageOut, moveOut, presetOut, publicConversationOut, publicMessageOut, sentOut, timelineOut } from './chat.out';
+import {
+  conversationOut,
+  countsOut,
+  folderOut,
+  headerOut,
+  inboxSettingsOut,
+  messageOut,
+  moveOut,
+  presetOut,
+  publicConversationOut,
+  publicMessageOut,
+  searchHitOut,
+  sentOut,
+  timelineOut,
+} from './chat.out';
 import { body, dateRange, pageParams, parseDateOrTime, query, s } from '../http/validate';
 
 const id = () => z.string().trim().uuid('must be an id');
@@ -171,7 +185,7 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   const messaging = () => clients.messaging;
 
   internal.get('/conversations/counts', async (req, res) => {
-    res.json(await messaging().GetCounts({}, ctxOf(req, res)));
+    res.json(countsOut(await messaging().GetCounts({}, ctxOf(req, res))));
   });
   internal.get('/conversations', async (req, res) => {
     const out = await messaging().ListConversations({ ...pageParams(req, 50, 100), ...query(req, ListQuery) }, ctxOf(req, res));
@@ -184,7 +198,7 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
       { q, conversationId, chatnetAccountId, ...range, ...pageParams(req, 20, 100) },
       ctxOf(req, res),
     );
-    res.json({ data: out.data, pagination: out.pagination });
+    res.json({ data: out.data.map(searchHitOut), pagination: out.pagination });
   });
   internal.get('/conversations/:id', async (req, res) => {
     const out = await messaging().GetConversation({ id: req.params.id, ...pageParams(req, 30, 100) }, ctxOf(req, res));
@@ -252,27 +266,27 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
 
   // Inbox visibility (messaging applies it to every conversation query): anyone reads it, admins and owners set it.
   internal.get('/settings/inbox', async (req, res) => {
-    res.json(await messaging().GetInboxSettings({}, ctxOf(req, res)));
+    res.json(inboxSettingsOut(await messaging().GetInboxSettings({}, ctxOf(req, res))));
   });
   internal.put('/settings/inbox', async (req, res) => {
-    res.json(await messaging().UpdateInboxSettings(body(req, InboxSettings), ctxOf(req, res)));
+    res.json(inboxSettingsOut(await messaging().UpdateInboxSettings(body(req, InboxSettings), ctxOf(req, res))));
   });
 
   internal.get('/chat/folders', async (req, res) => {
-    res.json((await messaging().ListFolders({}, ctxOf(req, res))).data);
+    res.json((await messaging().ListFolders({}, ctxOf(req, res))).data.map(folderOut));
   });
   internal.post('/chat/folders', async (req, res) => {
-    res.status(201).json(await messaging().CreateFolder(body(req, NewFolder), ctxOf(req, res)));
+    res.status(201).json(folderOut(await messaging().CreateFolder(body(req, NewFolder), ctxOf(req, res))));
   });
   internal.put('/chat/folders/:id', async (req, res) => {
-    res.json(await messaging().UpdateFolder({ id: req.params.id, ...body(req, FolderPatch) }, ctxOf(req, res)));
+    res.json(folderOut(await messaging().UpdateFolder({ id: req.params.id, ...body(req, FolderPatch) }, ctxOf(req, res))));
   });
   internal.delete('/chat/folders/:id', async (req, res) => {
     await messaging().DeleteFolder({ id: req.params.id }, ctxOf(req, res));
     res.status(204).end();
   });
   internal.post('/chat/folders/:id/conversations', async (req, res) => {
-    res.json(await messaging().AddConversationsToFolder({ folderId: req.params.id, ...body(req, FolderConversations) }, ctxOf(req, res)));
+    res.json(folderOut(await messaging().AddConversationsToFolder({ folderId: req.params.id, ...body(req, FolderConversations) }, ctxOf(req, res))));
   });
   internal.delete('/chat/folders/:id/conversations/:conversationId', async (req, res) => {
     await messaging().RemoveConversationFromFolder({ folderId: req.params.id, conversationId: req.params.conversationId }, ctxOf(req, res));

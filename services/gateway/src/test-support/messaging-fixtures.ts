@@ -124,3 +124,19 @@ export function fullPublicConversation(): messaging.PublicConversation__Output {
 export function publicMessage(over: Partial<messaging.PublicMessage__Output> = {}): messaging.PublicMessage__Output {
   return { id: ID, senderType: 'system', senderName: '', content: 'hi', contentType: 'text', sentAt: AT, attachments: [], conversationId: OTHER_ID, status: 'sent', ...over };
 }
+
+export function folder(): messaging.Folder__Output {
+  return { id: ID, name: 'VIP', color: '#3B82F6', conversationCount: 3, createdAt: AT };
+}
+
+export function counts(): messaging.Counts__Output {
+  return { total: 9, unread: 4, unreplied: 2, archived: 1, mine: 3, unassigned: 5 };
+}
+
+export function inboxSettings(): messaging.InboxSettings__Output {
+  return { agentVisibility: 'own' };
+}
+
+export function searchHit(): messaging.MessageSearchHit__Output {
+  return { id: ID, conversationId: OTHER_ID, content: 'Is the order shipped?', sentAt: AT, senderType: 'contact', highlight: 'Is the <mark>order</mark> shipped?' };
+}

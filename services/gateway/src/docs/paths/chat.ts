@@ -16,16 +16,29 @@ import {
   SetStatus,
 } from '../../routes/chat.routes';
 import { NewNote } from '../../routes/conversation-notes.routes';
-import { reply, replyItem } from '../proto-schema';
+import { reply } from '../proto-schema';
 import { area } from '../registry';
-import { page } from '../schemas/common';
-import { Attachment, Conversation, ConversationDetail, ConversationMove, Message, Note, Preset, SentMessage } from '../schemas/messaging';
+import { page, Pagination } from '../schemas/common';
+import {
+  Attachment,
+  Conversation,
+  ConversationCounts,
+  ConversationDetail,
+  ConversationMove,
+  Folder,
+  InboxSettings as InboxSettingsOut,
+  Message,
+  Note,
+  Preset,
+  SearchHit,
+  SentMessage,
+} from '../schemas/messaging';
 
 /** Conversations, messages, notes, folders, presets, inbox settings and attachments (messaging), internal API. */
 const VISIBILITY = 'With inbox visibility `assigned`, an agent sees only the conversations assigned to them and the unassigned ones of their accounts; others answer 404.';
 
 const inbox = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversations' });
-inbox.op('GET /conversations/counts', { summary: 'Conversation counts for the inbox tabs (total, unread, unreplied, archived, mine, unassigned)', responses: { 200: reply('messaging', 'GetCounts') } });
+inbox.op('GET /conversations/counts', { summary: 'Conversation counts for the inbox tabs (total, unread, unreplied, archived, mine, unassigned)', responses: { 200: ConversationCounts } });
 inbox.op('GET /conversations', {
   summary: 'Conversations, filtered (status, account, folder, assignee, unread…) and sorted by last message or creation',
   description: VISIBILITY,
@@ -66,7 +79,7 @@ messages.op('GET /messages/search', {
   description: VISIBILITY,
   query: SearchQuery,
   paging: { limit: 20, max: 100 },
-  responses: { 200: reply('messaging', 'SearchMessages') },
+  responses: { 200: z.object({ data: z.array(SearchHit), pagination: Pagination }) },
 });
 messages.op('POST /conversations/:id/messages', {
   summary: 'Send a message (text and/or uploaded attachments) into the conversation through its chat-network account',
@@ -90,12 +103,11 @@ notes.op('GET /conversations/:id/notes', { summary: 'The conversation’s privat
 notes.op('DELETE /conversations/:id/notes/:noteId', { summary: 'Delete a note (its author, or a team lead and above)', responses: { 204: null } });
 
 const settings = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Inbox settings' });
-settings.op('GET /settings/inbox', { summary: 'Inbox visibility: whether agents see all conversations or only their own', responses: { 200: reply('messaging', 'GetInboxSettings') } });
-settings.op('PUT /settings/inbox', { summary: 'Set inbox visibility (admins and owners)', body: InboxSettings, responses: { 200: reply('messaging', 'UpdateInboxSettings') } });
+settings.op('GET /settings/inbox', { summary: 'Inbox visibility: whether agents see all conversations or only their own', responses: { 200: InboxSettingsOut } });
+settings.op('PUT /settings/inbox', { summary: 'Set inbox visibility (admins and owners)', body: InboxSettings, responses: { 200: InboxSettingsOut } });
 
 const folders = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat folders' });
-const Folder = reply('messaging', 'CreateFolder');
-folders.op('GET /chat/folders', { summary: 'The organization’s chat folders with their conversation counts', responses: { 200: z.array(replyItem('messaging', 'ListFolders')) } });
+folders.op('GET /chat/folders', { summary: 'The organization’s chat folders with their conversation counts', responses: { 200: z.array(Folder) } });
 folders.op('POST /chat/folders', { summary: 'Create a chat folder (names are unique in the organization)', body: NewFolder, responses: { 201: Folder }, errors: [409] });
 folders.op('PUT /chat/folders/:id', { summary: 'Rename or recolor a chat folder', body: FolderPatch, responses: { 200: Folder }, errors: [409] });
 folders.op('DELETE /chat/folders/:id', { summary: 'Delete a chat folder (its conversations stay)', responses: { 204: null } });

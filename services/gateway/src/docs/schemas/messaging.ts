@@ -4,7 +4,10 @@ import type {
   attachmentOut,
   conversationNoteOut,
   conversationOut,
+  countsOut,
+  folderOut,
   headerOut,
+  inboxSettingsOut,
   lastMessageOut,
   messageOut,
   moveOut,
@@ -12,6 +15,7 @@ import type {
   publicContactOut,
   publicConversationOut,
   publicMessageOut,
+  searchHitOut,
   sentOut,
   timelineOut,
 } from '../../routes/chat.out';
@@ -174,3 +178,39 @@ keysMatch<z.infer<typeof SentMessage>, ReturnType<typeof sentOut>>(true);
 /** A saved reply (presetOut): no category is null. */
 export const Preset = z.object({ id: z.string(), name: z.string(), content: z.string(), category: z.string().nullable(), createdAt: iso(), updatedAt: iso() });
 keysMatch<z.infer<typeof Preset>, ReturnType<typeof presetOut>>(true);
+
+/** A chat folder (routes/chat.out folderOut). */
+export const Folder = z.object({
+  id: z.string(),
+  name: z.string(),
+  color: z.string().meta({ description: 'hex color such as #3B82F6' }),
+  conversationCount: z.number().int(),
+  createdAt: iso(),
+});
+keysMatch<z.infer<typeof Folder>, ReturnType<typeof folderOut>>(true);
+
+/** The inbox tabs' numbers (routes/chat.out countsOut). */
+export const ConversationCounts = z.object({
+  total: z.number().int(),
+  unread: z.number().int(),
+  unreplied: z.number().int(),
+  archived: z.number().int(),
+  mine: z.number().int().meta({ description: 'not archived, assigned to the caller' }),
+  unassigned: z.number().int().meta({ description: 'not archived, assigned to nobody' }),
+});
+keysMatch<z.infer<typeof ConversationCounts>, ReturnType<typeof countsOut>>(true);
+
+/** Inbox visibility (routes/chat.out inboxSettingsOut). */
+export const InboxSettings = z.object({ agentVisibility: z.enum(rules.AGENT_VISIBILITIES) });
+keysMatch<z.infer<typeof InboxSettings>, ReturnType<typeof inboxSettingsOut>>(true);
+
+/** A message matching a search (routes/chat.out searchHitOut). */
+export const SearchHit = z.object({
+  id: z.string(),
+  conversationId: z.string(),
+  content: z.string(),
+  sentAt: iso(),
+  senderType: z.string().meta({ description: 'contact, user or system' }),
+  highlight: z.string().meta({ description: 'the matching fragment, HTML-escaped, each match in <mark>…</mark>' }),
+});
+keysMatch<z.infer<typeof SearchHit>, ReturnType<typeof searchHitOut>>(true);
