@@ -1,9 +1,10 @@
 /**
  * The checks every service applies to what a gRPC request carries: ids, text, choices, email addresses and
  * timestamps. A failed check throws grpc-kit's `invalid` (a 400 at the gateway naming the field). Rules that
- * belong to one service (webhook URLs' address policy) stay in that service; each service's contract rules are
- * here (`crmRules`, `messagingRules`, `identityRules`, `webhookRules`, `automationRules`, `aiRules`,
- * `connectorRules`) because the gateway's schemas are built from them too.
+ * need a service's config or data stay in that service (the address policies of webhook URLs, AI base URLs and
+ * connector proxies, existence checks, quota caps); each service's contract rules are here (`crmRules`,
+ * `messagingRules`, `identityRules`, `webhookRules`, `automationRules`, `aiRules`, `connectorRules`) because the
+ * gateway's schemas are built from them too.
  */
 export { bulkIds, isUuid, requireUuid } from './ids';
 export { DEFAULT_TEXT_MAX, optionalText, rejectNul, requireText } from './text';
