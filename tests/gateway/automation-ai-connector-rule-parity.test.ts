@@ -72,6 +72,14 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
       const rpc = await rpcIssue(automation.CreateRule({ name: 'Too busy', trigger: { type: 'message_received', conditions: [], keywords: [] }, actions, setActions: true }, ctx()));
       expectSame(http, rpc, 'actions');
     });
+
+    it.each([
+      ['a port out of range', { host: 'smtp.example.com', port: 70000, fromAddress: 'shop@example.com' }, 'port'],
+      ['a sender name of 201 characters', { host: 'smtp.example.com', port: 587, fromAddress: 'shop@example.com', fromName: 'n'.repeat(201) }, 'fromName'],
+    ])('PUT /settings/email and UpdateEmailChannel with %s', async (_what, input, field) => {
+      const http = httpIssue(await org.owner.put('/api/v1/settings/email', input));
+      expectSame(http, await rpcIssue(automation.UpdateEmailChannel(input, ctx())), field);
+    });
   });
 
   describe('ai', () => {

@@ -5,3 +5,4 @@ export * from './rules';
 export * from './campaigns';
 export * from './templates';
 export * from './appointments';
+export * from './email-channel';

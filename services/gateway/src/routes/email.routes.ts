@@ -1,8 +1,10 @@
 import { Request, Response, Router } from 'express';
 import { z } from 'zod';
+import { automationRules as rules } from '@crm/validation';
 import type { RouteDeps } from './deps';
 import { channelOut, suppressionOut } from './email.out';
 import type { ServiceRoutes } from './services';
+import { byRule } from '../http/by-rule';
 import { sendError } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { body, pageParams, pathParam } from '../http/validate';
@@ -18,14 +20,14 @@ import { body, pageParams, pathParam } from '../http/validate';
 const text = (max: number) => z.string({ error: 'must be a string' }).max(max, `must be at most ${max} characters`);
 
 export const ChannelBody = z.object({
-  host: text(253).optional(),
-  port: z.number({ error: 'must be a whole number from 1 to 65535' }).int('must be a whole number from 1 to 65535').min(1, 'must be a whole number from 1 to 65535').max(65_535, 'must be a whole number from 1 to 65535').optional(),
+  host: text(rules.SMTP_HOST_MAX).optional(),
+  port: byRule(z.number({ error: rules.SMTP_PORT_MESSAGE }), rules.smtpPort).optional(),
   secure: z.boolean({ error: 'must be true or false' }).optional(),
-  user: text(320).optional(),
+  user: text(rules.SMTP_USER_MAX).optional(),
   // Write-only: omitted keeps the stored password (for the same host); '' removes it.
-  password: text(1000).optional(),
-  fromAddress: text(320).optional(),
-  fromName: text(200).optional(),
+  password: text(rules.SMTP_PASSWORD_MAX).optional(),
+  fromAddress: text(rules.SMTP_FROM_ADDRESS_MAX).optional(),
+  fromName: text(rules.SMTP_FROM_NAME_MAX).optional(),
 });
 
 export const TestBody = z.object({ to: z.string({ error: 'is required' }).max(320, 'must be at most 320 characters') });

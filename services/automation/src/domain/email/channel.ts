@@ -1,6 +1,7 @@
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
+import { automationRules as rules } from '@crm/validation';
 import { createSmtpClient, SmtpTarget } from '@crm/mail';
 import { canonicalHost, isIpLiteral } from '@crm/net-guard';
 import type { Deps } from '../../deps';
@@ -132,17 +133,17 @@ const AUDITED = { host: 'host', port: 'port', secure: 'secure', user: 'username'
 export async function updateChannel(deps: Deps, ctx: OrgContext, input: ChannelInput) {
   requireCan(ctx, 'settings:edit');
   const { orgId, userId } = requireUser(ctx);
-  const host = text('host', input.host, 253, true).toLowerCase();
+  const host = text('host', input.host, rules.SMTP_HOST_MAX, true).toLowerCase();
   const bare = host.replace(/^\[|\]$/g, '');
   if (!isIpLiteral(bare) && !HOST_NAME.test(host)) throw invalid('host', 'must be a host name or IP address, without scheme or port');
   const port = input.port ?? (input.secure ? 465 : 587);
-  if (!Number.isInteger(port) || port < 1 || port > 65_535) throw invalid('port', 'must be a whole number from 1 to 65535');
+  rules.smtpPort(port);
   const secure = input.secure ?? port === 465;
-  const username = text('user', input.user, 320);
-  const fromAddress = text('fromAddress', input.fromAddress, 320, true);
+  const username = text('user', input.user, rules.SMTP_USER_MAX);
+  const fromAddress = text('fromAddress', input.fromAddress, rules.SMTP_FROM_ADDRESS_MAX, true);
   if (!validEmail(fromAddress)) throw invalid('fromAddress', 'must be an email address');
-  const fromName = text('fromName', input.fromName, 200);
-  if (input.password !== undefined && input.password.length > 1000) throw invalid('password', 'must be at most 1000 characters');
+  const fromName = text('fromName', input.fromName, rules.SMTP_FROM_NAME_MAX);
+  if (input.password !== undefined && input.password.length > rules.SMTP_PASSWORD_MAX) throw invalid('password', `must be at most ${rules.SMTP_PASSWORD_MAX} characters`);
   if (input.password !== undefined && CONTROL.test(input.password)) throw invalid('password', 'must not contain control characters or line breaks');
 
   const check = await deps.emailGuard.checkOnSave(host, RESOLVE_TIMEOUT_MS);
