@@ -58,6 +58,43 @@ describe('contact writer', () => {
     expect(await outbox(c.id)).toEqual([{ type: 'contact.created', changes: null }, { type: 'contact.updated', changes: ['leadScore'] }]);
   });
 
+  it('a new contact nothing can score yet costs its state row only: snapshot kept, marked scored at 0, later tags judged against it', async () => {
+    // Rules only on conditions a creation does not produce (and a tag rule, but the contact has no tags).
+    const orgId = await newOrg([{ condition: 'message_received', points: 3 }, { condition: 'tag_added', value: 'vip', points: 20 }]);
+    const c = contact(orgId);
+    const statements: string[] = [];
+    await withTransaction(pool, async (tx) => {
+      const query = tx.query.bind(tx);
+      (tx as unknown as { query: unknown }).query = (...args: Parameters<typeof query>) => {
+        const a = args[0] as string | { name?: string; text: string };
+        statements.push(typeof a === 'string' ? a : (a.name ?? a.text));
+        return query(...args);
+      };
+      await writer.create(tx, c, 'Created');
+    });
+    // The scoring part: the org's rules (cached for a while outside this test) and config, and one state row; no
+    // locking, re-reading, scoring or publishing.
+    expect(statements.filter((n) => n.startsWith('crm_scoring'))).toEqual(['crm_scoring_used_conditions', 'crm_scoring_config', 'crm_scoring_state_create']);
+    const [state] = await q('SELECT tags, contrib, scored_at IS NOT NULL AS scored, published_score FROM contact_score_state WHERE contact_id = $1', [c.id]);
+    expect(state).toEqual({ tags: [], contrib: 0, scored: true, published_score: 0 });
+    expect(await score(c.id)).toBe(0);
+    expect((await outbox(c.id)).map((e) => e.type)).toEqual(['contact.created']);
+
+    // The snapshot it kept is what a later change is judged against: adding vip counts once.
+    const [row] = await q('SELECT * FROM contacts WHERE id = $1', [c.id]);
+    await withTransaction(pool, (tx) => writer.update(tx, orgId, row, { tags: ['vip'] }));
+    expect(await score(c.id)).toBe(20);
+    expect(await facts(c.id)).toEqual([{ condition: 'tag_added', value: 'vip', occurrences: 1 }]);
+  });
+
+  it('a new contact of an org whose baseScore is not 0 is scored the usual way', async () => {
+    const orgId = randomUUID();
+    await scoringRepo.saveConfig(pool, orgId, { ...DEFAULT_CONFIG, decayRate: 0, baseScore: 7 });
+    const c = contact(orgId);
+    await withTransaction(pool, (tx) => writer.create(tx, c, 'Created'));
+    expect(await score(c.id)).toBe(7);
+  });
+
   it('a change that rolls back leaves no contact change, fact, activity or event', async () => {
     const orgId = await newOrg([{ condition: 'status_changed', points: 10 }]);
     const c = contact(orgId);

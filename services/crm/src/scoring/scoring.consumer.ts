@@ -6,6 +6,7 @@ import { rescore } from './engine';
 import { addedTags, EventFacts, Fact, factsOf } from './facts';
 import * as repo from './scoring.repo';
 import type { UsedConditions } from './used-conditions';
+import type { ScoringConfig } from './model';
 
 const HOUR_MS = 3_600_000;
 
@@ -70,6 +71,10 @@ async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Fo
     if (kept.length > 0) wanted.set(contactId, kept);
   }
   if (wanted.size === 0) return;
+  let config: ScoringConfig | undefined;
+  const configNow = async () => (config ??= repo.configOf(await repo.findConfig(db, orgId)));
+  await settleCreated(db, orgId, wanted, used, configNow);
+  if (wanted.size === 0) return;
   // Another org's contacts, or ones deleted meanwhile, are not returned: nothing to score for them.
   const states = await repo.lockStateRows(db, orgId, [...wanted.keys()]);
   const facts: repo.FactRow[] = [];
@@ -97,6 +102,25 @@ async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Fo
   }
   await repo.addFacts(db, orgId, facts);
   if (toScore.length === 0) return;
-  const config = repo.configOf(await repo.findConfig(db, orgId));
-  await rescore(db, orgId, toScore, config);
+  await rescore(db, orgId, toScore, await configNow());
+}
+
+/**
+ * The common case of a contact created in this transaction (the contact writer's): when none of its facts counts
+ * for a rule of the org and the org's baseScore is 0, its score is the 0 it was created with, so its state row is
+ * written at once, snapshot and all (one statement for the batch), and it leaves `wanted`: no locking, reading,
+ * scoring or publishing round trips for it. Any other contact, or one of these that already had a state row or a
+ * score, stays in `wanted` and is scored the usual way.
+ */
+async function settleCreated(db: PoolClient, orgId: string, wanted: Map<string, Found[]>, used: ReadonlySet<string>, config: () => Promise<ScoringConfig>): Promise<void> {
+  const created: Array<{ contactId: string; tags: string[]; asOf: Date }> = [];
+  for (const [contactId, list] of wanted) {
+    if (list.length !== 1 || !list[0].created || list[0].facts.length > 0) continue;
+    const tags = list[0].snapshot?.tags ?? [];
+    // Its tags are all "added" at creation: they count when some rule scores tag_added.
+    if (tags.length > 0 && used.has('tag_added')) continue;
+    created.push({ contactId, tags, asOf: list[0].snapshot?.version ?? list[0].at });
+  }
+  if (created.length === 0 || (await config()).baseScore !== 0) return;
+  for (const { contactId, scored } of await repo.createStates(db, orgId, created, true)) if (scored) wanted.delete(contactId);
 }

@@ -182,6 +182,34 @@ export async function lockStateRows(db: Queryable, orgId: string, contactIds: st
   return rows;
 }
 
+/**
+ * State rows for contacts created in this transaction (their rows are locked by the insert, so nothing else can
+ * reach them first), with the tag snapshot of their creation. With `scoredAtZero`, a contact whose leadScore is 0
+ * is also marked scored (contribution 0 as of now): what scoring it would write when no fact of it counts and the
+ * org's baseScore is 0. Returns the contacts that got a row, and which of them are scored; a contact that already
+ * had a row gets none here (the caller scores it the usual way).
+ */
+export async function createStates(
+  db: Queryable,
+  orgId: string,
+  created: Array<{ contactId: string; tags: string[]; asOf: Date }>,
+  scoredAtZero: boolean,
+): Promise<Array<{ contactId: string; scored: boolean }>> {
+  const { rows } = await db.query<{ contact_id: string; scored: boolean }>({
+    name: 'crm_scoring_state_create',
+    text: `INSERT INTO contact_score_state (contact_id, org_id, published_score, tags, tags_as_of, contrib, computed_at, scored_at)
+           SELECT c.id, c.org_id, c.lead_score, ARRAY(SELECT jsonb_array_elements_text(t.tags)), t.as_of, 0,
+                  CASE WHEN $3 AND c.lead_score = 0 THEN now() END, CASE WHEN $3 AND c.lead_score = 0 THEN now() END
+           FROM jsonb_to_recordset($2::jsonb) AS t(id uuid, tags jsonb, as_of timestamptz)
+           JOIN contacts c ON c.org_id = $1 AND c.id = t.id
+           ORDER BY c.id
+           ON CONFLICT (contact_id) DO NOTHING
+           RETURNING contact_id, scored_at IS NOT NULL AS scored`,
+    values: [orgId, JSON.stringify(created.map((c) => ({ id: c.contactId, tags: c.tags, as_of: c.asOf.toISOString() }))), scoredAtZero],
+  });
+  return rows.map((r) => ({ contactId: r.contact_id, scored: r.scored }));
+}
+
 /** One contact's state row, locked as lockStateRows does. */
 export async function lockState(db: Queryable, orgId: string, contactId: string): Promise<StateRow | undefined> {
   return (await lockStateRows(db, orgId, [contactId]))[0];
