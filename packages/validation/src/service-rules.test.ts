@@ -23,7 +23,7 @@ describe('ai rules', () => {
     expect(refusal(() => aiRules.dailyQuota(0))).toEqual({ field: 'dailyQuota', message: aiRules.DAILY_QUOTA_MESSAGE });
     expect(refusal(() => aiRules.dailyQuota(1.5))?.field).toBe('dailyQuota');
     expect(aiRules.dailyQuota(10, 10)).toBe(10);
-    expect(refusal(() => aiRules.dailyQuota(11, 10))?.message).toContain('at most 10');
+    expect(refusal(() => aiRules.dailyQuota(11, 10))?.message).toBe("must be an integer from 1 to 10 (the server's cap)");
   });
   it('API key: trimmed, "" removes it, no spaces, bounded', () => {
     expect(aiRules.apiKey(' sk-abc ')).toBe('sk-abc');

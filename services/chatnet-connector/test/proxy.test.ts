@@ -2,12 +2,15 @@ import http from 'node:http';
 import net, { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { AddressGuard, parseAllowList, RefusedAddressError, type Resolver } from '@crm/net-guard';
-import { normalizeProxyUrl } from '../src/domain/proxy-url';
+import { connectorRules } from '@crm/validation';
 import { dialThrough } from '../src/drivers/proxy-dialer';
 
 const guard = (allow: string, resolve?: Resolver) => new AddressGuard({ allow: parseAllowList(allow), purpose: 'proxy connections', resolve });
 /** The test proxies are on loopback, which the operator's allow-list must name. */
 const loopbackAllowed = guard('127.0.0.1');
+
+// The URL's form is a contract rule shared with the gateway (@crm/validation); the connector adds where its host may be.
+const normalizeProxyUrl = connectorRules.proxyUrl;
 
 describe('proxy URL validation', () => {
   it('accepts http(s) and socks proxies with optional credentials and port, normalized', () => {

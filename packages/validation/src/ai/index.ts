@@ -34,7 +34,7 @@ export function aiModel(value: string): string {
 /** At least 1 and a whole number; `cap` (ai's config) bounds it from above when known. */
 export function dailyQuota(value: number, cap?: number): number {
   if (!Number.isInteger(value) || value < 1) throw invalid('dailyQuota', DAILY_QUOTA_MESSAGE);
-  if (cap !== undefined && value > cap) throw invalid('dailyQuota', `must be at most ${cap} (the server's cap)`);
+  if (cap !== undefined && value > cap) throw invalid('dailyQuota', `must be an integer from 1 to ${cap} (the server's cap)`);
   return value;
 }
 
