@@ -1,6 +1,7 @@
 import { type ClientFor, createServiceClient, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
 import { testAuth } from '@crm/testing';
 import { CrmStack, Org, startCrmStack } from './crm-support';
+import { expectSameRefusal, httpIssue, rpcIssue } from '../support/rule-parity';
 
 // The gateway refuses these inputs already; another service calling crm over gRPC gets the same 400s,
 // and a value identity refuses never becomes "identity is unavailable" (503).
@@ -53,23 +54,6 @@ describe('crm over gRPC: bad input is INVALID_ARGUMENT, never INTERNAL or UNAVAI
   // Each rule is stated once (@crm/validation crmRules): the gateway's schema and crm's own check of a direct
   // caller refuse the same value, naming the same field, with the same words.
   describe('one rule, one wording: the gateway 400 and crm INVALID_ARGUMENT agree', () => {
-    const detail = (res: { status: number; body: { error?: { details?: { field: string; message: string }[] } } }) => ({ status: res.status, issue: res.body.error?.details?.[0] });
-    const rpcIssue = (p: Promise<unknown>) =>
-      p.then(
-        () => ({ code: status.OK, issue: undefined }),
-        (err: { code: number; metadata: { get(k: string): unknown[] } }) => {
-          const raw = err.metadata.get('x-error-details-bin')[0] as Buffer | undefined;
-          return { code: err.code, issue: raw ? (JSON.parse(raw.toString('utf8')) as { field: string; message: string }[])[0] : undefined };
-        },
-      );
-
-    /** The gateway may name the element (tags.0) where crm names the field (tags); the words are the same. */
-    const expectSameRefusal = (http: ReturnType<typeof detail>, rpc: Awaited<ReturnType<typeof rpcIssue>>, field: string) => {
-      expect(http.status).toBe(400);
-      expect(http.issue?.field.split('.')[0]).toBe(field);
-      expect(rpc.code).toBe(status.INVALID_ARGUMENT);
-      expect(rpc.issue).toEqual({ field, message: http.issue?.message });
-    };
 
     it.each([
       ['a 51st tag', { name: 'Ann', tags: Array.from({ length: 51 }, (_, i) => `t${i}`) }, 'tags'],
@@ -78,7 +62,7 @@ describe('crm over gRPC: bad input is INVALID_ARGUMENT, never INTERNAL or UNAVAI
       ['a deal value with 3 decimals', { name: 'Ann', dealValue: 1.005 }, 'dealValue'],
       ['a name of 201 characters', { name: 'x'.repeat(201) }, 'name'],
     ])('POST /contacts and CreateContact with %s', async (_what, input, field) => {
-      const http = detail(await org.owner.post('/api/v1/contacts', input));
+      const http = httpIssue(await org.owner.post('/api/v1/contacts', input));
       const rpc = await rpcIssue(crm.crmRpc().CreateContact(input, ctx()));
       expectSameRefusal(http, rpc, field);
     });
@@ -89,14 +73,14 @@ describe('crm over gRPC: bad input is INVALID_ARGUMENT, never INTERNAL or UNAVAI
     ])('POST /appointments and CreateAppointment with %s', async (_what, extra, field) => {
       const contact = await crm.crmRpc().CreateContact<{ id: string }>({ name: 'Ann' }, ctx());
       const input = { contactId: contact.id, title: 'T', scheduledAt: '2031-01-01T00:00:00.000Z', ...extra };
-      const http = detail(await org.owner.post('/api/v1/appointments', input));
+      const http = httpIssue(await org.owner.post('/api/v1/appointments', input));
       const rpc = await rpcIssue(crm.crmRpc().CreateAppointment(input, ctx()));
       expectSameRefusal(http, rpc, field);
     });
 
     it('POST /contact-statuses and CreateContactStatus with a position past 10000', async () => {
       const input = { name: `S${Date.now()}`, position: 10_001 };
-      const http = detail(await org.owner.post('/api/v1/contact-statuses', input));
+      const http = httpIssue(await org.owner.post('/api/v1/contact-statuses', input));
       const rpc = await rpcIssue(crm.crmRpc().CreateContactStatus(input, ctx()));
       expect(http).toEqual({ status: 400, issue: { field: 'position', message: 'must be an integer from 0 to 10000' } });
       expect(rpc).toEqual({ code: status.INVALID_ARGUMENT, issue: http.issue });

@@ -1,20 +1,9 @@
-import { type ClientFor, createServiceClient, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import { type ClientFor, createServiceClient, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { testAuth } from '@crm/testing';
 import { client, newOrg } from '../support/http';
+import { expectSameRefusal, httpIssue, rpcIssue } from '../support/rule-parity';
 import { startStack, Stack } from '../support/stack';
 
-type Issue = { field: string; message: string };
-
-/** The first field issue of a gRPC failure (x-error-details-bin), or OK when the call succeeded. */
-const rpcIssue = (p: Promise<unknown>) =>
-  p.then(
-    () => ({ code: status.OK, issue: undefined as Issue | undefined }),
-    (err: { code: number; metadata: { get(k: string): unknown[] } }) => {
-      const raw = err.metadata.get('x-error-details-bin')[0] as Buffer | undefined;
-      return { code: err.code, issue: raw ? (JSON.parse(raw.toString('utf8')) as Issue[])[0] : undefined };
-    },
-  );
-const httpIssue = (res: { status: number; body: { error?: { details?: Issue[] } } }) => ({ status: res.status, issue: res.body.error?.details?.[0] });
 
 // automation's, ai's and chatnet-connector's contract rules are stated once (@crm/validation automationRules,
 // aiRules and connectorRules): the gateway's 400 and the service's INVALID_ARGUMENT to a direct caller name the
@@ -41,28 +30,22 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
     await stack?.stop();
   });
 
-  const expectSame = (http: ReturnType<typeof httpIssue>, rpc: Awaited<ReturnType<typeof rpcIssue>>, field: string) => {
-    expect(http.status).toBe(400);
-    expect(http.issue?.field).toBe(field);
-    expect(rpc).toEqual({ code: status.INVALID_ARGUMENT, issue: { field, message: http.issue?.message } });
-  };
-
   describe('automation', () => {
     it.each([10_081, -1])('PUT /settings/appointments and UpdateAppointmentSettings with %s minutes', async (minutes) => {
       const http = httpIssue(await org.owner.put('/api/v1/settings/appointments', { reminderMinutesBefore: minutes }));
-      expectSame(http, await rpcIssue(automation.UpdateAppointmentSettings({ reminderMinutesBefore: minutes }, ctx())), 'reminderMinutesBefore');
+      expectSameRefusal(http, await rpcIssue(automation.UpdateAppointmentSettings({ reminderMinutesBefore: minutes }, ctx())), 'reminderMinutesBefore');
       expect(http.issue?.message).toBe('must be a whole number of minutes from 0 (off) to 10080');
     });
 
     it('POST /automation/templates and CreateTemplate with a name of 201 characters', async () => {
       const input = { name: 'x'.repeat(201), content: 'Hello {{name}}' };
       const http = httpIssue(await org.owner.post('/api/v1/automation/templates', input));
-      expectSame(http, await rpcIssue(automation.CreateTemplate({ id: '', ...input, variables: [], setVariables: false }, ctx())), 'name');
+      expectSameRefusal(http, await rpcIssue(automation.CreateTemplate({ id: '', ...input, variables: [], setVariables: false }, ctx())), 'name');
     });
 
     it('GET /automation/rules and ListRules with a status that does not exist', async () => {
       const http = httpIssue(await org.owner.get('/api/v1/automation/rules?status=asleep'));
-      expectSame(http, await rpcIssue(automation.ListRules({ page: 1, limit: 10, status: 'asleep' }, ctx())), 'status');
+      expectSameRefusal(http, await rpcIssue(automation.ListRules({ page: 1, limit: 10, status: 'asleep' }, ctx())), 'status');
       expect(http.issue?.message).toBe('must be one of draft, active, paused');
     });
 
@@ -70,7 +53,7 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
       const actions = Array.from({ length: 21 }, () => ({ type: 'add_tag', tag: 'vip' }));
       const http = httpIssue(await org.owner.post('/api/v1/automation/rules', { name: 'Too busy', trigger: { type: 'message_received' }, actions }));
       const rpc = await rpcIssue(automation.CreateRule({ name: 'Too busy', trigger: { type: 'message_received', conditions: [], keywords: [] }, actions, setActions: true }, ctx()));
-      expectSame(http, rpc, 'actions');
+      expectSameRefusal(http, rpc, 'actions');
     });
 
     it.each([
@@ -78,7 +61,7 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
       ['a sender name of 201 characters', { host: 'smtp.example.com', port: 587, fromAddress: 'shop@example.com', fromName: 'n'.repeat(201) }, 'fromName'],
     ])('PUT /settings/email and UpdateEmailChannel with %s', async (_what, input, field) => {
       const http = httpIssue(await org.owner.put('/api/v1/settings/email', input));
-      expectSame(http, await rpcIssue(automation.UpdateEmailChannel(input, ctx())), field);
+      expectSameRefusal(http, await rpcIssue(automation.UpdateEmailChannel(input, ctx())), field);
     });
   });
 
@@ -89,7 +72,7 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
       ['a daily quota of 0', { dailyQuota: 0 }, 'dailyQuota'],
       ['a provider that does not exist', { provider: 'skynet' }, 'provider'],
     ])('PUT /ai/config and UpdateConfig with %s', async (_what, input, field) => {
-      expectSame(httpIssue(await org.owner.put('/api/v1/ai/config', input)), await rpcIssue(ai.UpdateConfig(input, ctx())), field);
+      expectSameRefusal(httpIssue(await org.owner.put('/api/v1/ai/config', input)), await rpcIssue(ai.UpdateConfig(input, ctx())), field);
     });
 
     it.each([
@@ -98,7 +81,7 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
       ['a base URL that is not http(s)', { baseUrl: 'ftp://llm.example.com' }, 'baseUrl'],
     ])('PUT /ai/providers/openai and UpdateProvider with %s', async (_what, input, field) => {
       const http = httpIssue(await org.owner.put('/api/v1/ai/providers/openai', input));
-      expectSame(http, await rpcIssue(ai.UpdateProvider({ id: 'openai', ...input }, ctx())), field);
+      expectSameRefusal(http, await rpcIssue(ai.UpdateProvider({ id: 'openai', ...input }, ctx())), field);
     });
   });
 
@@ -109,12 +92,12 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
       ['a proxy URL with a path', { displayName: 'Line', proxyUrl: 'http://proxy.example.com:8080/x' }, 'proxyUrl'],
       ['a proxy URL of 2001 characters', { displayName: 'Line', proxyUrl: `http://${'p'.repeat(1994)}.com` }, 'proxyUrl'],
     ])('POST /chatnet-accounts and CreateAccount with %s', async (_what, input, field) => {
-      expectSame(httpIssue(await org.owner.post('/api/v1/chatnet-accounts', input)), await rpcIssue(connector.CreateAccount(input, ctx())), field);
+      expectSameRefusal(httpIssue(await org.owner.post('/api/v1/chatnet-accounts', input)), await rpcIssue(connector.CreateAccount(input, ctx())), field);
     });
 
     it('GET /chatnet-accounts and ListAccounts with a status that does not exist', async () => {
       const http = httpIssue(await org.owner.get('/api/v1/chatnet-accounts?status=asleep'));
-      expectSame(http, await rpcIssue(connector.ListAccounts({ status: 'asleep' }, ctx())), 'status');
+      expectSameRefusal(http, await rpcIssue(connector.ListAccounts({ status: 'asleep' }, ctx())), 'status');
     });
   });
 });

@@ -1,20 +1,9 @@
-import { type ClientFor, createServiceClient, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import { type ClientFor, createServiceClient, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { testAuth } from '@crm/testing';
 import { client, email, newOrg } from '../support/http';
+import { expectSameRefusal, httpIssue, rpcIssue } from '../support/rule-parity';
 import { startStack, Stack } from '../support/stack';
 
-type Issue = { field: string; message: string };
-
-/** The first field issue of a gRPC failure (x-error-details-bin), or OK when the call succeeded. */
-const rpcIssue = (p: Promise<unknown>) =>
-  p.then(
-    () => ({ code: status.OK, issue: undefined as Issue | undefined }),
-    (err: { code: number; metadata: { get(k: string): unknown[] } }) => {
-      const raw = err.metadata.get('x-error-details-bin')[0] as Buffer | undefined;
-      return { code: err.code, issue: raw ? (JSON.parse(raw.toString('utf8')) as Issue[])[0] : undefined };
-    },
-  );
-const httpIssue = (res: { status: number; body: { error?: { details?: Issue[] } } }) => ({ status: res.status, issue: res.body.error?.details?.[0] });
 
 // identity's and the webhooks service's contract rules are stated once (@crm/validation identityRules and
 // webhookRules): the gateway's 400 and the service's INVALID_ARGUMENT to a direct caller name the same field
@@ -38,12 +27,6 @@ describe('one rule, one wording: identity and webhooks agree with the gateway', 
     await stack?.stop();
   });
 
-  const expectSame = (http: ReturnType<typeof httpIssue>, rpc: Awaited<ReturnType<typeof rpcIssue>>, field: string) => {
-    expect(http.status).toBe(400);
-    expect(http.issue?.field).toBe(field);
-    expect(rpc).toEqual({ code: status.INVALID_ARGUMENT, issue: { field, message: http.issue?.message } });
-  };
-
   it.each([
     ['a password of 257 characters', { password: 'x'.repeat(257) }, 'password'],
     ['a password of 7 characters', { password: 'x'.repeat(7) }, 'password'],
@@ -51,37 +34,37 @@ describe('one rule, one wording: identity and webhooks agree with the gateway', 
     ['a phone of 41 characters', { phone: '1'.repeat(41) }, 'phone'],
   ])('POST /users and CreateUser with %s', async (_what, extra, field) => {
     const input = { email: email('rule'), fullName: 'Rule Person', role: 'agent', ...extra };
-    expectSame(httpIssue(await org.owner.post('/api/v1/users', input)), await rpcIssue(identity.CreateUser(input, ctx())), field);
+    expectSameRefusal(httpIssue(await org.owner.post('/api/v1/users', input)), await rpcIssue(identity.CreateUser(input, ctx())), field);
   });
 
   it('PUT /users/:id and UpdateUser with a status that does not exist', async () => {
     const made = await org.owner.post('/api/v1/users', { email: email('agent'), fullName: 'Agent', role: 'agent', password: 'correct horse battery' });
     expect(made.status).toBe(201);
     const http = httpIssue(await org.owner.put(`/api/v1/users/${made.body.id}`, { status: 'asleep' }));
-    expectSame(http, await rpcIssue(identity.UpdateUser({ id: made.body.id, status: 'asleep' }, ctx())), 'status');
+    expectSameRefusal(http, await rpcIssue(identity.UpdateUser({ id: made.body.id, status: 'asleep' }, ctx())), 'status');
     expect(http.issue?.message).toBe('must be one of active, inactive');
   });
 
   it('POST /teams and CreateTeam with a description of 1001 characters', async () => {
     const input = { name: `T${Date.now()}`, description: 'x'.repeat(1001) };
-    expectSame(httpIssue(await org.owner.post('/api/v1/teams', input)), await rpcIssue(identity.CreateTeam({ ...input, setMembers: true }, ctx())), 'description');
+    expectSameRefusal(httpIssue(await org.owner.post('/api/v1/teams', input)), await rpcIssue(identity.CreateTeam({ ...input, setMembers: true }, ctx())), 'description');
   });
 
   it('GET /audit-log and ListAuditLog with an action filter of 101 characters', async () => {
     const action = `a${'.b'.repeat(50)}`;
     const http = httpIssue(await org.owner.get(`/api/v1/audit-log?action=${action}`));
-    expectSame(http, await rpcIssue(identity.ListAuditLog({ page: 1, limit: 10, action }, ctx())), 'action');
+    expectSameRefusal(http, await rpcIssue(identity.ListAuditLog({ page: 1, limit: 10, action }, ctx())), 'action');
   });
 
   it('POST /webhook-settings and CreateWebhook with 51 events', async () => {
     const input = { url: 'https://hooks.invalid/x', events: Array.from({ length: 51 }, () => 'contact.created') };
     const http = httpIssue(await org.owner.post('/api/v1/webhook-settings', input));
-    expectSame(http, await rpcIssue(webhooks.CreateWebhook(input, ctx())), 'events');
+    expectSameRefusal(http, await rpcIssue(webhooks.CreateWebhook(input, ctx())), 'events');
     expect(http.issue?.message).toBe('must list at most 50 events');
   });
 
   it('POST /webhook-settings and CreateWebhook with a URL of 2049 characters', async () => {
     const input = { url: `https://hooks.invalid/${'x'.repeat(2049 - 'https://hooks.invalid/'.length)}`, events: ['contact.created'] };
-    expectSame(httpIssue(await org.owner.post('/api/v1/webhook-settings', input)), await rpcIssue(webhooks.CreateWebhook(input, ctx())), 'url');
+    expectSameRefusal(httpIssue(await org.owner.post('/api/v1/webhook-settings', input)), await rpcIssue(webhooks.CreateWebhook(input, ctx())), 'url');
   });
 });

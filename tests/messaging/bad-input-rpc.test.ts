@@ -1,6 +1,7 @@
 import type { ClientFor } from '@crm/grpc-kit';
 import { status } from '@crm/grpc-kit';
 import { eventually } from '@crm/testing';
+import { httpIssue, rpcIssue } from '../support/rule-parity';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeConnector, fakeCrm, messagingClient, orgWithKey } from './support';
 
@@ -39,16 +40,6 @@ describe('messaging: one rule, one wording over HTTP and gRPC', () => {
   });
 
   const ctx = () => ({ orgId: org.orgId, userId: org.user.id, role: 'owner' });
-  type Issue = { field: string; message: string };
-  const httpIssue = (res: { status: number; body: { error?: { details?: Issue[] } } }) => ({ status: res.status, issue: res.body.error?.details?.[0] });
-  const rpcIssue = (p: Promise<unknown>) =>
-    p.then(
-      () => ({ code: status.OK, issue: undefined }),
-      (err: { code: number; metadata: { get(k: string): unknown[] } }) => {
-        const raw = err.metadata.get('x-error-details-bin')[0] as Buffer | undefined;
-        return { code: err.code, issue: raw ? (JSON.parse(raw.toString('utf8')) as Issue[])[0] : undefined };
-      },
-    );
   /** Both refuse it: a 400 and INVALID_ARGUMENT, on `field`, with the same message. */
   async function expectSameRefusal(http: Promise<Parameters<typeof httpIssue>[0]>, call: Promise<unknown>, field: string, message: string) {
     expect(httpIssue(await http)).toEqual({ status: 400, issue: { field, message } });

@@ -1,17 +1,5 @@
-import { AppError } from '@crm/grpc-kit';
+import { issueOf } from './test-support/issue-of';
 import { bulkIds, isoTimestamp, isUuid, normaliseEmail, oneOf, optionalEmail, optionalOneOf, optionalText, requireText, requireUuid } from './index';
-
-/** The field issue a check threw, or undefined when it passed. */
-function issueOf(check: () => unknown): { field: string; message: string } | undefined {
-  try {
-    check();
-    return undefined;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    expect((err as AppError).kind).toBe('invalid_argument');
-    return (err as AppError).details?.[0];
-  }
-}
 
 describe('ids', () => {
   it('isUuid takes any-case UUIDs only', () => {

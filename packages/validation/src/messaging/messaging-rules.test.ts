@@ -1,16 +1,5 @@
-import { AppError } from '@crm/grpc-kit';
+import { issueOf } from '../test-support/issue-of';
 import { messagingRules as rules } from '../index';
-
-/** The field issue a check threw, or undefined when it passed. */
-function issueOf(check: () => unknown): { field: string; message: string } | undefined {
-  try {
-    check();
-    return undefined;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return (err as AppError).details?.[0];
-  }
-}
 
 describe('messaging contract rules', () => {
   it('contentType: text when empty, a short type name otherwise', () => {
