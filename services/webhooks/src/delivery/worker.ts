@@ -41,8 +41,14 @@ export interface WorkerOptions {
 const tracer = trace.getTracer('@crm/webhooks');
 const PRUNE_EVERY_MS = 3_600_000;
 const TIMER_LIMIT_MS = 60_000;
-/** Announced ids claimed per statement. */
+/** Announced ids claimed per statement, at most. */
 const IDS_PER_CLAIM = 1_000;
+/**
+ * Announced ids looked at per free slot. A claim locks every id it looks at (then ranks them by endpoint slot), so
+ * with a backlog behind a busy endpoint, a slot freed by one finished delivery must not lock a thousand rows to
+ * take one: the ids not looked at stay announced for the next round.
+ */
+const IDS_PER_FREE_SLOT = 4;
 /**
  * Announced ids kept while every slot is busy. Past this the list is dropped and the general claim (due
  * rows, oldest first) takes over: the rows are in the table either way, the ids only save a scan.
@@ -151,10 +157,11 @@ export class DeliveryWorker {
     try {
       if (this.announced.size > 0) {
         const ids: string[] = [];
+        const take = Math.min(IDS_PER_CLAIM, free * IDS_PER_FREE_SLOT);
         for (const id of this.announced) {
           ids.push(id);
           this.announced.delete(id);
-          if (ids.length === IDS_PER_CLAIM) break;
+          if (ids.length === take) break;
         }
         const { rows, scanned } = await this.claim(ids, 0, free);
         items.push(...rows);
