@@ -1,20 +1,10 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { createClient } from 'redis';
-import { type ClientFor, checkHealth, createServiceClient, loadProto, serviceDefinition, status as grpcStatus } from '@crm/grpc-kit';
+import { type ClientFor, createServiceClient, loadProto, serviceDefinition, status as grpcStatus } from '@crm/grpc-kit';
 import { createTestDatabase, eventually, freePort, infra, testAuth, type TestDatabase } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
-import { connectorClient, grpcCtx } from './support';
+import { connectorClient, grpcCtx, type ConnectorProcess, leaseHolder, spawnConnector as startConnector } from './support';
 
-const MAIN = path.join(__dirname, '..', '..', 'services', 'chatnet-connector', 'dist', 'main.js');
-
-interface Instance {
-  proc: ChildProcess;
-  address: string;
-  output: string[];
-  exited: Promise<number | null>;
-}
 
 type Connector = ClientFor<'connector.v1.ConnectorService'>;
 type User = { id: string; orgId: string; role: string };
@@ -32,30 +22,16 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
   let other: { owner: Client; user: User };
   let redis: ReturnType<typeof createClient>;
   let env: Record<string, string>;
-  let a: Instance;
-  let b: Instance;
-  let c: Instance;
+  let a: ConnectorProcess;
+  let b: ConnectorProcess;
+  let c: ConnectorProcess;
   let accountId: string;
   const made: Connector[] = [];
 
-  const spawnConnector = async (port: number): Promise<Instance> => {
-    const proc = spawn(process.execPath, [MAIN], {
-      env: { PATH: process.env.PATH ?? '', ...env, GRPC_PORT: String(port), LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output: string[] = [];
-    proc.stdout!.on('data', (d) => output.push(String(d)));
-    proc.stderr!.on('data', (d) => output.push(String(d)));
-    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-    const address = `127.0.0.1:${port}`;
-    await eventually(() => checkHealth(address), 30_000, 200).catch((err) => {
-      throw new Error(`connector did not start: ${err.message}\n${output.join('')}`);
-    });
-    return { proc, address, output, exited };
-  };
+  const spawnConnector = (port: number): Promise<ConnectorProcess> => startConnector(env, port);
 
   /** ConnectorService at one process, signed as the service that makes the call in production. */
-  const as = (caller: 'messaging' | 'crm', at: Instance): Connector => {
+  const as = (caller: 'messaging' | 'crm', at: ConnectorProcess): Connector => {
     const proto = loadProto('connector/v1/connector.proto');
     const rpc = createServiceClient(serviceDefinition(proto, 'connector.v1.ConnectorService'), at.address, testAuth(caller), 10_000);
     made.push(rpc);
@@ -63,10 +39,7 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
   };
 
   /** Which process holds an account's lease, by the address it registered. */
-  const holderAddress = async (id: string) => {
-    const instance = await redis.get(`${env.REDIS_PREFIX}chatnet:lease:${id}`);
-    return instance ? redis.get(`${env.REDIS_PREFIX}chatnet:instance:${instance}`) : null;
-  };
+  const holderAddress = (id: string) => leaseHolder(redis, env.REDIS_PREFIX, id);
 
   /** A customer writes to the account (pushed through the gateway, so it too arrives at A); its ids as the network gave them. */
   const inbound = async (fromUid: string, content: string) => {
@@ -75,10 +48,10 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     return { chatnetMessageId: res.body.chatnetMessageId as string, cliMsgId: res.body.cliMsgId as string, fromUid, contentType: 'text', sentAt: res.body.sentAt as string };
   };
 
-  const markSeen = (at: Instance, who: User, m: Awaited<ReturnType<typeof inbound>>) =>
+  const markSeen = (at: ConnectorProcess, who: User, m: Awaited<ReturnType<typeof inbound>>) =>
     as('messaging', at).MarkThreadSeen<{ ok: boolean }>({ accountId, threadId: m.fromUid, threadType: 'user', messages: [m] }, grpcCtx(who));
 
-  const lookup = (at: Instance, who: User, phone: string) =>
+  const lookup = (at: ConnectorProcess, who: User, phone: string) =>
     as('crm', at).LookupPhone<{ found: boolean; chatnetUid?: string; displayName?: string; accountId: string }>({ phone }, grpcCtx(who));
 
   let lastRead: Awaited<ReturnType<typeof inbound>>;

@@ -1,23 +1,12 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { Client as PgClient } from 'pg';
 import { createClient } from 'redis';
 import { SecretBox } from '@crm/crypto';
-import { checkHealth } from '@crm/grpc-kit';
 import { createTestDatabase, eventually, freePort, infra, type TestDatabase } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
-import { captureEvents, connectorClient, grpcCtx } from './support';
+import { captureEvents, connectorClient, grpcCtx, type ConnectorProcess, leaseHolder, spawnConnector as startConnector } from './support';
 
-const MAIN = path.join(__dirname, '..', '..', 'services', 'chatnet-connector', 'dist', 'main.js');
-
-interface Instance {
-  proc: ChildProcess;
-  address: string;
-  output: string[];
-  exited: Promise<number | null>;
-}
 
 // The session pool scales out: two connector processes share one database, Redis and exchange; each live
 // session is held by exactly one of them; calls reach the holder wherever they arrive; when a holder is
@@ -30,31 +19,14 @@ describe('session pool across two connector processes', () => {
   let user: { id: string; orgId: string; role: string };
   let bus: Awaited<ReturnType<typeof captureEvents>>;
   let redis: ReturnType<typeof createClient>;
-  let a: Instance;
-  let b: Instance;
+  let a: ConnectorProcess;
+  let b: ConnectorProcess;
   let env: Record<string, string>;
 
-  const spawnConnector = async (port: number): Promise<Instance> => {
-    const proc = spawn(process.execPath, [MAIN], {
-      env: { PATH: process.env.PATH ?? '', ...env, GRPC_PORT: String(port), LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output: string[] = [];
-    proc.stdout!.on('data', (d) => output.push(String(d)));
-    proc.stderr!.on('data', (d) => output.push(String(d)));
-    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-    const address = `127.0.0.1:${port}`;
-    await eventually(() => checkHealth(address), 30_000, 200).catch((err) => {
-      throw new Error(`connector did not start: ${err.message}\n${output.join('')}`);
-    });
-    return { proc, address, output, exited };
-  };
+  const spawnConnector = (port: number): Promise<ConnectorProcess> => startConnector(env, port);
 
   /** Which process holds an account's lease, by the address it registered. */
-  const holderAddress = async (accountId: string) => {
-    const instance = await redis.get(`${env.REDIS_PREFIX}chatnet:lease:${accountId}`);
-    return instance ? redis.get(`${env.REDIS_PREFIX}chatnet:instance:${instance}`) : null;
-  };
+  const holderAddress = (id: string) => leaseHolder(redis, env.REDIS_PREFIX, id);
 
   beforeAll(async () => {
     db = await createTestDatabase('chatnet_pool');

@@ -1,21 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { createClient } from 'redis';
-import { checkHealth } from '@crm/grpc-kit';
 import { createTestDatabase, eventually, freePort, infra, type TestDatabase } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
-import { captureEvents, connectorClient, grpcCtx } from './support';
+import { captureEvents, connectorClient, grpcCtx, type ConnectorProcess, leaseHolder, spawnConnector as startConnector } from './support';
 
-const MAIN = path.join(__dirname, '..', '..', 'services', 'chatnet-connector', 'dist', 'main.js');
 const ACCOUNTS = 30;
 
-interface Instance {
-  proc: ChildProcess;
-  address: string;
-  output: string[];
-  exited: Promise<number | null>;
-}
 
 // The session pool rebalances: when a connector instance joins, the others hand sessions over one at a
 // time until each holds its fair share; when one stops, the rest take its sessions. Each moved account
@@ -29,32 +19,15 @@ describe('session rebalancing across three connector processes', () => {
   let bus: Awaited<ReturnType<typeof captureEvents>>;
   let redis: ReturnType<typeof createClient>;
   let env: Record<string, string>;
-  let a: Instance;
-  let b: Instance;
-  let c: Instance;
+  let a: ConnectorProcess;
+  let b: ConnectorProcess;
+  let c: ConnectorProcess;
   const ids: string[] = [];
 
-  const spawnConnector = async (port: number): Promise<Instance> => {
-    const proc = spawn(process.execPath, [MAIN], {
-      env: { PATH: process.env.PATH ?? '', ...env, GRPC_PORT: String(port), LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output: string[] = [];
-    proc.stdout!.on('data', (d) => output.push(String(d)));
-    proc.stderr!.on('data', (d) => output.push(String(d)));
-    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-    const address = `127.0.0.1:${port}`;
-    await eventually(() => checkHealth(address), 30_000, 200).catch((err) => {
-      throw new Error(`connector did not start: ${err.message}\n${output.join('')}`);
-    });
-    return { proc, address, output, exited };
-  };
+  const spawnConnector = (port: number): Promise<ConnectorProcess> => startConnector(env, port);
 
   /** Which process holds an account's lease, by the address it registered. */
-  const holderAddress = async (accountId: string) => {
-    const instance = await redis.get(`${env.REDIS_PREFIX}chatnet:lease:${accountId}`);
-    return instance ? redis.get(`${env.REDIS_PREFIX}chatnet:instance:${instance}`) : null;
-  };
+  const holderAddress = (id: string) => leaseHolder(redis, env.REDIS_PREFIX, id);
 
   /** How many of the accounts each process holds (by the address it registered); `unheld` counts the rest. */
   const distribution = async (): Promise<Record<string, number>> => {
@@ -68,7 +41,7 @@ describe('session rebalancing across three connector processes', () => {
   };
 
   /** Every account held, by exactly the given processes, each within ±2 of `each`. */
-  const balanced = (d: Record<string, number>, on: Instance[], each: number) =>
+  const balanced = (d: Record<string, number>, on: ConnectorProcess[], each: number) =>
     Object.keys(d).length === on.length && on.every((i) => Math.abs((d[i.address] ?? 0) - each) <= 2);
 
   /** Every account connected and published live by its holder, as the API shows it. */

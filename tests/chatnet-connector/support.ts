@@ -1,5 +1,8 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
 import { connect } from 'amqplib';
-import { type ClientFor, createServiceClient, loadProto, serviceDefinition, type CallContext } from '@crm/grpc-kit';
+import type { RedisClientType } from 'redis';
+import { type ClientFor, checkHealth, createServiceClient, loadProto, serviceDefinition, type CallContext } from '@crm/grpc-kit';
 import { eventually, infra, testAuth } from '@crm/testing';
 import { email, type Client } from '../support/http';
 
@@ -63,3 +66,36 @@ export async function addUser(api: Client, owner: Client, role: 'agent' | 'admin
 }
 
 export const PNG_DATA_URL = /^data:image\/png;base64,[A-Za-z0-9+/]+=*$/;
+
+const CONNECTOR_MAIN = path.join(__dirname, '..', '..', 'services', 'chatnet-connector', 'dist', 'main.js');
+
+/** A connector process started from its build, for the tests that run several replicas side by side. */
+export interface ConnectorProcess {
+  proc: ChildProcess;
+  address: string;
+  output: string[];
+  exited: Promise<number | null>;
+}
+
+/** Start a connector process on `port` with `env` (the stack's, plus the test's) and wait until it is healthy. */
+export async function spawnConnector(env: Record<string, string>, port: number): Promise<ConnectorProcess> {
+  const proc = spawn(process.execPath, [CONNECTOR_MAIN], {
+    env: { PATH: process.env.PATH ?? '', ...env, GRPC_PORT: String(port), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  proc.stdout!.on('data', (d) => output.push(String(d)));
+  proc.stderr!.on('data', (d) => output.push(String(d)));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const address = `127.0.0.1:${port}`;
+  await eventually(() => checkHealth(address), 30_000, 200).catch((err: Error) => {
+    throw new Error(`connector did not start: ${err.message}\n${output.join('')}`);
+  });
+  return { proc, address, output, exited };
+}
+
+/** The address of the process holding an account's session lease (as that process registered it), or null. */
+export async function leaseHolder(redis: Pick<RedisClientType, 'get'>, prefix: string, accountId: string): Promise<string | null> {
+  const instance = await redis.get(`${prefix}chatnet:lease:${accountId}`);
+  return instance ? redis.get(`${prefix}chatnet:instance:${instance}`) : null;
+}
