@@ -141,7 +141,12 @@ export class InboundBatch {
   async prefetch(events: Array<{ eventId: string; orgId: string; d: InboundData }>): Promise<void> {
     const others = events.filter(({ d }) => !d.fromSelf);
     if (others.length === 0) return;
-    const senders = await Promise.all(others.map(({ orgId, d }) => groupSender(d) && this.sender(orgId, groupSender(d)!)));
+    const senders = await Promise.all(
+      others.map(({ orgId, d }) => {
+        const sender = groupSender(d);
+        return sender && this.sender(orgId, sender);
+      }),
+    );
     const items = others.map(({ orgId, d }, i) => ({ ...newInbound(randomUUID(), orgId, d, senders[i] ?? null), threadType: d.threadType, threadId: d.threadId }));
     const results = await messages.insertInboundBatch(this.db, items);
     others.forEach(({ eventId, orgId, d }, i) => {
