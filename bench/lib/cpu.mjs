@@ -60,3 +60,18 @@ export function cpuPerUnit(before, after, units) {
   }
   return Object.fromEntries(Object.entries(sums).map(([l, s]) => [l, units > 0 ? (s * 1000) / units : NaN]));
 }
+
+/**
+ * Committed transactions per database (pg_stat_database.xact_commit), labelled like `dbs`. On this 2-core box a
+ * round trip to PostgreSQL costs more than the rows it carries, so transactions per message is the figure to watch.
+ * PostgreSQL flushes these counters about once a second: take the second snapshot after the work has settled.
+ */
+export async function commitSnapshot({ dbs, pool }) {
+  const { rows } = await pool.query('SELECT datname, xact_commit::float8 AS n FROM pg_stat_database WHERE datname = ANY($1)', [Object.values(dbs)]);
+  return Object.fromEntries(Object.keys(dbs).map((label) => [label, rows.find((r) => r.datname === dbs[label])?.n ?? NaN]));
+}
+
+/** Transactions per unit by label between two commitSnapshot()s. */
+export function commitsPerUnit(before, after, units) {
+  return Object.fromEntries(Object.keys(after).map((l) => [l, units > 0 ? (after[l] - before[l]) / units : NaN]));
+}

@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { cpuPerUnit, cpuSnapshot } from '../lib/cpu.mjs';
+import { commitSnapshot, commitsPerUnit, cpuPerUnit, cpuSnapshot } from '../lib/cpu.mjs';
 import { freePort, processGroup, root, signupOrg, waitReady } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 import { webhookReceiver } from '../lib/webhook-receiver.mjs';
@@ -237,9 +237,12 @@ try {
   const measure = async (name, rate, seconds, during) => {
     progress(`${name}: ${rate} msg/s for ${seconds} s`);
     const cpu0 = await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin });
+    const commits0 = await commitSnapshot({ dbs: dbName, pool: admin });
     const { total, started } = await openLoop(name, rate, seconds, during);
     const delivered = await drain(name, 120_000);
     const cpu = cpuPerUnit(cpu0, await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin }), delivered);
+    await sleep(1500); // the statistics counters are flushed about once a second
+    const commits = commitsPerUnit(commits0, await commitSnapshot({ dbs: dbName, pool: admin }), delivered);
     const p = phase(name);
     const { rows } = await messagingDb.query('SELECT count(*)::int AS n, count(DISTINCT chatnet_message_id)::int AS d FROM messages WHERE content LIKE $1', [`${name}-%`]);
     const r = {
@@ -257,6 +260,7 @@ try {
       p99: pct(p.latencies, 99),
       req99: pct(p.request, 99),
       cpu,
+      commits,
     };
     progress(`${name}: delivered ${delivered}/${p.accepted} (${f(r.perSecond, 0)}/s), p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, lost ${r.lost}, twice ${r.twice}`);
     return r;
@@ -293,6 +297,12 @@ try {
     `| run | ${labels.join(' | ')} | services + pg | all but the load generator |`,
     `|---|${labels.map(() => '---|').join('')}---|---|`,
     ...results.map((r) => `| ${r.name} | ${labels.map((l) => f(r.cpu[l], 2)).join(' | ')} | ${f(withoutShared(r.cpu), 2)} | ${f(ours(r.cpu), 2)} |`),
+    '',
+    'PostgreSQL transactions committed per delivered message, by database (pg_stat_database.xact_commit; a round trip costs more than its rows on this machine):',
+    '',
+    `| run | ${services.join(' | ')} |`,
+    `|---|${services.map(() => '---|').join('')}`,
+    ...results.map((r) => `| ${r.name} | ${services.map((s) => f(r.commits[s], 2)).join(' | ')} |`),
     '',
     `Invalid signatures: ${receiver.stats.badSignatures}. Target ≥ ${RATE} msg/s for ${SECONDS} s with p99 < 100 ms, 0 lost, 0 applied twice: **${met ? 'met' : 'NOT met'}**; ` +
       `CPU per message ≤ 2.5 ms (services + their PostgreSQL backends): **${withoutShared(main.cpu) <= 2.5 ? 'met' : 'NOT met'}** (${f(withoutShared(main.cpu), 2)} ms).` +

@@ -51,7 +51,8 @@ describe('delivery queue statements', () => {
     await waitForPayloads(3);
     expect(payloads).toHaveLength(3);
     for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8_000);
-    const announced = payloads.flatMap((p) => p.split(','));
+    const announced = payloads.flatMap((p) => deliveries.parseAnnouncement(p).ids);
+    expect(payloads.every((p) => deliveries.parseAnnouncement(p).webhookId === hook)).toBe(true);
     const { rows } = await pool.query<{ id: string; webhook_id: string }>('SELECT id, webhook_id FROM webhook_deliveries');
     expect(rows.every((r) => r.webhook_id === hook && r.webhook_id !== otherOrgHook)).toBe(true);
     expect(announced.sort()).toEqual(rows.map((r) => r.id).sort());
@@ -67,7 +68,7 @@ describe('delivery queue statements', () => {
     payloads.length = 0;
     await deliveries.fanOut(pool, events(5, 'message.sent', 'b'));
     await waitForPayloads(1);
-    const ids = payloads[0].split(',');
+    const ids = payloads.flatMap((p) => deliveries.parseAnnouncement(p).ids);
     const claim = (busy = new Map<string, number>()) => deliveries.claim(pool, { ids, limit: 50, leaseMs: 60_000, perEndpoint: 8, busy, scan: 0 });
     const [a, b] = await Promise.all([claim(), claim()]);
     expect([...a.rows, ...b.rows].map((r) => r.id).sort()).toEqual([...ids].sort());
@@ -83,8 +84,8 @@ describe('delivery queue statements', () => {
     const other = await addHook(['conversation.created']);
     payloads.length = 0;
     await deliveries.fanOut(pool, events(20, 'conversation.created', 'c'));
-    await waitForPayloads(1);
-    const ids = payloads[0].split(',');
+    await waitForPayloads(2);
+    const ids = payloads.flatMap((p) => deliveries.parseAnnouncement(p).ids);
     const base = { limit: 50, leaseMs: 60_000, perEndpoint: 8 };
 
     // Announced ids: the slow endpoint has 6 of 8 slots busy, so 2 of its 20 are taken; every one of the
@@ -105,5 +106,31 @@ describe('delivery queue statements', () => {
     // And never more than the instance's own free slots.
     const limited = await deliveries.claim(pool, { ...base, limit: 3, scan: 100, busy: new Map() });
     expect(limited.rows).toHaveLength(3);
+  });
+
+  it('claims by endpoint: the oldest due rows of each (retries and new alike), at most n of each, none of an endpoint switched off', async () => {
+    await pool.query(`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL`);
+    const a = await addHook(['appointment.created']);
+    const b = await addHook(['appointment.created']);
+    const off = await addHook(['appointment.created']);
+    await pool.query('UPDATE webhook_settings SET active = false WHERE id = $1', [off]);
+    await deliveries.fanOut(pool, events(5, 'appointment.created', 'e'));
+    // One of a's rows is a retry that fell due a minute ago: it goes first; another is not due yet.
+    const { rows: aRows } = await pool.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY event_id', [a]);
+    await pool.query(`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 minute', attempts = 1 WHERE id = $1`, [aRows[4].id]);
+    await pool.query(`UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`, [aRows[3].id]);
+
+    const first = await deliveries.claimEndpoints(pool, new Map([[a, 2], [b, 10], [off, 10]]), 60_000);
+    const of = (rows: deliveries.ClaimedDelivery[], hook: string) => rows.filter((r) => r.webhook_id === hook);
+    expect(of(first, a)).toHaveLength(2);
+    expect(of(first, a).map((r) => r.id)).toContain(aRows[4].id);
+    expect(of(first, b)).toHaveLength(5);
+    expect(of(first, off)).toHaveLength(0);
+    expect(first.every((r) => r.url === 'http://127.0.0.1/x' && r.secret_enc === 'sealed')).toBe(true);
+    // Claimed rows are leased: the next claim takes what is left and due (2 of a's), nothing twice.
+    const second = await deliveries.claimEndpoints(pool, new Map([[a, 10], [b, 10]]), 60_000);
+    expect(second.map((r) => r.webhook_id)).toEqual([a, a]);
+    expect(new Set([...first, ...second].map((r) => r.id)).size).toBe(first.length + second.length);
+    expect(await deliveries.claimEndpoints(pool, new Map(), 60_000)).toEqual([]);
   });
 });

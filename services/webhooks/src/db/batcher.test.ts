@@ -31,4 +31,15 @@ describe('Batcher (group commit)', () => {
     await Promise.all([1, 2, 3, 4, 5].map((i) => b.add(i)));
     expect(sizes).toEqual([2, 2, 1]);
   });
+
+  it('with gatherMs, waits that long for other calls before the first flush', async () => {
+    const flushed: number[][] = [];
+    const b = new Batcher<number>(async (items) => void flushed.push(items), 500, 30);
+    const first = b.add(1);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(flushed).toEqual([]);
+    const second = b.add(2);
+    await Promise.all([first, second]);
+    expect(flushed).toEqual([[1, 2]]);
+  });
 });

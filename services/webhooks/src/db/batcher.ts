@@ -9,9 +9,14 @@ export class Batcher<T> {
   private queue: Array<{ item: T; resolve: () => void; reject: (err: unknown) => void }> = [];
   private running = false;
 
+  /**
+   * `gatherMs`: how long the first call waits for others before a flush starts (0: one turn of the event loop).
+   * Worth it only where nothing waits on the flush but the caller's own bookkeeping.
+   */
   constructor(
     private readonly flush: (items: T[]) => Promise<void>,
     private readonly maxBatch = 500,
+    private readonly gatherMs = 0,
   ) {}
 
   add(item: T): Promise<void> {
@@ -19,8 +24,9 @@ export class Batcher<T> {
       this.queue.push({ item, resolve, reject });
       if (!this.running) {
         this.running = true;
-        // One turn of the event loop lets the calls made in the same tick join the first flush.
-        setImmediate(() => void this.drain());
+        // One turn of the event loop (or gatherMs) lets the calls made meanwhile join the first flush.
+        if (this.gatherMs > 0) setTimeout(() => void this.drain(), this.gatherMs);
+        else setImmediate(() => void this.drain());
       }
     });
   }

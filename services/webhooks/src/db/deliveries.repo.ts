@@ -1,4 +1,4 @@
-import type { Queryable } from '@crm/db';
+import { isUuid, type Queryable } from '@crm/db';
 import type { AttemptResult } from '../delivery/sender';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
@@ -46,21 +46,36 @@ export interface ClaimedDelivery extends DeliveryRow {
 }
 
 /**
- * NOTIFY channel on which new due deliveries are announced (payload: their ids, comma-separated). Channels
- * are per database and this service owns its database, so a fixed name is enough.
+ * NOTIFY channel on which new due deliveries are announced. Channels are per database and this service owns its
+ * database, so a fixed name is enough. A payload names one endpoint and some of its new deliveries:
+ * `<webhook id>:<delivery id>,<delivery id>,...`, so a worker claims only what that endpoint has room for.
  */
 export const DUE_CHANNEL = 'webhook_deliveries_due';
 
 /**
- * Ids per NOTIFY payload: 200 UUIDs and their commas are 7,399 bytes, under PostgreSQL's 8,000-byte limit
- * on a payload. A batch of events larger than this sends several notifications.
+ * Ids per NOTIFY payload: an endpoint id, a colon and 200 delivery ids with their commas are 7,436 bytes, under
+ * PostgreSQL's 8,000-byte limit on a payload. An endpoint with more new rows in one batch gets several notifications.
  */
 export const IDS_PER_NOTIFICATION = 200;
 
+export interface Announcement {
+  /** The endpoint the deliveries are for; undefined for a payload of ids alone (an instance of an earlier version). */
+  webhookId?: string;
+  ids: string[];
+}
+
+/** Reads a payload of DUE_CHANNEL; anything that is not a UUID is dropped before it can reach SQL. */
+export function parseAnnouncement(payload: string): Announcement {
+  const colon = payload.indexOf(':');
+  const webhookId = colon >= 0 ? payload.slice(0, colon) : undefined;
+  const ids = payload.slice(colon + 1).split(',').filter(isUuid);
+  return webhookId !== undefined && isUuid(webhookId) ? { webhookId, ids } : { ids };
+}
+
 // One statement for a batch of events: a delivery for each active endpoint of the event's org subscribed
 // to its type. The unique (webhook_id, event_id) makes a redelivered event a no-op. The new rows' ids are
-// announced by pg_notify in the same statement (its own transaction): PostgreSQL delivers a notification
-// only at commit, so a worker never hears of a row it cannot see yet, and every instance hears it.
+// announced by pg_notify in the same statement (its own transaction), by endpoint: PostgreSQL delivers a
+// notification only at commit, so a worker never hears of a row it cannot see yet, and every instance hears it.
 const FAN_OUT = {
   name: 'webhooks_fan_out',
   text: `WITH ins AS (
@@ -69,11 +84,11 @@ const FAN_OUT = {
              FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[]) AS e (org_id, event_id, type, payload, traceparent)
              JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
            ON CONFLICT (webhook_id, event_id) DO NOTHING
-           RETURNING id
+           RETURNING id, webhook_id
          )
-         SELECT count(*)::int AS n, pg_notify('${DUE_CHANNEL}', string_agg(id::text, ','))
-           FROM (SELECT id, (row_number() OVER () - 1) / ${IDS_PER_NOTIFICATION} AS chunk FROM ins) numbered
-          GROUP BY chunk`,
+         SELECT count(*)::int AS n, pg_notify('${DUE_CHANNEL}', webhook_id::text || ':' || string_agg(id::text, ','))
+           FROM (SELECT id, webhook_id, (row_number() OVER (PARTITION BY webhook_id) - 1) / ${IDS_PER_NOTIFICATION} AS chunk FROM ins) numbered
+          GROUP BY webhook_id, chunk`,
 };
 
 export interface FanOutEvent {
@@ -94,10 +109,10 @@ export async function fanOut(db: Queryable, events: FanOutEvent[]): Promise<numb
   return rows.reduce((sum, r) => sum + r.n, 0);
 }
 
-/** Announce deliveries made due now outside the fan-out (a manual redelivery), so any instance takes them. */
-export async function announceDue(db: Queryable, ids: string[]): Promise<void> {
+/** Announce one endpoint's deliveries made due now outside the fan-out (a manual redelivery), so any instance takes them. */
+export async function announceDue(db: Queryable, webhookId: string, ids: string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += IDS_PER_NOTIFICATION) {
-    await db.query('SELECT pg_notify($1, $2)', [DUE_CHANNEL, ids.slice(i, i + IDS_PER_NOTIFICATION).join(',')]);
+    await db.query('SELECT pg_notify($1, $2)', [DUE_CHANNEL, `${webhookId}:${ids.slice(i, i + IDS_PER_NOTIFICATION).join(',')}`]);
   }
 }
 
@@ -143,6 +158,38 @@ function claimStatement(name: string, which: string) {
 const CLAIM_DUE = claimStatement('webhooks_claim_due', '');
 const CLAIM_IDS = claimStatement('webhooks_claim_ids', 'AND d.id = ANY ($8::uuid[])');
 
+/**
+ * Claim the oldest due rows of given endpoints, at most `n` of each (its free slots): new deliveries and retries
+ * alike, in the order they fell due. Endpoints switched off are skipped.
+ */
+const CLAIM_ENDPOINTS = {
+  name: 'webhooks_claim_endpoints',
+  text: `WITH want AS (
+           SELECT w.webhook_id, w.n
+             FROM unnest($1::uuid[], $2::int[]) AS w (webhook_id, n)
+             JOIN webhook_settings s ON s.id = w.webhook_id AND s.active
+         ), cand AS (
+           SELECT c.id FROM want w CROSS JOIN LATERAL (
+             SELECT d.id FROM webhook_deliveries d
+              WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+              ORDER BY d.next_attempt_at
+              LIMIT w.n
+              FOR UPDATE SKIP LOCKED
+           ) c
+         ), claimed AS (
+           UPDATE webhook_deliveries d SET next_attempt_at = now() + $3 * interval '1 millisecond'
+             FROM cand WHERE d.id = cand.id
+           RETURNING d.*
+         )
+         SELECT c.*, s.url, s.secret_enc FROM claimed c JOIN webhook_settings s ON s.id = c.webhook_id`,
+};
+
+export async function claimEndpoints(db: Queryable, wants: ReadonlyMap<string, number>, leaseMs: number): Promise<ClaimedDelivery[]> {
+  if (wants.size === 0) return [];
+  const { rows } = await db.query<ClaimedDelivery>({ ...CLAIM_ENDPOINTS, values: [[...wants.keys()], [...wants.values()], leaseMs] });
+  return rows;
+}
+
 export interface ClaimRequest {
   /** Rows wanted at most (free slots of the instance). */
   limit: number;
@@ -155,6 +202,8 @@ export interface ClaimRequest {
   scan: number;
   /** Only these rows (just announced), when they are still pending and due. */
   ids?: string[];
+  /** Endpoints the general scan leaves out (besides those at their bound): claimed by endpoint instead. */
+  skip?: string[];
 }
 
 export interface ClaimResult {
@@ -166,7 +215,7 @@ export interface ClaimResult {
 export async function claim(db: Queryable, r: ClaimRequest): Promise<ClaimResult> {
   // The general scan skips endpoints at their bound (their backlog would fill it); announced ids are few,
   // so every one is scanned and ranked, and one left for lack of a slot still counts in `scanned`.
-  const full: string[] = [];
+  const full: string[] = [...(r.ids ? [] : (r.skip ?? []))];
   const busyIds: string[] = [];
   const busyCounts: number[] = [];
   for (const [id, n] of r.busy) {

@@ -5,7 +5,6 @@ import { enqueueEvent } from '@crm/events';
 import { contextFromTraceparent } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
-import { isUuid } from '@crm/validation';
 import { Batcher } from '../db/batcher';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
@@ -41,12 +40,13 @@ export interface WorkerOptions {
 const tracer = trace.getTracer('@crm/webhooks');
 const PRUNE_EVERY_MS = 3_600_000;
 const TIMER_LIMIT_MS = 60_000;
-/** Announced ids claimed per statement, at most. */
+/** How long a success waits for others to be recorded with it in one statement. */
+const SUCCESS_GATHER_MS = 10;
+/** Ids of announcements without an endpoint (an earlier version's payload) claimed per statement, at most. */
 const IDS_PER_CLAIM = 1_000;
 /**
- * Announced ids looked at per free slot. A claim locks every id it looks at (then ranks them by endpoint slot), so
- * with a backlog behind a busy endpoint, a slot freed by one finished delivery must not lock a thousand rows to
- * take one: the ids not looked at stay announced for the next round.
+ * Ids without an endpoint looked at per free slot. A claim locks every id it looks at (then ranks them by endpoint
+ * slot), so such ids are taken a few per free slot, never a thousand for one slot.
  */
 const IDS_PER_FREE_SLOT = 4;
 /**
@@ -54,6 +54,13 @@ const IDS_PER_FREE_SLOT = 4;
  * rows, oldest first) takes over: the rows are in the table either way, the ids only save a scan.
  */
 const MAX_ANNOUNCED = 20_000;
+/**
+ * An endpoint with a backlog (more announced than it has free slots) is claimed for once half its slots are free,
+ * or this long after its first slot freed: behind a fast endpoint every finished request frees a slot, and a claim
+ * per request would make the queue's round trips, not the requests, the cost of each delivery. Without a backlog
+ * a new delivery is claimed at once.
+ */
+const BACKLOG_CLAIM_WAIT_MS = 5;
 
 function human(ms: number): string {
   if (ms >= 86_400_000) return `${(ms / 86_400_000).toFixed(1).replace(/\.0$/, '')} days`;
@@ -67,11 +74,12 @@ function human(ms: number): string {
  * the queue), sends each, records the attempt and either finishes the delivery or schedules its next one.
  *
  * New deliveries are announced by NOTIFY from the fan-out's own transaction (so only once committed, and
- * to every instance); the worker claims exactly the announced ids at once, whichever instance wins a row
- * sends it. The general claim (due rows, oldest first) runs on the poll, on short retry timers of this
- * process, after a reconnect of the LISTEN connection (notifications are lost while it is down) and when a
- * slot frees while due rows were left behind. So the poll drives retries and is the safety net, never the
- * path of a new delivery.
+ * to every instance), by endpoint; the worker then claims the oldest due rows of each endpoint it heard of, as
+ * many as the endpoint has free slots, and whichever instance wins a row sends it. Behind a busy endpoint the
+ * slots its finished requests free are gathered into one claim (half its slots, or a few milliseconds). The
+ * general claim (due rows of the other endpoints, oldest first) runs on the poll, on short retry timers of this
+ * process, after a reconnect of the LISTEN connection (notifications are lost while it is down) and when due
+ * rows were left behind. So the poll drives retries and is the safety net, never the path of a new delivery.
  *
  * Concurrency is bounded per instance and per endpoint: a claim never takes more rows than there are
  * free slots, overall and for the row's endpoint, so nothing claimed waits in memory while its lease runs.
@@ -83,8 +91,16 @@ export class DeliveryWorker {
   private readonly loop: ClaimLoop<deliveries.ClaimedDelivery>;
   /** Attempts in flight per endpoint id (entries removed at zero). */
   private perEndpoint = new Map<string, number>();
-  /** Ids announced by NOTIFY and not claimed yet. */
-  private announced = new Set<string>();
+  /**
+   * Endpoints that have due deliveries, as far as this instance heard (announced new ones, or left behind at their
+   * bound): how many, at least. Their oldest due rows are claimed by endpoint, as many as each has free slots.
+   */
+  private hinted = new Map<string, number>();
+  /** Announced ids of no known endpoint (an earlier version's payload), oldest first. */
+  private unplaced = new Set<string>();
+  /** Endpoints with a backlog whose free slots are being gathered for one claim: since when. */
+  private gathering = new Map<string, number>();
+  private gatherTimer?: NodeJS.Timeout;
   /** A general claim may find due rows (a poll tick, a retry timer, rows left for lack of a slot). */
   private wanted = false;
   private pruneTimer?: NodeJS.Timeout;
@@ -95,13 +111,15 @@ export class DeliveryWorker {
   constructor(opts: WorkerOptions) {
     this.recordAttempt = deliveryRecorder(opts.metrics);
     this.o = opts;
-    this.successes = new Batcher((items) => deliveries.recordSuccesses(opts.pool, items));
+    // The delivery is made before its success is recorded; the record only frees this instance's slot (the
+    // endpoint's was freed when the request ended), so it can wait a few milliseconds for others.
+    this.successes = new Batcher((items) => deliveries.recordSuccesses(opts.pool, items), 500, SUCCESS_GATHER_MS);
     this.loop = new ClaimLoop({
       name: 'webhook worker',
       databaseUrl: opts.databaseUrl,
       channel: deliveries.DUE_CHANNEL,
       // Only this service writes to its database's channel; ids are still checked before they reach SQL.
-      onNotification: (payload) => this.announce(payload.split(',').filter(isUuid)),
+      onNotification: (payload) => this.announce(deliveries.parseAnnouncement(payload)),
       pollMs: opts.pollMs,
       concurrency: opts.concurrency,
       claim: (free, due) => this.claimDue(free, due),
@@ -120,6 +138,7 @@ export class DeliveryWorker {
   /** Stop claiming, let attempts in flight finish and be recorded. Pending rows simply wait in the table. */
   async stop(): Promise<void> {
     clearInterval(this.pruneTimer);
+    clearTimeout(this.gatherTimer);
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
     await this.loop.stop();
@@ -135,65 +154,135 @@ export class DeliveryWorker {
     return this.loop.listening;
   }
 
-  private announce(ids: string[]): void {
+  private announce({ webhookId, ids }: deliveries.Announcement): void {
     if (ids.length === 0) return;
-    if (this.announced.size + ids.length > MAX_ANNOUNCED) {
-      this.announced.clear();
+    if (webhookId !== undefined) this.hint(webhookId, ids.length);
+    else if (this.unplaced.size + ids.length > MAX_ANNOUNCED) {
+      this.unplaced.clear();
       this.wanted = true;
-    } else {
-      for (const id of ids) this.announced.add(id);
-    }
+    } else for (const id of ids) this.unplaced.add(id);
+  }
+
+  private hint(endpoint: string, n: number): void {
+    this.hinted.set(endpoint, (this.hinted.get(endpoint) ?? 0) + n);
   }
 
   /**
-   * What the loop claims when it comes round: announced ids first, then (when asked for, or when rows were
-   * left behind) due rows, oldest first. `again`: look again at once; `left`: rows stayed behind for lack of
-   * a slot, so a freed slot (the instance's or an endpoint's) looks again.
+   * What the loop claims when it comes round: the due rows of endpoints heard of (as many as each has free
+   * slots), announced ids of no known endpoint, then (when asked for, or when rows were left behind) due rows of
+   * the other endpoints, oldest first. `again`: look again at once; `left`: rows stayed behind for lack of a slot,
+   * so a freed slot (the instance's or an endpoint's) looks again.
    */
   private async claimDue(free: number, due: boolean): Promise<ClaimBatch<deliveries.ClaimedDelivery>> {
     if (due) this.wanted = true;
     const items: deliveries.ClaimedDelivery[] = [];
     let again = false;
     try {
-      if (this.announced.size > 0) {
-        const ids: string[] = [];
-        const take = Math.min(IDS_PER_CLAIM, free * IDS_PER_FREE_SLOT);
-        for (const id of this.announced) {
-          ids.push(id);
-          this.announced.delete(id);
-          if (ids.length === take) break;
-        }
-        const { rows, scanned } = await this.claim(ids, 0, free);
+      items.push(...(await this.claimHinted(free)));
+      if (this.unplaced.size > 0 && free > items.length) {
+        const ids = [...this.unplaced].slice(0, Math.min(IDS_PER_CLAIM, (free - items.length) * IDS_PER_FREE_SLOT));
+        for (const id of ids) this.unplaced.delete(id);
+        const { rows, scanned } = await this.claim(ids, 0, free - items.length);
         items.push(...rows);
-        // Due but left for lack of a slot (its endpoint at its bound, or this instance full).
+        // Due but left for lack of a slot (the claim ranks them by endpoint).
         if (scanned > rows.length) this.wanted = true;
-        if (this.announced.size > 0) again = true;
+        if (this.unplaced.size > 0) again = true;
       }
       const room = free - items.length;
       if (this.wanted && room > 0) {
         this.wanted = false;
         const scan = room * 2;
-        const someEndpointFull = [...this.perEndpoint.values()].some((n) => n >= this.o.endpointConcurrency);
-        const { rows, scanned } = await this.claim(undefined, scan, room);
+        // Endpoints at their bound are not scanned; endpoints heard of are served by their own claims.
+        const full = [...this.perEndpoint].filter(([, n]) => n >= this.o.endpointConcurrency).map(([id]) => id);
+        const { rows, scanned } = await this.claim(undefined, scan, room, [...this.hinted.keys()]);
         items.push(...rows);
-        // Rows may be left: of endpoints at their bound (not scanned), beyond the scan, or beyond the room.
-        if (someEndpointFull || scanned > rows.length || scanned === scan) this.wanted = true;
-        // A full claim: look again at once (endpoints now at their bound are skipped by the next scan).
+        // What was not looked at is looked at by endpoint once a slot frees: the endpoints at their bound, before
+        // or after this claim.
+        for (const id of full) this.hint(id, 1);
+        for (const row of rows) if ((this.perEndpoint.get(row.webhook_id) ?? 0) >= this.o.endpointConcurrency) this.hinted.set(row.webhook_id, this.hinted.get(row.webhook_id) ?? 1);
+        // Due rows beyond the scan, or beyond this instance's room: look again.
+        if (scanned === scan || (rows.length === room && scanned > rows.length)) this.wanted = true;
         if (rows.length > 0 && (rows.length === room || scanned === scan)) again = true;
       }
     } catch (err) {
-      // Announced ids taken out of the set are found by the next general claim (rows claimed so far are
+      // Announced ids taken out of the lists are found by the next general claim (rows claimed so far are
       // leased and come back when the lease ends).
       this.wanted = true;
       throw err;
     }
-    return { items, again, left: this.wanted || this.announced.size > 0 };
+    return { items, again, left: this.wanted || this.hinted.size > 0 || this.unplaced.size > 0 };
+  }
+
+  /**
+   * Claims the due rows of the endpoints heard of: of each, as many as it has free slots, within the instance's
+   * free slots; an endpoint with a backlog waits until half its slots are free or BACKLOG_CLAIM_WAIT_MS has
+   * passed. Endpoints take turns (one served moves behind the others). An endpoint that had fewer due rows than
+   * asked for is forgotten until it is heard of again.
+   */
+  private async claimHinted(free: number): Promise<deliveries.ClaimedDelivery[]> {
+    const wants = new Map<string, number>();
+    const heard = new Map<string, number>();
+    const bound = this.o.endpointConcurrency;
+    const now = performance.now();
+    let total = 0;
+    for (const [endpoint, count] of [...this.hinted]) {
+      const room = free - total;
+      if (room <= 0) break;
+      const inFlight = this.perEndpoint.get(endpoint) ?? 0;
+      const slots = bound - inFlight;
+      if (slots <= 0) continue;
+      if (inFlight > 0 && slots < Math.min(Math.ceil(bound / 2), count)) {
+        const since = this.gathering.get(endpoint);
+        if (since === undefined) this.gathering.set(endpoint, now);
+        if (since === undefined || now - since < BACKLOG_CLAIM_WAIT_MS) {
+          this.gatherLater();
+          continue;
+        }
+      }
+      this.gathering.delete(endpoint);
+      const n = Math.min(slots, room);
+      wants.set(endpoint, n);
+      heard.set(endpoint, count);
+      this.hinted.delete(endpoint);
+      total += n;
+    }
+    if (wants.size === 0) return [];
+    let rows: deliveries.ClaimedDelivery[];
+    try {
+      rows = await deliveries.claimEndpoints(this.o.pool, wants, this.o.leaseMs);
+    } catch (err) {
+      for (const [endpoint, count] of heard) this.hint(endpoint, count);
+      throw err;
+    }
+    const got = new Map<string, number>();
+    for (const row of rows) {
+      got.set(row.webhook_id, (got.get(row.webhook_id) ?? 0) + 1);
+      this.perEndpoint.set(row.webhook_id, (this.perEndpoint.get(row.webhook_id) ?? 0) + 1);
+    }
+    // As many as asked for: there may be more (heard of meanwhile or not). Fewer: none is due now; what is
+    // announced from here on brings the endpoint back.
+    for (const [endpoint, n] of wants) {
+      const taken = got.get(endpoint) ?? 0;
+      if (taken === n) this.hint(endpoint, Math.max(1, heard.get(endpoint)! - taken));
+    }
+    return rows;
+  }
+
+  /** Come round once the oldest gathering endpoint has waited long enough. */
+  private gatherLater(): void {
+    if (this.gatherTimer) return;
+    this.gatherTimer = setTimeout(() => {
+      this.gatherTimer = undefined;
+      this.loop.nudge();
+    }, BACKLOG_CLAIM_WAIT_MS + 1);
+    this.gatherTimer.unref();
   }
 
   /** Claims rows and takes their endpoint slots at once, so the next claim's bound counts them. */
-  private async claim(ids: string[] | undefined, scan: number, limit: number): Promise<deliveries.ClaimResult> {
+  private async claim(ids: string[] | undefined, scan: number, limit: number, skip: string[] = []): Promise<deliveries.ClaimResult> {
     const result = await deliveries.claim(this.o.pool, {
       ids,
+      skip,
       scan,
       limit,
       leaseMs: this.o.leaseMs,
@@ -216,7 +305,7 @@ export class DeliveryWorker {
       const n = (this.perEndpoint.get(endpoint) ?? 1) - 1;
       if (n > 0) this.perEndpoint.set(endpoint, n);
       else this.perEndpoint.delete(endpoint);
-      if (n + 1 >= this.o.endpointConcurrency && (this.wanted || this.announced.size > 0)) this.loop.nudge();
+      if (this.hinted.has(endpoint) || this.wanted) this.loop.nudge();
     };
     try {
       await this.attempt(row, releaseEndpoint);

@@ -72,6 +72,6 @@ export async function redeliver(deps: Deps, ctx: OrgContext, id: string) {
   const row = await deliveries.requestRedelivery(deps.pool, orgId, id);
   if (!row) throw notFound('Delivery');
   // Any instance may take it (the update has committed); should the NOTIFY fail, the next poll does.
-  await deliveries.announceDue(deps.pool, [row.id]).catch((err) => deps.log.warn({ err, deliveryId: row.id }, 'webhooks: announcing a redelivery failed'));
+  await deliveries.announceDue(deps.pool, row.webhook_id, [row.id]).catch((err) => deps.log.warn({ err, deliveryId: row.id }, 'webhooks: announcing a redelivery failed'));
   return deliveryView(row, await deliveries.attemptsOf(deps.pool, orgId, [row.id]));
 }
