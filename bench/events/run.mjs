@@ -49,8 +49,8 @@ const cpuOf = () => Object.fromEntries([...named].map(([n, p]) => [n, cpuSeconds
 
 function start(name, env, readyText) {
   return new Promise((resolve, reject) => {
-    // BENCH_PROFILE=<service>: write a V8 CPU profile of that service to /tmp/bench-events-profile.
-    const args = process.env.BENCH_PROFILE === name ? ['--cpu-prof', '--cpu-prof-dir=/tmp/bench-events-profile'] : [];
+    // BENCH_PROF=crm,gateway: those services write a V8 CPU profile to bench/.prof (as bench/lib/processes.mjs does).
+    const args = (process.env.BENCH_PROF ?? '').split(',').includes(name) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
     const p = spawn(process.execPath, [...args, path.join(root, 'services', name, 'dist', 'main.js')], { cwd: root, env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     procs.push(p);
     named.set(name, p);
