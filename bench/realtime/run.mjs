@@ -262,8 +262,29 @@ try {
       cpu,
       commits,
     };
+    if (p.accepted > delivered) await explainLost(name, p);
     progress(`${name}: delivered ${delivered}/${p.accepted} (${f(r.perSecond, 0)}/s), p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, lost ${r.lost}, twice ${r.twice}`);
     return r;
+  };
+  /** Where each lost message stopped: stored by messaging or not, and its webhook delivery's state. */
+  const explainLost = async (name, p) => {
+    const delivered = new Set();
+    for (const [content] of sentAt) if (content.startsWith(`${name}-`)) delivered.add(content);
+    const { rows: stored } = await messagingDb.query('SELECT id, content FROM messages WHERE content LIKE $1', [`${name}-%`]);
+    const storedBy = new Map(stored.map((r) => [r.content, r.id]));
+    const hooks = new pg.Pool({ connectionString: dbUrl('webhooks'), max: 1 });
+    try {
+      for (const content of delivered) {
+        const id = storedBy.get(content);
+        if (id && p.delivered.has(id)) continue;
+        const { rows } = id
+          ? await hooks.query('SELECT status, attempts, next_attempt_at, last_status_code, last_error FROM webhook_deliveries WHERE payload LIKE $1', [`%${id}%`])
+          : { rows: [] };
+        progress(`lost: ${content}: ${id ? `stored as ${id}` : 'not stored by messaging'}; delivery: ${rows.length ? JSON.stringify(rows) : 'none'}`);
+      }
+    } finally {
+      await hooks.end();
+    }
   };
   const results = [await measure('sustained', RATE, SECONDS)];
   if (args['rabbit-restart']) {
