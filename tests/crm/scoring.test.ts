@@ -274,6 +274,20 @@ describe('lead scoring', () => {
       await waitScore(agent, quiet, 7);
     });
 
+    it('a contact created while the org has a baseScore starts at it, with no rule counting its creation', async () => {
+      // Globex has no rules: a new contact's score is its org's baseScore alone (the one-statement path of a new
+      // contact applies only when that is 0).
+      await globex.owner.put('/api/v1/scoring/config', { baseScore: 12 });
+      await settled(globex.owner);
+      const fresh = (await globex.owner.post('/api/v1/contacts', { name: 'Fresh' })).body.id;
+      await waitScore(globex.owner, fresh, 12);
+      await globex.owner.put('/api/v1/scoring/config', { baseScore: 0 });
+      await settled(globex.owner);
+      await waitScore(globex.owner, fresh, 0);
+      const zero = (await globex.owner.post('/api/v1/contacts', { name: 'Zero' })).body.id;
+      expect((await scoreOf(globex.owner, zero)).totalScore).toBe(0);
+    });
+
     it('decay: each event counts at its own age, (1 − decayRate) per decayInterval', async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Was Chatty' })).body.id;
       await waitScore(agent, id, 7);

@@ -121,6 +121,8 @@ async function settleCreated(db: PoolClient, orgId: string, wanted: Map<string, 
     if (tags.length > 0 && used.has('tag_added')) continue;
     created.push({ contactId, tags, asOf: list[0].snapshot?.version ?? list[0].at });
   }
-  if (created.length === 0 || (await config()).baseScore !== 0) return;
-  for (const { contactId, scored } of await repo.createStates(db, orgId, created, true)) if (scored) wanted.delete(contactId);
+  if (created.length === 0) return;
+  // One contact (what the API creates): one statement, the org's baseScore checked in it.
+  const settled = created.length === 1 ? await repo.createStateIfBaseScoreZero(db, orgId, created[0]) : (await config()).baseScore === 0 ? await repo.createStates(db, orgId, created, true) : [];
+  for (const { contactId, scored } of settled) if (scored) wanted.delete(contactId);
 }

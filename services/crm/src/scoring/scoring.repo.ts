@@ -195,7 +195,6 @@ export async function createStates(
   created: Array<{ contactId: string; tags: string[]; asOf: Date }>,
   scoredAtZero: boolean,
 ): Promise<Array<{ contactId: string; scored: boolean }>> {
-  if (created.length === 1) return createState(db, orgId, created[0], scoredAtZero);
   const { rows } = await db.query<{ contact_id: string; scored: boolean }>({
     name: 'crm_scoring_state_create',
     text: `INSERT INTO contact_score_state (contact_id, org_id, published_score, tags, tags_as_of, contrib, computed_at, scored_at)
@@ -212,25 +211,26 @@ export async function createStates(
 }
 
 /**
- * createStates for one contact (every contact the API creates): the contact is found by its primary key. The batch
- * form's join is planned once per connection for any batch size, and while the table is small that plan reads every
- * contact of the org: 2 ms a call at 15,000 contacts, the largest cost of a created contact in bench/events.
+ * createStates for one contact (every contact the API creates), scored at zero, and only when the org's baseScore
+ * is 0: the config is read in the same statement. The contact is found by its primary key: the batch form's join is
+ * planned once per connection for any batch size, and while the table is small that plan reads every contact of
+ * the org (2 ms a call at 15,000 contacts, which was the largest cost of a created contact in bench/events).
  */
-async function createState(
+export async function createStateIfBaseScoreZero(
   db: Queryable,
   orgId: string,
   c: { contactId: string; tags: string[]; asOf: Date },
-  scoredAtZero: boolean,
 ): Promise<Array<{ contactId: string; scored: boolean }>> {
   const { rows } = await db.query<{ contact_id: string; scored: boolean }>({
     name: 'crm_scoring_state_create_one',
     text: `INSERT INTO contact_score_state (contact_id, org_id, published_score, tags, tags_as_of, contrib, computed_at, scored_at)
            SELECT c.id, c.org_id, c.lead_score, $3::text[], $4::timestamptz, 0,
-                  CASE WHEN $5 AND c.lead_score = 0 THEN now() END, CASE WHEN $5 AND c.lead_score = 0 THEN now() END
-           FROM contacts c WHERE c.id = $2 AND c.org_id = $1
+                  CASE WHEN c.lead_score = 0 THEN now() END, CASE WHEN c.lead_score = 0 THEN now() END
+           FROM contacts c
+           WHERE c.id = $2 AND c.org_id = $1 AND coalesce((SELECT base_score FROM scoring_configs WHERE org_id = $1), $5) = 0
            ON CONFLICT (contact_id) DO NOTHING
            RETURNING contact_id, scored_at IS NOT NULL AS scored`,
-    values: [orgId, c.contactId, c.tags, c.asOf, scoredAtZero],
+    values: [orgId, c.contactId, c.tags, c.asOf, DEFAULT_CONFIG.baseScore],
   });
   return rows.map((r) => ({ contactId: r.contact_id, scored: r.scored }));
 }
