@@ -144,6 +144,28 @@ describe('webhook worker behind a backlog', () => {
     expect(await waitFor(() => backlog.every((e) => sent.includes(e.eventId)))).toBe(true);
   });
 
+  it('a retry that fell due is sent before the new deliveries of its busy endpoint, without waiting for the poll', async () => {
+    const orgId = randomUUID();
+    const hook = await addHook(orgId, 'http://127.0.0.1/retrying', 'contact.created');
+    const { sender, sent } = fakeSender(5);
+    await startWorker(sender);
+    // Past the worker's first look at the table; its poll is a minute away.
+    await new Promise((r) => setTimeout(r, 300));
+    // A delivery whose retry fell due a second ago: nothing announces it.
+    const retry = randomUUID();
+    await pool.query(
+      `INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, attempts, retries, next_attempt_at)
+       VALUES (gen_random_uuid(), $1, $2, $3, 'contact.created', '{}', 'pending', 1, 1, now() - interval '1 second')`,
+      [orgId, hook, retry],
+    );
+    const fresh = events(orgId, 200, 'contact.created');
+    await deliveries.fanOut(pool, fresh);
+    expect(await waitFor(() => fresh.every((e) => sent.includes(e.eventId)))).toBe(true);
+    // Claimed by endpoint, oldest due first: the retry is in the first claim, with the first new ones.
+    expect(sent.indexOf(retry)).toBeGreaterThanOrEqual(0);
+    expect(sent.indexOf(retry)).toBeLessThan(8);
+  });
+
   it('reads announcements by endpoint, and the ids alone of an earlier version', () => {
     const [w, a, b] = [randomUUID(), randomUUID(), randomUUID()];
     expect(deliveries.parseAnnouncement(`${w}:${a},${b}`)).toEqual({ webhookId: w, ids: [a, b] });
