@@ -60,6 +60,7 @@ const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 
 // ---- what arrives: message.received webhooks, matched to the request that sent the message ----
 const sentAt = new Map(); // content marker → performance.now() at send
+const networkIds = new Map(); // content marker → the chatnetMessageId the connector answered
 const phases = new Map(); // phase → { latencies, delivered:Set of messageIds, duplicates, last }
 const phase = (name) => {
   if (!phases.has(name)) phases.set(name, { latencies: [], delivered: new Set(), duplicates: 0, last: 0, accepted: 0, errors: 0, request: [] });
@@ -102,8 +103,12 @@ function inbound(name, i) {
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` },
       },
       (res) => {
-        res.resume();
+        let answer = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (answer += d));
         res.on('end', () => {
+          // The network's id of the message (what the connector answered), to explain a message lost later.
+          if (res.statusCode === 200) networkIds.set(content, JSON.parse(answer).chatnetMessageId);
           if (res.statusCode === 200) p.accepted++;
           else p.errors++;
           p.request.push(performance.now() - t0);
@@ -280,7 +285,12 @@ try {
         const { rows } = id
           ? await hooks.query('SELECT status, attempts, next_attempt_at, last_status_code, last_error FROM webhook_deliveries WHERE payload LIKE $1', [`%${id}%`])
           : { rows: [] };
-        progress(`lost: ${content}: ${id ? `stored as ${id}` : 'not stored by messaging'}; delivery: ${rows.length ? JSON.stringify(rows) : 'none'}`);
+        const networkId = networkIds.get(content);
+        const { rows: same } = await messagingDb.query('SELECT id, content FROM messages WHERE chatnet_message_id = $1', [networkId]);
+        progress(
+          `lost: ${content} (network id ${networkId}): ${id ? `stored as ${id}` : 'not stored by messaging'}; delivery: ${rows.length ? JSON.stringify(rows) : 'none'}; ` +
+            `messages with its network id: ${JSON.stringify(same)}`,
+        );
       }
     } finally {
       await hooks.end();

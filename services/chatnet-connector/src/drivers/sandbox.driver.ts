@@ -58,9 +58,20 @@ const HELD_TTL_S = 7 * 24 * 3600;
 /** How often the network looks for kept messages that a live connection here has not taken yet. */
 const HELD_SWEEP_MS = 1_000;
 
-/** A network-style numeric message id (the real network's ids are long decimal strings). */
+/** A random tag per process and a counter: see networkMessageId. */
+const PROCESS_TAG = String(randomInt(0, 10_000)).padStart(4, '0');
+let messageSequence = randomInt(0, 1_000_000);
+
+/**
+ * A network-style numeric message id (the real network's ids are long decimal strings), unique as the network's
+ * are: two messages with one id are one message to everything downstream (the inbound event's id is derived from
+ * it). A counter makes it unique within this process, a random tag per process across instances; the milliseconds
+ * and six random digits it used to be made ids repeat now and then at hundreds of messages a second (bench/realtime
+ * lost one message in a few runs that way).
+ */
 export function networkMessageId(): string {
-  return `${Date.now()}${String(randomInt(0, 1_000_000)).padStart(6, '0')}`;
+  messageSequence = (messageSequence + 1) % 1_000_000;
+  return `${Date.now()}${PROCESS_TAG}${String(messageSequence).padStart(6, '0')}`;
 }
 
 /** A phone number as the network's directory keys it: its digits only. */
