@@ -82,7 +82,9 @@ export async function applyContactChanges(db: PoolClient, batch: ContactChanges[
     const contacts = byOrg.get(orgId)!;
     const agg: Aggregates = { funnel: new FunnelDeltas(), users: new UserStatsDeltas() };
     aggregates.set(orgId, agg);
+    const inserted = await insertNewContacts(db, orgId, contacts, agg);
     for (const contactId of [...contacts.keys()].sort()) {
+      if (inserted.has(contactId)) continue;
       for (const c of contacts.get(contactId)!) {
         if (c.kind === 'snapshot') await applyContactSnapshot(db, orgId, c.snapshot, c.at, c.assigned, agg);
         else await applyContactDeleted(db, orgId, contactId, c.at, agg);
@@ -118,6 +120,47 @@ async function updateAssignments(db: PoolClient, orgId: string, contactId: strin
   }
 }
 
+/** The read model's row of a contact first seen in this snapshot. */
+function freshRow(s: ContactSnapshot, at: Date): repo.AnalyticsContact {
+  const isCustomer = s.status === 'customer';
+  return {
+    createdAt: s.createdAt,
+    snapshotAt: at,
+    assignedUserId: s.assignedUserId,
+    dealValue: s.dealValue,
+    reached: union(NOTHING_REACHED, s),
+    convertedAt: isCustomer ? at : null,
+    convertedBy: isCustomer ? s.assignedUserId : null,
+    deleted: false,
+  };
+}
+
+/**
+ * The common case, new contacts (contact.created): every contact of the batch with one snapshot gets its row with
+ * one statement, before any contact row is locked (rows are taken in id order in each step, so batches still wait
+ * for each other instead of deadlocking). Those that had a row already are applied one by one as before; returns
+ * the ids done here. A row inserted here has no assignments yet, so one with neither an assignee nor a conversion
+ * needs nothing more than its funnel count.
+ */
+async function insertNewContacts(db: PoolClient, orgId: string, contacts: Map<string, ContactChange[]>, agg: Aggregates): Promise<Set<string>> {
+  const candidates: Array<{ contactId: string; row: repo.AnalyticsContact; snapshot: ContactSnapshot; at: Date; assigned: boolean }> = [];
+  for (const [contactId, changes] of contacts) {
+    const only = changes.length === 1 ? changes[0] : undefined;
+    if (only?.kind !== 'snapshot' || only.snapshot.id !== contactId) continue;
+    candidates.push({ contactId, row: freshRow(only.snapshot, only.at), snapshot: only.snapshot, at: only.at, assigned: only.assigned });
+  }
+  // One contact gains nothing from the batch statement (the usual path is as many round trips).
+  if (candidates.length < 2) return new Set();
+  const inserted = await repo.insertContacts(db, orgId, candidates);
+  for (const c of candidates.sort((a, b) => (a.contactId < b.contactId ? -1 : 1))) {
+    if (!inserted.has(c.contactId)) continue;
+    agg.funnel.move(utcDay(c.snapshot.createdAt.getTime()), undefined, c.row.reached);
+    const assignee = c.assigned ? c.snapshot.assignedUserId : null;
+    if (assignee || c.row.convertedBy) await updateAssignments(db, orgId, c.contactId, c.row.convertedBy, assignee, c.at, agg.users);
+  }
+  return inserted;
+}
+
 /**
  * Apply a contact snapshot taken at `at` (the event's time). Everything is order-tolerant: stages reached are
  * a union, the conversion is the earliest snapshot as a customer (credited to its assignee then), assignments
@@ -130,16 +173,7 @@ async function applyContactSnapshot(db: PoolClient, orgId: string, s: ContactSna
   let row = await repo.lockContact(db, orgId, s.id);
   const isCustomer = s.status === 'customer';
   if (!row) {
-    const fresh: repo.AnalyticsContact = {
-      createdAt: s.createdAt,
-      snapshotAt: at,
-      assignedUserId: s.assignedUserId,
-      dealValue: s.dealValue,
-      reached: union(NOTHING_REACHED, s),
-      convertedAt: isCustomer ? at : null,
-      convertedBy: isCustomer ? s.assignedUserId : null,
-      deleted: false,
-    };
+    const fresh = freshRow(s, at);
     if (await repo.insertContact(db, orgId, s.id, fresh)) {
       agg.funnel.move(utcDay(s.createdAt.getTime()), undefined, fresh.reached);
       await updateAssignments(db, orgId, s.id, fresh.convertedBy, assignee, at, agg.users);

@@ -55,6 +55,42 @@ export async function insertContact(db: Queryable, orgId: string, contactId: str
   return (res.rowCount ?? 0) > 0;
 }
 
+/**
+ * insertContact for many contacts at once, in contact id order (the order every batch takes contact rows in);
+ * returns the ids inserted (the others already had a row: the caller locks and updates those one by one).
+ */
+export async function insertContacts(db: Queryable, orgId: string, contacts: Array<{ contactId: string; row: AnalyticsContact }>): Promise<Set<string>> {
+  if (contacts.length === 0) return new Set();
+  const json = contacts.map(({ contactId, row: c }) => ({
+    contact_id: contactId,
+    created_at: c.createdAt.toISOString(),
+    snapshot_at: c.snapshotAt.toISOString(),
+    assigned_user_id: c.assignedUserId,
+    deal_value: c.dealValue,
+    reached_lead: c.reached.lead,
+    reached_customer: c.reached.customer,
+    reached_status_ids: c.reached.statusIds,
+    converted_at: c.convertedAt?.toISOString() ?? null,
+    converted_by: c.convertedBy,
+    deleted: c.deleted,
+  }));
+  const { rows } = await db.query<{ contact_id: string }>({
+    name: 'analytics_contacts_insert_many',
+    text: `INSERT INTO analytics_contacts (org_id, contact_id, created_at, snapshot_at, assigned_user_id, deal_value, reached_lead,
+                                           reached_customer, reached_status_ids, converted_at, converted_by, deleted)
+           SELECT $1, t.contact_id, t.created_at, t.snapshot_at, t.assigned_user_id, t.deal_value, t.reached_lead,
+                  t.reached_customer, t.reached_status_ids, t.converted_at, t.converted_by, t.deleted
+             FROM jsonb_to_recordset($2::jsonb) AS t (contact_id uuid, created_at timestamptz, snapshot_at timestamptz, assigned_user_id uuid,
+                  deal_value numeric, reached_lead boolean, reached_customer boolean, reached_status_ids uuid[], converted_at timestamptz,
+                  converted_by uuid, deleted boolean)
+            ORDER BY t.contact_id
+           ON CONFLICT (org_id, contact_id) DO NOTHING
+           RETURNING contact_id`,
+    values: [orgId, JSON.stringify(json)],
+  });
+  return new Set(rows.map((r) => r.contact_id));
+}
+
 export async function updateContact(db: Queryable, orgId: string, contactId: string, c: AnalyticsContact) {
   await db.query({
     name: 'analytics_contact_update',
