@@ -72,9 +72,9 @@ describe('contact writer', () => {
       };
       await writer.create(tx, c, 'Created');
     });
-    // The scoring part: the org's rules (cached for a while outside this test) and config, and one state row; no
-    // locking, re-reading, scoring or publishing.
-    expect(statements.filter((n) => n.startsWith('crm_scoring'))).toEqual(['crm_scoring_used_conditions', 'crm_scoring_config', 'crm_scoring_state_create']);
+    // The scoring part: the org's rules (cached for a while outside this test), and one statement that reads the config
+    // and writes the state row; no locking, re-reading, scoring or publishing.
+    expect(statements.filter((n) => n.startsWith('crm_scoring'))).toEqual(['crm_scoring_used_conditions', 'crm_scoring_state_create_one']);
     const [state] = await q('SELECT tags, contrib, scored_at IS NOT NULL AS scored, published_score FROM contact_score_state WHERE contact_id = $1', [c.id]);
     expect(state).toEqual({ tags: [], contrib: 0, scored: true, published_score: 0 });
     expect(await score(c.id)).toBe(0);
