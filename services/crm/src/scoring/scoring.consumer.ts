@@ -122,7 +122,10 @@ async function settleCreated(db: PoolClient, orgId: string, wanted: Map<string, 
     created.push({ contactId, tags, asOf: list[0].snapshot?.version ?? list[0].at });
   }
   if (created.length === 0) return;
+  let settled: Array<{ contactId: string; scored: boolean }>;
   // One contact (what the API creates): one statement, the org's baseScore checked in it.
-  const settled = created.length === 1 ? await repo.createStateIfBaseScoreZero(db, orgId, created[0]) : (await config()).baseScore === 0 ? await repo.createStates(db, orgId, created, true) : [];
+  if (created.length === 1) settled = await repo.createStateIfBaseScoreZero(db, orgId, created[0]);
+  else if ((await config()).baseScore === 0) settled = await repo.createStates(db, orgId, created, true);
+  else return;
   for (const { contactId, scored } of settled) if (scored) wanted.delete(contactId);
 }
