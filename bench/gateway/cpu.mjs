@@ -1,0 +1,149 @@
+// bench/gateway/cpu.mjs: CPU per request of the gateway's authenticated reads, at a fixed offered rate, so the figure
+// does not depend on how fast the machine runs today. One stack (identity, crm, gateway) per checkout given with
+// --tree, all on the same databases and Redis prefix; bursts of GET /api/v1/contacts/:id and GET /api/v1/profile go
+// to each stack in turn, and each burst reports the CPU its gateway, its backend service and the PostgreSQL backends
+// used per request (from /proc). An A/B between commits: `git worktree add /work/wt/base <commit>`, build it, then
+// `node bench/gateway/cpu.mjs --tree . --tree /work/wt/base`.
+//
+// A tree may carry node options for its stack's processes after a `#`: `--tree '.#--max-semi-space-size=32'`.
+//
+// Usage: node bench/gateway/cpu.mjs [--tree <checkout>[#<node options>]]… [--rate 600] [--seconds 8] [--rounds 3]
+import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { cpuSeconds } from '../lib/cpu.mjs';
+import { freePort, root, waitReady } from '../lib/processes.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    tree: { type: 'string', multiple: true, default: [root] },
+    rate: { type: 'string', default: '600' },
+    seconds: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: '3' },
+  },
+});
+const trees = args.tree.map((t) => {
+  const [dir, options = ''] = t.split('#');
+  return { dir: path.resolve(dir), nodeArgs: options.split(' ').filter(Boolean) };
+});
+const pgBase = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const run = Date.now().toString(36);
+const dbUrl = (name) => Object.assign(new URL(pgBase), { pathname: `/bench_${name}_${run}` }).toString();
+const prefix = `bench${run}:`;
+const exchange = `bench_gwcpu_${run}`;
+const env = {
+  JWT_SECRET: randomBytes(32).toString('hex'),
+  INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
+  ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  REDIS_PREFIX: prefix,
+  EVENTS_EXCHANGE: exchange,
+  SIGNUP_ENABLED: 'true',
+  LOG_LEVEL: 'error',
+  METRICS_PORT: '0',
+  RATE_LIMIT_USER_PER_MINUTE: '100000000',
+};
+const children = [];
+
+function launch({ dir, nodeArgs }, service, extra) {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(dir, 'services', service, 'dist', 'main.js')], { cwd: dir, env: { ...process.env, ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Logs (errors only) to our stderr, with the service's name in front.
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (d) => process.stderr.write(`[${service}] ${d}`));
+  children.push(child);
+  return child;
+}
+
+async function startStack(tree) {
+  const [identityPort, crmPort, port] = [await freePort(), await freePort(), await freePort()];
+  const identity = launch(tree, 'identity', { DATABASE_URL: dbUrl('identity'), GRPC_PORT: String(identityPort) });
+  // No messaging: crm's contact detail omits conversations after a refused connection, as bench/gateway does.
+  const crm = launch(tree, 'crm', { DATABASE_URL: dbUrl('crm'), GRPC_PORT: String(crmPort), MESSAGING_ADDR: `127.0.0.1:${await freePort()}` });
+  const gateway = launch(tree, 'gateway', { PORT: String(port), IDENTITY_ADDR: `127.0.0.1:${identityPort}`, CRM_ADDR: `127.0.0.1:${crmPort}`, SERVICES: 'identity,crm' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(url);
+  const commit = execFileSync('git', ['-C', tree.dir, 'rev-parse', '--short', 'HEAD']).toString().trim() + (tree.nodeArgs.length ? ` ${tree.nodeArgs.join(' ')}` : '');
+  return { commit, url, pids: { gateway: gateway.pid, identity: identity.pid, crm: crm.pid } };
+}
+
+function autocannon(url, token) {
+  return new Promise((resolve, reject) => {
+    const bin = path.join(root, 'node_modules', '.bin', 'autocannon');
+    const p = spawn(bin, ['-c', '20', '-R', args.rate, '-d', args.seconds, '-j', '-H', `authorization=Bearer ${token}`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}`));
+      const r = JSON.parse(out);
+      if (r.non2xx > 0) return reject(new Error(`${r.non2xx} non-2xx responses from ${url}: ${JSON.stringify(r.statusCodeStats)}`));
+      resolve({ requests: r.requests.total, p99: r.latency.p99 });
+    });
+  });
+}
+
+const admin = new pg.Pool({ connectionString: pgBase, max: 2 });
+const backendCpu = async (db) => {
+  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [`bench_${db}_${run}`]);
+  return rows.reduce((sum, r) => sum + cpuSeconds(r.pid), 0);
+};
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+try {
+  await admin.query(`CREATE DATABASE bench_identity_${run}`);
+  await admin.query(`CREATE DATABASE bench_crm_${run}`);
+  const stacks = [];
+  // One at a time: the first migrates the databases.
+  for (const tree of trees) stacks.push(await startStack(tree));
+  const signup = await fetch(`${stacks[0].url}/api/v1/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ orgName: 'Bench', fullName: 'Bench Owner', email: `bench.${run}@example.test`, password: 'bench password 1' }),
+  }).then((r) => r.json());
+  const token = signup.token;
+  const contact = await fetch(`${stacks[0].url}/api/v1/contacts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ name: 'Nguyễn Văn An', phone: '+84901234567', email: 'an@example.test', tags: ['vip'] }),
+  }).then((r) => r.json());
+  if (!contact.id) throw new Error(`contact not created: ${JSON.stringify(contact)}`);
+  const paths = [
+    ['contacts/:id', `/api/v1/contacts/${contact.id}`, 'crm'],
+    ['profile', '/api/v1/profile', 'identity'],
+  ];
+  const results = new Map();
+  for (let round = 0; round <= Number(args.rounds); round++) {
+    for (const [label, p, backend] of paths) {
+      for (const stack of stacks) {
+        const before = { gateway: cpuSeconds(stack.pids.gateway), backend: cpuSeconds(stack.pids[backend]), pg: await backendCpu(backend) };
+        const r = await autocannon(`${stack.url}${p}`, token);
+        const after = { gateway: cpuSeconds(stack.pids.gateway), backend: cpuSeconds(stack.pids[backend]), pg: await backendCpu(backend) };
+        const us = (k) => ((after[k] - before[k]) * 1e6) / r.requests;
+        // Round 0 warms every stack up (JIT, pools, caches) and is not counted.
+        if (round === 0) continue;
+        const key = `${label} ${stack.commit}`;
+        if (!results.has(key)) results.set(key, { gateway: [], backend: [], pg: [], p99: [], backendName: backend });
+        const acc = results.get(key);
+        acc.gateway.push(us('gateway'));
+        acc.backend.push(us('backend'));
+        acc.pg.push(us('pg'));
+        acc.p99.push(r.p99);
+        console.error(`round ${round} ${key}: gateway ${us('gateway').toFixed(0)} µs, ${backend} ${us('backend').toFixed(0)} µs, pg ${us('pg').toFixed(0)} µs (${r.requests} requests, p99 ${r.p99} ms)`);
+      }
+    }
+  }
+  console.log(`\nCPU per request at ${args.rate} req/s offered (20 connections, ${args.seconds} s bursts), median of ${args.rounds} rounds:`);
+  console.log('| path @ commit | gateway µs | service µs | PostgreSQL µs | p99 ms |');
+  console.log('|---|---|---|---|---|');
+  for (const [key, acc] of results) {
+    console.log(`| ${key} | ${median(acc.gateway).toFixed(0)} | ${median(acc.backend).toFixed(0)} (${acc.backendName}) | ${median(acc.pg).toFixed(0)} | ${median(acc.p99)} |`);
+  }
+} finally {
+  for (const c of children) c.kill('SIGTERM');
+  await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', r)))));
+  await admin.query(`DROP DATABASE IF EXISTS bench_identity_${run} WITH (FORCE)`);
+  await admin.query(`DROP DATABASE IF EXISTS bench_crm_${run} WITH (FORCE)`);
+  await admin.end();
+  const { deleteRabbitPrefix, clearRedisPrefix } = await import('@crm/testing');
+  await deleteRabbitPrefix(process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672', exchange);
+  await clearRedisPrefix(prefix);
+}
