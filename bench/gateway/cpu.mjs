@@ -62,7 +62,10 @@ async function startStack(tree) {
   const gateway = launch(tree, 'gateway', { PORT: String(port), IDENTITY_ADDR: `127.0.0.1:${identityPort}`, CRM_ADDR: `127.0.0.1:${crmPort}`, SERVICES: 'identity,crm' });
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url);
-  const commit = execFileSync('git', ['-C', tree.dir, 'rev-parse', '--short', 'HEAD']).toString().trim() + (tree.nodeArgs.length ? ` ${tree.nodeArgs.join(' ')}` : '');
+  // The checkout's commit, marked when its tracked files differ from it, and the node options given.
+  const git = (...a) => execFileSync('git', ['-C', tree.dir, ...a]).toString().trim();
+  const dirty = git('status', '--porcelain', '--untracked-files=no') ? '+changes' : '';
+  const commit = `${git('rev-parse', '--short', 'HEAD')}${dirty}${tree.nodeArgs.length ? ` ${tree.nodeArgs.join(' ')}` : ''}`;
   return { commit, url, pids: { gateway: gateway.pid, identity: identity.pid, crm: crm.pid } };
 }
 
