@@ -9,8 +9,9 @@
 // With --rabbit-restart a second run at 300 msg/s restarts RabbitMQ (rabbitmqctl stop_app / start_app) in its
 // middle: it must lose nothing and apply nothing twice. That touches the machine's shared broker: run it alone.
 //
-// Usage: node bench/realtime/run.mjs [--rate 800] [--seconds 30] [--rabbit-restart] [--write]
+// Usage: node bench/realtime/run.mjs [--rate 800] [--seconds 30] [--rabbit-restart] [--write] [--pg-statements]
 //   --services adds services beyond the path (e.g. automation,ai: what npm start runs beside it).
+//   --pg-statements lists the costliest SQL statements per message (needs pg_stat_statements: bench/lib/pg-statements.mjs).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -19,6 +20,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { commitSnapshot, commitsPerUnit, cpuPerUnit, cpuSnapshot } from '../lib/cpu.mjs';
+import { resetStatements, statementsAvailable, topStatements } from '../lib/pg-statements.mjs';
 import { freePort, processGroup, root, signupOrg, waitReady } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 import { webhookReceiver } from '../lib/webhook-receiver.mjs';
@@ -32,6 +34,7 @@ const { values: args } = parseArgs({
     'restart-rate': { type: 'string', default: '300' },
     services: { type: 'string', default: '' },
     write: { type: 'boolean', default: false },
+    'pg-statements': { type: 'boolean', default: false },
   },
 });
 const RATE = Number(args.rate);
@@ -172,6 +175,7 @@ const admin = new pg.Pool({ connectionString: pgUrl, max: 2 });
 let messagingDb;
 const sections = [];
 try {
+  if (args['pg-statements'] && !(await statementsAvailable(admin))) throw new Error('--pg-statements: pg_stat_statements is not loaded (see bench/lib/pg-statements.mjs)');
   for (const db of Object.values(dbName)) await admin.query(`CREATE DATABASE "${db}"`);
   const hookUrl = await receiver.listen();
   const ports = Object.fromEntries(await Promise.all([...services, 'gateway'].map(async (s) => [s, await freePort()])));
@@ -243,11 +247,13 @@ try {
     progress(`${name}: ${rate} msg/s for ${seconds} s`);
     const cpu0 = await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin });
     const commits0 = await commitSnapshot({ dbs: dbName, pool: admin });
+    if (args['pg-statements']) await resetStatements(admin);
     const { total, started } = await openLoop(name, rate, seconds, during);
     const delivered = await drain(name, 120_000);
     const cpu = cpuPerUnit(cpu0, await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin }), delivered);
     await sleep(1500); // the statistics counters are flushed about once a second
     const commits = commitsPerUnit(commits0, await commitSnapshot({ dbs: dbName, pool: admin }), delivered);
+    const statements = args['pg-statements'] ? await topStatements(admin, dbName, delivered) : [];
     const p = phase(name);
     const { rows } = await messagingDb.query('SELECT count(*)::int AS n, count(DISTINCT chatnet_message_id)::int AS d FROM messages WHERE content LIKE $1', [`${name}-%`]);
     const r = {
@@ -266,6 +272,7 @@ try {
       req99: pct(p.request, 99),
       cpu,
       commits,
+      statements,
     };
     if (p.accepted > delivered) await explainLost(name, p);
     progress(`${name}: delivered ${delivered}/${p.accepted} (${f(r.perSecond, 0)}/s), p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, lost ${r.lost}, twice ${r.twice}`);
@@ -335,6 +342,16 @@ try {
     `|---|${services.map(() => '---|').join('')}`,
     ...results.map((r) => `| ${r.name} | ${services.map((s) => f(r.commits[s], 2)).join(' | ')} |`),
     '',
+    ...(args['pg-statements']
+      ? [
+          'Costliest statements (pg_stat_statements; execution time, without planning or the client side), per delivered message:',
+          '',
+          '| run | database | statement | ms | calls | WAL records |',
+          '|---|---|---|---|---|---|',
+          ...results.flatMap((r) => r.statements.map((st) => `| ${r.name} | ${st.db} | \`${st.query.slice(0, 90).replace(/\|/g, '\\|')}…\` | ${f(st.msPerUnit, 3)} | ${f(st.callsPerUnit, 2)} | ${f(st.walPerUnit, 1)} |`)),
+          '',
+        ]
+      : []),
     `Invalid signatures: ${receiver.stats.badSignatures}. Target ≥ ${RATE} msg/s for ${SECONDS} s with p99 < 100 ms, 0 lost, 0 applied twice: **${met ? 'met' : 'NOT met'}**; ` +
       `CPU per message ≤ 2.5 ms (services + their PostgreSQL backends): **${withoutShared(main.cpu) <= 2.5 ? 'met' : 'NOT met'}** (${f(withoutShared(main.cpu), 2)} ms).` +
       (results[1] ? ` RabbitMQ restart at ${results[1].rate} msg/s: lost ${results[1].lost}, applied twice ${results[1].twice}: **${results[1].lost === 0 && results[1].twice === 0 ? 'met' : 'NOT met'}**.` : ''),
