@@ -52,6 +52,7 @@ const CLAIM = {
 export async function markPublished(db: Pick<ClientBase, 'query'>, seqs: Array<string | number>): Promise<void> {
   await db.query('UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])', [seqs]);
 }
+
 /** How the relay's dedicated connection shows in pg_stat_activity. */
 export const RELAY_APPLICATION_NAME = 'crm-outbox-relay';
 const CONFIRM_TIMEOUT_MS = 30_000;
