@@ -56,7 +56,10 @@ export function build() {
   });
 }
 
-/** `npm run lint`: each workspace's tsc check and ESLint, cached per workspace by turbo; an error stops the run. */
+/**
+ * `npm run lint`: ESLint in each workspace after its build, which is the type check (tsc: lint depends on it in
+ * turbo.json, so it is not run twice), cached per workspace by turbo; an error stops the run.
+ */
 export function lint() {
   console.log('› Linting (turbo run lint)…');
   run('npx', ['turbo', 'run', 'lint', '--output-logs=errors-only'], {
