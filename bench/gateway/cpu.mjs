@@ -6,6 +6,7 @@
 // `node bench/gateway/cpu.mjs --tree . --tree /work/wt/base`.
 //
 // A tree may carry node options for its stack's processes after a `#`: `--tree '.#--max-semi-space-size=32'`.
+// Two trees at most with PostgreSQL's default max_connections (100): each stack's crm opens a pool of 30.
 //
 // Usage: node bench/gateway/cpu.mjs [--tree <checkout>[#<node options>]]… [--rate 600] [--seconds 8] [--rounds 3]
 import { spawn, execFileSync } from 'node:child_process';
