@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { cpuSeconds } from '../lib/cpu.mjs';
+import { autocannon } from '../lib/autocannon.mjs';
+import { cpuPerUnit, cpuSnapshot } from '../lib/cpu.mjs';
 import { freePort, root, waitReady } from '../lib/processes.mjs';
 
 const { values: args } = parseArgs({
@@ -70,26 +71,7 @@ async function startStack(tree) {
   return { commit, url, pids: { gateway: gateway.pid, identity: identity.pid, crm: crm.pid } };
 }
 
-function autocannon(url, token) {
-  return new Promise((resolve, reject) => {
-    const bin = path.join(root, 'node_modules', '.bin', 'autocannon');
-    const p = spawn(bin, ['-c', '20', '-R', args.rate, '-d', args.seconds, '-j', '-H', `authorization=Bearer ${token}`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`autocannon exited ${code}`));
-      const r = JSON.parse(out);
-      if (r.non2xx > 0) return reject(new Error(`${r.non2xx} non-2xx responses from ${url}: ${JSON.stringify(r.statusCodeStats)}`));
-      resolve({ requests: r.requests.total, p99: r.latency.p99 });
-    });
-  });
-}
-
 const admin = new pg.Pool({ connectionString: pgBase, max: 2 });
-const backendCpu = async (db) => {
-  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [`bench_${db}_${run}`]);
-  return rows.reduce((sum, r) => sum + cpuSeconds(r.pid), 0);
-};
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 try {
@@ -118,20 +100,23 @@ try {
   for (let round = 0; round <= Number(args.rounds); round++) {
     for (const [label, p, backend] of paths) {
       for (const stack of stacks) {
-        const before = { gateway: cpuSeconds(stack.pids.gateway), backend: cpuSeconds(stack.pids[backend]), pg: await backendCpu(backend) };
-        const r = await autocannon(`${stack.url}${p}`, token);
-        const after = { gateway: cpuSeconds(stack.pids.gateway), backend: cpuSeconds(stack.pids[backend]), pg: await backendCpu(backend) };
-        const us = (k) => ((after[k] - before[k]) * 1e6) / r.requests;
+        const snapshot = () =>
+          cpuSnapshot({ processes: { gateway: stack.pids.gateway, [backend]: stack.pids[backend] }, dbs: { [backend]: `bench_${backend}_${run}` }, pool: admin, shared: false });
+        const before = await snapshot();
+        const result = await autocannon(`${stack.url}${p}`, token, ['-c', '20', '-R', args.rate, '-d', args.seconds]);
+        const r = { requests: result.requests.total, p99: result.latency.p99 };
+        const ms = cpuPerUnit(before, await snapshot(), r.requests);
+        const us = (name) => ms[name] * 1000;
         // Round 0 warms every stack up (JIT, pools, caches) and is not counted.
         if (round === 0) continue;
         const key = `${label} ${stack.commit}`;
         if (!results.has(key)) results.set(key, { gateway: [], backend: [], pg: [], p99: [], backendName: backend });
         const acc = results.get(key);
         acc.gateway.push(us('gateway'));
-        acc.backend.push(us('backend'));
-        acc.pg.push(us('pg'));
+        acc.backend.push(us(backend));
+        acc.pg.push(us(`pg ${backend}`));
         acc.p99.push(r.p99);
-        console.error(`round ${round} ${key}: gateway ${us('gateway').toFixed(0)} µs, ${backend} ${us('backend').toFixed(0)} µs, pg ${us('pg').toFixed(0)} µs (${r.requests} requests, p99 ${r.p99} ms)`);
+        console.error(`round ${round} ${key}: gateway ${us('gateway').toFixed(0)} µs, ${backend} ${us(backend).toFixed(0)} µs, pg ${us(`pg ${backend}`).toFixed(0)} µs (${r.requests} requests, p99 ${r.p99} ms)`);
       }
     }
   }

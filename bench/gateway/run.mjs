@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { autocannon } from '../lib/autocannon.mjs';
 import { waitReady } from '../lib/processes.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -42,20 +43,10 @@ function start(file, env, readyText, nodeArgs = []) {
   });
 }
 
-function autocannon(url, token) {
-  return new Promise((resolve, reject) => {
-    const bin = path.join(root, 'node_modules', '.bin', 'autocannon');
-    const p = spawn(bin, ['-c', String(CONNECTIONS), '-d', String(DURATION), '-j', '-H', `authorization=Bearer ${token}`, url], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`autocannon exited ${code}`));
-      const r = JSON.parse(out);
-      if (r.non2xx > 0) return reject(new Error(`${r.non2xx} non-2xx responses from ${url}`));
-      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 });
-    });
-  });
-}
+const measure = async (url, token) => {
+  const r = await autocannon(url, token, ['-c', String(CONNECTIONS), '-d', String(DURATION)]);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+};
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -91,11 +82,11 @@ try {
     const refUrl = `http://127.0.0.1:18081${p}`;
     results[name] = { gateway: [], reference: [] };
     // Warm-up, then alternate so drift on a busy machine hits both equally.
-    await autocannon(refUrl, token);
-    await autocannon(gwUrl, token);
+    await measure(refUrl, token);
+    await measure(gwUrl, token);
     for (let i = 0; i < ROUNDS; i++) {
-      results[name].reference.push(await autocannon(refUrl, token));
-      results[name].gateway.push(await autocannon(gwUrl, token));
+      results[name].reference.push(await measure(refUrl, token));
+      results[name].gateway.push(await measure(gwUrl, token));
     }
   }
   const summary = (rs) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)) });
