@@ -133,4 +133,38 @@ describe('delivery queue statements', () => {
     expect(new Set([...first, ...second].map((r) => r.id)).size).toBe(first.length + second.length);
     expect(await deliveries.claimEndpoints(pool, new Map(), 60_000)).toEqual([]);
   });
+
+  it("keeps, leased, the new rows the consumer's instance has room for (per endpoint, then in all) and announces only the rest", async () => {
+    await pool.query(`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL`);
+    const busy = await addHook(['contact.deleted']);
+    const idle = await addHook(['contact.deleted']);
+    payloads.length = 0;
+    // 6 events to 2 endpoints: `busy` has 6 of its 8 slots taken (2 kept), `idle` none (all 6 fit), but the
+    // instance has only 5 free slots: the oldest events win them, endpoint bound first.
+    const batch = events(6, 'contact.deleted', 'k');
+    const { inserted, kept } = await deliveries.fanOutKeeping(pool, batch, { free: 5, perEndpoint: 8, busy: new Map([[busy, 6]]), leaseMs: 60_000 });
+    expect(inserted).toBe(12);
+    const keptOf = (hook: string) => kept.filter((r) => r.webhook_id === hook).map((r) => r.event_id);
+    expect(keptOf(busy)).toEqual(['k-0', 'k-1']);
+    expect(keptOf(idle)).toEqual(['k-0', 'k-1', 'k-2']);
+    expect(kept.every((r) => r.url === 'http://127.0.0.1/x' && r.secret_enc === 'sealed' && r.status === 'pending' && r.attempts === 0)).toBe(true);
+
+    // The kept rows are leased (no claim takes them); the other 7 are due now and announced, and nothing else is.
+    await waitForPayloads(2);
+    await new Promise((r) => setTimeout(r, 100));
+    const announced = payloads.flatMap((p) => deliveries.parseAnnouncement(p).ids);
+    const { rows } = await pool.query<{ id: string; leased: boolean }>(
+      `SELECT id, next_attempt_at > now() + interval '50 seconds' AS leased FROM webhook_deliveries WHERE event_id LIKE 'k-%'`,
+    );
+    expect(rows.filter((r) => r.leased).map((r) => r.id).sort()).toEqual(kept.map((r) => r.id).sort());
+    expect(announced.sort()).toEqual(rows.filter((r) => !r.leased).map((r) => r.id).sort());
+    const claimed = await deliveries.claimEndpoints(pool, new Map([[busy, 10], [idle, 10]]), 60_000);
+    expect(claimed.map((r) => r.id).sort()).toEqual([...announced].sort());
+
+    // A redelivered batch inserts, keeps and announces nothing.
+    payloads.length = 0;
+    expect(await deliveries.fanOutKeeping(pool, batch, { free: 50, perEndpoint: 8, busy: new Map(), leaseMs: 60_000 })).toEqual({ inserted: 0, kept: [] });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(payloads).toHaveLength(0);
+  });
 });

@@ -67,6 +67,30 @@ describe('webhook dispatch', () => {
     for (const d of log) expect(d.attempts).toEqual([expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })]);
   });
 
+  it('sends what the consuming instance has room for without announcing it (no NOTIFY, no claim); what it has no room for is announced', async () => {
+    await createHook('/kept', ['appointment.deleted']);
+    const listener = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (m) => heard.push(m.payload ?? ''));
+    await listener.query('LISTEN webhook_deliveries_due');
+    try {
+      const { ms } = await latencyOf('/kept', 'appointment.deleted', sample('appointment.deleted'));
+      expect(ms).toBeLessThan(1_000);
+      await sleep(200);
+      expect(heard).toEqual([]);
+      // 10 at once to an endpoint bound to 3 requests at a time (and held open): 3 are kept and sent, 7 announced.
+      rx.reply('/kept', ...Array.from({ length: 10 }, () => ({ status: 200, delayMs: 300 })));
+      await producer.emitMany(Array.from({ length: 10 }, () => ({ type: 'appointment.deleted', orgId, data: sample('appointment.deleted') })));
+      await waitFor(() => rx.at('/kept').length >= 11);
+      const announced = heard.flatMap((p) => p.slice(p.indexOf(':') + 1).split(','));
+      expect(announced.length).toBeGreaterThanOrEqual(7);
+      expect(announced.length).toBeLessThan(10);
+    } finally {
+      await listener.end();
+    }
+  });
+
   it('never has more than WEBHOOK_ENDPOINT_CONCURRENCY (3) requests open to one slow endpoint, and a fast one is not held up by it', async () => {
     await createHook('/slow', ['conversation.created']);
     await createHook('/fast', ['conversation.archived']);

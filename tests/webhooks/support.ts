@@ -138,6 +138,14 @@ export async function startProducer(exchange: string) {
     async emit(type: string, orgId: string, data: unknown): Promise<EventEnvelope> {
       return withTransaction(pool, (tx) => enqueueEvent(tx, { type, orgId, data }));
     },
+    /** Several events committed in one transaction (published together, consumed in one batch as a rule). */
+    async emitMany(events: { type: string; orgId: string; data: unknown }[]): Promise<EventEnvelope[]> {
+      return withTransaction(pool, async (tx) => {
+        const out: EventEnvelope[] = [];
+        for (const e of events) out.push(await enqueueEvent(tx, e));
+        return out;
+      });
+    },
     async close() {
       await relay.stop();
       await pool.end();

@@ -166,4 +166,72 @@ describe('ClaimLoop', () => {
     // What the claim under way took is worked and waited for (left alone it would wait out its lease).
     expect(worked).toBe(true);
   });
+
+  it('adopt: items taken outside a claim share the slots, never beside a claim, and are worked at once', async () => {
+    const claiming = gate();
+    const events: string[] = [];
+    const finish = gate();
+    let claims = 0;
+    const loop = make<string>({
+      concurrency: 3,
+      claim: async (free) => {
+        claims++;
+        events.push(`claim ${free}`);
+        if (claims === 1) {
+          await claiming.opened;
+          return { items: ['c1'], again: false, left: false };
+        }
+        return { items: [], again: false, left: false };
+      },
+      work: async (s) => {
+        events.push(`work ${s}`);
+        await finish.opened;
+      },
+    });
+    await loop.start();
+    await waitFor(() => claims === 1);
+    // Asked while the first claim is under way: waits for it, then sees the slot that claim took.
+    const adopted = loop.adopt(async (free) => {
+      events.push(`adopt ${free}`);
+      return ['a1', 'a2'];
+    });
+    await sleep(30);
+    expect(events).toEqual(['claim 3']);
+    claiming.open();
+    await adopted;
+    expect(events.slice(0, 4)).toEqual(['claim 3', 'work c1', 'adopt 2', 'work a1']);
+    expect(events).toContain('work a2');
+    expect(loop.busy).toBe(3);
+    // Every slot taken: the next adoption is offered none.
+    let offered = -1;
+    await loop.adopt(async (free) => {
+      offered = free;
+      return [];
+    });
+    expect(offered).toBe(0);
+    finish.open();
+    await waitFor(() => loop.busy === 0);
+  });
+
+  it('adopt: an error of take rejects the adoption and the loop goes on claiming', async () => {
+    let claims = 0;
+    const loop = make<number>({
+      claim: async () => {
+        claims++;
+        return [];
+      },
+      work: async () => undefined,
+    });
+    await loop.start();
+    await expect(loop.adopt(async () => Promise.reject(new Error('database down')))).rejects.toThrow('database down');
+    const before = claims;
+    loop.wake();
+    await waitFor(() => claims > before);
+    let offered = -1;
+    await loop.adopt(async (free) => {
+      offered = free;
+      return [];
+    });
+    expect(offered).toBe(2);
+  });
 });

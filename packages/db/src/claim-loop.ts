@@ -66,6 +66,11 @@ export class ClaimLoop<T> {
   private filling = false;
   /** The claim under way, for stop() to wait for. */
   private fillRun: Promise<void> = Promise.resolve();
+  /**
+   * Claims and adoptions take turns: each counts the free slots and takes its items before the next one starts.
+   * The one under way (settled when it has), undefined when none is.
+   */
+  private turn?: Promise<void>;
   private stopping = false;
   private stopped: Promise<void> = Promise.resolve();
   private signalStop: () => void = () => undefined;
@@ -117,6 +122,8 @@ export class ClaimLoop<T> {
     clearInterval(this.pollTimer);
     await this.listener.stop();
     await this.fillRun;
+    // An adoption under way (its take and the items it starts).
+    await this.turn;
     await Promise.allSettled([...this.active]);
   }
 
@@ -125,6 +132,19 @@ export class ClaimLoop<T> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([new Promise<void>((r) => (timer = setTimeout(r, ms))), this.stopped]);
     clearTimeout(timer);
+  }
+
+  /**
+   * Work items claimed outside the loop's own claim (rows an owner inserted already leased to this instance, so
+   * that nobody needs to announce or claim them), under the same slots: `take` is told how many slots are free
+   * (0 while stopping), runs between the loop's claims, never beside one, and what it returns is worked on at
+   * once. Resolves when `take` is done (its items started), rejects with its error.
+   */
+  async adopt(take: (free: number) => Promise<T[]>): Promise<void> {
+    await this.inTurn(async () => {
+      const free = this.stopping ? 0 : Math.max(0, this.opts.concurrency - this.active.size);
+      this.begin(await take(free));
+    });
   }
 
   /** Look at the table: work may be due. */
@@ -146,26 +166,21 @@ export class ClaimLoop<T> {
     try {
       while (this.wanted && !this.stopping) {
         this.wanted = false;
-        const free = this.opts.concurrency - this.active.size;
-        if (free <= 0) {
+        const batch = await this.inTurn(async () => {
+          const free = this.opts.concurrency - this.active.size;
+          if (free <= 0) return undefined;
+          const due = this.due;
+          this.due = false;
+          const answer = await this.opts.claim(free, due);
+          const claimed = Array.isArray(answer) ? { items: answer, again: answer.length === free, left: true } : answer;
+          this.begin(claimed.items);
+          return claimed;
+        });
+        if (!batch) {
           this.left = true;
           break;
         }
-        const due = this.due;
-        this.due = false;
-        const answer = await this.opts.claim(free, due);
-        const batch = Array.isArray(answer) ? { items: answer, again: answer.length === free, left: true } : answer;
         this.left = batch.left;
-        for (const item of batch.items) {
-          const p: Promise<void> = this.opts
-            .work(item)
-            .catch((err) => this.opts.log.error({ err, ...this.opts.describe?.(item) }, `${this.opts.name}: work crashed; it resumes when its lease ends`))
-            .finally(() => {
-              this.active.delete(p);
-              if (this.left || this.due) this.nudge();
-            });
-          this.active.add(p);
-        }
         // A full batch: there may be more due than slots; look again once the loop comes round.
         if (batch.again) this.wanted = true;
       }
@@ -175,6 +190,37 @@ export class ClaimLoop<T> {
     } finally {
       // Cleared with no await after the loop's last look, so a nudge() from here on starts a new fill.
       this.filling = false;
+    }
+  }
+
+  /**
+   * Runs `fn` once the claim or adoption before it has finished (whether it succeeded or not); at once, in the
+   * caller's tick, when none is under way.
+   */
+  private inTurn<R>(fn: () => Promise<R>): Promise<R> {
+    const run = this.turn ? this.turn.then(fn) : fn();
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.turn = settled;
+    void settled.then(() => {
+      if (this.turn === settled) this.turn = undefined;
+    });
+    return run;
+  }
+
+  /** Works on items taken by a claim or an adoption; each frees its slot when done. */
+  private begin(items: T[]): void {
+    for (const item of items) {
+      const p: Promise<void> = this.opts
+        .work(item)
+        .catch((err) => this.opts.log.error({ err, ...this.opts.describe?.(item) }, `${this.opts.name}: work crashed; it resumes when its lease ends`))
+        .finally(() => {
+          this.active.delete(p);
+          if (this.left || this.due) this.nudge();
+        });
+      this.active.add(p);
     }
   }
 }

@@ -72,23 +72,43 @@ export function parseAnnouncement(payload: string): Announcement {
   return webhookId !== undefined && isUuid(webhookId) ? { webhookId, ids } : { ids };
 }
 
-// One statement for a batch of events: a delivery for each active endpoint of the event's org subscribed
-// to its type. The unique (webhook_id, event_id) makes a redelivered event a no-op. The new rows' ids are
-// announced by pg_notify in the same statement (its own transaction), by endpoint: PostgreSQL delivers a
-// notification only at commit, so a worker never hears of a row it cannot see yet, and every instance hears it.
+// One statement for a batch of events: a delivery for each active endpoint of the event's org subscribed to its
+// type. The unique (webhook_id, event_id) makes a redelivered event a no-op.
+//
+// The consuming instance keeps some of the new rows for itself, already leased (next_attempt_at pushed forward by
+// the lease, as a claim would): as many as each endpoint has free slots in this instance ($7 minus what it has in
+// flight, $8/$9), oldest event first, and no more than the instance's free slots ($6). Those are returned and sent at
+// once: nobody announces or claims them. The rest are due now and announced by pg_notify in the same statement (its
+// own transaction), by endpoint: PostgreSQL delivers a notification only at commit, so a worker never hears of a row it
+// cannot see yet, and every instance hears it. A kept row whose conflict skips it was simply not new: nothing is
+// returned for it.
 const FAN_OUT = {
   name: 'webhooks_fan_out',
-  text: `WITH ins AS (
-           INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, next_attempt_at, traceparent)
-           SELECT gen_random_uuid(), s.org_id, s.id, e.event_id, e.type, e.payload, 'pending', now(), e.traceparent
-             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[]) AS e (org_id, event_id, type, payload, traceparent)
+  text: `WITH target AS (
+           SELECT e.*, s.id AS webhook_id, row_number() OVER (PARTITION BY s.id ORDER BY e.ord) AS nth
+             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS e (org_id, event_id, type, payload, traceparent, ord)
              JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
+         ), fits AS (
+           SELECT t.*, t.nth <= $7 - coalesce(b.n, 0) AS fits
+             FROM target t LEFT JOIN unnest($8::uuid[], $9::int[]) AS b (webhook_id, n) ON b.webhook_id = t.webhook_id
+         ), ranked AS (
+           SELECT f.*, f.fits AND row_number() OVER (PARTITION BY f.fits ORDER BY f.ord) <= $6 AS kept FROM fits f
+         ), ins AS (
+           INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, next_attempt_at, traceparent)
+           SELECT gen_random_uuid(), r.org_id, r.webhook_id, r.event_id, r.type, r.payload, 'pending',
+                  CASE WHEN r.kept THEN now() + $10 * interval '1 millisecond' ELSE now() END, r.traceparent
+             FROM ranked r ORDER BY r.ord
            ON CONFLICT (webhook_id, event_id) DO NOTHING
-           RETURNING id, webhook_id
+           RETURNING *
+         ), announced AS (
+           SELECT pg_notify('${DUE_CHANNEL}', webhook_id::text || ':' || string_agg(id::text, ','))
+             FROM (SELECT id, webhook_id, (row_number() OVER (PARTITION BY webhook_id) - 1) / ${IDS_PER_NOTIFICATION} AS chunk
+                     FROM ins WHERE next_attempt_at <= now()) numbered
+            GROUP BY webhook_id, chunk
          )
-         SELECT count(*)::int AS n, pg_notify('${DUE_CHANNEL}', webhook_id::text || ':' || string_agg(id::text, ','))
-           FROM (SELECT id, webhook_id, (row_number() OVER (PARTITION BY webhook_id) - 1) / ${IDS_PER_NOTIFICATION} AS chunk FROM ins) numbered
-          GROUP BY webhook_id, chunk`,
+         SELECT k.inserted, k.notifications, c.*, s.url, s.secret_enc
+           FROM (SELECT (SELECT count(*)::int FROM ins) AS inserted, (SELECT count(*) FROM announced) AS notifications) k
+           LEFT JOIN (ins c JOIN webhook_settings s ON s.id = c.webhook_id) ON c.next_attempt_at > now()`,
 };
 
 export interface FanOutEvent {
@@ -100,13 +120,50 @@ export interface FanOutEvent {
   traceparent?: string | null;
 }
 
-/** Insert the deliveries of a batch of events and announce them; returns how many were new. */
-export async function fanOut(db: Queryable, events: FanOutEvent[]): Promise<number> {
-  const { rows } = await db.query<{ n: number }>({
+/** What the consuming instance can take on at once: it keeps that many of the new rows, leased, instead of announcing them. */
+export interface KeepRequest {
+  /** Free slots of the instance. */
+  free: number;
+  /** Attempts in flight at once per endpoint. */
+  perEndpoint: number;
+  /** Attempts this instance has in flight per endpoint id. */
+  busy: ReadonlyMap<string, number>;
+  leaseMs: number;
+}
+
+export interface FanOutResult {
+  /** New delivery rows (a redelivered event's are not new). */
+  inserted: number;
+  /** The new rows kept, leased to the caller, oldest event first: the caller sends them. */
+  kept: ClaimedDelivery[];
+}
+
+/** Insert the deliveries of a batch of events, keep what the caller has room for (leased) and announce the rest. */
+export async function fanOutKeeping(db: Queryable, events: FanOutEvent[], keep: KeepRequest): Promise<FanOutResult> {
+  const { rows } = await db.query<ClaimedDelivery & { inserted: number }>({
     ...FAN_OUT,
-    values: [events.map((e) => e.orgId), events.map((e) => e.eventId), events.map((e) => e.type), events.map((e) => e.payload), events.map((e) => e.traceparent ?? null)],
+    values: [
+      events.map((e) => e.orgId),
+      events.map((e) => e.eventId),
+      events.map((e) => e.type),
+      events.map((e) => e.payload),
+      events.map((e) => e.traceparent ?? null),
+      keep.free,
+      keep.perEndpoint,
+      [...keep.busy.keys()],
+      [...keep.busy.values()],
+      keep.leaseMs,
+    ],
   });
-  return rows.reduce((sum, r) => sum + r.n, 0);
+  // One row at least: `inserted` (and `notifications`, selected so that the announcements are made), with a kept
+  // delivery's columns or NULLs when none was kept.
+  const kept = rows.filter((r) => r.id !== null);
+  return { inserted: rows[0]?.inserted ?? 0, kept };
+}
+
+/** Insert the deliveries of a batch of events and announce every new one (nothing kept); returns how many were new. */
+export async function fanOut(db: Queryable, events: FanOutEvent[]): Promise<number> {
+  return (await fanOutKeeping(db, events, { free: 0, perEndpoint: 0, busy: new Map(), leaseMs: 1 })).inserted;
 }
 
 /** Announce one endpoint's deliveries made due now outside the fan-out (a manual redelivery), so any instance takes them. */

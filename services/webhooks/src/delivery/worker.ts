@@ -144,6 +144,25 @@ export class DeliveryWorker {
     await this.loop.stop();
   }
 
+  /**
+   * The event consumer's fan-out: inserts a batch's deliveries and keeps, already leased, as many as this instance
+   * and each endpoint have free slots; those are sent at once, with no announcement and no claim (a round trip and
+   * a write of every row fewer). The rest are announced and claimed by whichever instance has room. Runs between
+   * the loop's claims, so the slots it counts are the ones it takes. Resolves once the rows are committed.
+   */
+  async fanOut(events: deliveries.FanOutEvent[]): Promise<void> {
+    await this.loop.adopt(async (free) => {
+      const { kept } = await deliveries.fanOutKeeping(this.o.pool, events, {
+        free,
+        perEndpoint: this.o.endpointConcurrency,
+        busy: this.perEndpoint,
+        leaseMs: this.o.leaseMs,
+      });
+      for (const row of kept) this.perEndpoint.set(row.webhook_id, (this.perEndpoint.get(row.webhook_id) ?? 0) + 1);
+      return kept;
+    });
+  }
+
   /** Look for due deliveries (poll, retry timers, a manual redelivery in this process). */
   wake(): void {
     this.loop.wake();

@@ -1,15 +1,15 @@
 import { EventConsumer, eventTraceparent, webhookData } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
-import type { Pool } from '@crm/db';
-import * as deliveries from '../db/deliveries.repo';
+import type { FanOutEvent } from '../db/deliveries.repo';
 import { isPublicEventType, PUBLIC_EVENT_TYPES } from '../domain/event-types';
 import { isUuid } from '@crm/validation';
 
 export interface PublicEventsConsumerOptions {
   amqpUrl: string;
   exchange: string;
-  pool: Pool;
+  /** Inserts a batch's deliveries (the worker's fan-out: it sends at once what it has room for). */
+  fanOut(events: FanOutEvent[]): Promise<void>;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -32,8 +32,8 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
     logger: o.logger,
     metrics: o.metrics,
     // Batch mode without a pool: the fan-out statement is itself idempotent (endpoint, event id), so there is
-    // no processed_events claim. Up to 200 events go in one statement, which also announces the new rows
-    // (NOTIFY at its commit): that is what makes a worker of any instance send them at once. One ack per batch.
+    // no processed_events claim. Up to 200 events go in one statement; what this instance has room for it keeps
+    // and sends at once, the rest is announced (NOTIFY at its commit) to a worker of any instance. One ack per batch.
     batchSize: 200,
     // Handler failures mean this service's database is unreachable: keep retrying for about half an hour.
     maxAttempts: 30,
@@ -42,7 +42,7 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
     // never delivered half-formed to a customer's endpoint.
     parseData: true,
     batchHandler: async (events) => {
-      const rows: deliveries.FanOutEvent[] = [];
+      const rows: FanOutEvent[] = [];
       for (const event of events) {
         if (!isPublicEventType(event.type)) continue;
         if (!isUuid(event.orgId)) {
@@ -59,7 +59,7 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
           traceparent: eventTraceparent(event) ?? null,
         });
       }
-      if (rows.length > 0) await deliveries.fanOut(o.pool, rows);
+      if (rows.length > 0) await o.fanOut(rows);
     },
   });
 }
