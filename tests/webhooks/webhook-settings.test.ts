@@ -2,6 +2,7 @@ import { client, email, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { startReceiver, verifySignature, type Receiver } from './support';
 import { publicEventTypes } from '@crm/events';
+import { Client as PgClient } from 'pg';
 
 // Webhook settings through the gateway: create (secret shown once), list, read, update, delete, test
 // send, the attempt log and redelivery; settings:edit for every route, reads included; another org sees nothing.
@@ -343,6 +344,29 @@ describe('webhook settings', () => {
   describe('DELETE /webhook-settings/:id', () => {
     it('403 for an agent', async () => {
       expect((await agent.del(`/api/v1/webhook-settings/${id}`)).status).toBe(403);
+    });
+
+    it('deletes (204) while an attempt of the endpoint is being recorded (the worker locks the delivery, then the endpoint: the opposite order)', async () => {
+      const hook = await owner.post('/api/v1/webhook-settings', { url: rx.url('/recording'), events: ['contact.deleted'] });
+      expect(hook.status).toBe(201);
+      expect((await owner.post(`/api/v1/webhook-settings/${hook.body.id}/test`)).status).toBe(200);
+      // What recording a failed attempt does in one transaction (deliveries.recordFailure, then webhooks.recordFailure),
+      // held open between its two steps while the endpoint is deleted: a deadlock, whose victim is the delete (it
+      // waited first, so its deadlock check runs first). The delete is run again and succeeds once the worker commits.
+      const worker = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
+      await worker.connect();
+      try {
+        await worker.query('BEGIN');
+        await worker.query('UPDATE webhook_deliveries SET updated_at = now() WHERE webhook_id = $1', [hook.body.id]);
+        const deleted = owner.del(`/api/v1/webhook-settings/${hook.body.id}`);
+        await waitFor(async () => (await worker.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rowCount === 1);
+        await worker.query('UPDATE webhook_settings SET failing_since = coalesce(failing_since, now()) WHERE id = $1', [hook.body.id]);
+        await worker.query('COMMIT');
+        expect((await deleted).status).toBe(204);
+      } finally {
+        await worker.end();
+      }
+      expect((await owner.get(`/api/v1/webhook-settings/${hook.body.id}`)).status).toBe(404);
     });
 
     it('deletes (204) with its log; then it is 404', async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { iso, isoOrUndefined, withTransaction } from '@crm/db';
+import { iso, isoOrUndefined, withRetriedTransaction, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import * as deliveries from '../db/deliveries.repo';
@@ -124,7 +124,9 @@ export async function update(
 export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'settings:edit');
   const w = await findOr404(deps, ctx.orgId, id);
-  await withTransaction(deps.pool, async (db) => {
+  // The delete cascades to the endpoint's deliveries; the worker recording an attempt locks a delivery, then the
+  // endpoint (its failure run): when the two meet, PostgreSQL aborts one of them, and the delete is simply run again.
+  await withRetriedTransaction(deps.pool, async (db) => {
     if (!(await webhooks.remove(db, ctx.orgId, id))) throw notFound('Webhook');
     await recordAudit(db, ctx, { action: 'webhook.deleted', resourceType: 'webhook', resourceId: id, details: { url: urlForAudit(w.url), events: w.events } });
   });
