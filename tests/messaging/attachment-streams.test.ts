@@ -120,11 +120,16 @@ describe('attachment streams', () => {
     const before = await held();
     let peak = before;
     let sampling = true;
-    // A full collection takes a while: sampling every 100 ms leaves the transfer most of the time.
+    // Two full collections of this process (the whole stack lives in it) take a while, and longer on a loaded machine:
+    // the sampler waits four times as long as its last sample took (100 ms at least), so the transfer always keeps
+    // four fifths of the time. A fixed 100 ms once left it almost none on a slow CI machine (the upload timed out).
     const sampler = (async () => {
+      let took = 0;
       while (sampling) {
-        await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, Math.max(100, 4 * took)));
+        const t0 = performance.now();
         peak = Math.max(peak, await held());
+        took = performance.now() - t0;
       }
     })();
     const res = await streamUpload(`${stack.url}/api/v1/chat/attachments`, a.token, 20 * MB, 'site survey.bin').finally(() => (sampling = false));
