@@ -3,6 +3,7 @@ import { createLogger, Logger } from '@crm/logger';
 import { clearRedisPrefix, createTestDatabase, deleteRabbitPrefix, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
 import * as gateway from '@crm/gateway';
 import { startTelemetry } from '@crm/telemetry';
+import { declaredQueues } from '@crm/events';
 
 /**
  * A whole stack for one test file: each requested service started in-process on its own port with a
@@ -110,6 +111,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     running.delete(name);
   };
 
+  // The databases at once (each CREATE DATABASE mostly waits for its WAL to be written), then the services in order.
+  await Promise.all(names.map(async (n) => databases.set(n, await createTestDatabase(n.replace(/-/g, '_')))));
   for (const n of names) await startService(n);
   const gw = await gateway.startGateway(gateway.loadConfig({ ...shared, HOST: '127.0.0.1', PORT: '0', SERVICES: names.join(',') }), log);
 
@@ -135,7 +138,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       for (const n of [...running.keys()].reverse()) await stopService(n).catch(() => undefined);
       await Promise.all([...databases.values()].map((d) => d.drop().catch(() => undefined)));
       await clearRedisPrefix(prefix).catch(() => undefined);
-      await deleteRabbitPrefix(infra.amqpUrl, shared.EVENTS_EXCHANGE).catch(() => undefined);
+      // Every service ran in this process: the queues they declared are known, the broker need not be asked.
+      await deleteRabbitPrefix(infra.amqpUrl, shared.EVENTS_EXCHANGE, shared.EVENTS_EXCHANGE, declaredQueues(shared.EVENTS_EXCHANGE)).catch(() => undefined);
     },
   };
 }

@@ -6,7 +6,7 @@ export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } f
 export { brokerConnected, type BrokerLink } from './readiness';
 export { EventConsumer, type BatchHandler, type EventConsumerOptions, type EventHandler } from './consumer';
 export { queueBindings, topicMatches } from './routing';
-export { deleteTopology, dlqName, retryQueueName, DELIVERY_LIMIT } from './topology';
+export { declaredQueues, deleteTopology, dlqName, retryQueueName, DELIVERY_LIMIT } from './topology';
 export {
   AUDIT_RECORDED,
   auditActor,

@@ -1,0 +1,62 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect } from 'amqplib';
+import { Client as PgClient } from 'pg';
+import { declaredQueues } from '@crm/events';
+import { infra } from '@crm/testing';
+import { startStack } from './stack';
+
+// The shared servers outlive every run: a stack's stop() must leave nothing behind. Its queues are deleted by the
+// names its in-process services declared (no broker-side listing per stop), so this checks, once, that those names
+// are all of them.
+describe('startStack / stop', () => {
+  it('removes every queue its services declared, its exchange and its databases', async () => {
+    const stack = await startStack({ services: ['webhooks'] });
+    const exchange = stack.env.EVENTS_EXCHANGE;
+    const queues = declaredQueues(exchange);
+    // identity's audit consumer and webhooks' deliveries: each queue with its retry levels and dead-letter queue.
+    expect(queues).toEqual(expect.arrayContaining([`${exchange}.webhooks.deliveries`, `${exchange}.webhooks.deliveries.dlq`, `${exchange}.identity.audit`]));
+    // What the broker holds under the prefix is exactly that (besides queues deleted with their connection), where
+    // the broker can be asked here.
+    if (existsSync('/usr/sbin/rabbitmqctl') && process.getuid?.() === 0) {
+      const held = execFileSync('rabbitmqctl', ['list_queues', '-q', '--no-table-headers', 'name', 'auto_delete'])
+        .toString()
+        .split('\n')
+        .map((line) => line.trim().split(/\s+/))
+        .filter(([name, autoDelete]) => name?.startsWith(exchange) && autoDelete !== 'true')
+        .map(([name]) => name);
+      expect(held.sort()).toEqual([...queues].sort());
+    }
+    const dbs = [stack.databaseUrl('identity'), stack.databaseUrl('webhooks')].map((u) => new URL(u).pathname.slice(1));
+    await stack.stop();
+
+    const conn = await connect(infra.amqpUrl);
+    conn.on('error', () => undefined);
+    try {
+      // A passive check of something missing closes its channel with 404.
+      const exists = async (check: (ch: Awaited<ReturnType<typeof conn.createChannel>>) => Promise<unknown>) => {
+        const ch = await conn.createChannel();
+        ch.on('error', () => undefined);
+        return check(ch).then(
+          async () => {
+            await ch.close();
+            return true;
+          },
+          () => false,
+        );
+      };
+      for (const q of queues) expect([q, await exists((ch) => ch.checkQueue(q))]).toEqual([q, false]);
+      expect(await exists((ch) => ch.checkExchange(exchange))).toBe(false);
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+    const admin = new PgClient({ connectionString: infra.databaseUrl });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query('SELECT datname FROM pg_database WHERE datname = ANY ($1)', [dbs]);
+      expect(rows).toEqual([]);
+    } finally {
+      await admin.end();
+    }
+  });
+});
