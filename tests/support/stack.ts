@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger, Logger } from '@crm/logger';
-import { clearRedisPrefix, createTestDatabase, deleteRabbitPrefix, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
+import path from 'node:path';
+import { clearRedisPrefix, createMigratedDatabase, deleteRabbitPrefix, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
 import * as gateway from '@crm/gateway';
 import { startTelemetry } from '@crm/telemetry';
 import { declaredQueues } from '@crm/events';
@@ -90,10 +91,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ...opts.env,
   };
   const databases = new Map<ServiceName, TestDatabase>();
+  const migratedDatabase = (name: ServiceName) => createMigratedDatabase(name.replace(/-/g, '_'), path.join(__dirname, '..', '..', 'services', name, 'migrations'));
   const running = new Map<ServiceName, { metricsPort: number; stop(): Promise<void> }>();
 
   const startService = async (name: ServiceName, extraEnv?: Record<string, string>) => {
-    if (!databases.has(name)) databases.set(name, await createTestDatabase(name.replace(/-/g, '_')));
+    if (!databases.has(name)) databases.set(name, await migratedDatabase(name));
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const mod = require(`@crm/${name}`) as ServiceModule;
     const env = {
@@ -111,8 +113,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     running.delete(name);
   };
 
-  // The databases at once (each CREATE DATABASE mostly waits for its WAL to be written), then the services in order.
-  await Promise.all(names.map(async (n) => databases.set(n, await createTestDatabase(n.replace(/-/g, '_')))));
+  // The databases at once, each a copy of its service's schema (migrated once per run), then the services in order.
+  await Promise.all(names.map(async (n) => databases.set(n, await migratedDatabase(n))));
   for (const n of names) await startService(n);
   const gw = await gateway.startGateway(gateway.loadConfig({ ...shared, HOST: '127.0.0.1', PORT: '0', SERVICES: names.join(',') }), log);
 

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { dockerEngine, type ServerContainer, startServerContainer } from './containers';
 import { SERVERS } from './infra-plan';
+import { dropTemplates, newTestRunId } from './templates';
 
 /**
  * jest globalSetup: tests use PostgreSQL, RabbitMQ and Redis from DATABASE_URL / AMQP_URL / REDIS_URL, or the
@@ -31,9 +32,12 @@ export async function setup(): Promise<void> {
     process.env[server.envVar] = container.url;
   }
   (globalThis as { __crmContainers?: typeof started }).__crmContainers = started;
+  // Names this run's migrated template databases (createMigratedDatabase); the workers inherit it.
+  process.env.TEST_RUN_ID ??= newTestRunId();
 }
 
 export async function teardown(): Promise<void> {
+  if (process.env.TEST_RUN_ID) await dropTemplates(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', process.env.TEST_RUN_ID).catch(() => undefined);
   const list = (globalThis as { __crmContainers?: typeof started }).__crmContainers ?? [];
   await Promise.all(list.map((c) => c.stop()));
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { dropDatabase, ensureDatabase } from '@crm/db';
 import { devInternalAuth, type InternalAuth, type InternalPrincipal } from '@crm/grpc-kit';
+import { copyDatabase, migratedTemplate } from './templates';
 
 /**
  * Real infrastructure for tests. The servers given by DATABASE_URL / AMQP_URL / REDIS_URL (defaults:
@@ -29,6 +30,20 @@ export interface TestDatabase {
   url: string;
   name: string;
   drop(): Promise<void>;
+}
+
+/**
+ * A fresh database with `migrationsDir` applied, copied from this run's migrated template of it (templates.ts):
+ * the service under test finds nothing to migrate at start. Outside a jest run (no TEST_RUN_ID) an empty one.
+ */
+export async function createMigratedDatabase(prefix: string, migrationsDir: string): Promise<TestDatabase> {
+  const runId = process.env.TEST_RUN_ID;
+  if (!runId) return createTestDatabase(prefix);
+  const template = await migratedTemplate(infra.databaseUrl, runId, prefix, migrationsDir);
+  const name = uniqueName(`t_${prefix}`);
+  await copyDatabase(infra.databaseUrl, template, name);
+  const url = databaseUrlFor(name);
+  return { url, name, drop: () => dropDatabase(url) };
 }
 
 /** A fresh, empty database on the shared server; the service under test migrates it at start. */
