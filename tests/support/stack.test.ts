@@ -3,7 +3,9 @@ import { existsSync } from 'node:fs';
 import { connect } from 'amqplib';
 import { Client as PgClient } from 'pg';
 import { declaredQueues } from '@crm/events';
-import { infra } from '@crm/testing';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { createMigratedDatabase, infra } from '@crm/testing';
 import { startStack } from './stack';
 
 // The shared servers outlive every run: a stack's stop() must leave nothing behind. Its queues are deleted by the
@@ -57,6 +59,22 @@ describe('startStack / stop', () => {
       expect(rows).toEqual([]);
     } finally {
       await admin.end();
+    }
+  });
+
+  it('createMigratedDatabase: a copy with every migration of the service applied, independent of the other copies', async () => {
+    const dir = path.join(__dirname, '..', '..', 'services', 'webhooks', 'migrations');
+    const [a, b] = await Promise.all([createMigratedDatabase('webhooks', dir), createMigratedDatabase('webhooks', dir)]);
+    const clients = [new PgClient({ connectionString: a.url }), new PgClient({ connectionString: b.url })];
+    try {
+      await Promise.all(clients.map((c) => c.connect()));
+      const applied = (await clients[0].query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name')).rows.map((r) => r.name);
+      expect(applied).toEqual(readdirSync(dir).filter((f) => f.endsWith('.sql')).sort());
+      await clients[0].query(`INSERT INTO webhook_settings (id, org_id, url, events, secret_enc) VALUES (gen_random_uuid(), gen_random_uuid(), 'http://x', '{}', 's')`);
+      expect((await clients[1].query('SELECT count(*)::int AS n FROM webhook_settings')).rows[0].n).toBe(0);
+    } finally {
+      await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+      await Promise.all([a.drop(), b.drop()]);
     }
   });
 });
