@@ -14,7 +14,9 @@ interface Touch {
 /** The activity a message event adds to its contact, or undefined for an event that names no usable contact. */
 function touchOf(event: ParsedEvent<'message.received' | 'message.sent'>, log: Logger): Touch | undefined {
   const { data } = event;
-  // A group conversation has no contact (contactId null): nothing to touch.
+  // A group conversation has no contact, nor has one not linked to a contact yet (contactId null): nothing to touch,
+  // and nothing to report either (a warning per group message would bury the ones that matter).
+  if (data.contactId === null || data.contactId === undefined) return undefined;
   if (!isUuid(data.contactId) || !isUuid(event.orgId)) {
     log.warn({ eventId: event.id, type: event.type }, 'message event without a usable contactId or orgId; ignored');
     return undefined;
