@@ -1,7 +1,15 @@
 import path from 'node:path';
 import express, { Router } from 'express';
-import { gatewayDocument, publicDocument, servedOperations } from '../docs';
 import type { RouteDeps } from './deps';
+
+/**
+ * The documentation's operations and schemas, loaded on the first request for a document: they are a third of what
+ * the gateway loads at start (every operation's zod schemas), which every start (and every test's stack) paid for
+ * documents most processes never serve.
+ */
+let docsModule: typeof import('../docs') | undefined;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const docs = () => (docsModule ??= require('../docs') as typeof import('../docs'));
 
 const PUBLIC_DIR = path.join(__dirname, '..', '..', 'public');
 /** The files of Swagger UI the page loads; the package's own index.html (it points at a demo API) is not served. */
@@ -15,14 +23,15 @@ const SWAGGER_FILES = new Set(['swagger-ui-bundle.js', 'swagger-ui.css', 'favico
  */
 export function docsRoutes({ config }: RouteDeps): Router {
   const r = Router();
-  // Built once: the operations do not change while the process runs; only the server URL is per request.
-  const ops = servedOperations(config);
+  // Built once, on first use: the operations do not change while the process runs; only the server URL is per request.
+  let served: ReturnType<ReturnType<typeof docs>['servedOperations']> | undefined;
+  const ops = () => (served ??= docs().servedOperations(config));
   const origin = (req: express.Request) => `${req.protocol}://${req.get('host')}`;
   r.get('/openapi.json', (req, res) => {
-    res.json(gatewayDocument(ops, origin(req)));
+    res.json(docs().gatewayDocument(ops(), origin(req)));
   });
   r.get('/api/public/openapi.json', (req, res) => {
-    res.json(publicDocument(ops, origin(req)));
+    res.json(docs().publicDocument(ops(), origin(req)));
   });
 
   const selfOnly = (_req: express.Request, res: express.Response, next: express.NextFunction) => {
