@@ -14,7 +14,6 @@ import { OwnerDirectory } from './domain/owners';
 import type { ChatnetDriver } from './drivers/driver';
 import { SandboxDriver, SandboxNetwork } from './drivers/sandbox.driver';
 import { dialThrough } from './drivers/proxy-dialer';
-import { ZcaDriver } from './drivers/zca.driver';
 import { connectorHandlers } from './grpc/connector.handler';
 import { peerHandlers } from './grpc/peer.handler';
 import { Leases } from './pool/leases';
@@ -55,6 +54,10 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     sandbox = new SandboxNetwork(redis, config.REDIS_PREFIX);
     driver = new SandboxDriver(sandbox, config.QR_TTL_MS, config.QR_MAX_REFRESHES);
   } else {
+    // Loaded only for the real network: zca-js and its dependencies are a sixth of what every service loads, paid by
+    // each start (and each test's stack) on the sandbox driver for nothing.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { ZcaDriver } = require('./drivers/zca.driver') as typeof import('./drivers/zca.driver');
     driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard), maxFileBytes: config.ATTACHMENT_MAX_BYTES });
   }
   const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000, config.GRPC_LB_POLICY);
