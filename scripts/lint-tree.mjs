@@ -1,0 +1,28 @@
+// `npm run lint:tree` (what `npm test` lints with): ESLint over the whole tree in two processes at once, one per
+// core of a CI machine. Linted workspace by workspace, every process built its own TypeScript programs for the
+// type-aware rules: three times the CPU of one run over the tree (measured: ~230 s against ~75 s). Turbo caches this
+// as one root task (`//#lint:tree`, keyed by every source file, the ESLint and TypeScript configs and the lockfile);
+// `npm run lint` still lints workspace by workspace, each cached on its own.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// Two halves of about the same work (services; packages and tests).
+const shards = [['services'], ['packages', 'tests']];
+const eslint = path.join(root, 'node_modules', 'eslint', 'bin', 'eslint.js');
+
+const codes = await Promise.all(
+  shards.map(
+    (dirs) =>
+      new Promise((resolve) => {
+        const child = spawn(process.execPath, [eslint, ...dirs], { cwd: root, stdio: 'inherit' });
+        child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+        child.on('error', (err) => {
+          console.error(`eslint ${dirs.join(' ')}: ${err.message}`);
+          resolve(1);
+        });
+      }),
+  ),
+);
+process.exit(codes.some((c) => c !== 0) ? 1 : 0);
