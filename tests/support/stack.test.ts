@@ -5,7 +5,7 @@ import { Client as PgClient } from 'pg';
 import { declaredQueues } from '@crm/events';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { createMigratedDatabase, infra } from '@crm/testing';
+import { createMigratedDatabase, dropStaleTemplates, infra, newTestRunId, runStartedAt } from '@crm/testing';
 import { startStack } from './stack';
 
 // The shared servers outlive every run: a stack's stop() must leave nothing behind. Its queues are deleted by the
@@ -77,4 +77,35 @@ describe('startStack / stop', () => {
       await Promise.all([a.drop(), b.drop()]);
     }
   });
+
+  it("a run's templates carry its start time; those of a run older than six hours (killed before its teardown) are dropped", async () => {
+    const now = Date.now();
+    expect(runStartedAt(newTestRunId(now))).toBe(now);
+    expect(runStartedAt('not-a-run-id')).toBeUndefined();
+    const old = `t_tpl_${newTestRunId(now - 7 * 3_600_000)}_webhooks_0123456789`;
+    const fresh = `t_tpl_${newTestRunId(now - 3_600_000)}_webhooks_0123456789`;
+    const admin = new PgClient({ connectionString: infra.databaseUrl });
+    await admin.connect();
+    try {
+      for (const name of [old, fresh]) await admin.query(`CREATE DATABASE "${name}"`);
+      const dropped = await dropStaleTemplates(infra.databaseUrl, 6 * 3_600_000, now);
+      expect(dropped).toContain(old);
+      expect(dropped).not.toContain(fresh);
+      const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY ($1)', [[old, fresh]]);
+      expect(rows.map((r) => r.datname)).toEqual([fresh]);
+    } finally {
+      await admin.end();
+      for (const name of [old, fresh]) await dropDb(name);
+    }
+  });
 });
+
+async function dropDb(name: string): Promise<void> {
+  const admin = new PgClient({ connectionString: infra.databaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}

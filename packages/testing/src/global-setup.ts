@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { dockerEngine, type ServerContainer, startServerContainer } from './containers';
 import { SERVERS } from './infra-plan';
-import { dropTemplates, newTestRunId } from './templates';
+import { dropStaleTemplates, dropTemplates, newTestRunId } from './templates';
 
 /**
  * jest globalSetup: tests use PostgreSQL, RabbitMQ and Redis from DATABASE_URL / AMQP_URL / REDIS_URL, or the
@@ -32,8 +32,10 @@ export async function setup(): Promise<void> {
     process.env[server.envVar] = container.url;
   }
   (globalThis as { __crmContainers?: typeof started }).__crmContainers = started;
-  // Names this run's migrated template databases (createMigratedDatabase); the workers inherit it.
+  // Names this run's migrated template databases (createMigratedDatabase); the workers inherit it. Templates a killed
+  // run left behind (older than any run lasts) go first.
   process.env.TEST_RUN_ID ??= newTestRunId();
+  await dropStaleTemplates(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', 6 * 3_600_000).catch(() => undefined);
 }
 
 export async function teardown(): Promise<void> {

@@ -128,6 +128,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
   }
 }
 export { deleteRabbitPrefix } from './rabbit';
+export { dropStaleTemplates, newTestRunId, runStartedAt } from './templates';
 
 /**
  * The development seed of the internal credential for this test process: random per run, shared by every stack

@@ -13,8 +13,14 @@ import { createPool, dropDatabase, migrate } from '@crm/db';
 const TEMPLATE_PREFIX = 't_tpl_';
 
 /** The run's id, set once by globalSetup: letters and digits only, it goes into database names. */
-export function newTestRunId(): string {
-  return `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+export function newTestRunId(now = Date.now()): string {
+  return `${now.toString(36).padStart(9, '0')}${Math.random().toString(36).slice(2, 6).padEnd(4, '0')}`;
+}
+
+/** When the run named `runId` started (its first nine characters), or undefined for a name not made by newTestRunId. */
+export function runStartedAt(runId: string): number | undefined {
+  const at = /^[0-9a-z]{13}$/.test(runId) ? parseInt(runId.slice(0, 9), 36) : NaN;
+  return Number.isFinite(at) ? at : undefined;
 }
 
 /** Identifies a set of migrations by their names and contents: a changed file makes another template. */
@@ -79,6 +85,33 @@ export async function copyDatabase(databaseUrl: string, template: string, name: 
   } finally {
     await admin.end();
   }
+}
+
+/**
+ * Templates of runs that started more than `maxAgeMs` ago (a run killed before its globalTeardown leaves its own on
+ * the shared server): dropped by the next run's globalSetup. No run lasts that long, so none is in use.
+ */
+export async function dropStaleTemplates(databaseUrl: string, maxAgeMs: number, now = Date.now()): Promise<string[]> {
+  const admin = adminClient(databaseUrl);
+  await admin.connect();
+  let stale: string[];
+  try {
+    const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE starts_with(datname, $1)`, [TEMPLATE_PREFIX]);
+    stale = rows
+      .map((r) => r.datname)
+      .filter((name) => {
+        const at = runStartedAt(name.slice(TEMPLATE_PREFIX.length).split('_')[0]);
+        return at !== undefined && now - at > maxAgeMs;
+      });
+  } finally {
+    await admin.end();
+  }
+  for (const name of stale) {
+    const url = new URL(databaseUrl);
+    url.pathname = `/${name}`;
+    await dropDatabase(url.toString());
+  }
+  return stale;
 }
 
 /** Drop the run's templates (globalTeardown). */
