@@ -173,6 +173,8 @@ export class ClaimLoop<T> {
           this.due = false;
           const answer = await this.opts.claim(free, due);
           const claimed = Array.isArray(answer) ? { items: answer, again: answer.length === free, left: true } : answer;
+          // Before the items start: one that finishes at once must see whether work stayed behind.
+          this.left = claimed.left;
           this.begin(claimed.items);
           return claimed;
         });
@@ -180,7 +182,6 @@ export class ClaimLoop<T> {
           this.left = true;
           break;
         }
-        this.left = batch.left;
         // A full batch: there may be more due than slots; look again once the loop comes round.
         if (batch.again) this.wanted = true;
       }
