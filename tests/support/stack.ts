@@ -140,8 +140,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       for (const n of [...running.keys()].reverse()) await stopService(n).catch(() => undefined);
       await Promise.all([...databases.values()].map((d) => d.drop().catch(() => undefined)));
       await clearRedisPrefix(prefix).catch(() => undefined);
-      // Every service ran in this process: the queues they declared are known, the broker need not be asked.
-      await deleteRabbitPrefix(infra.amqpUrl, shared.EVENTS_EXCHANGE, shared.EVENTS_EXCHANGE, declaredQueues(shared.EVENTS_EXCHANGE)).catch(() => undefined);
+      // Every service ran in this process: the queues they declared are known, the broker need not be asked (none known
+      // would mean another copy of @crm/events declared them, e.g. after jest.resetModules: then the broker lists them).
+      const queues = declaredQueues(shared.EVENTS_EXCHANGE);
+      await deleteRabbitPrefix(infra.amqpUrl, shared.EVENTS_EXCHANGE, shared.EVENTS_EXCHANGE, queues.length > 0 ? queues : undefined).catch(() => undefined);
     },
   };
 }
