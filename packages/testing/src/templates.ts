@@ -33,9 +33,7 @@ function migrationsHash(dir: string): string {
 const made = new Map<string, Promise<void>>();
 
 function adminClient(databaseUrl: string): Client {
-  const admin = new URL(databaseUrl);
-  admin.pathname = '/postgres';
-  return new Client({ connectionString: admin.toString() });
+  return new Client({ connectionString: databaseUrlNamed(databaseUrl, 'postgres') });
 }
 
 /**
@@ -61,9 +59,7 @@ async function makeTemplate(databaseUrl: string, name: string, migrationsDir: st
     const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (rowCount) return;
     await admin.query(`CREATE DATABASE "${name}"`);
-    const url = new URL(databaseUrl);
-    url.pathname = `/${name}`;
-    const pool = createPool(url.toString(), 1);
+    const pool = createPool(databaseUrlNamed(databaseUrl, name), 1);
     try {
       await migrate(pool, migrationsDir);
     } finally {
@@ -91,42 +87,36 @@ export async function copyDatabase(databaseUrl: string, template: string, name: 
  * Templates of runs that started more than `maxAgeMs` ago (a run killed before its globalTeardown leaves its own on
  * the shared server): dropped by the next run's globalSetup. No run lasts that long, so none is in use.
  */
-export async function dropStaleTemplates(databaseUrl: string, maxAgeMs: number, now = Date.now()): Promise<string[]> {
-  const admin = adminClient(databaseUrl);
-  await admin.connect();
-  let stale: string[];
-  try {
-    const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE starts_with(datname, $1)`, [TEMPLATE_PREFIX]);
-    stale = rows
-      .map((r) => r.datname)
-      .filter((name) => {
-        const at = runStartedAt(name.slice(TEMPLATE_PREFIX.length).split('_')[0]);
-        return at !== undefined && now - at > maxAgeMs;
-      });
-  } finally {
-    await admin.end();
-  }
-  for (const name of stale) {
-    const url = new URL(databaseUrl);
-    url.pathname = `/${name}`;
-    await dropDatabase(url.toString());
-  }
-  return stale;
+export function dropStaleTemplates(databaseUrl: string, maxAgeMs: number, now = Date.now()): Promise<string[]> {
+  return dropTemplatesOf(databaseUrl, (runId) => {
+    const at = runStartedAt(runId);
+    return at !== undefined && now - at > maxAgeMs;
+  });
 }
 
 /** Drop the run's templates (globalTeardown). */
 export async function dropTemplates(databaseUrl: string, runId: string): Promise<void> {
+  await dropTemplatesOf(databaseUrl, (id) => id === runId);
+}
+
+/** Drops the templates whose run id `which` selects; returns their names. */
+async function dropTemplatesOf(databaseUrl: string, which: (runId: string) => boolean): Promise<string[]> {
   const admin = adminClient(databaseUrl);
   await admin.connect();
   let names: string[];
   try {
-    names = (await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE starts_with(datname, $1)`, [`${TEMPLATE_PREFIX}${runId}_`])).rows.map((r) => r.datname);
+    const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE starts_with(datname, $1)`, [TEMPLATE_PREFIX]);
+    names = rows.map((r) => r.datname).filter((name) => which(name.slice(TEMPLATE_PREFIX.length).split('_')[0]));
   } finally {
     await admin.end();
   }
-  for (const name of names) {
-    const url = new URL(databaseUrl);
-    url.pathname = `/${name}`;
-    await dropDatabase(url.toString());
-  }
+  for (const name of names) await dropDatabase(databaseUrlNamed(databaseUrl, name));
+  return names;
+}
+
+/** The same server, another database. */
+function databaseUrlNamed(databaseUrl: string, name: string): string {
+  const url = new URL(databaseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
