@@ -538,6 +538,10 @@ export class SessionPool {
   }
 
   private async beat(): Promise<void> {
+    await this.o.leases.register(this.address);
+    // The states are read after that round trip, right before the renew is written: a snapshot taken before
+    // it could be older than a renew that establish() wrote meanwhile, and would set a connected account's
+    // live info back to `connecting` until the next beat (commands on the one connection keep their order).
     const list: Array<{ accountId: string; state: LiveInfo['state']; connectedAt?: Date }> = [];
     for (const e of this.entries.values()) {
       if (e.state === 'connected' && !e.session?.isAlive()) {
@@ -547,7 +551,6 @@ export class SessionPool {
       }
       list.push({ accountId: e.accountId, state: e.state, connectedAt: e.connectedAt });
     }
-    await this.o.leases.register(this.address);
     const lost = await this.o.leases.renew(list);
     for (const accountId of lost) {
       const e = this.entries.get(accountId);
