@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { ConfirmChannel } from 'amqplib';
+import { Client } from 'pg';
 import { withTransaction, type PoolClient } from '@crm/db';
 import { eventually, uniqueName } from '@crm/testing';
 import type { EventConsumer, EventHandler } from './consumer';
@@ -69,6 +70,41 @@ test('the relay publishes each commit as it is notified (NOTIFY), not on its pol
   for (let i = 0; i < 20; i++) {
     const e = await h.emit('widget.updated', { i });
     await eventually(async () => got.has(e.id), 5_000, 5);
+  }
+});
+
+test('the relay takes two round trips to the database per batch: BEGIN with the claim, the mark with COMMIT', async () => {
+  const queue = h.queue();
+  const got = new Set<string>();
+  await h.consumer({ queue, handler: async (e) => void got.add(e.id) });
+  // Every query the relay's own connection sends (it runs the claims; the pool stands in only while it reconnects).
+  const sent: string[] = [];
+  const original = Client.prototype.query;
+  const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
+    if ((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === RELAY_APPLICATION_NAME) {
+      sent.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text));
+    }
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as never);
+  try {
+    const relay = await h.relay();
+    const idle = () => (relay as unknown as { draining?: Promise<void> }).draining === undefined;
+    await eventually(async () => sent.length > 0 && idle());
+    sent.length = 0;
+    const e = await h.emit('widget.updated', { n: 1 });
+    await eventually(async () => got.has(e.id));
+    await eventually(async () => idle());
+    // A pass that finds nothing (a second wake-up for the same commit) is BEGIN with the claim, then COMMIT.
+    const claims = sent.filter((q) => /^BEGIN;[\s\S]*FOR UPDATE SKIP LOCKED$/.test(q));
+    const marks = sent.filter((q) => /^UPDATE outbox SET published_at = now\(\) WHERE seq = ANY\('\{\d+\}'::bigint\[\]\); COMMIT$/.test(q));
+    expect(claims.length).toBeGreaterThanOrEqual(1);
+    expect(marks).toHaveLength(1);
+    expect(sent).toHaveLength(2 * claims.length);
+    expect(sent.filter((q) => q === 'COMMIT')).toHaveLength(claims.length - 1);
+    const { rows } = await h.pool.query('SELECT count(*)::int AS unpublished FROM outbox WHERE published_at IS NULL');
+    expect(rows[0].unpublished).toBe(0);
+  } finally {
+    spy.mockRestore();
   }
 });
 
