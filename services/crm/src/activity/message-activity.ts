@@ -1,6 +1,6 @@
 import { isEventOf, type ParsedEvent } from '@crm/events';
 import type { Logger } from '@crm/logger';
-import { ActivityType, recordActivities, touchLastActivities } from '../contacts';
+import { ActivityType, touchLastActivities } from '../contacts';
 import { isUuid } from '../shared';
 import type { FamilyModule } from '../events';
 
@@ -30,7 +30,7 @@ function touchOf(event: ParsedEvent<'message.received' | 'message.sent'>, log: L
 /**
  * message.received / message.sent → the contact's lastActivity moves to the message time (never back) and
  * the message joins the contact's activity timeline, in delivery order. Per org (in id order), the batch's
- * contacts are locked in id order and written with one statement each for lastActivity and the timeline.
+ * contacts are locked in id order and written, lastActivity and the timeline, with one statement.
  * Deleted, unknown and other orgs' contacts are left alone. lastActivity is derived data: no contact.updated
  * event for it (one per message would flood every subscriber).
  */
@@ -53,8 +53,12 @@ export function messageActivity(log: Logger): FamilyModule {
         const seen = latest.get(t.contactId);
         if (!seen || t.at > seen) latest.set(t.contactId, t.at);
       }
-      const known = await touchLastActivities(db, orgId, [...latest].map(([id, at]) => ({ id, at })));
-      await recordActivities(db, orgId, touches.filter((t) => known.has(t.contactId)));
+      await touchLastActivities(
+        db,
+        orgId,
+        [...latest].map(([id, at]) => ({ id, at })),
+        touches,
+      );
     }
   };
 }

@@ -18,18 +18,26 @@ export type ActivityType =
 /** Activity text is a short human-readable line; long content (messages, notes) is cut. */
 const MAX_DATA = 300;
 
-const cut = (data: string) => (data.length > MAX_DATA ? `${data.slice(0, MAX_DATA - 1)}…` : data);
+export const activityText = (data: string) => (data.length > MAX_DATA ? `${data.slice(0, MAX_DATA - 1)}…` : data);
+
+/** A line of a contact's activity timeline, as the batch writers take it. */
+export interface TimelineLine {
+  contactId: string;
+  type: ActivityType;
+  data: string;
+  at: Date;
+}
 
 export async function recordActivity(db: Queryable, a: { orgId: string; contactId: string; type: ActivityType; data: string; at?: Date }): Promise<void> {
   await db.query({
     name: 'crm_activity_insert',
     text: 'INSERT INTO contact_activities (org_id, contact_id, type, data, occurred_at) VALUES ($1, $2, $3, $4, COALESCE($5, now()))',
-    values: [a.orgId, a.contactId, a.type, cut(a.data), a.at ?? null],
+    values: [a.orgId, a.contactId, a.type, activityText(a.data), a.at ?? null],
   });
 }
 
 /** Several activities of the org's contacts in one statement, inserted in the order given. */
-export async function recordActivities(db: Queryable, orgId: string, rows: { contactId: string; type: ActivityType; data: string; at: Date }[]): Promise<void> {
+export async function recordActivities(db: Queryable, orgId: string, rows: TimelineLine[]): Promise<void> {
   if (rows.length === 0) return;
   await db.query({
     name: 'crm_activities_insert',
@@ -37,7 +45,7 @@ export async function recordActivities(db: Queryable, orgId: string, rows: { con
            SELECT $1, a.contact_id, a.type, a.data, a.at
            FROM unnest($2::uuid[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS a(contact_id, type, data, at, i)
            ORDER BY a.i`,
-    values: [orgId, rows.map((r) => r.contactId), rows.map((r) => r.type), rows.map((r) => cut(r.data)), rows.map((r) => r.at)],
+    values: [orgId, rows.map((r) => r.contactId), rows.map((r) => r.type), rows.map((r) => activityText(r.data)), rows.map((r) => r.at)],
   });
 }
 
