@@ -12,6 +12,8 @@
 // Usage: node bench/realtime/run.mjs [--rate 800] [--seconds 30] [--rabbit-restart] [--write] [--pg-statements]
 //   --services adds services beyond the path (e.g. automation,ai: what npm start runs beside it).
 //   --pg-statements lists the costliest SQL statements per message (needs pg_stat_statements: bench/lib/pg-statements.mjs).
+//   --bare first runs the bare pipeline (bare.mjs: the least any design of this path does per message) at the same
+//   rate, on the same machine in the same run, and reports our path against it.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -24,6 +26,7 @@ import { resetStatements, statementsAvailable, topStatements } from '../lib/pg-s
 import { freePort, processGroup, root, signupOrg, waitReady } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 import { webhookReceiver } from '../lib/webhook-receiver.mjs';
+import { bareRow, bareTableHead, runBare } from './bare.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,6 +38,7 @@ const { values: args } = parseArgs({
     services: { type: 'string', default: '' },
     write: { type: 'boolean', default: false },
     'pg-statements': { type: 'boolean', default: false },
+    bare: { type: 'boolean', default: false },
   },
 });
 const RATE = Number(args.rate);
@@ -176,6 +180,10 @@ let messagingDb;
 const sections = [];
 try {
   if (args['pg-statements'] && !(await statementsAvailable(admin))) throw new Error('--pg-statements: pg_stat_statements is not loaded (see bench/lib/pg-statements.mjs)');
+  // The bare pipeline first, on the machine as it is now, before our stack's processes start.
+  if (args.bare) progress(`bare pipeline: ${RATE} msg/s for ${SECONDS} s`);
+  const bare = args.bare ? await runBare({ rate: RATE, seconds: SECONDS, pgUrl, amqpUrl, contacts: CONTACTS }) : undefined;
+  if (bare) progress(`bare pipeline: delivered ${bare.delivered}/${bare.accepted} (${f(bare.perSecond, 0)}/s), p50 ${f(bare.p50)} ms, p99 ${f(bare.p99)} ms`);
   for (const db of Object.values(dbName)) await admin.query(`CREATE DATABASE "${db}"`);
   const hookUrl = await receiver.listen();
   const ports = Object.fromEntries(await Promise.all([...services, 'gateway'].map(async (s) => [s, await freePort()])));
@@ -336,6 +344,18 @@ try {
     `|---|${labels.map(() => '---|').join('')}---|---|`,
     ...results.map((r) => `| ${r.name} | ${labels.map((l) => f(r.cpu[l], 2)).join(' | ')} | ${f(withoutShared(r.cpu), 2)} | ${f(ours(r.cpu), 2)} |`),
     '',
+    ...(bare
+      ? [
+          'The bare pipeline at the same rate, measured first in the same run (bench/realtime/bare.mjs: an HTTP ingress committing the message and its event, an outbox relay woken by NOTIFY publishing with confirms to a quorum queue, a consumer applying each batch in one transaction with its idempotency rows and POSTing a signed webhook; three node processes, PostgreSQL, RabbitMQ and the load generator). CPU: its processes and PostgreSQL backends, then with RabbitMQ:',
+          '',
+          ...bareTableHead,
+          bareRow('bare pipeline', bare),
+          bareRow('our path (sustained, above)', { ...main, duplicates: main.twice, services: withoutShared(main.cpu), all: withoutShared(main.cpu) + (main.cpu.rabbitmq ?? 0) }),
+          '',
+          `Our path against the bare pipeline: **${f((100 * main.perSecond) / bare.perSecond, 0)}%** of its delivered msg/s, **${f(withoutShared(main.cpu) / bare.services, 2)}×** its CPU per message (processes + PostgreSQL).`,
+          '',
+        ]
+      : []),
     'PostgreSQL transactions committed per delivered message, by database (pg_stat_database.xact_commit; a round trip costs more than its rows on this machine):',
     '',
     `| run | ${services.join(' | ')} |`,
