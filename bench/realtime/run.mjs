@@ -327,7 +327,7 @@ try {
   sections.push(
     '## realtime',
     '',
-    `Command: \`node bench/realtime/run.mjs --rate ${RATE} --seconds ${SECONDS}${args['rabbit-restart'] ? ' --rabbit-restart' : ''}${args.services ? ` --services ${args.services}` : ''} --write\`. ` +
+    `Command: \`node bench/realtime/run.mjs --rate ${RATE} --seconds ${SECONDS}${args['rabbit-restart'] ? ' --rabbit-restart' : ''}${args.bare ? ' --bare' : ''}${args.services ? ` --services ${args.services}` : ''} --write\`. ` +
       `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores; 1-minute load average at the end ${os.loadavg()[0].toFixed(1)}.`,
     '',
     'Path: `POST /sandbox/accounts/:id/inbound` through the gateway → chatnet-connector (`chatnet.inbound`, outbox) → RabbitMQ → messaging (message row, conversation, `message.received`, outbox) → RabbitMQ → webhooks → signed POST to a receiver in the load generator, which verifies every signature. ' +
