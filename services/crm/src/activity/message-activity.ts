@@ -1,6 +1,6 @@
 import { isEventOf, type ParsedEvent } from '@crm/events';
 import type { Logger } from '@crm/logger';
-import { ActivityType, touchLastActivities } from '../contacts';
+import { ActivityType, recordMessageActivity } from '../contacts';
 import { isUuid } from '../shared';
 import type { FamilyModule } from '../events';
 
@@ -53,12 +53,7 @@ export function messageActivity(log: Logger): FamilyModule {
         const seen = latest.get(t.contactId);
         if (!seen || t.at > seen) latest.set(t.contactId, t.at);
       }
-      await touchLastActivities(
-        db,
-        orgId,
-        [...latest].map(([id, at]) => ({ id, at })),
-        touches,
-      );
+      await recordMessageActivity(db, orgId, [...latest].map(([id, at]) => ({ id, at })), touches);
     }
   };
 }

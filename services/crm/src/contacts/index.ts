@@ -21,9 +21,9 @@ export {
   findContact,
   findIdByPhone,
   listContactsById,
+  recordMessageActivity,
   toContact,
   toEventContact,
-  touchLastActivities,
   touchLastActivity,
 } from './db/contacts.repo';
 export { contactFilter, diff } from './domain/contacts';

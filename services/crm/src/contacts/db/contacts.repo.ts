@@ -248,49 +248,38 @@ export async function touchLastActivity(db: Queryable, orgId: string, id: string
 }
 
 /**
- * lastActivity of several of the org's contacts moved to the given times (never back), and their new timeline
- * lines (`activities`, inserted in the order given), in one statement: one round trip a batch, where a round trip
- * costs more than the rows. The rows are locked first in id order, the order every writer of several contacts
- * takes them in (scoring, its sweep), so concurrent batches wait for each other instead of deadlocking (the
- * locking CTE hands its rows out in that order to whichever part reads it first); unchanged rows are not
- * rewritten. Lines of deleted, unknown and other orgs' contacts are dropped. Returns the ids that are the
- * org's contacts.
+ * A batch's message activity of the org's contacts in one statement (one round trip, where a round trip costs more
+ * than the rows): lastActivity moved to the given times (never back; unchanged rows are not rewritten) and the
+ * timeline lines inserted in the order given. The rows are locked first in id order, the order every writer of
+ * several contacts takes them in (scoring, its sweep), so concurrent batches wait for each other instead of
+ * deadlocking (the locking CTE hands its rows out in that order to whichever part reads it first). Deleted,
+ * unknown and other orgs' contacts get neither.
  */
-export async function touchLastActivities(
-  db: Queryable,
-  orgId: string,
-  touches: { id: string; at: Date }[],
-  activities: TimelineLine[] = [],
-): Promise<Set<string>> {
-  if (touches.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>({
-    name: 'crm_contacts_touch_activity_lines',
+export async function recordMessageActivity(db: Queryable, orgId: string, touches: { id: string; at: Date }[], lines: TimelineLine[]): Promise<void> {
+  if (touches.length === 0) return;
+  await db.query({
+    name: 'crm_contacts_message_activity',
     text: `WITH locked AS (
              SELECT id FROM contacts WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR NO KEY UPDATE
            ), touched AS (
              UPDATE contacts c SET last_activity = v.at FROM unnest($2::uuid[], $3::timestamptz[]) AS v(id, at)
              WHERE c.org_id = $1 AND c.id = v.id AND c.last_activity < v.at AND c.id IN (SELECT id FROM locked)
-             RETURNING c.id
-           ), recorded AS (
-             INSERT INTO contact_activities (org_id, contact_id, type, data, occurred_at)
-             SELECT $1, a.contact_id, a.type, a.data, a.at
-             FROM unnest($4::uuid[], $5::text[], $6::text[], $7::timestamptz[]) WITH ORDINALITY AS a(contact_id, type, data, at, i)
-             WHERE a.contact_id IN (SELECT id FROM locked)
-             ORDER BY a.i
-             RETURNING 1
            )
-           SELECT id FROM locked`,
+           INSERT INTO contact_activities (org_id, contact_id, type, data, occurred_at)
+           SELECT $1, a.contact_id, a.type, a.data, a.at
+           FROM unnest($4::uuid[], $5::text[], $6::text[], $7::timestamptz[]) WITH ORDINALITY AS a(contact_id, type, data, at, i)
+           WHERE a.contact_id IN (SELECT id FROM locked)
+           ORDER BY a.i`,
     values: [
       orgId,
       touches.map((t) => t.id),
       touches.map((t) => t.at),
-      activities.map((a) => a.contactId),
-      activities.map((a) => a.type),
-      activities.map((a) => activityText(a.data)),
-      activities.map((a) => a.at),
+      lines.map((a) => a.contactId),
+      lines.map((a) => a.type),
+      lines.map((a) => activityText(a.data)),
+      lines.map((a) => a.at),
     ],
   });
-  return new Set(rows.map((r) => r.id));
 }
 
 export interface ContactFilter {
