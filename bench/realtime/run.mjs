@@ -9,7 +9,8 @@
 // With --rabbit-restart a second run at 300 msg/s restarts RabbitMQ (rabbitmqctl stop_app / start_app) in its
 // middle: it must lose nothing and apply nothing twice. That touches the machine's shared broker: run it alone.
 //
-// Usage: node bench/realtime/run.mjs [--rate 800] [--seconds 30] [--rabbit-restart] [--write] [--pg-statements]
+// Usage: node bench/realtime/run.mjs [--rate 800] [--seconds 30] [--rabbit-restart] [--write] [--pg-statements] [--timeline]
+//   --timeline prints, per second of sending, the HTTP and webhook latencies of the messages sent in it.
 //   --services adds services beyond the path (e.g. automation,ai: what npm start runs beside it).
 //   --pg-statements lists the costliest SQL statements per message (needs pg_stat_statements: bench/lib/pg-statements.mjs).
 //   --bare first runs the bare pipeline (bare.mjs: the least any design of this path does per message) at the same
@@ -39,6 +40,7 @@ const { values: args } = parseArgs({
     write: { type: 'boolean', default: false },
     'pg-statements': { type: 'boolean', default: false },
     bare: { type: 'boolean', default: false },
+    timeline: { type: 'boolean', default: false },
   },
 });
 const RATE = Number(args.rate);
@@ -70,7 +72,7 @@ const sentAt = new Map(); // content marker → performance.now() at send
 const networkIds = new Map(); // content marker → the chatnetMessageId the connector answered
 const phases = new Map(); // phase → { latencies, delivered:Set of messageIds, duplicates, last }
 const phase = (name) => {
-  if (!phases.has(name)) phases.set(name, { latencies: [], delivered: new Set(), duplicates: 0, last: 0, accepted: 0, errors: 0, request: [] });
+  if (!phases.has(name)) phases.set(name, { latencies: [], delivered: new Set(), duplicates: 0, last: 0, accepted: 0, errors: 0, request: [], timeline: [] });
   return phases.get(name);
 };
 const receiver = webhookReceiver((event, now) => {
@@ -85,6 +87,7 @@ const receiver = webhookReceiver((event, now) => {
   p.last = now;
   const t0 = sentAt.get(content);
   if (t0 !== undefined) p.latencies.push(now - t0);
+  if (t0 !== undefined && args.timeline) p.timeline.push([t0, 'hook', now - t0]);
 });
 
 // ---- the load: the sandbox network hands messages to the connector, through the gateway ----
@@ -119,6 +122,7 @@ function inbound(name, i) {
           if (res.statusCode === 200) p.accepted++;
           else p.errors++;
           p.request.push(performance.now() - t0);
+          if (args.timeline) p.timeline.push([t0, 'http', performance.now() - t0]);
           resolve();
         });
       },
@@ -283,8 +287,21 @@ try {
       statements,
     };
     if (p.accepted > delivered) await explainLost(name, p);
+    if (args.timeline) printTimeline(name, p, started);
     progress(`${name}: delivered ${delivered}/${p.accepted} (${f(r.perSecond, 0)}/s), p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, lost ${r.lost}, twice ${r.twice}`);
     return r;
+  };
+  /** --timeline: per second of sending, the HTTP and webhook latencies of the messages sent in it (a stall shows). */
+  const printTimeline = (name, p, started) => {
+    const bySecond = new Map();
+    for (const [t0, kind, ms] of p.timeline) {
+      const s = Math.floor((t0 - started) / 1000);
+      if (!bySecond.has(s)) bySecond.set(s, { http: [], hook: [] });
+      bySecond.get(s)[kind].push(ms);
+    }
+    for (const [s, { http: h, hook }] of [...bySecond].sort((a, b) => a[0] - b[0])) {
+      progress(`${name} t=${s}s: sent ${h.length}, HTTP p50 ${f(pct(h, 50))} p99 ${f(pct(h, 99))} ms, webhook p50 ${f(pct(hook, 50))} p99 ${f(pct(hook, 99))} ms`);
+    }
   };
   /** Where each lost message stopped: stored by messaging or not, and its webhook delivery's state. */
   const explainLost = async (name, p) => {
