@@ -134,36 +134,69 @@ describe('delivery queue statements', () => {
     expect(await deliveries.claimEndpoints(pool, new Map(), 60_000)).toEqual([]);
   });
 
-  it("keeps, leased, the new rows the consumer's instance has room for (per endpoint, then in all) and announces only the rest", async () => {
+  it('plans the deliveries a batch calls for (a read), then writes each in its state: succeeded with its attempt, leased, or due and announced', async () => {
     await pool.query(`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL`);
-    const busy = await addHook(['contact.deleted']);
-    const idle = await addHook(['contact.deleted']);
+    const first = await addHook(['contact.deleted']);
+    const second = await addHook(['contact.deleted']);
+    await addHook(['contact.deleted'], randomUUID());
+    await pool.query(`UPDATE webhook_settings SET failing_since = now() - interval '1 hour' WHERE id = $1`, [first]);
     payloads.length = 0;
-    // 6 events to 2 endpoints: `busy` has 6 of its 8 slots taken (2 kept), `idle` none (all 6 fit), but the
-    // instance has only 5 free slots: the oldest events win them, endpoint bound first.
-    const batch = events(6, 'contact.deleted', 'k');
-    const { inserted, kept } = await deliveries.fanOutKeeping(pool, batch, { free: 5, perEndpoint: 8, busy: new Map([[busy, 6]]), leaseMs: 60_000 });
-    expect(inserted).toBe(12);
-    const keptOf = (hook: string) => kept.filter((r) => r.webhook_id === hook).map((r) => r.event_id);
-    expect(keptOf(busy)).toEqual(['k-0', 'k-1']);
-    expect(keptOf(idle)).toEqual(['k-0', 'k-1', 'k-2']);
-    expect(kept.every((r) => r.url === 'http://127.0.0.1/x' && r.secret_enc === 'sealed' && r.status === 'pending' && r.attempts === 0)).toBe(true);
+    // 3 events (one of them twice in the batch) to 2 endpoints of the org: 6 deliveries, oldest event first, the
+    // org's endpoints in the order they were made; nothing is written yet.
+    const batch = [...events(3, 'contact.deleted', 'k'), events(2, 'contact.deleted', 'k')[1]];
+    const targets = await deliveries.planFanOut(pool, batch);
+    expect(targets.map((t) => [t.event, t.webhook_id])).toEqual([
+      [0, first],
+      [0, second],
+      [1, first],
+      [1, second],
+      [2, first],
+      [2, second],
+    ]);
+    expect(targets.every((t) => t.url === 'http://127.0.0.1/x' && t.secret_enc === 'sealed')).toBe(true);
+    expect((await pool.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id LIKE 'k-%'`)).rows[0].n).toBe(0);
 
-    // The kept rows are leased (no claim takes them); the other 7 are due now and announced, and nothing else is.
+    const result = { ok: true, statusCode: 204, durationMs: 7, error: null, responseBody: 'thanks', responseBodyTruncated: false, startedAt: new Date() };
+    const states: deliveries.NewDeliveryState[] = ['succeeded', 'leased', 'due', 'succeeded', 'due', 'leased'];
+    const rows = targets.map((t, i): deliveries.NewDelivery => ({
+      id: randomUUID(),
+      event: batch[t.event],
+      webhookId: t.webhook_id,
+      state: states[i],
+      result: states[i] === 'succeeded' ? result : undefined,
+    }));
+    expect((await deliveries.insertFanOut(pool, rows, 60_000)).size).toBe(6);
+    const { rows: written } = await pool.query(
+      `SELECT d.id, d.status, d.attempts, d.last_status_code, d.delivered_at IS NOT NULL AS delivered, d.updated_at = d.created_at AS once,
+              next_attempt_at > now() + interval '50 seconds' AS leased, next_attempt_at <= now() AS due,
+              (SELECT json_agg(json_build_object('attempt', a.attempt, 'ok', a.ok, 'status', a.status_code, 'body', a.response_body, 'ms', a.duration_ms))
+                 FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts_log
+         FROM webhook_deliveries d WHERE event_id LIKE 'k-%'`,
+    );
+    const byId = new Map(written.map((r) => [r.id, r]));
+    for (const row of rows) {
+      const w = byId.get(row.id);
+      if (row.state === 'succeeded') {
+        expect(w).toMatchObject({ status: 'succeeded', attempts: 1, last_status_code: 204, delivered: true, once: true, leased: null, due: null });
+        expect(w.attempts_log).toEqual([{ attempt: 1, ok: true, status: 204, body: 'thanks', ms: 7 }]);
+      } else {
+        expect(w).toMatchObject({ status: 'pending', attempts: 0, delivered: false, leased: row.state === 'leased', due: row.state === 'due', attempts_log: null });
+      }
+    }
+    // A success closes the endpoint's failure run; only the due rows are announced, and a claim takes only them.
+    expect((await pool.query('SELECT failing_since FROM webhook_settings WHERE id = $1', [first])).rows[0].failing_since).toBeNull();
     await waitForPayloads(2);
     await new Promise((r) => setTimeout(r, 100));
     const announced = payloads.flatMap((p) => deliveries.parseAnnouncement(p).ids);
-    const { rows } = await pool.query<{ id: string; leased: boolean }>(
-      `SELECT id, next_attempt_at > now() + interval '50 seconds' AS leased FROM webhook_deliveries WHERE event_id LIKE 'k-%'`,
-    );
-    expect(rows.filter((r) => r.leased).map((r) => r.id).sort()).toEqual(kept.map((r) => r.id).sort());
-    expect(announced.sort()).toEqual(rows.filter((r) => !r.leased).map((r) => r.id).sort());
-    const claimed = await deliveries.claimEndpoints(pool, new Map([[busy, 10], [idle, 10]]), 60_000);
-    expect(claimed.map((r) => r.id).sort()).toEqual([...announced].sort());
+    const due = rows.filter((r) => r.state === 'due').map((r) => r.id);
+    expect(announced.sort()).toEqual([...due].sort());
+    const claimed = await deliveries.claimEndpoints(pool, new Map([[first, 10], [second, 10]]), 60_000);
+    expect(claimed.map((r) => r.id).sort()).toEqual([...due].sort());
 
-    // A redelivered batch inserts, keeps and announces nothing.
+    // A redelivered batch plans nothing; a delivery planned twice (two instances) is written once.
+    expect(await deliveries.planFanOut(pool, batch)).toEqual([]);
     payloads.length = 0;
-    expect(await deliveries.fanOutKeeping(pool, batch, { free: 50, perEndpoint: 8, busy: new Map(), leaseMs: 60_000 })).toEqual({ inserted: 0, kept: [] });
+    expect((await deliveries.insertFanOut(pool, [{ ...rows[2], id: randomUUID() }], 60_000)).size).toBe(0);
     await new Promise((r) => setTimeout(r, 200));
     expect(payloads).toHaveLength(0);
   });

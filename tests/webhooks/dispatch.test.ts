@@ -106,6 +106,117 @@ describe('webhook dispatch', () => {
     expect(rx.peakConcurrency('/slow')).toBe(3);
   });
 
+  /** The delivery rows of an event, as this service's database holds them. */
+  const rowsOf = async (eventId: string) => {
+    const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
+    await db.connect();
+    try {
+      const { rows } = await db.query(
+        `SELECT d.status, d.attempts, d.updated_at = d.created_at AS written_once, d.next_attempt_at > now() + interval '5 seconds' AS leased,
+                (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS logged
+           FROM webhook_deliveries d WHERE d.event_id = $1`,
+        [eventId],
+      );
+      return rows;
+    } finally {
+      await db.end();
+    }
+  };
+
+  it('makes the first attempt before writing the delivery, then writes it once, finished, with its attempt', async () => {
+    const hook = await createHook('/first', ['contact.note_created']);
+    // Held 60 ms: while the receiver has the request, the delivery has no row yet.
+    rx.reply('/first', { status: 200, delayMs: 60 });
+    const event = await producer.emit('contact.note_created', orgId, sample('contact.note_created'));
+    await waitFor(() => rx.at('/first').length >= 1);
+    expect(await rowsOf(event.id)).toEqual([]);
+    // Written in its final state by the fan-out's one statement: never updated after its insert.
+    const [row] = await waitFor(async () => {
+      const rows = await rowsOf(event.id);
+      return rows[0]?.status === 'succeeded' && rows;
+    });
+    expect(row).toEqual({ status: 'succeeded', attempts: 1, written_once: true, leased: null, logged: 1 });
+    expect((await deliveriesOf(hook.id))[0]).toMatchObject({ status: 'succeeded', attempts: [expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })] });
+  });
+
+  it("starts what waits for a slot of its endpoint as the batch's own requests end, and writes each once, finished, without a NOTIFY", async () => {
+    await createHook('/queued', ['contact.merged']);
+    const listener = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (m) => heard.push(m.payload ?? ''));
+    await listener.query('LISTEN webhook_deliveries_due');
+    try {
+      // 9 at once to an endpoint bound to 3 requests at a time, each answered in 15 ms: 3 rounds of requests, well
+      // within the fan-out's 100 ms.
+      rx.reply('/queued', ...Array.from({ length: 9 }, () => ({ status: 200, delayMs: 15 })));
+      const sent = await producer.emitMany(Array.from({ length: 9 }, () => ({ type: 'contact.merged', orgId, data: sample('contact.merged') })));
+      await waitFor(() => rx.at('/queued').length >= 9);
+      const rows = await waitFor(async () => {
+        const all = (await Promise.all(sent.map((e) => rowsOf(e.id)))).flat();
+        return all.length === 9 && all.every((r) => r.status === 'succeeded') && all;
+      });
+      expect(rows.every((r) => r.written_once && r.attempts === 1 && r.logged === 1)).toBe(true);
+      expect(rx.peakConcurrency('/queued')).toBe(3);
+      await sleep(100);
+      expect(heard).toEqual([]);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('writes a first attempt still in flight after 100 ms leased, so a slow receiver holds neither the batch nor the ack, and records it when it ends', async () => {
+    await createHook('/lingering', ['contact.note_updated']);
+    rx.reply('/lingering', { status: 200, delayMs: 600 });
+    const event = await producer.emit('contact.note_updated', orgId, sample('contact.note_updated'));
+    await waitFor(() => rx.at('/lingering').length >= 1);
+    // The request is still open, and the row is already written, leased to the instance that is making the attempt.
+    const [inFlight] = await waitFor(async () => (await rowsOf(event.id)).length === 1 && rowsOf(event.id), 500);
+    expect(inFlight).toMatchObject({ status: 'pending', attempts: 0, leased: true, logged: 0 });
+    const [done] = await waitFor(async () => {
+      const rows = await rowsOf(event.id);
+      return rows[0]?.status === 'succeeded' && rows;
+    });
+    expect(done).toEqual({ status: 'succeeded', attempts: 1, written_once: false, leased: null, logged: 1 });
+    expect(rx.at('/lingering')).toHaveLength(1);
+  });
+
+  it('sends again when the write after a first attempt fails (the batch comes back): the same webhook-id, one delivery, one attempt', async () => {
+    await createHook('/rewrite', ['contact.note_deleted']);
+    const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
+    await db.connect();
+    try {
+      // The table is locked while the first attempt is made: the write after it waits, and its session is ended.
+      await db.query('BEGIN');
+      await db.query('LOCK TABLE webhook_deliveries IN EXCLUSIVE MODE');
+      const event = await producer.emit('contact.note_deleted', orgId, sample('contact.note_deleted'));
+      await waitFor(() => rx.at('/rewrite').length >= 1);
+      const dbName = new URL(stack.databaseUrl('webhooks')).pathname.slice(1);
+      const waiting = await waitFor(async () => {
+        const { rows } = await db.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO webhook_deliveries%'`,
+          [dbName],
+        );
+        return rows.length > 0 && rows;
+      });
+      for (const { pid } of waiting) await db.query('SELECT pg_terminate_backend($1)', [pid]);
+      await db.query('COMMIT');
+      // The consumer retries the batch: the attempt is made again, and this time written.
+      const [again] = await waitFor(() => rx.at('/rewrite').length >= 2 && rx.at('/rewrite').slice(1), 10_000);
+      expect(again.id).toBe(event.id);
+      const [row] = await waitFor(async () => {
+        const rows = await rowsOf(event.id);
+        return rows[0]?.status === 'succeeded' && rows;
+      });
+      expect(row).toEqual({ status: 'succeeded', attempts: 1, written_once: true, leased: null, logged: 1 });
+      await sleep(300);
+      expect(rx.at('/rewrite')).toHaveLength(2);
+    } finally {
+      await db.query('ROLLBACK').catch(() => undefined);
+      await db.end();
+    }
+  });
+
   it('reconnects the LISTEN connection when it is lost and keeps sending at once', async () => {
     await createHook('/relisten', ['contact.deleted']);
     const dbName = new URL(stack.databaseUrl('webhooks')).pathname.slice(1);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { isUuid, type Queryable } from '@crm/db';
 import type { AttemptResult } from '../delivery/sender';
 
@@ -72,45 +73,6 @@ export function parseAnnouncement(payload: string): Announcement {
   return webhookId !== undefined && isUuid(webhookId) ? { webhookId, ids } : { ids };
 }
 
-// One statement for a batch of events: a delivery for each active endpoint of the event's org subscribed to its
-// type. The unique (webhook_id, event_id) makes a redelivered event a no-op.
-//
-// The consuming instance keeps some of the new rows for itself, already leased (next_attempt_at pushed forward by
-// the lease, as a claim would): as many as each endpoint has free slots in this instance ($7 minus what it has in
-// flight, $8/$9), oldest event first, and no more than the instance's free slots ($6). Those are returned and sent at
-// once: nobody announces or claims them. The rest are due now and announced by pg_notify in the same statement (its
-// own transaction), by endpoint: PostgreSQL delivers a notification only at commit, so a worker never hears of a row it
-// cannot see yet, and every instance hears it. A kept row whose conflict skips it was simply not new: nothing is
-// returned for it.
-const FAN_OUT = {
-  name: 'webhooks_fan_out',
-  text: `WITH target AS (
-           SELECT e.*, s.id AS webhook_id, row_number() OVER (PARTITION BY s.id ORDER BY e.ord) AS nth
-             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS e (org_id, event_id, type, payload, traceparent, ord)
-             JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
-         ), fits AS (
-           SELECT t.*, t.nth <= $7 - coalesce(b.n, 0) AS fits
-             FROM target t LEFT JOIN unnest($8::uuid[], $9::int[]) AS b (webhook_id, n) ON b.webhook_id = t.webhook_id
-         ), ranked AS (
-           SELECT f.*, f.fits AND row_number() OVER (PARTITION BY f.fits ORDER BY f.ord) <= $6 AS kept FROM fits f
-         ), ins AS (
-           INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, next_attempt_at, traceparent)
-           SELECT gen_random_uuid(), r.org_id, r.webhook_id, r.event_id, r.type, r.payload, 'pending',
-                  CASE WHEN r.kept THEN now() + $10 * interval '1 millisecond' ELSE now() END, r.traceparent
-             FROM ranked r ORDER BY r.ord
-           ON CONFLICT (webhook_id, event_id) DO NOTHING
-           RETURNING *
-         ), announced AS (
-           SELECT pg_notify('${DUE_CHANNEL}', webhook_id::text || ':' || string_agg(id::text, ','))
-             FROM (SELECT id, webhook_id, (row_number() OVER (PARTITION BY webhook_id) - 1) / ${IDS_PER_NOTIFICATION} AS chunk
-                     FROM ins WHERE next_attempt_at <= now()) numbered
-            GROUP BY webhook_id, chunk
-         )
-         SELECT k.inserted, k.notifications, c.*, s.url, s.secret_enc
-           FROM (SELECT (SELECT count(*)::int FROM ins) AS inserted, (SELECT count(*) FROM announced) AS notifications) k
-           LEFT JOIN (ins c JOIN webhook_settings s ON s.id = c.webhook_id) ON c.next_attempt_at > now()`,
-};
-
 export interface FanOutEvent {
   orgId: string;
   eventId: string;
@@ -120,50 +82,132 @@ export interface FanOutEvent {
   traceparent?: string | null;
 }
 
-/** What the consuming instance can take on at once: it keeps that many of the new rows, leased, instead of announcing them. */
-export interface KeepRequest {
-  /** Free slots of the instance. */
-  free: number;
-  /** Attempts in flight at once per endpoint. */
-  perEndpoint: number;
-  /** Attempts this instance has in flight per endpoint id. */
-  busy: ReadonlyMap<string, number>;
-  leaseMs: number;
+/** A delivery a batch of events calls for, before it is written: the event (an index into the batch) and its endpoint. */
+export interface FanOutTarget {
+  /** Index of the event in the batch. */
+  event: number;
+  webhook_id: string;
+  url: string;
+  secret_enc: string;
 }
 
-export interface FanOutResult {
-  /** New delivery rows (a redelivered event's are not new). */
-  inserted: number;
-  /** The new rows kept, leased to the caller, oldest event first: the caller sends them. */
-  kept: ClaimedDelivery[];
+// The deliveries a batch of events calls for: each active endpoint of the event's org subscribed to its type, unless
+// the endpoint already has a delivery of that event (a redelivered or republished event adds nothing). A read: the
+// caller may make first attempts before anything is written (insertFanOut). Oldest event first, an org's endpoints in
+// the order they were made. An event repeated within the batch is planned once. The lookup is a LATERAL … LIMIT 1, not
+// NOT EXISTS: as an anti join it was planned through the log index on a table not yet analyzed (a service's first
+// minute); this form is planned through the unique (webhook_id, event_id).
+// Not a named statement: planned on every call, with the table as it is. A plan cached in a service's first seconds
+// (an empty table) looks deliveries up through the log index even as written (and as not yet analyzed), reading every
+// delivery of the endpoint for each event.
+const PLAN_FAN_OUT = {
+  text: `SELECT DISTINCT ON (e.event_id, s.id) (e.ord - 1)::int AS event, s.id AS webhook_id, s.url, s.secret_enc, s.created_at
+           FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS e (org_id, event_id, type, ord)
+           JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
+           LEFT JOIN LATERAL (SELECT true AS found FROM webhook_deliveries d WHERE d.webhook_id = s.id AND d.event_id = e.event_id LIMIT 1) x ON true
+          WHERE x.found IS NULL
+          ORDER BY e.event_id, s.id, e.ord`,
+};
+
+export async function planFanOut(db: Queryable, events: FanOutEvent[]): Promise<FanOutTarget[]> {
+  if (events.length === 0) return [];
+  const { rows } = await db.query<FanOutTarget & { created_at: Date }>({
+    ...PLAN_FAN_OUT,
+    values: [events.map((e) => e.orgId), events.map((e) => e.eventId), events.map((e) => e.type)],
+  });
+  rows.sort((a, b) => a.event - b.event || a.created_at.getTime() - b.created_at.getTime() || (a.webhook_id < b.webhook_id ? -1 : 1));
+  return rows.map(({ created_at: _, ...t }) => t);
 }
 
-/** Insert the deliveries of a batch of events, keep what the caller has room for (leased) and announce the rest. */
-export async function fanOutKeeping(db: Queryable, events: FanOutEvent[], keep: KeepRequest): Promise<FanOutResult> {
-  const { rows } = await db.query<ClaimedDelivery & { inserted: number }>({
-    ...FAN_OUT,
+/**
+ * How a planned delivery is written: `succeeded` (its first attempt, made before the row, succeeded: the row is
+ * written once, finished, with that attempt), `leased` (a first attempt is in flight or failed: this instance records
+ * it, as a claim's), `due` (nobody has it yet: announced, any instance claims it).
+ */
+export type NewDeliveryState = 'succeeded' | 'leased' | 'due';
+
+export interface NewDelivery {
+  id: string;
+  event: FanOutEvent;
+  webhookId: string;
+  state: NewDeliveryState;
+  /** The first attempt of a `succeeded` delivery. */
+  result?: AttemptResult;
+}
+
+// Writes a batch's deliveries, each in its state, in one statement: a succeeded one with its attempt (and its endpoint's
+// failure run closed), a leased one invisible to claims for the lease, a due one announced by pg_notify in the same
+// statement (its own transaction), by endpoint: PostgreSQL delivers a notification only at commit, so a worker never
+// hears of a row it cannot see yet, and every instance hears it. The unique (webhook_id, event_id) makes a delivery
+// planned twice (two instances with copies of one event) a no-op: only the rows written are returned.
+const INSERT_FAN_OUT = {
+  name: 'webhooks_insert_fan_out',
+  text: `WITH input AS (
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                                $9::timestamptz[], $10::int[], $11::int[], $12::text[], $13::bool[]) WITH ORDINALITY
+             AS t (id, org_id, webhook_id, event_id, type, payload, traceparent, state, started_at, duration_ms, status_code, response_body, truncated, ord)
+         ), ins AS (
+           INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, attempts, next_attempt_at, last_status_code, delivered_at, traceparent)
+           SELECT i.id, i.org_id, i.webhook_id, i.event_id, i.type, i.payload,
+                  CASE WHEN i.state = 'succeeded' THEN 'succeeded' ELSE 'pending' END,
+                  CASE WHEN i.state = 'succeeded' THEN 1 ELSE 0 END,
+                  CASE i.state WHEN 'succeeded' THEN NULL WHEN 'leased' THEN now() + $14 * interval '1 millisecond' ELSE now() END,
+                  CASE WHEN i.state = 'succeeded' THEN i.status_code END,
+                  CASE WHEN i.state = 'succeeded' THEN now() END,
+                  i.traceparent
+             FROM input i ORDER BY i.ord
+           ON CONFLICT (webhook_id, event_id) DO NOTHING
+           RETURNING id, webhook_id, status, next_attempt_at
+         ), attempt AS (
+           INSERT INTO webhook_attempts (id, org_id, delivery_id, attempt, trigger, started_at, duration_ms, status_code, ok, error, response_body, response_truncated)
+           SELECT gen_random_uuid(), i.org_id, i.id, 1, 'auto', i.started_at, i.duration_ms, i.status_code, true, NULL, i.response_body, i.truncated
+             FROM input i JOIN ins ON ins.id = i.id
+            WHERE ins.status = 'succeeded'
+         ), recovered AS (
+           UPDATE webhook_settings s SET failing_since = NULL
+             FROM (SELECT DISTINCT webhook_id FROM ins WHERE status = 'succeeded') x
+            WHERE s.id = x.webhook_id AND s.failing_since IS NOT NULL
+         ), announced AS (
+           SELECT pg_notify('${DUE_CHANNEL}', webhook_id::text || ':' || string_agg(id::text, ','))
+             FROM (SELECT id, webhook_id, (row_number() OVER (PARTITION BY webhook_id) - 1) / ${IDS_PER_NOTIFICATION} AS chunk
+                     FROM ins WHERE status = 'pending' AND next_attempt_at <= now()) numbered
+            GROUP BY webhook_id, chunk
+         )
+         SELECT (SELECT count(*) FROM announced) AS notifications, ARRAY(SELECT id FROM ins) AS written`,
+};
+
+/** Write planned deliveries (see NewDeliveryState); returns the ids written (a delivery that already existed is not). */
+export async function insertFanOut(db: Queryable, rows: NewDelivery[], leaseMs: number): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const col = <V>(f: (d: NewDelivery) => V) => rows.map(f);
+  const done = (d: NewDelivery) => (d.state === 'succeeded' ? d.result : undefined);
+  const { rows: out } = await db.query<{ written: string[] }>({
+    ...INSERT_FAN_OUT,
     values: [
-      events.map((e) => e.orgId),
-      events.map((e) => e.eventId),
-      events.map((e) => e.type),
-      events.map((e) => e.payload),
-      events.map((e) => e.traceparent ?? null),
-      keep.free,
-      keep.perEndpoint,
-      [...keep.busy.keys()],
-      [...keep.busy.values()],
-      keep.leaseMs,
+      col((d) => d.id),
+      col((d) => d.event.orgId),
+      col((d) => d.webhookId),
+      col((d) => d.event.eventId),
+      col((d) => d.event.type),
+      col((d) => d.event.payload),
+      col((d) => d.event.traceparent ?? null),
+      col((d) => d.state),
+      col((d) => done(d)?.startedAt ?? null),
+      col((d) => done(d)?.durationMs ?? null),
+      col((d) => done(d)?.statusCode ?? null),
+      col((d) => done(d)?.responseBody ?? null),
+      col((d) => done(d)?.responseBodyTruncated ?? null),
+      leaseMs,
     ],
   });
-  // One row at least: `inserted` (and `notifications`, selected so that the announcements are made), with a kept
-  // delivery's columns or NULLs when none was kept.
-  const kept = rows.filter((r) => r.id !== null);
-  return { inserted: rows[0]?.inserted ?? 0, kept };
+  return new Set(out[0]?.written ?? []);
 }
 
-/** Insert the deliveries of a batch of events and announce every new one (nothing kept); returns how many were new. */
+/** Plan and write the deliveries of a batch of events, every one due and announced; returns how many were new. */
 export async function fanOut(db: Queryable, events: FanOutEvent[]): Promise<number> {
-  return (await fanOutKeeping(db, events, { free: 0, perEndpoint: 0, busy: new Map(), leaseMs: 1 })).inserted;
+  const targets = await planFanOut(db, events);
+  const rows = targets.map((t): NewDelivery => ({ id: randomUUID(), event: events[t.event], webhookId: t.webhook_id, state: 'due' }));
+  return (await insertFanOut(db, rows, 0)).size;
 }
 
 /** Announce one endpoint's deliveries made due now outside the fan-out (a manual redelivery), so any instance takes them. */

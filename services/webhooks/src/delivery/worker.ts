@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ClaimLoop, type ClaimBatch, withTransaction, type Pool } from '@crm/db';
 import type { SecretBox } from '@crm/crypto';
@@ -12,6 +13,7 @@ import { secretAad } from '../deps';
 import { DISABLED_EVENT_TYPE } from '../domain/event-types';
 import { secretKey } from '../domain/signing';
 import { deliveryRecorder } from './delivery-metrics';
+import { type Adopted, FirstRound, within } from './first-attempt';
 import type { AttemptResult, WebhookSender } from './sender';
 
 export interface WorkerOptions {
@@ -42,6 +44,12 @@ const PRUNE_EVERY_MS = 3_600_000;
 const TIMER_LIMIT_MS = 60_000;
 /** How long a success waits for others to be recorded with it in one statement. */
 const SUCCESS_GATHER_MS = 10;
+/**
+ * How long a fan-out makes first attempts before it writes their rows. A receiver that answers within it costs one
+ * written row; a slower one's row is written leased and its attempt recorded when it ends (a second write), and what
+ * has not started is left to a claim, so a slow endpoint holds its batch (and the consumer's ack) this long at most.
+ */
+const FIRST_ATTEMPT_WAIT_MS = 100;
 /** Ids of announcements without an endpoint (an earlier version's payload) claimed per statement, at most. */
 const IDS_PER_CLAIM = 1_000;
 /**
@@ -73,8 +81,9 @@ function human(ms: number): string {
  * Works the delivery queue in PostgreSQL: claims deliveries (SKIP LOCKED under a lease, so replicas share
  * the queue), sends each, records the attempt and either finishes the delivery or schedules its next one.
  *
- * New deliveries are announced by NOTIFY from the fan-out's own transaction (so only once committed, and
- * to every instance), by endpoint; the worker then claims the oldest due rows of each endpoint it heard of, as
+ * A new delivery the consuming instance has room for is sent first and written after (fanOut: one written row
+ * for an attempt that succeeds). The others are announced by NOTIFY from the fan-out's own transaction (so only
+ * once committed, and to every instance), by endpoint; the worker then claims the oldest due rows of each endpoint it heard of, as
  * many as the endpoint has free slots, and whichever instance wins a row sends it. Behind a busy endpoint the
  * slots its finished requests free are gathered into one claim (half its slots, or a few milliseconds). The
  * general claim (due rows of the other endpoints, oldest first) runs on the poll, on short retry timers of this
@@ -145,22 +154,45 @@ export class DeliveryWorker {
   }
 
   /**
-   * The event consumer's fan-out: inserts a batch's deliveries and keeps, already leased, as many as this instance
-   * and each endpoint have free slots; those are sent at once, with no announcement and no claim (a round trip and
-   * a write of every row fewer). The rest are announced and claimed by whichever instance has room. Runs between
-   * the loop's claims, so the slots it counts are the ones it takes. Resolves once the rows are committed.
+   * The event consumer's fan-out. The deliveries a batch calls for are planned (a read) and sent at once, before
+   * anything is written, as far as this instance and each endpoint have free slots; a delivery whose endpoint is at
+   * its bound starts when one of this batch's requests to it ends. Their rows are written once, when every one has
+   * been made or FIRST_ATTEMPT_WAIT_MS has passed: a success finished, with its attempt; a failed attempt or one still
+   * in flight leased to this instance and recorded as a claimed delivery's is; one not started due and announced, for
+   * whichever instance has room. Resolves once the rows are committed, so the consumer acks only then. Should the
+   * write fail, the batch is redelivered and the attempts made again (at least once, with the same `webhook-id`).
    */
   async fanOut(events: deliveries.FanOutEvent[]): Promise<void> {
-    await this.loop.adopt(async (free) => {
-      const { kept } = await deliveries.fanOutKeeping(this.o.pool, events, {
-        free,
-        perEndpoint: this.o.endpointConcurrency,
-        busy: this.perEndpoint,
-        leaseMs: this.o.leaseMs,
-      });
-      for (const row of kept) this.perEndpoint.set(row.webhook_id, (this.perEndpoint.get(row.webhook_id) ?? 0) + 1);
-      return kept;
-    });
+    const targets = await deliveries.planFanOut(this.o.pool, events);
+    if (targets.length === 0) return;
+    const rows = targets.map((t): deliveries.NewDelivery => ({ id: randomUUID(), event: events[t.event], webhookId: t.webhook_id, state: 'due' }));
+    const round = new FirstRound(rows, targets);
+    const start = (): Promise<void> =>
+      // Between the loop's claims, so the slots counted are the ones taken: oldest event first, an endpoint's bound
+      // before the instance's.
+      this.loop.adopt(async (free) =>
+        round.start(free, (endpoint) => {
+          const busy = this.perEndpoint.get(endpoint) ?? 0;
+          if (busy >= this.o.endpointConcurrency) return false;
+          this.perEndpoint.set(endpoint, busy + 1);
+          return true;
+        }),
+      );
+    // A request of this round that ends frees a slot of its endpoint: what waits for one starts.
+    round.onRequestEnd = () => void start().catch((err) => this.o.log.warn({ err }, 'webhook worker: starting a first attempt failed'));
+    await start();
+    await within(round.settled, FIRST_ATTEMPT_WAIT_MS);
+    // Decided here, at once: an attempt that ends after this is recorded on the row written below, one not started
+    // is left to a claim.
+    const first = round.close();
+    let written: Set<string>;
+    try {
+      written = await deliveries.insertFanOut(this.o.pool, rows, this.o.leaseMs);
+    } catch (err) {
+      for (const attempt of first.values()) attempt.written('unwritten');
+      throw err;
+    }
+    for (const [row, attempt] of first) attempt.written(!written.has(row.id) ? 'unwritten' : row.state === 'succeeded' ? 'final' : 'pending');
   }
 
   /** Look for due deliveries (poll, retry timers, a manual redelivery in this process). */
@@ -368,6 +400,14 @@ export class DeliveryWorker {
       requestDone();
       this.recordAttempt(result, key !== undefined);
       sent(result);
+      // A first attempt made before its row: the fan-out writes it (finished when it succeeded in time) or leaves the
+      // row to this record; a row that was not written (its batch failed, or another instance had it) has none.
+      const first = (row as Adopted).first;
+      if (first) {
+        first.sentWith(result);
+        const outcome = await first.outcome;
+        if (outcome !== 'pending') return;
+      }
       if (result.ok) await this.successes.add({ delivery: row, trigger, result });
       else await this.recordFailure(row, trigger, result);
     } catch (err) {

@@ -19,7 +19,7 @@ export const queueName = (exchange: string) => `${exchange}.webhooks.deliveries`
 /**
  * Turns every public event into one delivery row per subscribed, active endpoint of its organization.
  * The queue is bound to the public event types one by one (never `#`), so internal events such as
- * `chatnet.inbound` or `chatnet_account.qr` never even reach this service. The insert is idempotent by
+ * `chatnet.inbound` or `chatnet_account.qr` never even reach this service. The fan-out is idempotent by
  * (endpoint, event id), so a redelivered message adds nothing; the message is acked only after the rows
  * are committed, so an event is never lost between the broker and the delivery queue.
  */
@@ -31,9 +31,10 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
     bindings: [...PUBLIC_EVENT_TYPES],
     logger: o.logger,
     metrics: o.metrics,
-    // Batch mode without a pool: the fan-out statement is itself idempotent (endpoint, event id), so there is
-    // no processed_events claim. Up to 200 events go in one statement; what this instance has room for it keeps
-    // and sends at once, the rest is announced (NOTIFY at its commit) to a worker of any instance. One ack per batch.
+    // Batch mode without a pool: the fan-out is itself idempotent (an endpoint's delivery of an event is planned only
+    // when it has none, and written under the unique (endpoint, event id)), so there is no processed_events claim. Up
+    // to 200 events a batch: what this instance has room for is sent at once and written after, the rest announced
+    // (NOTIFY at its commit) to a worker of any instance (DeliveryWorker.fanOut). One ack per batch, after the commit.
     batchSize: 200,
     // Handler failures mean this service's database is unreachable: keep retrying for about half an hour.
     maxAttempts: 30,
