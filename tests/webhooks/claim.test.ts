@@ -193,6 +193,27 @@ describe('delivery queue statements', () => {
     const claimed = await deliveries.claimEndpoints(pool, new Map([[first, 10], [second, 10]]), 60_000);
     expect(claimed.map((r) => r.id).sort()).toEqual([...due].sort());
 
+    // An endpoint switched off between the plan and the write keeps only its success; a deleted one gets nothing,
+    // and the others' rows are written all the same.
+    const [on, off, gone] = [await addHook(['contact.merged']), await addHook(['contact.merged']), await addHook(['contact.merged'])];
+    const later = events(2, 'contact.merged', 'm');
+    const planned = await deliveries.planFanOut(pool, later);
+    expect(planned).toHaveLength(6);
+    await pool.query('UPDATE webhook_settings SET active = false WHERE id = $1', [off]);
+    await pool.query('DELETE FROM webhook_settings WHERE id = $1', [gone]);
+    const late = planned.map((t): deliveries.NewDelivery => ({
+      id: randomUUID(),
+      event: later[t.event],
+      webhookId: t.webhook_id,
+      state: t.event === 0 ? 'succeeded' : 'due',
+      result: t.event === 0 ? result : undefined,
+    }));
+    const lateWritten = await deliveries.insertFanOut(pool, late, 60_000);
+    const writtenFor = (hook: string) => late.filter((r) => r.webhookId === hook && lateWritten.has(r.id)).map((r) => r.state);
+    expect(writtenFor(on)).toEqual(['succeeded', 'due']);
+    expect(writtenFor(off)).toEqual(['succeeded']);
+    expect(writtenFor(gone)).toEqual([]);
+
     // A redelivered batch plans nothing; a delivery planned twice (two instances) is written once.
     expect(await deliveries.planFanOut(pool, batch)).toEqual([]);
     payloads.length = 0;

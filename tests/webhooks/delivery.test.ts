@@ -118,7 +118,7 @@ describe('webhook delivery', () => {
     await owner.put(`/api/v1/webhook-settings/${hook.id}`, { active: false });
     const mark = await fanOut.mark();
     await producer.emit('contact.deleted', orgId, sample('contact.deleted'));
-    // Fanned out without a row for the inactive endpoint, and only rows are ever sent.
+    // Fanned out without a delivery for the inactive endpoint: only what the fan-out plans (active, subscribed endpoints) is sent.
     await fanOut.settled(mark, 1);
     expect(rx.at('/inactive')).toHaveLength(0);
     expect(await deliveriesOf(hook.id)).toHaveLength(0);

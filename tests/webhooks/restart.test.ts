@@ -35,8 +35,12 @@ describe('webhooks service restart', () => {
     rx.setDown(true);
     const before = await Promise.all(Array.from({ length: N }, () => producer.emit('contact.created', orgId, { contact: eventContact() })));
     await waitFor(async () => rx.at('/r').length >= N);
-    const pending = (await owner.get(`/api/v1/webhook-settings/${hook.id}/deliveries?status=pending&limit=100`)).body;
-    expect(pending.pagination.total).toBe(N);
+    // A first attempt is made before its row is written, and a failed one recorded after: the rows and their failed
+    // attempts follow the requests by a few milliseconds.
+    await waitFor(async () => {
+      const list = (await owner.get(`/api/v1/webhook-settings/${hook.id}/deliveries?status=pending&limit=100`)).body;
+      return list.pagination.total === N && list.data.every((d: { attemptCount: number }) => d.attemptCount === 1);
+    });
     await stack.stopService('webhooks');
 
     // While the service is down, more events arrive on the bus, and the endpoint recovers.

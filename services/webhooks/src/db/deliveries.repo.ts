@@ -101,22 +101,24 @@ export interface FanOutTarget {
 // (an empty table) looks deliveries up through the log index even as written (and as not yet analyzed), reading every
 // delivery of the endpoint for each event.
 const PLAN_FAN_OUT = {
-  text: `SELECT DISTINCT ON (e.event_id, s.id) (e.ord - 1)::int AS event, s.id AS webhook_id, s.url, s.secret_enc, s.created_at
-           FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS e (org_id, event_id, type, ord)
-           JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
-           LEFT JOIN LATERAL (SELECT true AS found FROM webhook_deliveries d WHERE d.webhook_id = s.id AND d.event_id = e.event_id LIMIT 1) x ON true
-          WHERE x.found IS NULL
-          ORDER BY e.event_id, s.id, e.ord`,
+  text: `SELECT p.event, p.webhook_id, p.url, p.secret_enc FROM (
+           SELECT DISTINCT ON (e.event_id, s.id) (e.ord - 1)::int AS event, s.id AS webhook_id, s.url, s.secret_enc, s.created_at
+             FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS e (org_id, event_id, type, ord)
+             JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
+             LEFT JOIN LATERAL (SELECT true AS found FROM webhook_deliveries d WHERE d.webhook_id = s.id AND d.event_id = e.event_id LIMIT 1) x ON true
+            WHERE x.found IS NULL
+            ORDER BY e.event_id, s.id, e.ord
+         ) p
+         ORDER BY p.event, p.created_at, p.webhook_id`,
 };
 
 export async function planFanOut(db: Queryable, events: FanOutEvent[]): Promise<FanOutTarget[]> {
   if (events.length === 0) return [];
-  const { rows } = await db.query<FanOutTarget & { created_at: Date }>({
+  const { rows } = await db.query<FanOutTarget>({
     ...PLAN_FAN_OUT,
     values: [events.map((e) => e.orgId), events.map((e) => e.eventId), events.map((e) => e.type)],
   });
-  rows.sort((a, b) => a.event - b.event || a.created_at.getTime() - b.created_at.getTime() || (a.webhook_id < b.webhook_id ? -1 : 1));
-  return rows.map(({ created_at: _, ...t }) => t);
+  return rows;
 }
 
 /**
@@ -139,7 +141,9 @@ export interface NewDelivery {
 // failure run closed), a leased one invisible to claims for the lease, a due one announced by pg_notify in the same
 // statement (its own transaction), by endpoint: PostgreSQL delivers a notification only at commit, so a worker never
 // hears of a row it cannot see yet, and every instance hears it. The unique (webhook_id, event_id) makes a delivery
-// planned twice (two instances with copies of one event) a no-op: only the rows written are returned.
+// planned twice (two instances with copies of one event) a no-op: only the rows written are returned. An endpoint
+// switched off since the plan gets only its successes (they were delivered), as an event consumed after the switch
+// would get nothing; a deleted one gets nothing (the attempt of a row not written is not logged).
 const INSERT_FAN_OUT = {
   name: 'webhooks_insert_fan_out',
   text: `WITH input AS (
@@ -155,7 +159,9 @@ const INSERT_FAN_OUT = {
                   CASE WHEN i.state = 'succeeded' THEN i.status_code END,
                   CASE WHEN i.state = 'succeeded' THEN now() END,
                   i.traceparent
-             FROM input i ORDER BY i.ord
+             FROM input i JOIN webhook_settings s ON s.id = i.webhook_id
+            WHERE i.state = 'succeeded' OR s.active
+            ORDER BY i.ord
            ON CONFLICT (webhook_id, event_id) DO NOTHING
            RETURNING id, webhook_id, status, next_attempt_at
          ), attempt AS (
