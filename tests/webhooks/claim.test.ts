@@ -208,11 +208,15 @@ describe('delivery queue statements', () => {
       state: t.event === 0 ? 'succeeded' : 'due',
       result: t.event === 0 ? result : undefined,
     }));
+    payloads.length = 0;
     const lateWritten = await deliveries.insertFanOut(pool, late, 60_000);
     const writtenFor = (hook: string) => late.filter((r) => r.webhookId === hook && lateWritten.has(r.id)).map((r) => r.state);
     expect(writtenFor(on)).toEqual(['succeeded', 'due']);
     expect(writtenFor(off)).toEqual(['succeeded']);
     expect(writtenFor(gone)).toEqual([]);
+    // Only the due row written is announced (heard before the next check starts listening afresh).
+    await waitForPayloads(1);
+    expect(payloads.map((p) => deliveries.parseAnnouncement(p))).toEqual([{ webhookId: on, ids: [late.find((r) => r.webhookId === on && r.state === 'due')!.id] }]);
 
     // A redelivered batch plans nothing; a delivery planned twice (two instances) is written once.
     expect(await deliveries.planFanOut(pool, batch)).toEqual([]);

@@ -67,13 +67,19 @@ describe('webhook dispatch', () => {
     for (const d of log) expect(d.attempts).toEqual([expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })]);
   });
 
-  it('sends what the consuming instance has room for without announcing it (no NOTIFY, no claim); what it has no room for is announced', async () => {
-    await createHook('/kept', ['appointment.deleted']);
+  /** Every announcement of due deliveries (NOTIFY payloads) from now on. */
+  const listenForDue = async () => {
     const listener = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
     await listener.connect();
     const heard: string[] = [];
     listener.on('notification', (m) => heard.push(m.payload ?? ''));
     await listener.query('LISTEN webhook_deliveries_due');
+    return { heard, listener };
+  };
+
+  it('sends what the consuming instance has room for without announcing it (no NOTIFY, no claim); what it has no room for is announced', async () => {
+    await createHook('/kept', ['appointment.deleted']);
+    const { heard, listener } = await listenForDue();
     try {
       const { ms } = await latencyOf('/kept', 'appointment.deleted', sample('appointment.deleted'));
       expect(ms).toBeLessThan(1_000);
@@ -141,11 +147,7 @@ describe('webhook dispatch', () => {
 
   it("starts what waits for a slot of its endpoint as the batch's own requests end, and writes each once, finished, without a NOTIFY", async () => {
     await createHook('/queued', ['contact.merged']);
-    const listener = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
-    await listener.connect();
-    const heard: string[] = [];
-    listener.on('notification', (m) => heard.push(m.payload ?? ''));
-    await listener.query('LISTEN webhook_deliveries_due');
+    const { heard, listener } = await listenForDue();
     try {
       // 9 at once to an endpoint bound to 3 requests at a time, each answered in 15 ms: 3 rounds of requests, well
       // within the fan-out's 100 ms.
