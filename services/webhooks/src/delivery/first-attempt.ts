@@ -37,7 +37,7 @@ export class FirstAttempt {
 /** A delivery the worker sends before it is written: the row it will be, as a claim would have returned it. */
 export type Adopted = ClaimedDelivery & { first?: FirstAttempt };
 
-export function unwritten(row: NewDelivery, target: FanOutTarget, attempt: FirstAttempt): Adopted {
+function unwritten(row: NewDelivery, target: FanOutTarget, attempt: FirstAttempt): Adopted {
   const now = new Date();
   return {
     id: row.id,
