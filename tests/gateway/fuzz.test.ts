@@ -32,6 +32,8 @@ describe(`gateway fuzz: ${REQUESTS} generated requests, seed ${SEED}`, () => {
   beforeAll(async () => {
     stack = await startStack({
       services: ['crm', 'messaging', 'chatnet-connector', 'automation', 'ai', 'webhooks'],
+      // A 5xx is shown with what the services logged about it (its errorId leads to the line and its cause).
+      captureErrors: true,
       // Limits are not what this test is about: with them it would mostly see 429s.
       env: { RATE_LIMIT_USER_PER_MINUTE: '1000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000000', LOGIN_MAX_FAILURES: '1000000', LOGIN_MAX_FAILURES_PER_IP_DAY: '1000000' },
     });
@@ -93,7 +95,7 @@ describe(`gateway fuzz: ${REQUESTS} generated requests, seed ${SEED}`, () => {
 
       // The spread of answers, for whoever reads the log of a long run.
       if (process.env.FUZZ_REPORT) console.log(JSON.stringify({ seed: SEED, requests: REQUESTS, routes: routes.length, statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b)), failures: failures.length }));
-      expect(failures).toEqual([]);
+      expect({ failures, logged: failures.length ? stack.errorLines() : [] }).toEqual({ failures: [], logged: [] });
     },
     TIME_LIMIT_MS,
   );

@@ -50,7 +50,20 @@ export interface Stack {
   restart(name: ServiceName, env?: Record<string, string>): Promise<void>;
   stopService(name: ServiceName): Promise<void>;
   startService(name: ServiceName, env?: Record<string, string>): Promise<void>;
+  /** With captureErrors: the error (and fatal) lines logged so far, as JSON text. */
+  errorLines(): string[];
   stop(): Promise<void>;
+}
+
+const MAX_ERROR_LINES = 200;
+
+/** A pino destination keeping the lines at error level or above, the first MAX_ERROR_LINES of them. */
+function errorCapture(lines: string[]) {
+  return {
+    write(line: string) {
+      if (lines.length < MAX_ERROR_LINES && /"level":(5\d|60)\b/.test(line)) lines.push(line.trim());
+    },
+  };
 }
 
 export interface StackOptions {
@@ -60,12 +73,20 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Extra environment for one service only. */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+  /**
+   * Keep the error lines every service and the gateway log (in memory, at most 200), for a test to show when
+   * it sees a 5xx: an errorId in a response then leads to its cause. The level stays TEST_LOG_LEVEL otherwise.
+   */
+  captureErrors?: boolean;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   // As runService does in every process: trace context propagates (nothing is exported). Once per test file.
   startTelemetry('test', undefined);
-  const log = createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
+  const errorLines: string[] = [];
+  const level = process.env.TEST_LOG_LEVEL ?? 'silent';
+  // Captured lines go to memory only; a chosen TEST_LOG_LEVEL still writes everything to stdout as before.
+  const log = opts.captureErrors && level === 'silent' ? createLogger('test', 'error', errorCapture(errorLines)) : createLogger('test', level);
   const names: ServiceName[] = ['identity', ...(opts.services ?? []).filter((n) => n !== 'identity')];
   const prefix = `${uniqueName('t')}:`;
   const ports = new Map<ServiceName, number>();
@@ -131,6 +152,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     },
     startService,
     stopService,
+    errorLines: () => [...errorLines],
     async restart(name, env) {
       await stopService(name);
       await startService(name, env);
