@@ -28,6 +28,21 @@ function rejectedValue(err: unknown): AppError | undefined {
   return new AppError('invalid_argument', 'A value in the request is not valid (unsupported character, or a number, id or date out of range)', { code: 'invalid_value' });
 }
 
+/**
+ * The database refusing or dropping connections (too many clients, shutting down or starting up, a connection
+ * lost, the pool's wait for a free connection timed out) is not a bug of the call: the same call succeeds once
+ * the database has room again. UNAVAILABLE (503 with Retry-After at the gateway), not an internal error.
+ */
+const PG_UNAVAILABLE = new Set(['53300', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+const NODE_CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+const POOL_MESSAGES = /^(timeout exceeded when trying to connect|Connection terminated( unexpectedly| due to connection timeout)?)$/;
+export function databaseUnavailable(err: unknown): AppError | undefined {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  const refused = typeof code === 'string' && (PG_UNAVAILABLE.has(code) || NODE_CONNECTION_ERRORS.has(code));
+  if (!refused && !(typeof message === 'string' && POOL_MESSAGES.test(message))) return undefined;
+  return new AppError('unavailable', 'The service cannot reach its database right now; retry shortly', { code: 'unavailable', retryAfter: 1 });
+}
+
 /** The request id the caller sent beside its token (it labels logs; it is not part of the credential). */
 function requestIdOf(md: grpc.Metadata): string {
   const value = md.get(REQUEST_ID_METADATA_KEY)[0];
@@ -87,6 +102,12 @@ function wrap(fullMethod: string, handler: AnyMethodHandler, log: Logger, auth: 
         if (rejected) {
           log.info({ method: name, requestId: ctx.requestId, pgCode: (err as { code?: string }).code }, rejected.message);
           callback({ code: grpcStatusOf(rejected.kind), details: rejected.message, metadata: errorMetadata(rejected) });
+          return;
+        }
+        const unavailable = databaseUnavailable(err);
+        if (unavailable) {
+          log.warn({ err, method: name, requestId: ctx.requestId }, 'gRPC handler: database unavailable');
+          callback({ code: grpcStatusOf(unavailable.kind), details: unavailable.message, metadata: errorMetadata(unavailable) });
           return;
         }
         const errorId = randomUUID();
