@@ -6,7 +6,7 @@ import { connect, type ChannelModel } from 'amqplib';
  * (PERFORMANCE.md). The connection name shows up in the broker's connection list.
  */
 export function connectAmqp(url: string, connectionName: string, timeoutMs = CONNECT_TIMEOUT_MS): Promise<ChannelModel> {
-  const opening = connect(url, { noDelay: true, timeout: timeoutMs, clientProperties: { connection_name: connectionName } });
+  const opening = connect(url, { noDelay: true, timeout: timeoutMs, clientProperties: { connection_name: connectionName } }).then(corkMuxRounds);
   // A broker that accepts the TCP connection but never finishes the AMQP handshake (seen when it wedged)
   // must fail the attempt, not hang a service's start-up forever; the caller's reconnect loop retries.
   let timer: NodeJS.Timeout | undefined;
@@ -21,6 +21,34 @@ export function connectAmqp(url: string, connectionName: string, timeoutMs = CON
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
+
+/** The parts of amqplib's connection this reaches into (lib/connection.js, lib/mux.js of amqplib 0.10 to 2.x). */
+interface MuxedConnection {
+  muxer?: { out?: { cork?: () => void; uncork?: () => void }; _readIncoming?: () => void };
+}
+
+/**
+ * amqplib writes every frame to the socket on its own: its mux takes what the channels have queued (a relay's batch
+ * of publishes, a consumer's ack, a publish's confirm-wait) and calls socket.write once per frame, and with noDelay
+ * each write is a syscall and a TCP segment the broker reads on its own. Corking the socket for one round of the mux
+ * sends the round's frames in one writev. Frames, order and flow control (the round still stops when a write
+ * returns false, and 'drain' resumes it) are unchanged. An amqplib without this shape is left as it is.
+ */
+export function corkMuxRounds(model: ChannelModel): ChannelModel {
+  const mux = (model as unknown as { connection?: MuxedConnection }).connection?.muxer;
+  const out = mux?.out;
+  const round = mux?._readIncoming;
+  if (!mux || typeof round !== 'function' || typeof out?.cork !== 'function' || typeof out.uncork !== 'function') return model;
+  mux._readIncoming = function corkedRound(this: unknown) {
+    out.cork!();
+    try {
+      round.call(mux);
+    } finally {
+      out.uncork!();
+    }
+  };
+  return model;
+}
 
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
