@@ -134,10 +134,34 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     running.delete(name);
   };
 
-  // The databases at once, each a copy of its service's schema (migrated once per run), then the services in order.
-  await Promise.all(names.map(async (n) => databases.set(n, await migratedDatabase(n))));
-  for (const n of names) await startService(n);
-  const gw = await gateway.startGateway(gateway.loadConfig({ ...shared, HOST: '127.0.0.1', PORT: '0', SERVICES: names.join(',') }), log);
+  /** Everything the stack made, removed: what stop() does, and what a start that fails half-way must do too. */
+  const removeAll = async (gw?: { stop(): Promise<void> }) => {
+    await gw?.stop().catch(() => undefined);
+    for (const n of [...running.keys()].reverse()) await stopService(n).catch(() => undefined);
+    await Promise.all([...databases.values()].map((d) => d.drop().catch(() => undefined)));
+    await clearRedisPrefix(prefix).catch(() => undefined);
+    // Every service ran in this process: the queues they declared are known, the broker need not be asked (none known
+    // would mean another copy of @crm/events declared them, e.g. after jest.resetModules: then the broker lists them).
+    const queues = declaredQueues(shared.EVENTS_EXCHANGE);
+    await deleteRabbitPrefix(infra.amqpUrl, shared.EVENTS_EXCHANGE, shared.EVENTS_EXCHANGE, queues.length > 0 ? queues : undefined).catch(() => undefined);
+  };
+
+  let gw: Awaited<ReturnType<typeof gateway.startGateway>>;
+  try {
+    // The databases at once, each a copy of its service's schema (migrated once per run), then the services in order.
+    // allSettled: a database still being made when another fails is dropped with the rest, not left behind.
+    const made = await Promise.allSettled(names.map(async (n) => databases.set(n, await migratedDatabase(n))));
+    const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (const n of names) await startService(n);
+    gw = await gateway.startGateway(gateway.loadConfig({ ...shared, HOST: '127.0.0.1', PORT: '0', SERVICES: names.join(',') }), log);
+  } catch (err) {
+    // A start that fails half-way (PostgreSQL out of connections, say) must not leave the services it started running:
+    // the test file's afterAll has no stack to stop, and their timers would go on in the jest worker that runs the next
+    // files, failing against a torn-down environment in a loop.
+    await removeAll();
+    throw err;
+  }
 
   return {
     url: gw.url,
@@ -157,15 +181,6 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await stopService(name);
       await startService(name, env);
     },
-    async stop() {
-      await gw.stop().catch(() => undefined);
-      for (const n of [...running.keys()].reverse()) await stopService(n).catch(() => undefined);
-      await Promise.all([...databases.values()].map((d) => d.drop().catch(() => undefined)));
-      await clearRedisPrefix(prefix).catch(() => undefined);
-      // Every service ran in this process: the queues they declared are known, the broker need not be asked (none known
-      // would mean another copy of @crm/events declared them, e.g. after jest.resetModules: then the broker lists them).
-      const queues = declaredQueues(shared.EVENTS_EXCHANGE);
-      await deleteRabbitPrefix(infra.amqpUrl, shared.EVENTS_EXCHANGE, shared.EVENTS_EXCHANGE, queues.length > 0 ? queues : undefined).catch(() => undefined);
-    },
+    stop: () => removeAll(gw),
   };
 }
