@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { infra } from '@crm/testing';
+import * as testing from '@crm/testing';
 import { startStack } from './stack';
 
 // startStack that fails half-way (here crm's config is refused after identity is already serving) removes what it
@@ -8,11 +8,11 @@ import { startStack } from './stack';
 describe('startStack: a start that fails half-way', () => {
   const listeners = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length;
 
-  async function databasesOf(pattern: string): Promise<string[]> {
-    const c = new Client({ connectionString: infra.databaseUrl });
+  async function existing(names: string[]): Promise<string[]> {
+    const c = new Client({ connectionString: testing.infra.databaseUrl });
     await c.connect();
     try {
-      return (await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [pattern])).rows.map((r) => r.datname);
+      return (await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1)', [names])).rows.map((r) => r.datname);
     } finally {
       await c.end();
     }
@@ -20,12 +20,20 @@ describe('startStack: a start that fails half-way', () => {
 
   it('rejects with the cause and leaves no server running and no database behind', async () => {
     const before = listeners();
-    const identityBefore = new Set(await databasesOf('t\\_identity\\_%'));
+    // The databases this stack makes, by name (other test files make and drop theirs meanwhile).
+    const made: string[] = [];
+    const create = testing.createMigratedDatabase;
+    const spy = jest.spyOn(testing, 'createMigratedDatabase').mockImplementation(async (...args) => {
+      const db = await create(...args);
+      made.push(new URL(db.url).pathname.slice(1));
+      return db;
+    });
     await expect(startStack({ services: ['crm'], serviceEnv: { crm: { DB_POOL_SIZE: 'not a number' } } })).rejects.toThrow(/DB_POOL_SIZE/);
     // identity had started (gRPC and metrics listeners) before crm's config failed: both are closed again.
     expect(listeners()).toBe(before);
-    // Its database and crm's were dropped (other test files' databases may come and go meanwhile: only new ones count).
-    const left = (await databasesOf('t\\_identity\\_%')).filter((d) => !identityBefore.has(d));
-    expect(left).toEqual([]);
+    spy.mockRestore();
+    // Its database and crm's were made, and are dropped.
+    expect(made).toHaveLength(2);
+    expect(await existing(made)).toEqual([]);
   });
 });
