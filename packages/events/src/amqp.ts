@@ -34,17 +34,18 @@ interface MuxedConnection {
  * sends the round's frames in one writev. Frames, order and flow control (the round still stops when a write
  * returns false, and 'drain' resumes it) are unchanged. An amqplib without this shape is left as it is.
  */
-export function corkMuxRounds(model: ChannelModel): ChannelModel {
+function corkMuxRounds(model: ChannelModel): ChannelModel {
   const mux = (model as unknown as { connection?: MuxedConnection }).connection?.muxer;
   const out = mux?.out;
   const round = mux?._readIncoming;
-  if (!mux || typeof round !== 'function' || typeof out?.cork !== 'function' || typeof out.uncork !== 'function') return model;
-  mux._readIncoming = function corkedRound(this: unknown) {
-    out.cork!();
+  if (!mux || !out || typeof round !== 'function' || typeof out.cork !== 'function' || typeof out.uncork !== 'function') return model;
+  const [cork, uncork] = [out.cork.bind(out), out.uncork.bind(out)];
+  mux._readIncoming = () => {
+    cork();
     try {
       round.call(mux);
     } finally {
-      out.uncork!();
+      uncork();
     }
   };
   return model;

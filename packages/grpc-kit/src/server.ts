@@ -36,7 +36,7 @@ function rejectedValue(err: unknown): AppError | undefined {
 const PG_UNAVAILABLE = new Set(['53300', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
 const NODE_CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const POOL_MESSAGES = /^(timeout exceeded when trying to connect|Connection terminated( unexpectedly| due to connection timeout)?)$/;
-export function databaseUnavailable(err: unknown): AppError | undefined {
+function databaseUnavailable(err: unknown): AppError | undefined {
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
   const refused = typeof code === 'string' && (PG_UNAVAILABLE.has(code) || NODE_CONNECTION_ERRORS.has(code));
   if (!refused && !(typeof message === 'string' && POOL_MESSAGES.test(message))) return undefined;
