@@ -1,9 +1,9 @@
 // `npm start`: install, build, check infrastructure, then run every service and the gateway on :8080.
 // Each service creates its own database when missing and migrates it at start.
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { build, checkInfra, devSecrets, ensureInstalled, root } from './lib.mjs';
+import { createSupervisor } from './supervisor.mjs';
 
 /** Every backend service with its default gRPC port and the variable the others find it by. */
 const SERVICES = [
@@ -39,42 +39,13 @@ const common = {
   ...Object.fromEntries(services.map((s) => [s.addr, `127.0.0.1:${s.port}`])),
 };
 
-const children = [];
-let stopping = false;
-
-function launch(name, env) {
-  const child = spawn(process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], {
-    cwd: root,
-    env: { ...process.env, ...common, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const prefix = `[${name}] `;
-  const pipe = (stream, out) => {
-    let buf = '';
-    stream.on('data', (chunk) => {
-      buf += chunk;
-      const lines = buf.split('\n');
-      buf = lines.pop();
-      for (const line of lines) out.write(prefix + line + '\n');
-    });
-  };
-  pipe(child.stdout, process.stdout);
-  pipe(child.stderr, process.stderr);
-  child.on('exit', (code, signal) => {
-    if (stopping) return;
-    console.error(`✗ ${name} exited (${signal ?? code}); stopping everything.`);
-    shutdown(1);
-  });
-  children.push(child);
-  return child;
-}
+const supervisor = createSupervisor();
+const launch = (name, env) =>
+  supervisor.launch(name, process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], { cwd: root, env: { ...process.env, ...common, ...env } });
 
 function shutdown(code = 0) {
-  if (stopping) return;
-  stopping = true;
-  for (const c of children) c.kill('SIGTERM');
-  setTimeout(() => process.exit(code), 6000).unref();
-  Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', r))))).then(() => process.exit(code));
+  if (supervisor.stopping) return;
+  supervisor.stop().then(() => process.exit(code));
 }
 process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
@@ -86,7 +57,7 @@ launch('gateway', { PORT: gatewayPort, SERVICES: services.map((s) => s.name).joi
 // Ready when the gateway's /readyz says every service answers.
 const deadline = Date.now() + 90_000;
 for (;;) {
-  if (stopping) break;
+  if (supervisor.stopping) break;
   try {
     const res = await fetch(`http://127.0.0.1:${gatewayPort}/readyz`);
     if (res.ok) {

@@ -19,6 +19,13 @@ interface Log {
   info(obj: object, msg?: string): void;
 }
 
+/** A one-off admin connection; a backend terminated between its queries fails the next query, not the process. */
+function shortLivedClient(connectionString: string): Client {
+  const client = new Client({ connectionString });
+  client.on('error', () => undefined);
+  return client;
+}
+
 /** Create the database named in `url` when it does not exist yet (each service owns its own database). */
 export async function ensureDatabase(url: string): Promise<void> {
   const target = new URL(url);
@@ -26,7 +33,7 @@ export async function ensureDatabase(url: string): Promise<void> {
   if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`Database name "${name}" must be letters, digits and _`);
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = new Client({ connectionString: admin.toString() });
+  const client = shortLivedClient(admin.toString());
   await client.connect();
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -48,7 +55,7 @@ export async function dropDatabase(url: string): Promise<void> {
   const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = new Client({ connectionString: admin.toString() });
+  const client = shortLivedClient(admin.toString());
   await client.connect();
   try {
     await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
@@ -72,6 +79,12 @@ export function createPool(url: string, max = 10, opts: PoolSettings = {}): Pool
   const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, ...(options ? { options } : {}) });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // pg-pool listens for 'error' only on idle clients: a checked-out client (a consumer's batch transaction, a
+  // claim loop between two statements) whose backend is terminated (a failover, pg_terminate_backend) emits
+  // 'error' with nobody listening, and Node ends the process. Its holder learns of the loss from its next query
+  // (it rejects), and release() discards a client that is no longer queryable, so the listener only keeps the
+  // process alive.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
