@@ -12,8 +12,19 @@ export interface ClaimLoopOptions<T> {
   databaseUrl: string;
   /** NOTIFY channel that new or newly due work is announced on. */
   channel: string;
-  /** Poll interval: catches work that fell due by time and notifications lost while reconnecting. */
-  pollMs: number;
+  /**
+   * Poll interval: catches work that fell due by time and notifications lost while reconnecting. A loop with
+   * `nextDueInMs` needs none (it sleeps until the nearest due item instead): leave it out.
+   */
+  pollMs?: number;
+  /**
+   * The timer facility (ARCHITECTURE.md, Timers): how long until the nearest item falls due (measured by the
+   * database's clock; 0 or less: due now; null: nothing is waiting), counting a leased item as due when its lease
+   * ends. Asked after every look at the table; the loop then sleeps until that moment, and a NOTIFY on `channel`
+   * (an earlier item written) or a reconnect of the LISTEN connection wakes it sooner. No fixed interval decides
+   * when an item fires.
+   */
+  nextDueInMs?(): Promise<number | null>;
   /** Items worked on at once by this instance. */
   concurrency: number;
   /**
@@ -57,6 +68,9 @@ export class ClaimLoop<T> {
   private readonly active = new Set<Promise<void>>();
   private readonly listener: NotifyListener;
   private pollTimer?: NodeJS.Timeout;
+  /** With nextDueInMs: the wake-up set for the nearest due item, and which question set it. */
+  private dueTimer?: NodeJS.Timeout;
+  private dueAsked = 0;
   /** The loop should come round (again). */
   private wanted = false;
   /** A look at the table was asked for since the last claim. */
@@ -110,7 +124,7 @@ export class ClaimLoop<T> {
     this.stopped = new Promise((r) => (this.signalStop = r));
     // A LISTEN that cannot connect is retried in the background; the poll finds the work meanwhile.
     await this.listener.start();
-    this.pollTimer = setInterval(() => this.wake(), this.opts.pollMs);
+    if (this.opts.pollMs) this.pollTimer = setInterval(() => this.wake(), this.opts.pollMs);
     // Work that fell due while no instance was running.
     this.wake();
   }
@@ -120,6 +134,7 @@ export class ClaimLoop<T> {
     this.stopping = true;
     this.signalStop();
     clearInterval(this.pollTimer);
+    clearTimeout(this.dueTimer);
     await this.listener.stop();
     await this.fillRun;
     // An adoption under way (its take and the items it starts).
@@ -191,7 +206,33 @@ export class ClaimLoop<T> {
     } finally {
       // Cleared with no await after the loop's last look, so a nudge() from here on starts a new fill.
       this.filling = false;
+      void this.armNextDue();
     }
+  }
+
+  /**
+   * Sets the one wake-up for the nearest due item (nextDueInMs). Only the latest question's answer sets it, so a
+   * slow answer to an earlier look cannot push the wake-up past an item written since. When the question fails
+   * (the database is away), the loop looks again in a second.
+   */
+  private async armNextDue(): Promise<void> {
+    if (!this.opts.nextDueInMs || this.stopping) return;
+    const asked = ++this.dueAsked;
+    let ms: number | null;
+    try {
+      ms = await this.opts.nextDueInMs();
+    } catch (err) {
+      this.opts.log.warn({ err }, `${this.opts.name}: could not read the next due time; looking again in 1 s`);
+      ms = 1000;
+    }
+    if (asked !== this.dueAsked || this.stopping) return;
+    clearTimeout(this.dueTimer);
+    this.dueTimer = undefined;
+    if (ms === null) return;
+    // A few ms past the due time, so the database's now() has reached it when the claim runs; setTimeout takes
+    // at most 2^31-1 ms (a wake-up that far away is re-armed on the way).
+    this.dueTimer = setTimeout(() => this.wake(), Math.min(Math.max(0, ms) + 5, 2 ** 31 - 1));
+    this.dueTimer.unref?.();
   }
 
   /**
