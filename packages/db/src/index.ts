@@ -169,3 +169,5 @@ export type { Keyset, KeysetPosition, KeysetRequest } from './keyset';
 export { escapeLike } from './like';
 export { isRetryableConflict, withRetriedTransaction, withTransaction } from './transaction';
 export { isUuid } from './uuid';
+export { rotateSecrets } from './secret-rotation';
+export type { EncryptedColumn, RotatingBox, RotationResult } from './secret-rotation';
