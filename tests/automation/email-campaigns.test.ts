@@ -238,13 +238,22 @@ describe('email campaigns', () => {
     expect((await fetch(stack.url + unsubscribe, { method: 'HEAD' })).status).toBe(200);
     expect((await lead.get('/api/v1/email-suppressions')).body.data).toEqual([]);
 
-    // The link needs no sign-in: a small confirmation page, and the address is on the org's list.
+    // The link needs no sign-in: a page that asks, with a button posting to the same link. Opening it (as a mail
+    // scanner or a link preview does) unsubscribes nobody.
     const page = await anonymous.get(unsubscribe);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
-    expect(page.body).toContain('chi@example.test will not receive these emails any more');
+    expect(page.body).toContain('Stop sending these emails to chi@example.test?');
+    expect(page.body).toContain('<form method="post">');
+    expect((await lead.get('/api/v1/email-suppressions')).body.data).toEqual([]);
+    // The button: a browser's form POST, answered with a page.
+    const confirmed = await anonymous.post(unsubscribe, '', { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body).toContain('chi@example.test will not receive these emails any more');
     // One-click (RFC 8058) POSTs to the same address; repeating changes nothing.
-    expect((await anonymous.post(unsubscribe, 'List-Unsubscribe=One-Click', { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(200);
+    const oneClick = await anonymous.post(unsubscribe, 'List-Unsubscribe=One-Click', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(oneClick.status).toBe(200);
+    expect(oneClick.body).toEqual({ unsubscribed: true });
     const suppressed = await lead.get('/api/v1/email-suppressions');
     expect(suppressed.body).toEqual({
       data: [{ email: 'chi@example.test', reason: 'unsubscribed', campaignId: first.id, createdAt: expect.any(String) }],

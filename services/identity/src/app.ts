@@ -37,7 +37,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     log,
     keys: authKeys(config.REDIS_PREFIX),
     signAccess: createTokenSigner(config.JWT_SECRET, config.ACCESS_TOKEN_TTL),
-    throttle: new LoginThrottle(redis, config.REDIS_PREFIX, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES_PER_IP_DAY),
+    throttle: new LoginThrottle(redis, config.REDIS_PREFIX, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES_PER_DAY),
     mailer: createMailer(config, log),
   };
   const metrics = new Metrics('identity');

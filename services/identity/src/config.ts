@@ -37,9 +37,13 @@ const Env = z.object({
    * answers invitationSent false with the link for the admin to share.
    */
   ...smtpEnv,
-  /** Failed logins allowed per email+IP within 15 minutes, and per IP within a day. */
+  /**
+   * Failed logins allowed per email+IP within 15 minutes (consecutive), and per email+IP within a day (the daily
+   * lock). Both per account and address: one attacker behind a shared address (an office, a proxy) locks out only
+   * what they try, never everyone's sign-in or a victim's account from their own address.
+   */
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
-  LOGIN_MAX_FAILURES_PER_IP_DAY: z.coerce.number().int().min(1).default(100),
+  LOGIN_MAX_FAILURES_PER_DAY: z.coerce.number().int().min(1).default(100),
   /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
   METRICS_PORT: fields.port(9465),
   LOG_LEVEL: fields.logLevel(),
