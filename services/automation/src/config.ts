@@ -92,6 +92,21 @@ const Env = z.object({
    * relay on the internal network); empty: only public addresses. SMTP_URL, the operator's own, is not checked.
    */
   EMAIL_ALLOWED_PRIVATE_ADDRESSES: allowListEnv(),
+  /**
+   * Ports an organization's SMTP server may be on (comma-separated): the SMTP ports (25, 465, 587 and 2525) by default,
+   * so the channel and its test cannot be aimed at any other service on a public host.
+   */
+  SMTP_ALLOWED_PORTS: z
+    .string()
+    .default('25,465,587,2525')
+    .transform((v, ctx) => {
+      const ports = v.split(',').map((p) => p.trim()).filter(Boolean).map(Number);
+      if (!ports.length || ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65_535)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of ports (1-65535)' });
+        return z.NEVER;
+      }
+      return ports;
+    }),
   /** At most one alert email per user and conversation within this window (ms); older throttle rows are pruned. */
   EMAIL_ALERT_WINDOW_MS: z.coerce.number().int().min(1_000).max(24 * 3600_000).default(15 * 60_000),
   /**

@@ -27,8 +27,15 @@ const Env = z.object({
   /** RabbitMQ: the gateway consumes events to push them to socket.io clients. */
   AMQP_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
   EVENTS_EXCHANGE: z.string().default('crm.events'),
-  /** Origins allowed to open socket.io connections from a browser: comma-separated, or * for any. */
-  CORS_ORIGINS: z.string().default('*'),
+  /**
+   * Origins allowed to open socket.io connections from a browser, comma-separated, or * for any. Empty (the default):
+   * only pages served by the gateway itself; clients that send no Origin (servers, scripts) are not browsers and may.
+   */
+  CORS_ORIGINS: z.string().default(''),
+  /** Live socket.io connections one user may hold at once, across every gateway instance. */
+  SOCKETS_PER_USER: z.coerce.number().int().min(1).max(1000).default(10),
+  /** `join` requests one socket may make within 10 seconds. */
+  SOCKET_JOINS_PER_10S: z.coerce.number().int().min(1).max(1000).default(20),
   REDIS_PREFIX: z.string().default('crm:'),
   /** Verifies access tokens signed by identity (HS256). */
   JWT_SECRET: fields.secret(32),
