@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig, start as startMessaging } from '@crm/messaging';
+import { createPool } from '@crm/db';
+import { loadConfig, start as startMessaging, sweepOrphanAttachments } from '@crm/messaging';
 import { eventually } from '@crm/testing';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
@@ -234,6 +235,35 @@ describe('scheduled messages', () => {
     expect((await a.owner.get(`/api/v1/scheduled-messages/${elsewhere.id}`)).body.status).toBe('scheduled');
     expect((await a.owner.del(`/api/v1/scheduled-messages/${cancelMe.id}`)).status).toBe(409);
     for (const m of [keep, elsewhere]) expect((await a.owner.del(`/api/v1/scheduled-messages/${m.id}`)).status).toBe(204);
+  });
+
+  it('a scheduled message keeps its uploads through the orphan sweep and sends them', async () => {
+    const upload = async (name: string, text: string) => {
+      const fd = new FormData();
+      fd.append('file', new Blob([Buffer.from(text)], { type: 'text/plain' }), name);
+      const r = await fetch(`${stack.url}/api/v1/chat/attachments`, { method: 'POST', headers: { authorization: `Bearer ${a.token}` }, body: fd });
+      expect(r.status).toBe(201);
+      return (await r.json()) as { id: string };
+    };
+    const [kept, orphan] = [await upload('price-list.txt', 'prices'), await upload('stray.txt', 'nobody sends me')];
+    const res = await schedule(a.owner, conv['uid-2'], { content: 'the price list', attachments: [kept.id], sendAt: inMs(2_500) });
+    expect(res.status).toBe(202);
+    expect(res.body.attachments).toEqual([expect.objectContaining({ id: kept.id, filename: 'price-list.txt' })]);
+    // Both uploads look a day old: the sweeper takes the stray one only.
+    const db = createPool(stack.databaseUrl('messaging'), 1);
+    try {
+      await db.query(`UPDATE attachments SET uploaded_at = now() - interval '25 hours' WHERE id = ANY($1::uuid[])`, [[kept.id, orphan.id]]);
+      const config = loadConfig({ ...stack.env, DATABASE_URL: stack.databaseUrl('messaging'), ATTACHMENTS_DIR: dir });
+      expect(await sweepOrphanAttachments({ config, pool: db, log: { warn: () => undefined, info: () => undefined } as never })).toBe(1);
+      expect((await db.query('SELECT id FROM attachments WHERE id = ANY($1::uuid[])', [[kept.id, orphan.id]])).rows.map((r) => r.id)).toEqual([kept.id]);
+    } finally {
+      await db.end();
+    }
+    const done = await settled(res.body.id);
+    expect(done.status).toBe('sent');
+    expect((await storedMessage(conv['uid-2'], done.messageId)).attachments.map((f: any) => f.id)).toEqual([kept.id]);
+    const network = (await networkSent()).filter((m: any) => m.content === 'the price list') as any[];
+    expect(network.map((m) => m.attachments.map((f: any) => f.fileName))).toEqual([['price-list.txt']]);
   });
 
   it('with two messaging instances each scheduled message is sent once, within 2 s of its time, the earlier written later still on time', async () => {

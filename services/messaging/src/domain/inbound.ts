@@ -293,7 +293,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     return;
   }
   // The contact answered: messages scheduled into this conversation with cancelIfReplied are not sent.
-  await cancelScheduledOnReply(db, orgId, stored.conversationId);
+  await cancelScheduledOnReply(db, orgId, stored.conversationId, d.sentAt);
   if (d.attachmentIds.length) {
     // The connector stored the files before announcing the message; they become the message's, in this transaction.
     // Only the org's files not yet linked: a redelivered event's copies (uploaded again) stay orphans for the sweeper.

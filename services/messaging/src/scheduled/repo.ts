@@ -97,14 +97,16 @@ export async function cancel(db: Queryable, id: string, reason: string | null): 
 }
 
 /**
- * The contact wrote into these conversations (the inbound consumer's transaction): their waiting cancelIfReplied
- * rows are cancelled, except one an instance is sending right now (its lease runs), which the send decides.
+ * The contact wrote into this conversation at `sentAt` (the inbound consumer's transaction): its waiting
+ * cancelIfReplied rows scheduled before then are cancelled (a message written earlier but stored late, after a
+ * backlog, is no reply to them), except one an instance is sending right now (its lease runs), which the send decides.
  */
-export async function cancelReplied(db: Queryable, orgId: string, conversationId: string): Promise<number> {
+export async function cancelReplied(db: Queryable, orgId: string, conversationId: string, sentAt: Date): Promise<number> {
   const { rowCount } = await db.query(
     `UPDATE scheduled_messages SET status = 'cancelled', cancel_reason = 'customer_replied', updated_at = now()
-     WHERE conversation_id = $2 AND org_id = $1 AND status = 'scheduled' AND cancel_if_replied AND (lease_until IS NULL OR lease_until < now())`,
-    [orgId, conversationId],
+     WHERE conversation_id = $2 AND org_id = $1 AND status = 'scheduled' AND cancel_if_replied AND created_at <= $3
+       AND (lease_until IS NULL OR lease_until < now())`,
+    [orgId, conversationId, sentAt],
   );
   return rowCount ?? 0;
 }
