@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createClient } from 'redis';
 import { createPool } from '@crm/db';
 import { loadConfig, start as startMessaging, sweepOrphanAttachments } from '@crm/messaging';
-import { eventually } from '@crm/testing';
+import { eventually, infra } from '@crm/testing';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { member } from './inbox-support';
@@ -45,7 +47,8 @@ describe('scheduled messages', () => {
     stack = await startStack({
       services: ['crm', 'chatnet-connector', 'messaging'],
       serviceEnv: {
-        messaging: { ATTACHMENTS_DIR: dir },
+        // A send left pending by a crash may be taken over after 1 s (the crash-recovery test).
+        messaging: { ATTACHMENTS_DIR: dir, IDEMPOTENCY_PENDING_TIMEOUT_MS: '1000' },
         'chatnet-connector': { HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500' },
       },
     });
@@ -333,6 +336,39 @@ describe('scheduled messages', () => {
     expect(network.filter((m) => m.content === 'due while down')).toHaveLength(1);
     expect(network.filter((m) => m.content === 'due after restart')).toHaveLength(1);
   }, 60_000);
+
+  it('a crash between the network send and the commit: the next claim stores the message the network took, and sends nothing again', async () => {
+    const content = 'sent before the crash';
+    const res = await schedule(a.owner, conv['uid-3'], { content, sendAt: inMs(2_000) });
+    expect(res.status).toBe(202);
+    const id = res.body.id;
+    // What a crashed instance leaves: its idempotency key (the scheduled message's id) pending in messaging, and the
+    // connector's record that the network took the message under that clientMessageId.
+    const db = createPool(stack.databaseUrl('messaging'), 1);
+    const redis = createClient({ url: infra.redisUrl });
+    redis.on('error', () => undefined);
+    await redis.connect();
+    try {
+      const print = createHash('sha256').update(JSON.stringify([accountId, 'user', 'uid-3', content, 'text', []])).digest('hex');
+      await db.query(`INSERT INTO send_requests (org_id, idempotency_key, fingerprint, status, created_at) VALUES ($1, $2, $3, 'pending', now() - interval '5 seconds')`, [
+        a.orgId,
+        id,
+        print,
+      ]);
+      const tookAt = new Date().toISOString();
+      await redis.set(`${stack.env.REDIS_PREFIX}chatnet:sent:${accountId}:${id}`, JSON.stringify({ chatnetMessageId: 'net-before-crash', sentAt: tookAt }), { EX: 600 });
+      const done = await settled(id);
+      expect(done).toEqual(expect.objectContaining({ status: 'sent', messageId: expect.any(String), error: null }));
+      expect(await storedMessage(conv['uid-3'], done.messageId)).toEqual(expect.objectContaining({ content, sentAt: tookAt }));
+      // The network was not asked again.
+      expect((await networkSent()).filter((m) => m.content === content)).toHaveLength(0);
+      const stored = (await a.owner.get(`/api/v1/conversations/${conv['uid-3']}?limit=100`)).body.messages.filter((m: any) => m.content === content);
+      expect(stored).toHaveLength(1);
+    } finally {
+      await db.end();
+      redis.destroy();
+    }
+  });
 
   it('a send the connector cannot make (the network unreachable) fails with its error', async () => {
     const doomed = (await schedule(a.owner, conv['uid-1'], { content: 'into the void', sendAt: inMs(1_500) })).body;
