@@ -124,7 +124,7 @@ export const Send = z
     attachments: attachmentRefs.default([]),
     clientMessageId: idempotencyKey.optional(),
     // With sendAt the message is scheduled (202, a scheduled message) instead of sent now; null is no schedule.
-    sendAt: z.union([z.null(), sendAt()], { error: 'must be an ISO 8601 timestamp in years 0001-9999' }).optional(),
+    sendAt: z.union([z.null(), sendAt()], { error: rules.SEND_AT_FORMAT }).optional(),
     cancelIfReplied: z.boolean({ error: 'must be true or false' }).optional(),
   })
   .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required' });

@@ -20,7 +20,7 @@ export const ScheduledPatch = z
     content: z.string({ error: 'must be a string' }).max(rules.CONTENT_MAX, `must be at most ${rules.CONTENT_MAX} characters`).optional(),
     sendAt: sendAt().optional(),
   })
-  .refine((b) => b.content !== undefined || b.sendAt !== undefined, { path: ['content'], message: 'give content or sendAt to change' });
+  .refine((b) => b.content !== undefined || b.sendAt !== undefined, { path: ['content'], message: rules.SCHEDULED_CHANGE_REQUIRED });
 
 /**
  * Scheduled messages (owned by messaging): made by POST /conversations/:id/messages with `sendAt` (chat.routes.ts),

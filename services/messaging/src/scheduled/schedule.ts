@@ -85,7 +85,7 @@ export async function get(deps: Deps, ctx: OrgContext, id: string) {
 export async function update(deps: Deps, ctx: OrgContext, req: { id: string; content?: string; sendAt?: string }) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
-  if (req.content === undefined && req.sendAt === undefined) throw invalid('content', 'give content or sendAt to change');
+  if (req.content === undefined && req.sendAt === undefined) throw invalid('content', rules.SCHEDULED_CHANGE_REQUIRED);
   const sendAt = req.sendAt === undefined ? undefined : rules.sendAt(req.sendAt);
   if (req.content !== undefined && req.content.length > rules.CONTENT_MAX) throw invalid('content', `must be at most ${rules.CONTENT_MAX} characters`);
   const row = await withTransaction(deps.pool, async (db) => {
