@@ -24,7 +24,7 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('ai', config);
   await ensureDatabase(config.DATABASE_URL);
-  const pool = createPool(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   // The outbox carries audit entries of settings changes to identity, committed with the change.
   await installEventTables(pool);

@@ -29,6 +29,8 @@ const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_automation'),
+  /** Connections in this service's pool (the same setting in every service; README: connection budget). */
+  DATABASE_POOL_SIZE: fields.databasePoolSize(10),
   /** RabbitMQ: triggers and system events come in, notification.created goes out. */
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   /** Topic exchange of the deployment; this service's queue is `<EVENTS_EXCHANGE>.automation.triggers`. */

@@ -30,7 +30,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('crm', config);
   await ensureDatabase(config.DATABASE_URL);
-  const pool = createPool(config.DATABASE_URL, config.DB_POOL_SIZE);
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
 

@@ -5,6 +5,8 @@ const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_identity'),
+  /** Connections in this service's pool (the same setting in every service; README: connection budget). */
+  DATABASE_POOL_SIZE: fields.databasePoolSize(10),
   /** RabbitMQ: identity consumes audit.recorded from the other services into the audit log. */
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   /** Topic exchange shared by every service; also the prefix of this service's queue names. */

@@ -23,7 +23,7 @@ const Env = z.object({
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_messaging'),
   /** Connections in this service's pool; the inbound consumer (one per INBOUND_CONCURRENCY lane) and gRPC handlers share it. */
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(24),
+  DATABASE_POOL_SIZE: fields.databasePoolSize(24),
   /** Redis holds the send governor's windows. */
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key of this deployment (tests use a unique one). */

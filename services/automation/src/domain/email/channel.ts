@@ -27,7 +27,7 @@ export interface ResolvedChannel {
 /** The problem that stops every send of the channel (not one recipient's): the campaign pauses with it. */
 export class ChannelProblem extends Error {}
 
-const aad = (orgId: string) => `email-channel:${orgId}`;
+export const aad = (orgId: string) => `email-channel:${orgId}`;
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
 const EMAIL = /^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+\.[^\s@<>()",;:\\[\]]+$/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
