@@ -60,8 +60,6 @@ const Env = z.object({
   ATTACHMENTS_ORPHAN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
   /** How often the orphan sweeper runs, in ms. */
   ATTACHMENTS_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).default(15 * 60_000),
-  /** How often each instance wakes snoozed conversations whose snoozedUntil has passed, in ms. */
-  SNOOZE_WAKE_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   /**
    * Send governor per chat-network account: `type=<daily>/day,<burst>/<seconds>s` entries separated by `;`.
    * Types: total (every send), ui, public_api, automation, campaign. Unlisted types keep their default.

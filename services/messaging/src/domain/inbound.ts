@@ -10,6 +10,7 @@ import { groupFallbackName, senderTarget, threadTarget, tryResolveSender, tryUps
 import { EVENTS } from './events';
 import { autoAssignNew } from './round-robin';
 import { storeSelf } from './self-messages';
+import { cancelScheduledOnReply } from '../scheduled';
 import { statusChangedData } from './status';
 import { isUuid } from '@crm/validation';
 
@@ -291,6 +292,8 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'inbound message already stored; skipped');
     return;
   }
+  // The contact answered: messages scheduled into this conversation with cancelIfReplied are not sent.
+  await cancelScheduledOnReply(db, orgId, stored.conversationId, d.sentAt);
   if (d.attachmentIds.length) {
     // The connector stored the files before announcing the message; they become the message's, in this transaction.
     // Only the org's files not yet linked: a redelivered event's copies (uploaded again) stay orphans for the sweeper.

@@ -13,6 +13,7 @@ import { assignRoundRobin } from '../domain/round-robin';
 import * as send from '../domain/send';
 import * as status from '../domain/status';
 import * as visibility from '../domain/visibility';
+import * as scheduled from '../scheduled';
 
 /** messaging.v1.MessagingService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.MessagingService'> {
@@ -43,6 +44,12 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
 
     SendMessage: (req, ctx) => send.sendToConversation(deps, ctx, req),
     SendToThread: (req, ctx) => send.sendToThread(deps, ctx, req),
+
+    ScheduleMessage: (req, ctx) => scheduled.scheduleMessage(deps, ctx, req),
+    ListScheduledMessages: (req, ctx) => scheduled.listScheduledMessages(deps, ctx, req),
+    GetScheduledMessage: (req, ctx) => scheduled.getScheduledMessage(deps, ctx, req.id),
+    UpdateScheduledMessage: (req, ctx) => scheduled.updateScheduledMessage(deps, ctx, req),
+    CancelScheduledMessage: (req, ctx) => scheduled.cancelScheduledMessage(deps, ctx, req.id),
 
     ListFolders: (_req, ctx) => folders.list(deps, ctx),
     CreateFolder: (req, ctx) => folders.create(deps, ctx, req),
