@@ -168,4 +168,41 @@ describe('tasks in automation', () => {
       expect((await owner.get(`/api/v1/tasks?contactId=${contactId}`)).body.data).toHaveLength(2);
     });
   });
+
+  describe('task triggers', () => {
+    it('task_completed starts a rule whose actions read the task ({{task.title}})', async () => {
+      const rule = await owner.post('/api/v1/automation/rules', {
+        name: 'Tell the agent',
+        trigger: { type: 'task_completed', conditions: [{ field: 'task.assigneeId', operator: 'equals', value: agent2.id }] },
+        actions: [{ type: 'send_notification', userId: agent.id, message: 'Done: {{task.title}}', notificationType: 'task_done_alert' }],
+      });
+      expect(rule.status).toBe(201);
+      expect((await owner.post(`/api/v1/automation/rules/${rule.body.id}/activate`)).status).toBe(200);
+      const mine = (await owner.post('/api/v1/tasks', { title: 'Ship the samples', assigneeId: agent2.id })).body.id;
+      const notMine = (await owner.post('/api/v1/tasks', { title: 'Someone else', assigneeId: agent.id })).body.id;
+      expect((await owner.put(`/api/v1/tasks/${notMine}`, { status: 'done' })).status).toBe(200);
+      expect((await owner.put(`/api/v1/tasks/${mine}`, { status: 'done' })).status).toBe(200);
+      const alerts = await eventually(async () => {
+        const got = (await agent.api.get('/api/v1/notifications?limit=100')).body.data.filter((n: any) => n.type === 'task_done_alert');
+        return got.length ? got : undefined;
+      }, 15_000);
+      await sleep(500);
+      expect(alerts.map((n: any) => n.message)).toEqual(['Done: Ship the samples']);
+      expect((await owner.del(`/api/v1/automation/rules/${rule.body.id}`)).status).toBe(204);
+    });
+
+    it('a task trigger refuses create_task (each task would start the rule again): 400 naming the action', async () => {
+      for (const type of ['task_created', 'task_completed', 'task_due']) {
+        const res = await owner.post('/api/v1/automation/rules', { name: 'Loop', trigger: { type }, actions: [{ type: 'add_tag', tag: 'x' }, { type: 'create_task', title: 'again' }] });
+        expect([type, res.status]).toEqual([type, 400]);
+        expect(res.body.error.details[0].field).toBe('actions[1].type');
+      }
+      const rule = await owner.post('/api/v1/automation/rules', { name: 'Not yet a loop', trigger: { type: 'conversation_assigned' }, actions: [{ type: 'create_task', title: 'T' }] });
+      expect(rule.status).toBe(201);
+      const res = await owner.put(`/api/v1/automation/rules/${rule.body.id}`, { trigger: { type: 'task_due' } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details[0].field).toBe('actions[0].type');
+      expect((await owner.get(`/api/v1/automation/rules/${rule.body.id}`)).body.trigger.type).toBe('conversation_assigned');
+    });
+  });
 });

@@ -207,6 +207,16 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
   }
 }
 
+/**
+ * A rule started by a task event must not create tasks: each task it made would start it again (task_created at
+ * once, task_due as soon as the new task falls due), a loop no run could see. 400 naming the action's type.
+ */
+export function checkActionsFitTrigger(trigger: TriggerType, actions: ActionDef[]): void {
+  if (!trigger.startsWith('task_')) return;
+  const i = actions.findIndex((a) => a.type === 'create_task');
+  if (i >= 0) throw invalid(`actions[${i}].type`, `create_task cannot follow a ${trigger} trigger (each task it creates would start the rule again)`);
+}
+
 export function validateActions(inputs: ActionInput[]): ActionDef[] {
   if (inputs.length > LIMITS.actions) throw invalid('actions', rules.TOO_MANY_ACTIONS);
   return inputs.map(validateAction);

@@ -37,6 +37,8 @@ export const TRIGGER_BINDINGS = [
   'appointment.updated',
   'appointment.deleted',
   'conversation.note_created',
+  'task.created',
+  'task.completed',
   'task.due',
   'webhook.disabled',
 ] as const;
