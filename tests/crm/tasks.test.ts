@@ -298,6 +298,18 @@ describe('tasks', () => {
     });
   });
 
+  it('a contact merge moves the source’s tasks to the target (with their timeline); undo moves them back', async () => {
+    const source = (await acme.owner.post('/api/v1/contacts', { name: 'Merge Source' })).body.id;
+    const target = (await acme.owner.post('/api/v1/contacts', { name: 'Merge Target' })).body.id;
+    const task = (await acme.owner.post('/api/v1/tasks', { title: 'Survives the merge', contactId: source })).body.id;
+    const merged = await acme.owner.post(`/api/v1/contacts/${target}/merge`, { sourceId: source });
+    expect(merged.status).toBe(200);
+    expect((await acme.owner.get(`/api/v1/tasks/${task}`)).body.contactId).toBe(target);
+    expect((await acme.owner.get(`/api/v1/tasks?contactId=${target}`)).body.data.map((t: any) => t.id)).toEqual([task]);
+    expect((await acme.owner.post(`/api/v1/contacts/merges/${merged.body.id}/undo`)).status).toBe(200);
+    expect((await acme.owner.get(`/api/v1/tasks/${task}`)).body.contactId).toBe(source);
+  });
+
   it('raises task.due within 2 s of the due time, once, and not for a task completed before it', async () => {
     const dueAt = at(1500);
     const due = (await acme.owner.post('/api/v1/tasks', { title: 'Due soon', dueAt, assigneeId: agent.id })).body.id;
