@@ -109,11 +109,6 @@ const Env = z.object({
     }),
   /** At most one alert email per user and conversation within this window (ms); older throttle rows are pruned. */
   EMAIL_ALERT_WINDOW_MS: z.coerce.number().int().min(1_000).max(24 * 3600_000).default(15 * 60_000),
-  /**
-   * How often due appointment reminders are looked for; a reminder already due when its appointment arrives
-   * (created inside the window, or the setting changed) is sent at once through NOTIFY.
-   */
-  APPOINTMENT_REMINDER_POLL_MS: z.coerce.number().int().min(20).max(300_000).default(15_000),
   /** A contact whose lead score reaches this value raises one high_value_lead notification. */
   HIGH_VALUE_LEAD_SCORE: z.coerce.number().int().min(1).default(80),
   /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
