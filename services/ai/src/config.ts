@@ -51,6 +51,14 @@ const Env = z.object({
    */
   AI_DAILY_QUOTA_MAX: z.coerce.number().int().min(1).max(1_000_000).default(2000),
   /**
+   * Vendor tokens (prompt and answer, as the vendor counts them) per organization per UTC day; past it the local
+   * engine answers until midnight UTC. Calls are capped by the quota above, tokens by this: one long prompt costs
+   * what many short ones do.
+   */
+  AI_DAILY_TOKENS_MAX: z.coerce.number().int().min(1).max(1_000_000_000).default(1_000_000),
+  /** Model lists (GET /ai/providers/:id/models, a vendor call each) per organization per minute. */
+  AI_MODELS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
+  /**
    * IPs/CIDRs an organization's own base URL may reach although private, loopback or link-local
    * (comma-separated, e.g. `10.0.0.5,192.168.0.0/16` for a self-hosted model server). Empty by default:
    * an organization's base URL must be a public address. The *_BASE_URL variables below are not checked.
