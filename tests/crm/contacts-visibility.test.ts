@@ -67,6 +67,17 @@ describe('contacts under inbox visibility', () => {
     }
   });
 
+  it('under "assigned" a customer list shows an agent only the members they may see (issue #27)', async () => {
+    const created = await acme.owner.post('/api/v1/customer-lists', { name: 'Every Vis contact', criteria: { filters: [{ field: 'name', operator: 'contains', value: 'Vis ' }] } });
+    expect(created.status).toBe(201);
+    const members = await agent.as.get(`/api/v1/customer-lists/${created.body.id}/members?limit=100`);
+    expect(members.status).toBe(200);
+    expect(ids(members)).toEqual([contact.own, contact.viaConv, contact.viaAccount].sort());
+    expect(members.body.pagination.total).toBe(3);
+    const all = await lead.as.get(`/api/v1/customer-lists/${created.body.id}/members?limit=100`);
+    expect(ids(all)).toEqual(Object.values(contact).sort());
+  });
+
   it('team leads and above still see every contact', async () => {
     for (const as of [lead.as, acme.owner]) {
       expect(ids(await as.get('/api/v1/contacts?limit=100'))).toEqual(Object.values(contact).sort());

@@ -1,7 +1,8 @@
-import { eventually } from '@crm/testing';
+import { createServiceClient, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { eventually, testAuth } from '@crm/testing';
 import { auditEntries } from '../support/audit';
 import { Client, email } from '../support/http';
-import { CrmStack, Org, publishEvent, startCrmStack } from './crm-support';
+import { CrmStack, Org, startCrmStack } from './crm-support';
 
 // CSV import (POST /api/v1/contacts/import, multipart, streamed through the gateway to crm in batches) and export
 // (GET /api/v1/contacts/export, streamed out): line numbers in errors, matching by phone then email, dry runs,
@@ -204,15 +205,23 @@ describe('contacts CSV import and export', () => {
     expect((await contactsOf(owner)).length).toBe(exported.lines.length - 1);
   });
 
-  it('an agent under "assigned" inbox visibility exports only the contacts they see', async () => {
-    const mine = await owner.post('/api/v1/contacts', { name: 'Assigned To Agent', assignedUserId: agentId });
-    expect(mine.status).toBe(201);
-    await publishEvent(crm.exchange, 'inbox_settings.updated', acme.orgId, { agentVisibility: 'assigned' });
-    const visible = await eventually(async () => {
-      const res = await download(agentToken);
-      return res.lines.length === 2 ? res : undefined;
-    });
-    expect(visible.lines[1].startsWith('Assigned To Agent,')).toBe(true);
-    expect((await download(leadToken)).lines.length).toBeGreaterThan(2);
+  it('export needs contacts:export: an agent is refused (403) and nothing is written; a team lead exports', async () => {
+    const refused = await download(agentToken);
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.text).error).toEqual({ code: 'forbidden', message: 'This action needs permission contacts:export' });
+    const lead = await download(leadToken);
+    expect(lead.status).toBe(200);
+    expect(lead.lines.length).toBeGreaterThan(1);
+  });
+
+  it('crm refuses an agent\'s export itself, whatever the gateway checked (ExportContacts and its audit record)', async () => {
+    const rpc = createServiceClient(serviceDefinition(loadProto('crm/v1/contact-fields.proto'), 'crm.v1.ContactTransferService'), crm.stack.addr('crm'), testAuth('gateway'));
+    try {
+      const ctx = { orgId: acme.orgId, userId: agentId, role: 'agent' };
+      await expect(rpc.ExportContacts({ filters: {}, afterId: '', limit: 10 }, ctx)).rejects.toMatchObject({ code: 7 });
+      await expect(rpc.RecordContactTransfer({ kind: 'export', exported: 1, filtersJson: '{}' }, ctx)).rejects.toMatchObject({ code: 7 });
+    } finally {
+      rpc.close();
+    }
   });
 });

@@ -8,6 +8,7 @@ export type Permission =
   | 'contacts:write'
   | 'contacts:delete'
   | 'contacts:import'
+  | 'contacts:export'
   | 'conversations:write'
   | 'automation:manage'
   | 'campaigns:manage'
@@ -25,6 +26,8 @@ const LEAST_ROLE: Record<Permission, Role> = {
   'contacts:delete': 'team_lead',
   // A CSV import writes up to 50,000 contacts at once (issue #15): team leads and above.
   'contacts:import': 'team_lead',
+  // A CSV export takes the whole customer base out of the product at once (issue #27): team leads and above.
+  'contacts:export': 'team_lead',
   'conversations:write': 'agent',
   'automation:manage': 'team_lead',
   'campaigns:manage': 'team_lead',

@@ -11,10 +11,12 @@ const PAGE_DEFAULT = 500;
 const PAGE_MAX = 1000;
 
 /**
- * ExportContacts: one page of the contacts the list's filters match, in id order after `afterId`. Inbox
- * visibility applies as in the list (an agent under "assigned" exports only the contacts they see).
+ * ExportContacts: one page of the contacts the list's filters match, in id order after `afterId`; team leads and
+ * above (contacts:export). Inbox visibility applies as in the list.
  */
 export async function exportPage(deps: Deps, ctx: OrgContext, req: crm.ExportContactsRequest__Output) {
+  // Checked here, where the contacts live, whatever the caller checked before.
+  requireCan(ctx, 'contacts:export');
   const { orgId } = ctx;
   const afterId = req.afterId;
   if (afterId && !isUuid(afterId)) throw invalid('afterId', 'must be a contact id');
@@ -33,6 +35,7 @@ export async function recordTransfer(deps: Deps, ctx: OrgContext, req: crm.Conta
       recordAudit(tx, ctx, { action: 'contacts.imported', resourceType: 'contact', details: { created: req.created ?? 0, updated: req.updated ?? 0, failed: req.failed ?? 0 } }),
     );
   } else if (req.kind === 'export') {
+    requireCan(ctx, 'contacts:export');
     let filters: unknown = {};
     try {
       filters = JSON.parse(req.filtersJson || '{}');

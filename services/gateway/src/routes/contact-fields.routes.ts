@@ -109,7 +109,8 @@ export function contactFieldsRoutes({ config, clients, auth, log }: RouteDeps): 
   });
 
   // The list's filters; each page is written as it arrives, so the gateway holds one page at most.
-  internal.get('/contacts/export', async (req, res) => {
+  // contacts:export (team lead and above) is crm's rule; checked here too so an agent gets a JSON 403, not a CSV.
+  internal.get('/contacts/export', requirePermission('contacts:export'), async (req, res) => {
     const filters = contactListFilters(req);
     const ctx = ctxOf(req, res);
     const keys = (await fields().ListContactFields({}, ctx)).data.map((f) => f.key);

@@ -1,6 +1,7 @@
 import { iso, Queryable } from '@crm/db';
 import { Criteria, criteriaSql } from '../domain/list-criteria';
 import type { ContactRow } from './contacts.repo';
+import { contactIdVisibleSql } from './visibility.repo';
 
 export interface CustomerListRow {
   id: string;
@@ -71,9 +72,16 @@ export async function deleteList(db: Queryable, orgId: string, id: string): Prom
 }
 
 /** How many of the org's contacts match the criteria now. */
-export async function countMembers(db: Queryable, orgId: string, criteria: Criteria): Promise<number> {
+/** With `viewer` (an agent under inbox visibility), only the members that agent may see, as the contact list does. */
+function visibleTo(viewer: string | undefined, params: unknown[]): string {
+  if (!viewer) return '';
+  params.push(viewer);
+  return ` AND ${contactIdVisibleSql('c.id', `$${params.length}::uuid`)}`;
+}
+
+export async function countMembers(db: Queryable, orgId: string, criteria: Criteria, viewer?: string): Promise<number> {
   const params: unknown[] = [orgId];
-  const where = criteriaSql(criteria, params);
+  const where = criteriaSql(criteria, params) + visibleTo(viewer, params);
   const { rows } = await db.query<{ n: string }>({ text: `SELECT count(*) AS n FROM contacts c WHERE c.org_id = $1 AND ${where}`, values: params });
   return Number(rows[0].n);
 }
@@ -82,9 +90,9 @@ const CONTACT_COLUMNS = `c.id, c.org_id, c.name, c.email, c.phone, c.source, c.s
   c.lead_score, c.chatnet_uid, c.thread_types, c.notes, c.tags, c.last_activity, c.created_at, c.updated_at, c.has_chatnet, c.deal_value`;
 
 /** A page of matching contacts, most recent activity first (offset pagination, for the HTTP listing). */
-export async function memberPageByOffset(db: Queryable, orgId: string, criteria: Criteria, limit: number, offset: number): Promise<ContactRow[]> {
+export async function memberPageByOffset(db: Queryable, orgId: string, criteria: Criteria, limit: number, offset: number, viewer?: string): Promise<ContactRow[]> {
   const params: unknown[] = [orgId];
-  const where = criteriaSql(criteria, params);
+  const where = criteriaSql(criteria, params) + visibleTo(viewer, params);
   params.push(limit, offset);
   const { rows } = await db.query<ContactRow>({
     text: `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.org_id = $1 AND ${where}

@@ -7,6 +7,7 @@ import type { Deps } from '../../deps';
 import { toContact } from '../db/contacts.repo';
 import * as repo from '../db/customer-lists.repo';
 import { validateCriteria } from './list-criteria';
+import { viewerOf } from './visibility';
 import { isUuid, optionalText, requireText, rules } from '../../shared';
 
 /**
@@ -114,14 +115,18 @@ async function move(deps: Deps, ctx: OrgContext, id: string, to: 'active' | 'pau
 export const activate = (deps: Deps, ctx: OrgContext, id: string) => move(deps, ctx, id, 'active');
 export const pause = (deps: Deps, ctx: OrgContext, id: string) => move(deps, ctx, id, 'paused');
 
-/** The HTTP members listing: page/limit over the matching contacts, most recent activity first. */
+/**
+ * The HTTP members listing: page/limit over the matching contacts, most recent activity first. Inbox visibility
+ * applies as in the contact list: an agent under `assigned` sees only the members they may see.
+ */
 export async function members(deps: Deps, ctx: OrgContext, req: crm.ListCustomerListMembersRequest__Output) {
   const { orgId } = ctx;
   const row = await load(deps, orgId, req.id);
   const page = { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };
+  const viewer = viewerOf(ctx);
   const [rows, total] = await Promise.all([
-    repo.memberPageByOffset(deps.pool, orgId, row.criteria, page.limit, offsetOf(page)),
-    repo.countMembers(deps.pool, orgId, row.criteria),
+    repo.memberPageByOffset(deps.pool, orgId, row.criteria, page.limit, offsetOf(page), viewer),
+    repo.countMembers(deps.pool, orgId, row.criteria, viewer),
   ]);
   return { data: rows.map((r) => toContact(r)), pagination: pagination(page, total) };
 }
