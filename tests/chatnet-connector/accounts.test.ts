@@ -99,11 +99,14 @@ describe('chat-network accounts and the sandbox network', () => {
       expect(JSON.stringify(res.body)).not.toContain('proxy.example');
     });
 
-    it('an agent creates accounts for themselves, but not for another user (403)', async () => {
-      const id = await create(agent.client, 'Agent line');
+    it('an agent creates no account, not even their own (403: each is a live session and a QR login); an admin creates it for them', async () => {
+      for (const body of [{ displayName: 'Agent line' }, { displayName: 'For the boss', ownerUserId: ownerUser.id }]) {
+        const res = await agent.client.post('/api/v1/chatnet-accounts', body);
+        expect(res.status).toBe(403);
+        expect(res.body.error.code).toBe('forbidden');
+      }
+      const id = await create(owner, 'Agent line', { ownerUserId: agent.user.id });
       expect((await agent.client.get(`/api/v1/chatnet-accounts/${id}`)).body.ownerUserId).toBe(agent.user.id);
-      const res = await agent.client.post('/api/v1/chatnet-accounts', { displayName: 'For the boss', ownerUserId: ownerUser.id });
-      expect(res.status).toBe(403);
     });
 
     it('an admin may name another user of the org as owner; an unknown user is 400', async () => {
@@ -141,7 +144,7 @@ describe('chat-network accounts and the sandbox network', () => {
 
     it('filters by status, assignedTo (owner) and search (display name or phone)', async () => {
       const mine = await create(owner, 'Zebra desk');
-      const agents = await create(agent.client, 'Zebra field');
+      const agents = await create(owner, 'Zebra field', { ownerUserId: agent.user.id });
       const { id: live } = await connected('Zebra live', '8800000000000000001');
 
       const byStatus = await owner.get('/api/v1/chatnet-accounts?status=connected');
@@ -651,7 +654,8 @@ describe('chat-network accounts and the sandbox network', () => {
       expect((await owner.del('/api/v1/chatnet-accounts/not-a-uuid')).status).toBe(404);
       expect((await owner.del(`/api/v1/chatnet-accounts/${id}`)).status).toBe(204);
       expect((await owner.del(`/api/v1/chatnet-accounts/${id}`)).status).toBe(404);
-      const own = await create(agent.client, 'Agent owned');
+      // An account an admin made for the agent is theirs to delete.
+      const own = await create(owner, 'Agent owned', { ownerUserId: agent.user.id });
       expect((await agent.client.del(`/api/v1/chatnet-accounts/${own}`)).status).toBe(204);
     });
   });

@@ -43,6 +43,8 @@ const Env = z.object({
    * e.g. `10.0.0.0/8` for proxies on the deployment's own network). Empty by default: proxies must be public.
    */
   CONNECTOR_ALLOWED_PRIVATE_ADDRESSES: allowListEnv(),
+  /** Chat-network accounts one organization may hold (each a live session and a QR login); 409 above. */
+  CHATNET_ACCOUNTS_MAX_PER_ORG: z.coerce.number().int().min(1).max(100_000).default(50),
   /**
    * Which network the accounts live on: the built-in simulated network, or the real one through zca-js.
    * The sandbox's control RPCs (scan, inbound, drop…) answer only outside production.

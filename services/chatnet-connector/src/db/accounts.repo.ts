@@ -1,4 +1,4 @@
-import { Queryable } from '@crm/db';
+import { Queryable, type PoolClient } from '@crm/db';
 
 export type AccountStatus = 'qr_pending' | 'connected' | 'disconnected';
 
@@ -25,13 +25,22 @@ const COLUMN_NAMES = [
 ];
 const COLUMNS = COLUMN_NAMES.join(', ');
 
+/**
+ * A new account, unless the org already holds `max` (not deleted): undefined then. The org's transaction-level
+ * advisory lock makes the count and the insert one step, so concurrent creates cannot pass the limit together.
+ */
 export async function insertAccount(
-  db: Queryable,
+  db: PoolClient,
   a: { id: string; orgId: string; displayName: string; ownerUserId: string | null; proxyEnc: string | null },
-): Promise<AccountRow> {
+  max: number,
+): Promise<AccountRow | undefined> {
+  await db.query(`SELECT pg_advisory_xact_lock(hashtextextended('chatnet_accounts:' || $1, 0))`, [a.orgId]);
   const { rows } = await db.query<AccountRow>(
-    `INSERT INTO chatnet_accounts (id, org_id, display_name, owner_user_id, proxy_enc) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-    [a.id, a.orgId, a.displayName, a.ownerUserId, a.proxyEnc],
+    `INSERT INTO chatnet_accounts (id, org_id, display_name, owner_user_id, proxy_enc)
+     SELECT $1, $2, $3, $4, $5
+      WHERE (SELECT count(*) FROM chatnet_accounts WHERE org_id = $2 AND deleted_at IS NULL) < $6
+     RETURNING ${COLUMNS}`,
+    [a.id, a.orgId, a.displayName, a.ownerUserId, a.proxyEnc, max],
   );
   return rows[0];
 }

@@ -94,8 +94,13 @@ export async function pendingQr(deps: Deps, ctx: OrgContext, id: string): Promis
   return current ? { qr: current.qr, expiresAt: current.expiresAt } : {};
 }
 
+/**
+ * POST /chatnet-accounts: admins and owners (settings:edit): each account is a live session on the network and a QR
+ * login, so an agent cannot add any number of them. An org holds at most CHATNET_ACCOUNTS_MAX_PER_ORG (409 above).
+ */
 export async function create(deps: Deps, ctx: OrgContext, req: { displayName: string; proxyUrl?: string; ownerUserId?: string }) {
   const { orgId, userId } = requireUser(ctx);
+  requireCan(ctx, 'settings:edit');
   const displayName = requireText(req.displayName, 'displayName', rules.DISPLAY_NAME_MAX);
   let ownerUserId = userId;
   if (req.ownerUserId && req.ownerUserId !== userId) {
@@ -109,13 +114,15 @@ export async function create(deps: Deps, ctx: OrgContext, req: { displayName: st
   const id = randomUUID();
   const proxy = rules.proxyUrl(req.proxyUrl ?? '') || null;
   if (proxy) await checkProxyHost(deps.guard, deps.log, proxy);
-  const row = await repo.insertAccount(deps.pool, {
-    id,
-    orgId,
-    displayName,
-    ownerUserId,
-    proxyEnc: proxy ? deps.box.encrypt(proxy, aad(orgId, id)) : null,
-  });
+  const max = deps.config.CHATNET_ACCOUNTS_MAX_PER_ORG;
+  const row = await withTransaction(deps.pool, (tx) =>
+    repo.insertAccount(tx, { id, orgId, displayName, ownerUserId, proxyEnc: proxy ? deps.box.encrypt(proxy, aad(orgId, id)) : null }, max),
+  );
+  if (!row) {
+    throw new AppError('already_exists', `This organization already has ${max} chat-network accounts, the most it may hold; delete one first`, {
+      code: 'account_limit_reached',
+    });
+  }
   return { id: row.id, displayName: row.display_name, status: row.status, createdAt: iso(row.created_at) };
 }
 
