@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPool, type Pool } from '@crm/db';
 import { eventually } from '@crm/testing';
+import { io as connectSocket, Socket } from 'socket.io-client';
 import { addUser } from '../chatnet-connector/support';
 import { client, type Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
@@ -25,6 +26,8 @@ describe('quoted replies, recall and reactions', () => {
   let agentId: string;
   let outsider: Client;
   let accountId: string;
+  let socket: Socket;
+  const socketEvents: Array<{ type: string; messageId: string; data: any }> = [];
   const dir = mkdtempSync(path.join(tmpdir(), 'msg-quotes-'));
 
   beforeAll(async () => {
@@ -44,8 +47,15 @@ describe('quoted replies, recall and reactions', () => {
     accountId = (await a.owner.post('/api/v1/chatnet-accounts', { displayName: 'Shop line' })).body.id;
     expect((await a.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
     await eventually(async () => (await a.owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9100000001' })).status === 200 || undefined);
+    socket = await new Promise<Socket>((resolve, reject) => {
+      const s = connectSocket(stack.url, { auth: { token: a.token }, transports: ['websocket'], reconnection: false });
+      s.once('connect', () => resolve(s));
+      s.once('connect_error', reject);
+    });
+    socket.on('message', (payload) => socketEvents.push({ type: payload.type, messageId: payload.messageId, data: payload }));
   }, 120_000);
   afterAll(async () => {
+    socket?.disconnect();
     await bus?.close();
     await db?.end();
     await stack?.stop();
@@ -161,6 +171,9 @@ describe('quoted replies, recall and reactions', () => {
       userId: agentId,
       fromUid: null,
     });
+    // Sockets of the org hear of it as a `message` event.
+    const pushed = await eventually(async () => socketEvents.find((e) => e.type === 'message.recalled' && e.messageId === r.body.id));
+    expect(pushed.data).toMatchObject({ recalledBy: 'agent', recalledAt: res.body.recalledAt, conversationId: t.conv.id });
     // Again: the message as it is, announced once.
     const again = await a.owner.post(`/api/v1/messages/${r.body.id}/recall`);
     expect(again.status).toBe(200);
@@ -239,6 +252,7 @@ describe('quoted replies, recall and reactions', () => {
       ['😆', 'agent', leadId, null],
     ]);
     expect(events[0].data).toMatchObject({ conversationId: t.conv.id, chatnetAccountId: accountId, assigneeId: agentId, contactId: t.conv.contactId });
+    await eventually(async () => (socketEvents.filter((e) => e.type === 'message.reaction' && e.messageId === t.message.id).length >= 3 ? true : undefined));
 
     const del = await agent.del(`/api/v1/messages/${t.message.id}/reactions`);
     expect(del.status).toBe(200);
