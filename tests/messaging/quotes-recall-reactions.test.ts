@@ -220,6 +220,10 @@ describe('quoted replies, recall and reactions', () => {
       expect(list.find((m) => m.id === t.message.id)).toMatchObject({ status: 'recalled', content: 'hello from uid-recall-3' });
       expect(list.find((m) => m.id === q.body.id).quote.content).toBe('hello from uid-recall-3');
     }
+    // Nor does a search find it for the agent: its words would show what they may not read.
+    const hits = async (who: Client) => (await who.get('/api/v1/messages/search?q=uid-recall-3')).body.data.map((h: any) => h.id);
+    expect(await hits(agent)).not.toContain(t.message.id);
+    expect(await hits(lead)).toContain(t.message.id);
     // The network knows only the contact's own messages for this: the account's own or an unknown id is 400.
     const own = await a.owner.post(`/sandbox/accounts/${accountId}/recall`, { chatnetMessageId: q.chatnetMessageId });
     expect(own.status).toBe(400);
