@@ -1,4 +1,5 @@
 import { AppError, invalid, type OrgContext } from '@crm/grpc-kit';
+import { messagingRules } from '@crm/validation';
 import type { Deps } from '../deps';
 import type { MessageRef, ThreadType } from '../drivers/driver';
 import { loadAccount } from './accounts';
@@ -32,13 +33,8 @@ export function messageRefOf(req: MessageActionRequest): MessageRef {
   };
 }
 
-/** A reaction: one emoji (or network code) without spaces, at most 32 characters; empty takes the reaction back. */
-export function emojiOf(value: string | undefined): string {
-  const emoji = (value ?? '').trim();
-  if (emoji.length > 32) throw invalid('emoji', 'must be at most 32 characters');
-  if (/\s/.test(emoji)) throw invalid('emoji', 'must be a single emoji');
-  return emoji;
-}
+/** A reaction: one emoji (or network code) without spaces, as messaging states it; empty takes the reaction back. */
+export const emojiOf = (value: string | undefined): string => messagingRules.reactionEmoji(value, true);
 
 /** The account, which must be connected; NOT_FOUND outside the org. */
 async function connectedAccount(deps: Deps, ctx: OrgContext, accountId: string) {

@@ -153,8 +153,8 @@ export const ReactionBody = z.object({
     .string({ error: 'is required' })
     .trim()
     .min(1, 'is required')
-    .max(32, 'must be at most 32 characters')
-    .refine((v) => !/\s/.test(v), 'must be a single emoji'),
+    .max(rules.REACTION_EMOJI_MAX, rules.REACTION_EMOJI_TOO_LONG)
+    .refine((v) => !/\s/.test(v), rules.REACTION_EMOJI_MESSAGE),
 });
 
 export const Flags = z

@@ -1,6 +1,6 @@
 import express, { Router } from 'express';
 import { z } from 'zod';
-import { connectorRules as rules } from '@crm/validation';
+import { connectorRules as rules, messagingRules } from '@crm/validation';
 import { chatnetSandboxEnabled } from '../config';
 import { accountOut, accountStatusOut, assignmentOut, seenByAgentOut, sentOut } from './chatnet-accounts.out';
 import type { RouteDeps } from './deps';
@@ -129,8 +129,8 @@ export const React = z.object({
   emoji: z
     .string({ error: 'is required ("" takes the reaction back)' })
     .trim()
-    .max(32, 'must be at most 32 characters')
-    .refine((v) => !/\s/.test(v), 'must be a single emoji'),
+    .max(messagingRules.REACTION_EMOJI_MAX, messagingRules.REACTION_EMOJI_TOO_LONG)
+    .refine((v) => !/\s/.test(v), messagingRules.REACTION_EMOJI_MESSAGE),
 });
 
 export const Drop = z.object({

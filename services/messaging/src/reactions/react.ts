@@ -1,4 +1,5 @@
-import { AppError, invalid, requireCan, requireUser, type OrgContext } from '@crm/grpc-kit';
+import { AppError, requireCan, requireUser, type OrgContext } from '@crm/grpc-kit';
+import { messagingRules as rules } from '@crm/validation';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -8,17 +9,8 @@ import { EVENTS } from '../domain/events';
 import { loadVisibleMessage, messageFor } from './message-access';
 import { deleteReaction, reactionOf, type ReactorKind, upsertReaction } from './reactions.repo';
 
-/** The longest reaction kept: an emoji with its modifiers and joiners (a family, a flag) fits many times over. */
-export const EMOJI_MAX = 32;
-
-/** A reaction as given: one emoji (or a network's reaction code), without spaces. */
-export function emojiOf(value: string | undefined): string {
-  const emoji = (value ?? '').trim();
-  if (!emoji) throw invalid('emoji', 'is required');
-  if (emoji.length > EMOJI_MAX) throw invalid('emoji', `must be at most ${EMOJI_MAX} characters`);
-  if (/\s/.test(emoji)) throw invalid('emoji', 'must be a single emoji');
-  return emoji;
-}
+/** A reaction as given: one emoji (or a network's reaction code), without spaces (the rule the gateway states too). */
+export const emojiOf = (value: string | undefined): string => rules.reactionEmoji(value);
 
 /** message.reaction: who changed their reaction on a message, and to what (null: taken back). */
 export function reactionEvent(
