@@ -11,7 +11,12 @@
 //
 // Usage: node bench/realtime/run.mjs [--rate 800] [--seconds 30] [--rabbit-restart] [--write] [--pg-statements] [--timeline]
 //   --timeline prints, per second of sending, the HTTP and webhook latencies of the messages sent in it.
-//   --services adds services beyond the path (e.g. automation,ai: what npm start runs beside it).
+//   Every service `npm start` runs is started (automation and ai too, as users run the product); --without
+//   leaves some out for diagnosis (e.g. --without automation,ai), never by default.
+//   --faults adds a run at --fault-rate (50) msg/s for 40 s during which every PostgreSQL backend of the run's
+//   databases is terminated twice, Redis is paused for 5 s (CLIENT PAUSE) and RabbitMQ's app is restarted: no
+//   process may exit, nothing accepted may be lost or applied twice, and the path must be back under its normal
+//   p99 (a run at the same rate first) within 10 s of each fault. It touches the machine's shared servers: run it alone.
 //   --pg-statements lists the costliest SQL statements per message (needs pg_stat_statements: bench/lib/pg-statements.mjs).
 //   --bare first runs the bare pipeline (bare.mjs: the least any design of this path does per message) at the same
 //   rate, on the same machine in the same run, and reports our path against it.
@@ -36,7 +41,9 @@ const { values: args } = parseArgs({
     contacts: { type: 'string', default: '500' },
     'rabbit-restart': { type: 'boolean', default: false },
     'restart-rate': { type: 'string', default: '300' },
-    services: { type: 'string', default: '' },
+    without: { type: 'string', default: '' },
+    faults: { type: 'boolean', default: false },
+    'fault-rate': { type: 'string', default: '50' },
     write: { type: 'boolean', default: false },
     'pg-statements': { type: 'boolean', default: false },
     bare: { type: 'boolean', default: false },
@@ -53,9 +60,11 @@ const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const run = `rt${Date.now().toString(36)}`;
 const exchange = `bench_${run}`;
 const redisPrefix = `bench_${run}:`;
+// What `npm start` runs (scripts/start.mjs); the path itself needs identity, crm, the connector, messaging and webhooks.
+const allServices = ['identity', 'crm', 'chatnet-connector', 'messaging', 'webhooks', 'automation', 'ai'];
 const pathServices = ['identity', 'crm', 'chatnet-connector', 'messaging', 'webhooks'];
-const extra = args.services ? args.services.split(',').filter(Boolean) : [];
-const services = [...pathServices, ...extra.filter((s) => !pathServices.includes(s))];
+const without = args.without ? args.without.split(',').filter(Boolean) : [];
+const services = allServices.filter((s) => pathServices.includes(s) || !without.includes(s));
 const dbName = Object.fromEntries(services.map((s) => [s, `bench_${s.replace(/-/g, '_')}_${run}`]));
 const dbUrl = (service) => Object.assign(new URL(pgUrl), { pathname: `/${dbName[service]}` }).toString();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -87,7 +96,7 @@ const receiver = webhookReceiver((event, now) => {
   p.last = now;
   const t0 = sentAt.get(content);
   if (t0 !== undefined) p.latencies.push(now - t0);
-  if (t0 !== undefined && args.timeline) p.timeline.push([t0, 'hook', now - t0]);
+  if (t0 !== undefined) p.timeline.push([t0, 'hook', now - t0]);
 });
 
 // ---- the load: the sandbox network hands messages to the connector, through the gateway ----
@@ -122,7 +131,7 @@ function inbound(name, i) {
           if (res.statusCode === 200) p.accepted++;
           else p.errors++;
           p.request.push(performance.now() - t0);
-          if (args.timeline) p.timeline.push([t0, 'http', performance.now() - t0]);
+          p.timeline.push([t0, 'http', performance.now() - t0]);
           resolve();
         });
       },
@@ -136,7 +145,7 @@ function inbound(name, i) {
 }
 
 /** Open loop: `rate` messages per second for `seconds`, whatever the answers' speed (no coordinated omission). */
-async function openLoop(name, rate, seconds, during) {
+async function openLoop(name, rate, seconds, during, duringAt = 1 / 3) {
   const total = Math.round(rate * seconds);
   const t0 = performance.now();
   const inflight = [];
@@ -145,7 +154,7 @@ async function openLoop(name, rate, seconds, during) {
     const due = t0 + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
-    if (hook && i >= total / 3) {
+    if (hook && i >= total * duringAt) {
       inflight.push(hook());
       hook = undefined;
     }
@@ -176,6 +185,67 @@ function restartRabbit() {
     execFileSync('rabbitmqctl', ['start_app'], { stdio: 'ignore' });
     progress(`RabbitMQ back after ${Date.now() - t0} ms`);
   })();
+}
+
+/**
+ * --faults: a run at the fault rate with nothing wrong (its p99 is the normal one), then the same rate for 40 s
+ * with the faults a managed deployment sees, each at a fixed second of sending. Returns RESULTS.md lines.
+ */
+async function faultRuns(measure, procs) {
+  const rate = Number(args['fault-rate']);
+  await sleep(2000);
+  const normal = await measure('fault-baseline', rate, 10);
+  const faults = [];
+  const at = async (second, name, fn) => {
+    await sleep(Math.max(0, t0 + second * 1000 - performance.now()));
+    progress(`fault: ${name}`);
+    const start = performance.now();
+    await fn();
+    faults.push({ name, start, end: performance.now() });
+  };
+  let t0;
+  const terminate = async () => {
+    const { rows } = await admin.query('SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = ANY($1)', [Object.values(dbName)]);
+    progress(`terminated ${rows[0].n} backends`);
+  };
+  const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const pauseRedis = async () => {
+    execFileSync('redis-cli', ['-h', redisUrl.hostname, '-p', redisUrl.port || '6379', 'CLIENT', 'PAUSE', '5000']);
+    await sleep(5000);
+  };
+  const during = async () => {
+    t0 = performance.now();
+    await at(5, 'every PostgreSQL backend terminated', terminate);
+    await at(12, 'every PostgreSQL backend terminated again', terminate);
+    await at(19, 'Redis paused for 5 s (CLIENT PAUSE)', pauseRedis);
+    await at(29, 'RabbitMQ restarted (stop_app / start_app)', () => restartRabbit());
+  };
+  const run = await measure('faults', rate, 40, during, 0);
+  const exited = Object.entries(procs).filter(([, c]) => c.exitCode !== null || c.signalCode !== null).map(([n, c]) => `${n} (${c.signalCode ?? c.exitCode})`);
+  // Recovery: the first whole second after a fault's end from which every message sent until the next fault (or
+  // the end of sending) reached its webhook within the normal p99.
+  const hooks = phase('faults').timeline.filter(([, kind]) => kind === 'hook');
+  const endOfSending = run.started + 40_000;
+  const recovery = faults.map((fault, i) => {
+    const until = faults[i + 1]?.start ?? endOfSending;
+    for (let k = 0; fault.end + k * 1000 < until; k++) {
+      const after = hooks.filter(([t]) => t >= fault.end + k * 1000 && t < until).map(([, , ms]) => ms);
+      if (after.length && pct(after, 99) <= normal.p99) return k;
+    }
+    return undefined;
+  });
+  const met = exited.length === 0 && run.lost === 0 && run.twice === 0 && recovery.every((k) => k !== undefined && k <= 10);
+  return [
+    `Faults (\`--faults\`): ${rate} msg/s; the normal p99 is that of a ${rate} msg/s run without faults just before (${f(normal.p99)} ms; lost ${normal.lost}). ` +
+      `During 40 s at ${rate} msg/s: accepted ${run.accepted} of ${run.sent} (refused while a dependency was away: ${run.errors}), delivered ${run.delivered}, lost ${run.lost}, applied twice ${run.twice}, p99 ${f(run.p99)} ms; processes that exited: ${exited.length ? exited.join(', ') : 'none'}.`,
+    '',
+    '| fault (second of sending) | lasted ms | back under the normal p99 after |',
+    '|---|---|---|',
+    ...faults.map((fa, i) => `| ${fa.name} (${f((fa.start - run.started) / 1000, 0)} s) | ${f(fa.end - fa.start, 0)} | ${recovery[i] === undefined ? 'not before the next fault' : `${recovery[i]} s`} |`),
+    '',
+    `Target: no process exits, nothing lost or applied twice, back under the normal p99 within 10 s of each fault: **${met ? 'met' : 'NOT met'}**.`,
+    '',
+  ];
 }
 
 const group = processGroup();
@@ -213,6 +283,7 @@ try {
     WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
   };
   const pids = {};
+  const procs = {};
   for (const s of services) {
     const child = group.launch(s, {
       ...common,
@@ -222,6 +293,7 @@ try {
       ...(s === 'messaging' ? { ATTACHMENTS_DIR: path.join(os.tmpdir(), `bench-${run}`) } : {}),
     });
     pids[s] = child.pid;
+    procs[s] = child;
   }
   const gw = group.launch('gateway', {
     ...common,
@@ -232,6 +304,7 @@ try {
     RATE_LIMIT_USER_PER_MINUTE: '100000000',
   });
   pids.gateway = gw.pid;
+  procs.gateway = gw;
   const url = `http://127.0.0.1:${ports.gateway}`;
   await waitReady(url);
   messagingDb = new pg.Pool({ connectionString: dbUrl('messaging'), max: 2 });
@@ -255,12 +328,12 @@ try {
   await openLoop('warm', 100, CONTACTS / 100);
   await drain('warm', 60_000);
 
-  const measure = async (name, rate, seconds, during) => {
+  const measure = async (name, rate, seconds, during, duringAt) => {
     progress(`${name}: ${rate} msg/s for ${seconds} s`);
     const cpu0 = await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin });
     const commits0 = await commitSnapshot({ dbs: dbName, pool: admin });
     if (args['pg-statements']) await resetStatements(admin);
-    const { total, started } = await openLoop(name, rate, seconds, during);
+    const { total, started } = await openLoop(name, rate, seconds, during, duringAt);
     const delivered = await drain(name, 120_000);
     const cpu = cpuPerUnit(cpu0, await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin }), delivered);
     await sleep(1500); // the statistics counters are flushed about once a second
@@ -270,6 +343,7 @@ try {
     const { rows } = await messagingDb.query('SELECT count(*)::int AS n, count(DISTINCT chatnet_message_id)::int AS d FROM messages WHERE content LIKE $1', [`${name}-%`]);
     const r = {
       name,
+      started,
       rate,
       seconds,
       sent: total,
@@ -333,6 +407,7 @@ try {
     await sleep(2000);
     results.push(await measure('restart', Number(args['restart-rate']), SECONDS, restartRabbit));
   }
+  const faultLines = args.faults ? await faultRuns(measure, procs) : [];
 
   // A fixed column order (snapshots list processes in whatever order PostgreSQL reports its backends).
   const order = [...services, 'gateway', ...services.map((s) => `pg ${s}`), 'rabbitmq', 'redis', 'load generator'];
@@ -344,7 +419,7 @@ try {
   sections.push(
     '## realtime',
     '',
-    `Command: \`node bench/realtime/run.mjs --rate ${RATE} --seconds ${SECONDS}${args['rabbit-restart'] ? ' --rabbit-restart' : ''}${args.bare ? ' --bare' : ''}${args.services ? ` --services ${args.services}` : ''} --write\`. ` +
+    `Command: \`node bench/realtime/run.mjs --rate ${RATE} --seconds ${SECONDS}${args['rabbit-restart'] ? ' --rabbit-restart' : ''}${args.bare ? ' --bare' : ''}${args.without ? ` --without ${args.without}` : ''}${args.faults ? ' --faults' : ''} --write\`. ` +
       `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores; 1-minute load average at the end ${os.loadavg()[0].toFixed(1)}.`,
     '',
     'Path: `POST /sandbox/accounts/:id/inbound` through the gateway → chatnet-connector (`chatnet.inbound`, outbox) → RabbitMQ → messaging (message row, conversation, `message.received`, outbox) → RabbitMQ → webhooks → signed POST to a receiver in the load generator, which verifies every signature. ' +
@@ -389,6 +464,7 @@ try {
           '',
         ]
       : []),
+    ...faultLines,
     `Invalid signatures: ${receiver.stats.badSignatures}. Target ≥ ${RATE} msg/s for ${SECONDS} s with p99 < 100 ms, 0 lost, 0 applied twice: **${met ? 'met' : 'NOT met'}**; ` +
       `CPU per message ≤ 2.5 ms (services + their PostgreSQL backends): **${withoutShared(main.cpu) <= 2.5 ? 'met' : 'NOT met'}** (${f(withoutShared(main.cpu), 2)} ms).` +
       (results[1] ? ` RabbitMQ restart at ${results[1].rate} msg/s: lost ${results[1].lost}, applied twice ${results[1].twice}: **${results[1].lost === 0 && results[1].twice === 0 ? 'met' : 'NOT met'}**.` : ''),

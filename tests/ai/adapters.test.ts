@@ -35,9 +35,11 @@ describe.each(PROVIDER_IDS)('%s adapter', (id) => {
     expect(keyOf(fake.requests[0])).toBe(KEY);
   });
 
-  it("completes a prompt through the vendor's chat API", async () => {
-    const text = await adapter.complete(conn, 'model-x', prompt, 2000);
+  it("completes a prompt through the vendor's chat API, with the tokens the vendor counted", async () => {
+    const { text, tokens } = await adapter.complete(conn, 'model-x', prompt, 2000);
     expect(text).toBe(`answer from ${id}`);
+    // The fake vendors report 20 tokens (10 in, 10 out) in each vendor's own usage shape.
+    expect(tokens).toBe(20);
     const call = fake.requests[0];
     expect(call.method).toBe('POST');
     if (info.api === 'openai') {

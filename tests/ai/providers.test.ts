@@ -116,7 +116,7 @@ describe('AI providers: keys, base URLs and models', () => {
     try {
       const { rows } = await db.query('SELECT * FROM provider_settings');
       expect(rows).toHaveLength(1);
-      expect(rows[0].api_key_enc).toMatch(/^v1:/);
+      expect(rows[0].api_key_enc).toMatch(/^k[0-9a-f]{8}:/);
       expect(JSON.stringify(rows)).not.toContain(ORG_KEY);
       expect(JSON.stringify(rows)).not.toContain(ORG_KEY.slice(0, 20));
     } finally {

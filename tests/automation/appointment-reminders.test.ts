@@ -32,7 +32,7 @@ describe('appointment reminders', () => {
     });
 
   beforeAll(async () => {
-    stack = await startStack({ services: ['crm', 'automation'], serviceEnv: { automation: { APPOINTMENT_REMINDER_POLL_MS: '200' } } });
+    stack = await startStack({ services: ['crm', 'automation'] });
     bus = await eventBus(stack);
     pushed = await bus.subscribe('notification.created');
     db = new PgClient({ connectionString: stack.databaseUrl('automation') });
@@ -107,7 +107,7 @@ describe('appointment reminders', () => {
     expect((await remindersOf(owner)).filter((x: any) => x.resourceId === id)).toEqual([]);
 
     const before = await reminderRow(id, (r) => r.sent_at !== null);
-    await stack.restart('automation', { APPOINTMENT_REMINDER_POLL_MS: '200' });
+    await stack.restart('automation');
     // An edit that does not move it is no reason to remind again.
     expect((await owner.put(`/api/v1/appointments/${id}`, { location: 'Room 2' })).status).toBe(200);
     const after = await reminderRow(id, (r) => r.version > before.version);

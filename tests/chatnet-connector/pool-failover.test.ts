@@ -107,7 +107,7 @@ describe('session pool across two connector processes', () => {
       const { rows } = await pg.query('SELECT id, org_id, session_enc, proxy_enc FROM chatnet_accounts WHERE id = ANY($1)', [ids]);
       const box = SecretBox.fromEnv(env.ENCRYPTION_KEY);
       for (const r of rows) {
-        expect(r.session_enc).toMatch(/^v1:/);
+        expect(r.session_enc).toMatch(/^k[0-9a-f]{8}:/);
         const plain = box.decrypt(r.session_enc, `${r.org_id}:${r.id}`);
         expect(JSON.parse(plain)).toEqual({ v: 1, token: expect.any(String) });
         expect(r.session_enc).not.toContain(JSON.parse(plain).token);
@@ -115,7 +115,7 @@ describe('session pool across two connector processes', () => {
         expect(() => box.decrypt(r.session_enc, `${r.org_id}:${ids.find((x) => x !== r.id)}`)).toThrow();
       }
       const proxied = rows.find((r) => r.id === ids[0]);
-      expect(proxied.proxy_enc).toMatch(/^v1:/);
+      expect(proxied.proxy_enc).toMatch(/^k[0-9a-f]{8}:/);
       expect(proxied.proxy_enc).not.toContain('secret');
       expect(box.decrypt(proxied.proxy_enc, `${proxied.org_id}:${proxied.id}`)).toBe('http://px:secret@10.0.0.9:3128');
     } finally {

@@ -17,7 +17,7 @@ test('it lists each service with its settings commented out (defaults, never sec
   const generated = text.slice(text.indexOf('# ==== Every setting'));
   for (const s of services) expect(generated).toContain(`# ---- ${s} ----`);
   // A few settings any operator looks for, each with its default.
-  expect(generated).toContain('# DB_POOL_SIZE=30');
+  expect(generated).toContain('# DATABASE_POOL_SIZE=30');
   expect(generated).toContain('# WEBHOOK_ENDPOINT_CONCURRENCY=8');
   // Commented out: compose reads uncommented lines of .env as its own variables.
   expect(generated.split('\n').filter((l) => l && !l.startsWith('#'))).toEqual([]);

@@ -13,7 +13,7 @@ describe('npm run keys: a deployment .env with every secret', () => {
   it('fills every secret of .env.example and leaves only optional settings empty', () => {
     const env = parse(generate());
     const empty = Object.entries(env).filter(([, v]) => v === '').map(([k]) => k);
-    expect(empty).toEqual(['SMTP_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
+    expect(empty).toEqual(['CORS_ORIGINS', 'SMTP_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
     expect(env.JWT_SECRET).toMatch(/^[0-9a-f]{64}$/);
     expect(Buffer.from(env.ENCRYPTION_KEY, 'base64')).toHaveLength(32);
     for (const [k, v] of Object.entries(env)) if (k.endsWith('_PASSWORD')) expect(v).toMatch(/^[0-9a-f]{48}$/);

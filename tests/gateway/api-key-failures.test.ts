@@ -43,6 +43,17 @@ describe('failed API-key checks are limited per client address and cached', () =
     expect((await api('203.0.113.8', guess()).get('/api/public/whoami')).status).toBe(401);
   });
 
+  it('a concurrent burst of guesses gets no more than the limit past the check (counted before identity is asked)', async () => {
+    const burst = await Promise.all(Array.from({ length: 4 * LIMIT }, () => api('203.0.113.30', guess()).get('/api/public/whoami')));
+    const statuses = burst.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(LIMIT);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(3 * LIMIT);
+    expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+    // Valid calls never use up the address's allowance (a good key is taken back off the count once identity says so).
+    for (let i = 0; i < 2 * LIMIT; i++) expect((await api('203.0.113.31', validKey).get('/api/public/whoami')).status).toBe(200);
+    expect((await api('203.0.113.31', guess()).get('/api/public/whoami')).status).toBe(401);
+  });
+
   it('with identity down: a recently refused key is still 401 (cached) and a limited address still 429; only a new key from another address needs identity', async () => {
     const refused = guess();
     expect((await api('203.0.113.20', refused).get('/api/public/whoami')).status).toBe(401);

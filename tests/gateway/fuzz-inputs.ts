@@ -29,10 +29,10 @@ export type Rng = ReturnType<typeof rng>;
  * route module), besides those the public OpenAPI document names (learned at run time).
  */
 export const KNOWN_NAMES = [
-  'accessToken', 'actions', 'active', 'afterLeads', 'apiKey', 'appointmentDate', 'appointmentTime', 'assignedTo', 'assignedUserId',
+  'accessToken', 'actions', 'active', 'afterLeads', 'apiKey', 'appointmentDate', 'appointmentTime', 'assignedTo', 'assignedUserId', 'assigneeId', 'assignTo',
   'attachments', 'avatar', 'avatarUrl', 'category', 'chatnetAccountId', 'chatnetMessageId', 'chatnetUid', 'color', 'condition',
-  'conditions', 'contactId', 'content', 'contentType', 'conversationIds', 'criteria', 'customFields', 'dailyQuota', 'dateFrom', 'dateTo', 'dealValue',
-  'decayInterval', 'department', 'departmentId', 'description', 'dimensions', 'direction', 'displayName', 'dryRun', 'duration', 'email',
+  'conditions', 'contactId', 'content', 'contentType', 'conversationId', 'conversationIds', 'criteria', 'customFields', 'dailyQuota', 'dateFrom', 'dateTo', 'dealValue',
+  'decayInterval', 'department', 'departmentId', 'description', 'dimensions', 'direction', 'displayName', 'dryRun', 'dueAt', 'dueBefore', 'dueInMinutes', 'duration', 'email',
   'enabled', 'events', 'eventType', 'expireSession', 'field', 'fields', 'filters', 'folderId', 'followers', 'formId', 'from',
   'fromAvatar', 'fromName', 'fromUid', 'fullName', 'groupBy', 'hasChatnet', 'id', 'key', 'keywords', 'label', 'leads', 'limit', 'listId', 'location',
   'memberIds', 'message', 'metrics', 'model', 'name', 'notes', 'notificationType', 'operator', 'options', 'orgName', 'ownerUserId', 'page',

@@ -35,7 +35,7 @@ describe(`gateway fuzz: ${REQUESTS} generated requests, seed ${SEED}`, () => {
       // A 5xx is shown with what the services logged about it (its errorId leads to the line and its cause).
       captureErrors: true,
       // Limits are not what this test is about: with them it would mostly see 429s.
-      env: { RATE_LIMIT_USER_PER_MINUTE: '1000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000000', LOGIN_MAX_FAILURES: '1000000', LOGIN_MAX_FAILURES_PER_IP_DAY: '1000000' },
+      env: { RATE_LIMIT_USER_PER_MINUTE: '1000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000000', LOGIN_MAX_FAILURES: '1000000', LOGIN_MAX_FAILURES_PER_DAY: '1000000' },
     });
   }, 60_000);
   afterAll(() => stack?.stop());

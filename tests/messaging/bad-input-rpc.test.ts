@@ -95,6 +95,28 @@ describe('messaging: one rule, one wording over HTTP and gRPC', () => {
     );
   });
 
+  it('POST /conversations/:id/messages with sendAt and ScheduleMessage with a sendAt that is no timestamp', async () => {
+    await expectSameRefusal(
+      org.owner.post(`/api/v1/conversations/${conversationId}/messages`, { content: 'hi', sendAt: 'tomorrow' }),
+      rpc.ScheduleMessage({ conversationId, content: 'hi', sendAt: 'tomorrow' }, ctx()),
+      'sendAt',
+      'must be an ISO 8601 timestamp in years 0001-9999',
+    );
+  });
+
+  it('PUT /scheduled-messages/:id and UpdateScheduledMessage with nothing to change', async () => {
+    await expectSameRefusal(org.owner.put(`/api/v1/scheduled-messages/${unknownId}`, {}), rpc.UpdateScheduledMessage({ id: unknownId }, ctx()), 'content', 'give content or sendAt to change');
+  });
+
+  it('GET /scheduled-messages and ListScheduledMessages with an unknown status', async () => {
+    await expectSameRefusal(
+      org.owner.get('/api/v1/scheduled-messages?status=later'),
+      rpc.ListScheduledMessages({ status: 'later', page: 1, limit: 10 }, ctx()),
+      'status',
+      'must be one of scheduled, sent, cancelled, failed',
+    );
+  });
+
   it('POST /conversations/:id/notes and CreateNote with 5001 characters', async () => {
     const content = 'n'.repeat(5001);
     await expectSameRefusal(org.owner.post(`/api/v1/conversations/${conversationId}/notes`, { content }), rpc.CreateNote({ conversationId, content }, ctx()), 'content', 'must be at most 5000 characters');

@@ -11,7 +11,7 @@ import { member } from './inbox-support';
 import { eventBus, orgWithKey } from './support';
 
 // Conversation status: PUT /conversations/:id/status with pending and snoozed beside active/closed/archived,
-// a snooze ending at snoozedUntil (messaging's periodic job, every 200 ms here) or when the contact writes
+// a snooze ending at snoozedUntil (messaging's timer: within 2 s of it, no poll) or when the contact writes
 // again (the sandbox network through the gateway, the real connector and crm), and
 // conversation.status_changed for every change, the old archive/close/reopen routes included.
 describe('conversation status and snooze', () => {
@@ -30,7 +30,7 @@ describe('conversation status and snooze', () => {
     stack = await startStack({
       services: ['crm', 'chatnet-connector', 'messaging'],
       serviceEnv: {
-        messaging: { ATTACHMENTS_DIR: dir, SNOOZE_WAKE_INTERVAL_MS: '200' },
+        messaging: { ATTACHMENTS_DIR: dir },
         'chatnet-connector': { HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500' },
       },
     });
@@ -120,8 +120,11 @@ describe('conversation status and snooze', () => {
     const snoozed = await statusEvent(conv['uid-2'], (d) => d.status === 'snoozed');
     expect(snoozed.data).toEqual(expect.objectContaining({ previousStatus: 'active', snoozedUntil: until, changedBy: a.user.id }));
 
-    const woke = await statusEvent(conv['uid-2'], (d) => d.status === 'active');
+    // The timer wakes it within 2 s of snoozedUntil (no fixed poll decides when).
+    await eventually(async () => ((await a.owner.get(`/api/v1/conversations/${conv['uid-2']}`)).body.conversation.status === 'active' ? true : undefined), 10_000, 25);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(until));
+    expect(Date.now() - Date.parse(until)).toBeLessThan(2_000);
+    const woke = await statusEvent(conv['uid-2'], (d) => d.status === 'active');
     expect(woke.data).toEqual(expect.objectContaining({ previousStatus: 'snoozed', snoozedUntil: null, changedBy: null }));
     const detail = await a.owner.get(`/api/v1/conversations/${conv['uid-2']}`);
     expect(detail.body.conversation).toEqual(expect.objectContaining({ status: 'active', snoozedUntil: null }));

@@ -135,7 +135,7 @@ describe('webhook settings', () => {
         expect.arrayContaining([
           'contact.created', 'contact.updated', 'message.received', 'notification.created',
           'contact.note_created', 'contact.note_updated', 'contact.note_deleted', 'appointment.updated', 'appointment.deleted',
-          'contact.merged', 'contact.merge_undone',
+          'contact.merged', 'contact.merge_undone', 'task.created', 'task.completed', 'task.due',
         ]),
       );
       expect(res.body.events).not.toContain('chatnet_account.qr');

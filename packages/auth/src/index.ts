@@ -17,6 +17,12 @@ export interface AccessClaims {
 }
 
 const ALGORITHM = 'HS256';
+/**
+ * Who issues access tokens and for whom: a token signed with the same secret for another purpose (another
+ * product sharing JWT_SECRET, a future token type) is not an access token to this API.
+ */
+export const ACCESS_TOKEN_ISSUER = 'messaging-crm/identity';
+export const ACCESS_TOKEN_AUDIENCE = 'messaging-crm/api';
 
 /** Build the key object once: verifying with a raw string re-parses the key on every call (5x slower). */
 function keyOf(secret: string): KeyObject {
@@ -32,17 +38,24 @@ export function createTokenSigner(secret: string, ttlSeconds: number) {
       subject: user.id,
       jwtid: jti,
       expiresIn: ttlSeconds,
+      issuer: ACCESS_TOKEN_ISSUER,
+      audience: ACCESS_TOKEN_AUDIENCE,
     });
     return { token, jti, expiresIn: ttlSeconds };
   };
 }
 
-/** Returns the claims, or undefined for any invalid, expired or wrongly signed token. */
+/**
+ * Returns the claims, or undefined for any invalid, expired or wrongly signed token, and for one without an
+ * expiry, our issuer or our audience (jsonwebtoken checks `exp` only when present: a token without one would
+ * never expire).
+ */
 export function createTokenVerifier(secret: string) {
   const key = keyOf(secret);
   return (token: string): AccessClaims | undefined => {
     try {
-      const claims = jwt.verify(token, key, { algorithms: [ALGORITHM] }) as Partial<AccessClaims>;
+      const claims = jwt.verify(token, key, { algorithms: [ALGORITHM], issuer: ACCESS_TOKEN_ISSUER, audience: ACCESS_TOKEN_AUDIENCE }) as Partial<AccessClaims>;
+      if (typeof claims.exp !== 'number') return undefined;
       if (!claims.sub || !claims.org || !claims.role || !claims.jti || !claims.ims) return undefined;
       return claims as AccessClaims;
     } catch {

@@ -56,6 +56,12 @@ export const fields = {
       .union([z.literal(''), z.string().url()])
       .optional()
       .transform((v) => v || undefined),
+  /**
+   * DATABASE_POOL_SIZE, the one name every service reads for its PostgreSQL pool: the most connections the pool
+   * opens (it opens them as work needs them and closes idle ones after 30 s). Each service also holds its LISTEN
+   * connections outside the pool: see the README's connection budget.
+   */
+  databasePoolSize: (fallback: number) => z.coerce.number().int().min(2).max(200).default(fallback),
   /** A secret that production must set explicitly; development may fall back to a generated one. */
   secret: (minLength: number) => z.string().min(minLength, `must be at least ${minLength} characters`),
 };

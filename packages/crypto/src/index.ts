@@ -1,20 +1,34 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
 /**
  * Secrets at rest (AI keys, webhook secrets, chat session data): AES-256-GCM with a fresh 96-bit IV per
  * value, the owning org and row id bound in as additional authenticated data (a ciphertext copied onto
- * another row or org fails to decrypt), and a key-version prefix so keys can be rotated:
- * `v<version>:<base64 iv|tag|ciphertext>`.
+ * another row or org fails to decrypt), and the id of the key that wrote it in front, so keys can be rotated:
+ * `k<key id>:<base64 iv|tag|ciphertext>`, the key id being 8 hex digits of a hash of the key. The id belongs to
+ * the key, not to its place in ENCRYPTION_KEYS_OLD: once `npm run rotate-keys` has re-encrypted everything, the
+ * former keys can be removed and the current one still reads what it wrote. Values written before key ids
+ * (`v<version>:…`, the version being the key's place: old keys 1…n, then the current one) still decrypt.
  */
 export class SecretBox {
-  private readonly keys = new Map<number, Buffer>();
-  private readonly current: number;
+  /** Legacy versions: `v<n>:` prefixes. */
+  private readonly versions = new Map<number, Buffer>();
+  private readonly byId = new Map<string, Buffer>();
+  private readonly currentKey: Buffer;
+  private readonly currentId: string;
 
   /** `keys`: version → 32-byte key as base64 or 64 hex chars; the highest version encrypts. */
   constructor(keys: Record<number, string>) {
-    for (const [v, raw] of Object.entries(keys)) this.keys.set(Number(v), decodeKey(raw));
-    if (this.keys.size === 0) throw new Error('SecretBox needs at least one key');
-    this.current = Math.max(...this.keys.keys());
+    for (const [v, raw] of Object.entries(keys)) {
+      const key = decodeKey(raw);
+      this.versions.set(Number(v), key);
+      this.byId.set(keyId(key), key);
+    }
+    if (this.versions.size === 0) throw new Error('SecretBox needs at least one key');
+    this.currentKey = this.versions.get(Math.max(...this.versions.keys()))!;
+    this.currentId = keyId(this.currentKey);
   }
 
   /** Parse `ENCRYPTION_KEY` (one key = version 1) plus optional `ENCRYPTION_KEYS_OLD` ("1:key,2:key"). */
@@ -31,25 +45,42 @@ export class SecretBox {
   }
 
   encrypt(plaintext: string, aad: string): string {
-    const key = this.keys.get(this.current)!;
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.currentKey, iv);
     cipher.setAAD(Buffer.from(aad));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return `v${this.current}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+    return `k${this.currentId}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
   }
 
   decrypt(stored: string, aad: string): string {
-    const m = /^v(\d+):(.+)$/.exec(stored);
-    if (!m) throw new Error('Not an encrypted value');
-    const key = this.keys.get(Number(m[1]));
-    if (!key) throw new Error(`No key for version ${m[1]}`);
-    const raw = Buffer.from(m[2], 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+    const byId = /^k([0-9a-f]{8}):(.+)$/.exec(stored);
+    const legacy = byId ? undefined : /^v(\d+):(.+)$/.exec(stored);
+    if (!byId && !legacy) throw new Error('Not an encrypted value');
+    const key = byId ? this.byId.get(byId[1]) : this.versions.get(Number(legacy![1]));
+    if (!key) throw new Error(byId ? `No key with id ${byId[1]}` : `No key for version ${legacy![1]}`);
+    const raw = Buffer.from((byId ?? legacy)![2], 'base64');
+    // GCM accepts tags as short as 4 bytes unless told otherwise: a truncated tag makes forgery far cheaper.
+    if (raw.length < IV_BYTES + TAG_BYTES) throw new Error('Encrypted value too short');
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
     decipher.setAAD(Buffer.from(aad));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
   }
+
+  /** Whether a stored value was written by another key than the current one, or before key ids (`npm run rotate-keys`). */
+  needsRotation(stored: string): boolean {
+    return !stored.startsWith(`k${this.currentId}:`);
+  }
+
+  /** The same secret encrypted under the current key (same AAD). */
+  reencrypt(stored: string, aad: string): string {
+    return this.encrypt(this.decrypt(stored, aad), aad);
+  }
+}
+
+/** A key's id in stored values: not secret (a hash), stable whatever the key's place in the configuration. */
+function keyId(key: Buffer): string {
+  return createHash('sha256').update('secretbox-key-id:').update(key).digest('hex').slice(0, 8);
 }
 
 function decodeKey(raw: string): Buffer {

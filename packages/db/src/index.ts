@@ -3,6 +3,8 @@ import path from 'node:path';
 import { Client, Pool, PoolClient, types } from 'pg';
 
 export { Pool, PoolClient };
+import { PatientPool } from './patient-pool';
+export { PatientPool };
 
 // COUNT(*) and BIGINT come back as strings by default; every count we keep fits in a JS number.
 types.setTypeParser(types.builtins.INT8, (v) => Number(v));
@@ -76,7 +78,7 @@ export function createPool(url: string, max = 10, opts: PoolSettings = {}): Pool
   const options = Object.entries(opts.settings ?? {})
     .map(([name, value]) => `-c ${name}=${value}`)
     .join(' ');
-  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, ...(options ? { options } : {}) });
+  const pool = new PatientPool({ connectionString: url, max, idleTimeoutMillis: 30_000, ...(options ? { options } : {}) });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   // pg-pool listens for 'error' only on idle clients: a checked-out client (a consumer's batch transaction, a
@@ -167,3 +169,5 @@ export type { Keyset, KeysetPosition, KeysetRequest } from './keyset';
 export { escapeLike } from './like';
 export { isRetryableConflict, withRetriedTransaction, withTransaction } from './transaction';
 export { isUuid } from './uuid';
+export { rotateSecrets } from './secret-rotation';
+export type { EncryptedColumn, RotatingBox, RotationResult } from './secret-rotation';

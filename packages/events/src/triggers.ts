@@ -14,6 +14,9 @@ export const TRIGGER_TYPES = [
   'appointment_created',
   'keyword',
   'conversation_note_created',
+  'task_created',
+  'task_completed',
+  'task_due',
 ] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
@@ -27,4 +30,7 @@ export const EVENT_OF_TRIGGER: Readonly<Record<TriggerType, EventType>> = {
   appointment_created: 'appointment.created',
   keyword: 'message.received',
   conversation_note_created: 'conversation.note_created',
+  task_created: 'task.created',
+  task_completed: 'task.completed',
+  task_due: 'task.due',
 };

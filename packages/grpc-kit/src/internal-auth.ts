@@ -30,6 +30,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'identity.v1.IdentityService/GetUser',
     'identity.v1.IdentityService/ListUsers',
     'messaging.v1.MessagingService/ContactConversations',
+    // A task's conversationId: the org's, and visible to the caller.
+    'messaging.v1.MessagingService/GetConversation',
     // hasChatnet: whether a contact's phone number is on the chat network.
     'connector.v1.ConnectorService/LookupPhone',
   ],
@@ -55,6 +57,9 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'crm.v1.CrmService/PatchContact',
     'crm.v1.CrmService/GetCustomerList',
     'crm.v1.CrmService/ResolveListMembers',
+    // The create_task action (and, for assignTo conversation_assignee, the conversation's assignee).
+    'crm.v1.TaskService/CreateTask',
+    'messaging.v1.MessagingService/GetConversation',
     'messaging.v1.MessagingService/LatestConversationForContact',
     'messaging.v1.MessagingService/SendMessage',
     // The assign_round_robin action.

@@ -9,7 +9,7 @@ import type { MethodsOf } from './typed';
  */
 export const ORG_FREE_METHODS = {
   'identity.v1.IdentityService': ['GetSetupStatus', 'Setup', 'Signup', 'Login', 'Refresh', 'Logout', 'AcceptInvitation', 'VerifyApiKey'],
-  'automation.v1.AutomationService': ['UnsubscribeEmail', 'RecordEmailOpen'],
+  'automation.v1.AutomationService': ['CheckUnsubscribeLink', 'UnsubscribeEmail', 'RecordEmailOpen'],
   'connector.v1.ConnectorPeerService': ['PeerRelease'],
 } as const satisfies { readonly [N in ServiceName]?: readonly (keyof MethodsOf<Services[N]>)[] };
 

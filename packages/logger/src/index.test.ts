@@ -34,3 +34,21 @@ test("one line's fields never appear on the next", () => {
   log.info('two');
   expect(lines[1]).not.toHaveProperty('secretless');
 });
+
+test('secrets are kept out of lines: by field name, in URLs, query strings, cookies, messages and errors', () => {
+  const { log, lines } = capture();
+  const proxyErr = new Error('connect ECONNREFUSED via http://bob:hunter2@10.0.0.5:3128, cookie: zpw_sek=abc123; other=1');
+  log.warn(
+    {
+      proxyUrl: 'http://bob:hunter2@proxy.example:3128',
+      account: { accessToken: 'at-1', userAccessToken: 'uat-1', cookie: 'c=1' },
+      url: 'https://alice:s3cret@api.example/v1?access_token=tok-9&page=2',
+      err: proxyErr,
+    },
+    'request to https://carol:pw@host.example failed',
+  );
+  const line = JSON.stringify(lines[0]);
+  for (const secret of ['hunter2', 'at-1', 'uat-1', 'c=1', 's3cret', 'tok-9', 'abc123', 'carol:pw', 'alice']) expect(line).not.toContain(secret);
+  expect(lines[0]).toMatchObject({ proxyUrl: '[redacted]', url: 'https://[redacted]@api.example/v1?access_token=[redacted]&page=2', msg: 'request to https://[redacted]@host.example failed' });
+  expect((lines[0].err as { message: string }).message).toMatch(/^connect ECONNREFUSED via http:\/\/\[redacted\]@10\.0\.0\.5:3128, cookie: \[redacted\]/);
+});

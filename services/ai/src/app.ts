@@ -10,7 +10,7 @@ import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
 import type { AiServiceConfig } from './config';
 import type { Deps } from './deps';
 import { MessagingGateway } from './domain/conversations';
-import { DailyQuota } from './domain/quota';
+import { DailyQuota, DailyTokens } from './domain/quota';
 import { aiHandlers } from './grpc/ai.handler';
 
 export { loadConfig } from './config';
@@ -24,7 +24,7 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('ai', config);
   await ensureDatabase(config.DATABASE_URL);
-  const pool = createPool(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   // The outbox carries audit entries of settings changes to identity, committed with the change.
   await installEventTables(pool);
@@ -41,7 +41,7 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   await redis.connect();
   const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY);
   const guard = new AddressGuard({ allow: config.AI_ALLOWED_PRIVATE_ADDRESSES, purpose: 'AI requests' });
-  const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), messaging, guard };
+  const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), tokens: new DailyTokens(redis, config.REDIS_PREFIX, config.AI_DAILY_TOKENS_MAX), messaging, guard };
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
     rabbitmq: () => brokerConnected([relay]),

@@ -18,6 +18,8 @@ const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_ai'),
+  /** Connections in this service's pool (the same setting in every service; README: connection budget). */
+  DATABASE_POOL_SIZE: fields.databasePoolSize(10),
   /** Redis for the per-organization daily call counters. */
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key of this deployment (tests use a unique one). */
@@ -48,6 +50,14 @@ const Env = z.object({
    * vendor money); a stored quota above it (the cap was lowered) counts as the cap.
    */
   AI_DAILY_QUOTA_MAX: z.coerce.number().int().min(1).max(1_000_000).default(2000),
+  /**
+   * Vendor tokens (prompt and answer, as the vendor counts them) per organization per UTC day; past it the local
+   * engine answers until midnight UTC. Calls are capped by the quota above, tokens by this: one long prompt costs
+   * what many short ones do.
+   */
+  AI_DAILY_TOKENS_MAX: z.coerce.number().int().min(1).max(1_000_000_000).default(1_000_000),
+  /** Model lists (GET /ai/providers/:id/models, a vendor call each) per organization per minute. */
+  AI_MODELS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
   /**
    * IPs/CIDRs an organization's own base URL may reach although private, loopback or link-local
    * (comma-separated, e.g. `10.0.0.5,192.168.0.0/16` for a self-hosted model server). Empty by default:

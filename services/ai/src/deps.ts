@@ -5,7 +5,7 @@ import type { AddressGuard } from '@crm/net-guard';
 import type { RedisClient } from '@crm/redis';
 import type { AiServiceConfig } from './config';
 import type { MessagingGateway } from './domain/conversations';
-import type { DailyQuota } from './domain/quota';
+import type { DailyQuota, DailyTokens } from './domain/quota';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
 export interface Deps {
@@ -15,6 +15,7 @@ export interface Deps {
   log: Logger;
   box: SecretBox;
   quota: DailyQuota;
+  tokens: DailyTokens;
   messaging: MessagingGateway;
   /** The SSRF guard for organizations' own base URLs (AI_ALLOWED_PRIVATE_ADDRESSES). */
   guard: AddressGuard;

@@ -29,6 +29,8 @@ const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_automation'),
+  /** Connections in this service's pool (the same setting in every service; README: connection budget). */
+  DATABASE_POOL_SIZE: fields.databasePoolSize(10),
   /** RabbitMQ: triggers and system events come in, notification.created goes out. */
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   /** Topic exchange of the deployment; this service's queue is `<EVENTS_EXCHANGE>.automation.triggers`. */
@@ -90,13 +92,23 @@ const Env = z.object({
    * relay on the internal network); empty: only public addresses. SMTP_URL, the operator's own, is not checked.
    */
   EMAIL_ALLOWED_PRIVATE_ADDRESSES: allowListEnv(),
+  /**
+   * Ports an organization's SMTP server may be on (comma-separated): the SMTP ports (25, 465, 587 and 2525) by default,
+   * so the channel and its test cannot be aimed at any other service on a public host.
+   */
+  SMTP_ALLOWED_PORTS: z
+    .string()
+    .default('25,465,587,2525')
+    .transform((v, ctx) => {
+      const ports = v.split(',').map((p) => p.trim()).filter(Boolean).map(Number);
+      if (!ports.length || ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65_535)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of ports (1-65535)' });
+        return z.NEVER;
+      }
+      return ports;
+    }),
   /** At most one alert email per user and conversation within this window (ms); older throttle rows are pruned. */
   EMAIL_ALERT_WINDOW_MS: z.coerce.number().int().min(1_000).max(24 * 3600_000).default(15 * 60_000),
-  /**
-   * How often due appointment reminders are looked for; a reminder already due when its appointment arrives
-   * (created inside the window, or the setting changed) is sent at once through NOTIFY.
-   */
-  APPOINTMENT_REMINDER_POLL_MS: z.coerce.number().int().min(20).max(300_000).default(15_000),
   /** A contact whose lead score reaches this value raises one high_value_lead notification. */
   HIGH_VALUE_LEAD_SCORE: z.coerce.number().int().min(1).default(80),
   /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */

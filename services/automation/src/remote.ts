@@ -9,6 +9,8 @@ import type { AutomationConfig } from './config';
 export interface Remote {
   identity(): ClientFor<'identity.v1.IdentityService'>;
   crm(): ClientFor<'crm.v1.CrmService'>;
+  /** crm's tasks (the create_task action). */
+  crmTasks(): ClientFor<'crm.v1.TaskService'>;
   messaging(): ClientFor<'messaging.v1.MessagingService'>;
   close(): void;
 }
@@ -34,6 +36,7 @@ export function createRemote(config: AutomationConfig, auth: InternalAuth): Remo
   return {
     identity: lazy('identity', 'identity/v1/identity.proto', 'identity.v1.IdentityService', config.IDENTITY_ADDR),
     crm: lazy('crm', 'crm/v1/crm.proto', 'crm.v1.CrmService', config.CRM_ADDR),
+    crmTasks: lazy('crm', 'crm/v1/tasks.proto', 'crm.v1.TaskService', config.CRM_ADDR),
     messaging: lazy('messaging', 'messaging/v1/messaging.proto', 'messaging.v1.MessagingService', config.MESSAGING_ADDR),
     close: () => made.forEach((c) => c.close()),
   };

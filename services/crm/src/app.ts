@@ -18,6 +18,7 @@ import { scoringFeature } from './scoring';
 import { analyticsFeature } from './analytics';
 import { contactMergesFeature } from './merges';
 import { chatnetPhoneCheckFeature } from './chatnet-check';
+import { tasksFeature } from './tasks';
 
 export { loadConfig } from './config';
 
@@ -30,7 +31,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('crm', config);
   await ensureDatabase(config.DATABASE_URL);
-  const pool = createPool(config.DATABASE_URL, config.DB_POOL_SIZE);
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
 
@@ -59,7 +60,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   // the relay so whatever they enqueue on the way out is still published.
   scoring.serve(deps, server);
   const analytics = analyticsFeature(deps, server);
-  const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoring, contactMergesFeature(deps, server), chatnetPhoneCheckFeature(deps, auth)];
+  const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoring, contactMergesFeature(deps, server), chatnetPhoneCheckFeature(deps, auth), tasksFeature(deps, server)];
   // One consumer per event family: the modules that react to an event apply it in one transaction. Separate
   // queues for friend lists (a large sync never holds up messages) and inbox visibility. Of crm's own events only
   // analytics reads contact changes back (a read model); scoring gets them from the contact writer.

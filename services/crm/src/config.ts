@@ -12,7 +12,7 @@ const Env = z.object({
    * for a turn on the CPU, so 10 connections capped POST /api/public/contacts at about 190/s with CPU to spare
    * (bench/events: 315/s with 30). Mind PostgreSQL's max_connections across replicas.
    */
-  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(30),
+  DATABASE_POOL_SIZE: fields.databasePoolSize(30),
   /** RabbitMQ: the outbox relay publishes here and the consumers read message and friend-list events. */
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   /** Topic exchange shared by every service; also the prefix of this service's queue names. */

@@ -125,6 +125,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     log,
     auth,
     authLimit: ipRateLimit(redis, config.REDIS_PREFIX, config.RATE_LIMIT_AUTH_PER_MINUTE, rejected),
+    linkLimit: ipRateLimit(redis, config.REDIS_PREFIX, config.RATE_LIMIT_LINKS_PER_MINUTE, rejected, 'email_links'),
     streamAgent,
     drain: new HttpDrain(),
     metrics,

@@ -10,6 +10,7 @@ export const BACKENDS = {
   crmReports: { proto: 'crm/v1/reports.proto', service: 'crm.v1.ReportsService', addr: 'CRM_ADDR' },
   crmAnalytics: { proto: 'crm/v1/analytics.proto', service: 'crm.v1.AnalyticsService', addr: 'CRM_ADDR' },
   crmMerges: { proto: 'crm/v1/merges.proto', service: 'crm.v1.ContactMergesService', addr: 'CRM_ADDR' },
+  crmTasks: { proto: 'crm/v1/tasks.proto', service: 'crm.v1.TaskService', addr: 'CRM_ADDR' },
   crmFields: { proto: 'crm/v1/contact-fields.proto', service: 'crm.v1.ContactFieldsService', addr: 'CRM_ADDR' },
   crmTransfer: { proto: 'crm/v1/contact-fields.proto', service: 'crm.v1.ContactTransferService', addr: 'CRM_ADDR' },
   messaging: { proto: 'messaging/v1/messaging.proto', service: 'messaging.v1.MessagingService', addr: 'MESSAGING_ADDR' },

@@ -14,6 +14,13 @@ describe('gateway configuration', () => {
     expect([c.CONTACTS_IMPORT_MAX_ROWS, c.CONTACTS_IMPORT_MAX_BYTES]).toEqual([5, 4096]);
   });
 
+  it('refuses to start in production unless TRUST_PROXY_HOPS is set explicitly (0 included)', () => {
+    const prod = { ...base, NODE_ENV: 'production' };
+    expect(() => loadConfig(prod)).toThrow(/TRUST_PROXY_HOPS: must be set in production/);
+    // Past this check, production's other requirements apply (secrets, keys): not this test's concern.
+    for (const hops of ['0', '2']) expect(() => loadConfig({ ...prod, TRUST_PROXY_HOPS: hops })).not.toThrow(/TRUST_PROXY_HOPS/);
+  });
+
   it.each([
     [{ CONTACTS_IMPORT_MAX_ROWS: '0' }, 'CONTACTS_IMPORT_MAX_ROWS'],
     [{ CONTACTS_IMPORT_MAX_ROWS: 'many' }, 'CONTACTS_IMPORT_MAX_ROWS'],

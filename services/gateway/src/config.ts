@@ -1,4 +1,4 @@
-import { fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { ConfigError, fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 const address = (fallback: string) => z.string().default(fallback);
 
@@ -27,8 +27,15 @@ const Env = z.object({
   /** RabbitMQ: the gateway consumes events to push them to socket.io clients. */
   AMQP_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
   EVENTS_EXCHANGE: z.string().default('crm.events'),
-  /** Origins allowed to open socket.io connections from a browser: comma-separated, or * for any. */
-  CORS_ORIGINS: z.string().default('*'),
+  /**
+   * Origins allowed to open socket.io connections from a browser, comma-separated, or * for any. Empty (the default):
+   * only pages served by the gateway itself; clients that send no Origin (servers, scripts) are not browsers and may.
+   */
+  CORS_ORIGINS: z.string().default(''),
+  /** Live socket.io connections one user may hold at once, across every gateway instance. */
+  SOCKETS_PER_USER: z.coerce.number().int().min(1).max(1000).default(10),
+  /** `join` requests one socket may make within 10 seconds. */
+  SOCKET_JOINS_PER_10S: z.coerce.number().int().min(1).max(1000).default(20),
   REDIS_PREFIX: z.string().default('crm:'),
   /** Verifies access tokens signed by identity (HS256). */
   JWT_SECRET: fields.secret(32),
@@ -36,6 +43,12 @@ const Env = z.object({
   RATE_LIMIT_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   RATE_LIMIT_USER_PER_MINUTE: z.coerce.number().int().min(1).default(3000),
   RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /**
+   * Requests per minute per IP to the links in campaign emails (unsubscribe pages, open pixels): their own bucket, so
+   * a mail scanner fetching every link of a campaign never uses up sign-in's, and a flood of link requests signs
+   * nobody out of signing in.
+   */
+  RATE_LIMIT_LINKS_PER_MINUTE: z.coerce.number().int().min(1).default(300),
   /**
    * How often the per-user and per-key request counts go to Redis, in milliseconds (they are counted in process and
    * decided without a round trip). The bound on overshoot across N gateways grows with it: see http/rate-limiter.ts.
@@ -65,8 +78,17 @@ const Env = z.object({
   CONTACTS_IMPORT_MAX_ROWS: z.coerce.number().int().min(1).default(50_000),
   /** Largest contacts CSV read, in bytes; reading stops there, the rows before it stay imported (64 MB: far above 50,000 rows). */
   CONTACTS_IMPORT_MAX_BYTES: z.coerce.number().int().min(1).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
-  /** Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). */
+  /**
+   * Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). Behind a load balancer or
+   * Ingress left at 0, every client shares the proxy's address: one attacker then spends everybody's sign-in limit.
+   * Production must set it explicitly (deploy/k8s: 1, the Ingress controller; compose: 0, the gateway is published).
+   */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
+  /**
+   * The address clients reach the gateway at: the `servers` entry of the OpenAPI documents. Never taken from the
+   * request's Host header, which any client sets (a document pointing integrators at another host).
+   */
+  PUBLIC_URL: fields.url('http://localhost:8080'),
   /**
    * How often each gateway re-checks its live sockets' tokens against the revocation keys, in milliseconds: the
    * bound on how long a socket outlives its access when the pub/sub revocation message was missed.
@@ -100,7 +122,20 @@ const Env = z.object({
 export type GatewayConfig = z.infer<typeof Env>;
 
 export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
-  return parseEnv(Env, env);
+  // Named beside production's other problems, so one start lists them all.
+  const hops =
+    env.NODE_ENV === 'production' && !env.TRUST_PROXY_HOPS?.trim()
+      ? '  TRUST_PROXY_HOPS: must be set in production: the number of proxies in front of the gateway (0 when clients connect to it directly)'
+      : undefined;
+  let config: GatewayConfig;
+  try {
+    config = parseEnv(Env, env);
+  } catch (err) {
+    if (hops && err instanceof ConfigError) throw new ConfigError(`${err.message}\n${hops}`);
+    throw err;
+  }
+  if (hops) throw new ConfigError(`Invalid configuration:\n${hops}`);
+  return config;
 }
 
 /**

@@ -23,7 +23,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('identity', config);
   await ensureDatabase(config.DATABASE_URL);
-  const pool = createPool(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   // processed_events makes the audit consumer idempotent (identity publishes nothing, so its outbox stays empty).
   await installEventTables(pool);
@@ -37,7 +37,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     log,
     keys: authKeys(config.REDIS_PREFIX),
     signAccess: createTokenSigner(config.JWT_SECRET, config.ACCESS_TOKEN_TTL),
-    throttle: new LoginThrottle(redis, config.REDIS_PREFIX, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES_PER_IP_DAY),
+    throttle: new LoginThrottle(redis, config.REDIS_PREFIX, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES_PER_DAY),
     mailer: createMailer(config, log),
   };
   const metrics = new Metrics('identity');

@@ -5,6 +5,8 @@ const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_identity'),
+  /** Connections in this service's pool (the same setting in every service; README: connection budget). */
+  DATABASE_POOL_SIZE: fields.databasePoolSize(10),
   /** RabbitMQ: identity consumes audit.recorded from the other services into the audit log. */
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   /** Topic exchange shared by every service; also the prefix of this service's queue names. */
@@ -35,9 +37,13 @@ const Env = z.object({
    * answers invitationSent false with the link for the admin to share.
    */
   ...smtpEnv,
-  /** Failed logins allowed per email+IP within 15 minutes, and per IP within a day. */
+  /**
+   * Failed logins allowed per email+IP within 15 minutes (consecutive), and per email+IP within a day (the daily
+   * lock). Both per account and address: one attacker behind a shared address (an office, a proxy) locks out only
+   * what they try, never everyone's sign-in or a victim's account from their own address.
+   */
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
-  LOGIN_MAX_FAILURES_PER_IP_DAY: z.coerce.number().int().min(1).default(100),
+  LOGIN_MAX_FAILURES_PER_DAY: z.coerce.number().int().min(1).default(100),
   /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
   METRICS_PORT: fields.port(9465),
   LOG_LEVEL: fields.logLevel(),

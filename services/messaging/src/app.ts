@@ -17,6 +17,7 @@ import { publishOwnersSnapshotOnce } from './domain/owners-snapshot';
 import { startSnoozeWaker } from './domain/status';
 import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
+import { ScheduledSender } from './scheduled';
 import { startHttpServer } from './http/server';
 
 export { loadConfig } from './config';
@@ -33,7 +34,7 @@ export interface RunningService extends StartedService {
 
 /**
  * Create the database if needed, migrate, start the outbox relay and the consumers, serve gRPC and the
- * attachments HTTP endpoint, sweep orphan uploads, wake snoozed conversations.
+ * attachments HTTP endpoint, sweep orphan uploads, wake snoozed conversations and send scheduled messages at their time.
  * Used by main.ts and by tests in-process.
  */
 export async function startMessaging(config: MessagingConfig, log: Logger = createLogger('messaging', config.LOG_LEVEL)): Promise<RunningService> {
@@ -67,7 +68,9 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   }, 15 * 60_000);
   prune.unref();
   const sweeper = startAttachmentSweeper(deps);
-  const snoozes = startSnoozeWaker(deps);
+  const snoozes = await startSnoozeWaker(deps);
+  const scheduled = new ScheduledSender(deps);
+  await scheduled.start();
 
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
@@ -83,6 +86,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     await files.stop();
     await sweeper.stop();
     await snoozes.stop();
+    await scheduled.stop();
     await server.stop();
     for (const c of consumers) await c.stop();
     await relay.stop();

@@ -23,7 +23,7 @@ const Env = z.object({
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_messaging'),
   /** Connections in this service's pool; the inbound consumer (one per INBOUND_CONCURRENCY lane) and gRPC handlers share it. */
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(24),
+  DATABASE_POOL_SIZE: fields.databasePoolSize(24),
   /** Redis holds the send governor's windows. */
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key of this deployment (tests use a unique one). */
@@ -60,8 +60,6 @@ const Env = z.object({
   ATTACHMENTS_ORPHAN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
   /** How often the orphan sweeper runs, in ms. */
   ATTACHMENTS_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).default(15 * 60_000),
-  /** How often each instance wakes snoozed conversations whose snoozedUntil has passed, in ms. */
-  SNOOZE_WAKE_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   /**
    * Send governor per chat-network account: `type=<daily>/day,<burst>/<seconds>s` entries separated by `;`.
    * Types: total (every send), ui, public_api, automation, campaign. Unlisted types keep their default.

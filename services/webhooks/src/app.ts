@@ -24,7 +24,7 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('webhooks', config);
   await ensureDatabase(config.DATABASE_URL);
-  const pool = createPool(config.DATABASE_URL, 20);
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
 

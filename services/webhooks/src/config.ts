@@ -22,6 +22,8 @@ const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database (settings, the delivery queue, the attempt log); created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_webhooks'),
+  /** Connections in this service's pool (the same setting in every service; README: connection budget). */
+  DATABASE_POOL_SIZE: fields.databasePoolSize(20),
   AMQP_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
   /** Topic exchange every service publishes its events to. */
   EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),

@@ -140,6 +140,7 @@ export async function startFakeVendor(shape: Shape, opts: { prefix?: string; key
         return send(res, 200, {
           candidates: [{ content: { role: 'model', parts: [{ text: state.reply }] }, finishReason: 'STOP', index: 0 }],
           modelVersion: decodeURIComponent(gen[1]),
+          usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 10, totalTokenCount: 20 },
         });
       }
     }

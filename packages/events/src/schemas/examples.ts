@@ -49,6 +49,21 @@ const appointment = {
   contact: { id: ID(1), name: 'Ada Lovelace', phone: '+84901234567', email: '' },
 };
 
+/** crm tasks/tasks.repo.ts toTask. */
+const task = {
+  id: ID(9),
+  title: 'Call back about the quote',
+  notes: null,
+  dueAt: AT,
+  status: 'open',
+  assigneeId: ID(2),
+  contactId: ID(1),
+  conversationId: ID(7),
+  createdBy: ID(2),
+  createdAt: AT,
+  completedAt: null,
+};
+
 const note = { contactId: ID(1), note: { id: ID(4), contactId: ID(1), content: 'called back', createdBy: ID(2), createdAt: AT }, by: ID(2) };
 const merge = { mergeId: ID(5), targetId: ID(1), sourceId: ID(6), target: exampleContact, source: { ...exampleContact, id: ID(6), name: 'Ada L.' } };
 const conversationRef = { conversationId: ID(7), contactId: ID(1), chatnetAccountId: ID(8) };
@@ -66,6 +81,9 @@ export const EVENT_EXAMPLES: Record<string, unknown> = {
   'appointment.created': { appointment },
   'appointment.updated': { appointment, changes: ['scheduledAt', 'status'] },
   'appointment.deleted': { appointment },
+  'task.created': { task },
+  'task.completed': { task: { ...task, status: 'done', completedAt: AT } },
+  'task.due': { task },
   // messaging
   'conversation.created': { id: ID(7), contactId: null, chatnetAccountId: ID(8), type: 'group', threadId: 'g-1' },
   'conversation.archived': { id: ID(7) },

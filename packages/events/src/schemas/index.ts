@@ -7,12 +7,13 @@ import { conversationEvents } from './conversations';
 import type { EventDefinition } from './define';
 import type { EventEnvelope } from '../envelope';
 import { platformEvents } from './platform';
+import { taskEvents } from './tasks';
 
 export { EventContact, PublicContact, SCORE_ONLY_CONTACT_UPDATE, toPublicContact } from './contacts';
 export type { EventDefinition } from './define';
 
 /** Every event type and version the system publishes, family by family. */
-const DEFINITIONS = [...contactEvents, ...appointmentEvents, ...conversationEvents, ...chatnetEvents, ...platformEvents];
+const DEFINITIONS = [...contactEvents, ...appointmentEvents, ...taskEvents, ...conversationEvents, ...chatnetEvents, ...platformEvents];
 
 type Definitions = (typeof DEFINITIONS)[number];
 export type EventType = Definitions['type'];

@@ -36,3 +36,22 @@ export function reactionEmoji(value: string | undefined, allowEmpty = false): st
   if (/\s/.test(emoji)) throw invalid('emoji', REACTION_EMOJI_MESSAGE);
   return emoji;
 }
+
+/** A scheduled message's states: waiting, sent (messageId set), cancelled (by the user or the contact's reply), failed. */
+export const SCHEDULED_MESSAGE_STATUSES = ['scheduled', 'sent', 'cancelled', 'failed'] as const;
+/** How far ahead a message may be scheduled. */
+export const SCHEDULE_MAX_DAYS = 90;
+export const SEND_AT_PAST = 'must be in the future';
+export const SEND_AT_TOO_FAR = `must be at most ${SCHEDULE_MAX_DAYS} days ahead`;
+export const SEND_AT_FORMAT = 'must be an ISO 8601 timestamp in years 0001-9999';
+/** A PUT of a scheduled message that changes nothing. */
+export const SCHEDULED_CHANGE_REQUIRED = 'give content or sendAt to change';
+
+/** `sendAt` of a scheduled message: an ISO 8601 timestamp later than `now` and at most SCHEDULE_MAX_DAYS ahead. */
+export function sendAt(value: string | undefined, now = Date.now()): Date {
+  const at = new Date(value ?? '');
+  if (!value || !/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(at.getTime())) throw invalid('sendAt', SEND_AT_FORMAT);
+  if (at.getTime() <= now) throw invalid('sendAt', SEND_AT_PAST);
+  if (at.getTime() > now + SCHEDULE_MAX_DAYS * 86_400_000) throw invalid('sendAt', SEND_AT_TOO_FAR);
+  return at;
+}

@@ -38,8 +38,12 @@ async function answer<T>(
     return { ...local(), engine: LOCAL_ENGINE, model: localModel, fallbackReason: `${info.name} is selected but has no API key; the local engine answered` };
   }
   const model = settings.model || info.defaultModel;
+  if (!(await deps.tokens.left(ctx.orgId))) {
+    return { ...local(), engine: LOCAL_ENGINE, model: localModel, fallbackReason: `Today's AI token allowance (AI_DAILY_TOKENS_MAX) is used up; the local engine answered until 00:00 UTC` };
+  }
   try {
-    const text = await ADAPTERS[info.api].complete(conn, model, remote.prompt, deps.config.AI_COMPLETION_TIMEOUT_MS);
+    const { text, tokens } = await ADAPTERS[info.api].complete(conn, model, remote.prompt, deps.config.AI_COMPLETION_TIMEOUT_MS);
+    await deps.tokens.add(ctx.orgId, tokens);
     return { ...remote.parse(text), engine: info.id, model };
   } catch (err) {
     const reason = err instanceof ProviderError ? err.message : `${info.name} could not be used`;

@@ -4,6 +4,7 @@ import { ADAPTERS } from '../providers/adapters';
 import { isProviderId, PROVIDER_IDS, PROVIDERS } from '../providers/catalog';
 import { ProviderError } from '../providers/http';
 import { connectionOf, resolveForUse } from './providers';
+import { modelsThrottle } from './quota';
 
 /**
  * The provider's own models list, asked with the organization's effective key and base URL. As the
@@ -17,6 +18,9 @@ export async function listModels(deps: Deps, ctx: OrgContext, id: string) {
     return { models: [], error: `Unknown AI provider "${id.slice(0, 40)}"; the providers are ${PROVIDER_IDS.join(', ')}` };
   }
   const info = PROVIDERS[id];
+  const wait = await modelsThrottle(deps.redis, deps.config.REDIS_PREFIX, orgId, deps.config.AI_MODELS_PER_MINUTE);
+  // As the specification wants of this call: 200 with an error, never an HTTP failure.
+  if (wait > 0) return { models: [], error: `Models were listed too often for this organization; try again in ${wait} s` };
   const resolved = await resolveForUse(deps, orgId, id);
   const conn = connectionOf(resolved);
   if (!conn && resolved.baseUrlSource === 'organization') {

@@ -29,7 +29,7 @@ export function maskKey(key: string): string {
 }
 const lastFour = (key: string) => (key.length >= 12 ? key.slice(-4) : '');
 
-const aad = (orgId: string, provider: string) => `ai-provider:${orgId}:${provider}`;
+export const aad = (orgId: string, provider: string) => `ai-provider:${orgId}:${provider}`;
 
 function envKey(deps: Deps, info: ProviderInfo): string | undefined {
   return deps.config[info.envKey] as string | undefined;

@@ -61,3 +61,44 @@ export class DailyQuota {
     return { used: n, remaining: Math.max(0, limit - n) };
   }
 }
+
+/**
+ * Vendor tokens per organization per UTC day (AI_DAILY_TOKENS_MAX), beside the call quota: a call's cost is what
+ * the vendor counted, known only after it answered, so the cap is checked before a call and the tokens added after.
+ * An organization at its cap is answered by the local engine (no vendor, no money) until midnight UTC.
+ */
+export class DailyTokens {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly prefix: string,
+    private readonly max: number,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  private key(orgId: string, at: Date): string {
+    return `${this.prefix}ai:tokens:${orgId}:${utcDay(at)}`;
+  }
+
+  async left(orgId: string): Promise<boolean> {
+    return Number((await this.redis.get(this.key(orgId, this.now()))) ?? 0) < this.max;
+  }
+
+  async add(orgId: string, tokens: number): Promise<void> {
+    const now = this.now();
+    const key = this.key(orgId, now);
+    const ttl = Math.ceil((nextUtcMidnight(now).getTime() - now.getTime()) / 1000) + 86_400;
+    await this.redis.multi().incrBy(key, Math.max(0, Math.round(tokens))).expire(key, ttl, 'NX').exec();
+  }
+}
+
+/**
+ * Model lists asked per organization per minute (AI_MODELS_PER_MINUTE): each one calls the vendor with the
+ * organization's (or the operator's) key, so a loop on the settings page must not become a flood of vendor calls.
+ * Returns the seconds to wait, or 0 when the call may go ahead.
+ */
+export async function modelsThrottle(redis: RedisClient, prefix: string, orgId: string, perMinute: number, nowMs = Date.now()): Promise<number> {
+  const minute = Math.floor(nowMs / 60_000);
+  const key = `${prefix}ai:models:${orgId}:${minute}`;
+  const [count] = await redis.multi().incr(key).expire(key, 61, 'NX').exec();
+  return Number(count) > perMinute ? Math.max(1, Math.ceil(((minute + 1) * 60_000 - nowMs) / 1000)) : 0;
+}

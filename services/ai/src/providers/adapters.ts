@@ -12,11 +12,25 @@ export interface ChatPrompt {
   maxTokens: number;
 }
 
+/** A model's answer and the tokens the vendor counted for it (prompt and answer; estimated when it did not say). */
+export interface Completion {
+  text: string;
+  tokens: number;
+}
+
 /** One vendor wire shape: list the models a key can use, and answer one prompt with text. */
 export interface Adapter {
   listModels(conn: Connection, timeoutMs: number): Promise<ModelOption[]>;
-  complete(conn: Connection, model: string, prompt: ChatPrompt, timeoutMs: number): Promise<string>;
+  complete(conn: Connection, model: string, prompt: ChatPrompt, timeoutMs: number): Promise<Completion>;
 }
+
+/** About four characters a token: what a vendor that reports no usage is taken to have counted. */
+function estimatedTokens(prompt: ChatPrompt, text: string): number {
+  return Math.ceil((prompt.system.length + prompt.user.length + text.length) / 4);
+}
+
+const tokensOr = (counted: number | undefined, prompt: ChatPrompt, text: string) =>
+  typeof counted === 'number' && Number.isFinite(counted) && counted >= 0 ? counted : estimatedTokens(prompt, text);
 
 /** Follow a vendor's pagination at most this many pages: a models list is never that long. */
 const MAX_PAGES = 5;
@@ -48,7 +62,7 @@ export const openAiCompatible: Adapter = {
   async complete(conn, model, prompt, timeoutMs) {
     // No temperature: OpenAI's reasoning models refuse anything but the default.
     const tokens = conn.provider.id === 'openai' ? { max_completion_tokens: prompt.maxTokens } : { max_tokens: prompt.maxTokens };
-    const body = await vendorRequest<{ choices?: { message?: { content?: unknown } }[] }>(conn, {
+    const body = await vendorRequest<{ choices?: { message?: { content?: unknown } }[]; usage?: { total_tokens?: number } }>(conn, {
       method: 'POST',
       path: '/chat/completions',
       headers: { authorization: `Bearer ${conn.apiKey}` },
@@ -65,7 +79,7 @@ export const openAiCompatible: Adapter = {
     const content = body.choices?.[0]?.message?.content;
     const text = typeof content === 'string' ? content : Array.isArray(content) ? content.map((p) => (p as { text?: string }).text ?? '').join('') : '';
     if (!text.trim()) throw emptyAnswer(conn);
-    return text;
+    return { text, tokens: tokensOr(body.usage?.total_tokens, prompt, text) };
   },
 };
 
@@ -92,7 +106,7 @@ export const anthropic: Adapter = {
     return out.sort(byTitle);
   },
   async complete(conn, model, prompt, timeoutMs) {
-    const body = await vendorRequest<{ content?: { type?: string; text?: string }[] }>(conn, {
+    const body = await vendorRequest<{ content?: { type?: string; text?: string }[]; usage?: { input_tokens?: number; output_tokens?: number } }>(conn, {
       method: 'POST',
       path: '/v1/messages',
       headers: { 'x-api-key': conn.apiKey, 'anthropic-version': ANTHROPIC_VERSION },
@@ -101,7 +115,8 @@ export const anthropic: Adapter = {
     });
     const text = (body.content ?? []).filter((p) => p.type === 'text').map((p) => p.text ?? '').join('');
     if (!text.trim()) throw emptyAnswer(conn);
-    return text;
+    const used = body.usage ? (body.usage.input_tokens ?? 0) + (body.usage.output_tokens ?? 0) : undefined;
+    return { text, tokens: tokensOr(used, prompt, text) };
   },
 };
 
@@ -139,6 +154,7 @@ export const gemini: Adapter = {
     const body = await vendorRequest<{
       candidates?: { content?: { parts?: { text?: string }[] } }[];
       promptFeedback?: { blockReason?: string };
+      usageMetadata?: { totalTokenCount?: number };
     }>(conn, {
       method: 'POST',
       path: `/v1beta/models/${encodeURIComponent(id)}:generateContent`,
@@ -155,7 +171,7 @@ export const gemini: Adapter = {
     }
     const text = (body.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? '').join('');
     if (!text.trim()) throw emptyAnswer(conn);
-    return text;
+    return { text, tokens: tokensOr(body.usageMetadata?.totalTokenCount, prompt, text) };
   },
 };
 

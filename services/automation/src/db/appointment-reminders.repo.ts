@@ -89,6 +89,26 @@ export async function claimDue(db: Queryable, limit: number, leaseMs: number): P
   return rows;
 }
 
+/**
+ * Milliseconds (by the database's clock) until the nearest pending reminder falls due: the earliest remind_at not
+ * under a live lease, or the end of the earliest live lease (a claimed reminder whose instance crashed, or whose
+ * crm call failed, comes back then). Null when nothing is pending. Both halves walk a partial index from its start.
+ */
+export async function nextDueInMs(db: Queryable): Promise<number | null> {
+  const { rows } = await db.query<{ ms: number | null }>({
+    name: 'automation_appointment_reminders_next_due',
+    text: `SELECT extract(epoch FROM LEAST(
+             (SELECT remind_at FROM appointment_reminders
+              WHERE sent_at IS NULL AND remind_at IS NOT NULL AND (lease_until IS NULL OR lease_until < now())
+              ORDER BY remind_at LIMIT 1),
+             (SELECT lease_until FROM appointment_reminders
+              WHERE sent_at IS NULL AND remind_at IS NOT NULL AND lease_until >= now()
+              ORDER BY lease_until LIMIT 1)) - now()) * 1000 AS ms`,
+  });
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? null : Number(ms);
+}
+
 /** The claimed reminder, locked, if it is still due for the same time (not rescheduled, cancelled or sent meanwhile). */
 export async function lockStillDue(db: Queryable, r: DueReminder): Promise<boolean> {
   const { rows } = await db.query(

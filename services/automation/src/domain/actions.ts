@@ -5,7 +5,7 @@ import type { RunContext, RunRow } from '../db/runs.repo';
 import { getTemplate } from '../db/templates.repo';
 import { systemContext } from '../remote';
 import { isUuid } from '@crm/validation';
-import { ActionDef, parseDuration } from './definition';
+import { ActionDef, CONVERSATION_ASSIGNEE, parseDuration } from './definition';
 import * as notifications from './notifications';
 import { placeholdersOf, render } from './text';
 import { subjectOf, subjectPrefixOf } from './triggers';
@@ -132,12 +132,19 @@ export class RunScope {
     return this.run.contact_id;
   }
 
-  /** The conversation to act on (send into, assign): the event's own, else the contact's latest. */
-  private async conversationId(): Promise<string> {
-    if ((this.prefix === 'message' || this.prefix === 'note') && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
+  /** The conversation the event is about, if it is about one. */
+  private eventConversationId(): string | undefined {
+    if ((this.prefix === 'message' || this.prefix === 'note' || this.prefix === 'task') && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
     if (this.prefix === 'conversation' && typeof this.subject.id === 'string') return this.subject.id;
     // conversation.assigned / conversation.status_changed name their conversation conversationId.
     if (this.prefix === 'conversation' && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
+    return undefined;
+  }
+
+  /** The conversation to act on (send into, assign): the event's own, else the contact's latest. */
+  private async conversationId(): Promise<string> {
+    const own = this.eventConversationId();
+    if (own) return own;
     let res: messaging.LatestConversation__Output;
     try {
       res = await this.deps.remote.messaging().LatestConversationForContact({ contactId: this.contactId() }, this.sys);
@@ -146,6 +153,44 @@ export class RunScope {
     }
     if (!res.conversation?.id) throw permanent('The contact has no conversation to send into');
     return res.conversation.id;
+  }
+
+  /**
+   * create_task: a task in crm on the event's contact and conversation (when it has them), due dueInMinutes after
+   * now, for the named user or the conversation's assignee (none assigned: an unassigned task). Its id derives from
+   * (run, action index), so a repeated attempt gets the task made the first time.
+   */
+  private async createTask(index: number, action: Extract<ActionDef, { type: 'create_task' }>): Promise<void> {
+    const title = (await this.render(action.title)).trim() || action.title;
+    let conversationId = this.eventConversationId();
+    let assigneeId: string | undefined;
+    if (action.assignTo === CONVERSATION_ASSIGNEE) {
+      conversationId ??= await this.conversationId();
+      try {
+        const res = await this.deps.remote.messaging().GetConversation({ id: conversationId, page: 1, limit: 1 }, this.sys);
+        assigneeId = res.conversation?.assigneeId || undefined;
+      } catch (err) {
+        if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Conversation not found (deleted?)');
+        throw classify(err, 'messaging GetConversation');
+      }
+    } else if (action.assignTo) assigneeId = action.assignTo;
+    const dueAt = action.dueInMinutes === undefined ? undefined : new Date(Date.now() + action.dueInMinutes * 60_000).toISOString();
+    try {
+      await this.deps.remote.crmTasks().CreateTask(
+        {
+          id: notifications.derivedId('create_task', this.run.id, String(index)),
+          title: title.slice(0, 200),
+          dueAt,
+          assigneeId,
+          contactId: this.run.contact_id ?? undefined,
+          conversationId,
+        },
+        this.sys,
+      );
+    } catch (err) {
+      if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('The task’s contact or conversation no longer exists');
+      throw classify(err, 'crm CreateTask');
+    }
   }
 
   /** Perform action `index`; returns the time to resume at for a wait. */
@@ -206,6 +251,9 @@ export class RunScope {
         }
         return {};
       }
+      case 'create_task':
+        await this.createTask(index, action);
+        return {};
       case 'wait':
         return { waitUntil: new Date(Date.now() + (parseDuration(action.duration) ?? 0) * 1000) };
     }

@@ -8,7 +8,10 @@ import { Condition, ConditionValue, knownFields, OPERATORS, Operator, Scalar, TR
  * user ids) return what to look up, and rules.ts does it.
  */
 
-export const ACTION_TYPES = ['send_message', 'send_notification', 'assign_user', 'assign_round_robin', 'add_tag', 'wait'] as const;
+export const ACTION_TYPES = ['send_message', 'send_notification', 'assign_user', 'assign_round_robin', 'add_tag', 'wait', 'create_task'] as const;
+
+/** create_task's assignTo that names no user: whoever the event's conversation (else the contact's latest) is assigned to. */
+export const CONVERSATION_ASSIGNEE = 'conversation_assignee';
 export type ActionType = (typeof ACTION_TYPES)[number];
 
 export type ActionDef =
@@ -17,7 +20,8 @@ export type ActionDef =
   | { type: 'assign_user'; userId: string }
   | { type: 'assign_round_robin' }
   | { type: 'add_tag'; tag: string }
-  | { type: 'wait'; duration: string };
+  | { type: 'wait'; duration: string }
+  | { type: 'create_task'; title: string; dueInMinutes?: number; assignTo?: string };
 
 /** The Action message as it arrives over gRPC (proto3 optionals absent when unset). */
 export interface ActionInput {
@@ -30,6 +34,8 @@ export interface ActionInput {
   tag?: string;
   duration?: string;
   notificationType?: string;
+  dueInMinutes?: number;
+  assignTo?: string;
 }
 
 export interface TriggerInput {
@@ -187,9 +193,28 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
       if (seconds < 1 || seconds > LIMITS.waitSeconds) throw invalid(`${path}.duration`, 'must be between 1 second and 90 days');
       return { type, duration: raw.replace(/\s+/g, '').toLowerCase() };
     }
+    case 'create_task': {
+      const title = text(`${path}.title`, a.title, LIMITS.title, true)!;
+      const maxMinutes = LIMITS.waitSeconds / 60;
+      const m = a.dueInMinutes;
+      if (m !== undefined && (!Number.isInteger(m) || m < 0 || m > maxMinutes)) throw invalid(`${path}.dueInMinutes`, `must be between 0 and ${maxMinutes} minutes`);
+      const raw = a.assignTo?.trim();
+      const assignTo = !raw ? undefined : raw === CONVERSATION_ASSIGNEE ? raw : uuidField(`${path}.assignTo`, raw, `user (or "${CONVERSATION_ASSIGNEE}")`);
+      return { type, title, ...(m !== undefined ? { dueInMinutes: m } : {}), ...(assignTo ? { assignTo } : {}) };
+    }
     default:
       throw invalid(`${path}.type`, `must be one of ${ACTION_TYPES.join(', ')}`);
   }
+}
+
+/**
+ * A rule started by a task event must not create tasks: each task it made would start it again (task_created at
+ * once, task_due as soon as the new task falls due), a loop no run could see. 400 naming the action's type.
+ */
+export function checkActionsFitTrigger(trigger: TriggerType, actions: ActionDef[]): void {
+  if (!trigger.startsWith('task_')) return;
+  const i = actions.findIndex((a) => a.type === 'create_task');
+  if (i >= 0) throw invalid(`actions[${i}].type`, `create_task cannot follow a ${trigger} trigger (each task it creates would start the rule again)`);
 }
 
 export function validateActions(inputs: ActionInput[]): ActionDef[] {
@@ -207,6 +232,7 @@ export function referencesOf(actions: ActionDef[]): { templates: Array<{ id: str
       else if (a.template && isUuid(a.template)) templates.push({ id: a.template, path: `actions[${i}].template` });
     }
     if ((a.type === 'assign_user' || a.type === 'send_notification') && a.userId) users.push({ id: a.userId, path: `actions[${i}].userId` });
+    if (a.type === 'create_task' && a.assignTo && a.assignTo !== CONVERSATION_ASSIGNEE) users.push({ id: a.assignTo, path: `actions[${i}].assignTo` });
   });
   return { templates, users };
 }

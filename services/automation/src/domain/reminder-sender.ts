@@ -31,7 +31,9 @@ export class ReminderSender {
       name: 'appointment reminders',
       databaseUrl: deps.config.DATABASE_URL,
       channel: repo.REMINDERS_CHANNEL,
-      pollMs: deps.config.APPOINTMENT_REMINDER_POLL_MS,
+      // The timer facility: sleeps until the nearest remind_at (or a lease running out); every change that writes
+      // or moves a reminder NOTIFYs the channel, so an earlier one re-arms it. No poll.
+      nextDueInMs: () => repo.nextDueInMs(deps.pool),
       concurrency: 4,
       claim: (free) => repo.claimDue(deps.pool, free, LEASE_MS),
       work: (r) => this.send(r),

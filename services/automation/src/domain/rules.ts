@@ -10,6 +10,7 @@ import * as runs from '../db/runs.repo';
 import { existingTemplateIds } from '../db/templates.repo';
 import {
   ActionDef,
+  checkActionsFitTrigger,
   referencesOf,
   ruleIncomplete,
   validateActions,
@@ -82,6 +83,7 @@ export async function create(deps: Deps, ctx: OrgContext, input: RuleInput) {
   const type = validateRuleType(input.type);
   const trigger = validateTrigger(input.trigger);
   const actions = validateActions(input.actions ?? []);
+  checkActionsFitTrigger(trigger.type, actions);
   await checkReferences(deps, ctx, actions);
   const id = randomUUID();
   await repo.insertRule(deps.pool, { id, orgId, name, description, type, trigger, actions, createdBy: userId });
@@ -99,6 +101,7 @@ export async function update(deps: Deps, ctx: OrgContext, input: RuleInput) {
     trigger: input.trigger ? validateTrigger(input.trigger) : undefined,
     actions: input.setActions ? validateActions(input.actions ?? []) : undefined,
   };
+  checkActionsFitTrigger(patch.trigger?.type ?? current.trigger_type, patch.actions ?? current.actions);
   if (patch.actions) {
     await checkReferences(deps, ctx, patch.actions);
     // An active rule must keep doing something; pause it first to empty it.

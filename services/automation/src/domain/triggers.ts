@@ -40,6 +40,8 @@ const CONVERSATION_FIELDS = ['id', 'type', 'chatnetAccountId', 'threadId', 'cont
 const NOTE_FIELDS = ['conversationId', 'noteId', 'authorId', 'authorName', 'mentions', 'contentPreview', 'contactId', 'contactName'];
 const ASSIGNED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'teamId', 'previousAssigneeId', 'assignedBy'];
 const STATUS_CHANGED_FIELDS = ['conversationId', 'contactId', 'status', 'previousStatus', 'snoozedUntil', 'changedBy'];
+/** crm's task.* events: the task as the API shows it. */
+const TASK_FIELDS = ['id', 'title', 'notes', 'dueAt', 'status', 'assigneeId', 'contactId', 'conversationId', 'createdBy'];
 const APPOINTMENT_FIELDS = ['id', 'title', 'description', 'type', 'location', 'status', 'scheduledAt', 'duration', 'assignedUserId', 'contactId'];
 
 /** Per trigger: the name of its own record, its fields (usable bare or prefixed), and whether `contact.*` needs a lookup. */
@@ -52,6 +54,9 @@ const SUBJECT: Record<TriggerType, { prefix: string; fields: string[]; contactLo
   conversation_status_changed: { prefix: 'conversation', fields: STATUS_CHANGED_FIELDS, contactLookup: true },
   appointment_created: { prefix: 'appointment', fields: APPOINTMENT_FIELDS, contactLookup: true },
   conversation_note_created: { prefix: 'note', fields: NOTE_FIELDS, contactLookup: true },
+  task_created: { prefix: 'task', fields: TASK_FIELDS, contactLookup: true },
+  task_completed: { prefix: 'task', fields: TASK_FIELDS, contactLookup: true },
+  task_due: { prefix: 'task', fields: TASK_FIELDS, contactLookup: true },
 };
 
 /** The name a trigger's record goes by in conditions and templates (`note.authorName`), from its event type. */
@@ -84,6 +89,7 @@ export function subjectOf(eventType: string, data: unknown): Record<string, unkn
   const d = (data ?? {}) as Record<string, unknown>;
   if (eventType === 'contact.created') return (d.contact ?? {}) as Record<string, unknown>;
   if (eventType === 'appointment.created') return (d.appointment ?? {}) as Record<string, unknown>;
+  if (eventType.startsWith('task.')) return (d.task ?? {}) as Record<string, unknown>;
   return d;
 }
 

@@ -16,9 +16,11 @@ import { conditionsHold, contactIdOf, Facts, keywordMatches, needsContactLookup,
 import { systemContext } from '../remote';
 import { inboundAlerts } from './inbound-alerts';
 import { noteMentions } from './note-mentions';
+import { taskDue } from './task-due';
 
 /**
- * Everything this consumer listens to: rule triggers, the system events that raise notifications, and crm's contact
+ * Everything this consumer listens to: rule triggers, the system events that raise notifications (crm's task.due
+ * among them: the assignee's task_due), and crm's contact
  * merges (rows keyed by the source contact follow it, see domain/contact-merges.ts).
  */
 export const TRIGGER_BINDINGS = [
@@ -35,6 +37,9 @@ export const TRIGGER_BINDINGS = [
   'appointment.updated',
   'appointment.deleted',
   'conversation.note_created',
+  'task.created',
+  'task.completed',
+  'task.due',
   'webhook.disabled',
 ] as const;
 
@@ -85,6 +90,9 @@ export function triggerHandler(deps: Deps): EventHandler {
         break;
       case 'message.received':
         await inboundAlerts(event, db);
+        break;
+      case 'task.due':
+        await taskDue(event, db);
         break;
     }
     await startRuns(deps, event, db);

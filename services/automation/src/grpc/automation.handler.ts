@@ -48,6 +48,7 @@ export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.Autom
     ListEmailSuppressions: (req, ctx) => email.suppressions.list(deps, ctx, req),
     DeleteEmailSuppression: (req, ctx) => email.suppressions.remove(deps, ctx, req),
     // Public links: no user or org in the call; the signed token is checked instead.
+    CheckUnsubscribeLink: (req) => email.suppressions.checkUnsubscribeLink(deps, req),
     UnsubscribeEmail: (req) => email.suppressions.unsubscribe(deps, req),
     RecordEmailOpen: (req) => email.suppressions.recordOpen(deps, req),
   };

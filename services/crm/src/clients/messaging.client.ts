@@ -1,4 +1,4 @@
-import { CallContext, type ClientFor, createServiceClient, InternalAuth, type LbPolicy, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, CallContext, type ClientFor, createServiceClient, decodeRemoteError, InternalAuth, type LbPolicy, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 
 export interface ConversationSummary {
@@ -14,8 +14,20 @@ export interface ContactConversations {
   conversations: ConversationSummary[];
 }
 
+/** A conversation as a task refers to it. */
+export interface ConversationRef {
+  id: string;
+  contactId: string | null;
+  assigneeId: string | null;
+}
+
 export interface ConversationSource {
   forContact(ctx: CallContext, contactId: string): Promise<ContactConversations>;
+  /**
+   * The org's conversation as the caller may see it (messaging applies their inbox visibility), or undefined when
+   * it is not the org's or hidden from them. Unlike forContact this must be answered: unavailable (503) otherwise.
+   */
+  visibleConversation(ctx: CallContext, id: string): Promise<ConversationRef | undefined>;
   close(): void;
 }
 
@@ -43,6 +55,22 @@ export function messagingConversations(addr: string, auth: InternalAuth, deadlin
           'messaging unavailable: contact conversations omitted',
         );
         return { available: false, conversations: [] };
+      }
+    },
+    async visibleConversation(ctx, id) {
+      try {
+        const res = await get().GetConversation(
+          { id, page: 1, limit: 1 },
+          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId },
+          { deadlineMs },
+        );
+        const c = res.conversation;
+        return c ? { id: c.id, contactId: c.contactId || null, assigneeId: c.assigneeId || null } : undefined;
+      } catch (err) {
+        const e = decodeRemoteError(err as { code?: number });
+        if (e.grpcCode === status.NOT_FOUND || e.grpcCode === status.INVALID_ARGUMENT) return undefined;
+        log.warn({ requestId: ctx.requestId, conversationId: id, err: { message: (err as Error).message, code: e.grpcCode } }, 'messaging did not answer a conversation check');
+        throw new AppError('unavailable', 'Cannot check conversationId now: the messaging service is unavailable');
       }
     },
     close: () => client?.close(),

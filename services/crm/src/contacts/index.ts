@@ -29,7 +29,8 @@ export {
 export { contactFilter, diff } from './domain/contacts';
 export { statusExists } from './db/statuses.repo';
 export { viewerOf } from './domain/visibility';
+export { conversationIdVisibleSql, orgLimitsAgentsSql } from './db/visibility.repo';
 export { normalisePhone } from './domain/phone';
-export { type ActivityType, recordActivities } from './db/activities.repo';
+export { type ActivityType, recordActivities, recordActivity } from './db/activities.repo';
 export { findAppointment, toAppointment } from './db/appointments.repo';
 export { criteriaSql, type Filter, validateCriteria } from './domain/list-criteria';

@@ -47,3 +47,4 @@ export function integrationsFeature(deps: Deps, server: GrpcServer) {
     stop: () => worker.stop(),
   };
 }
+export { INTEGRATION_SECRETS } from './secrets';

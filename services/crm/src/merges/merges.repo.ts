@@ -12,6 +12,8 @@ export const MOVED_TABLES = {
   contact_activities: 'id',
   contact_friends: 'id',
   socialnet_lead_links: 'lead_id',
+  // The tasks module's (a merge removes the source contact, which would otherwise leave its tasks without one).
+  tasks: 'id',
   // crm's projection of messaging's conversations (inbox visibility): follows the conversations messaging moves.
   conversation_owners: 'conversation_id',
 } as const;

@@ -14,6 +14,7 @@ import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
 import { socialnetSandboxOps } from './paths/socialnet-sandbox';
 import { scoringOps } from './paths/scoring';
+import { taskOps } from './paths/tasks';
 import { webhookOps } from './paths/webhooks';
 import type { Operation } from './registry';
 import { WEBHOOK_EVENTS } from './webhook-events';
@@ -26,6 +27,7 @@ export const OPERATIONS: Operation[] = [
   ...identityOps,
   ...crmOps,
   ...contactMergeOps,
+  ...taskOps,
   ...contactFieldsOps,
   ...scoringOps,
   ...chatOps,

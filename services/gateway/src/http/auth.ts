@@ -77,11 +77,7 @@ export function authMiddleware(deps: AuthDeps) {
     next();
   };
 
-  /** Count one failed API-key check for the client's address in its minute window. */
-  const apiKeyFailed = async (failures: { key: string }) => {
-    await countInRedis(deps.redis, failures.key);
-    return unauthorized('Missing or invalid API key', 'invalid_api_key');
-  };
+  const apiKeyRefused = () => unauthorized('Missing or invalid API key', 'invalid_api_key');
 
   /** Remember identity's answer in Redis for other gateways (NX: never over a rotation tombstone); true if it is now there. */
   const shareAnswer = async (cacheKey: string, value: string, seconds: number): Promise<boolean> => {
@@ -106,26 +102,34 @@ export function authMiddleware(deps: AuthDeps) {
     let orgId = deps.apiKeys.get(hash);
     if (!orgId || orgId === INVALID) {
       const cacheKey = keys.apiKey(hash);
-      const failures = windowKey(deps.prefix, `akf:${req.ip}`);
-      const [shared, failed] = orgId ? [INVALID, await deps.redis.get(failures.key)] : await deps.redis.mGet([cacheKey, failures.key]);
+      const shared = orgId ? INVALID : await deps.redis.get(cacheKey);
       orgId = shared ?? undefined;
       if (orgId && orgId !== REVOKED && orgId !== INVALID) {
         deps.apiKeys.setValid(hash, orgId);
       } else {
-        if (Number(failed ?? 0) >= deps.apiKeyFailuresPerMinute) return next(rateLimited(failures.resetIn, 'api_key_failures', deps.rejected));
+        // A key not known to be good counts against its address before anything else (increment, then compare):
+        // reading the count first let a concurrent burst of guesses all pass the check. One that turns out good, or
+        // that identity could not judge, is taken back off.
+        const failures = windowKey(deps.prefix, `akf:${req.ip}`);
+        const attempts = await countInRedis(deps.redis, failures.key);
+        if (attempts > deps.apiKeyFailuresPerMinute) return next(rateLimited(failures.resetIn, 'api_key_failures', deps.rejected));
         if (orgId) {
           deps.apiKeys.setInvalid(hash);
-          return next(await apiKeyFailed(failures));
+          return next(apiKeyRefused());
         }
         try {
           const found = await deps.identity.VerifyApiKey({ apiKey: key }, { requestId: res.locals.requestId, traceparent: res.locals.traceparent });
           orgId = found.orgId;
         } catch (err) {
-          if ((err as { code?: number }).code !== status.UNAUTHENTICATED) throw err;
+          if ((err as { code?: number }).code !== status.UNAUTHENTICATED) {
+            await deps.redis.decr(failures.key).catch(() => undefined);
+            throw err;
+          }
           await shareAnswer(cacheKey, INVALID, deps.apiKeyInvalidCacheSeconds);
           deps.apiKeys.setInvalid(hash);
-          return next(await apiKeyFailed(failures));
+          return next(apiKeyRefused());
         }
+        await deps.redis.decr(failures.key);
         // Cached here only if Redis holds no tombstone: a rotation between identity's answer and now wins.
         if (await shareAnswer(cacheKey, orgId, deps.apiKeyCacheSeconds)) deps.apiKeys.setValid(hash, orgId);
       }
@@ -145,10 +149,18 @@ export function authMiddleware(deps: AuthDeps) {
  * Per-IP limit for sign-in style routes that have no credential yet: counted in Redis on every request, exact across
  * gateways (these routes are rare and guard passwords, so no local counting).
  */
-export function ipRateLimit(redis: Redis, prefix: string, perMinute: number, rejected: (limit: RateLimitName) => void): RequestHandler {
+export function ipRateLimit(
+  redis: Redis,
+  prefix: string,
+  perMinute: number,
+  rejected: (limit: RateLimitName) => void,
+  bucket: Extract<RateLimitName, 'auth_ip' | 'email_links'> = 'auth_ip',
+): RequestHandler {
+  // Each bucket counts under its own key: sign-in's is never spent by another route.
+  const subject = bucket === 'auth_ip' ? 'ip' : 'link';
   return async (req, _res, next) => {
-    const rl = windowKey(prefix, `ip:${req.ip}`);
-    if ((await countInRedis(redis, rl.key)) > perMinute) return next(rateLimited(rl.resetIn, 'auth_ip', rejected));
+    const rl = windowKey(prefix, `${subject}:${req.ip}`);
+    if ((await countInRedis(redis, rl.key)) > perMinute) return next(rateLimited(rl.resetIn, bucket, rejected));
     next();
   };
 }

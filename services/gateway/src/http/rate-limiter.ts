@@ -19,8 +19,11 @@ export interface RateDecision {
   resetIn: number;
 }
 
-/** Which limit refused a request: per user (bearer), per API key, failed API-key checks per address, sign-in routes per address. */
-export type RateLimitName = 'user' | 'api_key' | 'api_key_failures' | 'auth_ip';
+/**
+ * Which limit refused a request: per user (bearer), per API key, failed API-key checks per address, sign-in routes
+ * per address, campaign email links per address.
+ */
+export type RateLimitName = 'user' | 'api_key' | 'api_key_failures' | 'auth_ip' | 'email_links';
 
 /** Counts 429s by limit (`http_rate_limit_rejections_total`); a no-op without metrics. */
 export function rateLimitRejections(metrics: Metrics | undefined): (limit: RateLimitName) => void {

@@ -13,6 +13,7 @@ import type { TokenRevocations } from '../http/token-revocations';
 import { closeRedis, duplicateRedis, type Redis } from '../redis';
 import { adapterPublisher } from './adapter-client';
 import { InboxAudience } from './inbox-audience';
+import { joinThrottle, originAllowed, SocketsPerUser } from './socket-admission';
 import { startSessionGuard } from './session-guard';
 
 /**
@@ -103,7 +104,14 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   const pub = duplicateRedis(redis, log, 'socket.io pub');
   const sub = duplicateRedis(redis, log, 'socket.io sub');
   await Promise.all([pub.connect(), sub.connect()]);
-  const io = new Server(server, { cors: { origin: config.CORS_ORIGINS === '*' ? true : config.CORS_ORIGINS.split(',') }, serveClient: false });
+  const corsOrigins = config.CORS_ORIGINS.trim();
+  const io = new Server(server, {
+    cors: { origin: corsOrigins === '*' ? true : corsOrigins ? corsOrigins.split(',').map((o) => o.trim()) : false },
+    // Browsers apply no CORS to WebSockets: the Origin is checked here for every transport.
+    allowRequest: (req, cb) => cb(originAllowed(req, corsOrigins) ? null : 'origin not allowed', originAllowed(req, corsOrigins)),
+    serveClient: false,
+  });
+  const perUser = new SocketsPerUser(redis, config.REDIS_PREFIX, config.SOCKETS_PER_USER, log);
   io.adapter(createAdapter(adapterPublisher(pub, log), sub, { key: `${config.REDIS_PREFIX}socket.io` }));
   const guard = await startSessionGuard({ io, redis, sync: deps.sync, tokens: deps.tokens, prefix: config.REDIS_PREFIX, resyncMs: config.SOCKET_SESSION_RESYNC_MS, log });
   const audience = new InboxAudience(
@@ -126,6 +134,12 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
       log.warn({ err }, 'socket handshake: revocation check failed');
       return next(new Error('unavailable'));
     }
+    try {
+      if (!(await perUser.admit(claims.sub, socket.id))) return next(Object.assign(new Error('too_many_connections'), { data: { reason: 'too_many_connections', limit: config.SOCKETS_PER_USER } }));
+    } catch (err) {
+      log.warn({ err }, 'socket handshake: connection count unavailable');
+      return next(new Error('unavailable'));
+    }
     socket.data.claims = claims;
     next();
   });
@@ -133,6 +147,8 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   io.on('connection', (socket: Socket) => {
     const claims = socket.data.claims as AccessClaims;
     guard.watch(socket);
+    socket.on('disconnect', () => void perUser.release(socket.id));
+    const mayJoin = joinThrottle(config.SOCKET_JOINS_PER_10S, 10_000);
     // The Redis adapter keeps rooms in memory: join is synchronous, nothing to wait for.
     void socket.join([`org:${claims.org}`, `user:${claims.sub}`, `org:${claims.org}:role:${claims.role}`]);
     // Join an account's room only when the account belongs to the caller's organization. A client may join
@@ -140,6 +156,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     // socket at once (`qr`, as the event would carry it); later codes arrive through the room.
     socket.on('join', async (room: unknown, ack?: (r: { ok: boolean; error?: string }) => void) => {
       const reply = typeof ack === 'function' ? ack : () => undefined;
+      if (!mayJoin()) return reply({ ok: false, error: 'too many joins; slow down' });
       const m = typeof room === 'string' ? /^account:([0-9a-f-]{36})$/i.exec(room) : null;
       if (!m) return reply({ ok: false, error: 'room must be account:<id>' });
       let pending: { qr?: string; expiresAt?: string };
@@ -200,6 +217,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
       await consumer.stop();
       await audienceChanges.stop();
       await guard.stop();
+      perUser.stop();
       // The callback, not close()'s promise, waits for the HTTP server to close.
       await new Promise<void>((resolve) => void io.close(() => resolve()));
       await closeRedis(pub);

@@ -73,6 +73,14 @@ export const Action = z.object(
     // "10m", "2h", or a number of seconds.
     duration: z.union([str(20), z.number({ error: 'must be a duration like "10m" or a number of seconds' })], { error: 'must be a duration like "10m" or a number of seconds' }).optional(),
     notificationType: str(LIMITS.slug).optional(),
+    // create_task: minutes from the run to the task's due time, and whom it is for.
+    dueInMinutes: z
+      .number({ error: 'must be a whole number of minutes' })
+      .int('must be a whole number of minutes')
+      .min(0, `must be between 0 and ${LIMITS.waitSeconds / 60} minutes`)
+      .max(LIMITS.waitSeconds / 60, `must be between 0 and ${LIMITS.waitSeconds / 60} minutes`)
+      .optional(),
+    assignTo: str(100).optional(),
   },
   { error: 'must be an object with a type' },
 );

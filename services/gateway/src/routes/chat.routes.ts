@@ -24,6 +24,8 @@ import {
   timelineOut,
 } from './chat.out';
 import { body, dateRange, pageParams, parseDateOrTime, query, s } from '../http/validate';
+import { scheduledMessageOut } from './scheduled-messages.out';
+import { sendAt } from './scheduled-messages.routes';
 
 const id = () => z.string().trim().uuid('must be an id');
 const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
@@ -125,6 +127,9 @@ export const Send = z
     attachments: attachmentRefs.default([]),
     clientMessageId: idempotencyKey.optional(),
     replyToMessageId,
+    // With sendAt the message is scheduled (202, a scheduled message) instead of sent now; null is no schedule.
+    sendAt: z.union([z.null(), sendAt()], { error: rules.SEND_AT_FORMAT }).optional(),
+    cancelIfReplied: z.boolean({ error: 'must be true or false' }).optional(),
   })
   .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required' });
 
@@ -222,6 +227,21 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   });
   internal.post('/conversations/:id/messages', async (req, res) => {
     const b = body(req, Send);
+    if (b.sendAt) {
+      const scheduled = await messaging().ScheduleMessage(
+        {
+          conversationId: req.params.id,
+          content: b.content,
+          contentType: b.contentType || 'text',
+          attachmentIds: b.attachments,
+          sendAt: b.sendAt,
+          cancelIfReplied: b.cancelIfReplied === true,
+        },
+        ctxOf(req, res),
+      );
+      res.status(202).json(scheduledMessageOut(scheduled));
+      return;
+    }
     const sent = await messaging().SendMessage(
       {
         conversationId: req.params.id,

@@ -19,6 +19,8 @@ export interface RouteDeps {
   auth: { bearer: RequestHandler; apiKey: RequestHandler };
   /** Per-IP limit for routes without a credential (setup, login, refresh). */
   authLimit: RequestHandler;
+  /** Per-IP limit for the links in campaign emails (unsubscribe, open pixel): a bucket of their own. */
+  linkLimit: RequestHandler;
   /** Keep-alive connections for requests proxied as streams (attachments). */
   streamAgent: Agent;
   /** Shutdown state: /readyz answers 503 once the drain has begun. */

@@ -23,15 +23,15 @@ const SWAGGER_FILES = new Set(['swagger-ui-bundle.js', 'swagger-ui.css', 'favico
  */
 export function docsRoutes({ config }: RouteDeps): Router {
   const r = Router();
-  // Built once, on first use: the operations do not change while the process runs; only the server URL is per request.
+  // Built once, on first use: the operations do not change while the process runs.
   let served: ReturnType<ReturnType<typeof docs>['servedOperations']> | undefined;
   const ops = () => (served ??= docs().servedOperations(config));
-  const origin = (req: express.Request) => `${req.protocol}://${req.get('host')}`;
-  r.get('/openapi.json', (req, res) => {
-    res.json(docs().gatewayDocument(ops(), origin(req)));
+  const server = config.PUBLIC_URL.replace(/\/$/, '');
+  r.get('/openapi.json', (_req, res) => {
+    res.json(docs().gatewayDocument(ops(), server));
   });
-  r.get('/api/public/openapi.json', (req, res) => {
-    res.json(docs().publicDocument(ops(), origin(req)));
+  r.get('/api/public/openapi.json', (_req, res) => {
+    res.json(docs().publicDocument(ops(), server));
   });
 
   const selfOnly = (_req: express.Request, res: express.Response, next: express.NextFunction) => {

@@ -1,4 +1,4 @@
-import { Request, Response, Router } from 'express';
+import { Request, Router } from 'express';
 import { z } from 'zod';
 import { automationRules as rules } from '@crm/validation';
 import type { RouteDeps } from './deps';
@@ -38,11 +38,16 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 /** 1×1 transparent GIF. */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
-function page(title: string, message: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222"><h1 style="font-size:1.4rem">${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`;
+/** The page an unsubscribe link opens: the address, and a button that posts to the same link. */
+function confirmPage(email: string): string {
+  return page('Unsubscribe?', `Stop sending these emails to ${email}?`, '<form method="post"><button type="submit" style="font-size:1rem;padding:.5rem 1rem">Unsubscribe</button></form>');
 }
 
-export function emailRoutes({ clients, authLimit }: RouteDeps): ServiceRoutes {
+function page(title: string, message: string, after = ''): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222"><h1 style="font-size:1.4rem">${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${after}</body></html>`;
+}
+
+export function emailRoutes({ clients, linkLimit }: RouteDeps): ServiceRoutes {
   const r = Router();
   const automation = () => clients.automation;
 
@@ -73,20 +78,24 @@ export function emailRoutes({ clients, authLimit }: RouteDeps): ServiceRoutes {
   });
 
   const root = Router();
-  const unsubscribe = (req: Request, res: Response) => automation().UnsubscribeEmail({ token: pathParam(req, 'token') }, ctxOf(req, res));
-  // The link in the email body: a page saying it worked. Not signed in, so nothing but the address is shown.
-  root.get('/u/:token', authLimit, async (req, res) => {
-    // Express answers HEAD with the GET route: link checkers probe with HEAD, which must not unsubscribe anyone.
+  const token = (req: Request) => ({ token: pathParam(req, 'token') });
+  // The link in the email body opens a page that asks; only its button (a POST) unsubscribes. Mail scanners and
+  // link previews follow GET links, and must never unsubscribe anyone. Not signed in: only the address is shown.
+  root.get('/u/:token', linkLimit, async (req, res) => {
+    // Express answers HEAD with the GET route: a link checker's probe gets the headers and nothing is looked up.
     if (req.method === 'HEAD') return res.set('Cache-Control', 'no-store').type('html').end();
-    const out = await unsubscribe(req, res);
-    res.set('Cache-Control', 'no-store').type('html').send(page('You are unsubscribed', `${out.email} will not receive these emails any more.`));
+    const out = await automation().CheckUnsubscribeLink(token(req), ctxOf(req, res));
+    res.set('Cache-Control', 'no-store').type('html').send(confirmPage(out.email));
   });
-  // RFC 8058 one-click: the mail client POSTs "List-Unsubscribe=One-Click" to the List-Unsubscribe address.
-  root.post('/u/:token', authLimit, async (req, res) => {
-    await unsubscribe(req, res);
-    res.set('Cache-Control', 'no-store').json({ unsubscribed: true });
+  // The page's button, and RFC 8058 one-click (the mail client POSTs "List-Unsubscribe=One-Click" to the
+  // List-Unsubscribe address). A browser gets a page, a mail client JSON.
+  root.post('/u/:token', linkLimit, async (req, res) => {
+    const out = await automation().UnsubscribeEmail(token(req), ctxOf(req, res));
+    res.set('Cache-Control', 'no-store');
+    if (req.accepts(['json', 'html']) === 'html') return res.type('html').send(page('You are unsubscribed', `${out.email} will not receive these emails any more.`));
+    res.json({ unsubscribed: true });
   });
-  root.get('/o/:file', authLimit, async (req, res) => {
+  root.get('/o/:file', linkLimit, async (req, res) => {
     const m = /^([A-Za-z0-9_-]{1,200})\.gif$/.exec(String(req.params.file));
     if (!m) return sendError(res, 404, 'not_found', 'Link not found');
     if (req.method === 'HEAD') return res.set('Cache-Control', 'no-store, private').type('image/gif').end();

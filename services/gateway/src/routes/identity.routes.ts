@@ -63,7 +63,9 @@ export function identityRoutes(deps: RouteDeps): Router {
 
   // First run and sign-in: no bearer token yet.
   r.get('/setup/status', async (req, res) => {
-    res.json(await identity.GetSetupStatus({}, ctxOf(req, res)));
+    // Only whether setup is still needed: how many organizations a deployment hosts is nobody's business here.
+    const out = await identity.GetSetupStatus({}, ctxOf(req, res));
+    res.json({ setupRequired: out.setupRequired });
   });
   r.post('/setup', authLimit, async (req, res) => {
     res.status(201).json(await identity.Setup(body(req, NewOrg), ctxOf(req, res)));

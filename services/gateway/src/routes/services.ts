@@ -7,12 +7,14 @@ import { chatRoutes } from './chat.routes';
 import { chatnetAccountRoutes } from './chatnet-accounts.routes';
 import { contactMergesRoutes } from './contact-merges.routes';
 import { conversationNotesRoutes } from './conversation-notes.routes';
+import { scheduledMessagesRoutes } from './scheduled-messages.routes';
 import { contactFieldsRoutes } from './contact-fields.routes';
 import { crmRoutes } from './crm';
 import { emailRoutes } from './email.routes';
 import { integrationsRoutes } from './integrations.routes';
 import { reportsRoutes } from './reports.routes';
 import { scoringRoutes } from './scoring.routes';
+import { tasksRoutes } from './tasks.routes';
 import { webhooksRoutes } from './webhooks.routes';
 
 /**
@@ -33,5 +35,5 @@ export interface ServiceRoutes {
 
 export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
   // contactFieldsRoutes first: its /contacts/export and /contacts/import come before crm's /contacts/:id.
-  return [contactFieldsRoutes(deps), crmRoutes(deps), contactMergesRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps)];
+  return [contactFieldsRoutes(deps), crmRoutes(deps), contactMergesRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), scheduledMessagesRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps), tasksRoutes(deps)];
 }

@@ -53,14 +53,16 @@ export async function storedBytes(db: Queryable, orgId: string): Promise<number>
 }
 
 /**
- * Delete up to `limit` uploads not sent with any message and older than `hours`, returning them so their
+ * Delete up to `limit` uploads not sent with any message and older than `hours` (a scheduled message still waiting
+ * to send one keeps it), returning them so their
  * files can go too. SKIP LOCKED lets several instances sweep at once without waiting on (or double-deleting)
  * each other's rows, and a send linking one of these rows in the same moment either wins or finds it gone.
  */
 export async function deleteOrphans(db: Queryable, hours: number, limit: number): Promise<{ id: string; org_id: string }[]> {
   const { rows } = await db.query<{ id: string; org_id: string }>(
     `DELETE FROM attachments WHERE id IN (
-       SELECT id FROM attachments WHERE message_id IS NULL AND uploaded_at < now() - make_interval(secs => $1)
+       SELECT a.id FROM attachments a WHERE a.message_id IS NULL AND a.uploaded_at < now() - make_interval(secs => $1)
+         AND NOT EXISTS (SELECT 1 FROM scheduled_messages s WHERE s.status = 'scheduled' AND s.attachment_ids @> ARRAY[a.id])
        ORDER BY uploaded_at LIMIT $2 FOR UPDATE SKIP LOCKED)
      RETURNING id, org_id`,
     [hours * 3600, limit],

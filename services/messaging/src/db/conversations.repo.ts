@@ -368,6 +368,14 @@ export async function wakeDue(db: Queryable, limit: number) {
   return rows;
 }
 
+/** Milliseconds (by the database's clock) until the nearest snooze ends (0 or less: due now), null when none is snoozed. */
+export async function nextSnoozeDueInMs(db: Queryable): Promise<number | null> {
+  const { rows } = await db.query<{ ms: string | null }>(
+    `SELECT (extract(epoch FROM min(snoozed_until) - now()) * 1000)::text AS ms FROM conversations WHERE status = 'snoozed'`,
+  );
+  return rows[0].ms === null ? null : Number(rows[0].ms);
+}
+
 /** Counters and the last-message preview after a sent message was stored; a reply answers every earlier message. */
 export async function applyOutbound(
   db: Queryable,

@@ -10,6 +10,7 @@ import { groupFallbackName, senderTarget, threadTarget, tryResolveSender, tryUps
 import { EVENTS } from './events';
 import { autoAssignNew } from './round-robin';
 import { storeSelf } from './self-messages';
+import { cancelScheduledOnReply } from '../scheduled';
 import { statusChangedData } from './status';
 import { isUuid } from '@crm/validation';
 import { linkInboundQuote } from '../reactions';
@@ -295,6 +296,8 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'inbound message already stored; skipped');
     return;
   }
+  // The contact answered: messages scheduled into this conversation with cancelIfReplied are not sent.
+  await cancelScheduledOnReply(db, orgId, stored.conversationId, d.sentAt);
   // A reply names the message it quotes by its network id: linked to the stored one of this conversation.
   const quote = await linkInboundQuote(db, orgId, stored.conversationId, messageId, d.quoteChatnetMessageId);
   if (d.attachmentIds.length) {

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { AppError, invalid, notFound, requirePermission, OrgContext } from '@crm/grpc-kit';
-import { withTransaction } from '@crm/db';
+import { Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import { sendDefinitelyFailed } from '../clients';
 import type { Deps } from '../deps';
@@ -32,7 +32,9 @@ interface Input {
   source: SendSource;
   attachmentIds: string[];
   /** The message of the conversation this one replies to (resolved once the conversation is known). */
-  replyToMessageId: string;
+  replyToMessageId?: string;
+  /** Written in the transaction that stores the message (a scheduled message marks itself sent with it). */
+  onStored?: (db: Queryable, messageId: string) => Promise<void>;
 }
 
 /** Who is sending and through which operation type; callers without a user default to the stricter budget. */
@@ -40,7 +42,7 @@ function sourceOf(ctx: OrgContext, raw: string | undefined): SendSource {
   return optionalOneOf(raw, SEND_SOURCES, 'source') ?? (ctx.userId ? 'ui' : 'automation');
 }
 
-function parseInput(
+export function parseInput(
   ctx: OrgContext,
   req: { content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[]; replyToMessageId?: string },
 ): Input {
@@ -55,6 +57,17 @@ function parseInput(
   const key = (req.clientMessageId ?? '').trim();
   if (key.length > rules.IDEMPOTENCY_KEY_MAX) throw invalid('clientMessageId', `must be at most ${rules.IDEMPOTENCY_KEY_MAX} characters`);
   return { content, contentType, key: key || undefined, source: sourceOf(ctx, req.source), attachmentIds, replyToMessageId: (req.replyToMessageId ?? '').trim() };
+}
+
+/** The uploads a send names: each the org's and not yet sent with another message, else 400 naming `attachments`. */
+export async function checkUploads(deps: Deps, orgId: string, ids: string[]) {
+  const uploads = await files.findMany(deps.pool, orgId, ids);
+  for (const id of ids) {
+    const f = uploads.find((u) => u.id === id);
+    if (!f) throw invalid('attachments', `unknown attachment ${id}`);
+    if (f.message_id) throw invalid('attachments', `attachment ${id} was already sent with another message`);
+  }
+  return uploads;
 }
 
 /** Sending is open to every role of the org; callers from other services may carry no role at all. */
@@ -76,6 +89,24 @@ export async function sendToConversation(
   if (!conv) throw notFound('Conversation');
   const quote = await resolveReplyTo(deps.pool, orgId, conv.id, input.replyToMessageId);
   return send(deps, ctx, orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input, quote);
+}
+
+/**
+ * A scheduled message falling due (scheduled/sender.ts): sent as its author's UI send into the conversation, with
+ * no visibility check (it was checked when it was scheduled), and the scheduled message's id as the idempotency
+ * key, so a repeat after a crash answers with the message already sent (here, or by the connector's record of the
+ * key) instead of sending again. `onStored` runs in the transaction that stores the message; a replay skips it.
+ */
+export async function sendScheduled(
+  deps: Deps,
+  s: { id: string; orgId: string; createdBy: string | null; conversationId: string; content: string; contentType: string; attachmentIds: string[] },
+  onStored: (db: Queryable, messageId: string) => Promise<void>,
+) {
+  const ctx = { orgId: s.orgId, userId: s.createdBy ?? '', role: '', requestId: `scheduled:${s.id}`, clientIp: '' } as OrgContext;
+  const conv = await convs.findById(deps.pool, s.orgId, s.conversationId);
+  if (!conv) throw notFound('Conversation');
+  const input: Input = { content: s.content, contentType: s.contentType, key: s.id, source: 'ui', attachmentIds: s.attachmentIds, onStored };
+  return send(deps, ctx, s.orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input);
 }
 
 /** SendToThread: by account and network thread id (public API); the conversation is created when new. */
@@ -115,12 +146,7 @@ export async function sendToThread(
  * A send that certainly failed gives back its key and its governor slot.
  */
 async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, input: Input, quote?: ResolvedQuote) {
-  const uploads = await files.findMany(deps.pool, orgId, input.attachmentIds);
-  for (const id of input.attachmentIds) {
-    const f = uploads.find((u) => u.id === id);
-    if (!f) throw invalid('attachments', `unknown attachment ${id}`);
-    if (f.message_id) throw invalid('attachments', `attachment ${id} was already sent with another message`);
-  }
+  const uploads = await checkUploads(deps, orgId, input.attachmentIds);
 
   if (input.key) {
     const replay = await claimKey(deps, orgId, input.key, fingerprint(target, input));
@@ -239,6 +265,7 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
       }
       const attached = await files.linkToMessage(db, orgId, row.id, input.attachmentIds);
       if (input.key) await requests.markSent(db, orgId, input.key, row.id);
+      await input.onStored?.(db, row.id);
       await enqueueEvent(db, {
         type: EVENTS.messageSent,
         orgId,

@@ -1,5 +1,5 @@
 import { invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
-import { Queryable, withTransaction } from '@crm/db';
+import { ClaimLoop, Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
@@ -44,6 +44,8 @@ export async function applyStatus(
   const until = status === 'snoozed' ? snoozedUntil : null;
   if (conv.status === status && (conv.snoozed_until?.getTime() ?? null) === (until?.getTime() ?? null)) return false;
   await convs.setStatus(db, conv.org_id, conv.id, status, until);
+  // A new wake-up time: instances sleeping past it re-arm (delivered at commit).
+  if (until) await db.query(`SELECT pg_notify('${SNOOZE_CHANNEL}', '')`);
   await enqueueEvent(db, {
     type: EVENTS.conversationStatusChanged,
     orgId: conv.org_id,
@@ -88,41 +90,55 @@ export async function setStatus(deps: Deps, ctx: OrgContext, req: { id: string; 
 /** Batch size of one wake-up statement; the job repeats while a batch comes back full. */
 const WAKE_BATCH = 500;
 
-/** Wake every snoozed conversation that is due; each wake-up is announced once, whichever instance did it. */
-export async function wakeSnoozed(deps: Deps): Promise<number> {
+/** A snooze written or moved NOTIFYs here in its transaction, so every instance re-arms its wake-up for it. */
+export const SNOOZE_CHANNEL = 'messaging_snooze_due';
+
+/** Wake up to WAKE_BATCH due snoozed conversations in one transaction, each announced once whichever instance woke it. */
+async function wakeBatch(deps: Pick<Deps, 'pool'>): Promise<number> {
+  return withTransaction(deps.pool, async (db) => {
+    const rows = await convs.wakeDue(db, WAKE_BATCH);
+    for (const r of rows) {
+      await enqueueEvent(db, {
+        type: EVENTS.conversationStatusChanged,
+        orgId: r.org_id,
+        data: statusChangedData(r, 'active', 'snoozed', null, null),
+      });
+    }
+    return rows.length;
+  });
+}
+
+/** Wake every snoozed conversation that is due (several callers at once never wake one twice). */
+export async function wakeSnoozed(deps: Pick<Deps, 'pool'>): Promise<number> {
   let woken = 0;
   for (;;) {
-    const batch = await withTransaction(deps.pool, async (db) => {
-      const rows = await convs.wakeDue(db, WAKE_BATCH);
-      for (const r of rows) {
-        await enqueueEvent(db, {
-          type: EVENTS.conversationStatusChanged,
-          orgId: r.org_id,
-          data: statusChangedData(r, 'active', 'snoozed', null, null),
-        });
-      }
-      return rows.length;
-    });
+    const batch = await wakeBatch(deps);
     woken += batch;
     if (batch < WAKE_BATCH) return woken;
   }
 }
 
-/** Runs wakeSnoozed every SNOOZE_WAKE_INTERVAL_MS on every instance (they never wake a conversation twice). */
-export function startSnoozeWaker(deps: Deps): { stop(): Promise<void> } {
-  let running: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    if (running) return; // a slow run is not stacked on by the next tick
-    running = wakeSnoozed(deps)
-      .then((n) => n > 0 && deps.log.debug({ woken: n }, 'snoozed conversations woken'))
-      .catch((err) => deps.log.warn({ err }, 'waking snoozed conversations failed; retried at the next tick'))
-      .finally(() => (running = undefined));
-  }, deps.config.SNOOZE_WAKE_INTERVAL_MS);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+/**
+ * Snooze wake-ups on the timer facility (ARCHITECTURE.md, Timers): each instance sleeps until the nearest
+ * snoozedUntil (`nextDueInMs`), woken early by a NOTIFY on SNOOZE_CHANNEL when a snooze is set, and wakes the due
+ * ones with SKIP LOCKED, so a conversation wakes within moments of its time, once, on whichever instance is first.
+ * The wake-up is done in the claim itself (one UPDATE … RETURNING per batch); there are no items to work on.
+ */
+export async function startSnoozeWaker(deps: Deps): Promise<{ stop(): Promise<void> }> {
+  const loop = new ClaimLoop<never>({
+    name: 'snooze wake-ups',
+    databaseUrl: deps.config.DATABASE_URL,
+    channel: SNOOZE_CHANNEL,
+    concurrency: 1,
+    claim: async () => {
+      const woken = await wakeBatch(deps);
+      if (woken > 0) deps.log.debug({ woken }, 'snoozed conversations woken');
+      return { items: [], again: woken === WAKE_BATCH, left: false };
     },
-  };
+    nextDueInMs: () => convs.nextSnoozeDueInMs(deps.pool),
+    work: async () => undefined,
+    log: deps.log,
+  });
+  await loop.start();
+  return { stop: () => loop.stop() };
 }

@@ -14,6 +14,7 @@ import * as send from '../domain/send';
 import * as status from '../domain/status';
 import * as visibility from '../domain/visibility';
 import * as reactions from '../reactions';
+import * as scheduled from '../scheduled';
 
 /** messaging.v1.MessagingService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.MessagingService'> {
@@ -44,6 +45,12 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
 
     SendMessage: (req, ctx) => send.sendToConversation(deps, ctx, req),
     SendToThread: (req, ctx) => send.sendToThread(deps, ctx, req),
+
+    ScheduleMessage: (req, ctx) => scheduled.scheduleMessage(deps, ctx, req),
+    ListScheduledMessages: (req, ctx) => scheduled.listScheduledMessages(deps, ctx, req),
+    GetScheduledMessage: (req, ctx) => scheduled.getScheduledMessage(deps, ctx, req.id),
+    UpdateScheduledMessage: (req, ctx) => scheduled.updateScheduledMessage(deps, ctx, req),
+    CancelScheduledMessage: (req, ctx) => scheduled.cancelScheduledMessage(deps, ctx, req.id),
 
     ListFolders: (_req, ctx) => folders.list(deps, ctx),
     CreateFolder: (req, ctx) => folders.create(deps, ctx, req),

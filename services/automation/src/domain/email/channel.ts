@@ -2,7 +2,7 @@ import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { automationRules as rules } from '@crm/validation';
-import { createSmtpClient, SmtpTarget } from '@crm/mail';
+import { createSmtpClient, smtpFailureOf, SmtpTarget } from '@crm/mail';
 import { canonicalHost, isIpLiteral } from '@crm/net-guard';
 import type { Deps } from '../../deps';
 import * as repo from '../../db/email-channels.repo';
@@ -27,7 +27,7 @@ export interface ResolvedChannel {
 /** The problem that stops every send of the channel (not one recipient's): the campaign pauses with it. */
 export class ChannelProblem extends Error {}
 
-const aad = (orgId: string) => `email-channel:${orgId}`;
+export const aad = (orgId: string) => `email-channel:${orgId}`;
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
 const EMAIL = /^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+\.[^\s@<>()",;:\\[\]]+$/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -65,6 +65,8 @@ export async function channelFor(deps: Deps, orgId: string): Promise<ResolvedCha
       throw new ChannelProblem('The stored SMTP password cannot be decrypted (the encryption key changed); save the email settings again');
     }
   }
+  // A channel saved before the port list (or with a port since removed from it) is not dialled.
+  if (!deps.config.SMTP_ALLOWED_PORTS.includes(row.port)) throw new ChannelProblem(`Port ${row.port} is not an SMTP port this server allows; save the email settings with one of ${deps.config.SMTP_ALLOWED_PORTS.join(', ')}`);
   let address: string;
   try {
     [{ address }] = await deps.emailGuard.resolveAllowed(row.host);
@@ -138,6 +140,7 @@ export async function updateChannel(deps: Deps, ctx: OrgContext, input: ChannelI
   if (!isIpLiteral(bare) && !HOST_NAME.test(host)) throw invalid('host', 'must be a host name or IP address, without scheme or port');
   const port = input.port ?? (input.secure ? 465 : 587);
   rules.smtpPort(port);
+  if (!deps.config.SMTP_ALLOWED_PORTS.includes(port)) throw invalid('port', `must be an SMTP port: ${deps.config.SMTP_ALLOWED_PORTS.join(', ')}`);
   const secure = input.secure ?? port === 465;
   const username = text('user', input.user, rules.SMTP_USER_MAX);
   const fromAddress = text('fromAddress', input.fromAddress, rules.SMTP_FROM_ADDRESS_MAX, true);
@@ -183,6 +186,23 @@ export async function deleteChannel(deps: Deps, ctx: OrgContext) {
   return { ok: true, message: 'Email channel removed' };
 }
 
+/**
+ * What the settings test says of a failure: a sentence of ours for its kind (with the server's reply code where it
+ * gave one), never the server's own text. A test an admin can aim at any host must not read banners or replies back
+ * to them.
+ */
+export function classifySmtpFailure(err: unknown): string {
+  const f = smtpFailureOf(err);
+  const reply = f.responseCode ? ` (${f.responseCode})` : '';
+  if (f.code === 'EAUTH' || (f.responseCode !== undefined && [530, 534, 535].includes(f.responseCode))) return `The mail server refused the sign-in${reply}: check the user name and password`;
+  if (/certificate|ssl|tls/i.test(f.message) || f.code === 'ETLS') return 'No secure connection to the mail server could be made: check the port and the secure setting';
+  if (f.code === 'ETIMEDOUT' || /timeout/i.test(f.message)) return 'The mail server did not answer in time';
+  if (f.code === 'ECONNECTION' || f.code === 'ECONNREFUSED' || f.code === 'ESOCKET' || f.code === 'EDNS') return 'The mail server could not be reached: check the host and port';
+  if (f.responseCode !== undefined && f.responseCode >= 500) return `The mail server refused the message${reply}: check the sender address and the server's rules`;
+  if (f.responseCode !== undefined && f.responseCode >= 400) return `The mail server cannot take the message now${reply}: try again later`;
+  return 'The mail server did not accept the message';
+}
+
 /** POST /settings/email/test: one email through the channel in effect; the SMTP error is the answer, not a failure. */
 export async function testChannel(deps: Deps, ctx: OrgContext, req: { to?: string }) {
   requireCan(ctx, 'settings:edit');
@@ -207,7 +227,7 @@ export async function testChannel(deps: Deps, ctx: OrgContext, req: { to?: strin
     });
     return { delivered: true, error: '' };
   } catch (err) {
-    return { delivered: false, error: scrub((err as Error).message, channel.secrets) };
+    return { delivered: false, error: classifySmtpFailure(err) };
   } finally {
     client.close();
   }

@@ -31,7 +31,13 @@ async function linked(deps: Deps, purpose: LinkPurpose, token: string | undefine
   return { ...rec, campaignId: parsed.campaignId, contactId: parsed.contactId };
 }
 
-/** GET or POST /u/<token> (no sign-in): the address joins the org's suppression list. Repeating it changes nothing. */
+/** GET /u/<token> (no sign-in): the address a genuine link names, for the page that asks to confirm; nothing changes. */
+export async function checkUnsubscribeLink(deps: Deps, req: { token?: string }) {
+  const rec = await linked(deps, 'unsubscribe', req.token);
+  return { email: rec.email };
+}
+
+/** POST /u/<token> (no sign-in; the page's button or RFC 8058 one-click): the address joins the org's suppression list. Repeating it changes nothing. */
 export async function unsubscribe(deps: Deps, req: { token?: string }) {
   const rec = await linked(deps, 'unsubscribe', req.token);
   await repo.suppress(deps.pool, rec.org_id, rec.email, 'unsubscribed', rec.campaignId);

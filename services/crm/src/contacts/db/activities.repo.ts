@@ -9,6 +9,8 @@ export type ActivityType =
   | 'appointment_created'
   | 'appointment_updated'
   | 'appointment_deleted'
+  | 'task_created'
+  | 'task_completed'
   | 'message_received'
   | 'message_sent'
   | 'friend_added'

@@ -19,6 +19,23 @@ export function contactIdVisibleSql(contactIdRef: string, userRef: string): stri
   return `EXISTS (SELECT 1 FROM contacts WHERE contacts.id = ${contactIdRef} AND ${contactVisibleSql(userRef)})`;
 }
 
+/** Whether the org at `orgRef` limits its agents to the conversations assigned to them (`assigned`). */
+export function orgLimitsAgentsSql(orgRef: string): string {
+  return `EXISTS (SELECT 1 FROM inbox_visibility iv WHERE iv.org_id = ${orgRef} AND iv.agent_visibility = 'assigned')`;
+}
+
+/**
+ * The conversation side of the rule for a row that names a conversation (`conversationIdRef`, e.g. a task's): the
+ * conversation is assigned to the agent at `userRef`, or unassigned on an account listing them. It does not look at
+ * the org's setting (see orgLimitsAgentsSql); a conversation crm has not heard of yet is not visible.
+ */
+export function conversationIdVisibleSql(conversationIdRef: string, orgRef: string, userRef: string): string {
+  return `EXISTS (SELECT 1 FROM conversation_owners co WHERE co.org_id = ${orgRef} AND co.conversation_id = ${conversationIdRef}
+         AND (co.assignee_id = ${userRef}
+              OR (co.assignee_id IS NULL AND EXISTS (SELECT 1 FROM account_users au
+                    WHERE au.org_id = co.org_id AND au.chatnet_account_id = co.chatnet_account_id AND ${userRef} = ANY(au.user_ids)))))`;
+}
+
 export async function setVisibility(db: Queryable, orgId: string, value: 'all' | 'assigned'): Promise<void> {
   await db.query(
     `INSERT INTO inbox_visibility (org_id, agent_visibility) VALUES ($1, $2)

@@ -8,7 +8,7 @@ import type { SocialnetCredentials } from './driver';
  * The org's user token on the social network. The graph driver lists the pages a user manages with it (each
  * page comes with its own page token, which connecting stores); the sandbox scopes pages by org and ignores it.
  */
-const aad = (orgId: string) => `socialnet-user:${orgId}`;
+export const aad = (orgId: string) => `socialnet-user:${orgId}`;
 const TOKEN_MAX = 4096;
 
 interface Row {

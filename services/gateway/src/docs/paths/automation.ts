@@ -91,8 +91,8 @@ email.op('GET /email-suppressions', { summary: 'Addresses that will not be email
 email.op('DELETE /email-suppressions/:email', { summary: 'Email an address again (admins and owners)', responses: { 204: null }, errors: [400] });
 
 const links = area({ prefix: '', auth: 'none', tag: 'Email links' });
-links.op('GET /u/:token', { summary: 'The unsubscribe link of a campaign email: unsubscribes and shows a confirmation page', responses: { 200: 'html' }, errors: [404, 429] });
-links.op('POST /u/:token', { summary: 'One-click unsubscribe (RFC 8058 List-Unsubscribe-Post)', responses: { 200: z.object({ unsubscribed: z.literal(true) }) }, errors: [404, 429] });
+links.op('GET /u/:token', { summary: 'The unsubscribe link of a campaign email: a page that asks to confirm (changes nothing: link scanners follow GET links)', responses: { 200: 'html' }, errors: [404, 429] });
+links.op('POST /u/:token', { summary: "Unsubscribe: the confirmation page's button (answered with a page) or one-click (RFC 8058 List-Unsubscribe-Post)", responses: { 200: z.object({ unsubscribed: z.literal(true) }) }, errors: [404, 429] });
 links.op('GET /o/:file', { summary: 'The open pixel of a campaign email (`<token>.gif`): the first load marks the email opened', responses: { 200: 'gif' }, errors: [404, 429] });
 
 export const automationOps = [...rules.ops, ...templates.ops, ...campaigns.ops, ...notifications.ops, ...reminders.ops, ...email.ops, ...links.ops];

@@ -17,6 +17,7 @@ import {
   SetStatus,
 } from '../../routes/chat.routes';
 import { NewNote } from '../../routes/conversation-notes.routes';
+import { ScheduledPatch, ScheduledQuery } from '../../routes/scheduled-messages.routes';
 import { reply } from '../proto-schema';
 import { area } from '../registry';
 import { page, Pagination } from '../schemas/common';
@@ -32,6 +33,7 @@ import {
   Note,
   Preset,
   SearchHit,
+  ScheduledMessage,
   SentMessage,
 } from '../schemas/messaging';
 
@@ -86,10 +88,12 @@ messages.op('POST /conversations/:id/messages', {
   summary: 'Send a message (text and/or uploaded attachments) into the conversation through its chat-network account',
   description:
     'Send an Idempotency-Key header (or clientMessageId) so a retried request never sends twice; a replay answers the first result with `Idempotent-Replayed: true`. ' +
-    '429 with Retry-After when the account’s send rate is reached; 422 when the account is not connected.',
+    '429 with Retry-After when the account’s send rate is reached; 422 when the account is not connected. ' +
+    'With `sendAt` (a time in the future, at most 90 days ahead) nothing is sent now: the message is scheduled (202, a scheduled message) and sent at that time ' +
+    'as this send would have been, once; `cancelIfReplied: true` cancels it when the contact writes first.',
   body: Send,
-  headers: [{ name: 'Idempotency-Key', description: '1 to 255 characters; a repeated key answers with the first result' }],
-  responses: { 201: SentMessage },
+  headers: [{ name: 'Idempotency-Key', description: '1 to 255 characters; a repeated key answers with the first result (sends only)' }],
+  responses: { 201: SentMessage, 202: ScheduledMessage },
   errors: [409, 422, 503],
 });
 messages.op('PUT /conversations/:id/messages/:messageId', { summary: 'Set a message’s read and/or replied flag', body: Flags, responses: { 200: Message } });
@@ -114,6 +118,30 @@ messages.op('DELETE /messages/:id/reactions', {
   description: 'Without a reaction of the caller nothing changes. ' + VISIBILITY,
   responses: { 200: Message },
   errors: [422, 503],
+});
+
+const scheduled = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Scheduled messages' });
+const SCHEDULED =
+  'Made by POST /conversations/:id/messages with sendAt; sent within 2 s of sendAt, once, as a normal send (status sent, messageId set), or failed with error. ' +
+  VISIBILITY.replace('others answer 404', 'scheduled messages of the others answer 404');
+scheduled.op('GET /scheduled-messages', {
+  summary: 'Scheduled messages, latest send time first, optionally of one conversation and/or one status',
+  description: SCHEDULED,
+  query: ScheduledQuery,
+  paging: { limit: 20, max: 100 },
+  responses: { 200: page(ScheduledMessage) },
+});
+scheduled.op('GET /scheduled-messages/:id', { summary: 'One scheduled message', description: SCHEDULED, responses: { 200: ScheduledMessage } });
+scheduled.op('PUT /scheduled-messages/:id', {
+  summary: 'Change the content and/or sendAt of a message still scheduled (409 once sent, cancelled or failed, or while it is being sent)',
+  body: ScheduledPatch,
+  responses: { 200: ScheduledMessage },
+  errors: [409],
+});
+scheduled.op('DELETE /scheduled-messages/:id', {
+  summary: 'Cancel a message still scheduled (status cancelled; 409 once sent, cancelled or failed, or while it is being sent)',
+  responses: { 204: null },
+  errors: [409],
 });
 
 const notes = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversation notes' });
@@ -163,4 +191,4 @@ attachments.op('GET /chat/attachments/:id', {
   errors: [503],
 });
 
-export const chatOps = [...inbox.ops, ...messages.ops, ...notes.ops, ...settings.ops, ...folders.ops, ...presets.ops, ...attachments.ops];
+export const chatOps = [...inbox.ops, ...messages.ops, ...scheduled.ops, ...notes.ops, ...settings.ops, ...folders.ops, ...presets.ops, ...attachments.ops];

@@ -25,7 +25,7 @@ const merges = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Contacts' });
 merges.op('POST /contacts/:id/merge', {
   summary: 'Merge a duplicate contact (sourceId) into this one; undoable for 30 days (team lead and above)',
   description:
-    'Moves the source’s notes, appointments, activities, friends and conversations to this contact, fills this contact’s empty ' +
+    'Moves the source’s notes, appointments, tasks, activities, friends and conversations to this contact, fills this contact’s empty ' +
     'fields from the source (non-empty values stay; tags are united), then the source answers 404 and leaves lists. ' +
     'Emits contact.merged. 400 naming sourceId (missing, malformed, or this contact itself).',
   body: MergeBody,

@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { createPool } from './index';
+import { ROOM_WAIT_MS } from './patient-pool';
+
+// PostgreSQL refusing a connection for lack of room (53300: max_connections, or a role's CONNECTION LIMIT as here)
+// makes a pool's caller wait for room, not fail at once: a test suite beside `npm start` on one server must not turn
+// a moment of contention into 503s.
+describe('createPool: queues while the server has no room', () => {
+  const baseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const role = `patient_pool_${randomBytes(4).toString('hex')}`;
+  const asRole = Object.assign(new URL(baseUrl), { username: role, password: '' }).toString();
+  const admin = new Client({ connectionString: baseUrl });
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1`);
+  });
+  afterAll(async () => {
+    await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    await admin.end();
+  });
+
+  it('a query waits while another holder has the only connection the server allows, then runs', async () => {
+    const holder = new Client({ connectionString: asRole });
+    await holder.connect();
+    const pool = createPool(asRole, 2);
+    try {
+      const started = Date.now();
+      const query = pool.query<{ n: number }>('SELECT 1 AS n');
+      // Refused (53300) while the holder is connected; served once it leaves.
+      await new Promise((r) => setTimeout(r, 400));
+      await holder.end();
+      const res = await query;
+      expect(res.rows[0].n).toBe(1);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+      // connect() waits the same way (a transaction's checkout).
+      const client = await pool.connect();
+      client.release();
+    } finally {
+      await holder.end().catch(() => undefined);
+      await pool.end();
+    }
+  });
+
+  it('a refusal that outlasts the wait reaches the caller as the server said it (53300)', async () => {
+    const holder = new Client({ connectionString: asRole });
+    await holder.connect();
+    const pool = createPool(asRole, 2);
+    try {
+      const started = Date.now();
+      await expect(pool.query('SELECT 1')).rejects.toMatchObject({ code: '53300' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(ROOM_WAIT_MS - 600);
+    } finally {
+      await holder.end();
+      await pool.end();
+    }
+  }, 15_000);
+});

@@ -1,0 +1,24 @@
+import type { messaging } from '@crm/proto-types';
+import { orNull } from '../http/shape';
+import { attachmentOut } from './chat.out';
+
+type ScheduledMessage = messaging.ScheduledMessage__Output;
+
+/** A scheduled message: messageId, error, cancelReason and createdBy are null when none. */
+export function scheduledMessageOut(m: ScheduledMessage) {
+  return {
+    id: m.id,
+    conversationId: m.conversationId,
+    content: m.content,
+    contentType: m.contentType,
+    attachments: m.attachments.map(attachmentOut),
+    sendAt: m.sendAt,
+    cancelIfReplied: m.cancelIfReplied,
+    status: m.status,
+    messageId: orNull(m.messageId),
+    error: orNull(m.error),
+    cancelReason: orNull(m.cancelReason),
+    createdBy: orNull(m.createdBy),
+    createdAt: m.createdAt,
+  };
+}

@@ -1,0 +1,66 @@
+import { io as connect, type Socket } from 'socket.io-client';
+import { client, newOrg } from '../support/http';
+import { startStack, type Stack } from '../support/stack';
+
+// socket.io admits what the gateway trusts (issue #27 item 8): pages of its own origin (or CORS_ORIGINS), a bounded
+// number of connections per user across gateways, and joins at a bounded pace.
+describe('socket.io admission', () => {
+  let stack: Stack;
+  let token: string;
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    stack = await startStack({ env: { SIGNUP_ENABLED: 'true', SOCKETS_PER_USER: '3', SOCKET_JOINS_PER_10S: '4' } });
+    ({ token } = await newOrg(client(stack.url), 'Socket Org'));
+  }, 60_000);
+  afterAll(async () => {
+    sockets.forEach((s) => s.disconnect());
+    await stack?.stop();
+  });
+
+  function open(opts: { token?: string; origin?: string } = {}): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      const s = connect(stack.url, {
+        auth: { token: opts.token ?? token },
+        transports: ['websocket'],
+        reconnection: false,
+        ...(opts.origin ? { extraHeaders: { origin: opts.origin } } : {}),
+      });
+      sockets.push(s);
+      s.once('connect', () => resolve(s));
+      s.once('connect_error', (err) => reject(err));
+    });
+  }
+
+  it("a page of another site cannot open a socket; the gateway's own origin and clients without an Origin can", async () => {
+    await expect(open({ origin: 'https://evil.example' })).rejects.toThrow();
+    const own = await open({ origin: stack.url });
+    own.disconnect();
+    const script = await open();
+    script.disconnect();
+  });
+
+  it('a user holds at most SOCKETS_PER_USER sockets; closing one frees its place', async () => {
+    await new Promise((r) => setTimeout(r, 200)); // the sockets above leave their places
+    const held = [await open(), await open(), await open()];
+    const refused = await open().catch((err: Error & { data?: { reason?: string } }) => err);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toBe('too_many_connections');
+    held[0].disconnect();
+    await new Promise((r) => setTimeout(r, 200));
+    const again = await open();
+    expect(again.connected).toBe(true);
+    held.slice(1).forEach((s) => s.disconnect());
+    again.disconnect();
+  });
+
+  it('joins beyond the pace are refused without a lookup', async () => {
+    await new Promise((r) => setTimeout(r, 200));
+    const s = await open();
+    const answers: Array<{ ok: boolean; error?: string }> = [];
+    for (let i = 0; i < 6; i++) answers.push(await new Promise((r) => s.emit('join', `account:00000000-0000-4000-8000-00000000000${i}`, r)));
+    expect(answers.slice(0, 4).map((a) => a.error)).toEqual(Array(4).fill('account not found'));
+    expect(answers.slice(4)).toEqual([{ ok: false, error: 'too many joins; slow down' }, { ok: false, error: 'too many joins; slow down' }]);
+    s.disconnect();
+  });
+});
