@@ -451,7 +451,7 @@ describe('chat-network accounts and the sandbox network', () => {
       const log = await owner.get(`/sandbox/accounts/${accountId}/sent`);
       expect(log.status).toBe(200);
       expect(log.body.data.filter((m: { content: string }) => m.content === 'Yes, in stock!')).toEqual([
-        { chatnetMessageId: sent.chatnetMessageId, threadId: '7700000000000000001', threadType: 'user', content: 'Yes, in stock!', contentType: 'text', sentAt: sent.sentAt, attachments: [] },
+        { chatnetMessageId: sent.chatnetMessageId, threadId: '7700000000000000001', threadType: 'user', content: 'Yes, in stock!', contentType: 'text', sentAt: sent.sentAt, attachments: [], quote: null, recalledAt: null },
       ]);
     });
 

@@ -120,6 +120,38 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     expect(await seenByAgent()).toHaveLength(before);
   });
 
+  it('RecallChatMessage and ReactToChatMessage at A are carried out on B (PeerRecall, PeerReact); the sandbox\'s recall and react reach B too', async () => {
+    const m = await inbound('5500000000000000003', 'quote me');
+    const rpc = as('messaging', a);
+    const sent = await rpc.SendChatMessage<{ chatnetMessageId: string; sentAt: string }>(
+      {
+        accountId,
+        threadId: m.fromUid,
+        threadType: 'user',
+        content: 'a reply through B',
+        contentType: 'text',
+        clientMessageId: '',
+        quote: { chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, fromUid: m.fromUid, content: 'quote me', contentType: 'text', sentAt: m.sentAt },
+      },
+      grpcCtx(user),
+    );
+    const ref = { accountId, threadId: m.fromUid, threadType: 'user', chatnetMessageId: sent.chatnetMessageId, cliMsgId: '' };
+    await expect(rpc.RecallChatMessage(ref, grpcCtx(other.user))).rejects.toMatchObject({ code: grpcStatus.NOT_FOUND });
+    expect(await rpc.RecallChatMessage(ref, grpcCtx(user))).toMatchObject({ ok: true });
+    const item = (await owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data.find((x: any) => x.chatnetMessageId === sent.chatnetMessageId);
+    expect(item).toMatchObject({ quote: { chatnetMessageId: m.chatnetMessageId }, recalledAt: expect.any(String) });
+    // The network recalls a message once: B's session refuses the second, and A passes that on.
+    await expect(rpc.RecallChatMessage(ref, grpcCtx(user))).rejects.toMatchObject({ code: grpcStatus.UNAVAILABLE });
+    expect(await rpc.ReactToChatMessage({ ...ref, chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, emoji: '👍' }, grpcCtx(user))).toMatchObject({ ok: true });
+    await expect(rpc.ReactToChatMessage({ ...ref, chatnetMessageId: '', emoji: '👍' }, grpcCtx(user))).rejects.toMatchObject({ code: grpcStatus.INVALID_ARGUMENT });
+
+    const recalled = await owner.post(`/sandbox/accounts/${accountId}/recall`, { chatnetMessageId: m.chatnetMessageId });
+    expect(recalled.status).toBe(200);
+    const reacted = await owner.post(`/sandbox/accounts/${accountId}/react`, { chatnetMessageId: sent.chatnetMessageId, fromUid: m.fromUid, emoji: '😮' });
+    expect(reacted.status).toBe(200);
+    expect(await holderAddress(accountId)).toBe(b.address);
+  });
+
   it('LookupPhone at A asks through the account held by B: a known number is found, an unknown one is not', async () => {
     expect(await lookup(a, user, '+84 912 000 001')).toEqual({ found: true, chatnetUid: 'uid-on-net', displayName: 'On The Net', accountId });
     expect(await lookup(a, user, '+84912000999')).toEqual({ found: false, accountId });

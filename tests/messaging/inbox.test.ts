@@ -100,6 +100,9 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
         senderContactId: null,
         source: 'chatnet',
         attachments: [],
+        quote: null,
+        reactions: [],
+        recalledAt: null,
       },
     ]);
     expect(detail.body.pagination).toEqual({ total: 1, page: 1, limit: 30, pages: 1 });
@@ -126,6 +129,8 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       // Unassigned, on an account with no assignment settings: nobody to alert.
       assigneeId: null,
       eligibleUserIds: [],
+      // It quotes no earlier message.
+      quote: null,
     });
   });
 
@@ -371,6 +376,9 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       attachments: [],
       conversationId: chatty.id,
       status: 'sent',
+      quote: null,
+      reactions: [],
+      recalledAt: null,
     });
     expect((await a.pub.get(`/api/public/conversations/${chatty.id}/messages?limit=1000`)).body.messages).toHaveLength(200);
     expect((await a.pub.get('/api/public/conversations/not-a-uuid/messages')).status).toBe(404);

@@ -132,6 +132,9 @@ describe('public API: conversation and message cursors, send → messageId → G
       sentAt: expect.any(String),
       status: 'sent',
       attachments: [],
+      quote: null,
+      reactions: [],
+      recalledAt: null,
     });
     // The same shape as in the conversation's message list.
     const listed = (await a.pub.get(`/api/public/conversations/${convs[1]}/messages`)).body.messages;

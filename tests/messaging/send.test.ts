@@ -63,6 +63,9 @@ describe('sending: one pipeline with governor and idempotency', () => {
       sentAt: expect.any(String),
       status: 'sent',
       attachments: [],
+      quote: null,
+      reactions: [],
+      recalledAt: null,
     });
     expect(sentTo(accountId)).toEqual([expect.objectContaining({ orgId: a.orgId, threadId: uid, threadType: 'user', content: 'Yes, it is in stock', contentType: 'text' })]);
 
@@ -93,6 +96,8 @@ describe('sending: one pipeline with governor and idempotency', () => {
       sentAt: res.body.sentAt,
       sentByUserId: a.user.id,
       source: 'ui',
+      // It replies to no message in particular.
+      quote: null,
     });
   });
 

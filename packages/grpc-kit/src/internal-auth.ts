@@ -45,6 +45,9 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'connector.v1.ConnectorService/SendChatMessage',
     // Telling the network the account read a conversation's messages (after an agent marked it read).
     'connector.v1.ConnectorService/MarkThreadSeen',
+    // Recalling a message and reacting to one on the network (issue #26).
+    'connector.v1.ConnectorService/RecallChatMessage',
+    'connector.v1.ConnectorService/ReactToChatMessage',
     // Auto-assignment settings exist only for the caller's org's own accounts.
     'connector.v1.ConnectorService/GetAccount',
   ],
@@ -71,6 +74,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'connector.v1.ConnectorPeerService/PeerSandbox',
     'connector.v1.ConnectorPeerService/PeerRelease',
     'connector.v1.ConnectorPeerService/PeerLookupPhone',
+    'connector.v1.ConnectorPeerService/PeerRecall',
+    'connector.v1.ConnectorPeerService/PeerReact',
     // Files both ways (messaging's attachments HTTP port): the bytes of a file being sent, and storing a received one.
     'messaging.v1.Http/DownloadAttachment',
     'messaging.v1.Http/UploadAttachment',

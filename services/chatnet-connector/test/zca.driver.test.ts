@@ -3,9 +3,22 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createLogger } from '@crm/logger';
-import { DisconnectInfo, InboundMessage, LoginFailedError, SeenReceipt, SessionExpiredError, SessionHandlers } from '../src/drivers/driver';
-import { ZaloApiError } from 'zca-js';
-import { inboundFileOf, inboundOf, seenOf, ZcaApi, ZcaClient, ZcaDriver, ZcaQrEvent, zcaClientFactory } from '../src/drivers/zca.driver';
+import { DisconnectInfo, InboundMessage, LoginFailedError, ReactionNotice, RecallNotice, SeenReceipt, SessionExpiredError, SessionHandlers } from '../src/drivers/driver';
+import { Reaction, Reactions, ThreadType, Undo, UserMessage, GroupMessage, ZaloApiError } from 'zca-js';
+import {
+  emojiOfReaction,
+  inboundFileOf,
+  inboundOf,
+  reactionCodeOf,
+  reactionsOf,
+  recallOf,
+  seenOf,
+  ZcaApi,
+  ZcaClient,
+  ZcaDriver,
+  ZcaQrEvent,
+  zcaClientFactory,
+} from '../src/drivers/zca.driver';
 
 // The zca driver against fixtures in the shapes zca-js 2.2 produces (its QR-login callback events, listener
 // messages, account and friend records, send results, session context): no network at all.
@@ -47,6 +60,9 @@ function fakeApi() {
     }),
     sendSeenEvent: jest.fn(async () => ({ status: 0 })),
     sendMessage: jest.fn(async () => fx('send-message-response')),
+    // zca-js UndoResponse and AddReactionResponse.
+    undo: jest.fn(async () => ({ status: 0 })),
+    addReaction: jest.fn(async () => ({ msgIds: [6938394735567] })),
     getGroupInfo: jest.fn(async (groupId: string) => (groupId in fx('group-info').gridInfoMap ? fx('group-info') : { ...fx('group-info'), gridInfoMap: {} })),
     getContext: () => {
       const c = fx('context');
@@ -117,6 +133,8 @@ function recorder() {
   const messages: InboundMessage[] = [];
   const seen: SeenReceipt[] = [];
   const drops: DisconnectInfo[] = [];
+  const recalls: RecallNotice[] = [];
+  const reactions: ReactionNotice[] = [];
   /** What reached messaging: each file's name, type and bytes. */
   const stored: Array<{ fileName: string; mimeType: string; bytes: Buffer }> = [];
   let friendsChanged = 0;
@@ -130,10 +148,12 @@ function recorder() {
       return { id: `att-${stored.length}`, fileName: f.fileName, mimeType: f.mimeType, size: bytes.length };
     },
     onSeen: async (r) => void seen.push(r),
+    onRecall: async (r) => void recalls.push(r),
+    onReaction: async (r) => void reactions.push(r),
     onDisconnect: (d) => void drops.push(d),
     onFriendsChanged: () => void friendsChanged++,
   };
-  return { handlers, messages, seen, drops, stored, friendsChanged: () => friendsChanged };
+  return { handlers, messages, seen, drops, stored, recalls, reactions, friendsChanged: () => friendsChanged };
 }
 
 const PHOTO_URL = 'https://photo-stal-1.zadn.vn/fixture.jpg';
@@ -602,5 +622,191 @@ describe('zca driver: the production binding', () => {
     expect(typeof client.loginQR).toBe('function');
     expect(typeof client.login).toBe('function');
     expect(client.options).toMatchObject({ checkUpdate: false, selfListen: true, logging: false });
+  });
+});
+
+describe('zca driver: quotes, recall (undo) and reactions (addReaction)', () => {
+  const stored = JSON.stringify({ v: 1, imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies });
+  const OWN = fx('account-info').profile.userId as string;
+  const CONTACT = '6100000000000000000';
+  const GROUP = '4500000000000000077';
+
+  /** A listener frame as zca-js 2.2 builds it: its own classes, from the raw data the network sends. */
+  const userMessage = (data: object) => new UserMessage(OWN, { ...fx('message-user-text').data, ...data });
+  const undoFrame = (data: object, isGroup = false) =>
+    new Undo(
+      OWN,
+      {
+        actionId: '1',
+        msgId: '6938394735600',
+        cliMsgId: '1735689700000',
+        msgType: 'chat.undo',
+        uidFrom: CONTACT,
+        idTo: '0',
+        dName: 'Khách 0',
+        ts: '1735689700000',
+        status: 1,
+        content: { globalMsgId: 6938394735567, cliMsgId: 1735689600123, deleteMsg: 1, srcId: 0, destId: 0 },
+        notify: '1',
+        ttl: 0,
+        userId: '0',
+        uin: '0',
+        cmd: 501,
+        st: 3,
+        at: 5,
+        realMsgId: '0',
+        ...data,
+      } as never,
+      isGroup,
+    );
+  const reactionFrame = (data: object, isGroup = false) =>
+    new Reaction(
+      OWN,
+      {
+        actionId: '2',
+        msgId: '6938394735601',
+        cliMsgId: '1735689800000',
+        msgType: 'reaction',
+        uidFrom: CONTACT,
+        idTo: '0',
+        dName: 'Khách 0',
+        content: { rMsg: [{ gMsgID: '6938394735599', cMsgID: '1735689650000', msgType: 1 }], rIcon: Reactions.HEART, rType: 5, source: 6 },
+        ts: '1735689800000',
+        ttl: 0,
+        ...data,
+      } as never,
+      isGroup,
+    );
+
+  async function session() {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    return { r, api, s };
+  }
+
+  it('an inbound reply names the network id of the message it quotes (zca-js TQuote.globalMsgId)', () => {
+    const quote = { ownerId: OWN, cliMsgId: 1735689650000, globalMsgId: 6938394735599, cliMsgType: 1, ts: 1735689650000, msg: 'Dạ còn ạ', attach: '', fromD: 'Shop', ttl: 0 };
+    expect(inboundOf(userMessage({ msgId: 'q-1', quote }), OWN).quoteChatnetMessageId).toBe('6938394735599');
+    expect(inboundOf(userMessage({ msgId: 'q-2' }), OWN)).not.toHaveProperty('quoteChatnetMessageId');
+    const group = new GroupMessage(OWN, { ...fx('message-group-text').data, quote: { ...quote, globalMsgId: 0 }, mentions: undefined });
+    expect(inboundOf(group, OWN)).not.toHaveProperty('quoteChatnetMessageId');
+  });
+
+  it('a reply is sent with zca-js SendMessageQuote: a text as webchat with its text, the sender and both ids, the time in ms', async () => {
+    const { api, s } = await session();
+    const sentAt = new Date(1735689600123);
+    await s.sendMessage({
+      threadId: CONTACT,
+      threadType: 'user',
+      content: 'Dạ còn ạ',
+      contentType: 'text',
+      quote: { chatnetMessageId: '6938394735567', cliMsgId: '1735689600123', fromUid: CONTACT, content: 'Chào shop, còn hàng không?', contentType: 'text', sentAt },
+    });
+    expect(api.sendMessage).toHaveBeenLastCalledWith(
+      {
+        msg: 'Dạ còn ạ',
+        quote: {
+          content: 'Chào shop, còn hàng không?',
+          msgType: 'webchat',
+          propertyExt: undefined,
+          uidFrom: CONTACT,
+          msgId: '6938394735567',
+          cliMsgId: '1735689600123',
+          ts: '1735689600123',
+          ttl: 0,
+        },
+      },
+      CONTACT,
+      ThreadType.User,
+    );
+    // A photo keeps its network type and its content as the network gave it.
+    const photo = inboundOf(fx('message-user-photo'), OWN);
+    await s.sendMessage({
+      threadId: CONTACT,
+      threadType: 'user',
+      content: 'this one?',
+      contentType: 'text',
+      quote: { chatnetMessageId: photo.chatnetMessageId, cliMsgId: photo.cliMsgId!, fromUid: CONTACT, content: photo.content, contentType: photo.contentType, sentAt },
+    });
+    const quoted = (api.sendMessage.mock.calls.at(-1) as unknown as [{ quote: { msgType: string; content: unknown } }])[0].quote;
+    expect(quoted.msgType).toBe('chat.photo');
+    expect(quoted.content).toEqual(fx('message-user-photo').data.content);
+  });
+
+  it('quoting (or recalling) the account\'s own message takes its cliMsgId from the echo the listener brought; unknown, it fails before the network is asked', async () => {
+    const { api, s } = await session();
+    const echoCliMsgId = '1735689655555';
+    const sent = await s.sendMessage({ threadId: CONTACT, threadType: 'user', content: 'from the CRM', contentType: 'text' });
+    api.listener.emit('message', new UserMessage(OWN, { ...fx('message-self').data, msgId: sent.chatnetMessageId, cliMsgId: echoCliMsgId, content: 'from the CRM' }));
+    await s.sendMessage({
+      threadId: CONTACT,
+      threadType: 'user',
+      content: 'as I said',
+      contentType: 'text',
+      quote: { chatnetMessageId: sent.chatnetMessageId, cliMsgId: '', fromUid: '', content: 'from the CRM', contentType: 'text', sentAt: new Date() },
+    });
+    const quoted = (api.sendMessage.mock.calls.at(-1) as unknown as [{ quote: { uidFrom: string; cliMsgId: string } }])[0].quote;
+    expect(quoted).toMatchObject({ uidFrom: OWN, cliMsgId: echoCliMsgId });
+
+    await s.recall({ threadId: CONTACT, threadType: 'user', chatnetMessageId: sent.chatnetMessageId, cliMsgId: '' });
+    expect(api.undo).toHaveBeenLastCalledWith({ msgId: sent.chatnetMessageId, cliMsgId: echoCliMsgId }, CONTACT, ThreadType.User);
+
+    await expect(s.recall({ threadId: CONTACT, threadType: 'user', chatnetMessageId: 'never-seen', cliMsgId: '' })).rejects.toThrow(/cliMsgId/);
+    expect(api.undo).toHaveBeenCalledTimes(1);
+  });
+
+  it('recall is zca-js undo with both ids and the thread type; a refusal of the network reaches the caller', async () => {
+    const { api, s } = await session();
+    await s.recall({ threadId: GROUP, threadType: 'group', chatnetMessageId: '6938394735599', cliMsgId: '1735689650000' });
+    expect(api.undo).toHaveBeenCalledWith({ msgId: '6938394735599', cliMsgId: '1735689650000' }, GROUP, ThreadType.Group);
+    api.undo.mockRejectedValueOnce(new ZaloApiError('Tin nhắn đã quá thời gian thu hồi'));
+    await expect(s.recall({ threadId: CONTACT, threadType: 'user', chatnetMessageId: '1', cliMsgId: '2' })).rejects.toThrow(/thu hồi/);
+  });
+
+  it('a reaction is zca-js addReaction with the network code of the emoji; an empty one takes it back (Reactions.NONE); an emoji the network lacks fails', async () => {
+    const { api, s } = await session();
+    const ref = { threadId: CONTACT, threadType: 'user' as const, chatnetMessageId: '6938394735567', cliMsgId: '1735689600123' };
+    await s.react(ref, '❤️');
+    expect(api.addReaction).toHaveBeenLastCalledWith(Reactions.HEART, { data: { msgId: '6938394735567', cliMsgId: '1735689600123' }, threadId: CONTACT, type: ThreadType.User });
+    await s.react({ ...ref, threadId: GROUP, threadType: 'group' }, '👍');
+    expect(api.addReaction).toHaveBeenLastCalledWith(Reactions.LIKE, expect.objectContaining({ threadId: GROUP, type: ThreadType.Group }));
+    await s.react(ref, '');
+    expect(api.addReaction).toHaveBeenLastCalledWith(Reactions.NONE, expect.objectContaining({ threadId: CONTACT }));
+    await expect(s.react(ref, '🦄')).rejects.toThrow(/no reaction/);
+    expect(api.addReaction).toHaveBeenCalledTimes(3);
+    // The codes both ways: a heart without its variation selector is the same heart; a code the CRM has no emoji for stays itself.
+    expect(reactionCodeOf('❤')).toBe(Reactions.HEART);
+    expect(reactionCodeOf(Reactions.BIRTHDAY)).toBe(Reactions.BIRTHDAY);
+    expect(emojiOfReaction(Reactions.HAHA)).toBe('😆');
+    expect(emojiOfReaction(Reactions.NERD)).toBe(Reactions.NERD);
+    expect(emojiOfReaction(Reactions.NONE)).toBe('');
+  });
+
+  it('the listener\'s undo becomes a recall of the message it names, in its thread; its reaction one per message named, the account\'s own skipped', async () => {
+    const { r, api } = await session();
+    api.listener.emit('undo', undoFrame({}));
+    api.listener.emit('undo', undoFrame({ idTo: GROUP, content: { globalMsgId: 6938394735590, cliMsgId: 1, deleteMsg: 1, srcId: 0, destId: 0 } }, true));
+    await until(() => r.recalls.length === 2);
+    expect(r.recalls).toEqual([
+      { threadId: CONTACT, threadType: 'user', chatnetMessageId: '6938394735567', fromUid: CONTACT, recalledAt: new Date(1735689700000) },
+      { threadId: GROUP, threadType: 'group', chatnetMessageId: '6938394735590', fromUid: CONTACT, recalledAt: new Date(1735689700000) },
+    ]);
+    expect(recallOf(undoFrame({ content: { globalMsgId: 0, cliMsgId: 0, deleteMsg: 1, srcId: 0, destId: 0 } }))).toBeUndefined();
+
+    api.listener.emit('reaction', reactionFrame({}));
+    api.listener.emit('reaction', reactionFrame({ uidFrom: '0', idTo: CONTACT }));
+    api.listener.emit(
+      'reaction',
+      reactionFrame({ idTo: GROUP, content: { rMsg: [{ gMsgID: 'g-1', cMsgID: 'c-1', msgType: 1 }, { gMsgID: 'g-2', cMsgID: 'c-2', msgType: 1 }], rIcon: Reactions.NONE, rType: -1, source: 6 } }, true),
+    );
+    await until(() => r.reactions.length === 3);
+    await new Promise((res) => setTimeout(res, 20));
+    expect(r.reactions).toEqual([
+      { threadId: CONTACT, threadType: 'user', chatnetMessageId: '6938394735599', fromUid: CONTACT, emoji: '❤️', at: new Date(1735689800000) },
+      { threadId: GROUP, threadType: 'group', chatnetMessageId: 'g-1', fromUid: CONTACT, emoji: '', at: new Date(1735689800000) },
+      { threadId: GROUP, threadType: 'group', chatnetMessageId: 'g-2', fromUid: CONTACT, emoji: '', at: new Date(1735689800000) },
+    ]);
+    expect(reactionsOf(reactionFrame({ uidFrom: '0' }))).toEqual([]);
   });
 });

@@ -17,6 +17,16 @@ export interface OutboundAttachment {
 }
 
 export type ChatnetSendResult = connector.SendChatMessageResult__Output;
+/** A message a send quotes, as the network needs it named. */
+export type ChatnetQuote = connector.QuotedMessage;
+/** A message of a thread named by its ids, for a recall or a reaction. */
+export interface ChatnetMessageRef {
+  accountId: string;
+  threadId: string;
+  threadType: string;
+  chatnetMessageId: string;
+  cliMsgId: string;
+}
 
 /** Ctx forwarded to other services: the same org, user and request id the gateway gave us. */
 type Forward = Partial<CallContext>;
@@ -78,7 +88,16 @@ export class RemoteClients {
   /** Send through the account's live session; connector errors become this service's errors. */
   async sendChatMessage(
     ctx: Forward,
-    req: { accountId: string; threadId: string; threadType: string; content: string; contentType: string; clientMessageId: string; attachments: OutboundAttachment[] },
+    req: {
+      accountId: string;
+      threadId: string;
+      threadType: string;
+      content: string;
+      contentType: string;
+      clientMessageId: string;
+      attachments: OutboundAttachment[];
+      quote?: ChatnetQuote;
+    },
   ): Promise<ChatnetSendResult> {
     const deadlineMs = req.attachments.length ? this.config.CONNECTOR_FILE_DEADLINE_MS : this.config.CONNECTOR_DEADLINE_MS;
     try {
@@ -94,6 +113,24 @@ export class RemoteClients {
     req: { accountId: string; threadId: string; threadType: string; messages: Array<{ chatnetMessageId: string; cliMsgId: string; fromUid: string; contentType: string; sentAt: string }> },
   ): Promise<void> {
     await this.connector().MarkThreadSeen(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+  }
+
+  /** Recall a message the account sent (zca `undo`); connector errors become this service's errors. */
+  async recallChatMessage(ctx: Forward, req: ChatnetMessageRef): Promise<void> {
+    try {
+      await this.connector().RecallChatMessage(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+    } catch (err) {
+      throw connectorError(err);
+    }
+  }
+
+  /** Set (or with an empty emoji take back) the account's reaction on a message; connector errors become ours. */
+  async reactToChatMessage(ctx: Forward, req: ChatnetMessageRef & { emoji: string }): Promise<void> {
+    try {
+      await this.connector().ReactToChatMessage(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+    } catch (err) {
+      throw connectorError(err);
+    }
   }
 
   /** A user's full name for the sender of outbound messages; '' when identity cannot say. */

@@ -85,6 +85,11 @@ const Env = z.object({
    * conversations): a term found in 100,000 messages would otherwise be read and ranked in full on every keystroke.
    */
   MESSAGE_SEARCH_WINDOW: z.coerce.number().int().min(10).max(100_000).default(200),
+  /**
+   * How long after sending an outbound message may be recalled (the chat network's own window: it refuses a recall
+   * of an older message, so a recall after it answers 409 recall_window_passed). Minutes; a day by default.
+   */
+  RECALL_WINDOW_MINUTES: z.coerce.number().int().min(1).max(7 * 24 * 60).default(1440),
   /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
   METRICS_PORT: fields.port(9467),
   LOG_LEVEL: fields.logLevel(),

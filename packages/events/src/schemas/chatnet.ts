@@ -23,6 +23,8 @@ export const chatnetInbound = defineEvent({
     cliMsgId: z.string().optional(),
     /** Typed by the account itself on another device. */
     fromSelf: z.literal(true).optional(),
+    /** The network id of the message of the same thread this one quotes (replies to). */
+    quoteChatnetMessageId: z.string().optional(),
     /** Stored in messaging already: the event names the files, never their bytes. */
     attachments: z.array(z.object({ id: Id, fileName: z.string(), mimeType: z.string(), size: z.number() })).optional(),
   }),
@@ -39,6 +41,35 @@ export const chatnetSeen = defineEvent({
     chatnetMessageIds: z.array(z.string()),
     seenByUid: z.string().nullable(),
     seenAt: Instant,
+  }),
+});
+
+export const chatnetRecalled = defineEvent({
+  type: 'chatnet.recalled',
+  version: 1,
+  description: 'Internal: the network says a message was recalled by its sender (messaging marks it recalled and publishes message.recalled).',
+  data: z.object({
+    accountId: Id,
+    threadId: z.string(),
+    threadType: ThreadType,
+    chatnetMessageId: z.string(),
+    fromUid: z.string(),
+    recalledAt: Instant,
+  }),
+});
+
+export const chatnetReaction = defineEvent({
+  type: 'chatnet.reaction',
+  version: 1,
+  description: 'Internal: a member of a thread reacted to a message, or took the reaction back (emoji empty); messaging publishes message.reaction.',
+  data: z.object({
+    accountId: Id,
+    threadId: z.string(),
+    threadType: ThreadType,
+    chatnetMessageId: z.string(),
+    fromUid: z.string(),
+    emoji: z.string(),
+    at: Instant,
   }),
 });
 
@@ -72,4 +103,4 @@ export const accountFriends = defineEvent({
   data: z.object({ accountId: Id, friends: z.array(z.object({ chatnetUid: z.string(), displayName: z.string() })) }),
 });
 
-export const chatnetEvents = [chatnetInbound, chatnetSeen, accountQr, accountConnected, accountDisconnected, accountFriends];
+export const chatnetEvents = [chatnetInbound, chatnetSeen, chatnetRecalled, chatnetReaction, accountQr, accountConnected, accountDisconnected, accountFriends];

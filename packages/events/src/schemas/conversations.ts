@@ -72,6 +72,9 @@ export const conversationNoteCreated = defineEvent({
   webhook: 'same',
 });
 
+/** The message a reply quotes (null when it quotes none): its id, content and sender as stored. */
+const QuoteRef = z.object({ messageId: Id, content: z.string(), senderName: z.string() });
+
 export const messageReceived = defineEvent({
   type: 'message.received',
   version: 1,
@@ -93,6 +96,8 @@ export const messageReceived = defineEvent({
     sentAt: Instant,
     assigneeId: Ref.nullable(),
     eligibleUserIds: z.array(Ref),
+    /** The message it replies to; events written before quotes existed read as null. */
+    quote: QuoteRef.nullable().default(null),
   }),
   webhook: 'same',
 });
@@ -116,6 +121,8 @@ export const messageSent = defineEvent({
     sentAt: Instant,
     sentByUserId: Ref.nullable(),
     source: z.string(),
+    /** The message it replies to; events written before quotes existed read as null. */
+    quote: QuoteRef.nullable().default(null),
   }),
   webhook: 'same',
 });
@@ -132,6 +139,45 @@ export const messageSeen = defineEvent({
     assigneeId: Ref.nullable(),
     seenAt: Instant,
     messages: z.array(z.object({ id: Id, source: z.string(), sentAt: Instant })),
+  }),
+  webhook: 'same',
+});
+
+export const messageRecalled = defineEvent({
+  type: 'message.recalled',
+  version: 1,
+  description:
+    'A message was recalled (taken back) on the chat network: by an agent (an outbound message, recalledBy agent, userId the agent) or by the contact (recalledBy contact, fromUid the contact); data: messageId, conversationId, contactId, chatnetAccountId, assigneeId, recalledAt.',
+  data: z.object({
+    messageId: Id,
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    assigneeId: Ref.nullable(),
+    recalledAt: Instant,
+    recalledBy: z.enum(['agent', 'contact']),
+    userId: Ref.nullable(),
+    fromUid: z.string().nullable(),
+  }),
+  webhook: 'same',
+});
+
+export const messageReaction = defineEvent({
+  type: 'message.reaction',
+  version: 1,
+  description:
+    'A reaction on a message changed: an agent (by agent, userId) or the contact (by contact, fromUid) set one (emoji) or took theirs back (emoji null); data: messageId, conversationId, contactId, chatnetAccountId, assigneeId, at.',
+  data: z.object({
+    messageId: Id,
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    assigneeId: Ref.nullable(),
+    emoji: z.string().nullable(),
+    by: z.enum(['agent', 'contact']),
+    userId: Ref.nullable(),
+    fromUid: z.string().nullable(),
+    at: Instant,
   }),
   webhook: 'same',
 });
@@ -184,6 +230,8 @@ export const conversationEvents = [
   messageReceived,
   messageSent,
   messageSeen,
+  messageRecalled,
+  messageReaction,
   inboxSettingsUpdated,
   accountAssignmentUpdated,
   contactLink,

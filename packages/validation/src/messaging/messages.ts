@@ -23,6 +23,20 @@ export function contentType(value: string | undefined): string {
   return v;
 }
 
+/** A reaction: one emoji (or a chat network's reaction code), without spaces, at most this many characters. */
+export const REACTION_EMOJI_MAX = 32;
+export const REACTION_EMOJI_MESSAGE = 'must be a single emoji';
+export const REACTION_EMOJI_TOO_LONG = `must be at most ${REACTION_EMOJI_MAX} characters`;
+
+/** A reaction as stored: trimmed; '' only where it takes a reaction back (`allowEmpty`), else 400 naming `emoji`. */
+export function reactionEmoji(value: string | undefined, allowEmpty = false): string {
+  const emoji = (value ?? '').trim();
+  if (!emoji && !allowEmpty) throw invalid('emoji', 'is required');
+  if (emoji.length > REACTION_EMOJI_MAX) throw invalid('emoji', REACTION_EMOJI_TOO_LONG);
+  if (/\s/.test(emoji)) throw invalid('emoji', REACTION_EMOJI_MESSAGE);
+  return emoji;
+}
+
 /** A scheduled message's states: waiting, sent (messageId set), cancelled (by the user or the contact's reply), failed. */
 export const SCHEDULED_MESSAGE_STATUSES = ['scheduled', 'sent', 'cancelled', 'failed'] as const;
 /** How far ahead a message may be scheduled. */

@@ -2,6 +2,13 @@ import { issueOf } from '../test-support/issue-of';
 import { messagingRules as rules } from '../index';
 
 describe('messaging contract rules', () => {
+  it('reactionEmoji: one emoji without spaces, at most 32 characters; empty only where it takes a reaction back', () => {
+    expect(rules.reactionEmoji(' 👍 ')).toBe('👍');
+    expect(rules.reactionEmoji('', true)).toBe('');
+    expect(issueOf(() => rules.reactionEmoji(''))).toEqual({ field: 'emoji', message: 'is required' });
+    expect(issueOf(() => rules.reactionEmoji('two words'))).toEqual({ field: 'emoji', message: rules.REACTION_EMOJI_MESSAGE });
+    expect(issueOf(() => rules.reactionEmoji('x'.repeat(rules.REACTION_EMOJI_MAX + 1), true))).toEqual({ field: 'emoji', message: rules.REACTION_EMOJI_TOO_LONG });
+  });
   it('contentType: text when empty, a short type name otherwise', () => {
     expect(rules.contentType(undefined)).toBe('text');
     expect(rules.contentType(' image ')).toBe('image');

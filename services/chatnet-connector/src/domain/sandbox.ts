@@ -1,11 +1,12 @@
 import { AppError, invalid, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import type { ChatnetProfile, Friend, InboundMessage, SeenReceipt, ThreadType } from '../drivers/driver';
+import type { ChatnetProfile, Friend, InboundMessage, ReactionNotice, RecallNotice, SeenReceipt, ThreadType } from '../drivers/driver';
 import { networkMessageId, networkUid, SandboxNetwork } from '../drivers/sandbox.driver';
 import { friendsEvent } from '../events/events';
 import { pushedFilesOf, storeFiles } from './inbound-files';
 import { notLive } from './remote-errors';
 import { lookupDigits } from './phone-lookup';
+import { emojiOf } from './message-actions';
 import * as accounts from './accounts';
 import { loadAccount } from './accounts';
 
@@ -27,7 +28,7 @@ const noPendingLogin = () =>
     code: 'no_pending_login',
   });
 
-const ACTIONS = ['scan', 'inbound', 'seen', 'drop', 'friends'] as const;
+const ACTIONS = ['scan', 'inbound', 'seen', 'drop', 'friends', 'recall', 'react'] as const;
 type Action = (typeof ACTIONS)[number];
 
 /** The action a forwarded sandbox call names, checked (it arrives as a string from another instance). */
@@ -57,6 +58,18 @@ export async function runLocal(deps: Deps, orgId: string, accountId: string, act
       deps.sessions.liveSession(accountId, orgId);
       const r = payload as Omit<SeenReceipt, 'seenAt'> & { seenAt: string };
       if (!(await net.seen(accountId, { ...r, seenAt: new Date(r.seenAt) }))) throw notLive();
+      return {};
+    }
+    case 'recall': {
+      deps.sessions.liveSession(accountId, orgId);
+      const r = payload as Omit<RecallNotice, 'recalledAt'> & { recalledAt: string };
+      if (!(await net.recalled(accountId, { ...r, recalledAt: new Date(r.recalledAt) }))) throw notLive();
+      return {};
+    }
+    case 'react': {
+      deps.sessions.liveSession(accountId, orgId);
+      const r = payload as Omit<ReactionNotice, 'at'> & { at: string };
+      if (!(await net.reacted(accountId, { ...r, at: new Date(r.at) }))) throw notLive();
       return {};
     }
     case 'drop': {
@@ -119,6 +132,7 @@ export async function inbound(
     chatnetMessageId: string;
     groupName?: string;
     attachments?: Array<{ fileName?: string; mimeType?: string; contentBase64?: string }>;
+    quoteChatnetMessageId?: string;
   },
 ) {
   sandboxOf(deps, ctx);
@@ -142,6 +156,12 @@ export async function inbound(
   if (groupName && threadType !== 'group') throw invalid('groupName', 'is only allowed with threadType group');
   // Before any file is stored: a push refused anyway must not leave files behind.
   if (row && row.status !== 'connected') throw notLive('it is not connected');
+  // A reply quotes a message of its own thread that the network knows (one the contact or the account sent).
+  const quoteChatnetMessageId = text('quoteChatnetMessageId', req.quoteChatnetMessageId, 64);
+  if (quoteChatnetMessageId) {
+    const quoted = await deps.sandbox!.messageOf(req.id, '', quoteChatnetMessageId);
+    if (!quoted || quoted.threadId !== threadId || quoted.threadType !== threadType) throw invalid('quoteChatnetMessageId', 'must be a message of this thread');
+  }
   const message = {
     chatnetMessageId: text('chatnetMessageId', req.chatnetMessageId, 64) || networkMessageId(),
     // The sender's own id of the message, as the real network gives one with every message.
@@ -155,10 +175,13 @@ export async function inbound(
     contentType: text('contentType', req.contentType, 50) || 'text',
     sentAt: new Date().toISOString(),
     ...(groupName ? { groupName } : {}),
+    ...(quoteChatnetMessageId ? { quoteChatnetMessageId } : {}),
     // The network hands files to the client, which stores them before it announces the message: only their ids
     // travel on (to the holder, into the held store, in the event), never the bytes.
     ...(pushed.length ? { attachments: await storeFiles(deps, ctx.orgId, pushed, ctx.requestId) } : {}),
   };
+  // Where the message belongs, for a recall, a reaction or a quote that names it later.
+  await deps.sandbox!.recordInbound(req.id, message.chatnetMessageId, { threadId, threadType, fromUid });
   if (!row) {
     try {
       await runLocal(deps, ctx.orgId, req.id, 'inbound', message);
@@ -299,6 +322,44 @@ export async function sentMessages(deps: Deps, ctx: OrgContext, id: string) {
   const net = sandboxOf(deps, ctx);
   const row = await loadAccount(deps, ctx.orgId, id);
   return { data: await net.sentBy(row.id) };
+}
+
+/** A message of the account's threads the network knows, for a recall or a reaction (400 naming the id when unknown). */
+async function knownMessage(net: SandboxNetwork, row: { id: string; chatnet_uid: string | null }, chatnetMessageId: string | undefined) {
+  const id = text('chatnetMessageId', chatnetMessageId, 64, true);
+  const known = await net.messageOf(row.id, row.chatnet_uid ?? '', id);
+  if (!known) throw invalid('chatnetMessageId', 'is not a message of this account’s threads');
+  return { id, known };
+}
+
+/**
+ * The contact recalls a message they sent to the account: the network tells the account's live connection, which
+ * announces it (chatnet.recalled). Only a message a contact sent; the account's own are recalled through the CRM.
+ */
+export async function recall(deps: Deps, ctx: OrgContext, req: { id: string; chatnetMessageId?: string }) {
+  const net = sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, req.id);
+  const { id, known } = await knownMessage(net, row, req.chatnetMessageId);
+  if (!known.inbound) throw invalid('chatnetMessageId', 'is a message the account sent; a contact recalls only their own');
+  if (row.status !== 'connected') throw notLive('it is not connected');
+  const recalledAt = new Date().toISOString();
+  const notice = { threadId: known.threadId, threadType: known.threadType, chatnetMessageId: id, fromUid: known.fromUid, recalledAt };
+  await onHolder(deps, ctx.orgId, row.id, 'recall', notice, () => notLive());
+  return { accountId: row.id, chatnetMessageId: id, threadId: known.threadId, threadType: known.threadType, recalledAt };
+}
+
+/** A member of the thread reacts to a message of it (an empty emoji takes their reaction back). */
+export async function react(deps: Deps, ctx: OrgContext, req: { id: string; chatnetMessageId?: string; fromUid?: string; emoji?: string }) {
+  const net = sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, req.id);
+  const { id, known } = await knownMessage(net, row, req.chatnetMessageId);
+  const fromUid = text('fromUid', req.fromUid, 64, true);
+  const emoji = emojiOf(req.emoji);
+  if (row.status !== 'connected') throw notLive('it is not connected');
+  const at = new Date().toISOString();
+  const notice = { threadId: known.threadId, threadType: known.threadType, chatnetMessageId: id, fromUid, emoji, at };
+  await onHolder(deps, ctx.orgId, row.id, 'react', notice, () => notLive());
+  return { accountId: row.id, chatnetMessageId: id, threadId: known.threadId, threadType: known.threadType, fromUid, emoji, at };
 }
 
 /** Numbers registered per call (the directory itself has no limit, as a network's has none). */

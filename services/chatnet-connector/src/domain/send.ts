@@ -1,7 +1,7 @@
 import { AppError, invalid, OrgContext } from '@crm/grpc-kit';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
-import type { ThreadType } from '../drivers/driver';
+import type { QuotedMessage, ThreadType } from '../drivers/driver';
 import type { AttachmentRef, Outbound } from '../pool/session-pool';
 import { loadAccount } from './accounts';
 
@@ -13,6 +13,8 @@ export interface SendRequest {
   contentType: string;
   clientMessageId: string;
   attachments?: Array<{ id?: string; fileName?: string; mimeType?: string; size?: number; sha256?: string }>;
+  /** A message field decodes as null when the sender left it out. */
+  quote?: { chatnetMessageId?: string; cliMsgId?: string; fromUid?: string; content?: string; contentType?: string; sentAt?: string } | null;
 }
 
 const MAX_CONTENT = 20_000;
@@ -33,7 +35,26 @@ export function outboundOf(req: SendRequest, maxFileBytes: number): Outbound & {
   if (contentType.length > 50) throw invalid('contentType', 'must be at most 50 characters');
   const clientMessageId = (req.clientMessageId ?? '').trim();
   if (clientMessageId.length > 200) throw invalid('clientMessageId', 'must be at most 200 characters');
-  return { threadId, threadType, content, contentType, clientMessageId, ...(attachments.length ? { attachments } : {}) };
+  const quote = req.quote ? quoteOf(req.quote) : undefined;
+  return { threadId, threadType, content, contentType, clientMessageId, ...(attachments.length ? { attachments } : {}), ...(quote ? { quote } : {}) };
+}
+
+/** The message a send quotes: its network id is required, the rest as messaging stored it. */
+function quoteOf(q: NonNullable<SendRequest['quote']>): QuotedMessage {
+  const chatnetMessageId = (q.chatnetMessageId ?? '').trim();
+  if (!chatnetMessageId || chatnetMessageId.length > 200) throw invalid('quote.chatnetMessageId', 'must be 1 to 200 characters');
+  const sentAt = new Date(q.sentAt ?? '');
+  if (Number.isNaN(sentAt.getTime())) throw invalid('quote.sentAt', 'must be a date');
+  const content = q.content ?? '';
+  if (content.length > MAX_CONTENT) throw invalid('quote.content', `must be at most ${MAX_CONTENT} characters`);
+  return {
+    chatnetMessageId,
+    cliMsgId: (q.cliMsgId ?? '').trim().slice(0, 200),
+    fromUid: (q.fromUid ?? '').trim().slice(0, 200),
+    content,
+    contentType: (q.contentType ?? '').trim().slice(0, 50) || 'text',
+    sentAt,
+  };
 }
 
 function attachmentsOf(list: NonNullable<SendRequest['attachments']>, maxFileBytes: number): AttachmentRef[] {
@@ -64,6 +85,7 @@ export async function sendChatMessage(deps: Deps, ctx: OrgContext, req: SendRequ
   return deps.peers.onHolder(
     row.id,
     () => deps.sessions.send(row.id, orgId, m, m.clientMessageId, ctx.requestId),
-    (peer) => peer.PeerSend({ message: { ...m, accountId: row.id } }, { orgId, requestId: ctx.requestId }),
+    // The quote's time travels as text, as in the request.
+    (peer) => peer.PeerSend({ message: { ...m, accountId: row.id, quote: req.quote ?? undefined } }, { orgId, requestId: ctx.requestId }),
   );
 }

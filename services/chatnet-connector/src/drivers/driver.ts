@@ -48,6 +48,49 @@ export interface InboundMessage {
    * Never set for a message the CRM sent through this session (the session skips those echoes).
    */
   fromSelf?: boolean;
+  /** The network id of the message of the same thread this one quotes (replies to). */
+  quoteChatnetMessageId?: string;
+}
+
+/** A message of a thread as a recall or a reaction names it: the network's id and the sender's own id (when known). */
+export interface MessageRef {
+  threadId: string;
+  threadType: ThreadType;
+  chatnetMessageId: string;
+  /** Empty when the CRM does not know it (a message it sent: the network gave only its own id back). */
+  cliMsgId: string;
+}
+
+/** The message a send quotes, as the network needs it named (zca-js SendMessageQuote). */
+export interface QuotedMessage {
+  chatnetMessageId: string;
+  /** Empty when unknown. */
+  cliMsgId: string;
+  /** The contact's uid; empty for the account's own message. */
+  fromUid: string;
+  content: string;
+  contentType: string;
+  sentAt: Date;
+}
+
+/** The network says a message was recalled by whoever sent it. */
+export interface RecallNotice {
+  threadId: string;
+  threadType: ThreadType;
+  chatnetMessageId: string;
+  /** Who recalled it (its sender). */
+  fromUid: string;
+  recalledAt: Date;
+}
+
+/** The network says a member of a thread reacted to a message (or took the reaction back: emoji ''). */
+export interface ReactionNotice {
+  threadId: string;
+  threadType: ThreadType;
+  chatnetMessageId: string;
+  fromUid: string;
+  emoji: string;
+  at: Date;
 }
 
 /** A message of the contact the agent read in the CRM, as the network needs it named to mark it seen. */
@@ -97,6 +140,8 @@ export interface OutboundMessage {
   contentType: string;
   /** Files to send with the text, in order (at most 10). */
   attachments?: OutboundFile[];
+  /** The message of the thread this one replies to. */
+  quote?: QuotedMessage;
 }
 
 /** A file to send: what it is, and its bytes, streamed from messaging when the driver asks (once per call). */
@@ -130,6 +175,10 @@ export interface SessionHandlers {
   /** Store a file the network delivered (in messaging), so the message can name it; rejects when it was refused. */
   storeFile(file: ReceivedFile): Promise<StoredAttachment>;
   onSeen(receipt: SeenReceipt): Promise<void>;
+  /** A message of one of the account's threads was recalled by its sender; resolves once recorded. */
+  onRecall(notice: RecallNotice): Promise<void>;
+  /** A member of a thread reacted to a message (or took it back); resolves once recorded. */
+  onReaction(notice: ReactionNotice): Promise<void>;
   onDisconnect(info: DisconnectInfo): void;
   onFriendsChanged(): void;
 }
@@ -148,6 +197,10 @@ export interface ChatnetSession {
   findUserByPhone(phone: string): Promise<NetworkUser | null>;
   /** Tell the network the account read these messages of one thread (at most 50), so the contact sees them read. */
   markSeen(threadId: string, threadType: ThreadType, messages: ReadMessage[]): Promise<void>;
+  /** Recall (take back) a message the account sent; rejects when the network refused (too old, unknown). */
+  recall(message: MessageRef): Promise<void>;
+  /** The account's reaction on a message of a thread; an empty emoji takes it back. */
+  react(message: MessageRef, emoji: string): Promise<void>;
   /** Close the live connection from our side; onDisconnect is not called. */
   disconnect(): Promise<void>;
 }

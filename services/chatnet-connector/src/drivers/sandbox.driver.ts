@@ -10,11 +10,14 @@ import {
   Friend,
   InboundMessage,
   LoginFailedError,
+  MessageRef,
   NetworkUser,
   OutboundFile,
   OutboundMessage,
   QrLoginOptions,
+  ReactionNotice,
   ReadMessage,
+  RecallNotice,
   SeenReceipt,
   SessionExpiredError,
   SessionHandlers,
@@ -30,6 +33,19 @@ export interface SentRecord {
   sentAt: string;
   /** What the network received of each file, computed from the bytes themselves. */
   attachments: Array<{ fileName: string; mimeType: string; size: number; sha256: string }>;
+  /** The message it quoted; null for none (and for records from before quotes). */
+  quote?: { chatnetMessageId: string } | null;
+  /** When the account recalled it (merged in by sentBy from the network's recall records); null otherwise. */
+  recalledAt?: string | null;
+}
+
+/** A message of the network as the sandbox knows where it belongs: its thread and its sender. */
+export interface KnownMessage {
+  threadId: string;
+  threadType: ThreadType;
+  fromUid: string;
+  /** A contact sent it to the account (else the account sent it). */
+  inbound: boolean;
 }
 
 /** Read a file being sent as the network would receive it: counted and hashed as it streams, never held whole. */
@@ -128,6 +144,22 @@ export class SandboxNetwork {
     return true;
   }
 
+  /** Pass a recall (by its sender) to the account's live connection here; resolves once the connector recorded it. */
+  async recalled(accountId: string, notice: RecallNotice): Promise<boolean> {
+    const session = this.sessions.get(accountId);
+    if (!session?.isAlive()) return false;
+    await session.recalledBy(notice);
+    return true;
+  }
+
+  /** Pass a member's reaction to the account's live connection here; resolves once the connector recorded it. */
+  async reacted(accountId: string, notice: ReactionNotice): Promise<boolean> {
+    const session = this.sessions.get(accountId);
+    if (!session?.isAlive()) return false;
+    await session.reactedBy(notice);
+    return true;
+  }
+
   /** Pass a read receipt to the account's live connection here; resolves once the connector recorded it. */
   async seen(accountId: string, receipt: SeenReceipt): Promise<boolean> {
     const session = this.sessions.get(accountId);
@@ -218,9 +250,54 @@ export class SandboxNetwork {
     return `${this.p}phones`;
   }
 
+  /** What the account sent, newest first, each with its quote and when the account recalled it (null: not recalled). */
   async sentBy(accountId: string): Promise<SentRecord[]> {
-    const raw = await this.redis.lRange(`${this.p}sent:${accountId}`, 0, SENT_KEEP - 1);
-    return raw.map((r) => JSON.parse(r) as SentRecord);
+    const [raw, recalls] = await Promise.all([this.redis.lRange(`${this.p}sent:${accountId}`, 0, SENT_KEEP - 1), this.redis.hGetAll(this.recallsKey(accountId))]);
+    return raw.map((r) => {
+      const m = JSON.parse(r) as SentRecord;
+      return { ...m, quote: m.quote ?? null, recalledAt: recalls[m.chatnetMessageId] ?? null };
+    });
+  }
+
+  private recallsKey(accountId: string): string {
+    return `${this.p}recalled:${accountId}`;
+  }
+
+  private inboundKey(accountId: string): string {
+    return `${this.p}inbound:${accountId}`;
+  }
+
+  /** Remember where a contact's message to the account belongs, so a recall, a reaction or a quote can name it. */
+  async recordInbound(accountId: string, chatnetMessageId: string, m: Omit<KnownMessage, 'inbound'>): Promise<void> {
+    const key = this.inboundKey(accountId);
+    await this.redis
+      .multi()
+      .hSet(key, chatnetMessageId, JSON.stringify({ threadId: m.threadId, threadType: m.threadType, fromUid: m.fromUid }))
+      .expire(key, HELD_TTL_S)
+      .exec();
+  }
+
+  /** A message of the account's threads: one a contact sent it (recordInbound) or one it sent; undefined when unknown. */
+  async messageOf(accountId: string, ownUid: string, chatnetMessageId: string): Promise<KnownMessage | undefined> {
+    const raw = await this.redis.hGet(this.inboundKey(accountId), chatnetMessageId);
+    if (raw) return { ...(JSON.parse(raw) as Omit<KnownMessage, 'inbound'>), inbound: true };
+    const sent = (await this.sentBy(accountId)).find((m) => m.chatnetMessageId === chatnetMessageId);
+    return sent ? { threadId: sent.threadId, threadType: sent.threadType as ThreadType, fromUid: ownUid, inbound: false } : undefined;
+  }
+
+  /** The account recalls a message it sent; false when it sent no such message (or recalled it already). */
+  async recordRecall(accountId: string, chatnetMessageId: string, at: Date): Promise<boolean> {
+    const sent = (await this.sentBy(accountId)).find((m) => m.chatnetMessageId === chatnetMessageId);
+    if (!sent || sent.recalledAt) return false;
+    await this.redis.hSet(this.recallsKey(accountId), chatnetMessageId, at.toISOString());
+    return true;
+  }
+
+  /** The account's own reaction on a message of its threads ('' takes it back). */
+  async recordAgentReaction(accountId: string, chatnetMessageId: string, emoji: string): Promise<void> {
+    const key = `${this.p}agent-reactions:${accountId}`;
+    if (emoji) await this.redis.hSet(key, chatnetMessageId, emoji);
+    else await this.redis.hDel(key, chatnetMessageId);
   }
 
   // ---- used by the driver ----
@@ -310,8 +387,38 @@ class SandboxSession implements ChatnetSession {
     const sentAt = new Date();
     const chatnetMessageId = networkMessageId();
     const { threadId, threadType, content, contentType } = m;
-    await this.network.recordSent(this.accountId, { chatnetMessageId, threadId, threadType, content, contentType, sentAt: sentAt.toISOString(), attachments });
+    if (m.quote) {
+      // The network quotes only a message of the same thread.
+      const quoted = await this.network.messageOf(this.accountId, this.profile.uid, m.quote.chatnetMessageId);
+      if (!quoted || quoted.threadId !== threadId || quoted.threadType !== threadType) throw new Error('the quoted message is not a message of this thread');
+    }
+    await this.network.recordSent(this.accountId, {
+      chatnetMessageId,
+      threadId,
+      threadType,
+      content,
+      contentType,
+      sentAt: sentAt.toISOString(),
+      attachments,
+      quote: m.quote ? { chatnetMessageId: m.quote.chatnetMessageId } : null,
+    });
     return { chatnetMessageId, sentAt };
+  }
+
+  /** Like the real network: only a message this account sent to that thread, once. */
+  async recall(ref: MessageRef): Promise<void> {
+    if (!this.alive) throw new Error('sandbox connection is closed');
+    const known = await this.network.messageOf(this.accountId, this.profile.uid, ref.chatnetMessageId);
+    if (!known || known.inbound || known.threadId !== ref.threadId || known.threadType !== ref.threadType) throw new Error('no such message sent by this account');
+    if (!(await this.network.recordRecall(this.accountId, ref.chatnetMessageId, new Date()))) throw new Error('the message was recalled already');
+  }
+
+  /** A reaction on a message of one of the account's threads ('' takes it back). */
+  async react(ref: MessageRef, emoji: string): Promise<void> {
+    if (!this.alive) throw new Error('sandbox connection is closed');
+    const known = await this.network.messageOf(this.accountId, this.profile.uid, ref.chatnetMessageId);
+    if (!known || known.threadId !== ref.threadId || known.threadType !== ref.threadType) throw new Error('no such message in this thread');
+    await this.network.recordAgentReaction(this.accountId, ref.chatnetMessageId, emoji);
   }
 
   listFriends(): Promise<Friend[]> {
@@ -365,6 +472,14 @@ class SandboxSession implements ChatnetSession {
 
   readBy(receipt: SeenReceipt): Promise<void> {
     return this.handlers.onSeen(receipt);
+  }
+
+  recalledBy(notice: RecallNotice): Promise<void> {
+    return this.handlers.onRecall(notice);
+  }
+
+  reactedBy(notice: ReactionNotice): Promise<void> {
+    return this.handlers.onReaction(notice);
   }
 
   cut(info: DisconnectInfo): void {

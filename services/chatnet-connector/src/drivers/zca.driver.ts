@@ -2,7 +2,7 @@ import type { Agent } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from '@crm/logger';
-import { ThreadType } from 'zca-js';
+import { Reactions, ThreadType } from 'zca-js';
 import type {
   API,
   AttachmentSource,
@@ -10,7 +10,10 @@ import type {
   GroupInfoResponse,
   LoginQRCallbackEvent,
   Message,
+  Reaction,
   SeenMessage,
+  SendMessageQuote,
+  Undo,
   SendSeenEventMessageParams,
   TAttachmentContent,
   User,
@@ -25,10 +28,14 @@ import {
   Friend,
   InboundMessage,
   LoginFailedError,
+  MessageRef,
   OutboundFile,
   OutboundMessage,
   QrLoginOptions,
+  QuotedMessage,
+  ReactionNotice,
   ReadMessage,
+  RecallNotice,
   SeenReceipt,
   SessionExpiredError,
   SessionHandlers,
@@ -63,7 +70,10 @@ export const ZCA = {
  * The slice of zca-js this driver uses, named by zca-js's own published types: a change of the library's
  * shapes fails the build here instead of misbehaving at run time. Tests build fakes of these types.
  */
-export type ZcaApi = Pick<API, 'getOwnId' | 'fetchAccountInfo' | 'getAllFriends' | 'getGroupInfo' | 'getUserInfo' | 'sendMessage' | 'sendSeenEvent' | 'getContext'> &
+export type ZcaApi = Pick<
+  API,
+  'getOwnId' | 'fetchAccountInfo' | 'getAllFriends' | 'getGroupInfo' | 'getUserInfo' | 'sendMessage' | 'sendSeenEvent' | 'getContext' | 'undo' | 'addReaction'
+> &
   ZcaPhoneApi & {
   listener: ZcaListener;
 };
@@ -75,6 +85,10 @@ export type ZcaCredentials = Credentials;
 export type ZcaMessage = Message;
 /** One entry of the listener's `seen_messages` (models/SeenMessage.ts). */
 export type ZcaSeenMessage = SeenMessage;
+/** The listener's `undo` (models/Undo.ts): a message recalled by its sender. */
+export type ZcaUndo = Undo;
+/** The listener's `reaction` (models/Reaction.ts). */
+export type ZcaReaction = Reaction;
 export type ZcaUser = User;
 /** zca-js models/Attachment.ts, the Buffer form (a path would need zca-js's imageMetadataGetter for photos). */
 export type ZcaAttachmentSource = Exclude<AttachmentSource, string>;
@@ -250,6 +264,124 @@ export function inboundOf(m: ZcaMessage, ownUid = ''): InboundMessage {
     sentAt: new Date(Number(m.data.ts) || Date.now()),
     ...(m.data.cliMsgId ? { cliMsgId: String(m.data.cliMsgId) } : {}),
     ...(m.isSelf ? { fromSelf: true } : {}),
+    ...(quotedIdOf(m) ? { quoteChatnetMessageId: quotedIdOf(m) } : {}),
+  };
+}
+
+/** The network id of the message a reply quotes (zca-js TQuote.globalMsgId); '' when it quotes none. */
+function quotedIdOf(m: ZcaMessage): string {
+  const id = m.data.quote?.globalMsgId;
+  return id === undefined || id === null || String(id) === '0' ? '' : String(id);
+}
+
+/**
+ * Reactions as the network names them (zca-js `Reactions`), by the emoji the CRM shows. The network has a fixed set:
+ * an emoji outside it cannot be sent, and a network reaction without an emoji here arrives as its own code.
+ */
+export const EMOJI_REACTIONS: Readonly<Record<string, Reactions>> = {
+  '❤️': Reactions.HEART,
+  '👍': Reactions.LIKE,
+  '😆': Reactions.HAHA,
+  '😮': Reactions.WOW,
+  '😢': Reactions.CRY,
+  '😡': Reactions.ANGRY,
+  '😘': Reactions.KISS,
+  '😂': Reactions.TEARS_OF_JOY,
+  '💩': Reactions.SHIT,
+  '🌹': Reactions.ROSE,
+  '💔': Reactions.BROKEN_HEART,
+  '👎': Reactions.DISLIKE,
+  '😍': Reactions.LOVE,
+  '😕': Reactions.CONFUSED,
+  '😉': Reactions.WINK,
+  '☀️': Reactions.SUN,
+  '🎂': Reactions.BIRTHDAY,
+  '💣': Reactions.BOMB,
+  '👌': Reactions.OK,
+  '✌️': Reactions.PEACE,
+  '🙏': Reactions.PRAY,
+  '👊': Reactions.PUNCH,
+  '👏': Reactions.HANDCLAP,
+  '😎': Reactions.COOL,
+  '🍺': Reactions.BEER,
+};
+const EMOJI_OF_REACTION = new Map<string, string>(Object.entries(EMOJI_REACTIONS).map(([emoji, code]) => [code, emoji]));
+const NETWORK_CODES = new Set<string>(Object.values(Reactions));
+
+/** The network's reaction for an emoji ('' takes the reaction back: `Reactions.NONE`); undefined when it has none. */
+export function reactionCodeOf(emoji: string): Reactions | undefined {
+  if (emoji === '') return Reactions.NONE;
+  return EMOJI_REACTIONS[emoji] ?? EMOJI_REACTIONS[`${emoji}\uFE0F`] ?? (NETWORK_CODES.has(emoji) ? (emoji as Reactions) : undefined);
+}
+
+/** The emoji of a network reaction code (its own code when the CRM has no emoji for it; '' when it was taken back). */
+export function emojiOfReaction(code: string): string {
+  return code === Reactions.NONE ? '' : (EMOJI_OF_REACTION.get(code) ?? code);
+}
+
+/**
+ * A recall from the listener's `undo`: the recalled message is `content.globalMsgId`, its thread the Undo's. Undefined
+ * when it names no message.
+ */
+export function recallOf(u: ZcaUndo, at = new Date()): RecallNotice | undefined {
+  const id = u.data.content?.globalMsgId;
+  if (id === undefined || id === null || String(id) === '0' || !u.threadId) return undefined;
+  const ts = Number(u.data.ts);
+  return {
+    threadId: String(u.threadId),
+    threadType: u.isGroup ? 'group' : 'user',
+    chatnetMessageId: String(id),
+    fromUid: String(u.data.uidFrom),
+    recalledAt: Number.isFinite(ts) && ts > 0 ? new Date(ts) : at,
+  };
+}
+
+/**
+ * Reactions from the listener's `reaction`: one per message it names (`content.rMsg`). The account's own (`isSelf`:
+ * the echo of a reaction the CRM sent, or one from its phone) are none of the contact's.
+ */
+export function reactionsOf(r: ZcaReaction, at = new Date()): ReactionNotice[] {
+  if (r.isSelf || !r.threadId) return [];
+  const ts = Number(r.data.ts);
+  const when = Number.isFinite(ts) && ts > 0 ? new Date(ts) : at;
+  const emoji = emojiOfReaction(r.data.content?.rIcon ?? '');
+  return (r.data.content?.rMsg ?? [])
+    .map((m) => String(m.gMsgID ?? ''))
+    .filter((id) => id !== '' && id !== '0')
+    .map((chatnetMessageId) => ({
+      threadId: String(r.threadId),
+      threadType: r.isGroup ? ('group' as const) : ('user' as const),
+      chatnetMessageId,
+      fromUid: String(r.data.uidFrom),
+      emoji,
+      at: when,
+    }));
+}
+
+/**
+ * What zca-js's sendMessage needs of the message a reply quotes (SendMessageQuote): a text message's network type is
+ * `webchat` with its text; any other keeps its type, and its content as inboundOf wrote it (JSON). The account's own
+ * message names the account as its sender.
+ */
+export function quoteOf(q: QuotedMessage, ownUid: string, cliMsgId: string): SendMessageQuote {
+  const text = q.contentType === 'text';
+  let content: SendMessageQuote['content'] = q.content;
+  if (!text) {
+    try {
+      content = JSON.parse(q.content) as SendMessageQuote['content'];
+    } catch {
+      content = q.content;
+    }
+  }
+  return {
+    content,
+    msgType: text ? 'webchat' : q.contentType,
+    propertyExt: undefined,
+    uidFrom: q.fromUid || ownUid,
+    msgId: q.chatnetMessageId,
+    cliMsgId,
+    ts: String(q.sentAt.getTime()),
+    ttl: 0,
   };
 }
 
@@ -372,6 +504,20 @@ class RecentIds {
   }
 }
 
+/** The last `max` entries set, in arrival order. */
+class RecentMap {
+  private readonly map = new Map<string, string>();
+  constructor(private readonly max: number) {}
+  get(key: string): string | undefined {
+    return this.map.get(key);
+  }
+  set(key: string, value: string): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+}
+
 class ZcaSession implements ChatnetSession {
   private alive = false;
   private closedByUs = false;
@@ -387,6 +533,11 @@ class ZcaSession implements ChatnetSession {
   private readonly sending = new Map<string, Set<Promise<unknown>>>();
   /** The ids our sends returned: their echoes (`selfListen`) are skipped, messaging stored them already. */
   private readonly sentIds = new RecentIds(10_000);
+  /**
+   * The sender's own id (cliMsgId) of each message seen on the listener, by network id. A send returns only the
+   * network's id, yet a recall (`undo`), a reaction and a quote need both: the echo of the send brings the other.
+   */
+  private readonly cliMsgIds = new RecentMap(10_000);
 
   constructor(
     private readonly api: ZcaApi,
@@ -442,8 +593,20 @@ class ZcaSession implements ChatnetSession {
     }
   }
 
+  private remember(raw: ZcaMessage): void {
+    if (raw.data.msgId && raw.data.cliMsgId) this.cliMsgIds.set(String(raw.data.msgId), String(raw.data.cliMsgId));
+  }
+
+  /** A message's cliMsgId: as messaging gave it, else as the listener brought it; the network needs one. */
+  private cliMsgIdOf(chatnetMessageId: string, given: string): string {
+    const id = given || this.cliMsgIds.get(chatnetMessageId);
+    if (!id) throw new Error(`the sender id (cliMsgId) of message ${chatnetMessageId} is not known to this session`);
+    return id;
+  }
+
   /** Prepare a message (group name, file) after the thread's previous one, then hand it over in that order. */
   private receive(raw: ZcaMessage): void {
+    this.remember(raw);
     if (!this.handed.add(`${raw.type}:${raw.data.msgId}`)) return;
     const key = `${raw.type}:${raw.threadId}`;
     const ready = (this.lanes.get(key) ?? Promise.resolve())
@@ -464,6 +627,7 @@ class ZcaSession implements ChatnetSession {
    * thread returned their ids, an echo is skipped; anything else goes on as a message from the account itself.
    */
   private receiveSelf(raw: ZcaMessage): void {
+    this.remember(raw);
     const pending = this.sending.get(`${raw.type}:${raw.threadId}`);
     const judge = () => {
       if (!this.sentIds.has(String(raw.data.msgId))) this.receive(raw);
@@ -529,6 +693,14 @@ class ZcaSession implements ChatnetSession {
           if (receipt) this.handlers.onSeen(receipt).catch((err) => this.log.error({ err }, 'recording a read receipt failed'));
         }
       });
+      // A message recalled by its sender (the contact, or the account itself: from its phone, or the echo of a CRM recall).
+      l.on('undo', (u) => {
+        const notice = recallOf(u);
+        if (notice) this.handlers.onRecall(notice).catch((err) => this.log.error({ err }, 'recording a recall failed'));
+      });
+      l.on('reaction', (r) => {
+        for (const notice of reactionsOf(r)) this.handlers.onReaction(notice).catch((err) => this.log.error({ err }, 'recording a reaction failed'));
+      });
       l.on('friend_event', () => this.handlers.onFriendsChanged());
       l.on('error', (err) => this.log.warn({ err }, 'zca listener error'));
       l.on('closed', (code, reason) => {
@@ -576,6 +748,8 @@ class ZcaSession implements ChatnetSession {
   private async sendAll(m: OutboundMessage, type: number): Promise<string[]> {
     const files = m.attachments ?? [];
     const ids: string[] = [];
+    // A reply carries its quote on its first call (the text, or the first file with it).
+    const quote = m.quote ? quoteOf(m.quote, this.profile.uid, this.cliMsgIdOf(m.quote.chatnetMessageId, m.quote.cliMsgId)) : undefined;
     const got = (list: Array<{ msgId?: unknown } | null | undefined>) => {
       for (const x of list) {
         if (x?.msgId === undefined || x.msgId === null) continue;
@@ -584,12 +758,12 @@ class ZcaSession implements ChatnetSession {
       }
     };
     if (files.length === 0) {
-      got([(await this.api.sendMessage({ msg: m.content }, m.threadId, type)).message]);
+      got([(await this.api.sendMessage({ msg: m.content, ...(quote ? { quote } : {}) }, m.threadId, type)).message]);
       return ids;
     }
     for (const [i, file] of files.entries()) {
       const source = await this.sourceOf(file);
-      const res = await this.api.sendMessage({ msg: i === 0 ? m.content : '', attachments: [source] }, m.threadId, type);
+      const res = await this.api.sendMessage({ msg: i === 0 ? m.content : '', attachments: [source], ...(i === 0 && quote ? { quote } : {}) }, m.threadId, type);
       got([res.message, ...(res.attachment ?? [])]);
     }
     return ids;
@@ -616,6 +790,24 @@ class ZcaSession implements ChatnetSession {
     const list = messages.slice(-SEEN_EVENT_MAX).map((m) => seenEventOf(m, threadId, threadType, this.profile.uid));
     if (list.length === 0) return;
     await this.api.sendSeenEvent(list, threadType === 'group' ? ThreadType.Group : ThreadType.User);
+  }
+
+  /** zca-js `undo`: the network takes back a message the account sent, named by both of its ids. */
+  async recall(ref: MessageRef): Promise<void> {
+    const cliMsgId = this.cliMsgIdOf(ref.chatnetMessageId, ref.cliMsgId);
+    await this.api.undo({ msgId: ref.chatnetMessageId, cliMsgId }, ref.threadId, ref.threadType === 'group' ? ThreadType.Group : ThreadType.User);
+  }
+
+  /** zca-js `addReaction` with the network's code of the emoji (`Reactions.NONE` takes the account's reaction back). */
+  async react(ref: MessageRef, emoji: string): Promise<void> {
+    const icon = reactionCodeOf(emoji);
+    if (icon === undefined) throw new Error(`the network has no reaction for ${emoji}`);
+    const cliMsgId = this.cliMsgIdOf(ref.chatnetMessageId, ref.cliMsgId);
+    await this.api.addReaction(icon, {
+      data: { msgId: ref.chatnetMessageId, cliMsgId },
+      threadId: ref.threadId,
+      type: ref.threadType === 'group' ? ThreadType.Group : ThreadType.User,
+    });
   }
 
   async disconnect(): Promise<void> {

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '@crm/db';
 import { enqueueEvent, type NewEvent } from '@crm/events';
-import type { Friend, InboundMessage, SeenReceipt } from '../drivers/driver';
+import type { Friend, InboundMessage, ReactionNotice, RecallNotice, SeenReceipt } from '../drivers/driver';
 
 /** The events this service produces, always through the outbox (same transaction as the change). */
 export const EVENTS = {
   inbound: 'chatnet.inbound',
   seen: 'chatnet.seen',
+  recalled: 'chatnet.recalled',
+  reaction: 'chatnet.reaction',
   qr: 'chatnet_account.qr',
   connected: 'chatnet_account.connected',
   disconnected: 'chatnet_account.disconnected',
@@ -52,6 +54,8 @@ export function inboundEvent(orgId: string, accountId: string, m: InboundMessage
       ...(m.cliMsgId ? { cliMsgId: m.cliMsgId } : {}),
       // Typed by the account itself on another device: outbound in messaging, never a message received.
       ...(m.fromSelf ? { fromSelf: true } : {}),
+      // A reply: the network id of the message it quotes (messaging links it to the stored one).
+      ...(m.quoteChatnetMessageId ? { quoteChatnetMessageId: m.quoteChatnetMessageId } : {}),
       // Stored in messaging already: the event names the files, it never carries their bytes.
       ...(m.attachments?.length ? { attachments: m.attachments.map((a) => ({ id: a.id, fileName: a.fileName, mimeType: a.mimeType, size: a.size })) } : {}),
     },
@@ -76,6 +80,44 @@ export function seenEvent(orgId: string, accountId: string, r: SeenReceipt): New
       chatnetMessageIds: ids,
       seenByUid: r.seenByUid ?? null,
       seenAt: r.seenAt.toISOString(),
+    },
+  };
+}
+
+/** A recall from the network; its id derives from the message, so the network repeating it is one event. */
+export function recalledEvent(orgId: string, accountId: string, r: RecallNotice): NewEvent {
+  return {
+    id: derivedEventId(EVENTS.recalled, accountId, r.threadType, r.threadId, r.chatnetMessageId),
+    type: EVENTS.recalled,
+    orgId,
+    data: {
+      accountId,
+      threadId: r.threadId,
+      threadType: r.threadType,
+      chatnetMessageId: r.chatnetMessageId,
+      fromUid: r.fromUid,
+      recalledAt: r.recalledAt.toISOString(),
+    },
+  };
+}
+
+/**
+ * A reaction from the network. Its id derives from the message, the member, the emoji and the time: the same news
+ * repeated is one event, a member changing their mind (and changing back) is each time a new one.
+ */
+export function reactionEvent(orgId: string, accountId: string, r: ReactionNotice): NewEvent {
+  return {
+    id: derivedEventId(EVENTS.reaction, accountId, r.threadType, r.threadId, r.chatnetMessageId, r.fromUid, r.emoji, r.at.toISOString()),
+    type: EVENTS.reaction,
+    orgId,
+    data: {
+      accountId,
+      threadId: r.threadId,
+      threadType: r.threadType,
+      chatnetMessageId: r.chatnetMessageId,
+      fromUid: r.fromUid,
+      emoji: r.emoji,
+      at: r.at.toISOString(),
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Deps } from '../deps';
 import * as accounts from '../domain/accounts';
 import * as sandbox from '../domain/sandbox';
 import { markThreadSeen } from '../domain/mark-seen';
+import { reactToChatMessage, recallChatMessage } from '../domain/message-actions';
 import { sendChatMessage } from '../domain/send';
 import { lookupPhone } from '../domain/phone-lookup';
 
@@ -22,6 +23,8 @@ export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.Connect
     SendChatMessage: (req, ctx) => sendChatMessage(deps, ctx, req),
     LookupPhone: (req, ctx) => lookupPhone(deps, ctx, req),
     MarkThreadSeen: (req, ctx) => markThreadSeen(deps, ctx, req),
+    RecallChatMessage: (req, ctx) => recallChatMessage(deps, ctx, req),
+    ReactToChatMessage: (req, ctx) => reactToChatMessage(deps, ctx, req),
 
     SandboxScan: (req, ctx) => sandbox.scan(deps, ctx, req),
     SandboxInbound: (req, ctx) => sandbox.inbound(deps, ctx, req),
@@ -32,5 +35,7 @@ export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.Connect
     SandboxSentMessages: (req, ctx) => sandbox.sentMessages(deps, ctx, req.id),
     SandboxSetPhones: (req, ctx) => sandbox.setPhones(deps, ctx, req),
     SandboxSeenByAgent: (req, ctx) => sandbox.seenByAgent(deps, ctx, req.id),
+    SandboxRecall: (req, ctx) => sandbox.recall(deps, ctx, req),
+    SandboxReact: (req, ctx) => sandbox.react(deps, ctx, req),
   };
 }

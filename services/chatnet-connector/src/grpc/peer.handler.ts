@@ -1,6 +1,7 @@
 import { type HandlersFor, invalid } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { markSeenOf } from '../domain/mark-seen';
+import { emojiOf, messageRefOf } from '../domain/message-actions';
 import { runLocal, sandboxAction } from '../domain/sandbox';
 import { outboundOf } from '../domain/send';
 import { lookupDigits, lookupHere } from '../domain/phone-lookup';
@@ -22,6 +23,14 @@ export function peerHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorPee
     PeerMarkSeen: async (req, ctx) => {
       await deps.sessions.markSeen(req.accountId, ctx.orgId, markSeenOf(req));
       return { ok: true, message: 'Marked seen on the network' };
+    },
+    PeerRecall: async (req, ctx) => {
+      await deps.sessions.recall(req.accountId, ctx.orgId, messageRefOf(req));
+      return { ok: true, message: 'Recalled on the network' };
+    },
+    PeerReact: async (req, ctx) => {
+      await deps.sessions.react(req.accountId, ctx.orgId, messageRefOf(req), emojiOf(req.emoji));
+      return { ok: true, message: 'Reaction sent to the network' };
     },
     PeerSandbox: async (req, ctx) => ({
       resultJson: JSON.stringify((await runLocal(deps, ctx.orgId, req.accountId, sandboxAction(req.action), JSON.parse(req.payloadJson || '{}'))) ?? {}),

@@ -14,6 +14,7 @@ import {
   DisconnectInfo,
   InboundMessage,
   LoginFailedError,
+  MessageRef,
   OutboundMessage,
   QrCode,
   ReadMessage,
@@ -22,7 +23,7 @@ import {
   SessionHandlers,
   ThreadType,
 } from '../drivers/driver';
-import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, qrEvent, seenEvent } from '../events/events';
+import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, qrEvent, reactionEvent, recalledEvent, seenEvent } from '../events/events';
 import type { OutboxBatcher } from '../events/outbox-batcher';
 import type { MessagingFiles } from '../files/messaging-files';
 import type { ConnectorRedis } from '../redis';
@@ -374,6 +375,9 @@ export class SessionPool {
       onMessage: (m) => this.onInbound(entry, m),
       storeFile: (f) => this.o.files.store(entry.orgId, f),
       onSeen: (r) => this.onSeen(entry, r),
+      // In order with the messages and receipts (one outbox batcher): a recall never overtakes the message it recalls.
+      onRecall: (r) => this.o.news.enqueue(recalledEvent(entry.orgId, entry.accountId, r)),
+      onReaction: (r) => this.o.news.enqueue(reactionEvent(entry.orgId, entry.accountId, r)),
       onDisconnect: (info) => this.onDisconnect(entry, info),
       onFriendsChanged: () => void this.syncFriends(entry.accountId).catch((err) => this.o.log.warn({ err }, 'friend list sync failed')),
     };
@@ -470,6 +474,28 @@ export class SessionPool {
     } catch (err) {
       this.o.log.warn({ err, accountId }, 'marking messages seen on the chat network failed');
       throw new AppError('unavailable', 'The chat network did not accept the read mark; try again', { code: 'mark_seen_failed' });
+    }
+  }
+
+  /** Recall a message the account sent; UNAVAILABLE `recall_failed` when the network refused. */
+  async recall(accountId: string, orgId: string, ref: MessageRef): Promise<void> {
+    const session = this.liveSession(accountId, orgId);
+    try {
+      await session.recall(ref);
+    } catch (err) {
+      this.o.log.warn({ err, accountId }, 'recalling a message on the chat network failed');
+      throw new AppError('unavailable', 'The chat network did not accept the recall; try again', { code: 'recall_failed' });
+    }
+  }
+
+  /** The account's reaction on a message ('' takes it back); UNAVAILABLE `react_failed` when the network refused. */
+  async react(accountId: string, orgId: string, ref: MessageRef, emoji: string): Promise<void> {
+    const session = this.liveSession(accountId, orgId);
+    try {
+      await session.react(ref, emoji);
+    } catch (err) {
+      this.o.log.warn({ err, accountId }, 'reacting to a message on the chat network failed');
+      throw new AppError('unavailable', 'The chat network did not accept the reaction; try again', { code: 'react_failed' });
     }
   }
 

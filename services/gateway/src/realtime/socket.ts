@@ -50,6 +50,8 @@ const ROUTED = [
   'message.received',
   'message.sent',
   'message.seen',
+  'message.recalled',
+  'message.reaction',
   'conversation.assigned',
   'conversation.status_changed',
   'notification.created',
@@ -75,6 +77,8 @@ export async function routeEvent(e: EventEnvelope, audience: InboxAudience): Pro
     case 'message.received':
     case 'message.sent':
     case 'message.seen':
+    case 'message.recalled':
+    case 'message.reaction':
       return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'message', payload: { type: e.type, ...e.data } };
     case 'conversation.assigned': {
       // Whoever may see it now, and the previous assignee, whose inbox must drop it.
@@ -175,7 +179,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     amqpUrl: config.AMQP_URL,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
-    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'conversation.assigned', 'conversation.status_changed', 'notification.created'],
+    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'message.recalled', 'message.reaction', 'conversation.assigned', 'conversation.status_changed', 'notification.created'],
     logger: log,
     metrics: deps.metrics,
     maxAttempts: 2,

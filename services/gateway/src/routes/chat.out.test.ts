@@ -110,6 +110,9 @@ describe('message mappers', () => {
       attachments: [],
       seenAt: null,
       senderContactId: null,
+      quote: null,
+      reactions: [],
+      recalledAt: null,
     });
   });
 
@@ -131,8 +134,22 @@ describe('message mappers', () => {
       attachments: [f.attachment()],
       seenAt: LATER,
       senderContactId: OTHER_ID,
+      quote: { messageId: OTHER_ID, content: 'Are you open?', senderName: 'Lan' },
+      reactions: [
+        { emoji: '👍', by: 'agent', userId: OTHER_ID, at: AT },
+        { emoji: '❤️', by: 'contact', userId: 'uid-lan', at: LATER },
+      ],
+      recalledAt: null,
     });
     expect(attachmentOut(f.attachment())).toEqual(f.attachment());
+  });
+
+  it('messageOut: a recalled message keeps its content unless it is withheld from the reader (null), and a quote withheld the same way', () => {
+    const recalled = { ...f.fullMessage(), status: 'recalled', recalledAt: LATER };
+    expect(messageOut(recalled)).toMatchObject({ status: 'recalled', recalledAt: LATER, content: 'We open at nine' });
+    expect(messageOut({ ...recalled, contentWithheld: true }).content).toBeNull();
+    const { content: _c, ...withheldQuote } = f.quote();
+    expect(messageOut({ ...f.fullMessage(), quote: withheldQuote }).quote).toEqual({ messageId: OTHER_ID, content: null, senderName: 'Lan' });
   });
 
   it('conversationNoteOut lists the note’s fields', () => {
@@ -151,7 +168,20 @@ describe('message mappers', () => {
   });
 
   it('sentOut: the stored message without `replayed`; no sender name is null', () => {
-    expect(sentOut(f.sent({ replayed: true }))).toEqual({ id: ID, conversationId: OTHER_ID, content: 'hi', contentType: 'text', senderName: null, sentAt: AT, status: 'sent', attachments: [] });
+    expect(sentOut(f.sent({ replayed: true }))).toEqual({
+      id: ID,
+      conversationId: OTHER_ID,
+      content: 'hi',
+      contentType: 'text',
+      senderName: null,
+      sentAt: AT,
+      status: 'sent',
+      attachments: [],
+      quote: null,
+      reactions: [],
+      recalledAt: null,
+    });
+    expect(sentOut(f.sent({ quote: f.quote() })).quote).toEqual(f.quote());
     expect(sentOut(f.sent({ senderName: 'Olive', attachments: [f.attachment()] }))).toMatchObject({ senderName: 'Olive', attachments: [f.attachment()] });
   });
 
@@ -203,6 +233,15 @@ describe('public mappers', () => {
       attachments: [],
       conversationId: OTHER_ID,
       status: 'sent',
+      quote: null,
+      reactions: [],
+      recalledAt: null,
+    });
+    expect(publicMessageOut(f.publicMessage({ quote: f.quote(), reactions: f.reactions(), recalledAt: LATER, status: 'recalled' }))).toMatchObject({
+      quote: f.quote(),
+      reactions: f.reactions(),
+      recalledAt: LATER,
+      status: 'recalled',
     });
     expect(publicMessageOut(f.publicMessage({ senderType: 'contact', senderName: 'Lan', attachments: [f.attachment()], status: 'seen' }))).toMatchObject({
       senderType: 'contact',

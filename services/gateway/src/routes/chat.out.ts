@@ -22,6 +22,23 @@ type Folder = messaging.Folder__Output;
 type Counts = messaging.Counts__Output;
 type InboxSettings = messaging.InboxSettings__Output;
 type SearchHit = messaging.MessageSearchHit__Output;
+type Quote = messaging.Quote__Output;
+type Reaction = messaging.Reaction__Output;
+
+/** The message a reply quotes; its content null when the reader may not see it (an agent, a contact's recalled message). */
+export function quoteOut(q: Quote) {
+  return { messageId: q.messageId, content: q.content ?? null, senderName: q.senderName };
+}
+
+/** One person's reaction on a message: an agent (userId their user id) or the contact (userId their network uid). */
+export function reactionOut(r: Reaction) {
+  return { emoji: r.emoji, by: r.by as 'agent' | 'contact', userId: r.userId, at: r.at };
+}
+
+/** What every message shape says of replies, reactions and recall: null quote and recalledAt when there are none. */
+function afterSendOut(m: { quote: Quote | null; reactions: Reaction[]; recalledAt?: string }) {
+  return { quote: m.quote ? quoteOut(m.quote) : null, reactions: m.reactions.map(reactionOut), recalledAt: m.recalledAt ?? null };
+}
 
 /** A file sent with a message (as POST /chat/attachments answered it). */
 export function attachmentOut(a: Attachment) {
@@ -89,7 +106,8 @@ export function messageOut(m: Message) {
   return {
     id: m.id,
     conversationId: m.conversationId,
-    content: m.content,
+    // A message the contact recalled has no content for an agent (team leads and above still read it).
+    content: m.contentWithheld ? null : m.content,
     contentType: m.contentType,
     senderUid: orNull(m.senderUid),
     senderName: orNull(m.senderName),
@@ -103,6 +121,7 @@ export function messageOut(m: Message) {
     attachments: m.attachments.map(attachmentOut),
     seenAt: m.seenAt ?? null,
     senderContactId: m.senderContactId ?? null,
+    ...afterSendOut(m),
   };
 }
 
@@ -138,6 +157,7 @@ export function sentOut(s: SentMessage) {
     sentAt: s.sentAt,
     status: s.status,
     attachments: s.attachments.map(attachmentOut),
+    ...afterSendOut(s),
   };
 }
 
@@ -175,6 +195,7 @@ export function publicMessageOut(m: PublicMessage) {
     attachments: m.attachments.map(attachmentOut),
     conversationId: m.conversationId,
     status: m.status,
+    ...afterSendOut(m),
   };
 }
 

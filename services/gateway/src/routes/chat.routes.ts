@@ -117,12 +117,16 @@ const attachmentRefs = z
   .max(rules.MAX_ATTACHMENTS, rules.TOO_MANY_ATTACHMENTS)
   .transform((list) => list.map((a) => (typeof a === 'string' ? a : a.id)));
 
+/** A message of the same conversation the new one replies to (quotes); whether it is one is messaging's call. */
+const replyToMessageId = z.string({ error: 'must be a message id' }).trim().uuid('must be a message id').optional();
+
 export const Send = z
   .object({
     content: content('must be a string').default(''),
     contentType,
     attachments: attachmentRefs.default([]),
     clientMessageId: idempotencyKey.optional(),
+    replyToMessageId,
     // With sendAt the message is scheduled (202, a scheduled message) instead of sent now; null is no schedule.
     sendAt: z.union([z.null(), sendAt()], { error: rules.SEND_AT_FORMAT }).optional(),
     cancelIfReplied: z.boolean({ error: 'must be true or false' }).optional(),
@@ -139,6 +143,7 @@ export const PublicSend = z
     threadType: s.enumOf(rules.THREAD_TYPES).default('user'),
     contentType,
     clientMessageId: idempotencyKey.optional(),
+    replyToMessageId,
   })
   .refine((b) => b.chatnetAccountId !== undefined || b.zaloAccountId !== undefined, { path: ['chatnetAccountId'], message: 'is required (or zaloAccountId, its other name)' })
   .refine((b) => b.chatnetAccountId === undefined || b.zaloAccountId === undefined || b.chatnetAccountId === b.zaloAccountId, {
@@ -146,6 +151,16 @@ export const PublicSend = z
     message: 'differs from chatnetAccountId; both name the same account, send one',
   })
   .transform(({ zaloAccountId, ...b }) => ({ ...b, chatnetAccountId: (b.chatnetAccountId ?? zaloAccountId)! }));
+
+/** PUT /messages/:id/reactions: one emoji (the caller's reaction replaces the one they had). */
+export const ReactionBody = z.object({
+  emoji: z
+    .string({ error: 'is required' })
+    .trim()
+    .min(1, 'is required')
+    .max(rules.REACTION_EMOJI_MAX, rules.REACTION_EMOJI_TOO_LONG)
+    .refine((v) => !/\s/.test(v), rules.REACTION_EMOJI_MESSAGE),
+});
 
 export const Flags = z
   .object({ isRead: z.boolean({ error: 'must be true or false' }).optional(), isReplied: z.boolean({ error: 'must be true or false' }).optional() })
@@ -235,12 +250,24 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
         clientMessageId: keyOf(req, b.clientMessageId) ?? '',
         source: 'ui',
         attachmentIds: b.attachments,
+        replyToMessageId: b.replyToMessageId ?? '',
       },
       ctxOf(req, res),
       b.attachments.length ? { deadlineMs: config.GRPC_FILE_SEND_DEADLINE_MS } : undefined,
     );
     flagReplay(res, sent);
     res.status(201).json(sentOut(sent));
+  });
+  // Recall and reactions act on one message; each answers it as the caller now sees it.
+  internal.post('/messages/:id/recall', async (req, res) => {
+    res.json(messageOut(await messaging().RecallMessage({ id: req.params.id }, ctxOf(req, res))));
+  });
+  internal.put('/messages/:id/reactions', async (req, res) => {
+    const b = body(req, ReactionBody);
+    res.json(messageOut(await messaging().ReactToMessage({ id: req.params.id, emoji: b.emoji }, ctxOf(req, res))));
+  });
+  internal.delete('/messages/:id/reactions', async (req, res) => {
+    res.json(messageOut(await messaging().RemoveReaction({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.put('/conversations/:id/messages/:messageId', async (req, res) => {
     const m = await messaging().UpdateMessageFlags({ conversationId: req.params.id, messageId: req.params.messageId, ...body(req, Flags) }, ctxOf(req, res));
@@ -359,6 +386,7 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
         contentType: b.contentType || 'text',
         clientMessageId: keyOf(req, b.clientMessageId) ?? '',
         source: 'public_api',
+        replyToMessageId: b.replyToMessageId ?? '',
       },
       ctxOf(req, res),
     );

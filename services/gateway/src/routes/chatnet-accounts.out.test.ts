@@ -1,4 +1,4 @@
-import { accountOut, accountStatusOut, assignmentOut, liveStatusOut, seenByAgentOut } from './chatnet-accounts.out';
+import { accountOut, accountStatusOut, assignmentOut, liveStatusOut, seenByAgentOut, sentOut } from './chatnet-accounts.out';
 import { account, assignment, connectedAccount } from '../test-support/chatnet-fixtures';
 import { AT, ID, OTHER_ID } from '../test-support/crm-fixtures';
 
@@ -50,5 +50,12 @@ describe('chat-network account mappers', () => {
   it('seenByAgentOut lists the thread and its messages', () => {
     const m = { chatnetMessageId: 'm1', cliMsgId: 'c1', fromUid: 'uid-1', sentAt: AT };
     expect(seenByAgentOut({ threadId: 't1', threadType: 'user', messages: [m], at: AT })).toEqual({ threadId: 't1', threadType: 'user', messages: [m], at: AT });
+  });
+
+  it('sentOut: what the sandbox network received, its quote and recall null when none', () => {
+    const file = { fileName: 'a.pdf', mimeType: 'application/pdf', size: 12, sha256: 'ab'.repeat(32) };
+    const m = { chatnetMessageId: 'm1', threadId: 't1', threadType: 'user', content: 'hi', contentType: 'text', sentAt: AT, attachments: [file], quote: null };
+    expect(sentOut(m)).toEqual({ ...m, quote: null, recalledAt: null });
+    expect(sentOut({ ...m, quote: { chatnetMessageId: 'm0' }, recalledAt: AT })).toMatchObject({ quote: { chatnetMessageId: 'm0' }, recalledAt: AT });
   });
 });

@@ -6,6 +6,7 @@ type LiveStatus = connector.LiveStatus__Output;
 type AccountStatus = connector.AccountStatus__Output;
 type AccountAssignment = messaging.AccountAssignment__Output;
 type SeenByAgent = connector.SeenByAgent__Output;
+type SentMessage = connector.SentMessage__Output;
 
 /** The pool's live state; an account the pool does not hold (no liveStatus) is disconnected. */
 export function liveStatusOut(l: LiveStatus | null | undefined) {
@@ -37,6 +38,21 @@ export function accountStatusOut(s: AccountStatus) {
 /** Auto-assignment (messaging's): the optional cap arrives absent from gRPC when there is none. */
 export function assignmentOut(a: AccountAssignment) {
   return { chatnetAccountId: a.chatnetAccountId, mode: a.mode, userIds: a.userIds, maxOpenPerUser: a.maxOpenPerUser ?? null };
+}
+
+/** What the account sent to the sandbox network: the message it quoted and when it was recalled, null when none. */
+export function sentOut(m: SentMessage) {
+  return {
+    chatnetMessageId: m.chatnetMessageId,
+    threadId: m.threadId,
+    threadType: m.threadType,
+    content: m.content,
+    contentType: m.contentType,
+    sentAt: m.sentAt,
+    attachments: m.attachments.map((a) => ({ fileName: a.fileName, mimeType: a.mimeType, size: a.size, sha256: a.sha256 })),
+    quote: m.quote ? { chatnetMessageId: m.quote.chatnetMessageId } : null,
+    recalledAt: m.recalledAt ?? null,
+  };
 }
 
 /** What the account told the sandbox network it read. */

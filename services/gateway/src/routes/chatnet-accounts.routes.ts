@@ -1,8 +1,8 @@
 import express, { Router } from 'express';
 import { z } from 'zod';
-import { connectorRules as rules } from '@crm/validation';
+import { connectorRules as rules, messagingRules } from '@crm/validation';
 import { chatnetSandboxEnabled } from '../config';
-import { accountOut, accountStatusOut, assignmentOut, seenByAgentOut } from './chatnet-accounts.out';
+import { accountOut, accountStatusOut, assignmentOut, seenByAgentOut, sentOut } from './chatnet-accounts.out';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { byRule } from '../http/by-rule';
@@ -88,6 +88,7 @@ export const Inbound = z.object({
   chatnetMessageId: s.text(64).default(''),
   // Messaging names the group's conversation after it (and renames it when it changes).
   groupName: s.text(200).optional().describe('the group’s name as the network shows it; only with threadType group'),
+  quoteChatnetMessageId: s.text(64).default('').describe('a reply: the network id of the message of the same thread it quotes'),
   attachments: z
     .array(InboundFile, { error: 'must be an array of {fileName, mimeType, contentBase64}' })
     .max(10, 'must have at most 10 files')
@@ -116,6 +117,20 @@ export const Seen = z.object({
     .max(200, 'must have at most 200 entries')
     .default([]),
   seenByUid: s.text(64).optional(),
+});
+
+/** The contact recalls a message they sent to the account (sandbox). */
+export const Recall = z.object({ chatnetMessageId: s.requiredText(64) });
+
+/** A member of the thread reacts to a message (sandbox); an empty emoji takes their reaction back. */
+export const React = z.object({
+  chatnetMessageId: s.requiredText(64),
+  fromUid: s.requiredText(64),
+  emoji: z
+    .string({ error: 'is required ("" takes the reaction back)' })
+    .trim()
+    .max(messagingRules.REACTION_EMOJI_MAX, messagingRules.REACTION_EMOJI_TOO_LONG)
+    .refine((v) => !/\s/.test(v), messagingRules.REACTION_EMOJI_MESSAGE),
 });
 
 export const Drop = z.object({
@@ -217,6 +232,12 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   root.post('/sandbox/accounts/:id/seen', async (req, res) => {
     res.json(await connector().SandboxSeen({ id: req.params.id, ...body(req, Seen) }, ctxOf(req, res)));
   });
+  root.post('/sandbox/accounts/:id/recall', async (req, res) => {
+    res.json(await connector().SandboxRecall({ id: req.params.id, ...body(req, Recall) }, ctxOf(req, res)));
+  });
+  root.post('/sandbox/accounts/:id/react', async (req, res) => {
+    res.json(await connector().SandboxReact({ id: req.params.id, ...body(req, React) }, ctxOf(req, res)));
+  });
   root.post('/sandbox/accounts/:id/drop', async (req, res) => {
     const out = await connector().SandboxDrop({ id: req.params.id, ...body(req, Drop) }, ctxOf(req, res));
     res.json({ message: out.message });
@@ -230,7 +251,7 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   });
   root.get('/sandbox/accounts/:id/sent', async (req, res) => {
     const out = await connector().SandboxSentMessages({ id: req.params.id }, ctxOf(req, res));
-    res.json({ data: out.data });
+    res.json({ data: out.data.map(sentOut) });
   });
   root.get('/sandbox/accounts/:id/seen-by-agent', async (req, res) => {
     const out = await connector().SandboxSeenByAgent({ id: req.params.id }, ctxOf(req, res));

@@ -74,7 +74,21 @@ export function emptyMessage(): messaging.Message__Output {
     status: 'sent',
     source: 'automation',
     attachments: [],
+    quote: null,
+    reactions: [],
+    contentWithheld: false,
   };
+}
+
+/** A reply that quotes a message, reacted to by an agent and the contact (issue #26). */
+export function quote(): messaging.Quote__Output {
+  return { messageId: OTHER_ID, content: 'Are you open?', senderName: 'Lan' };
+}
+export function reactions(): messaging.Reaction__Output[] {
+  return [
+    { emoji: '👍', by: 'agent', userId: OTHER_ID, at: AT },
+    { emoji: '❤️', by: 'contact', userId: 'uid-lan', at: LATER },
+  ];
 }
 
 export function fullMessage(): messaging.Message__Output {
@@ -91,6 +105,8 @@ export function fullMessage(): messaging.Message__Output {
     attachments: [attachment()],
     seenAt: LATER,
     senderContactId: OTHER_ID,
+    quote: quote(),
+    reactions: reactions(),
   };
 }
 
@@ -103,7 +119,20 @@ export function preset(category = ''): messaging.Preset__Output {
 }
 
 export function sent(over: Partial<messaging.SentMessage__Output> = {}): messaging.SentMessage__Output {
-  return { id: ID, conversationId: OTHER_ID, content: 'hi', contentType: 'text', senderName: '', sentAt: AT, status: 'sent', attachments: [], replayed: false, ...over };
+  return {
+    id: ID,
+    conversationId: OTHER_ID,
+    content: 'hi',
+    contentType: 'text',
+    senderName: '',
+    sentAt: AT,
+    status: 'sent',
+    attachments: [],
+    replayed: false,
+    quote: null,
+    reactions: [],
+    ...over,
+  };
 }
 
 export function emptyPublicConversation(): messaging.PublicConversation__Output {
@@ -122,7 +151,20 @@ export function fullPublicConversation(): messaging.PublicConversation__Output {
 }
 
 export function publicMessage(over: Partial<messaging.PublicMessage__Output> = {}): messaging.PublicMessage__Output {
-  return { id: ID, senderType: 'system', senderName: '', content: 'hi', contentType: 'text', sentAt: AT, attachments: [], conversationId: OTHER_ID, status: 'sent', ...over };
+  return {
+    id: ID,
+    senderType: 'system',
+    senderName: '',
+    content: 'hi',
+    contentType: 'text',
+    sentAt: AT,
+    attachments: [],
+    conversationId: OTHER_ID,
+    status: 'sent',
+    quote: null,
+    reactions: [],
+    ...over,
+  };
 }
 
 export function folder(): messaging.Folder__Output {

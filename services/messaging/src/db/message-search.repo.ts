@@ -154,6 +154,8 @@ export interface MessageSearch extends PageRequest {
   window: number;
   /** The agent whose inbox visibility limits the hits (null: the whole org). */
   viewer?: string | null;
+  /** The reader may not see what a contact recalled (an agent): such messages are no hits, their content stays unread. */
+  withholdRecalled?: boolean;
 }
 
 interface HitRow {
@@ -182,6 +184,7 @@ function filterConds(p: Params, s: MessageSearch): string[] {
   if (s.to) extra.push(`m.sent_at < ${p.add(s.to)}`);
   // Inside the window's query, so an agent's window holds the newest matches they may see.
   if (s.viewer) extra.push(`EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.org_id = $1 AND ${visibleSql(p.add(s.viewer))})`);
+  if (s.withholdRecalled) extra.push(`m.recalled_by IS DISTINCT FROM 'contact'`);
   return extra;
 }
 

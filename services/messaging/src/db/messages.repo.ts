@@ -22,17 +22,56 @@ export interface MessageRow {
   client_message_id: string | null;
   sent_at: Date;
   seen_at: Date | null;
+  /** The sender's own id of the message (migration 015); null when the network gave none. */
+  cli_msg_id: string | null;
+  /** Migration 018: the message this one quotes, when and by whom it was recalled. */
+  quote_message_id: string | null;
+  recalled_at: Date | null;
+  recalled_by: 'agent' | 'contact' | null;
+  /** The quoted message as stored (null when none, or when it is gone). */
+  quote: { id: string; content: string; sender_name: string; recalled_by: string | null } | null;
+  /** Its reactions, oldest first (`at` as PostgreSQL writes a timestamptz in JSON). */
+  reactions: Array<{ emoji: string; by: 'agent' | 'contact'; user_id: string; at: string }>;
 }
 
+// The quote and the reactions ride on every read of a message (a correlated lookup each, by primary key), so every
+// path that returns a message shows them. Always from an unaliased `messages` (SELECT … FROM messages, RETURNING).
 const COLUMNS = `id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type, sender_uid,
-  sender_name, sender_contact_id, is_read, is_replied, status, source, sent_by_user_id, client_message_id, sent_at, seen_at`;
+  sender_name, sender_contact_id, is_read, is_replied, status, source, sent_by_user_id, client_message_id, sent_at, seen_at,
+  cli_msg_id, quote_message_id, recalled_at, recalled_by,
+  (SELECT json_build_object('id', q.id, 'content', q.content, 'sender_name', q.sender_name, 'recalled_by', q.recalled_by)
+     FROM messages q WHERE q.id = messages.quote_message_id AND q.org_id = messages.org_id) AS quote,
+  COALESCE((SELECT json_agg(json_build_object('emoji', r.emoji, 'by', r.by_kind, 'user_id', r.user_id, 'at', r.created_at) ORDER BY r.created_at, r.user_id)
+     FROM message_reactions r WHERE r.message_id = messages.id), '[]'::json) AS reactions`;
 
-/** The internal API's Message. */
-export function toMessage(r: MessageRow, attachments: AttachmentRow[] = []) {
+/** Who reads a message: an agent does not see the content of what the contact recalled (team leads and above do). */
+export interface Reader {
+  withholdRecalled: boolean;
+}
+const EVERYONE: Reader = { withholdRecalled: false };
+
+const withheld = (recalledBy: string | null, reader: Reader) => reader.withholdRecalled && recalledBy === 'contact';
+
+/** The quote, reactions and recall of a message, in the shapes of the API (shared by the internal, send and public shapes). */
+function extrasOf(r: MessageRow, reader: Reader) {
   return {
+    quote: r.quote
+      ? { messageId: r.quote.id, senderName: r.quote.sender_name, ...(withheld(r.quote.recalled_by, reader) ? {} : { content: r.quote.content }) }
+      : undefined,
+    reactions: (r.reactions ?? []).map((x) => ({ emoji: x.emoji, by: x.by, userId: x.user_id, at: new Date(x.at).toISOString() })),
+    recalledAt: isoOrUndefined(r.recalled_at),
+  };
+}
+
+/** The internal API's Message, as `reader` may see it. */
+export function toMessage(r: MessageRow, attachments: AttachmentRow[] = [], reader: Reader = EVERYONE) {
+  const hide = withheld(r.recalled_by, reader);
+  return {
+    ...extrasOf(r, reader),
+    contentWithheld: hide,
     id: r.id,
     conversationId: r.conversation_id,
-    content: r.content,
+    content: hide ? '' : r.content,
     contentType: r.content_type,
     senderUid: r.sender_uid,
     senderName: r.sender_name,
@@ -42,7 +81,7 @@ export function toMessage(r: MessageRow, attachments: AttachmentRow[] = []) {
     isRead: r.is_read,
     isReplied: r.is_replied,
     sentAt: iso(r.sent_at),
-    // sent, or seen once the recipient read it (a read receipt from the network); isRead stays our own inbox flag.
+    // sent, seen once the recipient read it (a read receipt from the network), or recalled; isRead stays our own inbox flag.
     status: r.status,
     seenAt: isoOrUndefined(r.seen_at),
     sentByUserId: r.sent_by_user_id ?? undefined,
@@ -54,6 +93,7 @@ export function toMessage(r: MessageRow, attachments: AttachmentRow[] = []) {
 /** The send response: the spec's send shape plus the attachments it carried. */
 export function toSent(r: MessageRow, attachments: AttachmentRow[], replayed = false) {
   return {
+    ...extrasOf(r, EVERYONE),
     id: r.id,
     conversationId: r.conversation_id,
     content: r.content,
@@ -77,6 +117,7 @@ export function senderTypeOf(r: Pick<MessageRow, 'direction' | 'sent_by_user_id'
 /** The public API's Message. */
 export function toPublicMessage(r: MessageRow, attachments: AttachmentRow[]) {
   return {
+    ...extrasOf(r, EVERYONE),
     id: r.id,
     senderType: senderTypeOf(r),
     senderName: r.sender_name,
@@ -319,17 +360,22 @@ export interface NewOutbound {
   sentByUserId: string | null;
   clientMessageId: string | null;
   sentAt: Date;
+  /** The message of the conversation it replies to. */
+  quoteMessageId: string | null;
 }
 
 /** Store a sent message; undefined when the network id is already stored (its echo came in first). */
 export async function insertOutbound(db: Queryable, m: NewOutbound): Promise<MessageRow | undefined> {
   const { rows } = await db.query<MessageRow>(
     `INSERT INTO messages (id, org_id, conversation_id, chatnet_account_id, chatnet_message_id, direction, content, content_type,
-                           sender_uid, sender_name, is_read, is_replied, source, sent_by_user_id, client_message_id, sent_at)
-     VALUES ($1, $2, $3, $4, $5, 'outbound', $6, $7, '', $8, true, false, $9, $10, $11, $12)
+                           sender_uid, sender_name, is_read, is_replied, source, sent_by_user_id, client_message_id, sent_at, quote_message_id)
+     VALUES ($1, $2, $3, $4, $5, 'outbound', $6, $7, '', $8, true, false, $9, $10, $11, $12, $13)
      ON CONFLICT (org_id, chatnet_account_id, chatnet_message_id) WHERE chatnet_message_id IS NOT NULL DO NOTHING
      RETURNING ${COLUMNS}`,
-    [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId || null, m.content, m.contentType, m.senderName, m.source, m.sentByUserId, m.clientMessageId, m.sentAt],
+    [
+      m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId || null, m.content, m.contentType, m.senderName, m.source, m.sentByUserId,
+      m.clientMessageId, m.sentAt, m.quoteMessageId,
+    ],
   );
   return rows[0];
 }
@@ -388,12 +434,12 @@ export async function findById(db: Queryable, orgId: string, id: string): Promis
 export async function claimPhoneCopy(
   db: Queryable,
   id: string,
-  m: { source: string; sentByUserId: string | null; senderName: string; clientMessageId: string | null },
+  m: { source: string; sentByUserId: string | null; senderName: string; clientMessageId: string | null; quoteMessageId: string | null },
 ): Promise<MessageRow | undefined> {
   const { rows } = await db.query<MessageRow>(
-    `UPDATE messages SET source = $2, sent_by_user_id = $3, sender_name = $4, client_message_id = $5
+    `UPDATE messages SET source = $2, sent_by_user_id = $3, sender_name = $4, client_message_id = $5, quote_message_id = COALESCE($6, quote_message_id)
      WHERE id = $1 AND direction = 'outbound' AND source = 'phone' RETURNING ${COLUMNS}`,
-    [id, m.source, m.sentByUserId, m.senderName, m.clientMessageId],
+    [id, m.source, m.sentByUserId, m.senderName, m.clientMessageId, m.quoteMessageId],
   );
   return rows[0];
 }
@@ -540,3 +586,35 @@ export async function setFlags(db: Queryable, orgId: string, conversationId: str
 }
 
 export type { AttachmentRow };
+
+/**
+ * Mark a message recalled (its content stays, for team leads and above); undefined when it already was. The status
+ * moves to `recalled` whatever it was (sent, seen): a recalled message is no longer on the network.
+ */
+export async function markRecalled(db: Queryable, orgId: string, id: string, by: 'agent' | 'contact', at: Date): Promise<MessageRow | undefined> {
+  const { rows } = await db.query<MessageRow>(
+    `UPDATE messages SET status = 'recalled', recalled_at = $3, recalled_by = $4
+     WHERE org_id = $1 AND id = $2 AND recalled_at IS NULL RETURNING ${COLUMNS}`,
+    [orgId, id, at, by],
+  );
+  return rows[0];
+}
+
+/** A message of a conversation by its network id (what a recall, a reaction or a quote from the network names). */
+export async function findInConversationByNetworkId(db: Queryable, orgId: string, conversationId: string, chatnetMessageId: string) {
+  const { rows } = await db.query<MessageRow>(
+    `SELECT ${COLUMNS} FROM messages WHERE org_id = $1 AND conversation_id = $2 AND chatnet_message_id = $3`,
+    [orgId, conversationId, chatnetMessageId],
+  );
+  return rows[0];
+}
+
+/** Name the message a stored one quotes (an inbound reply whose quote the network named). */
+export async function setQuote(db: Queryable, orgId: string, id: string, quoteMessageId: string): Promise<MessageRow | undefined> {
+  const { rows } = await db.query<MessageRow>(`UPDATE messages SET quote_message_id = $3 WHERE org_id = $1 AND id = $2 RETURNING ${COLUMNS}`, [
+    orgId,
+    id,
+    quoteMessageId,
+  ]);
+  return rows[0];
+}

@@ -13,6 +13,7 @@ import { MAX_TERM, MAX_WORDS, phoneDigits, wordsOf } from './search-text';
 import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 import { markSeenOnNetwork } from './read-on-network';
+import { readerOf } from '../reactions';
 
 
 /** page ≥ 1 and 1 ≤ limit ≤ max (the gateway clamps too; other callers reach this directly). */
@@ -83,7 +84,7 @@ export async function detail(deps: Deps, ctx: OrgContext, req: { id: string; pag
   const conv = await load(deps, ctx, req.id);
   const p = clampPage(req.page, req.limit, 30, 100);
   const { total, rows, files } = await messages.page(deps.pool, orgId, conv.id, p.limit, (p.page - 1) * p.limit);
-  const list = rows.map((m) => messages.toMessage(m, files.get(m.id)));
+  const list = rows.map((m) => messages.toMessage(m, files.get(m.id), readerOf(ctx)));
   const noteRows = await notesBesidePage(deps.pool, orgId, conv.id, { ...p, total, oldestOnPage: rows.at(-1)?.sent_at });
   return {
     conversation: convs.toHeader(conv),
@@ -162,7 +163,7 @@ export async function updateFlags(deps: Deps, ctx: OrgContext, req: { conversati
     if (!row) throw notFound('Message');
     await convs.recount(db, conv.id);
     const files = await forMessages(db, orgId, [row.id]);
-    return messages.toMessage(row, files.get(row.id));
+    return messages.toMessage(row, files.get(row.id), readerOf(ctx));
   });
 }
 

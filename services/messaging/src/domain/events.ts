@@ -3,6 +3,8 @@ export const EVENTS = {
   // consumed
   chatnetInbound: 'chatnet.inbound',
   chatnetSeen: 'chatnet.seen',
+  chatnetRecalled: 'chatnet.recalled',
+  chatnetReaction: 'chatnet.reaction',
   contactUpdated: 'contact.updated',
   contactDeleted: 'contact.deleted',
   contactMerged: 'contact.merged',
@@ -15,6 +17,8 @@ export const EVENTS = {
   messageReceived: 'message.received',
   messageSent: 'message.sent',
   messageSeen: 'message.seen',
+  messageRecalled: 'message.recalled',
+  messageReaction: 'message.reaction',
   conversationNoteCreated: 'conversation.note_created',
   inboxSettingsUpdated: 'inbox_settings.updated',
   // internal: who works an account (the gateway's socket audience and crm's contact visibility follow it)

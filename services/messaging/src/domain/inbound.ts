@@ -13,6 +13,7 @@ import { storeSelf } from './self-messages';
 import { cancelScheduledOnReply } from '../scheduled';
 import { statusChangedData } from './status';
 import { isUuid } from '@crm/validation';
+import { linkInboundQuote } from '../reactions';
 
 /** `chatnet.inbound` data as the connector publishes it: a raw message from the network. */
 export interface InboundData {
@@ -34,6 +35,8 @@ export interface InboundData {
   cliMsgId: string;
   /** The account itself wrote it (typed on the phone): stored as outbound (self-messages.ts), never as received. */
   fromSelf: boolean;
+  /** The network id of the message of the thread it quotes ('' for none). */
+  quoteChatnetMessageId: string;
 }
 
 /** The most files one inbound message may link (the connector sends at most 10). */
@@ -79,6 +82,7 @@ export function parseInbound(d: InboundEventData): { ok: true; value: InboundDat
       attachmentIds: attachmentIdsOf(d.attachments),
       cliMsgId: (d.cliMsgId ?? '').slice(0, 200),
       fromSelf: d.fromSelf === true,
+      quoteChatnetMessageId: (d.quoteChatnetMessageId ?? '').slice(0, 200),
     },
   };
 }
@@ -294,6 +298,8 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
   }
   // The contact answered: messages scheduled into this conversation with cancelIfReplied are not sent.
   await cancelScheduledOnReply(db, orgId, stored.conversationId, d.sentAt);
+  // A reply names the message it quotes by its network id: linked to the stored one of this conversation.
+  const quote = await linkInboundQuote(db, orgId, stored.conversationId, messageId, d.quoteChatnetMessageId);
   if (d.attachmentIds.length) {
     // The connector stored the files before announcing the message; they become the message's, in this transaction.
     // Only the org's files not yet linked: a redelivered event's copies (uploaded again) stay orphans for the sweeper.
@@ -350,6 +356,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       // any auto-assignment above), or when there is none, the users listed in the account's assignment settings.
       assigneeId: stored.assigneeId,
       eligibleUserIds: stored.assigneeId ? [] : await (batch ? batch.listedUsers(orgId, d.accountId) : assignments.listedUsers(db, orgId, d.accountId)),
+      quote,
     },
   };
   // Written later with the whole batch's: it keeps the trace of the inbound event it answers (withEventTrace).

@@ -5,6 +5,7 @@ import { clampPage, load } from './conversations';
 import { highlight, MAX_TERM, MAX_WORDS, wordsOf } from './search-text';
 import { isUuid, messagingRules as rules } from '@crm/validation';
 import { viewerOf } from './visibility';
+import { readerOf } from '../reactions';
 
 export interface SearchRequest {
   q?: string;
@@ -55,6 +56,7 @@ export async function searchMessages(deps: Deps, ctx: OrgContext, req: SearchReq
     to,
     window: deps.config.MESSAGE_SEARCH_WINDOW,
     viewer: viewerOf(ctx),
+    withholdRecalled: readerOf(ctx).withholdRecalled,
   });
   return { data: out.data.map((m) => ({ ...m, highlight: highlight(m.content, q) })), pagination: out.pagination };
 }

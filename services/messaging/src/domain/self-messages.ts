@@ -8,6 +8,7 @@ import * as messages from '../db/messages.repo';
 import { groupFallbackName, threadTarget, tryUpsertContact } from './contacts';
 import { EVENTS } from './events';
 import type { InboundBatch, InboundData } from './inbound';
+import { quotedIdOf, quoteOfEvent } from '../reactions';
 
 /** What the network calls a message the account wrote elsewhere than through the CRM (its phone): `source`. */
 export const PHONE_SOURCE = 'phone';
@@ -61,6 +62,7 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
     sentByUserId: null,
     clientMessageId: null,
     sentAt: d.sentAt,
+    quoteMessageId: await quotedIdOf(db, orgId, conv.id, d.quoteChatnetMessageId),
   });
   if (!row) {
     deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'the account\'s own message is stored already (sent from the CRM, or redelivered); skipped');
@@ -87,6 +89,7 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
       sentAt: row.sent_at.toISOString(),
       sentByUserId: null,
       source: PHONE_SOURCE,
+      quote: quoteOfEvent(row),
     },
   });
 }

@@ -13,6 +13,7 @@ import { EVENTS } from './events';
 import { SEND_SOURCES, SendSource } from './governor-spec';
 import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
+import { quoteOfEvent, resolveReplyTo, type ResolvedQuote } from '../reactions';
 
 const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign' };
 
@@ -30,6 +31,8 @@ interface Input {
   key?: string;
   source: SendSource;
   attachmentIds: string[];
+  /** The message of the conversation this one replies to (resolved once the conversation is known). */
+  replyToMessageId?: string;
   /** Written in the transaction that stores the message (a scheduled message marks itself sent with it). */
   onStored?: (db: Queryable, messageId: string) => Promise<void>;
 }
@@ -39,7 +42,10 @@ function sourceOf(ctx: OrgContext, raw: string | undefined): SendSource {
   return optionalOneOf(raw, SEND_SOURCES, 'source') ?? (ctx.userId ? 'ui' : 'automation');
 }
 
-export function parseInput(ctx: OrgContext, req: { content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[] }): Input {
+export function parseInput(
+  ctx: OrgContext,
+  req: { content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[]; replyToMessageId?: string },
+): Input {
   const content = req.content ?? '';
   const attachmentIds = [...new Set(req.attachmentIds ?? [])];
   if (attachmentIds.length > rules.MAX_ATTACHMENTS) throw invalid('attachments', rules.TOO_MANY_ATTACHMENTS);
@@ -50,7 +56,7 @@ export function parseInput(ctx: OrgContext, req: { content?: string; contentType
   const contentType = rules.contentType(req.contentType);
   const key = (req.clientMessageId ?? '').trim();
   if (key.length > rules.IDEMPOTENCY_KEY_MAX) throw invalid('clientMessageId', `must be at most ${rules.IDEMPOTENCY_KEY_MAX} characters`);
-  return { content, contentType, key: key || undefined, source: sourceOf(ctx, req.source), attachmentIds };
+  return { content, contentType, key: key || undefined, source: sourceOf(ctx, req.source), attachmentIds, replyToMessageId: (req.replyToMessageId ?? '').trim() };
 }
 
 /** The uploads a send names: each the org's and not yet sent with another message, else 400 naming `attachments`. */
@@ -75,13 +81,14 @@ function authorize(ctx: OrgContext): string {
 export async function sendToConversation(
   deps: Deps,
   ctx: OrgContext,
-  req: { conversationId: string; content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[] },
+  req: { conversationId: string; content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[]; replyToMessageId?: string },
 ) {
   const orgId = authorize(ctx);
   const input = parseInput(ctx, req);
   const conv = isUuid(req.conversationId) ? await convs.findById(deps.pool, orgId, req.conversationId, false, viewerOf(ctx)) : undefined;
   if (!conv) throw notFound('Conversation');
-  return send(deps, ctx, orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input);
+  const quote = await resolveReplyTo(deps.pool, orgId, conv.id, input.replyToMessageId);
+  return send(deps, ctx, orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input, quote);
 }
 
 /**
@@ -106,7 +113,16 @@ export async function sendScheduled(
 export async function sendToThread(
   deps: Deps,
   ctx: OrgContext,
-  req: { chatnetAccountId: string; threadId: string; threadType?: string; content?: string; contentType?: string; clientMessageId?: string; source?: string },
+  req: {
+    chatnetAccountId: string;
+    threadId: string;
+    threadType?: string;
+    content?: string;
+    contentType?: string;
+    clientMessageId?: string;
+    source?: string;
+    replyToMessageId?: string;
+  },
 ) {
   const orgId = authorize(ctx);
   const threadId = (req.threadId ?? '').trim();
@@ -115,7 +131,10 @@ export async function sendToThread(
   const threadType = optionalOneOf(req.threadType, ['user', 'group'] as const, 'threadType') ?? 'user';
   const input = parseInput(ctx, { ...req, attachmentIds: [] });
   if (!isUuid(req.chatnetAccountId)) throw new AppError('not_found', 'Chat-network account not found', { code: 'account_not_found' });
-  return send(deps, ctx, orgId, { accountId: req.chatnetAccountId, threadId, threadType }, input);
+  // A reply quotes a message of the thread's conversation, which must exist for it to have one.
+  const conv = input.replyToMessageId ? await convs.findByThread(deps.pool, orgId, req.chatnetAccountId, threadType, threadId) : undefined;
+  const quote = await resolveReplyTo(deps.pool, orgId, conv?.id, input.replyToMessageId);
+  return send(deps, ctx, orgId, { accountId: req.chatnetAccountId, threadId, threadType, conversation: conv }, input, quote);
 }
 
 /**
@@ -126,7 +145,7 @@ export async function sendToThread(
  * 4. the message, counters, reply flags and `message.sent` are stored in one transaction.
  * A send that certainly failed gives back its key and its governor slot.
  */
-async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, input: Input) {
+async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, input: Input, quote?: ResolvedQuote) {
   const uploads = await checkUploads(deps, orgId, input.attachmentIds);
 
   if (input.key) {
@@ -153,7 +172,16 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
   try {
     sent = await deps.remote.sendChatMessage(
       { orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId },
-      { accountId: target.accountId, threadId: target.threadId, threadType: target.threadType, content: input.content, contentType: input.contentType, clientMessageId, attachments },
+      {
+        accountId: target.accountId,
+        threadId: target.threadId,
+        threadType: target.threadType,
+        content: input.content,
+        contentType: input.contentType,
+        clientMessageId,
+        attachments,
+        ...(quote ? { quote: quote.network } : {}),
+      },
     );
   } catch (err) {
     if (sendDefinitelyFailed(err)) {
@@ -217,6 +245,7 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
         sentByUserId: userId,
         clientMessageId: input.key ?? null,
         sentAt: Number.isNaN(sentAt.getTime()) ? new Date() : sentAt,
+        quoteMessageId: quote?.messageId ?? null,
       });
       if (row) {
         await messages.markReplied(db, conv.id);
@@ -225,7 +254,14 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
         // The network echoed our message back before we stored it (as inbound, or as the account's own message from
         // another device): keep that one, made the sender's when it was taken for a message typed on the phone.
         row = (await messages.findByNetworkId(db, orgId, target.accountId, sent.chatnetMessageId))!;
-        row = (await messages.claimPhoneCopy(db, row.id, { source: input.source, sentByUserId: userId, senderName, clientMessageId: input.key ?? null })) ?? row;
+        row =
+          (await messages.claimPhoneCopy(db, row.id, {
+            source: input.source,
+            sentByUserId: userId,
+            senderName,
+            clientMessageId: input.key ?? null,
+            quoteMessageId: quote?.messageId ?? null,
+          })) ?? row;
       }
       const attached = await files.linkToMessage(db, orgId, row.id, input.attachmentIds);
       if (input.key) await requests.markSent(db, orgId, input.key, row.id);
@@ -248,6 +284,7 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
           sentAt: row.sent_at.toISOString(),
           sentByUserId: userId,
           source: input.source,
+          quote: quoteOfEvent(row),
         },
       });
       return messages.toSent(row, attached);
@@ -260,7 +297,10 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
 }
 
 function fingerprint(t: Target, i: Input): string {
-  return createHash('sha256').update(JSON.stringify([t.accountId, t.threadType, t.threadId, i.content, i.contentType, [...i.attachmentIds].sort()])).digest('hex');
+  // A reply's quote is part of the request only when there is one, so keys claimed before quotes existed still match.
+  const parts: unknown[] = [t.accountId, t.threadType, t.threadId, i.content, i.contentType, [...i.attachmentIds].sort()];
+  if (i.replyToMessageId) parts.push(i.replyToMessageId);
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 
 /**

@@ -8,6 +8,7 @@ import { resolveSender, upsertContact } from '../domain/contacts';
 import { EVENTS } from '../domain/events';
 import { storeInboundBatch } from '../domain/inbound';
 import { recordSeen } from '../domain/seen';
+import { recordReaction, recordRecall } from '../reactions';
 
 /**
  * The consumers of this service. Each has its own durable queue named after the exchange, so two
@@ -39,16 +40,21 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       batchKey: threadKey,
       batchHandler: (events, db) => storeInboundBatch(deps, db!, events),
     }),
-    // chatnet.seen (read receipts) → outbound messages seen, message.seen. Receipts of one thread in order.
+    // chatnet.seen (read receipts) → outbound messages seen, message.seen; chatnet.recalled and chatnet.reaction →
+    // message.recalled, message.reaction. The news of one thread in order.
     new EventConsumer({
       ...common,
       queue: `${config.EVENTS_EXCHANGE}.messaging.seen`,
-      bindings: [EVENTS.chatnetSeen],
+      bindings: [EVENTS.chatnetSeen, EVENTS.chatnetRecalled, EVENTS.chatnetReaction],
       logger: log.child({ consumer: 'seen' }),
       concurrency: 4,
       batchKey: threadKey,
       batchHandler: async (events, db) => {
-        for (const event of events) if (isEventOf(event, 'chatnet.seen')) await withEventTrace(event, () => recordSeen(deps, db!, event));
+        for (const event of events) {
+          if (isEventOf(event, 'chatnet.seen')) await withEventTrace(event, () => recordSeen(deps, db!, event));
+          else if (isEventOf(event, 'chatnet.recalled')) await withEventTrace(event, () => recordRecall(deps, db!, event));
+          else if (isEventOf(event, 'chatnet.reaction')) await withEventTrace(event, () => recordReaction(deps, db!, event));
+        }
       },
     }),
     // A conversation (or a group sender's messages) stored while crm was unreachable: link the contact, retried with
@@ -95,7 +101,7 @@ export function createConsumers(deps: Deps): EventConsumer[] {
 
 /** One conversation (or thread without one yet) of the chat network: the order that must be kept. */
 function threadKey(event: EventEnvelope): string {
-  if (!isEventOf(event, 'chatnet.inbound', 'chatnet.seen')) return '';
+  if (!isEventOf(event, 'chatnet.inbound', 'chatnet.seen', 'chatnet.recalled', 'chatnet.reaction')) return '';
   const d = event.data;
   // parseInbound falls back to the sender for an empty threadId; the key must follow it.
   const threadId = d.threadId || ('fromUid' in d ? d.fromUid : '');

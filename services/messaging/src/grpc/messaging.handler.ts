@@ -13,6 +13,7 @@ import { assignRoundRobin } from '../domain/round-robin';
 import * as send from '../domain/send';
 import * as status from '../domain/status';
 import * as visibility from '../domain/visibility';
+import * as reactions from '../reactions';
 import * as scheduled from '../scheduled';
 
 /** messaging.v1.MessagingService: decode, call the domain, return; errors are mapped by grpc-kit. */
@@ -68,6 +69,10 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
     ListPublicConversations: (req, ctx) => publicApi.conversations(deps, ctx, req),
     ListPublicMessages: (req, ctx) => publicApi.conversationMessages(deps, ctx, req),
     GetPublicMessage: (req, ctx) => publicApi.message(deps, ctx, req.id),
+
+    RecallMessage: (req, ctx) => reactions.recallMessage(deps, ctx, req.id),
+    ReactToMessage: (req, ctx) => reactions.reactToMessage(deps, ctx, req),
+    RemoveReaction: (req, ctx) => reactions.removeReaction(deps, ctx, req.id),
 
     ContactConversations: (req, ctx) => conversations.contactConversations(deps, ctx, req.contactId),
     LatestConversationForContact: (req, ctx) => conversations.latestForContact(deps, ctx, req.contactId),

@@ -20,6 +20,8 @@ export const PUBLIC_EVENT_TYPES = [
   'message.received',
   'message.sent',
   'message.seen',
+  'message.recalled',
+  'message.reaction',
   'appointment.created',
   'appointment.updated',
   'appointment.deleted',

@@ -12,6 +12,7 @@ import {
   PresetPatch,
   PresetQuery,
   SearchQuery,
+  ReactionBody,
   Send,
   SetStatus,
 } from '../../routes/chat.routes';
@@ -96,6 +97,28 @@ messages.op('POST /conversations/:id/messages', {
   errors: [409, 422, 503],
 });
 messages.op('PUT /conversations/:id/messages/:messageId', { summary: 'Set a message’s read and/or replied flag', body: Flags, responses: { 200: Message } });
+messages.op('POST /messages/:id/recall', {
+  summary: 'Recall (take back) a message the organization sent, on the chat network too',
+  description:
+    'Only an outbound message (else 400 `not_recallable`), within RECALL_WINDOW_MINUTES of sending it (default 1440; after it 409 `recall_window_passed`). ' +
+    'The message keeps its content with `status: "recalled"` and `recalledAt`; `message.recalled` is published. 422 when the account is not connected. ' +
+    VISIBILITY,
+  responses: { 200: Message },
+  errors: [409, 422, 503],
+});
+messages.op('PUT /messages/:id/reactions', {
+  summary: 'Set the caller’s reaction on a message (it replaces theirs), on the chat network too',
+  description: 'One reaction per user; `message.reaction` is published. 422 when the account is not connected or the message was recalled. ' + VISIBILITY,
+  body: ReactionBody,
+  responses: { 200: Message },
+  errors: [422, 503],
+});
+messages.op('DELETE /messages/:id/reactions', {
+  summary: 'Take the caller’s reaction off a message, on the chat network too',
+  description: 'Without a reaction of the caller nothing changes. ' + VISIBILITY,
+  responses: { 200: Message },
+  errors: [422, 503],
+});
 
 const scheduled = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Scheduled messages' });
 const SCHEDULED =

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Assignment, DeleteQuery, Drop, Friends, Inbound, ListQuery, NewAccount, Phones, ProxyBody, Scan, Seen, Self } from '../../routes/chatnet-accounts.routes';
+import { Assignment, DeleteQuery, Drop, Friends, Inbound, ListQuery, NewAccount, Phones, ProxyBody, React, Recall, Scan, Seen, Self } from '../../routes/chatnet-accounts.routes';
 import { nulls, proto, reply } from '../proto-schema';
 import { area } from '../registry';
 import { MessageBody } from '../schemas/common';
@@ -49,6 +49,25 @@ sandbox.op('GET /accounts/:id/seen-by-agent', {
   summary: 'What the account told the network it read (an agent marked a conversation read), newest first',
   responses: { 200: z.object({ data: reply('chatnet-connector', 'SandboxSeenByAgent').shape.data }) },
 });
-sandbox.op('GET /accounts/:id/sent', { summary: 'What the account sent to the network', responses: { 200: z.object({ data: reply('chatnet-connector', 'SandboxSentMessages').shape.data }) } });
+/** chatnet-accounts.out sentOut: the quoted message null for none, recalledAt null until the account recalled it. */
+const SentMessage = nulls(proto(CONNECTOR, 'connector.v1.SentMessage'), ['recalledAt']);
+sandbox.op('GET /accounts/:id/sent', {
+  summary: 'What the account sent to the network, newest first (with the message each quoted and when it was recalled)',
+  responses: { 200: z.object({ data: z.array(SentMessage) }) },
+});
+sandbox.op('POST /accounts/:id/recall', {
+  summary: 'The contact recalls a message they sent to the account',
+  description: 'The stored message becomes `status: "recalled"` with `recalledAt` (`message.recalled`); agents then see its content as null. 400 when the id is not a message a contact sent to the account.',
+  body: Recall,
+  responses: { 200: reply('chatnet-connector', 'SandboxRecall') },
+  errors: [422],
+});
+sandbox.op('POST /accounts/:id/react', {
+  summary: 'A member of the thread reacts to a message (an empty emoji takes their reaction back)',
+  description: 'The message’s reactions show it as `by: "contact"` with the member’s uid as userId (`message.reaction`).',
+  body: React,
+  responses: { 200: reply('chatnet-connector', 'SandboxReact') },
+  errors: [422],
+});
 
 export const chatnetOps = [...accounts.ops, ...sandbox.ops];

@@ -15,6 +15,8 @@ import type {
   publicContactOut,
   publicConversationOut,
   publicMessageOut,
+  quoteOut,
+  reactionOut,
   searchHitOut,
   sentOut,
   timelineOut,
@@ -35,6 +37,30 @@ export const Attachment = z.object({
   uploadedAt: iso(),
 });
 keysMatch<z.infer<typeof Attachment>, ReturnType<typeof attachmentOut>>(true);
+
+/** The message a reply quotes (routes/chat.out quoteOut). */
+export const Quote = z.object({
+  messageId: z.string(),
+  content: z.string().nullable().meta({ description: 'null for an agent when the contact recalled the quoted message' }),
+  senderName: z.string(),
+});
+keysMatch<z.infer<typeof Quote>, ReturnType<typeof quoteOut>>(true);
+
+/** One person's reaction on a message (routes/chat.out reactionOut). */
+export const Reaction = z.object({
+  emoji: z.string(),
+  by: z.enum(['agent', 'contact']),
+  userId: z.string().meta({ description: 'the agent’s user id, or the contact’s chat-network uid' }),
+  at: iso(),
+});
+keysMatch<z.infer<typeof Reaction>, ReturnType<typeof reactionOut>>(true);
+
+/** What every message shape says of replies, reactions and recall (issue #26). */
+const afterSend = {
+  quote: Quote.nullable().meta({ description: 'the message this one replies to; null for none' }),
+  reactions: z.array(Reaction).meta({ description: 'one per person, oldest first; an agent’s replaces their previous one' }),
+  recalledAt: iso().nullable().meta({ description: 'when it was recalled on the network (status recalled); null otherwise' }),
+};
 
 /** The contact of a public conversation (routes/chat.out publicContactOut). */
 export const PublicConversationContact = z.object({ id: z.string(), fullName: z.string(), phone: z.string().nullable(), avatarUrl: z.string().nullable() });
@@ -64,7 +90,8 @@ export const PublicMessage = z.object({
   sentAt: iso(),
   attachments: z.array(Attachment),
   conversationId: z.string(),
-  status: z.string().meta({ description: 'sent, or seen once the recipient read it' }),
+  status: z.string().meta({ description: 'sent, seen once the recipient read it, or recalled' }),
+  ...afterSend,
 });
 keysMatch<z.infer<typeof PublicMessage>, ReturnType<typeof publicMessageOut>>(true);
 /** POST /api/public/messages/send. */
@@ -115,7 +142,7 @@ keysMatch<z.infer<typeof ConversationHeader>, ReturnType<typeof headerOut>>(true
 export const Message = z.object({
   id: z.string(),
   conversationId: z.string(),
-  content: z.string(),
+  content: z.string().nullable().meta({ description: 'null for an agent when the contact recalled the message (team leads and above still read it)' }),
   contentType: z.string(),
   senderUid: z.string().nullable().meta({ description: 'the contact’s chat-network uid; null for what the organization sent' }),
   senderName: z.string().nullable(),
@@ -123,12 +150,13 @@ export const Message = z.object({
   isRead: z.boolean(),
   isReplied: z.boolean(),
   sentAt: iso(),
-  status: z.string().meta({ description: 'sent, or seen once the recipient read it' }),
+  status: z.string().meta({ description: 'sent, seen once the recipient read it, or recalled' }),
   sentByUserId: z.string().nullable(),
   source: z.string(),
   attachments: z.array(Attachment),
   seenAt: iso().nullable(),
   senderContactId: z.string().nullable().meta({ description: 'in groups: the crm contact who wrote it' }),
+  ...afterSend,
 });
 keysMatch<z.infer<typeof Message>, ReturnType<typeof messageOut>>(true);
 
@@ -173,6 +201,7 @@ export const SentMessage = z.object({
   sentAt: iso(),
   status: z.string(),
   attachments: z.array(Attachment),
+  ...afterSend,
 });
 keysMatch<z.infer<typeof SentMessage>, ReturnType<typeof sentOut>>(true);
 
