@@ -73,6 +73,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Extra environment for one service only. */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+  /** Extra environment for the gateway only. */
+  gatewayEnv?: Record<string, string>;
   /**
    * Keep the error lines every service and the gateway log (in memory, at most 200), for a test to show when
    * it sees a 5xx: an errorId in a response then leads to its cause. The level stays TEST_LOG_LEVEL otherwise.
@@ -154,7 +156,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
     for (const n of names) await startService(n);
-    gw = await gateway.startGateway(gateway.loadConfig({ ...shared, HOST: '127.0.0.1', PORT: '0', SERVICES: names.join(',') }), log);
+    gw = await gateway.startGateway(gateway.loadConfig({ ...shared, HOST: '127.0.0.1', PORT: '0', SERVICES: names.join(','), ...opts.gatewayEnv }), log);
   } catch (err) {
     // A start that fails half-way (PostgreSQL out of connections, say) must not leave the services it started running:
     // the test file's afterAll has no stack to stop, and their timers would go on in the jest worker that runs the next
