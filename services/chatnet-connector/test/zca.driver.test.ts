@@ -4,8 +4,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createLogger } from '@crm/logger';
 import { DisconnectInfo, InboundMessage, LoginFailedError, SeenReceipt, SessionExpiredError, SessionHandlers } from '../src/drivers/driver';
-import { ZaloApiError } from 'zca-js';
-import { inboundFileOf, inboundOf, seenOf, ZcaApi, ZcaClient, ZcaDriver, ZcaQrEvent, zcaClientFactory } from '../src/drivers/zca.driver';
+import { FriendEventType, ZaloApiError } from 'zca-js';
+import { acceptedFriendOf, friendRequestStatusOf, inboundFileOf, inboundOf, seenOf, ZcaApi, ZcaClient, ZcaDriver, ZcaQrEvent, zcaClientFactory } from '../src/drivers/zca.driver';
 
 // The zca driver against fixtures in the shapes zca-js 2.2 produces (its QR-login callback events, listener
 // messages, account and friend records, send results, session context): no network at all.
@@ -46,6 +46,9 @@ function fakeApi() {
       return { ...all, changed_profiles: Object.fromEntries(Object.entries(all.changed_profiles).filter(([k]) => asked.has(k))) };
     }),
     sendSeenEvent: jest.fn(async () => ({ status: 0 })),
+    // zca-js apis/sendFriendRequest.ts answers an empty string when the network took the request.
+    sendFriendRequest: jest.fn(async (_msg: string, _userId: string) => '' as const),
+    getFriendRequestStatus: jest.fn(async (_friendId: string) => fx('friend-request-status')),
     sendMessage: jest.fn(async () => fx('send-message-response')),
     getGroupInfo: jest.fn(async (groupId: string) => (groupId in fx('group-info').gridInfoMap ? fx('group-info') : { ...fx('group-info'), gridInfoMap: {} })),
     getContext: () => {
@@ -120,7 +123,9 @@ function recorder() {
   /** What reached messaging: each file's name, type and bytes. */
   const stored: Array<{ fileName: string; mimeType: string; bytes: Buffer }> = [];
   let friendsChanged = 0;
+  const accepted: string[] = [];
   const handlers: SessionHandlers = {
+    onFriendRequestAccepted: async (uid) => void accepted.push(uid),
     onMessage: async (m) => void messages.push(m),
     storeFile: async (f) => {
       const chunks: Buffer[] = [];
@@ -133,7 +138,7 @@ function recorder() {
     onDisconnect: (d) => void drops.push(d),
     onFriendsChanged: () => void friendsChanged++,
   };
-  return { handlers, messages, seen, drops, stored, friendsChanged: () => friendsChanged };
+  return { handlers, messages, seen, drops, stored, accepted, friendsChanged: () => friendsChanged };
 }
 
 const PHOTO_URL = 'https://photo-stal-1.zadn.vn/fixture.jpg';
@@ -602,5 +607,51 @@ describe('zca driver: the production binding', () => {
     expect(typeof client.loginQR).toBe('function');
     expect(typeof client.login).toBe('function');
     expect(client.options).toMatchObject({ checkUpdate: false, selfListen: true, logging: false });
+  });
+});
+
+describe('zca driver: outreach (issue #26)', () => {
+  const stored = JSON.stringify({ v: 1, imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies });
+
+  it('finds a user by uid through getUserInfo (name and avatar), and nobody when the network leaves the uid out', async () => {
+    const { client, api } = fakeClient([]);
+    const s = (await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers })) as unknown as {
+      findUser(q: { uid: string } | { phone: string }): Promise<unknown>;
+    };
+    expect(await s.findUser({ uid: '6100000000000000000' })).toEqual({
+      uid: '6100000000000000000',
+      displayName: 'Khách 0',
+      avatarUrl: 'https://s120-ava-talk.zadn.vn/a/6100000000000000000_120.jpg',
+    });
+    expect(api.getUserInfo).toHaveBeenCalledWith('6100000000000000000');
+    expect(await s.findUser({ uid: '6199999999999999999' })).toBeNull();
+  });
+
+  it('sends a friend request as zca-js takes it (message first, then the user) and reads where one stands', async () => {
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
+    await s.sendFriendRequest('6100000000000000000', 'Chào anh, shop Hoa Mai đây');
+    expect(api.sendFriendRequest).toHaveBeenCalledWith('Chào anh, shop Hoa Mai đây', '6100000000000000000');
+    api.sendFriendRequest.mockRejectedValueOnce(new ZaloApiError('Bạn đã gửi quá nhiều lời mời'));
+    await expect(s.sendFriendRequest('6100000000000000000', 'again')).rejects.toThrow(ZaloApiError);
+    expect(friendRequestStatusOf(fx('friend-request-status'))).toBe('sent');
+    expect(friendRequestStatusOf({ ...fx('friend-request-status'), is_friend: 1, is_requested: 0 })).toBe('friend');
+    expect(friendRequestStatusOf({ ...fx('friend-request-status'), is_requested: 0 })).toBe('none');
+  });
+
+  it('a friend_event ADD from the other side is an accepted request; the account adding someone itself is not', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    const add = fx('friend-event-add');
+    expect(add.type).toBe(FriendEventType.ADD);
+    api.listener.emit('friend_event', add);
+    api.listener.emit('friend_event', { ...add, isSelf: true });
+    api.listener.emit('friend_event', { type: FriendEventType.REQUEST, data: { toUid: 'me', fromUid: '61', src: 1, message: 'hi' }, threadId: '61', isSelf: false });
+    await new Promise((res) => setImmediate(res));
+    expect(r.accepted).toEqual(['6100000000000000000']);
+    // Every friend event still re-reads the friend list.
+    expect(r.friendsChanged()).toBe(3);
+    expect(acceptedFriendOf(undefined)).toBeUndefined();
   });
 });

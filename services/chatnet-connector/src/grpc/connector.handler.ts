@@ -5,6 +5,8 @@ import * as sandbox from '../domain/sandbox';
 import { markThreadSeen } from '../domain/mark-seen';
 import { sendChatMessage } from '../domain/send';
 import { lookupPhone } from '../domain/phone-lookup';
+import { findUser } from '../domain/find-user';
+import * as friendRequests from '../domain/friend-requests';
 
 /** connector.v1.ConnectorService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorService'> {
@@ -22,6 +24,9 @@ export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.Connect
     SendChatMessage: (req, ctx) => sendChatMessage(deps, ctx, req),
     LookupPhone: (req, ctx) => lookupPhone(deps, ctx, req),
     MarkThreadSeen: (req, ctx) => markThreadSeen(deps, ctx, req),
+    FindUser: (req, ctx) => findUser(deps, ctx, req),
+    SendFriendRequest: (req, ctx) => friendRequests.send(deps, ctx, req),
+    ListFriendRequests: (req, ctx) => friendRequests.list(deps, ctx, req),
 
     SandboxScan: (req, ctx) => sandbox.scan(deps, ctx, req),
     SandboxInbound: (req, ctx) => sandbox.inbound(deps, ctx, req),
@@ -32,5 +37,6 @@ export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.Connect
     SandboxSentMessages: (req, ctx) => sandbox.sentMessages(deps, ctx, req.id),
     SandboxSetPhones: (req, ctx) => sandbox.setPhones(deps, ctx, req),
     SandboxSeenByAgent: (req, ctx) => sandbox.seenByAgent(deps, ctx, req.id),
+    SandboxAcceptFriendRequest: (req, ctx) => sandbox.acceptFriendRequest(deps, ctx, req),
   };
 }

@@ -25,6 +25,7 @@ export const PUBLIC_EVENT_TYPES = [
   'appointment.deleted',
   'chatnet_account.connected',
   'chatnet_account.disconnected',
+  'friend_request.accepted',
   'notification.created',
 ] as const;
 
