@@ -3,6 +3,7 @@ import type { connector } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import type { UserQuery } from '../drivers/driver';
 import { networkPhoneDigits } from '../drivers/phone-digits';
+import { connectedAccountIds } from '../db/accounts.repo';
 import { loadAccount } from './accounts';
 import { lookupDigits } from './phone-lookup';
 
@@ -44,7 +45,7 @@ export async function findHere(deps: Deps, orgId: string, accountId: string, que
     deps.log.warn({ err, accountId }, 'user lookup: the network did not answer');
     throw new AppError('unavailable', 'The chat network did not answer the lookup; try again later', { code: 'lookup_failed' });
   }
-  return user ? { found: true, chatnetUid: user.uid, displayName: user.displayName, avatarUrl: user.avatarUrl ?? '' } : { found: false };
+  return user ? { found: true, chatnetUid: user.uid, displayName: user.displayName, avatarUrl: user.avatarUrl ?? '', accountId } : { found: false, accountId };
 }
 
 /**
@@ -66,6 +67,14 @@ async function pace(deps: Deps, accountId: string): Promise<void> {
   }
 }
 
+/** Another service's call without an account: the org's connected account used most recently, if any. */
+async function defaultAccountId(deps: Deps, ctx: OrgContext): Promise<string> {
+  if (ctx.userId) throw invalid('chatnetAccountId', 'is required');
+  const [id] = await connectedAccountIds(deps.pool, ctx.orgId, 1);
+  if (!id) throw new AppError('failed_precondition', 'No chat-network account of the organization is connected', { code: 'no_connected_account' });
+  return id;
+}
+
 function cacheKey(deps: Deps, accountId: string, query: UserQuery): string {
   const what = 'phone' in query ? `p:${query.phone}` : `u:${query.uid}`;
   return `${deps.config.REDIS_PREFIX}chatnet:lookup:${accountId}:${what}`;
@@ -80,7 +89,7 @@ export async function findUser(deps: Deps, ctx: OrgContext, req: { accountId: st
   authorizeOutreach(ctx);
   const { orgId } = ctx;
   const query = userQueryOf(req);
-  const row = await loadAccount(deps, orgId, req.accountId);
+  const row = await loadAccount(deps, orgId, req.accountId || (await defaultAccountId(deps, ctx)));
   if (row.status !== 'connected') throw accountNotConnected();
   const key = cacheKey(deps, row.id, query);
   const cached = await deps.redis.get(key);
@@ -99,8 +108,8 @@ export async function findUser(deps: Deps, ctx: OrgContext, req: { accountId: st
     throw err;
   }
   const answer: FoundUser = found.found
-    ? { found: true, chatnetUid: found.chatnetUid, displayName: found.displayName ?? '', avatarUrl: found.avatarUrl ?? '' }
-    : { found: false };
+    ? { found: true, chatnetUid: found.chatnetUid, displayName: found.displayName ?? '', avatarUrl: found.avatarUrl ?? '', accountId: row.id }
+    : { found: false, accountId: row.id };
   await deps.redis.set(key, JSON.stringify(answer), { EX: CACHE_TTL_S });
   return answer;
 }

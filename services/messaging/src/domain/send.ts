@@ -13,6 +13,7 @@ import { EVENTS } from './events';
 import { SEND_SOURCES, SendSource } from './governor-spec';
 import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
+import { networkName } from '../outreach';
 
 const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign' };
 
@@ -143,7 +144,12 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
   let contact: LinkedContact | undefined;
   if (!conversation) {
     // A group has no contact (it is a conversation): named "Group …" until its first message brings its name.
+    // A person's new contact is named as the network names them, never after the bare uid (issue #26).
     contactTargetForNew = contactTarget(target.accountId, target.threadType, target.threadId);
+    if (contactTargetForNew) {
+      const named = await networkName(deps, ctx, target.accountId, target.threadId);
+      contactTargetForNew = { ...contactTargetForNew, displayName: named.displayName, avatar: named.avatar };
+    }
     contact = contactTargetForNew ? await tryUpsertContact(deps, orgId, contactTargetForNew) : undefined;
   }
 

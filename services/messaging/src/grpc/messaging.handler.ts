@@ -11,6 +11,7 @@ import * as presets from '../domain/presets';
 import * as publicApi from '../domain/public';
 import { assignRoundRobin } from '../domain/round-robin';
 import * as send from '../domain/send';
+import { startConversation } from '../outreach';
 import * as status from '../domain/status';
 import * as visibility from '../domain/visibility';
 
@@ -43,6 +44,7 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
 
     SendMessage: (req, ctx) => send.sendToConversation(deps, ctx, req),
     SendToThread: (req, ctx) => send.sendToThread(deps, ctx, req),
+    StartConversation: (req, ctx) => startConversation(deps, ctx, req),
 
     ListFolders: (_req, ctx) => folders.list(deps, ctx),
     CreateFolder: (req, ctx) => folders.create(deps, ctx, req),

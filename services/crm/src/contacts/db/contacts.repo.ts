@@ -148,6 +148,12 @@ export async function findByChatnetUid(db: Queryable, orgId: string, chatnetUid:
   return rows[0];
 }
 
+/** Set the contact's network identity unless it has one; false when nothing changed. */
+export async function setChatnetUidIfNone(db: Queryable, orgId: string, id: string, chatnetUid: string): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE contacts SET chatnet_uid = $3, updated_at = now() WHERE org_id = $1 AND id = $2 AND chatnet_uid IS NULL', [orgId, id, chatnetUid]);
+  return (rowCount ?? 0) > 0;
+}
+
 export async function findIdByPhone(db: Queryable, orgId: string, phone: string): Promise<string | undefined> {
   const { rows } = await db.query<{ id: string }>({
     name: 'crm_contact_by_phone',
