@@ -10,6 +10,7 @@ export interface Remote {
   identity(): ClientFor<'identity.v1.IdentityService'>;
   crm(): ClientFor<'crm.v1.CrmService'>;
   messaging(): ClientFor<'messaging.v1.MessagingService'>;
+  connector(): ClientFor<'connector.v1.ConnectorService'>;
   close(): void;
 }
 
@@ -35,6 +36,7 @@ export function createRemote(config: AutomationConfig, auth: InternalAuth): Remo
     identity: lazy('identity', 'identity/v1/identity.proto', 'identity.v1.IdentityService', config.IDENTITY_ADDR),
     crm: lazy('crm', 'crm/v1/crm.proto', 'crm.v1.CrmService', config.CRM_ADDR),
     messaging: lazy('messaging', 'messaging/v1/messaging.proto', 'messaging.v1.MessagingService', config.MESSAGING_ADDR),
+    connector: lazy('chat connector', 'connector/v1/connector.proto', 'connector.v1.ConnectorService', config.CONNECTOR_ADDR),
     close: () => made.forEach((c) => c.close()),
   };
 }
