@@ -28,6 +28,8 @@ describe('GrpcServer: the database unavailable', () => {
     await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 0`);
     const handlers = {
       PeerLookupPhone: async () => ({}),
+      PeerFindUser: async () => ({}),
+      PeerSendFriendRequest: async () => ({}),
       PeerMarkSeen: async () => ({}),
       PeerSend: async () => ({}),
       PeerRelease: async () => ({ ok: true, message: '' }),

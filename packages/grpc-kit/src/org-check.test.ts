@@ -24,6 +24,8 @@ describe('GrpcServer org check', () => {
     };
     const handlers = {
       PeerLookupPhone: record('PeerLookupPhone'),
+      PeerFindUser: record('PeerFindUser'),
+      PeerSendFriendRequest: record('PeerSendFriendRequest'),
       PeerMarkSeen: record('PeerMarkSeen'),
       PeerSend: record('PeerSend'),
       PeerSandbox: async (_req: unknown, ctx: CallContext) => ({ resultJson: JSON.stringify({ orgId: ctx.orgId }) }),

@@ -13,7 +13,7 @@ import { EVENTS } from './events';
 import { SEND_SOURCES, SendSource } from './governor-spec';
 import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
-import { networkName } from '../outreach';
+import { networkName } from '../network-names';
 
 const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign' };
 

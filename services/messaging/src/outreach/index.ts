@@ -3,4 +3,3 @@
  * recipients). Other folders use only this face.
  */
 export { startConversation } from './start-conversation';
-export { networkName } from './network-name';
