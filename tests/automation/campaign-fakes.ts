@@ -114,6 +114,11 @@ export async function fakeCampaignMessaging() {
       const c = conversations.get(`${ctx.orgId}/${req.contactId}`);
       return c ? { conversation: { id: c.id, contactId: c.contactId, chatnetAccountId: c.accountId, type: 'user', status: 'active' } } : {};
     },
+    // A contact without a conversation is a lead this fake network does not know (as messaging answers for a
+    // phone nobody uses on the network): skipped as not_on_network.
+    StartConversation: async () => {
+      throw new AppError('failed_precondition', 'Nobody uses this on the chat network', { code: 'not_on_network', details: [{ field: 'phone', message: 'is not on the chat network' }] });
+    },
     SendMessage: async (req, ctx) => {
       if (sendDelayMs) await new Promise((r) => setTimeout(r, sendDelayMs));
       const conv = byId.get(req.conversationId);

@@ -135,12 +135,16 @@ describe('email campaigns', () => {
     return m![1];
   };
 
-  it('without an org channel or SMTP_URL, an email campaign and a test send are 422 naming the missing channel', async () => {
+  it('without an org channel or SMTP_URL, an email campaign is still created as a draft (201); starting it and a test send are 422 naming the missing channel', async () => {
     expect((await lead.get('/api/v1/settings/email')).body).toEqual(expect.objectContaining({ source: 'none', configured: false, passwordSet: false, host: null }));
     const list = crm.list(acme.orgId, 1);
-    const res = await lead.post('/api/v1/campaigns', { name: 'No channel', type: 'email', subject: 'Hi', listId: list.id, templateId });
+    const created = await lead.post('/api/v1/campaigns', { name: 'No channel', type: 'email', subject: 'Hi', listId: list.id, templateId, variables: { code: 'A' } });
+    expect(created.status).toBe(201);
+    expect(created.body.status).toBe('draft');
+    const res = await lead.post(`/api/v1/campaigns/${created.body.id}/activate`);
     expect(res.status).toBe(422);
     expect(res.body.error).toEqual(expect.objectContaining({ code: 'channel_unavailable', message: expect.stringMatching(/no email channel/) }));
+    expect((await lead.get(`/api/v1/campaigns/${created.body.id}`)).body.status).toBe('draft');
     const test = await acme.owner.post('/api/v1/settings/email/test', { to: 'owner@acme.test' });
     expect(test.status).toBe(422);
     expect(test.body.error.code).toBe('channel_unavailable');
@@ -348,6 +352,8 @@ describe('email campaigns', () => {
     await auditEntryFor(acme.owner, 'settings.email_cleared', null);
     expect((await lead.get('/api/v1/settings/email')).body.source).toBe('none');
     const list = crm.list(acme.orgId, 1);
-    expect((await lead.post('/api/v1/campaigns', { name: 'x', type: 'email', subject: 'Hi', listId: list.id, templateId, variables: { code: 'A' } })).status).toBe(422);
+    const draft = await lead.post('/api/v1/campaigns', { name: 'x', type: 'email', subject: 'Hi', listId: list.id, templateId, variables: { code: 'A' } });
+    expect(draft.status).toBe(201);
+    expect((await lead.post(`/api/v1/campaigns/${draft.body.id}/activate`)).body.error.code).toBe('channel_unavailable');
   });
 });

@@ -88,6 +88,11 @@ export async function fakeMessaging() {
       const id = latest.get(`${ctx.orgId}/${req.contactId}`);
       return id ? { conversation: { id } } : {};
     },
+    // Starting a conversation with a contact who has none: this fake network knows nobody (not_on_network, as messaging
+    // answers for a phone the network does not know).
+    StartConversation: async () => {
+      throw new AppError('failed_precondition', 'Nobody uses this on the chat network', { code: 'not_on_network', details: [{ field: 'phone', message: 'is not on the chat network' }] });
+    },
     SendMessage: async (req, ctx) => {
       const call: Sent = { orgId: ctx.orgId, conversationId: req.conversationId, content: req.content, contentType: req.contentType, clientMessageId: req.clientMessageId, source: req.source };
       calls.push(call);

@@ -157,6 +157,16 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     expect(await lookup(a, user, '+84912000999')).toEqual({ found: false, accountId });
   });
 
+  it('FindUser (messaging starting a conversation) at A asks through the account held by B (PeerFindUser): by phone in any spelling, and by uid', async () => {
+    const find = (req: { accountId: string; phone?: string; chatnetUid?: string }) =>
+      as('messaging', a).FindUser<{ found: boolean; chatnetUid?: string; displayName?: string; accountId: string }>(req, grpcCtx(user));
+    expect(await find({ accountId, phone: '0912 000 001' })).toEqual(expect.objectContaining({ found: true, chatnetUid: 'uid-on-net', displayName: 'On The Net', accountId }));
+    expect(await find({ accountId, chatnetUid: 'uid-on-net' })).toEqual(expect.objectContaining({ found: true, displayName: 'On The Net' }));
+    expect(await find({ accountId, phone: '0912000998' })).toEqual(expect.objectContaining({ found: false, accountId }));
+    // Another org's caller never reaches the account.
+    await expect(as('messaging', a).FindUser({ accountId, phone: '0912000001' }, grpcCtx(other.user))).rejects.toMatchObject({ code: grpcStatus.NOT_FOUND });
+  });
+
   it('LookupPhone: a malformed number is INVALID_ARGUMENT; an org without a connected account FAILED_PRECONDITION', async () => {
     await expect(lookup(a, user, '12')).rejects.toMatchObject({ code: grpcStatus.INVALID_ARGUMENT });
     await expect(lookup(a, other.user, '+84912000001')).rejects.toMatchObject({ code: grpcStatus.FAILED_PRECONDITION });

@@ -64,8 +64,8 @@ describe('hasChatnet phone check', () => {
       const res = await acme.owner.post('/sandbox/network/phones', { phones: [{ phone: '+84 900 000 001', chatnetUid: 'uid-dir-1', displayName: 'Dir One' }, { phone: '+84900000002' }] });
       expect(res.status).toBe(200);
       expect(res.body.phones).toEqual([
-        { phone: '+84 900 000 001', chatnetUid: 'uid-dir-1', displayName: 'Dir One' },
-        { phone: '+84900000002', chatnetUid: expect.stringMatching(/^\d{10,}$/), displayName: expect.stringMatching(/^Sandbox user /) },
+        { phone: '+84 900 000 001', chatnetUid: 'uid-dir-1', displayName: 'Dir One', acceptsStrangers: true },
+        { phone: '+84900000002', chatnetUid: expect.stringMatching(/^\d{10,}$/), displayName: expect.stringMatching(/^Sandbox user /), acceptsStrangers: true },
       ]);
     });
 

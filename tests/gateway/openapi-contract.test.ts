@@ -141,6 +141,16 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     conforms('GET', '/api/public/messages/{id}', await a.pub.get('/api/public/messages/00000000-0000-4000-8000-000000000000'));
     conforms('POST', '/api/public/messages/send', await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-contract' }));
     conforms('POST', '/api/public/messages/send', await a.pub.post('/api/public/messages/send', { chatnetAccountId: '00000000-0000-4000-8000-000000000000', threadId: 'x', content: 'hi' }));
+
+    // Writing first to someone who never wrote (issue #26): new (201), found (200), and the errors.
+    expect((await a.owner.post('/sandbox/network/phones', { phones: [{ phone: '+84912340001', chatnetUid: 'uid-lead', displayName: 'Lead' }] })).status).toBe(200);
+    const started = await a.pub.post('/api/public/conversations', { chatnetAccountId: accountId, phone: '0912340001', content: 'Hello from the shop' });
+    expect(started.status).toBe(201);
+    conforms('POST', '/api/public/conversations', started);
+    conforms('POST', '/api/public/conversations', await a.pub.post('/api/public/conversations', { chatnetAccountId: accountId, chatnetUid: 'uid-lead' }));
+    conforms('POST', '/api/public/conversations', await a.pub.post('/api/public/conversations', { chatnetAccountId: accountId }));
+    conforms('POST', '/api/public/conversations', await a.pub.post('/api/public/conversations', { chatnetAccountId: '00000000-0000-4000-8000-000000000000', phone: '0912340001' }));
+    conforms('POST', '/api/public/conversations', await a.pub.post('/api/public/conversations', { chatnetAccountId: accountId, phone: '0900000000' }));
   });
 
   it('whoami, and the documents themselves', async () => {

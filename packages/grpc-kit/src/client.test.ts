@@ -17,7 +17,7 @@ describe('createServiceClient load balancing', () => {
     for (const name of ['first', 'second']) {
       // Every method of the service needs a handler; only PeerSandbox is called (it says which server answered).
       const unused = async () => ({});
-      const handlers = { PeerLookupPhone: unused, PeerRecall: unused, PeerReact: unused, PeerMarkSeen: unused, PeerRelease: unused, PeerSend: unused, PeerSandbox: async () => ({ resultJson: name }) };
+      const handlers = { PeerLookupPhone: unused, PeerFindUser: unused, PeerSendFriendRequest: unused, PeerRecall: unused, PeerReact: unused, PeerMarkSeen: unused, PeerRelease: unused, PeerSend: unused, PeerSandbox: async () => ({ resultJson: name }) };
       const server = new GrpcServer(createLogger('test', 'silent'), auth).add(ctor, handlers);
       ports.push(await server.listen('127.0.0.1', 0));
       servers.push(server);

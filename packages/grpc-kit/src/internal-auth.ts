@@ -50,6 +50,11 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'connector.v1.ConnectorService/ReactToChatMessage',
     // Auto-assignment settings exist only for the caller's org's own accounts.
     'connector.v1.ConnectorService/GetAccount',
+    // Starting a conversation (issue #26): who a phone or uid is on the network, the account to use, and the
+    // contact to link (found by id, phone or uid, or created).
+    'connector.v1.ConnectorService/FindUser',
+    'connector.v1.ConnectorService/ListAccounts',
+    'crm.v1.CrmService/LinkOutreachContact',
   ],
   automation: [
     'identity.v1.IdentityService/GetUser',
@@ -64,6 +69,9 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'messaging.v1.MessagingService/SendMessage',
     // The assign_round_robin action.
     'messaging.v1.MessagingService/AssignRoundRobin',
+    // Campaigns reach leads who never wrote (issue #26): a conversation is started for them; the campaign's account is the org's.
+    'messaging.v1.MessagingService/StartConversation',
+    'connector.v1.ConnectorService/GetAccount',
   ],
   ai: ['messaging.v1.MessagingService/GetConversation'],
   // Connector instances forward live-session work to the instance holding the account's lease.
@@ -76,6 +84,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'connector.v1.ConnectorPeerService/PeerLookupPhone',
     'connector.v1.ConnectorPeerService/PeerRecall',
     'connector.v1.ConnectorPeerService/PeerReact',
+    'connector.v1.ConnectorPeerService/PeerFindUser',
+    'connector.v1.ConnectorPeerService/PeerSendFriendRequest',
     // Files both ways (messaging's attachments HTTP port): the bytes of a file being sent, and storing a received one.
     'messaging.v1.Http/DownloadAttachment',
     'messaging.v1.Http/UploadAttachment',

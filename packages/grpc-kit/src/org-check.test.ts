@@ -26,6 +26,8 @@ describe('GrpcServer org check', () => {
       PeerLookupPhone: record('PeerLookupPhone'),
       PeerRecall: record('PeerRecall'),
       PeerReact: record('PeerReact'),
+      PeerFindUser: record('PeerFindUser'),
+      PeerSendFriendRequest: record('PeerSendFriendRequest'),
       PeerMarkSeen: record('PeerMarkSeen'),
       PeerSend: record('PeerSend'),
       PeerSandbox: async (_req: unknown, ctx: CallContext) => ({ resultJson: JSON.stringify({ orgId: ctx.orgId }) }),

@@ -44,6 +44,8 @@ const Env = z.object({
   CRM_ADDR: z.string().default('127.0.0.1:50052'),
   /** messaging (send_message goes through its one send pipeline). */
   MESSAGING_ADDR: z.string().default('127.0.0.1:50053'),
+  /** chatnet-connector (a broadcast's own chat-network account is checked to be the org's). */
+  CONNECTOR_ADDR: z.string().default('127.0.0.1:50054'),
   /** Deadline of every call to another service, in milliseconds. */
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   /** How often due runs (ended waits, retries) are looked for; new runs are started at once through NOTIFY. */

@@ -12,6 +12,7 @@ export interface Remote {
   /** crm's tasks (the create_task action). */
   crmTasks(): ClientFor<'crm.v1.TaskService'>;
   messaging(): ClientFor<'messaging.v1.MessagingService'>;
+  connector(): ClientFor<'connector.v1.ConnectorService'>;
   close(): void;
 }
 
@@ -38,6 +39,7 @@ export function createRemote(config: AutomationConfig, auth: InternalAuth): Remo
     crm: lazy('crm', 'crm/v1/crm.proto', 'crm.v1.CrmService', config.CRM_ADDR),
     crmTasks: lazy('crm', 'crm/v1/tasks.proto', 'crm.v1.TaskService', config.CRM_ADDR),
     messaging: lazy('messaging', 'messaging/v1/messaging.proto', 'messaging.v1.MessagingService', config.MESSAGING_ADDR),
+    connector: lazy('chat connector', 'connector/v1/connector.proto', 'connector.v1.ConnectorService', config.CONNECTOR_ADDR),
     close: () => made.forEach((c) => c.close()),
   };
 }

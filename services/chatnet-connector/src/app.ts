@@ -1,3 +1,4 @@
+import { recordAccepted } from './domain/friend-requests';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,7 +65,10 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   // Network news (inbound messages, read receipts) reaches the outbox in batches: one statement for what arrives within a few ms.
   const news = new OutboxBatcher({ pool, log, maxEvents: config.INBOUND_BATCH_SIZE, maxWaitMs: config.INBOUND_BATCH_WAIT_MS });
   const files = new MessagingFiles(config.MESSAGING_HTTP_URL, auth);
-  const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases, news, files });
+  const onFriendAccepted = async (orgId: string, accountId: string, uid: string) => {
+    await recordAccepted(pool, orgId, accountId, uid);
+  };
+  const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases, news, files, onFriendAccepted });
   const peers = new Peers(leases, auth);
   const deps: Deps = {
     config,

@@ -76,6 +76,11 @@ const Env = z.object({
    */
   INBOUND_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
   INBOUND_BATCH_WAIT_MS: z.coerce.number().int().min(0).max(1000).default(5),
+  /**
+   * Phone and uid lookups (FindUser) one account may make per minute, as the network paces them: above it the
+   * caller gets 429 with Retry-After. Answers are cached for a day, and a cached answer costs nothing.
+   */
+  LOOKUP_PER_ACCOUNT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
   /** Seconds an owner looked up in identity is cached in memory. */
   OWNER_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */

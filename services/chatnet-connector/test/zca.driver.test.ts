@@ -4,9 +4,11 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createLogger } from '@crm/logger';
 import { DisconnectInfo, InboundMessage, LoginFailedError, ReactionNotice, RecallNotice, SeenReceipt, SessionExpiredError, SessionHandlers } from '../src/drivers/driver';
-import { Reaction, Reactions, ThreadType, Undo, UserMessage, GroupMessage, ZaloApiError } from 'zca-js';
+import { FriendEventType, Reaction, Reactions, ThreadType, Undo, UserMessage, GroupMessage, ZaloApiError } from 'zca-js';
 import {
+  acceptedFriendOf,
   emojiOfReaction,
+  friendRequestStatusOf,
   inboundFileOf,
   inboundOf,
   reactionCodeOf,
@@ -59,6 +61,9 @@ function fakeApi() {
       return { ...all, changed_profiles: Object.fromEntries(Object.entries(all.changed_profiles).filter(([k]) => asked.has(k))) };
     }),
     sendSeenEvent: jest.fn(async () => ({ status: 0 })),
+    // zca-js apis/sendFriendRequest.ts answers an empty string when the network took the request.
+    sendFriendRequest: jest.fn(async (_msg: string, _userId: string) => '' as const),
+    getFriendRequestStatus: jest.fn(async (_friendId: string) => fx('friend-request-status')),
     sendMessage: jest.fn(async () => fx('send-message-response')),
     // zca-js UndoResponse and AddReactionResponse.
     undo: jest.fn(async () => ({ status: 0 })),
@@ -138,7 +143,9 @@ function recorder() {
   /** What reached messaging: each file's name, type and bytes. */
   const stored: Array<{ fileName: string; mimeType: string; bytes: Buffer }> = [];
   let friendsChanged = 0;
+  const accepted: string[] = [];
   const handlers: SessionHandlers = {
+    onFriendRequestAccepted: async (uid) => void accepted.push(uid),
     onMessage: async (m) => void messages.push(m),
     storeFile: async (f) => {
       const chunks: Buffer[] = [];
@@ -153,7 +160,7 @@ function recorder() {
     onDisconnect: (d) => void drops.push(d),
     onFriendsChanged: () => void friendsChanged++,
   };
-  return { handlers, messages, seen, drops, stored, recalls, reactions, friendsChanged: () => friendsChanged };
+  return { handlers, messages, seen, drops, stored, recalls, reactions, accepted, friendsChanged: () => friendsChanged };
 }
 
 const PHOTO_URL = 'https://photo-stal-1.zadn.vn/fixture.jpg';
@@ -808,5 +815,51 @@ describe('zca driver: quotes, recall (undo) and reactions (addReaction)', () => 
       { threadId: GROUP, threadType: 'group', chatnetMessageId: 'g-2', fromUid: CONTACT, emoji: '', at: new Date(1735689800000) },
     ]);
     expect(reactionsOf(reactionFrame({ uidFrom: '0' }))).toEqual([]);
+  });
+});
+
+describe('zca driver: outreach (issue #26)', () => {
+  const stored = JSON.stringify({ v: 1, imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies });
+
+  it('finds a user by uid through getUserInfo (name and avatar), and nobody when the network leaves the uid out', async () => {
+    const { client, api } = fakeClient([]);
+    const s = (await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers })) as unknown as {
+      findUser(q: { uid: string } | { phone: string }): Promise<unknown>;
+    };
+    expect(await s.findUser({ uid: '6100000000000000000' })).toEqual({
+      uid: '6100000000000000000',
+      displayName: 'Khách 0',
+      avatarUrl: 'https://s120-ava-talk.zadn.vn/a/6100000000000000000_120.jpg',
+    });
+    expect(api.getUserInfo).toHaveBeenCalledWith('6100000000000000000');
+    expect(await s.findUser({ uid: '6199999999999999999' })).toBeNull();
+  });
+
+  it('sends a friend request as zca-js takes it (message first, then the user) and reads where one stands', async () => {
+    const { client, api } = fakeClient([]);
+    const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
+    await s.sendFriendRequest('6100000000000000000', 'Chào anh, shop Hoa Mai đây');
+    expect(api.sendFriendRequest).toHaveBeenCalledWith('Chào anh, shop Hoa Mai đây', '6100000000000000000');
+    api.sendFriendRequest.mockRejectedValueOnce(new ZaloApiError('Bạn đã gửi quá nhiều lời mời'));
+    await expect(s.sendFriendRequest('6100000000000000000', 'again')).rejects.toThrow(ZaloApiError);
+    expect(friendRequestStatusOf(fx('friend-request-status'))).toBe('sent');
+    expect(friendRequestStatusOf({ ...fx('friend-request-status'), is_friend: 1, is_requested: 0 })).toBe('friend');
+    expect(friendRequestStatusOf({ ...fx('friend-request-status'), is_requested: 0 })).toBe('none');
+  });
+
+  it('a friend_event ADD from the other side is an accepted request; the account adding someone itself is not', async () => {
+    const r = recorder();
+    const { client, api } = fakeClient([]);
+    await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    const add = fx('friend-event-add');
+    expect(add.type).toBe(FriendEventType.ADD);
+    api.listener.emit('friend_event', add);
+    api.listener.emit('friend_event', { ...add, isSelf: true });
+    api.listener.emit('friend_event', { type: FriendEventType.REQUEST, data: { toUid: 'me', fromUid: '61', src: 1, message: 'hi' }, threadId: '61', isSelf: false });
+    await new Promise((res) => setImmediate(res));
+    expect(r.accepted).toEqual(['6100000000000000000']);
+    // Every friend event still re-reads the friend list.
+    expect(r.friendsChanged()).toBe(3);
+    expect(acceptedFriendOf(undefined)).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { AppError, CallContext, type ClientFor, createServiceClient, decodeRemoteError, InternalAuth, loadProto, type ServiceName, serviceDefinition, status } from '@crm/grpc-kit';
+import { AppError, CallContext, type ClientFor, type ErrorKind, createServiceClient, decodeRemoteError, InternalAuth, loadProto, type ServiceName, serviceDefinition, status } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { connector, crm, identity } from '@crm/proto-types';
 import type { MessagingConfig } from './config';
@@ -198,6 +198,30 @@ export class RemoteClients {
     return active;
   }
 
+  /**
+   * Who a phone number or uid is on the network, asked through the account (connector FindUser; an empty account:
+   * the org's most recently connected one). The connector's answers keep their meaning (404, 409, 429, 400, 503).
+   */
+  async findNetworkUser(ctx: Forward, req: { accountId: string; phone?: string; chatnetUid?: string }): Promise<connector.FoundUser__Output> {
+    try {
+      return await this.connector().FindUser(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+    } catch (err) {
+      throw passThrough(err, 'chat connector');
+    }
+  }
+
+  /** crm's contact for a conversation started from the CRM (LinkOutreachContact); crm's answers keep their meaning. */
+  async linkOutreachContact(
+    ctx: Forward,
+    req: { contactId?: string; phone?: string; chatnetUid?: string; displayName?: string; avatar?: string; chatnetAccountId?: string },
+  ): Promise<crm.OutreachContact__Output> {
+    try {
+      return await this.crm().LinkOutreachContact(req, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
+    } catch (err) {
+      throw passThrough(err, 'crm');
+    }
+  }
+
   /** Whether the chat-network account belongs to the caller's org (connector GetAccount); unavailable when it cannot say. */
   async accountInOrg(ctx: Forward, id: string): Promise<boolean> {
     try {
@@ -236,6 +260,24 @@ export type OrgUser = Pick<identity.User__Output, 'id' | 'email' | 'fullName' | 
 function identityUnavailable(err: unknown, log: Logger): AppError {
   log.warn({ err }, 'identity user lookup failed');
   return new AppError('unavailable', 'The identity service is unavailable; try again shortly');
+}
+
+const KIND_OF: Partial<Record<number, ErrorKind>> = {
+  [status.INVALID_ARGUMENT]: 'invalid_argument',
+  [status.PERMISSION_DENIED]: 'permission_denied',
+  [status.NOT_FOUND]: 'not_found',
+  [status.ALREADY_EXISTS]: 'already_exists',
+  [status.FAILED_PRECONDITION]: 'failed_precondition',
+  [status.RESOURCE_EXHAUSTED]: 'rate_limited',
+};
+
+/** Another service's decision, unchanged (status, code, details, retry-after); a failure to answer is unavailable. */
+function passThrough(err: unknown, name: string): AppError {
+  if (err instanceof AppError) return err;
+  const e = decodeRemoteError(err as { code?: number; details?: string });
+  const kind = KIND_OF[e.grpcCode];
+  if (!kind) return new AppError('unavailable', `The ${name} service is unavailable; try again shortly`);
+  return new AppError(kind, e.message, { code: e.code, details: e.details, retryAfter: e.retryAfter });
 }
 
 /** True when a failed call certainly did not reach (or was refused by) the network: safe to retry later. */

@@ -103,4 +103,13 @@ export const accountFriends = defineEvent({
   data: z.object({ accountId: Id, friends: z.array(z.object({ chatnetUid: z.string(), displayName: z.string() })) }),
 });
 
-export const chatnetEvents = [chatnetInbound, chatnetSeen, chatnetRecalled, chatnetReaction, accountQr, accountConnected, accountDisconnected, accountFriends];
+export const friendRequestAccepted = defineEvent({
+  type: 'friend_request.accepted',
+  version: 1,
+  description:
+    'A network user accepted a friend request a chat-network account sent (issue #26): messages to them no longer need friendship; data: id (the request), chatnetAccountId, chatnetUid, acceptedAt.',
+  data: z.object({ id: Id, chatnetAccountId: Id, chatnetUid: z.string(), acceptedAt: Instant }),
+  webhook: 'same',
+});
+
+export const chatnetEvents = [chatnetInbound, chatnetSeen, chatnetRecalled, chatnetReaction, accountQr, accountConnected, accountDisconnected, accountFriends, friendRequestAccepted];

@@ -161,6 +161,8 @@ export const EVENT_EXAMPLES: Record<string, unknown> = {
   'chatnet_account.connected': { accountId: ID(8), chatnetUid: 'me-1', displayName: 'Shop' },
   'chatnet_account.disconnected': { accountId: ID(8), reason: 'logged out on the phone' },
   'chatnet_account.friends': { accountId: ID(8), friends: [{ chatnetUid: 'u-1', displayName: 'Ada' }] },
+  // chatnet-connector domain/friend-requests.ts recordAccepted
+  'friend_request.accepted': { id: ID(30), chatnetAccountId: ID(8), chatnetUid: 'u-1', acceptedAt: AT },
   // automation, every service, webhooks
   'notification.created': { id: ID(14), userId: ID(2), type: 'high_value_lead', title: 'Hot lead', message: 'Ada reached 80', resourceId: ID(1) },
   'audit.recorded': {

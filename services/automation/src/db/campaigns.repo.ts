@@ -31,6 +31,8 @@ export interface CampaignRow {
   lease_until: Date | null;
   last_error: string;
   created_by: string | null;
+  /** Broadcasts: the account conversations are started from for recipients without one (null: chosen per contact). */
+  chatnet_account_id: string | null;
   created_at: Date;
   updated_at: Date;
   activated_at: Date | null;
@@ -81,6 +83,7 @@ export function toCampaign(r: CampaignRow) {
     listId: r.list_id,
     templateId: r.template_id,
     subject: r.subject,
+    chatnetAccountId: r.chatnet_account_id ?? undefined,
     schedule: isoOrUndefined(r.schedule),
     variablesJson: JSON.stringify(r.variables ?? {}),
     status: r.status,
@@ -131,13 +134,14 @@ export interface NewCampaign {
   schedule: Date | null;
   contactCount: number;
   createdBy: string | null;
+  chatnetAccountId: string | null;
 }
 
 export async function insertCampaign(db: Queryable, c: NewCampaign): Promise<CampaignRow> {
   const { rows } = await db.query<CampaignRow>(
-    `INSERT INTO campaigns (id, org_id, name, description, type, list_id, template_id, variables, schedule, contact_count, created_by, subject)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
-    [c.id, c.orgId, c.name, c.description, c.type, c.listId, c.templateId, JSON.stringify(c.variables), c.schedule, c.contactCount, c.createdBy, c.subject],
+    `INSERT INTO campaigns (id, org_id, name, description, type, list_id, template_id, variables, schedule, contact_count, created_by, subject, chatnet_account_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+    [c.id, c.orgId, c.name, c.description, c.type, c.listId, c.templateId, JSON.stringify(c.variables), c.schedule, c.contactCount, c.createdBy, c.subject, c.chatnetAccountId],
   );
   return rows[0];
 }
@@ -153,6 +157,8 @@ export interface CampaignPatch {
   /** null clears the schedule. */
   schedule?: Date | null;
   contactCount?: number;
+  /** null clears the account. */
+  chatnetAccountId?: string | null;
 }
 
 /** Only a draft is edited; returns undefined when the campaign is not (or no longer) a draft. */
@@ -161,7 +167,8 @@ export async function updateDraft(db: Queryable, orgId: string, id: string, p: C
     `UPDATE campaigns SET name = COALESCE($3, name), description = COALESCE($4, description), list_id = COALESCE($5, list_id),
        template_id = COALESCE($6, template_id), variables = COALESCE($7::jsonb, variables),
        schedule = CASE WHEN $8 THEN $9::timestamptz ELSE schedule END, contact_count = COALESCE($10, contact_count),
-       type = COALESCE($11, type), subject = COALESCE($12, subject), updated_at = now()
+       type = COALESCE($11, type), subject = COALESCE($12, subject),
+       chatnet_account_id = CASE WHEN $13 THEN $14::uuid ELSE chatnet_account_id END, updated_at = now()
      WHERE org_id = $1 AND id = $2 AND status = 'draft' RETURNING *`,
     [
       orgId,
@@ -176,6 +183,8 @@ export async function updateDraft(db: Queryable, orgId: string, id: string, p: C
       p.contactCount ?? null,
       p.type ?? null,
       p.subject ?? null,
+      p.chatnetAccountId !== undefined,
+      p.chatnetAccountId ?? null,
     ],
   );
   return rows[0];

@@ -28,7 +28,16 @@ const BATCH = 50;
 /** Waits while messaging (or crm for the snapshot) cannot be reached at all; the last one repeats. */
 const SERVICE_BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000, 60_000];
 
-const NO_CONVERSATION = 'The contact has no conversation on a chat-network account';
+/**
+ * Why a recipient is skipped (issue #26): every lead is reached but those the network cannot reach. The reason is
+ * the recipient's `error`, as messaging names it.
+ */
+const SKIP_REASONS = ['not_on_network', 'no_phone', 'friend_required'] as const;
+const skipReasonOf = (err: unknown): string | undefined => {
+  if (err instanceof AppError) return (SKIP_REASONS as readonly string[]).includes(err.code) ? err.code : undefined;
+  const e = decodeRemoteError(err as never);
+  return e.grpcCode === grpcStatus.FAILED_PRECONDITION && (SKIP_REASONS as readonly string[]).includes(e.code) ? e.code : undefined;
+};
 
 /** Lanes at most per campaign, and the send time they are sized for (interval 5 ms → 8 lanes). */
 const MAX_LANES = 8;
@@ -385,12 +394,15 @@ export class CampaignSender {
       } catch (err) {
         return this.failed(c, st, rec, err, 'messaging LatestConversationForContact', false);
       }
-      if (!res.conversation?.id) {
-        await this.record(c, st, rec, 'skipped', { error: NO_CONVERSATION, attempted: false });
-        return { attempted: false };
+      let conversation: { id: string; chatnetAccountId: string } | undefined = res.conversation?.id ? res.conversation : undefined;
+      if (!conversation) {
+        // A lead who never wrote: a conversation is started on the campaign's account (issue #26).
+        const started = await this.startConversation(c, st, rec, sys);
+        if ('delivery' in started) return started.delivery;
+        conversation = started.conversation;
       }
-      conversationId = res.conversation.id;
-      accountId = res.conversation.chatnetAccountId && isUuid(res.conversation.chatnetAccountId) ? res.conversation.chatnetAccountId : null;
+      conversationId = conversation.id;
+      accountId = conversation.chatnetAccountId && isUuid(conversation.chatnetAccountId) ? conversation.chatnetAccountId : null;
       // Fixed before the first attempt: a retry goes to the same conversation, as messaging's de-duplication needs.
       await recipients.setTarget(pool, c.id, rec.contact_id, conversationId, accountId);
       rec.conversation_id = conversationId;
@@ -420,6 +432,12 @@ export class CampaignSender {
         sys,
       );
     } catch (err) {
+      // Takes messages only from friends: skipped with its reason, never retried (a friend request is the way).
+      const reason = skipReasonOf(err);
+      if (reason) {
+        await this.record(c, st, rec, 'skipped', { error: reason, attempted: true, nextSendAt: new Date(st.nextSendAt) });
+        return { attempted: true };
+      }
       return this.failed(c, st, rec, err, 'messaging SendMessage', true);
     }
     const sentAt = sent.sentAt ? new Date(sent.sentAt) : new Date();
@@ -430,6 +448,45 @@ export class CampaignSender {
       nextSendAt: new Date(st.nextSendAt),
     });
     return { attempted: true };
+  }
+
+  /**
+   * Start a conversation with a recipient who has none (messaging StartConversation: the campaign's account, else
+   * the one messaging picks). Unreachable leads are skipped with their reason; a lookup over the account's pace
+   * waits for Retry-After (holding the campaign's account, so its other recipients wait too).
+   */
+  private async startConversation(
+    c: CampaignRow,
+    st: Turn,
+    rec: RecipientRow,
+    sys: ReturnType<typeof systemContext>,
+  ): Promise<{ conversation: { id: string; chatnetAccountId: string } } | { delivery: Delivery }> {
+    try {
+      const out = await this.deps.remote.messaging().StartConversation(
+        { chatnetAccountId: c.chatnet_account_id ?? '', contactId: rec.contact_id, source: 'campaign' },
+        sys,
+      );
+      if (!out.conversation?.id) throw new AppError('unavailable', 'messaging StartConversation answered without a conversation');
+      return { conversation: out.conversation };
+    } catch (err) {
+      const reason = skipReasonOf(err);
+      if (reason) {
+        await this.record(c, st, rec, 'skipped', { error: reason, attempted: false });
+        return { delivery: { attempted: false } };
+      }
+      const e = err instanceof AppError ? undefined : decodeRemoteError(err as never);
+      if (e?.grpcCode === grpcStatus.RESOURCE_EXHAUSTED) {
+        const until = new Date(Date.now() + Math.max(1, e.retryAfter ?? 1) * 1000);
+        const why = `Waiting: looking people up on the chat network is paced (${e.message})`;
+        if (c.chatnet_account_id) {
+          await recipients.hold(this.deps.pool, c.org_id, c.chatnet_account_id, until, why);
+          st.holds.set(c.chatnet_account_id, until);
+        }
+        await this.defer(c, rec, until, why, false);
+        return { delivery: { attempted: false } };
+      }
+      return { delivery: await this.failed(c, st, rec, err, 'messaging StartConversation', false) };
+    }
   }
 
   /**

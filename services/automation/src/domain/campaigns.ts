@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
+import { AppError, decodeRemoteError, invalid, notFound, requireCan, requireUser, OrgContext, status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as repo from '../db/campaigns.repo';
 import { listRecipients } from '../db/recipients.repo';
@@ -31,6 +31,26 @@ export interface CampaignInput {
   variablesJson?: string;
   /** Email campaigns: the subject line. */
   subject?: string;
+  /** Broadcasts: the account to start conversations from; on update '' clears it. */
+  chatnetAccountId?: string;
+}
+
+/**
+ * The campaign's own chat-network account: one of the org's (the connector says; another org's or an unknown id is a
+ * 400 naming the field). '' or absent: none (chosen per recipient).
+ */
+async function accountFor(deps: Deps, ctx: OrgContext, raw: string | undefined): Promise<string | null> {
+  const id = raw?.trim();
+  if (!id) return null;
+  const invalidAccount = () => invalid('chatnetAccountId', `no chat-network account ${id} in this organization`);
+  if (!isUuid(id)) throw invalidAccount();
+  try {
+    await deps.remote.connector().GetAccount({ id }, ctx);
+  } catch (err) {
+    if (decodeRemoteError(err as never).grpcCode === grpcStatus.NOT_FOUND) throw invalidAccount();
+    throw new AppError('unavailable', 'The chat connector is unavailable; try again shortly');
+  }
+  return id.toLowerCase();
 }
 
 function requiredText(field: string, v: string | undefined, max: number): string {
@@ -169,14 +189,16 @@ export async function create(deps: Deps, ctx: OrgContext, input: CampaignInput) 
   const name = requiredText('name', input.name, TEXT_MAX.name);
   const desc = description(input.description);
   const type = campaignType(input.type);
-  if (type === 'email') await requireEmailChannel(deps, orgId);
+  // A campaign is always created as a draft (the spec), channel or not: starting it checks the channel.
   const subject = type === 'email' ? requiredText('subject', input.subject, TEXT_MAX.subject) : '';
   const vars = variables(input.variablesJson);
   const schedule = parseSchedule(input.schedule) ?? null;
   const template = await templateFor(deps, orgId, input.templateId);
   checkPlaceholders(`${subject}\n${template.content}`, vars);
   const list = await listFor(deps, ctx, input.listId);
+  const chatnetAccountId = type === 'broadcast' ? await accountFor(deps, ctx, input.chatnetAccountId) : null;
   const row = await repo.insertCampaign(deps.pool, {
+    chatnetAccountId,
     id: randomUUID(),
     orgId,
     name,
@@ -200,8 +222,7 @@ export async function update(deps: Deps, ctx: OrgContext, input: CampaignInput) 
   const current = await load(deps, orgId, input.id);
   if (current.status !== 'draft') throw invalidState(`Only a draft campaign can be edited; this one is ${current.status}`);
   const type = input.type !== undefined ? campaignType(input.type) : current.type;
-  // Checked when a draft becomes an email campaign (and again at activation), so a draft stays editable meanwhile.
-  if (type === 'email' && current.type !== 'email') await requireEmailChannel(deps, orgId);
+  // The channel is checked when the campaign starts (activation), so a draft stays editable meanwhile.
   const subject = type !== 'email' ? '' : input.subject !== undefined ? requiredText('subject', input.subject, TEXT_MAX.subject) : current.subject;
   if (type === 'email' && !subject) throw invalid('subject', 'is required for an email campaign');
   const patch: repo.CampaignPatch = {
@@ -211,6 +232,7 @@ export async function update(deps: Deps, ctx: OrgContext, input: CampaignInput) 
     description: input.description !== undefined ? description(input.description) : undefined,
     variables: input.variablesJson !== undefined ? variables(input.variablesJson) : undefined,
     schedule: input.schedule === undefined ? undefined : (parseSchedule(input.schedule) ?? null),
+    chatnetAccountId: input.chatnetAccountId === undefined ? undefined : await accountFor(deps, ctx, input.chatnetAccountId),
   };
   if (input.listId !== undefined) {
     const list = await listFor(deps, ctx, input.listId);

@@ -9,6 +9,8 @@ import { lookupDigits } from './phone-lookup';
 import { emojiOf } from './message-actions';
 import * as accounts from './accounts';
 import { loadAccount } from './accounts';
+import { find as findRequest } from '../db/friend-requests.repo';
+import { acceptedOffline, toFriendRequest } from './friend-requests';
 
 /**
  * The sandbox network's control API (ARCHITECTURE.md "Chat network"): complete a QR scan, deliver an
@@ -28,7 +30,7 @@ const noPendingLogin = () =>
     code: 'no_pending_login',
   });
 
-const ACTIONS = ['scan', 'inbound', 'seen', 'drop', 'friends', 'recall', 'react'] as const;
+const ACTIONS = ['scan', 'inbound', 'seen', 'drop', 'friends', 'recall', 'react', 'friend_accepted'] as const;
 type Action = (typeof ACTIONS)[number];
 
 /** The action a forwarded sandbox call names, checked (it arrives as a string from another instance). */
@@ -81,6 +83,10 @@ export async function runLocal(deps: Deps, orgId: string, accountId: string, act
     case 'friends':
       deps.sessions.liveSession(accountId, orgId);
       return { count: await deps.sessions.syncFriends(accountId) };
+    case 'friend_accepted':
+      deps.sessions.liveSession(accountId, orgId);
+      if (!(await net.friendAccepted(accountId, String(payload.chatnetUid)))) throw notLive();
+      return {};
   }
 }
 
@@ -369,7 +375,11 @@ const PHONES_MAX = 500;
  * Register phone numbers in the network's user directory: a phone lookup (LookupPhone) from any account
  * then finds that user. The directory is the network's, not an org's, like the friend lists.
  */
-export async function setPhones(deps: Deps, ctx: OrgContext, req: { phones?: Array<{ phone?: string; chatnetUid?: string; displayName?: string }> }) {
+export async function setPhones(
+  deps: Deps,
+  ctx: OrgContext,
+  req: { phones?: Array<{ phone?: string; chatnetUid?: string; displayName?: string; acceptsStrangers?: boolean | null }> },
+) {
   const net = sandboxOf(deps, ctx);
   const list = req.phones ?? [];
   if (list.length === 0) throw invalid('phones', 'is required (at least one number)');
@@ -382,10 +392,34 @@ export async function setPhones(deps: Deps, ctx: OrgContext, req: { phones?: Arr
       throw invalid(`phones.${i}.phone`, 'must be a phone number of 5 to 15 digits');
     }
     const chatnetUid = text(`phones.${i}.chatnetUid`, p.chatnetUid, 64) || networkUid();
-    return { phone, chatnetUid, displayName: text(`phones.${i}.displayName`, p.displayName, 200) || `Sandbox user ${chatnetUid.slice(-4)}` };
+    const displayName = text(`phones.${i}.displayName`, p.displayName, 200) || `Sandbox user ${chatnetUid.slice(-4)}`;
+    return { phone, chatnetUid, displayName, acceptsStrangers: p.acceptsStrangers !== false };
   });
-  await net.registerPhones(phones.map((p) => ({ phone: p.phone, uid: p.chatnetUid, displayName: p.displayName })));
+  await net.registerPhones(phones.map((p) => ({ phone: p.phone, uid: p.chatnetUid, displayName: p.displayName, acceptsStrangers: p.acceptsStrangers })));
   return { phones };
+}
+
+/**
+ * The network user accepts the account's pending friend request: on the network they become friends; the account's
+ * live connection hears of it (the request turns accepted, friend_request.accepted, the friend list is synced), or,
+ * with nobody holding it live, the acceptance is recorded from here and the list announced.
+ */
+export async function acceptFriendRequest(deps: Deps, ctx: OrgContext, req: { id: string; chatnetUid: string }) {
+  const net = sandboxOf(deps, ctx);
+  const row = await loadAccount(deps, ctx.orgId, req.id);
+  const uid = text('chatnetUid', req.chatnetUid, 64, true);
+  const pending = await findRequest(deps.pool, ctx.orgId, row.id, uid);
+  if (!row.chatnet_uid || !pending || pending.status !== 'sent' || !(await net.acceptFriend(row.chatnet_uid, uid))) {
+    throw new AppError('not_found', 'No friend request of this account to that user is pending', { code: 'not_found' });
+  }
+  try {
+    await onHolder(deps, ctx.orgId, row.id, 'friend_accepted', { chatnetUid: uid }, () => notLive());
+  } catch (err) {
+    if ((err as AppError).code !== 'account_not_live') throw err;
+    await acceptedOffline(deps, ctx.orgId, row.id, uid);
+    await friendsEvent(deps.pool, ctx.orgId, row.id, await net.friendsOf(row.chatnet_uid));
+  }
+  return toFriendRequest((await findRequest(deps.pool, ctx.orgId, row.id, uid))!);
 }
 
 /** What the account told the network it read, newest first (the agent marked conversations read in the CRM). */

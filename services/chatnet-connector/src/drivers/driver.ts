@@ -161,7 +161,12 @@ export interface Friend {
 export interface NetworkUser {
   uid: string;
   displayName: string;
+  /** The profile picture's URL, when the network gives one. */
+  avatarUrl?: string;
 }
+
+/** A lookup of a network user: by phone (E.164 digits, no `+`) or by uid. */
+export type UserQuery = { phone: string } | { uid: string };
 
 export interface DisconnectInfo {
   reason: string;
@@ -181,6 +186,8 @@ export interface SessionHandlers {
   onReaction(notice: ReactionNotice): Promise<void>;
   onDisconnect(info: DisconnectInfo): void;
   onFriendsChanged(): void;
+  /** A user accepted a friend request the account sent (the network told the session); resolves once recorded. */
+  onFriendRequestAccepted(uid: string): Promise<void>;
 }
 
 export interface ChatnetSession {
@@ -195,6 +202,10 @@ export interface ChatnetSession {
    * no user by it. Rejects when the network could not be asked (the caller tries again later).
    */
   findUserByPhone(phone: string): Promise<NetworkUser | null>;
+  /** findUserByPhone, or the profile of a uid; null when the network knows no such user. */
+  findUser(query: UserQuery): Promise<NetworkUser | null>;
+  /** Ask the user to become the account's friend, with a message they read; rejects when the network refused. */
+  sendFriendRequest(uid: string, message: string): Promise<void>;
   /** Tell the network the account read these messages of one thread (at most 50), so the contact sees them read. */
   markSeen(threadId: string, threadType: ThreadType, messages: ReadMessage[]): Promise<void>;
   /** Recall (take back) a message the account sent; rejects when the network refused (too old, unknown). */
@@ -236,4 +247,9 @@ export class LoginFailedError extends Error {
   constructor(readonly reason: 'qr_expired' | 'qr_declined' | 'aborted' | 'network_error', message: string) {
     super(message);
   }
+}
+
+/** The recipient takes messages only from friends (the network refused a message from a stranger). */
+export class FriendRequiredError extends Error {
+  override readonly name = 'FriendRequiredError';
 }

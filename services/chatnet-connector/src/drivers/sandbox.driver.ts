@@ -8,6 +8,7 @@ import {
   ConnectOptions,
   DisconnectInfo,
   Friend,
+  FriendRequiredError,
   InboundMessage,
   LoginFailedError,
   MessageRef,
@@ -22,7 +23,9 @@ import {
   SessionExpiredError,
   SessionHandlers,
   ThreadType,
+  UserQuery,
 } from './driver';
+import { networkPhoneDigits } from './phone-digits';
 
 export interface SentRecord {
   chatnetMessageId: string;
@@ -90,8 +93,13 @@ export function networkMessageId(): string {
   return `${Date.now()}${PROCESS_TAG}${String(messageSequence).padStart(6, '0')}`;
 }
 
-/** A phone number as the network's directory keys it: its digits only. */
-export const phoneDigits = (phone: string) => phone.replace(/\D/g, '');
+/** A phone number as the network's directory keys it: its digits with the country code (every Vietnamese spelling is one). */
+export const phoneDigits = networkPhoneDigits;
+
+/** A user in the network's directory: who they are, and whether they take messages from accounts that are not their friends. */
+export interface DirectoryUser extends NetworkUser {
+  acceptsStrangers: boolean;
+}
 
 /** A network-style user id. */
 export function networkUid(): string {
@@ -168,6 +176,14 @@ export class SandboxNetwork {
     return true;
   }
 
+  /** Tell the account's live connection here that a user accepted its friend request; resolves once recorded. */
+  async friendAccepted(accountId: string, uid: string): Promise<boolean> {
+    const session = this.sessions.get(accountId);
+    if (!session?.isAlive()) return false;
+    await session.friendAccepted(uid);
+    return true;
+  }
+
   /** Cut the account's live connection here, optionally invalidating its session on the network. */
   async drop(accountId: string, info: DisconnectInfo): Promise<boolean> {
     const session = this.sessions.get(accountId);
@@ -234,20 +250,67 @@ export class SandboxNetwork {
 
   /**
    * Who "exists" on the network under each phone number (the network's user directory, shared by every
-   * account as on a real network). Keyed by the number's digits, so `+84 90…` and `8490…` are one number.
+   * account as on a real network). Keyed by the number's digits with the country code, so `+84 90…`, `8490…`
+   * and `090…` are one number; a second index finds a user by uid.
    */
-  async registerPhones(entries: Array<{ phone: string } & NetworkUser>): Promise<void> {
+  async registerPhones(entries: Array<{ phone: string } & DirectoryUser>): Promise<void> {
     if (entries.length === 0) return;
-    await this.redis.hSet(this.phonesKey(), Object.fromEntries(entries.map((e) => [phoneDigits(e.phone), JSON.stringify({ uid: e.uid, displayName: e.displayName })])));
+    const json = (e: DirectoryUser) => JSON.stringify({ uid: e.uid, displayName: e.displayName, acceptsStrangers: e.acceptsStrangers });
+    await this.redis
+      .multi()
+      .hSet(this.phonesKey(), Object.fromEntries(entries.map((e) => [phoneDigits(e.phone), json(e)])))
+      .hSet(this.usersKey(), Object.fromEntries(entries.map((e) => [e.uid, json(e)])))
+      .exec();
   }
 
-  async userByPhone(phone: string): Promise<NetworkUser | null> {
+  async userByPhone(phone: string): Promise<DirectoryUser | null> {
     const raw = await this.redis.hGet(this.phonesKey(), phoneDigits(phone));
-    return raw ? (JSON.parse(raw) as NetworkUser) : null;
+    return raw ? directoryUser(raw) : null;
+  }
+
+  async userByUid(uid: string): Promise<DirectoryUser | null> {
+    const raw = await this.redis.hGet(this.usersKey(), uid);
+    return raw ? directoryUser(raw) : null;
   }
 
   private phonesKey(): string {
     return `${this.p}phones`;
+  }
+
+  private usersKey(): string {
+    return `${this.p}users`;
+  }
+
+  /** Whether a message from the account (network uid `fromUid`) reaches `toUid`: strangers only when the user takes them. */
+  async mayMessage(fromUid: string, toUid: string): Promise<boolean> {
+    const user = await this.userByUid(toUid);
+    if (!user || user.acceptsStrangers) return true;
+    return (await this.friendsOf(fromUid)).some((f) => f.chatnetUid === toUid);
+  }
+
+  /** The account (network uid `fromUid`) asks `toUid` to be friends; kept until the user accepts. */
+  async requestFriend(fromUid: string, toUid: string, message: string): Promise<void> {
+    await this.redis.hSet(this.requestsKey(fromUid), toUid, JSON.stringify({ message, at: new Date().toISOString() }));
+  }
+
+  /**
+   * `toUid` accepts the request of `fromUid`: each appears in the other's friends. False when no request of
+   * `fromUid` to them is pending.
+   */
+  async acceptFriend(fromUid: string, toUid: string): Promise<boolean> {
+    if (!(await this.redis.hDel(this.requestsKey(fromUid), toUid))) return false;
+    const user = await this.userByUid(toUid);
+    const add = async (owner: string, friend: Friend) => {
+      const friends = (await this.friendsOf(owner)).filter((f) => f.chatnetUid !== friend.chatnetUid);
+      await this.setFriends(owner, [...friends, friend]);
+    };
+    await add(fromUid, { chatnetUid: toUid, displayName: user?.displayName ?? '' });
+    await add(toUid, { chatnetUid: fromUid, displayName: '' });
+    return true;
+  }
+
+  private requestsKey(fromUid: string): string {
+    return `${this.p}friend-requests:${fromUid}`;
   }
 
   /** What the account sent, newest first, each with its quote and when the account recalled it (null: not recalled). */
@@ -381,6 +444,10 @@ class SandboxSession implements ChatnetSession {
 
   async sendMessage(m: OutboundMessage): Promise<{ chatnetMessageId: string; sentAt: Date }> {
     if (!this.alive) throw new Error('sandbox connection is closed');
+    // A user who takes messages only from friends refuses the account's until it is one.
+    if (m.threadType === 'user' && !(await this.network.mayMessage(this.profile.uid, m.threadId))) {
+      throw new FriendRequiredError('The recipient accepts messages only from friends');
+    }
     const attachments: SentRecord['attachments'] = [];
     // One file at a time, as a network client uploads them.
     for (const file of m.attachments ?? []) attachments.push(await receiveFile(file));
@@ -426,8 +493,24 @@ class SandboxSession implements ChatnetSession {
   }
 
   async findUserByPhone(phone: string): Promise<NetworkUser | null> {
+    return this.findUser({ phone });
+  }
+
+  async findUser(query: UserQuery): Promise<NetworkUser | null> {
     if (!this.alive) throw new Error('sandbox connection is closed');
-    return this.network.userByPhone(phone);
+    const user = 'phone' in query ? await this.network.userByPhone(query.phone) : await this.network.userByUid(query.uid);
+    return user ? { uid: user.uid, displayName: user.displayName, avatarUrl: '' } : null;
+  }
+
+  async sendFriendRequest(uid: string, message: string): Promise<void> {
+    if (!this.alive) throw new Error('sandbox connection is closed');
+    if (!(await this.network.userByUid(uid))) throw new Error('no such user on the network');
+    await this.network.requestFriend(this.profile.uid, uid, message);
+  }
+
+  /** The network tells the connection a user accepted its friend request. */
+  friendAccepted(uid: string): Promise<void> {
+    return this.handlers.onFriendRequestAccepted(uid);
   }
 
   /** Like the real network, a message must be named by both its ids; at most 50 of one thread at a time. */
@@ -536,6 +619,12 @@ export class SandboxDriver implements ChatnetDriver {
   async close(): Promise<void> {
     this.network.close();
   }
+}
+
+function directoryUser(raw: string): DirectoryUser {
+  const u = JSON.parse(raw) as Partial<DirectoryUser> & NetworkUser;
+  // Entries registered before acceptsStrangers existed took messages from anyone.
+  return { uid: u.uid, displayName: u.displayName, acceptsStrangers: u.acceptsStrangers !== false };
 }
 
 /** The value, or undefined when the time runs out or the signal aborts. */

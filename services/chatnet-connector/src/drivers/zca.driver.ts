@@ -2,11 +2,13 @@ import type { Agent } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from '@crm/logger';
-import { Reactions, ThreadType } from 'zca-js';
+import { FriendEventType, Reactions, ThreadType } from 'zca-js';
 import type {
   API,
   AttachmentSource,
   Credentials,
+  FriendEvent,
+  GetFriendRequestStatusResponse,
   GroupInfoResponse,
   LoginQRCallbackEvent,
   Message,
@@ -29,6 +31,7 @@ import {
   InboundMessage,
   LoginFailedError,
   MessageRef,
+  NetworkUser,
   OutboundFile,
   OutboundMessage,
   QrLoginOptions,
@@ -39,6 +42,7 @@ import {
   SeenReceipt,
   SessionExpiredError,
   SessionHandlers,
+  UserQuery,
 } from './driver';
 import { GroupNames } from './group-names';
 import { findUserByPhone, type ZcaPhoneApi } from './phone-lookup';
@@ -72,7 +76,7 @@ export const ZCA = {
  */
 export type ZcaApi = Pick<
   API,
-  'getOwnId' | 'fetchAccountInfo' | 'getAllFriends' | 'getGroupInfo' | 'getUserInfo' | 'sendMessage' | 'sendSeenEvent' | 'getContext' | 'undo' | 'addReaction'
+  'getOwnId' | 'fetchAccountInfo' | 'getAllFriends' | 'getGroupInfo' | 'getUserInfo' | 'sendMessage' | 'sendSeenEvent' | 'getContext' | 'undo' | 'addReaction' | 'sendFriendRequest' | 'getFriendRequestStatus'
 > &
   ZcaPhoneApi & {
   listener: ZcaListener;
@@ -465,6 +469,22 @@ export function senderProfileOf(info: UserInfoResponse | undefined, uid: string)
   return { displayName: p.displayName || p.zaloName || '', avatarUrl: p.avatar || '' };
 }
 
+/**
+ * The uid of a user who accepted one of the account's friend requests, from a listener `friend_event`: an ADD the
+ * account did not make itself (zca-js models/FriendEvent.ts: `data` is the new friend's uid). Undefined otherwise.
+ */
+export function acceptedFriendOf(event: FriendEvent | undefined): string | undefined {
+  if (!event || event.type !== FriendEventType.ADD || event.isSelf) return undefined;
+  return typeof event.data === 'string' && event.data ? event.data : undefined;
+}
+
+/** zca-js GetFriendRequestStatusResponse as the connector's request status. */
+export function friendRequestStatusOf(r: GetFriendRequestStatusResponse): 'friend' | 'sent' | 'none' {
+  if (r.is_friend === 1) return 'friend';
+  if (r.is_requested === 1) return 'sent';
+  return 'none';
+}
+
 /** Counts a download's bytes and fails it past the limit, so a file is never read beyond what may be stored. */
 function capped(maxBytes: number): Transform {
   let seen = 0;
@@ -701,7 +721,12 @@ class ZcaSession implements ChatnetSession {
       l.on('reaction', (r) => {
         for (const notice of reactionsOf(r)) this.handlers.onReaction(notice).catch((err) => this.log.error({ err }, 'recording a reaction failed'));
       });
-      l.on('friend_event', () => this.handlers.onFriendsChanged());
+      l.on('friend_event', (event) => {
+        // A user we asked became a friend (ADD, not our own doing): the request is accepted.
+        const accepted = acceptedFriendOf(event);
+        if (accepted) this.handlers.onFriendRequestAccepted(accepted).catch((err) => this.log.error({ err }, 'recording an accepted friend request failed'));
+        this.handlers.onFriendsChanged();
+      });
       l.on('error', (err) => this.log.warn({ err }, 'zca listener error'));
       l.on('closed', (code, reason) => {
         const wasAlive = this.alive;
@@ -783,6 +808,23 @@ class ZcaSession implements ChatnetSession {
 
   findUserByPhone(phone: string) {
     return findUserByPhone(this.api, phone);
+  }
+
+  /** By phone: findUser (zca-js apis/findUser.ts); by uid: the profile getUserInfo gives (none: not a user). */
+  async findUser(query: UserQuery): Promise<NetworkUser | null> {
+    if ('phone' in query) return findUserByPhone(this.api, query.phone);
+    const profile = senderProfileOf(await this.api.getUserInfo(query.uid), query.uid);
+    return profile ? { uid: query.uid, displayName: profile.displayName, avatarUrl: profile.avatarUrl } : null;
+  }
+
+  /** zca-js apis/sendFriendRequest.ts takes the message first, then the user. */
+  async sendFriendRequest(uid: string, message: string): Promise<void> {
+    await this.api.sendFriendRequest(message, uid);
+  }
+
+  /** Where a request to the user stands on the network (zca-js apis/getFriendRequestStatus.ts). */
+  async friendRequestStatus(uid: string): Promise<'friend' | 'sent' | 'none'> {
+    return friendRequestStatusOf(await this.api.getFriendRequestStatus(uid));
   }
 
   /** One sendSeenEvent call per thread (zca-js takes at most 50 messages, all of one thread). */

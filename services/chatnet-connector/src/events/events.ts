@@ -13,6 +13,7 @@ export const EVENTS = {
   connected: 'chatnet_account.connected',
   disconnected: 'chatnet_account.disconnected',
   friends: 'chatnet_account.friends',
+  friendRequestAccepted: 'friend_request.accepted',
 } as const;
 
 /**

@@ -6,6 +6,8 @@ import { markThreadSeen } from '../domain/mark-seen';
 import { reactToChatMessage, recallChatMessage } from '../domain/message-actions';
 import { sendChatMessage } from '../domain/send';
 import { lookupPhone } from '../domain/phone-lookup';
+import { findUser } from '../domain/find-user';
+import * as friendRequests from '../domain/friend-requests';
 
 /** connector.v1.ConnectorService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorService'> {
@@ -25,6 +27,9 @@ export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.Connect
     MarkThreadSeen: (req, ctx) => markThreadSeen(deps, ctx, req),
     RecallChatMessage: (req, ctx) => recallChatMessage(deps, ctx, req),
     ReactToChatMessage: (req, ctx) => reactToChatMessage(deps, ctx, req),
+    FindUser: (req, ctx) => findUser(deps, ctx, req),
+    SendFriendRequest: (req, ctx) => friendRequests.send(deps, ctx, req),
+    ListFriendRequests: (req, ctx) => friendRequests.list(deps, ctx, req),
 
     SandboxScan: (req, ctx) => sandbox.scan(deps, ctx, req),
     SandboxInbound: (req, ctx) => sandbox.inbound(deps, ctx, req),
@@ -37,5 +42,6 @@ export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.Connect
     SandboxSeenByAgent: (req, ctx) => sandbox.seenByAgent(deps, ctx, req.id),
     SandboxRecall: (req, ctx) => sandbox.recall(deps, ctx, req),
     SandboxReact: (req, ctx) => sandbox.react(deps, ctx, req),
+    SandboxAcceptFriendRequest: (req, ctx) => sandbox.acceptFriendRequest(deps, ctx, req),
   };
 }

@@ -5,6 +5,8 @@ import { emojiOf, messageRefOf } from '../domain/message-actions';
 import { runLocal, sandboxAction } from '../domain/sandbox';
 import { outboundOf } from '../domain/send';
 import { lookupDigits, lookupHere } from '../domain/phone-lookup';
+import { findHere } from '../domain/find-user';
+import { sendHere } from '../domain/friend-requests';
 
 /**
  * connector.v1.ConnectorPeerService: calls forwarded by another connector instance to the one holding the
@@ -36,6 +38,11 @@ export function peerHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorPee
       resultJson: JSON.stringify((await runLocal(deps, ctx.orgId, req.accountId, sandboxAction(req.action), JSON.parse(req.payloadJson || '{}'))) ?? {}),
     }),
     PeerLookupPhone: (req, ctx) => lookupHere(deps, ctx.orgId, req.accountId, lookupDigits(req.phone)),
+    PeerFindUser: (req, ctx) => findHere(deps, ctx.orgId, req.accountId, req.chatnetUid ? { uid: req.chatnetUid } : { phone: req.phone }),
+    PeerSendFriendRequest: async (req, ctx) => {
+      await sendHere(deps, ctx.orgId, req.accountId, req.chatnetUid, req.message);
+      return { ok: true, message: 'Friend request sent' };
+    },
     PeerRelease: async (req) => ({ ok: await deps.sessions.release(req.accountId, req.restart), message: '' }),
   };
 }

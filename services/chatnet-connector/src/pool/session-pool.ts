@@ -12,6 +12,7 @@ import {
   ChatnetDriver,
   ChatnetSession,
   DisconnectInfo,
+  FriendRequiredError,
   InboundMessage,
   LoginFailedError,
   MessageRef,
@@ -70,6 +71,8 @@ export interface PoolOptions {
   news: OutboxBatcher;
   /** Files both ways: sent files are streamed from messaging, received ones stored there. */
   files: MessagingFiles;
+  /** Record that a user accepted one of the account's friend requests (domain/friend-requests). */
+  onFriendAccepted(orgId: string, accountId: string, uid: string): Promise<void>;
 }
 
 /** How many restores one scan runs at once: takeovers of many accounts should not stampede the network. */
@@ -380,6 +383,10 @@ export class SessionPool {
       onReaction: (r) => this.o.news.enqueue(reactionEvent(entry.orgId, entry.accountId, r)),
       onDisconnect: (info) => this.onDisconnect(entry, info),
       onFriendsChanged: () => void this.syncFriends(entry.accountId).catch((err) => this.o.log.warn({ err }, 'friend list sync failed')),
+      onFriendRequestAccepted: async (uid) => {
+        await this.o.onFriendAccepted(entry.orgId, entry.accountId, uid);
+        await this.syncFriends(entry.accountId).catch((err) => this.o.log.warn({ err }, 'friend list sync failed'));
+      },
     };
   }
 
@@ -458,6 +465,9 @@ export class SessionPool {
       sent = await session.sendMessage(this.withFiles(orgId, m, requestId));
     } catch (err) {
       if (key) await this.o.redis.del(key).catch(() => undefined);
+      if (err instanceof FriendRequiredError) {
+        throw new AppError('failed_precondition', 'The recipient accepts messages only from friends: send a friend request first', { code: 'friend_required' });
+      }
       this.o.log.warn({ err, accountId }, 'sending through the chat network failed');
       throw new AppError('unavailable', 'The chat network did not accept the message; try again', { code: 'send_failed' });
     }

@@ -48,6 +48,15 @@ export class ContactWriter {
     return row;
   }
 
+  /**
+   * Give a contact without one the network identity a phone lookup found (issue #26): activity and contact.updated.
+   * Returns the row as it is now (unchanged when it had an identity already).
+   */
+  async linkIdentity(tx: PoolClient, orgId: string, id: string, chatnetUid: string): Promise<repo.ContactRow> {
+    if (!(await repo.setChatnetUidIfNone(tx, orgId, id, chatnetUid))) return (await repo.findContact(tx, orgId, id))!;
+    return this.changed(tx, orgId, id, ['chatnetUid'], { type: 'updated', data: 'Chat-network identity found for the phone number' });
+  }
+
   /** Contacts (source chatnet) for the friend-list identities the org has none for yet; returns the new ones. */
   async createForIdentities(tx: PoolClient, orgId: string, identities: { uid: string; name: string }[], activity: string): Promise<repo.ContactRow[]> {
     const rows = await batches.insertChatnetContacts(tx, orgId, identities);

@@ -75,6 +75,7 @@ export function campaignOut(c: Campaign) {
     listId: c.listId,
     templateId: c.templateId,
     subject: orNull(c.subject),
+    chatnetAccountId: c.chatnetAccountId ?? null,
     schedule: c.schedule ?? null,
     variables: JSON.parse(c.variablesJson || '{}') as Record<string, unknown>,
     status: c.status,

@@ -123,15 +123,20 @@ export const NewCampaign = z.object({
   schedule: z.union([str(100), z.null()], { error: 'must be an ISO 8601 timestamp or null' }).optional(),
   // Names → string, number or boolean values; what the names and values may be is checked by the service.
   variables: z.record(z.string(), z.unknown(), { error: 'must be an object of name → value' }).optional(),
+  chatnetAccountId: z
+    .union([str(100), z.null()], { error: 'must be a chat-network account id or null' })
+    .optional()
+    .describe('broadcasts: the account that writes first to recipients without a conversation; unset: the account the contact last used, else the org’s most recently connected one (null on update clears it)'),
 });
 
 export const ScheduleBody = z.object({ schedule: str(100).optional() });
 
 function campaignMsg(b: z.infer<typeof NewCampaign>) {
-  const { variables, schedule, ...rest } = b;
+  const { variables, schedule, chatnetAccountId, ...rest } = b;
   return {
     ...rest,
     schedule: schedule === null ? '' : schedule,
+    chatnetAccountId: chatnetAccountId === null ? '' : chatnetAccountId,
     variablesJson: variables === undefined ? undefined : JSON.stringify(variables),
   };
 }

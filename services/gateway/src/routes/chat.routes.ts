@@ -162,6 +162,29 @@ export const ReactionBody = z.object({
     .refine((v) => !/\s/.test(v), rules.REACTION_EMOJI_MESSAGE),
 });
 
+/** Start a conversation with someone who never wrote: exactly one of contactId, phone and chatnetUid (issue #26). */
+export const StartConversation = z
+  .object({
+    chatnetAccountId: z.string({ error: 'is required (the account to write from)' }).trim().uuid('must be a chat-network account id'),
+    contactId: z.string({ error: 'must be a contact id' }).trim().min(1, 'must be a contact id').optional(),
+    phone: z
+      .string({ error: 'must be a phone number' })
+      .trim()
+      .max(40, 'must be at most 40 characters')
+      .regex(/^\+?[0-9 ().-]+$/, 'must be a phone number (digits, spaces, + - . ( ) only)')
+      .optional()
+      .describe('any Vietnamese spelling: 0912345678, +84912345678, 84 912 345 678'),
+    chatnetUid: s.requiredText(64).optional(),
+    content: content('must be a string').default('').describe('a first message; without it (and attachments) the conversation is only opened'),
+    contentType,
+    attachments: attachmentRefs.default([]),
+    clientMessageId: idempotencyKey.optional(),
+  })
+  .refine((b) => [b.contactId, b.phone, b.chatnetUid].filter((v) => v !== undefined).length === 1, {
+    path: ['contactId'],
+    message: 'give exactly one of contactId, phone and chatnetUid',
+  });
+
 export const Flags = z
   .object({ isRead: z.boolean({ error: 'must be true or false' }).optional(), isReplied: z.boolean({ error: 'must be true or false' }).optional() })
   .refine((b) => b.isRead !== undefined || b.isReplied !== undefined, { path: ['isRead'], message: rules.FLAGS_REQUIRED });
@@ -203,6 +226,30 @@ function flagReplay(res: Response, sent: { replayed: boolean }) {
 export function chatRoutes({ clients, config, internalAuth, streamAgent, log, auth }: RouteDeps): ServiceRoutes {
   const internal = Router();
   const messaging = () => clients.messaging;
+
+  /** POST …/conversations: 201 with a new conversation, 200 with the one that exists; `message` null without content. */
+  const startConversation = async (req: Request, res: Response, source: 'ui' | 'public_api') => {
+    const b = body(req, StartConversation);
+    const out = await messaging().StartConversation(
+      {
+        chatnetAccountId: b.chatnetAccountId,
+        contactId: b.contactId,
+        phone: b.phone,
+        chatnetUid: b.chatnetUid,
+        content: b.content,
+        contentType: b.contentType || 'text',
+        attachmentIds: b.attachments,
+        clientMessageId: keyOf(req, b.clientMessageId) ?? '',
+        source,
+      },
+      ctxOf(req, res),
+      b.attachments.length ? { deadlineMs: config.GRPC_FILE_SEND_DEADLINE_MS } : undefined,
+    );
+    res.status(out.created ? 201 : 200).json({
+      conversation: conversationOut(answered(out.conversation, 'messaging StartConversation: conversation')),
+      message: out.message ? sentOut(out.message) : null,
+    });
+  };
 
   internal.get('/conversations/counts', async (req, res) => {
     res.json(countsOut(await messaging().GetCounts({}, ctxOf(req, res))));
@@ -268,6 +315,9 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   });
   internal.delete('/messages/:id/reactions', async (req, res) => {
     res.json(messageOut(await messaging().RemoveReaction({ id: req.params.id }, ctxOf(req, res))));
+  });
+  internal.post('/conversations', async (req, res) => {
+    await startConversation(req, res, 'ui');
   });
   internal.put('/conversations/:id/messages/:messageId', async (req, res) => {
     const m = await messaging().UpdateMessageFlags({ conversationId: req.params.id, messageId: req.params.messageId, ...body(req, Flags) }, ctxOf(req, res));
@@ -359,6 +409,9 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   });
 
   const pub = Router();
+  pub.post('/conversations', async (req, res) => {
+    await startConversation(req, res, 'public_api');
+  });
   pub.get('/conversations', async (req, res) => {
     const { limit, keyset } = publicPage(req, CURSOR_LISTS.conversations, 20, 100);
     const out = await messaging().ListPublicConversations({ limit, keyset }, ctxOf(req, res));

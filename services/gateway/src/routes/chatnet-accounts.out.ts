@@ -64,3 +64,22 @@ export function seenByAgentOut(r: SeenByAgent) {
     at: r.at,
   };
 }
+
+/** A lookup's answer: the user's id, name and avatar when found; all null when nobody uses the number. */
+export function foundUserOut(u: connector.FoundUser__Output) {
+  if (!u.found) return { found: false, chatnetUid: null, displayName: null, avatarUrl: null };
+  return { found: true, chatnetUid: u.chatnetUid ?? null, displayName: orNull(u.displayName ?? ''), avatarUrl: orNull(u.avatarUrl ?? '') };
+}
+
+/** A friend request the account sent; acceptedAt null while it is only sent. */
+export function friendRequestOut(r: connector.FriendRequest__Output) {
+  return {
+    id: r.id,
+    chatnetAccountId: r.accountId,
+    chatnetUid: r.chatnetUid,
+    status: r.status,
+    message: r.message,
+    createdAt: r.createdAt,
+    acceptedAt: r.acceptedAt ?? null,
+  };
+}

@@ -2,14 +2,14 @@ import express, { Router } from 'express';
 import { z } from 'zod';
 import { connectorRules as rules, messagingRules } from '@crm/validation';
 import { chatnetSandboxEnabled } from '../config';
-import { accountOut, accountStatusOut, assignmentOut, seenByAgentOut, sentOut } from './chatnet-accounts.out';
+import { accountOut, accountStatusOut, assignmentOut, foundUserOut, friendRequestOut, seenByAgentOut, sentOut } from './chatnet-accounts.out';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { byRule } from '../http/by-rule';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { rejectUnsafeText } from '../http/text-guard';
-import { body, pathParam, query, s } from '../http/validate';
+import { body, pageParams, pathParam, query, s } from '../http/validate';
 
 /** The sandbox push that parses its own (larger) body. */
 const SANDBOX_INBOUND = /^\/sandbox\/accounts\/[^/]+\/inbound\/?$/;
@@ -151,12 +151,36 @@ export const Phones = z.object({
         phone: s.requiredText(40).describe('the number as crm stores it (E.164, e.g. +84901234567); matched on its digits'),
         chatnetUid: s.text(64).optional().describe('the network user under this number; generated when absent'),
         displayName: s.text(200).optional(),
+        acceptsStrangers: z
+          .boolean({ error: 'must be true or false' })
+          .default(true)
+          .describe('false: the user takes messages only from friends (a message from another account fails as friend_required)'),
       }),
-      { error: 'must be an array of {phone, chatnetUid?, displayName?}' },
+      { error: 'must be an array of {phone, chatnetUid?, displayName?, acceptsStrangers?}' },
     )
     .min(1, 'is required (at least one number)')
     .max(500, 'must have at most 500 entries'),
 });
+
+/** A phone number in any spelling the network reads (Vietnamese: 0912…, +84912…, 84 912 …). */
+const phone = z
+  .string({ error: 'must be a phone number' })
+  .trim()
+  .min(1, 'is required')
+  .max(40, 'must be at most 40 characters')
+  .regex(/^\+?[0-9 ().-]+$/, 'must be a phone number (digits, spaces, + - . ( ) only)');
+
+export const Lookup = z.object({ phone });
+
+export const NewFriendRequest = z
+  .object({
+    phone: phone.optional(),
+    chatnetUid: s.requiredText(64).optional(),
+    message: s.requiredText(150).describe('what the user reads with the request'),
+  })
+  .refine((b) => (b.phone === undefined) !== (b.chatnetUid === undefined), { path: ['phone'], message: 'give exactly one of phone and chatnetUid' });
+
+export const FriendRequestQuery = z.object({ status: s.optionalQueryEnum(['sent', 'accepted'] as const) });
 
 /**
  * Chat-network accounts (internal API) and the sandbox network's control routes. The sandbox routes need
@@ -211,6 +235,21 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
     );
     res.json(assignmentOut(out));
   });
+  // Outreach (issue #26): who a number is on the network, and friend requests to people who take messages only from friends.
+  internal.post('/chatnet-accounts/:id/lookup', async (req, res) => {
+    const b = body(req, Lookup);
+    res.json(foundUserOut(await connector().FindUser({ accountId: req.params.id, phone: b.phone }, ctxOf(req, res))));
+  });
+  internal.post('/chatnet-accounts/:id/friend-requests', async (req, res) => {
+    const b = body(req, NewFriendRequest);
+    const out = await connector().SendFriendRequest({ accountId: req.params.id, phone: b.phone, chatnetUid: b.chatnetUid, message: b.message }, ctxOf(req, res));
+    res.status(202).json(friendRequestOut(out));
+  });
+  internal.get('/chatnet-accounts/:id/friend-requests', async (req, res) => {
+    const q = query(req, FriendRequestQuery);
+    const out = await connector().ListFriendRequests({ accountId: req.params.id, status: q.status, ...pageParams(req, 20, 100) }, ctxOf(req, res));
+    res.json({ data: out.data.map(friendRequestOut), pagination: out.pagination });
+  });
   internal.delete('/chatnet-accounts/:id', async (req, res) => {
     const q = query(req, DeleteQuery);
     await connector().DeleteAccount({ id: req.params.id, purge: q.purge === 'true' || q.purge === '1' }, ctxOf(req, res));
@@ -248,6 +287,10 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   // The network's user directory: which numbers a phone lookup (crm's hasChatnet check) finds.
   root.post('/sandbox/network/phones', async (req, res) => {
     res.json(await connector().SandboxSetPhones(body(req, Phones), ctxOf(req, res)));
+  });
+  // The user accepts the account's friend request.
+  root.post('/sandbox/accounts/:id/friend-requests/:chatnetUid/accept', async (req, res) => {
+    res.json(friendRequestOut(await connector().SandboxAcceptFriendRequest({ id: req.params.id, chatnetUid: req.params.chatnetUid }, ctxOf(req, res))));
   });
   root.get('/sandbox/accounts/:id/sent', async (req, res) => {
     const out = await connector().SandboxSentMessages({ id: req.params.id }, ctxOf(req, res));

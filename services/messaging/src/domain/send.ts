@@ -14,6 +14,7 @@ import { SEND_SOURCES, SendSource } from './governor-spec';
 import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 import { quoteOfEvent, resolveReplyTo, type ResolvedQuote } from '../reactions';
+import { networkName } from '../network-names';
 
 const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign' };
 
@@ -197,7 +198,12 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
   let contact: LinkedContact | undefined;
   if (!conversation) {
     // A group has no contact (it is a conversation): named "Group …" until its first message brings its name.
+    // A person's new contact is named as the network names them, never after the bare uid (issue #26).
     contactTargetForNew = contactTarget(target.accountId, target.threadType, target.threadId);
+    if (contactTargetForNew) {
+      const named = await networkName(deps, ctx, target.accountId, target.threadId);
+      contactTargetForNew = { ...contactTargetForNew, displayName: named.displayName, avatar: named.avatar };
+    }
     contact = contactTargetForNew ? await tryUpsertContact(deps, orgId, contactTargetForNew) : undefined;
   }
 

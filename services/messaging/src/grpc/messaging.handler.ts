@@ -11,6 +11,7 @@ import * as presets from '../domain/presets';
 import * as publicApi from '../domain/public';
 import { assignRoundRobin } from '../domain/round-robin';
 import * as send from '../domain/send';
+import { startConversation } from '../outreach';
 import * as status from '../domain/status';
 import * as visibility from '../domain/visibility';
 import * as reactions from '../reactions';
@@ -45,6 +46,7 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
 
     SendMessage: (req, ctx) => send.sendToConversation(deps, ctx, req),
     SendToThread: (req, ctx) => send.sendToThread(deps, ctx, req),
+    StartConversation: (req, ctx) => startConversation(deps, ctx, req),
 
     ScheduleMessage: (req, ctx) => scheduled.scheduleMessage(deps, ctx, req),
     ListScheduledMessages: (req, ctx) => scheduled.listScheduledMessages(deps, ctx, req),

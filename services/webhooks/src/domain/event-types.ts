@@ -30,6 +30,7 @@ export const PUBLIC_EVENT_TYPES = [
   'task.due',
   'chatnet_account.connected',
   'chatnet_account.disconnected',
+  'friend_request.accepted',
   'notification.created',
 ] as const;
 

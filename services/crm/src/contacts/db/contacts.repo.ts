@@ -117,10 +117,11 @@ export async function insertContact(db: Queryable, c: NewContact): Promise<Conta
 export async function insertChatnetContactIfMissing(db: Queryable, c: NewContact): Promise<ContactRow | undefined> {
   const { rows } = await db.query<ContactRow>({
     name: 'crm_contact_insert_chatnet',
-    text: `INSERT INTO contacts (id, org_id, name, source, status, avatar, chatnet_uid, thread_types)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    text: `INSERT INTO contacts (id, org_id, name, source, status, avatar, chatnet_uid, thread_types, phone)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            ON CONFLICT (org_id, chatnet_uid) WHERE chatnet_uid IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
-    values: [c.id, c.orgId, c.name, c.source, c.status, c.avatar ?? '', c.chatnetUid, c.threadTypes ?? []],
+    // A phone (a conversation started from the CRM to a number) may collide with another contact's: the caller retries.
+    values: [c.id, c.orgId, c.name, c.source, c.status, c.avatar ?? '', c.chatnetUid, c.threadTypes ?? [], c.phone ?? ''],
   });
   return rows[0];
 }
@@ -146,6 +147,12 @@ export async function findByChatnetUid(db: Queryable, orgId: string, chatnetUid:
     values: [orgId, chatnetUid],
   });
   return rows[0];
+}
+
+/** Set the contact's network identity unless it has one; false when nothing changed. */
+export async function setChatnetUidIfNone(db: Queryable, orgId: string, id: string, chatnetUid: string): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE contacts SET chatnet_uid = $3, updated_at = now() WHERE org_id = $1 AND id = $2 AND chatnet_uid IS NULL', [orgId, id, chatnetUid]);
+  return (rowCount ?? 0) > 0;
 }
 
 export async function findIdByPhone(db: Queryable, orgId: string, phone: string): Promise<string | undefined> {

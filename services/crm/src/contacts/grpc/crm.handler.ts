@@ -5,6 +5,7 @@ import * as contacts from '../domain/contacts';
 import { bulkUpdate } from '../domain/contacts-bulk';
 import * as lists from '../domain/customer-lists';
 import * as notes from '../domain/notes';
+import { linkOutreachContact } from '../domain/outreach-contact';
 import * as statuses from '../domain/statuses';
 
 /** crm.v1.CrmService: decode, call the domain, return; errors are mapped by grpc-kit. */
@@ -33,6 +34,7 @@ export function crmHandlers(deps: Deps): HandlersFor<'crm.v1.CrmService'> {
     DeleteAppointment: (req, ctx) => appointments.remove(deps, ctx, req.id),
 
     UpsertChatnetContact: (req, ctx) => contacts.upsertChatnet(deps, ctx, req),
+    LinkOutreachContact: (req, ctx) => linkOutreachContact(deps, ctx, req),
     GetContactBrief: (req, ctx) => contacts.brief(deps, ctx, req.id),
     PatchContact: (req, ctx) => contacts.patch(deps, ctx, req),
 

@@ -49,17 +49,20 @@ const campaigns = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Campaigns' });
 campaigns.op('GET /campaigns', { summary: 'Campaigns, optionally of one status', query: CampaignQuery, responses: { 200: z.array(CampaignBrief) } });
 campaigns.op('POST /campaigns', {
   summary: 'Create a draft campaign: a template sent to a customer list (campaigns:manage)',
-  description: '422 for an email campaign when the organization has no email channel.',
+  description:
+    'Always created as a draft, whatever the channel settings: an email campaign without an email channel is refused when it is started (activate: 422 `channel_unavailable`). ' +
+    'A broadcast reaches every member: one without a conversation gets one started on `chatnetAccountId` (else the account the contact last used, else the org’s most recently connected one), ' +
+    'looked up by phone (paced per account like POST /api/v1/chatnet-accounts/:id/lookup); a member is `skipped` only with the reason (`error`) `not_on_network`, `no_phone` or `friend_required`.',
   body: NewCampaign,
   responses: { 201: CampaignCreated },
-  errors: [422, 503],
+  errors: [503],
 });
 campaigns.op('GET /campaigns/:id', { summary: 'One campaign with its delivery counts', responses: { 200: Campaign } });
 campaigns.op('PUT /campaigns/:id', { summary: 'Change a draft campaign; only the fields sent change (422 once it is not a draft)', body: NewCampaign, responses: { 200: Campaign }, errors: [422, 503] });
 campaigns.op('POST /campaigns/:id/schedule', { summary: 'Set when sending starts (a draft, active or paused campaign)', body: ScheduleBody, responses: { 200: Campaign }, errors: [422] });
 campaigns.op('POST /campaigns/:id/activate', {
   summary: 'Start (a draft) or resume (a paused) campaign',
-  description: '422 for a completed or cancelled campaign, or when its template, list or email channel is gone.',
+  description: '422 for a completed or cancelled campaign, or when its template or list is gone; 422 `channel_unavailable` for an email campaign without an email channel.',
   responses: { 200: Campaign },
   errors: [422, 503],
 });

@@ -15,6 +15,7 @@ import {
   ReactionBody,
   Send,
   SetStatus,
+  StartConversation,
 } from '../../routes/chat.routes';
 import { NewNote } from '../../routes/conversation-notes.routes';
 import { ScheduledPatch, ScheduledQuery } from '../../routes/scheduled-messages.routes';
@@ -74,6 +75,25 @@ inbox.op('POST /conversations/:id/unread', {
   summary: 'Mark the contact’s latest message unread (422 when the contact has not written yet)',
   responses: { 200: ConversationMove },
   errors: [422],
+});
+
+/** POST /conversations (internal and public): the conversation, and the first message when one was given. */
+export const StartedConversation = z.object({ conversation: Conversation, message: SentMessage.nullable() });
+export const START_CONVERSATION_DOC =
+  'Reach someone who never wrote (an imported lead): give exactly one of `contactId`, `phone` (any Vietnamese spelling) or `chatnetUid`. ' +
+  'The network user is the contact’s known uid on the network, else a lookup of its phone through the account (paced per account: 429 with Retry-After; cached a day). ' +
+  'An existing conversation with them on the account answers 200 (two calls never make two); otherwise 201 with a new one (`type: "user"`), linked to the contact, ' +
+  'or for `phone`/`chatnetUid` to the org’s contact with that phone or uid, created (named with the network’s display name) when there is none. ' +
+  'The caller becomes the assignee. `message` is the first message sent when `content` or `attachments` were given, else null. ' +
+  '422 `not_on_network` (naming `phone`), `no_phone` (the contact has none), `friend_required` (the user takes messages only from friends: the conversation is created, empty; ' +
+  'send a friend request with POST /api/v1/chatnet-accounts/:id/friend-requests). 404: another org’s account or contact. 409 `account_not_connected`.';
+inbox.op('POST /conversations', {
+  summary: 'Start a conversation with a contact, phone number or network uid (optionally with a first message)',
+  description: `${START_CONVERSATION_DOC} ${VISIBILITY}`,
+  body: StartConversation,
+  headers: [{ name: 'Idempotency-Key', description: 'for the first message: 1 to 255 characters; a repeated key answers with the first result' }],
+  responses: { 200: StartedConversation, 201: StartedConversation },
+  errors: [404, 409, 422, 503],
 });
 
 const messages = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Messages' });

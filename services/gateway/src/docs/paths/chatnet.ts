@@ -1,8 +1,26 @@
 import { z } from 'zod';
-import { Assignment, DeleteQuery, Drop, Friends, Inbound, ListQuery, NewAccount, Phones, ProxyBody, React, Recall, Scan, Seen, Self } from '../../routes/chatnet-accounts.routes';
+import {
+  Assignment,
+  DeleteQuery,
+  Drop,
+  FriendRequestQuery,
+  Friends,
+  Inbound,
+  ListQuery,
+  Lookup,
+  NewAccount,
+  NewFriendRequest,
+  Phones,
+  ProxyBody,
+  React,
+  Recall,
+  Scan,
+  Seen,
+  Self,
+} from '../../routes/chatnet-accounts.routes';
 import { nulls, proto, reply } from '../proto-schema';
 import { area } from '../registry';
-import { MessageBody } from '../schemas/common';
+import { MessageBody, page } from '../schemas/common';
 
 const CONNECTOR = 'connector/v1/connector.proto';
 /** Live state from the session pool; unset times as null (chatnet-accounts.routes liveStatus). */
@@ -24,6 +42,46 @@ accounts.op('GET /chatnet-accounts/:id/status', { summary: 'The account’s live
 accounts.op('PUT /chatnet-accounts/:id/proxy', { summary: 'Set or clear (null or "") the account’s proxy', body: ProxyBody, responses: { 200: reply('chatnet-connector', 'SetProxy') } });
 accounts.op('GET /chatnet-accounts/:id/assignment', { summary: 'Who gets the account’s new conversations', responses: { 200: AccountAssignment } });
 accounts.op('PUT /chatnet-accounts/:id/assignment', { summary: 'Set auto-assignment: manual or round robin over the listed users (team leads and up)', body: Assignment, responses: { 200: AccountAssignment } });
+const FoundUser = z.object({
+  found: z.boolean(),
+  chatnetUid: z.string().nullable(),
+  displayName: z.string().nullable(),
+  avatarUrl: z.string().nullable(),
+});
+const FriendRequest = z.object({
+  id: z.string(),
+  chatnetAccountId: z.string(),
+  chatnetUid: z.string(),
+  status: z.enum(['sent', 'accepted']),
+  message: z.string(),
+  createdAt: z.string(),
+  acceptedAt: z.string().nullable(),
+});
+accounts.op('POST /chatnet-accounts/:id/lookup', {
+  summary: 'Who a phone number is on the chat network, asked through this account',
+  description:
+    'Vietnamese spellings are one number (`0912345678`, `+84912345678`, `84 912 345 678`). The account must be connected (409 `account_not_connected`). ' +
+    'Lookups are paced per account as the network paces them: at most `LOOKUP_PER_ACCOUNT_PER_MINUTE` (default 30) a minute reach the network, above it 429 with Retry-After; ' +
+    'answers (found or not) are cached for a day and a cached answer costs nothing.',
+  body: Lookup,
+  responses: { 200: FoundUser },
+  errors: [409, 503],
+});
+accounts.op('POST /chatnet-accounts/:id/friend-requests', {
+  summary: 'Ask a network user (by phone or uid) to become the account’s friend',
+  description:
+    'For users who take messages only from friends (`friend_required`). 202 once the network took it (status `sent`); it turns `accepted` when the user accepts ' +
+    '(event `friend_request.accepted`). 422 `not_on_network` when nobody uses the number; lookups are paced as for …/lookup.',
+  body: NewFriendRequest,
+  responses: { 202: FriendRequest },
+  errors: [409, 422, 503],
+});
+accounts.op('GET /chatnet-accounts/:id/friend-requests', {
+  summary: 'The account’s friend requests, newest first (`status=sent|accepted`)',
+  query: FriendRequestQuery,
+  paging: { limit: 20, max: 100 },
+  responses: { 200: page(FriendRequest) },
+});
 accounts.op('DELETE /chatnet-accounts/:id', { summary: 'Delete an account (`purge=true` also deletes its conversations)', query: DeleteQuery, responses: { 204: null } });
 
 /** The sandbox chat network's control routes: only with CHATNET_DRIVER=sandbox outside production; owners and admins. */
@@ -41,9 +99,16 @@ sandbox.op('POST /accounts/:id/drop', { summary: 'The network drops the connecti
 sandbox.op('POST /accounts/:id/friends', { summary: 'Replace the account’s friend list', body: Friends, responses: { 200: reply('chatnet-connector', 'SandboxSetFriends') }, errors: [422] });
 sandbox.op('POST /network/phones', {
   summary: 'Register phone numbers as users of the network',
-  description: 'The network’s user directory, shared by every account: crm’s phone check (hasChatnet) through a connected account finds these numbers and no others.',
+  description:
+    'The network’s user directory, shared by every account: lookups (crm’s hasChatnet check, …/lookup, starting a conversation) find these numbers and no others. ' +
+    '`acceptsStrangers: false` makes a user take messages only from friends.',
   body: Phones,
   responses: { 200: reply('chatnet-connector', 'SandboxSetPhones') },
+});
+sandbox.op('POST /accounts/:id/friend-requests/:chatnetUid/accept', {
+  summary: 'The user accepts the account’s pending friend request',
+  description: 'The request turns `accepted` (`friend_request.accepted`), the user joins the account’s friends (and the contact’s friends in crm), and messages to them no longer fail with `friend_required`.',
+  responses: { 200: FriendRequest },
 });
 sandbox.op('GET /accounts/:id/seen-by-agent', {
   summary: 'What the account told the network it read (an agent marked a conversation read), newest first',

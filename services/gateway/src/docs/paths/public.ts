@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PublicAppointmentQuery, PublicContactFields, PublicContactQuery, PublicNewAppointment } from '../../routes/crm';
-import { PublicSend } from '../../routes/chat.routes';
+import { PublicSend, StartConversation } from '../../routes/chat.routes';
+import { START_CONVERSATION_DOC, StartedConversation } from './chat';
 import { area } from '../registry';
 import { PublicAppointment, PublicContact, PublicContactDetail } from '../schemas/crm';
 import { PublicConversation, PublicMessage, PublicSent } from '../schemas/messaging';
@@ -68,6 +69,15 @@ messaging.op('POST /messages/send', {
   body: PublicSend,
   headers: [{ name: 'Idempotency-Key', description: '1 to 255 characters; a repeated key answers with the first result' }],
   responses: { 200: PublicSent },
+  errors: [404, 409, 422, 503],
+});
+
+messaging.op('POST /conversations', {
+  summary: 'Start a conversation with a contact, phone number or network uid (optionally with a first message)',
+  description: START_CONVERSATION_DOC,
+  body: StartConversation,
+  headers: [{ name: 'Idempotency-Key', description: 'for the first message: 1 to 255 characters; a repeated key answers with the first result' }],
+  responses: { 200: StartedConversation, 201: StartedConversation },
   errors: [404, 409, 422, 503],
 });
 

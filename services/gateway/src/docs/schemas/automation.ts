@@ -45,6 +45,9 @@ export const Campaign = z.object({
   listId: z.string(),
   templateId: z.string(),
   subject: z.string().nullable().meta({ description: 'email campaigns only' }),
+  chatnetAccountId: z.string().nullable().meta({
+    description: 'broadcasts: the account that starts conversations with recipients who have none; null: the account the contact last used, else the org’s most recently connected one',
+  }),
   schedule: z.string().nullable(),
   variables: z.record(z.string(), z.unknown()),
   status: z.enum(['draft', 'active', 'paused', 'completed', 'cancelled']),
