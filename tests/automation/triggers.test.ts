@@ -124,6 +124,37 @@ describe('automation triggers and actions', () => {
     await owner.post(`/api/v1/automation/rules/${ruleId}/pause`);
   });
 
+  it('message_reaction, message_recalled and friend_request_accepted start rules whose conditions and templates read their event', async () => {
+    const rules = [
+      await activeRule({
+        name: 'Hearts',
+        trigger: { type: 'message_reaction', conditions: [{ field: 'reaction.by', operator: 'equals', value: 'contact' }] },
+        actions: [{ type: 'send_notification', title: 'Reaction', message: 'The contact reacted {{reaction.emoji}}', notificationType: 'reaction_alert' }],
+      }),
+      await activeRule({
+        name: 'Recalls',
+        trigger: { type: 'message_recalled', conditions: [{ field: 'recall.recalledBy', operator: 'equals', value: 'contact' }] },
+        actions: [{ type: 'send_notification', title: 'Recall', message: 'A message was taken back', notificationType: 'recall_alert' }],
+      }),
+      await activeRule({
+        name: 'New friend',
+        trigger: { type: 'friend_request_accepted' },
+        actions: [{ type: 'send_notification', title: 'Friend', message: '{{friendRequest.chatnetUid}} accepted', notificationType: 'friend_alert' }],
+      }),
+    ];
+    const contactId = crm.add(orgId, { name: 'Reacting Contact' }).id;
+    await bus.publish('message.reaction', orgId, eventData('message.reaction', { contactId, by: 'agent', emoji: '👍' }));
+    await bus.publish('message.reaction', orgId, eventData('message.reaction', { contactId, by: 'contact', emoji: '❤️' }));
+    await bus.publish('message.recalled', orgId, eventData('message.recalled', { contactId, recalledBy: 'contact' }));
+    await bus.publish('friend_request.accepted', orgId, eventData('friend_request.accepted', { chatnetUid: 'uid-accepting-1' }));
+    const notes = await eventually(async () => {
+      const data = (await notificationsOf()).data.filter((n: any) => ['reaction_alert', 'recall_alert', 'friend_alert'].includes(n.type));
+      return data.length >= 3 ? data : undefined;
+    });
+    expect(notes.map((n: any) => n.message).sort()).toEqual(['A message was taken back', 'The contact reacted ❤️', 'uid-accepting-1 accepted']);
+    for (const id of rules) await owner.post(`/api/v1/automation/rules/${id}/pause`);
+  });
+
   it('a rule acts only while active: drafts and paused rules start nothing', async () => {
     const draft = await owner.post('/api/v1/automation/rules', {
       name: 'Draft',

@@ -365,8 +365,10 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     const list = await o.post('/api/v1/customer-lists', { name: 'Spring list', criteria: { filters: [] } });
     const campaignBody = { name: 'Spring', type: 'broadcast', listId: list.body.id, templateId: tpl.id };
     const campaign = expectAt(201, 'POST', '/api/v1/campaigns', await o.post('/api/v1/campaigns', campaignBody));
-    // No SMTP server (neither the organization's nor SMTP_URL): an email campaign cannot be created.
-    expectAt(422, 'POST', '/api/v1/campaigns', await o.post('/api/v1/campaigns', { ...campaignBody, type: 'email', subject: 'Hello' }));
+    // No SMTP server (neither the organization's nor SMTP_URL): an email campaign is still created as a draft, and
+    // refused when it is started.
+    const emailDraft = expectAt(201, 'POST', '/api/v1/campaigns', await o.post('/api/v1/campaigns', { ...campaignBody, type: 'email', subject: 'Hello' }));
+    expectAt(422, 'POST', '/api/v1/campaigns/{id}/activate', await o.post(`/api/v1/campaigns/${emailDraft.id}/activate`));
     expectAt(200, 'GET', '/api/v1/campaigns', await o.get('/api/v1/campaigns'));
     expectAt(200, 'GET', '/api/v1/campaigns/{id}', await o.get(`/api/v1/campaigns/${campaign.id}`));
     expectAt(200, 'PUT', '/api/v1/campaigns/{id}', await o.put(`/api/v1/campaigns/${campaign.id}`, { name: 'Spring sale' }));

@@ -17,6 +17,9 @@ export const TRIGGER_TYPES = [
   'task_created',
   'task_completed',
   'task_due',
+  'message_recalled',
+  'message_reaction',
+  'friend_request_accepted',
 ] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
@@ -33,4 +36,7 @@ export const EVENT_OF_TRIGGER: Readonly<Record<TriggerType, EventType>> = {
   task_created: 'task.created',
   task_completed: 'task.completed',
   task_due: 'task.due',
+  message_recalled: 'message.recalled',
+  message_reaction: 'message.reaction',
+  friend_request_accepted: 'friend_request.accepted',
 };

@@ -42,6 +42,11 @@ const ASSIGNED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'teamId', 
 const STATUS_CHANGED_FIELDS = ['conversationId', 'contactId', 'status', 'previousStatus', 'snoozedUntil', 'changedBy'];
 /** crm's task.* events: the task as the API shows it. */
 const TASK_FIELDS = ['id', 'title', 'notes', 'dueAt', 'status', 'assigneeId', 'contactId', 'conversationId', 'createdBy'];
+/** messaging's message.recalled and message.reaction: who took a message back, or reacted to it, and where. */
+const RECALL_FIELDS = ['messageId', 'conversationId', 'contactId', 'chatnetAccountId', 'assigneeId', 'recalledAt', 'recalledBy', 'userId', 'fromUid'];
+const REACTION_FIELDS = ['messageId', 'conversationId', 'contactId', 'chatnetAccountId', 'assigneeId', 'emoji', 'by', 'userId', 'fromUid', 'at'];
+/** The connector's friend_request.accepted: the request, the account that sent it and the network user who accepted. */
+const FRIEND_REQUEST_FIELDS = ['id', 'chatnetAccountId', 'chatnetUid', 'acceptedAt'];
 const APPOINTMENT_FIELDS = ['id', 'title', 'description', 'type', 'location', 'status', 'scheduledAt', 'duration', 'assignedUserId', 'contactId'];
 
 /** Per trigger: the name of its own record, its fields (usable bare or prefixed), and whether `contact.*` needs a lookup. */
@@ -57,6 +62,9 @@ const SUBJECT: Record<TriggerType, { prefix: string; fields: string[]; contactLo
   task_created: { prefix: 'task', fields: TASK_FIELDS, contactLookup: true },
   task_completed: { prefix: 'task', fields: TASK_FIELDS, contactLookup: true },
   task_due: { prefix: 'task', fields: TASK_FIELDS, contactLookup: true },
+  message_recalled: { prefix: 'recall', fields: RECALL_FIELDS, contactLookup: true },
+  message_reaction: { prefix: 'reaction', fields: REACTION_FIELDS, contactLookup: true },
+  friend_request_accepted: { prefix: 'friendRequest', fields: FRIEND_REQUEST_FIELDS, contactLookup: false },
 };
 
 /** The name a trigger's record goes by in conditions and templates (`note.authorName`), from its event type. */

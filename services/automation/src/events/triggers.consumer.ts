@@ -40,6 +40,9 @@ export const TRIGGER_BINDINGS = [
   'task.created',
   'task.completed',
   'task.due',
+  'message.recalled',
+  'message.reaction',
+  'friend_request.accepted',
   'webhook.disabled',
 ] as const;
 
