@@ -129,6 +129,8 @@ describe('scheduled messages', () => {
       [{ content: 'x', sendAt: 12345 }, 'sendAt'],
       [{ content: 'x', sendAt: inMs(60_000), cancelIfReplied: 'yes' }, 'cancelIfReplied'],
       [{ content: '  ', sendAt: inMs(60_000) }, 'content'],
+      // A scheduled message quotes nothing: refused, not silently dropped.
+      [{ content: 'x', sendAt: inMs(60_000), replyToMessageId: '00000000-0000-4000-8000-000000000001' }, 'replyToMessageId'],
     ];
     for (const [body, field] of cases) {
       const res = await schedule(a.owner, id, body);

@@ -131,7 +131,9 @@ export const Send = z
     sendAt: z.union([z.null(), sendAt()], { error: rules.SEND_AT_FORMAT }).optional(),
     cancelIfReplied: z.boolean({ error: 'must be true or false' }).optional(),
   })
-  .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required' });
+  .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required' })
+  // A scheduled message is sent as written, without a quote: refused rather than dropped without a word.
+  .refine((b) => !(b.sendAt && b.replyToMessageId), { path: ['replyToMessageId'], message: 'cannot be combined with sendAt (a scheduled message quotes nothing)' });
 
 // The spec's send body names the account zaloAccountId, the rest of the API chatnetAccountId: either is accepted.
 export const PublicSend = z
