@@ -203,6 +203,16 @@ describe('quoted replies, recall and reactions', () => {
     expect((await a.owner.get(`/api/v1/conversations/${t.conv.id}`)).body.messages.find((m: any) => m.id === fresh.body.id).status).toBe('sent');
   });
 
+  it('a contact’s recall of the last message leaves the inbox list preview empty for everyone (agents may not read it)', async () => {
+    const t = await thread('uid-recall-4');
+    expect((await a.owner.post(`/sandbox/accounts/${accountId}/recall`, { chatnetMessageId: t.chatnetMessageId })).status).toBe(200);
+    await eventually(async () => bus.seen.find((e) => e.type === 'message.recalled' && e.data.messageId === t.message.id));
+    for (const who of [agent, lead]) {
+      const item = (await who.get('/api/v1/conversations?limit=100')).body.data.find((c: any) => c.id === t.conv.id);
+      expect(item.lastMessage).toMatchObject({ id: t.message.id, content: '' });
+    }
+  });
+
   it('a contact’s recall marks the stored message recalled; agents read its content (and quotes of it) as null, team leads still read it', async () => {
     const t = await thread('uid-recall-3');
     const q = await reply(t.conv.id, 'about your question', { replyToMessageId: t.message.id });

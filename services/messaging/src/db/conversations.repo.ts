@@ -455,3 +455,8 @@ export async function existingIds(db: Queryable, orgId: string, ids: string[], v
   );
   return new Set(rows.map((r) => r.id));
 }
+
+/** Empties the list preview of a conversation whose last message is `messageId` (the contact recalled it). */
+export async function clearLastMessagePreview(db: Queryable, orgId: string, conversationId: string, messageId: string): Promise<void> {
+  await db.query(`UPDATE conversations SET last_message_content = '' WHERE org_id = $1 AND id = $2 AND last_message_id = $3`, [orgId, conversationId, messageId]);
+}

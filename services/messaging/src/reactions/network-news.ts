@@ -31,6 +31,9 @@ export async function recordRecall(deps: Deps, db: PoolClient, event: ParsedEven
   const at = new Date(d.recalledAt);
   const done = await messages.markRecalled(db, event.orgId, found.row.id, by, Number.isNaN(at.getTime()) || at.getTime() > Date.now() ? new Date() : at);
   if (!done) return;
+  // The inbox list previews the last message from the conversation row, for every role alike: a contact's words they
+  // took back leave the preview (agents may no longer read them; the message itself keeps them for team leads).
+  if (by === 'contact') await convs.clearLastMessagePreview(db, event.orgId, found.conv.id, found.row.id);
   await enqueueEvent(db, recalledEvent(found.conv, done, by === 'contact' ? { by, fromUid: d.fromUid } : { by, userId: null }));
 }
 
