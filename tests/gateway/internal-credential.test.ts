@@ -103,3 +103,20 @@ describe('internal credential: services trust only signed calls', () => {
     }
   });
 });
+
+// A service refusing the gateway's credential (keys that do not match, or an address pointing at another deployment's
+// service, as when a test stack once reached the services `npm start` runs) is the deployment's fault, never the
+// user's: 502, not a 401 that makes the settings pages sign a valid user out.
+describe('a backend refusing the gateway credential', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ gatewayEnv: { INTERNAL_AUTH_SEED: randomBytes(32).toString('hex') } });
+  }, 60_000);
+  afterAll(() => stack?.stop());
+
+  it('answers 502 bad_gateway', async () => {
+    const res = await fetch(`${stack.url}/api/v1/setup/status`);
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('bad_gateway');
+  });
+});

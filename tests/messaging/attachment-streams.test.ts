@@ -225,7 +225,7 @@ describe('attachment streams', () => {
         const headers: Record<string, string> = authorization ? { authorization } : {};
         const get = await direct(`/v1/attachments/${big.id}`, { headers });
         expect(get.status).toBe(401);
-        expect(((await get.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
+        expect(((await get.json()) as { error: { code: string } }).error.code).toBe('internal_credential_refused');
         const post = await direct('/v1/attachments', { method: 'POST', headers, body: form('file', 'x.txt', 'text/plain', Buffer.from('x')) });
         expect(post.status).toBe(401);
       }

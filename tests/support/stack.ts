@@ -109,8 +109,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // Each service's metrics listener on a free port: parallel stacks (and services of one stack) never collide.
     METRICS_PORT: '0',
     SIGNUP_ENABLED: 'true',
-    ...Object.fromEntries(names.map((n) => [ADDR_VAR[n], `127.0.0.1:${ports.get(n)}`])),
-    ...(messagingHttpPort ? { MESSAGING_HTTP_URL: `http://127.0.0.1:${messagingHttpPort}` } : {}),
+    // A service this stack does not run points at a port nothing listens on (9, discard), never at its default: that is
+    // where `npm start` runs it on the same machine, and a stack talking to another deployment's service fails strangely.
+    ...Object.fromEntries((Object.keys(ADDR_VAR) as ServiceName[]).map((n) => [ADDR_VAR[n], names.includes(n) ? `127.0.0.1:${ports.get(n)}` : '127.0.0.1:9'])),
+    MESSAGING_HTTP_URL: messagingHttpPort ? `http://127.0.0.1:${messagingHttpPort}` : 'http://127.0.0.1:9',
     ...opts.env,
   };
   const databases = new Map<ServiceName, TestDatabase>();

@@ -104,6 +104,13 @@ export function mayCall(issuer: string, fullMethod: string): boolean {
   return !!allowed && allowed.includes(fullMethod);
 }
 
+/**
+ * The code of a refused internal credential: a deployment's keys that do not match (or a process reaching another
+ * deployment's service), never the end user's fault, so the gateway answers 502 for it rather than a 401 that would
+ * sign the user out.
+ */
+export const INTERNAL_CREDENTIAL_REFUSED = 'internal_credential_refused';
+
 export const TOKEN_TTL_SECONDS = 60;
 const CLOCK_SKEW_SECONDS = 5;
 /** A signed token is reused for calls with the same caller while more than this much of its life is left. */
@@ -169,13 +176,13 @@ export function createInternalAuth(self: InternalPrincipal, privateKey: KeyObjec
       return token;
     },
     verify(token, operation, requestId = '') {
-      if (!token) throw new AppError('unauthenticated', 'This call needs an internal credential', { code: 'unauthenticated' });
+      if (!token) throw new AppError('unauthenticated', 'This call needs an internal credential', { code: INTERNAL_CREDENTIAL_REFUSED });
       let claims = verified.get(token);
       if (!claims || claims.exp < Math.floor(Date.now() / 1000) - CLOCK_SKEW_SECONDS) {
         try {
           claims = verifyInternalToken(token, { audience: self, publicKeys, maxLifetimeSeconds: TOKEN_TTL_SECONDS, clockSkewSeconds: CLOCK_SKEW_SECONDS });
         } catch (err) {
-          if (err instanceof TokenError) throw new AppError('unauthenticated', `Invalid internal credential: ${err.message}`, { code: 'unauthenticated' });
+          if (err instanceof TokenError) throw new AppError('unauthenticated', `Invalid internal credential: ${err.message}`, { code: INTERNAL_CREDENTIAL_REFUSED });
           throw err;
         }
         verified.set(token, claims);

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { z } from 'zod';
-import { decodeRemoteError, FieldIssue } from '@crm/grpc-kit';
+import { decodeRemoteError, FieldIssue, INTERNAL_CREDENTIAL_REFUSED } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import { traceFieldsOf } from './tracing';
 
@@ -45,6 +45,12 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     }
     if (isGrpcError(err)) {
       const e = decodeRemoteError(err);
+      if (e.code === INTERNAL_CREDENTIAL_REFUSED) {
+        // The service refused the gateway's own credential: the deployment's keys do not match (or an address points
+        // at another deployment's service). Not the caller's fault: a 401 here would sign a valid user out.
+        log.error({ requestId: res.locals.requestId, ...traceFieldsOf(res), path: req.path, reason: e.message }, 'a backend service refused the gateway\'s internal credential');
+        return sendError(res, 502, 'bad_gateway', 'A backend service refused the gateway; the deployment needs attention');
+      }
       if (e.retryAfter) res.setHeader('Retry-After', String(e.retryAfter));
       const level = e.httpStatus >= 500 ? 'error' : 'info';
       log[level]({ requestId: res.locals.requestId, ...traceFieldsOf(res), path: req.path, status: e.httpStatus, code: e.code }, e.message);
