@@ -25,7 +25,7 @@ describe('npm run keys: a deployment .env with every secret', () => {
       internalAuthFromEnv(name, { NODE_ENV: 'production', SERVICE_PRIVATE_KEY: env[keyVar(name)], SERVICE_PUBLIC_KEYS: env.SERVICE_PUBLIC_KEYS }),
     );
     const [gateway, , crm] = auths;
-    expect(crm.verify(gateway.sign({ orgId: 'o', userId: 'u', role: 'agent' }, 'crm'), 'crm.v1.CrmService/GetContact')).toMatchObject({ orgId: 'o', caller: 'gateway' });
+    expect(crm.verify(gateway.sign({ orgId: 'o', userId: 'u', role: 'agent' }, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact')).toMatchObject({ orgId: 'o', caller: 'gateway' });
   });
 
   it('keeps the values of an existing .env and fills only what is missing', () => {

@@ -55,12 +55,12 @@ describe('internal credential: services trust only signed calls', () => {
     const ctx = { orgId: owner.orgId, userId: owner.id, role: 'owner', requestId: 'forged' };
     const stranger = devInternalAuth('gateway', randomBytes(32).toString('hex'));
     const forged = new grpc.Metadata();
-    forged.set('authorization', `Bearer ${stranger.sign(ctx, target.service.split('.')[0])}`);
+    forged.set('authorization', `Bearer ${stranger.sign(ctx, `${target.service}/${target.method}`)}`);
     expect((await rawCall(stack.addr(target.name), target, forged)).code).toBe(status.UNAUTHENTICATED);
 
     const elsewhere = new grpc.Metadata();
-    const otherAudience = target.name === 'crm' ? 'identity' : 'crm';
-    elsewhere.set('authorization', `Bearer ${testAuth('gateway').sign(ctx, otherAudience)}`);
+    const otherMethod = target.name === 'crm' ? 'identity.v1.IdentityService/ListUsers' : 'crm.v1.CrmService/ListContacts';
+    elsewhere.set('authorization', `Bearer ${testAuth('gateway').sign(ctx, otherMethod)}`);
     expect((await rawCall(stack.addr(target.name), target, elsewhere)).code).toBe(status.UNAUTHENTICATED);
   });
 

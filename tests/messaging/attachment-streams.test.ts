@@ -217,10 +217,11 @@ describe('attachment streams', () => {
   describe("messaging's HTTP endpoint", () => {
     const direct = (pathname: string, init: RequestInit = {}) => fetch(`${stack.env.MESSAGING_HTTP_URL}${pathname}`, init);
     const ctxA = () => ({ orgId: a.orgId, userId: a.user.id, role: 'owner', requestId: 'direct-test' });
+    const DOWNLOAD = 'messaging.v1.Http/DownloadAttachment';
 
     it('refuses a request without a token, with a forged one or one for another service (401)', async () => {
-      const forged = devInternalAuth('gateway', 'f'.repeat(64)).sign(ctxA(), 'messaging');
-      const forCrm = devInternalAuth('gateway', stack.env.INTERNAL_AUTH_SEED).sign(ctxA(), 'crm');
+      const forged = devInternalAuth('gateway', 'f'.repeat(64)).sign(ctxA(), DOWNLOAD);
+      const forCrm = devInternalAuth('gateway', stack.env.INTERNAL_AUTH_SEED).sign(ctxA(), 'crm.v1.CrmService/GetContact');
       for (const authorization of [undefined, `Bearer ${forged}`, `Bearer ${forCrm}`, `Bearer ${a.token}`]) {
         const headers: Record<string, string> = authorization ? { authorization } : {};
         const get = await direct(`/v1/attachments/${big.id}`, { headers });
@@ -233,12 +234,12 @@ describe('attachment streams', () => {
     });
 
     it("refuses another service's credential (403) and serves only the signed org's files", async () => {
-      const automation = devInternalAuth('automation', stack.env.INTERNAL_AUTH_SEED).sign(ctxA(), 'messaging');
+      const automation = devInternalAuth('automation', stack.env.INTERNAL_AUTH_SEED).sign(ctxA(), DOWNLOAD);
       expect((await direct(`/v1/attachments/${big.id}`, { headers: { authorization: `Bearer ${automation}` } })).status).toBe(403);
       const gateway = devInternalAuth('gateway', stack.env.INTERNAL_AUTH_SEED);
-      const asA = await direct(`/v1/attachments/${big.id}`, { method: 'HEAD', headers: { authorization: `Bearer ${gateway.sign(ctxA(), 'messaging')}` } });
+      const asA = await direct(`/v1/attachments/${big.id}`, { method: 'HEAD', headers: { authorization: `Bearer ${gateway.sign(ctxA(), DOWNLOAD)}` } });
       expect(asA.status).toBe(200);
-      const asB = gateway.sign({ orgId: b.orgId, userId: b.user.id, role: 'owner' }, 'messaging');
+      const asB = gateway.sign({ orgId: b.orgId, userId: b.user.id, role: 'owner' }, DOWNLOAD);
       expect((await direct(`/v1/attachments/${big.id}`, { headers: { authorization: `Bearer ${asB}` } })).status).toBe(404);
     });
   });

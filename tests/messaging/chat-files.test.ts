@@ -105,13 +105,20 @@ describe('files both ways on the chat network', () => {
     expect(sha256((await download(a.token, q.url)).bytes)).toBe(sha256(quote));
     expect((await download(undefined, p.url)).status).toBe(401);
     expect((await download(b.token, p.url)).status).toBe(404);
-    // On messaging's attachments port the connector's own credential reads only the org it names; crm may not at all.
-    const direct = (who: 'chatnet' | 'crm', orgId: string) =>
+    // On messaging's attachments port the connector reads a file only for an org another party vouched for (the
+    // call it is serving: messaging's, or the gateway's user's), and only that org's; crm may not at all.
+    const seed = stack.env.INTERNAL_AUTH_SEED;
+    const DOWNLOAD = 'messaging.v1.Http/DownloadAttachment';
+    const originFor = (orgId: string) => devInternalAuth('messaging', seed).sign({ orgId }, 'connector.v1.ConnectorService/SendChatMessage').split('~')[0];
+    const direct = (who: 'connector' | 'crm', orgId: string, origin?: string) =>
       fetch(`${stack.env.MESSAGING_HTTP_URL}/v1/attachments/${p.id}`, {
-        headers: { authorization: `Bearer ${devInternalAuth(who === 'chatnet' ? 'connector' : 'crm', stack.env.INTERNAL_AUTH_SEED).sign({ orgId }, 'messaging')}` },
+        headers: { authorization: `Bearer ${devInternalAuth(who, seed).sign({ orgId, origin }, DOWNLOAD)}`, ...(origin ? { 'x-crm-origin': origin } : {}) },
       });
-    expect((await direct('chatnet', a.orgId)).status).toBe(200);
-    expect((await direct('chatnet', b.orgId)).status).toBe(404);
+    expect((await direct('connector', a.orgId, originFor(a.orgId))).status).toBe(200);
+    expect((await direct('connector', b.orgId, originFor(b.orgId))).status).toBe(404);
+    // Alone (its own say-so) or with an origin for another org: refused whichever org it names.
+    expect((await direct('connector', a.orgId)).status).toBe(403);
+    expect((await direct('connector', a.orgId, originFor(b.orgId))).status).toBe(403);
     expect((await direct('crm', a.orgId)).status).toBe(403);
     // The same files through the public API's message shape.
     const pub = await a.pub.get(`/api/public/conversations/${convId}/messages`);

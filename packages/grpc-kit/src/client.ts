@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { health } from '@crm/proto-types';
-import { AUTH_METADATA_KEY, CallContext, REQUEST_ID_METADATA_KEY } from './context';
-import { audienceOf, type InternalAuth } from './internal-auth';
+import { AUTH_METADATA_KEY, CallContext, ORIGIN_METADATA_KEY, REQUEST_ID_METADATA_KEY } from './context';
+import type { InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 import { TRACEPARENT, traceparentOf } from './trace-context';
 import type { CallOptions, ServiceClient, ServiceConstructor } from './typed';
@@ -23,8 +23,6 @@ export function createServiceClient<S>(
   defaultDeadlineMs = 5000,
   lbPolicy: LbPolicy = 'pick_first',
 ): ServiceClient<S> {
-  // ctor.serviceName is the short name; a method's path carries the package (`/crm.v1.CrmService/X`).
-  const audience = audienceOf(Object.values(ctor.service)[0].path.slice(1));
   const client = new ctor(address, grpc.credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
     'grpc.max_receive_message_length': 32 * 1024 * 1024,
@@ -35,9 +33,10 @@ export function createServiceClient<S>(
   });
   const out: Record<string, unknown> = { raw: client, close: () => client.close() };
   const channel = client.getChannel();
-  const metadataFor = (ctx: Partial<CallContext>): grpc.Metadata => {
+  const metadataFor = (ctx: Partial<CallContext>, method: string): grpc.Metadata => {
     const md = new grpc.Metadata();
-    md.set(AUTH_METADATA_KEY, `Bearer ${auth.sign(ctx, audience)}`);
+    md.set(AUTH_METADATA_KEY, `Bearer ${auth.sign(ctx, method)}`);
+    if (ctx.origin) md.set(ORIGIN_METADATA_KEY, ctx.origin);
     if (ctx.requestId) md.set(REQUEST_ID_METADATA_KEY, ctx.requestId);
     // The server span's parent: the trace context the caller passed (the gateway's request), else its active span
     // (a handler, an event being consumed).
@@ -47,10 +46,12 @@ export function createServiceClient<S>(
   };
   for (const method of Object.keys(ctor.service)) {
     const def = ctor.service[method];
+    // A method's path carries the package (`/crm.v1.CrmService/X`): the credential is for that method only.
+    const fullMethod = def.path.slice(1);
     out[method] = (req: object, ctx: Partial<CallContext> = {}, opts: CallOptions = {}) => {
       let md: grpc.Metadata;
       try {
-        md = metadataFor(ctx);
+        md = metadataFor(ctx, fullMethod);
       } catch (err) {
         // A value metadata refuses (or a signing failure) rejects the call's promise, as it always did.
         return Promise.reject(err);

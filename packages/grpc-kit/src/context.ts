@@ -18,10 +18,19 @@ export interface CallContext {
    * (the gateway's request). Without it the active span's is sent. Not part of the credential; servers leave it unset.
    */
   traceparent?: string;
+  /**
+   * The token that vouches for the call's org (set by the server; sent on by clients when a handler passes its
+   * context along): the gateway's signed user for a request, else the credential of the service that made the call.
+   * A service calling on behalf of a call it serves forwards it, so the next service knows the org was not the
+   * caller's own choice (ORIGIN_BOUND in internal-auth.ts).
+   */
+  origin?: string;
 }
 
 /** The metadata key that carries the internal credential (`Bearer <token>`). */
 export const AUTH_METADATA_KEY = 'authorization';
+/** The call's origin (CallContext.origin), beside the credential. */
+export const ORIGIN_METADATA_KEY = 'x-crm-origin';
 /** The request id, beside the credential: it labels logs across services. */
 export const REQUEST_ID_METADATA_KEY = 'x-request-id';
 

@@ -5,6 +5,8 @@ import { privateKeyFromSeed, signInternalToken } from './internal-token';
 
 const seed = randomBytes(32).toString('hex');
 const ctx = { orgId: 'org-1', userId: 'user-1', role: 'agent', requestId: 'req-1', clientIp: '10.0.0.9' };
+/** The signed token of a credential (what calls reuse), without the call's proof. */
+const tokenPart = (credential: string) => credential.split('~')[0];
 
 function refusal(fn: () => unknown): AppError {
   try {
@@ -22,35 +24,102 @@ describe('internal credential', () => {
   const identity = devInternalAuth('identity', seed);
 
   it('carries the gateway-verified caller to the service it was signed for', () => {
-    const token = gateway.sign(ctx, 'crm');
-    expect(crm.verify(token, 'crm.v1.CrmService/GetContact', 'req-1')).toEqual({ ...ctx, caller: 'gateway' });
+    const token = gateway.sign(ctx, 'crm.v1.CrmService/GetContact');
+    expect(crm.verify(token, 'crm.v1.CrmService/GetContact', 'req-1')).toEqual({ ...ctx, caller: 'gateway', origin: tokenPart(token) });
   });
 
-  it('reuses a token only for the same caller and service', () => {
-    const token = gateway.sign(ctx, 'crm');
-    expect(gateway.sign({ ...ctx, requestId: 'req-2' }, 'crm')).toBe(token);
-    expect(gateway.sign({ ...ctx, role: 'owner' }, 'crm')).not.toBe(token);
-    expect(gateway.sign({ ...ctx, orgId: 'org-2' }, 'crm')).not.toBe(token);
-    expect(gateway.sign({ ...ctx, clientIp: '10.0.0.10' }, 'crm')).not.toBe(token);
-    expect(gateway.sign(ctx, 'identity')).not.toBe(token);
+  it('reuses the signed token only for the same caller and service; each call gets its own proof', () => {
+    const credential = gateway.sign(ctx, 'crm.v1.CrmService/GetContact');
+    const token = tokenPart(credential);
+    const again = gateway.sign({ ...ctx, requestId: 'req-2' }, 'crm.v1.CrmService/GetContact');
+    expect(tokenPart(again)).toBe(token);
+    expect(again).not.toBe(credential);
+    expect(tokenPart(gateway.sign(ctx, 'crm.v1.CrmService/ListContacts'))).toBe(token);
+    expect(tokenPart(gateway.sign({ ...ctx, role: 'owner' }, 'crm.v1.CrmService/GetContact'))).not.toBe(token);
+    expect(tokenPart(gateway.sign({ ...ctx, orgId: 'org-2' }, 'crm.v1.CrmService/GetContact'))).not.toBe(token);
+    expect(tokenPart(gateway.sign({ ...ctx, clientIp: '10.0.0.10' }, 'crm.v1.CrmService/GetContact'))).not.toBe(token);
+    expect(tokenPart(gateway.sign(ctx, 'identity.v1.IdentityService/GetUser'))).not.toBe(token);
     // A remembered verification still checks the method against the caller's policy.
-    const asCrm = crm.sign({ orgId: 'org-1' }, 'identity');
-    expect(identity.verify(asCrm, 'identity.v1.IdentityService/GetUser').caller).toBe('crm');
-    expect(refusal(() => identity.verify(asCrm, 'identity.v1.IdentityService/CreateUser')).kind).toBe('permission_denied');
+    expect(identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/GetUser'), 'identity.v1.IdentityService/GetUser').caller).toBe('crm');
+    const create = crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/CreateUser');
+    expect(refusal(() => identity.verify(create, 'identity.v1.IdentityService/CreateUser')).kind).toBe('permission_denied');
+  });
+
+  it('is good for one call of the method it was made for', () => {
+    const credential = gateway.sign(ctx, 'crm.v1.CrmService/GetContact');
+    // Presented for another method (same service): the proof does not match.
+    expect(refusal(() => crm.verify(credential, 'crm.v1.CrmService/DeleteContact')).message).toMatch(/does not match this call/);
+    expect(crm.verify(credential, 'crm.v1.CrmService/GetContact').orgId).toBe('org-1');
+    // Replayed: refused, though the token inside is still valid and a fresh proof for it is accepted.
+    expect(refusal(() => crm.verify(credential, 'crm.v1.CrmService/GetContact')).message).toMatch(/replayed/);
+    expect(crm.verify(gateway.sign(ctx, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact').orgId).toBe('org-1');
+    // The token alone, or with a proof whose id or expiry was changed, is nothing.
+    const [token, jti, exp, mac] = gateway.sign(ctx, 'crm.v1.CrmService/GetContact').split('~');
+    expect(refusal(() => crm.verify(token, 'crm.v1.CrmService/GetContact')).message).toMatch(/malformed/);
+    expect(refusal(() => crm.verify([token, `${jti}x`, exp, mac].join('~'), 'crm.v1.CrmService/GetContact')).message).toMatch(/does not match/);
+    expect(refusal(() => crm.verify([token, jti, String(Number(exp) - 1), mac].join('~'), 'crm.v1.CrmService/GetContact')).message).toMatch(/does not match/);
+    // A proof made by another process that holds the token but not the gateway–crm key.
+    const other = devInternalAuth('identity', seed);
+    const [, jti2, exp2, mac2] = other.sign(ctx, 'crm.v1.CrmService/GetContact').split('~');
+    expect(refusal(() => crm.verify([token, jti2, exp2, mac2].join('~'), 'crm.v1.CrmService/GetContact')).message).toMatch(/does not match/);
+  });
+
+  describe('origin: who vouches for the org', () => {
+    const messaging = devInternalAuth('messaging', seed);
+    const connector = devInternalAuth('connector', seed);
+    const ai = devInternalAuth('ai', seed);
+    const download = 'messaging.v1.Http/DownloadAttachment';
+    const send = 'connector.v1.ConnectorService/SendChatMessage';
+
+    it('follows a chain of calls: the next service sees who asked for the org', () => {
+      // gateway → messaging → connector → messaging: the gateway's signed user is the origin all the way down.
+      const atMessaging = messaging.verify(gateway.sign(ctx, 'messaging.v1.MessagingService/SendMessage'), 'messaging.v1.MessagingService/SendMessage');
+      const atConnector = connector.verify(messaging.sign(atMessaging, send), send, '', atMessaging.origin);
+      expect(atConnector.origin).toBe(atMessaging.origin);
+      expect(messaging.verify(connector.sign(atConnector, download), download, '', atConnector.origin).orgId).toBe('org-1');
+      // messaging acting on its own (a scheduled message): its own credential is the origin.
+      const own = connector.verify(messaging.sign({ orgId: 'org-2' }, send), send);
+      expect(messaging.verify(connector.sign(own, download), download, '', own.origin).orgId).toBe('org-2');
+    });
+
+    it('lets no bound caller choose the org itself, nor borrow an origin for another org', () => {
+      const alone = refusal(() => messaging.verify(connector.sign({ orgId: 'org-1' }, download), download));
+      expect(alone).toMatchObject({ kind: 'permission_denied', code: 'origin_required' });
+      // Its own credential passed as the origin is the same thing.
+      const peer = 'connector.v1.ConnectorPeerService/PeerSend';
+      const selfVouched = connector.verify(connector.sign({ orgId: 'org-1' }, peer), peer);
+      expect(refusal(() => messaging.verify(connector.sign(selfVouched, download), download, '', selfVouched.origin)).code).toBe('origin_required');
+      // An origin for org-1 does not carry a call for org-2.
+      const origin = tokenPart(gateway.sign(ctx, 'messaging.v1.MessagingService/SendMessage'));
+      const other = refusal(() => messaging.verify(connector.sign({ orgId: 'org-2', origin }, download), download, '', origin));
+      expect(other).toMatchObject({ kind: 'permission_denied', code: 'origin_mismatch' });
+      // A forged origin is no origin.
+      const [h, , sig] = origin.split('.');
+      const forged = `${h}.${Buffer.from(JSON.stringify({ org: 'org-2' })).toString('base64url')}.${sig}`;
+      expect(refusal(() => messaging.verify(connector.sign({ orgId: 'org-2', origin: forged }, download), download, '', forged)).kind).toBe('unauthenticated');
+      // The origin is covered by the proof: swapped after signing, the call is refused.
+      const credential = connector.sign({ orgId: 'org-1', origin }, download);
+      const ownToken = tokenPart(connector.sign({ orgId: 'org-1' }, download));
+      expect(refusal(() => messaging.verify(credential, download, '', ownToken)).message).toMatch(/does not match/);
+      // ai reads conversations only for a user's request.
+      const read = 'messaging.v1.MessagingService/GetConversation';
+      expect(refusal(() => messaging.verify(ai.sign({ orgId: 'org-1' }, read), read)).code).toBe('origin_required');
+    });
   });
 
   it('is worthless at another service, without a token, or after tampering', () => {
-    const token = gateway.sign(ctx, 'crm');
+    const token = gateway.sign(ctx, 'crm.v1.CrmService/GetContact');
     expect(refusal(() => identity.verify(token, 'identity.v1.IdentityService/GetUser')).kind).toBe('unauthenticated');
     expect(refusal(() => crm.verify(undefined, 'crm.v1.CrmService/GetContact')).kind).toBe('unauthenticated');
-    const [h, p, s] = token.split('.');
+    const [t, ...proof] = token.split('~');
+    const [h, p, s] = t.split('.');
     const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), org: 'org-2' })).toString('base64url');
-    expect(refusal(() => crm.verify(`${h}.${forged}.${s}`, 'crm.v1.CrmService/GetContact')).kind).toBe('unauthenticated');
+    expect(refusal(() => crm.verify([`${h}.${forged}.${s}`, ...proof].join('~'), 'crm.v1.CrmService/GetContact')).kind).toBe('unauthenticated');
   });
 
   it('refuses a token signed with another deployment’s keys', () => {
     const stranger = devInternalAuth('gateway', randomBytes(32).toString('hex'));
-    expect(refusal(() => crm.verify(stranger.sign(ctx, 'crm'), 'crm.v1.CrmService/GetContact')).message).toMatch(/bad signature/);
+    expect(refusal(() => crm.verify(stranger.sign(ctx, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact')).message).toMatch(/bad signature/);
   });
 
   it('refuses expired tokens and tokens that claim a long life', () => {
@@ -60,19 +129,19 @@ describe('internal credential', () => {
     const now = Math.floor(Date.now() / 1000);
     const base = { iss: 'gateway', aud: 'crm', org: 'o', sub: 'u', role: 'agent', scp: ['*'], ip: '' };
     const gatewayKey = privateKeyFromSeed(Buffer.from(keys.privateKeys.gateway, 'base64'));
+    // (The token is checked before the proof beside it.)
     const expired = signInternalToken({ ...base, iat: now - 120, exp: now - 60 }, gatewayKey);
-    expect(refusal(() => auth.verify(expired, 'crm.v1.CrmService/GetContact')).message).toMatch(/expired/);
+    expect(refusal(() => auth.verify(`${expired}~j~0~m`, 'crm.v1.CrmService/GetContact')).message).toMatch(/expired/);
     const longLived = signInternalToken({ ...base, iat: now, exp: now + 3600 }, gatewayKey);
-    expect(refusal(() => auth.verify(longLived, 'crm.v1.CrmService/GetContact')).message).toMatch(/lifetime/);
+    expect(refusal(() => auth.verify(`${longLived}~j~0~m`, 'crm.v1.CrmService/GetContact')).message).toMatch(/lifetime/);
     // A token whose issuer claim does not match the key that signed it.
     const misnamed = signInternalToken({ ...base, iat: now, exp: now + 30 }, key);
-    expect(refusal(() => auth.verify(misnamed, 'crm.v1.CrmService/GetContact')).kind).toBe('unauthenticated');
+    expect(refusal(() => auth.verify(`${misnamed}~j~0~m`, 'crm.v1.CrmService/GetContact')).kind).toBe('unauthenticated');
   });
 
   it('lets a service call only the methods its policy lists', () => {
-    const token = crm.sign({ orgId: 'org-1' }, 'identity');
-    expect(identity.verify(token, 'identity.v1.IdentityService/GetUser')).toMatchObject({ orgId: 'org-1', userId: '', caller: 'crm' });
-    const denied = refusal(() => identity.verify(token, 'identity.v1.IdentityService/CreateUser'));
+    expect(identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/GetUser'), 'identity.v1.IdentityService/GetUser')).toMatchObject({ orgId: 'org-1', userId: '', caller: 'crm' });
+    const denied = refusal(() => identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/CreateUser'), 'identity.v1.IdentityService/CreateUser'));
     expect(denied.kind).toBe('permission_denied');
     expect(mayCall('gateway', 'crm.v1.CrmService/ListContacts')).toBe(true);
     expect(mayCall('gateway', 'connector.v1.ConnectorPeerService/PeerSend')).toBe(false);
@@ -88,13 +157,13 @@ describe('internal credential', () => {
     const crmDuring = internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: before.privateKeys.crm, SERVICE_PUBLIC_KEYS: `${before.publicKeys},${newGatewayPublic}` });
     const oldGateway = internalAuthFromEnv('gateway', { SERVICE_PRIVATE_KEY: before.privateKeys.gateway, SERVICE_PUBLIC_KEYS: before.publicKeys });
     const newGateway = internalAuthFromEnv('gateway', { SERVICE_PRIVATE_KEY: after.privateKeys.gateway, SERVICE_PUBLIC_KEYS: `${before.publicKeys},${newGatewayPublic}` });
-    for (const gw of [oldGateway, newGateway]) expect(crmDuring.verify(gw.sign(ctx, 'crm'), 'crm.v1.CrmService/GetContact').orgId).toBe('org-1');
+    for (const gw of [oldGateway, newGateway]) expect(crmDuring.verify(gw.sign(ctx, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact').orgId).toBe('org-1');
     // Step 3: the old key removed, tokens it signs are refused.
     const crmAfter = internalAuthFromEnv('crm', {
       SERVICE_PRIVATE_KEY: before.privateKeys.crm,
       SERVICE_PUBLIC_KEYS: `${before.publicKeys.split(',').filter((e) => !e.startsWith('gateway=')).join(',')},${newGatewayPublic}`,
     });
-    expect(refusal(() => crmAfter.verify(oldGateway.sign(ctx, 'crm'), 'crm.v1.CrmService/GetContact')).kind).toBe('unauthenticated');
+    expect(refusal(() => crmAfter.verify(oldGateway.sign(ctx, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact')).kind).toBe('unauthenticated');
   });
 
   describe('configuration', () => {

@@ -1,5 +1,6 @@
-import type { KeyObject } from 'node:crypto';
+import { createHmac, KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '@crm/config';
+import { callKey, x25519PrivateOf, x25519PublicOf } from './call-keys';
 import { CallContext } from './context';
 import { AppError } from './errors';
 import {
@@ -10,7 +11,7 @@ import {
   seedFor,
   signInternalToken,
   TokenError,
-  verifyInternalToken,
+  verifyInternalTokenWithKey,
 } from './internal-token';
 
 /**
@@ -112,16 +113,38 @@ export function mayCall(issuer: string, fullMethod: string): boolean {
 export const INTERNAL_CREDENTIAL_REFUSED = 'internal_credential_refused';
 
 export const TOKEN_TTL_SECONDS = 60;
+/**
+ * A call's proof is checked when the call arrives, so it needs to live only as long as a call takes to get there
+ * (plus clock skew); its unique id is remembered that long and refused a second time.
+ */
+export const PROOF_TTL_SECONDS = 30;
 const CLOCK_SKEW_SECONDS = 5;
 /** A signed token is reused for calls with the same caller while more than this much of its life is left. */
 const REUSE_WHILE_SECONDS_LEFT = TOKEN_TTL_SECONDS / 2;
 /** Bound on each cache (signed tokens, verified tokens); past it the oldest entries go. */
 const CACHE_ENTRIES = 10_000;
+/** Bound on the call ids remembered (30 s of calls at well beyond this process's throughput). */
+const SEEN_CALLS_MAX = 500_000;
 
 /**
- * Ed25519 costs about 40 µs to sign and 120 µs to verify on a small core: per call that would be a real share of a
- * request. A token carries only the caller (no request id), so the same caller's token is reused for half its life
- * and a verified token is remembered until it expires; both caches are bounded.
+ * Methods a service may call only for an org that someone other than itself vouched for: the gateway's signed user,
+ * or the service whose call it is serving (its credential travels down the chain as the call's origin). A
+ * compromised caller cannot choose the org; at most it can reuse, for the same org, an origin it was handed in the
+ * last minute.
+ */
+export const ORIGIN_BOUND: Partial<Record<InternalPrincipal, readonly string[]>> = {
+  // A file being sent: the org is the one messaging (or a user through messaging) asked the connector to send for.
+  // (Storing a received file is the connector acting on its own session, so UploadAttachment is not bound.)
+  connector: ['messaging.v1.Http/DownloadAttachment'],
+  // Every AI call is a user's request through the gateway.
+  ai: ['messaging.v1.MessagingService/GetConversation'],
+};
+
+/**
+ * Ed25519 costs about 30 µs to sign and 75 µs to verify on a small core: per call that would be a real share of a
+ * request. A token carries only the caller (no request id, no method), so the same caller's token is reused for half
+ * its life and a verified token is remembered until it expires; both caches are bounded. What makes each call's
+ * credential single-use and bound to its method is the proof beside the token (an HMAC under the pair's call key).
  */
 class BoundedCache<V> {
   private readonly map = new Map<string, V>();
@@ -141,58 +164,155 @@ class BoundedCache<V> {
   }
 }
 
+/**
+ * The call ids seen until their proof expires. Entries arrive in about the order they expire (every proof lives
+ * PROOF_TTL_SECONDS from its signing), so expired ones are dropped from the front as calls come in: no timer.
+ */
+class SeenCalls {
+  private readonly map = new Map<string, number>();
+  /** False when `id` was seen before (a replay). */
+  add(id: string, exp: number, now: number): boolean {
+    for (const [k, e] of this.map) {
+      if (e >= now - CLOCK_SKEW_SECONDS && this.map.size < SEEN_CALLS_MAX) break;
+      this.map.delete(k);
+    }
+    if (this.map.has(id)) return false;
+    this.map.set(id, exp);
+    return true;
+  }
+}
+
+/** What the proof's HMAC covers: the method, the call's id and expiry, the token (by its signature) and the origin. */
+const proofInput = (method: string, jti: string, exp: number, token: string, origin: string) =>
+  `${method}\n${jti}\n${exp}\n${token.slice(token.lastIndexOf('.') + 1)}\n${origin}`;
+
+const macOf = (key: Buffer, input: string) => createHmac('sha256', key).update(input).digest('base64url');
+
+function sameMac(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+const JTI = /^[A-Za-z0-9_-]{1,64}$/;
+
 export interface InternalAuth {
   readonly self: InternalPrincipal;
   /**
-   * The token for a call to `audience`, carrying `ctx` (a service acting on its own has no user: `service:<self>`).
-   * The request id is not in it: it travels beside the token (`x-request-id`) and only labels logs.
+   * The credential for one call of `method` (`package.Service/Method`), carrying `ctx` (a service acting on its own
+   * has no user: `service:<self>`): a token naming the caller, for the called service only, and a proof that binds
+   * it to this method, a unique id and the call's origin (`ctx.origin`, sent beside it). Good for one call.
+   * The request id is not in it: it travels beside the credential (`x-request-id`) and only labels logs.
    */
-  sign(ctx: Partial<CallContext>, audience: string): string;
+  sign(ctx: Partial<CallContext>, method: string): string;
   /**
-   * The caller's context from a token, or AppError `unauthenticated` (no, bad, expired, foreign token) or
-   * `permission_denied` (a service calling outside its policy). `operation` is `package.Service/Method`.
+   * The caller's context from a credential, or AppError `unauthenticated` (no, bad, expired, replayed, foreign
+   * credential, or one made for another method) or `permission_denied` (a service calling outside its policy, or for
+   * an org its origin does not vouch for). `operation` is `package.Service/Method`; `origin` the token sent beside it.
    */
-  verify(token: string | undefined, operation: string, requestId?: string): CallContext;
+  verify(credential: string | undefined, operation: string, requestId?: string, origin?: string): CallContext;
 }
 
 export function createInternalAuth(self: InternalPrincipal, privateKey: KeyObject, publicKeys: ReadonlyMap<string, readonly KeyObject[]>): InternalAuth {
   const scopes = self === 'gateway' ? ['*'] : [...SERVICE_CALL_POLICY[self]];
   const signed = new BoundedCache<{ token: string; exp: number }>();
-  const verified = new BoundedCache<InternalClaims>();
+  const verified = new BoundedCache<{ claims: InternalClaims; callKey: Buffer }>();
+  const origins = new BoundedCache<InternalClaims>();
+  const seen = new SeenCalls();
+  const exchange = x25519PrivateOf(privateKey);
+  // Keys to prove calls to each service: one per key it is listed with (two while its key is rotated).
+  const outgoing = new Map<string, Buffer[]>();
+  const keysTo = (audience: string) => {
+    let keys = outgoing.get(audience);
+    if (!keys) {
+      keys = (publicKeys.get(audience) ?? []).map((k) => callKey(exchange, x25519PublicOf(k), self, audience));
+      outgoing.set(audience, keys);
+    }
+    return keys;
+  };
+  // Keys to check calls from each caller key (the key that verified the caller's token).
+  const incoming = new Map<KeyObject, Buffer>();
+  const keyFrom = (callerKey: KeyObject, caller: string) => {
+    let key = incoming.get(callerKey);
+    if (!key) {
+      key = callKey(exchange, x25519PublicOf(callerKey), caller, self);
+      incoming.set(callerKey, key);
+    }
+    return key;
+  };
+  const jtiPrefix = randomBytes(9).toString('base64url');
+  let calls = 0;
+  const refused = (why: string) => new AppError('unauthenticated', `Invalid internal credential: ${why}`, { code: INTERNAL_CREDENTIAL_REFUSED });
+  const verifyToken = (token: string, audience: string | null) => {
+    try {
+      return verifyInternalTokenWithKey(token, { audience, publicKeys, maxLifetimeSeconds: TOKEN_TTL_SECONDS, clockSkewSeconds: CLOCK_SKEW_SECONDS });
+    } catch (err) {
+      if (err instanceof TokenError) throw refused(audience === null ? `origin: ${err.message}` : err.message);
+      throw err;
+    }
+  };
   return {
     self,
-    sign(ctx, audience) {
+    sign(ctx, method) {
+      const audience = audienceOf(method);
       const now = Math.floor(Date.now() / 1000);
       const org = ctx.orgId ?? '';
       const sub = ctx.userId || (self === 'gateway' ? '' : `service:${self}`);
       const role = ctx.role ?? '';
       const ip = ctx.clientIp ?? '';
       const key = `${audience}\n${org}\n${sub}\n${role}\n${ip}`;
-      const reuse = signed.get(key);
-      if (reuse && reuse.exp - now > REUSE_WHILE_SECONDS_LEFT) return reuse.token;
-      const claims: InternalClaims = { iss: self, aud: audience, iat: now, exp: now + TOKEN_TTL_SECONDS, org, sub, role, scp: scopes, ip };
-      const token = signInternalToken(claims, privateKey);
-      signed.set(key, { token, exp: claims.exp });
-      return token;
-    },
-    verify(token, operation, requestId = '') {
-      if (!token) throw new AppError('unauthenticated', 'This call needs an internal credential', { code: INTERNAL_CREDENTIAL_REFUSED });
-      let claims = verified.get(token);
-      if (!claims || claims.exp < Math.floor(Date.now() / 1000) - CLOCK_SKEW_SECONDS) {
-        try {
-          claims = verifyInternalToken(token, { audience: self, publicKeys, maxLifetimeSeconds: TOKEN_TTL_SECONDS, clockSkewSeconds: CLOCK_SKEW_SECONDS });
-        } catch (err) {
-          if (err instanceof TokenError) throw new AppError('unauthenticated', `Invalid internal credential: ${err.message}`, { code: INTERNAL_CREDENTIAL_REFUSED });
-          throw err;
-        }
-        verified.set(token, claims);
+      let token = signed.get(key);
+      if (!token || token.exp - now <= REUSE_WHILE_SECONDS_LEFT) {
+        const claims: InternalClaims = { iss: self, aud: audience, iat: now, exp: now + TOKEN_TTL_SECONDS, org, sub, role, scp: scopes, ip };
+        token = { token: signInternalToken(claims, privateKey), exp: claims.exp };
+        signed.set(key, token);
       }
+      const jti = `${jtiPrefix}${(calls++).toString(36)}`;
+      const exp = now + PROOF_TTL_SECONDS;
+      const input = proofInput(method, jti, exp, token.token, ctx.origin ?? '');
+      return `${token.token}~${jti}~${exp}~${keysTo(audience)
+        .map((k) => macOf(k, input))
+        .join('.')}`;
+    },
+    verify(credential, operation, requestId = '', origin = '') {
+      if (!credential) throw new AppError('unauthenticated', 'This call needs an internal credential', { code: INTERNAL_CREDENTIAL_REFUSED });
+      const parts = credential.split('~');
+      if (parts.length !== 4) throw refused('malformed credential');
+      const [token, jti, expText, macs] = parts;
+      const now = Math.floor(Date.now() / 1000);
+      let entry = verified.get(token);
+      if (!entry || entry.claims.exp < now - CLOCK_SKEW_SECONDS) {
+        const { claims, key } = verifyToken(token, self);
+        entry = { claims, callKey: keyFrom(key, claims.iss) };
+        verified.set(token, entry);
+      }
+      const { claims } = entry;
+      const exp = Number(expText);
+      if (!Number.isInteger(exp) || exp < now - CLOCK_SKEW_SECONDS || exp > now + PROOF_TTL_SECONDS + CLOCK_SKEW_SECONDS) throw refused('the call proof has expired');
+      if (!JTI.test(jti)) throw refused('malformed call id');
+      const expected = macOf(entry.callKey, proofInput(operation, jti, exp, token, origin));
+      if (!macs.split('.').some((m) => sameMac(m, expected))) throw refused('the call proof does not match this call');
+      if (!seen.add(`${claims.iss}:${jti}`, exp, now)) throw refused('the call was replayed');
       if (!mayCall(claims.iss, operation) || !(claims.scp.includes('*') || claims.scp.includes(operation))) {
         throw new AppError('permission_denied', `${claims.iss} may not call ${operation}`, { code: 'forbidden' });
       }
+      // Who vouches for the org: the origin sent beside the token (a chain of calls), else the caller itself.
+      let vouchedBy = claims.iss;
+      if (origin) {
+        let o = origins.get(origin);
+        if (!o || o.exp < now - CLOCK_SKEW_SECONDS) {
+          o = verifyToken(origin, null).claims;
+          origins.set(origin, o);
+        }
+        if (o.org !== claims.org) throw new AppError('permission_denied', `The call's origin vouches for another organization`, { code: 'origin_mismatch' });
+        vouchedBy = o.iss;
+      }
+      if (vouchedBy === claims.iss && ORIGIN_BOUND[claims.iss as InternalPrincipal]?.includes(operation)) {
+        throw new AppError('permission_denied', `${claims.iss} may call ${operation} only for an organization another party vouched for`, { code: 'origin_required' });
+      }
       // A service acting on its own has no user; handlers see an empty user id, as before.
       const userId = claims.sub.startsWith('service:') ? '' : claims.sub;
-      return { orgId: claims.org, userId, role: claims.role, requestId, clientIp: claims.ip, caller: claims.iss };
+      return { orgId: claims.org, userId, role: claims.role, requestId, clientIp: claims.ip, caller: claims.iss, origin: origin || token };
     },
   };
 }

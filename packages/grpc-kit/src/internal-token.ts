@@ -65,7 +65,8 @@ export function signInternalToken(claims: InternalClaims, key: KeyObject): strin
 export class TokenError extends Error {}
 
 export interface VerifyOptions {
-  audience: string;
+  /** The service the token must be for; null for an origin (a token forwarded down a chain of calls, for its org). */
+  audience: string | null;
   /** Each issuer's accepted keys: more than one while a key is being rotated. */
   publicKeys: ReadonlyMap<string, readonly KeyObject[]>;
   /** Longest lifetime accepted, whatever the token says (seconds). */
@@ -75,6 +76,11 @@ export interface VerifyOptions {
 }
 
 export function verifyInternalToken(token: string, opts: VerifyOptions): InternalClaims {
+  return verifyInternalTokenWithKey(token, opts).claims;
+}
+
+/** The claims, and the issuer's key that verified them (a call's proof is checked with the key derived from it). */
+export function verifyInternalTokenWithKey(token: string, opts: VerifyOptions): { claims: InternalClaims; key: KeyObject } {
   const parts = token.split('.');
   if (parts.length !== 3) throw new TokenError('malformed token');
   let header: { alg?: unknown; kid?: unknown };
@@ -90,15 +96,16 @@ export function verifyInternalToken(token: string, opts: VerifyOptions): Interna
   if (!keys?.length) throw new TokenError(`unknown issuer ${header.kid}`);
   const input = Buffer.from(`${parts[0]}.${parts[1]}`);
   const signature = Buffer.from(parts[2], 'base64url');
-  if (!keys.some((key) => verify(null, input, key, signature))) throw new TokenError('bad signature');
+  const key = keys.find((k) => verify(null, input, k, signature));
+  if (!key) throw new TokenError('bad signature');
   if (claims.iss !== header.kid) throw new TokenError('issuer does not match the signing key');
-  if (claims.aud !== opts.audience) throw new TokenError('token is for another service');
+  if (opts.audience !== null && claims.aud !== opts.audience) throw new TokenError('token is for another service');
   const now = opts.now ?? Math.floor(Date.now() / 1000);
   if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number') throw new TokenError('no lifetime');
   if (claims.exp < now - opts.clockSkewSeconds) throw new TokenError('expired');
   if (claims.iat > now + opts.clockSkewSeconds) throw new TokenError('issued in the future');
   if (claims.exp - claims.iat > opts.maxLifetimeSeconds) throw new TokenError('lifetime too long');
   if (!Array.isArray(claims.scp)) throw new TokenError('no scopes');
-  for (const k of ['org', 'sub', 'role', 'ip'] as const) if (typeof claims[k] !== 'string') throw new TokenError(`bad ${k}`);
-  return claims as InternalClaims;
+  for (const k of ['org', 'sub', 'role', 'ip', 'aud'] as const) if (typeof claims[k] !== 'string') throw new TokenError(`bad ${k}`);
+  return { claims: claims as InternalClaims, key };
 }

@@ -3,7 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Logger } from '@crm/logger';
 import { ChildCache, grpcServerDuration, type Metrics } from '@crm/metrics';
-import { AUTH_METADATA_KEY, CallContext, orgContext, REQUEST_ID_METADATA_KEY } from './context';
+import { AUTH_METADATA_KEY, CallContext, ORIGIN_METADATA_KEY, orgContext, REQUEST_ID_METADATA_KEY } from './context';
 import { AppError, errorMetadata, grpcStatusOf } from './errors';
 import type { InternalAuth } from './internal-auth';
 import { isOrgFree } from './org-free';
@@ -56,6 +56,12 @@ function tokenOf(md: grpc.Metadata): string | undefined {
   return /^Bearer (.+)$/.exec(value)?.[1];
 }
 
+/** The call's origin (a token vouching for its org, forwarded by a service serving another call), if any. */
+function originOf(md: grpc.Metadata): string {
+  const value = md.get(ORIGIN_METADATA_KEY)[0];
+  return typeof value === 'string' ? value : '';
+}
+
 /**
  * Wrap a handler so the call is authenticated before anything else (the internal credential, checked against
  * `fullMethod`, then the org it names, unless the method is org-free), and errors keep their meaning across the wire: AppError → its status and code, anything else →
@@ -82,7 +88,7 @@ function wrap(fullMethod: string, handler: AnyMethodHandler, log: Logger, auth: 
     // Promise.resolve().then: a handler (or the credential check) that throws synchronously is mapped like a rejected one.
     Promise.resolve()
       .then(() => {
-        ctx = auth.verify(tokenOf(call.metadata), fullMethod, requestIdOf(call.metadata));
+        ctx = auth.verify(tokenOf(call.metadata), fullMethod, requestIdOf(call.metadata), originOf(call.metadata));
         // The one org check for the call: handlers of methods that act inside an org receive an OrgContext.
         return handler(call.request, needsOrg ? orgContext(ctx) : ctx);
       })

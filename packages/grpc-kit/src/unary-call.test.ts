@@ -53,7 +53,8 @@ describe('createServiceClient unary calls', () => {
     try {
       const { resultJson } = await client.PeerSandbox<{ resultJson: string }>({ action: 'echo' }, { orgId: 'o', requestId: 'req-1', traceparent });
       const md = JSON.parse(resultJson) as Record<string, string>;
-      expect(md.authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+      // The signed token, then the call's proof: id, expiry, HMAC.
+      expect(md.authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+~[\w-]+~\d+~[\w-]+$/);
       expect(md['x-request-id']).toBe('req-1');
       expect(md.traceparent).toBe(traceparent);
     } finally {

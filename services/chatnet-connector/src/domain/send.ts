@@ -84,8 +84,8 @@ export async function sendChatMessage(deps: Deps, ctx: OrgContext, req: SendRequ
   }
   return deps.peers.onHolder(
     row.id,
-    () => deps.sessions.send(row.id, orgId, m, m.clientMessageId, ctx.requestId),
-    // The quote's time travels as text, as in the request.
-    (peer) => peer.PeerSend({ message: { ...m, accountId: row.id, quote: req.quote ?? undefined } }, { orgId, requestId: ctx.requestId }),
+    () => deps.sessions.send(row.id, orgId, m, m.clientMessageId, { requestId: ctx.requestId, origin: ctx.origin }),
+    // The quote's time travels as text, as in the request. The origin goes along: the holder reads the files under it.
+    (peer) => peer.PeerSend({ message: { ...m, accountId: row.id, quote: req.quote ?? undefined } }, { orgId, requestId: ctx.requestId, origin: ctx.origin }),
   );
 }

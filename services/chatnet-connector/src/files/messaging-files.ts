@@ -2,10 +2,22 @@ import { randomBytes } from 'node:crypto';
 import http, { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
-import type { InternalAuth } from '@crm/grpc-kit';
+import { ORIGIN_METADATA_KEY, type InternalAuth } from '@crm/grpc-kit';
 
 /** The operations of messaging's attachments HTTP port, named like gRPC methods (SERVICE_CALL_POLICY lists them for us). */
-const AUDIENCE = 'messaging';
+const DOWNLOAD = 'messaging.v1.Http/DownloadAttachment';
+const UPLOAD = 'messaging.v1.Http/UploadAttachment';
+
+/**
+ * Whom a file being sent is read for: the org, and the origin that vouches for it (the credential of the call this
+ * service is serving: messaging's, or the gateway's user's). messaging refuses a download whose org only the connector
+ * vouches for (ORIGIN_BOUND in @crm/grpc-kit), so a compromised connector cannot read another org's files.
+ */
+export interface FileReader {
+  orgId: string;
+  requestId?: string;
+  origin?: string;
+}
 
 /** A file stored in messaging: what an inbound message's event carries (never the bytes). */
 export interface StoredFile {
@@ -53,8 +65,8 @@ export class MessagingFiles {
   }
 
   /** The bytes of one of the org's attachments, as a stream to read once. */
-  async open(orgId: string, id: string, requestId = ''): Promise<Readable> {
-    const res = await this.request('GET', `/v1/attachments/${encodeURIComponent(id)}`, this.headers(orgId, requestId));
+  async open(reader: FileReader, id: string): Promise<Readable> {
+    const res = await this.request('GET', `/v1/attachments/${encodeURIComponent(id)}`, this.headers(DOWNLOAD, reader));
     if (res.statusCode !== 200) throw await refusal(res);
     return res;
   }
@@ -78,7 +90,7 @@ export class MessagingFiles {
             yield tail;
           })(file.body),
         );
-    const res = await this.request('POST', '/v1/attachments', { ...this.headers(orgId, requestId), 'content-type': `multipart/form-data; boundary=${boundary}` }, body);
+    const res = await this.request('POST', '/v1/attachments', { ...this.headers(UPLOAD, { orgId, requestId }), 'content-type': `multipart/form-data; boundary=${boundary}` }, body);
     if (res.statusCode !== 201) throw await refusal(res);
     const out = JSON.parse(await text(res)) as { id: string; filename: string; contentType: string; size: number };
     return { id: out.id, fileName: out.filename, mimeType: out.contentType, size: out.size };
@@ -88,8 +100,12 @@ export class MessagingFiles {
     this.agent.destroy();
   }
 
-  private headers(orgId: string, requestId: string): Record<string, string> {
-    return { authorization: `Bearer ${this.auth.sign({ orgId }, AUDIENCE)}`, ...(requestId ? { 'x-request-id': requestId } : {}) };
+  private headers(operation: string, { orgId, requestId, origin }: FileReader): Record<string, string> {
+    return {
+      authorization: `Bearer ${this.auth.sign({ orgId, origin }, operation)}`,
+      ...(origin ? { [ORIGIN_METADATA_KEY]: origin } : {}),
+      ...(requestId ? { 'x-request-id': requestId } : {}),
+    };
   }
 
   private request(method: string, path: string, headers: Record<string, string>, body?: Readable): Promise<IncomingMessage> {

@@ -20,7 +20,7 @@ export function peerHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorPee
       // A message field decodes as null when the sender left it out.
       if (!req.message) throw invalid('message', 'is required');
       const m = outboundOf(req.message, deps.config.ATTACHMENT_MAX_BYTES);
-      return deps.sessions.send(req.message.accountId, ctx.orgId, m, m.clientMessageId, ctx.requestId);
+      return deps.sessions.send(req.message.accountId, ctx.orgId, m, m.clientMessageId, { requestId: ctx.requestId, origin: ctx.origin });
     },
     PeerMarkSeen: async (req, ctx) => {
       await deps.sessions.markSeen(req.accountId, ctx.orgId, markSeenOf(req));

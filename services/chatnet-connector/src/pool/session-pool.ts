@@ -26,7 +26,7 @@ import {
 } from '../drivers/driver';
 import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, qrEvent, reactionEvent, recalledEvent, seenEvent } from '../events/events';
 import type { OutboxBatcher } from '../events/outbox-batcher';
-import type { MessagingFiles } from '../files/messaging-files';
+import type { FileReader, MessagingFiles } from '../files/messaging-files';
 import type { ConnectorRedis } from '../redis';
 import { fairShare } from './fair-share';
 import type { Leases, LiveInfo } from './leases';
@@ -448,7 +448,8 @@ export class SessionPool {
     return entry.session;
   }
 
-  async send(accountId: string, orgId: string, m: Outbound, clientMessageId: string, requestId = ''): Promise<{ chatnetMessageId: string; sentAt: string }> {
+  /** `caller`: the request id and the origin of the call being served (files are read from messaging under it). */
+  async send(accountId: string, orgId: string, m: Outbound, clientMessageId: string, caller: Omit<FileReader, 'orgId'> = {}): Promise<{ chatnetMessageId: string; sentAt: string }> {
     const session = this.liveSession(accountId, orgId);
     const key = clientMessageId ? `${this.o.config.REDIS_PREFIX}chatnet:sent:${accountId}:${clientMessageId}` : '';
     if (key) {
@@ -462,7 +463,7 @@ export class SessionPool {
     }
     let sent: { chatnetMessageId: string; sentAt: Date };
     try {
-      sent = await session.sendMessage(this.withFiles(orgId, m, requestId));
+      sent = await session.sendMessage(this.withFiles({ ...caller, orgId }, m));
     } catch (err) {
       if (key) await this.o.redis.del(key).catch(() => undefined);
       if (err instanceof FriendRequiredError) {
@@ -510,12 +511,12 @@ export class SessionPool {
   }
 
   /** The message as a driver sends it: each file's bytes are streamed from messaging when the driver reads them. */
-  private withFiles(orgId: string, m: Outbound, requestId: string): OutboundMessage {
+  private withFiles(reader: FileReader, m: Outbound): OutboundMessage {
     const { attachments, ...rest } = m;
     if (!attachments?.length) return rest;
     return {
       ...rest,
-      attachments: attachments.map((a) => ({ fileName: a.fileName, mimeType: a.mimeType, size: a.size, open: () => this.o.files.open(orgId, a.id, requestId) })),
+      attachments: attachments.map((a) => ({ fileName: a.fileName, mimeType: a.mimeType, size: a.size, open: () => this.o.files.open(reader, a.id) })),
     };
   }
 

@@ -10,8 +10,8 @@ import { traceFieldsOf } from './tracing';
 export interface StreamProxyOptions {
   /** Base URL of the service's HTTP endpoint, e.g. messaging's MESSAGING_HTTP_URL. */
   target: string;
-  /** The service the signed context is for (the token's audience). */
-  audience: string;
+  /** The operation the signed credential is for (the service checks it against its policy), per request. */
+  operationOf(req: Request): string;
   /** Path on the target for this request (the gateway's own path never leaks through). */
   pathOf(req: Request): string;
   auth: InternalAuth;
@@ -44,7 +44,7 @@ export function streamProxy(opts: StreamProxyOptions): RequestHandler {
       proxyReq(proxyReq: ClientRequest, req, res) {
         for (const h of CLIENT_CREDENTIALS) proxyReq.removeHeader(h);
         const ctx = ctxOf(req, res);
-        proxyReq.setHeader('authorization', `Bearer ${opts.auth.sign(ctx, opts.audience)}`);
+        proxyReq.setHeader('authorization', `Bearer ${opts.auth.sign(ctx, opts.operationOf(req as Request))}`);
         proxyReq.setHeader('x-request-id', ctx.requestId);
         // The client's own traceparent is replaced by the gateway request span's (a child of it).
         const traceparent = ctx.traceparent;

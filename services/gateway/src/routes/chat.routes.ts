@@ -454,7 +454,8 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   // messaging's HTTP endpoint with the caller signed for messaging. Mounted before any body parser.
   const files = streamProxy({
     target: config.MESSAGING_HTTP_URL,
-    audience: 'messaging',
+    // Named like messaging's HTTP_OPERATIONS: an upload's credential is worthless for a download and the reverse.
+    operationOf: (req) => (req.method === 'POST' ? 'messaging.v1.Http/UploadAttachment' : 'messaging.v1.Http/DownloadAttachment'),
     pathOf: (req) => (typeof req.params.id === 'string' ? `/v1/attachments/${encodeURIComponent(req.params.id)}` : '/v1/attachments'),
     auth: internalAuth,
     agent: streamAgent,

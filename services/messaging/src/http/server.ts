@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import http, { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
-import { AppError, CallContext, grpcStatusOf, httpStatusOf, InternalAuth, orgContext } from '@crm/grpc-kit';
+import { AppError, CallContext, grpcStatusOf, httpStatusOf, InternalAuth, ORIGIN_METADATA_KEY, orgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as attachments from '../domain/attachments';
 import { receiveFile, wasCut } from './multipart';
@@ -67,7 +67,8 @@ async function handle(deps: Deps, auth: InternalAuth, req: IncomingMessage, res:
 function callerOf(auth: InternalAuth, req: IncomingMessage, operation: string): CallContext {
   const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
   const requestId = req.headers['x-request-id'];
-  return auth.verify(m?.[1], operation, typeof requestId === 'string' ? requestId.slice(0, 200) : '');
+  const origin = req.headers[ORIGIN_METADATA_KEY];
+  return auth.verify(m?.[1], operation, typeof requestId === 'string' ? requestId.slice(0, 200) : '', typeof origin === 'string' ? origin : '');
 }
 
 async function upload(deps: Deps, req: IncomingMessage, res: ServerResponse, caller: CallContext) {

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { devInternalAuth, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import { client, newOrg } from '../support/http';
+import { startStack, type Stack } from '../support/stack';
+
+/**
+ * Issue #27 item 3, against real services: an internal credential is good for one call of the method it was made
+ * for (one seen on the wire cannot be replayed, nor used for another method), and a service whose calls are bound to
+ * an origin cannot choose the org: the connector reads a file only for an org messaging (or the gateway's user)
+ * vouched for, and ai reads a conversation only for a user's request.
+ */
+describe('internal calls: single-use credentials bound to their method and to an origin', () => {
+  let stack: Stack;
+  let a: Awaited<ReturnType<typeof newOrg>>;
+  let b: Awaited<ReturnType<typeof newOrg>>;
+  let seed: string;
+  const DOWNLOAD = 'messaging.v1.Http/DownloadAttachment';
+
+  /** One call to messaging with exactly the metadata given: what a process on the internal network can send. */
+  const rawCall = (method: string, req: object, md: grpc.Metadata): Promise<number> => {
+    const ctor = serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService');
+    const c = new ctor(stack.addr('messaging'), grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Function>;
+    return new Promise((resolve) => {
+      c[method](req, md, { deadline: new Date(Date.now() + 5000) }, (err: grpc.ServiceError | null) => {
+        c.close();
+        resolve(err ? err.code : status.OK);
+      });
+    });
+  };
+  const metadata = (credential: string, origin?: string) => {
+    const md = new grpc.Metadata();
+    md.set('authorization', `Bearer ${credential}`);
+    if (origin) md.set('x-crm-origin', origin);
+    return md;
+  };
+  const tokenOf = (credential: string) => credential.split('~')[0];
+
+  beforeAll(async () => {
+    stack = await startStack({ services: ['messaging'] });
+    seed = stack.env.INTERNAL_AUTH_SEED;
+    a = await newOrg(client(stack.url), 'Origin A');
+    b = await newOrg(client(stack.url), 'Origin B');
+  }, 120_000);
+  afterAll(() => stack?.stop());
+
+  it('refuses a replayed credential, and one presented for another method than it was made for', async () => {
+    const gateway = devInternalAuth('gateway', seed);
+    const ctx = { orgId: a.user.orgId, userId: a.user.id, role: 'owner' };
+    const credential = gateway.sign(ctx, 'messaging.v1.MessagingService/ListConversations');
+    expect(await rawCall('ListConversations', { page: 1, limit: 10 }, metadata(credential))).toBe(status.OK);
+    expect(await rawCall('ListConversations', { page: 1, limit: 10 }, metadata(credential))).toBe(status.UNAUTHENTICATED);
+    // Made for listing, presented for reading one conversation (which the gateway does sign for on other calls).
+    const forList = gateway.sign(ctx, 'messaging.v1.MessagingService/ListConversations');
+    expect(await rawCall('GetConversation', { id: randomUUID(), page: 1, limit: 10 }, metadata(forList))).toBe(status.UNAUTHENTICATED);
+    // A fresh credential for the right method works.
+    expect(await rawCall('GetConversation', { id: randomUUID(), page: 1, limit: 10 }, metadata(gateway.sign(ctx, 'messaging.v1.MessagingService/GetConversation')))).toBe(
+      status.NOT_FOUND,
+    );
+  });
+
+  it("a connector credential cannot fetch another org's attachment, nor its own org's on its own say-so", async () => {
+    const fd = new FormData();
+    fd.append('file', new Blob([Buffer.from('quarterly numbers')], { type: 'text/plain' }), 'numbers.txt');
+    const up = await fetch(`${stack.url}/api/v1/chat/attachments`, { method: 'POST', headers: { authorization: `Bearer ${a.token}` }, body: fd });
+    expect(up.status).toBe(201);
+    const fileId = ((await up.json()) as { id: string }).id;
+    const connector = devInternalAuth('connector', seed);
+    // What messaging hands the connector when it asks it to send for an org: its own credential for that org.
+    const originFor = (orgId: string) => tokenOf(devInternalAuth('messaging', seed).sign({ orgId }, 'connector.v1.ConnectorService/SendChatMessage'));
+    const fetchAs = async (orgId: string, origin?: string) => {
+      const r = await fetch(`${stack.env.MESSAGING_HTTP_URL}/v1/attachments/${fileId}`, {
+        headers: { authorization: `Bearer ${connector.sign({ orgId, origin }, DOWNLOAD)}`, ...(origin ? { 'x-crm-origin': origin } : {}) },
+      });
+      return { status: r.status, code: r.status === 200 ? '' : ((await r.json()) as { error: { code: string } }).error.code };
+    };
+    expect(await fetchAs(a.user.orgId, originFor(a.user.orgId))).toEqual({ status: 200, code: '' });
+    // For org B, vouched for B: A's file does not exist there.
+    expect((await fetchAs(b.user.orgId, originFor(b.user.orgId))).status).toBe(404);
+    // Naming A with an origin for B, or naming either with no origin but its own: refused before any lookup.
+    expect(await fetchAs(a.user.orgId, originFor(b.user.orgId))).toEqual({ status: 403, code: 'origin_mismatch' });
+    expect(await fetchAs(a.user.orgId)).toEqual({ status: 403, code: 'origin_required' });
+    expect(await fetchAs(b.user.orgId)).toEqual({ status: 403, code: 'origin_required' });
+  });
+
+  it("ai reads a conversation only for an org a user's request vouched for", async () => {
+    const ai = devInternalAuth('ai', seed);
+    const method = 'messaging.v1.MessagingService/GetConversation';
+    const req = { id: randomUUID(), page: 1, limit: 10 };
+    expect(await rawCall('GetConversation', req, metadata(ai.sign({ orgId: a.user.orgId }, method)))).toBe(status.PERMISSION_DENIED);
+    // The gateway's credential for the user's AI request, forwarded as the origin: the call goes through (to a 404).
+    const origin = tokenOf(devInternalAuth('gateway', seed).sign({ orgId: a.user.orgId, userId: a.user.id, role: 'owner' }, 'ai.v1.AiService/ReplyDraft'));
+    expect(await rawCall('GetConversation', req, metadata(ai.sign({ orgId: a.user.orgId, origin }, method), origin))).toBe(status.NOT_FOUND);
+    expect(await rawCall('GetConversation', req, metadata(ai.sign({ orgId: b.user.orgId, origin }, method), origin))).toBe(status.PERMISSION_DENIED);
+  });
+});
