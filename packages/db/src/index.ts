@@ -163,6 +163,7 @@ export function isoOrUndefined(value: Date | string | null | undefined): string 
   return value === null || value === undefined ? undefined : iso(value);
 }
 export { ClaimLoop } from './claim-loop';
+export { NotifyListener, type NotifyListenerOptions } from './notify-listener';
 export type { ClaimBatch, ClaimLoopOptions } from './claim-loop';
 export { afterSql, isKeysetPosition, keysetPage, keyTimeSql, readKeyset } from './keyset';
 export type { Keyset, KeysetPosition, KeysetRequest } from './keyset';

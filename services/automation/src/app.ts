@@ -20,6 +20,7 @@ import { SEEN_BINDINGS, seenHandler, seenQueue } from './events/campaign-seen.co
 import { TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
 import { automationHandlers } from './grpc/automation.handler';
 import { createRemote } from './remote';
+import { RuleCache } from './domain/rule-cache';
 
 export { loadConfig } from './config';
 export { triggersQueue } from './events/triggers.consumer';
@@ -53,6 +54,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     box: SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD),
     emailGuard: new AddressGuard({ allow: config.EMAIL_ALLOWED_PRIVATE_ADDRESSES, purpose: 'campaign emails' }),
     links: LinkSigner.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD),
+    rules: new RuleCache({ pool, databaseUrl: config.DATABASE_URL, log, maxAgeMs: config.RULE_CACHE_MAX_AGE_MS }),
   };
 
   const metrics = new Metrics('automation');
@@ -134,6 +136,9 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   try {
     await relay.start();
     stopped.push(() => relay.stop());
+    // Listening for rule changes before the first event is judged.
+    await deps.rules.start();
+    stopped.push(() => deps.rules.stop());
     await runner.start();
     stopped.push(() => runner.stop());
     await consumer.start();
@@ -172,6 +177,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     await reminders.stop();
     await sender.stop();
     await runner.stop();
+    await deps.rules.stop();
     await relay.stop();
     remote.close();
     deps.mail.close();

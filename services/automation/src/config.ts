@@ -64,6 +64,11 @@ const Env = z.object({
    * Retry-After) are honoured anyway. Raise it only for accounts the network tolerates bulk sends from.
    */
   CAMPAIGN_SEND_PER_MINUTE: z.coerce.number().min(0.1).max(60_000).default(15),
+  /**
+   * How long the trigger consumer trusts an org's active rules held in memory without hearing of a change (rule
+   * writes announce themselves at commit; this bounds how stale a replica can be should an announcement be lost).
+   */
+  RULE_CACHE_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   /** How often due campaigns are looked for; activation, resume and rescheduling wake the sender at once. */
   CAMPAIGN_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(1_000),
   /** Campaigns one instance sends at the same time (each one paced on its own). */

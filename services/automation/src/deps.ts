@@ -5,6 +5,7 @@ import type { MailSender } from '@crm/mail';
 import type { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
 import type { LinkSigner } from './domain/email/links';
+import type { RuleCache } from './domain/rule-cache';
 import type { Remote } from './remote';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
@@ -21,4 +22,6 @@ export interface Deps {
   emailGuard: AddressGuard;
   /** Signs and checks the unsubscribe and open-pixel links of campaign emails. */
   links: LinkSigner;
+  /** The orgs' active rules, per trigger, held in memory for the trigger consumer. */
+  rules: RuleCache;
 }

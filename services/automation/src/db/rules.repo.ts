@@ -148,15 +148,15 @@ export async function ruleState(db: Queryable, orgId: string, id: string): Promi
   return rows[0];
 }
 
-const ACTIVE_FOR = {
-  name: 'automation_active_rules',
-  text: `SELECT id, org_id, name, trigger_type, conditions, keywords, actions, status FROM rules
-         WHERE org_id = $1 AND status = 'active' AND trigger_type = ANY($2::text[]) ORDER BY created_at, id`,
+const ACTIVE_OF_ORG = {
+  name: 'automation_active_rules_of_org',
+  text: `SELECT id, org_id, name, trigger_type, conditions, keywords, actions, status, created_at FROM rules
+         WHERE org_id = $1 AND status = 'active' ORDER BY created_at, id`,
 };
 
-/** What the consumer needs for one event: the org's active rules listening to these triggers. */
-export async function activeRulesFor(db: Queryable, orgId: string, triggers: string[]): Promise<RuleRow[]> {
-  const { rows } = await db.query<RuleRow>({ ...ACTIVE_FOR, values: [orgId, triggers] });
+/** Every active rule of an org, oldest first (the rule cache holds them per org). */
+export async function activeRulesOfOrg(db: Queryable, orgId: string): Promise<RuleRow[]> {
+  const { rows } = await db.query<RuleRow>({ ...ACTIVE_OF_ORG, values: [orgId] });
   return rows;
 }
 

@@ -87,6 +87,8 @@ export async function create(deps: Deps, ctx: OrgContext, input: RuleInput) {
   await checkReferences(deps, ctx, actions);
   const id = randomUUID();
   await repo.insertRule(deps.pool, { id, orgId, name, description, type, trigger, actions, createdBy: userId });
+  // Committed: the next event of the org is judged with it (other replicas hear of it by NOTIFY).
+  deps.rules.changed(orgId);
   return repo.toRule((await repo.getRule(deps.pool, orgId, id))!);
 }
 
@@ -108,6 +110,7 @@ export async function update(deps: Deps, ctx: OrgContext, input: RuleInput) {
     if (patch.actions.length === 0 && current.status === 'active') throw ruleIncomplete();
   }
   await repo.updateRule(deps.pool, orgId, current.id, patch);
+  deps.rules.changed(orgId);
   return repo.toRule((await repo.getRule(deps.pool, orgId, current.id))!);
 }
 
@@ -120,6 +123,7 @@ export async function activate(deps: Deps, ctx: OrgContext, id: string) {
     if (current.actions.length === 0) throw ruleIncomplete();
     await checkReferences(deps, ctx, current.actions);
     await repo.setStatus(deps.pool, orgId, current.id, 'active');
+    deps.rules.changed(orgId);
   }
   return repo.toRule((await repo.getRule(deps.pool, orgId, current.id))!);
 }
@@ -132,7 +136,10 @@ export async function pause(deps: Deps, ctx: OrgContext, id: string) {
   if (current.status === 'draft') {
     throw new AppError('failed_precondition', 'Only an active rule can be paused; this one is a draft', { code: 'invalid_state' });
   }
-  if (current.status === 'active') await repo.setStatus(deps.pool, orgId, current.id, 'paused');
+  if (current.status === 'active') {
+    await repo.setStatus(deps.pool, orgId, current.id, 'paused');
+    deps.rules.changed(orgId);
+  }
   return repo.toRule((await repo.getRule(deps.pool, orgId, current.id))!);
 }
 
@@ -146,6 +153,7 @@ export async function remove(deps: Deps, ctx: OrgContext, id: string) {
     if (name === undefined) throw notFound('Automation rule');
     await recordAudit(tx, ctx, { action: 'automation_rule.deleted', resourceType: 'automation_rule', resourceId: ruleId, details: { name } });
   });
+  deps.rules.changed(orgId);
   return { ok: true, message: 'Automation rule deleted' };
 }
 

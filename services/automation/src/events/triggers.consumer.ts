@@ -5,7 +5,7 @@ import { status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { dropContact as dropContactReminders } from '../db/appointment-reminders.repo';
 import { forgetLeadScore, recordLeadScore } from '../db/notifications.repo';
-import { activeRulesFor, triggerOf } from '../db/rules.repo';
+import { triggerOf } from '../db/rules.repo';
 import { insertRun } from '../db/runs.repo';
 import { applyAppointmentEvent } from '../domain/appointment-reminders';
 import { applyContactMerged, applyContactMergeUndone } from '../domain/contact-merges';
@@ -105,7 +105,8 @@ export function triggerHandler(deps: Deps): EventHandler {
 async function startRuns(deps: Deps, event: EventEnvelope, db: PoolClient): Promise<void> {
   const triggers = triggersOfEvent(event.type);
   if (triggers.length === 0) return;
-  const rules = await activeRulesFor(db, event.orgId, triggers);
+  // From memory: most events have no rule listening, and those cost no query (issue #28 item 3).
+  const rules = await deps.rules.rulesFor(event.orgId, triggers);
   if (rules.length === 0) return;
   const subject = subjectOf(event.type, event.data);
   const contactId = contactIdOf(event.type, event.data);
