@@ -52,9 +52,10 @@ describe('the rule cache of the trigger consumer', () => {
   });
 
   it('asks the database once per org, however many of its events no rule watches', async () => {
-    const cache = await newCache();
     const org = randomUUID();
+    // Written before the cache listens, so no announcement of it arrives midway to force a (correct) second load.
     await addRule(org, 'message_received');
+    const cache = await newCache();
     queries.n = 0;
     const results = await Promise.all(Array.from({ length: 50 }, () => cache.rulesFor(org, ['conversation_created'])));
     for (let i = 0; i < 200; i++) results.push(await cache.rulesFor(org, ['contact_created']));
