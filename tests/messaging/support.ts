@@ -90,8 +90,8 @@ export async function fakeConnector() {
   };
 }
 
-/** crm's UpsertChatnetContact / GetContactBrief over an in-memory contact table. */
-export async function fakeCrm(port?: number) {
+/** crm's UpsertChatnetContact / GetContactBrief over an in-memory contact table; `beforeUpsert` runs first (a slow crm). */
+export async function fakeCrm(port?: number, hooks: { beforeUpsert?: () => Promise<void> } = {}) {
   const contacts = new Map<string, { id: string; name: string; avatar: string; phone: string; uid: string }>();
   const upserts: Array<{ orgId: string; chatnetUid: string; displayName: string; threadType: string }> = [];
   const server = await fakeServer(
@@ -99,6 +99,7 @@ export async function fakeCrm(port?: number) {
     'crm.v1.CrmService',
     {
       UpsertChatnetContact: async (req, ctx) => {
+        await hooks.beforeUpsert?.();
         upserts.push({ orgId: ctx.orgId, chatnetUid: req.chatnetUid, displayName: req.displayName, threadType: req.threadType });
         const key = `${ctx.orgId}/${req.chatnetUid}`;
         const found = contacts.get(key);

@@ -167,7 +167,7 @@ describe('webhook worker behind a backlog', () => {
     expect(await waitFor(() => fresh.every((e) => sent.includes(e.eventId)))).toBe(true);
     // Claimed by endpoint, oldest due first: the retry is in the first claim, with the first new ones. (Among this
     // endpoint's deliveries: rows an earlier test left pending are sent by this worker too.)
-    const mine = new Set([retry, ...fresh.map((e) => e.eventId)]);
+    const mine = new Set<string>([retry, ...fresh.map((e) => e.eventId)]);
     const order = sent.filter((id) => mine.has(id));
     expect(order.indexOf(retry)).toBeGreaterThanOrEqual(0);
     expect(order.indexOf(retry)).toBeLessThan(8);

@@ -220,6 +220,47 @@ test('with batchKey and concurrency, lanes run in parallel and events of one key
   expect(most).toBeGreaterThan(1);
 });
 
+test('batchPrepare runs before the transaction opens, once per batch, and its answer reaches the handler; a failure retries the event', async () => {
+  const queue = h.queue();
+  const prepared: string[][] = [];
+  let failNext = true;
+  const consumer = await h.consumer({
+    queue,
+    pool: h.pool,
+    batchFlushMs: 300,
+    retryDelaysMs: [50],
+    maxAttempts: 3,
+    // What a slow service call would do: no transaction of this consumer is open meanwhile (no connection is held).
+    batchPrepare: async (events: EventEnvelope[]) => {
+      const { rows } = await h.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`);
+      expect(rows[0].n).toBe(0);
+      prepared.push(events.map((e) => e.id));
+      if (failNext && events.some((e) => (e.data as { n: number }).n === -1)) {
+        failNext = false;
+        throw new Error('the service is down');
+      }
+      return new Map(events.map((e) => [e.id, (e.data as { n: number }).n * 10]));
+    },
+    batchHandler: async (events, db, answers: Map<string, number>) => {
+      for (const e of events) {
+        await db!.query('INSERT INTO batch_effects (event_id, consumer, xid, n) VALUES ($1, $2, txid_current(), $3)', [e.id, queue, answers.get(e.id)]);
+      }
+    },
+  });
+  const sent = Array.from({ length: 20 }, (_, n) => envelope('widget.updated', { n }));
+  await publishBurst(sent);
+  await eventually(async () => (await batchEffects(queue)).total === 20, 5_000);
+  expect(prepared).toEqual([sent.map((e) => e.id)]);
+  const { rows } = await h.pool.query('SELECT n FROM batch_effects WHERE consumer = $1 ORDER BY n', [queue]);
+  expect(rows.map((r) => r.n)).toEqual(sent.map((_, n) => n * 10));
+  // A batch whose preparation fails: split, and the event whose preparation fails again takes the retry route.
+  const poison = envelope('widget.updated', { n: -1 });
+  await publishBurst([poison]);
+  await eventually(async () => (await batchEffects(queue)).total === 21, 5_000);
+  expect(prepared.filter((ids) => ids.includes(poison.id)).length).toBe(2);
+  await consumer.stop();
+});
+
 test('batch mode refuses concurrency without a key, and needs exactly one of handler and batchHandler', async () => {
   const queue = h.queue();
   const batchHandler: BatchHandler = async () => undefined;

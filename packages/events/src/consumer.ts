@@ -14,8 +14,20 @@ import { declareDurableQueue, declareExchange, dlqName, retryQueueName } from '.
 import { eventContexts, startEventSpan, TRACEPARENT_HEADER, validTraceparent, withEventTrace } from './trace-context';
 
 export type EventHandler = (event: EventEnvelope, db?: PoolClient) => Promise<void>;
-/** Applies events in the order they were delivered; with a pool, inside one transaction on `db`. */
-export type BatchHandler = (events: EventEnvelope[], db?: PoolClient) => Promise<void>;
+/**
+ * Applies events in the order they were delivered; with a pool, inside one transaction on `db`. `prepared` is what
+ * `batchPrepare` answered for these events (undefined without one).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type BatchHandler<P = any> = (events: EventEnvelope[], db?: PoolClient, prepared?: P) => Promise<void>;
+/**
+ * Work for a batch done before its transaction opens: calls to other services, reads. A consumer's transaction
+ * holds a connection and locks while it is open, so a slow service called inside it would hold them too (and time
+ * out whole batches). It may run again for the same events (a batch retried or split, an event already processed):
+ * it must not write anything that matters.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type BatchPrepare<P = any> = (events: EventEnvelope[]) => Promise<P>;
 
 export interface EventConsumerOptions {
   amqpUrl: string;
@@ -33,6 +45,8 @@ export interface EventConsumerOptions {
   handler?: EventHandler;
   /** Batch mode (instead of `handler`): up to `batchSize` events applied in one transaction on `db`. */
   batchHandler?: BatchHandler;
+  /** Batch mode: what to do for a batch before its transaction (see BatchPrepare); handed to batchHandler. */
+  batchPrepare?: BatchPrepare;
   /** Most deliveries per batch (default 100); prefetch defaults to 2× this in batch mode. */
   batchSize?: number;
   /** A partial batch is flushed this long after its first delivery arrived (default 5 ms), so one message when idle is still fast. */
@@ -480,7 +494,10 @@ export class EventConsumer {
     const { queue } = this.opts;
     try {
       if (this.idempotent) await this.applyBatch(batch);
-      else await this.opts.batchHandler!(batch.map((d) => d.event));
+      else {
+        const events = batch.map((d) => d.event);
+        await this.opts.batchHandler!(events, undefined, await this.opts.batchPrepare?.(events));
+      }
     } catch (err) {
       if (batch.length === 1) {
         failSpan(trace.getActiveSpan(), err);
@@ -502,6 +519,8 @@ export class EventConsumer {
    */
   private async applyBatch(batch: Parsed[]): Promise<void> {
     const { queue } = this.opts;
+    // Before the transaction and its connection: nothing it waits for holds either.
+    const prepared = await this.opts.batchPrepare?.(batch.map((d) => d.event));
     const client = await this.opts.pool!.connect();
     let broken = false;
     try {
@@ -520,7 +539,7 @@ export class EventConsumer {
         const eventIds = batch.filter((d) => !kept.has(d.event)).map((d) => d.event.id);
         this.log.debug({ queue, skipped: eventIds.length, eventIds }, 'event consumer: already processed; skipping');
       }
-      if (events.length > 0) await this.opts.batchHandler!(events, client);
+      if (events.length > 0) await this.opts.batchHandler!(events, client, prepared);
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {
@@ -534,11 +553,11 @@ export class EventConsumer {
 
   /** Each event in its own transaction, in delivery order; failures go the per-event retry / DLQ route. */
   private async oneByOne(batch: Parsed[]): Promise<void> {
-    const single: EventHandler = (event, db) => this.opts.batchHandler!([event], db);
     for (const d of batch) {
       await withEventTrace(d.event, async () => {
         try {
-          await this.run(d.event, single);
+          const prepared = await this.opts.batchPrepare?.([d.event]);
+          await this.run(d.event, (event, db) => this.opts.batchHandler!([event], db, prepared));
         } catch (err) {
           failSpan(trace.getActiveSpan(), err);
           await this.failed(d, d.event, d.attempt, err);

@@ -117,6 +117,26 @@ export async function findByThread(db: Queryable, orgId: string, accountId: stri
   return rows[0];
 }
 
+export interface ThreadRef {
+  orgId: string;
+  accountId: string;
+  threadType: string;
+  threadId: string;
+}
+
+/** Which of these threads have a conversation (one statement for a batch); answered as the indexes given. */
+export async function threadsWithConversation(db: Queryable, threads: ThreadRef[]): Promise<Set<number>> {
+  if (threads.length === 0) return new Set();
+  const { rows } = await db.query<{ i: number }>({
+    name: 'msg_threads_with_conversation',
+    text: `SELECT t.i FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) WITH ORDINALITY AS t (org_id, account_id, thread_type, thread_id, i)
+           WHERE EXISTS (SELECT 1 FROM conversations c WHERE c.org_id = t.org_id AND c.chatnet_account_id = t.account_id
+                           AND c.thread_type = t.thread_type AND c.thread_id = t.thread_id)`,
+    values: [threads.map((t) => t.orgId), threads.map((t) => t.accountId), threads.map((t) => t.threadType), threads.map((t) => t.threadId)],
+  });
+  return new Set(rows.map((r) => Number(r.i) - 1));
+}
+
 export interface NewConversation {
   id: string;
   orgId: string;

@@ -108,22 +108,27 @@ export class InboundBatch {
   constructor(
     private readonly deps: Deps,
     private readonly db: PoolClient,
+    /** What crm answered before the transaction opened (prepareInbound); without it, crm is asked from here. */
+    private readonly prepared?: InboundPrepared,
   ) {}
 
   /**
-   * A new thread's contact. The first call per thread starts the crm call; prefetch() starts them for the
-   * whole batch at once, so ten new threads cost one crm round trip of waiting, not ten in a row.
+   * A new thread's contact: the one crm gave before the transaction (prepareInbound asks for every new thread of
+   * the batch at once). A thread that was not new then has none here: it is stored without, and linked later
+   * (messaging.contact_link), rather than holding the transaction open on crm.
    */
   contact(orgId: string, t: ContactTarget): Promise<LinkedContact | undefined> {
-    const key = `${orgId}\n${t.chatnetAccountId}\n${t.threadType}\n${t.chatnetUid}`;
+    const key = contactKey(orgId, t);
+    if (this.prepared) return Promise.resolve(this.prepared.contacts.get(key));
     let found = this.contacts.get(key);
     if (!found) this.contacts.set(key, (found = tryUpsertContact(this.deps, orgId, t)));
     return found;
   }
 
-  /** A group sender's contact id: one crm call per sender and batch at most (and none while remembered). */
+  /** A group sender's contact id: asked before the transaction, or remembered; else linked later. */
   sender(orgId: string, t: ContactTarget): Promise<string | undefined> {
-    const key = `${orgId}\n${t.chatnetUid}`;
+    const key = senderKey(orgId, t);
+    if (this.prepared) return Promise.resolve(this.prepared.senders.get(key) ?? this.deps.senderContacts.get(orgId, t.chatnetUid));
     let found = this.senders.get(key);
     if (!found) this.senders.set(key, (found = tryResolveSender(this.deps, orgId, t)));
     return found;
@@ -199,25 +204,66 @@ function groupSender(d: InboundData): ContactTarget | undefined {
   return d.threadType === 'group' && !d.fromSelf ? senderTarget(d.accountId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar }) : undefined;
 }
 
-/**
- * A batch of chatnet.inbound events in the consumer's one transaction, applied one after another in delivery
- * order (the order the network gave within a conversation). Remote calls made here hold the transaction open:
- * crm for new threads (2 s deadline, all of a batch at once) and identity for round-robin (cached 30 s).
- */
-export async function storeInboundBatch(deps: Deps, db: PoolClient, events: EventEnvelope[]): Promise<void> {
-  // Data parsed by its schema (the consumer's parseData); the queue is bound to chatnet.inbound only.
-  const batch = new InboundBatch(deps, db);
-  const inbound = events.filter((e) => isEventOf(e, 'chatnet.inbound'));
+const contactKey = (orgId: string, t: ContactTarget) => `${orgId}\n${t.chatnetAccountId}\n${t.threadType}\n${t.chatnetUid}`;
+const senderKey = (orgId: string, t: ContactTarget) => `${orgId}\n${t.chatnetUid}`;
+
+/** What a batch of chatnet.inbound events needs from crm, asked before its transaction opens. */
+export interface InboundPrepared {
+  /** New threads' contacts by contactKey (undefined: crm did not answer; the conversation is linked later). */
+  contacts: Map<string, LinkedContact | undefined>;
+  /** Group senders' contact ids by senderKey. */
+  senders: Map<string, string | undefined>;
+}
+
+/** The events of a batch worth storing: parsed, with a real org id, each once. */
+function validInbound(events: EventEnvelope[]): Array<{ eventId: string; orgId: string; d: InboundData }> {
   const valid: Array<{ eventId: string; orgId: string; d: InboundData }> = [];
   const seen = new Set<string>();
-  for (const e of inbound) {
+  for (const e of events) {
+    if (!isEventOf(e, 'chatnet.inbound')) continue;
     const parsed = parseInbound(e.data);
     // An org id that is no id fails on its own in storeInbound; it must not fail the batch statement of the others.
     // A second copy of one event in the batch (a redelivery) goes the slow way and finds its message stored.
     if (parsed.ok && isUuid(e.orgId) && !seen.has(e.id)) valid.push({ eventId: e.id, orgId: e.orgId, d: parsed.value });
     seen.add(e.id);
   }
-  await batch.prefetch(valid);
+  return valid;
+}
+
+/**
+ * The consumer's batchPrepare (issue #28 item 4): everything crm must say about a batch, asked before the
+ * transaction opens, all at once: the contact of every thread that has no conversation yet, and every group
+ * sender not remembered. A slow crm then delays the batch but holds no connection or lock of messaging's, and never
+ * times out a transaction. crm unreachable: those threads are stored without a contact and linked later.
+ */
+export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promise<InboundPrepared> {
+  const valid = validInbound(events);
+  const senders = new Map<string, Promise<string | undefined>>();
+  for (const { orgId, d } of valid) {
+    const t = groupSender(d);
+    if (t && !senders.has(senderKey(orgId, t))) senders.set(senderKey(orgId, t), tryResolveSender(deps, orgId, t));
+  }
+  const threads = valid.map(({ orgId, d }) => ({ orgId, accountId: d.accountId, threadType: d.threadType, threadId: d.threadId, t: threadTarget(d) }));
+  const known = await convs.threadsWithConversation(deps.pool, threads);
+  const contacts = new Map<string, Promise<LinkedContact | undefined>>();
+  threads.forEach(({ orgId, t }, i) => {
+    if (t && !known.has(i) && !contacts.has(contactKey(orgId, t))) contacts.set(contactKey(orgId, t), tryUpsertContact(deps, orgId, t));
+  });
+  const settle = async <V>(m: Map<string, Promise<V>>) => new Map(await Promise.all([...m].map(async ([k, p]) => [k, await p] as const)));
+  const [s, c] = await Promise.all([settle(senders), settle(contacts)]);
+  return { senders: s, contacts: c };
+}
+
+/**
+ * A batch of chatnet.inbound events in the consumer's one transaction, applied one after another in delivery
+ * order (the order the network gave within a conversation). crm was asked before the transaction (prepareInbound);
+ * the one remote call left inside is identity's for round-robin (cached 30 s).
+ */
+export async function storeInboundBatch(deps: Deps, db: PoolClient, events: EventEnvelope[], prepared?: InboundPrepared): Promise<void> {
+  // Data parsed by its schema (the consumer's parseData); the queue is bound to chatnet.inbound only.
+  const batch = new InboundBatch(deps, db, prepared);
+  const inbound = events.filter((e) => isEventOf(e, 'chatnet.inbound'));
+  await batch.prefetch(validInbound(events));
   for (const e of inbound) await withEventTrace(e, () => storeInbound(deps, db, e, batch));
   await enqueueEvents(db, batch.received);
 }

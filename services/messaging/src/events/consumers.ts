@@ -4,9 +4,9 @@ import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { applyContactMerged, applyContactMergeUndone, mergeEventKey } from '../domain/contact-merges';
-import { resolveSender, upsertContact } from '../domain/contacts';
+import { applyContactLink, prepareContactLinks, type ContactLinks } from '../domain/contact-links';
 import { EVENTS } from '../domain/events';
-import { storeInboundBatch } from '../domain/inbound';
+import { prepareInbound, storeInboundBatch, type InboundPrepared } from '../domain/inbound';
 import { recordSeen } from '../domain/seen';
 import { recordReaction, recordRecall } from '../reactions';
 
@@ -38,7 +38,9 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       prefetch: Math.max(200, config.INBOUND_CONCURRENCY * 25),
       concurrency: config.INBOUND_CONCURRENCY,
       batchKey: threadKey,
-      batchHandler: (events, db) => storeInboundBatch(deps, db!, events),
+      // crm is asked before the batch's transaction opens, never inside it.
+      batchPrepare: (events) => prepareInbound(deps, events),
+      batchHandler: (events, db, prepared: InboundPrepared) => storeInboundBatch(deps, db!, events, prepared),
     }),
     // chatnet.seen (read receipts) → outbound messages seen, message.seen; chatnet.recalled and chatnet.reaction →
     // message.recalled, message.reaction. The news of one thread in order.
@@ -64,22 +66,10 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       queue: `${config.EVENTS_EXCHANGE}.messaging.contact-link`,
       bindings: [EVENTS.contactLink],
       logger: log.child({ consumer: 'contact-link' }),
-      handler: async (event, db) => {
-        if (!isEventOf(event, 'messaging.contact_link')) return;
-        const d = event.data;
-        const conv = await convs.findById(db!, event.orgId, d.conversationId);
-        if (!conv) return;
-        if (d.sender) {
-          const contactId = await resolveSender(deps, event.orgId, d);
-          const linked = await messages.linkSender(db!, event.orgId, conv.id, d.chatnetUid, contactId);
-          log.info({ conversationId: conv.id, contactId, linked }, 'group messages linked to their sender');
-          return;
-        }
-        // A group is never a contact (issue #15): a request from before that change links nothing.
-        if (conv.contact_id || conv.thread_type === 'group') return;
-        const contact = await upsertContact(deps, event.orgId, d);
-        await convs.linkContact(db!, event.orgId, conv.id, contact);
-        log.info({ conversationId: conv.id, contactId: contact.id }, 'conversation linked to its contact');
+      // crm is asked before the batch's transaction opens; a crm that does not answer fails it, and it is retried.
+      batchPrepare: (events) => prepareContactLinks(deps, events),
+      batchHandler: async (events, db, links: ContactLinks) => {
+        for (const event of events) await withEventTrace(event, () => applyContactLink(deps, db!, event, links));
       },
     }),
     // Keep the copy of contact name, avatar and phone in conversations fresh; follow crm's contact merges.
