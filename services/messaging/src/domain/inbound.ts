@@ -8,7 +8,7 @@ import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
 import { groupFallbackName, senderTarget, threadTarget, tryResolveSender, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
 import { EVENTS } from './events';
-import { autoAssignNew } from './round-robin';
+import { autoAssignNew, warmRotation } from './round-robin';
 import { storeSelf } from './self-messages';
 import { cancelScheduledOnReply } from '../scheduled';
 import { statusChangedData } from './status';
@@ -246,18 +246,23 @@ export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promi
   const threads = valid.map(({ orgId, d }) => ({ orgId, accountId: d.accountId, threadType: d.threadType, threadId: d.threadId, t: threadTarget(d) }));
   const known = await convs.threadsWithConversation(deps.pool, threads);
   const contacts = new Map<string, Promise<LinkedContact | undefined>>();
-  threads.forEach(({ orgId, t }, i) => {
-    if (t && !known.has(i) && !contacts.has(contactKey(orgId, t))) contacts.set(contactKey(orgId, t), tryUpsertContact(deps, orgId, t));
+  const rotations = new Map<string, Promise<void>>();
+  threads.forEach(({ orgId, accountId, t }, i) => {
+    if (known.has(i)) return;
+    if (t && !contacts.has(contactKey(orgId, t))) contacts.set(contactKey(orgId, t), tryUpsertContact(deps, orgId, t));
+    // A new conversation on a round_robin account is assigned in the transaction: identity's answers first.
+    const account = `${orgId}\n${accountId}`;
+    if (!rotations.has(account)) rotations.set(account, warmRotation(deps, orgId, accountId).catch(() => undefined));
   });
   const settle = async <V>(m: Map<string, Promise<V>>) => new Map(await Promise.all([...m].map(async ([k, p]) => [k, await p] as const)));
-  const [s, c] = await Promise.all([settle(senders), settle(contacts)]);
+  const [s, c] = await Promise.all([settle(senders), settle(contacts), ...rotations.values()]);
   return { senders: s, contacts: c };
 }
 
 /**
  * A batch of chatnet.inbound events in the consumer's one transaction, applied one after another in delivery
- * order (the order the network gave within a conversation). crm was asked before the transaction (prepareInbound);
- * the one remote call left inside is identity's for round-robin (cached 30 s).
+ * order (the order the network gave within a conversation). crm was asked before the transaction (prepareInbound),
+ * and identity's answers for round-robin accounts are in its cache by then.
  */
 export async function storeInboundBatch(deps: Deps, db: PoolClient, events: EventEnvelope[], prepared?: InboundPrepared): Promise<void> {
   // Data parsed by its schema (the consumer's parseData); the queue is bound to chatnet.inbound only.

@@ -21,6 +21,15 @@ async function activity(deps: Deps, ctx: Forward, userIds: string[]): Promise<Ma
 }
 
 /**
+ * Identity's answers about a round_robin account's users into the cache (kept briefly), so a new conversation's
+ * rotation inside a consumer's transaction finds them there rather than waiting on identity (issue #28 item 4).
+ */
+export async function warmRotation(deps: Deps, orgId: string, accountId: string): Promise<void> {
+  const peek = await assignments.find(deps.pool, orgId, accountId);
+  if (peek?.mode === 'round_robin' && peek.user_ids.length > 0) await activity(deps, { orgId }, peek.user_ids);
+}
+
+/**
  * Choose and record the assignee of an unassigned conversation by its account's rotation, inside `db`'s transaction:
  * the returning contact's previous assignee while eligible, else the next listed user from the cursor who is active and
  * under the cap. The account's row is locked (`FOR UPDATE`) while choosing and moving the cursor, so several instances
