@@ -8,13 +8,14 @@ import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { createServiceClient, GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService as StartedService, withMetricsServer } from '@crm/metrics';
-import { AddressGuard } from '@crm/net-guard';
+import { AddressGuard, parseAllowList } from '@crm/net-guard';
 import { type ConnectorConfig, sandboxControlEnabled } from './config';
 import type { Deps } from './deps';
 import { OwnerDirectory } from './domain/owners';
 import type { ChatnetDriver } from './drivers/driver';
 import { SandboxDriver, SandboxNetwork } from './drivers/sandbox.driver';
 import { dialThrough } from './drivers/proxy-dialer';
+import { MediaDownloads } from './drivers/media-download';
 import { connectorHandlers } from './grpc/connector.handler';
 import { peerHandlers } from './grpc/peer.handler';
 import { Leases } from './pool/leases';
@@ -51,6 +52,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   const guard = new AddressGuard({ allow: config.CONNECTOR_ALLOWED_PRIVATE_ADDRESSES, purpose: 'proxy connections' });
   let sandbox: SandboxNetwork | undefined;
   let driver: ChatnetDriver;
+  let media: MediaDownloads | undefined;
   if (config.CHATNET_DRIVER === 'sandbox') {
     sandbox = new SandboxNetwork(redis, config.REDIS_PREFIX);
     driver = new SandboxDriver(sandbox, config.QR_TTL_MS, config.QR_MAX_REFRESHES);
@@ -59,7 +61,10 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     // each start (and each test's stack) on the sandbox driver for nothing.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { ZcaDriver } = require('./drivers/zca.driver') as typeof import('./drivers/zca.driver');
-    driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard), maxFileBytes: config.ATTACHMENT_MAX_BYTES });
+    // The network's media hosts are public: no private address is allowed for downloads, whatever proxies may use.
+    const mediaGuard = new AddressGuard({ allow: parseAllowList(''), purpose: 'inbound file downloads' });
+    media = new MediaDownloads({ hosts: config.CHATNET_MEDIA_HOSTS, guard: mediaGuard, maxBytes: config.ATTACHMENT_MAX_BYTES });
+    driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard), media });
   }
   const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000, config.GRPC_LB_POLICY);
   // Network news (inbound messages, read receipts) reaches the outbox in batches: one statement for what arrives within a few ms.
@@ -118,6 +123,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     await news.close();
     await relay.stop();
     await driver.close();
+    media?.close();
     peers.close();
     files.close();
     identity.close();

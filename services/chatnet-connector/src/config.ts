@@ -1,7 +1,36 @@
 import { fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { allowListEnv } from '@crm/net-guard';
+import { parseMediaHosts } from './drivers/media-hosts';
 
 const ms = (fallback: number, min = 100) => z.coerce.number().int().min(min).default(fallback);
+
+/**
+ * Where the network serves photos and files. zca-js names no media host: 2.2.0's sources in node_modules/zca-js/dist
+ * hard-code only its API hosts (*.zalo.me) and Zalo's static host stc-zlogin.zdn.vn (apis/loginQR.js); a message's file
+ * is a URL in its content (`href` of TAttachmentContent, models/Message.d.ts). Hence, beside zdn.vn, the hosts public
+ * projects built on zca-js download inbound media from (their code and tests):
+ * - zdn.vn: photos at f<n>-zpg-r.zdn.vn, uploaded files at f<n>-zpc.zdn.vn;
+ * - zadn.vn: avatars (s120-ava-talk.zadn.vn) and photos;
+ * - dlfl.vn, flchat.vn, dlmd.me: a file message's link file-stal-<n>.dlfl.vn redirects to the delivery host
+ *   file-stal-<n>[-<edge>].flchat.vn and on to the CDN file-stal-<n>-aka-jpt.dlmd.me.
+ * An operator who sees files refused from another host of the network adds it to CHATNET_MEDIA_HOSTS.
+ */
+const DEFAULT_MEDIA_HOSTS = 'zdn.vn,zadn.vn,dlfl.vn,flchat.vn,dlmd.me';
+
+/** A comma-separated host list (media-hosts.ts); an entry that is not a host name stops the service, named. */
+function mediaHostsEnv(fallback: string) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((raw, ctx): string[] => {
+      try {
+        return parseMediaHosts(raw);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    });
+}
 
 const Env = z.object({
   ...internalAuthEnv,
@@ -50,6 +79,13 @@ const Env = z.object({
    * The sandbox's control RPCs (scan, inbound, drop…) answer only outside production.
    */
   CHATNET_DRIVER: z.enum(['sandbox', 'zca']).default('sandbox'),
+  /**
+   * Hosts the network serves photos and files from (comma-separated; a name takes itself and its subdomains, `zadn.vn`
+   * takes `s120-ava-talk.zadn.vn` but not `evilzadn.vn`). The zca driver downloads a message's file, and follows a
+   * redirect (at most 3), only over HTTPS to these hosts; anything else is left out of its message with a warning.
+   * Empty: no file is downloaded.
+   */
+  CHATNET_MEDIA_HOSTS: mediaHostsEnv(DEFAULT_MEDIA_HOSTS),
   /** A live session's lease lifetime; another instance takes the account over once it lapses. */
   LEASE_TTL_MS: ms(10_000, 1000),
   /** How often a holder renews its leases (well under LEASE_TTL_MS). */

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { Agent } from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -21,6 +22,7 @@ import {
   ZcaQrEvent,
   zcaClientFactory,
 } from '../src/drivers/zca.driver';
+import type { InboundMedia } from '../src/drivers/media-download';
 
 // The zca driver against fixtures in the shapes zca-js 2.2 produces (its QR-login callback events, listener
 // messages, account and friend records, send results, session context): no network at all.
@@ -114,17 +116,25 @@ function fakeClient(script: Array<string | 'wait'>, api = fakeApi(), login?: (c:
   return { client, calls, api };
 }
 
-/** The network's file hosts: each url answers its bytes; anything else is 404. Records what was asked. */
-function fakeFiles(files: Record<string, Buffer> = {}) {
+/**
+ * The network's file hosts as the driver sees them (InboundMedia): each url gives its bytes; anything else fails as a
+ * download does. Records what was asked and through which agent. Which URLs may be fetched, redirects and the size cap
+ * are media-download.ts's, tested against real servers in tests/security/inbound-media.test.ts.
+ */
+function fakeFiles(files: Record<string, Buffer> = {}, delayMs = 0) {
   const asked: string[] = [];
-  const fetchImpl = (async (input: string | URL) => {
-    const url = String(input);
-    asked.push(url);
-    const bytes = files[url];
-    if (!bytes) return new Response('gone', { status: 404 });
-    return new Response(bytes, { status: 200, headers: { 'content-length': String(bytes.length) } });
-  }) as typeof fetch;
-  return { fetch: fetchImpl, asked };
+  const via: Array<Agent | undefined> = [];
+  const media: InboundMedia = {
+    download: async (url, agent) => {
+      asked.push(url);
+      via.push(agent);
+      if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+      const bytes = files[url];
+      if (!bytes) throw new Error('download answered 404');
+      return Readable.from([bytes]);
+    },
+  };
+  return { media, asked, via };
 }
 
 const until = async (check: () => boolean, ms = 2_000) => {
@@ -167,8 +177,7 @@ const PHOTO_URL = 'https://photo-stal-1.zadn.vn/fixture.jpg';
 const FILE_URL = fx('message-user-file').data.content.href as string;
 const JPEG = Buffer.from('ffd8ffe000104a46494600010100000100010000ffc0001108003c005003012200021101031101', 'hex');
 const network = fakeFiles({ [PHOTO_URL]: JPEG, [FILE_URL]: Buffer.from('%PDF-1.7 quote') });
-const driverWith = (client: ZcaClient, qrMaxRefreshes = 2, fetchImpl: typeof fetch = network.fetch, maxFileBytes?: number) =>
-  new ZcaDriver({ log, qrMaxRefreshes, factory: () => client, fetch: fetchImpl, maxFileBytes });
+const driverWith = (client: ZcaClient, qrMaxRefreshes = 2, media: InboundMedia = network.media) => new ZcaDriver({ log, qrMaxRefreshes, factory: () => client, media });
 
 describe('zca driver: QR login', () => {
   it('shows each QR zca-js renders (PNG) and, once scanned, returns a live session with the account profile', async () => {
@@ -574,19 +583,16 @@ describe('zca driver: files both ways', () => {
     expect(api.sendMessage).toHaveBeenCalledTimes(1);
   });
 
-  it('an inbound file is downloaded through the session fetch and stored under its title; the thread keeps its order', async () => {
+  it('an inbound file is downloaded (directly: no proxy agent) and stored under its title; the thread keeps its order', async () => {
     const r = recorder();
     const { client, api } = fakeClient([]);
-    const slow = fakeFiles({ [FILE_URL]: Buffer.from('%PDF-1.7 quote') });
-    const slowFetch = (async (url: string) => {
-      await new Promise((res) => setTimeout(res, 30));
-      return slow.fetch(url);
-    }) as typeof fetch;
-    await driverWith(client, 2, slowFetch).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    const slow = fakeFiles({ [FILE_URL]: Buffer.from('%PDF-1.7 quote') }, 30);
+    await driverWith(client, 2, slow.media).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
     api.listener.emit('message', fx('message-user-file'));
     api.listener.emit('message', fx('message-user-text'));
     await until(() => r.messages.length === 2);
     expect(slow.asked).toEqual([FILE_URL]);
+    expect(slow.via).toEqual([undefined]);
     expect(r.stored).toEqual([{ fileName: 'Báo giá tháng 1.pdf', mimeType: 'application/pdf', bytes: Buffer.from('%PDF-1.7 quote') }]);
     // The text came after the file in the thread, and is handed over after it although the download was slow.
     expect(r.messages.map((m) => m.chatnetMessageId)).toEqual(['6938394735570', '6938394735567']);
@@ -594,32 +600,37 @@ describe('zca driver: files both ways', () => {
     expect(inboundFileOf(fx('message-user-text'))).toBeUndefined();
   });
 
-  it('a file that cannot be had (gone, larger than the limit, not https) leaves the message without it', async () => {
+  it('a file that cannot be had (a download that fails, a stream that breaks) leaves the message without it', async () => {
     const r = recorder();
     const { client, api } = fakeClient([]);
-    const files = fakeFiles({ [PHOTO_URL]: Buffer.alloc(5_000, 1) });
-    await driverWith(client, 2, files.fetch, 1_000).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
-    const photo = fx('message-user-photo');
-    api.listener.emit('message', photo);
+    const files = fakeFiles({});
+    const broken: InboundMedia = {
+      download: async (url, agent) =>
+        url === FILE_URL
+          ? new Readable({ read() { this.destroy(new Error('the file is larger than 1000 bytes')); } })
+          : files.media.download(url, agent),
+    };
+    await driverWith(client, 2, broken).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
+    api.listener.emit('message', fx('message-user-photo'));
     api.listener.emit('message', fx('message-user-file'));
-    const plain = { ...photo, data: { ...photo.data, msgId: 'p-http', content: { ...photo.data.content, href: 'http://10.0.0.1/x.jpg' } } };
-    api.listener.emit('message', plain);
-    await until(() => r.messages.length === 3);
-    expect(r.messages.map((m) => m.attachments)).toEqual([undefined, undefined, undefined]);
+    await until(() => r.messages.length === 2);
+    expect(r.messages.map((m) => m.attachments)).toEqual([undefined, undefined]);
     expect(r.stored).toEqual([]);
-    expect(files.asked).toEqual([PHOTO_URL, FILE_URL]);
+    expect(files.asked).toEqual([PHOTO_URL]);
   });
 
-  it('a proxied account downloads through its proxy fetch, never the default one', async () => {
+  it('a proxied account downloads through its proxy agent', async () => {
     const r = recorder();
     const { client, api } = fakeClient([]);
-    const viaProxy = fakeFiles({ [PHOTO_URL]: JPEG });
-    const direct = fakeFiles({ [PHOTO_URL]: JPEG });
-    const driver = new ZcaDriver({ log, qrMaxRefreshes: 1, factory: () => client, fetch: direct.fetch, proxy: () => ({ agent: {} as never, fetch: viaProxy.fetch }) });
+    const files = fakeFiles({ [PHOTO_URL]: JPEG });
+    const proxyAgent = new Agent();
+    const driver = new ZcaDriver({ log, qrMaxRefreshes: 1, factory: () => client, media: files.media, proxy: () => ({ agent: proxyAgent, fetch: globalThis.fetch }) });
     await driver.restoreSession(stored, { accountId: 'a1', proxyUrl: 'socks5://proxy.example:1080', handlers: r.handlers });
     api.listener.emit('message', fx('message-user-photo'));
     await until(() => r.messages.length === 1);
-    expect([viaProxy.asked, direct.asked]).toEqual([[PHOTO_URL], []]);
+    expect(files.asked).toEqual([PHOTO_URL]);
+    expect(files.via[0]).toBe(proxyAgent);
+    expect(r.stored).toEqual([expect.objectContaining({ bytes: JPEG })]);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Agent } from 'node:http';
-import { Readable, Transform } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Readable } from 'node:stream';
 import type { Logger } from '@crm/logger';
+import { RefusedAddressError } from '@crm/net-guard';
 import { FriendEventType, Reactions, ThreadType } from 'zca-js';
 import type {
   API,
@@ -47,6 +47,7 @@ import {
 import { GroupNames } from './group-names';
 import { findUserByPhone, type ZcaPhoneApi } from './phone-lookup';
 import { fileNameForNetwork, imageSize, mimeTypeOf } from './file-kinds';
+import { type InboundMedia, MediaRefusedError } from './media-download';
 import { isSessionRefused } from './zca-errors';
 import { SenderProfile, SenderProfiles } from './sender-profiles';
 
@@ -133,13 +134,9 @@ export interface ZcaDriverOptions {
   qrMaxRefreshes: number;
   factory?: ZaloClientFactory;
   proxy?: ProxyDialer;
-  /** The fetch of sessions without a proxy (photos and files are downloaded with the session's own fetch). */
-  fetch?: typeof fetch;
-  /** The largest file downloaded from the network; a bigger one is left out of its message. */
-  maxFileBytes?: number;
+  /** Downloads of the photos and files messages carry (media hosts only, SSRF guard, size cap): media-download.ts. */
+  media: InboundMedia;
 }
-
-const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
 
 export class ZcaDriver implements ChatnetDriver {
   readonly name = 'zca';
@@ -149,12 +146,12 @@ export class ZcaDriver implements ChatnetDriver {
     this.factory = o.factory ?? zcaClientFactory();
   }
 
-  /** One client per session, and the fetch that reaches the network the same way (through the account's proxy). */
-  private client(proxyUrl?: string): { client: ZcaClient; fetch: typeof fetch } {
-    if (!proxyUrl) return { client: this.factory({}), fetch: this.o.fetch ?? globalThis.fetch };
+  /** One client per session, and the agent its downloads reach the network with (the account's proxy; none: direct). */
+  private client(proxyUrl?: string): { client: ZcaClient; via?: Agent } {
+    if (!proxyUrl) return { client: this.factory({}) };
     if (!this.o.proxy) throw new Error('This build has no proxy support for the zca driver');
     const dialed = this.o.proxy(proxyUrl);
-    return { client: this.factory(dialed), fetch: dialed.fetch };
+    return { client: this.factory(dialed), via: dialed.agent };
   }
 
   async loginWithQr(opts: QrLoginOptions): Promise<ChatnetSession> {
@@ -168,11 +165,11 @@ export class ZcaDriver implements ChatnetDriver {
     };
     opts.signal.addEventListener('abort', onAbort, { once: true });
     let api: ZcaApi;
-    let download: typeof fetch = globalThis.fetch;
+    let via: Agent | undefined;
     try {
       // Inside the try: a proxy the SSRF guard refuses is a failed login like any other network failure.
       const dialed = this.client(opts.proxyUrl);
-      download = dialed.fetch;
+      via = dialed.via;
       api = await dialed.client.loginQR({}, (event) => {
         abortLogin = event.actions?.abort;
         if (opts.signal.aborted) {
@@ -206,7 +203,7 @@ export class ZcaDriver implements ChatnetDriver {
       opts.signal.removeEventListener('abort', onAbort);
     }
     if (failure || !api) throw failure ?? new LoginFailedError('network_error', 'QR login returned no session');
-    return this.open(api, opts.handlers, download, { catchUp: false });
+    return this.open(api, opts.handlers, via, { catchUp: false });
   }
 
   async restoreSession(sessionData: string, opts: ConnectOptions): Promise<ChatnetSession> {
@@ -218,10 +215,10 @@ export class ZcaDriver implements ChatnetDriver {
     }
     if (!stored.imei || !Array.isArray(stored.cookie) || !stored.userAgent) throw new SessionExpiredError('Stored session data is incomplete');
     let api: ZcaApi;
-    let download: typeof fetch;
+    let via: Agent | undefined;
     try {
       const dialed = this.client(opts.proxyUrl);
-      download = dialed.fetch;
+      via = dialed.via;
       api = await dialed.client.login({ imei: stored.imei, cookie: stored.cookie as ZcaCredentials['cookie'], userAgent: stored.userAgent, language: stored.language });
     } catch (err) {
       // The network refused the cookies (logged out, expired): a new QR login is needed. Anything else (DNS, TLS,
@@ -230,10 +227,10 @@ export class ZcaDriver implements ChatnetDriver {
       throw err;
     }
     // A restore follows a drop (or a move between instances): what arrived meanwhile is asked for once connected.
-    return this.open(api, opts.handlers, download, { catchUp: true });
+    return this.open(api, opts.handlers, via, { catchUp: true });
   }
 
-  private async open(api: ZcaApi, handlers: SessionHandlers, download: typeof fetch, opts: { catchUp: boolean }): Promise<ChatnetSession> {
+  private async open(api: ZcaApi, handlers: SessionHandlers, via: Agent | undefined, opts: { catchUp: boolean }): Promise<ChatnetSession> {
     const uid = api.getOwnId();
     const { profile } = await api.fetchAccountInfo();
     const session = new ZcaSession(
@@ -241,7 +238,7 @@ export class ZcaDriver implements ChatnetDriver {
       { uid, displayName: profile.displayName || profile.zaloName || uid, avatarUrl: profile.avatar ?? '', phone: profile.phoneNumber ?? '' },
       handlers,
       this.o.log,
-      { fetch: download, maxFileBytes: this.o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES },
+      { media: this.o.media, via },
     );
     await session.listen(opts);
     return session;
@@ -424,8 +421,7 @@ export function inboundFileOf(m: ZcaMessage): { url: string; fileName: string; m
   } catch {
     return undefined;
   }
-  // The network's own file hosts are HTTPS; anything else is not a file it hosts.
-  if (url.protocol !== 'https:') return undefined;
+  // Whether it may be fetched (HTTPS, a media host) is the download's to judge, and to log when it is not.
   const fromUrl = decodeURIComponent(url.pathname.split('/').pop() ?? '');
   const photo = m.data.msgType === 'chat.photo';
   // A file message is titled with its name; a photo has no name of its own.
@@ -483,17 +479,6 @@ export function friendRequestStatusOf(r: GetFriendRequestStatusResponse): 'frien
   if (r.is_friend === 1) return 'friend';
   if (r.is_requested === 1) return 'sent';
   return 'none';
-}
-
-/** Counts a download's bytes and fails it past the limit, so a file is never read beyond what may be stored. */
-function capped(maxBytes: number): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      seen += chunk.length;
-      done(seen > maxBytes ? new Error(`the file is larger than ${maxBytes} bytes`) : null, chunk);
-    },
-  });
 }
 
 /** A file being sent, read whole (zca-js uploads from a Buffer) but never more than its announced size. */
@@ -564,7 +549,8 @@ class ZcaSession implements ChatnetSession {
     readonly profile: ChatnetProfile,
     private readonly handlers: SessionHandlers,
     private readonly log: Logger,
-    private readonly files: { fetch: typeof fetch; maxFileBytes: number },
+    /** How this session downloads a message's file: through its proxy's agent (`via`) when the account has one. */
+    private readonly files: { media: InboundMedia; via?: Agent },
   ) {
     this.groupNames = new GroupNames({
       lookup: async (groupId) => groupNameOf(await this.api.getGroupInfo(groupId), groupId),
@@ -593,22 +579,28 @@ class ZcaSession implements ChatnetSession {
   }
 
   /**
-   * A photo or file message with its file: downloaded through the session's own fetch (its proxy), streamed into
-   * messaging. A file that cannot be had (gone, too large, refused) leaves the message as it is, never holds it back.
+   * A photo or file message with its file: downloaded from the network's media hosts (through the session's proxy when
+   * it has one), streamed into messaging. A file that is refused (not HTTPS, not a media host, an address the SSRF guard
+   * refuses) or cannot be had (gone, too large) leaves the message as it is, never holds it back. Logged by host only:
+   * a file's URL may carry a token in its query.
    */
   private async withFile(raw: ZcaMessage, m: InboundMessage): Promise<InboundMessage> {
     const file = inboundFileOf(raw);
     if (!file) return m;
+    let body: Readable | undefined;
     try {
-      const res = await this.files.fetch(file.url, { redirect: 'follow' });
-      if (!res.ok || !res.body) throw new Error(`download answered ${res.status}`);
-      const announced = Number(res.headers.get('content-length') ?? 0);
-      if (announced > this.files.maxFileBytes) throw new Error(`the file is larger than ${this.files.maxFileBytes} bytes`);
-      const body = Readable.fromWeb(res.body as WebReadableStream).pipe(capped(this.files.maxFileBytes));
+      body = await this.files.media.download(file.url, this.files.via);
       const stored = await this.handlers.storeFile({ fileName: file.fileName, mimeType: file.mimeType, body });
       return { ...m, attachments: [stored] };
     } catch (err) {
-      this.log.warn({ err, chatnetMessageId: m.chatnetMessageId }, 'the file of an inbound message could not be stored; the message goes on without it');
+      // A download messaging stopped reading (it refused the file) is closed now, not when its socket times out.
+      body?.destroy();
+      const refused = err instanceof MediaRefusedError || err instanceof RefusedAddressError;
+      const host = new URL(file.url).hostname;
+      this.log.warn(
+        { err, chatnetMessageId: m.chatnetMessageId, host },
+        refused ? 'the file of an inbound message was refused; the message goes on without it' : 'the file of an inbound message could not be stored; the message goes on without it',
+      );
       return m;
     }
   }
