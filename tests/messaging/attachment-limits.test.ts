@@ -51,7 +51,6 @@ describe('chat attachments: size limit and storage quota', () => {
           ATTACHMENTS_DIR: dir,
           ATTACHMENT_MAX_BYTES: String(MAX_BYTES),
           ATTACHMENTS_QUOTA_MB: String(QUOTA_BYTES / 1024 / KB),
-          ATTACHMENTS_SWEEP_INTERVAL_MS: '1000',
         },
       },
     });
@@ -121,8 +120,10 @@ describe('chat attachments: size limit and storage quota', () => {
     await bus.inbound(a.orgId, { accountId: account, fromUid: 'uid-limits', fromName: 'Lan' });
     const conversation = await eventually(async () => (await a.owner.get('/api/v1/conversations')).body.data[0]);
     expect((await a.owner.post(`/api/v1/conversations/${conversation.id}/messages`, { content: 'the file', attachments: [second.id] })).status).toBe(201);
-    // Both older than ATTACHMENTS_ORPHAN_HOURS (24): the sweeper (every second here) takes the unsent one only.
+    // Both older than ATTACHMENTS_ORPHAN_HOURS (24): the sweep, woken as a write that moves a due time earlier wakes it,
+    // takes the unsent one only.
     await db.query(`UPDATE attachments SET uploaded_at = now() - interval '25 hours' WHERE id = ANY($1::uuid[])`, [[first.id, second.id]]);
+    await db.query(`SELECT pg_notify('messaging_attachments_due', '')`);
     await eventually(async () => !(await rowsOf(a.orgId)).includes(first.id) && !filesOf(a.orgId).includes(first.id), 15_000);
     expect(await rowsOf(a.orgId)).toContain(second.id);
 

@@ -98,7 +98,7 @@ describe('attachment streams', () => {
       // A JSON body limit far below the files: uploads never pass through the gateway's body parser.
       env: { BODY_LIMIT: '1kb' },
       serviceEnv: {
-        messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir, ATTACHMENTS_QUOTA_MB: '30', ATTACHMENTS_SWEEP_INTERVAL_MS: '1000' },
+        messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir, ATTACHMENTS_QUOTA_MB: '30' },
       },
     });
     bus = await eventBus(stack);
@@ -142,6 +142,7 @@ describe('attachment streams', () => {
       contentType: 'application/octet-stream',
       url: `/api/v1/chat/attachments/${res.body.id}`,
       uploadedAt: expect.any(String),
+      expiredAt: null,
     });
     // Gateway, messaging and this test share one process: all three together never held half the file (holding
     // it whole, as a buffered upload and one gRPC message, costs two to three times its size).
@@ -252,8 +253,10 @@ describe('attachment streams', () => {
     expect((await a.owner.post(`/api/v1/conversations/${conv.id}/messages`, { content: 'see file', attachments: [sent.body.id] })).status).toBe(201);
     const recent = await upload(a.token, form('file', 'recent.txt', 'text/plain', Buffer.from('uploaded just now')));
     await db.query(`UPDATE attachments SET uploaded_at = now() - interval '25 hours' WHERE id = ANY($1::uuid[])`, [[big.id, sent.body.id]]);
+    // The sweep sleeps until the oldest upload falls due (a day away): a write that moves a due time earlier wakes it.
+    await db.query(`SELECT pg_notify('messaging_attachments_due', '')`);
 
-    // The sweeper runs every second (ATTACHMENTS_SWEEP_INTERVAL_MS) and takes the back-dated orphan only.
+    // The sweep takes the back-dated orphan only.
     // Its row goes first (the download is 404 from then on), its file just after (the sweeper's order: a crash in
     // between leaves harmless bytes, never a row without its file).
     await eventually(async () => (await download(a.token, big.url)).status === 404 && !filesOf(a.orgId).includes(big.id), 15_000);

@@ -192,6 +192,7 @@ describe('chat folders, presets and attachments', () => {
         contentType: 'image/png',
         url: `/api/v1/chat/attachments/${res.body.id}`,
         uploadedAt: expect.any(String),
+        expiredAt: null,
       });
       attachment = res.body;
       expect(existsSync(path.join(dir, a.orgId, attachment.id))).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * The checks every service applies to what a gRPC request carries: ids, text, choices, email addresses and
+ * The checks every service applies to what a gRPC request carries: ids, text, choices, email addresses, URLs and
  * timestamps. A failed check throws grpc-kit's `invalid` (a 400 at the gateway naming the field). Rules that
  * need a service's config or data stay in that service (the address policies of webhook URLs, AI base URLs and
  * connector proxies, existence checks, quota caps); each service's contract rules are here (`crmRules`,
@@ -11,6 +11,7 @@ export { DEFAULT_TEXT_MAX, optionalText, rejectNul, requireText } from './text';
 export { oneOf, optionalOneOf } from './choices';
 export { EMAIL_MAX, EMAIL_MESSAGE, EMAIL_PATTERN, normaliseEmail, optionalEmail } from './email';
 export { isoTimestamp } from './time';
+export { HTTP_URL_MESSAGE, isHttpUrl, networkHttpUrl, optionalHttpUrl, URL_MAX } from './url';
 export * as crmRules from './crm';
 export * as messagingRules from './messaging';
 export * as identityRules from './identity';

@@ -34,7 +34,7 @@ export interface RunningService extends StartedService {
 
 /**
  * Create the database if needed, migrate, start the outbox relay and the consumers, serve gRPC and the
- * attachments HTTP endpoint, sweep orphan uploads, wake snoozed conversations and send scheduled messages at their time.
+ * attachments HTTP endpoint, sweep orphan and expired attachments, wake snoozed conversations and send scheduled messages at their time.
  * Used by main.ts and by tests in-process.
  */
 export async function startMessaging(config: MessagingConfig, log: Logger = createLogger('messaging', config.LOG_LEVEL)): Promise<RunningService> {
@@ -67,7 +67,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     requests.prune(pool, config.IDEMPOTENCY_TTL_HOURS).catch((err) => log.warn({ err }, 'pruning idempotency keys failed'));
   }, 15 * 60_000);
   prune.unref();
-  const sweeper = startAttachmentSweeper(deps);
+  const sweeper = await startAttachmentSweeper(deps);
   const snoozes = await startSnoozeWaker(deps);
   const scheduled = new ScheduledSender(deps);
   await scheduled.start();

@@ -54,12 +54,24 @@ const Env = z.object({
   ATTACHMENTS_DIR: z.string().min(1).default(path.join(process.cwd(), 'data', 'attachments')),
   /** Largest attachment accepted, in bytes; counted while the upload streams, so a larger one stops at this size (413). */
   ATTACHMENT_MAX_BYTES: z.coerce.number().int().min(1).max(1024 * 1024 * 1024).default(25 * 1024 * 1024),
-  /** Bytes of attachments one organization may keep, in MB; an upload past it is refused (413 storage_quota_exceeded). */
+  /**
+   * Bytes of files the org's users (and API keys) upload that one organization may keep, in MB; an upload past it is
+   * refused (413 storage_quota_exceeded). Files contacts send count against ATTACHMENTS_INBOUND_QUOTA_MB instead.
+   */
   ATTACHMENTS_QUOTA_MB: z.coerce.number().int().min(1).default(1024),
+  /**
+   * Bytes of files that came from the chat network (sent by contacts, or typed on the account's phone) one organization
+   * may keep, in MB. Its own quota, so strangers sending files fill only this one and never stop agents uploading; past
+   * it a received file is refused (413 storage_quota_exceeded) and its message is kept without it.
+   */
+  ATTACHMENTS_INBOUND_QUOTA_MB: z.coerce.number().int().min(1).default(1024),
   /** Uploads not sent with any message within this many hours are deleted (file and row). */
   ATTACHMENTS_ORPHAN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
-  /** How often the orphan sweeper runs, in ms. */
-  ATTACHMENTS_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).default(15 * 60_000),
+  /**
+   * Days the bytes of any attachment (sent, received or unsent) are kept; then they are deleted and the message lists
+   * the file as expired (its download answers 410 attachment_expired). Expired files count against no quota.
+   */
+  ATTACHMENTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   /**
    * Send governor per chat-network account: `type=<daily>/day,<burst>/<seconds>s` entries separated by `;`.
    * Types: total (every send), ui, public_api, automation, campaign. Unlisted types keep their default.

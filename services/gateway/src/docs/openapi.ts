@@ -11,6 +11,7 @@ const ERROR_TEXT: Record<number, string> = {
   403: 'The caller’s role lacks the permission this action needs',
   404: 'Not found in the caller’s organization',
   409: 'Conflicts with the current state or an existing record',
+  410: 'Gone for good: it existed and was deleted (e.g. an attachment past its retention)',
   413: 'The body is too large',
   422: 'The request is understood but cannot be carried out now (e.g. the account is not connected)',
   429: 'Rate limit or quota reached; see Retry-After',

@@ -131,7 +131,7 @@ describe('message mappers', () => {
       status: 'seen',
       sentByUserId: OTHER_ID,
       source: 'ui',
-      attachments: [f.attachment()],
+      attachments: [{ ...f.attachment(), expiredAt: null }],
       seenAt: LATER,
       senderContactId: OTHER_ID,
       quote: { messageId: OTHER_ID, content: 'Are you open?', senderName: 'Lan' },
@@ -141,7 +141,9 @@ describe('message mappers', () => {
       ],
       recalledAt: null,
     });
-    expect(attachmentOut(f.attachment())).toEqual(f.attachment());
+    // A file with its bytes has expiredAt null; one past ATTACHMENTS_RETENTION_DAYS says when they went.
+    expect(attachmentOut(f.attachment())).toEqual({ ...f.attachment(), expiredAt: null });
+    expect(attachmentOut({ ...f.attachment(), expiredAt: LATER }).expiredAt).toBe(LATER);
   });
 
   it('messageOut: a recalled message keeps its content unless it is withheld from the reader (null), and a quote withheld the same way', () => {

@@ -40,9 +40,9 @@ function afterSendOut(m: { quote: Quote | null; reactions: Reaction[]; recalledA
   return { quote: m.quote ? quoteOut(m.quote) : null, reactions: m.reactions.map(reactionOut), recalledAt: m.recalledAt ?? null };
 }
 
-/** A file sent with a message (as POST /chat/attachments answered it). */
+/** A file sent with a message (as POST /chat/attachments answered it); `expiredAt` null while its bytes are kept. */
 export function attachmentOut(a: Attachment) {
-  return { id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: a.url, uploadedAt: a.uploadedAt };
+  return { id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: a.url, uploadedAt: a.uploadedAt, expiredAt: a.expiredAt ?? null };
 }
 
 /** The conversation's owner and snooze: nobody, no team and not snoozed are null. */

@@ -410,6 +410,14 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
     res.status(204).end();
   });
 
+  // Bytes stream (below); deleting an unsent upload is an ordinary call.
+  internal.delete('/chat/attachments/:id', async (req, res) => {
+    const attachmentId = id().safeParse(req.params.id);
+    if (!attachmentId.success) throw badRequest([{ field: 'id', message: 'must be an attachment id' }]);
+    await messaging().DeleteAttachment({ id: attachmentId.data }, ctxOf(req, res));
+    res.status(204).end();
+  });
+
   const pub = Router();
   pub.post('/conversations', async (req, res) => {
     await startConversation(req, res, 'public_api');

@@ -9,7 +9,7 @@ import * as users from '../db/users.repo';
 import { record as recordAudit } from './audit';
 import { checkPasswordStrength, hashPassword } from './passwords';
 import { invalidateAccessTokens } from './sessions';
-import { isUuid, normaliseEmail, optionalText, rejectNul, requireText } from '@crm/validation';
+import { isUuid, normaliseEmail, optionalHttpUrl, optionalText, rejectNul, requireText } from '@crm/validation';
 import { requireRole, rules } from './validation';
 
 const INVITATION_DAYS = 7;
@@ -131,7 +131,8 @@ export async function update(
     fullName: req.fullName !== undefined ? requireText(req.fullName, 'fullName') : undefined,
     department: req.department !== undefined ? optionalText(req.department, 'department') : undefined,
     phone: req.phone !== undefined ? optionalText(req.phone, 'phone', rules.IDENTITY_TEXT_MAX.phone) : undefined,
-    avatar: req.avatar !== undefined ? optionalText(req.avatar, 'avatar', rules.IDENTITY_TEXT_MAX.avatar) : undefined,
+    // Shown to every user of the org as an image's src: only http(s), whoever calls (the gateway checks it too).
+    avatar: req.avatar !== undefined ? optionalHttpUrl(req.avatar, 'avatar', rules.IDENTITY_TEXT_MAX.avatar) : undefined,
     role: req.role !== undefined ? requireRole(req.role) : undefined,
     status: req.status !== undefined ? rules.userStatus(req.status) : undefined,
   };

@@ -1,5 +1,12 @@
+import { networkHttpUrl } from '@crm/validation';
 import type { Deps } from '../deps';
 import type { InboundData } from './inbound';
+
+/**
+ * An avatar the chat network gave (stored in the conversation's copy of its contact, shown as an image's src): only an
+ * http(s) URL is kept; anything else (javascript:, data:, over 2,000 characters) becomes '' — crm drops it the same way.
+ */
+export const networkAvatar = (value: string | undefined): string => networkHttpUrl(value).url;
 
 /** What crm needs to find or create the contact of a thread. */
 export interface ContactTarget {
@@ -33,7 +40,7 @@ export function contactTarget(
   return {
     chatnetUid: from.uid || threadId,
     displayName: from.name || threadId,
-    avatar: from.avatar ?? '',
+    avatar: networkAvatar(from.avatar),
     chatnetAccountId: accountId,
     threadType,
   };
@@ -54,7 +61,7 @@ export function groupFallbackName(threadId: string): string {
  */
 export function senderTarget(accountId: string, from: { uid: string; name: string; avatar: string }): ContactTarget | undefined {
   if (!from.uid) return undefined;
-  return { chatnetUid: from.uid, displayName: from.name || from.uid, avatar: from.avatar, chatnetAccountId: accountId, threadType: 'group' };
+  return { chatnetUid: from.uid, displayName: from.name || from.uid, avatar: networkAvatar(from.avatar), chatnetAccountId: accountId, threadType: 'group' };
 }
 
 /** crm's contact id for a group message's sender (asked once a while per org and uid); throws when crm cannot answer. */

@@ -60,13 +60,14 @@ export function parseInput(
   return { content, contentType, key: key || undefined, source: sourceOf(ctx, req.source), attachmentIds, replyToMessageId: (req.replyToMessageId ?? '').trim() };
 }
 
-/** The uploads a send names: each the org's and not yet sent with another message, else 400 naming `attachments`. */
+/** The uploads a send names: each the org's, not yet sent with another message and not expired, else 400 naming `attachments`. */
 export async function checkUploads(deps: Deps, orgId: string, ids: string[]) {
   const uploads = await files.findMany(deps.pool, orgId, ids);
   for (const id of ids) {
     const f = uploads.find((u) => u.id === id);
     if (!f) throw invalid('attachments', `unknown attachment ${id}`);
     if (f.message_id) throw invalid('attachments', `attachment ${id} was already sent with another message`);
+    if (f.expired_at) throw invalid('attachments', `attachment ${id} has expired (its file was deleted)`);
   }
   return uploads;
 }

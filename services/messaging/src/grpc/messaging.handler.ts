@@ -2,6 +2,7 @@ import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { bulkUpdate } from '../domain/bulk';
 import * as assignmentSettings from '../domain/assignment-settings';
+import * as attachments from '../domain/attachments';
 import * as conversations from '../domain/conversations';
 import * as folders from '../domain/folders';
 import * as notes from '../domain/notes';
@@ -66,6 +67,7 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
     CreatePreset: (req, ctx) => presets.create(deps, ctx, req),
     UpdatePreset: (req, ctx) => presets.update(deps, ctx, req),
     DeletePreset: (req, ctx) => presets.remove(deps, ctx, req.id),
+    DeleteAttachment: (req, ctx) => attachments.deleteUpload(deps, ctx, req.id),
 
 
     ListPublicConversations: (req, ctx) => publicApi.conversations(deps, ctx, req),

@@ -125,6 +125,12 @@ export function contentDisposition(kind: 'inline' | 'attachment', filename: stri
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
+/**
+ * Answers only this port gives: HTTP has a status for a file that existed and is gone for good (410), which gRPC (and
+ * so the kind's mapping) has not.
+ */
+const STATUS_OF_CODE: Record<string, number> = { [attachments.ATTACHMENT_EXPIRED]: 410 };
+
 type ResponseWithCtx = ServerResponse & { ctx?: CallContext };
 
 function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
@@ -151,7 +157,7 @@ function sendError(deps: Deps, req: IncomingMessage, res: ServerResponse, err: u
     return;
   }
   if (err instanceof AppError) {
-    const status = httpStatusOf(grpcStatusOf(err.kind));
+    const status = STATUS_OF_CODE[err.code] ?? httpStatusOf(grpcStatusOf(err.kind));
     deps.log.info({ requestId, path: req.url, status, code: err.code }, err.message);
     const body = { error: { code: err.code, message: err.message, ...(err.details?.length ? { details: err.details } : {}) }, requestId };
     return sendJson(res, { requestId } as CallContext, status, body);

@@ -1,5 +1,6 @@
 import type { OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
+import { networkAvatar } from '../domain/contacts';
 
 /**
  * What a contact made for a network user is called when the network does not say: never the bare uid (an agent
@@ -16,7 +17,7 @@ export function fallbackName(uid: string): string {
 export async function networkName(deps: Deps, ctx: OrgContext, accountId: string, uid: string): Promise<{ displayName: string; avatar: string }> {
   try {
     const u = await deps.remote.findNetworkUser(ctx, { accountId, chatnetUid: uid });
-    if (u.found && u.displayName) return { displayName: u.displayName, avatar: u.avatarUrl ?? '' };
+    if (u.found && u.displayName) return { displayName: u.displayName, avatar: networkAvatar(u.avatarUrl) };
   } catch (err) {
     deps.log.warn({ err, accountId }, 'the network did not name a new contact; using a neutral name');
   }

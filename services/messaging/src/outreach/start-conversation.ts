@@ -7,6 +7,7 @@ import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
 import * as convs from '../db/conversations.repo';
 import type { ConversationRow } from '../db/conversations.repo';
+import { networkAvatar } from '../domain/contacts';
 import { EVENTS } from '../domain/events';
 import { sendToConversation } from '../domain/send';
 import { viewerOf } from '../domain/visibility';
@@ -45,7 +46,7 @@ async function resolve(deps: Deps, ctx: OrgContext, accountId: string, target: T
   const lookup = async (q: { phone?: string; chatnetUid?: string }, field: string) => {
     const u = await deps.remote.findNetworkUser(ctx, { accountId, ...q });
     if (!u.found || !u.chatnetUid) throw notOnNetwork(field);
-    return { accountId: u.accountId || accountId, uid: u.chatnetUid, displayName: u.displayName ?? '', avatar: u.avatarUrl ?? '' };
+    return { accountId: u.accountId || accountId, uid: u.chatnetUid, displayName: u.displayName ?? '', avatar: networkAvatar(u.avatarUrl) };
   };
   if (target.kind === 'phone') return { ...(await lookup({ phone: target.value }, 'phone')), phone: target.value };
   if (target.kind === 'chatnetUid') return { ...(await lookup({ chatnetUid: target.value }, 'chatnetUid')), phone: '' };

@@ -12,7 +12,7 @@ import { friendRecordsOf, toFriend } from '../db/friends.repo';
 import { notesOf, toNote } from '../db/notes.repo';
 import { statusExists } from '../db/statuses.repo';
 import { normalisePhone, phoneSearch } from './phone';
-import { escapeLike, isoTimestamp, isUuid, oneOf, optionalEmail, optionalText, requireText, requireUuid, rules } from '../../shared';
+import { escapeLike, isoTimestamp, isUuid, networkUrl, oneOf, optionalEmail, optionalText, requireText, requireUuid, rules } from '../../shared';
 import { viewerOf } from './visibility';
 
 const DETAIL_NOTES = 100;
@@ -321,7 +321,7 @@ export async function upsertChatnet(deps: Deps, ctx: OrgContext, req: crm.Upsert
   const { orgId } = ctx;
   const uid = requireText(req.chatnetUid, 'chatnetUid', 200);
   const displayName = optionalText(req.displayName, 'displayName');
-  const avatar = optionalText(req.avatar, 'avatar', 2000);
+  const avatar = networkUrl(deps.log, req.avatar, 'avatar');
   const threadType = req.threadType ? oneOf(req.threadType, rules.THREAD_TYPES, 'threadType') : 'user';
   // A concurrent delete between the conflict and the lookup leaves nothing to return; one more pass inserts.
   for (let attempt = 0; attempt < 3; attempt++) {

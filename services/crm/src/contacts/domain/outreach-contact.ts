@@ -4,7 +4,7 @@ import { withTransaction } from '@crm/db';
 import type { crm } from '@crm/proto-types';
 import type { Deps } from '../../deps';
 import { findByChatnetUid, findContact, findIdByPhone, type ContactRow } from '../db/contacts.repo';
-import { isUuid, optionalText } from '../../shared';
+import { isUuid, networkUrl, optionalText } from '../../shared';
 import { normalisePhone } from './phone';
 import { viewerOf } from './visibility';
 
@@ -29,7 +29,7 @@ export async function linkOutreachContact(deps: Deps, ctx: OrgContext, req: Requ
   const { orgId } = ctx;
   const uid = optionalText(req.chatnetUid, 'chatnetUid', 200);
   const displayName = optionalText(req.displayName, 'displayName');
-  const avatar = optionalText(req.avatar, 'avatar', 2000);
+  const avatar = networkUrl(deps.log, req.avatar, 'avatar');
   const phone = normalisePhone(req.phone, deps.config.PHONE_DEFAULT_COUNTRY);
   const viewer = viewerOf(ctx);
 

@@ -200,15 +200,26 @@ presets.op('DELETE /chat/presets/:id', { summary: 'Delete a saved reply', respon
 const attachments = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Attachments' });
 attachments.op('POST /chat/attachments', {
   summary: 'Upload a file to send with a message (multipart/form-data, field `file`); pass its id in a send’s attachments',
-  description: '413 past the size limit (ATTACHMENT_MAX_BYTES) or when the organization’s attachment storage is full; 400 when the bytes do not match the declared type.',
+  description:
+    '413 past the size limit (ATTACHMENT_MAX_BYTES) or when the organization’s storage for uploads (ATTACHMENTS_QUOTA_MB) is full — files received from the chat network ' +
+    'have a quota of their own (ATTACHMENTS_INBOUND_QUOTA_MB); 400 when the bytes do not match the declared type.',
   body: 'file',
   responses: { 201: Attachment },
   errors: [413, 503],
 });
 attachments.op('GET /chat/attachments/:id', {
   summary: 'The file’s bytes, with its own Content-Type (images inline, anything else as a download)',
+  description: '410 `attachment_expired` once ATTACHMENTS_RETENTION_DAYS (default 365) deleted the bytes; the message still lists the file, with `expiredAt`.',
   responses: { 200: 'binary' },
-  errors: [503],
+  errors: [410, 503],
+});
+attachments.op('DELETE /chat/attachments/:id', {
+  summary: 'Delete an upload that was not sent: only the user who uploaded it',
+  description:
+    '409 `attachment_in_use` for a file sent with a message or waiting in a scheduled one (those are the conversation’s record); ' +
+    '403 for another user’s upload; 404 for an unknown id or another organization’s; 400 naming `id` for a malformed one.',
+  responses: { 204: null },
+  errors: [400, 409],
 });
 
 export const chatOps = [...inbox.ops, ...messages.ops, ...scheduled.ops, ...notes.ops, ...settings.ops, ...folders.ops, ...presets.ops, ...attachments.ops];

@@ -35,6 +35,9 @@ export const Attachment = z.object({
   contentType: z.string(),
   url: z.string().meta({ description: 'GET it with the same credentials' }),
   uploadedAt: iso(),
+  expiredAt: iso()
+    .nullable()
+    .meta({ description: 'when ATTACHMENTS_RETENTION_DAYS deleted the bytes (the url then answers 410 attachment_expired); null while they are kept' }),
 });
 keysMatch<z.infer<typeof Attachment>, ReturnType<typeof attachmentOut>>(true);
 
