@@ -4,7 +4,7 @@ export { enqueueEvent, enqueueEvents, type NewEvent } from './outbox';
 export { notifyOutboxCommitted, OutboxRelay, type OutboxRelayOptions } from './relay';
 export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';
 export { brokerConnected, type BrokerLink } from './readiness';
-export { EventConsumer, type BatchHandler, type BatchPrepare, type EventConsumerOptions, type EventHandler } from './consumer';
+export { eachEvent, EventConsumer, HIGH_VOLUME_PREFIXES, isHighVolume, type BatchHandler, type BatchPrepare, type EventConsumerOptions, type EventHandler } from './consumer';
 export { queueBindings, topicMatches } from './routing';
 export { declaredQueues, deleteTopology, dlqName, retryQueueName, DELIVERY_LIMIT } from './topology';
 export {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
 import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
-import { brokerConnected, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
+import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
@@ -17,7 +17,7 @@ import { Runner } from './domain/runner';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
 import { EMAIL_ALERT_BINDINGS, emailAlertsHandler, emailAlertsQueue, pruneEmailAlertsEvery } from './events/email-alerts.consumer';
 import { SEEN_BINDINGS, seenHandler, seenQueue } from './events/campaign-seen.consumer';
-import { TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
+import { prepareTriggers, TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
 import { automationHandlers } from './grpc/automation.handler';
 import { createRemote } from './remote';
 import { RuleCache } from './domain/rule-cache';
@@ -65,11 +65,14 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     exchange: config.EVENTS_EXCHANGE,
     queue: triggersQueue(config.EVENTS_EXCHANGE),
     bindings: [...TRIGGER_BINDINGS],
-    handler: triggerHandler(deps),
+    // Batches, one commit each (issue #28 item 2); contacts rules ask about come from crm before the transaction.
+    batchPrepare: (events) => prepareTriggers(deps, events),
+    batchHandler: triggerHandler(deps),
+    // An org's events in order, orgs side by side.
+    batchKey: (e) => e.orgId,
     parseData: true,
     logger: log,
     pool,
-    prefetch: 50,
     concurrency: 4,
     maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
@@ -82,11 +85,11 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     exchange: config.EVENTS_EXCHANGE,
     queue: repliesQueue(config.EVENTS_EXCHANGE),
     bindings: REPLY_BINDINGS,
-    handler: repliesHandler(deps),
+    batchHandler: eachEvent(repliesHandler(deps)),
+    batchKey: (e) => e.orgId,
     parseData: true,
     logger: log,
     pool,
-    prefetch: 50,
     concurrency: 2,
     maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
@@ -97,11 +100,11 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     exchange: config.EVENTS_EXCHANGE,
     queue: seenQueue(config.EVENTS_EXCHANGE),
     bindings: SEEN_BINDINGS,
-    handler: seenHandler(deps),
+    batchHandler: eachEvent(seenHandler(deps)),
+    batchKey: (e) => e.orgId,
     parseData: true,
     logger: log,
     pool,
-    prefetch: 50,
     concurrency: 2,
     maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
     retryDelaysMs: config.EVENT_RETRY_SCHEDULE,

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
-import { brokerConnected, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
+import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
@@ -72,7 +72,8 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
       exchange: config.EVENTS_EXCHANGE,
       queue: `${config.EVENTS_EXCHANGE}.crm.inbox-visibility`,
       bindings: INBOX_VISIBILITY_BINDINGS,
-      handler: inboxVisibilityHandler(log),
+      // Batches, one commit each (issue #28 item 2), in delivery order (one lane).
+      batchHandler: eachEvent(inboxVisibilityHandler(log)),
       parseData: true,
       logger: log,
       pool,

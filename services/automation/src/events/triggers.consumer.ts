@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import { isEventOf, type EventEnvelope, type EventHandler, type ParsedEvent } from '@crm/events';
+import { isEventOf, withEventTrace, type BatchHandler, type EventEnvelope, type ParsedEvent } from '@crm/events';
 import { status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { dropContact as dropContactReminders } from '../db/appointment-reminders.repo';
@@ -50,59 +50,86 @@ export function triggersQueue(exchange: string): string {
   return `${exchange}.automation.triggers`;
 }
 
+/** The contacts rule conditions ask about, by event id: fetched from crm before the batch's transaction. */
+export type TriggerContacts = Map<string, Record<string, unknown>>;
+
 /**
- * Turns events into rule runs and system notifications. Runs inside the consumer's transaction, which also
- * records the event id: a redelivered event finds it and does nothing, and the runs' unique key
- * (rule, event) backs that up. The actions themselves are performed by the Runner after commit.
+ * The batch's work before its transaction (issue #28 item 4): the contact of every event an active rule of its org
+ * judges by contact fields, from crm, all at once. Most events have no such rule and cost nothing (the rules are in
+ * memory). crm unreachable: this throws and the events are retried (EVENT_RETRY_SCHEDULE), as before.
  */
-export function triggerHandler(deps: Deps): EventHandler {
-  return async (event, db) => {
-    if (!db) throw new Error('the trigger consumer needs a transaction');
-    if (!isUuid(event.orgId)) {
-      deps.log.warn({ eventId: event.id, type: event.type, orgId: event.orgId }, 'automation: event with a malformed orgId ignored');
-      return;
-    }
-    // Data parsed by its schema (parseData): a payload that does not fit was dead-lettered with the reason.
-    if (!isEventOf(event, ...TRIGGER_BINDINGS)) return;
-    switch (event.type) {
-      case 'webhook.disabled':
-        await webhookDisabled(event, db);
-        return;
-      case 'contact.deleted': {
-        await forgetLeadScore(db, event.orgId, event.data.id);
-        await dropContactReminders(db, event.orgId, event.data.id);
-        return;
-      }
-      case 'contact.merged':
-        await applyContactMerged(deps.log, event, db);
-        return;
-      case 'contact.merge_undone':
-        await applyContactMergeUndone(deps.log, event, db);
-        return;
-      case 'appointment.created':
-      case 'appointment.updated':
-      case 'appointment.deleted':
-        await applyAppointmentEvent(deps, event, db);
-        break;
-      case 'contact.created':
-      case 'contact.updated':
-        await highValueLead(deps, event, db);
-        break;
-      case 'conversation.note_created':
-        await noteMentions(event, db);
-        break;
-      case 'message.received':
-        await inboundAlerts(event, db);
-        break;
-      case 'task.due':
-        await taskDue(event, db);
-        break;
-    }
-    await startRuns(deps, event, db);
+export async function prepareTriggers(deps: Deps, events: EventEnvelope[]): Promise<TriggerContacts> {
+  const contacts: TriggerContacts = new Map();
+  await Promise.all(
+    events.map(async (event) => {
+      if (!isUuid(event.orgId) || event.type === 'contact.created') return;
+      const triggers = triggersOfEvent(event.type);
+      if (triggers.length === 0) return;
+      const rules = await deps.rules.rulesFor(event.orgId, triggers);
+      if (!rules.some((r) => needsContactLookup(r.trigger_type, r.conditions))) return;
+      contacts.set(event.id, await fetchContact(deps, event, contactIdOf(event.type, event.data)));
+    }),
+  );
+  return contacts;
+}
+
+/**
+ * Turns a batch of events into rule runs and system notifications, in the consumer's one transaction, which also
+ * records the event ids: a redelivered event finds its id and does nothing, and the runs' unique key (rule, event)
+ * backs that up. The actions themselves are performed by the Runner after commit.
+ */
+export function triggerHandler(deps: Deps): BatchHandler<TriggerContacts> {
+  return async (events, db, contacts = new Map()) => {
+    for (const event of events) await withEventTrace(event, () => applyTriggerEvent(deps, event, db, contacts));
   };
 }
 
-async function startRuns(deps: Deps, event: EventEnvelope, db: PoolClient): Promise<void> {
+async function applyTriggerEvent(deps: Deps, event: EventEnvelope, db: PoolClient | undefined, contacts: TriggerContacts): Promise<void> {
+  if (!db) throw new Error('the trigger consumer needs a transaction');
+  if (!isUuid(event.orgId)) {
+    deps.log.warn({ eventId: event.id, type: event.type, orgId: event.orgId }, 'automation: event with a malformed orgId ignored');
+    return;
+  }
+  // Data parsed by its schema (parseData): a payload that does not fit was dead-lettered with the reason.
+  if (!isEventOf(event, ...TRIGGER_BINDINGS)) return;
+  switch (event.type) {
+    case 'webhook.disabled':
+      await webhookDisabled(event, db);
+      return;
+    case 'contact.deleted': {
+      await forgetLeadScore(db, event.orgId, event.data.id);
+      await dropContactReminders(db, event.orgId, event.data.id);
+      return;
+    }
+    case 'contact.merged':
+      await applyContactMerged(deps.log, event, db);
+      return;
+    case 'contact.merge_undone':
+      await applyContactMergeUndone(deps.log, event, db);
+      return;
+    case 'appointment.created':
+    case 'appointment.updated':
+    case 'appointment.deleted':
+      await applyAppointmentEvent(deps, event, db);
+      break;
+    case 'contact.created':
+    case 'contact.updated':
+      await highValueLead(deps, event, db);
+      break;
+    case 'conversation.note_created':
+      await noteMentions(event, db);
+      break;
+    case 'message.received':
+      await inboundAlerts(event, db);
+      break;
+    case 'task.due':
+      await taskDue(event, db);
+      break;
+  }
+  await startRuns(deps, event, db, contacts);
+}
+
+async function startRuns(deps: Deps, event: EventEnvelope, db: PoolClient, contacts: TriggerContacts): Promise<void> {
   const triggers = triggersOfEvent(event.type);
   if (triggers.length === 0) return;
   // From memory: most events have no rule listening, and those cost no query (issue #28 item 3).
@@ -116,7 +143,9 @@ async function startRuns(deps: Deps, event: EventEnvelope, db: PoolClient): Prom
     const trigger = triggerOf(rule);
     if (!keywordMatches(trigger, facts)) continue;
     if (needsContactLookup(trigger.type, trigger.conditions) && facts.contact === undefined) {
-      facts.contact = await fetchContact(deps, event, contactId);
+      // Fetched before the transaction; absent only when a rule changed since (the batch is retried and asks again).
+      facts.contact = contacts.get(event.id);
+      if (facts.contact === undefined) throw new Error(`a rule judging contact fields appeared after the batch was prepared (event ${event.id}); retried`);
     }
     if (!conditionsHold(trigger, facts)) continue;
     const fresh = await insertRun(db, {
