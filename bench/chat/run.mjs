@@ -36,6 +36,8 @@ const PEAK_CONCURRENCY = Number(process.env.BENCH_PEAK_CONCURRENCY ?? 64);
 const PEAK_SECONDS = Number(process.env.BENCH_PEAK_SECONDS ?? 10);
 const pgBase = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+// The bus source publishes as the connector's relay would: under its connection's user, which consumers check.
+const publisher = require('@crm/events').amqpUser(amqpUrl);
 const stamp = Date.now().toString(36);
 const exchange = `bench_chat_${stamp}`;
 const services = ['identity', 'crm', 'chatnet-connector', 'messaging'];
@@ -147,7 +149,7 @@ function publishInbound(phase, i) {
   const body = Buffer.from(JSON.stringify({ id, type: 'chatnet.inbound', orgId, occurredAt: data.sentAt, data }));
   const t0 = performance.now();
   return new Promise((resolve) => {
-    pubChannel.publish(exchange, 'chatnet.inbound', body, { persistent: true, contentType: 'application/json', messageId: id }, (err) => {
+    pubChannel.publish(exchange, 'chatnet.inbound', body, { persistent: true, userId: publisher, contentType: 'application/json', messageId: id }, (err) => {
       const bucket = err ? errors : accepted;
       bucket.set(phase, (bucket.get(phase) ?? 0) + 1);
       if (!requestLatencies.has(phase)) requestLatencies.set(phase, []);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { AppError, audienceOf, GrpcServer, type HandlersFor, type InternalPrincipal, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
-import { dlqName } from '@crm/events';
+import { amqpUser, dlqName } from '@crm/events';
 import { eventually, infra, testAuth } from '@crm/testing';
 import { withUnfaked } from '../support/fake-grpc';
 import { client, Client, email, newOrg } from '../support/http';
@@ -152,7 +152,7 @@ export async function eventBus(stack: Stack) {
   return {
     async publish(type: string, orgId: string, data: unknown, id: string = randomUUID()) {
       const envelope = { id, type, orgId, occurredAt: new Date().toISOString(), data };
-      channel.publish(exchange, type, Buffer.from(JSON.stringify(envelope)), { persistent: true, contentType: 'application/json', messageId: id });
+      channel.publish(exchange, type, Buffer.from(JSON.stringify(envelope)), { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id });
       await channel.waitForConfirms();
       return envelope;
     },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
+import { amqpUser } from '@crm/events';
 import { eventually, infra } from '@crm/testing';
 import { Client, email } from '../support/http';
 import { messageData } from '../support/event-data';
@@ -12,7 +13,7 @@ async function publishAt(exchange: string, type: string, orgId: string, data: un
     const ch = await conn.createConfirmChannel();
     await ch.assertExchange(exchange, 'topic', { durable: true });
     const id = randomUUID();
-    ch.publish(exchange, type, Buffer.from(JSON.stringify({ id, type, orgId, occurredAt, data })), { persistent: true, contentType: 'application/json', messageId: id });
+    ch.publish(exchange, type, Buffer.from(JSON.stringify({ id, type, orgId, occurredAt, data })), { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id });
     await ch.waitForConfirms();
   } finally {
     await conn.close();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
-import { deleteTopology } from '@crm/events';
+import { amqpUser, deleteTopology } from '@crm/events';
 import { createServiceClient, loadProto, type ClientFor, serviceDefinition } from '@crm/grpc-kit';
 import { freePort, infra, testAuth } from '@crm/testing';
 import { Client, client, email, newOrg } from '../support/http';
@@ -97,7 +97,7 @@ export async function publishEvent(exchange: string, type: string, orgId: string
     const ch = await conn.createConfirmChannel();
     await ch.assertExchange(exchange, 'topic', { durable: true });
     const body = Buffer.from(JSON.stringify({ id, type, orgId, occurredAt: new Date().toISOString(), data }));
-    ch.publish(exchange, type, body, { persistent: true, contentType: 'application/json', messageId: id });
+    ch.publish(exchange, type, body, { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id });
     await ch.waitForConfirms();
     return id;
   } finally {

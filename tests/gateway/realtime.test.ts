@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { io as connect, Socket } from 'socket.io-client';
-import { dlqName } from '@crm/events';
+import { amqpUser, dlqName } from '@crm/events';
 import { eventually, infra } from '@crm/testing';
 import { eventData } from '../support/event-data';
 import { client, newOrg } from '../support/http';
@@ -38,7 +38,7 @@ describe('realtime (socket.io)', () => {
     const conn = await amqp.connect(infra.amqpUrl);
     const ch = await conn.createConfirmChannel();
     await ch.assertExchange(stack.env.EVENTS_EXCHANGE, 'topic', { durable: true });
-    ch.publish(stack.env.EVENTS_EXCHANGE, type, Buffer.from(JSON.stringify({ id, type, orgId, occurredAt: new Date().toISOString(), data })), { persistent: true, contentType: 'application/json' });
+    ch.publish(stack.env.EVENTS_EXCHANGE, type, Buffer.from(JSON.stringify({ id, type, orgId, occurredAt: new Date().toISOString(), data })), { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json' });
     await ch.waitForConfirms();
     await conn.close();
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { Client as PgClient } from 'pg';
-import { dlqName } from '@crm/events';
+import { amqpUser, dlqName } from '@crm/events';
 import { eventually, infra } from '@crm/testing';
 import { auditEntries, auditEntryFor } from '../support/audit';
 import { eventData } from '../support/event-data';
@@ -46,7 +46,7 @@ describe('GET /api/v1/audit-log (identity)', () => {
 
   function publishAudit(orgId: string, data: unknown, id = randomUUID()) {
     const envelope = { id, type: 'audit.recorded', orgId, occurredAt: new Date().toISOString(), data };
-    channel.publish(stack.env.EVENTS_EXCHANGE, 'audit.recorded', Buffer.from(JSON.stringify(envelope)), { persistent: true, contentType: 'application/json', messageId: id });
+    channel.publish(stack.env.EVENTS_EXCHANGE, 'audit.recorded', Buffer.from(JSON.stringify(envelope)), { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id });
     return channel.waitForConfirms();
   }
 

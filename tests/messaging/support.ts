@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { AppError, audienceOf, type ClientFor, createServiceClient, GrpcServer, type HandlersFor, type InternalPrincipal, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
-import { dlqName } from '@crm/events';
+import { amqpUser, dlqName } from '@crm/events';
 import { eventually, freePort, infra, testAuth } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { withUnfaked } from '../support/fake-grpc';
@@ -143,7 +143,7 @@ export async function eventBus(stack: Stack) {
   const publish = (type: string, orgId: string, data: unknown, id: string = randomUUID()) =>
     new Promise<string>((resolve, reject) => {
       const body = Buffer.from(JSON.stringify({ id, type, orgId, occurredAt: new Date().toISOString(), data }));
-      ch.publish(exchange, type, body, { persistent: true, contentType: 'application/json', messageId: id }, (err) => (err ? reject(err) : resolve(id)));
+      ch.publish(exchange, type, body, { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id }, (err) => (err ? reject(err) : resolve(id)));
     });
 
   return {

@@ -25,7 +25,7 @@ export class ConsumerProbe {
     return this.count();
   }
 
-  /** Deliveries of the queue settled so far with `outcome` (`ack`, `retry`, `dead`, `dropped`), or with any. */
+  /** Deliveries of the queue settled so far with `outcome` (`ack`, `retry`, `dead`, `dropped`, `refused`), or with any. */
   async count(outcome?: string): Promise<number> {
     const res = await fetch(`http://127.0.0.1:${this.stack.metricsPort(this.service)}/metrics`);
     if (res.status !== 200) throw new Error(`metrics of ${this.service} answered ${res.status}`);

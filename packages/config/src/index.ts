@@ -93,6 +93,20 @@ export const smtpEnv = {
   SMTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
 };
 
+// What a service that consumes events needs to know of the broker's users (@crm/events publishers.ts). A line comment:
+// scripts/env-example.mjs takes a doc comment's text as the description of the key below it.
+export const brokerUserEnv = {
+  /**
+   * Put in front of every service's RabbitMQ user name: a service's user is this plus the service name (`crm`,
+   * `messaging`, ...), as deploy/rabbitmq/definitions.sh names them. Consumers refuse an event whose publisher is not
+   * the user of one of its type's producers. Empty in a deployment; a test sets one to make users of its own.
+   */
+  AMQP_USER_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]*$/, 'letters, digits, _ . - only')
+    .default(''),
+};
+
 /** How this process's gRPC clients of other services pick among the addresses a name resolves to. */
 export const grpcClientEnv = {
   /**

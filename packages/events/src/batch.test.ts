@@ -8,7 +8,7 @@ import type { EventEnvelope } from './envelope';
 import { enqueueEvents } from './outbox';
 import { notifyOutboxCommitted } from './relay';
 import { dlqName } from './topology';
-import { breakConnection, connectionOf, Harness, log, ORG, sleep } from './test-support/harness';
+import { breakConnection, connectionOf, Harness, log, ORG, OWN_USER, sleep } from './test-support/harness';
 
 let h: Harness;
 beforeEach(async () => {
@@ -52,7 +52,7 @@ async function publishBurst(bodies: Array<EventEnvelope | string>): Promise<void
   const ch = await h.probe();
   for (const b of bodies) {
     const body = typeof b === 'string' ? b : JSON.stringify(b);
-    ch.publish(h.exchange, typeof b === 'string' ? 'widget.created' : b.type, Buffer.from(body), { persistent: true });
+    ch.publish(h.exchange, typeof b === 'string' ? 'widget.created' : b.type, Buffer.from(body), { persistent: true, userId: OWN_USER });
   }
 }
 

@@ -8,6 +8,7 @@ import { amqpConsumed, amqpQueueReady, ChildCache, type Counter, type Metrics } 
 import { AckLedger } from './acks';
 import { connectAmqp, reconnectDelay } from './amqp';
 import { parseEnvelope, type EventEnvelope } from './envelope';
+import { amqpUser, isSharedBrokerUser, publisherRefusal, REFUSED_REASON_HEADER, RefusedPublisherError, type PublisherCheck } from './publishers';
 import { queueBindings } from './routing';
 import { parseEventData } from './schemas';
 import { declareDurableQueue, declareExchange, dlqName, retryQueueName } from './topology';
@@ -102,10 +103,19 @@ export interface EventConsumerOptions {
   parseData?: boolean;
   /** Counts settled deliveries (`amqp_messages_consumed_total`) and reads the queue's depth on scrape (`amqp_queue_messages_ready`). */
   metrics?: Metrics;
+  /**
+   * AMQP_USER_PREFIX: each producer's broker user is this plus its service name. Every delivery's user_id must be the
+   * user of one of its type's producers (the catalogue's `producers`) or this consumer's own; any other, or none, is
+   * dead-lettered with the reason in `x-refused-reason` and never handled (publishers.ts).
+   */
+  amqpUserPrefix?: string;
 }
 
-/** How a delivery left this consumer: applied (or a duplicate) and acked, sent to a retry queue, parked in the DLQ, or dropped. */
-type Outcome = 'ack' | 'retry' | 'dead' | 'dropped';
+/**
+ * How a delivery left this consumer: applied (or a duplicate) and acked, sent to a retry queue, parked in the DLQ,
+ * dropped, or refused (its publisher may not publish its type: parked in the DLQ, or dropped from an exclusive queue).
+ */
+type Outcome = 'ack' | 'retry' | 'dead' | 'dropped' | 'refused';
 
 interface Delivery {
   msg: ConsumeMessage;
@@ -160,6 +170,7 @@ export class EventConsumer {
   private readonly lanes: Lane[] = [];
   private readonly acks = new AckLedger();
   private readonly settled?: ChildCache<Counter.Internal>;
+  private readonly publishers: PublisherCheck;
   private stopCollecting?: () => void;
 
   private connection?: ChannelModel;
@@ -197,6 +208,7 @@ export class EventConsumer {
     }
     this.retentionMs = opts.processedRetentionMs ?? 7 * 24 * 3600_000;
     this.consumerLiteral = escapeLiteral(opts.queue);
+    this.publishers = { ownUser: amqpUser(opts.amqpUrl), userPrefix: opts.amqpUserPrefix ?? '' };
     if (opts.metrics) {
       const consumed = amqpConsumed(opts.metrics);
       this.settled = new ChildCache((outcome: string) => consumed.labels(opts.queue, outcome));
@@ -255,6 +267,7 @@ export class EventConsumer {
       this.pruneTimer = setInterval(() => void this.pruneProcessed(), every);
     }
     this.log.info({ queue: this.source, bindings: this.bindings }, 'event consumer started');
+    noteSharedBrokerUser(this.log, this.publishers);
   }
 
   /** Stops taking deliveries, lets running handlers finish and ack, then closes. Unstarted ones are requeued. */
@@ -412,9 +425,14 @@ export class EventConsumer {
     return traced;
   }
 
-  /** The envelope, its data parsed by its schema with `parseData`; throws for a body no retry can fix. */
+  /**
+   * The envelope, its data parsed by its schema with `parseData`; throws for a body no retry can fix, and
+   * RefusedPublisherError for an event its publisher may not publish.
+   */
   private decode(msg: ConsumeMessage): EventEnvelope {
     const event = parseEnvelope(msg.content);
+    const refusal = publisherRefusal({ type: event.type, routingKey: msg.fields.routingKey, userId: msg.properties.userId }, this.publishers);
+    if (refusal) throw new RefusedPublisherError(refusal);
     if (this.opts.parseData) event.data = parseEventData(event.type, event.version ?? 1, event.data);
     return event;
   }
@@ -422,11 +440,25 @@ export class EventConsumer {
   /** Not an envelope, or data that does not fit its schema: it can never succeed, so it goes to the DLQ at once, alone. */
   private async malformed({ msg, channel }: Delivery, attempt: number, err: unknown): Promise<void> {
     const { queue } = this.opts;
+    if (err instanceof RefusedPublisherError) return this.refused({ msg, channel }, attempt, err);
     this.log.error({ err, queue, messageId: msg.properties.messageId, routingKey: msg.fields.routingKey }, 'event consumer: malformed message; dead-lettering');
     if (this.opts.exclusive) {
       this.ack(channel, msg);
       this.count('dropped');
     } else if (await this.forward(channel, msg, dlqName(queue), attempt, err)) this.count('dead');
+  }
+
+  /**
+   * A publisher that may not publish the event's type (a compromised service speaking for another): never handled, parked
+   * in the DLQ with the reason (or dropped from an exclusive queue), and counted, so an operator sees it.
+   */
+  private async refused({ msg, channel }: Delivery, attempt: number, err: RefusedPublisherError): Promise<void> {
+    const { queue } = this.opts;
+    this.log.warn({ queue, reason: err.message, messageId: msg.properties.messageId, routingKey: msg.fields.routingKey }, 'event consumer: publisher refused; dead-lettering');
+    if (this.opts.exclusive) {
+      this.ack(channel, msg);
+      this.count('refused');
+    } else if (await this.forward(channel, msg, dlqName(queue), attempt, err, undefined, { [REFUSED_REASON_HEADER]: err.message })) this.count('refused');
   }
 
   /** Counts work that stop() must wait for. */
@@ -673,13 +705,24 @@ export class EventConsumer {
    * Publish a copy to a retry or dead-letter queue, wait for the broker to confirm it, then ack the
    * original. Should either fail, the original is redelivered instead: nothing is lost. True when forwarded.
    */
-  private async forward(channel: ConfirmChannel, msg: ConsumeMessage, target: string, attempt: number, err: unknown, delayMs?: number): Promise<boolean> {
+  private async forward(
+    channel: ConfirmChannel,
+    msg: ConsumeMessage,
+    target: string,
+    attempt: number,
+    err: unknown,
+    delayMs?: number,
+    extraHeaders?: MessagePropertyHeaders,
+  ): Promise<boolean> {
     const headers: MessagePropertyHeaders = {};
     for (const [k, v] of Object.entries(msg.properties.headers ?? {})) if (!BROKER_HEADERS.test(k)) headers[k] = v;
     headers[ATTEMPT_HEADER] = attempt;
     headers[ERROR_HEADER] = String((err as Error)?.message ?? err).slice(0, 1000);
+    Object.assign(headers, extraHeaders);
     const options: Options.Publish = {
       persistent: true,
+      // The copy is this consumer's own publish: it comes back from a retry queue as its own user's (publishers.ts).
+      userId: this.publishers.ownUser,
       headers,
       contentType: msg.properties.contentType,
       messageId: msg.properties.messageId,
@@ -710,6 +753,18 @@ export class EventConsumer {
       this.log.warn({ err, queue: this.opts.queue }, 'event consumer: pruning processed_events failed');
     }
   }
+}
+
+/** Logged once per process: see publisherRefusal. */
+let sharedUserNoted = false;
+
+function noteSharedBrokerUser(log: Logger, check: PublisherCheck): void {
+  if (sharedUserNoted || !isSharedBrokerUser(check.ownUser, check.userPrefix)) return;
+  sharedUserNoted = true;
+  log.warn(
+    { amqpUser: check.ownUser, amqpUserPrefix: check.userPrefix },
+    "event consumer: RabbitMQ user is no service's own, so every service shares it: producer checks cannot hold with one shared broker user (events it publishes are accepted)",
+  );
 }
 
 function failSpan(span: Span | undefined, err: unknown): void {

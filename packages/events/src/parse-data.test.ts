@@ -3,7 +3,7 @@ import { eventually } from '@crm/testing';
 import type { EventEnvelope } from './envelope';
 import { dlqName } from './topology';
 import { EVENT_EXAMPLES, exampleContact } from './schemas/examples';
-import { Harness, ORG } from './test-support/harness';
+import { Harness, ORG, OWN_USER } from './test-support/harness';
 
 /** A consumer with `parseData`: handlers get data parsed by its schema; data no schema accepts is dead-lettered at once, with the reason. */
 let h: Harness;
@@ -25,7 +25,7 @@ const envelope = (type: string, data: unknown, version?: number): EventEnvelope 
 
 async function publish(events: EventEnvelope[]): Promise<void> {
   const ch = await h.probe();
-  for (const e of events) ch.publish(h.exchange, e.type, Buffer.from(JSON.stringify(e)), { persistent: true });
+  for (const e of events) ch.publish(h.exchange, e.type, Buffer.from(JSON.stringify(e)), { persistent: true, userId: OWN_USER });
 }
 
 describe.each([

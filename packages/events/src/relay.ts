@@ -4,6 +4,7 @@ import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import { amqpPublished, ChildCache, type Counter, type Metrics, outboxBacklog, outboxOldestAge } from '@crm/metrics';
 import { connectAmqp, reconnectDelay } from './amqp';
+import { amqpUser } from './publishers';
 import { routingKeyOf } from './schemas';
 import { OUTBOX_CHANNEL } from './tables';
 import { declareExchange } from './topology';
@@ -113,6 +114,8 @@ function envelopeBody(row: OutboxRow): Buffer {
 export class OutboxRelay {
   private readonly pool: Pool;
   private readonly amqpUrl: string;
+  /** The connection's user, set as every message's user_id: the broker vouches for it, consumers check it (publishers.ts). */
+  private readonly userId: string;
   private readonly exchange: string;
   private readonly log: Logger;
   private readonly batchSize: number;
@@ -142,6 +145,7 @@ export class OutboxRelay {
   constructor(opts: OutboxRelayOptions) {
     this.pool = opts.pool;
     this.amqpUrl = opts.amqpUrl;
+    this.userId = amqpUser(opts.amqpUrl);
     this.exchange = opts.exchange;
     this.log = opts.logger;
     this.batchSize = opts.batchSize ?? 500;
@@ -322,6 +326,7 @@ export class OutboxRelay {
             contentType: 'application/json',
             messageId: row.id,
             type: row.type,
+            userId: this.userId,
             timestamp: Math.floor(row.occurred_at.getTime() / 1000),
             // The enqueuing span's trace context, the parent of each consumer's span (no span of its own here:
             // the relay only carries it, and a poll that finds nothing leaves no trace at all).

@@ -62,6 +62,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   const runner = new Runner(deps);
   const consumer = new EventConsumer({
     amqpUrl: config.AMQP_URL,
+    amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: triggersQueue(config.EVENTS_EXCHANGE),
     bindings: [...TRIGGER_BINDINGS],
@@ -82,6 +83,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   const reminders = new ReminderSender(deps);
   const replies = new EventConsumer({
     amqpUrl: config.AMQP_URL,
+    amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: repliesQueue(config.EVENTS_EXCHANGE),
     bindings: REPLY_BINDINGS,
@@ -97,6 +99,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   });
   const seen = new EventConsumer({
     amqpUrl: config.AMQP_URL,
+    amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: seenQueue(config.EVENTS_EXCHANGE),
     bindings: SEEN_BINDINGS,
@@ -114,6 +117,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   const emailAlerts = deps.mail.enabled
     ? new EventConsumer({
         amqpUrl: config.AMQP_URL,
+        amqpUserPrefix: config.AMQP_USER_PREFIX,
         exchange: config.EVENTS_EXCHANGE,
         queue: emailAlertsQueue(config.EVENTS_EXCHANGE),
         bindings: EMAIL_ALERT_BINDINGS,

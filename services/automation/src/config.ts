@@ -1,4 +1,4 @@
-import { fields, grpcClientEnv, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
+import { brokerUserEnv, fields, grpcClientEnv, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
 import { allowListEnv } from '@crm/net-guard';
 
 /** "5s,30s,2m" → milliseconds; the retry schedule of failed actions. */
@@ -33,6 +33,7 @@ const Env = z.object({
   DATABASE_POOL_SIZE: fields.databasePoolSize(10),
   /** RabbitMQ: triggers and system events come in, notification.created goes out. */
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
+  ...brokerUserEnv,
   /** Topic exchange of the deployment; this service's queue is `<EVENTS_EXCHANGE>.automation.triggers`. */
   EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
   /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */

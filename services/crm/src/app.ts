@@ -69,6 +69,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     contactFamilyConsumer(deps, { analytics: analytics.applyEvents }),
     new EventConsumer({
       amqpUrl: config.AMQP_URL,
+      amqpUserPrefix: config.AMQP_USER_PREFIX,
       exchange: config.EVENTS_EXCHANGE,
       queue: `${config.EVENTS_EXCHANGE}.crm.inbox-visibility`,
       bindings: INBOX_VISIBILITY_BINDINGS,
@@ -81,6 +82,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     }),
     new EventConsumer({
       amqpUrl: config.AMQP_URL,
+      amqpUserPrefix: config.AMQP_USER_PREFIX,
       exchange: config.EVENTS_EXCHANGE,
       queue: `${config.EVENTS_EXCHANGE}.crm.chatnet-friends`,
       bindings: ['chatnet_account.friends'],

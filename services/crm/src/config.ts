@@ -1,4 +1,4 @@
-import { fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { brokerUserEnv, fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 const Env = z.object({
   ...internalAuthEnv,
@@ -15,6 +15,7 @@ const Env = z.object({
   DATABASE_POOL_SIZE: fields.databasePoolSize(30),
   /** RabbitMQ: the outbox relay publishes here and the consumers read message and friend-list events. */
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
+  ...brokerUserEnv,
   /** Topic exchange shared by every service; also the prefix of this service's queue names. */
   EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
   /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */

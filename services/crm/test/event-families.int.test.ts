@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import amqp from 'amqplib';
 import { createPool, migrate, Pool, withTransaction } from '@crm/db';
-import { deleteTopology, dlqName, EVENT_EXAMPLES, EventConsumer, exampleContact, installEventTables, type EventEnvelope } from '@crm/events';
+import { amqpUser, deleteTopology, dlqName, EVENT_EXAMPLES, EventConsumer, exampleContact, installEventTables, type EventEnvelope } from '@crm/events';
 import { createLogger } from '@crm/logger';
 import { createTestDatabase, eventually, infra, TestDatabase, uniqueName } from '@crm/testing';
 import { messageActivity } from '../src/activity';
@@ -86,7 +86,7 @@ describe('one consumer per event family', () => {
 
   const publish = async (e: EventEnvelope) => {
     const ch = await conn.createConfirmChannel();
-    ch.publish(exchange, e.type, Buffer.from(JSON.stringify(e)), { persistent: true, messageId: e.id });
+    ch.publish(exchange, e.type, Buffer.from(JSON.stringify(e)), { persistent: true, userId: amqpUser(infra.amqpUrl), messageId: e.id });
     await ch.waitForConfirms();
     await ch.close();
   };

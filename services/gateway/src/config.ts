@@ -1,4 +1,4 @@
-import { ConfigError, fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { brokerUserEnv, ConfigError, fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 const address = (fallback: string) => z.string().default(fallback);
 
@@ -26,6 +26,7 @@ const Env = z.object({
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   /** RabbitMQ: the gateway consumes events to push them to socket.io clients. */
   AMQP_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
+  ...brokerUserEnv,
   EVENTS_EXCHANGE: z.string().default('crm.events'),
   /**
    * Origins allowed to open socket.io connections from a browser, comma-separated, or * for any. Empty (the default):

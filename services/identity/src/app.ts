@@ -43,6 +43,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
   const metrics = new Metrics('identity');
   const auditConsumer = new EventConsumer({
     amqpUrl: config.AMQP_URL,
+    amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.identity.audit`,
     bindings: [AUDIT_RECORDED],

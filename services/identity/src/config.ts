@@ -1,4 +1,4 @@
-import { fields, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
+import { brokerUserEnv, fields, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
 
 const Env = z.object({
   ...internalAuthEnv,
@@ -9,6 +9,7 @@ const Env = z.object({
   DATABASE_POOL_SIZE: fields.databasePoolSize(10),
   /** RabbitMQ: identity consumes audit.recorded from the other services into the audit log. */
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
+  ...brokerUserEnv,
   /** Topic exchange shared by every service; also the prefix of this service's queue names. */
   EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
   /** Audit-log entries older than this many days are deleted by a periodic sweep. */

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { brokerUserEnv, fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { DEFAULT_SEND_LIMITS, GovernorLimits, parseGovernorSpec } from './domain/governor-spec';
 
 const durations = z
@@ -29,6 +29,7 @@ const Env = z.object({
   /** Prefix of every Redis key of this deployment (tests use a unique one). */
   REDIS_PREFIX: z.string().default('crm:'),
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
+  ...brokerUserEnv,
   /** Topic exchange of the event bus; queue names start with it so deployments never share a queue. */
   EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
   /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */

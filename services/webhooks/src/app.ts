@@ -52,7 +52,7 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
     retentionMs: config.WEBHOOK_LOG_RETENTION,
     metrics,
   });
-  const consumer = publicEventsConsumer({ amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, fanOut: (events) => worker.fanOut(events), logger: log, metrics });
+  const consumer = publicEventsConsumer({ amqpUrl: config.AMQP_URL, amqpUserPrefix: config.AMQP_USER_PREFIX, exchange: config.EVENTS_EXCHANGE, fanOut: (events) => worker.fanOut(events), logger: log, metrics });
   const deps: Deps = { config, pool, log, box, sender };
 
   const server = new GrpcServer(log, auth, metrics).readiness({

@@ -1,4 +1,4 @@
-import { fields, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { brokerUserEnv, fields, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { SecretBox } from '@crm/crypto';
 import { allowListEnv } from '@crm/net-guard';
 import { parseDuration, parseSchedule } from './domain/durations';
@@ -25,6 +25,7 @@ const Env = z.object({
   /** Connections in this service's pool (the same setting in every service; README: connection budget). */
   DATABASE_POOL_SIZE: fields.databasePoolSize(20),
   AMQP_URL: z.string().default('amqp://guest:guest@127.0.0.1:5672'),
+  ...brokerUserEnv,
   /** Topic exchange every service publishes its events to. */
   EVENTS_EXCHANGE: z.string().min(1).default('crm.events'),
   /** gRPC bind address; keep it on loopback or a private network (callers also need a signed internal credential). */

@@ -24,6 +24,7 @@ export const EventAppointment = z.object({
 export const appointmentCreated = defineEvent({
   type: 'appointment.created',
   version: 1,
+  producers: ['crm'],
   description: 'An appointment was scheduled; data.appointment.',
   data: z.object({ appointment: EventAppointment }),
   webhook: 'same',
@@ -32,6 +33,7 @@ export const appointmentCreated = defineEvent({
 export const appointmentUpdated = defineEvent({
   type: 'appointment.updated',
   version: 1,
+  producers: ['crm'],
   description: 'An appointment changed (rescheduled, completed, cancelled, edited); data: appointment, changes (the fields).',
   data: z.object({ appointment: EventAppointment, changes: Changes }),
   webhook: 'same',
@@ -40,6 +42,7 @@ export const appointmentUpdated = defineEvent({
 export const appointmentDeleted = defineEvent({
   type: 'appointment.deleted',
   version: 1,
+  producers: ['crm'],
   description: 'An appointment was deleted; data.appointment is the appointment as it was.',
   data: z.object({ appointment: EventAppointment }),
   webhook: 'same',

@@ -7,6 +7,8 @@ export interface CatalogueEntry {
   type: string;
   version: number;
   description: string;
+  /** The services that publish it (consumers refuse it from any other service's broker user). */
+  producers: string[];
   /** A webhook can subscribe to it. */
   public: boolean;
   /** JSON Schema (draft 2020-12, as OpenAPI 3.1 uses) of `data`: the webhook's for a public event, the bus's otherwise. */
@@ -27,6 +29,7 @@ export function eventCatalogue(): CatalogueEntry[] {
     type: d.type,
     version: d.version,
     description: d.description,
+    producers: [...d.producers],
     public: d.webhook !== undefined,
     schema: jsonSchemaOf(d.webhook?.data ?? d.data),
     example: d.webhook ? webhookData(d.type, d.version, EVENT_EXAMPLES[d.type]) : EVENT_EXAMPLES[d.type],

@@ -7,6 +7,7 @@ import { defineEvent } from './define';
 export const chatnetInbound = defineEvent({
   type: 'chatnet.inbound',
   version: 1,
+  producers: ['chatnet-connector'],
   description: 'Internal: a raw message from the network (messaging stores it and publishes message.received or message.sent).',
   data: z.object({
     accountId: Id,
@@ -33,6 +34,7 @@ export const chatnetInbound = defineEvent({
 export const chatnetSeen = defineEvent({
   type: 'chatnet.seen',
   version: 1,
+  producers: ['chatnet-connector'],
   description: 'Internal: a read receipt from the network.',
   data: z.object({
     accountId: Id,
@@ -47,6 +49,7 @@ export const chatnetSeen = defineEvent({
 export const chatnetRecalled = defineEvent({
   type: 'chatnet.recalled',
   version: 1,
+  producers: ['chatnet-connector'],
   description: 'Internal: the network says a message was recalled by its sender (messaging marks it recalled and publishes message.recalled).',
   data: z.object({
     accountId: Id,
@@ -61,6 +64,7 @@ export const chatnetRecalled = defineEvent({
 export const chatnetReaction = defineEvent({
   type: 'chatnet.reaction',
   version: 1,
+  producers: ['chatnet-connector'],
   description: 'Internal: a member of a thread reacted to a message, or took the reaction back (emoji empty); messaging publishes message.reaction.',
   data: z.object({
     accountId: Id,
@@ -76,6 +80,7 @@ export const chatnetReaction = defineEvent({
 export const accountQr = defineEvent({
   type: 'chatnet_account.qr',
   version: 1,
+  producers: ['chatnet-connector'],
   description: 'Internal (a login credential, never sent to a webhook): the QR code to scan to log an account in.',
   data: z.object({ accountId: Id, qr: z.string(), expiresAt: Instant }),
 });
@@ -83,6 +88,7 @@ export const accountQr = defineEvent({
 export const accountConnected = defineEvent({
   type: 'chatnet_account.connected',
   version: 1,
+  producers: ['chatnet-connector'],
   description: 'A chat-network account is connected and live; data: accountId, chatnetUid, displayName.',
   data: z.object({ accountId: Id, chatnetUid: z.string(), displayName: z.string() }),
   webhook: 'same',
@@ -91,6 +97,7 @@ export const accountConnected = defineEvent({
 export const accountDisconnected = defineEvent({
   type: 'chatnet_account.disconnected',
   version: 1,
+  producers: ['chatnet-connector'],
   description: 'A chat-network account lost its connection; data: accountId, reason.',
   data: z.object({ accountId: Id, reason: z.string() }),
   webhook: 'same',
@@ -99,6 +106,7 @@ export const accountDisconnected = defineEvent({
 export const accountFriends = defineEvent({
   type: 'chatnet_account.friends',
   version: 1,
+  producers: ['chatnet-connector'],
   description: 'Internal: an account’s friend list as the network gave it (crm keeps it on the contacts).',
   data: z.object({ accountId: Id, friends: z.array(z.object({ chatnetUid: z.string(), displayName: z.string() })) }),
 });
@@ -106,6 +114,7 @@ export const accountFriends = defineEvent({
 export const friendRequestAccepted = defineEvent({
   type: 'friend_request.accepted',
   version: 1,
+  producers: ['chatnet-connector'],
   description:
     'A network user accepted a friend request a chat-network account sent (issue #26): messages to them no longer need friendship; data: id (the request), chatnetAccountId, chatnetUid, acceptedAt.',
   data: z.object({ id: Id, chatnetAccountId: Id, chatnetUid: z.string(), acceptedAt: Instant }),

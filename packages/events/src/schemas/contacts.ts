@@ -77,6 +77,7 @@ const PublicContactData = z.object({ contact: PublicContact });
 export const contactCreated = defineEvent({
   type: 'contact.created',
   version: 1,
+  producers: ['crm'],
   description: 'A contact was created (UI, public API, chat network, CSV import or lead sync).',
   data: ContactData,
   webhook: { data: PublicContactData, from: (d) => ({ contact: toPublicContact(d.contact) }) },
@@ -88,6 +89,7 @@ export const SCORE_ONLY_CONTACT_UPDATE = 'contact.updated.lead_score';
 export const contactUpdated = defineEvent({
   type: 'contact.updated',
   version: 1,
+  producers: ['crm'],
   description: 'A contact changed; data.changes lists the fields (public names: fullName for the name; leadScore when only its score moved).',
   // highValueThreshold: the org's threshold when lead scoring published the change (automation's high-value alert).
   data: z.object({ contact: EventContact, changes: Changes, highValueThreshold: z.number().optional() }),
@@ -102,6 +104,7 @@ export const contactUpdated = defineEvent({
 export const contactDeleted = defineEvent({
   type: 'contact.deleted',
   version: 1,
+  producers: ['crm'],
   description: 'A contact was deleted; data.id is its id.',
   data: z.object({ id: Id }),
   webhook: 'same',
@@ -114,6 +117,7 @@ const publicMerge = (d: z.infer<typeof MergeData>) => ({ ...d, target: toPublicC
 export const contactMerged = defineEvent({
   type: 'contact.merged',
   version: 1,
+  producers: ['crm'],
   description:
     'A duplicate contact was merged into another; data: mergeId, targetId (the contact kept), sourceId (gone since; its id answers 404), target and source (the contacts, the source as it was).',
   data: MergeData,
@@ -123,6 +127,7 @@ export const contactMerged = defineEvent({
 export const contactMergeUndone = defineEvent({
   type: 'contact.merge_undone',
   version: 1,
+  producers: ['crm'],
   description: 'A merge was undone; data: mergeId, targetId, sourceId, target and source (both as they are now).',
   data: MergeData,
   webhook: { data: PublicMergeData, from: publicMerge },
@@ -138,6 +143,7 @@ const NoteData = z.object({
 export const contactNoteCreated = defineEvent({
   type: 'contact.note_created',
   version: 1,
+  producers: ['crm'],
   description: 'A note was added to a contact; data: contactId, note {id, contactId, content, createdBy, createdAt}, by (the user, or null).',
   data: NoteData,
   webhook: 'same',
@@ -146,6 +152,7 @@ export const contactNoteCreated = defineEvent({
 export const contactNoteUpdated = defineEvent({
   type: 'contact.note_updated',
   version: 1,
+  producers: ['crm'],
   description: 'A contact’s note was edited; data as contact.note_created, note holding the new content.',
   data: NoteData,
   webhook: 'same',
@@ -154,6 +161,7 @@ export const contactNoteUpdated = defineEvent({
 export const contactNoteDeleted = defineEvent({
   type: 'contact.note_deleted',
   version: 1,
+  producers: ['crm'],
   description: 'A contact’s note was deleted; data as contact.note_created, note as it was.',
   data: NoteData,
   webhook: 'same',

@@ -7,6 +7,7 @@ import { defineEvent } from './define';
 export const conversationCreated = defineEvent({
   type: 'conversation.created',
   version: 1,
+  producers: ['messaging'],
   description: 'A new conversation started with a contact; data: id, contactId (null for a group), chatnetAccountId, type (user or group), threadId.',
   data: z.object({ id: Id, contactId: Id.nullable(), chatnetAccountId: Id, type: ThreadType, threadId: z.string() }),
   webhook: 'same',
@@ -15,6 +16,7 @@ export const conversationCreated = defineEvent({
 export const conversationArchived = defineEvent({
   type: 'conversation.archived',
   version: 1,
+  producers: ['messaging'],
   description: 'A conversation was archived; data.id.',
   data: z.object({ id: Id }),
   webhook: 'same',
@@ -23,6 +25,7 @@ export const conversationArchived = defineEvent({
 export const conversationAssigned = defineEvent({
   type: 'conversation.assigned',
   version: 1,
+  producers: ['messaging'],
   description: 'A conversation got a new assignee or team; data: conversationId, contactId, chatnetAccountId, assigneeId, teamId, previousAssigneeId, assignedBy (null: the system).',
   data: z.object({
     conversationId: Id,
@@ -39,6 +42,7 @@ export const conversationAssigned = defineEvent({
 export const conversationStatusChanged = defineEvent({
   type: 'conversation.status_changed',
   version: 1,
+  producers: ['messaging'],
   description:
     'A conversation changed status (active, pending, snoozed, closed, archived); data: conversationId, contactId, chatnetAccountId, assigneeId, status, previousStatus, snoozedUntil, changedBy (null: a snooze ended or the contact wrote again).',
   data: z.object({
@@ -57,6 +61,7 @@ export const conversationStatusChanged = defineEvent({
 export const conversationNoteCreated = defineEvent({
   type: 'conversation.note_created',
   version: 1,
+  producers: ['messaging'],
   description: 'A private note was written in a conversation; data.mentions lists the users it mentions.',
   data: z.object({
     conversationId: Id,
@@ -78,6 +83,7 @@ const QuoteRef = z.object({ messageId: Id, content: z.string(), senderName: z.st
 export const messageReceived = defineEvent({
   type: 'message.received',
   version: 1,
+  producers: ['messaging'],
   description:
     'A customer’s message arrived through a chat-network account; data also has assigneeId (the conversation’s assignee, or null) and eligibleUserIds (when unassigned, the users listed in the account’s assignment settings; else []).',
   data: z.object({
@@ -105,6 +111,7 @@ export const messageReceived = defineEvent({
 export const messageSent = defineEvent({
   type: 'message.sent',
   version: 1,
+  producers: ['messaging'],
   description: 'A message was sent to a customer (UI, public API, automation, campaign, or typed on the account’s phone: source phone).',
   data: z.object({
     messageId: Id,
@@ -130,6 +137,7 @@ export const messageSent = defineEvent({
 export const messageSeen = defineEvent({
   type: 'message.seen',
   version: 1,
+  producers: ['messaging'],
   description: 'The customer read messages we sent; data.messageIds lists them (data.messages: each with its source and sentAt).',
   data: z.object({
     messageIds: z.array(Id),
@@ -146,6 +154,7 @@ export const messageSeen = defineEvent({
 export const messageRecalled = defineEvent({
   type: 'message.recalled',
   version: 1,
+  producers: ['messaging'],
   description:
     'A message was recalled (taken back) on the chat network: by an agent (an outbound message, recalledBy agent, userId the agent) or by the contact (recalledBy contact, fromUid the contact); data: messageId, conversationId, contactId, chatnetAccountId, assigneeId, recalledAt.',
   data: z.object({
@@ -165,6 +174,7 @@ export const messageRecalled = defineEvent({
 export const messageReaction = defineEvent({
   type: 'message.reaction',
   version: 1,
+  producers: ['messaging'],
   description:
     'A reaction on a message changed: an agent (by agent, userId) or the contact (by contact, fromUid) set one (emoji) or took theirs back (emoji null); data: messageId, conversationId, contactId, chatnetAccountId, assigneeId, at.',
   data: z.object({
@@ -185,6 +195,7 @@ export const messageReaction = defineEvent({
 export const inboxSettingsUpdated = defineEvent({
   type: 'inbox_settings.updated',
   version: 1,
+  producers: ['messaging'],
   description: 'Internal: the organization’s agent visibility changed (the gateway and crm follow it).',
   data: z.object({ agentVisibility: z.string() }),
 });
@@ -192,6 +203,7 @@ export const inboxSettingsUpdated = defineEvent({
 export const accountAssignmentUpdated = defineEvent({
   type: 'chatnet_account.assignment_updated',
   version: 1,
+  producers: ['messaging'],
   description: 'Internal: who works a chat-network account changed (the gateway’s socket audience and crm’s contact visibility follow it).',
   data: z.object({ chatnetAccountId: Id, mode: z.string(), userIds: z.array(Ref), maxOpenPerUser: z.number().nullable() }),
 });
@@ -199,6 +211,7 @@ export const accountAssignmentUpdated = defineEvent({
 export const contactLink = defineEvent({
   type: 'messaging.contact_link',
   version: 1,
+  producers: ['messaging'],
   description: 'Internal: a conversation (or a group sender) whose contact could not be linked yet (crm unreachable); messaging retries it.',
   data: z.object({
     conversationId: Id,
@@ -215,6 +228,7 @@ export const contactLink = defineEvent({
 export const conversationOwnersSnapshot = defineEvent({
   type: 'conversation.owners_snapshot',
   version: 1,
+  producers: ['messaging'],
   description: 'Internal, once per database: every conversation’s owner, for crm’s contact visibility projection.',
   data: z.object({
     conversations: z.array(z.object({ conversationId: Id, contactId: Id.nullable(), chatnetAccountId: Id, assigneeId: Ref.nullable() })),

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ProducerService } from '../publishers';
 
 /** One version of one event type: its data on the bus and, for a public event, what a webhook receives. */
 export interface EventDefinition<T extends string = string, D extends z.ZodType = z.ZodType, W extends z.ZodType = z.ZodType> {
@@ -6,6 +7,11 @@ export interface EventDefinition<T extends string = string, D extends z.ZodType 
   version: number;
   /** For the event catalogue (the webhook documentation). */
   description: string;
+  /**
+   * The services whose outbox writes it. A consumer accepts the event only from their broker users (publishers.ts):
+   * another service's user publishing it is refused, so a compromised service cannot speak for the others.
+   */
+  producers: readonly ProducerService[];
   /** The event's `data` as its producers write it and its consumers parse it. */
   data: D;
   /** Public events only: the webhook payload's `data` (the public resource shapes) and how it is made from the event's. */
@@ -27,6 +33,7 @@ interface Definition<T extends string, D extends z.ZodType, W extends z.ZodType>
   type: T;
   version: number;
   description: string;
+  producers: readonly ProducerService[];
   data: D;
   /** 'same': the webhook gets the event's data as it is (it holds no internal shape). */
   webhook?: 'same' | { data: W; from(data: z.output<D>): z.output<W> };
@@ -41,5 +48,6 @@ export function defineEvent<T extends string, D extends z.ZodType, W extends z.Z
     if (!/^[a-z0-9_]+$/.test(word)) throw new Error(`${d.type}: routing key "${key}" must be "${d.type}.<word>"`);
   }
   const routingKeys = d.routingKeys as EventDefinition['routingKeys'];
-  return { type: d.type, version: d.version, description: d.description, data: d.data, ...(webhook ? { webhook } : {}), ...(routingKeys ? { routingKeys } : {}) };
+  if (d.producers.length === 0) throw new Error(`${d.type}: no producers`);
+  return { type: d.type, version: d.version, description: d.description, producers: d.producers, data: d.data, ...(webhook ? { webhook } : {}), ...(routingKeys ? { routingKeys } : {}) };
 }

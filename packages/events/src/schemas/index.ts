@@ -56,6 +56,13 @@ export function eventDefinitions(): EventDefinition[] {
   return Object.values(eventSchemas).flatMap((versions) => Object.values(versions).sort((a, b) => a.version - b.version));
 }
 
+/** The services whose outbox writes `type` (every version's, together); undefined for a type the catalogue lacks. */
+export function producersOf(type: string): readonly string[] | undefined {
+  const versions = eventSchemas[type];
+  if (!versions) return undefined;
+  return [...new Set(Object.values(versions).flatMap((d) => d.producers))];
+}
+
 /** Public event types (a webhook can subscribe to them) in catalogue order. */
 export function publicEventTypes(): string[] {
   return [...new Set(eventDefinitions().filter((d) => d.webhook).map((d) => d.type))];

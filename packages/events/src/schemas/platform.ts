@@ -5,6 +5,7 @@ import { defineEvent } from './define';
 export const notificationCreated = defineEvent({
   type: 'notification.created',
   version: 1,
+  producers: ['automation'],
   description: 'An in-app notification was created; data: id, userId (one user) or audienceRole (every user of that role), type, title, message, resourceId.',
   data: z.object({
     id: Id,
@@ -22,6 +23,8 @@ export const notificationCreated = defineEvent({
 export const auditRecorded = defineEvent({
   type: 'audit.recorded',
   version: 1,
+  // Every service that records audit entries through its outbox (recordAudit); identity writes its own directly.
+  producers: ['crm', 'messaging', 'chatnet-connector', 'automation', 'ai', 'webhooks'],
   description: 'Internal: an entry for the organization’s audit log, from whichever service acted.',
   data: z.object({
     actorId: Ref.nullable(),
@@ -38,6 +41,7 @@ export const auditRecorded = defineEvent({
 export const webhookDisabled = defineEvent({
   type: 'webhook.disabled',
   version: 1,
+  producers: ['webhooks'],
   description: 'Internal: a webhook endpoint was disabled after failing for too long (automation notifies the admins).',
   data: z.object({ webhookId: Id, url: z.string(), reason: z.string() }),
 });

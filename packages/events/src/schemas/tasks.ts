@@ -20,6 +20,7 @@ export const EventTask = z.object({
 export const taskCreated = defineEvent({
   type: 'task.created',
   version: 1,
+  producers: ['crm'],
   description: 'A task was created (by a user, or by an automation rule\'s create_task); data.task.',
   data: z.object({ task: EventTask }),
   webhook: 'same',
@@ -28,6 +29,7 @@ export const taskCreated = defineEvent({
 export const taskCompleted = defineEvent({
   type: 'task.completed',
   version: 1,
+  producers: ['crm'],
   description: 'A task was marked done; data.task (completedAt set).',
   data: z.object({ task: EventTask }),
   webhook: 'same',
@@ -36,6 +38,7 @@ export const taskCompleted = defineEvent({
 export const taskDue = defineEvent({
   type: 'task.due',
   version: 1,
+  producers: ['crm'],
   description: 'An open task reached its due time (raised once per due time, within 2 s of it); data.task. Its assignee gets a task_due notification.',
   data: z.object({ task: EventTask }),
   webhook: 'same',

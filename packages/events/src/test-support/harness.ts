@@ -7,6 +7,7 @@ import { connectAmqp } from '../amqp';
 import { EventConsumer, type EventConsumerOptions, type EventHandler } from '../consumer';
 import type { EventEnvelope } from '../envelope';
 import { enqueueEvent } from '../outbox';
+import { amqpUser } from '../publishers';
 import { OutboxRelay, type OutboxRelayOptions } from '../relay';
 import { installEventTables } from '../tables';
 import { deleteTopology } from '../topology';
@@ -16,6 +17,11 @@ import { deleteTopology } from '../topology';
 export const log = createLogger('events-test', process.env.LOG_LEVEL ?? 'silent');
 export const ORG = '5a1c7c43-1f9b-4f55-9a8e-2f8f3c1d0e01';
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * The user_id a test's own publishes carry: the connection's user, which every consumer here shares, so consumers accept
+ * them (publishers.ts: a publish without one has no verified publisher and is refused).
+ */
+export const OWN_USER = amqpUser(infra.amqpUrl);
 
 /**
  * What a network failure looks like to amqplib: the socket errors. Reaches into the private connection

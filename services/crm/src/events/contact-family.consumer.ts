@@ -11,12 +11,13 @@ import { CONTACT_FAMILY, FamilyModule, joinModules } from './event-families';
  * transaction of the change itself, and scoring's own contact.updated (leadScore only) never reaches this queue.
  */
 export function contactFamilyConsumer(
-  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'>; pool: Pool; log: Logger; metrics?: Metrics },
+  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'> & Partial<Pick<CrmConfig, 'AMQP_USER_PREFIX'>>; pool: Pool; log: Logger; metrics?: Metrics },
   modules: { analytics: FamilyModule },
 ): EventConsumer {
   const apply = joinModules([modules.analytics]);
   return new EventConsumer({
     amqpUrl: ctx.config.AMQP_URL,
+    amqpUserPrefix: ctx.config.AMQP_USER_PREFIX,
     exchange: ctx.config.EVENTS_EXCHANGE,
     queue: `${ctx.config.EVENTS_EXCHANGE}.crm.contact-events`,
     bindings: CONTACT_FAMILY,

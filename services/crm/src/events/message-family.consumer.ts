@@ -12,12 +12,13 @@ import { FamilyModule, joinModules, MESSAGE_FAMILY } from './event-families';
  * the three never deadlock with deletes or with each other.
  */
 export function messageFamilyConsumer(
-  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'>; pool: Pool; log: Logger; metrics?: Metrics },
+  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'> & Partial<Pick<CrmConfig, 'AMQP_USER_PREFIX'>>; pool: Pool; log: Logger; metrics?: Metrics },
   modules: { activity: FamilyModule; scoring: FamilyModule; analytics: FamilyModule },
 ): EventConsumer {
   const apply = joinModules([modules.activity, modules.scoring, modules.analytics]);
   return new EventConsumer({
     amqpUrl: ctx.config.AMQP_URL,
+    amqpUserPrefix: ctx.config.AMQP_USER_PREFIX,
     exchange: ctx.config.EVENTS_EXCHANGE,
     queue: `${ctx.config.EVENTS_EXCHANGE}.crm.message-events`,
     bindings: MESSAGE_FAMILY,

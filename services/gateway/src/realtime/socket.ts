@@ -177,6 +177,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
 
   const consumer = new EventConsumer({
     amqpUrl: config.AMQP_URL,
+    amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
     bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'message.recalled', 'message.reaction', 'conversation.assigned', 'conversation.status_changed', 'notification.created'],
@@ -199,6 +200,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   // Every instance holds its own audience cache, so every instance hears the changes (its own exclusive queue).
   const audienceChanges = new EventConsumer({
     amqpUrl: config.AMQP_URL,
+    amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.gateway.inbox-audience`,
     bindings: ['inbox_settings.updated', 'chatnet_account.assignment_updated'],

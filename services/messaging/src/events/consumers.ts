@@ -18,6 +18,7 @@ export function createConsumers(deps: Deps): EventConsumer[] {
   const { config, pool, log, metrics } = deps;
   const common = {
     amqpUrl: config.AMQP_URL,
+    amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     pool,
     metrics,

@@ -7,6 +7,8 @@ import { isUuid } from '@crm/validation';
 
 export interface PublicEventsConsumerOptions {
   amqpUrl: string;
+  /** AMQP_USER_PREFIX (EventConsumerOptions.amqpUserPrefix). */
+  amqpUserPrefix?: string;
   exchange: string;
   /** Inserts a batch's deliveries (the worker's fan-out: it sends at once what it has room for). */
   fanOut(events: FanOutEvent[]): Promise<void>;
@@ -26,6 +28,7 @@ export const queueName = (exchange: string) => `${exchange}.webhooks.deliveries`
 export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsumer {
   return new EventConsumer({
     amqpUrl: o.amqpUrl,
+    amqpUserPrefix: o.amqpUserPrefix,
     exchange: o.exchange,
     queue: queueName(o.exchange),
     bindings: [...PUBLIC_EVENT_TYPES],
