@@ -80,6 +80,8 @@ export interface StackOptions {
    * it sees a 5xx: an errorId in a response then leads to its cause. The level stays TEST_LOG_LEVEL otherwise.
    */
   captureErrors?: boolean;
+  /** The URL each service is given for its database (e.g. through a proxy in front of PostgreSQL); as created by default. */
+  databaseUrl?: (url: string) => string;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -128,7 +130,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ...(name === 'messaging' ? { HTTP_PORT: String(messagingHttpPort) } : {}),
       ...opts.serviceEnv?.[name],
       ...extraEnv,
-      DATABASE_URL: databases.get(name)!.url,
+      DATABASE_URL: opts.databaseUrl ? opts.databaseUrl(databases.get(name)!.url) : databases.get(name)!.url,
       GRPC_PORT: String(ports.get(name)),
     };
     running.set(name, await mod.start(mod.loadConfig(env), log.child({ service: name })));

@@ -1,0 +1,127 @@
+import net from 'node:net';
+import { Client } from 'pg';
+import { eventually, infra } from '@crm/testing';
+import { startStack, type ServiceName, type Stack } from '../support/stack';
+import { client, newOrg } from '../support/http';
+
+// Issue #28 item 8: a server with fewer connections than the services' pools want (PostgreSQL's max_connections,
+// a managed server's plan, a test suite beside `npm start`) refuses the rest with 53300 "too many clients". The
+// services queue for a connection (PatientPool) rather than answer 503. The shared local server cannot be restarted
+// with a lower max_connections, so a proxy in front of it holds at most LIMIT connections open and answers every
+// connection beyond them the way PostgreSQL does: an ErrorResponse with SQLSTATE 53300 at start-up.
+const SERVICES: ServiceName[] = ['crm', 'messaging', 'chatnet-connector', 'automation', 'ai', 'webhooks'];
+// Fewer than this load makes the stack's pools open (57 here without a limit), so the limit is reached for sure.
+const LIMIT = 40;
+
+/** PostgreSQL's refusal of a connection over max_connections, as the server writes it. */
+function tooManyClients(): Buffer {
+  const fields = Buffer.concat(
+    [
+      ['S', 'FATAL'],
+      ['V', 'FATAL'],
+      ['C', '53300'],
+      ['M', 'sorry, too many clients already'],
+    ].map(([k, v]) => Buffer.from(`${k}${v}\0`)),
+  );
+  const body = Buffer.concat([fields, Buffer.from([0])]);
+  const head = Buffer.alloc(5);
+  head.write('E', 0);
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+async function connectionLimiter(target: URL, limit: number) {
+  const stats = { open: 0, peak: 0, refused: 0 };
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    if (stats.open >= limit) {
+      stats.refused++;
+      // After the client's start-up message, as the server answers it.
+      socket.once('data', () => socket.end(tooManyClients()));
+      return;
+    }
+    stats.open++;
+    stats.peak = Math.max(stats.peak, stats.open);
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(upstream);
+    let closed = false;
+    const done = () => {
+      if (closed) return;
+      closed = true;
+      stats.open--;
+      socket.destroy();
+      upstream.destroy();
+    };
+    upstream.on('error', done);
+    upstream.on('close', done);
+    socket.on('close', done);
+    socket.pipe(upstream).pipe(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    stats,
+    url: (url: string) => Object.assign(new URL(url), { hostname: '127.0.0.1', port: String(port) }).toString(),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe(`PostgreSQL with room for ${LIMIT} connections under load`, () => {
+  let stack: Stack;
+  let limiter: Awaited<ReturnType<typeof connectionLimiter>>;
+  let owner: ReturnType<ReturnType<typeof client>['as']>;
+  let accountId: string;
+
+  beforeAll(async () => {
+    limiter = await connectionLimiter(new URL(infra.databaseUrl), LIMIT);
+    // Pools that together want far more than the server has (7 × 30 + the LISTEN connections).
+    stack = await startStack({ services: SERVICES, env: { DATABASE_POOL_SIZE: '30' }, databaseUrl: limiter.url });
+    ({ owner } = await newOrg(client(stack.url), 'Crowded Server'));
+    accountId = (await owner.post('/api/v1/chatnet-accounts', { displayName: 'Line' })).body.id;
+    expect((await owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
+    expect((await owner.post(`/sandbox/accounts/${accountId}/scan`, {})).body.status).toBe('connected');
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await limiter?.close();
+  });
+
+  it('answers no 503: requests wait for a connection, every accepted message is stored once', async () => {
+    const run = Date.now().toString(36);
+    const statuses: number[] = [];
+    const sends: Promise<void>[] = [];
+    // 100 msg/s for 3 s from 50 senders, new and known, every one also a contact, a webhook-less event fan-out, a
+    // trigger evaluation and a read of the inbox.
+    for (let i = 0; i < 300; i++) {
+      sends.push(
+        owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: `crowd-${i % 50}`, fromName: `Sender ${i % 50}`, content: `crowded ${run} ${i}` }).then((r) => void statuses.push(r.status)),
+      );
+      if (i % 10 === 0) sends.push(owner.get('/api/v1/conversations?limit=20').then((r) => void statuses.push(r.status)));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await Promise.all(sends);
+    // The limit was reached (a test that never hits it proves nothing), and nobody was told to come back later.
+    expect(limiter.stats.refused).toBeGreaterThan(0);
+    expect(limiter.stats.peak).toBeLessThanOrEqual(LIMIT);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+
+    const messaging = new Client({ connectionString: stack.databaseUrl('messaging') });
+    await messaging.connect();
+    try {
+      const rows = await eventually(async () => {
+        const r = (await messaging.query<{ n: number; distinct: number }>("SELECT count(*)::int AS n, count(DISTINCT content)::int AS distinct FROM messages WHERE content LIKE $1", [`crowded ${run} %`])).rows[0];
+        return r.distinct >= 300 ? r : undefined;
+      }, 30_000);
+      expect(rows).toEqual({ n: 300, distinct: 300 });
+    } finally {
+      await messaging.end();
+    }
+  }, 120_000);
+});
