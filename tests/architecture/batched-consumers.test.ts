@@ -19,8 +19,6 @@ const PER_EVENT_CONSUMERS = [
   'services/gateway/src/realtime/socket.ts: gateway.inbox-audience',
   // A friend list: one event per sync of an account, each a large batch of its own.
   'services/crm/src/app.ts: crm.chatnet-friends',
-  // Notifications sent by email: one per notification, and it calls identity for the recipients.
-  'services/automation/src/app.ts: emailAlertsQueue(config.EVENTS_EXCHANGE)',
 ];
 
 function sources(dir: string): string[] {

@@ -15,7 +15,7 @@ import { AlertRecipients } from './domain/alert-recipients';
 import { ReminderSender } from './domain/reminder-sender';
 import { Runner } from './domain/runner';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
-import { EMAIL_ALERT_BINDINGS, emailAlertsHandler, emailAlertsQueue, pruneEmailAlertsEvery } from './events/email-alerts.consumer';
+import { EMAIL_ALERT_BINDINGS, emailAlertsHandler, emailAlertsQueue, prepareEmailAlerts, pruneEmailAlertsEvery } from './events/email-alerts.consumer';
 import { SEEN_BINDINGS, seenHandler, seenQueue } from './events/campaign-seen.consumer';
 import { prepareTriggers, TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
 import { automationHandlers } from './grpc/automation.handler';
@@ -121,11 +121,14 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
         exchange: config.EVENTS_EXCHANGE,
         queue: emailAlertsQueue(config.EVENTS_EXCHANGE),
         bindings: EMAIL_ALERT_BINDINGS,
-        handler: emailAlertsHandler(deps, new AlertRecipients(remote)),
+        // Recipients from identity before the transaction; a few alerts per batch (each sent under its lock).
+        batchPrepare: prepareEmailAlerts(new AlertRecipients(remote)),
+        batchHandler: emailAlertsHandler(deps),
+        batchSize: 10,
+        batchKey: (e) => e.orgId,
         parseData: true,
         logger: log,
         pool,
-        prefetch: 20,
         concurrency: 2,
         maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
         retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
