@@ -1,7 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { grpcTransportFromEnv } from '@crm/grpc-kit';
 
 // No Docker engine in the test environment: the compose file is checked as data, and each service's
 // environment (with .env filled in) is fed to that service's own loadConfig under NODE_ENV=production.
@@ -214,4 +216,41 @@ test("the observability profile's Prometheus scrapes every service's metrics por
   };
   const targets = config.scrape_configs.find((j) => j.job_name === 'services')!.static_configs.flatMap((c) => c.targets);
   expect(targets.sort()).toEqual([...APP, 'gateway'].map((name) => `${name}:${compose.services[name].environment!.METRICS_PORT}`).sort());
+});
+
+describe('mutual TLS between the processes', () => {
+  /** The .env `npm run keys` writes: real certificates, so each process's transport is built as at its start. */
+  let keys: Record<string, string>;
+  beforeAll(() => {
+    const text = execFileSync(process.execPath, [path.join(root, 'scripts', 'generate-keys.mjs')], { encoding: 'utf8' });
+    keys = Object.fromEntries(text.split('\n').map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l)).filter((m): m is RegExpExecArray => m !== null).map((m) => [m[1], m[2]]));
+  }, 60_000);
+
+  test.each([...APP, 'gateway'])('%s gets the CA and its own certificate, named for the host the others dial', (name) => {
+    const env = serviceEnv(name, { ...filledEnv(), ...keys });
+    expect(grpcTransportFromEnv(env).secure).toBe(true);
+    const cert = new X509Certificate(Buffer.from(env.GRPC_TLS_CERT, 'base64'));
+    expect(cert.subjectAltName?.split(', ')).toContain(`DNS:${name}`);
+  });
+
+  test('compose refuses to start any process without its TLS material', () => {
+    for (const name of [...APP, 'gateway']) {
+      expect(() => serviceEnv(name, { ...filledEnv(), ...keys, GRPC_TLS_CA: '' })).toThrow(/compose refuses: run npm run keys and put GRPC_TLS_CA in .env/);
+      const prefix = name.replace(/-/g, '_').toUpperCase();
+      expect(() => serviceEnv(name, { ...filledEnv(), ...keys, [`${prefix}_GRPC_TLS_KEY`]: '' })).toThrow(/compose refuses/);
+    }
+  });
+
+  test("the attachments port is reached over https (the gateway's streams, the connector's files) with the caller's certificate", () => {
+    for (const name of ['gateway', 'chatnet-connector']) {
+      const env = serviceEnv(name, { ...filledEnv(), ...keys });
+      expect(env.MESSAGING_HTTP_URL).toBe('https://messaging:50063');
+      expect(grpcTransportFromEnv(env).httpAgent(new URL(env.MESSAGING_HTTP_URL), 'MESSAGING_HTTP_URL')).toBeDefined();
+    }
+  });
+
+  test("the services' healthcheck asks over mutual TLS with the container's own certificate (the probe script the image holds)", () => {
+    expect(existsSync(path.join(root, 'packages', 'grpc-kit', 'src', 'health-probe.ts'))).toBe(true);
+    for (const name of APP) expect({ name, test: compose.services[name].healthcheck?.test }).toEqual({ name, test: ['CMD', 'node', '/app/packages/grpc-kit/dist/health-probe.js'] });
+  });
 });

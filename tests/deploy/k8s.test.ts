@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { LIVENESS_SERVICE, SERVICE_CALL_POLICY } from '@crm/grpc-kit';
+import { grpcTransportFromEnv, LIVENESS_SERVICE, SERVICE_CALL_POLICY } from '@crm/grpc-kit';
 
 /**
  * deploy/k8s rendered as a cluster would get it: with `kubectl kustomize` when kubectl is installed, and always
@@ -120,9 +120,12 @@ describe.each(SERVICES)('%s', (name) => {
       expect(c.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
     } else {
       // Readiness asks the default health name (the service's dependencies included); startup and liveness ask
-      // `liveness` (the process alone), so an outage of PostgreSQL, RabbitMQ or Redis never restarts the pods.
-      expect(c.readinessProbe.grpc).toEqual({ port });
-      for (const probe of ['startupProbe', 'livenessProbe']) expect({ probe, grpc: c[probe]?.grpc }).toEqual({ probe, grpc: { port, service: LIVENESS_SERVICE } });
+      // `liveness` (the process alone), so an outage of PostgreSQL, RabbitMQ or Redis never restarts the pods. The
+      // image's probe script asks over mutual TLS with the pod's certificate (kubelet's grpc probe cannot present one).
+      const probe = ['node', '/app/packages/grpc-kit/dist/health-probe.js'];
+      expect(c.readinessProbe.exec).toEqual({ command: probe });
+      for (const p of ['startupProbe', 'livenessProbe']) expect({ p, exec: c[p]?.exec }).toEqual({ p, exec: { command: [...probe, LIVENESS_SERVICE] } });
+      for (const p of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect({ p, timeout: c[p].timeoutSeconds >= 3 }).toEqual({ p, timeout: true });
     }
   });
 
@@ -147,6 +150,34 @@ describe.each(SERVICES)('%s', (name) => {
     const { loadConfig } = require(`@crm/${name}`) as { loadConfig: (e: Record<string, string | undefined>) => { NODE_ENV: string } };
     expect(loadConfig(env).NODE_ENV).toBe('production');
   });
+});
+
+/** The key material `npm run keys` prints, by .env name (read once, by the TLS test below). */
+let keys: Record<string, string> | undefined;
+function generatedKeys(): Record<string, string> {
+  if (keys) return keys;
+  const text = execFileSync(process.execPath, [path.join(root, 'scripts', 'generate-keys.mjs')], { encoding: 'utf8' });
+  return (keys = Object.fromEntries(text.split('\n').map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l)).filter((m): m is RegExpExecArray => m !== null).map((m) => [m[1], m[2]])));
+}
+
+describe.each(SERVICES)('%s with the Secrets filled from npm run keys', (name) => {
+  test('runs with mutual TLS: the CA from the shared Secret, its own certificate named for its Service', () => {
+    const k = generatedKeys();
+    const prefix = name.replace(/-/g, '_').toUpperCase();
+    const shared = secretTemplate('shared.env.example');
+    const own = secretTemplate(`${name}.env.example`);
+    expect(Object.keys(shared)).toContain('GRPC_TLS_CA');
+    expect(Object.keys(own)).toEqual(expect.arrayContaining(['GRPC_TLS_CERT', 'GRPC_TLS_KEY']));
+    const c = container(base, name);
+    const env: Record<string, string | undefined> = { ...find(base, 'ConfigMap', 'messaging-crm-config')!.data };
+    for (const e of c.env ?? []) env[e.name] = e.value ?? '10.0.0.7';
+    Object.assign(env, { GRPC_TLS_CA: k.GRPC_TLS_CA, GRPC_TLS_CERT: k[`${prefix}_GRPC_TLS_CERT`], GRPC_TLS_KEY: k[`${prefix}_GRPC_TLS_KEY`] });
+    const transport = grpcTransportFromEnv(env);
+    expect(transport.secure).toBe(true);
+    expect(new X509Certificate(Buffer.from(env.GRPC_TLS_CERT!, 'base64')).subjectAltName?.split(', ')).toContain(`DNS:${find(base, 'Service', name)!.metadata.name}`);
+    // messaging's attachments port is HTTPS under TLS: its callers name it so.
+    if (env.MESSAGING_HTTP_URL) expect(transport.httpAgent(new URL(env.MESSAGING_HTTP_URL), 'MESSAGING_HTTP_URL')).toBeDefined();
+  }, 60_000);
 });
 
 /** A value an operator could put in the Secret for `key`. */

@@ -114,7 +114,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // A service this stack does not run points at a port nothing listens on (9, discard), never at its default: that is
     // where `npm start` runs it on the same machine, and a stack talking to another deployment's service fails strangely.
     ...Object.fromEntries((Object.keys(ADDR_VAR) as ServiceName[]).map((n) => [ADDR_VAR[n], names.includes(n) ? `127.0.0.1:${ports.get(n)}` : '127.0.0.1:9'])),
-    MESSAGING_HTTP_URL: messagingHttpPort ? `http://127.0.0.1:${messagingHttpPort}` : 'http://127.0.0.1:9',
+    // HTTPS when the stack runs with mutual TLS (GRPC_TLS_CA in `env`): the attachments port then refuses plain HTTP.
+    MESSAGING_HTTP_URL: `${opts.env?.GRPC_TLS_CA ? 'https' : 'http'}://127.0.0.1:${messagingHttpPort ?? 9}`,
     ...opts.env,
   };
   const databases = new Map<ServiceName, TestDatabase>();

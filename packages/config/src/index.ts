@@ -130,3 +130,17 @@ export const internalAuthEnv = {
   /** Every process's public key: `gateway=<base64>,identity=<base64>,…`. */
   SERVICE_PUBLIC_KEYS: z.string().optional(),
 };
+
+/**
+ * Mutual TLS between the processes, read by every process (@crm/grpc-kit grpcTransportFromEnv checks them together:
+ * all three or none). Each is a PEM file base64-encoded on one line, as `npm run keys` prints them. Unset: internal
+ * traffic is plaintext (npm start, tests); production logs a warning.
+ */
+export const grpcTlsEnv = {
+  /** The deployment's CA certificate(s): only peers holding a certificate it issued are talked to. */
+  GRPC_TLS_CA: z.string().optional(),
+  /** This process's certificate (server and client), issued by GRPC_TLS_CA for the host names it is dialled by. */
+  GRPC_TLS_CERT: z.string().optional(),
+  /** This process's private key, the one of GRPC_TLS_CERT. */
+  GRPC_TLS_KEY: z.string().optional(),
+};

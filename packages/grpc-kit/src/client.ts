@@ -4,6 +4,7 @@ import { AUTH_METADATA_KEY, CallContext, ORIGIN_METADATA_KEY, REQUEST_ID_METADAT
 import type { InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 import { TRACEPARENT, traceparentOf } from './trace-context';
+import { GrpcTransport } from './transport';
 import type { CallOptions, ServiceClient, ServiceConstructor } from './typed';
 import { unaryCall } from './unary-call';
 
@@ -12,7 +13,8 @@ const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] 
 /**
  * A client for one service with every unary method promisified. Each call carries the internal credential:
  * `ctx` signed by `auth` for the called service only, and `ctx.traceparent` or the active trace context as `traceparent`. Each call gets a deadline (default 5 s) so a stuck
- * backend turns into a 504 at the gateway instead of a hung request.
+ * backend turns into a 504 at the gateway instead of a hung request. `transport`: plaintext, or mutual TLS (this
+ * process's grpcTransportFromEnv).
  */
 export type LbPolicy = 'pick_first' | 'round_robin';
 
@@ -22,14 +24,16 @@ export function createServiceClient<S>(
   auth: InternalAuth,
   defaultDeadlineMs = 5000,
   lbPolicy: LbPolicy = 'pick_first',
+  transport: GrpcTransport = GrpcTransport.plaintext,
 ): ServiceClient<S> {
-  const client = new ctor(address, grpc.credentials.createInsecure(), {
+  const client = new ctor(address, transport.channelCredentials(), {
     'grpc.keepalive_time_ms': 30_000,
     'grpc.max_receive_message_length': 32 * 1024 * 1024,
     // round_robin: one connection per address the name resolves to, calls spread across them: behind a headless
     // Kubernetes Service that is every ready pod (pick_first would send everything to one of them). See
     // GRPC_LB_POLICY in @crm/config for why it is the deployments' choice rather than the default.
     ...(lbPolicy === 'round_robin' ? { 'grpc.service_config': ROUND_ROBIN } : {}),
+    ...transport.channelOptions(),
   });
   const out: Record<string, unknown> = { raw: client, close: () => client.close() };
   const channel = client.getChannel();
@@ -65,24 +69,28 @@ export function createServiceClient<S>(
 
 type HealthClient = health.HealthClient;
 
-function healthClient(address: string): HealthClient {
+function healthClient(address: string, transport: GrpcTransport): HealthClient {
   const ctor = serviceDefinition(loadProto('grpc/health/v1/health.proto'), 'grpc.health.v1.Health');
-  // The health service needs no credential (it says only "serving"), so this client sends none.
-  return new ctor(address, grpc.credentials.createInsecure()) as unknown as HealthClient;
+  // The health service needs no internal credential (it says only "serving"), so this client sends none; with mutual
+  // TLS the connection itself still needs this process's certificate.
+  return new ctor(address, transport.channelCredentials(), transport.channelOptions()) as unknown as HealthClient;
 }
 
-function check(client: HealthClient, deadlineMs: number): Promise<boolean> {
+function check(client: HealthClient, deadlineMs: number, service = ''): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
-    client.Check({ service: '' }, { deadline: new Date(Date.now() + deadlineMs) }, (err: grpc.ServiceError | null, r?: health.HealthCheckResponse__Output) =>
+    client.Check({ service }, { deadline: new Date(Date.now() + deadlineMs) }, (err: grpc.ServiceError | null, r?: health.HealthCheckResponse__Output) =>
       resolve(!err && r?.status === 'SERVING'),
     );
   });
 }
 
-/** Ask a server's standard health service once whether it is serving (a new connection each time). */
-export function checkHealth(address: string, deadlineMs = 1000): Promise<boolean> {
-  const client = healthClient(address);
-  return check(client, deadlineMs).finally(() => client.close());
+/**
+ * Ask a server's standard health service once whether it is serving (a new connection each time). `service`: the
+ * health name asked (`liveness`: the process alone; empty: with its dependencies).
+ */
+export function checkHealth(address: string, deadlineMs = 1000, opts: { transport?: GrpcTransport; service?: string } = {}): Promise<boolean> {
+  const client = healthClient(address, opts.transport ?? GrpcTransport.plaintext);
+  return check(client, deadlineMs, opts.service).finally(() => client.close());
 }
 
 /**
@@ -93,11 +101,14 @@ export function checkHealth(address: string, deadlineMs = 1000): Promise<boolean
 export class HealthChecker {
   private readonly clients = new Map<string, HealthClient>();
 
-  constructor(private readonly deadlineMs = 2000) {}
+  constructor(
+    private readonly transport = GrpcTransport.plaintext,
+    private readonly deadlineMs = 2000,
+  ) {}
 
   check(address: string): Promise<boolean> {
     let client = this.clients.get(address);
-    if (!client) this.clients.set(address, (client = healthClient(address)));
+    if (!client) this.clients.set(address, (client = healthClient(address, this.transport)));
     return check(client, this.deadlineMs);
   }
 

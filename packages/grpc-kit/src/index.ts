@@ -6,6 +6,7 @@ export * from './server';
 export * from './readiness';
 export * from './client';
 export * from './internal-auth';
+export * from './transport';
 export * from './trace-context';
 export * from './typed';
 export * from './org-free';

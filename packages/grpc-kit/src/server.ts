@@ -10,6 +10,7 @@ import { isOrgFree } from './org-free';
 import { loadProto, serviceDefinition } from './proto';
 import { Readiness, type ReadinessCheck } from './readiness';
 import { contextFromTraceparent, TRACEPARENT } from './trace-context';
+import { GrpcTransport } from './transport';
 import type { Handler, ServiceConstructor, TypedHandlers } from './typed';
 
 const tracer = trace.getTracer('@crm/grpc-kit');
@@ -207,10 +208,13 @@ export class GrpcServer {
     return (code, ms) => byCode.get(grpc.status[code] ?? String(code)).observe(ms / 1000);
   }
 
-  /** Bind and start; port 0 picks a free port. Returns the bound port. */
-  listen(host: string, port: number): Promise<number> {
+  /**
+   * Bind and start; port 0 picks a free port. Returns the bound port. `transport`: plaintext, or mutual TLS (every
+   * client must present a certificate from the deployment's CA; the health service too is behind it).
+   */
+  listen(host: string, port: number, transport: GrpcTransport = GrpcTransport.plaintext): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+      this.server.bindAsync(`${host}:${port}`, transport.serverCredentials(), (err, bound) => {
         if (err) reject(err);
         else resolve(bound);
       });

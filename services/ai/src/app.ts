@@ -2,7 +2,7 @@ import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
 import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { AddressGuard } from '@crm/net-guard';
@@ -23,6 +23,8 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   const box = SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD);
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('ai', config);
+  // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
+  const transport = grpcTransportFromEnv(config, log);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
@@ -39,7 +41,7 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   const redis = createRedisClient(config.REDIS_URL, log, 'ai');
   // Resolves once Redis answers (retrying, and logging, until then): no AI call is served before its quota counts.
   await redis.connect();
-  const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY);
+  const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY, transport);
   const guard = new AddressGuard({ allow: config.AI_ALLOWED_PRIVATE_ADDRESSES, purpose: 'AI requests' });
   const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), tokens: new DailyTokens(redis, config.REDIS_PREFIX, config.AI_DAILY_TOKENS_MAX), messaging, guard };
   const server = new GrpcServer(log, auth, metrics).readiness({
@@ -48,7 +50,7 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
     redis: () => redisAnswers(redis),
   });
   server.add(serviceDefinition(loadProto('ai/v1/ai.proto'), 'ai.v1.AiService'), aiHandlers(deps));
-  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   log.info({ port, allowedPrivate: config.AI_ALLOWED_PRIVATE_ADDRESSES.entries }, 'ai listening');
   const stop = async () => {
     await server.stop();

@@ -1,4 +1,4 @@
-import { fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { fields, grpcClientEnv, grpcTlsEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { allowListEnv } from '@crm/net-guard';
 
 /** An optional vendor key from the environment: empty means unset (compose files pass `KEY=`). */
@@ -14,6 +14,7 @@ const optionalUrl = z
 
 const Env = z.object({
   ...internalAuthEnv,
+  ...grpcTlsEnv,
   ...grpcClientEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
 import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { createMailSender } from '@crm/mail';
@@ -40,11 +40,13 @@ export type { RunningService };
 export async function startAutomation(config: AutomationConfig, log: Logger = createLogger('automation', config.LOG_LEVEL)): Promise<RunningService> {
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('automation', config);
+  // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
+  const transport = grpcTransportFromEnv(config, log);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
-  const remote = createRemote(config, auth);
+  const remote = createRemote(config, auth, transport);
   const deps: Deps = {
     config,
     pool,
@@ -174,7 +176,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     await pool.end();
     throw err;
   }
-  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   log.info({ port }, 'automation listening');
   const stop = async () => {
     // Stop taking work first (calls, then events), finish the runs in hand, publish what they wrote, close.

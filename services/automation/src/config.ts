@@ -1,4 +1,4 @@
-import { brokerUserEnv, fields, grpcClientEnv, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
+import { brokerUserEnv, fields, grpcClientEnv, grpcTlsEnv, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
 import { allowListEnv } from '@crm/net-guard';
 
 /** "5s,30s,2m" → milliseconds; the retry schedule of failed actions. */
@@ -25,6 +25,7 @@ const durationList = (fallback: string) =>
 
 const Env = z.object({
   ...internalAuthEnv,
+  ...grpcTlsEnv,
   ...grpcClientEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */

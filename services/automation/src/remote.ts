@@ -1,4 +1,4 @@
-import { AppError, CallContext, type ClientFor, createServiceClient, InternalAuth, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
+import { AppError, CallContext, type ClientFor, createServiceClient, type GrpcTransport, InternalAuth, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import type { AutomationConfig } from './config';
 
 /**
@@ -16,7 +16,7 @@ export interface Remote {
   close(): void;
 }
 
-export function createRemote(config: AutomationConfig, auth: InternalAuth): Remote {
+export function createRemote(config: AutomationConfig, auth: InternalAuth, transport: GrpcTransport): Remote {
   const made: Array<{ close(): void }> = [];
   // One typed getter per service, so each client keeps its own service's request and response types.
   const lazy = <N extends ServiceName>(name: string, proto: string, service: N, address: string): (() => ClientFor<N>) => {
@@ -29,7 +29,7 @@ export function createRemote(config: AutomationConfig, auth: InternalAuth): Remo
       } catch {
         throw new AppError('unavailable', `The ${name} service is not available (no contract ${proto})`);
       }
-      client = createServiceClient(ctor, address, auth, config.GRPC_DEADLINE_MS, config.GRPC_LB_POLICY);
+      client = createServiceClient(ctor, address, auth, config.GRPC_DEADLINE_MS, config.GRPC_LB_POLICY, transport);
       made.push(client);
       return client;
     };

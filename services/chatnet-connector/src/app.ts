@@ -5,7 +5,7 @@ import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
 import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
-import { createServiceClient, GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { createServiceClient, GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService as StartedService, withMetricsServer } from '@crm/metrics';
 import { AddressGuard, parseAllowList } from '@crm/net-guard';
@@ -42,6 +42,10 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   const box = SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD);
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('connector', config);
+  // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
+  const transport = grpcTransportFromEnv(config, log);
+  // messaging's attachments port is HTTPS with client certificates under the same TLS: an http:// URL stops start-up here.
+  const filesAgent = transport.httpAgent(new URL(config.MESSAGING_HTTP_URL), 'MESSAGING_HTTP_URL');
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
@@ -66,15 +70,16 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     media = new MediaDownloads({ hosts: config.CHATNET_MEDIA_HOSTS, guard: mediaGuard, maxBytes: config.ATTACHMENT_MAX_BYTES });
     driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard), media });
   }
-  const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000, config.GRPC_LB_POLICY);
+  const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000, config.GRPC_LB_POLICY, transport);
   // Network news (inbound messages, read receipts) reaches the outbox in batches: one statement for what arrives within a few ms.
   const news = new OutboxBatcher({ pool, log, maxEvents: config.INBOUND_BATCH_SIZE, maxWaitMs: config.INBOUND_BATCH_WAIT_MS });
-  const files = new MessagingFiles(config.MESSAGING_HTTP_URL, auth);
+  const files = new MessagingFiles(config.MESSAGING_HTTP_URL, auth, filesAgent);
   const onFriendAccepted = async (orgId: string, accountId: string, uid: string) => {
     await recordAccepted(pool, orgId, accountId, uid);
   };
   const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases, news, files, onFriendAccepted });
-  const peers = new Peers(leases, auth);
+  // Peers are dialled at a pod address or container id no certificate names: each must hold a connector certificate.
+  const peers = new Peers(leases, auth, transport.expecting('chatnet-connector'));
   const deps: Deps = {
     config,
     pool,
@@ -109,7 +114,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   const proto = loadProto('connector/v1/connector.proto');
   server.add(serviceDefinition(proto, 'connector.v1.ConnectorService'), connectorHandlers(deps));
   server.add(serviceDefinition(proto, 'connector.v1.ConnectorPeerService'), peerHandlers(deps));
-  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   const host = config.GRPC_HOST === '0.0.0.0' || config.GRPC_HOST === '::' ? os.hostname() : config.GRPC_HOST;
   const address = config.GRPC_ADVERTISE_ADDR ?? `${host}:${port}`;
   await sessions.start(address);

@@ -1,4 +1,4 @@
-import { fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { fields, grpcClientEnv, grpcTlsEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { allowListEnv } from '@crm/net-guard';
 import { parseMediaHosts } from './drivers/media-hosts';
 
@@ -34,6 +34,7 @@ function mediaHostsEnv(fallback: string) {
 
 const Env = z.object({
   ...internalAuthEnv,
+  ...grpcTlsEnv,
   ...grpcClientEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { identityChannel, identityDirectory, messagingConversations } from './clients';
@@ -30,12 +30,14 @@ export type { RunningService };
 export async function startCrm(config: CrmConfig, log: Logger = createLogger('crm', config.LOG_LEVEL)): Promise<RunningService> {
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('crm', config);
+  // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
+  const transport = grpcTransportFromEnv(config, log);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
 
-  const identity = identityChannel(config.IDENTITY_ADDR, auth, config.IDENTITY_DEADLINE_MS, config.GRPC_LB_POLICY);
+  const identity = identityChannel(config.IDENTITY_ADDR, auth, config.IDENTITY_DEADLINE_MS, config.GRPC_LB_POLICY, transport);
   const metrics = new Metrics('crm');
   // Scoring first: the contact writer records scoring facts in the transaction of each contact change.
   const scoring = scoringFeature({ config, pool, log });
@@ -45,7 +47,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     log,
     identity,
     users: identityDirectory(identity),
-    conversations: messagingConversations(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY),
+    conversations: messagingConversations(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY, transport),
     totals: new TotalCache(config.LIST_TOTAL_CACHE_MS, config.LIST_TOTAL_CACHE_MIN),
     contactWriter: new ContactWriter(scoring.recordFacts),
     metrics,
@@ -60,7 +62,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   // the relay so whatever they enqueue on the way out is still published.
   scoring.serve(deps, server);
   const analytics = analyticsFeature(deps, server);
-  const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoring, contactMergesFeature(deps, server), chatnetPhoneCheckFeature(deps, auth), tasksFeature(deps, server)];
+  const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoring, contactMergesFeature(deps, server), chatnetPhoneCheckFeature(deps, auth, transport), tasksFeature(deps, server)];
   // One consumer per event family: the modules that react to an event apply it in one transaction. Separate
   // queues for friend lists (a large sync never holds up messages) and inbox visibility. Of crm's own events only
   // analytics reads contact changes back (a read model); scoring gets them from the contact writer.
@@ -107,7 +109,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     throw err;
   }
   server.readiness({ postgres: () => databaseAnswers(pool), rabbitmq: () => brokerConnected([relay, ...consumers]) });
-  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   log.info({ port }, 'crm listening');
   // Keeps the per-org contact counter a handful of rows however many contacts are created.
   let compacting: Promise<unknown> | undefined;

@@ -1,7 +1,8 @@
-import { brokerUserEnv, fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { brokerUserEnv, fields, grpcClientEnv, grpcTlsEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 const Env = z.object({
   ...internalAuthEnv,
+  ...grpcTlsEnv,
   ...grpcClientEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */

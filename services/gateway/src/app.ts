@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { internalAuthFromEnv } from '@crm/grpc-kit';
+import { grpcTransportFromEnv, internalAuthFromEnv } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, startMetricsServer } from '@crm/metrics';
 import { createClients } from './clients';
@@ -81,12 +81,15 @@ export function buildApp(deps: RouteDeps): express.Express {
 }
 
 export async function startGateway(config: GatewayConfig, log: Logger = createLogger('gateway', config.LOG_LEVEL)): Promise<RunningGateway> {
-  const streamAgent = new http.Agent({ keepAlive: true });
+  // How it reaches the services: mutual TLS when GRPC_TLS_* is set. Bad certificates, or an http:// MESSAGING_HTTP_URL
+  // under TLS, stop start-up before anything is opened.
+  const transport = grpcTransportFromEnv(config, log);
+  const streamAgent = transport.httpAgent(new URL(config.MESSAGING_HTTP_URL), 'MESSAGING_HTTP_URL');
   const redis = createRedis(config.REDIS_URL, log);
   await redis.connect();
   // The gateway's internal credential: it signs the verified caller into every gRPC call (bad keys stop start-up).
   const internalAuth = internalAuthFromEnv('gateway', config);
-  const clients = createClients(config, internalAuth);
+  const clients = createClients(config, internalAuth, transport);
   // Auth state in memory, kept current from Redis (see http/auth-sync.ts): loaded and subscribed before serving.
   const tokens = new TokenRevocations(redis, config.REDIS_PREFIX);
   const apiKeys = new ApiKeyCache(

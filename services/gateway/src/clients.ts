@@ -1,4 +1,4 @@
-import { type ClientFor, createServiceClient, HealthChecker, type InternalAuth, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
+import { type ClientFor, createServiceClient, type GrpcTransport, HealthChecker, type InternalAuth, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
 import type { GatewayConfig } from './config';
 
 /** The backend services the gateway can call, by name: proto file, service and address variable. */
@@ -29,13 +29,13 @@ export type Clients = BackendClients & { health: HealthChecker; closeAll(): void
 /**
  * One client per backend, created on first use: a deployment that does not run a service (and a
  * checkout that has not grown its proto yet) never loads it. Every call carries the verified caller,
- * signed by the gateway's internal credential for the called service only.
+ * signed by the gateway's internal credential for the called service only, over `transport` (mutual TLS when set).
  */
-export function createClients(config: GatewayConfig, auth: InternalAuth): Clients {
+export function createClients(config: GatewayConfig, auth: InternalAuth, transport: GrpcTransport): Clients {
   const made = new Map<BackendName, { close(): void }>();
   // Generic in the backend's service name, so each client keeps its own service's types.
   const create = <N extends ServiceName>(proto: string, service: N, address: string): ClientFor<N> =>
-    createServiceClient(serviceDefinition(loadProto(proto), service), address, auth, config.GRPC_DEADLINE_MS, config.GRPC_LB_POLICY);
+    createServiceClient(serviceDefinition(loadProto(proto), service), address, auth, config.GRPC_DEADLINE_MS, config.GRPC_LB_POLICY, transport);
   const get = (name: BackendName): { close(): void } => {
     let c = made.get(name);
     if (!c) {
@@ -45,7 +45,7 @@ export function createClients(config: GatewayConfig, auth: InternalAuth): Client
     }
     return c;
   };
-  const health = new HealthChecker();
+  const health = new HealthChecker(transport);
   // The backends are getters added below (made on first use); `create` typed each by its own service.
   const out = {
     health,

@@ -1,9 +1,10 @@
-import { brokerUserEnv, ConfigError, fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { brokerUserEnv, ConfigError, fields, grpcClientEnv, grpcTlsEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 const address = (fallback: string) => z.string().default(fallback);
 
 const Env = z.object({
   ...internalAuthEnv,
+  ...grpcTlsEnv,
   ...grpcClientEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** HTTP bind address and port: the single URL clients use. */

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { authKeys, createTokenSigner } from '@crm/auth';
 import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { AUDIT_RECORDED, brokerConnected, eachEvent, EventConsumer, installEventTables } from '@crm/events';
-import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
@@ -22,6 +22,8 @@ export type { RunningService };
 export async function startIdentity(config: IdentityConfig, log: Logger = createLogger('identity', config.LOG_LEVEL)): Promise<RunningService> {
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('identity', config);
+  // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
+  const transport = grpcTransportFromEnv(config, log);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
@@ -70,7 +72,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     redis: () => redisAnswers(redis),
   });
   server.add(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), identityHandlers(deps));
-  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   log.info({ port }, 'identity listening');
   const sweeper = startAuditSweeper(deps);
   const stop = async () => {

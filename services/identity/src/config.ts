@@ -1,7 +1,8 @@
-import { brokerUserEnv, fields, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
+import { brokerUserEnv, fields, grpcTlsEnv, internalAuthEnv, parseEnv, smtpEnv, z } from '@crm/config';
 
 const Env = z.object({
   ...internalAuthEnv,
+  ...grpcTlsEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_identity'),

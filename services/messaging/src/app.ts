@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService as StartedService, withMetricsServer } from '@crm/metrics';
 import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
@@ -40,6 +40,8 @@ export interface RunningService extends StartedService {
 export async function startMessaging(config: MessagingConfig, log: Logger = createLogger('messaging', config.LOG_LEVEL)): Promise<RunningService> {
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('messaging', config);
+  // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
+  const transport = grpcTransportFromEnv(config, log);
   await ensureDatabase(config.DATABASE_URL);
   // No parallel query: messaging's queries are short index walks (the search walks the newest messages until enough
   // match), where starting parallel workers cost 50-60 ms per query and, under concurrent searches, multiplied the CPU
@@ -55,7 +57,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   const redis = createRedisClient(config.REDIS_URL, log, 'messaging');
   // Resolves once Redis answers (retrying, and logging, until then): no send is accepted before its governor works.
   await redis.connect();
-  const remote = new RemoteClients(config, log, auth);
+  const remote = new RemoteClients(config, log, auth, transport);
   const metrics = new Metrics('messaging');
   const deps: Deps = { config, pool, redis, log, remote, governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS), metrics, senderContacts: new SenderContacts() };
 
@@ -78,8 +80,8 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     redis: () => redisAnswers(redis),
   });
   server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), messagingHandlers(deps));
-  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
-  const files = await startHttpServer(deps, auth);
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
+  const files = await startHttpServer(deps, auth, transport);
   log.info({ port, httpPort: files.port }, 'messaging listening');
   const stop = async () => {
     clearInterval(prune);

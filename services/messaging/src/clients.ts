@@ -1,4 +1,4 @@
-import { AppError, CallContext, type ClientFor, type ErrorKind, createServiceClient, decodeRemoteError, InternalAuth, loadProto, type ServiceName, serviceDefinition, status } from '@crm/grpc-kit';
+import { AppError, CallContext, type ClientFor, type ErrorKind, createServiceClient, decodeRemoteError, type GrpcTransport, InternalAuth, loadProto, type ServiceName, serviceDefinition, status } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { connector, crm, identity } from '@crm/proto-types';
 import type { MessagingConfig } from './config';
@@ -44,6 +44,7 @@ export class RemoteClients {
     private readonly config: MessagingConfig,
     private readonly log: Logger,
     private readonly auth: InternalAuth,
+    private readonly transport: GrpcTransport,
   ) {}
 
   private readonly identity = this.lazy('identity', 'identity/v1/identity.proto', 'identity.v1.IdentityService', () => this.config.IDENTITY_ADDR);
@@ -56,7 +57,7 @@ export class RemoteClients {
     return () => {
       if (client) return client;
       try {
-        client = createServiceClient(serviceDefinition(loadProto(proto), service), address(), this.auth, undefined, this.config.GRPC_LB_POLICY);
+        client = createServiceClient(serviceDefinition(loadProto(proto), service), address(), this.auth, undefined, this.config.GRPC_LB_POLICY, this.transport);
       } catch (err) {
         this.log.warn({ err, service: name }, 'cannot load the contract of a service this one calls');
         throw new AppError('unavailable', `The ${name} service is not available`);

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { brokerUserEnv, fields, grpcClientEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { brokerUserEnv, fields, grpcClientEnv, grpcTlsEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { DEFAULT_SEND_LIMITS, GovernorLimits, parseGovernorSpec } from './domain/governor-spec';
 
 const durations = z
@@ -18,6 +18,7 @@ const governor = z.string().transform((value, ctx): GovernorLimits => {
 
 const Env = z.object({
   ...internalAuthEnv,
+  ...grpcTlsEnv,
   ...grpcClientEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */

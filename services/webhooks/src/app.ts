@@ -2,7 +2,7 @@ import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
 import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import type { WebhooksConfig } from './config';
@@ -23,6 +23,8 @@ export type { RunningService };
 export async function startWebhooks(config: WebhooksConfig, log: Logger = createLogger('webhooks', config.LOG_LEVEL)): Promise<RunningService> {
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
   const auth = internalAuthFromEnv('webhooks', config);
+  // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
+  const transport = grpcTransportFromEnv(config, log);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
@@ -72,7 +74,7 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
     await pool.end();
     throw err;
   }
-  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   log.info({ port, allowedPrivate: config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES.entries }, 'webhooks listening');
   const stop = async () => {
     // New work stops first (calls, then events); attempts in flight finish and are recorded; then the rest.

@@ -1,4 +1,4 @@
-import { brokerUserEnv, fields, internalAuthEnv, parseEnv, z } from '@crm/config';
+import { brokerUserEnv, fields, grpcTlsEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { SecretBox } from '@crm/crypto';
 import { allowListEnv } from '@crm/net-guard';
 import { parseDuration, parseSchedule } from './domain/durations';
@@ -19,6 +19,7 @@ const parsed = <T>(fallback: string, fn: (raw: string) => T) =>
 
 const Env = z.object({
   ...internalAuthEnv,
+  ...grpcTlsEnv,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database (settings, the delivery queue, the attempt log); created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_webhooks'),

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { AppError, CallContext, createServiceClient, decodeRemoteError, InternalAuth, type LbPolicy, type ClientFor, loadProto, notFound, protoRoot, serviceDefinition, status } from '@crm/grpc-kit';
+import { AppError, CallContext, createServiceClient, decodeRemoteError, GrpcTransport, InternalAuth, type LbPolicy, type ClientFor, loadProto, notFound, protoRoot, serviceDefinition, status } from '@crm/grpc-kit';
 import type { messaging } from '@crm/proto-types';
 import type { Logger } from '@crm/logger';
 import { isUuid } from '@crm/validation';
@@ -41,6 +41,7 @@ export class MessagingGateway {
     private readonly deadlineMs: number,
     private readonly log: Logger,
     private readonly lbPolicy: LbPolicy = 'pick_first',
+    private readonly transport: GrpcTransport = GrpcTransport.plaintext,
   ) {}
 
   private get(): ClientFor<'messaging.v1.MessagingService'> {
@@ -49,7 +50,7 @@ export class MessagingGateway {
         throw new AppError('unavailable', 'Conversations are unavailable: the messaging service is not deployed');
       }
       const ctor = serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService');
-      this.client = createServiceClient(ctor, this.address, this.auth, this.deadlineMs, this.lbPolicy);
+      this.client = createServiceClient(ctor, this.address, this.auth, this.deadlineMs, this.lbPolicy, this.transport);
     }
     return this.client;
   }

@@ -53,15 +53,14 @@ export class FileTransferError extends Error {
  */
 export class MessagingFiles {
   private readonly base: URL;
-  private readonly agent: http.Agent;
 
+  /** `agent`: keep-alive, and with mutual TLS this process's certificate (GrpcTransport.httpAgent). */
   constructor(
     baseUrl: string,
     private readonly auth: InternalAuth,
+    private readonly agent: http.Agent,
   ) {
     this.base = new URL(baseUrl);
-    const Agent = this.base.protocol === 'https:' ? https.Agent : http.Agent;
-    this.agent = new Agent({ keepAlive: true });
   }
 
   /** The bytes of one of the org's attachments, as a stream to read once. */

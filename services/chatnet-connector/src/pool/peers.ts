@@ -1,4 +1,4 @@
-import { type ClientFor, createServiceClient, InternalAuth, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { type ClientFor, createServiceClient, type GrpcTransport, InternalAuth, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { fromPeerError, notLive } from '../domain/remote-errors';
 import type { Leases } from './leases';
 
@@ -16,13 +16,14 @@ export class Peers {
   constructor(
     private readonly leases: Leases,
     private readonly auth: InternalAuth,
+    private readonly transport: GrpcTransport,
     private readonly deadlineMs = 8000,
   ) {}
 
   private client(address: string): PeerClient {
     let c = this.clients.get(address);
     if (!c) {
-      c = createServiceClient(this.ctor, address, this.auth, this.deadlineMs);
+      c = createServiceClient(this.ctor, address, this.auth, this.deadlineMs, 'pick_first', this.transport);
       this.clients.set(address, c);
     }
     return c;

@@ -1,4 +1,4 @@
-import type { InternalAuth } from '@crm/grpc-kit';
+import type { GrpcTransport, InternalAuth } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { connectorPhoneDirectory } from './connector.client';
 import { PhoneCheckWorker } from './phone-check.worker';
@@ -7,10 +7,10 @@ import { PhoneCheckWorker } from './phone-check.worker';
  * hasChatnet's phone check for app.ts: a worker (when CHATNET_PHONE_CHECK is on) that asks the connector about
  * contacts' numbers, started and stopped with the service.
  */
-export function chatnetPhoneCheckFeature(deps: Deps, auth: InternalAuth) {
+export function chatnetPhoneCheckFeature(deps: Deps, auth: InternalAuth, transport: GrpcTransport) {
   const { config } = deps;
   if (!config.CHATNET_PHONE_CHECK) return { start: async () => undefined, stop: async () => undefined };
-  const directory = connectorPhoneDirectory(config.CONNECTOR_ADDR, auth, config.CONNECTOR_DEADLINE_MS, config.GRPC_LB_POLICY);
+  const directory = connectorPhoneDirectory(config.CONNECTOR_ADDR, auth, config.CONNECTOR_DEADLINE_MS, config.GRPC_LB_POLICY, transport);
   const worker = new PhoneCheckWorker({
     pool: deps.pool,
     databaseUrl: config.DATABASE_URL,

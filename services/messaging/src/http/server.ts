@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import http, { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
-import { AppError, CallContext, grpcStatusOf, httpStatusOf, InternalAuth, ORIGIN_METADATA_KEY, orgContext } from '@crm/grpc-kit';
+import { AppError, CallContext, type GrpcTransport, grpcStatusOf, httpStatusOf, InternalAuth, ORIGIN_METADATA_KEY, orgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as attachments from '../domain/attachments';
 import { receiveFile, wasCut } from './multipart';
@@ -27,12 +27,13 @@ export interface RunningHttp {
 /**
  * Attachment bytes over HTTP, streamed both ways (a gRPC message would hold a whole file in memory on both
  * sides). Only the gateway calls it, with the caller's context signed for messaging: a request without a valid
- * internal credential is refused before its body is read.
+ * internal credential is refused before its body is read. With mutual TLS (`transport`) it is HTTPS and a caller
+ * without a certificate from the deployment's CA is refused at the handshake, as on the gRPC port.
  *   POST /v1/attachments      multipart/form-data, one file in field `file` → 201 attachment
  *   GET  /v1/attachments/:id  the bytes
  */
-export async function startHttpServer(deps: Deps, auth: InternalAuth): Promise<RunningHttp> {
-  const server = http.createServer((req, res) => {
+export async function startHttpServer(deps: Deps, auth: InternalAuth, transport: GrpcTransport): Promise<RunningHttp> {
+  const server = transport.createHttpServer((req, res) => {
     handle(deps, auth, req, res).catch((err) => sendError(deps, req, res, err));
   });
   // The gateway reuses idle keep-alive connections for attachment streams; at Node's default of 5 s a request it
