@@ -176,7 +176,12 @@ describe('RabbitMQ producer checks', () => {
     const got = await eventually(async () => rx.at('/hook').length > 0 && rx.at('/hook'), 20_000);
     expect(got.map((r) => [r.json.type, r.json.data.content])).toEqual([['message.received', 'really me']]);
     expect(got.map((r) => r.id)).not.toContain(asItself);
-    expect((await owner.get(`/api/v1/webhook-settings/${hook.body.id}/deliveries`)).body.data).toHaveLength(1);
+    // Its attempt is recorded after the endpoint answered: listed once that is written.
+    const listed = await eventually(async () => {
+      const data = (await owner.get(`/api/v1/webhook-settings/${hook.body.id}/deliveries`)).body.data as unknown[];
+      return data.length > 0 ? data : undefined;
+    }, 10_000);
+    expect(listed).toHaveLength(1);
     await ch.close();
   }, 120_000);
 });
