@@ -71,13 +71,14 @@ describe.each(PROVIDER_IDS)('%s adapter', (id) => {
   });
 
   it('a slow vendor is a timeout ProviderError after the configured time', async () => {
-    fake.delayMs = 1000;
+    // The vendor answers after 3 s; giving up well before that (a loaded CI machine took 1.5 s) is the timeout.
+    fake.delayMs = 3000;
     const started = Date.now();
     const err = await adapter.complete(conn, 'model-x', prompt, 200).catch((e) => e);
     expect(err).toBeInstanceOf(ProviderError);
     expect(err.reason).toBe('timeout');
     expect(err.message).toMatch(/did not answer within 200 ms/);
-    expect(Date.now() - started).toBeLessThan(900);
+    expect(Date.now() - started).toBeLessThan(2500);
   });
 
   it('an unreachable host is an unreachable ProviderError', async () => {
