@@ -129,19 +129,33 @@ describe('webhook dispatch', () => {
     }
   };
 
+  /** When an event's delivery row was created, in ms since the epoch. */
+  const createdAtOf = async (eventId: string) => {
+    const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
+    await db.connect();
+    try {
+      const { rows } = await db.query(`SELECT (extract(epoch FROM created_at) * 1000)::float8 AS ms FROM webhook_deliveries WHERE event_id = $1`, [eventId]);
+      return rows[0]?.ms as number;
+    } finally {
+      await db.end();
+    }
+  };
+
   it('makes the first attempt before writing the delivery, then writes it once, finished, with its attempt', async () => {
     const hook = await createHook('/first', ['contact.note_created']);
-    // Held 60 ms: while the receiver has the request, the delivery has no row yet.
+    // Held 60 ms: the delivery's row is written after the receiver answered, so it was created at least 60 ms after the
+    // request arrived. (Compared by the clock, which this machine shares with PostgreSQL: asking for the row while the
+    // request is held raced the 60 ms on a loaded CI machine.)
     rx.reply('/first', { status: 200, delayMs: 60 });
     const event = await producer.emit('contact.note_created', orgId, sample('contact.note_created'));
-    await waitFor(() => rx.at('/first').length >= 1);
-    expect(await rowsOf(event.id)).toEqual([]);
+    const [request] = await waitFor(() => rx.at('/first').length >= 1 && rx.at('/first'));
     // Written in its final state by the fan-out's one statement: never updated after its insert.
     const [row] = await waitFor(async () => {
       const rows = await rowsOf(event.id);
       return rows[0]?.status === 'succeeded' && rows;
     });
     expect(row).toEqual({ status: 'succeeded', attempts: 1, written_once: true, leased: null, logged: 1 });
+    expect(await createdAtOf(event.id)).toBeGreaterThanOrEqual(request.at + 55);
     expect((await deliveriesOf(hook.id))[0]).toMatchObject({ status: 'succeeded', attempts: [expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })] });
   });
 
@@ -169,11 +183,12 @@ describe('webhook dispatch', () => {
 
   it('writes a first attempt still in flight after 100 ms leased, so a slow receiver holds neither the batch nor the ack, and records it when it ends', async () => {
     await createHook('/lingering', ['contact.note_updated']);
-    rx.reply('/lingering', { status: 200, delayMs: 600 });
+    // Held 1.5 s: long enough to read the leased row while the request is open, even on a loaded machine.
+    rx.reply('/lingering', { status: 200, delayMs: 1_500 });
     const event = await producer.emit('contact.note_updated', orgId, sample('contact.note_updated'));
     await waitFor(() => rx.at('/lingering').length >= 1);
     // The request is still open, and the row is already written, leased to the instance that is making the attempt.
-    const [inFlight] = await waitFor(async () => (await rowsOf(event.id)).length === 1 && rowsOf(event.id), 500);
+    const [inFlight] = await waitFor(async () => (await rowsOf(event.id)).length === 1 && rowsOf(event.id), 1_200);
     expect(inFlight).toMatchObject({ status: 'pending', attempts: 0, leased: true, logged: 0 });
     const [done] = await waitFor(async () => {
       const rows = await rowsOf(event.id);
