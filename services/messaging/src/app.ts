@@ -18,6 +18,7 @@ import { startSnoozeWaker } from './domain/status';
 import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
 import { ScheduledSender } from './scheduled';
+import { serviceLevelsFeature } from './business-hours';
 import { startHttpServer } from './http/server';
 
 export { loadConfig } from './config';
@@ -80,6 +81,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     redis: () => redisAnswers(redis),
   });
   server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), messagingHandlers(deps));
+  serviceLevelsFeature(deps, server);
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   const files = await startHttpServer(deps, auth, transport);
   log.info({ port, httpPort: files.port }, 'messaging listening');
