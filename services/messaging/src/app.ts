@@ -18,7 +18,7 @@ import { startSnoozeWaker } from './domain/status';
 import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
 import { ScheduledSender } from './scheduled';
-import { serviceLevelsFeature } from './business-hours';
+import { serviceLevelsFeature } from './service-levels';
 import { startHttpServer } from './http/server';
 
 export { loadConfig } from './config';

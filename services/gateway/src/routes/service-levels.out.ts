@@ -21,3 +21,24 @@ export function accountBusinessHoursOut(h: Hours) {
 export function businessHoursStatusOut(s: messaging.BusinessHoursStatus__Output) {
   return { open: s.open, nextChangeAt: orNull(s.nextChangeAt) };
 }
+
+/** An SLA policy: windows not set are null. */
+export function slaPolicyOut(p: messaging.SlaPolicy__Output) {
+  return {
+    id: p.id,
+    name: p.name,
+    firstResponseMinutes: p.firstResponseMinutes,
+    nextResponseMinutes: p.nextResponseMinutes ?? null,
+    resolutionMinutes: p.resolutionMinutes ?? null,
+    businessHoursOnly: p.businessHoursOnly,
+    onBreach: { notify: p.onBreach?.notify ?? [], reassign: p.onBreach?.reassign ?? false },
+    chatnetAccountIds: p.chatnetAccountIds,
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+  };
+}
+
+/** The policy an account follows; null when none. */
+export function accountSlaOut(a: messaging.AccountSla__Output) {
+  return { chatnetAccountId: a.chatnetAccountId, policyId: orNull(a.policyId) };
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { accountBusinessHoursOut, businessHoursOut, businessHoursStatusOut } from '../../routes/service-levels.out';
+import type { accountBusinessHoursOut, accountSlaOut, businessHoursOut, businessHoursStatusOut, slaPolicyOut } from '../../routes/service-levels.out';
 import { keysMatch } from './check';
 
 const OpeningRange = z.object({
@@ -29,3 +29,26 @@ export const BusinessHoursStatus = z.object({
   nextChangeAt: z.string().nullable().meta({ description: 'when it next opens or closes; null when nothing changes within a year' }),
 });
 keysMatch<z.infer<typeof BusinessHoursStatus>, ReturnType<typeof businessHoursStatusOut>>(true);
+
+const window = (what: string) => z.number().int().nullable().meta({ description: `${what}, in minutes; null: not promised` });
+
+/** An SLA policy (slaPolicyOut). */
+export const SlaPolicy = z.object({
+  id: z.string(),
+  name: z.string(),
+  firstResponseMinutes: z.number().int().meta({ description: 'first reply to a new inbound conversation within this many minutes' }),
+  nextResponseMinutes: window('each later reply after the contact writes again'),
+  resolutionMinutes: window('closing the conversation'),
+  businessHoursOnly: z.boolean().meta({ description: 'count only business hours (of the account, else the org)' }),
+  onBreach: z.object({
+    notify: z.array(z.enum(['assignee', 'team_leads'])),
+    reassign: z.boolean().meta({ description: 'hand the conversation to the next eligible agent' }),
+  }),
+  chatnetAccountIds: z.array(z.string()).meta({ description: 'the accounts that follow it' }),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+keysMatch<z.infer<typeof SlaPolicy>, ReturnType<typeof slaPolicyOut>>(true);
+
+export const AccountSla = z.object({ chatnetAccountId: z.string(), policyId: z.string().nullable() });
+keysMatch<z.infer<typeof AccountSla>, ReturnType<typeof accountSlaOut>>(true);

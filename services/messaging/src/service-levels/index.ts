@@ -3,8 +3,9 @@ import type { Deps } from '../deps';
 import { serviceLevelsHandlers } from './service-levels.handler';
 
 /**
- * Business hours (issue #29): the org's opening hours and an account's own, whether they are open now, and open
- * time arithmetic (due times that skip closed hours) for the rest of messaging. The rest of messaging uses this face.
+ * Service levels (issue #29): business hours of the org and of an account, whether they are open now, SLA policies
+ * and the account each applies to, and open-time arithmetic (due times that skip closed hours) for the rest of
+ * messaging. The rest of messaging uses this face.
  */
 export { hoursFor as businessHoursFor } from './business-hours';
 export { addOpenMinutes, openMsBetween, statusAt as businessHoursStatusAt, type BusinessHours } from './schedule';

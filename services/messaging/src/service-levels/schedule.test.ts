@@ -34,17 +34,17 @@ describe('business hours: parsing', () => {
     const ok = { timezone: 'UTC', days: [{ day: 1, open: '08:00', close: '17:00' }] };
     expect(fieldOf(() => parseBusinessHours({ ...ok, timezone: 'Mars/Base' }))).toBe('timezone');
     expect(fieldOf(() => parseBusinessHours({ ...ok, timezone: '' }))).toBe('timezone');
-    expect(fieldOf(() => parseBusinessHours({ ...ok, days: [{ day: 7, open: '08:00', close: '09:00' }] }))).toBe('days[0].day');
-    expect(fieldOf(() => parseBusinessHours({ ...ok, days: [{ day: 1, open: '8:00', close: '09:00' }] }))).toBe('days[0].open');
-    expect(fieldOf(() => parseBusinessHours({ ...ok, days: [{ day: 1, open: '08:00', close: '24:01' }] }))).toBe('days[0].close');
-    expect(fieldOf(() => parseBusinessHours({ ...ok, days: [{ day: 1, open: '22:00', close: '02:00' }] }))).toBe('days[0].close');
+    expect(fieldOf(() => parseBusinessHours({ ...ok, days: [{ day: 7, open: '08:00', close: '09:00' }] }))).toBe('days.0.day');
+    expect(fieldOf(() => parseBusinessHours({ ...ok, days: [{ day: 1, open: '8:00', close: '09:00' }] }))).toBe('days.0.open');
+    expect(fieldOf(() => parseBusinessHours({ ...ok, days: [{ day: 1, open: '08:00', close: '24:01' }] }))).toBe('days.0.close');
+    expect(fieldOf(() => parseBusinessHours({ ...ok, days: [{ day: 1, open: '22:00', close: '02:00' }] }))).toBe('days.0.close');
     const overlapping = [
       { day: 2, open: '08:00', close: '12:00' },
       { day: 2, open: '11:00', close: '14:00' },
     ];
-    expect(fieldOf(() => parseBusinessHours({ ...ok, days: overlapping }))).toBe('days[1]');
-    expect(fieldOf(() => parseBusinessHours({ ...ok, holidays: ['2031-02-30'] }))).toBe('holidays[0]');
-    expect(fieldOf(() => parseBusinessHours({ ...ok, holidays: ['tomorrow'] }))).toBe('holidays[0]');
+    expect(fieldOf(() => parseBusinessHours({ ...ok, days: overlapping }))).toBe('days.1');
+    expect(fieldOf(() => parseBusinessHours({ ...ok, holidays: ['2031-02-30'] }))).toBe('holidays.0');
+    expect(fieldOf(() => parseBusinessHours({ ...ok, holidays: ['tomorrow'] }))).toBe('holidays.0');
     // Touching ranges do not overlap.
     expect(() => parseBusinessHours({ ...ok, days: [overlapping[0], { day: 2, open: '12:00', close: '13:00' }] })).not.toThrow();
   });

@@ -52,17 +52,17 @@ export function parseBusinessHours(input: { timezone?: string; days?: Array<Part
   const raw = input.days ?? [];
   if (raw.length > MAX_RANGES) throw invalid('days', `must list at most ${MAX_RANGES} opening ranges`);
   const days = raw.map((r, i) => {
-    if (!Number.isInteger(r.day) || r.day! < 0 || r.day! > 6) throw invalid(`days[${i}].day`, 'must be a weekday from 0 (Sunday) to 6 (Saturday)');
-    if (typeof r.open !== 'string' || !HH_MM.test(r.open)) throw invalid(`days[${i}].open`, 'must be a time HH:MM from 00:00 to 23:59');
-    if (typeof r.close !== 'string' || !(HH_MM.test(r.close) || r.close === '24:00')) throw invalid(`days[${i}].close`, 'must be a time HH:MM from 00:01 to 24:00');
-    if (minutesOf(r.close) <= minutesOf(r.open)) throw invalid(`days[${i}].close`, 'must be after open (a night shift is two ranges, one each side of midnight)');
+    if (!Number.isInteger(r.day) || r.day! < 0 || r.day! > 6) throw invalid(`days.${i}.day`, 'must be a weekday from 0 (Sunday) to 6 (Saturday)');
+    if (typeof r.open !== 'string' || !HH_MM.test(r.open)) throw invalid(`days.${i}.open`, 'must be a time HH:MM from 00:00 to 23:59');
+    if (typeof r.close !== 'string' || !(HH_MM.test(r.close) || r.close === '24:00')) throw invalid(`days.${i}.close`, 'must be a time HH:MM from 00:01 to 24:00');
+    if (minutesOf(r.close) <= minutesOf(r.open)) throw invalid(`days.${i}.close`, 'must be after open (a night shift is two ranges, one each side of midnight)');
     return { day: r.day!, open: r.open, close: r.close, index: i };
   });
   days.sort((a, b) => a.day - b.day || minutesOf(a.open) - minutesOf(b.open));
   for (let k = 1; k < days.length; k++) {
     const [prev, cur] = [days[k - 1], days[k]];
     if (prev.day === cur.day && minutesOf(cur.open) < minutesOf(prev.close)) {
-      throw invalid(`days[${Math.max(prev.index, cur.index)}]`, `overlaps another range of day ${cur.day} (${prev.open}-${prev.close})`);
+      throw invalid(`days.${Math.max(prev.index, cur.index)}`, `overlaps another range of day ${cur.day} (${prev.open}-${prev.close})`);
     }
   }
   const rawHolidays = input.holidays ?? [];
@@ -70,7 +70,7 @@ export function parseBusinessHours(input: { timezone?: string; days?: Array<Part
   rawHolidays.forEach((h, i) => {
     const m = typeof h === 'string' ? DATE.exec(h) : null;
     const valid = m && new Date(Date.UTC(+m[1], +m[2] - 1, +m[3])).toISOString().slice(0, 10) === h;
-    if (!valid) throw invalid(`holidays[${i}]`, 'must be a date YYYY-MM-DD');
+    if (!valid) throw invalid(`holidays.${i}`, 'must be a date YYYY-MM-DD');
   });
   return { timezone, days: days.map(({ day, open, close }) => ({ day, open, close })), holidays: [...new Set(rawHolidays)].sort() };
 }

@@ -3,7 +3,7 @@ import { recordAudit } from '@crm/events';
 import { notFound, requireCan, type OrgContext } from '@crm/grpc-kit';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
-import * as repo from './repo';
+import * as repo from './business-hours.repo';
 import { ALWAYS_OPEN, parseBusinessHours, statusAt, type BusinessHours, type OpeningRange } from './schedule';
 
 interface HoursInput {
