@@ -107,9 +107,10 @@ const Env = z.object({
   QR_TTL_MS: ms(60_000),
   QR_MAX_REFRESHES: z.coerce.number().int().min(0).max(100).default(4),
   /**
-   * Inbound messages and read receipts are written to the outbox in batches: at most this many per
-   * statement, and none waits longer than INBOUND_BATCH_WAIT_MS for others to join it (0: only what
-   * arrived while the previous batch was being written).
+   * Read receipts, recalls and reactions (and inbound messages while they cannot be published directly, below) are
+   * written to the outbox in batches: at most this many per statement, and none waits longer than INBOUND_BATCH_WAIT_MS
+   * for others to join it (0: only what arrived while the previous batch was being written). Inbound messages published
+   * directly go at most this many per window of confirms.
    */
   INBOUND_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
   INBOUND_BATCH_WAIT_MS: z.coerce.number().int().min(0).max(1000).default(5),
