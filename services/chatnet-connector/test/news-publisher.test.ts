@@ -91,6 +91,11 @@ class Rig {
     return new Rig(exchange, delivered, metrics, db, pool, proxy, direct, relay, news, consumer);
   }
 
+  /** A channel on the test's own connection, for arranging the broker. */
+  channel() {
+    return this.consumer.createChannel();
+  }
+
   /** Outbox rows of chatnet.inbound by event id. */
   async outboxIds(): Promise<Set<string>> {
     const { rows } = await this.pool.query<{ id: string }>(`SELECT id FROM outbox WHERE type = 'chatnet.inbound'`);
@@ -201,6 +206,24 @@ describe('NewsPublisher: chatnet.inbound straight to RabbitMQ, the outbox while 
     // Nothing was in flight when the broker went: no message reached the consumer twice.
     expect(rig.delivered).toHaveLength(sent.length);
     expect(await rig.counted('outbox')).toBeGreaterThanOrEqual(during.length);
+  });
+
+  it('a batch the broker nacks goes to the outbox, and arrives in order once the broker takes it', async () => {
+    rig = await Rig.start({ relayThroughProxy: false, confirmTimeoutMs: 2_000 });
+    // A full queue that refuses more: the broker nacks every publish routed to it (the other queue still gets a copy).
+    const ch = await rig.channel();
+    const full = uniqueName('t_news_full');
+    await ch.assertQueue(full, { exclusive: true, arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
+    await ch.bindQueue(full, rig.exchange, 'chatnet.#');
+    const during = await rig.burst(0, 5);
+    const stored = await rig.outboxIds();
+    for (const e of during) expect(stored.has(e.id!)).toBe(true);
+
+    await ch.deleteQueue(full);
+    const after = await rig.trickleUntilDirect(5);
+    const sent = [...during, ...after];
+    await eventually(async () => rig!.firstDeliveries().length >= sent.length, 15_000);
+    expectAllInOrder(rig, sent);
   });
 
   it('a batch the broker does not confirm in time goes to the outbox with the same ids: delivered, maybe twice, never lost', async () => {
