@@ -11,6 +11,11 @@ import { declareExchange } from './topology';
 
 export interface OutboxRelayOptions {
   pool: Pool;
+  /**
+   * The database reached directly, not through a transaction pooler (DATABASE_DIRECT_URL): the relay's own
+   * connection holds a LISTEN for as long as it runs. Unset: the pool's connection settings.
+   */
+  directUrl?: string;
   amqpUrl: string;
   exchange: string;
   logger: Logger;
@@ -107,6 +112,7 @@ export function notifyOutboxCommitted(pool: Pool): void {
  */
 export class OutboxRelay {
   private readonly pool: Pool;
+  private readonly directUrl?: string;
   private readonly amqpUrl: string;
   /** The connection's user, set as every message's user_id: the broker vouches for it, consumers check it (publishers.ts). */
   private readonly userId: string;
@@ -138,6 +144,7 @@ export class OutboxRelay {
 
   constructor(opts: OutboxRelayOptions) {
     this.pool = opts.pool;
+    this.directUrl = opts.directUrl;
     this.amqpUrl = opts.amqpUrl;
     this.userId = amqpUser(opts.amqpUrl);
     this.exchange = opts.exchange;
@@ -351,7 +358,8 @@ export class OutboxRelay {
    * runs the claim transactions. Notifications arrive between transactions, never inside one.
    */
   private async listen(): Promise<void> {
-    const client = new Client({ ...this.pool.options, application_name: RELAY_APPLICATION_NAME });
+    const session = this.directUrl ? { connectionString: this.directUrl } : this.pool.options;
+    const client = new Client({ ...session, application_name: RELAY_APPLICATION_NAME });
     client.on('notification', () => this.wake());
     client.on('error', (err) => this.log.warn({ err }, 'outbox relay: LISTEN connection error'));
     client.on('end', () => {

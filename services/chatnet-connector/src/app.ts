@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
-import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { directDatabaseUrl } from '@crm/config';
+import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { brokerConnected, DirectPublisher, installEventTables, OutboxRelay } from '@crm/events';
 import { createServiceClient, GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
@@ -47,9 +48,9 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   const transport = grpcTransportFromEnv(config, log);
   // messaging's attachments port is HTTPS with client certificates under the same TLS: an http:// URL stops start-up here.
   const filesAgent = transport.httpAgent(new URL(config.MESSAGING_HTTP_URL), 'MESSAGING_HTTP_URL');
-  await ensureDatabase(config.DATABASE_URL);
+  // Over the direct connection: a migration run holds its session (an advisory lock across transactions).
+  await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
   const redis = await connectRedis(config.REDIS_URL, log);
   const instanceId = randomUUID();
@@ -111,7 +112,7 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   };
 
   sessionMetrics(metrics, sessions);
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   await relay.start();
   // Before the sessions start; a broker that cannot be reached only means the outbox takes the messages meanwhile.
   await direct.start();
