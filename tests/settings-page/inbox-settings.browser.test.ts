@@ -10,8 +10,8 @@ declare const window: any;
 declare const document: any;
 
 // The inbox settings page /settings/inbox in a real browser (Debian's chromium driven by playwright-core):
-// the org's agent visibility and each chat-network account's auto-assignment, saved through the page and read
-// back from the API; disabled for an agent; user names from the API shown as text, never as markup.
+// the org's agent visibility, each chat-network account's auto-assignment, business hours and SLA policies, saved
+// through the page and read back from the API; disabled for an agent; user names from the API shown as text, never as markup.
 const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/settings-page');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
@@ -122,6 +122,58 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     await context.close();
   }, 90_000);
 
+  it('an owner sets business hours and an SLA policy for an account; refusals name the field', async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    const page = await context.newPage();
+    await signIn(page, org.email);
+    // Never set: open all the time, shown as every day 00:00-24:00 in UTC.
+    await eventually(async () => (await page.getByLabel('Time zone').inputValue()) === 'UTC');
+    await eventually(async () => /^Open now/.test(await textOf(page.locator('#hours-open'))));
+
+    await page.getByLabel('Time zone').fill('Asia/Ho_Chi_Minh');
+    for (const day of ['Sunday', 'Saturday']) await page.getByLabel(day, { exact: true }).fill('');
+    for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday']) await page.getByLabel(day, { exact: true }).fill('08:00-12:00, 13:00-17:30');
+    await page.getByLabel('Holidays (closed all day)').fill('2031-01-01');
+    await page.locator('#hours-form').getByRole('button', { name: 'Save' }).click();
+    await eventually(async () => (await textOf(page.locator('#hours-status'))) === 'Saved.');
+    const hours = (await org.owner.get('/api/v1/settings/business-hours')).body;
+    expect(hours).toMatchObject({ timezone: 'Asia/Ho_Chi_Minh', holidays: ['2031-01-01'] });
+    expect(hours.days).toHaveLength(10);
+    expect(hours.days[0]).toEqual({ day: 1, open: '08:00', close: '12:00' });
+
+    // An impossible range: the API's refusal names it and nothing changes.
+    await page.getByLabel('Monday', { exact: true }).fill('18:00-09:00');
+    await page.locator('#hours-form').getByRole('button', { name: 'Save' }).click();
+    await eventually(async () => /days\.0\.close/.test(await textOf(page.locator('#hours-status'))));
+    expect((await org.owner.get('/api/v1/settings/business-hours')).body.days).toHaveLength(10);
+
+    // A policy, then attached to the Sales line.
+    const sla = page.locator('#sla-form');
+    await sla.getByLabel('Name').fill('Hotline');
+    await sla.getByLabel('First reply within (minutes)').fill('15');
+    await sla.getByLabel('Resolved within (minutes, optional)').fill('480');
+    await sla.getByLabel('Count business hours only').check();
+    await sla.getByLabel('Notify team leads').check();
+    await sla.getByRole('button', { name: 'Create policy' }).click();
+    await eventually(async () => (await textOf(page.locator('#sla-status'))) === 'Created.');
+    await page.locator('#sla-list', { hasText: 'Hotline: first reply 15 min' }).waitFor();
+    const [policy] = (await org.owner.get('/api/v1/sla-policies')).body.data;
+    expect(policy).toMatchObject({ name: 'Hotline', firstResponseMinutes: 15, nextResponseMinutes: null, resolutionMinutes: 480, businessHoursOnly: true, onBreach: { notify: ['team_leads'], reassign: false } });
+
+    const attach = page.locator('form.account-sla', { hasText: 'SLA of Sales line' });
+    await attach.getByRole('combobox').selectOption({ label: 'Hotline' });
+    await attach.getByRole('button', { name: 'Save' }).click();
+    await eventually(async () => (await textOf(attach.getByRole('status'))) === 'Saved.');
+    expect((await org.owner.get(`/api/v1/chatnet-accounts/${sales}/sla`)).body).toEqual({ chatnetAccountId: sales, policyId: policy.id });
+
+    // A policy without a first-reply time is refused, naming the field.
+    await sla.getByLabel('Name').fill('Broken');
+    await sla.getByRole('button', { name: 'Create policy' }).click();
+    await eventually(async () => /firstResponseMinutes/.test(await textOf(page.locator('#sla-status'))));
+    await page.screenshot({ path: path.join(ARTIFACTS, '8-inbox-service-levels.png'), fullPage: true });
+    await context.close();
+  }, 90_000);
+
   it('shows a user name containing markup as text, and runs none of it', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -149,6 +201,10 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     expect(await form.getByLabel('Max open per user').isDisabled()).toBe(true);
     expect(await form.getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
     expect(await textOf(page.locator('#asg-note'))).toMatch(/Only team leads, admins and owners/);
+    expect(await page.getByLabel('Time zone').isDisabled()).toBe(true);
+    expect(await page.locator('#hours-form').getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
+    expect(await page.locator('#sla-form').getByRole('button', { name: 'Create policy' }).isDisabled()).toBe(true);
+    expect(await textOf(page.locator('#sla-note'))).toMatch(/Only admins and owners/);
     await page.screenshot({ path: path.join(ARTIFACTS, '6-inbox-agent.png'), fullPage: true });
     await context.close();
   }, 60_000);

@@ -144,6 +144,145 @@
     box.replaceChildren(...forms);
   }
 
+  // ── Business hours ─────────────────────────────────────────────────────
+  const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+  const hoursForm = $('hours-form');
+  const dayInputs = DAY_NAMES.map((name, day) => {
+    const input = el('input', { id: 'hours-day-' + day, name: 'day' + day, type: 'text', autocomplete: 'off', placeholder: 'Closed' });
+    $('hours-days').append(el('label', { htmlFor: input.id, textContent: name }), input);
+    return input;
+  });
+  if (!mayEditVisibility) {
+    for (const c of hoursForm.querySelectorAll('input, button')) c.disabled = true;
+    $('hours-note').textContent = 'Only admins and owners can change business hours.';
+    $('hours-note').hidden = false;
+  }
+  function showHours(h) {
+    hoursForm.timezone.value = h.timezone;
+    dayInputs.forEach((input, day) => {
+      input.value = h.days.filter((r) => r.day === day).map((r) => r.open + '-' + r.close).join(', ');
+    });
+    hoursForm.holidays.value = h.holidays.join(', ');
+  }
+  async function showOpenNow() {
+    const res = await crm.api('GET', '/api/v1/settings/business-hours/status');
+    if (!res.ok) return;
+    const next = res.body.nextChangeAt ? ' until ' + new Date(res.body.nextChangeAt).toLocaleString() : '';
+    $('hours-open').textContent = (res.body.open ? 'Open now' : 'Closed now') + next + '.';
+  }
+  async function loadHours() {
+    const res = await crm.api('GET', '/api/v1/settings/business-hours');
+    if (!res.ok) return say($('hours-status'), errorText(res), false);
+    showHours(res.body);
+    showOpenNow();
+  }
+  hoursForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const days = [];
+    dayInputs.forEach((input, day) => {
+      for (const part of input.value.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const [open, close] = part.split('-').map((t) => t.trim());
+        // Sent as typed: the API names the range that is wrong (days.N.open, days.N.close).
+        days.push({ day, open: open || '', close: close || '' });
+      }
+    });
+    const holidays = hoursForm.holidays.value.split(',').map((d) => d.trim()).filter(Boolean);
+    const res = await crm.api('PUT', '/api/v1/settings/business-hours', { timezone: hoursForm.timezone.value.trim(), days, holidays });
+    if (!res.ok) return say($('hours-status'), errorText(res), false);
+    showHours(res.body);
+    showOpenNow();
+    say($('hours-status'), 'Saved.', true);
+  });
+
+  // ── SLA policies ───────────────────────────────────────────────────────
+  const slaForm = $('sla-form');
+  if (!mayEditVisibility) {
+    for (const c of slaForm.querySelectorAll('input, button')) c.disabled = true;
+    $('sla-note').textContent = 'Only admins and owners can change SLA policies.';
+    $('sla-note').hidden = false;
+  }
+  const minutesText = (m) => (m == null ? '—' : m + ' min');
+  function policyItem(p) {
+    const text = p.name + ': first reply ' + minutesText(p.firstResponseMinutes) + ', next reply ' + minutesText(p.nextResponseMinutes) +
+      ', resolved ' + minutesText(p.resolutionMinutes) + (p.businessHoursOnly ? ' (business hours)' : '');
+    const remove = el('button', { type: 'button', className: 'link', textContent: 'Delete', disabled: !mayEditVisibility });
+    remove.setAttribute('aria-label', 'Delete ' + p.name);
+    remove.addEventListener('click', async () => {
+      const res = await crm.api('DELETE', '/api/v1/sla-policies/' + encodeURIComponent(p.id));
+      if (!res.ok) return say($('sla-status'), errorText(res), false);
+      say($('sla-status'), 'Deleted.', true);
+      loadSla();
+    });
+    return el('li', { className: 'sla-policy' }, el('span', { textContent: text }), ' ', remove);
+  }
+  async function allPolicies() {
+    const all = [];
+    for (let page = 1; ; page++) {
+      const res = await crm.api('GET', '/api/v1/sla-policies?limit=100&page=' + page);
+      if (!res.ok) throw new Error(errorText(res));
+      all.push(...res.body.data);
+      if (page >= res.body.pagination.pages) return all;
+    }
+  }
+  function accountSlaForm(account, policies, current) {
+    const select = el('select', { id: 'sla-account-' + account.id, name: 'policyId' }, el('option', { value: '', textContent: 'No SLA' }),
+      ...policies.map((p) => el('option', { value: p.id, textContent: p.name })));
+    select.value = current || '';
+    const status = el('p', { className: 'status' });
+    status.setAttribute('role', 'status');
+    const form = el('form', { className: 'provider account-sla', noValidate: true },
+      el('label', { htmlFor: select.id, textContent: 'SLA of ' + account.displayName }), select,
+      el('button', { type: 'submit', className: 'primary', textContent: 'Save', disabled: !mayEditVisibility }), status);
+    select.disabled = !mayEditVisibility;
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const res = await crm.api('PUT', '/api/v1/chatnet-accounts/' + encodeURIComponent(account.id) + '/sla', { policyId: select.value || null });
+      if (!res.ok) return say(status, errorText(res), false);
+      select.value = res.body.policyId || '';
+      say(status, 'Saved.', true);
+    });
+    return form;
+  }
+  async function loadSla() {
+    let policies;
+    try {
+      policies = await allPolicies();
+    } catch (e) {
+      return say($('sla-status'), e.message, false);
+    }
+    $('sla-list').replaceChildren(...(policies.length ? policies.map(policyItem) : [el('li', { className: 'hint', textContent: 'No SLA policies yet.' })]));
+    const accounts = await crm.api('GET', '/api/v1/chatnet-accounts');
+    if (!accounts.ok) return say($('sla-status'), errorText(accounts), false);
+    const forms = [];
+    for (const account of accounts.body) {
+      const current = await crm.api('GET', '/api/v1/chatnet-accounts/' + encodeURIComponent(account.id) + '/sla');
+      if (current.ok) forms.push(accountSlaForm(account, policies, current.body.policyId));
+    }
+    $('sla-accounts').replaceChildren(...forms);
+  }
+  slaForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    // Digits become numbers; anything else goes as typed so the API names the field.
+    const num = (v) => (v.trim() === '' ? null : /^\d+$/.test(v.trim()) ? Number(v.trim()) : v.trim());
+    const notify = [];
+    if (slaForm.notifyAssignee.checked) notify.push('assignee');
+    if (slaForm.notifyLeads.checked) notify.push('team_leads');
+    const res = await crm.api('POST', '/api/v1/sla-policies', {
+      name: $('sla-name').value,
+      firstResponseMinutes: num(slaForm.firstResponseMinutes.value),
+      nextResponseMinutes: num(slaForm.nextResponseMinutes.value),
+      resolutionMinutes: num(slaForm.resolutionMinutes.value),
+      businessHoursOnly: slaForm.businessHoursOnly.checked,
+      onBreach: { notify, reassign: slaForm.reassign.checked },
+    });
+    if (!res.ok) return say($('sla-status'), errorText(res), false);
+    slaForm.reset();
+    say($('sla-status'), 'Created.', true);
+    loadSla();
+  });
+
   loadVisibility();
   loadAccounts();
+  loadHours();
+  loadSla();
 })();
