@@ -72,8 +72,8 @@ describe('tasks in automation', () => {
     });
 
     it('a task completed or moved before its time is not notified then; the moved one is at its new time', async () => {
-      // Due in 4 s, so that the changes below are made before that time even on a loaded machine (at 1.2 s they once
-      // were not). A third task due then too is the marker that the timer has passed that time.
+      // Due in 4 s, so that the changes below are made before that time even on a loaded machine (at 1.2 s they could
+      // come after it). A third task due then too is the marker that the timer has passed that time.
       const firstDue = at(4000);
       const done = (await owner.post('/api/v1/tasks', { title: 'Done early', dueAt: firstDue, assigneeId: agent.id })).body.id;
       const moved = (await owner.post('/api/v1/tasks', { title: 'Moved', dueAt: firstDue, assigneeId: agent.id })).body.id;

@@ -69,7 +69,7 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     stack = await startStack({ env: { CONNECTOR_ADDR: `127.0.0.1:${portA}` } });
     // Rebalancing off: the test pins the session on B. Short scans so a released account is taken within a second,
     // and an 8 s lease: a killed holder's account is taken over within seconds, yet its lease outlasts the calls that
-    // must fail while it runs, even on a loaded CI machine (a 3 s lease once lapsed under them).
+    // must fail while it runs, even on a loaded CI machine (a 3 s lease could lapse under them).
     env = { ...stack.env, DATABASE_URL: db.url, REBALANCE_INTERVAL_MS: '0', LEASE_TTL_MS: '8000', HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500' };
     redis = createClient({ url: infra.redisUrl });
     redis.on('error', () => undefined);

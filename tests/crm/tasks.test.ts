@@ -311,7 +311,7 @@ describe('tasks', () => {
   });
 
   it('raises task.due within 2 s of the due time, once, and not for a task completed before it', async () => {
-    // Due in 4 s: the three requests below end before it even on a loaded machine (at 1.5 s the completion once came
+    // Due in 4 s: the three requests below end before it even on a loaded machine (at 1.5 s the completion could come
     // after the due time).
     const dueAt = at(4000);
     const due = (await acme.owner.post('/api/v1/tasks', { title: 'Due soon', dueAt, assigneeId: agent.id })).body.id;

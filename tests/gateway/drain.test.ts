@@ -99,8 +99,8 @@ describe('gateway graceful drain', () => {
     await gw.stop();
     const took = Date.now() - started;
     expect(took).toBeGreaterThanOrEqual(950);
-    // The login is never finished, so only the cut ends stop(); 7 s leaves room for a loaded machine (4 s was seen
-    // under load) and still tells the configured 1 s from the default 10 s.
+    // The login is never finished, so only the cut ends stop(); 7 s leaves room for a loaded machine and still tells
+    // the configured 1 s from the default 10 s.
     expect(took).toBeLessThan(7000);
     await expect(login.response).rejects.toThrow(/socket hang up|ECONNRESET/);
     login.close();
