@@ -158,7 +158,7 @@ export async function eventBus(stack: Stack) {
     },
     /** Collect every event matching `pattern` from now on (a private auto-delete queue). */
     async subscribe(pattern: string) {
-      const got: Array<{ id: string; type: string; orgId: string; data: any }> = [];
+      const got: Array<{ id: string; type: string; orgId: string; occurredAt: string; data: any }> = [];
       const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
       await channel.bindQueue(queue, exchange, pattern);
       await channel.consume(queue, (msg) => msg && got.push(JSON.parse(msg.content.toString())), { noAck: true });

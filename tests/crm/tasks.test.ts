@@ -311,14 +311,18 @@ describe('tasks', () => {
   });
 
   it('raises task.due within 2 s of the due time, once, and not for a task completed before it', async () => {
-    const dueAt = at(1500);
+    // Due in 4 s: the three requests below end before it even on a loaded machine (at 1.5 s the completion could come
+    // after the due time).
+    const dueAt = at(4000);
     const due = (await acme.owner.post('/api/v1/tasks', { title: 'Due soon', dueAt, assigneeId: agent.id })).body.id;
     const skipped = (await acme.owner.post('/api/v1/tasks', { title: 'Done early', dueAt, assigneeId: agent.id })).body.id;
     expect((await acme.owner.put(`/api/v1/tasks/${skipped}`, { status: 'done' })).status).toBe(200);
-    const ev = await eventually(async () => events.find((e) => e.type === 'task.due' && e.data.task.id === due), 6000, 20);
-    const arrived = Date.now();
-    expect(arrived - Date.parse(dueAt)).toBeLessThan(2000);
-    expect(arrived).toBeGreaterThanOrEqual(Date.parse(dueAt));
+    const ev = await eventually(async () => events.find((e) => e.type === 'task.due' && e.data.task.id === due), 12_000, 20);
+    // Measured when the timer raised it (the event's occurredAt), not when this process read it off the broker: the
+    // 2 s are the timer's promise, and on a loaded machine the way to this listener can take a while of its own.
+    const raised = Date.parse(ev.occurredAt);
+    expect(raised - Date.parse(dueAt)).toBeLessThan(2000);
+    expect(raised).toBeGreaterThanOrEqual(Date.parse(dueAt));
     expect(ev.data.task).toEqual(expect.objectContaining({ id: due, status: 'open', assigneeId: agent.id, dueAt: new Date(dueAt).toISOString() }));
     await new Promise((r) => setTimeout(r, 1000));
     expect(events.seen.filter((e) => e.type === 'task.due' && e.data.task.id === due)).toHaveLength(1);

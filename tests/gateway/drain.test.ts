@@ -63,7 +63,8 @@ describe('gateway graceful drain', () => {
     });
 
   it('answers /readyz 503 while draining and still completes the request in flight after the listener closed', async () => {
-    const gw = await startGateway({ SHUTDOWN_DELAY_MS: '1500', SHUTDOWN_TIMEOUT_MS: '10000' });
+    // A 3 s drain: /readyz is asked during it, which on a loaded machine can itself take a while.
+    const gw = await startGateway({ SHUTDOWN_DELAY_MS: '3000', SHUTDOWN_TIMEOUT_MS: '10000' });
     const api = client(gw.url);
     expect((await api.get('/readyz')).status).toBe(200);
 
@@ -77,7 +78,7 @@ describe('gateway graceful drain', () => {
     expect(ready).toMatchObject({ status: 503, body: { status: 'draining' } });
 
     // After the delay the listener is closed: new connections are refused, the old request is still open.
-    await eventually(() => refusesConnections(gw.port), 5000, 50);
+    await eventually(() => refusesConnections(gw.port), 10_000, 50);
     login.finish();
     const answered = await login.response;
     // The login's own answer (unknown account), not a reset connection; and its connection is not kept alive.
@@ -98,7 +99,9 @@ describe('gateway graceful drain', () => {
     await gw.stop();
     const took = Date.now() - started;
     expect(took).toBeGreaterThanOrEqual(950);
-    expect(took).toBeLessThan(5000);
+    // The login is never finished, so only the cut ends stop(); 7 s leaves room for a loaded machine and still tells
+    // the configured 1 s from the default 10 s.
+    expect(took).toBeLessThan(7000);
     await expect(login.response).rejects.toThrow(/socket hang up|ECONNRESET/);
     login.close();
   }, 30_000);

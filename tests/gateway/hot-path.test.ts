@@ -1,7 +1,7 @@
 import { createClient } from 'redis';
 import { authKeys } from '@crm/auth';
 import { createLogger } from '@crm/logger';
-import { infra } from '@crm/testing';
+import { eventually, infra } from '@crm/testing';
 import * as gateway from '@crm/gateway';
 import { client, Client, email, newOrg } from '../support/http';
 import { startStack, Stack } from '../support/stack';
@@ -103,10 +103,11 @@ describe('gateway hot path without a Redis round trip', () => {
     } finally {
       redis.destroy();
     }
-    // Still served from memory until the resync notices the new generation.
-    await sleep(1000);
-    expect((await me.as(loggedOut.token).get('/api/v1/profile')).status).toBe(401);
-    expect((await me.as(demoted.token).get('/api/v1/profile')).status).toBe(401);
+    // Still served from memory until the resync (every 300 ms) notices the new generation: asked until it has,
+    // within 5 s (a loaded machine can delay a resync; without one they would be served for the token's life).
+    const refused = async (token: string) => ((await me.as(token).get('/api/v1/profile')).status === 401 ? true : undefined);
+    expect(await eventually(() => refused(loggedOut.token), 5_000, 50)).toBe(true);
+    expect(await eventually(() => refused(demoted.token), 5_000, 50)).toBe(true);
   });
 
   it('an API key rotated through another gateway stops working on this one at once, though it was cached in memory', async () => {

@@ -75,7 +75,8 @@ describe('scheduled messages', () => {
   });
 
   it('POST with sendAt → 202 scheduled; it is sent within 2 s of sendAt exactly as a normal send, once', async () => {
-    const sendAt = inMs(1_500);
+    // 4 s ahead: the checks of "nothing went out yet" below are over well before, even on a loaded machine.
+    const sendAt = inMs(4_000);
     const res = await schedule(agent.api, conv['uid-1'], { content: 'Reminder: your order ships today', sendAt });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({
@@ -251,7 +252,8 @@ describe('scheduled messages', () => {
       return (await r.json()) as { id: string };
     };
     const [kept, orphan] = [await upload('price-list.txt', 'prices'), await upload('stray.txt', 'nobody sends me')];
-    const res = await schedule(a.owner, conv['uid-2'], { content: 'the price list', attachments: [kept.id], sendAt: inMs(2_500) });
+    // 5 s ahead: the sweep below runs while it is still only scheduled, even on a loaded machine.
+    const res = await schedule(a.owner, conv['uid-2'], { content: 'the price list', attachments: [kept.id], sendAt: inMs(5_000) });
     expect(res.status).toBe(202);
     expect(res.body.attachments).toEqual([expect.objectContaining({ id: kept.id, filename: 'price-list.txt' })]);
     // Both uploads look a day old: the sweeper takes the stray one only.
@@ -286,13 +288,14 @@ describe('scheduled messages', () => {
     try {
       const made: any[] = [];
       // Written last-first: the earlier ones arrive while both instances sleep for a later one (their NOTIFY re-arms them).
+      // The first is due 6 s after the first request: all six are written before any falls due, even on a loaded machine.
       for (const [i, ms] of [
-        [0, 4_000],
-        [1, 3_000],
-        [2, 2_500],
-        [3, 2_500],
-        [4, 2_500],
-        [5, 2_000],
+        [0, 8_000],
+        [1, 7_000],
+        [2, 6_500],
+        [3, 6_500],
+        [4, 6_500],
+        [5, 6_000],
       ] as const) {
         const res = await schedule(a.owner, conv[`uid-${(i % 3) + 1}`], { content: `twin-${i}`, sendAt: inMs(ms) });
         expect(res.status).toBe(202);
@@ -317,8 +320,9 @@ describe('scheduled messages', () => {
   }, 60_000);
 
   it('survives a restart: one due while messaging was down is sent when it starts, one due after the restart within 2 s of its time', async () => {
-    const whileDown = (await schedule(a.owner, conv['uid-3'], { content: 'due while down', sendAt: inMs(1_000) })).body;
-    const after = (await schedule(a.owner, conv['uid-3'], { content: 'due after restart', sendAt: inMs(9_000) })).body;
+    // Due in 3 s (messaging is stopped before then, even on a loaded machine) and in 15 s (after the restart is over).
+    const whileDown = (await schedule(a.owner, conv['uid-3'], { content: 'due while down', sendAt: inMs(3_000) })).body;
+    const after = (await schedule(a.owner, conv['uid-3'], { content: 'due after restart', sendAt: inMs(15_000) })).body;
     await stack.stopService('messaging');
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(whileDown.sendAt) + 500 - Date.now())));
     const startedAt = Date.now();
@@ -329,7 +333,7 @@ describe('scheduled messages', () => {
     // Sent as the service came up (the loop looks at the table when it starts).
     expect(Date.parse((await storedMessage(first.conversationId, first.messageId)).sentAt) - startedAt).toBeLessThan(startedIn + 2_000);
     expect(Date.now()).toBeLessThan(Date.parse(after.sendAt)); // the restart did not take past the second one's time
-    const second = await settled(after.id);
+    const second = await settled(after.id, 25_000);
     expect(second.status).toBe('sent');
     const late = await lateness(second);
     expect(late).toBeGreaterThanOrEqual(-50);
@@ -341,7 +345,8 @@ describe('scheduled messages', () => {
 
   it('a crash between the network send and the commit: the next claim stores the message the network took, and sends nothing again', async () => {
     const content = 'sent before the crash';
-    const res = await schedule(a.owner, conv['uid-3'], { content, sendAt: inMs(2_000) });
+    // 5 s ahead: the crash's traces below are in place before it falls due, even on a loaded machine.
+    const res = await schedule(a.owner, conv['uid-3'], { content, sendAt: inMs(5_000) });
     expect(res.status).toBe(202);
     const id = res.body.id;
     // What a crashed instance leaves: its idempotency key (the scheduled message's id) pending in messaging, and the
@@ -373,7 +378,8 @@ describe('scheduled messages', () => {
   });
 
   it('a send the connector cannot make (the network unreachable) fails with its error', async () => {
-    const doomed = (await schedule(a.owner, conv['uid-1'], { content: 'into the void', sendAt: inMs(1_500) })).body;
+    // 6 s ahead: the connector is down before it falls due, even on a loaded machine.
+    const doomed = (await schedule(a.owner, conv['uid-1'], { content: 'into the void', sendAt: inMs(6_000) })).body;
     await stack.stopService('chatnet-connector');
     const done = await settled(doomed.id);
     expect(done).toEqual({ ...doomed, status: 'failed', error: expect.stringMatching(/\S/), messageId: null });

@@ -19,7 +19,8 @@ describe('webhook dispatch', () => {
     WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
     WEBHOOK_POLL_MS: '30000',
     WEBHOOK_ENDPOINT_CONCURRENCY: '3',
-    WEBHOOK_RETRY_SCHEDULE: '3s,3s',
+    // 6 s: the restart in the last test must end before the retry falls due, even on a loaded machine.
+    WEBHOOK_RETRY_SCHEDULE: '6s,6s',
   };
 
   beforeAll(async () => {
@@ -58,7 +59,10 @@ describe('webhook dispatch', () => {
       expect(verifySignature(hook.secret, got)).toBe(true);
       times.push(ms);
     }
-    for (const ms of times) expect(ms).toBeLessThan(1_000);
+    // Within a second as a rule (the median of the five), and none waited for the 30 s poll (5 s each leaves room for a
+    // process stalled on a loaded CI machine): a delivery left to the poll would take up to 30 s.
+    expect([...times].sort((x, y) => x - y)[2]).toBeLessThan(1_000);
+    for (const ms of times) expect(ms).toBeLessThan(5_000);
     // The attempt log is written for every one of them.
     const log = await waitFor(async () => {
       const d = await deliveriesOf(hook.id);
@@ -81,17 +85,25 @@ describe('webhook dispatch', () => {
     await createHook('/kept', ['appointment.deleted']);
     const { heard, listener } = await listenForDue();
     try {
-      const { ms } = await latencyOf('/kept', 'appointment.deleted', sample('appointment.deleted'));
-      expect(ms).toBeLessThan(1_000);
+      const { ms, event: kept } = await latencyOf('/kept', 'appointment.deleted', sample('appointment.deleted'));
+      // Sent without the 30 s poll (5 s leaves room for a loaded machine).
+      expect(ms).toBeLessThan(5_000);
       await sleep(200);
       expect(heard).toEqual([]);
+      const [{ id: keptId }] = await waitFor(async () => (await deliveryIdsOf(kept.id)).length === 1 && deliveryIdsOf(kept.id));
       // 10 at once to an endpoint bound to 3 requests at a time (and held open): 3 are kept and sent, 7 announced.
       rx.reply('/kept', ...Array.from({ length: 10 }, () => ({ status: 200, delayMs: 300 })));
       await producer.emitMany(Array.from({ length: 10 }, () => ({ type: 'appointment.deleted', orgId, data: sample('appointment.deleted') })));
       await waitFor(() => rx.at('/kept').length >= 11);
-      const announced = heard.flatMap((p) => p.slice(p.indexOf(':') + 1).split(','));
-      expect(announced.length).toBeGreaterThanOrEqual(7);
+      // Read until the 7 are heard here too (the worker heard them first: it sent them).
+      const announced = await waitFor(() => {
+        const ids = heard.flatMap((p) => p.slice(p.indexOf(':') + 1).split(','));
+        return ids.length >= 7 && ids;
+      }, 5_000);
       expect(announced.length).toBeLessThan(10);
+      // Notifications arrive in commit order: had the first one been announced, it would be among these by now
+      // (this holds however late a notification comes, unlike the 200 ms above).
+      expect(announced).not.toContain(keptId);
     } finally {
       await listener.end();
     }
@@ -101,12 +113,14 @@ describe('webhook dispatch', () => {
     await createHook('/slow', ['conversation.created']);
     await createHook('/fast', ['conversation.archived']);
     const N = 12;
-    rx.reply('/slow', ...Array.from({ length: N }, () => ({ status: 200, delayMs: 300 })));
+    rx.reply('/slow', ...Array.from({ length: N }, () => ({ status: 200, delayMs: 1_500 })));
     const events = await Promise.all(Array.from({ length: N }, () => producer.emit('conversation.created', orgId, sample('conversation.created'))));
-    // While the slow endpoint works through its backlog (12 × 300 ms ÷ 3 ≈ 1.2 s), another endpoint is served at once.
+    // While the slow endpoint works through its backlog (4 rounds of 3 requests held 1.5 s: 6 s), another endpoint is
+    // served: proven by order, not by the clock. At most 2 rounds (6) of the slow requests came before the fast one,
+    // which leaves it 3 s on a loaded machine; held up behind the backlog, it would come after all 12.
     const fast = await latencyOf('/fast', 'conversation.archived', sample('conversation.archived'));
-    expect(fast.ms).toBeLessThan(1_000);
-    await waitFor(() => rx.at('/slow').length >= N);
+    expect(rx.at('/slow').filter((r) => r.at <= fast.got.at).length).toBeLessThanOrEqual(6);
+    await waitFor(() => rx.at('/slow').length >= N, 15_000);
     expect(new Set(rx.at('/slow').map((r) => r.id))).toEqual(new Set(events.map((e) => e.id)));
     // The bound holds, and is reached (the attempts do run in parallel).
     expect(rx.peakConcurrency('/slow')).toBe(3);
@@ -129,6 +143,17 @@ describe('webhook dispatch', () => {
     }
   };
 
+  /** The ids of an event's delivery rows (what an announcement lists). */
+  const deliveryIdsOf = async (eventId: string) => {
+    const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
+    await db.connect();
+    try {
+      return (await db.query<{ id: string }>(`SELECT id FROM webhook_deliveries WHERE event_id = $1`, [eventId])).rows;
+    } finally {
+      await db.end();
+    }
+  };
+
   /** When an event's delivery row was created, in ms since the epoch. */
   const createdAtOf = async (eventId: string) => {
     const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
@@ -143,39 +168,67 @@ describe('webhook dispatch', () => {
 
   it('makes the first attempt before writing the delivery, then writes it once, finished, with its attempt', async () => {
     const hook = await createHook('/first', ['contact.note_created']);
-    // Held 60 ms: the delivery's row is written after the receiver answered, so it was created at least 60 ms after the
+    // Held 30 ms: the delivery's row is written after the receiver answered, so it was created at least 30 ms after the
     // request arrived. (Compared by the clock, which this machine shares with PostgreSQL: asking for the row while the
-    // request is held raced the 60 ms on a loaded CI machine.)
-    rx.reply('/first', { status: 200, delayMs: 60 });
-    const event = await producer.emit('contact.note_created', orgId, sample('contact.note_created'));
-    const [request] = await waitFor(() => rx.at('/first').length >= 1 && rx.at('/first'));
-    // Written in its final state by the fan-out's one statement: never updated after its insert.
-    const [row] = await waitFor(async () => {
-      const rows = await rowsOf(event.id);
-      return rows[0]?.status === 'succeeded' && rows;
-    });
-    expect(row).toEqual({ status: 'succeeded', attempts: 1, written_once: true, leased: null, logged: 1 });
-    expect(await createdAtOf(event.id)).toBeGreaterThanOrEqual(request.at + 55);
-    expect((await deliveriesOf(hook.id))[0]).toMatchObject({ status: 'succeeded', attempts: [expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })] });
+    // request is held raced the hold on a loaded CI machine.) The fan-out waits a fixed 100 ms for its first attempts;
+    // a loaded CI machine can stall this one past it, and then the row is rightly written leased, before the answer:
+    // such a run proves nothing here and is made again, up to 4 times. A row written after the answer must be the one
+    // the title names. (Had the row been written before the attempt, every run would look so, and the test fails.)
+    let conclusive = false;
+    for (let run = 0; run < 4 && !conclusive; run++) {
+      const seen = rx.at('/first').length;
+      rx.reply('/first', { status: 200, delayMs: 30 });
+      const event = await producer.emit('contact.note_created', orgId, sample('contact.note_created'));
+      const [request] = await waitFor(() => rx.at('/first').length > seen && rx.at('/first').slice(seen));
+      // Written in its final state by the fan-out's one statement: never updated after its insert.
+      const [row] = await waitFor(async () => {
+        const rows = await rowsOf(event.id);
+        return rows[0]?.status === 'succeeded' && rows;
+      });
+      const createdAt = await createdAtOf(event.id);
+      if (createdAt < request.at + 25) continue;
+      conclusive = true;
+      expect(row).toEqual({ status: 'succeeded', attempts: 1, written_once: true, leased: null, logged: 1 });
+      const delivery = (await deliveriesOf(hook.id)).find((d: { eventId: string }) => d.eventId === event.id);
+      expect(delivery).toMatchObject({ status: 'succeeded', attempts: [expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })] });
+    }
+    expect(conclusive).toBe(true);
   });
 
   it("starts what waits for a slot of its endpoint as the batch's own requests end, and writes each once, finished, without a NOTIFY", async () => {
     await createHook('/queued', ['contact.merged']);
     const { heard, listener } = await listenForDue();
     try {
-      // 6 at once to an endpoint bound to 3 requests at a time, each answered in 5 ms: 2 rounds of requests, well
-      // within the fan-out's 100 ms even on a loaded machine (9 in 3 rounds of 15 ms overran it once in CI).
-      rx.reply('/queued', ...Array.from({ length: 6 }, () => ({ status: 200, delayMs: 5 })));
-      const sent = await producer.emitMany(Array.from({ length: 6 }, () => ({ type: 'contact.merged', orgId, data: sample('contact.merged') })));
-      await waitFor(() => rx.at('/queued').length >= 6);
-      const rows = await waitFor(async () => {
-        const all = (await Promise.all(sent.map((e) => rowsOf(e.id)))).flat();
-        return all.length === 6 && all.every((r) => r.status === 'succeeded') && all;
-      });
-      expect(rows.every((r) => r.written_once && r.attempts === 1 && r.logged === 1)).toBe(true);
+      // 6 at once to an endpoint bound to 3 requests at a time, each answered in 5 ms: 2 rounds of requests, which take
+      // about 15 ms, well within the fan-out's fixed 100 ms. A loaded CI machine can still stall them past it; then
+      // the rest is rightly written leased or announced, and the run proves nothing about this case. Such a run is
+      // told by the clock this machine shares with PostgreSQL (a row created before its request was answered) and
+      // made again, up to 6 times; a run whose rows were all written after the answers must show every claim below.
+      // (Had the batch not started the waiting ones itself, they would be sent after its write: every run would look
+      // so, and the test fails.)
+      let conclusive = false;
+      for (let run = 0; run < 6 && !conclusive; run++) {
+        const seen = rx.at('/queued').length;
+        rx.reply('/queued', ...Array.from({ length: 6 }, () => ({ status: 200, delayMs: 5 })));
+        const sent = await producer.emitMany(Array.from({ length: 6 }, () => ({ type: 'contact.merged', orgId, data: sample('contact.merged') })));
+        const requests = await waitFor(() => rx.at('/queued').length >= seen + 6 && rx.at('/queued').slice(seen));
+        const rows = await waitFor(async () => {
+          const all = (await Promise.all(sent.map((e) => rowsOf(e.id)))).flat();
+          return all.length === 6 && all.every((r) => r.status === 'succeeded') && all;
+        });
+        const answeredFirst = await Promise.all(
+          sent.map(async (e) => (await createdAtOf(e.id)) >= (requests.find((r) => r.id === e.id)?.at ?? Infinity) + 4),
+        );
+        if (!answeredFirst.every(Boolean)) continue;
+        conclusive = true;
+        expect(requests).toHaveLength(6);
+        expect(rows.every((r) => r.written_once && r.attempts === 1 && r.logged === 1)).toBe(true);
+        await sleep(100);
+        const ids = (await Promise.all(sent.map((e) => deliveryIdsOf(e.id)))).flat().map((r) => r.id);
+        expect(heard.filter((p) => ids.some((id) => p.includes(id)))).toEqual([]);
+      }
+      expect(conclusive).toBe(true);
       expect(rx.peakConcurrency('/queued')).toBe(3);
-      await sleep(100);
-      expect(heard).toEqual([]);
     } finally {
       await listener.end();
     }
@@ -183,12 +236,12 @@ describe('webhook dispatch', () => {
 
   it('writes a first attempt still in flight after 100 ms leased, so a slow receiver holds neither the batch nor the ack, and records it when it ends', async () => {
     await createHook('/lingering', ['contact.note_updated']);
-    // Held 1.5 s: long enough to read the leased row while the request is open, even on a loaded machine.
-    rx.reply('/lingering', { status: 200, delayMs: 1_500 });
+    // Held 3 s: long enough to read the leased row while the request is open, even on a loaded machine.
+    rx.reply('/lingering', { status: 200, delayMs: 3_000 });
     const event = await producer.emit('contact.note_updated', orgId, sample('contact.note_updated'));
     await waitFor(() => rx.at('/lingering').length >= 1);
     // The request is still open, and the row is already written, leased to the instance that is making the attempt.
-    const [inFlight] = await waitFor(async () => (await rowsOf(event.id)).length === 1 && rowsOf(event.id), 1_200);
+    const [inFlight] = await waitFor(async () => (await rowsOf(event.id)).length === 1 && rowsOf(event.id), 2_500);
     expect(inFlight).toMatchObject({ status: 'pending', attempts: 0, leased: true, logged: 0 });
     const [done] = await waitFor(async () => {
       const rows = await rowsOf(event.id);
@@ -254,7 +307,8 @@ describe('webhook dispatch', () => {
       await admin.end();
     }
     const { ms } = await latencyOf('/relisten', 'contact.deleted', sample('contact.deleted'));
-    expect(ms).toBeLessThan(1_000);
+    // At once, not by the 30 s poll (5 s leaves room for a loaded machine).
+    expect(ms).toBeLessThan(5_000);
   });
 
   it('sends each delivery once when two instances share the queue', async () => {
@@ -292,12 +346,13 @@ describe('webhook dispatch', () => {
     await stack.restart('webhooks', { WEBHOOK_POLL_MS: '250' });
     const restartedAt = Date.now();
     // Otherwise the new process would have found the retry due at start-up, not through the poll.
-    expect(restartedAt).toBeLessThan(first.at + 2_500);
-    const [, second] = await waitFor(() => rx.at('/retry').length >= 2 && rx.at('/retry'), 10_000);
+    expect(restartedAt).toBeLessThan(first.at + 5_500);
+    const [, second] = await waitFor(() => rx.at('/retry').length >= 2 && rx.at('/retry'), 15_000);
     expect(second.id).toBe(event.id);
     const gap = second.at - first.at;
-    expect(gap).toBeGreaterThanOrEqual(2_900);
-    expect(gap).toBeLessThan(3_000 + 1_500);
+    expect(gap).toBeGreaterThanOrEqual(5_900);
+    // Found by the 250 ms poll soon after it fell due (3 s of room for a loaded machine; the old 30 s poll would miss it).
+    expect(gap).toBeLessThan(6_000 + 3_000);
     const [d] = await waitFor(async () => {
       const list = await deliveriesOf(hook.id);
       return list[0]?.status === 'succeeded' && list;

@@ -313,8 +313,9 @@ test('the relay is woken by NOTIFY without a poll, and by notifyOutboxCommitted 
 
   const notified = await h.emit('widget.updated');
   const committedAt = performance.now();
-  await eventually(async () => arrived.has(notified.id), 5_000, 2);
-  expect(arrived.get(notified.id)! - committedAt).toBeLessThan(500);
+  await eventually(async () => arrived.has(notified.id), 10_000, 2);
+  // Not the 60 s poll: 5 s leaves room for a loaded machine (here and below).
+  expect(arrived.get(notified.id)! - committedAt).toBeLessThan(5_000);
 
   // A row written without its NOTIFY stays put: nothing but the 60 s poll would find it...
   const silentRow = async () => {
@@ -331,8 +332,8 @@ test('the relay is woken by NOTIFY without a poll, and by notifyOutboxCommitted 
   const signalled = await silentRow();
   const signalledAt = performance.now();
   notifyOutboxCommitted(h.pool);
-  await eventually(async () => arrived.has(signalled), 5_000, 2);
-  expect(arrived.get(signalled)! - signalledAt).toBeLessThan(500);
+  await eventually(async () => arrived.has(signalled), 10_000, 2);
+  expect(arrived.get(signalled)! - signalledAt).toBeLessThan(5_000);
   expect(arrived.has(unseen)).toBe(true);
 });
 

@@ -187,7 +187,8 @@ describe('WebhookSender', () => {
       expect(r.ok).toBe(false);
       expect(r.error).toBe('timed out after 300 ms');
       expect(r.durationMs).toBeGreaterThanOrEqual(290);
-      expect(r.durationMs).toBeLessThan(2000);
+      // /hang never answers: any bound proves the give-up; 5 s leaves room for a loaded machine.
+      expect(r.durationMs).toBeLessThan(5000);
       quick.close();
     });
 
