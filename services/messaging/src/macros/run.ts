@@ -102,7 +102,7 @@ export async function runMacro(deps: Deps, ctx: OrgContext, req: { conversationI
  * The bulk endpoint's `macro` action: the macro run on each conversation the caller may see, one after another (each
  * run is its own unit, with its own audit entry, as a single run is: an action may wait on the chat network, which
  * no transaction may span). A conversation counts as updated when every action succeeded there; otherwise it is
- * listed with the code of its first failed action. Unknown, malformed and other orgs' ids fail as not_found.
+ * listed with the code of its first failed action (`forbidden` for a permission refusal, as in the other actions). Unknown, malformed and other orgs' ids fail as not_found.
  */
 export async function runMacroOnMany(deps: Deps, ctx: OrgContext, req: { ids?: string[]; macroId?: string }, maxIds: number) {
   requireCan(ctx, 'conversations:write');
@@ -117,7 +117,8 @@ export async function runMacroOnMany(deps: Deps, ctx: OrgContext, req: { ids?: s
   const updated: string[] = [];
   for (const id of valid.filter((v) => found.has(v))) {
     const firstFailure = (await runOn(deps, ctx, id, macro, true)).find((r) => !r.ok);
-    if (firstFailure) failed.push({ id, code: firstFailure.error!.code });
+    // Permission refusals read `forbidden`, as the other bulk actions' do.
+    if (firstFailure) failed.push({ id, code: firstFailure.error!.code === 'permission_denied' ? 'forbidden' : firstFailure.error!.code });
     else updated.push(id);
   }
   await recordAudit(deps.pool, ctx, {
