@@ -25,10 +25,19 @@ const present = new Set(readdirSync(path.join(root, 'services')));
 const services = SERVICES.filter((s) => present.has(s.name) && existsSync(path.join(root, 'services', s.name, 'dist', 'main.js')));
 const gatewayPort = process.env.PORT ?? '8080';
 
-function databaseUrl(name) {
-  const u = new URL(infra.postgres);
+/** The service's own database on the server of `server` (a URL). */
+function databaseUrl(name, server = infra.postgres) {
+  const u = new URL(server);
   u.pathname = `/crm_${name.replace(/-/g, '_')}`;
   return u.toString();
+}
+
+/**
+ * With DATABASE_URL at a PgBouncer, DATABASE_DIRECT_URL names the PostgreSQL server behind it: each service gets its
+ * own database there too (passed on as is, every service would LISTEN and migrate in the one database it names).
+ */
+function directDatabaseEnv(name) {
+  return process.env.DATABASE_DIRECT_URL ? { DATABASE_DIRECT_URL: databaseUrl(name, process.env.DATABASE_DIRECT_URL) } : {};
 }
 
 const common = {
@@ -51,7 +60,7 @@ process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 
 console.log(`› Starting ${services.map((s) => s.name).join(', ')} and the gateway…`);
-for (const s of services) launch(s.name, { DATABASE_URL: databaseUrl(s.name), GRPC_PORT: String(s.port) });
+for (const s of services) launch(s.name, { DATABASE_URL: databaseUrl(s.name), ...directDatabaseEnv(s.name), GRPC_PORT: String(s.port) });
 launch('gateway', { PORT: gatewayPort, SERVICES: services.map((s) => s.name).join(',') });
 
 // Ready when the gateway's /readyz says every service answers.

@@ -20,6 +20,8 @@ const compose = parse(composeText, { merge: true }) as {
       profiles?: string[];
       environment?: Record<string, string>;
       healthcheck?: { test: unknown; start_period?: string };
+      depends_on?: Record<string, { condition: string }>;
+      entrypoint?: string[];
     }
   >;
   networks: Record<string, { internal?: boolean } | null>;
@@ -34,7 +36,7 @@ const example = Object.fromEntries(
 const exampleVars = Object.keys(example);
 
 const APP = ['identity', 'crm', 'messaging', 'chatnet-connector', 'automation', 'ai', 'webhooks'];
-const INFRA = ['postgres', 'rabbitmq', 'redis'];
+const INFRA = ['postgres', 'pgbouncer', 'rabbitmq', 'redis'];
 /** Services that must reach the internet: SMTP (identity, automation), the chat network, AI providers, customers' webhooks. */
 const CALLS_OUT = ['identity', 'chatnet-connector', 'automation', 'ai', 'webhooks'];
 
@@ -93,12 +95,65 @@ test('the internal network has no route out; only services that call out also jo
 
 test('each service connects to PostgreSQL as its own role, with a password, to its own database only', () => {
   for (const name of APP) {
-    const url = new URL(serviceEnv(name).DATABASE_URL);
+    const env = serviceEnv(name);
     const role = name.replace(/-/g, '_');
-    expect({ name, user: url.username, db: url.pathname }).toEqual({ name, user: role, db: `/crm_${role}` });
-    expect(url.password).not.toBe('');
+    for (const key of ['DATABASE_URL', 'DATABASE_DIRECT_URL']) {
+      const url = new URL(env[key]);
+      expect({ name, key, user: url.username, db: url.pathname }).toEqual({ name, key, user: role, db: `/crm_${role}` });
+      expect(url.password).not.toBe('');
+    }
   }
   expect(composeText).not.toMatch(/POSTGRES_HOST_AUTH_METHOD/);
+});
+
+describe('PgBouncer', () => {
+  /** deploy/pgbouncer/pgbouncer.ini's [pgbouncer] settings. */
+  const settings = Object.fromEntries(
+    readFileSync(path.join(root, 'deploy', 'pgbouncer', 'pgbouncer.ini'), 'utf8')
+      .split('\n')
+      .map((l) => /^\s*([a-z_]+)\s*=\s*(.*?)\s*$/.exec(l))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [m[1], m[2]]),
+  );
+
+  test("each service's pool goes through it; what holds a session (DATABASE_DIRECT_URL) to postgres directly", () => {
+    for (const name of APP) {
+      const env = serviceEnv(name);
+      const [pooled, direct] = [new URL(env.DATABASE_URL), new URL(env.DATABASE_DIRECT_URL)];
+      expect({ name, pooled: pooled.host, direct: direct.host }).toEqual({ name, pooled: 'pgbouncer:5432', direct: 'postgres:5432' });
+      // The same role, password and database either way.
+      const login = (u: URL) => ({ name, user: u.username, password: u.password, db: u.pathname });
+      expect(login(pooled)).toEqual(login(direct));
+      expect({ name, waitsFor: compose.services[name].depends_on?.pgbouncer }).toEqual({ name, waitsFor: { condition: 'service_healthy' } });
+    }
+  });
+
+  test('pools in transaction mode, 1.21 or later with prepared statements on, in front of postgres', () => {
+    const m = /^edoburu\/pgbouncer:v(\d+)\.(\d+)\.\d+(-p\d+)?$/.exec(compose.services.pgbouncer.image ?? '');
+    expect(m).not.toBeNull();
+    const [major, minor] = [Number(m![1]), Number(m![2])];
+    expect(major > 1 || (major === 1 && minor >= 21)).toBe(true);
+    expect(settings).toMatchObject({ pool_mode: 'transaction', auth_type: 'scram-sha-256', listen_port: '5432' });
+    expect(Number(settings.max_prepared_statements)).toBeGreaterThan(0);
+    expect(compose.services.pgbouncer.volumes).toContain('./deploy/pgbouncer:/deploy/pgbouncer:ro');
+    expect(compose.services.pgbouncer.entrypoint).toEqual(['/bin/sh', '/deploy/pgbouncer/start.sh']);
+    expect(serviceEnv('pgbouncer')).toMatchObject({ POSTGRES_HOST: 'postgres', POSTGRES_PORT: '5432' });
+  });
+
+  test("knows every service role's password, the one postgres gave it", () => {
+    const env = filledEnv();
+    const [bouncer, postgres] = [serviceEnv('pgbouncer', env), serviceEnv('postgres', env)];
+    for (const name of APP) {
+      const key = `${name.replace(/-/g, '_').toUpperCase()}_DB_PASSWORD`;
+      expect({ key, password: bouncer[key] }).toEqual({ key, password: postgres[key] });
+      expect({ key, inUrl: new URL(serviceEnv(name, env).DATABASE_URL).password }).toEqual({ key, inUrl: postgres[key] });
+    }
+  });
+
+  test('its server connections fit in PostgreSQL\'s default max_connections beside the services\' direct ones', () => {
+    // One replica of each service: at most 10 direct connections (README: connection budget), 3 kept for superusers.
+    expect(APP.length * Number(settings.default_pool_size) + 10).toBeLessThanOrEqual(100 - 3);
+  });
 });
 
 test('each service uses its own RabbitMQ and Redis user, never guest and never without a password', () => {

@@ -183,7 +183,8 @@ describe.each(SERVICES)('%s with the Secrets filled from npm run keys', (name) =
 /** A value an operator could put in the Secret for `key`. */
 function secretValue(key: string): string {
   if (key === 'ENCRYPTION_KEY') return randomBytes(32).toString('base64');
-  if (key === 'DATABASE_URL') return `postgres://svc:${randomBytes(12).toString('hex')}@db.internal:5432/crm_svc`;
+  if (key === 'DATABASE_URL') return `postgres://svc:${randomBytes(12).toString('hex')}@pgbouncer:5432/crm_svc`;
+  if (key === 'DATABASE_DIRECT_URL') return `postgres://svc:${randomBytes(12).toString('hex')}@db.internal:5432/crm_svc`;
   if (key === 'REDIS_URL') return `redis://svc:${randomBytes(12).toString('hex')}@redis.internal:6379`;
   if (key === 'AMQP_URL') return `amqp://svc:${randomBytes(12).toString('hex')}@mq.internal:5672`;
   if (key === 'SMTP_URL') return '';
@@ -254,6 +255,50 @@ describe('NetworkPolicies', () => {
       if (callers.length === 0) expect(rule.from).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } }]);
       else expect([...rule.from[0].podSelector.matchExpressions[0].values].sort()).toEqual(['gateway', ...callers].sort());
     }
+  });
+});
+
+describe('PgBouncer', () => {
+  const deployment = find(base, 'Deployment', 'pgbouncer')!;
+  const pod = deployment.spec.template.spec;
+  const service = find(base, 'Service', 'pgbouncer')!;
+  /** The comment line above `key` in a Secret template. */
+  const commentAbove = (file: string, key: string) => {
+    const lines = readFileSync(path.join(k8s, 'secrets', file), 'utf8').split('\n');
+    return lines[lines.indexOf(`${key}=`) - 1];
+  };
+
+  test("runs deploy/pgbouncer's settings and start script, the image compose runs, behind a Service on 5432", () => {
+    const data = find(base, 'ConfigMap', 'pgbouncer')!.data!;
+    for (const file of ['pgbouncer.ini', 'start.sh']) expect({ file, same: data[file] === readFileSync(path.join(root, 'deploy', 'pgbouncer', file), 'utf8') }).toEqual({ file, same: true });
+    const c = pod.containers[0];
+    expect(c.image).toBe(parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')).services.pgbouncer.image);
+    expect(c.command).toEqual(['/bin/sh', '/deploy/pgbouncer/start.sh']);
+    expect(pod.volumes.find((v: { name: string }) => v.name === 'config').configMap.name).toBe('pgbouncer');
+    expect(c.volumeMounts).toEqual(expect.arrayContaining([{ name: 'config', mountPath: '/deploy/pgbouncer', readOnly: true }, { name: 'tmp', mountPath: '/tmp' }]));
+    expect(c.env.map((e: { name: string }) => e.name)).toEqual(expect.arrayContaining(['POSTGRES_HOST', 'POSTGRES_PORT']));
+    expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+    expect(service.spec.ports).toEqual([{ name: 'postgres', port: 5432, targetPort: c.ports[0].name }]);
+    expect(c.ports[0].containerPort).toBe(5432);
+  });
+
+  test("knows every service role's password from its own Secret, never a literal", () => {
+    expect(pod.containers[0].envFrom).toEqual([{ secretRef: { name: 'pgbouncer-secrets' } }]);
+    expect(Object.keys(secretTemplate('pgbouncer.env.example')).sort()).toEqual(APP.map((n) => `${n.replace(/-/g, '_').toUpperCase()}_DB_PASSWORD`).sort());
+  });
+
+  test.each(APP)("%s's pool goes through the PgBouncer Service; what holds a session has DATABASE_DIRECT_URL", (name) => {
+    const file = `${name}.env.example`;
+    expect(Object.keys(secretTemplate(file))).toEqual(expect.arrayContaining(['DATABASE_URL', 'DATABASE_DIRECT_URL']));
+    expect(commentAbove(file, 'DATABASE_URL')).toContain(`@${service.metadata.name}:${service.spec.ports[0].port}/`);
+    expect(commentAbove(file, 'DATABASE_DIRECT_URL')).toMatch(/^# postgres:\/\/<role>:<password>@<host>:5432\/crm_<role>: .*directly/);
+  });
+
+  test('accepts connections only from the services with a database', () => {
+    const [policy] = base.filter((o) => o.kind === 'NetworkPolicy' && o.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === 'pgbouncer');
+    const [rule] = policy.spec.ingress;
+    expect(rule.ports).toEqual([{ port: 5432, protocol: 'TCP' }]);
+    expect([...rule.from[0].podSelector.matchExpressions[0].values].sort()).toEqual([...APP].sort());
   });
 });
 

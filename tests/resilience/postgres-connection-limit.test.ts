@@ -1,8 +1,8 @@
-import net from 'node:net';
 import { Client } from 'pg';
 import { eventually, infra } from '@crm/testing';
 import { startStack, type ServiceName, type Stack } from '../support/stack';
 import { client, newOrg } from '../support/http';
+import { postgresProxy, type PostgresProxy } from '../support/postgres-proxy';
 
 // Issue #28 item 8: a server with fewer connections than the services' pools want (PostgreSQL's max_connections,
 // a managed server's plan, a test suite beside `npm start`) refuses the rest with 53300 "too many clients". The
@@ -13,74 +13,14 @@ const SERVICES: ServiceName[] = ['crm', 'messaging', 'chatnet-connector', 'autom
 // Fewer than this load makes the stack's pools open (57 here without a limit), so the limit is reached for sure.
 const LIMIT = 40;
 
-/** PostgreSQL's refusal of a connection over max_connections, as the server writes it. */
-function tooManyClients(): Buffer {
-  const fields = Buffer.concat(
-    [
-      ['S', 'FATAL'],
-      ['V', 'FATAL'],
-      ['C', '53300'],
-      ['M', 'sorry, too many clients already'],
-    ].map(([k, v]) => Buffer.from(`${k}${v}\0`)),
-  );
-  const body = Buffer.concat([fields, Buffer.from([0])]);
-  const head = Buffer.alloc(5);
-  head.write('E', 0);
-  head.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([head, body]);
-}
-
-async function connectionLimiter(target: URL, limit: number) {
-  const stats = { open: 0, peak: 0, refused: 0 };
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-    if (stats.open >= limit) {
-      stats.refused++;
-      // After the client's start-up message, as the server answers it.
-      socket.once('data', () => socket.end(tooManyClients()));
-      return;
-    }
-    stats.open++;
-    stats.peak = Math.max(stats.peak, stats.open);
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    sockets.add(upstream);
-    let closed = false;
-    const done = () => {
-      if (closed) return;
-      closed = true;
-      stats.open--;
-      socket.destroy();
-      upstream.destroy();
-    };
-    upstream.on('error', done);
-    upstream.on('close', done);
-    socket.on('close', done);
-    socket.pipe(upstream).pipe(socket);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    stats,
-    url: (url: string) => Object.assign(new URL(url), { hostname: '127.0.0.1', port: String(port) }).toString(),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe(`PostgreSQL with room for ${LIMIT} connections under load`, () => {
   let stack: Stack;
-  let limiter: Awaited<ReturnType<typeof connectionLimiter>>;
+  let limiter: PostgresProxy;
   let owner: ReturnType<ReturnType<typeof client>['as']>;
   let accountId: string;
 
   beforeAll(async () => {
-    limiter = await connectionLimiter(new URL(infra.databaseUrl), LIMIT);
+    limiter = await postgresProxy(new URL(infra.databaseUrl), { limit: LIMIT });
     // Pools that together want far more than the server has (7 × 30 + the LISTEN connections).
     stack = await startStack({ services: SERVICES, env: { DATABASE_POOL_SIZE: '30' }, databaseUrl: limiter.url });
     ({ owner } = await newOrg(client(stack.url), 'Crowded Server'));

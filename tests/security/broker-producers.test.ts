@@ -4,6 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
+import { Client as PgClient } from 'pg';
 import { BROKER_SERVICES, dlqName, EVENT_EXAMPLES, type BrokerService } from '@crm/events';
 import { eventually, infra, uniqueName } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';
@@ -176,6 +177,14 @@ describe('RabbitMQ producer checks', () => {
     const got = await eventually(async () => rx.at('/hook').length > 0 && rx.at('/hook'), 20_000);
     expect(got.map((r) => [r.json.type, r.json.data.content])).toEqual([['message.received', 'really me']]);
     expect(got.map((r) => r.id)).not.toContain(asItself);
+    // The connector published it straight to the exchange (not through its outbox), under its own user as well.
+    const connectorDb = new PgClient({ connectionString: stack.databaseUrl('chatnet-connector') });
+    await connectorDb.connect();
+    try {
+      expect((await connectorDb.query(`SELECT id FROM outbox WHERE type = 'chatnet.inbound'`)).rows).toEqual([]);
+    } finally {
+      await connectorDb.end();
+    }
     // Its attempt is recorded after the endpoint answered: listed once that is written.
     const listed = await eventually(async () => {
       const data = (await owner.get(`/api/v1/webhook-settings/${hook.body.id}/deliveries`)).body.data as unknown[];

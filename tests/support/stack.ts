@@ -82,6 +82,11 @@ export interface StackOptions {
   captureErrors?: boolean;
   /** The URL each service is given for its database (e.g. through a proxy in front of PostgreSQL); as created by default. */
   databaseUrl?: (url: string) => string;
+  /**
+   * DATABASE_DIRECT_URL for each service, from its database's URL: set, DATABASE_URL plays the transaction pooler and
+   * this the server behind it (what holds a session connects here). Unset: not given, services use DATABASE_URL.
+   */
+  directDatabaseUrl?: (url: string) => string;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -132,6 +137,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ...opts.serviceEnv?.[name],
       ...extraEnv,
       DATABASE_URL: opts.databaseUrl ? opts.databaseUrl(databases.get(name)!.url) : databases.get(name)!.url,
+      ...(opts.directDatabaseUrl ? { DATABASE_DIRECT_URL: opts.directDatabaseUrl(databases.get(name)!.url) } : {}),
       GRPC_PORT: String(ports.get(name)),
     };
     running.set(name, await mod.start(mod.loadConfig(env), log.child({ service: name })));

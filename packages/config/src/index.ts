@@ -62,9 +62,28 @@ export const fields = {
    * connections outside the pool: see the README's connection budget.
    */
   databasePoolSize: (fallback: number) => z.coerce.number().int().min(2).max(200).default(fallback),
+  /**
+   * DATABASE_DIRECT_URL: the same database as DATABASE_URL reached without a transaction pooler (PgBouncer) in between,
+   * for what holds a session: LISTEN connections, the outbox relay, migrations and creating the database at start.
+   * Unset or empty: DATABASE_URL (no pooler). Read it through `directDatabaseUrl(config)`.
+   */
+  databaseDirectUrl: () =>
+    z
+      .union([z.literal(''), z.string().url()])
+      .optional()
+      .transform((v) => v || undefined),
   /** A secret that production must set explicitly; development may fall back to a generated one. */
   secret: (minLength: number) => z.string().min(minLength, `must be at least ${minLength} characters`),
 };
+
+/**
+ * Where a service opens the connections that hold a session (LISTEN, the outbox relay, migrations): PgBouncer in
+ * transaction pooling hands each transaction to whichever server connection is free, so a LISTEN or a session-level
+ * advisory lock made through it lands on a connection the service no longer holds.
+ */
+export function directDatabaseUrl(config: { DATABASE_URL: string; DATABASE_DIRECT_URL?: string }): string {
+  return config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+}
 
 /** Start-up helper: turn a ConfigError into one readable line on stderr and exit 1. */
 export function exitOnConfigError(err: unknown): never {

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { ConfigError, fields, parseEnv, productionProblems, z } from './index';
+import { ConfigError, directDatabaseUrl, fields, parseEnv, productionProblems, z } from './index';
 
 // The shape every service's schema shares: development defaults for the infrastructure, required secrets.
 const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_demo'),
+  DATABASE_DIRECT_URL: fields.databaseDirectUrl(),
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   JWT_SECRET: fields.secret(32),
@@ -45,6 +46,7 @@ test('development and test keep the passwordless defaults', () => {
 test.each([
   ['DATABASE_URL', 'the built-in default (unset)', { DATABASE_URL: undefined }, /DATABASE_URL: must carry a password/],
   ['DATABASE_URL', 'a URL without a password', { DATABASE_URL: 'postgres://demo@postgres:5432/crm_demo' }, /DATABASE_URL: must carry a password/],
+  ['DATABASE_DIRECT_URL', 'a URL without a password', { DATABASE_DIRECT_URL: 'postgres://demo@postgres:5432/crm_demo' }, /DATABASE_DIRECT_URL: must carry a password/],
   ['AMQP_URL', 'the built-in default (unset)', { AMQP_URL: undefined }, /AMQP_URL: must not use RabbitMQ's guest account/],
   ['AMQP_URL', 'guest:guest on another host', { AMQP_URL: 'amqp://guest:guest@rabbitmq:5672' }, /AMQP_URL: must not use RabbitMQ's guest account/],
   ['AMQP_URL', 'a user without a password', { AMQP_URL: 'amqp://demo@rabbitmq:5672' }, /AMQP_URL: must carry a user and password/],
@@ -56,6 +58,15 @@ test.each([
   ['ENCRYPTION_KEY', 'a low-entropy key', { ENCRYPTION_KEY: '0123'.repeat(11) }, /ENCRYPTION_KEY: looks like an example value/],
 ])('production refuses %s with %s', (_name, _case, change, message) => {
   expect(refusal({ ...production, ...change })).toMatch(message);
+});
+
+test('DATABASE_DIRECT_URL is optional: unset or empty (compose passes ${VAR:-} through), sessions go to DATABASE_URL', () => {
+  for (const unset of [undefined, '']) {
+    const config = parseEnv(Env, { ...production, DATABASE_DIRECT_URL: unset });
+    expect(directDatabaseUrl(config)).toBe(production.DATABASE_URL);
+  }
+  const direct = 'postgres://demo:3f9a1c7e5b2d4f60@db.internal:5432/crm_demo';
+  expect(directDatabaseUrl(parseEnv(Env, { ...production, DATABASE_DIRECT_URL: direct }))).toBe(direct);
 });
 
 test('a missing secret is refused by the schema itself, naming the variable', () => {

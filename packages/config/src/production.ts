@@ -68,6 +68,7 @@ export function productionProblems(config: Record<string, unknown>): Array<[stri
   if (config.NODE_ENV !== 'production') return [];
   const checks: Array<[string, (value: unknown) => string | undefined]> = [
     ['DATABASE_URL', databaseProblem],
+    ['DATABASE_DIRECT_URL', databaseProblem],
     ['AMQP_URL', amqpProblem],
     ['REDIS_URL', redisProblem],
     ['JWT_SECRET', (v) => secretProblem('JWT_SECRET', v)],

@@ -8,7 +8,7 @@ interface Log {
 export interface ClaimLoopOptions<T> {
   /** Names the loop in log lines, e.g. "campaign sender". */
   name: string;
-  /** A dedicated connection LISTENs here (pool connections cannot hold a LISTEN). */
+  /** A dedicated connection LISTENs here (pool connections cannot hold a LISTEN): a service's DATABASE_DIRECT_URL. */
   databaseUrl: string;
   /** NOTIFY channel that new or newly due work is announced on. */
   channel: string;

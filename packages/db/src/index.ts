@@ -66,19 +66,14 @@ export async function dropDatabase(url: string): Promise<void> {
   }
 }
 
-export interface PoolSettings {
-  /**
-   * Server settings for every connection of the pool (sent at connect as `-c name=value`), e.g.
-   * `{ max_parallel_workers_per_gather: 0 }` for a service whose queries are all short index walks.
-   */
-  settings?: Record<string, string | number>;
-}
-
-export function createPool(url: string, max = 10, opts: PoolSettings = {}): Pool {
-  const options = Object.entries(opts.settings ?? {})
-    .map(([name, value]) => `-c ${name}=${value}`)
-    .join(' ');
-  const pool = new PatientPool({ connectionString: url, max, idleTimeoutMillis: 30_000, ...(options ? { options } : {}) });
+/**
+ * A service's pool. It may go through a transaction pooler (PgBouncer, pool_mode=transaction), so nothing that
+ * outlives a transaction is sent through it: no start-up `options` (a pooler refuses or drops them; per-database
+ * settings are `ALTER DATABASE ... SET` in a migration), no session-level SET, LISTEN or advisory lock (those use
+ * DATABASE_DIRECT_URL: prepareDatabase, NotifyListener, the outbox relay).
+ */
+export function createPool(url: string, max = 10): Pool {
+  const pool = new PatientPool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   // pg-pool listens for 'error' only on idle clients: a checked-out client (a consumer's batch transaction, a
@@ -98,6 +93,22 @@ export async function databaseAnswers(pool: Pool): Promise<void> {
   await pool.query('SELECT 1');
 }
 
+/**
+ * Start-up: create the service's database when missing and apply its migrations, over the direct connection
+ * (DATABASE_DIRECT_URL), never through a transaction pooler: migrate() holds a session-level advisory lock across
+ * its transactions, and ensureDatabase connects to the `postgres` maintenance database. Its one connection is
+ * closed when done.
+ */
+export async function prepareDatabase(directUrl: string, migrationsDir: string, log?: Log): Promise<string[]> {
+  await ensureDatabase(directUrl);
+  const pool = createPool(directUrl, 1);
+  try {
+    return await migrate(pool, migrationsDir, log);
+  } finally {
+    await pool.end();
+  }
+}
+
 export async function loadMigrations(dir: string): Promise<Migration[]> {
   const files = (await readdir(dir)).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
   return Promise.all(files.map(async (name) => ({ name, sql: await readFile(path.join(dir, name), 'utf8') })));
@@ -105,7 +116,8 @@ export async function loadMigrations(dir: string): Promise<Migration[]> {
 
 /**
  * Forward-only migrations: each file runs once, in order, in its own transaction. An advisory lock
- * keeps two instances starting at the same time from applying the same file twice.
+ * keeps two instances starting at the same time from applying the same file twice; it is held by the session
+ * across the transactions, so `pool` must reach PostgreSQL directly (services call prepareDatabase).
  */
 export async function migrate(pool: Pool, dir: string, log?: Log): Promise<string[]> {
   const migrations = await loadMigrations(dir);

@@ -7,7 +7,11 @@ interface Log {
 export interface NotifyListenerOptions {
   /** Names the owner in log lines, e.g. "webhook worker". */
   name: string;
-  /** The database to LISTEN on; every listener of one process on the same URL shares one connection. */
+  /**
+   * The database to LISTEN on, reached directly (a service's DATABASE_DIRECT_URL): through a transaction pooler the
+   * LISTEN would stay on a server connection the pooler hands to others. Every listener of one process on the same URL
+   * shares one connection.
+   */
   databaseUrl: string;
   channel: string;
   log: Log;

@@ -2,6 +2,7 @@ export { type EventEnvelope, InvalidEnvelopeError, parseEnvelope } from './envel
 export { installEventTables, OUTBOX_CHANNEL } from './tables';
 export { enqueueEvent, enqueueEvents, type NewEvent } from './outbox';
 export { notifyOutboxCommitted, OutboxRelay, type OutboxRelayOptions } from './relay';
+export { DirectPublisher, type DirectPublisherOptions } from './direct-publisher';
 export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';
 export { brokerConnected, type BrokerLink } from './readiness';
 export { eachEvent, EventConsumer, HIGH_VOLUME_PREFIXES, isHighVolume, type BatchHandler, type BatchPrepare, type EventConsumerOptions, type EventHandler } from './consumer';

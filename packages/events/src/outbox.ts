@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '@crm/db';
 import type { EventEnvelope } from './envelope';
+import type { EventToSend } from './message';
 import { checkProducedData, currentVersion, type EventData, type EventType } from './schemas';
 import { OUTBOX_CHANNEL } from './tables';
 import { traceparentOf, validTraceparent } from './trace-context';
@@ -31,7 +32,7 @@ type EventInput = Omit<NewEvent, 'data'> & { data: unknown };
 
 /** What the outbox row gets beside the envelope. */
 interface Outgoing {
-  envelope: EventEnvelope;
+  envelope: EventEnvelope & { version: number };
   traceparent: string | null;
 }
 
@@ -97,6 +98,16 @@ export async function enqueueEvents(db: Queryable, events: NewEvent[]): Promise<
     ],
   });
   return rows.map((r) => r.envelope);
+}
+
+/**
+ * An event ready to be published without an outbox row (DirectPublisher): checked and completed (id, time, version,
+ * trace context) exactly as enqueueEvent would store it, so its message is the one the relay would send for that row.
+ */
+export function eventToSend(e: NewEvent): { event: EventToSend; data: unknown } {
+  const { envelope, traceparent } = outgoing(e, traceparentOf());
+  const { id, type, orgId, version, data } = envelope;
+  return { event: { id, type, orgId, occurredAt: new Date(envelope.occurredAt), version, dataJson: JSON.stringify(data), traceparent }, data };
 }
 
 function outgoing(e: EventInput, active: string | undefined): Outgoing {

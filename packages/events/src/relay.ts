@@ -4,14 +4,18 @@ import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import { amqpPublished, ChildCache, type Counter, type Metrics, outboxBacklog, outboxOldestAge } from '@crm/metrics';
 import { connectAmqp, reconnectDelay } from './amqp';
+import { eventMessage, publishConfirmed } from './message';
 import { amqpUser } from './publishers';
-import { routingKeyOf } from './schemas';
 import { OUTBOX_CHANNEL } from './tables';
 import { declareExchange } from './topology';
-import { TRACEPARENT_HEADER } from './trace-context';
 
 export interface OutboxRelayOptions {
   pool: Pool;
+  /**
+   * The database reached directly, not through a transaction pooler (DATABASE_DIRECT_URL): the relay's own
+   * connection holds a LISTEN for as long as it runs. Unset: the pool's connection settings.
+   */
+  directUrl?: string;
   amqpUrl: string;
   exchange: string;
   logger: Logger;
@@ -101,11 +105,6 @@ export function notifyOutboxCommitted(pool: Pool): void {
   for (const relay of relaysByPool.get(pool) ?? []) relay.wake();
 }
 
-function envelopeBody(row: OutboxRow): Buffer {
-  const head = JSON.stringify({ id: row.id, type: row.type, orgId: row.org_id, occurredAt: row.occurred_at.toISOString(), version: row.version });
-  return Buffer.from(`${head.slice(0, -1)},"data":${row.data}}`);
-}
-
 /**
  * Publishes committed outbox rows to the topic exchange. A row is marked published only after the broker
  * confirmed it, in the same transaction that claimed it, so a crash or a lost connection leaves it to be
@@ -113,6 +112,7 @@ function envelopeBody(row: OutboxRow): Buffer {
  */
 export class OutboxRelay {
   private readonly pool: Pool;
+  private readonly directUrl?: string;
   private readonly amqpUrl: string;
   /** The connection's user, set as every message's user_id: the broker vouches for it, consumers check it (publishers.ts). */
   private readonly userId: string;
@@ -144,6 +144,7 @@ export class OutboxRelay {
 
   constructor(opts: OutboxRelayOptions) {
     this.pool = opts.pool;
+    this.directUrl = opts.directUrl;
     this.amqpUrl = opts.amqpUrl;
     this.userId = amqpUser(opts.amqpUrl);
     this.exchange = opts.exchange;
@@ -312,32 +313,9 @@ export class OutboxRelay {
   }
 
   private publish(channel: ConfirmChannel, row: OutboxRow): Promise<void> {
-    return new Promise((resolve, reject) => {
-      try {
-        // The window is at most batchSize messages, so a full write buffer (publish returning false) only
-        // means they sit in memory a moment longer; the confirms are what we wait for.
-        channel.publish(
-          this.exchange,
-          // Parsed only for the few types with narrower routing keys; every other body goes out as stored text.
-          routingKeyOf(row.type, row.version, () => JSON.parse(row.data)),
-          envelopeBody(row),
-          {
-            persistent: true,
-            contentType: 'application/json',
-            messageId: row.id,
-            type: row.type,
-            userId: this.userId,
-            timestamp: Math.floor(row.occurred_at.getTime() / 1000),
-            // The enqueuing span's trace context, the parent of each consumer's span (no span of its own here:
-            // the relay only carries it, and a poll that finds nothing leaves no trace at all).
-            headers: row.traceparent ? { [TRACEPARENT_HEADER]: row.traceparent } : undefined,
-          },
-          (err) => (err ? reject(err instanceof Error ? err : new Error('message nacked by broker')) : resolve()),
-        );
-      } catch (err) {
-        reject(err);
-      }
-    });
+    const event = { id: row.id, type: row.type, orgId: row.org_id, occurredAt: row.occurred_at, version: row.version, dataJson: row.data, traceparent: row.traceparent };
+    // Parsed only for the few types with narrower routing keys; every other body goes out as stored text.
+    return publishConfirmed(channel, this.exchange, eventMessage(event, this.userId, () => JSON.parse(row.data)));
   }
 
   private async openChannel(): Promise<ConfirmChannel> {
@@ -380,7 +358,8 @@ export class OutboxRelay {
    * runs the claim transactions. Notifications arrive between transactions, never inside one.
    */
   private async listen(): Promise<void> {
-    const client = new Client({ ...this.pool.options, application_name: RELAY_APPLICATION_NAME });
+    const session = this.directUrl ? { connectionString: this.directUrl } : this.pool.options;
+    const client = new Client({ ...session, application_name: RELAY_APPLICATION_NAME });
     client.on('notification', () => this.wake());
     client.on('error', (err) => this.log.warn({ err }, 'outbox relay: LISTEN connection error'));
     client.on('end', () => {

@@ -72,12 +72,24 @@ async function makeTemplate(databaseUrl: string, name: string, migrationsDir: st
   }
 }
 
-/** A new database copied from a template (its schema and rows). */
+/**
+ * A new database copied from a template: its schema and rows, and the settings a migration gave the template with
+ * `ALTER DATABASE ... SET` (messaging's planner settings), which CREATE DATABASE ... TEMPLATE does not copy.
+ */
 export async function copyDatabase(databaseUrl: string, template: string, name: string): Promise<void> {
   const admin = adminClient(databaseUrl);
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+    const { rows } = await admin.query<{ setting: string }>(
+      `SELECT unnest(s.setconfig) AS setting FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+       WHERE d.datname = $1 AND s.setrole = 0`,
+      [template],
+    );
+    for (const { setting } of rows) {
+      const at = setting.indexOf('=');
+      await admin.query(`ALTER DATABASE "${name}" SET "${setting.slice(0, at)}" = '${setting.slice(at + 1).replace(/'/g, "''")}'`);
+    }
   } finally {
     await admin.end();
   }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
-import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { directDatabaseUrl } from '@crm/config';
+import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
@@ -25,13 +26,13 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   const auth = internalAuthFromEnv('ai', config);
   // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
   const transport = grpcTransportFromEnv(config, log);
-  await ensureDatabase(config.DATABASE_URL);
+  // Over the direct connection: a migration run holds its session (an advisory lock across transactions).
+  await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   // The outbox carries audit entries of settings changes to identity, committed with the change.
   await installEventTables(pool);
   const metrics = new Metrics('ai');
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   try {
     await relay.start();
   } catch (err) {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
-import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { directDatabaseUrl } from '@crm/config';
+import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
@@ -42,9 +43,9 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   const auth = internalAuthFromEnv('automation', config);
   // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
   const transport = grpcTransportFromEnv(config, log);
-  await ensureDatabase(config.DATABASE_URL);
+  // Over the direct connection: a migration run holds its session (an advisory lock across transactions).
+  await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
   const remote = createRemote(config, auth, transport);
   const deps: Deps = {
@@ -56,11 +57,11 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     box: SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD),
     emailGuard: new AddressGuard({ allow: config.EMAIL_ALLOWED_PRIVATE_ADDRESSES, purpose: 'campaign emails' }),
     links: LinkSigner.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD),
-    rules: new RuleCache({ pool, databaseUrl: config.DATABASE_URL, log, maxAgeMs: config.RULE_CACHE_MAX_AGE_MS }),
+    rules: new RuleCache({ pool, databaseUrl: directDatabaseUrl(config), log, maxAgeMs: config.RULE_CACHE_MAX_AGE_MS }),
   };
 
   const metrics = new Metrics('automation');
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   const runner = new Runner(deps);
   const consumer = new EventConsumer({
     amqpUrl: config.AMQP_URL,

@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
-import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
-import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
+import { directDatabaseUrl } from '@crm/config';
+import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
+import { brokerConnected, DirectPublisher, installEventTables, OutboxRelay } from '@crm/events';
 import { createServiceClient, GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService as StartedService, withMetricsServer } from '@crm/metrics';
@@ -22,6 +23,7 @@ import { Leases } from './pool/leases';
 import { Peers } from './pool/peers';
 import { SessionPool } from './pool/session-pool';
 import { sessionMetrics } from './pool/session-metrics';
+import { NewsPublisher } from './events/news-publisher';
 import { OutboxBatcher } from './events/outbox-batcher';
 import { MessagingFiles } from './files/messaging-files';
 import { connectRedis } from './redis';
@@ -46,9 +48,9 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   const transport = grpcTransportFromEnv(config, log);
   // messaging's attachments port is HTTPS with client certificates under the same TLS: an http:// URL stops start-up here.
   const filesAgent = transport.httpAgent(new URL(config.MESSAGING_HTTP_URL), 'MESSAGING_HTTP_URL');
-  await ensureDatabase(config.DATABASE_URL);
+  // Over the direct connection: a migration run holds its session (an advisory lock across transactions).
+  await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
   const redis = await connectRedis(config.REDIS_URL, log);
   const instanceId = randomUUID();
@@ -71,8 +73,20 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard), media });
   }
   const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000, config.GRPC_LB_POLICY, transport);
-  // Network news (inbound messages, read receipts) reaches the outbox in batches: one statement for what arrives within a few ms.
-  const news = new OutboxBatcher({ pool, log, maxEvents: config.INBOUND_BATCH_SIZE, maxWaitMs: config.INBOUND_BATCH_WAIT_MS });
+  const metrics = new Metrics('chatnet-connector');
+  // Inbound messages go straight to the broker with publisher confirms; the other network news (read receipts, recalls,
+  // reactions), and messages while the broker does not confirm, reach the outbox in batches (one statement for what
+  // arrives within a few ms).
+  const direct = new DirectPublisher({ amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, confirmTimeoutMs: config.INBOUND_CONFIRM_TIMEOUT_MS });
+  const news = new NewsPublisher({
+    direct,
+    outbox: new OutboxBatcher({ pool, log, maxEvents: config.INBOUND_BATCH_SIZE, maxWaitMs: config.INBOUND_BATCH_WAIT_MS }),
+    pool,
+    log,
+    maxEvents: config.INBOUND_BATCH_SIZE,
+    drainWaitMs: config.INBOUND_CONFIRM_TIMEOUT_MS,
+    metrics,
+  });
   const files = new MessagingFiles(config.MESSAGING_HTTP_URL, auth, filesAgent);
   const onFriendAccepted = async (orgId: string, accountId: string, uid: string) => {
     await recordAccepted(pool, orgId, accountId, uid);
@@ -97,10 +111,11 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     guard,
   };
 
-  const metrics = new Metrics('chatnet-connector');
   sessionMetrics(metrics, sessions);
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   await relay.start();
+  // Before the sessions start; a broker that cannot be reached only means the outbox takes the messages meanwhile.
+  await direct.start();
 
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
@@ -124,8 +139,9 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     // Sessions first: their leases are handed back so another instance takes them over at once.
     await sessions.stop();
     await server.stop();
-    // What the sessions handed over before closing is written before the relay and the pool go.
+    // What the sessions handed over before closing is published or written before the broker links and the pool go.
     await news.close();
+    await direct.stop();
     await relay.stop();
     await driver.close();
     media?.close();

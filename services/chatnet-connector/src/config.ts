@@ -39,6 +39,11 @@ const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_chatnet_connector'),
+  /**
+   * This database reached directly, for when DATABASE_URL goes through PgBouncer in transaction pooling: what holds a
+   * session (LISTEN connections, migrations) connects here. Unset: DATABASE_URL (README: connection budget).
+   */
+  DATABASE_DIRECT_URL: fields.databaseDirectUrl(),
   /** Connections in this service's pool (the same setting in every service; README: connection budget). */
   DATABASE_POOL_SIZE: fields.databasePoolSize(10),
   /** Redis holds the session leases, the instance registry, the latest QR codes and the sandbox network. */
@@ -107,12 +112,20 @@ const Env = z.object({
   QR_TTL_MS: ms(60_000),
   QR_MAX_REFRESHES: z.coerce.number().int().min(0).max(100).default(4),
   /**
-   * Inbound messages and read receipts are written to the outbox in batches: at most this many per
-   * statement, and none waits longer than INBOUND_BATCH_WAIT_MS for others to join it (0: only what
-   * arrived while the previous batch was being written).
+   * Read receipts, recalls and reactions (and inbound messages while they cannot be published directly, below) are
+   * written to the outbox in batches: at most this many per statement, and none waits longer than INBOUND_BATCH_WAIT_MS
+   * for others to join it (0: only what arrived while the previous batch was being written). Inbound messages published
+   * directly go at most this many per window of confirms.
    */
   INBOUND_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
   INBOUND_BATCH_WAIT_MS: z.coerce.number().int().min(0).max(1000).default(5),
+  /**
+   * Inbound messages are published straight to RabbitMQ (publisher confirms, up to INBOUND_BATCH_SIZE awaited together)
+   * rather than through the outbox. A batch the broker has not confirmed within this, like one it refuses or cannot take
+   * (no connection, a blocked one), goes to the outbox instead, and so does every message after it until the broker
+   * confirms again and the outbox has sent what it holds.
+   */
+  INBOUND_CONFIRM_TIMEOUT_MS: ms(2_000),
   /**
    * Phone and uid lookups (FindUser) one account may make per minute, as the network paces them: above it the
    * caller gets 429 with Retry-After. Answers are cached for a day, and a cached answer costs nothing.

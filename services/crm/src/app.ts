@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { directDatabaseUrl } from '@crm/config';
+import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
@@ -32,9 +33,9 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   const auth = internalAuthFromEnv('crm', config);
   // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
   const transport = grpcTransportFromEnv(config, log);
-  await ensureDatabase(config.DATABASE_URL);
+  // Over the direct connection: a migration run holds its session (an advisory lock across transactions).
+  await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
 
   const identity = identityChannel(config.IDENTITY_ADDR, auth, config.IDENTITY_DEADLINE_MS, config.GRPC_LB_POLICY, transport);
@@ -53,7 +54,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     metrics,
   };
 
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   const server = new GrpcServer(log, auth, metrics);
   server.add(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), crmHandlers(deps));
   contactFieldsFeature(deps, server);

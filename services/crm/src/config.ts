@@ -8,6 +8,11 @@ const Env = z.object({
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_crm'),
   /**
+   * This database reached directly, for when DATABASE_URL goes through PgBouncer in transaction pooling: what holds a
+   * session (LISTEN connections, migrations) connects here. Unset: DATABASE_URL (README: connection budget).
+   */
+  DATABASE_DIRECT_URL: fields.databaseDirectUrl(),
+  /**
    * Connections in the PostgreSQL pool: how many transactions (API writes, consumers' batches) run at once. 30, not
    * 10: a contact write is a short transaction of a few round trips, and on a busy machine each round trip waits
    * for a turn on the CPU, so 10 connections capped POST /api/public/contacts at about 190/s with CPU to spare

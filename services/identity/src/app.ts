@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { authKeys, createTokenSigner } from '@crm/auth';
-import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { directDatabaseUrl } from '@crm/config';
+import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { AUDIT_RECORDED, brokerConnected, eachEvent, EventConsumer, installEventTables } from '@crm/events';
 import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
@@ -24,9 +25,9 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
   const auth = internalAuthFromEnv('identity', config);
   // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
   const transport = grpcTransportFromEnv(config, log);
-  await ensureDatabase(config.DATABASE_URL);
+  // Over the direct connection: a migration run holds its session (an advisory lock across transactions).
+  await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   // processed_events makes the audit consumer idempotent (identity publishes nothing, so its outbox stays empty).
   await installEventTables(pool);
   const redis = createRedisClient(config.REDIS_URL, log, 'identity');

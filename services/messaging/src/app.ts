@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { directDatabaseUrl } from '@crm/config';
+import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
@@ -18,6 +19,7 @@ import { startSnoozeWaker } from './domain/status';
 import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
 import { ScheduledSender } from './scheduled';
+import { serviceLevelsFeature } from './service-levels';
 import { startHttpServer } from './http/server';
 
 export { loadConfig } from './config';
@@ -42,15 +44,10 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   const auth = internalAuthFromEnv('messaging', config);
   // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
   const transport = grpcTransportFromEnv(config, log);
-  await ensureDatabase(config.DATABASE_URL);
-  // No parallel query: messaging's queries are short index walks (the search walks the newest messages until enough
-  // match), where starting parallel workers cost 50-60 ms per query and, under concurrent searches, multiplied the CPU
-  // (bench/search: "Đà Nẵng" 81 ms parallel, 15 ms without). random_page_cost 1.1: a table read at random costs about
-  // what a sequential one does when it is in memory or on SSD (PostgreSQL's default of 4 prices a disk seek), and at 4
-  // the planner collected every match of a dated search through the indexes rather than walk the newest messages in
-  // the range ("xuất hóa đơn" in the last 7 days: 20 → 4 ms; the name "Đặng Hiếu": 389 → 15 ms).
-  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, { settings: { max_parallel_workers_per_gather: 0, random_page_cost: 1.1 } });
-  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
+  // Over the direct connection: a migration run holds its session (an advisory lock across transactions).
+  await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
+  // Its planner settings (no parallel query, random_page_cost 1.1) are the database's own: migration 020.
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await installEventTables(pool);
   await publishOwnersSnapshotOnce(pool, log);
   await mkdir(config.ATTACHMENTS_DIR, { recursive: true });
@@ -61,7 +58,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   const metrics = new Metrics('messaging');
   const deps: Deps = { config, pool, redis, log, remote, governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS), metrics, senderContacts: new SenderContacts() };
 
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log.child({ component: 'outbox' }), metrics });
+  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log.child({ component: 'outbox' }), metrics });
   await relay.start();
   const consumers = createConsumers(deps);
   for (const c of consumers) await c.start();
@@ -80,6 +77,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     redis: () => redisAnswers(redis),
   });
   server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), messagingHandlers(deps));
+  serviceLevelsFeature(deps, server);
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   const files = await startHttpServer(deps, auth, transport);
   log.info({ port, httpPort: files.port }, 'messaging listening');

@@ -23,6 +23,11 @@ const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** This service's own database; created at start when missing. */
   DATABASE_URL: fields.url('postgres://postgres@127.0.0.1:5432/crm_messaging'),
+  /**
+   * This database reached directly, for when DATABASE_URL goes through PgBouncer in transaction pooling: what holds a
+   * session (LISTEN connections, migrations) connects here. Unset: DATABASE_URL (README: connection budget).
+   */
+  DATABASE_DIRECT_URL: fields.databaseDirectUrl(),
   /** Connections in this service's pool; the inbound consumer (one per INBOUND_CONCURRENCY lane) and gRPC handlers share it. */
   DATABASE_POOL_SIZE: fields.databasePoolSize(24),
   /** Redis holds the send governor's windows. */

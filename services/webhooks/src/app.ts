@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
-import { createPool, databaseAnswers, ensureDatabase, migrate } from '@crm/db';
+import { directDatabaseUrl } from '@crm/config';
+import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
@@ -25,9 +26,9 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
   const auth = internalAuthFromEnv('webhooks', config);
   // How its gRPC server and clients connect: mutual TLS when GRPC_TLS_* is set (bad certificates stop start-up too).
   const transport = grpcTransportFromEnv(config, log);
-  await ensureDatabase(config.DATABASE_URL);
+  // Over the direct connection: a migration run holds its session (an advisory lock across transactions).
+  await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  await migrate(pool, path.join(__dirname, '..', 'migrations'), log);
   await installEventTables(pool);
 
   const box = SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD);
@@ -38,10 +39,10 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
     maxSockets: config.WEBHOOK_CONCURRENCY,
   });
   const metrics = new Metrics('webhooks');
-  const relay = new OutboxRelay({ pool, amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
   const worker = new DeliveryWorker({
     pool,
-    databaseUrl: config.DATABASE_URL,
+    databaseUrl: directDatabaseUrl(config),
     log,
     box,
     sender,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop, withTransaction } from '@crm/db';
 import { AppError, decodeRemoteError, status as grpcStatus } from '@crm/grpc-kit';
 import type { messaging } from '@crm/proto-types';
@@ -84,7 +85,7 @@ export class CampaignSender {
   constructor(private readonly deps: Deps) {
     this.loop = new ClaimLoop({
       name: 'campaign sender',
-      databaseUrl: deps.config.DATABASE_URL,
+      databaseUrl: directDatabaseUrl(deps.config),
       channel: CAMPAIGNS_CHANNEL,
       pollMs: deps.config.CAMPAIGN_POLL_MS,
       concurrency: deps.config.CAMPAIGN_CONCURRENCY,

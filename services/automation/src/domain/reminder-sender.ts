@@ -1,3 +1,4 @@
+import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop, withTransaction } from '@crm/db';
 import { status as grpcStatus } from '@crm/grpc-kit';
 import type { crm } from '@crm/proto-types';
@@ -29,7 +30,7 @@ export class ReminderSender {
   constructor(private readonly deps: Deps) {
     this.loop = new ClaimLoop({
       name: 'appointment reminders',
-      databaseUrl: deps.config.DATABASE_URL,
+      databaseUrl: directDatabaseUrl(deps.config),
       channel: repo.REMINDERS_CHANNEL,
       // The timer facility: sleeps until the nearest remind_at (or a lease running out); every change that writes
       // or moves a reminder NOTIFYs the channel, so an earlier one re-arms it. No poll.

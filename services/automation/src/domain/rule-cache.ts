@@ -7,6 +7,7 @@ export const RULES_CHANGED_CHANNEL = 'automation_rules_changed';
 
 export interface RuleCacheOptions {
   pool: Queryable;
+  /** For the cache's LISTEN connection: the direct URL (DATABASE_DIRECT_URL), not a pooler's. */
   databaseUrl: string;
   log: Logger;
   /**

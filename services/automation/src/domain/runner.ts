@@ -1,3 +1,4 @@
+import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop } from '@crm/db';
 import type { Deps } from '../deps';
 import { ruleState } from '../db/rules.repo';
@@ -21,7 +22,7 @@ export class Runner {
   constructor(private readonly deps: Deps) {
     this.loop = new ClaimLoop({
       name: 'automation runner',
-      databaseUrl: deps.config.DATABASE_URL,
+      databaseUrl: directDatabaseUrl(deps.config),
       channel: RUNS_CHANNEL,
       pollMs: deps.config.RUN_POLL_MS,
       concurrency: deps.config.RUN_CONCURRENCY,

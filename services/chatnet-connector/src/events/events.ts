@@ -3,7 +3,10 @@ import type { Queryable } from '@crm/db';
 import { enqueueEvent, type NewEvent } from '@crm/events';
 import type { Friend, InboundMessage, ReactionNotice, RecallNotice, SeenReceipt } from '../drivers/driver';
 
-/** The events this service produces, always through the outbox (same transaction as the change). */
+/**
+ * The events this service produces, through the outbox (same transaction as the change); only chatnet.inbound is
+ * published straight to the broker while it confirms (news-publisher.ts).
+ */
 export const EVENTS = {
   inbound: 'chatnet.inbound',
   seen: 'chatnet.seen',
@@ -18,7 +21,7 @@ export const EVENTS = {
 
 /**
  * A UUID derived from the account and the network's message id: the network may hand the same message
- * over twice (reconnects, takeovers), and the outbox ignores an id it already holds.
+ * over twice (reconnects, takeovers), and the outbox ignores an id it already holds (consumers, one they processed).
  */
 export function inboundEventId(accountId: string, chatnetMessageId: string): string {
   return derivedEventId(EVENTS.inbound, accountId, chatnetMessageId);
@@ -33,7 +36,7 @@ function derivedEventId(...parts: string[]): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
 }
 
-/** An inbound message as an event; written through the OutboxBatcher with the others that arrive with it. */
+/** An inbound message as an event; handed to the NewsPublisher, published with the others that arrive with it. */
 export function inboundEvent(orgId: string, accountId: string, m: InboundMessage): NewEvent {
   return {
     id: inboundEventId(accountId, m.chatnetMessageId),
@@ -66,7 +69,7 @@ export function inboundEvent(orgId: string, accountId: string, m: InboundMessage
 /**
  * A read receipt. Its id derives from what was read and by whom: the network repeating a receipt (or the
  * sandbox control asked twice) enters the outbox once; a new reader or a newer message is a new event.
- * Written through the OutboxBatcher, in order with the messages.
+ * Handed to the NewsPublisher (to the outbox), in order with the messages.
  */
 export function seenEvent(orgId: string, accountId: string, r: SeenReceipt): NewEvent {
   const ids = [...new Set(r.chatnetMessageIds)];

@@ -25,7 +25,7 @@ import {
   ThreadType,
 } from '../drivers/driver';
 import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, qrEvent, reactionEvent, recalledEvent, seenEvent } from '../events/events';
-import type { OutboxBatcher } from '../events/outbox-batcher';
+import type { NewsPublisher } from '../events/news-publisher';
 import type { FileReader, MessagingFiles } from '../files/messaging-files';
 import type { ConnectorRedis } from '../redis';
 import { fairShare } from './fair-share';
@@ -67,8 +67,8 @@ export interface PoolOptions {
   box: SecretBox;
   driver: ChatnetDriver;
   leases: Leases;
-  /** Where inbound messages and read receipts go: batched into the outbox. */
-  news: OutboxBatcher;
+  /** Where inbound messages and read receipts go: messages straight to the broker, the rest (and their fallback) to the outbox. */
+  news: Pick<NewsPublisher, 'enqueue' | 'flush'>;
   /** Files both ways: sent files are streamed from messaging, received ones stored there. */
   files: MessagingFiles;
   /** Record that a user accepted one of the account's friend requests (domain/friend-requests). */
@@ -378,7 +378,7 @@ export class SessionPool {
       onMessage: (m) => this.onInbound(entry, m),
       storeFile: (f) => this.o.files.store(entry.orgId, f),
       onSeen: (r) => this.onSeen(entry, r),
-      // In order with the messages and receipts (one outbox batcher): a recall never overtakes the message it recalls.
+      // In order with the messages and receipts (one queue, news-publisher.ts): a recall never overtakes the message it recalls.
       onRecall: (r) => this.o.news.enqueue(recalledEvent(entry.orgId, entry.accountId, r)),
       onReaction: (r) => this.o.news.enqueue(reactionEvent(entry.orgId, entry.accountId, r)),
       onDisconnect: (info) => this.onDisconnect(entry, info),
@@ -390,7 +390,7 @@ export class SessionPool {
     };
   }
 
-  /** Resolves once the message is committed to the outbox (with the others of its batch). */
+  /** Resolves once the broker confirmed the message, or the outbox committed it (with the others of its batch). */
   private onInbound(entry: Entry, m: InboundMessage): Promise<void> {
     return this.o.news.enqueue(inboundEvent(entry.orgId, entry.accountId, m));
   }

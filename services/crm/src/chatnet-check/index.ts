@@ -1,3 +1,4 @@
+import { directDatabaseUrl } from '@crm/config';
 import type { GrpcTransport, InternalAuth } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { connectorPhoneDirectory } from './connector.client';
@@ -13,7 +14,7 @@ export function chatnetPhoneCheckFeature(deps: Deps, auth: InternalAuth, transpo
   const directory = connectorPhoneDirectory(config.CONNECTOR_ADDR, auth, config.CONNECTOR_DEADLINE_MS, config.GRPC_LB_POLICY, transport);
   const worker = new PhoneCheckWorker({
     pool: deps.pool,
-    databaseUrl: config.DATABASE_URL,
+    databaseUrl: directDatabaseUrl(config),
     log: deps.log,
     directory,
     pollMs: config.CHATNET_PHONE_CHECK_POLL_MS,

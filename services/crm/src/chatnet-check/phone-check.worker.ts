@@ -6,7 +6,7 @@ import { claimBatches, PHONE_CHECK_CHANNEL, PhoneCheckBatch, recordAnswer, retry
 
 export interface PhoneCheckOptions {
   pool: Pool;
-  /** For the loop's own LISTEN connection. */
+  /** For the loop's own LISTEN connection: the direct URL (DATABASE_DIRECT_URL), not a pooler's. */
   databaseUrl: string;
   log: Logger;
   directory: PhoneDirectory;

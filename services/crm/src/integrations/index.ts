@@ -1,4 +1,4 @@
-import { ConfigError } from '@crm/config';
+import { ConfigError, directDatabaseUrl } from '@crm/config';
 import { SecretBox } from '@crm/crypto';
 import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import type { CrmConfig } from '../config';
@@ -27,7 +27,7 @@ export function integrationsFeature(deps: Deps, server: GrpcServer) {
   const d: IntegrationDeps = { config, pool: deps.pool, log: deps.log, driver, box, sandbox };
   const worker = new SocialnetSyncWorker({
     pool: deps.pool,
-    databaseUrl: config.DATABASE_URL,
+    databaseUrl: directDatabaseUrl(config),
     log: deps.log,
     driver,
     box,

@@ -1,3 +1,4 @@
+import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop } from '@crm/db';
 import type { Deps } from '../deps';
 import { generateCsv, ReportFailure } from './report-generator';
@@ -33,7 +34,7 @@ export class ReportWorker {
   ) {
     this.loop = new ClaimLoop({
       name: 'report worker',
-      databaseUrl: deps.config.DATABASE_URL,
+      databaseUrl: directDatabaseUrl(deps.config),
       channel: repo.REPORTS_CHANNEL,
       pollMs: settings.pollMs,
       concurrency: settings.concurrency,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -28,7 +29,7 @@ export class TaskDueTimer {
   constructor(private readonly deps: Deps) {
     this.loop = new ClaimLoop({
       name: 'task due timer',
-      databaseUrl: deps.config.DATABASE_URL,
+      databaseUrl: directDatabaseUrl(deps.config),
       channel: repo.TASKS_DUE_CHANNEL,
       nextDueInMs: () => repo.nextDueInMs(deps.pool),
       concurrency: 4,

@@ -14,6 +14,7 @@ import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
 import { socialnetSandboxOps } from './paths/socialnet-sandbox';
 import { scoringOps } from './paths/scoring';
+import { serviceLevelsOps } from './paths/service-levels';
 import { taskOps } from './paths/tasks';
 import { webhookOps } from './paths/webhooks';
 import type { Operation } from './registry';
@@ -32,6 +33,7 @@ export const OPERATIONS: Operation[] = [
   ...scoringOps,
   ...chatOps,
   ...chatnetOps,
+  ...serviceLevelsOps,
   ...automationOps,
   ...webhookOps,
   ...aiOps,

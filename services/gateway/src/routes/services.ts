@@ -15,6 +15,7 @@ import { emailRoutes } from './email.routes';
 import { integrationsRoutes } from './integrations.routes';
 import { reportsRoutes } from './reports.routes';
 import { scoringRoutes } from './scoring.routes';
+import { serviceLevelsRoutes } from './service-levels.routes';
 import { tasksRoutes } from './tasks.routes';
 import { webhooksRoutes } from './webhooks.routes';
 
@@ -36,5 +37,5 @@ export interface ServiceRoutes {
 
 export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
   // contactFieldsRoutes first: its /contacts/export and /contacts/import come before crm's /contacts/:id.
-  return [contactFieldsRoutes(deps), crmRoutes(deps), contactMergesRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), scheduledMessagesRoutes(deps), macrosRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps), tasksRoutes(deps)];
+  return [contactFieldsRoutes(deps), crmRoutes(deps), contactMergesRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), scheduledMessagesRoutes(deps), serviceLevelsRoutes(deps), macrosRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps), tasksRoutes(deps)];
 }

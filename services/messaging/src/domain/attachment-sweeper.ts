@@ -1,4 +1,5 @@
 import { unlink } from 'node:fs/promises';
+import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop } from '@crm/db';
 import type { Deps } from '../deps';
 import * as files from '../db/attachments.repo';
@@ -61,7 +62,7 @@ export async function expireOldAttachments(deps: SweepDeps): Promise<number> {
 export async function startAttachmentSweeper(deps: SweepDeps): Promise<{ stop(): Promise<void> }> {
   const loop = new ClaimLoop<never>({
     name: 'attachment sweeps',
-    databaseUrl: deps.config.DATABASE_URL,
+    databaseUrl: directDatabaseUrl(deps.config),
     channel: files.ATTACHMENTS_DUE_CHANNEL,
     concurrency: 1,
     claim: async () => {

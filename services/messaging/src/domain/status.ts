@@ -1,3 +1,4 @@
+import { directDatabaseUrl } from '@crm/config';
 import { invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { ClaimLoop, Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
@@ -127,7 +128,7 @@ export async function wakeSnoozed(deps: Pick<Deps, 'pool'>): Promise<number> {
 export async function startSnoozeWaker(deps: Deps): Promise<{ stop(): Promise<void> }> {
   const loop = new ClaimLoop<never>({
     name: 'snooze wake-ups',
-    databaseUrl: deps.config.DATABASE_URL,
+    databaseUrl: directDatabaseUrl(deps.config),
     channel: SNOOZE_CHANNEL,
     concurrency: 1,
     claim: async () => {

@@ -1,3 +1,4 @@
+import { directDatabaseUrl } from '@crm/config';
 import { AppError } from '@crm/grpc-kit';
 import { ClaimLoop, withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
@@ -38,7 +39,7 @@ export class ScheduledSender {
     this.leaseMs = deps.config.CONNECTOR_FILE_DEADLINE_MS + 30_000;
     this.loop = new ClaimLoop({
       name: 'scheduled messages',
-      databaseUrl: deps.config.DATABASE_URL,
+      databaseUrl: directDatabaseUrl(deps.config),
       channel: repo.SCHEDULED_CHANNEL,
       concurrency: 4,
       claim: (free) => repo.claimDue(deps.pool, free, this.leaseMs),

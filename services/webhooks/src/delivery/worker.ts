@@ -18,7 +18,7 @@ import type { AttemptResult, WebhookSender } from './sender';
 
 export interface WorkerOptions {
   pool: Pool;
-  /** For the worker's own LISTEN connection (ClaimLoop's). */
+  /** For the worker's own LISTEN connection (ClaimLoop's): the direct URL (DATABASE_DIRECT_URL), not a pooler's. */
   databaseUrl: string;
   log: Logger;
   box: SecretBox;

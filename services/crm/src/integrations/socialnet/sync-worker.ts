@@ -11,7 +11,7 @@ import * as syncs from './syncs.repo';
 
 export interface SyncWorkerOptions {
   pool: Pool;
-  /** For the worker's own LISTEN connection. */
+  /** For the worker's own LISTEN connection: the direct URL (DATABASE_DIRECT_URL), not a pooler's. */
   databaseUrl: string;
   log: Logger;
   driver: SocialnetDriver;

@@ -1,0 +1,44 @@
+import type { messaging } from '@crm/proto-types';
+import { orNull } from '../http/shape';
+
+type Hours = messaging.BusinessHours__Output;
+
+/** The org's business hours; updatedAt null while never set (open all the time). */
+export function businessHoursOut(h: Hours) {
+  return {
+    timezone: h.timezone,
+    days: h.days.map((d) => ({ day: d.day, open: d.open, close: d.close })),
+    holidays: h.holidays,
+    updatedAt: orNull(h.updatedAt),
+  };
+}
+
+/** What applies to an account: its own hours, or the org's (inherited). */
+export function accountBusinessHoursOut(h: Hours) {
+  return { chatnetAccountId: h.chatnetAccountId, inherited: h.inherited, ...businessHoursOut(h) };
+}
+
+export function businessHoursStatusOut(s: messaging.BusinessHoursStatus__Output) {
+  return { open: s.open, nextChangeAt: orNull(s.nextChangeAt) };
+}
+
+/** An SLA policy: windows not set are null. */
+export function slaPolicyOut(p: messaging.SlaPolicy__Output) {
+  return {
+    id: p.id,
+    name: p.name,
+    firstResponseMinutes: p.firstResponseMinutes,
+    nextResponseMinutes: p.nextResponseMinutes ?? null,
+    resolutionMinutes: p.resolutionMinutes ?? null,
+    businessHoursOnly: p.businessHoursOnly,
+    onBreach: { notify: p.onBreach?.notify ?? [], reassign: p.onBreach?.reassign ?? false },
+    chatnetAccountIds: p.chatnetAccountIds,
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+  };
+}
+
+/** The policy an account follows; null when none. */
+export function accountSlaOut(a: messaging.AccountSla__Output) {
+  return { chatnetAccountId: a.chatnetAccountId, policyId: orNull(a.policyId) };
+}
