@@ -112,6 +112,9 @@ describe('macros', () => {
       expect(made.body).toEqual(expect.objectContaining({ shared: true, ownerId: lead.id }));
       for (const user of [agent.api, agent2.api, a.owner]) expect((await user.get('/api/v1/macros')).body.data.map((m: any) => m.id)).toContain(made.body.id);
       expect((await b.owner.get('/api/v1/macros')).body.data).toEqual([]);
+      // A shared macro acts for the team: who wrote it is in the audit log.
+      const entry = await auditEntryFor(a.owner, 'macro.created', made.body.id);
+      expect(entry).toEqual(expect.objectContaining({ actorId: lead.id, resourceType: 'macro', details: { name: 'Team close', shared: true, actions: ['set_priority'] } }));
     });
 
     it('400 naming the field: name, shared, actions, and each action’s own field as actions[i].field', async () => {
@@ -180,6 +183,7 @@ describe('macros', () => {
       const personal = await a.owner.put(`/api/v1/macros/${shared.body.id}`, { shared: false });
       expect(personal.status).toBe(200);
       expect(personal.body).toEqual(expect.objectContaining({ shared: false, ownerId: a.user.id }));
+      expect((await auditEntryFor(a.owner, 'macro.updated', shared.body.id)).details).toEqual({ name: 'Shared to edit', shared: false, sharedFrom: true });
       expect((await lead.api.put(`/api/v1/macros/${shared.body.id}`, { name: 'y' })).status).toBe(404);
       expect((await a.owner.del(`/api/v1/macros/${shared.body.id}`)).status).toBe(204);
     });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { forbidden, invalid, notFound, requireCan, roleRank, OrgContext } from '@crm/grpc-kit';
-import { withTransaction } from '@crm/db';
+import { Queryable, withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
 import { isUuid, messagingRules as rules, requireText } from '@crm/validation';
 import type { Deps } from '../deps';
 import { clampPage } from '../domain/conversations';
@@ -36,6 +37,14 @@ export async function findVisible(deps: Pick<Deps, 'pool'>, ctx: OrgContext, id:
   return row;
 }
 
+/**
+ * A shared macro acts for the whole team, so who wrote it is audited (`macro.created`, `macro.updated`,
+ * `macro.deleted`), in the transaction of the change; a personal one concerns its owner alone.
+ */
+function auditShared(db: Queryable, ctx: OrgContext, verb: 'created' | 'updated' | 'deleted', row: repo.MacroRow, extra: Record<string, unknown> = {}) {
+  return recordAudit(db, ctx, { action: `macro.${verb}`, resourceType: 'macro', resourceId: row.id, details: { name: row.name, shared: row.shared, ...extra } });
+}
+
 export async function list(deps: Deps, ctx: OrgContext, req: { page?: number; limit?: number; shared?: boolean }) {
   const p = clampPage(req.page, req.limit, 50, 100);
   const out = await repo.page(deps.pool, ctx.orgId, userOf(ctx), { ...p, shared: req.shared });
@@ -50,7 +59,11 @@ export async function create(deps: Deps, ctx: OrgContext, req: MacroInput) {
   const owner = userOf(ctx);
   if (req.shared) checkMayWriteShared(ctx);
   else if (!owner) throw invalid('shared', 'must be true without a signed-in user (a personal macro needs an owner)');
-  const row = await repo.insert(deps.pool, { id: randomUUID(), orgId: ctx.orgId, name, shared: req.shared, ownerId: owner, actions });
+  const row = await withTransaction(deps.pool, async (db) => {
+    const made = await repo.insert(db, { id: randomUUID(), orgId: ctx.orgId, name, shared: req.shared!, ownerId: owner, actions });
+    if (made.shared) await auditShared(db, ctx, 'created', made, { actions: made.actions.map((a) => a.type) });
+    return made;
+  });
   deps.log.debug({ macroId: row.id, shared: row.shared }, 'macro created');
   return repo.toMacro(row);
 }
@@ -69,12 +82,20 @@ export async function update(deps: Deps, ctx: OrgContext, req: MacroInput) {
     if (current.shared || shared) checkMayWriteShared(ctx);
     const owner = userOf(ctx);
     if (!shared && current.shared && !owner) throw invalid('shared', 'must be true without a signed-in user (a personal macro needs an owner)');
-    return repo.update(db, ctx.orgId, current.id, {
+    const updated = await repo.update(db, ctx.orgId, current.id, {
       name: name ?? current.name,
       shared,
       ownerId: !shared && current.shared ? owner! : current.owner_id,
       actions: actions ?? current.actions,
     });
+    if (current.shared || shared) {
+      await auditShared(db, ctx, 'updated', updated, {
+        ...(name !== undefined && name !== current.name ? { renamedFrom: current.name } : {}),
+        ...(shared !== current.shared ? { sharedFrom: current.shared } : {}),
+        ...(actions ? { actions: actions.map((a) => a.type) } : {}),
+      });
+    }
+    return updated;
   });
   return repo.toMacro(row);
 }
@@ -85,6 +106,7 @@ export async function remove(deps: Deps, ctx: OrgContext, id: string) {
     const current = await findVisible(deps, ctx, id, db, true);
     if (current.shared) checkMayWriteShared(ctx);
     await repo.remove(db, ctx.orgId, current.id);
+    if (current.shared) await auditShared(db, ctx, 'deleted', current);
   });
   return { ok: true, message: 'Macro deleted' };
 }
