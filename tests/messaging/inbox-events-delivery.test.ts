@@ -7,9 +7,9 @@ import { startReceiver, verifySignature, type Receiver } from '../webhooks/suppo
 import { member } from './inbox-support';
 import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';
 
-// conversation.assigned and conversation.status_changed leave messaging through its outbox and reach the rest
-// of the system: a signed webhook to the org's endpoint, and automation rules triggered by them.
-describe('conversation.assigned and conversation.status_changed: webhooks and automation triggers', () => {
+// conversation.assigned, conversation.status_changed and conversation.priority_changed leave messaging through its
+// outbox and reach the rest of the system: a signed webhook to the org's endpoint, and automation rules triggered by them.
+describe('conversation.assigned, conversation.status_changed and conversation.priority_changed: webhooks and automation triggers', () => {
   let stack: Stack;
   let bus: Awaited<ReturnType<typeof eventBus>>;
   let connector: Awaited<ReturnType<typeof fakeConnector>>;
@@ -48,9 +48,28 @@ describe('conversation.assigned and conversation.status_changed: webhooks and au
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('both are offered as webhook event types', async () => {
+  it('all three are offered as webhook event types', async () => {
     const types = await a.owner.get('/api/v1/webhook-settings/event-types');
-    expect(types.body.events).toEqual(expect.arrayContaining(['conversation.assigned', 'conversation.status_changed']));
+    expect(types.body.events).toEqual(expect.arrayContaining(['conversation.assigned', 'conversation.status_changed', 'conversation.priority_changed']));
+  });
+
+  it('PUT priority → a signed conversation.priority_changed webhook (issue #29)', async () => {
+    const hook = await a.owner.post('/api/v1/webhook-settings', { url: rx.url('/priority'), events: ['conversation.priority_changed'] });
+    expect(hook.status).toBe(201);
+    expect((await a.owner.put(`/api/v1/conversations/${convId}/priority`, { priority: 'high' })).status).toBe(200);
+
+    const got = await eventually(async () => rx.at('/priority')[0]);
+    expect(verifySignature(hook.body.secret, got)).toBe(true);
+    expect(got.json.type).toBe('conversation.priority_changed');
+    expect(got.json.data).toEqual({
+      conversationId: convId,
+      contactId: crm.contacts.get(`${a.orgId}/uid-hook`)!.id,
+      chatnetAccountId: accountId,
+      assigneeId: null,
+      priority: 'high',
+      previousPriority: null,
+      changedBy: a.user.id,
+    });
   });
 
   it('PUT assignee → a signed conversation.assigned webhook with the assignment', async () => {

@@ -70,6 +70,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'messaging.v1.MessagingService/SendMessage',
     // The assign_round_robin action.
     'messaging.v1.MessagingService/AssignRoundRobin',
+    // The set_priority action (issue #29).
+    'messaging.v1.MessagingService/SetConversationPriority',
     // Campaigns reach leads who never wrote (issue #26): a conversation is started for them; the campaign's account is the org's.
     'messaging.v1.MessagingService/StartConversation',
     'connector.v1.ConnectorService/GetAccount',

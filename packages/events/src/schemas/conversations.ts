@@ -58,6 +58,25 @@ export const conversationStatusChanged = defineEvent({
   webhook: 'same',
 });
 
+export const conversationPriorityChanged = defineEvent({
+  type: 'conversation.priority_changed',
+  version: 1,
+  producers: ['messaging'],
+  description:
+    'A conversation’s priority changed (low, medium, high, urgent; null: none); data: conversationId, contactId, chatnetAccountId, assigneeId, priority, previousPriority, changedBy (null: an automation rule or an API key).',
+  data: z.object({
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    assigneeId: Ref.nullable(),
+    // The priorities of @crm/validation messagingRules.CONVERSATION_PRIORITIES (events depend on no validation package).
+    priority: z.enum(['low', 'medium', 'high', 'urgent']).nullable(),
+    previousPriority: z.enum(['low', 'medium', 'high', 'urgent']).nullable(),
+    changedBy: Ref.nullable(),
+  }),
+  webhook: 'same',
+});
+
 export const conversationNoteCreated = defineEvent({
   type: 'conversation.note_created',
   version: 1,
@@ -240,6 +259,7 @@ export const conversationEvents = [
   conversationArchived,
   conversationAssigned,
   conversationStatusChanged,
+  conversationPriorityChanged,
   conversationNoteCreated,
   messageReceived,
   messageSent,

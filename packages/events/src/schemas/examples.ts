@@ -88,6 +88,7 @@ export const EVENT_EXAMPLES: Record<string, unknown> = {
   'conversation.created': { id: ID(7), contactId: null, chatnetAccountId: ID(8), type: 'group', threadId: 'g-1' },
   'conversation.archived': { id: ID(7) },
   'conversation.assigned': { ...conversationRef, assigneeId: ID(2), teamId: null, previousAssigneeId: null, assignedBy: null },
+  'conversation.priority_changed': { ...conversationRef, assigneeId: null, priority: 'urgent', previousPriority: null, changedBy: ID(2) },
   'conversation.status_changed': { ...conversationRef, assigneeId: null, status: 'snoozed', previousStatus: 'active', snoozedUntil: AT, changedBy: ID(2) },
   'conversation.note_created': {
     conversationId: ID(7),

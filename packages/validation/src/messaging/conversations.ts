@@ -1,7 +1,14 @@
 export const CONVERSATION_STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 export const THREAD_TYPES = ['user', 'group'] as const;
-export const CONVERSATION_SORTS = ['lastMessage', 'createdAt'] as const;
+/** `priority` sorts urgent first, then high, medium, low, and conversations without a priority last (issue #29). */
+export const CONVERSATION_SORTS = ['lastMessage', 'createdAt', 'priority'] as const;
+/** A conversation's priority, least to most pressing; none is null (issue #29). */
+export const CONVERSATION_PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
+export type ConversationPriority = (typeof CONVERSATION_PRIORITIES)[number];
+/** The list's `priority` filter: one priority, or `none` for conversations without one. */
+export const PRIORITY_FILTERS = [...CONVERSATION_PRIORITIES, 'none'] as const;
+export const PRIORITY_MESSAGE = `must be one of ${CONVERSATION_PRIORITIES.join(', ')}, or null`;
 export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
 /** Whether agents see every conversation of the org or only theirs (and the unassigned ones of their accounts). */
 export const AGENT_VISIBILITIES = ['all', 'assigned'] as const;
@@ -15,7 +22,7 @@ export const SEARCH_TERM_MAX = 200;
 export const SEARCH_QUERY_MIN = 2;
 export const SEARCH_QUERY_TOO_SHORT = `must be at least ${SEARCH_QUERY_MIN} characters`;
 
-export const BULK_ACTIONS = ['assign', 'status', 'folder', 'read'] as const;
+export const BULK_ACTIONS = ['assign', 'status', 'folder', 'read', 'macro'] as const;
 /** Most ids one bulk request may name. */
 export const BULK_MAX_IDS = 1000;
 

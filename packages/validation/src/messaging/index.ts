@@ -9,3 +9,4 @@ export * from './folders';
 export * from './messages';
 export * from './notes';
 export * from './presets';
+export * from './macros';

@@ -37,7 +37,8 @@ export function toRule(r: RuleRow) {
       conditions: r.conditions.map((c) => ({ field: c.field, operator: c.operator, valueJson: JSON.stringify(c.value) })),
       keywords: r.keywords,
     },
-    actions: r.actions,
+    // A cleared priority (null) travels as "" (proto3 strings have no null).
+    actions: r.actions.map((a) => (a.type === 'set_priority' ? { ...a, priority: a.priority ?? '' } : a)),
     status: r.status,
     createdAt: iso(r.created_at),
     updatedAt: iso(r.updated_at),

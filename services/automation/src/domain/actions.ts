@@ -254,6 +254,18 @@ export class RunScope {
       case 'create_task':
         await this.createTask(index, action);
         return {};
+      case 'set_priority': {
+        // The event's conversation (or the contact's latest); setting the priority it has changes nothing, so a
+        // repeated attempt is harmless and a rule on conversation_priority_changed cannot start itself again.
+        const conversationId = await this.conversationId();
+        try {
+          await this.deps.remote.messaging().SetConversationPriority({ id: conversationId, priority: action.priority ?? '' }, this.sys);
+        } catch (err) {
+          if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Conversation not found (deleted?)');
+          throw classify(err, 'messaging SetConversationPriority');
+        }
+        return {};
+      }
       case 'wait':
         return { waitUntil: new Date(Date.now() + (parseDuration(action.duration) ?? 0) * 1000) };
     }

@@ -1,5 +1,5 @@
 import { AppError, invalid } from '@crm/grpc-kit';
-import { automationRules as rules, isUuid } from '@crm/validation';
+import { automationRules as rules, isUuid, messagingRules } from '@crm/validation';
 import { Condition, ConditionValue, knownFields, OPERATORS, Operator, Scalar, TRIGGER_TYPES, TriggerDef, TriggerType } from './triggers';
 
 /**
@@ -8,7 +8,7 @@ import { Condition, ConditionValue, knownFields, OPERATORS, Operator, Scalar, TR
  * user ids) return what to look up, and rules.ts does it.
  */
 
-export const ACTION_TYPES = ['send_message', 'send_notification', 'assign_user', 'assign_round_robin', 'add_tag', 'wait', 'create_task'] as const;
+export const ACTION_TYPES = ['send_message', 'send_notification', 'assign_user', 'assign_round_robin', 'add_tag', 'wait', 'create_task', 'set_priority'] as const;
 
 /** create_task's assignTo that names no user: whoever the event's conversation (else the contact's latest) is assigned to. */
 export const CONVERSATION_ASSIGNEE = 'conversation_assignee';
@@ -21,7 +21,9 @@ export type ActionDef =
   | { type: 'assign_round_robin' }
   | { type: 'add_tag'; tag: string }
   | { type: 'wait'; duration: string }
-  | { type: 'create_task'; title: string; dueInMinutes?: number; assignTo?: string };
+  | { type: 'create_task'; title: string; dueInMinutes?: number; assignTo?: string }
+  /** null: the conversation's priority is cleared (none). */
+  | { type: 'set_priority'; priority: messagingRules.ConversationPriority | null };
 
 /** The Action message as it arrives over gRPC (proto3 optionals absent when unset). */
 export interface ActionInput {
@@ -36,6 +38,8 @@ export interface ActionInput {
   notificationType?: string;
   dueInMinutes?: number;
   assignTo?: string;
+  /** set_priority: "" is none (proto3 strings have no null). */
+  priority?: string;
 }
 
 export interface TriggerInput {
@@ -202,6 +206,9 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
       const assignTo = !raw ? undefined : raw === CONVERSATION_ASSIGNEE ? raw : uuidField(`${path}.assignTo`, raw, `user (or "${CONVERSATION_ASSIGNEE}")`);
       return { type, title, ...(m !== undefined ? { dueInMinutes: m } : {}), ...(assignTo ? { assignTo } : {}) };
     }
+    case 'set_priority':
+      // The rules of PUT /conversations/:id/priority (messaging checks them again when the action runs).
+      return { type, priority: messagingRules.priorityOf(a.priority, `${path}.priority`) };
     default:
       throw invalid(`${path}.type`, `must be one of ${ACTION_TYPES.join(', ')}`);
   }

@@ -40,6 +40,7 @@ const CONVERSATION_FIELDS = ['id', 'type', 'chatnetAccountId', 'threadId', 'cont
 const NOTE_FIELDS = ['conversationId', 'noteId', 'authorId', 'authorName', 'mentions', 'contentPreview', 'contactId', 'contactName'];
 const ASSIGNED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'teamId', 'previousAssigneeId', 'assignedBy'];
 const STATUS_CHANGED_FIELDS = ['conversationId', 'contactId', 'status', 'previousStatus', 'snoozedUntil', 'changedBy'];
+const PRIORITY_CHANGED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'priority', 'previousPriority', 'changedBy'];
 /** crm's task.* events: the task as the API shows it. */
 const TASK_FIELDS = ['id', 'title', 'notes', 'dueAt', 'status', 'assigneeId', 'contactId', 'conversationId', 'createdBy'];
 /** messaging's message.recalled and message.reaction: who took a message back, or reacted to it, and where. */
@@ -57,6 +58,7 @@ const SUBJECT: Record<TriggerType, { prefix: string; fields: string[]; contactLo
   conversation_created: { prefix: 'conversation', fields: CONVERSATION_FIELDS, contactLookup: true },
   conversation_assigned: { prefix: 'conversation', fields: ASSIGNED_FIELDS, contactLookup: true },
   conversation_status_changed: { prefix: 'conversation', fields: STATUS_CHANGED_FIELDS, contactLookup: true },
+  conversation_priority_changed: { prefix: 'conversation', fields: PRIORITY_CHANGED_FIELDS, contactLookup: true },
   appointment_created: { prefix: 'appointment', fields: APPOINTMENT_FIELDS, contactLookup: true },
   conversation_note_created: { prefix: 'note', fields: NOTE_FIELDS, contactLookup: true },
   task_created: { prefix: 'task', fields: TASK_FIELDS, contactLookup: true },

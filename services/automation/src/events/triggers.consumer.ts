@@ -33,6 +33,7 @@ export const TRIGGER_BINDINGS = [
   'conversation.created',
   'conversation.assigned',
   'conversation.status_changed',
+  'conversation.priority_changed',
   'appointment.created',
   'appointment.updated',
   'appointment.deleted',

@@ -2,6 +2,18 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { badRequest, zodIssues } from './errors';
 
+/** `['actions', 1, 'userId']` → `actions[1].userId`: a field named the way a client wrote it. */
+export function fieldPath(path: PropertyKey[]): string {
+  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out ? `${out}.${String(p)}` : String(p)), '');
+}
+
+/** The JSON body, with array items named by index in the 400 (`actions[2].assigneeId`) as rules and macros do. */
+export function indexedBody<S extends z.ZodType>(req: Request, schema: S): z.infer<S> {
+  const parsed = schema.safeParse(req.body ?? {});
+  if (!parsed.success) throw badRequest(parsed.error.issues.map((i) => ({ field: fieldPath(i.path) || 'body', message: i.message })));
+  return parsed.data;
+}
+
 /** Parse the JSON body with a zod schema; a 400 names every bad field. */
 export function body<S extends z.ZodType>(req: Request, schema: S): z.infer<S> {
   const parsed = schema.safeParse(req.body ?? {});

@@ -54,6 +54,7 @@ const ROUTED = [
   'message.reaction',
   'conversation.assigned',
   'conversation.status_changed',
+  'conversation.priority_changed',
   'notification.created',
 ] as const;
 
@@ -87,6 +88,7 @@ export async function routeEvent(e: EventEnvelope, audience: InboxAudience): Pro
       return { rooms, event: 'conversation', payload: { type: e.type, ...e.data } };
     }
     case 'conversation.status_changed':
+    case 'conversation.priority_changed':
       return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'conversation', payload: { type: e.type, ...e.data } };
     case 'notification.created': {
       // A notification for one user, for the roles at or above `audienceRole`, or for the whole org.
@@ -180,7 +182,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
-    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'message.recalled', 'message.reaction', 'conversation.assigned', 'conversation.status_changed', 'notification.created'],
+    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'message.recalled', 'message.reaction', 'conversation.assigned', 'conversation.status_changed', 'conversation.priority_changed', 'notification.created'],
     logger: log,
     metrics: deps.metrics,
     maxAttempts: 2,

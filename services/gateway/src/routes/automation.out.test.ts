@@ -23,6 +23,11 @@ describe('automation mappers', () => {
     expect(ruleCreatedOut(rule())).toEqual({ id: ID, name: 'Welcome', status: 'draft', createdAt: AT });
   });
 
+  it('ruleOut: set_priority’s "" (a cleared priority over gRPC) reads null, a priority as written', () => {
+    const actions = [{ type: 'set_priority', priority: '' }, { type: 'set_priority', priority: 'urgent' }];
+    expect(ruleOut(rule({ actions })).actions).toEqual([{ type: 'set_priority', priority: null }, { type: 'set_priority', priority: 'urgent' }]);
+  });
+
   it('runOut: no contact, error, resume or finish is null', () => {
     expect(runOut(run())).toEqual({
       id: ID, ruleId: OTHER_ID, eventId: 'e1', eventType: 'contact.created', contactId: null, status: 'running', actionsDone: 0, totalActions: 1,

@@ -22,8 +22,9 @@ export function ruleOut(r: Rule) {
       conditions: trigger.conditions.map((c) => ({ field: c.field, operator: c.operator, value: JSON.parse(c.valueJson) as unknown })),
       ...(trigger.type === 'keyword' ? { keywords: trigger.keywords } : {}),
     },
-    // Each action's optional fields are absent when unset (proto3 optional), so they need no nulls.
-    actions: r.actions,
+    // Each action's optional fields are absent when unset (proto3 optional), so they need no nulls; set_priority's
+    // "" is a cleared priority, null as it was written.
+    actions: r.actions.map((a) => (a.type === 'set_priority' ? { ...a, priority: a.priority || null } : a)),
     status: r.status,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,

@@ -18,7 +18,7 @@ import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
-import { pageParams, s } from '../http/validate';
+import { fieldPath, pageParams, s } from '../http/validate';
 
 /**
  * Automation rules and their run logs, message templates, campaigns and their recipients, and in-app
@@ -30,14 +30,9 @@ import { pageParams, s } from '../http/validate';
 
 const LIMITS = rules.RULE_LIMITS;
 
-/** `['actions', 1, 'userId']` → `actions[1].userId`. */
-function fieldOf(path: PropertyKey[]): string {
-  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out ? `${out}.${String(p)}` : String(p)), '');
-}
-
 function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const r = schema.safeParse(value ?? {});
-  if (!r.success) throw badRequest(r.error.issues.map((i) => ({ field: fieldOf(i.path) || 'body', message: i.message })));
+  if (!r.success) throw badRequest(r.error.issues.map((i) => ({ field: fieldPath(i.path) || 'body', message: i.message })));
   return r.data;
 }
 
@@ -81,6 +76,8 @@ export const Action = z.object(
       .max(LIMITS.waitSeconds / 60, `must be between 0 and ${LIMITS.waitSeconds / 60} minutes`)
       .optional(),
     assignTo: str(100).optional(),
+    // set_priority: low, medium, high, urgent, or null to clear it (automation names a bad value).
+    priority: z.union([z.null(), str(20)], { error: 'must be low, medium, high, urgent or null' }).optional(),
   },
   { error: 'must be an object with a type' },
 );
@@ -158,7 +155,13 @@ function triggerMsg(t: TriggerBody | undefined) {
 }
 
 function actionMsg(a: ActionBody) {
-  return { ...a, type: a.type ?? '', duration: a.duration === undefined ? undefined : String(a.duration) };
+  return {
+    ...a,
+    type: a.type ?? '',
+    duration: a.duration === undefined ? undefined : String(a.duration),
+    // null (clear) travels as "" (proto3 strings have no null).
+    priority: a.priority === null ? '' : a.priority,
+  };
 }
 
 export const RunQuery = z.object({ status: s.optionalQueryEnum(rules.RUN_STATUSES) });

@@ -18,11 +18,11 @@ import {
 import * as f from '../test-support/messaging-fixtures';
 
 const { AT, ID, LATER, OTHER_ID } = f;
-const noOwner = { assigneeId: null, teamId: null, snoozedUntil: null };
-const owner = { assigneeId: OTHER_ID, teamId: OTHER_ID, snoozedUntil: LATER };
+const noOwner = { assigneeId: null, teamId: null, snoozedUntil: null, priority: null };
+const owner = { assigneeId: OTHER_ID, teamId: OTHER_ID, snoozedUntil: LATER, priority: 'urgent' };
 
 describe('conversation mappers', () => {
-  it('conversationOut: absent contact, avatar, last message and owner are null', () => {
+  it('conversationOut: absent contact, avatar, last message, owner and priority are null', () => {
     expect(conversationOut(f.emptyConversation())).toEqual({
       id: ID,
       contactId: null,

@@ -1,4 +1,5 @@
 import type { messaging } from '@crm/proto-types';
+import type { messagingRules } from '@crm/validation';
 import { answered, orNull } from '../http/shape';
 
 // messaging's answers (the generated types) and their internal and public mappers: one place per resource and
@@ -45,9 +46,14 @@ export function attachmentOut(a: Attachment) {
   return { id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: a.url, uploadedAt: a.uploadedAt, expiredAt: a.expiredAt ?? null };
 }
 
-/** The conversation's owner and snooze: nobody, no team and not snoozed are null. */
-function ownerOut(c: Pick<Conversation, 'assigneeId' | 'teamId' | 'snoozedUntil'>) {
-  return { assigneeId: c.assigneeId ?? null, teamId: c.teamId ?? null, snoozedUntil: c.snoozedUntil ?? null };
+/** The conversation's owner, snooze and priority: nobody, no team, not snoozed and no priority are null. */
+function ownerOut(c: Pick<Conversation, 'assigneeId' | 'teamId' | 'snoozedUntil' | 'priority'>) {
+  return {
+    assigneeId: c.assigneeId ?? null,
+    teamId: c.teamId ?? null,
+    snoozedUntil: c.snoozedUntil ?? null,
+    priority: (c.priority ?? null) as messagingRules.ConversationPriority | null,
+  };
 }
 
 /** The newest message of an inbox row; a sender the network did not name is null. */

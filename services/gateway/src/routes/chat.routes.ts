@@ -57,6 +57,7 @@ export const ListQuery = z.object({
     .refine((v) => (rules.ASSIGNEE_FILTER_WORDS as readonly string[]).includes(v) || isUuid(v), rules.ASSIGNEE_FILTER_MESSAGE)
     .optional(),
   teamId: id().optional(),
+  priority: s.optionalQueryEnum(rules.PRIORITY_FILTERS).describe('one priority, or none for the conversations without one'),
 });
 
 const nullableId = () =>
@@ -79,6 +80,13 @@ export const SetStatus = z
   .refine((b) => b.status === 'snoozed' || b.snoozedUntil === undefined, { path: ['snoozedUntil'], message: rules.SNOOZE_ONLY_WHEN_SNOOZED })
   .refine((b) => b.status !== 'snoozed' || b.snoozedUntil !== undefined, { path: ['snoozedUntil'], message: rules.SNOOZE_REQUIRED });
 
+/** PUT /conversations/:id/priority: one of the priorities, or null for none (issue #29). */
+export const SetPriority = z.object({
+  priority: z.union([z.null(), z.enum(rules.CONVERSATION_PRIORITIES)], {
+    error: (issue) => (issue.input === undefined ? `is required (${rules.PRIORITY_MESSAGE.replace('must be ', '')})` : rules.PRIORITY_MESSAGE),
+  }),
+});
+
 const BULK_MAX_IDS = rules.BULK_MAX_IDS;
 export const BulkIds = z
   .array(z.string({ error: 'must be an array of ids' }), { error: 'must be an array of ids' })
@@ -93,6 +101,8 @@ export const BulkConversations = z.discriminatedUnion(
     z.object({ ids: BulkIds, action: z.literal('status'), status: s.enumOf(STATUSES), snoozedUntil: SetStatus.shape.snoozedUntil }),
     z.object({ ids: BulkIds, action: z.literal('folder'), folderId: z.string({ error: 'is required' }).trim().uuid('must be an id') }),
     z.object({ ids: BulkIds, action: z.literal('read') }),
+    // The macro runs on each conversation as POST /conversations/:id/macros/:macroId/run would (issue #29).
+    z.object({ ids: BulkIds, action: z.literal('macro'), macroId: z.string({ error: 'is required' }).trim().uuid('must be a macro id') }),
   ],
   { error: `must be one of ${rules.BULK_ACTIONS.join(', ')}` },
 );
@@ -337,6 +347,10 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
     const b = body(req, SetStatus);
     res.json(conversationOut(await messaging().SetConversationStatus({ id: req.params.id, status: b.status, snoozedUntil: b.snoozedUntil }, ctxOf(req, res))));
   });
+  internal.put('/conversations/:id/priority', async (req, res) => {
+    const b = body(req, SetPriority);
+    res.json(conversationOut(await messaging().SetConversationPriority({ id: req.params.id, priority: b.priority ?? '' }, ctxOf(req, res))));
+  });
   internal.post('/conversations/bulk', async (req, res) => {
     const b = body(req, BulkConversations);
     const params =
@@ -346,7 +360,9 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
           ? { status: b.status, snoozedUntil: b.snoozedUntil }
           : b.action === 'folder'
             ? { folderId: b.folderId }
-            : {};
+            : b.action === 'macro'
+              ? { macroId: b.macroId }
+              : {};
     const out = await messaging().BulkUpdateConversations({ ids: b.ids, action: b.action, ...params }, ctxOf(req, res));
     res.json({ updated: out.updated, failed: out.failed ?? [] });
   });

@@ -8,6 +8,7 @@ import { chatnetAccountRoutes } from './chatnet-accounts.routes';
 import { contactMergesRoutes } from './contact-merges.routes';
 import { conversationNotesRoutes } from './conversation-notes.routes';
 import { scheduledMessagesRoutes } from './scheduled-messages.routes';
+import { macrosRoutes } from './macros.routes';
 import { contactFieldsRoutes } from './contact-fields.routes';
 import { crmRoutes } from './crm';
 import { emailRoutes } from './email.routes';
@@ -36,5 +37,5 @@ export interface ServiceRoutes {
 
 export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
   // contactFieldsRoutes first: its /contacts/export and /contacts/import come before crm's /contacts/:id.
-  return [contactFieldsRoutes(deps), crmRoutes(deps), contactMergesRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), scheduledMessagesRoutes(deps), serviceLevelsRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps), tasksRoutes(deps)];
+  return [contactFieldsRoutes(deps), crmRoutes(deps), contactMergesRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), scheduledMessagesRoutes(deps), serviceLevelsRoutes(deps), macrosRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps), tasksRoutes(deps)];
 }

@@ -45,6 +45,7 @@ export function fullConversation(): messaging.Conversation__Output {
     assigneeId: OTHER_ID,
     teamId: OTHER_ID,
     snoozedUntil: LATER,
+    priority: 'urgent',
   };
 }
 

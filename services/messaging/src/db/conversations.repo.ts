@@ -5,6 +5,16 @@ import { visibleSql } from './visibility.repo';
 
 export const CONVERSATION_STATUSES = messagingRules.CONVERSATION_STATUSES;
 export type ConversationStatus = messagingRules.ConversationStatus;
+export type ConversationPriority = messagingRules.ConversationPriority;
+
+/** A priority as stored: its rank, 1 (low) to 4 (urgent), so sortBy=priority is a plain order (migration 021). */
+export function priorityRank(p: ConversationPriority | null): number | null {
+  return p === null ? null : messagingRules.CONVERSATION_PRIORITIES.indexOf(p) + 1;
+}
+
+export function priorityName(rank: number | null): ConversationPriority | null {
+  return rank ? messagingRules.CONVERSATION_PRIORITIES[rank - 1] : null;
+}
 
 export interface ConversationRow {
   id: string;
@@ -33,13 +43,15 @@ export interface ConversationRow {
   assignee_id: string | null;
   team_id: string | null;
   snoozed_until: Date | null;
+  /** priorityRank of the priority; null: none. */
+  priority: number | null;
   folder_ids?: string[];
 }
 
 const COLUMNS = `c.id, c.org_id, c.chatnet_account_id, c.thread_type, c.thread_id, c.contact_id, c.contact_chatnet_uid,
   c.contact_name, c.contact_avatar, c.contact_phone, c.status, c.message_count, c.unread_count, c.unreplied_count,
   c.last_message_id, c.last_message_content, c.last_message_content_type, c.last_message_sender_name, c.last_message_at,
-  c.last_activity_at, c.created_at, c.updated_at, c.assignee_id, c.team_id, c.snoozed_until`;
+  c.last_activity_at, c.created_at, c.updated_at, c.assignee_id, c.team_id, c.snoozed_until, c.priority`;
 const FOLDERS = `COALESCE((SELECT array_agg(f.folder_id::text ORDER BY f.added_at) FROM conversation_folders f WHERE f.conversation_id = c.id), '{}') AS folder_ids`;
 
 /** The internal API's Conversation. */
@@ -71,6 +83,7 @@ export function toConversation(r: ConversationRow) {
     assigneeId: r.assignee_id ?? undefined,
     teamId: r.team_id ?? undefined,
     snoozedUntil: isoOrUndefined(r.snoozed_until),
+    priority: priorityName(r.priority) ?? undefined,
   };
 }
 
@@ -180,6 +193,8 @@ export interface ConversationFilter extends PageRequest {
   /** A user id, or null for "no assignee". */
   assigneeId?: string | null;
   teamId?: string;
+  /** One priority, or `none` for the conversations without one. */
+  priority?: (typeof messagingRules.PRIORITY_FILTERS)[number];
   /** The agent whose inbox visibility limits the list (null: the whole org). */
   viewer?: string | null;
 }
@@ -213,14 +228,21 @@ export async function list(db: Queryable, orgId: string, f: ConversationFilter) 
   if (f.assigneeId === null) where.push('c.assignee_id IS NULL');
   else if (f.assigneeId) add('c.assignee_id = ?', f.assigneeId);
   if (f.teamId) add('c.team_id = ?', f.teamId);
+  if (f.priority === 'none') where.push('c.priority IS NULL');
+  else if (f.priority) add('c.priority = ?', priorityRank(f.priority));
   if (f.viewer) where.push(visibleSql(p.add(f.viewer)));
   if (f.unread === true) where.push('c.unread_count > 0');
   if (f.unread === false) where.push('c.unread_count = 0');
   if (f.unreplied === true) where.push('c.unreplied_count > 0');
   if (f.unreplied === false) where.push('c.unreplied_count = 0');
   const dir = f.direction === 'asc' ? 'ASC' : 'DESC';
+  // By priority: urgent first (asc: low first), the unprioritised last either way, then the newest message.
   const order =
-    f.sortBy === 'createdAt' ? `c.created_at ${dir}, c.id ${dir}` : `c.last_message_at ${dir} NULLS LAST, c.id ${dir}`;
+    f.sortBy === 'createdAt'
+      ? `c.created_at ${dir}, c.id ${dir}`
+      : f.sortBy === 'priority'
+        ? `c.priority ${dir} NULLS LAST, c.last_message_at DESC NULLS LAST, c.id DESC`
+        : `c.last_message_at ${dir} NULLS LAST, c.id ${dir}`;
   const cond = where.join(' AND ');
   if (f.search) return listSearch(db, p, cond, order, f);
   const [{ rows: countRows }, { rows }] = await Promise.all([
@@ -308,6 +330,11 @@ export async function setStatus(db: Queryable, orgId: string, id: string, status
     status,
     status === 'snoozed' ? snoozedUntil : null,
   ]);
+}
+
+/** Set (or with null clear) the priority; `last_activity_at` moves as for any change made in the inbox. */
+export async function setPriority(db: Queryable, orgId: string, id: string, priority: ConversationPriority | null): Promise<void> {
+  await db.query(`UPDATE conversations SET priority = $3, last_activity_at = now() WHERE org_id = $1 AND id = $2`, [orgId, id, priorityRank(priority)]);
 }
 
 /**

@@ -12,10 +12,12 @@ import { parseSnoozedUntil, statusChangedData } from './status';
 import { bulkIds, isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
 import { markManySeenOnNetwork } from './read-on-network';
+import { runMacroOnMany } from '../macros';
 
 export const BULK_MAX_IDS = rules.BULK_MAX_IDS;
 const ACTIONS = rules.BULK_ACTIONS;
-type Action = (typeof ACTIONS)[number];
+/** The set-based actions (one transaction over the locked rows); `macro` runs conversation by conversation. */
+type Action = Exclude<(typeof ACTIONS)[number], 'macro'>;
 
 export interface BulkRequest {
   ids?: string[];
@@ -26,6 +28,7 @@ export interface BulkRequest {
   status?: string;
   snoozedUntil?: string;
   folderId?: string;
+  macroId?: string;
 }
 
 export interface BulkFailure {
@@ -168,8 +171,10 @@ function prepare(deps: Deps, ctx: OrgContext, action: Action, req: BulkRequest):
  */
 export async function bulkUpdate(deps: Deps, ctx: OrgContext, req: BulkRequest) {
   requireCan(ctx, 'conversations:write');
-  const action = optionalOneOf(req.action, ACTIONS, 'action') as Action | undefined;
-  if (!action) throw invalid('action', `is required (one of ${ACTIONS.join(', ')})`);
+  const chosen = optionalOneOf(req.action, ACTIONS, 'action');
+  if (!chosen) throw invalid('action', `is required (one of ${ACTIONS.join(', ')})`);
+  if (chosen === 'macro') return runMacroOnMany(deps, ctx, req, BULK_MAX_IDS);
+  const action: Action = chosen;
   const { valid, malformed } = bulkIds(req.ids, BULK_MAX_IDS);
   const apply = await prepare(deps, ctx, action, req);
 

@@ -51,7 +51,11 @@ function assigneeFilter(ctx: OrgContext, value: string | undefined): string | nu
   return value;
 }
 
-export async function list(deps: Deps, ctx: OrgContext, req: Omit<convs.ConversationFilter, 'search' | 'assigneeId'> & { search?: string; assigneeId?: string }) {
+export async function list(
+  deps: Deps,
+  ctx: OrgContext,
+  req: Omit<convs.ConversationFilter, 'search' | 'assigneeId' | 'priority'> & { search?: string; assigneeId?: string; priority?: string },
+) {
   const { orgId } = ctx;
   const search = (req.search ?? '').trim();
   if (search.length > MAX_TERM) throw invalid('search', `must be at most ${MAX_TERM} characters`);
@@ -69,6 +73,7 @@ export async function list(deps: Deps, ctx: OrgContext, req: Omit<convs.Conversa
     contactId: filterId(req.contactId, 'contactId'),
     assigneeId: assigneeFilter(ctx, req.assigneeId ?? undefined),
     teamId: filterId(req.teamId, 'teamId'),
+    priority: optionalOneOf(req.priority, rules.PRIORITY_FILTERS, 'priority'),
     unread: req.unread,
     unreplied: req.unreplied,
     viewer: viewerOf(ctx),

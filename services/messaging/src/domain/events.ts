@@ -14,6 +14,7 @@ export const EVENTS = {
   conversationArchived: 'conversation.archived',
   conversationAssigned: 'conversation.assigned',
   conversationStatusChanged: 'conversation.status_changed',
+  conversationPriorityChanged: 'conversation.priority_changed',
   messageReceived: 'message.received',
   messageSent: 'message.sent',
   messageSeen: 'message.seen',

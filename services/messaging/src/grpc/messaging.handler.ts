@@ -17,6 +17,8 @@ import * as status from '../domain/status';
 import * as visibility from '../domain/visibility';
 import * as reactions from '../reactions';
 import * as scheduled from '../scheduled';
+import { setPriority } from '../priority';
+import * as macros from '../macros';
 
 /** messaging.v1.MessagingService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.MessagingService'> {
@@ -32,10 +34,17 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
     UpdateMessageFlags: (req, ctx) => conversations.updateFlags(deps, ctx, req),
     AssignConversation: (req, ctx) => ownership.assign(deps, ctx, req),
     SetConversationStatus: (req, ctx) => status.setStatus(deps, ctx, req),
+    SetConversationPriority: (req, ctx) => setPriority(deps, ctx, req),
     BulkUpdateConversations: (req, ctx) => bulkUpdate(deps, ctx, req),
     GetAccountAssignment: (req, ctx) => assignmentSettings.get(deps, ctx, req),
     SetAccountAssignment: (req, ctx) => assignmentSettings.set(deps, ctx, req),
     AssignRoundRobin: (req, ctx) => assignRoundRobin(deps, ctx, req),
+
+    ListMacros: (req, ctx) => macros.listMacros(deps, ctx, req),
+    CreateMacro: (req, ctx) => macros.createMacro(deps, ctx, req),
+    UpdateMacro: (req, ctx) => macros.updateMacro(deps, ctx, req),
+    DeleteMacro: (req, ctx) => macros.deleteMacro(deps, ctx, req.id),
+    RunMacro: (req, ctx) => macros.runMacro(deps, ctx, req),
 
     CreateNote: (req, ctx) => notes.create(deps, ctx, req),
     ListNotes: (req, ctx) => notes.list(deps, ctx, req),

@@ -16,6 +16,7 @@ export const PUBLIC_EVENT_TYPES = [
   'conversation.archived',
   'conversation.assigned',
   'conversation.status_changed',
+  'conversation.priority_changed',
   'conversation.note_created',
   'message.received',
   'message.sent',

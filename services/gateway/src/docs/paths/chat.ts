@@ -14,9 +14,11 @@ import {
   SearchQuery,
   ReactionBody,
   Send,
+  SetPriority,
   SetStatus,
   StartConversation,
 } from '../../routes/chat.routes';
+import { MacroPatch, MacroQuery, NewMacro } from '../../routes/macros.routes';
 import { NewNote } from '../../routes/conversation-notes.routes';
 import { ScheduledPatch, ScheduledQuery } from '../../routes/scheduled-messages.routes';
 import { reply } from '../proto-schema';
@@ -30,6 +32,8 @@ import {
   ConversationMove,
   Folder,
   InboxSettings as InboxSettingsOut,
+  Macro,
+  MacroRun,
   Message,
   Note,
   Preset,
@@ -44,8 +48,8 @@ const VISIBILITY = 'With inbox visibility `assigned`, an agent sees only the con
 const inbox = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversations' });
 inbox.op('GET /conversations/counts', { summary: 'Conversation counts for the inbox tabs (total, unread, unreplied, archived, mine, unassigned)', responses: { 200: ConversationCounts } });
 inbox.op('GET /conversations', {
-  summary: 'Conversations, filtered (status, account, folder, assignee, unread…) and sorted by last message or creation',
-  description: VISIBILITY,
+  summary: 'Conversations, filtered (status, account, folder, assignee, priority, unread…) and sorted by last message, creation or priority',
+  description: `sortBy=priority: urgent first, then high, medium, low, and the conversations without a priority last (direction asc: low first, still none last); newest message first within a priority. ${VISIBILITY}`,
   query: ListQuery,
   paging: { limit: 50, max: 100 },
   responses: { 200: page(Conversation) },
@@ -61,9 +65,19 @@ inbox.op('PUT /conversations/:id/assignee', {
   body: Assign,
   responses: { 200: Conversation },
 });
+inbox.op('PUT /conversations/:id/priority', {
+  summary: 'Set the priority (low, medium, high, urgent) or clear it with null',
+  description: `Any role that works conversations may set it. A change publishes \`conversation.priority_changed\` (webhooks, automation trigger conversation_priority_changed); setting the priority it has changes nothing. ${VISIBILITY}`,
+  body: SetPriority,
+  responses: { 200: Conversation },
+});
 inbox.op('PUT /conversations/:id/status', { summary: 'Set the status; snoozed needs snoozedUntil (a future time)', body: SetStatus, responses: { 200: Conversation } });
 inbox.op('POST /conversations/bulk', {
-  summary: 'Assign, set the status of, file in a folder or mark read up to 1000 conversations; each id that fails is listed with its code',
+  summary: 'Assign, set the status of, file in a folder, mark read or run a macro on up to 1000 conversations; each id that fails is listed with its code',
+  description:
+    '`{action: "macro", macroId}` runs the macro on each conversation, one after another, as POST /conversations/{id}/macros/{macroId}/run does (each run audited as `macro.run`): ' +
+    'a conversation counts as updated when every action succeeded there, and is otherwise listed with the code of its first failed action (the later actions still ran). ' +
+    'A macroId the caller cannot run is 400 naming `macroId`.',
   body: BulkConversations,
   responses: { 200: reply('messaging', 'BulkUpdateConversations') },
 });
@@ -164,6 +178,37 @@ scheduled.op('DELETE /scheduled-messages/:id', {
   errors: [409],
 });
 
+const macros = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Macros' });
+const MACROS =
+  'Shared macros are the organization’s: everyone sees and runs them, team leads and above create, change and delete them (403 otherwise). ' +
+  'Personal macros are their owner’s alone: anyone else (an admin too) gets 404, as for another organization’s. ' +
+  'Actions take the fields of the endpoint that does the same thing: send_message {content, contentType?}, add_note {content}, assign {assigneeId (null: nobody), teamId?}, ' +
+  'set_status {status (not snoozed)}, set_priority {priority (null: none)}, add_to_folder {folderId}, snooze {minutes} or {snoozedUntil}; a bad one is 400 naming it (`actions[2].assigneeId`).';
+macros.op('GET /macros', {
+  summary: 'The macros you can run: the organization’s shared ones and your personal ones, by name',
+  description: MACROS,
+  query: MacroQuery,
+  paging: { limit: 50, max: 100 },
+  responses: { 200: page(Macro) },
+});
+macros.op('POST /macros', { summary: 'Create a macro (shared: team leads and above)', description: MACROS, body: NewMacro, responses: { 201: Macro }, errors: [403] });
+macros.op('PUT /macros/:id', {
+  summary: 'Change a macro; only the fields sent change (actions are replaced as a whole)',
+  description: `${MACROS} A shared macro made personal becomes the personal macro of whoever did it.`,
+  body: MacroPatch,
+  responses: { 200: Macro },
+  errors: [403],
+});
+macros.op('DELETE /macros/:id', { summary: 'Delete a macro (a shared one: team leads and above)', description: MACROS, responses: { 204: null }, errors: [403] });
+macros.op('POST /conversations/:id/macros/:macroId/run', {
+  summary: 'Run a macro on the conversation: every action in order, as you, each through the rules of its own endpoint',
+  description:
+    'Stopping at nothing: an action that fails records its error (the code and message its own endpoint would have answered) and the next one still runs; ' +
+    'the answer lists one result per action, in order. Each run is in the audit log (`macro.run`, the conversation as resource, each action’s outcome in details). ' +
+    `404 for a macro you cannot see or a conversation you cannot see. ${VISIBILITY}`,
+  responses: { 200: MacroRun },
+});
+
 const notes = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversation notes' });
 notes.op('POST /conversations/:id/notes', {
   summary: 'Add a private note (never sent to the chat network); @mentions of users notify them',
@@ -222,4 +267,4 @@ attachments.op('DELETE /chat/attachments/:id', {
   errors: [400, 409],
 });
 
-export const chatOps = [...inbox.ops, ...messages.ops, ...scheduled.ops, ...notes.ops, ...settings.ops, ...folders.ops, ...presets.ops, ...attachments.ops];
+export const chatOps = [...inbox.ops, ...messages.ops, ...scheduled.ops, ...macros.ops, ...notes.ops, ...settings.ops, ...folders.ops, ...presets.ops, ...attachments.ops];
