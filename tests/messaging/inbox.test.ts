@@ -76,6 +76,7 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       assigneeId: null,
       teamId: null,
       snoozedUntil: null,
+      priority: null,
     });
     const detail = await a.owner.get(`/api/v1/conversations/${convId}`);
     expect(detail.status).toBe(200);

@@ -88,6 +88,28 @@ export class ContactWriter {
   }
 
   /**
+   * A bulk action's patches of locked rows, as `update` would apply them one by one (only real changes written, each
+   * changed contact with its `updated` activity and one contact.updated), in three statements for all of them rather
+   * than three per contact: a 1,000-contact bulk request stays well inside a call's deadline on a loaded machine.
+   */
+  async updateBulk(tx: PoolClient, orgId: string, items: { before: repo.ContactRow; patch: batches.BulkPatch }[]): Promise<void> {
+    const changed = items.map(({ before, patch }) => ({ before, ...diff(before, patch) })).filter((c) => c.changes.length > 0);
+    if (changed.length === 0) return;
+    const byId = new Map(changed.map((c) => [c.before.id, c]));
+    const rows = await batches.updateBulk(tx, orgId, changed.map((c) => ({ id: c.before.id, patch: c.changed as batches.BulkPatch })));
+    await recordActivities(
+      tx,
+      orgId,
+      rows.map((r) => ({ contactId: r.id, type: 'updated' as const, data: describe(byId.get(r.id)!.before, r, byId.get(r.id)!.changes), at: r.updated_at })),
+    );
+    const events = await enqueueEvents(
+      tx,
+      rows.map((r) => ({ type: 'contact.updated', orgId, data: { contact: repo.toEventContact(r), changes: byId.get(r.id)!.changes } })),
+    );
+    await this.score(tx, events);
+  }
+
+  /**
    * A change written by a statement of its own (a merge copying columns, a merge undone giving them back): the
    * activity, and contact.updated when `changes` lists any field. Returns the row as it is now.
    */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '@crm/db';
 import type { CustomFields } from '../../custom-fields';
-import { COLUMNS, type ContactRow } from './contacts.repo';
+import { COLUMNS, type ContactPatch, type ContactRow } from './contacts.repo';
 
 /** Multi-row contact writes (CSV import, friend lists), used only by the contact writer (contact-writer.ts). */
 
@@ -58,4 +58,29 @@ export async function insertChatnetContacts(db: Queryable, orgId: string, identi
     values: [orgId, identities.map(() => randomUUID()), identities.map((f) => f.name), identities.map((f) => f.uid)],
   });
   return rows;
+}
+
+/** The fields a bulk action sets (tag, untag, status, assign): what updateBulk writes. */
+export type BulkPatch = Pick<ContactPatch, 'tags' | 'status' | 'statusId' | 'assignedUserId'>;
+
+/**
+ * Many contacts' bulk changes in one statement: each row writes only the fields its patch names (a field it does not
+ * name keeps its value), and updated_at. Returns the rows as written.
+ */
+export async function updateBulk(db: Queryable, orgId: string, rows: { id: string; patch: BulkPatch }[]): Promise<ContactRow[]> {
+  if (rows.length === 0) return [];
+  const { rows: out } = await db.query<ContactRow>({
+    name: 'crm_bulk_update',
+    text: `UPDATE contacts c SET
+             tags = CASE WHEN x.p ? 'tags' THEN ARRAY(SELECT jsonb_array_elements_text(x.p->'tags')) ELSE c.tags END,
+             status = CASE WHEN x.p ? 'status' THEN x.p->>'status' ELSE c.status END,
+             status_id = CASE WHEN x.p ? 'statusId' THEN (x.p->>'statusId')::uuid ELSE c.status_id END,
+             assigned_user_id = CASE WHEN x.p ? 'assignedUserId' THEN (x.p->>'assignedUserId')::uuid ELSE c.assigned_user_id END,
+             updated_at = now()
+           FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, p jsonb)
+           WHERE c.org_id = $1 AND c.id = x.id
+           RETURNING ${COLUMNS.split(',').map((c) => `c.${c.trim()}`).join(', ')}`,
+    values: [orgId, JSON.stringify(rows.map((r) => ({ id: r.id, p: r.patch })))],
+  });
+  return out;
 }

@@ -4,6 +4,7 @@ import { recordAudit } from '@crm/events';
 import type { crm } from '@crm/proto-types';
 import type { Deps } from '../../deps';
 import * as repo from '../db/contacts.repo';
+import type { BulkPatch } from '../db/contact-batches.repo';
 import type { ContactWriter } from '../contact-writer';
 import { assertAssignee, assertStatusId } from './contacts';
 import { bulkIds, oneOf, rules } from '../../shared';
@@ -18,7 +19,7 @@ interface BulkFailure {
 }
 
 /** The patch one action makes to one locked contact (tags depend on the contact's own). */
-type PatchOf = (row: repo.ContactRow) => repo.ContactPatch;
+type PatchOf = (row: repo.ContactRow) => BulkPatch;
 
 /** Checks the action's parameters (a 400 naming the field before anything changes) and returns its patch. */
 async function preparePatch(deps: Deps, ctx: OrgContext, action: Exclude<Action, 'delete'>, req: BulkContactsRequest): Promise<PatchOf> {
@@ -54,19 +55,18 @@ function failureOf(id: string, err: unknown): BulkFailure {
   return { id, code: err.code };
 }
 
-/** As PUT /contacts/:id per contact: only real changes are written, each with an activity and one contact.updated. */
+/** As PUT /contacts/:id per contact (only real changes written, each with an activity and one contact.updated), in one pass. */
 async function applyPatches(tx: PoolClient, contacts: ContactWriter, orgId: string, rows: repo.ContactRow[], patchOf: PatchOf): Promise<BulkFailure[]> {
   const failed: BulkFailure[] = [];
+  const items: { before: repo.ContactRow; patch: BulkPatch }[] = [];
   for (const row of rows) {
-    let patch: repo.ContactPatch;
     try {
-      patch = patchOf(row);
+      items.push({ before: row, patch: patchOf(row) });
     } catch (err) {
       failed.push(failureOf(row.id, err));
-      continue;
     }
-    await contacts.update(tx, orgId, row, patch);
   }
+  await contacts.updateBulk(tx, orgId, items);
   return failed;
 }
 
