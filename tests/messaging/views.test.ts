@@ -1,4 +1,5 @@
 import { eventually } from '@crm/testing';
+import { auditEntryFor } from '../support/audit';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { member } from './inbox-support';
@@ -138,6 +139,9 @@ describe('saved views', () => {
 
     expect((await agent.del(`/api/v1/views/${own.body.id}`)).status).toBe(204);
     expect((await lead.del(`/api/v1/views/${shared.body.id}`)).status).toBe(204);
+    // Writing a shared view is audited (a personal one concerns its owner alone).
+    expect((await auditEntryFor(a.owner, 'view.created', shared.body.id)).details).toEqual({ name: 'Team high', resource: 'conversations', shared: true, filters: { priority: 'high' } });
+    expect((await auditEntryFor(a.owner, 'view.deleted', shared.body.id)).actorType).toBe('user');
   });
 
   it('GET /conversations?viewId= applies the view; further parameters narrow it, and one given again replaces the view’s value', async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { forbidden, invalid, notFound, roleRank, OrgContext } from '@crm/grpc-kit';
-import { withTransaction } from '@crm/db';
+import { Queryable, withTransaction } from '@crm/db';
+import { recordAudit } from '@crm/events';
 import { isUuid, requireText } from '@crm/validation';
 import type { Deps } from '../deps';
 import { clampPage } from '../domain/conversations';
@@ -58,6 +59,14 @@ function checkFilters(filters: Record<string, string> | undefined): Record<strin
   return out;
 }
 
+/**
+ * A shared view changes what the whole team's lists show, so who wrote it is audited (`view.created`, `view.updated`,
+ * `view.deleted`), in the transaction of the change; a personal one concerns its owner alone.
+ */
+function auditShared(db: Queryable, ctx: OrgContext, verb: 'created' | 'updated' | 'deleted', row: repo.ViewRow, extra: Record<string, unknown> = {}) {
+  return recordAudit(db, ctx, { action: `view.${verb}`, resourceType: 'view', resourceId: row.id, details: { name: row.name, resource: row.resource, shared: row.shared, ...extra } });
+}
+
 async function findVisible(deps: Pick<Deps, 'pool'>, ctx: OrgContext, id: string, db: Parameters<typeof repo.findVisible>[0] = deps.pool, lock = false) {
   const row = isUuid(id) ? await repo.findVisible(db, ctx.orgId, userOf(ctx), id.toLowerCase(), lock) : undefined;
   if (!row) throw notFound('View');
@@ -82,7 +91,11 @@ export async function create(deps: Deps, ctx: OrgContext, req: ViewInput) {
   const owner = userOf(ctx);
   if (req.shared) checkMayWriteShared(ctx);
   else if (!owner) throw invalid('shared', 'must be true without a signed-in user (a personal view needs an owner)');
-  const row = await repo.insert(deps.pool, { id: randomUUID(), orgId: ctx.orgId, name, resource, shared: req.shared, ownerId: owner, filters });
+  const row = await withTransaction(deps.pool, async (db) => {
+    const made = await repo.insert(db, { id: randomUUID(), orgId: ctx.orgId, name, resource, shared: req.shared!, ownerId: owner, filters });
+    if (made.shared) await auditShared(db, ctx, 'created', made, { filters: made.filters });
+    return made;
+  });
   return repo.toView(row);
 }
 
@@ -96,12 +109,20 @@ export async function update(deps: Deps, ctx: OrgContext, req: ViewInput) {
     if (current.shared || shared) checkMayWriteShared(ctx);
     const owner = userOf(ctx);
     if (!shared && current.shared && !owner) throw invalid('shared', 'must be true without a signed-in user (a personal view needs an owner)');
-    return repo.update(db, ctx.orgId, current.id, {
+    const updated = await repo.update(db, ctx.orgId, current.id, {
       name: name ?? current.name,
       shared,
       ownerId: !shared && current.shared ? owner : current.owner_id,
       filters: filters ?? current.filters,
     });
+    if (current.shared || shared) {
+      await auditShared(db, ctx, 'updated', updated, {
+        ...(name !== undefined && name !== current.name ? { renamedFrom: current.name } : {}),
+        ...(shared !== current.shared ? { sharedFrom: current.shared } : {}),
+        ...(filters ? { filters } : {}),
+      });
+    }
+    return updated;
   });
   return repo.toView(row);
 }
@@ -111,6 +132,7 @@ export async function remove(deps: Deps, ctx: OrgContext, req: { id?: string }) 
     const current = await findVisible(deps, ctx, req.id ?? '', db, true);
     if (current.shared) checkMayWriteShared(ctx);
     await repo.remove(db, ctx.orgId, current.id);
+    if (current.shared) await auditShared(db, ctx, 'deleted', current);
   });
   return { ok: true, message: 'View deleted' };
 }
