@@ -249,7 +249,7 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
   it('GET /conversations/counts counts total, unread, unreplied, archived, mine and unassigned', async () => {
     const res = await a.owner.get('/api/v1/conversations/counts');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ total: 4, unread: 4, unreplied: 4, archived: 0, mine: 0, unassigned: 4 });
+    expect(res.body).toEqual({ total: 4, unread: 4, unreplied: 4, archived: 0, mine: 0, unassigned: 4, views: {} });
   });
 
   it('POST /:id/read marks everything read; /unread marks the latest message unread again; PUT a message sets its flags', async () => {

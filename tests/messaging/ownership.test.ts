@@ -183,12 +183,12 @@ describe('conversation ownership: assignee, team, filters, counts, conversation.
     const badTeam = await a.owner.get('/api/v1/conversations?teamId=x');
     expect([badTeam.status, fieldOf(badTeam)]).toEqual([400, 'teamId']);
 
-    expect((await agent.api.get('/api/v1/conversations/counts')).body).toEqual({ total: 3, unread: 3, unreplied: 3, archived: 0, mine: 1, unassigned: 1 });
+    expect((await agent.api.get('/api/v1/conversations/counts')).body).toEqual({ total: 3, unread: 3, unreplied: 3, archived: 0, mine: 1, unassigned: 1, views: {} });
     expect((await agent2.api.get('/api/v1/conversations/counts')).body).toEqual(expect.objectContaining({ mine: 0, unassigned: 1 }));
     // Archived conversations count in neither.
     expect((await agent.api.post(`/api/v1/conversations/${conv['uid-2']}/archive`)).status).toBe(200);
     expect((await a.owner.post(`/api/v1/conversations/${conv['uid-1']}/archive`)).status).toBe(200);
-    expect((await agent.api.get('/api/v1/conversations/counts')).body).toEqual({ total: 3, unread: 1, unreplied: 1, archived: 2, mine: 0, unassigned: 0 });
+    expect((await agent.api.get('/api/v1/conversations/counts')).body).toEqual({ total: 3, unread: 1, unreplied: 1, archived: 2, mine: 0, unassigned: 0, views: {} });
     expect((await b.owner.get('/api/v1/conversations/counts')).body).toEqual(expect.objectContaining({ total: 1, mine: 0, unassigned: 1 }));
   });
 });

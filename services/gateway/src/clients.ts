@@ -15,6 +15,7 @@ export const BACKENDS = {
   crmTransfer: { proto: 'crm/v1/contact-fields.proto', service: 'crm.v1.ContactTransferService', addr: 'CRM_ADDR' },
   messaging: { proto: 'messaging/v1/messaging.proto', service: 'messaging.v1.MessagingService', addr: 'MESSAGING_ADDR' },
   messagingLevels: { proto: 'messaging/v1/service-levels.proto', service: 'messaging.v1.ServiceLevelsService', addr: 'MESSAGING_ADDR' },
+  messagingViews: { proto: 'messaging/v1/views.proto', service: 'messaging.v1.ViewsService', addr: 'MESSAGING_ADDR' },
   'chatnet-connector': { proto: 'connector/v1/connector.proto', service: 'connector.v1.ConnectorService', addr: 'CONNECTOR_ADDR' },
   automation: { proto: 'automation/v1/automation.proto', service: 'automation.v1.AutomationService', addr: 'AUTOMATION_ADDR' },
   ai: { proto: 'ai/v1/ai.proto', service: 'ai.v1.AiService', addr: 'AI_ADDR' },

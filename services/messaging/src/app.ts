@@ -20,6 +20,7 @@ import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
 import { ScheduledSender } from './scheduled';
 import { serviceLevelsFeature } from './service-levels';
+import { viewsFeature } from './views';
 import { startHttpServer } from './http/server';
 
 export { loadConfig } from './config';
@@ -78,6 +79,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   });
   server.add(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), messagingHandlers(deps));
   serviceLevelsFeature(deps, server);
+  viewsFeature(deps, server);
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   const files = await startHttpServer(deps, auth, transport);
   log.info({ port, httpPort: files.port }, 'messaging listening');

@@ -16,6 +16,7 @@ import { socialnetSandboxOps } from './paths/socialnet-sandbox';
 import { scoringOps } from './paths/scoring';
 import { serviceLevelsOps } from './paths/service-levels';
 import { taskOps } from './paths/tasks';
+import { viewOps } from './paths/views';
 import { webhookOps } from './paths/webhooks';
 import type { Operation } from './registry';
 import { WEBHOOK_EVENTS } from './webhook-events';
@@ -34,6 +35,7 @@ export const OPERATIONS: Operation[] = [
   ...chatOps,
   ...chatnetOps,
   ...serviceLevelsOps,
+  ...viewOps,
   ...automationOps,
   ...webhookOps,
   ...aiOps,

@@ -260,7 +260,7 @@ describe('folder, counts, inbox settings and search mappers', () => {
   });
 
   it('countsOut names every tab count and nothing else', () => {
-    expect(countsOut({ ...f.counts(), extra: 1 } as ReturnType<typeof f.counts>)).toEqual({ total: 9, unread: 4, unreplied: 2, archived: 1, mine: 3, unassigned: 5 });
+    expect(countsOut({ ...f.counts(), extra: 1 } as ReturnType<typeof f.counts>, { v1: 2 })).toEqual({ total: 9, unread: 4, unreplied: 2, archived: 1, mine: 3, unassigned: 5, views: { v1: 2 } });
   });
 
   it('inboxSettingsOut answers the visibility only', () => {

@@ -211,8 +211,8 @@ export function folderOut(f: Folder) {
 }
 
 /** The inbox tabs' numbers (GET /conversations/counts). */
-export function countsOut(c: Counts) {
-  return { total: c.total, unread: c.unread, unreplied: c.unreplied, archived: c.archived, mine: c.mine, unassigned: c.unassigned };
+export function countsOut(c: Counts, views: Record<string, number>) {
+  return { total: c.total, unread: c.unread, unreplied: c.unreplied, archived: c.archived, mine: c.mine, unassigned: c.unassigned, views };
 }
 
 /** Whether agents see every conversation or only their own. */

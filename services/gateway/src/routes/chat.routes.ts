@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { isUuid, messagingRules as rules } from '@crm/validation';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
-import { badRequest } from '../http/errors';
+import { badRequest, HttpError } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { streamProxy } from '../http/stream-proxy';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
@@ -23,7 +23,8 @@ import {
   sentOut,
   timelineOut,
 } from './chat.out';
-import { body, dateRange, pageParams, parseDateOrTime, query, s } from '../http/validate';
+import { body, dateRange, pageParams, parseDateOrTime, parseQuery, query, s } from '../http/validate';
+import { paramsWithView } from './views.apply';
 import { scheduledMessageOut } from './scheduled-messages.out';
 import { sendAt } from './scheduled-messages.routes';
 
@@ -39,6 +40,9 @@ const contentType = z
   .trim()
   .refine((v) => v === '' || rules.CONTENT_TYPE_PATTERN.test(v), rules.CONTENT_TYPE_MESSAGE)
   .default(rules.DEFAULT_CONTENT_TYPE);
+
+/** GET /conversations/counts counts at most this many of the caller's conversation views (the first by name). */
+export const VIEW_COUNTS_MAX = 20;
 
 export const ListQuery = z.object({
   status: s.optionalQueryEnum(STATUSES),
@@ -239,6 +243,29 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   const internal = Router();
   const messaging = () => clients.messaging;
 
+  /**
+   * How many conversations each of the caller's conversation views holds (the first VIEW_COUNTS_MAX by name), each
+   * counted by the list itself (limit 1, its pagination.total), in parallel. A view whose saved filters the list no
+   * longer takes is left out rather than failing the tab counts.
+   */
+  const viewCounts = async (ctx: ReturnType<typeof ctxOf>): Promise<Record<string, number>> => {
+    const views = await clients.messagingViews.ListViews({ resource: 'conversations', page: 1, limit: VIEW_COUNTS_MAX }, ctx);
+    const counted = await Promise.all(
+      views.data.map(async (v) => {
+        let filters;
+        try {
+          filters = parseQuery(v.filters, ListQuery);
+        } catch (err) {
+          if (err instanceof HttpError) return undefined;
+          throw err;
+        }
+        const out = await messaging().ListConversations({ ...filters, page: 1, limit: 1 }, ctx);
+        return [v.id, out.pagination?.total ?? 0] as const;
+      }),
+    );
+    return Object.fromEntries(counted.filter((c) => c !== undefined));
+  };
+
   /** POST …/conversations: 201 with a new conversation, 200 with the one that exists; `message` null without content. */
   const startConversation = async (req: Request, res: Response, source: 'ui' | 'public_api') => {
     const b = body(req, StartConversation);
@@ -264,10 +291,13 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   };
 
   internal.get('/conversations/counts', async (req, res) => {
-    res.json(countsOut(await messaging().GetCounts({}, ctxOf(req, res))));
+    const ctx = ctxOf(req, res);
+    const [counts, views] = await Promise.all([messaging().GetCounts({}, ctx), viewCounts(ctx)]);
+    res.json(countsOut(counts, views));
   });
   internal.get('/conversations', async (req, res) => {
-    const out = await messaging().ListConversations({ ...pageParams(req, 50, 100), ...query(req, ListQuery) }, ctxOf(req, res));
+    const params = await paramsWithView(() => clients.messagingViews, req, res, 'conversations');
+    const out = await messaging().ListConversations({ ...pageParams(req, 50, 100), ...parseQuery(params, ListQuery) }, ctxOf(req, res));
     res.json({ data: out.data.map(conversationOut), pagination: out.pagination });
   });
   internal.get('/messages/search', async (req, res) => {

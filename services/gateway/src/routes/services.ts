@@ -17,6 +17,7 @@ import { reportsRoutes } from './reports.routes';
 import { scoringRoutes } from './scoring.routes';
 import { serviceLevelsRoutes } from './service-levels.routes';
 import { tasksRoutes } from './tasks.routes';
+import { viewsRoutes } from './views.routes';
 import { webhooksRoutes } from './webhooks.routes';
 
 /**
@@ -37,5 +38,5 @@ export interface ServiceRoutes {
 
 export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
   // contactFieldsRoutes first: its /contacts/export and /contacts/import come before crm's /contacts/:id.
-  return [contactFieldsRoutes(deps), crmRoutes(deps), contactMergesRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), scheduledMessagesRoutes(deps), serviceLevelsRoutes(deps), macrosRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps), tasksRoutes(deps)];
+  return [contactFieldsRoutes(deps), crmRoutes(deps), contactMergesRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), scheduledMessagesRoutes(deps), serviceLevelsRoutes(deps), macrosRoutes(deps), viewsRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps), tasksRoutes(deps)];
 }

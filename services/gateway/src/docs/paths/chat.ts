@@ -23,6 +23,7 @@ import { NewNote } from '../../routes/conversation-notes.routes';
 import { ScheduledPatch, ScheduledQuery } from '../../routes/scheduled-messages.routes';
 import { reply } from '../proto-schema';
 import { area } from '../registry';
+import { VIEW_APPLIED, VIEW_ID } from './views';
 import { page, Pagination } from '../schemas/common';
 import {
   Attachment,
@@ -46,11 +47,14 @@ import {
 const VISIBILITY = 'With inbox visibility `assigned`, an agent sees only the conversations assigned to them and the unassigned ones of their accounts; others answer 404.';
 
 const inbox = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversations' });
-inbox.op('GET /conversations/counts', { summary: 'Conversation counts for the inbox tabs (total, unread, unreplied, archived, mine, unassigned)', responses: { 200: ConversationCounts } });
+inbox.op('GET /conversations/counts', {
+  summary: 'Conversation counts for the inbox tabs (total, unread, unreplied, archived, mine, unassigned) and for each of the caller’s saved conversation views',
+  responses: { 200: ConversationCounts },
+});
 inbox.op('GET /conversations', {
   summary: 'Conversations, filtered (status, account, folder, assignee, priority, unread…) and sorted by last message, creation or priority',
-  description: `sortBy=priority: urgent first, then high, medium, low, and the conversations without a priority last (direction asc: low first, still none last); newest message first within a priority. ${VISIBILITY}`,
-  query: ListQuery,
+  description: `sortBy=priority: urgent first, then high, medium, low, and the conversations without a priority last (direction asc: low first, still none last); newest message first within a priority. ${VISIBILITY} ${VIEW_APPLIED}`,
+  query: ListQuery.extend({ viewId: VIEW_ID }),
   paging: { limit: 50, max: 100 },
   responses: { 200: page(Conversation) },
 });

@@ -15,6 +15,7 @@ import {
 } from '../../routes/crm';
 import { nulls, replyItem } from '../proto-schema';
 import { area } from '../registry';
+import { VIEW_APPLIED, VIEW_ID } from './views';
 import { page } from '../schemas/common';
 import { Appointment, BulkResult, Contact, ContactDetail, CustomerList, CustomerListBrief, CustomerListCreated, Friend, MemberContact, Note } from '../schemas/crm';
 
@@ -24,8 +25,9 @@ contacts.op('GET /contacts', {
   summary: 'Contacts of the organization, filtered and sorted',
   description:
     'An agent sees the contacts of the conversations visible to them (inbox visibility). `cf.<key>=value` filters on a custom field (exact match, read by the field’s type; ' +
-    '400 naming `cf.<key>` for an unknown key or a value of the wrong type; at most 10).',
-  query: ContactQuery,
+    '400 naming `cf.<key>` for an unknown key or a value of the wrong type; at most 10). ' +
+    VIEW_APPLIED,
+  query: ContactQuery.extend({ viewId: VIEW_ID }),
   paging: { limit: 50, max: 100 },
   responses: { 200: page(Contact) },
 });

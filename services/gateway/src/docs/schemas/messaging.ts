@@ -23,6 +23,7 @@ import type {
 } from '../../routes/chat.out';
 import type { scheduledMessageOut } from '../../routes/scheduled-messages.out';
 import type { macroOut, macroRunOut } from '../../routes/macros.out';
+import { VIEW_COUNTS_MAX } from '../../routes/chat.routes';
 import { keysMatch } from './check';
 import { Pagination } from './common';
 
@@ -250,6 +251,9 @@ export const ConversationCounts = z.object({
   archived: z.number().int(),
   mine: z.number().int().meta({ description: 'not archived, assigned to the caller' }),
   unassigned: z.number().int().meta({ description: 'not archived, assigned to nobody' }),
+  views: z
+    .record(z.string(), z.number().int())
+    .meta({ description: `{<view id>: how many conversations it holds now}, for the caller's saved conversation views (the first ${VIEW_COUNTS_MAX} by name)` }),
 });
 keysMatch<z.infer<typeof ConversationCounts>, ReturnType<typeof countsOut>>(true);
 

@@ -3,12 +3,14 @@ import type { CrmClient } from './crm-client';
 import { ctxOf } from '../../http/principal';
 import { body, pageParams } from '../../http/validate';
 import { contactOut, detailOut, friendOut } from './contacts.out';
-import { BulkContacts, ContactPatch, contactListFilters, customFieldsJson, NewContact } from './contacts.schemas';
+import { BulkContacts, ContactPatch, contactFiltersOf, customFieldsJson, NewContact } from './contacts.schemas';
+import { paramsWithView, type ViewsClient } from '../views.apply';
 
 /** Contacts (internal, bearer): list, create, bulk changes, detail, update, delete, friends. */
-export function contactRoutes(internal: Router, crm: () => CrmClient): void {
+export function contactRoutes(internal: Router, crm: () => CrmClient, views: () => ViewsClient): void {
   internal.get('/contacts', async (req, res) => {
-    const out = await crm().ListContacts({ ...pageParams(req, 50), ...contactListFilters(req) }, ctxOf(req, res));
+    const params = await paramsWithView(views, req, res, 'contacts');
+    const out = await crm().ListContacts({ ...pageParams(req, 50), ...contactFiltersOf(params) }, ctxOf(req, res));
     res.json({ data: out.data.map(contactOut), pagination: out.pagination });
   });
   internal.post('/contacts', async (req, res) => {

@@ -2,7 +2,7 @@ import { type Request } from 'express';
 import { z } from 'zod';
 import { crmRules as rules } from '@crm/validation';
 import { badRequest } from '../../http/errors';
-import { dateRange, query, s } from '../../http/validate';
+import { dateRange, parseQuery, s } from '../../http/validate';
 import { byRule, clearableId, customFieldValues, email, tags, text, uuid } from './common.schemas';
 
 const MAX = rules.CONTACT_TEXT_MAX;
@@ -91,12 +91,17 @@ export function customFieldFilters(q: Record<string, unknown>): Record<string, s
 
 /** The internal list's filters from the query string: what GET /contacts and GET /contacts/export take. */
 export function contactListFilters(req: Request) {
-  const q = query(req, ContactQuery);
+  return contactFiltersOf(req.query as Record<string, unknown>);
+}
+
+/** The same from a record of parameters (a saved view's merged with the request's, or a view being saved). */
+export function contactFiltersOf(params: Record<string, unknown>) {
+  const q = parseQuery(params, ContactQuery);
   const { dateFrom, dateTo } = dateRange(q.dateFrom, q.dateTo, 'dateFrom', 'dateTo');
   if (q.scoreMin !== undefined && q.scoreMax !== undefined && q.scoreMin > q.scoreMax) {
     throw badRequest([{ field: 'scoreMax', message: 'must not be less than scoreMin' }]);
   }
-  return { ...q, dateFrom, dateTo, customFieldFilters: customFieldFilters(req.query as Record<string, unknown>) };
+  return { ...q, dateFrom, dateTo, customFieldFilters: customFieldFilters(params) };
 }
 
 export const PublicContactQuery = z.object({

@@ -15,7 +15,7 @@ export { statusOut } from './contact-statuses.out';
 export { NewStatus, StatusPatch } from './contact-statuses.schemas';
 export { contactOut, customFieldsOf, detailOut, friendOut, memberOut, publicContactOut } from './contacts.out';
 export { byRule, position } from './common.schemas';
-export { BulkContacts, BulkIds, ContactPatch, ContactQuery, contactListFilters, customFieldFilters, customFieldsJson, NewContact, PublicContactFields, PublicContactQuery } from './contacts.schemas';
+export { BulkContacts, BulkIds, ContactPatch, ContactQuery, contactFiltersOf, contactListFilters, customFieldFilters, customFieldsJson, NewContact, PublicContactFields, PublicContactQuery } from './contacts.schemas';
 export { customerListBriefOut, customerListCreatedOut, customerListOut } from './customer-lists.out';
 export { CustomerListPatch, NewCustomerList } from './customer-lists.schemas';
 export { noteOut } from './notes.out';
@@ -28,7 +28,8 @@ export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
   // A getter, so crm's client is made on the first request that needs it.
   const crm = () => clients.crm;
 
-  contactRoutes(internal, crm);
+  // Saved views (GET /contacts?viewId=) are messaging's.
+  contactRoutes(internal, crm, () => clients.messagingViews);
   noteRoutes(internal, crm);
   contactStatusRoutes(internal, crm);
   appointmentRoutes(internal, crm);
