@@ -1,63 +1,34 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
 import { auditEntries } from '../support/audit';
 import type { Client } from '../support/http';
-import { startStack, Stack } from '../support/stack';
-import { member } from './inbox-support';
-import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';
+import type { Stack } from '../support/stack';
+import { inboxFixture, InboxFixture, member } from './inbox-support';
 
 // POST /api/v1/conversations/bulk: one action (assign, status, folder, read) over many conversations, with the
 // single routes' rules per conversation, per-id failures for unknown, malformed and other orgs' ids, one event
 // per changed conversation and one audit entry per request.
 describe('POST /api/v1/conversations/bulk', () => {
+  let f: InboxFixture;
   let stack: Stack;
-  let bus: Awaited<ReturnType<typeof eventBus>>;
-  let connector: Awaited<ReturnType<typeof fakeConnector>>;
-  let crm: Awaited<ReturnType<typeof fakeCrm>>;
-  let a: Awaited<ReturnType<typeof orgWithKey>>;
-  let b: Awaited<ReturnType<typeof orgWithKey>>;
+  let bus: InboxFixture['bus'];
+  let a: InboxFixture['a'];
+  let b: InboxFixture['b'];
   let lead: { api: Client; id: string };
   let agent: { api: Client; id: string };
   let agent2: { api: Client; id: string };
-  const dir = mkdtempSync(path.join(tmpdir(), 'msg-bulk-'));
-  const conv: Record<string, string> = {};
+  let conv: Record<string, string>;
   const uids = ['uid-1', 'uid-2', 'uid-3', 'uid-4'];
 
   beforeAll(async () => {
-    connector = await fakeConnector();
-    crm = await fakeCrm();
-    await crm.up();
-    stack = await startStack({
-      services: ['messaging'],
-      serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir } },
-    });
-    bus = await eventBus(stack);
-    a = await orgWithKey(stack.url, 'Org A');
-    b = await orgWithKey(stack.url, 'Org B');
+    f = await inboxFixture('bulk', uids);
+    ({ stack, bus, a, b, conv } = f);
     lead = await member(stack.url, a.owner, 'team_lead', 'bulk lead');
     agent = await member(stack.url, a.owner, 'agent', 'bulk agent one');
     agent2 = await member(stack.url, a.owner, 'agent', 'bulk agent two');
-    const accountA = connector.account(a.orgId);
-    for (const uid of uids) await bus.inbound(a.orgId, { accountId: accountA, fromUid: uid, fromName: uid });
-    await bus.inbound(b.orgId, { accountId: connector.account(b.orgId), fromUid: 'uid-b', fromName: 'B contact' });
-    const listA = await eventually(async () => {
-      const res = await a.owner.get('/api/v1/conversations?limit=100');
-      return res.body.data.length === uids.length ? res.body.data : undefined;
-    });
-    for (const c of listA) conv[c.threadId] = c.id;
-    conv.b = (await eventually(async () => (await b.owner.get('/api/v1/conversations')).body.data[0])).id;
   }, 60_000);
-  afterAll(async () => {
-    await bus?.close();
-    await stack?.stop();
-    await connector?.down();
-    await crm?.down();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => f?.stop());
 
   const bulk = (as: Client, body: object) => as.post('/api/v1/conversations/bulk', body);
   const fieldOf = (res: { body: any }) => res.body.error?.details?.[0]?.field;

@@ -1,63 +1,34 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { eventually } from '@crm/testing';
 import { auditEntries, auditEntryFor } from '../support/audit';
 import type { Client } from '../support/http';
-import { startStack, Stack } from '../support/stack';
-import { member } from './inbox-support';
-import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';
+import type { Stack } from '../support/stack';
+import { inboxFixture, InboxFixture, member } from './inbox-support';
 
 // Macros (issue #29): POST/GET /api/v1/macros, PUT/DELETE /api/v1/macros/:id; shared macros are written by team
 // leads and above, personal ones are their owner's alone (404 for anyone else); POST
 // /conversations/:id/macros/:macroId/run performs every action in order, a failing one recording its error while
 // the next still runs; the bulk endpoint's {action: "macro"}; every run in the audit log.
 describe('macros', () => {
+  let f: InboxFixture;
   let stack: Stack;
-  let bus: Awaited<ReturnType<typeof eventBus>>;
-  let connector: Awaited<ReturnType<typeof fakeConnector>>;
-  let crm: Awaited<ReturnType<typeof fakeCrm>>;
-  let a: Awaited<ReturnType<typeof orgWithKey>>;
-  let b: Awaited<ReturnType<typeof orgWithKey>>;
+  let connector: InboxFixture['connector'];
+  let a: InboxFixture['a'];
+  let b: InboxFixture['b'];
   let lead: { api: Client; id: string };
   let agent: { api: Client; id: string };
   let agent2: { api: Client; id: string };
-  const dir = mkdtempSync(path.join(tmpdir(), 'msg-macros-'));
-  const conv: Record<string, string> = {};
+  let conv: Record<string, string>;
   const uids = ['m-1', 'm-2', 'm-3', 'm-4'];
 
   beforeAll(async () => {
-    connector = await fakeConnector();
-    crm = await fakeCrm();
-    await crm.up();
-    stack = await startStack({
-      services: ['messaging'],
-      serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir } },
-    });
-    bus = await eventBus(stack);
-    a = await orgWithKey(stack.url, 'Org A');
-    b = await orgWithKey(stack.url, 'Org B');
+    f = await inboxFixture('macros', uids);
+    ({ stack, connector, a, b, conv } = f);
     lead = await member(stack.url, a.owner, 'team_lead', 'macro lead');
     agent = await member(stack.url, a.owner, 'agent', 'macro agent one');
     agent2 = await member(stack.url, a.owner, 'agent', 'macro agent two');
-    const accountA = connector.account(a.orgId);
-    for (const uid of uids) await bus.inbound(a.orgId, { accountId: accountA, fromUid: uid, fromName: uid });
-    await bus.inbound(b.orgId, { accountId: connector.account(b.orgId), fromUid: 'm-b', fromName: 'B contact' });
-    const listA = await eventually(async () => {
-      const res = await a.owner.get('/api/v1/conversations?limit=100');
-      return res.body.data.length === uids.length ? res.body.data : undefined;
-    });
-    for (const c of listA) conv[c.threadId] = c.id;
-    conv.b = (await eventually(async () => (await b.owner.get('/api/v1/conversations')).body.data[0])).id;
   }, 60_000);
-  afterAll(async () => {
-    await bus?.close();
-    await stack?.stop();
-    await connector?.down();
-    await crm?.down();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => f?.stop());
 
   const fieldOf = (res: { body: any }) => res.body.error?.details?.[0]?.field;
   const create = (as: Client, body: object) => as.post('/api/v1/macros', body);

@@ -1,61 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { eventually } from '@crm/testing';
 import type { Client } from '../support/http';
-import { startStack, Stack } from '../support/stack';
-import { member } from './inbox-support';
-import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';
+import type { Stack } from '../support/stack';
+import { inboxFixture, InboxFixture, member } from './inbox-support';
 
 // Conversation priority (issue #29): PUT /api/v1/conversations/:id/priority with low, medium, high, urgent or null;
 // every conversation shape shows it; the list filters on it (priority=) and sorts by it (sortBy=priority: urgent
 // first, then high, medium, low, none); a change publishes conversation.priority_changed, a repeat publishes nothing.
 describe('conversation priority', () => {
+  let f: InboxFixture;
   let stack: Stack;
-  let bus: Awaited<ReturnType<typeof eventBus>>;
-  let connector: Awaited<ReturnType<typeof fakeConnector>>;
-  let crm: Awaited<ReturnType<typeof fakeCrm>>;
-  let a: Awaited<ReturnType<typeof orgWithKey>>;
-  let b: Awaited<ReturnType<typeof orgWithKey>>;
+  let bus: InboxFixture['bus'];
+  let a: InboxFixture['a'];
+  let b: InboxFixture['b'];
   let agent: { api: Client; id: string };
   let accountA: string;
-  const dir = mkdtempSync(path.join(tmpdir(), 'msg-priority-'));
-  const conv: Record<string, string> = {};
+  let conv: Record<string, string>;
   const uids = ['p-1', 'p-2', 'p-3', 'p-4', 'p-5'];
 
   beforeAll(async () => {
-    connector = await fakeConnector();
-    crm = await fakeCrm();
-    await crm.up();
-    stack = await startStack({
-      services: ['messaging'],
-      serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir } },
-    });
-    bus = await eventBus(stack);
-    a = await orgWithKey(stack.url, 'Org A');
-    b = await orgWithKey(stack.url, 'Org B');
+    f = await inboxFixture('priority', uids);
+    ({ stack, bus, a, b, conv, accountA } = f);
     agent = await member(stack.url, a.owner, 'agent', 'priority agent');
-    accountA = connector.account(a.orgId);
-    // One after another, so the newest message (the default order) is p-5's.
-    for (const uid of uids) {
-      await bus.inbound(a.orgId, { accountId: accountA, fromUid: uid, fromName: uid, sentAt: new Date(Date.now() - 60_000 + uids.indexOf(uid) * 1000).toISOString() });
-    }
-    await bus.inbound(b.orgId, { accountId: connector.account(b.orgId), fromUid: 'p-b', fromName: 'B contact' });
-    const listA = await eventually(async () => {
-      const res = await a.owner.get('/api/v1/conversations?limit=100');
-      return res.body.data.length === uids.length ? res.body.data : undefined;
-    });
-    for (const c of listA) conv[c.threadId] = c.id;
-    conv.b = (await eventually(async () => (await b.owner.get('/api/v1/conversations')).body.data[0])).id;
   }, 60_000);
-  afterAll(async () => {
-    await bus?.close();
-    await stack?.stop();
-    await connector?.down();
-    await crm?.down();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => f?.stop());
 
   const setPriority = (as: Client, id: string, body: object) => as.put(`/api/v1/conversations/${id}/priority`, body);
   const fieldOf = (res: { body: any }) => res.body.error?.details?.[0]?.field;

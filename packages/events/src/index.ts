@@ -55,6 +55,8 @@ export {
   type ParsedEvent,
   type ParsedEventData,
 } from './schemas';
+export { ASSIGNMENT_REASONS, SLA_TARGETS, type AssignmentReason } from './schemas/conversations';
+export { AVAILABILITY_STATUSES, type AvailabilityStatus } from './schemas/users';
 export { eventCatalogue, jsonSchemaOf, type CatalogueEntry } from './schemas/catalogue';
 export { EVENT_EXAMPLES, exampleContact } from './schemas/examples';
 export { EVENT_OF_TRIGGER, TRIGGER_TYPES, type TriggerType } from './triggers';

@@ -6,8 +6,8 @@ import { producersOf } from './schemas';
  */
 export const BROKER_SERVICES = ['identity', 'crm', 'messaging', 'chatnet-connector', 'automation', 'ai', 'webhooks', 'gateway'] as const;
 export type BrokerService = (typeof BROKER_SERVICES)[number];
-/** The services with an outbox relay: only they publish events (identity and the gateway consume only). */
-export type ProducerService = Exclude<BrokerService, 'identity' | 'gateway'>;
+/** The services with an outbox relay: only they publish events (the gateway consumes only; identity publishes user.*). */
+export type ProducerService = Exclude<BrokerService, 'gateway'>;
 
 /** Names the reason on the dead-letter copy of a delivery whose publisher was refused. */
 export const REFUSED_REASON_HEADER = 'x-refused-reason';

@@ -22,11 +22,20 @@ export const conversationArchived = defineEvent({
   webhook: 'same',
 });
 
+/**
+ * Why the system (assignedBy null) moved a conversation (issue #29 item 5): the account's rotation for a new one, the
+ * assignee's reply timeout, an SLA breach, the backlog handed to someone with capacity, the assignee deactivated or
+ * gone offline. Absent on events published before the field existed.
+ */
+export const ASSIGNMENT_REASONS = ['round_robin', 'reply_timeout', 'sla_breach', 'backlog', 'user_deactivated', 'user_offline'] as const;
+export type AssignmentReason = (typeof ASSIGNMENT_REASONS)[number];
+
 export const conversationAssigned = defineEvent({
   type: 'conversation.assigned',
   version: 1,
   producers: ['messaging'],
-  description: 'A conversation got a new assignee or team; data: conversationId, contactId, chatnetAccountId, assigneeId, teamId, previousAssigneeId, assignedBy (null: the system).',
+  description:
+    'A conversation got a new assignee or team; data: conversationId, contactId, chatnetAccountId, assigneeId, teamId, previousAssigneeId, assignedBy (null: the system), reason (why the system moved it; null when a person did).',
   data: z.object({
     conversationId: Id,
     contactId: Id.nullable(),
@@ -35,6 +44,7 @@ export const conversationAssigned = defineEvent({
     teamId: Ref.nullable(),
     previousAssigneeId: Ref.nullable(),
     assignedBy: Ref.nullable(),
+    reason: z.enum(ASSIGNMENT_REASONS).nullable().optional(),
   }),
   webhook: 'same',
 });
@@ -73,6 +83,46 @@ export const conversationPriorityChanged = defineEvent({
     priority: z.enum(['low', 'medium', 'high', 'urgent']).nullable(),
     previousPriority: z.enum(['low', 'medium', 'high', 'urgent']).nullable(),
     changedBy: Ref.nullable(),
+  }),
+  webhook: 'same',
+});
+
+/** Which promise of an SLA policy (issue #29 item 2) a breach is about. */
+export const SLA_TARGETS = ['first_response', 'next_response', 'resolution'] as const;
+
+export const conversationSlaBreached = defineEvent({
+  type: 'conversation.sla_breached',
+  version: 1,
+  producers: ['messaging'],
+  description:
+    'A conversation missed a due time of its SLA policy; data: conversationId, contactId, chatnetAccountId, assigneeId (at the breach), policyId, target (first_response, next_response or resolution), dueAt, breachedAt.',
+  data: z.object({
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    assigneeId: Ref.nullable(),
+    policyId: Id,
+    target: z.enum(SLA_TARGETS),
+    dueAt: Instant,
+    breachedAt: Instant,
+  }),
+  webhook: 'same',
+});
+
+export const conversationCsatReceived = defineEvent({
+  type: 'conversation.csat_received',
+  version: 1,
+  producers: ['messaging'],
+  description:
+    'The contact rated a closed conversation (issue #29 item 6); data: conversationId, contactId, chatnetAccountId, assigneeId, rating (1-5), comment (null until a later message adds one), respondedAt.',
+  data: z.object({
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    assigneeId: Ref.nullable(),
+    rating: z.number().int().min(1).max(5),
+    comment: z.string().nullable(),
+    respondedAt: Instant,
   }),
   webhook: 'same',
 });
@@ -260,6 +310,8 @@ export const conversationEvents = [
   conversationAssigned,
   conversationStatusChanged,
   conversationPriorityChanged,
+  conversationSlaBreached,
+  conversationCsatReceived,
   conversationNoteCreated,
   messageReceived,
   messageSent,

@@ -87,8 +87,10 @@ export const EVENT_EXAMPLES: Record<string, unknown> = {
   // messaging
   'conversation.created': { id: ID(7), contactId: null, chatnetAccountId: ID(8), type: 'group', threadId: 'g-1' },
   'conversation.archived': { id: ID(7) },
-  'conversation.assigned': { ...conversationRef, assigneeId: ID(2), teamId: null, previousAssigneeId: null, assignedBy: null },
+  'conversation.assigned': { ...conversationRef, assigneeId: ID(2), teamId: null, previousAssigneeId: null, assignedBy: null, reason: 'round_robin' },
   'conversation.priority_changed': { ...conversationRef, assigneeId: null, priority: 'urgent', previousPriority: null, changedBy: ID(2) },
+  'conversation.sla_breached': { ...conversationRef, assigneeId: ID(2), policyId: ID(16), target: 'first_response', dueAt: AT, breachedAt: AT },
+  'conversation.csat_received': { ...conversationRef, assigneeId: ID(2), rating: 5, comment: null, respondedAt: AT },
   'conversation.status_changed': { ...conversationRef, assigneeId: null, status: 'snoozed', previousStatus: 'active', snoozedUntil: AT, changedBy: ID(2) },
   'conversation.note_created': {
     conversationId: ID(7),
@@ -177,4 +179,6 @@ export const EVENT_EXAMPLES: Record<string, unknown> = {
     requestId: 'r-1',
   },
   'webhook.disabled': { webhookId: ID(15), url: 'https://example.com/hook', reason: 'failing continuously for 3 days' },
+  'user.availability_changed': { userId: ID(2), status: 'offline', previousStatus: 'online', chosenStatus: 'online' },
+  'user.deactivated': { userId: ID(2) },
 };

@@ -8,12 +8,13 @@ import type { EventDefinition } from './define';
 import type { EventEnvelope } from '../envelope';
 import { platformEvents } from './platform';
 import { taskEvents } from './tasks';
+import { userEvents } from './users';
 
 export { EventContact, PublicContact, SCORE_ONLY_CONTACT_UPDATE, toPublicContact } from './contacts';
 export type { EventDefinition } from './define';
 
 /** Every event type and version the system publishes, family by family. */
-const DEFINITIONS = [...contactEvents, ...appointmentEvents, ...taskEvents, ...conversationEvents, ...chatnetEvents, ...platformEvents];
+const DEFINITIONS = [...contactEvents, ...appointmentEvents, ...taskEvents, ...conversationEvents, ...chatnetEvents, ...platformEvents, ...userEvents];
 
 type Definitions = (typeof DEFINITIONS)[number];
 export type EventType = Definitions['type'];

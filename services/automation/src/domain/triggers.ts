@@ -38,7 +38,7 @@ const MESSAGE_FIELDS = ['content', 'contentType', 'threadType', 'threadId', 'sen
 const CONVERSATION_FIELDS = ['id', 'type', 'chatnetAccountId', 'threadId', 'contactId'];
 /** messaging's conversation.note_created: a private note (its preview, who wrote it, whom it mentions). */
 const NOTE_FIELDS = ['conversationId', 'noteId', 'authorId', 'authorName', 'mentions', 'contentPreview', 'contactId', 'contactName'];
-const ASSIGNED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'teamId', 'previousAssigneeId', 'assignedBy'];
+const ASSIGNED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'teamId', 'previousAssigneeId', 'assignedBy', 'reason'];
 const STATUS_CHANGED_FIELDS = ['conversationId', 'contactId', 'status', 'previousStatus', 'snoozedUntil', 'changedBy'];
 const PRIORITY_CHANGED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'priority', 'previousPriority', 'changedBy'];
 /** crm's task.* events: the task as the API shows it. */

@@ -96,6 +96,7 @@ async function prepareAssign(deps: Deps, ctx: OrgContext, req: BulkRequest): Pro
           teamId: team,
           previousAssigneeId: row.assignee_id,
           assignedBy: ctx.userId || null,
+          reason: null,
         },
       });
     }

@@ -95,6 +95,7 @@ export async function assign(deps: Deps, ctx: OrgContext, req: AssignRequest) {
         teamId: next.teamId,
         previousAssigneeId: conv.assignee_id,
         assignedBy: ctx.userId || null,
+        reason: null,
       },
     });
     return true;

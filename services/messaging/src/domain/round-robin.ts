@@ -2,6 +2,7 @@ import type { PoolClient } from '@crm/db';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import { AppError, CallContext, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import type { AssignmentReason } from '@crm/events';
 import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
 import * as convs from '../db/conversations.repo';
@@ -41,7 +42,7 @@ export async function assignByRotation(
   db: PoolClient,
   ctx: Forward,
   conv: ConversationRow,
-  opts: { requireMode: boolean; identityDown: 'skip' | 'throw' },
+  opts: { requireMode: boolean; identityDown: 'skip' | 'throw'; exclude?: string[]; reason?: AssignmentReason },
 ): Promise<string | null> {
   const orgId = conv.org_id;
   const accountId = conv.chatnet_account_id;
@@ -59,7 +60,9 @@ export async function assignByRotation(
   }
   // Counted under the lock: another instance's assignment committed before we got the lock is included.
   const open = await assignments.openCounts(db, orgId, cfg.user_ids);
-  const eligible = (id: string) => known.get(id) === true && (cfg.max_open_per_user === null || (open.get(id) ?? 0) < cfg.max_open_per_user);
+  const excluded = new Set(opts.exclude ?? []);
+  const eligible = (id: string) =>
+    !excluded.has(id) && known.get(id) === true && (cfg.max_open_per_user === null || (open.get(id) ?? 0) < cfg.max_open_per_user);
 
   let chosen: string | null = null;
   const previous = await assignments.previousAssignee(db, orgId, conv);
@@ -81,7 +84,16 @@ export async function assignByRotation(
   await enqueueEvent(db, {
     type: EVENTS.conversationAssigned,
     orgId,
-    data: { conversationId: conv.id, contactId: conv.contact_id, chatnetAccountId: conv.chatnet_account_id, assigneeId: chosen, teamId: conv.team_id, previousAssigneeId: null, assignedBy: null },
+    data: {
+      conversationId: conv.id,
+      contactId: conv.contact_id,
+      chatnetAccountId: conv.chatnet_account_id,
+      assigneeId: chosen,
+      teamId: conv.team_id,
+      previousAssigneeId: conv.assignee_id,
+      assignedBy: null,
+      reason: opts.reason ?? 'round_robin',
+    },
   });
   return chosen;
 }

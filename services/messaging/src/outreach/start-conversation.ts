@@ -126,6 +126,7 @@ async function open(deps: Deps, ctx: OrgContext, who: Resolved): Promise<{ row: 
           teamId: null,
           previousAssigneeId: null,
           assignedBy: assigneeId,
+          reason: null,
         },
       });
     }

@@ -17,6 +17,8 @@ export const PUBLIC_EVENT_TYPES = [
   'conversation.assigned',
   'conversation.status_changed',
   'conversation.priority_changed',
+  'conversation.sla_breached',
+  'conversation.csat_received',
   'conversation.note_created',
   'message.received',
   'message.sent',
