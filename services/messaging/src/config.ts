@@ -86,6 +86,11 @@ const Env = z.object({
   SEND_LIMITS: governor.default(parseGovernorSpec(DEFAULT_SEND_LIMITS)),
   /** A send still unfinished after this long (a crash mid-send) may be retried with the same idempotency key. */
   IDEMPOTENCY_PENDING_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(60_000),
+  /**
+   * How long one "minute" of a service-level window lasts, in ms (issue #29: SLA due times, auto-close, reply timeouts
+   * are set in minutes). Only tests shorten it, so a 1-minute window passes in a second; leave it at 60000.
+   */
+  SERVICE_LEVEL_MINUTE_MS: z.coerce.number().int().min(100).max(60_000).default(60_000),
   /** Idempotency keys are remembered this long. */
   IDEMPOTENCY_TTL_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
   /**
