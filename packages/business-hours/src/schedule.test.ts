@@ -1,5 +1,5 @@
 import { AppError } from '@crm/grpc-kit';
-import { addOpenMinutes, ALWAYS_OPEN, openMsBetween, parseBusinessHours, statusAt, type BusinessHours } from './schedule';
+import { addOpenMinutes, ALWAYS_OPEN, openMsBetween, parseBusinessHours, statusAt, type BusinessHours } from './index';
 
 const fieldOf = (fn: () => unknown) => {
   try {
