@@ -129,6 +129,7 @@ describe('analytics: conversion funnel, team performance, response times', () =>
         responses: 4,
         firstResponses: 3,
         resolutions: 1,
+        businessHours: false,
       });
     });
 
@@ -186,6 +187,7 @@ describe('analytics: conversion funnel, team performance, response times', () =>
         responses: 0,
         firstResponses: 0,
         resolutions: 0,
+        businessHours: false,
       });
     });
 

@@ -10,7 +10,7 @@ export type Org = Awaited<ReturnType<typeof newOrg>> & { orgId: string };
 
 /** identity + crm + gateway, and the RabbitMQ queues crm declared removed again on stop. */
 export async function startCrmStack(opts: StackOptions = {}) {
-  // Unless a test says otherwise, messaging is an address where nothing listens (never a developer's own one).
+  // Unless the stack runs messaging (or a test says otherwise), it is an address where nothing listens (never a developer's own one).
   const nowhere = `127.0.0.1:${await freePort()}`;
   const stack = await startStack({
     ...opts,
@@ -18,7 +18,11 @@ export async function startCrmStack(opts: StackOptions = {}) {
     // Likewise the connector (hasChatnet's phone lookups): its numbers then stay unchecked (hasChatnet=unknown).
     serviceEnv: {
       ...opts.serviceEnv,
-      crm: { MESSAGING_ADDR: nowhere, ...(opts.services?.includes('chatnet-connector') ? {} : { CONNECTOR_ADDR: nowhere }), ...opts.serviceEnv?.crm },
+      crm: {
+        ...(opts.services?.includes('messaging') ? {} : { MESSAGING_ADDR: nowhere }),
+        ...(opts.services?.includes('chatnet-connector') ? {} : { CONNECTOR_ADDR: nowhere }),
+        ...opts.serviceEnv?.crm,
+      },
     },
   });
   const api = client(stack.url);
@@ -90,13 +94,20 @@ export async function listenEvents(exchange: string, patterns: string[]) {
   };
 }
 
-/** Publish an event as another service's outbox relay would. */
-export async function publishEvent(exchange: string, type: string, orgId: string, data: unknown, id: string = randomUUID()): Promise<string> {
+/** Publish an event as another service's outbox relay would, saying it happened at `occurredAt` (default now). */
+export async function publishEvent(
+  exchange: string,
+  type: string,
+  orgId: string,
+  data: unknown,
+  id: string = randomUUID(),
+  occurredAt: string = new Date().toISOString(),
+): Promise<string> {
   const conn = await amqp.connect(infra.amqpUrl);
   try {
     const ch = await conn.createConfirmChannel();
     await ch.assertExchange(exchange, 'topic', { durable: true });
-    const body = Buffer.from(JSON.stringify({ id, type, orgId, occurredAt: new Date().toISOString(), data }));
+    const body = Buffer.from(JSON.stringify({ id, type, orgId, occurredAt, data }));
     ch.publish(exchange, type, body, { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id });
     await ch.waitForConfirms();
     return id;

@@ -35,6 +35,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'messaging.v1.MessagingService/GetConversation',
     // hasChatnet: whether a contact's phone number is on the chat network.
     'connector.v1.ConnectorService/LookupPhone',
+    // Response times counted in open hours only (analytics with businessHours=true, issue #29).
+    'messaging.v1.ServiceLevelsService/ListBusinessHours',
   ],
   messaging: [
     'identity.v1.IdentityService/GetUser',

@@ -5,6 +5,7 @@ import { SERIES } from './conversation-events';
 import type { AnalyticsDeps } from './deps';
 import { percent, seconds } from './format';
 import { Period, periodOut, resolvePeriod } from './period';
+import { openHoursStats } from './open-hours';
 import { histogram, HistogramRow, responsesAtMost, responseValuesAt } from './stats.repo';
 
 /**
@@ -12,6 +13,7 @@ import { histogram, HistogramRow, responsesAtMost, responseValuesAt } from './st
  * turns.ts for the definitions). Percentiles are exact (nearest rank: the smallest time at least p of the
  * responses did not exceed): the daily histogram says which bucket holds the k-th response, and only that
  * bucket's responses are read to find it. onTimeRate is the share of responses within the SLA, also exact.
+ * With businessHours, closed hours are not counted (open-hours.ts).
  */
 
 export const DEFAULT_SLA_MINUTES = 15;
@@ -88,11 +90,18 @@ async function compute(db: PoolClient, orgId: string, period: Period, slaMs: num
   };
 }
 
-export async function responseTime(deps: AnalyticsDeps, ctx: OrgContext, req: { dateFrom?: string; dateTo?: string; slaMinutes?: number }) {
+export async function responseTime(
+  deps: AnalyticsDeps,
+  ctx: OrgContext,
+  req: { dateFrom?: string; dateTo?: string; slaMinutes?: number; businessHours?: boolean },
+) {
   requireCan(ctx, 'analytics:view');
   const { orgId } = ctx;
   const period = resolvePeriod(req);
   const sla = slaMinutes(req.slaMinutes);
-  const stats = await inSnapshot(deps, (db) => compute(db, orgId, period, Math.floor(sla * 60_000)));
-  return { period: periodOut(period), ...stats, slaMinutes: sla };
+  const slaMs = Math.floor(sla * 60_000);
+  // Open hours only: the hours are asked first, so no snapshot is held open across messaging's answer.
+  const hours = req.businessHours ? await deps.businessHours.forOrg(ctx) : undefined;
+  const stats = await inSnapshot(deps, (db) => (hours ? openHoursStats(db, orgId, period, slaMs, hours) : compute(db, orgId, period, slaMs)));
+  return { period: periodOut(period), ...stats, slaMinutes: sla, businessHours: !!hours };
 }

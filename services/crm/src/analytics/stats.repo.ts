@@ -164,3 +164,30 @@ export async function revenueByUser(db: Queryable, orgId: string, p: Period): Pr
   });
   return rows.map((r) => ({ userId: r.user_id, revenue: r.revenue }));
 }
+
+export interface PeriodDuration {
+  /** 1 a response, 2 a resolution (analytics_durations.kind). */
+  kind: number;
+  first: boolean;
+  startedAt: Date;
+  endedAt: Date;
+  /** The conversation's chat-network account, when crm has heard of the conversation (conversation_owners). */
+  accountId: string | null;
+}
+
+/**
+ * Every response and resolution that ended in the period, with its conversation's account: what counting open hours
+ * only needs (the aggregates hold clock time). At most `limit` rows, oldest end first.
+ */
+export async function durationsEnded(db: Queryable, orgId: string, p: Period, limit: number): Promise<PeriodDuration[]> {
+  const { rows } = await db.query({
+    name: 'analytics_durations_ended_with_account',
+    text: `SELECT d.kind, d.first, d.started_at AS "startedAt", d.ended_at AS "endedAt", o.chatnet_account_id AS "accountId"
+             FROM analytics_durations d
+             LEFT JOIN conversation_owners o ON o.conversation_id = d.conversation_id AND o.org_id = d.org_id
+            WHERE d.org_id = $1 AND d.ended_at >= $2 AND d.ended_at < $3
+            ORDER BY d.ended_at LIMIT $4`,
+    values: [orgId, p.from, p.to, limit],
+  });
+  return rows;
+}

@@ -70,5 +70,6 @@ export function responseTimeOut(r: ResponseTimeStats) {
     responses: r.responses,
     firstResponses: r.firstResponses,
     resolutions: r.resolutions,
+    businessHours: r.businessHours,
   };
 }

@@ -52,9 +52,9 @@ describe('ai, integrations, scoring, reports and analytics mappers', () => {
       teamTotal: { contactsAssigned: 0, messagesReplied: 0, conversionRate: 0, revenueGenerated: 0 },
     });
     expect(() => teamPerformanceOut({ ...teamPerformance(), teamTotal: null })).toThrow('crm TeamPerformance: teamTotal is missing from the answer');
-    const r = responseTimeOut({ period: null, slaMinutes: 60, responses: 0, firstResponses: 0, resolutions: 0 });
+    const r = responseTimeOut({ period: null, slaMinutes: 60, responses: 0, firstResponses: 0, resolutions: 0, businessHours: true });
     expect(r).toEqual({
-      period: null, averageFirstResponseTime: 0, averageResolutionTime: 0, medianResponseTime: 0, percentile95: 0, percentile99: 0, onTimeRate: 0, slaMinutes: 60, responses: 0, firstResponses: 0, resolutions: 0,
+      period: null, averageFirstResponseTime: 0, averageResolutionTime: 0, medianResponseTime: 0, percentile95: 0, percentile99: 0, onTimeRate: 0, slaMinutes: 60, responses: 0, firstResponses: 0, resolutions: 0, businessHours: true,
     });
   });
 });

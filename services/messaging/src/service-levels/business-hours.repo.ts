@@ -29,6 +29,16 @@ export async function effective(db: Queryable, orgId: string, accountId: string 
   return rows[0];
 }
 
+/** Every row of the org: its own hours (accountId null) and each account's. An org has a handful of accounts. */
+export async function listAll(db: Queryable, orgId: string): Promise<Array<BusinessHoursRow & { accountId: string | null }>> {
+  const { rows } = await db.query(
+    `SELECT chatnet_account_id AS "accountId", timezone, days, holidays, updated_at AS "updatedAt"
+       FROM business_hours WHERE org_id = $1 ORDER BY chatnet_account_id NULLS FIRST`,
+    [orgId],
+  );
+  return rows;
+}
+
 export async function upsert(db: Queryable, orgId: string, accountId: string | null, hours: BusinessHours): Promise<BusinessHoursRow> {
   const target = accountId === null ? '(org_id) WHERE chatnet_account_id IS NULL' : '(org_id, chatnet_account_id) WHERE chatnet_account_id IS NOT NULL';
   const { rows } = await db.query(

@@ -68,6 +68,16 @@ export async function set(deps: Deps, ctx: OrgContext, req: HoursInput) {
   return get(deps, ctx, { chatnetAccountId: accountId ?? undefined });
 }
 
+/** ListBusinessHours: the org's hours and every account's own, for another service's arithmetic (anyone in the org). */
+export async function listAll(deps: Deps, ctx: OrgContext) {
+  const rows = await repo.listAll(deps.pool, ctx.orgId);
+  const org = rows.find((r) => r.accountId === null);
+  return {
+    org: present(null, org ?? ALWAYS_OPEN, false, org?.updatedAt),
+    accounts: rows.filter((r) => r.accountId !== null).map((r) => present(r.accountId, r, false, r.updatedAt)),
+  };
+}
+
 /** GET /settings/business-hours/status: open now, and when that next changes. */
 export async function status(deps: Deps, ctx: OrgContext, req: { chatnetAccountId?: string }, now = new Date()) {
   const accountId = await accountOf(deps, ctx, req.chatnetAccountId);

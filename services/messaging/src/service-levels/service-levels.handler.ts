@@ -9,6 +9,7 @@ export function serviceLevelsHandlers(deps: Deps): HandlersFor<'messaging.v1.Ser
     GetBusinessHours: (req, ctx) => businessHours.get(deps, ctx, req),
     SetBusinessHours: (req, ctx) => businessHours.set(deps, ctx, req),
     GetBusinessHoursStatus: (req, ctx) => businessHours.status(deps, ctx, req),
+    ListBusinessHours: (_req, ctx) => businessHours.listAll(deps, ctx),
     ListSlaPolicies: (req, ctx) => slaPolicies.list(deps, ctx, req),
     GetSlaPolicy: (req, ctx) => slaPolicies.get(deps, ctx, req),
     CreateSlaPolicy: (req, ctx) => slaPolicies.create(deps, ctx, req),
