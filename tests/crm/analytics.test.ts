@@ -133,6 +133,13 @@ describe('analytics: conversion funnel, team performance, response times', () =>
       });
     });
 
+    it('businessHours=true needs messaging’s business hours: without messaging it is 503, never clock time passed off as open time', async () => {
+      // This stack runs no messaging (crm's MESSAGING_ADDR is an address where nothing listens).
+      const res = await owner.get('/api/v1/analytics/response-time?dateFrom=2024-03-01&dateTo=2024-03-01&businessHours=true');
+      expect(res.status).toBe(503);
+      expect(res.body.error.message).toMatch(/messaging service is unavailable/);
+    });
+
     it('the SLA is a query parameter: a response exactly at the target is on time', async () => {
       const rate = async (sla: string) => (await stats(`dateFrom=2024-03-01&dateTo=2024-03-01&slaMinutes=${sla}`)).onTimeRate;
       expect(await rate('2')).toBe(25);
