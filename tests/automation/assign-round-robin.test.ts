@@ -1,40 +1,24 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { eventually } from '@crm/testing';
 import { member } from '../messaging/inbox-support';
-import { eventBus, fakeConnector } from '../messaging/support';
 import type { Client } from '../support/http';
-import { startStack, Stack } from '../support/stack';
-import { org } from './support';
+import type { Stack } from '../support/stack';
+import { automationWithMessaging, AutomationWithMessaging } from './messaging-stack';
 
 // The automation action assign_round_robin: a rule hands the event's conversation to the next person of its
 // account's rotation (messaging's AssignRoundRobin), whatever the account's mode; one already assigned stays so.
 describe('automation action assign_round_robin', () => {
+  let f: AutomationWithMessaging;
   let stack: Stack;
-  let bus: Awaited<ReturnType<typeof eventBus>>;
-  let connector: Awaited<ReturnType<typeof fakeConnector>>;
+  let bus: AutomationWithMessaging['bus'];
+  let connector: AutomationWithMessaging['connector'];
   let owner: Client;
   let orgId: string;
-  const dir = mkdtempSync(path.join(tmpdir(), 'automation-rr-'));
 
   beforeAll(async () => {
-    connector = await fakeConnector();
-    stack = await startStack({
-      services: ['crm', 'messaging', 'automation'],
-      serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, ATTACHMENTS_DIR: dir }, automation: { RUN_POLL_MS: '100' } },
-    });
-    bus = await eventBus(stack);
-    const a = await org(stack, 'Acme');
-    owner = a.owner;
-    orgId = a.orgId;
+    f = await automationWithMessaging('rr');
+    ({ stack, bus, connector, owner, orgId } = f);
   }, 60_000);
-  afterAll(async () => {
-    await bus?.close();
-    await stack?.stop();
-    await connector?.down();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => f?.stop());
 
   it('is a known action type: accepted without settings, listed in the 400 for an unknown type', async () => {
     const ok = await owner.post('/api/v1/automation/rules', { name: 'RR', trigger: { type: 'conversation_created' }, actions: [{ type: 'assign_round_robin' }] });

@@ -1,40 +1,22 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { eventually } from '@crm/testing';
-import { eventBus, fakeConnector } from '../messaging/support';
 import type { Client } from '../support/http';
-import { startStack, Stack } from '../support/stack';
-import { org } from './support';
+import { automationWithMessaging, AutomationWithMessaging } from './messaging-stack';
 
 // The automation action set_priority (issue #29): a rule sets the event's conversation's priority through messaging's
 // SetConversationPriority; the change is announced as conversation.priority_changed, which starts rules with the
 // trigger conversation_priority_changed.
 describe('automation action set_priority and trigger conversation_priority_changed', () => {
-  let stack: Stack;
-  let bus: Awaited<ReturnType<typeof eventBus>>;
-  let connector: Awaited<ReturnType<typeof fakeConnector>>;
+  let f: AutomationWithMessaging;
+  let bus: AutomationWithMessaging['bus'];
+  let connector: AutomationWithMessaging['connector'];
   let owner: Client;
   let orgId: string;
-  const dir = mkdtempSync(path.join(tmpdir(), 'automation-priority-'));
 
   beforeAll(async () => {
-    connector = await fakeConnector();
-    stack = await startStack({
-      services: ['crm', 'messaging', 'automation'],
-      serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, ATTACHMENTS_DIR: dir }, automation: { RUN_POLL_MS: '100' } },
-    });
-    bus = await eventBus(stack);
-    const a = await org(stack, 'Acme');
-    owner = a.owner;
-    orgId = a.orgId;
+    f = await automationWithMessaging('priority');
+    ({ bus, connector, owner, orgId } = f);
   }, 60_000);
-  afterAll(async () => {
-    await bus?.close();
-    await stack?.stop();
-    await connector?.down();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => f?.stop());
 
   const newRule = (body: object) => owner.post('/api/v1/automation/rules', body);
 
