@@ -13,7 +13,10 @@ const Env = z.object({
   DATABASE_DIRECT_URL: fields.databaseDirectUrl(),
   /** Connections in this service's pool (the same setting in every service; README: connection budget). */
   DATABASE_POOL_SIZE: fields.databasePoolSize(10),
-  /** RabbitMQ: identity consumes audit.recorded from the other services into the audit log. */
+  /**
+   * RabbitMQ: identity consumes audit.recorded from the other services into the audit log, and publishes its outbox
+   * (user.availability_changed, user.deactivated).
+   */
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   ...brokerUserEnv,
   /** Topic exchange shared by every service; also the prefix of this service's queue names. */
@@ -44,6 +47,11 @@ const Env = z.object({
    * answers invitationSent false with the link for the admin to share.
    */
   ...smtpEnv,
+  /**
+   * How long a user may have no socket connected to any gateway before they count as offline, whatever they chose
+   * (ms; issue #29 item 4). Tests shorten it.
+   */
+  AVAILABILITY_OFFLINE_AFTER_MS: z.coerce.number().int().min(100).default(300_000),
   /**
    * Failed logins allowed per email+IP within 15 minutes (consecutive), and per email+IP within a day (the daily
    * lock). Both per account and address: one attacker behind a shared address (an office, a proxy) locks out only
