@@ -25,6 +25,11 @@ const Env = z.object({
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(180),
   /** How often the audit-log retention sweep runs (ms). */
   AUDIT_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(3_600_000),
+  /**
+   * How long a user may have no socket connected to any gateway before they count as offline, whatever they chose
+   * (ms; issue #29 item 4). Tests shorten it.
+   */
+  AVAILABILITY_OFFLINE_AFTER_MS: z.coerce.number().int().min(100).default(300_000),
   /** Redis for login throttling and the token/API-key revocation keys the gateway reads. */
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key of this deployment (tests use a unique one). */
@@ -47,11 +52,6 @@ const Env = z.object({
    * answers invitationSent false with the link for the admin to share.
    */
   ...smtpEnv,
-  /**
-   * How long a user may have no socket connected to any gateway before they count as offline, whatever they chose
-   * (ms; issue #29 item 4). Tests shorten it.
-   */
-  AVAILABILITY_OFFLINE_AFTER_MS: z.coerce.number().int().min(100).default(300_000),
   /**
    * Failed logins allowed per email+IP within 15 minutes (consecutive), and per email+IP within a day (the daily
    * lock). Both per account and address: one attacker behind a shared address (an office, a proxy) locks out only
