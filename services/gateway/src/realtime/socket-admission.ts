@@ -80,8 +80,10 @@ export class SocketsPerUser {
     private readonly perUser: number,
     private readonly log: Logger,
     private readonly onPresence: (change: PresenceChange) => void = () => undefined,
+    /** Tests shorten these to see a dead gateway's users reaped. */
+    private readonly timing = { entryTtlMs: ENTRY_TTL_MS, renewEveryMs: RENEW_EVERY_MS },
   ) {
-    this.timer = setInterval(() => void this.renew(), RENEW_EVERY_MS);
+    this.timer = setInterval(() => void this.renew(), timing.renewEveryMs);
     this.timer.unref();
     void this.reap();
   }
@@ -100,7 +102,7 @@ export class SocketsPerUser {
     const answer = Number(
       await this.redis.eval(ADMIT, {
         keys: this.presenceKeys(userId),
-        arguments: [String(now), String(now + ENTRY_TTL_MS), String(this.perUser), socketId, String(ENTRY_TTL_MS), `${orgId}:${userId}`],
+        arguments: [String(now), String(now + this.timing.entryTtlMs), String(this.perUser), socketId, String(this.timing.entryTtlMs), `${orgId}:${userId}`],
       }),
     );
     if (answer < 0) return false;
@@ -128,12 +130,12 @@ export class SocketsPerUser {
 
   private async renew(): Promise<void> {
     if (this.mine.size) {
-      const until = Date.now() + ENTRY_TTL_MS;
+      const until = Date.now() + this.timing.entryTtlMs;
       const multi = this.redis.multi();
       for (const [socketId, { userId, orgId }] of this.mine) {
         multi
           .zAdd(this.key(userId), { score: until, value: socketId }, { condition: 'XX' })
-          .pExpire(this.key(userId), ENTRY_TTL_MS)
+          .pExpire(this.key(userId), this.timing.entryTtlMs)
           .zAdd(`${this.prefix}sockets:presence`, { score: until, value: `${orgId}:${userId}` }, { comparison: 'GT' });
       }
       await multi.exec().catch((err) => this.log.warn({ err }, 'socket count: renewal failed'));
