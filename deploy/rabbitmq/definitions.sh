@@ -10,7 +10,8 @@
 # named <exchange>.<service>.<consumer> (+ .retry.<n>, .dlq, or a random suffix for the gateway's
 # per-instance queue), so each service may create, bind and read only its own queues and the exchange:
 #   configure: declare the exchange and its own queues
-#   write:     publish to the exchange (outbox relay); bind its own queues; publish to the default
+#   write:     publish to the exchange (outbox relay: every service but the gateway, identity included for its
+#              user.* events); bind its own queues; publish to the default
 #              exchange (amq.default) to move a failed message to its own retry or dead-letter queue
 #   read:      bind from the exchange; consume its own queues
 set -euf

@@ -4,7 +4,7 @@
 # commands (FLUSHALL, KEYS, CONFIG, DEBUG, ...); INFO stays allowed (operators' checks). The default user is off.
 #   identity   login throttles; API-key cache entries and revocation keys (it writes them), and the two channels
 #              it announces revocations on
-#   gateway    rate limits, socket counts, API-key cache entries (it caches identity's answers), the revocation keys
+#   gateway    rate limits, socket counts and presence, API-key cache entries (it caches identity's answers), the revocation keys
 #              read-only, and pub/sub (the socket.io adapter's channels, the revocation channels)
 #   messaging  the send governor; chatnet-connector its leases, QR codes, sends and lookups, and the sandbox network;
 #   ai         its quotas

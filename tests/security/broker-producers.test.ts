@@ -193,4 +193,16 @@ describe('RabbitMQ producer checks', () => {
     expect(listed).toHaveLength(1);
     await ch.close();
   }, 120_000);
+
+  it('identity publishes its outbox (user.deactivated) as its own user', async () => {
+    const ch = await admin.createChannel();
+    const q = await ch.assertQueue('', { exclusive: true });
+    await ch.bindQueue(q.queue, exchange, 'user.deactivated');
+    const created = await owner.post('/api/v1/users', { email: `leaver.${Date.now()}@example.test`, fullName: 'Lee Leaver', role: 'agent', password: 'correct horse battery' });
+    expect(created.status).toBe(201);
+    expect((await owner.del(`/api/v1/users/${created.body.id}`)).status).toBe(204);
+    const msg = await eventually(() => ch.get(q.queue, { noAck: true }), 20_000);
+    expect([msg.properties.userId, JSON.parse(msg.content.toString()).data]).toEqual([user('identity'), { userId: created.body.id }]);
+    await ch.close();
+  }, 30_000);
 });

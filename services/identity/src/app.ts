@@ -2,11 +2,12 @@ import path from 'node:path';
 import { authKeys, createTokenSigner } from '@crm/auth';
 import { directDatabaseUrl } from '@crm/config';
 import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
-import { AUDIT_RECORDED, brokerConnected, eachEvent, EventConsumer, installEventTables } from '@crm/events';
+import { AUDIT_RECORDED, brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
+import { OfflineTimer } from './availability';
 import type { IdentityConfig } from './config';
 import type { Deps } from './deps';
 import { sweep as sweepAuditLog } from './domain/audit';
@@ -28,7 +29,7 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
   // Over the direct connection: a migration run holds its session (an advisory lock across transactions).
   await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  // processed_events makes the audit consumer idempotent (identity publishes nothing, so its outbox stays empty).
+  // processed_events makes the audit consumer idempotent; the outbox carries user.availability_changed and user.deactivated.
   await installEventTables(pool);
   const redis = createRedisClient(config.REDIS_URL, log, 'identity');
   // Resolves once Redis answers (retrying, and logging, until then): identity does not serve without its login throttle.
@@ -60,16 +61,23 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     concurrency: 4,
     metrics,
   });
+  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const offlineTimer = new OfflineTimer(deps);
   try {
+    await relay.start();
     await auditConsumer.start();
+    await offlineTimer.start();
   } catch (err) {
+    await offlineTimer.stop().catch(() => undefined);
+    await auditConsumer.stop().catch(() => undefined);
+    await relay.stop().catch(() => undefined);
     await closeRedisClient(redis);
     await pool.end();
     throw err;
   }
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
-    rabbitmq: () => brokerConnected([auditConsumer]),
+    rabbitmq: () => brokerConnected([relay, auditConsumer]),
     redis: () => redisAnswers(redis),
   });
   server.add(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), identityHandlers(deps));
@@ -79,7 +87,10 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
   const stop = async () => {
     await sweeper.stop();
     await server.stop();
+    await offlineTimer.stop();
     await auditConsumer.stop();
+    // Last: what the timer and the handlers enqueued on the way out is still published.
+    await relay.stop();
     deps.mailer.close();
     await closeRedisClient(redis);
     await pool.end();

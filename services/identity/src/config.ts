@@ -13,7 +13,10 @@ const Env = z.object({
   DATABASE_DIRECT_URL: fields.databaseDirectUrl(),
   /** Connections in this service's pool (the same setting in every service; README: connection budget). */
   DATABASE_POOL_SIZE: fields.databasePoolSize(10),
-  /** RabbitMQ: identity consumes audit.recorded from the other services into the audit log. */
+  /**
+   * RabbitMQ: identity consumes audit.recorded from the other services into the audit log, and publishes its outbox
+   * (user.availability_changed, user.deactivated).
+   */
   AMQP_URL: fields.url('amqp://guest:guest@127.0.0.1:5672'),
   ...brokerUserEnv,
   /** Topic exchange shared by every service; also the prefix of this service's queue names. */
@@ -22,6 +25,11 @@ const Env = z.object({
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(180),
   /** How often the audit-log retention sweep runs (ms). */
   AUDIT_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(3_600_000),
+  /**
+   * How long a user may have no socket connected to any gateway before they count as offline, whatever they chose
+   * (ms; issue #29 item 4). Tests shorten it.
+   */
+  AVAILABILITY_OFFLINE_AFTER_MS: z.coerce.number().int().min(100).default(300_000),
   /** Redis for login throttling and the token/API-key revocation keys the gateway reads. */
   REDIS_URL: fields.url('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key of this deployment (tests use a unique one). */

@@ -13,6 +13,7 @@ import type { TokenRevocations } from '../http/token-revocations';
 import { closeRedis, duplicateRedis, type Redis } from '../redis';
 import { adapterPublisher } from './adapter-client';
 import { InboxAudience } from './inbox-audience';
+import { PresenceReporter } from './presence-reporter';
 import { joinThrottle, originAllowed, SocketsPerUser } from './socket-admission';
 import { startSessionGuard } from './session-guard';
 
@@ -56,6 +57,7 @@ const ROUTED = [
   'conversation.status_changed',
   'conversation.priority_changed',
   'notification.created',
+  'user.availability_changed',
 ] as const;
 
 /**
@@ -96,6 +98,9 @@ export async function routeEvent(e: EventEnvelope, audience: InboxAudience): Pro
       const rooms = userId ? [`user:${userId}`] : audienceRole ? ROLES.filter((r) => roleRank(r) >= roleRank(audienceRole)).map((r) => `${org}:role:${r}`) : [org];
       return { rooms, event: 'notification', payload: e.data };
     }
+    case 'user.availability_changed':
+      // Teammates see who is available: the whole org, the effective status only.
+      return { rooms: [org], event: 'user.availability', payload: { userId: e.data.userId, status: e.data.status } };
   }
 }
 
@@ -113,7 +118,9 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     allowRequest: (req, cb) => cb(originAllowed(req, corsOrigins) ? null : 'origin not allowed', originAllowed(req, corsOrigins)),
     serveClient: false,
   });
-  const perUser = new SocketsPerUser(redis, config.REDIS_PREFIX, config.SOCKETS_PER_USER, log);
+  // Counts each user's live sockets across the gateways; identity hears when the first connects and the last goes.
+  const presence = new PresenceReporter(clients, log);
+  const perUser = new SocketsPerUser(redis, config.REDIS_PREFIX, config.SOCKETS_PER_USER, log, (change) => presence.report(change));
   io.adapter(createAdapter(adapterPublisher(pub, log), sub, { key: `${config.REDIS_PREFIX}socket.io` }));
   const guard = await startSessionGuard({ io, redis, sync: deps.sync, tokens: deps.tokens, prefix: config.REDIS_PREFIX, resyncMs: config.SOCKET_SESSION_RESYNC_MS, log });
   const audience = new InboxAudience(
@@ -137,7 +144,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
       return next(new Error('unavailable'));
     }
     try {
-      if (!(await perUser.admit(claims.sub, socket.id))) return next(Object.assign(new Error('too_many_connections'), { data: { reason: 'too_many_connections', limit: config.SOCKETS_PER_USER } }));
+      if (!(await perUser.admit(claims.sub, claims.org, socket.id))) return next(Object.assign(new Error('too_many_connections'), { data: { reason: 'too_many_connections', limit: config.SOCKETS_PER_USER } }));
     } catch (err) {
       log.warn({ err }, 'socket handshake: connection count unavailable');
       return next(new Error('unavailable'));
@@ -182,7 +189,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
-    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'message.recalled', 'message.reaction', 'conversation.assigned', 'conversation.status_changed', 'conversation.priority_changed', 'notification.created'],
+    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'message.recalled', 'message.reaction', 'conversation.assigned', 'conversation.status_changed', 'conversation.priority_changed', 'notification.created', 'user.availability_changed'],
     logger: log,
     metrics: deps.metrics,
     maxAttempts: 2,
@@ -221,9 +228,12 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
       await consumer.stop();
       await audienceChanges.stop();
       await guard.stop();
-      perUser.stop();
       // The callback, not close()'s promise, waits for the HTTP server to close.
       await new Promise<void>((resolve) => void io.close(() => resolve()));
+      // The sockets closed above are released and their users' last disconnects reported before Redis and the
+      // clients close: identity starts their offline window (a client reconnecting to another gateway ends it).
+      await perUser.stop();
+      await presence.stop();
       await closeRedis(pub);
       await closeRedis(sub);
     },

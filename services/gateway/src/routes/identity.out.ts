@@ -7,7 +7,10 @@ type Team = identity.Team__Output;
 type ApiKeyInfo = identity.ApiKeyInfo__Output;
 type AuditEntry = identity.AuditEntry__Output;
 
-/** The User resource: unset department, phone and avatar are null; lastLogin is null until the first sign-in. */
+/**
+ * The User resource: unset department, phone and avatar are null; lastLogin is null until the first sign-in;
+ * availability is the effective one (online, away, offline).
+ */
 export function userOut(u: User) {
   return {
     id: u.id,
@@ -21,6 +24,7 @@ export function userOut(u: User) {
     status: u.status,
     createdAt: u.createdAt,
     lastLogin: u.lastLogin ?? null,
+    availability: u.availability,
   };
 }
 

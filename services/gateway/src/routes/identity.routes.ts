@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { AVAILABILITY_STATUSES } from '@crm/events';
 import { identityRules as rules } from '@crm/validation';
 import { auditLogRoutes } from './audit-log.routes';
 import type { RouteDeps } from './deps';
@@ -42,12 +43,14 @@ export const UserPatch = z.object({
 });
 
 export const NotificationPreferences = z.object({ notifyByEmail: z.boolean({ error: 'must be true or false' }) });
+export const AvailabilityChoice = z.object({ status: s.enumOf(AVAILABILITY_STATUSES) });
 
 export const UserQuery = z.object({
   role: s.optionalQueryEnum(rules.USER_ROLES),
   department: z.string().max(MAX.department, `must be at most ${MAX.department} characters`).optional(),
   status: s.optionalQueryEnum(rules.USER_STATUSES),
   search: z.string().max(200).optional(),
+  availability: s.optionalQueryEnum(AVAILABILITY_STATUSES),
 });
 
 const uuidList = z.array(z.string().uuid('must be a user id'), { error: 'must be an array of user ids' }).max(rules.MAX_TEAM_MEMBERS, `must list at most ${rules.MAX_TEAM_MEMBERS} users`);
@@ -101,6 +104,14 @@ export function identityRoutes(deps: RouteDeps): Router {
   });
   r.put('/profile/notifications', auth.bearer, async (req, res) => {
     res.json(await identity.SetNotificationPreferences(body(req, NotificationPreferences), ctxOf(req, res)));
+  });
+
+  // The signed-in user's own availability: what they chose and what others see (offline with no socket for a while).
+  r.get('/profile/availability', auth.bearer, async (req, res) => {
+    res.json(await identity.GetAvailability({}, ctxOf(req, res)));
+  });
+  r.put('/profile/availability', auth.bearer, async (req, res) => {
+    res.json(await identity.SetAvailability(body(req, AvailabilityChoice), ctxOf(req, res)));
   });
 
   r.get('/users', auth.bearer, async (req, res) => {

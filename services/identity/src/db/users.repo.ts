@@ -14,6 +14,8 @@ export interface UserRow {
   created_at: Date;
   last_login: Date | null;
   notify_by_email: boolean;
+  /** Effective availability (migration 005; availability/ writes it). */
+  availability: string;
 }
 
 /** The User message as the API shows it; never includes the password hash. */
@@ -30,6 +32,7 @@ export function toUser(r: UserRow) {
     status: r.status,
     createdAt: iso(r.created_at),
     lastLogin: isoOrUndefined(r.last_login),
+    availability: r.availability,
   };
 }
 
@@ -81,6 +84,7 @@ export interface UserFilter {
   department?: string;
   status?: string;
   search?: string;
+  availability?: string;
 }
 
 export async function listUsers(db: Queryable, orgId: string, f: UserFilter) {
@@ -93,6 +97,7 @@ export async function listUsers(db: Queryable, orgId: string, f: UserFilter) {
   if (f.role) add('role = ?', f.role);
   if (f.department) add('department = ?', f.department);
   if (f.status) add('status = ?', f.status);
+  if (f.availability) add('availability = ?', f.availability);
   if (f.search) add(`(full_name ILIKE ? OR email::text ILIKE $${args.length + 1})`, `%${escapeLike(f.search)}%`);
   const whereSql = where.join(' AND ');
   const total = (await db.query<{ n: number }>(`SELECT count(*) AS n FROM users WHERE ${whereSql}`, args)).rows[0].n;

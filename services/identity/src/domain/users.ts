@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sha256Hex } from '@crm/crypto';
 import { AppError, forbidden, notFound, requireCan, requireUser, roleRank, OrgContext } from '@crm/grpc-kit';
-import { withTransaction } from '@crm/db';
+import { withTransaction, type Queryable } from '@crm/db';
+import { AVAILABILITY_STATUSES, enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
 import * as orgs from '../db/orgs.repo';
 import * as tokens from '../db/tokens.repo';
@@ -9,7 +10,7 @@ import * as users from '../db/users.repo';
 import { record as recordAudit } from './audit';
 import { checkPasswordStrength, hashPassword } from './passwords';
 import { invalidateAccessTokens } from './sessions';
-import { isUuid, normaliseEmail, optionalHttpUrl, optionalText, rejectNul, requireText } from '@crm/validation';
+import { isUuid, normaliseEmail, optionalHttpUrl, optionalOneOf, optionalText, rejectNul, requireText } from '@crm/validation';
 import { requireRole, rules } from './validation';
 
 const INVITATION_DAYS = 7;
@@ -32,6 +33,7 @@ export async function list(deps: Deps, ctx: OrgContext, req: users.UserFilter) {
   const { orgId } = ctx;
   if (req.status) rules.userStatus(req.status);
   if (req.role) requireRole(req.role);
+  optionalOneOf(req.availability, AVAILABILITY_STATUSES, 'availability');
   rejectNul(req.department, 'department');
   rejectNul(req.search, 'search');
   return users.listUsers(deps.pool, orgId, req);
@@ -149,11 +151,17 @@ export async function update(
     }
     const updated = (await users.updateUser(db, orgId, target.id, patch))!;
     if (patch.status === 'inactive') await tokens.revokeAllForUser(db, target.id);
+    if (target.status !== 'inactive' && updated.status === 'inactive') await publishDeactivated(db, updated);
     for (const entry of auditedChanges(target, updated)) await recordAudit(db, ctx, entry);
     return updated;
   });
   if (changesAccess) await invalidateAccessTokens(deps, target.id);
   return users.toUser(row);
+}
+
+/** user.deactivated, in the transaction that deactivates (messaging releases their conversations on it). */
+function publishDeactivated(db: Queryable, user: users.UserRow) {
+  return enqueueEvent(db, { type: 'user.deactivated', orgId: user.org_id, data: { userId: user.id } });
 }
 
 /** DELETE deactivates: the record stays (history refers to it), sign-in and tokens stop working. */
@@ -171,6 +179,7 @@ export async function deactivate(deps: Deps, ctx: OrgContext, id: string) {
     await tokens.revokeAllForUser(db, target.id);
     if (target.status !== 'inactive') {
       await recordAudit(db, ctx, { action: 'user.deactivated', resourceType: 'user', resourceId: target.id, details: { email: target.email, status: { from: target.status, to: 'inactive' } } });
+      await publishDeactivated(db, target);
     }
   });
   await invalidateAccessTokens(deps, target.id);

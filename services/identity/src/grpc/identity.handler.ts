@@ -1,4 +1,5 @@
 import type { HandlersFor } from '@crm/grpc-kit';
+import * as availability from '../availability';
 import type { Deps } from '../deps';
 import * as apiKeys from '../domain/api-keys';
 import * as audit from '../domain/audit';
@@ -27,6 +28,9 @@ export function identityHandlers(deps: Deps): HandlersFor<'identity.v1.IdentityS
     DeactivateUser: (req, ctx) => users.deactivate(deps, ctx, req.id),
     GetNotificationPreferences: (_req, ctx) => notificationPreferences.get(deps, ctx),
     SetNotificationPreferences: (req, ctx) => notificationPreferences.set(deps, ctx, req),
+    GetAvailability: (_req, ctx) => availability.getAvailability(deps, ctx),
+    SetAvailability: (req, ctx) => availability.setAvailability(deps, ctx, req),
+    ReportPresence: (req, ctx) => availability.reportPresence(deps, ctx, req),
 
     ListTeams: (_req, ctx) => teams.list(deps, ctx),
     GetTeam: (req, ctx) => teams.get(deps, ctx, req.id),

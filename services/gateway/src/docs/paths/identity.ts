@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Accept, Login, Logout, NewOrg, NewTeam, NewUser, NotificationPreferences, Refresh, TeamPatch, UserPatch, UserQuery } from '../../routes/identity.routes';
+import { Accept, AvailabilityChoice, Login, Logout, NewOrg, NewTeam, NewUser, NotificationPreferences, Refresh, TeamPatch, UserPatch, UserQuery } from '../../routes/identity.routes';
 import { AuditQuery } from '../../routes/audit-log.routes';
 import type { apiKeyOut, auditEntryOut } from '../../routes/identity.out';
 import { nulls, reply } from '../proto-schema';
@@ -26,6 +26,15 @@ const me = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Profile' });
 me.op('POST /auth/logout', { summary: 'Sign out: revoke this access token and the refresh token sent', body: Logout, responses: { 200: MessageBody } });
 me.op('GET /profile', { summary: 'The signed-in user', responses: { 200: User } });
 me.op('GET /profile/notifications', { summary: 'The signed-in user’s notification preferences', responses: { 200: reply('identity', 'GetNotificationPreferences') } });
+me.op('GET /profile/availability', {
+  summary: 'The signed-in user’s availability: status (effective: offline also after a while with no socket connected), chosenStatus, connected',
+  responses: { 200: reply('identity', 'GetAvailability') },
+});
+me.op('PUT /profile/availability', {
+  summary: 'Set the signed-in user’s availability (effective while a socket of theirs is connected, or was a short while ago)',
+  body: AvailabilityChoice,
+  responses: { 200: reply('identity', 'SetAvailability') },
+});
 me.op('PUT /profile/notifications', { summary: 'Set the signed-in user’s notification preferences', body: NotificationPreferences, responses: { 200: reply('identity', 'SetNotificationPreferences') } });
 
 const users = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Users and teams' });
