@@ -89,6 +89,7 @@ describe('conversation.assigned, conversation.status_changed and conversation.pr
       teamId: null,
       previousAssigneeId: null,
       assignedBy: a.user.id,
+      reason: null,
     });
   });
 
