@@ -65,10 +65,7 @@ export async function assignByRotation(
   // onlyOnline: users identity last said were away or offline are skipped (assignment-repair/availability.repo.ts).
   const away = cfg.only_online ? await usersNotOnline(db, orgId, cfg.user_ids) : new Set<string>();
   const eligible = (id: string) =>
-    !excluded.has(id) &&
-    !away.has(id) &&
-    known.get(id) === true &&
-    (cfg.max_open_per_user === null || (open.get(id) ?? 0) < cfg.max_open_per_user);
+    !excluded.has(id) && !away.has(id) && known.get(id) === true && (cfg.max_open_per_user === null || (open.get(id) ?? 0) < cfg.max_open_per_user);
 
   let chosen: string | null = null;
   const previous = await assignments.previousAssignee(db, orgId, conv);
