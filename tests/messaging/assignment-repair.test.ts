@@ -297,6 +297,30 @@ describe('assignment that repairs itself', () => {
   });
 
   describe('release', () => {
+    it('a user with many open conversations goes offline: released in one go over the rest, within their caps, the remainder unassigned', async () => {
+      const accountId = f.connector.account(f.a.orgId);
+      const [x, y, z] = await agents(3, 'many');
+      await put(accountId, { userIds: [x.id, y.id, z.id], onlyOnline: true, maxOpenPerUser: 12 });
+      const uids = Array.from({ length: 30 }, (_, i) => `many-${i}`);
+      for (const uid of uids) await f.bus.inbound(f.a.orgId, { accountId, fromUid: uid, fromName: uid });
+      const convs: any[] = await eventually(async () => {
+        const res = await f.a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}&limit=100`);
+        return res.body.data.length === 30 ? res.body.data : undefined;
+      }, 20_000);
+      const xs = convs.filter((c) => c.assigneeId === x.id).map((c) => c.id as string);
+      expect(xs).toHaveLength(10);
+
+      await availability(x.id, 'offline');
+      // One transaction moves all ten (each announced once).
+      await eventually(async () => xs.every((id) => assignedEvents(id, 'user_offline').length === 1) || undefined, 15_000);
+      const to = xs.map((id) => assignedEvents(id, 'user_offline')[0].data.assigneeId);
+      // y and z hold 10 each and may take 2 more: 4 move, 6 wait unassigned.
+      expect(to.filter((id) => id === y.id)).toHaveLength(2);
+      expect(to.filter((id) => id === z.id)).toHaveLength(2);
+      expect(to.filter((id) => id === null)).toHaveLength(6);
+      expect((await f.a.owner.get(`/api/v1/conversations?assigneeId=${x.id}&limit=100`)).body.data).toHaveLength(0);
+    });
+
     it('a deactivated user: round robin accounts hand their conversations round (user_deactivated), manual ones unassign them', async () => {
       const rr = f.connector.account(f.a.orgId);
       const manual = f.connector.account(f.a.orgId);
