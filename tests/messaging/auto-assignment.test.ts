@@ -71,6 +71,8 @@ describe('auto-assignment: account settings and round robin', () => {
     const sent = await inbound(accountId, fromUid, threadId);
     return (await conversationOf(accountId, sent.threadId)).assigneeId as string | null;
   };
+  /** The repairs (issue #29 item 5, tests/messaging/assignment-repair.test.ts) are off unless set. */
+  const repairsOff = { onlyOnline: false, replyTimeoutMinutes: null, onTimeout: null, drainBacklog: false };
   const deactivate = async (id: string) => expect((await a.owner.del(`/api/v1/users/${id}`)).status).toBe(204);
 
   describe('settings', () => {
@@ -78,27 +80,27 @@ describe('auto-assignment: account settings and round robin', () => {
       const accountId = connector.account(a.orgId);
       const res = await agent.api.get(settings(accountId));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ chatnetAccountId: accountId, mode: 'manual', userIds: [], maxOpenPerUser: null });
+      expect(res.body).toEqual({ chatnetAccountId: accountId, mode: 'manual', userIds: [], maxOpenPerUser: null, ...repairsOff });
     });
 
     it('PUT (team lead) → 200 with the settings; GET returns them; assignment.updated is in the audit log', async () => {
       const accountId = connector.account(a.orgId);
       const res = await put(lead.api, accountId, { mode: 'round_robin', userIds: [u1.id, u2.id], maxOpenPerUser: 5 });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ chatnetAccountId: accountId, mode: 'round_robin', userIds: [u1.id, u2.id], maxOpenPerUser: 5 });
+      expect(res.body).toEqual({ chatnetAccountId: accountId, mode: 'round_robin', userIds: [u1.id, u2.id], maxOpenPerUser: 5, ...repairsOff });
       expect((await agent.api.get(settings(accountId))).body).toEqual(res.body);
       const entry = await auditEntryFor(a.owner, 'assignment.updated', accountId);
       expect(entry).toEqual(expect.objectContaining({ actorId: lead.id, actorType: 'user', resourceType: 'chatnet_account' }));
-      expect(entry.details).toEqual({ mode: 'round_robin', userIds: [u1.id, u2.id], maxOpenPerUser: 5, previous: null });
+      expect(entry.details).toEqual({ mode: 'round_robin', userIds: [u1.id, u2.id], maxOpenPerUser: 5, ...repairsOff, previous: null });
 
       // A second PUT replaces everything (no cap = null) and the entry says what it was before.
       const back = await put(a.owner, accountId, { mode: 'manual', userIds: [] });
-      expect(back.body).toEqual({ chatnetAccountId: accountId, mode: 'manual', userIds: [], maxOpenPerUser: null });
+      expect(back.body).toEqual({ chatnetAccountId: accountId, mode: 'manual', userIds: [], maxOpenPerUser: null, ...repairsOff });
       const second = await eventually(async () => {
         const e = await auditEntryFor(a.owner, 'assignment.updated', accountId);
         return e.details.mode === 'manual' ? e : undefined;
       });
-      expect(second.details.previous).toEqual({ mode: 'round_robin', userIds: [u1.id, u2.id], maxOpenPerUser: 5 });
+      expect(second.details.previous).toEqual({ mode: 'round_robin', userIds: [u1.id, u2.id], maxOpenPerUser: 5, ...repairsOff });
 
       // The gateway's socket audience and crm's contact visibility follow the account's users through the bus.
       const announced = await eventually(async () => {

@@ -93,6 +93,8 @@ describe('conversation ownership: assignee, team, filters, counts, conversation.
       teamId: null,
       previousAssigneeId: null,
       assignedBy: agent.id,
+      // A person's move: no system reason.
+      reason: null,
     });
     // The public shape shows the owner too.
     const pub = await a.pub.get('/api/public/conversations');

@@ -140,9 +140,10 @@ export async function eventBus(stack: Stack) {
   for (const key of ['conversation.*', 'message.*', 'chatnet_account.assignment_updated']) await ch.bindQueue(q.queue, exchange, key);
   await ch.consume(q.queue, (m) => m && seen.push(JSON.parse(m.content.toString())), { noAck: true });
 
-  const publish = (type: string, orgId: string, data: unknown, id: string = randomUUID()) =>
+  /** `occurredAt` defaults to now (an earlier one: an announcement that arrives late). */
+  const publish = (type: string, orgId: string, data: unknown, id: string = randomUUID(), occurredAt = new Date().toISOString()) =>
     new Promise<string>((resolve, reject) => {
-      const body = Buffer.from(JSON.stringify({ id, type, orgId, occurredAt: new Date().toISOString(), data }));
+      const body = Buffer.from(JSON.stringify({ id, type, orgId, occurredAt, data }));
       ch.publish(exchange, type, body, { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id }, (err) => (err ? reject(err) : resolve(id)));
     });
 

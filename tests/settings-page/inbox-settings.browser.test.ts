@@ -68,6 +68,8 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     await page.waitForURL(/\/settings\/inbox/);
   }
 
+  /** The account assignment's repairs, off until set (issue #29 item 5). */
+  const repairsOff = { onlyOnline: false, replyTimeoutMinutes: null, onTimeout: null, drainBacklog: false };
   const textOf = async (l: Locator) => (await l.textContent()) ?? '';
   const accountForm = (page: Page, name: string) => page.locator('form.account', { hasText: name });
 
@@ -93,7 +95,7 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     await form.getByRole('button', { name: 'Save' }).click();
     await eventually(async () => (await textOf(form.getByRole('status'))) === 'Saved.');
     const saved = await org.owner.get(`/api/v1/chatnet-accounts/${sales}/assignment`);
-    expect(saved.body).toEqual({ chatnetAccountId: sales, mode: 'round_robin', userIds: expect.arrayContaining([agent.id, hostile.id]), maxOpenPerUser: 3 });
+    expect(saved.body).toEqual({ chatnetAccountId: sales, mode: 'round_robin', userIds: expect.arrayContaining([agent.id, hostile.id]), maxOpenPerUser: 3, ...repairsOff });
     expect(saved.body.userIds).toHaveLength(2);
     await page.screenshot({ path: path.join(ARTIFACTS, '5-inbox-saved.png'), fullPage: true });
 
@@ -104,18 +106,32 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     expect(await form.getByRole('status').getAttribute('class')).toContain('bad');
     expect((await org.owner.get(`/api/v1/chatnet-accounts/${sales}/assignment`)).body.maxOpenPerUser).toBe(3);
 
-    // An empty cap means no cap; a reload shows what is stored.
+    // An empty cap means no cap; the repairs (issue #29 item 5) are set with the rest; a reload shows what is stored.
     await form.getByLabel('Max open per user').fill('');
     await form.getByLabel(HOSTILE_NAME).uncheck();
+    await form.getByLabel('Assign only users who are online').check();
+    await form.getByLabel('Reply timeout (minutes)').fill('15');
+    await form.getByLabel('When the assignee has not replied in time').selectOption('notify_leads');
     await form.getByRole('button', { name: 'Save' }).click();
     await eventually(async () => (await textOf(form.getByRole('status'))) === 'Saved.');
-    expect((await org.owner.get(`/api/v1/chatnet-accounts/${sales}/assignment`)).body).toEqual({ chatnetAccountId: sales, mode: 'round_robin', userIds: [agent.id], maxOpenPerUser: null });
+    expect((await org.owner.get(`/api/v1/chatnet-accounts/${sales}/assignment`)).body).toEqual({
+      chatnetAccountId: sales,
+      mode: 'round_robin',
+      userIds: [agent.id],
+      maxOpenPerUser: null,
+      ...repairsOff,
+      onlyOnline: true,
+      replyTimeoutMinutes: 15,
+      onTimeout: 'notify_leads',
+    });
     await page.reload();
     const reloaded = accountForm(page, 'Sales line');
     await reloaded.waitFor();
     expect(await reloaded.getByLabel('Mode').inputValue()).toBe('round_robin');
     expect(await reloaded.getByLabel('Anh Agent').isChecked()).toBe(true);
     expect(await reloaded.getByLabel(HOSTILE_NAME).isChecked()).toBe(false);
+    expect(await reloaded.getByLabel('Assign only users who are online').isChecked()).toBe(true);
+    expect(await reloaded.getByLabel('Reply timeout (minutes)').inputValue()).toBe('15');
     await eventually(async () => page.getByLabel("Only assigned and their accounts' unassigned").isChecked());
     // The other account is untouched.
     expect(await accountForm(page, 'Support line').getByLabel('Mode').inputValue()).toBe('manual');

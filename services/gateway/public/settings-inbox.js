@@ -88,6 +88,16 @@
     const goneNote = el('p', { className: 'hint', hidden: gone === 0, textContent: gone + ' listed user(s) no longer active: removed from the list when you save.' });
     const max = el('input', { id: 'max-' + key, name: 'maxOpenPerUser', type: 'text', inputMode: 'numeric', placeholder: 'No cap' });
     max.value = assignment.maxOpenPerUser == null ? '' : String(assignment.maxOpenPerUser);
+    // Assignment that repairs itself (issue #29 item 5): sent with every save, since a PUT replaces all the settings.
+    const onlyOnline = el('input', { id: 'online-' + key, name: 'onlyOnline', type: 'checkbox', checked: assignment.onlyOnline === true });
+    const drain = el('input', { id: 'drain-' + key, name: 'drainBacklog', type: 'checkbox', checked: assignment.drainBacklog === true });
+    const timeout = el('input', { id: 'timeout-' + key, name: 'replyTimeoutMinutes', type: 'text', inputMode: 'numeric', placeholder: 'No timeout' });
+    timeout.value = assignment.replyTimeoutMinutes == null ? '' : String(assignment.replyTimeoutMinutes);
+    const onTimeout = el('select', { id: 'on-timeout-' + key, name: 'onTimeout' },
+      el('option', { value: 'reassign', textContent: 'Reassign to the next user' }),
+      el('option', { value: 'unassign', textContent: 'Unassign' }),
+      el('option', { value: 'notify_leads', textContent: 'Notify the team leads' }));
+    onTimeout.value = assignment.onTimeout || 'reassign';
     const status = el('p', { className: 'status' });
     status.setAttribute('role', 'status');
     status.setAttribute('aria-live', 'polite');
@@ -97,6 +107,11 @@
       el('fieldset', {}, el('legend', { textContent: 'Listed users' }), checks, goneNote),
       el('label', { htmlFor: max.id, textContent: 'Max open per user' }), max,
       el('p', { className: 'hint', textContent: 'Empty: no cap. Otherwise a whole number from 1 to 10000.' }),
+      el('label', {}, onlyOnline, ' Assign only users who are online'),
+      el('label', {}, drain, ' Hand the oldest unassigned conversation to a user who gets room'),
+      el('label', { htmlFor: timeout.id, textContent: 'Reply timeout (minutes)' }), timeout,
+      el('label', { htmlFor: onTimeout.id, textContent: 'When the assignee has not replied in time' }), onTimeout,
+      el('p', { className: 'hint', textContent: 'Empty: no timeout. Otherwise a whole number from 1 to 10080.' }),
       el('button', { type: 'submit', className: 'primary', textContent: 'Save' }),
       status);
     form.dataset.accountId = account.id;
@@ -108,10 +123,21 @@
       // Digits become a number; anything else goes as typed so the API names the field and the rule.
       const cap = typed === '' ? null : /^\d+$/.test(typed) ? Number(typed) : typed;
       const userIds = [...checks.querySelectorAll('input[name=userIds]:checked')].map((b) => b.value);
-      const res = await crm.api('PUT', '/api/v1/chatnet-accounts/' + encodeURIComponent(account.id) + '/assignment', { mode: mode.value, userIds, maxOpenPerUser: cap });
+      const minutesTyped = timeout.value.trim();
+      const minutes = minutesTyped === '' ? null : /^\d+$/.test(minutesTyped) ? Number(minutesTyped) : minutesTyped;
+      const res = await crm.api('PUT', '/api/v1/chatnet-accounts/' + encodeURIComponent(account.id) + '/assignment', {
+        mode: mode.value,
+        userIds,
+        maxOpenPerUser: cap,
+        onlyOnline: onlyOnline.checked,
+        drainBacklog: drain.checked,
+        replyTimeoutMinutes: minutes,
+        onTimeout: minutes === null ? null : onTimeout.value,
+      });
       if (!res.ok) return say(status, errorText(res), false);
       mode.value = res.body.mode;
       max.value = res.body.maxOpenPerUser == null ? '' : String(res.body.maxOpenPerUser);
+      timeout.value = res.body.replyTimeoutMinutes == null ? '' : String(res.body.replyTimeoutMinutes);
       goneNote.hidden = true;
       say(status, 'Saved.', true);
     });

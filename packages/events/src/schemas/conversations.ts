@@ -127,6 +127,25 @@ export const conversationCsatReceived = defineEvent({
   webhook: 'same',
 });
 
+export const conversationReplyOverdue = defineEvent({
+  type: 'conversation.reply_overdue',
+  version: 1,
+  producers: ['messaging'],
+  description:
+    'The assignee left an inbound message unanswered for the account\'s reply timeout, and the account says to tell the team leads (onTimeout notify_leads, issue #29 item 5); data: conversationId, contactId, chatnetAccountId, assigneeId, contactName, waitingSince (the first unanswered message), dueAt, replyTimeoutMinutes.',
+  data: z.object({
+    conversationId: Id,
+    contactId: Id.nullable(),
+    chatnetAccountId: Id,
+    assigneeId: Ref.nullable(),
+    contactName: z.string(),
+    waitingSince: Instant,
+    dueAt: Instant,
+    replyTimeoutMinutes: z.number().int().positive(),
+  }),
+  webhook: 'same',
+});
+
 export const conversationNoteCreated = defineEvent({
   type: 'conversation.note_created',
   version: 1,
@@ -311,6 +330,7 @@ export const conversationEvents = [
   conversationStatusChanged,
   conversationPriorityChanged,
   conversationSlaBreached,
+  conversationReplyOverdue,
   conversationCsatReceived,
   conversationNoteCreated,
   messageReceived,

@@ -39,6 +39,8 @@ const CONVERSATION_FIELDS = ['id', 'type', 'chatnetAccountId', 'threadId', 'cont
 /** messaging's conversation.note_created: a private note (its preview, who wrote it, whom it mentions). */
 const NOTE_FIELDS = ['conversationId', 'noteId', 'authorId', 'authorName', 'mentions', 'contentPreview', 'contactId', 'contactName'];
 const ASSIGNED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'teamId', 'previousAssigneeId', 'assignedBy', 'reason'];
+/** messaging's conversation.reply_overdue: an assignee left the customer waiting past the account's reply timeout. */
+const REPLY_OVERDUE_FIELDS = ['conversationId', 'contactId', 'chatnetAccountId', 'assigneeId', 'contactName', 'waitingSince', 'dueAt', 'replyTimeoutMinutes'];
 const STATUS_CHANGED_FIELDS = ['conversationId', 'contactId', 'status', 'previousStatus', 'snoozedUntil', 'changedBy'];
 const PRIORITY_CHANGED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'priority', 'previousPriority', 'changedBy'];
 /** crm's task.* events: the task as the API shows it. */
@@ -57,6 +59,7 @@ const SUBJECT: Record<TriggerType, { prefix: string; fields: string[]; contactLo
   keyword: { prefix: 'message', fields: MESSAGE_FIELDS, contactLookup: true },
   conversation_created: { prefix: 'conversation', fields: CONVERSATION_FIELDS, contactLookup: true },
   conversation_assigned: { prefix: 'conversation', fields: ASSIGNED_FIELDS, contactLookup: true },
+  conversation_reply_overdue: { prefix: 'conversation', fields: REPLY_OVERDUE_FIELDS, contactLookup: true },
   conversation_status_changed: { prefix: 'conversation', fields: STATUS_CHANGED_FIELDS, contactLookup: true },
   conversation_priority_changed: { prefix: 'conversation', fields: PRIORITY_CHANGED_FIELDS, contactLookup: true },
   appointment_created: { prefix: 'appointment', fields: APPOINTMENT_FIELDS, contactLookup: true },

@@ -35,9 +35,18 @@ export function accountStatusOut(s: AccountStatus) {
   return { accountId: s.accountId, liveStatus: liveStatusOut(s.liveStatus) };
 }
 
-/** Auto-assignment (messaging's): the optional cap arrives absent from gRPC when there is none. */
+/** Auto-assignment (messaging's): the optional cap and reply timeout arrive absent from gRPC when there is none. */
 export function assignmentOut(a: AccountAssignment) {
-  return { chatnetAccountId: a.chatnetAccountId, mode: a.mode, userIds: a.userIds, maxOpenPerUser: a.maxOpenPerUser ?? null };
+  return {
+    chatnetAccountId: a.chatnetAccountId,
+    mode: a.mode,
+    userIds: a.userIds,
+    maxOpenPerUser: a.maxOpenPerUser ?? null,
+    onlyOnline: a.onlyOnline,
+    replyTimeoutMinutes: a.replyTimeoutMinutes ?? null,
+    onTimeout: a.onTimeout ?? null,
+    drainBacklog: a.drainBacklog,
+  };
 }
 
 /** What the account sent to the sandbox network: the message it quoted and when it was recalled, null when none. */

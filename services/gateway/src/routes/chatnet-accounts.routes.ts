@@ -50,6 +50,17 @@ export const Assignment = z.object({
     .max(10_000, 'must be a whole number from 1 to 10000, or null')
     .nullable()
     .optional(),
+  // Assignment that repairs itself (issue #29 item 5); messaging checks that the timeout and its action come together.
+  onlyOnline: z.boolean({ error: 'must be true or false' }).optional(),
+  replyTimeoutMinutes: z
+    .number({ error: 'must be a whole number from 1 to 10080, or null' })
+    .int('must be a whole number from 1 to 10080, or null')
+    .min(1, 'must be a whole number from 1 to 10080, or null')
+    .max(10_080, 'must be a whole number from 1 to 10080, or null')
+    .nullable()
+    .optional(),
+  onTimeout: s.enumOf(['reassign', 'unassign', 'notify_leads'] as const).nullable().optional(),
+  drainBacklog: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
 export const DeleteQuery = z.object({
@@ -230,7 +241,16 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   internal.put('/chatnet-accounts/:id/assignment', async (req, res) => {
     const b = body(req, Assignment);
     const out = await messaging().SetAccountAssignment(
-      { chatnetAccountId: req.params.id, mode: b.mode, userIds: b.userIds, maxOpenPerUser: b.maxOpenPerUser ?? undefined },
+      {
+        chatnetAccountId: req.params.id,
+        mode: b.mode,
+        userIds: b.userIds,
+        maxOpenPerUser: b.maxOpenPerUser ?? undefined,
+        onlyOnline: b.onlyOnline === true,
+        replyTimeoutMinutes: b.replyTimeoutMinutes ?? undefined,
+        onTimeout: b.onTimeout ?? undefined,
+        drainBacklog: b.drainBacklog === true,
+      },
       ctxOf(req, res),
     );
     res.json(assignmentOut(out));

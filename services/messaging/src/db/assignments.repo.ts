@@ -2,15 +2,33 @@ import type { Queryable } from '@crm/db';
 
 export const ASSIGNMENT_MODES = ['manual', 'round_robin'] as const;
 export type AssignmentMode = (typeof ASSIGNMENT_MODES)[number];
+/** What a reply timeout does (issue #29 item 5): hand the conversation on, take it from its assignee, or tell the team leads. */
+export const TIMEOUT_ACTIONS = ['reassign', 'unassign', 'notify_leads'] as const;
+export type TimeoutAction = (typeof TIMEOUT_ACTIONS)[number];
 
 export interface AssignmentRow {
   mode: AssignmentMode;
   user_ids: string[];
   max_open_per_user: number | null;
   next_index: number;
+  only_online: boolean;
+  reply_timeout_minutes: number | null;
+  on_timeout: TimeoutAction | null;
+  drain_backlog: boolean;
 }
 
-const COLUMNS = 'mode, user_ids::text[] AS user_ids, max_open_per_user, next_index';
+/** The settings a PUT replaces (everything but the rotation cursor). */
+export interface AssignmentSettings {
+  mode: AssignmentMode;
+  userIds: string[];
+  maxOpenPerUser: number | null;
+  onlyOnline: boolean;
+  replyTimeoutMinutes: number | null;
+  onTimeout: TimeoutAction | null;
+  drainBacklog: boolean;
+}
+
+const COLUMNS = 'mode, user_ids::text[] AS user_ids, max_open_per_user, next_index, only_online, reply_timeout_minutes, on_timeout, drain_backlog';
 
 /** An account's assignment settings; `lock` takes the row lock that serialises the rotation across instances. */
 export async function find(db: Queryable, orgId: string, accountId: string, lock = false): Promise<AssignmentRow | undefined> {
@@ -27,19 +45,16 @@ export async function listedUsers(db: Queryable, orgId: string, accountId: strin
 }
 
 /** Replace the settings; the rotation cursor stays where it was (taken modulo the new list when used). */
-export async function upsert(
-  db: Queryable,
-  orgId: string,
-  accountId: string,
-  s: { mode: AssignmentMode; userIds: string[]; maxOpenPerUser: number | null },
-): Promise<AssignmentRow> {
+export async function upsert(db: Queryable, orgId: string, accountId: string, s: AssignmentSettings): Promise<AssignmentRow> {
   const { rows } = await db.query<AssignmentRow>(
-    `INSERT INTO account_assignments (org_id, chatnet_account_id, mode, user_ids, max_open_per_user)
-     VALUES ($1, $2, $3, $4::uuid[], $5)
+    `INSERT INTO account_assignments (org_id, chatnet_account_id, mode, user_ids, max_open_per_user, only_online, reply_timeout_minutes, on_timeout, drain_backlog)
+     VALUES ($1, $2, $3, $4::uuid[], $5, $6, $7, $8, $9)
      ON CONFLICT (org_id, chatnet_account_id)
-     DO UPDATE SET mode = EXCLUDED.mode, user_ids = EXCLUDED.user_ids, max_open_per_user = EXCLUDED.max_open_per_user, updated_at = now()
+     DO UPDATE SET mode = EXCLUDED.mode, user_ids = EXCLUDED.user_ids, max_open_per_user = EXCLUDED.max_open_per_user,
+       only_online = EXCLUDED.only_online, reply_timeout_minutes = EXCLUDED.reply_timeout_minutes, on_timeout = EXCLUDED.on_timeout,
+       drain_backlog = EXCLUDED.drain_backlog, updated_at = now()
      RETURNING ${COLUMNS}`,
-    [orgId, accountId, s.mode, s.userIds, s.maxOpenPerUser],
+    [orgId, accountId, s.mode, s.userIds, s.maxOpenPerUser, s.onlyOnline, s.replyTimeoutMinutes, s.onTimeout, s.drainBacklog],
   );
   return rows[0];
 }

@@ -9,6 +9,7 @@ import * as convs from '../db/conversations.repo';
 import type { ConversationRow } from '../db/conversations.repo';
 import { EVENTS } from './events';
 import { isUuid } from '@crm/validation';
+import { usersNotOnline } from '../assignment-repair';
 
 type Forward = Partial<CallContext>;
 
@@ -61,8 +62,10 @@ export async function assignByRotation(
   // Counted under the lock: another instance's assignment committed before we got the lock is included.
   const open = await assignments.openCounts(db, orgId, cfg.user_ids);
   const excluded = new Set(opts.exclude ?? []);
+  // onlyOnline: users identity last said were away or offline are skipped (assignment-repair/availability.repo.ts).
+  const away = cfg.only_online ? await usersNotOnline(db, orgId, cfg.user_ids) : new Set<string>();
   const eligible = (id: string) =>
-    !excluded.has(id) && known.get(id) === true && (cfg.max_open_per_user === null || (open.get(id) ?? 0) < cfg.max_open_per_user);
+    !excluded.has(id) && !away.has(id) && known.get(id) === true && (cfg.max_open_per_user === null || (open.get(id) ?? 0) < cfg.max_open_per_user);
 
   let chosen: string | null = null;
   const previous = await assignments.previousAssignee(db, orgId, conv);

@@ -9,6 +9,7 @@ import { EVENTS } from '../domain/events';
 import { prepareInbound, storeInboundBatch, type InboundPrepared } from '../domain/inbound';
 import { recordSeen } from '../domain/seen';
 import { recordReaction, recordRecall } from '../reactions';
+import { applyRepairBatch, REPAIR_BINDINGS, repairKey } from '../assignment-repair';
 
 /**
  * The consumers of this service. Each has its own durable queue named after the exchange, so two
@@ -86,6 +87,17 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       batchHandler: async (events, db) => {
         for (const event of events) await withEventTrace(event, () => applyContactEvent(deps, db!, event));
       },
+    }),
+    // Assignment that repairs itself: reply timers from this service's own message events, the backlog when a
+    // conversation closes, and identity's availability and deactivation announcements (assignment-repair/).
+    new EventConsumer({
+      ...common,
+      queue: `${config.EVENTS_EXCHANGE}.messaging.assignment-repair`,
+      bindings: REPAIR_BINDINGS,
+      logger: log.child({ consumer: 'assignment-repair' }),
+      concurrency: 4,
+      batchKey: repairKey,
+      batchHandler: (events, db) => applyRepairBatch(deps, db!, events),
     }),
   ];
 }

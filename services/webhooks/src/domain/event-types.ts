@@ -19,6 +19,7 @@ export const PUBLIC_EVENT_TYPES = [
   'conversation.priority_changed',
   'conversation.sla_breached',
   'conversation.csat_received',
+  'conversation.reply_overdue',
   'conversation.note_created',
   'message.received',
   'message.sent',

@@ -27,7 +27,7 @@ const CONNECTOR = 'connector/v1/connector.proto';
 const LiveStatus = nulls(proto(CONNECTOR, 'connector.v1.LiveStatus'), ['connectedAt', 'lastHeartbeat']);
 /** chatnet-accounts.routes `account`: optional values as null (checked live by tests/gateway/openapi-contract.test.ts). */
 const Account = nulls(proto(CONNECTOR, 'connector.v1.Account'), ['chatnetUid', 'avatarUrl', 'phone', 'ownerUserId', 'lastConnectedAt']).extend({ liveStatus: LiveStatus });
-const AccountAssignment = nulls(reply('messaging', 'GetAccountAssignment'), ['maxOpenPerUser']);
+const AccountAssignment = nulls(reply('messaging', 'GetAccountAssignment'), ['maxOpenPerUser', 'replyTimeoutMinutes', 'onTimeout']);
 
 /** Chat-network accounts (connector; auto-assignment stored by messaging), internal API. */
 const accounts = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat-network accounts' });
@@ -41,7 +41,13 @@ accounts.op('POST /chatnet-accounts/:id/reconnect', { summary: 'Reconnect with t
 accounts.op('GET /chatnet-accounts/:id/status', { summary: 'The account’s live state', responses: { 200: z.object({ accountId: z.string(), liveStatus: LiveStatus }) } });
 accounts.op('PUT /chatnet-accounts/:id/proxy', { summary: 'Set or clear (null or "") the account’s proxy', body: ProxyBody, responses: { 200: reply('chatnet-connector', 'SetProxy') } });
 accounts.op('GET /chatnet-accounts/:id/assignment', { summary: 'Who gets the account’s new conversations', responses: { 200: AccountAssignment } });
-accounts.op('PUT /chatnet-accounts/:id/assignment', { summary: 'Set auto-assignment: manual or round robin over the listed users (team leads and up)', body: Assignment, responses: { 200: AccountAssignment } });
+accounts.op('PUT /chatnet-accounts/:id/assignment', {
+  summary: 'Set auto-assignment: manual or round robin over the listed users (team leads and up)',
+  description:
+    'Assignment that repairs itself: `onlyOnline` (round robin skips users not online; a user going offline releases their open conversations of the account), `replyTimeoutMinutes` with `onTimeout` (`reassign` to the next eligible user, `unassign`, or `notify_leads`) when the assignee leaves an inbound message unanswered that long (both or neither: 400 naming the missing one), `drainBacklog` (a user who gets capacity back takes the oldest unassigned conversation). Every automatic move publishes `conversation.assigned` with `assignedBy: null` and its `reason`.',
+  body: Assignment,
+  responses: { 200: AccountAssignment },
+});
 const FoundUser = z.object({
   found: z.boolean(),
   chatnetUid: z.string().nullable(),
