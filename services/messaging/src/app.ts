@@ -19,7 +19,7 @@ import { startSnoozeWaker } from './domain/status';
 import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
 import { ScheduledSender } from './scheduled';
-import { serviceLevelsFeature } from './service-levels';
+import { serviceLevelsFeature, SlaBreachTimer } from './service-levels';
 import { viewsFeature } from './views';
 import { startHttpServer } from './http/server';
 
@@ -71,6 +71,8 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   const snoozes = await startSnoozeWaker(deps);
   const scheduled = new ScheduledSender(deps);
   await scheduled.start();
+  const slaBreaches = new SlaBreachTimer(deps);
+  await slaBreaches.start();
 
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
@@ -89,6 +91,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     await sweeper.stop();
     await snoozes.stop();
     await scheduled.stop();
+    await slaBreaches.stop();
     await server.stop();
     for (const c of consumers) await c.stop();
     await relay.stop();

@@ -16,6 +16,7 @@ import { conditionsHold, contactIdOf, Facts, keywordMatches, needsContactLookup,
 import { systemContext } from '../remote';
 import { inboundAlerts } from './inbound-alerts';
 import { noteMentions } from './note-mentions';
+import { slaBreachAlerts } from './sla-breach-alerts';
 import { taskDue } from './task-due';
 
 /**
@@ -34,6 +35,7 @@ export const TRIGGER_BINDINGS = [
   'conversation.assigned',
   'conversation.status_changed',
   'conversation.priority_changed',
+  'conversation.sla_breached',
   'appointment.created',
   'appointment.updated',
   'appointment.deleted',
@@ -125,6 +127,9 @@ async function applyTriggerEvent(deps: Deps, event: EventEnvelope, db: PoolClien
       break;
     case 'task.due':
       await taskDue(event, db);
+      break;
+    case 'conversation.sla_breached':
+      await slaBreachAlerts(event, db);
       break;
   }
   await startRuns(deps, event, db, contacts);
