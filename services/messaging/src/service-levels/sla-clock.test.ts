@@ -21,6 +21,9 @@ describe('SLA clock: the windows of a conversation', () => {
     });
     // A second message while still waiting moves nothing.
     expect(applySlaNews(anchors, { kind: 'inbound', at: at('2031-01-06T10:05:00Z') }).anchors).toBe(anchors);
+    // Nor does one written before the cycle began (its event late), even when nobody waits.
+    const answered = { ...anchors, waitingSince: null, replied: true };
+    expect(applySlaNews(answered, { kind: 'inbound', at: at('2031-01-06T09:59:00Z') }).anchors).toBe(answered);
   });
 
   it('our reply meets the first response; the next inbound message starts a next-response window; closing stops every clock', () => {

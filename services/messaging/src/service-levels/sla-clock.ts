@@ -93,7 +93,8 @@ export function applySlaNews(a: SlaAnchors, news: SlaNews): { anchors: SlaAnchor
   switch (news.kind) {
     case 'inbound':
       if (!a.openedAt) return { anchors: cycle(news.at, news.at), newCycle: true };
-      if (a.waitingSince) return { anchors: a, newCycle: false };
+      // Already waiting, or written before the cycle began (news arriving late, or before a policy was attached).
+      if (a.waitingSince || news.at.getTime() < a.openedAt.getTime()) return { anchors: a, newCycle: false };
       return { anchors: { ...a, waitingSince: news.at, breached: a.breached.filter((t) => t !== 'next_response') }, newCycle: false };
     case 'reply':
       if (!a.openedAt || !a.waitingSince || news.at.getTime() < a.waitingSince.getTime()) return { anchors: a, newCycle: false };
