@@ -183,6 +183,30 @@ describe('SLA on conversations: due times, due_soon, breach, reassign, list', ()
     for (const s of ['ok', 'due_soon', 'breached']) expect((await listed(`sla=${s}`)).map((c) => c.id)).not.toContain(f.conv.b);
   });
 
+  it('GET /analytics/sla: attainment per policy over the range; agents 403; a bad range 400 naming the field; only the org’s policies', async () => {
+    const res = await owner().get('/api/v1/analytics/sla');
+    expect(res.status).toBe(200);
+    // sla-1, sla-4 missed their first response, sla-3 its next response; sla-5 was closed in time (its resolution met);
+    // sla-2 has no window that ended.
+    expect(res.body.data).toEqual([{ policyId: expect.any(String), name: 'Fast', conversations: 4, met: 1, breached: 3, attainment: 0.25 }]);
+    expect(Date.parse(res.body.to) - Date.parse(res.body.from)).toBe(30 * 86_400_000);
+    const past = await owner().get('/api/v1/analytics/sla?from=2020-01-01&to=2020-01-31');
+    expect(past.body.data).toEqual([expect.objectContaining({ conversations: 0, met: 0, breached: 0, attainment: null })]);
+    expect(past.body.from).toBe('2020-01-01T00:00:00.000Z');
+    expect(past.body.to).toBe('2020-02-01T00:00:00.000Z');
+
+    expect((await u1.api.get('/api/v1/analytics/sla')).status).toBe(403);
+    for (const [q, field] of [
+      ['from=yesterday', 'from'],
+      ['from=2031-02-01&to=2031-01-01', 'to'],
+    ]) {
+      const bad = await owner().get(`/api/v1/analytics/sla?${q}`);
+      expect(bad.status).toBe(400);
+      expect(fieldOf(bad)).toBe(field);
+    }
+    expect((await f.b.owner.get('/api/v1/analytics/sla')).body.data.map((p: any) => p.name)).not.toContain('Fast');
+  });
+
   it('businessHoursOnly: the due time skips closed hours (org B, open two days from now only)', async () => {
     const b = f.b.owner;
     const day = (new Date().getUTCDay() + 2) % 7;

@@ -26,14 +26,16 @@ ALTER TABLE conversations
 -- The breach timer: the nearest due row, and the due rows in due order.
 CREATE INDEX conversations_sla_due_idx ON conversations (sla_due_at) WHERE sla_due_at IS NOT NULL;
 
--- Every breach, for SLA reports (attainment per policy): one per conversation, window and due time.
-CREATE TABLE sla_breaches (
+-- How each window ended, for SLA reports (GET /analytics/sla: attainment per policy): met (answered or closed in
+-- time) or breached (the timer), one per conversation, window and due time; a window stopped by closing is neither.
+CREATE TABLE sla_outcomes (
   org_id          uuid NOT NULL,
   conversation_id uuid NOT NULL,
   policy_id       uuid NOT NULL,
   target          text NOT NULL,
   due_at          timestamptz NOT NULL,
-  breached_at     timestamptz NOT NULL DEFAULT now(),
+  outcome         text NOT NULL CHECK (outcome IN ('met', 'breached')),
+  at              timestamptz NOT NULL,
   PRIMARY KEY (conversation_id, target, due_at)
 );
-CREATE INDEX sla_breaches_org ON sla_breaches (org_id, breached_at);
+CREATE INDEX sla_outcomes_org ON sla_outcomes (org_id, at);

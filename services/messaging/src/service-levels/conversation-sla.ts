@@ -30,7 +30,7 @@ export function slaNewsOf(event: EventEnvelope): { conversationId: string; accou
     const d = event.data;
     const wasEnded = ENDED.includes(d.previousStatus);
     const isEnded = ENDED.includes(d.status);
-    if (isEnded && !wasEnded) return { conversationId: d.conversationId, accountId: d.chatnetAccountId, news: { kind: 'closed' } };
+    if (isEnded && !wasEnded) return { conversationId: d.conversationId, accountId: d.chatnetAccountId, news: { kind: 'closed', at: new Date(event.occurredAt) } };
     if (wasEnded && !isEnded) return { conversationId: d.conversationId, accountId: d.chatnetAccountId, news: { kind: 'reopened', at: new Date(event.occurredAt) } };
   }
   return undefined;
@@ -59,7 +59,31 @@ export async function applySlaEvent(deps: Deps, db: PoolClient, event: EventEnve
     return;
   }
   const { anchors, newCycle } = applySlaNews(repo.anchorsOf(row), about.news);
+  await recordEnded(db, row, anchors, about.news);
   await writeComputed(deps, db, row, policy, anchors, newCycle);
+}
+
+/**
+ * The windows the news ended, for the report: a reply ends the response window it answers, closing ends the
+ * resolution window (met when in time; one past due whose breach the timer had not raised yet counts as breached).
+ * A response window stopped by closing ended neither way.
+ */
+async function recordEnded(db: PoolClient, row: repo.SlaClockRow, after: SlaAnchors, news: SlaNews): Promise<void> {
+  if (!row.sla_policy_id) return;
+  const ended: Array<[string, Date | null]> =
+    news.kind === 'reply' && row.sla_waiting_since && !after.waitingSince
+      ? [
+          ['first_response', row.sla_first_response_due_at],
+          ['next_response', row.sla_next_response_due_at],
+        ]
+      : news.kind === 'closed'
+        ? [['resolution', row.sla_resolution_due_at]]
+        : [];
+  for (const [target, dueAt] of ended) {
+    if (!dueAt || row.sla_breached.includes(target)) continue;
+    const outcome = news.at.getTime() <= dueAt.getTime() ? 'met' : 'breached';
+    await repo.recordOutcome(db, { orgId: row.org_id, conversationId: row.id, policyId: row.sla_policy_id, target, dueAt, outcome, at: news.at });
+  }
 }
 
 /** The hours a policy counts in: the account's business hours when businessHoursOnly, else the clock's. */

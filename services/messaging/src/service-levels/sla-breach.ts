@@ -75,7 +75,7 @@ async function breachDue(deps: Deps, db: PoolClient, id: string): Promise<void> 
   await repo.markBreached(db, row.id, breached, now, dueAfter(row, breached));
   for (const [target, col] of missed) {
     const dueAt = row[col]!;
-    await repo.recordBreach(db, { orgId: row.org_id, conversationId: row.id, policyId: policy.id, target, dueAt, at: now });
+    await repo.recordOutcome(db, { orgId: row.org_id, conversationId: row.id, policyId: policy.id, target, dueAt, outcome: 'breached', at: now });
     await enqueueEvent(db, {
       type: EVENTS.conversationSlaBreached,
       orgId: row.org_id,

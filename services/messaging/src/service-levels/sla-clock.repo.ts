@@ -131,12 +131,36 @@ export async function moveDue(db: Queryable, id: string, dueAt: Date | null): Pr
   await db.query('UPDATE conversations SET sla_due_at = $2 WHERE id = $1', [id, dueAt]);
 }
 
-/** The report's record of a breach; a repeat (same window and due time) is ignored. */
-export async function recordBreach(db: Queryable, r: { orgId: string; conversationId: string; policyId: string; target: string; dueAt: Date; at: Date }) {
+/** How a window ended (the report's record); the first word stands: a breach is never met later. */
+export async function recordOutcome(
+  db: Queryable,
+  r: { orgId: string; conversationId: string; policyId: string; target: string; dueAt: Date; outcome: 'met' | 'breached'; at: Date },
+): Promise<void> {
   await db.query(
-    `INSERT INTO sla_breaches (org_id, conversation_id, policy_id, target, due_at, breached_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-    [r.orgId, r.conversationId, r.policyId, r.target, r.dueAt, r.at],
+    `INSERT INTO sla_outcomes (org_id, conversation_id, policy_id, target, due_at, outcome, at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+    [r.orgId, r.conversationId, r.policyId, r.target, r.dueAt, r.outcome, r.at],
   );
+}
+
+export interface SlaReportRow {
+  policyId: string;
+  name: string;
+  conversations: number;
+  breached: number;
+}
+
+/** Per policy of the org (oldest first): conversations with a window that ended in [from, to), and those with a breach. */
+export async function report(db: Queryable, orgId: string, from: Date, to: Date): Promise<SlaReportRow[]> {
+  const { rows } = await db.query<SlaReportRow>(
+    `SELECT p.id AS "policyId", p.name, count(DISTINCT o.conversation_id)::int AS conversations,
+            count(DISTINCT o.conversation_id) FILTER (WHERE o.outcome = 'breached')::int AS breached
+       FROM sla_policies p
+       LEFT JOIN sla_outcomes o ON o.policy_id = p.id AND o.org_id = p.org_id AND o.at >= $2 AND o.at < $3
+      WHERE p.org_id = $1
+      GROUP BY p.id, p.name, p.created_at ORDER BY p.created_at, p.id`,
+    [orgId, from, to],
+  );
+  return rows;
 }
 
 /** A breach that could not be recorded (the database answered an error): tried again after `ms`. */

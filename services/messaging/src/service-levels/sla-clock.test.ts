@@ -34,7 +34,7 @@ describe('SLA clock: the windows of a conversation', () => {
     expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, a).nextResponseDueAt).toEqual(at('2031-01-06T11:30:00Z'));
     // A message written before the wait began answers nothing.
     expect(applySlaNews(a, { kind: 'reply', at: at('2031-01-06T10:59:00Z') }).anchors).toBe(a);
-    const closed = applySlaNews(a, { kind: 'closed' }).anchors;
+    const closed = applySlaNews(a, { kind: 'closed', at: at('2031-01-06T12:00:00Z') }).anchors;
     expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, closed)).toEqual({ firstResponseDueAt: null, nextResponseDueAt: null, resolutionDueAt: null, dueAt: null, warnAt: null });
     // The next inbound message after closing starts a new cycle with a first-response window again.
     const again = applySlaNews(closed, { kind: 'inbound', at: at('2031-01-07T09:00:00Z') });

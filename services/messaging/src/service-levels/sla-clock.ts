@@ -79,7 +79,7 @@ export function slaDueTimes(w: SlaWindows, hours: BusinessHours, minuteMs: numbe
 }
 
 /** What a conversation's news does to its anchors. */
-export type SlaNews = { kind: 'inbound'; at: Date } | { kind: 'reply'; at: Date } | { kind: 'closed' } | { kind: 'reopened'; at: Date };
+export type SlaNews = { kind: 'inbound'; at: Date } | { kind: 'reply'; at: Date } | { kind: 'closed'; at: Date } | { kind: 'reopened'; at: Date };
 
 /** A new cycle: no wait yet, nothing breached. */
 const cycle = (at: Date, waitingSince: Date | null): SlaAnchors => ({ openedAt: at, waitingSince, replied: false, breached: [] });
