@@ -36,7 +36,7 @@ export const KNOWN_NAMES = [
   'eventType', 'expireSession', 'field', 'fields', 'filters', 'folderId', 'followers', 'formId', 'from', 'fromAvatar', 'fromName', 'fromUid', 'fullName', 'groupBy',
   'hasChatnet', 'id', 'key', 'keywords', 'label', 'leads', 'limit', 'listId', 'location', 'macroId', 'memberIds', 'message', 'metrics', 'minutes', 'model', 'name',
   'notes', 'notificationType', 'operator', 'options', 'orgName', 'ownerUserId', 'page', 'pageId', 'password', 'phone', 'position', 'priority', 'provider', 'proxyUrl',
-  'purge', 'reason', 'refreshToken', 'role', 'schedule', 'scheduledAt', 'scoreMax', 'scoreMin', 'scoringModel', 'search', 'secret', 'seenByUid', 'shared', 'slaMinutes',
+  'purge', 'reason', 'refreshToken', 'role', 'schedule', 'scheduledAt', 'scoreMax', 'scoreMin', 'scoringModel', 'search', 'secret', 'seenByUid', 'shared', 'sla', 'slaMinutes',
   'snoozedUntil', 'sortBy', 'source', 'status', 'statusId', 'tag', 'tags', 'template', 'templateId', 'threadId', 'threadType', 'title', 'to', 'token', 'trigger',
   'triggerType', 'type', 'unreadOnly', 'url', 'userId', 'value', 'variables',
 ];
