@@ -52,6 +52,8 @@ export async function applySlaEvent(deps: Deps, db: PoolClient, event: EventEnve
   const about = slaNewsOf(event);
   if (!about) return;
   const policy = await repo.accountPolicy(db, event.orgId, about.accountId);
+  // No policy: the conversation's row is locked only when it still has a clock to clear (it rarely does).
+  if (!policy && !(await repo.hasClock(db, event.orgId, about.conversationId))) return;
   const row = await repo.lockClock(db, event.orgId, about.conversationId);
   if (!row || (!policy && !row.sla_policy_id)) return;
   if (!policy) {
@@ -99,8 +101,8 @@ async function writeComputed(deps: Deps, db: PoolClient, row: repo.SlaClockRow, 
 /**
  * A policy attached to accounts, changed, or detached (null) applies to their open conversations from now on: a
  * conversation that had the clock keeps its anchors and gets the new windows; one that had none starts a cycle now
- * (waiting now when its contact's last message is unanswered); detaching clears the clock. Closed conversations
- * start when they next open. Business hours changed later do not move due times already set.
+ * (waiting now when its contact's last message is unanswered; else as answered, so the contact's next message starts
+ * a next-response window); detaching clears the clock. Closed conversations start when they next open. Business hours changed later do not move due times already set.
  */
 export async function reapplySla(deps: Deps, db: PoolClient, orgId: string, by: { accountIds: string[] } | { policyId: string }, policyId: string | null) {
   const rows = await repo.lockOpenClocks(db, orgId, by);
@@ -114,10 +116,11 @@ export async function reapplySla(deps: Deps, db: PoolClient, orgId: string, by: 
       await repo.writeClock(db, row, null, { openedAt: null, waitingSince: null, replied: false, breached: [] }, noDue, { newCycle: true });
       continue;
     }
-    if (ENDED.includes(row.status)) continue;
+    // A closed one with a clock (a policy replaced) keeps its stopped clock under the new policy. One that had none
+    // starts a cycle now: waiting when its contact's last message is unanswered, else as answered.
     const anchors: SlaAnchors = row.sla_policy_id
       ? repo.anchorsOf(row)
-      : { openedAt: now, waitingSince: waiting.has(row.id) ? now : null, replied: false, breached: [] };
+      : { openedAt: now, waitingSince: waiting.has(row.id) ? now : null, replied: !waiting.has(row.id), breached: [] };
     if (!hoursByAccount.has(row.chatnet_account_id)) hoursByAccount.set(row.chatnet_account_id, await hoursOf(deps, policy, orgId, row.chatnet_account_id));
     await writeComputed(deps, db, row, policy, anchors, !row.sla_policy_id, hoursByAccount.get(row.chatnet_account_id));
   }

@@ -61,6 +61,12 @@ export async function policy(db: Queryable, orgId: string, id: string): Promise<
   return rows[0];
 }
 
+/** Whether the conversation has an SLA clock (without locking it). */
+export async function hasClock(db: Queryable, orgId: string, id: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM conversations WHERE org_id = $1 AND id = $2 AND sla_policy_id IS NOT NULL', [orgId, id]);
+  return rows.length > 0;
+}
+
 export async function lockClock(db: Queryable, orgId: string, id: string): Promise<SlaClockRow | undefined> {
   const { rows } = await db.query<SlaClockRow>(`SELECT ${CLOCK} FROM conversations c WHERE c.org_id = $1 AND c.id = $2 FOR UPDATE OF c`, [orgId, id]);
   return rows[0];

@@ -40,6 +40,10 @@ describe('SLA clock: the windows of a conversation', () => {
     const again = applySlaNews(closed, { kind: 'inbound', at: at('2031-01-07T09:00:00Z') });
     expect(again.newCycle).toBe(true);
     expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, again.anchors).firstResponseDueAt).toEqual(at('2031-01-07T09:15:00Z'));
+    // Reopened by the contact's message whose event comes after the reopening's: the wait starts at the reopening.
+    const reopenedFirst = applySlaNews(closed, { kind: 'reopened', at: at('2031-01-07T09:00:01Z') }).anchors;
+    const late = applySlaNews(reopenedFirst, { kind: 'inbound', at: at('2031-01-07T09:00:00Z') }).anchors;
+    expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, late).firstResponseDueAt).toEqual(at('2031-01-07T09:15:01Z'));
     // A reopening starts the resolution clock; the contact's next message its first response.
     const reopened = applySlaNews(closed, { kind: 'reopened', at: at('2031-01-07T09:00:00Z') });
     expect(reopened.newCycle).toBe(true);

@@ -86,16 +86,22 @@ const cycle = (at: Date, waitingSince: Date | null): SlaAnchors => ({ openedAt: 
 
 /**
  * The anchors after the news, and whether a new cycle began (its breach is forgotten). A message our side sent
- * answers only a wait that began before it; a reopening by the contact's own message starts one cycle whichever of
- * the two events comes first.
+ * answers only a wait that began before it; a reopening by the contact's own message starts one cycle, with the
+ * contact waiting from its opening, whichever of the two events comes first.
  */
 export function applySlaNews(a: SlaAnchors, news: SlaNews): { anchors: SlaAnchors; newCycle: boolean } {
   switch (news.kind) {
     case 'inbound':
       if (!a.openedAt) return { anchors: cycle(news.at, news.at), newCycle: true };
-      // Already waiting, or written before the cycle began (news arriving late, or before a policy was attached).
-      if (a.waitingSince || news.at.getTime() < a.openedAt.getTime()) return { anchors: a, newCycle: false };
-      return { anchors: { ...a, waitingSince: news.at, breached: a.breached.filter((t) => t !== 'next_response') }, newCycle: false };
+      if (a.waitingSince) return { anchors: a, newCycle: false };
+      // Written before the cycle began and already answered: news arriving late (or from before a policy came).
+      if (news.at.getTime() < a.openedAt.getTime() && a.replied) return { anchors: a, newCycle: false };
+      // A wait starts no earlier than its cycle: the message that reopened a conversation may be stored (and its
+      // event sent) just after the reopening.
+      return {
+        anchors: { ...a, waitingSince: new Date(Math.max(news.at.getTime(), a.openedAt.getTime())), breached: a.breached.filter((t) => t !== 'next_response') },
+        newCycle: false,
+      };
     case 'reply':
       if (!a.openedAt || !a.waitingSince || news.at.getTime() < a.waitingSince.getTime()) return { anchors: a, newCycle: false };
       return {
