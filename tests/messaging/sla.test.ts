@@ -207,7 +207,7 @@ describe('SLA on conversations: due times, due_soon, breach, reassign, list', ()
     expect((await f.b.owner.get('/api/v1/analytics/sla')).body.data.map((p: any) => p.name)).not.toContain('Fast');
   });
 
-  it('businessHoursOnly: the due time skips closed hours (org B, open two days from now only)', async () => {
+  it('businessHoursOnly: the due time skips closed hours (org B, open two days from now only); a policy change and a detach apply at once', async () => {
     const b = f.b.owner;
     const day = (new Date().getUTCDay() + 2) % 7;
     expect((await b.put('/api/v1/settings/business-hours', { timezone: 'UTC', days: [{ day, open: '10:00', close: '11:00' }], holidays: [] })).status).toBe(200);
@@ -224,5 +224,11 @@ describe('SLA on conversations: due times, due_soon, breach, reassign, list', ()
     expect(sla.status).toBe('ok');
     // A's conversations are not touched by B's policy.
     expect((await conv('sla-2')).body.conversation.sla.policyId).not.toBe(policy.body.id);
+
+    // A changed policy applies to the open conversations from then on (their clocks keep their start); detaching clears it.
+    expect((await b.put(`/api/v1/sla-policies/${policy.body.id}`, { name: 'Office', firstResponseMinutes: 45, businessHoursOnly: true })).status).toBe(200);
+    expect((await b.get(`/api/v1/conversations/${f.conv.b}`)).body.conversation.sla.firstResponseDueAt).toBe(new Date(opening.getTime() + 45 * MINUTE_MS).toISOString());
+    expect((await b.put(`/api/v1/chatnet-accounts/${accountB}/sla`, { policyId: null })).status).toBe(200);
+    expect((await b.get(`/api/v1/conversations/${f.conv.b}`)).body.conversation.sla).toBeNull();
   });
 });
