@@ -171,6 +171,14 @@ describe('SLA on conversations: due times, due_soon, breach, reassign, list', ()
     expect(order).toEqual([...order].sort((x, y) => x - y));
     expect(sorted[sorted.length - 1].id).toBe(f.conv['sla-5']);
 
+    // A saved view takes the list's parameters, sla among them.
+    const view = await owner().post('/api/v1/views', { name: 'Breached', resource: 'conversations', filters: { sla: 'breached', sortBy: 'slaDue' }, shared: false });
+    expect(view.status).toBe(201);
+    expect((await listed(`viewId=${view.body.id}`)).map((c) => c.id).sort()).toEqual([...breached].sort());
+    const badView = await owner().post('/api/v1/views', { name: 'Late', resource: 'conversations', filters: { sla: 'late' }, shared: false });
+    expect(badView.status).toBe(400);
+    expect(fieldOf(badView)).toBe('filters.sla');
+
     for (const [query, field] of [
       ['sla=late', 'sla'],
       ['sortBy=soonest', 'sortBy'],
