@@ -63,7 +63,8 @@ export class SlaBreachTimer {
 async function breachDue(deps: Deps, db: PoolClient, id: string): Promise<void> {
   const row = await repo.lockDue(db, id);
   if (!row) return;
-  const now = new Date();
+  // The later of the database's time and ours: never before the due time that made the row due.
+  const now = new Date(Math.max(Date.now(), row.now.getTime()));
   const missed = TARGETS.filter(([target, col]) => row[col] && row[col]!.getTime() <= now.getTime() && !row.sla_breached.includes(target));
   const policy = row.sla_policy_id ? await repo.policy(db, row.org_id, row.sla_policy_id) : undefined;
   if (!policy || missed.length === 0) {

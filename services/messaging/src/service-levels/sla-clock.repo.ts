@@ -183,9 +183,15 @@ export async function dueIds(db: Queryable, limit: number): Promise<Array<{ id: 
   return rows;
 }
 
-/** The due row locked for its breach, or undefined when another instance holds it or it is no longer due. */
-export async function lockDue(db: Queryable, id: string): Promise<SlaClockRow | undefined> {
-  const { rows } = await db.query<SlaClockRow>(`SELECT ${CLOCK} FROM conversations c WHERE c.id = $1 AND c.sla_due_at <= now() FOR UPDATE OF c SKIP LOCKED`, [id]);
+/**
+ * The due row locked for its breach, or undefined when another instance holds it or it is no longer due; with the
+ * database's time, which decided it was due (an instance's clock may lag behind it).
+ */
+export async function lockDue(db: Queryable, id: string): Promise<(SlaClockRow & { now: Date }) | undefined> {
+  const { rows } = await db.query<SlaClockRow & { now: Date }>(
+    `SELECT ${CLOCK}, now() AS now FROM conversations c WHERE c.id = $1 AND c.sla_due_at <= now() FOR UPDATE OF c SKIP LOCKED`,
+    [id],
+  );
   return rows[0];
 }
 
