@@ -30,7 +30,7 @@ export type Rng = ReturnType<typeof rng>;
  */
 export const KNOWN_NAMES = [
   'accessToken', 'actions', 'active', 'afterLeads', 'apiKey', 'appointmentDate', 'appointmentTime', 'assignedTo', 'assignedUserId', 'assigneeId', 'assignTo',
-  'attachments', 'avatar', 'avatarUrl', 'category', 'chatnetAccountId', 'chatnetMessageId', 'chatnetUid', 'color', 'condition', 'conditions', 'contactId', 'content',
+  'attachments', 'avatar', 'avatarUrl', 'businessHours', 'category', 'chatnetAccountId', 'chatnetMessageId', 'chatnetUid', 'color', 'condition', 'conditions', 'contactId', 'content',
   'contentType', 'conversationId', 'conversationIds', 'criteria', 'customFields', 'dailyQuota', 'dateFrom', 'dateTo', 'dealValue', 'decayInterval', 'department',
   'departmentId', 'description', 'dimensions', 'direction', 'displayName', 'dryRun', 'dueAt', 'dueBefore', 'dueInMinutes', 'duration', 'email', 'enabled', 'events',
   'eventType', 'expireSession', 'field', 'fields', 'filters', 'folderId', 'followers', 'formId', 'from', 'fromAvatar', 'fromName', 'fromUid', 'fullName', 'groupBy',

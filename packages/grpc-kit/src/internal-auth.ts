@@ -33,6 +33,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'messaging.v1.MessagingService/ContactConversations',
     // A task's conversationId: the org's, and visible to the caller.
     'messaging.v1.MessagingService/GetConversation',
+    // Response-time analytics with businessHours=true: the open time of each duration (issue #29).
+    'messaging.v1.ServiceLevelsService/OpenTimes',
     // hasChatnet: whether a contact's phone number is on the chat network.
     'connector.v1.ConnectorService/LookupPhone',
   ],

@@ -5,7 +5,7 @@ import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRe
 import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
-import { identityChannel, identityDirectory, messagingConversations } from './clients';
+import { identityChannel, identityDirectory, messagingConversations, messagingOpenTime } from './clients';
 import type { CrmConfig } from './config';
 import type { Deps } from './deps';
 import { chatnetFriendsHandler, compactContactCounts, ContactWriter, crmHandlers, INBOX_VISIBILITY_BINDINGS, inboxVisibilityHandler, TotalCache } from './contacts';
@@ -49,6 +49,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     identity,
     users: identityDirectory(identity),
     conversations: messagingConversations(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY, transport),
+    openTime: messagingOpenTime(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY, transport),
     totals: new TotalCache(config.LIST_TOTAL_CACHE_MS, config.LIST_TOTAL_CACHE_MIN),
     contactWriter: new ContactWriter(scoring.recordFacts),
     metrics,
@@ -129,6 +130,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     await relay.stop();
     identity.close();
     deps.conversations.close();
+    deps.openTime.close();
     await pool.end();
   };
   return withMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }, { port, stop });

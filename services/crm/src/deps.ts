@@ -1,7 +1,7 @@
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
-import type { ConversationSource, IdentityChannel, UserDirectory } from './clients';
+import type { ConversationSource, IdentityChannel, OpenTimeSource, UserDirectory } from './clients';
 import type { CrmConfig } from './config';
 import type { ContactWriter, TotalCache } from './contacts';
 
@@ -14,6 +14,8 @@ export interface Deps {
   identity: IdentityChannel;
   users: UserDirectory;
   conversations: ConversationSource;
+  /** messaging's business hours: open time inside intervals (response-time analytics with businessHours=true). */
+  openTime: OpenTimeSource;
   totals: TotalCache;
   /** Every creation, change and deletion of a contact goes through it (with its activity, event and scoring facts). */
   contactWriter: ContactWriter;

@@ -1,5 +1,6 @@
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
+import type { OpenTimeSource } from '../clients';
 import type { TeamDirectory } from './team-directory';
 
 /** What the analytics endpoints need. */
@@ -7,4 +8,5 @@ export interface AnalyticsDeps {
   pool: Pool;
   log: Logger;
   team: TeamDirectory;
+  openTime: OpenTimeSource;
 }

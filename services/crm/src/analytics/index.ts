@@ -14,6 +14,6 @@ export { type AnalyticsMergeRecord, foldContactAnalytics, unfoldContactAnalytics
 export function analyticsFeature(deps: Deps, server: GrpcServer): { applyEvents: FamilyModule } {
   const { pool, log } = deps;
   const team = identityTeamDirectory(deps.identity);
-  server.add(serviceDefinition(loadProto('crm/v1/analytics.proto'), 'crm.v1.AnalyticsService'), analyticsHandlers({ pool, log, team }));
+  server.add(serviceDefinition(loadProto('crm/v1/analytics.proto'), 'crm.v1.AnalyticsService'), analyticsHandlers({ pool, log, team, openTime: deps.openTime }));
   return { applyEvents: analyticsEvents(log) };
 }

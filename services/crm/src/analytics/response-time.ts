@@ -5,7 +5,7 @@ import { SERIES } from './conversation-events';
 import type { AnalyticsDeps } from './deps';
 import { percent, seconds } from './format';
 import { Period, periodOut, resolvePeriod } from './period';
-import { histogram, HistogramRow, responsesAtMost, responseValuesAt } from './stats.repo';
+import { durationsEnded, histogram, HistogramRow, responsesAtMost, responseValuesAt } from './stats.repo';
 
 /**
  * Response-time statistics of a period (responses, first responses and resolutions that ended in it; see
@@ -88,11 +88,49 @@ async function compute(db: PoolClient, orgId: string, period: Period, slaMs: num
   };
 }
 
-export async function responseTime(deps: AnalyticsDeps, ctx: OrgContext, req: { dateFrom?: string; dateTo?: string; slaMinutes?: number }) {
+/** Most durations a business-hours period reads (each is measured against the hours by messaging). */
+export const BUSINESS_HOURS_MAX_DURATIONS = 50_000;
+
+/** Nearest rank of sorted values: the smallest value at least p of them do not exceed. */
+const nearestRank = (sorted: number[], p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
+
+/**
+ * The same statistics counting only the org's business hours (issue #29 item 10): the durations that ended in the
+ * period are read from the table (not the histogram, whose buckets hold clock time) and messaging measures the open
+ * time inside each; percentiles and the on-time rate are then exact over those open times.
+ */
+async function computeInBusinessHours(deps: AnalyticsDeps, ctx: OrgContext, period: Period, slaMs: number) {
+  const rows = await durationsEnded(deps.pool, ctx.orgId, period, BUSINESS_HOURS_MAX_DURATIONS + 1);
+  if (rows.length > BUSINESS_HOURS_MAX_DURATIONS) throw invalid('dateFrom', `covers more than ${BUSINESS_HOURS_MAX_DURATIONS} responses; choose a shorter period for businessHours=true`);
+  const open = await deps.openTime.openMs(
+    ctx,
+    rows.map((r) => r.startedAt.getTime()),
+    rows.map((r) => r.endedAt.getTime()),
+  );
+  const responses = rows.flatMap((r, i) => (r.kind === 'response' ? [open[i]] : [])).sort((a, b) => a - b);
+  const first = rows.flatMap((r, i) => (r.kind === 'response' && r.first ? [open[i]] : []));
+  const resolutions = rows.flatMap((r, i) => (r.kind === 'resolution' ? [open[i]] : []));
+  const mean = (ms: number[]) => (ms.length > 0 ? seconds(ms.reduce((t, v) => t + v, 0) / ms.length) : undefined);
+  const some = responses.length > 0;
+  return {
+    averageFirstResponseTime: mean(first),
+    averageResolutionTime: mean(resolutions),
+    medianResponseTime: some ? seconds(nearestRank(responses, PERCENTILES[0])) : undefined,
+    percentile95: some ? seconds(nearestRank(responses, PERCENTILES[1])) : undefined,
+    percentile99: some ? seconds(nearestRank(responses, PERCENTILES[2])) : undefined,
+    onTimeRate: some ? percent(responses.filter((ms) => ms <= slaMs).length, responses.length) : undefined,
+    responses: responses.length,
+    firstResponses: first.length,
+    resolutions: resolutions.length,
+  };
+}
+
+export async function responseTime(deps: AnalyticsDeps, ctx: OrgContext, req: { dateFrom?: string; dateTo?: string; slaMinutes?: number; businessHours?: boolean }) {
   requireCan(ctx, 'analytics:view');
   const { orgId } = ctx;
   const period = resolvePeriod(req);
   const sla = slaMinutes(req.slaMinutes);
-  const stats = await inSnapshot(deps, (db) => compute(db, orgId, period, Math.floor(sla * 60_000)));
+  const slaMs = Math.floor(sla * 60_000);
+  const stats = req.businessHours ? await computeInBusinessHours(deps, ctx, period, slaMs) : await inSnapshot(deps, (db) => compute(db, orgId, period, slaMs));
   return { period: periodOut(period), ...stats, slaMinutes: sla };
 }

@@ -164,3 +164,17 @@ export async function revenueByUser(db: Queryable, orgId: string, p: Period): Pr
   });
   return rows.map((r) => ({ userId: r.user_id, revenue: r.revenue }));
 }
+
+/** Durations (responses and resolutions) that ended in the period, up to `limit`: for business-hours statistics. */
+export async function durationsEnded(
+  db: Queryable,
+  orgId: string,
+  p: Period,
+  limit: number,
+): Promise<Array<{ kind: 'response' | 'resolution'; first: boolean; startedAt: Date; endedAt: Date }>> {
+  const { rows } = await db.query<{ kind: number; first: boolean; started_at: Date; ended_at: Date }>(
+    'SELECT kind, first, started_at, ended_at FROM analytics_durations WHERE org_id = $1 AND ended_at >= $2 AND ended_at < $3 LIMIT $4',
+    [orgId, p.from, p.to, limit],
+  );
+  return rows.map((r) => ({ kind: r.kind === 1 ? 'response' : 'resolution', first: r.first, startedAt: r.started_at, endedAt: r.ended_at }));
+}

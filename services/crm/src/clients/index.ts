@@ -1,3 +1,3 @@
-/** crm's clients of other services: identity (users, assignability) and messaging (a contact's conversations). */
+/** crm's clients of other services: identity (users, assignability) and messaging (a contact's conversations, business hours). */
 export { type IdentityChannel, identityChannel, identityDirectory, type UserDirectory } from './identity.client';
-export { type ContactConversations, type ConversationRef, type ConversationSource, type ConversationSummary, messagingConversations } from './messaging.client';
+export { type ContactConversations, type ConversationRef, type ConversationSource, type ConversationSummary, messagingConversations, messagingOpenTime, type OpenTimeSource } from './messaging.client';

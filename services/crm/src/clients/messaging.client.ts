@@ -76,3 +76,39 @@ export function messagingConversations(addr: string, auth: InternalAuth, deadlin
     close: () => client?.close(),
   };
 }
+
+/** messaging's business hours as crm's analytics need them: the open time inside each interval. */
+export interface OpenTimeSource {
+  /** The org's open time (ms) inside each [starts[i], ends[i]] (epoch ms), asked in chunks; throws unavailable when messaging does not answer. */
+  openMs(ctx: CallContext, starts: number[], ends: number[]): Promise<number[]>;
+  close(): void;
+}
+
+/** Intervals per OpenTimes call (messaging takes at most 10,000). */
+const OPEN_TIMES_CHUNK = 5_000;
+
+export function messagingOpenTime(addr: string, auth: InternalAuth, deadlineMs: number, log: Logger, lbPolicy: LbPolicy, transport: GrpcTransport): OpenTimeSource {
+  let client: ClientFor<'messaging.v1.ServiceLevelsService'> | undefined;
+  const get = () =>
+    (client ??= createServiceClient(serviceDefinition(loadProto('messaging/v1/service-levels.proto'), 'messaging.v1.ServiceLevelsService'), addr, auth, deadlineMs, lbPolicy, transport));
+  return {
+    async openMs(ctx, starts, ends) {
+      const out: number[] = [];
+      try {
+        for (let i = 0; i < starts.length; i += OPEN_TIMES_CHUNK) {
+          const res = await get().OpenTimes(
+            { startMs: starts.slice(i, i + OPEN_TIMES_CHUNK), endMs: ends.slice(i, i + OPEN_TIMES_CHUNK) },
+            { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId },
+            { deadlineMs },
+          );
+          out.push(...res.openMs);
+        }
+      } catch (err) {
+        log.warn({ requestId: ctx.requestId, addr, err: { message: (err as Error).message, code: (err as { code?: number }).code } }, 'messaging did not answer open times');
+        throw new AppError('unavailable', 'Business hours cannot be read now: the messaging service is unavailable');
+      }
+      return out;
+    },
+    close: () => client?.close(),
+  };
+}

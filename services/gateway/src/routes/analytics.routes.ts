@@ -25,6 +25,11 @@ export const ResponseTimeQuery = z.object({
     .transform(Number)
     .refine((v) => v > 0 && v <= 10_080, 'must be above 0 and at most 10080 (a week)')
     .optional(),
+  businessHours: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .transform((v) => v === 'true')
+    .optional()
+    .describe('true: count only the org’s business hours (messaging’s) inside each response and resolution'),
 });
 
 // ------------------------------------------------------------------------------------------- routes
@@ -48,7 +53,7 @@ export function analyticsRoutes({ clients }: RouteDeps): ServiceRoutes {
 
   internal.get('/analytics/response-time', async (req, res) => {
     const q = query(req, ResponseTimeQuery);
-    const r = await analytics().ResponseTime({ ...range(q.dateFrom, q.dateTo), slaMinutes: q.slaMinutes ?? 0 }, ctxOf(req, res));
+    const r = await analytics().ResponseTime({ ...range(q.dateFrom, q.dateTo), slaMinutes: q.slaMinutes ?? 0, businessHours: q.businessHours ?? false }, ctxOf(req, res));
     res.json(responseTimeOut(r));
   });
 

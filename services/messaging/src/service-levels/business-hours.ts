@@ -1,10 +1,10 @@
 import { isoOrUndefined, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { notFound, requireCan, type OrgContext } from '@crm/grpc-kit';
+import { invalid, notFound, requireCan, type OrgContext } from '@crm/grpc-kit';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
 import * as repo from './business-hours.repo';
-import { ALWAYS_OPEN, parseBusinessHours, statusAt, type BusinessHours, type OpeningRange } from './schedule';
+import { ALWAYS_OPEN, openMsBetween, parseBusinessHours, statusAt, type BusinessHours, type OpeningRange } from './schedule';
 
 interface HoursInput {
   chatnetAccountId?: string;
@@ -74,4 +74,20 @@ export async function status(deps: Deps, ctx: OrgContext, req: { chatnetAccountI
   const { hours } = await hoursFor(deps, ctx.orgId, accountId);
   const { open, nextChangeAt } = statusAt(hours, now);
   return { open, nextChangeAt: nextChangeAt ? nextChangeAt.toISOString() : undefined };
+}
+
+/** Most intervals one OpenTimes call measures. */
+export const OPEN_TIMES_MAX = 10_000;
+
+/**
+ * OpenTimes (crm's response-time analytics with businessHours=true): the open time of the org's hours inside each
+ * interval, in ms. The org's hours, not an account's own: crm's durations do not know their account.
+ */
+export async function openTimes(deps: Deps, ctx: OrgContext, req: { startMs?: number[]; endMs?: number[] }) {
+  const starts = req.startMs ?? [];
+  const ends = req.endMs ?? [];
+  if (starts.length !== ends.length) throw invalid('endMs', 'must have as many entries as startMs');
+  if (starts.length > OPEN_TIMES_MAX) throw invalid('startMs', `must have at most ${OPEN_TIMES_MAX} entries`);
+  const { hours } = await hoursFor(deps, ctx.orgId, null);
+  return { openMs: starts.map((start, i) => (ends[i] > start ? openMsBetween(hours, new Date(start), new Date(ends[i])) : 0)) };
 }

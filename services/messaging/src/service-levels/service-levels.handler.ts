@@ -18,5 +18,6 @@ export function serviceLevelsHandlers(deps: Deps): HandlersFor<'messaging.v1.Ser
     GetAccountSla: (req, ctx) => slaPolicies.getAccount(deps, ctx, req),
     SetAccountSla: (req, ctx) => slaPolicies.setAccount(deps, ctx, req),
     GetSlaReport: (req, ctx) => slaReport(deps, ctx, req),
+    OpenTimes: (req, ctx) => businessHours.openTimes(deps, ctx, req),
   };
 }
