@@ -239,4 +239,22 @@ describe('SLA on conversations: due times, due_soon, breach, reassign, list', ()
     expect((await b.put(`/api/v1/chatnet-accounts/${accountB}/sla`, { policyId: null })).status).toBe(200);
     expect((await b.get(`/api/v1/conversations/${f.conv.b}`)).body.conversation.sla).toBeNull();
   });
+
+  it('reassign with nobody else eligible: the breach is raised and the conversation stays with its assignee', async () => {
+    const b = f.b.owner;
+    const solo = await member(f.stack.url, b, 'agent', 'sla-solo');
+    const accountB = (await b.get(`/api/v1/conversations/${f.conv.b}`)).body.conversation.chatnetAccountId;
+    expect((await b.put(`/api/v1/chatnet-accounts/${accountB}/assignment`, { mode: 'round_robin', userIds: [solo.id] })).status).toBe(200);
+    expect((await b.put(`/api/v1/conversations/${f.conv.b}/assignee`, { userId: solo.id })).status).toBe(200);
+    // Business hours off for this one: the clock runs now.
+    const policy = await b.post('/api/v1/sla-policies', { name: 'Solo', firstResponseMinutes: 1, onBreach: { reassign: true } });
+    expect((await b.put(`/api/v1/chatnet-accounts/${accountB}/sla`, { policyId: policy.body.id })).status).toBe(200);
+    const breach = await eventually(async () => breaches().find((e) => e.data.conversationId === f.conv.b), 15_000);
+    expect(breach.data).toEqual(expect.objectContaining({ assigneeId: solo.id, target: 'first_response', notify: [] }));
+    // The reassignment is decided in the breach's transaction: committed with it.
+    const after = (await b.get(`/api/v1/conversations/${f.conv.b}`)).body.conversation;
+    expect(after.assigneeId).toBe(solo.id);
+    expect(after.sla.status).toBe('breached');
+    expect(f.bus.of('conversation.assigned').filter((e) => e.data.conversationId === f.conv.b && e.data.reason === 'sla_breach')).toEqual([]);
+  }, 30_000);
 });
