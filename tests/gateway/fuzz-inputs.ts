@@ -30,13 +30,13 @@ export type Rng = ReturnType<typeof rng>;
  */
 export const KNOWN_NAMES = [
   'accessToken', 'actions', 'active', 'afterLeads', 'apiKey', 'appointmentDate', 'appointmentTime', 'assignedTo', 'assignedUserId', 'assigneeId', 'assignTo',
-  'attachments', 'avatar', 'avatarUrl', 'category', 'chatnetAccountId', 'chatnetMessageId', 'chatnetUid', 'color', 'condition', 'conditions', 'contactId', 'content',
+  'attachments', 'avatar', 'avatarUrl', 'businessHours', 'category', 'chatnetAccountId', 'chatnetMessageId', 'chatnetUid', 'color', 'condition', 'conditions', 'contactId', 'content',
   'contentType', 'conversationId', 'conversationIds', 'criteria', 'customFields', 'dailyQuota', 'dateFrom', 'dateTo', 'dealValue', 'decayInterval', 'department',
   'departmentId', 'description', 'dimensions', 'direction', 'displayName', 'dryRun', 'dueAt', 'dueBefore', 'dueInMinutes', 'duration', 'email', 'enabled', 'events',
   'eventType', 'expireSession', 'field', 'fields', 'filters', 'folderId', 'followers', 'formId', 'from', 'fromAvatar', 'fromName', 'fromUid', 'fullName', 'groupBy',
   'hasChatnet', 'id', 'key', 'keywords', 'label', 'leads', 'limit', 'listId', 'location', 'macroId', 'memberIds', 'message', 'metrics', 'minutes', 'model', 'name',
   'notes', 'notificationType', 'operator', 'options', 'orgName', 'ownerUserId', 'page', 'pageId', 'password', 'phone', 'position', 'priority', 'provider', 'proxyUrl',
-  'purge', 'reason', 'refreshToken', 'role', 'schedule', 'scheduledAt', 'scoreMax', 'scoreMin', 'scoringModel', 'search', 'secret', 'seenByUid', 'shared', 'slaMinutes',
+  'purge', 'reason', 'refreshToken', 'role', 'schedule', 'scheduledAt', 'scoreMax', 'scoreMin', 'scoringModel', 'search', 'secret', 'seenByUid', 'shared', 'sla', 'slaMinutes',
   'snoozedUntil', 'sortBy', 'source', 'status', 'statusId', 'tag', 'tags', 'template', 'templateId', 'threadId', 'threadType', 'title', 'to', 'token', 'trigger',
   'triggerType', 'type', 'unreadOnly', 'url', 'userId', 'value', 'variables',
 ];

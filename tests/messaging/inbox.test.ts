@@ -77,6 +77,8 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       teamId: null,
       snoozedUntil: null,
       priority: null,
+      // Its account follows no SLA policy.
+      sla: null,
     });
     const detail = await a.owner.get(`/api/v1/conversations/${convId}`);
     expect(detail.status).toBe(200);

@@ -20,7 +20,7 @@ import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
 import { ScheduledSender } from './scheduled';
 import { ReplyTimer } from './assignment-repair';
-import { serviceLevelsFeature } from './service-levels';
+import { serviceLevelsFeature, SlaBreachTimer } from './service-levels';
 import { viewsFeature } from './views';
 import { startHttpServer } from './http/server';
 
@@ -74,6 +74,8 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   await scheduled.start();
   const replyTimer = new ReplyTimer(deps);
   await replyTimer.start();
+  const slaBreaches = new SlaBreachTimer(deps);
+  await slaBreaches.start();
 
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
@@ -93,6 +95,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     await snoozes.stop();
     await scheduled.stop();
     await replyTimer.stop();
+    await slaBreaches.stop();
     await server.stop();
     for (const c of consumers) await c.stop();
     await relay.stop();

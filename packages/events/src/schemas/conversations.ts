@@ -95,7 +95,7 @@ export const conversationSlaBreached = defineEvent({
   version: 1,
   producers: ['messaging'],
   description:
-    'A conversation missed a due time of its SLA policy; data: conversationId, contactId, chatnetAccountId, assigneeId (at the breach), policyId, target (first_response, next_response or resolution), dueAt, breachedAt.',
+    'A conversation missed a due time of its SLA policy; data: conversationId, contactId, chatnetAccountId, assigneeId (at the breach), policyId, target (first_response, next_response or resolution), dueAt, breachedAt, notify (whom the policy tells: assignee, team_leads).',
   data: z.object({
     conversationId: Id,
     contactId: Id.nullable(),
@@ -105,6 +105,8 @@ export const conversationSlaBreached = defineEvent({
     target: z.enum(SLA_TARGETS),
     dueAt: Instant,
     breachedAt: Instant,
+    /** Whom the policy's onBreach tells (automation's in-app notifications): the assignee, the org's team leads. */
+    notify: z.array(z.enum(['assignee', 'team_leads'])).default([]),
   }),
   webhook: 'same',
 });

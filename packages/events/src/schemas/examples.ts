@@ -89,8 +89,8 @@ export const EVENT_EXAMPLES: Record<string, unknown> = {
   'conversation.archived': { id: ID(7) },
   'conversation.assigned': { ...conversationRef, assigneeId: ID(2), teamId: null, previousAssigneeId: null, assignedBy: null, reason: 'round_robin' },
   'conversation.priority_changed': { ...conversationRef, assigneeId: null, priority: 'urgent', previousPriority: null, changedBy: ID(2) },
-  'conversation.sla_breached': { ...conversationRef, assigneeId: ID(2), policyId: ID(16), target: 'first_response', dueAt: AT, breachedAt: AT },
   'conversation.reply_overdue': { ...conversationRef, assigneeId: ID(2), contactName: 'Lan Nguyen', waitingSince: AT, dueAt: AT, replyTimeoutMinutes: 15 },
+  'conversation.sla_breached': { ...conversationRef, assigneeId: ID(2), policyId: ID(16), target: 'first_response', dueAt: AT, breachedAt: AT, notify: ['assignee'] },
   'conversation.csat_received': { ...conversationRef, assigneeId: ID(2), rating: 5, comment: null, respondedAt: AT },
   'conversation.status_changed': { ...conversationRef, assigneeId: null, status: 'snoozed', previousStatus: 'active', snoozedUntil: AT, changedBy: ID(2) },
   'conversation.note_created': {

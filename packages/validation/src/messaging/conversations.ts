@@ -1,8 +1,14 @@
 export const CONVERSATION_STATUSES = ['active', 'pending', 'snoozed', 'closed', 'archived'] as const;
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 export const THREAD_TYPES = ['user', 'group'] as const;
-/** `priority` sorts urgent first, then high, medium, low, and conversations without a priority last (issue #29). */
-export const CONVERSATION_SORTS = ['lastMessage', 'createdAt', 'priority'] as const;
+/**
+ * `priority` sorts urgent first, then high, medium, low, and conversations without a priority last; `slaDue` the
+ * nearest pending SLA due time first, conversations without one last (issue #29).
+ */
+export const CONVERSATION_SORTS = ['lastMessage', 'createdAt', 'priority', 'slaDue'] as const;
+/** A conversation's SLA status (issue #29): due_soon in the last 20% of a window, breached once a window was missed. */
+export const SLA_STATUSES = ['ok', 'due_soon', 'breached'] as const;
+export type SlaStatus = (typeof SLA_STATUSES)[number];
 /** A conversation's priority, least to most pressing; none is null (issue #29). */
 export const CONVERSATION_PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 export type ConversationPriority = (typeof CONVERSATION_PRIORITIES)[number];

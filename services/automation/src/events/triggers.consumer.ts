@@ -17,6 +17,7 @@ import { systemContext } from '../remote';
 import { inboundAlerts } from './inbound-alerts';
 import { noteMentions } from './note-mentions';
 import { replyOverdue } from './reply-overdue';
+import { slaBreachAlerts } from './sla-breach-alerts';
 import { taskDue } from './task-due';
 
 /**
@@ -36,6 +37,7 @@ export const TRIGGER_BINDINGS = [
   'conversation.status_changed',
   'conversation.priority_changed',
   'conversation.reply_overdue',
+  'conversation.sla_breached',
   'appointment.created',
   'appointment.updated',
   'appointment.deleted',
@@ -130,6 +132,9 @@ async function applyTriggerEvent(deps: Deps, event: EventEnvelope, db: PoolClien
       break;
     case 'conversation.reply_overdue':
       await replyOverdue(event, db);
+      break;
+    case 'conversation.sla_breached':
+      await slaBreachAlerts(event, db);
       break;
   }
   await startRuns(deps, event, db, contacts);

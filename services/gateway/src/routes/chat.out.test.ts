@@ -18,11 +18,18 @@ import {
 import * as f from '../test-support/messaging-fixtures';
 
 const { AT, ID, LATER, OTHER_ID } = f;
-const noOwner = { assigneeId: null, teamId: null, snoozedUntil: null, priority: null };
-const owner = { assigneeId: OTHER_ID, teamId: OTHER_ID, snoozedUntil: LATER, priority: 'urgent' };
+const noOwner = { assigneeId: null, teamId: null, snoozedUntil: null, priority: null, sla: null };
+const owner = {
+  assigneeId: OTHER_ID,
+  teamId: OTHER_ID,
+  snoozedUntil: LATER,
+  priority: 'urgent',
+  // A window not running (next response) is null.
+  sla: { policyId: OTHER_ID, firstResponseDueAt: LATER, nextResponseDueAt: null, resolutionDueAt: LATER, status: 'breached', breachedAt: AT },
+};
 
 describe('conversation mappers', () => {
-  it('conversationOut: absent contact, avatar, last message, owner and priority are null', () => {
+  it('conversationOut: absent contact, avatar, last message, owner, priority and SLA are null', () => {
     expect(conversationOut(f.emptyConversation())).toEqual({
       id: ID,
       contactId: null,

@@ -25,6 +25,7 @@ type InboxSettings = messaging.InboxSettings__Output;
 type SearchHit = messaging.MessageSearchHit__Output;
 type Quote = messaging.Quote__Output;
 type Reaction = messaging.Reaction__Output;
+type SlaState = messaging.SlaState__Output;
 
 /** The message a reply quotes; its content null when the reader may not see it (an agent, a contact's recalled message). */
 export function quoteOut(q: Quote) {
@@ -46,13 +47,26 @@ export function attachmentOut(a: Attachment) {
   return { id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: a.url, uploadedAt: a.uploadedAt, expiredAt: a.expiredAt ?? null };
 }
 
-/** The conversation's owner, snooze and priority: nobody, no team, not snoozed and no priority are null. */
-function ownerOut(c: Pick<Conversation, 'assigneeId' | 'teamId' | 'snoozedUntil' | 'priority'>) {
+/** A conversation's SLA (issue #29): due times of windows not running, and no breach, are null. */
+export function slaOut(sla: SlaState) {
+  return {
+    policyId: sla.policyId,
+    firstResponseDueAt: sla.firstResponseDueAt ?? null,
+    nextResponseDueAt: sla.nextResponseDueAt ?? null,
+    resolutionDueAt: sla.resolutionDueAt ?? null,
+    status: sla.status as messagingRules.SlaStatus,
+    breachedAt: sla.breachedAt ?? null,
+  };
+}
+
+/** The conversation's owner, snooze, priority and SLA: nobody, no team, not snoozed, no priority and no SLA are null. */
+function ownerOut(c: Pick<Conversation, 'assigneeId' | 'teamId' | 'snoozedUntil' | 'priority' | 'sla'>) {
   return {
     assigneeId: c.assigneeId ?? null,
     teamId: c.teamId ?? null,
     snoozedUntil: c.snoozedUntil ?? null,
     priority: (c.priority ?? null) as messagingRules.ConversationPriority | null,
+    sla: c.sla ? slaOut(c.sla) : null,
   };
 }
 

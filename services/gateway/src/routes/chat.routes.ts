@@ -62,6 +62,7 @@ export const ListQuery = z.object({
     .optional(),
   teamId: id().optional(),
   priority: s.optionalQueryEnum(rules.PRIORITY_FILTERS).describe('one priority, or none for the conversations without one'),
+  sla: s.optionalQueryEnum(rules.SLA_STATUSES).describe('the SLA status now; conversations without an SLA match none'),
 });
 
 const nullableId = () =>

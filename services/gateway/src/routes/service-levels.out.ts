@@ -42,3 +42,19 @@ export function slaPolicyOut(p: messaging.SlaPolicy__Output) {
 export function accountSlaOut(a: messaging.AccountSla__Output) {
   return { chatnetAccountId: a.chatnetAccountId, policyId: orNull(a.policyId) };
 }
+
+/** SLA attainment per policy (GET /analytics/sla); attainment null when no conversation counted. */
+export function slaReportOut(r: messaging.SlaReport__Output) {
+  return {
+    from: r.from,
+    to: r.to,
+    data: r.data.map((p) => ({
+      policyId: p.policyId,
+      name: p.name,
+      conversations: p.conversations,
+      met: p.met,
+      breached: p.breached,
+      attainment: p.attainment ?? null,
+    })),
+  };
+}

@@ -4,8 +4,8 @@ import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
 import { rejectUnsafeText } from '../http/text-guard';
-import { body, pageParams, pathParam, query, s } from '../http/validate';
-import { accountBusinessHoursOut, accountSlaOut, businessHoursOut, businessHoursStatusOut, slaPolicyOut } from './service-levels.out';
+import { body, dateRange, pageParams, pathParam, query, s } from '../http/validate';
+import { accountBusinessHoursOut, accountSlaOut, businessHoursOut, businessHoursStatusOut, slaPolicyOut, slaReportOut } from './service-levels.out';
 
 // The shape only: times, weekdays, overlaps, holidays and the zone are messaging's call (one place names the field).
 const Range = z.object({
@@ -43,6 +43,9 @@ export const SlaPolicyBody = z.object({
 export const AccountSlaBody = z.object({
   policyId: z.string({ error: 'is required: an SLA policy id, or null to detach' }).trim().nullable(),
 });
+
+/** GET /analytics/sla: a date (its whole day) or an ISO timestamp each; `to` after `from`. */
+export const SlaReportQuery = z.object({ from: s.dateOrTimestamp().optional(), to: s.dateOrTimestamp().optional() });
 
 /** An account's hours take the JSON body `null` (follow the org's again), which the shared strict parser refuses. */
 const ACCOUNT_HOURS = /^\/api\/v1\/chatnet-accounts\/[^/]+\/business-hours\/?$/;
@@ -102,6 +105,12 @@ export function serviceLevelsRoutes({ clients, config }: RouteDeps): ServiceRout
   internal.put('/chatnet-accounts/:id/sla', async (req, res) => {
     const b = body(req, AccountSlaBody);
     res.json(accountSlaOut(await levels().SetAccountSla({ chatnetAccountId: pathParam(req, 'id'), policyId: b.policyId ?? '' }, ctxOf(req, res))));
+  });
+
+  internal.get('/analytics/sla', async (req, res) => {
+    const q = query(req, SlaReportQuery);
+    const r = dateRange(q.from, q.to, 'from', 'to');
+    res.json(slaReportOut(await levels().GetSlaReport({ from: r.dateFrom ?? '', to: r.dateTo ?? '' }, ctxOf(req, res))));
   });
 
   return { internal, parsesOwnBody: (req) => req.method === 'PUT' && ACCOUNT_HOURS.test(req.path) };

@@ -28,6 +28,7 @@ export function emptyConversation(): messaging.Conversation__Output {
     lastActivityAt: AT,
     isReplied: true,
     folderIds: [],
+    sla: null,
   };
 }
 
@@ -46,6 +47,7 @@ export function fullConversation(): messaging.Conversation__Output {
     teamId: OTHER_ID,
     snoozedUntil: LATER,
     priority: 'urgent',
+    sla: { policyId: OTHER_ID, firstResponseDueAt: LATER, resolutionDueAt: LATER, status: 'breached', breachedAt: AT },
   };
 }
 

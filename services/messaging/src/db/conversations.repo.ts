@@ -45,13 +45,21 @@ export interface ConversationRow {
   snoozed_until: Date | null;
   /** priorityRank of the priority; null: none. */
   priority: number | null;
+  /** The SLA clock (migration 026); sla_policy_id null: no SLA. */
+  sla_policy_id: string | null;
+  sla_first_response_due_at: Date | null;
+  sla_next_response_due_at: Date | null;
+  sla_resolution_due_at: Date | null;
+  sla_warn_at: Date | null;
+  sla_breached_at: Date | null;
   folder_ids?: string[];
 }
 
 const COLUMNS = `c.id, c.org_id, c.chatnet_account_id, c.thread_type, c.thread_id, c.contact_id, c.contact_chatnet_uid,
   c.contact_name, c.contact_avatar, c.contact_phone, c.status, c.message_count, c.unread_count, c.unreplied_count,
   c.last_message_id, c.last_message_content, c.last_message_content_type, c.last_message_sender_name, c.last_message_at,
-  c.last_activity_at, c.created_at, c.updated_at, c.assignee_id, c.team_id, c.snoozed_until, c.priority`;
+  c.last_activity_at, c.created_at, c.updated_at, c.assignee_id, c.team_id, c.snoozed_until, c.priority,
+  c.sla_policy_id, c.sla_first_response_due_at, c.sla_next_response_due_at, c.sla_resolution_due_at, c.sla_warn_at, c.sla_breached_at`;
 const FOLDERS = `COALESCE((SELECT array_agg(f.folder_id::text ORDER BY f.added_at) FROM conversation_folders f WHERE f.conversation_id = c.id), '{}') AS folder_ids`;
 
 /** The internal API's Conversation. */
@@ -84,6 +92,26 @@ export function toConversation(r: ConversationRow) {
     teamId: r.team_id ?? undefined,
     snoozedUntil: isoOrUndefined(r.snoozed_until),
     priority: priorityName(r.priority) ?? undefined,
+    sla: slaOf(r),
+  };
+}
+
+/** `due_soon` from the last 20% of the nearest window (sla_warn_at); breached once a window of the cycle was missed. */
+export function slaStatusOf(breachedAt: Date | null, warnAt: Date | null, now: Date): messagingRules.SlaStatus {
+  if (breachedAt) return 'breached';
+  return warnAt && warnAt.getTime() <= now.getTime() ? 'due_soon' : 'ok';
+}
+
+/** The SLA state (issue #29): absent without a policy; each due time absent when that window is not running. */
+function slaOf(r: ConversationRow) {
+  if (!r.sla_policy_id) return undefined;
+  return {
+    policyId: r.sla_policy_id,
+    firstResponseDueAt: isoOrUndefined(r.sla_first_response_due_at),
+    nextResponseDueAt: isoOrUndefined(r.sla_next_response_due_at),
+    resolutionDueAt: isoOrUndefined(r.sla_resolution_due_at),
+    status: slaStatusOf(r.sla_breached_at, r.sla_warn_at, new Date()),
+    breachedAt: isoOrUndefined(r.sla_breached_at),
   };
 }
 
@@ -195,6 +223,8 @@ export interface ConversationFilter extends PageRequest {
   teamId?: string;
   /** One priority, or `none` for the conversations without one. */
   priority?: (typeof messagingRules.PRIORITY_FILTERS)[number];
+  /** The SLA status now (conversations without an SLA match none). */
+  sla?: messagingRules.SlaStatus;
   /** The agent whose inbox visibility limits the list (null: the whole org). */
   viewer?: string | null;
 }
@@ -215,6 +245,16 @@ function searchCandidates(p: Params, search: NonNullable<ConversationFilter['sea
           (${newestMatchesSql(p, '$1', search.words, search.window, [], 'm.conversation_id', walk)})`;
 }
 
+/** The nearest pending SLA due time (an overdue one included): sortBy=slaDue. LEAST ignores NULLs; none at all is NULL. */
+const SLA_NEAREST_DUE = 'LEAST(c.sla_first_response_due_at, c.sla_next_response_due_at, c.sla_resolution_due_at)';
+
+/** The list's `sla` filter, as slaStatusOf decides the status (by the database's clock). */
+function slaFilterSql(status: messagingRules.SlaStatus): string {
+  if (status === 'breached') return 'c.sla_breached_at IS NOT NULL';
+  const soon = 'c.sla_warn_at IS NOT NULL AND c.sla_warn_at <= now()';
+  return `c.sla_policy_id IS NOT NULL AND c.sla_breached_at IS NULL AND ${status === 'due_soon' ? soon : `NOT (${soon})`}`;
+}
+
 export async function list(db: Queryable, orgId: string, f: ConversationFilter) {
   const where = ['c.org_id = $1'];
   const p = new Params(orgId);
@@ -230,6 +270,7 @@ export async function list(db: Queryable, orgId: string, f: ConversationFilter) 
   if (f.teamId) add('c.team_id = ?', f.teamId);
   if (f.priority === 'none') where.push('c.priority IS NULL');
   else if (f.priority) add('c.priority = ?', priorityRank(f.priority));
+  if (f.sla) where.push(slaFilterSql(f.sla));
   if (f.viewer) where.push(visibleSql(p.add(f.viewer)));
   if (f.unread === true) where.push('c.unread_count > 0');
   if (f.unread === false) where.push('c.unread_count = 0');
@@ -242,7 +283,9 @@ export async function list(db: Queryable, orgId: string, f: ConversationFilter) 
       ? `c.created_at ${dir}, c.id ${dir}`
       : f.sortBy === 'priority'
         ? `c.priority ${dir} NULLS LAST, c.last_message_at DESC NULLS LAST, c.id DESC`
-        : `c.last_message_at ${dir} NULLS LAST, c.id ${dir}`;
+        : f.sortBy === 'slaDue'
+          ? `${SLA_NEAREST_DUE} ${f.direction === 'desc' ? 'DESC' : 'ASC'} NULLS LAST, c.id ASC`
+          : `c.last_message_at ${dir} NULLS LAST, c.id ${dir}`;
   const cond = where.join(' AND ');
   if (f.search) return listSearch(db, p, cond, order, f);
   const [{ rows: countRows }, { rows }] = await Promise.all([

@@ -54,7 +54,7 @@ function assigneeFilter(ctx: OrgContext, value: string | undefined): string | nu
 export async function list(
   deps: Deps,
   ctx: OrgContext,
-  req: Omit<convs.ConversationFilter, 'search' | 'assigneeId' | 'priority'> & { search?: string; assigneeId?: string; priority?: string },
+  req: Omit<convs.ConversationFilter, 'search' | 'assigneeId' | 'priority' | 'sla'> & { search?: string; assigneeId?: string; priority?: string; sla?: string },
 ) {
   const { orgId } = ctx;
   const search = (req.search ?? '').trim();
@@ -74,6 +74,7 @@ export async function list(
     assigneeId: assigneeFilter(ctx, req.assigneeId ?? undefined),
     teamId: filterId(req.teamId, 'teamId'),
     priority: optionalOneOf(req.priority, rules.PRIORITY_FILTERS, 'priority'),
+    sla: optionalOneOf(req.sla, rules.SLA_STATUSES, 'sla'),
     unread: req.unread,
     unreplied: req.unreplied,
     viewer: viewerOf(ctx),

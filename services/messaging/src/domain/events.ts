@@ -18,6 +18,7 @@ export const EVENTS = {
   conversationStatusChanged: 'conversation.status_changed',
   conversationPriorityChanged: 'conversation.priority_changed',
   conversationReplyOverdue: 'conversation.reply_overdue',
+  conversationSlaBreached: 'conversation.sla_breached',
   messageReceived: 'message.received',
   messageSent: 'message.sent',
   messageSeen: 'message.seen',

@@ -10,6 +10,7 @@ import { prepareInbound, storeInboundBatch, type InboundPrepared } from '../doma
 import { recordSeen } from '../domain/seen';
 import { recordReaction, recordRecall } from '../reactions';
 import { applyRepairBatch, REPAIR_BINDINGS, repairKey } from '../assignment-repair';
+import { applySlaEvent, slaEventKey } from '../service-levels';
 
 /**
  * The consumers of this service. Each has its own durable queue named after the exchange, so two
@@ -72,6 +73,19 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       batchPrepare: (events) => prepareContactLinks(deps, events),
       batchHandler: async (events, db, links: ContactLinks) => {
         for (const event of events) await withEventTrace(event, () => applyContactLink(deps, db!, event, links));
+      },
+    }),
+    // Our own messages and status changes → the conversations' SLA clocks (issue #29 item 2), after the fact rather
+    // than in the inbound transaction: a conversation's news in order, batches of them in one transaction each.
+    new EventConsumer({
+      ...common,
+      queue: `${config.EVENTS_EXCHANGE}.messaging.sla`,
+      bindings: [EVENTS.messageReceived, EVENTS.messageSent, EVENTS.conversationStatusChanged],
+      logger: log.child({ consumer: 'sla' }),
+      concurrency: 4,
+      batchKey: slaEventKey,
+      batchHandler: async (events, db) => {
+        for (const event of events) await withEventTrace(event, () => applySlaEvent(deps, db!, event));
       },
     }),
     // Keep the copy of contact name, avatar and phone in conversations fresh; follow crm's contact merges.

@@ -8,6 +8,8 @@ import { serviceLevelsHandlers } from './service-levels.handler';
  * messaging. The rest of messaging uses this face.
  */
 export { hoursFor as businessHoursFor } from './business-hours';
+export { applySlaEvent, slaEventKey, reapplySla } from './conversation-sla';
+export { SlaBreachTimer } from './sla-breach';
 export { addOpenMinutes, openMsBetween, statusAt as businessHoursStatusAt, type BusinessHours } from './schedule';
 
 /** As app.ts wires it: messaging.v1.ServiceLevelsService on the service's gRPC server. */

@@ -2,6 +2,7 @@ import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as businessHours from './business-hours';
 import * as slaPolicies from './sla-policies';
+import { slaReport } from './sla-report';
 
 /** messaging.v1.ServiceLevelsService: decode, call the use case, return; errors are mapped by grpc-kit. */
 export function serviceLevelsHandlers(deps: Deps): HandlersFor<'messaging.v1.ServiceLevelsService'> {
@@ -17,5 +18,6 @@ export function serviceLevelsHandlers(deps: Deps): HandlersFor<'messaging.v1.Ser
     DeleteSlaPolicy: (req, ctx) => slaPolicies.remove(deps, ctx, req),
     GetAccountSla: (req, ctx) => slaPolicies.getAccount(deps, ctx, req),
     SetAccountSla: (req, ctx) => slaPolicies.setAccount(deps, ctx, req),
+    GetSlaReport: (req, ctx) => slaReport(deps, ctx, req),
   };
 }

@@ -5,6 +5,7 @@ import { invalid, notFound, requireCan, type OrgContext } from '@crm/grpc-kit';
 import { isUuid, requireText } from '@crm/validation';
 import type { Deps } from '../deps';
 import { clampPage } from '../domain/conversations';
+import { reapplySla } from './conversation-sla';
 import * as repo from './sla-policies.repo';
 import type { SlaPolicyFields, SlaPolicyRow } from './sla-policies.repo';
 
@@ -106,6 +107,8 @@ export async function update(deps: Deps, ctx: OrgContext, req: PolicyInput) {
     if (!before || !(await repo.update(db, ctx.orgId, id, fields))) return undefined;
     const { id: _id, chatnetAccountIds: _accounts, createdAt: _c, updatedAt: _u, ...previous } = before;
     await recordAudit(db, ctx, { action: 'sla_policy.updated', resourceType: 'sla_policy', resourceId: id, details: { ...fields, previous } });
+    // Its open conversations keep their clocks and get the new windows.
+    await reapplySla(deps, db, ctx.orgId, { policyId: id }, id);
     return repo.find(db, ctx.orgId, id);
   });
   if (!row) throw notFound('SLA policy');
@@ -118,6 +121,8 @@ export async function remove(deps: Deps, ctx: OrgContext, req: { id?: string }) 
   const detached = id
     ? await withTransaction(deps.pool, async (db) => {
         const accounts = await repo.remove(db, ctx.orgId, id);
+        // Its conversations lose their SLA (no due time, no status).
+        if (accounts) await reapplySla(deps, db, ctx.orgId, { policyId: id }, null);
         if (accounts) await recordAudit(db, ctx, { action: 'sla_policy.deleted', resourceType: 'sla_policy', resourceId: id, details: { detachedAccountIds: accounts } });
         return accounts;
       })
@@ -144,6 +149,7 @@ export async function setAccount(deps: Deps, ctx: OrgContext, req: { chatnetAcco
     const before = (await repo.accountPolicy(db, ctx.orgId, accountId)) ?? null;
     if (before === next) return;
     await repo.setAccountPolicy(db, ctx.orgId, accountId, next);
+    await reapplySla(deps, db, ctx.orgId, { accountIds: [accountId] }, next);
     await recordAudit(db, ctx, { action: 'sla_policy.account_set', resourceType: 'chatnet_account', resourceId: accountId, details: { policyId: next, previous: before } });
   });
   return { chatnetAccountId: accountId, policyId: next ?? undefined };

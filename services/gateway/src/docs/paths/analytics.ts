@@ -67,7 +67,13 @@ keysMatch<z.infer<typeof Report>, ReturnType<typeof reportOut>>(true);
 const analytics = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Analytics' });
 analytics.op('GET /analytics/conversion-funnel', { summary: 'Contacts reaching each status in the period, optionally as a day/week/month series', query: FunnelQuery, responses: { 200: Funnel } });
 analytics.op('GET /analytics/team-performance', { summary: 'Per agent: contacts assigned, messages replied, response time, conversion, revenue', query: TeamQuery, responses: { 200: TeamPerformance } });
-analytics.op('GET /analytics/response-time', { summary: 'First-response and resolution times, percentiles, and the share answered within the SLA', query: ResponseTimeQuery, responses: { 200: ResponseTime } });
+analytics.op('GET /analytics/response-time', {
+  summary: 'First-response and resolution times, percentiles, and the share answered within the SLA',
+  description:
+    'businessHours=true counts only open time: each response and resolution that ended in the period in the business hours of its conversation’s account (its own, else the org’s; PUT /settings/business-hours); at most 200,000 of them (a longer period is 400 naming dateFrom); 503 when messaging cannot say.',
+  query: ResponseTimeQuery,
+  responses: { 200: ResponseTime },
+});
 
 const reports = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Reports' });
 reports.op('POST /analytics/custom', { summary: 'Request a custom report (metrics by dimensions over a date range); it is generated in the background', body: NewReport, responses: { 201: Report } });

@@ -52,8 +52,8 @@ inbox.op('GET /conversations/counts', {
   responses: { 200: ConversationCounts },
 });
 inbox.op('GET /conversations', {
-  summary: 'Conversations, filtered (status, account, folder, assignee, priority, unread…) and sorted by last message, creation or priority',
-  description: `sortBy=priority: urgent first, then high, medium, low, and the conversations without a priority last (direction asc: low first, still none last); newest message first within a priority. ${VISIBILITY} ${VIEW_APPLIED}`,
+  summary: 'Conversations, filtered (status, account, folder, assignee, priority, SLA status, unread…) and sorted by last message, creation, priority or SLA due time',
+  description: `sortBy=priority: urgent first, then high, medium, low, and the conversations without a priority last (direction asc: low first, still none last); newest message first within a priority. sortBy=slaDue: the nearest pending SLA due time first (an overdue one included; direction desc: the furthest first), conversations without one last. sla=breached|due_soon|ok: the SLA status now (conversations without an SLA match none). ${VISIBILITY} ${VIEW_APPLIED}`,
   query: ListQuery.extend({ viewId: VIEW_ID }),
   paging: { limit: 50, max: 100 },
   responses: { 200: page(Conversation) },

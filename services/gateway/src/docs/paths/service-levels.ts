@@ -1,7 +1,7 @@
-import { AccountSlaBody, BusinessHoursBody, BusinessHoursStatusQuery, SlaPolicyBody } from '../../routes/service-levels.routes';
+import { AccountSlaBody, BusinessHoursBody, BusinessHoursStatusQuery, SlaPolicyBody, SlaReportQuery } from '../../routes/service-levels.routes';
 import { area } from '../registry';
 import { page } from '../schemas/common';
-import { AccountBusinessHours, AccountSla, BusinessHours, BusinessHoursStatus, SlaPolicy } from '../schemas/service-levels';
+import { AccountBusinessHours, AccountSla, BusinessHours, BusinessHoursStatus, SlaPolicy, SlaReport } from '../schemas/service-levels';
 
 const hours = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Business hours' });
 const RULES =
@@ -41,4 +41,14 @@ sla.op('PUT /chatnet-accounts/:id/sla', {
   responses: { 200: AccountSla },
 });
 
-export const serviceLevelsOps = [...hours.ops, ...sla.ops];
+const reports = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Analytics' });
+reports.op('GET /analytics/sla', {
+  summary: 'SLA attainment per policy over a range: conversations, met, breached, attainment',
+  description:
+    'Per SLA policy of the org (oldest first): the conversations with a window that ended in [from, to) — answered or closed in time (met), or breached — and how many missed at least one; attainment = met / conversations (null when none). A window stopped by closing before its due time (a pending reply) counts neither way. from/to: a date (its whole day) or an ISO timestamp; absent: the 30 days up to now; to before from is 400 naming to. Team leads and above.',
+  query: SlaReportQuery,
+  responses: { 200: SlaReport },
+  errors: [403],
+});
+
+export const serviceLevelsOps = [...hours.ops, ...sla.ops, ...reports.ops];

@@ -115,6 +115,20 @@ const owner = {
   teamId: z.string().nullable(),
   snoozedUntil: iso().nullable().meta({ description: 'only while status is snoozed: when it returns to active' }),
   priority: z.enum(rules.CONVERSATION_PRIORITIES).nullable().meta({ description: 'null: none; set with PUT /conversations/{id}/priority' }),
+  sla: z
+    .object({
+      policyId: z.string(),
+      firstResponseDueAt: iso().nullable().meta({ description: 'from the first inbound message of the cycle until our first reply; null once met or not running' }),
+      nextResponseDueAt: iso().nullable().meta({ description: 'from an inbound message after our reply until we reply again; null when not running' }),
+      resolutionDueAt: iso().nullable().meta({ description: 'from the opening of the cycle until the conversation closes; null when not running' }),
+      status: z.enum(rules.SLA_STATUSES).meta({ description: 'due_soon in the last 20% of the nearest window; breached once a window of the current cycle was missed' }),
+      breachedAt: iso().nullable().meta({ description: 'the latest breach of the current cycle' }),
+    })
+    .nullable()
+    .meta({
+      description:
+        'The SLA policy of its chat-network account (PUT /chatnet-accounts/{id}/sla); null: none. Due times skip closed hours when the policy counts business hours only. Closing stops every clock; the next inbound message or a reopening starts a new cycle.',
+    }),
 };
 const conversationFields = {
   id: z.string(),

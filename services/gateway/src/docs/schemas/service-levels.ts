@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { accountBusinessHoursOut, accountSlaOut, businessHoursOut, businessHoursStatusOut, slaPolicyOut } from '../../routes/service-levels.out';
+import type { accountBusinessHoursOut, accountSlaOut, businessHoursOut, businessHoursStatusOut, slaPolicyOut, slaReportOut } from '../../routes/service-levels.out';
 import { keysMatch } from './check';
 
 const OpeningRange = z.object({
@@ -52,3 +52,20 @@ keysMatch<z.infer<typeof SlaPolicy>, ReturnType<typeof slaPolicyOut>>(true);
 
 export const AccountSla = z.object({ chatnetAccountId: z.string(), policyId: z.string().nullable() });
 keysMatch<z.infer<typeof AccountSla>, ReturnType<typeof accountSlaOut>>(true);
+
+/** GET /analytics/sla (slaReportOut). */
+export const SlaReport = z.object({
+  from: z.string(),
+  to: z.string(),
+  data: z.array(
+    z.object({
+      policyId: z.string(),
+      name: z.string(),
+      conversations: z.number().int().meta({ description: 'conversations of the policy with a window (first response, next response, resolution) that ended in the range' }),
+      met: z.number().int().meta({ description: 'those that kept every such window' }),
+      breached: z.number().int().meta({ description: 'those that missed at least one' }),
+      attainment: z.number().nullable().meta({ description: 'met / conversations, from 0 to 1; null when none counted' }),
+    }),
+  ),
+});
+keysMatch<z.infer<typeof SlaReport>, ReturnType<typeof slaReportOut>>(true);
