@@ -61,7 +61,7 @@ describe('assignment that repairs itself', () => {
   /** Publish identity's announcement and wait until messaging's repair consumer has applied it. */
   const announce = async (type: 'user.availability_changed' | 'user.deactivated', data: Record<string, unknown>, occurredAt?: string) => {
     const id = await f.bus.publish(type, f.a.orgId, data, undefined, occurredAt);
-    await eventually(async () => (await db.query(`SELECT 1 FROM processed_events WHERE event_id = $1`, [id])).rowCount === 1 || undefined, 15_000);
+    await eventually(async () => (await db.query(`SELECT 1 FROM processed_events WHERE event_id = $1 AND consumer LIKE '%.messaging.assignment-repair'`, [id])).rowCount === 1 || undefined, 15_000);
   };
   const availability = (userId: string, status: 'online' | 'away' | 'offline', occurredAt?: string) =>
     announce('user.availability_changed', { userId, status, previousStatus: status === 'online' ? 'offline' : 'online', chosenStatus: status }, occurredAt);
@@ -276,7 +276,7 @@ describe('assignment that repairs itself', () => {
       expect(moved.data).toEqual(expect.objectContaining({ assigneeId: u1.id, previousAssigneeId: null, assignedBy: null, reason: 'backlog' }));
       // One place freed, one conversation taken (in the transaction that applied the close): the newer one waits.
       const closed = f.bus.of('conversation.status_changed').find((e) => e.data.conversationId === first.id && e.data.status === 'closed')!;
-      expect((await db.query(`SELECT 1 FROM processed_events WHERE event_id = $1`, [closed.id])).rowCount).toBe(1);
+      expect((await db.query(`SELECT 1 FROM processed_events WHERE event_id = $1 AND consumer LIKE '%.messaging.assignment-repair'`, [closed.id])).rowCount).toBe(1);
       expect((await conversation(newer.id)).assigneeId).toBeNull();
     });
 
