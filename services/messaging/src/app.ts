@@ -19,6 +19,9 @@ import { startSnoozeWaker } from './domain/status';
 import { createConsumers } from './events/consumers';
 import { messagingHandlers } from './grpc/messaging.handler';
 import { ScheduledSender } from './scheduled';
+import { AutoCloser } from './auto-close';
+import { AutoMessageSender } from './auto-messages';
+import { csatQuestionSent } from './csat';
 import { serviceLevelsFeature } from './service-levels';
 import { viewsFeature } from './views';
 import { startHttpServer } from './http/server';
@@ -71,6 +74,10 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   const snoozes = await startSnoozeWaker(deps);
   const scheduled = new ScheduledSender(deps);
   await scheduled.start();
+  const autoClose = new AutoCloser(deps);
+  await autoClose.start();
+  const autoMessages = new AutoMessageSender(deps, { csat: csatQuestionSent });
+  await autoMessages.start();
 
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
@@ -89,6 +96,8 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     await sweeper.stop();
     await snoozes.stop();
     await scheduled.stop();
+    await autoClose.stop();
+    await autoMessages.stop();
     await server.stop();
     for (const c of consumers) await c.stop();
     await relay.stop();

@@ -2,6 +2,7 @@ import { messagingRules } from '@crm/validation';
 import { afterSql, iso, isoOrUndefined, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
 import { newestMatchesSql, Params, termMatchSql, walkNewest } from './message-search.repo';
 import { visibleSql } from './visibility.repo';
+import { csatOf } from '../csat/repo';
 
 export const CONVERSATION_STATUSES = messagingRules.CONVERSATION_STATUSES;
 export type ConversationStatus = messagingRules.ConversationStatus;
@@ -45,13 +46,18 @@ export interface ConversationRow {
   snoozed_until: Date | null;
   /** priorityRank of the priority; null: none. */
   priority: number | null;
+  /** The contact's latest CSAT answer (csat module, migration 030). */
+  csat_rating: number | null;
+  csat_comment: string | null;
+  csat_responded_at: Date | null;
   folder_ids?: string[];
 }
 
 const COLUMNS = `c.id, c.org_id, c.chatnet_account_id, c.thread_type, c.thread_id, c.contact_id, c.contact_chatnet_uid,
   c.contact_name, c.contact_avatar, c.contact_phone, c.status, c.message_count, c.unread_count, c.unreplied_count,
   c.last_message_id, c.last_message_content, c.last_message_content_type, c.last_message_sender_name, c.last_message_at,
-  c.last_activity_at, c.created_at, c.updated_at, c.assignee_id, c.team_id, c.snoozed_until, c.priority`;
+  c.last_activity_at, c.created_at, c.updated_at, c.assignee_id, c.team_id, c.snoozed_until, c.priority,
+  c.csat_rating, c.csat_comment, c.csat_responded_at`;
 const FOLDERS = `COALESCE((SELECT array_agg(f.folder_id::text ORDER BY f.added_at) FROM conversation_folders f WHERE f.conversation_id = c.id), '{}') AS folder_ids`;
 
 /** The internal API's Conversation. */
@@ -84,6 +90,7 @@ export function toConversation(r: ConversationRow) {
     teamId: r.team_id ?? undefined,
     snoozedUntil: isoOrUndefined(r.snoozed_until),
     priority: priorityName(r.priority) ?? undefined,
+    csat: csatOf(r),
   };
 }
 
@@ -106,6 +113,7 @@ export function toPublicConversation(r: ConversationRow) {
       : undefined,
     assigneeId: r.assignee_id ?? undefined,
     updatedAt: iso(r.updated_at),
+    csat: csatOf(r),
   };
 }
 

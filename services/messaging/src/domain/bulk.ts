@@ -2,6 +2,7 @@ import { AppError, invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
+import { askCsatOnClose } from '../csat';
 import * as convs from '../db/conversations.repo';
 import { ConversationRow, CONVERSATION_STATUSES, ConversationStatus } from '../db/conversations.repo';
 import * as folders from '../db/folders.repo';
@@ -119,6 +120,7 @@ function prepareStatus(ctx: OrgContext, req: BulkRequest): Apply {
         orgId: ctx.orgId,
         data: statusChangedData(row, status, row.status, until, ctx.userId || null),
       });
+      if (status === 'closed') await askCsatOnClose(db, row);
     }
     return { failed: [] };
   };

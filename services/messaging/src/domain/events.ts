@@ -15,6 +15,7 @@ export const EVENTS = {
   conversationAssigned: 'conversation.assigned',
   conversationStatusChanged: 'conversation.status_changed',
   conversationPriorityChanged: 'conversation.priority_changed',
+  conversationCsatReceived: 'conversation.csat_received',
   messageReceived: 'message.received',
   messageSent: 'message.sent',
   messageSeen: 'message.seen',
