@@ -34,6 +34,7 @@ export const TRIGGER_BINDINGS = [
   'conversation.assigned',
   'conversation.status_changed',
   'conversation.priority_changed',
+  'conversation.csat_received',
   'appointment.created',
   'appointment.updated',
   'appointment.deleted',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { funnelOut, teamPerformanceOut } from '../../routes/analytics.out';
-import { FunnelQuery, ResponseTimeQuery, TeamQuery } from '../../routes/analytics.routes';
+import type { csatAnalyticsOut, funnelOut, teamPerformanceOut } from '../../routes/analytics.out';
+import { CsatQuery, FunnelQuery, ResponseTimeQuery, TeamQuery } from '../../routes/analytics.routes';
 import type { reportOut } from '../../routes/reports.out';
 import { NewReport } from '../../routes/reports.routes';
 import { nulls, proto, reply } from '../proto-schema';
@@ -44,6 +44,17 @@ const ResponseTime = nulls(reply('crmAnalytics', 'ResponseTime'), [
   'onTimeRate',
 ]).extend({ period: Period });
 
+/** analytics.out csatAnalyticsOut. */
+const rating = () => z.number().int();
+const CsatAnalytics = z.object({
+  responses: z.number().int().meta({ description: 'questions answered with a rating' }),
+  questions: z.number().int().meta({ description: 'questions sent in the range' }),
+  average: stat('mean rating, 2 decimals; null without a response'),
+  distribution: z.object({ '1': rating(), '2': rating(), '3': rating(), '4': rating(), '5': rating() }).meta({ description: 'responses per rating' }),
+  responseRate: stat('responses / questions, 2 decimals; null when no question was sent'),
+});
+keysMatch<z.infer<typeof CsatAnalytics>, ReturnType<typeof csatAnalyticsOut>>(true);
+
 /** A custom report (reports.out reportOut): the CSV is downloaded from `downloadUrl` once status is ready. */
 const Report = z.object({
   id: z.string(),
@@ -67,6 +78,12 @@ keysMatch<z.infer<typeof Report>, ReturnType<typeof reportOut>>(true);
 const analytics = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Analytics' });
 analytics.op('GET /analytics/conversion-funnel', { summary: 'Contacts reaching each status in the period, optionally as a day/week/month series', query: FunnelQuery, responses: { 200: Funnel } });
 analytics.op('GET /analytics/team-performance', { summary: 'Per agent: contacts assigned, messages replied, response time, conversion, revenue', query: TeamQuery, responses: { 200: TeamPerformance } });
+analytics.op('GET /analytics/csat', {
+  summary: 'CSAT: the answers to the satisfaction questions sent in the range (from, to: when the question was sent)',
+  description: 'Filters: assigneeId (who had the conversation when it closed), chatnetAccountId. Team leads and above; another organization’s ids match nothing.',
+  query: CsatQuery,
+  responses: { 200: CsatAnalytics },
+});
 analytics.op('GET /analytics/response-time', { summary: 'First-response and resolution times, percentiles, and the share answered within the SLA', query: ResponseTimeQuery, responses: { 200: ResponseTime } });
 
 const reports = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Reports' });
