@@ -31,7 +31,8 @@ describe('auto-close and the out-of-hours reply', () => {
   const closedEvents = (id: string) => f.bus.of('conversation.status_changed').filter((e) => e.data.conversationId === id && e.data.status === 'closed');
 
   beforeAll(async () => {
-    f = await inboxFixture('auto-close', UIDS, { SERVICE_LEVEL_MINUTE_MS: String(MINUTE_MS) });
+    // The account's send budget for automatic messages (5 per 10 s by default) would delay a burst of auto-closes.
+    f = await inboxFixture('auto-close', UIDS, { SERVICE_LEVEL_MINUTE_MS: String(MINUTE_MS), SEND_LIMITS: 'total=1500/day,100/10s;ui=1000/day,50/10s;auto=300/day,50/10s' });
     agent = await member(f.stack.url, f.a.owner, 'agent', 'ac-agent');
     db = new PgClient({ connectionString: f.stack.databaseUrl('messaging') });
     await db.connect();

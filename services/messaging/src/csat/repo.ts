@@ -29,7 +29,7 @@ export async function ask(
 
 /** The question went out (the auto-message sender's transaction): the survey is open for CSAT_WINDOW_HOURS from then. */
 export async function markAsked(db: Queryable, id: string, askedAt: Date): Promise<void> {
-  await db.query(`UPDATE csat_surveys SET asked_at = $2, expires_at = $2 + $3 * interval '1 hour' WHERE id = $1`, [
+  await db.query(`UPDATE csat_surveys SET asked_at = $2::timestamptz, expires_at = $2::timestamptz + $3::int * interval '1 hour' WHERE id = $1`, [
     id,
     askedAt,
     messagingRules.CSAT_WINDOW_HOURS,
@@ -49,7 +49,7 @@ export async function openSurvey(db: Queryable, orgId: string, conversationId: s
 
 /** The rating (and a comment given with it): on the survey and, as the latest answer, on the conversation. */
 export async function answer(db: Queryable, s: { id: string; conversationId: string; rating: number; comment: string | null; respondedAt: Date }): Promise<void> {
-  await db.query(`UPDATE csat_surveys SET rating = $2, comment = $3, responded_at = $4, comment_done = $3 IS NOT NULL WHERE id = $1`, [
+  await db.query(`UPDATE csat_surveys SET rating = $2, comment = $3::text, responded_at = $4, comment_done = $3::text IS NOT NULL WHERE id = $1`, [
     s.id,
     s.rating,
     s.comment,
