@@ -28,6 +28,7 @@ export function emptyConversation(): messaging.Conversation__Output {
     lastActivityAt: AT,
     isReplied: true,
     folderIds: [],
+    csat: null,
   };
 }
 
@@ -46,6 +47,7 @@ export function fullConversation(): messaging.Conversation__Output {
     teamId: OTHER_ID,
     snoozedUntil: LATER,
     priority: 'urgent',
+    csat: { rating: 4, comment: 'Quick', respondedAt: LATER },
   };
 }
 
@@ -137,7 +139,7 @@ export function sent(over: Partial<messaging.SentMessage__Output> = {}): messagi
 }
 
 export function emptyPublicConversation(): messaging.PublicConversation__Output {
-  return { id: ID, threadType: 'user', externalThreadId: 'uid-lan', unreadCount: 0, isReplied: true, contact: null, updatedAt: AT };
+  return { id: ID, threadType: 'user', externalThreadId: 'uid-lan', unreadCount: 0, isReplied: true, contact: null, updatedAt: AT, csat: null };
 }
 
 export function fullPublicConversation(): messaging.PublicConversation__Output {
@@ -148,6 +150,7 @@ export function fullPublicConversation(): messaging.PublicConversation__Output {
     isReplied: false,
     contact: { id: OTHER_ID, fullName: 'Lan Nguyen', phone: '+84912345678', avatarUrl: 'https://cdn.example.com/lan.png' },
     assigneeId: OTHER_ID,
+    csat: { rating: 5, respondedAt: LATER },
   };
 }
 
@@ -177,7 +180,7 @@ export function counts(): messaging.Counts__Output {
 }
 
 export function inboxSettings(): messaging.InboxSettings__Output {
-  return { agentVisibility: 'own' };
+  return { agentVisibility: 'own', autoCloseAfterMinutes: 30, outOfHoursMessage: 'We are closed', csat: { enabled: true, message: 'Rate us 1-5' } };
 }
 
 export function searchHit(): messaging.MessageSearchHit__Output {
