@@ -109,7 +109,7 @@ describe('auto-close and the out-of-hours reply', () => {
       expect(networkSends('ac-close').map((s) => s.content)).toEqual(['Here is your answer.', 'Closing this chat, write any time.']);
       const [last] = closed.messages;
       expect(last).toEqual(expect.objectContaining({ content: 'Closing this chat, write any time.', source: 'auto', sentByUserId: null }));
-      const event = await eventually(() => closedEvents(id)[0]);
+      const event = await eventually(async () => closedEvents(id)[0]);
       expect(event.data).toEqual(expect.objectContaining({ status: 'closed', previousStatus: 'active', changedBy: null }));
       expect(await timers([id])).toBe(0);
     });
@@ -177,7 +177,7 @@ describe('auto-close and the out-of-hours reply', () => {
           expect(networkSends(uid).filter((s) => s.content === 'Bye for now.')).toHaveLength(1);
           const stored = (await conversation(ids[i])).messages.filter((m: any) => m.content === 'Bye for now.');
           expect(stored).toHaveLength(1);
-          await eventually(() => closedEvents(ids[i])[0]);
+          await eventually(async () => closedEvents(ids[i])[0]);
           expect(closedEvents(ids[i])).toHaveLength(1);
         }
       } finally {

@@ -50,7 +50,7 @@ describe('CSAT', () => {
     const after = (await conversation(id)).conversation;
     expect(after.status).toBe('closed');
     expect(after.csat).toEqual({ rating: 5, comment: 'quick and friendly', respondedAt: expect.any(String) });
-    const event = await eventually(() => csatEvents(id)[0]);
+    const event = await eventually(async () => csatEvents(id)[0]);
     expect(event.data).toEqual({
       conversationId: id,
       contactId: after.contactId,
