@@ -26,7 +26,8 @@ describe('CSAT', () => {
   let from: string;
 
   beforeAll(async () => {
-    f = await inboxFixture('csat', UIDS);
+    // The account's send budget for automatic messages (5 per 10 s by default) would hold back the questions of a quick test.
+    f = await inboxFixture('csat', UIDS, { SEND_LIMITS: 'total=1500/day,100/10s;auto=300/day,50/10s' });
     agent = await member(f.stack.url, f.a.owner, 'agent', 'cs-agent');
     lead = await member(f.stack.url, f.a.owner, 'team_lead', 'cs-lead');
     db = new PgClient({ connectionString: f.stack.databaseUrl('messaging') });
@@ -108,8 +109,19 @@ describe('CSAT', () => {
     expect(list.csat).toEqual({ rating: 2, comment: null, respondedAt: expect.any(String) });
     const pub = (await f.a.pub.get('/api/public/conversations?limit=100')).body.conversations.find((c: any) => c.id === id);
     expect(pub.csat).toEqual(list.csat);
-    const never = (await f.a.owner.get(`/api/v1/conversations/${f.conv['cs-lead']}`)).body.conversation;
+    const never = (await f.a.owner.get(`/api/v1/conversations/${f.conv['cs-off']}`)).body.conversation;
     expect(never.csat).toBeNull();
+  });
+
+  it('a conversation closed again while its question waits for an answer is not asked twice', async () => {
+    const id = f.conv['cs-lead'];
+    await close(id);
+    await asked(id);
+    expect((await f.a.owner.post(`/api/v1/conversations/${id}/reopen`, {})).status).toBe(200);
+    await close(id);
+    // Queued, if at all, in the closing transaction.
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM auto_messages WHERE conversation_id = $1 AND kind = 'csat'", [id]);
+    expect(rows[0].n).toBe(1);
   });
 
   it('with CSAT off, closing asks nothing', async () => {
@@ -127,8 +139,8 @@ describe('CSAT', () => {
     const path = '/api/v1/analytics/csat';
     const res = await lead.api.get(`${path}?from=${encodeURIComponent(from)}`);
     expect(res.status).toBe(200);
-    // Questions: cs-text, cs-stars, cs-moved-on (twice), cs-face = 5; answered: 5, 4, 5, 2.
-    expect(res.body).toEqual({ responses: 4, questions: 5, average: 4, distribution: { '1': 0, '2': 1, '3': 0, '4': 1, '5': 2 }, responseRate: 0.8 });
+    // Questions: cs-text, cs-stars, cs-moved-on (twice), cs-face, cs-lead = 6; answered: 5, 4, 5, 2.
+    expect(res.body).toEqual({ responses: 4, questions: 6, average: 4, distribution: { '1': 0, '2': 1, '3': 0, '4': 1, '5': 2 }, responseRate: 0.67 });
     expect((await f.a.owner.get(`${path}?assigneeId=${agent.id}`)).body).toEqual(
       expect.objectContaining({ responses: 1, questions: 1, average: 5, responseRate: 1 }),
     );

@@ -7,23 +7,40 @@ export interface SurveyRow {
   comment_done: boolean;
 }
 
+export interface NewSurvey {
+  id: string;
+  conversationId: string;
+  chatnetAccountId: string;
+  assigneeId: string | null;
+}
+
 /**
- * The conversation closed and the org asks (one statement, nothing when CSAT is off): a survey and its question,
- * queued for the auto-message sender. `notify` names the auto messages' channel.
+ * Conversations of one org closed and the org asks (one statement for them all, nothing when CSAT is off): a survey
+ * and its question each, queued for the auto-message sender; `notifyChannel` is the auto messages' channel. A
+ * conversation whose previous question is still waiting for its answer (closed, reopened by a person, closed again
+ * within the window) is not asked twice.
  */
-export async function ask(
-  db: Queryable,
-  s: { id: string; orgId: string; conversationId: string; chatnetAccountId: string; assigneeId: string | null },
-  notifyChannel: string,
-): Promise<void> {
+export async function ask(db: Queryable, orgId: string, surveys: NewSurvey[], notifyChannel: string): Promise<void> {
+  if (surveys.length === 0) return;
   await db.query({
     name: 'msg_csat_ask',
-    text: `WITH s AS (SELECT coalesce(csat_message, $6) AS question FROM inbox_settings WHERE org_id = $2 AND csat_enabled),
-                survey AS (INSERT INTO csat_surveys (id, org_id, conversation_id, chatnet_account_id, assignee_id) SELECT $1, $2, $3, $4, $5 FROM s RETURNING id),
+    text: `WITH s AS (SELECT coalesce(csat_message, $6) AS question FROM inbox_settings WHERE org_id = $1 AND csat_enabled),
+                t AS (SELECT * FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[]) AS t (id, conversation_id, chatnet_account_id, assignee_id)
+                      WHERE NOT EXISTS (SELECT 1 FROM csat_surveys o WHERE o.conversation_id = t.conversation_id AND o.rating IS NULL
+                                          AND (o.asked_at IS NULL OR o.expires_at > now()))),
+                survey AS (INSERT INTO csat_surveys (id, org_id, conversation_id, chatnet_account_id, assignee_id)
+                           SELECT t.id, $1, t.conversation_id, t.chatnet_account_id, t.assignee_id FROM t, s RETURNING id, conversation_id),
                 question AS (INSERT INTO auto_messages (id, org_id, conversation_id, kind, content)
-                             SELECT survey.id, $2, $3, 'csat', s.question FROM s, survey RETURNING id)
-           SELECT pg_notify('${notifyChannel}', '') FROM question`,
-    values: [s.id, s.orgId, s.conversationId, s.chatnetAccountId, s.assigneeId, messagingRules.DEFAULT_CSAT_MESSAGE],
+                             SELECT survey.id, $1, survey.conversation_id, 'csat', s.question FROM s, survey RETURNING id)
+           SELECT pg_notify('${notifyChannel}', '') FROM (SELECT 1 FROM question LIMIT 1) q`,
+    values: [
+      orgId,
+      surveys.map((x) => x.id),
+      surveys.map((x) => x.conversationId),
+      surveys.map((x) => x.chatnetAccountId),
+      surveys.map((x) => x.assigneeId),
+      messagingRules.DEFAULT_CSAT_MESSAGE,
+    ],
   });
 }
 

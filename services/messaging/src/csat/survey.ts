@@ -19,14 +19,17 @@ import * as repo from './repo';
  * rating reopens the conversation as any message does and ends the survey unanswered: the contact moved on.
  */
 
-/** A one-to-one conversation just closed (the caller's transaction holds its row). Group threads are not asked. */
-export async function askOnClose(db: Queryable, conv: Pick<convs.ConversationRow, 'id' | 'org_id' | 'chatnet_account_id' | 'assignee_id' | 'thread_type'>): Promise<void> {
-  if (conv.thread_type !== 'user') return;
-  await repo.ask(
-    db,
-    { id: randomUUID(), orgId: conv.org_id, conversationId: conv.id, chatnetAccountId: conv.chatnet_account_id, assigneeId: conv.assignee_id },
-    AUTO_MESSAGES_CHANNEL,
-  );
+type Closed = Pick<convs.ConversationRow, 'id' | 'org_id' | 'chatnet_account_id' | 'assignee_id' | 'thread_type'>;
+
+/**
+ * Conversations of one org just closed (the caller's transaction holds their rows): each one-to-one conversation is
+ * asked, in one statement. Group threads are not asked.
+ */
+export async function askOnClose(db: Queryable, closed: Closed | Closed[]): Promise<void> {
+  const rows = (Array.isArray(closed) ? closed : [closed]).filter((c) => c.thread_type === 'user');
+  if (rows.length === 0) return;
+  const surveys = rows.map((c) => ({ id: randomUUID(), conversationId: c.id, chatnetAccountId: c.chatnet_account_id, assigneeId: c.assignee_id }));
+  await repo.ask(db, rows[0].org_id, surveys, AUTO_MESSAGES_CHANNEL);
 }
 
 /** The question went out (in the transaction that stored it): the survey's window opens. */

@@ -120,8 +120,9 @@ function prepareStatus(ctx: OrgContext, req: BulkRequest): Apply {
         orgId: ctx.orgId,
         data: statusChangedData(row, status, row.status, until, ctx.userId || null),
       });
-      if (status === 'closed') await askCsatOnClose(db, row);
     }
+    // Closed: their contacts are asked how it went (when the org asks), in one statement.
+    if (status === 'closed') await askCsatOnClose(db, changed.filter((r) => r.status !== 'closed'));
     return { failed: [] };
   };
 }
