@@ -207,6 +207,12 @@ describe('auto-close and the out-of-hours reply', () => {
       expect(networkSends('ac-ooh-1').filter((s) => s.content.startsWith('We are closed'))).toHaveLength(1);
       // The auto reply does not start an auto-close (the contact waits for a person).
       expect(await timers([id])).toBe(0);
+      // Another closed period (the hours now open again two days from now, not three): one more reply.
+      const sooner = (new Date().getUTCDay() + 2) % 7;
+      expect((await f.a.owner.put('/api/v1/settings/business-hours', { timezone: 'UTC', days: [{ day: sooner, open: '09:00', close: '17:00' }], holidays: [] })).status).toBe(200);
+      await f.bus.inbound(f.a.orgId, { accountId: f.accountA, fromUid: 'ac-ooh-1', content: 'Anyone?' });
+      await eventually(async () => ((await conversation(id)).messages.filter((m: any) => m.source === 'auto').length === 2 ? true : undefined));
+      expect(await replies(id)).toBe(2);
     });
 
     it('says nothing while the account is open (its own hours override the org’s), nor without a message', async () => {
