@@ -79,6 +79,7 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       priority: null,
       // Its account follows no SLA policy.
       sla: null,
+      csat: null,
     });
     const detail = await a.owner.get(`/api/v1/conversations/${convId}`);
     expect(detail.status).toBe(200);
@@ -353,6 +354,7 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
       assigneeId: null,
       contact: { id: contact.id, fullName: 'Lan Nguyen', phone: null, avatarUrl: 'https://cdn.example/lan.png' },
       updatedAt: expect.any(String),
+      csat: null,
     });
     for (let i = 0; i < 22; i++) await bus.inbound(a.orgId, { accountId: accountA, fromUid: `uid-many-${i}`, fromName: `Many ${i}` });
     await eventually(async () => (await a.owner.get('/api/v1/conversations/counts')).body.total === 26);

@@ -10,7 +10,8 @@ declare const window: any;
 declare const document: any;
 
 // The inbox settings page /settings/inbox in a real browser (Debian's chromium driven by playwright-core):
-// the org's agent visibility, each chat-network account's auto-assignment, business hours and SLA policies, saved
+// the org's agent visibility, automatic messages (auto-close, out-of-hours reply, CSAT), each chat-network account's
+// auto-assignment, business hours and SLA policies, saved
 // through the page and read back from the API; disabled for an agent; user names from the API shown as text, never as markup.
 const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/settings-page');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -85,7 +86,7 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     await page.getByLabel("Only assigned and their accounts' unassigned").check();
     await page.locator('#visibility-form').getByRole('button', { name: 'Save' }).click();
     await eventually(async () => (await textOf(page.locator('#vis-status'))) === 'Saved.');
-    expect((await org.owner.get('/api/v1/settings/inbox')).body).toEqual({ agentVisibility: 'assigned' });
+    expect((await org.owner.get('/api/v1/settings/inbox')).body).toEqual(expect.objectContaining({ agentVisibility: 'assigned' }));
 
     // Round robin over two users with a cap of 3.
     await form.getByLabel('Mode').selectOption({ label: 'Round robin' });
@@ -190,6 +191,50 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     await context.close();
   }, 90_000);
 
+  it('an owner sets auto-close, the out-of-hours reply and CSAT; the API returns them; a refusal names the field', async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    const page = await context.newPage();
+    await signIn(page, org.email);
+    const form = page.locator('#automation-form');
+    // Loaded: the default question is shown, CSAT off, auto-close never.
+    await eventually(async () => (await form.getByLabel('Rating question').inputValue()).length > 0);
+    expect(await form.getByLabel(/Close a conversation after/).inputValue()).toBe('');
+    expect(await form.getByLabel(/Ask for a rating/).isChecked()).toBe(false);
+
+    await form.getByLabel(/Close a conversation after/).fill('120');
+    await form.getByLabel('Message sent when closing (optional)').fill('We close this chat now; write any time.');
+    await form.getByLabel('Reply outside business hours (optional)').fill('We are closed; we answer from 8:00.');
+    await form.getByLabel(/Ask for a rating/).check();
+    await form.getByLabel('Rating question').fill('How did we do? 1-5');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await eventually(async () => (await textOf(page.locator('#auto-status'))) === 'Saved.');
+    expect((await org.owner.get('/api/v1/settings/inbox')).body).toEqual({
+      agentVisibility: 'assigned',
+      autoCloseAfterMinutes: 120,
+      autoCloseMessage: 'We close this chat now; write any time.',
+      outOfHoursMessage: 'We are closed; we answer from 8:00.',
+      csat: { enabled: true, message: 'How did we do? 1-5' },
+    });
+
+    await form.getByLabel(/Close a conversation after/).fill('0');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await eventually(async () => /autoCloseAfterMinutes/.test(await textOf(page.locator('#auto-status'))));
+    expect((await org.owner.get('/api/v1/settings/inbox')).body.autoCloseAfterMinutes).toBe(120);
+
+    // Emptied: never, and no message; a reload shows what is stored.
+    await form.getByLabel(/Close a conversation after/).fill('');
+    await form.getByLabel('Message sent when closing (optional)').fill('');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await eventually(async () => (await textOf(page.locator('#auto-status'))) === 'Saved.');
+    expect((await org.owner.get('/api/v1/settings/inbox')).body).toEqual(expect.objectContaining({ autoCloseAfterMinutes: null, autoCloseMessage: null }));
+    await page.reload();
+    await eventually(async () => (await page.locator('#automation-form').getByLabel('Rating question').inputValue()) === 'How did we do? 1-5');
+    expect(await page.locator('#automation-form').getByLabel(/Ask for a rating/).isChecked()).toBe(true);
+    expect(await page.locator('#automation-form').getByLabel('Reply outside business hours (optional)').inputValue()).toBe('We are closed; we answer from 8:00.');
+    await page.screenshot({ path: path.join(ARTIFACTS, '9-inbox-automatic-messages.png'), fullPage: true });
+    await context.close();
+  }, 90_000);
+
   it('shows a user name containing markup as text, and runs none of it', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -221,6 +266,9 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     expect(await page.locator('#hours-form').getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
     expect(await page.locator('#sla-form').getByRole('button', { name: 'Create policy' }).isDisabled()).toBe(true);
     expect(await textOf(page.locator('#sla-note'))).toMatch(/Only admins and owners/);
+    expect(await page.locator('#automation-form').getByLabel(/Close a conversation after/).isDisabled()).toBe(true);
+    expect(await page.locator('#automation-form').getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
+    expect(await textOf(page.locator('#auto-note'))).toMatch(/Only admins and owners/);
     await page.screenshot({ path: path.join(ARTIFACTS, '6-inbox-agent.png'), fullPage: true });
     await context.close();
   }, 60_000);

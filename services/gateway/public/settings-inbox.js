@@ -1,4 +1,5 @@
-// The inbox settings page: the org's agent visibility and each chat-network account's auto-assignment.
+// The inbox settings page: the org's agent visibility, automatic messages (auto-close, out-of-hours reply, CSAT),
+// each chat-network account's auto-assignment, business hours and SLA policies.
 // Names, account labels and error messages come from the API and are written with textContent only, so a
 // user called "<img onerror=…>" stays text. The role only decides what is enabled; the API still checks it.
 (function () {
@@ -44,6 +45,7 @@
     const res = await crm.api('GET', '/api/v1/settings/inbox');
     if (!res.ok) return say($('vis-status'), errorText(res), false);
     visForm.agentVisibility.value = res.body.agentVisibility;
+    showAutomation(res.body);
   }
   visForm.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -51,6 +53,37 @@
     if (!res.ok) return say($('vis-status'), errorText(res), false);
     visForm.agentVisibility.value = res.body.agentVisibility;
     say($('vis-status'), 'Saved.', true);
+  });
+
+  // ── Automatic messages: auto-close, out-of-hours reply, CSAT ───────────
+  const autoForm = $('automation-form');
+  if (!mayEditVisibility) {
+    for (const c of autoForm.querySelectorAll('input, textarea, button')) c.disabled = true;
+    $('auto-note').textContent = 'Only admins and owners can change automatic messages.';
+    $('auto-note').hidden = false;
+  }
+  function showAutomation(s) {
+    autoForm.autoCloseAfterMinutes.value = s.autoCloseAfterMinutes == null ? '' : String(s.autoCloseAfterMinutes);
+    autoForm.autoCloseMessage.value = s.autoCloseMessage || '';
+    autoForm.outOfHoursMessage.value = s.outOfHoursMessage || '';
+    autoForm.csatEnabled.checked = s.csat.enabled;
+    autoForm.csatMessage.value = s.csat.message;
+  }
+  autoForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const typed = autoForm.autoCloseAfterMinutes.value.trim();
+    // Digits become a number; anything else goes as typed so the API names the field and the rule.
+    const minutes = typed === '' ? null : /^\d+$/.test(typed) ? Number(typed) : typed;
+    const text = (v) => (v.trim() ? v : null);
+    const res = await crm.api('PUT', '/api/v1/settings/inbox', {
+      autoCloseAfterMinutes: minutes,
+      autoCloseMessage: text(autoForm.autoCloseMessage.value),
+      outOfHoursMessage: text(autoForm.outOfHoursMessage.value),
+      csat: { enabled: autoForm.csatEnabled.checked, message: autoForm.csatMessage.value },
+    });
+    if (!res.ok) return say($('auto-status'), errorText(res), false);
+    showAutomation(res.body);
+    say($('auto-status'), 'Saved.', true);
   });
 
   // ── Assignment per account ──────────────────────────────────────────────

@@ -21,6 +21,9 @@ import { messagingHandlers } from './grpc/messaging.handler';
 import { ScheduledSender } from './scheduled';
 import { ReplyTimer } from './assignment-repair';
 import { serviceLevelsFeature, SlaBreachTimer } from './service-levels';
+import { AutoCloser } from './auto-close';
+import { AutoMessageSender } from './auto-messages';
+import { csatQuestionSent } from './csat';
 import { viewsFeature } from './views';
 import { startHttpServer } from './http/server';
 
@@ -76,6 +79,10 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   await replyTimer.start();
   const slaBreaches = new SlaBreachTimer(deps);
   await slaBreaches.start();
+  const autoClose = new AutoCloser(deps);
+  await autoClose.start();
+  const autoMessages = new AutoMessageSender(deps, { csat: csatQuestionSent });
+  await autoMessages.start();
 
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
@@ -96,6 +103,8 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     await scheduled.stop();
     await replyTimer.stop();
     await slaBreaches.stop();
+    await autoClose.stop();
+    await autoMessages.stop();
     await server.stop();
     for (const c of consumers) await c.stop();
     await relay.stop();

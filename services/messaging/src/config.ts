@@ -81,7 +81,8 @@ const Env = z.object({
   ATTACHMENTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   /**
    * Send governor per chat-network account: `type=<daily>/day,<burst>/<seconds>s` entries separated by `;`.
-   * Types: total (every send), ui, public_api, automation, campaign. Unlisted types keep their default.
+   * Types: total (every send), ui, public_api, automation, campaign, auto (what the inbox sends by itself: auto-close,
+   * out-of-hours and CSAT messages). Unlisted types keep their default.
    */
   SEND_LIMITS: governor.default(parseGovernorSpec(DEFAULT_SEND_LIMITS)),
   /** A send still unfinished after this long (a crash mid-send) may be retried with the same idempotency key. */

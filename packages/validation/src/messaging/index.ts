@@ -10,3 +10,4 @@ export * from './messages';
 export * from './notes';
 export * from './presets';
 export * from './macros';
+export * from './inbox-settings';

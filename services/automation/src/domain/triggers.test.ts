@@ -1,5 +1,5 @@
 import { ActionInput, parseDuration, validateAction, validateTrigger } from './definition';
-import { conditionsHold, Facts, holds, keywordMatches, TriggerDef } from './triggers';
+import { conditionsHold, contactIdOf, Facts, holds, keywordMatches, TriggerDef, triggersOfEvent } from './triggers';
 
 const trigger = (t: Partial<TriggerDef>): TriggerDef => ({ type: 'contact_created', conditions: [], keywords: [], ...t });
 
@@ -46,6 +46,16 @@ describe('conditions', () => {
     });
     expect(conditionsHold(t, facts)).toBe(true);
     expect(conditionsHold({ ...t, conditions: [...t.conditions, { field: 'threadType', operator: 'equals', value: 'group' }] }, facts)).toBe(false);
+  });
+
+  it('conversation_csat_received starts from conversation.csat_received; its rating is a condition (issue #29)', () => {
+    expect(triggersOfEvent('conversation.csat_received')).toEqual(['conversation_csat_received']);
+    const data = { conversationId: 'c1', contactId: 'k1', chatnetAccountId: 'a1', assigneeId: null, rating: 2, comment: 'slow', respondedAt: '2031-01-01T00:00:00.000Z' };
+    expect(contactIdOf('conversation.csat_received', data)).toBe('k1');
+    const low = trigger({ type: 'conversation_csat_received', conditions: [{ field: 'csat.rating', operator: 'lte', value: 2 }] });
+    expect(conditionsHold(low, { subject: data })).toBe(true);
+    expect(conditionsHold(low, { subject: { ...data, rating: 5 } })).toBe(false);
+    expect(conditionsHold({ ...low, conditions: [{ field: 'comment', operator: 'contains', value: 'slow' }] }, { subject: data })).toBe(true);
   });
 
   it('keyword triggers need a keyword in the content; other triggers ignore keywords', () => {

@@ -45,6 +45,8 @@ const STATUS_CHANGED_FIELDS = ['conversationId', 'contactId', 'status', 'previou
 const PRIORITY_CHANGED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'priority', 'previousPriority', 'changedBy'];
 /** messaging's conversation.sla_breached: the window missed (first_response, next_response, resolution) and its policy. */
 const SLA_BREACHED_FIELDS = ['conversationId', 'contactId', 'chatnetAccountId', 'assigneeId', 'policyId', 'target', 'dueAt', 'breachedAt'];
+/** messaging's conversation.csat_received: the contact's rating of a closed conversation. */
+const CSAT_FIELDS = ['conversationId', 'contactId', 'chatnetAccountId', 'assigneeId', 'rating', 'comment', 'respondedAt'];
 /** crm's task.* events: the task as the API shows it. */
 const TASK_FIELDS = ['id', 'title', 'notes', 'dueAt', 'status', 'assigneeId', 'contactId', 'conversationId', 'createdBy'];
 /** messaging's message.recalled and message.reaction: who took a message back, or reacted to it, and where. */
@@ -65,6 +67,7 @@ const SUBJECT: Record<TriggerType, { prefix: string; fields: string[]; contactLo
   conversation_status_changed: { prefix: 'conversation', fields: STATUS_CHANGED_FIELDS, contactLookup: true },
   conversation_priority_changed: { prefix: 'conversation', fields: PRIORITY_CHANGED_FIELDS, contactLookup: true },
   conversation_sla_breached: { prefix: 'conversation', fields: SLA_BREACHED_FIELDS, contactLookup: true },
+  conversation_csat_received: { prefix: 'csat', fields: CSAT_FIELDS, contactLookup: true },
   appointment_created: { prefix: 'appointment', fields: APPOINTMENT_FIELDS, contactLookup: true },
   conversation_note_created: { prefix: 'note', fields: NOTE_FIELDS, contactLookup: true },
   task_created: { prefix: 'task', fields: TASK_FIELDS, contactLookup: true },

@@ -38,6 +38,7 @@ export const TRIGGER_BINDINGS = [
   'conversation.priority_changed',
   'conversation.reply_overdue',
   'conversation.sla_breached',
+  'conversation.csat_received',
   'appointment.created',
   'appointment.updated',
   'appointment.deleted',

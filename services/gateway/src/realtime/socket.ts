@@ -56,6 +56,7 @@ const ROUTED = [
   'conversation.assigned',
   'conversation.status_changed',
   'conversation.priority_changed',
+  'conversation.csat_received',
   'notification.created',
   'user.availability_changed',
 ] as const;
@@ -91,6 +92,7 @@ export async function routeEvent(e: EventEnvelope, audience: InboxAudience): Pro
     }
     case 'conversation.status_changed':
     case 'conversation.priority_changed':
+    case 'conversation.csat_received':
       return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'conversation', payload: { type: e.type, ...e.data } };
     case 'notification.created': {
       // A notification for one user, for the roles at or above `audienceRole`, or for the whole org.
@@ -189,7 +191,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
-    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'message.recalled', 'message.reaction', 'conversation.assigned', 'conversation.status_changed', 'conversation.priority_changed', 'notification.created', 'user.availability_changed'],
+    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'message.recalled', 'message.reaction', 'conversation.assigned', 'conversation.status_changed', 'conversation.priority_changed', 'conversation.csat_received', 'notification.created', 'user.availability_changed'],
     logger: log,
     metrics: deps.metrics,
     maxAttempts: 2,

@@ -1,4 +1,4 @@
-import type { crm } from '@crm/proto-types';
+import type { crm, messaging } from '@crm/proto-types';
 import { answered } from '../http/shape';
 
 // The generated types of crm's answers (crm/v1/analytics.proto).
@@ -71,5 +71,20 @@ export function responseTimeOut(r: ResponseTimeStats) {
     firstResponses: r.firstResponses,
     resolutions: r.resolutions,
     businessHours: r.businessHours,
+  };
+}
+
+/**
+ * CSAT answers (messaging GetCsatAnalytics): average and responseRate are null when there is nothing to compute them
+ * from (no response, no question asked); `questions` is the sample of responseRate.
+ */
+export function csatAnalyticsOut(c: messaging.CsatAnalytics__Output) {
+  const d = c.distribution ?? {};
+  return {
+    responses: c.responses,
+    questions: c.questions,
+    average: c.average ?? null,
+    distribution: { '1': d['1'] ?? 0, '2': d['2'] ?? 0, '3': d['3'] ?? 0, '4': d['4'] ?? 0, '5': d['5'] ?? 0 },
+    responseRate: c.responseRate ?? null,
   };
 }

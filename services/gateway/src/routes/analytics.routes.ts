@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { funnelOut, responseTimeOut, teamPerformanceOut } from './analytics.out';
+import { csatAnalyticsOut, funnelOut, responseTimeOut, teamPerformanceOut } from './analytics.out';
 import type { RouteDeps } from './deps';
 import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
@@ -32,6 +32,14 @@ export const ResponseTimeQuery = z.object({
     .meta({ description: "true: closed hours are not counted (each conversation in its account's business hours, else the org's)" }),
 });
 
+/** GET /analytics/csat: the questions asked in [from, to) (a bare date `to` counts its whole day), optionally of one assignee or account. */
+export const CsatQuery = z.object({
+  from: s.dateOrTimestamp().optional(),
+  to: s.dateOrTimestamp().optional(),
+  assigneeId: z.string().trim().uuid('must be a user id').optional(),
+  chatnetAccountId: z.string().trim().uuid('must be a chat-network account id').optional(),
+});
+
 // ------------------------------------------------------------------------------------------- routes
 
 /** Analytics (crm's read model): funnel, team performance, response times. Needs analytics:view (team_lead+). */
@@ -55,6 +63,17 @@ export function analyticsRoutes({ clients }: RouteDeps): ServiceRoutes {
     const q = query(req, ResponseTimeQuery);
     const r = await analytics().ResponseTime({ ...range(q.dateFrom, q.dateTo), slaMinutes: q.slaMinutes ?? 0, businessHours: q.businessHours ?? false }, ctxOf(req, res));
     res.json(responseTimeOut(r));
+  });
+
+  // CSAT answers live with the conversations (messaging, issue #29 item 6).
+  internal.get('/analytics/csat', async (req, res) => {
+    const q = query(req, CsatQuery);
+    const r = dateRange(q.from, q.to, 'from', 'to');
+    const out = await clients.messaging.GetCsatAnalytics(
+      { from: r.dateFrom ?? '', to: r.dateTo ?? '', assigneeId: q.assigneeId, chatnetAccountId: q.chatnetAccountId },
+      ctxOf(req, res),
+    );
+    res.json(csatAnalyticsOut(out));
   });
 
   return { internal };

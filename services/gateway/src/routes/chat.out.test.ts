@@ -18,7 +18,7 @@ import {
 import * as f from '../test-support/messaging-fixtures';
 
 const { AT, ID, LATER, OTHER_ID } = f;
-const noOwner = { assigneeId: null, teamId: null, snoozedUntil: null, priority: null, sla: null };
+const noOwner = { assigneeId: null, teamId: null, snoozedUntil: null, priority: null, sla: null, csat: null };
 const owner = {
   assigneeId: OTHER_ID,
   teamId: OTHER_ID,
@@ -26,6 +26,7 @@ const owner = {
   priority: 'urgent',
   // A window not running (next response) is null.
   sla: { policyId: OTHER_ID, firstResponseDueAt: LATER, nextResponseDueAt: null, resolutionDueAt: LATER, status: 'breached', breachedAt: AT },
+  csat: { rating: 4, comment: 'Quick', respondedAt: LATER },
 };
 
 describe('conversation mappers', () => {
@@ -212,6 +213,7 @@ describe('public mappers', () => {
       contact: null,
       assigneeId: null,
       updatedAt: AT,
+      csat: null,
     });
   });
 
@@ -226,6 +228,8 @@ describe('public mappers', () => {
       contact: { id: OTHER_ID, fullName: 'Lan Nguyen', phone: '+84912345678', avatarUrl: 'https://cdn.example.com/lan.png' },
       assigneeId: OTHER_ID,
       updatedAt: AT,
+      // A comment not given is null.
+      csat: { rating: 5, comment: null, respondedAt: LATER },
     });
     const bare = { ...f.fullPublicConversation(), contact: { id: OTHER_ID, fullName: 'Lan', phone: '' } };
     expect(publicConversationOut(bare).contact).toEqual({ id: OTHER_ID, fullName: 'Lan', phone: null, avatarUrl: null });
@@ -270,8 +274,14 @@ describe('folder, counts, inbox settings and search mappers', () => {
     expect(countsOut({ ...f.counts(), extra: 1 } as ReturnType<typeof f.counts>, { v1: 2 })).toEqual({ total: 9, unread: 4, unreplied: 2, archived: 1, mine: 3, unassigned: 5, views: { v1: 2 } });
   });
 
-  it('inboxSettingsOut answers the visibility only', () => {
-    expect(inboxSettingsOut({ ...f.inboxSettings(), extra: 'x' } as ReturnType<typeof f.inboxSettings>)).toEqual({ agentVisibility: 'own' });
+  it('inboxSettingsOut names every setting, null for what is not set, and nothing else', () => {
+    expect(inboxSettingsOut({ ...f.inboxSettings(), extra: 'x' } as ReturnType<typeof f.inboxSettings>)).toEqual({
+      agentVisibility: 'own',
+      autoCloseAfterMinutes: 30,
+      autoCloseMessage: null,
+      outOfHoursMessage: 'We are closed',
+      csat: { enabled: true, message: 'Rate us 1-5' },
+    });
   });
 
   it('searchHitOut keeps the highlighted fragment and the sender type', () => {

@@ -1,5 +1,5 @@
 import type { messaging } from '@crm/proto-types';
-import type { messagingRules } from '@crm/validation';
+import { messagingRules } from '@crm/validation';
 import { answered, orNull } from '../http/shape';
 
 // messaging's answers (the generated types) and their internal and public mappers: one place per resource and
@@ -22,6 +22,7 @@ type PublicMessage = messaging.PublicMessage__Output;
 type Folder = messaging.Folder__Output;
 type Counts = messaging.Counts__Output;
 type InboxSettings = messaging.InboxSettings__Output;
+type Csat = messaging.Csat__Output;
 type SearchHit = messaging.MessageSearchHit__Output;
 type Quote = messaging.Quote__Output;
 type Reaction = messaging.Reaction__Output;
@@ -59,14 +60,15 @@ export function slaOut(sla: SlaState) {
   };
 }
 
-/** The conversation's owner, snooze, priority and SLA: nobody, no team, not snoozed, no priority and no SLA are null. */
-function ownerOut(c: Pick<Conversation, 'assigneeId' | 'teamId' | 'snoozedUntil' | 'priority' | 'sla'>) {
+/** The conversation's owner, snooze, priority, SLA and CSAT: nobody, no team, not snoozed, no priority, no SLA and no answer are null. */
+function ownerOut(c: Pick<Conversation, 'assigneeId' | 'teamId' | 'snoozedUntil' | 'priority' | 'sla' | 'csat'>) {
   return {
     assigneeId: c.assigneeId ?? null,
     teamId: c.teamId ?? null,
     snoozedUntil: c.snoozedUntil ?? null,
     priority: (c.priority ?? null) as messagingRules.ConversationPriority | null,
     sla: c.sla ? slaOut(c.sla) : null,
+    csat: csatOut(c.csat),
   };
 }
 
@@ -200,6 +202,7 @@ export function publicConversationOut(c: PublicConversation) {
     contact: c.contact ? publicContactOut(c.contact) : null,
     assigneeId: c.assigneeId ?? null,
     updatedAt: c.updatedAt,
+    csat: csatOut(c.csat),
   };
 }
 
@@ -229,9 +232,20 @@ export function countsOut(c: Counts, views: Record<string, number>) {
   return { total: c.total, unread: c.unread, unreplied: c.unreplied, archived: c.archived, mine: c.mine, unassigned: c.unassigned, views };
 }
 
-/** Whether agents see every conversation or only their own. */
+/** Whether agents see every conversation or only their own; auto-close, the out-of-hours reply and CSAT (null: not set). */
 export function inboxSettingsOut(s: InboxSettings) {
-  return { agentVisibility: s.agentVisibility };
+  return {
+    agentVisibility: (s.agentVisibility ?? 'all') as (typeof messagingRules.AGENT_VISIBILITIES)[number],
+    autoCloseAfterMinutes: s.autoCloseAfterMinutes ?? null,
+    autoCloseMessage: s.autoCloseMessage ?? null,
+    outOfHoursMessage: s.outOfHoursMessage ?? null,
+    csat: { enabled: s.csat?.enabled ?? false, message: s.csat?.message || messagingRules.DEFAULT_CSAT_MESSAGE },
+  };
+}
+
+/** The contact's latest answer to the satisfaction question, or null. */
+export function csatOut(c: Csat | null | undefined) {
+  return c ? { rating: c.rating, comment: c.comment ?? null, respondedAt: c.respondedAt } : null;
 }
 
 /** A message matching a search, with its highlighted fragment (HTML-escaped, matches in <mark>). */

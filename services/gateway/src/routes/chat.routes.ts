@@ -112,7 +112,55 @@ export const BulkConversations = z.discriminatedUnion(
   { error: `must be one of ${rules.BULK_ACTIONS.join(', ')}` },
 );
 
-export const InboxSettings = z.object({ agentVisibility: s.enumOf(rules.AGENT_VISIBILITIES) });
+/** A message the inbox sends by itself: text, or null for none. */
+const autoMessage = () =>
+  z.string({ error: 'must be text or null' }).max(rules.AUTO_MESSAGE_MAX, `must be at most ${rules.AUTO_MESSAGE_MAX} characters`).nullable().optional();
+
+/** PUT /settings/inbox: a partial update, every field optional (one absent keeps its value), at least one sent. */
+export const InboxSettings = z
+  .object({
+    agentVisibility: s.enumOf(rules.AGENT_VISIBILITIES).optional(),
+    autoCloseAfterMinutes: z
+      .number({ error: rules.AUTO_CLOSE_MINUTES_MESSAGE })
+      .int(rules.AUTO_CLOSE_MINUTES_MESSAGE)
+      .min(1, rules.AUTO_CLOSE_MINUTES_MESSAGE)
+      .max(rules.AUTO_CLOSE_MAX_MINUTES, rules.AUTO_CLOSE_MINUTES_MESSAGE)
+      .nullable()
+      .optional(),
+    autoCloseMessage: autoMessage(),
+    outOfHoursMessage: autoMessage(),
+    csat: z
+      .object(
+        {
+          enabled: z.boolean({ error: 'must be true or false' }),
+          message: z
+            .string({ error: 'must be text' })
+            .trim()
+            .min(1, 'must not be blank')
+            .max(rules.AUTO_MESSAGE_MAX, `must be at most ${rules.AUTO_MESSAGE_MAX} characters`)
+            .optional(),
+        },
+        { error: 'must be an object {enabled, message}' },
+      )
+      .optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (Object.values(v).every((x) => x === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['agentVisibility'], message: 'send at least one of agentVisibility, autoCloseAfterMinutes, autoCloseMessage, outOfHoursMessage, csat' });
+    }
+  });
+
+/** The update as messaging takes it: absent fields stay absent; null is 0 (minutes) or "" (messages). */
+export function inboxSettingsIn(b: z.infer<typeof InboxSettings>) {
+  const nullable = <T>(v: T | null | undefined, none: T) => (v === undefined ? undefined : (v ?? none));
+  return {
+    agentVisibility: b.agentVisibility,
+    autoCloseAfterMinutes: nullable(b.autoCloseAfterMinutes, 0),
+    autoCloseMessage: nullable(b.autoCloseMessage, ''),
+    outOfHoursMessage: nullable(b.outOfHoursMessage, ''),
+    csat: b.csat ? { enabled: b.csat.enabled, message: b.csat.message ?? '' } : undefined,
+  };
+}
 
 export const SearchQuery = z.object({
   q: z
@@ -415,7 +463,7 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
     res.json(inboxSettingsOut(await messaging().GetInboxSettings({}, ctxOf(req, res))));
   });
   internal.put('/settings/inbox', async (req, res) => {
-    res.json(inboxSettingsOut(await messaging().UpdateInboxSettings(body(req, InboxSettings), ctxOf(req, res))));
+    res.json(inboxSettingsOut(await messaging().UpdateInboxSettings(inboxSettingsIn(body(req, InboxSettings)), ctxOf(req, res))));
   });
 
   internal.get('/chat/folders', async (req, res) => {

@@ -29,6 +29,7 @@ export function emptyConversation(): messaging.Conversation__Output {
     isReplied: true,
     folderIds: [],
     sla: null,
+    csat: null,
   };
 }
 
@@ -48,6 +49,7 @@ export function fullConversation(): messaging.Conversation__Output {
     snoozedUntil: LATER,
     priority: 'urgent',
     sla: { policyId: OTHER_ID, firstResponseDueAt: LATER, resolutionDueAt: LATER, status: 'breached', breachedAt: AT },
+    csat: { rating: 4, comment: 'Quick', respondedAt: LATER },
   };
 }
 
@@ -139,7 +141,7 @@ export function sent(over: Partial<messaging.SentMessage__Output> = {}): messagi
 }
 
 export function emptyPublicConversation(): messaging.PublicConversation__Output {
-  return { id: ID, threadType: 'user', externalThreadId: 'uid-lan', unreadCount: 0, isReplied: true, contact: null, updatedAt: AT };
+  return { id: ID, threadType: 'user', externalThreadId: 'uid-lan', unreadCount: 0, isReplied: true, contact: null, updatedAt: AT, csat: null };
 }
 
 export function fullPublicConversation(): messaging.PublicConversation__Output {
@@ -150,6 +152,7 @@ export function fullPublicConversation(): messaging.PublicConversation__Output {
     isReplied: false,
     contact: { id: OTHER_ID, fullName: 'Lan Nguyen', phone: '+84912345678', avatarUrl: 'https://cdn.example.com/lan.png' },
     assigneeId: OTHER_ID,
+    csat: { rating: 5, respondedAt: LATER },
   };
 }
 
@@ -179,7 +182,7 @@ export function counts(): messaging.Counts__Output {
 }
 
 export function inboxSettings(): messaging.InboxSettings__Output {
-  return { agentVisibility: 'own' };
+  return { agentVisibility: 'own', autoCloseAfterMinutes: 30, outOfHoursMessage: 'We are closed', csat: { enabled: true, message: 'Rate us 1-5' } };
 }
 
 export function searchHit(): messaging.MessageSearchHit__Output {

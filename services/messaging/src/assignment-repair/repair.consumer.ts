@@ -37,6 +37,8 @@ export async function applyRepairBatch(deps: Deps, db: PoolClient, events: Event
     if (isEventOf(event, 'message.received')) {
       if (!firstUnanswered.has(event.data.conversationId)) firstUnanswered.set(event.data.conversationId, at);
     } else if (isEventOf(event, 'message.sent')) {
+      // An automatic message (the out-of-hours reply, the CSAT question, auto-close's) answers nobody.
+      if (event.data.source === 'auto') continue;
       firstUnanswered.delete(event.data.conversationId);
       answered.set(event.data.conversationId, at);
     } else if (isEventOf(event, 'conversation.status_changed') && DONE.has(event.data.status)) {

@@ -2,6 +2,7 @@ import { messagingRules } from '@crm/validation';
 import { afterSql, iso, isoOrUndefined, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
 import { newestMatchesSql, Params, termMatchSql, walkNewest } from './message-search.repo';
 import { visibleSql } from './visibility.repo';
+import { csatOf } from '../csat/repo';
 
 export const CONVERSATION_STATUSES = messagingRules.CONVERSATION_STATUSES;
 export type ConversationStatus = messagingRules.ConversationStatus;
@@ -52,6 +53,10 @@ export interface ConversationRow {
   sla_resolution_due_at: Date | null;
   sla_warn_at: Date | null;
   sla_breached_at: Date | null;
+  /** The contact's latest CSAT answer (csat module, migration 030). */
+  csat_rating: number | null;
+  csat_comment: string | null;
+  csat_responded_at: Date | null;
   folder_ids?: string[];
 }
 
@@ -59,7 +64,9 @@ const COLUMNS = `c.id, c.org_id, c.chatnet_account_id, c.thread_type, c.thread_i
   c.contact_name, c.contact_avatar, c.contact_phone, c.status, c.message_count, c.unread_count, c.unreplied_count,
   c.last_message_id, c.last_message_content, c.last_message_content_type, c.last_message_sender_name, c.last_message_at,
   c.last_activity_at, c.created_at, c.updated_at, c.assignee_id, c.team_id, c.snoozed_until, c.priority,
-  c.sla_policy_id, c.sla_first_response_due_at, c.sla_next_response_due_at, c.sla_resolution_due_at, c.sla_warn_at, c.sla_breached_at`;
+  c.sla_policy_id, c.sla_first_response_due_at, c.sla_next_response_due_at, c.sla_resolution_due_at, c.sla_warn_at, c.sla_breached_at,
+
+  c.csat_rating, c.csat_comment, c.csat_responded_at`;
 const FOLDERS = `COALESCE((SELECT array_agg(f.folder_id::text ORDER BY f.added_at) FROM conversation_folders f WHERE f.conversation_id = c.id), '{}') AS folder_ids`;
 
 /** The internal API's Conversation. */
@@ -93,6 +100,7 @@ export function toConversation(r: ConversationRow) {
     snoozedUntil: isoOrUndefined(r.snoozed_until),
     priority: priorityName(r.priority) ?? undefined,
     sla: slaOf(r),
+    csat: csatOf(r),
   };
 }
 
@@ -134,6 +142,7 @@ export function toPublicConversation(r: ConversationRow) {
       : undefined,
     assigneeId: r.assignee_id ?? undefined,
     updatedAt: iso(r.updated_at),
+    csat: csatOf(r),
   };
 }
 

@@ -22,17 +22,6 @@ export async function getVisibility(db: Queryable, orgId: string): Promise<Agent
   return rows[0]?.agent_visibility ?? 'all';
 }
 
-/** Upsert; returns the previous value (the default when there was no row). */
-export async function setVisibility(db: Queryable, orgId: string, value: AgentVisibility): Promise<AgentVisibility> {
-  const previous = await db.query<{ agent_visibility: AgentVisibility }>('SELECT agent_visibility FROM inbox_settings WHERE org_id = $1 FOR UPDATE', [orgId]);
-  await db.query(
-    `INSERT INTO inbox_settings (org_id, agent_visibility) VALUES ($1, $2)
-     ON CONFLICT (org_id) DO UPDATE SET agent_visibility = EXCLUDED.agent_visibility, updated_at = now()`,
-    [orgId, value],
-  );
-  return previous.rows[0]?.agent_visibility ?? 'all';
-}
-
 /** Every account's listed users, for the gateway's socket routing (small: one row per chat-network account). */
 export async function accountUsers(db: Queryable, orgId: string): Promise<{ chatnetAccountId: string; userIds: string[] }[]> {
   const { rows } = await db.query<{ chatnet_account_id: string; user_ids: string[] }>(

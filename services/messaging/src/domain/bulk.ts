@@ -2,6 +2,7 @@ import { AppError, invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
+import { askCsatOnClose } from '../csat';
 import * as convs from '../db/conversations.repo';
 import { ConversationRow, CONVERSATION_STATUSES, ConversationStatus } from '../db/conversations.repo';
 import * as folders from '../db/folders.repo';
@@ -120,6 +121,8 @@ function prepareStatus(ctx: OrgContext, req: BulkRequest): Apply {
         data: statusChangedData(row, status, row.status, until, ctx.userId || null),
       });
     }
+    // Closed: their contacts are asked how it went (when the org asks), in one statement.
+    if (status === 'closed') await askCsatOnClose(db, changed.filter((r) => r.status !== 'closed'));
     return { failed: [] };
   };
 }

@@ -19,6 +19,7 @@ export const EVENTS = {
   conversationPriorityChanged: 'conversation.priority_changed',
   conversationReplyOverdue: 'conversation.reply_overdue',
   conversationSlaBreached: 'conversation.sla_breached',
+  conversationCsatReceived: 'conversation.csat_received',
   messageReceived: 'message.received',
   messageSent: 'message.sent',
   messageSeen: 'message.seen',

@@ -12,6 +12,9 @@ import { autoAssignNew, warmRotation } from './round-robin';
 import { storeSelf } from './self-messages';
 import { cancelScheduledOnReply } from '../scheduled';
 import { statusChangedData } from './status';
+import { disarmAutoClose } from '../auto-close';
+import { planOutOfHoursReplies, type ReceivedMessage } from '../auto-messages';
+import { takeCsatReply } from '../csat';
 import { isUuid } from '@crm/validation';
 import { linkInboundQuote } from '../reactions';
 
@@ -94,6 +97,8 @@ export function parseInbound(d: InboundEventData): { ok: true; value: InboundDat
  */
 export class InboundBatch {
   readonly received: NewEvent[] = [];
+  /** The contact's messages stored by the batch (their conversations wait for us: no auto-close; maybe out of hours). */
+  readonly replied: ReceivedMessage[] = [];
   /**
    * Messages stored by the batch statement, by event id, with the id they were stored under: null where the thread
    * had no conversation when the batch began (storeInbound takes the slow path); absent for events not in it.
@@ -178,6 +183,11 @@ export class InboundBatch {
     if (this.statusSeen.has(r.conversationId)) return { messageId: found.messageId, result: { ...r, status: 'active' } };
     this.statusSeen.add(r.conversationId);
     return found;
+  }
+
+  /** The conversation kept its status (a CSAT answer left it closed): its next message of the batch finds it so. */
+  statusKept(conversationId: string): void {
+    this.statusSeen.delete(conversationId);
   }
 }
 
@@ -270,7 +280,19 @@ export async function storeInboundBatch(deps: Deps, db: PoolClient, events: Even
   const inbound = events.filter((e) => isEventOf(e, 'chatnet.inbound'));
   await batch.prefetch(validInbound(events));
   for (const e of inbound) await withEventTrace(e, () => storeInbound(deps, db, e, batch));
+  await afterReplies(deps, db, batch.replied);
   await enqueueEvents(db, batch.received);
+}
+
+/**
+ * The contact wrote into these conversations: their auto-close timers go (the last message is theirs), and those
+ * hearing from them out of business hours get the out-of-hours reply, queued for after commit. A statement or two
+ * per batch.
+ */
+async function afterReplies(deps: Deps, db: PoolClient, replied: ReceivedMessage[]): Promise<void> {
+  if (replied.length === 0) return;
+  await disarmAutoClose(db, [...new Set(replied.map((r) => r.conversationId))]);
+  await planOutOfHoursReplies(deps, db, replied);
 }
 
 /**
@@ -369,7 +391,29 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       data: { conversationId: stored.conversationId, sender: true, ...sender },
     });
   }
-  if (stored.status && stored.status !== 'active') {
+  // A closed conversation's open CSAT survey takes the reply (a rating, then its comment) and stays closed.
+  const csatReply =
+    stored.status === 'closed' &&
+    (await takeCsatReply(db, {
+      orgId,
+      conversationId: stored.conversationId,
+      contactId: stored.contactId,
+      chatnetAccountId: d.accountId,
+      assigneeId: stored.assigneeId,
+      content: d.content,
+      at: d.sentAt,
+    }));
+  if (csatReply) {
+    // An answer to the survey waits for no reply: the closed conversation does not count it as unreplied.
+    await messages.markReplied(db, stored.conversationId);
+    await convs.recount(db, stored.conversationId);
+    batch?.statusKept(stored.conversationId);
+  } else {
+    const replied = { orgId, conversationId: stored.conversationId, chatnetAccountId: d.accountId, threadType: d.threadType };
+    if (batch) batch.replied.push(replied);
+    else await afterReplies(deps, db, [replied]);
+  }
+  if (stored.status && stored.status !== 'active' && !csatReply) {
     // The contact wrote again: a snoozed, pending, closed or archived conversation is back in the inbox. The
     // status was read under the row lock the insert took, so concurrent messages announce this once.
     await convs.reactivate(db, stored.conversationId);

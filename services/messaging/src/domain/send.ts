@@ -15,8 +15,9 @@ import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation'
 import { viewerOf } from './visibility';
 import { quoteOfEvent, resolveReplyTo, type ResolvedQuote } from '../reactions';
 import { networkName } from '../network-names';
+import { armAutoClose } from '../auto-close';
 
-const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign' };
+const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign', auto: 'Automatic' };
 
 interface Target {
   accountId: string;
@@ -109,6 +110,24 @@ export async function sendScheduled(
   if (!conv) throw notFound('Conversation');
   const input: Input = { content: s.content, contentType: s.contentType, key: s.id, source: 'ui', attachmentIds: s.attachmentIds, onStored };
   return send(deps, ctx, s.orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input);
+}
+
+/**
+ * A message the inbox sends by itself (issue #29: the auto-close message, the out-of-hours reply, the CSAT question):
+ * source `auto`, no user, no visibility check, `key` as idempotency key (a repeat after a crash answers with the
+ * message already sent). `onStored` runs in the transaction that stores the message; a replay skips it. It does not
+ * arm auto-close: only a person's (or an integration's) message waits for the contact.
+ */
+export async function sendAutomatic(
+  deps: Deps,
+  a: { key: string; orgId: string; conversationId: string; content: string },
+  onStored: (db: Queryable, messageId: string) => Promise<void>,
+) {
+  const ctx = { orgId: a.orgId, userId: '', role: '', requestId: `auto:${a.key}`, clientIp: '' } as OrgContext;
+  const conv = await convs.findById(deps.pool, a.orgId, a.conversationId);
+  if (!conv) throw notFound('Conversation');
+  const input: Input = { content: a.content, contentType: 'text', key: a.key, source: 'auto', attachmentIds: [], onStored };
+  return send(deps, ctx, a.orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input);
 }
 
 /** SendToThread: by account and network thread id (public API); the conversation is created when new. */
@@ -257,6 +276,8 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
       if (row) {
         await messages.markReplied(db, conv.id);
         await convs.applyOutbound(db, conv.id, { id: row.id, sentAt: row.sent_at, content: row.content, contentType: row.content_type, senderName });
+        // The last message is ours: the conversation closes when it stays idle (the org's auto-close, if set).
+        if (input.source !== 'auto') await armAutoClose(db, orgId, conv.id, deps.config.SERVICE_LEVEL_MINUTE_MS);
       } else {
         // The network echoed our message back before we stored it (as inbound, or as the account's own message from
         // another device): keep that one, made the sender's when it was taken for a message typed on the phone.

@@ -8,6 +8,7 @@ import { ConversationRow, ConversationStatus, CONVERSATION_STATUSES } from '../d
 import { EVENTS } from './events';
 import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from './visibility';
+import { askCsatOnClose } from '../csat';
 
 /** What the status event says; `changedBy` is null when the system changed it (wake-up, the contact wrote). */
 export function statusChangedData(
@@ -52,6 +53,8 @@ export async function applyStatus(
     orgId: conv.org_id,
     data: statusChangedData(conv, status, conv.status, until, changedBy),
   });
+  // Closed: the contact is asked how it went (when the org asks), in this transaction.
+  if (status === 'closed') await askCsatOnClose(db, conv);
   return true;
 }
 

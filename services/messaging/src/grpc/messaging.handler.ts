@@ -19,6 +19,8 @@ import * as reactions from '../reactions';
 import * as scheduled from '../scheduled';
 import { setPriority } from '../priority';
 import * as macros from '../macros';
+import { getInboxSettings, updateInboxSettings } from '../inbox-settings';
+import { csatAnalytics } from '../csat';
 
 /** messaging.v1.MessagingService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.MessagingService'> {
@@ -50,8 +52,9 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
     ListNotes: (req, ctx) => notes.list(deps, ctx, req),
     DeleteNote: (req, ctx) => notes.remove(deps, ctx, req),
     SearchMessages: (req, ctx) => searchMessages(deps, ctx, req),
-    GetInboxSettings: (_req, ctx) => visibility.get(deps, ctx),
-    UpdateInboxSettings: (req, ctx) => visibility.update(deps, ctx, req),
+    GetInboxSettings: (_req, ctx) => getInboxSettings(deps, ctx),
+    UpdateInboxSettings: (req, ctx) => updateInboxSettings(deps, ctx, req),
+    GetCsatAnalytics: (req, ctx) => csatAnalytics(deps, ctx, req),
     GetInboxAudience: (_req, ctx) => visibility.audience(deps, ctx),
 
     SendMessage: (req, ctx) => send.sendToConversation(deps, ctx, req),

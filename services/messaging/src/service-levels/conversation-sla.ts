@@ -56,6 +56,9 @@ export async function applySlaEvent(deps: Deps, db: PoolClient, event: EventEnve
   if (!policy && !(await repo.hasClock(db, event.orgId, about.conversationId))) return;
   const row = await repo.lockClock(db, event.orgId, about.conversationId);
   if (!row || (!policy && !row.sla_policy_id)) return;
+  // A message into a conversation that stays closed (the contact answering the CSAT question: it does not reopen)
+  // opens no cycle; an ordinary message reopens the conversation in the transaction that stores it.
+  if (about.news.kind === 'inbound' && ENDED.includes(row.status)) return;
   if (!policy) {
     await repo.writeClock(db, row, null, { openedAt: null, waitingSince: null, replied: false, breached: [] }, noDue, { newCycle: true });
     return;

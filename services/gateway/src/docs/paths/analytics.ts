@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { funnelOut, teamPerformanceOut } from '../../routes/analytics.out';
-import { FunnelQuery, ResponseTimeQuery, TeamQuery } from '../../routes/analytics.routes';
+import type { csatAnalyticsOut, funnelOut, teamPerformanceOut } from '../../routes/analytics.out';
+import { CsatQuery, FunnelQuery, ResponseTimeQuery, TeamQuery } from '../../routes/analytics.routes';
 import type { reportOut } from '../../routes/reports.out';
 import { NewReport } from '../../routes/reports.routes';
 import { nulls, proto, reply } from '../proto-schema';
@@ -44,6 +44,17 @@ const ResponseTime = nulls(reply('crmAnalytics', 'ResponseTime'), [
   'onTimeRate',
 ]).extend({ period: Period });
 
+/** analytics.out csatAnalyticsOut. */
+const rating = () => z.number().int();
+const CsatAnalytics = z.object({
+  responses: z.number().int().meta({ description: 'questions answered with a rating' }),
+  questions: z.number().int().meta({ description: 'questions sent in the range' }),
+  average: stat('mean rating, 2 decimals; null without a response'),
+  distribution: z.object({ '1': rating(), '2': rating(), '3': rating(), '4': rating(), '5': rating() }).meta({ description: 'responses per rating' }),
+  responseRate: stat('responses / questions, 2 decimals; null when no question was sent'),
+});
+keysMatch<z.infer<typeof CsatAnalytics>, ReturnType<typeof csatAnalyticsOut>>(true);
+
 /** A custom report (reports.out reportOut): the CSV is downloaded from `downloadUrl` once status is ready. */
 const Report = z.object({
   id: z.string(),
@@ -73,6 +84,12 @@ analytics.op('GET /analytics/response-time', {
     'businessHours=true counts only open time: each response and resolution that ended in the period in the business hours of its conversation’s account (its own, else the org’s; PUT /settings/business-hours); at most 200,000 of them (a longer period is 400 naming dateFrom); 503 when messaging cannot say.',
   query: ResponseTimeQuery,
   responses: { 200: ResponseTime },
+});
+analytics.op('GET /analytics/csat', {
+  summary: 'CSAT: the answers to the satisfaction questions sent in the range (from, to: when the question was sent)',
+  description: 'Filters: assigneeId (who had the conversation when it closed), chatnetAccountId. Team leads and above; another organization’s ids match nothing.',
+  query: CsatQuery,
+  responses: { 200: CsatAnalytics },
 });
 
 const reports = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Reports' });

@@ -223,8 +223,22 @@ notes.op('GET /conversations/:id/notes', { summary: 'The conversation’s privat
 notes.op('DELETE /conversations/:id/notes/:noteId', { summary: 'Delete a note (its author, or a team lead and above)', responses: { 204: null } });
 
 const settings = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Inbox settings' });
-settings.op('GET /settings/inbox', { summary: 'Inbox visibility: whether agents see all conversations or only their own', responses: { 200: InboxSettingsOut } });
-settings.op('PUT /settings/inbox', { summary: 'Set inbox visibility (admins and owners)', body: InboxSettings, responses: { 200: InboxSettingsOut } });
+settings.op('GET /settings/inbox', {
+  summary: 'Inbox settings: agent visibility, auto-close, the out-of-hours reply and CSAT (any role)',
+  responses: { 200: InboxSettingsOut },
+});
+settings.op('PUT /settings/inbox', {
+  summary: 'Change inbox settings (admins and owners); fields not sent keep their value',
+  description:
+    'A partial update: send at least one field. `autoCloseAfterMinutes` (1-43200, null: never) closes an active or pending conversation whose last message is ours after that many idle ' +
+    'minutes, publishing `conversation.status_changed` with `changedBy: null`, `autoCloseMessage` sent first when set; a change re-plans the open conversations from their last message ' +
+    '(one idle longer closes at once), null cancels every pending auto-close. `outOfHoursMessage` answers a contact writing while the account’s business hours (its own, else the ' +
+    'organization’s) are closed, once per conversation and closed period. `csat: {enabled, message}` sends the question when a conversation closes; the contact’s first message within 24 h ' +
+    'that is a rating (1-5, stars, or the faces 😡😞😐🙂😍) is stored as the conversation’s `csat` and published as `conversation.csat_received` (webhooks, automation trigger ' +
+    'conversation_csat_received) without reopening the conversation; the message after it is its comment. Automatic messages have `source: "auto"`. 400 names the field; 403 below admin.',
+  body: InboxSettings,
+  responses: { 200: InboxSettingsOut },
+});
 
 const folders = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat folders' });
 folders.op('GET /chat/folders', { summary: 'The organization’s chat folders with their conversation counts', responses: { 200: z.array(Folder) } });

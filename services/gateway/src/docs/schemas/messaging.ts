@@ -7,6 +7,7 @@ import type {
   countsOut,
   folderOut,
   headerOut,
+  csatOut,
   inboxSettingsOut,
   lastMessageOut,
   messageOut,
@@ -67,6 +68,17 @@ const afterSend = {
   recalledAt: iso().nullable().meta({ description: 'when it was recalled on the network (status recalled); null otherwise' }),
 };
 
+/** The contact's latest answer to the satisfaction question (routes/chat.out csatOut; issue #29 item 6). */
+export const Csat = z
+  .object({
+    rating: z.number().int().min(1).max(5),
+    comment: z.string().nullable().meta({ description: 'text given with the rating, or the contact’s next message; null: none' }),
+    respondedAt: iso(),
+  })
+  .meta({ description: 'a CSAT answer' });
+keysMatch<z.infer<typeof Csat>, NonNullable<ReturnType<typeof csatOut>>>(true);
+const csat = Csat.nullable().meta({ description: 'the contact’s latest CSAT answer; null: none (see PUT /settings/inbox csat)' });
+
 /** The contact of a public conversation (routes/chat.out publicContactOut). */
 export const PublicConversationContact = z.object({ id: z.string(), fullName: z.string(), phone: z.string().nullable(), avatarUrl: z.string().nullable() });
 keysMatch<z.infer<typeof PublicConversationContact>, ReturnType<typeof publicContactOut>>(true);
@@ -82,6 +94,7 @@ export const PublicConversation = z.object({
   contact: PublicConversationContact.nullable().meta({ description: 'null until the conversation is linked to a contact' }),
   assigneeId: z.string().nullable(),
   updatedAt: iso().meta({ description: 'the last change (a message, a read, its status, assignee or contact); updatedSince filters on it' }),
+  csat,
 });
 keysMatch<z.infer<typeof PublicConversation>, ReturnType<typeof publicConversationOut>>(true);
 
@@ -129,6 +142,7 @@ const owner = {
       description:
         'The SLA policy of its chat-network account (PUT /chatnet-accounts/{id}/sla); null: none. Due times skip closed hours when the policy counts business hours only. Closing stops every clock; the next inbound message or a reopening starts a new cycle.',
     }),
+  csat,
 };
 const conversationFields = {
   id: z.string(),
@@ -172,7 +186,7 @@ export const Message = z.object({
   sentAt: iso(),
   status: z.string().meta({ description: 'sent, seen once the recipient read it, or recalled' }),
   sentByUserId: z.string().nullable(),
-  source: z.string(),
+  source: z.string().meta({ description: 'who sent it: ui, public_api, automation, campaign, phone (typed on the account’s phone), auto (the inbox itself: auto-close, out-of-hours and CSAT messages); inbound: chatnet' }),
   attachments: z.array(Attachment),
   seenAt: iso().nullable(),
   senderContactId: z.string().nullable().meta({ description: 'in groups: the crm contact who wrote it' }),
@@ -271,8 +285,25 @@ export const ConversationCounts = z.object({
 });
 keysMatch<z.infer<typeof ConversationCounts>, ReturnType<typeof countsOut>>(true);
 
-/** Inbox visibility (routes/chat.out inboxSettingsOut). */
-export const InboxSettings = z.object({ agentVisibility: z.enum(rules.AGENT_VISIBILITIES) });
+/** Inbox settings (routes/chat.out inboxSettingsOut). */
+export const InboxSettings = z.object({
+  agentVisibility: z.enum(rules.AGENT_VISIBILITIES),
+  autoCloseAfterMinutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(rules.AUTO_CLOSE_MAX_MINUTES)
+    .nullable()
+    .meta({ description: 'an active or pending conversation whose last message is ours closes after this many idle minutes (changedBy null); null: never' }),
+  autoCloseMessage: z.string().nullable().meta({ description: 'sent (source auto) just before an auto-close; null: none' }),
+  outOfHoursMessage: z
+    .string()
+    .nullable()
+    .meta({ description: 'sent (source auto) when a contact writes while the account’s business hours are closed, once per conversation and closed period; null: none' }),
+  csat: z
+    .object({ enabled: z.boolean(), message: z.string().meta({ description: 'the question sent when a conversation closes' }) })
+    .meta({ description: 'the satisfaction question; a rating reply within 24 h is stored as the conversation’s csat' }),
+});
 keysMatch<z.infer<typeof InboxSettings>, ReturnType<typeof inboxSettingsOut>>(true);
 
 /** A message matching a search (routes/chat.out searchHitOut). */

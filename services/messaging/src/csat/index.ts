@@ -1,0 +1,7 @@
+/**
+ * CSAT (issue #29 item 6): the question when a conversation closes, the contact's rating and comment, the analytics.
+ * The rest of messaging uses this face.
+ */
+export { askOnClose as askCsatOnClose, questionSent as csatQuestionSent, takeReply as takeCsatReply, analytics as csatAnalytics } from './survey';
+export { csatOf } from './repo';
+export { parseRating } from './rating';
