@@ -42,9 +42,12 @@ describe('chat-network account mappers', () => {
     expect(accountStatusOut({ accountId: ID, liveStatus: null })).toEqual({ accountId: ID, liveStatus: { state: 'disconnected', connectedAt: null, lastHeartbeat: null } });
   });
 
-  it('assignmentOut: no cap is null, a cap passes through', () => {
-    expect(assignmentOut(assignment())).toEqual({ chatnetAccountId: ID, mode: 'manual', userIds: [], maxOpenPerUser: null });
-    expect(assignmentOut(assignment({ mode: 'round_robin', userIds: [OTHER_ID], maxOpenPerUser: 5 }))).toEqual({ chatnetAccountId: ID, mode: 'round_robin', userIds: [OTHER_ID], maxOpenPerUser: 5 });
+  it('assignmentOut: no cap, no reply timeout and no action are null; set ones pass through', () => {
+    const off = { onlyOnline: false, replyTimeoutMinutes: null, onTimeout: null, drainBacklog: false };
+    expect(assignmentOut(assignment())).toEqual({ chatnetAccountId: ID, mode: 'manual', userIds: [], maxOpenPerUser: null, ...off });
+    expect(assignmentOut(assignment({ mode: 'round_robin', userIds: [OTHER_ID], maxOpenPerUser: 5 }))).toEqual({ chatnetAccountId: ID, mode: 'round_robin', userIds: [OTHER_ID], maxOpenPerUser: 5, ...off });
+    const repairs = { onlyOnline: true, replyTimeoutMinutes: 15, onTimeout: 'reassign', drainBacklog: true };
+    expect(assignmentOut(assignment({ mode: 'round_robin', userIds: [OTHER_ID], ...repairs }))).toEqual({ chatnetAccountId: ID, mode: 'round_robin', userIds: [OTHER_ID], maxOpenPerUser: null, ...repairs });
   });
 
   it('seenByAgentOut lists the thread and its messages', () => {

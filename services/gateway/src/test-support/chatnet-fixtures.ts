@@ -23,5 +23,5 @@ export function connectedAccount(): connector.Account__Output {
 }
 
 export function assignment(over: Partial<messaging.AccountAssignment__Output> = {}): messaging.AccountAssignment__Output {
-  return { chatnetAccountId: ID, mode: 'manual', userIds: [], ...over };
+  return { chatnetAccountId: ID, mode: 'manual', userIds: [], onlyOnline: false, drainBacklog: false, ...over };
 }

@@ -9,7 +9,8 @@ import * as convs from '../db/conversations.repo';
 import type { ConversationRow } from '../db/conversations.repo';
 import { EVENTS } from './events';
 import { isUuid } from '@crm/validation';
-import { usersNotOnline } from '../assignment-repair';
+// The availability repo itself, not assignment-repair's face: its reply timer reassigns through this file.
+import { notOnline as usersNotOnline } from '../assignment-repair/availability.repo';
 
 type Forward = Partial<CallContext>;
 

@@ -15,7 +15,8 @@ import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation'
 import { viewerOf } from './visibility';
 import { quoteOfEvent, resolveReplyTo, type ResolvedQuote } from '../reactions';
 import { networkName } from '../network-names';
-import { armAutoClose } from '../auto-close';
+// auto-close's repo itself, not its face: the face also exports the closer, which sends through this file.
+import { arm as armAutoClose } from '../auto-close/repo';
 
 const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign', auto: 'Automatic' };
 

@@ -5,7 +5,8 @@ import { messagingRules as rules } from '@crm/validation';
 import type { Deps } from '../deps';
 import { AGENT_VISIBILITIES, AgentVisibility } from '../db/visibility.repo';
 import { EVENTS } from '../domain/events';
-import { replanAutoClose } from '../auto-close';
+// auto-close's repo itself, not its face: the face also exports the closer, which reads these settings.
+import { replan as replanAutoClose } from '../auto-close/repo';
 import * as repo from './repo';
 
 /** UpdateInboxSettings as proto decodes it: every field optional (absent: kept); 0 and "" stand for null. */
