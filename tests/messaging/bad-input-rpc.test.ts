@@ -42,8 +42,11 @@ describe('messaging: one rule, one wording over HTTP and gRPC', () => {
   const ctx = () => ({ orgId: org.orgId, userId: org.user.id, role: 'owner' });
   /** Both refuse it: a 400 and INVALID_ARGUMENT, on `field`, with the same message. */
   async function expectSameRefusal(http: Promise<Parameters<typeof httpIssue>[0]>, call: Promise<unknown>, field: string, message: string) {
-    expect(httpIssue(await http)).toEqual({ status: 400, issue: { field, message } });
-    expect(await rpcIssue(call)).toEqual({ code: status.INVALID_ARGUMENT, issue: { field, message } });
+    // Both requests are already under way: the gRPC refusal is caught now, not after the HTTP answer, or a
+    // refusal that arrives first is an unhandled rejection that fails the test.
+    const [httpAnswer, rpcAnswer] = await Promise.all([http, rpcIssue(call)]);
+    expect(httpIssue(httpAnswer)).toEqual({ status: 400, issue: { field, message } });
+    expect(rpcAnswer).toEqual({ code: status.INVALID_ARGUMENT, issue: { field, message } });
   }
 
   it.each([
