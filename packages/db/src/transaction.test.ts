@@ -59,3 +59,28 @@ describe('withRetriedTransaction', () => {
     expect(attempts).toBe(1);
   });
 });
+
+describe('withTransaction and a connection that dies inside it', () => {
+  // One connection only: if the dead client went back to the pool, the next caller would be handed it.
+  const pool = new Pool({ connectionString: databaseUrl, max: 1 });
+  const admin = new Pool({ connectionString: databaseUrl, max: 1 });
+  // What the services' pools do (@crm/db createPool): a checked-out client reports its terminated backend as 'error'.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  afterAll(async () => {
+    await pool.end();
+    await admin.end();
+  });
+
+  it('gives the pool back its only connection, live, after the backend died mid-transaction (a dead client is destroyed, not reused or leaked)', async () => {
+    const failure = withTransaction(pool, async (tx) => {
+      const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await admin.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+      await tx.query('SELECT 1');
+    });
+    await expect(failure).rejects.toThrow();
+    const { rows } = await withTransaction(pool, (tx) => tx.query<{ ok: number }>('SELECT 1 AS ok'));
+    expect(rows[0].ok).toBe(1);
+    expect(pool.totalCount).toBe(1);
+  });
+});

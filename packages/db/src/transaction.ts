@@ -3,16 +3,21 @@ import type { Pool, PoolClient } from 'pg';
 /** Run `fn` inside a transaction; commits on success, rolls back on any error. */
 export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A client whose ROLLBACK failed (its connection was terminated, or it is stuck in a failed state) is destroyed,
+  // never handed back to the pool for the next caller to inherit.
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    await client.query('ROLLBACK').catch((rollbackErr: Error) => {
+      broken = rollbackErr;
+    });
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 
