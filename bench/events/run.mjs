@@ -3,15 +3,17 @@
 // queue in PostgreSQL → worker → signed POST to a receiver on 127.0.0.1, which verifies every signature.
 // End-to-end latency = webhook received − contact POST sent, both clocks in this process.
 //
-// Every service runs as its own process from dist (build first), with fresh databases, a unique exchange
-// and Redis prefix. Usage: node bench/events/run.mjs   (writes the "## events" section of bench/RESULTS.md)
+// Every service `npm start` runs (identity, crm, messaging, chatnet-connector, automation, ai, webhooks) runs as its own
+// process from dist (build first), with fresh databases, a unique exchange and Redis prefix, as users run the product:
+// automation's, messaging's and the gateway's consumers of contact.created take their share of the machine.
+// BENCH_WITHOUT=automation,ai leaves some out for diagnosis (never by default; identity, crm and webhooks are the path).
+// Usage: node bench/events/run.mjs   (writes the "## events" section of bench/RESULTS.md)
 //   BENCH_RATE (500 events/s), BENCH_SECONDS (20), BENCH_PEAK_CONCURRENCY (64), BENCH_SOURCE (both|gateway|outbox):
 //   `outbox` commits `contact.created` events through the outbox of a tiny producer instead of creating
 //   contacts through the gateway and crm; `both` (default) measures both, and falls back to `outbox` alone
 //   when the crm service is not available. BENCH_PROFILE=<service> writes a CPU profile of that service.
 import { spawn } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -19,6 +21,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { cpuSeconds } from '../lib/cpu.mjs';
+import { writeResultsSection } from '../lib/results.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const require = createRequire(path.join(root, 'packages', 'events', 'package.json'));
@@ -32,7 +35,12 @@ const pgBase = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/p
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const stamp = Date.now().toString(36);
 const exchange = `bench_events_${stamp}`;
+const pathServices = ['identity', 'crm', 'webhooks'];
+const without = (process.env.BENCH_WITHOUT ?? '').split(',').filter(Boolean);
+const others = ['messaging', 'chatnet-connector', 'automation', 'ai'].filter((s) => !without.includes(s));
 const dbs = ['identity', 'crm', 'webhooks', 'producer'].map((s) => `bench_${s}_${stamp}`);
+const otherDb = Object.fromEntries(others.map((s) => [s, `bench_${s.replace(/-/g, '_')}_${stamp}`]));
+dbs.push(...Object.values(otherDb));
 const dbUrl = (name) => Object.assign(new URL(pgBase), { pathname: `/${name}` }).toString();
 const procs = [];
 
@@ -224,6 +232,8 @@ try {
   await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
   const rxPort = receiver.address().port;
   const [idPort, crmPort, whPort, gwPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const otherPort = Object.fromEntries(await Promise.all(others.map(async (s) => [s, await freePort()])));
+  const otherAddr = (s) => (otherPort[s] ? `127.0.0.1:${otherPort[s]}` : '127.0.0.1:9');
   gatewayPort = gwPort;
   const common = {
     NODE_ENV: 'development',
@@ -237,8 +247,10 @@ try {
     IDENTITY_ADDR: `127.0.0.1:${idPort}`,
     CRM_ADDR: `127.0.0.1:${crmPort}`,
     WEBHOOKS_ADDR: `127.0.0.1:${whPort}`,
-    // Nothing listens here: contact creation must not need messaging.
-    MESSAGING_ADDR: '127.0.0.1:9',
+    MESSAGING_ADDR: otherAddr('messaging'),
+    CONNECTOR_ADDR: otherAddr('chatnet-connector'),
+    AUTOMATION_ADDR: otherAddr('automation'),
+    AI_ADDR: otherAddr('ai'),
     SIGNUP_ENABLED: 'true',
   };
   progress('starting services');
@@ -252,9 +264,13 @@ try {
       source = 'outbox';
     }
   }
+  for (const s of others) {
+    await start(s, { ...common, DATABASE_URL: dbUrl(otherDb[s]), GRPC_PORT: String(otherPort[s]), LOG_LEVEL: 'info', ...(s === 'chatnet-connector' ? { CHATNET_DRIVER: 'sandbox' } : {}) }, `${s} listening`);
+  }
+  const running = [...(source !== 'outbox' ? pathServices : pathServices.filter((s) => s !== 'crm')), ...others];
   await start(
     'gateway',
-    { ...common, HOST: '127.0.0.1', PORT: String(gwPort), SERVICES: source !== 'outbox' ? 'identity,crm,webhooks' : 'identity,webhooks', RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000', LOG_LEVEL: 'info' },
+    { ...common, HOST: '127.0.0.1', PORT: String(gwPort), SERVICES: running.join(','), RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000', LOG_LEVEL: 'info' },
     'gateway listening',
   );
 
@@ -329,7 +345,7 @@ try {
   const section = [
     '## events',
     '',
-    `Command: \`node bench/events/run.mjs\` (own load generator in the receiver's process: an open loop at a fixed rate, then a closed loop of ${PEAK_CONCURRENCY} senders; identity, crm, webhooks and gateway each a separate process from dist, with PostgreSQL, RabbitMQ and the load generator on the same 2 cores, shared with other work: load average ${os.loadavg()[0].toFixed(1)} at the end of the run). Measured ${new Date().toISOString().slice(0, 10)}.`,
+    `Command: \`node bench/events/run.mjs\` (own load generator in the receiver's process: an open loop at a fixed rate, then a closed loop of ${PEAK_CONCURRENCY} senders; ${[...running, 'gateway'].join(', ')} each a separate process from dist${without.length ? ` (BENCH_WITHOUT=${without.join(',')})` : ''}, with PostgreSQL, RabbitMQ and the load generator on the same 2 cores, shared with other work: load average ${os.loadavg()[0].toFixed(1)} at the end of the run). Measured ${new Date().toISOString().slice(0, 10)}.`,
     '',
     'Paths: (1) POST /api/public/contacts (X-API-Key) through the gateway → crm stores the contact and `contact.created` in one transaction (outbox) → relay (woken by NOTIFY, publisher confirms) → RabbitMQ quorum queue → webhooks consumer → delivery row in PostgreSQL → worker → signed POST to a receiver on 127.0.0.1. (2) The same from the outbox on: a tiny producer commits `contact.created` through its own outbox, isolating the event and webhook path from the HTTP/crm write path.',
     '',
@@ -346,11 +362,8 @@ try {
     `Invalid signatures: ${badSignatures}; duplicate webhook-ids: ${duplicates}. Target ${RATE} events/s sustained with p99 < 100 ms via ${verdict.src === 'gateway' ? 'the gateway' : 'the outbox producer'}: **${verdict.met ? 'met' : 'NOT met'}** in this run.`,
     '',
   ].join('\n');
-  const file = path.join(root, 'bench', 'RESULTS.md');
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n\nEach section is written by its benchmark; ratios compare paths measured in the same run.\n\n';
-  const re = /## events\n[\s\S]*?(?=\n## |$)/;
-  text = re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n${section}`;
-  writeFileSync(file, text);
+  // Earlier runs stay below this one (the trend matters more than one run on a shared machine).
+  writeResultsSection(path.join(root, 'bench', 'RESULTS.md'), 'events', section, { keepEarlier: true });
   console.log(section);
 } catch (err) {
   console.error(err);

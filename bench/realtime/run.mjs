@@ -44,6 +44,7 @@ const { values: args } = parseArgs({
     without: { type: 'string', default: '' },
     faults: { type: 'boolean', default: false },
     'fault-rate': { type: 'string', default: '50' },
+    'new-sender-rate': { type: 'string', default: '' },
     write: { type: 'boolean', default: false },
     'pg-statements': { type: 'boolean', default: false },
     bare: { type: 'boolean', default: false },
@@ -104,11 +105,13 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 let gatewayPort;
 let token;
 let accountId;
-function inbound(name, i) {
+/** The known contacts, in turn (they wrote once in the warm-up). */
+const knownSender = (i) => `uid-${i % CONTACTS}`;
+function inbound(name, i, sender = knownSender) {
   const p = phase(name);
-  const contact = i % CONTACTS;
+  const uid = sender(i);
   const content = `${name}-${i}-${randomBytes(3).toString('hex')}`;
-  const body = JSON.stringify({ fromUid: `uid-${contact}`, fromName: `Contact ${contact}`, content });
+  const body = JSON.stringify({ fromUid: uid, fromName: `Contact ${uid}`, content });
   const t0 = performance.now();
   sentAt.set(content, t0);
   return new Promise((resolve) => {
@@ -145,7 +148,7 @@ function inbound(name, i) {
 }
 
 /** Open loop: `rate` messages per second for `seconds`, whatever the answers' speed (no coordinated omission). */
-async function openLoop(name, rate, seconds, during, duringAt = 1 / 3) {
+async function openLoop(name, rate, seconds, during, duringAt = 1 / 3, sender = knownSender) {
   const total = Math.round(rate * seconds);
   const t0 = performance.now();
   const inflight = [];
@@ -158,7 +161,7 @@ async function openLoop(name, rate, seconds, during, duringAt = 1 / 3) {
       inflight.push(hook());
       hook = undefined;
     }
-    inflight.push(inbound(name, i));
+    inflight.push(inbound(name, i, sender));
   }
   await Promise.all(inflight);
   return { total, started: t0 };
@@ -248,6 +251,29 @@ async function faultRuns(measure, procs) {
   ];
 }
 
+const runLabel = { sustained: 'sustained (known contacts)', fresh: 'new senders', restart: 'RabbitMQ restarted at 1/3' };
+
+/** Issue #28 item 6's targets for this run, as ratios to the bare pipeline and to the known-contact path. */
+function issue28Targets({ main, fresh, unlinked, bare, withoutShared }) {
+  const lines = ['Targets of issue #28 (item 6), measured in this run:', ''];
+  const delivered = main.perSecond / main.rate;
+  const sendingOk = delivered >= 0.95 && main.lost === 0;
+  lines.push(`- ${main.rate} msg/s for ${main.seconds} s: delivered ${f(100 * delivered, 0)}% of the offered rate while sending, lost ${main.lost}: **${sendingOk ? 'met' : 'NOT met'}** (≥ 95%, none lost).`);
+  if (bare) {
+    const ratio = withoutShared(main.cpu) / bare.services;
+    lines.push(`- CPU per message (services and their PostgreSQL) ${f(withoutShared(main.cpu), 2)} ms, ${f(ratio, 2)}× the bare pipeline's ${f(bare.services, 2)} ms: **${ratio <= 2 ? 'met' : 'NOT met'}** (≤ 2×).`);
+  } else lines.push('- CPU against the bare pipeline: not measured (run with --bare).');
+  if (fresh) {
+    const ratio = withoutShared(fresh.cpu) / withoutShared(main.cpu);
+    lines.push(
+      `- New senders at ${fresh.rate} msg/s: CPU per message ${f(withoutShared(fresh.cpu), 2)} ms, ${f(ratio, 2)}× the known-contact path's: **${ratio <= 1.5 ? 'met' : 'NOT met'}** (≤ 1.5×); ` +
+        `conversations stored without their contact: ${unlinked}: **${unlinked === 0 ? 'met' : 'NOT met'}**; delivered ${fresh.delivered} of ${fresh.accepted}, p99 ${f(fresh.p99)} ms.`,
+    );
+  }
+  lines.push('');
+  return lines;
+}
+
 const group = processGroup();
 const admin = new pg.Pool({ connectionString: pgUrl, max: 2 });
 let messagingDb;
@@ -328,12 +354,12 @@ try {
   await openLoop('warm', 100, CONTACTS / 100);
   await drain('warm', 60_000);
 
-  const measure = async (name, rate, seconds, during, duringAt) => {
+  const measure = async (name, rate, seconds, during, duringAt, sender) => {
     progress(`${name}: ${rate} msg/s for ${seconds} s`);
     const cpu0 = await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin });
     const commits0 = await commitSnapshot({ dbs: dbName, pool: admin });
     if (args['pg-statements']) await resetStatements(admin);
-    const { total, started } = await openLoop(name, rate, seconds, during, duringAt);
+    const { total, started } = await openLoop(name, rate, seconds, during, duringAt, sender);
     const delivered = await drain(name, 120_000);
     const cpu = cpuPerUnit(cpu0, await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin }), delivered);
     await sleep(1500); // the statistics counters are flushed about once a second
@@ -403,6 +429,21 @@ try {
     }
   };
   const results = [await measure('sustained', RATE, SECONDS)];
+  // New senders (a burst of new leads): every message from a sender never seen, so each makes a contact in crm and a
+  // conversation in messaging. Nothing may stay stored without its contact once crm has linked it.
+  const newSenderRate = args['new-sender-rate'] === '' ? RATE : Number(args['new-sender-rate']);
+  let unlinked;
+  if (newSenderRate > 0) {
+    await sleep(2000);
+    results.push(await measure('fresh', newSenderRate, SECONDS, undefined, undefined, (i) => `fresh-${i}`));
+    for (let tries = 0; tries < 100; tries++) {
+      const { rows } = await messagingDb.query("SELECT count(*) FILTER (WHERE contact_id IS NULL)::int AS n FROM conversations WHERE contact_chatnet_uid LIKE 'fresh-%'");
+      unlinked = rows[0].n;
+      if (unlinked === 0) break;
+      await sleep(200);
+    }
+    progress(`new senders' conversations without their contact after 20 s at most: ${unlinked}`);
+  }
   if (args['rabbit-restart']) {
     await sleep(2000);
     results.push(await measure('restart', Number(args['restart-rate']), SECONDS, restartRabbit));
@@ -415,6 +456,8 @@ try {
   const ours = (cpu) => Object.entries(cpu).filter(([k]) => k !== 'load generator').reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
   const withoutShared = (cpu) => ours(cpu) - (cpu.rabbitmq ?? 0) - (cpu.redis ?? 0);
   const main = results[0];
+  const fresh = results.find((r) => r.name === 'fresh');
+  const restart = results.find((r) => r.name === 'restart');
   const met = main.perSecond >= RATE * 0.97 && main.p99 < 100 && main.lost === 0 && main.twice === 0;
   sections.push(
     '## realtime',
@@ -428,7 +471,7 @@ try {
     '',
     '| run | offered msg/s | sent | accepted | delivered | delivered msg/s | p50 ms | p99 ms | HTTP p99 ms | lost | applied twice | errors |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...results.map((r) => `| ${r.name === 'restart' ? 'RabbitMQ restarted at 1/3' : 'sustained'} | ${r.rate} | ${r.sent} | ${r.accepted} | ${r.delivered} | ${f(r.perSecond, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.req99)} | ${r.lost} | ${r.twice} | ${r.errors} |`),
+    ...results.map((r) => `| ${runLabel[r.name]} | ${r.rate} | ${r.sent} | ${r.accepted} | ${r.delivered} | ${f(r.perSecond, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.req99)} | ${r.lost} | ${r.twice} | ${r.errors} |`),
     '',
     'CPU milliseconds per delivered message, by process (utime + stime from /proc; pg = the PostgreSQL backends of that service\'s database; rabbitmq and redis serve only this run when the machine is otherwise quiet):',
     '',
@@ -467,12 +510,14 @@ try {
     ...faultLines,
     `Invalid signatures: ${receiver.stats.badSignatures}. Target ≥ ${RATE} msg/s for ${SECONDS} s with p99 < 100 ms, 0 lost, 0 applied twice: **${met ? 'met' : 'NOT met'}**; ` +
       `CPU per message ≤ 2.5 ms (services + their PostgreSQL backends): **${withoutShared(main.cpu) <= 2.5 ? 'met' : 'NOT met'}** (${f(withoutShared(main.cpu), 2)} ms).` +
-      (results[1] ? ` RabbitMQ restart at ${results[1].rate} msg/s: lost ${results[1].lost}, applied twice ${results[1].twice}: **${results[1].lost === 0 && results[1].twice === 0 ? 'met' : 'NOT met'}**.` : ''),
+      (restart ? ` RabbitMQ restart at ${restart.rate} msg/s: lost ${restart.lost}, applied twice ${restart.twice}: **${restart.lost === 0 && restart.twice === 0 ? 'met' : 'NOT met'}**.` : ''),
+    '',
+    ...issue28Targets({ main, fresh, unlinked, bare, withoutShared }),
     '',
   );
   const section = sections.join('\n');
   console.log(section);
-  if (args.write) writeResultsSection(path.join(root, 'bench', 'RESULTS.md'), 'realtime', section);
+  if (args.write) writeResultsSection(path.join(root, 'bench', 'RESULTS.md'), 'realtime', section, { keepEarlier: true });
 } catch (err) {
   console.error(err);
   process.exitCode = 1;
