@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { createPool } from './index';
-import { ROOM_WAIT_MS } from './patient-pool';
+import { HOLD_MS, ROOM_WAIT_MS } from './patient-pool';
 
 // PostgreSQL refusing a connection for lack of room (53300: max_connections, or a role's CONNECTION LIMIT as here)
 // makes a pool's caller wait for room, not fail at once: a test suite beside `npm start` on one server must not turn
@@ -42,6 +42,28 @@ describe('createPool: queues while the server has no room', () => {
       await pool.end();
     }
   });
+
+  it('under a steady load each refused caller waits its turn for a released connection, longer than ROOM_WAIT_MS in all', async () => {
+    // The server allows this pool 2 of its 10 connections; 40 queries of 200 ms need 4 s of those 2, more than
+    // ROOM_WAIT_MS. Asking the server again would let later callers take the released connections until an early
+    // caller's wait ran out (53300, a 503 at the gateway); waiting in the pool's queue serves every one of them.
+    const pair = `${role}_pair`;
+    await admin.query(`CREATE ROLE ${pair} LOGIN CONNECTION LIMIT 2`);
+    const pool = createPool(Object.assign(new URL(baseUrl), { username: pair, password: '' }).toString(), 10);
+    try {
+      const started = Date.now();
+      const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => pool.query<{ i: number }>('SELECT $1::int AS i, pg_sleep(0.2)', [i])));
+      expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+      expect(results.map((r) => (r.status === 'fulfilled' ? r.value.rows[0].i : -1))).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      expect(Date.now() - started).toBeGreaterThan(ROOM_WAIT_MS);
+      // Once the hold is over the pool asks for more again (the server still refuses: it stays usable).
+      await new Promise((r) => setTimeout(r, HOLD_MS + 50));
+      expect((await pool.query<{ n: number }>('SELECT 1 AS n')).rows[0].n).toBe(1);
+    } finally {
+      await pool.end();
+      await admin.query(`DROP ROLE IF EXISTS ${pair}`);
+    }
+  }, 20_000);
 
   it('a refusal that outlasts the wait reaches the caller as the server said it (53300)', async () => {
     const holder = new Client({ connectionString: asRole });

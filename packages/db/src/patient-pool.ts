@@ -1,4 +1,4 @@
-import { Pool, type PoolClient } from 'pg';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
 
 /**
  * The server's answers that mean "no room for a new connection right now": too many clients (max_connections or
@@ -14,15 +14,35 @@ const noRoom = (err: unknown) => NO_ROOM.has((err as { code?: unknown } | null)?
 export const ROOM_WAIT_MS = 3000;
 const FIRST_RETRY_MS = 25;
 const MAX_RETRY_MS = 500;
+/** How long a pool that was refused stays at the connections it has before it asks the server for more again. */
+export const HOLD_MS = 1000;
 
 /**
  * A pg Pool that queues for a connection when the server refuses one for lack of room, instead of failing the
- * request at once: a new connection is tried again with backoff (25 ms doubling to 500 ms, with jitter) for up
- * to ROOM_WAIT_MS. Meanwhile a connection this pool releases serves the caller too (pg-pool hands it to the
- * queue). Other errors, and a refusal that outlasts the wait, reach the caller as before (UNAVAILABLE, 503).
- * pg-pool's own query() goes through connect(), so both paths wait.
+ * request at once. A pool that already holds connections stops asking for more for HOLD_MS (its max drops to what
+ * it has), so the refused caller joins pg-pool's queue and takes the next connection released, in turn: retrying
+ * the server instead would let callers that came later take the released connections while the refused one kept
+ * asking, until its wait ran out (a 503 under a steady load). A pool with no connection at all tries again with
+ * backoff (25 ms doubling to 500 ms, with jitter) for up to ROOM_WAIT_MS. Other errors, and a refusal that
+ * outlasts the wait, reach the caller as before (UNAVAILABLE, 503). pg-pool's own query() goes through
+ * connect(), so both paths wait.
  */
 export class PatientPool extends Pool {
+  private readonly configuredMax = this.options.max;
+  private heldUntil = 0;
+  /**
+   * Connections open to the server. totalCount also counts attempts still under way, and pg-pool replaces a
+   * refused attempt with the next one for its queue before the refusal reaches us, so it cannot say how many
+   * connections the server actually granted.
+   */
+  private established = 0;
+
+  constructor(config?: PoolConfig) {
+    super(config);
+    this.on('connect', () => void this.established++);
+    this.on('remove', () => void this.established--);
+  }
+
   override connect(): Promise<PoolClient>;
   override connect(callback: (err: Error | undefined, client: PoolClient | undefined, done: (release?: unknown) => void) => void): void;
   override connect(callback?: (err: Error | undefined, client: PoolClient | undefined, done: (release?: unknown) => void) => void): Promise<PoolClient> | void {
@@ -35,14 +55,32 @@ export class PatientPool extends Pool {
   }
 
   private async connectWhenRoom(): Promise<PoolClient> {
+    if (this.heldUntil && Date.now() >= this.heldUntil) this.endHold();
     const giveUpAt = Date.now() + ROOM_WAIT_MS;
     for (let wait = FIRST_RETRY_MS; ; wait = Math.min(wait * 2, MAX_RETRY_MS)) {
       try {
         return await super.connect();
       } catch (err) {
-        if (!noRoom(err) || this.ending || Date.now() + wait > giveUpAt) throw err;
+        if (!noRoom(err) || this.ending) throw err;
+        // Connections of its own will come back: wait in line for one (pg-pool's queue), not for the server.
+        if (this.established > 0 && Date.now() < giveUpAt) {
+          this.hold();
+          continue;
+        }
+        if (Date.now() + wait > giveUpAt) throw err;
         await new Promise((r) => setTimeout(r, wait * (0.5 + Math.random())));
       }
     }
+  }
+
+  /** Ask the server for no connection beyond those this pool has, for HOLD_MS. */
+  private hold(): void {
+    this.options.max = Math.max(1, Math.min(this.options.max, this.established));
+    this.heldUntil = Date.now() + HOLD_MS;
+  }
+
+  private endHold(): void {
+    this.options.max = this.configuredMax;
+    this.heldUntil = 0;
   }
 }
