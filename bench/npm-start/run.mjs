@@ -189,7 +189,7 @@ try {
   const keys = [];
   for (let k = 0; k < PUBLIC_ORGS; k++) {
     const o = await signup(`Contacts ${k} ${run}`);
-    const rx = await receiverFor((e) => (e.type === 'contact.created' ? e.data?.contact?.name : undefined));
+    const rx = await receiverFor((e) => (e.type === 'contact.created' ? e.data?.contact?.fullName : undefined));
     receivers.push(rx.rx);
     const h = await api(o.token, 'POST', '/api/v1/webhook-settings', { url: rx.url, events: ['contact.created'] });
     if (h.status !== 201) throw new Error(`webhook: ${h.status} ${JSON.stringify(h.body)}`);
@@ -200,7 +200,7 @@ try {
   }
   const createContact = (name) => (i) => {
     const marker = `${name}-${i}-${randomBytes(3).toString('hex')}`;
-    return post(phase(name), { path: '/api/public/contacts', headers: { 'x-api-key': keys[i % keys.length] }, body: { name: marker }, marker });
+    return post(phase(name), { path: '/api/public/contacts', headers: { 'x-api-key': keys[i % keys.length] }, body: { fullName: marker }, marker });
   };
 
   // Warm-up, not reported: the known contacts write once (contact, conversation), JIT and pools warm.
