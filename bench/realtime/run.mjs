@@ -20,13 +20,13 @@
 //   --pg-statements lists the costliest SQL statements per message (needs pg_stat_statements: bench/lib/pg-statements.mjs).
 //   --bare first runs the bare pipeline (bare.mjs: the least any design of this path does per message) at the same
 //   rate, on the same machine in the same run, and reports our path against it.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { commitSnapshot, commitsPerUnit, cpuPerUnit, cpuSnapshot } from '../lib/cpu.mjs';
 import { resetStatements, statementsAvailable, topStatements } from '../lib/pg-statements.mjs';
 import { freePort, processGroup, root, signupOrg, waitReady } from '../lib/processes.mjs';
@@ -185,8 +185,10 @@ function restartRabbit() {
   return (async () => {
     progress('restarting RabbitMQ (stop_app / start_app)');
     const t0 = Date.now();
-    execFileSync('rabbitmqctl', ['stop_app'], { stdio: 'ignore' });
-    execFileSync('rabbitmqctl', ['start_app'], { stdio: 'ignore' });
+    // Not execFileSync: the load generator must keep sending while the broker is away (a blocked loop would
+    // send the missed seconds' messages in one burst afterwards and hide what users see).
+    await promisify(execFile)('rabbitmqctl', ['stop_app']);
+    await promisify(execFile)('rabbitmqctl', ['start_app']);
     progress(`RabbitMQ back after ${Date.now() - t0} ms`);
   })();
 }
