@@ -1,5 +1,8 @@
-// A webhook receiver as an integrator would run it: verifies every Standard Webhooks signature, counts
-// duplicates, and hands each event to `onEvent(event, receivedAtMs)` (performance clock of this process).
+// A webhook receiver as an integrator would run it: verifies every Standard Webhooks signature, and hands each
+// event to `onEvent(event, receivedAtMs)` (performance clock of this process) once per `webhook-id`. Delivery is at
+// least once: an attempt whose outcome was not recorded (the sender's database went away after the POST) is made
+// again with the same `webhook-id`, which Standard Webhooks receivers skip; those are counted in `duplicateIds`.
+// The same event under two ids would reach onEvent twice, so callers still see anything applied twice.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 
@@ -18,7 +21,10 @@ export function webhookReceiver(onEvent) {
       const id = req.headers['webhook-id'];
       const expected = `v1,${createHmac('sha256', key).update(`${id}.${req.headers['webhook-timestamp']}.${body}`).digest('base64')}`;
       if (!String(req.headers['webhook-signature'] ?? '').split(' ').includes(expected)) stats.badSignatures++;
-      if (seen.has(id)) stats.duplicateIds++;
+      if (seen.has(id)) {
+        stats.duplicateIds++;
+        return;
+      }
       seen.add(id);
       onEvent(JSON.parse(body), now);
     });

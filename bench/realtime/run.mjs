@@ -517,7 +517,7 @@ try {
         ]
       : []),
     ...faultLines,
-    `Invalid signatures: ${receiver.stats.badSignatures}. Target ≥ ${RATE} msg/s for ${SECONDS} s with p99 < 100 ms, 0 lost, 0 applied twice: **${met ? 'met' : 'NOT met'}**; ` +
+    `Invalid signatures: ${receiver.stats.badSignatures}; attempts made again with the same webhook-id (at least once, skipped as a Standard Webhooks receiver does): ${receiver.stats.duplicateIds}. Target ≥ ${RATE} msg/s for ${SECONDS} s with p99 < 100 ms, 0 lost, 0 applied twice: **${met ? 'met' : 'NOT met'}**; ` +
       `CPU per message ≤ 2.5 ms (services + their PostgreSQL backends): **${withoutShared(main.cpu) <= 2.5 ? 'met' : 'NOT met'}** (${f(withoutShared(main.cpu), 2)} ms).` +
       (restart ? ` RabbitMQ restart at ${restart.rate} msg/s: lost ${restart.lost}, applied twice ${restart.twice}: **${restart.lost === 0 && restart.twice === 0 ? 'met' : 'NOT met'}**.` : ''),
     '',
