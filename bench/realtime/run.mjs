@@ -9,6 +9,7 @@
 // With --rabbit-restart a second run at 300 msg/s restarts RabbitMQ (rabbitmqctl stop_app / start_app) in its
 // middle: it must lose nothing and apply nothing twice. That touches the machine's shared broker: run it alone.
 //
+// BENCH_LOG_LEVEL=info shows the services' info lines (default warn).
 // Usage: node bench/realtime/run.mjs [--rate 800] [--seconds 30] [--rabbit-restart] [--write] [--pg-statements] [--timeline]
 //   --timeline prints, per second of sending, the HTTP and webhook latencies of the messages sent in it.
 //   Every service `npm start` runs is started (automation and ai too, as users run the product); --without
@@ -298,7 +299,7 @@ try {
   const addr = (s) => (ports[s] ? `127.0.0.1:${ports[s]}` : '127.0.0.1:9');
   const common = {
     NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     AMQP_URL: amqpUrl,
     EVENTS_EXCHANGE: exchange,
     REDIS_PREFIX: redisPrefix,
