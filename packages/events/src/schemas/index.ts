@@ -65,8 +65,8 @@ export function producersOf(type: string): readonly string[] | undefined {
 }
 
 /** Public event types (a webhook can subscribe to them) in catalogue order. */
-export function publicEventTypes(): string[] {
-  return [...new Set(eventDefinitions().filter((d) => d.webhook).map((d) => d.type))];
+export function publicEventTypes(): EventType[] {
+  return [...new Set(eventDefinitions().filter((d) => d.webhook).map((d) => d.type as EventType))];
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '@crm/db';
-import { enqueueEvent, type NewEvent } from '@crm/events';
+import { enqueueEvent, type EventType, type NewEvent } from '@crm/events';
 import type { Friend, InboundMessage, ReactionNotice, RecallNotice, SeenReceipt } from '../drivers/driver';
 
 /**
@@ -17,7 +17,7 @@ export const EVENTS = {
   disconnected: 'chatnet_account.disconnected',
   friends: 'chatnet_account.friends',
   friendRequestAccepted: 'friend_request.accepted',
-} as const;
+} as const satisfies Record<string, EventType>;
 
 /**
  * A UUID derived from the account and the network's message id: the network may hand the same message

@@ -1,4 +1,6 @@
-/** Event types this service publishes or consumes (routing keys on the exchange). */
+import type { EventType } from '@crm/events';
+
+/** Event types this service publishes or consumes (routing keys on the exchange), each one of the catalogue's. */
 export const EVENTS = {
   // consumed
   chatnetInbound: 'chatnet.inbound',
@@ -33,4 +35,4 @@ export const EVENTS = {
   contactLink: 'messaging.contact_link',
   // internal, once per database: every conversation's owner for crm's visibility projection (domain/owners-snapshot.ts)
   conversationOwnersSnapshot: 'conversation.owners_snapshot',
-} as const;
+} as const satisfies Record<string, EventType>;

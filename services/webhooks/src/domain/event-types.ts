@@ -1,44 +1,16 @@
-/**
- * The events a webhook can subscribe to: the public ones only. Internal events (`chatnet.inbound`, the
- * raw network message, and `chatnet_account.qr`, a login credential) never leave the system, so they
- * are not bound to the delivery queue at all, and `webhook.test` is sent only by the test action.
- */
-export const PUBLIC_EVENT_TYPES = [
-  'contact.created',
-  'contact.updated',
-  'contact.deleted',
-  'contact.merged',
-  'contact.merge_undone',
-  'contact.note_created',
-  'contact.note_updated',
-  'contact.note_deleted',
-  'conversation.created',
-  'conversation.archived',
-  'conversation.assigned',
-  'conversation.status_changed',
-  'conversation.priority_changed',
-  'conversation.sla_breached',
-  'conversation.csat_received',
-  'conversation.reply_overdue',
-  'conversation.note_created',
-  'message.received',
-  'message.sent',
-  'message.seen',
-  'message.recalled',
-  'message.reaction',
-  'appointment.created',
-  'appointment.updated',
-  'appointment.deleted',
-  'task.created',
-  'task.completed',
-  'task.due',
-  'chatnet_account.connected',
-  'chatnet_account.disconnected',
-  'friend_request.accepted',
-  'notification.created',
-] as const;
+import { publicEventTypes, type EventType } from '@crm/events';
 
-export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
+/**
+ * The events a webhook can subscribe to: the public ones only, those the event catalogue gives a webhook payload
+ * (one declaration: a new public event is subscribable, documented and delivered with no list to update here).
+ * Internal events (`chatnet.inbound`, the raw network message, and `chatnet_account.qr`, a login credential) never
+ * leave the system, so they are not bound to the delivery queue at all, and `webhook.test` is sent only by the test
+ * action.
+ */
+export const PUBLIC_EVENT_TYPES: readonly EventType[] = publicEventTypes();
+
+/** A public event type: the catalogue's types with a webhook payload (packages/events/src/schemas). */
+export type PublicEventType = EventType;
 
 const PUBLIC = new Set<string>(PUBLIC_EVENT_TYPES);
 export const isPublicEventType = (type: string): type is PublicEventType => PUBLIC.has(type);
