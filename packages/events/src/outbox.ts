@@ -6,14 +6,9 @@ import { checkProducedData, currentVersion, type EventData, type EventType } fro
 import { OUTBOX_CHANNEL } from './tables';
 import { traceparentOf, validTraceparent } from './trace-context';
 
-/**
- * An event to publish. For a type with a schema (schemas/), `data` is typed by it where the type is a literal, and
- * checked against it at run time in any case: enqueueEvent(s) refuse data that does not fit, before any query.
- */
-export interface NewEvent<T extends string = string> {
-  type: T;
+/** What an event to publish carries beside its type and data. */
+interface EventFields {
   orgId: string;
-  data: T extends EventType ? EventData<T> : unknown;
   /** The schema version `data` follows; the type's newest by default. */
   version?: number;
   /** Give a stable id to make a retried producer step enqueue the event once (a repeated id is ignored). */
@@ -27,8 +22,15 @@ export interface NewEvent<T extends string = string> {
   traceparent?: string;
 }
 
+/**
+ * An event to publish: a type of the catalogue (schemas/) and the data its schema takes. Without a type argument it
+ * is the union of every type's pair, so an object literal is checked against the schema of the type it names; the
+ * data is checked at run time as well: enqueueEvent(s) refuse data that does not fit, before any query.
+ */
+export type NewEvent<T extends EventType = EventType> = T extends EventType ? EventFields & { type: T; data: EventData<T> } : never;
+
 /** Any NewEvent, whatever its type parameter. */
-type EventInput = Omit<NewEvent, 'data'> & { data: unknown };
+type EventInput = EventFields & { type: string; data: unknown };
 
 /** What the outbox row gets beside the envelope. */
 interface Outgoing {
@@ -51,7 +53,7 @@ const ENQUEUE = {
  * Record an event in the outbox as part of the caller's transaction (pass the client from
  * withTransaction). It is published after commit by an OutboxRelay; a rollback discards it.
  */
-export async function enqueueEvent<T extends string>(db: Queryable, e: NewEvent<T>): Promise<EventEnvelope> {
+export async function enqueueEvent<T extends EventType>(db: Queryable, e: NewEvent<T>): Promise<EventEnvelope> {
   const { envelope, traceparent } = outgoing(e, traceparentOf());
   await db.query({
     ...ENQUEUE,

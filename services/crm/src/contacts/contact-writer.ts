@@ -143,8 +143,8 @@ export class ContactWriter {
       ...rewritten.map((r) => ({ contactId: r.id, type: 'updated' as const, data: `${describe(byId.get(r.id)!.before, r, byId.get(r.id)!.changes)} (import)`, at: r.updated_at })),
     ]);
     const events = await enqueueEvents(tx, [
-      ...inserted.map((r) => ({ type: 'contact.created', orgId, data: { contact: repo.toEventContact(r) } })),
-      ...rewritten.map((r) => ({ type: 'contact.updated', orgId, data: { contact: repo.toEventContact(r), changes: byId.get(r.id)!.changes } })),
+      ...inserted.map((r) => ({ type: 'contact.created' as const, orgId, data: { contact: repo.toEventContact(r) } })),
+      ...rewritten.map((r) => ({ type: 'contact.updated' as const, orgId, data: { contact: repo.toEventContact(r), changes: byId.get(r.id)!.changes } })),
     ]);
     await this.recordFacts(events, tx);
   }
