@@ -1,35 +1,34 @@
 import { randomUUID } from 'node:crypto';
-import { digestsEqual, maskSecret, randomBase62, sha256Hex } from '@crm/crypto';
+import { digestsEqual } from '@crm/crypto';
 import { AppError, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import * as keys from '../db/api-keys.repo';
+import { apiKeyHash, apiKeyMask, mayBeApiKey, newApiKey } from './api-key-format';
 import { record as recordAudit } from './audit';
 
-const PREFIX = 'crm_live_';
 export const REVOKED = 'revoked';
-const mask = (last4: string) => `${PREFIX}••••${last4}`;
 
 export async function info(deps: Deps, ctx: OrgContext) {
   const { orgId } = requireUser(ctx);
   const row = await keys.findLiveKey(deps.pool, orgId);
-  return row ? { hasKey: true, keyMask: mask(row.last4), createdAt: row.created_at.toISOString() } : { hasKey: false, keyMask: '' };
+  return row ? { hasKey: true, keyMask: apiKeyMask(row.last4), createdAt: row.created_at.toISOString() } : { hasKey: false, keyMask: '' };
 }
 
 /** A new key replaces the old one at once: the old row is revoked and the gateway's cache entry dropped. */
 export async function generate(deps: Deps, ctx: OrgContext) {
   requireCan(ctx, 'settings:edit');
-  const apiKey = PREFIX + randomBase62(32);
+  const { apiKey, keyHash, last4 } = newApiKey();
   const { row, oldHash } = await withTransaction(deps.pool, async (db) => {
     await keys.lockOrgKeys(db, ctx.orgId);
     const oldHash = await keys.revokeLiveKey(db, ctx.orgId);
-    const row = await keys.insertKey(db, { id: randomUUID(), orgId: ctx.orgId, keyHash: sha256Hex(apiKey), last4: apiKey.slice(-4) });
+    const row = await keys.insertKey(db, { id: randomUUID(), orgId: ctx.orgId, keyHash, last4 });
     // The mask only: the key itself is shown once to its creator and stored nowhere else.
     await recordAudit(db, ctx, {
       action: 'api_key.generated',
       resourceType: 'api_key',
       resourceId: row.id,
-      details: { keyMask: maskSecret(apiKey, PREFIX), replacedPrevious: oldHash !== undefined },
+      details: { keyMask: apiKeyMask(last4), replacedPrevious: oldHash !== undefined },
     });
     return { row, oldHash };
   });
@@ -45,14 +44,14 @@ export async function generate(deps: Deps, ctx: OrgContext) {
       .publish(deps.keys.apiKeyRevocations, oldHash)
       .exec();
   }
-  return { apiKey, keyMask: maskSecret(apiKey, PREFIX), createdAt: row.created_at.toISOString() };
+  return { apiKey, keyMask: apiKeyMask(last4), createdAt: row.created_at.toISOString() };
 }
 
 const badKey = () => new AppError('unauthenticated', 'Missing or invalid API key', { code: 'invalid_api_key' });
 
 export async function verify(deps: Deps, apiKey: string) {
-  if (!apiKey || !apiKey.startsWith(PREFIX) || apiKey.length > 100) throw badKey();
-  const hash = sha256Hex(apiKey);
+  if (!mayBeApiKey(apiKey)) throw badKey();
+  const hash = apiKeyHash(apiKey);
   const row = await keys.findLiveKeyByHash(deps.pool, hash);
   // The index lookup finds the row; the digest comparison itself runs in constant time.
   if (!row || !digestsEqual(row.key_hash, hash)) throw badKey();

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { sha256Hex } from '@crm/crypto';
 import { AppError, CallContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import * as orgs from '../db/orgs.repo';
 import * as tokens from '../db/tokens.repo';
 import * as users from '../db/users.repo';
+import { invitationInvalid, isAcceptable } from './invitations';
 import { checkPasswordStrength, hashPassword, verifyPassword } from './passwords';
+import { secretTokenHash } from './secret-tokens';
 import { issueSession } from './sessions';
 import { normaliseEmail, requireText } from '@crm/validation';
 
@@ -86,12 +87,10 @@ export async function acceptInvitation(deps: Deps, req: { token: string; passwor
   checkPasswordStrength(req.password);
   const passwordHash = await hashPassword(req.password);
   return withTransaction(deps.pool, async (db) => {
-    const inv = req.token ? await tokens.findInvitationForUpdate(db, sha256Hex(req.token)) : undefined;
-    if (!inv || inv.used_at || inv.expires_at.getTime() < Date.now()) {
-      throw new AppError('not_found', 'Invitation not found, already used or expired', { code: 'invitation_invalid' });
-    }
+    const inv = req.token ? await tokens.findInvitationForUpdate(db, secretTokenHash(req.token)) : undefined;
+    if (!isAcceptable(inv, Date.now())) throw invitationInvalid();
     const user = await users.updateUser(db, inv.org_id, inv.user_id, { passwordHash });
-    if (!user || user.status !== 'active') throw new AppError('not_found', 'Invitation not found, already used or expired', { code: 'invitation_invalid' });
+    if (!user || user.status !== 'active') throw invitationInvalid();
     await tokens.markInvitationUsed(db, inv.id);
     await users.touchLastLogin(db, user.id);
     return issueSession(deps, db, user);

@@ -1,26 +1,27 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { encodeRevocation } from '@crm/auth';
-import { sha256Hex } from '@crm/crypto';
 import { AppError } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import * as tokens from '../db/tokens.repo';
 import * as users from '../db/users.repo';
 import type { UserRow } from '../db/users.repo';
+import { denySeconds, judgeRefresh, refreshExpiresAt } from './refresh-tokens';
+import { newSecretToken, secretTokenHash } from './secret-tokens';
 
 const invalidRefresh = () => new AppError('unauthenticated', 'Refresh token is invalid or expired', { code: 'invalid_refresh_token' });
 
 /** Issue an access token and a new refresh token (a new family unless one is being rotated). */
 export async function issueSession(deps: Deps, db: Queryable, user: UserRow, familyId: string = randomUUID()) {
   const access = deps.signAccess({ id: user.id, orgId: user.org_id, role: user.role });
-  const refreshToken = randomBytes(32).toString('base64url');
+  const { token: refreshToken, hash } = newSecretToken();
   await tokens.insertRefreshToken(db, {
     id: randomUUID(),
     orgId: user.org_id,
     userId: user.id,
     familyId,
-    tokenHash: sha256Hex(refreshToken),
-    expiresAt: new Date(Date.now() + deps.config.REFRESH_TOKEN_TTL_DAYS * 86_400_000),
+    tokenHash: hash,
+    expiresAt: refreshExpiresAt(Date.now(), deps.config.REFRESH_TOKEN_TTL_DAYS),
     accessJti: access.jti,
     accessExpiresAt: new Date(Date.now() + access.expiresIn * 1000),
   });
@@ -40,18 +41,17 @@ export async function issueSession(deps: Deps, db: Queryable, user: UserRow, fam
 export async function refresh(deps: Deps, refreshToken: string) {
   if (!refreshToken) throw invalidRefresh();
   return withTransaction(deps.pool, async (db) => {
-    const row = await tokens.findRefreshForUpdate(db, sha256Hex(refreshToken));
-    if (!row) throw invalidRefresh();
-    if (row.revoked_at) {
-      const live = await tokens.revokeFamily(db, row.family_id);
-      deps.log.warn({ userId: row.user_id }, 'refresh token reuse detected; session family revoked');
+    const verdict = judgeRefresh(await tokens.findRefreshForUpdate(db, secretTokenHash(refreshToken)), Date.now());
+    if (verdict.kind === 'invalid') throw invalidRefresh();
+    if (verdict.kind === 'reused') {
+      const live = await tokens.revokeFamily(db, verdict.familyId);
+      deps.log.warn({ userId: verdict.userId }, 'refresh token reuse detected; session family revoked');
       return { reused: true as const, live };
     }
-    if (row.expires_at.getTime() < Date.now()) throw invalidRefresh();
-    const user = await users.findById(db, row.user_id);
+    const user = await users.findById(db, verdict.userId);
     if (!user || user.status !== 'active') throw invalidRefresh();
-    await tokens.revokeRefresh(db, row.id);
-    return { reused: false as const, session: await issueSession(deps, db, user, row.family_id) };
+    await tokens.revokeRefresh(db, verdict.tokenId);
+    return { reused: false as const, session: await issueSession(deps, db, user, verdict.familyId) };
   }).then(async (r) => {
     // The revocation must commit even though the caller gets an error, so throw after the transaction.
     if (r.reused) {
@@ -69,7 +69,7 @@ export async function refresh(deps: Deps, refreshToken: string) {
  */
 export async function logout(deps: Deps, refreshToken: string, jti: string, accessExpiresAt: number) {
   if (refreshToken) {
-    const row = await tokens.findRefreshForUpdate(deps.pool, sha256Hex(refreshToken));
+    const row = await tokens.findRefreshForUpdate(deps.pool, secretTokenHash(refreshToken));
     if (row) await tokens.revokeRefresh(deps.pool, row.id);
   }
   await denyAccessToken(deps, jti, accessExpiresAt);
@@ -81,7 +81,7 @@ export async function logout(deps: Deps, refreshToken: string, jti: string, acce
  * that was not written must fail the call: node-redis's EXEC rejects when any command in it failed.
  */
 async function denyAccessToken(deps: Deps, jti: string, expiresAt: number): Promise<void> {
-  const ttl = Math.ceil(expiresAt - Date.now() / 1000);
+  const ttl = denySeconds(expiresAt, Date.now());
   if (!jti || ttl <= 0) return;
   await deps.redis
     .multi()

@@ -1,6 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { sha256Hex } from '@crm/crypto';
-import { AppError, forbidden, notFound, requireCan, requireUser, roleRank, OrgContext } from '@crm/grpc-kit';
+import { randomUUID } from 'node:crypto';
+import { AppError, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { withTransaction, type Queryable } from '@crm/db';
 import { AVAILABILITY_STATUSES, enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -8,12 +7,13 @@ import * as orgs from '../db/orgs.repo';
 import * as tokens from '../db/tokens.repo';
 import * as users from '../db/users.repo';
 import { record as recordAudit } from './audit';
+import { invitationExpiresAt, invitationUrl } from './invitations';
 import { checkPasswordStrength, hashPassword } from './passwords';
+import { newSecretToken } from './secret-tokens';
 import { invalidateAccessTokens } from './sessions';
+import { assertKeepsAnOwner, assertMayGrant, demotesOwner, isActiveOwner, requireMayChangeAccess, requireMayDeactivate, requireMayEdit } from './user-access';
 import { isUuid, normaliseEmail, optionalHttpUrl, optionalOneOf, optionalText, rejectNul, requireText } from '@crm/validation';
 import { requireRole, rules } from './validation';
-
-const INVITATION_DAYS = 7;
 
 async function loadInOrg(deps: Deps, orgId: string, id: string) {
   const row = isUuid(id) ? await users.findInOrg(deps.pool, orgId, id) : undefined;
@@ -51,11 +51,6 @@ export async function get(deps: Deps, ctx: OrgContext, id: string) {
   return ctx.caller && ctx.caller !== 'gateway' ? { ...users.toUser(row), notifyByEmail: row.notify_by_email } : users.toUser(row);
 }
 
-/** Nobody grants a role above their own. */
-function assertMayGrant(actorRole: string, role: string) {
-  if (roleRank(role) > roleRank(actorRole)) throw forbidden(`Only an ${role} can give the ${role} role`);
-}
-
 export async function create(
   deps: Deps,
   ctx: OrgContext,
@@ -73,7 +68,7 @@ export async function create(
     checkPasswordStrength(req.password);
     passwordHash = await hashPassword(req.password);
   }
-  const expiresAt = new Date(Date.now() + INVITATION_DAYS * 86_400_000);
+  const expiresAt = invitationExpiresAt(Date.now());
   const created = await withTransaction(deps.pool, async (db) => {
     if (await users.findByEmail(db, email)) {
       throw new AppError('already_exists', 'A user with this email already exists', { code: 'email_taken' });
@@ -82,9 +77,9 @@ export async function create(
     let inviteUrl: string | undefined;
     if (!passwordHash) {
       // No password given: a single-use link, mailed when a mail server is configured and shown to the admin either way.
-      const token = randomBytes(32).toString('base64url');
-      await tokens.insertInvitation(db, { id: randomUUID(), orgId: ctx.orgId, userId: row.id, tokenHash: sha256Hex(token), expiresAt });
-      inviteUrl = `${deps.config.PUBLIC_URL.replace(/\/$/, '')}/accept-invitation?token=${token}`;
+      const { token, hash } = newSecretToken();
+      await tokens.insertInvitation(db, { id: randomUUID(), orgId: ctx.orgId, userId: row.id, tokenHash: hash, expiresAt });
+      inviteUrl = invitationUrl(deps.config.PUBLIC_URL, token);
     }
     // Never the password or the invitation link (it signs the user in): only whether one was created.
     await recordAudit(db, ctx, {
@@ -123,12 +118,11 @@ export async function update(
   ctx: OrgContext,
   req: { id: string; fullName?: string; role?: string; department?: string; phone?: string; avatar?: string; status?: string },
 ) {
-  const { orgId, userId } = requireUser(ctx);
+  const actor = requireUser(ctx);
+  const { orgId } = actor;
   const target = await loadInOrg(deps, orgId, req.id);
-  const self = target.id === userId;
   const changesAccess = req.role !== undefined || req.status !== undefined;
-  // Users may edit their own name and contact details; everything else needs users:manage.
-  if (!self || changesAccess) requireCan(ctx, 'users:manage');
+  requireMayEdit(actor, target.id, changesAccess);
   const patch = {
     fullName: req.fullName !== undefined ? requireText(req.fullName, 'fullName') : undefined,
     department: req.department !== undefined ? optionalText(req.department, 'department') : undefined,
@@ -138,17 +132,9 @@ export async function update(
     role: req.role !== undefined ? requireRole(req.role) : undefined,
     status: req.status !== undefined ? rules.userStatus(req.status) : undefined,
   };
-  if (changesAccess) {
-    if (self) throw forbidden('You cannot change your own role or status');
-    // An admin may not touch an owner, nor grant a role above their own.
-    assertMayGrant(ctx.role, target.role);
-    if (patch.role) assertMayGrant(ctx.role, patch.role);
-  }
+  if (changesAccess) requireMayChangeAccess(actor, target, patch.role);
   const row = await withTransaction(deps.pool, async (db) => {
-    const demotesOwner = target.role === 'owner' && ((patch.role && patch.role !== 'owner') || patch.status === 'inactive');
-    if (demotesOwner && (await users.countActiveOwners(db, orgId)) <= 1) {
-      throw new AppError('failed_precondition', 'An organization must keep at least one active owner', { code: 'last_owner' });
-    }
+    if (demotesOwner(target, patch)) assertKeepsAnOwner(await users.countActiveOwners(db, orgId));
     const updated = (await users.updateUser(db, orgId, target.id, patch))!;
     if (patch.status === 'inactive') await tokens.revokeAllForUser(db, target.id);
     if (target.status !== 'inactive' && updated.status === 'inactive') await publishDeactivated(db, updated);
@@ -166,15 +152,13 @@ function publishDeactivated(db: Queryable, user: users.UserRow) {
 
 /** DELETE deactivates: the record stays (history refers to it), sign-in and tokens stop working. */
 export async function deactivate(deps: Deps, ctx: OrgContext, id: string) {
-  const { orgId, userId } = requireUser(ctx);
+  const actor = requireUser(ctx);
+  const { orgId } = actor;
   requireCan(ctx, 'users:manage');
   const target = await loadInOrg(deps, orgId, id);
-  if (target.id === userId) throw forbidden('You cannot deactivate yourself');
-  assertMayGrant(ctx.role, target.role);
+  requireMayDeactivate(actor, target);
   await withTransaction(deps.pool, async (db) => {
-    if (target.role === 'owner' && target.status === 'active' && (await users.countActiveOwners(db, orgId)) <= 1) {
-      throw new AppError('failed_precondition', 'An organization must keep at least one active owner', { code: 'last_owner' });
-    }
+    if (isActiveOwner(target)) assertKeepsAnOwner(await users.countActiveOwners(db, orgId));
     await users.updateUser(db, orgId, target.id, { status: 'inactive' });
     await tokens.revokeAllForUser(db, target.id);
     if (target.status !== 'inactive') {
