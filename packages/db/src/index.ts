@@ -180,7 +180,7 @@ export type { ClaimBatch, ClaimLoopOptions } from './claim-loop';
 export { afterSql, isKeysetPosition, keysetPage, keyTimeSql, readKeyset } from './keyset';
 export type { Keyset, KeysetPosition, KeysetRequest } from './keyset';
 export { escapeLike } from './like';
-export { isRetryableConflict, withRetriedTransaction, withTransaction } from './transaction';
+export { isRetryableConflict, withRetriedTransaction, withTransaction, withTransactionOn, type TransactionTrips } from './transaction';
 export { isUuid } from './uuid';
 export { rotateSecrets } from './secret-rotation';
 export type { EncryptedColumn, RotatingBox, RotationResult } from './secret-rotation';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Pool } from 'pg';
-import { withRetriedTransaction, withTransaction } from './transaction';
+import { Pool, type PoolClient } from 'pg';
+import { withRetriedTransaction, withTransaction, withTransactionOn } from './transaction';
 
 const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -17,7 +17,7 @@ describe('withRetriedTransaction', () => {
   });
 
   /** Two writers locking rows 1 and 2 in opposite orders, each waiting until the other holds its first row. */
-  async function crossedWriters(run: typeof withTransaction) {
+  async function crossedWriters(run: (pool: Pool, fn: (tx: PoolClient) => Promise<void>) => Promise<void>) {
     let holding = 0;
     const bothHold = async () => {
       holding += 1;
@@ -82,5 +82,57 @@ describe('withTransaction and a connection that dies inside it', () => {
     const { rows } = await withTransaction(pool, (tx) => tx.query<{ ok: number }>('SELECT 1 AS ok'));
     expect(rows[0].ok).toBe(1);
     expect(pool.totalCount).toBe(1);
+  });
+});
+
+describe('withTransaction with statements sent alongside BEGIN and COMMIT', () => {
+  const pool = new Pool({ connectionString: databaseUrl, max: 2 });
+  const table = `t_trips_${randomBytes(4).toString('hex')}`;
+  /** Every query text the pool's clients send, in order. */
+  const sent: string[] = [];
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+    (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+      if (typeof a[0] === 'string') sent.push(a[0]);
+      return query(...a);
+    };
+  });
+  beforeAll(() => pool.query(`CREATE TABLE ${table} (id int PRIMARY KEY)`));
+  afterAll(async () => {
+    await pool.query(`DROP TABLE IF EXISTS ${table}`);
+    await pool.end();
+  });
+  beforeEach(() => (sent.length = 0));
+
+  it('sends the first statements with BEGIN and the last with COMMIT: two round trips, and fn gets the first ones results', async () => {
+    const claimed = await withTransaction(pool, async (_tx, [inserted]) => inserted.rows.map((r: { id: number }) => r.id), {
+      begin: `INSERT INTO ${table} (id) VALUES (1), (2) RETURNING id`,
+      commit: (ids) => `INSERT INTO ${table} (id) VALUES (${ids.length + 1})`,
+    });
+    expect(claimed).toEqual([1, 2]);
+    expect(sent).toEqual([`BEGIN; INSERT INTO ${table} (id) VALUES (1), (2) RETURNING id`, `INSERT INTO ${table} (id) VALUES (3); COMMIT`]);
+    const { rows } = await pool.query(`SELECT id FROM ${table} ORDER BY id`);
+    expect(rows.map((r) => r.id)).toEqual([1, 2, 3]);
+  });
+
+  it('rolls back what went with BEGIN when fn throws', async () => {
+    await expect(
+      withTransaction(pool, async () => Promise.reject(new Error('no')), { begin: `INSERT INTO ${table} (id) VALUES (10)` }),
+    ).rejects.toThrow('no');
+    expect(sent.at(-1)).toBe('ROLLBACK');
+    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE id = 10`);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('on a connection the caller holds, keeps it (never released) and rolls back on failure', async () => {
+    const held = await pool.connect();
+    try {
+      await expect(withTransactionOn(held, (tx) => tx.query('SELECT 1/0'))).rejects.toMatchObject({ code: '22012' });
+      const { rows } = await withTransactionOn(held, (tx) => tx.query<{ ok: number }>('SELECT 1 AS ok'));
+      expect(rows[0].ok).toBe(1);
+      expect(sent.slice(-4)).toEqual(['ROLLBACK', 'BEGIN', 'SELECT 1 AS ok', 'COMMIT']);
+    } finally {
+      held.release();
+    }
   });
 });

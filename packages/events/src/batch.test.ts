@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { withTransaction, type PoolClient } from '@crm/db';
+import { Client } from 'pg';
+import { createPool, withTransaction } from '@crm/db';
 import { eventually } from '@crm/testing';
 import { AckLedger } from './acks';
-import type { BatchHandler, EventConsumer } from './consumer';
+import type { EventConsumer } from './consumer';
+import type { BatchHandler } from './consumer-options';
 import type { EventEnvelope } from './envelope';
 import { enqueueEvents } from './outbox';
 import { notifyOutboxCommitted } from './relay';
@@ -25,7 +27,7 @@ function recorder(queue: string, calls: EventEnvelope[][] = []): BatchHandler {
   return async (events, db) => {
     calls.push(events);
     for (const e of events) {
-      await db!.query('INSERT INTO batch_effects (event_id, consumer, xid, n) VALUES ($1, $2, txid_current(), $3)', [
+      await db.query('INSERT INTO batch_effects (event_id, consumer, xid, n) VALUES ($1, $2, txid_current(), $3)', [
         e.id,
         queue,
         (e.data as { n?: number })?.n ?? null,
@@ -54,6 +56,11 @@ async function publishBurst(bodies: Array<EventEnvelope | string>): Promise<void
     const body = typeof b === 'string' ? b : JSON.stringify(b);
     ch.publish(h.exchange, typeof b === 'string' ? 'widget.created' : b.type, Buffer.from(body), { persistent: true, userId: OWN_USER });
   }
+}
+
+/** Batch mode's lanes (BatchLanes), reached into: no public way to see what waits for a batch. */
+function lanesOf(consumer: EventConsumer): Array<{ pending: unknown[] }> {
+  return (consumer as unknown as { handling: { lanes: { lanes: Array<{ pending: unknown[] }> } } }).handling.lanes.lanes;
 }
 
 function channelOf(consumer: EventConsumer): ConfirmChannel {
@@ -243,7 +250,7 @@ test('batchPrepare runs before the transaction opens, once per batch, and its an
     },
     batchHandler: async (events, db, answers: Map<string, number>) => {
       for (const e of events) {
-        await db!.query('INSERT INTO batch_effects (event_id, consumer, xid, n) VALUES ($1, $2, txid_current(), $3)', [e.id, queue, answers.get(e.id)]);
+        await db.query('INSERT INTO batch_effects (event_id, consumer, xid, n) VALUES ($1, $2, txid_current(), $3)', [e.id, queue, answers.get(e.id)]);
       }
     },
   });
@@ -261,6 +268,40 @@ test('batchPrepare runs before the transaction opens, once per batch, and its an
   await consumer.stop();
 });
 
+test('a transaction of the consumer takes two round trips besides its handler: BEGIN with the processed_events claim, then COMMIT', async () => {
+  // The consumer's own pool, named, so that only its connections' queries are recorded.
+  const url = new URL(h.db.url);
+  url.searchParams.set('application_name', 'consumer-trips');
+  const pool = createPool(url.toString(), 2);
+  const consumers: EventConsumer[] = [];
+  const sent: string[] = [];
+  const original = Client.prototype.query;
+  const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
+    if ((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === 'consumer-trips') {
+      sent.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text));
+    }
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as never);
+  try {
+    const batched = await h.consumer({ queue: h.queue(), bindings: ['trips.batched'], pool, batchHandler: async (_events, db) => void (await db.query('SELECT 1')) });
+    const perEvent = await h.consumer({ queue: h.queue(), bindings: ['trips.single'], pool, handler: async (_event, db) => void (await db.query('SELECT 2')) });
+    consumers.push(batched, perEvent);
+
+    await publishBurst([envelope('trips.batched', {})]);
+    await eventually(async () => sent.includes('COMMIT'));
+    expect(sent).toEqual([expect.stringMatching(/^BEGIN; INSERT INTO processed_events .* RETURNING event_id$/), 'SELECT 1', 'COMMIT']);
+
+    sent.length = 0;
+    await publishBurst([envelope('trips.single', {})]);
+    await eventually(async () => sent.includes('COMMIT'));
+    expect(sent).toEqual([expect.stringMatching(/^BEGIN; INSERT INTO processed_events .* ON CONFLICT DO NOTHING$/), 'SELECT 2', 'COMMIT']);
+  } finally {
+    spy.mockRestore();
+    for (const c of consumers) await c.stop();
+    await pool.end();
+  }
+});
+
 test('batch mode refuses concurrency without a key, and needs exactly one of handler and batchHandler', async () => {
   const queue = h.queue();
   const batchHandler: BatchHandler = async () => undefined;
@@ -271,13 +312,15 @@ test('batch mode refuses concurrency without a key, and needs exactly one of han
 
 test('without a pool the batch handler gets the events and no client', async () => {
   const queue = h.queue();
-  const calls: Array<{ events: EventEnvelope[]; db?: PoolClient }> = [];
-  await h.consumer({ queue, batchFlushMs: 200, batchHandler: async (events, db) => void calls.push({ events, db }) });
+  const calls: Array<[EventEnvelope[], ...unknown[]]> = [];
+  await h.consumer({ queue, batchFlushMs: 200, batchHandler: async (...args) => void calls.push(args) });
   const sent = Array.from({ length: 5 }, (_, n) => envelope('widget.updated', { n }));
   await publishBurst(sent);
   await eventually(async () => calls.length === 1);
-  expect(calls[0].events.map((e) => e.id)).toEqual(sent.map((e) => e.id));
-  expect(calls[0].db).toBeUndefined();
+  const [events, ...rest] = calls[0];
+  expect(events.map((e) => e.id)).toEqual(sent.map((e) => e.id));
+  // Nothing but the events (and no batchPrepare's answer): no client.
+  expect(rest.filter((arg) => arg !== undefined)).toEqual([]);
 });
 
 test('stop() finishes the batch in flight and hands the unflushed deliveries back to the queue', async () => {
@@ -298,7 +341,7 @@ test('stop() finishes the batch in flight and hands the unflushed deliveries bac
   });
   await publishBurst(Array.from({ length: 7 }, (_, n) => envelope('widget.updated', { n })));
   await eventually(async () => started, 5_000, 5);
-  await eventually(async () => (consumer as unknown as { lanes: Array<{ pending: unknown[] }> }).lanes[0].pending.length === 2, 5_000, 5);
+  await eventually(async () => lanesOf(consumer)[0].pending.length === 2, 5_000, 5);
   await consumer.stop();
 
   expect(await batchEffects(queue)).toEqual({ total: 5, distinct: 5, transactions: 1 });

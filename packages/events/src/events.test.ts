@@ -4,7 +4,8 @@ import type { ConfirmChannel } from 'amqplib';
 import { Client } from 'pg';
 import { withTransaction, type PoolClient } from '@crm/db';
 import { eventually, uniqueName } from '@crm/testing';
-import type { EventConsumer, EventHandler } from './consumer';
+import type { EventConsumer } from './consumer';
+import type { EventHandler } from './consumer-options';
 import type { EventEnvelope } from './envelope';
 import { enqueueEvent } from './outbox';
 import { SCORE_ONLY_CONTACT_UPDATE } from './schemas';
@@ -221,7 +222,7 @@ test('a failing handler is retried after a delay, its writes rolled back, and af
       const seen = attempts.get(e.id) ?? [];
       seen.push(performance.now());
       attempts.set(e.id, seen);
-      await db!.query('INSERT INTO effects (event_id, consumer) VALUES ($1, $2)', [e.id, queue]);
+      await db.query('INSERT INTO effects (event_id, consumer) VALUES ($1, $2)', [e.id, queue]);
       if (e.type === 'webhook.test' || (e.type === 'widget.updated' && seen.length === 1)) throw new Error(`handler failed on ${e.type}`);
     },
   });

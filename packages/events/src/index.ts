@@ -5,7 +5,18 @@ export { notifyOutboxCommitted, OutboxRelay, type OutboxRelayOptions } from './r
 export { DirectPublisher, type DirectPublisherOptions } from './direct-publisher';
 export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';
 export { brokerConnected, type BrokerLink } from './readiness';
-export { eachEvent, EventConsumer, HIGH_VOLUME_PREFIXES, isHighVolume, type BatchHandler, type BatchPrepare, type EventConsumerOptions, type EventHandler } from './consumer';
+export { EventConsumer } from './consumer';
+export {
+  eachEvent,
+  HIGH_VOLUME_PREFIXES,
+  isHighVolume,
+  type BatchHandler,
+  type BatchHandlerWithoutDb,
+  type BatchPrepare,
+  type EventConsumerOptions,
+  type EventHandler,
+  type EventHandlerWithoutDb,
+} from './consumer-options';
 export { queueBindings, topicMatches } from './routing';
 export {
   amqpUser,

@@ -1,6 +1,6 @@
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import { Client, type ClientBase, type QueryResult } from 'pg';
-import type { Pool, PoolClient } from '@crm/db';
+import { withTransaction, withTransactionOn, type Pool, type TransactionTrips } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import { amqpPublished, ChildCache, type Counter, type Metrics, outboxBacklog, outboxOldestAge } from '@crm/metrics';
 import { connectAmqp, reconnectDelay } from './amqp';
@@ -42,13 +42,13 @@ interface OutboxRow {
 }
 
 /**
- * The claim, with BEGIN in front so that both go in one round trip (a multi-statement query takes no parameters:
+ * The claim, sent with BEGIN so that both go in one round trip (a multi-statement query takes no parameters:
  * the batch size is an integer the relay was constructed with). SKIP LOCKED lets several relays (one per service
  * replica) share the outbox: each claims a different batch. Losing the transaction's commit in a database crash
  * only means its rows get published again (consumers de-duplicate), so it need not wait for the WAL flush.
  */
 function claimSql(batchSize: number): string {
-  return `BEGIN; SET LOCAL synchronous_commit = off;
+  return `SET LOCAL synchronous_commit = off;
     SELECT seq, id, type, org_id, occurred_at, data::text AS data, traceparent, version FROM outbox
      WHERE published_at IS NULL ORDER BY seq LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`;
 }
@@ -69,6 +69,13 @@ function markPublishedSql(seqs: Array<string | number>): string {
 /** Mark published rows (what the relay runs before its COMMIT; exported for the plan test). */
 export async function markPublished(db: Pick<ClientBase, 'query'>, seqs: Array<string | number>): Promise<void> {
   await db.query(markPublishedSql(seqs));
+}
+
+/** A claimed batch after its publishes: the rows the broker confirmed, and the first failure if any. */
+interface PublishedBatch {
+  rows: OutboxRow[];
+  confirmed: OutboxRow[];
+  failed?: PromiseRejectedResult;
 }
 
 /** How the relay's dedicated connection shows in pg_stat_activity. */
@@ -162,11 +169,11 @@ export class OutboxRelay {
   }
 
   /** On scrape: how far behind the relay is, in rows and in seconds. */
-  private async readBacklog(): Promise<void> {
+  private async readBacklog(metrics: Metrics): Promise<void> {
     const results = (await this.pool.query(BACKLOG)) as unknown as Array<{ rows: Array<{ backlog: number; age: number }> }>;
     const { backlog, age } = results[2].rows[0];
-    outboxBacklog(this.metrics!).set(backlog);
-    outboxOldestAge(this.metrics!).set(Math.max(0, age));
+    outboxBacklog(metrics).set(backlog);
+    outboxOldestAge(metrics).set(Math.max(0, age));
   }
 
   /** The relay holds an open channel to RabbitMQ (false from a lost connection until it has reconnected). */
@@ -196,7 +203,8 @@ export class OutboxRelay {
     }, pruneEvery);
     // Rows committed while no relay was running.
     this.wake();
-    if (this.metrics) this.stopCollecting = this.metrics.onCollect(() => this.readBacklog());
+    const { metrics } = this;
+    if (metrics) this.stopCollecting = metrics.onCollect(() => this.readBacklog(metrics));
     this.log.info({ exchange: this.exchange }, 'outbox relay started');
   }
 
@@ -258,40 +266,29 @@ export class OutboxRelay {
 
   /** Claim a batch, publish it as one window of confirms, mark what the broker confirmed. */
   private async publishBatch(channel: ConfirmChannel): Promise<number> {
-    // The LISTEN connection runs the claims too, so a pool drained by request traffic cannot hold events
-    // back; the pool stands in while that connection is being re-established.
+    const publish = async (_db: ClientBase, [, claimed]: QueryResult[]): Promise<PublishedBatch> => {
+      const { rows } = claimed as QueryResult<OutboxRow>;
+      const results = rows.length === 0 ? [] : await this.publishWindow(channel, rows);
+      const confirmed = rows.filter((_, i) => results[i].status === 'fulfilled');
+      return { rows, confirmed, failed: results.find((r): r is PromiseRejectedResult => r.status === 'rejected') };
+    };
+    // Two round trips a batch: BEGIN with the claim, then the mark with COMMIT (on this kind of machine a round trip
+    // between two processes costs more CPU than the statements in it). Confirmed rows are marked even when others
+    // failed, so they are not sent twice. The failed ones stay unpublished and go out on the next pass, possibly after
+    // later events: consumers must not depend on strict order (retries reorder anyway). A failed mark or COMMIT leaves
+    // the rows to be published again.
+    const trips: TransactionTrips<PublishedBatch> = {
+      begin: this.claimSql,
+      commit: ({ confirmed }) => (confirmed.length > 0 ? markPublishedSql(confirmed.map((row) => row.seq)) : undefined),
+    };
+    // The LISTEN connection runs the claims too, so a pool drained by request traffic cannot hold events back; the
+    // pool stands in while that connection is being re-established. A broken dedicated connection ends, and its 'end'
+    // handler re-establishes it.
     const dedicated = this.listener;
-    const client = dedicated ?? (await this.pool.connect());
-    let clientBroken = false;
-    try {
-      // Two round trips a batch: BEGIN with the claim, then the mark with COMMIT (on this kind of machine a
-      // round trip between two processes costs more CPU than the statements in it).
-      const claimed = (await client.query(this.claimSql)) as unknown as QueryResult<OutboxRow>[];
-      const { rows } = claimed[2];
-      if (rows.length === 0) {
-        await client.query('COMMIT');
-        return 0;
-      }
-      const results = await this.publishWindow(channel, rows);
-      const confirmedRows = rows.filter((_, i) => results[i].status === 'fulfilled');
-      const confirmed = confirmedRows.map((row) => row.seq);
-      // Confirmed rows are marked even when others failed, so they are not sent twice. The failed ones stay
-      // unpublished and go out on the next pass, possibly after later events: consumers must not depend on
-      // strict order (retries reorder anyway). A failed mark or COMMIT leaves the rows to be published again.
-      await client.query(confirmed.length > 0 ? `${markPublishedSql(confirmed)}; COMMIT` : 'COMMIT');
-      if (this.published) for (const row of confirmedRows) this.published.get(row.type).inc();
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
-      return rows.length;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {
-        clientBroken = true;
-      });
-      throw err;
-    } finally {
-      // A broken dedicated connection ends, and its 'end' handler re-establishes it.
-      if (client !== dedicated) (client as PoolClient).release(clientBroken);
-    }
+    const { rows, confirmed, failed } = dedicated ? await withTransactionOn(dedicated, publish, trips) : await withTransaction(this.pool, publish, trips);
+    if (this.published) for (const row of confirmed) this.published.get(row.type).inc();
+    if (failed) throw failed.reason;
+    return rows.length;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { EventEnvelope } from './envelope';
 
 /** The AMQP header (and outbox column) that carries an event's W3C trace context. */
@@ -32,6 +32,11 @@ export function startEventSpan(event: EventEnvelope, traceparent: string | undef
     parent,
   );
   return { span, ctx: trace.setSpan(parent, span) };
+}
+
+/** Marks a consumer span failed, with the start of the error's message. */
+export function failSpan(span: Span | undefined, err: unknown): void {
+  span?.setStatus({ code: SpanStatusCode.ERROR, message: String((err as Error)?.message ?? err).slice(0, 200) });
 }
 
 /**

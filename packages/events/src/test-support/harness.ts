@@ -4,7 +4,8 @@ import { createPool, withTransaction, type Pool } from '@crm/db';
 import { createLogger } from '@crm/logger';
 import { createTestDatabase, infra, uniqueName, type TestDatabase } from '@crm/testing';
 import { connectAmqp } from '../amqp';
-import { EventConsumer, type EventConsumerOptions, type EventHandler } from '../consumer';
+import { EventConsumer } from '../consumer';
+import type { EventConsumerOptions, EventHandler } from '../consumer-options';
 import type { EventEnvelope } from '../envelope';
 import { enqueueEvent } from '../outbox';
 import { amqpUser } from '../publishers';
@@ -73,8 +74,9 @@ export class Harness {
     return relay;
   }
 
+  /** Options a test leaves out get this harness's; whatever else it gives (none too) reaches the constructor as given. */
   async consumer(opts: Partial<EventConsumerOptions> & { queue: string }): Promise<EventConsumer> {
-    const consumer = new EventConsumer({ amqpUrl: infra.amqpUrl, exchange: this.exchange, bindings: ['#'], logger: log, ...opts });
+    const consumer = new EventConsumer({ amqpUrl: infra.amqpUrl, exchange: this.exchange, bindings: ['#'], logger: log, ...opts } as EventConsumerOptions);
     await consumer.start();
     this.running.push(consumer);
     return consumer;
@@ -94,7 +96,7 @@ export class Harness {
   /** Handler with a database effect, as a real consumer has. */
   recordEffect(queue: string): EventHandler {
     return async (e, db) => {
-      await db!.query('INSERT INTO effects (event_id, consumer) VALUES ($1, $2)', [e.id, queue]);
+      await db.query('INSERT INTO effects (event_id, consumer) VALUES ($1, $2)', [e.id, queue]);
     };
   }
 

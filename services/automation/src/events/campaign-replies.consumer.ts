@@ -18,7 +18,6 @@ export function repliesQueue(exchange: string): string {
  */
 export function repliesHandler(deps: Deps): EventHandler {
   return async (event, db) => {
-    if (!db) throw new Error('the campaign replies consumer needs a transaction');
     if (!isEventOf(event, 'message.received') || !isUuid(event.orgId)) return;
     // Data parsed by its schema (parseData): sentAt is an instant; a group conversation has no contactId.
     const d = event.data;

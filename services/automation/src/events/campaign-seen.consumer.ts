@@ -27,7 +27,6 @@ const uuids = (v: string[]): string[] => [...new Set(v.map((x) => x.toLowerCase(
  */
 export function seenHandler(deps: Deps): EventHandler {
   return async (event, db) => {
-    if (!db) throw new Error('the campaign seen consumer needs a transaction');
     if (!isEventOf(event, 'message.seen') || !isUuid(event.orgId)) return;
     // Data parsed by its schema (parseData): the ids are ids, seenAt an instant.
     const d = event.data;

@@ -23,7 +23,6 @@ export function emailAlertsQueue(exchange: string): string {
  */
 export function emailAlertsHandler(deps: Deps): BatchHandler<AlertUsers> {
   return async (events, db, users = new Map()) => {
-    if (!db) throw new Error('the email-alerts consumer needs a transaction');
     for (const event of events) await withEventTrace(event, () => alert(deps, db, event, users.get(event.id)));
   };
 }

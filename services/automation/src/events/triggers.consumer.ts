@@ -90,8 +90,7 @@ export function triggerHandler(deps: Deps): BatchHandler<TriggerContacts> {
   };
 }
 
-async function applyTriggerEvent(deps: Deps, event: EventEnvelope, db: PoolClient | undefined, contacts: TriggerContacts): Promise<void> {
-  if (!db) throw new Error('the trigger consumer needs a transaction');
+async function applyTriggerEvent(deps: Deps, event: EventEnvelope, db: PoolClient, contacts: TriggerContacts): Promise<void> {
   if (!isUuid(event.orgId)) {
     deps.log.warn({ eventId: event.id, type: event.type, orgId: event.orgId }, 'automation: event with a malformed orgId ignored');
     return;

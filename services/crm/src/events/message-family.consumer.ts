@@ -24,7 +24,7 @@ export function messageFamilyConsumer(
     bindings: MESSAGE_FAMILY,
     // Up to 100 events per transaction (one commit, one multi-row processed_events claim), one batch at a time:
     // the modules' multi-row writes make a batch cost little more than one event, and one lane keeps the order.
-    batchHandler: (events, db) => apply(events, db!),
+    batchHandler: (events, db) => apply(events, db),
     batchSize: 100,
     // The modules get data parsed by its schema: an event that does not fit is dead-lettered with the reason.
     parseData: true,

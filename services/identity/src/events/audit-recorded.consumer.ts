@@ -10,11 +10,11 @@ import { isUuid } from '@crm/validation';
  * the event id, and the row's id is the event id too, so a redelivered event never adds a second entry.
  */
 export function auditRecordedHandler(log: Logger) {
-  return async (event: EventEnvelope, db?: PoolClient): Promise<void> => {
+  return async (event: EventEnvelope, db: PoolClient): Promise<void> => {
     // Data parsed by its schema (parseData): one that does not fit was dead-lettered with the fields named.
     if (!isEventOf(event, 'audit.recorded')) return;
     const entry = fromEvent(event.data);
-    if (!db || !isUuid(event.orgId) || !entry) {
+    if (!isUuid(event.orgId) || !entry) {
       // Retrying cannot make it valid; the warning is the trace of a producer bug.
       log.warn({ eventId: event.id, orgId: event.orgId }, 'audit.recorded without an organization or with an action that is not <resource>.<verb>; ignored');
       return;

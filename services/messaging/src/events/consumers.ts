@@ -25,11 +25,11 @@ const BOOKKEEPING_FLUSH_MS = 100;
  */
 export function createConsumers(deps: Deps): EventConsumer[] {
   const { config, pool, log, metrics } = deps;
+  // `pool` is given at each consumer, not here: from it the options' type knows that the handler gets a client.
   const common = {
     amqpUrl: config.AMQP_URL,
     amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
-    pool,
     metrics,
     maxAttempts: config.EVENT_MAX_ATTEMPTS,
     retryDelaysMs: config.EVENT_RETRY_DELAYS_MS,
@@ -42,6 +42,7 @@ export function createConsumers(deps: Deps): EventConsumer[] {
     // its messages are stored in the order they were delivered.
     new EventConsumer({
       ...common,
+      pool,
       queue: `${config.EVENTS_EXCHANGE}.messaging.inbound`,
       bindings: [EVENTS.chatnetInbound],
       logger: log.child({ consumer: 'inbound' }),
@@ -50,12 +51,13 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       batchKey: threadKey,
       // crm is asked before the batch's transaction opens, never inside it.
       batchPrepare: (events) => prepareInbound(deps, events),
-      batchHandler: (events, db, prepared: InboundPrepared) => storeInboundBatch(deps, db!, events, prepared),
+      batchHandler: (events, db, prepared: InboundPrepared) => storeInboundBatch(deps, db, events, prepared),
     }),
     // chatnet.seen (read receipts) → outbound messages seen, message.seen; chatnet.recalled and chatnet.reaction →
     // message.recalled, message.reaction. The news of one thread in order.
     new EventConsumer({
       ...common,
+      pool,
       queue: `${config.EVENTS_EXCHANGE}.messaging.seen`,
       bindings: [EVENTS.chatnetSeen, EVENTS.chatnetRecalled, EVENTS.chatnetReaction],
       logger: log.child({ consumer: 'seen' }),
@@ -63,9 +65,9 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       batchKey: threadKey,
       batchHandler: async (events, db) => {
         for (const event of events) {
-          if (isEventOf(event, 'chatnet.seen')) await withEventTrace(event, () => recordSeen(deps, db!, event));
-          else if (isEventOf(event, 'chatnet.recalled')) await withEventTrace(event, () => recordRecall(deps, db!, event));
-          else if (isEventOf(event, 'chatnet.reaction')) await withEventTrace(event, () => recordReaction(deps, db!, event));
+          if (isEventOf(event, 'chatnet.seen')) await withEventTrace(event, () => recordSeen(deps, db, event));
+          else if (isEventOf(event, 'chatnet.recalled')) await withEventTrace(event, () => recordRecall(deps, db, event));
+          else if (isEventOf(event, 'chatnet.reaction')) await withEventTrace(event, () => recordReaction(deps, db, event));
         }
       },
     }),
@@ -73,19 +75,21 @@ export function createConsumers(deps: Deps): EventConsumer[] {
     // backoff until crm answers.
     new EventConsumer({
       ...common,
+      pool,
       queue: `${config.EVENTS_EXCHANGE}.messaging.contact-link`,
       bindings: [EVENTS.contactLink],
       logger: log.child({ consumer: 'contact-link' }),
       // crm is asked before the batch's transaction opens; a crm that does not answer fails it, and it is retried.
       batchPrepare: (events) => prepareContactLinks(deps, events),
       batchHandler: async (events, db, links: ContactLinks) => {
-        for (const event of events) await withEventTrace(event, () => applyContactLink(deps, db!, event, links));
+        for (const event of events) await withEventTrace(event, () => applyContactLink(deps, db, event, links));
       },
     }),
     // Our own messages and status changes → the conversations' SLA clocks (issue #29 item 2), after the fact rather
     // than in the inbound transaction: a conversation's news in order, batches of them in one transaction each.
     new EventConsumer({
       ...common,
+      pool,
       queue: `${config.EVENTS_EXCHANGE}.messaging.sla`,
       bindings: [EVENTS.messageReceived, EVENTS.messageSent, EVENTS.conversationStatusChanged],
       logger: log.child({ consumer: 'sla' }),
@@ -93,12 +97,13 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       batchFlushMs: BOOKKEEPING_FLUSH_MS,
       batchKey: slaEventKey,
       batchHandler: async (events, db) => {
-        for (const event of events) await withEventTrace(event, () => applySlaEvent(deps, db!, event));
+        for (const event of events) await withEventTrace(event, () => applySlaEvent(deps, db, event));
       },
     }),
     // Keep the copy of contact name, avatar and phone in conversations fresh; follow crm's contact merges.
     new EventConsumer({
       ...common,
+      pool,
       queue: `${config.EVENTS_EXCHANGE}.messaging.contacts`,
       bindings: [EVENTS.contactUpdated, EVENTS.contactDeleted, EVENTS.contactMerged, EVENTS.contactMergeUndone],
       logger: log.child({ consumer: 'contacts' }),
@@ -107,20 +112,21 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       // its target's updates (the copy it writes is the target's at merge time).
       batchKey: contactKey,
       batchHandler: async (events, db) => {
-        for (const event of events) await withEventTrace(event, () => applyContactEvent(deps, db!, event));
+        for (const event of events) await withEventTrace(event, () => applyContactEvent(deps, db, event));
       },
     }),
     // Assignment that repairs itself: reply timers from this service's own message events, the backlog when a
     // conversation closes, and identity's availability and deactivation announcements (assignment-repair/).
     new EventConsumer({
       ...common,
+      pool,
       queue: `${config.EVENTS_EXCHANGE}.messaging.assignment-repair`,
       bindings: REPAIR_BINDINGS,
       logger: log.child({ consumer: 'assignment-repair' }),
       concurrency: 4,
       batchFlushMs: BOOKKEEPING_FLUSH_MS,
       batchKey: repairKey,
-      batchHandler: (events, db) => applyRepairBatch(deps, db!, events),
+      batchHandler: (events, db) => applyRepairBatch(deps, db, events),
     }),
   ];
 }

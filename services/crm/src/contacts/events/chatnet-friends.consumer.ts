@@ -7,10 +7,10 @@ import { isUuid } from '../../shared';
 
 /** chatnet_account.friends from the connector → friend records linked to contacts (data parsed by its schema: parseData). */
 export function chatnetFriendsHandler(log: Logger, contacts: ContactWriter) {
-  return async (event: EventEnvelope, db?: PoolClient): Promise<void> => {
+  return async (event: EventEnvelope, db: PoolClient): Promise<void> => {
     if (!isEventOf(event, 'chatnet_account.friends')) return;
     const { data } = event;
-    if (!db || !isUuid(event.orgId)) {
+    if (!isUuid(event.orgId)) {
       log.warn({ eventId: event.id }, 'chatnet_account.friends without orgId; ignored');
       return;
     }

@@ -21,8 +21,8 @@ const idOrNull = (v: string | null): string | null => (v !== null && isUuid(v) ?
  * (parseData): one that does not fit is dead-lettered with the reason before it gets here.
  */
 export function inboxVisibilityHandler(log: Logger) {
-  return async (event: EventEnvelope, db?: PoolClient): Promise<void> => {
-    if (!db || !isUuid(event.orgId)) return;
+  return async (event: EventEnvelope, db: PoolClient): Promise<void> => {
+    if (!isUuid(event.orgId)) return;
     const orgId = event.orgId;
     if (isEventOf(event, 'conversation.created')) {
       const d = event.data;
