@@ -7,16 +7,14 @@ export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } f
 export { brokerConnected, type BrokerLink } from './readiness';
 export { eachEvent, EventConsumer, HIGH_VOLUME_PREFIXES, isHighVolume, type BatchHandler, type BatchPrepare, type EventConsumerOptions, type EventHandler } from './consumer';
 export { queueBindings, topicMatches } from './routing';
+export { BROKER_SERVICES, type BrokerService, type ProducerService } from './broker-services';
 export {
   amqpUser,
-  BROKER_SERVICES,
   brokerUser,
   isSharedBrokerUser,
   publisherRefusal,
   REFUSED_REASON_HEADER,
   RefusedPublisherError,
-  type BrokerService,
-  type ProducerService,
   type PublisherCheck,
 } from './publishers';
 export { declaredQueues, deleteTopology, dlqName, retryQueueName, DELIVERY_LIMIT } from './topology';
