@@ -1,11 +1,15 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /**
- * No module of a service or package imports itself back through others at run time (issue #14): a circle makes
- * the order modules load in decide whether a value is there yet. `import type` is erased at build and does not
- * count. Imports between workspaces go through their package names and are not followed here.
+ * No module of a service or package imports itself back through others (issues #14 and #30). At run time a circle
+ * makes the order modules load in decide whether a value is there yet. Type-only imports count too (`import type`,
+ * `import { type A }`, `export type … from`): they are erased at build, but they tie the files together just the
+ * same, and one value import added beside them turns the circle into a run-time one. A shared type goes into a
+ * small file both sides import. Lazy loads (`import('./x')`, a `require` inside a function) are left out: they are
+ * how a circle is deliberately deferred. Imports between workspaces go through their package names and are not
+ * followed here.
  */
 const root = path.join(__dirname, '..', '..');
 const sourceRoots = ['services', 'packages'].flatMap((top) =>
@@ -22,16 +26,12 @@ function sources(dir: string): string[] {
   });
 }
 
-/** The relative modules a file imports for their values (`import type …` and `import { type A, type B }` skipped). */
-function runtimeImports(file: string): string[] {
+/** The relative modules a file imports or re-exports from, types included, and those it imports for their effect only. */
+function imports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const out: string[] = [];
-  for (const m of text.matchAll(/^(?:import|export)\s+(type\s+)?([^'"]*?)\s*from\s+'(\.[^']+)'/gm)) {
-    const [, typeOnly, clause, spec] = m;
-    if (typeOnly) continue;
-    const names = /^\{([^}]*)\}$/.exec(clause.trim())?.[1];
-    if (names !== undefined && names.split(',').every((n) => !n.trim() || n.trim().startsWith('type '))) continue;
-    const target = path.resolve(path.dirname(file), spec);
+  for (const m of text.matchAll(/^(?:import|export)\s+[^'"]*?\s*from\s+'(\.[^']+)'|^import\s+'(\.[^']+)'/gm)) {
+    const target = path.resolve(path.dirname(file), m[1] ?? m[2]);
     const resolved = [`${target}.ts`, path.join(target, 'index.ts')].find((p) => existsSync(p));
     if (resolved) out.push(resolved);
   }
@@ -39,7 +39,7 @@ function runtimeImports(file: string): string[] {
 }
 
 function cycles(files: string[]): string[][] {
-  const graph = new Map(files.map((f) => [f, runtimeImports(f)]));
+  const graph = new Map(files.map((f) => [f, imports(f)]));
   const found: string[][] = [];
   const done = new Set<string>();
   const stack: string[] = [];
@@ -59,20 +59,35 @@ function cycles(files: string[]): string[][] {
   return found;
 }
 
-describe('runtime import circles', () => {
+describe('import circles', () => {
   it.each(sourceRoots.map((dir) => [path.relative(root, dir), dir]))('%s has none', (_name, dir) => {
     expect(cycles(sources(dir))).toEqual([]);
   });
 
-  it('sees a circle of value imports, and not one closed only by a type import', () => {
+  it('sees a circle of value imports, of type-only imports and re-exports, and of an import for effect', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'import-cycles-'));
+    const write = (name: string, text: string) => writeFileSync(path.join(dir, name), text);
     try {
-      writeFileSync(path.join(dir, 'a.ts'), "import { b } from './b';\nexport const a = () => b;\n");
-      writeFileSync(path.join(dir, 'b.ts'), "import { a } from './a';\nexport const b = () => a;\n");
-      writeFileSync(path.join(dir, 'c.ts'), "import { d } from './d';\nexport const c = () => d;\n");
-      writeFileSync(path.join(dir, 'd.ts'), "import type { C } from './e';\nimport { type c } from './c';\nexport const d = 1;\n");
-      writeFileSync(path.join(dir, 'e.ts'), "export type C = number;\n");
-      expect(cycles(sources(dir)).map((c) => c.map((p) => path.basename(p)).sort())).toEqual([['a.ts', 'b.ts']]);
+      write('a.ts', "import { b } from './b';\nexport const a = () => b;\n");
+      write('b.ts', "import { a } from './a';\nexport const b = () => a;\n");
+      write('c.ts', "import type { D } from './d';\nexport interface C {\n  d: D[];\n}\n");
+      write('d.ts', "import {\n  type C,\n} from './c';\nexport interface D {\n  c?: C;\n}\n");
+      write('e.ts', "export type { F } from './f';\nexport type E = string;\n");
+      write('f.ts', "import type { E } from './e';\nexport type F = E[];\n");
+      write('g.ts', "import './h';\nexport const g = 1;\n");
+      write('h.ts', "import { g } from './g';\nexport const h = g;\n");
+      // No circle: imports that only go one way, one of them through a folder's index.
+      write('i.ts', "import type { J } from './j';\nimport { k } from './k';\nexport const i = (j: J) => k(j);\n");
+      write('j.ts', "export type J = number;\n");
+      mkdirSync(path.join(dir, 'k'));
+      write('k/index.ts', "import type { J } from '../j';\nexport const k = (j: J) => j;\n");
+      const found = cycles(sources(dir)).map((c) => c.map((p) => path.basename(p)).sort());
+      expect(found.sort()).toEqual([
+        ['a.ts', 'b.ts'],
+        ['c.ts', 'd.ts'],
+        ['e.ts', 'f.ts'],
+        ['g.ts', 'h.ts'],
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -18,16 +18,14 @@ export {
   type EventHandlerWithoutDb,
 } from './consumer-options';
 export { queueBindings, topicMatches } from './routing';
+export { BROKER_SERVICES, type BrokerService, type ProducerService } from './broker-services';
 export {
   amqpUser,
-  BROKER_SERVICES,
   brokerUser,
   isSharedBrokerUser,
   publisherRefusal,
   REFUSED_REASON_HEADER,
   RefusedPublisherError,
-  type BrokerService,
-  type ProducerService,
   type PublisherCheck,
 } from './publishers';
 export { declaredQueues, deleteTopology, dlqName, retryQueueName, DELIVERY_LIMIT } from './topology';

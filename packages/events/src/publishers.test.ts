@@ -1,4 +1,5 @@
-import { amqpUser, BROKER_SERVICES, isSharedBrokerUser, publisherRefusal, type PublisherCheck } from './publishers';
+import { BROKER_SERVICES } from './broker-services';
+import { amqpUser, isSharedBrokerUser, publisherRefusal, type PublisherCheck } from './publishers';
 import { eventDefinitions, producersOf } from './schemas';
 
 describe('amqpUser', () => {

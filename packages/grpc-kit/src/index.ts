@@ -9,6 +9,7 @@ export * from './internal-auth';
 export * from './transport';
 export * from './trace-context';
 export * from './typed';
+export * from './methods-of';
 export * from './org-free';
 export { TokenError, type InternalClaims } from './internal-token';
 export { Metadata, status } from '@grpc/grpc-js';

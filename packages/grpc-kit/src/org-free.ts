@@ -1,5 +1,5 @@
 import type { ServiceName, Services } from '@crm/proto-types';
-import type { MethodsOf } from './typed';
+import type { MethodsOf } from './methods-of';
 
 /**
  * The methods that run without an organization (issue #14): signing in and up, the first setup, token refresh,

@@ -2,6 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import type { ServiceName, Services } from '@crm/proto-types';
 import type { CallContext, OrgContext } from './context';
+import type { MethodsOf } from './methods-of';
 import type { OrgFreeMethodIn } from './org-free';
 
 /**
@@ -13,9 +14,6 @@ export interface ServiceConstructor<S> extends grpc.ServiceClientConstructor {
   /** Never set: it only carries `S` to the compiler. */
   readonly __definition?: S;
 }
-
-/** The methods of a generated definition, without the `[name: string]` signature it inherits from grpc-js. */
-export type MethodsOf<S> = { [M in keyof S as string extends M ? never : number extends M ? never : M]: S[M] };
 
 // MethodDefinition<what a sender passes, what a replier passes, what the server decodes, what the client decodes>.
 type Parts<D> = D extends MethodDefinition<infer ReqIn, infer ResIn, infer ReqOut, infer ResOut>

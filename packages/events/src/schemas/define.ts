@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ProducerService } from '../publishers';
+import type { ProducerService } from '../broker-services';
 
 /** One version of one event type: its data on the bus and, for a public event, what a webhook receives. */
 export interface EventDefinition<T extends string = string, D extends z.ZodType = z.ZodType, W extends z.ZodType = z.ZodType> {

@@ -6,7 +6,7 @@ import * as batches from './db/contact-batches.repo';
 import * as repo from './db/contacts.repo';
 import { clearStatusFromContacts } from './db/statuses.repo';
 import { contactCreated, contactDeleted, contactUpdated } from './domain/contact-events';
-import { describe, diff } from './domain/contacts';
+import { describe, diff } from './domain/contact-diff';
 
 /** An activity line a change records on the contact's timeline. */
 export interface ActivityLine {

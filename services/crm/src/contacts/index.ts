@@ -26,7 +26,8 @@ export {
   toEventContact,
   touchLastActivity,
 } from './db/contacts.repo';
-export { contactFilter, diff } from './domain/contacts';
+export { contactFilter } from './domain/contacts';
+export { diff } from './domain/contact-diff';
 export { statusExists } from './db/statuses.repo';
 export { viewerOf } from './domain/visibility';
 export { conversationIdVisibleSql, orgLimitsAgentsSql } from './db/visibility.repo';

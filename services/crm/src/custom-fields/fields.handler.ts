@@ -1,9 +1,8 @@
 import type { HandlersFor } from '@crm/grpc-kit';
-import type { Deps } from '../deps';
 import * as fields from './fields';
 
 /** crm.v1.ContactFieldsService: decode, call the use case, return; errors are mapped by grpc-kit. */
-export function contactFieldsHandlers(deps: Deps): HandlersFor<'crm.v1.ContactFieldsService'> {
+export function contactFieldsHandlers(deps: fields.FieldsDeps): HandlersFor<'crm.v1.ContactFieldsService'> {
   return {
     ListContactFields: (_req, ctx) => fields.list(deps, ctx),
     CreateContactField: (req, ctx) => fields.create(deps, ctx, req),

@@ -1,21 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
-import { withTransaction } from '@crm/db';
+import { withTransaction, type Pool } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { crm } from '@crm/proto-types';
-import type { Deps } from '../deps';
 import { isUuid, oneOf, requireText, rules } from '../shared';
 import * as repo from './fields.repo';
+
+/**
+ * What the custom-field use cases read of the service's Deps (app.ts passes the whole Deps). Not ../deps itself: the
+ * contacts module imports this one for a contact's values and deps.ts imports contacts, so naming deps.ts here would
+ * close a circle.
+ */
+export interface FieldsDeps {
+  pool: Pool;
+}
 
 const keyTaken = () =>
   new AppError('already_exists', 'A custom field with this key already exists', { code: 'field_key_taken', details: [{ field: 'key', message: 'is already used by another custom field' }] });
 
-export async function list(deps: Deps, ctx: OrgContext) {
+export async function list(deps: FieldsDeps, ctx: OrgContext) {
   const { orgId } = ctx;
   return { data: (await repo.listFields(deps.pool, orgId)).map(repo.toField) };
 }
 
-export async function create(deps: Deps, ctx: OrgContext, req: crm.ContactFieldInput__Output) {
+export async function create(deps: FieldsDeps, ctx: OrgContext, req: crm.ContactFieldInput__Output) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = ctx;
   const type = oneOf(req.type, rules.FIELD_TYPES, 'type');
@@ -37,7 +45,7 @@ export async function create(deps: Deps, ctx: OrgContext, req: crm.ContactFieldI
   }
 }
 
-export async function update(deps: Deps, ctx: OrgContext, req: crm.ContactFieldInput__Output) {
+export async function update(deps: FieldsDeps, ctx: OrgContext, req: crm.ContactFieldInput__Output) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = ctx;
   const row = isUuid(req.id) ? await repo.findField(deps.pool, orgId, req.id) : undefined;
@@ -56,7 +64,7 @@ export async function update(deps: Deps, ctx: OrgContext, req: crm.ContactFieldI
 }
 
 /** The definition and, in the same transaction, its values on every contact of the org. */
-export async function remove(deps: Deps, ctx: OrgContext, id: string) {
+export async function remove(deps: FieldsDeps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Custom field');

@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { csatAnalyticsOut, funnelOut, responseTimeOut, teamPerformanceOut } from './analytics.out';
-import type { RouteDeps } from './deps';
-import type { ServiceRoutes } from './services';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { ctxOf } from '../http/principal';
 import { dateRange, query, s } from '../http/validate';
 

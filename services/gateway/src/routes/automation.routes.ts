@@ -14,8 +14,7 @@ import {
   templateCreatedOut,
   templateOut,
 } from './automation.out';
-import type { RouteDeps } from './deps';
-import type { ServiceRoutes } from './services';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { badRequest } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { fieldPath, pageParams, s } from '../http/validate';

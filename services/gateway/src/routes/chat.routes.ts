@@ -1,8 +1,7 @@
 import { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { isUuid, messagingRules as rules } from '@crm/validation';
-import type { RouteDeps } from './deps';
-import type { ServiceRoutes } from './services';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { badRequest, HttpError } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { streamProxy } from '../http/stream-proxy';

@@ -11,8 +11,7 @@ import { ctxOf } from '../http/principal';
 import { body, s } from '../http/validate';
 import { contactFieldOut } from './contact-fields.out';
 import { contactListFilters, customFieldsOf, position } from './crm';
-import type { RouteDeps } from './deps';
-import type { ServiceRoutes } from './services';
+import type { RouteDeps, ServiceRoutes } from './deps';
 
 // ------------------------------------------------------------------------------------------- shapes from crm
 

@@ -1,7 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { RouteDeps } from './deps';
-import type { ServiceRoutes } from './services';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { mergeOut } from './contact-merges.out';
 import { ctxOf } from '../http/principal';
 import { body } from '../http/validate';

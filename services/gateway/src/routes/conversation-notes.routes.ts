@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { messagingRules } from '@crm/validation';
-import type { RouteDeps } from './deps';
-import type { ServiceRoutes } from './services';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { ctxOf } from '../http/principal';
 import { conversationNoteOut } from './chat.out';
 import { body, pageParams, s } from '../http/validate';

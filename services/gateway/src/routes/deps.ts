@@ -1,5 +1,5 @@
 import type { Agent } from 'node:http';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Router } from 'express';
 import type { InternalAuth } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
@@ -27,4 +27,21 @@ export interface RouteDeps {
   drain: HttpDrain;
   /** The gateway's Prometheus registry: request durations (http/request-metrics.ts), 429s, consumers. */
   metrics: Metrics;
+}
+
+/**
+ * The routes of each backend service, one module per service. `internal` is mounted under /api/v1
+ * behind the bearer token, `public` under /api/public behind the API key, `root` at / (pages,
+ * sandbox control) with whatever auth the module applies itself. `stream` is mounted under /api/v1
+ * before the JSON body parser (request bodies proxied as streams), and each of its routes applies its own auth.
+ * `parsesOwnBody` marks requests the shared JSON parser must leave to the module's own (larger) one.
+ * What a module gives sits here beside what it gets, not in services.ts: that file imports every module.
+ */
+export interface ServiceRoutes {
+  stream?: Router;
+  /** Requests the module parses itself (a bigger body limit, after its own auth): the shared JSON parser leaves them. */
+  parsesOwnBody?: (req: Request) => boolean;
+  internal?: Router;
+  public?: Router;
+  root?: Router;
 }

@@ -1,9 +1,8 @@
 import { Request, Router } from 'express';
 import { z } from 'zod';
 import { automationRules as rules } from '@crm/validation';
-import type { RouteDeps } from './deps';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { channelOut, suppressionOut } from './email.out';
-import type { ServiceRoutes } from './services';
 import { byRule } from '../http/by-rule';
 import { sendError } from '../http/errors';
 import { ctxOf } from '../http/principal';

@@ -1,9 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { sandboxRoutesEnabled } from '../config';
-import type { RouteDeps } from './deps';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { credentialsOut, integrationOut, leadSyncOut, leadSyncStartedOut } from './integrations.out';
-import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
 import { body, s } from '../http/validate';
 

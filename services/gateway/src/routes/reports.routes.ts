@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { RouteDeps } from './deps';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { reportOut } from './reports.out';
-import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
 import { body, pageParams } from '../http/validate';
 

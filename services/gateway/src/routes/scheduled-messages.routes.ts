@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { messagingRules as rules } from '@crm/validation';
-import type { RouteDeps } from './deps';
-import type { ServiceRoutes } from './services';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { ctxOf } from '../http/principal';
 import { body, pageParams, parseDateOrTime, query, s } from '../http/validate';
 import { scheduledMessageOut } from './scheduled-messages.out';

@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { RouteDeps } from './deps';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { scoreOut, scoringConfigOut, scoringRuleOut } from './scoring.out';
-import type { ServiceRoutes } from './services';
 import { ctxOf } from '../http/principal';
 import { body, s } from '../http/validate';
 

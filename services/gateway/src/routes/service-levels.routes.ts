@@ -1,7 +1,6 @@
 import express, { Router } from 'express';
 import { z } from 'zod';
-import type { RouteDeps } from './deps';
-import type { ServiceRoutes } from './services';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { ctxOf } from '../http/principal';
 import { rejectUnsafeText } from '../http/text-guard';
 import { body, dateRange, pageParams, pathParam, query, s } from '../http/validate';

@@ -1,5 +1,4 @@
-import type { Request, Router } from 'express';
-import type { RouteDeps } from './deps';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { aiRoutes } from './ai.routes';
 import { analyticsRoutes } from './analytics.routes';
 import { automationRoutes } from './automation.routes';
@@ -19,22 +18,6 @@ import { serviceLevelsRoutes } from './service-levels.routes';
 import { tasksRoutes } from './tasks.routes';
 import { viewsRoutes } from './views.routes';
 import { webhooksRoutes } from './webhooks.routes';
-
-/**
- * The routes of each backend service, one module per service. `internal` is mounted under /api/v1
- * behind the bearer token, `public` under /api/public behind the API key, `root` at / (pages,
- * sandbox control) with whatever auth the module applies itself. `stream` is mounted under /api/v1
- * before the JSON body parser (request bodies proxied as streams), and each of its routes applies its own auth.
- * `parsesOwnBody` marks requests the shared JSON parser must leave to the module's own (larger) one.
- */
-export interface ServiceRoutes {
-  stream?: Router;
-  /** Requests the module parses itself (a bigger body limit, after its own auth): the shared JSON parser leaves them. */
-  parsesOwnBody?: (req: Request) => boolean;
-  internal?: Router;
-  public?: Router;
-  root?: Router;
-}
 
 export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
   // contactFieldsRoutes first: its /contacts/export and /contacts/import come before crm's /contacts/:id.

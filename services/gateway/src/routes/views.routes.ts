@@ -1,7 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { RouteDeps } from './deps';
-import type { ServiceRoutes } from './services';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { badRequest, HttpError } from '../http/errors';
 import { ctxOf } from '../http/principal';
 import { body, pageParams, parseQuery, query, s } from '../http/validate';

@@ -1,9 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { webhookRules as rules } from '@crm/validation';
-import type { RouteDeps } from './deps';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { deliveryOut, testResultOut, webhookBriefOut, webhookCreatedOut, webhookOut } from './webhooks.out';
-import type { ServiceRoutes } from './services';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
 import { body, pageParams, query, s } from '../http/validate';

@@ -1,6 +1,6 @@
 import { networkHttpUrl } from '@crm/validation';
 import type { Deps } from '../deps';
-import type { InboundData } from './inbound';
+import type { InboundData } from './inbound-data';
 
 /**
  * An avatar the chat network gave (stored in the conversation's copy of its contact, shown as an image's src): only an

@@ -9,7 +9,8 @@ import * as messages from '../db/messages.repo';
 import { groupFallbackName, senderTarget, threadTarget, tryResolveSender, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
 import { EVENTS } from './events';
 import { autoAssignNew, warmRotation } from './round-robin';
-import { storeSelf } from './self-messages';
+import type { InboundData } from './inbound-data';
+import { storeSelf, type ThreadContacts } from './self-messages';
 import { cancelScheduledOnReply } from '../scheduled';
 import { statusChangedData } from './status';
 import { disarmAutoClose } from '../auto-close';
@@ -17,30 +18,6 @@ import { planOutOfHoursReplies, type ReceivedMessage } from '../auto-messages';
 import { takeCsatReply } from '../csat';
 import { isUuid } from '@crm/validation';
 import { linkInboundQuote } from '../reactions';
-
-/** `chatnet.inbound` data as the connector publishes it: a raw message from the network. */
-export interface InboundData {
-  accountId: string;
-  chatnetMessageId: string;
-  threadId: string;
-  threadType: 'user' | 'group';
-  fromUid: string;
-  fromName: string;
-  fromAvatar: string;
-  content: string;
-  contentType: string;
-  sentAt: Date;
-  /** Group threads: the group's name from the network; '' when it did not say (and always for user threads). */
-  groupName: string;
-  /** Ids of the files the message carries, already stored here by the connector (uploads not yet linked). */
-  attachmentIds: string[];
-  /** The sender's own id of the message ('' when the network gave none), kept to mark it read on the network. */
-  cliMsgId: string;
-  /** The account itself wrote it (typed on the phone): stored as outbound (self-messages.ts), never as received. */
-  fromSelf: boolean;
-  /** The network id of the message of the thread it quotes ('' for none). */
-  quoteChatnetMessageId: string;
-}
 
 /** The most files one inbound message may link (the connector sends at most 10). */
 const MAX_INBOUND_ATTACHMENTS = 10;
@@ -95,7 +72,7 @@ export function parseInbound(d: InboundEventData): { ok: true; value: InboundDat
  * all at once), the account's listed users, and the message.received events, written with one statement at
  * the end (after every other event of the batch, so a conversation's events keep their order).
  */
-export class InboundBatch {
+export class InboundBatch implements ThreadContacts {
   readonly received: NewEvent[] = [];
   /** The contact's messages stored by the batch (their conversations wait for us: no auto-close; maybe out of hours). */
   readonly replied: ReceivedMessage[] = [];

@@ -5,13 +5,21 @@ import type { Deps } from '../deps';
 import * as files from '../db/attachments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
-import { groupFallbackName, threadTarget, tryUpsertContact } from './contacts';
+import { groupFallbackName, threadTarget, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
 import { EVENTS } from './events';
-import type { InboundBatch, InboundData } from './inbound';
+import type { InboundData } from './inbound-data';
 import { quotedIdOf, quoteOfEvent } from '../reactions';
 
 /** What the network calls a message the account wrote elsewhere than through the CRM (its phone): `source`. */
 export const PHONE_SOURCE = 'phone';
+
+/**
+ * What storeSelf asks of the batch it is stored in (inbound.ts's InboundBatch): a new thread's contact, asked from
+ * crm before the transaction. Declared here, not imported from inbound.ts, which imports this file.
+ */
+export interface ThreadContacts {
+  contact(orgId: string, t: ContactTarget): Promise<LinkedContact | undefined>;
+}
 
 /**
  * A message the account wrote itself on another device (chatnet.inbound with fromSelf), inside the inbound
@@ -21,7 +29,7 @@ export const PHONE_SOURCE = 'phone';
  * `message.sent` (source `phone`, no sentByUserId): never `message.received`, so no alert or "message received"
  * automation fires for it.
  */
-export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope, d: InboundData, batch?: InboundBatch): Promise<void> {
+export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope, d: InboundData, batch?: ThreadContacts): Promise<void> {
   const orgId = event.orgId;
   let conv = await convs.findByThread(db, orgId, d.accountId, d.threadType, d.threadId);
   if (!conv) {

@@ -3,7 +3,7 @@ import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-k
 import { readKeyset, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { crm } from '@crm/proto-types';
-import type { Deps } from '../../deps';
+import type { ContactsDeps } from '../deps';
 import { recordActivity } from '../db/activities.repo';
 import * as repo from '../db/appointments.repo';
 import { findContact } from '../db/contacts.repo';
@@ -13,25 +13,25 @@ import { viewerOf } from './visibility';
 /** scheduled → completed | cancelled; completed and cancelled are final. */
 const MOVES: Record<string, readonly string[]> = { scheduled: ['completed', 'cancelled'], completed: [], cancelled: [] };
 
-async function assertAssignee(deps: Deps, ctx: OrgContext, userId: string | null | undefined) {
+async function assertAssignee(deps: ContactsDeps, ctx: OrgContext, userId: string | null | undefined) {
   if (!userId) return;
   if (!isUuid(userId)) throw invalid('assignedUserId', 'is not a user of this organization');
   await deps.users.assertAssignable(ctx, userId, 'assignedUserId');
 }
 
 /** The org's appointment or 404; under inbox visibility an agent's appointment of a hidden contact is 404 too. */
-async function load(deps: Deps, orgId: string, id: string, viewer?: string) {
+async function load(deps: ContactsDeps, orgId: string, id: string, viewer?: string) {
   const row = isUuid(id) ? await repo.findAppointment(deps.pool, orgId, id, false, viewer) : undefined;
   if (!row) throw notFound('Appointment');
   return repo.toAppointment(row);
 }
 
-export async function get(deps: Deps, ctx: OrgContext, id: string) {
+export async function get(deps: ContactsDeps, ctx: OrgContext, id: string) {
   return load(deps, ctx.orgId, id, viewerOf(ctx));
 }
 
 export async function list(
-  deps: Deps,
+  deps: ContactsDeps,
   ctx: OrgContext,
   req: crm.ListAppointmentsRequest__Output,
 ) {
@@ -52,7 +52,7 @@ export async function list(
 }
 
 export async function create(
-  deps: Deps,
+  deps: ContactsDeps,
   ctx: OrgContext,
   req: crm.CreateAppointmentRequest__Output,
 ) {
@@ -94,7 +94,7 @@ export async function create(
 }
 
 export async function update(
-  deps: Deps,
+  deps: ContactsDeps,
   ctx: OrgContext,
   req: crm.UpdateAppointmentRequest__Output,
 ) {
@@ -148,7 +148,7 @@ function changedFields(before: ReturnType<typeof repo.toAppointment>, after: Ret
 }
 
 /** DELETE /appointments/:id: gone with its reminder; the event carries the appointment as it was. */
-export async function remove(deps: Deps, ctx: OrgContext, id: string) {
+export async function remove(deps: ContactsDeps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const viewer = viewerOf(ctx);

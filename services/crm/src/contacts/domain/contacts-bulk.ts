@@ -2,7 +2,7 @@ import { AppError, forbidden, invalid, requireCan, roleRank, OrgContext } from '
 import { PoolClient, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { crm } from '@crm/proto-types';
-import type { Deps } from '../../deps';
+import type { ContactsDeps } from '../deps';
 import * as repo from '../db/contacts.repo';
 import type { BulkPatch } from '../db/contact-batches.repo';
 import type { ContactWriter } from '../contact-writer';
@@ -22,7 +22,7 @@ interface BulkFailure {
 type PatchOf = (row: repo.ContactRow) => BulkPatch;
 
 /** Checks the action's parameters (a 400 naming the field before anything changes) and returns its patch. */
-async function preparePatch(deps: Deps, ctx: OrgContext, action: Exclude<Action, 'delete'>, req: BulkContactsRequest): Promise<PatchOf> {
+async function preparePatch(deps: ContactsDeps, ctx: OrgContext, action: Exclude<Action, 'delete'>, req: BulkContactsRequest): Promise<PatchOf> {
   switch (action) {
     case 'tag':
     case 'untag': {
@@ -83,7 +83,7 @@ async function deleteRows(tx: PoolClient, contacts: ContactWriter, orgId: string
  * records the one audit entry, which therefore exists exactly when the changes do. `updated` counts the contacts
  * the action succeeded on, including those already as asked (they publish nothing).
  */
-export async function bulkUpdate(deps: Deps, ctx: OrgContext, req: BulkContactsRequest) {
+export async function bulkUpdate(deps: ContactsDeps, ctx: OrgContext, req: BulkContactsRequest) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const action: Action = oneOf(req.action, rules.BULK_ACTIONS, 'action');

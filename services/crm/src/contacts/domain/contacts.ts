@@ -4,7 +4,7 @@ import { readKeyset, withTransaction } from '@crm/db';
 import type { crm } from '@crm/proto-types';
 import { recordAudit } from '@crm/events';
 import { applyChanges, changesForUpdate, listFilter, valuesForNewContact } from '../../custom-fields';
-import type { Deps } from '../../deps';
+import type { ContactsDeps } from '../deps';
 import { activitiesOf } from '../db/activities.repo';
 import { appointmentsOfContact } from '../db/appointments.repo';
 import * as repo from '../db/contacts.repo';
@@ -23,14 +23,14 @@ const DETAIL_ACTIVITIES = 50;
  * Loads the org's contact or answers 404; another org's id, a malformed id and (with `viewer`) a contact hidden
  * from that agent by inbox visibility all look the same.
  */
-async function load(deps: Deps, orgId: string, id: string, viewer?: string) {
+async function load(deps: ContactsDeps, orgId: string, id: string, viewer?: string) {
   const row = isUuid(id) ? await repo.findContact(deps.pool, orgId, id, false, viewer) : undefined;
   if (!row) throw notFound('Contact');
   return row;
 }
 
 /** The duplicate rule: one contact per normalised phone number in an organization (409, naming the owner). */
-async function duplicatePhone(deps: Deps, orgId: string, phone: string): Promise<AppError> {
+async function duplicatePhone(deps: ContactsDeps, orgId: string, phone: string): Promise<AppError> {
   const existing = await repo.findIdByPhone(deps.pool, orgId, phone);
   return new AppError('already_exists', 'A contact with this phone number already exists', {
     code: 'duplicate_phone',
@@ -42,12 +42,12 @@ function pgCode(err: unknown): { code?: string; constraint?: string } {
   return (err ?? {}) as { code?: string; constraint?: string };
 }
 
-export async function assertStatusId(deps: Deps, orgId: string, statusId: string | null | undefined): Promise<void> {
+export async function assertStatusId(deps: ContactsDeps, orgId: string, statusId: string | null | undefined): Promise<void> {
   if (!statusId) return;
   if (!isUuid(statusId) || !(await statusExists(deps.pool, orgId, statusId))) throw invalid('statusId', 'is not a contact status of this organization');
 }
 
-export async function assertAssignee(deps: Deps, ctx: OrgContext, userId: string | null | undefined): Promise<void> {
+export async function assertAssignee(deps: ContactsDeps, ctx: OrgContext, userId: string | null | undefined): Promise<void> {
   if (!userId) return;
   if (!isUuid(userId)) throw invalid('assignedUserId', 'is not a user of this organization');
   await deps.users.assertAssignable(ctx, userId, 'assignedUserId');
@@ -62,7 +62,7 @@ type ListFilters = Partial<crm.ListContactsRequest__Output>;
  * The list's filter from a request (400 naming the bad parameter), shared by the list and the CSV export;
  * undefined when the filters cannot match anything.
  */
-export async function contactFilter(deps: Deps, ctx: OrgContext, req: ListFilters): Promise<repo.ContactFilter | undefined> {
+export async function contactFilter(deps: ContactsDeps, ctx: OrgContext, req: ListFilters): Promise<repo.ContactFilter | undefined> {
   const { orgId } = ctx;
   const f: repo.ContactFilter = {
     page: Math.max(1, req.page || 1),
@@ -99,7 +99,7 @@ export async function contactFilter(deps: Deps, ctx: OrgContext, req: ListFilter
   return f;
 }
 
-export async function list(deps: Deps, ctx: OrgContext, req: crm.ListContactsRequest__Output) {
+export async function list(deps: ContactsDeps, ctx: OrgContext, req: crm.ListContactsRequest__Output) {
   const { orgId } = ctx;
   const f = await contactFilter(deps, ctx, req);
   if (!f) return { data: [], pagination: { total: 0, page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)), pages: 0 } };
@@ -111,7 +111,7 @@ export async function list(deps: Deps, ctx: OrgContext, req: crm.ListContactsReq
   return { data: rows.map((r) => repo.toContact(r, r.friends)), pagination };
 }
 
-export async function detail(deps: Deps, ctx: OrgContext, id: string) {
+export async function detail(deps: ContactsDeps, ctx: OrgContext, id: string) {
   const { orgId } = ctx;
   const row = await load(deps, orgId, id, viewerOf(ctx));
   const [friends, notes, appointments, activities, conversations] = await Promise.all([
@@ -131,13 +131,13 @@ export async function detail(deps: Deps, ctx: OrgContext, id: string) {
   };
 }
 
-export async function friendRecords(deps: Deps, ctx: OrgContext, id: string) {
+export async function friendRecords(deps: ContactsDeps, ctx: OrgContext, id: string) {
   const { orgId } = ctx;
   const row = await load(deps, orgId, id, viewerOf(ctx));
   return { data: (await friendRecordsOf(deps.pool, orgId, row.id)).map(toFriend) };
 }
 
-export async function brief(deps: Deps, ctx: OrgContext, id: string) {
+export async function brief(deps: ContactsDeps, ctx: OrgContext, id: string) {
   const { orgId } = ctx;
   const r = await load(deps, orgId, id);
   return {
@@ -155,7 +155,7 @@ export async function brief(deps: Deps, ctx: OrgContext, id: string) {
 
 // ---------------------------------------------------------------------------------------------- changes
 
-export async function create(deps: Deps, ctx: OrgContext, req: crm.CreateContactRequest__Output) {
+export async function create(deps: ContactsDeps, ctx: OrgContext, req: crm.CreateContactRequest__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const c: repo.NewContact = {
@@ -192,7 +192,7 @@ export async function create(deps: Deps, ctx: OrgContext, req: crm.CreateContact
 type ContactChanges = Partial<Omit<crm.UpdateContactRequest__Output, 'id'>>;
 
 /** The fields a request asked to change, validated; `statusId`/`assignedUserId` "" clear them. */
-async function validatePatch(deps: Deps, ctx: OrgContext, orgId: string, req: ContactChanges): Promise<repo.ContactPatch> {
+async function validatePatch(deps: ContactsDeps, ctx: OrgContext, orgId: string, req: ContactChanges): Promise<repo.ContactPatch> {
   const p: repo.ContactPatch = {};
   if (req.name !== undefined) p.name = optionalText(req.name, 'name', rules.CONTACT_TEXT_MAX.name);
   if (req.email !== undefined) p.email = optionalEmail(req.email);
@@ -209,48 +209,8 @@ async function validatePatch(deps: Deps, ctx: OrgContext, orgId: string, req: Co
   return p;
 }
 
-/** API field name of each column a patch can change, for `changes` in contact.updated. */
-const FIELD_OF: Record<keyof repo.ContactPatch, string> = {
-  name: 'name',
-  email: 'email',
-  phone: 'phone',
-  source: 'source',
-  status: 'status',
-  statusId: 'statusId',
-  assignedUserId: 'assignedUserId',
-  notes: 'notes',
-  tags: 'tags',
-  avatar: 'avatar',
-  threadTypes: 'threadTypes',
-  dealValue: 'dealValue',
-  customFields: 'customFields',
-};
-
-/** Only what actually differs is written and reported. */
-export function diff(row: repo.ContactRow, patch: repo.ContactPatch): { changed: repo.ContactPatch; changes: string[] } {
-  const changed: repo.ContactPatch = {};
-  const changes: string[] = [];
-  for (const key of Object.keys(patch) as (keyof repo.ContactPatch)[]) {
-    const next = patch[key];
-    if (next === undefined) continue;
-    if (JSON.stringify(next) === JSON.stringify(row[repo.PATCH_COLUMNS[key]])) continue;
-    (changed as Record<string, unknown>)[key] = next;
-    changes.push(FIELD_OF[key]);
-  }
-  return { changed, changes };
-}
-
-export function describe(before: repo.ContactRow, after: repo.ContactRow, changes: string[]): string {
-  const parts = changes.map((field) => {
-    if (field === 'status') return `status: ${before.status} → ${after.status}`;
-    if (field === 'assignedUserId') return after.assigned_user_id ? `assigned to ${after.assigned_user_id}` : 'unassigned';
-    return field;
-  });
-  return `Changed ${parts.join(', ')}`;
-}
-
 /** Apply a patch computed from the locked current row; one contact.updated event lists what changed. */
-async function applyPatch(deps: Deps, orgId: string, id: string, patchOf: (row: repo.ContactRow) => repo.ContactPatch, viewer?: string) {
+async function applyPatch(deps: ContactsDeps, orgId: string, id: string, patchOf: (row: repo.ContactRow) => repo.ContactPatch, viewer?: string) {
   if (!isUuid(id)) throw notFound('Contact');
   let phone: string | undefined;
   try {
@@ -271,12 +231,12 @@ async function applyPatch(deps: Deps, orgId: string, id: string, patchOf: (row: 
   }
 }
 
-async function withFriends(deps: Deps, orgId: string, contact: ReturnType<typeof repo.toContact>) {
+async function withFriends(deps: ContactsDeps, orgId: string, contact: ReturnType<typeof repo.toContact>) {
   const friends = await repo.friendsOf(deps.pool, orgId, [contact.id]);
   return { ...contact, friends: friends.get(contact.id) ?? [] };
 }
 
-export async function update(deps: Deps, ctx: OrgContext, req: crm.UpdateContactRequest__Output) {
+export async function update(deps: ContactsDeps, ctx: OrgContext, req: crm.UpdateContactRequest__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const viewer = viewerOf(ctx);
@@ -289,7 +249,7 @@ export async function update(deps: Deps, ctx: OrgContext, req: crm.UpdateContact
 }
 
 /** automation actions: assign, add tags, set status. */
-export async function patch(deps: Deps, ctx: OrgContext, req: crm.PatchContactRequest__Output) {
+export async function patch(deps: ContactsDeps, ctx: OrgContext, req: crm.PatchContactRequest__Output) {
   const { orgId } = ctx;
   await load(deps, orgId, req.id);
   const base = await validatePatch(deps, ctx, orgId, { assignedUserId: req.assignedUserId, status: req.status });
@@ -302,7 +262,7 @@ export async function patch(deps: Deps, ctx: OrgContext, req: crm.PatchContactRe
   return withFriends(deps, orgId, contact);
 }
 
-export async function remove(deps: Deps, ctx: OrgContext, id: string) {
+export async function remove(deps: ContactsDeps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'contacts:delete');
   const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Contact');
@@ -317,7 +277,7 @@ export async function remove(deps: Deps, ctx: OrgContext, id: string) {
 
 // ---------------------------------------------------------------------------------------------- chat network
 
-export async function upsertChatnet(deps: Deps, ctx: OrgContext, req: crm.UpsertChatnetContactRequest__Output) {
+export async function upsertChatnet(deps: ContactsDeps, ctx: OrgContext, req: crm.UpsertChatnetContactRequest__Output) {
   const { orgId } = ctx;
   const uid = requireText(req.chatnetUid, 'chatnetUid', 200);
   const displayName = optionalText(req.displayName, 'displayName');

@@ -3,7 +3,7 @@ import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-k
 import { offsetOf, pagination, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { crm } from '@crm/proto-types';
-import type { Deps } from '../../deps';
+import type { ContactsDeps } from '../deps';
 import { toContact } from '../db/contacts.repo';
 import * as repo from '../db/customer-lists.repo';
 import { validateCriteria } from './list-criteria';
@@ -20,7 +20,7 @@ import { isUuid, optionalText, requireText, rules } from '../../shared';
 const RESOLVE_DEFAULT = 100;
 const RESOLVE_MAX = 1000;
 
-function parseCriteria(deps: Deps, criteriaJson: string | undefined) {
+function parseCriteria(deps: ContactsDeps, criteriaJson: string | undefined) {
   if (criteriaJson === undefined || criteriaJson === '') return validateCriteria(undefined, deps.config.PHONE_DEFAULT_COUNTRY);
   let raw: unknown;
   try {
@@ -31,13 +31,13 @@ function parseCriteria(deps: Deps, criteriaJson: string | undefined) {
   return validateCriteria(raw, deps.config.PHONE_DEFAULT_COUNTRY);
 }
 
-async function load(deps: Deps, orgId: string, id: string) {
+async function load(deps: ContactsDeps, orgId: string, id: string) {
   const row = isUuid(id) ? await repo.findList(deps.pool, orgId, id) : undefined;
   if (!row) throw notFound('Customer list');
   return row;
 }
 
-export async function list(deps: Deps, ctx: OrgContext) {
+export async function list(deps: ContactsDeps, ctx: OrgContext) {
   const { orgId } = ctx;
   const rows = await repo.listLists(deps.pool, orgId);
   const data = [];
@@ -45,13 +45,13 @@ export async function list(deps: Deps, ctx: OrgContext) {
   return { data };
 }
 
-export async function get(deps: Deps, ctx: OrgContext, id: string) {
+export async function get(deps: ContactsDeps, ctx: OrgContext, id: string) {
   const { orgId } = ctx;
   const row = await load(deps, orgId, id);
   return repo.toCustomerList(row, await repo.countMembers(deps.pool, orgId, row.criteria));
 }
 
-export async function create(deps: Deps, ctx: OrgContext, req: crm.CustomerListInput__Output) {
+export async function create(deps: ContactsDeps, ctx: OrgContext, req: crm.CustomerListInput__Output) {
   requireCan(ctx, 'campaigns:manage');
   const { orgId } = ctx;
   const l = {
@@ -66,7 +66,7 @@ export async function create(deps: Deps, ctx: OrgContext, req: crm.CustomerListI
 }
 
 /** Only sent fields change; the status moves only through activate. */
-export async function update(deps: Deps, ctx: OrgContext, req: crm.CustomerListInput__Output) {
+export async function update(deps: ContactsDeps, ctx: OrgContext, req: crm.CustomerListInput__Output) {
   requireCan(ctx, 'campaigns:manage');
   const { orgId } = ctx;
   await load(deps, orgId, req.id);
@@ -79,7 +79,7 @@ export async function update(deps: Deps, ctx: OrgContext, req: crm.CustomerListI
   return get(deps, ctx, req.id);
 }
 
-export async function remove(deps: Deps, ctx: OrgContext, id: string) {
+export async function remove(deps: ContactsDeps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'campaigns:manage');
   const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Customer list');
@@ -94,7 +94,7 @@ export async function remove(deps: Deps, ctx: OrgContext, id: string) {
 /** Status moves: activate (draft or paused → active) and pause (active → paused); others are 422 invalid_transition. */
 const MOVES: Record<'active' | 'paused', readonly string[]> = { active: ['draft', 'paused'], paused: ['active'] };
 
-async function move(deps: Deps, ctx: OrgContext, id: string, to: 'active' | 'paused') {
+async function move(deps: ContactsDeps, ctx: OrgContext, id: string, to: 'active' | 'paused') {
   requireCan(ctx, 'campaigns:manage');
   const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Customer list');
@@ -112,14 +112,14 @@ async function move(deps: Deps, ctx: OrgContext, id: string, to: 'active' | 'pau
   return get(deps, ctx, id);
 }
 
-export const activate = (deps: Deps, ctx: OrgContext, id: string) => move(deps, ctx, id, 'active');
-export const pause = (deps: Deps, ctx: OrgContext, id: string) => move(deps, ctx, id, 'paused');
+export const activate = (deps: ContactsDeps, ctx: OrgContext, id: string) => move(deps, ctx, id, 'active');
+export const pause = (deps: ContactsDeps, ctx: OrgContext, id: string) => move(deps, ctx, id, 'paused');
 
 /**
  * The HTTP members listing: page/limit over the matching contacts, most recent activity first. Inbox visibility
  * applies as in the contact list: an agent under `assigned` sees only the members they may see.
  */
-export async function members(deps: Deps, ctx: OrgContext, req: crm.ListCustomerListMembersRequest__Output) {
+export async function members(deps: ContactsDeps, ctx: OrgContext, req: crm.ListCustomerListMembersRequest__Output) {
   const { orgId } = ctx;
   const row = await load(deps, orgId, req.id);
   const page = { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };
@@ -135,7 +135,7 @@ export async function members(deps: Deps, ctx: OrgContext, req: crm.ListCustomer
  * For campaigns: members after `afterContactId` in contact-id order (keyset, so a contact added or removed
  * meanwhile never shifts the pages). `nextAfter` is '' when this page is the last.
  */
-export async function resolveMembers(deps: Deps, ctx: OrgContext, req: crm.ResolveListMembersRequest__Output) {
+export async function resolveMembers(deps: ContactsDeps, ctx: OrgContext, req: crm.ResolveListMembersRequest__Output) {
   const { orgId } = ctx;
   const row = await load(deps, orgId, req.listId);
   const after = req.afterContactId || undefined;

@@ -3,7 +3,7 @@ import { AppError, notFound, requireCan, roleRank, OrgContext } from '@crm/grpc-
 import { PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { crm } from '@crm/proto-types';
-import type { Deps } from '../../deps';
+import type { ContactsDeps } from '../deps';
 import { recordActivity } from '../db/activities.repo';
 import { findContact } from '../db/contacts.repo';
 import * as repo from '../db/notes.repo';
@@ -17,7 +17,7 @@ import { viewerOf } from './visibility';
  */
 
 /** The org's contact the caller may see, or 404. */
-async function visibleContact(deps: Deps, ctx: OrgContext, orgId: string, contactId: string) {
+async function visibleContact(deps: ContactsDeps, ctx: OrgContext, orgId: string, contactId: string) {
   const contact = isUuid(contactId) ? await findContact(deps.pool, orgId, contactId, false, viewerOf(ctx)) : undefined;
   if (!contact) throw notFound('Contact');
   return contact;
@@ -40,7 +40,7 @@ function noteEvent(tx: PoolClient, type: 'contact.note_created' | 'contact.note_
   return enqueueEvent(tx, { type, orgId, data: { contactId: note.contact_id, note: repo.toNote(note), by: isUuid(by) ? by : null } });
 }
 
-export async function add(deps: Deps, ctx: OrgContext, req: crm.AddNoteRequest__Output) {
+export async function add(deps: ContactsDeps, ctx: OrgContext, req: crm.AddNoteRequest__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const content = requireText(req.content, 'content', rules.NOTE_MAX);
@@ -53,7 +53,7 @@ export async function add(deps: Deps, ctx: OrgContext, req: crm.AddNoteRequest__
   });
 }
 
-export async function update(deps: Deps, ctx: OrgContext, req: crm.UpdateNoteRequest__Output) {
+export async function update(deps: ContactsDeps, ctx: OrgContext, req: crm.UpdateNoteRequest__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const content = requireText(req.content, 'content', rules.NOTE_MAX);
@@ -68,7 +68,7 @@ export async function update(deps: Deps, ctx: OrgContext, req: crm.UpdateNoteReq
   });
 }
 
-export async function remove(deps: Deps, ctx: OrgContext, req: crm.NoteRef__Output) {
+export async function remove(deps: ContactsDeps, ctx: OrgContext, req: crm.NoteRef__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const contact = await visibleContact(deps, ctx, orgId, req.contactId);

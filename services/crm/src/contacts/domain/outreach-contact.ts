@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, notFound, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { crm } from '@crm/proto-types';
-import type { Deps } from '../../deps';
+import type { ContactsDeps } from '../deps';
 import { findByChatnetUid, findContact, findIdByPhone, type ContactRow } from '../db/contacts.repo';
 import { isUuid, networkUrl, optionalText } from '../../shared';
 import { normalisePhone } from './phone';
@@ -25,7 +25,7 @@ const toOutreach = (r: ContactRow, created: boolean): crm.OutreachContact => ({
  * the org has no contact for becomes one, named as the network names the person. Racing calls end on one contact:
  * the uid and phone indexes are unique per org, and a lost race reads the winner.
  */
-export async function linkOutreachContact(deps: Deps, ctx: OrgContext, req: Request): Promise<crm.OutreachContact> {
+export async function linkOutreachContact(deps: ContactsDeps, ctx: OrgContext, req: Request): Promise<crm.OutreachContact> {
   const { orgId } = ctx;
   const uid = optionalText(req.chatnetUid, 'chatnetUid', 200);
   const displayName = optionalText(req.displayName, 'displayName');

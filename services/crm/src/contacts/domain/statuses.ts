@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { crm } from '@crm/proto-types';
-import type { Deps } from '../../deps';
+import type { ContactsDeps } from '../deps';
 import * as repo from '../db/statuses.repo';
 import { isUuid, requireText, rules } from '../../shared';
 
@@ -15,18 +15,18 @@ function nameTaken(): AppError {
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
-export async function list(deps: Deps, ctx: OrgContext) {
+export async function list(deps: ContactsDeps, ctx: OrgContext) {
   const { orgId } = ctx;
   return { data: (await repo.listStatuses(deps.pool, orgId)).map(repo.toStatus) };
 }
 
-async function get(deps: Deps, orgId: string, id: string) {
+async function get(deps: ContactsDeps, orgId: string, id: string) {
   const row = isUuid(id) ? await repo.findStatus(deps.pool, orgId, id) : undefined;
   if (!row) throw notFound('Contact status');
   return repo.toStatus(row);
 }
 
-export async function create(deps: Deps, ctx: OrgContext, req: crm.ContactStatusInput__Output) {
+export async function create(deps: ContactsDeps, ctx: OrgContext, req: crm.ContactStatusInput__Output) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = ctx;
   const s = { id: randomUUID(), orgId, name: requireText(req.name, 'name', rules.STATUS_NAME_MAX), color: rules.statusColor(req.color), position: rules.position(req.position) };
@@ -38,7 +38,7 @@ export async function create(deps: Deps, ctx: OrgContext, req: crm.ContactStatus
   }
 }
 
-export async function update(deps: Deps, ctx: OrgContext, req: crm.ContactStatusInput__Output) {
+export async function update(deps: ContactsDeps, ctx: OrgContext, req: crm.ContactStatusInput__Output) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = ctx;
   await get(deps, orgId, req.id);
@@ -57,7 +57,7 @@ export async function update(deps: Deps, ctx: OrgContext, req: crm.ContactStatus
 }
 
 /** Contacts that had the status lose it, and each gets a contact.updated event saying so. */
-export async function remove(deps: Deps, ctx: OrgContext, id: string) {
+export async function remove(deps: ContactsDeps, ctx: OrgContext, id: string) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Contact status');

@@ -1,5 +1,5 @@
 import type { HandlersFor } from '@crm/grpc-kit';
-import type { Deps } from '../../deps';
+import type { ContactsDeps } from '../deps';
 import * as appointments from '../domain/appointments';
 import * as contacts from '../domain/contacts';
 import { bulkUpdate } from '../domain/contacts-bulk';
@@ -9,7 +9,7 @@ import { linkOutreachContact } from '../domain/outreach-contact';
 import * as statuses from '../domain/statuses';
 
 /** crm.v1.CrmService: decode, call the domain, return; errors are mapped by grpc-kit. */
-export function crmHandlers(deps: Deps): HandlersFor<'crm.v1.CrmService'> {
+export function crmHandlers(deps: ContactsDeps): HandlersFor<'crm.v1.CrmService'> {
   return {
     ListContacts: (req, ctx) => contacts.list(deps, ctx, req),
     GetContact: (req, ctx) => contacts.detail(deps, ctx, req.id),

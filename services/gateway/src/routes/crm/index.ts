@@ -1,6 +1,5 @@
 import { Router } from 'express';
-import type { RouteDeps } from '../deps';
-import type { ServiceRoutes } from '../services';
+import type { RouteDeps, ServiceRoutes } from '../deps';
 import { appointmentRoutes } from './appointments.routes';
 import { contactStatusRoutes } from './contact-statuses.routes';
 import { contactRoutes } from './contacts.routes';
