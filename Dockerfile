@@ -1,7 +1,7 @@
 # One multi-stage Dockerfile for every service: `docker build --build-arg SERVICE=crm .`
 # (docker-compose.yml passes SERVICE per service). Build stage compiles the whole workspace once;
 # the runtime stage keeps production dependencies only and runs as the unprivileged `node` user.
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json turbo.json tsconfig.base.json ./
 COPY packages ./packages
@@ -11,7 +11,7 @@ COPY proto ./proto
 COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund && npx turbo run build --output-logs=errors-only && npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:22-bookworm-slim AS runtime
 ARG SERVICE
 ENV NODE_ENV=production SERVICE=${SERVICE} PROTO_DIR=/app/proto
 WORKDIR /app

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { grpcTransportFromEnv } from '@crm/grpc-kit';
@@ -14,6 +14,7 @@ const compose = parse(composeText, { merge: true }) as {
     string,
     {
       image?: string;
+      build?: { context: string; dockerfile?: string };
       networks?: string[];
       ports?: string[];
       volumes?: string[];
@@ -182,6 +183,36 @@ test('RabbitMQ is 3.13 or 4.x (quorum queues with delivery limits, definitions i
   expect(m).not.toBeNull();
   const [major, minor] = [Number(m![1]), Number(m![2])];
   expect(major > 3 || (major === 3 && minor >= 13)).toBe(true);
+});
+
+/** Every Dockerfile of the repository, wherever it is (a service may get its own one day). */
+function dockerfiles(dir = root): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    if (e.isDirectory()) return ['node_modules', 'dist', '.git', '.turbo', '.local'].includes(e.name) ? [] : dockerfiles(path.join(dir, e.name));
+    return /^Dockerfile(\..+)?$|\.Dockerfile$/.test(e.name) ? [path.join(dir, e.name)] : [];
+  });
+}
+
+test('every Dockerfile builds and runs on Node 22 or later (Node 20 reached its end of life), and compose builds the services with one of them', () => {
+  const files = dockerfiles();
+  expect(files.map((f) => path.relative(root, f))).toContain('Dockerfile');
+  for (const file of files) {
+    const where = path.relative(root, file);
+    // A FROM names a base image, or an earlier stage of the same file (`FROM build`), which is checked where it starts.
+    const stages = new Set<string>();
+    for (const [, image, stage] of readFileSync(file, 'utf8').matchAll(/^FROM\s+(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?/gim)) {
+      if (!stages.has(image.toLowerCase())) {
+        const major = /^(?:docker\.io\/)?(?:library\/)?node:(\d+)/.exec(image)?.[1];
+        expect({ where, image, nodeMajor: Number(major) >= 22 }).toEqual({ where, image, nodeMajor: true });
+      }
+      if (stage) stages.add(stage.toLowerCase());
+    }
+  }
+  for (const name of [...APP, 'gateway']) {
+    const build = compose.services[name].build;
+    const dockerfile = build && path.join(root, build.context, build.dockerfile ?? 'Dockerfile');
+    expect({ name, dockerfile: dockerfile && files.includes(dockerfile) }).toEqual({ name, dockerfile: true });
+  }
 });
 
 test('each service image is named messaging-crm/<service>, as deploy/k8s expects', () => {

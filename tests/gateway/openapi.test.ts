@@ -108,8 +108,18 @@ describe('GET /openapi.json: every gateway route, described', () => {
     const publicOps = opsOf(doc).filter((o) => o.split(' ')[1].startsWith('/api/public/'));
     expect(opsOf(pub).sort()).toEqual(publicOps.sort());
     for (const [p, ops] of Object.entries<Record<string, unknown>>(pub.paths)) expect(ops).toEqual(doc.paths[p]);
-    expect(pub.components).toEqual(doc.components);
+    expect(pub.components.schemas).toEqual(doc.components.schemas);
+    // Only the scheme its operations use: the public API takes no bearer token.
+    expect(pub.components.securitySchemes).toEqual({ apiKey: doc.components.securitySchemes.apiKey });
     expect(Object.keys(pub.webhooks)).toEqual(Object.keys(doc.webhooks));
+  });
+
+  it('routes without a credential answer the 400 they document: the edge refuses a NUL in any query value', async () => {
+    for (const p of ['/healthz', '/readyz', '/openapi.json', '/api/public/openapi.json', '/api/v1/setup/status']) {
+      const res = await client(stack.url).get(`${p}?q=%00`);
+      expect([p, res.status, res.body.error?.code]).toEqual([p, 400, 'invalid_argument']);
+      expect([p, Object.keys(doc.paths[p].get.responses)]).toEqual([p, expect.arrayContaining(['400'])]);
+    }
   });
 
   it('describes what the public routes really answer (flat contacts and appointments)', () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Operation, ResponseBody } from './registry';
 import { ErrorBody } from './schemas/common';
+import { TAGS } from './tags';
 import { WEBHOOK_EVENTS } from './webhook-events';
 
 type Json = Record<string, unknown>;
@@ -131,13 +132,34 @@ function operation(op: Operation): Json {
   };
 }
 
+/** `contact.status_changed` → `webhookContactStatusChanged`: the webhook's operationId, unique as event names are. */
+export const webhookOperationId = (event: string) =>
+  'webhook' +
+  event
+    .split(/[._-]/)
+    .filter(Boolean)
+    .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
+    .join('');
+
+/** The schemes a document declares: only those its operations use (a scheme nothing uses only misleads a reader). */
+const SECURITY_SCHEMES: Record<Exclude<Operation['auth'], 'none'>, Json> = {
+  bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+  apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+};
+
+/**
+ * The product's own terms: the code is not published under an open licence, so the document names none
+ * (`LicenseRef-` is SPDX's form for a licence outside its list).
+ */
+const LICENSE = { name: 'Proprietary: all rights reserved', identifier: 'LicenseRef-Proprietary' };
+
 export interface DocumentOptions {
   title: string;
   description: string;
   serverUrl: string;
 }
 
-/** An OpenAPI 3.1 document for `ops`, with both security schemes and the webhook events. */
+/** An OpenAPI 3.1 document for `ops`, with the security schemes and tags they use, and the webhook events. */
 export function openApiDocument(ops: Operation[], opts: DocumentOptions): Json {
   const paths: Record<string, Json> = {};
   for (const op of ops) {
@@ -147,23 +169,23 @@ export function openApiDocument(ops: Operation[], opts: DocumentOptions): Json {
   }
   return {
     openapi: '3.1.0',
-    info: { title: opts.title, version: '1.0.0', description: opts.description },
+    info: { title: opts.title, version: '1.0.0', description: opts.description, license: LICENSE },
     servers: [{ url: opts.serverUrl }],
     components: {
-      securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-      },
+      securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => ops.some((o) => o.auth === name))),
       schemas: { Error: jsonSchema(ErrorBody, 'output') },
     },
-    tags: [...new Set(ops.flatMap((o) => o.tags))].map((name) => ({ name })),
+    tags: [...new Set(ops.flatMap((o) => o.tags))].map((name) => ({ name, description: TAGS[name] })),
     paths,
     webhooks: Object.fromEntries(
       WEBHOOK_EVENTS.map((w) => [
         w.name,
         {
           post: {
+            operationId: webhookOperationId(w.name),
             summary: w.description,
+            // Deliveries carry no credential of the receiver's: they are signed (see the document's description).
+            security: [],
             // The event catalogue: which version of the event this describes, and its data's JSON Schema.
             'x-event-version': w.version,
             requestBody: {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Tag } from './tags';
 
 /**
  * The description of every gateway route, kept beside the zod schemas the handlers validate with: the OpenAPI
@@ -17,7 +18,8 @@ export interface Operation {
   path: string;
   summary: string;
   description?: string;
-  tags: string[];
+  /** Declared with their descriptions in tags.ts. */
+  tags: Tag[];
   auth: Auth;
   /** Only mounted (and so only documented) when that network's sandbox control routes are on. */
   sandbox?: 'chatnet' | 'socialnet';
@@ -47,13 +49,20 @@ export interface Operation {
   noErrors?: number[];
 }
 
-export type OperationSpec = Omit<Operation, 'method' | 'path' | 'tags' | 'auth'> & { tags?: string[]; auth?: Auth };
+/**
+ * What any route can answer before it runs, whatever it reads: the edge refuses with 400 a query value holding NUL
+ * or an unpaired surrogate (http/text-guard.ts) and a JSON body that does not parse. Listed on the routes that would
+ * otherwise document no client error (no credential, parameter or body of their own).
+ */
+export const EDGE_REFUSALS = [400];
+
+export type OperationSpec = Omit<Operation, 'method' | 'path' | 'tags' | 'auth'> & { tags?: Tag[]; auth?: Auth };
 
 /**
  * One area's operations with a shared prefix, auth and tag: `op('GET /contacts/:id', {...})`.
  * Returns the list so an area file is one array.
  */
-export function area(defaults: { prefix: string; auth: Auth; tag: string; sandbox?: Operation['sandbox'] }) {
+export function area(defaults: { prefix: string; auth: Auth; tag: Tag; sandbox?: Operation['sandbox'] }) {
   const ops: Operation[] = [];
   const op = (route: `${Method} /${string}`, spec: OperationSpec) => {
     const [method, path] = route.split(' ') as [Method, string];

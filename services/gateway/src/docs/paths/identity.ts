@@ -3,14 +3,14 @@ import { Accept, AvailabilityChoice, Login, Logout, NewOrg, NewTeam, NewUser, No
 import { AuditQuery } from '../../routes/audit-log.routes';
 import type { apiKeyOut, auditEntryOut } from '../../routes/identity.out';
 import { nulls, reply } from '../proto-schema';
-import { area } from '../registry';
+import { area, EDGE_REFUSALS } from '../registry';
 import { keysMatch } from '../schemas/check';
 import { MessageBody, page } from '../schemas/common';
 
 /** Setup, sign-in, profile, users, teams, the API key and the audit log (identity). */
 const signIn = area({ prefix: '/api/v1', auth: 'none', tag: 'Sign-in' });
 const AuthResult = reply('identity', 'Login');
-signIn.op('GET /setup/status', { summary: 'Whether the first organization still has to be set up', responses: { 200: z.object({ setupRequired: z.boolean() }) } });
+signIn.op('GET /setup/status', { summary: 'Whether the first organization still has to be set up', responses: { 200: z.object({ setupRequired: z.boolean() }) }, errors: EDGE_REFUSALS });
 signIn.op('POST /setup', { summary: 'First run: create the first organization and its owner', body: NewOrg, responses: { 201: AuthResult }, errors: [409, 429] });
 signIn.op('POST /auth/signup', { summary: 'Create an organization and its owner (when SIGNUP_ENABLED)', body: NewOrg, responses: { 201: AuthResult }, errors: [403, 409, 429] });
 signIn.op('POST /auth/login', { summary: 'Sign in: an access token (JWT) and a refresh token', body: Login, responses: { 200: AuthResult }, errors: [401, 429] });
