@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { crm } from '@crm/proto-types';
 import { crmRules as rules } from '@crm/validation';
 import { importUpload, BASE_COLUMNS } from '../csv/contact-import';
-import { csvText } from '../csv/csv-writer';
+import { csvLine, UTF8_BOM } from '../csv/csv-writer';
 import { badRequest, HttpError } from '../http/errors';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
@@ -124,12 +124,11 @@ export function contactFieldsRoutes({ config, clients, auth, log }: RouteDeps): 
     });
     let exported = 0;
     try {
-      // A BOM first: Excel reads a UTF-8 file without one as the local code page (mangling Vietnamese names).
-      if (!(await write(res, csvText([[...BASE_COLUMNS, ...keys]], { bom: true })))) return;
+      if (!(await write(res, UTF8_BOM + csvLine([...BASE_COLUMNS, ...keys])))) return;
       for (;;) {
         const rows = current.data ?? [];
         exported += rows.length;
-        if (!(await write(res, csvText(rows.map((c) => exportCells(c, keys)))))) return;
+        if (!(await write(res, rows.map((c) => csvLine(exportCells(c, keys))).join('')))) return;
         if (!current.nextAfter) break;
         current = await page(current.nextAfter);
       }
