@@ -11,7 +11,10 @@ export interface CsvRecord {
   problem?: string;
 }
 
-/** A record longer than this is refused: it is almost always a quote left open that swallows the rest of the file. */
+/**
+ * A record longer than this is refused: it is almost always a quote left open that swallows the rest of the file.
+ * (csv-parse counts the cells already read in characters and the one being read in bytes.)
+ */
 export const MAX_RECORD_CHARS = 256 * 1024;
 const MAX_CELLS = 500;
 
@@ -27,11 +30,11 @@ const CR = 0x0d;
 const LF = 0x0a;
 
 /**
- * The import's CSV dialect, read by csv-parse (streaming, RFC 4180): bytes (UTF-8, with or without a BOM) in,
- * records out (object mode), a chunk at a time, so memory stays flat whatever the file's size. Quoted cells with
- * commas, escaped quotes ("") and line breaks; CRLF, LF and lone CR line ends, mixed in one file (csv-parse would
- * otherwise settle on the first kind it sees). Lenient where files in the wild are sloppy: a quote inside an unquoted
- * cell, or text after a closing quote, is kept as text.
+ * The import's CSV dialect, read by csv-parse (streaming, RFC 4180): bytes in (UTF-8, with or without a BOM; a
+ * UTF-16LE BOM makes csv-parse read UTF-16LE), records out (object mode), a chunk at a time, so memory stays flat
+ * whatever the file's size. Quoted cells with commas, escaped quotes ("") and line breaks; CRLF, LF and lone CR line
+ * ends, mixed in one file (csv-parse would otherwise settle on the first kind it sees). Lenient where files in the
+ * wild are sloppy: a quote inside an unquoted cell, or text after a closing quote, is kept as text.
  */
 const DIALECT: Options = {
   bom: true,
