@@ -1,5 +1,5 @@
-import { StringDecoder } from 'node:string_decoder';
-import { Transform, type TransformCallback } from 'node:stream';
+import { CsvError as ParseError, Parser, type Options } from 'csv-parse';
+import type { TransformCallback } from 'node:stream';
 
 /**
  * One CSV record: its cells and the file's line where it starts (line 1 is the first line). A record with a
@@ -11,53 +11,71 @@ export interface CsvRecord {
   problem?: string;
 }
 
-/** A file this reader cannot go on with (an unclosed quote, a runaway row): the line where the record starts. */
-export class CsvError extends Error {
-  constructor(
-    readonly line: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A record longer than this is refused: it is almost always a quote left open that swallows the rest of the file. */
+/**
+ * A record longer than this is refused: it is almost always a quote left open that swallows the rest of the file.
+ * (csv-parse counts the cells already read in characters and the one being read in bytes.)
+ */
 export const MAX_RECORD_CHARS = 256 * 1024;
 const MAX_CELLS = 500;
 
-enum State {
-  CellStart,
-  Unquoted,
-  Quoted,
-  /** A quote inside a quoted cell: the cell's end, or the first half of an escaped quote (""). */
-  QuoteInQuoted,
+/** Our words for csv-parse's errors (the ones these options can raise); clients have always seen these. */
+const PROBLEMS: Record<string, string> = {
+  CSV_QUOTE_NOT_CLOSED: 'a quoted cell is not closed before the end of the file',
+  CSV_MAX_RECORD_SIZE: `a row is longer than ${MAX_RECORD_CHARS} characters (is a quote left open?)`,
+};
+const TOO_MANY_CELLS = `a row has more than ${MAX_CELLS} cells`;
+
+const LINE_END = /\r\n|\r|\n/g;
+const CR = 0x0d;
+const LF = 0x0a;
+
+/**
+ * The import's CSV dialect, read by csv-parse (streaming, RFC 4180): bytes in (UTF-8, with or without a BOM; a
+ * UTF-16LE BOM makes csv-parse read UTF-16LE), records out (object mode), a chunk at a time, so memory stays flat
+ * whatever the file's size. Quoted cells with commas, escaped quotes ("") and line breaks; CRLF, LF and lone CR line
+ * ends, mixed in one file (csv-parse would otherwise settle on the first kind it sees). Lenient where files in the
+ * wild are sloppy: a quote inside an unquoted cell, or text after a closing quote, is kept as text.
+ */
+const DIALECT: Options = {
+  bom: true,
+  record_delimiter: ['\r\n', '\n', '\r'],
+  relax_quotes: true,
+  // Rows shorter or longer than the header are the import's to judge (rowOf), with the row's own line.
+  relax_column_count: true,
+  max_record_size: MAX_RECORD_CHARS,
+  // Past MAX_CELLS cells the rest of the row is one cell that max_record_size bounds: a line of commas cannot
+  // grow a record without limit (csv-parse counts no delimiters towards max_record_size).
+  ignore_last_delimiters: MAX_CELLS + 1,
+};
+
+/** Line ends inside a record's cells (only quoted cells hold them): CRLF, LF or a lone CR each end one line of the file. */
+function lineEndsIn(cells: string[]): number {
+  let count = 0;
+  for (const cell of cells) {
+    if (cell.includes('\n') || cell.includes('\r')) count += cell.match(LINE_END)!.length;
+  }
+  return count;
 }
 
 /**
- * A streaming RFC 4180 reader: bytes (UTF-8, with or without a BOM) in, records out (object mode), one chunk
- * at a time, so memory stays flat whatever the file's size. Handles quoted cells with commas, escaped quotes ("")
- * and line breaks inside them, CRLF, LF and lone CR line ends. Being lenient where files in the wild are sloppy:
- * a quote inside an unquoted cell, or text after a closing quote, is kept as text.
+ * csv-parse with what the import needs on top: each record's line (csv-parse counts CRLF inside a quoted cell as two
+ * lines, and gives the line where a record ends, not where it starts), blank lines dropped, and a file that cannot be
+ * read on ends with a problem record rather than a stream error: an error would discard the records still buffered
+ * for the consumer, and those (the rows before the problem) are good.
  */
-export class CsvReader extends Transform {
-  private readonly decoder = new StringDecoder('utf8');
-  private state = State.CellStart;
-  private cell = '';
-  private cells: string[] = [];
-  private recordChars = 0;
-  /** The physical line being read, and the one the current record started on. */
+export class CsvReader extends Parser {
+  /** The line the next record starts on. */
   private line = 1;
-  private recordLine = 1;
-  private first = true;
-  /** The previous character was a CR (a following LF belongs to the same line end). */
-  private afterCr = false;
   /** Set once a problem record went out: the rest of the input is ignored. */
   private failed = false;
   /** Why the input ends early (cut at a size limit): the record in progress is then dropped, not read. */
   private cutShort?: string;
+  private lastByte?: number;
+  /** While a cut input's end is read: the records of that last read, held until the one in progress is known. */
+  private held?: string[][];
 
   constructor() {
-    super({ readableObjectMode: true, writableObjectMode: false, readableHighWaterMark: 1000 });
+    super(DIALECT);
   }
 
   /**
@@ -68,131 +86,65 @@ export class CsvReader extends Transform {
     this.cutShort ??= message;
   }
 
-  /**
-   * Problems become a last record rather than a stream error: an error would discard the records still buffered
-   * for the consumer, and those (the rows before the problem) are good.
-   */
-  private fail(err: unknown): void {
-    if (!(err instanceof CsvError)) throw err;
-    this.failed = true;
-    this.push({ line: err.line, cells: [], problem: err.message } satisfies CsvRecord);
+  /** csv-parse hands each record's cells here (and null at the end). */
+  override push(cells: string[] | null): boolean {
+    if (cells === null) return this.held ? true : super.push(null);
+    if (this.held) {
+      this.held.push(cells);
+      return true;
+    }
+    return this.record(cells);
   }
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+  private record(cells: string[]): boolean {
+    if (this.failed) return false;
+    const line = this.line;
+    this.line += 1 + lineEndsIn(cells);
+    if (cells.length > MAX_CELLS) return this.problem(line, TOO_MANY_CELLS);
+    // A blank line is no record.
+    if (cells.length === 1 && cells[0] === '') return true;
+    return super.push({ line, cells } satisfies CsvRecord);
+  }
+
+  /** The record in progress, if any, starts on this.line: every record before it has gone through record(). */
+  private problem(line: number, message: string): false {
+    this.failed = true;
+    super.push({ line, cells: [], problem: message } satisfies CsvRecord);
+    return false;
+  }
+
+  /** A CSV error becomes the problem record; anything else (a bug) stays an error. */
+  private fail(err: Error | null | undefined, done: TransformCallback): void {
+    if (!err) return done();
+    if (!(err instanceof ParseError)) return done(err);
+    this.problem(this.line, PROBLEMS[err.code] ?? 'the file cannot be read as CSV from this line');
+    done();
+  }
+
+  override _transform(chunk: Buffer, encoding: BufferEncoding, done: TransformCallback): void {
+    // After an error csv-parse never calls back again: it is not asked.
     if (this.failed) return done();
-    try {
-      this.read$(this.decoder.write(chunk));
-      done();
-    } catch (err) {
-      try {
-        this.fail(err);
-        done();
-      } catch (other) {
-        done(other as Error);
-      }
-    }
+    if (chunk.length > 0) this.lastByte = chunk[chunk.length - 1];
+    super._transform(chunk, encoding, (err) => this.fail(err, done));
   }
 
   override _flush(done: TransformCallback): void {
     if (this.failed) return done();
-    try {
-      if (this.cutShort) throw new CsvError(this.recordLine, this.cutShort);
-      this.read$(this.decoder.end());
-      if (this.state === State.Quoted) throw new CsvError(this.recordLine, 'a quoted cell is not closed before the end of the file');
-      if (this.state !== State.CellStart || this.cells.length > 0) this.endRecord();
+    if (!this.cutShort) return super._flush((err) => this.fail(err, done));
+    // Cut short: csv-parse reads its last bytes (it holds a few back to see a CRLF whole) and would hand over the
+    // record in progress as if it were whole. Every record but that one is read; then the reason the file ends.
+    const cutShort = this.cutShort;
+    this.held = [];
+    super._flush((err) => {
+      const held = this.held ?? [];
+      this.held = undefined;
+      if (err && !(err instanceof ParseError)) return done(err);
+      // Without an error (an open quote, a runaway row) the last record is the one in progress, unless the input
+      // ended with a line end.
+      if (!err && this.lastByte !== CR && this.lastByte !== LF) held.pop();
+      for (const cells of held) this.record(cells);
+      if (!this.failed) this.problem(this.line, cutShort);
       done();
-    } catch (err) {
-      try {
-        this.fail(err);
-        done();
-      } catch (other) {
-        done(other as Error);
-      }
-    }
-  }
-
-  private read$(text: string): void {
-    let i = 0;
-    if (this.first && text.length > 0) {
-      this.first = false;
-      if (text.charCodeAt(0) === 0xfeff) i = 1;
-    }
-    for (; i < text.length; i++) {
-      const c = text[i];
-      if (this.afterCr) {
-        this.afterCr = false;
-        // CRLF: the CR already ended the line (or went into a quoted cell with its LF below).
-        if (c === '\n' && this.state !== State.Quoted) continue;
-      }
-      if (++this.recordChars > MAX_RECORD_CHARS) throw new CsvError(this.recordLine, `a row is longer than ${MAX_RECORD_CHARS} characters (is a quote left open?)`);
-      switch (this.state) {
-        case State.CellStart:
-          if (c === '"') this.state = State.Quoted;
-          else if (c === ',') this.endCell();
-          else if (c === '\n' || c === '\r') this.endLine(c);
-          else {
-            this.cell += c;
-            this.state = State.Unquoted;
-          }
-          break;
-        case State.Unquoted:
-          if (c === ',') this.endCell();
-          else if (c === '\n' || c === '\r') this.endLine(c);
-          else this.cell += c;
-          break;
-        case State.Quoted:
-          if (c === '"') this.state = State.QuoteInQuoted;
-          else {
-            this.cell += c;
-            // Line breaks inside a quoted cell are part of it, but still lines of the file.
-            if (c === '\n' && !this.crBefore()) this.line++;
-            else if (c === '\r') {
-              this.line++;
-              this.afterCr = true;
-            }
-          }
-          break;
-        case State.QuoteInQuoted:
-          if (c === '"') {
-            this.cell += '"';
-            this.state = State.Quoted;
-          } else if (c === ',') this.endCell();
-          else if (c === '\n' || c === '\r') this.endLine(c);
-          else {
-            this.cell += c;
-            this.state = State.Unquoted;
-          }
-          break;
-      }
-    }
-  }
-
-  /** Inside a quoted cell, an LF right after a CR is the same line break (counted at the CR). */
-  private crBefore(): boolean {
-    return this.cell.length >= 2 && this.cell[this.cell.length - 2] === '\r';
-  }
-
-  private endCell(): void {
-    if (this.cells.length >= MAX_CELLS) throw new CsvError(this.recordLine, `a row has more than ${MAX_CELLS} cells`);
-    this.cells.push(this.cell);
-    this.cell = '';
-    this.state = State.CellStart;
-  }
-
-  private endLine(c: string): void {
-    this.endRecord();
-    this.line++;
-    this.recordLine = this.line;
-    if (c === '\r') this.afterCr = true;
-  }
-
-  private endRecord(): void {
-    this.endCell();
-    const cells = this.cells;
-    this.cells = [];
-    this.recordChars = 0;
-    // A blank line is no record.
-    if (cells.length === 1 && cells[0] === '') return;
-    this.push({ line: this.recordLine, cells } satisfies CsvRecord);
+    });
   }
 }
