@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { fakeCampaignMessaging, fakeCrmLists, SendCall } from './campaign-fakes';
-import { eventBus, member, org, sleep } from './support';
+import { campaignLeases } from './campaign-leases';
+import { eventBus, member, org } from './support';
 
 // How campaigns send: paced at CAMPAIGN_SEND_PER_MINUTE (300 here: one send every 200 ms), never twice to
 // anyone across a restart of the automation service mid-send or a lost answer from messaging, stopped by
@@ -14,6 +16,8 @@ describe('campaign delivery', () => {
   let crm: Awaited<ReturnType<typeof fakeCrmLists>>;
   let messaging: Awaited<ReturnType<typeof fakeCampaignMessaging>>;
   let stack: Stack;
+  let db: PgClient;
+  let leases: ReturnType<typeof campaignLeases>;
   let lead: Client;
   let orgId: string;
   let templateId: string;
@@ -34,12 +38,16 @@ describe('campaign delivery', () => {
         },
       },
     });
+    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
+    await db.connect();
+    leases = campaignLeases(db);
     const a = await org(stack, 'Acme');
     orgId = a.orgId;
     lead = (await member(stack, a.owner, 'team_lead')).api;
     templateId = (await lead.post('/api/v1/automation/templates', { name: 'Hello', content: 'Xin chào {{name}}!' })).body.id;
   }, 60_000);
   afterAll(async () => {
+    await db?.end();
     await stack?.stop();
     await crm?.stop();
     await messaging?.stop();
@@ -107,10 +115,12 @@ describe('campaign delivery', () => {
     expect(paused.status).toBe(200);
     expect(paused.body.status).toBe('paused');
     const atPause = callsTo(list.members).length;
-    await sleep(4 * INTERVAL_MS);
+    // The turn that was sending is over: what it sent is all it will send.
+    await leases.released(id);
     const whilePaused = callsTo(list.members).length;
     expect(whilePaused).toBeLessThanOrEqual(atPause + 1);
-    await sleep(4 * INTERVAL_MS);
+    // And a later claim passed the paused campaign by.
+    await leases.passedOver([id], () => launch(listOf(1).id, 'Marker'));
     expect(callsTo(list.members)).toHaveLength(whilePaused);
     const detail = (await lead.get(`/api/v1/campaigns/${id}`)).body;
     expect(detail.counts.pending).toBe(12 - whilePaused);

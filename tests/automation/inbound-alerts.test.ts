@@ -2,28 +2,36 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client as PgClient } from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { io as connectSocket, Socket } from 'socket.io-client';
 import { eventually } from '@crm/testing';
+import { processedBy } from '../support/consumers';
 import { client, Client, email } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeConnector, fakeCrm, orgWithKey } from '../messaging/support';
-import { sleep } from './support';
 
 interface Mail {
   to: string[];
   raw: string;
 }
 
-/** A local mail server that keeps what it is sent; recipients at reject.test are refused (as in invitation-mail.test.ts). */
+/**
+ * A local mail server that keeps what it is sent; recipients at reject.test are refused (as in invitation-mail.test.ts),
+ * and kept in `refused`.
+ */
 async function fakeSmtp() {
   const received: Mail[] = [];
+  const refused: string[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
     onRcptTo(address, _session, cb) {
-      if (address.address.endsWith('@reject.test')) return cb(Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 }));
+      if (address.address.endsWith('@reject.test')) {
+        refused.push(address.address);
+        return cb(Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 }));
+      }
       cb();
     },
     onData(stream, session, cb) {
@@ -37,7 +45,7 @@ async function fakeSmtp() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.server.address() as AddressInfo).port;
-  return { received, port, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { received, refused, port, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 const decodeQp = (s: string) => s.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h) => String.fromCharCode(parseInt(h, 16)));
@@ -69,6 +77,7 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
   let bareAccount: string;
   let bouncedAccount: string;
   let socket: Socket;
+  let db: PgClient;
   const pushed: any[] = [];
   const dir = mkdtempSync(path.join(tmpdir(), 'alerts-'));
 
@@ -95,6 +104,8 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
       },
     });
     bus = await eventBus(stack);
+    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
+    await db.connect();
     a = await orgWithKey(stack.url, 'Acme');
     u1 = await member('one');
     u2 = await member('two');
@@ -120,6 +131,7 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
   }, 120_000);
   afterAll(async () => {
     socket?.disconnect();
+    await db?.end();
     await bus?.close();
     await stack?.stop();
     await connector?.down();
@@ -138,6 +150,18 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
     (await u.api.get('/api/v1/notifications?limit=100')).body.data.filter((n: any) => n.type === 'new_message' && n.resourceId === conversationId);
   const owner = () => ({ api: a.owner });
   const mailsTo = (u: User) => smtp.received.filter((m) => m.to.includes(u.email));
+  /** automation's trigger consumer, which raises the alerts, has committed its handling of these message.received events. */
+  const alertsDecided = (...eventIds: string[]) => processedBy(db, `${stack.env.EVENTS_EXCHANGE}.automation.triggers`, eventIds);
+  /** The notification.created events of the new_message alerts automation raised for these users (what alert emails follow). */
+  const announcedAlerts = async (...users: User[]) =>
+    (
+      await db.query<{ id: string }>(
+        `SELECT id FROM outbox WHERE type = 'notification.created' AND org_id = $1 AND data->>'type' = 'new_message' AND data->>'userId' = ANY($2::text[])`,
+        [a.orgId, users.map((u) => u.id)],
+      )
+    ).rows.map((r) => r.id);
+  /** automation's email-alerts consumer has committed its handling of every alert announced for these users so far. */
+  const emailsDecided = async (...users: User[]) => processedBy(db, `${stack.env.EVENTS_EXCHANGE}.automation.email-alerts`, await announcedAlerts(...users));
 
   let rrConversation: string;
   it('a message in an assigned conversation notifies its assignee only (the event carries assigneeId); the socket gets it', async () => {
@@ -162,7 +186,7 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
     });
     const live = await eventually(async () => pushed.find((p) => p.id === n.id));
     expect(live).toEqual(expect.objectContaining({ userId: u1.id, type: 'new_message', title: 'New message from Lan Nguyen', resourceId: rrConversation }));
-    await sleep(500);
+    await alertsDecided(event.id);
     expect(await alertsOf(u2, rrConversation)).toEqual([]);
     expect(await alertsOf(u3, rrConversation)).toEqual([]);
     expect(await alertsOf(owner(), rrConversation)).toEqual([]);
@@ -186,7 +210,7 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
       expect(n.message).toMatch(/^Hello, I would like a quote for ten boxes/);
       expect(n.message).not.toContain(longTail);
     }
-    await sleep(500);
+    await alertsDecided(event.id);
     expect(await alertsOf(u3, manualConversation)).toEqual([]);
     expect(await alertsOf(owner(), manualConversation)).toEqual([]);
   });
@@ -196,7 +220,7 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
     await inbound(bareAccount, content, 'bare-1');
     const event = await receivedEvent(content);
     expect(event.data).toEqual(expect.objectContaining({ assigneeId: null, eligibleUserIds: [] }));
-    await sleep(1000);
+    await alertsDecided(event.id);
     for (const u of [u1, u2, u3, owner()]) expect(await alertsOf(u, event.data.conversationId)).toEqual([]);
   });
 
@@ -247,7 +271,9 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
     expect(bodies.some((b) => b.includes('Subject: New message from Lan Nguyen') && b.includes('Hi, is the blue one in stock?'))).toBe(true);
 
     // The third message raised a new notification for u1 (the first was read) within the window: no second email.
-    await sleep(1500);
+    // Every alert raised so far has been through the email consumer (u3 had none).
+    expect(await announcedAlerts(u1)).toHaveLength(3);
+    await emailsDecided(u1, u2, u3);
     expect(mailsTo(u1)).toHaveLength(2);
     expect(mailsTo(u2)).toEqual([]);
     expect(mailsTo(u3)).toEqual([]);
@@ -258,8 +284,12 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
     await inbound(bouncedAccount, content, 'bounced-1');
     const event = await receivedEvent(content);
     await eventually(async () => (await alertsOf(bounced, event.data.conversationId)).length === 1);
-    await sleep(1000);
+    // The mail server refused it, and the consumer committed its handling of the alert all the same (not retried).
+    await eventually(async () => smtp.refused.includes(bounced.email));
+    await emailsDecided(bounced);
     expect(smtp.received.filter((m) => m.to.includes(bounced.email))).toEqual([]);
+    // Not counted as sent: the next alert within 15 minutes is tried again.
+    expect((await db.query('SELECT 1 FROM email_alerts_sent WHERE user_id = $1', [bounced.id])).rowCount).toBe(0);
     expect(await alertsOf(bounced, event.data.conversationId)).toHaveLength(1);
   });
 

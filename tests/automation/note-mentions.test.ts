@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
+import { ConsumerProbe, processedBy } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
-import { eventBus, fakeMessaging, member, org, sleep } from './support';
+import { eventBus, fakeMessaging, member, org } from './support';
 
 // messaging's conversation.note_created as automation takes it: a `mention` notification for each mentioned user
 // (not the author), once per event; and the `conversation_note_created` trigger, whose runs act on the note's
@@ -12,6 +14,8 @@ describe('conversation.note_created: mention notifications and the conversation_
   let bus: Awaited<ReturnType<typeof eventBus>>;
   let messaging: Awaited<ReturnType<typeof fakeMessaging>>;
   let created: Array<{ id: string; type: string; orgId: string; data: any }>;
+  let db: PgClient;
+  let triggers: ConsumerProbe;
   let owner: Client;
   let orgId: string;
   let authorId: string;
@@ -24,6 +28,9 @@ describe('conversation.note_created: mention notifications and the conversation_
     stack = await startStack({ services: ['automation'], serviceEnv: { automation: { MESSAGING_ADDR: messaging.addr, RUN_POLL_MS: '100' } } });
     bus = await eventBus(stack);
     created = await bus.subscribe('notification.created');
+    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
+    await db.connect();
+    triggers = new ConsumerProbe(stack, 'automation', triggersQueue());
     const a = await org(stack, 'Acme');
     owner = a.owner;
     orgId = a.orgId;
@@ -34,6 +41,7 @@ describe('conversation.note_created: mention notifications and the conversation_
     lead = await member(stack, owner, 'team_lead');
   });
   afterAll(async () => {
+    await db?.end();
     await bus?.close();
     await stack?.stop();
     await messaging?.stop();
@@ -51,6 +59,9 @@ describe('conversation.note_created: mention notifications and the conversation_
     createdAt: new Date().toISOString(),
     ...d,
   });
+  const triggersQueue = () => `${stack.env.EVENTS_EXCHANGE}.automation.triggers`;
+  /** automation's trigger consumer (mentions and rule runs) has committed its handling of these events. */
+  const handled = (...eventIds: string[]) => processedBy(db, triggersQueue(), eventIds);
   const mentionsOf = async (as: Client) => (await as.get('/api/v1/notifications')).body.data.filter((n: any) => n.type === 'mention');
 
   it('each mentioned user gets one `mention` notification naming the author and the conversation; the author none; a redelivery adds nothing', async () => {
@@ -74,8 +85,10 @@ describe('conversation.note_created: mention notifications and the conversation_
     const pushed = await eventually(async () => created.find((e) => e.data.id === n.id));
     expect(pushed.data).toEqual(expect.objectContaining({ userId: agent.id, type: 'mention', resourceId: data.conversationId }));
 
+    const mark = await triggers.mark();
     await bus.publish('conversation.note_created', orgId, data, event.id);
-    await sleep(500);
+    // The copy was settled (recognised as processed: it writes no row of its own).
+    await triggers.settled(mark, 1);
     expect(await mentionsOf(agent.api)).toHaveLength(1);
     expect(await mentionsOf(lead.api)).toHaveLength(1);
     expect(await mentionsOf(author)).toEqual([]);
@@ -89,9 +102,9 @@ describe('conversation.note_created: mention notifications and the conversation_
     expect([n.title, n.message]).toEqual(['A teammate mentioned you in a conversation', 'A teammate mentioned you in a private note.']);
 
     const quiet = noteEvent({ mentions: [] });
-    await bus.publish('conversation.note_created', orgId, quiet);
-    await sleep(500);
-    expect((await mentionsOf(agent.api)).filter((x: any) => x.resourceId === quiet.conversationId)).toEqual([]);
+    const event = await bus.publish('conversation.note_created', orgId, quiet);
+    await handled(event.id);
+    for (const as of [agent.api, lead.api, author, owner]) expect((await mentionsOf(as)).filter((x: any) => x.resourceId === quiet.conversationId)).toEqual([]);
   });
 
   it('a conversation_note_created rule matches on the note (note.mentions) and sends into the note’s conversation', async () => {
@@ -108,11 +121,13 @@ describe('conversation.note_created: mention notifications and the conversation_
 
     const skipped = noteEvent({ mentions: [agent.id] });
     const matched = noteEvent();
-    await bus.publish('conversation.note_created', orgId, skipped);
+    const skippedEvent = await bus.publish('conversation.note_created', orgId, skipped);
     await bus.publish('conversation.note_created', orgId, matched);
     const sent = await eventually(async () => messaging.calls.find((c) => c.conversationId === matched.conversationId));
     expect(sent).toEqual(expect.objectContaining({ orgId, content: 'Hi Mai Tran, Anh Agent asked our team lead to help.', source: 'automation' }));
-    await sleep(300);
+    // A run is started in the transaction that handles its event: the skipped note's is committed, and started none.
+    await handled(skippedEvent.id);
+    expect((await owner.get(`/api/v1/automation/rules/${rule.body.id}/runs`)).body.pagination.total).toBe(1);
     expect(messaging.calls.filter((c) => c.conversationId === skipped.conversationId)).toEqual([]);
   });
 });

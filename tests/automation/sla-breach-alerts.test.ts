@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
+import { ConsumerProbe, processedBy } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
-import { eventBus, fakeMessaging, member, org, sleep } from './support';
+import { eventBus, fakeMessaging, member, org } from './support';
 
 // messaging's conversation.sla_breached as automation takes it: `sla_breached` notifications for whom the policy's
 // onBreach.notify names (the assignee; the org's team leads and above), once per event; and the
@@ -11,6 +13,8 @@ describe('conversation.sla_breached: notifications and the conversation_sla_brea
   let stack: Stack;
   let bus: Awaited<ReturnType<typeof eventBus>>;
   let messaging: Awaited<ReturnType<typeof fakeMessaging>>;
+  let db: PgClient;
+  let triggers: ConsumerProbe;
   let owner: Client;
   let orgId: string;
   let agent: { api: Client; id: string };
@@ -21,6 +25,9 @@ describe('conversation.sla_breached: notifications and the conversation_sla_brea
     messaging = await fakeMessaging();
     stack = await startStack({ services: ['automation'], serviceEnv: { automation: { MESSAGING_ADDR: messaging.addr, RUN_POLL_MS: '100' } } });
     bus = await eventBus(stack);
+    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
+    await db.connect();
+    triggers = new ConsumerProbe(stack, 'automation', triggersQueue());
     const a = await org(stack, 'Acme');
     owner = a.owner;
     orgId = a.orgId;
@@ -29,6 +36,7 @@ describe('conversation.sla_breached: notifications and the conversation_sla_brea
     lead = await member(stack, owner, 'team_lead');
   });
   afterAll(async () => {
+    await db?.end();
     await bus?.close();
     await stack?.stop();
     await messaging?.stop();
@@ -46,6 +54,9 @@ describe('conversation.sla_breached: notifications and the conversation_sla_brea
     notify: ['assignee', 'team_leads'],
     ...d,
   });
+  const triggersQueue = () => `${stack.env.EVENTS_EXCHANGE}.automation.triggers`;
+  /** automation's trigger consumer (alerts and rule runs) has committed its handling of these events. */
+  const handled = (...eventIds: string[]) => processedBy(db, triggersQueue(), eventIds);
   const alertsOf = async (as: Client) => (await as.get('/api/v1/notifications')).body.data.filter((n: any) => n.type === 'sla_breached');
 
   it('the assignee and the team leads (and above) are told, once; other agents are not', async () => {
@@ -67,8 +78,10 @@ describe('conversation.sla_breached: notifications and the conversation_sla_brea
     await eventually(async () => (await alertsOf(lead.api)).length === 1);
     expect(await alertsOf(owner)).toHaveLength(1);
 
+    const mark = await triggers.mark();
     await bus.publish('conversation.sla_breached', orgId, data, event.id);
-    await sleep(500);
+    // The copy was settled (recognised as processed: it writes no row of its own).
+    await triggers.settled(mark, 1);
     expect(await alertsOf(agent.api)).toHaveLength(1);
     expect(await alertsOf(lead.api)).toHaveLength(1);
     expect(await alertsOf(other.api)).toEqual([]);
@@ -77,13 +90,13 @@ describe('conversation.sla_breached: notifications and the conversation_sla_brea
   it('notify [] tells nobody; team_leads alone skips the assignee', async () => {
     const quiet = breach({ notify: [], target: 'resolution' });
     const leadsOnly = breach({ notify: ['team_leads'], target: 'next_response' });
-    await bus.publish('conversation.sla_breached', orgId, quiet);
-    await bus.publish('conversation.sla_breached', orgId, leadsOnly);
+    const quietEvent = await bus.publish('conversation.sla_breached', orgId, quiet);
+    const leadsOnlyEvent = await bus.publish('conversation.sla_breached', orgId, leadsOnly);
     const n = await eventually(async () => (await alertsOf(lead.api)).find((x: any) => x.resourceId === leadsOnly.conversationId));
     expect(n.title).toBe('SLA breached: next response');
-    await sleep(300);
+    await handled(quietEvent.id, leadsOnlyEvent.id);
     expect((await alertsOf(agent.api)).map((x: any) => x.resourceId)).not.toContain(leadsOnly.conversationId);
-    expect((await alertsOf(lead.api)).map((x: any) => x.resourceId)).not.toContain(quiet.conversationId);
+    for (const as of [agent.api, lead.api, owner]) expect((await alertsOf(as)).map((x: any) => x.resourceId)).not.toContain(quiet.conversationId);
   });
 
   it('a conversation_sla_breached rule matches on the breach (conversation.target) and acts on its conversation', async () => {
@@ -96,11 +109,13 @@ describe('conversation.sla_breached: notifications and the conversation_sla_brea
     expect((await owner.post(`/api/v1/automation/rules/${rule.body.id}/activate`)).status).toBe(200);
     const skipped = breach({ target: 'resolution', notify: [] });
     const matched = breach({ notify: [] });
-    await bus.publish('conversation.sla_breached', orgId, skipped);
+    const skippedEvent = await bus.publish('conversation.sla_breached', orgId, skipped);
     await bus.publish('conversation.sla_breached', orgId, matched);
     const sent = await eventually(async () => messaging.calls.find((c) => c.conversationId === matched.conversationId));
     expect(sent).toEqual(expect.objectContaining({ orgId, content: 'Sorry for the wait, we are on it.', source: 'automation' }));
-    await sleep(300);
+    // A run is started in the transaction that handles its event: the skipped breach's is committed, and started none.
+    await handled(skippedEvent.id);
+    expect((await owner.get(`/api/v1/automation/rules/${rule.body.id}/runs`)).body.pagination.total).toBe(1);
     expect(messaging.calls.filter((c) => c.conversationId === skipped.conversationId)).toEqual([]);
   });
 });

@@ -1,8 +1,10 @@
+import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
+import { processedBy } from '../support/consumers';
 import { fakeConversations } from '../support/fake-conversations';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
-import { eventBus, member, org, sleep } from './support';
+import { contactData, eventBus, member, org, sleep } from './support';
 
 // Tasks meet automation (issue #26 items 6 and 10): crm's task.due becomes the assignee's `task_due` notification
 // (and its notification.created, which the gateway pushes to their socket) within 2 s of the due time, also when crm
@@ -12,13 +14,27 @@ describe('tasks in automation', () => {
   let messaging: Awaited<ReturnType<typeof fakeConversations>>;
   let bus: Awaited<ReturnType<typeof eventBus>>;
   let pushed: Array<{ id: string; type: string; orgId: string; occurredAt: string; data: any }>;
+  let completed: Array<{ id: string; type: string; orgId: string; occurredAt: string; data: any }>;
+  let db: PgClient;
   let owner: Client;
   let orgId: string;
   let agent: Awaited<ReturnType<typeof member>>;
   let agent2: Awaited<ReturnType<typeof member>>;
 
   const at = (msFromNow: number) => new Date(Date.now() + msFromNow).toISOString();
+  /** automation's trigger consumer (rule runs start in the transaction that handles their event) has committed these events. */
+  const handled = (...eventIds: string[]) => processedBy(db, `${stack.env.EVENTS_EXCHANGE}.automation.triggers`, eventIds);
+  const runsOf = async (ruleId: string) => (await owner.get(`/api/v1/automation/rules/${ruleId}/runs`)).body;
   const taskDueOf = async (as: Client, taskId: string) => (await as.get('/api/v1/notifications?limit=100')).body.data.filter((n: any) => n.type === 'task_due' && n.resourceId === taskId);
+  /**
+   * Resolves once crm's due timer has raised a task made due now and automation has notified it: a later pass of the
+   * timer, whose task.due reached automation behind whatever the timer raised before it (one outbox, relayed in order;
+   * an org's events handled in order), so a task raised a second time would have been notified a second time by now.
+   */
+  const dueTimerPassed = async () => {
+    const marker = (await owner.post('/api/v1/tasks', { title: 'Marker', dueAt: at(200), assigneeId: agent.id })).body.id;
+    await eventually(async () => (await taskDueOf(agent.api, marker)).length > 0, 12_000, 50);
+  };
 
   beforeAll(async () => {
     messaging = await fakeConversations();
@@ -28,6 +44,9 @@ describe('tasks in automation', () => {
     });
     bus = await eventBus(stack);
     pushed = await bus.subscribe('notification.created');
+    completed = await bus.subscribe('task.completed');
+    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
+    await db.connect();
     const a = await org(stack, 'Task Acme');
     owner = a.owner;
     orgId = a.orgId;
@@ -35,6 +54,7 @@ describe('tasks in automation', () => {
     agent2 = await member(stack, owner, 'agent', 'second');
   }, 90_000);
   afterAll(async () => {
+    await db?.end();
     await bus?.close();
     await stack?.stop();
     await messaging?.stop();
@@ -65,7 +85,7 @@ describe('tasks in automation', () => {
         read: false,
         createdAt: expect.any(String),
       });
-      await sleep(800);
+      await dueTimerPassed();
       expect(await taskDueOf(agent.api, taskId)).toHaveLength(1);
       expect(await taskDueOf(owner, taskId)).toEqual([]);
       expect(await taskDueOf(agent2.api, taskId)).toEqual([]);
@@ -104,7 +124,7 @@ describe('tasks in automation', () => {
       const ev = await eventually(async () => pushed.find((e) => e.data.resourceId === taskId), 15_000, 20);
       // Made within 10 s of crm's start (its start-up included), however late this listener reads it.
       expect(Date.parse(ev.occurredAt) - back).toBeLessThan(10_000);
-      await sleep(500);
+      await dueTimerPassed();
       expect(await taskDueOf(agent2.api, taskId)).toHaveLength(1);
     });
   });
@@ -177,7 +197,11 @@ describe('tasks in automation', () => {
       });
       expect(runs).toHaveLength(1);
       await bus.publish('conversation.assigned', orgId, { conversationId, contactId, chatnetAccountId: '6f1c2f0e-8a51-4c6b-9a3e-0c7a1f1b2d30', assigneeId: agent2.id, teamId: null, previousAssigneeId: null, assignedBy: null }, event.id);
-      await sleep(1000);
+      // The copy writes no row of its own; an event of the same org published after it does, and the consumer applies
+      // an org's events in the order they arrived: once that one is handled, so is the copy.
+      const after = await bus.publish('contact.updated', orgId, { contact: contactData({ name: 'Bystander' }), changes: ['name'] });
+      await handled(after.id);
+      expect((await runsOf(rule.body.id)).pagination.total).toBe(1);
       expect((await owner.get(`/api/v1/tasks?contactId=${contactId}`)).body.data).toHaveLength(2);
     });
   });
@@ -195,12 +219,13 @@ describe('tasks in automation', () => {
       const notMine = (await owner.post('/api/v1/tasks', { title: 'Someone else', assigneeId: agent.id })).body.id;
       expect((await owner.put(`/api/v1/tasks/${notMine}`, { status: 'done' })).status).toBe(200);
       expect((await owner.put(`/api/v1/tasks/${mine}`, { status: 'done' })).status).toBe(200);
-      const alerts = await eventually(async () => {
-        const got = (await agent.api.get('/api/v1/notifications?limit=100')).body.data.filter((n: any) => n.type === 'task_done_alert');
-        return got.length ? got : undefined;
-      }, 15_000);
-      await sleep(500);
-      expect(alerts.map((n: any) => n.message)).toEqual(['Done: Ship the samples']);
+      const alerts = async () => (await agent.api.get('/api/v1/notifications?limit=100')).body.data.filter((n: any) => n.type === 'task_done_alert');
+      await eventually(async () => (await alerts()).length > 0, 15_000);
+      // The other task's completion was handled too, and started no run.
+      const otherDone = await eventually(async () => completed.find((e) => e.data.task.id === notMine), 15_000);
+      await handled(otherDone.id);
+      expect((await runsOf(rule.body.id)).pagination.total).toBe(1);
+      expect((await alerts()).map((n: any) => n.message)).toEqual(['Done: Ship the samples']);
       expect((await owner.del(`/api/v1/automation/rules/${rule.body.id}`)).status).toBe(204);
     });
 

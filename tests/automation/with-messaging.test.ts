@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
+import { processedBy } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeConnector, org } from './support';
@@ -14,6 +16,7 @@ describe('automation with crm and messaging: keyword auto-reply', () => {
   let stack: Stack;
   let bus: Awaited<ReturnType<typeof eventBus>>;
   let connector: Awaited<ReturnType<typeof fakeConnector>>;
+  let messagingDb: PgClient;
   let owner: Client;
   let orgId: string;
   const dir = mkdtempSync(path.join(tmpdir(), 'automation-attachments-'));
@@ -25,11 +28,14 @@ describe('automation with crm and messaging: keyword auto-reply', () => {
       serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, ATTACHMENTS_DIR: dir }, automation: { RUN_POLL_MS: '100' } },
     });
     bus = await eventBus(stack);
+    messagingDb = new PgClient({ connectionString: stack.databaseUrl('messaging') });
+    await messagingDb.connect();
     const a = await org(stack, 'Acme');
     owner = a.owner;
     orgId = a.orgId;
   }, 60_000);
   afterAll(async () => {
+    await messagingDb?.end();
     await bus?.close();
     await stack?.stop();
     await connector?.stop();
@@ -80,9 +86,12 @@ describe('automation with crm and messaging: keyword auto-reply', () => {
     });
     expect(contact.name).toBe('Lan');
 
-    // The same network message again (a redelivery) sends nothing more.
-    await bus.publish('chatnet.inbound', orgId, inbound);
-    await new Promise((r) => setTimeout(r, 1000));
+    // The same network message again (a redelivery) sends nothing more: messaging handled it (storing a message and
+    // announcing message.received happen in that transaction) and stored nothing new, so no rule ran again.
+    const again = await bus.publish('chatnet.inbound', orgId, inbound);
+    await processedBy(messagingDb, `${stack.env.EVENTS_EXCHANGE}.messaging.inbound`, [again.id]);
+    expect((await owner.get(`/api/v1/conversations/${conv.id}`)).body.messages).toHaveLength(detail.messages.length);
+    expect((await owner.get(`/api/v1/automation/rules/${rule.body.id}/runs`)).body.pagination.total).toBe(1);
     expect(connector.sent.filter((s) => s.accountId === accountId)).toHaveLength(1);
   });
 });

@@ -1,5 +1,6 @@
 import { parseSamples } from '@crm/metrics';
 import { eventually } from '@crm/testing';
+import type { ClientBase, Pool } from 'pg';
 import type { ServiceName, Stack } from './stack';
 
 /**
@@ -38,4 +39,21 @@ export class ConsumerProbe {
   async settled(mark: number, count: number, timeoutMs = 10_000): Promise<void> {
     await eventually(async () => (await this.mark()) >= mark + count, timeoutMs);
   }
+}
+
+/**
+ * Resolves once `consumer` (its queue name, which is its name in processed_events) has committed its handling of
+ * every one of `eventIds`. A consumer with a pool writes that row in the transaction that applies the event, so it
+ * exists only once the handler has run and whatever it did (nothing, when an absence check holds) is committed with
+ * it: the marker for "this event had its chance". A redelivered copy of an event already processed writes no row of
+ * its own; wait for such a copy with ConsumerProbe.
+ */
+export async function processedBy(db: ClientBase | Pool, consumer: string, eventIds: string[], timeoutMs = 15_000): Promise<void> {
+  const ids = [...new Set(eventIds.map((id) => id.toLowerCase()))];
+  // No ids would be no marker at all.
+  if (ids.length === 0) throw new Error(`processedBy(${consumer}): no event ids to wait for`);
+  await eventually(async () => {
+    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM processed_events WHERE consumer = $1 AND event_id = ANY($2::uuid[])', [consumer, ids]);
+    return rows[0].n === ids.length;
+  }, timeoutMs);
 }

@@ -2,17 +2,20 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 import { createPool, migrate, type Pool } from '@crm/db';
-import { createTestDatabase, type TestDatabase } from '@crm/testing';
+import { createTestDatabase, eventually, type TestDatabase } from '@crm/testing';
 import * as deliveries from '../../services/webhooks/src/db/deliveries.repo';
 
 // The delivery queue's statements against a real database: the fan-out announces exactly the rows it
 // inserted, in NOTIFY payloads under PostgreSQL's 8,000-byte limit, and the claim honours the lease and the
 // per-endpoint bound.
 describe('delivery queue statements', () => {
+  /** The test's own channel: a NOTIFY on it marks how far the listener has heard (see announcementsHeard). */
+  const MARKER_CHANNEL = 'webhooks_claim_test_marker';
   let db: TestDatabase;
   let pool: Pool;
   let listener: PgClient;
   const payloads: string[] = [];
+  const markers: string[] = [];
   const orgId = randomUUID();
 
   beforeAll(async () => {
@@ -21,8 +24,12 @@ describe('delivery queue statements', () => {
     await migrate(pool, path.join(__dirname, '../../services/webhooks/migrations'));
     listener = new PgClient({ connectionString: db.url });
     await listener.connect();
-    listener.on('notification', (m) => m.channel === deliveries.DUE_CHANNEL && payloads.push(m.payload ?? ''));
+    listener.on('notification', (m) => {
+      if (m.channel === deliveries.DUE_CHANNEL) payloads.push(m.payload ?? '');
+      if (m.channel === MARKER_CHANNEL) markers.push(m.payload ?? '');
+    });
     await listener.query(`LISTEN ${deliveries.DUE_CHANNEL}`);
+    await listener.query(`LISTEN ${MARKER_CHANNEL}`);
   });
   afterAll(async () => {
     await listener?.end();
@@ -37,18 +44,29 @@ describe('delivery queue statements', () => {
   };
   const events = (n: number, type: string, prefix: string, org = orgId): deliveries.FanOutEvent[] =>
     Array.from({ length: n }, (_, i) => ({ orgId: org, eventId: `${prefix}-${i}`, type, payload: '{}' }));
-  const waitForPayloads = async (n: number) => {
-    const until = Date.now() + 5_000;
-    while (payloads.length < n && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  /**
+   * Resolves once the listener has heard every announcement committed before this call. PostgreSQL delivers a
+   * session's notifications in the order their transactions committed, whatever their channel, so a marker sent now
+   * arrives after all of them: what is in `payloads` then is everything that was announced, and nothing more comes.
+   */
+  const announcementsHeard = async () => {
+    const marker = randomUUID();
+    await pool.query('SELECT pg_notify($1, $2)', [MARKER_CHANNEL, marker]);
+    await eventually(async () => markers.includes(marker), 5_000, 5);
+  };
+  /** Forget what was announced so far, late announcements of earlier statements included. */
+  const listenAfresh = async () => {
+    await announcementsHeard();
+    payloads.length = 0;
   };
 
   it('announces the ids it inserted, 200 per notification, each payload under 8,000 bytes; a repeated batch announces nothing', async () => {
     const hook = await addHook(['contact.created']);
     await addHook(['contact.updated']);
     const otherOrgHook = await addHook(['contact.created'], randomUUID());
-    payloads.length = 0;
+    await listenAfresh();
     expect(await deliveries.fanOut(pool, events(450, 'contact.created', 'a'))).toBe(450);
-    await waitForPayloads(3);
+    await announcementsHeard();
     expect(payloads).toHaveLength(3);
     for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8_000);
     const announced = payloads.flatMap((p) => deliveries.parseAnnouncement(p).ids);
@@ -57,17 +75,17 @@ describe('delivery queue statements', () => {
     expect(rows.every((r) => r.webhook_id === hook && r.webhook_id !== otherOrgHook)).toBe(true);
     expect(announced.sort()).toEqual(rows.map((r) => r.id).sort());
 
-    payloads.length = 0;
+    await listenAfresh();
     expect(await deliveries.fanOut(pool, events(450, 'contact.created', 'a'))).toBe(0);
-    await new Promise((r) => setTimeout(r, 200));
+    await announcementsHeard();
     expect(payloads).toHaveLength(0);
   });
 
   it('claims announced ids once: a second claim of the same ids, by any worker, finds them leased', async () => {
     const hook = await addHook(['message.sent']);
-    payloads.length = 0;
+    await listenAfresh();
     await deliveries.fanOut(pool, events(5, 'message.sent', 'b'));
-    await waitForPayloads(1);
+    await announcementsHeard();
     const ids = payloads.flatMap((p) => deliveries.parseAnnouncement(p).ids);
     const claim = (busy = new Map<string, number>()) => deliveries.claim(pool, { ids, limit: 50, leaseMs: 60_000, perEndpoint: 8, busy, scan: 0 });
     const [a, b] = await Promise.all([claim(), claim()]);
@@ -82,9 +100,9 @@ describe('delivery queue statements', () => {
     await pool.query(`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL`);
     const slow = await addHook(['conversation.created']);
     const other = await addHook(['conversation.created']);
-    payloads.length = 0;
+    await listenAfresh();
     await deliveries.fanOut(pool, events(20, 'conversation.created', 'c'));
-    await waitForPayloads(2);
+    await announcementsHeard();
     const ids = payloads.flatMap((p) => deliveries.parseAnnouncement(p).ids);
     const base = { limit: 50, leaseMs: 60_000, perEndpoint: 8 };
 
@@ -140,7 +158,7 @@ describe('delivery queue statements', () => {
     const second = await addHook(['contact.deleted']);
     await addHook(['contact.deleted'], randomUUID());
     await pool.query(`UPDATE webhook_settings SET failing_since = now() - interval '1 hour' WHERE id = $1`, [first]);
-    payloads.length = 0;
+    await listenAfresh();
     // 3 events (one of them twice in the batch) to 2 endpoints of the org: 6 deliveries, oldest event first, the
     // org's endpoints in the order they were made; nothing is written yet.
     const batch = [...events(3, 'contact.deleted', 'k'), events(2, 'contact.deleted', 'k')[1]];
@@ -185,8 +203,7 @@ describe('delivery queue statements', () => {
     }
     // A success closes the endpoint's failure run; only the due rows are announced, and a claim takes only them.
     expect((await pool.query('SELECT failing_since FROM webhook_settings WHERE id = $1', [first])).rows[0].failing_since).toBeNull();
-    await waitForPayloads(2);
-    await new Promise((r) => setTimeout(r, 100));
+    await announcementsHeard();
     const announced = payloads.flatMap((p) => deliveries.parseAnnouncement(p).ids);
     const due = rows.filter((r) => r.state === 'due').map((r) => r.id);
     expect(announced.sort()).toEqual([...due].sort());
@@ -208,21 +225,21 @@ describe('delivery queue statements', () => {
       state: t.event === 0 ? 'succeeded' : 'due',
       result: t.event === 0 ? result : undefined,
     }));
-    payloads.length = 0;
+    await listenAfresh();
     const lateWritten = await deliveries.insertFanOut(pool, late, 60_000);
     const writtenFor = (hook: string) => late.filter((r) => r.webhookId === hook && lateWritten.has(r.id)).map((r) => r.state);
     expect(writtenFor(on)).toEqual(['succeeded', 'due']);
     expect(writtenFor(off)).toEqual(['succeeded']);
     expect(writtenFor(gone)).toEqual([]);
-    // Only the due row written is announced (heard before the next check starts listening afresh).
-    await waitForPayloads(1);
+    // Only the due row written is announced.
+    await announcementsHeard();
     expect(payloads.map((p) => deliveries.parseAnnouncement(p))).toEqual([{ webhookId: on, ids: [late.find((r) => r.webhookId === on && r.state === 'due')!.id] }]);
 
     // A redelivered batch plans nothing; a delivery planned twice (two instances) is written once.
     expect(await deliveries.planFanOut(pool, batch)).toEqual([]);
-    payloads.length = 0;
+    await listenAfresh();
     expect((await deliveries.insertFanOut(pool, [{ ...rows[2], id: randomUUID() }], 60_000)).size).toBe(0);
-    await new Promise((r) => setTimeout(r, 200));
+    await announcementsHeard();
     expect(payloads).toHaveLength(0);
   });
 });
