@@ -9,7 +9,13 @@ const here = path.dirname(fileURLToPath(import.meta.url)); // import.meta.dirnam
 
 // Test files sit next to the code but outside their workspace's tsconfig (the build excludes them), so the
 // type-aware rules cannot see them; they get the rules that need no types. tests/ has a tsconfig of its own.
-const untypedTests = ['services/*/src/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'packages/events/src/test-support/**', 'services/gateway/src/test-support/**', 'packages/validation/src/test-support/**'];
+const untypedTests = [
+  'services/*/src/**/*.test.ts',
+  'packages/*/src/**/*.test.ts',
+  'packages/events/src/test-support/**',
+  'services/gateway/src/test-support/**',
+  'packages/validation/src/test-support/**',
+];
 
 export default defineConfig(
   globalIgnores(['**/dist/**', '**/node_modules/**', '**/coverage/**', '.local/**', 'bench/**/out/**']),

@@ -64,14 +64,19 @@ function commentLines(text) {
 }
 
 export function generatedPart() {
-  const shared = { ...docComments(path.join(root, 'packages', 'config', 'src', 'index.ts')), ...docComments(path.join(root, 'packages', 'config', 'src', 'production.ts')) };
+  const shared = {
+    ...docComments(path.join(root, 'packages', 'config', 'src', 'index.ts')),
+    ...docComments(path.join(root, 'packages', 'config', 'src', 'production.ts')),
+  };
   const parts = [
     MARKER,
     '# Tuning and behaviour. To change one for a service under compose, put KEY=value in deploy/env/<service>.env',
     '# (compose reads it when it exists; it is not committed). This file itself is read by compose, not handed to',
     '# the services whole, so values written here reach no service. Secrets and connection URLs are set above.',
   ];
-  const services = readdirSync(path.join(root, 'services')).filter((s) => existsSync(path.join(root, 'services', s, 'src', 'config.ts'))).sort();
+  const services = readdirSync(path.join(root, 'services'))
+    .filter((s) => existsSync(path.join(root, 'services', s, 'src', 'config.ts')))
+    .sort();
   for (const service of services) {
     const dist = path.join(root, 'services', service, 'dist', 'config.js');
     if (!existsSync(dist)) throw new Error(`services/${service} is not built (npm run build)`);
@@ -79,7 +84,7 @@ export function generatedPart() {
     const docs = { ...shared, ...docComments(path.join(root, 'services', service, 'src', 'config.ts')) };
     parts.push('', `# ---- ${service} ----`);
     for (const [key, value] of Object.entries(config)) {
-      if (SECRET.test(key) || /_URL$/.test(key) && /@/.test(shown(value))) continue;
+      if (SECRET.test(key) || (/_URL$/.test(key) && /@/.test(shown(value)))) continue;
       if (docs[key]) parts.push(...commentLines(docs[key]));
       parts.push(`# ${key}=${shown(value)}`);
     }
@@ -94,7 +99,7 @@ function main() {
   const next = head + generatedPart();
   if (process.argv.includes('--check')) {
     if (next !== current) {
-      console.error('.env.example is out of date with the services\' settings: run `npm run env:example` (after npm run build).');
+      console.error(".env.example is out of date with the services' settings: run `npm run env:example` (after npm run build).");
       process.exit(1);
     }
     return;

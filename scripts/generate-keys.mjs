@@ -31,7 +31,14 @@ const certVar = (name) => `${prefixOf(name)}_GRPC_TLS_CERT`;
 const tlsKeyVar = (name) => `${prefixOf(name)}_GRPC_TLS_KEY`;
 const TLS_VARS = ['GRPC_TLS_CA', ...kit.INTERNAL_PRINCIPALS.flatMap((n) => [certVar(n), tlsKeyVar(n)])];
 
-const parse = (text) => new Map(text.split('\n').map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l.trim())).filter(Boolean).map((m) => [m[1], m[2]]));
+const parse = (text) =>
+  new Map(
+    text
+      .split('\n')
+      .map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l.trim()))
+      .filter(Boolean)
+      .map((m) => [m[1], m[2]]),
+  );
 const kept = process.argv[2] && existsSync(process.argv[2]) ? parse(readFileSync(process.argv[2], 'utf8')) : new Map();
 
 const { privateKeys, publicKeys } = kit.generateInternalKeys(() => randomBytes(32));
@@ -65,7 +72,7 @@ const example = readFileSync(path.join(root, '.env.example'), 'utf8');
 const out = example.split('\n').map((line) => {
   const m = /^([A-Z0-9_]+)=(.*)$/.exec(line);
   if (!m) return line;
-  const value = m[2] === '' ? valueFor(m[1]) : kept.get(m[1]) ?? m[2];
+  const value = m[2] === '' ? valueFor(m[1]) : (kept.get(m[1]) ?? m[2]);
   return value === undefined ? line : `${m[1]}=${value}`;
 });
 process.stdout.write(out.join('\n'));

@@ -137,7 +137,13 @@ export function devSecrets() {
   }
   if (created) {
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, Object.entries(out).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+    writeFileSync(
+      file,
+      Object.entries(out)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n') + '\n',
+      { mode: 0o600 },
+    );
     console.log(`› Generated development secrets into ${path.relative(root, file)} (git-ignored; kept across restarts).`);
   }
   return {

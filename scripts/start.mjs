@@ -50,7 +50,10 @@ const common = {
 
 const supervisor = createSupervisor();
 const launch = (name, env) =>
-  supervisor.launch(name, process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], { cwd: root, env: { ...process.env, ...common, ...env } });
+  supervisor.launch(name, process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], {
+    cwd: root,
+    env: { ...process.env, ...common, ...env },
+  });
 
 function shutdown(code = 0) {
   if (supervisor.stopping) return;
@@ -71,7 +74,9 @@ for (;;) {
     const res = await fetch(`http://127.0.0.1:${gatewayPort}/readyz`);
     if (res.ok) {
       console.log(`\n✓ Messaging CRM is up: gateway on http://localhost:${gatewayPort} (services: ${services.map((s) => s.name).join(', ')}).`);
-      console.log(`  First run? POST http://localhost:${gatewayPort}/api/v1/setup, or open http://localhost:${gatewayPort}/settings/dev/api. Ctrl+C stops everything.\n`);
+      console.log(
+        `  First run? POST http://localhost:${gatewayPort}/api/v1/setup, or open http://localhost:${gatewayPort}/settings/dev/api. Ctrl+C stops everything.\n`,
+      );
       break;
     }
   } catch {

@@ -7,7 +7,13 @@ import { spawn } from 'node:child_process';
  * broker restart must not end the whole product. The others keep serving meanwhile, and the gateway answers 503
  * for what needs the missing one. Every line a child prints is prefixed with its name.
  */
-export function createSupervisor({ minDelayMs = 1000, maxDelayMs = 30_000, stableAfterMs = 60_000, out = process.stdout, err = process.stderr } = {}) {
+export function createSupervisor({
+  minDelayMs = 1000,
+  maxDelayMs = 30_000,
+  stableAfterMs = 60_000,
+  out = process.stdout,
+  err = process.stderr,
+} = {}) {
   const children = new Map(); // name → the running child process
   const restarts = new Map(); // name → { delayMs, timer }
   let stopping = false;
@@ -56,5 +62,11 @@ export function createSupervisor({ minDelayMs = 1000, maxDelayMs = 30_000, stabl
     return Promise.race([exited, new Promise((r) => setTimeout(r, boundMs).unref())]);
   }
 
-  return { launch, stop, get stopping() { return stopping; } };
+  return {
+    launch,
+    stop,
+    get stopping() {
+      return stopping;
+    },
+  };
 }

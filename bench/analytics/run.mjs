@@ -63,7 +63,16 @@ async function measure(url, token, paths, label, duration = DURATION, connection
     headers: { authorization: `Bearer ${token}` },
     requests: paths.map((p) => ({ method: 'GET', path: p })),
   });
-  const result = { label, connections, paths: paths.length, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors, load: os.loadavg()[0] };
+  const result = {
+    label,
+    connections,
+    paths: paths.length,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.non2xx + r.errors,
+    load: os.loadavg()[0],
+  };
   console.log(`${label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}`);
   return result;
 }
@@ -74,10 +83,31 @@ async function checkSeed(db, orgId) {
   const { rows: convs } = await db.query('SELECT conversation_id FROM analytics_conversations WHERE org_id = $1 ORDER BY random() LIMIT 50', [orgId]);
   const key = (d) => `${d.kind}|${d.first}|${d.startedAt}|${d.endedAt}|${d.userId}`;
   for (const { conversation_id: id } of convs) {
-    const { rows: items } = await db.query('SELECT item_id, at, kind, user_id FROM analytics_items WHERE org_id = $1 AND conversation_id = $2 ORDER BY at, kind, item_id', [orgId, id]);
-    const expected = replay(EMPTY_STATE, items.map((i) => ({ id: i.item_id, at: i.at.getTime(), kind: i.kind, userId: i.user_id }))).durations.map(key).sort();
-    const { rows: stored } = await db.query('SELECT kind, first, started_at, ended_at, user_id FROM analytics_durations WHERE org_id = $1 AND conversation_id = $2', [orgId, id]);
-    const actual = stored.map((d) => key({ kind: d.kind === 1 ? 'response' : 'resolution', first: d.first, startedAt: d.started_at.getTime(), endedAt: d.ended_at.getTime(), userId: d.user_id })).sort();
+    const { rows: items } = await db.query(
+      'SELECT item_id, at, kind, user_id FROM analytics_items WHERE org_id = $1 AND conversation_id = $2 ORDER BY at, kind, item_id',
+      [orgId, id],
+    );
+    const expected = replay(
+      EMPTY_STATE,
+      items.map((i) => ({ id: i.item_id, at: i.at.getTime(), kind: i.kind, userId: i.user_id })),
+    )
+      .durations.map(key)
+      .sort();
+    const { rows: stored } = await db.query(
+      'SELECT kind, first, started_at, ended_at, user_id FROM analytics_durations WHERE org_id = $1 AND conversation_id = $2',
+      [orgId, id],
+    );
+    const actual = stored
+      .map((d) =>
+        key({
+          kind: d.kind === 1 ? 'response' : 'resolution',
+          first: d.first,
+          startedAt: d.started_at.getTime(),
+          endedAt: d.ended_at.getTime(),
+          userId: d.user_id,
+        }),
+      )
+      .sort();
     if (JSON.stringify(actual) !== JSON.stringify(expected)) throw new Error(`seeded conversation ${id} differs from the consumer's replay`);
   }
   return convs.length;
@@ -127,7 +157,10 @@ async function sqlComparison(db, orgId, from, to, bounds) {
       [orgId, from, to, targets.map((t) => t[0]), targets.map((t) => t[1])],
     );
     const sla = bounds.filter((b) => b <= 900000).length;
-    await db.query(`SELECT count(*) FROM analytics_durations WHERE org_id = $1 AND kind = 1 AND bucket = $4 AND ended_at >= $2 AND ended_at < $3 AND ms <= 900000`, [orgId, from, to, sla]);
+    await db.query(
+      `SELECT count(*) FROM analytics_durations WHERE org_id = $1 AND kind = 1 AND bucket = $4 AND ended_at >= $2 AND ended_at < $3 AND ms <= 900000`,
+      [orgId, from, to, sla],
+    );
   };
   await exact();
   await histogramWay();
@@ -152,7 +185,12 @@ async function main() {
     await waitReady(url);
 
     const signup = (orgName) =>
-      api(url, undefined, 'POST', '/api/v1/auth/signup', { orgName, fullName: 'Bench Owner', email: `bench.${run}.${orgName.toLowerCase()}@example.test`, password: 'correct horse battery' });
+      api(url, undefined, 'POST', '/api/v1/auth/signup', {
+        orgName,
+        fullName: 'Bench Owner',
+        email: `bench.${run}.${orgName.toLowerCase()}@example.test`,
+        password: 'correct horse battery',
+      });
     const big = await signup('Big');
     const other = await signup('Neighbour');
     const setUp = async (org) => {
@@ -168,7 +206,8 @@ async function main() {
         users.push(u.id);
       }
       const statusIds = [];
-      for (const [i, name] of ['Qualified', 'Proposal', 'Negotiation'].entries()) statusIds.push((await api(url, org.token, 'POST', '/api/v1/contact-statuses', { name, position: i + 1 })).id);
+      for (const [i, name] of ['Qualified', 'Proposal', 'Negotiation'].entries())
+        statusIds.push((await api(url, org.token, 'POST', '/api/v1/contact-statuses', { name, position: i + 1 })).id);
       return { users, statusIds };
     };
     const bigSetup = await setUp(big);
@@ -181,7 +220,13 @@ async function main() {
     const t0 = Date.now();
     const seeded = await seedAnalytics(db, { orgId: big.user.orgId, ...bigSetup, conversations: CONVERSATIONS, contacts: CONTACTS, bounds: BOUNDS });
     // A neighbouring tenant, so the indexes hold more than one organization.
-    const neighbour = await seedAnalytics(db, { orgId: other.user.orgId, ...otherSetup, conversations: Math.round(CONVERSATIONS / 5), contacts: Math.round(CONTACTS / 5), bounds: BOUNDS });
+    const neighbour = await seedAnalytics(db, {
+      orgId: other.user.orgId,
+      ...otherSetup,
+      conversations: Math.round(CONVERSATIONS / 5),
+      contacts: Math.round(CONTACTS / 5),
+      bounds: BOUNDS,
+    });
     await db.query('VACUUM ANALYZE');
     const seedSeconds = (Date.now() - t0) / 1000;
     console.log(`seeded in ${seedSeconds.toFixed(0)} s:`, seeded, 'neighbour:', neighbour);
@@ -206,7 +251,10 @@ async function main() {
       ['response-time, 30 days', [q('response-time', month)]],
       ['response-time, 365 days', [q('response-time', year)]],
       ['response-time, 365 days between timestamps (partial days at both ends)', [q('response-time', yearEdges)]],
-      ['response-time, 365 days, slaMinutes 5 / 60', [q('response-time', { ...year, slaMinutes: '5' }), q('response-time', { ...year, slaMinutes: '60' })]],
+      [
+        'response-time, 365 days, slaMinutes 5 / 60',
+        [q('response-time', { ...year, slaMinutes: '5' }), q('response-time', { ...year, slaMinutes: '60' })],
+      ],
       ['team-performance, 30 days (not a target)', [q('team-performance', month)]],
       ['team-performance, 365 days (not a target)', [q('team-performance', year)]],
     ];
@@ -223,7 +271,13 @@ async function main() {
       await measure(url, big.token, paths, `warm-up ${label}`, WARM_UP, connections).catch(() => undefined);
       results.push(await measure(url, big.token, paths, label, DURATION, connections));
     }
-    const sql = await sqlComparison(db, big.user.orgId, new Date(`${year.dateFrom}T00:00:00Z`), new Date(new Date(`${year.dateTo}T00:00:00Z`).getTime() + 86_400_000), BOUNDS);
+    const sql = await sqlComparison(
+      db,
+      big.user.orgId,
+      new Date(`${year.dateFrom}T00:00:00Z`),
+      new Date(new Date(`${year.dateTo}T00:00:00Z`).getTime() + 86_400_000),
+      BOUNDS,
+    );
     console.log('SQL, 365 days: exact percentile_disc', sql.exact, 'histogram + bucket', sql.histogram);
     await db.end();
     if (WRITE) writeResults(results, sql, { seeded, neighbour, seedSeconds, checked, sample });
@@ -240,7 +294,9 @@ async function main() {
     await require('@crm/testing')
       .deleteRabbitPrefix(AMQP, env.EVENTS_EXCHANGE)
       .catch((err) => console.error(`could not delete RabbitMQ topology ${env.EVENTS_EXCHANGE}: ${err.message}`));
-    await require('@crm/testing').clearRedisPrefix(env.REDIS_PREFIX).catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
+    await require('@crm/testing')
+      .clearRedisPrefix(env.REDIS_PREFIX)
+      .catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
   }
 }
 
@@ -264,7 +320,8 @@ function writeResults(results, sql, meta) {
     `organization with ${n(meta.seeded.contacts)} contacts and ${n(meta.seeded.messages)} messages over 365 days (${n(meta.seeded.responses)} responses, ${n(meta.seeded.resolutions)} resolutions), plus a`,
     `neighbouring one with ${n(meta.neighbour.contacts)} contacts and ${n(meta.neighbour.messages)} messages. The read model was seeded with set-based SQL straight into its`,
     `tables (bench/analytics/seed.mjs, ${meta.seedSeconds.toFixed(0)} s), not through 1.2M events; ${meta.checked} seeded conversations were replayed with the consumer's code`,
-    'and matched. Tool: autocannon (in the runner process), ' + `${CONNECTIONS} connections unless the row says otherwise, ${DURATION} s per scenario after a ${WARM_UP} s warm-up, on the`,
+    'and matched. Tool: autocannon (in the runner process), ' +
+      `${CONNECTIONS} connections unless the row says otherwise, ${DURATION} s per scenario after a ${WARM_UP} s warm-up, on the`,
     'same 2-core machine as PostgreSQL, Redis, the three Node processes and other work (last column). Each scenario cycles',
     'through its paths. "p99 ÷ baseline" compares with GET /api/v1/profile measured in the same run (same hops, one row).',
     `Measured ${when} UTC.`,

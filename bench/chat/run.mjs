@@ -63,7 +63,11 @@ const pct = (xs, p) => {
 
 function start(name, env, readyText) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], { cwd: root, env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], {
+      cwd: root,
+      env: { ...process.env, METRICS_PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     procs.push(p);
     pids[name] = p.pid;
     let out = '';
@@ -96,7 +100,11 @@ const requestLatencies = new Map();
 
 function inbound(phase, i) {
   const contact = i % CONTACTS;
-  const body = JSON.stringify({ fromUid: `uid-${contact}`, fromName: `Contact ${contact}`, content: `${phase}-${i}-${randomBytes(3).toString('hex')}` });
+  const body = JSON.stringify({
+    fromUid: `uid-${contact}`,
+    fromName: `Contact ${contact}`,
+    content: `${phase}-${i}-${randomBytes(3).toString('hex')}`,
+  });
   const t0 = performance.now();
   return new Promise((resolve) => {
     const r = http.request(
@@ -149,13 +157,19 @@ function publishInbound(phase, i) {
   const body = Buffer.from(JSON.stringify({ id, type: 'chatnet.inbound', orgId, occurredAt: data.sentAt, data }));
   const t0 = performance.now();
   return new Promise((resolve) => {
-    pubChannel.publish(exchange, 'chatnet.inbound', body, { persistent: true, userId: publisher, contentType: 'application/json', messageId: id }, (err) => {
-      const bucket = err ? errors : accepted;
-      bucket.set(phase, (bucket.get(phase) ?? 0) + 1);
-      if (!requestLatencies.has(phase)) requestLatencies.set(phase, []);
-      requestLatencies.get(phase).push(performance.now() - t0);
-      resolve();
-    });
+    pubChannel.publish(
+      exchange,
+      'chatnet.inbound',
+      body,
+      { persistent: true, userId: publisher, contentType: 'application/json', messageId: id },
+      (err) => {
+        const bucket = err ? errors : accepted;
+        bucket.set(phase, (bucket.get(phase) ?? 0) + 1);
+        if (!requestLatencies.has(phase)) requestLatencies.set(phase, []);
+        requestLatencies.get(phase).push(performance.now() - t0);
+        resolve();
+      },
+    );
   });
 }
 let send = inbound;
@@ -294,7 +308,12 @@ try {
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: body && JSON.stringify(body),
     }).then(async (r) => ({ status: r.status, body: await r.json().catch(() => undefined) }));
-  const signup = await api('POST', '/api/v1/auth/signup', { orgName: 'Bench', fullName: 'Bench Owner', email: `bench${stamp}@example.test`, password: 'bench password 1' });
+  const signup = await api('POST', '/api/v1/auth/signup', {
+    orgName: 'Bench',
+    fullName: 'Bench Owner',
+    email: `bench${stamp}@example.test`,
+    password: 'bench password 1',
+  });
   token = signup.body.token;
   const created = await api('POST', '/api/v1/chatnet-accounts', { displayName: 'Bench line' });
   accountId = created.body.id;
@@ -350,8 +369,23 @@ try {
       const rows = await rowsOf(phase);
       const ev = received.get(phase) ?? [];
       const cpu = cpuPerMessage(cpu0, await cpuSnapshot(), rows.length);
-      steps.push({ label: String(rate), rate, sent: run.total, ok, errors: errors.get(phase) ?? 0, events: got, rows: rows.length, perSecond: rows.perSecond, ev, rowLat: rows, req: requestLatencies.get(phase) ?? [], cpu });
-      console.log(`${source} ${rate}/s: accepted ${ok}/${run.total}, events ${got}, rows ${rows.length}, event p99 ${f(pct(ev, 99))} ms, row p99 ${f(pct(rows, 99))} ms`);
+      steps.push({
+        label: String(rate),
+        rate,
+        sent: run.total,
+        ok,
+        errors: errors.get(phase) ?? 0,
+        events: got,
+        rows: rows.length,
+        perSecond: rows.perSecond,
+        ev,
+        rowLat: rows,
+        req: requestLatencies.get(phase) ?? [],
+        cpu,
+      });
+      console.log(
+        `${source} ${rate}/s: accepted ${ok}/${run.total}, events ${got}, rows ${rows.length}, event p99 ${f(pct(ev, 99))} ms, row p99 ${f(pct(rows, 99))} ms`,
+      );
       await sleep(2000);
     }
     const phase = `${tag}peak`;
@@ -361,7 +395,19 @@ try {
     const peakGot = await drain(phase, peakOk);
     await sleep(500);
     const peakRows = await rowsOf(phase);
-    steps.push({ label: `peak (closed loop, ${PEAK_CONCURRENCY} senders)`, sent: peakSent, ok: peakOk, errors: errors.get(phase) ?? 0, events: peakGot, rows: peakRows.length, perSecond: peakRows.perSecond, ev: received.get(phase) ?? [], rowLat: peakRows, req: requestLatencies.get(phase) ?? [], cpu: cpuPerMessage(cpu0, await cpuSnapshot(), peakRows.length) });
+    steps.push({
+      label: `peak (closed loop, ${PEAK_CONCURRENCY} senders)`,
+      sent: peakSent,
+      ok: peakOk,
+      errors: errors.get(phase) ?? 0,
+      events: peakGot,
+      rows: peakRows.length,
+      perSecond: peakRows.perSecond,
+      ev: received.get(phase) ?? [],
+      rowLat: peakRows,
+      req: requestLatencies.get(phase) ?? [],
+      cpu: cpuPerMessage(cpu0, await cpuSnapshot(), peakRows.length),
+    });
     const good = steps.filter((s) => s.rate && lossless(s) && pct(s.ev, 99) < 100 && pct(s.rowLat, 99) < 100);
     const best = good.reduce((m, s) => (s.rate > (m?.rate ?? 0) ? s : m), undefined);
     results.push({ source, steps, best });
@@ -372,7 +418,13 @@ try {
   const capacity = (r) => {
     const med = (xs) => pct(xs.filter(Number.isFinite), 50);
     const ours = med(r.steps.map((s) => s.cpu.messaging + s.cpu['pg messaging']));
-    const path_ = med(r.steps.map((s) => Object.entries(s.cpu).filter(([k]) => k !== 'load generator').reduce((a, [, v]) => a + v, 0)));
+    const path_ = med(
+      r.steps.map((s) =>
+        Object.entries(s.cpu)
+          .filter(([k]) => k !== 'load generator')
+          .reduce((a, [, v]) => a + v, 0),
+      ),
+    );
     return (
       `Median CPU per message: messaging ${f(ours)} ms (its process and its PostgreSQL backends), every service of the path ${f(path_)} ms. ` +
       `On two otherwise idle cores that bounds throughput near ${(2000 / ours).toFixed(0)} msg/s for messaging alone and ${(2000 / path_).toFixed(0)} msg/s for the path ` +
@@ -387,11 +439,18 @@ try {
         `| ${s.label} | ${s.sent} | ${s.ok} | ${s.rows} | ${s.events} | ${s.perSecond.toFixed(0)} | ${f(pct(s.ev, 50))} | ${f(pct(s.ev, 99))} | ${f(pct(s.rowLat, 50))} | ${f(pct(s.rowLat, 99))} | ${f(pct(s.req, 99))} | ${s.errors} |`,
     ),
     '',
-    'CPU milliseconds per stored message, by process (from /proc; pg = the PostgreSQL backends of each service\'s database; RabbitMQ not counted):',
+    "CPU milliseconds per stored message, by process (from /proc; pg = the PostgreSQL backends of each service's database; RabbitMQ not counted):",
     '',
     `| offered msg/s | ${Object.keys(r.steps[0].cpu).join(' | ')} | total |`,
-    `|---|${Object.keys(r.steps[0].cpu).map(() => '---|').join('')}---|`,
-    ...r.steps.map((s) => `| ${s.label} | ${Object.values(s.cpu).map((v) => f(v)).join(' | ')} | ${f(Object.values(s.cpu).reduce((a, b) => a + b, 0))} |`),
+    `|---|${Object.keys(r.steps[0].cpu)
+      .map(() => '---|')
+      .join('')}---|`,
+    ...r.steps.map(
+      (s) =>
+        `| ${s.label} | ${Object.values(s.cpu)
+          .map((v) => f(v))
+          .join(' | ')} | ${f(Object.values(s.cpu).reduce((a, b) => a + b, 0))} |`,
+    ),
     '',
     capacity(r),
     '',
@@ -414,7 +473,9 @@ try {
     ...results.flatMap((r) => [titles[r.source], ...table(r)]),
   ].join('\n');
   const file = path.join(root, 'bench', 'RESULTS.md');
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n\nEach section is written by its benchmark; ratios compare paths measured in the same run.\n\n';
+  let text = existsSync(file)
+    ? readFileSync(file, 'utf8')
+    : '# Benchmark results\n\nEach section is written by its benchmark; ratios compare paths measured in the same run.\n\n';
   const re = /## chat\n[\s\S]*?(?=\n## |$)/;
   text = re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n${section}`;
   writeFileSync(file, text);

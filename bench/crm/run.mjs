@@ -36,13 +36,71 @@ const AMQP = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const run = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
 const dbUrl = benchDbUrl(PG, run);
 
-
 const { children, launch, stopAll } = processGroup();
 
 // Names as a Vietnamese CRM sees them (with accents; search folds them), plus some English ones.
-const FAMILY = ['Nguyễn', 'Trần', 'Lê', 'Phạm', 'Hoàng', 'Huỳnh', 'Phan', 'Vũ', 'Võ', 'Đặng', 'Bùi', 'Đỗ', 'Hồ', 'Ngô', 'Dương', 'Lý', 'Smith', 'Johnson', 'Brown', 'Garcia'];
+const FAMILY = [
+  'Nguyễn',
+  'Trần',
+  'Lê',
+  'Phạm',
+  'Hoàng',
+  'Huỳnh',
+  'Phan',
+  'Vũ',
+  'Võ',
+  'Đặng',
+  'Bùi',
+  'Đỗ',
+  'Hồ',
+  'Ngô',
+  'Dương',
+  'Lý',
+  'Smith',
+  'Johnson',
+  'Brown',
+  'Garcia',
+];
 const MIDDLE = ['Văn', 'Thị', 'Hữu', 'Minh', 'Thanh', 'Quốc', 'Ngọc', 'Đức'];
-const GIVEN = ['An', 'Bình', 'Cường', 'Dũng', 'Hà', 'Hải', 'Hạnh', 'Hiếu', 'Hoa', 'Hùng', 'Hương', 'Khánh', 'Lan', 'Linh', 'Long', 'Mai', 'Nam', 'Nga', 'Phong', 'Phúc', 'Quân', 'Quang', 'Sơn', 'Tâm', 'Thảo', 'Thắng', 'Trang', 'Trung', 'Tuấn', 'Uyên', 'Việt', 'Vy', 'Yến', 'Emma', 'Oliver', 'Sophia', 'Liam'];
+const GIVEN = [
+  'An',
+  'Bình',
+  'Cường',
+  'Dũng',
+  'Hà',
+  'Hải',
+  'Hạnh',
+  'Hiếu',
+  'Hoa',
+  'Hùng',
+  'Hương',
+  'Khánh',
+  'Lan',
+  'Linh',
+  'Long',
+  'Mai',
+  'Nam',
+  'Nga',
+  'Phong',
+  'Phúc',
+  'Quân',
+  'Quang',
+  'Sơn',
+  'Tâm',
+  'Thảo',
+  'Thắng',
+  'Trang',
+  'Trung',
+  'Tuấn',
+  'Uyên',
+  'Việt',
+  'Vy',
+  'Yến',
+  'Emma',
+  'Oliver',
+  'Sophia',
+  'Liam',
+];
 
 /** One INSERT ... SELECT per org: deterministic spread of names, sources, statuses, scores and activity. */
 async function seed(client, orgId, count, phoneBase) {
@@ -164,7 +222,12 @@ async function main() {
     const wordSearches = [...GIVEN.map((g) => q({ search: g })), ...FAMILY.map((f) => q({ search: fold(f) }))];
     const phoneSearches = sample.rows.slice(0, 100).flatMap((r) => [q({ search: `0${r.phone.slice(3)}` }), q({ search: r.phone.slice(3, 9) })]);
     const emailSearches = sample.rows.slice(100, 200).map((r) => q({ search: r.email.split('@')[0] }));
-    const filters = [q({ status: 'lead', sortBy: 'leadScore' }), q({ hasChatnet: 'true', source: 'chatnet' }), q({ tag: 'vip', scoreMin: '50' }), q({ threadType: 'user', hasChatnet: 'unknown' })];
+    const filters = [
+      q({ status: 'lead', sortBy: 'leadScore' }),
+      q({ hasChatnet: 'true', source: 'chatnet' }),
+      q({ tag: 'vip', scoreMin: '50' }),
+      q({ threadType: 'user', hasChatnet: 'unknown' }),
+    ];
 
     if (HOLD) {
       console.log(JSON.stringify({ url, token: big.token, orgId: big.user.orgId, crmDb }));
@@ -176,7 +239,12 @@ async function main() {
       // The floor of this machine at this moment: the same hops (JWT, gateway, gRPC, one indexed SELECT), tiny body.
       wrk(url, auth, ['/api/v1/profile'], 'baseline: GET /api/v1/profile (identity, one row)'),
       wrk(url, auth, [q({})], 'list, default (lastActivity desc, page 1, limit 50)'),
-      wrk(url, auth, [1, 2, 5, 20, 100].map((page) => q({ page: String(page), sortBy: 'createdAt' })), 'list, sortBy createdAt, pages 1-100'),
+      wrk(
+        url,
+        auth,
+        [1, 2, 5, 20, 100].map((page) => q({ page: String(page), sortBy: 'createdAt' })),
+        'list, sortBy createdAt, pages 1-100',
+      ),
       wrk(url, auth, filters, 'list, filters (status / hasChatnet+source / tag+scoreMin / threadType+hasChatnet)'),
       wrk(url, auth, fullNameSearches, 'search, full names (accented and unaccented)'),
       wrk(url, auth, wordSearches, 'search, one given or family name (2.7k-5k matches)'),
@@ -213,14 +281,18 @@ async function main() {
     await require('@crm/testing')
       .deleteRabbitPrefix(AMQP, env.EVENTS_EXCHANGE)
       .catch((err) => console.error(`could not delete RabbitMQ topology ${env.EVENTS_EXCHANGE}: ${err.message}`));
-    await require('@crm/testing').clearRedisPrefix(env.REDIS_PREFIX).catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
+    await require('@crm/testing')
+      .clearRedisPrefix(env.REDIS_PREFIX)
+      .catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
   }
 }
 
 function writeResults(results, meta) {
   const file = path.join(root, 'bench', 'RESULTS.md');
   const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
-  const rows = results.map((r) => `| ${r.label} | ${r.paths} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} | ${r.load.toFixed(1)} |`);
+  const rows = results.map(
+    (r) => `| ${r.label} | ${r.paths} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} | ${r.load.toFixed(1)} |`,
+  );
   const section = [
     '## crm',
     '',

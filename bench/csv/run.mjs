@@ -58,7 +58,9 @@ function importFile(rows) {
     const name = `${FAMILY[n % FAMILY.length]} ${GIVEN[(n * 7) % GIVEN.length]} ${n}`;
     const quoted = n % 10 === 0 ? `"${name}, ""Jr."""` : name;
     const note = n % 50 === 0 ? '"called twice,\r\nwants a quote"' : 'ok';
-    lines.push(`${quoted},+849${String(n).padStart(8, '0')},contact.${n}@mail.example,${n % 3 === 0 ? 'vip;hanoi' : 'lead'},${['new', 'lead', 'customer'][n % 3]},${['Gold', 'Silver', ''][n % 3]},${(n * 37) % 1000},${n % 2 === 0},${note}`);
+    lines.push(
+      `${quoted},+849${String(n).padStart(8, '0')},contact.${n}@mail.example,${n % 3 === 0 ? 'vip;hanoi' : 'lead'},${['new', 'lead', 'customer'][n % 3]},${['Gold', 'Silver', ''][n % 3]},${(n * 37) % 1000},${n % 2 === 0},${note}`,
+    );
   }
   const bytes = Buffer.from(`${lines.join('\r\n')}\r\n`, 'utf8');
   const chunks = [];
@@ -69,9 +71,21 @@ function importFile(rows) {
 function exportRows(rows) {
   const out = [];
   for (let n = 1; n <= rows; n++) {
-    const name = n % 10 === 0 ? `${FAMILY[n % FAMILY.length]} "${GIVEN[n % GIVEN.length]}", ${n}` : `${FAMILY[n % FAMILY.length]} ${GIVEN[n % GIVEN.length]} ${n}`;
+    const name =
+      n % 10 === 0
+        ? `${FAMILY[n % FAMILY.length]} "${GIVEN[n % GIVEN.length]}", ${n}`
+        : `${FAMILY[n % FAMILY.length]} ${GIVEN[n % GIVEN.length]} ${n}`;
     const note = n % 50 === 0 ? 'called twice\nwants a quote' : n % 7 === 0 ? '=HYPERLINK("x")' : '';
-    out.push([name, `+849${String(n).padStart(8, '0')}`, `contact.${n}@mail.example`, n % 3 === 0 ? 'vip;hanoi' : 'lead', 'new', String((n * 37) % 1000), n % 2 === 0 ? 'true' : 'false', note]);
+    out.push([
+      name,
+      `+849${String(n).padStart(8, '0')}`,
+      `contact.${n}@mail.example`,
+      n % 3 === 0 ? 'vip;hanoi' : 'lead',
+      'new',
+      String((n * 37) % 1000),
+      n % 2 === 0 ? 'true' : 'false',
+      note,
+    ]);
   }
   return out;
 }
@@ -128,7 +142,13 @@ const { Parser } = fromGateway('csv-parse');
 const { stringify } = fromGateway('csv-stringify');
 const stringifySync = fromGateway('csv-stringify/sync').stringify;
 /** csv-stringify set up to write csvLine's bytes (as services/gateway/src/csv/csv.test.ts checks); a new object each time, since csv-stringify fills defaults into `cast`. */
-const stringifyFormat = (bom) => ({ bom, record_delimiter: '\r\n', quote_record_delimiter: true, quoted_match: /^\s|\s$/, cast: { string: neutralise } });
+const stringifyFormat = (bom) => ({
+  bom,
+  record_delimiter: '\r\n',
+  quote_record_delimiter: true,
+  quoted_match: /^\s|\s$/,
+  cast: { string: neutralise },
+});
 
 const file = importFile(ROWS);
 const rows = exportRows(ROWS);
@@ -137,8 +157,19 @@ const variants = {
   'parse: hand-written CsvReader': () => readAll(new oldReader.CsvReader(), file.chunks),
   'parse: CsvReader on csv-parse': () => readAll(new CsvReader(), file.chunks),
   'parse: csv-parse alone (same options, no line numbers)': () =>
-    readAll(new Parser({ bom: true, record_delimiter: ['\r\n', '\n', '\r'], relax_quotes: true, relax_column_count: true, max_record_size: 256 * 1024, ignore_last_delimiters: 501 }), file.chunks),
-  'write: hand-written csvLine, a page at a time': async () => writePages(rows, (page, first) => (first ? UTF8_BOM : '') + page.map(csvLine).join('')),
+    readAll(
+      new Parser({
+        bom: true,
+        record_delimiter: ['\r\n', '\n', '\r'],
+        relax_quotes: true,
+        relax_column_count: true,
+        max_record_size: 256 * 1024,
+        ignore_last_delimiters: 501,
+      }),
+      file.chunks,
+    ),
+  'write: hand-written csvLine, a page at a time': async () =>
+    writePages(rows, (page, first) => (first ? UTF8_BOM : '') + page.map(csvLine).join('')),
   'write: csv-stringify, a page at a time': async () => writePages(rows, (page, first) => stringifySync(page, stringifyFormat(first))),
   'write: csv-stringify stream, a record at a time': () => writeStream(rows, () => stringify(stringifyFormat(true))),
 };

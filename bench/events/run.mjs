@@ -58,8 +58,14 @@ const cpuOf = () => Object.fromEntries([...named].map(([n, p]) => [n, cpuSeconds
 function start(name, env, readyText) {
   return new Promise((resolve, reject) => {
     // BENCH_PROF=crm,gateway: those services write a V8 CPU profile to bench/.prof (as bench/lib/processes.mjs does).
-    const args = (process.env.BENCH_PROF ?? '').split(',').includes(name) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
-    const p = spawn(process.execPath, [...args, path.join(root, 'services', name, 'dist', 'main.js')], { cwd: root, env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = (process.env.BENCH_PROF ?? '').split(',').includes(name)
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`]
+      : [];
+    const p = spawn(process.execPath, [...args, path.join(root, 'services', name, 'dist', 'main.js')], {
+      cwd: root,
+      env: { ...process.env, METRICS_PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     procs.push(p);
     named.set(name, p);
     let out = '';
@@ -133,7 +139,14 @@ function postContact(marker) {
     const t0 = performance.now();
     sentAt.set(marker, t0);
     const r = http.request(
-      { host: '127.0.0.1', port: gatewayPort, path: '/api/public/contacts', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': apiKey } },
+      {
+        host: '127.0.0.1',
+        port: gatewayPort,
+        path: '/api/public/contacts',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': apiKey },
+      },
       (res) => {
         res.resume();
         res.on('end', () => {
@@ -170,7 +183,11 @@ async function startProducer(orgId) {
       const c = await pool.connect();
       try {
         await c.query('BEGIN');
-        await enqueueEvent(c, { type: 'contact.created', orgId, data: { contact: { ...exampleContact, id: randomUUID(), name: marker, source: 'manual', status: 'lead' } } });
+        await enqueueEvent(c, {
+          type: 'contact.created',
+          orgId,
+          data: { contact: { ...exampleContact, id: randomUUID(), name: marker, source: 'manual', status: 'lead' } },
+        });
         await c.query('COMMIT');
       } finally {
         c.release();
@@ -255,7 +272,11 @@ try {
   };
   progress('starting services');
   await start('identity', { ...common, DATABASE_URL: dbUrl(dbs[0]), GRPC_PORT: String(idPort), LOG_LEVEL: 'info' }, 'identity listening');
-  await start('webhooks', { ...common, DATABASE_URL: dbUrl(dbs[2]), GRPC_PORT: String(whPort), WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1', LOG_LEVEL: 'info' }, 'webhooks listening');
+  await start(
+    'webhooks',
+    { ...common, DATABASE_URL: dbUrl(dbs[2]), GRPC_PORT: String(whPort), WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1', LOG_LEVEL: 'info' },
+    'webhooks listening',
+  );
   if (source !== 'outbox') {
     try {
       await start('crm', { ...common, DATABASE_URL: dbUrl(dbs[1]), GRPC_PORT: String(crmPort), LOG_LEVEL: 'info' }, 'crm listening');
@@ -265,18 +286,46 @@ try {
     }
   }
   for (const s of others) {
-    await start(s, { ...common, DATABASE_URL: dbUrl(otherDb[s]), GRPC_PORT: String(otherPort[s]), LOG_LEVEL: 'info', ...(s === 'chatnet-connector' ? { CHATNET_DRIVER: 'sandbox' } : {}) }, `${s} listening`);
+    await start(
+      s,
+      {
+        ...common,
+        DATABASE_URL: dbUrl(otherDb[s]),
+        GRPC_PORT: String(otherPort[s]),
+        LOG_LEVEL: 'info',
+        ...(s === 'chatnet-connector' ? { CHATNET_DRIVER: 'sandbox' } : {}),
+      },
+      `${s} listening`,
+    );
   }
   const running = [...(source !== 'outbox' ? pathServices : pathServices.filter((s) => s !== 'crm')), ...others];
   await start(
     'gateway',
-    { ...common, HOST: '127.0.0.1', PORT: String(gwPort), SERVICES: running.join(','), RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000', LOG_LEVEL: 'info' },
+    {
+      ...common,
+      HOST: '127.0.0.1',
+      PORT: String(gwPort),
+      SERVICES: running.join(','),
+      RATE_LIMIT_USER_PER_MINUTE: '100000000',
+      RATE_LIMIT_PUBLIC_PER_MINUTE: '100000000',
+      RATE_LIMIT_AUTH_PER_MINUTE: '1000',
+      LOG_LEVEL: 'info',
+    },
     'gateway listening',
   );
 
   const api = (method, p, body) =>
-    fetch(`http://127.0.0.1:${gwPort}${p}`, { method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body && JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json().catch(() => undefined) }));
-  const signup = await api('POST', '/api/v1/auth/signup', { orgName: 'Bench', fullName: 'Bench Owner', email: `bench${stamp}@example.test`, password: 'bench password 1' });
+    fetch(`http://127.0.0.1:${gwPort}${p}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: body && JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: await r.json().catch(() => undefined) }));
+  const signup = await api('POST', '/api/v1/auth/signup', {
+    orgName: 'Bench',
+    fullName: 'Bench Owner',
+    email: `bench${stamp}@example.test`,
+    password: 'bench password 1',
+  });
   token = signup.body.token;
   const orgId = signup.body.user.orgId;
   apiKey = (await api('POST', '/api/v1/settings/api-key/generate')).body.apiKey;
@@ -318,7 +367,7 @@ try {
     const self = process.cpuUsage(self0);
     const perEvent = Object.entries(cpu1)
       .map(([n, c]) => `${n} ${(((c - cpu0[n]) * 1000) / got).toFixed(2)}`)
-      .concat(`load generator + receiver ${(((self.user + self.system) / 1000) / got).toFixed(2)}`);
+      .concat(`load generator + receiver ${((self.user + self.system) / 1000 / got).toFixed(2)}`);
     cpuRows.push(`- ${src === 'gateway' ? 'path 1' : 'path 2'}, sustained run: ${perEvent.join(', ')} (CPU ms per event)`);
     const lat = latencies.get(`${src}sustained`) ?? [];
     const rate = got / ((lastDelivery.get(`${src}sustained`) - sustained.started) / 1000);

@@ -43,7 +43,10 @@ const section = [
   '',
   `| seed | requests | routes | ${statusCols.join(' | ')} | 5xx | seconds | result |`,
   `|---|---|---|${statusCols.map(() => '---|').join('')}---|---|---|`,
-  ...rows.map((x) => `| ${x.seed} | ${x.requests} | ${x.routes ?? '?'} | ${statusCols.map((c) => x.statuses[c] ?? 0).join(' | ')} | ${x.failures} | ${x.seconds} | ${x.passed ? 'pass' : 'FAIL'} |`),
+  ...rows.map(
+    (x) =>
+      `| ${x.seed} | ${x.requests} | ${x.routes ?? '?'} | ${statusCols.map((c) => x.statuses[c] ?? 0).join(' | ')} | ${x.failures} | ${x.seconds} | ${x.passed ? 'pass' : 'FAIL'} |`,
+  ),
   '',
 ].join('\n');
 

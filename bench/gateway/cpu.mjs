@@ -49,7 +49,11 @@ const env = {
 const children = [];
 
 function launch({ dir, nodeArgs }, service, extra) {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(dir, 'services', service, 'dist', 'main.js')], { cwd: dir, env: { ...process.env, ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, path.join(dir, 'services', service, 'dist', 'main.js')], {
+    cwd: dir,
+    env: { ...process.env, ...env, ...extra },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // Logs (errors only) to our stderr, with the service's name in front.
   for (const stream of [child.stdout, child.stderr]) stream.on('data', (d) => process.stderr.write(`[${service}] ${d}`));
   children.push(child);
@@ -61,11 +65,19 @@ async function startStack(tree) {
   const identity = launch(tree, 'identity', { DATABASE_URL: dbUrl('identity'), GRPC_PORT: String(identityPort) });
   // No messaging: crm's contact detail omits conversations after a refused connection, as bench/gateway does.
   const crm = launch(tree, 'crm', { DATABASE_URL: dbUrl('crm'), GRPC_PORT: String(crmPort), MESSAGING_ADDR: `127.0.0.1:${await freePort()}` });
-  const gateway = launch(tree, 'gateway', { PORT: String(port), IDENTITY_ADDR: `127.0.0.1:${identityPort}`, CRM_ADDR: `127.0.0.1:${crmPort}`, SERVICES: 'identity,crm' });
+  const gateway = launch(tree, 'gateway', {
+    PORT: String(port),
+    IDENTITY_ADDR: `127.0.0.1:${identityPort}`,
+    CRM_ADDR: `127.0.0.1:${crmPort}`,
+    SERVICES: 'identity,crm',
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url);
   // The checkout's commit, marked when its tracked files differ from it, and the node options given.
-  const git = (...a) => execFileSync('git', ['-C', tree.dir, ...a]).toString().trim();
+  const git = (...a) =>
+    execFileSync('git', ['-C', tree.dir, ...a])
+      .toString()
+      .trim();
   const dirty = git('status', '--porcelain', '--untracked-files=no') ? '+changes' : '';
   const commit = `${git('rev-parse', '--short', 'HEAD')}${dirty}${tree.nodeArgs.length ? ` ${tree.nodeArgs.join(' ')}` : ''}`;
   return { commit, url, pids: { gateway: gateway.pid, identity: identity.pid, crm: crm.pid } };
@@ -101,7 +113,12 @@ try {
     for (const [label, p, backend] of paths) {
       for (const stack of stacks) {
         const snapshot = () =>
-          cpuSnapshot({ processes: { gateway: stack.pids.gateway, [backend]: stack.pids[backend] }, dbs: { [backend]: `bench_${backend}_${run}` }, pool: admin, shared: false });
+          cpuSnapshot({
+            processes: { gateway: stack.pids.gateway, [backend]: stack.pids[backend] },
+            dbs: { [backend]: `bench_${backend}_${run}` },
+            pool: admin,
+            shared: false,
+          });
         const before = await snapshot();
         const result = await autocannon(`${stack.url}${p}`, token, ['-c', '20', '-R', args.rate, '-d', args.seconds]);
         const r = { requests: result.requests.total, p99: result.latency.p99 };
@@ -116,7 +133,9 @@ try {
         acc.backend.push(us(backend));
         acc.pg.push(us(`pg ${backend}`));
         acc.p99.push(r.p99);
-        console.error(`round ${round} ${key}: gateway ${us('gateway').toFixed(0)} µs, ${backend} ${us(backend).toFixed(0)} µs, pg ${us(`pg ${backend}`).toFixed(0)} µs (${r.requests} requests, p99 ${r.p99} ms)`);
+        console.error(
+          `round ${round} ${key}: gateway ${us('gateway').toFixed(0)} µs, ${backend} ${us(backend).toFixed(0)} µs, pg ${us(`pg ${backend}`).toFixed(0)} µs (${r.requests} requests, p99 ${r.p99} ms)`,
+        );
       }
     }
   }
@@ -124,7 +143,9 @@ try {
   console.log('| path @ commit | gateway µs | service µs | PostgreSQL µs | p99 ms |');
   console.log('|---|---|---|---|---|');
   for (const [key, acc] of results) {
-    console.log(`| ${key} | ${median(acc.gateway).toFixed(0)} | ${median(acc.backend).toFixed(0)} (${acc.backendName}) | ${median(acc.pg).toFixed(0)} | ${median(acc.p99)} |`);
+    console.log(
+      `| ${key} | ${median(acc.gateway).toFixed(0)} | ${median(acc.backend).toFixed(0)} (${acc.backendName}) | ${median(acc.pg).toFixed(0)} | ${median(acc.p99)} |`,
+    );
   }
 } finally {
   for (const c of children) c.kill('SIGTERM');

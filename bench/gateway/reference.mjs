@@ -28,9 +28,23 @@ function claimsOf(req, res) {
 app.get('/api/v1/profile', async (req, res) => {
   const claims = claimsOf(req, res);
   if (!claims) return;
-  const { rows } = await identity.query({ name: 'profile', text: 'SELECT id, email, full_name, role, org_id, department, avatar, created_at, last_login FROM users WHERE id = $1 AND org_id = $2', values: [claims.sub, claims.org] });
+  const { rows } = await identity.query({
+    name: 'profile',
+    text: 'SELECT id, email, full_name, role, org_id, department, avatar, created_at, last_login FROM users WHERE id = $1 AND org_id = $2',
+    values: [claims.sub, claims.org],
+  });
   const u = rows[0];
-  res.json({ id: u.id, email: u.email, fullName: u.full_name, role: u.role, orgId: u.org_id, department: u.department, avatar: u.avatar, createdAt: u.created_at, lastLogin: u.last_login });
+  res.json({
+    id: u.id,
+    email: u.email,
+    fullName: u.full_name,
+    role: u.role,
+    orgId: u.org_id,
+    department: u.department,
+    avatar: u.avatar,
+    createdAt: u.created_at,
+    lastLogin: u.last_login,
+  });
 });
 
 app.get('/api/v1/contacts/:id', async (req, res) => {
@@ -41,10 +55,26 @@ app.get('/api/v1/contacts/:id', async (req, res) => {
   const c = rows[0];
   if (!c) return res.status(404).json({ error: { code: 'not_found' } });
   const [friends, notes, appointments, activities] = await Promise.all([
-    crm.query({ name: 'friends', text: 'SELECT contact_id, chatnet_uid, display_name, account_id FROM contact_friends WHERE org_id = $1 AND contact_id = ANY($2::uuid[]) ORDER BY added_at, id', values: [org, [c.id]] }),
-    crm.query({ name: 'notes', text: 'SELECT id, contact_id, content, created_by, created_at FROM contact_notes WHERE org_id = $1 AND contact_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3', values: [org, c.id, 100] }),
-    crm.query({ name: 'appointments', text: 'SELECT id, title, scheduled_at, status, type, notes, created_at, updated_at FROM appointments WHERE org_id = $1 AND contact_id = $2 ORDER BY scheduled_at DESC, id DESC LIMIT $3', values: [org, c.id, 50] }),
-    crm.query({ name: 'activities', text: 'SELECT type, occurred_at, data FROM contact_activities WHERE org_id = $1 AND contact_id = $2 ORDER BY occurred_at DESC, id DESC LIMIT $3', values: [org, c.id, 50] }),
+    crm.query({
+      name: 'friends',
+      text: 'SELECT contact_id, chatnet_uid, display_name, account_id FROM contact_friends WHERE org_id = $1 AND contact_id = ANY($2::uuid[]) ORDER BY added_at, id',
+      values: [org, [c.id]],
+    }),
+    crm.query({
+      name: 'notes',
+      text: 'SELECT id, contact_id, content, created_by, created_at FROM contact_notes WHERE org_id = $1 AND contact_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3',
+      values: [org, c.id, 100],
+    }),
+    crm.query({
+      name: 'appointments',
+      text: 'SELECT id, title, scheduled_at, status, type, notes, created_at, updated_at FROM appointments WHERE org_id = $1 AND contact_id = $2 ORDER BY scheduled_at DESC, id DESC LIMIT $3',
+      values: [org, c.id, 50],
+    }),
+    crm.query({
+      name: 'activities',
+      text: 'SELECT type, occurred_at, data FROM contact_activities WHERE org_id = $1 AND contact_id = $2 ORDER BY occurred_at DESC, id DESC LIMIT $3',
+      values: [org, c.id, 50],
+    }),
   ]);
   res.json({
     id: c.id,

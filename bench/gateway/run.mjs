@@ -30,7 +30,11 @@ const gatewayNodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-
 
 function start(file, env, readyText, nodeArgs = []) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [...nodeArgs, file], { cwd: root, env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [...nodeArgs, file], {
+      cwd: root,
+      env: { ...process.env, METRICS_PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     procs.push(p);
     let out = '';
     const onData = (d) => {
@@ -51,14 +55,41 @@ const measure = async (url, token) => {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 try {
-  const env = { DATABASE_URL: dbUrl, JWT_SECRET: secret, INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'), REDIS_PREFIX: prefix, EVENTS_EXCHANGE: exchange, SIGNUP_ENABLED: 'true', LOG_LEVEL: 'info', RATE_LIMIT_USER_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000' };
+  const env = {
+    DATABASE_URL: dbUrl,
+    JWT_SECRET: secret,
+    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
+    REDIS_PREFIX: prefix,
+    EVENTS_EXCHANGE: exchange,
+    SIGNUP_ENABLED: 'true',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_USER_PER_MINUTE: '100000000',
+    RATE_LIMIT_AUTH_PER_MINUTE: '1000',
+  };
   await start('services/identity/dist/main.js', { ...env, GRPC_PORT: '50951' }, 'identity listening', gatewayNodeArgs).catch(async (e) => {
     throw e;
   });
   // No messaging: crm's detail omits conversations after a refused connection (fast), like the reference.
   // Its start is awaited through the gateway's /readyz below: at log level error it prints no "listening" line.
-  start('services/crm/dist/main.js', { ...env, DATABASE_URL: crmDbUrl, GRPC_PORT: '50952', MESSAGING_ADDR: '127.0.0.1:50953', ENCRYPTION_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'error' }, 'never printed', gatewayNodeArgs).catch((e) => console.error(e.message));
-  await start('services/gateway/dist/main.js', { ...env, PORT: '18080', IDENTITY_ADDR: '127.0.0.1:50951', CRM_ADDR: '127.0.0.1:50952', SERVICES: 'identity,crm', LOG_LEVEL: 'info' }, 'gateway listening', gatewayNodeArgs);
+  start(
+    'services/crm/dist/main.js',
+    {
+      ...env,
+      DATABASE_URL: crmDbUrl,
+      GRPC_PORT: '50952',
+      MESSAGING_ADDR: '127.0.0.1:50953',
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'error',
+    },
+    'never printed',
+    gatewayNodeArgs,
+  ).catch((e) => console.error(e.message));
+  await start(
+    'services/gateway/dist/main.js',
+    { ...env, PORT: '18080', IDENTITY_ADDR: '127.0.0.1:50951', CRM_ADDR: '127.0.0.1:50952', SERVICES: 'identity,crm', LOG_LEVEL: 'info' },
+    'gateway listening',
+    gatewayNodeArgs,
+  );
   await start('bench/gateway/reference.mjs', { DATABASE_URL: dbUrl, CRM_DATABASE_URL: crmDbUrl, JWT_SECRET: secret, PORT: '18081' }, 'ready');
   await waitReady('http://127.0.0.1:18080');
 
@@ -93,14 +124,24 @@ try {
   const rows = [];
   const verdicts = [];
   for (const [name, label, refLabel] of [
-    ['contact', 'GET /api/v1/contacts/:id: gateway → gRPC → crm → PostgreSQL', 'reference: one process, express + JWT verify + the same contact SELECTs'],
-    ['profile', 'GET /api/v1/profile: gateway → gRPC → identity → PostgreSQL', 'reference: one process, express + JWT verify (KeyObject) + SELECT by key'],
+    [
+      'contact',
+      'GET /api/v1/contacts/:id: gateway → gRPC → crm → PostgreSQL',
+      'reference: one process, express + JWT verify + the same contact SELECTs',
+    ],
+    [
+      'profile',
+      'GET /api/v1/profile: gateway → gRPC → identity → PostgreSQL',
+      'reference: one process, express + JWT verify (KeyObject) + SELECT by key',
+    ],
   ]) {
     const gw = summary(results[name].gateway);
     const ref = summary(results[name].reference);
     const ratio = gw.rps / ref.rps;
     rows.push(`| ${label} | ${gw.rps.toFixed(0)} | ${gw.p50} | ${gw.p99} |`, `| ${refLabel} | ${ref.rps.toFixed(0)} | ${ref.p50} | ${ref.p99} |`);
-    verdicts.push(`${paths[name].replace(contact.id, ':id')}: **${(ratio * 100).toFixed(0)}%** of the reference's req/s (target ≥ 50%, p99 < 50 ms at 50 connections: ${ratio >= 0.5 && gw.p99 < 50 ? 'met' : 'NOT met'}).`);
+    verdicts.push(
+      `${paths[name].replace(contact.id, ':id')}: **${(ratio * 100).toFixed(0)}%** of the reference's req/s (target ≥ 50%, p99 < 50 ms at 50 connections: ${ratio >= 0.5 && gw.p99 < 50 ? 'met' : 'NOT met'}).`,
+    );
   }
   const section = [
     '## gateway',
@@ -115,7 +156,9 @@ try {
     '',
   ].join('\n');
   const file = path.join(root, 'bench', 'RESULTS.md');
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n\nEach section is written by its benchmark; ratios compare paths measured in the same run.\n\n';
+  let text = existsSync(file)
+    ? readFileSync(file, 'utf8')
+    : '# Benchmark results\n\nEach section is written by its benchmark; ratios compare paths measured in the same run.\n\n';
   text = /## gateway\n[\s\S]*?(?=\n## |$)/.test(text) ? text.replace(/## gateway\n[\s\S]*?(?=\n## |$)/, section) : `${text.trimEnd()}\n\n${section}`;
   writeFileSync(file, text);
   console.log(section);

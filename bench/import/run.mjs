@@ -65,7 +65,9 @@ function writeCsv(file, rows) {
       [() => (phone = 'call me'), () => (email = 'not-an-email'), () => (tier = 'Platinum'), () => (score = 'many')][(n / 20) % 4]();
     }
     const quoted = n % 10 === 0 ? `"${name}, Jr."` : name;
-    lines.push(`${quoted},${phone},${email},${n % 3 === 0 ? 'vip;hanoi' : 'lead'},${['new', 'lead', 'customer'][n % 3]},${tier},${score},${n % 2 === 0}`);
+    lines.push(
+      `${quoted},${phone},${email},${n % 3 === 0 ? 'vip;hanoi' : 'lead'},${['new', 'lead', 'customer'][n % 3]},${tier},${score},${n % 2 === 0}`,
+    );
   }
   writeFileSync(file, `${lines.join('\r\n')}\r\n`);
   return bad;
@@ -90,7 +92,11 @@ async function defineFields(url, token) {
     { key: 'score', label: 'Score', type: 'number' },
     { key: 'vip', label: 'VIP', type: 'boolean' },
   ]) {
-    const res = await fetch(`${url}/api/v1/contact-fields`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(f) });
+    const res = await fetch(`${url}/api/v1/contact-fields`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(f),
+    });
     if (res.status !== 201) throw new Error(`contact field ${res.status}`);
   }
 }
@@ -98,7 +104,12 @@ async function defineFields(url, token) {
 async function importOnce(url, token, file, query = '') {
   const { body, type } = multipartBody(file);
   const started = process.hrtime.bigint();
-  const res = await fetch(`${url}/api/v1/contacts/import${query}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': type }, body, duplex: 'half' });
+  const res = await fetch(`${url}/api/v1/contacts/import${query}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': type },
+    body,
+    duplex: 'half',
+  });
   const out = await res.json();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   if (res.status !== 200) throw new Error(`import ${res.status}: ${JSON.stringify(out)}`);
@@ -169,7 +180,9 @@ async function main() {
     await require('@crm/testing')
       .deleteRabbitPrefix(AMQP, env.EVENTS_EXCHANGE)
       .catch((err) => console.error(`could not delete RabbitMQ topology ${env.EVENTS_EXCHANGE}: ${err.message}`));
-    await require('@crm/testing').clearRedisPrefix(env.REDIS_PREFIX).catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
+    await require('@crm/testing')
+      .clearRedisPrefix(env.REDIS_PREFIX)
+      .catch((err) => console.error(`could not clear Redis prefix ${env.REDIS_PREFIX}: ${err.message}`));
   }
 }
 

@@ -25,5 +25,11 @@ export async function topStatements(pool, dbs, units, top = 8) {
     [Object.values(dbs), top],
   );
   const labelOf = new Map(Object.entries(dbs).map(([label, name]) => [name, label]));
-  return rows.map((r) => ({ db: labelOf.get(r.datname), query: r.query, msPerUnit: r.ms / units, callsPerUnit: r.calls / units, walPerUnit: r.wal / units }));
+  return rows.map((r) => ({
+    db: labelOf.get(r.datname),
+    query: r.query,
+    msPerUnit: r.ms / units,
+    callsPerUnit: r.calls / units,
+    walPerUnit: r.wal / units,
+  }));
 }

@@ -34,8 +34,14 @@ export function processGroup() {
       // METRICS_PORT 0: instances of one service (and a running `npm start`) must not fight over its fixed metrics port.
       // BENCH_PROF=gateway,messaging: those processes write a V8 CPU profile to bench/.prof (git-ignored) at exit;
       // `node bench/lib/profile-summary.mjs <file>` lists self time by package and function.
-      const prof = (process.env.BENCH_PROF ?? '').split(',').includes(name) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
-      const child = spawn(process.execPath, [...prof, main], { cwd: root, env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const prof = (process.env.BENCH_PROF ?? '').split(',').includes(name)
+        ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`]
+        : [];
+      const child = spawn(process.execPath, [...prof, main], {
+        cwd: root,
+        env: { ...process.env, METRICS_PORT: '0', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       child.stdout.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
       child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
       children.push(child);
@@ -72,7 +78,12 @@ export async function signupOrg(url, run, orgName) {
   const res = await fetch(`${url}/api/v1/auth/signup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ orgName, fullName: 'Bench Owner', email: `bench.${run}.${orgName.toLowerCase()}@example.test`, password: 'correct horse battery' }),
+    body: JSON.stringify({
+      orgName,
+      fullName: 'Bench Owner',
+      email: `bench.${run}.${orgName.toLowerCase()}@example.test`,
+      password: 'correct horse battery',
+    }),
   });
   if (res.status !== 201) throw new Error(`signup ${res.status}`);
   return res.json();

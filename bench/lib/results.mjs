@@ -7,7 +7,11 @@ import path from 'node:path';
 
 function headOf(file) {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: path.dirname(file), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: path.dirname(file),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return 'unknown commit';
   }

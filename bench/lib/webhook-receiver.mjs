@@ -20,7 +20,12 @@ export function webhookReceiver(onEvent) {
       stats.received++;
       const id = req.headers['webhook-id'];
       const expected = `v1,${createHmac('sha256', key).update(`${id}.${req.headers['webhook-timestamp']}.${body}`).digest('base64')}`;
-      if (!String(req.headers['webhook-signature'] ?? '').split(' ').includes(expected)) stats.badSignatures++;
+      if (
+        !String(req.headers['webhook-signature'] ?? '')
+          .split(' ')
+          .includes(expected)
+      )
+        stats.badSignatures++;
       if (seen.has(id)) {
         stats.duplicateIds++;
         return;

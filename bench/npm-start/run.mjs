@@ -78,7 +78,8 @@ const stopStack = async () => {
 // ---- what arrives ----
 const phases = new Map();
 const phase = (name) => {
-  if (!phases.has(name)) phases.set(name, { sentAt: new Map(), latencies: [], delivered: new Set(), accepted: 0, errors: 0, statuses: {}, request: [] });
+  if (!phases.has(name))
+    phases.set(name, { sentAt: new Map(), latencies: [], delivered: new Set(), accepted: 0, errors: 0, statuses: {}, request: [] });
   return phases.get(name);
 };
 /** A webhook receiver per organization (each endpoint has its own secret); `markerOf` names the request an event answers. */
@@ -103,7 +104,14 @@ function post(p, { path: to, headers, body, marker }) {
   const u = new URL(to, url);
   return new Promise((resolve) => {
     const r = http.request(
-      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers },
+      },
       (res) => {
         res.resume();
         res.on('end', () => {
@@ -145,14 +153,23 @@ async function drain(name, timeoutMs = 60_000) {
 }
 
 async function api(token, method, to, body, extra = {}) {
-  const r = await fetch(`${url}${to}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...extra }, body: body && JSON.stringify(body) });
+  const r = await fetch(`${url}${to}`, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...extra },
+    body: body && JSON.stringify(body),
+  });
   return { status: r.status, body: await r.json().catch(() => undefined) };
 }
 async function signup(name) {
   const r = await fetch(`${url}/api/v1/auth/signup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ orgName: name, fullName: 'Bench Owner', email: `bench.${run}.${name.toLowerCase().replace(/\W/g, '')}@example.test`, password: 'correct horse battery' }),
+    body: JSON.stringify({
+      orgName: name,
+      fullName: 'Bench Owner',
+      email: `bench.${run}.${name.toLowerCase().replace(/\W/g, '')}@example.test`,
+      password: 'correct horse battery',
+    }),
   });
   if (r.status !== 201) throw new Error(`signup ${r.status}: ${await r.text()} (the stack needs SIGNUP_ENABLED=true)`);
   return r.json();
@@ -162,7 +179,19 @@ const receivers = [];
 const messagingDb = new pg.Pool({ connectionString: Object.assign(new URL(pgUrl), { pathname: '/crm_messaging' }).toString(), max: 1 });
 const summary = (name, offered, sent) => {
   const p = phase(name);
-  return { name, offered, sent, accepted: p.accepted, delivered: p.delivered.size, lost: p.accepted - p.delivered.size, errors: p.errors, statuses: p.statuses, p50: pct(p.latencies, 50), p99: pct(p.latencies, 99), req99: pct(p.request, 99) };
+  return {
+    name,
+    offered,
+    sent,
+    accepted: p.accepted,
+    delivered: p.delivered.size,
+    lost: p.accepted - p.delivered.size,
+    errors: p.errors,
+    statuses: p.statuses,
+    p50: pct(p.latencies, 50),
+    p99: pct(p.latencies, 99),
+    req99: pct(p.request, 99),
+  };
 };
 let exitCode = 0;
 try {
@@ -174,7 +203,8 @@ try {
   const inbox = await receiverFor((e) => (e.type === 'message.received' ? e.data?.content : undefined));
   receivers.push(inbox.rx);
   const hook = await api(owner.token, 'POST', '/api/v1/webhook-settings', { url: inbox.url, events: ['message.received'] });
-  if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${JSON.stringify(hook.body)} (the stack needs WEBHOOK_ALLOWED_PRIVATE_ADDRESSES=127.0.0.1)`);
+  if (hook.status !== 201)
+    throw new Error(`webhook: ${hook.status} ${JSON.stringify(hook.body)} (the stack needs WEBHOOK_ALLOWED_PRIVATE_ADDRESSES=127.0.0.1)`);
   inbox.rx.setSecret(hook.body.secret);
   const accountId = (await api(owner.token, 'POST', '/api/v1/chatnet-accounts', { displayName: 'Bench line' })).body.id;
   if ((await api(owner.token, 'POST', `/api/v1/chatnet-accounts/${accountId}/login`)).status !== 200) throw new Error('login failed');
@@ -182,7 +212,12 @@ try {
   if (scan.body?.status !== 'connected') throw new Error(`scan: ${JSON.stringify(scan.body)}`);
   const inbound = (name, uid) => (i) => {
     const content = `${name}-${i}-${randomBytes(3).toString('hex')}`;
-    return post(phase(name), { path: `/sandbox/accounts/${accountId}/inbound`, headers: { authorization: `Bearer ${owner.token}` }, body: { fromUid: uid(i), fromName: `Sender ${uid(i)}`, content }, marker: content });
+    return post(phase(name), {
+      path: `/sandbox/accounts/${accountId}/inbound`,
+      headers: { authorization: `Bearer ${owner.token}` },
+      body: { fromUid: uid(i), fromName: `Sender ${uid(i)}`, content },
+      marker: content,
+    });
   };
 
   // Public contact creates: four organizations, each with its API key and a contact.created webhook.
@@ -205,7 +240,11 @@ try {
 
   // Warm-up, not reported: the known contacts write once (contact, conversation), JIT and pools warm.
   progress(`warm-up: ${KNOWN_CONTACTS} contacts write once, 50 public creates`);
-  await openLoop(50, KNOWN_CONTACTS / 50, inbound('warm', (i) => `known-${i}`));
+  await openLoop(
+    50,
+    KNOWN_CONTACTS / 50,
+    inbound('warm', (i) => `known-${i}`),
+  );
   await openLoop(25, 2, createContact('warmc'));
   await drain('warm');
   await drain('warmc');
@@ -217,13 +256,23 @@ try {
     const sent = await openLoop(rate, SECONDS, send);
     await drain(name);
     const r = summary(name, rate, sent);
-    progress(`${name}: delivered ${r.delivered}/${r.accepted}, p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, errors ${r.errors} ${JSON.stringify(r.statuses)}`);
+    progress(
+      `${name}: delivered ${r.delivered}/${r.accepted}, p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, errors ${r.errors} ${JSON.stringify(r.statuses)}`,
+    );
     results.push(r);
     await sleep(2000);
     return r;
   };
-  const known = await measure('known', Number(args['known-rate']), inbound('known', (i) => `known-${i % KNOWN_CONTACTS}`));
-  const fresh = await measure('new', Number(args['new-rate']), inbound('new', (i) => `new-${run}-${i}`));
+  const known = await measure(
+    'known',
+    Number(args['known-rate']),
+    inbound('known', (i) => `known-${i % KNOWN_CONTACTS}`),
+  );
+  const fresh = await measure(
+    'new',
+    Number(args['new-rate']),
+    inbound('new', (i) => `new-${run}-${i}`),
+  );
   const contacts = await measure('contacts', Number(args['contacts-rate']), createContact('contacts'));
 
   // Nothing stored without its contact: every new sender's conversation has its contact once crm has linked it.

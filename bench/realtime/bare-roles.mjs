@@ -62,9 +62,13 @@ if (role === 'ingress') {
           break;
         }
         await Promise.all(
-          claimed.rows.map((r) => new Promise((ok, fail) => ch.publish('', QUEUE, Buffer.from(r.body), { persistent: true }, (err) => (err ? fail(err) : ok())))),
+          claimed.rows.map(
+            (r) => new Promise((ok, fail) => ch.publish('', QUEUE, Buffer.from(r.body), { persistent: true }, (err) => (err ? fail(err) : ok()))),
+          ),
         );
-        await client.query(`UPDATE outbox SET published_at = now() WHERE seq = ANY('{${claimed.rows.map((r) => r.seq).join(',')}}'::bigint[]); COMMIT`);
+        await client.query(
+          `UPDATE outbox SET published_at = now() WHERE seq = ANY('{${claimed.rows.map((r) => r.seq).join(',')}}'::bigint[]); COMMIT`,
+        );
         if (claimed.rows.length < 500) break;
       }
     } while (wanted);
@@ -95,7 +99,13 @@ if (role === 'ingress') {
           path: hook.pathname,
           method: 'POST',
           agent,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${sig}` },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'webhook-id': id,
+            'webhook-timestamp': String(ts),
+            'webhook-signature': `v1,${sig}`,
+          },
         },
         (res) => res.resume().on('end', ok),
       );

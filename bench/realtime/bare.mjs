@@ -88,7 +88,14 @@ export async function runBare({ rate, seconds, pgUrl, amqpUrl, contacts = 500 })
       sentAt.set(content, performance.now());
       return new Promise((resolve) => {
         const r = http.request(
-          { host: '127.0.0.1', port, path: '/inbound', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/inbound',
+            method: 'POST',
+            agent,
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
           (res) => {
             res.resume().on('end', () => {
               if (res.statusCode === 200) accepted++;
@@ -134,7 +141,9 @@ export async function runBare({ rate, seconds, pgUrl, amqpUrl, contacts = 500 })
     const started = await openLoop('run', total, rate);
     await waitDelivered(accepted, 60_000);
     const cpu = cpuPerUnit(cpu0, await cpuSnapshot({ processes: pids, dbs: { bare: dbName }, pool: admin }), delivered.size);
-    const services = Object.entries(cpu).filter(([label]) => label.startsWith('bare') || label.startsWith('pg ')).reduce((s, [, v]) => s + v, 0);
+    const services = Object.entries(cpu)
+      .filter(([label]) => label.startsWith('bare') || label.startsWith('pg '))
+      .reduce((s, [, v]) => s + v, 0);
     return {
       warm,
       rate,
@@ -185,5 +194,9 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     amqpUrl: process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
   });
   console.log([...bareTableHead, bareRow('bare pipeline', r)].join('\n'));
-  console.log(`\nCPU ms per message by process: ${Object.entries(r.cpu).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}; invalid signatures ${r.badSignatures}`);
+  console.log(
+    `\nCPU ms per message by process: ${Object.entries(r.cpu)
+      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .join(', ')}; invalid signatures ${r.badSignatures}`,
+  );
 }

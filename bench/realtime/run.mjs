@@ -83,7 +83,8 @@ const sentAt = new Map(); // content marker → performance.now() at send
 const networkIds = new Map(); // content marker → the chatnetMessageId the connector answered
 const phases = new Map(); // phase → { latencies, delivered:Set of messageIds, duplicates, last }
 const phase = (name) => {
-  if (!phases.has(name)) phases.set(name, { latencies: [], delivered: new Set(), duplicates: 0, last: 0, accepted: 0, errors: 0, request: [], timeline: [] });
+  if (!phases.has(name))
+    phases.set(name, { latencies: [], delivered: new Set(), duplicates: 0, last: 0, accepted: 0, errors: 0, request: [], timeline: [] });
   return phases.get(name);
 };
 const receiver = webhookReceiver((event, now) => {
@@ -213,7 +214,10 @@ async function faultRuns(measure, procs) {
   };
   let t0;
   const terminate = async () => {
-    const { rows } = await admin.query('SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = ANY($1)', [Object.values(dbName)]);
+    const { rows } = await admin.query(
+      'SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = ANY($1)',
+      [Object.values(dbName)],
+    );
     progress(`terminated ${rows[0].n} backends`);
   };
   const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
@@ -231,7 +235,9 @@ async function faultRuns(measure, procs) {
     await at(50, 'RabbitMQ restarted (stop_app / start_app)', () => restartRabbit());
   };
   const run = await measure('faults', rate, FAULT_SECONDS, during, 0);
-  const exited = Object.entries(procs).filter(([, c]) => c.exitCode !== null || c.signalCode !== null).map(([n, c]) => `${n} (${c.signalCode ?? c.exitCode})`);
+  const exited = Object.entries(procs)
+    .filter(([, c]) => c.exitCode !== null || c.signalCode !== null)
+    .map(([n, c]) => `${n} (${c.signalCode ?? c.exitCode})`);
   // Recovery: the first whole second after a fault's end from which every message sent until the next fault (or
   // the end of sending) reached its webhook within the normal p99.
   const hooks = phase('faults').timeline.filter(([, kind]) => kind === 'hook');
@@ -251,7 +257,10 @@ async function faultRuns(measure, procs) {
     '',
     '| fault (second of sending) | lasted ms | back under the normal p99 after |',
     '|---|---|---|',
-    ...faults.map((fa, i) => `| ${fa.name} (${f((fa.start - run.started) / 1000, 0)} s) | ${f(fa.end - fa.start, 0)} | ${recovery[i] === undefined ? 'not before the next fault' : `${recovery[i]} s`} |`),
+    ...faults.map(
+      (fa, i) =>
+        `| ${fa.name} (${f((fa.start - run.started) / 1000, 0)} s) | ${f(fa.end - fa.start, 0)} | ${recovery[i] === undefined ? 'not before the next fault' : `${recovery[i]} s`} |`,
+    ),
     '',
     `Target: no process exits, nothing lost or applied twice, back under the normal p99 within 10 s of each fault: **${met ? 'met' : 'NOT met'}**.`,
     '',
@@ -265,10 +274,14 @@ function issue28Targets({ main, fresh, unlinked, bare, withoutShared }) {
   const lines = ['Targets of issue #28 (item 6), measured in this run:', ''];
   const delivered = main.perSecond / main.rate;
   const sendingOk = delivered >= 0.95 && main.lost === 0;
-  lines.push(`- ${main.rate} msg/s for ${main.seconds} s: delivered ${f(100 * delivered, 0)}% of the offered rate while sending, lost ${main.lost}: **${sendingOk ? 'met' : 'NOT met'}** (≥ 95%, none lost).`);
+  lines.push(
+    `- ${main.rate} msg/s for ${main.seconds} s: delivered ${f(100 * delivered, 0)}% of the offered rate while sending, lost ${main.lost}: **${sendingOk ? 'met' : 'NOT met'}** (≥ 95%, none lost).`,
+  );
   if (bare) {
     const ratio = withoutShared(main.cpu) / bare.services;
-    lines.push(`- CPU per message (services and their PostgreSQL) ${f(withoutShared(main.cpu), 2)} ms, ${f(ratio, 2)}× the bare pipeline's ${f(bare.services, 2)} ms: **${ratio <= 2 ? 'met' : 'NOT met'}** (≤ 2×).`);
+    lines.push(
+      `- CPU per message (services and their PostgreSQL) ${f(withoutShared(main.cpu), 2)} ms, ${f(ratio, 2)}× the bare pipeline's ${f(bare.services, 2)} ms: **${ratio <= 2 ? 'met' : 'NOT met'}** (≤ 2×).`,
+    );
   } else lines.push('- CPU against the bare pipeline: not measured (run with --bare).');
   if (fresh) {
     const ratio = withoutShared(fresh.cpu) / withoutShared(main.cpu);
@@ -287,11 +300,13 @@ admin.on('error', () => undefined);
 let messagingDb;
 const sections = [];
 try {
-  if (args['pg-statements'] && !(await statementsAvailable(admin))) throw new Error('--pg-statements: pg_stat_statements is not loaded (see bench/lib/pg-statements.mjs)');
+  if (args['pg-statements'] && !(await statementsAvailable(admin)))
+    throw new Error('--pg-statements: pg_stat_statements is not loaded (see bench/lib/pg-statements.mjs)');
   // The bare pipeline first, on the machine as it is now, before our stack's processes start.
   if (args.bare) progress(`bare pipeline: ${RATE} msg/s for ${SECONDS} s`);
   const bare = args.bare ? await runBare({ rate: RATE, seconds: SECONDS, pgUrl, amqpUrl, contacts: CONTACTS }) : undefined;
-  if (bare) progress(`bare pipeline: delivered ${bare.delivered}/${bare.accepted} (${f(bare.perSecond, 0)}/s), p50 ${f(bare.p50)} ms, p99 ${f(bare.p99)} ms`);
+  if (bare)
+    progress(`bare pipeline: delivered ${bare.delivered}/${bare.accepted} (${f(bare.perSecond, 0)}/s), p50 ${f(bare.p50)} ms, p99 ${f(bare.p99)} ms`);
   for (const db of Object.values(dbName)) await admin.query(`CREATE DATABASE "${db}"`);
   const hookUrl = await receiver.listen();
   const ports = Object.fromEntries(await Promise.all([...services, 'gateway'].map(async (s) => [s, await freePort()])));
@@ -348,7 +363,11 @@ try {
   const signup = await signupOrg(url, run, 'Realtime');
   token = signup.token;
   const api = async (method, p, body) => {
-    const r = await fetch(`${url}${p}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: body && JSON.stringify(body) });
+    const r = await fetch(`${url}${p}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: body && JSON.stringify(body),
+    });
     return { status: r.status, body: await r.json().catch(() => undefined) };
   };
   const hook = await api('POST', '/api/v1/webhook-settings', { url: hookUrl, events: ['message.received'] });
@@ -376,7 +395,10 @@ try {
     const commits = commitsPerUnit(commits0, await commitSnapshot({ dbs: dbName, pool: admin }), delivered);
     const statements = args['pg-statements'] ? await topStatements(admin, dbName, delivered) : [];
     const p = phase(name);
-    const { rows } = await messagingDb.query('SELECT count(*)::int AS n, count(DISTINCT chatnet_message_id)::int AS d FROM messages WHERE content LIKE $1', [`${name}-%`]);
+    const { rows } = await messagingDb.query(
+      'SELECT count(*)::int AS n, count(DISTINCT chatnet_message_id)::int AS d FROM messages WHERE content LIKE $1',
+      [`${name}-%`],
+    );
     const r = {
       name,
       started,
@@ -398,7 +420,9 @@ try {
     };
     if (p.accepted > delivered) await explainLost(name, p);
     if (args.timeline) printTimeline(name, p, started);
-    progress(`${name}: delivered ${delivered}/${p.accepted} (${f(r.perSecond, 0)}/s), p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, lost ${r.lost}, twice ${r.twice}`);
+    progress(
+      `${name}: delivered ${delivered}/${p.accepted} (${f(r.perSecond, 0)}/s), p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, lost ${r.lost}, twice ${r.twice}`,
+    );
     return r;
   };
   /** --timeline: per second of sending, the HTTP and webhook latencies of the messages sent in it (a stall shows). */
@@ -410,7 +434,9 @@ try {
       bySecond.get(s)[kind].push(ms);
     }
     for (const [s, { http: h, hook }] of [...bySecond].sort((a, b) => a[0] - b[0])) {
-      progress(`${name} t=${s}s: sent ${h.length}, HTTP p50 ${f(pct(h, 50))} p99 ${f(pct(h, 99))} ms, webhook p50 ${f(pct(hook, 50))} p99 ${f(pct(hook, 99))} ms`);
+      progress(
+        `${name} t=${s}s: sent ${h.length}, HTTP p50 ${f(pct(h, 50))} p99 ${f(pct(h, 99))} ms, webhook p50 ${f(pct(hook, 50))} p99 ${f(pct(hook, 99))} ms`,
+      );
     }
   };
   /** Where each lost message stopped: stored by messaging or not, and its webhook delivery's state. */
@@ -425,7 +451,10 @@ try {
         const id = storedBy.get(content);
         if (id && p.delivered.has(id)) continue;
         const { rows } = id
-          ? await hooks.query('SELECT status, attempts, next_attempt_at, last_status_code, last_error FROM webhook_deliveries WHERE payload LIKE $1', [`%${id}%`])
+          ? await hooks.query(
+              'SELECT status, attempts, next_attempt_at, last_status_code, last_error FROM webhook_deliveries WHERE payload LIKE $1',
+              [`%${id}%`],
+            )
           : { rows: [] };
         const networkId = networkIds.get(content);
         const { rows: same } = await messagingDb.query('SELECT id, content FROM messages WHERE chatnet_message_id = $1', [networkId]);
@@ -447,7 +476,9 @@ try {
     await sleep(2000);
     results.push(await measure('fresh', newSenderRate, SECONDS, undefined, undefined, (i) => `fresh-${i}`));
     for (let tries = 0; tries < 100; tries++) {
-      const { rows } = await messagingDb.query("SELECT count(*) FILTER (WHERE contact_id IS NULL)::int AS n FROM conversations WHERE contact_chatnet_uid LIKE 'fresh-%'");
+      const { rows } = await messagingDb.query(
+        "SELECT count(*) FILTER (WHERE contact_id IS NULL)::int AS n FROM conversations WHERE contact_chatnet_uid LIKE 'fresh-%'",
+      );
       unlinked = rows[0].n;
       if (unlinked === 0) break;
       await sleep(200);
@@ -463,7 +494,10 @@ try {
   // A fixed column order (snapshots list processes in whatever order PostgreSQL reports its backends).
   const order = [...services, 'gateway', ...services.map((s) => `pg ${s}`), 'rabbitmq', 'redis', 'load generator'];
   const labels = order.filter((l) => l in results[0].cpu);
-  const ours = (cpu) => Object.entries(cpu).filter(([k]) => k !== 'load generator').reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
+  const ours = (cpu) =>
+    Object.entries(cpu)
+      .filter(([k]) => k !== 'load generator')
+      .reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
   const withoutShared = (cpu) => ours(cpu) - (cpu.rabbitmq ?? 0) - (cpu.redis ?? 0);
   const main = results[0];
   const fresh = results.find((r) => r.name === 'fresh');
@@ -481,9 +515,12 @@ try {
     '',
     '| run | offered msg/s | sent | accepted | delivered | delivered msg/s | p50 ms | p99 ms | HTTP p99 ms | lost | applied twice | errors |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...results.map((r) => `| ${runLabel[r.name]} | ${r.rate} | ${r.sent} | ${r.accepted} | ${r.delivered} | ${f(r.perSecond, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.req99)} | ${r.lost} | ${r.twice} | ${r.errors} |`),
+    ...results.map(
+      (r) =>
+        `| ${runLabel[r.name]} | ${r.rate} | ${r.sent} | ${r.accepted} | ${r.delivered} | ${f(r.perSecond, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.req99)} | ${r.lost} | ${r.twice} | ${r.errors} |`,
+    ),
     '',
-    'CPU milliseconds per delivered message, by process (utime + stime from /proc; pg = the PostgreSQL backends of that service\'s database; rabbitmq and redis serve only this run when the machine is otherwise quiet):',
+    "CPU milliseconds per delivered message, by process (utime + stime from /proc; pg = the PostgreSQL backends of that service's database; rabbitmq and redis serve only this run when the machine is otherwise quiet):",
     '',
     `| run | ${labels.join(' | ')} | services + pg | all but the load generator |`,
     `|---|${labels.map(() => '---|').join('')}---|---|`,
@@ -495,7 +532,12 @@ try {
           '',
           ...bareTableHead,
           bareRow('bare pipeline', bare),
-          bareRow('our path (sustained, above)', { ...main, duplicates: main.twice, services: withoutShared(main.cpu), all: withoutShared(main.cpu) + (main.cpu.rabbitmq ?? 0) }),
+          bareRow('our path (sustained, above)', {
+            ...main,
+            duplicates: main.twice,
+            services: withoutShared(main.cpu),
+            all: withoutShared(main.cpu) + (main.cpu.rabbitmq ?? 0),
+          }),
           '',
           `Our path against the bare pipeline: **${f((100 * main.perSecond) / bare.perSecond, 0)}%** of its delivered msg/s, **${f(withoutShared(main.cpu) / bare.services, 2)}×** its CPU per message (processes + PostgreSQL).`,
           '',
@@ -513,14 +555,21 @@ try {
           '',
           '| run | database | statement | ms | calls | WAL records |',
           '|---|---|---|---|---|---|',
-          ...results.flatMap((r) => r.statements.map((st) => `| ${r.name} | ${st.db} | \`${st.query.slice(0, 90).replace(/\|/g, '\\|')}…\` | ${f(st.msPerUnit, 3)} | ${f(st.callsPerUnit, 2)} | ${f(st.walPerUnit, 1)} |`)),
+          ...results.flatMap((r) =>
+            r.statements.map(
+              (st) =>
+                `| ${r.name} | ${st.db} | \`${st.query.slice(0, 90).replace(/\|/g, '\\|')}…\` | ${f(st.msPerUnit, 3)} | ${f(st.callsPerUnit, 2)} | ${f(st.walPerUnit, 1)} |`,
+            ),
+          ),
           '',
         ]
       : []),
     ...faultLines,
     `Invalid signatures: ${receiver.stats.badSignatures}; attempts made again with the same webhook-id (at least once, skipped as a Standard Webhooks receiver does): ${receiver.stats.duplicateIds}. Target ≥ ${RATE} msg/s for ${SECONDS} s with p99 < 100 ms, 0 lost, 0 applied twice: **${met ? 'met' : 'NOT met'}**; ` +
       `CPU per message ≤ 2.5 ms (services + their PostgreSQL backends): **${withoutShared(main.cpu) <= 2.5 ? 'met' : 'NOT met'}** (${f(withoutShared(main.cpu), 2)} ms).` +
-      (restart ? ` RabbitMQ restart at ${restart.rate} msg/s: lost ${restart.lost}, applied twice ${restart.twice}: **${restart.lost === 0 && restart.twice === 0 ? 'met' : 'NOT met'}**.` : ''),
+      (restart
+        ? ` RabbitMQ restart at ${restart.rate} msg/s: lost ${restart.lost}, applied twice ${restart.twice}: **${restart.lost === 0 && restart.twice === 0 ? 'met' : 'NOT met'}**.`
+        : ''),
     '',
     ...issue28Targets({ main, fresh, unlinked, bare, withoutShared }),
     '',

@@ -52,7 +52,16 @@ try {
 
   // 1 and 2: one event at a time.
   const arrivedAt = new Map();
-  await start(new EventConsumer({ amqpUrl: infra.amqpUrl, exchange, queue: queues[0], bindings: ['bench.updated'], logger: log, handler: async (e) => void arrivedAt.set(e.id, performance.now()) }));
+  await start(
+    new EventConsumer({
+      amqpUrl: infra.amqpUrl,
+      exchange,
+      queue: queues[0],
+      bindings: ['bench.updated'],
+      logger: log,
+      handler: async (e) => void arrivedAt.set(e.id, performance.now()),
+    }),
+  );
   await start(new OutboxRelay({ pool, amqpUrl: infra.amqpUrl, exchange, logger: log, pollMs: 60_000 }));
   const measure = async (n) => {
     const latencies = [];
@@ -66,24 +75,41 @@ try {
     return latencies;
   };
   const notify = await measure(SINGLES);
-  await pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', ['crm-outbox-relay']);
+  await pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [
+    'crm-outbox-relay',
+  ]);
   const meanwhile = await emit({ meanwhile: true });
   await until(() => arrivedAt.has(meanwhile.id), 10_000);
   const relisten = await measure(Math.min(SINGLES, 50));
 
   // 3: throughput, exactly once.
-  await start(new EventConsumer({ amqpUrl: infra.amqpUrl, exchange, queue: queues[1], bindings: ['bench.received'], logger: log, pool, prefetch: 100, concurrency: 10,
-    handler: async (e, c) => void (await c.query('INSERT INTO effects (event_id) VALUES ($1)', [e.id])) }));
+  await start(
+    new EventConsumer({
+      amqpUrl: infra.amqpUrl,
+      exchange,
+      queue: queues[1],
+      bindings: ['bench.received'],
+      logger: log,
+      pool,
+      prefetch: 100,
+      concurrency: 10,
+      handler: async (e, c) => void (await c.query('INSERT INTO effects (event_id) VALUES ($1)', [e.id])),
+    }),
+  );
   await start(new OutboxRelay({ pool, amqpUrl: infra.amqpUrl, exchange, logger: log, pollMs: 60_000 }));
   const startedAt = performance.now();
   const perWriter = Math.ceil(EVENTS / 400);
-  await Promise.all(Array.from({ length: 4 }, () => (async () => {
-    for (let t = 0; t < perWriter; t++) {
-      await withTransaction(pool, async (c) => {
-        for (let i = 0; i < 100; i++) await enqueueEvent(c, { type: 'bench.received', orgId: ORG, data: { t, i } });
-      });
-    }
-  })()));
+  await Promise.all(
+    Array.from({ length: 4 }, () =>
+      (async () => {
+        for (let t = 0; t < perWriter; t++) {
+          await withTransaction(pool, async (c) => {
+            for (let i = 0; i < 100; i++) await enqueueEvent(c, { type: 'bench.received', orgId: ORG, data: { t, i } });
+          });
+        }
+      })(),
+    ),
+  );
   const total = perWriter * 400;
   const effects = async () => (await pool.query('SELECT count(*)::int AS total, count(DISTINCT event_id)::int AS distinct FROM effects')).rows[0];
   await until(async () => (await effects()).total >= total, 120_000);

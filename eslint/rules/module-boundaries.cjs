@@ -70,8 +70,7 @@ module.exports = {
       });
     }
 
-    const isRequire = (node) =>
-      node.callee.type === 'Identifier' && node.callee.name === 'require' && node.arguments.length === 1;
+    const isRequire = (node) => node.callee.type === 'Identifier' && node.callee.name === 'require' && node.arguments.length === 1;
 
     return {
       ImportDeclaration: (node) => check(node.source),

@@ -44,16 +44,30 @@ describe.each(PROVIDER_IDS)('%s adapter', (id) => {
     expect(call.method).toBe('POST');
     if (info.api === 'openai') {
       expect(call.path).toBe(`${PREFIX[id]}/chat/completions`);
-      expect(call.body).toMatchObject({ model: 'model-x', messages: [{ role: 'system', content: prompt.system }, { role: 'user', content: prompt.user }] });
+      expect(call.body).toMatchObject({
+        model: 'model-x',
+        messages: [
+          { role: 'system', content: prompt.system },
+          { role: 'user', content: prompt.user },
+        ],
+      });
       // OpenAI's newer models take max_completion_tokens; Qwen and Kimi take max_tokens.
       expect(call.body[id === 'openai' ? 'max_completion_tokens' : 'max_tokens']).toBe(100);
     } else if (info.api === 'anthropic') {
       expect(call.path).toBe('/v1/messages');
       expect(call.headers['anthropic-version']).toBe('2023-06-01');
-      expect(call.body).toMatchObject({ model: 'model-x', max_tokens: 100, system: prompt.system, messages: [{ role: 'user', content: prompt.user }] });
+      expect(call.body).toMatchObject({
+        model: 'model-x',
+        max_tokens: 100,
+        system: prompt.system,
+        messages: [{ role: 'user', content: prompt.user }],
+      });
     } else {
       expect(call.path).toBe('/v1beta/models/model-x:generateContent');
-      expect(call.body).toMatchObject({ systemInstruction: { parts: [{ text: prompt.system }] }, contents: [{ role: 'user', parts: [{ text: prompt.user }] }] });
+      expect(call.body).toMatchObject({
+        systemInstruction: { parts: [{ text: prompt.system }] },
+        contents: [{ role: 'user', parts: [{ text: prompt.user }] }],
+      });
       // The key travels in a header, never in the URL.
       expect(call.path).not.toContain(KEY);
     }

@@ -5,7 +5,21 @@ import { agentOf, recording, startAiWithCapturedLogs } from './support/captured-
 import { FakeMessaging, startFakeMessaging } from './support/fake-messaging';
 import { FakeVendor, keyOf, startFakeVendor } from './support/fake-vendors';
 
-const EMOTIONS = ['joy', 'gratitude', 'satisfaction', 'trust', 'excitement', 'surprise', 'confusion', 'anxiety', 'frustration', 'anger', 'sadness', 'disappointment', 'urgency'];
+const EMOTIONS = [
+  'joy',
+  'gratitude',
+  'satisfaction',
+  'trust',
+  'excitement',
+  'surprise',
+  'confusion',
+  'anxiety',
+  'frustration',
+  'anger',
+  'sadness',
+  'disappointment',
+  'urgency',
+];
 
 // Reply drafts, summaries and sentiment through the gateway, with conversations from messaging over
 // gRPC (a fake that speaks messaging's contract), the org's configured provider (a fake vendor), the
@@ -57,7 +71,10 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
       messages: [
         { content: 'Hi, I ordered a blue backpack last week (order #4512).', fromCustomer: true },
         { content: 'Hello John, thanks for your order! Let me check.', fromCustomer: false, senderName: 'Amy' },
-        { content: 'It still has not arrived and the tracking page shows no updates. This is really frustrating. When will it arrive?', fromCustomer: true },
+        {
+          content: 'It still has not arrived and the tracking page shows no updates. This is really frustrating. When will it arrive?',
+          fromCustomer: true,
+        },
       ],
     });
     vietnamese = messaging.addConversation(orgA, {
@@ -68,7 +85,10 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
         { content: 'Giá áo khoác bao nhiêu vậy shop? Có giao hàng đến Đà Nẵng không?', fromCustomer: true, senderName: 'Lan' },
       ],
     });
-    bConversation = messaging.addConversation(b.user.orgId, { contactName: 'Bea', messages: [{ content: 'Do you ship to Hue?', fromCustomer: true }] });
+    bConversation = messaging.addConversation(b.user.orgId, {
+      contactName: 'Bea',
+      messages: [{ content: 'Do you ship to Hue?', fromCustomer: true }],
+    });
   });
   afterAll(async () => {
     await ai?.stop();
@@ -80,7 +100,16 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
     it('GET /ai/config starts on the local engine with the default quota', async () => {
       const res = await agent.get('/api/v1/ai/config');
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ provider: 'local', model: null, dailyQuota: 200, enabled: true, status: 'local', engine: 'local', usedToday: 0, remainingToday: 200 });
+      expect(res.body).toMatchObject({
+        provider: 'local',
+        model: null,
+        dailyQuota: 200,
+        enabled: true,
+        status: 'local',
+        engine: 'local',
+        usedToday: 0,
+        remainingToday: 200,
+      });
       expect(new Date(res.body.quotaResetsAt).toISOString()).toMatch(/T00:00:00.000Z$/);
     });
 
@@ -184,16 +213,19 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
       expect(long.body.error.details[0].field).toBe('text');
     });
 
-    it.each(['friendly', 'formal', 'concise', 'apologetic'])('POST /ai/reply-draft (%s) answers in Vietnamese and quotes the question', async (tone) => {
-      const res = await agent.post('/api/v1/ai/reply-draft', { conversationId: vietnamese.id, messageId: vietnamese.messageIds[2], tone });
-      expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ tone, language: 'vi', engine: 'local', model: 'local-templates-v1' });
-      expect(res.body.question).toBe('Giá áo khoác bao nhiêu vậy shop? Có giao hàng đến Đà Nẵng không?');
-      expect(res.body.draft).toContain('“Giá áo khoác bao nhiêu vậy shop?');
-      expect(res.body.draft).toMatch(/giá/);
-      expect(res.body.confidence).toBeGreaterThan(0);
-      expect(res.body.confidence).toBeLessThanOrEqual(1);
-    });
+    it.each(['friendly', 'formal', 'concise', 'apologetic'])(
+      'POST /ai/reply-draft (%s) answers in Vietnamese and quotes the question',
+      async (tone) => {
+        const res = await agent.post('/api/v1/ai/reply-draft', { conversationId: vietnamese.id, messageId: vietnamese.messageIds[2], tone });
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ tone, language: 'vi', engine: 'local', model: 'local-templates-v1' });
+        expect(res.body.question).toBe('Giá áo khoác bao nhiêu vậy shop? Có giao hàng đến Đà Nẵng không?');
+        expect(res.body.draft).toContain('“Giá áo khoác bao nhiêu vậy shop?');
+        expect(res.body.draft).toMatch(/giá/);
+        expect(res.body.confidence).toBeGreaterThan(0);
+        expect(res.body.confidence).toBeLessThanOrEqual(1);
+      },
+    );
 
     it('POST /ai/reply-draft: the tones read differently', async () => {
       const draft = async (tone: string) =>
@@ -245,7 +277,9 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
       expect(en.body.summary).toMatch(/^John Carter and the team exchanged 3 recent messages, 2 of them from the customer\./);
       expect(en.body.summary).toMatch(/order #4512/);
       expect(en.body.summary).toMatch(/tone is negative/);
-      expect(en.body.keyPoints).toEqual(expect.arrayContaining([expect.stringMatching(/^Customer: .*order #4512/), "To do: answer the customer's last question."]));
+      expect(en.body.keyPoints).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^Customer: .*order #4512/), "To do: answer the customer's last question."]),
+      );
 
       const vi = await agent.post('/api/v1/ai/summary', { conversationId: vietnamese.id });
       expect(vi.body.language).toBe('vi');
@@ -268,7 +302,13 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
 
     it('GET /ai/config shows the provider active with its model', async () => {
       const res = await agent.get('/api/v1/ai/config');
-      expect(res.body).toMatchObject({ provider: 'openai', model: 'gpt-test-mini', status: 'active', engine: 'openai', effectiveModel: 'gpt-test-mini' });
+      expect(res.body).toMatchObject({
+        provider: 'openai',
+        model: 'gpt-test-mini',
+        status: 'active',
+        engine: 'openai',
+        effectiveModel: 'gpt-test-mini',
+      });
     });
 
     it("POST /ai/reply-draft asks the provider's chat completions with the conversation and says which engine answered", async () => {
@@ -295,9 +335,15 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
     });
 
     it('POST /ai/summary and /ai/sentiment read the JSON the provider writes', async () => {
-      openai.reply = '{"summary": "John is waiting for order #4512, which has not arrived.", "keyPoints": ["Order #4512 not delivered", "Tracking shows no updates"]}';
+      openai.reply =
+        '{"summary": "John is waiting for order #4512, which has not arrived.", "keyPoints": ["Order #4512 not delivered", "Tracking shows no updates"]}';
       const s = await agent.post('/api/v1/ai/summary', { conversationId: english.id });
-      expect(s.body).toMatchObject({ summary: 'John is waiting for order #4512, which has not arrived.', keyPoints: ['Order #4512 not delivered', 'Tracking shows no updates'], engine: 'openai', model: 'gpt-test-mini' });
+      expect(s.body).toMatchObject({
+        summary: 'John is waiting for order #4512, which has not arrived.',
+        keyPoints: ['Order #4512 not delivered', 'Tracking shows no updates'],
+        engine: 'openai',
+        model: 'gpt-test-mini',
+      });
       openai.reply = 'Here you go: {"sentiment": "Negative", "score": -1.7, "emotions": ["frustration", "rage", "urgency"]}';
       const m = await agent.post('/api/v1/ai/sentiment', { text: 'Where is my order?!' });
       // Labels are normalised, scores clamped to [-1, 1], emotions outside the list dropped.
@@ -309,7 +355,14 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
       gemini.requests.length = 0;
       gemini.reply = '{"sentiment": "positive", "score": 0.8, "emotions": ["gratitude"]}';
       const res = await agent.post('/api/v1/ai/sentiment', { text: 'Cảm ơn shop nhiều!' });
-      expect(res.body).toMatchObject({ sentiment: 'positive', score: 0.8, emotions: ['gratitude'], engine: 'gemini', model: 'gemini-test', language: 'vi' });
+      expect(res.body).toMatchObject({
+        sentiment: 'positive',
+        score: 0.8,
+        emotions: ['gratitude'],
+        engine: 'gemini',
+        model: 'gemini-test',
+        language: 'vi',
+      });
       expect(gemini.requests[0].path).toBe('/v1beta/models/gemini-test:generateContent');
       expect(keyOf(gemini.requests[0])).toBe(GEMINI_KEY);
       await owner.put('/api/v1/ai/config', { provider: 'openai', model: 'gpt-test-mini' });
@@ -319,10 +372,16 @@ describe('AI assistant: configuration, drafts, summaries, sentiment, quota', () 
       // 3 s, far beyond the 400 ms timeout, so that a late timer on a loaded machine still fires before the answer.
       openai.delayMs = 3000;
       try {
-        const res = await agent.post('/api/v1/ai/reply-draft', { conversationId: vietnamese.id, messageId: vietnamese.messageIds[2], tone: 'concise' });
+        const res = await agent.post('/api/v1/ai/reply-draft', {
+          conversationId: vietnamese.id,
+          messageId: vietnamese.messageIds[2],
+          tone: 'concise',
+        });
         expect(res.status).toBe(200);
         expect(res.body).toMatchObject({ engine: 'local', model: 'local-templates-v1', language: 'vi' });
-        expect(res.body.fallbackReason).toBe('OpenAI did not answer within 400 ms (127.0.0.1:' + new URL(openai.baseUrl).port + '); the local engine answered instead');
+        expect(res.body.fallbackReason).toBe(
+          'OpenAI did not answer within 400 ms (127.0.0.1:' + new URL(openai.baseUrl).port + '); the local engine answered instead',
+        );
         expect(res.body.draft).toContain('Giá áo khoác bao nhiêu vậy shop?');
       } finally {
         openai.delayMs = 0;

@@ -23,13 +23,15 @@ describe('audit log: AI providers and settings', () => {
   it('setting and removing a provider key is ai_provider.updated with the mask, never the key', async () => {
     expect((await acme.owner.put('/api/v1/ai/providers/openai', { apiKey: KEY })).status).toBe(200);
     const set = await auditEntryFor(acme.owner, 'ai_provider.updated', 'openai');
-    expect(set).toEqual(expect.objectContaining({
-      actorId: acme.user.id,
-      actorType: 'user',
-      resourceType: 'ai_provider',
-      details: { apiKey: 'set', keyMask: '••••WXYZ', baseUrl: 'unchanged' },
-      requestId: expect.any(String),
-    }));
+    expect(set).toEqual(
+      expect.objectContaining({
+        actorId: acme.user.id,
+        actorType: 'user',
+        resourceType: 'ai_provider',
+        details: { apiKey: 'set', keyMask: '••••WXYZ', baseUrl: 'unchanged' },
+        requestId: expect.any(String),
+      }),
+    );
 
     expect((await acme.owner.put('/api/v1/ai/providers/openai', { apiKey: '' })).status).toBe(200);
     await eventually(async () => (await auditEntries(acme.owner, 'ai_provider.updated')).length === 2, 15_000, 100);
@@ -51,4 +53,3 @@ describe('audit log: AI providers and settings', () => {
     expect(await auditEntries(globex.owner, 'ai_settings.updated')).toEqual([]);
   });
 });
-

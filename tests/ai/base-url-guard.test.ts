@@ -60,20 +60,31 @@ describe('AI: organizations’ base URLs (SSRF guard, own key only)', () => {
       expect(res.body.error.details[0].message).toMatch(/AI requests are not sent there/);
       expect(orgVendor.connections).toBe(before);
       // Nothing was saved, not even the key sent with it.
-      expect((await owner.get('/api/v1/ai/providers')).body.find((p: any) => p.id === 'openai')).toMatchObject({ keySource: 'environment', baseUrlSource: 'environment' });
+      expect((await owner.get('/api/v1/ai/providers')).body.find((p: any) => p.id === 'openai')).toMatchObject({
+        keySource: 'environment',
+        baseUrlSource: 'environment',
+      });
     });
 
     it('a public host that does not resolve yet is accepted when saved (it is judged again on every connection)', async () => {
       const res = await owner.put('/api/v1/ai/providers/kimi', { baseUrl: 'https://models.example.invalid/v1' });
       expect(res.status).toBe(200);
-      expect((await owner.get('/api/v1/ai/providers')).body.find((p: any) => p.id === 'kimi')).toMatchObject({ baseUrl: 'https://models.example.invalid/v1', baseUrlSource: 'organization' });
+      expect((await owner.get('/api/v1/ai/providers')).body.find((p: any) => p.id === 'kimi')).toMatchObject({
+        baseUrl: 'https://models.example.invalid/v1',
+        baseUrlSource: 'organization',
+      });
       await owner.put('/api/v1/ai/providers/kimi', { baseUrl: '' });
     });
 
     it('the deployment base URL (OPENAI_BASE_URL) is the operator’s and is used with the environment key', async () => {
       envVendor.requests.length = 0;
       const res = await owner.get('/api/v1/ai/providers/openai/models');
-      expect(res.body).toEqual({ models: [{ title: 'openai-large', value: 'openai-large' }, { title: 'openai-small', value: 'openai-small' }] });
+      expect(res.body).toEqual({
+        models: [
+          { title: 'openai-large', value: 'openai-large' },
+          { title: 'openai-small', value: 'openai-small' },
+        ],
+      });
       expect(envVendor.requests.map(keyOf)).toEqual([ENV_KEY]);
     });
   });
@@ -97,14 +108,21 @@ describe('AI: organizations’ base URLs (SSRF guard, own key only)', () => {
       });
       const models = await owner.get('/api/v1/ai/providers/openai/models');
       expect(models.status).toBe(200);
-      expect(models.body).toEqual({ models: [], error: expect.stringMatching(/The API key for OpenAI is not configured: this organization's own base URL is used only with its own API key/) });
+      expect(models.body).toEqual({
+        models: [],
+        error: expect.stringMatching(/The API key for OpenAI is not configured: this organization's own base URL is used only with its own API key/),
+      });
       expect(orgVendor.requests).toHaveLength(0);
       expect(envVendor.requests).toHaveLength(0);
     });
 
     it('drafts and sentiment fall back to the local engine instead of sending the environment key there', async () => {
       const before = orgVendor.connections;
-      expect((await owner.put('/api/v1/ai/config', { provider: 'openai' })).body).toMatchObject({ status: 'missing_key', engine: 'local', statusMessage: expect.stringMatching(/own base URL needs/) });
+      expect((await owner.put('/api/v1/ai/config', { provider: 'openai' })).body).toMatchObject({
+        status: 'missing_key',
+        engine: 'local',
+        statusMessage: expect.stringMatching(/own base URL needs/),
+      });
       const res = await owner.post('/api/v1/ai/sentiment', { text: 'Thank you, the delivery was quick and the product is great!' });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ engine: 'local', fallbackReason: expect.stringMatching(/OpenAI is selected but has no API key/) });
@@ -137,7 +155,10 @@ describe('AI: organizations’ base URLs (SSRF guard, own key only)', () => {
     it('still refuses other private addresses', async () => {
       const res = await owner.put('/api/v1/ai/providers/openai', { apiKey: ORG_KEY, baseUrl: 'http://169.254.169.254/v1' });
       expect(res.status).toBe(400);
-      expect(res.body.error.details[0]).toEqual({ field: 'baseUrl', message: '169.254.169.254 is a linkLocal address; AI requests are not sent there' });
+      expect(res.body.error.details[0]).toEqual({
+        field: 'baseUrl',
+        message: '169.254.169.254 is a linkLocal address; AI requests are not sent there',
+      });
     });
   });
 
@@ -151,11 +172,17 @@ describe('AI: organizations’ base URLs (SSRF guard, own key only)', () => {
 
       const models = await owner.get('/api/v1/ai/providers/openai/models');
       expect(models.status).toBe(200);
-      expect(models.body).toEqual({ models: [], error: `Could not reach OpenAI at 127.0.0.1:${port()}: 127.0.0.1 is a loopback address; AI requests are not sent there` });
+      expect(models.body).toEqual({
+        models: [],
+        error: `Could not reach OpenAI at 127.0.0.1:${port()}: 127.0.0.1 is a loopback address; AI requests are not sent there`,
+      });
 
       await owner.put('/api/v1/ai/config', { provider: 'openai' });
       const sentiment = await owner.post('/api/v1/ai/sentiment', { text: 'The order arrived broken and nobody answers.' });
-      expect(sentiment.body).toMatchObject({ engine: 'local', fallbackReason: expect.stringMatching(/loopback address; AI requests are not sent there; the local engine answered instead/) });
+      expect(sentiment.body).toMatchObject({
+        engine: 'local',
+        fallbackReason: expect.stringMatching(/loopback address; AI requests are not sent there; the local engine answered instead/),
+      });
       expect(orgVendor.connections).toBe(before);
     });
   });

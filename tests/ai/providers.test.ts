@@ -58,7 +58,13 @@ describe('AI providers: keys, base URLs and models', () => {
     expect(byId.qwen).toMatchObject({ baseUrl: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1', hasKey: false });
     expect(byId.kimi).toMatchObject({ baseUrl: 'https://api.moonshot.ai/v1', hasKey: false });
     // OpenAI has a deployment key and base URL from the environment: the org has a key, masked.
-    expect(byId.openai).toMatchObject({ baseUrl: openai.baseUrl, defaultBaseUrl: 'https://api.openai.com/v1', hasKey: true, keyMask: '••••ENVK', keySource: 'environment' });
+    expect(byId.openai).toMatchObject({
+      baseUrl: openai.baseUrl,
+      defaultBaseUrl: 'https://api.openai.com/v1',
+      hasKey: true,
+      keyMask: '••••ENVK',
+      keySource: 'environment',
+    });
   });
 
   it('GET /ai/providers without a token is 401', async () => {
@@ -194,12 +200,19 @@ describe('AI providers: keys, base URLs and models', () => {
     await owner.put('/api/v1/ai/providers/openai', { apiKey: OTHER_KEY });
     await owner.get('/api/v1/ai/providers/openai/models');
     expect(keyOf(openai.requests[1])).toBe(OTHER_KEY);
-    expect((await owner.get('/api/v1/ai/providers')).body.find((p: any) => p.id === 'openai')).toMatchObject({ keyMask: '••••ABCD', keySource: 'organization' });
+    expect((await owner.get('/api/v1/ai/providers')).body.find((p: any) => p.id === 'openai')).toMatchObject({
+      keyMask: '••••ABCD',
+      keySource: 'organization',
+    });
 
     expect((await owner.put('/api/v1/ai/providers/openai', { apiKey: '' })).body).toEqual({ ok: true });
     await owner.get('/api/v1/ai/providers/openai/models');
     expect(keyOf(openai.requests[2])).toBe(ENV_OPENAI_KEY);
-    expect((await owner.get('/api/v1/ai/providers')).body.find((p: any) => p.id === 'openai')).toMatchObject({ hasKey: true, keyMask: '••••ENVK', keySource: 'environment' });
+    expect((await owner.get('/api/v1/ai/providers')).body.find((p: any) => p.id === 'openai')).toMatchObject({
+      hasKey: true,
+      keyMask: '••••ENVK',
+      keySource: 'environment',
+    });
   });
 
   it('an empty baseUrl goes back to the environment / vendor default', async () => {

@@ -61,7 +61,7 @@ describe('crm modules', () => {
     expect(modules).toEqual(expect.arrayContaining(['contacts', 'scoring', 'analytics', 'reports', 'integrations', 'shared']));
   });
 
-  it('sees an import past another module\'s index, and allows its own files, faces and top-level files', () => {
+  it("sees an import past another module's index, and allows its own files, faces and top-level files", () => {
     const src = mkdtempSync(path.join(tmpdir(), 'crm-modules-'));
     const write = (rel: string, text: string) => {
       mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });

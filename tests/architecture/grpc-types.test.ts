@@ -86,7 +86,8 @@ function anyKeywords(file: string): string[] {
   const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
   const out: string[] = [];
   const visit = (node: ts.Node) => {
-    if (node.kind === ts.SyntaxKind.AnyKeyword) out.push(`${path.relative(root, file)}:${sf.getLineAndCharacterOfPosition(node.getStart()).line + 1}`);
+    if (node.kind === ts.SyntaxKind.AnyKeyword)
+      out.push(`${path.relative(root, file)}:${sf.getLineAndCharacterOfPosition(node.getStart()).line + 1}`);
     ts.forEachChild(node, visit);
   };
   visit(sf);

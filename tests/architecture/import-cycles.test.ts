@@ -78,7 +78,7 @@ describe('import circles', () => {
       write('h.ts', "import { g } from './g';\nexport const h = g;\n");
       // No circle: imports that only go one way, one of them through a folder's index.
       write('i.ts', "import type { J } from './j';\nimport { k } from './k';\nexport const i = (j: J) => k(j);\n");
-      write('j.ts', "export type J = number;\n");
+      write('j.ts', 'export type J = number;\n');
       mkdirSync(path.join(dir, 'k'));
       write('k/index.ts', "import type { J } from '../j';\nexport const k = (j: J) => j;\n");
       const found = cycles(sources(dir)).map((c) => c.map((p) => path.basename(p)).sort());

@@ -19,7 +19,8 @@ describe('appointment reminders', () => {
   let markerContact: string;
 
   const inMinutes = (m: number) => new Date(Date.now() + m * 60_000).toISOString();
-  const remindersOf = async (as: Client) => (await as.get('/api/v1/notifications?limit=100')).body.data.filter((n: any) => n.type === 'appointment.reminder');
+  const remindersOf = async (as: Client) =>
+    (await as.get('/api/v1/notifications?limit=100')).body.data.filter((n: any) => n.type === 'appointment.reminder');
   const appointment = async (as: Client, contactId: string, title: string, scheduledAt: string) => {
     const res = await as.post('/api/v1/appointments', { contactId, title, scheduledAt });
     expect(res.status).toBe(201);
@@ -80,7 +81,14 @@ describe('appointment reminders', () => {
     });
 
     it('is 400 naming reminderMinutesBefore for a missing, negative, fractional, too large or non-numeric value', async () => {
-      for (const body of [{}, { reminderMinutesBefore: -1 }, { reminderMinutesBefore: 1.5 }, { reminderMinutesBefore: 10_081 }, { reminderMinutesBefore: '30' }, { reminderMinutesBefore: null }]) {
+      for (const body of [
+        {},
+        { reminderMinutesBefore: -1 },
+        { reminderMinutesBefore: 1.5 },
+        { reminderMinutesBefore: 10_081 },
+        { reminderMinutesBefore: '30' },
+        { reminderMinutesBefore: null },
+      ]) {
         const res = await owner.put('/api/v1/settings/appointments', body);
         expect([JSON.stringify(body), res.status]).toEqual([JSON.stringify(body), 400]);
         expect(res.body.error.details[0].field).toBe('reminderMinutesBefore');

@@ -21,10 +21,20 @@ describe('automation action assign_round_robin', () => {
   afterAll(() => f?.stop());
 
   it('is a known action type: accepted without settings, listed in the 400 for an unknown type', async () => {
-    const ok = await owner.post('/api/v1/automation/rules', { name: 'RR', trigger: { type: 'conversation_created' }, actions: [{ type: 'assign_round_robin' }] });
+    const ok = await owner.post('/api/v1/automation/rules', {
+      name: 'RR',
+      trigger: { type: 'conversation_created' },
+      actions: [{ type: 'assign_round_robin' }],
+    });
     expect(ok.status).toBe(201);
-    expect((await owner.get(`/api/v1/automation/rules/${ok.body.id}`)).body.actions).toEqual([expect.objectContaining({ type: 'assign_round_robin' })]);
-    const bad = await owner.post('/api/v1/automation/rules', { name: 'RR', trigger: { type: 'conversation_created' }, actions: [{ type: 'assign_robin' }] });
+    expect((await owner.get(`/api/v1/automation/rules/${ok.body.id}`)).body.actions).toEqual([
+      expect.objectContaining({ type: 'assign_round_robin' }),
+    ]);
+    const bad = await owner.post('/api/v1/automation/rules', {
+      name: 'RR',
+      trigger: { type: 'conversation_created' },
+      actions: [{ type: 'assign_robin' }],
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details[0]).toEqual({ field: 'actions[0].type', message: expect.stringContaining('assign_round_robin') });
   });

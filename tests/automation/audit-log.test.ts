@@ -29,13 +29,15 @@ describe('audit log: automation rules', () => {
     expect((await acme.owner.del(`/api/v1/automation/rules/${id}`)).status).toBe(204);
 
     const entry = await auditEntryFor(acme.owner, 'automation_rule.deleted', id);
-    expect(entry).toEqual(expect.objectContaining({
-      actorId: acme.user.id,
-      actorType: 'user',
-      resourceType: 'automation_rule',
-      details: { name: 'Greet new contacts' },
-      requestId: expect.any(String),
-    }));
+    expect(entry).toEqual(
+      expect.objectContaining({
+        actorId: acme.user.id,
+        actorType: 'user',
+        resourceType: 'automation_rule',
+        details: { name: 'Greet new contacts' },
+        requestId: expect.any(String),
+      }),
+    );
     expect((await acme.owner.del(`/api/v1/automation/rules/${id}`)).status).toBe(404);
     expect(await auditEntries(acme.owner, 'automation_rule.deleted')).toHaveLength(1);
     expect(await auditEntries(globex.owner, 'automation_rule.deleted')).toEqual([]);

@@ -68,10 +68,14 @@ describe('campaign delivery', () => {
   }
 
   async function completed(id: string, timeoutMs = 20_000) {
-    return eventually(async () => {
-      const c = (await lead.get(`/api/v1/campaigns/${id}`)).body;
-      return c.status === 'completed' ? c : undefined;
-    }, timeoutMs, 100);
+    return eventually(
+      async () => {
+        const c = (await lead.get(`/api/v1/campaigns/${id}`)).body;
+        return c.status === 'completed' ? c : undefined;
+      },
+      timeoutMs,
+      100,
+    );
   }
 
   const callsTo = (members: Array<{ id: string }>) => {
@@ -200,10 +204,14 @@ describe('campaign delivery', () => {
       const done = await completed(id);
       messaging.slowSends(0);
       expect(done.counts.sent).toBe(1);
-      const seen = await eventually(async () => {
-        const c = (await lead.get(`/api/v1/campaigns/${id}`)).body;
-        return c.counts.seen === 1 ? c : undefined;
-      }, 15_000, 100);
+      const seen = await eventually(
+        async () => {
+          const c = (await lead.get(`/api/v1/campaigns/${id}`)).body;
+          return c.counts.seen === 1 ? c : undefined;
+        },
+        15_000,
+        100,
+      );
       expect(seen.openRate).toBe(1);
       const [rec] = (await lead.get(`/api/v1/campaigns/${id}/recipients`)).body.data;
       expect(rec).toEqual(expect.objectContaining({ status: 'sent', messageId, seenAt }));

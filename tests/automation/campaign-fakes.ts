@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, audienceOf, GrpcServer, type HandlersFor, type InternalPrincipal, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
+import {
+  AppError,
+  audienceOf,
+  GrpcServer,
+  type HandlersFor,
+  type InternalPrincipal,
+  loadProto,
+  type ServiceName,
+  serviceDefinition,
+} from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
 import { testAuth } from '@crm/testing';
 import { withUnfaked } from '../support/fake-grpc';
@@ -117,7 +126,10 @@ export async function fakeCampaignMessaging() {
     // A contact without a conversation is a lead this fake network does not know (as messaging answers for a
     // phone nobody uses on the network): skipped as not_on_network.
     StartConversation: async () => {
-      throw new AppError('failed_precondition', 'Nobody uses this on the chat network', { code: 'not_on_network', details: [{ field: 'phone', message: 'is not on the chat network' }] });
+      throw new AppError('failed_precondition', 'Nobody uses this on the chat network', {
+        code: 'not_on_network',
+        details: [{ field: 'phone', message: 'is not on the chat network' }],
+      });
     },
     SendMessage: async (req, ctx) => {
       if (sendDelayMs) await new Promise((r) => setTimeout(r, sendDelayMs));
@@ -138,7 +150,16 @@ export async function fakeCampaignMessaging() {
       const first = delivered.get(req.clientMessageId);
       if (first) {
         call.outcome = 'replayed';
-        return { id: first.clientMessageId, conversationId: first.conversationId, content: first.content, contentType: 'text', senderName: 'Campaign', sentAt: new Date(first.at).toISOString(), status: 'sent', replayed: true };
+        return {
+          id: first.clientMessageId,
+          conversationId: first.conversationId,
+          content: first.content,
+          contentType: 'text',
+          senderName: 'Campaign',
+          sentAt: new Date(first.at).toISOString(),
+          status: 'sent',
+          replayed: true,
+        };
       }
       if (rejected.has(req.conversationId)) {
         call.outcome = 'rejected';
@@ -151,7 +172,10 @@ export async function fakeCampaignMessaging() {
         if (limit.sends.length >= limit.max) {
           call.outcome = 'rate_limited';
           const retryAfter = Math.max(1, Math.ceil((limit.sends[0] + limit.windowMs - now) / 1000));
-          throw new AppError('rate_limited', `Send limit reached for this chat-network account (campaign); retry in ${retryAfter} s`, { code: 'send_limit_reached', retryAfter });
+          throw new AppError('rate_limited', `Send limit reached for this chat-network account (campaign); retry in ${retryAfter} s`, {
+            code: 'send_limit_reached',
+            retryAfter,
+          });
         }
         limit.sends.push(now);
       }
@@ -161,7 +185,16 @@ export async function fakeCampaignMessaging() {
         call.outcome = 'lost';
         throw new AppError('unavailable', 'connection reset');
       }
-      return { id: randomUUID(), conversationId: req.conversationId, content: req.content, contentType: req.contentType, senderName: 'Campaign', sentAt: new Date(call.at).toISOString(), status: 'sent', replayed: false };
+      return {
+        id: randomUUID(),
+        conversationId: req.conversationId,
+        content: req.content,
+        contentType: req.contentType,
+        senderName: 'Campaign',
+        sentAt: new Date(call.at).toISOString(),
+        status: 'sent',
+        replayed: false,
+      };
     },
   });
   return {

@@ -54,10 +54,14 @@ describe(`a broadcast campaign to ${LEADS} imported leads who never wrote`, () =
     const created = await owner.post('/api/v1/campaigns', { name: `Promo ${randomUUID().slice(0, 4)}`, listId, templateId, ...extra });
     expect(created.status).toBe(201);
     expect((await owner.post(`/api/v1/campaigns/${created.body.id}/activate`)).status).toBe(200);
-    return eventually(async () => {
-      const c = (await owner.get(`/api/v1/campaigns/${created.body.id}`)).body;
-      return c.status === 'completed' ? c : undefined;
-    }, 240_000, 500);
+    return eventually(
+      async () => {
+        const c = (await owner.get(`/api/v1/campaigns/${created.body.id}`)).body;
+        return c.status === 'completed' ? c : undefined;
+      },
+      240_000,
+      500,
+    );
   }
 
   beforeAll(async () => {
@@ -86,8 +90,17 @@ describe(`a broadcast campaign to ${LEADS} imported leads who never wrote`, () =
   it('every reachable lead gets a conversation on the campaign’s account and one message; the rest are skipped with their reason', async () => {
     // The network's directory, in mixed spellings (the import stores E.164, the network keys by digits).
     const phones = [
-      ...Array.from({ length: ON_NETWORK }, (_, i) => ({ phone: `+84${num('913', i).slice(0)}`, chatnetUid: `u-on-${i}`, displayName: `Khách ${i}` })),
-      ...Array.from({ length: STRANGERS_REFUSED }, (_, i) => ({ phone: `0${num('914', i)}`, chatnetUid: `u-shy-${i}`, displayName: `Kín ${i}`, acceptsStrangers: false })),
+      ...Array.from({ length: ON_NETWORK }, (_, i) => ({
+        phone: `+84${num('913', i).slice(0)}`,
+        chatnetUid: `u-on-${i}`,
+        displayName: `Khách ${i}`,
+      })),
+      ...Array.from({ length: STRANGERS_REFUSED }, (_, i) => ({
+        phone: `0${num('914', i)}`,
+        chatnetUid: `u-shy-${i}`,
+        displayName: `Kín ${i}`,
+        acceptsStrangers: false,
+      })),
     ];
     expect((await owner.post('/sandbox/network/phones', { phones })).status).toBe(200);
 
@@ -101,13 +114,19 @@ describe(`a broadcast campaign to ${LEADS} imported leads who never wrote`, () =
     expect(imported.status).toBe(200);
     expect(imported.body).toEqual(expect.objectContaining({ created: LEADS, failed: 0 }));
 
-    const list = await owner.post('/api/v1/customer-lists', { name: 'Imported leads', criteria: { filters: [{ field: 'tags', operator: 'contains', value: 'outreach' }] } });
+    const list = await owner.post('/api/v1/customer-lists', {
+      name: 'Imported leads',
+      criteria: { filters: [{ field: 'tags', operator: 'contains', value: 'outreach' }] },
+    });
     expect(list.status).toBe(201);
-    const template = (await owner.post('/api/v1/automation/templates', { name: 'Hello', content: 'Chào {{name}}, shop Hoa Mai có ưu đãi mới!' })).body;
+    const template = (await owner.post('/api/v1/automation/templates', { name: 'Hello', content: 'Chào {{name}}, shop Hoa Mai có ưu đãi mới!' }))
+      .body;
 
     const done = await campaignFor(list.body.id, template.id, { chatnetAccountId: campaignLine });
     expect(done.chatnetAccountId).toBe(campaignLine);
-    expect(done.counts).toEqual(expect.objectContaining({ total: LEADS, sent: ON_NETWORK, failed: 0, skipped: STRANGERS_REFUSED + NOT_ON_NETWORK + NO_PHONE, pending: 0 }));
+    expect(done.counts).toEqual(
+      expect.objectContaining({ total: LEADS, sent: ON_NETWORK, failed: 0, skipped: STRANGERS_REFUSED + NOT_ON_NETWORK + NO_PHONE, pending: 0 }),
+    );
 
     const recipients = await allRecipients(done.id);
     expect(recipients).toHaveLength(LEADS);
@@ -144,14 +163,20 @@ describe(`a broadcast campaign to ${LEADS} imported leads who never wrote`, () =
   }, 300_000);
 
   it('without an account of its own, a campaign starts conversations on the org’s most recently connected account', async () => {
-    expect((await owner.post('/sandbox/network/phones', { phones: [{ phone: '+84916000001', chatnetUid: 'u-solo', displayName: 'Solo' }] })).status).toBe(200);
+    expect(
+      (await owner.post('/sandbox/network/phones', { phones: [{ phone: '+84916000001', chatnetUid: 'u-solo', displayName: 'Solo' }] })).status,
+    ).toBe(200);
     expect((await importCsv('name,phone,tags\nSolo lead,0916000001,solo\n')).body.created).toBe(1);
-    const list = (await owner.post('/api/v1/customer-lists', { name: 'Solo', criteria: { filters: [{ field: 'tags', operator: 'contains', value: 'solo' }] } })).body;
+    const list = (
+      await owner.post('/api/v1/customer-lists', { name: 'Solo', criteria: { filters: [{ field: 'tags', operator: 'contains', value: 'solo' }] } })
+    ).body;
     const template = (await owner.post('/api/v1/automation/templates', { name: 'Solo hello', content: 'Chào {{name}}' })).body;
     const done = await campaignFor(list.id, template.id);
     expect(done.chatnetAccountId).toBeNull();
     expect(done.counts).toEqual(expect.objectContaining({ total: 1, sent: 1, skipped: 0 }));
-    expect((await owner.get(`/sandbox/accounts/${latestLine}/sent`)).body.data).toEqual([expect.objectContaining({ threadId: 'u-solo', content: 'Chào Solo lead' })]);
+    expect((await owner.get(`/sandbox/accounts/${latestLine}/sent`)).body.data).toEqual([
+      expect.objectContaining({ threadId: 'u-solo', content: 'Chào Solo lead' }),
+    ]);
   }, 120_000);
 
   it('a campaign’s chatnetAccountId must be an account of the org (400 naming it); null on update clears it', async () => {
@@ -164,7 +189,12 @@ describe(`a broadcast campaign to ${LEADS} imported leads who never wrote`, () =
       expect(res.status).toBe(400);
       expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('chatnetAccountId');
     }
-    const draft = await owner.post('/api/v1/campaigns', { name: 'Own line', listId: list.id, templateId: template.id, chatnetAccountId: campaignLine });
+    const draft = await owner.post('/api/v1/campaigns', {
+      name: 'Own line',
+      listId: list.id,
+      templateId: template.id,
+      chatnetAccountId: campaignLine,
+    });
     expect(draft.status).toBe(201);
     expect((await owner.get(`/api/v1/campaigns/${draft.body.id}`)).body.chatnetAccountId).toBe(campaignLine);
     expect((await owner.put(`/api/v1/campaigns/${draft.body.id}`, { chatnetAccountId: null })).body.chatnetAccountId).toBeNull();

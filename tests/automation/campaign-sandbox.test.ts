@@ -59,9 +59,11 @@ describe(`a campaign to a ${MEMBERS}-contact list over the sandbox chat network`
   /** Run `fn` over 1..n with `width` calls in flight. */
   async function each(n: number, width: number, fn: (i: number) => Promise<void>) {
     let next = 1;
-    await Promise.all(Array.from({ length: width }, async () => {
-      for (let i = next++; i <= n; i = next++) await fn(i);
-    }));
+    await Promise.all(
+      Array.from({ length: width }, async () => {
+        for (let i = next++; i <= n; i = next++) await fn(i);
+      }),
+    );
   }
 
   it('completes with exact counts, one message per member at the network, none twice across a restart', async () => {
@@ -74,13 +76,19 @@ describe(`a campaign to a ${MEMBERS}-contact list over the sandbox chat network`
     });
     mark('inbound posted');
     await each(WALK_INS, 5, async (i) => {
-      expect((await owner.post('/api/v1/contacts', { name: `Walk-in ${i}`, phone: `09120001${String(i).padStart(2, '0')}`, status: 'lead' })).status).toBe(201);
+      expect(
+        (await owner.post('/api/v1/contacts', { name: `Walk-in ${i}`, phone: `09120001${String(i).padStart(2, '0')}`, status: 'lead' })).status,
+      ).toBe(201);
     });
     await eventually(async () => (await owner.get('/api/v1/conversations?limit=1')).body.pagination?.total === CHATTING + EXCLUDED, 60_000, 250);
-    const chatting = await eventually(async () => {
-      const got = (await owner.get('/api/v1/contacts?limit=1&source=chatnet')).body;
-      return got.pagination?.total === CHATTING + EXCLUDED ? got : undefined;
-    }, 30_000, 250);
+    const chatting = await eventually(
+      async () => {
+        const got = (await owner.get('/api/v1/contacts?limit=1&source=chatnet')).body;
+        return got.pagination?.total === CHATTING + EXCLUDED ? got : undefined;
+      },
+      30_000,
+      250,
+    );
     expect(chatting.pagination.total).toBe(CHATTING + EXCLUDED);
     // On a busy machine crm may answer messaging's contact upsert after its deadline: the conversation is then
     // stored without its contact and linked by a retry a little later (messaging.contact_link). Wait for every
@@ -100,14 +108,25 @@ describe(`a campaign to a ${MEMBERS}-contact list over the sandbox chat network`
     for (const c of convs) expect((await owner.put(`/api/v1/contacts/${c.contactId}`, { status: 'lost' })).status).toBe(200);
     const excludedThreads = new Set<string>(convs.map((c: any) => c.threadId));
 
-    const list = await owner.post('/api/v1/customer-lists', { name: 'Everyone but lost', criteria: { filters: [{ field: 'status', operator: 'not_equals', value: 'lost' }] } });
+    const list = await owner.post('/api/v1/customer-lists', {
+      name: 'Everyone but lost',
+      criteria: { filters: [{ field: 'status', operator: 'not_equals', value: 'lost' }] },
+    });
     expect(list.status).toBe(201);
     expect((await owner.get(`/api/v1/customer-lists/${list.body.id}`)).body.contactCount).toBe(CHATTING + WALK_INS);
 
-    const template = (await owner.post('/api/v1/automation/templates', { name: 'Promo', content: 'Chào {{name}}, tuần này giảm {{discount}}!' })).body;
-    const created = await owner.post('/api/v1/campaigns', { name: 'Weekly promo', listId: list.body.id, templateId: template.id, variables: { discount: '20%' } });
+    const template = (await owner.post('/api/v1/automation/templates', { name: 'Promo', content: 'Chào {{name}}, tuần này giảm {{discount}}!' }))
+      .body;
+    const created = await owner.post('/api/v1/campaigns', {
+      name: 'Weekly promo',
+      listId: list.body.id,
+      templateId: template.id,
+      variables: { discount: '20%' },
+    });
     expect(created.status).toBe(201);
-    expect((await owner.get('/api/v1/campaigns')).body[0]).toEqual(expect.objectContaining({ id: created.body.id, status: 'draft', contactCount: MEMBERS }));
+    expect((await owner.get('/api/v1/campaigns')).body[0]).toEqual(
+      expect.objectContaining({ id: created.body.id, status: 'draft', contactCount: MEMBERS }),
+    );
     expect((await owner.post(`/api/v1/campaigns/${created.body.id}/activate`)).status).toBe(200);
 
     const sent = async () => {
@@ -122,10 +141,14 @@ describe(`a campaign to a ${MEMBERS}-contact list over the sandbox chat network`
     expect((await sent()).length).toBeLessThan(CHATTING);
     mark('restarted');
 
-    const done = await eventually(async () => {
-      const c = (await owner.get(`/api/v1/campaigns/${created.body.id}`)).body;
-      return c.status === 'completed' ? c : undefined;
-    }, 90_000, 250);
+    const done = await eventually(
+      async () => {
+        const c = (await owner.get(`/api/v1/campaigns/${created.body.id}`)).body;
+        return c.status === 'completed' ? c : undefined;
+      },
+      90_000,
+      250,
+    );
     mark('completed');
     expect(done.counts).toEqual({ total: MEMBERS, sent: CHATTING, failed: 0, skipped: WALK_INS, pending: 0, replied: 0, cancelled: 0, seen: 0 });
     expect(done).toEqual(expect.objectContaining({ contactCount: MEMBERS, sentCount: CHATTING }));
@@ -146,10 +169,14 @@ describe(`a campaign to a ${MEMBERS}-contact list over the sandbox chat network`
     const answering = [...perThread.keys()][0];
     const answeringAccount = accountOf(Number(answering.slice('uid-'.length)));
     await owner.post(`/sandbox/accounts/${answeringAccount}/inbound`, { fromUid: answering, fromName: 'x', content: 'Cho mình đặt 2 cái' });
-    const replied = await eventually(async () => {
-      const c = (await owner.get(`/api/v1/campaigns/${created.body.id}`)).body;
-      return c.counts.replied === 1 ? c : undefined;
-    }, 15_000, 200);
+    const replied = await eventually(
+      async () => {
+        const c = (await owner.get(`/api/v1/campaigns/${created.body.id}`)).body;
+        return c.counts.replied === 1 ? c : undefined;
+      },
+      15_000,
+      200,
+    );
     expect(replied.replyRate).toBe(Math.round((1 / CHATTING) * 10_000) / 10_000);
     expect(replied.openRate).toBe(0);
     mark('reply counted');
@@ -167,10 +194,14 @@ describe(`a campaign to a ${MEMBERS}-contact list over the sandbox chat network`
         expect(res.body.chatnetMessageIds).toHaveLength(1);
       });
       const campaignSeen = async (n: number) =>
-        eventually(async () => {
-          const c = (await owner.get(`/api/v1/campaigns/${created.body.id}`)).body;
-          return c.counts.seen === n ? c : undefined;
-        }, 30_000, 200);
+        eventually(
+          async () => {
+            const c = (await owner.get(`/api/v1/campaigns/${created.body.id}`)).body;
+            return c.counts.seen === n ? c : undefined;
+          },
+          30_000,
+          200,
+        );
       const opened = await campaignSeen(opening.length);
       expect(opened.openRate).toBe(Math.round((opening.length / CHATTING) * 10_000) / 10_000);
       expect(opened.replyRate).toBe(Math.round((1 / CHATTING) * 10_000) / 10_000);
@@ -192,7 +223,8 @@ describe(`a campaign to a ${MEMBERS}-contact list over the sandbox chat network`
       const recipients = (await owner.get(`/api/v1/campaigns/${created.body.id}/recipients?status=sent&limit=100`)).body;
       const seenRows: any[] = [];
       for (let page = 1; page <= recipients.pagination.pages; page++) {
-        const got = page === 1 ? recipients : (await owner.get(`/api/v1/campaigns/${created.body.id}/recipients?status=sent&limit=100&page=${page}`)).body;
+        const got =
+          page === 1 ? recipients : (await owner.get(`/api/v1/campaigns/${created.body.id}/recipients?status=sent&limit=100&page=${page}`)).body;
         seenRows.push(...got.data.filter((r: any) => r.seenAt !== null));
       }
       expect(seenRows).toHaveLength(opening.length + 1);

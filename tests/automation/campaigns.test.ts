@@ -229,7 +229,9 @@ describe('campaigns', () => {
     const at = new Date(Date.now() + 86_400_000).toISOString();
     const res = await lead.put(`/api/v1/campaigns/${id}`, { description: 'Codes for VIPs', schedule: at });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(expect.objectContaining({ name: 'Tết sale', description: 'Codes for VIPs', schedule: at, variables: { code: 'SALE10' } }));
+    expect(res.body).toEqual(
+      expect.objectContaining({ name: 'Tết sale', description: 'Codes for VIPs', schedule: at, variables: { code: 'SALE10' } }),
+    );
     const cleared = await lead.put(`/api/v1/campaigns/${id}`, { schedule: null, variables: { code: 'SALE20' } });
     expect(cleared.body).toEqual(expect.objectContaining({ schedule: null, variables: { code: 'SALE20' } }));
     expect((await lead.put(`/api/v1/campaigns/${id}`, { listId: randomUUID() })).body.error.details[0].field).toBe('listId');
@@ -287,7 +289,13 @@ describe('campaigns', () => {
     const conv = messaging.conversationOf(orgId, first.id)!;
     const sent = messaging.calls.filter((c) => c.conversationId === conv.id);
     expect(sent).toEqual([
-      expect.objectContaining({ orgId, content: 'Chào Customer 1, mã giảm giá SALE20 dành cho bạn', contentType: 'text', source: 'campaign', outcome: 'sent' }),
+      expect.objectContaining({
+        orgId,
+        content: 'Chào Customer 1, mã giảm giá SALE20 dành cho bạn',
+        contentType: 'text',
+        source: 'campaign',
+        outcome: 'sent',
+      }),
     ]);
     expect(sent[0].clientMessageId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(new Set(messaging.calls.map((c) => c.clientMessageId)).size).toBe(4);
@@ -314,7 +322,14 @@ describe('campaigns', () => {
     );
     const first = all.body.data.find((r: any) => r.contactId === list.members[0].id);
     expect(first).toEqual(
-      expect.objectContaining({ status: 'sent', error: null, attempts: 1, sentAt: expect.any(String), conversationId: messaging.conversationOf(orgId, list.members[0].id)!.id, messageId: expect.any(String) }),
+      expect.objectContaining({
+        status: 'sent',
+        error: null,
+        attempts: 1,
+        sentAt: expect.any(String),
+        conversationId: messaging.conversationOf(orgId, list.members[0].id)!.id,
+        messageId: expect.any(String),
+      }),
     );
     const skipped = await agent.get(`/api/v1/campaigns/${id}/recipients?status=skipped`);
     expect(skipped.body.data.map((r: any) => r.contactId)).toEqual([noConversation.id]);
@@ -336,7 +351,11 @@ describe('campaigns', () => {
     // From the contact who was skipped, from another org, and from before the campaign: none counts.
     await bus.publish('message.received', orgId, messageData(list.members[3].id, randomUUID(), 'hello'));
     await bus.publish('message.received', otherOrgId, messageData(b.id, randomUUID(), 'hello'));
-    await bus.publish('message.received', orgId, messageData(b.id, messaging.conversationOf(orgId, b.id)!.id, 'old', { sentAt: new Date(Date.now() - 3_600_000).toISOString() }));
+    await bus.publish(
+      'message.received',
+      orgId,
+      messageData(b.id, messaging.conversationOf(orgId, b.id)!.id, 'old', { sentAt: new Date(Date.now() - 3_600_000).toISOString() }),
+    );
 
     const c = await eventually(async () => {
       const got = (await lead.get(`/api/v1/campaigns/${id}`)).body;
@@ -379,7 +398,11 @@ describe('campaigns', () => {
     await bus.publish('message.seen', orgId, seen([b]));
     // Another org's event naming c's message, and messages no campaign sent: none counts.
     await bus.publish('message.seen', otherOrgId, seen([c]));
-    await bus.publish('message.seen', orgId, { ...seen([c]), messageIds: [randomUUID()], messages: [{ id: randomUUID(), source: 'ui', sentAt: seenAt }] });
+    await bus.publish('message.seen', orgId, {
+      ...seen([c]),
+      messageIds: [randomUUID()],
+      messages: [{ id: randomUUID(), source: 'ui', sentAt: seenAt }],
+    });
 
     const got = await eventually(async () => {
       const x = (await lead.get(`/api/v1/campaigns/${id}`)).body;
@@ -394,7 +417,12 @@ describe('campaigns', () => {
     expect(after.replyRate).toBe(0.25);
     expect((await lead.get('/api/v1/campaigns')).body.find((x: any) => x.id === id).openRate).toBe(0.5);
     const rows = (await lead.get(`/api/v1/campaigns/${id}/recipients?status=sent`)).body.data as any[];
-    expect(rows.filter((r) => r.seenAt !== null).map((r) => r.contactId).sort()).toEqual([a.contactId, b.contactId].sort());
+    expect(
+      rows
+        .filter((r) => r.seenAt !== null)
+        .map((r) => r.contactId)
+        .sort(),
+    ).toEqual([a.contactId, b.contactId].sort());
     expect(rows.find((r) => r.contactId === a.contactId).seenAt).toBe(seenAt);
   });
 
@@ -445,12 +473,17 @@ describe('campaigns', () => {
       if (i % 200 === 3) messaging.reject(conv.id);
     });
     const before = messaging.calls.length;
-    const cid = (await lead.post('/api/v1/campaigns', { ...valid(), name: 'Everyone', listId: big.id, variables: { code: 'BIG', name: 'bạn' } })).body.id;
+    const cid = (await lead.post('/api/v1/campaigns', { ...valid(), name: 'Everyone', listId: big.id, variables: { code: 'BIG', name: 'bạn' } })).body
+      .id;
     expect((await lead.post(`/api/v1/campaigns/${cid}/activate`)).status).toBe(200);
-    const done = await eventually(async () => {
-      const c = (await lead.get(`/api/v1/campaigns/${cid}`)).body;
-      return c.status === 'completed' ? c : undefined;
-    }, 60_000, 250);
+    const done = await eventually(
+      async () => {
+        const c = (await lead.get(`/api/v1/campaigns/${cid}`)).body;
+        return c.status === 'completed' ? c : undefined;
+      },
+      60_000,
+      250,
+    );
     const calls = messaging.calls.slice(before);
     expect(done.counts).toEqual({ total: 1000, sent: 985, failed: 5, skipped: 10, pending: 0, replied: 0, cancelled: 0, seen: 0 });
     expect(done).toEqual(expect.objectContaining({ contactCount: 1000, sentCount: 985 }));

@@ -27,7 +27,12 @@ describe('automation follows contact merges', () => {
   let mergeId: string;
 
   const recipients = async (campaignId: string) =>
-    Object.fromEntries(((await owner.get(`/api/v1/campaigns/${campaignId}/recipients?limit=100`)).body.data as any[]).map((r) => [r.contactId, { status: r.status, error: r.error }]));
+    Object.fromEntries(
+      ((await owner.get(`/api/v1/campaigns/${campaignId}/recipients?limit=100`)).body.data as any[]).map((r) => [
+        r.contactId,
+        { status: r.status, error: r.error },
+      ]),
+    );
   const counts = async (campaignId: string) => (await owner.get(`/api/v1/campaigns/${campaignId}`)).body.counts;
   const runContacts = async () => ((await owner.get(`/api/v1/automation/rules/${ruleId}/runs`)).body.data as any[]).map((r) => r.contactId);
   /** Everything this test looks at, to compare before and after. */
@@ -77,7 +82,10 @@ describe('automation follows contact merges', () => {
     const rule = await owner.post('/api/v1/automation/rules', {
       name: 'Follow up tomorrow',
       trigger: { type: 'contact_created', conditions: [{ field: 'tags', operator: 'contains', value: 'follow-up' }] },
-      actions: [{ type: 'wait', duration: '1d' }, { type: 'send_notification', template: 'Call {{name}}' }],
+      actions: [
+        { type: 'wait', duration: '1d' },
+        { type: 'send_notification', template: 'Call {{name}}' },
+      ],
     });
     expect(rule.status).toBe(201);
     ruleId = rule.body.id;
@@ -90,7 +98,10 @@ describe('automation follows contact merges', () => {
     campaigns.sourceOnly = await campaign('Source only', 'only-source', templateId);
     campaigns.sourceSent = await campaign('Source sent', 'in-sent', templateId);
     // The source was already reached by this campaign (staged: messaging is not running here).
-    await db.query(`UPDATE campaign_recipients SET status = 'sent', sent_at = now() WHERE campaign_id = $1 AND contact_id = $2`, [campaigns.sourceSent, source]);
+    await db.query(`UPDATE campaign_recipients SET status = 'sent', sent_at = now() WHERE campaign_id = $1 AND contact_id = $2`, [
+      campaigns.sourceSent,
+      source,
+    ]);
     await db.query('UPDATE campaigns SET sent_count = 1 WHERE id = $1', [campaigns.sourceSent]);
     await eventually(async () => ((await runContacts()).length === 1 && (await runContacts())[0] === source) || undefined);
   }, 60_000);
@@ -123,7 +134,7 @@ describe('automation follows contact merges', () => {
     const res = await owner.post(`/api/v1/contacts/${target}/merge`, { sourceId: source });
     expect(res.status).toBe(200);
     mergeId = res.body.id;
-    await eventually(async () => ((await runContacts())[0] === target) || undefined);
+    await eventually(async () => (await runContacts())[0] === target || undefined);
     const after = await state();
     expect(after.runs).toEqual([target]);
     expect(after.sourceOnly).toEqual({ [target]: { status: 'pending', error: null } });
@@ -146,7 +157,7 @@ describe('automation follows contact merges', () => {
 
   it('POST /contacts/merges/:mergeId/undo: exactly those rows go back; delivered again, nothing more changes', async () => {
     expect((await owner.post(`/api/v1/contacts/merges/${mergeId}/undo`)).status).toBe(200);
-    await eventually(async () => ((await runContacts())[0] === source) || undefined);
+    await eventually(async () => (await runContacts())[0] === source || undefined);
     expect(await state()).toEqual(before);
     const event = await eventually(async () => merges.find((e) => e.type === 'contact.merge_undone' && e.data.mergeId === mergeId));
     await deliverAgain(event);

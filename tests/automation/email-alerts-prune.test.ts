@@ -24,7 +24,9 @@ describe('email alert throttle rows are pruned past the window', () => {
 
   it('deletes rows older than the window only, in slices', async () => {
     for (let i = 1; i <= 5; i++) await recordSent(pool, org, user, conv(i));
-    await pool.query(`UPDATE email_alerts_sent SET sent_at = now() - interval '2 hours' WHERE conversation_id = ANY($1)`, [[conv(1), conv(2), conv(3)]]);
+    await pool.query(`UPDATE email_alerts_sent SET sent_at = now() - interval '2 hours' WHERE conversation_id = ANY($1)`, [
+      [conv(1), conv(2), conv(3)],
+    ]);
     expect(await pruneOlderThan(pool, 3600_000, 2)).toBe(2);
     expect(await pruneOlderThan(pool, 3600_000, 2)).toBe(1);
     expect(await pruneOlderThan(pool, 3600_000, 2)).toBe(0);

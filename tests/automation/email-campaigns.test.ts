@@ -45,7 +45,11 @@ async function fakeSmtp() {
       let raw = '';
       stream.on('data', (d: Buffer) => (raw += d.toString('utf8')));
       stream.on('end', () => {
-        received.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw });
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+        });
         cb();
       });
     },
@@ -58,7 +62,10 @@ async function fakeSmtp() {
 const decodeQp = (s: string) => s.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h) => String.fromCharCode(parseInt(h, 16)));
 /** A header of a raw message, unfolded. */
 const header = (raw: string, name: string) =>
-  new RegExp(`^${name}:(.*(?:\\r\\n[ \\t].*)*)`, 'mi').exec(raw.split('\r\n\r\n')[0])?.[1].replace(/\r\n[ \t]+/g, ' ').trim();
+  new RegExp(`^${name}:(.*(?:\\r\\n[ \\t].*)*)`, 'mi')
+    .exec(raw.split('\r\n\r\n')[0])?.[1]
+    .replace(/\r\n[ \t]+/g, ' ')
+    .trim();
 
 const PUBLIC_URL = 'https://crm.acme.test';
 
@@ -77,7 +84,15 @@ describe('email campaigns', () => {
   let templateId: string;
   let htmlTemplateId: string;
 
-  const channel = () => ({ host: '127.0.0.1', port: smtp.port, secure: false, user: SMTP_USER, password: SMTP_PASSWORD, fromAddress: 'news@acme.test', fromName: 'Acme News' });
+  const channel = () => ({
+    host: '127.0.0.1',
+    port: smtp.port,
+    secure: false,
+    user: SMTP_USER,
+    password: SMTP_PASSWORD,
+    fromAddress: 'news@acme.test',
+    fromName: 'Acme News',
+  });
 
   beforeAll(async () => {
     smtp = await fakeSmtp();
@@ -104,7 +119,8 @@ describe('email campaigns', () => {
     lead = (await member(stack, acme.owner, 'team_lead')).api;
     agent = (await member(stack, acme.owner, 'agent')).api;
     templateId = (await lead.post('/api/v1/automation/templates', { name: 'Text', content: 'Hello {{name}}, your code is {{code}}.' })).body.id;
-    htmlTemplateId = (await lead.post('/api/v1/automation/templates', { name: 'Html', content: '<p>Dear <b>{{name}}</b>, code {{code}}</p>' })).body.id;
+    htmlTemplateId = (await lead.post('/api/v1/automation/templates', { name: 'Html', content: '<p>Dear <b>{{name}}</b>, code {{code}}</p>' })).body
+      .id;
   }, 60_000);
   afterAll(async () => {
     await stack?.stop();
@@ -116,17 +132,29 @@ describe('email campaigns', () => {
 
   async function launch(members: Array<Partial<Member>>, body: Record<string, unknown> = {}) {
     const list = crm.list(acme.orgId, members.length, `List ${Math.random().toString(36).slice(2, 8)}`, (i) => members[i]);
-    const created = await lead.post('/api/v1/campaigns', { name: 'Spring news', type: 'email', subject: 'News for {{name}}', listId: list.id, templateId, variables: { code: 'SPRING' }, ...body });
+    const created = await lead.post('/api/v1/campaigns', {
+      name: 'Spring news',
+      type: 'email',
+      subject: 'News for {{name}}',
+      listId: list.id,
+      templateId,
+      variables: { code: 'SPRING' },
+      ...body,
+    });
     expect(created.status).toBe(201);
     expect((await lead.post(`/api/v1/campaigns/${created.body.id}/activate`)).status).toBe(200);
     return { id: created.body.id as string, members: list.members };
   }
 
   const completed = (id: string) =>
-    eventually(async () => {
-      const c = (await lead.get(`/api/v1/campaigns/${id}`)).body;
-      return c.status === 'completed' ? c : undefined;
-    }, 20_000, 100);
+    eventually(
+      async () => {
+        const c = (await lead.get(`/api/v1/campaigns/${id}`)).body;
+        return c.status === 'completed' ? c : undefined;
+      },
+      20_000,
+      100,
+    );
 
   const recipientsOf = async (id: string) => (await lead.get(`/api/v1/campaigns/${id}/recipients`)).body.data as any[];
   const mailsTo = (address: string) => smtp.received.filter((m) => m.to.includes(address));
@@ -136,9 +164,18 @@ describe('email campaigns', () => {
   };
 
   it('without an org channel or SMTP_URL, an email campaign is still created as a draft (201); starting it and a test send are 422 naming the missing channel', async () => {
-    expect((await lead.get('/api/v1/settings/email')).body).toEqual(expect.objectContaining({ source: 'none', configured: false, passwordSet: false, host: null }));
+    expect((await lead.get('/api/v1/settings/email')).body).toEqual(
+      expect.objectContaining({ source: 'none', configured: false, passwordSet: false, host: null }),
+    );
     const list = crm.list(acme.orgId, 1);
-    const created = await lead.post('/api/v1/campaigns', { name: 'No channel', type: 'email', subject: 'Hi', listId: list.id, templateId, variables: { code: 'A' } });
+    const created = await lead.post('/api/v1/campaigns', {
+      name: 'No channel',
+      type: 'email',
+      subject: 'Hi',
+      listId: list.id,
+      templateId,
+      variables: { code: 'A' },
+    });
     expect(created.status).toBe(201);
     expect(created.body.status).toBe('draft');
     const res = await lead.post(`/api/v1/campaigns/${created.body.id}/activate`);
@@ -166,7 +203,11 @@ describe('email campaigns', () => {
       [{ host: '10.1.2.3' }, 'host'],
     ] as const) {
       const res = await acme.owner.put('/api/v1/settings/email', { ...channel(), ...patch });
-      expect({ patch, status: res.status, fields: res.body.error?.details?.map((d: any) => d.field) }).toEqual({ patch, status: 400, fields: [field] });
+      expect({ patch, status: res.status, fields: res.body.error?.details?.map((d: any) => d.field) }).toEqual({
+        patch,
+        status: 400,
+        fields: [field],
+      });
     }
     expect((await lead.put('/api/v1/settings/email', channel())).status).toBe(403);
     expect((await agent.get('/api/v1/settings/email')).status).toBe(403);
@@ -199,7 +240,9 @@ describe('email campaigns', () => {
 
   it('POST /settings/email/test sends through the channel; a refused login is a 502 with the SMTP error and no secret', async () => {
     expect((await lead.post('/api/v1/settings/email/test', { to: 'x@acme.test' })).status).toBe(403);
-    expect((await acme.owner.post('/api/v1/settings/email/test', { to: 'nope' })).body.error.details).toEqual([{ field: 'to', message: expect.any(String) }]);
+    expect((await acme.owner.post('/api/v1/settings/email/test', { to: 'nope' })).body.error.details).toEqual([
+      { field: 'to', message: expect.any(String) },
+    ]);
     const ok = await acme.owner.post('/api/v1/settings/email/test', { to: 'owner@acme.test' });
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ delivered: true });
@@ -211,7 +254,10 @@ describe('email campaigns', () => {
     const refused = await acme.owner.post('/api/v1/settings/email/test', { to: 'owner@acme.test' });
     expect(refused.status).toBe(502);
     // A sentence of ours with the reply code, never the server's own text.
-    expect(refused.body.error).toEqual({ code: 'smtp_error', message: 'The mail server refused the sign-in (535): check the user name and password' });
+    expect(refused.body.error).toEqual({
+      code: 'smtp_error',
+      message: 'The mail server refused the sign-in (535): check the user name and password',
+    });
     expect(JSON.stringify(refused.body)).not.toContain('Invalid username or password');
     expect(JSON.stringify(refused.body)).not.toContain(wrong);
     // Saved again without a password: the stored one stays (same host).
@@ -226,7 +272,14 @@ describe('email campaigns', () => {
     const noSubject = await lead.post('/api/v1/campaigns', { name: 'x', type: 'email', listId: list.id, templateId, variables: { code: 'A' } });
     expect(noSubject.status).toBe(400);
     expect(noSubject.body.error.details).toEqual([{ field: 'subject', message: 'is required' }]);
-    const badPlaceholder = await lead.post('/api/v1/campaigns', { name: 'x', type: 'email', subject: 'Hi {{nickname}}', listId: list.id, templateId, variables: { code: 'A' } });
+    const badPlaceholder = await lead.post('/api/v1/campaigns', {
+      name: 'x',
+      type: 'email',
+      subject: 'Hi {{nickname}}',
+      listId: list.id,
+      templateId,
+      variables: { code: 'A' },
+    });
     expect(badPlaceholder.status).toBe(400);
 
     const first = await launch([person('Chi', 'chi@example.test')]);
@@ -275,7 +328,10 @@ describe('email campaigns', () => {
 
   it('a later campaign: no address and the suppressed address are skipped, one email goes out; the pixel raises openRate once', async () => {
     const before = smtp.received.length;
-    const c = await launch([person('Anh', 'anh@example.test'), person('Bao', ''), person('Chi', 'CHI@example.test')], { templateId: htmlTemplateId, variables: { code: 'A&B' } });
+    const c = await launch([person('Anh', 'anh@example.test'), person('Bao', ''), person('Chi', 'CHI@example.test')], {
+      templateId: htmlTemplateId,
+      variables: { code: 'A&B' },
+    });
     const done = await completed(c.id);
     expect(done.counts).toEqual({ total: 3, sent: 1, failed: 0, skipped: 2, pending: 0, replied: 0, cancelled: 0, seen: 0 });
     expect(smtp.received.length - before).toBe(1);
@@ -317,7 +373,9 @@ describe('email campaigns', () => {
   it('DELETE /email-suppressions/:email: admins only, 404 for an address not on this org list', async () => {
     expect((await lead.del('/api/v1/email-suppressions/chi%40example.test')).status).toBe(403);
     expect((await globex.owner.del('/api/v1/email-suppressions/chi%40example.test')).status).toBe(404);
-    expect((await acme.owner.del('/api/v1/email-suppressions/not-an-address')).body.error.details).toEqual([{ field: 'email', message: expect.any(String) }]);
+    expect((await acme.owner.del('/api/v1/email-suppressions/not-an-address')).body.error.details).toEqual([
+      { field: 'email', message: expect.any(String) },
+    ]);
     expect((await acme.owner.del('/api/v1/email-suppressions/CHI%40example.test')).status).toBe(204);
     expect((await acme.owner.del('/api/v1/email-suppressions/chi%40example.test')).status).toBe(404);
     expect((await lead.get('/api/v1/email-suppressions')).body.data).toEqual([]);
@@ -326,10 +384,14 @@ describe('email campaigns', () => {
   it('a login the mail server refuses pauses the campaign with the reason; fixed and activated again, it completes', async () => {
     expect((await acme.owner.put('/api/v1/settings/email', { ...channel(), password: 'expired-password' })).status).toBe(200);
     const c = await launch([person('Em', 'em@example.test'), person('Giang', 'giang@example.test')]);
-    const paused = await eventually(async () => {
-      const body = (await lead.get(`/api/v1/campaigns/${c.id}`)).body;
-      return body.status === 'paused' ? body : undefined;
-    }, 15_000, 100);
+    const paused = await eventually(
+      async () => {
+        const body = (await lead.get(`/api/v1/campaigns/${c.id}`)).body;
+        return body.status === 'paused' ? body : undefined;
+      },
+      15_000,
+      100,
+    );
     expect(paused.lastError).toMatch(/535/);
     expect(paused.lastError).not.toContain('expired-password');
     expect(paused.counts).toEqual(expect.objectContaining({ sent: 0, failed: 0, pending: 2 }));
@@ -352,7 +414,14 @@ describe('email campaigns', () => {
     await auditEntryFor(acme.owner, 'settings.email_cleared', null);
     expect((await lead.get('/api/v1/settings/email')).body.source).toBe('none');
     const list = crm.list(acme.orgId, 1);
-    const draft = await lead.post('/api/v1/campaigns', { name: 'x', type: 'email', subject: 'Hi', listId: list.id, templateId, variables: { code: 'A' } });
+    const draft = await lead.post('/api/v1/campaigns', {
+      name: 'x',
+      type: 'email',
+      subject: 'Hi',
+      listId: list.id,
+      templateId,
+      variables: { code: 'A' },
+    });
     expect(draft.status).toBe(201);
     expect((await lead.post(`/api/v1/campaigns/${draft.body.id}/activate`)).body.error.code).toBe('channel_unavailable');
   });

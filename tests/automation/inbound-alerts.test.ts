@@ -100,7 +100,12 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
       services: ['messaging', 'automation'],
       serviceEnv: {
         messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir },
-        automation: { CRM_ADDR: crm.addr, SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Acme CRM <crm@acme.test>', PUBLIC_URL: 'https://crm.acme.test' },
+        automation: {
+          CRM_ADDR: crm.addr,
+          SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+          MAIL_FROM: 'Acme CRM <crm@acme.test>',
+          PUBLIC_URL: 'https://crm.acme.test',
+        },
       },
     });
     bus = await eventBus(stack);
@@ -161,7 +166,8 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
       )
     ).rows.map((r) => r.id);
   /** automation's email-alerts consumer has committed its handling of every alert announced for these users so far. */
-  const emailsDecided = async (...users: User[]) => processedBy(db, `${stack.env.EVENTS_EXCHANGE}.automation.email-alerts`, await announcedAlerts(...users));
+  const emailsDecided = async (...users: User[]) =>
+    processedBy(db, `${stack.env.EVENTS_EXCHANGE}.automation.email-alerts`, await announcedAlerts(...users));
 
   let rrConversation: string;
   it('a message in an assigned conversation notifies its assignee only (the event carries assigneeId); the socket gets it', async () => {
@@ -185,7 +191,9 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
       createdAt: expect.any(String),
     });
     const live = await eventually(async () => pushed.find((p) => p.id === n.id));
-    expect(live).toEqual(expect.objectContaining({ userId: u1.id, type: 'new_message', title: 'New message from Lan Nguyen', resourceId: rrConversation }));
+    expect(live).toEqual(
+      expect.objectContaining({ userId: u1.id, type: 'new_message', title: 'New message from Lan Nguyen', resourceId: rrConversation }),
+    );
     await alertsDecided(event.id);
     expect(await alertsOf(u2, rrConversation)).toEqual([]);
     expect(await alertsOf(u3, rrConversation)).toEqual([]);
@@ -296,7 +304,9 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
   describe('GET / PUT /api/v1/profile/notifications', () => {
     it('defaults to notifyByEmail false; PUT sets the caller’s own; GET reads it back', async () => {
       expect(await u3.api.get('/api/v1/profile/notifications')).toEqual(expect.objectContaining({ status: 200, body: { notifyByEmail: false } }));
-      expect(await u3.api.put('/api/v1/profile/notifications', { notifyByEmail: true })).toEqual(expect.objectContaining({ status: 200, body: { notifyByEmail: true } }));
+      expect(await u3.api.put('/api/v1/profile/notifications', { notifyByEmail: true })).toEqual(
+        expect.objectContaining({ status: 200, body: { notifyByEmail: true } }),
+      );
       expect((await u3.api.get('/api/v1/profile/notifications')).body).toEqual({ notifyByEmail: true });
       expect((await u2.api.get('/api/v1/profile/notifications')).body).toEqual({ notifyByEmail: false });
       expect((await u3.api.put('/api/v1/profile/notifications', { notifyByEmail: false })).body).toEqual({ notifyByEmail: false });

@@ -104,7 +104,8 @@ describe('conversation.note_created: mention notifications and the conversation_
     const quiet = noteEvent({ mentions: [] });
     const event = await bus.publish('conversation.note_created', orgId, quiet);
     await handled(event.id);
-    for (const as of [agent.api, lead.api, author, owner]) expect((await mentionsOf(as)).filter((x: any) => x.resourceId === quiet.conversationId)).toEqual([]);
+    for (const as of [agent.api, lead.api, author, owner])
+      expect((await mentionsOf(as)).filter((x: any) => x.resourceId === quiet.conversationId)).toEqual([]);
   });
 
   it('a conversation_note_created rule matches on the note (note.mentions) and sends into the note’s conversation', async () => {

@@ -81,7 +81,14 @@ describe('notifications', () => {
       expect.objectContaining({
         type: 'notification.created',
         orgId,
-        data: { id: webhookNote.id, audienceRole: 'admin', type: 'webhook_disabled', title: 'Webhook endpoint disabled', message: webhookNote.message, resourceId: webhookId },
+        data: {
+          id: webhookNote.id,
+          audienceRole: 'admin',
+          type: 'webhook_disabled',
+          title: 'Webhook endpoint disabled',
+          message: webhookNote.message,
+          resourceId: webhookId,
+        },
       }),
     );
   });
@@ -118,7 +125,13 @@ describe('notifications', () => {
       name: 'Tell the agent',
       trigger: { type: 'contact_created' },
       actions: [
-        { type: 'send_notification', userId: agentId, title: 'Yours: {{name}}', message: 'Call {{name}} at {{phone}}', notificationType: 'assigned_lead' },
+        {
+          type: 'send_notification',
+          userId: agentId,
+          title: 'Yours: {{name}}',
+          message: 'Call {{name}} at {{phone}}',
+          notificationType: 'assigned_lead',
+        },
         { type: 'send_notification', message: '{{name}} joined', notificationType: 'new_contact' },
       ],
     });
@@ -143,7 +156,14 @@ describe('notifications', () => {
     const personal = agentView.data.find((n: any) => n.type === 'assigned_lead');
     expect((await owner.post(`/api/v1/notifications/${personal.id}/read`)).status).toBe(404);
     const event = await eventually(async () => created.find((e) => e.data.id === personal.id));
-    expect(event.data).toEqual({ id: personal.id, userId: agentId, type: 'assigned_lead', title: 'Yours: Quang', message: 'Call Quang at +84900000001', resourceId: contact.id });
+    expect(event.data).toEqual({
+      id: personal.id,
+      userId: agentId,
+      type: 'assigned_lead',
+      title: 'Yours: Quang',
+      message: 'Call Quang at +84900000001',
+      resourceId: contact.id,
+    });
     const orgWide = await eventually(async () => created.find((e) => e.data.type === 'new_contact'));
     expect(orgWide.data.userId).toBeUndefined();
     await owner.post(`/api/v1/automation/rules/${rule.body.id}/pause`);
@@ -186,7 +206,9 @@ describe('notifications', () => {
     await bus.publish('contact.updated', orgId, { contact: { ...contact, leadScore: 85 }, changes: ['leadScore'] });
     await sleep(20);
     const first = await eventually(async () => (await list(agent)).data.find((n: any) => n.type === 'high_value_lead'));
-    expect(first).toEqual(expect.objectContaining({ title: 'High-value lead', message: 'Big Fish reached a lead score of 85', resourceId: contact.id, read: false }));
+    expect(first).toEqual(
+      expect.objectContaining({ title: 'High-value lead', message: 'Big Fish reached a lead score of 85', resourceId: contact.id, read: false }),
+    );
     let mark = await triggers.mark();
     await bus.publish('contact.updated', orgId, { contact: { ...contact, leadScore: 92 }, changes: ['leadScore'] });
     // Handled (the notification would be written in the same transaction): staying high raises nothing new.
@@ -236,7 +258,8 @@ describe('notifications', () => {
     expect(parked.event.id).toBe(bad.id);
     expect(parked.headers).toMatchObject({
       'x-crm-attempt': 1,
-      'x-crm-error': 'webhook.disabled v1 data does not match its schema: webhookId: Invalid GUID; url: Invalid input: expected string, received undefined',
+      'x-crm-error':
+        'webhook.disabled v1 data does not match its schema: webhookId: Invalid GUID; url: Invalid input: expected string, received undefined',
     });
     // Counted once the broker confirmed the parked copy, a moment after it is there to read.
     await eventually(async () => (await triggers.count('dead')) === dead + 1);

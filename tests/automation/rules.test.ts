@@ -20,7 +20,13 @@ describe('automation rules', () => {
     name: 'Welcome new leads',
     description: 'Greets every new lead from the chat network',
     type: 'sequence',
-    trigger: { type: 'contact_created', conditions: [{ field: 'source', operator: 'equals', value: 'chatnet' }, { field: 'leadScore', operator: 'gte', value: 50 }] },
+    trigger: {
+      type: 'contact_created',
+      conditions: [
+        { field: 'source', operator: 'equals', value: 'chatnet' },
+        { field: 'leadScore', operator: 'gte', value: 50 },
+      ],
+    },
     actions: [
       { type: 'send_message', template: 'Xin chào {{name}}!' },
       { type: 'wait', duration: '1h' },
@@ -64,7 +70,13 @@ describe('automation rules', () => {
       name: 'Welcome new leads',
       description: 'Greets every new lead from the chat network',
       type: 'sequence',
-      trigger: { type: 'contact_created', conditions: [{ field: 'source', operator: 'equals', value: 'chatnet' }, { field: 'leadScore', operator: 'gte', value: 50 }] },
+      trigger: {
+        type: 'contact_created',
+        conditions: [
+          { field: 'source', operator: 'equals', value: 'chatnet' },
+          { field: 'leadScore', operator: 'gte', value: 50 },
+        ],
+      },
       actions: [
         { type: 'send_message', template: 'Xin chào {{name}}!' },
         { type: 'wait', duration: '1h' },
@@ -115,8 +127,16 @@ describe('automation rules', () => {
       ['unknown field', (b) => (b.trigger.conditions[1].field = 'shoeSize'), 'trigger.conditions[1].field'],
       ['missing value', (b) => delete b.trigger.conditions[0].value, 'trigger.conditions[0].value'],
       ['gte with text', (b) => (b.trigger.conditions[1].value = 'many'), 'trigger.conditions[1].value'],
-      ['in without an array', (b) => (b.trigger.conditions[0] = { field: 'source', operator: 'in', value: 'chatnet' }), 'trigger.conditions[0].value'],
-      ['in with an object inside', (b) => (b.trigger.conditions[0] = { field: 'source', operator: 'in', value: ['a', { b: 1 }] }), 'trigger.conditions[0].value[1]'],
+      [
+        'in without an array',
+        (b) => (b.trigger.conditions[0] = { field: 'source', operator: 'in', value: 'chatnet' }),
+        'trigger.conditions[0].value',
+      ],
+      [
+        'in with an object inside',
+        (b) => (b.trigger.conditions[0] = { field: 'source', operator: 'in', value: ['a', { b: 1 }] }),
+        'trigger.conditions[0].value[1]',
+      ],
       ['conditions not an array', (b) => (b.trigger.conditions = 'source=chatnet'), 'trigger.conditions'],
       ['keywords on a non-keyword trigger', (b) => (b.trigger.keywords = ['hi']), 'trigger.keywords'],
       ['keyword trigger without keywords', (b) => (b.trigger = { type: 'keyword', conditions: [] }), 'trigger.keywords'],
@@ -126,7 +146,11 @@ describe('automation rules', () => {
       ['send_message with an unknown template id', (b) => (b.actions[0] = { type: 'send_message', template: randomUUID() }), 'actions[0].template'],
       ['send_message with a malformed templateId', (b) => (b.actions[0] = { type: 'send_message', templateId: 'nope' }), 'actions[0].templateId'],
       ['send_notification without message or template', (b) => (b.actions[1] = { type: 'send_notification', title: 'Hi' }), 'actions[1].message'],
-      ['send_notification to a malformed user id', (b) => (b.actions[1] = { type: 'send_notification', message: 'x', userId: 'bob' }), 'actions[1].userId'],
+      [
+        'send_notification to a malformed user id',
+        (b) => (b.actions[1] = { type: 'send_notification', message: 'x', userId: 'bob' }),
+        'actions[1].userId',
+      ],
       ['assign_user without userId', (b) => (b.actions[1] = { type: 'assign_user' }), 'actions[1].userId'],
       ['assign_user to an unknown user', (b) => (b.actions[1] = { type: 'assign_user', userId: randomUUID() }), 'actions[1].userId'],
       ['userId that is not a string', (b) => (b.actions[1] = { type: 'assign_user', userId: 42 }), 'actions[1].userId'],
@@ -178,7 +202,11 @@ describe('automation rules', () => {
       });
       expect(res.status).toBe(201);
       const rule = await owner.get(`/api/v1/automation/rules/${res.body.id}`);
-      expect(rule.body.trigger).toEqual({ type: 'keyword', keywords: ['báo giá', 'price'], conditions: [{ field: 'threadType', operator: 'equals', value: 'user' }] });
+      expect(rule.body.trigger).toEqual({
+        type: 'keyword',
+        keywords: ['báo giá', 'price'],
+        conditions: [{ field: 'threadType', operator: 'equals', value: 'user' }],
+      });
       expect(rule.body.type).toBe('sequence');
       expect(rule.body.description).toBeNull();
     });
@@ -186,7 +214,13 @@ describe('automation rules', () => {
     it('message triggers may ask about the contact (contact.*)', async () => {
       const res = await owner.post('/api/v1/automation/rules', {
         name: 'VIP message',
-        trigger: { type: 'message_received', conditions: [{ field: 'contact.tags', operator: 'contains', value: 'vip' }, { field: 'message.contentType', operator: 'in', value: ['text', 'image'] }] },
+        trigger: {
+          type: 'message_received',
+          conditions: [
+            { field: 'contact.tags', operator: 'contains', value: 'vip' },
+            { field: 'message.contentType', operator: 'in', value: ['text', 'image'] },
+          ],
+        },
         actions: [{ type: 'send_notification', message: 'VIP wrote: {{message}}' }],
       });
       expect(res.status).toBe(201);
@@ -218,7 +252,12 @@ describe('automation rules', () => {
   });
 
   it('PUT validates like create', async () => {
-    const res = await owner.put(`/api/v1/automation/rules/${ruleId}`, { actions: [{ type: 'add_tag', tag: 'ok' }, { type: 'assign_user', userId: randomUUID() }] });
+    const res = await owner.put(`/api/v1/automation/rules/${ruleId}`, {
+      actions: [
+        { type: 'add_tag', tag: 'ok' },
+        { type: 'assign_user', userId: randomUUID() },
+      ],
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.details[0].field).toBe('actions[1].userId');
     const blank = await owner.put(`/api/v1/automation/rules/${ruleId}`, { name: '' });
@@ -305,7 +344,11 @@ describe('automation rules', () => {
       const listed = await fresh.get(`/api/v1/automation/rules?triggerType=${type}`);
       expect({ type, status: listed.status, names: listed.body.data?.map((r: any) => r.name) }).toEqual({ type, status: 200, names: [`On ${type}`] });
     }
-    const unknown = await fresh.post('/api/v1/automation/rules', { name: 'On update', trigger: { type: 'contact_updated' }, actions: [{ type: 'add_tag', tag: 'seen' }] });
+    const unknown = await fresh.post('/api/v1/automation/rules', {
+      name: 'On update',
+      trigger: { type: 'contact_updated' },
+      actions: [{ type: 'add_tag', tag: 'seen' }],
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.details[0].field).toBe('trigger.type');
     const unknownFilter = await fresh.get('/api/v1/automation/rules?triggerType=contact_updated');
@@ -330,7 +373,7 @@ describe('automation rules', () => {
     }
   });
 
-  it("another organization sees none of these rules and gets 404 on their ids", async () => {
+  it('another organization sees none of these rules and gets 404 on their ids', async () => {
     const list = await other.get('/api/v1/automation/rules');
     expect(list.body).toEqual({ data: [], pagination: { total: 0, page: 1, limit: 50, pages: 0 } });
     const get = await other.get(`/api/v1/automation/rules/${ruleId}`);

@@ -22,7 +22,14 @@ describe('automation action set_priority and trigger conversation_priority_chang
 
   it('is a known action type: priority low…urgent or null (kept as written); 400 naming actions[i].priority otherwise', async () => {
     for (const priority of ['urgent', null]) {
-      const ok = await newRule({ name: 'P', trigger: { type: 'message_received' }, actions: [{ type: 'add_tag', tag: 'x' }, { type: 'set_priority', priority }] });
+      const ok = await newRule({
+        name: 'P',
+        trigger: { type: 'message_received' },
+        actions: [
+          { type: 'add_tag', tag: 'x' },
+          { type: 'set_priority', priority },
+        ],
+      });
       expect(ok.status).toBe(201);
       expect((await owner.get(`/api/v1/automation/rules/${ok.body.id}`)).body.actions[1]).toEqual({ type: 'set_priority', priority });
     }
@@ -60,7 +67,10 @@ describe('automation action set_priority and trigger conversation_priority_chang
     // A rule acts as the system: no user changed it.
     expect(event.data).toEqual(expect.objectContaining({ priority: 'urgent', previousPriority: null, changedBy: null }));
 
-    const note = await eventually(async () => (await owner.get('/api/v1/notifications?limit=100')).body.data.find((n: any) => n.type === 'urgent_chat'), 20_000);
+    const note = await eventually(
+      async () => (await owner.get('/api/v1/notifications?limit=100')).body.data.find((n: any) => n.type === 'urgent_chat'),
+      20_000,
+    );
     expect(note.message).toBe('Now urgent');
 
     // The same priority again (another matching message) changes nothing: no second event, the follower runs once.

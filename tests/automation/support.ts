@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
-import { AppError, audienceOf, GrpcServer, type HandlersFor, type InternalPrincipal, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
+import {
+  AppError,
+  audienceOf,
+  GrpcServer,
+  type HandlersFor,
+  type InternalPrincipal,
+  loadProto,
+  type ServiceName,
+  serviceDefinition,
+} from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
 import { amqpUser, dlqName } from '@crm/events';
 import { eventually, infra, testAuth } from '@crm/testing';
@@ -58,7 +67,16 @@ export async function fakeCrm() {
     patches,
     briefCalls,
     add(orgId: string, c: Partial<Brief> = {}): Brief {
-      const brief: Brief = { id: randomUUID(), name: 'Lan Nguyen', phone: '+84901234567', email: 'lan@example.test', avatar: '', status: 'lead', tags: [], ...c };
+      const brief: Brief = {
+        id: randomUUID(),
+        name: 'Lan Nguyen',
+        phone: '+84901234567',
+        email: 'lan@example.test',
+        avatar: '',
+        status: 'lead',
+        tags: [],
+        ...c,
+      };
       contacts.set(`${orgId}/${brief.id}`, brief);
       return brief;
     },
@@ -91,17 +109,35 @@ export async function fakeMessaging() {
     // Starting a conversation with a contact who has none: this fake network knows nobody (not_on_network, as messaging
     // answers for a phone the network does not know).
     StartConversation: async () => {
-      throw new AppError('failed_precondition', 'Nobody uses this on the chat network', { code: 'not_on_network', details: [{ field: 'phone', message: 'is not on the chat network' }] });
+      throw new AppError('failed_precondition', 'Nobody uses this on the chat network', {
+        code: 'not_on_network',
+        details: [{ field: 'phone', message: 'is not on the chat network' }],
+      });
     },
     SendMessage: async (req, ctx) => {
-      const call: Sent = { orgId: ctx.orgId, conversationId: req.conversationId, content: req.content, contentType: req.contentType, clientMessageId: req.clientMessageId, source: req.source };
+      const call: Sent = {
+        orgId: ctx.orgId,
+        conversationId: req.conversationId,
+        content: req.content,
+        contentType: req.contentType,
+        clientMessageId: req.clientMessageId,
+        source: req.source,
+      };
       calls.push(call);
       if (!sent.has(req.clientMessageId)) sent.set(req.clientMessageId, call);
       if (failNext > 0) {
         failNext--;
         throw new AppError('unavailable', 'connection reset');
       }
-      return { id: randomUUID(), conversationId: req.conversationId, content: req.content, contentType: req.contentType, senderName: 'Automation', sentAt: new Date().toISOString(), status: 'sent' };
+      return {
+        id: randomUUID(),
+        conversationId: req.conversationId,
+        content: req.content,
+        contentType: req.contentType,
+        senderName: 'Automation',
+        sentAt: new Date().toISOString(),
+        status: 'sent',
+      };
     },
   };
   const server = await fakeServer('messaging/v1/messaging.proto', 'messaging.v1.MessagingService', handlers);
@@ -152,7 +188,12 @@ export async function eventBus(stack: Stack) {
   return {
     async publish(type: string, orgId: string, data: unknown, id: string = randomUUID()) {
       const envelope = { id, type, orgId, occurredAt: new Date().toISOString(), data };
-      channel.publish(exchange, type, Buffer.from(JSON.stringify(envelope)), { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id });
+      channel.publish(exchange, type, Buffer.from(JSON.stringify(envelope)), {
+        persistent: true,
+        userId: amqpUser(infra.amqpUrl),
+        contentType: 'application/json',
+        messageId: id,
+      });
       await channel.waitForConfirms();
       return envelope;
     },

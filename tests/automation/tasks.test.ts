@@ -25,7 +25,8 @@ describe('tasks in automation', () => {
   /** automation's trigger consumer (rule runs start in the transaction that handles their event) has committed these events. */
   const handled = (...eventIds: string[]) => processedBy(db, `${stack.env.EVENTS_EXCHANGE}.automation.triggers`, eventIds);
   const runsOf = async (ruleId: string) => (await owner.get(`/api/v1/automation/rules/${ruleId}/runs`)).body;
-  const taskDueOf = async (as: Client, taskId: string) => (await as.get('/api/v1/notifications?limit=100')).body.data.filter((n: any) => n.type === 'task_due' && n.resourceId === taskId);
+  const taskDueOf = async (as: Client, taskId: string) =>
+    (await as.get('/api/v1/notifications?limit=100')).body.data.filter((n: any) => n.type === 'task_due' && n.resourceId === taskId);
   /**
    * Resolves once crm's due timer has raised a task made due now and automation has notified it: a later pass of the
    * timer, whose task.due reached automation behind whatever the timer raised before it (one outbox, relayed in order;
@@ -185,18 +186,42 @@ describe('tasks in automation', () => {
         return res.body.data.length === 2 ? res.body.data : undefined;
       }, 15_000);
       // Soonest due first: the undated review comes last.
-      expect(tasks[0]).toEqual(expect.objectContaining({ title: 'Follow up with Quinn Quote', status: 'open', assigneeId: agent2.id, contactId, conversationId, createdBy: null }));
+      expect(tasks[0]).toEqual(
+        expect.objectContaining({
+          title: 'Follow up with Quinn Quote',
+          status: 'open',
+          assigneeId: agent2.id,
+          contactId,
+          conversationId,
+          createdBy: null,
+        }),
+      );
       const due = Date.parse(tasks[0].dueAt);
       expect(due).toBeGreaterThanOrEqual(before + 30 * 60_000 - 1000);
       expect(due).toBeLessThan(Date.now() + 30 * 60_000 + 1000);
-      expect(tasks[1]).toEqual(expect.objectContaining({ title: 'Review Quinn Quote', dueAt: null, assigneeId: agent.id, contactId, conversationId }));
+      expect(tasks[1]).toEqual(
+        expect.objectContaining({ title: 'Review Quinn Quote', dueAt: null, assigneeId: agent.id, contactId, conversationId }),
+      );
       // The run log says done, and a redelivered event starts no second run.
       const runs = await eventually(async () => {
         const r = (await owner.get(`/api/v1/automation/rules/${rule.body.id}/runs`)).body.data;
         return r.length === 1 && r[0].status === 'completed' ? r : undefined;
       });
       expect(runs).toHaveLength(1);
-      await bus.publish('conversation.assigned', orgId, { conversationId, contactId, chatnetAccountId: '6f1c2f0e-8a51-4c6b-9a3e-0c7a1f1b2d30', assigneeId: agent2.id, teamId: null, previousAssigneeId: null, assignedBy: null }, event.id);
+      await bus.publish(
+        'conversation.assigned',
+        orgId,
+        {
+          conversationId,
+          contactId,
+          chatnetAccountId: '6f1c2f0e-8a51-4c6b-9a3e-0c7a1f1b2d30',
+          assigneeId: agent2.id,
+          teamId: null,
+          previousAssigneeId: null,
+          assignedBy: null,
+        },
+        event.id,
+      );
       // The copy writes no row of its own; an event of the same org published after it does, and the consumer applies
       // an org's events in the order they arrived: once that one is handled, so is the copy.
       const after = await bus.publish('contact.updated', orgId, { contact: contactData({ name: 'Bystander' }), changes: ['name'] });
@@ -231,11 +256,22 @@ describe('tasks in automation', () => {
 
     it('a task trigger refuses create_task (each task would start the rule again): 400 naming the action', async () => {
       for (const type of ['task_created', 'task_completed', 'task_due']) {
-        const res = await owner.post('/api/v1/automation/rules', { name: 'Loop', trigger: { type }, actions: [{ type: 'add_tag', tag: 'x' }, { type: 'create_task', title: 'again' }] });
+        const res = await owner.post('/api/v1/automation/rules', {
+          name: 'Loop',
+          trigger: { type },
+          actions: [
+            { type: 'add_tag', tag: 'x' },
+            { type: 'create_task', title: 'again' },
+          ],
+        });
         expect([type, res.status]).toEqual([type, 400]);
         expect(res.body.error.details[0].field).toBe('actions[1].type');
       }
-      const rule = await owner.post('/api/v1/automation/rules', { name: 'Not yet a loop', trigger: { type: 'conversation_assigned' }, actions: [{ type: 'create_task', title: 'T' }] });
+      const rule = await owner.post('/api/v1/automation/rules', {
+        name: 'Not yet a loop',
+        trigger: { type: 'conversation_assigned' },
+        actions: [{ type: 'create_task', title: 'T' }],
+      });
       expect(rule.status).toBe(201);
       const res = await owner.put(`/api/v1/automation/rules/${rule.body.id}`, { trigger: { type: 'task_due' } });
       expect(res.status).toBe(400);

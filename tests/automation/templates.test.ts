@@ -49,7 +49,11 @@ describe('automation templates', () => {
   });
 
   it('given variables must be exactly the placeholders of the content', async () => {
-    const ok = await owner.post('/api/v1/automation/templates', { name: 'Reminder', content: 'See you at {{time}}, {{name}}', variables: ['name', 'time'] });
+    const ok = await owner.post('/api/v1/automation/templates', {
+      name: 'Reminder',
+      content: 'See you at {{time}}, {{name}}',
+      variables: ['name', 'time'],
+    });
     expect(ok.status).toBe(201);
     expect((await owner.get(`/api/v1/automation/templates/${ok.body.id}`)).body.variables).toEqual(['name', 'time']);
 
@@ -121,7 +125,11 @@ describe('automation templates', () => {
     expect((await other.put(`/api/v1/automation/templates/${id}`, { name: 'mine' })).status).toBe(404);
     expect((await other.del(`/api/v1/automation/templates/${id}`)).status).toBe(404);
     // Nor can it point a rule at it.
-    const rule = await other.post('/api/v1/automation/rules', { name: 'R', trigger: { type: 'contact_created' }, actions: [{ type: 'send_message', templateId: id }] });
+    const rule = await other.post('/api/v1/automation/rules', {
+      name: 'R',
+      trigger: { type: 'contact_created' },
+      actions: [{ type: 'send_message', templateId: id }],
+    });
     expect(rule.status).toBe(400);
     expect(rule.body.error.details[0].field).toBe('actions[0].templateId');
     for (const bad of [randomUUID(), 'nope']) {
@@ -131,7 +139,11 @@ describe('automation templates', () => {
   });
 
   it('a template used by a rule cannot be deleted (409); once unused, DELETE is 204', async () => {
-    const rule = await owner.post('/api/v1/automation/rules', { name: 'Greeter', trigger: { type: 'contact_created' }, actions: [{ type: 'send_message', template: id }] });
+    const rule = await owner.post('/api/v1/automation/rules', {
+      name: 'Greeter',
+      trigger: { type: 'contact_created' },
+      actions: [{ type: 'send_message', template: id }],
+    });
     expect(rule.status).toBe(201);
     const refused = await owner.del(`/api/v1/automation/templates/${id}`);
     expect(refused.status).toBe(409);

@@ -78,7 +78,14 @@ describe('automation triggers and actions', () => {
           { field: 'tags', operator: 'contains', value: 'zalo-ads' },
         ],
       },
-      actions: [{ type: 'send_notification', title: 'New lead: {{name}}', message: '{{name}} ({{phone}}) came in from {{source}}', notificationType: 'new_lead' }],
+      actions: [
+        {
+          type: 'send_notification',
+          title: 'New lead: {{name}}',
+          message: '{{name}} ({{phone}}) came in from {{source}}',
+          notificationType: 'new_lead',
+        },
+      ],
     });
     const cold = contactData({ name: 'Cold Lead', source: 'manual', leadScore: 90, tags: ['zalo-ads'] });
     const hot = contactData({ name: 'Hùng Trần', phone: '+84988000111', source: 'chatnet', leadScore: 55, tags: ['zalo-ads'] });
@@ -129,7 +136,9 @@ describe('automation triggers and actions', () => {
       await activeRule({
         name: 'Hearts',
         trigger: { type: 'message_reaction', conditions: [{ field: 'reaction.by', operator: 'equals', value: 'contact' }] },
-        actions: [{ type: 'send_notification', title: 'Reaction', message: 'The contact reacted {{reaction.emoji}}', notificationType: 'reaction_alert' }],
+        actions: [
+          { type: 'send_notification', title: 'Reaction', message: 'The contact reacted {{reaction.emoji}}', notificationType: 'reaction_alert' },
+        ],
       }),
       await activeRule({
         name: 'Recalls',
@@ -183,8 +192,15 @@ describe('automation triggers and actions', () => {
   });
 
   it('message_received → send_message renders a stored template with contact and message variables into the same conversation', async () => {
-    const tpl = await owner.post('/api/v1/automation/templates', { name: 'Auto reply', content: 'Chào {{name}}, we got "{{message}}". We will call {{phone}}.' });
-    const ruleId = await activeRule({ name: 'Auto reply', trigger: { type: 'message_received' }, actions: [{ type: 'send_message', template: tpl.body.id }] });
+    const tpl = await owner.post('/api/v1/automation/templates', {
+      name: 'Auto reply',
+      content: 'Chào {{name}}, we got "{{message}}". We will call {{phone}}.',
+    });
+    const ruleId = await activeRule({
+      name: 'Auto reply',
+      trigger: { type: 'message_received' },
+      actions: [{ type: 'send_message', template: tpl.body.id }],
+    });
     const contact = crm.add(orgId, { name: 'Mai Phạm', phone: '+84911222333' });
     const conversationId = randomUUID();
     const event = await bus.publish('message.received', orgId, messageData(contact.id, conversationId, 'Is this still available?'));
@@ -225,7 +241,13 @@ describe('automation triggers and actions', () => {
     // Every message handled: the misses started no run, so nothing can be sent for them later.
     await triggers.settled(mark, hits.length + misses.length);
     expect((await runsOf(ruleId)).pagination.total).toBe(3);
-    for (const c of hits) expect(messaging.messages().filter((m) => m.conversationId === c).map((m) => m.content)).toEqual(['Dạ, Lan ơi, em gửi báo giá ngay ạ']);
+    for (const c of hits)
+      expect(
+        messaging
+          .messages()
+          .filter((m) => m.conversationId === c)
+          .map((m) => m.content),
+      ).toEqual(['Dạ, Lan ơi, em gửi báo giá ngay ạ']);
     for (const c of misses) expect(messaging.messages().filter((m) => m.conversationId === c)).toEqual([]);
     await owner.post(`/api/v1/automation/rules/${ruleId}/pause`);
   });
@@ -233,7 +255,13 @@ describe('automation triggers and actions', () => {
   it('conditions on the contact of a message (contact.*) are judged with the contact from crm', async () => {
     const ruleId = await activeRule({
       name: 'VIP alert',
-      trigger: { type: 'message_received', conditions: [{ field: 'contact.tags', operator: 'contains', value: 'VIP' }, { field: 'contentType', operator: 'in', value: ['text'] }] },
+      trigger: {
+        type: 'message_received',
+        conditions: [
+          { field: 'contact.tags', operator: 'contains', value: 'VIP' },
+          { field: 'contentType', operator: 'in', value: ['text'] },
+        ],
+      },
       actions: [{ type: 'send_notification', userId: agentId, title: 'VIP {{name}} wrote', message: '{{message}}', notificationType: 'vip_message' }],
     });
     const vip = crm.add(orgId, { name: 'Very Important', tags: ['vip'] });
@@ -261,15 +289,29 @@ describe('automation triggers and actions', () => {
       ],
     });
     const contact = crm.add(orgId, { tags: ['existing'] });
-    await bus.publish('conversation.created', orgId, { id: randomUUID(), contactId: contact.id, chatnetAccountId: randomUUID(), type: 'user', threadId: 't1' });
-    await bus.publish('conversation.created', orgId, { id: randomUUID(), contactId: contact.id, chatnetAccountId: randomUUID(), type: 'group', threadId: 't2' });
+    await bus.publish('conversation.created', orgId, {
+      id: randomUUID(),
+      contactId: contact.id,
+      chatnetAccountId: randomUUID(),
+      type: 'user',
+      threadId: 't1',
+    });
+    await bus.publish('conversation.created', orgId, {
+      id: randomUUID(),
+      contactId: contact.id,
+      chatnetAccountId: randomUUID(),
+      type: 'group',
+      threadId: 't2',
+    });
     const [run] = await finishedRun(ruleId);
     expect(run).toEqual(expect.objectContaining({ status: 'completed', actionsDone: 2, totalActions: 2, contactId: contact.id }));
     expect(crm.patches.filter((p) => p.id === contact.id)).toEqual([
       { orgId, role: 'admin', id: contact.id, assignedUserId: agentId, addTags: [] },
       { orgId, role: 'admin', id: contact.id, assignedUserId: undefined, addTags: ['group-chat'] },
     ]);
-    expect(crm.contacts.get(`${orgId}/${contact.id}`)).toEqual(expect.objectContaining({ assignedUserId: agentId, tags: ['existing', 'group-chat'] }));
+    expect(crm.contacts.get(`${orgId}/${contact.id}`)).toEqual(
+      expect.objectContaining({ assignedUserId: agentId, tags: ['existing', 'group-chat'] }),
+    );
     await owner.post(`/api/v1/automation/rules/${ruleId}/pause`);
   });
 
@@ -285,16 +327,32 @@ describe('automation triggers and actions', () => {
     messaging.setLatest(orgId, withChat.id, latest);
     const appointment = (contactId: string, title: string) =>
       eventData('appointment.created', {
-        appointment: { ...eventData('appointment.created').appointment, id: randomUUID(), contactId, title, scheduledAt: '2030-01-02T03:00:00.000Z', duration: 60, status: 'scheduled', createdAt: new Date().toISOString() },
+        appointment: {
+          ...eventData('appointment.created').appointment,
+          id: randomUUID(),
+          contactId,
+          title,
+          scheduledAt: '2030-01-02T03:00:00.000Z',
+          duration: 60,
+          status: 'scheduled',
+          createdAt: new Date().toISOString(),
+        },
       });
     await bus.publish('appointment.created', orgId, appointment(withChat.id, 'Demo'));
     await bus.publish('appointment.created', orgId, appointment(noChat.id, 'Lonely'));
     const runs = await finishedRun(ruleId, 2);
     const byContact = Object.fromEntries(runs.map((r: any) => [r.contactId, r]));
     expect(byContact[withChat.id].status).toBe('completed');
-    expect(byContact[noChat.id]).toEqual(expect.objectContaining({ status: 'failed', actionsDone: 0, error: expect.stringContaining('no conversation') }));
+    expect(byContact[noChat.id]).toEqual(
+      expect.objectContaining({ status: 'failed', actionsDone: 0, error: expect.stringContaining('no conversation') }),
+    );
     expect(byContact[noChat.id].error).toContain('actions[0] send_message');
-    expect(messaging.messages().filter((m) => m.conversationId === latest).map((m) => m.content)).toEqual(['See you for "Demo" at 2030-01-02T03:00:00.000Z, Bảo']);
+    expect(
+      messaging
+        .messages()
+        .filter((m) => m.conversationId === latest)
+        .map((m) => m.content),
+    ).toEqual(['See you for "Demo" at 2030-01-02T03:00:00.000Z, Bảo']);
 
     const failed = await owner.get(`/api/v1/automation/rules/${ruleId}/runs?status=failed`);
     expect(failed.body.data.map((r: any) => r.contactId)).toEqual([noChat.id]);
@@ -302,7 +360,11 @@ describe('automation triggers and actions', () => {
   });
 
   it('a redelivered event (same id) starts one run and sends one message', async () => {
-    const ruleId = await activeRule({ name: 'Once', trigger: { type: 'message_received', conditions: [{ field: 'content', operator: 'contains', value: 'once-only' }] }, actions: [{ type: 'send_message', template: 'Only once' }] });
+    const ruleId = await activeRule({
+      name: 'Once',
+      trigger: { type: 'message_received', conditions: [{ field: 'content', operator: 'contains', value: 'once-only' }] },
+      actions: [{ type: 'send_message', template: 'Only once' }],
+    });
     const contact = crm.add(orgId);
     const conversationId = randomUUID();
     const data = messageData(contact.id, conversationId, 'please once-only');
@@ -320,7 +382,11 @@ describe('automation triggers and actions', () => {
   });
 
   it('a send whose answer was lost is retried with the same clientMessageId, so the message exists once', async () => {
-    const ruleId = await activeRule({ name: 'Retry', trigger: { type: 'message_received', conditions: [{ field: 'content', operator: 'equals', value: 'retry me' }] }, actions: [{ type: 'send_message', template: 'Sent despite a lost answer' }] });
+    const ruleId = await activeRule({
+      name: 'Retry',
+      trigger: { type: 'message_received', conditions: [{ field: 'content', operator: 'equals', value: 'retry me' }] },
+      actions: [{ type: 'send_message', template: 'Sent despite a lost answer' }],
+    });
     const contact = crm.add(orgId);
     const conversationId = randomUUID();
     messaging.failNext(1);
@@ -335,16 +401,33 @@ describe('automation triggers and actions', () => {
   });
 
   it('a deleted contact fails an assign_user run at once (no pointless retries)', async () => {
-    const ruleId = await activeRule({ name: 'Assign', trigger: { type: 'conversation_created', conditions: [{ field: 'threadId', operator: 'equals', value: 'ghost-thread' }] }, actions: [{ type: 'assign_user', userId: agentId }] });
-    await bus.publish('conversation.created', orgId, { id: randomUUID(), contactId: randomUUID(), chatnetAccountId: randomUUID(), type: 'user', threadId: 'ghost-thread' });
+    const ruleId = await activeRule({
+      name: 'Assign',
+      trigger: { type: 'conversation_created', conditions: [{ field: 'threadId', operator: 'equals', value: 'ghost-thread' }] },
+      actions: [{ type: 'assign_user', userId: agentId }],
+    });
+    await bus.publish('conversation.created', orgId, {
+      id: randomUUID(),
+      contactId: randomUUID(),
+      chatnetAccountId: randomUUID(),
+      type: 'user',
+      threadId: 'ghost-thread',
+    });
     const [run] = await finishedRun(ruleId);
     expect(run).toEqual(expect.objectContaining({ status: 'failed', attempts: 1, error: expect.stringContaining('Contact not found') }));
     await owner.post(`/api/v1/automation/rules/${ruleId}/pause`);
   });
 
   it("events of one org never start another org's rules", async () => {
-    const otherRule = await activeRule({ name: 'Other org rule', trigger: { type: 'contact_created' }, actions: [{ type: 'send_notification', message: 'other org saw {{name}}' }] }, other.owner);
-    const mine = await activeRule({ name: 'Mine', trigger: { type: 'contact_created', conditions: [{ field: 'name', operator: 'equals', value: 'Isolated' }] }, actions: [{ type: 'add_tag', tag: 'x' }] });
+    const otherRule = await activeRule(
+      { name: 'Other org rule', trigger: { type: 'contact_created' }, actions: [{ type: 'send_notification', message: 'other org saw {{name}}' }] },
+      other.owner,
+    );
+    const mine = await activeRule({
+      name: 'Mine',
+      trigger: { type: 'contact_created', conditions: [{ field: 'name', operator: 'equals', value: 'Isolated' }] },
+      actions: [{ type: 'add_tag', tag: 'x' }],
+    });
     const c = crm.add(orgId, { name: 'Isolated' });
     const mark = await triggers.mark();
     await bus.publish('contact.created', orgId, { contact: contactData({ id: c.id, name: 'Isolated' }) });
@@ -392,7 +475,10 @@ describe('automation triggers and actions', () => {
       const ruleId = await activeRule({
         name: 'Due while down',
         trigger: { type: 'contact_created', conditions: [{ field: 'name', operator: 'equals', value: 'Down Time' }] },
-        actions: [{ type: 'wait', duration: '1s' }, { type: 'send_notification', message: 'resumed {{name}}', notificationType: 'resumed' }],
+        actions: [
+          { type: 'wait', duration: '1s' },
+          { type: 'send_notification', message: 'resumed {{name}}', notificationType: 'resumed' },
+        ],
       });
       await bus.publish('contact.created', orgId, { contact: contactData({ name: 'Down Time' }) });
       await eventually(async () => (await runsOf(ruleId)).data.find((r: any) => r.status === 'waiting'));
@@ -408,7 +494,10 @@ describe('automation triggers and actions', () => {
       const ruleId = await activeRule({
         name: 'Paused mid-way',
         trigger: { type: 'contact_created', conditions: [{ field: 'name', operator: 'equals', value: 'Half Way' }] },
-        actions: [{ type: 'wait', duration: '1s' }, { type: 'send_notification', message: 'should not happen', notificationType: 'never' }],
+        actions: [
+          { type: 'wait', duration: '1s' },
+          { type: 'send_notification', message: 'should not happen', notificationType: 'never' },
+        ],
       });
       await bus.publish('contact.created', orgId, { contact: contactData({ name: 'Half Way' }) });
       await eventually(async () => (await runsOf(ruleId)).data.find((r: any) => r.status === 'waiting'));

@@ -40,11 +40,19 @@ describe('automation with crm, through the gateway', () => {
 
     const other = await owner.post('/api/v1/contacts', { name: 'Walk In', phone: '+84900000002', source: 'manual' });
     expect(other.status).toBe(201);
-    const contact = await owner.post('/api/v1/contacts', { name: 'Thu Hà', email: 'ha@example.test', phone: '+84900000003', source: 'website', status: 'lead' });
+    const contact = await owner.post('/api/v1/contacts', {
+      name: 'Thu Hà',
+      email: 'ha@example.test',
+      phone: '+84900000003',
+      source: 'website',
+      status: 'lead',
+    });
     expect(contact.status).toBe(201);
 
     const note = await eventually(async () => (await owner.get('/api/v1/notifications')).body.data.find((n: any) => n.type === 'new_lead'));
-    expect(note).toEqual(expect.objectContaining({ title: 'New lead', message: 'New website lead Thu Hà (ha@example.test)', resourceId: contact.body.id, read: false }));
+    expect(note).toEqual(
+      expect.objectContaining({ title: 'New lead', message: 'New website lead Thu Hà (ha@example.test)', resourceId: contact.body.id, read: false }),
+    );
     // Org-wide: the agent has it too.
     expect((await agent.get('/api/v1/notifications')).body.data.map((n: any) => n.id)).toContain(note.id);
     const runs = await eventually(async () => {
@@ -92,9 +100,15 @@ describe('automation with crm, through the gateway', () => {
     await owner.post(`/api/v1/automation/rules/${rule.body.id}/activate`);
     const contact = await owner.post('/api/v1/contacts', { name: 'Socket Person', phone: '+84900000005', source: 'manual' });
     const n = await pushed;
-    expect(n).toEqual({ id: expect.any(String), userId: agentId, type: 'assigned_to_you', title: 'Yours', message: 'Socket Person is yours', resourceId: contact.body.id });
+    expect(n).toEqual({
+      id: expect.any(String),
+      userId: agentId,
+      type: 'assigned_to_you',
+      title: 'Yours',
+      message: 'Socket Person is yours',
+      resourceId: contact.body.id,
+    });
     const listed = (await agent.get('/api/v1/notifications')).body.data.find((x: any) => x.id === n.id);
     expect(listed).toEqual(expect.objectContaining({ read: false, title: 'Yours' }));
   });
 });
-

@@ -47,7 +47,10 @@ describe('automation with crm and messaging: keyword auto-reply', () => {
     const rule = await owner.post('/api/v1/automation/rules', {
       name: 'Quote request',
       trigger: { type: 'keyword', keywords: ['bao gia'] },
-      actions: [{ type: 'send_message', templateId: tpl.body.id }, { type: 'add_tag', tag: 'asked-for-quote' }],
+      actions: [
+        { type: 'send_message', templateId: tpl.body.id },
+        { type: 'add_tag', tag: 'asked-for-quote' },
+      ],
     });
     expect((await owner.post(`/api/v1/automation/rules/${rule.body.id}/activate`)).status).toBe(200);
 
@@ -79,7 +82,9 @@ describe('automation with crm and messaging: keyword auto-reply', () => {
     const convs = (await owner.get('/api/v1/conversations')).body.data;
     const conv = convs.find((c: any) => c.chatnetAccountId === accountId);
     const detail = (await owner.get(`/api/v1/conversations/${conv.id}`)).body;
-    expect(detail.messages.map((m: any) => m.content)).toEqual(expect.arrayContaining(['Shop ơi cho mình xin BÁO GIÁ', 'Dạ chào Lan, em gửi báo giá ngay ạ']));
+    expect(detail.messages.map((m: any) => m.content)).toEqual(
+      expect.arrayContaining(['Shop ơi cho mình xin BÁO GIÁ', 'Dạ chào Lan, em gửi báo giá ngay ạ']),
+    );
     const contact = await eventually(async () => {
       const c = (await owner.get(`/api/v1/contacts/${conv.contactId}`)).body;
       return c.tags?.includes('asked-for-quote') ? c : undefined;

@@ -111,7 +111,11 @@ describe('chat-network accounts and the sandbox network', () => {
 
     it('an admin may name another user of the org as owner; an unknown user is 400', async () => {
       const id = await create(owner, 'Assigned', { ownerUserId: agent.user.id });
-      expect((await owner.get(`/api/v1/chatnet-accounts/${id}`)).body.owner).toEqual({ id: agent.user.id, fullName: 'Ada Agent', email: agent.user.email });
+      expect((await owner.get(`/api/v1/chatnet-accounts/${id}`)).body.owner).toEqual({
+        id: agent.user.id,
+        fullName: 'Ada Agent',
+        email: agent.user.email,
+      });
       const res = await owner.post('/api/v1/chatnet-accounts', { displayName: 'Nobody', ownerUserId: '00000000-0000-4000-8000-000000000000' });
       expect(res.status).toBe(400);
       expect(res.body.error.details[0].field).toBe('ownerUserId');
@@ -246,9 +250,19 @@ describe('chat-network accounts and the sandbox network', () => {
     it('scan completes the login: connected, chatnetUid set, chatnet_account.connected emitted', async () => {
       const id = await create(owner, 'Scanned line');
       await owner.post(`/api/v1/chatnet-accounts/${id}/login`);
-      const res = await owner.post(`/sandbox/accounts/${id}/scan`, { chatnetUid: '8800000000000000002', displayName: 'Shop phone', phone: '+84900000002' });
+      const res = await owner.post(`/sandbox/accounts/${id}/scan`, {
+        chatnetUid: '8800000000000000002',
+        displayName: 'Shop phone',
+        phone: '+84900000002',
+      });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ id, status: 'connected', chatnetUid: '8800000000000000002', phone: '+84900000002', displayName: 'Scanned line' });
+      expect(res.body).toMatchObject({
+        id,
+        status: 'connected',
+        chatnetUid: '8800000000000000002',
+        phone: '+84900000002',
+        displayName: 'Scanned line',
+      });
       expect(res.body.liveStatus).toEqual({ state: 'connected', connectedAt: expect.any(String), lastHeartbeat: expect.any(String) });
       expect(res.body.lastConnectedAt).toEqual(expect.any(String));
       const ev = await bus.waitFor('chatnet_account.connected', (e) => e.data.accountId === id);
@@ -319,7 +333,9 @@ describe('chat-network accounts and the sandbox network', () => {
       expect((await owner.post(`/api/v1/chatnet-accounts/${id}/login`)).status).toBe(200);
       expect(await qr).toEqual({ accountId: id, qr: expect.stringMatching(PNG_DATA_URL), expiresAt: expect.any(String) });
 
-      const status = new Promise<{ accountId: string; status: string }>((resolve) => sock.on('account_status', (x) => x.status === 'connected' && resolve(x)));
+      const status = new Promise<{ accountId: string; status: string }>((resolve) =>
+        sock.on('account_status', (x) => x.status === 'connected' && resolve(x)),
+      );
       await owner.post(`/sandbox/accounts/${id}/scan`, {});
       expect(await status).toMatchObject({ accountId: id, status: 'connected', chatnetUid: expect.any(String) });
       expect(leaked).toEqual([]);
@@ -333,9 +349,19 @@ describe('chat-network accounts and the sandbox network', () => {
     });
 
     it('inbound delivers a message as the network would: chatnet.inbound with the contract fields', async () => {
-      const res = await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: '7700000000000000001', fromName: 'Carla Customer', content: 'Hi, is it in stock?' });
+      const res = await owner.post(`/sandbox/accounts/${accountId}/inbound`, {
+        fromUid: '7700000000000000001',
+        fromName: 'Carla Customer',
+        content: 'Hi, is it in stock?',
+      });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ accountId, chatnetMessageId: expect.any(String), cliMsgId: expect.stringMatching(/^\d+$/), threadId: '7700000000000000001', sentAt: expect.any(String) });
+      expect(res.body).toEqual({
+        accountId,
+        chatnetMessageId: expect.any(String),
+        cliMsgId: expect.stringMatching(/^\d+$/),
+        threadId: '7700000000000000001',
+        sentAt: expect.any(String),
+      });
       const ev = await bus.waitFor('chatnet.inbound', (e) => e.data.chatnetMessageId === res.body.chatnetMessageId);
       expect(ev.orgId).toBe(ownerUser.orgId);
       expect(ev.data).toEqual({
@@ -358,7 +384,15 @@ describe('chat-network accounts and the sandbox network', () => {
       const res = await owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: '7700000000000000001', content: 'Yes, in stock' });
       expect(res.status).toBe(200);
       const ev = await bus.waitFor('chatnet.inbound', (e) => e.data.chatnetMessageId === res.body.chatnetMessageId);
-      expect(ev.data).toEqual(expect.objectContaining({ threadId: '7700000000000000001', threadType: 'user', fromUid: '8800000000000000004', content: 'Yes, in stock', fromSelf: true }));
+      expect(ev.data).toEqual(
+        expect.objectContaining({
+          threadId: '7700000000000000001',
+          threadType: 'user',
+          fromUid: '8800000000000000004',
+          content: 'Yes, in stock',
+          fromSelf: true,
+        }),
+      );
     });
 
     it('group messages carry their thread id; a group message without threadId is 400', async () => {
@@ -396,7 +430,9 @@ describe('chat-network accounts and the sandbox network', () => {
       expect(user.status).toBe(400);
       expect(user.body.error.details.map((d: any) => d.field)).toEqual(['groupName']);
       // The connector's own check, for callers other than the gateway.
-      const direct = await rpc.SandboxInbound({ id: accountId, fromUid: 'x', content: 'y', threadType: 'user', groupName: 'Nope' }, grpcCtx(ownerUser)).catch((e) => e);
+      const direct = await rpc
+        .SandboxInbound({ id: accountId, fromUid: 'x', content: 'y', threadType: 'user', groupName: 'Nope' }, grpcCtx(ownerUser))
+        .catch((e) => e);
       expect(direct.code).toBe(grpcStatus.INVALID_ARGUMENT);
       expect(direct.message).toContain('groupName');
     });
@@ -443,7 +479,14 @@ describe('chat-network accounts and the sandbox network', () => {
 
     it('SendChatMessage sends through the live session; a repeated clientMessageId sends once', async () => {
       const ctx = grpcCtx(ownerUser);
-      const req = { accountId, threadId: '7700000000000000001', threadType: 'user', content: 'Yes, in stock!', contentType: 'text', clientMessageId: 'c-1' };
+      const req = {
+        accountId,
+        threadId: '7700000000000000001',
+        threadType: 'user',
+        content: 'Yes, in stock!',
+        contentType: 'text',
+        clientMessageId: 'c-1',
+      };
       const sent = await rpc.SendChatMessage<{ chatnetMessageId: string; sentAt: string }>(req, ctx);
       expect(sent).toEqual({ chatnetMessageId: expect.any(String), sentAt: expect.any(String) });
       const again = await rpc.SendChatMessage(req, ctx);
@@ -451,7 +494,17 @@ describe('chat-network accounts and the sandbox network', () => {
       const log = await owner.get(`/sandbox/accounts/${accountId}/sent`);
       expect(log.status).toBe(200);
       expect(log.body.data.filter((m: { content: string }) => m.content === 'Yes, in stock!')).toEqual([
-        { chatnetMessageId: sent.chatnetMessageId, threadId: '7700000000000000001', threadType: 'user', content: 'Yes, in stock!', contentType: 'text', sentAt: sent.sentAt, attachments: [], quote: null, recalledAt: null },
+        {
+          chatnetMessageId: sent.chatnetMessageId,
+          threadId: '7700000000000000001',
+          threadType: 'user',
+          content: 'Yes, in stock!',
+          contentType: 'text',
+          sentAt: sent.sentAt,
+          attachments: [],
+          quote: null,
+          recalledAt: null,
+        },
       ]);
     });
 
@@ -461,8 +514,12 @@ describe('chat-network accounts and the sandbox network', () => {
       await expect(rpc.SendChatMessage({ ...base, accountId }, grpcCtx(otherOrg))).rejects.toMatchObject({ code: grpcStatus.NOT_FOUND });
       await expect(rpc.SendChatMessage({ ...base, accountId: 'nope' }, grpcCtx(ownerUser))).rejects.toMatchObject({ code: grpcStatus.NOT_FOUND });
       const offline = await create(owner, 'Not connected');
-      await expect(rpc.SendChatMessage({ ...base, accountId: offline }, grpcCtx(ownerUser))).rejects.toMatchObject({ code: grpcStatus.FAILED_PRECONDITION });
-      await expect(rpc.SendChatMessage({ ...base, accountId, content: ' ' }, grpcCtx(ownerUser))).rejects.toMatchObject({ code: grpcStatus.INVALID_ARGUMENT });
+      await expect(rpc.SendChatMessage({ ...base, accountId: offline }, grpcCtx(ownerUser))).rejects.toMatchObject({
+        code: grpcStatus.FAILED_PRECONDITION,
+      });
+      await expect(rpc.SendChatMessage({ ...base, accountId, content: ' ' }, grpcCtx(ownerUser))).rejects.toMatchObject({
+        code: grpcStatus.INVALID_ARGUMENT,
+      });
     });
 
     describe('POST /sandbox/accounts/:id/seen: the recipient reads what the account sent', () => {
@@ -472,7 +529,9 @@ describe('chat-network accounts and the sandbox network', () => {
         const ctx = grpcCtx(ownerUser);
         sent = [];
         for (const content of ['First offer', 'Second offer']) {
-          sent.push(await rpc.SendChatMessage({ accountId, threadId: thread, threadType: 'user', content, contentType: 'text', clientMessageId: '' }, ctx));
+          sent.push(
+            await rpc.SendChatMessage({ accountId, threadId: thread, threadType: 'user', content, contentType: 'text', clientMessageId: '' }, ctx),
+          );
         }
       });
 
@@ -490,7 +549,14 @@ describe('chat-network accounts and the sandbox network', () => {
         expect(res.body.chatnetMessageIds).toHaveLength(2);
         const ev = await bus.waitFor('chatnet.seen', (e) => e.data.accountId === accountId && e.data.seenAt === res.body.seenAt);
         expect(ev.orgId).toBe(ownerUser.orgId);
-        expect(ev.data).toEqual({ accountId, threadId: thread, threadType: 'user', chatnetMessageIds: res.body.chatnetMessageIds, seenByUid: thread, seenAt: res.body.seenAt });
+        expect(ev.data).toEqual({
+          accountId,
+          threadId: thread,
+          threadType: 'user',
+          chatnetMessageIds: res.body.chatnetMessageIds,
+          seenByUid: thread,
+          seenAt: res.body.seenAt,
+        });
       });
 
       it('named ids are the receipt; the same receipt again enters the outbox once', async () => {
@@ -500,8 +566,15 @@ describe('chat-network accounts and the sandbox network', () => {
         expect(first.body.chatnetMessageIds).toEqual(one);
         expect((await owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: thread, chatnetMessageIds: one })).status).toBe(200);
         // A group member's receipt, published after those two.
-        const group = await owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'g-100', threadType: 'group', chatnetMessageIds: ['net-g-1'], seenByUid: '7700000000000000002' });
-        expect(group.body).toEqual(expect.objectContaining({ threadType: 'group', seenByUid: '7700000000000000002', chatnetMessageIds: ['net-g-1'] }));
+        const group = await owner.post(`/sandbox/accounts/${accountId}/seen`, {
+          threadId: 'g-100',
+          threadType: 'group',
+          chatnetMessageIds: ['net-g-1'],
+          seenByUid: '7700000000000000002',
+        });
+        expect(group.body).toEqual(
+          expect.objectContaining({ threadType: 'group', seenByUid: '7700000000000000002', chatnetMessageIds: ['net-g-1'] }),
+        );
         await bus.waitFor('chatnet.seen', (e) => e.data.threadId === 'g-100');
         const forOne = bus.of('chatnet.seen', accountId).filter((e) => JSON.stringify(e.data.chatnetMessageIds) === JSON.stringify(one));
         expect(forOne).toHaveLength(1);
@@ -635,7 +708,10 @@ describe('chat-network accounts and the sandbox network', () => {
       expect(ev.data.reason).toBe('deleted');
       expect((await owner.post(`/sandbox/accounts/${id}/inbound`, { fromUid: '1', content: 'x' })).status).toBe(404);
       await expect(
-        rpc.SendChatMessage({ accountId: id, threadId: '1', threadType: 'user', content: 'x', contentType: 'text', clientMessageId: '' }, grpcCtx(ownerUser)),
+        rpc.SendChatMessage(
+          { accountId: id, threadId: '1', threadType: 'user', content: 'x', contentType: 'text', clientMessageId: '' },
+          grpcCtx(ownerUser),
+        ),
       ).rejects.toMatchObject({ code: grpcStatus.NOT_FOUND });
     });
 

@@ -25,13 +25,15 @@ describe('audit log: chat-network accounts', () => {
     expect((await acme.owner.del(`/api/v1/chatnet-accounts/${id}?purge=true`)).status).toBe(204);
 
     const entry = await auditEntryFor(acme.owner, 'chatnet_account.deleted', id);
-    expect(entry).toEqual(expect.objectContaining({
-      actorId: acme.user.id,
-      actorType: 'user',
-      resourceType: 'chatnet_account',
-      details: { displayName: 'Sales line', chatnetUid: null, status: expect.any(String), purged: true },
-      requestId: expect.any(String),
-    }));
+    expect(entry).toEqual(
+      expect.objectContaining({
+        actorId: acme.user.id,
+        actorType: 'user',
+        resourceType: 'chatnet_account',
+        details: { displayName: 'Sales line', chatnetUid: null, status: expect.any(String), purged: true },
+        requestId: expect.any(String),
+      }),
+    );
     expect((await acme.owner.del(`/api/v1/chatnet-accounts/${id}`)).status).toBe(404);
     expect(await auditEntries(acme.owner, 'chatnet_account.deleted')).toHaveLength(1);
     expect(await auditEntries(globex.owner, 'chatnet_account.deleted')).toEqual([]);

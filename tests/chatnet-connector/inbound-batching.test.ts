@@ -33,7 +33,12 @@ describe('POST /sandbox/accounts/:id/inbound under a burst', () => {
 
   /** The connector's outbox rows of chatnet.inbound for this account. */
   const outbox = async () =>
-    (await pg.query<{ chatnet_message_id: string }>(`SELECT data->>'chatnetMessageId' AS chatnet_message_id FROM outbox WHERE type = 'chatnet.inbound' AND data->>'accountId' = $1`, [accountId])).rows;
+    (
+      await pg.query<{ chatnet_message_id: string }>(
+        `SELECT data->>'chatnetMessageId' AS chatnet_message_id FROM outbox WHERE type = 'chatnet.inbound' AND data->>'accountId' = $1`,
+        [accountId],
+      )
+    ).rows;
 
   it('60 concurrent messages on 3 threads: 60 events published directly, none through the outbox, each thread in order', async () => {
     const threads = ['8800000000000000001', '8800000000000000002', '8800000000000000003'];
@@ -59,7 +64,8 @@ describe('POST /sandbox/accounts/:id/inbound under a burst', () => {
 
   it('the same network message handed over twice, together or later, is one event', async () => {
     const chatnetMessageId = `dup-${Date.now()}`;
-    const push = () => owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: '8800000000000000009', content: 'said once', chatnetMessageId });
+    const push = () =>
+      owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: '8800000000000000009', content: 'said once', chatnetMessageId });
     const together = await Promise.all([push(), push()]);
     expect(together.map((r) => r.status)).toEqual([200, 200]);
     expect((await push()).status).toBe(200);

@@ -109,9 +109,14 @@ describe('phone lookup and friend requests (sandbox network)', () => {
 
   describe('friend requests', () => {
     it('202 sends one (status sent), listed under ?status=sent; the network accepting it turns it accepted, announces friend_request.accepted and makes them friends', async () => {
-      const sent = await owner.post(`/api/v1/chatnet-accounts/${account}/friend-requests`, { phone: '0987 000 111', message: 'Chào anh, shop Hoa Mai đây' });
+      const sent = await owner.post(`/api/v1/chatnet-accounts/${account}/friend-requests`, {
+        phone: '0987 000 111',
+        message: 'Chào anh, shop Hoa Mai đây',
+      });
       expect(sent.status).toBe(202);
-      expect(sent.body).toEqual(expect.objectContaining({ id: expect.any(String), chatnetUid: 'u-shy', status: 'sent', createdAt: expect.any(String), acceptedAt: null }));
+      expect(sent.body).toEqual(
+        expect.objectContaining({ id: expect.any(String), chatnetUid: 'u-shy', status: 'sent', createdAt: expect.any(String), acceptedAt: null }),
+      );
       // Asking again keeps one request.
       const again = await owner.post(`/api/v1/chatnet-accounts/${account}/friend-requests`, { chatnetUid: 'u-shy', message: 'Nhắc lại' });
       expect(again.status).toBe(202);

@@ -5,7 +5,6 @@ import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { connectorClient, grpcCtx, type ConnectorProcess, leaseHolder, spawnConnector as startConnector } from './support';
 
-
 type Connector = ClientFor<'connector.v1.ConnectorService'>;
 type User = { id: string; orgId: string; role: string };
 
@@ -45,7 +44,13 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
   const inbound = async (fromUid: string, content: string) => {
     const res = await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, content });
     expect(res.status).toBe(200);
-    return { chatnetMessageId: res.body.chatnetMessageId as string, cliMsgId: res.body.cliMsgId as string, fromUid, contentType: 'text', sentAt: res.body.sentAt as string };
+    return {
+      chatnetMessageId: res.body.chatnetMessageId as string,
+      cliMsgId: res.body.cliMsgId as string,
+      fromUid,
+      contentType: 'text',
+      sentAt: res.body.sentAt as string,
+    };
   };
 
   const markSeen = (at: ConnectorProcess, who: User, m: Awaited<ReturnType<typeof inbound>>) =>
@@ -90,7 +95,10 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     }
     // The scan arrives at A (through the gateway) and is forwarded to B, where the QR login lives.
     expect((await owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9100000000000000001' })).status).toBe(200);
-    expect((await owner.post('/sandbox/network/phones', { phones: [{ phone: '+84912000001', chatnetUid: 'uid-on-net', displayName: 'On The Net' }] })).status).toBe(200);
+    expect(
+      (await owner.post('/sandbox/network/phones', { phones: [{ phone: '+84912000001', chatnetUid: 'uid-on-net', displayName: 'On The Net' }] }))
+        .status,
+    ).toBe(200);
   }, 120_000);
 
   afterAll(async () => {
@@ -121,7 +129,7 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     expect(await seenByAgent()).toHaveLength(before);
   });
 
-  it('RecallChatMessage and ReactToChatMessage at A are carried out on B (PeerRecall, PeerReact); the sandbox\'s recall and react reach B too', async () => {
+  it("RecallChatMessage and ReactToChatMessage at A are carried out on B (PeerRecall, PeerReact); the sandbox's recall and react reach B too", async () => {
     const m = await inbound('5500000000000000003', 'quote me');
     const rpc = as('messaging', a);
     const sent = await rpc.SendChatMessage<{ chatnetMessageId: string; sentAt: string }>(
@@ -132,7 +140,14 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
         content: 'a reply through B',
         contentType: 'text',
         clientMessageId: '',
-        quote: { chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, fromUid: m.fromUid, content: 'quote me', contentType: 'text', sentAt: m.sentAt },
+        quote: {
+          chatnetMessageId: m.chatnetMessageId,
+          cliMsgId: m.cliMsgId,
+          fromUid: m.fromUid,
+          content: 'quote me',
+          contentType: 'text',
+          sentAt: m.sentAt,
+        },
       },
       grpcCtx(user),
     );
@@ -143,12 +158,20 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     expect(item).toMatchObject({ quote: { chatnetMessageId: m.chatnetMessageId }, recalledAt: expect.any(String) });
     // The network recalls a message once: B's session refuses the second, and A passes that on.
     await expect(rpc.RecallChatMessage(ref, grpcCtx(user))).rejects.toMatchObject({ code: grpcStatus.UNAVAILABLE });
-    expect(await rpc.ReactToChatMessage({ ...ref, chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, emoji: '👍' }, grpcCtx(user))).toMatchObject({ ok: true });
-    await expect(rpc.ReactToChatMessage({ ...ref, chatnetMessageId: '', emoji: '👍' }, grpcCtx(user))).rejects.toMatchObject({ code: grpcStatus.INVALID_ARGUMENT });
+    expect(
+      await rpc.ReactToChatMessage({ ...ref, chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, emoji: '👍' }, grpcCtx(user)),
+    ).toMatchObject({ ok: true });
+    await expect(rpc.ReactToChatMessage({ ...ref, chatnetMessageId: '', emoji: '👍' }, grpcCtx(user))).rejects.toMatchObject({
+      code: grpcStatus.INVALID_ARGUMENT,
+    });
 
     const recalled = await owner.post(`/sandbox/accounts/${accountId}/recall`, { chatnetMessageId: m.chatnetMessageId });
     expect(recalled.status).toBe(200);
-    const reacted = await owner.post(`/sandbox/accounts/${accountId}/react`, { chatnetMessageId: sent.chatnetMessageId, fromUid: m.fromUid, emoji: '😮' });
+    const reacted = await owner.post(`/sandbox/accounts/${accountId}/react`, {
+      chatnetMessageId: sent.chatnetMessageId,
+      fromUid: m.fromUid,
+      emoji: '😮',
+    });
     expect(reacted.status).toBe(200);
     expect(await holderAddress(accountId)).toBe(b.address);
   });
@@ -161,11 +184,15 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
   it('FindUser (messaging starting a conversation) at A asks through the account held by B (PeerFindUser): by phone in any spelling, and by uid', async () => {
     const find = (req: { accountId: string; phone?: string; chatnetUid?: string }) =>
       as('messaging', a).FindUser<{ found: boolean; chatnetUid?: string; displayName?: string; accountId: string }>(req, grpcCtx(user));
-    expect(await find({ accountId, phone: '0912 000 001' })).toEqual(expect.objectContaining({ found: true, chatnetUid: 'uid-on-net', displayName: 'On The Net', accountId }));
+    expect(await find({ accountId, phone: '0912 000 001' })).toEqual(
+      expect.objectContaining({ found: true, chatnetUid: 'uid-on-net', displayName: 'On The Net', accountId }),
+    );
     expect(await find({ accountId, chatnetUid: 'uid-on-net' })).toEqual(expect.objectContaining({ found: true, displayName: 'On The Net' }));
     expect(await find({ accountId, phone: '0912000998' })).toEqual(expect.objectContaining({ found: false, accountId }));
     // Another org's caller never reaches the account.
-    await expect(as('messaging', a).FindUser({ accountId, phone: '0912000001' }, grpcCtx(other.user))).rejects.toMatchObject({ code: grpcStatus.NOT_FOUND });
+    await expect(as('messaging', a).FindUser({ accountId, phone: '0912000001' }, grpcCtx(other.user))).rejects.toMatchObject({
+      code: grpcStatus.NOT_FOUND,
+    });
   });
 
   it('LookupPhone: a malformed number is INVALID_ARGUMENT; an org without a connected account FAILED_PRECONDITION', async () => {
@@ -176,11 +203,15 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
   it('B stops: the lease moves to A or C, and both calls work at A and at C (locally on the holder, forwarded by the other)', async () => {
     b.proc.kill('SIGTERM');
     expect(await b.exited).toBe(0);
-    const holder = await eventually(async () => {
-      const at = await holderAddress(accountId);
-      const live = (await owner.get(`/api/v1/chatnet-accounts/${accountId}/status`)).body.liveStatus?.state === 'connected';
-      return at && at !== b.address && live ? at : undefined;
-    }, 20_000, 250);
+    const holder = await eventually(
+      async () => {
+        const at = await holderAddress(accountId);
+        const live = (await owner.get(`/api/v1/chatnet-accounts/${accountId}/status`)).body.liveStatus?.state === 'connected';
+        return at && at !== b.address && live ? at : undefined;
+      },
+      20_000,
+      250,
+    );
     expect([a.address, c.address]).toContain(holder);
 
     for (const at of [a, c]) {
@@ -212,7 +243,10 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     // Read at the survivor itself: the gateway may have been talking to the process that was killed.
     const rpc = connectorClient(survivor.address);
     try {
-      const { data } = await rpc.SandboxSeenByAgent<{ data: Array<{ messages: Array<{ chatnetMessageId: string }> }> }>({ id: accountId }, grpcCtx(user));
+      const { data } = await rpc.SandboxSeenByAgent<{ data: Array<{ messages: Array<{ chatnetMessageId: string }> }> }>(
+        { id: accountId },
+        grpcCtx(user),
+      );
       expect(data[0].messages.map((m) => m.chatnetMessageId)).toEqual([lastRead.chatnetMessageId]);
     } finally {
       rpc.close();

@@ -7,7 +7,6 @@ import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { captureEvents, connectorClient, grpcCtx, type ConnectorProcess, leaseHolder, spawnConnector as startConnector } from './support';
 
-
 // The session pool scales out: two connector processes share one database, Redis and exchange; each live
 // session is held by exactly one of them; calls reach the holder wherever they arrive; when a holder is
 // killed (SIGKILL: no goodbye) the other takes its accounts over from the stored session data within 30 s.
@@ -64,7 +63,9 @@ describe('session pool across two connector processes', () => {
     const rpcB = connectorClient(b.address);
     try {
       for (let i = 0; i < 3; i++) {
-        const id = (await owner.post('/api/v1/chatnet-accounts', { displayName: `A line ${i}`, proxyUrl: i === 0 ? 'http://px:secret@10.0.0.9:3128' : null })).body.id;
+        const id = (
+          await owner.post('/api/v1/chatnet-accounts', { displayName: `A line ${i}`, proxyUrl: i === 0 ? 'http://px:secret@10.0.0.9:3128' : null })
+        ).body.id;
         await rpcA.Login({ id }, grpcCtx(user));
         // The scan arrives at B (through the gateway) and is forwarded to A, where the QR login lives.
         const scan = await owner.post(`/sandbox/accounts/${id}/scan`, { chatnetUid: `99000000000000000${i}` });
@@ -131,7 +132,10 @@ describe('session pool across two connector processes', () => {
       await a.exited;
       // Until B takes over, the accounts are not live anywhere reachable: sending is refused, not hung.
       await expect(
-        rpcB.SendChatMessage({ accountId: ids[0], threadId: '1', threadType: 'user', content: 'too early', contentType: 'text', clientMessageId: '' }, grpcCtx(user)),
+        rpcB.SendChatMessage(
+          { accountId: ids[0], threadId: '1', threadType: 'user', content: 'too early', contentType: 'text', clientMessageId: '' },
+          grpcCtx(user),
+        ),
       ).rejects.toMatchObject({ code: grpcStatus.FAILED_PRECONDITION });
 
       await eventually(
@@ -152,7 +156,14 @@ describe('session pool across two connector processes', () => {
 
       // Live again: sends and inbound pushes work through B.
       const sent = await rpcB.SendChatMessage<{ chatnetMessageId: string }>(
-        { accountId: ids[0], threadId: '5500000000000000001', threadType: 'user', content: 'after takeover', contentType: 'text', clientMessageId: '' },
+        {
+          accountId: ids[0],
+          threadId: '5500000000000000001',
+          threadType: 'user',
+          content: 'after takeover',
+          contentType: 'text',
+          clientMessageId: '',
+        },
         grpcCtx(user),
       );
       expect(sent.chatnetMessageId).toEqual(expect.any(String));

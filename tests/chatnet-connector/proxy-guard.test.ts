@@ -10,7 +10,10 @@ describe('chat-network account proxies: the SSRF guard', () => {
   let owner: Client;
 
   beforeAll(async () => {
-    stack = await startStack({ services: ['chatnet-connector'], serviceEnv: { 'chatnet-connector': { CONNECTOR_ALLOWED_PRIVATE_ADDRESSES: '10.1.2.3' } } });
+    stack = await startStack({
+      services: ['chatnet-connector'],
+      serviceEnv: { 'chatnet-connector': { CONNECTOR_ALLOWED_PRIVATE_ADDRESSES: '10.1.2.3' } },
+    });
     owner = (await newOrg(client(stack.url), 'Acme')).owner;
   });
   afterAll(() => stack?.stop());

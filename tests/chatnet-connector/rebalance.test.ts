@@ -6,7 +6,6 @@ import { captureEvents, connectorClient, grpcCtx, type ConnectorProcess, leaseHo
 
 const ACCOUNTS = 30;
 
-
 // The session pool rebalances: when a connector instance joins, the others hand sessions over one at a
 // time until each holds its fair share; when one stops, the rest take its sessions. Each moved account
 // reconnects from its stored session data, and messages the network pushes meanwhile all arrive exactly
@@ -59,7 +58,11 @@ describe('session rebalancing across three connector processes', () => {
     const done = (async () => {
       for (let i = 0; !stopped; i++) {
         const chatnetMessageId = `${label}-${i}`;
-        const res = await owner.post(`/sandbox/accounts/${ids[i % ACCOUNTS]}/inbound`, { fromUid: '5500000000000000001', content: `hello ${i}`, chatnetMessageId });
+        const res = await owner.post(`/sandbox/accounts/${ids[i % ACCOUNTS]}/inbound`, {
+          fromUid: '5500000000000000001',
+          content: `hello ${i}`,
+          chatnetMessageId,
+        });
         if (res.status === 200) sent.push(chatnetMessageId);
         else failures.push(`${chatnetMessageId}: ${res.status} ${JSON.stringify(res.body)}`);
       }
@@ -122,7 +125,9 @@ describe('session rebalancing across three connector processes', () => {
             // Even ones log in on A (through the gateway), odd ones on B directly, as a balancer would spread the calls.
             if (n % 2 === 0) expect((await owner.post(`/api/v1/chatnet-accounts/${id}/login`)).status).toBe(200);
             else await rpcB.Login({ id }, grpcCtx(user));
-            expect((await owner.post(`/sandbox/accounts/${id}/scan`, { chatnetUid: `9900000000000000${String(n).padStart(2, '0')}` })).status).toBe(200);
+            expect((await owner.post(`/sandbox/accounts/${id}/scan`, { chatnetUid: `9900000000000000${String(n).padStart(2, '0')}` })).status).toBe(
+              200,
+            );
             ids.push(id);
           }),
         );
@@ -130,10 +135,14 @@ describe('session rebalancing across three connector processes', () => {
     } finally {
       rpcB.close();
     }
-    const d = await eventually(async () => {
-      const d = await distribution();
-      return balanced(d, [a, b], 15) && (await allLive()) && d;
-    }, 20_000, 250);
+    const d = await eventually(
+      async () => {
+        const d = await distribution();
+        return balanced(d, [a, b], 15) && (await allLive()) && d;
+      },
+      20_000,
+      250,
+    );
     expect(d[a.address] + d[b.address]).toBe(ACCOUNTS);
   }, 60_000);
 
@@ -142,10 +151,14 @@ describe('session rebalancing across three connector processes', () => {
     c = await spawnConnector(await freePort());
     // Joined once it is up and answering: its start-up, which a loaded machine can make slow, is not the rebalance's.
     const joinedAt = Date.now();
-    const spread = await eventually(async () => {
-      const d = await distribution();
-      return balanced(d, [a, b, c], 10) && (await allLive()) && d;
-    }, 20_000, 250).catch(async (err) => {
+    const spread = await eventually(
+      async () => {
+        const d = await distribution();
+        return balanced(d, [a, b, c], 10) && (await allLive()) && d;
+      },
+      20_000,
+      250,
+    ).catch(async (err) => {
       throw new Error(`${err.message}; distribution ${JSON.stringify(await distribution())}`);
     });
     expect(Date.now() - joinedAt).toBeLessThan(20_000);
@@ -171,7 +184,10 @@ describe('session rebalancing across three connector processes', () => {
         { accountId: onC!, threadId: '5500000000000000001', threadType: 'user', content: 'after the move', contentType: 'text', clientMessageId: '' },
         grpcCtx(user),
       );
-      expect((await owner.get(`/sandbox/accounts/${onC}/sent`)).body.data[0]).toMatchObject({ chatnetMessageId: sent.chatnetMessageId, content: 'after the move' });
+      expect((await owner.get(`/sandbox/accounts/${onC}/sent`)).body.data[0]).toMatchObject({
+        chatnetMessageId: sent.chatnetMessageId,
+        content: 'after the move',
+      });
     } finally {
       rpcA.close();
     }
@@ -191,7 +207,11 @@ describe('session rebalancing across three connector processes', () => {
       peer.close();
     }
     expect(await redis.get(`${env.REDIS_PREFIX}chatnet:lease:${id}`)).toBeNull();
-    const res = await owner.post(`/sandbox/accounts/${id}/inbound`, { fromUid: '5500000000000000002', content: 'while away', chatnetMessageId: 'kept-1' });
+    const res = await owner.post(`/sandbox/accounts/${id}/inbound`, {
+      fromUid: '5500000000000000002',
+      content: 'while away',
+      chatnetMessageId: 'kept-1',
+    });
     expect(res.status).toBe(200);
     expect(await redis.lLen(`${env.REDIS_PREFIX}sandbox:held:${id}`)).toBe(1);
     expect(bus.of('chatnet.inbound', id).filter((e) => e.data.chatnetMessageId === 'kept-1')).toEqual([]);
@@ -210,10 +230,14 @@ describe('session rebalancing across three connector processes', () => {
     const stoppedAt = Date.now();
     b.proc.kill('SIGTERM');
     expect(await b.exited).toBe(0);
-    await eventually(async () => {
-      const d = await distribution();
-      return balanced(d, [a, c], 15) && (await allLive()) && d;
-    }, 20_000, 250).catch(async (err) => {
+    await eventually(
+      async () => {
+        const d = await distribution();
+        return balanced(d, [a, c], 15) && (await allLive()) && d;
+      },
+      20_000,
+      250,
+    ).catch(async (err) => {
       throw new Error(`${err.message}; distribution ${JSON.stringify(await distribution())}`);
     });
     expect(Date.now() - stoppedAt).toBeLessThan(20_000);

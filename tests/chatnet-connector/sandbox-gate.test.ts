@@ -19,7 +19,11 @@ const ACTIONS: [string, object][] = [
 async function expectNoSandboxRoutes(stack: Stack, owner: Client, accountId: string) {
   for (const [action, payload] of ACTIONS) {
     const res = await owner.post(`/sandbox/accounts/${accountId}/${action}`, payload);
-    expect({ action, status: res.status, message: res.body.error.message }).toEqual({ action, status: 404, message: `No route for POST /sandbox/accounts/${accountId}/${action}` });
+    expect({ action, status: res.status, message: res.body.error.message }).toEqual({
+      action,
+      status: 404,
+      message: `No route for POST /sandbox/accounts/${accountId}/${action}`,
+    });
   }
   expect((await owner.get(`/sandbox/accounts/${accountId}/sent`)).status).toBe(404);
   expect((await owner.get(`/sandbox/accounts/${accountId}/seen-by-agent`)).status).toBe(404);
@@ -30,7 +34,7 @@ async function expectNoSandboxRoutes(stack: Stack, owner: Client, accountId: str
 // guest broker account and password-less databases this machine's servers use. So production is checked on
 // the two decisions themselves; the zca stack below shows the same decisions unmount the routes and refuse the RPCs.
 describe('sandbox control in production', () => {
-  it('the gateway mounts no sandbox routes, the chat network\'s or the social network\'s', () => {
+  it("the gateway mounts no sandbox routes, the chat network's or the social network's", () => {
     expect(sandboxRoutesEnabled({ NODE_ENV: 'production' })).toBe(false);
     expect(chatnetSandboxEnabled({ NODE_ENV: 'production', CHATNET_DRIVER: 'sandbox' })).toBe(false);
     expect(chatnetSandboxEnabled({ NODE_ENV: 'development', CHATNET_DRIVER: 'sandbox' })).toBe(true);
@@ -63,7 +67,10 @@ describe('sandbox control with another chat-network driver (CHATNET_DRIVER=zca f
     const accountId = (await owner.post('/api/v1/chatnet-accounts', { displayName: 'Real line 2' })).body.id;
     const rpc = connectorClient(stack.addr('chatnet-connector'));
     try {
-      await expect(rpc.SandboxScan({ id: accountId }, grpcCtx(user))).rejects.toMatchObject({ code: 5, details: expect.stringContaining('Sandbox control is off') });
+      await expect(rpc.SandboxScan({ id: accountId }, grpcCtx(user))).rejects.toMatchObject({
+        code: 5,
+        details: expect.stringContaining('Sandbox control is off'),
+      });
       await expect(rpc.SandboxInbound({ id: accountId, fromUid: 'u1', content: 'hi' }, grpcCtx(user))).rejects.toMatchObject({ code: 5 });
       await expect(rpc.SandboxDrop({ id: accountId }, grpcCtx(user))).rejects.toMatchObject({ code: 5 });
       await expect(rpc.SandboxSelf({ id: accountId, threadId: 'u1', content: 'hi' }, grpcCtx(user))).rejects.toMatchObject({ code: 5 });

@@ -20,11 +20,31 @@ describe('GET /analytics/response-time?businessHours=true', () => {
   const [slow, fast] = [randomUUID(), randomUUID()];
   const at = (d: string, hhmm: string) => `${d}T${hhmm}:00.000Z`;
 
-  const publish = (type: string, orgId: string, data: unknown, occurredAt?: string) => publishEvent(crm.exchange, type, orgId, data, randomUUID(), occurredAt);
+  const publish = (type: string, orgId: string, data: unknown, occurredAt?: string) =>
+    publishEvent(crm.exchange, type, orgId, data, randomUUID(), occurredAt);
   const conversation = (orgId: string, id: string, accountId: string) =>
     publish('conversation.created', orgId, { id, contactId: randomUUID(), chatnetAccountId: accountId, type: 'user', threadId: `t-${id}` });
-  const message = (type: 'message.received' | 'message.sent', orgId: string, conversationId: string, accountId: string, sentAt: string, extra: object = {}) =>
-    publish(type, orgId, messageData(type, { conversationId, chatnetAccountId: accountId, threadId: `t-${conversationId}`, threadType: 'user', contentType: 'text', sentAt, ...extra }));
+  const message = (
+    type: 'message.received' | 'message.sent',
+    orgId: string,
+    conversationId: string,
+    accountId: string,
+    sentAt: string,
+    extra: object = {},
+  ) =>
+    publish(
+      type,
+      orgId,
+      messageData(type, {
+        conversationId,
+        chatnetAccountId: accountId,
+        threadId: `t-${conversationId}`,
+        threadType: 'user',
+        contentType: 'text',
+        sentAt,
+        ...extra,
+      }),
+    );
   const stats = (as: Client, qs: string) => as.get(`/api/v1/analytics/response-time?dateFrom=2024-03-01&dateTo=2024-03-04${qs}`);
 
   beforeAll(async () => {
@@ -39,12 +59,17 @@ describe('GET /analytics/response-time?businessHours=true', () => {
     const weekdays = [1, 2, 3, 4, 5].map((day) => ({ day, open: '09:00', close: '17:00' }));
     expect((await acme.owner.put('/api/v1/settings/business-hours', { timezone: 'UTC', days: weekdays, holidays: [] })).status).toBe(200);
     const allDays = [0, 1, 2, 3, 4, 5, 6].map((day) => ({ day, open: '00:00', close: '24:00' }));
-    expect((await acme.owner.put(`/api/v1/chatnet-accounts/${nightAccount}/business-hours`, { timezone: 'UTC', days: allDays, holidays: [] })).status).toBe(200);
+    expect(
+      (await acme.owner.put(`/api/v1/chatnet-accounts/${nightAccount}/business-hours`, { timezone: 'UTC', days: allDays, holidays: [] })).status,
+    ).toBe(200);
     // Globex keeps no hours: its own figures are clock time either way, and Acme's hours never reach them.
     const globexConversation = randomUUID();
     await conversation(globex.orgId, globexConversation, dayAccount);
     await message('message.received', globex.orgId, globexConversation, dayAccount, at('2024-03-01', '16:50'));
-    await message('message.sent', globex.orgId, globexConversation, dayAccount, at('2024-03-04', '09:10'), { sentByUserId: randomUUID(), source: 'ui' });
+    await message('message.sent', globex.orgId, globexConversation, dayAccount, at('2024-03-04', '09:10'), {
+      sentByUserId: randomUUID(),
+      source: 'ui',
+    });
 
     // Friday 16:50 on the day account, answered Monday 09:10 (20 open minutes), archived Monday 09:30 (40).
     await conversation(acme.orgId, slow, dayAccount);
@@ -89,7 +114,15 @@ describe('GET /analytics/response-time?businessHours=true', () => {
     for (const qs of ['', '&businessHours=false']) {
       const res = await stats(acme.owner, `${qs}&slaMinutes=30`);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(expect.objectContaining({ averageFirstResponseTime: (clock + 40 * 60) / 2, medianResponseTime: 40 * 60, percentile95: clock, onTimeRate: 0, businessHours: false }));
+      expect(res.body).toEqual(
+        expect.objectContaining({
+          averageFirstResponseTime: (clock + 40 * 60) / 2,
+          medianResponseTime: 40 * 60,
+          percentile95: clock,
+          onTimeRate: 0,
+          businessHours: false,
+        }),
+      );
     }
   });
 
@@ -97,7 +130,15 @@ describe('GET /analytics/response-time?businessHours=true', () => {
     const res = await stats(globex.owner, '&businessHours=true');
     expect(res.status).toBe(200);
     // Globex set no hours: open all the time, so its one response keeps its clock time.
-    expect(res.body).toEqual(expect.objectContaining({ responses: 1, firstResponses: 1, resolutions: 0, medianResponseTime: 2 * 86_400 + 16 * 3600 + 20 * 60, businessHours: true }));
+    expect(res.body).toEqual(
+      expect.objectContaining({
+        responses: 1,
+        firstResponses: 1,
+        resolutions: 0,
+        medianResponseTime: 2 * 86_400 + 16 * 3600 + 20 * 60,
+        businessHours: true,
+      }),
+    );
   });
 
   it('400 names businessHours when it is not true or false; agents may not read analytics (403)', async () => {

@@ -14,7 +14,10 @@ describe('analytics from a real chat: sandbox network → connector → messagin
   let events: Awaited<ReturnType<typeof listenEvents>>;
 
   beforeAll(async () => {
-    crm = await startCrmStack({ services: ['chatnet-connector', 'messaging'], serviceEnv: { 'chatnet-connector': { HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500' } } });
+    crm = await startCrmStack({
+      services: ['chatnet-connector', 'messaging'],
+      serviceEnv: { 'chatnet-connector': { HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500' } },
+    });
     events = await listenEvents(crm.exchange, ['conversation.archived']);
     acme = await crm.newOrg('Acme');
     owner = acme.owner;
@@ -30,11 +33,17 @@ describe('analytics from a real chat: sandbox network → connector → messagin
     expect((await owner.post(`/api/v1/chatnet-accounts/${account}/login`)).status).toBe(200);
     expect((await owner.post(`/sandbox/accounts/${account}/scan`, {})).body.status).toBe('connected');
 
-    expect((await owner.post(`/sandbox/accounts/${account}/inbound`, { fromUid: 'uid-mai', fromName: 'Mai Tran', content: 'Do you ship to Hanoi?' })).status).toBe(200);
+    expect(
+      (await owner.post(`/sandbox/accounts/${account}/inbound`, { fromUid: 'uid-mai', fromName: 'Mai Tran', content: 'Do you ship to Hanoi?' }))
+        .status,
+    ).toBe(200);
     const conv = await eventually(async () => (await owner.get('/api/v1/conversations')).body.data[0]);
     // A send through the public API has no person behind it: it answers nothing, the team lead's reply does.
     const pub = await publicClient(crm.api, owner);
-    expect((await pub.post('/api/public/messages/send', { chatnetAccountId: account, threadId: 'uid-mai', content: 'Thanks, we got your message' })).status).toBe(200);
+    expect(
+      (await pub.post('/api/public/messages/send', { chatnetAccountId: account, threadId: 'uid-mai', content: 'Thanks, we got your message' }))
+        .status,
+    ).toBe(200);
     const replied = await lead.as.post(`/api/v1/conversations/${conv.id}/messages`, { content: 'Yes, in 2 days' });
     expect(replied.status).toBe(201);
     expect((await owner.post(`/api/v1/conversations/${conv.id}/archive`)).status).toBe(200);
@@ -64,7 +73,11 @@ describe('analytics from a real chat: sandbox network → connector → messagin
       }),
     );
     const team = (await owner.get(`/api/v1/analytics/team-performance?dateFrom=${from}&dateTo=${to}`)).body.team;
-    expect(team.find((m: any) => m.userId === lead.id)).toEqual(expect.objectContaining({ messagesReplied: 1, averageResponseTime: responseSeconds, responses: 1 }));
-    expect(team.find((m: any) => m.userId === acme.user.id)).toEqual(expect.objectContaining({ messagesReplied: 0, averageResponseTime: 0, responses: 0 }));
+    expect(team.find((m: any) => m.userId === lead.id)).toEqual(
+      expect.objectContaining({ messagesReplied: 1, averageResponseTime: responseSeconds, responses: 1 }),
+    );
+    expect(team.find((m: any) => m.userId === acme.user.id)).toEqual(
+      expect.objectContaining({ messagesReplied: 0, averageResponseTime: 0, responses: 0 }),
+    );
   });
 });

@@ -26,26 +26,57 @@ describe('analytics: contacts applied in batches', () => {
   const bob = randomUUID();
   const stage = randomUUID();
   const ids = Array.from({ length: 6 }, () => randomUUID());
-  const snap = (id: string, patch: Partial<ContactSnapshot> = {}): ContactSnapshot => ({ id, status: 'new', statusId: null, assignedUserId: null, dealValue: 0, createdAt: day(2), ...patch });
-  const created = (orgId: string, s: ContactSnapshot, at = s.createdAt): ContactChanges => ({ orgId, contactId: s.id, changes: [{ kind: 'snapshot', snapshot: s, at, assigned: true }] });
-  const updated = (orgId: string, s: ContactSnapshot, at: Date, assigned = false): ContactChanges => ({ orgId, contactId: s.id, changes: [{ kind: 'snapshot', snapshot: s, at, assigned }] });
+  const snap = (id: string, patch: Partial<ContactSnapshot> = {}): ContactSnapshot => ({
+    id,
+    status: 'new',
+    statusId: null,
+    assignedUserId: null,
+    dealValue: 0,
+    createdAt: day(2),
+    ...patch,
+  });
+  const created = (orgId: string, s: ContactSnapshot, at = s.createdAt): ContactChanges => ({
+    orgId,
+    contactId: s.id,
+    changes: [{ kind: 'snapshot', snapshot: s, at, assigned: true }],
+  });
+  const updated = (orgId: string, s: ContactSnapshot, at: Date, assigned = false): ContactChanges => ({
+    orgId,
+    contactId: s.id,
+    changes: [{ kind: 'snapshot', snapshot: s, at, assigned }],
+  });
 
   /** The events of the story, for one org: new contacts, then updates (some of contacts already in the model). */
   const story = (orgId: string): ContactChanges[][] => [
-    [created(orgId, snap(ids[0])), created(orgId, snap(ids[1], { assignedUserId: alice, status: 'lead' })), created(orgId, snap(ids[2], { status: 'customer', assignedUserId: bob, dealValue: 120 }))],
+    [
+      created(orgId, snap(ids[0])),
+      created(orgId, snap(ids[1], { assignedUserId: alice, status: 'lead' })),
+      created(orgId, snap(ids[2], { status: 'customer', assignedUserId: bob, dealValue: 120 })),
+    ],
     [
       // ids[0] exists: updated to a customer of alice's; ids[3] and ids[4] are new (one with a custom stage); ids[5] is new and deleted.
       updated(orgId, snap(ids[0], { status: 'customer', assignedUserId: alice, dealValue: 50 }), day(3), true),
       created(orgId, snap(ids[3], { createdAt: day(3) })),
       created(orgId, snap(ids[4], { createdAt: day(3), statusId: stage })),
-      { orgId, contactId: ids[5], changes: [{ kind: 'snapshot', snapshot: snap(ids[5], { createdAt: day(3) }), at: day(3), assigned: true }, { kind: 'deleted', at: day(4) }] },
+      {
+        orgId,
+        contactId: ids[5],
+        changes: [
+          { kind: 'snapshot', snapshot: snap(ids[5], { createdAt: day(3) }), at: day(3), assigned: true },
+          { kind: 'deleted', at: day(4) },
+        ],
+      },
     ],
   ];
   const state = async (orgId: string) => {
     const q = async (sql: string) => (await pool.query(sql, [orgId])).rows;
     return {
-      contacts: await q(`SELECT contact_id, created_at, snapshot_at, assigned_user_id, deal_value, reached_lead, reached_customer, reached_status_ids, converted_at, converted_by, deleted FROM analytics_contacts WHERE org_id = $1 ORDER BY contact_id`),
-      funnel: await q(`SELECT day, reached_lead, reached_customer, reached_status_ids, n FROM analytics_funnel_days WHERE org_id = $1 AND n <> 0 ORDER BY day, reached_lead, reached_customer, reached_status_ids::text`),
+      contacts: await q(
+        `SELECT contact_id, created_at, snapshot_at, assigned_user_id, deal_value, reached_lead, reached_customer, reached_status_ids, converted_at, converted_by, deleted FROM analytics_contacts WHERE org_id = $1 ORDER BY contact_id`,
+      ),
+      funnel: await q(
+        `SELECT day, reached_lead, reached_customer, reached_status_ids, n FROM analytics_funnel_days WHERE org_id = $1 AND n <> 0 ORDER BY day, reached_lead, reached_customer, reached_status_ids::text`,
+      ),
       assignments: await q(`SELECT contact_id, user_id, at, credited FROM analytics_assignments WHERE org_id = $1 ORDER BY 1, 2`),
       users: await q(`SELECT * FROM analytics_user_stats WHERE org_id = $1 ORDER BY 2, 3, 4`),
     };

@@ -13,7 +13,12 @@ async function publishAt(exchange: string, type: string, orgId: string, data: un
     const ch = await conn.createConfirmChannel();
     await ch.assertExchange(exchange, 'topic', { durable: true });
     const id = randomUUID();
-    ch.publish(exchange, type, Buffer.from(JSON.stringify({ id, type, orgId, occurredAt, data })), { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id });
+    ch.publish(exchange, type, Buffer.from(JSON.stringify({ id, type, orgId, occurredAt, data })), {
+      persistent: true,
+      userId: amqpUser(infra.amqpUrl),
+      contentType: 'application/json',
+      messageId: id,
+    });
     await ch.waitForConfirms();
   } finally {
     await conn.close();
@@ -71,10 +76,26 @@ describe('analytics: conversion funnel, team performance, response times', () =>
     const at = (hhmmss: string, d = '2024-03-01') => `${d}T${hhmmss}.000Z`;
     const [c1, c2, c3, c4, c5] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     const msg = (type: 'message.received' | 'message.sent', conversationId: string, sentAt: string, extra: object = {}) =>
-      messageData(type, { conversationId, contactId: randomUUID(), chatnetAccountId: randomUUID(), threadId: 'thread', threadType: 'user', content: 'hi', contentType: 'text', sentAt, ...extra });
-    const inbound = (conversationId: string, sentAt: string, extra: object = {}) => publishAt(crm.exchange, 'message.received', acme.orgId, msg('message.received', conversationId, sentAt, extra));
+      messageData(type, {
+        conversationId,
+        contactId: randomUUID(),
+        chatnetAccountId: randomUUID(),
+        threadId: 'thread',
+        threadType: 'user',
+        content: 'hi',
+        contentType: 'text',
+        sentAt,
+        ...extra,
+      });
+    const inbound = (conversationId: string, sentAt: string, extra: object = {}) =>
+      publishAt(crm.exchange, 'message.received', acme.orgId, msg('message.received', conversationId, sentAt, extra));
     const reply = (conversationId: string, sentAt: string, userId: string, extra: object = {}) =>
-      publishAt(crm.exchange, 'message.sent', acme.orgId, msg('message.sent', conversationId, sentAt, { sentByUserId: userId, source: 'ui', ...extra }));
+      publishAt(
+        crm.exchange,
+        'message.sent',
+        acme.orgId,
+        msg('message.sent', conversationId, sentAt, { sentByUserId: userId, source: 'ui', ...extra }),
+      );
     const stats = async (qs: string) => (await owner.get(`/api/v1/analytics/response-time?${qs}`)).body;
 
     beforeAll(async () => {
@@ -89,7 +110,12 @@ describe('analytics: conversion funnel, team performance, response times', () =>
       // An agent writing first answers nothing; an automated send ends no wait; the open turn at 13:00 has no time.
       await reply(c2, at('09:00:00'), alice.id);
       await inbound(c2, at('12:00:00'));
-      await publishAt(crm.exchange, 'message.sent', acme.orgId, msg('message.sent', c2, at('12:01:00'), { sentByUserId: null, source: 'automation' }));
+      await publishAt(
+        crm.exchange,
+        'message.sent',
+        acme.orgId,
+        msg('message.sent', c2, at('12:01:00'), { sentByUserId: null, source: 'automation' }),
+      );
       await reply(c2, at('12:30:00'), bob.id);
       await inbound(c2, at('13:00:00'));
 
@@ -104,7 +130,9 @@ describe('analytics: conversion funnel, team performance, response times', () =>
       // C4's reply is applied before its (earlier) inbound message arrives: the conversation is replayed.
       await reply(c4, at('14:10:00'), alice.id);
       const aliceReplies = async () =>
-        (await owner.get('/api/v1/analytics/team-performance?dateFrom=2024-03-01&dateTo=2024-03-02&departmentId=Sales')).body.team?.find((m: any) => m.userId === alice.id)?.messagesReplied;
+        (await owner.get('/api/v1/analytics/team-performance?dateFrom=2024-03-01&dateTo=2024-03-02&departmentId=Sales')).body.team?.find(
+          (m: any) => m.userId === alice.id,
+        )?.messagesReplied;
       await eventually(async () => (await aliceReplies()) === 4 && (await stats('dateFrom=2024-03-01&dateTo=2024-03-02')).responses === 4);
       const duplicate = msg('message.received', c4, at('14:00:00'));
       await publishAt(crm.exchange, 'message.received', acme.orgId, duplicate);
@@ -151,7 +179,12 @@ describe('analytics: conversion funnel, team performance, response times', () =>
 
     it('dates filter by when the response or resolution happened: whole days, partial days, both', async () => {
       const both = await stats('dateFrom=2024-03-01&dateTo=2024-03-02');
-      expect([both.responses, both.medianResponseTime, both.percentile99, both.averageFirstResponseTime]).toEqual([5, 300, 1800, (300 + 1800 + 600 + 30) / 4]);
+      expect([both.responses, both.medianResponseTime, both.percentile99, both.averageFirstResponseTime]).toEqual([
+        5,
+        300,
+        1800,
+        (300 + 1800 + 600 + 30) / 4,
+      ]);
       // Partial days only (read from the raw rows): 10:12 (120 s), 11:00 (the resolution), 12:30 (1800 s).
       const window = await stats(`dateFrom=${encodeURIComponent('2024-03-01T10:06:00Z')}&dateTo=${encodeURIComponent('2024-03-01T12:30:00Z')}`);
       expect(window).toEqual(
@@ -173,7 +206,13 @@ describe('analytics: conversion funnel, team performance, response times', () =>
       expect([mixed.responses, mixed.medianResponseTime, mixed.percentile95, mixed.averageResolutionTime]).toEqual([4, 300, 1800, 3600]);
       // Whole months (from the monthly aggregates) and days around them.
       const months = await stats('dateFrom=2024-02-01&dateTo=2024-03-31');
-      expect([months.responses, months.medianResponseTime, months.percentile95, months.averageFirstResponseTime, months.resolutions]).toEqual([5, 300, 1800, (300 + 1800 + 600 + 30) / 4, 1]);
+      expect([months.responses, months.medianResponseTime, months.percentile95, months.averageFirstResponseTime, months.resolutions]).toEqual([
+        5,
+        300,
+        1800,
+        (300 + 1800 + 600 + 30) / 4,
+        1,
+      ]);
       const around = await stats(`dateFrom=${encodeURIComponent('2024-01-31T23:00:00Z')}&dateTo=2024-04-02`);
       expect([around.responses, around.medianResponseTime, around.onTimeRate]).toEqual([5, 300, 80]);
       const before = await stats(`dateFrom=2024-03-02&dateTo=${encodeURIComponent('2024-03-02T09:00:29.999Z')}`);
@@ -206,14 +245,34 @@ describe('analytics: conversion funnel, team performance, response times', () =>
       expect(res.body).toEqual({
         period: { from: '2024-03-01T00:00:00.000Z', to: '2024-03-02T23:59:59.999Z' },
         team: [
-          { userId: alice.id, name: 'Alice Sales', contactsAssigned: 0, messagesReplied: 4, averageResponseTime: 310, conversionRate: 0, revenueGenerated: 0, responses: 3 },
-          { userId: bob.id, name: 'Bob Sales', contactsAssigned: 0, messagesReplied: 3, averageResponseTime: 960, conversionRate: 0, revenueGenerated: 0, responses: 2 },
+          {
+            userId: alice.id,
+            name: 'Alice Sales',
+            contactsAssigned: 0,
+            messagesReplied: 4,
+            averageResponseTime: 310,
+            conversionRate: 0,
+            revenueGenerated: 0,
+            responses: 3,
+          },
+          {
+            userId: bob.id,
+            name: 'Bob Sales',
+            contactsAssigned: 0,
+            messagesReplied: 3,
+            averageResponseTime: 960,
+            conversionRate: 0,
+            revenueGenerated: 0,
+            responses: 2,
+          },
         ],
         teamTotal: { contactsAssigned: 0, messagesReplied: 7, conversionRate: 0, revenueGenerated: 0 },
       });
       const months = await owner.get('/api/v1/analytics/team-performance?dateFrom=2024-01-01&dateTo=2024-03-31&departmentId=Sales');
       expect(months.body.team).toEqual(res.body.team);
-      const partial = await owner.get(`/api/v1/analytics/team-performance?dateFrom=${encodeURIComponent('2024-03-01T10:00:00Z')}&dateTo=${encodeURIComponent('2024-03-01T12:00:00Z')}&departmentId=Sales`);
+      const partial = await owner.get(
+        `/api/v1/analytics/team-performance?dateFrom=${encodeURIComponent('2024-03-01T10:00:00Z')}&dateTo=${encodeURIComponent('2024-03-01T12:00:00Z')}&departmentId=Sales`,
+      );
       expect(partial.body.team.map((m: any) => [m.name, m.messagesReplied, m.averageResponseTime])).toEqual([
         ['Alice Sales', 1, 300],
         ['Bob Sales', 2, 120],
@@ -223,7 +282,18 @@ describe('analytics: conversion funnel, team performance, response times', () =>
     it('users who left are listed only for periods they have numbers in', async () => {
       for (const u of [fay, eve]) expect((await owner.del(`/api/v1/users/${u.id}`)).status).toBe(204);
       const march = await owner.get('/api/v1/analytics/team-performance?dateFrom=2024-03-01&dateTo=2024-03-02&departmentId=Former');
-      expect(march.body.team).toEqual([{ userId: fay.id, name: 'Fay Former', contactsAssigned: 0, messagesReplied: 1, averageResponseTime: 0, conversionRate: 0, revenueGenerated: 0, responses: 0 }]);
+      expect(march.body.team).toEqual([
+        {
+          userId: fay.id,
+          name: 'Fay Former',
+          contactsAssigned: 0,
+          messagesReplied: 1,
+          averageResponseTime: 0,
+          conversionRate: 0,
+          revenueGenerated: 0,
+          responses: 0,
+        },
+      ]);
       expect((await owner.get('/api/v1/analytics/team-performance?dateFrom=2024-04-01&dateTo=2024-04-30&departmentId=Former')).body.team).toEqual([]);
     });
 
@@ -281,7 +351,13 @@ describe('analytics: conversion funnel, team performance, response times', () =>
       await eventually(async () => {
         const t = (await owner.get(`/api/v1/analytics/team-performance?dateFrom=${window.from}&dateTo=${window.to}&departmentId=Sales`)).body;
         const f = (await owner.get(`/api/v1/analytics/conversion-funnel?dateFrom=${window.from}&dateTo=${window.to}`)).body;
-        return t.teamTotal?.contactsAssigned === 9 && t.teamTotal.revenueGenerated === 3500.5 && f.stages?.[0].count === 7 && f.stages[2].count === 4 && f.stages[3].count === 3;
+        return (
+          t.teamTotal?.contactsAssigned === 9 &&
+          t.teamTotal.revenueGenerated === 3500.5 &&
+          f.stages?.[0].count === 7 &&
+          f.stages[2].count === 4 &&
+          f.stages[3].count === 3
+        );
       }, 15_000);
     }, 30_000);
 
@@ -300,9 +376,13 @@ describe('analytics: conversion funnel, team performance, response times', () =>
         conversionRate: 28.57,
       });
       // Between exact timestamps (partial days, read from the contacts themselves): the same contacts.
-      const exact = await owner.get(`/api/v1/analytics/conversion-funnel?dateFrom=${encodeURIComponent(firstCreatedAt)}&dateTo=${encodeURIComponent(new Date().toISOString())}`);
+      const exact = await owner.get(
+        `/api/v1/analytics/conversion-funnel?dateFrom=${encodeURIComponent(firstCreatedAt)}&dateTo=${encodeURIComponent(new Date().toISOString())}`,
+      );
       expect(exact.body.stages.map((st: any) => st.count)).toEqual([7, 5, 4, 3, 2]);
-      const after = await owner.get(`/api/v1/analytics/conversion-funnel?dateFrom=${encodeURIComponent(new Date(Date.parse(firstCreatedAt) + 1).toISOString())}&dateTo=${window.to}`);
+      const after = await owner.get(
+        `/api/v1/analytics/conversion-funnel?dateFrom=${encodeURIComponent(new Date(Date.parse(firstCreatedAt) + 1).toISOString())}&dateTo=${window.to}`,
+      );
       expect(after.body.stages[0].count).toBe(6);
     });
 
@@ -334,22 +414,55 @@ describe('analytics: conversion funnel, team performance, response times', () =>
       // Alice: Stays New, A Lead, Born Customer (hers: 1000), Won Deal (handed over after Bob converted it), Back And Forth.
       // Bob: Gets Qualified, Proposal Then Lost, Won Deal (his: 2500.50), Back And Forth.
       const expected = [
-        { userId: alice.id, name: 'Alice Sales', contactsAssigned: 5, messagesReplied: 0, averageResponseTime: 0, conversionRate: 20, revenueGenerated: 1000, responses: 0 },
-        { userId: bob.id, name: 'Bob Sales', contactsAssigned: 4, messagesReplied: 0, averageResponseTime: 0, conversionRate: 25, revenueGenerated: 2500.5, responses: 0 },
+        {
+          userId: alice.id,
+          name: 'Alice Sales',
+          contactsAssigned: 5,
+          messagesReplied: 0,
+          averageResponseTime: 0,
+          conversionRate: 20,
+          revenueGenerated: 1000,
+          responses: 0,
+        },
+        {
+          userId: bob.id,
+          name: 'Bob Sales',
+          contactsAssigned: 4,
+          messagesReplied: 0,
+          averageResponseTime: 0,
+          conversionRate: 25,
+          revenueGenerated: 2500.5,
+          responses: 0,
+        },
       ];
       expect(res.body.team).toEqual(expected);
       expect(res.body.teamTotal).toEqual({ contactsAssigned: 9, messagesReplied: 0, conversionRate: 22.22, revenueGenerated: 3500.5 });
       // The same between exact timestamps (partial days, read from the raw rows).
-      const exact = await owner.get(`/api/v1/analytics/team-performance?dateFrom=${encodeURIComponent(firstCreatedAt)}&dateTo=${encodeURIComponent(new Date().toISOString())}&departmentId=Sales`);
+      const exact = await owner.get(
+        `/api/v1/analytics/team-performance?dateFrom=${encodeURIComponent(firstCreatedAt)}&dateTo=${encodeURIComponent(new Date().toISOString())}&departmentId=Sales`,
+      );
       expect(exact.body.team).toEqual(expected);
     });
 
     it('without departmentId every active user is listed, by name; a department lists its users only', async () => {
       const all = await owner.get(`/api/v1/analytics/team-performance?dateFrom=${window.from}&dateTo=${window.to}`);
       expect(all.body.team.map((m: any) => m.userId).sort()).toEqual([acme.user.id, lead.id, agent.id, alice.id, bob.id, dana.id].sort());
-      expect(all.body.team.map((m: any) => m.name)).toEqual([...all.body.team.map((m: any) => m.name)].sort((a: string, b: string) => a.localeCompare(b)));
+      expect(all.body.team.map((m: any) => m.name)).toEqual(
+        [...all.body.team.map((m: any) => m.name)].sort((a: string, b: string) => a.localeCompare(b)),
+      );
       const support = await owner.get(`/api/v1/analytics/team-performance?dateFrom=${window.from}&dateTo=${window.to}&departmentId=Support`);
-      expect(support.body.team).toEqual([{ userId: dana.id, name: 'Dana Support', contactsAssigned: 0, messagesReplied: 0, averageResponseTime: 0, conversionRate: 0, revenueGenerated: 0, responses: 0 }]);
+      expect(support.body.team).toEqual([
+        {
+          userId: dana.id,
+          name: 'Dana Support',
+          contactsAssigned: 0,
+          messagesReplied: 0,
+          averageResponseTime: 0,
+          conversionRate: 0,
+          revenueGenerated: 0,
+          responses: 0,
+        },
+      ]);
       expect((await owner.get('/api/v1/analytics/team-performance?departmentId=Nobody')).body.team).toEqual([]);
     });
 

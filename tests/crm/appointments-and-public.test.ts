@@ -26,12 +26,30 @@ describe('appointments and the public API', () => {
 
     it('POST creates a scheduled appointment (201)', async () => {
       const res = await owner.post('/api/v1/appointments', {
-        contactId, title: 'Demo', description: 'Product demo', scheduledAt: '2031-03-10T09:30:00Z', duration: 45, type: 'meeting', location: 'Office', assignedUserId: acme.user.id,
+        contactId,
+        title: 'Demo',
+        description: 'Product demo',
+        scheduledAt: '2031-03-10T09:30:00Z',
+        duration: 45,
+        type: 'meeting',
+        location: 'Office',
+        assignedUserId: acme.user.id,
       });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
-        id: expect.any(String), contactId, contactName: 'Ann Appointment', title: 'Demo', description: 'Product demo', scheduledAt: '2031-03-10T09:30:00.000Z',
-        duration: 45, type: 'meeting', location: 'Office', assignedUserId: acme.user.id, status: 'scheduled', createdAt: expect.any(String), updatedAt: expect.any(String),
+        id: expect.any(String),
+        contactId,
+        contactName: 'Ann Appointment',
+        title: 'Demo',
+        description: 'Product demo',
+        scheduledAt: '2031-03-10T09:30:00.000Z',
+        duration: 45,
+        type: 'meeting',
+        location: 'Office',
+        assignedUserId: acme.user.id,
+        status: 'scheduled',
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
       });
       appointmentId = res.body.id;
     });
@@ -42,7 +60,12 @@ describe('appointments and the public API', () => {
       expect(missing.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['contactId', 'scheduledAt', 'title']);
       const bad = await owner.post('/api/v1/appointments', { contactId, title: 'T', scheduledAt: 'soon', duration: -5 });
       expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['duration', 'scheduledAt']);
-      const stranger = await owner.post('/api/v1/appointments', { contactId, title: 'T', scheduledAt: '2031-01-01T00:00:00Z', assignedUserId: globex.user.id });
+      const stranger = await owner.post('/api/v1/appointments', {
+        contactId,
+        title: 'T',
+        scheduledAt: '2031-01-01T00:00:00Z',
+        assignedUserId: globex.user.id,
+      });
       expect(stranger.status).toBe(400);
       expect(stranger.body.error.details[0].field).toBe('assignedUserId');
     });
@@ -64,7 +87,9 @@ describe('appointments and the public API', () => {
     it('PUT reschedules and completes; completed is final (422); another org gets 404', async () => {
       const moved = await owner.put(`/api/v1/appointments/${appointmentId}`, { scheduledAt: '2031-03-11T10:00:00Z', location: 'Online' });
       expect(moved.status).toBe(200);
-      expect(moved.body).toEqual(expect.objectContaining({ scheduledAt: '2031-03-11T10:00:00.000Z', location: 'Online', title: 'Demo', status: 'scheduled' }));
+      expect(moved.body).toEqual(
+        expect.objectContaining({ scheduledAt: '2031-03-11T10:00:00.000Z', location: 'Online', title: 'Demo', status: 'scheduled' }),
+      );
       expect((await globex.owner.put(`/api/v1/appointments/${appointmentId}`, { status: 'cancelled' })).status).toBe(404);
       const done = await owner.put(`/api/v1/appointments/${appointmentId}`, { status: 'completed' });
       expect(done.body.status).toBe('completed');
@@ -109,7 +134,12 @@ describe('appointments and the public API', () => {
     });
 
     it('GET is 400 naming a bad filter', async () => {
-      for (const [qs, field] of [['status=late', 'status'], ['contactId=abc', 'contactId'], ['dateFrom=someday', 'dateFrom'], ['limit=x', 'limit']]) {
+      for (const [qs, field] of [
+        ['status=late', 'status'],
+        ['contactId=abc', 'contactId'],
+        ['dateFrom=someday', 'dateFrom'],
+        ['limit=x', 'limit'],
+      ]) {
         const res = await owner.get(`/api/v1/appointments?${qs}`);
         expect(res.status).toBe(400);
         expect(res.body.error.details[0].field).toBe(field);
@@ -144,11 +174,26 @@ describe('appointments and the public API', () => {
 
     let pubId: string;
     it('POST /contacts creates a contact (201) in the public shape', async () => {
-      const res = await pub.post('/api/public/contacts', { fullName: 'Paula Public', phone: '+84 90 222 3333', email: 'paula@example.test', tags: ['web'], notes: 'from form' });
+      const res = await pub.post('/api/public/contacts', {
+        fullName: 'Paula Public',
+        phone: '+84 90 222 3333',
+        email: 'paula@example.test',
+        tags: ['web'],
+        notes: 'from form',
+      });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
-        id: expect.any(String), fullName: 'Paula Public', phone: '+84902223333', email: 'paula@example.test', source: 'api', status: 'new',
-        notes: 'from form', tags: ['web'], customFields: {}, createdAt: expect.any(String), updatedAt: expect.any(String),
+        id: expect.any(String),
+        fullName: 'Paula Public',
+        phone: '+84902223333',
+        email: 'paula@example.test',
+        source: 'api',
+        status: 'new',
+        notes: 'from form',
+        tags: ['web'],
+        customFields: {},
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
       });
       pubId = res.body.id;
       // It is an ordinary contact of the organization.
@@ -179,7 +224,17 @@ describe('appointments and the public API', () => {
     it('PUT /contacts/:id updates only the sent fields', async () => {
       const res = await pub.put(`/api/public/contacts/${pubId}`, { status: 'customer' });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(expect.objectContaining({ id: pubId, fullName: 'Paula Public', phone: '+84902223333', email: 'paula@example.test', status: 'customer', notes: 'from form', tags: ['web'] }));
+      expect(res.body).toEqual(
+        expect.objectContaining({
+          id: pubId,
+          fullName: 'Paula Public',
+          phone: '+84902223333',
+          email: 'paula@example.test',
+          status: 'customer',
+          notes: 'from form',
+          tags: ['web'],
+        }),
+      );
       const renamed = await pub.put(`/api/public/contacts/${pubId}`, { fullName: 'Paula P.', tags: [] });
       expect(renamed.body).toEqual(expect.objectContaining({ fullName: 'Paula P.', status: 'customer', tags: [] }));
     });
@@ -192,8 +247,17 @@ describe('appointments and the public API', () => {
       expect(def.body.contacts).toHaveLength(20);
       expect(def.body.contacts[0]).toEqual({
         // The newest: a lead created with a name only, so its absent phone, email and notes are null.
-        id: expect.any(String), fullName: expect.any(String), phone: null, email: null, source: expect.any(String),
-        status: expect.any(String), notes: null, tags: expect.any(Array), customFields: {}, createdAt: expect.any(String), updatedAt: expect.any(String),
+        id: expect.any(String),
+        fullName: expect.any(String),
+        phone: null,
+        email: null,
+        source: expect.any(String),
+        status: expect.any(String),
+        notes: null,
+        tags: expect.any(Array),
+        customFields: {},
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
       });
       expect((await pub.get('/api/public/contacts?limit=5')).body.contacts).toHaveLength(5);
       expect((await pub.get('/api/public/contacts?limit=1000')).body.contacts.length).toBeLessThanOrEqual(100);
@@ -214,11 +278,26 @@ describe('appointments and the public API', () => {
     });
 
     it('POST /appointments creates one (201) from date and time; 400 for missing or bad fields; 404 for unknown contacts', async () => {
-      const res = await pub.post('/api/public/appointments', { contactId: pubId, appointmentDate: '2031-06-01', appointmentTime: '14:30', type: 'call', notes: 'call back' });
+      const res = await pub.post('/api/public/appointments', {
+        contactId: pubId,
+        appointmentDate: '2031-06-01',
+        appointmentTime: '14:30',
+        type: 'call',
+        notes: 'call back',
+      });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
-        id: expect.any(String), contactId: pubId, appointmentDate: '2031-06-01', appointmentTime: '14:30', type: 'call', notes: 'call back', status: 'scheduled', title: '',
-        createdAt: expect.any(String), updatedAt: expect.any(String), contact: { id: pubId, fullName: 'Paula P.', phone: '+84902223333', email: 'paula@example.test' },
+        id: expect.any(String),
+        contactId: pubId,
+        appointmentDate: '2031-06-01',
+        appointmentTime: '14:30',
+        type: 'call',
+        notes: 'call back',
+        status: 'scheduled',
+        title: '',
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+        contact: { id: pubId, fullName: 'Paula P.', phone: '+84902223333', email: 'paula@example.test' },
       });
       const missing = await pub.post('/api/public/appointments', { notes: 'x' });
       expect(missing.status).toBe(400);
@@ -235,7 +314,13 @@ describe('appointments and the public API', () => {
       const res = await pub.get(`/api/public/contacts/${pubId}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual(expect.objectContaining({ id: pubId, fullName: 'Paula P.', conversationCount: null }));
-      expect(res.body.appointments.map((a: { appointmentDate: string }) => a.appointmentDate)).toEqual(['2031-06-07', '2031-06-06', '2031-06-05', '2031-06-04', '2031-06-03']);
+      expect(res.body.appointments.map((a: { appointmentDate: string }) => a.appointmentDate)).toEqual([
+        '2031-06-07',
+        '2031-06-06',
+        '2031-06-05',
+        '2031-06-04',
+        '2031-06-03',
+      ]);
       expect(res.body.appointments[0]).toEqual(expect.objectContaining({ appointmentTime: '00:00', status: 'scheduled', type: 'meeting' }));
     });
 
@@ -250,7 +335,15 @@ describe('appointments and the public API', () => {
       expect((await pub.get('/api/public/appointments?from=2031-06-05&to=2031-06-01')).body.error.details[0].field).toBe('to');
       expect((await theirs.get('/api/public/appointments')).body.appointments).toEqual([]);
 
-      await Promise.all(Array.from({ length: 100 }, (_, i) => pub.post('/api/public/appointments', { contactId: pubId, appointmentDate: '2032-01-01', appointmentTime: `${String(Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}` })));
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          pub.post('/api/public/appointments', {
+            contactId: pubId,
+            appointmentDate: '2032-01-01',
+            appointmentTime: `${String(Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}`,
+          }),
+        ),
+      );
       const capped = await pub.get('/api/public/appointments');
       expect(capped.body.appointments).toHaveLength(100);
     });

@@ -29,14 +29,16 @@ describe('audit log: crm deletes', () => {
     expect((await acme.owner.del(`/api/v1/contacts/${id}`)).status).toBe(204);
 
     const entry = await auditEntryFor(acme.owner, 'contact.deleted', id);
-    expect(entry).toEqual(expect.objectContaining({
-      actorId: acme.user.id,
-      actorType: 'user',
-      resourceType: 'contact',
-      details: { name: 'Nguyễn Văn An', phone: created.body.phone },
-      requestId: expect.any(String),
-      ip: expect.any(String),
-    }));
+    expect(entry).toEqual(
+      expect.objectContaining({
+        actorId: acme.user.id,
+        actorType: 'user',
+        resourceType: 'contact',
+        details: { name: 'Nguyễn Văn An', phone: created.body.phone },
+        requestId: expect.any(String),
+        ip: expect.any(String),
+      }),
+    );
     expect(await auditEntries(acme.owner, 'contact.deleted')).toHaveLength(1);
     expect(await auditEntries(globex.owner, 'contact.deleted')).toEqual([]);
   });

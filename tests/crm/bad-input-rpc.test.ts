@@ -13,7 +13,11 @@ describe('crm over gRPC: bad input is INVALID_ARGUMENT, never INTERNAL or UNAVAI
   beforeAll(async () => {
     crm = await startCrmStack();
     org = await crm.newOrg('Acme');
-    analytics = createServiceClient(serviceDefinition(loadProto('crm/v1/analytics.proto'), 'crm.v1.AnalyticsService'), crm.stack.addr('crm'), testAuth('gateway'));
+    analytics = createServiceClient(
+      serviceDefinition(loadProto('crm/v1/analytics.proto'), 'crm.v1.AnalyticsService'),
+      crm.stack.addr('crm'),
+      testAuth('gateway'),
+    );
   });
   afterAll(async () => {
     analytics.close();
@@ -21,19 +25,32 @@ describe('crm over gRPC: bad input is INVALID_ARGUMENT, never INTERNAL or UNAVAI
   });
 
   const ctx = () => ({ orgId: org.orgId, userId: org.user.id, role: 'owner' });
-  const failure = (p: Promise<unknown>) => p.then(() => ({ code: status.OK, field: undefined }), (err: { code: number; metadata: { get(k: string): unknown[] } }) => {
-    const raw = err.metadata.get('x-error-details-bin')[0] as Buffer | undefined;
-    return { code: err.code, field: raw ? (JSON.parse(raw.toString('utf8')) as { field: string }[])[0].field : undefined };
-  });
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => ({ code: status.OK, field: undefined }),
+      (err: { code: number; metadata: { get(k: string): unknown[] } }) => {
+        const raw = err.metadata.get('x-error-details-bin')[0] as Buffer | undefined;
+        return { code: err.code, field: raw ? (JSON.parse(raw.toString('utf8')) as { field: string }[])[0].field : undefined };
+      },
+    );
 
   it('TeamPerformance with a NUL in departmentId: identity refuses it, crm names departmentId', async () => {
-    expect(await failure(analytics.TeamPerformance({ departmentId: 'a\u0000b' }, ctx()))).toEqual({ code: status.INVALID_ARGUMENT, field: 'departmentId' });
+    expect(await failure(analytics.TeamPerformance({ departmentId: 'a\u0000b' }, ctx()))).toEqual({
+      code: status.INVALID_ARGUMENT,
+      field: 'departmentId',
+    });
   });
 
-  it.each(['0000-01-01T00:00:00.000Z', '+010000-01-01T00:00:00.000Z', '-000001-01-01T00:00:00.000Z'])('ResponseTime and ListContacts with dateFrom %s', async (v) => {
-    expect(await failure(analytics.ResponseTime({ dateFrom: v }, ctx()))).toEqual({ code: status.INVALID_ARGUMENT, field: 'dateFrom' });
-    expect(await failure(crm.crmRpc().ListContacts({ page: 1, limit: 10, dateFrom: v }, ctx()))).toEqual({ code: status.INVALID_ARGUMENT, field: 'dateFrom' });
-  });
+  it.each(['0000-01-01T00:00:00.000Z', '+010000-01-01T00:00:00.000Z', '-000001-01-01T00:00:00.000Z'])(
+    'ResponseTime and ListContacts with dateFrom %s',
+    async (v) => {
+      expect(await failure(analytics.ResponseTime({ dateFrom: v }, ctx()))).toEqual({ code: status.INVALID_ARGUMENT, field: 'dateFrom' });
+      expect(await failure(crm.crmRpc().ListContacts({ page: 1, limit: 10, dateFrom: v }, ctx()))).toEqual({
+        code: status.INVALID_ARGUMENT,
+        field: 'dateFrom',
+      });
+    },
+  );
 
   it('ConversionFunnel ending early in year 1 keeps its default 30 days inside year 1', async () => {
     const out = await analytics.ConversionFunnel({ dateTo: '0001-01-05T00:00:00.000Z' }, ctx());
@@ -47,14 +64,15 @@ describe('crm over gRPC: bad input is INVALID_ARGUMENT, never INTERNAL or UNAVAI
 
   it('CreateAppointment with assignedUserId containing NUL is a 400 on assignedUserId, not a 503', async () => {
     const contact = await crm.crmRpc().CreateContact<{ id: string }>({ name: 'Ann' }, ctx());
-    const res = await failure(crm.crmRpc().CreateAppointment({ contactId: contact.id, title: 'T', scheduledAt: '2031-01-01T00:00:00Z', assignedUserId: 'a\u0000b' }, ctx()));
+    const res = await failure(
+      crm.crmRpc().CreateAppointment({ contactId: contact.id, title: 'T', scheduledAt: '2031-01-01T00:00:00Z', assignedUserId: 'a\u0000b' }, ctx()),
+    );
     expect(res).toEqual({ code: status.INVALID_ARGUMENT, field: 'assignedUserId' });
   });
 
   // Each rule is stated once (@crm/validation crmRules): the gateway's schema and crm's own check of a direct
   // caller refuse the same value, naming the same field, with the same words.
   describe('one rule, one wording: the gateway 400 and crm INVALID_ARGUMENT agree', () => {
-
     it.each([
       ['a 51st tag', { name: 'Ann', tags: Array.from({ length: 51 }, (_, i) => `t${i}`) }, 'tags'],
       ['a tag of 51 characters', { name: 'Ann', tags: ['x'.repeat(51)] }, 'tags'],

@@ -41,7 +41,8 @@ describe('POST /api/v1/contacts/bulk', () => {
   const bulk = (as: Client, body: object) => as.post('/api/v1/contacts/bulk', body);
   const fieldOf = (res: { body: any }) => res.body.error?.details?.[0]?.field;
   const contact = async (id: string) => (await owner.get(`/api/v1/contacts/${id}`)).body;
-  const updatedEvents = (ids: string[], field: string) => events.seen.filter((e) => e.type === 'contact.updated' && ids.includes(e.data.contact.id) && e.data.changes.includes(field));
+  const updatedEvents = (ids: string[], field: string) =>
+    events.seen.filter((e) => e.type === 'contact.updated' && ids.includes(e.data.contact.id) && e.data.changes.includes(field));
   /** The audit entry of one request: the entry of the action whose ids are exactly these. */
   const auditOf = (action: string, ids: string[]) =>
     eventually(async () => (await auditEntries(owner, action)).find((e) => [...e.details.ids].sort().join() === [...ids].sort().join()), 15_000, 100);
@@ -56,12 +57,18 @@ describe('POST /api/v1/contacts/bulk', () => {
     await eventually(async () => updatedEvents(ids, 'tags').length === 2 || undefined);
     const entry = await auditOf('contacts.bulk_tag', ids);
     expect(entry).toEqual(expect.objectContaining({ actorId: agent.id, actorType: 'user', resourceType: 'contact', resourceId: null }));
-    expect(entry.details).toEqual(expect.objectContaining({ requested: 2, updated: 2, failed: 0, failedIds: [], params: { tags: ['VIP', 'hanoi'] } }));
+    expect(entry.details).toEqual(
+      expect.objectContaining({ requested: 2, updated: 2, failed: 0, failedIds: [], params: { tags: ['VIP', 'hanoi'] } }),
+    );
   });
 
   it("partial failure: another org's, unknown and malformed ids fail with not_found and are never touched; repeated ids count once", async () => {
     const unknown = randomUUID();
-    const res = await bulk(agent.as, { ids: [contacts[0], contacts[0].toUpperCase(), foreign, unknown, 'nope'], action: 'untag', tags: ['hanoi', 'keep'] });
+    const res = await bulk(agent.as, {
+      ids: [contacts[0], contacts[0].toUpperCase(), foreign, unknown, 'nope'],
+      action: 'untag',
+      tags: ['hanoi', 'keep'],
+    });
     expect(res.status).toBe(200);
     expect(res.body.updated).toBe(1);
     expect([...res.body.failed].sort((x: any, y: any) => x.id.localeCompare(y.id))).toEqual(
@@ -162,7 +169,10 @@ describe('POST /api/v1/contacts/bulk', () => {
     await db.connect();
     const ids = Array.from({ length: 1000 }, () => randomUUID());
     try {
-      await db.query(`INSERT INTO contacts (id, org_id, name) SELECT id, $2, 'Bulk ' || ord FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, ord)`, [ids, acme.orgId]);
+      await db.query(`INSERT INTO contacts (id, org_id, name) SELECT id, $2, 'Bulk ' || ord FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, ord)`, [
+        ids,
+        acme.orgId,
+      ]);
     } finally {
       await db.end();
     }

@@ -32,7 +32,12 @@ describe('hasChatnet phone check', () => {
     db = new PgClient({ connectionString: crm.stack.databaseUrl('crm') });
     await db.connect();
     // LookupPhone as crm calls it (crm's own credential: SERVICE_CALL_POLICY allows it this method).
-    lookup = createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'), crm.stack.addr('chatnet-connector'), testAuth('crm'), 5000);
+    lookup = createServiceClient(
+      serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'),
+      crm.stack.addr('chatnet-connector'),
+      testAuth('crm'),
+      5000,
+    );
   });
   afterAll(async () => {
     lookup?.close();
@@ -56,16 +61,25 @@ describe('hasChatnet phone check', () => {
   }
 
   const hasChatnet = async (owner: Client, id: string) => (await owner.get(`/api/v1/contacts/${id}`)).body.hasChatnet as boolean;
-  const unknownIds = async (owner: Client) => ((await owner.get('/api/v1/contacts?hasChatnet=unknown&limit=100')).body.data as { id: string }[]).map((c) => c.id);
-  const checked = async (id: string) => (await db.query('SELECT chatnet_checked_at IS NOT NULL AS checked FROM contacts WHERE id = $1', [id])).rows[0].checked as boolean;
+  const unknownIds = async (owner: Client) =>
+    ((await owner.get('/api/v1/contacts?hasChatnet=unknown&limit=100')).body.data as { id: string }[]).map((c) => c.id);
+  const checked = async (id: string) =>
+    (await db.query('SELECT chatnet_checked_at IS NOT NULL AS checked FROM contacts WHERE id = $1', [id])).rows[0].checked as boolean;
 
   describe('POST /sandbox/network/phones', () => {
     it('registers numbers in the network directory (200), generating the user id when absent', async () => {
-      const res = await acme.owner.post('/sandbox/network/phones', { phones: [{ phone: '+84 900 000 001', chatnetUid: 'uid-dir-1', displayName: 'Dir One' }, { phone: '+84900000002' }] });
+      const res = await acme.owner.post('/sandbox/network/phones', {
+        phones: [{ phone: '+84 900 000 001', chatnetUid: 'uid-dir-1', displayName: 'Dir One' }, { phone: '+84900000002' }],
+      });
       expect(res.status).toBe(200);
       expect(res.body.phones).toEqual([
         { phone: '+84 900 000 001', chatnetUid: 'uid-dir-1', displayName: 'Dir One', acceptsStrangers: true },
-        { phone: '+84900000002', chatnetUid: expect.stringMatching(/^\d{10,}$/), displayName: expect.stringMatching(/^Sandbox user /), acceptsStrangers: true },
+        {
+          phone: '+84900000002',
+          chatnetUid: expect.stringMatching(/^\d{10,}$/),
+          displayName: expect.stringMatching(/^Sandbox user /),
+          acceptsStrangers: true,
+        },
       ]);
     });
 

@@ -42,7 +42,9 @@ describe('contact merge and undo', () => {
   /** A contact made by an inbound chat message (so it has a conversation); returns its id and the conversation's. */
   const chatContact = async (uid: string, name: string) => {
     await bus.inbound(orgId, { accountId: account, fromUid: uid, fromName: name, content: `hi from ${name}` });
-    const conv = await eventually(async () => (await owner.get(`/api/v1/conversations?search=${encodeURIComponent(name)}`)).body.data.find((c: any) => c.contactId));
+    const conv = await eventually(async () =>
+      (await owner.get(`/api/v1/conversations?search=${encodeURIComponent(name)}`)).body.data.find((c: any) => c.contactId),
+    );
     return { contactId: conv.contactId as string, conversationId: conv.id as string };
   };
   const plainContact = async (as: Client, body: object) => {
@@ -71,13 +73,29 @@ describe('contact merge and undo', () => {
     ({ contactId: target, conversationId: targetConv } = await chatContact('uid-merge-target', 'Tam Target'));
     ({ contactId: source, conversationId: sourceConv } = await chatContact('uid-merge-source', 'Son Source'));
     expect((await owner.put(`/api/v1/contacts/${target}`, { tags: ['vip'] })).status).toBe(200);
-    expect((await owner.put(`/api/v1/contacts/${source}`, { email: 'son@example.com', phone: SOURCE_PHONE, tags: ['VIP', 'saigon'], notes: 'met at the fair' })).status).toBe(200);
-    for (const [id, who] of [[target, 'target'], [source, 'source']]) {
+    expect(
+      (
+        await owner.put(`/api/v1/contacts/${source}`, {
+          email: 'son@example.com',
+          phone: SOURCE_PHONE,
+          tags: ['VIP', 'saigon'],
+          notes: 'met at the fair',
+        })
+      ).status,
+    ).toBe(200);
+    for (const [id, who] of [
+      [target, 'target'],
+      [source, 'source'],
+    ]) {
       expect((await owner.post(`/api/v1/contacts/${id}/notes`, { content: `note of the ${who}` })).status).toBe(201);
-      expect((await owner.post('/api/v1/appointments', { contactId: id, title: `visit ${who}`, scheduledAt: '2030-01-02T03:00:00Z' })).status).toBe(201);
+      expect((await owner.post('/api/v1/appointments', { contactId: id, title: `visit ${who}`, scheduledAt: '2030-01-02T03:00:00Z' })).status).toBe(
+        201,
+      );
     }
     // The contact details read conversations from messaging: wait until both show theirs.
-    await eventually(async () => ((await detail(source)).conversations.length === 1 && (await detail(target)).conversations.length === 1) || undefined);
+    await eventually(
+      async () => ((await detail(source)).conversations.length === 1 && (await detail(target)).conversations.length === 1) || undefined,
+    );
     sourceBefore = await detail(source);
     targetBefore = await detail(target);
   }, 90_000);
@@ -111,7 +129,16 @@ describe('contact merge and undo', () => {
     expect(Date.parse(res.body.undoableUntil) - Date.parse(res.body.mergedAt)).toBe(30 * 24 * 3600 * 1000);
     expect([...res.body.filledFields].sort()).toEqual(['email', 'notes', 'phone', 'tags']);
     // The target's own values win (name, the "vip" spelling); empty ones come from the source.
-    expect(res.body.target).toEqual(expect.objectContaining({ id: target, name: 'Tam Target', email: 'son@example.com', phone: SOURCE_PHONE, tags: ['vip', 'saigon'], notes: 'met at the fair' }));
+    expect(res.body.target).toEqual(
+      expect.objectContaining({
+        id: target,
+        name: 'Tam Target',
+        email: 'son@example.com',
+        phone: SOURCE_PHONE,
+        tags: ['vip', 'saigon'],
+        notes: 'met at the fair',
+      }),
+    );
 
     expect((await owner.get(`/api/v1/contacts/${source}`)).status).toBe(404);
     expect((await owner.put(`/api/v1/contacts/${source}`, { name: 'x' })).status).toBe(404);
@@ -129,17 +156,19 @@ describe('contact merge and undo', () => {
   });
 
   it('messaging relinks the source’s conversations to the target; contact.merged, appointment.updated and the audit entry say so', async () => {
-    await eventually(async () => ((await owner.get(`/api/v1/conversations/${sourceConv}`)).body.conversation.contactId === target) || undefined);
+    await eventually(async () => (await owner.get(`/api/v1/conversations/${sourceConv}`)).body.conversation.contactId === target || undefined);
     const conv = (await owner.get(`/api/v1/conversations/${sourceConv}`)).body.conversation;
     expect(conv).toEqual(expect.objectContaining({ contactId: target, contactName: 'Tam Target' }));
-    await eventually(async () => ((await detail(target)).conversations.length === 2) || undefined);
+    await eventually(async () => (await detail(target)).conversations.length === 2 || undefined);
     expect((await detail(target)).conversations.map((c: any) => c.id).sort()).toEqual([targetConv, sourceConv].sort());
 
     const event = await eventually(async () => contactEvents.find((e) => e.type === 'contact.merged' && e.data.mergeId === mergeId));
     expect(event).toEqual(expect.objectContaining({ orgId, data: expect.objectContaining({ targetId: target, sourceId: source }) }));
     expect(event.data.source).toEqual(expect.objectContaining({ id: source, phone: SOURCE_PHONE }));
     const moved = sourceBefore.appointments[0].id;
-    await eventually(async () => contactEvents.find((e) => e.type === 'appointment.updated' && e.data.appointment.id === moved && e.data.appointment.contactId === target));
+    await eventually(async () =>
+      contactEvents.find((e) => e.type === 'appointment.updated' && e.data.appointment.id === moved && e.data.appointment.contactId === target),
+    );
     const entry = await auditEntryFor(owner, 'contact.merged', target);
     expect(entry).toEqual(expect.objectContaining({ actorId: lead.id, details: expect.objectContaining({ mergeId, sourceId: source }) }));
   });
@@ -168,8 +197,10 @@ describe('contact merge and undo', () => {
     expect(t.appointments).toEqual(targetBefore.appointments);
     expect((await owner.get('/api/v1/contacts?limit=100')).body.data.map((c: any) => c.id)).toEqual(expect.arrayContaining([source, target]));
 
-    await eventually(async () => ((await owner.get(`/api/v1/conversations/${sourceConv}`)).body.conversation.contactId === source) || undefined);
-    expect((await owner.get(`/api/v1/conversations/${sourceConv}`)).body.conversation).toEqual(expect.objectContaining({ contactName: 'Son Source' }));
+    await eventually(async () => (await owner.get(`/api/v1/conversations/${sourceConv}`)).body.conversation.contactId === source || undefined);
+    expect((await owner.get(`/api/v1/conversations/${sourceConv}`)).body.conversation).toEqual(
+      expect.objectContaining({ contactName: 'Son Source' }),
+    );
     expect((await owner.get(`/api/v1/conversations/${targetConv}`)).body.conversation.contactId).toBe(target);
     const event = await eventually(async () => contactEvents.find((e) => e.type === 'contact.merge_undone' && e.data.mergeId === mergeId));
     expect(event.data).toEqual(expect.objectContaining({ targetId: target, sourceId: source }));
@@ -188,7 +219,11 @@ describe('contact merge and undo', () => {
     expect((await merge(owner, keeper, { sourceId: dup })).status).toBe(200);
     expect((await owner.post('/api/v1/contacts', { name: 'New owner of the number', phone: '+84901000011' })).status).toBe(201);
     // Undo would bring back a second contact with that number: refused, naming who has it now.
-    const id = await eventually(async () => (await owner.get(`/api/v1/audit-log?action=contact.merged&limit=100`)).body.data.find((e: any) => e.details.sourceId === dup)?.details.mergeId);
+    const id = await eventually(
+      async () =>
+        (await owner.get(`/api/v1/audit-log?action=contact.merged&limit=100`)).body.data.find((e: any) => e.details.sourceId === dup)?.details
+          .mergeId,
+    );
     const res = await undo(owner, id);
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('merge_undo_conflict');
@@ -214,7 +249,11 @@ describe('contact merge and undo', () => {
   });
 
   it('undo while the target was merged into another contact since is a 409 merge_target_merged', async () => {
-    const [a, b, c] = [await plainContact(owner, { name: 'Chain A' }), await plainContact(owner, { name: 'Chain B' }), await plainContact(owner, { name: 'Chain C' })];
+    const [a, b, c] = [
+      await plainContact(owner, { name: 'Chain A' }),
+      await plainContact(owner, { name: 'Chain B' }),
+      await plainContact(owner, { name: 'Chain C' }),
+    ];
     const first = (await merge(owner, b, { sourceId: a })).body.id;
     const second = (await merge(owner, c, { sourceId: b })).body.id;
     const res = await undo(owner, first);
@@ -229,10 +268,17 @@ describe('contact merge and undo', () => {
   describe('analytics follow the merge (the read model has no foreign keys to carry them)', () => {
     let crmDb: PgClient;
     const today = new Date().toISOString().slice(0, 10);
-    const funnelNew = async () => (await owner.get(`/api/v1/analytics/conversion-funnel?dateFrom=${today}&dateTo=${today}`)).body.stages[0].count as number;
+    const funnelNew = async () =>
+      (await owner.get(`/api/v1/analytics/conversion-funnel?dateFrom=${today}&dateTo=${today}`)).body.stages[0].count as number;
     const analyticsOf = async (id: string) => {
-      const row = (await crmDb.query('SELECT reached_lead, reached_customer, converted_by, converted_at, deleted FROM analytics_contacts WHERE contact_id = $1', [id])).rows[0];
-      const assigned = (await crmDb.query('SELECT user_id, at, credited FROM analytics_assignments WHERE contact_id = $1 ORDER BY user_id', [id])).rows;
+      const row = (
+        await crmDb.query(
+          'SELECT reached_lead, reached_customer, converted_by, converted_at, deleted FROM analytics_contacts WHERE contact_id = $1',
+          [id],
+        )
+      ).rows[0];
+      const assigned = (await crmDb.query('SELECT user_id, at, credited FROM analytics_assignments WHERE contact_id = $1 ORDER BY user_id', [id]))
+        .rows;
       return { row, assigned };
     };
     beforeAll(async () => {
@@ -252,8 +298,19 @@ describe('contact merge and undo', () => {
       const res = await merge(owner, t, { sourceId: s });
       expect(res.status).toBe(200);
       const tAfter = await analyticsOf(t);
-      expect(tAfter.row).toEqual({ reached_lead: true, reached_customer: true, converted_by: agent.id, converted_at: sBefore.row.converted_at, deleted: false });
-      expect(tAfter.assigned.map((a: any) => [a.user_id, a.credited]).sort()).toEqual([[agent.id, true], [lead.id, false]].sort());
+      expect(tAfter.row).toEqual({
+        reached_lead: true,
+        reached_customer: true,
+        converted_by: agent.id,
+        converted_at: sBefore.row.converted_at,
+        deleted: false,
+      });
+      expect(tAfter.assigned.map((a: any) => [a.user_id, a.credited]).sort()).toEqual(
+        [
+          [agent.id, true],
+          [lead.id, false],
+        ].sort(),
+      );
       expect((await analyticsOf(s)).row.deleted).toBe(true);
       expect((await analyticsOf(s)).assigned).toEqual([]);
       // The person is counted once: one contact fewer created today; the conversion now the target's (its deal value).

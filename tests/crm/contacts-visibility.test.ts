@@ -22,7 +22,16 @@ describe('contacts under inbox visibility', () => {
   const conversation = async (contactId: string, accountId: string, assigneeId: string | null) => {
     const id = randomUUID();
     await emit('conversation.created', { id, contactId, chatnetAccountId: accountId, type: 'user', threadId: `t-${id}` });
-    if (assigneeId) await emit('conversation.assigned', { conversationId: id, contactId, chatnetAccountId: accountId, assigneeId, teamId: null, previousAssigneeId: null, assignedBy: null });
+    if (assigneeId)
+      await emit('conversation.assigned', {
+        conversationId: id,
+        contactId,
+        chatnetAccountId: accountId,
+        assigneeId,
+        teamId: null,
+        previousAssigneeId: null,
+        assignedBy: null,
+      });
     return id;
   };
 
@@ -53,7 +62,9 @@ describe('contacts under inbox visibility', () => {
     await emit('inbox_settings.updated', { agentVisibility: 'assigned' });
     const visible = [contact.own, contact.viaConv, contact.viaAccount].sort();
     // The events before this one may still be in crm's queue: wait for the settled answer.
-    await eventually(async () => (JSON.stringify(ids(await agent.as.get('/api/v1/contacts?limit=100'))) === JSON.stringify(visible) ? true : undefined));
+    await eventually(async () =>
+      JSON.stringify(ids(await agent.as.get('/api/v1/contacts?limit=100'))) === JSON.stringify(visible) ? true : undefined,
+    );
     const list = await agent.as.get('/api/v1/contacts?limit=100');
     expect(ids(list)).toEqual(visible);
     expect(list.body.pagination).toEqual(expect.objectContaining({ total: 3 }));
@@ -68,7 +79,10 @@ describe('contacts under inbox visibility', () => {
   });
 
   it('under "assigned" a customer list shows an agent only the members they may see (issue #27)', async () => {
-    const created = await acme.owner.post('/api/v1/customer-lists', { name: 'Every Vis contact', criteria: { filters: [{ field: 'name', operator: 'contains', value: 'Vis ' }] } });
+    const created = await acme.owner.post('/api/v1/customer-lists', {
+      name: 'Every Vis contact',
+      criteria: { filters: [{ field: 'name', operator: 'contains', value: 'Vis ' }] },
+    });
     expect(created.status).toBe(201);
     const members = await agent.as.get(`/api/v1/customer-lists/${created.body.id}/members?limit=100`);
     expect(members.status).toBe(200);
@@ -129,7 +143,11 @@ describe('contacts under inbox visibility', () => {
   });
 
   it('under "assigned" a bulk action fails hidden ids as not_found and applies to the visible ones', async () => {
-    const res = await agent.as.post('/api/v1/contacts/bulk', { ids: [contact.own, contact.theirs, contact.elsewhere], action: 'tag', tags: ['vis-bulk'] });
+    const res = await agent.as.post('/api/v1/contacts/bulk', {
+      ids: [contact.own, contact.theirs, contact.elsewhere],
+      action: 'tag',
+      tags: ['vis-bulk'],
+    });
     expect(res.status).toBe(200);
     expect(res.body.updated).toBe(1);
     expect(res.body.failed).toEqual(
@@ -161,8 +179,22 @@ describe('contacts under inbox visibility', () => {
     expect((await agent.as.get(`/api/v1/contacts/${old.body.id}`)).status).toBe(404);
     // theirs: crm knows its conversation is agent2's; a stale snapshot row saying "agent" must not win.
     const theirsConversation = randomUUID();
-    await emit('conversation.created', { id: theirsConversation, contactId: contact.theirs, chatnetAccountId: otherAccount, type: 'user', threadId: `t-${theirsConversation}` });
-    await emit('conversation.assigned', { conversationId: theirsConversation, contactId: contact.theirs, chatnetAccountId: otherAccount, assigneeId: agent2.id, teamId: null, previousAssigneeId: null, assignedBy: null });
+    await emit('conversation.created', {
+      id: theirsConversation,
+      contactId: contact.theirs,
+      chatnetAccountId: otherAccount,
+      type: 'user',
+      threadId: `t-${theirsConversation}`,
+    });
+    await emit('conversation.assigned', {
+      conversationId: theirsConversation,
+      contactId: contact.theirs,
+      chatnetAccountId: otherAccount,
+      assigneeId: agent2.id,
+      teamId: null,
+      previousAssigneeId: null,
+      assignedBy: null,
+    });
     await emit('conversation.owners_snapshot', {
       conversations: [
         { conversationId: randomUUID(), contactId: old.body.id, chatnetAccountId: otherAccount, assigneeId: agent.id },
@@ -177,7 +209,15 @@ describe('contacts under inbox visibility', () => {
 
   it('follows reassignment and account lists as their events arrive', async () => {
     const conv = await conversation(contact.elsewhere, otherAccount, null);
-    await emit('conversation.assigned', { conversationId: conv, contactId: contact.elsewhere, chatnetAccountId: otherAccount, assigneeId: agent.id, teamId: null, previousAssigneeId: null, assignedBy: null });
+    await emit('conversation.assigned', {
+      conversationId: conv,
+      contactId: contact.elsewhere,
+      chatnetAccountId: otherAccount,
+      assigneeId: agent.id,
+      teamId: null,
+      previousAssigneeId: null,
+      assignedBy: null,
+    });
     await eventually(async () => ((await agent.as.get(`/api/v1/contacts/${contact.elsewhere}`)).status === 200 ? true : undefined));
     // Taken off the account: the unassigned conversation there no longer shows its contact.
     await emit('chatnet_account.assignment_updated', { chatnetAccountId: account, mode: 'manual', userIds: [agent2.id], maxOpenPerUser: null });

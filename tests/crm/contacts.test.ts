@@ -22,7 +22,13 @@ describe('contacts (internal API)', () => {
 
   describe('POST /api/v1/contacts', () => {
     it('creates a contact (201) with a normalised phone, defaults and the full internal shape', async () => {
-      const res = await owner.post('/api/v1/contacts', { name: 'Nguyễn Văn An', email: 'AN@Example.com', phone: '0912 345 678', tags: ['vip', ' VIP ', 'hanoi'], notes: 'met at expo' });
+      const res = await owner.post('/api/v1/contacts', {
+        name: 'Nguyễn Văn An',
+        email: 'AN@Example.com',
+        phone: '0912 345 678',
+        tags: ['vip', ' VIP ', 'hanoi'],
+        notes: 'met at expo',
+      });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -62,7 +68,14 @@ describe('contacts (internal API)', () => {
     });
 
     it('is 400 naming each bad field', async () => {
-      const res = await owner.post('/api/v1/contacts', { name: 'X', email: 'not-an-email', status: 'wizard', statusId: 'nope', assignedUserId: 42, tags: 'vip' });
+      const res = await owner.post('/api/v1/contacts', {
+        name: 'X',
+        email: 'not-an-email',
+        status: 'wizard',
+        statusId: 'nope',
+        assignedUserId: 42,
+        tags: 'vip',
+      });
       expect(res.status).toBe(400);
       expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['assignedUserId', 'email', 'status', 'statusId', 'tags']);
     });
@@ -95,7 +108,15 @@ describe('contacts (internal API)', () => {
     it('creates, lists with contact counts, renames and deletes a status; contacts lose a deleted status', async () => {
       const created = await owner.post('/api/v1/contact-statuses', { name: 'Hot lead', color: '#FF0000', position: 1 });
       expect(created.status).toBe(201);
-      expect(created.body).toEqual({ id: expect.any(String), name: 'Hot lead', color: '#ff0000', position: 1, contactCount: 0, createdAt: expect.any(String), updatedAt: expect.any(String) });
+      expect(created.body).toEqual({
+        id: expect.any(String),
+        name: 'Hot lead',
+        color: '#ff0000',
+        position: 1,
+        contactCount: 0,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      });
       const contact = await owner.post('/api/v1/contacts', { name: 'Status Holder', statusId: created.body.id });
       expect(contact.body.statusId).toBe(created.body.id);
 
@@ -147,14 +168,24 @@ describe('contacts (internal API)', () => {
     it('PUT updates only the sent fields, assigns to a user of the org, and returns the contact', async () => {
       const res = await owner.put(`/api/v1/contacts/${id}`, { status: 'customer', assignedUserId: acme.user.id, tags: ['gold'] });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(expect.objectContaining({ id, name: 'Detail Person', phone: '+14155550100', status: 'customer', assignedUserId: acme.user.id, tags: ['gold'], notes: 'summary text' }));
+      expect(res.body).toEqual(
+        expect.objectContaining({
+          id,
+          name: 'Detail Person',
+          phone: '+14155550100',
+          status: 'customer',
+          assignedUserId: acme.user.id,
+          tags: ['gold'],
+          notes: 'summary text',
+        }),
+      );
       expect(Date.parse(res.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(res.body.createdAt));
       const cleared = await owner.put(`/api/v1/contacts/${id}`, { assignedUserId: null });
       expect(cleared.body.assignedUserId).toBeNull();
       expect(cleared.body.status).toBe('customer');
     });
 
-    it('PUT is 400 naming assignedUserId for a user of another org, and 409 for another contact\'s phone', async () => {
+    it("PUT is 400 naming assignedUserId for a user of another org, and 409 for another contact's phone", async () => {
       const res = await owner.put(`/api/v1/contacts/${id}`, { assignedUserId: globex.user.id });
       expect(res.status).toBe(400);
       expect(res.body.error.details[0].field).toBe('assignedUserId');
@@ -167,7 +198,13 @@ describe('contacts (internal API)', () => {
     it('POST /contacts/:id/notes adds a note (201); the detail lists notes newest first', async () => {
       const first = await owner.post(`/api/v1/contacts/${id}/notes`, { content: 'first call' });
       expect(first.status).toBe(201);
-      expect(first.body).toEqual({ id: expect.any(String), contactId: id, content: 'first call', createdBy: acme.user.id, createdAt: expect.any(String) });
+      expect(first.body).toEqual({
+        id: expect.any(String),
+        contactId: id,
+        content: 'first call',
+        createdBy: acme.user.id,
+        createdAt: expect.any(String),
+      });
       await owner.post(`/api/v1/contacts/${id}/notes`, { content: 'second call' });
       const empty = await owner.post(`/api/v1/contacts/${id}/notes`, { content: '  ' });
       expect(empty.status).toBe(400);
@@ -251,7 +288,16 @@ describe('contacts (internal API)', () => {
       api = org.owner;
       const status = (await api.post('/api/v1/contact-statuses', { name: 'Pipeline A' })).body.id;
       const specs: Record<string, object> = {
-        tran: { name: 'Trần Thị Mai', email: 'mai@hanoi.vn', phone: '0903 111 222', source: 'socialnet', status: 'lead', statusId: status, assignedUserId: org.user.id, tags: ['vip'] },
+        tran: {
+          name: 'Trần Thị Mai',
+          email: 'mai@hanoi.vn',
+          phone: '0903 111 222',
+          source: 'socialnet',
+          status: 'lead',
+          statusId: status,
+          assignedUserId: org.user.id,
+          tags: ['vip'],
+        },
         le: { name: 'Lê Văn Bình', email: 'binh@saigon.vn', phone: '0903 999 888', status: 'customer', tags: ['wholesale'] },
         smith: { name: 'John Smith', email: 'john@smith.example', status: 'lost' },
         bare: { name: 'No Phone Person' },
@@ -262,10 +308,12 @@ describe('contacts (internal API)', () => {
         made[key] = res.body;
       }
       // A chat-network contact seen in a group thread.
-      const chat = await crm.crmRpc().UpsertChatnetContact<{ id: string }>(
-        { chatnetUid: 'uid-filters-1', displayName: 'Zed Chat', avatar: '', chatnetAccountId: randomUUID(), threadType: 'group' },
-        { orgId: org.orgId },
-      );
+      const chat = await crm
+        .crmRpc()
+        .UpsertChatnetContact<{ id: string }>(
+          { chatnetUid: 'uid-filters-1', displayName: 'Zed Chat', avatar: '', chatnetAccountId: randomUUID(), threadType: 'group' },
+          { orgId: org.orgId },
+        );
       made.chat = (await api.get(`/api/v1/contacts/${chat.id}`)).body;
     });
 
@@ -335,7 +383,12 @@ describe('contacts (internal API)', () => {
       expect((await list(`dateFrom=${tomorrow}`)).body.pagination.total).toBe(0);
       expect((await list(`dateTo=${yesterday}`)).body.pagination.total).toBe(0);
       // Contacts created from "le" on (le, smith, bare, chat); "tran" was earlier.
-      expect(await namesOf(`dateFrom=${encodeURIComponent(made.le.createdAt)}`)).toEqual(['John Smith', 'Lê Văn Bình', 'No Phone Person', 'Zed Chat']);
+      expect(await namesOf(`dateFrom=${encodeURIComponent(made.le.createdAt)}`)).toEqual([
+        'John Smith',
+        'Lê Văn Bình',
+        'No Phone Person',
+        'Zed Chat',
+      ]);
       expect(await namesOf(`dateTo=${encodeURIComponent(made.tran.createdAt)}`)).toEqual(['Trần Thị Mai']);
     });
 

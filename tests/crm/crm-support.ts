@@ -44,7 +44,12 @@ export async function startCrmStack(opts: StackOptions = {}) {
     async stop() {
       rpc?.close();
       await stack.stop();
-      await deleteTopology(infra.amqpUrl, exchange, [`${exchange}.crm.message-events`, `${exchange}.crm.contact-events`, `${exchange}.crm.chatnet-friends`, `${exchange}.crm.inbox-visibility`]).catch(() => undefined);
+      await deleteTopology(infra.amqpUrl, exchange, [
+        `${exchange}.crm.message-events`,
+        `${exchange}.crm.contact-events`,
+        `${exchange}.crm.chatnet-friends`,
+        `${exchange}.crm.inbox-visibility`,
+      ]).catch(() => undefined);
     },
   };
 }
@@ -84,9 +89,13 @@ export async function listenEvents(exchange: string, patterns: string[]) {
   const { queue } = await ch.assertQueue('', { exclusive: true, autoDelete: true });
   for (const p of patterns) await ch.bindQueue(queue, exchange, p);
   const seen: Envelope[] = [];
-  await ch.consume(queue, (msg) => {
-    if (msg) seen.push(JSON.parse(msg.content.toString()));
-  }, { noAck: true });
+  await ch.consume(
+    queue,
+    (msg) => {
+      if (msg) seen.push(JSON.parse(msg.content.toString()));
+    },
+    { noAck: true },
+  );
   return {
     seen,
     find: (pred: (e: Envelope) => boolean) => seen.find(pred),

@@ -35,7 +35,11 @@ describe('contacts CSV import and export', () => {
   async function upload(token: string | undefined, csv: string, query = '', field = 'file') {
     const fd = new FormData();
     fd.append(field, new Blob([csv], { type: 'text/csv' }), 'contacts.csv');
-    const res = await fetch(`${crm.stack.url}/api/v1/contacts/import${query}`, { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {}, body: fd });
+    const res = await fetch(`${crm.stack.url}/api/v1/contacts/import${query}`, {
+      method: 'POST',
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      body: fd,
+    });
     return { status: res.status, body: (await res.json()) as any };
   }
 
@@ -44,7 +48,16 @@ describe('contacts CSV import and export', () => {
     const res = await fetch(`${crm.stack.url}/api/v1/contacts/export${query}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
     const bytes = Buffer.from(await res.arrayBuffer());
     const text = bytes.toString('utf8');
-    return { status: res.status, type: res.headers.get('content-type'), bytes, text, lines: text.replace(/^\uFEFF/, '').split('\r\n').filter(Boolean) };
+    return {
+      status: res.status,
+      type: res.headers.get('content-type'),
+      bytes,
+      text,
+      lines: text
+        .replace(/^\uFEFF/, '')
+        .split('\r\n')
+        .filter(Boolean),
+    };
   }
 
   const contactsOf = async (as: Client, q = '') => (await as.get(`/api/v1/contacts?limit=100${q}`)).body.data as any[];
@@ -93,7 +106,9 @@ describe('contacts CSV import and export', () => {
     });
     // Row 10 matched row 2's phone: it updated that contact's name; its empty cells erased nothing.
     const an = await byName(owner, 'Dup An');
-    expect(an).toEqual(expect.objectContaining({ phone: '+84912000001', email: 'an@example.test', tags: ['vip', 'hanoi'], status: 'lead', source: 'import' }));
+    expect(an).toEqual(
+      expect.objectContaining({ phone: '+84912000001', email: 'an@example.test', tags: ['vip', 'hanoi'], status: 'lead', source: 'import' }),
+    );
     expect(an.customFields).toEqual({ vip: true, tier: 'Gold', score: 12.5 });
     expect((await byName(owner, 'Binh "B" Le')).customFields).toEqual({ vip: false, tier: 'Silver' });
     const chi = await byName(owner, 'Chi\nMultiline');
@@ -141,11 +156,21 @@ describe('contacts CSV import and export', () => {
   it('a header naming an unknown column, an empty file, a missing file part or a non-multipart body is a 400 naming file', async () => {
     const unknown = await upload(leadToken, 'name,colour\nX,red\n');
     expect([unknown.status, unknown.body.error.details[0]]).toEqual([400, { field: 'file', message: expect.stringContaining('"colour"') }]);
-    expect((await upload(leadToken, 'tags,score\nx,1\n')).body.error.details[0]).toEqual({ field: 'file', message: 'the header row must have a name, phone or email column' });
+    expect((await upload(leadToken, 'tags,score\nx,1\n')).body.error.details[0]).toEqual({
+      field: 'file',
+      message: 'the header row must have a name, phone or email column',
+    });
     expect((await upload(leadToken, 'name,name\nX,Y\n')).status).toBe(400);
     expect((await upload(leadToken, '')).body.error.details[0].field).toBe('file');
-    expect((await upload(leadToken, 'name\nX\n', '', 'upload')).body.error.details[0]).toEqual({ field: 'file', message: 'is required (multipart/form-data, field named file)' });
-    const json = await fetch(`${crm.stack.url}/api/v1/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${leadToken}`, 'content-type': 'application/json' }, body: '{}' });
+    expect((await upload(leadToken, 'name\nX\n', '', 'upload')).body.error.details[0]).toEqual({
+      field: 'file',
+      message: 'is required (multipart/form-data, field named file)',
+    });
+    const json = await fetch(`${crm.stack.url}/api/v1/contacts/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${leadToken}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect([json.status, ((await json.json()) as any).error.details[0].field]).toEqual([400, 'file']);
     expect(await byName(owner, 'X')).toBeUndefined();
   });
@@ -153,7 +178,12 @@ describe('contacts CSV import and export', () => {
   it('a quote left open stops the reading there: the rows before it are imported, the problem is listed with its line', async () => {
     const res = await upload(leadToken, 'name,phone\nBefore Quote,0912 000 008\n"Open quote,0912 000 009\nAfter,0912 000 010\n');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ created: 1, updated: 0, failed: 1, errors: [{ line: 3, field: 'file', message: 'a quoted cell is not closed before the end of the file' }] });
+    expect(res.body).toEqual({
+      created: 1,
+      updated: 0,
+      failed: 1,
+      errors: [{ line: 3, field: 'file', message: 'a quoted cell is not closed before the end of the file' }],
+    });
     expect(await byName(owner, 'Before Quote')).toBeDefined();
   });
 
@@ -162,12 +192,19 @@ describe('contacts CSV import and export', () => {
     const agent = await upload(agentToken, 'name\nAgent Import\n');
     expect([agent.status, agent.body.error.code]).toEqual([403, 'forbidden']);
     expect((await upload(acme.token, 'name\nOwner Import\n')).body.created).toBe(1);
-    const entry = await eventually(async () => (await auditEntries(owner, 'contacts.imported')).find((e) => e.details.created === 1 && e.details.updated === 0 && e.details.failed === 0));
+    const entry = await eventually(async () =>
+      (await auditEntries(owner, 'contacts.imported')).find((e) => e.details.created === 1 && e.details.updated === 0 && e.details.failed === 0),
+    );
     expect(entry).toEqual(expect.objectContaining({ actorId: acme.user.id, resourceType: 'contact' }));
   });
 
   it('export streams every matching contact as CSV with custom fields as columns; cells that could be formulas are neutralised', async () => {
-    await owner.post('/api/v1/contacts', { name: '=SUM(A1:A9)', phone: '+84 912 000 011', tags: ['@home', '-x'], customFields: { score: -1, since: '2020-05-01' } });
+    await owner.post('/api/v1/contacts', {
+      name: '=SUM(A1:A9)',
+      phone: '+84 912 000 011',
+      tags: ['@home', '-x'],
+      customFields: { score: -1, since: '2020-05-01' },
+    });
     const res = await download(acme.token, '?search=SUM');
     expect(res.status).toBe(200);
     expect(res.type).toBe('text/csv; charset=utf-8');
@@ -190,7 +227,9 @@ describe('contacts CSV import and export', () => {
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.text).error.details[0].field).toBe('cf.score');
     expect((await download(undefined)).status).toBe(401);
-    await eventually(async () => (await auditEntries(owner, 'contacts.exported')).find((e) => e.details.filters?.customFieldFilters?.tier === 'gold'));
+    await eventually(async () =>
+      (await auditEntries(owner, 'contacts.exported')).find((e) => e.details.filters?.customFieldFilters?.tier === 'gold'),
+    );
   });
 
   it('an export imported into another organization gives the same contacts', async () => {
@@ -214,8 +253,12 @@ describe('contacts CSV import and export', () => {
     expect(lead.lines.length).toBeGreaterThan(1);
   });
 
-  it('crm refuses an agent\'s export itself, whatever the gateway checked (ExportContacts and its audit record)', async () => {
-    const rpc = createServiceClient(serviceDefinition(loadProto('crm/v1/contact-fields.proto'), 'crm.v1.ContactTransferService'), crm.stack.addr('crm'), testAuth('gateway'));
+  it("crm refuses an agent's export itself, whatever the gateway checked (ExportContacts and its audit record)", async () => {
+    const rpc = createServiceClient(
+      serviceDefinition(loadProto('crm/v1/contact-fields.proto'), 'crm.v1.ContactTransferService'),
+      crm.stack.addr('crm'),
+      testAuth('gateway'),
+    );
     try {
       const ctx = { orgId: acme.orgId, userId: agentId, role: 'agent' };
       await expect(rpc.ExportContacts({ filters: {}, afterId: '', limit: 10 }, ctx)).rejects.toMatchObject({ code: 7 });

@@ -16,7 +16,11 @@ describe('contacts CSV import: row and size cut-offs', () => {
   async function upload(csv: string, query = '') {
     const fd = new FormData();
     fd.append('file', new Blob([csv], { type: 'text/csv' }), 'contacts.csv');
-    const res = await fetch(`${crm.stack.url}/api/v1/contacts/import${query}`, { method: 'POST', headers: { authorization: `Bearer ${acme.token}` }, body: fd });
+    const res = await fetch(`${crm.stack.url}/api/v1/contacts/import${query}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acme.token}` },
+      body: fd,
+    });
     return { status: res.status, body: (await res.json()) as any };
   }
   const namesLike = async (prefix: string) =>
@@ -70,11 +74,13 @@ describe('contacts CSV import: row and size cut-offs', () => {
     // Rows of a fixed width, so where the limit falls is known: the row it cuts through is listed, nothing after it is read.
     // Each file gets its own phone numbers (`series`): a row matching an earlier file's contact would count as updated.
     const header = 'name,phone\n';
-    const rowOf = (prefix: string, series: number, i: number) => `${prefix} ${String(i + 1).padStart(4, '0')},0916 ${series}${String(i + 1).padStart(5, '0')}\n`;
+    const rowOf = (prefix: string, series: number, i: number) =>
+      `${prefix} ${String(i + 1).padStart(4, '0')},0916 ${series}${String(i + 1).padStart(5, '0')}\n`;
     // Every file's names have the same width (5-letter prefixes), so its rows do too.
     const rowBytes = Buffer.byteLength(rowOf('Bytes', 1, 0));
     const whole = Math.floor((MAX_BYTES - header.length) / rowBytes);
-    const rows = (prefix: string, series: number, count: number) => header + Array.from({ length: count }, (_, i) => rowOf(prefix, series, i)).join('');
+    const rows = (prefix: string, series: number, count: number) =>
+      header + Array.from({ length: count }, (_, i) => rowOf(prefix, series, i)).join('');
     const cut = {
       created: whole,
       updated: 0,

@@ -44,8 +44,14 @@ describe('custom contact fields', () => {
         const res = await create(owner, spec);
         expect(res.status).toBe(201);
         expect(res.body).toEqual({
-          id: expect.any(String), key: spec.key, label: spec.label, type: spec.type, options: spec.options ?? [], position: spec.position ?? 0,
-          createdAt: expect.any(String), updatedAt: expect.any(String),
+          id: expect.any(String),
+          key: spec.key,
+          label: spec.label,
+          type: spec.type,
+          options: spec.options ?? [],
+          position: spec.position ?? 0,
+          createdAt: expect.any(String),
+          updatedAt: expect.any(String),
         });
         ids[spec.key] = res.body.id;
       }
@@ -72,9 +78,15 @@ describe('custom contact fields', () => {
     });
 
     it('PUT changes label, options and position; key and type are fixed (400)', async () => {
-      const res = await owner.put(`/api/v1/contact-fields/${ids.tier}`, { label: 'Customer tier', options: ['Gold', 'Silver', 'Bronze'], position: 2 });
+      const res = await owner.put(`/api/v1/contact-fields/${ids.tier}`, {
+        label: 'Customer tier',
+        options: ['Gold', 'Silver', 'Bronze'],
+        position: 2,
+      });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(expect.objectContaining({ key: 'tier', label: 'Customer tier', type: 'select', options: ['Gold', 'Silver', 'Bronze'], position: 2 }));
+      expect(res.body).toEqual(
+        expect.objectContaining({ key: 'tier', label: 'Customer tier', type: 'select', options: ['Gold', 'Silver', 'Bronze'], position: 2 }),
+      );
       const type = await owner.put(`/api/v1/contact-fields/${ids.tier}`, { type: 'text' });
       expect([type.status, fieldOf(type)]).toEqual([400, 'type']);
       const key = await owner.put(`/api/v1/contact-fields/${ids.tier}`, { key: 'level' });
@@ -154,7 +166,15 @@ describe('custom contact fields', () => {
       const res = await owner.put(`/api/v1/contacts/${contactId}`, { customFields: { score: -3, nickname: null } });
       expect(res.status).toBe(200);
       expect(res.body.customFields).toEqual({ vip: true, tier: 'Gold', score: -3, birthday: '1990-02-28' });
-      await eventually(async () => events.find((e) => e.type === 'contact.updated' && e.data.contact.id === contactId && e.data.changes.includes('customFields') && e.data.contact.customFields.score === -3));
+      await eventually(async () =>
+        events.find(
+          (e) =>
+            e.type === 'contact.updated' &&
+            e.data.contact.id === contactId &&
+            e.data.changes.includes('customFields') &&
+            e.data.contact.customFields.score === -3,
+        ),
+      );
       // The same values again change nothing (no event, no activity).
       const before = (await owner.get(`/api/v1/contacts/${contactId}`)).body.updatedAt;
       await owner.put(`/api/v1/contacts/${contactId}`, { customFields: { score: -3 } });

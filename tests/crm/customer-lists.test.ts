@@ -48,7 +48,12 @@ describe('customer lists', () => {
         criteria: { filters: [{ field: 'source', operator: 'equals', value: 'Website' }] },
       });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'Website leads', status: 'draft', createdAt: expect.any(String) });
+      expect(res.body).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        name: 'Website leads',
+        status: 'draft',
+        createdAt: expect.any(String),
+      });
 
       const one = await owner.get(`/api/v1/customer-lists/${res.body.id}`);
       expect(one.status).toBe(200);
@@ -65,7 +70,14 @@ describe('customer lists', () => {
 
       const all = await owner.get('/api/v1/customer-lists');
       expect(all.status).toBe(200);
-      expect(all.body).toContainEqual({ id: res.body.id, name: 'Website leads', description: 'Leads from the web form', contactCount: 2, status: 'draft', createdAt: res.body.createdAt });
+      expect(all.body).toContainEqual({
+        id: res.body.id,
+        name: 'Website leads',
+        description: 'Leads from the web form',
+        contactCount: 2,
+        status: 'draft',
+        createdAt: res.body.createdAt,
+      });
     });
 
     it('updates only the sent fields; a new criteria changes the count', async () => {
@@ -74,7 +86,9 @@ describe('customer lists', () => {
       const renamed = await owner.put(`/api/v1/customer-lists/${id}`, { name: 'Hot leads' });
       expect(renamed.status).toBe(200);
       expect(renamed.body).toEqual(expect.objectContaining({ name: 'Hot leads', description: 'd', contactCount: 1, status: 'draft' }));
-      const widened = await owner.put(`/api/v1/customer-lists/${id}`, { criteria: { filters: [{ field: 'status', operator: 'in', value: ['lead', 'customer'] }] } });
+      const widened = await owner.put(`/api/v1/customer-lists/${id}`, {
+        criteria: { filters: [{ field: 'status', operator: 'in', value: ['lead', 'customer'] }] },
+      });
       expect(widened.body).toEqual(expect.objectContaining({ name: 'Hot leads', contactCount: 2 }));
       expect(widened.body.criteria).toEqual({ filters: [{ field: 'status', operator: 'in', value: ['lead', 'customer'] }] });
     });
@@ -121,12 +135,22 @@ describe('customer lists', () => {
       expect(await count([{ field: 'phone', operator: 'equals', value: '0912 000 001' }])).toBe(1); // normalised like contacts
       expect(await count([{ field: 'phone', operator: 'contains', value: '000 002' }])).toBe(1);
       expect(await count([{ field: 'hasChatnet', operator: 'equals', value: false }])).toBe(3); // no chat-network identity, phone or not
-      expect(await count([{ field: 'leadScore', operator: 'gte', value: 0 }, { field: 'leadScore', operator: 'lte', value: '0' }])).toBe(3);
+      expect(
+        await count([
+          { field: 'leadScore', operator: 'gte', value: 0 },
+          { field: 'leadScore', operator: 'lte', value: '0' },
+        ]),
+      ).toBe(3);
       expect(await count([{ field: 'leadScore', operator: 'gte', value: 1 }])).toBe(0);
       expect(await count([{ field: 'createdAt', operator: 'gte', value: '2000-01-01' }])).toBe(3);
       expect(await count([{ field: 'createdAt', operator: 'lte', value: '2000-01-01' }])).toBe(0);
       expect(await count([{ field: 'lastActivity', operator: 'lte', value: new Date(Date.now() + 60_000).toISOString() }])).toBe(3);
-      expect(await count([{ field: 'source', operator: 'equals', value: 'website' }, { field: 'status', operator: 'equals', value: 'lead' }])).toBe(1); // AND
+      expect(
+        await count([
+          { field: 'source', operator: 'equals', value: 'website' },
+          { field: 'status', operator: 'equals', value: 'lead' },
+        ]),
+      ).toBe(1); // AND
       expect(await count([{ field: 'statusId', operator: 'equals', value: randomUUID() }])).toBe(0);
       expect(await count([{ field: 'assignedUserId', operator: 'not_equals', value: randomUUID() }])).toBe(3);
     });
@@ -160,7 +184,9 @@ describe('customer lists', () => {
       expect(await bad([{ field: 'hasChatnet', operator: 'equals', value: 'maybe' }])).toBe('criteria.filters[0].value');
       expect(await bad([{ field: 'assignedUserId', operator: 'equals', value: 'bob' }])).toBe('criteria.filters[0].value');
       expect(await bad([{ field: 'name', operator: 'contains', value: ' ' }])).toBe('criteria.filters[0].value');
-      expect((await owner.post('/api/v1/customer-lists', { name: 'Bad', criteria: { filters: 'all' } })).body.error.details[0].field).toBe('criteria.filters');
+      expect((await owner.post('/api/v1/customer-lists', { name: 'Bad', criteria: { filters: 'all' } })).body.error.details[0].field).toBe(
+        'criteria.filters',
+      );
       expect((await owner.post('/api/v1/customer-lists', { criteria: { filters: [] } })).body.error.details[0].field).toBe('name');
     });
 
@@ -199,7 +225,9 @@ describe('customer lists', () => {
       expect(first.status).toBe(200);
       expect(first.body.pagination).toEqual({ total: 7, page: 1, limit: 50, pages: 1 });
       expect(first.body.data).toHaveLength(7);
-      expect(first.body.data[0]).toEqual(expect.objectContaining({ id: expect.any(String), name: expect.stringMatching(/^Paged/), tags: [tag], statusId: null, assignedUserId: null }));
+      expect(first.body.data[0]).toEqual(
+        expect.objectContaining({ id: expect.any(String), name: expect.stringMatching(/^Paged/), tags: [tag], statusId: null, assignedUserId: null }),
+      );
       const p1 = await owner.get(`/api/v1/customer-lists/${id}/members?limit=3&page=1`);
       const p3 = await owner.get(`/api/v1/customer-lists/${id}/members?limit=3&page=3`);
       expect(p1.body.pagination).toEqual({ total: 7, page: 1, limit: 3, pages: 3 });
@@ -245,7 +273,9 @@ describe('customer lists', () => {
       expect(await countOf(id)).toBe(2);
       const members = await owner.get(`/api/v1/customer-lists/${id}/members`);
       expect(members.body.data.map((c: { name: string }) => c.name).sort()).toEqual(['Carl Clark', 'Nguyễn Văn An']);
-      const theirs = (await g.post('/api/v1/customer-lists', { name: 'G', criteria: { filters: [{ field: 'source', operator: 'equals', value: 'website' }] } })).body.id;
+      const theirs = (
+        await g.post('/api/v1/customer-lists', { name: 'G', criteria: { filters: [{ field: 'source', operator: 'equals', value: 'website' }] } })
+      ).body.id;
       expect(await countOf(theirs, g)).toBe(2);
       const theirMembers = await g.get(`/api/v1/customer-lists/${theirs}/members`);
       expect(theirMembers.body.data.map((c: { name: string }) => c.name).sort()).toEqual(['Nguyễn Globex', 'Other Globex']);
@@ -258,7 +288,11 @@ describe('customer lists', () => {
       const rpc = crm.crmRpc();
       const l = await rpc.GetCustomerList<{ id: string; name: string; status: string; contactCount: number }>({ id }, { orgId: acme.orgId });
       expect(l).toEqual(expect.objectContaining({ id, name: 'Customers', status: 'draft', contactCount: 1 }));
-      for (const [bad, orgId] of [[id, globex.orgId], [randomUUID(), acme.orgId], ['nope', acme.orgId]]) {
+      for (const [bad, orgId] of [
+        [id, globex.orgId],
+        [randomUUID(), acme.orgId],
+        ['nope', acme.orgId],
+      ]) {
         await expect(rpc.GetCustomerList({ id: bad }, { orgId })).rejects.toMatchObject({ code: 5 });
       }
     });
@@ -270,7 +304,20 @@ describe('customer lists', () => {
       await contact(globex.owner, { name: 'Rpc Globex', tags: [tag] });
       const id = await newList({ filters: [{ field: 'tags', operator: 'equals', value: tag }] });
       const rpc = crm.crmRpc();
-      type Page = { members: { id: string; name: string; phone: string; email: string; chatnetUid: string; status: string; tags: string[]; assignedUserId: string }[]; nextAfter: string; total: number };
+      type Page = {
+        members: {
+          id: string;
+          name: string;
+          phone: string;
+          email: string;
+          chatnetUid: string;
+          status: string;
+          tags: string[];
+          assignedUserId: string;
+        }[];
+        nextAfter: string;
+        total: number;
+      };
 
       const seen: string[] = [];
       let after = '';
@@ -287,7 +334,16 @@ describe('customer lists', () => {
 
       const all = await rpc.ResolveListMembers<Page>({ listId: id, afterContactId: '', limit: 10 }, { orgId: acme.orgId });
       expect(all.nextAfter).toBe('');
-      expect(all.members[0]).toEqual({ id: expect.any(String), name: expect.stringMatching(/^Rpc \d$/), phone: expect.stringMatching(/^\+84913/), email: '', chatnetUid: '', status: 'new', tags: [tag], assignedUserId: '' });
+      expect(all.members[0]).toEqual({
+        id: expect.any(String),
+        name: expect.stringMatching(/^Rpc \d$/),
+        phone: expect.stringMatching(/^\+84913/),
+        email: '',
+        chatnetUid: '',
+        status: 'new',
+        tags: [tag],
+        assignedUserId: '',
+      });
 
       // Live: a contact that stops matching is gone from the next call.
       await owner.put(`/api/v1/contacts/${made[0]}`, { tags: [] });

@@ -66,7 +66,9 @@ describe('contact dealValue', () => {
     const back = await owner.put(`/api/v1/contacts/${id}`, { dealValue: 0 });
     expect(back.body.dealValue).toBe(0);
     await ofType('contact.updated', (d) => d.contact.id === id && d.contact.dealValue === 0);
-    expect(events.seen.filter((e) => e.type === 'contact.updated' && e.data.contact.id === id && e.data.changes.includes('dealValue'))).toHaveLength(2);
+    expect(events.seen.filter((e) => e.type === 'contact.updated' && e.data.contact.id === id && e.data.changes.includes('dealValue'))).toHaveLength(
+      2,
+    );
     expect((await owner.get(`/api/v1/contacts/${id}`)).body.dealValue).toBe(0);
   });
 
@@ -85,7 +87,10 @@ describe('contact dealValue', () => {
 
   it('shows on customer-list members, and another org cannot change it (404)', async () => {
     const id = (await owner.post('/api/v1/contacts', { name: 'Listed Deal', dealValue: 42.42 })).body.id;
-    const list = await owner.post('/api/v1/customer-lists', { name: 'Listed', criteria: { filters: [{ field: 'name', operator: 'equals', value: 'Listed Deal' }] } });
+    const list = await owner.post('/api/v1/customer-lists', {
+      name: 'Listed',
+      criteria: { filters: [{ field: 'name', operator: 'equals', value: 'Listed Deal' }] },
+    });
     const members = await owner.get(`/api/v1/customer-lists/${list.body.id}/members`);
     expect(members.body.data.map((c: { id: string; dealValue: number }) => [c.id, c.dealValue])).toEqual([[id, 42.42]]);
     expect((await globex.owner.put(`/api/v1/contacts/${id}`, { dealValue: 1 })).status).toBe(404);

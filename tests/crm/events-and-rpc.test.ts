@@ -27,7 +27,10 @@ async function fakeMessaging(known: { orgId?: string; contactId?: string; slowCo
   };
   const ctor = serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService');
   const server = new GrpcServer(createLogger('fake-messaging', 'silent'), testAuth('messaging'));
-  server.add(ctor, withUnfaked(ctor, { ContactConversations: contactConversations }, () => new AppError('internal', 'not faked')));
+  server.add(
+    ctor,
+    withUnfaked(ctor, { ContactConversations: contactConversations }, () => new AppError('internal', 'not faked')),
+  );
   const port = await server.listen('127.0.0.1', await freePort());
   return { addr: `127.0.0.1:${port}`, conversations, stop: () => server.stop(100) };
 }
@@ -62,8 +65,25 @@ describe('crm events, consumers and cross-service RPCs', () => {
       const created = await owner.post('/api/v1/contacts', { name: 'Evan Event', phone: '0933 000 001' });
       const id = created.body.id;
       const c = await ofType('contact.created', (d) => d.contact.id === id);
-      expect(c).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), type: 'contact.created', orgId: acme.orgId, occurredAt: expect.any(String), version: 1, data: { contact: expect.any(Object) } });
-      expect(c.data.contact).toEqual(expect.objectContaining({ id, name: 'Evan Event', phone: '+84933000001', source: 'manual', status: 'new', statusId: null, hasChatnet: false }));
+      expect(c).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        type: 'contact.created',
+        orgId: acme.orgId,
+        occurredAt: expect.any(String),
+        version: 1,
+        data: { contact: expect.any(Object) },
+      });
+      expect(c.data.contact).toEqual(
+        expect.objectContaining({
+          id,
+          name: 'Evan Event',
+          phone: '+84933000001',
+          source: 'manual',
+          status: 'new',
+          statusId: null,
+          hasChatnet: false,
+        }),
+      );
       expect(c.data.contact.friends).toBeUndefined();
 
       await owner.put(`/api/v1/contacts/${id}`, { status: 'lead', name: 'Evan Event' });
@@ -74,7 +94,9 @@ describe('crm events, consumers and cross-service RPCs', () => {
       const a = await owner.post('/api/v1/appointments', { contactId: id, title: 'Kickoff', scheduledAt: '2031-01-01T10:00:00Z' });
       const ae = await ofType('appointment.created', (d) => d.appointment.id === a.body.id);
       expect(ae.orgId).toBe(acme.orgId);
-      expect(ae.data.appointment).toEqual(expect.objectContaining({ contactId: id, title: 'Kickoff', status: 'scheduled', scheduledAt: '2031-01-01T10:00:00.000Z' }));
+      expect(ae.data.appointment).toEqual(
+        expect.objectContaining({ contactId: id, title: 'Kickoff', status: 'scheduled', scheduledAt: '2031-01-01T10:00:00.000Z' }),
+      );
 
       await owner.del(`/api/v1/contacts/${id}`);
       const d = await ofType('contact.deleted', (x) => x.id === id);
@@ -103,11 +125,21 @@ describe('crm events, consumers and cross-service RPCs', () => {
     it('moves lastActivity to the message time, never back, and records the messages as activities', async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Chatty' })).body.id;
       const sentAt = new Date(Date.now() + 60_000).toISOString();
-      await publishEvent(crm.exchange, 'message.received', acme.orgId, messageData('message.received', { contactId: id, content: 'hello there', contentType: 'text', sentAt }));
+      await publishEvent(
+        crm.exchange,
+        'message.received',
+        acme.orgId,
+        messageData('message.received', { contactId: id, content: 'hello there', contentType: 'text', sentAt }),
+      );
       await eventually(async () => (await owner.get(`/api/v1/contacts/${id}`)).body.lastActivity === sentAt);
 
       const older = new Date(Date.now() - 3600_000).toISOString();
-      await publishEvent(crm.exchange, 'message.sent', acme.orgId, messageData('message.sent', { contactId: id, content: 'hi!', contentType: 'text', sentAt: older, source: 'ui' }));
+      await publishEvent(
+        crm.exchange,
+        'message.sent',
+        acme.orgId,
+        messageData('message.sent', { contactId: id, content: 'hi!', contentType: 'text', sentAt: older, source: 'ui' }),
+      );
       const detail = await eventually(async () => {
         const d = (await owner.get(`/api/v1/contacts/${id}`)).body;
         return d.activities.some((a: { type: string }) => a.type === 'message_sent') && d;
@@ -122,19 +154,36 @@ describe('crm events, consumers and cross-service RPCs', () => {
       // The activity filter and sort see it.
       const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
       const today = new Date().toISOString().slice(0, 10);
-      const byActivity = await owner.get(`/api/v1/contacts?dateFrom=${encodeURIComponent(new Date(Date.now() + 30_000).toISOString())}&dateTo=${tomorrow}`);
+      const byActivity = await owner.get(
+        `/api/v1/contacts?dateFrom=${encodeURIComponent(new Date(Date.now() + 30_000).toISOString())}&dateTo=${tomorrow}`,
+      );
       expect(byActivity.body.data.map((c: { id: string }) => c.id)).toEqual([id]);
       expect((await owner.get(`/api/v1/contacts?dateFrom=${today}`)).body.data[0].id).toBe(id);
     });
 
-    it('a message event for another org\'s contact changes nothing', async () => {
+    it("a message event for another org's contact changes nothing", async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Guarded' })).body.id;
       const before = (await owner.get(`/api/v1/contacts/${id}`)).body;
-      await publishEvent(crm.exchange, 'message.received', globex.orgId, messageData('message.received', { contactId: id, content: 'spoof', contentType: 'text', sentAt: new Date(Date.now() + 120_000).toISOString() }));
+      await publishEvent(
+        crm.exchange,
+        'message.received',
+        globex.orgId,
+        messageData('message.received', {
+          contactId: id,
+          content: 'spoof',
+          contentType: 'text',
+          sentAt: new Date(Date.now() + 120_000).toISOString(),
+        }),
+      );
       // A later event for the right org is the marker: crm's message-events consumer applies its queue in order
       // (one lane), so once the marker's effect shows, the spoof has been handled.
       const marker = new Date(Date.now() + 5_000).toISOString();
-      await publishEvent(crm.exchange, 'message.received', acme.orgId, messageData('message.received', { contactId: id, content: 'real', contentType: 'text', sentAt: marker }));
+      await publishEvent(
+        crm.exchange,
+        'message.received',
+        acme.orgId,
+        messageData('message.received', { contactId: id, content: 'real', contentType: 'text', sentAt: marker }),
+      );
       await eventually(async () => (await owner.get(`/api/v1/contacts/${id}`)).body.lastActivity === marker);
       const settled = (await owner.get(`/api/v1/contacts/${id}`)).body;
       expect(settled.lastActivity).toBe(marker);
@@ -162,7 +211,9 @@ describe('crm events, consumers and cross-service RPCs', () => {
     const accountId = randomUUID();
 
     it('links friends to contacts by chatnetUid, creating missing ones (source chatnet), and lists friend records', async () => {
-      const existing = await crm.crmRpc().UpsertChatnetContact<{ id: string }>({ chatnetUid: 'fr-1', displayName: 'Already Known', threadType: 'user' }, { orgId: acme.orgId });
+      const existing = await crm
+        .crmRpc()
+        .UpsertChatnetContact<{ id: string }>({ chatnetUid: 'fr-1', displayName: 'Already Known', threadType: 'user' }, { orgId: acme.orgId });
       await publishEvent(crm.exchange, 'chatnet_account.friends', acme.orgId, {
         accountId,
         friends: [
@@ -178,7 +229,16 @@ describe('crm events, consumers and cross-service RPCs', () => {
         const r = await owner.get(`/api/v1/contacts/${existing.id}/friends`);
         return r.body.length === 1 && r.body;
       });
-      expect(friends).toEqual([{ id: expect.any(String), chatnetUid: 'fr-1', displayName: 'Known Friend', accountId, relationshipKind: 'friend', addedAt: expect.any(String) }]);
+      expect(friends).toEqual([
+        {
+          id: expect.any(String),
+          chatnetUid: 'fr-1',
+          displayName: 'Known Friend',
+          accountId,
+          relationshipKind: 'friend',
+          addedAt: expect.any(String),
+        },
+      ]);
       const contact = (await owner.get(`/api/v1/contacts/${existing.id}`)).body;
       expect(contact.friends).toEqual([{ chatnetUid: 'fr-1', displayName: 'Known Friend', accountId }]);
       expect(contact.name).toBe('Already Known');
@@ -187,13 +247,20 @@ describe('crm events, consumers and cross-service RPCs', () => {
       expect((await globex.owner.get(`/api/v1/contacts/${existing.id}/friends`)).status).toBe(404);
     });
 
-    it('a later list replaces the account\'s friends (removed ones are unlinked, contacts stay)', async () => {
-      await publishEvent(crm.exchange, 'chatnet_account.friends', acme.orgId, { accountId, friends: [{ chatnetUid: 'fr-2', displayName: 'New Friend' }] });
-      const known = await crm.crmRpc().UpsertChatnetContact<{ id: string; created: boolean }>({ chatnetUid: 'fr-1', displayName: 'x' }, { orgId: acme.orgId });
+    it("a later list replaces the account's friends (removed ones are unlinked, contacts stay)", async () => {
+      await publishEvent(crm.exchange, 'chatnet_account.friends', acme.orgId, {
+        accountId,
+        friends: [{ chatnetUid: 'fr-2', displayName: 'New Friend' }],
+      });
+      const known = await crm
+        .crmRpc()
+        .UpsertChatnetContact<{ id: string; created: boolean }>({ chatnetUid: 'fr-1', displayName: 'x' }, { orgId: acme.orgId });
       expect(known.created).toBe(false);
       await eventually(async () => (await owner.get(`/api/v1/contacts/${known.id}/friends`)).body.length === 0);
       expect((await owner.get(`/api/v1/contacts/${known.id}`)).status).toBe(200);
-      expect((await owner.get('/api/v1/contacts?search=New Friend')).body.data[0].friends).toEqual([{ chatnetUid: 'fr-2', displayName: 'New Friend', accountId }]);
+      expect((await owner.get('/api/v1/contacts?search=New Friend')).body.data[0].friends).toEqual([
+        { chatnetUid: 'fr-2', displayName: 'New Friend', accountId },
+      ]);
     });
   });
 
@@ -201,19 +268,26 @@ describe('crm events, consumers and cross-service RPCs', () => {
     it('UpsertChatnetContact creates once under concurrency, then finds; records thread types', async () => {
       const rpc = crm.crmRpc();
       const calls = await Promise.all(
-        Array.from({ length: 8 }, () => rpc.UpsertChatnetContact<{ id: string; name: string; created: boolean }>(
-          { chatnetUid: 'race-uid', displayName: 'Racer', avatar: 'https://cdn.example/a.png', chatnetAccountId: randomUUID(), threadType: 'user' },
-          { orgId: acme.orgId },
-        )),
+        Array.from({ length: 8 }, () =>
+          rpc.UpsertChatnetContact<{ id: string; name: string; created: boolean }>(
+            { chatnetUid: 'race-uid', displayName: 'Racer', avatar: 'https://cdn.example/a.png', chatnetAccountId: randomUUID(), threadType: 'user' },
+            { orgId: acme.orgId },
+          ),
+        ),
       );
       expect(new Set(calls.map((c) => c.id)).size).toBe(1);
       expect(calls.filter((c) => c.created)).toHaveLength(1);
       expect(calls[0]).toEqual(expect.objectContaining({ name: 'Racer', avatar: 'https://cdn.example/a.png' }));
       await rpc.UpsertChatnetContact({ chatnetUid: 'race-uid', displayName: 'Renamed On Network', threadType: 'group' }, { orgId: acme.orgId });
       const c = (await owner.get(`/api/v1/contacts/${calls[0].id}`)).body;
-      expect(c).toEqual(expect.objectContaining({ name: 'Racer', source: 'chatnet', threadTypes: ['user', 'group'], hasChatnet: true, chatnetUid: 'race-uid' }));
+      expect(c).toEqual(
+        expect.objectContaining({ name: 'Racer', source: 'chatnet', threadTypes: ['user', 'group'], hasChatnet: true, chatnetUid: 'race-uid' }),
+      );
       // Same identity in another org is another contact.
-      const theirs = await rpc.UpsertChatnetContact<{ id: string; created: boolean }>({ chatnetUid: 'race-uid', displayName: 'Racer' }, { orgId: globex.orgId });
+      const theirs = await rpc.UpsertChatnetContact<{ id: string; created: boolean }>(
+        { chatnetUid: 'race-uid', displayName: 'Racer' },
+        { orgId: globex.orgId },
+      );
       expect(theirs.created).toBe(true);
       expect(theirs.id).not.toBe(calls[0].id);
       await expect(rpc.UpsertChatnetContact({ chatnetUid: '' }, { orgId: acme.orgId })).rejects.toMatchObject({ code: 3 });
@@ -230,10 +304,7 @@ describe('crm events, consumers and cross-service RPCs', () => {
 
     it('PatchContact assigns, adds tags and sets status, publishing contact.updated; bad assignee is INVALID_ARGUMENT', async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Automated', tags: ['a'] })).body.id;
-      const out = await crm.crmRpc().PatchContact(
-        { id, assignedUserId: acme.user.id, addTags: ['b', 'A'], status: 'lead' },
-        { orgId: acme.orgId },
-      );
+      const out = await crm.crmRpc().PatchContact({ id, assignedUserId: acme.user.id, addTags: ['b', 'A'], status: 'lead' }, { orgId: acme.orgId });
       expect(out).toEqual(expect.objectContaining({ assignedUserId: acme.user.id, tags: ['a', 'b'], status: 'lead' }));
       const e = await ofType('contact.updated', (d) => d.contact.id === id);
       expect(e.data.changes.sort()).toEqual(['assignedUserId', 'status', 'tags']);
@@ -243,15 +314,12 @@ describe('crm events, consumers and cross-service RPCs', () => {
   });
 
   describe('conversations from messaging', () => {
-    it('the detail lists the contact\'s conversations from messaging, and the public detail counts them', async () => {
+    it("the detail lists the contact's conversations from messaging, and the public detail counts them", async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Talker' })).body.id;
       known.orgId = acme.orgId;
       known.contactId = id;
       const d = await owner.get(`/api/v1/contacts/${id}`);
-      expect(d.body.conversations).toEqual([
-        { ...messaging.conversations[0] },
-        { ...messaging.conversations[1], lastMessageAt: null },
-      ]);
+      expect(d.body.conversations).toEqual([{ ...messaging.conversations[0] }, { ...messaging.conversations[1], lastMessageAt: null }]);
       const pub = await publicClient(crm.api, owner);
       expect((await pub.get(`/api/public/contacts/${id}`)).body.conversationCount).toBe(2);
     });

@@ -32,7 +32,8 @@ export async function startFakeGraph(version = 'v19.0') {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
   };
-  const denied = (res: http.ServerResponse) => send(res, 400, { error: { message: 'Error validating access token', type: 'OAuthException', code: 190 } });
+  const denied = (res: http.ServerResponse) =>
+    send(res, 400, { error: { message: 'Error validating access token', type: 'OAuthException', code: 190 } });
   /** One page of a listing: `after` is the offset as text, as opaque to the client as a real cursor. */
   const paged = <T>(url: URL, items: T[], base: string) => {
     const limit = Math.max(1, Number(url.searchParams.get('limit') ?? 25));
@@ -40,7 +41,10 @@ export async function startFakeGraph(version = 'v19.0') {
     const data = items.slice(start, start + limit);
     const end = start + data.length;
     const more = end < items.length;
-    return { data, paging: { cursors: { before: String(start), after: String(end) }, ...(more ? { next: `${base}${url.pathname}?after=${end}` } : {}) } };
+    return {
+      data,
+      paging: { cursors: { before: String(start), after: String(end) }, ...(more ? { next: `${base}${url.pathname}?after=${end}` } : {}) },
+    };
   };
 
   const server = http.createServer((req, res) => {
@@ -58,13 +62,29 @@ export async function startFakeGraph(version = 'v19.0') {
     const base = `http://${req.headers.host}`;
     if (parts[1] === 'me' && parts[2] === 'accounts') {
       if (token !== state.userToken) return denied(res);
-      return send(res, 200, paged(url, state.pages.map(({ forms: _forms, ...p }) => p), base));
+      return send(
+        res,
+        200,
+        paged(
+          url,
+          state.pages.map(({ forms: _forms, ...p }) => p),
+          base,
+        ),
+      );
     }
     if (parts[2] === 'leadgen_forms') {
       const page = state.pages.find((p) => p.id === parts[1]);
       if (!page) return send(res, 404, { error: { message: 'Unknown page', code: 803 } });
       if (token !== page.access_token) return denied(res);
-      return send(res, 200, paged(url, page.forms.map((f) => ({ id: f.id, name: f.name, leads_count: f.leads.length })), base));
+      return send(
+        res,
+        200,
+        paged(
+          url,
+          page.forms.map((f) => ({ id: f.id, name: f.name, leads_count: f.leads.length })),
+          base,
+        ),
+      );
     }
     if (parts[2] === 'leads') {
       const page = state.pages.find((p) => p.forms.some((f) => f.id === parts[1]));

@@ -23,7 +23,8 @@ describe('social-network integration over the graph driver', () => {
       const s = await syncOf(syncId);
       return s.status !== 'processing' && s;
     }, 20_000);
-  const startSync = async (pageId: string, formId: string) => ok(await owner.post('/api/v1/integrations/socialnet/leads/sync', { pageId, formId }), 202);
+  const startSync = async (pageId: string, formId: string) =>
+    ok(await owner.post('/api/v1/integrations/socialnet/leads/sync', { pageId, formId }), 202);
 
   beforeAll(async () => {
     graph = await startFakeGraph();
@@ -90,7 +91,9 @@ describe('social-network integration over the graph driver', () => {
 
   it('connects a page and syncs its leads page by page into contacts; a second sync adds nothing', async () => {
     const integration = ok(await owner.post('/api/v1/integrations/socialnet/pages/104857600000001/connect'), 201);
-    expect(integration).toEqual(expect.objectContaining({ type: 'socialnet', name: 'Graph Coffee', status: 'connected', config: { pageId: '104857600000001', formCount: 1 } }));
+    expect(integration).toEqual(
+      expect.objectContaining({ type: 'socialnet', name: 'Graph Coffee', status: 'connected', config: { pageId: '104857600000001', formCount: 1 } }),
+    );
     expect(ok(await owner.get('/api/v1/integrations/socialnet/pages/104857600000001/forms'), 200)).toEqual([
       { id: '204857600000001', pageId: '104857600000001', name: 'Free tasting', leadCount: 5 },
     ]);
@@ -136,7 +139,9 @@ describe('social-network integration over the graph driver', () => {
     const failing = { status: 502, body: { error: { message: 'Bad gateway', code: 1 } }, match: /\/leads$/ };
     graph.state.failures.push(failing, failing, failing);
     const failed = await finished((await startSync('104857600000001', '204857600000001')).syncId);
-    expect(failed).toEqual(expect.objectContaining({ status: 'failed', error: { code: 'unavailable', message: expect.stringContaining('gave up after 3 attempts') } }));
+    expect(failed).toEqual(
+      expect.objectContaining({ status: 'failed', error: { code: 'unavailable', message: expect.stringContaining('gave up after 3 attempts') } }),
+    );
     expect(graph.state.failures).toEqual([]);
   });
 
@@ -155,7 +160,12 @@ describe('social-network integration over the graph driver', () => {
     graph.state.failures.push({ status: 400, body: { error: { message: 'Error validating access token', code: 190 } }, match: /\/leads$/ });
     const started = await startSync(page.id, page.forms[0].id);
     const failed = await finished(started.syncId);
-    expect(failed).toEqual(expect.objectContaining({ status: 'failed', error: { code: 'auth_expired', message: expect.stringContaining('Error validating access token') } }));
+    expect(failed).toEqual(
+      expect.objectContaining({
+        status: 'failed',
+        error: { code: 'auth_expired', message: expect.stringContaining('Error validating access token') },
+      }),
+    );
   });
 
   it('the sandbox control routes do not exist with another driver (404)', async () => {

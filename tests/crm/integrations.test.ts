@@ -17,14 +17,17 @@ describe('social-network integration', () => {
     return res.body as T;
   };
   const seedPage = async (name: string, followers = 0, as: Client = owner) => ok(await as.post('/sandbox/socialnet/pages', { name, followers }), 201);
-  const seedForm = async (pageId: string, name: string, as: Client = owner) => ok(await as.post(`/sandbox/socialnet/pages/${pageId}/forms`, { name }), 201);
-  const seedLeads = async (formId: string, leads: object[], as: Client = owner) => ok(await as.post(`/sandbox/socialnet/forms/${formId}/leads`, { leads }), 200);
+  const seedForm = async (pageId: string, name: string, as: Client = owner) =>
+    ok(await as.post(`/sandbox/socialnet/pages/${pageId}/forms`, { name }), 201);
+  const seedLeads = async (formId: string, leads: object[], as: Client = owner) =>
+    ok(await as.post(`/sandbox/socialnet/forms/${formId}/leads`, { leads }), 200);
   const connect = async (pageId: string, as: Client = owner) => {
     const res = await as.post(`/api/v1/integrations/socialnet/pages/${pageId}/connect`);
     if (res.status !== 201 && res.status !== 200) throw new Error(`connect failed: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   };
-  const startSync = async (pageId: string, formId: string, as: Client = owner) => ok(await as.post('/api/v1/integrations/socialnet/leads/sync', { pageId, formId }), 202);
+  const startSync = async (pageId: string, formId: string, as: Client = owner) =>
+    ok(await as.post('/api/v1/integrations/socialnet/leads/sync', { pageId, formId }), 202);
   const syncOf = async (syncId: string, as: Client = owner) => ok(await as.get(`/api/v1/integrations/socialnet/leads/sync/${syncId}`), 200);
   /** The sync once it is no longer processing. */
   const finished = (syncId: string, timeoutMs = 20_000) =>
@@ -35,13 +38,23 @@ describe('social-network integration', () => {
   const socialnetContacts = async (extra = '', as: Client = owner) => ok(await as.get(`/api/v1/contacts?source=socialnet&limit=100${extra}`), 200);
   /** n distinct leads; `exchange` (3 digits) keeps each batch's phone numbers apart from the others'. */
   const leadsBatch = (prefix: string, exchange: string, n: number) =>
-    Array.from({ length: n }, (_, i) => ({ id: `${prefix}-${i}`, fullName: `${prefix} person ${i}`, phone: `+1415${exchange}${String(i).padStart(4, '0')}` }));
+    Array.from({ length: n }, (_, i) => ({
+      id: `${prefix}-${i}`,
+      fullName: `${prefix} person ${i}`,
+      phone: `+1415${exchange}${String(i).padStart(4, '0')}`,
+    }));
 
   beforeAll(async () => {
     crm = await startCrmStack({
       serviceEnv: {
         // Small pages so a few hundred leads make many pages; quick retries so an outage ending is seen soon.
-        crm: { SOCIALNET_PAGE_SIZE: '10', SOCIALNET_RETRY_BASE_MS: '50', SOCIALNET_RETRY_MAX_MS: '200', SOCIALNET_SYNC_MAX_ATTEMPTS: '100000', SOCIALNET_POLL_MS: '200' },
+        crm: {
+          SOCIALNET_PAGE_SIZE: '10',
+          SOCIALNET_RETRY_BASE_MS: '50',
+          SOCIALNET_RETRY_MAX_MS: '200',
+          SOCIALNET_SYNC_MAX_ATTEMPTS: '100000',
+          SOCIALNET_POLL_MS: '200',
+        },
       },
     });
     acme = await crm.newOrg('Acme');
@@ -104,7 +117,9 @@ describe('social-network integration', () => {
       const integration = await connect(pageId);
       expect((await owner.del(`/api/v1/integrations/${integration.id}`)).status).toBe(204);
       const list = ok<any[]>(await owner.get('/api/v1/integrations'), 200);
-      expect(list.find((i) => i.id === integration.id)).toEqual(expect.objectContaining({ status: 'disconnected', config: { pageId, formCount: 2 } }));
+      expect(list.find((i) => i.id === integration.id)).toEqual(
+        expect.objectContaining({ status: 'disconnected', config: { pageId, formCount: 2 } }),
+      );
       const pages = ok<any[]>(await owner.get('/api/v1/integrations/socialnet/pages'), 200);
       expect(pages.find((p) => p.id === pageId).connected).toBe(false);
 
@@ -128,7 +143,14 @@ describe('social-network integration', () => {
       pageId = (await seedPage('Acme Bikes', 50)).id;
       formId = (await seedForm(pageId, 'Test ride')).id;
       await seedLeads(formId, [
-        { id: 'ride-1', fullName: 'Minh Tran', phone: '0902 111 001', email: 'Minh@Example.test', fields: { Budget: '5000' }, 'Preferred day': 'Saturday' },
+        {
+          id: 'ride-1',
+          fullName: 'Minh Tran',
+          phone: '0902 111 001',
+          email: 'Minh@Example.test',
+          fields: { Budget: '5000' },
+          'Preferred day': 'Saturday',
+        },
         { id: 'ride-2', fullName: 'Hoa Le', phone: '0902 111 002' },
         { id: 'ride-3', fullName: 'No Phone Person', email: 'np@example.test' },
       ]);
@@ -168,7 +190,10 @@ describe('social-network integration', () => {
 
         // contact.created went out for each new contact, like any other contact creation.
         const created = await eventually(async () => {
-          const mine = events.seen.filter((e) => e.orgId === acme.orgId && e.data.contact.source === 'socialnet' && /^(Minh Tran|Hoa Le|No Phone Person)$/.test(e.data.contact.name));
+          const mine = events.seen.filter(
+            (e) =>
+              e.orgId === acme.orgId && e.data.contact.source === 'socialnet' && /^(Minh Tran|Hoa Le|No Phone Person)$/.test(e.data.contact.name),
+          );
           return mine.length === 3 && mine;
         });
         expect(created.map((e) => e.data.contact.name).sort()).toEqual(['Hoa Le', 'Minh Tran', 'No Phone Person']);
@@ -187,14 +212,20 @@ describe('social-network integration', () => {
       expect(again.counts).toEqual({ created: 0, linked: 0, alreadyImported: 3, skipped: 0 });
       expect((await socialnetContacts()).pagination.total).toBe(before);
 
-      await seedLeads(formId, [{ id: 'ride-4', fullName: 'Quang Vo', phone: '0902 111 004' }, { id: 'ride-1', fullName: 'Resent duplicate' }]);
+      await seedLeads(formId, [
+        { id: 'ride-4', fullName: 'Quang Vo', phone: '0902 111 004' },
+        { id: 'ride-1', fullName: 'Resent duplicate' },
+      ]);
       const third = await finished((await startSync(pageId, formId)).syncId);
       expect(third.counts).toEqual({ created: 1, linked: 0, alreadyImported: 3, skipped: 0 });
       expect((await socialnetContacts()).pagination.total).toBe(before + 1);
     });
 
     it('a lead whose phone belongs to an existing contact is linked to it, which stays as the team keeps it', async () => {
-      const existing = ok(await owner.post('/api/v1/contacts', { name: 'Khanh (VIP)', phone: '0903 222 001', source: 'manual', status: 'customer' }), 201);
+      const existing = ok(
+        await owner.post('/api/v1/contacts', { name: 'Khanh (VIP)', phone: '0903 222 001', source: 'manual', status: 'customer' }),
+        201,
+      );
       const form = await seedForm(pageId, 'Warranty');
       await seedLeads(form.id, [{ id: 'warranty-1', fullName: 'Khanh Nguyen', phone: '+84 903 222 001', email: 'khanh@example.test' }]);
       const done = await finished((await startSync(pageId, form.id)).syncId);
@@ -202,7 +233,9 @@ describe('social-network integration', () => {
 
       const byPhone = ok(await owner.get('/api/v1/contacts?search=0903222001'), 200);
       expect(byPhone.pagination.total).toBe(1);
-      expect(byPhone.data[0]).toEqual(expect.objectContaining({ id: existing.id, name: 'Khanh (VIP)', source: 'manual', status: 'customer', email: null }));
+      expect(byPhone.data[0]).toEqual(
+        expect.objectContaining({ id: existing.id, name: 'Khanh (VIP)', source: 'manual', status: 'customer', email: null }),
+      );
 
       const second = await finished((await startSync(pageId, form.id)).syncId);
       expect(second.counts).toEqual({ created: 0, linked: 0, alreadyImported: 1, skipped: 0 });
@@ -354,7 +387,7 @@ describe('social-network integration', () => {
       expect((await admin.post(`/api/v1/integrations/socialnet/pages/${pageId}/connect`)).status).toBe(200);
     });
 
-    it("another organization sees none of it: its ids are 404", async () => {
+    it('another organization sees none of it: its ids are 404', async () => {
       const other = globex.owner;
       expect(ok<any[]>(await other.get('/api/v1/integrations/socialnet/pages'), 200).find((p) => p.id === pageId)).toBeUndefined();
       expect(ok<any[]>(await other.get('/api/v1/integrations'), 200)).toEqual([]);

@@ -25,7 +25,8 @@ describe('contact notes and appointments: edit and delete', () => {
     return res.body as { id: string; contactId: string; content: string; createdBy: string; createdAt: string };
   };
   const activityTypes = async (cid: string) => (await owner.get(`/api/v1/contacts/${cid}`)).body.activities.map((a: { type: string }) => a.type);
-  const eventOf = (type: string, pred: (d: any) => boolean) => eventually(async () => events.find((e) => e.type === type && e.orgId === acme.orgId && pred(e.data)));
+  const eventOf = (type: string, pred: (d: any) => boolean) =>
+    eventually(async () => events.find((e) => e.type === type && e.orgId === acme.orgId && pred(e.data)));
 
   beforeAll(async () => {
     crm = await startCrmStack();
@@ -139,7 +140,9 @@ describe('contact notes and appointments: edit and delete', () => {
       expect(res.status).toBe(200);
       const ev = await eventOf('appointment.updated', (d) => d.appointment.id === id);
       expect(ev.data.changes.sort()).toEqual(['location', 'scheduledAt']);
-      expect(ev.data.appointment).toEqual(expect.objectContaining({ id, contactId, scheduledAt: '2031-06-02T09:00:00.000Z', location: 'Shop', status: 'scheduled' }));
+      expect(ev.data.appointment).toEqual(
+        expect.objectContaining({ id, contactId, scheduledAt: '2031-06-02T09:00:00.000Z', location: 'Shop', status: 'scheduled' }),
+      );
       await owner.put(`/api/v1/appointments/${id}`, { location: 'Shop' });
       await owner.put(`/api/v1/appointments/${id}`, { status: 'cancelled' });
       const cancelled = await eventOf('appointment.updated', (d) => d.appointment.id === id && d.changes.includes('status'));
@@ -170,7 +173,8 @@ describe('contact notes and appointments: edit and delete', () => {
     it('the public appointments API still lists and creates; a deleted appointment leaves its list', async () => {
       const pub = await publicClient(crm.api, owner);
       const id = await newAppointment(contactId, 'Public view');
-      const listed = async () => (await pub.get('/api/public/appointments?from=2031-06-01&to=2031-06-01')).body.appointments.map((a: { id: string }) => a.id);
+      const listed = async () =>
+        (await pub.get('/api/public/appointments?from=2031-06-01&to=2031-06-01')).body.appointments.map((a: { id: string }) => a.id);
       expect(await listed()).toContain(id);
       await owner.del(`/api/v1/appointments/${id}`);
       expect(await listed()).not.toContain(id);
@@ -184,7 +188,9 @@ describe('contact notes and appointments: edit and delete', () => {
   it('under "assigned" visibility an agent gets 404 for notes and appointments of a contact hidden from them', async () => {
     const hiddenNote = await addNote(owner, hiddenId, 'Owner only');
     const visibleNote = await addNote(author.as, contactId, 'Mine');
-    const hiddenAppointment = (await owner.post('/api/v1/appointments', { contactId: hiddenId, title: 'Hidden', scheduledAt: '2031-07-01T09:00:00Z' })).body.id;
+    const hiddenAppointment = (
+      await owner.post('/api/v1/appointments', { contactId: hiddenId, title: 'Hidden', scheduledAt: '2031-07-01T09:00:00Z' })
+    ).body.id;
     await publishEvent(crm.exchange, 'inbox_settings.updated', acme.orgId, { agentVisibility: 'assigned' });
     await eventually(async () => ((await author.as.get(`/api/v1/contacts/${hiddenId}`)).status === 404 ? true : undefined));
 

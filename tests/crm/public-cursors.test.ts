@@ -159,9 +159,14 @@ describe('public API cursors: contacts and appointments', () => {
     });
 
     it('updatedSince walks changes in order; an appointment rescheduled mid-sync comes last', async () => {
-      const pages = await pageThrough(pub, `/api/public/appointments?updatedSince=${encodeURIComponent(since)}&limit=2`, 'appointments', async (i) => {
-        if (i === 0) expect((await acme.owner.put(`/api/v1/appointments/${appts[3]}`, { status: 'completed' })).status).toBe(200);
-      });
+      const pages = await pageThrough(
+        pub,
+        `/api/public/appointments?updatedSince=${encodeURIComponent(since)}&limit=2`,
+        'appointments',
+        async (i) => {
+          if (i === 0) expect((await acme.owner.put(`/api/v1/appointments/${appts[3]}`, { status: 'completed' })).status).toBe(200);
+        },
+      );
       expect(pages.flat()).toEqual([appts[0], appts[1], appts[2], appts[4], appts[3]]);
     });
 

@@ -91,7 +91,12 @@ describe('custom reports', () => {
     lead = await addUser(crm.api, owner, 'team_lead');
     agent = await addUser(crm.api, owner, 'agent');
     // A user whose name a spreadsheet would run as a formula, with a comma and quotes to escape.
-    const tricky = await owner.post('/api/v1/users', { email: email('tricky'), fullName: '=Lee, "Boss"', role: 'agent', password: 'correct horse battery' });
+    const tricky = await owner.post('/api/v1/users', {
+      email: email('tricky'),
+      fullName: '=Lee, "Boss"',
+      role: 'agent',
+      password: 'correct horse battery',
+    });
     expect(tricky.status).toBe(201);
     trickyId = tricky.body.id;
 
@@ -107,7 +112,13 @@ describe('custom reports', () => {
     for (const s of specs) {
       const res = await owner.post('/api/v1/contacts', s);
       expect(res.status).toBe(201);
-      contacts.push({ id: res.body.id, source: s.source, status: s.status, cents: Math.round((s.dealValue ?? 0) * 100), assignee: s.assignedUserId ?? null });
+      contacts.push({
+        id: res.body.id,
+        source: s.source,
+        status: s.status,
+        cents: Math.round((s.dealValue ?? 0) * 100),
+        assignee: s.assignedUserId ?? null,
+      });
       createdDay = res.body.createdAt.slice(0, 10);
     }
     // Another organization's contacts must never be counted.
@@ -154,13 +165,37 @@ describe('custom reports', () => {
 
   describe('POST /api/v1/analytics/custom', () => {
     it('is 201 generating with a downloadUrl, then ready with a CSV by source whose numbers match the contacts', async () => {
-      const res = await owner.post('/api/v1/analytics/custom', { name: 'Revenue by source', metrics: ALL_CONTACT_METRICS, dimensions: ['source'], ...range });
+      const res = await owner.post('/api/v1/analytics/custom', {
+        name: 'Revenue by source',
+        metrics: ALL_CONTACT_METRICS,
+        dimensions: ['source'],
+        ...range,
+      });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual(expect.objectContaining({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'Revenue by source', status: 'generating', createdAt: expect.any(String) }));
+      expect(res.body).toEqual(
+        expect.objectContaining({
+          id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          name: 'Revenue by source',
+          status: 'generating',
+          createdAt: expect.any(String),
+        }),
+      );
       expect(res.body.downloadUrl).toBe(`/api/v1/analytics/custom/${res.body.id}/download`);
 
       const done = await waitForReport(owner, res.body.id);
-      expect(done).toEqual(expect.objectContaining({ status: 'ready', rowCount: 3, error: null, completedAt: expect.any(String), metrics: ALL_CONTACT_METRICS, dimensions: ['source'], dateFrom: yesterday, dateTo: tomorrow, filters: [] }));
+      expect(done).toEqual(
+        expect.objectContaining({
+          status: 'ready',
+          rowCount: 3,
+          error: null,
+          completedAt: expect.any(String),
+          metrics: ALL_CONTACT_METRICS,
+          dimensions: ['source'],
+          dateFrom: yesterday,
+          dateTo: tomorrow,
+          filters: [],
+        }),
+      );
 
       const file = await owner.get(res.body.downloadUrl);
       expect(file.status).toBe(200);
@@ -173,13 +208,24 @@ describe('custom reports', () => {
 
       const rows = records(file.body);
       const sources = ['-promo', 'manual', 'website'];
-      expect(rows).toEqual(sources.map((s) => ({ source: s === '-promo' ? "'-promo" : s, ...expectedContactMetrics(contacts.filter((c) => c.source === s)) })));
+      expect(rows).toEqual(
+        sources.map((s) => ({ source: s === '-promo' ? "'-promo" : s, ...expectedContactMetrics(contacts.filter((c) => c.source === s)) })),
+      );
       // Spelled out once, to show what the computed expectations are.
-      expect(rows[2]).toEqual({ source: 'website', lead_count: '3', customer_count: '2', conversion_rate: '66.67', revenue: '1200.75', average_deal_value: '600.38' });
+      expect(rows[2]).toEqual({
+        source: 'website',
+        lead_count: '3',
+        customer_count: '2',
+        conversion_rate: '66.67',
+        revenue: '1200.75',
+        average_deal_value: '600.38',
+      });
 
       // A download is an export of the organization's data: the audit log says who took it.
       const entry = await auditEntryFor(owner, 'report.exported', res.body.id);
-      expect(entry).toEqual(expect.objectContaining({ actorType: 'user', resourceType: 'report', details: { name: 'Revenue by source', bytes: expect.any(Number) } }));
+      expect(entry).toEqual(
+        expect.objectContaining({ actorType: 'user', resourceType: 'report', details: { name: 'Revenue by source', bytes: expect.any(Number) } }),
+      );
     });
 
     it('starts the file with a UTF-8 byte order mark (spreadsheets need it for accented names)', async () => {
@@ -191,14 +237,31 @@ describe('custom reports', () => {
     });
 
     it('by assignedUser: id and name columns, names escaped and neutralised, unassigned contacts in their own row', async () => {
-      const { rows } = await generated({ name: 'By owner', metrics: ['lead_count', 'revenue', 'conversion_rate'], dimensions: ['assignedUser'], ...range });
+      const { rows } = await generated({
+        name: 'By owner',
+        metrics: ['lead_count', 'revenue', 'conversion_rate'],
+        dimensions: ['assignedUser'],
+        ...range,
+      });
       const names: Record<string, string> = { [lead.id]: 'team_lead person', [trickyId]: `'=Lee, "Boss"` };
       const expected = [lead.id, trickyId].sort().map((id) => {
         const m = expectedContactMetrics(contacts.filter((c) => c.assignee === id));
-        return { assigned_user_id: id, assigned_user_name: names[id], lead_count: m.lead_count, revenue: m.revenue, conversion_rate: m.conversion_rate };
+        return {
+          assigned_user_id: id,
+          assigned_user_name: names[id],
+          lead_count: m.lead_count,
+          revenue: m.revenue,
+          conversion_rate: m.conversion_rate,
+        };
       });
       const none = expectedContactMetrics(contacts.filter((c) => c.assignee === null));
-      expected.push({ assigned_user_id: '', assigned_user_name: 'Unassigned', lead_count: none.lead_count, revenue: none.revenue, conversion_rate: none.conversion_rate });
+      expected.push({
+        assigned_user_id: '',
+        assigned_user_name: 'Unassigned',
+        lead_count: none.lead_count,
+        revenue: none.revenue,
+        conversion_rate: none.conversion_rate,
+      });
       expect(rows).toEqual(expected);
     });
 
@@ -216,7 +279,13 @@ describe('custom reports', () => {
 
       const past = await generated({ name: 'Old times', metrics: ALL_CONTACT_METRICS, dateFrom: '2020-01-01', dateTo: '2020-12-31' });
       expect(past.rows).toEqual([{ lead_count: '0', customer_count: '0', conversion_rate: '', revenue: '0.00', average_deal_value: '' }]);
-      const pastBySource = await generated({ name: 'Old by source', metrics: ['lead_count'], dimensions: ['source'], dateFrom: '2020-01-01', dateTo: '2020-12-31' });
+      const pastBySource = await generated({
+        name: 'Old by source',
+        metrics: ['lead_count'],
+        dimensions: ['source'],
+        dateFrom: '2020-01-01',
+        dateTo: '2020-12-31',
+      });
       expect(pastBySource.rows).toEqual([]);
       expect(pastBySource.report.rowCount).toBe(0);
     });
@@ -233,7 +302,12 @@ describe('custom reports', () => {
     });
 
     it('message metrics count the messages of the range by message day, next to the contacts created that day', async () => {
-      const { rows } = await generated({ name: 'Messages', metrics: ['lead_count', 'messages_received', 'messages_sent'], dimensions: ['day'], ...range });
+      const { rows } = await generated({
+        name: 'Messages',
+        metrics: ['lead_count', 'messages_received', 'messages_sent'],
+        dimensions: ['day'],
+        ...range,
+      });
       const byDay: Record<string, Record<string, number>> = {};
       const add = (day: string, key: string) => ((byDay[day] ??= { lead_count: 0, messages_received: 0, messages_sent: 0 })[key] += 1);
       contacts.forEach(() => add(createdDay, 'lead_count'));
@@ -241,10 +315,19 @@ describe('custom reports', () => {
       add(yesterday, 'messages_received');
       add(today, 'messages_sent');
       add(today, 'messages_received');
-      expect(rows).toEqual(Object.keys(byDay).sort().map((day) => ({ day, ...Object.fromEntries(Object.entries(byDay[day]).map(([k, v]) => [k, String(v)])) })));
+      expect(rows).toEqual(
+        Object.keys(byDay)
+          .sort()
+          .map((day) => ({ day, ...Object.fromEntries(Object.entries(byDay[day]).map(([k, v]) => [k, String(v)])) })),
+      );
 
       // Filters narrow the contacts whose messages count: Ann is the website contact with messages.
-      const website = await generated({ name: 'Website messages', metrics: ['messages_received', 'messages_sent'], ...range, filters: [{ field: 'source', operator: 'equals', value: 'website' }] });
+      const website = await generated({
+        name: 'Website messages',
+        metrics: ['messages_received', 'messages_sent'],
+        ...range,
+        filters: [{ field: 'source', operator: 'equals', value: 'website' }],
+      });
       expect(website.rows).toEqual([{ messages_received: '2', messages_sent: '1' }]);
     });
 
@@ -270,7 +353,14 @@ describe('custom reports', () => {
       expect(await bad({ dimensions: ['source', 'color'] })).toEqual(['dimensions[1]']);
       expect(await bad({ dimensions: ['day', 'source', 'month'] })).toEqual(['dimensions[2]']);
       expect(await bad({ filters: [{ field: 'salary', operator: 'equals', value: 1 }] })).toEqual(['filters[0].field']);
-      expect(await bad({ filters: [{ field: 'source', operator: 'equals', value: 'x' }, { field: 'source', operator: 'gte', value: 'x' }] })).toEqual(['filters[1].operator']);
+      expect(
+        await bad({
+          filters: [
+            { field: 'source', operator: 'equals', value: 'x' },
+            { field: 'source', operator: 'gte', value: 'x' },
+          ],
+        }),
+      ).toEqual(['filters[1].operator']);
       expect(await bad({ filters: [{ field: 'dealValue', operator: 'gte', value: 'lots' }] })).toEqual(['filters[0].value']);
       expect(await bad({ filters: { field: 'source' } })).toEqual(['filters']);
       expect(await bad({ name: '' })).toEqual(['name']);
@@ -284,7 +374,7 @@ describe('custom reports', () => {
   });
 
   describe('reading reports', () => {
-    it('lists the organization\'s reports newest first, paginated', async () => {
+    it("lists the organization's reports newest first, paginated", async () => {
       const all = await lead.as.get('/api/v1/analytics/custom?limit=100');
       expect(all.status).toBe(200);
       const total = all.body.pagination.total;
@@ -315,7 +405,7 @@ describe('custom reports', () => {
       }
     });
 
-    it('is 401 without a token and 404 for another organization\'s or a malformed id', async () => {
+    it("is 401 without a token and 404 for another organization's or a malformed id", async () => {
       const id = (await owner.get('/api/v1/analytics/custom')).body.data[0].id;
       for (const res of [
         await crm.api.post('/api/v1/analytics/custom', { name: 'Anon', metrics: ['revenue'], ...range }),
@@ -364,7 +454,12 @@ describe('custom reports: no worker, restart, failures', () => {
       expect(res.body.status).toBe('generating');
       return res.body.id as string;
     };
-    const byStatus = await create({ name: 'Won and lost', metrics: ['lead_count', 'revenue'], dimensions: ['status'], filters: [{ field: 'status', operator: 'in', value: ['customer', 'lost'] }] });
+    const byStatus = await create({
+      name: 'Won and lost',
+      metrics: ['lead_count', 'revenue'],
+      dimensions: ['status'],
+      filters: [{ field: 'status', operator: 'in', value: ['customer', 'lost'] }],
+    });
     const bySource = await create({ name: 'Too many rows', metrics: ['lead_count'], dimensions: ['source'] });
     const byUser = await create({ name: 'Needs names', metrics: ['lead_count'], dimensions: ['assignedUser'] });
 

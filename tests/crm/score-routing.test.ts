@@ -32,7 +32,8 @@ describe('scoring announcements are not delivered back to crm', () => {
 
   /** Whether crm's contact-family consumer claimed the event (one processed_events row per event it received). */
   const claimedByCrm = async (eventId: string) =>
-    (await crmDb.query('SELECT 1 FROM processed_events WHERE event_id = $1 AND consumer = $2', [eventId, `${crm.exchange}.crm.contact-events`])).rowCount === 1;
+    (await crmDb.query('SELECT 1 FROM processed_events WHERE event_id = $1 AND consumer = $2', [eventId, `${crm.exchange}.crm.contact-events`]))
+      .rowCount === 1;
 
   it('a score change reaches a contact.updated webhook and not crm; the tag change that caused it and a later rename reach both', async () => {
     const { owner } = await crm.newOrg('Scored');
@@ -43,7 +44,8 @@ describe('scoring announcements are not delivered back to crm', () => {
     const id = (await owner.post('/api/v1/contacts', { name: 'Big Fish', phone: '+84911000019' })).body.id;
 
     expect((await owner.put(`/api/v1/contacts/${id}`, { tags: ['gold'] })).status).toBe(200);
-    const updates = (changes: string) => events.seen.filter((e) => e.type === 'contact.updated' && e.data.contact.id === id && e.data.changes.join() === changes);
+    const updates = (changes: string) =>
+      events.seen.filter((e) => e.type === 'contact.updated' && e.data.contact.id === id && e.data.changes.join() === changes);
     const [scored] = await eventually(async () => (updates('leadScore').length === 1 ? updates('leadScore') : undefined));
     const [tagged] = updates('tags');
     expect(scored.data.contact.leadScore).toBe(40);
@@ -51,7 +53,12 @@ describe('scoring announcements are not delivered back to crm', () => {
     // The webhook subscriber gets both, the score change exactly as a contact.updated.
     const hooks = await eventually(async () => (rx.at('/contacts').length === 2 ? rx.at('/contacts') : undefined));
     const byChange = Object.fromEntries(hooks.map((r) => [r.json.data.changes.join(), r.json]));
-    expect(byChange.leadScore).toEqual(expect.objectContaining({ type: 'contact.updated', data: expect.objectContaining({ contact: expect.objectContaining({ id, tags: ['gold'] }), changes: ['leadScore'] }) }));
+    expect(byChange.leadScore).toEqual(
+      expect.objectContaining({
+        type: 'contact.updated',
+        data: expect.objectContaining({ contact: expect.objectContaining({ id, tags: ['gold'] }), changes: ['leadScore'] }),
+      }),
+    );
     expect(byChange.tags.data.changes).toEqual(['tags']);
 
     // A rename after the score change: crm's queue is one ordered lane, so once it claimed the rename it would have

@@ -41,7 +41,12 @@ describe('lead scoring', () => {
       return s.totalScore === total ? s : undefined;
     });
   const message = (org: Org, type: 'message.received' | 'message.sent', contactId: string, extra: Record<string, unknown> = {}) =>
-    publishEvent(crm.exchange, type, org.orgId, messageData(type, { contactId, content: 'hello', contentType: 'text', sentAt: new Date().toISOString(), ...extra }));
+    publishEvent(
+      crm.exchange,
+      type,
+      org.orgId,
+      messageData(type, { contactId, content: 'hello', contentType: 'text', sentAt: new Date().toISOString(), ...extra }),
+    );
   const rule = async (as: Client, r: Record<string, unknown>) => {
     const res = await as.post('/api/v1/scoring/rules', r);
     if (res.status !== 201) throw new Error(`rule: ${res.status} ${JSON.stringify(res.body)}`);
@@ -98,10 +103,23 @@ describe('lead scoring', () => {
 
       const res = await admin.put('/api/v1/scoring/config', { baseScore: 5, decayRate: 0, decayInterval: 'weekly' });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(expect.objectContaining({ baseScore: 5, maxScore: 100, decayRate: 0, decayInterval: 'weekly', highValueThreshold: 80, updatedAt: expect.any(String) }));
-      expect((await agent.get('/api/v1/scoring/config')).body).toEqual(expect.objectContaining({ baseScore: 5, decayRate: 0, decayInterval: 'weekly' }));
+      expect(res.body).toEqual(
+        expect.objectContaining({
+          baseScore: 5,
+          maxScore: 100,
+          decayRate: 0,
+          decayInterval: 'weekly',
+          highValueThreshold: 80,
+          updatedAt: expect.any(String),
+        }),
+      );
+      expect((await agent.get('/api/v1/scoring/config')).body).toEqual(
+        expect.objectContaining({ baseScore: 5, decayRate: 0, decayInterval: 'weekly' }),
+      );
       // Another org still has its own defaults.
-      expect((await globex.owner.get('/api/v1/scoring/config')).body).toEqual(expect.objectContaining({ orgId: globex.orgId, baseScore: 0, decayRate: 0.05 }));
+      expect((await globex.owner.get('/api/v1/scoring/config')).body).toEqual(
+        expect.objectContaining({ orgId: globex.orgId, baseScore: 0, decayRate: 0.05 }),
+      );
       await settled(owner);
     });
   });
@@ -203,13 +221,67 @@ describe('lead scoring', () => {
       expect(score).toEqual({ contactId: hot, totalScore: 82, baseScore: 5, breakdown: expect.any(Array), lastUpdated: expect.any(String) });
       const byRule = Object.fromEntries(score.breakdown.map((b: any) => [b.ruleName, b]));
       expect(byRule).toEqual({
-        'Became customer': { ruleId: r.customer.id, ruleName: 'Became customer', condition: 'status_changed', value: 'customer', occurrences: 1, points: 30, weight: 1, contribution: 30 },
+        'Became customer': {
+          ruleId: r.customer.id,
+          ruleName: 'Became customer',
+          condition: 'status_changed',
+          value: 'customer',
+          occurrences: 1,
+          points: 30,
+          weight: 1,
+          contribution: 30,
+        },
         VIP: { ruleId: r.vip.id, ruleName: 'VIP', condition: 'tag_added', value: 'vip', occurrences: 1, points: 20, weight: 1, contribution: 20 },
-        'Meeting booked': { ruleId: r.meeting.id, ruleName: 'Meeting booked', condition: 'appointment_created', value: null, occurrences: 1, points: 10, weight: 1.5, contribution: 15 },
-        'Writes to us': { ruleId: r.inbound.id, ruleName: 'Writes to us', condition: 'message_received', value: null, occurrences: 2, points: 6, weight: 1, contribution: 6 },
-        Tagged: { ruleId: r.anyTag.id, ruleName: 'Tagged', condition: 'tag_added', value: null, occurrences: 2, points: 2, weight: 1, contribution: 2 },
-        'New contact': { ruleId: r.created.id, ruleName: 'New contact', condition: 'contact_created', value: null, occurrences: 1, points: 2, weight: 1, contribution: 2 },
-        'We replied': { ruleId: r.reply.id, ruleName: 'We replied', condition: 'message_replied', value: null, occurrences: 1, points: 4, weight: 0.5, contribution: 2 },
+        'Meeting booked': {
+          ruleId: r.meeting.id,
+          ruleName: 'Meeting booked',
+          condition: 'appointment_created',
+          value: null,
+          occurrences: 1,
+          points: 10,
+          weight: 1.5,
+          contribution: 15,
+        },
+        'Writes to us': {
+          ruleId: r.inbound.id,
+          ruleName: 'Writes to us',
+          condition: 'message_received',
+          value: null,
+          occurrences: 2,
+          points: 6,
+          weight: 1,
+          contribution: 6,
+        },
+        Tagged: {
+          ruleId: r.anyTag.id,
+          ruleName: 'Tagged',
+          condition: 'tag_added',
+          value: null,
+          occurrences: 2,
+          points: 2,
+          weight: 1,
+          contribution: 2,
+        },
+        'New contact': {
+          ruleId: r.created.id,
+          ruleName: 'New contact',
+          condition: 'contact_created',
+          value: null,
+          occurrences: 1,
+          points: 2,
+          weight: 1,
+          contribution: 2,
+        },
+        'We replied': {
+          ruleId: r.reply.id,
+          ruleName: 'We replied',
+          condition: 'message_replied',
+          value: null,
+          occurrences: 1,
+          points: 4,
+          weight: 0.5,
+          contribution: 2,
+        },
       });
       // Largest contribution first.
       expect(score.breakdown[0].ruleName).toBe('Became customer');
@@ -236,14 +308,14 @@ describe('lead scoring', () => {
       expect(s.breakdown.find((b: any) => b.ruleName === 'Writes to us').occurrences).toBe(1);
     });
 
-    it('another org\'s contact, an unknown or a malformed id is 404 on /contacts/:id/scores', async () => {
+    it("another org's contact, an unknown or a malformed id is 404 on /contacts/:id/scores", async () => {
       expect((await globex.owner.get(`/api/v1/contacts/${hot}/scores`)).status).toBe(404);
       expect((await owner.get(`/api/v1/contacts/${randomUUID()}/scores`)).status).toBe(404);
       expect((await owner.get('/api/v1/contacts/nope/scores')).status).toBe(404);
       expect((await crm.api.get(`/api/v1/contacts/${hot}/scores`)).status).toBe(401);
     });
 
-    it('changing or deleting a rule recomputes the org\'s scores over the events already seen', async () => {
+    it("changing or deleting a rule recomputes the org's scores over the events already seen", async () => {
       await owner.put(`/api/v1/scoring/rules/${r.inbound.id}`, { points: 10 });
       await settled(owner);
       // Hot: 82 − 6 + 20; cold: 7 + 3 − 3 + 10.
@@ -298,7 +370,9 @@ describe('lead scoring', () => {
       await message(acme, 'message.received', id);
       // 5 base + 2 created + 15
       const s = await waitScore(agent, id, 22);
-      expect(s.breakdown.find((b: any) => b.ruleName === 'Writes to us')).toEqual(expect.objectContaining({ occurrences: 2, points: 15, contribution: 15 }));
+      expect(s.breakdown.find((b: any) => b.ruleName === 'Writes to us')).toEqual(
+        expect.objectContaining({ occurrences: 2, points: 15, contribution: 15 }),
+      );
       await admin.put('/api/v1/scoring/config', { decayRate: 0 });
       await settled(owner);
       await waitScore(agent, id, 27);
@@ -306,7 +380,7 @@ describe('lead scoring', () => {
   });
 
   describe('high-value leads', () => {
-    it('crossing the org\'s highValueThreshold raises one high_value_lead notification per crossing, and only crossings and meaningful moves are announced', async () => {
+    it("crossing the org's highValueThreshold raises one high_value_lead notification per crossing, and only crossings and meaningful moves are announced", async () => {
       const initech = await crm.newOrg('Initech');
       const boss = initech.owner;
       // Automation's own HIGH_VALUE_LEAD_SCORE is 80: a notification at 40 can only come from the org's threshold.
@@ -317,7 +391,8 @@ describe('lead scoring', () => {
       await rule(boss, { name: 'Writes', condition: 'message_received', points: 5 });
       await settled(boss);
       const id = (await boss.post('/api/v1/contacts', { name: 'Big Fish', phone: '+84911000009' })).body.id;
-      const notes = async () => (await boss.get('/api/v1/notifications')).body.data.filter((n: any) => n.type === 'high_value_lead' && n.resourceId === id);
+      const notes = async () =>
+        (await boss.get('/api/v1/notifications')).body.data.filter((n: any) => n.type === 'high_value_lead' && n.resourceId === id);
 
       await boss.put(`/api/v1/contacts/${id}`, { tags: ['gold'] });
       const first = await eventually(async () => ((await notes()).length === 1 ? (await notes())[0] : undefined));
@@ -351,7 +426,7 @@ describe('lead scoring', () => {
   });
 
   describe('pipeline stages (custom statuses)', () => {
-    it('stage_reached scores a contact moved to the org\'s own stage; the value must be one of the org\'s custom statuses', async () => {
+    it("stage_reached scores a contact moved to the org's own stage; the value must be one of the org's custom statuses", async () => {
       const umbrella = await crm.newOrg('Umbrella');
       const boss = umbrella.owner;
       const proposal = (await boss.post('/api/v1/contact-statuses', { name: 'Proposal sent', color: '#ffaa00' })).body.id;

@@ -47,7 +47,14 @@ describe('tasks', () => {
   describe('POST /api/v1/tasks', () => {
     it('creates an open task (201) with every field, announces task.created and puts it on the contact’s timeline', async () => {
       const dueAt = at(3_600_000);
-      const res = await acme.owner.post('/api/v1/tasks', { title: '  Call back about the quote ', notes: 'ask for the PO', dueAt, assigneeId: agent.id, contactId, conversationId });
+      const res = await acme.owner.post('/api/v1/tasks', {
+        title: '  Call back about the quote ',
+        notes: 'ask for the PO',
+        dueAt,
+        assigneeId: agent.id,
+        contactId,
+        conversationId,
+      });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         id: expect.any(String),
@@ -67,13 +74,27 @@ describe('tasks', () => {
       expect(ev.orgId).toBe(acme.orgId);
       expect(ev.data.task).toEqual(res.body);
       const detail = await acme.owner.get(`/api/v1/contacts/${contactId}`);
-      expect(detail.body.activities).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'task_created', data: expect.stringContaining('Call back about the quote') })]));
+      expect(detail.body.activities).toEqual(
+        expect.arrayContaining([expect.objectContaining({ type: 'task_created', data: expect.stringContaining('Call back about the quote') })]),
+      );
     });
 
     it('needs only a title; the rest is null', async () => {
       const res = await agent.as.post('/api/v1/tasks', { title: 'Tidy the pipeline' });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual(expect.objectContaining({ title: 'Tidy the pipeline', notes: null, dueAt: null, status: 'open', assigneeId: null, contactId: null, conversationId: null, createdBy: agent.id, completedAt: null }));
+      expect(res.body).toEqual(
+        expect.objectContaining({
+          title: 'Tidy the pipeline',
+          notes: null,
+          dueAt: null,
+          status: 'open',
+          assigneeId: null,
+          contactId: null,
+          conversationId: null,
+          createdBy: agent.id,
+          completedAt: null,
+        }),
+      );
     });
 
     it('is 400 naming the field for a missing or blank title, a bad time, malformed ids or an assignee who is not a user of the org', async () => {
@@ -147,10 +168,18 @@ describe('tasks', () => {
     });
 
     it('filters by assignee (an id, or me), status, contact, conversation and dueBefore', async () => {
-      expect(titles(await acme.owner.get(`/api/v1/tasks?contactId=${listContact}&assigneeId=${agent2.id}&status=open`))).toEqual(['soon', 'later', 'undated']);
+      expect(titles(await acme.owner.get(`/api/v1/tasks?contactId=${listContact}&assigneeId=${agent2.id}&status=open`))).toEqual([
+        'soon',
+        'later',
+        'undated',
+      ]);
       expect(titles(await acme.owner.get(`/api/v1/tasks?contactId=${listContact}&status=done`))).toEqual(['done one']);
       expect(titles(await lead.as.get(`/api/v1/tasks?assigneeId=me`))).toEqual(['for the lead']);
-      expect(titles(await acme.owner.get(`/api/v1/tasks?contactId=${listContact}&dueBefore=${encodeURIComponent(at(3_000_000))}`))).toEqual(['done one', 'soon', 'for the lead']);
+      expect(titles(await acme.owner.get(`/api/v1/tasks?contactId=${listContact}&dueBefore=${encodeURIComponent(at(3_000_000))}`))).toEqual([
+        'done one',
+        'soon',
+        'for the lead',
+      ]);
       const byConversation = await acme.owner.get(`/api/v1/tasks?conversationId=${conversationId}`);
       expect(byConversation.body.data.length).toBeGreaterThan(0);
       expect(byConversation.body.data.every((t: any) => t.conversationId === conversationId)).toBe(true);
@@ -205,9 +234,17 @@ describe('tasks', () => {
     });
 
     it('changes only what is sent; null clears the due time and references', async () => {
-      const res = await acme.owner.put(`/api/v1/tasks/${id}`, { title: 'Follow up twice', notes: 'n', dueAt: null, assigneeId: null, contactId: null });
+      const res = await acme.owner.put(`/api/v1/tasks/${id}`, {
+        title: 'Follow up twice',
+        notes: 'n',
+        dueAt: null,
+        assigneeId: null,
+        contactId: null,
+      });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(expect.objectContaining({ id, title: 'Follow up twice', notes: 'n', dueAt: null, assigneeId: null, contactId: null, status: 'open' }));
+      expect(res.body).toEqual(
+        expect.objectContaining({ id, title: 'Follow up twice', notes: 'n', dueAt: null, assigneeId: null, contactId: null, status: 'open' }),
+      );
       const moved = await acme.owner.put(`/api/v1/tasks/${id}`, { assigneeId: agent2.id, conversationId });
       expect(moved.body).toEqual(expect.objectContaining({ title: 'Follow up twice', assigneeId: agent2.id, conversationId }));
     });
@@ -255,10 +292,27 @@ describe('tasks', () => {
       visibleConversation = conversation(acme.orgId, { contactId, assigneeId: agent.id });
       hiddenConversation = conversation(acme.orgId, { contactId, assigneeId: agent2.id, hiddenFrom: [agent.id] });
       await emit('conversation.created', { id: visibleConversation, contactId, chatnetAccountId: account, type: 'user', threadId: 'v' });
-      await emit('conversation.assigned', { conversationId: visibleConversation, contactId, chatnetAccountId: account, assigneeId: agent.id, teamId: null, previousAssigneeId: null, assignedBy: null });
+      await emit('conversation.assigned', {
+        conversationId: visibleConversation,
+        contactId,
+        chatnetAccountId: account,
+        assigneeId: agent.id,
+        teamId: null,
+        previousAssigneeId: null,
+        assignedBy: null,
+      });
       await emit('conversation.created', { id: hiddenConversation, contactId, chatnetAccountId: account, type: 'user', threadId: 'h' });
-      await emit('conversation.assigned', { conversationId: hiddenConversation, contactId, chatnetAccountId: account, assigneeId: agent2.id, teamId: null, previousAssigneeId: null, assignedBy: null });
-      const make = async (as: typeof acme.owner, body: Record<string, unknown>) => (await as.post('/api/v1/tasks', { title: 'vis', ...body })).body.id as string;
+      await emit('conversation.assigned', {
+        conversationId: hiddenConversation,
+        contactId,
+        chatnetAccountId: account,
+        assigneeId: agent2.id,
+        teamId: null,
+        previousAssigneeId: null,
+        assignedBy: null,
+      });
+      const make = async (as: typeof acme.owner, body: Record<string, unknown>) =>
+        (await as.post('/api/v1/tasks', { title: 'vis', ...body })).body.id as string;
       t = {
         mine: await make(acme.owner, { assigneeId: agent.id }),
         byMe: await make(agent.as, { assigneeId: agent2.id }),

@@ -46,7 +46,13 @@ function filledEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of exampleVars) env[name] = example[name] || randomBytes(24).toString('hex');
   env.ENCRYPTION_KEY = randomBytes(32).toString('base64');
-  Object.assign(env, { GATEWAY_PORT: '8080', PUBLIC_URL: 'https://crm.example.org', CORS_ORIGINS: '*', SMTP_URL: '', OTEL_EXPORTER_OTLP_ENDPOINT: '' });
+  Object.assign(env, {
+    GATEWAY_PORT: '8080',
+    PUBLIC_URL: 'https://crm.example.org',
+    CORS_ORIGINS: '*',
+    SMTP_URL: '',
+    OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  });
   Object.assign(env, { JAEGER_UI_PORT: '16686', PROMETHEUS_PORT: '9090' });
   return env;
 }
@@ -151,7 +157,7 @@ describe('PgBouncer', () => {
     }
   });
 
-  test('its server connections fit in PostgreSQL\'s default max_connections beside the services\' direct ones', () => {
+  test("its server connections fit in PostgreSQL's default max_connections beside the services' direct ones", () => {
     // One replica of each service: at most 10 direct connections (README: connection budget), 3 kept for superusers.
     expect(APP.length * Number(settings.default_pool_size) + 10).toBeLessThanOrEqual(100 - 3);
   });
@@ -237,7 +243,9 @@ test('the observability profile runs a collector, Jaeger and Prometheus; service
     expect({ name, endpoint: serviceEnv(name).OTEL_EXPORTER_OTLP_ENDPOINT }).toEqual({ name, endpoint: '' });
     const on = serviceEnv(name, { ...filledEnv(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318' });
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { loadConfig } = require(`@crm/${name}`) as { loadConfig: (env: Record<string, string | undefined>) => { OTEL_EXPORTER_OTLP_ENDPOINT?: string } };
+    const { loadConfig } = require(`@crm/${name}`) as {
+      loadConfig: (env: Record<string, string | undefined>) => { OTEL_EXPORTER_OTLP_ENDPOINT?: string };
+    };
     expect({ name, endpoint: loadConfig(on).OTEL_EXPORTER_OTLP_ENDPOINT }).toEqual({ name, endpoint: 'http://otel-collector:4318' });
     expect({ name, endpoint: loadConfig(serviceEnv(name)).OTEL_EXPORTER_OTLP_ENDPOINT }).toEqual({ name, endpoint: undefined });
   }
@@ -309,7 +317,13 @@ describe('mutual TLS between the processes', () => {
   let keys: Record<string, string>;
   beforeAll(() => {
     const text = execFileSync(process.execPath, [path.join(root, 'scripts', 'generate-keys.mjs')], { encoding: 'utf8' });
-    keys = Object.fromEntries(text.split('\n').map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l)).filter((m): m is RegExpExecArray => m !== null).map((m) => [m[1], m[2]]));
+    keys = Object.fromEntries(
+      text
+        .split('\n')
+        .map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => [m[1], m[2]]),
+    );
   }, 60_000);
 
   test.each([...APP, 'gateway'])('%s gets the CA and its own certificate, named for the host the others dial', (name) => {
@@ -321,7 +335,9 @@ describe('mutual TLS between the processes', () => {
 
   test('compose refuses to start any process without its TLS material', () => {
     for (const name of [...APP, 'gateway']) {
-      expect(() => serviceEnv(name, { ...filledEnv(), ...keys, GRPC_TLS_CA: '' })).toThrow(/compose refuses: run npm run keys and put GRPC_TLS_CA in .env/);
+      expect(() => serviceEnv(name, { ...filledEnv(), ...keys, GRPC_TLS_CA: '' })).toThrow(
+        /compose refuses: run npm run keys and put GRPC_TLS_CA in .env/,
+      );
       const prefix = name.replace(/-/g, '_').toUpperCase();
       expect(() => serviceEnv(name, { ...filledEnv(), ...keys, [`${prefix}_GRPC_TLS_KEY`]: '' })).toThrow(/compose refuses/);
     }
@@ -337,6 +353,10 @@ describe('mutual TLS between the processes', () => {
 
   test("the services' healthcheck asks over mutual TLS with the container's own certificate (the probe script the image holds)", () => {
     expect(existsSync(path.join(root, 'packages', 'grpc-kit', 'src', 'health-probe.ts'))).toBe(true);
-    for (const name of APP) expect({ name, test: compose.services[name].healthcheck?.test }).toEqual({ name, test: ['CMD', 'node', '/app/packages/grpc-kit/dist/health-probe.js'] });
+    for (const name of APP)
+      expect({ name, test: compose.services[name].healthcheck?.test }).toEqual({
+        name,
+        test: ['CMD', 'node', '/app/packages/grpc-kit/dist/health-probe.js'],
+      });
   });
 });

@@ -12,11 +12,15 @@ const root = path.resolve(__dirname, '../..');
 
 /** Asked once, in a child (jest collects suites synchronously): testcontainers' own discovery of an engine. */
 function dockerEngine(): { available: boolean; reason?: string } {
-  const r = spawnSync(process.execPath, ['-e', "require('@crm/testing/dist/containers').dockerEngine().then((d) => console.log(JSON.stringify(d)))"], {
-    cwd: root,
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['-e', "require('@crm/testing/dist/containers').dockerEngine().then((d) => console.log(JSON.stringify(d)))"],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 30_000,
+    },
+  );
   try {
     return JSON.parse(r.stdout.trim().split('\n').pop()!);
   } catch {

@@ -17,7 +17,13 @@ const SERVICES = readdirSync(path.join(root, 'services')).filter((d) => existsSy
 const APP = SERVICES.filter((s) => s !== 'gateway');
 const AUTOSCALED = ['gateway', 'chatnet-connector'];
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: any; data?: Record<string, string> };
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  spec?: any;
+  data?: Record<string, string>;
+};
 
 const parseFile = (file: string): Obj[] =>
   parseAllDocuments(readFileSync(file, 'utf8'))
@@ -68,7 +74,8 @@ const container = (objs: Obj[], name: string) => find(objs, 'Deployment', name)!
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
   services: Record<string, { environment: Record<string, string> }>;
 };
-const portOf = (name: string) => Number(name === 'gateway' ? compose.services.gateway.environment.PORT : compose.services[name].environment.GRPC_PORT);
+const portOf = (name: string) =>
+  Number(name === 'gateway' ? compose.services.gateway.environment.PORT : compose.services[name].environment.GRPC_PORT);
 
 /** The env templates of the Secrets: every key in them is a secret and must never appear as a literal. */
 const secretTemplate = (file: string) =>
@@ -124,8 +131,10 @@ describe.each(SERVICES)('%s', (name) => {
       // image's probe script asks over mutual TLS with the pod's certificate (kubelet's grpc probe cannot present one).
       const probe = ['node', '/app/packages/grpc-kit/dist/health-probe.js'];
       expect(c.readinessProbe.exec).toEqual({ command: probe });
-      for (const p of ['startupProbe', 'livenessProbe']) expect({ p, exec: c[p]?.exec }).toEqual({ p, exec: { command: [...probe, LIVENESS_SERVICE] } });
-      for (const p of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect({ p, timeout: c[p].timeoutSeconds >= 3 }).toEqual({ p, timeout: true });
+      for (const p of ['startupProbe', 'livenessProbe'])
+        expect({ p, exec: c[p]?.exec }).toEqual({ p, exec: { command: [...probe, LIVENESS_SERVICE] } });
+      for (const p of ['startupProbe', 'readinessProbe', 'livenessProbe'])
+        expect({ p, timeout: c[p].timeoutSeconds >= 3 }).toEqual({ p, timeout: true });
     }
   });
 
@@ -145,7 +154,8 @@ describe.each(SERVICES)('%s', (name) => {
     const c = container(base, name);
     const env: Record<string, string | undefined> = { ...find(base, 'ConfigMap', 'messaging-crm-config')!.data };
     for (const e of c.env ?? []) env[e.name] = e.value ?? '10.0.0.7';
-    for (const key of [...Object.keys(secretTemplate('shared.env.example')), ...Object.keys(secretTemplate(`${name}.env.example`))]) env[key] = secretValue(key);
+    for (const key of [...Object.keys(secretTemplate('shared.env.example')), ...Object.keys(secretTemplate(`${name}.env.example`))])
+      env[key] = secretValue(key);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { loadConfig } = require(`@crm/${name}`) as { loadConfig: (e: Record<string, string | undefined>) => { NODE_ENV: string } };
     expect(loadConfig(env).NODE_ENV).toBe('production');
@@ -157,7 +167,13 @@ let keys: Record<string, string> | undefined;
 function generatedKeys(): Record<string, string> {
   if (keys) return keys;
   const text = execFileSync(process.execPath, [path.join(root, 'scripts', 'generate-keys.mjs')], { encoding: 'utf8' });
-  return (keys = Object.fromEntries(text.split('\n').map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l)).filter((m): m is RegExpExecArray => m !== null).map((m) => [m[1], m[2]])));
+  return (keys = Object.fromEntries(
+    text
+      .split('\n')
+      .map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [m[1], m[2]]),
+  ));
 }
 
 describe.each(SERVICES)('%s with the Secrets filled from npm run keys', (name) => {
@@ -174,7 +190,9 @@ describe.each(SERVICES)('%s with the Secrets filled from npm run keys', (name) =
     Object.assign(env, { GRPC_TLS_CA: k.GRPC_TLS_CA, GRPC_TLS_CERT: k[`${prefix}_GRPC_TLS_CERT`], GRPC_TLS_KEY: k[`${prefix}_GRPC_TLS_KEY`] });
     const transport = grpcTransportFromEnv(env);
     expect(transport.secure).toBe(true);
-    expect(new X509Certificate(Buffer.from(env.GRPC_TLS_CERT!, 'base64')).subjectAltName?.split(', ')).toContain(`DNS:${find(base, 'Service', name)!.metadata.name}`);
+    expect(new X509Certificate(Buffer.from(env.GRPC_TLS_CERT!, 'base64')).subjectAltName?.split(', ')).toContain(
+      `DNS:${find(base, 'Service', name)!.metadata.name}`,
+    );
     // messaging's attachments port is HTTPS under TLS: its callers name it so.
     if (env.MESSAGING_HTTP_URL) expect(transport.httpAgent(new URL(env.MESSAGING_HTTP_URL), 'MESSAGING_HTTP_URL')).toBeDefined();
   }, 60_000);
@@ -270,12 +288,18 @@ describe('PgBouncer', () => {
 
   test("runs deploy/pgbouncer's settings and start script, the image compose runs, behind a Service on 5432", () => {
     const data = find(base, 'ConfigMap', 'pgbouncer')!.data!;
-    for (const file of ['pgbouncer.ini', 'start.sh']) expect({ file, same: data[file] === readFileSync(path.join(root, 'deploy', 'pgbouncer', file), 'utf8') }).toEqual({ file, same: true });
+    for (const file of ['pgbouncer.ini', 'start.sh'])
+      expect({ file, same: data[file] === readFileSync(path.join(root, 'deploy', 'pgbouncer', file), 'utf8') }).toEqual({ file, same: true });
     const c = pod.containers[0];
     expect(c.image).toBe(parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')).services.pgbouncer.image);
     expect(c.command).toEqual(['/bin/sh', '/deploy/pgbouncer/start.sh']);
     expect(pod.volumes.find((v: { name: string }) => v.name === 'config').configMap.name).toBe('pgbouncer');
-    expect(c.volumeMounts).toEqual(expect.arrayContaining([{ name: 'config', mountPath: '/deploy/pgbouncer', readOnly: true }, { name: 'tmp', mountPath: '/tmp' }]));
+    expect(c.volumeMounts).toEqual(
+      expect.arrayContaining([
+        { name: 'config', mountPath: '/deploy/pgbouncer', readOnly: true },
+        { name: 'tmp', mountPath: '/tmp' },
+      ]),
+    );
     expect(c.env.map((e: { name: string }) => e.name)).toEqual(expect.arrayContaining(['POSTGRES_HOST', 'POSTGRES_PORT']));
     expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
     expect(service.spec.ports).toEqual([{ name: 'postgres', port: 5432, targetPort: c.ports[0].name }]);
@@ -284,7 +308,9 @@ describe('PgBouncer', () => {
 
   test("knows every service role's password from its own Secret, never a literal", () => {
     expect(pod.containers[0].envFrom).toEqual([{ secretRef: { name: 'pgbouncer-secrets' } }]);
-    expect(Object.keys(secretTemplate('pgbouncer.env.example')).sort()).toEqual(APP.map((n) => `${n.replace(/-/g, '_').toUpperCase()}_DB_PASSWORD`).sort());
+    expect(Object.keys(secretTemplate('pgbouncer.env.example')).sort()).toEqual(
+      APP.map((n) => `${n.replace(/-/g, '_').toUpperCase()}_DB_PASSWORD`).sort(),
+    );
   });
 
   test.each(APP)("%s's pool goes through the PgBouncer Service; what holds a session has DATABASE_DIRECT_URL", (name) => {

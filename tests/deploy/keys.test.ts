@@ -7,7 +7,14 @@ import { grpcTransportFromEnv, INTERNAL_PRINCIPALS, internalAuthFromEnv } from '
 
 const root = path.resolve(__dirname, '../..');
 const generate = (...args: string[]) => execFileSync(process.execPath, [path.join(root, 'scripts/generate-keys.mjs'), ...args], { encoding: 'utf8' });
-const parse = (text: string) => Object.fromEntries(text.split('\n').map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l)).filter((m): m is RegExpExecArray => !!m).map((m) => [m[1], m[2]]));
+const parse = (text: string) =>
+  Object.fromEntries(
+    text
+      .split('\n')
+      .map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l))
+      .filter((m): m is RegExpExecArray => !!m)
+      .map((m) => [m[1], m[2]]),
+  );
 const prefixOf = (name: string) => (name === 'connector' ? 'CHATNET_CONNECTOR' : name.toUpperCase());
 const keyVar = (name: string) => `${prefixOf(name)}_PRIVATE_KEY`;
 /** The host name compose and deploy/k8s give each process (the connector is named by its service). */
@@ -21,7 +28,9 @@ jest.setTimeout(60_000);
 describe('npm run keys: a deployment .env with every secret', () => {
   it('fills every secret of .env.example and leaves only optional settings empty', () => {
     const env = parse(generate());
-    const empty = Object.entries(env).filter(([, v]) => v === '').map(([k]) => k);
+    const empty = Object.entries(env)
+      .filter(([, v]) => v === '')
+      .map(([k]) => k);
     expect(empty).toEqual(['CORS_ORIGINS', 'SMTP_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
     expect(env.JWT_SECRET).toMatch(/^[0-9a-f]{64}$/);
     expect(Buffer.from(env.ENCRYPTION_KEY, 'base64')).toHaveLength(32);
@@ -34,7 +43,9 @@ describe('npm run keys: a deployment .env with every secret', () => {
       internalAuthFromEnv(name, { NODE_ENV: 'production', SERVICE_PRIVATE_KEY: env[keyVar(name)], SERVICE_PUBLIC_KEYS: env.SERVICE_PUBLIC_KEYS }),
     );
     const [gateway, , crm] = auths;
-    expect(crm.verify(gateway.sign({ orgId: 'o', userId: 'u', role: 'agent' }, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact')).toMatchObject({ orgId: 'o', caller: 'gateway' });
+    expect(
+      crm.verify(gateway.sign({ orgId: 'o', userId: 'u', role: 'agent' }, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact'),
+    ).toMatchObject({ orgId: 'o', caller: 'gateway' });
   });
 
   it('gives every process a certificate from one CA, for its host name, localhost and 127.0.0.1, as server and client, valid for years', () => {
@@ -42,11 +53,18 @@ describe('npm run keys: a deployment .env with every secret', () => {
     const ca = certOf(env.GRPC_TLS_CA);
     expect(ca.ca).toBe(true);
     for (const name of INTERNAL_PRINCIPALS) {
-      const tls = { GRPC_TLS_CA: env.GRPC_TLS_CA, GRPC_TLS_CERT: env[`${prefixOf(name)}_GRPC_TLS_CERT`], GRPC_TLS_KEY: env[`${prefixOf(name)}_GRPC_TLS_KEY`] };
+      const tls = {
+        GRPC_TLS_CA: env.GRPC_TLS_CA,
+        GRPC_TLS_CERT: env[`${prefixOf(name)}_GRPC_TLS_CERT`],
+        GRPC_TLS_KEY: env[`${prefixOf(name)}_GRPC_TLS_KEY`],
+      };
       // The checks each process makes at start: the key is the certificate's, the CA issued it.
       expect(grpcTransportFromEnv({ NODE_ENV: 'production', ...tls }).secure).toBe(true);
       const cert = certOf(tls.GRPC_TLS_CERT);
-      expect({ name, san: cert.subjectAltName?.split(', ') }).toEqual({ name, san: [`DNS:${hostOf(name)}`, 'DNS:localhost', 'IP Address:127.0.0.1'] });
+      expect({ name, san: cert.subjectAltName?.split(', ') }).toEqual({
+        name,
+        san: [`DNS:${hostOf(name)}`, 'DNS:localhost', 'IP Address:127.0.0.1'],
+      });
       // serverAuth and clientAuth: each process serves its port and calls the others with the same certificate.
       expect(cert.keyUsage).toEqual(expect.arrayContaining(['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']));
       expect(cert.ca).toBe(false);
@@ -60,7 +78,12 @@ describe('npm run keys: a deployment .env with every secret', () => {
     try {
       const first = parse(generate());
       const existing = path.join(dir, '.env');
-      writeFileSync(existing, Object.entries({ ...first, CRM_DB_PASSWORD: '' }).map(([k, v]) => `${k}=${v}`).join('\n'));
+      writeFileSync(
+        existing,
+        Object.entries({ ...first, CRM_DB_PASSWORD: '' })
+          .map(([k, v]) => `${k}=${v}`)
+          .join('\n'),
+      );
       const second = parse(generate(existing));
       expect(second.JWT_SECRET).toBe(first.JWT_SECRET);
       expect(second.SERVICE_PUBLIC_KEYS).toBe(first.SERVICE_PUBLIC_KEYS);
@@ -78,11 +101,19 @@ describe('npm run keys: a deployment .env with every secret', () => {
     try {
       const first = parse(generate());
       const existing = path.join(dir, '.env');
-      writeFileSync(existing, Object.entries({ ...first, AI_GRPC_TLS_CERT: '' }).map(([k, v]) => `${k}=${v}`).join('\n'));
+      writeFileSync(
+        existing,
+        Object.entries({ ...first, AI_GRPC_TLS_CERT: '' })
+          .map(([k, v]) => `${k}=${v}`)
+          .join('\n'),
+      );
       const second = parse(generate(existing));
       expect(second.GRPC_TLS_CA).not.toBe(first.GRPC_TLS_CA);
       expect(second.CRM_GRPC_TLS_CERT).not.toBe(first.CRM_GRPC_TLS_CERT);
-      expect(grpcTransportFromEnv({ GRPC_TLS_CA: second.GRPC_TLS_CA, GRPC_TLS_CERT: second.AI_GRPC_TLS_CERT, GRPC_TLS_KEY: second.AI_GRPC_TLS_KEY }).secure).toBe(true);
+      expect(
+        grpcTransportFromEnv({ GRPC_TLS_CA: second.GRPC_TLS_CA, GRPC_TLS_CERT: second.AI_GRPC_TLS_CERT, GRPC_TLS_KEY: second.AI_GRPC_TLS_KEY })
+          .secure,
+      ).toBe(true);
       // The rest is kept.
       expect(second.JWT_SECRET).toBe(first.JWT_SECRET);
       expect(second.CRM_PRIVATE_KEY).toBe(first.CRM_PRIVATE_KEY);

@@ -15,8 +15,11 @@ describe('npm start supervisor', () => {
   it('restarts a crashing child with growing delays while the other keeps running, and stops both', async () => {
     const starts = path.join(dir, 'starts.log');
     // "crasher" records each start, then exits 1 after 50 ms; "steady" records its start and stays up.
-    writeFileSync(path.join(dir, 'child.js'), `require('fs').appendFileSync(${JSON.stringify(starts)}, process.argv[2] + ' ' + Date.now() + '\\n');
-      if (process.argv[2] === 'crasher') setTimeout(() => process.exit(1), 50); else setInterval(() => {}, 1000);`);
+    writeFileSync(
+      path.join(dir, 'child.js'),
+      `require('fs').appendFileSync(${JSON.stringify(starts)}, process.argv[2] + ' ' + Date.now() + '\\n');
+      if (process.argv[2] === 'crasher') setTimeout(() => process.exit(1), 50); else setInterval(() => {}, 1000);`,
+    );
     writeFileSync(
       path.join(dir, 'run.mjs'),
       `import { createSupervisor } from ${JSON.stringify(path.join(root, 'scripts/supervisor.mjs'))};
@@ -27,7 +30,11 @@ describe('npm start supervisor', () => {
     const proc = spawn(process.execPath, [path.join(dir, 'run.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     proc.stderr.on('data', (c) => (stderr += c));
-    const lines = () => readFileSync(starts, 'utf8').trim().split('\n').map((l) => l.split(' '));
+    const lines = () =>
+      readFileSync(starts, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' '));
     try {
       const log = await eventually(async () => {
         const l = lines();

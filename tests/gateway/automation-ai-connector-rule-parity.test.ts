@@ -4,7 +4,6 @@ import { client, newOrg } from '../support/http';
 import { expectSameRefusal, httpIssue, rpcIssue } from '../support/rule-parity';
 import { startStack, Stack } from '../support/stack';
 
-
 // automation's, ai's and chatnet-connector's contract rules are stated once (@crm/validation automationRules,
 // aiRules and connectorRules): the gateway's 400 and the service's INVALID_ARGUMENT to a direct caller name the
 // same field with the same words.
@@ -19,9 +18,17 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
   beforeAll(async () => {
     stack = await startStack({ services: ['automation', 'ai', 'chatnet-connector'] });
     org = await newOrg(client(stack.url), 'Acme');
-    automation = createServiceClient(serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'), stack.addr('automation'), testAuth('gateway'));
+    automation = createServiceClient(
+      serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'),
+      stack.addr('automation'),
+      testAuth('gateway'),
+    );
     ai = createServiceClient(serviceDefinition(loadProto('ai/v1/ai.proto'), 'ai.v1.AiService'), stack.addr('ai'), testAuth('gateway'));
-    connector = createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'), stack.addr('chatnet-connector'), testAuth('gateway'));
+    connector = createServiceClient(
+      serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'),
+      stack.addr('chatnet-connector'),
+      testAuth('gateway'),
+    );
   }, 180_000);
   afterAll(async () => {
     automation?.close();
@@ -33,7 +40,11 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
   describe('automation', () => {
     it.each([10_081, -1])('PUT /settings/appointments and UpdateAppointmentSettings with %s minutes', async (minutes) => {
       const http = httpIssue(await org.owner.put('/api/v1/settings/appointments', { reminderMinutesBefore: minutes }));
-      expectSameRefusal(http, await rpcIssue(automation.UpdateAppointmentSettings({ reminderMinutesBefore: minutes }, ctx())), 'reminderMinutesBefore');
+      expectSameRefusal(
+        http,
+        await rpcIssue(automation.UpdateAppointmentSettings({ reminderMinutesBefore: minutes }, ctx())),
+        'reminderMinutesBefore',
+      );
       expect(http.issue?.message).toBe('must be a whole number of minutes from 0 (off) to 10080');
     });
 
@@ -52,13 +63,22 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
     it('POST /automation/rules and CreateRule with 21 actions', async () => {
       const actions = Array.from({ length: 21 }, () => ({ type: 'add_tag', tag: 'vip' }));
       const http = httpIssue(await org.owner.post('/api/v1/automation/rules', { name: 'Too busy', trigger: { type: 'message_received' }, actions }));
-      const rpc = await rpcIssue(automation.CreateRule({ name: 'Too busy', trigger: { type: 'message_received', conditions: [], keywords: [] }, actions, setActions: true }, ctx()));
+      const rpc = await rpcIssue(
+        automation.CreateRule(
+          { name: 'Too busy', trigger: { type: 'message_received', conditions: [], keywords: [] }, actions, setActions: true },
+          ctx(),
+        ),
+      );
       expectSameRefusal(http, rpc, 'actions');
     });
 
     it.each([
       ['a port out of range', { host: 'smtp.example.com', port: 70000, fromAddress: 'shop@example.com' }, 'port'],
-      ['a sender name of 201 characters', { host: 'smtp.example.com', port: 587, fromAddress: 'shop@example.com', fromName: 'n'.repeat(201) }, 'fromName'],
+      [
+        'a sender name of 201 characters',
+        { host: 'smtp.example.com', port: 587, fromAddress: 'shop@example.com', fromName: 'n'.repeat(201) },
+        'fromName',
+      ],
     ])('PUT /settings/email and UpdateEmailChannel with %s', async (_what, input, field) => {
       const http = httpIssue(await org.owner.put('/api/v1/settings/email', input));
       expectSameRefusal(http, await rpcIssue(automation.UpdateEmailChannel(input, ctx())), field);
@@ -92,7 +112,11 @@ describe('one rule, one wording: automation, ai and chatnet-connector agree with
       ['a proxy URL with a path', { displayName: 'Line', proxyUrl: 'http://proxy.example.com:8080/x' }, 'proxyUrl'],
       ['a proxy URL of 2001 characters', { displayName: 'Line', proxyUrl: `http://${'p'.repeat(1994)}.com` }, 'proxyUrl'],
     ])('POST /chatnet-accounts and CreateAccount with %s', async (_what, input, field) => {
-      expectSameRefusal(httpIssue(await org.owner.post('/api/v1/chatnet-accounts', input)), await rpcIssue(connector.CreateAccount(input, ctx())), field);
+      expectSameRefusal(
+        httpIssue(await org.owner.post('/api/v1/chatnet-accounts', input)),
+        await rpcIssue(connector.CreateAccount(input, ctx())),
+        field,
+      );
     });
 
     it('GET /chatnet-accounts and ListAccounts with a status that does not exist', async () => {

@@ -35,7 +35,13 @@ describe(`gateway fuzz: ${REQUESTS} generated requests, seed ${SEED}`, () => {
       // A 5xx is shown with what the services logged about it (its errorId leads to the line and its cause).
       captureErrors: true,
       // Limits are not what this test is about: with them it would mostly see 429s.
-      env: { RATE_LIMIT_USER_PER_MINUTE: '1000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000', RATE_LIMIT_AUTH_PER_MINUTE: '1000000', LOGIN_MAX_FAILURES: '1000000', LOGIN_MAX_FAILURES_PER_DAY: '1000000' },
+      env: {
+        RATE_LIMIT_USER_PER_MINUTE: '1000000',
+        RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000',
+        RATE_LIMIT_AUTH_PER_MINUTE: '1000000',
+        LOGIN_MAX_FAILURES: '1000000',
+        LOGIN_MAX_FAILURES_PER_DAY: '1000000',
+      },
     });
   }, 60_000);
   afterAll(() => stack?.stop());
@@ -62,12 +68,23 @@ describe(`gateway fuzz: ${REQUESTS} generated requests, seed ${SEED}`, () => {
         const route = i < routes.length ? routes[i] : r.pick(routes);
         const method = route.method === '*' ? r.pick(['GET', 'POST', 'PUT', 'DELETE']) : route.method;
         const withBody = method !== 'GET' && method !== 'HEAD' && method !== 'DELETE';
-        return { method, pattern: route.path, path: fillPath(r, route.path, realIds) + hostileQuery(r, names), body: withBody ? hostileBody(r, names) : undefined };
+        return {
+          method,
+          pattern: route.path,
+          path: fillPath(r, route.path, realIds) + hostileQuery(r, names),
+          body: withBody ? hostileBody(r, names) : undefined,
+        };
       });
 
       const send = async (p: { method: string; path: string; body?: string }, headers: Record<string, string>) => {
         try {
-          const res = await fetch(stack.url + p.path, { method: p.method, headers, body: p.body, redirect: 'manual', signal: AbortSignal.timeout(20_000) });
+          const res = await fetch(stack.url + p.path, {
+            method: p.method,
+            headers,
+            body: p.body,
+            redirect: 'manual',
+            signal: AbortSignal.timeout(20_000),
+          });
           return { status: res.status, response: await res.text(), retryAfter: res.headers.get('retry-after') };
         } catch (err) {
           // A hang or a dropped connection is as much a server failure as a 500.
@@ -81,7 +98,9 @@ describe(`gateway fuzz: ${REQUESTS} generated requests, seed ${SEED}`, () => {
       const worker = async () => {
         while (next < plan.length) {
           const p = plan[next++];
-          const headers: Record<string, string> = p.pattern.startsWith('/api/public') ? { 'x-api-key': creds.apiKey } : { authorization: `Bearer ${creds.token}` };
+          const headers: Record<string, string> = p.pattern.startsWith('/api/public')
+            ? { 'x-api-key': creds.apiKey }
+            : { authorization: `Bearer ${creds.token}` };
           if (p.body !== undefined) headers['content-type'] = 'application/json';
           const first = await send(p, headers);
           let { status, response } = first;
@@ -94,16 +113,28 @@ describe(`gateway fuzz: ${REQUESTS} generated requests, seed ${SEED}`, () => {
             ({ status, response } = await send(p, headers));
           }
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (status >= 500) failures.push({ method: p.method, url: p.path.slice(0, 300), body: p.body?.slice(0, 300), status, response: response.slice(0, 300) });
+          if (status >= 500)
+            failures.push({ method: p.method, url: p.path.slice(0, 300), body: p.body?.slice(0, 300), status, response: response.slice(0, 300) });
           // Routes that end the session or rotate the key: carry on with fresh credentials.
-          if (p.pattern === '/api/v1/auth/logout' && status < 300) creds.token = (await api.post('/api/v1/auth/login', { email: org.email, password })).body.token;
+          if (p.pattern === '/api/v1/auth/logout' && status < 300)
+            creds.token = (await api.post('/api/v1/auth/login', { email: org.email, password })).body.token;
           if (p.pattern === '/api/v1/settings/api-key/generate' && status === 201) creds.apiKey = JSON.parse(response).apiKey;
         }
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 
       // The spread of answers, for whoever reads the log of a long run.
-      if (process.env.FUZZ_REPORT) console.log(JSON.stringify({ seed: SEED, requests: REQUESTS, routes: routes.length, statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b)), unavailableRetried: unavailable, failures: failures.length }));
+      if (process.env.FUZZ_REPORT)
+        console.log(
+          JSON.stringify({
+            seed: SEED,
+            requests: REQUESTS,
+            routes: routes.length,
+            statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b)),
+            unavailableRetried: unavailable,
+            failures: failures.length,
+          }),
+        );
       expect({ failures, logged: failures.length ? stack.errorLines() : [] }).toEqual({ failures: [], logged: [] });
     },
     TIME_LIMIT_MS,

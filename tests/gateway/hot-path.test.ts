@@ -73,7 +73,13 @@ describe('gateway hot path without a Redis round trip', () => {
     expect((await me.get('/api/v1/profile')).status).toBe(200);
 
     gate.shut();
-    for (let i = 0; i < 5; i++) expect(await within(me.get('/api/v1/profile').then((r) => r.status), 2000)).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect(
+        await within(
+          me.get('/api/v1/profile').then((r) => r.status),
+          2000,
+        ),
+      ).toBe(200);
     // Proof the gate holds: a token this gateway has never seen needs Redis, and gets no answer.
     const unseen = await newUser();
     expect(await within(gated.as(unseen.token).get('/api/v1/profile'), 500)).toBe('no reply');
@@ -99,7 +105,12 @@ describe('gateway hot path without a Redis round trip', () => {
     const redis = await createClient({ url: infra.redisUrl }).connect();
     try {
       // What identity's MULTI writes, minus the message: as if this gateway was reconnecting when it was sent.
-      await redis.multi().set(keys.revokedJti(jti), '1', { expiration: { type: 'EX', value: 60 } }).set(keys.validAfter(demoted.id), String(Date.now()), { expiration: { type: 'EX', value: 60 } }).incr(keys.revocationsGeneration).exec();
+      await redis
+        .multi()
+        .set(keys.revokedJti(jti), '1', { expiration: { type: 'EX', value: 60 } })
+        .set(keys.validAfter(demoted.id), String(Date.now()), { expiration: { type: 'EX', value: 60 } })
+        .incr(keys.revocationsGeneration)
+        .exec();
     } finally {
       redis.destroy();
     }
@@ -116,7 +127,15 @@ describe('gateway hot path without a Redis round trip', () => {
     expect((await gated.withKey(old).get('/api/public/whoami')).status).toBe(200);
     // Cached in memory: served with Redis commands held back.
     gate.shut();
-    expect(await within(gated.withKey(old).get('/api/public/whoami').then((r) => r.status), 2000)).toBe(200);
+    expect(
+      await within(
+        gated
+          .withKey(old)
+          .get('/api/public/whoami')
+          .then((r) => r.status),
+        2000,
+      ),
+    ).toBe(200);
 
     const rotated = (await acme.owner.post('/api/v1/settings/api-key/generate')).body.apiKey as string;
     gate.open();

@@ -4,7 +4,6 @@ import { client, email, newOrg } from '../support/http';
 import { expectSameRefusal, httpIssue, rpcIssue } from '../support/rule-parity';
 import { startStack, Stack } from '../support/stack';
 
-
 // identity's and the webhooks service's contract rules are stated once (@crm/validation identityRules and
 // webhookRules): the gateway's 400 and the service's INVALID_ARGUMENT to a direct caller name the same field
 // with the same words.
@@ -18,8 +17,16 @@ describe('one rule, one wording: identity and webhooks agree with the gateway', 
   beforeAll(async () => {
     stack = await startStack({ services: ['webhooks'] });
     org = await newOrg(client(stack.url), 'Acme');
-    identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), stack.addr('identity'), testAuth('gateway'));
-    webhooks = createServiceClient(serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'), stack.addr('webhooks'), testAuth('gateway'));
+    identity = createServiceClient(
+      serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'),
+      stack.addr('identity'),
+      testAuth('gateway'),
+    );
+    webhooks = createServiceClient(
+      serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'),
+      stack.addr('webhooks'),
+      testAuth('gateway'),
+    );
   }, 120_000);
   afterAll(async () => {
     identity?.close();
@@ -38,7 +45,12 @@ describe('one rule, one wording: identity and webhooks agree with the gateway', 
   });
 
   it('PUT /users/:id and UpdateUser with a status that does not exist', async () => {
-    const made = await org.owner.post('/api/v1/users', { email: email('agent'), fullName: 'Agent', role: 'agent', password: 'correct horse battery' });
+    const made = await org.owner.post('/api/v1/users', {
+      email: email('agent'),
+      fullName: 'Agent',
+      role: 'agent',
+      password: 'correct horse battery',
+    });
     expect(made.status).toBe(201);
     const http = httpIssue(await org.owner.put(`/api/v1/users/${made.body.id}`, { status: 'asleep' }));
     expectSameRefusal(http, await rpcIssue(identity.UpdateUser({ id: made.body.id, status: 'asleep' }, ctx())), 'status');
@@ -47,7 +59,11 @@ describe('one rule, one wording: identity and webhooks agree with the gateway', 
 
   it('POST /teams and CreateTeam with a description of 1001 characters', async () => {
     const input = { name: `T${Date.now()}`, description: 'x'.repeat(1001) };
-    expectSameRefusal(httpIssue(await org.owner.post('/api/v1/teams', input)), await rpcIssue(identity.CreateTeam({ ...input, setMembers: true }, ctx())), 'description');
+    expectSameRefusal(
+      httpIssue(await org.owner.post('/api/v1/teams', input)),
+      await rpcIssue(identity.CreateTeam({ ...input, setMembers: true }, ctx())),
+      'description',
+    );
   });
 
   it('GET /audit-log and ListAuditLog with an action filter of 101 characters', async () => {
@@ -65,6 +81,10 @@ describe('one rule, one wording: identity and webhooks agree with the gateway', 
 
   it('POST /webhook-settings and CreateWebhook with a URL of 2049 characters', async () => {
     const input = { url: `https://hooks.invalid/${'x'.repeat(2049 - 'https://hooks.invalid/'.length)}`, events: ['contact.created'] };
-    expectSameRefusal(httpIssue(await org.owner.post('/api/v1/webhook-settings', input)), await rpcIssue(webhooks.CreateWebhook(input, ctx())), 'url');
+    expectSameRefusal(
+      httpIssue(await org.owner.post('/api/v1/webhook-settings', input)),
+      await rpcIssue(webhooks.CreateWebhook(input, ctx())),
+      'url',
+    );
   });
 });

@@ -77,13 +77,25 @@ describe('internal credential: services trust only signed calls', () => {
 
   it('a service credential reaches only the methods its policy lists (PERMISSION_DENIED otherwise)', async () => {
     const identity = TARGETS[0];
-    const asWebhooks = createServiceClient(serviceDefinition(loadProto(identity.proto), 'identity.v1.IdentityService'), stack.addr('identity'), testAuth('webhooks'));
-    const asCrm = createServiceClient(serviceDefinition(loadProto(identity.proto), 'identity.v1.IdentityService'), stack.addr('identity'), testAuth('crm'));
+    const asWebhooks = createServiceClient(
+      serviceDefinition(loadProto(identity.proto), 'identity.v1.IdentityService'),
+      stack.addr('identity'),
+      testAuth('webhooks'),
+    );
+    const asCrm = createServiceClient(
+      serviceDefinition(loadProto(identity.proto), 'identity.v1.IdentityService'),
+      stack.addr('identity'),
+      testAuth('crm'),
+    );
     try {
       await expect(asWebhooks.ListUsers({ page: 1, limit: 10 }, { orgId: owner.orgId })).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
-      await expect(asCrm.ListUsers({ page: 1, limit: 10 }, { orgId: owner.orgId })).resolves.toMatchObject({ data: [expect.objectContaining({ id: owner.id })] });
+      await expect(asCrm.ListUsers({ page: 1, limit: 10 }, { orgId: owner.orgId })).resolves.toMatchObject({
+        data: [expect.objectContaining({ id: owner.id })],
+      });
       // crm may list users, but not create them, whatever role it claims.
-      await expect(asCrm.CreateUser({ email: 'x@example.test', fullName: 'X', role: 'owner' }, { orgId: owner.orgId, userId: owner.id, role: 'owner' })).rejects.toMatchObject({
+      await expect(
+        asCrm.CreateUser({ email: 'x@example.test', fullName: 'X', role: 'owner' }, { orgId: owner.orgId, userId: owner.id, role: 'owner' }),
+      ).rejects.toMatchObject({
         code: status.PERMISSION_DENIED,
       });
     } finally {
@@ -92,12 +104,18 @@ describe('internal credential: services trust only signed calls', () => {
     }
   });
 
-  it('the connectors\' peer service answers only connector instances, not the gateway', async () => {
+  it("the connectors' peer service answers only connector instances, not the gateway", async () => {
     const connector = TARGETS[3];
-    const peer = createServiceClient(serviceDefinition(loadProto(connector.proto), 'connector.v1.ConnectorPeerService'), stack.addr('chatnet-connector'), testAuth('gateway'));
+    const peer = createServiceClient(
+      serviceDefinition(loadProto(connector.proto), 'connector.v1.ConnectorPeerService'),
+      stack.addr('chatnet-connector'),
+      testAuth('gateway'),
+    );
     try {
       // The gateway itself may not use the peer service: only connector instances forward to each other.
-      await expect(peer.PeerRelease({ accountId: owner.id, restart: false }, { orgId: owner.orgId })).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
+      await expect(peer.PeerRelease({ accountId: owner.id, restart: false }, { orgId: owner.orgId })).rejects.toMatchObject({
+        code: status.PERMISSION_DENIED,
+      });
     } finally {
       peer.close();
     }

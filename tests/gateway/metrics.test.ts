@@ -7,7 +7,7 @@ import { startReceiver, type Receiver } from '../webhooks/support';
 
 // Every process serves Prometheus text on its own metrics port. Labels are bounded: requests are labelled by the
 // route template that handled them, never by the path a client sent, so no id ever becomes a series.
-describe('GET /metrics on each service\'s METRICS_PORT', () => {
+describe("GET /metrics on each service's METRICS_PORT", () => {
   let stack: Stack;
   let owner: Client;
   let rx: Receiver;
@@ -58,7 +58,11 @@ describe('GET /metrics on each service\'s METRICS_PORT', () => {
     for (const raw of [id, unknownId, strayPath]) expect(text).not.toContain(raw);
     // Every route label is a template the router knows, or "unmatched".
     const templates = new Set([...stack.routes.map((r) => r.path), 'unmatched']);
-    const routes = new Set(parseSamples(text).filter((s) => s.name === 'http_server_duration_seconds_count').map((s) => s.labels.route));
+    const routes = new Set(
+      parseSamples(text)
+        .filter((s) => s.name === 'http_server_duration_seconds_count')
+        .map((s) => s.labels.route),
+    );
     for (const route of routes) expect(templates).toContain(route);
   });
 
@@ -69,7 +73,14 @@ describe('GET /metrics on each service\'s METRICS_PORT', () => {
       const t = await scrape('crm');
       return sampleValue(t, 'amqp_messages_published_total', { type: 'contact.created' }) ? t : undefined;
     });
-    expect(sampleValue(text, 'grpc_server_duration_seconds_count', { service: 'crm', grpc_service: 'crm.v1.CrmService', grpc_method: 'CreateContact', grpc_code: 'OK' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sampleValue(text, 'grpc_server_duration_seconds_count', {
+        service: 'crm',
+        grpc_service: 'crm.v1.CrmService',
+        grpc_method: 'CreateContact',
+        grpc_code: 'OK',
+      }),
+    ).toBeGreaterThanOrEqual(1);
     expect(sampleValue(text, 'outbox_backlog_rows', { service: 'crm' })).toEqual(expect.any(Number));
     expect(sampleValue(text, 'outbox_oldest_unsent_age_seconds', { service: 'crm' })).toEqual(expect.any(Number));
     const queue = `${stack.env.EVENTS_EXCHANGE}.crm.contact-events`;
@@ -99,7 +110,8 @@ describe('GET /metrics on each service\'s METRICS_PORT', () => {
   it('counts 429s by the limit that refused them', async () => {
     const api = client(stack.url);
     let status = 0;
-    for (let i = 0; i < 10 && status !== 429; i++) status = (await api.post('/api/v1/auth/login', { email: 'nobody@example.test', password: 'wrong password' })).status;
+    for (let i = 0; i < 10 && status !== 429; i++)
+      status = (await api.post('/api/v1/auth/login', { email: 'nobody@example.test', password: 'wrong password' })).status;
     expect(status).toBe(429);
     const text = await scrape('gateway');
     expect(sampleValue(text, 'http_rate_limit_rejections_total', { service: 'gateway', limit: 'auth_ip' })).toBe(1);

@@ -20,7 +20,13 @@ describe('no input gives a 5xx', () => {
   const fieldsOf = (body: { error: { details?: { field: string }[] } }) => (body.error.details ?? []).map((d) => d.field);
 
   describe('impossible dates and dates outside years 1-9999 are a 400 naming the field', () => {
-    const lists = ['/api/v1/contacts', '/api/v1/appointments', '/api/v1/analytics/conversion-funnel', '/api/v1/analytics/team-performance', '/api/v1/analytics/response-time'];
+    const lists = [
+      '/api/v1/contacts',
+      '/api/v1/appointments',
+      '/api/v1/analytics/conversion-funnel',
+      '/api/v1/analytics/team-performance',
+      '/api/v1/analytics/response-time',
+    ];
     it.each(lists)('GET %s?dateFrom=9999-99-99', async (path) => {
       const res = await owner.get(`${path}?dateFrom=9999-99-99`);
       expect(res.status).toBe(400);
@@ -47,13 +53,16 @@ describe('no input gives a 5xx', () => {
   });
 
   describe('the widest valid dates still answer', () => {
-    it.each(['/api/v1/contacts', '/api/v1/appointments', '/api/v1/analytics/conversion-funnel', '/api/v1/analytics/team-performance', '/api/v1/analytics/response-time'])(
-      'GET %s from 0001-01-01 to 9999-12-31 is 200',
-      async (path) => {
-        expect((await owner.get(`${path}?dateFrom=0001-01-01&dateTo=9999-12-31`)).status).toBe(200);
-        expect((await owner.get(`${path}?dateTo=9999-12-31`)).status).toBe(200);
-      },
-    );
+    it.each([
+      '/api/v1/contacts',
+      '/api/v1/appointments',
+      '/api/v1/analytics/conversion-funnel',
+      '/api/v1/analytics/team-performance',
+      '/api/v1/analytics/response-time',
+    ])('GET %s from 0001-01-01 to 9999-12-31 is 200', async (path) => {
+      expect((await owner.get(`${path}?dateFrom=0001-01-01&dateTo=9999-12-31`)).status).toBe(200);
+      expect((await owner.get(`${path}?dateTo=9999-12-31`)).status).toBe(200);
+    });
     it('the analytics period of 9999-12-31 ends on its last millisecond', async () => {
       const res = await owner.get('/api/v1/analytics/response-time?dateFrom=9999-12-31&dateTo=9999-12-31');
       expect(res.status).toBe(200);
@@ -131,7 +140,10 @@ describe('no input gives a 5xx', () => {
       expect(res.status).toBe(405);
       expect(res.headers.get('allow')).toBe(allow);
       const body = await res.json();
-      expect(body).toEqual({ error: { code: 'method_not_allowed', message: `${method} is not allowed on ${path}; use ${allow}` }, requestId: expect.any(String) });
+      expect(body).toEqual({
+        error: { code: 'method_not_allowed', message: `${method} is not allowed on ${path}; use ${allow}` },
+        requestId: expect.any(String),
+      });
     });
     it('HEAD of a GET route is not a 405, and an unknown path stays 401 without a token', async () => {
       expect((await fetch(`${stack.url}/api/v1/setup/status`, { method: 'HEAD' })).status).toBe(200);

@@ -77,7 +77,12 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
   });
 
   it('contacts: list, create, read, update, and their errors', async () => {
-    const created = await a.pub.post('/api/public/contacts', { fullName: 'Lan Pham', phone: '+84901234567', email: 'lan@example.test', tags: ['vip'] });
+    const created = await a.pub.post('/api/public/contacts', {
+      fullName: 'Lan Pham',
+      phone: '+84901234567',
+      email: 'lan@example.test',
+      tags: ['vip'],
+    });
     expect(created.status).toBe(201);
     conforms('POST', '/api/public/contacts', created);
     const id = created.body.id;
@@ -89,11 +94,21 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     conforms('GET', '/api/public/contacts', await a.pub.get('/api/public/contacts?status=bogus'));
     conforms('GET', '/api/public/contacts', await client(stack.url).get('/api/public/contacts'));
 
-    const appt = await a.pub.post('/api/public/appointments', { contactId: id, appointmentDate: '2030-05-01', appointmentTime: '09:30', type: 'call', notes: 'first call' });
+    const appt = await a.pub.post('/api/public/appointments', {
+      contactId: id,
+      appointmentDate: '2030-05-01',
+      appointmentTime: '09:30',
+      type: 'call',
+      notes: 'first call',
+    });
     expect(appt.status).toBe(201);
     conforms('POST', '/api/public/appointments', appt);
     conforms('POST', '/api/public/appointments', await a.pub.post('/api/public/appointments', { contactId: id, appointmentDate: '2030-02-30' }));
-    conforms('POST', '/api/public/appointments', await a.pub.post('/api/public/appointments', { contactId: '00000000-0000-4000-8000-000000000000', appointmentDate: '2030-05-01' }));
+    conforms(
+      'POST',
+      '/api/public/appointments',
+      await a.pub.post('/api/public/appointments', { contactId: '00000000-0000-4000-8000-000000000000', appointmentDate: '2030-05-01' }),
+    );
 
     const detail = await a.pub.get(`/api/public/contacts/${id}`);
     expect(detail.body.appointments).toHaveLength(1);
@@ -118,7 +133,9 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     const accountId = account.body.id;
     expect((await a.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
     expect((await a.owner.post(`/sandbox/accounts/${accountId}/scan`, {})).body.status).toBe('connected');
-    expect((await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-contract', fromName: 'Minh', content: 'Hello?' })).status).toBe(200);
+    expect(
+      (await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-contract', fromName: 'Minh', content: 'Hello?' })).status,
+    ).toBe(200);
 
     const convs = await eventually(async () => {
       const r = await a.pub.get('/api/public/conversations?limit=10');
@@ -131,26 +148,60 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     const msgs = await a.pub.get(`/api/public/conversations/${convId}/messages`);
     expect(msgs.body.messages.length).toBeGreaterThan(0);
     conforms('GET', '/api/public/conversations/{id}/messages', msgs);
-    conforms('GET', '/api/public/conversations/{id}/messages', await a.pub.get('/api/public/conversations/00000000-0000-4000-8000-000000000000/messages'));
+    conforms(
+      'GET',
+      '/api/public/conversations/{id}/messages',
+      await a.pub.get('/api/public/conversations/00000000-0000-4000-8000-000000000000/messages'),
+    );
 
-    const sent = await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-contract', content: 'Yes, we are here' }, { 'idempotency-key': 'contract-1' });
+    const sent = await a.pub.post(
+      '/api/public/messages/send',
+      { chatnetAccountId: accountId, threadId: 'uid-contract', content: 'Yes, we are here' },
+      { 'idempotency-key': 'contract-1' },
+    );
     expect(sent.status).toBe(200);
     conforms('POST', '/api/public/messages/send', sent);
     // The message a send answers with is read back, and another id is 404.
     conforms('GET', '/api/public/messages/{id}', await a.pub.get(`/api/public/messages/${sent.body.messageId}`));
     conforms('GET', '/api/public/messages/{id}', await a.pub.get('/api/public/messages/00000000-0000-4000-8000-000000000000'));
-    conforms('POST', '/api/public/messages/send', await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-contract' }));
-    conforms('POST', '/api/public/messages/send', await a.pub.post('/api/public/messages/send', { chatnetAccountId: '00000000-0000-4000-8000-000000000000', threadId: 'x', content: 'hi' }));
+    conforms(
+      'POST',
+      '/api/public/messages/send',
+      await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-contract' }),
+    );
+    conforms(
+      'POST',
+      '/api/public/messages/send',
+      await a.pub.post('/api/public/messages/send', { chatnetAccountId: '00000000-0000-4000-8000-000000000000', threadId: 'x', content: 'hi' }),
+    );
 
     // Writing first to someone who never wrote (issue #26): new (201), found (200), and the errors.
-    expect((await a.owner.post('/sandbox/network/phones', { phones: [{ phone: '+84912340001', chatnetUid: 'uid-lead', displayName: 'Lead' }] })).status).toBe(200);
-    const started = await a.pub.post('/api/public/conversations', { chatnetAccountId: accountId, phone: '0912340001', content: 'Hello from the shop' });
+    expect(
+      (await a.owner.post('/sandbox/network/phones', { phones: [{ phone: '+84912340001', chatnetUid: 'uid-lead', displayName: 'Lead' }] })).status,
+    ).toBe(200);
+    const started = await a.pub.post('/api/public/conversations', {
+      chatnetAccountId: accountId,
+      phone: '0912340001',
+      content: 'Hello from the shop',
+    });
     expect(started.status).toBe(201);
     conforms('POST', '/api/public/conversations', started);
-    conforms('POST', '/api/public/conversations', await a.pub.post('/api/public/conversations', { chatnetAccountId: accountId, chatnetUid: 'uid-lead' }));
+    conforms(
+      'POST',
+      '/api/public/conversations',
+      await a.pub.post('/api/public/conversations', { chatnetAccountId: accountId, chatnetUid: 'uid-lead' }),
+    );
     conforms('POST', '/api/public/conversations', await a.pub.post('/api/public/conversations', { chatnetAccountId: accountId }));
-    conforms('POST', '/api/public/conversations', await a.pub.post('/api/public/conversations', { chatnetAccountId: '00000000-0000-4000-8000-000000000000', phone: '0912340001' }));
-    conforms('POST', '/api/public/conversations', await a.pub.post('/api/public/conversations', { chatnetAccountId: accountId, phone: '0900000000' }));
+    conforms(
+      'POST',
+      '/api/public/conversations',
+      await a.pub.post('/api/public/conversations', { chatnetAccountId: '00000000-0000-4000-8000-000000000000', phone: '0912340001' }),
+    );
+    conforms(
+      'POST',
+      '/api/public/conversations',
+      await a.pub.post('/api/public/conversations', { chatnetAccountId: accountId, phone: '0900000000' }),
+    );
   });
 
   it('whoami, and the documents themselves', async () => {
@@ -187,9 +238,17 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     check('PUT', '/api/v1/chatnet-accounts/{id}/proxy', await a.owner.put(`/api/v1/chatnet-accounts/${accountId}/proxy`, { proxyUrl: null }));
     check('GET', '/sandbox/accounts/{id}/sent', await a.owner.get(`/sandbox/accounts/${accountId}/sent`));
     check('POST', '/sandbox/accounts/{id}/seen', await a.owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'uid-contract' }));
-    check('POST', '/sandbox/accounts/{id}/self', await a.owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-contract', content: 'typed on the phone' }));
+    check(
+      'POST',
+      '/sandbox/accounts/{id}/self',
+      await a.owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-contract', content: 'typed on the phone' }),
+    );
     check('GET', '/sandbox/accounts/{id}/seen-by-agent', await a.owner.get(`/sandbox/accounts/${accountId}/seen-by-agent`));
-    check('POST', '/sandbox/accounts/{id}/friends', await a.owner.post(`/sandbox/accounts/${accountId}/friends`, { friends: [{ chatnetUid: 'uid-f', displayName: 'F' }] }));
+    check(
+      'POST',
+      '/sandbox/accounts/{id}/friends',
+      await a.owner.post(`/sandbox/accounts/${accountId}/friends`, { friends: [{ chatnetUid: 'uid-f', displayName: 'F' }] }),
+    );
   });
 
   /**
@@ -206,7 +265,12 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     expect([method, path, res.status, Boolean(documented)]).toEqual([method, path, res.status, true]);
     let schema = documented.content?.['application/json']?.schema;
     if (!schema) {
-      expect([method, path, res.status, documented.content ? 'content' : res.body ?? '']).toEqual([method, path, res.status, documented.content ? 'content' : '']);
+      expect([method, path, res.status, documented.content ? 'content' : (res.body ?? '')]).toEqual([
+        method,
+        path,
+        res.status,
+        documented.content ? 'content' : '',
+      ]);
       return;
     }
     if (schema.$ref) schema = whole.components.schemas[schema.$ref.split('/').pop()];
@@ -227,7 +291,12 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     const note = await a.owner.post(`/api/v1/conversations/${convId}/notes`, { content: 'Call her back on Monday' });
     expect(note.status).toBe(201);
     await matchesWhole('POST', '/api/v1/conversations/{id}/notes', note);
-    await matchesWhole('POST', '/api/v1/conversations/{id}/notes', await a.owner.post(`/api/v1/conversations/${convId}/notes`, { content: ' ' }), 400);
+    await matchesWhole(
+      'POST',
+      '/api/v1/conversations/{id}/notes',
+      await a.owner.post(`/api/v1/conversations/${convId}/notes`, { content: ' ' }),
+      400,
+    );
     await matchesWhole('GET', '/api/v1/conversations/{id}/notes', await a.owner.get(`/api/v1/conversations/${convId}/notes`));
 
     // The timeline holds both kinds of item, each validated against its branch.
@@ -235,16 +304,44 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     expect(detail.body.timeline.map((t: { kind: string }) => t.kind)).toEqual(expect.arrayContaining(['message', 'note']));
     await matchesWhole('GET', '/api/v1/conversations/{id}', detail);
     await matchesWhole('GET', '/api/v1/conversations/{id}', await a.owner.get(`/api/v1/conversations/${none}`), 404);
-    await matchesWhole('DELETE', '/api/v1/conversations/{id}/notes/{noteId}', await a.owner.del(`/api/v1/conversations/${convId}/notes/${note.body.id}`), 204);
+    await matchesWhole(
+      'DELETE',
+      '/api/v1/conversations/{id}/notes/{noteId}',
+      await a.owner.del(`/api/v1/conversations/${convId}/notes/${note.body.id}`),
+      204,
+    );
 
-    const sent = await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: 'We open at nine' }, { 'idempotency-key': 'contract-internal-1' });
+    const sent = await a.owner.post(
+      `/api/v1/conversations/${convId}/messages`,
+      { content: 'We open at nine' },
+      { 'idempotency-key': 'contract-internal-1' },
+    );
     expect(sent.status).toBe(201);
     await matchesWhole('POST', '/api/v1/conversations/{id}/messages', sent);
-    await matchesWhole('POST', '/api/v1/conversations/{id}/messages', await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: '' }), 400);
-    await matchesWhole('POST', '/api/v1/conversations/{id}/messages', await a.owner.post(`/api/v1/conversations/${none}/messages`, { content: 'hi' }), 404);
+    await matchesWhole(
+      'POST',
+      '/api/v1/conversations/{id}/messages',
+      await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: '' }),
+      400,
+    );
+    await matchesWhole(
+      'POST',
+      '/api/v1/conversations/{id}/messages',
+      await a.owner.post(`/api/v1/conversations/${none}/messages`, { content: 'hi' }),
+      404,
+    );
     // The same key for another message.
-    await matchesWhole('POST', '/api/v1/conversations/{id}/messages', await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: 'Other' }, { 'idempotency-key': 'contract-internal-1' }), 422);
-    await matchesWhole('PUT', '/api/v1/conversations/{id}/messages/{messageId}', await a.owner.put(`/api/v1/conversations/${convId}/messages/${sent.body.id}`, { isReplied: true }));
+    await matchesWhole(
+      'POST',
+      '/api/v1/conversations/{id}/messages',
+      await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: 'Other' }, { 'idempotency-key': 'contract-internal-1' }),
+      422,
+    );
+    await matchesWhole(
+      'PUT',
+      '/api/v1/conversations/{id}/messages/{messageId}',
+      await a.owner.put(`/api/v1/conversations/${convId}/messages/${sent.body.id}`, { isReplied: true }),
+    );
 
     const hits = await eventually(async () => {
       const r = await a.owner.get('/api/v1/messages/search?q=hello');
@@ -257,7 +354,10 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     expect(assigned.body.assigneeId).toBe(a.user.id);
     await matchesWhole('PUT', '/api/v1/conversations/{id}/assignee', assigned);
     await matchesWhole('PUT', '/api/v1/conversations/{id}/assignee', await a.owner.put(`/api/v1/conversations/${convId}/assignee`, {}), 400);
-    const snoozed = await a.owner.put(`/api/v1/conversations/${convId}/status`, { status: 'snoozed', snoozedUntil: new Date(Date.now() + 86_400_000).toISOString() });
+    const snoozed = await a.owner.put(`/api/v1/conversations/${convId}/status`, {
+      status: 'snoozed',
+      snoozedUntil: new Date(Date.now() + 86_400_000).toISOString(),
+    });
     expect(snoozed.body.snoozedUntil).toEqual(expect.any(String));
     await matchesWhole('PUT', '/api/v1/conversations/{id}/status', snoozed);
     for (const move of ['reopen', 'unread', 'read', 'close', 'archive']) {
@@ -269,7 +369,12 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     const bulk = await a.owner.post('/api/v1/conversations/bulk', { ids: [convId, none], action: 'read' });
     expect(bulk.body.failed).toEqual([{ id: none, code: 'not_found' }]);
     await matchesWhole('POST', '/api/v1/conversations/bulk', bulk);
-    await matchesWhole('POST', '/api/v1/conversations/bulk', await a.owner.post('/api/v1/conversations/bulk', { ids: [convId], action: 'explode' }), 400);
+    await matchesWhole(
+      'POST',
+      '/api/v1/conversations/bulk',
+      await a.owner.post('/api/v1/conversations/bulk', { ids: [convId], action: 'explode' }),
+      400,
+    );
 
     await matchesWhole('GET', '/api/v1/settings/inbox', await a.owner.get('/api/v1/settings/inbox'));
     await matchesWhole('PUT', '/api/v1/settings/inbox', await a.owner.put('/api/v1/settings/inbox', { agentVisibility: 'all' }));
@@ -283,9 +388,19 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     const filed = await a.owner.post(`/api/v1/chat/folders/${folder.body.id}/conversations`, { conversationIds: [convId] });
     expect(filed.body.conversationCount).toBe(1);
     await matchesWhole('POST', '/api/v1/chat/folders/{id}/conversations', filed);
-    await matchesWhole('POST', '/api/v1/chat/folders/{id}/conversations', await a.owner.post(`/api/v1/chat/folders/${folder.body.id}/conversations`, { conversationIds: [none] }), 404);
+    await matchesWhole(
+      'POST',
+      '/api/v1/chat/folders/{id}/conversations',
+      await a.owner.post(`/api/v1/chat/folders/${folder.body.id}/conversations`, { conversationIds: [none] }),
+      404,
+    );
     await matchesWhole('GET', '/api/v1/chat/folders', await a.owner.get('/api/v1/chat/folders'));
-    await matchesWhole('DELETE', '/api/v1/chat/folders/{id}/conversations/{conversationId}', await a.owner.del(`/api/v1/chat/folders/${folder.body.id}/conversations/${convId}`), 204);
+    await matchesWhole(
+      'DELETE',
+      '/api/v1/chat/folders/{id}/conversations/{conversationId}',
+      await a.owner.del(`/api/v1/chat/folders/${folder.body.id}/conversations/${convId}`),
+      204,
+    );
     await matchesWhole('DELETE', '/api/v1/chat/folders/{id}', await a.owner.del(`/api/v1/chat/folders/${folder.body.id}`), 204);
 
     const preset = await a.owner.post('/api/v1/chat/presets', { name: 'Hours', content: 'We open at nine', category: 'info' });
@@ -293,7 +408,11 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     await matchesWhole('POST', '/api/v1/chat/presets', preset);
     await matchesWhole('GET', '/api/v1/chat/presets', await a.owner.get('/api/v1/chat/presets?category=info'));
     await matchesWhole('GET', '/api/v1/chat/presets/{id}', await a.owner.get(`/api/v1/chat/presets/${preset.body.id}`));
-    await matchesWhole('PUT', '/api/v1/chat/presets/{id}', await a.owner.put(`/api/v1/chat/presets/${preset.body.id}`, { content: 'We open at ten' }));
+    await matchesWhole(
+      'PUT',
+      '/api/v1/chat/presets/{id}',
+      await a.owner.put(`/api/v1/chat/presets/${preset.body.id}`, { content: 'We open at ten' }),
+    );
     await matchesWhole('PUT', '/api/v1/chat/presets/{id}', await a.owner.put(`/api/v1/chat/presets/${preset.body.id}`, { name: '' }), 400);
     await matchesWhole('DELETE', '/api/v1/chat/presets/{id}', await a.owner.del(`/api/v1/chat/presets/${preset.body.id}`), 204);
     await matchesWhole('GET', '/api/v1/chat/presets/{id}', await a.owner.get(`/api/v1/chat/presets/${preset.body.id}`), 404);
@@ -323,14 +442,35 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     const form = await a.owner.post(`/sandbox/socialnet/pages/${page.body.id}/forms`, { name: 'Spring offer' });
     expect(form.status).toBe(201);
     await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/forms', form);
-    await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/forms', await a.owner.post('/sandbox/socialnet/pages/nope/forms', { name: 'x' }), 404);
-    const leads = await a.owner.post(`/sandbox/socialnet/forms/${form.body.id}/leads`, { leads: [{ id: 'lead-1', fullName: 'Hoa Tran', phone: '0905 111 222', city: 'Hue' }] });
+    await matchesWhole(
+      'POST',
+      '/sandbox/socialnet/pages/{pageId}/forms',
+      await a.owner.post('/sandbox/socialnet/pages/nope/forms', { name: 'x' }),
+      404,
+    );
+    const leads = await a.owner.post(`/sandbox/socialnet/forms/${form.body.id}/leads`, {
+      leads: [{ id: 'lead-1', fullName: 'Hoa Tran', phone: '0905 111 222', city: 'Hue' }],
+    });
     expect(leads.body.added).toBe(1);
     await matchesWhole('POST', '/sandbox/socialnet/forms/{formId}/leads', leads);
-    await matchesWhole('POST', '/sandbox/socialnet/forms/{formId}/leads', await a.owner.post(`/sandbox/socialnet/forms/${form.body.id}/leads`, { leads: [] }), 400);
-    await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/outage', await a.owner.post(`/sandbox/socialnet/pages/${page.body.id}/outage`, { afterLeads: 5 }));
+    await matchesWhole(
+      'POST',
+      '/sandbox/socialnet/forms/{formId}/leads',
+      await a.owner.post(`/sandbox/socialnet/forms/${form.body.id}/leads`, { leads: [] }),
+      400,
+    );
+    await matchesWhole(
+      'POST',
+      '/sandbox/socialnet/pages/{pageId}/outage',
+      await a.owner.post(`/sandbox/socialnet/pages/${page.body.id}/outage`, { afterLeads: 5 }),
+    );
     await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/revoke', await a.owner.post(`/sandbox/socialnet/pages/${page.body.id}/revoke`));
-    await matchesWhole('POST', '/sandbox/socialnet/pages/{pageId}/revoke', await client(stack.url).post(`/sandbox/socialnet/pages/${page.body.id}/revoke`), 401);
+    await matchesWhole(
+      'POST',
+      '/sandbox/socialnet/pages/{pageId}/revoke',
+      await client(stack.url).post(`/sandbox/socialnet/pages/${page.body.id}/revoke`),
+      401,
+    );
   });
 
   /** `check`, after asserting the status the scenario expects (the body is shown when it differs). */
@@ -343,20 +483,40 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
 
   it('automation: templates, rules, campaigns, notifications and reminder settings match /openapi.json', async () => {
     const o = a.owner;
-    const tpl = expectAt(201, 'POST', '/api/v1/automation/templates', await o.post('/api/v1/automation/templates', { name: 'Welcome', content: 'Hi {{name}}!' }));
+    const tpl = expectAt(
+      201,
+      'POST',
+      '/api/v1/automation/templates',
+      await o.post('/api/v1/automation/templates', { name: 'Welcome', content: 'Hi {{name}}!' }),
+    );
     expectAt(200, 'GET', '/api/v1/automation/templates', await o.get('/api/v1/automation/templates'));
     expectAt(200, 'GET', '/api/v1/automation/templates/{id}', await o.get(`/api/v1/automation/templates/${tpl.id}`));
     expectAt(200, 'PUT', '/api/v1/automation/templates/{id}', await o.put(`/api/v1/automation/templates/${tpl.id}`, { category: 'greetings' }));
     expectAt(404, 'GET', '/api/v1/automation/templates/{id}', await o.get(`/api/v1/automation/templates/${NOPE}`));
 
-    const ruleBody = { name: 'Price question', trigger: { type: 'keyword', keywords: ['price'] }, actions: [{ type: 'send_message', templateId: tpl.id }, { type: 'add_tag', tag: 'asked' }] };
+    const ruleBody = {
+      name: 'Price question',
+      trigger: { type: 'keyword', keywords: ['price'] },
+      actions: [
+        { type: 'send_message', templateId: tpl.id },
+        { type: 'add_tag', tag: 'asked' },
+      ],
+    };
     const rule = expectAt(201, 'POST', '/api/v1/automation/rules', await o.post('/api/v1/automation/rules', ruleBody));
     expectAt(400, 'POST', '/api/v1/automation/rules', await o.post('/api/v1/automation/rules', { ...ruleBody, actions: 'none' }));
     expectAt(422, 'POST', '/api/v1/automation/rules/{id}/pause', await o.post(`/api/v1/automation/rules/${rule.id}/pause`));
     expectAt(200, 'POST', '/api/v1/automation/rules/{id}/activate', await o.post(`/api/v1/automation/rules/${rule.id}/activate`));
-    const scored = await o.post('/api/v1/automation/rules', { name: 'Hot lead', trigger: { type: 'contact_created', conditions: [{ field: 'leadScore', operator: 'gte', value: 50 }] }, actions: [{ type: 'add_tag', tag: 'hot' }] });
-    expect(expectAt(200, 'GET', '/api/v1/automation/rules/{id}', await o.get(`/api/v1/automation/rules/${scored.body.id}`)).trigger.conditions[0].value).toBe(50);
-    expect(expectAt(200, 'GET', '/api/v1/automation/rules', await o.get('/api/v1/automation/rules?triggerType=keyword')).data[0].trigger.keywords).toEqual(['price']);
+    const scored = await o.post('/api/v1/automation/rules', {
+      name: 'Hot lead',
+      trigger: { type: 'contact_created', conditions: [{ field: 'leadScore', operator: 'gte', value: 50 }] },
+      actions: [{ type: 'add_tag', tag: 'hot' }],
+    });
+    expect(
+      expectAt(200, 'GET', '/api/v1/automation/rules/{id}', await o.get(`/api/v1/automation/rules/${scored.body.id}`)).trigger.conditions[0].value,
+    ).toBe(50);
+    expect(
+      expectAt(200, 'GET', '/api/v1/automation/rules', await o.get('/api/v1/automation/rules?triggerType=keyword')).data[0].trigger.keywords,
+    ).toEqual(['price']);
     expectAt(400, 'GET', '/api/v1/automation/rules', await o.get('/api/v1/automation/rules?status=bogus'));
     expectAt(200, 'GET', '/api/v1/automation/rules/{id}/runs', await o.get(`/api/v1/automation/rules/${rule.id}/runs`));
     expectAt(409, 'DELETE', '/api/v1/automation/templates/{id}', await o.del(`/api/v1/automation/templates/${tpl.id}`));
@@ -367,7 +527,12 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     const campaign = expectAt(201, 'POST', '/api/v1/campaigns', await o.post('/api/v1/campaigns', campaignBody));
     // No SMTP server (neither the organization's nor SMTP_URL): an email campaign is still created as a draft, and
     // refused when it is started.
-    const emailDraft = expectAt(201, 'POST', '/api/v1/campaigns', await o.post('/api/v1/campaigns', { ...campaignBody, type: 'email', subject: 'Hello' }));
+    const emailDraft = expectAt(
+      201,
+      'POST',
+      '/api/v1/campaigns',
+      await o.post('/api/v1/campaigns', { ...campaignBody, type: 'email', subject: 'Hello' }),
+    );
     expectAt(422, 'POST', '/api/v1/campaigns/{id}/activate', await o.post(`/api/v1/campaigns/${emailDraft.id}/activate`));
     expectAt(200, 'GET', '/api/v1/campaigns', await o.get('/api/v1/campaigns'));
     expectAt(200, 'GET', '/api/v1/campaigns/{id}', await o.get(`/api/v1/campaigns/${campaign.id}`));
@@ -405,18 +570,43 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     const o = a.owner;
     expectAt(200, 'GET', '/api/v1/webhook-settings/event-types', await o.get('/api/v1/webhook-settings/event-types'));
     // Nothing listens on port 9: the test send fails at once, so the log holds a failed attempt with its nulls.
-    const hook = expectAt(201, 'POST', '/api/v1/webhook-settings', await o.post('/api/v1/webhook-settings', { url: 'http://127.0.0.1:9/hook', events: ['contact.deleted'] }));
+    const hook = expectAt(
+      201,
+      'POST',
+      '/api/v1/webhook-settings',
+      await o.post('/api/v1/webhook-settings', { url: 'http://127.0.0.1:9/hook', events: ['contact.deleted'] }),
+    );
     expect(hook.secret).toMatch(/^whsec_/);
-    expectAt(400, 'POST', '/api/v1/webhook-settings', await o.post('/api/v1/webhook-settings', { url: 'ftp://127.0.0.1/x', events: ['contact.deleted'] }));
+    expectAt(
+      400,
+      'POST',
+      '/api/v1/webhook-settings',
+      await o.post('/api/v1/webhook-settings', { url: 'ftp://127.0.0.1/x', events: ['contact.deleted'] }),
+    );
     expectAt(200, 'GET', '/api/v1/webhook-settings', await o.get('/api/v1/webhook-settings'));
     expectAt(200, 'GET', '/api/v1/webhook-settings/{id}', await o.get(`/api/v1/webhook-settings/${hook.id}`));
-    expectAt(200, 'PUT', '/api/v1/webhook-settings/{id}', await o.put(`/api/v1/webhook-settings/${hook.id}`, { events: ['contact.deleted', 'appointment.deleted'] }));
+    expectAt(
+      200,
+      'PUT',
+      '/api/v1/webhook-settings/{id}',
+      await o.put(`/api/v1/webhook-settings/${hook.id}`, { events: ['contact.deleted', 'appointment.deleted'] }),
+    );
     const sent = expectAt(200, 'POST', '/api/v1/webhook-settings/{id}/test', await o.post(`/api/v1/webhook-settings/${hook.id}/test`));
     expect(sent.ok).toBe(false);
     const log = expectAt(200, 'GET', '/api/v1/webhook-settings/{id}/deliveries', await o.get(`/api/v1/webhook-settings/${hook.id}/deliveries`));
     expect(log.data[0].attempts).toHaveLength(1);
-    expectAt(202, 'POST', '/api/v1/webhook-settings/deliveries/{deliveryId}/redeliver', await o.post(`/api/v1/webhook-settings/deliveries/${sent.deliveryId}/redeliver`));
-    expectAt(404, 'POST', '/api/v1/webhook-settings/deliveries/{deliveryId}/redeliver', await o.post(`/api/v1/webhook-settings/deliveries/${NOPE}/redeliver`));
+    expectAt(
+      202,
+      'POST',
+      '/api/v1/webhook-settings/deliveries/{deliveryId}/redeliver',
+      await o.post(`/api/v1/webhook-settings/deliveries/${sent.deliveryId}/redeliver`),
+    );
+    expectAt(
+      404,
+      'POST',
+      '/api/v1/webhook-settings/deliveries/{deliveryId}/redeliver',
+      await o.post(`/api/v1/webhook-settings/deliveries/${NOPE}/redeliver`),
+    );
     expectAt(204, 'DELETE', '/api/v1/webhook-settings/{id}', await o.del(`/api/v1/webhook-settings/${hook.id}`));
     expectAt(404, 'GET', '/api/v1/webhook-settings/{id}', await o.get(`/api/v1/webhook-settings/${hook.id}`));
   });
@@ -424,7 +614,9 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
   it('AI: providers, settings and the assistant (local engine) match /openapi.json', async () => {
     const o = a.owner;
     expectAt(200, 'GET', '/api/v1/ai/providers', await o.get('/api/v1/ai/providers'));
-    expect(expectAt(200, 'GET', '/api/v1/ai/providers/{id}/models', await o.get('/api/v1/ai/providers/nope/models')).error).toMatch(/Unknown AI provider/);
+    expect(expectAt(200, 'GET', '/api/v1/ai/providers/{id}/models', await o.get('/api/v1/ai/providers/nope/models')).error).toMatch(
+      /Unknown AI provider/,
+    );
     expectAt(200, 'PUT', '/api/v1/ai/providers/{id}', await o.put('/api/v1/ai/providers/openai', { baseUrl: '' }));
     expectAt(404, 'PUT', '/api/v1/ai/providers/{id}', await o.put('/api/v1/ai/providers/nope', { apiKey: 'sk-x' }));
     expectAt(200, 'GET', '/api/v1/ai/config', await o.get('/api/v1/ai/config'));
@@ -438,15 +630,33 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
 
   it('analytics and custom reports match /openapi.json', async () => {
     const o = a.owner;
-    expect(expectAt(200, 'GET', '/api/v1/analytics/conversion-funnel', await o.get('/api/v1/analytics/conversion-funnel?groupBy=week')).series).toEqual(expect.any(Array));
+    expect(
+      expectAt(200, 'GET', '/api/v1/analytics/conversion-funnel', await o.get('/api/v1/analytics/conversion-funnel?groupBy=week')).series,
+    ).toEqual(expect.any(Array));
     expectAt(200, 'GET', '/api/v1/analytics/conversion-funnel', await o.get('/api/v1/analytics/conversion-funnel'));
     expectAt(400, 'GET', '/api/v1/analytics/conversion-funnel', await o.get('/api/v1/analytics/conversion-funnel?dateFrom=yesterday'));
     expectAt(200, 'GET', '/api/v1/analytics/team-performance', await o.get('/api/v1/analytics/team-performance'));
     expectAt(200, 'GET', '/api/v1/analytics/response-time', await o.get('/api/v1/analytics/response-time?slaMinutes=30'));
 
     const today = new Date().toISOString().slice(0, 10);
-    const report = expectAt(201, 'POST', '/api/v1/analytics/custom', await o.post('/api/v1/analytics/custom', { name: 'Leads by source', metrics: ['lead_count'], dimensions: ['source'], dateFrom: today, dateTo: today }));
-    expectAt(400, 'POST', '/api/v1/analytics/custom', await o.post('/api/v1/analytics/custom', { name: 'Bad', metrics: ['nope'], dateFrom: today, dateTo: today }));
+    const report = expectAt(
+      201,
+      'POST',
+      '/api/v1/analytics/custom',
+      await o.post('/api/v1/analytics/custom', {
+        name: 'Leads by source',
+        metrics: ['lead_count'],
+        dimensions: ['source'],
+        dateFrom: today,
+        dateTo: today,
+      }),
+    );
+    expectAt(
+      400,
+      'POST',
+      '/api/v1/analytics/custom',
+      await o.post('/api/v1/analytics/custom', { name: 'Bad', metrics: ['nope'], dateFrom: today, dateTo: today }),
+    );
     expectAt(200, 'GET', '/api/v1/analytics/custom', await o.get('/api/v1/analytics/custom'));
     const ready = await eventually(async () => {
       const r = await o.get(`/api/v1/analytics/custom/${report.id}`);
@@ -459,31 +669,76 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
 
   it('integrations: the sandbox social network, pages, a lead sync, and lead scoring match /openapi.json', async () => {
     const o = a.owner;
-    const page = expectAt(201, 'POST', '/sandbox/socialnet/pages', await o.post('/sandbox/socialnet/pages', { name: 'Contract Shoes', followers: 10 }));
-    const form = expectAt(201, 'POST', '/sandbox/socialnet/pages/{pageId}/forms', await o.post(`/sandbox/socialnet/pages/${page.id}/forms`, { name: 'Spring form' }));
-    expectAt(200, 'POST', '/sandbox/socialnet/forms/{formId}/leads', await o.post(`/sandbox/socialnet/forms/${form.id}/leads`, { leads: [{ fullName: 'Lead One', phone: '+14155550101', city: 'Hanoi' }] }));
+    const page = expectAt(
+      201,
+      'POST',
+      '/sandbox/socialnet/pages',
+      await o.post('/sandbox/socialnet/pages', { name: 'Contract Shoes', followers: 10 }),
+    );
+    const form = expectAt(
+      201,
+      'POST',
+      '/sandbox/socialnet/pages/{pageId}/forms',
+      await o.post(`/sandbox/socialnet/pages/${page.id}/forms`, { name: 'Spring form' }),
+    );
+    expectAt(
+      200,
+      'POST',
+      '/sandbox/socialnet/forms/{formId}/leads',
+      await o.post(`/sandbox/socialnet/forms/${form.id}/leads`, { leads: [{ fullName: 'Lead One', phone: '+14155550101', city: 'Hanoi' }] }),
+    );
     expectAt(400, 'POST', '/sandbox/socialnet/forms/{formId}/leads', await o.post(`/sandbox/socialnet/forms/${form.id}/leads`, { leads: [] }));
     expectAt(200, 'GET', '/api/v1/integrations/socialnet/credentials', await o.get('/api/v1/integrations/socialnet/credentials'));
     expectAt(200, 'GET', '/api/v1/integrations/socialnet/pages', await o.get('/api/v1/integrations/socialnet/pages'));
     expectAt(422, 'GET', '/api/v1/integrations/socialnet/pages/{id}/forms', await o.get(`/api/v1/integrations/socialnet/pages/${page.id}/forms`));
-    const integration = expectAt(201, 'POST', '/api/v1/integrations/socialnet/pages/{id}/connect', await o.post(`/api/v1/integrations/socialnet/pages/${page.id}/connect`));
-    expectAt(200, 'POST', '/api/v1/integrations/socialnet/pages/{id}/connect', await o.post(`/api/v1/integrations/socialnet/pages/${page.id}/connect`));
+    const integration = expectAt(
+      201,
+      'POST',
+      '/api/v1/integrations/socialnet/pages/{id}/connect',
+      await o.post(`/api/v1/integrations/socialnet/pages/${page.id}/connect`),
+    );
+    expectAt(
+      200,
+      'POST',
+      '/api/v1/integrations/socialnet/pages/{id}/connect',
+      await o.post(`/api/v1/integrations/socialnet/pages/${page.id}/connect`),
+    );
     expectAt(200, 'GET', '/api/v1/integrations/socialnet/pages/{id}/forms', await o.get(`/api/v1/integrations/socialnet/pages/${page.id}/forms`));
-    const sync = expectAt(202, 'POST', '/api/v1/integrations/socialnet/leads/sync', await o.post('/api/v1/integrations/socialnet/leads/sync', { pageId: page.id, formId: form.id }));
-    expectAt(404, 'POST', '/api/v1/integrations/socialnet/leads/sync', await o.post('/api/v1/integrations/socialnet/leads/sync', { pageId: page.id, formId: 'no-such-form' }));
+    const sync = expectAt(
+      202,
+      'POST',
+      '/api/v1/integrations/socialnet/leads/sync',
+      await o.post('/api/v1/integrations/socialnet/leads/sync', { pageId: page.id, formId: form.id }),
+    );
+    expectAt(
+      404,
+      'POST',
+      '/api/v1/integrations/socialnet/leads/sync',
+      await o.post('/api/v1/integrations/socialnet/leads/sync', { pageId: page.id, formId: 'no-such-form' }),
+    );
     const done = await eventually(async () => {
       const r = await o.get(`/api/v1/integrations/socialnet/leads/sync/${sync.syncId}`);
       return r.body.status !== 'processing' ? r : undefined;
     });
     expect(expectAt(200, 'GET', '/api/v1/integrations/socialnet/leads/sync/{syncId}', done).status).toBe('completed');
     expectAt(200, 'GET', '/api/v1/integrations', await o.get('/api/v1/integrations'));
-    expectAt(200, 'POST', '/sandbox/socialnet/pages/{pageId}/outage', await o.post(`/sandbox/socialnet/pages/${page.id}/outage`, { afterLeads: null }));
+    expectAt(
+      200,
+      'POST',
+      '/sandbox/socialnet/pages/{pageId}/outage',
+      await o.post(`/sandbox/socialnet/pages/${page.id}/outage`, { afterLeads: null }),
+    );
     expectAt(200, 'POST', '/sandbox/socialnet/pages/{pageId}/revoke', await o.post(`/sandbox/socialnet/pages/${page.id}/revoke`));
     expectAt(204, 'DELETE', '/api/v1/integrations/{id}', await o.del(`/api/v1/integrations/${integration.id}`));
 
     expectAt(200, 'GET', '/api/v1/scoring/config', await o.get('/api/v1/scoring/config'));
     expectAt(200, 'PUT', '/api/v1/scoring/config', await o.put('/api/v1/scoring/config', { highValueThreshold: 70 }));
-    const rule = expectAt(201, 'POST', '/api/v1/scoring/rules', await o.post('/api/v1/scoring/rules', { name: 'VIP tag', condition: 'tag_added', value: 'vip', points: 20 }));
+    const rule = expectAt(
+      201,
+      'POST',
+      '/api/v1/scoring/rules',
+      await o.post('/api/v1/scoring/rules', { name: 'VIP tag', condition: 'tag_added', value: 'vip', points: 20 }),
+    );
     expectAt(400, 'POST', '/api/v1/scoring/rules', await o.post('/api/v1/scoring/rules', { name: 'No points', condition: 'tag_added' }));
     expectAt(200, 'GET', '/api/v1/scoring/rules', await o.get('/api/v1/scoring/rules'));
     expectAt(200, 'GET', '/api/v1/scoring/rules/{id}', await o.get(`/api/v1/scoring/rules/${rule.id}`));

@@ -14,7 +14,12 @@ const DEPLOYMENTS = {
 };
 const DOCUMENTS = Object.entries(DEPLOYMENTS).flatMap(([deployment, ops]) => [
   { deployment, path: '/openapi.json', doc: gatewayDocument(ops, SERVER), operations: ops.length },
-  { deployment, path: '/api/public/openapi.json', doc: publicDocument(ops, SERVER), operations: ops.filter((o) => o.path.startsWith('/api/public/')).length },
+  {
+    deployment,
+    path: '/api/public/openapi.json',
+    doc: publicDocument(ops, SERVER),
+    operations: ops.filter((o) => o.path.startsWith('/api/public/')).length,
+  },
 ]);
 
 const opsOf = (doc: Record<string, unknown>) =>
@@ -27,8 +32,11 @@ describe('redocly lint (recommended rules) of the documents a gateway serves', (
     problems = redoclyLint(DOCUMENTS.map((d) => d.doc));
   }, 60_000);
 
-  it.each(DOCUMENTS.map((d, i) => [d.path, d.deployment, i] as const))('%s in %s: no error, no warning, every operation in it', (_path, _deployment, i) => {
-    expect(problems[i]).toEqual([]);
-    expect(opsOf(DOCUMENTS[i].doc)).toHaveLength(DOCUMENTS[i].operations);
-  });
+  it.each(DOCUMENTS.map((d, i) => [d.path, d.deployment, i] as const))(
+    '%s in %s: no error, no warning, every operation in it',
+    (_path, _deployment, i) => {
+      expect(problems[i]).toEqual([]);
+      expect(opsOf(DOCUMENTS[i].doc)).toHaveLength(DOCUMENTS[i].operations);
+    },
+  );
 });

@@ -20,8 +20,7 @@ const NOT_API = new Set([
  * Routes not yet described (issue #16): listed so the next session sees exactly what is left. The test fails
  * when one of them is documented (take it off this list) or when a route is in neither place.
  */
-const PENDING: string[] = [
-];
+const PENDING: string[] = [];
 
 /** Operations with a path parameter that never answer 404 (an unknown provider's models are `{models: [], error}`). */
 const NEVER_404 = new Set(['GET /api/v1/ai/providers/{id}/models']);
@@ -34,7 +33,11 @@ const opsOf = (doc: { paths: Record<string, Record<string, unknown>> }) =>
 function validateOpenApi(doc: unknown): { valid: boolean; errors?: unknown } {
   const check = spawnSync(
     process.execPath,
-    ['--input-type=module', '-e', "import { Validator } from '@seriousme/openapi-schema-validator'; let s=''; process.stdin.on('data', d => s += d).on('end', async () => { const r = await new Validator().validate(JSON.parse(s)); console.log(JSON.stringify(r)); });"],
+    [
+      '--input-type=module',
+      '-e',
+      "import { Validator } from '@seriousme/openapi-schema-validator'; let s=''; process.stdin.on('data', d => s += d).on('end', async () => { const r = await new Validator().validate(JSON.parse(s)); console.log(JSON.stringify(r)); });",
+    ],
     { input: JSON.stringify(doc), cwd: __dirname, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
   return JSON.parse(check.stdout);
@@ -82,7 +85,8 @@ describe('GET /openapi.json: every gateway route, described', () => {
         expect([where, (op.parameters ?? []).filter((x: any) => x.in === 'path').map((x: any) => x.name)]).toEqual([where, params]);
         const statuses = Object.keys(op.responses);
         expect([where, statuses.some((s) => /^[23]/.test(s))]).toEqual([where, true]);
-        if (p.startsWith('/api/v1/') && !p.startsWith('/api/v1/auth/') && !p.startsWith('/api/v1/setup')) expect([where, op.security]).toEqual([where, [{ bearer: [] }]]);
+        if (p.startsWith('/api/v1/') && !p.startsWith('/api/v1/auth/') && !p.startsWith('/api/v1/setup'))
+          expect([where, op.security]).toEqual([where, [{ bearer: [] }]]);
         if (p.startsWith('/api/public/') && p !== '/api/public/openapi.json') expect([where, op.security]).toEqual([where, [{ apiKey: [] }]]);
         if (op.security?.length) expect([where, statuses]).toEqual([where, expect.arrayContaining(['401', '429'])]);
         if (params.length && !NEVER_404.has(where)) expect([where, statuses]).toEqual([where, expect.arrayContaining(['404'])]);
@@ -95,7 +99,8 @@ describe('GET /openapi.json: every gateway route, described', () => {
             continue;
           }
           const shape = schema.type === 'array' ? schema.items : schema;
-          const listsFields = shape && (Object.keys(shape.properties ?? {}).length > 0 || shape.additionalProperties !== undefined || shape.anyOf || shape.oneOf);
+          const listsFields =
+            shape && (Object.keys(shape.properties ?? {}).length > 0 || shape.additionalProperties !== undefined || shape.anyOf || shape.oneOf);
           expect([where, status, Boolean(listsFields)]).toEqual([where, status, true]);
         }
       }
@@ -125,9 +130,13 @@ describe('GET /openapi.json: every gateway route, described', () => {
   it('describes what the public routes really answer (flat contacts and appointments)', () => {
     const ok = (p: string, m: string, s: string) => doc.paths[p][m].responses[s].content['application/json'].schema;
     expect(Object.keys(ok('/api/public/contacts', 'post', '201').properties)).toEqual(expect.arrayContaining(['id', 'fullName', 'phone']));
-    expect(Object.keys(ok('/api/public/contacts/{id}', 'get', '200').properties)).toEqual(expect.arrayContaining(['id', 'fullName', 'appointments', 'conversationCount']));
+    expect(Object.keys(ok('/api/public/contacts/{id}', 'get', '200').properties)).toEqual(
+      expect.arrayContaining(['id', 'fullName', 'appointments', 'conversationCount']),
+    );
     expect(ok('/api/public/contacts/{id}', 'get', '200').properties.contact).toBeUndefined();
-    expect(Object.keys(ok('/api/public/appointments', 'post', '201').properties)).toEqual(expect.arrayContaining(['id', 'contactId', 'appointmentDate']));
+    expect(Object.keys(ok('/api/public/appointments', 'post', '201').properties)).toEqual(
+      expect.arrayContaining(['id', 'contactId', 'appointmentDate']),
+    );
   });
 });
 
@@ -144,13 +153,22 @@ describe('GET /docs: the interactive reference, served entirely by the gateway',
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     const csp = page.headers.get('content-security-policy') ?? '';
     for (const directive of ['script-src', 'style-src', 'font-src', 'img-src', 'connect-src', 'default-src']) {
-      const sources = (csp.split(';').map((d) => d.trim().split(/\s+/)).find(([name]) => name === directive) ?? []).slice(1);
+      const sources = (
+        csp
+          .split(';')
+          .map((d) => d.trim().split(/\s+/))
+          .find(([name]) => name === directive) ?? []
+      ).slice(1);
       expect([directive, sources.length > 0]).toEqual([directive, true]);
       // Only this host (and inline data for images/fonts/styles): no https:, no *, no other origin.
       expect([directive, sources.filter((s) => !["'self'", "'unsafe-inline'", 'data:', "'none'"].includes(s))]).toEqual([directive, []]);
     }
     const html = await page.text();
-    const refs = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g), ...html.matchAll(/<link[^>]*\shref="([^"]+)"/g), ...html.matchAll(/url\(["']?([^)"']+)/g)].map((m) => m[1]);
+    const refs = [
+      ...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g),
+      ...html.matchAll(/<link[^>]*\shref="([^"]+)"/g),
+      ...html.matchAll(/url\(["']?([^)"']+)/g),
+    ].map((m) => m[1]);
     expect(refs.length).toBeGreaterThanOrEqual(3);
     for (const ref of refs) {
       const url = new URL(ref, stack.url);

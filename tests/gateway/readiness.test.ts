@@ -29,11 +29,15 @@ describe('gateway /readyz', () => {
 
     await stack.startService('crm');
     // The kept channel reconnects with backoff, so "back" may take a moment.
-    const back = await eventually(async () => {
-      const r = await api.get('/readyz');
-      if (r.status !== 200) throw new Error(`readyz ${r.status} ${JSON.stringify(r.body)}`);
-      return r;
-    }, 20_000, 200);
+    const back = await eventually(
+      async () => {
+        const r = await api.get('/readyz');
+        if (r.status !== 200) throw new Error(`readyz ${r.status} ${JSON.stringify(r.body)}`);
+        return r;
+      },
+      20_000,
+      200,
+    );
     expect(back.body.checks.crm).toBe(true);
   }, 60_000);
 
@@ -48,10 +52,14 @@ describe('gateway /readyz', () => {
       if (refused) await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
     };
     const readyz = (status: number) =>
-      eventually(async () => {
-        const r = await api.get('/readyz');
-        return r.status === status ? r : undefined;
-      }, 20_000, 200);
+      eventually(
+        async () => {
+          const r = await api.get('/readyz');
+          return r.status === status ? r : undefined;
+        },
+        20_000,
+        200,
+      );
     try {
       expect((await readyz(200)).body.checks.crm).toBe(true);
       await refuse(true);

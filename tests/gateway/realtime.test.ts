@@ -38,7 +38,11 @@ describe('realtime (socket.io)', () => {
     const conn = await amqp.connect(infra.amqpUrl);
     const ch = await conn.createConfirmChannel();
     await ch.assertExchange(stack.env.EVENTS_EXCHANGE, 'topic', { durable: true });
-    ch.publish(stack.env.EVENTS_EXCHANGE, type, Buffer.from(JSON.stringify({ id, type, orgId, occurredAt: new Date().toISOString(), data })), { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json' });
+    ch.publish(stack.env.EVENTS_EXCHANGE, type, Buffer.from(JSON.stringify({ id, type, orgId, occurredAt: new Date().toISOString(), data })), {
+      persistent: true,
+      userId: amqpUser(infra.amqpUrl),
+      contentType: 'application/json',
+    });
     await ch.waitForConfirms();
     await conn.close();
   }
@@ -60,7 +64,11 @@ describe('realtime (socket.io)', () => {
     const seenByOther: Array<{ title: string }> = [];
     const marker = new Promise((resolve) => theirs.on('notification', (n) => (seenByOther.push(n), n.title === 'Marker' && resolve(n))));
     const got = new Promise((resolve) => mine.once('notification', resolve));
-    await publish('notification.created', acme.user.orgId, notification({ type: 'high_value_lead', title: 'Hot lead', message: 'Score 90', resourceId: 'c1' }));
+    await publish(
+      'notification.created',
+      acme.user.orgId,
+      notification({ type: 'high_value_lead', title: 'Hot lead', message: 'Score 90', resourceId: 'c1' }),
+    );
     expect(await got).toEqual(expect.objectContaining({ type: 'high_value_lead', title: 'Hot lead' }));
     // The gateway's realtime consumer handles its queue in order (one handler at a time) and a socket receives in
     // emit order: once Globex's own later notification arrives, Acme's was routed and did not reach Globex.
@@ -79,7 +87,11 @@ describe('realtime (socket.io)', () => {
     const seenByAgent: Array<{ title: string }> = [];
     const marker = new Promise((resolve) => agent.on('notification', (n) => (seenByAgent.push(n), n.title === 'Marker' && resolve(n))));
     const got = new Promise((resolve) => owner.once('notification', resolve));
-    await publish('notification.created', acme.user.orgId, notification({ type: 'webhook_disabled', title: 'Webhook disabled', message: 'x', audienceRole: 'admin' }));
+    await publish(
+      'notification.created',
+      acme.user.orgId,
+      notification({ type: 'webhook_disabled', title: 'Webhook disabled', message: 'x', audienceRole: 'admin' }),
+    );
     expect(await got).toEqual(expect.objectContaining({ type: 'webhook_disabled' }));
     // A later org-wide notification is the marker (queue handled in order, socket receives in emit order): when
     // the agent has it, the admins-only one was routed before and passed the agent by.
@@ -103,7 +115,9 @@ describe('realtime (socket.io)', () => {
     const parked = await eventually(() => ch.get(dlqName(`${stack.env.EVENTS_EXCHANGE}.gateway.realtime`), { noAck: true }));
     await conn.close();
     expect(JSON.parse(parked.content.toString()).id).toBe(bad);
-    expect(parked.properties.headers?.['x-crm-error']).toBe('notification.created v1 data does not match its schema: title: Invalid input: expected string, received undefined');
+    expect(parked.properties.headers?.['x-crm-error']).toBe(
+      'notification.created v1 data does not match its schema: title: Invalid input: expected string, received undefined',
+    );
   });
 
   it('refuses to join a room that is not an account of the caller’s organization', async () => {

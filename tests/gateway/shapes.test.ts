@@ -51,7 +51,11 @@ describe('response shapes', () => {
       await made('phoneContact', '/api/v1/contacts', { name: 'Phone Only', phone: '0911 000 222' });
       await made('appointment', '/api/v1/appointments', { contactId: ids.contact, title: 'Call', scheduledAt: '2031-01-01T00:00:00Z' });
       await made('team', '/api/v1/teams', { name: 'Team' });
-      await made('rule', '/api/v1/automation/rules', { name: 'Rule', trigger: { type: 'contact_created' }, actions: [{ type: 'add_tag', tag: 'x' }] });
+      await made('rule', '/api/v1/automation/rules', {
+        name: 'Rule',
+        trigger: { type: 'contact_created' },
+        actions: [{ type: 'add_tag', tag: 'x' }],
+      });
       await made('template', '/api/v1/automation/templates', { name: 'Hello', content: 'Hi' });
       await made('list', '/api/v1/customer-lists', { name: 'List' });
       await made('campaign', '/api/v1/campaigns', { name: 'Campaign', type: 'broadcast', listId: ids.list, templateId: ids.template });
@@ -70,12 +74,43 @@ describe('response shapes', () => {
     }, 60_000);
 
     const internal = () => [
-      '/profile', '/users', `/users/${ids.user}`, '/contacts', `/contacts/${ids.contact}`, `/contacts/${ids.phoneContact}`, '/appointments', `/appointments/${ids.appointment}`,
-      '/teams', `/teams/${ids.team}`, '/automation/rules', `/automation/rules/${ids.rule}`, '/automation/templates', `/automation/templates/${ids.template}`,
-      '/campaigns', `/campaigns/${ids.campaign}`, '/customer-lists', `/customer-lists/${ids.list}`, `/customer-lists/${ids.list}/members`,
-      '/webhook-settings', `/webhook-settings/${ids.webhook}`, `/webhook-settings/${ids.webhook}/deliveries`, '/chat/folders', '/chat/presets', `/chat/presets/${ids.preset}`,
-      '/contact-statuses', `/contact-statuses/${ids.status}`, '/chatnet-accounts', `/chatnet-accounts/${ids.account}`, `/chatnet-accounts/${ids.account}/status`,
-      '/conversations', `/conversations/${ids.conversation}`, '/analytics/conversion-funnel', '/analytics/team-performance', '/analytics/response-time', '/ai/config', '/scoring/config',
+      '/profile',
+      '/users',
+      `/users/${ids.user}`,
+      '/contacts',
+      `/contacts/${ids.contact}`,
+      `/contacts/${ids.phoneContact}`,
+      '/appointments',
+      `/appointments/${ids.appointment}`,
+      '/teams',
+      `/teams/${ids.team}`,
+      '/automation/rules',
+      `/automation/rules/${ids.rule}`,
+      '/automation/templates',
+      `/automation/templates/${ids.template}`,
+      '/campaigns',
+      `/campaigns/${ids.campaign}`,
+      '/customer-lists',
+      `/customer-lists/${ids.list}`,
+      `/customer-lists/${ids.list}/members`,
+      '/webhook-settings',
+      `/webhook-settings/${ids.webhook}`,
+      `/webhook-settings/${ids.webhook}/deliveries`,
+      '/chat/folders',
+      '/chat/presets',
+      `/chat/presets/${ids.preset}`,
+      '/contact-statuses',
+      `/contact-statuses/${ids.status}`,
+      '/chatnet-accounts',
+      `/chatnet-accounts/${ids.account}`,
+      `/chatnet-accounts/${ids.account}/status`,
+      '/conversations',
+      `/conversations/${ids.conversation}`,
+      '/analytics/conversion-funnel',
+      '/analytics/team-performance',
+      '/analytics/response-time',
+      '/ai/config',
+      '/scoring/config',
     ];
 
     it('GET of every internal resource answers 200 with no empty string', async () => {
@@ -95,7 +130,13 @@ describe('response shapes', () => {
 
     it('the public API too (contacts, appointments, conversations)', async () => {
       const pub = api.withKey((await owner.post('/api/v1/settings/api-key/generate')).body.apiKey);
-      for (const path of ['/contacts', `/contacts/${ids.contact}`, '/appointments', '/conversations', `/conversations/${ids.conversation}/messages`]) {
+      for (const path of [
+        '/contacts',
+        `/contacts/${ids.contact}`,
+        '/appointments',
+        '/conversations',
+        `/conversations/${ids.conversation}/messages`,
+      ]) {
         const res = await pub.get(`/api/public${path}`);
         expect([path, res.status, emptyStrings(res.body)]).toEqual([path, 200, []]);
       }
@@ -132,12 +173,17 @@ describe('response shapes', () => {
       fromNetwork = await eventually(async () => (await o.get('/api/v1/contacts?search=Network')).body.data[0]?.id);
     }, 60_000);
 
-    const idsOf = async (query: string) => ((await other.owner.get(`/api/v1/contacts?${query}`)).body.data as { id: string }[]).map((c) => c.id).sort();
+    const idsOf = async (query: string) =>
+      ((await other.owner.get(`/api/v1/contacts?${query}`)).body.data as { id: string }[]).map((c) => c.id).sort();
 
     it('every contact in a list has hasChatnet true or false, never null', async () => {
       const res = await other.owner.get('/api/v1/contacts');
       expect(res.body.data.map((c: { id: string; hasChatnet: unknown }) => [c.id, c.hasChatnet]).sort()).toEqual(
-        [[manual, false], [withPhone, false], [fromNetwork, true]].sort(),
+        [
+          [manual, false],
+          [withPhone, false],
+          [fromNetwork, true],
+        ].sort(),
       );
     });
 
@@ -189,7 +235,9 @@ describe('response shapes', () => {
     it('team performance: conversionRate and averageResponseTime 0 beside contactsAssigned 0 and responses 0', async () => {
       const res = await other.owner.get('/api/v1/analytics/team-performance');
       expect(res.status).toBe(200);
-      expect(res.body.team).toContainEqual(expect.objectContaining({ userId: other.user.id, contactsAssigned: 0, conversionRate: 0, averageResponseTime: 0, responses: 0 }));
+      expect(res.body.team).toContainEqual(
+        expect.objectContaining({ userId: other.user.id, contactsAssigned: 0, conversionRate: 0, averageResponseTime: 0, responses: 0 }),
+      );
       expect(res.body.teamTotal).toEqual(expect.objectContaining({ contactsAssigned: 0, conversionRate: 0 }));
     });
 
@@ -198,8 +246,15 @@ describe('response shapes', () => {
       expect(res.status).toBe(200);
       expect(res.body).toEqual(
         expect.objectContaining({
-          averageFirstResponseTime: 0, averageResolutionTime: 0, medianResponseTime: 0, percentile95: 0, percentile99: 0, onTimeRate: 0,
-          responses: 0, firstResponses: 0, resolutions: 0,
+          averageFirstResponseTime: 0,
+          averageResolutionTime: 0,
+          medianResponseTime: 0,
+          percentile95: 0,
+          percentile99: 0,
+          onTimeRate: 0,
+          responses: 0,
+          firstResponses: 0,
+          resolutions: 0,
         }),
       );
     });

@@ -1,7 +1,17 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { clearRedisPrefix, createTestDatabase, deleteRabbitPrefix, eventually, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
+import {
+  clearRedisPrefix,
+  createTestDatabase,
+  deleteRabbitPrefix,
+  eventually,
+  freePort,
+  infra,
+  internalAuthSeed,
+  TestDatabase,
+  uniqueName,
+} from '@crm/testing';
 
 // Without an exporter the gateway runs without AsyncLocalStorage and passes each request's traceparent explicitly
 // in its gRPC calls: the client's trace id still reaches identity, whose log lines name it (here: the line identity
@@ -19,7 +29,10 @@ describe('trace context gateway → identity with nothing exported', () => {
     return new Promise((resolve, reject) => {
       // Nothing exported, whatever the environment running the tests says.
       const { OTEL_EXPORTER_OTLP_ENDPOINT: _exporter, ...inherited } = process.env;
-      const p = spawn(process.execPath, [path.join(root, 'services', service, 'dist', 'main.js')], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const p = spawn(process.execPath, [path.join(root, 'services', service, 'dist', 'main.js')], {
+        env: { ...inherited, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       procs.push(p);
       let out = '';
       let pending = '';
@@ -46,7 +59,15 @@ describe('trace context gateway → identity with nothing exported', () => {
     db = await createTestDatabase('identity');
     const grpcPort = await freePort();
     const httpPort = await freePort();
-    const common = { JWT_SECRET: randomBytes(32).toString('hex'), INTERNAL_AUTH_SEED: internalAuthSeed, REDIS_PREFIX: prefix, EVENTS_EXCHANGE: exchange, LOG_LEVEL: 'info', SIGNUP_ENABLED: 'true', METRICS_PORT: '0' };
+    const common = {
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      INTERNAL_AUTH_SEED: internalAuthSeed,
+      REDIS_PREFIX: prefix,
+      EVENTS_EXCHANGE: exchange,
+      LOG_LEVEL: 'info',
+      SIGNUP_ENABLED: 'true',
+      METRICS_PORT: '0',
+    };
     await launch('identity', { ...common, DATABASE_URL: db.url, GRPC_PORT: String(grpcPort) }, 'identity listening', (l) => identityLines.push(l));
     await launch('gateway', { ...common, PORT: String(httpPort), IDENTITY_ADDR: `127.0.0.1:${grpcPort}` }, 'gateway listening');
     url = `http://127.0.0.1:${httpPort}`;

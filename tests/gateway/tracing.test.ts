@@ -3,7 +3,17 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { clearRedisPrefix, createTestDatabase, deleteRabbitPrefix, eventually, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
+import {
+  clearRedisPrefix,
+  createTestDatabase,
+  deleteRabbitPrefix,
+  eventually,
+  freePort,
+  infra,
+  internalAuthSeed,
+  TestDatabase,
+  uniqueName,
+} from '@crm/testing';
 
 // OpenTelemetry: with OTEL_EXPORTER_OTLP_ENDPOINT set, one request through the gateway produces spans in
 // the gateway and in identity that share one trace id (context travels in gRPC metadata).
@@ -49,7 +59,10 @@ describe('tracing across gateway → identity', () => {
 
   function launch(service: string, env: Record<string, string>, readyText: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      const p = spawn(process.execPath, [path.join(root, 'services', service, 'dist', 'main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const p = spawn(process.execPath, [path.join(root, 'services', service, 'dist', 'main.js')], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       procs.push(p);
       let out = '';
       p.stdout!.on('data', (d) => {
@@ -65,7 +78,17 @@ describe('tracing across gateway → identity', () => {
     const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
     const grpcPort = await freePort();
     const httpPort = await freePort();
-    const common = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '200', JWT_SECRET: randomBytes(32).toString('hex'), INTERNAL_AUTH_SEED: internalAuthSeed, REDIS_PREFIX: prefix, EVENTS_EXCHANGE: exchange, LOG_LEVEL: 'info', SIGNUP_ENABLED: 'true', METRICS_PORT: '0' };
+    const common = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      INTERNAL_AUTH_SEED: internalAuthSeed,
+      REDIS_PREFIX: prefix,
+      EVENTS_EXCHANGE: exchange,
+      LOG_LEVEL: 'info',
+      SIGNUP_ENABLED: 'true',
+      METRICS_PORT: '0',
+    };
     // Both processes use the run's own exchange: identity consumes audit events, the gateway realtime ones.
     await launch('identity', { ...common, DATABASE_URL: db.url, GRPC_PORT: String(grpcPort) }, 'identity listening');
     await launch('gateway', { ...common, PORT: String(httpPort), IDENTITY_ADDR: `127.0.0.1:${grpcPort}` }, 'gateway listening');

@@ -7,7 +7,16 @@ describe('URL fields accept only http(s) URLs', () => {
   let stack: Stack;
   let owner: Client;
   let userId: string;
-  const REFUSED = ['javascript:alert(document.cookie)', 'JavaScript:alert(1)', ' data:text/html,<script>alert(1)</script>', 'file:///etc/passwd', 'ftp://example.com/a.png', 'vbscript:msgbox', '//example.com/a.png', 'not a url'];
+  const REFUSED = [
+    'javascript:alert(document.cookie)',
+    'JavaScript:alert(1)',
+    ' data:text/html,<script>alert(1)</script>',
+    'file:///etc/passwd',
+    'ftp://example.com/a.png',
+    'vbscript:msgbox',
+    '//example.com/a.png',
+    'not a url',
+  ];
 
   beforeAll(async () => {
     stack = await startStack({ services: ['chatnet-connector'] });
@@ -57,7 +66,11 @@ describe('URL fields accept only http(s) URLs', () => {
     it('an https URL passes validation and reaches the connector (404 for an account that does not exist)', async () => {
       const scan = await owner.post(`/sandbox/accounts/${account}/scan`, { avatarUrl: 'https://cdn.example.com/a.png' });
       expect(scan.status).toBe(404);
-      const inbound = await owner.post(`/sandbox/accounts/${account}/inbound`, { fromUid: 'u1', content: 'hi', fromAvatar: 'https://cdn.example.com/a.png' });
+      const inbound = await owner.post(`/sandbox/accounts/${account}/inbound`, {
+        fromUid: 'u1',
+        content: 'hi',
+        fromAvatar: 'https://cdn.example.com/a.png',
+      });
       expect(inbound.status).toBe(404);
     });
   });

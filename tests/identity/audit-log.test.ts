@@ -46,7 +46,12 @@ describe('GET /api/v1/audit-log (identity)', () => {
 
   function publishAudit(orgId: string, data: unknown, id = randomUUID()) {
     const envelope = { id, type: 'audit.recorded', orgId, occurredAt: new Date().toISOString(), data };
-    channel.publish(stack.env.EVENTS_EXCHANGE, 'audit.recorded', Buffer.from(JSON.stringify(envelope)), { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id });
+    channel.publish(stack.env.EVENTS_EXCHANGE, 'audit.recorded', Buffer.from(JSON.stringify(envelope)), {
+      persistent: true,
+      userId: amqpUser(infra.amqpUrl),
+      contentType: 'application/json',
+      messageId: id,
+    });
     return channel.waitForConfirms();
   }
 
@@ -83,7 +88,13 @@ describe('GET /api/v1/audit-log (identity)', () => {
       const agent = await createUser(acme.owner, 'agent');
       expect((await acme.owner.put(`/api/v1/users/${agent.id}`, { role: 'team_lead' })).status).toBe(200);
       const roleChange = await auditEntryFor(acme.owner, 'user.role_changed', agent.id);
-      expect(roleChange).toEqual(expect.objectContaining({ actorId: acme.user.id, resourceType: 'user', details: { email: agent.email, role: { from: 'agent', to: 'team_lead' }, changed: [] } }));
+      expect(roleChange).toEqual(
+        expect.objectContaining({
+          actorId: acme.user.id,
+          resourceType: 'user',
+          details: { email: agent.email, role: { from: 'agent', to: 'team_lead' }, changed: [] },
+        }),
+      );
 
       expect((await acme.owner.put(`/api/v1/users/${agent.id}`, { fullName: 'Renamed Person', phone: '+84 90 111 2222' })).status).toBe(200);
       const edit = await auditEntryFor(acme.owner, 'user.updated', agent.id);
@@ -96,7 +107,10 @@ describe('GET /api/v1/audit-log (identity)', () => {
     it('deactivation (DELETE or status inactive) is user.deactivated; reactivation user.reactivated', async () => {
       const a = await createUser(acme.owner, 'agent');
       expect((await acme.owner.del(`/api/v1/users/${a.id}`)).status).toBe(204);
-      expect((await auditEntryFor(acme.owner, 'user.deactivated', a.id)).details).toEqual({ email: a.email, status: { from: 'active', to: 'inactive' } });
+      expect((await auditEntryFor(acme.owner, 'user.deactivated', a.id)).details).toEqual({
+        email: a.email,
+        status: { from: 'active', to: 'inactive' },
+      });
 
       expect((await acme.owner.put(`/api/v1/users/${a.id}`, { status: 'active' })).status).toBe(200);
       expect((await auditEntryFor(acme.owner, 'user.reactivated', a.id)).details.status).toEqual({ from: 'inactive', to: 'active' });
@@ -283,9 +297,22 @@ describe('GET /api/v1/audit-log (identity)', () => {
     it('an action that is not <resource>.<verb> is dropped; an actor id that is no uuid is stored as none', async () => {
       const dropped = randomUUID();
       const droppedEvent = randomUUID();
-      await publishAudit(acme.user.orgId, eventData('audit.recorded', { action: 'Widget Archived', resourceType: 'widget', resourceId: dropped }), droppedEvent);
+      await publishAudit(
+        acme.user.orgId,
+        eventData('audit.recorded', { action: 'Widget Archived', resourceType: 'widget', resourceId: dropped }),
+        droppedEvent,
+      );
       const resourceId = randomUUID();
-      await publishAudit(acme.user.orgId, { actorId: 'nobody', actorType: 'system', action: 'widget.archived', resourceType: 'widget', resourceId, details: {}, ip: null, requestId: null });
+      await publishAudit(acme.user.orgId, {
+        actorId: 'nobody',
+        actorType: 'system',
+        action: 'widget.archived',
+        resourceType: 'widget',
+        resourceId,
+        details: {},
+        ip: null,
+        requestId: null,
+      });
       const entry = await auditEntryFor(acme.owner, 'widget.archived', resourceId);
       expect(entry).toEqual(expect.objectContaining({ actorId: null, actorType: 'system', details: {}, ip: null, requestId: null }));
       // The dropped one was consumed (its id claimed) and left no entry.

@@ -109,7 +109,10 @@ describe('availability (PUT/GET /api/v1/profile/availability, ?availability=, us
     expect(now).toEqual({ status: 'away', chosenStatus: 'away', connected: true, updatedAt: expect.any(String) });
     const published = await eventually(async () => changesOf(agent.id)[0]);
     expect(published).toEqual(
-      expect.objectContaining({ orgId: acme.user.orgId, data: { userId: agent.id, status: 'away', previousStatus: 'offline', chosenStatus: 'away' } }),
+      expect.objectContaining({
+        orgId: acme.user.orgId,
+        data: { userId: agent.id, status: 'away', previousStatus: 'offline', chosenStatus: 'away' },
+      }),
     );
     await eventually(async () => ownerGot.some((e) => e.userId === agent.id && e.status === 'away'));
     expect(ownerGot.find((e) => e.userId === agent.id)).toEqual({ userId: agent.id, status: 'away' });
@@ -177,7 +180,8 @@ describe('availability (PUT/GET /api/v1/profile/availability, ?availability=, us
   }, 30_000);
 
   it('deactivating a user publishes user.deactivated (DELETE and PUT status inactive alike), once', async () => {
-    const make = async () => (await acme.owner.post('/api/v1/users', { email: email('leaver'), fullName: 'Lee Leaver', role: 'agent', password })).body.id as string;
+    const make = async () =>
+      (await acme.owner.post('/api/v1/users', { email: email('leaver'), fullName: 'Lee Leaver', role: 'agent', password })).body.id as string;
     const [byDelete, byUpdate] = [await make(), await make()];
     expect((await acme.owner.del(`/api/v1/users/${byDelete}`)).status).toBe(204);
     expect((await acme.owner.put(`/api/v1/users/${byUpdate}`, { status: 'inactive' })).status).toBe(200);

@@ -24,7 +24,11 @@ async function fakeSmtp() {
       let raw = '';
       stream.on('data', (d: Buffer) => (raw += d.toString('utf8')));
       stream.on('end', () => {
-        received.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw });
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+        });
         cb();
       });
     },

@@ -91,7 +91,17 @@ describe('setup, sign-in, profile, refresh and logout', () => {
     const res = await api.as(token).get('/api/v1/profile');
     expect(res.status).toBe(200);
     expect(res.body).toEqual(
-      expect.objectContaining({ id: expect.any(String), email: ownerEmail, fullName: 'Ann Owner', role: 'owner', orgId: expect.any(String), department: null, avatar: null, createdAt: expect.any(String), lastLogin: expect.any(String) }),
+      expect.objectContaining({
+        id: expect.any(String),
+        email: ownerEmail,
+        fullName: 'Ann Owner',
+        role: 'owner',
+        orgId: expect.any(String),
+        department: null,
+        avatar: null,
+        createdAt: expect.any(String),
+        lastLogin: expect.any(String),
+      }),
     );
     expect(res.body).not.toHaveProperty('passwordHash');
     expect(res.headers.get('x-request-id')).toBeTruthy();
@@ -127,7 +137,7 @@ describe('setup, sign-in, profile, refresh and logout', () => {
     expect(next.status).toBe(401);
   });
 
-  it('a replayed refresh token also revokes the access tokens of its family, not the user\'s other sessions', async () => {
+  it("a replayed refresh token also revokes the access tokens of its family, not the user's other sessions", async () => {
     const stolen = await api.post('/api/v1/auth/login', { email: ownerEmail, password });
     const other = await api.post('/api/v1/auth/login', { email: ownerEmail, password });
     const rotated = await api.post('/api/v1/auth/refresh', { refreshToken: stolen.body.refreshToken });

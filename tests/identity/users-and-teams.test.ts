@@ -18,7 +18,15 @@ describe('users and teams', () => {
 
   async function createUser(owner: Client, role = 'agent', extra: Record<string, unknown> = {}) {
     const e = email(role);
-    const res = await owner.post('/api/v1/users', { email: e, fullName: `${role} person`, role, department: 'sales', phone: '+84 90 000 0000', password, ...extra });
+    const res = await owner.post('/api/v1/users', {
+      email: e,
+      fullName: `${role} person`,
+      role,
+      department: 'sales',
+      phone: '+84 90 000 0000',
+      password,
+      ...extra,
+    });
     expect(res.status).toBe(201);
     const login = await api.post('/api/v1/auth/login', { email: e, password });
     return { id: res.body.id as string, email: e, as: api.as(login.body.token), res };
@@ -27,7 +35,17 @@ describe('users and teams', () => {
   describe('POST /api/v1/users', () => {
     it('creates a user with a password (201, invitationSent false)', async () => {
       const u = await createUser(acme.owner, 'agent');
-      expect(u.res.body).toEqual(expect.objectContaining({ id: expect.any(String), email: u.email, fullName: 'agent person', role: 'agent', createdAt: expect.any(String), lastLogin: null, invitationSent: false }));
+      expect(u.res.body).toEqual(
+        expect.objectContaining({
+          id: expect.any(String),
+          email: u.email,
+          fullName: 'agent person',
+          role: 'agent',
+          createdAt: expect.any(String),
+          lastLogin: null,
+          invitationSent: false,
+        }),
+      );
       expect(u.res.body.inviteUrl).toBeNull();
     });
 
@@ -156,7 +174,15 @@ describe('users and teams', () => {
       const b = await createUser(acme.owner, 'agent');
       const res = await acme.owner.post('/api/v1/teams', { name: 'Sales North', description: 'Hanoi desk', memberIds: [a.id, b.id] });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual(expect.objectContaining({ id: expect.any(String), name: 'Sales North', description: 'Hanoi desk', memberCount: 2, createdAt: expect.any(String) }));
+      expect(res.body).toEqual(
+        expect.objectContaining({
+          id: expect.any(String),
+          name: 'Sales North',
+          description: 'Hanoi desk',
+          memberCount: 2,
+          createdAt: expect.any(String),
+        }),
+      );
       const list = await acme.owner.get('/api/v1/teams');
       expect(list.status).toBe(200);
       expect(list.body).toEqual([expect.objectContaining({ id: res.body.id, name: 'Sales North', memberCount: 2 })]);

@@ -37,7 +37,8 @@ describe('assignment that repairs itself', () => {
     return res.body;
   };
   const fieldOf = (res: { body: any }) => res.body.error?.details?.[0]?.field;
-  const agents = (n: number, name: string) => Promise.all(Array.from({ length: n }, (_, i) => member(f.stack.url, f.a.owner, 'agent', `${name} ${i}`)));
+  const agents = (n: number, name: string) =>
+    Promise.all(Array.from({ length: n }, (_, i) => member(f.stack.url, f.a.owner, 'agent', `${name} ${i}`)));
   let seq = 0;
   /** A new contact writes on `accountId`: its conversation once stored (its assignee chosen in the same transaction). */
   const newConversation = async (accountId: string) => {
@@ -57,15 +58,31 @@ describe('assignment that repairs itself', () => {
     }, 15_000);
   /** When messaging stored the conversation's latest inbound message (its message.received). */
   const receivedAt = (conversationId: string) =>
-    eventually(async () => f.bus.of('message.received').filter((e) => e.data.conversationId === conversationId).at(-1)?.occurredAt);
+    eventually(
+      async () =>
+        f.bus
+          .of('message.received')
+          .filter((e) => e.data.conversationId === conversationId)
+          .at(-1)?.occurredAt,
+    );
   /** Publish identity's announcement and wait until messaging's repair consumer has applied it. */
   const announce = async (type: 'user.availability_changed' | 'user.deactivated', data: Record<string, unknown>, occurredAt?: string) => {
     const id = await f.bus.publish(type, f.a.orgId, data, undefined, occurredAt);
-    await eventually(async () => (await db.query(`SELECT 1 FROM processed_events WHERE event_id = $1 AND consumer LIKE '%.messaging.assignment-repair'`, [id])).rowCount === 1 || undefined, 15_000);
+    await eventually(
+      async () =>
+        (await db.query(`SELECT 1 FROM processed_events WHERE event_id = $1 AND consumer LIKE '%.messaging.assignment-repair'`, [id])).rowCount ===
+          1 || undefined,
+      15_000,
+    );
   };
   const availability = (userId: string, status: 'online' | 'away' | 'offline', occurredAt?: string) =>
-    announce('user.availability_changed', { userId, status, previousStatus: status === 'online' ? 'offline' : 'online', chosenStatus: status }, occurredAt);
-  const timerOf = async (conversationId: string) => (await db.query(`SELECT due_at FROM reply_timeouts WHERE conversation_id = $1`, [conversationId])).rows[0];
+    announce(
+      'user.availability_changed',
+      { userId, status, previousStatus: status === 'online' ? 'offline' : 'online', chosenStatus: status },
+      occurredAt,
+    );
+  const timerOf = async (conversationId: string) =>
+    (await db.query(`SELECT due_at FROM reply_timeouts WHERE conversation_id = $1`, [conversationId])).rows[0];
   const timerGone = (conversationId: string) => eventually(async () => ((await timerOf(conversationId)) ? undefined : true), 15_000);
   const conversation = async (id: string) => (await f.a.owner.get(`/api/v1/conversations/${id}`)).body.conversation;
   /** The move's delay past the due time (inbound stored + the window), by the services' own timestamps. */
@@ -85,7 +102,13 @@ describe('assignment that repairs itself', () => {
         onTimeout: null,
         drainBacklog: false,
       });
-      const saved = await put(accountId, { userIds: [agent.id], onlyOnline: true, replyTimeoutMinutes: 15, onTimeout: 'notify_leads', drainBacklog: true });
+      const saved = await put(accountId, {
+        userIds: [agent.id],
+        onlyOnline: true,
+        replyTimeoutMinutes: 15,
+        onTimeout: 'notify_leads',
+        drainBacklog: true,
+      });
       expect(saved).toEqual({
         chatnetAccountId: accountId,
         mode: 'round_robin',
@@ -98,10 +121,12 @@ describe('assignment that repairs itself', () => {
       });
       expect((await agent.api.get(settings(accountId))).body).toEqual(saved);
       // A PUT replaces everything: left out = off.
-      expect(await put(accountId, { userIds: [] })).toEqual(expect.objectContaining({ onlyOnline: false, replyTimeoutMinutes: null, onTimeout: null, drainBacklog: false }));
+      expect(await put(accountId, { userIds: [] })).toEqual(
+        expect.objectContaining({ onlyOnline: false, replyTimeoutMinutes: null, onTimeout: null, drainBacklog: false }),
+      );
     });
 
-    it('400 naming the field; 403 for agents; 404 for another org\'s account', async () => {
+    it("400 naming the field; 403 for agents; 404 for another org's account", async () => {
       const accountId = f.connector.account(f.a.orgId);
       const cases: Array<[Record<string, unknown>, string]> = [
         [{ onlyOnline: 'yes' }, 'onlyOnline'],
@@ -177,7 +202,9 @@ describe('assignment that repairs itself', () => {
       const c = await newConversation(accountId);
       expect(c.assigneeId).toBe(u1.id);
       const [moved] = await nextAssigned(c.id, 'reply_timeout');
-      expect(moved.data).toEqual(expect.objectContaining({ assigneeId: u2.id, previousAssigneeId: u1.id, assignedBy: null, reason: 'reply_timeout' }));
+      expect(moved.data).toEqual(
+        expect.objectContaining({ assigneeId: u2.id, previousAssigneeId: u1.id, assignedBy: null, reason: 'reply_timeout' }),
+      );
       const delay = await delayPastDue(c.id, moved, 3);
       expect(delay).toBeGreaterThanOrEqual(-50);
       expect(delay).toBeLessThan(2000);
@@ -219,7 +246,14 @@ describe('assignment that repairs itself', () => {
       const c = await newConversation(accountId);
       const overdue = await eventually(async () => f.bus.of('conversation.reply_overdue').find((e) => e.data.conversationId === c.id), 15_000);
       expect(overdue.data).toEqual(
-        expect.objectContaining({ conversationId: c.id, chatnetAccountId: accountId, assigneeId: u1.id, replyTimeoutMinutes: 1, dueAt: expect.any(String), waitingSince: expect.any(String) }),
+        expect.objectContaining({
+          conversationId: c.id,
+          chatnetAccountId: accountId,
+          assigneeId: u1.id,
+          replyTimeoutMinutes: 1,
+          dueAt: expect.any(String),
+          waitingSince: expect.any(String),
+        }),
       );
       const delay = await delayPastDue(c.id, overdue, 1);
       expect(delay).toBeGreaterThanOrEqual(-50);
@@ -276,7 +310,10 @@ describe('assignment that repairs itself', () => {
       expect(moved.data).toEqual(expect.objectContaining({ assigneeId: u1.id, previousAssigneeId: null, assignedBy: null, reason: 'backlog' }));
       // One place freed, one conversation taken (in the transaction that applied the close): the newer one waits.
       const closed = f.bus.of('conversation.status_changed').find((e) => e.data.conversationId === first.id && e.data.status === 'closed')!;
-      expect((await db.query(`SELECT 1 FROM processed_events WHERE event_id = $1 AND consumer LIKE '%.messaging.assignment-repair'`, [closed.id])).rowCount).toBe(1);
+      expect(
+        (await db.query(`SELECT 1 FROM processed_events WHERE event_id = $1 AND consumer LIKE '%.messaging.assignment-repair'`, [closed.id]))
+          .rowCount,
+      ).toBe(1);
       expect((await conversation(newer.id)).assigneeId).toBeNull();
     });
 
@@ -336,7 +373,9 @@ describe('assignment that repairs itself', () => {
       await announce('user.deactivated', { userId: leaver.id });
       for (const c of [mine[0], mine[2]]) {
         const [moved] = await nextAssigned(c.id, 'user_deactivated');
-        expect(moved.data).toEqual(expect.objectContaining({ assigneeId: stayer.id, previousAssigneeId: leaver.id, assignedBy: null, reason: 'user_deactivated' }));
+        expect(moved.data).toEqual(
+          expect.objectContaining({ assigneeId: stayer.id, previousAssigneeId: leaver.id, assignedBy: null, reason: 'user_deactivated' }),
+        );
       }
       const [unassigned] = await nextAssigned(handled.id, 'user_deactivated');
       expect(unassigned.data).toEqual(expect.objectContaining({ assigneeId: null, previousAssigneeId: leaver.id, assignedBy: null }));

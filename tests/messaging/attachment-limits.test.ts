@@ -25,7 +25,8 @@ describe('chat attachments: size limit and storage quota', () => {
   let b: Awaited<ReturnType<typeof orgWithKey>>;
   const dir = mkdtempSync(path.join(tmpdir(), 'msg-limits-'));
   const filesOf = (orgId: string) => (existsSync(path.join(dir, orgId)) ? readdirSync(path.join(dir, orgId)).sort() : []);
-  const rowsOf = async (orgId: string) => (await db.query('SELECT id FROM attachments WHERE org_id = $1 ORDER BY id', [orgId])).rows.map((r) => r.id as string);
+  const rowsOf = async (orgId: string) =>
+    (await db.query('SELECT id FROM attachments WHERE org_id = $1 ORDER BY id', [orgId])).rows.map((r) => r.id as string);
 
   const upload = async (token: string, size: number, name = 'data.bin') => {
     const fd = new FormData();
@@ -33,7 +34,10 @@ describe('chat attachments: size limit and storage quota', () => {
     const r = await fetch(`${stack.url}/api/v1/chat/attachments`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: fd });
     return { status: r.status, body: (await r.json()) as any };
   };
-  const quotaFull = { code: 'storage_quota_exceeded', message: "Your organization's attachment storage (1 MB) is full; sent files are kept, unsent uploads expire" };
+  const quotaFull = {
+    code: 'storage_quota_exceeded',
+    message: "Your organization's attachment storage (1 MB) is full; sent files are kept, unsent uploads expire",
+  };
 
   let first: { id: string };
   let second: { id: string };
@@ -119,7 +123,9 @@ describe('chat attachments: size limit and storage quota', () => {
     const account = connector.account(a.orgId);
     await bus.inbound(a.orgId, { accountId: account, fromUid: 'uid-limits', fromName: 'Lan' });
     const conversation = await eventually(async () => (await a.owner.get('/api/v1/conversations')).body.data[0]);
-    expect((await a.owner.post(`/api/v1/conversations/${conversation.id}/messages`, { content: 'the file', attachments: [second.id] })).status).toBe(201);
+    expect((await a.owner.post(`/api/v1/conversations/${conversation.id}/messages`, { content: 'the file', attachments: [second.id] })).status).toBe(
+      201,
+    );
     // Both older than ATTACHMENTS_ORPHAN_HOURS (24): the sweep, woken as a write that moves a due time earlier wakes it,
     // takes the unsent one only.
     await db.query(`UPDATE attachments SET uploaded_at = now() - interval '25 hours' WHERE id = ANY($1::uuid[])`, [[first.id, second.id]]);

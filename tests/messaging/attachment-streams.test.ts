@@ -33,7 +33,9 @@ function form(field: string, name: string, type: string, bytes: Buffer) {
 function streamUpload(url: string, token: string, size: number, filename: string): Promise<{ status: number; body: any; sha256: string }> {
   const hash = createHash('sha256');
   const parts = function* () {
-    yield Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    yield Buffer.from(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    );
     for (let sent = 0; sent < size; sent += 64 * 1024) {
       const chunk = randomBytes(Math.min(64 * 1024, size - sent));
       hash.update(chunk);
@@ -42,12 +44,16 @@ function streamUpload(url: string, token: string, size: number, filename: string
     yield Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
   };
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), sha256: hash.digest('hex') }));
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), sha256: hash.digest('hex') }));
+      },
+    );
     req.on('error', reject);
     Readable.from(parts()).pipe(req);
   });
@@ -201,7 +207,11 @@ describe('attachment streams', () => {
   it('files whose bytes match are kept: images, Office (ZIP), audio, video, text in any 8-bit encoding, untyped programs', async () => {
     const cases: [string, string, Buffer][] = [
       ['photo.jpg', 'image/jpeg', Buffer.concat([Buffer.from('ffd8ffe000104a464946', 'hex'), randomBytes(1024)])],
-      ['offer.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', Buffer.concat([Buffer.from('504b0304', 'hex'), randomBytes(512)])],
+      [
+        'offer.docx',
+        'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        Buffer.concat([Buffer.from('504b0304', 'hex'), randomBytes(512)]),
+      ],
       ['voice.mp3', 'audio/mpeg', Buffer.concat([Buffer.from('ID3'), randomBytes(512)])],
       ['clip.mp4', 'video/mp4', Buffer.concat([Buffer.from('000000206674797069736f6d', 'hex'), randomBytes(512)])],
       ['price list.csv', 'text/csv', Buffer.from('name;price\r\nB\xe1nh m\xec;20000\r\n', 'latin1')],
@@ -238,7 +248,10 @@ describe('attachment streams', () => {
       const automation = devInternalAuth('automation', stack.env.INTERNAL_AUTH_SEED).sign(ctxA(), DOWNLOAD);
       expect((await direct(`/v1/attachments/${big.id}`, { headers: { authorization: `Bearer ${automation}` } })).status).toBe(403);
       const gateway = devInternalAuth('gateway', stack.env.INTERNAL_AUTH_SEED);
-      const asA = await direct(`/v1/attachments/${big.id}`, { method: 'HEAD', headers: { authorization: `Bearer ${gateway.sign(ctxA(), DOWNLOAD)}` } });
+      const asA = await direct(`/v1/attachments/${big.id}`, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${gateway.sign(ctxA(), DOWNLOAD)}` },
+      });
       expect(asA.status).toBe(200);
       const asB = gateway.sign({ orgId: b.orgId, userId: b.user.id, role: 'owner' }, DOWNLOAD);
       expect((await direct(`/v1/attachments/${big.id}`, { headers: { authorization: `Bearer ${asB}` } })).status).toBe(404);

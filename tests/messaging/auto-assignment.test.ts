@@ -59,7 +59,8 @@ describe('auto-assignment: account settings and round robin', () => {
   const fieldOf = (res: { body: any }) => res.body.error?.details?.[0]?.field;
   let seq = 0;
   /** A message from the network on `accountId`; a new thread (and contact) unless given. */
-  const inbound = (accountId: string, fromUid = `uid-${++seq}`, threadId = fromUid) => bus.inbound(a.orgId, { accountId, fromUid, threadId, fromName: fromUid });
+  const inbound = (accountId: string, fromUid = `uid-${++seq}`, threadId = fromUid) =>
+    bus.inbound(a.orgId, { accountId, fromUid, threadId, fromName: fromUid });
   /** The account's conversation of a thread, once stored (its assignee is decided in the same transaction). */
   const conversationOf = (accountId: string, threadId: string) =>
     eventually(async () => {
@@ -113,7 +114,7 @@ describe('auto-assignment: account settings and round robin', () => {
       ]);
     });
 
-    it('403 for agents; 404 for another org\'s account or a malformed id (GET and PUT)', async () => {
+    it("403 for agents; 404 for another org's account or a malformed id (GET and PUT)", async () => {
       const accountId = connector.account(a.orgId);
       const byAgent = await put(agent.api, accountId, { mode: 'round_robin', userIds: [agent.id] });
       expect(byAgent.status).toBe(403);
@@ -241,13 +242,10 @@ describe('auto-assignment: account settings and round robin', () => {
         expect((await put(lead.api, accountId, { mode: 'round_robin', userIds: [u1.id, u2.id, u3.id] })).status).toBe(200);
         const uids = Array.from({ length: 30 }, (_, i) => `burst-${i}`);
         await Promise.all(uids.map((uid) => inbound(accountId, uid)));
-        const convs: any[] = await eventually(
-          async () => {
-            const res = await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}&limit=100`);
-            return res.body.data.length === 30 ? res.body.data : undefined;
-          },
-          30_000,
-        );
+        const convs: any[] = await eventually(async () => {
+          const res = await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}&limit=100`);
+          return res.body.data.length === 30 ? res.body.data : undefined;
+        }, 30_000);
         expect(new Set(convs.map((c) => c.threadId)).size).toBe(30);
         const per = new Map<string, number>();
         for (const c of convs) per.set(c.assigneeId, (per.get(c.assigneeId) ?? 0) + 1);

@@ -28,11 +28,15 @@ describe('auto-close and the out-of-hours reply', () => {
   const networkSends = (threadId: string) => f.connector.sent.filter((s) => s.threadId === threadId);
   const timers = async (ids: string[]) =>
     (await db.query('SELECT count(*)::int AS n FROM conversation_auto_close WHERE conversation_id = ANY($1::uuid[])', [ids])).rows[0].n as number;
-  const closedEvents = (id: string) => f.bus.of('conversation.status_changed').filter((e) => e.data.conversationId === id && e.data.status === 'closed');
+  const closedEvents = (id: string) =>
+    f.bus.of('conversation.status_changed').filter((e) => e.data.conversationId === id && e.data.status === 'closed');
 
   beforeAll(async () => {
     // The account's send budget for automatic messages (5 per 10 s by default) would delay a burst of auto-closes.
-    f = await inboxFixture('auto-close', UIDS, { SERVICE_LEVEL_MINUTE_MS: String(MINUTE_MS), SEND_LIMITS: 'total=1500/day,100/10s;ui=1000/day,50/10s;auto=300/day,50/10s' });
+    f = await inboxFixture('auto-close', UIDS, {
+      SERVICE_LEVEL_MINUTE_MS: String(MINUTE_MS),
+      SEND_LIMITS: 'total=1500/day,100/10s;ui=1000/day,50/10s;auto=300/day,50/10s',
+    });
     agent = await member(f.stack.url, f.a.owner, 'agent', 'ac-agent');
     db = new PgClient({ connectionString: f.stack.databaseUrl('messaging') });
     await db.connect();
@@ -73,7 +77,11 @@ describe('auto-close and the out-of-hours reply', () => {
         const res = await put(body);
         expect([res.status, fieldOf(res)]).toEqual([400, field]);
       }
-      const first = await put({ autoCloseAfterMinutes: 30, autoCloseMessage: 'Closing this chat, write any time.', outOfHoursMessage: 'We are closed.' });
+      const first = await put({
+        autoCloseAfterMinutes: 30,
+        autoCloseMessage: 'Closing this chat, write any time.',
+        outOfHoursMessage: 'We are closed.',
+      });
       expect(first.status).toBe(200);
       const second = await put({ agentVisibility: 'all', csat: { enabled: false } });
       expect(second.status).toBe(200);
@@ -127,7 +135,9 @@ describe('auto-close and the out-of-hours reply', () => {
       expect(await timers([replied])).toBe(0);
       // The other one, armed at the same time, closes (no auto-close message now) — by then the first would have too.
       await eventually(async () => ((await conversation(later)).conversation.status === 'closed' ? true : undefined), 15_000);
-      expect(Date.parse((await conversation(later)).conversation.lastActivityAt)).toBeGreaterThanOrEqual(Date.parse(ours.sentAt) + 3 * MINUTE_MS - 100);
+      expect(Date.parse((await conversation(later)).conversation.lastActivityAt)).toBeGreaterThanOrEqual(
+        Date.parse(ours.sentAt) + 3 * MINUTE_MS - 100,
+      );
       expect(networkSends('ac-later').map((s) => s.content)).toEqual(['Anything else?']);
       expect((await conversation(replied)).conversation.status).toBe('active');
     });
@@ -165,13 +175,10 @@ describe('auto-close and the out-of-hours reply', () => {
         const uids = UIDS.filter((u) => u.startsWith('ac-multi-'));
         const ids = uids.map((u) => f.conv[u]);
         await Promise.all(ids.map((id) => send(id, 'Done, anything else?')));
-        await eventually(
-          async () => {
-            const statuses = await Promise.all(ids.map(async (id) => (await conversation(id)).conversation.status));
-            return statuses.every((s) => s === 'closed') ? true : undefined;
-          },
-          20_000,
-        );
+        await eventually(async () => {
+          const statuses = await Promise.all(ids.map(async (id) => (await conversation(id)).conversation.status));
+          return statuses.every((s) => s === 'closed') ? true : undefined;
+        }, 20_000);
         expect(await timers(ids)).toBe(0);
         for (const [i, uid] of uids.entries()) {
           expect(networkSends(uid).filter((s) => s.content === 'Bye for now.')).toHaveLength(1);
@@ -194,11 +201,16 @@ describe('auto-close and the out-of-hours reply', () => {
     it('answers a contact writing while the hours are closed, once per conversation and closed period, with source auto', async () => {
       // Open only on a weekday three days from now: closed now, until then.
       const day = (new Date().getUTCDay() + 3) % 7;
-      expect((await f.a.owner.put('/api/v1/settings/business-hours', { timezone: 'UTC', days: [{ day, open: '09:00', close: '17:00' }], holidays: [] })).status).toBe(200);
+      expect(
+        (await f.a.owner.put('/api/v1/settings/business-hours', { timezone: 'UTC', days: [{ day, open: '09:00', close: '17:00' }], holidays: [] }))
+          .status,
+      ).toBe(200);
       expect((await put({ outOfHoursMessage: 'We are closed; we answer from 9:00.' })).status).toBe(200);
       const id = f.conv['ac-ooh-1'];
       await f.bus.inbound(f.a.orgId, { accountId: f.accountA, fromUid: 'ac-ooh-1', content: 'Are you there?' });
-      const reply = await eventually(async () => (await conversation(id)).messages.find((m: any) => m.content === 'We are closed; we answer from 9:00.'));
+      const reply = await eventually(async () =>
+        (await conversation(id)).messages.find((m: any) => m.content === 'We are closed; we answer from 9:00.'),
+      );
       expect(reply).toEqual(expect.objectContaining({ source: 'auto', sentByUserId: null }));
       await f.bus.inbound(f.a.orgId, { accountId: f.accountA, fromUid: 'ac-ooh-1', content: 'Hello??' });
       await eventually(async () => ((await conversation(id)).messages.some((m: any) => m.content === 'Hello??') ? true : undefined));
@@ -209,7 +221,15 @@ describe('auto-close and the out-of-hours reply', () => {
       expect(await timers([id])).toBe(0);
       // Another closed period (the hours now open again two days from now, not three): one more reply.
       const sooner = (new Date().getUTCDay() + 2) % 7;
-      expect((await f.a.owner.put('/api/v1/settings/business-hours', { timezone: 'UTC', days: [{ day: sooner, open: '09:00', close: '17:00' }], holidays: [] })).status).toBe(200);
+      expect(
+        (
+          await f.a.owner.put('/api/v1/settings/business-hours', {
+            timezone: 'UTC',
+            days: [{ day: sooner, open: '09:00', close: '17:00' }],
+            holidays: [],
+          })
+        ).status,
+      ).toBe(200);
       await f.bus.inbound(f.a.orgId, { accountId: f.accountA, fromUid: 'ac-ooh-1', content: 'Anyone?' });
       await eventually(async () => ((await conversation(id)).messages.filter((m: any) => m.source === 'auto').length === 2 ? true : undefined));
       expect(await replies(id)).toBe(2);
@@ -218,7 +238,9 @@ describe('auto-close and the out-of-hours reply', () => {
     it('says nothing while the account is open (its own hours override the org’s), nor without a message', async () => {
       const id = f.conv['ac-ooh-2'];
       const allWeek = Array.from({ length: 7 }, (_, day) => ({ day, open: '00:00', close: '23:59' }));
-      expect((await f.a.owner.put(`/api/v1/chatnet-accounts/${f.accountA}/business-hours`, { timezone: 'UTC', days: allWeek, holidays: [] })).status).toBe(200);
+      expect(
+        (await f.a.owner.put(`/api/v1/chatnet-accounts/${f.accountA}/business-hours`, { timezone: 'UTC', days: allWeek, holidays: [] })).status,
+      ).toBe(200);
       const open = (await f.a.owner.get(`/api/v1/settings/business-hours/status?chatnetAccountId=${f.accountA}`)).body.open;
       await f.bus.inbound(f.a.orgId, { accountId: f.accountA, fromUid: 'ac-ooh-2', content: 'Morning!' });
       await eventually(async () => ((await conversation(id)).messages.some((m: any) => m.content === 'Morning!') ? true : undefined));

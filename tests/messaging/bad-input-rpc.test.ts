@@ -108,7 +108,12 @@ describe('messaging: one rule, one wording over HTTP and gRPC', () => {
   });
 
   it('PUT /scheduled-messages/:id and UpdateScheduledMessage with nothing to change', async () => {
-    await expectSameRefusal(org.owner.put(`/api/v1/scheduled-messages/${unknownId}`, {}), rpc.UpdateScheduledMessage({ id: unknownId }, ctx()), 'content', 'give content or sendAt to change');
+    await expectSameRefusal(
+      org.owner.put(`/api/v1/scheduled-messages/${unknownId}`, {}),
+      rpc.UpdateScheduledMessage({ id: unknownId }, ctx()),
+      'content',
+      'give content or sendAt to change',
+    );
   });
 
   it('GET /scheduled-messages and ListScheduledMessages with an unknown status', async () => {
@@ -122,15 +127,30 @@ describe('messaging: one rule, one wording over HTTP and gRPC', () => {
 
   it('POST /conversations/:id/notes and CreateNote with 5001 characters', async () => {
     const content = 'n'.repeat(5001);
-    await expectSameRefusal(org.owner.post(`/api/v1/conversations/${conversationId}/notes`, { content }), rpc.CreateNote({ conversationId, content }, ctx()), 'content', 'must be at most 5000 characters');
+    await expectSameRefusal(
+      org.owner.post(`/api/v1/conversations/${conversationId}/notes`, { content }),
+      rpc.CreateNote({ conversationId, content }, ctx()),
+      'content',
+      'must be at most 5000 characters',
+    );
   });
 
   it.each([
     ['an unknown status', { status: 'bogus' }, 'status', 'must be one of active, pending, snoozed, closed, archived'],
-    ['a wake-up time without status snoozed', { status: 'active', snoozedUntil: '2031-01-01T00:00:00.000Z' }, 'snoozedUntil', 'is only for status snoozed'],
+    [
+      'a wake-up time without status snoozed',
+      { status: 'active', snoozedUntil: '2031-01-01T00:00:00.000Z' },
+      'snoozedUntil',
+      'is only for status snoozed',
+    ],
     ['status snoozed without a wake-up time', { status: 'snoozed' }, 'snoozedUntil', 'is required for status snoozed'],
   ])('PUT /conversations/:id/status and SetConversationStatus with %s', async (_what, input, field, message) => {
-    await expectSameRefusal(org.owner.put(`/api/v1/conversations/${conversationId}/status`, input), rpc.SetConversationStatus({ id: conversationId, ...input }, ctx()), field, message);
+    await expectSameRefusal(
+      org.owner.put(`/api/v1/conversations/${conversationId}/status`, input),
+      rpc.SetConversationStatus({ id: conversationId, ...input }, ctx()),
+      field,
+      message,
+    );
   });
 
   it('PUT /conversations/:id/messages/:messageId and UpdateMessageFlags with neither flag', async () => {
@@ -143,10 +163,20 @@ describe('messaging: one rule, one wording over HTTP and gRPC', () => {
   });
 
   it('GET /conversations and ListConversations with an assignee that is no user id', async () => {
-    await expectSameRefusal(org.owner.get('/api/v1/conversations?assigneeId=someone'), rpc.ListConversations({ page: 1, limit: 10, assigneeId: 'someone' }, ctx()), 'assigneeId', 'must be a user id, me or unassigned');
+    await expectSameRefusal(
+      org.owner.get('/api/v1/conversations?assigneeId=someone'),
+      rpc.ListConversations({ page: 1, limit: 10, assigneeId: 'someone' }, ctx()),
+      'assigneeId',
+      'must be a user id, me or unassigned',
+    );
   });
 
   it('GET /messages/search and SearchMessages with a one-letter term', async () => {
-    await expectSameRefusal(org.owner.get('/api/v1/messages/search?q=a'), rpc.SearchMessages({ q: 'a', page: 1, limit: 10 }, ctx()), 'q', 'must be at least 2 characters');
+    await expectSameRefusal(
+      org.owner.get('/api/v1/messages/search?q=a'),
+      rpc.SearchMessages({ q: 'a', page: 1, limit: 10 }, ctx()),
+      'q',
+      'must be at least 2 characters',
+    );
   });
 });

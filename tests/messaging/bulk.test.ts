@@ -36,7 +36,11 @@ describe('POST /api/v1/conversations/bulk', () => {
   const sortFailed = (failed: { id: string; code: string }[]) => [...failed].sort((x, y) => x.id.localeCompare(y.id));
   /** The audit entry of this request: the newest of its action whose ids are exactly these. */
   const auditOf = (action: string, ids: string[]) =>
-    eventually(async () => (await auditEntries(a.owner, action)).find((e) => [...e.details.ids].sort().join() === [...ids].sort().join()), 15_000, 100);
+    eventually(
+      async () => (await auditEntries(a.owner, action)).find((e) => [...e.details.ids].sort().join() === [...ids].sort().join()),
+      15_000,
+      100,
+    );
 
   it('assign: a team lead assigns several conversations (200 {updated, failed: []}), one conversation.assigned each, one audit entry', async () => {
     const ids = [conv['uid-1'], conv['uid-2']];
@@ -49,25 +53,31 @@ describe('POST /api/v1/conversations/bulk', () => {
       return found.length === 2 ? found : undefined;
     });
     expect(events.map((e) => e.data)).toEqual(
-      expect.arrayContaining(ids.map((id) => expect.objectContaining({ conversationId: id, assigneeId: agent.id, previousAssigneeId: null, assignedBy: lead.id }))),
+      expect.arrayContaining(
+        ids.map((id) => expect.objectContaining({ conversationId: id, assigneeId: agent.id, previousAssigneeId: null, assignedBy: lead.id })),
+      ),
     );
     const entry = await auditOf('conversations.bulk_assign', ids);
-    expect(entry).toEqual(
-      expect.objectContaining({ actorId: lead.id, actorType: 'user', resourceType: 'conversation', resourceId: null }),
-    );
+    expect(entry).toEqual(expect.objectContaining({ actorId: lead.id, actorType: 'user', resourceType: 'conversation', resourceId: null }));
     expect(entry.details).toEqual(expect.objectContaining({ requested: 2, updated: 2, failed: 0, failedIds: [], params: { userId: agent.id } }));
   });
 
   it("partial failure: another org's, unknown and malformed ids fail with not_found and are never touched; repeated ids count once", async () => {
     const unknown = randomUUID();
-    const res = await bulk(a.owner, { ids: [conv['uid-3'], conv['uid-3'].toUpperCase(), conv.b, unknown, 'not-an-id'], action: 'status', status: 'pending' });
+    const res = await bulk(a.owner, {
+      ids: [conv['uid-3'], conv['uid-3'].toUpperCase(), conv.b, unknown, 'not-an-id'],
+      action: 'status',
+      status: 'pending',
+    });
     expect(res.status).toBe(200);
     expect(res.body.updated).toBe(1);
-    expect(sortFailed(res.body.failed)).toEqual(sortFailed([
-      { id: conv.b, code: 'not_found' },
-      { id: unknown, code: 'not_found' },
-      { id: 'not-an-id', code: 'not_found' },
-    ]));
+    expect(sortFailed(res.body.failed)).toEqual(
+      sortFailed([
+        { id: conv.b, code: 'not_found' },
+        { id: unknown, code: 'not_found' },
+        { id: 'not-an-id', code: 'not_found' },
+      ]),
+    );
     expect((await detail(conv['uid-3'])).status).toBe('pending');
     expect((await b.owner.get(`/api/v1/conversations/${conv.b}`)).body.conversation.status).toBe('active');
     const entry = await auditOf('conversations.bulk_status', [conv['uid-3']]);
@@ -80,7 +90,12 @@ describe('POST /api/v1/conversations/bulk', () => {
     const others = await bulk(agent2.api, { ids: [conv['uid-3'], conv['uid-4']], action: 'assign', userId: agent.id });
     expect(others.status).toBe(200);
     expect(others.body.updated).toBe(0);
-    expect(sortFailed(others.body.failed)).toEqual(sortFailed([{ id: conv['uid-3'], code: 'forbidden' }, { id: conv['uid-4'], code: 'forbidden' }]));
+    expect(sortFailed(others.body.failed)).toEqual(
+      sortFailed([
+        { id: conv['uid-3'], code: 'forbidden' },
+        { id: conv['uid-4'], code: 'forbidden' },
+      ]),
+    );
     expect((await detail(conv['uid-3'])).assigneeId).toBeNull();
     // Releasing a conversation someone else owns is refused too.
     const release = await bulk(agent2.api, { ids: [conv['uid-1']], action: 'assign', userId: null });
@@ -125,7 +140,7 @@ describe('POST /api/v1/conversations/bulk', () => {
     expect([none.status, fieldOf(none)]).toEqual([400, 'status']);
   });
 
-  it('folder: adds to one of the org\'s folders; 400 naming folderId when missing or not the org\'s', async () => {
+  it("folder: adds to one of the org's folders; 400 naming folderId when missing or not the org's", async () => {
     const folder = await a.owner.post('/api/v1/chat/folders', { name: 'Bulk VIP' });
     const ids = [conv['uid-1'], conv['uid-3']];
     const res = await bulk(agent.api, { ids, action: 'folder', folderId: folder.body.id });
@@ -185,7 +200,11 @@ describe('POST /api/v1/conversations/bulk', () => {
     const closed = await a.owner.get(`/api/v1/conversations?chatnetAccountId=${account}&status=closed&limit=1`);
     expect(closed.body.pagination.total).toBe(1000);
     const wanted = new Set(ids);
-    await eventually(async () => bus.of('conversation.status_changed').filter((e) => wanted.has(e.data.conversationId)).length === 1000 || undefined, 30_000, 200);
+    await eventually(
+      async () => bus.of('conversation.status_changed').filter((e) => wanted.has(e.data.conversationId)).length === 1000 || undefined,
+      30_000,
+      200,
+    );
     const entry = await auditOf('conversations.bulk_status', ids);
     expect(entry.details).toEqual(expect.objectContaining({ requested: 1000, updated: 1000, failed: 0 }));
   }, 60_000);

@@ -37,7 +37,8 @@ describe('files both ways on the chat network', () => {
     const r = await fetch(`${stack.url}${url}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
     return { status: r.status, bytes: Buffer.from(await r.arrayBuffer()), type: r.headers.get('content-type') };
   };
-  const inbound = (body: Record<string, unknown>) => a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-files', fromName: 'Mai Tran', ...body });
+  const inbound = (body: Record<string, unknown>) =>
+    a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-files', fromName: 'Mai Tran', ...body });
   const file = (fileName: string, mimeType: string, bytes: Buffer) => ({ fileName, mimeType, contentBase64: bytes.toString('base64') });
 
   beforeAll(async () => {
@@ -81,13 +82,22 @@ describe('files both ways on the chat network', () => {
     const solo = await upload(a.token, 'only.pdf', 'application/pdf', pdf());
     expect((await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: '', attachments: [solo.body.id] })).status).toBe(201);
     const latest = (await a.owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data[0];
-    expect(latest).toEqual(expect.objectContaining({ content: '', attachments: [expect.objectContaining({ fileName: 'only.pdf', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })] }));
+    expect(latest).toEqual(
+      expect.objectContaining({
+        content: '',
+        attachments: [expect.objectContaining({ fileName: 'only.pdf', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })],
+      }),
+    );
   });
 
   it('an inbound photo and PDF are stored and listed on the message; each url serves the same bytes with a credential (401 without, 404 for another org)', async () => {
     const photo = png(4_000);
     const quote = pdf(1_100_000);
-    const res = await inbound({ content: '', chatnetMessageId: 'net-files-1', attachments: [file('IMG_0001.png', 'image/png', photo), file('../../etc/quote\u0007.pdf', 'application/pdf', quote)] });
+    const res = await inbound({
+      content: '',
+      chatnetMessageId: 'net-files-1',
+      attachments: [file('IMG_0001.png', 'image/png', photo), file('../../etc/quote\u0007.pdf', 'application/pdf', quote)],
+    });
     expect(res.status).toBe(200);
 
     const message = await eventually(async () => {
@@ -95,7 +105,13 @@ describe('files both ways on the chat network', () => {
       return detail.body.messages.find((m: any) => m.content === '' && m.isFromChatnet && m.attachments.length === 2);
     });
     expect(message.attachments).toEqual([
-      expect.objectContaining({ id: expect.any(String), filename: 'IMG_0001.png', contentType: 'image/png', size: photo.length, url: expect.stringMatching(/^\/api\/v1\/chat\/attachments\//) }),
+      expect.objectContaining({
+        id: expect.any(String),
+        filename: 'IMG_0001.png',
+        contentType: 'image/png',
+        size: photo.length,
+        url: expect.stringMatching(/^\/api\/v1\/chat\/attachments\//),
+      }),
       // The sender's name is cleaned like an upload's: no path, no control characters.
       expect.objectContaining({ filename: 'quote.pdf', contentType: 'application/pdf', size: quote.length }),
     ]);
@@ -109,10 +125,14 @@ describe('files both ways on the chat network', () => {
     // call it is serving: messaging's, or the gateway's user's), and only that org's; crm may not at all.
     const seed = stack.env.INTERNAL_AUTH_SEED;
     const DOWNLOAD = 'messaging.v1.Http/DownloadAttachment';
-    const originFor = (orgId: string) => devInternalAuth('messaging', seed).sign({ orgId }, 'connector.v1.ConnectorService/SendChatMessage').split('~')[0];
+    const originFor = (orgId: string) =>
+      devInternalAuth('messaging', seed).sign({ orgId }, 'connector.v1.ConnectorService/SendChatMessage').split('~')[0];
     const direct = (who: 'connector' | 'crm', orgId: string, origin?: string) =>
       fetch(`${stack.env.MESSAGING_HTTP_URL}/v1/attachments/${p.id}`, {
-        headers: { authorization: `Bearer ${devInternalAuth(who, seed).sign({ orgId, origin }, DOWNLOAD)}`, ...(origin ? { 'x-crm-origin': origin } : {}) },
+        headers: {
+          authorization: `Bearer ${devInternalAuth(who, seed).sign({ orgId, origin }, DOWNLOAD)}`,
+          ...(origin ? { 'x-crm-origin': origin } : {}),
+        },
       });
     expect((await direct('connector', a.orgId, originFor(a.orgId))).status).toBe(200);
     expect((await direct('connector', b.orgId, originFor(b.orgId))).status).toBe(404);
@@ -127,7 +147,8 @@ describe('files both ways on the chat network', () => {
 
   it('an agent limited to assigned conversations gets 404 for the files of a conversation hidden from them', async () => {
     const agent = await addUser(client(stack.url), a.owner, 'agent');
-    const token = (await client(stack.url).post('/api/v1/auth/login', { email: agent.user.email, password: 'correct horse battery' })).body.token as string;
+    const token = (await client(stack.url).post('/api/v1/auth/login', { email: agent.user.email, password: 'correct horse battery' })).body
+      .token as string;
     const detail = await a.owner.get(`/api/v1/conversations/${convId}`);
     const url = detail.body.messages.find((m: any) => m.attachments.length === 2).attachments[0].url;
     expect((await download(token, url)).status).toBe(200);
@@ -144,7 +165,10 @@ describe('files both ways on the chat network', () => {
     };
 
     it('bad base64', async () => {
-      expectField(await inbound({ content: '', attachments: [{ fileName: 'a.png', mimeType: 'image/png', contentBase64: 'not base64!' }] }), 'attachments.0.contentBase64');
+      expectField(
+        await inbound({ content: '', attachments: [{ fileName: 'a.png', mimeType: 'image/png', contentBase64: 'not base64!' }] }),
+        'attachments.0.contentBase64',
+      );
     });
 
     it('more than 10 files', async () => {
@@ -157,17 +181,28 @@ describe('files both ways on the chat network', () => {
     });
 
     it('content that contradicts the declared type (a PDF sent as image/png)', async () => {
-      expectField(await inbound({ content: '', attachments: [file('fake.png', 'image/png', pdf())] }), 'attachments.0.mimeType', 'content_type_mismatch');
+      expectField(
+        await inbound({ content: '', attachments: [file('fake.png', 'image/png', pdf())] }),
+        'attachments.0.mimeType',
+        'content_type_mismatch',
+      );
     });
 
     it('neither content nor files; a missing mimeType', async () => {
       expectField(await inbound({ content: '' }), 'content');
-      expectField(await inbound({ content: 'x', attachments: [{ fileName: 'a.png', contentBase64: png(10).toString('base64') }] }), 'attachments.0.mimeType');
+      expectField(
+        await inbound({ content: 'x', attachments: [{ fileName: 'a.png', contentBase64: png(10).toString('base64') }] }),
+        'attachments.0.mimeType',
+      );
     });
 
     it('nothing of a refused push reaches the conversation; another org pushing to the account is 404', async () => {
       const before = (await a.owner.get(`/api/v1/conversations/${convId}`)).body.messages.length;
-      const other = await b.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'x', content: '', attachments: [file('p.png', 'image/png', png(10))] });
+      const other = await b.owner.post(`/sandbox/accounts/${accountId}/inbound`, {
+        fromUid: 'x',
+        content: '',
+        attachments: [file('p.png', 'image/png', png(10))],
+      });
       expect(other.status).toBe(404);
       await new Promise((r) => setTimeout(r, 300));
       expect((await a.owner.get(`/api/v1/conversations/${convId}`)).body.messages.length).toBe(before);

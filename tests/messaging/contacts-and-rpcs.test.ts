@@ -27,7 +27,13 @@ describe('contacts from crm, and the RPCs other services call', () => {
     stack = await startStack({
       services: ['messaging'],
       serviceEnv: {
-        messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir, CRM_DEADLINE_MS: '500', EVENT_RETRY_DELAYS_MS: '200,400,800' },
+        messaging: {
+          CONNECTOR_ADDR: connector.addr,
+          CRM_ADDR: crm.addr,
+          ATTACHMENTS_DIR: dir,
+          CRM_DEADLINE_MS: '500',
+          EVENT_RETRY_DELAYS_MS: '200,400,800',
+        },
       },
     });
     bus = await eventBus(stack);
@@ -67,7 +73,15 @@ describe('contacts from crm, and the RPCs other services call', () => {
   };
 
   it('with crm unreachable, a group message is stored at once, named after its group, without its sender contact', async () => {
-    await bus.inbound(b.orgId, { accountId: accountB, fromUid: 'uid-member', fromName: 'Member Mai', threadType: 'group', threadId: 'grp-offline', groupName: 'Offline club', content: 'anyone?' });
+    await bus.inbound(b.orgId, {
+      accountId: accountB,
+      fromUid: 'uid-member',
+      fromName: 'Member Mai',
+      threadType: 'group',
+      threadId: 'grp-offline',
+      groupName: 'Offline club',
+      content: 'anyone?',
+    });
     const conv = await eventually(async () => (await b.owner.get('/api/v1/conversations?type=group')).body.data[0]);
     expect(conv).toEqual(expect.objectContaining({ contactId: null, contactName: 'Offline club', type: 'group', messageCount: 1 }));
     expect((await groupMessages()).map((m) => [m.senderName, m.senderContactId])).toEqual([['Member Mai', null]]);
@@ -80,10 +94,14 @@ describe('contacts from crm, and the RPCs other services call', () => {
     expect(sender.senderContactId).toBe(crm.contacts.get(`${b.orgId}/uid-member`)!.id);
     expect(crm.upserts.filter((u) => u.chatnetUid === 'grp-offline')).toEqual([]);
     expect((await b.owner.get('/api/v1/conversations?type=group')).body.data[0].contactId).toBeNull();
-    const linked = await eventually(async () => {
-      const c = (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation;
-      return c.contactId && c;
-    }, 20_000, 200);
+    const linked = await eventually(
+      async () => {
+        const c = (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation;
+        return c.contactId && c;
+      },
+      20_000,
+      200,
+    );
     const contact = crm.contacts.get(`${a.orgId}/uid-offline`)!;
     expect(linked.contactId).toBe(contact.id);
     expect(crm.upserts.filter((u) => u.chatnetUid === 'uid-offline')).toHaveLength(1);
@@ -104,7 +122,10 @@ describe('contacts from crm, and the RPCs other services call', () => {
     expect(pub.contact).toEqual({ id: contact.id, fullName: 'Olga Petrova', phone: '+84911111111', avatarUrl: 'https://cdn.example/olga.png' });
     // The same event under another org's id changes nothing.
     await bus.publish('contact.updated', b.orgId, { contact: eventContactData({ id: contact.id, name: 'Hijacked' }), changes: ['name'] });
-    await bus.publish('contact.updated', a.orgId, { contact: eventContactData({ id: contact.id, name: 'Olga P.', phone: '+84911111111', avatar: 'https://cdn.example/olga.png' }), changes: ['name'] });
+    await bus.publish('contact.updated', a.orgId, {
+      contact: eventContactData({ id: contact.id, name: 'Olga P.', phone: '+84911111111', avatar: 'https://cdn.example/olga.png' }),
+      changes: ['name'],
+    });
     await eventually(async () => (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation.contactName === 'Olga P.');
   });
 
@@ -116,7 +137,9 @@ describe('contacts from crm, and the RPCs other services call', () => {
     expect((await grpc.ContactConversations({ contactId: 'nope' }, { orgId: a.orgId })).conversations).toEqual([]);
 
     const latest = await grpc.LatestConversationForContact({ contactId }, { orgId: a.orgId });
-    expect(latest.conversation).toEqual(expect.objectContaining({ id: convId, contactId, chatnetAccountId: accountA, type: 'user', status: 'active' }));
+    expect(latest.conversation).toEqual(
+      expect.objectContaining({ id: convId, contactId, chatnetAccountId: accountA, type: 'user', status: 'active' }),
+    );
     expect((await grpc.LatestConversationForContact({ contactId }, { orgId: b.orgId })).conversation).toBeNull();
   });
 
@@ -158,7 +181,8 @@ describe('contacts from crm, and the RPCs other services call', () => {
     // Interleaved, as a busy account receives them; published back to back so they share batches.
     const sends: Array<Promise<unknown>> = [];
     for (let n = 0; n < 10; n++) {
-      for (const fromUid of threads) sends.push(bus.inbound(a.orgId, { accountId: accountA, fromUid, fromName: fromUid, content: `${fromUid} #${n}` }));
+      for (const fromUid of threads)
+        sends.push(bus.inbound(a.orgId, { accountId: accountA, fromUid, fromName: fromUid, content: `${fromUid} #${n}` }));
     }
     await Promise.all(sends);
     const burst = () => bus.of('message.received').filter((e) => threads.includes(e.data.threadId));

@@ -63,7 +63,9 @@ describe('conversation.csat_received: webhook and automation trigger', () => {
 
     expect((await a.owner.post(`/api/v1/conversations/${convId}/close`, {})).status).toBe(200);
     await eventually(async () => connector.sent.find((s) => s.content === QUESTION));
-    await eventually(async () => ((await a.owner.get(`/api/v1/conversations/${convId}`)).body.messages.some((m: any) => m.content === QUESTION) ? true : undefined));
+    await eventually(async () =>
+      (await a.owner.get(`/api/v1/conversations/${convId}`)).body.messages.some((m: any) => m.content === QUESTION) ? true : undefined,
+    );
     await bus.inbound(a.orgId, { accountId, fromUid: 'uid-rater', content: '1 nobody answered' });
 
     const got = await eventually(async () => rx.at('/csat')[0]);
@@ -81,6 +83,8 @@ describe('conversation.csat_received: webhook and automation trigger', () => {
     const note = await eventually(async () => (await a.owner.get('/api/v1/notifications')).body.data.find((n: any) => n.type === 'csat_low'));
     expect(note).toEqual(expect.objectContaining({ title: 'Low rating', message: 'Rated 1: nobody answered' }));
     const runs = (await a.owner.get(`/api/v1/automation/rules/${rule.body.id}/runs`)).body;
-    expect(runs.data[0]).toEqual(expect.objectContaining({ eventType: 'conversation.csat_received', contactId: crm.contacts.get(`${a.orgId}/uid-rater`)!.id }));
+    expect(runs.data[0]).toEqual(
+      expect.objectContaining({ eventType: 'conversation.csat_received', contactId: crm.contacts.get(`${a.orgId}/uid-rater`)!.id }),
+    );
   }, 40_000);
 });

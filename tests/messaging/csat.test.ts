@@ -140,7 +140,13 @@ describe('CSAT', () => {
     const res = await lead.api.get(`${path}?from=${encodeURIComponent(from)}`);
     expect(res.status).toBe(200);
     // Questions: cs-text, cs-stars, cs-moved-on (twice), cs-face, cs-lead = 6; answered: 5, 4, 5, 2.
-    expect(res.body).toEqual({ responses: 4, questions: 6, average: 4, distribution: { '1': 0, '2': 1, '3': 0, '4': 1, '5': 2 }, responseRate: 0.67 });
+    expect(res.body).toEqual({
+      responses: 4,
+      questions: 6,
+      average: 4,
+      distribution: { '1': 0, '2': 1, '3': 0, '4': 1, '5': 2 },
+      responseRate: 0.67,
+    });
     expect((await f.a.owner.get(`${path}?assigneeId=${agent.id}`)).body).toEqual(
       expect.objectContaining({ responses: 1, questions: 1, average: 5, responseRate: 1 }),
     );

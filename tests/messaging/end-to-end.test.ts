@@ -52,27 +52,52 @@ describe('chat end to end: sandbox network → connector → messaging → gatew
     const scan = await a.owner.post(`/sandbox/accounts/${accountId}/scan`, {});
     expect(scan.status).toBe(200);
     expect(scan.body.status).toBe('connected');
-    await eventually(async () => socketEvents.find((e) => e.event === 'account_status' && e.payload.accountId === accountId && e.payload.status === 'connected'));
+    await eventually(async () =>
+      socketEvents.find((e) => e.event === 'account_status' && e.payload.accountId === accountId && e.payload.status === 'connected'),
+    );
   });
 
   it('an inbound message becomes a contact in crm, a conversation and a message in both APIs, and a socket event', async () => {
-    const res = await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-e2e', fromName: 'Mai Tran', content: 'Do you ship to Hanoi?' });
+    const res = await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, {
+      fromUid: 'uid-e2e',
+      fromName: 'Mai Tran',
+      content: 'Do you ship to Hanoi?',
+    });
     expect(res.status).toBe(200);
     const pushed = await eventually(async () => socketEvents.find((e) => e.event === 'message' && e.payload.type === 'message.received'));
-    expect(pushed.payload).toEqual(expect.objectContaining({ chatnetAccountId: accountId, senderName: 'Mai Tran', content: 'Do you ship to Hanoi?' }));
+    expect(pushed.payload).toEqual(
+      expect.objectContaining({ chatnetAccountId: accountId, senderName: 'Mai Tran', content: 'Do you ship to Hanoi?' }),
+    );
 
     const conv = (await a.owner.get('/api/v1/conversations')).body.data[0];
     convId = conv.id;
-    expect(conv).toEqual(expect.objectContaining({ chatnetAccountId: accountId, threadId: 'uid-e2e', contactName: 'Mai Tran', unreadCount: 1, contactId: expect.any(String) }));
+    expect(conv).toEqual(
+      expect.objectContaining({
+        chatnetAccountId: accountId,
+        threadId: 'uid-e2e',
+        contactName: 'Mai Tran',
+        unreadCount: 1,
+        contactId: expect.any(String),
+      }),
+    );
     expect(pushed.payload.conversationId).toBe(convId);
     const contact = await a.owner.get(`/api/v1/contacts/${conv.contactId}`);
     expect(contact.status).toBe(200);
     expect(contact.body.name).toBe('Mai Tran');
 
     const pub = await a.pub.get('/api/public/conversations');
-    expect(pub.body.conversations).toEqual([expect.objectContaining({ id: convId, threadType: 'user', externalThreadId: 'uid-e2e', contact: expect.objectContaining({ fullName: 'Mai Tran' }) })]);
+    expect(pub.body.conversations).toEqual([
+      expect.objectContaining({
+        id: convId,
+        threadType: 'user',
+        externalThreadId: 'uid-e2e',
+        contact: expect.objectContaining({ fullName: 'Mai Tran' }),
+      }),
+    ]);
     const msgs = await a.pub.get(`/api/public/conversations/${convId}/messages`);
-    expect(msgs.body.messages).toEqual([expect.objectContaining({ senderType: 'contact', senderName: 'Mai Tran', content: 'Do you ship to Hanoi?' })]);
+    expect(msgs.body.messages).toEqual([
+      expect.objectContaining({ senderType: 'contact', senderName: 'Mai Tran', content: 'Do you ship to Hanoi?' }),
+    ]);
     expect((await b.owner.get('/api/v1/conversations')).body.data).toEqual([]);
   });
 
@@ -94,9 +119,15 @@ describe('chat end to end: sandbox network → connector → messaging → gatew
     expect(pub.status).toBe(200);
     expect(pub.body).toEqual({ success: true, messageId: expect.any(String), status: 'sent' });
     // A retried request with the same key does not send again.
-    expect((await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: 'Yes, in 2 days' }, { 'idempotency-key': 'e2e-1' })).status).toBe(201);
+    expect(
+      (await a.owner.post(`/api/v1/conversations/${convId}/messages`, { content: 'Yes, in 2 days' }, { 'idempotency-key': 'e2e-1' })).status,
+    ).toBe(201);
 
-    const connector = createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'), stack.addr('chatnet-connector'), testAuth('gateway'));
+    const connector = createServiceClient(
+      serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'),
+      stack.addr('chatnet-connector'),
+      testAuth('gateway'),
+    );
     try {
       const sent = await connector.SandboxSentMessages({ id: accountId }, { orgId: a.orgId, userId: a.user.id, role: 'owner' });
       expect(sent.data.map((m: any) => [m.threadId, m.content]).sort()).toEqual([

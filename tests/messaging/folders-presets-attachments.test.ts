@@ -32,7 +32,8 @@ describe('chat folders, presets and attachments', () => {
       status: r.status,
       body: (await r.json()) as any,
     }));
-  const download = (token: string | undefined, url: string) => fetch(`${stack.url}${url}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const download = (token: string | undefined, url: string) =>
+    fetch(`${stack.url}${url}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
   beforeAll(async () => {
     connector = await fakeConnector();
@@ -145,7 +146,14 @@ describe('chat folders, presets and attachments', () => {
     it('POST /chat/presets creates (201); GET lists them as an array, optionally by category', async () => {
       const res = await a.owner.post('/api/v1/chat/presets', { name: 'Greeting', content: 'Hello! How can we help?', category: 'general' });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ id: expect.any(String), name: 'Greeting', content: 'Hello! How can we help?', category: 'general', createdAt: expect.any(String), updatedAt: expect.any(String) });
+      expect(res.body).toEqual({
+        id: expect.any(String),
+        name: 'Greeting',
+        content: 'Hello! How can we help?',
+        category: 'general',
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      });
       presetId = res.body.id;
       await a.owner.post('/api/v1/chat/presets', { name: 'Shipping', content: 'Ships in 2 days', category: 'orders' });
       const list = await a.owner.get('/api/v1/chat/presets');
@@ -235,7 +243,7 @@ describe('chat folders, presets and attachments', () => {
       expect((await got.arrayBuffer()).byteLength).toBe(25 * 1024 * 1024);
     }, 30_000);
 
-    it("attachments need a token and are 404 for another org, a malformed or an unknown id", async () => {
+    it('attachments need a token and are 404 for another org, a malformed or an unknown id', async () => {
       expect((await download(undefined, attachment.url)).status).toBe(401);
       expect((await download(b.token, attachment.url)).status).toBe(404);
       expect((await download(a.token, '/api/v1/chat/attachments/not-a-uuid')).status).toBe(404);
@@ -265,7 +273,15 @@ describe('chat folders, presets and attachments', () => {
       expect(connector.sent.at(-1)).toEqual(
         expect.objectContaining({
           content: '',
-          attachments: [{ id: file.body.id, fileName: 'invoice.pdf', mimeType: 'application/pdf', size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }],
+          attachments: [
+            {
+              id: file.body.id,
+              fileName: 'invoice.pdf',
+              mimeType: 'application/pdf',
+              size: bytes.length,
+              sha256: createHash('sha256').update(bytes).digest('hex'),
+            },
+          ],
         }),
       );
     });

@@ -41,24 +41,35 @@ describe('group threads: conversations named after the group, senders as contact
   });
 
   const groupMessage = (fromUid: string, fromName: string, content: string, groupName?: string) =>
-    a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, fromName, content, threadType: 'group', threadId: GROUP, ...(groupName ? { groupName } : {}) });
+    a.owner.post(`/sandbox/accounts/${accountId}/inbound`, {
+      fromUid,
+      fromName,
+      content,
+      threadType: 'group',
+      threadId: GROUP,
+      ...(groupName ? { groupName } : {}),
+    });
   const groupConversation = async () => (await a.owner.get('/api/v1/conversations?type=group')).body.data[0];
   const searchNames = async (term: string) =>
     ((await a.owner.get(`/api/v1/conversations?search=${encodeURIComponent(term)}`)).body.data as any[]).map((c) => c.contactName);
-  const contactsNamed = async (term: string) => ((await a.owner.get(`/api/v1/contacts?search=${encodeURIComponent(term)}`)).body.data as any[]);
+  const contactsNamed = async (term: string) => (await a.owner.get(`/api/v1/contacts?search=${encodeURIComponent(term)}`)).body.data as any[];
 
   it('a group message names the conversation after the group; its sender is a crm contact linked on the message; no group contact', async () => {
     const res = await groupMessage('uid-lan-member', 'Lan Thành Viên', 'Shop ơi, còn áo không?', 'Hội chợ mùa xuân');
     expect(res.status).toBe(200);
     const conv = await eventually(groupConversation);
     groupConvId = conv.id;
-    expect(conv).toEqual(expect.objectContaining({ type: 'group', threadId: GROUP, contactName: 'Hội chợ mùa xuân', contactId: null, messageCount: 1 }));
+    expect(conv).toEqual(
+      expect.objectContaining({ type: 'group', threadId: GROUP, contactName: 'Hội chợ mùa xuân', contactId: null, messageCount: 1 }),
+    );
     expect(await searchNames('mua xuan')).toEqual(['Hội chợ mùa xuân']);
 
     const detail = await a.owner.get(`/api/v1/conversations/${groupConvId}`);
     expect(detail.body.conversation).toEqual(expect.objectContaining({ contactId: null, contactName: 'Hội chợ mùa xuân', type: 'group' }));
     const [message] = detail.body.messages;
-    expect(message).toEqual(expect.objectContaining({ senderUid: 'uid-lan-member', senderName: 'Lan Thành Viên', senderContactId: expect.any(String) }));
+    expect(message).toEqual(
+      expect.objectContaining({ senderUid: 'uid-lan-member', senderName: 'Lan Thành Viên', senderContactId: expect.any(String) }),
+    );
     const sender = await contactsNamed('Lan Thành Viên');
     expect(sender.map((c) => [c.id, c.chatnetUid, c.threadTypes])).toEqual([[message.senderContactId, 'uid-lan-member', ['group']]]);
 
@@ -96,14 +107,26 @@ describe('group threads: conversations named after the group, senders as contact
     expect(long.body.error.details.map((d: any) => d.field)).toEqual(['groupName']);
 
     expect((await client(stack.url).post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-x', content: 'hi' })).status).toBe(401);
-    expect((await b.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-x', content: 'hi', threadType: 'group', threadId: GROUP, groupName: 'Taken over' })).status).toBe(404);
+    expect(
+      (
+        await b.owner.post(`/sandbox/accounts/${accountId}/inbound`, {
+          fromUid: 'uid-x',
+          content: 'hi',
+          threadType: 'group',
+          threadId: GROUP,
+          groupName: 'Taken over',
+        })
+      ).status,
+    ).toBe(404);
     expect((await b.owner.get(`/api/v1/conversations/${groupConvId}`)).status).toBe(404);
     expect((await b.owner.get('/api/v1/conversations?search=quen')).body.data).toEqual([]);
     expect((await groupConversation()).contactName).toBe('Khách quen Quận 1');
   });
 
   it('a campaign to every contact reaches the one-to-one customer, never the group (its members have no conversation of their own)', async () => {
-    expect((await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-solo', fromName: 'Solo Customer', content: 'Hello' })).status).toBe(200);
+    expect(
+      (await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-solo', fromName: 'Solo Customer', content: 'Hello' })).status,
+    ).toBe(200);
     await eventually(async () => (await a.owner.get('/api/v1/contacts')).body.pagination.total === 3);
 
     const list = await a.owner.post('/api/v1/customer-lists', { name: 'Everyone', criteria: { filters: [] } });
@@ -112,13 +135,21 @@ describe('group threads: conversations named after the group, senders as contact
     const campaign = await a.owner.post('/api/v1/campaigns', { name: 'To everyone', listId: list.body.id, templateId: template.id });
     expect(campaign.status).toBe(201);
     expect((await a.owner.post(`/api/v1/campaigns/${campaign.body.id}/activate`)).status).toBe(200);
-    const done = await eventually(async () => {
-      const c = (await a.owner.get(`/api/v1/campaigns/${campaign.body.id}`)).body;
-      return c.status === 'completed' ? c : undefined;
-    }, 60_000, 200);
+    const done = await eventually(
+      async () => {
+        const c = (await a.owner.get(`/api/v1/campaigns/${campaign.body.id}`)).body;
+        return c.status === 'completed' ? c : undefined;
+      },
+      60_000,
+      200,
+    );
     expect(done.counts).toEqual(expect.objectContaining({ total: 3, sent: 1, skipped: 2, failed: 0 }));
 
-    const sent = (await a.owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data as Array<{ threadId: string; threadType: string; content: string }>;
+    const sent = (await a.owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data as Array<{
+      threadId: string;
+      threadType: string;
+      content: string;
+    }>;
     expect(sent.map((m) => [m.threadType, m.threadId, m.content])).toEqual([['user', 'uid-solo', 'Chào Solo Customer!']]);
   }, 90_000);
 });

@@ -50,7 +50,9 @@ describe('conversation.assigned, conversation.status_changed and conversation.pr
 
   it('all three are offered as webhook event types', async () => {
     const types = await a.owner.get('/api/v1/webhook-settings/event-types');
-    expect(types.body.events).toEqual(expect.arrayContaining(['conversation.assigned', 'conversation.status_changed', 'conversation.priority_changed']));
+    expect(types.body.events).toEqual(
+      expect.arrayContaining(['conversation.assigned', 'conversation.status_changed', 'conversation.priority_changed']),
+    );
   });
 
   it('PUT priority → a signed conversation.priority_changed webhook (issue #29)', async () => {
@@ -97,17 +99,29 @@ describe('conversation.assigned, conversation.status_changed and conversation.pr
     const rule = await a.owner.post('/api/v1/automation/rules', {
       name: 'Closed chats',
       trigger: { type: 'conversation_status_changed', conditions: [{ field: 'status', operator: 'equals', value: 'closed' }] },
-      actions: [{ type: 'send_notification', title: 'Conversation closed', message: 'Closed, was {{conversation.previousStatus}}', notificationType: 'conversation_closed' }],
+      actions: [
+        {
+          type: 'send_notification',
+          title: 'Conversation closed',
+          message: 'Closed, was {{conversation.previousStatus}}',
+          notificationType: 'conversation_closed',
+        },
+      ],
     });
     expect(rule.status).toBe(201);
     expect((await a.owner.post(`/api/v1/automation/rules/${rule.body.id}/activate`)).status).toBe(200);
     // A field the event does not have is refused when the rule is written.
-    const bad = await a.owner.post('/api/v1/automation/rules', { name: 'x', trigger: { type: 'conversation_assigned', conditions: [{ field: 'content', operator: 'equals', value: 'x' }] } });
+    const bad = await a.owner.post('/api/v1/automation/rules', {
+      name: 'x',
+      trigger: { type: 'conversation_assigned', conditions: [{ field: 'content', operator: 'equals', value: 'x' }] },
+    });
     expect([bad.status, bad.body.error.details[0].field]).toEqual([400, 'trigger.conditions[0].field']);
 
     expect((await a.owner.put(`/api/v1/conversations/${convId}/status`, { status: 'pending' })).status).toBe(200);
     expect((await a.owner.put(`/api/v1/conversations/${convId}/status`, { status: 'closed' })).status).toBe(200);
-    const note = await eventually(async () => (await a.owner.get('/api/v1/notifications')).body.data.find((n: any) => n.type === 'conversation_closed'));
+    const note = await eventually(async () =>
+      (await a.owner.get('/api/v1/notifications')).body.data.find((n: any) => n.type === 'conversation_closed'),
+    );
     expect(note).toEqual(expect.objectContaining({ title: 'Conversation closed', message: 'Closed, was pending' }));
     const runs = await eventually(async () => {
       const r = await a.owner.get(`/api/v1/automation/rules/${rule.body.id}/runs`);
@@ -115,6 +129,8 @@ describe('conversation.assigned, conversation.status_changed and conversation.pr
     });
     // Only the change to closed started a run.
     expect(runs.pagination.total).toBe(1);
-    expect(runs.data[0]).toEqual(expect.objectContaining({ eventType: 'conversation.status_changed', contactId: crm.contacts.get(`${a.orgId}/uid-hook`)!.id }));
+    expect(runs.data[0]).toEqual(
+      expect.objectContaining({ eventType: 'conversation.status_changed', contactId: crm.contacts.get(`${a.orgId}/uid-hook`)!.id }),
+    );
   });
 });

@@ -52,7 +52,14 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
 
   it('chatnet.inbound from a new contact creates the contact in crm, the conversation and the message', async () => {
     const sentAt = new Date(Date.now() - 1000).toISOString();
-    const msg = await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-lan', fromName: 'Lan Nguyen', fromAvatar: 'https://cdn.example/lan.png', content: 'Hi, is it in stock?', sentAt });
+    const msg = await bus.inbound(a.orgId, {
+      accountId: accountA,
+      fromUid: 'uid-lan',
+      fromName: 'Lan Nguyen',
+      fromAvatar: 'https://cdn.example/lan.png',
+      content: 'Hi, is it in stock?',
+      sentAt,
+    });
     const conv = await eventually(() => conversationOf(a.owner, accountA, 'uid-lan'));
     convId = conv.id;
     const contact = crm.contacts.get(`${a.orgId}/uid-lan`)!;
@@ -84,7 +91,15 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
     const detail = await a.owner.get(`/api/v1/conversations/${convId}`);
     expect(detail.status).toBe(200);
     expect(detail.body.conversation).toEqual(
-      expect.objectContaining({ id: convId, contactId: contact.id, contactName: 'Lan Nguyen', type: 'user', chatnetAccountId: accountA, status: 'active', createdAt: conv.createdAt }),
+      expect.objectContaining({
+        id: convId,
+        contactId: contact.id,
+        contactName: 'Lan Nguyen',
+        type: 'user',
+        chatnetAccountId: accountA,
+        status: 'active',
+        createdAt: conv.createdAt,
+      }),
     );
     expect(detail.body.messages).toEqual([
       {
@@ -158,8 +173,22 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
   });
 
   it('a group thread is one conversation of type group with no contact; each message links its sender', async () => {
-    await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-minh', fromName: 'Minh', threadType: 'group', threadId: 'grp-1', content: 'Hello group' });
-    await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-hoa', fromName: 'Hoa', threadType: 'group', threadId: 'grp-1', content: 'Hi all' });
+    await bus.inbound(a.orgId, {
+      accountId: accountA,
+      fromUid: 'uid-minh',
+      fromName: 'Minh',
+      threadType: 'group',
+      threadId: 'grp-1',
+      content: 'Hello group',
+    });
+    await bus.inbound(a.orgId, {
+      accountId: accountA,
+      fromUid: 'uid-hoa',
+      fromName: 'Hoa',
+      threadType: 'group',
+      threadId: 'grp-1',
+      content: 'Hi all',
+    });
     const conv = await eventually(async () => {
       const c = await conversationOf(a.owner, accountA, 'grp-1');
       return c?.messageCount === 2 && c;
@@ -185,13 +214,24 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
     expect(conv.contactId).toBe(known.id);
     expect(conv.contactName).toBe('Known Customer');
     const pub = await a.pub.get('/api/public/conversations');
-    expect(pub.body.conversations.find((c: any) => c.id === conv.id).contact).toEqual({ id: known.id, fullName: 'Known Customer', phone: '+84900000001', avatarUrl: null });
+    expect(pub.body.conversations.find((c: any) => c.id === conv.id).contact).toEqual({
+      id: known.id,
+      fullName: 'Known Customer',
+      phone: '+84900000001',
+      avatarUrl: null,
+    });
   });
 
   it('GET /conversations/:id pages messages newest first, 30 by default', async () => {
     const base = Date.now() - 3_600_000;
     for (let i = 0; i < 35; i++) {
-      await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-chatty', fromName: 'Chatty', content: `m${i}`, sentAt: new Date(base + i * 1000).toISOString() });
+      await bus.inbound(a.orgId, {
+        accountId: accountA,
+        fromUid: 'uid-chatty',
+        fromName: 'Chatty',
+        content: `m${i}`,
+        sentAt: new Date(base + i * 1000).toISOString(),
+      });
     }
     const conv = await eventually(async () => {
       const c = await conversationOf(a.owner, accountA, 'uid-chatty');
@@ -212,7 +252,12 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
   });
 
   it('an older message arriving late never replaces the newer preview', async () => {
-    await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-chatty', content: 'very old', sentAt: new Date(Date.now() - 86_400_000).toISOString() });
+    await bus.inbound(a.orgId, {
+      accountId: accountA,
+      fromUid: 'uid-chatty',
+      content: 'very old',
+      sentAt: new Date(Date.now() - 86_400_000).toISOString(),
+    });
     const conv = await eventually(async () => {
       const c = await conversationOf(a.owner, accountA, 'uid-chatty');
       return c?.messageCount === 36 && c;
@@ -397,13 +442,21 @@ describe('inbox: inbound messages, conversations, state moves, public reads', ()
   });
 
   it('a chatnet.inbound whose data does not fit its schema is dead-lettered with the fields named, without blocking the queue', async () => {
-    const broken = await bus.publish('chatnet.inbound', a.orgId, { ...eventData('chatnet.inbound'), accountId: 'nope', fromUid: 'uid-broken', threadId: 'uid-broken', sentAt: 'yesterday' });
+    const broken = await bus.publish('chatnet.inbound', a.orgId, {
+      ...eventData('chatnet.inbound'),
+      accountId: 'nope',
+      fromUid: 'uid-broken',
+      threadId: 'uid-broken',
+      sentAt: 'yesterday',
+    });
     await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-after-broken', content: 'still flowing' });
     await eventually(() => conversationOf(a.owner, accountA, 'uid-after-broken'));
     const parked = await bus.deadLettered('inbound');
     expect(parked.event.id).toBe(broken);
     expect(parked.headers['x-crm-attempt']).toBe(1);
-    expect(parked.headers['x-crm-error']).toBe('chatnet.inbound v1 data does not match its schema: accountId: Invalid GUID; sentAt: Invalid ISO datetime');
+    expect(parked.headers['x-crm-error']).toBe(
+      'chatnet.inbound v1 data does not match its schema: accountId: Invalid GUID; sentAt: Invalid ISO datetime',
+    );
     expect(crm.upserts.filter((u) => u.chatnetUid === 'uid-broken')).toEqual([]);
   });
 });

@@ -81,11 +81,18 @@ describe('macros', () => {
       const made = await create(lead.api, { name: 'Team close', shared: true, actions: priorityOnly });
       expect(made.status).toBe(201);
       expect(made.body).toEqual(expect.objectContaining({ shared: true, ownerId: lead.id }));
-      for (const user of [agent.api, agent2.api, a.owner]) expect((await user.get('/api/v1/macros')).body.data.map((m: any) => m.id)).toContain(made.body.id);
+      for (const user of [agent.api, agent2.api, a.owner])
+        expect((await user.get('/api/v1/macros')).body.data.map((m: any) => m.id)).toContain(made.body.id);
       expect((await b.owner.get('/api/v1/macros')).body.data).toEqual([]);
       // A shared macro acts for the team: who wrote it is in the audit log.
       const entry = await auditEntryFor(a.owner, 'macro.created', made.body.id);
-      expect(entry).toEqual(expect.objectContaining({ actorId: lead.id, resourceType: 'macro', details: { name: 'Team close', shared: true, actions: ['set_priority'] } }));
+      expect(entry).toEqual(
+        expect.objectContaining({
+          actorId: lead.id,
+          resourceType: 'macro',
+          details: { name: 'Team close', shared: true, actions: ['set_priority'] },
+        }),
+      );
     });
 
     it('400 naming the field: name, shared, actions, and each action’s own field as actions[i].field', async () => {
@@ -98,7 +105,17 @@ describe('macros', () => {
         [{ ...base, actions: [{ type: 'send_message' }] }, 'actions[0].content'],
         [{ ...base, actions: [{ type: 'send_message', content: 'hi', contentType: 'text plain' }] }, 'actions[0].contentType'],
         [{ ...base, actions: [{ type: 'add_note', content: '   ' }] }, 'actions[0].content'],
-        [{ ...base, actions: [{ type: 'set_priority', priority: 'high' }, { type: 'add_note', content: 'ok' }, { type: 'assign', assigneeId: 'bob' }] }, 'actions[2].assigneeId'],
+        [
+          {
+            ...base,
+            actions: [
+              { type: 'set_priority', priority: 'high' },
+              { type: 'add_note', content: 'ok' },
+              { type: 'assign', assigneeId: 'bob' },
+            ],
+          },
+          'actions[2].assigneeId',
+        ],
         [{ ...base, actions: [{ type: 'assign' }] }, 'actions[0].assigneeId'],
         [{ ...base, actions: [{ type: 'assign', assigneeId: null, teamId: 'x' }] }, 'actions[0].teamId'],
         [{ ...base, actions: [{ type: 'set_status', status: 'snoozed' }] }, 'actions[0].status'],
@@ -122,10 +139,17 @@ describe('macros', () => {
       const mine = await create(agent.api, { name: 'Mine', shared: false, actions: priorityOnly });
       const renamed = await agent.api.put(`/api/v1/macros/${mine.body.id}`, { name: 'Mine, renamed' });
       expect(renamed.status).toBe(200);
-      expect(renamed.body).toEqual(expect.objectContaining({ name: 'Mine, renamed', shared: false, actions: [{ type: 'set_priority', priority: 'high' }] }));
+      expect(renamed.body).toEqual(
+        expect.objectContaining({ name: 'Mine, renamed', shared: false, actions: [{ type: 'set_priority', priority: 'high' }] }),
+      );
       const replaced = await agent.api.put(`/api/v1/macros/${mine.body.id}`, { actions: [{ type: 'add_note', content: 'n' }] });
       expect(replaced.body.actions).toEqual([{ type: 'add_note', content: 'n' }]);
-      const badAction = await agent.api.put(`/api/v1/macros/${mine.body.id}`, { actions: [{ type: 'add_note', content: 'n' }, { type: 'assign', assigneeId: 'x' }] });
+      const badAction = await agent.api.put(`/api/v1/macros/${mine.body.id}`, {
+        actions: [
+          { type: 'add_note', content: 'n' },
+          { type: 'assign', assigneeId: 'x' },
+        ],
+      });
       expect([badAction.status, fieldOf(badAction)]).toEqual([400, 'actions[1].assigneeId']);
       // Making it shared is a team lead's call.
       const share = await agent.api.put(`/api/v1/macros/${mine.body.id}`, { shared: true });
@@ -154,7 +178,11 @@ describe('macros', () => {
       const personal = await a.owner.put(`/api/v1/macros/${shared.body.id}`, { shared: false });
       expect(personal.status).toBe(200);
       expect(personal.body).toEqual(expect.objectContaining({ shared: false, ownerId: a.user.id }));
-      expect((await auditEntryFor(a.owner, 'macro.updated', shared.body.id)).details).toEqual({ name: 'Shared to edit', shared: false, sharedFrom: true });
+      expect((await auditEntryFor(a.owner, 'macro.updated', shared.body.id)).details).toEqual({
+        name: 'Shared to edit',
+        shared: false,
+        sharedFrom: true,
+      });
       expect((await lead.api.put(`/api/v1/macros/${shared.body.id}`, { name: 'y' })).status).toBe(404);
       expect((await a.owner.del(`/api/v1/macros/${shared.body.id}`)).status).toBe(204);
     });
@@ -235,7 +263,14 @@ describe('macros', () => {
     });
 
     it('an agent runs a shared macro; 404 for another org’s conversation, an unknown or malformed one', async () => {
-      const shared = await create(lead.api, { name: 'Pending + low', shared: true, actions: [{ type: 'set_status', status: 'pending' }, { type: 'set_priority', priority: 'low' }] });
+      const shared = await create(lead.api, {
+        name: 'Pending + low',
+        shared: true,
+        actions: [
+          { type: 'set_status', status: 'pending' },
+          { type: 'set_priority', priority: 'low' },
+        ],
+      });
       const ok = await run(agent2.api, conv['m-2'], shared.body.id);
       expect(ok.status).toBe(200);
       expect(ok.body.results.map((r: any) => r.ok)).toEqual([true, true]);
@@ -248,13 +283,23 @@ describe('macros', () => {
     });
 
     it('bulk {action: "macro"}: the macro runs on each conversation; failures per id; one audit entry per run and one for the request', async () => {
-      const macro = await create(lead.api, { name: 'Bulk high + note', shared: true, actions: [{ type: 'set_priority', priority: 'high' }, { type: 'add_note', content: 'bulk note' }] });
+      const macro = await create(lead.api, {
+        name: 'Bulk high + note',
+        shared: true,
+        actions: [
+          { type: 'set_priority', priority: 'high' },
+          { type: 'add_note', content: 'bulk note' },
+        ],
+      });
       const ids = [conv['m-3'], conv['m-4']];
       const res = await a.owner.post('/api/v1/conversations/bulk', { action: 'macro', macroId: macro.body.id, ids: [...ids, conv.b, 'nope'] });
       expect(res.status).toBe(200);
       expect(res.body.updated).toBe(2);
       expect([...res.body.failed].sort((x: any, y: any) => x.id.localeCompare(y.id))).toEqual(
-        [{ id: conv.b, code: 'not_found' }, { id: 'nope', code: 'not_found' }].sort((x, y) => x.id.localeCompare(y.id)),
+        [
+          { id: conv.b, code: 'not_found' },
+          { id: 'nope', code: 'not_found' },
+        ].sort((x, y) => x.id.localeCompare(y.id)),
       );
       for (const id of ids) {
         expect((await detail(id)).priority).toBe('high');
@@ -263,11 +308,20 @@ describe('macros', () => {
         expect(entry.details).toEqual(expect.objectContaining({ macroId: macro.body.id, bulk: true }));
       }
       const request = await eventually(async () => (await auditEntries(a.owner, 'conversations.bulk_macro'))[0], 15_000, 100);
-      expect(request.details).toEqual(expect.objectContaining({ requested: 4, updated: 2, failed: 2, params: { macroId: macro.body.id, macroName: 'Bulk high + note' } }));
+      expect(request.details).toEqual(
+        expect.objectContaining({ requested: 4, updated: 2, failed: 2, params: { macroId: macro.body.id, macroName: 'Bulk high + note' } }),
+      );
       expect([...request.details.ids].sort()).toEqual([...ids].sort());
 
       // A conversation where an action failed is listed with that action's code; the others still ran there.
-      const failing = await create(agent.api, { name: 'Give away', shared: false, actions: [{ type: 'assign', assigneeId: agent2.id }, { type: 'set_priority', priority: 'medium' }] });
+      const failing = await create(agent.api, {
+        name: 'Give away',
+        shared: false,
+        actions: [
+          { type: 'assign', assigneeId: agent2.id },
+          { type: 'set_priority', priority: 'medium' },
+        ],
+      });
       const partial = await agent.api.post('/api/v1/conversations/bulk', { action: 'macro', macroId: failing.body.id, ids: [conv['m-3']] });
       expect(partial.body).toEqual({ updated: 0, failed: [{ id: conv['m-3'], code: 'forbidden' }] });
       expect((await detail(conv['m-3'])).priority).toBe('medium');

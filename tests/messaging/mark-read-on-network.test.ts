@@ -27,10 +27,14 @@ describe('mark read on the network: conversation read → MarkThreadSeen → the
     b = await orgWithKey(stack.url, 'Org B');
     accountId = (await a.owner.post('/api/v1/chatnet-accounts', { displayName: 'Shop line' })).body.id;
     expect((await a.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
-    await eventually(async () => (await a.owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9000000001' })).status === 200 || undefined);
+    await eventually(
+      async () => (await a.owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9000000001' })).status === 200 || undefined,
+    );
     accountB = (await b.owner.post('/api/v1/chatnet-accounts', { displayName: 'Other shop' })).body.id;
     expect((await b.owner.post(`/api/v1/chatnet-accounts/${accountB}/login`)).status).toBe(200);
-    await eventually(async () => (await b.owner.post(`/sandbox/accounts/${accountB}/scan`, { chatnetUid: '9000000002' })).status === 200 || undefined);
+    await eventually(
+      async () => (await b.owner.post(`/sandbox/accounts/${accountB}/scan`, { chatnetUid: '9000000002' })).status === 200 || undefined,
+    );
   }, 90_000);
   afterAll(async () => {
     await stack?.stop();
@@ -87,7 +91,7 @@ describe('mark read on the network: conversation read → MarkThreadSeen → the
     expect(list[0].messages.map((m: any) => [m.chatnetMessageId, m.cliMsgId])).toEqual([[m3.chatnetMessageId, m3.cliMsgId]]);
   });
 
-  it('bulk read tells the network for each conversation it marked; another org\'s conversation in the request is neither marked nor sent', async () => {
+  it("bulk read tells the network for each conversation it marked; another org's conversation in the request is neither marked nor sent", async () => {
     const x = await inbound('uid-bulk-1', 'bulk one');
     const y1 = await inbound('uid-bulk-2', 'bulk two');
     const y2 = await inbound('uid-bulk-2', 'bulk two again');
@@ -113,7 +117,10 @@ describe('mark read on the network: conversation read → MarkThreadSeen → the
     expect(await seenByAgent(b, accountB)).toEqual([]);
 
     // A second bulk read finds nothing new: nothing more reaches the network.
-    expect((await a.owner.post('/api/v1/conversations/bulk', { ids: [x.conv.id, y1.conv.id], action: 'read' })).body).toEqual({ updated: 2, failed: [] });
+    expect((await a.owner.post('/api/v1/conversations/bulk', { ids: [x.conv.id, y1.conv.id], action: 'read' })).body).toEqual({
+      updated: 2,
+      failed: [],
+    });
     await new Promise((r) => setTimeout(r, 500));
     expect(await seenByAgent()).toHaveLength(before + 2);
   });

@@ -54,7 +54,9 @@ describe('new senders: crm is asked outside the consumer transaction', () => {
   it('20 new senders at once: each conversation has its contact, and no transaction waited on crm', async () => {
     const a = await orgWithKey(stack.url, 'Burst');
     const account = connector.account(a.orgId);
-    await Promise.all(Array.from({ length: 20 }, (_, i) => bus.inbound(a.orgId, { accountId: account, fromUid: `uid-new-${i}`, fromName: `Lead ${i}` })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => bus.inbound(a.orgId, { accountId: account, fromUid: `uid-new-${i}`, fromName: `Lead ${i}` })),
+    );
     const convs = await eventually(async () => {
       const list = (await a.owner.get('/api/v1/conversations?limit=50')).body.data as Array<{ contactId: string | null }>;
       return list.length === 20 && list.every((c) => c.contactId) ? list : undefined;

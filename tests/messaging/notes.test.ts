@@ -70,7 +70,10 @@ describe('private notes and @mentions in a conversation', () => {
     accountId = created.body.id;
     expect((await a.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
     expect((await a.owner.post(`/sandbox/accounts/${accountId}/scan`, {})).body.status).toBe('connected');
-    expect((await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-notes', fromName: 'Mai Tran', content: 'Can I get a quote?' })).status).toBe(200);
+    expect(
+      (await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-notes', fromName: 'Mai Tran', content: 'Can I get a quote?' }))
+        .status,
+    ).toBe(200);
     convId = (await eventually(async () => (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}`)).body.data[0])).id;
 
     socket = await new Promise<Socket>((resolve, reject) => {
@@ -104,7 +107,13 @@ describe('private notes and @mentions in a conversation', () => {
     const res = await author.api.post(notesUrl(), { content: `  ${content}  ` });
     expect(res.status).toBe(201);
     note = res.body;
-    expect(note).toEqual({ id: expect.any(String), content, authorId: author.id, mentions: [colleague.id, lead.id, author.id], createdAt: expect.any(String) });
+    expect(note).toEqual({
+      id: expect.any(String),
+      content,
+      authorId: author.id,
+      mentions: [colleague.id, lead.id, author.id],
+      createdAt: expect.any(String),
+    });
   });
 
   it('publishes conversation.note_created through the outbox, with a preview naming the mentioned users', async () => {
@@ -148,7 +157,9 @@ describe('private notes and @mentions in a conversation', () => {
   it('delivers a signed conversation.note_created webhook', async () => {
     const got = await eventually(async () => rx.at('/notes').find((r) => r.json.data?.noteId === note.id));
     expect(got.json.type).toBe('conversation.note_created');
-    expect(got.json.data).toEqual(expect.objectContaining({ conversationId: convId, authorId: author.id, mentions: [colleague.id, lead.id, author.id] }));
+    expect(got.json.data).toEqual(
+      expect.objectContaining({ conversationId: convId, authorId: author.id, mentions: [colleague.id, lead.id, author.id] }),
+    );
     expect(verifySignature(hookSecret, got)).toBe(true);
   });
 
@@ -164,7 +175,9 @@ describe('private notes and @mentions in a conversation', () => {
   });
 
   it('a page of the timeline holds the notes of its own time range only', async () => {
-    expect((await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-notes', fromName: 'Mai Tran', content: 'Still there?' })).status).toBe(200);
+    expect(
+      (await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-notes', fromName: 'Mai Tran', content: 'Still there?' })).status,
+    ).toBe(200);
     await eventually(async () => (await a.owner.get(`/api/v1/conversations/${convId}`)).body.messages.length === 2);
     const later = (await author.api.post(notesUrl(), { content: 'She wrote again' })).body;
 
@@ -180,7 +193,12 @@ describe('private notes and @mentions in a conversation', () => {
       ['message', 'Can I get a quote?'],
     ]);
     expect((await a.owner.get(`/api/v1/conversations/${convId}?limit=1&page=3`)).body.timeline).toEqual([]);
-    expect((await a.owner.get(`/api/v1/conversations/${convId}`)).body.timeline.map((t: any) => t.kind)).toEqual(['note', 'message', 'note', 'message']);
+    expect((await a.owner.get(`/api/v1/conversations/${convId}`)).body.timeline.map((t: any) => t.kind)).toEqual([
+      'note',
+      'message',
+      'note',
+      'message',
+    ]);
     expect(await sentToNetwork()).toEqual([]);
   });
 
@@ -223,14 +241,20 @@ describe('private notes and @mentions in a conversation', () => {
     expect((await author.api.del(`${notesUrl()}/${mine.id}`)).status).toBe(404);
     expect((await author.api.del(`${notesUrl()}/not-an-id`)).status).toBe(404);
 
-    expect((await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-other', fromName: 'Hoa Le', content: 'Hi' })).status).toBe(200);
-    const other = await eventually(async () => (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}`)).body.data.find((c: any) => c.id !== convId));
+    expect((await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-other', fromName: 'Hoa Le', content: 'Hi' })).status).toBe(
+      200,
+    );
+    const other = await eventually(async () =>
+      (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}`)).body.data.find((c: any) => c.id !== convId),
+    );
     expect((await lead.api.del(`/api/v1/conversations/${other.id}/notes/${note.id}`)).status).toBe(404);
 
     expect((await lead.api.del(`${notesUrl()}/${note.id}`)).status).toBe(204);
     const left = (await a.owner.get(notesUrl())).body.data.map((n: any) => n.id);
     expect(left).not.toContain(note.id);
     expect(left).not.toContain(mine.id);
-    expect((await a.owner.get(`/api/v1/conversations/${convId}`)).body.timeline.filter((t: any) => t.kind === 'note').map((t: any) => t.id)).toEqual(left);
+    expect((await a.owner.get(`/api/v1/conversations/${convId}`)).body.timeline.filter((t: any) => t.kind === 'note').map((t: any) => t.id)).toEqual(
+      left,
+    );
   });
 });

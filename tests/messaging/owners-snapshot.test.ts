@@ -24,7 +24,10 @@ describe('conversation owners snapshot for crm (once per database)', () => {
     connector = await fakeConnector();
     crm = await fakeCrm();
     await crm.up();
-    stack = await startStack({ services: ['messaging'], serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir } } });
+    stack = await startStack({
+      services: ['messaging'],
+      serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir } },
+    });
     db = createPool(stack.databaseUrl('messaging'), 2);
     bus = await eventBus(stack);
   }, 60_000);
@@ -73,6 +76,8 @@ describe('conversation owners snapshot for crm (once per database)', () => {
         expect.objectContaining({ conversationId: listA.find((c: any) => c.threadId === 'two').id, chatnetAccountId: accountA, assigneeId: null }),
       ]),
     );
-    expect(snapshots.find((e) => e.orgId === b.orgId)!.data.conversations).toEqual([expect.objectContaining({ chatnetAccountId: accountB, assigneeId: null })]);
+    expect(snapshots.find((e) => e.orgId === b.orgId)!.data.conversations).toEqual([
+      expect.objectContaining({ chatnetAccountId: accountB, assigneeId: null }),
+    ]);
   });
 });

@@ -82,7 +82,9 @@ describe('conversation ownership: assignee, team, filters, counts, conversation.
   it('an agent takes an unassigned conversation (200 with the conversation) and conversation.assigned is published', async () => {
     const res = await assign(agent.api, conv['uid-1'], { userId: agent.id });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(expect.objectContaining({ id: conv['uid-1'], assigneeId: agent.id, teamId: null, status: 'active', snoozedUntil: null }));
+    expect(res.body).toEqual(
+      expect.objectContaining({ id: conv['uid-1'], assigneeId: agent.id, teamId: null, status: 'active', snoozedUntil: null }),
+    );
     const event = await eventually(async () => bus.of('conversation.assigned').find((e) => e.data.conversationId === conv['uid-1']));
     expect(event.orgId).toBe(a.orgId);
     expect(event.data).toEqual({
@@ -161,7 +163,9 @@ describe('conversation ownership: assignee, team, filters, counts, conversation.
     const badTeam = await assign(a.owner, conv['uid-3'], { userId: lead.id, teamId: 7 });
     expect([badTeam.status, fieldOf(badTeam)]).toEqual([400, 'teamId']);
     // Nothing changed.
-    expect((await a.owner.get(`/api/v1/conversations/${conv['uid-3']}`)).body.conversation).toEqual(expect.objectContaining({ assigneeId: lead.id, teamId: null }));
+    expect((await a.owner.get(`/api/v1/conversations/${conv['uid-3']}`)).body.conversation).toEqual(
+      expect.objectContaining({ assigneeId: lead.id, teamId: null }),
+    );
   });
 
   it("another org's conversation is 404 for everyone, and its own users cannot be given org A's conversations", async () => {
@@ -185,12 +189,28 @@ describe('conversation ownership: assignee, team, filters, counts, conversation.
     const badTeam = await a.owner.get('/api/v1/conversations?teamId=x');
     expect([badTeam.status, fieldOf(badTeam)]).toEqual([400, 'teamId']);
 
-    expect((await agent.api.get('/api/v1/conversations/counts')).body).toEqual({ total: 3, unread: 3, unreplied: 3, archived: 0, mine: 1, unassigned: 1, views: {} });
+    expect((await agent.api.get('/api/v1/conversations/counts')).body).toEqual({
+      total: 3,
+      unread: 3,
+      unreplied: 3,
+      archived: 0,
+      mine: 1,
+      unassigned: 1,
+      views: {},
+    });
     expect((await agent2.api.get('/api/v1/conversations/counts')).body).toEqual(expect.objectContaining({ mine: 0, unassigned: 1 }));
     // Archived conversations count in neither.
     expect((await agent.api.post(`/api/v1/conversations/${conv['uid-2']}/archive`)).status).toBe(200);
     expect((await a.owner.post(`/api/v1/conversations/${conv['uid-1']}/archive`)).status).toBe(200);
-    expect((await agent.api.get('/api/v1/conversations/counts')).body).toEqual({ total: 3, unread: 1, unreplied: 1, archived: 2, mine: 0, unassigned: 0, views: {} });
+    expect((await agent.api.get('/api/v1/conversations/counts')).body).toEqual({
+      total: 3,
+      unread: 1,
+      unreplied: 1,
+      archived: 2,
+      mine: 0,
+      unassigned: 0,
+      views: {},
+    });
     expect((await b.owner.get('/api/v1/conversations/counts')).body).toEqual(expect.objectContaining({ total: 1, mine: 0, unassigned: 1 }));
   });
 });

@@ -35,13 +35,21 @@ describe('phone-typed messages: the echo of a CRM send that arrives before the s
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('one message, the sender\'s, with its idempotency key', async () => {
+  it("one message, the sender's, with its idempotency key", async () => {
     const accountId = connector.account(a.orgId);
     await bus.inbound(a.orgId, { accountId, fromUid: 'uid-echo', content: 'Hi' });
     const conv = await eventually(async () => (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}`)).body.data[0]);
     const messagesOf = async () => (await a.owner.get(`/api/v1/conversations/${conv.id}?limit=100`)).body.messages as any[];
     connector.hooks.beforeReply = async (s) => {
-      await bus.inbound(a.orgId, { accountId, fromUid: '9000000003', fromName: 'Shop', threadId: 'uid-echo', chatnetMessageId: s.chatnetMessageId, content: s.content, fromSelf: true });
+      await bus.inbound(a.orgId, {
+        accountId,
+        fromUid: '9000000003',
+        fromName: 'Shop',
+        threadId: 'uid-echo',
+        chatnetMessageId: s.chatnetMessageId,
+        content: s.content,
+        fromSelf: true,
+      });
       await eventually(async () => (await messagesOf()).find((m) => m.content === s.content && m.source === 'phone'));
     };
     try {

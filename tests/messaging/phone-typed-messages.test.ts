@@ -10,7 +10,7 @@ import { orgWithKey } from './support';
 // What the agent types on the account's phone (the network's `selfListen`) shows in the conversation as outbound,
 // written by no CRM user, once: the echo of a message the CRM sent is not stored again. Through the gateway with the
 // real connector on the sandbox network (POST /sandbox/accounts/:id/self).
-describe('phone-typed messages: the account\'s own messages → outbound in the conversation', () => {
+describe("phone-typed messages: the account's own messages → outbound in the conversation", () => {
   let stack: Stack;
   let a: Awaited<ReturnType<typeof orgWithKey>>;
   let b: Awaited<ReturnType<typeof orgWithKey>>;
@@ -28,7 +28,11 @@ describe('phone-typed messages: the account\'s own messages → outbound in the 
     b = await orgWithKey(stack.url, 'Org B');
     accountId = (await a.owner.post('/api/v1/chatnet-accounts', { displayName: 'Shop phone' })).body.id;
     expect((await a.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
-    await eventually(async () => (await a.owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9000000002', displayName: 'Hoa Mai shop' })).status === 200 || undefined);
+    await eventually(
+      async () =>
+        (await a.owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9000000002', displayName: 'Hoa Mai shop' })).status === 200 ||
+        undefined,
+    );
   }, 90_000);
   afterAll(async () => {
     await bus?.stop();
@@ -41,16 +45,28 @@ describe('phone-typed messages: the account\'s own messages → outbound in the 
   const messagesOf = async (convId: string) => (await a.owner.get(`/api/v1/conversations/${convId}?limit=100`)).body.messages as any[];
 
   it('a message typed on the phone in an existing conversation appears once as outbound, sent by no CRM user; no message.received', async () => {
-    expect((await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-self-1', fromName: 'Lan', content: 'Còn hàng không?' })).status).toBe(200);
+    expect(
+      (await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-self-1', fromName: 'Lan', content: 'Còn hàng không?' })).status,
+    ).toBe(200);
     const conv = await eventually(() => convOf('uid-self-1'));
     const self = await a.owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-self-1', content: 'Dạ còn ạ' });
     expect(self.status).toBe(200);
     expect(self.body).toEqual(expect.objectContaining({ accountId, threadId: 'uid-self-1', chatnetMessageId: expect.any(String) }));
     // The network handing the same message over again (reconnect, catch-up) stores nothing more.
-    expect((await a.owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-self-1', content: 'Dạ còn ạ', chatnetMessageId: self.body.chatnetMessageId })).status).toBe(200);
+    expect(
+      (
+        await a.owner.post(`/sandbox/accounts/${accountId}/self`, {
+          threadId: 'uid-self-1',
+          content: 'Dạ còn ạ',
+          chatnetMessageId: self.body.chatnetMessageId,
+        })
+      ).status,
+    ).toBe(200);
 
     const sent = await eventually(async () => bus.events.find((e) => e.type === 'message.sent' && e.data.conversationId === conv.id));
-    expect(sent.data).toEqual(expect.objectContaining({ source: 'phone', sentByUserId: null, senderName: 'Shop phone', content: 'Dạ còn ạ', chatnetAccountId: accountId }));
+    expect(sent.data).toEqual(
+      expect.objectContaining({ source: 'phone', sentByUserId: null, senderName: 'Shop phone', content: 'Dạ còn ạ', chatnetAccountId: accountId }),
+    );
     await new Promise((r) => setTimeout(r, 500));
     const msgs = await messagesOf(conv.id);
     const mine = msgs.filter((m) => m.content === 'Dạ còn ạ');
@@ -64,7 +80,9 @@ describe('phone-typed messages: the account\'s own messages → outbound in the 
 
     // The public API calls its writer a user of the org.
     const pub = await a.pub.get(`/api/public/conversations/${conv.id}/messages`);
-    expect(pub.body.messages.find((m: any) => m.content === 'Dạ còn ạ')).toEqual(expect.objectContaining({ senderType: 'user', senderName: 'Shop phone' }));
+    expect(pub.body.messages.find((m: any) => m.content === 'Dạ còn ạ')).toEqual(
+      expect.objectContaining({ senderType: 'user', senderName: 'Shop phone' }),
+    );
   });
 
   it('a phone message to a thread with no conversation yet opens one, named after the contact, not the account', async () => {
@@ -74,12 +92,22 @@ describe('phone-typed messages: the account\'s own messages → outbound in the 
     expect(await messagesOf(conv.id)).toEqual([expect.objectContaining({ content: 'Chào chị', isFromChatnet: false, source: 'phone' })]);
   });
 
-  it('the echo of a message the CRM sent (its network id comes back as the account\'s own) is not stored twice', async () => {
+  it("the echo of a message the CRM sent (its network id comes back as the account's own) is not stored twice", async () => {
     const conv = await convOf('uid-self-1');
     const reply = await a.owner.post(`/api/v1/conversations/${conv.id}/messages`, { content: 'Giao trong 2 ngày' });
     expect(reply.status).toBe(201);
-    const networkId = (await a.owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data.find((m: any) => m.content === 'Giao trong 2 ngày').chatnetMessageId;
-    expect((await a.owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-self-1', content: 'Giao trong 2 ngày', chatnetMessageId: networkId })).status).toBe(200);
+    const networkId = (await a.owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data.find(
+      (m: any) => m.content === 'Giao trong 2 ngày',
+    ).chatnetMessageId;
+    expect(
+      (
+        await a.owner.post(`/sandbox/accounts/${accountId}/self`, {
+          threadId: 'uid-self-1',
+          content: 'Giao trong 2 ngày',
+          chatnetMessageId: networkId,
+        })
+      ).status,
+    ).toBe(200);
     // A later phone message on the same thread shows the echo was handled before it.
     expect((await a.owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-self-1', content: 'after the echo' })).status).toBe(200);
     await eventually(async () => (await messagesOf(conv.id)).some((m) => m.content === 'after the echo') || undefined);
@@ -87,7 +115,7 @@ describe('phone-typed messages: the account\'s own messages → outbound in the 
     expect(copies).toEqual([expect.objectContaining({ id: reply.body.id, source: 'ui', sentByUserId: a.user.id })]);
   });
 
-  it('400 naming the field; 404 for another org\'s account; 401 without a token; 403 without sandbox control', async () => {
+  it("400 naming the field; 404 for another org's account; 401 without a token; 403 without sandbox control", async () => {
     const bad = async (payload: object, field: string) => {
       const res = await a.owner.post(`/sandbox/accounts/${accountId}/self`, payload);
       expect(res.status).toBe(400);
@@ -100,7 +128,9 @@ describe('phone-typed messages: the account\'s own messages → outbound in the 
     await bad({ threadId: 'uid-self-1', content: 'x'.repeat(20_001) }, 'content');
     await bad({ threadId: 'u'.repeat(65), content: 'x' }, 'threadId');
     expect((await b.owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-self-1', content: 'x' })).status).toBe(404);
-    expect((await a.owner.post('/sandbox/accounts/00000000-0000-4000-8000-000000000000/self', { threadId: 'uid-self-1', content: 'x' })).status).toBe(404);
+    expect((await a.owner.post('/sandbox/accounts/00000000-0000-4000-8000-000000000000/self', { threadId: 'uid-self-1', content: 'x' })).status).toBe(
+      404,
+    );
     expect((await client(stack.url).post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-self-1', content: 'x' })).status).toBe(401);
     const agent = await addUser(client(stack.url), a.owner, 'agent');
     expect((await agent.client.post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-self-1', content: 'x' })).status).toBe(403);

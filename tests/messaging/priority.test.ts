@@ -60,7 +60,10 @@ describe('conversation priority', () => {
       const found = priorityEvents(conv['p-1']);
       return found.length === 2 ? found : undefined;
     });
-    expect(events.map((e) => [e.data.priority, e.data.previousPriority])).toEqual([['urgent', null], [null, 'urgent']]);
+    expect(events.map((e) => [e.data.priority, e.data.previousPriority])).toEqual([
+      ['urgent', null],
+      [null, 'urgent'],
+    ]);
   });
 
   it('400 naming priority for a missing or unknown value; 404 for another org’s, an unknown or a malformed conversation', async () => {

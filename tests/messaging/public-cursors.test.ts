@@ -62,13 +62,18 @@ describe('public API: conversation and message cursors, send → messageId → G
   it('updatedSince syncs changes oldest first; a conversation with a new message while paging comes again at the end', async () => {
     const first = (await a.pub.get('/api/public/conversations?limit=100')).body.conversations.find((c: any) => c.id === convs[0]);
     const since = first.updatedAt;
-    const pages = await pageThrough(a.pub, `/api/public/conversations?updatedSince=${encodeURIComponent(since)}&limit=2`, 'conversations', async (i) => {
-      if (i === 0) {
-        // One not read yet and one already read get a message.
-        await say('uid-cur-2', 'news for 2');
-        await say('uid-cur-0', 'news for 0');
-      }
-    });
+    const pages = await pageThrough(
+      a.pub,
+      `/api/public/conversations?updatedSince=${encodeURIComponent(since)}&limit=2`,
+      'conversations',
+      async (i) => {
+        if (i === 0) {
+          // One not read yet and one already read get a message.
+          await say('uid-cur-2', 'news for 2');
+          await say('uid-cur-0', 'news for 0');
+        }
+      },
+    );
     expect(pages.flat()).toEqual([convs[0], convs[1], convs[3], convs[4], convs[2], convs[0]]);
     // A read is a change too (unreadCount moves).
     const before = (await a.pub.get('/api/public/conversations?limit=100')).body.conversations.find((c: any) => c.id === convs[4]).updatedAt;
@@ -80,9 +85,12 @@ describe('public API: conversation and message cursors, send → messageId → G
 
   it('GET /api/public/conversations/:id/messages pages newest first, and oldest first with updatedSince (sentAt)', async () => {
     const base = Date.parse('2030-03-01T08:00:00.000Z');
-    for (let i = 0; i < 7; i++) await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-long', content: `long ${i}`, sentAt: new Date(base + i * 1000).toISOString() });
+    for (let i = 0; i < 7; i++)
+      await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-long', content: `long ${i}`, sentAt: new Date(base + i * 1000).toISOString() });
     const conv = await eventually(async () => {
-      const c = (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountA}&limit=100`)).body.data.find((x: any) => x.threadId === 'uid-long');
+      const c = (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountA}&limit=100`)).body.data.find(
+        (x: any) => x.threadId === 'uid-long',
+      );
       return c?.messageCount === 7 ? (c.id as string) : undefined;
     });
     const all = (await a.pub.get(`/api/public/conversations/${conv}/messages?limit=200`)).body;
@@ -151,9 +159,19 @@ describe('public API: conversation and message cursors, send → messageId → G
   it('zaloAccountId is another name for chatnetAccountId; both given must agree', async () => {
     const alias = await a.pub.post('/api/public/messages/send', { zaloAccountId: accountA, threadId: 'uid-cur-3', content: 'via alias' });
     expect(alias.status).toBe(200);
-    expect((await a.pub.get(`/api/public/messages/${alias.body.messageId}`)).body).toEqual(expect.objectContaining({ conversationId: convs[3], content: 'via alias' }));
-    expect((await a.pub.post('/api/public/messages/send', { zaloAccountId: accountA, chatnetAccountId: accountA, threadId: 'uid-cur-3', content: 'both' })).status).toBe(200);
-    const differ = await a.pub.post('/api/public/messages/send', { zaloAccountId: randomUUID(), chatnetAccountId: accountA, threadId: 'uid-cur-3', content: 'x' });
+    expect((await a.pub.get(`/api/public/messages/${alias.body.messageId}`)).body).toEqual(
+      expect.objectContaining({ conversationId: convs[3], content: 'via alias' }),
+    );
+    expect(
+      (await a.pub.post('/api/public/messages/send', { zaloAccountId: accountA, chatnetAccountId: accountA, threadId: 'uid-cur-3', content: 'both' }))
+        .status,
+    ).toBe(200);
+    const differ = await a.pub.post('/api/public/messages/send', {
+      zaloAccountId: randomUUID(),
+      chatnetAccountId: accountA,
+      threadId: 'uid-cur-3',
+      content: 'x',
+    });
     expect(differ.status).toBe(400);
     expect(differ.body.error.details[0].field).toBe('zaloAccountId');
     const neither = await a.pub.post('/api/public/messages/send', { threadId: 'uid-cur-3', content: 'x' });

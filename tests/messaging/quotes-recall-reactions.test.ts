@@ -40,13 +40,21 @@ describe('quoted replies, recall and reactions', () => {
     a = await orgWithKey(stack.url, 'Quotes A');
     b = await orgWithKey(stack.url, 'Quotes B');
     const api = client(stack.url);
-    ({ client: lead, user: { id: leadId } } = await addUser(api, a.owner, 'team_lead', 'Lena Lead'));
-    ({ client: agent, user: { id: agentId } } = await addUser(api, a.owner, 'agent', 'Andy Agent'));
+    ({
+      client: lead,
+      user: { id: leadId },
+    } = await addUser(api, a.owner, 'team_lead', 'Lena Lead'));
+    ({
+      client: agent,
+      user: { id: agentId },
+    } = await addUser(api, a.owner, 'agent', 'Andy Agent'));
     ({ client: outsider } = await addUser(api, a.owner, 'agent', 'Olga Other'));
     expect((await a.owner.put('/api/v1/settings/inbox', { agentVisibility: 'assigned' })).status).toBe(200);
     accountId = (await a.owner.post('/api/v1/chatnet-accounts', { displayName: 'Shop line' })).body.id;
     expect((await a.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
-    await eventually(async () => (await a.owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9100000001' })).status === 200 || undefined);
+    await eventually(
+      async () => (await a.owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9100000001' })).status === 200 || undefined,
+    );
     socket = await new Promise<Socket>((resolve, reject) => {
       const s = connectSocket(stack.url, { auth: { token: a.token }, transports: ['websocket'], reconnection: false });
       s.once('connect', () => resolve(s));
@@ -114,10 +122,19 @@ describe('quoted replies, recall and reactions', () => {
     expect(event.data.quote).toEqual(r.body.quote);
 
     // The public API's send and message carry it too.
-    const pub = await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-quote-1', content: 'via the API', replyToMessageId: t.message.id });
+    const pub = await a.pub.post('/api/public/messages/send', {
+      chatnetAccountId: accountId,
+      threadId: 'uid-quote-1',
+      content: 'via the API',
+      replyToMessageId: t.message.id,
+    });
     expect(pub.status).toBe(200);
     const read = await a.pub.get(`/api/public/messages/${pub.body.messageId}`);
-    expect(read.body).toMatchObject({ quote: { messageId: t.message.id, content: 'hello from uid-quote-1', senderName: 'Mai Tran' }, reactions: [], recalledAt: null });
+    expect(read.body).toMatchObject({
+      quote: { messageId: t.message.id, content: 'hello from uid-quote-1', senderName: 'Mai Tran' },
+      reactions: [],
+      recalledAt: null,
+    });
   });
 
   it('replyToMessageId must be a message of the same conversation: 400 naming it otherwise, nothing sent', async () => {
@@ -130,7 +147,12 @@ describe('quoted replies, recall and reactions', () => {
       expect(fieldOf(res)).toBe('replyToMessageId');
     }
     // Another org cannot quote (or even see) A's message from its own thread.
-    const pub = await b.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-quote-2', content: 'x', replyToMessageId: t.message.id });
+    const pub = await b.pub.post('/api/public/messages/send', {
+      chatnetAccountId: accountId,
+      threadId: 'uid-quote-2',
+      content: 'x',
+      replyToMessageId: t.message.id,
+    });
     expect(pub.status).toBe(400);
     expect(fieldOf(pub)).toBe('replyToMessageId');
     expect((await sent()).length).toBe(before);
@@ -144,7 +166,11 @@ describe('quoted replies, recall and reactions', () => {
     const event = await eventually(async () => bus.seen.find((e) => e.type === 'message.received' && e.data.messageId === answer.message.id));
     expect(event.data.quote).toEqual({ messageId: r.body.id, content: 'which colour?', senderName: r.body.senderName });
     // The network quotes only a message of the same thread.
-    const bad = await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-quote-5', content: 'hm', quoteChatnetMessageId: r.chatnetMessageId });
+    const bad = await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, {
+      fromUid: 'uid-quote-5',
+      content: 'hm',
+      quoteChatnetMessageId: r.chatnetMessageId,
+    });
     expect(bad.status).toBe(400);
     expect(fieldOf(bad)).toBe('quoteChatnetMessageId');
   });
@@ -265,8 +291,15 @@ describe('quoted replies, recall and reactions', () => {
       ['❤️', 'agent', agentId, null],
       ['😆', 'agent', leadId, null],
     ]);
-    expect(events[0].data).toMatchObject({ conversationId: t.conv.id, chatnetAccountId: accountId, assigneeId: agentId, contactId: t.conv.contactId });
-    await eventually(async () => (socketEvents.filter((e) => e.type === 'message.reaction' && e.messageId === t.message.id).length >= 3 ? true : undefined));
+    expect(events[0].data).toMatchObject({
+      conversationId: t.conv.id,
+      chatnetAccountId: accountId,
+      assigneeId: agentId,
+      contactId: t.conv.contactId,
+    });
+    await eventually(async () =>
+      socketEvents.filter((e) => e.type === 'message.reaction' && e.messageId === t.message.id).length >= 3 ? true : undefined,
+    );
 
     const del = await agent.del(`/api/v1/messages/${t.message.id}/reactions`);
     expect(del.status).toBe(200);
@@ -306,7 +339,11 @@ describe('quoted replies, recall and reactions', () => {
   it('the contact’s reactions arrive from the network (by contact, userId their uid) and can be taken back', async () => {
     const t = await thread('uid-react-3');
     const r = await reply(t.conv.id, 'how about this one?');
-    const res = await a.owner.post(`/sandbox/accounts/${accountId}/react`, { chatnetMessageId: r.chatnetMessageId, fromUid: 'uid-react-3', emoji: '😮' });
+    const res = await a.owner.post(`/sandbox/accounts/${accountId}/react`, {
+      chatnetMessageId: r.chatnetMessageId,
+      fromUid: 'uid-react-3',
+      emoji: '😮',
+    });
     expect(res.status).toBe(200);
     const shown = await eventually(async () => {
       const m = (await messagesOf(t.conv.id)).find((x) => x.id === r.body.id);
@@ -316,14 +353,26 @@ describe('quoted replies, recall and reactions', () => {
     const event = await eventually(async () => bus.seen.find((e) => e.type === 'message.reaction' && e.data.messageId === r.body.id));
     expect(event.data).toMatchObject({ emoji: '😮', by: 'contact', userId: null, fromUid: 'uid-react-3' });
 
-    expect((await a.owner.post(`/sandbox/accounts/${accountId}/react`, { chatnetMessageId: r.chatnetMessageId, fromUid: 'uid-react-3', emoji: '' })).status).toBe(200);
+    expect(
+      (await a.owner.post(`/sandbox/accounts/${accountId}/react`, { chatnetMessageId: r.chatnetMessageId, fromUid: 'uid-react-3', emoji: '' }))
+        .status,
+    ).toBe(200);
     await eventually(async () => ((await messagesOf(t.conv.id)).find((x) => x.id === r.body.id).reactions.length === 0 ? true : undefined));
 
-    const unknown = await a.owner.post(`/sandbox/accounts/${accountId}/react`, { chatnetMessageId: 'no-such-message', fromUid: 'uid-react-3', emoji: '😮' });
+    const unknown = await a.owner.post(`/sandbox/accounts/${accountId}/react`, {
+      chatnetMessageId: 'no-such-message',
+      fromUid: 'uid-react-3',
+      emoji: '😮',
+    });
     expect(unknown.status).toBe(400);
     expect(fieldOf(unknown)).toBe('chatnetMessageId');
-    expect(fieldOf(await a.owner.post(`/sandbox/accounts/${accountId}/react`, { chatnetMessageId: r.chatnetMessageId, emoji: '😮' }))).toBe('fromUid');
-    expect((await b.owner.post(`/sandbox/accounts/${accountId}/react`, { chatnetMessageId: r.chatnetMessageId, fromUid: 'uid-react-3', emoji: '😮' })).status).toBe(404);
+    expect(fieldOf(await a.owner.post(`/sandbox/accounts/${accountId}/react`, { chatnetMessageId: r.chatnetMessageId, emoji: '😮' }))).toBe(
+      'fromUid',
+    );
+    expect(
+      (await b.owner.post(`/sandbox/accounts/${accountId}/react`, { chatnetMessageId: r.chatnetMessageId, fromUid: 'uid-react-3', emoji: '😮' }))
+        .status,
+    ).toBe(404);
   });
 
   it('with the account disconnected, recall and reactions reach nothing: 422 and nothing stored', async () => {

@@ -60,8 +60,22 @@ describe('read receipts: chatnet.seen → messages seen → message.seen', () =>
   const byId = (list: any[], id: string) => list.find((m) => m.id === id);
   const seenEvents = (conversationId: string) => bus.of('message.seen').filter((e) => e.data.conversationId === conversationId);
 
-  function receipt(orgId: string, t: { accountId: string; threadId: string; threadType: string }, chatnetMessageIds: string[], extra: object = {}, eventId?: ReturnType<typeof randomUUID>) {
-    const data = { accountId: t.accountId, threadId: t.threadId, threadType: t.threadType, chatnetMessageIds, seenByUid: t.threadId, seenAt: new Date().toISOString(), ...extra };
+  function receipt(
+    orgId: string,
+    t: { accountId: string; threadId: string; threadType: string },
+    chatnetMessageIds: string[],
+    extra: object = {},
+    eventId?: ReturnType<typeof randomUUID>,
+  ) {
+    const data = {
+      accountId: t.accountId,
+      threadId: t.threadId,
+      threadType: t.threadType,
+      chatnetMessageIds,
+      seenByUid: t.threadId,
+      seenAt: new Date().toISOString(),
+      ...extra,
+    };
     return bus.publish('chatnet.seen', orgId, data, eventId);
   }
 
@@ -126,7 +140,13 @@ describe('read receipts: chatnet.seen → messages seen → message.seen', () =>
   it('group threads: a member reading a later message of the group sees the replies before it', async () => {
     const t = await threadWithReplies(1, { threadType: 'group', threadId: `grp-${randomUUID().slice(0, 8)}` });
     // Another member writes after our reply; the receipt names that newer message.
-    const later = await bus.inbound(a.orgId, { accountId: t.accountId, fromUid: 'uid-member', threadId: t.threadId, threadType: 'group', content: 'me too' });
+    const later = await bus.inbound(a.orgId, {
+      accountId: t.accountId,
+      fromUid: 'uid-member',
+      threadId: t.threadId,
+      threadType: 'group',
+      content: 'me too',
+    });
     await eventually(async () => (await messagesOf(t.conv.id)).some((m) => m.content === 'me too'));
     await receipt(a.orgId, t, [later.chatnetMessageId], { seenByUid: 'uid-other-member' });
     const event = await eventually(async () => seenEvents(t.conv.id)[0]);

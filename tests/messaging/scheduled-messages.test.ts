@@ -26,17 +26,23 @@ describe('scheduled messages', () => {
   const conv: Record<string, string> = {};
   const second: { stop(): Promise<void> }[] = [];
 
-  const inbound = (fromUid: string, content: string) => a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, fromName: fromUid, content });
+  const inbound = (fromUid: string, content: string) =>
+    a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, fromName: fromUid, content });
   const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
   const schedule = (as: Client, convId: string, body: object) => as.post(`/api/v1/conversations/${convId}/messages`, body);
   const fieldOf = (res: { body: any }) => res.body.error?.details?.[0]?.field;
   /** The scheduled message once it left `scheduled`. */
   const settled = (id: string, timeoutMs = 15_000) =>
-    eventually(async () => {
-      const res = await a.owner.get(`/api/v1/scheduled-messages/${id}`);
-      return res.body.status !== 'scheduled' ? res.body : undefined;
-    }, timeoutMs, 25);
-  const networkSent = async () => (await a.owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data as Array<{ content: string; threadId: string }>;
+    eventually(
+      async () => {
+        const res = await a.owner.get(`/api/v1/scheduled-messages/${id}`);
+        return res.body.status !== 'scheduled' ? res.body : undefined;
+      },
+      timeoutMs,
+      25,
+    );
+  const networkSent = async () =>
+    (await a.owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data as Array<{ content: string; threadId: string }>;
   const storedMessage = async (convId: string, messageId: string) =>
     (await a.owner.get(`/api/v1/conversations/${convId}?limit=100`)).body.messages.find((m: any) => m.id === messageId);
   /** How late the stored message went out, in ms past sendAt. */
@@ -108,7 +114,14 @@ describe('scheduled messages', () => {
     const normal = await agent.api.post(`/api/v1/conversations/${conv['uid-1']}/messages`, { content: 'a normal send' });
     expect(normal.status).toBe(201);
     const [scheduledMsg, normalMsg] = [await storedMessage(conv['uid-1'], done.messageId), await storedMessage(conv['uid-1'], normal.body.id)];
-    const shape = (m: any) => ({ senderName: m.senderName, senderUid: m.senderUid, sentByUserId: m.sentByUserId, source: m.source, isFromChatnet: m.isFromChatnet, status: m.status });
+    const shape = (m: any) => ({
+      senderName: m.senderName,
+      senderUid: m.senderUid,
+      sentByUserId: m.sentByUserId,
+      source: m.source,
+      isFromChatnet: m.isFromChatnet,
+      status: m.status,
+    });
     expect(shape(scheduledMsg)).toEqual(shape(normalMsg));
     expect(scheduledMsg).toEqual(expect.objectContaining({ content: 'Reminder: your order ships today', sentByUserId: agent.id, source: 'ui' }));
     await new Promise((r) => setTimeout(r, 500));
@@ -179,7 +192,9 @@ describe('scheduled messages', () => {
     expect((await a.owner.del(`/api/v1/scheduled-messages/${first.id}`)).status).toBe(204);
     const cancelled = (await a.owner.get(`/api/v1/scheduled-messages/${first.id}`)).body;
     expect(cancelled).toEqual(expect.objectContaining({ status: 'cancelled', cancelReason: null, messageId: null }));
-    expect((await a.owner.get(`/api/v1/scheduled-messages?status=cancelled&conversationId=${conv['uid-2']}`)).body.data.map((m: any) => m.id)).toContain(first.id);
+    expect(
+      (await a.owner.get(`/api/v1/scheduled-messages?status=cancelled&conversationId=${conv['uid-2']}`)).body.data.map((m: any) => m.id),
+    ).toContain(first.id);
     // Only while scheduled.
     expect((await a.owner.del(`/api/v1/scheduled-messages/${first.id}`)).status).toBe(409);
     expect((await a.owner.put(`/api/v1/scheduled-messages/${first.id}`, { content: 'again' })).status).toBe(409);
@@ -230,7 +245,8 @@ describe('scheduled messages', () => {
   });
 
   it('cancelIfReplied: a message from the contact after scheduling cancels it (customer_replied); others stay scheduled', async () => {
-    const cancelMe = (await schedule(a.owner, conv['uid-1'], { content: 'follow-up if silent', sendAt: inMs(3_600_000), cancelIfReplied: true })).body;
+    const cancelMe = (await schedule(a.owner, conv['uid-1'], { content: 'follow-up if silent', sendAt: inMs(3_600_000), cancelIfReplied: true }))
+      .body;
     const keep = (await schedule(a.owner, conv['uid-1'], { content: 'send anyway', sendAt: inMs(3_600_000) })).body;
     const elsewhere = (await schedule(a.owner, conv['uid-2'], { content: 'other chat', sendAt: inMs(3_600_000), cancelIfReplied: true })).body;
     expect(cancelMe).toEqual(expect.objectContaining({ cancelIfReplied: true, status: 'scheduled' }));
@@ -262,7 +278,9 @@ describe('scheduled messages', () => {
       await db.query(`UPDATE attachments SET uploaded_at = now() - interval '25 hours' WHERE id = ANY($1::uuid[])`, [[kept.id, orphan.id]]);
       const config = loadConfig({ ...stack.env, DATABASE_URL: stack.databaseUrl('messaging'), ATTACHMENTS_DIR: dir });
       expect(await sweepOrphanAttachments({ config, pool: db, log: { warn: () => undefined, info: () => undefined } as never })).toBe(1);
-      expect((await db.query('SELECT id FROM attachments WHERE id = ANY($1::uuid[])', [[kept.id, orphan.id]])).rows.map((r) => r.id)).toEqual([kept.id]);
+      expect((await db.query('SELECT id FROM attachments WHERE id = ANY($1::uuid[])', [[kept.id, orphan.id]])).rows.map((r) => r.id)).toEqual([
+        kept.id,
+      ]);
     } finally {
       await db.end();
     }
@@ -311,7 +329,9 @@ describe('scheduled messages', () => {
       const network = await networkSent();
       for (const m of made) expect([m.content, network.filter((n) => n.content === m.content).length]).toEqual([m.content, 1]);
       for (const d of done) {
-        const msgs = (await a.owner.get(`/api/v1/conversations/${d.conversationId}?limit=100`)).body.messages.filter((m: any) => m.content === d.content);
+        const msgs = (await a.owner.get(`/api/v1/conversations/${d.conversationId}?limit=100`)).body.messages.filter(
+          (m: any) => m.content === d.content,
+        );
         expect(msgs.map((m: any) => m.id)).toEqual([d.messageId]);
       }
     } finally {
@@ -356,14 +376,19 @@ describe('scheduled messages', () => {
     redis.on('error', () => undefined);
     await redis.connect();
     try {
-      const print = createHash('sha256').update(JSON.stringify([accountId, 'user', 'uid-3', content, 'text', []])).digest('hex');
-      await db.query(`INSERT INTO send_requests (org_id, idempotency_key, fingerprint, status, created_at) VALUES ($1, $2, $3, 'pending', now() - interval '5 seconds')`, [
-        a.orgId,
-        id,
-        print,
-      ]);
+      const print = createHash('sha256')
+        .update(JSON.stringify([accountId, 'user', 'uid-3', content, 'text', []]))
+        .digest('hex');
+      await db.query(
+        `INSERT INTO send_requests (org_id, idempotency_key, fingerprint, status, created_at) VALUES ($1, $2, $3, 'pending', now() - interval '5 seconds')`,
+        [a.orgId, id, print],
+      );
       const tookAt = new Date().toISOString();
-      await redis.set(`${stack.env.REDIS_PREFIX}chatnet:sent:${accountId}:${id}`, JSON.stringify({ chatnetMessageId: 'net-before-crash', sentAt: tookAt }), { EX: 600 });
+      await redis.set(
+        `${stack.env.REDIS_PREFIX}chatnet:sent:${accountId}:${id}`,
+        JSON.stringify({ chatnetMessageId: 'net-before-crash', sentAt: tookAt }),
+        { EX: 600 },
+      );
       const done = await settled(id);
       expect(done).toEqual(expect.objectContaining({ status: 'sent', messageId: expect.any(String), error: null }));
       expect(await storedMessage(conv['uid-3'], done.messageId)).toEqual(expect.objectContaining({ content, sentAt: tookAt }));

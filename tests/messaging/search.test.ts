@@ -68,7 +68,13 @@ describe('search: conversations?search= and messages/search', () => {
       { fromUid: 'uid-ole', fromName: 'Ole Hansen', content: 'an lê', sentAt: at(13) },
     ];
     for (const m of inbound) await bus.inbound(a.orgId, { accountId: accountA, ...m });
-    await bus.inbound(a.orgId, { accountId: accountA2, fromUid: 'uid-second', fromName: 'Second Account', content: 'báo giá cho tài khoản hai', sentAt: at(8) });
+    await bus.inbound(a.orgId, {
+      accountId: accountA2,
+      fromUid: 'uid-second',
+      fromName: 'Second Account',
+      content: 'báo giá cho tài khoản hai',
+      sentAt: at(8),
+    });
     // Another organization says the same words; A must never see them.
     await bus.inbound(b.orgId, { accountId: accountB, fromUid: 'uid-b', fromName: 'Lan Nguyen', content: 'bao gia di shop', sentAt: at(1) });
     await eventually(async () => (await a.owner.get('/api/v1/conversations/counts')).body.total === 10);
@@ -76,7 +82,9 @@ describe('search: conversations?search= and messages/search', () => {
     const all = await a.owner.get('/api/v1/conversations?limit=100');
     for (const c of all.body.data) conv[c.threadId] = c.id;
     // Every message stored (14 in org A), not only every conversation.
-    await eventually(async () => (await a.owner.get('/api/v1/conversations?limit=100')).body.data.reduce((n: number, c: any) => n + c.messageCount, 0) === 14);
+    await eventually(
+      async () => (await a.owner.get('/api/v1/conversations?limit=100')).body.data.reduce((n: number, c: any) => n + c.messageCount, 0) === 14,
+    );
   }, 90_000);
   afterAll(async () => {
     await bus?.close();
@@ -110,7 +118,10 @@ describe('search: conversations?search= and messages/search', () => {
 
     it("follows the contact's phone when crm announces a change (contact.updated)", async () => {
       const contact = crm.contacts.get(`${a.orgId}/uid-phone`)!;
-      await bus.publish('contact.updated', a.orgId, { contact: eventContactData({ id: contact.id, name: 'Trần Đức Anh', avatar: '', phone: '+84987654321' }), changes: ['phone'] });
+      await bus.publish('contact.updated', a.orgId, {
+        contact: eventContactData({ id: contact.id, name: 'Trần Đức Anh', avatar: '', phone: '+84987654321' }),
+        changes: ['phone'],
+      });
       await eventually(async () => (await listIds('0987 654 321')).length === 1);
       expect(await listIds('0912 345 678')).toEqual([]);
     });
@@ -322,7 +333,13 @@ describe('search: conversations?search= and messages/search', () => {
     });
 
     it('finds a phrase of short words only where its words follow each other in order; quotes and operators typed are text', async () => {
-      await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-pairs', fromName: 'Pair Test', content: 'ok, em x y: a b x b c', sentAt: at(14) });
+      await bus.inbound(a.orgId, {
+        accountId: accountA,
+        fromUid: 'uid-pairs',
+        fromName: 'Pair Test',
+        content: 'ok, em x y: a b x b c',
+        sentAt: at(14),
+      });
       await bus.inbound(a.orgId, { accountId: accountA, fromUid: 'uid-pairs', fromName: 'Pair Test', content: 'gửi A.B.C rồi', sentAt: at(15) });
       const contents = async (q: string) => {
         const res = await search(q);
@@ -356,7 +373,11 @@ describe('search: conversations?search= and messages/search', () => {
     it('says who wrote each message: contact, user or system', async () => {
       const sent = await a.owner.post(`/api/v1/conversations/${conv['uid-quiet']}/messages`, { content: 'Dạ shop gửi báo giá xanh ạ' });
       expect(sent.status).toBe(201);
-      const api = await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountA, threadId: 'uid-quiet', content: 'Báo giá xanh tự động' });
+      const api = await a.pub.post('/api/public/messages/send', {
+        chatnetAccountId: accountA,
+        threadId: 'uid-quiet',
+        content: 'Báo giá xanh tự động',
+      });
       expect(api.status).toBe(200);
       const res = await search('gia xanh');
       expect(res.body.data.map((m: any) => [m.content, m.senderType]).sort()).toEqual([

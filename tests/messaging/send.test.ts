@@ -67,16 +67,32 @@ describe('sending: one pipeline with governor and idempotency', () => {
       reactions: [],
       recalledAt: null,
     });
-    expect(sentTo(accountId)).toEqual([expect.objectContaining({ orgId: a.orgId, threadId: uid, threadType: 'user', content: 'Yes, it is in stock', contentType: 'text' })]);
+    expect(sentTo(accountId)).toEqual([
+      expect.objectContaining({ orgId: a.orgId, threadId: uid, threadType: 'user', content: 'Yes, it is in stock', contentType: 'text' }),
+    ]);
 
     const detail = await a.owner.get(`/api/v1/conversations/${conv.id}`);
     const [reply, question] = detail.body.messages;
     expect(reply).toEqual(
-      expect.objectContaining({ id: res.body.id, isFromChatnet: false, isRead: true, senderName: 'Olive Owner', sentByUserId: a.user.id, source: 'ui', status: 'sent' }),
+      expect.objectContaining({
+        id: res.body.id,
+        isFromChatnet: false,
+        isRead: true,
+        senderName: 'Olive Owner',
+        sentByUserId: a.user.id,
+        source: 'ui',
+        status: 'sent',
+      }),
     );
     expect(question.isReplied).toBe(true);
     const listed = (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}`)).body.data[0];
-    expect(listed).toEqual(expect.objectContaining({ isReplied: true, messageCount: 2, lastMessage: expect.objectContaining({ id: res.body.id, senderName: 'Olive Owner' }) }));
+    expect(listed).toEqual(
+      expect.objectContaining({
+        isReplied: true,
+        messageCount: 2,
+        lastMessage: expect.objectContaining({ id: res.body.id, senderName: 'Olive Owner' }),
+      }),
+    );
     expect((await a.owner.get(`/api/v1/conversations?unreplied=true&chatnetAccountId=${accountId}`)).body.data).toEqual([]);
 
     const event = await eventually(async () => bus.of('message.sent').find((e) => e.data.messageId === res.body.id));
@@ -193,7 +209,8 @@ describe('sending: one pipeline with governor and idempotency', () => {
   it('the burst cap is per account: past it, 429 with Retry-After; another account is unaffected', async () => {
     const one = await thread();
     const two = await thread();
-    for (let i = 0; i < 3; i++) expect((await a.owner.post(`/api/v1/conversations/${one.conv.id}/messages`, { content: `burst ${i}` })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect((await a.owner.post(`/api/v1/conversations/${one.conv.id}/messages`, { content: `burst ${i}` })).status).toBe(201);
     const limited = await a.owner.post(`/api/v1/conversations/${one.conv.id}/messages`, { content: 'one too many' });
     expect(limited.status).toBe(429);
     expect(limited.body.error.code).toBe('send_limit_reached');
@@ -212,12 +229,22 @@ describe('sending: one pipeline with governor and idempotency', () => {
   it('operation types have separate budgets: automation (SendMessage over gRPC) has its own cap', async () => {
     const { accountId, conv } = await thread();
     const ctx = { orgId: a.orgId };
-    const first = await grpc.SendMessage({ conversationId: conv.id, content: 'Welcome!', contentType: 'text', clientMessageId: 'auto-1', source: 'automation' }, ctx);
-    expect(first).toEqual(expect.objectContaining({ conversationId: conv.id, content: 'Welcome!', senderName: 'Automation', status: 'sent', replayed: false }));
-    const replay = await grpc.SendMessage({ conversationId: conv.id, content: 'Welcome!', contentType: 'text', clientMessageId: 'auto-1', source: 'automation' }, ctx);
+    const first = await grpc.SendMessage(
+      { conversationId: conv.id, content: 'Welcome!', contentType: 'text', clientMessageId: 'auto-1', source: 'automation' },
+      ctx,
+    );
+    expect(first).toEqual(
+      expect.objectContaining({ conversationId: conv.id, content: 'Welcome!', senderName: 'Automation', status: 'sent', replayed: false }),
+    );
+    const replay = await grpc.SendMessage(
+      { conversationId: conv.id, content: 'Welcome!', contentType: 'text', clientMessageId: 'auto-1', source: 'automation' },
+      ctx,
+    );
     expect(replay).toEqual(expect.objectContaining({ id: first.id, replayed: true }));
     await grpc.SendMessage({ conversationId: conv.id, content: 'Second', contentType: 'text', clientMessageId: 'auto-2', source: 'automation' }, ctx);
-    const err = await grpc.SendMessage({ conversationId: conv.id, content: 'Third', contentType: 'text', clientMessageId: 'auto-3', source: 'automation' }, ctx).catch((e) => e);
+    const err = await grpc
+      .SendMessage({ conversationId: conv.id, content: 'Third', contentType: 'text', clientMessageId: 'auto-3', source: 'automation' }, ctx)
+      .catch((e) => e);
     expect(err.code).toBe(8); // RESOURCE_EXHAUSTED → 429 at the gateway
     expect(Number(err.metadata.get('x-retry-after')[0])).toBeGreaterThan(0);
     // The UI budget of the same account is untouched.
@@ -231,18 +258,29 @@ describe('sending: one pipeline with governor and idempotency', () => {
 
   it('POST /api/public/messages/send: 200 {success, messageId, status}; the conversation is created for a new thread', async () => {
     const accountId = connector.account(a.orgId);
-    const res = await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'uid-new-lead', content: 'Hello from our shop' });
+    const res = await a.pub.post('/api/public/messages/send', {
+      chatnetAccountId: accountId,
+      threadId: 'uid-new-lead',
+      content: 'Hello from our shop',
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, messageId: expect.any(String), status: 'sent' });
     expect(sentTo(accountId)).toEqual([expect.objectContaining({ threadId: 'uid-new-lead', threadType: 'user', content: 'Hello from our shop' })]);
     const conv = await eventually(async () => (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}`)).body.data[0]);
-    expect(conv).toEqual(expect.objectContaining({ threadId: 'uid-new-lead', type: 'user', messageCount: 1, unreadCount: 0, contactId: expect.any(String) }));
+    expect(conv).toEqual(
+      expect.objectContaining({ threadId: 'uid-new-lead', type: 'user', messageCount: 1, unreadCount: 0, contactId: expect.any(String) }),
+    );
     const created = await eventually(async () => bus.of('conversation.created').find((e) => e.data.id === conv.id));
     expect(created.data.threadId).toBe('uid-new-lead');
     const msgs = await a.pub.get(`/api/public/conversations/${conv.id}/messages`);
     expect(msgs.body.messages).toEqual([expect.objectContaining({ senderType: 'system', senderName: 'API', content: 'Hello from our shop' })]);
 
-    const group = await a.pub.post('/api/public/messages/send', { chatnetAccountId: accountId, threadId: 'grp-7', threadType: 'group', content: 'Hi group' });
+    const group = await a.pub.post('/api/public/messages/send', {
+      chatnetAccountId: accountId,
+      threadId: 'grp-7',
+      threadType: 'group',
+      content: 'Hi group',
+    });
     expect(group.status).toBe(200);
     expect(sentTo(accountId)[1]).toEqual(expect.objectContaining({ threadId: 'grp-7', threadType: 'group' }));
     // Writing first to a group opens its conversation without a contact, named until the group's name arrives.
@@ -297,10 +335,14 @@ describe('sending: one pipeline with governor and idempotency', () => {
     } finally {
       await connector.up();
     }
-    const ok = await eventually(async () => {
-      const r = await a.owner.post(`/api/v1/conversations/${conv.id}/messages`, { content: 'hello?' }, { 'idempotency-key': 'during-outage' });
-      return r.status === 201 && r;
-    }, 15_000, 500);
+    const ok = await eventually(
+      async () => {
+        const r = await a.owner.post(`/api/v1/conversations/${conv.id}/messages`, { content: 'hello?' }, { 'idempotency-key': 'during-outage' });
+        return r.status === 201 && r;
+      },
+      15_000,
+      500,
+    );
     expect(ok.body.content).toBe('hello?');
     expect(sentTo(accountId)).toHaveLength(1);
   });

@@ -18,7 +18,8 @@ describe('service levels', () => {
   const fieldOf = (res: { body: any }) => res.body.error?.details?.[0]?.field;
 
   /** Every day 00:00-24:00 in UTC except `closedDay` (today in UTC), so the test knows what "now" is. */
-  const allDaysBut = (closedDay: number) => [0, 1, 2, 3, 4, 5, 6].filter((d) => d !== closedDay).map((day) => ({ day, open: '00:00', close: '24:00' }));
+  const allDaysBut = (closedDay: number) =>
+    [0, 1, 2, 3, 4, 5, 6].filter((d) => d !== closedDay).map((day) => ({ day, open: '00:00', close: '24:00' }));
   const today = () => new Date().getUTCDay();
   const tomorrowStart = () => {
     const d = new Date();
@@ -85,7 +86,10 @@ describe('service levels', () => {
       const own = await a.owner.put(`/api/v1/chatnet-accounts/${accountA}/business-hours`, { timezone: 'UTC', days: allDaysBut(-1) });
       expect(own.status).toBe(200);
       expect(own.body).toMatchObject({ chatnetAccountId: accountA, inherited: false, timezone: 'UTC', holidays: [] });
-      expect((await a.owner.get(`/api/v1/settings/business-hours/status?chatnetAccountId=${accountA}`)).body).toEqual({ open: true, nextChangeAt: null });
+      expect((await a.owner.get(`/api/v1/settings/business-hours/status?chatnetAccountId=${accountA}`)).body).toEqual({
+        open: true,
+        nextChangeAt: null,
+      });
       expect((await a.owner.get('/api/v1/settings/business-hours/status')).body.open).toBe(false);
       expect((await auditEntryFor(a.owner, 'settings.business_hours_updated', accountA)).resourceType).toBe('chatnet_account');
 
@@ -113,7 +117,10 @@ describe('service levels', () => {
         const res = await a.owner.put('/api/v1/settings/business-hours', body);
         expect([res.status, fieldOf(res)]).toEqual([400, field]);
       }
-      const accountRes = await a.owner.put(`/api/v1/chatnet-accounts/${accountA}/business-hours`, { ...ok, days: [{ day: 1, open: '08:00', close: '25:00' }] });
+      const accountRes = await a.owner.put(`/api/v1/chatnet-accounts/${accountA}/business-hours`, {
+        ...ok,
+        days: [{ day: 1, open: '08:00', close: '25:00' }],
+      });
       expect([accountRes.status, fieldOf(accountRes)]).toEqual([400, 'days.0.close']);
       // A body that is not JSON is a 400 too, never a 500.
       expect((await a.owner.put(`/api/v1/chatnet-accounts/${accountA}/business-hours`, '{"timezone":')).status).toBe(400);
@@ -156,10 +163,21 @@ describe('service levels', () => {
     it('are created, read, listed oldest first and replaced', async () => {
       const created = await a.owner.post('/api/v1/sla-policies', policy);
       expect(created.status).toBe(201);
-      expect(created.body).toEqual({ id: expect.any(String), ...policy, chatnetAccountIds: [], createdAt: expect.any(String), updatedAt: expect.any(String) });
+      expect(created.body).toEqual({
+        id: expect.any(String),
+        ...policy,
+        chatnetAccountIds: [],
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      });
       hotline = created.body.id;
       const minimal = await a.owner.post('/api/v1/sla-policies', { name: 'Email-like', firstResponseMinutes: 1440 });
-      expect(minimal.body).toMatchObject({ nextResponseMinutes: null, resolutionMinutes: null, businessHoursOnly: false, onBreach: { notify: [], reassign: false } });
+      expect(minimal.body).toMatchObject({
+        nextResponseMinutes: null,
+        resolutionMinutes: null,
+        businessHoursOnly: false,
+        onBreach: { notify: [], reassign: false },
+      });
 
       expect((await agent.get(`/api/v1/sla-policies/${hotline}`)).body).toEqual(created.body);
       const list = await agent.get('/api/v1/sla-policies?limit=1');
@@ -170,8 +188,17 @@ describe('service levels', () => {
 
       const replaced = await a.owner.put(`/api/v1/sla-policies/${hotline}`, { name: 'Hotline 24/7', firstResponseMinutes: 10 });
       expect(replaced.status).toBe(200);
-      expect(replaced.body).toMatchObject({ id: hotline, name: 'Hotline 24/7', firstResponseMinutes: 10, nextResponseMinutes: null, businessHoursOnly: false });
-      expect((await auditEntryFor(a.owner, 'sla_policy.updated', hotline)).details).toMatchObject({ name: 'Hotline 24/7', previous: { name: 'Hotline' } });
+      expect(replaced.body).toMatchObject({
+        id: hotline,
+        name: 'Hotline 24/7',
+        firstResponseMinutes: 10,
+        nextResponseMinutes: null,
+        businessHoursOnly: false,
+      });
+      expect((await auditEntryFor(a.owner, 'sla_policy.updated', hotline)).details).toMatchObject({
+        name: 'Hotline 24/7',
+        previous: { name: 'Hotline' },
+      });
     });
 
     it('are attached to an account and detached, and deleting one detaches it', async () => {
@@ -180,7 +207,10 @@ describe('service levels', () => {
       expect(set.status).toBe(200);
       expect(set.body).toEqual({ chatnetAccountId: accountA, policyId: hotline });
       expect((await agent.get(`/api/v1/sla-policies/${hotline}`)).body.chatnetAccountIds).toEqual([accountA]);
-      expect((await a.owner.put(`/api/v1/chatnet-accounts/${accountA}/sla`, { policyId: null })).body).toEqual({ chatnetAccountId: accountA, policyId: null });
+      expect((await a.owner.put(`/api/v1/chatnet-accounts/${accountA}/sla`, { policyId: null })).body).toEqual({
+        chatnetAccountId: accountA,
+        policyId: null,
+      });
 
       await a.owner.put(`/api/v1/chatnet-accounts/${accountA}/sla`, { policyId: hotline });
       expect((await a.owner.del(`/api/v1/sla-policies/${hotline}`)).status).toBe(204);

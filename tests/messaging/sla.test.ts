@@ -54,7 +54,9 @@ describe('SLA on conversations: due times, due_soon, breach, reassign, list', ()
     // sla-1 is u1's; sla-2 was answered before the policy came; sla-5 is closed.
     expect((await owner().put(`/api/v1/conversations/${f.conv['sla-1']}/assignee`, { userId: u1.id })).status).toBe(200);
     expect((await owner().post(`/api/v1/conversations/${f.conv['sla-2']}/messages`, { content: 'On it' })).status).toBe(201);
-    expect((await owner().put(`/api/v1/chatnet-accounts/${f.accountA}/assignment`, { mode: 'round_robin', userIds: [u1.id, u2.id] })).status).toBe(200);
+    expect((await owner().put(`/api/v1/chatnet-accounts/${f.accountA}/assignment`, { mode: 'round_robin', userIds: [u1.id, u2.id] })).status).toBe(
+      200,
+    );
     const policy = await owner().post('/api/v1/sla-policies', {
       name: 'Fast',
       firstResponseMinutes: FIRST,
@@ -172,7 +174,12 @@ describe('SLA on conversations: due times, due_soon, breach, reassign, list', ()
     expect(sorted[sorted.length - 1].id).toBe(f.conv['sla-5']);
 
     // A saved view takes the list's parameters, sla among them.
-    const view = await owner().post('/api/v1/views', { name: 'Breached', resource: 'conversations', filters: { sla: 'breached', sortBy: 'slaDue' }, shared: false });
+    const view = await owner().post('/api/v1/views', {
+      name: 'Breached',
+      resource: 'conversations',
+      filters: { sla: 'breached', sortBy: 'slaDue' },
+      shared: false,
+    });
     expect(view.status).toBe(201);
     expect((await listed(`viewId=${view.body.id}`)).map((c) => c.id).sort()).toEqual([...breached].sort());
     const badView = await owner().post('/api/v1/views', { name: 'Late', resource: 'conversations', filters: { sla: 'late' }, shared: false });
@@ -218,7 +225,9 @@ describe('SLA on conversations: due times, due_soon, breach, reassign, list', ()
   it('businessHoursOnly: the due time skips closed hours (org B, open two days from now only); a policy change and a detach apply at once', async () => {
     const b = f.b.owner;
     const day = (new Date().getUTCDay() + 2) % 7;
-    expect((await b.put('/api/v1/settings/business-hours', { timezone: 'UTC', days: [{ day, open: '10:00', close: '11:00' }], holidays: [] })).status).toBe(200);
+    expect(
+      (await b.put('/api/v1/settings/business-hours', { timezone: 'UTC', days: [{ day, open: '10:00', close: '11:00' }], holidays: [] })).status,
+    ).toBe(200);
     const policy = await b.post('/api/v1/sla-policies', { name: 'Office', firstResponseMinutes: 30, businessHoursOnly: true });
     expect(policy.status).toBe(201);
     const accountB = (await b.get(`/api/v1/conversations/${f.conv.b}`)).body.conversation.chatnetAccountId;
@@ -234,8 +243,12 @@ describe('SLA on conversations: due times, due_soon, breach, reassign, list', ()
     expect((await conv('sla-2')).body.conversation.sla.policyId).not.toBe(policy.body.id);
 
     // A changed policy applies to the open conversations from then on (their clocks keep their start); detaching clears it.
-    expect((await b.put(`/api/v1/sla-policies/${policy.body.id}`, { name: 'Office', firstResponseMinutes: 45, businessHoursOnly: true })).status).toBe(200);
-    expect((await b.get(`/api/v1/conversations/${f.conv.b}`)).body.conversation.sla.firstResponseDueAt).toBe(new Date(opening.getTime() + 45 * MINUTE_MS).toISOString());
+    expect(
+      (await b.put(`/api/v1/sla-policies/${policy.body.id}`, { name: 'Office', firstResponseMinutes: 45, businessHoursOnly: true })).status,
+    ).toBe(200);
+    expect((await b.get(`/api/v1/conversations/${f.conv.b}`)).body.conversation.sla.firstResponseDueAt).toBe(
+      new Date(opening.getTime() + 45 * MINUTE_MS).toISOString(),
+    );
     expect((await b.put(`/api/v1/chatnet-accounts/${accountB}/sla`, { policyId: null })).status).toBe(200);
     expect((await b.get(`/api/v1/conversations/${f.conv.b}`)).body.conversation.sla).toBeNull();
   });

@@ -24,7 +24,9 @@ describe('POST /api/v1/conversations and /api/public/conversations: starting a c
     return id;
   }
   const sentTo = async (owner: Client, accountId: string, threadId: string) =>
-    ((await owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data as Array<{ threadId: string; content: string }>).filter((m) => m.threadId === threadId);
+    ((await owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data as Array<{ threadId: string; content: string }>).filter(
+      (m) => m.threadId === threadId,
+    );
 
   beforeAll(async () => {
     stack = await startStack({
@@ -59,7 +61,14 @@ describe('POST /api/v1/conversations and /api/public/conversations: starting a c
     const res = await a.owner.post('/api/v1/conversations', { chatnetAccountId: account, contactId: lead.id, content: 'Chào chị Mai!' });
     expect(res.status).toBe(201);
     expect(res.body.conversation).toEqual(
-      expect.objectContaining({ type: 'user', contactId: lead.id, chatnetAccountId: account, threadId: 'u-mai', assigneeId: a.user.id, contactName: 'Mai (lead)' }),
+      expect.objectContaining({
+        type: 'user',
+        contactId: lead.id,
+        chatnetAccountId: account,
+        threadId: 'u-mai',
+        assigneeId: a.user.id,
+        contactName: 'Mai (lead)',
+      }),
     );
     expect(res.body.message).toEqual(expect.objectContaining({ conversationId: res.body.conversation.id, content: 'Chào chị Mai!', status: 'sent' }));
     expect(await sentTo(a.owner, account, 'u-mai')).toEqual([expect.objectContaining({ content: 'Chào chị Mai!' })]);
@@ -130,12 +139,18 @@ describe('POST /api/v1/conversations and /api/public/conversations: starting a c
     const res = await a.owner.post('/api/v1/conversations', { chatnetAccountId: account, phone: '0912000003', content: 'Chào anh Lâm' });
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe('friend_required');
-    const list = (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${account}&limit=100`)).body.data as Array<{ threadId: string; messageCount: number; id: string }>;
+    const list = (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${account}&limit=100`)).body.data as Array<{
+      threadId: string;
+      messageCount: number;
+      id: string;
+    }>;
     const empty = list.find((c) => c.threadId === 'u-shy')!;
     expect(empty).toEqual(expect.objectContaining({ messageCount: 0 }));
     expect(await sentTo(a.owner, account, 'u-shy')).toEqual([]);
 
-    expect((await a.owner.post(`/api/v1/chatnet-accounts/${account}/friend-requests`, { chatnetUid: 'u-shy', message: 'Kết bạn nhé' })).status).toBe(202);
+    expect((await a.owner.post(`/api/v1/chatnet-accounts/${account}/friend-requests`, { chatnetUid: 'u-shy', message: 'Kết bạn nhé' })).status).toBe(
+      202,
+    );
     expect((await a.owner.post(`/sandbox/accounts/${account}/friend-requests/u-shy/accept`)).status).toBe(200);
     const after = await a.owner.post('/api/v1/conversations', { chatnetAccountId: account, chatnetUid: 'u-shy', content: 'Chào anh Lâm' });
     expect(after.status).toBe(200);
@@ -183,7 +198,9 @@ describe('POST /api/v1/conversations and /api/public/conversations: starting a c
   it('public send to a uid that never wrote names the new contact as the network does', async () => {
     const res = await a.pub.post('/api/public/messages/send', { chatnetAccountId: account, threadId: 'u-send', content: 'Chào em' });
     expect(res.status).toBe(200);
-    const conv = (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${account}&limit=100`)).body.data.find((c: { threadId: string }) => c.threadId === 'u-send');
+    const conv = (await a.owner.get(`/api/v1/conversations?chatnetAccountId=${account}&limit=100`)).body.data.find(
+      (c: { threadId: string }) => c.threadId === 'u-send',
+    );
     expect(conv.contactName).toBe('Em Bảy');
     expect((await a.owner.get(`/api/v1/contacts/${conv.contactId}`)).body.name).toBe('Em Bảy');
   });

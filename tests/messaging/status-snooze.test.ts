@@ -24,7 +24,8 @@ describe('conversation status and snooze', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'msg-status-'));
   const conv: Record<string, string> = {};
 
-  const inbound = (fromUid: string, content: string) => a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, fromName: fromUid, content });
+  const inbound = (fromUid: string, content: string) =>
+    a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, fromName: fromUid, content });
 
   beforeAll(async () => {
     stack = await startStack({
@@ -123,7 +124,11 @@ describe('conversation status and snooze', () => {
 
     // The timer wakes it within 2 s of snoozedUntil (no fixed poll decides when): measured when it was woken (its
     // event's occurredAt, stamped in the wake-up's transaction), not when a request of this loaded process saw it.
-    await eventually(async () => ((await a.owner.get(`/api/v1/conversations/${conv['uid-2']}`)).body.conversation.status === 'active' ? true : undefined), 15_000, 25);
+    await eventually(
+      async () => ((await a.owner.get(`/api/v1/conversations/${conv['uid-2']}`)).body.conversation.status === 'active' ? true : undefined),
+      15_000,
+      25,
+    );
     const woke = await statusEvent(conv['uid-2'], (d) => d.status === 'active');
     expect(Date.parse(woke.occurredAt)).toBeGreaterThanOrEqual(Date.parse(until));
     expect(Date.parse(woke.occurredAt) - Date.parse(until)).toBeLessThan(2_000);
@@ -132,7 +137,9 @@ describe('conversation status and snooze', () => {
     expect(detail.body.conversation).toEqual(expect.objectContaining({ status: 'active', snoozedUntil: null }));
     // Woken once, announced once.
     await new Promise((r) => setTimeout(r, 500));
-    expect(bus.of('conversation.status_changed').filter((e) => e.data.conversationId === conv['uid-2'] && e.data.status === 'active')).toHaveLength(1);
+    expect(bus.of('conversation.status_changed').filter((e) => e.data.conversationId === conv['uid-2'] && e.data.status === 'active')).toHaveLength(
+      1,
+    );
   });
 
   it('a snoozed conversation returns to active at once when the contact writes again', async () => {
@@ -157,16 +164,25 @@ describe('conversation status and snooze', () => {
     // Published back to back, as the connector relays a burst: they reach messaging's consumer in one batch or a few.
     const texts = ['one', 'two', 'three', 'four', 'five'];
     const base = Date.now();
-    await Promise.all(texts.map((content, i) => bus.inbound(a.orgId, { accountId, fromUid: 'uid-burst', content, sentAt: new Date(base + i).toISOString() })));
+    await Promise.all(
+      texts.map((content, i) => bus.inbound(a.orgId, { accountId, fromUid: 'uid-burst', content, sentAt: new Date(base + i).toISOString() })),
+    );
     const after = await eventually(async () => {
       const c = await listed();
       return c.messageCount === 1 + texts.length ? c : undefined;
     });
-    expect(after).toEqual(expect.objectContaining({ status: 'active', unreadCount: 1 + texts.length, lastMessage: expect.objectContaining({ content: 'five' }) }));
+    expect(after).toEqual(
+      expect.objectContaining({ status: 'active', unreadCount: 1 + texts.length, lastMessage: expect.objectContaining({ content: 'five' }) }),
+    );
     await statusEvent(id, (d) => d.status === 'active' && d.previousStatus === 'closed');
     await new Promise((r) => setTimeout(r, 300));
     expect(bus.of('conversation.status_changed').filter((e) => e.data.conversationId === id && e.data.status === 'active')).toHaveLength(1);
-    expect(bus.of('message.received').filter((e) => e.data.conversationId === id).map((e) => e.data.content)).toEqual(['first', ...texts]);
+    expect(
+      bus
+        .of('message.received')
+        .filter((e) => e.data.conversationId === id)
+        .map((e) => e.data.content),
+    ).toEqual(['first', ...texts]);
   });
 
   it('archive, close and reopen still work, publish conversation.status_changed, and reopen ends a snooze', async () => {
@@ -205,7 +221,12 @@ describe('conversation status and snooze', () => {
       expect(woken.reduce((n, w) => n + w, 0)).toBeLessThanOrEqual(ids.length);
       // The service's own job may have claimed some (SKIP LOCKED hands each row to one waker) and still be committing.
       const active = async () =>
-        (await setup.query(`SELECT count(*)::int AS n FROM conversations WHERE id = ANY($1::uuid[]) AND status = 'active' AND snoozed_until IS NULL`, [ids])).rows[0].n;
+        (
+          await setup.query(
+            `SELECT count(*)::int AS n FROM conversations WHERE id = ANY($1::uuid[]) AND status = 'active' AND snoozed_until IS NULL`,
+            [ids],
+          )
+        ).rows[0].n;
       await eventually(async () => ((await active()) === ids.length ? true : undefined));
       const announced = () => bus.of('conversation.status_changed').filter((e) => ids.includes(e.data.conversationId));
       await eventually(async () => (announced().length >= ids.length ? true : undefined));

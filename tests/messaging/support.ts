@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
-import { AppError, audienceOf, type ClientFor, createServiceClient, GrpcServer, type HandlersFor, type InternalPrincipal, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
+import {
+  AppError,
+  audienceOf,
+  type ClientFor,
+  createServiceClient,
+  GrpcServer,
+  type HandlersFor,
+  type InternalPrincipal,
+  loadProto,
+  type ServiceName,
+  serviceDefinition,
+} from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
 import { amqpUser, dlqName } from '@crm/events';
 import { eventually, freePort, infra, testAuth } from '@crm/testing';
@@ -144,7 +155,13 @@ export async function eventBus(stack: Stack) {
   const publish = (type: string, orgId: string, data: unknown, id: string = randomUUID(), occurredAt = new Date().toISOString()) =>
     new Promise<string>((resolve, reject) => {
       const body = Buffer.from(JSON.stringify({ id, type, orgId, occurredAt, data }));
-      ch.publish(exchange, type, body, { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id }, (err) => (err ? reject(err) : resolve(id)));
+      ch.publish(
+        exchange,
+        type,
+        body,
+        { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id },
+        (err) => (err ? reject(err) : resolve(id)),
+      );
     });
 
   return {
@@ -196,7 +213,11 @@ export interface InboundData {
 
 /** A direct gRPC client of messaging, as automation, campaigns and crm call it. */
 export function messagingClient(stack: Stack): ClientFor<'messaging.v1.MessagingService'> {
-  return createServiceClient(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), stack.addr('messaging'), testAuth('gateway'));
+  return createServiceClient(
+    serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'),
+    stack.addr('messaging'),
+    testAuth('gateway'),
+  );
 }
 
 /** An org with its owner's client, its id, and a client holding a fresh API key of the org. */

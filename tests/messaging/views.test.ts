@@ -19,7 +19,8 @@ describe('saved views', () => {
   const conv: Record<string, { id: string; contactId: string }> = {};
   const fieldOf = (res: { body: any }) => res.body.error?.details?.[0]?.field;
   const idsOf = (res: { body: any }) => res.body.data.map((c: any) => c.id).sort();
-  const newView = (as: Client, body: Record<string, unknown>) => as.post('/api/v1/views', { name: 'A view', resource: 'conversations', shared: false, ...body });
+  const newView = (as: Client, body: Record<string, unknown>) =>
+    as.post('/api/v1/views', { name: 'A view', resource: 'conversations', shared: false, ...body });
 
   beforeAll(async () => {
     stack = await startStack({ services: ['crm', 'chatnet-connector', 'messaging'] });
@@ -36,14 +37,17 @@ describe('saved views', () => {
       ['v-2', 'Viewer Two'],
       ['v-3', 'Other Three'],
     ]) {
-      expect((await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: uid, fromName: name, content: `hello from ${name}` })).status).toBe(200);
+      expect(
+        (await a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: uid, fromName: name, content: `hello from ${name}` })).status,
+      ).toBe(200);
     }
     const list = await eventually(async () => {
       const res = await a.owner.get('/api/v1/conversations?limit=100');
       return res.body.data?.length === 3 ? res.body.data : undefined;
     });
     for (const c of list) conv[c.threadId] = { id: c.id, contactId: c.contactId };
-    for (const uid of ['v-1', 'v-2']) expect((await a.owner.put(`/api/v1/conversations/${conv[uid].id}/priority`, { priority: 'high' })).status).toBe(200);
+    for (const uid of ['v-1', 'v-2'])
+      expect((await a.owner.put(`/api/v1/conversations/${conv[uid].id}/priority`, { priority: 'high' })).status).toBe(200);
   }, 120_000);
   afterAll(async () => {
     await stack?.stop();
@@ -140,7 +144,12 @@ describe('saved views', () => {
     expect((await agent.del(`/api/v1/views/${own.body.id}`)).status).toBe(204);
     expect((await lead.del(`/api/v1/views/${shared.body.id}`)).status).toBe(204);
     // Writing a shared view is audited (a personal one concerns its owner alone).
-    expect((await auditEntryFor(a.owner, 'view.created', shared.body.id)).details).toEqual({ name: 'Team high', resource: 'conversations', shared: true, filters: { priority: 'high' } });
+    expect((await auditEntryFor(a.owner, 'view.created', shared.body.id)).details).toEqual({
+      name: 'Team high',
+      resource: 'conversations',
+      shared: true,
+      filters: { priority: 'high' },
+    });
     expect((await auditEntryFor(a.owner, 'view.deleted', shared.body.id)).actorType).toBe('user');
   });
 

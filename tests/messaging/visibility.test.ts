@@ -132,7 +132,12 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
 
     const entry = await auditEntryFor(a.owner, 'settings.inbox_updated', null);
     expect(entry).toEqual(
-      expect.objectContaining({ actorId: admin.id, actorType: 'user', resourceType: 'inbox_settings', details: { agentVisibility: { from: 'all', to: 'assigned' } } }),
+      expect.objectContaining({
+        actorId: admin.id,
+        actorType: 'user',
+        resourceType: 'inbox_settings',
+        details: { agentVisibility: { from: 'all', to: 'assigned' } },
+      }),
     );
   });
 
@@ -163,7 +168,9 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     const folder = await agent.api.post('/api/v1/chat/folders', { name: 'Vis folder' });
     expect(folder.status).toBe(201);
     // Filed by a team lead: the agent may not take them out either.
-    expect((await lead.api.post(`/api/v1/chat/folders/${folder.body.id}/conversations`, { conversationIds: [conv.theirs, conv.elsewhere] })).status).toBe(200);
+    expect(
+      (await lead.api.post(`/api/v1/chat/folders/${folder.body.id}/conversations`, { conversationIds: [conv.theirs, conv.elsewhere] })).status,
+    ).toBe(200);
     const theirMessage = (await lead.api.get(`/api/v1/conversations/${conv.theirs}`)).body.messages[0].id;
     for (const id of [conv.theirs, conv.elsewhere]) {
       const routes: Array<[string, () => Promise<{ status: number; body: any }>]> = [
@@ -181,7 +188,8 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
         ['folder', () => agent.api.post(`/api/v1/chat/folders/${folder.body.id}/conversations`, { conversationIds: [id] })],
         ['folder removal', () => agent.api.del(`/api/v1/chat/folders/${folder.body.id}/conversations/${id}`)],
       ];
-      if (id === conv.theirs) routes.push(['message flags', () => agent.api.put(`/api/v1/conversations/${id}/messages/${theirMessage}`, { isRead: true })]);
+      if (id === conv.theirs)
+        routes.push(['message flags', () => agent.api.put(`/api/v1/conversations/${id}/messages/${theirMessage}`, { isRead: true })]);
       for (const [name, call] of routes) {
         const res = await call();
         expect({ name, id, status: res.status }).toEqual({ name, id, status: 404 });
@@ -200,7 +208,12 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     const res = await agent.api.post('/api/v1/conversations/bulk', { ids: [conv.mine, conv.theirs, conv.elsewhere], action: 'read' });
     expect(res.status).toBe(200);
     expect(res.body.updated).toBe(1);
-    expect(res.body.failed).toEqual(expect.arrayContaining([{ id: conv.theirs, code: 'not_found' }, { id: conv.elsewhere, code: 'not_found' }]));
+    expect(res.body.failed).toEqual(
+      expect.arrayContaining([
+        { id: conv.theirs, code: 'not_found' },
+        { id: conv.elsewhere, code: 'not_found' },
+      ]),
+    );
   });
 
   it('under "assigned" the agent works their own and their account\'s unassigned conversations', async () => {
@@ -212,7 +225,7 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     expect((await agent.api.get(`/api/v1/messages/search?q=hello&conversationId=${conv.pool}`)).body.data).toHaveLength(1);
   });
 
-  it('ContactConversations (crm\'s contact detail, called with the user\'s role) lists only what the agent may see', async () => {
+  it("ContactConversations (crm's contact detail, called with the user's role) lists only what the agent may see", async () => {
     const grpc = messagingClient(stack);
     try {
       const theirsContact = crm.contacts.get(`${a.orgId}/theirs`)!.id;
@@ -252,7 +265,8 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     for (const uid of ['theirs', 'elsewhere', 'pool', 'mine']) {
       await bus.inbound(a.orgId, { accountId: uid === 'elsewhere' ? otherAccount : listedAccount, fromUid: uid, content: `socket ${uid}` });
     }
-    const socketInbound = (list: any[]) => list.filter((m) => m.type === 'message.received' && String(m.content).startsWith('socket ')).map((m) => m.conversationId);
+    const socketInbound = (list: any[]) =>
+      list.filter((m) => m.type === 'message.received' && String(m.content).startsWith('socket ')).map((m) => m.conversationId);
     // The lead hears all four; by then the agent's have been routed too (one queue, in order).
     await eventually(async () => (socketInbound(leadSocket.messages).length === 4 ? true : undefined));
     await eventually(async () => (socketInbound(agentSocket.messages).length >= 2 ? true : undefined));
@@ -286,7 +300,8 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
       ['conversation.status_changed', conv.mine, agent.id],
     ]);
     expect(agentEvents[2]).toEqual(expect.objectContaining({ status: 'pending', previousStatus: 'active', chatnetAccountId: listedAccount }));
-    for (const id of [conv.elsewhere, conv.mine]) expect((await lead.api.put(`/api/v1/conversations/${id}/status`, { status: 'active' })).status).toBe(200);
+    for (const id of [conv.elsewhere, conv.mine])
+      expect((await lead.api.put(`/api/v1/conversations/${id}/status`, { status: 'active' })).status).toBe(200);
   });
 
   it('under "assigned" a file sent in a conversation the agent may not see is 404 for them; an unsent upload is its uploader\'s', async () => {
@@ -297,9 +312,12 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
       expect(res.status).toBe(201);
       return ((await res.json()) as { id: string }).id;
     };
-    const download = async (token: string, id: string) => (await fetch(`${stack.url}/api/v1/chat/attachments/${id}`, { headers: { authorization: `Bearer ${token}` } })).status;
+    const download = async (token: string, id: string) =>
+      (await fetch(`${stack.url}/api/v1/chat/attachments/${id}`, { headers: { authorization: `Bearer ${token}` } })).status;
     const theirsFile = await upload(lead.token, 'theirs.txt');
-    expect((await lead.api.post(`/api/v1/conversations/${conv.theirs}/messages`, { content: 'the quote', attachments: [theirsFile] })).status).toBe(201);
+    expect((await lead.api.post(`/api/v1/conversations/${conv.theirs}/messages`, { content: 'the quote', attachments: [theirsFile] })).status).toBe(
+      201,
+    );
     const mineFile = await upload(agent.token, 'mine.txt');
     expect((await agent.api.post(`/api/v1/conversations/${conv.mine}/messages`, { content: 'my quote', attachments: [mineFile] })).status).toBe(201);
     const draft = await upload(agent.token, 'draft.txt');

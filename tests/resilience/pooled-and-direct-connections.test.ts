@@ -44,7 +44,9 @@ describe('services with DATABASE_URL at a transaction pooler and DATABASE_DIRECT
     const accountId = (await owner.post('/api/v1/chatnet-accounts', { displayName: 'Line' })).body.id;
     expect((await owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
     expect((await owner.post(`/sandbox/accounts/${accountId}/scan`, {})).body.status).toBe('connected');
-    expect((await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'pooled-1', fromName: 'Lan', content: 'through the pooler' })).status).toBe(200);
+    expect(
+      (await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'pooled-1', fromName: 'Lan', content: 'through the pooler' })).status,
+    ).toBe(200);
     await eventually(async () => (await owner.get('/api/v1/conversations?limit=20')).body.data?.length === 1, 15_000);
     const used = new Set(pooler.sessions.filter((s) => s.statements > 0).map((s) => s.database));
     for (const name of ['identity', ...SERVICES] as ServiceName[]) expect({ name, pooled: used.has(database(name)) }).toEqual({ name, pooled: true });
@@ -55,7 +57,10 @@ describe('services with DATABASE_URL at a transaction pooler and DATABASE_DIRECT
     await db.connect();
     try {
       const setting = async (name: string) => (await db.query<{ v: string }>('SELECT current_setting($1) AS v', [name])).rows[0].v;
-      expect({ parallel: await setting('max_parallel_workers_per_gather'), randomPageCost: await setting('random_page_cost') }).toEqual({ parallel: '0', randomPageCost: '1.1' });
+      expect({ parallel: await setting('max_parallel_workers_per_gather'), randomPageCost: await setting('random_page_cost') }).toEqual({
+        parallel: '0',
+        randomPageCost: '1.1',
+      });
     } finally {
       await db.end();
     }
@@ -63,7 +68,13 @@ describe('services with DATABASE_URL at a transaction pooler and DATABASE_DIRECT
 
   it("still hears notifications: a report is generated at once, not at the worker's 10-minute poll", async () => {
     const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
-    const created = await owner.post('/api/v1/analytics/custom', { name: 'By source', metrics: ['lead_count'], dimensions: ['source'], dateFrom: day(-1), dateTo: day(1) });
+    const created = await owner.post('/api/v1/analytics/custom', {
+      name: 'By source',
+      metrics: ['lead_count'],
+      dimensions: ['source'],
+      dateFrom: day(-1),
+      dateTo: day(1),
+    });
     expect(created.status).toBe(201);
     const report = await eventually(async () => {
       const r = await owner.get(`/api/v1/analytics/custom/${created.body.id}`);

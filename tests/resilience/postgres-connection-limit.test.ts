@@ -41,7 +41,13 @@ describe(`PostgreSQL with room for ${LIMIT} connections under load`, () => {
     // trigger evaluation and a read of the inbox.
     for (let i = 0; i < 300; i++) {
       sends.push(
-        owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: `crowd-${i % 50}`, fromName: `Sender ${i % 50}`, content: `crowded ${run} ${i}` }).then((r) => void statuses.push(r.status)),
+        owner
+          .post(`/sandbox/accounts/${accountId}/inbound`, {
+            fromUid: `crowd-${i % 50}`,
+            fromName: `Sender ${i % 50}`,
+            content: `crowded ${run} ${i}`,
+          })
+          .then((r) => void statuses.push(r.status)),
       );
       if (i % 10 === 0) sends.push(owner.get('/api/v1/conversations?limit=20').then((r) => void statuses.push(r.status)));
       await new Promise((r) => setTimeout(r, 10));
@@ -56,7 +62,12 @@ describe(`PostgreSQL with room for ${LIMIT} connections under load`, () => {
     await messaging.connect();
     try {
       const rows = await eventually(async () => {
-        const r = (await messaging.query<{ n: number; distinct: number }>("SELECT count(*)::int AS n, count(DISTINCT content)::int AS distinct FROM messages WHERE content LIKE $1", [`crowded ${run} %`])).rows[0];
+        const r = (
+          await messaging.query<{ n: number; distinct: number }>(
+            'SELECT count(*)::int AS n, count(DISTINCT content)::int AS distinct FROM messages WHERE content LIKE $1',
+            [`crowded ${run} %`],
+          )
+        ).rows[0];
         return r.distinct >= 300 ? r : undefined;
       }, 30_000);
       expect(rows).toEqual({ n: 300, distinct: 300 });

@@ -29,7 +29,9 @@ describe('every PostgreSQL connection terminated under load', () => {
     const admin = new Client({ connectionString: infra.databaseUrl });
     await admin.connect();
     try {
-      const r = await admin.query('SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = ANY($1)', [names]);
+      const r = await admin.query('SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = ANY($1)', [
+        names,
+      ]);
       return Number(r.rows[0].n);
     } finally {
       await admin.end();
@@ -64,7 +66,12 @@ describe('every PostgreSQL connection terminated under load', () => {
     await messaging.connect();
     try {
       const stored = async () =>
-        (await messaging.query<{ content: string; n: number }>("SELECT content, count(*)::int AS n FROM messages WHERE content LIKE $1 GROUP BY content", [`failover ${run} %`])).rows;
+        (
+          await messaging.query<{ content: string; n: number }>(
+            'SELECT content, count(*)::int AS n FROM messages WHERE content LIKE $1 GROUP BY content',
+            [`failover ${run} %`],
+          )
+        ).rows;
       const rows = await eventually(async () => {
         const r = await stored();
         return r.length >= accepted.length ? r : undefined;

@@ -47,7 +47,10 @@ describe('AI: vendor calls bounded per organization', () => {
     const gets = vendor.requests.filter((r) => r.method === 'GET').length;
     const throttled = await owner.get('/api/v1/ai/providers/openai/models');
     expect(throttled.status).toBe(200);
-    expect(throttled.body).toEqual({ models: [], error: expect.stringMatching(/^Models were listed too often for this organization; try again in \d+ s$/) });
+    expect(throttled.body).toEqual({
+      models: [],
+      error: expect.stringMatching(/^Models were listed too often for this organization; try again in \d+ s$/),
+    });
     expect(vendor.requests.filter((r) => r.method === 'GET').length).toBe(gets);
   });
 });

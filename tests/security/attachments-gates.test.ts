@@ -52,7 +52,9 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
     const accountId = (await org.owner.post('/api/v1/chatnet-accounts', { displayName: 'Shop line' })).body.id as string;
     expect((await org.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
     expect((await org.owner.post(`/sandbox/accounts/${accountId}/scan`, {})).body.status).toBe('connected');
-    expect((await org.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, fromName: 'Mai Tran', content: 'Hello shop' })).status).toBe(200);
+    expect((await org.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid, fromName: 'Mai Tran', content: 'Hello shop' })).status).toBe(
+      200,
+    );
     const conversationId = (await eventually(async () => (await org.owner.get('/api/v1/conversations')).body.data[0])).id as string;
     return { accountId, conversationId };
   };
@@ -86,7 +88,12 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
     let accountId: string;
     let conversationId: string;
     const push = (content: string, bytes: Buffer) =>
-      a.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-sender', fromName: 'Mai Tran', content, attachments: [file(`${content}.pdf`, bytes)] });
+      a.owner.post(`/sandbox/accounts/${accountId}/inbound`, {
+        fromUid: 'uid-sender',
+        fromName: 'Mai Tran',
+        content,
+        attachments: [file(`${content}.pdf`, bytes)],
+      });
 
     beforeAll(async () => {
       ({ accountId, conversationId } = await connectedAccount(a, 'uid-sender'));
@@ -115,7 +122,9 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
       // Full uploads take nothing from the space left for received files: 300 KB of it still fits.
       expect((await push('third', pdf(300 * KB))).status).toBe(200);
       await eventually(async () => (await withFiles(a, conversationId)).length === 2);
-      const origins = await db.query(`SELECT origin, count(*)::int AS n FROM attachments WHERE org_id = $1 GROUP BY origin ORDER BY origin`, [a.orgId]);
+      const origins = await db.query(`SELECT origin, count(*)::int AS n FROM attachments WHERE org_id = $1 GROUP BY origin ORDER BY origin`, [
+        a.orgId,
+      ]);
       expect(origins.rows).toEqual([
         { origin: 'inbound', n: 2 },
         { origin: 'upload', n: 1 },
@@ -133,7 +142,16 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
     }, 60_000);
 
     it('a received and a sent file older than the retention are deleted from disk; their downloads answer 410 attachment_expired and the messages list them with expiredAt', async () => {
-      expect((await b.owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-old', fromName: 'Mai Tran', content: 'old', attachments: [file('old.pdf', pdf(2 * KB))] })).status).toBe(200);
+      expect(
+        (
+          await b.owner.post(`/sandbox/accounts/${accountId}/inbound`, {
+            fromUid: 'uid-old',
+            fromName: 'Mai Tran',
+            content: 'old',
+            attachments: [file('old.pdf', pdf(2 * KB))],
+          })
+        ).status,
+      ).toBe(200);
       const received = (await eventually(async () => (await withFiles(b, conversationId))[0])).attachments[0];
       const sendFile = async (content: string) => {
         const up = await upload(b.token, Buffer.alloc(3 * KB, 7), `${content}.bin`);
@@ -153,7 +171,10 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
         const r = await download(b.token, sent.url);
         return r.status === 410 ? r : undefined;
       }, 15_000);
-      expect(gone.body.error).toEqual({ code: 'attachment_expired', message: "This file was deleted after 365 days (the organization's attachment retention)" });
+      expect(gone.body.error).toEqual({
+        code: 'attachment_expired',
+        message: "This file was deleted after 365 days (the organization's attachment retention)",
+      });
       const receivedGone = await eventually(async () => {
         const r = await download(b.token, received.url);
         return r.status === 410 ? r : undefined;
@@ -164,7 +185,9 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
       expect(onDisk(b.orgId)).toContain(fresh.id);
 
       const listed = new Map<string, any>((await withFiles(b, conversationId)).flatMap((m: any) => m.attachments.map((f: any) => [f.id, f])));
-      expect(listed.get(sent.id)).toEqual(expect.objectContaining({ filename: 'sent long ago.bin', expiredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }));
+      expect(listed.get(sent.id)).toEqual(
+        expect.objectContaining({ filename: 'sent long ago.bin', expiredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }),
+      );
       expect(listed.get(received.id).expiredAt).toEqual(expect.any(String));
       expect(listed.get(fresh.id).expiredAt).toBeNull();
     }, 30_000);
@@ -191,7 +214,9 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
 
     it('a file sent with a message, or waiting in a scheduled one, is 409 attachment_in_use and stays', async () => {
       const sent = (await upload(b.token, Buffer.alloc(KB, 2))).body;
-      expect((await b.owner.post(`/api/v1/conversations/${conversationId}/messages`, { content: 'with a file', attachments: [sent.id] })).status).toBe(201);
+      expect(
+        (await b.owner.post(`/api/v1/conversations/${conversationId}/messages`, { content: 'with a file', attachments: [sent.id] })).status,
+      ).toBe(201);
       const res = await del(b, sent.id);
       expect(res.status).toBe(409);
       expect(res.body.error.code).toBe('attachment_in_use');
@@ -199,7 +224,9 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
 
       const later = (await upload(b.token, Buffer.alloc(KB, 3))).body;
       const sendAt = new Date(Date.now() + 24 * 3600_000).toISOString();
-      expect((await b.owner.post(`/api/v1/conversations/${conversationId}/messages`, { content: 'tomorrow', attachments: [later.id], sendAt })).status).toBe(202);
+      expect(
+        (await b.owner.post(`/api/v1/conversations/${conversationId}/messages`, { content: 'tomorrow', attachments: [later.id], sendAt })).status,
+      ).toBe(202);
       expect((await del(b, later.id)).body.error.code).toBe('attachment_in_use');
       expect(onDisk(b.orgId)).toContain(later.id);
     });
@@ -226,7 +253,11 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
     beforeAll(() => {
       // As messaging calls crm (its own credential), and as the gateway calls identity.
       crm = createServiceClient(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), stack.addr('crm'), testAuth('messaging'));
-      identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), stack.addr('identity'), testAuth('gateway'));
+      identity = createServiceClient(
+        serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'),
+        stack.addr('identity'),
+        testAuth('gateway'),
+      );
     });
     afterAll(() => {
       crm?.close();
@@ -235,7 +266,10 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
 
     it('crm UpsertChatnetContact and LinkOutreachContact store a javascript:, data: or over-long avatar as empty, and keep an https one', async () => {
       const upsert = (chatnetUid: string, avatar: string) =>
-        crm.UpsertChatnetContact({ chatnetUid, displayName: 'Network Person', avatar, chatnetAccountId: randomUUID(), threadType: 'user' }, { orgId: a.orgId });
+        crm.UpsertChatnetContact(
+          { chatnetUid, displayName: 'Network Person', avatar, chatnetAccountId: randomUUID(), threadType: 'user' },
+          { orgId: a.orgId },
+        );
       const js = await upsert('uid-js', 'javascript:alert(document.cookie)');
       expect([js.created, js.avatar]).toEqual([true, '']);
       expect((await a.owner.get(`/api/v1/contacts/${js.id}`)).body.avatar).toBeNull();
@@ -244,7 +278,10 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
       // A bad avatar later does not replace the good one.
       expect((await upsert('uid-ok', 'javascript:alert(1)')).avatar).toBe('https://cdn.example/a.png');
 
-      const linked = await crm.LinkOutreachContact({ chatnetUid: 'uid-data', displayName: 'Data Person', avatar: 'data:text/html,<script>alert(1)</script>', phone: '' }, { orgId: a.orgId });
+      const linked = await crm.LinkOutreachContact(
+        { chatnetUid: 'uid-data', displayName: 'Data Person', avatar: 'data:text/html,<script>alert(1)</script>', phone: '' },
+        { orgId: a.orgId },
+      );
       expect([linked.created, linked.avatar]).toEqual([true, '']);
     });
 
@@ -253,7 +290,9 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
       try {
         const accountId = bAccountId;
         await bus.inbound(b.orgId, { accountId, fromUid: 'uid-js-avatar', fromName: 'Script Kid', fromAvatar: 'javascript:alert(1)' });
-        const conv = await eventually(async () => (await b.owner.get('/api/v1/conversations')).body.data.find((x: any) => x.contactName === 'Script Kid' && x.contactId));
+        const conv = await eventually(async () =>
+          (await b.owner.get('/api/v1/conversations')).body.data.find((x: any) => x.contactName === 'Script Kid' && x.contactId),
+        );
         expect(conv.contactAvatar).toBeNull();
         expect((await b.owner.get(`/api/v1/contacts/${conv.contactId}`)).body.avatar).toBeNull();
       } finally {

@@ -47,7 +47,9 @@ describe('RabbitMQ producer checks', () => {
       // rabbitmqctl reads the file as the rabbitmq user: it may pass the directory and read the file (its passwords are
       // this run's throwaway ones, and the file is gone once imported).
       chmodSync(dir, 0o711);
-      writeFileSync(path.join(dir, 'definitions.json'), JSON.stringify({ users: definitions.users, permissions: definitions.permissions }), { mode: 0o644 });
+      writeFileSync(path.join(dir, 'definitions.json'), JSON.stringify({ users: definitions.users, permissions: definitions.permissions }), {
+        mode: 0o644,
+      });
       execFileSync('rabbitmqctl', ['-q', 'import_definitions', path.join(dir, 'definitions.json')], { stdio: 'pipe' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -60,7 +62,10 @@ describe('RabbitMQ producer checks', () => {
       try {
         const ch = await c.createChannel();
         ch.on('error', () => undefined);
-        return await ch.assertQueue(`${exchange}.gateway.probe`, { exclusive: true }).then(() => true, () => false);
+        return await ch.assertQueue(`${exchange}.gateway.probe`, { exclusive: true }).then(
+          () => true,
+          () => false,
+        );
       } finally {
         await c.close().catch(() => undefined);
       }
@@ -97,7 +102,11 @@ describe('RabbitMQ producer checks', () => {
     const names = BROKER_SERVICES.map((s) => `<<"${user(s)}">>`).join(', ');
     try {
       // One call for every user (delete_user is one call, a second of CPU, per user).
-      execFileSync('rabbitmqctl', ['-q', 'eval', `lists:foreach(fun(U) -> catch rabbit_auth_backend_internal:delete_user(U, <<"broker-producers test">>) end, [${names}]).`], { stdio: 'pipe' });
+      execFileSync(
+        'rabbitmqctl',
+        ['-q', 'eval', `lists:foreach(fun(U) -> catch rabbit_auth_backend_internal:delete_user(U, <<"broker-producers test">>) end, [${names}]).`],
+        { stdio: 'pipe' },
+      );
     } catch {
       for (const s of BROKER_SERVICES) {
         try {
@@ -150,7 +159,16 @@ describe('RabbitMQ producer checks', () => {
     const message = { ...(EVENT_EXAMPLES['message.received'] as object), chatnetAccountId: accountId, content: 'forged by ai' };
     const asItself = await forge('message.received', message, user('ai'));
     const anonymous = await forge('message.received', message);
-    const audit = { actorId: null, actorType: 'system', action: 'user.role_changed', resourceType: 'user', resourceId: null, details: { forged: true }, ip: null, requestId: null };
+    const audit = {
+      actorId: null,
+      actorType: 'system',
+      action: 'user.role_changed',
+      resourceType: 'user',
+      resourceId: null,
+      details: { forged: true },
+      ip: null,
+      requestId: null,
+    };
     const anonymousAudit = await forge('audit.recorded', audit);
     // Claiming another service's user is refused by the broker itself: the forger's channel is closed.
     await expect(forge('audit.recorded', audit, user('crm'))).rejects.toThrow(/PRECONDITION_FAILED.*user_id/);
@@ -173,7 +191,9 @@ describe('RabbitMQ producer checks', () => {
     expect((await owner.get(`/api/v1/webhook-settings/${hook.body.id}/deliveries`)).body.data).toEqual([]);
 
     // The positive control: a message that really arrives (connector → messaging → webhooks, each as its own user).
-    expect((await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'bp-1', fromName: 'Real Person', content: 'really me' })).status).toBe(200);
+    expect(
+      (await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'bp-1', fromName: 'Real Person', content: 'really me' })).status,
+    ).toBe(200);
     const got = await eventually(async () => rx.at('/hook').length > 0 && rx.at('/hook'), 20_000);
     expect(got.map((r) => [r.json.type, r.json.data.content])).toEqual([['message.received', 'really me']]);
     expect(got.map((r) => r.id)).not.toContain(asItself);
@@ -198,7 +218,12 @@ describe('RabbitMQ producer checks', () => {
     const ch = await admin.createChannel();
     const q = await ch.assertQueue('', { exclusive: true });
     await ch.bindQueue(q.queue, exchange, 'user.deactivated');
-    const created = await owner.post('/api/v1/users', { email: `leaver.${Date.now()}@example.test`, fullName: 'Lee Leaver', role: 'agent', password: 'correct horse battery' });
+    const created = await owner.post('/api/v1/users', {
+      email: `leaver.${Date.now()}@example.test`,
+      fullName: 'Lee Leaver',
+      role: 'agent',
+      password: 'correct horse battery',
+    });
     expect(created.status).toBe(201);
     expect((await owner.del(`/api/v1/users/${created.body.id}`)).status).toBe(204);
     const msg = await eventually(() => ch.get(q.queue, { noAck: true }), 20_000);

@@ -7,7 +7,11 @@ describe('chat-network accounts per organization', () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    stack = await startStack({ services: ['chatnet-connector'], env: { SIGNUP_ENABLED: 'true' }, serviceEnv: { 'chatnet-connector': { CHATNET_ACCOUNTS_MAX_PER_ORG: '3' } } });
+    stack = await startStack({
+      services: ['chatnet-connector'],
+      env: { SIGNUP_ENABLED: 'true' },
+      serviceEnv: { 'chatnet-connector': { CHATNET_ACCOUNTS_MAX_PER_ORG: '3' } },
+    });
   }, 60_000);
   afterAll(() => stack?.stop());
 
@@ -19,7 +23,11 @@ describe('chat-network accounts per organization', () => {
     const refused = results.filter((r) => r.status === 409);
     expect(created).toHaveLength(3);
     expect(refused).toHaveLength(3);
-    for (const r of refused) expect(r.body.error).toEqual({ code: 'account_limit_reached', message: 'This organization already has 3 chat-network accounts, the most it may hold; delete one first' });
+    for (const r of refused)
+      expect(r.body.error).toEqual({
+        code: 'account_limit_reached',
+        message: 'This organization already has 3 chat-network accounts, the most it may hold; delete one first',
+      });
     expect((await owner.get('/api/v1/chatnet-accounts')).body).toHaveLength(3);
 
     expect((await owner.del(`/api/v1/chatnet-accounts/${created[0].body.id}`)).status).toBe(204);

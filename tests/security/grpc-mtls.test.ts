@@ -35,7 +35,10 @@ describe('mutual TLS between the processes (GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS
   let theirs: Record<string, string>;
   let orgId: string;
   const dir = mkdtempSync(path.join(tmpdir(), 'mtls-files-'));
-  const tlsOf = (set: Record<string, string>, prefix: string) => ({ GRPC_TLS_CERT: set[`${prefix}_GRPC_TLS_CERT`], GRPC_TLS_KEY: set[`${prefix}_GRPC_TLS_KEY`] });
+  const tlsOf = (set: Record<string, string>, prefix: string) => ({
+    GRPC_TLS_CERT: set[`${prefix}_GRPC_TLS_CERT`],
+    GRPC_TLS_KEY: set[`${prefix}_GRPC_TLS_KEY`],
+  });
   /** The gateway's own transport: what a legitimate client of the services holds. */
   const gatewayTransport = () => grpcTransportFromEnv({ GRPC_TLS_CA: ours.GRPC_TLS_CA, ...tlsOf(ours, 'GATEWAY') });
   /** ListContacts on crm with the gateway's valid internal credential over `transport`: only the connection differs. */
@@ -76,7 +79,10 @@ describe('mutual TLS between the processes (GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS
       const r = await client(stack.url).get('/readyz');
       return r.status === 200 ? r : undefined;
     }, 20_000).catch(() => client(stack.url).get('/readyz'));
-    expect([ready.status, ready.body.checks]).toEqual([200, expect.objectContaining({ identity: true, crm: true, messaging: true, 'chatnet-connector': true })]);
+    expect([ready.status, ready.body.checks]).toEqual([
+      200,
+      expect.objectContaining({ identity: true, crm: true, messaging: true, 'chatnet-connector': true }),
+    ]);
     const { owner, token } = await newOrg(client(stack.url), 'TLS Shop');
     const contact = await owner.post('/api/v1/contacts', { fullName: 'Linh Pham', phone: '0901234567' });
     expect(contact.status).toBe(201);
@@ -97,7 +103,9 @@ describe('mutual TLS between the processes (GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS
     // The connector stored the file on messaging's attachments port (HTTPS, its own certificate)...
     const file = await eventually(async () => {
       const conv = (await owner.get('/api/v1/conversations')).body.data[0];
-      return conv && (await owner.get(`/api/v1/conversations/${conv.id}`)).body.messages.find((m: any) => m.attachments?.length === 1)?.attachments[0];
+      return (
+        conv && (await owner.get(`/api/v1/conversations/${conv.id}`)).body.messages.find((m: any) => m.attachments?.length === 1)?.attachments[0]
+      );
     });
     // ...and the gateway streams it back from there (HTTPS, the gateway's certificate).
     const got = await fetch(`${stack.url}${file.url}`, { headers: { authorization: `Bearer ${token}` } });
@@ -109,7 +117,10 @@ describe('mutual TLS between the processes (GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS
   });
 
   it("a client checks the server's name: crm's certificate does not pass for identity's", async () => {
-    await expect(listContacts(gatewayTransport().expecting('identity'))).rejects.toMatchObject({ code: status.UNAVAILABLE, details: expect.stringMatching(/altnames/) });
+    await expect(listContacts(gatewayTransport().expecting('identity'))).rejects.toMatchObject({
+      code: status.UNAVAILABLE,
+      details: expect.stringMatching(/altnames/),
+    });
   });
 
   it('a plaintext gRPC client is refused, even with a valid internal credential (UNAVAILABLE: no connection)', async () => {
@@ -118,7 +129,11 @@ describe('mutual TLS between the processes (GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS
 
   it("a client certificate from another deployment's CA is refused by the service", async () => {
     // The client trusts our CA (so it accepts the server): the refusal is the server's, of the client's certificate.
-    const stranger = GrpcTransport.mutualTls({ ca: pem(ours.GRPC_TLS_CA), cert: pem(theirs.GATEWAY_GRPC_TLS_CERT), key: pem(theirs.GATEWAY_GRPC_TLS_KEY) });
+    const stranger = GrpcTransport.mutualTls({
+      ca: pem(ours.GRPC_TLS_CA),
+      cert: pem(theirs.GATEWAY_GRPC_TLS_CERT),
+      key: pem(theirs.GATEWAY_GRPC_TLS_KEY),
+    });
     await expect(listContacts(stranger)).rejects.toMatchObject({ code: status.UNAVAILABLE });
   });
 
@@ -128,7 +143,9 @@ describe('mutual TLS between the processes (GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS
     const md = new grpc.Metadata();
     md.set('authorization', `Bearer ${testAuth('gateway').sign({ orgId, role: 'owner' }, 'crm.v1.CrmService/ListContacts')}`);
     const code = await new Promise<number>((resolve) =>
-      rpc.ListContacts({ page: 1, limit: 10 }, md, { deadline: new Date(Date.now() + 5000) }, (err: grpc.ServiceError | null) => resolve(err ? err.code : status.OK)),
+      rpc.ListContacts({ page: 1, limit: 10 }, md, { deadline: new Date(Date.now() + 5000) }, (err: grpc.ServiceError | null) =>
+        resolve(err ? err.code : status.OK),
+      ),
     );
     rpc.close();
     expect(code).toBe(status.UNAVAILABLE);
@@ -139,10 +156,13 @@ describe('mutual TLS between the processes (GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS
     /** GET /v1/attachments/x over HTTPS with `opts`: the status, or the connection error. */
     const get = (opts: https.RequestOptions) =>
       new Promise<number | string>((resolve) => {
-        const req = https.get({ host: '127.0.0.1', port: port(), path: '/v1/attachments/x', ca: pem(ours.GRPC_TLS_CA), agent: false, ...opts }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = https.get(
+          { host: '127.0.0.1', port: port(), path: '/v1/attachments/x', ca: pem(ours.GRPC_TLS_CA), agent: false, ...opts },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
       });
 
@@ -153,7 +173,9 @@ describe('mutual TLS between the processes (GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS
     it('plain HTTP, no client certificate, or one from another CA: refused at the connection', async () => {
       await expect(fetch(`http://127.0.0.1:${port()}/v1/attachments/x`)).rejects.toThrow();
       expect(await get({})).toEqual(expect.any(String));
-      expect(await get({ cert: pem(theirs.CHATNET_CONNECTOR_GRPC_TLS_CERT), key: pem(theirs.CHATNET_CONNECTOR_GRPC_TLS_KEY) })).toEqual(expect.any(String));
+      expect(await get({ cert: pem(theirs.CHATNET_CONNECTOR_GRPC_TLS_CERT), key: pem(theirs.CHATNET_CONNECTOR_GRPC_TLS_KEY) })).toEqual(
+        expect.any(String),
+      );
     });
   });
 });
@@ -165,7 +187,12 @@ describe('GRPC_TLS_* settings', () => {
     set = keys();
     other = keys();
   }, 60_000);
-  const env = (over: Record<string, string | undefined> = {}) => ({ GRPC_TLS_CA: set.GRPC_TLS_CA, GRPC_TLS_CERT: set.CRM_GRPC_TLS_CERT, GRPC_TLS_KEY: set.CRM_GRPC_TLS_KEY, ...over });
+  const env = (over: Record<string, string | undefined> = {}) => ({
+    GRPC_TLS_CA: set.GRPC_TLS_CA,
+    GRPC_TLS_CERT: set.CRM_GRPC_TLS_CERT,
+    GRPC_TLS_KEY: set.CRM_GRPC_TLS_KEY,
+    ...over,
+  });
 
   it('all three: mutual TLS; none: plaintext', () => {
     expect(grpcTransportFromEnv(env()).secure).toBe(true);
@@ -173,7 +200,9 @@ describe('GRPC_TLS_* settings', () => {
   });
 
   it('one or two of them stop start-up with an error naming each missing one', () => {
-    expect(() => grpcTransportFromEnv(env({ GRPC_TLS_KEY: undefined }))).toThrow(/GRPC_TLS_KEY: is required when GRPC_TLS_CA and GRPC_TLS_CERT are set/);
+    expect(() => grpcTransportFromEnv(env({ GRPC_TLS_KEY: undefined }))).toThrow(
+      /GRPC_TLS_KEY: is required when GRPC_TLS_CA and GRPC_TLS_CERT are set/,
+    );
     expect(() => grpcTransportFromEnv({ GRPC_TLS_CA: set.GRPC_TLS_CA })).toThrow(/GRPC_TLS_CERT: is required[\s\S]*GRPC_TLS_KEY: is required/);
   });
 
@@ -199,7 +228,9 @@ describe('GRPC_TLS_* settings', () => {
   });
 
   it('an http:// URL for an internal HTTP port is refused under TLS, accepted in plaintext', () => {
-    expect(() => grpcTransportFromEnv(env()).httpAgent(new URL('http://messaging:50063'), 'MESSAGING_HTTP_URL')).toThrow(/MESSAGING_HTTP_URL: must be an https:\/\/ URL/);
+    expect(() => grpcTransportFromEnv(env()).httpAgent(new URL('http://messaging:50063'), 'MESSAGING_HTTP_URL')).toThrow(
+      /MESSAGING_HTTP_URL: must be an https:\/\/ URL/,
+    );
     expect(grpcTransportFromEnv({}).httpAgent(new URL('http://messaging:50063'), 'MESSAGING_HTTP_URL')).toBeDefined();
   });
 });

@@ -78,12 +78,16 @@ describe('inbound media: only the network media hosts, through the SSRF guard, r
   const secretUrl = () => `https://127.0.0.1:${secret.port}/secret`;
 
   beforeAll(async () => {
-    secret = await listen(https.createServer(tls, (_req, res) => res.end(SECRET)), '127.0.0.1');
+    secret = await listen(
+      https.createServer(tls, (_req, res) => res.end(SECRET)),
+      '127.0.0.1',
+    );
     media = await listen(
       https.createServer(tls, (req, res) => {
         const p = (req.url ?? '').split('?')[0];
         const redirect = (location: string) => res.writeHead(302, { location }).end();
-        if (p === '/photo.jpg' || p === '/elsewhere.jpg') return res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': JPEG.length }).end(JPEG);
+        if (p === '/photo.jpg' || p === '/elsewhere.jpg')
+          return res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': JPEG.length }).end(JPEG);
         if (p === '/moved') return redirect('/photo.jpg');
         if (p.startsWith('/hops/')) {
           const n = Number(p.slice('/hops/'.length));
@@ -106,7 +110,10 @@ describe('inbound media: only the network media hosts, through the SSRF guard, r
       '127.0.0.2',
     );
     // An HTTP CONNECT proxy on loopback; it resolves the name it is asked for itself (the test DNS).
-    proxy = await listen(http.createServer((_req, res) => res.writeHead(405).end()), '127.0.0.1');
+    proxy = await listen(
+      http.createServer((_req, res) => res.writeHead(405).end()),
+      '127.0.0.1',
+    );
     proxy.server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
       tunnels.push(req.url ?? '');
       const [host, port] = (req.url ?? '').split(':');
@@ -173,7 +180,15 @@ describe('inbound media: only the network media hosts, through the SSRF guard, r
         type: 0,
         threadId: `61000000000${msgId}`,
         isSelf: false,
-        data: { msgId, cliMsgId: `c${msgId}`, msgType: 'chat.photo', uidFrom: `61000000000${msgId}`, dName: 'Mai', ts: String(Date.now()), content: { title: '', href, thumb: '' } },
+        data: {
+          msgId,
+          cliMsgId: `c${msgId}`,
+          msgType: 'chat.photo',
+          uidFrom: `61000000000${msgId}`,
+          dName: 'Mai',
+          ts: String(Date.now()),
+          content: { title: '', href, thumb: '' },
+        },
       });
       for (const end = Date.now() + 20_000; !messages.some((m) => m.chatnetMessageId === msgId); await new Promise((r) => setTimeout(r, 10))) {
         if (Date.now() > end) throw new Error(`message ${msgId} was not handed over`);
@@ -205,26 +220,46 @@ describe('inbound media: only the network media hosts, through the SSRF guard, r
 
   it('a redirect to 127.0.0.1 or to 169.254.169.254 is refused before anything is dialled; the secret is never fetched', async () => {
     const s = await session();
-    expectRefused(await s.photo(at(`/to-secret?${TOKEN}`)), s.stored, /redirect from cdn\.media\.test is on 127\.0\.0\.1, not one of the network's media hosts/);
-    expectRefused(await s.photo(at('/to-metadata')), s.stored, /redirect from cdn\.media\.test is on 169\.254\.169\.254, not one of the network's media hosts/);
+    expectRefused(
+      await s.photo(at(`/to-secret?${TOKEN}`)),
+      s.stored,
+      /redirect from cdn\.media\.test is on 127\.0\.0\.1, not one of the network's media hosts/,
+    );
+    expectRefused(
+      await s.photo(at('/to-metadata')),
+      s.stored,
+      /redirect from cdn\.media\.test is on 169\.254\.169\.254, not one of the network's media hosts/,
+    );
     expect(secret.connections).toBe(0);
   });
 
   it('a redirect to a media-host name that resolves to 127.0.0.1 is refused by the guard at connect time', async () => {
     const s = await session();
-    expectRefused(await s.photo(at('/to-rebind')), s.stored, /^rebind\.media\.test resolves to 127\.0\.0\.1, a loopback address; inbound file downloads are not sent there$/);
+    expectRefused(
+      await s.photo(at('/to-rebind')),
+      s.stored,
+      /^rebind\.media\.test resolves to 127\.0\.0\.1, a loopback address; inbound file downloads are not sent there$/,
+    );
     expect(secret.connections).toBe(0);
   });
 
   it('a URL whose media-host name resolves to 127.0.0.1 is refused by the guard; nothing connects to it', async () => {
     const s = await session();
-    expectRefused(await s.photo(`https://rebind.media.test:${secret.port}/secret?${TOKEN}`), s.stored, /rebind\.media\.test resolves to 127\.0\.0\.1, a loopback address/);
+    expectRefused(
+      await s.photo(`https://rebind.media.test:${secret.port}/secret?${TOKEN}`),
+      s.stored,
+      /rebind\.media\.test resolves to 127\.0\.0\.1, a loopback address/,
+    );
     expect(secret.connections).toBe(0);
   });
 
   it('a host not in the list is refused though its address is allowed: as the URL or as a redirect', async () => {
     const s = await session();
-    expectRefused(await s.photo(`https://files.elsewhere.test:${media.port}/elsewhere.jpg?${TOKEN}`), s.stored, /^the file is on files\.elsewhere\.test, not one of the network's media hosts/);
+    expectRefused(
+      await s.photo(`https://files.elsewhere.test:${media.port}/elsewhere.jpg?${TOKEN}`),
+      s.stored,
+      /^the file is on files\.elsewhere\.test, not one of the network's media hosts/,
+    );
     expectRefused(await s.photo(at('/to-elsewhere')), s.stored, /redirect from cdn\.media\.test is on files\.elsewhere\.test/);
     expect(media.paths).not.toContain('/elsewhere.jpg');
   });

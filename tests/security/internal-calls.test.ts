@@ -54,9 +54,13 @@ describe('internal calls: single-use credentials bound to their method and to an
     const forList = gateway.sign(ctx, 'messaging.v1.MessagingService/ListConversations');
     expect(await rawCall('GetConversation', { id: randomUUID(), page: 1, limit: 10 }, metadata(forList))).toBe(status.UNAUTHENTICATED);
     // A fresh credential for the right method works.
-    expect(await rawCall('GetConversation', { id: randomUUID(), page: 1, limit: 10 }, metadata(gateway.sign(ctx, 'messaging.v1.MessagingService/GetConversation')))).toBe(
-      status.NOT_FOUND,
-    );
+    expect(
+      await rawCall(
+        'GetConversation',
+        { id: randomUUID(), page: 1, limit: 10 },
+        metadata(gateway.sign(ctx, 'messaging.v1.MessagingService/GetConversation')),
+      ),
+    ).toBe(status.NOT_FOUND);
   });
 
   it("a connector credential cannot fetch another org's attachment, nor its own org's on its own say-so", async () => {
@@ -89,7 +93,9 @@ describe('internal calls: single-use credentials bound to their method and to an
     const req = { id: randomUUID(), page: 1, limit: 10 };
     expect(await rawCall('GetConversation', req, metadata(ai.sign({ orgId: a.user.orgId }, method)))).toBe(status.PERMISSION_DENIED);
     // The gateway's credential for the user's AI request, forwarded as the origin: the call goes through (to a 404).
-    const origin = tokenOf(devInternalAuth('gateway', seed).sign({ orgId: a.user.orgId, userId: a.user.id, role: 'owner' }, 'ai.v1.AiService/ReplyDraft'));
+    const origin = tokenOf(
+      devInternalAuth('gateway', seed).sign({ orgId: a.user.orgId, userId: a.user.id, role: 'owner' }, 'ai.v1.AiService/ReplyDraft'),
+    );
     expect(await rawCall('GetConversation', req, metadata(ai.sign({ orgId: a.user.orgId, origin }, method), origin))).toBe(status.NOT_FOUND);
     expect(await rawCall('GetConversation', req, metadata(ai.sign({ orgId: b.user.orgId, origin }, method), origin))).toBe(status.PERMISSION_DENIED);
   });

@@ -26,8 +26,14 @@ describe('Redis ACLs of the deployment', () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    const env = { PATH: process.env.PATH, REDIS_PREFIX: prefix, ...Object.fromEntries(USERS.map((u) => [`${u.replace(/-/g, '_').toUpperCase()}_REDIS_PASSWORD`, passwords[u]])) };
-    const lines = execFileSync('sh', [path.join(root, 'deploy/redis/acl.sh')], { env, encoding: 'utf8' }).trim().split('\n');
+    const env = {
+      PATH: process.env.PATH,
+      REDIS_PREFIX: prefix,
+      ...Object.fromEntries(USERS.map((u) => [`${u.replace(/-/g, '_').toUpperCase()}_REDIS_PASSWORD`, passwords[u]])),
+    };
+    const lines = execFileSync('sh', [path.join(root, 'deploy/redis/acl.sh')], { env, encoding: 'utf8' })
+      .trim()
+      .split('\n');
     expect(lines[0]).toBe('user default off');
     await admin.connect();
     for (const line of lines.slice(1)) {
@@ -81,7 +87,13 @@ describe('Redis ACLs of the deployment', () => {
     stack = await startStack({
       services,
       env: { SIGNUP_ENABLED: 'true' },
-      serviceEnv: { identity: own('identity'), messaging: own('messaging'), 'chatnet-connector': own('chatnet-connector'), ai: own('ai'), crm: { REDIS_PREFIX: prefix } },
+      serviceEnv: {
+        identity: own('identity'),
+        messaging: own('messaging'),
+        'chatnet-connector': own('chatnet-connector'),
+        ai: own('ai'),
+        crm: { REDIS_PREFIX: prefix },
+      },
       gatewayEnv: own('gateway'),
     });
     const { owner, token } = await newOrg(client(stack.url), 'ACL Org');
@@ -92,7 +104,9 @@ describe('Redis ACLs of the deployment', () => {
     const accountId = (await owner.post('/api/v1/chatnet-accounts', { displayName: 'ACL line' })).body.id;
     expect((await owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
     expect((await owner.post(`/sandbox/accounts/${accountId}/scan`, {})).body.status).toBe('connected');
-    expect((await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'acl-1', fromName: 'Acl Person', content: 'hello' })).status).toBe(200);
+    expect((await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'acl-1', fromName: 'Acl Person', content: 'hello' })).status).toBe(
+      200,
+    );
     // The ai service (its quota), with the local engine.
     expect((await owner.put('/api/v1/ai/config', { provider: 'local', enabled: true })).status).toBe(200);
     expect((await owner.post('/api/v1/ai/sentiment', { text: 'Great service, thank you' })).status).toBe(200);

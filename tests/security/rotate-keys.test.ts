@@ -16,8 +16,11 @@ const SECRET_SERVICES: ServiceName[] = ['ai', 'chatnet-connector', 'webhooks', '
 function rotate(stack: Stack, env: Record<string, string>): Promise<{ code: number; out: string }> {
   const urls = Object.fromEntries(SECRET_SERVICES.map((s) => [`${s.replace(/-/g, '_').toUpperCase()}_DATABASE_URL`, stack.databaseUrl(s)]));
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(root, 'scripts/rotate-keys.mjs')], { env: { PATH: process.env.PATH, ...urls, ...env }, encoding: 'utf8' }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+    execFile(
+      process.execPath,
+      [path.join(root, 'scripts/rotate-keys.mjs')],
+      { env: { PATH: process.env.PATH, ...urls, ...env }, encoding: 'utf8' },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
     );
   });
 }
@@ -31,7 +34,12 @@ describe('npm run rotate-keys', () => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
-      received.push({ id: String(req.headers['webhook-id']), ts: String(req.headers['webhook-timestamp']), sig: String(req.headers['webhook-signature']), body });
+      received.push({
+        id: String(req.headers['webhook-id']),
+        ts: String(req.headers['webhook-timestamp']),
+        sig: String(req.headers['webhook-signature']),
+        body,
+      });
       res.writeHead(204).end();
     });
   });

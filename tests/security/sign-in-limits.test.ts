@@ -11,7 +11,13 @@ describe('sign-in limits per account and address, in their own bucket', () => {
 
   beforeAll(async () => {
     stack = await startStack({
-      env: { SIGNUP_ENABLED: 'true', TRUST_PROXY_HOPS: '1', LOGIN_MAX_FAILURES: '1000', LOGIN_MAX_FAILURES_PER_DAY: '3', RATE_LIMIT_AUTH_PER_MINUTE: '8' },
+      env: {
+        SIGNUP_ENABLED: 'true',
+        TRUST_PROXY_HOPS: '1',
+        LOGIN_MAX_FAILURES: '1000',
+        LOGIN_MAX_FAILURES_PER_DAY: '3',
+        RATE_LIMIT_AUTH_PER_MINUTE: '8',
+      },
       services: ['automation'],
     });
   }, 60_000);
@@ -21,7 +27,8 @@ describe('sign-in limits per account and address, in their own bucket', () => {
     const victim = await newOrg(from('198.51.100.1'), 'Victim Org');
     const bystander = await newOrg(from('198.51.100.2'), 'Bystander Org');
     const attacker = from('198.51.100.66');
-    for (let i = 0; i < 3; i++) expect((await attacker.post('/api/v1/auth/login', { email: victim.email, password: 'wrong password' })).status).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await attacker.post('/api/v1/auth/login', { email: victim.email, password: 'wrong password' })).status).toBe(401);
     const locked = await attacker.post('/api/v1/auth/login', { email: victim.email, password: 'correct horse battery' });
     expect(locked.status).toBe(429);
     expect(locked.body.error.code).toBe('too_many_attempts');

@@ -25,7 +25,7 @@ describe('anonymous routes tell and steer nothing they should not', () => {
         .on('error', reject);
     });
 
-  it("the OpenAPI documents name PUBLIC_URL as their server, whatever Host the request carries", async () => {
+  it('the OpenAPI documents name PUBLIC_URL as their server, whatever Host the request carries', async () => {
     for (const path of ['/openapi.json', '/api/public/openapi.json']) {
       const doc = await getWithHost(path, 'attacker.example');
       expect(doc.status).toBe(200);

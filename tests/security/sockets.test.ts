@@ -60,7 +60,10 @@ describe('socket.io admission', () => {
     const answers: Array<{ ok: boolean; error?: string }> = [];
     for (let i = 0; i < 6; i++) answers.push(await new Promise((r) => s.emit('join', `account:00000000-0000-4000-8000-00000000000${i}`, r)));
     expect(answers.slice(0, 4).map((a) => a.error)).toEqual(Array(4).fill('account not found'));
-    expect(answers.slice(4)).toEqual([{ ok: false, error: 'too many joins; slow down' }, { ok: false, error: 'too many joins; slow down' }]);
+    expect(answers.slice(4)).toEqual([
+      { ok: false, error: 'too many joins; slow down' },
+      { ok: false, error: 'too many joins; slow down' },
+    ]);
     s.disconnect();
   });
 });

@@ -51,7 +51,16 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     await org.owner.post('/api/v1/chatnet-accounts', { displayName: 'Support line' });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 60_000);
 
@@ -74,7 +83,7 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
   const textOf = async (l: Locator) => (await l.textContent()) ?? '';
   const accountForm = (page: Page, name: string) => page.locator('form.account', { hasText: name });
 
-  it('an owner changes visibility and an account\'s round-robin users and cap; the API returns the new values', async () => {
+  it("an owner changes visibility and an account's round-robin users and cap; the API returns the new values", async () => {
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     const page = await context.newPage();
     await signIn(page, org.email);
@@ -96,7 +105,13 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     await form.getByRole('button', { name: 'Save' }).click();
     await eventually(async () => (await textOf(form.getByRole('status'))) === 'Saved.');
     const saved = await org.owner.get(`/api/v1/chatnet-accounts/${sales}/assignment`);
-    expect(saved.body).toEqual({ chatnetAccountId: sales, mode: 'round_robin', userIds: expect.arrayContaining([agent.id, hostile.id]), maxOpenPerUser: 3, ...repairsOff });
+    expect(saved.body).toEqual({
+      chatnetAccountId: sales,
+      mode: 'round_robin',
+      userIds: expect.arrayContaining([agent.id, hostile.id]),
+      maxOpenPerUser: 3,
+      ...repairsOff,
+    });
     expect(saved.body.userIds).toHaveLength(2);
     await page.screenshot({ path: path.join(ARTIFACTS, '5-inbox-saved.png'), fullPage: true });
 
@@ -149,7 +164,8 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
 
     await page.getByLabel('Time zone').fill('Asia/Ho_Chi_Minh');
     for (const day of ['Sunday', 'Saturday']) await page.getByLabel(day, { exact: true }).fill('');
-    for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday']) await page.getByLabel(day, { exact: true }).fill('08:00-12:00, 13:00-17:30');
+    for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday'])
+      await page.getByLabel(day, { exact: true }).fill('08:00-12:00, 13:00-17:30');
     await page.getByLabel('Holidays (closed all day)').fill('2031-01-01');
     await page.locator('#hours-form').getByRole('button', { name: 'Save' }).click();
     await eventually(async () => (await textOf(page.locator('#hours-status'))) === 'Saved.');
@@ -175,7 +191,14 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     await eventually(async () => (await textOf(page.locator('#sla-status'))) === 'Created.');
     await page.locator('#sla-list', { hasText: 'Hotline: first reply 15 min' }).waitFor();
     const [policy] = (await org.owner.get('/api/v1/sla-policies')).body.data;
-    expect(policy).toMatchObject({ name: 'Hotline', firstResponseMinutes: 15, nextResponseMinutes: null, resolutionMinutes: 480, businessHoursOnly: true, onBreach: { notify: ['team_leads'], reassign: false } });
+    expect(policy).toMatchObject({
+      name: 'Hotline',
+      firstResponseMinutes: 15,
+      nextResponseMinutes: null,
+      resolutionMinutes: 480,
+      businessHoursOnly: true,
+      onBreach: { notify: ['team_leads'], reassign: false },
+    });
 
     const attach = page.locator('form.account-sla', { hasText: 'SLA of Sales line' });
     await attach.getByRole('combobox').selectOption({ label: 'Hotline' });
@@ -226,11 +249,20 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     await form.getByLabel('Message sent when closing (optional)').fill('');
     await form.getByRole('button', { name: 'Save' }).click();
     await eventually(async () => (await textOf(page.locator('#auto-status'))) === 'Saved.');
-    expect((await org.owner.get('/api/v1/settings/inbox')).body).toEqual(expect.objectContaining({ autoCloseAfterMinutes: null, autoCloseMessage: null }));
+    expect((await org.owner.get('/api/v1/settings/inbox')).body).toEqual(
+      expect.objectContaining({ autoCloseAfterMinutes: null, autoCloseMessage: null }),
+    );
     await page.reload();
     await eventually(async () => (await page.locator('#automation-form').getByLabel('Rating question').inputValue()) === 'How did we do? 1-5');
-    expect(await page.locator('#automation-form').getByLabel(/Ask for a rating/).isChecked()).toBe(true);
-    expect(await page.locator('#automation-form').getByLabel('Reply outside business hours (optional)').inputValue()).toBe('We are closed; we answer from 8:00.');
+    expect(
+      await page
+        .locator('#automation-form')
+        .getByLabel(/Ask for a rating/)
+        .isChecked(),
+    ).toBe(true);
+    expect(await page.locator('#automation-form').getByLabel('Reply outside business hours (optional)').inputValue()).toBe(
+      'We are closed; we answer from 8:00.',
+    );
     await page.screenshot({ path: path.join(ARTIFACTS, '9-inbox-automatic-messages.png'), fullPage: true });
     await context.close();
   }, 90_000);
@@ -266,7 +298,12 @@ describeWithBrowser('settings page /settings/inbox in a browser', () => {
     expect(await page.locator('#hours-form').getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
     expect(await page.locator('#sla-form').getByRole('button', { name: 'Create policy' }).isDisabled()).toBe(true);
     expect(await textOf(page.locator('#sla-note'))).toMatch(/Only admins and owners/);
-    expect(await page.locator('#automation-form').getByLabel(/Close a conversation after/).isDisabled()).toBe(true);
+    expect(
+      await page
+        .locator('#automation-form')
+        .getByLabel(/Close a conversation after/)
+        .isDisabled(),
+    ).toBe(true);
     expect(await page.locator('#automation-form').getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
     expect(await textOf(page.locator('#auto-note'))).toMatch(/Only admins and owners/);
     await page.screenshot({ path: path.join(ARTIFACTS, '6-inbox-agent.png'), fullPage: true });

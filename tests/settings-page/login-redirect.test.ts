@@ -79,7 +79,11 @@ describe('the served /login page', () => {
     const page: Record<string, unknown> = {
       document: { getElementById: (id: string) => (id === 'login-form' ? form : { hidden: true, textContent: '' }) },
       location: { origin: stack.url, pathname: '/login', search: query, href: `${stack.url}/login${query}` },
-      sessionStorage: { getItem: (k: string) => storage.get(k) ?? null, setItem: (k: string, v: string) => storage.set(k, v), removeItem: (k: string) => storage.delete(k) },
+      sessionStorage: {
+        getItem: (k: string) => storage.get(k) ?? null,
+        setItem: (k: string, v: string) => storage.set(k, v),
+        removeItem: (k: string) => storage.delete(k),
+      },
       fetch: (p: string, init: RequestInit) => fetch(stack.url + p, init),
       URL,
       URLSearchParams,

@@ -18,7 +18,11 @@ describe('GET /api/public/openapi.json', () => {
     // The validator is an ES module; jest runs CommonJS, so validate in a child process.
     const check = spawnSync(
       process.execPath,
-      ['--input-type=module', '-e', "import { Validator } from '@seriousme/openapi-schema-validator'; let s=''; process.stdin.on('data', d => s += d).on('end', async () => { const r = await new Validator().validate(JSON.parse(s)); console.log(JSON.stringify(r)); });"],
+      [
+        '--input-type=module',
+        '-e',
+        "import { Validator } from '@seriousme/openapi-schema-validator'; let s=''; process.stdin.on('data', d => s += d).on('end', async () => { const r = await new Validator().validate(JSON.parse(s)); console.log(JSON.stringify(r)); });",
+      ],
       { input: JSON.stringify(res.body), cwd: __dirname, encoding: 'utf8' },
     );
     const result = JSON.parse(check.stdout);
@@ -48,7 +52,12 @@ describe('GET /api/public/openapi.json', () => {
 
   it('shows cursor, updatedSince and nextCursor on every public list, and the send response', async () => {
     const doc = (await client(stack.url).get('/api/public/openapi.json')).body;
-    const lists = { '/api/public/contacts': 'contacts', '/api/public/appointments': 'appointments', '/api/public/conversations': 'conversations', '/api/public/conversations/{id}/messages': 'messages' };
+    const lists = {
+      '/api/public/contacts': 'contacts',
+      '/api/public/appointments': 'appointments',
+      '/api/public/conversations': 'conversations',
+      '/api/public/conversations/{id}/messages': 'messages',
+    };
     for (const [path, key] of Object.entries(lists)) {
       const op = doc.paths[path].get;
       expect([path, op.parameters.map((p: { name: string }) => p.name)]).toEqual([path, expect.arrayContaining(['limit', 'cursor', 'updatedSince'])]);
@@ -58,7 +67,9 @@ describe('GET /api/public/openapi.json', () => {
     }
     const send = doc.paths['/api/public/messages/send'].post;
     expect(Object.keys(send.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['messageId', 'status', 'success']);
-    expect(Object.keys(send.requestBody.content['application/json'].schema.properties)).toEqual(expect.arrayContaining(['chatnetAccountId', 'zaloAccountId']));
+    expect(Object.keys(send.requestBody.content['application/json'].schema.properties)).toEqual(
+      expect.arrayContaining(['chatnetAccountId', 'zaloAccountId']),
+    );
     const message = doc.paths['/api/public/messages/{id}'].get.responses['200'].content['application/json'].schema;
     expect(Object.keys(message.properties)).toEqual(expect.arrayContaining(['id', 'conversationId', 'content', 'sentAt', 'status', 'senderType']));
     expect(doc.info.description).toContain('nextCursor');
@@ -71,7 +82,9 @@ describe('GET /api/public/openapi.json', () => {
     const { owner } = await newOrg(api);
     const accepted = await owner.get('/api/v1/webhook-settings/event-types');
     expect(accepted.status).toBe(200);
-    const names = (Array.isArray(accepted.body) ? accepted.body : accepted.body.eventTypes ?? accepted.body.data ?? accepted.body.events).map((e: string | { name: string }) => (typeof e === 'string' ? e : e.name));
+    const names = (Array.isArray(accepted.body) ? accepted.body : (accepted.body.eventTypes ?? accepted.body.data ?? accepted.body.events)).map(
+      (e: string | { name: string }) => (typeof e === 'string' ? e : e.name),
+    );
     expect([...names].sort()).toEqual(documented);
     const created = await owner.post('/api/v1/webhook-settings', { url: 'https://hooks.example.test/crm', events: documented });
     expect(created.status).toBe(201);

@@ -39,7 +39,16 @@ describe('settings page /settings/dev/api in a browser', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 60_000);
 
@@ -97,7 +106,9 @@ describe('settings page /settings/dev/api in a browser', () => {
     const trial = received.find((r) => JSON.parse(r.body).type === 'webhook.test');
     expect(trial).toBeDefined();
     const { 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': sig } = trial!.headers as Record<string, string>;
-    const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${ts}.${trial!.body}`).digest('base64');
+    const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+      .update(`${id}.${ts}.${trial!.body}`)
+      .digest('base64');
     expect(sig.split(' ')).toContain(`v1,${expected}`);
 
     // The AI summary and the documentation blocks are filled from the API.
@@ -115,11 +126,12 @@ describe('settings page /settings/dev/api in a browser', () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     // Every form control has an accessible name.
-    const unnamed = await page.evaluate(() =>
-      [...document.querySelectorAll('input, select, button')].filter((el) => {
-        const e = el as HTMLInputElement;
-        return !(e.labels?.length || e.getAttribute('aria-label') || (e.tagName === 'BUTTON' && e.textContent?.trim()));
-      }).length,
+    const unnamed = await page.evaluate(
+      () =>
+        [...document.querySelectorAll('input, select, button')].filter((el) => {
+          const e = el as HTMLInputElement;
+          return !(e.labels?.length || e.getAttribute('aria-label') || (e.tagName === 'BUTTON' && e.textContent?.trim()));
+        }).length,
     );
     expect(unnamed).toBe(0);
     // The generate button is reachable with the keyboard.

@@ -53,7 +53,10 @@ export async function processedBy(db: ClientBase | Pool, consumer: string, event
   // No ids would be no marker at all.
   if (ids.length === 0) throw new Error(`processedBy(${consumer}): no event ids to wait for`);
   await eventually(async () => {
-    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM processed_events WHERE consumer = $1 AND event_id = ANY($2::uuid[])', [consumer, ids]);
+    const { rows } = await db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM processed_events WHERE consumer = $1 AND event_id = ANY($2::uuid[])',
+      [consumer, ids],
+    );
     return rows[0].n === ids.length;
   }, timeoutMs);
 }

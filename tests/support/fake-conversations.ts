@@ -24,7 +24,8 @@ export async function fakeConversations() {
     withUnfaked(ctor, {
       GetConversation: async (req, ctx) => {
         const c = conversations.get(req.id);
-        if (!c || c.orgId !== ctx.orgId || (ctx.role === 'agent' && c.hiddenFrom.includes(ctx.userId))) throw new AppError('not_found', 'Conversation not found');
+        if (!c || c.orgId !== ctx.orgId || (ctx.role === 'agent' && c.hiddenFrom.includes(ctx.userId)))
+          throw new AppError('not_found', 'Conversation not found');
         const now = new Date().toISOString();
         return {
           conversation: {

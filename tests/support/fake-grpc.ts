@@ -14,4 +14,3 @@ export function withUnfaked<S>(
   // Every method of the loaded service has a handler now; the given ones were type-checked as `some`.
   return all as TypedHandlers<S>;
 }
-

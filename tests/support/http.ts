@@ -45,5 +45,11 @@ export async function newOrg(api: Client, orgName = 'Acme') {
   const ownerEmail = email('owner');
   const res = await api.post('/api/v1/auth/signup', { orgName, fullName: 'Olive Owner', email: ownerEmail, password: 'correct horse battery' });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return { owner: api.as(res.body.token), token: res.body.token as string, user: res.body.user, email: ownerEmail, refreshToken: res.body.refreshToken as string };
+  return {
+    owner: api.as(res.body.token),
+    token: res.body.token as string,
+    user: res.body.user,
+    email: ownerEmail,
+    refreshToken: res.body.refreshToken as string,
+  };
 }

@@ -127,7 +127,14 @@ export async function postgresProxy(target: URL, opts: PostgresProxyOptions = {}
     });
     const reader = new FrontendReader(
       (params) => {
-        session = { database: params.database ?? params.user, user: params.user, options: params.options, serverSidePort, sessionState: [], statements: 0 };
+        session = {
+          database: params.database ?? params.user,
+          user: params.user,
+          options: params.options,
+          serverSidePort,
+          sessionState: [],
+          statements: 0,
+        };
         sessions.push(session);
       },
       (sql) => {

@@ -4,7 +4,10 @@ import { status } from '@crm/grpc-kit';
 export type Issue = { field: string; message: string };
 
 /** The status and first field issue of a gateway answer. */
-export const httpIssue = (res: { status: number; body: { error?: { details?: Issue[] } } }) => ({ status: res.status, issue: res.body.error?.details?.[0] });
+export const httpIssue = (res: { status: number; body: { error?: { details?: Issue[] } } }) => ({
+  status: res.status,
+  issue: res.body.error?.details?.[0],
+});
 
 /** The code and first field issue of a gRPC call (x-error-details-bin), or OK when the call succeeded. */
 export const rpcIssue = (p: Promise<unknown>) =>

@@ -28,7 +28,9 @@ describe('startStack: a start that fails half-way', () => {
       made.push(new URL(db.url).pathname.slice(1));
       return db;
     });
-    await expect(startStack({ services: ['crm'], serviceEnv: { crm: { DATABASE_POOL_SIZE: 'not a number' } } })).rejects.toThrow(/DATABASE_POOL_SIZE/);
+    await expect(startStack({ services: ['crm'], serviceEnv: { crm: { DATABASE_POOL_SIZE: 'not a number' } } })).rejects.toThrow(
+      /DATABASE_POOL_SIZE/,
+    );
     // identity had started (gRPC and metrics listeners) before crm's config failed: both are closed again.
     expect(listeners()).toBe(before);
     spy.mockRestore();

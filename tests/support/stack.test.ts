@@ -17,7 +17,9 @@ describe('startStack / stop', () => {
     const exchange = stack.env.EVENTS_EXCHANGE;
     const queues = declaredQueues(exchange);
     // identity's audit consumer and webhooks' deliveries: each queue with its retry levels and dead-letter queue.
-    expect(queues).toEqual(expect.arrayContaining([`${exchange}.webhooks.deliveries`, `${exchange}.webhooks.deliveries.dlq`, `${exchange}.identity.audit`]));
+    expect(queues).toEqual(
+      expect.arrayContaining([`${exchange}.webhooks.deliveries`, `${exchange}.webhooks.deliveries.dlq`, `${exchange}.identity.audit`]),
+    );
     // What the broker holds under the prefix is exactly that (besides queues deleted with their connection), where
     // the broker can be asked here.
     if (existsSync('/usr/sbin/rabbitmqctl') && process.getuid?.() === 0) {
@@ -69,8 +71,14 @@ describe('startStack / stop', () => {
     try {
       await Promise.all(clients.map((c) => c.connect()));
       const applied = (await clients[0].query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name')).rows.map((r) => r.name);
-      expect(applied).toEqual(readdirSync(dir).filter((f) => f.endsWith('.sql')).sort());
-      await clients[0].query(`INSERT INTO webhook_settings (id, org_id, url, events, secret_enc) VALUES (gen_random_uuid(), gen_random_uuid(), 'http://x', '{}', 's')`);
+      expect(applied).toEqual(
+        readdirSync(dir)
+          .filter((f) => f.endsWith('.sql'))
+          .sort(),
+      );
+      await clients[0].query(
+        `INSERT INTO webhook_settings (id, org_id, url, events, secret_enc) VALUES (gen_random_uuid(), gen_random_uuid(), 'http://x', '{}', 's')`,
+      );
       expect((await clients[1].query('SELECT count(*)::int AS n FROM webhook_settings')).rows[0].n).toBe(0);
     } finally {
       await Promise.all(clients.map((c) => c.end().catch(() => undefined)));

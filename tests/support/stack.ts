@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger, Logger } from '@crm/logger';
 import path from 'node:path';
-import { clearRedisPrefix, createMigratedDatabase, deleteRabbitPrefix, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
+import {
+  clearRedisPrefix,
+  createMigratedDatabase,
+  deleteRabbitPrefix,
+  freePort,
+  infra,
+  internalAuthSeed,
+  TestDatabase,
+  uniqueName,
+} from '@crm/testing';
 import * as gateway from '@crm/gateway';
 import { startTelemetry } from '@crm/telemetry';
 import { declaredQueues } from '@crm/events';
@@ -118,13 +127,16 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     SIGNUP_ENABLED: 'true',
     // A service this stack does not run points at a port nothing listens on (9, discard), never at its default: that is
     // where `npm start` runs it on the same machine, and a stack talking to another deployment's service fails strangely.
-    ...Object.fromEntries((Object.keys(ADDR_VAR) as ServiceName[]).map((n) => [ADDR_VAR[n], names.includes(n) ? `127.0.0.1:${ports.get(n)}` : '127.0.0.1:9'])),
+    ...Object.fromEntries(
+      (Object.keys(ADDR_VAR) as ServiceName[]).map((n) => [ADDR_VAR[n], names.includes(n) ? `127.0.0.1:${ports.get(n)}` : '127.0.0.1:9']),
+    ),
     // HTTPS when the stack runs with mutual TLS (GRPC_TLS_CA in `env`): the attachments port then refuses plain HTTP.
     MESSAGING_HTTP_URL: `${opts.env?.GRPC_TLS_CA ? 'https' : 'http'}://127.0.0.1:${messagingHttpPort ?? 9}`,
     ...opts.env,
   };
   const databases = new Map<ServiceName, TestDatabase>();
-  const migratedDatabase = (name: ServiceName) => createMigratedDatabase(name.replace(/-/g, '_'), path.join(__dirname, '..', '..', 'services', name, 'migrations'));
+  const migratedDatabase = (name: ServiceName) =>
+    createMigratedDatabase(name.replace(/-/g, '_'), path.join(__dirname, '..', '..', 'services', name, 'migrations'));
   const running = new Map<ServiceName, { metricsPort: number; stop(): Promise<void> }>();
 
   const startService = async (name: ServiceName, extraEnv?: Record<string, string>) => {
@@ -156,7 +168,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // Every service ran in this process: the queues they declared are known, the broker need not be asked (none known
     // would mean another copy of @crm/events declared them, e.g. after jest.resetModules: then the broker lists them).
     const queues = declaredQueues(shared.EVENTS_EXCHANGE);
-    await deleteRabbitPrefix(infra.amqpUrl, shared.EVENTS_EXCHANGE, shared.EVENTS_EXCHANGE, queues.length > 0 ? queues : undefined).catch(() => undefined);
+    await deleteRabbitPrefix(infra.amqpUrl, shared.EVENTS_EXCHANGE, shared.EVENTS_EXCHANGE, queues.length > 0 ? queues : undefined).catch(
+      () => undefined,
+    );
   };
 
   let gw: Awaited<ReturnType<typeof gateway.startGateway>>;
@@ -167,7 +181,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
     for (const n of names) await startService(n);
-    gw = await gateway.startGateway(gateway.loadConfig({ ...shared, HOST: '127.0.0.1', PORT: '0', SERVICES: names.join(','), ...opts.gatewayEnv }), log);
+    gw = await gateway.startGateway(
+      gateway.loadConfig({ ...shared, HOST: '127.0.0.1', PORT: '0', SERVICES: names.join(','), ...opts.gatewayEnv }),
+      log,
+    );
   } catch (err) {
     // A start that fails half-way (PostgreSQL out of connections, say) must not leave the services it started running:
     // the test file's afterAll has no stack to stop, and their timers would go on in the jest worker that runs the next

@@ -27,17 +27,23 @@ describe('audit log: webhook settings', () => {
     const generated = created.body.secret as string;
 
     const c = await auditEntryFor(acme.owner, 'webhook.created', id);
-    expect(c).toEqual(expect.objectContaining({
-      actorId: acme.user.id,
-      actorType: 'user',
-      resourceType: 'webhook',
-      resourceId: id,
-      details: { url: 'http://127.0.0.1:9/hooks/crm', events: ['contact.created'], secretGiven: false },
-      requestId: expect.any(String),
-      ip: expect.any(String),
-    }));
+    expect(c).toEqual(
+      expect.objectContaining({
+        actorId: acme.user.id,
+        actorType: 'user',
+        resourceType: 'webhook',
+        resourceId: id,
+        details: { url: 'http://127.0.0.1:9/hooks/crm', events: ['contact.created'], secretGiven: false },
+        requestId: expect.any(String),
+        ip: expect.any(String),
+      }),
+    );
 
-    const updated = await acme.owner.put(`/api/v1/webhook-settings/${id}`, { events: ['contact.created', 'message.received'], secret, active: false });
+    const updated = await acme.owner.put(`/api/v1/webhook-settings/${id}`, {
+      events: ['contact.created', 'message.received'],
+      secret,
+      active: false,
+    });
     expect(updated.status).toBe(200);
     const u = await auditEntryFor(acme.owner, 'webhook.updated', id);
     expect(u.details).toEqual({
@@ -68,6 +74,6 @@ describe('audit log: webhook settings', () => {
     await auditEntryFor(acme.owner, 'webhook.updated', id);
     const mine = (await auditEntries(acme.owner, 'webhook.*')).filter((e) => e.resourceId === id);
     expect(mine.map((e) => e.action)).toEqual(['webhook.updated', 'webhook.created']);
-    expect((await auditEntries(globex.owner, 'webhook.*'))).toEqual([]);
+    expect(await auditEntries(globex.owner, 'webhook.*')).toEqual([]);
   });
 });

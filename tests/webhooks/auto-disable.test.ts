@@ -69,10 +69,16 @@ describe('auto-disable after continuous failure', () => {
       orgId,
       occurredAt: expect.any(String),
       version: 1,
-      data: { webhookId: hook.id, url: rx.url('/broken'), reason: expect.stringMatching(/^failing continuously for \d+ seconds \(last error: HTTP 503\)$/) },
+      data: {
+        webhookId: hook.id,
+        url: rx.url('/broken'),
+        reason: expect.stringMatching(/^failing continuously for \d+ seconds \(last error: HTTP 503\)$/),
+      },
     });
     const setting = (await owner.get(`/api/v1/webhook-settings/${hook.id}`)).body;
-    expect(setting).toEqual(expect.objectContaining({ active: false, disabledAt: expect.any(String), disabledReason: (disabled.data as { reason: string }).reason }));
+    expect(setting).toEqual(
+      expect.objectContaining({ active: false, disabledAt: expect.any(String), disabledReason: (disabled.data as { reason: string }).reason }),
+    );
     // An attempt in flight when the endpoint was disabled is recorded failed when it ends (a moment later under load).
     const allFailed = await eventually(async () => {
       const log = (await owner.get(`/api/v1/webhook-settings/${hook.id}/deliveries?limit=100`)).body.data as Array<{ status: string }>;

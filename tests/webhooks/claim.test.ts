@@ -39,7 +39,11 @@ describe('delivery queue statements', () => {
 
   const addHook = async (events: string[], org = orgId) => {
     const id = randomUUID();
-    await pool.query(`INSERT INTO webhook_settings (id, org_id, url, events, secret_enc) VALUES ($1, $2, 'http://127.0.0.1/x', $3, 'sealed')`, [id, org, events]);
+    await pool.query(`INSERT INTO webhook_settings (id, org_id, url, events, secret_enc) VALUES ($1, $2, 'http://127.0.0.1/x', $3, 'sealed')`, [
+      id,
+      org,
+      events,
+    ]);
     return id;
   };
   const events = (n: number, type: string, prefix: string, org = orgId): deliveries.FanOutEvent[] =>
@@ -115,9 +119,23 @@ describe('delivery queue statements', () => {
     expect(byIds.scanned).toBe(40);
 
     // The general claim skips an endpoint at its bound altogether, and takes the free slots of the others.
-    const none = await deliveries.claim(pool, { ...base, scan: 100, busy: new Map([[slow, 8], [other, 8]]) });
+    const none = await deliveries.claim(pool, {
+      ...base,
+      scan: 100,
+      busy: new Map([
+        [slow, 8],
+        [other, 8],
+      ]),
+    });
     expect(none).toEqual({ rows: [], scanned: 0 });
-    const some = await deliveries.claim(pool, { ...base, scan: 100, busy: new Map([[slow, 7], [other, 8]]) });
+    const some = await deliveries.claim(pool, {
+      ...base,
+      scan: 100,
+      busy: new Map([
+        [slow, 7],
+        [other, 8],
+      ]),
+    });
     expect(count(some.rows, slow)).toBe(1);
     expect(count(some.rows, other)).toBe(0);
     expect(some.scanned).toBe(18);
@@ -138,7 +156,15 @@ describe('delivery queue statements', () => {
     await pool.query(`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 minute', attempts = 1 WHERE id = $1`, [aRows[4].id]);
     await pool.query(`UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`, [aRows[3].id]);
 
-    const first = await deliveries.claimEndpoints(pool, new Map([[a, 2], [b, 10], [off, 10]]), 60_000);
+    const first = await deliveries.claimEndpoints(
+      pool,
+      new Map([
+        [a, 2],
+        [b, 10],
+        [off, 10],
+      ]),
+      60_000,
+    );
     const of = (rows: deliveries.ClaimedDelivery[], hook: string) => rows.filter((r) => r.webhook_id === hook);
     expect(of(first, a)).toHaveLength(2);
     expect(of(first, a).map((r) => r.id)).toContain(aRows[4].id);
@@ -146,7 +172,14 @@ describe('delivery queue statements', () => {
     expect(of(first, off)).toHaveLength(0);
     expect(first.every((r) => r.url === 'http://127.0.0.1/x' && r.secret_enc === 'sealed')).toBe(true);
     // Claimed rows are leased: the next claim takes what is left and due (2 of a's), nothing twice.
-    const second = await deliveries.claimEndpoints(pool, new Map([[a, 10], [b, 10]]), 60_000);
+    const second = await deliveries.claimEndpoints(
+      pool,
+      new Map([
+        [a, 10],
+        [b, 10],
+      ]),
+      60_000,
+    );
     expect(second.map((r) => r.webhook_id)).toEqual([a, a]);
     expect(new Set([...first, ...second].map((r) => r.id)).size).toBe(first.length + second.length);
     expect(await deliveries.claimEndpoints(pool, new Map(), 60_000)).toEqual([]);
@@ -174,7 +207,15 @@ describe('delivery queue statements', () => {
     expect(targets.every((t) => t.url === 'http://127.0.0.1/x' && t.secret_enc === 'sealed')).toBe(true);
     expect((await pool.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id LIKE 'k-%'`)).rows[0].n).toBe(0);
 
-    const result = { ok: true, statusCode: 204, durationMs: 7, error: null, responseBody: 'thanks', responseBodyTruncated: false, startedAt: new Date() };
+    const result = {
+      ok: true,
+      statusCode: 204,
+      durationMs: 7,
+      error: null,
+      responseBody: 'thanks',
+      responseBodyTruncated: false,
+      startedAt: new Date(),
+    };
     const states: deliveries.NewDeliveryState[] = ['succeeded', 'leased', 'due', 'succeeded', 'due', 'leased'];
     const rows = targets.map((t, i): deliveries.NewDelivery => ({
       id: randomUUID(),
@@ -198,7 +239,14 @@ describe('delivery queue statements', () => {
         expect(w).toMatchObject({ status: 'succeeded', attempts: 1, last_status_code: 204, delivered: true, once: true, leased: null, due: null });
         expect(w.attempts_log).toEqual([{ attempt: 1, ok: true, status: 204, body: 'thanks', ms: 7 }]);
       } else {
-        expect(w).toMatchObject({ status: 'pending', attempts: 0, delivered: false, leased: row.state === 'leased', due: row.state === 'due', attempts_log: null });
+        expect(w).toMatchObject({
+          status: 'pending',
+          attempts: 0,
+          delivered: false,
+          leased: row.state === 'leased',
+          due: row.state === 'due',
+          attempts_log: null,
+        });
       }
     }
     // A success closes the endpoint's failure run; only the due rows are announced, and a claim takes only them.
@@ -207,7 +255,14 @@ describe('delivery queue statements', () => {
     const announced = payloads.flatMap((p) => deliveries.parseAnnouncement(p).ids);
     const due = rows.filter((r) => r.state === 'due').map((r) => r.id);
     expect(announced.sort()).toEqual([...due].sort());
-    const claimed = await deliveries.claimEndpoints(pool, new Map([[first, 10], [second, 10]]), 60_000);
+    const claimed = await deliveries.claimEndpoints(
+      pool,
+      new Map([
+        [first, 10],
+        [second, 10],
+      ]),
+      60_000,
+    );
     expect(claimed.map((r) => r.id).sort()).toEqual([...due].sort());
 
     // An endpoint switched off between the plan and the write keeps only its success; a deleted one gets nothing,
@@ -233,7 +288,9 @@ describe('delivery queue statements', () => {
     expect(writtenFor(gone)).toEqual([]);
     // Only the due row written is announced.
     await announcementsHeard();
-    expect(payloads.map((p) => deliveries.parseAnnouncement(p))).toEqual([{ webhookId: on, ids: [late.find((r) => r.webhookId === on && r.state === 'due')!.id] }]);
+    expect(payloads.map((p) => deliveries.parseAnnouncement(p))).toEqual([
+      { webhookId: on, ids: [late.find((r) => r.webhookId === on && r.state === 'due')!.id] },
+    ]);
 
     // A redelivered batch plans nothing; a delivery planned twice (two instances) is written once.
     expect(await deliveries.planFanOut(pool, batch)).toEqual([]);

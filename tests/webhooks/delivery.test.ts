@@ -19,7 +19,9 @@ describe('webhook delivery', () => {
   beforeAll(async () => {
     stack = await startStack({
       services: ['webhooks'],
-      serviceEnv: { webhooks: { WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1', WEBHOOK_RETRY_SCHEDULE: '200ms,500ms,1s', WEBHOOK_TIMEOUT_MS: '1000' } },
+      serviceEnv: {
+        webhooks: { WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1', WEBHOOK_RETRY_SCHEDULE: '200ms,500ms,1s', WEBHOOK_TIMEOUT_MS: '1000' },
+      },
     });
     const api = client(stack.url);
     const org = await newOrg(api, 'Acme');
@@ -54,7 +56,14 @@ describe('webhook delivery', () => {
 
   it('delivers contact.created and message.received to 127.0.0.1 with valid Standard Webhooks signatures', async () => {
     const hook = await createHook('/crm', ['contact.created', 'message.received']);
-    const contact = eventContact({ id: 'c0ffee00-0000-4000-8000-000000000001', name: 'Ada', phone: '+84900000001', email: '', status: 'lead', tags: ['vip'] });
+    const contact = eventContact({
+      id: 'c0ffee00-0000-4000-8000-000000000001',
+      name: 'Ada',
+      phone: '+84900000001',
+      email: '',
+      status: 'lead',
+      tags: ['vip'],
+    });
     const created = await producer.emit('contact.created', orgId, { contact });
     const message = sample('message.received', { contactId: contact.id, content: 'Xin chào', sentAt: new Date().toISOString() });
     const received = await producer.emit('message.received', orgId, message);
@@ -97,7 +106,7 @@ describe('webhook delivery', () => {
     expect(log[0].attempts).toEqual([expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })]);
   });
 
-  it('sends only subscribed public events of the endpoint\'s own organization, never internal ones', async () => {
+  it("sends only subscribed public events of the endpoint's own organization, never internal ones", async () => {
     const hook = await createHook('/filter', ['contact.updated']);
     const mark = await fanOut.mark();
     await producer.emit('chatnet_account.qr', orgId, sample('chatnet_account.qr'));
@@ -143,7 +152,9 @@ describe('webhook delivery', () => {
       return list[0]?.status === 'succeeded' && list;
     });
     expect(d.attemptCount).toBe(4);
-    expect(d.attempts.map((a: { statusCode: number; ok: boolean; error: string | null; trigger: string }) => [a.trigger, a.statusCode, a.ok, a.error])).toEqual([
+    expect(
+      d.attempts.map((a: { statusCode: number; ok: boolean; error: string | null; trigger: string }) => [a.trigger, a.statusCode, a.ok, a.error]),
+    ).toEqual([
       ['auto', 500, false, 'HTTP 500'],
       ['auto', 502, false, 'HTTP 502'],
       ['auto', 302, false, 'HTTP 302: redirects are not followed'],

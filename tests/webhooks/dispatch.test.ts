@@ -159,7 +159,9 @@ describe('webhook dispatch', () => {
     const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
     await db.connect();
     try {
-      const { rows } = await db.query(`SELECT (extract(epoch FROM created_at) * 1000)::float8 AS ms FROM webhook_deliveries WHERE event_id = $1`, [eventId]);
+      const { rows } = await db.query(`SELECT (extract(epoch FROM created_at) * 1000)::float8 AS ms FROM webhook_deliveries WHERE event_id = $1`, [
+        eventId,
+      ]);
       return rows[0]?.ms as number;
     } finally {
       await db.end();
@@ -190,7 +192,10 @@ describe('webhook dispatch', () => {
       conclusive = true;
       expect(row).toEqual({ status: 'succeeded', attempts: 1, written_once: true, leased: null, logged: 1 });
       const delivery = (await deliveriesOf(hook.id)).find((d: { eventId: string }) => d.eventId === event.id);
-      expect(delivery).toMatchObject({ status: 'succeeded', attempts: [expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })] });
+      expect(delivery).toMatchObject({
+        status: 'succeeded',
+        attempts: [expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })],
+      });
     }
     expect(conclusive).toBe(true);
   });
@@ -294,7 +299,9 @@ describe('webhook dispatch', () => {
     await admin.connect();
     try {
       const listeners = async () =>
-        (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN %'`, [dbName])).rows.map((r) => r.pid);
+        (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN %'`, [dbName])).rows.map(
+          (r) => r.pid,
+        );
       const before = await listeners();
       expect(before).toHaveLength(1);
       await admin.query('SELECT pg_terminate_backend($1)', [before[0]]);

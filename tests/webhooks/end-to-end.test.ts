@@ -23,7 +23,9 @@ describe('contact events from crm to a webhook receiver', () => {
   });
 
   it('POST/PUT/DELETE /api/v1/contacts → contact.created, contact.updated, contact.deleted, signed', async () => {
-    const hook = (await owner.post('/api/v1/webhook-settings', { url: rx.url('/crm'), events: ['contact.created', 'contact.updated', 'contact.deleted'] })).body;
+    const hook = (
+      await owner.post('/api/v1/webhook-settings', { url: rx.url('/crm'), events: ['contact.created', 'contact.updated', 'contact.deleted'] })
+    ).body;
     const created = await owner.post('/api/v1/contacts', { name: 'Ada Lovelace', email: 'ada@example.test', status: 'lead', tags: ['vip'] });
     expect(created.status).toBe(201);
     const id = created.body.id;
@@ -37,9 +39,13 @@ describe('contact events from crm to a webhook receiver', () => {
     for (const r of got) expect(verifySignature(hook.secret, r)).toBe(true);
     const byType = Object.fromEntries(got.map((r) => [r.json.type, r.json]));
     // The public shape (fullName), never the internal name.
-    expect(byType['contact.created'].data.contact).toEqual(expect.objectContaining({ id, fullName: 'Ada Lovelace', email: 'ada@example.test', tags: ['vip'] }));
+    expect(byType['contact.created'].data.contact).toEqual(
+      expect.objectContaining({ id, fullName: 'Ada Lovelace', email: 'ada@example.test', tags: ['vip'] }),
+    );
     expect(byType['contact.created'].data.contact.name).toBeUndefined();
-    expect(byType['contact.updated'].data).toEqual(expect.objectContaining({ contact: expect.objectContaining({ id, status: 'customer' }), changes: ['status'] }));
+    expect(byType['contact.updated'].data).toEqual(
+      expect.objectContaining({ contact: expect.objectContaining({ id, status: 'customer' }), changes: ['status'] }),
+    );
     expect(byType['contact.deleted'].data).toEqual(expect.objectContaining({ id }));
     expect(new Set(got.map((r) => r.id)).size).toBe(3);
   });

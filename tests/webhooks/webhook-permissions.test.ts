@@ -41,7 +41,11 @@ describe('webhook settings are owner/admin only', () => {
     const sent = await owner.post(`/api/v1/webhook-settings/${webhookId}/test`);
     expect(sent.status).toBe(200);
     deliveryId = sent.body.deliveryId;
-    rpc = createServiceClient(serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'), stack.addr('webhooks'), testAuth('gateway'));
+    rpc = createServiceClient(
+      serviceDefinition(loadProto('webhooks/v1/webhooks.proto'), 'webhooks.v1.WebhooksService'),
+      stack.addr('webhooks'),
+      testAuth('gateway'),
+    );
   });
   afterAll(async () => {
     rpc?.close();
@@ -71,7 +75,11 @@ describe('webhook settings are owner/admin only', () => {
   it.each(['agent', 'team_lead'] as const)('a %s gets 403 forbidden on every webhook-settings route, reads included', async (role) => {
     for (const [method, path] of routes()) {
       const res = await call(members[role], method, path);
-      expect({ route: `${method} ${path}`, status: res.status, code: res.body?.error?.code }).toEqual({ route: `${method} ${path}`, status: 403, code: 'forbidden' });
+      expect({ route: `${method} ${path}`, status: res.status, code: res.body?.error?.code }).toEqual({
+        route: `${method} ${path}`,
+        status: 403,
+        code: 'forbidden',
+      });
     }
     // Nothing changed behind the refusals.
     expect((await owner.get(`/api/v1/webhook-settings/${webhookId}`)).body.url).toBe(rx.url('/hook'));

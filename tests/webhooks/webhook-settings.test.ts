@@ -101,7 +101,7 @@ describe('webhook settings', () => {
   });
 
   describe('reading', () => {
-    it('GET /webhook-settings lists the org\'s webhooks without any secret', async () => {
+    it("GET /webhook-settings lists the org's webhooks without any secret", async () => {
       const res = await owner.get('/api/v1/webhook-settings');
       expect(res.status).toBe(200);
       expect(res.body).toEqual([{ id, url: rx.url('/hook'), events: EVENTS, active: true, createdAt: expect.any(String) }]);
@@ -133,9 +133,20 @@ describe('webhook settings', () => {
       expect(res.status).toBe(200);
       expect(res.body.events).toEqual(
         expect.arrayContaining([
-          'contact.created', 'contact.updated', 'message.received', 'notification.created',
-          'contact.note_created', 'contact.note_updated', 'contact.note_deleted', 'appointment.updated', 'appointment.deleted',
-          'contact.merged', 'contact.merge_undone', 'task.created', 'task.completed', 'task.due',
+          'contact.created',
+          'contact.updated',
+          'message.received',
+          'notification.created',
+          'contact.note_created',
+          'contact.note_updated',
+          'contact.note_deleted',
+          'appointment.updated',
+          'appointment.deleted',
+          'contact.merged',
+          'contact.merge_undone',
+          'task.created',
+          'task.completed',
+          'task.due',
         ]),
       );
       expect(res.body.events).not.toContain('chatnet_account.qr');
@@ -294,7 +305,9 @@ describe('webhook settings', () => {
     it('changes only the fields sent', async () => {
       const res = await owner.put(`/api/v1/webhook-settings/${id}`, { events: ['contact.deleted', 'contact.deleted', 'appointment.created'] });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(expect.objectContaining({ id, url: rx.url('/hook'), events: ['contact.deleted', 'appointment.created'], active: true }));
+      expect(res.body).toEqual(
+        expect.objectContaining({ id, url: rx.url('/hook'), events: ['contact.deleted', 'appointment.created'], active: true }),
+      );
       const moved = await owner.put(`/api/v1/webhook-settings/${id}`, { url: rx.url('/moved') });
       expect(moved.body).toEqual(expect.objectContaining({ url: rx.url('/moved'), events: ['contact.deleted', 'appointment.created'] }));
     });
@@ -359,7 +372,10 @@ describe('webhook settings', () => {
         await worker.query('BEGIN');
         await worker.query('UPDATE webhook_deliveries SET updated_at = now() WHERE webhook_id = $1', [hook.body.id]);
         const deleted = owner.del(`/api/v1/webhook-settings/${hook.body.id}`);
-        await waitFor(async () => (await worker.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rowCount === 1);
+        await waitFor(
+          async () =>
+            (await worker.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rowCount === 1,
+        );
         await worker.query('UPDATE webhook_settings SET failing_since = coalesce(failing_since, now()) WHERE id = $1', [hook.body.id]);
         await worker.query('COMMIT');
         expect((await deleted).status).toBe(204);

@@ -54,7 +54,11 @@ export function createTokenVerifier(secret: string) {
   const key = keyOf(secret);
   return (token: string): AccessClaims | undefined => {
     try {
-      const claims = jwt.verify(token, key, { algorithms: [ALGORITHM], issuer: ACCESS_TOKEN_ISSUER, audience: ACCESS_TOKEN_AUDIENCE }) as Partial<AccessClaims>;
+      const claims = jwt.verify(token, key, {
+        algorithms: [ALGORITHM],
+        issuer: ACCESS_TOKEN_ISSUER,
+        audience: ACCESS_TOKEN_AUDIENCE,
+      }) as Partial<AccessClaims>;
       if (typeof claims.exp !== 'number') return undefined;
       if (!claims.sub || !claims.org || !claims.role || !claims.jti || !claims.ims) return undefined;
       return claims as AccessClaims;

@@ -54,8 +54,10 @@ export function parseBusinessHours(input: { timezone?: string; days?: Array<Part
   const days = raw.map((r, i) => {
     if (!Number.isInteger(r.day) || r.day! < 0 || r.day! > 6) throw invalid(`days.${i}.day`, 'must be a weekday from 0 (Sunday) to 6 (Saturday)');
     if (typeof r.open !== 'string' || !HH_MM.test(r.open)) throw invalid(`days.${i}.open`, 'must be a time HH:MM from 00:00 to 23:59');
-    if (typeof r.close !== 'string' || !(HH_MM.test(r.close) || r.close === '24:00')) throw invalid(`days.${i}.close`, 'must be a time HH:MM from 00:01 to 24:00');
-    if (minutesOf(r.close) <= minutesOf(r.open)) throw invalid(`days.${i}.close`, 'must be after open (a night shift is two ranges, one each side of midnight)');
+    if (typeof r.close !== 'string' || !(HH_MM.test(r.close) || r.close === '24:00'))
+      throw invalid(`days.${i}.close`, 'must be a time HH:MM from 00:01 to 24:00');
+    if (minutesOf(r.close) <= minutesOf(r.open))
+      throw invalid(`days.${i}.close`, 'must be after open (a night shift is two ranges, one each side of midnight)');
     return { day: r.day!, open: r.open, close: r.close, index: i };
   });
   days.sort((a, b) => a.day - b.day || minutesOf(a.open) - minutesOf(b.open));
@@ -79,7 +81,16 @@ const formats = new Map<string, Intl.DateTimeFormat>();
 function formatIn(zone: string): Intl.DateTimeFormat {
   let f = formats.get(zone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
     formats.set(zone, f);
   }
   return f;

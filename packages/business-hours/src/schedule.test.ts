@@ -76,7 +76,10 @@ describe('business hours: open or closed, and until when', () => {
   });
 
   it('follows daylight saving time (New York: 09:00 local is 14:00 UTC in winter, 13:00 UTC in summer)', () => {
-    const ny = parseBusinessHours({ timezone: 'America/New_York', days: [0, 1, 2, 3, 4, 5, 6].map((day) => ({ day, open: '09:00', close: '17:00' })) });
+    const ny = parseBusinessHours({
+      timezone: 'America/New_York',
+      days: [0, 1, 2, 3, 4, 5, 6].map((day) => ({ day, open: '09:00', close: '17:00' })),
+    });
     expect(statusAt(ny, at('2031-01-15T12:00:00Z')).nextChangeAt).toEqual(at('2031-01-15T14:00:00Z'));
     expect(statusAt(ny, at('2031-07-15T12:00:00Z')).nextChangeAt).toEqual(at('2031-07-15T13:00:00Z'));
   });

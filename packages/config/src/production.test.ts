@@ -46,15 +46,30 @@ test('development and test keep the passwordless defaults', () => {
 test.each([
   ['DATABASE_URL', 'the built-in default (unset)', { DATABASE_URL: undefined }, /DATABASE_URL: must carry a password/],
   ['DATABASE_URL', 'a URL without a password', { DATABASE_URL: 'postgres://demo@postgres:5432/crm_demo' }, /DATABASE_URL: must carry a password/],
-  ['DATABASE_DIRECT_URL', 'a URL without a password', { DATABASE_DIRECT_URL: 'postgres://demo@postgres:5432/crm_demo' }, /DATABASE_DIRECT_URL: must carry a password/],
+  [
+    'DATABASE_DIRECT_URL',
+    'a URL without a password',
+    { DATABASE_DIRECT_URL: 'postgres://demo@postgres:5432/crm_demo' },
+    /DATABASE_DIRECT_URL: must carry a password/,
+  ],
   ['AMQP_URL', 'the built-in default (unset)', { AMQP_URL: undefined }, /AMQP_URL: must not use RabbitMQ's guest account/],
   ['AMQP_URL', 'guest:guest on another host', { AMQP_URL: 'amqp://guest:guest@rabbitmq:5672' }, /AMQP_URL: must not use RabbitMQ's guest account/],
   ['AMQP_URL', 'a user without a password', { AMQP_URL: 'amqp://demo@rabbitmq:5672' }, /AMQP_URL: must carry a user and password/],
   ['REDIS_URL', 'the built-in default (unset)', { REDIS_URL: undefined }, /REDIS_URL: must carry a password/],
   ['REDIS_URL', 'a user without a password', { REDIS_URL: 'redis://demo@redis:6379' }, /REDIS_URL: must carry a password/],
-  ['JWT_SECRET', 'a placeholder', { JWT_SECRET: 'change-me-change-me-change-me-change-me' }, /JWT_SECRET: looks like an example value.*openssl rand -hex 32/],
+  [
+    'JWT_SECRET',
+    'a placeholder',
+    { JWT_SECRET: 'change-me-change-me-change-me-change-me' },
+    /JWT_SECRET: looks like an example value.*openssl rand -hex 32/,
+  ],
   ['JWT_SECRET', 'a repeated character', { JWT_SECRET: 'x'.repeat(40) }, /JWT_SECRET: looks like an example value/],
-  ['ENCRYPTION_KEY', 'an example key', { ENCRYPTION_KEY: 'your-secret-encryption-key-for-example' }, /ENCRYPTION_KEY: looks like an example value.*openssl rand -base64 32/],
+  [
+    'ENCRYPTION_KEY',
+    'an example key',
+    { ENCRYPTION_KEY: 'your-secret-encryption-key-for-example' },
+    /ENCRYPTION_KEY: looks like an example value.*openssl rand -base64 32/,
+  ],
   ['ENCRYPTION_KEY', 'a low-entropy key', { ENCRYPTION_KEY: '0123'.repeat(11) }, /ENCRYPTION_KEY: looks like an example value/],
 ])('production refuses %s with %s', (_name, _case, change, message) => {
   expect(refusal({ ...production, ...change })).toMatch(message);

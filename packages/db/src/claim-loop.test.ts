@@ -117,7 +117,12 @@ describe('ClaimLoop', () => {
     const withPayload = channel();
     const payloads: string[] = [];
     const calls: boolean[] = [];
-    const loop = make<never>({ channel: withPayload, onNotification: (p) => payloads.push(p), claim: async (_free, due) => (calls.push(due), []), work: async () => undefined });
+    const loop = make<never>({
+      channel: withPayload,
+      onNotification: (p) => payloads.push(p),
+      claim: async (_free, due) => (calls.push(due), []),
+      work: async () => undefined,
+    });
     const plain = channel();
     const plainCalls: boolean[] = [];
     const other = make<never>({ channel: plain, claim: async (_free, due) => (plainCalls.push(due), []), work: async () => undefined });

@@ -257,7 +257,9 @@ export class ClaimLoop<T> {
     for (const item of items) {
       const p: Promise<void> = this.opts
         .work(item)
-        .catch((err) => this.opts.log.error({ err, ...this.opts.describe?.(item) }, `${this.opts.name}: work crashed; it resumes when its lease ends`))
+        .catch((err) =>
+          this.opts.log.error({ err, ...this.opts.describe?.(item) }, `${this.opts.name}: work crashed; it resumes when its lease ends`),
+        )
         .finally(() => {
           this.active.delete(p);
           if (this.left || this.due) this.nudge();

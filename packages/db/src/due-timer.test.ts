@@ -46,7 +46,9 @@ describe('ClaimLoop with nextDueInMs (timers)', () => {
         await db.query(`UPDATE ${table} SET fired_at = now() WHERE id = $1`, [row.id]);
       },
       nextDueInMs: async () => {
-        const r = await db.query(`SELECT extract(epoch FROM min(greatest(due_at, coalesce(lease_until, due_at))) - now()) * 1000 AS ms FROM ${table} WHERE fired_at IS NULL`);
+        const r = await db.query(
+          `SELECT extract(epoch FROM min(greatest(due_at, coalesce(lease_until, due_at))) - now()) * 1000 AS ms FROM ${table} WHERE fired_at IS NULL`,
+        );
         return r.rows[0].ms === null ? null : Number(r.rows[0].ms);
       },
     });
@@ -91,7 +93,9 @@ describe('ClaimLoop with nextDueInMs (timers)', () => {
     await db.query(`INSERT INTO ${table} (id, due_at) VALUES (10, now() - interval '1 second')`);
     // Claimed by an instance that died: its lease ends in 800 ms.
     const leaseEnd = (
-      await db.query(`INSERT INTO ${table} (id, due_at, lease_until) VALUES (11, now() - interval '1 second', now() + interval '800 milliseconds') RETURNING lease_until`)
+      await db.query(
+        `INSERT INTO ${table} (id, due_at, lease_until) VALUES (11, now() - interval '1 second', now() + interval '800 milliseconds') RETURNING lease_until`,
+      )
     ).rows[0].lease_until.getTime();
     await instance(3).start();
     const until = Date.now() + 10_000;

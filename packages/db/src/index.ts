@@ -125,9 +125,7 @@ export async function migrate(pool: Pool, dir: string, log?: Log): Promise<strin
   const applied: string[] = [];
   try {
     await client.query('SELECT pg_advisory_lock(72707369)');
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const done = new Set((await client.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
     for (const m of migrations) {
       if (done.has(m.name)) continue;
@@ -149,7 +147,6 @@ export async function migrate(pool: Pool, dir: string, log?: Log): Promise<strin
   }
   return applied;
 }
-
 
 /** Queries that can run on a pool or inside a transaction take this. */
 export type Queryable = Pool | PoolClient;

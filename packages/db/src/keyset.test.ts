@@ -11,7 +11,14 @@ describe('keyset positions', () => {
     expect(isKeysetPosition({ value: '2024-05-01T10:00:00Z', id: ID(1) })).toBe(true);
     expect(isKeysetPosition({ value: '', id: ID(1) })).toBe(false);
     expect(isKeysetPosition({ value: '', id: ID(1) }, true)).toBe(true);
-    for (const value of ['2024-02-30T00:00:00Z', '2024-13-01T00:00:00Z', '0000-01-01T00:00:00Z', '2024-05-01 10:00:00', "x' OR 1=1--", '2024-05-01T10:00:00.1234567Z']) {
+    for (const value of [
+      '2024-02-30T00:00:00Z',
+      '2024-13-01T00:00:00Z',
+      '0000-01-01T00:00:00Z',
+      '2024-05-01 10:00:00',
+      "x' OR 1=1--",
+      '2024-05-01T10:00:00.1234567Z',
+    ]) {
       expect([value, isKeysetPosition({ value, id: ID(1) })]).toEqual([value, false]);
     }
     expect(isKeysetPosition({ value: '2024-05-01T10:00:00Z', id: 'not-a-uuid' })).toBe(false);
@@ -19,7 +26,9 @@ describe('keyset positions', () => {
 
   it('readKeyset names cursor or updatedSince when they are malformed', () => {
     expect(readKeyset({}, fail)).toEqual({ order: 'default', after: undefined, updatedSince: undefined });
-    expect(readKeyset({ order: 'updated', updatedSince: '2024-01-01T00:00:00.000Z' }, fail).updatedSince).toEqual(new Date('2024-01-01T00:00:00.000Z'));
+    expect(readKeyset({ order: 'updated', updatedSince: '2024-01-01T00:00:00.000Z' }, fail).updatedSince).toEqual(
+      new Date('2024-01-01T00:00:00.000Z'),
+    );
     expect(() => readKeyset({ after: { value: 'nope', id: ID(1) } }, fail)).toThrow(expect.objectContaining({ field: 'cursor' }));
     expect(() => readKeyset({ order: 'updated', after: { value: '', id: ID(1) } }, fail, true)).toThrow(expect.objectContaining({ field: 'cursor' }));
     expect(() => readKeyset({ updatedSince: 'soon' }, fail)).toThrow(expect.objectContaining({ field: 'updatedSince' }));

@@ -46,7 +46,14 @@ export const keyTimeSql = (column: string) => `to_char(${column} AT TIME ZONE 'U
  * returns its placeholder. A nullable column sorts NULLs last in either direction (ASC's default, and the DESC
  * NULLS LAST the lists use), so after a NULL only NULLs follow.
  */
-export function afterSql(column: string, idColumn: string, dir: 'ASC' | 'DESC', pos: KeysetPosition, arg: (v: unknown) => string, nullable = false): string {
+export function afterSql(
+  column: string,
+  idColumn: string,
+  dir: 'ASC' | 'DESC',
+  pos: KeysetPosition,
+  arg: (v: unknown) => string,
+  nullable = false,
+): string {
   const cmp = dir === 'ASC' ? '>' : '<';
   const id = `${arg(pos.id)}::uuid`;
   if (pos.value === '') return `(${column} IS NULL AND ${idColumn} ${cmp} ${id})`;
@@ -85,7 +92,8 @@ export function readKeyset(k: KeysetRequest, fail: (field: string, message: stri
   if (k.updatedSince) {
     updatedSince = new Date(k.updatedSince);
     const year = updatedSince.getUTCFullYear();
-    if (Number.isNaN(updatedSince.getTime()) || year < 1 || year > 9999) throw fail('updatedSince', 'must be an ISO 8601 timestamp in years 0001-9999');
+    if (Number.isNaN(updatedSince.getTime()) || year < 1 || year > 9999)
+      throw fail('updatedSince', 'must be an ISO 8601 timestamp in years 0001-9999');
   }
   return { order, after, updatedSince };
 }

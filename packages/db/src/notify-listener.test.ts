@@ -30,7 +30,15 @@ describe('NotifyListener: one shared connection per database', () => {
     const heard: string[] = [];
     const connects: string[] = [];
     const make = (name: string, channel: string) =>
-      new NotifyListener({ name, databaseUrl: url, channel, log: silent, minBackoffMs: 20, onNotification: (p) => heard.push(`${name}:${p}`), onConnected: () => connects.push(name) });
+      new NotifyListener({
+        name,
+        databaseUrl: url,
+        channel,
+        log: silent,
+        minBackoffMs: 20,
+        onNotification: (p) => heard.push(`${name}:${p}`),
+        onConnected: () => connects.push(name),
+      });
     const listeners = [make('a1', chA), make('a2', chA), make('b1', chB)];
     await Promise.all(listeners.map((l) => l.start()));
     expect(await backends()).toBe(1);

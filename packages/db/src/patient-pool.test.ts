@@ -52,7 +52,9 @@ describe('createPool: queues while the server has no room', () => {
     const pool = createPool(Object.assign(new URL(baseUrl), { username: pair, password: '' }).toString(), 10);
     try {
       const started = Date.now();
-      const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => pool.query<{ i: number }>('SELECT $1::int AS i, pg_sleep(0.2)', [i])));
+      const results = await Promise.allSettled(
+        Array.from({ length: 40 }, (_, i) => pool.query<{ i: number }>('SELECT $1::int AS i, pg_sleep(0.2)', [i])),
+      );
       expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
       expect(results.map((r) => (r.status === 'fulfilled' ? r.value.rows[0].i : -1))).toEqual(Array.from({ length: 40 }, (_, i) => i));
       expect(Date.now() - started).toBeGreaterThan(ROOM_WAIT_MS);

@@ -45,7 +45,9 @@ export class PatientPool extends Pool {
 
   override connect(): Promise<PoolClient>;
   override connect(callback: (err: Error | undefined, client: PoolClient | undefined, done: (release?: unknown) => void) => void): void;
-  override connect(callback?: (err: Error | undefined, client: PoolClient | undefined, done: (release?: unknown) => void) => void): Promise<PoolClient> | void {
+  override connect(
+    callback?: (err: Error | undefined, client: PoolClient | undefined, done: (release?: unknown) => void) => void,
+  ): Promise<PoolClient> | void {
     const patient = this.connectWhenRoom();
     if (!callback) return patient;
     patient.then(

@@ -52,11 +52,17 @@ export async function rotateSecrets(pool: Pool, box: RotatingBox, columns: Encry
         if (!box.needsRotation(row.value)) box.decrypt(row.value, c.aad(row));
         else next = box.reencrypt(row.value, c.aad(row));
       } catch (err) {
-        throw new Error(`${c.table}.${c.column} of ${c.key.map((k) => `${k}=${row[k]}`).join(', ')} does not decrypt with the keys given: ${(err as Error).message}`);
+        throw new Error(
+          `${c.table}.${c.column} of ${c.key.map((k) => `${k}=${row[k]}`).join(', ')} does not decrypt with the keys given: ${(err as Error).message}`,
+        );
       }
       if (next === undefined) continue;
       const where = keys.map((k, i) => `${k}::text = $${i + 3}`).join(' AND ');
-      const res = await pool.query(`UPDATE ${ident(c.table)} SET ${col} = $1 WHERE ${col} = $2 AND ${where}`, [next, row.value, ...c.key.map((k) => row[k])]);
+      const res = await pool.query(`UPDATE ${ident(c.table)} SET ${col} = $1 WHERE ${col} = $2 AND ${where}`, [
+        next,
+        row.value,
+        ...c.key.map((k) => row[k]),
+      ]);
       rotated += res.rowCount ?? 0;
     }
     results.push({ table: c.table, column: c.column, rotated, current: rows.length - rotated });

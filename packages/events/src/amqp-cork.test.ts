@@ -52,7 +52,9 @@ describe('connectAmqp: one socket write per mux round', () => {
 
     const got: number[] = [];
     const consumer = await conn.createChannel();
-    await consumer.consume(queue, (m: ConsumeMessage | null) => m && got.push((JSON.parse(m.content.toString()) as { i: number }).i), { noAck: true });
+    await consumer.consume(queue, (m: ConsumeMessage | null) => m && got.push((JSON.parse(m.content.toString()) as { i: number }).i), {
+      noAck: true,
+    });
     await eventually(async () => got.length === 200);
     expect(got).toEqual(Array.from({ length: 200 }, (_, i) => i));
     await consumer.close();

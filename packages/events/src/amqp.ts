@@ -13,11 +13,13 @@ export function connectAmqp(url: string, connectionName: string, timeoutMs = CON
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`RabbitMQ did not complete the connection within ${timeoutMs} ms`)), timeoutMs);
   });
-  return Promise.race([opening, timeout]).finally(() => clearTimeout(timer)).catch((err) => {
-    // If the handshake finishes after we gave up, close that late connection.
-    opening.then((c) => c.close()).catch(() => undefined);
-    throw err;
-  });
+  return Promise.race([opening, timeout])
+    .finally(() => clearTimeout(timer))
+    .catch((err) => {
+      // If the handshake finishes after we gave up, close that late connection.
+      opening.then((c) => c.close()).catch(() => undefined);
+      throw err;
+    });
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;

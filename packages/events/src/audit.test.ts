@@ -8,11 +8,23 @@ describe('audit entries', () => {
   });
 
   it('builds one audit.recorded shape with the request id and client address of the call', () => {
-    const e = auditEvent({ orgId: 'o', userId: 'u', requestId: 'r1', clientIp: '203.0.113.9', caller: 'gateway' }, { action: 'contact.deleted', resourceType: 'contact', resourceId: 'c1' });
+    const e = auditEvent(
+      { orgId: 'o', userId: 'u', requestId: 'r1', clientIp: '203.0.113.9', caller: 'gateway' },
+      { action: 'contact.deleted', resourceType: 'contact', resourceId: 'c1' },
+    );
     expect(e).toEqual({
       type: 'audit.recorded',
       orgId: 'o',
-      data: { actorId: 'u', actorType: 'user', action: 'contact.deleted', resourceType: 'contact', resourceId: 'c1', details: {}, ip: '203.0.113.9', requestId: 'r1' },
+      data: {
+        actorId: 'u',
+        actorType: 'user',
+        action: 'contact.deleted',
+        resourceType: 'contact',
+        resourceId: 'c1',
+        details: {},
+        ip: '203.0.113.9',
+        requestId: 'r1',
+      },
     });
   });
 });

@@ -15,7 +15,11 @@ let tag = 0;
 
 function message(type: string, orgId: string): ConsumeMessage {
   const body = { id: randomUUID(), type, orgId, occurredAt: new Date().toISOString(), data: {} };
-  return { content: Buffer.from(JSON.stringify(body)), fields: { deliveryTag: ++tag, routingKey: type }, properties: { headers: {}, userId: 'svc' } } as unknown as ConsumeMessage;
+  return {
+    content: Buffer.from(JSON.stringify(body)),
+    fields: { deliveryTag: ++tag, routingKey: type },
+    properties: { headers: {}, userId: 'svc' },
+  } as unknown as ConsumeMessage;
 }
 
 function lanes(apply: BatchApply, o: { lanes?: number; size?: number } = {}) {

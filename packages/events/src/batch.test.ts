@@ -144,7 +144,10 @@ test('a poison event in a batch: the others are applied once and acked, only the
   await publishBurst([...good.slice(0, 10), poison, 'not json', ...good.slice(10)]);
 
   const ch = await h.probe();
-  const parked = [await eventually(() => ch.get(dlqName(queue), { noAck: true })), await eventually(() => ch.get(dlqName(queue), { noAck: true }), 5_000)];
+  const parked = [
+    await eventually(() => ch.get(dlqName(queue), { noAck: true })),
+    await eventually(() => ch.get(dlqName(queue), { noAck: true }), 5_000),
+  ];
   const bodies = parked.map((m) => m.content.toString());
   expect(bodies).toContain('not json');
   const poisoned = parked.find((m) => m.content.toString() !== 'not json')!;
@@ -188,7 +191,9 @@ test('a consumer whose connection dies between commit and ack gets the batch aga
 
   await eventually(async () => ![undefined, lost].includes(connectionOf(consumer)), 5_000, 5);
   await eventually(async () => debug.mock.calls.some(([, msg]) => msg === 'event consumer: already processed; skipping'), 5_000);
-  const skipped = debug.mock.calls.filter(([, msg]) => msg === 'event consumer: already processed; skipping').map(([ctx]) => (ctx as { skipped: number }).skipped);
+  const skipped = debug.mock.calls
+    .filter(([, msg]) => msg === 'event consumer: already processed; skipping')
+    .map(([ctx]) => (ctx as { skipped: number }).skipped);
   expect(skipped.reduce((a, b) => a + b, 0)).toBe(30);
   expect(calls).toHaveLength(1);
   expect(await batchEffects(queue)).toEqual({ total: 30, distinct: 30, transactions: 1 });
@@ -239,7 +244,9 @@ test('batchPrepare runs before the transaction opens, once per batch, and its an
     maxAttempts: 3,
     // What a slow service call would do: no transaction of this consumer is open meanwhile (no connection is held).
     batchPrepare: async (events: EventEnvelope[]) => {
-      const { rows } = await h.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`);
+      const { rows } = await h.pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
+      );
       expect(rows[0].n).toBe(0);
       prepared.push(events.map((e) => e.id));
       if (failNext && events.some((e) => (e.data as { n: number }).n === -1)) {
@@ -250,7 +257,11 @@ test('batchPrepare runs before the transaction opens, once per batch, and its an
     },
     batchHandler: async (events, db, answers: Map<string, number>) => {
       for (const e of events) {
-        await db.query('INSERT INTO batch_effects (event_id, consumer, xid, n) VALUES ($1, $2, txid_current(), $3)', [e.id, queue, answers.get(e.id)]);
+        await db.query('INSERT INTO batch_effects (event_id, consumer, xid, n) VALUES ($1, $2, txid_current(), $3)', [
+          e.id,
+          queue,
+          answers.get(e.id),
+        ]);
       }
     },
   });
@@ -283,8 +294,18 @@ test('a transaction of the consumer takes two round trips besides its handler: B
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as never);
   try {
-    const batched = await h.consumer({ queue: h.queue(), bindings: ['trips.batched'], pool, batchHandler: async (_events, db) => void (await db.query('SELECT 1')) });
-    const perEvent = await h.consumer({ queue: h.queue(), bindings: ['trips.single'], pool, handler: async (_event, db) => void (await db.query('SELECT 2')) });
+    const batched = await h.consumer({
+      queue: h.queue(),
+      bindings: ['trips.batched'],
+      pool,
+      batchHandler: async (_events, db) => void (await db.query('SELECT 1')),
+    });
+    const perEvent = await h.consumer({
+      queue: h.queue(),
+      bindings: ['trips.single'],
+      pool,
+      handler: async (_event, db) => void (await db.query('SELECT 2')),
+    });
     consumers.push(batched, perEvent);
 
     await publishBurst([envelope('trips.batched', {})]);

@@ -135,7 +135,9 @@ interface Batched<H> {
  * written with; without one, they get none. Give `handler` (one event at a time) or `batchHandler` (batch mode).
  */
 export type EventConsumerOptions = ConsumerBasics &
-  ((WithPool & (PerEvent<EventHandler> | Batched<BatchHandler>)) | (WithoutPool & (PerEvent<EventHandlerWithoutDb> | Batched<BatchHandlerWithoutDb>)));
+  (
+    (WithPool & (PerEvent<EventHandler> | Batched<BatchHandler>)) | (WithoutPool & (PerEvent<EventHandlerWithoutDb> | Batched<BatchHandlerWithoutDb>))
+  );
 
 /** Refuses, at construction, what the types cannot say or what a caller without them could still pass. */
 export function checkOptions(opts: EventConsumerOptions): void {

@@ -75,7 +75,15 @@ export class DirectPublisher {
         reject(new Error(`direct publisher: no confirms within ${this.o.confirmTimeoutMs} ms`));
       }, this.o.confirmTimeoutMs);
     });
-    const confirms = Promise.all(prepared.map(({ event, data }) => publishConfirmed(channel, this.o.exchange, eventMessage(event, this.userId, () => data))));
+    const confirms = Promise.all(
+      prepared.map(({ event, data }) =>
+        publishConfirmed(
+          channel,
+          this.o.exchange,
+          eventMessage(event, this.userId, () => data),
+        ),
+      ),
+    );
     // A window that failed on its own leaves the other promise pending: keep it from becoming an unhandled rejection.
     confirms.catch(() => undefined);
     try {

@@ -2,7 +2,13 @@ import type { Queryable } from '@crm/db';
 import { InvalidEnvelopeError, parseEnvelope } from './envelope';
 import { enqueueEvent } from './outbox';
 
-const valid = { id: '0b8c7a52-5a0e-4c1e-9d53-3f0c2f7e6a11', type: 'contact.created', orgId: 'org', occurredAt: '2024-05-01T10:00:00.000Z', data: null };
+const valid = {
+  id: '0b8c7a52-5a0e-4c1e-9d53-3f0c2f7e6a11',
+  type: 'contact.created',
+  orgId: 'org',
+  occurredAt: '2024-05-01T10:00:00.000Z',
+  data: null,
+};
 const body = (v: unknown) => Buffer.from(JSON.stringify(v));
 
 test('parseEnvelope accepts an envelope, with any data including null', () => {

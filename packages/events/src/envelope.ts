@@ -32,7 +32,8 @@ export function parseEnvelope(body: Buffer): EventEnvelope {
     if (typeof e[field] !== 'string' || e[field] === '') throw new InvalidEnvelopeError(`envelope field "${field}" is missing`);
   }
   if (!isUuid(e.id as string)) throw new InvalidEnvelopeError('envelope id is not a UUID');
-  if (e.version !== undefined && !(Number.isInteger(e.version) && (e.version as number) >= 1)) throw new InvalidEnvelopeError('envelope version is not a positive integer');
+  if (e.version !== undefined && !(Number.isInteger(e.version) && (e.version as number) >= 1))
+    throw new InvalidEnvelopeError('envelope version is not a positive integer');
   if (!('data' in e)) throw new InvalidEnvelopeError('envelope field "data" is missing');
   return e as unknown as EventEnvelope;
 }

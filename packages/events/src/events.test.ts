@@ -46,7 +46,14 @@ test('an event committed with the change reaches a bound consumer with its envel
 
   await eventually(async () => received.length === 1);
   expect(received[0]).toEqual(sent);
-  expect(sent).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), type: 'widget.created', orgId: ORG, occurredAt: '2024-05-01T10:00:00.000Z', version: 1, data: { name: 'Ada', tags: ['x'] } });
+  expect(sent).toEqual({
+    id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    type: 'widget.created',
+    orgId: ORG,
+    occurredAt: '2024-05-01T10:00:00.000Z',
+    version: 1,
+    data: { name: 'Ada', tags: ['x'] },
+  });
 
   const first = await eventually(() => ch.get(probe, { noAck: true }));
   const second = await eventually(() => ch.get(probe, { noAck: true }));
@@ -82,7 +89,9 @@ test('the relay takes two round trips to the database per batch: BEGIN with the 
   const sent: string[] = [];
   const original = Client.prototype.query;
   const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-    if ((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === RELAY_APPLICATION_NAME) {
+    if (
+      (this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === RELAY_APPLICATION_NAME
+    ) {
       sent.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text));
     }
     return (original as (...a: unknown[]) => unknown).apply(this, args);
@@ -165,7 +174,8 @@ function closeFromBroker(connectionNames: string[]): void {
                         {_, longstr, N} = lists:keyfind(<<"connection_name">>, 1, Props), N
                     catch _:_ -> none end, [${names}])].`,
   ]).toString();
-  if ((closed.match(/ok/g) ?? []).length !== connectionNames.length) throw new Error(`closed ${closed.trim()} of ${connectionNames.length} connections`);
+  if ((closed.match(/ok/g) ?? []).length !== connectionNames.length)
+    throw new Error(`closed ${closed.trim()} of ${connectionNames.length} connections`);
 }
 
 // Skipped elsewhere, and the title says why, so a skip in the jest output is not mistaken for a pass.
@@ -335,7 +345,9 @@ test('published outbox rows and old processed_events rows are pruned after their
   await h.emit('meeting.created');
   await eventually(async () => (await h.effects(queue)).total === 1);
   await eventually(async () => {
-    const { rows } = await h.pool.query('SELECT (SELECT count(*) FROM outbox)::int AS outbox, (SELECT count(*) FROM processed_events)::int AS processed');
+    const { rows } = await h.pool.query(
+      'SELECT (SELECT count(*) FROM outbox)::int AS outbox, (SELECT count(*) FROM processed_events)::int AS processed',
+    );
     return rows[0].outbox === 0 && rows[0].processed === 0;
   }, 5_000);
 });
@@ -376,7 +388,12 @@ test('a score-only contact.updated goes out as contact.updated.lead_score: a que
   const got: Record<string, string[]> = { [everyUpdate]: [], [withoutScores]: [] };
   const collect = (queue: string) => async (e: EventEnvelope) => void got[queue].push(e.id);
   await h.consumer({ queue: everyUpdate, bindings: ['contact.updated'], handler: collect(everyUpdate) });
-  await h.consumer({ queue: withoutScores, bindings: ['contact.updated'], excludeRoutingKeys: [SCORE_ONLY_CONTACT_UPDATE], handler: collect(withoutScores) });
+  await h.consumer({
+    queue: withoutScores,
+    bindings: ['contact.updated'],
+    excludeRoutingKeys: [SCORE_ONLY_CONTACT_UPDATE],
+    handler: collect(withoutScores),
+  });
   const ch = await h.probe();
   const probe = (await ch.assertQueue('', { exclusive: true })).queue;
   await ch.bindQueue(probe, h.exchange, '#');

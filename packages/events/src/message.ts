@@ -50,7 +50,9 @@ export function publishConfirmed(channel: ConfirmChannel, exchange: string, m: E
     try {
       // A caller's window is a bounded batch, so a full write buffer (publish returning false) only means the
       // messages sit in memory a moment longer; the confirms are what is waited for.
-      channel.publish(exchange, m.routingKey, m.body, m.options, (err) => (err ? reject(err instanceof Error ? err : new Error('message nacked by broker')) : resolve()));
+      channel.publish(exchange, m.routingKey, m.body, m.options, (err) =>
+        err ? reject(err instanceof Error ? err : new Error('message nacked by broker')) : resolve(),
+      );
     } catch (err) {
       reject(err);
     }

@@ -67,7 +67,10 @@ describe.each([
       'x-crm-error':
         'contact.created v1 data does not match its schema: contact.name: Invalid input: expected string, received undefined; contact.leadScore: Invalid input: expected number, received string',
     });
-    expect(parked.get(unknownVersion.id)!.properties.headers).toMatchObject({ 'x-crm-attempt': 1, 'x-crm-error': 'contact.deleted has no version 7 (known: 1)' });
+    expect(parked.get(unknownVersion.id)!.properties.headers).toMatchObject({
+      'x-crm-attempt': 1,
+      'x-crm-error': 'contact.deleted has no version 7 (known: 1)',
+    });
   });
 });
 

@@ -22,7 +22,8 @@ describe('the catalogue names each type’s producers', () => {
   it('every type has at least one, and only services with an outbox relay', () => {
     for (const d of eventDefinitions()) {
       expect({ type: d.type, some: d.producers.length > 0 }).toEqual({ type: d.type, some: true });
-      for (const p of d.producers) expect({ type: d.type, producer: p, hasOutbox: producing.has(p) }).toEqual({ type: d.type, producer: p, hasOutbox: true });
+      for (const p of d.producers)
+        expect({ type: d.type, producer: p, hasOutbox: producing.has(p) }).toEqual({ type: d.type, producer: p, hasOutbox: true });
     }
   });
 
@@ -44,7 +45,9 @@ describe('publisherRefusal', () => {
   it("accepts a type's producer, and the consumer's own user (its retry copies, or one user shared by every service)", () => {
     expect(publisherRefusal(received('messaging'), webhooks)).toBeUndefined();
     expect(publisherRefusal(received('webhooks', 'crm.events.webhooks.deliveries'), webhooks)).toBeUndefined();
-    expect(publisherRefusal({ type: 'audit.recorded', routingKey: 'audit.recorded', userId: 'ai' }, { ownUser: 'identity', userPrefix: '' })).toBeUndefined();
+    expect(
+      publisherRefusal({ type: 'audit.recorded', routingKey: 'audit.recorded', userId: 'ai' }, { ownUser: 'identity', userPrefix: '' }),
+    ).toBeUndefined();
     expect(publisherRefusal({ type: 'contact.updated', routingKey: 'contact.updated.lead_score', userId: 'crm' }, webhooks)).toBeUndefined();
     expect(publisherRefusal(received('guest'), { ownUser: 'guest', userPrefix: '' })).toBeUndefined();
   });
@@ -72,7 +75,9 @@ describe('publisherRefusal', () => {
   it('reads producers’ users with the prefix: the bare service name is then nobody', () => {
     const prefixed: PublisherCheck = { ownUser: 't9_webhooks', userPrefix: 't9_' };
     expect(publisherRefusal(received('t9_messaging'), prefixed)).toBeUndefined();
-    expect(publisherRefusal(received('messaging'), prefixed)).toBe('publisher messaging is not a producer of message.received (producers: t9_messaging)');
+    expect(publisherRefusal(received('messaging'), prefixed)).toBe(
+      'publisher messaging is not a producer of message.received (producers: t9_messaging)',
+    );
   });
 });
 

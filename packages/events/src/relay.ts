@@ -157,7 +157,8 @@ export class OutboxRelay {
     this.exchange = opts.exchange;
     this.log = opts.logger;
     this.batchSize = opts.batchSize ?? 500;
-    if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new Error(`OutboxRelay: batchSize must be a positive integer, got ${this.batchSize}`);
+    if (!Number.isInteger(this.batchSize) || this.batchSize < 1)
+      throw new Error(`OutboxRelay: batchSize must be a positive integer, got ${this.batchSize}`);
     this.claimSql = claimSql(this.batchSize);
     this.pollMs = opts.pollMs ?? 2_000;
     this.retentionMs = opts.retentionMs ?? 24 * 3600_000;
@@ -285,7 +286,9 @@ export class OutboxRelay {
     // pool stands in while that connection is being re-established. A broken dedicated connection ends, and its 'end'
     // handler re-establishes it.
     const dedicated = this.listener;
-    const { rows, confirmed, failed } = dedicated ? await withTransactionOn(dedicated, publish, trips) : await withTransaction(this.pool, publish, trips);
+    const { rows, confirmed, failed } = dedicated
+      ? await withTransactionOn(dedicated, publish, trips)
+      : await withTransaction(this.pool, publish, trips);
     if (this.published) for (const row of confirmed) this.published.get(row.type).inc();
     if (failed) throw failed.reason;
     return rows.length;
@@ -310,9 +313,21 @@ export class OutboxRelay {
   }
 
   private publish(channel: ConfirmChannel, row: OutboxRow): Promise<void> {
-    const event = { id: row.id, type: row.type, orgId: row.org_id, occurredAt: row.occurred_at, version: row.version, dataJson: row.data, traceparent: row.traceparent };
+    const event = {
+      id: row.id,
+      type: row.type,
+      orgId: row.org_id,
+      occurredAt: row.occurred_at,
+      version: row.version,
+      dataJson: row.data,
+      traceparent: row.traceparent,
+    };
     // Parsed only for the few types with narrower routing keys; every other body goes out as stored text.
-    return publishConfirmed(channel, this.exchange, eventMessage(event, this.userId, () => JSON.parse(row.data)));
+    return publishConfirmed(
+      channel,
+      this.exchange,
+      eventMessage(event, this.userId, () => JSON.parse(row.data)),
+    );
   }
 
   private async openChannel(): Promise<ConfirmChannel> {

@@ -37,20 +37,28 @@ describe('eventSchemas[type][version]', () => {
   it('the producer check names a missing field, a wrong type and a field the schema does not describe', () => {
     const { name: _gone, ...noName } = exampleContact;
     expect(() => checkProducedData('contact.created', 1, { contact: noName })).toThrow(
-      new InvalidEventDataError('contact.created v1 data does not match its schema: contact.name: Invalid input: expected string, received undefined'),
+      new InvalidEventDataError(
+        'contact.created v1 data does not match its schema: contact.name: Invalid input: expected string, received undefined',
+      ),
     );
-    expect(() => checkProducedData('message.received', 1, { ...(EVENT_EXAMPLES['message.received'] as object), sentAt: 'yesterday' })).toThrow(/sentAt: Invalid ISO datetime/);
+    expect(() => checkProducedData('message.received', 1, { ...(EVENT_EXAMPLES['message.received'] as object), sentAt: 'yesterday' })).toThrow(
+      /sentAt: Invalid ISO datetime/,
+    );
     expect(() => checkProducedData('contact.updated', 1, { contact: { ...exampleContact, customFieldsJson: '{}' }, changes: [] })).toThrow(
       new InvalidEventDataError('contact.updated v1 data has fields its schema does not describe: contact.customFieldsJson'),
     );
-    expect(() => checkProducedData('contact.deleted', 2, { id: exampleContact.id })).toThrow(new InvalidEventDataError('contact.deleted has no version 2 (known: 1)'));
+    expect(() => checkProducedData('contact.deleted', 2, { id: exampleContact.id })).toThrow(
+      new InvalidEventDataError('contact.deleted has no version 2 (known: 1)'),
+    );
     // Types without a schema (tests' own, a future one) are not checked.
     expect(() => checkProducedData('widget.created', 1, { anything: true })).not.toThrow();
   });
 
   it('enqueueEvent and enqueueEvents refuse data that does not fit, before any query', async () => {
     const db = { query: jest.fn() } as unknown as Queryable;
-    await expect(enqueueEvent(db, { type: 'contact.deleted', orgId: 'o', data: { id: 'not-an-id' } })).rejects.toThrow(/contact\.deleted v1 data does not match its schema: id: Invalid GUID/);
+    await expect(enqueueEvent(db, { type: 'contact.deleted', orgId: 'o', data: { id: 'not-an-id' } })).rejects.toThrow(
+      /contact\.deleted v1 data does not match its schema: id: Invalid GUID/,
+    );
     await expect(
       enqueueEvents(db, [
         { type: 'contact.deleted', orgId: 'o', data: { id: exampleContact.id } },
@@ -106,7 +114,12 @@ describe('eventCatalogue', () => {
     const catalogue = eventCatalogue();
     expect(catalogue.map((e) => `${e.type} v${e.version}`)).toEqual(eventDefinitions().map((d) => `${d.type} v${d.version}`));
     for (const e of catalogue) {
-      expect([e.type, e.description.length > 10, e.schema.type, Object.keys(e.schema.properties as object).length > 0]).toEqual([e.type, true, 'object', true]);
+      expect([e.type, e.description.length > 10, e.schema.type, Object.keys(e.schema.properties as object).length > 0]).toEqual([
+        e.type,
+        true,
+        'object',
+        true,
+      ]);
       expect(e.schema.$schema).toBeUndefined();
     }
     // The JSON Schemas are usable as they are: each example validates against its own, a wrong one does not.
@@ -116,7 +129,9 @@ describe('eventCatalogue', () => {
     expect(catalogue.filter((e) => e.public).map((e) => e.type)).toEqual(publicEventTypes());
     expect(publicEventTypes()).not.toContain('chatnet_account.qr');
     expect(publicEventTypes()).not.toContain('chatnet.inbound');
-    const contact = (catalogue.find((e) => e.type === 'contact.created')!.schema.properties as Record<string, { properties: object; required: string[] }>).contact;
+    const contact = (
+      catalogue.find((e) => e.type === 'contact.created')!.schema.properties as Record<string, { properties: object; required: string[] }>
+    ).contact;
     expect(Object.keys(contact.properties)).toEqual(Object.keys(PublicContact.shape));
     expect(contact.required).toContain('fullName');
   });

@@ -19,7 +19,11 @@ function delivery(headers: Record<string, unknown> = {}, nack = false) {
     },
     ack: (m: ConsumeMessage) => void acked.push(m),
   } as unknown as ConfirmChannel;
-  const msg = { content: Buffer.from('{}'), fields: { deliveryTag: 1, routingKey: 'widget.updated' }, properties: { headers } } as unknown as ConsumeMessage;
+  const msg = {
+    content: Buffer.from('{}'),
+    fields: { deliveryTag: 1, routingKey: 'widget.updated' },
+    properties: { headers },
+  } as unknown as ConsumeMessage;
   return { d: { channel, msg }, published, acked };
 }
 
@@ -32,7 +36,11 @@ test('a failed first attempt goes to the first retry queue with its delay, the a
   expect(published).toEqual([
     {
       queue: 'q.retry.1',
-      options: expect.objectContaining({ expiration: '100', userId: 'svc', headers: { traceparent: 'tp', 'x-crm-attempt': 2, 'x-crm-error': 'boom' } }),
+      options: expect.objectContaining({
+        expiration: '100',
+        userId: 'svc',
+        headers: { traceparent: 'tp', 'x-crm-attempt': 2, 'x-crm-error': 'boom' },
+      }),
     },
   ]);
   expect(acked).toEqual([d.msg]);
@@ -72,6 +80,11 @@ test('a malformed body and a refused publisher go to the DLQ at once, the refusa
   const refused = delivery();
   await settler().malformed(refused.d, 1, new RefusedPublisherError('publisher ai is not a producer of widget.updated'));
   expect(refused.published).toEqual([
-    { queue: 'q.dlq', options: expect.objectContaining({ headers: expect.objectContaining({ 'x-refused-reason': 'publisher ai is not a producer of widget.updated' }) }) },
+    {
+      queue: 'q.dlq',
+      options: expect.objectContaining({
+        headers: expect.objectContaining({ 'x-refused-reason': 'publisher ai is not a producer of widget.updated' }),
+      }),
+    },
   ]);
 });

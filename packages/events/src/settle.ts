@@ -115,7 +115,10 @@ export class DeliverySettler {
     const { queue, log } = this.o;
     const { msg } = delivery;
     if (err instanceof RefusedPublisherError) return this.refused(delivery, attempt, err);
-    log.error({ err, queue, messageId: msg.properties.messageId, routingKey: msg.fields.routingKey }, 'event consumer: malformed message; dead-lettering');
+    log.error(
+      { err, queue, messageId: msg.properties.messageId, routingKey: msg.fields.routingKey },
+      'event consumer: malformed message; dead-lettering',
+    );
     if (this.o.exclusive) {
       this.ack(delivery);
       this.count('dropped');
@@ -129,7 +132,10 @@ export class DeliverySettler {
   private async refused(delivery: Delivery, attempt: number, err: RefusedPublisherError): Promise<void> {
     const { queue, log } = this.o;
     const { msg } = delivery;
-    log.warn({ queue, reason: err.message, messageId: msg.properties.messageId, routingKey: msg.fields.routingKey }, 'event consumer: publisher refused; dead-lettering');
+    log.warn(
+      { queue, reason: err.message, messageId: msg.properties.messageId, routingKey: msg.fields.routingKey },
+      'event consumer: publisher refused; dead-lettering',
+    );
     if (this.o.exclusive) {
       this.ack(delivery);
       this.count('refused');

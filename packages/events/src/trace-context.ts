@@ -28,7 +28,10 @@ export function startEventSpan(event: EventEnvelope, traceparent: string | undef
   const parent = traceparent ? propagation.extract(ROOT_CONTEXT, { [TRACEPARENT_HEADER]: traceparent }) : ROOT_CONTEXT;
   const span = tracer.startSpan(
     `${event.type} process`,
-    { kind: SpanKind.CONSUMER, attributes: { 'messaging.system': 'rabbitmq', 'messaging.destination.name': queue, 'messaging.message.id': event.id } },
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: { 'messaging.system': 'rabbitmq', 'messaging.destination.name': queue, 'messaging.message.id': event.id },
+    },
     parent,
   );
   return { span, ctx: trace.setSpan(parent, span) };

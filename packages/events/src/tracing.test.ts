@@ -38,7 +38,9 @@ afterEach(async () => {
 /** Enqueue an event inside a span of its own, as a gRPC handler does; returns the event and that span's ids. */
 async function emitInSpan(type: string, data: unknown = {}): Promise<{ event: EventEnvelope; traceId: string; spanId: string }> {
   const span = tracer.startSpan('producer', {}, ROOT_CONTEXT);
-  const event = await context.with(trace.setSpan(ROOT_CONTEXT, span), () => withTransaction(h.pool, (c) => enqueueEvent(c, { type, orgId: ORG, data })));
+  const event = await context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
+    withTransaction(h.pool, (c) => enqueueEvent(c, { type, orgId: ORG, data })),
+  );
   span.end();
   return { event, ...span.spanContext() };
 }
@@ -46,7 +48,11 @@ async function emitInSpan(type: string, data: unknown = {}): Promise<{ event: Ev
 test("a consumed event's handler runs in a span of the producer's trace, the child of the span that enqueued it", async () => {
   const queue = h.queue();
   const seen: Array<{ id: string; traceId?: string; traceparent?: string }> = [];
-  await h.consumer({ queue, pool: h.pool, handler: async (e) => void seen.push({ id: e.id, traceId: activeTraceId(), traceparent: eventTraceparent(e) }) });
+  await h.consumer({
+    queue,
+    pool: h.pool,
+    handler: async (e) => void seen.push({ id: e.id, traceId: activeTraceId(), traceparent: eventTraceparent(e) }),
+  });
   await h.relay();
 
   const produced = await emitInSpan('widget.created');

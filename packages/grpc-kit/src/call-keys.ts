@@ -33,7 +33,10 @@ const toLittleEndian32 = (n: bigint) => Buffer.from(n.toString(16).padStart(64, 
 export function x25519PrivateOf(ed25519Private: KeyObject): KeyObject {
   const der = ed25519Private.export({ format: 'der', type: 'pkcs8' }) as Buffer;
   if (der.length !== PKCS8_ED25519_LENGTH) throw new Error('an Ed25519 private key was expected');
-  const scalar = createHash('sha512').update(der.subarray(der.length - 32)).digest().subarray(0, 32);
+  const scalar = createHash('sha512')
+    .update(der.subarray(der.length - 32))
+    .digest()
+    .subarray(0, 32);
   return createPrivateKey({ key: Buffer.concat([PKCS8_X25519, scalar]), format: 'der', type: 'pkcs8' });
 }
 

@@ -17,7 +17,17 @@ describe('createServiceClient load balancing', () => {
     for (const name of ['first', 'second']) {
       // Every method of the service needs a handler; only PeerSandbox is called (it says which server answered).
       const unused = async () => ({});
-      const handlers = { PeerLookupPhone: unused, PeerFindUser: unused, PeerSendFriendRequest: unused, PeerRecall: unused, PeerReact: unused, PeerMarkSeen: unused, PeerRelease: unused, PeerSend: unused, PeerSandbox: async () => ({ resultJson: name }) };
+      const handlers = {
+        PeerLookupPhone: unused,
+        PeerFindUser: unused,
+        PeerSendFriendRequest: unused,
+        PeerRecall: unused,
+        PeerReact: unused,
+        PeerMarkSeen: unused,
+        PeerRelease: unused,
+        PeerSend: unused,
+        PeerSandbox: async () => ({ resultJson: name }),
+      };
       const server = new GrpcServer(createLogger('test', 'silent'), auth).add(ctor, handlers);
       ports.push(await server.listen('127.0.0.1', 0));
       servers.push(server);
@@ -29,7 +39,8 @@ describe('createServiceClient load balancing', () => {
 
   it('spreads calls over both addresses of a target that resolves to two servers', async () => {
     const client = createServiceClient(ctor, `ipv4:127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`, auth, 5000, 'round_robin');
-    const ask = async () => (await client.PeerSandbox<{ resultJson: string }>({ accountId: 'a', action: 'scan', payloadJson: '{}' }, { orgId: 'o' })).resultJson;
+    const ask = async () =>
+      (await client.PeerSandbox<{ resultJson: string }>({ accountId: 'a', action: 'scan', payloadJson: '{}' }, { orgId: 'o' })).resultJson;
     try {
       // Until both connections are ready, round-robin uses the ready one; give the second a moment.
       for (let i = 0; i < 20; i++) await ask();
@@ -48,7 +59,10 @@ describe('createServiceClient load balancing', () => {
     const client = createServiceClient(ctor, `ipv4:127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`, auth);
     try {
       const names = new Set<string>();
-      for (let i = 0; i < 20; i++) names.add((await client.PeerSandbox<{ resultJson: string }>({ accountId: 'a', action: 'scan', payloadJson: '{}' }, { orgId: 'o' })).resultJson);
+      for (let i = 0; i < 20; i++)
+        names.add(
+          (await client.PeerSandbox<{ resultJson: string }>({ accountId: 'a', action: 'scan', payloadJson: '{}' }, { orgId: 'o' })).resultJson,
+        );
       expect(names.size).toBe(1);
     } finally {
       client.close();

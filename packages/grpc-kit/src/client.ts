@@ -78,8 +78,10 @@ function healthClient(address: string, transport: GrpcTransport): HealthClient {
 
 function check(client: HealthClient, deadlineMs: number, service = ''): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
-    client.Check({ service }, { deadline: new Date(Date.now() + deadlineMs) }, (err: grpc.ServiceError | null, r?: health.HealthCheckResponse__Output) =>
-      resolve(!err && r?.status === 'SERVING'),
+    client.Check(
+      { service },
+      { deadline: new Date(Date.now() + deadlineMs) },
+      (err: grpc.ServiceError | null, r?: health.HealthCheckResponse__Output) => resolve(!err && r?.status === 'SERVING'),
     );
   });
 }

@@ -29,18 +29,31 @@ describe('error mapping: domain kind → gRPC status → HTTP status', () => {
   it('an AppError survives the wire with its code, details and retry hint', () => {
     const err = new AppError('rate_limited', 'Slow down', { code: 'send_cap', retryAfter: 30, details: [{ field: 'x', message: 'y' }] });
     const decoded = decodeRemoteError({ code: grpcStatusOf(err.kind), details: err.message, metadata: errorMetadata(err) });
-    expect(decoded).toEqual({ grpcCode: status.RESOURCE_EXHAUSTED, httpStatus: 429, code: 'send_cap', message: 'Slow down', details: [{ field: 'x', message: 'y' }], retryAfter: 30 });
+    expect(decoded).toEqual({
+      grpcCode: status.RESOURCE_EXHAUSTED,
+      httpStatus: 429,
+      code: 'send_cap',
+      message: 'Slow down',
+      details: [{ field: 'x', message: 'y' }],
+      retryAfter: 30,
+    });
   });
 
   it('details with non-ASCII text (Vietnamese) cross the wire intact', () => {
-    const err = new AppError('invalid_argument', 'name: Nguyễn không hợp lệ', { details: [{ field: 'name', message: 'tên "Nguyễn Văn Á" quá dài' }] });
+    const err = new AppError('invalid_argument', 'name: Nguyễn không hợp lệ', {
+      details: [{ field: 'name', message: 'tên "Nguyễn Văn Á" quá dài' }],
+    });
     const decoded = decodeRemoteError({ code: grpcStatusOf(err.kind), details: err.message, metadata: errorMetadata(err) });
     expect(decoded.details).toEqual([{ field: 'name', message: 'tên "Nguyễn Văn Á" quá dài' }]);
     expect(decoded.message).toBe('name: Nguyễn không hợp lệ');
   });
 
   it('transport errors never show their raw text to clients', () => {
-    const decoded = decodeRemoteError({ code: status.UNAVAILABLE, details: 'No connection established. Last error: connect ECONNREFUSED 10.0.0.5:50052', metadata: new Metadata() });
+    const decoded = decodeRemoteError({
+      code: status.UNAVAILABLE,
+      details: 'No connection established. Last error: connect ECONNREFUSED 10.0.0.5:50052',
+      metadata: new Metadata(),
+    });
     expect(decoded.message).not.toContain('ECONNREFUSED');
     expect(decoded.httpStatus).toBe(503);
   });

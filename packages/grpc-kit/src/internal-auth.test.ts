@@ -40,7 +40,9 @@ describe('internal credential', () => {
     expect(tokenPart(gateway.sign({ ...ctx, clientIp: '10.0.0.10' }, 'crm.v1.CrmService/GetContact'))).not.toBe(token);
     expect(tokenPart(gateway.sign(ctx, 'identity.v1.IdentityService/GetUser'))).not.toBe(token);
     // A remembered verification still checks the method against the caller's policy.
-    expect(identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/GetUser'), 'identity.v1.IdentityService/GetUser').caller).toBe('crm');
+    expect(identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/GetUser'), 'identity.v1.IdentityService/GetUser').caller).toBe(
+      'crm',
+    );
     const create = crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/CreateUser');
     expect(refusal(() => identity.verify(create, 'identity.v1.IdentityService/CreateUser')).kind).toBe('permission_denied');
   });
@@ -57,7 +59,9 @@ describe('internal credential', () => {
     const [token, jti, exp, mac] = gateway.sign(ctx, 'crm.v1.CrmService/GetContact').split('~');
     expect(refusal(() => crm.verify(token, 'crm.v1.CrmService/GetContact')).message).toMatch(/malformed/);
     expect(refusal(() => crm.verify([token, `${jti}x`, exp, mac].join('~'), 'crm.v1.CrmService/GetContact')).message).toMatch(/does not match/);
-    expect(refusal(() => crm.verify([token, jti, String(Number(exp) - 1), mac].join('~'), 'crm.v1.CrmService/GetContact')).message).toMatch(/does not match/);
+    expect(refusal(() => crm.verify([token, jti, String(Number(exp) - 1), mac].join('~'), 'crm.v1.CrmService/GetContact')).message).toMatch(
+      /does not match/,
+    );
     // A proof made by another process that holds the token but not the gateway–crm key.
     const other = devInternalAuth('identity', seed);
     const [, jti2, exp2, mac2] = other.sign(ctx, 'crm.v1.CrmService/GetContact').split('~');
@@ -73,7 +77,10 @@ describe('internal credential', () => {
 
     it('follows a chain of calls: the next service sees who asked for the org', () => {
       // gateway → messaging → connector → messaging: the gateway's signed user is the origin all the way down.
-      const atMessaging = messaging.verify(gateway.sign(ctx, 'messaging.v1.MessagingService/SendMessage'), 'messaging.v1.MessagingService/SendMessage');
+      const atMessaging = messaging.verify(
+        gateway.sign(ctx, 'messaging.v1.MessagingService/SendMessage'),
+        'messaging.v1.MessagingService/SendMessage',
+      );
       const atConnector = connector.verify(messaging.sign(atMessaging, send), send, '', atMessaging.origin);
       expect(atConnector.origin).toBe(atMessaging.origin);
       expect(messaging.verify(connector.sign(atConnector, download), download, '', atConnector.origin).orgId).toBe('org-1');
@@ -96,7 +103,9 @@ describe('internal credential', () => {
       // A forged origin is no origin.
       const [h, , sig] = origin.split('.');
       const forged = `${h}.${Buffer.from(JSON.stringify({ org: 'org-2' })).toString('base64url')}.${sig}`;
-      expect(refusal(() => messaging.verify(connector.sign({ orgId: 'org-2', origin: forged }, download), download, '', forged)).kind).toBe('unauthenticated');
+      expect(refusal(() => messaging.verify(connector.sign({ orgId: 'org-2', origin: forged }, download), download, '', forged)).kind).toBe(
+        'unauthenticated',
+      );
       // The origin is covered by the proof: swapped after signing, the call is refused.
       const credential = connector.sign({ orgId: 'org-1', origin }, download);
       const ownToken = tokenPart(connector.sign({ orgId: 'org-1' }, download));
@@ -119,7 +128,9 @@ describe('internal credential', () => {
 
   it('refuses a token signed with another deployment’s keys', () => {
     const stranger = devInternalAuth('gateway', randomBytes(32).toString('hex'));
-    expect(refusal(() => crm.verify(stranger.sign(ctx, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact')).message).toMatch(/bad signature/);
+    expect(refusal(() => crm.verify(stranger.sign(ctx, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact')).message).toMatch(
+      /bad signature/,
+    );
   });
 
   it('refuses expired tokens and tokens that claim a long life', () => {
@@ -140,8 +151,12 @@ describe('internal credential', () => {
   });
 
   it('lets a service call only the methods its policy lists', () => {
-    expect(identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/GetUser'), 'identity.v1.IdentityService/GetUser')).toMatchObject({ orgId: 'org-1', userId: '', caller: 'crm' });
-    const denied = refusal(() => identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/CreateUser'), 'identity.v1.IdentityService/CreateUser'));
+    expect(identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/GetUser'), 'identity.v1.IdentityService/GetUser')).toMatchObject(
+      { orgId: 'org-1', userId: '', caller: 'crm' },
+    );
+    const denied = refusal(() =>
+      identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/CreateUser'), 'identity.v1.IdentityService/CreateUser'),
+    );
     expect(denied.kind).toBe('permission_denied');
     expect(mayCall('gateway', 'crm.v1.CrmService/ListContacts')).toBe(true);
     expect(mayCall('gateway', 'connector.v1.ConnectorPeerService/PeerSend')).toBe(false);
@@ -154,24 +169,42 @@ describe('internal credential', () => {
     const after = generateInternalKeys(() => randomBytes(32));
     const newGatewayPublic = after.publicKeys.split(',').find((e) => e.startsWith('gateway='))!;
     // Step 1: every service accepts the gateway's old and new key; step 2: the gateway signs with the new one.
-    const crmDuring = internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: before.privateKeys.crm, SERVICE_PUBLIC_KEYS: `${before.publicKeys},${newGatewayPublic}` });
+    const crmDuring = internalAuthFromEnv('crm', {
+      SERVICE_PRIVATE_KEY: before.privateKeys.crm,
+      SERVICE_PUBLIC_KEYS: `${before.publicKeys},${newGatewayPublic}`,
+    });
     const oldGateway = internalAuthFromEnv('gateway', { SERVICE_PRIVATE_KEY: before.privateKeys.gateway, SERVICE_PUBLIC_KEYS: before.publicKeys });
-    const newGateway = internalAuthFromEnv('gateway', { SERVICE_PRIVATE_KEY: after.privateKeys.gateway, SERVICE_PUBLIC_KEYS: `${before.publicKeys},${newGatewayPublic}` });
-    for (const gw of [oldGateway, newGateway]) expect(crmDuring.verify(gw.sign(ctx, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact').orgId).toBe('org-1');
+    const newGateway = internalAuthFromEnv('gateway', {
+      SERVICE_PRIVATE_KEY: after.privateKeys.gateway,
+      SERVICE_PUBLIC_KEYS: `${before.publicKeys},${newGatewayPublic}`,
+    });
+    for (const gw of [oldGateway, newGateway])
+      expect(crmDuring.verify(gw.sign(ctx, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact').orgId).toBe('org-1');
     // Step 3: the old key removed, tokens it signs are refused.
     const crmAfter = internalAuthFromEnv('crm', {
       SERVICE_PRIVATE_KEY: before.privateKeys.crm,
-      SERVICE_PUBLIC_KEYS: `${before.publicKeys.split(',').filter((e) => !e.startsWith('gateway=')).join(',')},${newGatewayPublic}`,
+      SERVICE_PUBLIC_KEYS: `${before.publicKeys
+        .split(',')
+        .filter((e) => !e.startsWith('gateway='))
+        .join(',')},${newGatewayPublic}`,
     });
-    expect(refusal(() => crmAfter.verify(oldGateway.sign(ctx, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact')).kind).toBe('unauthenticated');
+    expect(refusal(() => crmAfter.verify(oldGateway.sign(ctx, 'crm.v1.CrmService/GetContact'), 'crm.v1.CrmService/GetContact')).kind).toBe(
+      'unauthenticated',
+    );
   });
 
   describe('configuration', () => {
     it('production refuses the development seed and needs a key pair', () => {
-      expect(() => internalAuthFromEnv('crm', { NODE_ENV: 'production', INTERNAL_AUTH_SEED: seed })).toThrow(/INTERNAL_AUTH_SEED: is for development only/);
+      expect(() => internalAuthFromEnv('crm', { NODE_ENV: 'production', INTERNAL_AUTH_SEED: seed })).toThrow(
+        /INTERNAL_AUTH_SEED: is for development only/,
+      );
       expect(() => internalAuthFromEnv('crm', { NODE_ENV: 'production' })).toThrow(/SERVICE_PRIVATE_KEY: is required in production/);
       const keys = generateInternalKeys(() => randomBytes(32));
-      const auth = internalAuthFromEnv('crm', { NODE_ENV: 'production', SERVICE_PRIVATE_KEY: keys.privateKeys.crm, SERVICE_PUBLIC_KEYS: keys.publicKeys });
+      const auth = internalAuthFromEnv('crm', {
+        NODE_ENV: 'production',
+        SERVICE_PRIVATE_KEY: keys.privateKeys.crm,
+        SERVICE_PUBLIC_KEYS: keys.publicKeys,
+      });
       expect(auth.self).toBe('crm');
     });
 
@@ -179,9 +212,15 @@ describe('internal credential', () => {
       const keys = generateInternalKeys(() => randomBytes(32));
       expect(() => internalAuthFromEnv('crm', {})).toThrow(/INTERNAL_AUTH_SEED: is required/);
       expect(() => internalAuthFromEnv('crm', { SERVICE_PUBLIC_KEYS: keys.publicKeys })).toThrow(/SERVICE_PRIVATE_KEY: is required/);
-      expect(() => internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: 'short', SERVICE_PUBLIC_KEYS: keys.publicKeys })).toThrow(/SERVICE_PRIVATE_KEY: must be a 32-byte/);
-      expect(() => internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: keys.privateKeys.ai, SERVICE_PUBLIC_KEYS: keys.publicKeys })).toThrow(/no key for crm matching/);
-      expect(() => internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: keys.privateKeys.crm, SERVICE_PUBLIC_KEYS: `${keys.publicKeys},intruder=abc` })).toThrow(/unknown entry/);
+      expect(() => internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: 'short', SERVICE_PUBLIC_KEYS: keys.publicKeys })).toThrow(
+        /SERVICE_PRIVATE_KEY: must be a 32-byte/,
+      );
+      expect(() => internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: keys.privateKeys.ai, SERVICE_PUBLIC_KEYS: keys.publicKeys })).toThrow(
+        /no key for crm matching/,
+      );
+      expect(() =>
+        internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: keys.privateKeys.crm, SERVICE_PUBLIC_KEYS: `${keys.publicKeys},intruder=abc` }),
+      ).toThrow(/unknown entry/);
     });
   });
 });

@@ -217,7 +217,11 @@ export interface InternalAuth {
   verify(credential: string | undefined, operation: string, requestId?: string, origin?: string): CallContext;
 }
 
-export function createInternalAuth(self: InternalPrincipal, privateKey: KeyObject, publicKeys: ReadonlyMap<string, readonly KeyObject[]>): InternalAuth {
+export function createInternalAuth(
+  self: InternalPrincipal,
+  privateKey: KeyObject,
+  publicKeys: ReadonlyMap<string, readonly KeyObject[]>,
+): InternalAuth {
   const scopes = self === 'gateway' ? ['*'] : [...SERVICE_CALL_POLICY[self]];
   const signed = new BoundedCache<{ token: string; exp: number }>();
   const verified = new BoundedCache<{ claims: InternalClaims; callKey: Buffer }>();
@@ -292,7 +296,8 @@ export function createInternalAuth(self: InternalPrincipal, privateKey: KeyObjec
       }
       const { claims } = entry;
       const exp = Number(expText);
-      if (!Number.isInteger(exp) || exp < now - CLOCK_SKEW_SECONDS || exp > now + PROOF_TTL_SECONDS + CLOCK_SKEW_SECONDS) throw refused('the call proof has expired');
+      if (!Number.isInteger(exp) || exp < now - CLOCK_SKEW_SECONDS || exp > now + PROOF_TTL_SECONDS + CLOCK_SKEW_SECONDS)
+        throw refused('the call proof has expired');
       if (!JTI.test(jti)) throw refused('malformed call id');
       const expected = macOf(entry.callKey, proofInput(operation, jti, exp, token, origin));
       if (!macs.split('.').some((m) => sameMac(m, expected))) throw refused('the call proof does not match this call');
@@ -308,11 +313,14 @@ export function createInternalAuth(self: InternalPrincipal, privateKey: KeyObjec
           o = verifyToken(origin, null).claims;
           origins.set(origin, o);
         }
-        if (o.org !== claims.org) throw new AppError('permission_denied', `The call's origin vouches for another organization`, { code: 'origin_mismatch' });
+        if (o.org !== claims.org)
+          throw new AppError('permission_denied', `The call's origin vouches for another organization`, { code: 'origin_mismatch' });
         vouchedBy = o.iss;
       }
       if (vouchedBy === claims.iss && ORIGIN_BOUND[claims.iss as InternalPrincipal]?.includes(operation)) {
-        throw new AppError('permission_denied', `${claims.iss} may call ${operation} only for an organization another party vouched for`, { code: 'origin_required' });
+        throw new AppError('permission_denied', `${claims.iss} may call ${operation} only for an organization another party vouched for`, {
+          code: 'origin_required',
+        });
       }
       // A service acting on its own has no user; handlers see an empty user id, as before.
       const userId = claims.sub.startsWith('service:') ? '' : claims.sub;
@@ -354,10 +362,14 @@ export function internalAuthFromEnv(self: InternalPrincipal, env: InternalAuthEn
     if (!env.SERVICE_PUBLIC_KEYS) bad('SERVICE_PUBLIC_KEYS', 'is required when SERVICE_PRIVATE_KEY is set');
     const privateKey = privateKeyFromSeed(decode32(env.SERVICE_PRIVATE_KEY!, 'SERVICE_PRIVATE_KEY'));
     const publicKeys = new Map<string, KeyObject[]>();
-    for (const entry of env.SERVICE_PUBLIC_KEYS!.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const entry of env
+      .SERVICE_PUBLIC_KEYS!.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const eq = entry.indexOf('=');
       const name = entry.slice(0, eq).trim();
-      if (eq < 1 || !(INTERNAL_PRINCIPALS as readonly string[]).includes(name)) bad('SERVICE_PUBLIC_KEYS', `unknown entry "${entry.slice(0, 20)}"; expected name=key with a name among ${INTERNAL_PRINCIPALS.join(', ')}`);
+      if (eq < 1 || !(INTERNAL_PRINCIPALS as readonly string[]).includes(name))
+        bad('SERVICE_PUBLIC_KEYS', `unknown entry "${entry.slice(0, 20)}"; expected name=key with a name among ${INTERNAL_PRINCIPALS.join(', ')}`);
       const key = publicKeyFromRaw(decode32(entry.slice(eq + 1), `SERVICE_PUBLIC_KEYS (${name})`));
       publicKeys.set(name, [...(publicKeys.get(name) ?? []), key]);
     }
@@ -366,11 +378,15 @@ export function internalAuthFromEnv(self: InternalPrincipal, env: InternalAuthEn
     return createInternalAuth(self, privateKey, publicKeys);
   }
   if (env.NODE_ENV === 'production') {
-    if (env.INTERNAL_AUTH_SEED) bad('INTERNAL_AUTH_SEED', 'is for development only; production sets SERVICE_PRIVATE_KEY and SERVICE_PUBLIC_KEYS (npm run keys)');
+    if (env.INTERNAL_AUTH_SEED)
+      bad('INTERNAL_AUTH_SEED', 'is for development only; production sets SERVICE_PRIVATE_KEY and SERVICE_PUBLIC_KEYS (npm run keys)');
     bad('SERVICE_PRIVATE_KEY', 'is required in production (with SERVICE_PUBLIC_KEYS; generate them with npm run keys)');
   }
   if (!env.INTERNAL_AUTH_SEED || env.INTERNAL_AUTH_SEED.length < 32) {
-    bad('INTERNAL_AUTH_SEED', 'is required (at least 32 characters) unless SERVICE_PRIVATE_KEY and SERVICE_PUBLIC_KEYS are set; npm start generates one');
+    bad(
+      'INTERNAL_AUTH_SEED',
+      'is required (at least 32 characters) unless SERVICE_PRIVATE_KEY and SERVICE_PUBLIC_KEYS are set; npm start generates one',
+    );
   }
   return devInternalAuth(self, env.INTERNAL_AUTH_SEED!);
 }

@@ -117,7 +117,8 @@ describe('GrpcServer health with readiness checks', () => {
     const client = new ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as {
       Check(req: { service: string }, cb: (err: Error | null, res: { status: string }) => void): void;
     };
-    const ask = (service: string) => new Promise<string>((resolve, reject) => client.Check({ service }, (err, res) => (err ? reject(err) : resolve(res.status))));
+    const ask = (service: string) =>
+      new Promise<string>((resolve, reject) => client.Check({ service }, (err, res) => (err ? reject(err) : resolve(res.status))));
     try {
       expect(await ask(LIVENESS_SERVICE)).toBe('SERVING');
       expect(await ask('')).toBe('NOT_SERVING');

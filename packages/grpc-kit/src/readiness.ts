@@ -65,10 +65,12 @@ export class Readiness {
 
   private async run(): Promise<ReadinessReport> {
     const failed: Record<string, string> = {};
-    await Promise.all([...this.checks.keys()].map(async (name) => {
-      const reason = await this.runOne(name);
-      if (reason !== undefined) failed[name] = reason;
-    }));
+    await Promise.all(
+      [...this.checks.keys()].map(async (name) => {
+        const reason = await this.runOne(name);
+        if (reason !== undefined) failed[name] = reason;
+      }),
+    );
     const report = { ready: Object.keys(failed).length === 0, failed };
     const wasReady = this.last?.report.ready ?? true;
     if (wasReady && !report.ready) this.opts.log?.warn({ failed }, 'not ready: a dependency does not answer');

@@ -26,7 +26,9 @@ const PG_BAD_VALUE = new Set(['22021', '22P05', '22P02', '22007', '22008', '2200
 function rejectedValue(err: unknown): AppError | undefined {
   const code = (err as { code?: unknown })?.code;
   if (typeof code !== 'string' || !PG_BAD_VALUE.has(code)) return undefined;
-  return new AppError('invalid_argument', 'A value in the request is not valid (unsupported character, or a number, id or date out of range)', { code: 'invalid_value' });
+  return new AppError('invalid_argument', 'A value in the request is not valid (unsupported character, or a number, id or date out of range)', {
+    code: 'invalid_value',
+  });
 }
 
 /**
@@ -68,7 +70,13 @@ function originOf(md: grpc.Metadata): string {
  * `fullMethod`, then the org it names, unless the method is org-free), and errors keep their meaning across the wire: AppError → its status and code, anything else →
  * INTERNAL with an errorId that is logged here and shown to the client, never the stack.
  */
-function wrap(fullMethod: string, handler: AnyMethodHandler, log: Logger, auth: InternalAuth, done: CallTimer): grpc.handleUnaryCall<unknown, unknown> {
+function wrap(
+  fullMethod: string,
+  handler: AnyMethodHandler,
+  log: Logger,
+  auth: InternalAuth,
+  done: CallTimer,
+): grpc.handleUnaryCall<unknown, unknown> {
   const name = fullMethod.slice(fullMethod.indexOf('/') + 1);
   const needsOrg = !isOrgFree(fullMethod);
   return (call, cb) => {
@@ -94,38 +102,38 @@ function wrap(fullMethod: string, handler: AnyMethodHandler, log: Logger, auth: 
         return handler(call.request, needsOrg ? orgContext(ctx) : ctx);
       })
       .then(
-      (res) => {
-        span.end();
-        callback(null, res ?? {});
-      },
-      (err: unknown) => {
-        span.end();
-        if (err instanceof AppError) {
-          log.info({ method: name, requestId: ctx.requestId, code: err.code }, err.message);
-          callback({ code: grpcStatusOf(err.kind), details: err.message, metadata: errorMetadata(err) });
-          return;
-        }
-        const rejected = rejectedValue(err);
-        if (rejected) {
-          log.info({ method: name, requestId: ctx.requestId, pgCode: (err as { code?: string }).code }, rejected.message);
-          callback({ code: grpcStatusOf(rejected.kind), details: rejected.message, metadata: errorMetadata(rejected) });
-          return;
-        }
-        const unavailable = databaseUnavailable(err);
-        if (unavailable) {
-          log.warn({ err, method: name, requestId: ctx.requestId }, 'gRPC handler: database unavailable');
-          callback({ code: grpcStatusOf(unavailable.kind), details: unavailable.message, metadata: errorMetadata(unavailable) });
-          return;
-        }
-        const errorId = randomUUID();
-        span.setStatus({ code: SpanStatusCode.ERROR, message: `errorId ${errorId}` });
-        log.error({ err, method: name, requestId: ctx.requestId, errorId }, 'unhandled error in gRPC handler');
-        const md = new grpc.Metadata();
-        md.set('x-error-code', 'internal');
-        md.set('x-error-id', errorId);
-        callback({ code: grpc.status.INTERNAL, details: `Internal error (errorId ${errorId})`, metadata: md });
-      },
-    );
+        (res) => {
+          span.end();
+          callback(null, res ?? {});
+        },
+        (err: unknown) => {
+          span.end();
+          if (err instanceof AppError) {
+            log.info({ method: name, requestId: ctx.requestId, code: err.code }, err.message);
+            callback({ code: grpcStatusOf(err.kind), details: err.message, metadata: errorMetadata(err) });
+            return;
+          }
+          const rejected = rejectedValue(err);
+          if (rejected) {
+            log.info({ method: name, requestId: ctx.requestId, pgCode: (err as { code?: string }).code }, rejected.message);
+            callback({ code: grpcStatusOf(rejected.kind), details: rejected.message, metadata: errorMetadata(rejected) });
+            return;
+          }
+          const unavailable = databaseUnavailable(err);
+          if (unavailable) {
+            log.warn({ err, method: name, requestId: ctx.requestId }, 'gRPC handler: database unavailable');
+            callback({ code: grpcStatusOf(unavailable.kind), details: unavailable.message, metadata: errorMetadata(unavailable) });
+            return;
+          }
+          const errorId = randomUUID();
+          span.setStatus({ code: SpanStatusCode.ERROR, message: `errorId ${errorId}` });
+          log.error({ err, method: name, requestId: ctx.requestId, errorId }, 'unhandled error in gRPC handler');
+          const md = new grpc.Metadata();
+          md.set('x-error-code', 'internal');
+          md.set('x-error-id', errorId);
+          callback({ code: grpc.status.INTERNAL, details: `Internal error (errorId ${errorId})`, metadata: md });
+        },
+      );
   }
 }
 
@@ -159,7 +167,10 @@ export class GrpcServer {
     this.server.addService(health.service, {
       Check: (call: grpc.ServerUnaryCall<{ service?: string }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
         // A readiness report that fails is an answer too: not serving (never an unanswered call).
-        this.healthStatus(call.request?.service ?? '').then((status) => cb(null, { status }), () => cb(null, { status: 'NOT_SERVING' }));
+        this.healthStatus(call.request?.service ?? '').then(
+          (status) => cb(null, { status }),
+          () => cb(null, { status: 'NOT_SERVING' }),
+        );
       },
     });
   }

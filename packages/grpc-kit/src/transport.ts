@@ -93,7 +93,10 @@ export class GrpcTransport {
   httpAgent(url: URL, variable: string): http.Agent {
     const m = this.material;
     if (url.protocol !== 'https:') {
-      if (m) throw new ConfigError(`Invalid configuration:\n  ${variable}: must be an https:// URL when GRPC_TLS_CA, GRPC_TLS_CERT and GRPC_TLS_KEY are set`);
+      if (m)
+        throw new ConfigError(
+          `Invalid configuration:\n  ${variable}: must be an https:// URL when GRPC_TLS_CA, GRPC_TLS_CERT and GRPC_TLS_KEY are set`,
+        );
       return new http.Agent({ keepAlive: true });
     }
     if (!m) return new https.Agent({ keepAlive: true });
@@ -151,12 +154,15 @@ export function grpcTransportFromEnv(env: GrpcTlsEnv, log?: Logger): GrpcTranspo
   const given = TLS_VARIABLES.filter((name) => env[name]?.trim());
   if (given.length === 0) {
     if (env.NODE_ENV === 'production') {
-      log?.warn('GRPC_TLS_CA, GRPC_TLS_CERT and GRPC_TLS_KEY are not set: internal gRPC and attachment traffic is plaintext (npm run keys generates certificates)');
+      log?.warn(
+        'GRPC_TLS_CA, GRPC_TLS_CERT and GRPC_TLS_KEY are not set: internal gRPC and attachment traffic is plaintext (npm run keys generates certificates)',
+      );
     }
     return GrpcTransport.plaintext;
   }
   const missing = TLS_VARIABLES.filter((name) => !given.includes(name));
-  if (missing.length > 0) bad(missing.map((name) => [name, `is required when ${given.join(' and ')} ${given.length > 1 ? 'are' : 'is'} set (all three or none)`]));
+  if (missing.length > 0)
+    bad(missing.map((name) => [name, `is required when ${given.join(' and ')} ${given.length > 1 ? 'are' : 'is'} set (all three or none)`]));
 
   const ca = pemOf('GRPC_TLS_CA', env.GRPC_TLS_CA!);
   const cert = pemOf('GRPC_TLS_CERT', env.GRPC_TLS_CERT!);

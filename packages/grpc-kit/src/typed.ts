@@ -16,20 +16,17 @@ export interface ServiceConstructor<S> extends grpc.ServiceClientConstructor {
 }
 
 // MethodDefinition<what a sender passes, what a replier passes, what the server decodes, what the client decodes>.
-type Parts<D> = D extends MethodDefinition<infer ReqIn, infer ResIn, infer ReqOut, infer ResOut>
-  ? { reqIn: ReqIn; resIn: ResIn; reqOut: ReqOut; resOut: ResOut }
-  : never;
+type Parts<D> =
+  D extends MethodDefinition<infer ReqIn, infer ResIn, infer ReqOut, infer ResOut>
+    ? { reqIn: ReqIn; resIn: ResIn; reqOut: ReqOut; resOut: ResOut }
+    : never;
 
 /**
  * What the encoder accepts for a message: its input type with `null` allowed wherever a value may be left out.
  * proto-loader encodes with protobufjs' `fromObject`, which treats a null field as unset (a proto3 `optional`
  * field then stays absent, any other field decodes as its default), so `assignedUserId: null` from a row is exact.
  */
-export type Encodable<T> = T extends readonly (infer E)[]
-  ? Encodable<E>[]
-  : T extends object
-    ? { [K in keyof T]?: Encodable<T[K]> | null }
-    : T;
+export type Encodable<T> = T extends readonly (infer E)[] ? Encodable<E>[] : T extends object ? { [K in keyof T]?: Encodable<T[K]> | null } : T;
 
 /** The request as a handler receives it: decoded, defaults filled in, proto3 `optional` fields possibly absent. */
 export type RequestOf<D> = Parts<D>['reqOut'];
@@ -68,7 +65,11 @@ type ViewOf<Res, View> = [Res] extends [View] ? unknown : { 'the response type d
  * A promise-returning unary call carrying the caller's context as metadata. `View` (by default the decoded response)
  * lets a caller read the answer through its own narrower interface; it is checked, not cast.
  */
-export type UnaryCall<Req, Res> = <View = Res>(req: Req & ViewOf<Res, View>, ctx?: Partial<CallContext>, opts?: CallOptions) => Promise<NoInfer<View>>;
+export type UnaryCall<Req, Res> = <View = Res>(
+  req: Req & ViewOf<Res, View>,
+  ctx?: Partial<CallContext>,
+  opts?: CallOptions,
+) => Promise<NoInfer<View>>;
 
 /** A client for service `S`: every method promisified and typed by its generated messages. */
 export type ServiceClient<S> = { [M in keyof MethodsOf<S>]: UnaryCall<RequestInputOf<S[M]>, ResponseOf<S[M]>> } & {

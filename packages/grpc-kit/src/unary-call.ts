@@ -31,7 +31,13 @@ const errorMessage = (err: unknown) => (err instanceof Error ? err.message : Str
  * that grpc-js captures on every call and formats into every error (on a call to a service that is down, formatting
  * it cost more than the rest of the call). The stack of an error here is where the status arrived.
  */
-export function unaryCall(channel: Channel, method: UnaryMethod, request: object, metadata: grpc.Metadata, deadline: Date | number): Promise<unknown> {
+export function unaryCall(
+  channel: Channel,
+  method: UnaryMethod,
+  request: object,
+  metadata: grpc.Metadata,
+  deadline: Date | number,
+): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const call = channel.createCall(method.path, deadline, undefined, null, undefined);
     let response: unknown;

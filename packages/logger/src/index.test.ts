@@ -49,6 +49,12 @@ test('secrets are kept out of lines: by field name, in URLs, query strings, cook
   );
   const line = JSON.stringify(lines[0]);
   for (const secret of ['hunter2', 'at-1', 'uat-1', 'c=1', 's3cret', 'tok-9', 'abc123', 'carol:pw', 'alice']) expect(line).not.toContain(secret);
-  expect(lines[0]).toMatchObject({ proxyUrl: '[redacted]', url: 'https://[redacted]@api.example/v1?access_token=[redacted]&page=2', msg: 'request to https://[redacted]@host.example failed' });
-  expect((lines[0].err as { message: string }).message).toMatch(/^connect ECONNREFUSED via http:\/\/\[redacted\]@10\.0\.0\.5:3128, cookie: \[redacted\]/);
+  expect(lines[0]).toMatchObject({
+    proxyUrl: '[redacted]',
+    url: 'https://[redacted]@api.example/v1?access_token=[redacted]&page=2',
+    msg: 'request to https://[redacted]@host.example failed',
+  });
+  expect((lines[0].err as { message: string }).message).toMatch(
+    /^connect ECONNREFUSED via http:\/\/\[redacted\]@10\.0\.0\.5:3128, cookie: \[redacted\]/,
+  );
 });

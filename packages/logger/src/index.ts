@@ -7,7 +7,19 @@ export type Logger = pino.Logger;
  * Secrets that may appear in objects we log. Redacting by path keeps a careless `log.info({ body })`
  * from writing a password, token or key to disk.
  */
-const SECRET_FIELDS = ['password', 'token', 'refreshToken', 'accessToken', 'userAccessToken', 'apiKey', 'secret', 'sessionData', 'proxyUrl', 'cookie', 'cookies'];
+const SECRET_FIELDS = [
+  'password',
+  'token',
+  'refreshToken',
+  'accessToken',
+  'userAccessToken',
+  'apiKey',
+  'secret',
+  'sessionData',
+  'proxyUrl',
+  'cookie',
+  'cookies',
+];
 const REDACT = [
   ...SECRET_FIELDS,
   ...SECRET_FIELDS.map((f) => `*.${f}`),

@@ -20,10 +20,11 @@ export const amqpPublished = (m: Metrics): Counter<'type'> =>
   m.counter('amqp_messages_published_total', 'Outbox events the broker confirmed, by event type', ['type']);
 
 export const amqpConsumed = (m: Metrics): Counter<'queue' | 'outcome'> =>
-  m.counter('amqp_messages_consumed_total', 'Deliveries settled by a consumer: ack (applied or duplicate), retry, dead (DLQ), dropped (exclusive queue) or refused (a publisher that is not the type\'s producer; DLQ)', [
-    'queue',
-    'outcome',
-  ]);
+  m.counter(
+    'amqp_messages_consumed_total',
+    "Deliveries settled by a consumer: ack (applied or duplicate), retry, dead (DLQ), dropped (exclusive queue) or refused (a publisher that is not the type's producer; DLQ)",
+    ['queue', 'outcome'],
+  );
 
 export const amqpQueueReady = (m: Metrics): Gauge<'queue'> =>
   m.gauge('amqp_queue_messages_ready', 'Messages waiting in a consumer queue (its lag), read from the broker at scrape time', ['queue']);

@@ -21,7 +21,10 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly collectors = new Set<Collector>();
 
-  constructor(readonly service: string, opts: { processMetrics?: boolean } = {}) {
+  constructor(
+    readonly service: string,
+    opts: { processMetrics?: boolean } = {},
+  ) {
     this.registry.setDefaultLabels({ service });
     // CPU, memory, event-loop delay and GC of the process; off in unit tests that only look at their own series.
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });

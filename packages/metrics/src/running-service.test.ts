@@ -8,13 +8,17 @@ const log = createLogger('metrics-test', 'silent');
 describe('withMetricsServer', () => {
   it('adds the /metrics port to what the service answers; stop() closes the listener, then the service', async () => {
     const order: string[] = [];
-    const running = await withMetricsServer(new Metrics('crm', { processMetrics: false }), { port: 0, host: '127.0.0.1', log }, {
-      port: 1234,
-      instanceId: 'i-1',
-      stop: async () => {
-        order.push('service');
+    const running = await withMetricsServer(
+      new Metrics('crm', { processMetrics: false }),
+      { port: 0, host: '127.0.0.1', log },
+      {
+        port: 1234,
+        instanceId: 'i-1',
+        stop: async () => {
+          order.push('service');
+        },
       },
-    });
+    );
     expect(running.port).toBe(1234);
     expect(running.instanceId).toBe('i-1');
     const base = `http://127.0.0.1:${running.metricsPort}`;
@@ -31,7 +35,11 @@ describe('withMetricsServer', () => {
     let stopped = false;
     try {
       await expect(
-        withMetricsServer(new Metrics('crm', { processMetrics: false }), { port, host: '127.0.0.1', log }, { port: 1, stop: async () => void (stopped = true) }),
+        withMetricsServer(
+          new Metrics('crm', { processMetrics: false }),
+          { port, host: '127.0.0.1', log },
+          { port: 1, stop: async () => void (stopped = true) },
+        ),
       ).rejects.toThrow(/EADDRINUSE/);
       expect(stopped).toBe(true);
     } finally {

@@ -13,7 +13,10 @@ export interface AllowList {
  * turned into IPv4 so `::ffff:127.0.0.1` and `127.0.0.1` mean the same thing here too.
  */
 export function parseAllowList(text: string): AllowList {
-  const entries = text.split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   const ranges = entries.map((entry): [Addr, number] => {
     try {
       if (entry.includes('/')) {

@@ -40,7 +40,9 @@ describe('AddressGuard', () => {
   it('lets a name through assertLiteralAllowed (the lookup judges it) and judges what it resolves to', async () => {
     const g = guard('', async () => [{ address: '169.254.169.254', family: 4 }]);
     expect(() => g.assertLiteralAllowed('metadata.test')).not.toThrow();
-    await expect(g.resolveAllowed('metadata.test')).rejects.toThrow('metadata.test resolves to 169.254.169.254, a linkLocal address; test requests are not sent there');
+    await expect(g.resolveAllowed('metadata.test')).rejects.toThrow(
+      'metadata.test resolves to 169.254.169.254, a linkLocal address; test requests are not sent there',
+    );
   });
 
   it('allows an allow-listed address in any spelling, and public answers', async () => {
@@ -52,7 +54,9 @@ describe('AddressGuard', () => {
 
   describe('checkOnSave', () => {
     it('reports a refused address with the message to show', async () => {
-      expect(await guard('', noDns).checkOnSave('0x7f.1', 1000)).toEqual({ refused: '127.0.0.1 is a loopback address; test requests are not sent there' });
+      expect(await guard('', noDns).checkOnSave('0x7f.1', 1000)).toEqual({
+        refused: '127.0.0.1 is a loopback address; test requests are not sent there',
+      });
     });
 
     it('accepts a host that does not resolve now, saying why', async () => {
@@ -65,7 +69,9 @@ describe('AddressGuard', () => {
     });
 
     it('returns the judged addresses of an allowed host', async () => {
-      expect(await guard('', async () => [{ address: '8.8.8.8', family: 4 }]).checkOnSave('dns.test', 1000)).toEqual({ allowed: [{ address: '8.8.8.8', family: 4 }] });
+      expect(await guard('', async () => [{ address: '8.8.8.8', family: 4 }]).checkOnSave('dns.test', 1000)).toEqual({
+        allowed: [{ address: '8.8.8.8', family: 4 }],
+      });
     });
   });
 
@@ -99,12 +105,22 @@ describe('AddressGuard', () => {
 
     it('the lookup hook refuses a name that resolves to loopback before any connection', async () => {
       const before = connections;
-      await expect(get(guard('', async () => [{ address: '127.0.0.1', family: 4 }]), 'rebind.test')).rejects.toThrow(/rebind\.test resolves to 127\.0\.0\.1, a loopback address/);
+      await expect(
+        get(
+          guard('', async () => [{ address: '127.0.0.1', family: 4 }]),
+          'rebind.test',
+        ),
+      ).rejects.toThrow(/rebind\.test resolves to 127\.0\.0\.1, a loopback address/);
       expect(connections).toBe(before);
     });
 
     it('the lookup hook hands the socket the judged address when it is allowed', async () => {
-      expect(await get(guard('127.0.0.1', async () => [{ address: '127.0.0.1', family: 4 }]), 'local.test')).toBe(200);
+      expect(
+        await get(
+          guard('127.0.0.1', async () => [{ address: '127.0.0.1', family: 4 }]),
+          'local.test',
+        ),
+      ).toBe(200);
     });
 
     it('watch destroys a request whose socket connected to a refused peer (a literal that skipped assertLiteralAllowed)', async () => {

@@ -11,7 +11,11 @@ export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostna
 export class RefusedAddressError extends Error {
   readonly code = 'EADDRESSREFUSED';
   constructor(host: string, address: string, reason: string, purpose: string) {
-    super(host === address ? `${address} is a ${reason} address; ${purpose} are not sent there` : `${host} resolves to ${address}, a ${reason} address; ${purpose} are not sent there`);
+    super(
+      host === address
+        ? `${address} is a ${reason} address; ${purpose} are not sent there`
+        : `${host} resolves to ${address}, a ${reason} address; ${purpose} are not sent there`,
+    );
   }
 }
 
@@ -117,7 +121,8 @@ export class AddressGuard {
     this.resolveAllowed(hostname).then(
       (all) => {
         const wanted = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
-        if (wanted.length === 0) return callback(Object.assign(new Error(`${hostname} has no IPv${options.family} address`), { code: 'ENOTFOUND' }), '');
+        if (wanted.length === 0)
+          return callback(Object.assign(new Error(`${hostname} has no IPv${options.family} address`), { code: 'ENOTFOUND' }), '');
         if (options.all) callback(null, wanted);
         else callback(null, wanted[0].address, wanted[0].family);
       },

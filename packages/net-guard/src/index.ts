@@ -4,5 +4,14 @@
  * address is chosen (see guard.ts).
  */
 export { type AddressVerdict, type AllowList, isIpLiteral, judgeAddress, parseAllowList } from './address-policy';
-export { AddressGuard, canonicalHost, type GuardOptions, type LookupCallback, RefusedAddressError, type Resolver, type SaveCheck, systemResolver } from './guard';
+export {
+  AddressGuard,
+  canonicalHost,
+  type GuardOptions,
+  type LookupCallback,
+  RefusedAddressError,
+  type Resolver,
+  type SaveCheck,
+  systemResolver,
+} from './guard';
 export { allowListEnv } from './env';

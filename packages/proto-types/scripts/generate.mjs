@@ -20,14 +20,32 @@ function walk(dir) {
   });
 }
 
-const protos = walk(protoDir).filter((f) => f.endsWith('.proto')).map((f) => path.relative(protoDir, f).split(path.sep).join('/')).sort();
+const protos = walk(protoDir)
+  .filter((f) => f.endsWith('.proto'))
+  .map((f) => path.relative(protoDir, f).split(path.sep).join('/'))
+  .sort();
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
 // Keep in step with LOADER_OPTIONS: keepCase, longs Number, enums String, defaults, arrays, objects (oneofs off).
-execFileSync(process.execPath, [
-  generator, '--keepCase', '--longs=Number', '--enums=String', '--defaults', '--arrays', '--objects',
-  '--grpcLib=@grpc/grpc-js', '-I', protoDir, '-O', outDir, ...protos,
-], { stdio: 'inherit' });
+execFileSync(
+  process.execPath,
+  [
+    generator,
+    '--keepCase',
+    '--longs=Number',
+    '--enums=String',
+    '--defaults',
+    '--arrays',
+    '--objects',
+    '--grpcLib=@grpc/grpc-js',
+    '-I',
+    protoDir,
+    '-O',
+    outDir,
+    ...protos,
+  ],
+  { stdio: 'inherit' },
+);
 
 // The generator also writes one loader-typing file per .proto at the top; the packages' own folders say all of it.
 for (const name of readdirSync(outDir)) if (name.endsWith('.ts')) rmSync(path.join(outDir, name));
@@ -37,10 +55,16 @@ const packageDirs = [...new Set(walk(outDir).map((f) => path.relative(outDir, pa
 const namespaces = [];
 const services = [];
 for (const dir of packageDirs) {
-  const files = readdirSync(path.join(outDir, dir)).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3)).sort();
+  const files = readdirSync(path.join(outDir, dir))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.slice(0, -3))
+    .sort();
   writeFileSync(path.join(outDir, dir, 'index.ts'), header + files.map((f) => `export * from './${f}';\n`).join(''));
   // `crm/v1` → `crm`, `grpc/health/v1` → `health`: the last segment that is not a version.
-  const name = dir.split('/').filter((s) => !/^v\d+/.test(s)).pop();
+  const name = dir
+    .split('/')
+    .filter((s) => !/^v\d+/.test(s))
+    .pop();
   if (namespaces.some((n) => n.name === name)) throw new Error(`Two proto packages would both be exported as ${name}`);
   namespaces.push({ name, dir });
   for (const f of files) {
@@ -56,7 +80,7 @@ writeFileSync(
   header +
     namespaces.map((n) => `export * as ${n.name} from './${n.dir}';\n`).join('') +
     namespaces.map((n) => `import type * as _${n.name} from './${n.dir}';\n`).join('') +
-    '\n/** Every service by its full proto name, e.g. `crm.v1.CrmService`: the generated definition (each method\'s request and response types). */\n' +
+    "\n/** Every service by its full proto name, e.g. `crm.v1.CrmService`: the generated definition (each method's request and response types). */\n" +
     'export interface Services {\n' +
     services.map((s) => `  '${s.dotted}': _${s.name}.${s.type};\n`).join('') +
     '}\n\nexport type ServiceName = keyof Services;\n',

@@ -42,7 +42,12 @@ class IdOnlyTracer implements Tracer {
   startSpan(_name: string, options?: SpanOptions, ctx: Context = context.active()): Span {
     const parent = options?.root ? undefined : trace.getSpanContext(ctx);
     if (parent && isSpanContextValid(parent)) {
-      return trace.wrapSpanContext({ traceId: parent.traceId, spanId: randomHex(8, ZERO_SPAN_ID), traceFlags: parent.traceFlags, traceState: parent.traceState });
+      return trace.wrapSpanContext({
+        traceId: parent.traceId,
+        spanId: randomHex(8, ZERO_SPAN_ID),
+        traceFlags: parent.traceFlags,
+        traceState: parent.traceState,
+      });
     }
     return trace.wrapSpanContext({ traceId: randomHex(16, ZERO_TRACE_ID), spanId: randomHex(8, ZERO_SPAN_ID), traceFlags: TraceFlags.SAMPLED });
   }

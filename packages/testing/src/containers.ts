@@ -39,16 +39,27 @@ export async function startServerContainer(key: ServerKey): Promise<ServerContai
   switch (key) {
     case 'postgres': {
       // The log line shows twice: once for the init server that runs the setup scripts, once for the real one.
-      const c = await base.withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' }).withExposedPorts(5432).withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2)).start();
+      const c = await base
+        .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
+        .withExposedPorts(5432)
+        .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
+        .start();
       return { key, url: `postgres://postgres@${c.getHost()}:${c.getMappedPort(5432)}/postgres`, stop: () => stopQuietly(c) };
     }
     case 'rabbitmq': {
       // Not `guest`: RabbitMQ lets guest in only over loopback, and the host reaches the container through Docker's bridge.
-      const c = await base.withEnvironment({ RABBITMQ_DEFAULT_USER: 'crm', RABBITMQ_DEFAULT_PASS: 'crm' }).withExposedPorts(5672).withWaitStrategy(Wait.forLogMessage(/Server startup complete/)).start();
+      const c = await base
+        .withEnvironment({ RABBITMQ_DEFAULT_USER: 'crm', RABBITMQ_DEFAULT_PASS: 'crm' })
+        .withExposedPorts(5672)
+        .withWaitStrategy(Wait.forLogMessage(/Server startup complete/))
+        .start();
       return { key, url: `amqp://crm:crm@${c.getHost()}:${c.getMappedPort(5672)}`, stop: () => stopQuietly(c) };
     }
     case 'redis': {
-      const c = await base.withExposedPorts(6379).withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/)).start();
+      const c = await base
+        .withExposedPorts(6379)
+        .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
+        .start();
       return { key, url: `redis://${c.getHost()}:${c.getMappedPort(6379)}`, stop: () => stopQuietly(c) };
     }
   }

@@ -25,7 +25,9 @@ export async function setup(): Promise<void> {
     if (await reachable(server.defaultPort)) continue;
     const docker = await dockerEngine();
     if (!docker.available) {
-      throw new Error(`${server.envVar} is not set, nothing answers on 127.0.0.1:${server.defaultPort}, and there is no Docker engine for testcontainers (${docker.reason})`);
+      throw new Error(
+        `${server.envVar} is not set, nothing answers on 127.0.0.1:${server.defaultPort}, and there is no Docker engine for testcontainers (${docker.reason})`,
+      );
     }
     const container = await startServerContainer(server.key);
     started.push(container);
@@ -39,7 +41,8 @@ export async function setup(): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
-  if (process.env.TEST_RUN_ID) await dropTemplates(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', process.env.TEST_RUN_ID).catch(() => undefined);
+  if (process.env.TEST_RUN_ID)
+    await dropTemplates(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', process.env.TEST_RUN_ID).catch(() => undefined);
   const list = (globalThis as { __crmContainers?: typeof started }).__crmContainers ?? [];
   await Promise.all(list.map((c) => c.stop()));
 }

@@ -9,7 +9,12 @@ describe('npm start / npm test: servers that do not answer', () => {
   });
 
   it('npm start stops naming each unreachable server, where it looked and how to start it', () => {
-    const out = checkOutcome({ down: ['rabbitmq', 'postgres'], env: { DATABASE_URL: 'postgres://u:secret@db.local:6543/x' }, docker: noDocker, purpose: 'start' });
+    const out = checkOutcome({
+      down: ['rabbitmq', 'postgres'],
+      env: { DATABASE_URL: 'postgres://u:secret@db.local:6543/x' },
+      docker: noDocker,
+      purpose: 'start',
+    });
     expect(out.proceed).toBe(false);
     expect(out.lines).toHaveLength(2);
     expect(out.lines[0]).toMatch(/^✗ PostgreSQL is not reachable at db\.local:6543: start it with .*point DATABASE_URL at a running server\.$/);
@@ -22,7 +27,9 @@ describe('npm start / npm test: servers that do not answer', () => {
     const out = checkOutcome({ down: ['redis'], env: {}, docker, purpose: 'start' });
     expect(out.proceed).toBe(false);
     expect(out.lines[0]).toMatch(/^✗ Redis is not reachable at 127\.0\.0\.1:6379: /);
-    expect(out.lines[1]).toBe('✗ Or run `npm run dev:containers` (a Docker engine answers here): it starts PostgreSQL, RabbitMQ and Redis in containers and the stack against them.');
+    expect(out.lines[1]).toBe(
+      '✗ Or run `npm run dev:containers` (a Docker engine answers here): it starts PostgreSQL, RabbitMQ and Redis in containers and the stack against them.',
+    );
   });
 
   it('npm test goes on when a Docker engine answers (globalSetup starts the missing servers) and stops without one', () => {
@@ -40,7 +47,9 @@ describe('npm run dev:containers', () => {
   it('stops without a Docker engine, saying why and what works instead', () => {
     const plan = containersPlan({ env: {}, docker: noDocker });
     expect(plan.proceed).toBe(false);
-    expect(plan.lines[0]).toBe('✗ npm run dev:containers needs a Docker engine, and none answers here (Could not find a working container runtime strategy).');
+    expect(plan.lines[0]).toBe(
+      '✗ npm run dev:containers needs a Docker engine, and none answers here (Could not find a working container runtime strategy).',
+    );
     expect(plan.lines[1]).toContain('`npm start`');
   });
 

@@ -22,7 +22,8 @@ export const SERVERS: readonly ServerInfo[] = [
     envVar: 'DATABASE_URL',
     defaultUrl: 'postgres://postgres@127.0.0.1:5432/postgres',
     defaultPort: 5432,
-    howToStart: "start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start` (Debian), `brew services start postgresql`, or `docker compose up -d postgres`; or point DATABASE_URL at a running server",
+    howToStart:
+      'start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start` (Debian), `brew services start postgresql`, or `docker compose up -d postgres`; or point DATABASE_URL at a running server',
   },
   {
     key: 'rabbitmq',
@@ -30,7 +31,8 @@ export const SERVERS: readonly ServerInfo[] = [
     envVar: 'AMQP_URL',
     defaultUrl: 'amqp://guest:guest@127.0.0.1:5672',
     defaultPort: 5672,
-    howToStart: 'start it with `rabbitmq-server -detached`, `brew services start rabbitmq`, or `docker compose up -d rabbitmq`; or point AMQP_URL at a running broker',
+    howToStart:
+      'start it with `rabbitmq-server -detached`, `brew services start rabbitmq`, or `docker compose up -d rabbitmq`; or point AMQP_URL at a running broker',
   },
   {
     key: 'redis',
@@ -38,7 +40,8 @@ export const SERVERS: readonly ServerInfo[] = [
     envVar: 'REDIS_URL',
     defaultUrl: 'redis://127.0.0.1:6379',
     defaultPort: 6379,
-    howToStart: 'start it with `redis-server --daemonize yes`, `brew services start redis`, or `docker compose up -d redis`; or point REDIS_URL at a running server',
+    howToStart:
+      'start it with `redis-server --daemonize yes`, `brew services start redis`, or `docker compose up -d redis`; or point REDIS_URL at a running server',
   },
 ];
 
@@ -79,7 +82,9 @@ export function checkOutcome(opts: { down: ServerKey[]; env: Env; docker: Docker
   const urls = serverUrls(opts.env);
   const lines = down.map((s) => `✗ ${s.name} is not reachable at ${where(urls[s.key], s.defaultPort)}: ${s.howToStart}.`);
   if (opts.purpose === 'start' && opts.docker.available) {
-    lines.push(`✗ Or run \`${DEV_CONTAINERS_COMMAND}\` (a Docker engine answers here): it starts PostgreSQL, RabbitMQ and Redis in containers and the stack against them.`);
+    lines.push(
+      `✗ Or run \`${DEV_CONTAINERS_COMMAND}\` (a Docker engine answers here): it starts PostgreSQL, RabbitMQ and Redis in containers and the stack against them.`,
+    );
   }
   return { proceed: false, lines };
 }

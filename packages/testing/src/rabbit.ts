@@ -18,7 +18,10 @@ export async function deleteRabbitPrefix(amqpUrl: string, exchange: string, pref
   if (!queues) {
     try {
       const { stdout } = await run('rabbitmqctl', ['list_queues', '-q', '--no-table-headers', 'name'], { timeout: 15_000 });
-      names = stdout.split('\n').map((l) => l.trim()).filter((n) => n.startsWith(prefix));
+      names = stdout
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((n) => n.startsWith(prefix));
     } catch {
       /* no rabbitmqctl here: leave queues to the broker */
     }

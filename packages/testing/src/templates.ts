@@ -26,7 +26,10 @@ export function runStartedAt(runId: string): number | undefined {
 /** Identifies a set of migrations by their names and contents: a changed file makes another template. */
 function migrationsHash(dir: string): string {
   const hash = createHash('sha1');
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()) hash.update(file).update(readFileSync(path.join(dir, file)));
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort())
+    hash.update(file).update(readFileSync(path.join(dir, file)));
   return hash.digest('hex').slice(0, 10);
 }
 

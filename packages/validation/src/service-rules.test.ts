@@ -24,7 +24,8 @@ describe('ai rules', () => {
   it('base URL: http(s) only, no credentials, query or fragment, trailing slashes dropped', () => {
     expect(aiRules.baseUrl('https://llm.example/v1/')).toBe('https://llm.example/v1');
     expect(aiRules.baseUrl(' ')).toBe('');
-    for (const bad of ['ftp://llm.example', 'https://u:p@llm.example', 'https://llm.example/?a=1', 'not a url']) expect(issueOf(() => aiRules.baseUrl(bad))?.field).toBe('baseUrl');
+    for (const bad of ['ftp://llm.example', 'https://u:p@llm.example', 'https://llm.example/?a=1', 'not a url'])
+      expect(issueOf(() => aiRules.baseUrl(bad))?.field).toBe('baseUrl');
   });
 });
 

@@ -32,7 +32,14 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   // The outbox carries audit entries of settings changes to identity, committed with the change.
   await installEventTables(pool);
   const metrics = new Metrics('ai');
-  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({
+    pool,
+    directUrl: directDatabaseUrl(config),
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    logger: log,
+    metrics,
+  });
   try {
     await relay.start();
   } catch (err) {
@@ -44,7 +51,17 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   await redis.connect();
   const messaging = new MessagingGateway(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY, transport);
   const guard = new AddressGuard({ allow: config.AI_ALLOWED_PRIVATE_ADDRESSES, purpose: 'AI requests' });
-  const deps: Deps = { config, pool, redis, log, box, quota: new DailyQuota(redis, config.REDIS_PREFIX), tokens: new DailyTokens(redis, config.REDIS_PREFIX, config.AI_DAILY_TOKENS_MAX), messaging, guard };
+  const deps: Deps = {
+    config,
+    pool,
+    redis,
+    log,
+    box,
+    quota: new DailyQuota(redis, config.REDIS_PREFIX),
+    tokens: new DailyTokens(redis, config.REDIS_PREFIX, config.AI_DAILY_TOKENS_MAX),
+    messaging,
+    guard,
+  };
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
     rabbitmq: () => brokerConnected([relay]),

@@ -12,7 +12,10 @@ describe('ai configuration', () => {
   });
 
   it('reads an allow-list for a self-hosted model server', () => {
-    expect(loadConfig({ ...base, AI_ALLOWED_PRIVATE_ADDRESSES: '10.0.0.5, 192.168.0.0/16' }).AI_ALLOWED_PRIVATE_ADDRESSES.entries).toEqual(['10.0.0.5', '192.168.0.0/16']);
+    expect(loadConfig({ ...base, AI_ALLOWED_PRIVATE_ADDRESSES: '10.0.0.5, 192.168.0.0/16' }).AI_ALLOWED_PRIVATE_ADDRESSES.entries).toEqual([
+      '10.0.0.5',
+      '192.168.0.0/16',
+    ]);
   });
 
   it.each([

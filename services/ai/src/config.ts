@@ -10,7 +10,12 @@ const optionalUrl = z
   .string()
   .optional()
   .transform((v) => (v && v.trim() ? v.trim() : undefined))
-  .pipe(z.string().regex(/^https?:\/\/[^\s/]+/i, 'must be an http(s) URL').optional());
+  .pipe(
+    z
+      .string()
+      .regex(/^https?:\/\/[^\s/]+/i, 'must be an http(s) URL')
+      .optional(),
+  );
 
 const Env = z.object({
   ...internalAuthEnv,

@@ -16,7 +16,13 @@ import { AlertRecipients } from './domain/alert-recipients';
 import { ReminderSender } from './domain/reminder-sender';
 import { Runner } from './domain/runner';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
-import { EMAIL_ALERT_BINDINGS, emailAlertsHandler, emailAlertsQueue, prepareEmailAlerts, pruneEmailAlertsEvery } from './events/email-alerts.consumer';
+import {
+  EMAIL_ALERT_BINDINGS,
+  emailAlertsHandler,
+  emailAlertsQueue,
+  prepareEmailAlerts,
+  pruneEmailAlertsEvery,
+} from './events/email-alerts.consumer';
 import { SEEN_BINDINGS, seenHandler, seenQueue } from './events/campaign-seen.consumer';
 import { prepareTriggers, TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
 import { automationHandlers } from './grpc/automation.handler';
@@ -61,7 +67,14 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   };
 
   const metrics = new Metrics('automation');
-  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({
+    pool,
+    directUrl: directDatabaseUrl(config),
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    logger: log,
+    metrics,
+  });
   const runner = new Runner(deps);
   const consumer = new EventConsumer({
     amqpUrl: config.AMQP_URL,

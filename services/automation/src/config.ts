@@ -8,7 +8,10 @@ const durationList = (fallback: string) =>
     .default(fallback)
     .transform((raw, ctx) => {
       const out: number[] = [];
-      for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+      for (const part of raw
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
         const m = /^(\d+)(ms|s|m|h)$/.exec(part);
         if (!m) {
           ctx.addIssue({ code: 'custom', message: `"${part}" is not a duration like 500ms, 5s, 2m or 1h` });
@@ -83,7 +86,12 @@ const Env = z.object({
   /** Waits before retrying one recipient whose send failed for a passing reason (account offline, ...). */
   CAMPAIGN_RETRY_SCHEDULE: durationList('30s,2m,10m,30m'),
   /** A message from a recipient counts as a reply to a campaign message sent at most this many hours before. */
-  CAMPAIGN_REPLY_WINDOW_HOURS: z.coerce.number().int().min(1).max(24 * 90).default(72),
+  CAMPAIGN_REPLY_WINDOW_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 90)
+    .default(72),
   /**
    * Alert emails about new inbound messages to users who opted in (SMTP_URL, MAIL_FROM, SMTP_TIMEOUT_MS).
    * Without SMTP_URL no email is sent; in-app notifications are unaffected either way.
@@ -114,7 +122,11 @@ const Env = z.object({
     .string()
     .default('25,465,587,2525')
     .transform((v, ctx) => {
-      const ports = v.split(',').map((p) => p.trim()).filter(Boolean).map(Number);
+      const ports = v
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)
+        .map(Number);
       if (!ports.length || ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65_535)) {
         ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of ports (1-65535)' });
         return z.NEVER;
@@ -122,7 +134,12 @@ const Env = z.object({
       return ports;
     }),
   /** At most one alert email per user and conversation within this window (ms); older throttle rows are pruned. */
-  EMAIL_ALERT_WINDOW_MS: z.coerce.number().int().min(1_000).max(24 * 3600_000).default(15 * 60_000),
+  EMAIL_ALERT_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 3600_000)
+    .default(15 * 60_000),
   /** A contact whose lead score reaches this value raises one high_value_lead notification. */
   HIGH_VALUE_LEAD_SCORE: z.coerce.number().int().min(1).default(80),
   /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */

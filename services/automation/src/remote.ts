@@ -1,4 +1,14 @@
-import { AppError, CallContext, type ClientFor, createServiceClient, type GrpcTransport, InternalAuth, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
+import {
+  AppError,
+  CallContext,
+  type ClientFor,
+  createServiceClient,
+  type GrpcTransport,
+  InternalAuth,
+  loadProto,
+  type ServiceName,
+  serviceDefinition,
+} from '@crm/grpc-kit';
 import type { AutomationConfig } from './config';
 
 /**

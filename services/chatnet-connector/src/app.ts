@@ -39,7 +39,10 @@ export interface RunningService extends StartedService {
  * Create the database if needed, migrate, serve gRPC, start the outbox relay and the session pool.
  * Used by main.ts and by tests in-process.
  */
-export async function startConnector(config: ConnectorConfig, log: Logger = createLogger('chatnet-connector', config.LOG_LEVEL)): Promise<RunningService> {
+export async function startConnector(
+  config: ConnectorConfig,
+  log: Logger = createLogger('chatnet-connector', config.LOG_LEVEL),
+): Promise<RunningService> {
   // Fail at start, not at the first login, when the key is unusable.
   const box = SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD);
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
@@ -72,12 +75,24 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
     media = new MediaDownloads({ hosts: config.CHATNET_MEDIA_HOSTS, guard: mediaGuard, maxBytes: config.ATTACHMENT_MAX_BYTES });
     driver = new ZcaDriver({ qrMaxRefreshes: config.QR_MAX_REFRESHES, log, proxy: (proxyUrl) => dialThrough(proxyUrl, guard), media });
   }
-  const identity = createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), config.IDENTITY_ADDR, auth, 3000, config.GRPC_LB_POLICY, transport);
+  const identity = createServiceClient(
+    serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'),
+    config.IDENTITY_ADDR,
+    auth,
+    3000,
+    config.GRPC_LB_POLICY,
+    transport,
+  );
   const metrics = new Metrics('chatnet-connector');
   // Inbound messages go straight to the broker with publisher confirms; the other network news (read receipts, recalls,
   // reactions), and messages while the broker does not confirm, reach the outbox in batches (one statement for what
   // arrives within a few ms).
-  const direct = new DirectPublisher({ amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, confirmTimeoutMs: config.INBOUND_CONFIRM_TIMEOUT_MS });
+  const direct = new DirectPublisher({
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    logger: log,
+    confirmTimeoutMs: config.INBOUND_CONFIRM_TIMEOUT_MS,
+  });
   const news = new NewsPublisher({
     direct,
     outbox: new OutboxBatcher({ pool, log, maxEvents: config.INBOUND_BATCH_SIZE, maxWaitMs: config.INBOUND_BATCH_WAIT_MS }),
@@ -112,7 +127,14 @@ export async function startConnector(config: ConnectorConfig, log: Logger = crea
   };
 
   sessionMetrics(metrics, sessions);
-  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({
+    pool,
+    directUrl: directDatabaseUrl(config),
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    logger: log,
+    metrics,
+  });
   await relay.start();
   // Before the sessions start; a broker that cannot be reached only means the outbox takes the messages meanwhile.
   await direct.start();

@@ -70,7 +70,11 @@ const Env = z.object({
    */
   MESSAGING_HTTP_URL: fields.url('http://127.0.0.1:50063'),
   /** The largest file a message may carry either way; keep it equal to messaging's ATTACHMENT_MAX_BYTES. */
-  ATTACHMENT_MAX_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
+  ATTACHMENT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(25 * 1024 * 1024),
   /** identity, for the `owner` of each account. */
   IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
   /**

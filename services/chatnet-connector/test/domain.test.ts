@@ -7,7 +7,11 @@ describe('live status as clients see it', () => {
 
   it('is what the holder published while it still holds the lease', () => {
     expect(liveStatusOf('i-1', info)).toEqual({ state: 'connected', connectedAt: info.connectedAt, lastHeartbeat: info.lastHeartbeat });
-    expect(liveStatusOf('i-1', { ...info, state: 'qr_pending' })).toEqual({ state: 'qr_pending', connectedAt: undefined, lastHeartbeat: info.lastHeartbeat });
+    expect(liveStatusOf('i-1', { ...info, state: 'qr_pending' })).toEqual({
+      state: 'qr_pending',
+      connectedAt: undefined,
+      lastHeartbeat: info.lastHeartbeat,
+    });
   });
 
   it('is disconnected, with the last heartbeat kept, once the lease lapsed or moved on', () => {

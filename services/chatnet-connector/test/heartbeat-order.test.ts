@@ -37,7 +37,11 @@ describe('SessionPool heartbeat and a session coming up meanwhile', () => {
       await realRegister(address);
     };
 
-    const pool = new SessionPool({ config: { REBALANCE_INTERVAL_MS: 60_000, LEASE_TTL_MS: 10_000, SCAN_INTERVAL_MS: 1_000 }, leases, log } as unknown as PoolOptions);
+    const pool = new SessionPool({
+      config: { REBALANCE_INTERVAL_MS: 60_000, LEASE_TTL_MS: 10_000, SCAN_INTERVAL_MS: 1_000 },
+      leases,
+      log,
+    } as unknown as PoolOptions);
     // A restore in progress, as restore() records it before the driver answers.
     const entry = { accountId, orgId: randomUUID(), state: 'connecting', since: Date.now() } as Record<string, unknown>;
     (pool as unknown as { entries: Map<string, unknown> }).entries.set(accountId, entry);

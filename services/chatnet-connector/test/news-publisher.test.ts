@@ -176,7 +176,13 @@ describe('NewsPublisher: chatnet.inbound straight to RabbitMQ, the outbox while 
     expectAllInOrder(rig, sent);
     // The message the relay would have sent: persistent, under the connector's broker user, its id as message id.
     const d = rig.delivered[0];
-    expect(d.props).toMatchObject({ deliveryMode: 2, userId: amqpUser(infra.amqpUrl), messageId: d.id, type: 'chatnet.inbound', contentType: 'application/json' });
+    expect(d.props).toMatchObject({
+      deliveryMode: 2,
+      userId: amqpUser(infra.amqpUrl),
+      messageId: d.id,
+      type: 'chatnet.inbound',
+      contentType: 'application/json',
+    });
     // A marker published after the repeat: once it is in, a second copy of sent[0] would be too.
     await rig.burst(20, 1);
     await eventually(async () => rig!.delivered.length >= sent.length + THREADS.length);

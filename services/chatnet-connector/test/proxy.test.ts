@@ -21,8 +21,17 @@ describe('proxy URL validation', () => {
   });
 
   it('refuses anything else with a 400 naming proxyUrl', () => {
-    for (const bad of ['proxy.example:3128', 'ftp://proxy.example', 'http://proxy.example/path', 'http://proxy.example?x=1', 'http://', 'x'.repeat(2001)]) {
-      expect(() => normalizeProxyUrl(bad)).toThrow(expect.objectContaining({ kind: 'invalid_argument', details: [expect.objectContaining({ field: 'proxyUrl' })] }));
+    for (const bad of [
+      'proxy.example:3128',
+      'ftp://proxy.example',
+      'http://proxy.example/path',
+      'http://proxy.example?x=1',
+      'http://',
+      'x'.repeat(2001),
+    ]) {
+      expect(() => normalizeProxyUrl(bad)).toThrow(
+        expect.objectContaining({ kind: 'invalid_argument', details: [expect.objectContaining({ field: 'proxyUrl' })] }),
+      );
     }
   });
 });
@@ -38,7 +47,10 @@ describe('dialing through a proxy', () => {
   beforeAll(async () => {
     target = http.createServer((req, res) => {
       if (req.url === '/redirect') {
-        res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere', 'set-cookie': ['a=1; Path=/', 'b=2; Expires=Wed, 18 Mar 2026 10:00:00 GMT; Path=/'] });
+        res.writeHead(302, {
+          location: 'http://127.0.0.1:1/elsewhere',
+          'set-cookie': ['a=1; Path=/', 'b=2; Expires=Wed, 18 Mar 2026 10:00:00 GMT; Path=/'],
+        });
         return res.end();
       }
       let body = '';
@@ -78,7 +90,13 @@ describe('dialing through a proxy', () => {
       body: new URLSearchParams({ params: 'abc' }),
     });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ method: 'POST', url: '/api/login/getLoginInfo?x=1', body: 'params=abc', ua: 'zca-test', enc: 'gzip, deflate, br' });
+    expect(await res.json()).toEqual({
+      method: 'POST',
+      url: '/api/login/getLoginInfo?x=1',
+      body: 'params=abc',
+      ua: 'zca-test',
+      enc: 'gzip, deflate, br',
+    });
     expect(tunnels).toContain(`127.0.0.1:${targetPort}`);
     (agent as unknown as { destroy?: () => void }).destroy?.();
   });
@@ -103,19 +121,30 @@ describe('dialing through a proxy', () => {
     const proxyPort = () => (proxy.address() as AddressInfo).port;
     const targetPort = () => (target.address() as AddressInfo).port;
 
-    it.each(['http://127.0.0.1:PORT', 'http://0x7f.1:PORT', 'socks5://0x7f.1:PORT', 'socks5://2130706433:PORT', 'socks5h://017700000001:PORT', 'http://[::ffff:127.0.0.1]:PORT', 'socks5://[::1]:PORT', 'http://169.254.169.254:80'])(
-      'refuses the proxy %s before dialling',
-      (template) => {
-        const before = proxyConnections;
-        expect(() => dialThrough(template.replace('PORT', String(proxyPort())), guard(''))).toThrow(RefusedAddressError);
-        expect(proxyConnections).toBe(before);
-      },
-    );
+    it.each([
+      'http://127.0.0.1:PORT',
+      'http://0x7f.1:PORT',
+      'socks5://0x7f.1:PORT',
+      'socks5://2130706433:PORT',
+      'socks5h://017700000001:PORT',
+      'http://[::ffff:127.0.0.1]:PORT',
+      'socks5://[::1]:PORT',
+      'http://169.254.169.254:80',
+    ])('refuses the proxy %s before dialling', (template) => {
+      const before = proxyConnections;
+      expect(() => dialThrough(template.replace('PORT', String(proxyPort())), guard(''))).toThrow(RefusedAddressError);
+      expect(proxyConnections).toBe(before);
+    });
 
     it('judges the address a proxy host name resolves to when the socket connects (http proxy)', async () => {
       const before = proxyConnections;
-      const { fetch } = dialThrough(`http://proxy.test:${proxyPort()}`, guard('', async () => [{ address: '127.0.0.1', family: 4 }]));
-      await expect(fetch(`http://127.0.0.1:${targetPort()}/`)).rejects.toThrow('proxy.test resolves to 127.0.0.1, a loopback address; proxy connections are not sent there');
+      const { fetch } = dialThrough(
+        `http://proxy.test:${proxyPort()}`,
+        guard('', async () => [{ address: '127.0.0.1', family: 4 }]),
+      );
+      await expect(fetch(`http://127.0.0.1:${targetPort()}/`)).rejects.toThrow(
+        'proxy.test resolves to 127.0.0.1, a loopback address; proxy connections are not sent there',
+      );
       expect(proxyConnections).toBe(before);
     });
 
@@ -126,7 +155,13 @@ describe('dialing through a proxy', () => {
       await new Promise<void>((r) => socks.listen(0, '127.0.0.1', r));
       try {
         const port = (socks.address() as AddressInfo).port;
-        const { fetch } = dialThrough(`socks5://socks.test:${port}`, guard('', async () => [{ address: '169.254.169.254', family: 4 }, { address: '127.0.0.1', family: 4 }]));
+        const { fetch } = dialThrough(
+          `socks5://socks.test:${port}`,
+          guard('', async () => [
+            { address: '169.254.169.254', family: 4 },
+            { address: '127.0.0.1', family: 4 },
+          ]),
+        );
         await expect(fetch(`http://127.0.0.1:${targetPort()}/`)).rejects.toThrow(/socks\.test resolves to 169\.254\.169\.254, a linkLocal address/);
         expect(socksConnections).toBe(0);
       } finally {
@@ -135,7 +170,10 @@ describe('dialing through a proxy', () => {
     });
 
     it('dials a host name through the guard when its address is allowed', async () => {
-      const { fetch } = dialThrough(`http://proxy.test:${proxyPort()}`, guard('127.0.0.1', async () => [{ address: '127.0.0.1', family: 4 }]));
+      const { fetch } = dialThrough(
+        `http://proxy.test:${proxyPort()}`,
+        guard('127.0.0.1', async () => [{ address: '127.0.0.1', family: 4 }]),
+      );
       expect((await fetch(`http://127.0.0.1:${targetPort()}/`)).status).toBe(200);
     });
   });

@@ -4,7 +4,16 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createLogger } from '@crm/logger';
-import { DisconnectInfo, InboundMessage, LoginFailedError, ReactionNotice, RecallNotice, SeenReceipt, SessionExpiredError, SessionHandlers } from '../src/drivers/driver';
+import {
+  DisconnectInfo,
+  InboundMessage,
+  LoginFailedError,
+  ReactionNotice,
+  RecallNotice,
+  SeenReceipt,
+  SessionExpiredError,
+  SessionHandlers,
+} from '../src/drivers/driver';
 import { FriendEventType, Reaction, Reactions, ThreadType, Undo, UserMessage, GroupMessage, ZaloApiError } from 'zca-js';
 import {
   acceptedFriendOf,
@@ -70,7 +79,9 @@ function fakeApi() {
     // zca-js UndoResponse and AddReactionResponse.
     undo: jest.fn(async () => ({ status: 0 })),
     addReaction: jest.fn(async () => ({ msgIds: [6938394735567] })),
-    getGroupInfo: jest.fn(async (groupId: string) => (groupId in fx('group-info').gridInfoMap ? fx('group-info') : { ...fx('group-info'), gridInfoMap: {} })),
+    getGroupInfo: jest.fn(async (groupId: string) =>
+      groupId in fx('group-info').gridInfoMap ? fx('group-info') : { ...fx('group-info'), gridInfoMap: {} },
+    ),
     getContext: () => {
       const c = fx('context');
       return { ...c, cookie: { toJSON: () => c.cookie } };
@@ -138,7 +149,7 @@ function fakeFiles(files: Record<string, Buffer> = {}, delayMs = 0) {
 }
 
 const until = async (check: () => boolean, ms = 2_000) => {
-  for (const end = Date.now() + ms; !check(); ) {
+  for (const end = Date.now() + ms; !check();) {
     if (Date.now() > end) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -177,7 +188,8 @@ const PHOTO_URL = 'https://photo-stal-1.zadn.vn/fixture.jpg';
 const FILE_URL = fx('message-user-file').data.content.href as string;
 const JPEG = Buffer.from('ffd8ffe000104a46494600010100000100010000ffc0001108003c005003012200021101031101', 'hex');
 const network = fakeFiles({ [PHOTO_URL]: JPEG, [FILE_URL]: Buffer.from('%PDF-1.7 quote') });
-const driverWith = (client: ZcaClient, qrMaxRefreshes = 2, media: InboundMedia = network.media) => new ZcaDriver({ log, qrMaxRefreshes, factory: () => client, media });
+const driverWith = (client: ZcaClient, qrMaxRefreshes = 2, media: InboundMedia = network.media) =>
+  new ZcaDriver({ log, qrMaxRefreshes, factory: () => client, media });
 
 describe('zca driver: QR login', () => {
   it('shows each QR zca-js renders (PNG) and, once scanned, returns a live session with the account profile', async () => {
@@ -195,7 +207,12 @@ describe('zca driver: QR login', () => {
     expect(Buffer.from(shown[0].image!, 'base64').subarray(1, 4).toString()).toBe('PNG');
     expect(shown[0].expiresAt.getTime()).toBeGreaterThan(Date.now());
     expect(calls.retry).toBe(1);
-    expect(session.profile).toEqual({ uid: '8421930000000000001', displayName: 'Cửa hàng Hoa Mai', avatarUrl: expect.stringContaining('8421930000000000001'), phone: '84901234567' });
+    expect(session.profile).toEqual({
+      uid: '8421930000000000001',
+      displayName: 'Cửa hàng Hoa Mai',
+      avatarUrl: expect.stringContaining('8421930000000000001'),
+      phone: '84901234567',
+    });
     expect(api.listener.started).toBe(1);
     expect(session.isAlive()).toBe(true);
     // What is stored to reconnect later: imei, user agent and cookies from the session context.
@@ -230,25 +247,40 @@ describe('zca driver: QR login', () => {
   it('aborting the signal cancels the login (aborted)', async () => {
     const { client } = fakeClient(['qr-generated', 'wait', 'wait', 'wait', 'wait', 'qr-scanned']);
     const ctl = new AbortController();
-    const p = driverWith(client).loginWithQr({ accountId: 'a1', handlers: recorder().handlers, signal: ctl.signal, onQr: async () => void ctl.abort() });
+    const p = driverWith(client).loginWithQr({
+      accountId: 'a1',
+      handlers: recorder().handlers,
+      signal: ctl.signal,
+      onQr: async () => void ctl.abort(),
+    });
     await expect(p).rejects.toMatchObject({ reason: 'aborted' });
   });
 });
 
 describe('zca driver: restore, receive, send, friends, disconnect', () => {
-  const stored = JSON.stringify({ v: 1, imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies });
+  const stored = JSON.stringify({
+    v: 1,
+    imei: fx('context').imei,
+    userAgent: fx('context').userAgent,
+    language: 'vi',
+    cookie: fx('context').cookie.cookies,
+  });
 
   it('restores from stored session data with the stored credentials', async () => {
     const { client, calls } = fakeClient([]);
     const session = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
-    expect(calls.login).toEqual([{ imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies }]);
+    expect(calls.login).toEqual([
+      { imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies },
+    ]);
     expect(session.profile.uid).toBe('8421930000000000001');
   });
 
   it('a session the network refuses (zca-js ZaloApiError, login refused) is expired; network failures are temporary', async () => {
     const restoreFailingWith = (err: unknown) => {
       const { client } = fakeClient([], fakeApi(), async () => Promise.reject(err));
-      return driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers }).catch((e) => e);
+      return driverWith(client)
+        .restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers })
+        .catch((e) => e);
     };
     // What zca-js 2.2 throws when getLoginInfo answers without login info (the cookies are no longer accepted).
     const refused = new ZaloApiError('Đăng nhập thất bại');
@@ -267,11 +299,15 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
       expect(got).not.toBeInstanceOf(SessionExpiredError);
     }
     const { client } = fakeClient([]);
-    await expect(driverWith(client).restoreSession('{"v":1}', { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(SessionExpiredError);
-    await expect(driverWith(client).restoreSession('not json', { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(SessionExpiredError);
+    await expect(driverWith(client).restoreSession('{"v":1}', { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(
+      SessionExpiredError,
+    );
+    await expect(driverWith(client).restoreSession('not json', { accountId: 'a1', handlers: recorder().handlers })).rejects.toBeInstanceOf(
+      SessionExpiredError,
+    );
   });
 
-  it('maps listener messages to inbound messages: text, group, attachments, and the account\'s own (fromSelf)', async () => {
+  it("maps listener messages to inbound messages: text, group, attachments, and the account's own (fromSelf)", async () => {
     const r = recorder();
     const { client, api } = fakeClient([]);
     await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
@@ -337,7 +373,11 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
 
     // The network errs for another group: its message still arrives, without a name.
     api.getGroupInfo.mockRejectedValueOnce(Object.assign(new Error('Không thể lấy thông tin nhóm'), { name: 'ZaloApiError' }));
-    api.listener.emit('message', { ...group, threadId: '4500000000000000099', data: { ...group.data, msgId: 'g-other', idTo: '4500000000000000099' } });
+    api.listener.emit('message', {
+      ...group,
+      threadId: '4500000000000000099',
+      data: { ...group.data, msgId: 'g-other', idTo: '4500000000000000099' },
+    });
     await new Promise((res) => setImmediate(res));
     const other = r.messages.find((m) => m.chatnetMessageId === 'g-other')!;
     expect(other).toEqual(expect.objectContaining({ threadType: 'group', threadId: '4500000000000000099' }));
@@ -353,9 +393,27 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     await new Promise((res) => setImmediate(res));
     expect(r.seen).toEqual([
       // realMsgId "0" means the network has no second id for it.
-      { threadId: '6100000000000000000', threadType: 'user', chatnetMessageIds: ['6938394735599'], seenByUid: '6100000000000000000', seenAt: expect.any(Date) },
-      { threadId: '6100000000000000001', threadType: 'user', chatnetMessageIds: ['6938394735601', '6938394735602'], seenByUid: '6100000000000000001', seenAt: expect.any(Date) },
-      { threadId: '4500000000000000077', threadType: 'group', chatnetMessageIds: ['6938394735600'], seenByUid: '6100000000000000003', seenAt: expect.any(Date) },
+      {
+        threadId: '6100000000000000000',
+        threadType: 'user',
+        chatnetMessageIds: ['6938394735599'],
+        seenByUid: '6100000000000000000',
+        seenAt: expect.any(Date),
+      },
+      {
+        threadId: '6100000000000000001',
+        threadType: 'user',
+        chatnetMessageIds: ['6938394735601', '6938394735602'],
+        seenByUid: '6100000000000000001',
+        seenAt: expect.any(Date),
+      },
+      {
+        threadId: '4500000000000000077',
+        threadType: 'group',
+        chatnetMessageIds: ['6938394735600'],
+        seenByUid: '6100000000000000003',
+        seenAt: expect.any(Date),
+      },
     ]);
     // The id a send returns is the one a receipt names, so messaging can match the two.
     expect(String(fx('send-message-response').message.msgId)).toBe(fx('seen-messages-user')[0].data.msgId);
@@ -377,10 +435,30 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     const { client, api } = fakeClient([]);
     const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
     const text = inboundOf(fx('message-user-text'));
-    await s.markSeen(text.threadId, 'user', [{ chatnetMessageId: text.chatnetMessageId, cliMsgId: text.cliMsgId!, fromUid: text.fromUid, contentType: text.contentType, sentAt: text.sentAt }]);
+    await s.markSeen(text.threadId, 'user', [
+      {
+        chatnetMessageId: text.chatnetMessageId,
+        cliMsgId: text.cliMsgId!,
+        fromUid: text.fromUid,
+        contentType: text.contentType,
+        sentAt: text.sentAt,
+      },
+    ]);
     // As zca-js reads them: uidFrom is a user thread's id, idTo our own uid; a text message's network type is webchat.
     expect(api.sendSeenEvent).toHaveBeenCalledWith(
-      [{ msgId: '6938394735567', cliMsgId: '1735689600123', uidFrom: '6100000000000000000', idTo: '8421930000000000001', msgType: 'webchat', st: 0, at: 0, cmd: 0, ts: 1735689600123 }],
+      [
+        {
+          msgId: '6938394735567',
+          cliMsgId: '1735689600123',
+          uidFrom: '6100000000000000000',
+          idTo: '8421930000000000001',
+          msgType: 'webchat',
+          st: 0,
+          at: 0,
+          cmd: 0,
+          ts: 1735689600123,
+        },
+      ],
       0,
     );
     const g = inboundOf(fx('message-group-text'));
@@ -397,7 +475,13 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
       1,
     );
     // zca-js takes at most 50 at once: the newest 50 go.
-    const many = Array.from({ length: 60 }, (_, i) => ({ chatnetMessageId: `m${i}`, cliMsgId: `c${i}`, fromUid: text.fromUid, contentType: 'text', sentAt }));
+    const many = Array.from({ length: 60 }, (_, i) => ({
+      chatnetMessageId: `m${i}`,
+      cliMsgId: `c${i}`,
+      fromUid: text.fromUid,
+      contentType: 'text',
+      sentAt,
+    }));
     await s.markSeen(text.threadId, 'user', many);
     const last = api.sendSeenEvent.mock.calls.at(-1) as unknown as [Array<{ msgId: string }>, number];
     expect(last[0].map((m) => m.msgId)).toEqual(many.slice(10).map((m) => m.chatnetMessageId));
@@ -462,10 +546,18 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
 
     // The network errs for another user: the message arrives as the listener gave it.
     api.getUserInfo.mockRejectedValueOnce(new ZaloApiError('Không thể lấy thông tin'));
-    const other = { ...text, threadId: '6100000000000000009', data: { ...text.data, msgId: 'u-3', uidFrom: '6100000000000000009', dName: 'Khách 9' } };
+    const other = {
+      ...text,
+      threadId: '6100000000000000009',
+      data: { ...text.data, msgId: 'u-3', uidFrom: '6100000000000000009', dName: 'Khách 9' },
+    };
     api.listener.emit('message', other);
     // A user the network does not know: no avatar either, and the message goes on.
-    api.listener.emit('message', { ...other, threadId: '6100000000000000008', data: { ...other.data, msgId: 'u-4', uidFrom: '6100000000000000008' } });
+    api.listener.emit('message', {
+      ...other,
+      threadId: '6100000000000000008',
+      data: { ...other.data, msgId: 'u-4', uidFrom: '6100000000000000008' },
+    });
     await until(() => r.messages.length === 4);
     expect(r.messages.slice(2).map((m) => [m.chatnetMessageId, m.fromName, m.fromAvatar])).toEqual([
       ['u-3', 'Khách 9', ''],
@@ -491,7 +583,12 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
     api.listener.emit('old_messages', [fx('message-group-text')], 1);
     await until(() => r.messages.length === 5);
     // In its thread, oldest first (the account's own message too); the group's message (another thread) may come in between.
-    expect(r.messages.filter((m) => m.threadType === 'user').map((m) => m.chatnetMessageId)).toEqual(['6938394735567', '6938394735570', 'm-1', 'm-2']);
+    expect(r.messages.filter((m) => m.threadType === 'user').map((m) => m.chatnetMessageId)).toEqual([
+      '6938394735567',
+      '6938394735570',
+      'm-1',
+      'm-2',
+    ]);
     expect(r.messages.find((m) => m.chatnetMessageId === '6938394735570')?.fromSelf).toBe(true);
     expect(r.messages.filter((m) => m.threadType === 'group').map((m) => m.chatnetMessageId)).toEqual(['6938394735568']);
     // Asked again (a second page, a repeated answer): nothing twice.
@@ -502,7 +599,12 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
 
   it('a QR login does not ask for old messages (a fresh session has nothing it missed)', async () => {
     const { client, api } = fakeClient(['qr-generated', 'qr-scanned', 'got-login-info']);
-    await driverWith(client).loginWithQr({ accountId: 'a1', handlers: recorder().handlers, signal: new AbortController().signal, onQr: async () => undefined });
+    await driverWith(client).loginWithQr({
+      accountId: 'a1',
+      handlers: recorder().handlers,
+      signal: new AbortController().signal,
+      onQr: async () => undefined,
+    });
     await new Promise((res) => setTimeout(res, 10));
     expect(api.listener.requestOldMessages).not.toHaveBeenCalled();
   });
@@ -536,8 +638,19 @@ describe('zca driver: restore, receive, send, friends, disconnect', () => {
 });
 
 describe('zca driver: files both ways', () => {
-  const stored = JSON.stringify({ v: 1, imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies });
-  const outbound = (fileName: string, mimeType: string, bytes: Buffer) => ({ fileName, mimeType, size: bytes.length, open: async () => Readable.from([bytes]) });
+  const stored = JSON.stringify({
+    v: 1,
+    imei: fx('context').imei,
+    userAgent: fx('context').userAgent,
+    language: 'vi',
+    cookie: fx('context').cookie.cookies,
+  });
+  const outbound = (fileName: string, mimeType: string, bytes: Buffer) => ({
+    fileName,
+    mimeType,
+    size: bytes.length,
+    open: async () => Readable.from([bytes]),
+  });
 
   it('sends the text with the first file, then each further file in a call of its own (Buffers named with an extension, photo sizes)', async () => {
     const { client, api } = fakeClient([]);
@@ -575,11 +688,23 @@ describe('zca driver: files both ways', () => {
     api.sendMessage.mockResolvedValueOnce({ message: null, attachment: [{ msgId: 7010 }] });
     const s = await driverWith(client).restoreSession(stored, { accountId: 'a1', handlers: recorder().handlers });
     const pdf = Buffer.from('%PDF-1.7 x');
-    const sent = await s.sendMessage({ threadId: '6100000000000000000', threadType: 'user', content: '', contentType: 'text', attachments: [outbound('a.pdf', 'application/pdf', pdf)] });
+    const sent = await s.sendMessage({
+      threadId: '6100000000000000000',
+      threadType: 'user',
+      content: '',
+      contentType: 'text',
+      attachments: [outbound('a.pdf', 'application/pdf', pdf)],
+    });
     expect(sent.chatnetMessageId).toBe('7010');
-    expect(api.sendMessage).toHaveBeenLastCalledWith({ msg: '', attachments: [expect.objectContaining({ filename: 'a.pdf' })] }, '6100000000000000000', 0);
+    expect(api.sendMessage).toHaveBeenLastCalledWith(
+      { msg: '', attachments: [expect.objectContaining({ filename: 'a.pdf' })] },
+      '6100000000000000000',
+      0,
+    );
     const short = { ...outbound('b.pdf', 'application/pdf', pdf), size: pdf.length + 5 };
-    await expect(s.sendMessage({ threadId: '6100000000000000000', threadType: 'user', content: '', contentType: 'text', attachments: [short] })).rejects.toThrow(/arrived with/);
+    await expect(
+      s.sendMessage({ threadId: '6100000000000000000', threadType: 'user', content: '', contentType: 'text', attachments: [short] }),
+    ).rejects.toThrow(/arrived with/);
     expect(api.sendMessage).toHaveBeenCalledTimes(1);
   });
 
@@ -607,7 +732,11 @@ describe('zca driver: files both ways', () => {
     const broken: InboundMedia = {
       download: async (url, agent) =>
         url === FILE_URL
-          ? new Readable({ read() { this.destroy(new Error('the file is larger than 1000 bytes')); } })
+          ? new Readable({
+              read() {
+                this.destroy(new Error('the file is larger than 1000 bytes'));
+              },
+            })
           : files.media.download(url, agent),
     };
     await driverWith(client, 2, broken).restoreSession(stored, { accountId: 'a1', handlers: r.handlers });
@@ -624,7 +753,13 @@ describe('zca driver: files both ways', () => {
     const { client, api } = fakeClient([]);
     const files = fakeFiles({ [PHOTO_URL]: JPEG });
     const proxyAgent = new Agent();
-    const driver = new ZcaDriver({ log, qrMaxRefreshes: 1, factory: () => client, media: files.media, proxy: () => ({ agent: proxyAgent, fetch: globalThis.fetch }) });
+    const driver = new ZcaDriver({
+      log,
+      qrMaxRefreshes: 1,
+      factory: () => client,
+      media: files.media,
+      proxy: () => ({ agent: proxyAgent, fetch: globalThis.fetch }),
+    });
     await driver.restoreSession(stored, { accountId: 'a1', proxyUrl: 'socks5://proxy.example:1080', handlers: r.handlers });
     api.listener.emit('message', fx('message-user-photo'));
     await until(() => r.messages.length === 1);
@@ -644,7 +779,13 @@ describe('zca driver: the production binding', () => {
 });
 
 describe('zca driver: quotes, recall (undo) and reactions (addReaction)', () => {
-  const stored = JSON.stringify({ v: 1, imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies });
+  const stored = JSON.stringify({
+    v: 1,
+    imei: fx('context').imei,
+    userAgent: fx('context').userAgent,
+    language: 'vi',
+    cookie: fx('context').cookie.cookies,
+  });
   const OWN = fx('account-info').profile.userId as string;
   const CONTACT = '6100000000000000000';
   const GROUP = '4500000000000000077';
@@ -704,7 +845,17 @@ describe('zca driver: quotes, recall (undo) and reactions (addReaction)', () => 
   }
 
   it('an inbound reply names the network id of the message it quotes (zca-js TQuote.globalMsgId)', () => {
-    const quote = { ownerId: OWN, cliMsgId: 1735689650000, globalMsgId: 6938394735599, cliMsgType: 1, ts: 1735689650000, msg: 'Dạ còn ạ', attach: '', fromD: 'Shop', ttl: 0 };
+    const quote = {
+      ownerId: OWN,
+      cliMsgId: 1735689650000,
+      globalMsgId: 6938394735599,
+      cliMsgType: 1,
+      ts: 1735689650000,
+      msg: 'Dạ còn ạ',
+      attach: '',
+      fromD: 'Shop',
+      ttl: 0,
+    };
     expect(inboundOf(userMessage({ msgId: 'q-1', quote }), OWN).quoteChatnetMessageId).toBe('6938394735599');
     expect(inboundOf(userMessage({ msgId: 'q-2' }), OWN)).not.toHaveProperty('quoteChatnetMessageId');
     const group = new GroupMessage(OWN, { ...fx('message-group-text').data, quote: { ...quote, globalMsgId: 0 }, mentions: undefined });
@@ -719,7 +870,14 @@ describe('zca driver: quotes, recall (undo) and reactions (addReaction)', () => 
       threadType: 'user',
       content: 'Dạ còn ạ',
       contentType: 'text',
-      quote: { chatnetMessageId: '6938394735567', cliMsgId: '1735689600123', fromUid: CONTACT, content: 'Chào shop, còn hàng không?', contentType: 'text', sentAt },
+      quote: {
+        chatnetMessageId: '6938394735567',
+        cliMsgId: '1735689600123',
+        fromUid: CONTACT,
+        content: 'Chào shop, còn hàng không?',
+        contentType: 'text',
+        sentAt,
+      },
     });
     expect(api.sendMessage).toHaveBeenLastCalledWith(
       {
@@ -745,18 +903,28 @@ describe('zca driver: quotes, recall (undo) and reactions (addReaction)', () => 
       threadType: 'user',
       content: 'this one?',
       contentType: 'text',
-      quote: { chatnetMessageId: photo.chatnetMessageId, cliMsgId: photo.cliMsgId!, fromUid: CONTACT, content: photo.content, contentType: photo.contentType, sentAt },
+      quote: {
+        chatnetMessageId: photo.chatnetMessageId,
+        cliMsgId: photo.cliMsgId!,
+        fromUid: CONTACT,
+        content: photo.content,
+        contentType: photo.contentType,
+        sentAt,
+      },
     });
     const quoted = (api.sendMessage.mock.calls.at(-1) as unknown as [{ quote: { msgType: string; content: unknown } }])[0].quote;
     expect(quoted.msgType).toBe('chat.photo');
     expect(quoted.content).toEqual(fx('message-user-photo').data.content);
   });
 
-  it('quoting (or recalling) the account\'s own message takes its cliMsgId from the echo the listener brought; unknown, it fails before the network is asked', async () => {
+  it("quoting (or recalling) the account's own message takes its cliMsgId from the echo the listener brought; unknown, it fails before the network is asked", async () => {
     const { api, s } = await session();
     const echoCliMsgId = '1735689655555';
     const sent = await s.sendMessage({ threadId: CONTACT, threadType: 'user', content: 'from the CRM', contentType: 'text' });
-    api.listener.emit('message', new UserMessage(OWN, { ...fx('message-self').data, msgId: sent.chatnetMessageId, cliMsgId: echoCliMsgId, content: 'from the CRM' }));
+    api.listener.emit(
+      'message',
+      new UserMessage(OWN, { ...fx('message-self').data, msgId: sent.chatnetMessageId, cliMsgId: echoCliMsgId, content: 'from the CRM' }),
+    );
     await s.sendMessage({
       threadId: CONTACT,
       threadType: 'user',
@@ -786,7 +954,11 @@ describe('zca driver: quotes, recall (undo) and reactions (addReaction)', () => 
     const { api, s } = await session();
     const ref = { threadId: CONTACT, threadType: 'user' as const, chatnetMessageId: '6938394735567', cliMsgId: '1735689600123' };
     await s.react(ref, '❤️');
-    expect(api.addReaction).toHaveBeenLastCalledWith(Reactions.HEART, { data: { msgId: '6938394735567', cliMsgId: '1735689600123' }, threadId: CONTACT, type: ThreadType.User });
+    expect(api.addReaction).toHaveBeenLastCalledWith(Reactions.HEART, {
+      data: { msgId: '6938394735567', cliMsgId: '1735689600123' },
+      threadId: CONTACT,
+      type: ThreadType.User,
+    });
     await s.react({ ...ref, threadId: GROUP, threadType: 'group' }, '👍');
     expect(api.addReaction).toHaveBeenLastCalledWith(Reactions.LIKE, expect.objectContaining({ threadId: GROUP, type: ThreadType.Group }));
     await s.react(ref, '');
@@ -801,10 +973,13 @@ describe('zca driver: quotes, recall (undo) and reactions (addReaction)', () => 
     expect(emojiOfReaction(Reactions.NONE)).toBe('');
   });
 
-  it('the listener\'s undo becomes a recall of the message it names, in its thread; its reaction one per message named, the account\'s own skipped', async () => {
+  it("the listener's undo becomes a recall of the message it names, in its thread; its reaction one per message named, the account's own skipped", async () => {
     const { r, api } = await session();
     api.listener.emit('undo', undoFrame({}));
-    api.listener.emit('undo', undoFrame({ idTo: GROUP, content: { globalMsgId: 6938394735590, cliMsgId: 1, deleteMsg: 1, srcId: 0, destId: 0 } }, true));
+    api.listener.emit(
+      'undo',
+      undoFrame({ idTo: GROUP, content: { globalMsgId: 6938394735590, cliMsgId: 1, deleteMsg: 1, srcId: 0, destId: 0 } }, true),
+    );
     await until(() => r.recalls.length === 2);
     expect(r.recalls).toEqual([
       { threadId: CONTACT, threadType: 'user', chatnetMessageId: '6938394735567', fromUid: CONTACT, recalledAt: new Date(1735689700000) },
@@ -816,7 +991,21 @@ describe('zca driver: quotes, recall (undo) and reactions (addReaction)', () => 
     api.listener.emit('reaction', reactionFrame({ uidFrom: '0', idTo: CONTACT }));
     api.listener.emit(
       'reaction',
-      reactionFrame({ idTo: GROUP, content: { rMsg: [{ gMsgID: 'g-1', cMsgID: 'c-1', msgType: 1 }, { gMsgID: 'g-2', cMsgID: 'c-2', msgType: 1 }], rIcon: Reactions.NONE, rType: -1, source: 6 } }, true),
+      reactionFrame(
+        {
+          idTo: GROUP,
+          content: {
+            rMsg: [
+              { gMsgID: 'g-1', cMsgID: 'c-1', msgType: 1 },
+              { gMsgID: 'g-2', cMsgID: 'c-2', msgType: 1 },
+            ],
+            rIcon: Reactions.NONE,
+            rType: -1,
+            source: 6,
+          },
+        },
+        true,
+      ),
     );
     await until(() => r.reactions.length === 3);
     await new Promise((res) => setTimeout(res, 20));
@@ -830,7 +1019,13 @@ describe('zca driver: quotes, recall (undo) and reactions (addReaction)', () => 
 });
 
 describe('zca driver: outreach (issue #26)', () => {
-  const stored = JSON.stringify({ v: 1, imei: fx('context').imei, userAgent: fx('context').userAgent, language: 'vi', cookie: fx('context').cookie.cookies });
+  const stored = JSON.stringify({
+    v: 1,
+    imei: fx('context').imei,
+    userAgent: fx('context').userAgent,
+    language: 'vi',
+    cookie: fx('context').cookie.cookies,
+  });
 
   it('finds a user by uid through getUserInfo (name and avatar), and nobody when the network leaves the uid out', async () => {
     const { client, api } = fakeClient([]);
@@ -866,7 +1061,12 @@ describe('zca driver: outreach (issue #26)', () => {
     expect(add.type).toBe(FriendEventType.ADD);
     api.listener.emit('friend_event', add);
     api.listener.emit('friend_event', { ...add, isSelf: true });
-    api.listener.emit('friend_event', { type: FriendEventType.REQUEST, data: { toUid: 'me', fromUid: '61', src: 1, message: 'hi' }, threadId: '61', isSelf: false });
+    api.listener.emit('friend_event', {
+      type: FriendEventType.REQUEST,
+      data: { toUid: 'me', fromUid: '61', src: 1, message: 'hi' },
+      threadId: '61',
+      isSelf: false,
+    });
     await new Promise((res) => setImmediate(res));
     expect(r.accepted).toEqual(['6100000000000000000']);
     // Every friend event still re-reads the friend list.

@@ -8,7 +8,15 @@ import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { identityChannel, identityDirectory, messagingBusinessHours, messagingConversations } from './clients';
 import type { CrmConfig } from './config';
 import type { Deps } from './deps';
-import { chatnetFriendsHandler, compactContactCounts, ContactWriter, crmHandlers, INBOX_VISIBILITY_BINDINGS, inboxVisibilityHandler, TotalCache } from './contacts';
+import {
+  chatnetFriendsHandler,
+  compactContactCounts,
+  ContactWriter,
+  crmHandlers,
+  INBOX_VISIBILITY_BINDINGS,
+  inboxVisibilityHandler,
+  TotalCache,
+} from './contacts';
 import { contactFamilyConsumer, messageFamilyConsumer } from './events';
 import { messageActivity } from './activity';
 import { contactFieldsFeature } from './custom-fields';
@@ -55,7 +63,14 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     metrics,
   };
 
-  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({
+    pool,
+    directUrl: directDatabaseUrl(config),
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    logger: log,
+    metrics,
+  });
   const server = new GrpcServer(log, auth, metrics);
   server.add(serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService'), crmHandlers(deps));
   contactFieldsFeature(deps, server);
@@ -64,7 +79,14 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   // the relay so whatever they enqueue on the way out is still published.
   scoring.serve(deps, server);
   const analytics = analyticsFeature(deps, server);
-  const features = [integrationsFeature(deps, server), reportsFeature(deps, server), scoring, contactMergesFeature(deps, server), chatnetPhoneCheckFeature(deps, auth, transport), tasksFeature(deps, server)];
+  const features = [
+    integrationsFeature(deps, server),
+    reportsFeature(deps, server),
+    scoring,
+    contactMergesFeature(deps, server),
+    chatnetPhoneCheckFeature(deps, auth, transport),
+    tasksFeature(deps, server),
+  ];
   // One consumer per event family: the modules that react to an event apply it in one transaction. Separate
   // queues for friend lists (a large sync never holds up messages) and inbox visibility. Of crm's own events only
   // analytics reads contact changes back (a read model); scoring gets them from the contact writer.

@@ -23,9 +23,15 @@ afterAll(async () => {
 });
 
 const t0 = Date.now() - 3 * 60 * MINUTE;
-const item = (kind: ItemKind, minutes: number, userId: string | null = null, id = randomUUID()): Item => ({ id, at: t0 + minutes * MINUTE, kind, userId });
+const item = (kind: ItemKind, minutes: number, userId: string | null = null, id = randomUUID()): Item => ({
+  id,
+  at: t0 + minutes * MINUTE,
+  kind,
+  userId,
+});
 /** Items of one conversation, as the consumer hands them over (one event each). */
-const events = (orgId: string, conversationId: string, items: Item[]): ConversationItems[] => items.map((i) => ({ orgId, conversationId, items: [i] }));
+const events = (orgId: string, conversationId: string, items: Item[]): ConversationItems[] =>
+  items.map((i) => ({ orgId, conversationId, items: [i] }));
 const oneAtATime = async (batch: ConversationItems[]) => {
   for (const e of batch) await withTransaction(pool, (tx) => applyConversationItems(tx, [e]));
 };
@@ -126,12 +132,20 @@ describe('a batch of conversation items', () => {
       const ids = Array.from({ length: conversations }, () => randomUUID());
       await oneAtATime(ids.flatMap((id) => events(orgId, id, [item(INBOUND, 0)])));
       // One reply per conversation, in order: the usual batch of a busy inbox.
-      return countingStatements((tx) => applyConversationItems(tx, ids.flatMap((id) => events(orgId, id, [item(REPLY, 2, agent)]))));
+      return countingStatements((tx) =>
+        applyConversationItems(
+          tx,
+          ids.flatMap((id) => events(orgId, id, [item(REPLY, 2, agent)])),
+        ),
+      );
     };
     // Items, lock, update, durations, histogram, user stats.
     expect(await statementsFor(3)).toBe(6);
     expect(await statementsFor(50)).toBe(6);
-    const replies = await pool.query(`SELECT sum(replies)::int AS replies, sum(responses)::int AS responses FROM analytics_user_stats WHERE org_id = $1 AND unit = 'd'`, [orgId]);
+    const replies = await pool.query(
+      `SELECT sum(replies)::int AS replies, sum(responses)::int AS responses FROM analytics_user_stats WHERE org_id = $1 AND unit = 'd'`,
+      [orgId],
+    );
     expect(replies.rows[0]).toEqual({ replies: 53, responses: 53 });
   });
 });

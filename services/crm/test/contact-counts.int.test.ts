@@ -70,7 +70,10 @@ describe('contact counter', () => {
       listContacts(pool, orgC, { page: 1, limit: 2, sortBy: 'createdAt', direction: 'desc', status: 'lost', searchText: search }, cache);
 
     beforeAll(async () => {
-      await pool.query(`INSERT INTO contacts (id, org_id, name, status) SELECT gen_random_uuid(), $1, 'lost ' || g, 'lost' FROM generate_series(1, 10) g`, [orgC]);
+      await pool.query(
+        `INSERT INTO contacts (id, org_id, name, status) SELECT gen_random_uuid(), $1, 'lost ' || g, 'lost' FROM generate_series(1, 10) g`,
+        [orgC],
+      );
     });
 
     it('reuses a large total until the organization gains or loses a contact', async () => {

@@ -31,19 +31,41 @@ describe('contact writer', () => {
   const newOrg = async (rules: { condition: string; value?: string; points: number }[]) => {
     const orgId = randomUUID();
     await scoringRepo.saveConfig(pool, orgId, { ...DEFAULT_CONFIG, decayRate: 0 });
-    for (const r of rules) await scoringRepo.insertRule(pool, randomUUID(), orgId, { name: r.condition, condition: r.condition as never, value: r.value ?? '', points: r.points, weight: 1 });
+    for (const r of rules)
+      await scoringRepo.insertRule(pool, randomUUID(), orgId, {
+        name: r.condition,
+        condition: r.condition as never,
+        value: r.value ?? '',
+        points: r.points,
+        weight: 1,
+      });
     return orgId;
   };
   const contact = (orgId: string, tags: string[] = []) => ({
-    id: randomUUID(), orgId, name: 'Lan', email: '', phone: '', source: 'manual', status: 'new', statusId: null, assignedUserId: null, notes: '', tags,
+    id: randomUUID(),
+    orgId,
+    name: 'Lan',
+    email: '',
+    phone: '',
+    source: 'manual',
+    status: 'new',
+    statusId: null,
+    assignedUserId: null,
+    notes: '',
+    tags,
   });
   const q = async (sql: string, values: unknown[]) => (await pool.query(sql, values)).rows;
   const score = async (id: string) => (await q('SELECT lead_score FROM contacts WHERE id = $1', [id]))[0]?.lead_score;
-  const facts = (id: string) => q('SELECT condition, value, occurrences FROM contact_score_facts WHERE contact_id = $1 ORDER BY condition, value', [id]);
-  const outbox = (id: string) => q(`SELECT type, data->'changes' AS changes FROM outbox WHERE data->'contact'->>'id' = $1 OR data->>'id' = $1 ORDER BY seq`, [id]);
+  const facts = (id: string) =>
+    q('SELECT condition, value, occurrences FROM contact_score_facts WHERE contact_id = $1 ORDER BY condition, value', [id]);
+  const outbox = (id: string) =>
+    q(`SELECT type, data->'changes' AS changes FROM outbox WHERE data->'contact'->>'id' = $1 OR data->>'id' = $1 ORDER BY seq`, [id]);
 
   it('a new contact is scored in its own transaction: facts, leadScore, activity and events commit with it', async () => {
-    const orgId = await newOrg([{ condition: 'contact_created', points: 5 }, { condition: 'tag_added', value: 'vip', points: 20 }]);
+    const orgId = await newOrg([
+      { condition: 'contact_created', points: 5 },
+      { condition: 'tag_added', value: 'vip', points: 20 },
+    ]);
     const c = contact(orgId, ['VIP']);
     await withTransaction(pool, (tx) => writer.create(tx, c, 'Created (source manual)'));
 
@@ -53,14 +75,22 @@ describe('contact writer', () => {
       { condition: 'contact_created', value: '', occurrences: 1 },
       { condition: 'tag_added', value: 'vip', occurrences: 1 },
     ]);
-    expect(await q('SELECT type, data FROM contact_activities WHERE contact_id = $1', [c.id])).toEqual([{ type: 'created', data: 'Created (source manual)' }]);
+    expect(await q('SELECT type, data FROM contact_activities WHERE contact_id = $1', [c.id])).toEqual([
+      { type: 'created', data: 'Created (source manual)' },
+    ]);
     // contact.created, then the score's announcement (25 is a move of a tenth of maxScore or more).
-    expect(await outbox(c.id)).toEqual([{ type: 'contact.created', changes: null }, { type: 'contact.updated', changes: ['leadScore'] }]);
+    expect(await outbox(c.id)).toEqual([
+      { type: 'contact.created', changes: null },
+      { type: 'contact.updated', changes: ['leadScore'] },
+    ]);
   });
 
   it('a new contact nothing can score yet costs its state row only: snapshot kept, marked scored at 0, later tags judged against it', async () => {
     // Rules only on conditions a creation does not produce (and a tag rule, but the contact has no tags).
-    const orgId = await newOrg([{ condition: 'message_received', points: 3 }, { condition: 'tag_added', value: 'vip', points: 20 }]);
+    const orgId = await newOrg([
+      { condition: 'message_received', points: 3 },
+      { condition: 'tag_added', value: 'vip', points: 20 },
+    ]);
     const c = contact(orgId);
     const statements: string[] = [];
     await withTransaction(pool, async (tx) => {
@@ -75,7 +105,9 @@ describe('contact writer', () => {
     // The scoring part: the org's rules (cached for a while outside this test), and one statement that reads the config
     // and writes the state row; no locking, re-reading, scoring or publishing.
     expect(statements.filter((n) => n.startsWith('crm_scoring'))).toEqual(['crm_scoring_used_conditions', 'crm_scoring_state_create_one']);
-    const [state] = await q('SELECT tags, contrib, scored_at IS NOT NULL AS scored, published_score FROM contact_score_state WHERE contact_id = $1', [c.id]);
+    const [state] = await q('SELECT tags, contrib, scored_at IS NOT NULL AS scored, published_score FROM contact_score_state WHERE contact_id = $1', [
+      c.id,
+    ]);
     expect(state).toEqual({ tags: [], contrib: 0, scored: true, published_score: 0 });
     expect(await score(c.id)).toBe(0);
     expect((await outbox(c.id)).map((e) => e.type)).toEqual(['contact.created']);
@@ -120,7 +152,9 @@ describe('contact writer', () => {
     const row = await withTransaction(pool, (tx) => writer.create(tx, contact(orgId), 'Created'));
     const same = await withTransaction(pool, (tx) => writer.update(tx, orgId, row, { name: row.name, tags: [] }));
     expect(same.changes).toEqual([]);
-    const quiet = await withTransaction(pool, (tx) => writer.update(tx, orgId, row, { threadTypes: ['group'] }, { activity: false, quiet: ['threadTypes'] }));
+    const quiet = await withTransaction(pool, (tx) =>
+      writer.update(tx, orgId, row, { threadTypes: ['group'] }, { activity: false, quiet: ['threadTypes'] }),
+    );
     expect(quiet.changes).toEqual(['threadTypes']);
     expect(quiet.row.thread_types).toEqual(['group']);
     expect(quiet.row.updated_at).toEqual(row.updated_at);
@@ -138,10 +172,12 @@ describe('contact writer', () => {
       return made;
     });
     calls.length = 0;
-    await withTransaction(pool, (tx) => spying.batch(tx, async (contacts) => {
-      for (const row of rows) await contacts.update(tx, orgId, row, { tags: ['hot'] });
-      expect(calls).toEqual([]);
-    }));
+    await withTransaction(pool, (tx) =>
+      spying.batch(tx, async (contacts) => {
+        for (const row of rows) await contacts.update(tx, orgId, row, { tags: ['hot'] });
+        expect(calls).toEqual([]);
+      }),
+    );
     expect(calls).toHaveLength(1);
     expect(calls[0].map((e) => [e.type, (e.data as { contact: { id: string } }).contact.id])).toEqual(rows.map((r) => ['contact.updated', r.id]));
   });

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import amqp from 'amqplib';
 import { createPool, migrate, Pool, withTransaction } from '@crm/db';
-import { amqpUser, deleteTopology, dlqName, EVENT_EXAMPLES, EventConsumer, exampleContact, installEventTables, type EventEnvelope } from '@crm/events';
+import {
+  amqpUser,
+  deleteTopology,
+  dlqName,
+  EVENT_EXAMPLES,
+  EventConsumer,
+  exampleContact,
+  installEventTables,
+  type EventEnvelope,
+} from '@crm/events';
 import { createLogger } from '@crm/logger';
 import { createTestDatabase, eventually, infra, TestDatabase, uniqueName } from '@crm/testing';
 import { messageActivity } from '../src/activity';
@@ -51,17 +60,39 @@ const envelope = (type: string, orgId: string, data: Record<string, unknown>, oc
 const messageExample = (type: 'message.received' | 'message.sent') => EVENT_EXAMPLES[type] as Record<string, unknown>;
 const appointmentExample = (EVENT_EXAMPLES['appointment.created'] as { appointment: Record<string, unknown> }).appointment;
 const received = (orgId: string, contactId: string, conversationId: string, sentAt: Date, messageId = randomUUID()) =>
-  envelope('message.received', orgId, { ...messageExample('message.received'), messageId, conversationId, contactId, content: 'hello', contentType: 'text', sentAt: sentAt.toISOString(), threadType: 'user' });
+  envelope('message.received', orgId, {
+    ...messageExample('message.received'),
+    messageId,
+    conversationId,
+    contactId,
+    content: 'hello',
+    contentType: 'text',
+    sentAt: sentAt.toISOString(),
+    threadType: 'user',
+  });
 const replied = (orgId: string, contactId: string, conversationId: string, sentAt: Date, userId: string) =>
-  envelope('message.sent', orgId, { ...messageExample('message.sent'), messageId: randomUUID(), conversationId, contactId, content: 'hi', contentType: 'text', sentAt: sentAt.toISOString(), sentByUserId: userId, source: 'ui', threadType: 'user' });
+  envelope('message.sent', orgId, {
+    ...messageExample('message.sent'),
+    messageId: randomUUID(),
+    conversationId,
+    contactId,
+    content: 'hi',
+    contentType: 'text',
+    sentAt: sentAt.toISOString(),
+    sentByUserId: userId,
+    source: 'ui',
+    threadType: 'user',
+  });
 
 async function newOrg(pool: Pool, orgId: string, conditions: string[]) {
   await scoringRepo.saveConfig(pool, orgId, { ...DEFAULT_CONFIG, decayRate: 0 });
-  for (const c of conditions) await scoringRepo.insertRule(pool, randomUUID(), orgId, { name: c, condition: c as never, value: '', points: 3, weight: 1 });
+  for (const c of conditions)
+    await scoringRepo.insertRule(pool, randomUUID(), orgId, { name: c, condition: c as never, value: '', points: 3, weight: 1 });
 }
 const newContact = (pool: Pool, orgId: string, id = randomUUID()) =>
   pool.query(`INSERT INTO contacts (id, org_id, name, last_activity) VALUES ($1, $2, 'x', '2020-01-01') RETURNING id`, [id, orgId]).then(() => id);
-const count = async (pool: Pool, sql: string, values: unknown[]) => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, values)).rows[0].n;
+const count = async (pool: Pool, sql: string, values: unknown[]) =>
+  (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, values)).rows[0].n;
 
 describe('one consumer per event family', () => {
   let db: TestDatabase;
@@ -92,7 +123,10 @@ describe('one consumer per event family', () => {
   };
 
   it('a message event gives activity, a scoring fact and analytics in one transaction with one processed_events row; a redelivery changes nothing', async () => {
-    const message = messageFamilyConsumer({ config, pool, log }, { activity: messageActivity(log), scoring: scoreEvents(new UsedConditions(0), log), analytics: analyticsEvents(log) });
+    const message = messageFamilyConsumer(
+      { config, pool, log },
+      { activity: messageActivity(log), scoring: scoreEvents(new UsedConditions(0), log), analytics: analyticsEvents(log) },
+    );
     consumers.push(message);
     await message.start();
     const orgId = randomUUID();
@@ -106,13 +140,21 @@ describe('one consumer per event family', () => {
     await eventually(async () => (await count(pool, 'analytics_items WHERE org_id = $1', [orgId])) === 1);
     const contact = (await pool.query('SELECT last_activity, lead_score FROM contacts WHERE id = $1', [contactId])).rows[0];
     expect(contact).toEqual({ last_activity: sentAt, lead_score: 3 });
-    expect((await pool.query('SELECT type, data FROM contact_activities WHERE contact_id = $1', [contactId])).rows).toEqual([{ type: 'message_received', data: 'hello' }]);
-    expect((await pool.query('SELECT condition, occurrences FROM contact_score_facts WHERE contact_id = $1', [contactId])).rows).toEqual([{ condition: 'message_received', occurrences: 1 }]);
+    expect((await pool.query('SELECT type, data FROM contact_activities WHERE contact_id = $1', [contactId])).rows).toEqual([
+      { type: 'message_received', data: 'hello' },
+    ]);
+    expect((await pool.query('SELECT condition, occurrences FROM contact_score_facts WHERE contact_id = $1', [contactId])).rows).toEqual([
+      { condition: 'message_received', occurrences: 1 },
+    ]);
     expect((await pool.query('SELECT consumer FROM processed_events WHERE event_id = $1', [event.id])).rows).toEqual([{ consumer: queue }]);
 
     // The same event again (a publisher's retry): claimed already, so nothing is applied a second time.
     await publish(event);
-    await eventually(async () => skipped.mock.calls.some(([ctx, msg]) => msg === 'event consumer: already processed; skipping' && ((ctx as { eventIds?: string[] }).eventIds ?? []).includes(event.id)));
+    await eventually(async () =>
+      skipped.mock.calls.some(
+        ([ctx, msg]) => msg === 'event consumer: already processed; skipping' && ((ctx as { eventIds?: string[] }).eventIds ?? []).includes(event.id),
+      ),
+    );
     expect(await count(pool, 'contact_activities WHERE contact_id = $1', [contactId])).toBe(1);
     expect((await pool.query('SELECT occurrences FROM contact_score_facts WHERE contact_id = $1', [contactId])).rows).toEqual([{ occurrences: 1 }]);
     expect(await count(pool, 'analytics_items WHERE org_id = $1', [orgId])).toBe(1);
@@ -121,7 +163,10 @@ describe('one consumer per event family', () => {
   });
 
   it('a message event whose data does not fit its schema is dead-lettered with the fields named, and applies nothing', async () => {
-    const message = messageFamilyConsumer({ config, pool, log }, { activity: messageActivity(log), scoring: scoreEvents(new UsedConditions(0), log), analytics: analyticsEvents(log) });
+    const message = messageFamilyConsumer(
+      { config, pool, log },
+      { activity: messageActivity(log), scoring: scoreEvents(new UsedConditions(0), log), analytics: analyticsEvents(log) },
+    );
     consumers.push(message);
     await message.start();
     const orgId = randomUUID();
@@ -140,7 +185,8 @@ describe('one consumer per event family', () => {
     expect(JSON.parse(parked.content.toString()).id).toBe(bad.id);
     expect(parked.properties.headers).toMatchObject({
       'x-crm-attempt': 1,
-      'x-crm-error': 'message.received v1 data does not match its schema: contentType: Invalid input: expected string, received number; sentAt: Invalid input: expected string, received undefined',
+      'x-crm-error':
+        'message.received v1 data does not match its schema: contentType: Invalid input: expected string, received number; sentAt: Invalid input: expected string, received undefined',
     });
     // The good one behind it was applied; the bad one left no trace (no activity, fact or claim of its own).
     await eventually(async () => (await count(pool, 'contact_activities WHERE contact_id = $1', [contactId])) === 1);
@@ -154,7 +200,8 @@ describe('one consumer per event family', () => {
     const orgId = randomUUID();
     await newOrg(pool, orgId, ['contact_created']);
     const contactId = await newContact(pool, orgId);
-    const facts = () => pool.query('SELECT condition, occurrences FROM contact_score_facts WHERE contact_id = $1 ORDER BY condition', [contactId]).then((r) => r.rows);
+    const facts = () =>
+      pool.query('SELECT condition, occurrences FROM contact_score_facts WHERE contact_id = $1 ORDER BY condition', [contactId]).then((r) => r.rows);
     const deliver = (e: EventEnvelope) => withTransaction(pool, (tx) => f.message([e], tx));
 
     await deliver(received(orgId, contactId, randomUUID(), new Date()));
@@ -224,7 +271,9 @@ describe('a batch through the module functions gives what its events give one by
       scoreState: await q('SELECT contact_id, tags, tags_as_of, contrib FROM contact_score_state ORDER BY contact_id'),
       items: await q('SELECT * FROM analytics_items ORDER BY org_id, item_id'),
       conversations: await q('SELECT * FROM analytics_conversations ORDER BY org_id, conversation_id'),
-      durations: await q('SELECT org_id, conversation_id, kind, first, started_at, ended_at, ms, bucket, user_id FROM analytics_durations ORDER BY 1, 2, 5, 3'),
+      durations: await q(
+        'SELECT org_id, conversation_id, kind, first, started_at, ended_at, ms, bucket, user_id FROM analytics_durations ORDER BY 1, 2, 5, 3',
+      ),
       histogram: await q('SELECT * FROM analytics_histogram WHERE n <> 0 OR sum_ms <> 0 ORDER BY org_id, unit, start, series, bucket'),
       users: await q('SELECT * FROM analytics_user_stats ORDER BY org_id, unit, start, user_id'),
       analyticsContacts: await q('SELECT * FROM analytics_contacts ORDER BY org_id, contact_id'),
@@ -248,13 +297,27 @@ describe('a batch through the module functions gives what its events give one by
     }
     const t0 = new Date(Date.now() - 5 * HOUR);
     const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
-    const snapshot = (id: string, fields: Record<string, unknown>) => ({ ...exampleContact, id, status: 'new', statusId: null, assignedUserId: null, dealValue: 0, tags: [], createdAt: t0.toISOString(), updatedAt: new Date().toISOString(), ...fields });
+    const snapshot = (id: string, fields: Record<string, unknown>) => ({
+      ...exampleContact,
+      id,
+      status: 'new',
+      statusId: null,
+      assignedUserId: null,
+      dealValue: 0,
+      tags: [],
+      createdAt: t0.toISOString(),
+      updatedAt: new Date().toISOString(),
+      ...fields,
+    });
     const contactEvents = [
       envelope('contact.created', orgA, { contact: snapshot(c1, { tags: ['VIP'], assignedUserId: agent }) }),
       envelope('contact.created', orgA, { contact: snapshot(c2, {}) }),
       envelope('contact.created', orgB, { contact: snapshot(c3, { status: 'lead' }) }),
       envelope('contact.updated', orgA, { contact: snapshot(c1, { tags: ['VIP', 'hot'], assignedUserId: agent }), changes: ['tags'] }),
-      envelope('contact.updated', orgA, { contact: snapshot(c1, { tags: ['VIP', 'hot'], status: 'customer', assignedUserId: lead, dealValue: 120 }), changes: ['status', 'assignedUserId', 'dealValue'] }),
+      envelope('contact.updated', orgA, {
+        contact: snapshot(c1, { tags: ['VIP', 'hot'], status: 'customer', assignedUserId: lead, dealValue: 120 }),
+        changes: ['status', 'assignedUserId', 'dealValue'],
+      }),
       envelope('contact.updated', orgA, { contact: snapshot(c2, { tags: ['hot'] }), changes: ['tags'] }),
       envelope('appointment.created', orgA, { appointment: { ...appointmentExample, contactId: c2, createdAt: at(1).toISOString() } }),
       envelope('contact.created', orgA, { contact: snapshot(gone, { assignedUserId: agent }) }),

@@ -33,21 +33,32 @@ describe('lead scoring engine', () => {
     const orgId = randomUUID();
     const c = { ...DEFAULT_CONFIG, ...config };
     await repo.saveConfig(pool, orgId, c);
-    for (const r of rules) await repo.insertRule(pool, randomUUID(), orgId, { name: r.condition, condition: r.condition as never, value: r.value ?? '', points: r.points, weight: r.weight ?? 1 });
+    for (const r of rules)
+      await repo.insertRule(pool, randomUUID(), orgId, {
+        name: r.condition,
+        condition: r.condition as never,
+        value: r.value ?? '',
+        points: r.points,
+        weight: r.weight ?? 1,
+      });
     return { orgId, config: c };
   };
   const newContact = async (orgId: string) =>
-    (await pool.query<{ id: string }>(`INSERT INTO contacts (id, org_id, name) VALUES (gen_random_uuid(), $1, 'x') RETURNING id`, [orgId])).rows[0].id;
+    (await pool.query<{ id: string }>(`INSERT INTO contacts (id, org_id, name) VALUES (gen_random_uuid(), $1, 'x') RETURNING id`, [orgId])).rows[0]
+      .id;
   const deliver = (e: Omit<EventEnvelope, 'id' | 'occurredAt'> & { occurredAt?: string }) =>
     withTransaction(pool, (tx) => handle([{ id: randomUUID(), occurredAt: new Date().toISOString(), ...e }], tx));
   const received = (orgId: string, contactId: string, sentAt = new Date()) =>
     deliver({ type: 'message.received', orgId, data: { contactId, sentAt: sentAt.toISOString() } });
-  const score = async (id: string) => (await pool.query<{ lead_score: number }>('SELECT lead_score FROM contacts WHERE id = $1', [id])).rows[0].lead_score;
+  const score = async (id: string) =>
+    (await pool.query<{ lead_score: number }>('SELECT lead_score FROM contacts WHERE id = $1', [id])).rows[0].lead_score;
   const announced = async (contactId: string) =>
-    (await pool.query<{ data: { contact: { leadScore: number }; changes: string[]; highValueThreshold: number } }>(
-      `SELECT data FROM outbox WHERE type = 'contact.updated' AND data->'contact'->>'id' = $1 ORDER BY occurred_at, id`,
-      [contactId],
-    )).rows.map((r) => r.data);
+    (
+      await pool.query<{ data: { contact: { leadScore: number }; changes: string[]; highValueThreshold: number } }>(
+        `SELECT data FROM outbox WHERE type = 'contact.updated' AND data->'contact'->>'id' = $1 ORDER BY occurred_at, id`,
+        [contactId],
+      )
+    ).rows.map((r) => r.data);
 
   it('counts events into hour buckets and scores them; only meaningful moves and crossings are announced', async () => {
     const { orgId } = await newOrg({ decayRate: 0, highValueThreshold: 50 }, [{ condition: 'message_received', points: 4 }]);
@@ -62,7 +73,7 @@ describe('lead scoring engine', () => {
     expect(events[0]).toEqual(expect.objectContaining({ changes: ['leadScore'], highValueThreshold: 50 }));
   });
 
-  it('a message for another org\'s contact is not counted', async () => {
+  it("a message for another org's contact is not counted", async () => {
     const a = await newOrg({}, [{ condition: 'message_received', points: 10 }]);
     const b = await newOrg({}, [{ condition: 'message_received', points: 10 }]);
     const id = await newContact(a.orgId);
@@ -72,7 +83,9 @@ describe('lead scoring engine', () => {
   });
 
   it('the sweep brings scores down with time from the stored sum alone, writing and announcing only changes', async () => {
-    const { orgId, config } = await newOrg({ decayRate: 0.5, decayInterval: 'daily', highValueThreshold: 50 }, [{ condition: 'message_received', points: 10 }]);
+    const { orgId, config } = await newOrg({ decayRate: 0.5, decayInterval: 'daily', highValueThreshold: 50 }, [
+      { condition: 'message_received', points: 10 },
+    ]);
     const id = await newContact(orgId);
     const steady = await newContact(orgId);
     for (let i = 0; i < 8; i++) await received(orgId, id);
@@ -125,7 +138,12 @@ describe('lead scoring engine', () => {
     let batches = 0;
     expect(await recomputeOrg(pool, orgId, config, { batchSize: 1000, onBatch: async () => void batches++ })).toBe(2501);
     expect(batches).toBe(3);
-    const counts = (await pool.query<{ lead_score: number; n: number }>('SELECT lead_score, count(*)::int AS n FROM contacts WHERE org_id = $1 GROUP BY 1 ORDER BY 1', [orgId])).rows;
+    const counts = (
+      await pool.query<{ lead_score: number; n: number }>(
+        'SELECT lead_score, count(*)::int AS n FROM contacts WHERE org_id = $1 GROUP BY 1 ORDER BY 1',
+        [orgId],
+      )
+    ).rows;
     expect(counts).toEqual([
       { lead_score: 15, n: 2500 },
       { lead_score: 45, n: 1 },

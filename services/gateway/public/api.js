@@ -3,20 +3,34 @@
 (function () {
   const store = window.sessionStorage;
   const auth = {
-    get token() { return store.getItem('crm.token'); },
+    get token() {
+      return store.getItem('crm.token');
+    },
     save(result) {
       store.setItem('crm.token', result.token);
       store.setItem('crm.refresh', result.refreshToken);
       store.setItem('crm.user', JSON.stringify(result.user));
     },
-    clear() { ['crm.token', 'crm.refresh', 'crm.user'].forEach((k) => store.removeItem(k)); },
-    user() { try { return JSON.parse(store.getItem('crm.user') || 'null'); } catch { return null; } },
+    clear() {
+      ['crm.token', 'crm.refresh', 'crm.user'].forEach((k) => store.removeItem(k));
+    },
+    user() {
+      try {
+        return JSON.parse(store.getItem('crm.user') || 'null');
+      } catch {
+        return null;
+      }
+    },
   };
 
   async function refresh() {
     const refreshToken = store.getItem('crm.refresh');
     if (!refreshToken) return false;
-    const res = await fetch('/api/v1/auth/refresh', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refreshToken }) });
+    const res = await fetch('/api/v1/auth/refresh', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refreshToken }),
+    });
     if (!res.ok) return false;
     auth.save(await res.json());
     return true;
@@ -39,7 +53,11 @@
     }
     const text = await res.text();
     let parsed = null;
-    try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = text;
+    }
     return { ok: res.ok, status: res.status, body: parsed };
   }
 

@@ -4,7 +4,10 @@
   const $ = (id) => document.getElementById(id);
   const user = crm.auth.user();
   $('who').textContent = user ? user.fullName : '';
-  const say = (el, text, ok) => { el.textContent = text; el.className = 'status ' + (ok ? 'ok' : 'bad'); };
+  const say = (el, text, ok) => {
+    el.textContent = text;
+    el.className = 'status ' + (ok ? 'ok' : 'bad');
+  };
 
   async function loadModels(provider) {
     $('cfg-models').innerHTML = '';
@@ -76,7 +79,12 @@
     ev.preventDefault();
     const quota = Number($('cfg-quota').value);
     if (!Number.isInteger(quota) || quota < 1) return say($('cfg-status'), 'Daily quota must be a whole number of at least 1.', false);
-    const res = await crm.api('PUT', '/api/v1/ai/config', { provider: $('cfg-provider').value, model: $('cfg-model').value.trim(), dailyQuota: quota, enabled: $('cfg-enabled').checked });
+    const res = await crm.api('PUT', '/api/v1/ai/config', {
+      provider: $('cfg-provider').value,
+      model: $('cfg-model').value.trim(),
+      dailyQuota: quota,
+      enabled: $('cfg-enabled').checked,
+    });
     if (!res.ok) return say($('cfg-status'), crm.errorText(res), false);
     say($('cfg-status'), 'Saved. Status: ' + res.body.status + (res.body.statusMessage ? ' — ' + res.body.statusMessage : ''), true);
   });

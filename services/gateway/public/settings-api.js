@@ -21,7 +21,9 @@
     if (!res.ok) return say($('key-status'), crm.errorText(res), false);
     keyField.value = res.body.hasKey ? res.body.keyMask : '';
     keyField.placeholder = res.body.hasKey ? '' : 'No key yet: generate one';
-    $('key-note').textContent = res.body.hasKey ? 'Created ' + new Date(res.body.createdAt).toLocaleString() + '. Only the last four characters are shown.' : '';
+    $('key-note').textContent = res.body.hasKey
+      ? 'Created ' + new Date(res.body.createdAt).toLocaleString() + '. Only the last four characters are shown.'
+      : '';
   }
   $('copy-key').addEventListener('click', async () => {
     if (!keyField.value) return say($('key-status'), 'There is no key to copy yet.', false);
@@ -31,7 +33,11 @@
       keyField.select();
       document.execCommand('copy');
     }
-    say($('key-status'), keyField.value.includes('••••') ? 'Copied the masked key. Generate a new key to see a full one.' : 'Copied to the clipboard.', true);
+    say(
+      $('key-status'),
+      keyField.value.includes('••••') ? 'Copied the masked key. Generate a new key to see a full one.' : 'Copied to the clipboard.',
+      true,
+    );
   });
   $('generate-key').addEventListener('click', async () => {
     const had = keyField.value !== '';
@@ -102,7 +108,13 @@
     const res = await crm.api('POST', '/api/v1/webhook-settings/' + id + '/test');
     if (!res.ok) return say($('webhook-status'), crm.errorText(res), false);
     const t = res.body;
-    say($('webhook-status'), t.ok ? 'Test event delivered: HTTP ' + t.statusCode + ' in ' + t.durationMs + ' ms.' : 'Test event failed: ' + (t.error || 'HTTP ' + t.statusCode) + '.', t.ok);
+    say(
+      $('webhook-status'),
+      t.ok
+        ? 'Test event delivered: HTTP ' + t.statusCode + ' in ' + t.durationMs + ' ms.'
+        : 'Test event failed: ' + (t.error || 'HTTP ' + t.statusCode) + '.',
+      t.ok,
+    );
   });
 
   // ── AI assistant summary ────────────────────────────────────────────────

@@ -106,9 +106,12 @@
   function accountForm(account, assignment, users) {
     const key = account.id;
     const title = el('h3', { textContent: account.displayName + (account.phone ? ' — ' + account.phone : '') });
-    const mode = el('select', { id: 'mode-' + key, name: 'mode' },
+    const mode = el(
+      'select',
+      { id: 'mode-' + key, name: 'mode' },
       el('option', { value: 'manual', textContent: 'Manual' }),
-      el('option', { value: 'round_robin', textContent: 'Round robin' }));
+      el('option', { value: 'round_robin', textContent: 'Round robin' }),
+    );
     mode.value = assignment.mode;
     const checks = el('div', { className: 'checks' });
     for (const u of users) {
@@ -118,7 +121,11 @@
     if (!users.length) checks.append(el('p', { className: 'hint', textContent: 'No active users.' }));
     // A listed user who has since been deactivated cannot be saved again (the API refuses inactive users).
     const gone = assignment.userIds.filter((id) => !users.some((u) => u.id === id)).length;
-    const goneNote = el('p', { className: 'hint', hidden: gone === 0, textContent: gone + ' listed user(s) no longer active: removed from the list when you save.' });
+    const goneNote = el('p', {
+      className: 'hint',
+      hidden: gone === 0,
+      textContent: gone + ' listed user(s) no longer active: removed from the list when you save.',
+    });
     const max = el('input', { id: 'max-' + key, name: 'maxOpenPerUser', type: 'text', inputMode: 'numeric', placeholder: 'No cap' });
     max.value = assignment.maxOpenPerUser == null ? '' : String(assignment.maxOpenPerUser);
     // Assignment that repairs itself (issue #29 item 5): sent with every save, since a PUT replaces all the settings.
@@ -126,27 +133,37 @@
     const drain = el('input', { id: 'drain-' + key, name: 'drainBacklog', type: 'checkbox', checked: assignment.drainBacklog === true });
     const timeout = el('input', { id: 'timeout-' + key, name: 'replyTimeoutMinutes', type: 'text', inputMode: 'numeric', placeholder: 'No timeout' });
     timeout.value = assignment.replyTimeoutMinutes == null ? '' : String(assignment.replyTimeoutMinutes);
-    const onTimeout = el('select', { id: 'on-timeout-' + key, name: 'onTimeout' },
+    const onTimeout = el(
+      'select',
+      { id: 'on-timeout-' + key, name: 'onTimeout' },
       el('option', { value: 'reassign', textContent: 'Reassign to the next user' }),
       el('option', { value: 'unassign', textContent: 'Unassign' }),
-      el('option', { value: 'notify_leads', textContent: 'Notify the team leads' }));
+      el('option', { value: 'notify_leads', textContent: 'Notify the team leads' }),
+    );
     onTimeout.value = assignment.onTimeout || 'reassign';
     const status = el('p', { className: 'status' });
     status.setAttribute('role', 'status');
     status.setAttribute('aria-live', 'polite');
-    const form = el('form', { className: 'provider account', noValidate: true },
+    const form = el(
+      'form',
+      { className: 'provider account', noValidate: true },
       title,
-      el('label', { htmlFor: mode.id, textContent: 'Mode' }), mode,
+      el('label', { htmlFor: mode.id, textContent: 'Mode' }),
+      mode,
       el('fieldset', {}, el('legend', { textContent: 'Listed users' }), checks, goneNote),
-      el('label', { htmlFor: max.id, textContent: 'Max open per user' }), max,
+      el('label', { htmlFor: max.id, textContent: 'Max open per user' }),
+      max,
       el('p', { className: 'hint', textContent: 'Empty: no cap. Otherwise a whole number from 1 to 10000.' }),
       el('label', {}, onlyOnline, ' Assign only users who are online'),
       el('label', {}, drain, ' Hand the oldest unassigned conversation to a user who gets room'),
-      el('label', { htmlFor: timeout.id, textContent: 'Reply timeout (minutes)' }), timeout,
-      el('label', { htmlFor: onTimeout.id, textContent: 'When the assignee has not replied in time' }), onTimeout,
+      el('label', { htmlFor: timeout.id, textContent: 'Reply timeout (minutes)' }),
+      timeout,
+      el('label', { htmlFor: onTimeout.id, textContent: 'When the assignee has not replied in time' }),
+      onTimeout,
       el('p', { className: 'hint', textContent: 'Empty: no timeout. Otherwise a whole number from 1 to 10080.' }),
       el('button', { type: 'submit', className: 'primary', textContent: 'Save' }),
-      status);
+      status,
+    );
     form.dataset.accountId = account.id;
     if (!mayEditAssignment) for (const c of form.querySelectorAll('input, select, button')) c.disabled = true;
 
@@ -195,7 +212,14 @@
     for (const account of res.body) {
       const a = await crm.api('GET', '/api/v1/chatnet-accounts/' + encodeURIComponent(account.id) + '/assignment');
       if (!a.ok) {
-        forms.push(el('div', { className: 'provider' }, el('h3', { textContent: account.displayName }), el('p', { className: 'status bad', textContent: errorText(a) })));
+        forms.push(
+          el(
+            'div',
+            { className: 'provider' },
+            el('h3', { textContent: account.displayName }),
+            el('p', { className: 'status bad', textContent: errorText(a) }),
+          ),
+        );
         continue;
       }
       forms.push(accountForm(account, a.body, users));
@@ -219,7 +243,10 @@
   function showHours(h) {
     hoursForm.timezone.value = h.timezone;
     dayInputs.forEach((input, day) => {
-      input.value = h.days.filter((r) => r.day === day).map((r) => r.open + '-' + r.close).join(', ');
+      input.value = h.days
+        .filter((r) => r.day === day)
+        .map((r) => r.open + '-' + r.close)
+        .join(', ');
     });
     hoursForm.holidays.value = h.holidays.join(', ');
   }
@@ -239,13 +266,19 @@
     ev.preventDefault();
     const days = [];
     dayInputs.forEach((input, day) => {
-      for (const part of input.value.split(',').map((p) => p.trim()).filter(Boolean)) {
+      for (const part of input.value
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
         const [open, close] = part.split('-').map((t) => t.trim());
         // Sent as typed: the API names the range that is wrong (days.N.open, days.N.close).
         days.push({ day, open: open || '', close: close || '' });
       }
     });
-    const holidays = hoursForm.holidays.value.split(',').map((d) => d.trim()).filter(Boolean);
+    const holidays = hoursForm.holidays.value
+      .split(',')
+      .map((d) => d.trim())
+      .filter(Boolean);
     const res = await crm.api('PUT', '/api/v1/settings/business-hours', { timezone: hoursForm.timezone.value.trim(), days, holidays });
     if (!res.ok) return say($('hours-status'), errorText(res), false);
     showHours(res.body);
@@ -262,8 +295,15 @@
   }
   const minutesText = (m) => (m == null ? '—' : m + ' min');
   function policyItem(p) {
-    const text = p.name + ': first reply ' + minutesText(p.firstResponseMinutes) + ', next reply ' + minutesText(p.nextResponseMinutes) +
-      ', resolved ' + minutesText(p.resolutionMinutes) + (p.businessHoursOnly ? ' (business hours)' : '');
+    const text =
+      p.name +
+      ': first reply ' +
+      minutesText(p.firstResponseMinutes) +
+      ', next reply ' +
+      minutesText(p.nextResponseMinutes) +
+      ', resolved ' +
+      minutesText(p.resolutionMinutes) +
+      (p.businessHoursOnly ? ' (business hours)' : '');
     const remove = el('button', { type: 'button', className: 'link', textContent: 'Delete', disabled: !mayEditVisibility });
     remove.setAttribute('aria-label', 'Delete ' + p.name);
     remove.addEventListener('click', async () => {
@@ -284,14 +324,23 @@
     }
   }
   function accountSlaForm(account, policies, current) {
-    const select = el('select', { id: 'sla-account-' + account.id, name: 'policyId' }, el('option', { value: '', textContent: 'No SLA' }),
-      ...policies.map((p) => el('option', { value: p.id, textContent: p.name })));
+    const select = el(
+      'select',
+      { id: 'sla-account-' + account.id, name: 'policyId' },
+      el('option', { value: '', textContent: 'No SLA' }),
+      ...policies.map((p) => el('option', { value: p.id, textContent: p.name })),
+    );
     select.value = current || '';
     const status = el('p', { className: 'status' });
     status.setAttribute('role', 'status');
-    const form = el('form', { className: 'provider account-sla', noValidate: true },
-      el('label', { htmlFor: select.id, textContent: 'SLA of ' + account.displayName }), select,
-      el('button', { type: 'submit', className: 'primary', textContent: 'Save', disabled: !mayEditVisibility }), status);
+    const form = el(
+      'form',
+      { className: 'provider account-sla', noValidate: true },
+      el('label', { htmlFor: select.id, textContent: 'SLA of ' + account.displayName }),
+      select,
+      el('button', { type: 'submit', className: 'primary', textContent: 'Save', disabled: !mayEditVisibility }),
+      status,
+    );
     select.disabled = !mayEditVisibility;
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
@@ -309,7 +358,9 @@
     } catch (e) {
       return say($('sla-status'), e.message, false);
     }
-    $('sla-list').replaceChildren(...(policies.length ? policies.map(policyItem) : [el('li', { className: 'hint', textContent: 'No SLA policies yet.' })]));
+    $('sla-list').replaceChildren(
+      ...(policies.length ? policies.map(policyItem) : [el('li', { className: 'hint', textContent: 'No SLA policies yet.' })]),
+    );
     const accounts = await crm.api('GET', '/api/v1/chatnet-accounts');
     if (!accounts.ok) return say($('sla-status'), errorText(accounts), false);
     const forms = [];

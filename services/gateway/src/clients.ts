@@ -1,4 +1,13 @@
-import { type ClientFor, createServiceClient, type GrpcTransport, HealthChecker, type InternalAuth, loadProto, type ServiceName, serviceDefinition } from '@crm/grpc-kit';
+import {
+  type ClientFor,
+  createServiceClient,
+  type GrpcTransport,
+  HealthChecker,
+  type InternalAuth,
+  loadProto,
+  type ServiceName,
+  serviceDefinition,
+} from '@crm/grpc-kit';
 import type { GatewayConfig } from './config';
 
 /** The backend services the gateway can call, by name: proto file, service and address variable. */

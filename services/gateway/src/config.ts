@@ -79,7 +79,12 @@ const Env = z.object({
   /** Most data rows one contacts CSV import takes (POST /contacts/import); the rows after it are counted as failed, not imported. */
   CONTACTS_IMPORT_MAX_ROWS: z.coerce.number().int().min(1).default(50_000),
   /** Largest contacts CSV read, in bytes; reading stops there, the rows before it stay imported (64 MB: far above 50,000 rows). */
-  CONTACTS_IMPORT_MAX_BYTES: z.coerce.number().int().min(1).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  CONTACTS_IMPORT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024 * 1024 * 1024)
+    .default(64 * 1024 * 1024),
   /**
    * Trust X-Forwarded-For from this many proxy hops (0 = the socket address is the client). Behind a load balancer or
    * Ingress left at 0, every client shares the proxy's address: one attacker then spends everybody's sign-in limit.

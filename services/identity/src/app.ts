@@ -61,7 +61,14 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     concurrency: 4,
     metrics,
   });
-  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({
+    pool,
+    directUrl: directDatabaseUrl(config),
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    logger: log,
+    metrics,
+  });
   const offlineTimer = new OfflineTimer(deps);
   try {
     await relay.start();

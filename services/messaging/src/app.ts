@@ -61,9 +61,25 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   await redis.connect();
   const remote = new RemoteClients(config, log, auth, transport);
   const metrics = new Metrics('messaging');
-  const deps: Deps = { config, pool, redis, log, remote, governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS), metrics, senderContacts: new SenderContacts() };
+  const deps: Deps = {
+    config,
+    pool,
+    redis,
+    log,
+    remote,
+    governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS),
+    metrics,
+    senderContacts: new SenderContacts(),
+  };
 
-  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log.child({ component: 'outbox' }), metrics });
+  const relay = new OutboxRelay({
+    pool,
+    directUrl: directDatabaseUrl(config),
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    logger: log.child({ component: 'outbox' }),
+    metrics,
+  });
   await relay.start();
   const consumers = createConsumers(deps);
   for (const c of consumers) await c.start();

@@ -1,8 +1,20 @@
-import { AppError, CallContext, type ClientFor, type ErrorKind, createServiceClient, decodeRemoteError, type GrpcTransport, InternalAuth, loadProto, type ServiceName, serviceDefinition, status } from '@crm/grpc-kit';
+import {
+  AppError,
+  CallContext,
+  type ClientFor,
+  type ErrorKind,
+  createServiceClient,
+  decodeRemoteError,
+  type GrpcTransport,
+  InternalAuth,
+  loadProto,
+  type ServiceName,
+  serviceDefinition,
+  status,
+} from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { connector, crm, identity } from '@crm/proto-types';
 import type { MessagingConfig } from './config';
-
 
 /** crm's contact for a chat-network uid (created: it did not exist before). */
 export type ContactRef = crm.UpsertChatnetContactResult__Output;
@@ -49,7 +61,12 @@ export class RemoteClients {
 
   private readonly identity = this.lazy('identity', 'identity/v1/identity.proto', 'identity.v1.IdentityService', () => this.config.IDENTITY_ADDR);
   private readonly crm = this.lazy('crm', 'crm/v1/crm.proto', 'crm.v1.CrmService', () => this.config.CRM_ADDR);
-  private readonly connector = this.lazy('connector', 'connector/v1/connector.proto', 'connector.v1.ConnectorService', () => this.config.CONNECTOR_ADDR);
+  private readonly connector = this.lazy(
+    'connector',
+    'connector/v1/connector.proto',
+    'connector.v1.ConnectorService',
+    () => this.config.CONNECTOR_ADDR,
+  );
 
   /** A getter making `service`'s typed client on first use. */
   private lazy<N extends ServiceName>(name: string, proto: string, service: N, address: () => string): () => ClientFor<N> {
@@ -57,7 +74,14 @@ export class RemoteClients {
     return () => {
       if (client) return client;
       try {
-        client = createServiceClient(serviceDefinition(loadProto(proto), service), address(), this.auth, undefined, this.config.GRPC_LB_POLICY, this.transport);
+        client = createServiceClient(
+          serviceDefinition(loadProto(proto), service),
+          address(),
+          this.auth,
+          undefined,
+          this.config.GRPC_LB_POLICY,
+          this.transport,
+        );
       } catch (err) {
         this.log.warn({ err, service: name }, 'cannot load the contract of a service this one calls');
         throw new AppError('unavailable', `The ${name} service is not available`);
@@ -111,7 +135,12 @@ export class RemoteClients {
   /** Tell the network the account read messages of one thread (at most 50); throws the raw gRPC error. */
   async markThreadSeen(
     ctx: Forward,
-    req: { accountId: string; threadId: string; threadType: string; messages: Array<{ chatnetMessageId: string; cliMsgId: string; fromUid: string; contentType: string; sentAt: string }> },
+    req: {
+      accountId: string;
+      threadId: string;
+      threadType: string;
+      messages: Array<{ chatnetMessageId: string; cliMsgId: string; fromUid: string; contentType: string; sentAt: string }>;
+    },
   ): Promise<void> {
     await this.connector().MarkThreadSeen(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
   }
@@ -294,7 +323,9 @@ function connectorError(err: unknown): AppError {
     case status.NOT_FOUND:
       return new AppError('not_found', 'Chat-network account not found', { code: 'account_not_found' });
     case status.FAILED_PRECONDITION:
-      return new AppError('failed_precondition', `Chat-network account cannot send: ${e.message}`, { code: e.code === 'failed_precondition' ? 'account_not_connected' : e.code });
+      return new AppError('failed_precondition', `Chat-network account cannot send: ${e.message}`, {
+        code: e.code === 'failed_precondition' ? 'account_not_connected' : e.code,
+      });
     case status.INVALID_ARGUMENT:
       return new AppError('invalid_argument', e.message, { details: e.details });
     case status.RESOURCE_EXHAUSTED:

@@ -58,9 +58,17 @@ const Env = z.object({
   /** Deadline of a send that carries files: the connector streams each one from here and uploads it to the network. */
   CONNECTOR_FILE_DEADLINE_MS: z.coerce.number().int().min(100).default(120_000),
   /** Folder that holds attachment bytes (a mounted volume in production); created at start. */
-  ATTACHMENTS_DIR: z.string().min(1).default(path.join(process.cwd(), 'data', 'attachments')),
+  ATTACHMENTS_DIR: z
+    .string()
+    .min(1)
+    .default(path.join(process.cwd(), 'data', 'attachments')),
   /** Largest attachment accepted, in bytes; counted while the upload streams, so a larger one stops at this size (413). */
-  ATTACHMENT_MAX_BYTES: z.coerce.number().int().min(1).max(1024 * 1024 * 1024).default(25 * 1024 * 1024),
+  ATTACHMENT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024 * 1024 * 1024)
+    .default(25 * 1024 * 1024),
   /**
    * Bytes of files the org's users (and API keys) upload that one organization may keep, in MB; an upload past it is
    * refused (413 storage_quota_exceeded). Files contacts send count against ATTACHMENTS_INBOUND_QUOTA_MB instead.
@@ -73,7 +81,11 @@ const Env = z.object({
    */
   ATTACHMENTS_INBOUND_QUOTA_MB: z.coerce.number().int().min(1).default(1024),
   /** Uploads not sent with any message within this many hours are deleted (file and row). */
-  ATTACHMENTS_ORPHAN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
+  ATTACHMENTS_ORPHAN_HOURS: z.coerce
+    .number()
+    .min(0)
+    .max(24 * 365)
+    .default(24),
   /**
    * Days the bytes of any attachment (sent, received or unsent) are kept; then they are deleted and the message lists
    * the file as expired (its download answers 410 attachment_expired). Expired files count against no quota.
@@ -93,7 +105,12 @@ const Env = z.object({
    */
   SERVICE_LEVEL_MINUTE_MS: z.coerce.number().int().min(100).max(60_000).default(60_000),
   /** Idempotency keys are remembered this long. */
-  IDEMPOTENCY_TTL_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
+  IDEMPOTENCY_TTL_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .default(24),
   /**
    * Inbound batches stored at once: lanes of the batch consumer, each one transaction of up to 100 messages
    * at a time; a conversation always goes to the same lane, so its messages are stored in delivery order.
@@ -114,7 +131,12 @@ const Env = z.object({
    * How long after sending an outbound message may be recalled (the chat network's own window: it refuses a recall
    * of an older message, so a recall after it answers 409 recall_window_passed). Minutes; a day by default.
    */
-  RECALL_WINDOW_MINUTES: z.coerce.number().int().min(1).max(7 * 24 * 60).default(1440),
+  RECALL_WINDOW_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 60)
+    .default(1440),
   /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
   METRICS_PORT: fields.port(9467),
   LOG_LEVEL: fields.logLevel(),

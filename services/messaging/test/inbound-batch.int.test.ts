@@ -93,9 +93,7 @@ describe('inbound batch statement', () => {
 
   it('keeps a newer last message, and names a group after its newest named message', async () => {
     const g = await conversation(org, 'g-1', { threadType: 'group', lastAt: new Date(t0 + 60_000), name: 'Old name' });
-    await run([
-      msg('g-1', 'late', 5, { threadType: 'group', groupName: 'Late name' }),
-    ]);
+    await run([msg('g-1', 'late', 5, { threadType: 'group', groupName: 'Late name' })]);
     let row = await conv(g);
     expect([row.contact_name, row.last_message_at.getTime(), row.message_count]).toEqual(['Old name', t0 + 60_000, 1]);
 

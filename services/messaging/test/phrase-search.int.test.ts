@@ -122,7 +122,9 @@ describe('phrase search: index or walk', () => {
 
   it('the conversation list takes the same way: the newest matches decide, the words apart never match', async () => {
     const find = async (term: string) =>
-      (await list(pool, org, { page: 1, limit: 20, search: { words: wordsOf(term), window: 200 } } as Parameters<typeof list>[2])).data.map((c) => c.contactName);
+      (await list(pool, org, { page: 1, limit: 20, search: { words: wordsOf(term), window: 200 } } as Parameters<typeof list>[2])).data.map(
+        (c) => c.contactName,
+      );
     // The newest 200 matches are all Khách 1's; Khách 2 has the words, not the phrase.
     expect(await find('em ở Sài Gòn')).toEqual(['Khách 1']);
     expect(await find('em ở Sài Gòn SP12')).toEqual(['Khách 4']);

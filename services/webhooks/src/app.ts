@@ -39,7 +39,14 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
     maxSockets: config.WEBHOOK_CONCURRENCY,
   });
   const metrics = new Metrics('webhooks');
-  const relay = new OutboxRelay({ pool, directUrl: directDatabaseUrl(config), amqpUrl: config.AMQP_URL, exchange: config.EVENTS_EXCHANGE, logger: log, metrics });
+  const relay = new OutboxRelay({
+    pool,
+    directUrl: directDatabaseUrl(config),
+    amqpUrl: config.AMQP_URL,
+    exchange: config.EVENTS_EXCHANGE,
+    logger: log,
+    metrics,
+  });
   const worker = new DeliveryWorker({
     pool,
     databaseUrl: directDatabaseUrl(config),
@@ -55,7 +62,14 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
     retentionMs: config.WEBHOOK_LOG_RETENTION,
     metrics,
   });
-  const consumer = publicEventsConsumer({ amqpUrl: config.AMQP_URL, amqpUserPrefix: config.AMQP_USER_PREFIX, exchange: config.EVENTS_EXCHANGE, fanOut: (events) => worker.fanOut(events), logger: log, metrics });
+  const consumer = publicEventsConsumer({
+    amqpUrl: config.AMQP_URL,
+    amqpUserPrefix: config.AMQP_USER_PREFIX,
+    exchange: config.EVENTS_EXCHANGE,
+    fanOut: (events) => worker.fanOut(events),
+    logger: log,
+    metrics,
+  });
   const deps: Deps = { config, pool, log, box, sender };
 
   const server = new GrpcServer(log, auth, metrics).readiness({

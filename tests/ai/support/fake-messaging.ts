@@ -35,7 +35,11 @@ export async function startFakeMessaging(): Promise<FakeMessaging> {
   const ctor = serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService');
   const conversations = new Map<string, Stored>();
   const calls: FakeMessaging['calls'] = [];
-  const handlers = withUnfaked(ctor, {}, (method) => new AppError('failed_precondition', `${method} is not implemented by the fake messaging service`));
+  const handlers = withUnfaked(
+    ctor,
+    {},
+    (method) => new AppError('failed_precondition', `${method} is not implemented by the fake messaging service`),
+  );
   handlers.GetConversation = async (req, ctx) => {
     calls.push({ method: 'GetConversation', orgId: ctx.orgId, id: req.id });
     const c = conversations.get(req.id);
@@ -62,7 +66,21 @@ export async function startFakeMessaging(): Promise<FakeMessaging> {
       const id = randomUUID();
       const stored: Stored = {
         orgId,
-        header: { id, contactId: randomUUID(), contactName, contactAvatar: '', type: 'user', chatnetAccountId: randomUUID(), threadId: 't1', status: 'active', createdAt: new Date(clock).toISOString(), lastActivityAt: new Date(clock).toISOString(), messageCount: messages.length, unreadCount: 0, folderIds: [] },
+        header: {
+          id,
+          contactId: randomUUID(),
+          contactName,
+          contactAvatar: '',
+          type: 'user',
+          chatnetAccountId: randomUUID(),
+          threadId: 't1',
+          status: 'active',
+          createdAt: new Date(clock).toISOString(),
+          lastActivityAt: new Date(clock).toISOString(),
+          messageCount: messages.length,
+          unreadCount: 0,
+          folderIds: [],
+        },
         messages: messages.map((m) => {
           clock += 60_000;
           return {

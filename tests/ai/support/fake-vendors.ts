@@ -68,10 +68,19 @@ export async function startFakeVendor(shape: Shape, opts: { prefix?: string; key
     if (shape === 'openai') {
       const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
       if (!state.keys.has(key)) {
-        return send(res, 401, { error: { message: `Incorrect API key provided: ${key}. You can find your API key in your account settings.`, type: 'invalid_request_error', code: 'invalid_api_key' } });
+        return send(res, 401, {
+          error: {
+            message: `Incorrect API key provided: ${key}. You can find your API key in your account settings.`,
+            type: 'invalid_request_error',
+            code: 'invalid_api_key',
+          },
+        });
       }
       if (req.method === 'GET' && path === '/models') {
-        return send(res, 200, { object: 'list', data: state.models.map((m) => ({ id: m.id, object: 'model', created: 1700000000, owned_by: 'fake' })) });
+        return send(res, 200, {
+          object: 'list',
+          data: state.models.map((m) => ({ id: m.id, object: 'model', created: 1700000000, owned_by: 'fake' })),
+        });
       }
       if (req.method === 'POST' && path === '/chat/completions') {
         if (!body?.model || !Array.isArray(body?.messages)) return send(res, 400, { error: { message: 'model and messages are required' } });
@@ -87,8 +96,10 @@ export async function startFakeVendor(shape: Shape, opts: { prefix?: string; key
 
     if (shape === 'anthropic') {
       const key = String(req.headers['x-api-key'] ?? '');
-      if (!req.headers['anthropic-version']) return send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version header is required' } });
-      if (!state.keys.has(key)) return send(res, 401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${key}` } });
+      if (!req.headers['anthropic-version'])
+        return send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version header is required' } });
+      if (!state.keys.has(key))
+        return send(res, 401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${key}` } });
       if (req.method === 'GET' && path === '/v1/models') {
         return send(res, 200, {
           data: state.models.map((m) => ({ type: 'model', id: m.id, display_name: m.name, created_at: '2025-01-01T00:00:00Z' })),
@@ -129,14 +140,19 @@ export async function startFakeVendor(shape: Shape, opts: { prefix?: string; key
       if (req.method === 'GET' && path === '/v1beta/models') {
         return send(res, 200, {
           models: [
-            ...state.models.map((m) => ({ name: `models/${m.id}`, displayName: m.name, supportedGenerationMethods: ['generateContent', 'countTokens'] })),
+            ...state.models.map((m) => ({
+              name: `models/${m.id}`,
+              displayName: m.name,
+              supportedGenerationMethods: ['generateContent', 'countTokens'],
+            })),
             { name: 'models/text-embedding-004', displayName: 'Text Embedding 004', supportedGenerationMethods: ['embedContent'] },
           ],
         });
       }
       const gen = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(path);
       if (req.method === 'POST' && gen) {
-        if (!Array.isArray(body?.contents)) return send(res, 400, { error: { code: 400, message: 'contents is required', status: 'INVALID_ARGUMENT' } });
+        if (!Array.isArray(body?.contents))
+          return send(res, 400, { error: { code: 400, message: 'contents is required', status: 'INVALID_ARGUMENT' } });
         return send(res, 200, {
           candidates: [{ content: { role: 'model', parts: [{ text: state.reply }] }, finishReason: 'STOP', index: 0 }],
           modelVersion: decodeURIComponent(gen[1]),

@@ -121,4 +121,14 @@ export const friendRequestAccepted = defineEvent({
   webhook: 'same',
 });
 
-export const chatnetEvents = [chatnetInbound, chatnetSeen, chatnetRecalled, chatnetReaction, accountQr, accountConnected, accountDisconnected, accountFriends, friendRequestAccepted];
+export const chatnetEvents = [
+  chatnetInbound,
+  chatnetSeen,
+  chatnetRecalled,
+  chatnetReaction,
+  accountQr,
+  accountConnected,
+  accountDisconnected,
+  accountFriends,
+  friendRequestAccepted,
+];

@@ -49,7 +49,10 @@ export type PublicContact = z.infer<typeof PublicContact>;
 const orNull = (v: string) => (v === '' ? null : v);
 
 /** What the public contact is made from: an event's contact, or (in the gateway) crm's answer with its custom fields parsed. */
-export type PublicContactSource = Pick<EventContact, 'id' | 'name' | 'phone' | 'email' | 'source' | 'status' | 'notes' | 'tags' | 'customFields' | 'createdAt' | 'updatedAt'>;
+export type PublicContactSource = Pick<
+  EventContact,
+  'id' | 'name' | 'phone' | 'email' | 'source' | 'status' | 'notes' | 'tags' | 'customFields' | 'createdAt' | 'updatedAt'
+>;
 
 /** The one public contact mapper: webhook payloads and the gateway's public API both answer through it. */
 export function toPublicContact(c: PublicContactSource): PublicContact {

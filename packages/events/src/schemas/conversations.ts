@@ -134,7 +134,7 @@ export const conversationReplyOverdue = defineEvent({
   version: 1,
   producers: ['messaging'],
   description:
-    'The assignee left an inbound message unanswered for the account\'s reply timeout, and the account says to tell the team leads (onTimeout notify_leads, issue #29 item 5); data: conversationId, contactId, chatnetAccountId, assigneeId, contactName, waitingSince (the first unanswered message), dueAt, replyTimeoutMinutes.',
+    "The assignee left an inbound message unanswered for the account's reply timeout, and the account says to tell the team leads (onTimeout notify_leads, issue #29 item 5); data: conversationId, contactId, chatnetAccountId, assigneeId, contactName, waitingSince (the first unanswered message), dueAt, replyTimeoutMinutes.",
   data: z.object({
     conversationId: Id,
     contactId: Id.nullable(),

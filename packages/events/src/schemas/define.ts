@@ -49,5 +49,13 @@ export function defineEvent<T extends string, D extends z.ZodType, W extends z.Z
   }
   const routingKeys = d.routingKeys as EventDefinition['routingKeys'];
   if (d.producers.length === 0) throw new Error(`${d.type}: no producers`);
-  return { type: d.type, version: d.version, description: d.description, producers: d.producers, data: d.data, ...(webhook ? { webhook } : {}), ...(routingKeys ? { routingKeys } : {}) };
+  return {
+    type: d.type,
+    version: d.version,
+    description: d.description,
+    producers: d.producers,
+    data: d.data,
+    ...(webhook ? { webhook } : {}),
+    ...(routingKeys ? { routingKeys } : {}),
+  };
 }

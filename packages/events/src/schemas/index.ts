@@ -14,7 +14,15 @@ export { EventContact, PublicContact, SCORE_ONLY_CONTACT_UPDATE, toPublicContact
 export type { EventDefinition } from './define';
 
 /** Every event type and version the system publishes, family by family. */
-const DEFINITIONS = [...contactEvents, ...appointmentEvents, ...taskEvents, ...conversationEvents, ...chatnetEvents, ...platformEvents, ...userEvents];
+const DEFINITIONS = [
+  ...contactEvents,
+  ...appointmentEvents,
+  ...taskEvents,
+  ...conversationEvents,
+  ...chatnetEvents,
+  ...platformEvents,
+  ...userEvents,
+];
 
 type Definitions = (typeof DEFINITIONS)[number];
 export type EventType = Definitions['type'];
@@ -23,7 +31,9 @@ export type EventData<T extends EventType> = z.input<Extract<Definitions, { type
 /** The data of `T` as a consumer with `parseData` gets it: what its schema parsed. */
 export type ParsedEventData<T extends EventType> = z.output<Extract<Definitions, { type: T }>['data']>;
 /** An event of one of the types `T` with its data parsed; a union per type, so `switch (event.type)` narrows `data`. */
-export type ParsedEvent<T extends EventType = EventType> = T extends EventType ? Omit<EventEnvelope, 'type' | 'data'> & { type: T; data: ParsedEventData<T> } : never;
+export type ParsedEvent<T extends EventType = EventType> = T extends EventType
+  ? Omit<EventEnvelope, 'type' | 'data'> & { type: T; data: ParsedEventData<T> }
+  : never;
 
 /**
  * Whether an event is of one of `types`, and then its data typed by that type's schema. Only for events a consumer
@@ -66,7 +76,13 @@ export function producersOf(type: string): readonly string[] | undefined {
 
 /** Public event types (a webhook can subscribe to them) in catalogue order. */
 export function publicEventTypes(): EventType[] {
-  return [...new Set(eventDefinitions().filter((d) => d.webhook).map((d) => d.type as EventType))];
+  return [
+    ...new Set(
+      eventDefinitions()
+        .filter((d) => d.webhook)
+        .map((d) => d.type as EventType),
+    ),
+  ];
 }
 
 /**
@@ -132,7 +148,9 @@ export function checkProducedData(type: string, version: number, data: unknown):
   const result = d.data.safeParse(stored);
   if (!result.success) throw new InvalidEventDataError(`${type} v${version} data does not match its schema: ${describe(result.error)}`);
   if (!isDeepStrictEqual(result.data, stored)) {
-    throw new InvalidEventDataError(`${type} v${version} data has fields its schema does not describe: ${extraFields(stored, result.data).join(', ')}`);
+    throw new InvalidEventDataError(
+      `${type} v${version} data has fields its schema does not describe: ${extraFields(stored, result.data).join(', ')}`,
+    );
   }
 }
 

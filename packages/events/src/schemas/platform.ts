@@ -6,7 +6,8 @@ export const notificationCreated = defineEvent({
   type: 'notification.created',
   version: 1,
   producers: ['automation'],
-  description: 'An in-app notification was created; data: id, userId (one user) or audienceRole (every user of that role), type, title, message, resourceId.',
+  description:
+    'An in-app notification was created; data: id, userId (one user) or audienceRole (every user of that role), type, title, message, resourceId.',
   data: z.object({
     id: Id,
     userId: Ref.optional(),

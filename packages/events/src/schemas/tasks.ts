@@ -21,7 +21,7 @@ export const taskCreated = defineEvent({
   type: 'task.created',
   version: 1,
   producers: ['crm'],
-  description: 'A task was created (by a user, or by an automation rule\'s create_task); data.task.',
+  description: "A task was created (by a user, or by an automation rule's create_task); data.task.",
   data: z.object({ task: EventTask }),
   webhook: 'same',
 });
@@ -39,7 +39,8 @@ export const taskDue = defineEvent({
   type: 'task.due',
   version: 1,
   producers: ['crm'],
-  description: 'An open task reached its due time (raised once per due time, within 2 s of it); data.task. Its assignee gets a task_due notification.',
+  description:
+    'An open task reached its due time (raised once per due time, within 2 s of it); data.task. Its assignee gets a task_due notification.',
   data: z.object({ task: EventTask }),
   webhook: 'same',
 });

@@ -13,7 +13,7 @@ export const userAvailabilityChanged = defineEvent({
   version: 1,
   producers: ['identity'],
   description:
-    'Internal: a user\'s effective availability changed; data: userId, status (online, away, offline: offline also when no socket of theirs was connected for 5 minutes, whatever they chose), previousStatus, chosenStatus (what they set).',
+    "Internal: a user's effective availability changed; data: userId, status (online, away, offline: offline also when no socket of theirs was connected for 5 minutes, whatever they chose), previousStatus, chosenStatus (what they set).",
   data: z.object({
     userId: Id,
     status: z.enum(AVAILABILITY_STATUSES),

@@ -76,7 +76,13 @@ export class Harness {
 
   /** Options a test leaves out get this harness's; whatever else it gives (none too) reaches the constructor as given. */
   async consumer(opts: Partial<EventConsumerOptions> & { queue: string }): Promise<EventConsumer> {
-    const consumer = new EventConsumer({ amqpUrl: infra.amqpUrl, exchange: this.exchange, bindings: ['#'], logger: log, ...opts } as EventConsumerOptions);
+    const consumer = new EventConsumer({
+      amqpUrl: infra.amqpUrl,
+      exchange: this.exchange,
+      bindings: ['#'],
+      logger: log,
+      ...opts,
+    } as EventConsumerOptions);
     await consumer.start();
     this.running.push(consumer);
     return consumer;
@@ -105,7 +111,10 @@ export class Harness {
   }
 
   async effects(queue: string): Promise<{ total: number; distinct: number }> {
-    const { rows } = await this.pool.query('SELECT count(*)::int AS total, count(DISTINCT event_id)::int AS distinct FROM effects WHERE consumer = $1', [queue]);
+    const { rows } = await this.pool.query(
+      'SELECT count(*)::int AS total, count(DISTINCT event_id)::int AS distinct FROM effects WHERE consumer = $1',
+      [queue],
+    );
     return rows[0];
   }
 
@@ -117,4 +126,3 @@ export class Harness {
     await deleteTopology(infra.amqpUrl, this.exchange, this.queues);
   }
 }
-

@@ -4,8 +4,14 @@ import { crmRules as rules } from '../index';
 describe('crm contract rules', () => {
   it('normaliseTags trims, drops empties and case-insensitive repeats, and bounds count and length', () => {
     expect(rules.normaliseTags([' VIP ', 'vip', '', 'b2b'])).toEqual(['VIP', 'b2b']);
-    expect(issueOf(() => rules.normaliseTags(['x'.repeat(51)], 'addTags'))).toEqual({ field: 'addTags', message: 'each tag must be at most 50 characters' });
-    expect(issueOf(() => rules.normaliseTags(Array.from({ length: 51 }, (_, i) => `t${i}`)))).toEqual({ field: 'tags', message: 'must have at most 50 tags' });
+    expect(issueOf(() => rules.normaliseTags(['x'.repeat(51)], 'addTags'))).toEqual({
+      field: 'addTags',
+      message: 'each tag must be at most 50 characters',
+    });
+    expect(issueOf(() => rules.normaliseTags(Array.from({ length: 51 }, (_, i) => `t${i}`)))).toEqual({
+      field: 'tags',
+      message: 'must have at most 50 tags',
+    });
     expect(rules.normaliseTags(Array.from({ length: 50 }, (_, i) => `t${i}`))).toHaveLength(50);
   });
 

@@ -7,7 +7,10 @@ describe('messaging contract rules', () => {
     expect(rules.reactionEmoji('', true)).toBe('');
     expect(issueOf(() => rules.reactionEmoji(''))).toEqual({ field: 'emoji', message: 'is required' });
     expect(issueOf(() => rules.reactionEmoji('two words'))).toEqual({ field: 'emoji', message: rules.REACTION_EMOJI_MESSAGE });
-    expect(issueOf(() => rules.reactionEmoji('x'.repeat(rules.REACTION_EMOJI_MAX + 1), true))).toEqual({ field: 'emoji', message: rules.REACTION_EMOJI_TOO_LONG });
+    expect(issueOf(() => rules.reactionEmoji('x'.repeat(rules.REACTION_EMOJI_MAX + 1), true))).toEqual({
+      field: 'emoji',
+      message: rules.REACTION_EMOJI_TOO_LONG,
+    });
   });
   it('contentType: text when empty, a short type name otherwise', () => {
     expect(rules.contentType(undefined)).toBe('text');
@@ -21,7 +24,10 @@ describe('messaging contract rules', () => {
     expect(rules.priorityOf('urgent')).toBe('urgent');
     expect(rules.priorityOf('')).toBeNull();
     expect(issueOf(() => rules.priorityOf(undefined))?.field).toBe('priority');
-    expect(issueOf(() => rules.priorityOf('critical', 'actions[1].priority'))).toEqual({ field: 'actions[1].priority', message: rules.PRIORITY_MESSAGE });
+    expect(issueOf(() => rules.priorityOf('critical', 'actions[1].priority'))).toEqual({
+      field: 'actions[1].priority',
+      message: rules.PRIORITY_MESSAGE,
+    });
   });
 
   it('macroActions: each action keeps only its own fields; a bad one names actions[i].field', () => {
@@ -39,10 +45,23 @@ describe('messaging contract rules', () => {
       { type: 'snooze', snoozedUntil: '2030-01-01T20:04:05.000Z' },
     ]);
     expect(issueOf(() => rules.macroActions([]))?.field).toBe('actions');
-    expect(issueOf(() => rules.macroActions([{ type: 'add_note', content: 'x' }, { type: 'send_message', content: 'x', contentType: 'a b' }]))?.field).toBe('actions[1].contentType');
+    expect(
+      issueOf(() =>
+        rules.macroActions([
+          { type: 'add_note', content: 'x' },
+          { type: 'send_message', content: 'x', contentType: 'a b' },
+        ]),
+      )?.field,
+    ).toBe('actions[1].contentType');
     expect(issueOf(() => rules.macroActions([{ type: 'assign', assigneeId: 'bob' }]))?.field).toBe('actions[0].assigneeId');
-    expect(issueOf(() => rules.macroActions([{ type: 'set_status', status: 'snoozed' }]))).toEqual({ field: 'actions[0].status', message: rules.MACRO_STATUS_MESSAGE });
-    expect(issueOf(() => rules.macroActions([{ type: 'snooze', minutes: 5, snoozedUntil: '2030-01-01T00:00:00Z' }]))).toEqual({ field: 'actions[0].minutes', message: rules.SNOOZE_ONE_OF });
+    expect(issueOf(() => rules.macroActions([{ type: 'set_status', status: 'snoozed' }]))).toEqual({
+      field: 'actions[0].status',
+      message: rules.MACRO_STATUS_MESSAGE,
+    });
+    expect(issueOf(() => rules.macroActions([{ type: 'snooze', minutes: 5, snoozedUntil: '2030-01-01T00:00:00Z' }]))).toEqual({
+      field: 'actions[0].minutes',
+      message: rules.SNOOZE_ONE_OF,
+    });
     expect(issueOf(() => rules.macroActions([{ type: 'add_note', content: 'a\u0000b' }]))?.field).toBe('actions[0].content');
     expect(issueOf(() => rules.macroActions([{ type: 'jump' }]))?.field).toBe('actions[0].type');
   });

@@ -35,11 +35,21 @@ async function answer<T>(
   const info = PROVIDERS[settings.provider];
   const conn = connectionOf(await resolveForUse(deps, ctx.orgId, settings.provider));
   if (!conn) {
-    return { ...local(), engine: LOCAL_ENGINE, model: localModel, fallbackReason: `${info.name} is selected but has no API key; the local engine answered` };
+    return {
+      ...local(),
+      engine: LOCAL_ENGINE,
+      model: localModel,
+      fallbackReason: `${info.name} is selected but has no API key; the local engine answered`,
+    };
   }
   const model = settings.model || info.defaultModel;
   if (!(await deps.tokens.left(ctx.orgId))) {
-    return { ...local(), engine: LOCAL_ENGINE, model: localModel, fallbackReason: `Today's AI token allowance (AI_DAILY_TOKENS_MAX) is used up; the local engine answered until 00:00 UTC` };
+    return {
+      ...local(),
+      engine: LOCAL_ENGINE,
+      model: localModel,
+      fallbackReason: `Today's AI token allowance (AI_DAILY_TOKENS_MAX) is used up; the local engine answered until 00:00 UTC`,
+    };
   }
   try {
     const { text, tokens } = await ADAPTERS[info.api].complete(conn, model, remote.prompt, deps.config.AI_COMPLETION_TIMEOUT_MS);
@@ -47,7 +57,11 @@ async function answer<T>(
     return { ...remote.parse(text), engine: info.id, model };
   } catch (err) {
     const reason = err instanceof ProviderError ? err.message : `${info.name} could not be used`;
-    if (!(err instanceof ProviderError)) deps.log.error({ orgId: ctx.orgId, provider: info.id, errName: (err as Error)?.name, requestId: ctx.requestId }, 'provider call failed unexpectedly');
+    if (!(err instanceof ProviderError))
+      deps.log.error(
+        { orgId: ctx.orgId, provider: info.id, errName: (err as Error)?.name, requestId: ctx.requestId },
+        'provider call failed unexpectedly',
+      );
     else deps.log.warn({ orgId: ctx.orgId, provider: info.id, reason: err.reason, status: err.status, requestId: ctx.requestId }, err.message);
     return { ...local(), engine: LOCAL_ENGINE, model: localModel, fallbackReason: `${reason}; the local engine answered instead` };
   }
@@ -56,7 +70,9 @@ async function answer<T>(
 async function enabledSettings(deps: Deps, orgId: string): Promise<AssistantSettings> {
   const s = await settingsOf(deps, orgId);
   if (!s.enabled) {
-    throw new AppError('failed_precondition', 'The AI assistant is turned off for this organization; an admin can turn it on in AI settings', { code: 'ai_disabled' });
+    throw new AppError('failed_precondition', 'The AI assistant is turned off for this organization; an admin can turn it on in AI settings', {
+      code: 'ai_disabled',
+    });
   }
   return s;
 }
@@ -113,7 +129,13 @@ export async function summary(deps: Deps, ctx: OrgContext, req: { conversationId
   };
   if (conversation.messages.length === 0) {
     // Nothing to summarise: answered without a provider and without using the quota.
-    return { ...local(), messageCount: 0, engine: LOCAL_ENGINE, model: LOCAL_MODELS.summary, quotaRemaining: Math.max(0, settings.dailyQuota - (await deps.quota.used(orgId))) };
+    return {
+      ...local(),
+      messageCount: 0,
+      engine: LOCAL_ENGINE,
+      model: LOCAL_MODELS.summary,
+      quotaRemaining: Math.max(0, settings.dailyQuota - (await deps.quota.used(orgId))),
+    };
   }
   const quota = await deps.quota.take(orgId, settings.dailyQuota);
   const result = await answer(
@@ -126,7 +148,12 @@ export async function summary(deps: Deps, ctx: OrgContext, req: { conversationId
         const json = parseJsonObject(text);
         const s = typeof json?.summary === 'string' ? json.summary.trim() : '';
         if (!s) throw unreadable('summary');
-        const keyPoints = Array.isArray(json?.keyPoints) ? json!.keyPoints.filter((k): k is string => typeof k === 'string' && !!k.trim()).map((k) => k.trim()).slice(0, 10) : [];
+        const keyPoints = Array.isArray(json?.keyPoints)
+          ? json!.keyPoints
+              .filter((k): k is string => typeof k === 'string' && !!k.trim())
+              .map((k) => k.trim())
+              .slice(0, 10)
+          : [];
         return { summary: s, keyPoints, language: detectLanguage(s) };
       },
     },
@@ -158,7 +185,9 @@ export async function sentiment(deps: Deps, ctx: OrgContext, req: { text?: strin
         const score = Number(json?.score);
         if (!LABELS.includes(label) || !Number.isFinite(score)) throw unreadable('sentiment');
         const emotions = Array.isArray(json?.emotions)
-          ? [...new Set(json!.emotions.map((e) => String(e).toLowerCase()).filter((e): e is Emotion => (EMOTIONS as readonly string[]).includes(e)))].slice(0, 3)
+          ? [
+              ...new Set(json!.emotions.map((e) => String(e).toLowerCase()).filter((e): e is Emotion => (EMOTIONS as readonly string[]).includes(e))),
+            ].slice(0, 3)
           : [];
         return { sentiment: label, score: Math.round(Math.max(-1, Math.min(1, score)) * 1000) / 1000, emotions, language };
       },

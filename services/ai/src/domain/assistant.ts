@@ -109,10 +109,14 @@ export async function updateConfig(deps: Deps, ctx: OrgContext, req: { provider?
   const row = await withTransaction(deps.pool, async (db) => {
     const saved = await repo.save(db, { orgId, ...next, userId: ctx.userId || null });
     const changes = settingsChanges(current, next);
-    if (Object.keys(changes).length > 0) await recordAudit(db, ctx, { action: 'ai_settings.updated', resourceType: 'ai_settings', resourceId: null, details: changes });
+    if (Object.keys(changes).length > 0)
+      await recordAudit(db, ctx, { action: 'ai_settings.updated', resourceType: 'ai_settings', resourceId: null, details: changes });
     return saved;
   });
-  deps.log.info({ orgId, provider: row.provider, model: row.model, dailyQuota: row.daily_quota, enabled: row.enabled }, 'AI assistant settings changed');
+  deps.log.info(
+    { orgId, provider: row.provider, model: row.model, dailyQuota: row.daily_quota, enabled: row.enabled },
+    'AI assistant settings changed',
+  );
   return describe(deps, orgId, { ...next, updatedAt: row.updated_at.toISOString() });
 }
 

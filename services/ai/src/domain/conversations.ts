@@ -1,11 +1,24 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { AppError, CallContext, createServiceClient, decodeRemoteError, GrpcTransport, InternalAuth, type LbPolicy, type ClientFor, loadProto, notFound, protoRoot, serviceDefinition, status } from '@crm/grpc-kit';
+import {
+  AppError,
+  CallContext,
+  createServiceClient,
+  decodeRemoteError,
+  GrpcTransport,
+  InternalAuth,
+  type LbPolicy,
+  type ClientFor,
+  loadProto,
+  notFound,
+  protoRoot,
+  serviceDefinition,
+  status,
+} from '@crm/grpc-kit';
 import type { messaging } from '@crm/proto-types';
 import type { Logger } from '@crm/logger';
 import { isUuid } from '@crm/validation';
 import type { ChatConversation, ChatMessage } from '../local/conversation';
-
 
 /** messaging's largest page; more pages are walked only to find an older message. */
 const PAGE = 100;
@@ -72,7 +85,12 @@ export class MessagingGateway {
    * The conversation with its most recent `recent` messages, oldest first. When `messageId` is given,
    * that message must belong to the conversation (404 otherwise) and the context ends with it.
    */
-  async load(ctx: CallContext, conversationId: string, recent: number, messageId?: string): Promise<{ conversation: ChatConversation; target?: ChatMessage }> {
+  async load(
+    ctx: CallContext,
+    conversationId: string,
+    recent: number,
+    messageId?: string,
+  ): Promise<{ conversation: ChatConversation; target?: ChatMessage }> {
     if (!isUuid(conversationId)) throw notFound('Conversation');
     if (messageId !== undefined && !isUuid(messageId)) throw notFound('Message');
     const first = await this.page(ctx, conversationId, 1, PAGE);

@@ -24,7 +24,10 @@ export async function listModels(deps: Deps, ctx: OrgContext, id: string) {
   const resolved = await resolveForUse(deps, orgId, id);
   const conn = connectionOf(resolved);
   if (!conn && resolved.baseUrlSource === 'organization') {
-    return { models: [], error: `The API key for ${info.name} is not configured: this organization's own base URL is used only with its own API key; add one in AI settings` };
+    return {
+      models: [],
+      error: `The API key for ${info.name} is not configured: this organization's own base URL is used only with its own API key; add one in AI settings`,
+    };
   }
   if (!conn) {
     return {

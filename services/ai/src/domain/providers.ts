@@ -44,7 +44,9 @@ function combine(deps: Deps, info: ProviderInfo, row: repo.ProviderSettingsRow |
   const env = envKey(deps, info);
   if (row?.base_url) {
     const own = { info, baseUrl: row.base_url, baseUrlSource: 'organization' as const };
-    return row.api_key_enc ? { ...own, keySource: 'organization', keyMask: `••••${row.key_last4 ?? ''}` } : { ...own, keySource: 'none', keyMask: '' };
+    return row.api_key_enc
+      ? { ...own, keySource: 'organization', keyMask: `••••${row.key_last4 ?? ''}` }
+      : { ...own, keySource: 'none', keyMask: '' };
   }
   const envUrl = deps.config[info.envBaseUrl] as string | undefined;
   const baseUrl = envUrl ?? info.defaultBaseUrl;
@@ -130,7 +132,10 @@ export async function update(deps: Deps, ctx: OrgContext, req: { id: string; api
   let baseUrl: string | null | undefined;
   if (req.baseUrl !== undefined) baseUrl = aiRules.baseUrl(req.baseUrl) || null;
   if (baseUrl) await checkBaseUrlHost(deps, baseUrl);
-  if (key === undefined && baseUrl === undefined) throw new AppError('invalid_argument', 'Send apiKey, baseUrl or both', { details: [{ field: 'apiKey', message: 'apiKey or baseUrl is required' }] });
+  if (key === undefined && baseUrl === undefined)
+    throw new AppError('invalid_argument', 'Send apiKey, baseUrl or both', {
+      details: [{ field: 'apiKey', message: 'apiKey or baseUrl is required' }],
+    });
   await withTransaction(deps.pool, async (db) => {
     await repo.upsert(db, { orgId, provider: req.id, userId: ctx.userId || null, key, baseUrl });
     // The key's last four characters at most (as the settings page shows them), never the key.
@@ -146,7 +151,12 @@ export async function update(deps: Deps, ctx: OrgContext, req: { id: string; api
     });
   });
   deps.log.info(
-    { orgId, provider: req.id, key: key === undefined ? 'unchanged' : key === null ? 'removed' : 'set', baseUrl: baseUrl === undefined ? 'unchanged' : baseUrl === null ? 'reset' : 'set' },
+    {
+      orgId,
+      provider: req.id,
+      key: key === undefined ? 'unchanged' : key === null ? 'removed' : 'set',
+      baseUrl: baseUrl === undefined ? 'unchanged' : baseUrl === null ? 'reset' : 'set',
+    },
     'AI provider settings changed',
   );
   return { ok: true, message: 'Saved' };

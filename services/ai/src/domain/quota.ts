@@ -87,7 +87,11 @@ export class DailyTokens {
     const now = this.now();
     const key = this.key(orgId, now);
     const ttl = Math.ceil((nextUtcMidnight(now).getTime() - now.getTime()) / 1000) + 86_400;
-    await this.redis.multi().incrBy(key, Math.max(0, Math.round(tokens))).expire(key, ttl, 'NX').exec();
+    await this.redis
+      .multi()
+      .incrBy(key, Math.max(0, Math.round(tokens)))
+      .expire(key, ttl, 'NX')
+      .exec();
   }
 }
 

@@ -127,7 +127,11 @@ describe('reply drafts and summaries see the same message either way', () => {
   });
 
   it.each([
-    ['Hàng giao chậm quá, tôi rất thất vọng. Bao giờ thì nhận được hàng?', 'Hang giao cham qua, toi rat that vong. Bao gio thi nhan duoc hang?', ['complaint', 'shipping']],
+    [
+      'Hàng giao chậm quá, tôi rất thất vọng. Bao giờ thì nhận được hàng?',
+      'Hang giao cham qua, toi rat that vong. Bao gio thi nhan duoc hang?',
+      ['complaint', 'shipping'],
+    ],
     ['Áo bị rách, tôi muốn hoàn tiền', 'Ao bi rach, toi muon hoan tien', ['complaint', 'refund']],
     ['Áo này giá bao nhiêu, còn hàng không ạ?', 'Ao nay gia bao nhieu, con hang khong a?', ['price', 'availability']],
     ['Cảm ơn shop nhiều nhé', 'Cam on shop nhieu nhe', ['thanks']],

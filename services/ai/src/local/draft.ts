@@ -16,23 +16,16 @@ export interface LocalDraft {
 }
 
 type Intent =
-  | 'price'
-  | 'shipping'
-  | 'order_status'
-  | 'refund'
-  | 'availability'
-  | 'hours_location'
-  | 'booking'
-  | 'payment'
-  | 'complaint'
-  | 'thanks'
-  | 'general';
+  'price' | 'shipping' | 'order_status' | 'refund' | 'availability' | 'hours_location' | 'booking' | 'payment' | 'complaint' | 'thanks' | 'general';
 
 // Keywords per intent, in folded form so they match text typed with or without diacritics.
 const INTENTS: [Intent, RegExp][] = [
   ['refund', /\b(refund|money back|return (it|this|the)|hoan tien|tra hang|doi tra|doi hang|tra lai tien)\b/u],
   ['order_status', /\b(order status|my order|where is my|tracking|don hang|ma don|kiem tra don|don cua)\b/u],
-  ['shipping', /\b(ship|shipping|deliver|delivery|arrive|giao hang|van chuyen|ship hang|phi ship|bao lau (thi )?(nhan|toi|den)|(khi nao|bao gio) (thi )?(nhan|giao|toi|den))\b/u],
+  [
+    'shipping',
+    /\b(ship|shipping|deliver|delivery|arrive|giao hang|van chuyen|ship hang|phi ship|bao lau (thi )?(nhan|toi|den)|(khi nao|bao gio) (thi )?(nhan|giao|toi|den))\b/u,
+  ],
   ['price', /\b(price|cost|how much|discount|promotion|gia|bao nhieu tien|bao nhieu vay|giam gia|khuyen mai|uu dai)\b/u],
   ['availability', /\b(in stock|available|availability|sold out|con hang|het hang|con (size|mau|khong)|co san)\b/u],
   ['hours_location', /\b(opening hours|open|close|address|location|where are you|gio mo cua|mo cua|dong cua|dia chi|o dau|chi nhanh)\b/u],

@@ -103,7 +103,12 @@ describe('extractive summary', () => {
 
   it('leaves out pleasantries and near-duplicates', () => {
     const s = summarize(
-      [msg('1', 'Hi', true), msg('2', 'Hello! Thanks', false), msg('3', 'My invoice for March shows the wrong amount.', true), msg('4', 'My invoice for March shows a wrong amount!', true)],
+      [
+        msg('1', 'Hi', true),
+        msg('2', 'Hello! Thanks', false),
+        msg('3', 'My invoice for March shows the wrong amount.', true),
+        msg('4', 'My invoice for March shows a wrong amount!', true),
+      ],
       'Tom',
     );
     expect(s.language).toBe('en');

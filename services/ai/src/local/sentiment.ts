@@ -1,4 +1,15 @@
-import { BOOSTERS_AFTER, BOOSTERS_BEFORE, BOOSTERS_BEFORE_FOLDED, CONTRASTS, Emotion, Entry, LEXICON, lookupPhrase, NEGATOR_PHRASES, NEGATORS } from './lexicon';
+import {
+  BOOSTERS_AFTER,
+  BOOSTERS_BEFORE,
+  BOOSTERS_BEFORE_FOLDED,
+  CONTRASTS,
+  Emotion,
+  Entry,
+  LEXICON,
+  lookupPhrase,
+  NEGATOR_PHRASES,
+  NEGATORS,
+} from './lexicon';
 import { detectLanguage, foldKey, hasDiacritics, Language, tokenize } from './text';
 
 export type SentimentLabel = 'positive' | 'neutral' | 'negative' | 'mixed';
@@ -76,8 +87,7 @@ export function analyzeSentiment(text: string): SentimentAnalysis {
 
   /** A booster as written, or (Vietnamese text, word typed without accents) its folded form. */
   const boosterFactor = (words: string[]): number | undefined =>
-    BOOSTERS_BEFORE.get(words.join(' ')) ??
-    (useFolded && !words.some(hasDiacritics) ? BOOSTERS_BEFORE_FOLDED.get(words.join(' ')) : undefined);
+    BOOSTERS_BEFORE.get(words.join(' ')) ?? (useFolded && !words.some(hasDiacritics) ? BOOSTERS_BEFORE_FOLDED.get(words.join(' ')) : undefined);
 
   const boosterAt = (i: number): { factor: number; length: number } | undefined => {
     const next = tokens[i + 1];

@@ -18,13 +18,17 @@ interface Candidate {
 }
 
 // Openers and pleasantries that carry no content of their own (folded).
-const PLEASANTRY = /^(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?( so much)?|thank you|ok(ay)?|yes|no|sure|bye|xin chao|chao( (ban|anh|chi|em|shop))?|alo|da|vang|cam on( (ban|anh|chi|em|shop|nhieu))*|ok (a|nhe|nha)|uh|um)[\s!.?,😊🙂]*$/u;
+const PLEASANTRY =
+  /^(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?( so much)?|thank you|ok(ay)?|yes|no|sure|bye|xin chao|chao( (ban|anh|chi|em|shop))?|alo|da|vang|cam on( (ban|anh|chi|em|shop|nhieu))*|ok (a|nhe|nha)|uh|um)[\s!.?,😊🙂]*$/u;
 
 export function isQuestion(sentence: string): boolean {
   if (sentence.includes('?')) return true;
   const f = fold(sentence.toLowerCase());
   // Questions without a question mark: English word order, Vietnamese question particles.
-  return /^(what|how|when|where|why|which|who|can|could|would|do|does|is|are)\b/u.test(f) || /\b(bao nhieu|khi nao|bao gio|o dau|the nao|tai sao|vi sao|duoc khong|khong a|chua a|nao vay|gi vay)\b/u.test(f);
+  return (
+    /^(what|how|when|where|why|which|who|can|could|would|do|does|is|are)\b/u.test(f) ||
+    /\b(bao nhieu|khi nao|bao gio|o dau|the nao|tai sao|vi sao|duoc khong|khong a|chua a|nao vay|gi vay)\b/u.test(f)
+  );
 }
 
 function contentWords(text: string): string[] {
@@ -58,7 +62,11 @@ export function summarize(messages: ChatMessage[], contactName: string, totalMes
   const language = detectLanguage(texts.join('\n'));
   const L = LABELS[language];
   if (messages.length === 0) {
-    return { summary: language === 'vi' ? 'Cuộc trò chuyện chưa có tin nhắn nào.' : 'This conversation has no messages yet.', keyPoints: [], language };
+    return {
+      summary: language === 'vi' ? 'Cuộc trò chuyện chưa có tin nhắn nào.' : 'This conversation has no messages yet.',
+      keyPoints: [],
+      language,
+    };
   }
 
   const candidates: Candidate[] = [];
@@ -96,12 +104,8 @@ export function summarize(messages: ChatMessage[], contactName: string, totalMes
     if (picked.some((p) => jaccard(p.content, c.content) > 0.5)) continue;
     picked.push(c);
   }
-  const inSummary = picked
-    .slice(0, Math.max(1, Math.min(3, Math.round(Math.sqrt(candidates.length)))))
-    .sort((a, b) => a.order - b.order);
-  const keyPoints = picked
-    .sort((a, b) => a.order - b.order)
-    .map((c) => `${c.fromCustomer ? L.customer : L.agent}: ${truncate(c.text, 200)}`);
+  const inSummary = picked.slice(0, Math.max(1, Math.min(3, Math.round(Math.sqrt(candidates.length))))).sort((a, b) => a.order - b.order);
+  const keyPoints = picked.sort((a, b) => a.order - b.order).map((c) => `${c.fromCustomer ? L.customer : L.agent}: ${truncate(c.text, 200)}`);
 
   const customerText = messages
     .filter((m) => m.fromCustomer)

@@ -57,7 +57,10 @@ export const openAiCompatible: Adapter = {
       timeoutMs,
     });
     if (!Array.isArray(body.data)) throw new ProviderError('bad_response', `${conn.provider.name} returned a models list without data`);
-    return body.data.filter((m) => typeof m.id === 'string' && m.id).map((m) => ({ title: m.id!, value: m.id! })).sort(byTitle);
+    return body.data
+      .filter((m) => typeof m.id === 'string' && m.id)
+      .map((m) => ({ title: m.id!, value: m.id! }))
+      .sort(byTitle);
   },
   async complete(conn, model, prompt, timeoutMs) {
     // No temperature: OpenAI's reasoning models refuse anything but the default.
@@ -77,7 +80,8 @@ export const openAiCompatible: Adapter = {
       timeoutMs,
     });
     const content = body.choices?.[0]?.message?.content;
-    const text = typeof content === 'string' ? content : Array.isArray(content) ? content.map((p) => (p as { text?: string }).text ?? '').join('') : '';
+    const text =
+      typeof content === 'string' ? content : Array.isArray(content) ? content.map((p) => (p as { text?: string }).text ?? '').join('') : '';
     if (!text.trim()) throw emptyAnswer(conn);
     return { text, tokens: tokensOr(body.usage?.total_tokens, prompt, text) };
   },
@@ -106,14 +110,20 @@ export const anthropic: Adapter = {
     return out.sort(byTitle);
   },
   async complete(conn, model, prompt, timeoutMs) {
-    const body = await vendorRequest<{ content?: { type?: string; text?: string }[]; usage?: { input_tokens?: number; output_tokens?: number } }>(conn, {
-      method: 'POST',
-      path: '/v1/messages',
-      headers: { 'x-api-key': conn.apiKey, 'anthropic-version': ANTHROPIC_VERSION },
-      body: { model, max_tokens: prompt.maxTokens, system: prompt.system, messages: [{ role: 'user', content: prompt.user }] },
-      timeoutMs,
-    });
-    const text = (body.content ?? []).filter((p) => p.type === 'text').map((p) => p.text ?? '').join('');
+    const body = await vendorRequest<{ content?: { type?: string; text?: string }[]; usage?: { input_tokens?: number; output_tokens?: number } }>(
+      conn,
+      {
+        method: 'POST',
+        path: '/v1/messages',
+        headers: { 'x-api-key': conn.apiKey, 'anthropic-version': ANTHROPIC_VERSION },
+        body: { model, max_tokens: prompt.maxTokens, system: prompt.system, messages: [{ role: 'user', content: prompt.user }] },
+        timeoutMs,
+      },
+    );
+    const text = (body.content ?? [])
+      .filter((p) => p.type === 'text')
+      .map((p) => p.text ?? '')
+      .join('');
     if (!text.trim()) throw emptyAnswer(conn);
     const used = body.usage ? (body.usage.input_tokens ?? 0) + (body.usage.output_tokens ?? 0) : undefined;
     return { text, tokens: tokensOr(used, prompt, text) };

@@ -182,7 +182,8 @@ export async function vendorRequest<T = unknown>(conn: Connection, req: VendorRe
     if (err instanceof TimeoutError) {
       throw new ProviderError('timeout', `${name} did not answer within ${formatSeconds(req.budgetMs ?? req.timeoutMs)} (${hostOf(conn.baseUrl)})`);
     }
-    if (err instanceof RefusedAddressError) throw new ProviderError('refused_address', `Could not reach ${name} at ${hostOf(conn.baseUrl)}: ${err.message}`);
+    if (err instanceof RefusedAddressError)
+      throw new ProviderError('refused_address', `Could not reach ${name} at ${hostOf(conn.baseUrl)}: ${err.message}`);
     const code = networkCode(err);
     const why = (code && NETWORK_CODES[code]) ?? (code ? code.toLowerCase() : 'the request failed');
     throw new ProviderError('unreachable', `Could not reach ${name} at ${hostOf(conn.baseUrl)}: ${why}`);

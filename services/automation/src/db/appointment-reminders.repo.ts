@@ -121,5 +121,8 @@ export async function lockStillDue(db: Queryable, r: DueReminder): Promise<boole
 
 /** Handled: sent to `userId`, or dropped (null). */
 export async function markHandled(db: Queryable, appointmentId: string, userId: string | null): Promise<void> {
-  await db.query('UPDATE appointment_reminders SET sent_at = now(), assigned_user_id = $2, lease_until = NULL WHERE appointment_id = $1', [appointmentId, userId]);
+  await db.query('UPDATE appointment_reminders SET sent_at = now(), assigned_user_id = $2, lease_until = NULL WHERE appointment_id = $1', [
+    appointmentId,
+    userId,
+  ]);
 }

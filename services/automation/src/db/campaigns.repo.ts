@@ -141,7 +141,21 @@ export async function insertCampaign(db: Queryable, c: NewCampaign): Promise<Cam
   const { rows } = await db.query<CampaignRow>(
     `INSERT INTO campaigns (id, org_id, name, description, type, list_id, template_id, variables, schedule, contact_count, created_by, subject, chatnet_account_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
-    [c.id, c.orgId, c.name, c.description, c.type, c.listId, c.templateId, JSON.stringify(c.variables), c.schedule, c.contactCount, c.createdBy, c.subject, c.chatnetAccountId],
+    [
+      c.id,
+      c.orgId,
+      c.name,
+      c.description,
+      c.type,
+      c.listId,
+      c.templateId,
+      JSON.stringify(c.variables),
+      c.schedule,
+      c.contactCount,
+      c.createdBy,
+      c.subject,
+      c.chatnetAccountId,
+    ],
   );
   return rows[0];
 }
@@ -192,7 +206,11 @@ export async function updateDraft(db: Queryable, orgId: string, id: string, p: C
 
 /** The list's live count for a draft, refreshed when someone looks. */
 export async function refreshDraftCount(db: Queryable, orgId: string, id: string, count: number): Promise<void> {
-  await db.query(`UPDATE campaigns SET contact_count = $3 WHERE org_id = $1 AND id = $2 AND status = 'draft' AND contact_count <> $3`, [orgId, id, count]);
+  await db.query(`UPDATE campaigns SET contact_count = $3 WHERE org_id = $1 AND id = $2 AND status = 'draft' AND contact_count <> $3`, [
+    orgId,
+    id,
+    count,
+  ]);
 }
 
 export async function setSchedule(db: Queryable, orgId: string, id: string, schedule: Date): Promise<CampaignRow | undefined> {
@@ -365,7 +383,18 @@ export async function recordOutcome(
 ): Promise<CampaignState | undefined> {
   const { rows } = await db.query<CampaignState>({
     ...RECORD,
-    values: [campaignId, contactId, outcome, d.error ?? '', d.messageId ?? null, d.sentAt ?? null, d.attempted ? 1 : 0, d.nextSendAt ?? null, owner, leaseMs],
+    values: [
+      campaignId,
+      contactId,
+      outcome,
+      d.error ?? '',
+      d.messageId ?? null,
+      d.sentAt ?? null,
+      d.attempted ? 1 : 0,
+      d.nextSendAt ?? null,
+      owner,
+      leaseMs,
+    ],
   });
   return rows[0];
 }

@@ -68,7 +68,11 @@ export async function markUndone(db: Queryable, orgId: string, mergeId: string):
 
 /** Rule runs (any state: the run log shows the contact; a waiting run acts on it later) of `from` → `to`. */
 export async function moveRuns(db: Queryable, orgId: string, from: string, to: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>('UPDATE rule_runs SET contact_id = $3 WHERE org_id = $1 AND contact_id = $2 RETURNING id', [orgId, from, to]);
+  const { rows } = await db.query<{ id: string }>('UPDATE rule_runs SET contact_id = $3 WHERE org_id = $1 AND contact_id = $2 RETURNING id', [
+    orgId,
+    from,
+    to,
+  ]);
   return rows.map((r) => r.id);
 }
 

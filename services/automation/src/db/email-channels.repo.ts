@@ -15,7 +15,11 @@ export interface EmailChannelRow {
 }
 
 export async function getChannel(db: Queryable, orgId: string): Promise<EmailChannelRow | undefined> {
-  const { rows } = await db.query<EmailChannelRow>({ name: 'automation_email_channel', text: 'SELECT * FROM email_channels WHERE org_id = $1', values: [orgId] });
+  const { rows } = await db.query<EmailChannelRow>({
+    name: 'automation_email_channel',
+    text: 'SELECT * FROM email_channels WHERE org_id = $1',
+    values: [orgId],
+  });
   return rows[0];
 }
 

@@ -32,7 +32,11 @@ export async function isSuppressed(db: Queryable, orgId: string, email: string):
 
 export async function listSuppressions(db: Queryable, orgId: string, page: PageRequest) {
   const [list, count] = await Promise.all([
-    db.query<SuppressionRow>('SELECT * FROM email_suppressions WHERE org_id = $1 ORDER BY created_at DESC, email LIMIT $2 OFFSET $3', [orgId, page.limit, offsetOf(page)]),
+    db.query<SuppressionRow>('SELECT * FROM email_suppressions WHERE org_id = $1 ORDER BY created_at DESC, email LIMIT $2 OFFSET $3', [
+      orgId,
+      page.limit,
+      offsetOf(page),
+    ]),
     db.query<{ n: number }>('SELECT count(*)::int AS n FROM email_suppressions WHERE org_id = $1', [orgId]),
   ]);
   return { data: list.rows.map(toSuppression), pagination: pagination(page, count.rows[0].n) };

@@ -58,7 +58,12 @@ export async function listNotifications(pool: Pool, reader: Reader, page: PageRe
 
 /** Mark one notification read for this reader; false when the reader cannot see it. */
 export async function markRead(db: Queryable, reader: Reader, id: string): Promise<boolean> {
-  const { rows } = await db.query<{ id: string }>(`SELECT n.id FROM notifications n WHERE ${VISIBLE} AND n.id = $4`, [reader.orgId, reader.userId, reader.roles, id]);
+  const { rows } = await db.query<{ id: string }>(`SELECT n.id FROM notifications n WHERE ${VISIBLE} AND n.id = $4`, [
+    reader.orgId,
+    reader.userId,
+    reader.roles,
+    id,
+  ]);
   if (rows.length === 0) return false;
   await db.query('INSERT INTO notification_reads (notification_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [id, reader.userId]);
   return true;
@@ -103,7 +108,10 @@ export async function insertNotification(db: Queryable, n: NewNotification): Pro
  */
 export async function recordLeadScore(db: Queryable, orgId: string, contactId: string, score: number, high: boolean, asOf: string): Promise<boolean> {
   await db.query("SELECT pg_advisory_xact_lock(hashtext('automation.lead_scores'), hashtext($1 || $2))", [orgId, contactId]);
-  const prev = await db.query<{ high: boolean; as_of: Date }>('SELECT high, as_of FROM lead_scores WHERE org_id = $1 AND contact_id = $2', [orgId, contactId]);
+  const prev = await db.query<{ high: boolean; as_of: Date }>('SELECT high, as_of FROM lead_scores WHERE org_id = $1 AND contact_id = $2', [
+    orgId,
+    contactId,
+  ]);
   const before = prev.rows[0];
   if (before && before.as_of.getTime() > Date.parse(asOf)) return false;
   await db.query(

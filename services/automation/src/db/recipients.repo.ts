@@ -57,7 +57,8 @@ export function toRecipient(r: RecipientRow, campaignStatus: string) {
     sentAt: isoOrUndefined(r.sent_at),
     repliedAt: isoOrUndefined(r.replied_at),
     seenAt: isoOrUndefined(r.seen_at),
-    nextAttemptAt: r.status === 'pending' && campaignStatus !== 'cancelled' && r.next_attempt_at.getTime() > Date.now() ? iso(r.next_attempt_at) : undefined,
+    nextAttemptAt:
+      r.status === 'pending' && campaignStatus !== 'cancelled' && r.next_attempt_at.getTime() > Date.now() ? iso(r.next_attempt_at) : undefined,
     updatedAt: iso(r.updated_at),
   };
 }
@@ -71,7 +72,18 @@ export async function insertMembers(db: Queryable, orgId: string, campaignId: st
   members.forEach((m, i) => {
     const b = i * cols;
     rows.push(`(${Array.from({ length: cols }, (_, k) => `$${b + k + 1}`).join(', ')})`);
-    values.push(campaignId, m.id, orgId, m.name ?? '', m.phone ?? '', m.email ?? '', m.chatnetUid ?? '', m.status ?? '', m.tags ?? [], m.assignedUserId ?? '');
+    values.push(
+      campaignId,
+      m.id,
+      orgId,
+      m.name ?? '',
+      m.phone ?? '',
+      m.email ?? '',
+      m.chatnetUid ?? '',
+      m.status ?? '',
+      m.tags ?? [],
+      m.assignedUserId ?? '',
+    );
   });
   await db.query(
     `INSERT INTO campaign_recipients (campaign_id, contact_id, org_id, name, phone, email, chatnet_uid, contact_status, tags, assigned_user_id)
@@ -107,7 +119,13 @@ export async function nextPendingAt(db: Queryable, campaignId: string): Promise<
 }
 
 /** The conversation (and its account) a recipient is sent into, fixed before the first attempt. */
-export async function setTarget(db: Queryable, campaignId: string, contactId: string, conversationId: string, accountId: string | null): Promise<void> {
+export async function setTarget(
+  db: Queryable,
+  campaignId: string,
+  contactId: string,
+  conversationId: string,
+  accountId: string | null,
+): Promise<void> {
   await db.query(
     `UPDATE campaign_recipients SET conversation_id = $3, chatnet_account_id = $4, updated_at = now()
      WHERE campaign_id = $1 AND contact_id = $2 AND status = 'pending'`,
@@ -133,11 +151,10 @@ export async function listRecipients(db: Queryable, campaignId: string, campaign
   else if (status === 'pending' && cancelledCampaign) cond += ' AND false';
   else if (status) cond += ` AND status = $${args.push(status)}`;
   const [list, count] = await Promise.all([
-    db.query<RecipientRow>(`SELECT * FROM campaign_recipients WHERE ${cond} ORDER BY contact_id LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [
-      ...args,
-      page.limit,
-      offsetOf(page),
-    ]),
+    db.query<RecipientRow>(
+      `SELECT * FROM campaign_recipients WHERE ${cond} ORDER BY contact_id LIMIT $${args.length + 1} OFFSET $${args.length + 2}`,
+      [...args, page.limit, offsetOf(page)],
+    ),
     db.query<{ n: number }>(`SELECT count(*) AS n FROM campaign_recipients WHERE ${cond}`, args),
   ]);
   return { data: list.rows.map((r) => toRecipient(r, campaignStatus)), pagination: pagination(page, count.rows[0].n) };

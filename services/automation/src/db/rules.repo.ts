@@ -92,7 +92,18 @@ export async function insertRule(db: Queryable, r: NewRule): Promise<void> {
   await db.query(
     `INSERT INTO rules (id, org_id, name, description, type, trigger_type, conditions, keywords, actions, created_by)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [r.id, r.orgId, r.name, r.description, r.type, r.trigger.type, JSON.stringify(r.trigger.conditions), r.trigger.keywords, JSON.stringify(r.actions), r.createdBy],
+    [
+      r.id,
+      r.orgId,
+      r.name,
+      r.description,
+      r.type,
+      r.trigger.type,
+      JSON.stringify(r.trigger.conditions),
+      r.trigger.keywords,
+      JSON.stringify(r.actions),
+      r.createdBy,
+    ],
   );
 }
 

@@ -93,9 +93,7 @@ export async function claimDue(db: Queryable, limit: number, leaseMs: number): P
 
 /** When the next pending/waiting run falls due, so the runner can sleep exactly that long. */
 export async function nextDueAt(db: Queryable): Promise<Date | undefined> {
-  const { rows } = await db.query<{ at: Date | null }>(
-    `SELECT min(resume_at) AS at FROM rule_runs WHERE status IN ('pending', 'waiting')`,
-  );
+  const { rows } = await db.query<{ at: Date | null }>(`SELECT min(resume_at) AS at FROM rule_runs WHERE status IN ('pending', 'waiting')`);
   return rows[0]?.at ?? undefined;
 }
 
@@ -129,7 +127,13 @@ export async function retryLater(db: Queryable, id: string, index: number, at: D
   );
 }
 
-export async function finish(db: Queryable, id: string, status: 'completed' | 'failed' | 'cancelled', error = '', failedAttempt = false): Promise<void> {
+export async function finish(
+  db: Queryable,
+  id: string,
+  status: 'completed' | 'failed' | 'cancelled',
+  error = '',
+  failedAttempt = false,
+): Promise<void> {
   await db.query(
     `UPDATE rule_runs SET status = $2, error = $3, attempts = attempts + $4, resume_at = NULL, lease_until = NULL, finished_at = now(), updated_at = now()
      WHERE id = $1 AND status = 'running'`,
@@ -143,10 +147,11 @@ export async function listRuns(db: Queryable, orgId: string, ruleId: string, pag
   if (status) where.push(`status = $${args.push(status)}`);
   const cond = where.join(' AND ');
   const [list, count] = await Promise.all([
-    db.query<RunRow>(
-      `SELECT * FROM rule_runs WHERE ${cond} ORDER BY created_at DESC, id DESC LIMIT $${args.length + 1} OFFSET $${args.length + 2}`,
-      [...args, page.limit, offsetOf(page)],
-    ),
+    db.query<RunRow>(`SELECT * FROM rule_runs WHERE ${cond} ORDER BY created_at DESC, id DESC LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [
+      ...args,
+      page.limit,
+      offsetOf(page),
+    ]),
     db.query<{ n: number }>(`SELECT count(*) AS n FROM rule_runs WHERE ${cond}`, args),
   ]);
   return { data: list.rows.map(toRun), pagination: pagination(page, count.rows[0].n) };

@@ -134,7 +134,11 @@ export class RunScope {
 
   /** The conversation the event is about, if it is about one. */
   private eventConversationId(): string | undefined {
-    if ((this.prefix === 'message' || this.prefix === 'note' || this.prefix === 'task' || this.prefix === 'csat') && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
+    if (
+      (this.prefix === 'message' || this.prefix === 'note' || this.prefix === 'task' || this.prefix === 'csat') &&
+      typeof this.subject.conversationId === 'string'
+    )
+      return this.subject.conversationId;
     if (this.prefix === 'conversation' && typeof this.subject.id === 'string') return this.subject.id;
     // conversation.assigned / conversation.status_changed name their conversation conversationId.
     if (this.prefix === 'conversation' && typeof this.subject.conversationId === 'string') return this.subject.conversationId;

@@ -113,7 +113,9 @@ export class CampaignSender {
     clearInterval(this.pruneTimer);
     // The send in hand finishes and is recorded; the campaigns are let go for the next instance at once.
     await this.loop.stop();
-    await repo.releaseAll(this.deps.pool, this.owner).catch((err) => this.deps.log.warn({ err }, 'campaign sender: could not release leases; they run out by themselves'));
+    await repo
+      .releaseAll(this.deps.pool, this.owner)
+      .catch((err) => this.deps.log.warn({ err }, 'campaign sender: could not release leases; they run out by themselves'));
   }
 
   wake(): void {
@@ -174,8 +176,14 @@ export class CampaignSender {
         await repo.pace(pool, c.id, new Date(Date.now() + wait), c.backoff_level + 1, reason);
         return Date.now() + wait;
       }
-      const members = page.members.filter((m): m is Member => typeof m?.id === 'string' && isUuid(m.id)).map((m) => ({ ...m, id: m.id.toLowerCase() }));
-      if (members.length !== page.members.length) log.warn({ campaignId: c.id, dropped: page.members.length - members.length }, 'campaign sender: list members without a valid id were left out');
+      const members = page.members
+        .filter((m): m is Member => typeof m?.id === 'string' && isUuid(m.id))
+        .map((m) => ({ ...m, id: m.id.toLowerCase() }));
+      if (members.length !== page.members.length)
+        log.warn(
+          { campaignId: c.id, dropped: page.members.length - members.length },
+          'campaign sender: list members without a valid id were left out',
+        );
       // An empty page or a cursor that does not move ends the walk (a list cannot loop us forever).
       const next = members.length > 0 && page.nextAfter && page.nextAfter !== after ? page.nextAfter : '';
       const done = next === '';
@@ -271,7 +279,10 @@ export class CampaignSender {
       }
       if (outcome.serviceDown) {
         const wait = SERVICE_BACKOFF_MS[Math.min(st.backoff++, SERVICE_BACKOFF_MS.length - 1)];
-        log.warn({ campaignId: c.id, retryInMs: wait, reason: outcome.serviceDown }, 'campaign sender: messaging (or the mail server) unreachable; backing off');
+        log.warn(
+          { campaignId: c.id, retryInMs: wait, reason: outcome.serviceDown },
+          'campaign sender: messaging (or the mail server) unreachable; backing off',
+        );
         st.nextSendAt = Math.max(st.nextSendAt, Date.now() + wait);
         st.batch = [];
         await repo.pace(pool, c.id, new Date(st.nextSendAt), st.backoff, outcome.serviceDown);
@@ -360,7 +371,8 @@ export class CampaignSender {
   /** Record a recipient's outcome; a campaign no longer active (or no longer ours) ends the turn. */
   private async record(c: CampaignRow, st: Turn, rec: RecipientRow, outcome: Outcome, detail: RecordDetail): Promise<void> {
     const state = await repo.recordOutcome(this.deps.pool, c.id, rec.contact_id, outcome, detail, this.owner, LEASE_MS);
-    if (!state || state.status !== 'active' || state.lease_owner !== this.owner || (state.schedule && state.schedule.getTime() > Date.now())) st.stop = true;
+    if (!state || state.status !== 'active' || state.lease_owner !== this.owner || (state.schedule && state.schedule.getTime() > Date.now()))
+      st.stop = true;
   }
 
   private async defer(c: CampaignRow, rec: RecipientRow, at: Date, reason: string, countAttempt: boolean): Promise<void> {
@@ -429,7 +441,13 @@ export class CampaignSender {
     let sent: { id?: string; sentAt?: string };
     try {
       sent = await remote.messaging().SendMessage(
-        { conversationId, content, contentType: 'text', clientMessageId: notifications.derivedId('campaign', c.id, recipients.sendKeyContactOf(rec)), source: 'campaign' },
+        {
+          conversationId,
+          content,
+          contentType: 'text',
+          clientMessageId: notifications.derivedId('campaign', c.id, recipients.sendKeyContactOf(rec)),
+          source: 'campaign',
+        },
         sys,
       );
     } catch (err) {
@@ -463,10 +481,9 @@ export class CampaignSender {
     sys: ReturnType<typeof systemContext>,
   ): Promise<{ conversation: { id: string; chatnetAccountId: string } } | { delivery: Delivery }> {
     try {
-      const out = await this.deps.remote.messaging().StartConversation(
-        { chatnetAccountId: c.chatnet_account_id ?? '', contactId: rec.contact_id, source: 'campaign' },
-        sys,
-      );
+      const out = await this.deps.remote
+        .messaging()
+        .StartConversation({ chatnetAccountId: c.chatnet_account_id ?? '', contactId: rec.contact_id, source: 'campaign' }, sys);
       if (!out.conversation?.id) throw new AppError('unavailable', 'messaging StartConversation answered without a conversation');
       return { conversation: out.conversation };
     } catch (err) {

@@ -31,7 +31,12 @@ export function unfilledPlaceholders(content: string, variables: Record<string, 
 }
 
 /** `escape` is applied to every value (not to the template): HTML-escaping for an HTML email body. */
-export function renderFor(content: string, who: RecipientFields, variables: Record<string, Scalar>, escape: (v: string) => string = (v) => v): string {
+export function renderFor(
+  content: string,
+  who: RecipientFields,
+  variables: Record<string, Scalar>,
+  escape: (v: string) => string = (v) => v,
+): string {
   return render(content, (name) => {
     const field = contactField(name);
     if (field) {

@@ -78,7 +78,6 @@ async function requireEmailChannel(deps: Deps, orgId: string): Promise<void> {
   if (!(await hasChannel(deps, orgId))) throw channelUnavailable();
 }
 
-
 function variables(json: string | undefined): Record<string, Scalar> {
   if (json === undefined || json === '') return {};
   let v: unknown;
@@ -133,7 +132,9 @@ function checkPlaceholders(content: string, vars: Record<string, Scalar>, kind: 
 }
 
 async function wakeSenders(deps: Deps): Promise<void> {
-  await deps.pool.query(`SELECT pg_notify('${CAMPAIGNS_CHANNEL}', '')`).catch((err) => deps.log.warn({ err }, 'campaigns: NOTIFY failed; senders pick the change up at their next poll'));
+  await deps.pool
+    .query(`SELECT pg_notify('${CAMPAIGNS_CHANNEL}', '')`)
+    .catch((err) => deps.log.warn({ err }, 'campaigns: NOTIFY failed; senders pick the change up at their next poll'));
 }
 
 /**
@@ -239,9 +240,11 @@ export async function update(deps: Deps, ctx: OrgContext, input: CampaignInput) 
     patch.listId = list.id.toLowerCase();
     patch.contactCount = list.contactCount;
   }
-  const template = input.templateId !== undefined ? await templateFor(deps, orgId, input.templateId) : await getTemplate(deps.pool, orgId, current.template_id);
+  const template =
+    input.templateId !== undefined ? await templateFor(deps, orgId, input.templateId) : await getTemplate(deps.pool, orgId, current.template_id);
   if (input.templateId !== undefined) patch.templateId = template!.id;
-  if (template && (input.templateId !== undefined || patch.variables || patch.subject)) checkPlaceholders(`${subject}\n${template.content}`, patch.variables ?? current.variables);
+  if (template && (input.templateId !== undefined || patch.variables || patch.subject))
+    checkPlaceholders(`${subject}\n${template.content}`, patch.variables ?? current.variables);
   const row = await repo.updateDraft(deps.pool, orgId, current.id, patch);
   if (!row) throw invalidState('Only a draft campaign can be edited; this one was just activated or cancelled');
   return repo.toCampaign(row);

@@ -17,7 +17,12 @@ type MergeEvent = ParsedEvent<'contact.merged' | 'contact.merge_undone'>;
 
 function idsOf(event: MergeEvent): repo.MergeIds {
   const d = event.data;
-  return { mergeId: d.mergeId.toLowerCase(), orgId: event.orgId.toLowerCase(), targetId: d.targetId.toLowerCase(), sourceId: d.sourceId.toLowerCase() };
+  return {
+    mergeId: d.mergeId.toLowerCase(),
+    orgId: event.orgId.toLowerCase(),
+    targetId: d.targetId.toLowerCase(),
+    sourceId: d.sourceId.toLowerCase(),
+  };
 }
 
 const sourceMarker = (targetId: string) => `Merged into contact ${targetId}, which this campaign reaches instead`;
@@ -41,7 +46,10 @@ export async function applyContactMerged(log: Logger, event: ParsedEvent<'contac
   }
   moves.recipients = await repo.moveRecipients(db, orgId, sourceId, targetId);
   await repo.saveMoves(db, orgId, m.mergeId, moves);
-  log.info({ ...m, runs: moves.runs.length, recipients: moves.recipients.length, setAside: moves.setAside.length }, 'automation rows of a merged contact moved');
+  log.info(
+    { ...m, runs: moves.runs.length, recipients: moves.recipients.length, setAside: moves.setAside.length },
+    'automation rows of a merged contact moved',
+  );
 }
 
 export async function applyContactMergeUndone(log: Logger, event: ParsedEvent<'contact.merge_undone'>, db: PoolClient): Promise<void> {

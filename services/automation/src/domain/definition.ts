@@ -8,7 +8,16 @@ import { Condition, ConditionValue, knownFields, OPERATORS, Operator, Scalar, TR
  * user ids) return what to look up, and rules.ts does it.
  */
 
-export const ACTION_TYPES = ['send_message', 'send_notification', 'assign_user', 'assign_round_robin', 'add_tag', 'wait', 'create_task', 'set_priority'] as const;
+export const ACTION_TYPES = [
+  'send_message',
+  'send_notification',
+  'assign_user',
+  'assign_round_robin',
+  'add_tag',
+  'wait',
+  'create_task',
+  'set_priority',
+] as const;
 
 /** create_task's assignTo that names no user: whoever the event's conversation (else the contact's latest) is assigned to. */
 export const CONVERSATION_ASSIGNEE = 'conversation_assignee';
@@ -16,7 +25,15 @@ export type ActionType = (typeof ACTION_TYPES)[number];
 
 export type ActionDef =
   | { type: 'send_message'; template?: string; templateId?: string }
-  | { type: 'send_notification'; template?: string; templateId?: string; title?: string; message?: string; userId?: string; notificationType?: string }
+  | {
+      type: 'send_notification';
+      template?: string;
+      templateId?: string;
+      title?: string;
+      message?: string;
+      userId?: string;
+      notificationType?: string;
+    }
   | { type: 'assign_user'; userId: string }
   | { type: 'assign_round_robin' }
   | { type: 'add_tag'; tag: string }
@@ -177,7 +194,14 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
       const userId = uuidField(`${path}.userId`, a.userId, 'user');
       const notificationType = text(`${path}.notificationType`, a.notificationType, LIMITS.slug);
       if (notificationType && !SLUG.test(notificationType)) throw invalid(`${path}.notificationType`, 'must be lower-case letters, digits and _');
-      return { type, ...ref, ...(title ? { title } : {}), ...(message ? { message } : {}), ...(userId ? { userId } : {}), ...(notificationType ? { notificationType } : {}) };
+      return {
+        type,
+        ...ref,
+        ...(title ? { title } : {}),
+        ...(message ? { message } : {}),
+        ...(userId ? { userId } : {}),
+        ...(notificationType ? { notificationType } : {}),
+      };
     }
     case 'assign_user': {
       const userId = uuidField(`${path}.userId`, a.userId, 'user');
@@ -201,9 +225,14 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
       const title = text(`${path}.title`, a.title, LIMITS.title, true)!;
       const maxMinutes = LIMITS.waitSeconds / 60;
       const m = a.dueInMinutes;
-      if (m !== undefined && (!Number.isInteger(m) || m < 0 || m > maxMinutes)) throw invalid(`${path}.dueInMinutes`, `must be between 0 and ${maxMinutes} minutes`);
+      if (m !== undefined && (!Number.isInteger(m) || m < 0 || m > maxMinutes))
+        throw invalid(`${path}.dueInMinutes`, `must be between 0 and ${maxMinutes} minutes`);
       const raw = a.assignTo?.trim();
-      const assignTo = !raw ? undefined : raw === CONVERSATION_ASSIGNEE ? raw : uuidField(`${path}.assignTo`, raw, `user (or "${CONVERSATION_ASSIGNEE}")`);
+      const assignTo = !raw
+        ? undefined
+        : raw === CONVERSATION_ASSIGNEE
+          ? raw
+          : uuidField(`${path}.assignTo`, raw, `user (or "${CONVERSATION_ASSIGNEE}")`);
       return { type, title, ...(m !== undefined ? { dueInMinutes: m } : {}), ...(assignTo ? { assignTo } : {}) };
     }
     case 'set_priority':
@@ -239,7 +268,8 @@ export function referencesOf(actions: ActionDef[]): { templates: Array<{ id: str
       else if (a.template && isUuid(a.template)) templates.push({ id: a.template, path: `actions[${i}].template` });
     }
     if ((a.type === 'assign_user' || a.type === 'send_notification') && a.userId) users.push({ id: a.userId, path: `actions[${i}].userId` });
-    if (a.type === 'create_task' && a.assignTo && a.assignTo !== CONVERSATION_ASSIGNEE) users.push({ id: a.assignTo, path: `actions[${i}].assignTo` });
+    if (a.type === 'create_task' && a.assignTo && a.assignTo !== CONVERSATION_ASSIGNEE)
+      users.push({ id: a.assignTo, path: `actions[${i}].assignTo` });
   });
   return { templates, users };
 }
@@ -259,4 +289,5 @@ export function validateRuleType(v: string | undefined): string {
   return t;
 }
 
-export const ruleIncomplete = () => new AppError('failed_precondition', 'A rule needs at least one action before it can be activated', { code: 'rule_incomplete' });
+export const ruleIncomplete = () =>
+  new AppError('failed_precondition', 'A rule needs at least one action before it can be activated', { code: 'rule_incomplete' });

@@ -42,7 +42,9 @@ export async function findList(deps: Deps, ctx: Partial<CallContext>, id: string
 
 /** One page of members after `after` (a contact id; '' for the start). NOT_FOUND passes through. */
 export async function memberPage(deps: Deps, ctx: Partial<CallContext>, listId: string, after: string, limit: number): Promise<MemberPage> {
-  const res = await crmOffering(deps, 'ResolveListMembers').ResolveListMembers({ listId, afterContactId: after, limit }, ctx, { deadlineMs: Math.max(deps.config.GRPC_DEADLINE_MS, 15_000) });
+  const res = await crmOffering(deps, 'ResolveListMembers').ResolveListMembers({ listId, afterContactId: after, limit }, ctx, {
+    deadlineMs: Math.max(deps.config.GRPC_DEADLINE_MS, 15_000),
+  });
   return { members: res.members ?? [], nextAfter: res.nextAfter ?? '', total: res.total ?? 0 };
 }
 

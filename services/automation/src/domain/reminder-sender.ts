@@ -56,7 +56,9 @@ export class ReminderSender {
     if (r.scheduled_at.getTime() <= Date.now()) return this.drop(r);
     let contact: ContactBrief | undefined;
     try {
-      contact = await this.deps.remote.crm().GetContactBrief({ id: r.contact_id }, systemContext(r.org_id, `appointment-reminder:${r.appointment_id}`));
+      contact = await this.deps.remote
+        .crm()
+        .GetContactBrief({ id: r.contact_id }, systemContext(r.org_id, `appointment-reminder:${r.appointment_id}`));
     } catch (err) {
       if ((err as { code?: number }).code !== grpcStatus.NOT_FOUND) {
         // crm unreachable: the lease runs out and the reminder is claimed again.

@@ -23,7 +23,6 @@ import {
 /** A rule as CreateRule and UpdateRule receive it (the decoded `automation.v1.RuleInput`). */
 export type RuleInput = automation.RuleInput__Output;
 
-
 function pageOf(req: { page?: number; limit?: number }) {
   return { page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)) };
 }
@@ -64,10 +63,19 @@ async function checkReferences(deps: Deps, ctx: OrgContext, actions: ActionDef[]
   for (const u of refs.users) await checked.get(u.id);
 }
 
-export async function list(deps: Deps, ctx: OrgContext, req: { page?: number; limit?: number; status?: string; type?: string; triggerType?: string }) {
+export async function list(
+  deps: Deps,
+  ctx: OrgContext,
+  req: { page?: number; limit?: number; status?: string; type?: string; triggerType?: string },
+) {
   const { orgId } = requireUser(ctx);
   optionalOneOf(req.status, rules.RULE_STATUSES, 'status');
-  return repo.listRules(deps.pool, orgId, { ...pageOf(req), status: req.status || undefined, type: req.type?.trim() || undefined, triggerType: req.triggerType || undefined });
+  return repo.listRules(deps.pool, orgId, {
+    ...pageOf(req),
+    status: req.status || undefined,
+    type: req.type?.trim() || undefined,
+    triggerType: req.triggerType || undefined,
+  });
 }
 
 export async function get(deps: Deps, ctx: OrgContext, id: string) {

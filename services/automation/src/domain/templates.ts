@@ -46,7 +46,8 @@ function variablesFor(content: string, input: TemplateInput): string[] {
     if (!given.includes(v)) given.push(v);
   });
   const missing = used.filter((v) => !given.includes(v));
-  if (missing.length) throw invalid('variables', `content also uses ${missing.map((m) => `{{${m}}}`).join(', ')}; list every variable or leave variables out`);
+  if (missing.length)
+    throw invalid('variables', `content also uses ${missing.map((m) => `{{${m}}}`).join(', ')}; list every variable or leave variables out`);
   return given;
 }
 
@@ -106,11 +107,17 @@ export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   const current = await load(deps, ctx.orgId, id);
   const users = await rulesUsingTemplate(deps.pool, ctx.orgId, current.id);
   if (users.length) {
-    throw new AppError('already_exists', `Template is used by rule ${users.map((n) => `"${n}"`).join(', ')}; change those rules first`, { code: 'template_in_use' });
+    throw new AppError('already_exists', `Template is used by rule ${users.map((n) => `"${n}"`).join(', ')}; change those rules first`, {
+      code: 'template_in_use',
+    });
   }
   const drafts = await draftsUsingTemplate(deps.pool, ctx.orgId, current.id);
   if (drafts.length) {
-    throw new AppError('already_exists', `Template is used by draft campaign ${drafts.map((n) => `"${n}"`).join(', ')}; change those campaigns first`, { code: 'template_in_use' });
+    throw new AppError(
+      'already_exists',
+      `Template is used by draft campaign ${drafts.map((n) => `"${n}"`).join(', ')}; change those campaigns first`,
+      { code: 'template_in_use' },
+    );
   }
   await repo.deleteTemplate(deps.pool, ctx.orgId, current.id);
   return { ok: true, message: 'Template deleted' };

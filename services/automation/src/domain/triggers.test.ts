@@ -50,7 +50,15 @@ describe('conditions', () => {
 
   it('conversation_csat_received starts from conversation.csat_received; its rating is a condition (issue #29)', () => {
     expect(triggersOfEvent('conversation.csat_received')).toEqual(['conversation_csat_received']);
-    const data = { conversationId: 'c1', contactId: 'k1', chatnetAccountId: 'a1', assigneeId: null, rating: 2, comment: 'slow', respondedAt: '2031-01-01T00:00:00.000Z' };
+    const data = {
+      conversationId: 'c1',
+      contactId: 'k1',
+      chatnetAccountId: 'a1',
+      assigneeId: null,
+      rating: 2,
+      comment: 'slow',
+      respondedAt: '2031-01-01T00:00:00.000Z',
+    };
     expect(contactIdOf('conversation.csat_received', data)).toBe('k1');
     const low = trigger({ type: 'conversation_csat_received', conditions: [{ field: 'csat.rating', operator: 'lte', value: 2 }] });
     expect(conditionsHold(low, { subject: data })).toBe(true);
@@ -78,15 +86,21 @@ describe('definitions', () => {
   };
 
   it('durations: 30s, 10m, 2h, 1d or seconds', () => {
-    expect([parseDuration('30s'), parseDuration('10m'), parseDuration('2h'), parseDuration('1d'), parseDuration('90'), parseDuration('1 H')]).toEqual([30, 600, 7200, 86_400, 90, 3600]);
+    expect([parseDuration('30s'), parseDuration('10m'), parseDuration('2h'), parseDuration('1d'), parseDuration('90'), parseDuration('1 H')]).toEqual(
+      [30, 600, 7200, 86_400, 90, 3600],
+    );
     expect(parseDuration('soon')).toBeUndefined();
     expect(parseDuration('1.5h')).toBeUndefined();
   });
 
   it('validation names the field the client wrote', () => {
     expect(err(() => validateTrigger({ type: 'keyword', keywords: ['ok', '!!!'] }))).toBe('trigger.keywords[1]');
-    expect(err(() => validateTrigger({ type: 'appointment_created', conditions: [{ field: 'contact.tags', operator: 'in', valueJson: '[]' }] }))).toBe('trigger.conditions[0].value');
-    expect(err(() => validateTrigger({ type: 'contact_created', conditions: [{ field: 'contact.chatnetUid', operator: 'equals', valueJson: '"x"' }] }))).toBe('trigger.conditions[0].field');
+    expect(
+      err(() => validateTrigger({ type: 'appointment_created', conditions: [{ field: 'contact.tags', operator: 'in', valueJson: '[]' }] })),
+    ).toBe('trigger.conditions[0].value');
+    expect(
+      err(() => validateTrigger({ type: 'contact_created', conditions: [{ field: 'contact.chatnetUid', operator: 'equals', valueJson: '"x"' }] })),
+    ).toBe('trigger.conditions[0].field');
     const a = (x: ActionInput, i = 0) => err(() => validateAction(x, i));
     expect(a({ type: 'send_message', template: 'x', templateId: '6f1c1d3e-4b7a-4c2e-9a51-3f0e8d2b7c10' }, 3)).toBe('actions[3].template');
     expect(a({ type: 'send_notification', message: 'x', notificationType: 'Bad Type' })).toBe('actions[0].notificationType');
@@ -94,7 +108,10 @@ describe('definitions', () => {
   });
 
   it('a template that is a UUID is a template reference; other text is inline', () => {
-    expect(validateAction({ type: 'send_message', template: '6F1C1D3E-4B7A-4C2E-9A51-3F0E8D2B7C10' }, 0)).toEqual({ type: 'send_message', template: '6f1c1d3e-4b7a-4c2e-9a51-3f0e8d2b7c10' });
+    expect(validateAction({ type: 'send_message', template: '6F1C1D3E-4B7A-4C2E-9A51-3F0E8D2B7C10' }, 0)).toEqual({
+      type: 'send_message',
+      template: '6f1c1d3e-4b7a-4c2e-9a51-3f0e8d2b7c10',
+    });
     expect(validateAction({ type: 'send_message', template: '  Hi {{name}} ' }, 0)).toEqual({ type: 'send_message', template: 'Hi {{name}}' });
   });
 });

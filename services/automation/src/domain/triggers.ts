@@ -34,13 +34,32 @@ export function triggersOfEvent(eventType: string): TriggerType[] {
 const CONTACT_FIELDS = ['id', 'name', 'email', 'phone', 'source', 'status', 'statusId', 'assignedUserId', 'tags', 'leadScore', 'hasChatnet'];
 /** What crm's GetContactBrief returns, for triggers whose event carries only a contact id. */
 const BRIEF_FIELDS = ['id', 'name', 'email', 'phone', 'status', 'tags', 'assignedUserId', 'chatnetUid'];
-const MESSAGE_FIELDS = ['content', 'contentType', 'threadType', 'threadId', 'senderName', 'senderUid', 'chatnetAccountId', 'conversationId', 'contactId'];
+const MESSAGE_FIELDS = [
+  'content',
+  'contentType',
+  'threadType',
+  'threadId',
+  'senderName',
+  'senderUid',
+  'chatnetAccountId',
+  'conversationId',
+  'contactId',
+];
 const CONVERSATION_FIELDS = ['id', 'type', 'chatnetAccountId', 'threadId', 'contactId'];
 /** messaging's conversation.note_created: a private note (its preview, who wrote it, whom it mentions). */
 const NOTE_FIELDS = ['conversationId', 'noteId', 'authorId', 'authorName', 'mentions', 'contentPreview', 'contactId', 'contactName'];
 const ASSIGNED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'teamId', 'previousAssigneeId', 'assignedBy', 'reason'];
 /** messaging's conversation.reply_overdue: an assignee left the customer waiting past the account's reply timeout. */
-const REPLY_OVERDUE_FIELDS = ['conversationId', 'contactId', 'chatnetAccountId', 'assigneeId', 'contactName', 'waitingSince', 'dueAt', 'replyTimeoutMinutes'];
+const REPLY_OVERDUE_FIELDS = [
+  'conversationId',
+  'contactId',
+  'chatnetAccountId',
+  'assigneeId',
+  'contactName',
+  'waitingSince',
+  'dueAt',
+  'replyTimeoutMinutes',
+];
 const STATUS_CHANGED_FIELDS = ['conversationId', 'contactId', 'status', 'previousStatus', 'snoozedUntil', 'changedBy'];
 const PRIORITY_CHANGED_FIELDS = ['conversationId', 'contactId', 'assigneeId', 'priority', 'previousPriority', 'changedBy'];
 /** messaging's conversation.sla_breached: the window missed (first_response, next_response, resolution) and its policy. */

@@ -156,7 +156,8 @@ async function startRuns(deps: Deps, event: EventEnvelope, db: PoolClient, conta
     if (needsContactLookup(trigger.type, trigger.conditions) && facts.contact === undefined) {
       // Fetched before the transaction; absent only when a rule changed since (the batch is retried and asks again).
       facts.contact = contacts.get(event.id);
-      if (facts.contact === undefined) throw new Error(`a rule judging contact fields appeared after the batch was prepared (event ${event.id}); retried`);
+      if (facts.contact === undefined)
+        throw new Error(`a rule judging contact fields appeared after the batch was prepared (event ${event.id}); retried`);
     }
     if (!conditionsHold(trigger, facts)) continue;
     const fresh = await insertRun(db, {

@@ -20,8 +20,20 @@ export interface AccountRow {
 }
 
 const COLUMN_NAMES = [
-  'id', 'org_id', 'display_name', 'chatnet_uid', 'avatar_url', 'phone', 'status', 'owner_user_id', 'proxy_enc', 'session_enc',
-  'keep_alive', 'disconnect_reason', 'last_connected_at', 'created_at',
+  'id',
+  'org_id',
+  'display_name',
+  'chatnet_uid',
+  'avatar_url',
+  'phone',
+  'status',
+  'owner_user_id',
+  'proxy_enc',
+  'session_enc',
+  'keep_alive',
+  'disconnect_reason',
+  'last_connected_at',
+  'created_at',
 ];
 const COLUMNS = COLUMN_NAMES.join(', ');
 
@@ -122,7 +134,9 @@ export async function stillWanted(db: Queryable, ids: string[]): Promise<Set<str
 }
 
 export async function markLoginStarted(db: Queryable, id: string): Promise<void> {
-  await db.query(`UPDATE chatnet_accounts SET status = 'qr_pending', keep_alive = false, updated_at = now() WHERE id = $1 AND deleted_at IS NULL`, [id]);
+  await db.query(`UPDATE chatnet_accounts SET status = 'qr_pending', keep_alive = false, updated_at = now() WHERE id = $1 AND deleted_at IS NULL`, [
+    id,
+  ]);
 }
 
 /** A login or restore succeeded. Returns undefined when the account was deleted meanwhile. */
@@ -169,11 +183,10 @@ export async function markLoginFailed(db: Queryable, id: string, reason: string)
 }
 
 export async function setProxy(db: Queryable, orgId: string, id: string, proxyEnc: string | null): Promise<boolean> {
-  const { rowCount } = await db.query('UPDATE chatnet_accounts SET proxy_enc = $3, updated_at = now() WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL', [
-    orgId,
-    id,
-    proxyEnc,
-  ]);
+  const { rowCount } = await db.query(
+    'UPDATE chatnet_accounts SET proxy_enc = $3, updated_at = now() WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL',
+    [orgId, id, proxyEnc],
+  );
   return rowCount === 1;
 }
 

@@ -17,7 +17,10 @@ export interface FriendRequestRow {
  * Record a request sent (again): a user asked once more keeps one row, its message and time refreshed, and an
  * accepted request stays accepted (the network answers a request to a friend as already done).
  */
-export async function upsertSent(db: Queryable, r: { id: string; orgId: string; accountId: string; chatnetUid: string; message: string }): Promise<FriendRequestRow> {
+export async function upsertSent(
+  db: Queryable,
+  r: { id: string; orgId: string; accountId: string; chatnetUid: string; message: string },
+): Promise<FriendRequestRow> {
   const { rows } = await db.query<FriendRequestRow>(
     `INSERT INTO friend_requests (id, org_id, account_id, chatnet_uid, message) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (org_id, account_id, chatnet_uid) DO UPDATE
@@ -59,7 +62,11 @@ export async function list(
   const where = `org_id = $1 AND account_id = $2 AND ($3::text IS NULL OR status = $3)`;
   const params = [orgId, accountId, status ?? null];
   const [{ rows }, count] = await Promise.all([
-    db.query<FriendRequestRow>(`SELECT * FROM friend_requests WHERE ${where} ORDER BY created_at DESC, id LIMIT $4 OFFSET $5`, [...params, limit, (page - 1) * limit]),
+    db.query<FriendRequestRow>(`SELECT * FROM friend_requests WHERE ${where} ORDER BY created_at DESC, id LIMIT $4 OFFSET $5`, [
+      ...params,
+      limit,
+      (page - 1) * limit,
+    ]),
     db.query<{ n: string }>(`SELECT count(*) AS n FROM friend_requests WHERE ${where}`, params),
   ]);
   return { rows, total: Number(count.rows[0].n) };

@@ -12,7 +12,6 @@ import type { LiveInfo } from '../pool/leases';
 import type { Owner } from './owners';
 import { checkProxyHost } from './proxy-url';
 
-
 export const accountNotFound = () => notFound('Chat-network account');
 
 /** A malformed id is a 404 like an unknown one (and like another org's). */
@@ -67,7 +66,10 @@ function toAccount(row: AccountRow, live: LiveStatus, owner: Owner | null) {
 async function present(deps: Deps, ctx: OrgContext, rows: AccountRow[]) {
   const [live, owners] = await Promise.all([
     deps.leases.liveInfo(rows.map((r) => r.id)),
-    deps.owners.lookup(ctx, rows.map((r) => r.owner_user_id)),
+    deps.owners.lookup(
+      ctx,
+      rows.map((r) => r.owner_user_id),
+    ),
   ]);
   return rows.map((r, i) => toAccount(r, liveStatusOf(live[i].holder, live[i].info), r.owner_user_id ? (owners.get(r.owner_user_id) ?? null) : null));
 }
@@ -76,7 +78,11 @@ export async function list(deps: Deps, ctx: OrgContext, req: { status?: string; 
   const { orgId } = requireUser(ctx);
   optionalOneOf(req.status, rules.ACCOUNT_STATUSES, 'status');
   if (req.assignedTo && !isUuid(req.assignedTo)) throw invalid('assignedTo', 'must be a user id');
-  const rows = await repo.listAccounts(deps.pool, orgId, { status: req.status, ownerUserId: req.assignedTo, search: req.search?.trim() || undefined });
+  const rows = await repo.listAccounts(deps.pool, orgId, {
+    status: req.status,
+    ownerUserId: req.assignedTo,
+    search: req.search?.trim() || undefined,
+  });
   return { data: await present(deps, ctx, rows) };
 }
 
@@ -104,7 +110,8 @@ export async function create(deps: Deps, ctx: OrgContext, req: { displayName: st
   const displayName = requireText(req.displayName, 'displayName', rules.DISPLAY_NAME_MAX);
   let ownerUserId = userId;
   if (req.ownerUserId && req.ownerUserId !== userId) {
-    if (!can(ctx.role, 'settings:edit')) throw new AppError('permission_denied', 'Only an admin can create an account for another user', { code: 'forbidden' });
+    if (!can(ctx.role, 'settings:edit'))
+      throw new AppError('permission_denied', 'Only an admin can create an account for another user', { code: 'forbidden' });
     if (!isUuid(req.ownerUserId)) throw invalid('ownerUserId', 'must be a user id');
     const exists = await deps.owners.exists(ctx, req.ownerUserId);
     if (exists === undefined) throw new AppError('unavailable', 'Users cannot be checked right now; try again', { code: 'identity_unavailable' });
@@ -165,7 +172,8 @@ export async function reconnect(deps: Deps, ctx: OrgContext, id: string) {
   const [{ holder, info }] = await deps.leases.liveInfo([id]);
   const live = liveStatusOf(holder, info);
   if (live.state === 'connected') return { ok: true, message: 'The account is already connected' };
-  if (live.state === 'qr_pending') throw new AppError('failed_precondition', 'A QR login is in progress for this account', { code: 'login_in_progress' });
+  if (live.state === 'qr_pending')
+    throw new AppError('failed_precondition', 'A QR login is in progress for this account', { code: 'login_in_progress' });
   throw new AppError('failed_precondition', 'The account is already reconnecting; try again in a moment', { code: 'reconnect_in_progress' });
 }
 
@@ -192,7 +200,10 @@ export async function setProxy(deps: Deps, ctx: OrgContext, req: { id: string; p
     )
     .catch(() => false);
   const what = proxy ? 'Proxy set' : 'Proxy cleared';
-  return { message: restarted ? `${what}; the live connection is being re-established with it` : `${what}; it applies from the next connection`, hasProxy: proxy !== null };
+  return {
+    message: restarted ? `${what}; the live connection is being re-established with it` : `${what}; it applies from the next connection`,
+    hasProxy: proxy !== null,
+  };
 }
 
 export async function remove(deps: Deps, ctx: OrgContext, req: { id: string; purge: boolean }) {

@@ -45,7 +45,9 @@ export async function findHere(deps: Deps, orgId: string, accountId: string, que
     deps.log.warn({ err, accountId }, 'user lookup: the network did not answer');
     throw new AppError('unavailable', 'The chat network did not answer the lookup; try again later', { code: 'lookup_failed' });
   }
-  return user ? { found: true, chatnetUid: user.uid, displayName: user.displayName, avatarUrl: user.avatarUrl ?? '', accountId } : { found: false, accountId };
+  return user
+    ? { found: true, chatnetUid: user.uid, displayName: user.displayName, avatarUrl: user.avatarUrl ?? '', accountId }
+    : { found: false, accountId };
 }
 
 /**
@@ -60,10 +62,14 @@ async function pace(deps: Deps, accountId: string): Promise<void> {
   const [count] = (await deps.redis.multi().incr(key).expire(key, 120).exec()) as unknown as [number];
   if (Number(count) > deps.config.LOOKUP_PER_ACCOUNT_PER_MINUTE) {
     const retryAfter = Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000));
-    throw new AppError('rate_limited', `This account may look up at most ${deps.config.LOOKUP_PER_ACCOUNT_PER_MINUTE} people a minute on the network; try again later`, {
-      code: 'lookup_rate_limited',
-      retryAfter,
-    });
+    throw new AppError(
+      'rate_limited',
+      `This account may look up at most ${deps.config.LOOKUP_PER_ACCOUNT_PER_MINUTE} people a minute on the network; try again later`,
+      {
+        code: 'lookup_rate_limited',
+        retryAfter,
+      },
+    );
   }
 }
 
@@ -85,7 +91,11 @@ function cacheKey(deps: Deps, accountId: string, query: UserQuery): string {
  * account of the caller's org. A cached answer is served without asking the network or counting against the
  * pace; a fresh one is paced per account, asked on the instance holding the session, and kept a day.
  */
-export async function findUser(deps: Deps, ctx: OrgContext, req: { accountId: string; phone?: string | null; chatnetUid?: string | null }): Promise<FoundUser> {
+export async function findUser(
+  deps: Deps,
+  ctx: OrgContext,
+  req: { accountId: string; phone?: string | null; chatnetUid?: string | null },
+): Promise<FoundUser> {
   authorizeOutreach(ctx);
   const { orgId } = ctx;
   const query = userQueryOf(req);
@@ -100,7 +110,11 @@ export async function findUser(deps: Deps, ctx: OrgContext, req: { accountId: st
     found = await deps.peers.onHolder(
       row.id,
       () => findHere(deps, orgId, row.id, query),
-      (peer) => peer.PeerFindUser({ accountId: row.id, phone: 'phone' in query ? query.phone : '', chatnetUid: 'uid' in query ? query.uid : '' }, { orgId, requestId: ctx.requestId }),
+      (peer) =>
+        peer.PeerFindUser(
+          { accountId: row.id, phone: 'phone' in query ? query.phone : '', chatnetUid: 'uid' in query ? query.uid : '' },
+          { orgId, requestId: ctx.requestId },
+        ),
     );
   } catch (err) {
     // Connected on paper, but its connection is down for a moment (moving between instances).

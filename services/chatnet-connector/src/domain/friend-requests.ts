@@ -40,7 +40,11 @@ export async function sendHere(deps: Deps, orgId: string, accountId: string, uid
  * SendFriendRequest: the user (by phone, looked up like FindUser, or uid) gets the account's request and message.
  * Recorded as `sent` once the network took it; asking the same user again refreshes the one request.
  */
-export async function send(deps: Deps, ctx: OrgContext, req: { accountId: string; phone?: string | null; chatnetUid?: string | null; message?: string }) {
+export async function send(
+  deps: Deps,
+  ctx: OrgContext,
+  req: { accountId: string; phone?: string | null; chatnetUid?: string | null; message?: string },
+) {
   authorizeOutreach(ctx);
   const { orgId } = ctx;
   const message = (req.message ?? '').trim();
@@ -51,7 +55,10 @@ export async function send(deps: Deps, ctx: OrgContext, req: { accountId: string
   const user = await findUser(deps, ctx, { accountId: row.id, phone: req.phone, chatnetUid: req.chatnetUid });
   if (!user.found || !user.chatnetUid) {
     const field = (req.chatnetUid ?? '').trim() ? 'chatnetUid' : 'phone';
-    throw new AppError('failed_precondition', 'Nobody uses this on the chat network', { code: 'not_on_network', details: [{ field, message: 'is not on the chat network' }] });
+    throw new AppError('failed_precondition', 'Nobody uses this on the chat network', {
+      code: 'not_on_network',
+      details: [{ field, message: 'is not on the chat network' }],
+    });
   }
   const uid = user.chatnetUid;
   try {

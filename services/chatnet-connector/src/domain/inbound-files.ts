@@ -19,7 +19,10 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 export function cleanFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex
-  return base.replace(/[\u0000-\u001f\u007f"]/g, '').trim().slice(0, 255);
+  return base
+    .replace(/[\u0000-\u001f\u007f"]/g, '')
+    .trim()
+    .slice(0, 255);
 }
 
 /** Bytes a base64 text decodes to, without decoding it. */
@@ -60,10 +63,14 @@ export async function storeFiles(deps: Pick<Deps, 'files'>, orgId: string, files
 }
 
 function refusedFile(err: unknown, i: number): AppError {
-  if (!(err instanceof FileTransferError)) return new AppError('unavailable', 'The file could not be stored; try again', { code: 'file_store_failed' });
+  if (!(err instanceof FileTransferError))
+    return new AppError('unavailable', 'The file could not be stored; try again', { code: 'file_store_failed' });
   if (err.code === 'content_type_mismatch') {
     const message = err.message.replace(/^file: /, '');
-    return new AppError('invalid_argument', `attachments.${i}.mimeType: ${message}`, { code: 'content_type_mismatch', details: [{ field: `attachments.${i}.mimeType`, message }] });
+    return new AppError('invalid_argument', `attachments.${i}.mimeType: ${message}`, {
+      code: 'content_type_mismatch',
+      details: [{ field: `attachments.${i}.mimeType`, message }],
+    });
   }
   if (err.code === 'storage_quota_exceeded') return new AppError('payload_too_large', err.message, { code: 'storage_quota_exceeded' });
   if (err.status === 413) return invalid(`attachments.${i}.contentBase64`, err.message);

@@ -19,7 +19,10 @@ import { acceptedOffline, toFriendRequest } from './friend-requests';
  * connection run on the instance holding it.
  */
 function sandboxOf(deps: Deps, ctx: OrgContext): SandboxNetwork {
-  if (!deps.sandbox) throw new AppError('not_found', 'Sandbox control is off (it needs CHATNET_DRIVER=sandbox and NODE_ENV other than production)', { code: 'not_found' });
+  if (!deps.sandbox)
+    throw new AppError('not_found', 'Sandbox control is off (it needs CHATNET_DRIVER=sandbox and NODE_ENV other than production)', {
+      code: 'not_found',
+    });
   requireUser(ctx);
   requireCan(ctx, 'sandbox:control');
   return deps.sandbox;
@@ -109,7 +112,11 @@ const text = (field: string, value: string | undefined, max: number, required = 
   return v;
 };
 
-export async function scan(deps: Deps, ctx: OrgContext, req: { id: string; chatnetUid?: string; displayName?: string; phone?: string; avatarUrl?: string }) {
+export async function scan(
+  deps: Deps,
+  ctx: OrgContext,
+  req: { id: string; chatnetUid?: string; displayName?: string; phone?: string; avatarUrl?: string },
+) {
   sandboxOf(deps, ctx);
   const row = await loadAccount(deps, ctx.orgId, req.id);
   const uid = text('chatnetUid', req.chatnetUid, 64) || networkUid();
@@ -166,7 +173,8 @@ export async function inbound(
   const quoteChatnetMessageId = text('quoteChatnetMessageId', req.quoteChatnetMessageId, 64);
   if (quoteChatnetMessageId) {
     const quoted = await deps.sandbox!.messageOf(req.id, '', quoteChatnetMessageId);
-    if (!quoted || quoted.threadId !== threadId || quoted.threadType !== threadType) throw invalid('quoteChatnetMessageId', 'must be a message of this thread');
+    if (!quoted || quoted.threadId !== threadId || quoted.threadType !== threadType)
+      throw invalid('quoteChatnetMessageId', 'must be a message of this thread');
   }
   const message = {
     chatnetMessageId: text('chatnetMessageId', req.chatnetMessageId, 64) || networkMessageId(),
@@ -395,7 +403,9 @@ export async function setPhones(
     const displayName = text(`phones.${i}.displayName`, p.displayName, 200) || `Sandbox user ${chatnetUid.slice(-4)}`;
     return { phone, chatnetUid, displayName, acceptsStrangers: p.acceptsStrangers !== false };
   });
-  await net.registerPhones(phones.map((p) => ({ phone: p.phone, uid: p.chatnetUid, displayName: p.displayName, acceptsStrangers: p.acceptsStrangers })));
+  await net.registerPhones(
+    phones.map((p) => ({ phone: p.phone, uid: p.chatnetUid, displayName: p.displayName, acceptsStrangers: p.acceptsStrangers })),
+  );
   return { phones };
 }
 

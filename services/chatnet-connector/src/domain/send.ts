@@ -86,6 +86,7 @@ export async function sendChatMessage(deps: Deps, ctx: OrgContext, req: SendRequ
     row.id,
     () => deps.sessions.send(row.id, orgId, m, m.clientMessageId, { requestId: ctx.requestId, origin: ctx.origin }),
     // The quote's time travels as text, as in the request. The origin goes along: the holder reads the files under it.
-    (peer) => peer.PeerSend({ message: { ...m, accountId: row.id, quote: req.quote ?? undefined } }, { orgId, requestId: ctx.requestId, origin: ctx.origin }),
+    (peer) =>
+      peer.PeerSend({ message: { ...m, accountId: row.id, quote: req.quote ?? undefined } }, { orgId, requestId: ctx.requestId, origin: ctx.origin }),
   );
 }

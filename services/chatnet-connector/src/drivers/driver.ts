@@ -244,7 +244,10 @@ export class SessionExpiredError extends Error {
 
 export class LoginFailedError extends Error {
   override readonly name = 'LoginFailedError';
-  constructor(readonly reason: 'qr_expired' | 'qr_declined' | 'aborted' | 'network_error', message: string) {
+  constructor(
+    readonly reason: 'qr_expired' | 'qr_declined' | 'aborted' | 'network_error',
+    message: string,
+  ) {
     super(message);
   }
 }

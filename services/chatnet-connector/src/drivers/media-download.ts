@@ -87,7 +87,8 @@ export class MediaDownloads implements InboundMedia {
       throw new MediaRefusedError(`${what} is not a URL`);
     }
     if (url.protocol !== 'https:') throw new MediaRefusedError(`${what} is not HTTPS (${url.protocol})`);
-    if (!isMediaHost(url.hostname, this.o.hosts)) throw new MediaRefusedError(`${what} is on ${url.hostname}, not one of the network's media hosts (CHATNET_MEDIA_HOSTS)`);
+    if (!isMediaHost(url.hostname, this.o.hosts))
+      throw new MediaRefusedError(`${what} is on ${url.hostname}, not one of the network's media hosts (CHATNET_MEDIA_HOSTS)`);
     return url;
   }
 

@@ -18,7 +18,11 @@ function api(answer: Awaited<ReturnType<ZcaPhoneApi['findUser']>> | Error) {
 describe('zca phone lookup', () => {
   it('asks the network with the digits of the E.164 number and names the user found', async () => {
     const a = api({ uid: '8812345', display_name: 'Mai', zalo_name: 'mai.tran', avatar: 'https://s120.example/mai.jpg' });
-    expect(await findUserByPhone(a.api, '+84 901 234 567')).toEqual({ uid: '8812345', displayName: 'Mai', avatarUrl: 'https://s120.example/mai.jpg' });
+    expect(await findUserByPhone(a.api, '+84 901 234 567')).toEqual({
+      uid: '8812345',
+      displayName: 'Mai',
+      avatarUrl: 'https://s120.example/mai.jpg',
+    });
     expect(a.asked).toEqual(['84901234567']);
     // The national spelling is the same number: the network is asked with the country code.
     await findUserByPhone(a.api, '0901 234 567');

@@ -315,7 +315,10 @@ export class SandboxNetwork {
 
   /** What the account sent, newest first, each with its quote and when the account recalled it (null: not recalled). */
   async sentBy(accountId: string): Promise<SentRecord[]> {
-    const [raw, recalls] = await Promise.all([this.redis.lRange(`${this.p}sent:${accountId}`, 0, SENT_KEEP - 1), this.redis.hGetAll(this.recallsKey(accountId))]);
+    const [raw, recalls] = await Promise.all([
+      this.redis.lRange(`${this.p}sent:${accountId}`, 0, SENT_KEEP - 1),
+      this.redis.hGetAll(this.recallsKey(accountId)),
+    ]);
     return raw.map((r) => {
       const m = JSON.parse(r) as SentRecord;
       return { ...m, quote: m.quote ?? null, recalledAt: recalls[m.chatnetMessageId] ?? null };
@@ -410,12 +413,20 @@ export class SandboxNetwork {
 
   async recordSeenByAgent(accountId: string, record: SeenByAgentRecord): Promise<void> {
     const key = `${this.p}seen-by-agent:${accountId}`;
-    await this.redis.multi().lPush(key, JSON.stringify(record)).lTrim(key, 0, SENT_KEEP - 1).exec();
+    await this.redis
+      .multi()
+      .lPush(key, JSON.stringify(record))
+      .lTrim(key, 0, SENT_KEEP - 1)
+      .exec();
   }
 
   async recordSent(accountId: string, record: SentRecord): Promise<void> {
     const key = `${this.p}sent:${accountId}`;
-    await this.redis.multi().lPush(key, JSON.stringify(record)).lTrim(key, 0, SENT_KEEP - 1).exec();
+    await this.redis
+      .multi()
+      .lPush(key, JSON.stringify(record))
+      .lTrim(key, 0, SENT_KEEP - 1)
+      .exec();
   }
 }
 
@@ -457,7 +468,8 @@ class SandboxSession implements ChatnetSession {
     if (m.quote) {
       // The network quotes only a message of the same thread.
       const quoted = await this.network.messageOf(this.accountId, this.profile.uid, m.quote.chatnetMessageId);
-      if (!quoted || quoted.threadId !== threadId || quoted.threadType !== threadType) throw new Error('the quoted message is not a message of this thread');
+      if (!quoted || quoted.threadId !== threadId || quoted.threadType !== threadType)
+        throw new Error('the quoted message is not a message of this thread');
     }
     await this.network.recordSent(this.accountId, {
       chatnetMessageId,
@@ -476,7 +488,8 @@ class SandboxSession implements ChatnetSession {
   async recall(ref: MessageRef): Promise<void> {
     if (!this.alive) throw new Error('sandbox connection is closed');
     const known = await this.network.messageOf(this.accountId, this.profile.uid, ref.chatnetMessageId);
-    if (!known || known.inbound || known.threadId !== ref.threadId || known.threadType !== ref.threadType) throw new Error('no such message sent by this account');
+    if (!known || known.inbound || known.threadId !== ref.threadId || known.threadType !== ref.threadType)
+      throw new Error('no such message sent by this account');
     if (!(await this.network.recordRecall(this.accountId, ref.chatnetMessageId, new Date()))) throw new Error('the message was recalled already');
   }
 
@@ -521,7 +534,12 @@ class SandboxSession implements ChatnetSession {
     await this.network.recordSeenByAgent(this.accountId, {
       threadId,
       threadType,
-      messages: messages.map((m) => ({ chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, fromUid: m.fromUid, sentAt: m.sentAt.toISOString() })),
+      messages: messages.map((m) => ({
+        chatnetMessageId: m.chatnetMessageId,
+        cliMsgId: m.cliMsgId,
+        fromUid: m.fromUid,
+        sentAt: m.sentAt.toISOString(),
+      })),
       at: new Date().toISOString(),
     });
   }

@@ -77,11 +77,22 @@ export const ZCA = {
  */
 export type ZcaApi = Pick<
   API,
-  'getOwnId' | 'fetchAccountInfo' | 'getAllFriends' | 'getGroupInfo' | 'getUserInfo' | 'sendMessage' | 'sendSeenEvent' | 'getContext' | 'undo' | 'addReaction' | 'sendFriendRequest' | 'getFriendRequestStatus'
+  | 'getOwnId'
+  | 'fetchAccountInfo'
+  | 'getAllFriends'
+  | 'getGroupInfo'
+  | 'getUserInfo'
+  | 'sendMessage'
+  | 'sendSeenEvent'
+  | 'getContext'
+  | 'undo'
+  | 'addReaction'
+  | 'sendFriendRequest'
+  | 'getFriendRequestStatus'
 > &
   ZcaPhoneApi & {
-  listener: ZcaListener;
-};
+    listener: ZcaListener;
+  };
 /** The listener's events (`message`, `old_messages`, `seen_messages`, `closed`, …) as zca-js types them. */
 export type ZcaListener = Pick<API['listener'], 'on' | 'start' | 'stop' | 'requestOldMessages'>;
 export type ZcaQrEvent = LoginQRCallbackEvent;
@@ -198,7 +209,10 @@ export class ZcaDriver implements ChatnetDriver {
       });
       await pending;
     } catch (err) {
-      throw failure ?? (err instanceof LoginFailedError ? err : new LoginFailedError('network_error', `QR login failed: ${(err as Error)?.message ?? err}`));
+      throw (
+        failure ??
+        (err instanceof LoginFailedError ? err : new LoginFailedError('network_error', `QR login failed: ${(err as Error)?.message ?? err}`))
+      );
     } finally {
       opts.signal.removeEventListener('abort', onAbort);
     }
@@ -219,7 +233,12 @@ export class ZcaDriver implements ChatnetDriver {
     try {
       const dialed = this.client(opts.proxyUrl);
       via = dialed.via;
-      api = await dialed.client.login({ imei: stored.imei, cookie: stored.cookie as ZcaCredentials['cookie'], userAgent: stored.userAgent, language: stored.language });
+      api = await dialed.client.login({
+        imei: stored.imei,
+        cookie: stored.cookie as ZcaCredentials['cookie'],
+        userAgent: stored.userAgent,
+        language: stored.language,
+      });
     } catch (err) {
       // The network refused the cookies (logged out, expired): a new QR login is needed. Anything else (DNS, TLS,
       // proxy, an HTTP error of the network) is temporary and retried by the pool.
@@ -564,7 +583,8 @@ class ZcaSession implements ChatnetSession {
 
   /** The message with its sender's avatar (and name, when the message had none) from the network; never fails. */
   private async withSender(m: InboundMessage): Promise<InboundMessage> {
-    if (m.fromSelf || m.fromUid === this.profile.uid) return { ...m, fromName: m.fromName || this.profile.displayName, fromAvatar: m.fromAvatar || this.profile.avatarUrl };
+    if (m.fromSelf || m.fromUid === this.profile.uid)
+      return { ...m, fromName: m.fromName || this.profile.displayName, fromAvatar: m.fromAvatar || this.profile.avatarUrl };
     if (!m.fromUid || m.fromUid === '0') return m;
     const p = await this.senders.profile(m.fromUid);
     if (!p) return m;
@@ -599,7 +619,9 @@ class ZcaSession implements ChatnetSession {
       const host = new URL(file.url).hostname;
       this.log.warn(
         { err, chatnetMessageId: m.chatnetMessageId, host },
-        refused ? 'the file of an inbound message was refused; the message goes on without it' : 'the file of an inbound message could not be stored; the message goes on without it',
+        refused
+          ? 'the file of an inbound message was refused; the message goes on without it'
+          : 'the file of an inbound message could not be stored; the message goes on without it',
       );
       return m;
     }
@@ -664,7 +686,13 @@ class ZcaSession implements ChatnetSession {
 
   get sessionData(): string {
     const ctx = this.api.getContext();
-    const stored: StoredSession = { v: 1, imei: ctx.imei, userAgent: ctx.userAgent, language: ctx.language, cookie: ctx.cookie.toJSON()?.cookies ?? [] };
+    const stored: StoredSession = {
+      v: 1,
+      imei: ctx.imei,
+      userAgent: ctx.userAgent,
+      language: ctx.language,
+      cookie: ctx.cookie.toJSON()?.cookies ?? [],
+    };
     return JSON.stringify(stored);
   }
 
@@ -716,7 +744,8 @@ class ZcaSession implements ChatnetSession {
       l.on('friend_event', (event) => {
         // A user we asked became a friend (ADD, not our own doing): the request is accepted.
         const accepted = acceptedFriendOf(event);
-        if (accepted) this.handlers.onFriendRequestAccepted(accepted).catch((err) => this.log.error({ err }, 'recording an accepted friend request failed'));
+        if (accepted)
+          this.handlers.onFriendRequestAccepted(accepted).catch((err) => this.log.error({ err }, 'recording an accepted friend request failed'));
         this.handlers.onFriendsChanged();
       });
       l.on('error', (err) => this.log.warn({ err }, 'zca listener error'));
@@ -780,7 +809,11 @@ class ZcaSession implements ChatnetSession {
     }
     for (const [i, file] of files.entries()) {
       const source = await this.sourceOf(file);
-      const res = await this.api.sendMessage({ msg: i === 0 ? m.content : '', attachments: [source], ...(i === 0 && quote ? { quote } : {}) }, m.threadId, type);
+      const res = await this.api.sendMessage(
+        { msg: i === 0 ? m.content : '', attachments: [source], ...(i === 0 && quote ? { quote } : {}) },
+        m.threadId,
+        type,
+      );
       got([res.message, ...(res.attachment ?? [])]);
     }
     return ids;

@@ -61,7 +61,9 @@ export function inboundEvent(orgId: string, accountId: string, m: InboundMessage
       // A reply: the network id of the message it quotes (messaging links it to the stored one).
       ...(m.quoteChatnetMessageId ? { quoteChatnetMessageId: m.quoteChatnetMessageId } : {}),
       // Stored in messaging already: the event names the files, it never carries their bytes.
-      ...(m.attachments?.length ? { attachments: m.attachments.map((a) => ({ id: a.id, fileName: a.fileName, mimeType: a.mimeType, size: a.size })) } : {}),
+      ...(m.attachments?.length
+        ? { attachments: m.attachments.map((a) => ({ id: a.id, fileName: a.fileName, mimeType: a.mimeType, size: a.size })) }
+        : {}),
     },
   };
 }

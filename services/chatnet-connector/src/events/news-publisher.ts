@@ -78,7 +78,11 @@ export class NewsPublisher {
 
   constructor(private readonly o: NewsPublisherOptions) {
     if (o.metrics) {
-      const counter = o.metrics.counter('chatnet_inbound_events_total', 'chatnet.inbound events handed on, by path: direct (confirmed by the broker) or outbox (its fallback)', ['path']);
+      const counter = o.metrics.counter(
+        'chatnet_inbound_events_total',
+        'chatnet.inbound events handed on, by path: direct (confirmed by the broker) or outbox (its fallback)',
+        ['path'],
+      );
       this.counted = (path, n) => counter.labels(path).inc(n);
     }
   }

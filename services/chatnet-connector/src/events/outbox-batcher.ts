@@ -98,7 +98,10 @@ export class OutboxBatcher {
   private async write(batch: Waiting[]): Promise<void> {
     try {
       // A single statement outside BEGIN/COMMIT is its own transaction: committed when the query returns.
-      await enqueueEvents(this.o.pool, batch.map((w) => w.event));
+      await enqueueEvents(
+        this.o.pool,
+        batch.map((w) => w.event),
+      );
       for (const w of batch) w.resolve();
       return;
     } catch (err) {

@@ -89,7 +89,12 @@ export class MessagingFiles {
             yield tail;
           })(file.body),
         );
-    const res = await this.request('POST', '/v1/attachments', { ...this.headers(UPLOAD, { orgId, requestId }), 'content-type': `multipart/form-data; boundary=${boundary}` }, body);
+    const res = await this.request(
+      'POST',
+      '/v1/attachments',
+      { ...this.headers(UPLOAD, { orgId, requestId }), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+    );
     if (res.statusCode !== 201) throw await refusal(res);
     const out = JSON.parse(await text(res)) as { id: string; filename: string; contentType: string; size: number };
     return { id: out.id, fileName: out.filename, mimeType: out.contentType, size: out.size };

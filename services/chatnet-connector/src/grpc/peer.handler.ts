@@ -35,7 +35,9 @@ export function peerHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorPee
       return { ok: true, message: 'Reaction sent to the network' };
     },
     PeerSandbox: async (req, ctx) => ({
-      resultJson: JSON.stringify((await runLocal(deps, ctx.orgId, req.accountId, sandboxAction(req.action), JSON.parse(req.payloadJson || '{}'))) ?? {}),
+      resultJson: JSON.stringify(
+        (await runLocal(deps, ctx.orgId, req.accountId, sandboxAction(req.action), JSON.parse(req.payloadJson || '{}'))) ?? {},
+      ),
     }),
     PeerLookupPhone: (req, ctx) => lookupHere(deps, ctx.orgId, req.accountId, lookupDigits(req.phone)),
     PeerFindUser: (req, ctx) => findHere(deps, ctx.orgId, req.accountId, req.chatnetUid ? { uid: req.chatnetUid } : { phone: req.phone }),

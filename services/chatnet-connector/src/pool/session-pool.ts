@@ -222,12 +222,17 @@ export class SessionPool {
     })();
     done.catch(() => undefined);
     entry.login = { abort, done };
-    const timer = setTimeout(() => firstQr.reject(new AppError('unavailable', 'The chat network did not produce a QR code in time; try again', { code: 'qr_unavailable' })), FIRST_QR_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => firstQr.reject(new AppError('unavailable', 'The chat network did not produce a QR code in time; try again', { code: 'qr_unavailable' })),
+      FIRST_QR_TIMEOUT_MS,
+    );
     try {
       await shown;
     } catch (err) {
       abort.abort();
-      throw err instanceof AppError ? err : new AppError('unavailable', 'The chat network did not produce a QR code; try again', { code: 'qr_unavailable' });
+      throw err instanceof AppError
+        ? err
+        : new AppError('unavailable', 'The chat network did not produce a QR code; try again', { code: 'qr_unavailable' });
     } finally {
       clearTimeout(timer);
     }
@@ -292,7 +297,8 @@ export class SessionPool {
     let sessionData: string;
     try {
       row = await repo.getAccountById(this.o.pool, accountId);
-      if (!row || !row.session_enc) throw new AppError('failed_precondition', 'The account has no stored session; log in with a QR code', { code: 'no_session' });
+      if (!row || !row.session_enc)
+        throw new AppError('failed_precondition', 'The account has no stored session; log in with a QR code', { code: 'no_session' });
       sessionData = this.o.box.decrypt(row.session_enc, aad(row.org_id, row.id));
     } catch (err) {
       await giveUp();
@@ -349,7 +355,11 @@ export class SessionPool {
       await session.disconnect().catch(() => undefined);
       const code = (err as { code?: string }).code;
       const mapped =
-        code === '23505' ? new AppError('already_exists', 'Another account of this organization is already connected to that chat-network user', { code: 'chatnet_uid_taken' }) : err;
+        code === '23505'
+          ? new AppError('already_exists', 'Another account of this organization is already connected to that chat-network user', {
+              code: 'chatnet_uid_taken',
+            })
+          : err;
       if (opts.fromLogin) await this.loginEnded(entry, mapped instanceof AppError ? mapped.code : 'login_failed');
       else if (this.entries.get(accountId) === entry) {
         this.entries.delete(accountId);
@@ -444,12 +454,19 @@ export class SessionPool {
   liveSession(accountId: string, orgId: string): ChatnetSession {
     const entry = this.entries.get(accountId);
     if (!entry || entry.orgId !== orgId) throw notLive();
-    if (entry.state !== 'connected' || !entry.session?.isAlive()) throw notLive(entry.state === 'qr_pending' ? 'a QR login is pending' : 'it is reconnecting');
+    if (entry.state !== 'connected' || !entry.session?.isAlive())
+      throw notLive(entry.state === 'qr_pending' ? 'a QR login is pending' : 'it is reconnecting');
     return entry.session;
   }
 
   /** `caller`: the request id and the origin of the call being served (files are read from messaging under it). */
-  async send(accountId: string, orgId: string, m: Outbound, clientMessageId: string, caller: Omit<FileReader, 'orgId'> = {}): Promise<{ chatnetMessageId: string; sentAt: string }> {
+  async send(
+    accountId: string,
+    orgId: string,
+    m: Outbound,
+    clientMessageId: string,
+    caller: Omit<FileReader, 'orgId'> = {},
+  ): Promise<{ chatnetMessageId: string; sentAt: string }> {
     const session = this.liveSession(accountId, orgId);
     const key = clientMessageId ? `${this.o.config.REDIS_PREFIX}chatnet:sent:${accountId}:${clientMessageId}` : '';
     if (key) {
@@ -467,7 +484,9 @@ export class SessionPool {
     } catch (err) {
       if (key) await this.o.redis.del(key).catch(() => undefined);
       if (err instanceof FriendRequiredError) {
-        throw new AppError('failed_precondition', 'The recipient accepts messages only from friends: send a friend request first', { code: 'friend_required' });
+        throw new AppError('failed_precondition', 'The recipient accepts messages only from friends: send a friend request first', {
+          code: 'friend_required',
+        });
       }
       this.o.log.warn({ err, accountId }, 'sending through the chat network failed');
       throw new AppError('unavailable', 'The chat network did not accept the message; try again', { code: 'send_failed' });
@@ -516,7 +535,12 @@ export class SessionPool {
     if (!attachments?.length) return rest;
     return {
       ...rest,
-      attachments: attachments.map((a) => ({ fileName: a.fileName, mimeType: a.mimeType, size: a.size, open: () => this.o.files.open(reader, a.id) })),
+      attachments: attachments.map((a) => ({
+        fileName: a.fileName,
+        mimeType: a.mimeType,
+        size: a.size,
+        open: () => this.o.files.open(reader, a.id),
+      })),
     };
   }
 

@@ -17,7 +17,9 @@ function harness() {
   const warnings: string[] = [];
   const log = { warn: (_: object, msg: string) => warnings.push(msg) } as unknown as Logger;
   const queries: string[] = [];
-  const db = { query: async (q: string | { text: string }) => (queries.push(typeof q === 'string' ? q : q.text), { rows: [], rowCount: 0 }) } as unknown as PoolClient;
+  const db = {
+    query: async (q: string | { text: string }) => (queries.push(typeof q === 'string' ? q : q.text), { rows: [], rowCount: 0 }),
+  } as unknown as PoolClient;
   return { warnings, queries, apply: messageActivity(log), db };
 }
 

@@ -53,7 +53,12 @@ export function messageActivity(log: Logger): FamilyModule {
         const seen = latest.get(t.contactId);
         if (!seen || t.at > seen) latest.set(t.contactId, t.at);
       }
-      await recordMessageActivity(db, orgId, [...latest].map(([id, at]) => ({ id, at })), touches);
+      await recordMessageActivity(
+        db,
+        orgId,
+        [...latest].map(([id, at]) => ({ id, at })),
+        touches,
+      );
     }
   };
 }

@@ -6,7 +6,14 @@ import { applyContactChanges, ContactChanges, ContactSnapshot } from './contact-
 import { applyConversationItems, ConversationItems } from './conversation-events';
 import { ARCHIVED, INBOUND, Item, REPLY } from './turns';
 
-const ANALYTICS_TYPES = ['message.received', 'message.sent', 'conversation.archived', 'contact.created', 'contact.updated', 'contact.deleted'] as const;
+const ANALYTICS_TYPES = [
+  'message.received',
+  'message.sent',
+  'conversation.archived',
+  'contact.created',
+  'contact.updated',
+  'contact.deleted',
+] as const;
 
 /** Sends that are not a person answering: they neither end a wait nor count as someone's reply. */
 const AUTOMATED_SOURCES = new Set(['automation', 'campaign']);
@@ -68,7 +75,11 @@ export function analyticsEvents(log: Logger): FamilyModule {
           break;
         }
         case 'conversation.archived':
-          conversations.push({ orgId, conversationId: event.data.id.toLowerCase(), items: [{ id: event.id.toLowerCase(), at: occurredAt, kind: ARCHIVED, userId: null }] });
+          conversations.push({
+            orgId,
+            conversationId: event.data.id.toLowerCase(),
+            items: [{ id: event.id.toLowerCase(), at: occurredAt, kind: ARCHIVED, userId: null }],
+          });
           break;
         case 'contact.created':
         case 'contact.updated': {

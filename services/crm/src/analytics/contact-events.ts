@@ -55,9 +55,7 @@ interface Aggregates {
 }
 
 /** What one contact event says, for the read model. */
-export type ContactChange =
-  | { kind: 'snapshot'; snapshot: ContactSnapshot; at: Date; assigned: boolean }
-  | { kind: 'deleted'; at: Date };
+export type ContactChange = { kind: 'snapshot'; snapshot: ContactSnapshot; at: Date; assigned: boolean } | { kind: 'deleted'; at: Date };
 
 export interface ContactChanges {
   orgId: string;
@@ -101,7 +99,15 @@ export async function applyContactChanges(db: PoolClient, batch: ContactChanges[
  * record an assignment to `assignee` at `at` (the first one to each user counts; an earlier one arriving late
  * takes its place).
  */
-async function updateAssignments(db: PoolClient, orgId: string, contactId: string, convertedBy: string | null, assignee: string | null, at: Date, deltas: UserStatsDeltas) {
+async function updateAssignments(
+  db: PoolClient,
+  orgId: string,
+  contactId: string,
+  convertedBy: string | null,
+  assignee: string | null,
+  at: Date,
+  deltas: UserStatsDeltas,
+) {
   const existing = await repo.assignmentsOf(db, orgId, contactId);
   for (const a of existing) {
     const credited = a.userId === convertedBy;
@@ -218,6 +224,7 @@ async function applyContactDeleted(db: PoolClient, orgId: string, contactId: str
   if (row.deleted) return;
   await repo.updateContact(db, orgId, contactId, { ...row, deleted: true });
   agg.funnel.move(utcDay(row.createdAt.getTime()), row.reached, undefined);
-  for (const a of await repo.assignmentsOf(db, orgId, contactId)) agg.users.add(a.at.getTime(), a.userId, { assigned: -1, converted: a.credited ? -1 : 0 });
+  for (const a of await repo.assignmentsOf(db, orgId, contactId))
+    agg.users.add(a.at.getTime(), a.userId, { assigned: -1, converted: a.credited ? -1 : 0 });
   await repo.deleteAssignments(db, orgId, contactId);
 }

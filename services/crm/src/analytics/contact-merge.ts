@@ -129,7 +129,8 @@ export async function foldContactAnalytics(db: PoolClient, orgId: string, target
   const t = (await stateOf(db, orgId, targetId))!;
   const s = (await stateOf(db, orgId, sourceId))!;
 
-  const earlier = s.contact.convertedAt && (!t.contact.convertedAt || time(s.contact.convertedAt)! < time(t.contact.convertedAt)!) ? s.contact : t.contact;
+  const earlier =
+    s.contact.convertedAt && (!t.contact.convertedAt || time(s.contact.convertedAt)! < time(t.contact.convertedAt)!) ? s.contact : t.contact;
   const contact: repo.AnalyticsContact = {
     ...t.contact,
     reached: unionReached(t.contact.reached, s.contact.reached),
@@ -152,7 +153,13 @@ const sameAt = (a: repo.Assignment, b: repo.Assignment) => time(a.at) === time(b
  * stages only the source had (unless reached again since), the source's conversion (while it is still the one
  * recorded) and the assignments that came from the source. Whatever the target's events changed since stays.
  */
-export async function unfoldContactAnalytics(db: PoolClient, orgId: string, targetId: string, sourceId: string, record: AnalyticsMergeRecord): Promise<void> {
+export async function unfoldContactAnalytics(
+  db: PoolClient,
+  orgId: string,
+  targetId: string,
+  sourceId: string,
+  record: AnalyticsMergeRecord,
+): Promise<void> {
   const ids = [targetId, sourceId].sort();
   const current = new Map<string, AnalyticsState | undefined>();
   for (const id of ids) current.set(id, await stateOf(db, orgId, id));
@@ -166,7 +173,10 @@ export async function unfoldContactAnalytics(db: PoolClient, orgId: string, targ
   const reached: repo.Reached = {
     lead: gained(before.reached.lead, after.reached.lead, t.contact.reached.lead),
     customer: gained(before.reached.customer, after.reached.customer, t.contact.reached.customer),
-    statusIds: unionIds(before.reached.statusIds, t.contact.reached.statusIds.filter((id) => !after.reached.statusIds.includes(id))),
+    statusIds: unionIds(
+      before.reached.statusIds,
+      t.contact.reached.statusIds.filter((id) => !after.reached.statusIds.includes(id)),
+    ),
   };
   const conversionUnchanged = time(t.contact.convertedAt) === time(after.convertedAt) && t.contact.convertedBy === after.convertedBy;
   const contact: repo.AnalyticsContact = {

@@ -50,7 +50,20 @@ export async function insertContact(db: Queryable, orgId: string, contactId: str
     text: `INSERT INTO analytics_contacts (org_id, contact_id, created_at, snapshot_at, assigned_user_id, deal_value, reached_lead,
                                            reached_customer, reached_status_ids, converted_at, converted_by, deleted)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (org_id, contact_id) DO NOTHING`,
-    values: [orgId, contactId, c.createdAt, c.snapshotAt, c.assignedUserId, c.dealValue, c.reached.lead, c.reached.customer, c.reached.statusIds, c.convertedAt, c.convertedBy, c.deleted],
+    values: [
+      orgId,
+      contactId,
+      c.createdAt,
+      c.snapshotAt,
+      c.assignedUserId,
+      c.dealValue,
+      c.reached.lead,
+      c.reached.customer,
+      c.reached.statusIds,
+      c.convertedAt,
+      c.convertedBy,
+      c.deleted,
+    ],
   });
   return (res.rowCount ?? 0) > 0;
 }
@@ -59,7 +72,11 @@ export async function insertContact(db: Queryable, orgId: string, contactId: str
  * insertContact for many contacts at once, in contact id order (the order every batch takes contact rows in);
  * returns the ids inserted (the others already had a row: the caller locks and updates those one by one).
  */
-export async function insertContacts(db: Queryable, orgId: string, contacts: Array<{ contactId: string; row: AnalyticsContact }>): Promise<Set<string>> {
+export async function insertContacts(
+  db: Queryable,
+  orgId: string,
+  contacts: Array<{ contactId: string; row: AnalyticsContact }>,
+): Promise<Set<string>> {
   if (contacts.length === 0) return new Set();
   const json = contacts.map(({ contactId, row: c }) => ({
     contact_id: contactId,
@@ -97,7 +114,19 @@ export async function updateContact(db: Queryable, orgId: string, contactId: str
     text: `UPDATE analytics_contacts SET snapshot_at = $3, assigned_user_id = $4, deal_value = $5, reached_lead = $6, reached_customer = $7,
                                          reached_status_ids = $8, converted_at = $9, converted_by = $10, deleted = $11
            WHERE org_id = $1 AND contact_id = $2`,
-    values: [orgId, contactId, c.snapshotAt, c.assignedUserId, c.dealValue, c.reached.lead, c.reached.customer, c.reached.statusIds, c.convertedAt, c.convertedBy, c.deleted],
+    values: [
+      orgId,
+      contactId,
+      c.snapshotAt,
+      c.assignedUserId,
+      c.dealValue,
+      c.reached.lead,
+      c.reached.customer,
+      c.reached.statusIds,
+      c.convertedAt,
+      c.convertedBy,
+      c.deleted,
+    ],
   });
 }
 
@@ -128,7 +157,11 @@ export async function saveAssignment(db: Queryable, orgId: string, contactId: st
 }
 
 export async function deleteAssignments(db: Queryable, orgId: string, contactId: string) {
-  await db.query({ name: 'analytics_assignments_delete', text: 'DELETE FROM analytics_assignments WHERE org_id = $1 AND contact_id = $2', values: [orgId, contactId] });
+  await db.query({
+    name: 'analytics_assignments_delete',
+    text: 'DELETE FROM analytics_assignments WHERE org_id = $1 AND contact_id = $2',
+    values: [orgId, contactId],
+  });
 }
 
 /** +1 / −1 on the contact's (creation day, stages) row. */

@@ -34,10 +34,16 @@ export async function applyConversationItems(db: PoolClient, batch: Conversation
   for (const orgId of [...byOrg.keys()].sort()) {
     const conversations = byOrg.get(orgId)!;
     const distinct = new Map<string, { conversationId: string; item: Item }>();
-    for (const [conversationId, items] of conversations) for (const item of items) if (!distinct.has(item.id)) distinct.set(item.id, { conversationId, item });
-    const fresh = await repo.insertItems(db, orgId, [...distinct.values()].sort((a, b) => (a.item.id < b.item.id ? -1 : 1)));
+    for (const [conversationId, items] of conversations)
+      for (const item of items) if (!distinct.has(item.id)) distinct.set(item.id, { conversationId, item });
+    const fresh = await repo.insertItems(
+      db,
+      orgId,
+      [...distinct.values()].sort((a, b) => (a.item.id < b.item.id ? -1 : 1)),
+    );
     const newItems = new Map<string, Item[]>();
-    for (const { conversationId, item } of distinct.values()) if (fresh.has(item.id)) newItems.set(conversationId, [...(newItems.get(conversationId) ?? []), item]);
+    for (const { conversationId, item } of distinct.values())
+      if (fresh.has(item.id)) newItems.set(conversationId, [...(newItems.get(conversationId) ?? []), item]);
     const orgDeltas = new Deltas();
     deltas.set(orgId, orgDeltas);
     await applyOrgItems(db, orgId, newItems, orgDeltas);

@@ -151,7 +151,15 @@ export interface StoredDuration extends Duration {
 
 const KIND_CODE = { response: 1, resolution: 2 } as const;
 
-function toDuration(r: { kind: number; first: boolean; started_at: Date; ended_at: Date; ms: number; bucket: number; user_id: string | null }): StoredDuration {
+function toDuration(r: {
+  kind: number;
+  first: boolean;
+  started_at: Date;
+  ended_at: Date;
+  ms: number;
+  bucket: number;
+  user_id: string | null;
+}): StoredDuration {
   return {
     kind: r.kind === 1 ? 'response' : 'resolution',
     first: r.first,

@@ -50,7 +50,7 @@ function sliceBounds(ms: number, g: GroupBy): [number, number] {
 /** Every slice of the period in order, clipped to it; keyed by the slice's start date as SQL names it. */
 function slices(p: Period, g: GroupBy): { key: string; period: Period }[] {
   const out: { key: string; period: Period }[] = [];
-  for (let at = p.from.getTime(); at < p.to.getTime(); ) {
+  for (let at = p.from.getTime(); at < p.to.getTime();) {
     const [start, next] = sliceBounds(at, g);
     out.push({ key: new Date(start).toISOString().slice(0, 10), period: { from: new Date(at), to: new Date(Math.min(next, p.to.getTime())) } });
     if (out.length > MAX_SLICES) throw invalid('groupBy', `${g} makes more than ${MAX_SLICES} periods of this range; group by a longer unit`);
@@ -66,7 +66,13 @@ export async function conversionFunnel(deps: AnalyticsDeps, ctx: OrgContext, req
   const groupBy = parseGroupBy(req.groupBy);
   const cuts = groupBy ? slices(period, groupBy) : [];
   const custom = await customStatuses(deps.pool, orgId);
-  const groups = await funnelGroups(deps.pool, orgId, period, custom.map((c) => c.id), groupBy);
+  const groups = await funnelGroups(
+    deps.pool,
+    orgId,
+    period,
+    custom.map((c) => c.id),
+    groupBy,
+  );
   const stages: Stage[] = [{ name: 'new' }, { name: 'lead' }, ...custom.map((s) => ({ name: s.name, statusId: s.id })), { name: 'customer' }];
   const bySlice = new Map<string | null, FunnelGroup[]>();
   for (const g of groups) {

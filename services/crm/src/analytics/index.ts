@@ -14,6 +14,9 @@ export { type AnalyticsMergeRecord, foldContactAnalytics, unfoldContactAnalytics
 export function analyticsFeature(deps: Deps, server: GrpcServer): { applyEvents: FamilyModule } {
   const { pool, log } = deps;
   const team = identityTeamDirectory(deps.identity);
-  server.add(serviceDefinition(loadProto('crm/v1/analytics.proto'), 'crm.v1.AnalyticsService'), analyticsHandlers({ pool, log, team, businessHours: deps.businessHours }));
+  server.add(
+    serviceDefinition(loadProto('crm/v1/analytics.proto'), 'crm.v1.AnalyticsService'),
+    analyticsHandlers({ pool, log, team, businessHours: deps.businessHours }),
+  );
   return { applyEvents: analyticsEvents(log) };
 }

@@ -23,7 +23,8 @@ const MAX_TIME = Date.parse('9999-12-31T23:59:59.999Z');
 function parse(value: string | undefined, field: string): Date | undefined {
   if (!value) return undefined;
   const t = Date.parse(value);
-  if (Number.isNaN(t) || t < MIN_TIME || t > MAX_TIME) throw invalid(field, 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp in years 0001-9999');
+  if (Number.isNaN(t) || t < MIN_TIME || t > MAX_TIME)
+    throw invalid(field, 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp in years 0001-9999');
   return new Date(t);
 }
 

@@ -23,7 +23,8 @@ const PERCENTILES = [0.5, 0.95, 0.99] as const;
 
 function slaMinutes(value: number | undefined): number {
   if (value === undefined || value === 0) return DEFAULT_SLA_MINUTES;
-  if (!Number.isFinite(value) || value < 0 || value > MAX_SLA_MINUTES) throw invalid('slaMinutes', `must be a number of minutes above 0, at most ${MAX_SLA_MINUTES}`);
+  if (!Number.isFinite(value) || value < 0 || value > MAX_SLA_MINUTES)
+    throw invalid('slaMinutes', `must be a number of minutes above 0, at most ${MAX_SLA_MINUTES}`);
   return value;
 }
 

@@ -150,7 +150,14 @@ export async function userActivity(db: Queryable, orgId: string, p: Period): Pro
            ) x GROUP BY user_id`,
     values: [orgId, ...monthsDaysEdges(p)],
   });
-  return rows.map((r) => ({ userId: r.user_id, replies: r.replies, responses: r.responses, responseMs: r.response_ms, assigned: r.assigned, converted: r.converted }));
+  return rows.map((r) => ({
+    userId: r.user_id,
+    replies: r.replies,
+    responses: r.responses,
+    responseMs: r.response_ms,
+    assigned: r.assigned,
+    converted: r.converted,
+  }));
 }
 
 /** Per user: the deal value of contacts that became customers in the period while assigned to them. */

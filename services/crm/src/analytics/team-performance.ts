@@ -52,9 +52,7 @@ export async function teamPerformance(deps: AnalyticsDeps, ctx: OrgContext, req:
       },
     };
   });
-  const listed = rows
-    .filter((r) => r.shown)
-    .sort((x, y) => x.out.name.localeCompare(y.out.name) || (x.out.userId < y.out.userId ? -1 : 1));
+  const listed = rows.filter((r) => r.shown).sort((x, y) => x.out.name.localeCompare(y.out.name) || (x.out.userId < y.out.userId ? -1 : 1));
   const sum = (f: (r: (typeof listed)[number]) => number) => listed.reduce((t, r) => t + f(r), 0);
   const assigned = sum((r) => r.out.contactsAssigned);
   return {
@@ -63,7 +61,10 @@ export async function teamPerformance(deps: AnalyticsDeps, ctx: OrgContext, req:
     teamTotal: {
       contactsAssigned: assigned,
       messagesReplied: sum((r) => r.out.messagesReplied),
-      conversionRate: percent(sum((r) => r.converted), assigned),
+      conversionRate: percent(
+        sum((r) => r.converted),
+        assigned,
+      ),
       revenueGenerated: cents(sum((r) => r.out.revenueGenerated)),
     },
   };

@@ -5,11 +5,23 @@ import { ARCHIVED, compareItems, EMPTY_STATE, INBOUND, Item, REPLY, replay } fro
 const T0 = Date.UTC(2024, 4, 1, 9, 0, 0);
 const min = (m: number) => T0 + m * 60_000;
 let n = 0;
-const item = (kind: Item['kind'], at: number, userId: string | null = null): Item => ({ id: `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`, at, kind, userId });
+const item = (kind: Item['kind'], at: number, userId: string | null = null): Item => ({
+  id: `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`,
+  at,
+  kind,
+  userId,
+});
 
 describe('replay: conversation events → response and resolution times', () => {
   it('a turn runs from the first unanswered inbound message to the next reply; the first of an episode is marked', () => {
-    const items = [item(INBOUND, min(0)), item(INBOUND, min(2)), item(REPLY, min(5), 'u1'), item(REPLY, min(6), 'u1'), item(INBOUND, min(10)), item(REPLY, min(13), 'u2')];
+    const items = [
+      item(INBOUND, min(0)),
+      item(INBOUND, min(2)),
+      item(REPLY, min(5), 'u1'),
+      item(REPLY, min(6), 'u1'),
+      item(INBOUND, min(10)),
+      item(REPLY, min(13), 'u2'),
+    ];
     const { durations, state } = replay(EMPTY_STATE, items);
     expect(durations).toEqual([
       { kind: 'response', first: true, startedAt: min(0), endedAt: min(5), userId: 'u1' },
@@ -29,7 +41,14 @@ describe('replay: conversation events → response and resolution times', () => 
   });
 
   it('after an archive a new inbound message opens a new episode with its own first response', () => {
-    const items = [item(INBOUND, min(0)), item(REPLY, min(1), 'u1'), item(ARCHIVED, min(2)), item(ARCHIVED, min(3)), item(INBOUND, min(100)), item(REPLY, min(130), 'u2')];
+    const items = [
+      item(INBOUND, min(0)),
+      item(REPLY, min(1), 'u1'),
+      item(ARCHIVED, min(2)),
+      item(ARCHIVED, min(3)),
+      item(INBOUND, min(100)),
+      item(REPLY, min(130), 'u2'),
+    ];
     const { durations } = replay(EMPTY_STATE, items);
     expect(durations.map((d) => [d.kind, d.first, d.endedAt - d.startedAt])).toEqual([
       ['response', true, 60_000],
@@ -39,7 +58,14 @@ describe('replay: conversation events → response and resolution times', () => 
   });
 
   it('replaying in steps gives what replaying at once gives', () => {
-    const items = [item(INBOUND, min(0)), item(REPLY, min(1), 'u1'), item(INBOUND, min(3)), item(ARCHIVED, min(9)), item(INBOUND, min(12)), item(REPLY, min(15), 'u1')];
+    const items = [
+      item(INBOUND, min(0)),
+      item(REPLY, min(1), 'u1'),
+      item(INBOUND, min(3)),
+      item(ARCHIVED, min(9)),
+      item(INBOUND, min(12)),
+      item(REPLY, min(15), 'u1'),
+    ];
     let state = EMPTY_STATE;
     const stepwise = items.flatMap((i) => {
       const r = replay(state, [i]);

@@ -1,4 +1,14 @@
-import { createServiceClient, decodeRemoteError, type GrpcTransport, InternalAuth, type LbPolicy, type ClientFor, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import {
+  createServiceClient,
+  decodeRemoteError,
+  type GrpcTransport,
+  InternalAuth,
+  type LbPolicy,
+  type ClientFor,
+  loadProto,
+  serviceDefinition,
+  status,
+} from '@crm/grpc-kit';
 
 /** What the connector says about a number: on the network or not, or that it could not be asked yet. */
 export type PhoneAnswer = { kind: 'found' } | { kind: 'not_found' } | { kind: 'no_connected_account' } | { kind: 'failed'; reason: string };
@@ -12,10 +22,23 @@ export interface PhoneDirectory {
  * connector.v1.ConnectorService/LookupPhone under a short deadline, acting for the org (no user: the check is
  * crm's own). Never throws: every failure is an answer the worker can act on.
  */
-export function connectorPhoneDirectory(addr: string, auth: InternalAuth, deadlineMs: number, lbPolicy: LbPolicy, transport: GrpcTransport): PhoneDirectory {
+export function connectorPhoneDirectory(
+  addr: string,
+  auth: InternalAuth,
+  deadlineMs: number,
+  lbPolicy: LbPolicy,
+  transport: GrpcTransport,
+): PhoneDirectory {
   let client: ClientFor<'connector.v1.ConnectorService'> | undefined;
   const get = () =>
-    (client ??= createServiceClient(serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'), addr, auth, deadlineMs, lbPolicy, transport));
+    (client ??= createServiceClient(
+      serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'),
+      addr,
+      auth,
+      deadlineMs,
+      lbPolicy,
+      transport,
+    ));
   return {
     async lookup(orgId, phone, requestId) {
       try {

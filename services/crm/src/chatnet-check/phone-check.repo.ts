@@ -53,10 +53,11 @@ export async function recordAnswer(db: Queryable, orgId: string, contactId: stri
 /** Try these contacts again at `at` (a claim given back: stopping, the network not answering). */
 export async function retryAt(db: Queryable, orgId: string, contactIds: string[], at: Date): Promise<void> {
   if (contactIds.length === 0) return;
-  await db.query(
-    `UPDATE contacts SET chatnet_check_after = $3 WHERE org_id = $1 AND id = ANY($2::uuid[]) AND chatnet_checked_at IS NULL`,
-    [orgId, contactIds, at],
-  );
+  await db.query(`UPDATE contacts SET chatnet_check_after = $3 WHERE org_id = $1 AND id = ANY($2::uuid[]) AND chatnet_checked_at IS NULL`, [
+    orgId,
+    contactIds,
+    at,
+  ]);
 }
 
 /**

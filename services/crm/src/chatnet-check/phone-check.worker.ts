@@ -93,7 +93,10 @@ export class PhoneCheckWorker {
         await retryAt(this.o.pool, orgId, rest, at);
         await retryOrgAt(this.o.pool, orgId, at);
       } else {
-        this.o.log.warn({ orgId, reason: answer.reason, retryAt: at.toISOString() }, 'chatnet phone check: lookup failed; the org is tried again later');
+        this.o.log.warn(
+          { orgId, reason: answer.reason, retryAt: at.toISOString() },
+          'chatnet phone check: lookup failed; the org is tried again later',
+        );
         await retryAt(this.o.pool, orgId, rest, at);
       }
       return;

@@ -1,4 +1,17 @@
-import { AppError, CallContext, createServiceClient, decodeRemoteError, type GrpcTransport, InternalAuth, invalid, type LbPolicy, type ClientFor, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import {
+  AppError,
+  CallContext,
+  createServiceClient,
+  decodeRemoteError,
+  type GrpcTransport,
+  InternalAuth,
+  invalid,
+  type LbPolicy,
+  type ClientFor,
+  loadProto,
+  serviceDefinition,
+  status,
+} from '@crm/grpc-kit';
 
 /** One lazily made gRPC client to identity for the whole service (assignee checks, report names, team lists). */
 export interface IdentityChannel {
@@ -9,7 +22,15 @@ export interface IdentityChannel {
 export function identityChannel(addr: string, auth: InternalAuth, deadlineMs: number, lbPolicy: LbPolicy, transport: GrpcTransport): IdentityChannel {
   let client: ClientFor<'identity.v1.IdentityService'> | undefined;
   return {
-    get: () => (client ??= createServiceClient(serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'), addr, auth, deadlineMs, lbPolicy, transport)),
+    get: () =>
+      (client ??= createServiceClient(
+        serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'),
+        addr,
+        auth,
+        deadlineMs,
+        lbPolicy,
+        transport,
+      )),
     close: () => client?.close(),
   };
 }

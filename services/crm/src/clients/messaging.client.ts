@@ -1,4 +1,16 @@
-import { AppError, CallContext, type ClientFor, createServiceClient, decodeRemoteError, type GrpcTransport, InternalAuth, type LbPolicy, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import {
+  AppError,
+  CallContext,
+  type ClientFor,
+  createServiceClient,
+  decodeRemoteError,
+  type GrpcTransport,
+  InternalAuth,
+  type LbPolicy,
+  loadProto,
+  serviceDefinition,
+  status,
+} from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 
 export interface ConversationSummary {
@@ -35,11 +47,25 @@ export interface ConversationSource {
  * The contact detail's conversations come from messaging. A detail page must not wait on, or fail because
  * of, another service: a short deadline, and on any failure an empty list and a warning.
  */
-export function messagingConversations(addr: string, auth: InternalAuth, deadlineMs: number, log: Logger, lbPolicy: LbPolicy, transport: GrpcTransport): ConversationSource {
+export function messagingConversations(
+  addr: string,
+  auth: InternalAuth,
+  deadlineMs: number,
+  log: Logger,
+  lbPolicy: LbPolicy,
+  transport: GrpcTransport,
+): ConversationSource {
   let client: ClientFor<'messaging.v1.MessagingService'> | undefined;
   const get = () =>
     // Loaded on first use: a deployment without messaging (or a checkout without its proto) still starts.
-    (client ??= createServiceClient(serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'), addr, auth, deadlineMs, lbPolicy, transport));
+    (client ??= createServiceClient(
+      serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService'),
+      addr,
+      auth,
+      deadlineMs,
+      lbPolicy,
+      transport,
+    ));
   return {
     async forContact(ctx, contactId) {
       try {
@@ -69,7 +95,10 @@ export function messagingConversations(addr: string, auth: InternalAuth, deadlin
       } catch (err) {
         const e = decodeRemoteError(err as { code?: number });
         if (e.grpcCode === status.NOT_FOUND || e.grpcCode === status.INVALID_ARGUMENT) return undefined;
-        log.warn({ requestId: ctx.requestId, conversationId: id, err: { message: (err as Error).message, code: e.grpcCode } }, 'messaging did not answer a conversation check');
+        log.warn(
+          { requestId: ctx.requestId, conversationId: id, err: { message: (err as Error).message, code: e.grpcCode } },
+          'messaging did not answer a conversation check',
+        );
         throw new AppError('unavailable', 'Cannot check conversationId now: the messaging service is unavailable');
       }
     },

@@ -32,7 +32,11 @@ export async function recordTransfer(deps: Deps, ctx: OrgContext, req: crm.Conta
   if (req.kind === 'import') {
     requireCan(ctx, 'contacts:import');
     await withTransaction(deps.pool, (tx) =>
-      recordAudit(tx, ctx, { action: 'contacts.imported', resourceType: 'contact', details: { created: req.created ?? 0, updated: req.updated ?? 0, failed: req.failed ?? 0 } }),
+      recordAudit(tx, ctx, {
+        action: 'contacts.imported',
+        resourceType: 'contact',
+        details: { created: req.created ?? 0, updated: req.updated ?? 0, failed: req.failed ?? 0 },
+      }),
     );
   } else if (req.kind === 'export') {
     requireCan(ctx, 'contacts:export');
@@ -42,7 +46,9 @@ export async function recordTransfer(deps: Deps, ctx: OrgContext, req: crm.Conta
     } catch {
       throw invalid('filtersJson', 'must be JSON');
     }
-    await withTransaction(deps.pool, (tx) => recordAudit(tx, ctx, { action: 'contacts.exported', resourceType: 'contact', details: { exported: req.exported ?? 0, filters } }));
+    await withTransaction(deps.pool, (tx) =>
+      recordAudit(tx, ctx, { action: 'contacts.exported', resourceType: 'contact', details: { exported: req.exported ?? 0, filters } }),
+    );
   } else {
     throw invalid('kind', 'must be one of import, export');
   }

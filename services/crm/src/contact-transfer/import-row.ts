@@ -4,7 +4,6 @@ import type { crm } from '@crm/proto-types';
 import { normalisePhone } from '../contacts';
 import { oneOf, optionalEmail, optionalText, rules } from '../shared';
 
-
 export interface ImportError {
   line: number;
   /** The CSV column: name, phone, email, tags, status or a custom field key. */
@@ -38,7 +37,11 @@ function cell<T>(errors: ImportError[], line: number, fn: () => T): T | undefine
 const present = (v: string | undefined) => (v ?? '').trim() !== '';
 
 /** The row's values, or its errors (the row is then not imported), with the rules of POST /contacts. */
-export function readRow(row: crm.ImportRow__Output, defs: Map<string, FieldDef>, phoneCountry: string): { values?: RowValues; errors: ImportError[] } {
+export function readRow(
+  row: crm.ImportRow__Output,
+  defs: Map<string, FieldDef>,
+  phoneCountry: string,
+): { values?: RowValues; errors: ImportError[] } {
   const errors: ImportError[] = [];
   const line = row.line;
   const v: RowValues = { line, customFields: {} };
@@ -58,6 +61,7 @@ export function readRow(row: crm.ImportRow__Output, defs: Map<string, FieldDef>,
     const value = cell(errors, line, () => valueFromText(def, text, key));
     if (value !== undefined) v.customFields[key] = value;
   }
-  if (errors.length === 0 && !v.name && !v.phone && !v.email) errors.push({ line, field: 'name', message: 'is required when there is no phone or email' });
+  if (errors.length === 0 && !v.name && !v.phone && !v.email)
+    errors.push({ line, field: 'name', message: 'is required when there is no phone or email' });
   return errors.length > 0 ? { errors } : { values: v, errors };
 }

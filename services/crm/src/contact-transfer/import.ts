@@ -102,7 +102,12 @@ async function writeBatch(tx: PoolClient, contacts: ContactWriter, orgId: string
     });
     if (changed.length > 0) toUpdate.push({ values: t.values, before: t.before, changes: changed });
   }
-  await contacts.importBatch(tx, orgId, targets.filter((t) => !t.before).map((t) => t.values), toUpdate);
+  await contacts.importBatch(
+    tx,
+    orgId,
+    targets.filter((t) => !t.before).map((t) => t.values),
+    toUpdate,
+  );
   return { created, updated };
 }
 

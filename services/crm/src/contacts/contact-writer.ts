@@ -58,7 +58,12 @@ export class ContactWriter {
   }
 
   /** Contacts (source chatnet) for the friend-list identities the org has none for yet; returns the new ones. */
-  async createForIdentities(tx: PoolClient, orgId: string, identities: { uid: string; name: string }[], activity: string): Promise<repo.ContactRow[]> {
+  async createForIdentities(
+    tx: PoolClient,
+    orgId: string,
+    identities: { uid: string; name: string }[],
+    activity: string,
+  ): Promise<repo.ContactRow[]> {
     const rows = await batches.insertChatnetContacts(tx, orgId, identities);
     await this.created(tx, orgId, rows, () => activity);
     return rows;
@@ -96,11 +101,20 @@ export class ContactWriter {
     const changed = items.map(({ before, patch }) => ({ before, ...diff(before, patch) })).filter((c) => c.changes.length > 0);
     if (changed.length === 0) return;
     const byId = new Map(changed.map((c) => [c.before.id, c]));
-    const rows = await batches.updateBulk(tx, orgId, changed.map((c) => ({ id: c.before.id, patch: c.changed as batches.BulkPatch })));
+    const rows = await batches.updateBulk(
+      tx,
+      orgId,
+      changed.map((c) => ({ id: c.before.id, patch: c.changed as batches.BulkPatch })),
+    );
     await recordActivities(
       tx,
       orgId,
-      rows.map((r) => ({ contactId: r.id, type: 'updated' as const, data: describe(byId.get(r.id)!.before, r, byId.get(r.id)!.changes), at: r.updated_at })),
+      rows.map((r) => ({
+        contactId: r.id,
+        type: 'updated' as const,
+        data: describe(byId.get(r.id)!.before, r, byId.get(r.id)!.changes),
+        at: r.updated_at,
+      })),
     );
     const events = await enqueueEvents(
       tx,
@@ -137,14 +151,27 @@ export class ContactWriter {
   async importBatch(tx: PoolClient, orgId: string, inserts: batches.ImportedValues[], updates: ImportedChange[]): Promise<void> {
     const inserted = await batches.insertImported(tx, orgId, inserts);
     const byId = new Map(updates.map((u) => [u.values.id, u]));
-    const rewritten = await batches.updateImported(tx, orgId, updates.map((u) => u.values));
+    const rewritten = await batches.updateImported(
+      tx,
+      orgId,
+      updates.map((u) => u.values),
+    );
     await recordActivities(tx, orgId, [
       ...inserted.map((r) => ({ contactId: r.id, type: 'created' as const, data: 'Created (source import)', at: r.created_at })),
-      ...rewritten.map((r) => ({ contactId: r.id, type: 'updated' as const, data: `${describe(byId.get(r.id)!.before, r, byId.get(r.id)!.changes)} (import)`, at: r.updated_at })),
+      ...rewritten.map((r) => ({
+        contactId: r.id,
+        type: 'updated' as const,
+        data: `${describe(byId.get(r.id)!.before, r, byId.get(r.id)!.changes)} (import)`,
+        at: r.updated_at,
+      })),
     ]);
     const events = await enqueueEvents(tx, [
       ...inserted.map((r) => ({ type: 'contact.created' as const, orgId, data: { contact: repo.toEventContact(r) } })),
-      ...rewritten.map((r) => ({ type: 'contact.updated' as const, orgId, data: { contact: repo.toEventContact(r), changes: byId.get(r.id)!.changes } })),
+      ...rewritten.map((r) => ({
+        type: 'contact.updated' as const,
+        orgId,
+        data: { contact: repo.toEventContact(r), changes: byId.get(r.id)!.changes },
+      })),
     ]);
     await this.recordFacts(events, tx);
   }

@@ -15,7 +15,16 @@ export interface FieldRow {
 const COLUMNS = 'id, key, label, type, options, position, created_at, updated_at';
 
 export function toField(r: FieldRow) {
-  return { id: r.id, key: r.key, label: r.label, type: r.type, options: r.options, position: r.position, createdAt: iso(r.created_at), updatedAt: iso(r.updated_at) };
+  return {
+    id: r.id,
+    key: r.key,
+    label: r.label,
+    type: r.type,
+    options: r.options,
+    position: r.position,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+  };
 }
 
 export async function listFields(db: Queryable, orgId: string): Promise<FieldRow[]> {
@@ -42,11 +51,18 @@ export async function findField(db: Queryable, orgId: string, id: string, forUpd
 }
 
 export async function countFields(db: Queryable, orgId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>({ name: 'crm_fields_count', text: 'SELECT count(*)::int AS n FROM contact_fields WHERE org_id = $1', values: [orgId] });
+  const { rows } = await db.query<{ n: number }>({
+    name: 'crm_fields_count',
+    text: 'SELECT count(*)::int AS n FROM contact_fields WHERE org_id = $1',
+    values: [orgId],
+  });
   return rows[0].n;
 }
 
-export async function insertField(db: Queryable, f: { id: string; orgId: string; key: string; label: string; type: FieldType; options: string[]; position: number }): Promise<FieldRow> {
+export async function insertField(
+  db: Queryable,
+  f: { id: string; orgId: string; key: string; label: string; type: FieldType; options: string[]; position: number },
+): Promise<FieldRow> {
   const { rows } = await db.query<FieldRow>({
     name: 'crm_field_insert',
     text: `INSERT INTO contact_fields (id, org_id, key, label, type, options, position) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
@@ -55,7 +71,12 @@ export async function insertField(db: Queryable, f: { id: string; orgId: string;
   return rows[0];
 }
 
-export async function updateField(db: Queryable, orgId: string, id: string, p: { label?: string; options?: string[]; position?: number }): Promise<FieldRow | undefined> {
+export async function updateField(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  p: { label?: string; options?: string[]; position?: number },
+): Promise<FieldRow | undefined> {
   const { rows } = await db.query<FieldRow>({
     name: 'crm_field_update',
     text: `UPDATE contact_fields SET label = COALESCE($3, label), options = COALESCE($4, options), position = COALESCE($5, position), updated_at = now()

@@ -16,7 +16,10 @@ export interface FieldsDeps {
 }
 
 const keyTaken = () =>
-  new AppError('already_exists', 'A custom field with this key already exists', { code: 'field_key_taken', details: [{ field: 'key', message: 'is already used by another custom field' }] });
+  new AppError('already_exists', 'A custom field with this key already exists', {
+    code: 'field_key_taken',
+    details: [{ field: 'key', message: 'is already used by another custom field' }],
+  });
 
 export async function list(deps: FieldsDeps, ctx: OrgContext) {
   const { orgId } = ctx;
@@ -36,7 +39,8 @@ export async function create(deps: FieldsDeps, ctx: OrgContext, req: crm.Contact
     options: rules.fieldOptions(type, req.options?.values),
     position: rules.position(req.position),
   };
-  if ((await repo.countFields(deps.pool, orgId)) >= rules.MAX_FIELDS) throw invalid('key', `an organization has at most ${rules.MAX_FIELDS} custom fields`);
+  if ((await repo.countFields(deps.pool, orgId)) >= rules.MAX_FIELDS)
+    throw invalid('key', `an organization has at most ${rules.MAX_FIELDS} custom fields`);
   try {
     return repo.toField(await repo.insertField(deps.pool, f));
   } catch (err) {
@@ -72,7 +76,12 @@ export async function remove(deps: FieldsDeps, ctx: OrgContext, id: string) {
     const deleted = await repo.deleteField(tx, orgId, id);
     if (!deleted) throw notFound('Custom field');
     const contacts = await repo.removeKeyFromContacts(tx, orgId, deleted.key);
-    await recordAudit(tx, ctx, { action: 'contact_field.deleted', resourceType: 'contact_field', resourceId: id, details: { key: deleted.key, contacts } });
+    await recordAudit(tx, ctx, {
+      action: 'contact_field.deleted',
+      resourceType: 'contact_field',
+      resourceId: id,
+      details: { key: deleted.key, contacts },
+    });
   });
   return { ok: true, message: 'Custom field deleted' };
 }

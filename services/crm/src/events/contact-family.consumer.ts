@@ -11,7 +11,12 @@ import { CONTACT_FAMILY, FamilyModule, joinModules } from './event-families';
  * transaction of the change itself, and scoring's own contact.updated (leadScore only) never reaches this queue.
  */
 export function contactFamilyConsumer(
-  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'> & Partial<Pick<CrmConfig, 'AMQP_USER_PREFIX'>>; pool: Pool; log: Logger; metrics?: Metrics },
+  ctx: {
+    config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'> & Partial<Pick<CrmConfig, 'AMQP_USER_PREFIX'>>;
+    pool: Pool;
+    log: Logger;
+    metrics?: Metrics;
+  },
   modules: { analytics: FamilyModule },
 ): EventConsumer {
   const apply = joinModules([modules.analytics]);

@@ -12,7 +12,12 @@ import { FamilyModule, joinModules, MESSAGE_FAMILY } from './event-families';
  * the three never deadlock with deletes or with each other.
  */
 export function messageFamilyConsumer(
-  ctx: { config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'> & Partial<Pick<CrmConfig, 'AMQP_USER_PREFIX'>>; pool: Pool; log: Logger; metrics?: Metrics },
+  ctx: {
+    config: Pick<CrmConfig, 'AMQP_URL' | 'EVENTS_EXCHANGE'> & Partial<Pick<CrmConfig, 'AMQP_USER_PREFIX'>>;
+    pool: Pool;
+    log: Logger;
+    metrics?: Metrics;
+  },
   modules: { activity: FamilyModule; scoring: FamilyModule; analytics: FamilyModule },
 ): EventConsumer {
   const apply = joinModules([modules.activity, modules.scoring, modules.analytics]);

@@ -49,7 +49,13 @@ export async function findIntegration(db: Queryable, orgId: string, id: string, 
   return rows[0];
 }
 
-export async function findByExternalId(db: Queryable, orgId: string, type: string, externalId: string, lock = false): Promise<IntegrationRow | undefined> {
+export async function findByExternalId(
+  db: Queryable,
+  orgId: string,
+  type: string,
+  externalId: string,
+  lock = false,
+): Promise<IntegrationRow | undefined> {
   const { rows } = await db.query<IntegrationRow>({
     name: lock ? 'crm_integration_by_external_lock' : 'crm_integration_by_external',
     text: `SELECT ${COLUMNS} FROM integrations WHERE org_id = $1 AND type = $2 AND external_id = $3${lock ? ' FOR UPDATE' : ''}`,
@@ -69,7 +75,10 @@ export async function connectedExternalIds(db: Queryable, orgId: string, type: s
 }
 
 /** Insert the integration row unless the org already has one for that page; true when inserted. */
-export async function insertIfMissing(db: Queryable, i: { id: string; orgId: string; type: string; name: string; externalId: string; config: object }): Promise<boolean> {
+export async function insertIfMissing(
+  db: Queryable,
+  i: { id: string; orgId: string; type: string; name: string; externalId: string; config: object },
+): Promise<boolean> {
   const res = await db.query({
     name: 'crm_integration_insert',
     text: `INSERT INTO integrations (id, org_id, type, name, status, external_id, config)
@@ -80,7 +89,12 @@ export async function insertIfMissing(db: Queryable, i: { id: string; orgId: str
   return (res.rowCount ?? 0) > 0;
 }
 
-export async function markConnected(db: Queryable, orgId: string, id: string, p: { name: string; config: object; tokenEnc: string }): Promise<IntegrationRow> {
+export async function markConnected(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  p: { name: string; config: object; tokenEnc: string },
+): Promise<IntegrationRow> {
   const { rows } = await db.query<IntegrationRow>({
     name: 'crm_integration_connect',
     text: `UPDATE integrations SET status = 'connected', name = $3, config = $4::jsonb, access_token_enc = $5, updated_at = now()

@@ -59,7 +59,10 @@ describe('mergedFields', () => {
   });
 
   it('fills custom fields key by key when the column exists, the target’s non-empty values winning', () => {
-    const out = mergedFields({ ...target, custom_fields: { size: 'M', city: '' } }, { ...source, custom_fields: { size: 'L', city: 'Hue', pet: 'cat' } });
+    const out = mergedFields(
+      { ...target, custom_fields: { size: 'M', city: '' } },
+      { ...source, custom_fields: { size: 'L', city: 'Hue', pet: 'cat' } },
+    );
     expect(out.custom_fields).toEqual({ size: 'M', city: 'Hue', pet: 'cat' });
     expect(mergedFields(target, { ...source, custom_fields: { size: 'L' } })).not.toHaveProperty('custom_fields');
   });

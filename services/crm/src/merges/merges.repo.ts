@@ -81,7 +81,10 @@ export async function moveListed(db: Queryable, table: MovedTable, orgId: string
 export async function keptRows(db: Queryable, orgId: string, contactId: string): Promise<KeptRows> {
   const out: KeptRows = {};
   for (const table of KEPT_TABLES) {
-    const { rows } = await db.query<{ row: JsonRow }>(`SELECT to_jsonb(t) AS row FROM ${table} t WHERE org_id = $1 AND contact_id = $2`, [orgId, contactId]);
+    const { rows } = await db.query<{ row: JsonRow }>(`SELECT to_jsonb(t) AS row FROM ${table} t WHERE org_id = $1 AND contact_id = $2`, [
+      orgId,
+      contactId,
+    ]);
     if (rows.length) out[table] = rows.map((r) => r.row);
   }
   return out;
@@ -91,7 +94,9 @@ export async function restoreKeptRows(db: Queryable, kept: KeptRows): Promise<vo
   for (const table of KEPT_TABLES) {
     const rows = kept[table];
     if (!rows?.length) continue;
-    await db.query(`INSERT INTO ${table} SELECT * FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb) ON CONFLICT DO NOTHING`, [JSON.stringify(rows)]);
+    await db.query(`INSERT INTO ${table} SELECT * FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb) ON CONFLICT DO NOTHING`, [
+      JSON.stringify(rows),
+    ]);
   }
 }
 
@@ -154,7 +159,14 @@ export async function insertMerge(db: Queryable, m: NewMerge): Promise<MergeRow>
   const { rows } = await db.query<MergeRow>(
     `INSERT INTO contact_merges (id, org_id, target_id, source_id, source_row, target_before, target_after, moved, kept, analytics, merged_by)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${MERGE_COLUMNS}`,
-    [m.id, m.orgId, m.targetId, m.sourceId, ...[m.sourceRow, m.targetBefore, m.targetAfter, m.moved, m.kept, m.analytics].map((v) => JSON.stringify(v)), m.mergedBy],
+    [
+      m.id,
+      m.orgId,
+      m.targetId,
+      m.sourceId,
+      ...[m.sourceRow, m.targetBefore, m.targetAfter, m.moved, m.kept, m.analytics].map((v) => JSON.stringify(v)),
+      m.mergedBy,
+    ],
   );
   return rows[0];
 }

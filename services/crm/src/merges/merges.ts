@@ -21,7 +21,13 @@ const refused = (code: string, message: string) => new AppError('already_exists'
 
 function counts(moved: repo.MovedIds) {
   const n = (t: repo.MovedTable) => moved[t]?.length ?? 0;
-  return { notes: n('contact_notes'), appointments: n('appointments'), activities: n('contact_activities'), friends: n('contact_friends'), leadLinks: n('socialnet_lead_links') };
+  return {
+    notes: n('contact_notes'),
+    appointments: n('appointments'),
+    activities: n('contact_activities'),
+    friends: n('contact_friends'),
+    leadLinks: n('socialnet_lead_links'),
+  };
 }
 
 function mergeOut(m: repo.MergeRow, target: ContactRow, source?: ContactRow) {
@@ -95,7 +101,10 @@ export async function mergeContacts(deps: Deps, ctx: OrgContext, req: crm.MergeC
       analytics,
       mergedBy: ctx.userId || null,
     });
-    const updated = await deps.contactWriter.changed(tx, orgId, targetId, changes, { type: 'merged', data: `Merged ${label(source)} (contact ${sourceId}) into this contact` });
+    const updated = await deps.contactWriter.changed(tx, orgId, targetId, changes, {
+      type: 'merged',
+      data: `Merged ${label(source)} (contact ${sourceId}) into this contact`,
+    });
     await appointmentsMoved(tx, orgId, moved.appointments ?? []);
     await enqueueEvent(tx, {
       type: 'contact.merged',
@@ -138,11 +147,16 @@ export async function undoMerge(deps: Deps, ctx: OrgContext, req: crm.UndoContac
       const m = await repo.lockMerge(tx, orgId, mergeId);
       if (!m) throw notFound('Merge');
       if (m.undone_at) throw refused('merge_already_undone', `This merge was undone at ${iso(m.undone_at)}`);
-      if (m.expired) throw refused('merge_undo_expired', `A merge can be undone for ${repo.UNDO_WINDOW_DAYS} days; this one could until ${iso(m.undoable_until)}`);
+      if (m.expired)
+        throw refused('merge_undo_expired', `A merge can be undone for ${repo.UNDO_WINDOW_DAYS} days; this one could until ${iso(m.undoable_until)}`);
       const target = (await repo.lockContactRows(tx, orgId, [m.target_id])).get(m.target_id);
       if (!target) {
         const later = await repo.activeMergeOfSource(tx, orgId, m.target_id);
-        if (later) throw refused('merge_target_merged', `The contact kept by this merge was merged into another one since (merge ${later}); undo that merge first`);
+        if (later)
+          throw refused(
+            'merge_target_merged',
+            `The contact kept by this merge was merged into another one since (merge ${later}); undo that merge first`,
+          );
         throw refused('merge_target_deleted', 'The contact kept by this merge was deleted since');
       }
       sourceRow = m.source_row;
@@ -161,7 +175,10 @@ export async function undoMerge(deps: Deps, ctx: OrgContext, req: crm.UndoContac
         if (keys.length) back[table] = keys;
       }
       const done = await repo.markUndone(tx, orgId, mergeId, ctx.userId || null);
-      const targetNow = await deps.contactWriter.changed(tx, orgId, m.target_id, changes, { type: 'merge_undone', data: `Undid the merge of ${label(m.source_row)} (contact ${m.source_id})` });
+      const targetNow = await deps.contactWriter.changed(tx, orgId, m.target_id, changes, {
+        type: 'merge_undone',
+        data: `Undid the merge of ${label(m.source_row)} (contact ${m.source_id})`,
+      });
       const sourceNow = (await findContact(tx, orgId, m.source_id))!;
       await appointmentsMoved(tx, orgId, back.appointments ?? []);
       await enqueueEvent(tx, {

@@ -57,7 +57,9 @@ async function queryRows(pool: Pool, orgId: string, spec: ReportSpec, opts: Gene
     // A connection that cannot even roll back is not given back to the pool.
     await client.query('ROLLBACK').catch(() => (broken = true));
     if ((err as { code?: string }).code === '57014') {
-      throw new ReportFailure(`The report took longer than ${Math.round(opts.timeoutMs / 1000)} s to compute; choose a shorter range or more filters`);
+      throw new ReportFailure(
+        `The report took longer than ${Math.round(opts.timeoutMs / 1000)} s to compute; choose a shorter range or more filters`,
+      );
     }
     throw err;
   } finally {
@@ -90,7 +92,10 @@ export async function generateCsv(pool: Pool, orgId: string, spec: ReportSpec, o
     spec.metrics.forEach((_, i) => cells.push(numberCell(r[`m${i}`])));
     const line = csvLine(cells);
     bytes += Buffer.byteLength(line);
-    if (bytes > MAX_CSV_BYTES) throw new ReportFailure(`The report is larger than ${MAX_CSV_BYTES / 1024 / 1024} MB; choose fewer dimensions, a shorter range or more filters`);
+    if (bytes > MAX_CSV_BYTES)
+      throw new ReportFailure(
+        `The report is larger than ${MAX_CSV_BYTES / 1024 / 1024} MB; choose fewer dimensions, a shorter range or more filters`,
+      );
     chunks.push(line);
   }
   return { csv: chunks.join(''), rowCount: rows.length };

@@ -14,7 +14,15 @@ import { requireText } from '../shared';
  * Message metrics count the messages of the range (by message time) with contacts matching the filters:
  * - messages_received, messages_sent (the contacts' activity timeline, fed by messaging's events).
  */
-export const METRICS = ['lead_count', 'customer_count', 'conversion_rate', 'revenue', 'average_deal_value', 'messages_received', 'messages_sent'] as const;
+export const METRICS = [
+  'lead_count',
+  'customer_count',
+  'conversion_rate',
+  'revenue',
+  'average_deal_value',
+  'messages_received',
+  'messages_sent',
+] as const;
 export type Metric = (typeof METRICS)[number];
 export const MESSAGE_METRICS: readonly Metric[] = ['messages_received', 'messages_sent'];
 
@@ -104,6 +112,14 @@ export function validateReportRequest(req: CreateReportRequest, phoneCountry: st
   const { filters } = validateCriteria({ filters: rawFilters }, phoneCountry, '');
   return {
     name,
-    spec: { metrics, dimensions, dateFrom: req.dateFrom!.trim(), dateTo: req.dateTo!.trim(), from: from.toISOString(), to: to.toISOString(), filters },
+    spec: {
+      metrics,
+      dimensions,
+      dateFrom: req.dateFrom!.trim(),
+      dateTo: req.dateTo!.trim(),
+      from: from.toISOString(),
+      to: to.toISOString(),
+      filters,
+    },
   };
 }

@@ -68,7 +68,8 @@ export class ReportWorker {
       if (await repo.completeReport(pool, report, csv, rowCount)) log.info({ reportId: report.id, orgId: report.org_id, rowCount }, 'report ready');
     } catch (err) {
       if (err instanceof ReportFailure) {
-        if (await repo.failReport(pool, report, err.message)) log.info({ reportId: report.id, orgId: report.org_id, reason: err.message }, 'report failed');
+        if (await repo.failReport(pool, report, err.message))
+          log.info({ reportId: report.id, orgId: report.org_id, reason: err.message }, 'report failed');
         return;
       }
       // Unexpected (database trouble...): try again a little later, or at once elsewhere when shutting down.

@@ -38,7 +38,10 @@ export function toReport(r: ReportRow) {
   };
 }
 
-export async function insertReport(db: Queryable, r: { id: string; orgId: string; name: string; spec: ReportSpec; createdBy: string | null }): Promise<ReportRow> {
+export async function insertReport(
+  db: Queryable,
+  r: { id: string; orgId: string; name: string; spec: ReportSpec; createdBy: string | null },
+): Promise<ReportRow> {
   const { rows } = await db.query<ReportRow>({
     name: 'crm_report_insert',
     text: `INSERT INTO reports (id, org_id, name, request, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,

@@ -66,6 +66,11 @@ export async function download(deps: Deps, ctx: OrgContext, id: string) {
   const csv = await repo.reportCsv(deps.pool, orgId, row.id);
   if (csv === undefined) throw notFound('Report');
   // An export of the organization's data: who took it is in the audit log (through the outbox, committed on its own).
-  await recordAudit(deps.pool, ctx, { action: 'report.exported', resourceType: 'report', resourceId: row.id, details: { name: row.name, bytes: Buffer.byteLength(csv) } });
+  await recordAudit(deps.pool, ctx, {
+    action: 'report.exported',
+    resourceType: 'report',
+    resourceId: row.id,
+    details: { name: row.name, bytes: Buffer.byteLength(csv) },
+  });
   return { filename: fileName(row.name, row.created_at), csv: Buffer.from(csv, 'utf8') };
 }

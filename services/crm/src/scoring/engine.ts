@@ -17,7 +17,13 @@ import * as repo from './scoring.repo';
  * not become 100k events. The other moves are announced with the contact's next scored event or decay step,
  * since the published score stays what subscribers last saw.
  */
-export async function publishScores(tx: PoolClient, orgId: string, contactIds: string[], config: ScoringConfig, crossingsOnly = false): Promise<number> {
+export async function publishScores(
+  tx: PoolClient,
+  orgId: string,
+  contactIds: string[],
+  config: ScoringConfig,
+  crossingsOnly = false,
+): Promise<number> {
   if (contactIds.length === 0) return 0;
   const rule = publishRule(config);
   const ids = await repo.contactsToPublish(tx, orgId, contactIds, rule, crossingsOnly);
@@ -34,7 +40,13 @@ export async function publishScores(tx: PoolClient, orgId: string, contactIds: s
 }
 
 /** Recompute locked contacts from their facts as of `asOf`, then publish what changed enough. */
-export async function rescore(tx: PoolClient, orgId: string, contactIds: string[], config: ScoringConfig, opts: { asOf?: Date; crossingsOnly?: boolean } = {}): Promise<void> {
+export async function rescore(
+  tx: PoolClient,
+  orgId: string,
+  contactIds: string[],
+  config: ScoringConfig,
+  opts: { asOf?: Date; crossingsOnly?: boolean } = {},
+): Promise<void> {
   await repo.scoreContacts(tx, orgId, contactIds, config, opts.asOf ?? new Date());
   await publishScores(tx, orgId, contactIds, config, opts.crossingsOnly);
 }
@@ -74,7 +86,12 @@ export async function recomputeOrg(pool: Pool, orgId: string, config: ScoringCon
  * now), written and considered for publishing. Also prunes facts whose decayed weight fell below
  * PRUNE_FACTOR (a millionth), which bounds storage for any decaying org.
  */
-export async function sweepOrg(pool: Pool, orgId: string, config: ScoringConfig, opts: BatchOptions & { asOf?: Date }): Promise<{ changed: number; pruned: number }> {
+export async function sweepOrg(
+  pool: Pool,
+  orgId: string,
+  config: ScoringConfig,
+  opts: BatchOptions & { asOf?: Date },
+): Promise<{ changed: number; pruned: number }> {
   const asOf = opts.asOf ?? new Date();
   let after: string | null = null;
   let changed = 0;

@@ -17,17 +17,26 @@ describe('scoring facts of events', () => {
   });
 
   it('contacts: created (with a non-default status), status changes, tags with the contact version', () => {
-    const created = factsOf(env('contact.created', { contact: { id: contactId, status: 'lead', tags: ['VIP', 'vip', ' Hot '], updatedAt: '2030-01-01T10:00:00.000Z' } }))!;
-    expect(created.facts.map((f) => [f.condition, f.value])).toEqual([['contact_created', ''], ['status_changed', 'lead']]);
+    const created = factsOf(
+      env('contact.created', { contact: { id: contactId, status: 'lead', tags: ['VIP', 'vip', ' Hot '], updatedAt: '2030-01-01T10:00:00.000Z' } }),
+    )!;
+    expect(created.facts.map((f) => [f.condition, f.value])).toEqual([
+      ['contact_created', ''],
+      ['status_changed', 'lead'],
+    ]);
     expect(created.snapshot).toEqual({ tags: ['vip', 'hot'], version: new Date('2030-01-01T10:00:00.000Z'), tagsChanged: true });
-    expect(factsOf(env('contact.created', { contact: { id: contactId, status: 'new' } }))!.facts.map((f) => f.condition)).toEqual(['contact_created']);
+    expect(factsOf(env('contact.created', { contact: { id: contactId, status: 'new' } }))!.facts.map((f) => f.condition)).toEqual([
+      'contact_created',
+    ]);
     const renamed = factsOf(env('contact.updated', { contact: { id: contactId, status: 'lead', tags: ['vip'] }, changes: ['name'] }))!;
     expect(renamed.facts).toEqual([]);
     expect(renamed.snapshot?.tagsChanged).toBe(false);
-    expect(factsOf(env('contact.updated', { contact: { id: contactId, status: 'customer' }, changes: ['status'] }))!.facts.map((f) => f.value)).toEqual(['customer']);
+    expect(
+      factsOf(env('contact.updated', { contact: { id: contactId, status: 'customer' }, changes: ['status'] }))!.facts.map((f) => f.value),
+    ).toEqual(['customer']);
   });
 
-  it('added tags: against the last snapshot; none from an event older than it; all of a new contact\'s', () => {
+  it("added tags: against the last snapshot; none from an event older than it; all of a new contact's", () => {
     const v = (iso: string) => new Date(iso);
     const snap = { tags: ['vip', 'hot'], version: v('2030-01-02T00:00:00Z'), tagsChanged: true };
     expect(addedTags(snap, { tags: ['vip'], asOf: v('2030-01-01T00:00:00Z') }, false)).toEqual(['hot']);
@@ -53,11 +62,22 @@ describe('scoring config and rule validation', () => {
     expect(fieldOf(() => applyConfigPatch(DEFAULT_CONFIG, { maxScore: 50, highValueThreshold: 60 }))).toBe('highValueThreshold');
     expect(fieldOf(() => applyConfigPatch(DEFAULT_CONFIG, { baseScore: 101 }))).toBe('baseScore');
     expect(fieldOf(() => applyConfigPatch(DEFAULT_CONFIG, { decayRate: Number.NaN }))).toBe('decayRate');
-    expect(applyConfigPatch(DEFAULT_CONFIG, { maxScore: 1000, baseScore: 10, decayInterval: 'hourly' })).toEqual({ ...DEFAULT_CONFIG, maxScore: 1000, baseScore: 10, decayInterval: 'hourly' });
+    expect(applyConfigPatch(DEFAULT_CONFIG, { maxScore: 1000, baseScore: 10, decayInterval: 'hourly' })).toEqual({
+      ...DEFAULT_CONFIG,
+      maxScore: 1000,
+      baseScore: 10,
+      decayInterval: 'hourly',
+    });
   });
 
   it('rules: values only where the condition takes one, normalised; a new condition drops the old value', () => {
-    expect(applyRulePatch({}, { name: 'Tag', condition: 'tag_added', value: ' VIP ', points: 5 })).toEqual({ name: 'Tag', condition: 'tag_added', value: 'vip', points: 5, weight: 1 });
+    expect(applyRulePatch({}, { name: 'Tag', condition: 'tag_added', value: ' VIP ', points: 5 })).toEqual({
+      name: 'Tag',
+      condition: 'tag_added',
+      value: 'vip',
+      points: 5,
+      weight: 1,
+    });
     expect(fieldOf(() => applyRulePatch({}, { name: 'x', condition: 'appointment_created', value: 'x', points: 1 }))).toBe('value');
     const rule = applyRulePatch({}, { name: 'Won', condition: 'status_changed', value: 'customer', points: 5 });
     expect(applyRulePatch(rule, { condition: 'message_received' })).toEqual({ ...rule, condition: 'message_received', value: '' });

@@ -38,7 +38,14 @@ function timeOf(raw: unknown, fallback: string): Date {
 
 export function lowerTags(tags: unknown): string[] {
   if (!Array.isArray(tags)) return [];
-  return [...new Set(tags.filter((t): t is string => typeof t === 'string').map((t) => t.trim().toLowerCase()).filter(Boolean))];
+  return [
+    ...new Set(
+      tags
+        .filter((t): t is string => typeof t === 'string')
+        .map((t) => t.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 /** Types scoring reads facts from. */
@@ -54,7 +61,11 @@ export function factsOf(event: EventEnvelope): EventFacts | undefined {
     case 'message.received': {
       const d = event.data;
       if (!isUuid(d.contactId)) return undefined;
-      return { contactId: d.contactId, facts: [{ condition: 'message_received', value: '', at: timeOf(d.sentAt, event.occurredAt) }], created: false };
+      return {
+        contactId: d.contactId,
+        facts: [{ condition: 'message_received', value: '', at: timeOf(d.sentAt, event.occurredAt) }],
+        created: false,
+      };
     }
     case 'message.sent': {
       // A reply is a message a person sent; campaign and automation sends carry no sentByUserId.
@@ -65,7 +76,11 @@ export function factsOf(event: EventEnvelope): EventFacts | undefined {
     case 'appointment.created': {
       const a = event.data.appointment;
       if (!isUuid(a.contactId)) return undefined;
-      return { contactId: a.contactId, facts: [{ condition: 'appointment_created', value: '', at: timeOf(a.createdAt, event.occurredAt) }], created: false };
+      return {
+        contactId: a.contactId,
+        facts: [{ condition: 'appointment_created', value: '', at: timeOf(a.createdAt, event.occurredAt) }],
+        created: false,
+      };
     }
     case 'contact.created':
     case 'contact.updated': {

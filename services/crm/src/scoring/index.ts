@@ -18,7 +18,11 @@ import { ScoringWorker } from './scoring.worker';
  */
 export function scoringFeature(base: Pick<Deps, 'config' | 'pool' | 'log'>) {
   const { config, pool, log } = base;
-  const worker = new ScoringWorker(pool, log, { tickMs: config.SCORING_TICK_MS, sweepMs: config.SCORING_SWEEP_MS, batchSize: config.SCORING_BATCH_SIZE });
+  const worker = new ScoringWorker(pool, log, {
+    tickMs: config.SCORING_TICK_MS,
+    sweepMs: config.SCORING_SWEEP_MS,
+    batchSize: config.SCORING_BATCH_SIZE,
+  });
   const conditions = new UsedConditions(config.SCORING_RULES_CACHE_MS);
   // Called after a rules or config write committed: this replica sees the new rules at once.
   const changed = {

@@ -17,7 +17,15 @@ export const INTERVAL_SECONDS: Record<DecayInterval, number> = { hourly: 3600, d
  * What a rule can score. appointment_completed is absent on purpose: scores are computed from the events the
  * scoring consumer reads, and appointment.updated (which says when one is completed) is not among them.
  */
-export const CONDITIONS = ['message_received', 'message_replied', 'appointment_created', 'tag_added', 'status_changed', 'stage_reached', 'contact_created'] as const;
+export const CONDITIONS = [
+  'message_received',
+  'message_replied',
+  'appointment_created',
+  'tag_added',
+  'status_changed',
+  'stage_reached',
+  'contact_created',
+] as const;
 export type Condition = (typeof CONDITIONS)[number];
 
 export interface ScoringConfig {
@@ -83,14 +91,19 @@ export function applyConfigPatch(current: ScoringConfig, p: ConfigPatch): Scorin
   if (p.maxScore !== undefined) next.maxScore = integer(p.maxScore, 'maxScore', 1, MAX_SCORE_LIMIT);
   if (p.baseScore !== undefined) next.baseScore = integer(p.baseScore, 'baseScore', 0, MAX_SCORE_LIMIT);
   if (p.decayRate !== undefined) {
-    if (!Number.isFinite(p.decayRate) || p.decayRate < 0 || p.decayRate >= 1) throw invalid('decayRate', 'must be a fraction from 0 (no decay) up to, not including, 1');
+    if (!Number.isFinite(p.decayRate) || p.decayRate < 0 || p.decayRate >= 1)
+      throw invalid('decayRate', 'must be a fraction from 0 (no decay) up to, not including, 1');
     next.decayRate = p.decayRate;
   }
   if (p.decayInterval !== undefined) next.decayInterval = oneOf(p.decayInterval, DECAY_INTERVALS, 'decayInterval');
   if (p.highValueThreshold !== undefined) next.highValueThreshold = integer(p.highValueThreshold, 'highValueThreshold', 1, MAX_SCORE_LIMIT);
-  if (next.baseScore > next.maxScore) throw invalid(p.baseScore !== undefined ? 'baseScore' : 'maxScore', `baseScore (${next.baseScore}) must not exceed maxScore (${next.maxScore})`);
+  if (next.baseScore > next.maxScore)
+    throw invalid(p.baseScore !== undefined ? 'baseScore' : 'maxScore', `baseScore (${next.baseScore}) must not exceed maxScore (${next.maxScore})`);
   if (next.highValueThreshold > next.maxScore) {
-    throw invalid(p.highValueThreshold !== undefined ? 'highValueThreshold' : 'maxScore', `highValueThreshold (${next.highValueThreshold}) must not exceed maxScore (${next.maxScore})`);
+    throw invalid(
+      p.highValueThreshold !== undefined ? 'highValueThreshold' : 'maxScore',
+      `highValueThreshold (${next.highValueThreshold}) must not exceed maxScore (${next.maxScore})`,
+    );
   }
   return next;
 }

@@ -67,7 +67,9 @@ async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Fo
   // Tag snapshots are kept even without a tag rule: one added later must compare against the real previous tags.
   const wanted = new Map<string, Found[]>();
   for (const [contactId, list] of byContact) {
-    const kept = list.map((f) => ({ ...f, facts: f.facts.filter((x) => used.has(x.condition)) })).filter((f) => f.facts.length > 0 || f.snapshot?.tagsChanged);
+    const kept = list
+      .map((f) => ({ ...f, facts: f.facts.filter((x) => used.has(x.condition)) }))
+      .filter((f) => f.facts.length > 0 || f.snapshot?.tagsChanged);
     if (kept.length > 0) wanted.set(contactId, kept);
   }
   if (wanted.size === 0) return;
@@ -88,7 +90,8 @@ async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Fo
       own.push(...f.facts);
       const snap = f.snapshot;
       if (!snap) continue;
-      if (used.has('tag_added')) for (const tag of addedTags(snap, { tags, asOf }, f.created)) own.push({ condition: 'tag_added', value: tag, at: f.at });
+      if (used.has('tag_added'))
+        for (const tag of addedTags(snap, { tags, asOf }, f.created)) own.push({ condition: 'tag_added', value: tag, at: f.at });
       if (snap.tagsChanged && (!asOf || snap.version >= asOf)) {
         tags = snap.tags;
         asOf = snap.version;
@@ -112,7 +115,13 @@ async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Fo
  * scoring or publishing round trips for it. Any other contact, or one of these that already had a state row or a
  * score, stays in `wanted` and is scored the usual way.
  */
-async function settleCreated(db: PoolClient, orgId: string, wanted: Map<string, Found[]>, used: ReadonlySet<string>, config: () => Promise<ScoringConfig>): Promise<void> {
+async function settleCreated(
+  db: PoolClient,
+  orgId: string,
+  wanted: Map<string, Found[]>,
+  used: ReadonlySet<string>,
+  config: () => Promise<ScoringConfig>,
+): Promise<void> {
   const created: Array<{ contactId: string; tags: string[]; asOf: Date }> = [];
   for (const [contactId, list] of wanted) {
     if (list.length !== 1 || !list[0].created || list[0].facts.length > 0) continue;

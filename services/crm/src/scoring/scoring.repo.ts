@@ -113,7 +113,11 @@ export async function findRule(db: Queryable, orgId: string, id: string, lock = 
 }
 
 export async function countRules(db: Queryable, orgId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>({ name: 'crm_scoring_rules_count', text: 'SELECT count(*)::int AS n FROM scoring_rules WHERE org_id = $1', values: [orgId] });
+  const { rows } = await db.query<{ n: number }>({
+    name: 'crm_scoring_rules_count',
+    text: 'SELECT count(*)::int AS n FROM scoring_rules WHERE org_id = $1',
+    values: [orgId],
+  });
   return rows[0].n;
 }
 
@@ -137,7 +141,11 @@ export async function updateRule(db: Queryable, orgId: string, id: string, r: Ru
 }
 
 export async function deleteRule(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  const res = await db.query({ name: 'crm_scoring_rule_delete', text: 'DELETE FROM scoring_rules WHERE id = $1 AND org_id = $2', values: [id, orgId] });
+  const res = await db.query({
+    name: 'crm_scoring_rule_delete',
+    text: 'DELETE FROM scoring_rules WHERE id = $1 AND org_id = $2',
+    values: [id, orgId],
+  });
   return (res.rowCount ?? 0) > 0;
 }
 
@@ -355,14 +363,23 @@ export async function scoreContacts(db: Queryable, orgId: string, contactIds: st
 }
 
 /** The score a state row's stored contribution sum gives at $5 (see DECAY for the other parameters). */
-const DECAYED_SCORE = clampScore('st.contrib * power(1 - $3::float8, greatest(0, extract(epoch FROM $5::timestamptz - st.computed_at)) / $4::float8)');
+const DECAYED_SCORE = clampScore(
+  'st.contrib * power(1 - $3::float8, greatest(0, extract(epoch FROM $5::timestamptz - st.computed_at)) / $4::float8)',
+);
 
 /**
  * One keyset page of the decay sweep, read without locks: of the next `limit` contacts whose score still
  * decays, those whose leadScore would change at `asOf` (usually few: a score moves by a whole point now and
  * then). `lastId` continues the walk; null when the page was empty.
  */
-export async function decayPage(db: Queryable, orgId: string, after: string | null, limit: number, c: ScoringConfig, asOf: Date): Promise<{ lastId: string | null; changing: string[] }> {
+export async function decayPage(
+  db: Queryable,
+  orgId: string,
+  after: string | null,
+  limit: number,
+  c: ScoringConfig,
+  asOf: Date,
+): Promise<{ lastId: string | null; changing: string[] }> {
   const { rows } = await db.query<{ last_id: string | null; changing: string[] }>({
     name: 'crm_scoring_decay_page',
     text: `WITH st AS (

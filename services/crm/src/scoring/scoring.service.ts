@@ -98,11 +98,15 @@ export async function updateRule(deps: Deps, ctx: OrgContext, worker: Kick, req:
   const { row, rescore } = await withTransaction(deps.pool, async (tx) => {
     const current = await repo.findRule(tx, orgId, req.id, true);
     if (!current) throw notFound('Scoring rule');
-    const next = applyRulePatch({ name: current.name, condition: current.condition as Condition, value: current.value, points: current.points, weight: current.weight }, req);
+    const next = applyRulePatch(
+      { name: current.name, condition: current.condition as Condition, value: current.value, points: current.points, weight: current.weight },
+      req,
+    );
     await assertStageOf(tx, orgId, next);
     const updated = (await repo.updateRule(tx, orgId, req.id, next))!;
     // A new name changes no score.
-    const moves = next.condition !== current.condition || next.value !== current.value || next.points !== current.points || next.weight !== current.weight;
+    const moves =
+      next.condition !== current.condition || next.value !== current.value || next.points !== current.points || next.weight !== current.weight;
     if (moves) await repo.requestRecompute(tx, orgId);
     return { row: updated, rescore: moves };
   });
@@ -134,10 +138,7 @@ export async function contactScore(deps: Deps, ctx: OrgContext, id: string) {
   // A contact hidden from the agent by inbox visibility is as unknown as another org's.
   const contact = isUuid(id) ? await findContact(deps.pool, orgId, id, false, viewerOf(ctx)) : undefined;
   if (!contact) throw notFound('Contact');
-  const [configRow, asOf] = await Promise.all([
-    repo.findConfig(deps.pool, orgId),
-    repo.scoredAt(deps.pool, orgId, contact.id),
-  ]);
+  const [configRow, asOf] = await Promise.all([repo.findConfig(deps.pool, orgId), repo.scoredAt(deps.pool, orgId, contact.id)]);
   const config = repo.configOf(configRow);
   const rows = asOf ? await repo.breakdownOf(deps.pool, orgId, contact.id, config, asOf) : [];
   const breakdown = rows

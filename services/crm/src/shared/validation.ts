@@ -14,6 +14,10 @@ export { crmRules as rules } from '@crm/validation';
  */
 export function networkUrl(log: Pick<Logger, 'debug'>, value: string | undefined, field: string): string {
   const { url, dropped } = networkHttpUrl(value);
-  if (dropped) log.debug({ field, scheme: /^[a-z][a-z0-9+.-]{0,19}:/i.exec(value ?? '')?.[0] ?? '', length: value?.length }, 'dropped a network-supplied URL that is not http(s)');
+  if (dropped)
+    log.debug(
+      { field, scheme: /^[a-z][a-z0-9+.-]{0,19}:/i.exec(value ?? '')?.[0] ?? '', length: value?.length },
+      'dropped a network-supplied URL that is not http(s)',
+    );
   return url;
 }

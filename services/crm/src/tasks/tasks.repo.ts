@@ -20,7 +20,8 @@ export interface TaskRow {
   completed_at: Date | null;
 }
 
-const FIELDS = 't.id, t.org_id, t.title, t.notes, t.due_at, t.status, t.assignee_id, t.contact_id, t.conversation_id, t.created_by, t.created_at, t.updated_at, t.completed_at';
+const FIELDS =
+  't.id, t.org_id, t.title, t.notes, t.due_at, t.status, t.assignee_id, t.contact_id, t.conversation_id, t.created_by, t.created_at, t.updated_at, t.completed_at';
 
 /** The task as crm.v1.Task (absent optionals for nulls). */
 export function toTask(r: TaskRow) {
@@ -91,7 +92,12 @@ export async function insertTask(db: Queryable, t: NewTask): Promise<boolean> {
 }
 
 /** The org's task; with `viewer`, only one that agent may see. */
-export async function findTask(db: Queryable, orgId: string, id: string, opts: { viewer?: string; forUpdate?: boolean } = {}): Promise<TaskRow | undefined> {
+export async function findTask(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  opts: { viewer?: string; forUpdate?: boolean } = {},
+): Promise<TaskRow | undefined> {
   const visible = opts.viewer ? ` AND ${taskVisibleSql('$3::uuid')}` : '';
   const { rows } = await db.query<TaskRow>({
     name: `crm_task_by_id${opts.viewer ? '_visible' : ''}${opts.forUpdate ? '_lock' : ''}`,
@@ -179,7 +185,10 @@ export async function listTasks(pool: Pool, orgId: string, f: TaskFilter) {
   if (f.viewer) where.push(taskVisibleSql(`${arg(f.viewer)}::uuid`));
   const whereSql = where.join(' AND ');
   const [page, count] = await Promise.all([
-    pool.query<TaskRow>(`SELECT ${FIELDS} FROM tasks t WHERE ${whereSql} ORDER BY t.due_at ASC NULLS LAST, t.created_at, t.id LIMIT ${f.limit} OFFSET ${offsetOf(f)}`, args),
+    pool.query<TaskRow>(
+      `SELECT ${FIELDS} FROM tasks t WHERE ${whereSql} ORDER BY t.due_at ASC NULLS LAST, t.created_at, t.id LIMIT ${f.limit} OFFSET ${offsetOf(f)}`,
+      args,
+    ),
     pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM tasks t WHERE ${whereSql}`, args),
   ]);
   return { data: page.rows.map(toTask), pagination: pagination(f, count.rows[0].n) };

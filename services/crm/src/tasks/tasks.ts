@@ -43,7 +43,11 @@ function optionalTime(v: string | undefined, field: string): Date | null | undef
 }
 
 /** Checks the references a create or update sets (nulls and absent ones need no check). */
-async function checkReferences(deps: Deps, ctx: OrgContext, r: { assigneeId?: string | null; contactId?: string | null; conversationId?: string | null }) {
+async function checkReferences(
+  deps: Deps,
+  ctx: OrgContext,
+  r: { assigneeId?: string | null; contactId?: string | null; conversationId?: string | null },
+) {
   if (r.assigneeId) await deps.users.assertAssignable(ctx, r.assigneeId, 'assigneeId');
   if (r.contactId && !(await findContact(deps.pool, ctx.orgId, r.contactId, false, viewerOf(ctx)))) throw notFound('Contact');
   if (r.conversationId && !(await deps.conversations.visibleConversation(ctx, r.conversationId))) throw notFound('Conversation');

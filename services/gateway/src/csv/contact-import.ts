@@ -66,7 +66,8 @@ export function rowOf(record: CsvRecord, columns: Column[]): ImportRow | ImportE
     // Exports neutralise formula-like cells with an apostrophe (csv-writer.ts): it comes off here.
     const value = unneutralise(record.cells[i].trim());
     const column = i < columns.length ? columns[i] : null;
-    if (i >= columns.length && value) return { line: record.line, field: 'file', message: `the row has ${record.cells.length} cells; the header has ${columns.length}` };
+    if (i >= columns.length && value)
+      return { line: record.line, field: 'file', message: `the row has ${record.cells.length} cells; the header has ${columns.length}` };
     if (!column) continue;
     if ('base' in column) row[column.base] = value;
     else row.customFields[column.custom] = value;
@@ -172,7 +173,12 @@ export async function importUpload(req: IncomingMessage, opts: ImportOptions): P
         continue;
       }
       if (++rows > maxRows) {
-        if (rows === maxRows + 1) report({ line: record.line, field: 'file', message: `the file has more than ${maxRows.toLocaleString('en-US')} rows: this row and the ones after it were not imported` });
+        if (rows === maxRows + 1)
+          report({
+            line: record.line,
+            field: 'file',
+            message: `the file has more than ${maxRows.toLocaleString('en-US')} rows: this row and the ones after it were not imported`,
+          });
         summary.failed++;
         continue;
       }

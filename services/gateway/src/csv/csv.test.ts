@@ -55,7 +55,10 @@ describe('CsvReader', () => {
 
   it('ends with a problem record for a runaway row instead of holding the rest of the file', async () => {
     const records = await read(`a\n"${'x'.repeat(MAX_RECORD_CHARS + 10)}\nb\n`, 64 * 1024);
-    expect(records).toEqual([{ line: 1, cells: ['a'] }, { line: 2, cells: [], problem: expect.stringContaining('longer than') }]);
+    expect(records).toEqual([
+      { line: 1, cells: ['a'] },
+      { line: 2, cells: [], problem: expect.stringContaining('longer than') },
+    ]);
   });
 
   it('ends with a problem record for a row of more than 500 cells, however short (a line of commas)', async () => {
@@ -69,7 +72,10 @@ describe('CsvReader', () => {
 
   it('a line of commas longer than a row may be is a runaway row: the cells past 500 are not kept one by one', async () => {
     const records = await read(`a\n${','.repeat(MAX_RECORD_CHARS + 1000)}\nb\n`, 64 * 1024);
-    expect(records).toEqual([{ line: 1, cells: ['a'] }, { line: 2, cells: [], problem: expect.stringContaining('longer than') }]);
+    expect(records).toEqual([
+      { line: 1, cells: ['a'] },
+      { line: 2, cells: [], problem: expect.stringContaining('longer than') },
+    ]);
   });
 
   /** The records of `text` read as an input cut short (as at the upload size limit). */
@@ -86,17 +92,31 @@ describe('CsvReader', () => {
   }
 
   it('cut(): input that ends early drops the row in progress and ends with the reason', async () => {
-    expect(await readCut('a\nhalf a r')).toEqual([{ line: 1, cells: ['a'] }, { line: 2, cells: [], problem: 'too big' }]);
+    expect(await readCut('a\nhalf a r')).toEqual([
+      { line: 1, cells: ['a'] },
+      { line: 2, cells: [], problem: 'too big' },
+    ]);
   });
 
   it('cut(): a whole row just before the cut is read, and so is the last row of input that ends with a line end', async () => {
     // csv-parse holds the last bytes of its input back until the end (to see a CRLF whole): b's line end among them.
-    expect(await readCut('a\r\nb\r\nc')).toEqual([{ line: 1, cells: ['a'] }, { line: 2, cells: ['b'] }, { line: 3, cells: [], problem: 'too big' }]);
-    expect(await readCut('a\nb\n')).toEqual([{ line: 1, cells: ['a'] }, { line: 2, cells: ['b'] }, { line: 3, cells: [], problem: 'too big' }]);
+    expect(await readCut('a\r\nb\r\nc')).toEqual([
+      { line: 1, cells: ['a'] },
+      { line: 2, cells: ['b'] },
+      { line: 3, cells: [], problem: 'too big' },
+    ]);
+    expect(await readCut('a\nb\n')).toEqual([
+      { line: 1, cells: ['a'] },
+      { line: 2, cells: ['b'] },
+      { line: 3, cells: [], problem: 'too big' },
+    ]);
   });
 
   it('cut(): the reason, not the open quote, ends a file cut inside a quoted cell', async () => {
-    expect(await readCut('a\n"two\nlines, cut')).toEqual([{ line: 1, cells: ['a'] }, { line: 2, cells: [], problem: 'too big' }]);
+    expect(await readCut('a\n"two\nlines, cut')).toEqual([
+      { line: 1, cells: ['a'] },
+      { line: 2, cells: [], problem: 'too big' },
+    ]);
   });
 });
 
@@ -116,7 +136,12 @@ describe('csvLine', () => {
     const next = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 16) % n;
     const cell = () => Array.from({ length: 1 + next(3) }, () => pieces[next(pieces.length)]).join('');
     const records = Array.from({ length: 2000 }, () => Array.from({ length: 1 + next(5) }, cell));
-    const reference = stringify(records, { record_delimiter: '\r\n', quote_record_delimiter: true, quoted_match: /^\s|\s$/, cast: { string: neutralise } });
+    const reference = stringify(records, {
+      record_delimiter: '\r\n',
+      quote_record_delimiter: true,
+      quoted_match: /^\s|\s$/,
+      cast: { string: neutralise },
+    });
     expect(records.map(csvLine).join('')).toBe(reference);
   });
 

@@ -86,7 +86,8 @@ export function publicDocument(ops: Operation[], serverUrl: string) {
     {
       title: 'Messaging CRM public API',
       serverUrl,
-      description: 'Authenticate every call with the `X-API-Key` header (generate the key on the API & webhook settings page). ' + CURSORS_TEXT + WEBHOOKS_TEXT,
+      description:
+        'Authenticate every call with the `X-API-Key` header (generate the key on the API & webhook settings page). ' + CURSORS_TEXT + WEBHOOKS_TEXT,
     },
   );
 }

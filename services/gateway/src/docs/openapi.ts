@@ -27,7 +27,11 @@ const MEDIA: Record<Media, [string, Json]> = {
   html: ['text/html', { type: 'string' }],
   file: [
     'multipart/form-data',
-    { type: 'object', required: ['file'], properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the one file of the form' } } },
+    {
+      type: 'object',
+      required: ['file'],
+      properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the one file of the form' } },
+    },
   ],
   gif: ['image/gif', { type: 'string', contentMediaType: 'image/gif' }],
 };
@@ -69,10 +73,22 @@ function parameters(op: Operation): Json[] {
   const out: Json[] = pathParams(op.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
   if (op.paging) {
     if (!op.paging.limitOnly) out.push({ name: 'page', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } });
-    out.push({ name: 'limit', in: 'query', required: false, description: `default ${op.paging.limit}, at most ${op.paging.max}`, schema: { type: 'integer', minimum: 1, maximum: op.paging.max, default: op.paging.limit } });
+    out.push({
+      name: 'limit',
+      in: 'query',
+      required: false,
+      description: `default ${op.paging.limit}, at most ${op.paging.max}`,
+      schema: { type: 'integer', minimum: 1, maximum: op.paging.max, default: op.paging.limit },
+    });
     if (op.paging.cursor) {
       const at = op.paging.cursor;
-      out.push({ name: 'cursor', in: 'query', required: false, description: 'nextCursor of the previous page, passed back exactly; omit for the first page', schema: { type: 'string' } });
+      out.push({
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description: 'nextCursor of the previous page, passed back exactly; omit for the first page',
+        schema: { type: 'string' },
+      });
       out.push({
         name: 'updatedSince',
         in: 'query',
@@ -117,7 +133,10 @@ function operation(op: Operation): Json {
     responses[status] = { description: SUCCESS_TEXT[Number(status)] ?? 'OK', ...(body ? { content: content(body, 'output') } : {}) };
   }
   for (const status of errorStatuses(op)) {
-    responses[String(status)] = { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    responses[String(status)] = {
+      description: ERROR_TEXT[status] ?? 'Error',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
   }
   const params = parameters(op);
   return {

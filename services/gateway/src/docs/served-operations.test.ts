@@ -10,7 +10,9 @@ describe('servedOperations', () => {
 
   it('leaves them out in production and with the real driver', () => {
     expect(sandboxPaths(servedOperations({ NODE_ENV: 'production', CHATNET_DRIVER: 'sandbox' }))).toEqual([]);
-    expect(sandboxPaths(servedOperations({ NODE_ENV: 'development', CHATNET_DRIVER: 'zca' })).filter((p) => p.includes('/sandbox/accounts/'))).toEqual([]);
+    expect(
+      sandboxPaths(servedOperations({ NODE_ENV: 'development', CHATNET_DRIVER: 'zca' })).filter((p) => p.includes('/sandbox/accounts/')),
+    ).toEqual([]);
     expect(servedOperations({ NODE_ENV: 'production', CHATNET_DRIVER: 'zca' }).length).toBe(OPERATIONS.filter((o) => !o.sandbox).length);
   });
 

@@ -54,7 +54,8 @@ const CursorBody = z
   })
   .strict();
 
-const notOurs = (message = 'is not a valid cursor; pass nextCursor exactly as a previous page returned it') => badRequest([{ field: 'cursor', message }]);
+const notOurs = (message = 'is not a valid cursor; pass nextCursor exactly as a previous page returned it') =>
+  badRequest([{ field: 'cursor', message }]);
 
 function decode(raw: string, list: CursorList): { order: 'default' | 'updated'; after: { value: string; id: string }; s?: string } {
   if (raw.length > MAX_CURSOR || !/^[A-Za-z0-9_-]+$/.test(raw)) throw notOurs();
@@ -95,7 +96,8 @@ export function publicPage(req: Request, list: CursorList, defaultLimit: number,
   if (raw === undefined || raw === '') return { limit, keyset: { order: since ? 'updated' : 'default', updatedSince: since ?? '' } };
   if (typeof raw !== 'string') throw notOurs();
   const c = decode(raw, list);
-  if (since !== undefined && since !== c.s) throw badRequest([{ field: 'updatedSince', message: 'differs from the one this cursor was made with; leave it out when passing a cursor' }]);
+  if (since !== undefined && since !== c.s)
+    throw badRequest([{ field: 'updatedSince', message: 'differs from the one this cursor was made with; leave it out when passing a cursor' }]);
   return { limit, keyset: { order: c.order, after: c.after, updatedSince: c.s ?? '' } };
 }
 

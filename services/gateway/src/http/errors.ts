@@ -48,7 +48,10 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       if (e.code === INTERNAL_CREDENTIAL_REFUSED) {
         // The service refused the gateway's own credential: the deployment's keys do not match (or an address points
         // at another deployment's service). Not the caller's fault: a 401 here would sign a valid user out.
-        log.error({ requestId: res.locals.requestId, ...traceFieldsOf(res), path: req.path, reason: e.message }, 'a backend service refused the gateway\'s internal credential');
+        log.error(
+          { requestId: res.locals.requestId, ...traceFieldsOf(res), path: req.path, reason: e.message },
+          "a backend service refused the gateway's internal credential",
+        );
         return sendError(res, 502, 'bad_gateway', 'A backend service refused the gateway; the deployment needs attention');
       }
       if (e.retryAfter) res.setHeader('Retry-After', String(e.retryAfter));

@@ -9,10 +9,12 @@ function run(handlers: RequestHandler[]): Promise<{ err?: unknown }> {
 describe('inSequence', () => {
   it('runs the handlers in order, then the next layer', async () => {
     const seen: number[] = [];
-    const h = (n: number): RequestHandler => (_req, _res, next) => {
-      seen.push(n);
-      next();
-    };
+    const h =
+      (n: number): RequestHandler =>
+      (_req, _res, next) => {
+        seen.push(n);
+        next();
+      };
     expect(await run([h(1), h(2), h(3)])).toEqual({ err: undefined });
     expect(seen).toEqual([1, 2, 3]);
   });
@@ -25,8 +27,26 @@ describe('inSequence', () => {
     const thrown = new Error('thrown');
     const rejected = new Error('rejected');
     expect((await run([(_q, _s, next) => next(passed), never])).err).toBe(passed);
-    expect((await run([() => { throw thrown; }, never])).err).toBe(thrown);
-    expect((await run([async () => { throw rejected; }, never])).err).toBe(rejected);
+    expect(
+      (
+        await run([
+          () => {
+            throw thrown;
+          },
+          never,
+        ])
+      ).err,
+    ).toBe(thrown);
+    expect(
+      (
+        await run([
+          async () => {
+            throw rejected;
+          },
+          never,
+        ])
+      ).err,
+    ).toBe(rejected);
   });
 
   it('a handler that answers without calling next ends the request there', async () => {

@@ -28,7 +28,9 @@ export type RateLimitName = 'user' | 'api_key' | 'api_key_failures' | 'auth_ip' 
 /** Counts 429s by limit (`http_rate_limit_rejections_total`); a no-op without metrics. */
 export function rateLimitRejections(metrics: Metrics | undefined): (limit: RateLimitName) => void {
   if (!metrics) return () => undefined;
-  const counter = metrics.counter('http_rate_limit_rejections_total', 'Requests the gateway refused with 429, by the limit that refused them', ['limit']);
+  const counter = metrics.counter('http_rate_limit_rejections_total', 'Requests the gateway refused with 429, by the limit that refused them', [
+    'limit',
+  ]);
   return (limit) => counter.labels(limit).inc();
 }
 

@@ -42,7 +42,8 @@ export function routeTable(app: Express): { method: string; path: string }[] {
   const walk = (stack: Layer[], prefix: string) => {
     for (const layer of stack) {
       if (layer.route) for (const method of methodsOf(layer.route)) out.push({ method, path: prefix + layer.route.path });
-      else if (layer.handle.stack && typeof layer.rawPath === 'string') walk(layer.handle.stack, prefix + (layer.rawPath === '/' ? '' : layer.rawPath));
+      else if (layer.handle.stack && typeof layer.rawPath === 'string')
+        walk(layer.handle.stack, prefix + (layer.rawPath === '/' ? '' : layer.rawPath));
     }
   };
   walk(stackOf(app), '');
@@ -59,7 +60,8 @@ export function routeTemplates(app: Express): WeakMap<object, string> {
     for (const layer of stack) {
       if (layer.route) {
         if (!out.has(layer.route)) out.set(layer.route, prefix + layer.route.path);
-      } else if (layer.handle.stack && typeof layer.rawPath === 'string') walk(layer.handle.stack, prefix + (layer.rawPath === '/' ? '' : layer.rawPath));
+      } else if (layer.handle.stack && typeof layer.rawPath === 'string')
+        walk(layer.handle.stack, prefix + (layer.rawPath === '/' ? '' : layer.rawPath));
     }
   };
   walk(stackOf(app), '');

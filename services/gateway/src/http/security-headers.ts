@@ -6,7 +6,10 @@ type Recorded = { set: [string, string][]; removed: string[] };
 /** What helmet's defaults do to one response, recorded. */
 function record(): Recorded {
   const out: Recorded = { set: [], removed: [] };
-  const recorder = { setHeader: (name: string, value: unknown) => out.set.push([name, String(value)]), removeHeader: (name: string) => out.removed.push(name) };
+  const recorder = {
+    setHeader: (name: string, value: unknown) => out.set.push([name, String(value)]),
+    removeHeader: (name: string) => out.removed.push(name),
+  };
   let done = false;
   helmet()({} as never, recorder as never, (err?: unknown) => {
     if (err) throw err;

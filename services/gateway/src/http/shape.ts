@@ -8,7 +8,10 @@ export function orNull(v: string | null | undefined): string | null {
 }
 
 /** `o` with each of `keys` passed through orNull; the other fields as they are. */
-export function nullIfEmpty<T extends Record<string, unknown>, K extends keyof T & string>(o: T, keys: readonly K[]): Omit<T, K> & Record<K, string | null> {
+export function nullIfEmpty<T extends Record<string, unknown>, K extends keyof T & string>(
+  o: T,
+  keys: readonly K[],
+): Omit<T, K> & Record<K, string | null> {
   const out: Record<string, unknown> = { ...o };
   for (const k of keys) out[k] = orNull(o[k] as string | null | undefined);
   return out as Omit<T, K> & Record<K, string | null>;

@@ -58,7 +58,10 @@ export function streamProxy(opts: StreamProxyOptions): RequestHandler {
           (res as { destroy(): void }).destroy();
           return;
         }
-        opts.log.error({ err, requestId: response.locals.requestId, ...traceFieldsOf(response), path: (req as Request).originalUrl }, `proxying to ${opts.serviceName} failed`);
+        opts.log.error(
+          { err, requestId: response.locals.requestId, ...traceFieldsOf(response), path: (req as Request).originalUrl },
+          `proxying to ${opts.serviceName} failed`,
+        );
         sendError(response, 503, 'unavailable', `The ${opts.serviceName} service is unavailable; try again shortly`);
       },
     },

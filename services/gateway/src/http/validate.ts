@@ -83,7 +83,10 @@ function httpUrl(opts: { max?: number; allowEmpty?: boolean } = {}) {
     .string({ error: 'must be a string' })
     .trim()
     .max(max, `must be at most ${max} characters`)
-    .refine((v) => (opts.allowEmpty && v === '') || isHttpUrl(v), opts.allowEmpty ? 'must be an http or https URL (or empty)' : 'must be an http or https URL');
+    .refine(
+      (v) => (opts.allowEmpty && v === '') || isHttpUrl(v),
+      opts.allowEmpty ? 'must be an http or https URL (or empty)' : 'must be an http or https URL',
+    );
 }
 
 // ------------------------------------------------------------------------------------------- dates
@@ -151,12 +154,19 @@ export const s = {
   email: () => z.string({ error: 'is required' }).trim().email('must be a valid email address'),
   httpUrl,
   enumOf: <T extends string>(values: readonly [T, ...T[]]) => z.enum(values, { error: `must be one of ${values.join(', ')}` }),
-  optionalQueryEnum: <T extends string>(values: readonly [T, ...T[]]) =>
-    z.enum(values, { error: `must be one of ${values.join(', ')}` }).optional(),
+  optionalQueryEnum: <T extends string>(values: readonly [T, ...T[]]) => z.enum(values, { error: `must be one of ${values.join(', ')}` }).optional(),
   /** A calendar date (YYYY-MM-DD) that exists, in years 1-9999. */
   date: () => z.string({ error: 'is required' }).refine((v) => calendarDate(v) !== undefined, DATE_MESSAGE),
   /** An ISO 8601 timestamp (a real date, HH:MM[:SS[.fff]], optional zone; a bare date is its UTC midnight) in years 1-9999. */
-  timestamp: () => z.string({ error: 'is required' }).trim().refine((v) => parseDateOrTime(v) !== undefined, 'must be an ISO 8601 timestamp in years 0001-9999'),
+  timestamp: () =>
+    z
+      .string({ error: 'is required' })
+      .trim()
+      .refine((v) => parseDateOrTime(v) !== undefined, 'must be an ISO 8601 timestamp in years 0001-9999'),
   /** A date or a timestamp, as list filters take them (see dateRange). */
-  dateOrTimestamp: () => z.string().max(40, 'must be at most 40 characters').refine((v) => parseDateOrTime(v.trim()) !== undefined, DATE_OR_TIME_MESSAGE),
+  dateOrTimestamp: () =>
+    z
+      .string()
+      .max(40, 'must be at most 40 characters')
+      .refine((v) => parseDateOrTime(v.trim()) !== undefined, DATE_OR_TIME_MESSAGE),
 };

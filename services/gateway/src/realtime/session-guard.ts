@@ -133,7 +133,10 @@ export async function startSessionGuard(deps: GuardDeps): Promise<SessionGuard> 
       void socket.join(sessionRoom(claims.jti)); // the Redis adapter keeps rooms in memory: join is synchronous
       const delay = claims.exp * 1000 - Date.now();
       if (delay <= MAX_TIMER_MS) {
-        timers.set(socket.id, setTimeout(() => end(socket, 'token_expired'), Math.max(0, delay)));
+        timers.set(
+          socket.id,
+          setTimeout(() => end(socket, 'token_expired'), Math.max(0, delay)),
+        );
       }
       socket.once('disconnect', () => {
         clearTimeout(timers.get(socket.id));

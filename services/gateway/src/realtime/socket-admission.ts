@@ -12,7 +12,10 @@ export function originAllowed(req: IncomingMessage, corsOrigins: string): boolea
   const origin = req.headers.origin;
   if (!origin) return true;
   if (corsOrigins.trim() === '*') return true;
-  const allowed = corsOrigins.split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean);
+  const allowed = corsOrigins
+    .split(',')
+    .map((o) => o.trim().replace(/\/$/, ''))
+    .filter(Boolean);
   if (allowed.includes(origin)) return true;
   try {
     return new URL(origin).host === req.headers.host;
@@ -102,7 +105,14 @@ export class SocketsPerUser {
     const answer = Number(
       await this.redis.eval(ADMIT, {
         keys: this.presenceKeys(userId),
-        arguments: [String(now), String(now + this.timing.entryTtlMs), String(this.perUser), socketId, String(this.timing.entryTtlMs), `${orgId}:${userId}`],
+        arguments: [
+          String(now),
+          String(now + this.timing.entryTtlMs),
+          String(this.perUser),
+          socketId,
+          String(this.timing.entryTtlMs),
+          `${orgId}:${userId}`,
+        ],
       }),
     );
     if (answer < 0) return false;
@@ -124,7 +134,9 @@ export class SocketsPerUser {
 
   /** Removes the socket's entry (none: a reaper's look at the user) and reports the user gone when none is left. */
   private async removeEntry(orgId: string, userId: string, socketId: string): Promise<void> {
-    const seq = Number(await this.redis.eval(RELEASE, { keys: this.presenceKeys(userId), arguments: [String(Date.now()), socketId, `${orgId}:${userId}`] }));
+    const seq = Number(
+      await this.redis.eval(RELEASE, { keys: this.presenceKeys(userId), arguments: [String(Date.now()), socketId, `${orgId}:${userId}`] }),
+    );
     if (seq > 0) this.onPresence({ orgId, userId, connected: false, seq });
   }
 

@@ -65,12 +65,19 @@ const ROUTED = [
  * Event type → how it reaches sockets; conversation events are narrowed by `audience` (inbox visibility). The data
  * is what its schema parsed (the consumer's parseData), so the payload holds only the fields the schema describes.
  */
-export async function routeEvent(e: EventEnvelope, audience: InboxAudience): Promise<{ rooms: string[]; event: string; payload: unknown } | undefined> {
+export async function routeEvent(
+  e: EventEnvelope,
+  audience: InboxAudience,
+): Promise<{ rooms: string[]; event: string; payload: unknown } | undefined> {
   if (!isEventOf(e, ...ROUTED)) return undefined;
   const org = `org:${e.orgId}`;
   switch (e.type) {
     case 'chatnet_account.qr':
-      return { rooms: [`account:${e.data.accountId}`], event: 'qr', payload: { accountId: e.data.accountId, qr: e.data.qr, expiresAt: e.data.expiresAt } };
+      return {
+        rooms: [`account:${e.data.accountId}`],
+        event: 'qr',
+        payload: { accountId: e.data.accountId, qr: e.data.qr, expiresAt: e.data.expiresAt },
+      };
     case 'chatnet_account.connected':
     case 'chatnet_account.disconnected':
       return {
@@ -97,7 +104,11 @@ export async function routeEvent(e: EventEnvelope, audience: InboxAudience): Pro
     case 'notification.created': {
       // A notification for one user, for the roles at or above `audienceRole`, or for the whole org.
       const { userId, audienceRole } = e.data;
-      const rooms = userId ? [`user:${userId}`] : audienceRole ? ROLES.filter((r) => roleRank(r) >= roleRank(audienceRole)).map((r) => `${org}:role:${r}`) : [org];
+      const rooms = userId
+        ? [`user:${userId}`]
+        : audienceRole
+          ? ROLES.filter((r) => roleRank(r) >= roleRank(audienceRole)).map((r) => `${org}:role:${r}`)
+          : [org];
       return { rooms, event: 'notification', payload: e.data };
     }
     case 'user.availability_changed':
@@ -124,7 +135,15 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   const presence = new PresenceReporter(clients, log);
   const perUser = new SocketsPerUser(redis, config.REDIS_PREFIX, config.SOCKETS_PER_USER, log, (change) => presence.report(change));
   io.adapter(createAdapter(adapterPublisher(pub, log), sub, { key: `${config.REDIS_PREFIX}socket.io` }));
-  const guard = await startSessionGuard({ io, redis, sync: deps.sync, tokens: deps.tokens, prefix: config.REDIS_PREFIX, resyncMs: config.SOCKET_SESSION_RESYNC_MS, log });
+  const guard = await startSessionGuard({
+    io,
+    redis,
+    sync: deps.sync,
+    tokens: deps.tokens,
+    prefix: config.REDIS_PREFIX,
+    resyncMs: config.SOCKET_SESSION_RESYNC_MS,
+    log,
+  });
   const audience = new InboxAudience(
     (orgId) => clients.messaging.GetInboxAudience({}, { orgId, userId: '', role: '', requestId: `realtime-${orgId}` }),
     config.SOCKET_AUDIENCE_CACHE_MS,
@@ -146,7 +165,8 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
       return next(new Error('unavailable'));
     }
     try {
-      if (!(await perUser.admit(claims.sub, claims.org, socket.id))) return next(Object.assign(new Error('too_many_connections'), { data: { reason: 'too_many_connections', limit: config.SOCKETS_PER_USER } }));
+      if (!(await perUser.admit(claims.sub, claims.org, socket.id)))
+        return next(Object.assign(new Error('too_many_connections'), { data: { reason: 'too_many_connections', limit: config.SOCKETS_PER_USER } }));
     } catch (err) {
       log.warn({ err }, 'socket handshake: connection count unavailable');
       return next(new Error('unavailable'));
@@ -172,7 +192,10 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
       if (!m) return reply({ ok: false, error: 'room must be account:<id>' });
       let pending: { qr?: string; expiresAt?: string };
       try {
-        pending = await clients['chatnet-connector'].GetPendingQr({ id: m[1] }, { orgId: claims.org, userId: claims.sub, role: claims.role, requestId: socket.id });
+        pending = await clients['chatnet-connector'].GetPendingQr(
+          { id: m[1] },
+          { orgId: claims.org, userId: claims.sub, role: claims.role, requestId: socket.id },
+        );
       } catch {
         return reply({ ok: false, error: 'account not found' });
       }
@@ -191,7 +214,20 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
-    bindings: ['chatnet_account.*', 'message.received', 'message.sent', 'message.seen', 'message.recalled', 'message.reaction', 'conversation.assigned', 'conversation.status_changed', 'conversation.priority_changed', 'conversation.csat_received', 'notification.created', 'user.availability_changed'],
+    bindings: [
+      'chatnet_account.*',
+      'message.received',
+      'message.sent',
+      'message.seen',
+      'message.recalled',
+      'message.reaction',
+      'conversation.assigned',
+      'conversation.status_changed',
+      'conversation.priority_changed',
+      'conversation.csat_received',
+      'notification.created',
+      'user.availability_changed',
+    ],
     logger: log,
     metrics: deps.metrics,
     maxAttempts: 2,

@@ -53,7 +53,12 @@ export function teamPerformanceOut(t: TeamPerformance) {
   return {
     period: t.period,
     team: t.team.map(memberOut),
-    teamTotal: { contactsAssigned: total.contactsAssigned, messagesReplied: total.messagesReplied, conversionRate: orZero(total.conversionRate), revenueGenerated: total.revenueGenerated },
+    teamTotal: {
+      contactsAssigned: total.contactsAssigned,
+      messagesReplied: total.messagesReplied,
+      conversionRate: orZero(total.conversionRate),
+      revenueGenerated: total.revenueGenerated,
+    },
   };
 }
 

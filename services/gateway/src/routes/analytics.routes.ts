@@ -60,7 +60,10 @@ export function analyticsRoutes({ clients }: RouteDeps): ServiceRoutes {
 
   internal.get('/analytics/response-time', async (req, res) => {
     const q = query(req, ResponseTimeQuery);
-    const r = await analytics().ResponseTime({ ...range(q.dateFrom, q.dateTo), slaMinutes: q.slaMinutes ?? 0, businessHours: q.businessHours ?? false }, ctxOf(req, res));
+    const r = await analytics().ResponseTime(
+      { ...range(q.dateFrom, q.dateTo), slaMinutes: q.slaMinutes ?? 0, businessHours: q.businessHours ?? false },
+      ctxOf(req, res),
+    );
     res.json(responseTimeOut(r));
   });
 

@@ -1,4 +1,15 @@
-import { campaignBriefOut, campaignCreatedOut, campaignOut, notificationOut, recipientOut, ruleCreatedOut, ruleOut, runOut, templateCreatedOut, templateOut } from './automation.out';
+import {
+  campaignBriefOut,
+  campaignCreatedOut,
+  campaignOut,
+  notificationOut,
+  recipientOut,
+  ruleCreatedOut,
+  ruleOut,
+  runOut,
+  templateCreatedOut,
+  templateOut,
+} from './automation.out';
 import { channelOut, suppressionOut } from './email.out';
 import { campaign, emailChannel, recipient, rule, run, template } from '../test-support/automation-fixtures';
 import { AT, ID, OTHER_ID } from '../test-support/crm-fixtures';
@@ -24,40 +35,102 @@ describe('automation mappers', () => {
   });
 
   it('ruleOut: set_priority’s "" (a cleared priority over gRPC) reads null, a priority as written', () => {
-    const actions = [{ type: 'set_priority', priority: '' }, { type: 'set_priority', priority: 'urgent' }];
-    expect(ruleOut(rule({ actions })).actions).toEqual([{ type: 'set_priority', priority: null }, { type: 'set_priority', priority: 'urgent' }]);
+    const actions = [
+      { type: 'set_priority', priority: '' },
+      { type: 'set_priority', priority: 'urgent' },
+    ];
+    expect(ruleOut(rule({ actions })).actions).toEqual([
+      { type: 'set_priority', priority: null },
+      { type: 'set_priority', priority: 'urgent' },
+    ]);
   });
 
   it('runOut: no contact, error, resume or finish is null', () => {
     expect(runOut(run())).toEqual({
-      id: ID, ruleId: OTHER_ID, eventId: 'e1', eventType: 'contact.created', contactId: null, status: 'running', actionsDone: 0, totalActions: 1,
-      error: null, attempts: 1, resumeAt: null, createdAt: AT, updatedAt: AT, finishedAt: null,
+      id: ID,
+      ruleId: OTHER_ID,
+      eventId: 'e1',
+      eventType: 'contact.created',
+      contactId: null,
+      status: 'running',
+      actionsDone: 0,
+      totalActions: 1,
+      error: null,
+      attempts: 1,
+      resumeAt: null,
+      createdAt: AT,
+      updatedAt: AT,
+      finishedAt: null,
     });
     expect(runOut(run({ contactId: ID, error: 'boom', finishedAt: AT }))).toMatchObject({ contactId: ID, error: 'boom', finishedAt: AT });
   });
 
   it('templateOut: no category is null', () => {
-    expect(templateOut(template())).toEqual({ id: ID, name: 'Hello', content: 'Hi {{name}}', category: null, variables: ['name'], createdAt: AT, updatedAt: AT });
+    expect(templateOut(template())).toEqual({
+      id: ID,
+      name: 'Hello',
+      content: 'Hi {{name}}',
+      category: null,
+      variables: ['name'],
+      createdAt: AT,
+      updatedAt: AT,
+    });
     expect(templateOut(template({ category: 'greeting' })).category).toBe('greeting');
     expect(templateCreatedOut(template())).toEqual({ id: ID, name: 'Hello', createdAt: AT });
   });
 
   it('campaignOut: variables as an object ({} when none), absent text and times null', () => {
     const out = campaignOut(campaign());
-    expect(out).toMatchObject({ description: null, subject: null, schedule: null, variables: {}, lastError: null, activatedAt: null, completedAt: null, cancelledAt: null });
+    expect(out).toMatchObject({
+      description: null,
+      subject: null,
+      schedule: null,
+      variables: {},
+      lastError: null,
+      activatedAt: null,
+      completedAt: null,
+      cancelledAt: null,
+    });
     expect(Object.values(out)).not.toContain('');
-    const set = campaignOut(campaign({ description: 'd', subject: 'Hi', schedule: AT, variablesJson: '{"code":"X1"}', lastError: 'smtp down', activatedAt: AT }));
+    const set = campaignOut(
+      campaign({ description: 'd', subject: 'Hi', schedule: AT, variablesJson: '{"code":"X1"}', lastError: 'smtp down', activatedAt: AT }),
+    );
     expect(set).toMatchObject({ description: 'd', subject: 'Hi', schedule: AT, variables: { code: 'X1' }, lastError: 'smtp down', activatedAt: AT });
-    expect(campaignBriefOut(campaign())).toEqual({ id: ID, name: 'Spring', type: 'broadcast', status: 'draft', contactCount: 0, sentCount: 0, openRate: 0, createdAt: AT });
+    expect(campaignBriefOut(campaign())).toEqual({
+      id: ID,
+      name: 'Spring',
+      type: 'broadcast',
+      status: 'draft',
+      contactCount: 0,
+      sentCount: 0,
+      openRate: 0,
+      createdAt: AT,
+    });
     expect(campaignCreatedOut(campaign())).toEqual({ id: ID, name: 'Spring', status: 'draft', createdAt: AT });
   });
 
   it('recipientOut: a missing phone, email, error, conversation, message and times are null', () => {
     expect(recipientOut(recipient())).toEqual({
-      contactId: OTHER_ID, name: 'Ann', phone: null, email: null, status: 'pending', error: null, attempts: 0, conversationId: null, messageId: null,
-      sentAt: null, repliedAt: null, nextAttemptAt: null, updatedAt: AT, seenAt: null,
+      contactId: OTHER_ID,
+      name: 'Ann',
+      phone: null,
+      email: null,
+      status: 'pending',
+      error: null,
+      attempts: 0,
+      conversationId: null,
+      messageId: null,
+      sentAt: null,
+      repliedAt: null,
+      nextAttemptAt: null,
+      updatedAt: AT,
+      seenAt: null,
     });
-    expect(recipientOut(recipient({ phone: '+84912345678', email: 'ann@example.com', sentAt: AT }))).toMatchObject({ phone: '+84912345678', email: 'ann@example.com', sentAt: AT });
+    expect(recipientOut(recipient({ phone: '+84912345678', email: 'ann@example.com', sentAt: AT }))).toMatchObject({
+      phone: '+84912345678',
+      email: 'ann@example.com',
+      sentAt: AT,
+    });
   });
 
   it('notificationOut: no resource is null', () => {
@@ -68,10 +141,28 @@ describe('automation mappers', () => {
 
   it('channelOut: the organization’s own server shows its settings, never the password; otherwise nulls', () => {
     expect(channelOut(emailChannel())).toEqual({
-      source: 'organization', configured: true, host: 'smtp.example.com', port: 587, secure: false, user: 'mailer', passwordSet: true, fromAddress: 'crm@example.com', fromName: 'CRM', updatedAt: AT,
+      source: 'organization',
+      configured: true,
+      host: 'smtp.example.com',
+      port: 587,
+      secure: false,
+      user: 'mailer',
+      passwordSet: true,
+      fromAddress: 'crm@example.com',
+      fromName: 'CRM',
+      updatedAt: AT,
     });
     expect(channelOut(emailChannel({ source: 'none', passwordSet: false, updatedAt: undefined }))).toEqual({
-      source: 'none', configured: false, host: null, port: null, secure: null, user: null, passwordSet: false, fromAddress: null, fromName: null, updatedAt: null,
+      source: 'none',
+      configured: false,
+      host: null,
+      port: null,
+      secure: null,
+      user: null,
+      passwordSet: false,
+      fromAddress: null,
+      fromName: null,
+      updatedAt: null,
     });
   });
 

@@ -59,7 +59,15 @@ export function runOut(r: Run) {
 
 /** A message template: no category is null. */
 export function templateOut(t: Template) {
-  return { id: t.id, name: t.name, content: t.content, category: orNull(t.category), variables: t.variables, createdAt: t.createdAt, updatedAt: t.updatedAt };
+  return {
+    id: t.id,
+    name: t.name,
+    content: t.content,
+    category: orNull(t.category),
+    variables: t.variables,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+  };
 }
 
 export function templateCreatedOut(t: Template) {

@@ -65,7 +65,11 @@ export const Action = z.object(
     userId: str(100).optional(),
     tag: str(LIMITS.tag).optional(),
     // "10m", "2h", or a number of seconds.
-    duration: z.union([str(20), z.number({ error: 'must be a duration like "10m" or a number of seconds' })], { error: 'must be a duration like "10m" or a number of seconds' }).optional(),
+    duration: z
+      .union([str(20), z.number({ error: 'must be a duration like "10m" or a number of seconds' })], {
+        error: 'must be a duration like "10m" or a number of seconds',
+      })
+      .optional(),
     notificationType: str(LIMITS.slug).optional(),
     // create_task: minutes from the run to the task's due time, and whom it is for.
     dueInMinutes: z
@@ -122,7 +126,9 @@ export const NewCampaign = z.object({
   chatnetAccountId: z
     .union([str(100), z.null()], { error: 'must be a chat-network account id or null' })
     .optional()
-    .describe('broadcasts: the account that writes first to recipients without a conversation; unset: the account the contact last used, else the org’s most recently connected one (null on update clears it)'),
+    .describe(
+      'broadcasts: the account that writes first to recipients without a conversation; unset: the account the contact last used, else the org’s most recently connected one (null on update clears it)',
+    ),
 });
 
 export const ScheduleBody = z.object({ schedule: str(100).optional() });
@@ -244,7 +250,10 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
     const b = parse(NewTemplate, req.body);
     res.json(
       templateOut(
-        await automation().UpdateTemplate({ ...b, id: req.params.id, variables: b.variables ?? [], setVariables: b.variables !== undefined }, ctxOf(req, res)),
+        await automation().UpdateTemplate(
+          { ...b, id: req.params.id, variables: b.variables ?? [], setVariables: b.variables !== undefined },
+          ctxOf(req, res),
+        ),
       ),
     );
   });
@@ -288,7 +297,10 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   });
 
   r.get('/notifications', async (req, res) => {
-    const out = await automation().ListNotifications({ ...pageParams(req, 50), unreadOnly: parse(NotificationQuery, req.query).unreadOnly }, ctxOf(req, res));
+    const out = await automation().ListNotifications(
+      { ...pageParams(req, 50), unreadOnly: parse(NotificationQuery, req.query).unreadOnly },
+      ctxOf(req, res),
+    );
     res.json({ data: out.data.map(notificationOut), unreadCount: out.unreadCount, pagination: out.pagination });
   });
   r.post('/notifications/read-all', async (req, res) => {

@@ -163,7 +163,13 @@ describe('message mappers', () => {
   });
 
   it('conversationNoteOut lists the note’s fields', () => {
-    expect(conversationNoteOut(f.note())).toEqual({ id: ID, content: 'Call her back @Olive', authorId: OTHER_ID, mentions: [OTHER_ID], createdAt: AT });
+    expect(conversationNoteOut(f.note())).toEqual({
+      id: ID,
+      content: 'Call her back @Olive',
+      authorId: OTHER_ID,
+      mentions: [OTHER_ID],
+      createdAt: AT,
+    });
     expect(conversationNoteOut({ ...f.note(), mentions: [] }).mentions).toEqual([]);
   });
 
@@ -192,11 +198,21 @@ describe('message mappers', () => {
       recalledAt: null,
     });
     expect(sentOut(f.sent({ quote: f.quote() })).quote).toEqual(f.quote());
-    expect(sentOut(f.sent({ senderName: 'Olive', attachments: [f.attachment()] }))).toMatchObject({ senderName: 'Olive', attachments: [f.attachment()] });
+    expect(sentOut(f.sent({ senderName: 'Olive', attachments: [f.attachment()] }))).toMatchObject({
+      senderName: 'Olive',
+      attachments: [f.attachment()],
+    });
   });
 
   it('presetOut: no category is null, a category passes through', () => {
-    expect(presetOut(f.preset())).toEqual({ id: ID, name: 'Opening hours', content: 'We open at nine', category: null, createdAt: AT, updatedAt: LATER });
+    expect(presetOut(f.preset())).toEqual({
+      id: ID,
+      name: 'Opening hours',
+      content: 'We open at nine',
+      category: null,
+      createdAt: AT,
+      updatedAt: LATER,
+    });
     expect(presetOut(f.preset('hours')).category).toBe('hours');
   });
 });
@@ -256,7 +272,9 @@ describe('public mappers', () => {
       recalledAt: LATER,
       status: 'recalled',
     });
-    expect(publicMessageOut(f.publicMessage({ senderType: 'contact', senderName: 'Lan', attachments: [f.attachment()], status: 'seen' }))).toMatchObject({
+    expect(
+      publicMessageOut(f.publicMessage({ senderType: 'contact', senderName: 'Lan', attachments: [f.attachment()], status: 'seen' })),
+    ).toMatchObject({
       senderType: 'contact',
       senderName: 'Lan',
       attachments: [f.attachment()],
@@ -267,11 +285,25 @@ describe('public mappers', () => {
 
 describe('folder, counts, inbox settings and search mappers', () => {
   it('folderOut names every field of a folder and nothing else', () => {
-    expect(folderOut({ ...f.folder(), extra: 'x' } as ReturnType<typeof f.folder>)).toEqual({ id: ID, name: 'VIP', color: '#3B82F6', conversationCount: 3, createdAt: AT });
+    expect(folderOut({ ...f.folder(), extra: 'x' } as ReturnType<typeof f.folder>)).toEqual({
+      id: ID,
+      name: 'VIP',
+      color: '#3B82F6',
+      conversationCount: 3,
+      createdAt: AT,
+    });
   });
 
   it('countsOut names every tab count and nothing else', () => {
-    expect(countsOut({ ...f.counts(), extra: 1 } as ReturnType<typeof f.counts>, { v1: 2 })).toEqual({ total: 9, unread: 4, unreplied: 2, archived: 1, mine: 3, unassigned: 5, views: { v1: 2 } });
+    expect(countsOut({ ...f.counts(), extra: 1 } as ReturnType<typeof f.counts>, { v1: 2 })).toEqual({
+      total: 9,
+      unread: 4,
+      unreplied: 2,
+      archived: 1,
+      mine: 3,
+      unassigned: 5,
+      views: { v1: 2 },
+    });
   });
 
   it('inboxSettingsOut names every setting, null for what is not set, and nothing else', () => {

@@ -45,7 +45,15 @@ function afterSendOut(m: { quote: Quote | null; reactions: Reaction[]; recalledA
 
 /** A file sent with a message (as POST /chat/attachments answered it); `expiredAt` null while its bytes are kept. */
 export function attachmentOut(a: Attachment) {
-  return { id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: a.url, uploadedAt: a.uploadedAt, expiredAt: a.expiredAt ?? null };
+  return {
+    id: a.id,
+    filename: a.filename,
+    size: a.size,
+    contentType: a.contentType,
+    url: a.url,
+    uploadedAt: a.uploadedAt,
+    expiredAt: a.expiredAt ?? null,
+  };
 }
 
 /** A conversation's SLA (issue #29): due times of windows not running, and no breach, are null. */
@@ -154,7 +162,8 @@ export function conversationNoteOut(n: Note) {
 
 /** A timeline item: `{kind: 'message', ...Message}` or `{kind: 'note', ...Note, private: true}` (notes are never sent). */
 export function timelineOut(t: TimelineItem) {
-  if (t.kind === 'note') return { kind: 'note' as const, ...conversationNoteOut(answered(t.note, 'messaging GetConversation: timeline note')), private: true as const };
+  if (t.kind === 'note')
+    return { kind: 'note' as const, ...conversationNoteOut(answered(t.note, 'messaging GetConversation: timeline note')), private: true as const };
   return { kind: 'message' as const, ...messageOut(answered(t.message, 'messaging GetConversation: timeline message')) };
 }
 

@@ -113,7 +113,11 @@ export const BulkConversations = z.discriminatedUnion(
 
 /** A message the inbox sends by itself: text, or null for none. */
 const autoMessage = () =>
-  z.string({ error: 'must be text or null' }).max(rules.AUTO_MESSAGE_MAX, `must be at most ${rules.AUTO_MESSAGE_MAX} characters`).nullable().optional();
+  z
+    .string({ error: 'must be text or null' })
+    .max(rules.AUTO_MESSAGE_MAX, `must be at most ${rules.AUTO_MESSAGE_MAX} characters`)
+    .nullable()
+    .optional();
 
 /** PUT /settings/inbox: a partial update, every field optional (one absent keeps its value), at least one sent. */
 export const InboxSettings = z
@@ -145,7 +149,11 @@ export const InboxSettings = z
   })
   .superRefine((v, ctx) => {
     if (Object.values(v).every((x) => x === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['agentVisibility'], message: 'send at least one of agentVisibility, autoCloseAfterMinutes, autoCloseMessage, outOfHoursMessage, csat' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['agentVisibility'],
+        message: 'send at least one of agentVisibility, autoCloseAfterMinutes, autoCloseMessage, outOfHoursMessage, csat',
+      });
     }
   });
 
@@ -195,7 +203,10 @@ export const Send = z
   })
   .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required' })
   // A scheduled message is sent as written, without a quote: refused rather than dropped without a word.
-  .refine((b) => !(b.sendAt && b.replyToMessageId), { path: ['replyToMessageId'], message: 'cannot be combined with sendAt (a scheduled message quotes nothing)' });
+  .refine((b) => !(b.sendAt && b.replyToMessageId), {
+    path: ['replyToMessageId'],
+    message: 'cannot be combined with sendAt (a scheduled message quotes nothing)',
+  });
 
 // The spec's send body names the account zaloAccountId, the rest of the API chatnetAccountId: either is accepted.
 export const PublicSend = z
@@ -209,7 +220,10 @@ export const PublicSend = z
     clientMessageId: idempotencyKey.optional(),
     replyToMessageId,
   })
-  .refine((b) => b.chatnetAccountId !== undefined || b.zaloAccountId !== undefined, { path: ['chatnetAccountId'], message: 'is required (or zaloAccountId, its other name)' })
+  .refine((b) => b.chatnetAccountId !== undefined || b.zaloAccountId !== undefined, {
+    path: ['chatnetAccountId'],
+    message: 'is required (or zaloAccountId, its other name)',
+  })
   .refine((b) => b.chatnetAccountId === undefined || b.zaloAccountId === undefined || b.chatnetAccountId === b.zaloAccountId, {
     path: ['zaloAccountId'],
     message: 'differs from chatnetAccountId; both name the same account, send one',
@@ -264,7 +278,11 @@ export const FolderConversations = z.object({
 });
 
 const PRESET = rules.PRESET_TEXT_MAX;
-export const NewPreset = z.object({ name: s.requiredText(PRESET.name), content: s.requiredText(PRESET.content), category: s.text(PRESET.category).default('') });
+export const NewPreset = z.object({
+  name: s.requiredText(PRESET.name),
+  content: s.requiredText(PRESET.content),
+  category: s.text(PRESET.category).default(''),
+});
 export const PresetQuery = z.object({ category: s.text(PRESET.category).optional() });
 export const PresetPatch = z.object({
   name: s.requiredText(PRESET.name).optional(),
@@ -351,10 +369,7 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   internal.get('/messages/search', async (req, res) => {
     const { q, conversationId, chatnetAccountId, from, to } = query(req, SearchQuery);
     const range = dateRange(from, to, 'from', 'to');
-    const out = await messaging().SearchMessages(
-      { q, conversationId, chatnetAccountId, ...range, ...pageParams(req, 20, 100) },
-      ctxOf(req, res),
-    );
+    const out = await messaging().SearchMessages({ q, conversationId, chatnetAccountId, ...range, ...pageParams(req, 20, 100) }, ctxOf(req, res));
     res.json({ data: out.data.map(searchHitOut), pagination: out.pagination });
   });
   internal.get('/conversations/:id', async (req, res) => {
@@ -410,7 +425,10 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
     await startConversation(req, res, 'ui');
   });
   internal.put('/conversations/:id/messages/:messageId', async (req, res) => {
-    const m = await messaging().UpdateMessageFlags({ conversationId: req.params.id, messageId: req.params.messageId, ...body(req, Flags) }, ctxOf(req, res));
+    const m = await messaging().UpdateMessageFlags(
+      { conversationId: req.params.id, messageId: req.params.messageId, ...body(req, Flags) },
+      ctxOf(req, res),
+    );
     res.json(messageOut(m));
   });
   internal.put('/conversations/:id/assignee', async (req, res) => {
@@ -423,7 +441,11 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   });
   internal.put('/conversations/:id/status', async (req, res) => {
     const b = body(req, SetStatus);
-    res.json(conversationOut(await messaging().SetConversationStatus({ id: req.params.id, status: b.status, snoozedUntil: b.snoozedUntil }, ctxOf(req, res))));
+    res.json(
+      conversationOut(
+        await messaging().SetConversationStatus({ id: req.params.id, status: b.status, snoozedUntil: b.snoozedUntil }, ctxOf(req, res)),
+      ),
+    );
   });
   internal.put('/conversations/:id/priority', async (req, res) => {
     const b = body(req, SetPriority);

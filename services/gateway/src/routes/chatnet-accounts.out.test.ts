@@ -39,25 +39,54 @@ describe('chat-network account mappers', () => {
 
   it('liveStatusOut and accountStatusOut: unset times are null', () => {
     expect(liveStatusOut({ state: 'connecting' })).toEqual({ state: 'connecting', connectedAt: null, lastHeartbeat: null });
-    expect(accountStatusOut({ accountId: ID, liveStatus: null })).toEqual({ accountId: ID, liveStatus: { state: 'disconnected', connectedAt: null, lastHeartbeat: null } });
+    expect(accountStatusOut({ accountId: ID, liveStatus: null })).toEqual({
+      accountId: ID,
+      liveStatus: { state: 'disconnected', connectedAt: null, lastHeartbeat: null },
+    });
   });
 
   it('assignmentOut: no cap, no reply timeout and no action are null; set ones pass through', () => {
     const off = { onlyOnline: false, replyTimeoutMinutes: null, onTimeout: null, drainBacklog: false };
     expect(assignmentOut(assignment())).toEqual({ chatnetAccountId: ID, mode: 'manual', userIds: [], maxOpenPerUser: null, ...off });
-    expect(assignmentOut(assignment({ mode: 'round_robin', userIds: [OTHER_ID], maxOpenPerUser: 5 }))).toEqual({ chatnetAccountId: ID, mode: 'round_robin', userIds: [OTHER_ID], maxOpenPerUser: 5, ...off });
+    expect(assignmentOut(assignment({ mode: 'round_robin', userIds: [OTHER_ID], maxOpenPerUser: 5 }))).toEqual({
+      chatnetAccountId: ID,
+      mode: 'round_robin',
+      userIds: [OTHER_ID],
+      maxOpenPerUser: 5,
+      ...off,
+    });
     const repairs = { onlyOnline: true, replyTimeoutMinutes: 15, onTimeout: 'reassign', drainBacklog: true };
-    expect(assignmentOut(assignment({ mode: 'round_robin', userIds: [OTHER_ID], ...repairs }))).toEqual({ chatnetAccountId: ID, mode: 'round_robin', userIds: [OTHER_ID], maxOpenPerUser: null, ...repairs });
+    expect(assignmentOut(assignment({ mode: 'round_robin', userIds: [OTHER_ID], ...repairs }))).toEqual({
+      chatnetAccountId: ID,
+      mode: 'round_robin',
+      userIds: [OTHER_ID],
+      maxOpenPerUser: null,
+      ...repairs,
+    });
   });
 
   it('seenByAgentOut lists the thread and its messages', () => {
     const m = { chatnetMessageId: 'm1', cliMsgId: 'c1', fromUid: 'uid-1', sentAt: AT };
-    expect(seenByAgentOut({ threadId: 't1', threadType: 'user', messages: [m], at: AT })).toEqual({ threadId: 't1', threadType: 'user', messages: [m], at: AT });
+    expect(seenByAgentOut({ threadId: 't1', threadType: 'user', messages: [m], at: AT })).toEqual({
+      threadId: 't1',
+      threadType: 'user',
+      messages: [m],
+      at: AT,
+    });
   });
 
   it('sentOut: what the sandbox network received, its quote and recall null when none', () => {
     const file = { fileName: 'a.pdf', mimeType: 'application/pdf', size: 12, sha256: 'ab'.repeat(32) };
-    const m = { chatnetMessageId: 'm1', threadId: 't1', threadType: 'user', content: 'hi', contentType: 'text', sentAt: AT, attachments: [file], quote: null };
+    const m = {
+      chatnetMessageId: 'm1',
+      threadId: 't1',
+      threadType: 'user',
+      content: 'hi',
+      contentType: 'text',
+      sentAt: AT,
+      attachments: [file],
+      quote: null,
+    };
     expect(sentOut(m)).toEqual({ ...m, quote: null, recalledAt: null });
     expect(sentOut({ ...m, quote: { chatnetMessageId: 'm0' }, recalledAt: AT })).toMatchObject({ quote: { chatnetMessageId: 'm0' }, recalledAt: AT });
   });

@@ -58,7 +58,10 @@ export const Assignment = z.object({
     .max(10_080, 'must be a whole number from 1 to 10080, or null')
     .nullable()
     .optional(),
-  onTimeout: s.enumOf(['reassign', 'unassign', 'notify_leads'] as const).nullable().optional(),
+  onTimeout: s
+    .enumOf(['reassign', 'unassign', 'notify_leads'] as const)
+    .nullable()
+    .optional(),
   drainBacklog: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
@@ -86,34 +89,41 @@ export const InboundFile = z.object({
     .describe('the file’s bytes, standard base64; decoded at most the attachment size limit (25 MB by default)'),
 });
 
-export const Inbound = z.object({
-  fromUid: s.requiredText(64),
-  fromName: s.text(200).default(''),
-  fromAvatar: s.httpUrl({ allowEmpty: true }).default(''),
-  // May be empty when the message carries files.
-  content: z.string({ error: 'must be a string' }).max(20_000, 'must be at most 20000 characters').default(''),
-  contentType: s.text(50).default(''),
-  threadType: s.enumOf(['user', 'group'] as const).default('user'),
-  threadId: s.text(64).default(''),
-  chatnetMessageId: s.text(64).default(''),
-  // Messaging names the group's conversation after it (and renames it when it changes).
-  groupName: s.text(200).optional().describe('the group’s name as the network shows it; only with threadType group'),
-  quoteChatnetMessageId: s.text(64).default('').describe('a reply: the network id of the message of the same thread it quotes'),
-  attachments: z
-    .array(InboundFile, { error: 'must be an array of {fileName, mimeType, contentBase64}' })
-    .max(10, 'must have at most 10 files')
-    .default([])
-    .describe('files the contact sends, stored like uploads (the content must match mimeType)'),
-})
+export const Inbound = z
+  .object({
+    fromUid: s.requiredText(64),
+    fromName: s.text(200).default(''),
+    fromAvatar: s.httpUrl({ allowEmpty: true }).default(''),
+    // May be empty when the message carries files.
+    content: z.string({ error: 'must be a string' }).max(20_000, 'must be at most 20000 characters').default(''),
+    contentType: s.text(50).default(''),
+    threadType: s.enumOf(['user', 'group'] as const).default('user'),
+    threadId: s.text(64).default(''),
+    chatnetMessageId: s.text(64).default(''),
+    // Messaging names the group's conversation after it (and renames it when it changes).
+    groupName: s.text(200).optional().describe('the group’s name as the network shows it; only with threadType group'),
+    quoteChatnetMessageId: s.text(64).default('').describe('a reply: the network id of the message of the same thread it quotes'),
+    attachments: z
+      .array(InboundFile, { error: 'must be an array of {fileName, mimeType, contentBase64}' })
+      .max(10, 'must have at most 10 files')
+      .default([])
+      .describe('files the contact sends, stored like uploads (the content must match mimeType)'),
+  })
   .refine((b) => !b.groupName || b.threadType === 'group', { path: ['groupName'], message: 'is only allowed with threadType group' })
-  .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required (unless the message carries attachments)' });
+  .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, {
+    path: ['content'],
+    message: 'is required (unless the message carries attachments)',
+  });
 
 /** A message the agent types on the phone: the account's own, in a thread (sandbox). */
 export const Self = z.object({
   threadId: s.requiredText(64),
   threadType: s.enumOf(['user', 'group'] as const).default('user'),
   // Kept as typed (not trimmed), as a contact's message.
-  content: z.string({ error: 'is required' }).max(20_000, 'must be at most 20000 characters').refine((v) => v.trim() !== '', 'is required'),
+  content: z
+    .string({ error: 'is required' })
+    .max(20_000, 'must be at most 20000 characters')
+    .refine((v) => v.trim() !== '', 'is required'),
   contentType: s.text(50).default(''),
   chatnetMessageId: s.text(64).default('').describe('the network’s id; a message the CRM sent, to echo it back'),
 });
@@ -150,7 +160,9 @@ export const Drop = z.object({
 
 export const Friends = z.object({
   friends: z
-    .array(z.object({ chatnetUid: s.requiredText(64), displayName: s.text(200).default('') }), { error: 'must be an array of {chatnetUid, displayName}' })
+    .array(z.object({ chatnetUid: s.requiredText(64), displayName: s.text(200).default('') }), {
+      error: 'must be an array of {chatnetUid, displayName}',
+    })
     .max(5000, 'must have at most 5000 entries'),
 });
 
@@ -209,7 +221,10 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   });
   internal.post('/chatnet-accounts', async (req, res) => {
     const b = body(req, NewAccount);
-    const out = await connector().CreateAccount({ displayName: b.displayName, proxyUrl: b.proxyUrl || undefined, ownerUserId: b.ownerUserId }, ctxOf(req, res));
+    const out = await connector().CreateAccount(
+      { displayName: b.displayName, proxyUrl: b.proxyUrl || undefined, ownerUserId: b.ownerUserId },
+      ctxOf(req, res),
+    );
     res.status(201).json(out);
   });
   internal.get('/chatnet-accounts/:id', async (req, res) => {
@@ -261,7 +276,10 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   });
   internal.post('/chatnet-accounts/:id/friend-requests', async (req, res) => {
     const b = body(req, NewFriendRequest);
-    const out = await connector().SendFriendRequest({ accountId: req.params.id, phone: b.phone, chatnetUid: b.chatnetUid, message: b.message }, ctxOf(req, res));
+    const out = await connector().SendFriendRequest(
+      { accountId: req.params.id, phone: b.phone, chatnetUid: b.chatnetUid, message: b.message },
+      ctxOf(req, res),
+    );
     res.status(202).json(friendRequestOut(out));
   });
   internal.get('/chatnet-accounts/:id/friend-requests', async (req, res) => {
@@ -309,7 +327,9 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   });
   // The user accepts the account's friend request.
   root.post('/sandbox/accounts/:id/friend-requests/:chatnetUid/accept', async (req, res) => {
-    res.json(friendRequestOut(await connector().SandboxAcceptFriendRequest({ id: req.params.id, chatnetUid: req.params.chatnetUid }, ctxOf(req, res))));
+    res.json(
+      friendRequestOut(await connector().SandboxAcceptFriendRequest({ id: req.params.id, chatnetUid: req.params.chatnetUid }, ctxOf(req, res))),
+    );
   });
   root.get('/sandbox/accounts/:id/sent', async (req, res) => {
     const out = await connector().SandboxSentMessages({ id: req.params.id }, ctxOf(req, res));
@@ -321,5 +341,9 @@ export function chatnetAccountRoutes({ clients, auth, config }: RouteDeps): Serv
   });
 
   const enabled = chatnetSandboxEnabled(config);
-  return { internal, root: enabled ? root : undefined, parsesOwnBody: enabled ? (req) => req.method === 'POST' && SANDBOX_INBOUND.test(req.path) : undefined };
+  return {
+    internal,
+    root: enabled ? root : undefined,
+    parsesOwnBody: enabled ? (req) => req.method === 'POST' && SANDBOX_INBOUND.test(req.path) : undefined,
+  };
 }

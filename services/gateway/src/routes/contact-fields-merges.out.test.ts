@@ -13,7 +13,16 @@ describe('custom field and merge mappers', () => {
 
   it('mergeOut: unset mergedBy, undoneAt and source are null; contacts through contactOut', () => {
     const out = mergeOut(merge);
-    expect(out).toMatchObject({ id: ID, targetId: ID, sourceId: OTHER_ID, mergedBy: null, undoneAt: null, source: null, moved, filledFields: ['email'] });
+    expect(out).toMatchObject({
+      id: ID,
+      targetId: ID,
+      sourceId: OTHER_ID,
+      mergedBy: null,
+      undoneAt: null,
+      source: null,
+      moved,
+      filledFields: ['email'],
+    });
     expect(out.target).toMatchObject({ id: ID, hasChatnet: true, customFields: { plan: 'gold', seats: 3, active: true } });
   });
 

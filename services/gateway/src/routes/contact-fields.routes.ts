@@ -27,10 +27,7 @@ const options = z
   .max(rules.MAX_OPTIONS, rules.TOO_MANY_OPTIONS);
 
 export const NewContactField = z.object({
-  key: z
-    .string({ error: 'is required' })
-    .trim()
-    .regex(rules.FIELD_KEY_PATTERN, rules.FIELD_KEY_MESSAGE),
+  key: z.string({ error: 'is required' }).trim().regex(rules.FIELD_KEY_PATTERN, rules.FIELD_KEY_MESSAGE),
   label: s.requiredText(rules.FIELD_LABEL_MAX),
   type: s.enumOf(rules.FIELD_TYPES),
   options: options.optional(),
@@ -100,7 +97,9 @@ export function contactFieldsRoutes({ config, clients, auth, log }: RouteDeps): 
   });
   internal.put('/contact-fields/:id', async (req, res) => {
     const { options: o, ...b } = body(req, ContactFieldPatch);
-    res.json(contactFieldOut(await fields().UpdateContactField({ id: req.params.id, ...b, options: o ? { values: o } : undefined }, ctxOf(req, res))));
+    res.json(
+      contactFieldOut(await fields().UpdateContactField({ id: req.params.id, ...b, options: o ? { values: o } : undefined }, ctxOf(req, res))),
+    );
   });
   internal.delete('/contact-fields/:id', async (req, res) => {
     await fields().DeleteContactField({ id: req.params.id }, ctxOf(req, res));

@@ -7,7 +7,11 @@ import { body } from '../http/validate';
 
 // Shape only; crm checks the id (400 naming sourceId when malformed or the target itself, 404 when not the org's).
 export const MergeBody = z.object({
-  sourceId: z.string({ error: 'is required' }).trim().min(1, 'is required').meta({ description: 'the duplicate merged into this contact, then gone' }),
+  sourceId: z
+    .string({ error: 'is required' })
+    .trim()
+    .min(1, 'is required')
+    .meta({ description: 'the duplicate merged into this contact, then gone' }),
 });
 
 /** Reversible contact merges (crm's ContactMergesService). Team lead and above; crm decides (403 otherwise). */

@@ -8,7 +8,19 @@ import { leadSync, report, scoringRule, teamPerformance } from '../test-support/
 
 describe('ai, integrations, scoring, reports and analytics mappers', () => {
   it('aiConfigOut: no model chosen is null', () => {
-    const c = { provider: 'local', model: '', dailyQuota: 100, enabled: true, status: 'ok', statusMessage: 'local', engine: 'local', effectiveModel: 'local', usedToday: 0, remainingToday: 100, quotaResetsAt: AT };
+    const c = {
+      provider: 'local',
+      model: '',
+      dailyQuota: 100,
+      enabled: true,
+      status: 'ok',
+      statusMessage: 'local',
+      engine: 'local',
+      effectiveModel: 'local',
+      usedToday: 0,
+      remainingToday: 100,
+      quotaResetsAt: AT,
+    };
     expect(aiConfigOut(c)).toEqual({ ...c, model: null });
     expect(aiConfigOut({ ...c, model: 'gpt', updatedAt: AT })).toMatchObject({ model: 'gpt', updatedAt: AT });
   });
@@ -20,15 +32,35 @@ describe('ai, integrations, scoring, reports and analytics mappers', () => {
 
   it('integrationOut, credentialsOut: config as an object, absent times null', () => {
     const i = { id: ID, type: 'socialnet', name: 'Page', status: 'connected', configJson: '{"pageId":"p1"}', createdAt: AT };
-    expect(integrationOut(i)).toEqual({ id: ID, type: 'socialnet', name: 'Page', status: 'connected', config: { pageId: 'p1' }, lastSync: null, createdAt: AT });
+    expect(integrationOut(i)).toEqual({
+      id: ID,
+      type: 'socialnet',
+      name: 'Page',
+      status: 'connected',
+      config: { pageId: 'p1' },
+      lastSync: null,
+      createdAt: AT,
+    });
     expect(integrationOut({ ...i, configJson: '' }).config).toEqual({});
     expect(credentialsOut({ hasToken: false, tokenMask: '' })).toEqual({ hasToken: false, tokenMask: '', updatedAt: null });
   });
 
   it('leadSyncOut and leadSyncStartedOut: error null until it failed; a sync already running says so', () => {
     expect(leadSyncOut(leadSync())).toMatchObject({ syncId: ID, integrationId: OTHER_ID, error: null, completedAt: null, skippedLeads: [] });
-    const failed = leadSyncOut(leadSync({ status: 'failed', errorCode: 'token_expired', errorMessage: 'expired', skippedLeads: [{ leadId: 'l1', reason: 'no phone' }], completedAt: AT }));
-    expect(failed).toMatchObject({ error: { code: 'token_expired', message: 'expired' }, skippedLeads: [{ leadId: 'l1', reason: 'no phone' }], completedAt: AT });
+    const failed = leadSyncOut(
+      leadSync({
+        status: 'failed',
+        errorCode: 'token_expired',
+        errorMessage: 'expired',
+        skippedLeads: [{ leadId: 'l1', reason: 'no phone' }],
+        completedAt: AT,
+      }),
+    );
+    expect(failed).toMatchObject({
+      error: { code: 'token_expired', message: 'expired' },
+      skippedLeads: [{ leadId: 'l1', reason: 'no phone' }],
+      completedAt: AT,
+    });
     expect(leadSyncStartedOut(leadSync())).toEqual({ syncId: ID, status: 'processing', estimatedCount: 3, alreadyRunning: false });
     expect(leadSyncStartedOut(leadSync({ started: false })).alreadyRunning).toBe(true);
   });
@@ -40,21 +72,55 @@ describe('ai, integrations, scoring, reports and analytics mappers', () => {
 
   it('reportOut: a gateway download path, absent values null, filters parsed ([] when none)', () => {
     expect(reportOut(report())).toEqual({
-      id: ID, name: 'Q1', status: 'generating', createdAt: AT, downloadUrl: `/api/v1/analytics/custom/${ID}/download`, completedAt: null, error: null, rowCount: null,
-      metrics: ['contacts'], dimensions: [], dateFrom: AT, dateTo: AT, filters: [], createdBy: null,
+      id: ID,
+      name: 'Q1',
+      status: 'generating',
+      createdAt: AT,
+      downloadUrl: `/api/v1/analytics/custom/${ID}/download`,
+      completedAt: null,
+      error: null,
+      rowCount: null,
+      metrics: ['contacts'],
+      dimensions: [],
+      dateFrom: AT,
+      dateTo: AT,
+      filters: [],
+      createdBy: null,
     });
   });
 
   it('teamPerformanceOut and responseTimeOut: rates of nothing are 0 beside a sample of 0', () => {
     expect(teamPerformanceOut(teamPerformance())).toEqual({
       period: { from: AT, to: AT },
-      team: [{ userId: ID, name: 'Ann', contactsAssigned: 0, messagesReplied: 0, averageResponseTime: 0, conversionRate: 0, revenueGenerated: 0, responses: 0 }],
+      team: [
+        {
+          userId: ID,
+          name: 'Ann',
+          contactsAssigned: 0,
+          messagesReplied: 0,
+          averageResponseTime: 0,
+          conversionRate: 0,
+          revenueGenerated: 0,
+          responses: 0,
+        },
+      ],
       teamTotal: { contactsAssigned: 0, messagesReplied: 0, conversionRate: 0, revenueGenerated: 0 },
     });
     expect(() => teamPerformanceOut({ ...teamPerformance(), teamTotal: null })).toThrow('crm TeamPerformance: teamTotal is missing from the answer');
     const r = responseTimeOut({ period: null, slaMinutes: 60, responses: 0, firstResponses: 0, resolutions: 0, businessHours: true });
     expect(r).toEqual({
-      period: null, averageFirstResponseTime: 0, averageResolutionTime: 0, medianResponseTime: 0, percentile95: 0, percentile99: 0, onTimeRate: 0, slaMinutes: 60, responses: 0, firstResponses: 0, resolutions: 0, businessHours: true,
+      period: null,
+      averageFirstResponseTime: 0,
+      averageResolutionTime: 0,
+      medianResponseTime: 0,
+      percentile95: 0,
+      percentile99: 0,
+      onTimeRate: 0,
+      slaMinutes: 60,
+      responses: 0,
+      firstResponses: 0,
+      resolutions: 0,
+      businessHours: true,
     });
   });
 });

@@ -39,7 +39,11 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 
 /** The page an unsubscribe link opens: the address, and a button that posts to the same link. */
 function confirmPage(email: string): string {
-  return page('Unsubscribe?', `Stop sending these emails to ${email}?`, '<form method="post"><button type="submit" style="font-size:1rem;padding:.5rem 1rem">Unsubscribe</button></form>');
+  return page(
+    'Unsubscribe?',
+    `Stop sending these emails to ${email}?`,
+    '<form method="post"><button type="submit" style="font-size:1rem;padding:.5rem 1rem">Unsubscribe</button></form>',
+  );
 }
 
 function page(title: string, message: string, after = ''): string {
@@ -91,7 +95,8 @@ export function emailRoutes({ clients, linkLimit }: RouteDeps): ServiceRoutes {
   root.post('/u/:token', linkLimit, async (req, res) => {
     const out = await automation().UnsubscribeEmail(token(req), ctxOf(req, res));
     res.set('Cache-Control', 'no-store');
-    if (req.accepts(['json', 'html']) === 'html') return res.type('html').send(page('You are unsubscribed', `${out.email} will not receive these emails any more.`));
+    if (req.accepts(['json', 'html']) === 'html')
+      return res.type('html').send(page('You are unsubscribed', `${out.email} will not receive these emails any more.`));
     res.json({ unsubscribed: true });
   });
   root.get('/o/:file', linkLimit, async (req, res) => {

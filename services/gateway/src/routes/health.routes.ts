@@ -9,7 +9,9 @@ import type { RouteDeps } from './deps';
  */
 export function healthRoutes({ config, clients, redis, drain }: RouteDeps): Router {
   const r = Router();
-  const services = config.SERVICES.split(',').map((x) => x.trim()).filter(Boolean);
+  const services = config.SERVICES.split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   r.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

@@ -5,8 +5,17 @@ import { auditEntry, createdUser, team, user } from '../test-support/identity-fi
 describe('identity mappers', () => {
   it('userOut: no department, phone, avatar or sign-in is null; set values pass through', () => {
     expect(userOut(user())).toEqual({
-      id: ID, email: 'ann@example.com', fullName: 'Ann', role: 'agent', orgId: OTHER_ID,
-      department: null, phone: null, avatar: null, status: 'active', createdAt: AT, lastLogin: null,
+      id: ID,
+      email: 'ann@example.com',
+      fullName: 'Ann',
+      role: 'agent',
+      orgId: OTHER_ID,
+      department: null,
+      phone: null,
+      avatar: null,
+      status: 'active',
+      createdAt: AT,
+      lastLogin: null,
     });
     const set = userOut(user({ department: 'Sales', phone: '+84912345678', avatar: 'https://cdn.example.com/a.png', lastLogin: AT }));
     expect(set).toMatchObject({ department: 'Sales', phone: '+84912345678', avatar: 'https://cdn.example.com/a.png', lastLogin: AT });
@@ -17,7 +26,16 @@ describe('identity mappers', () => {
   });
 
   it('createdUserOut: lastLogin and inviteUrl null when unset', () => {
-    expect(createdUserOut(createdUser())).toEqual({ id: ID, email: 'ann@example.com', fullName: 'Ann', role: 'agent', createdAt: AT, invitationSent: false, inviteUrl: null, lastLogin: null });
+    expect(createdUserOut(createdUser())).toEqual({
+      id: ID,
+      email: 'ann@example.com',
+      fullName: 'Ann',
+      role: 'agent',
+      createdAt: AT,
+      invitationSent: false,
+      inviteUrl: null,
+      lastLogin: null,
+    });
     expect(createdUserOut(createdUser({ inviteUrl: 'https://app.example.com/invite/x' })).inviteUrl).toBe('https://app.example.com/invite/x');
   });
 
@@ -34,7 +52,16 @@ describe('identity mappers', () => {
 
   it('auditEntryOut: absent actor, resource, ip and request id are null; details parsed ({} when none)', () => {
     expect(auditEntryOut(auditEntry())).toEqual({
-      id: ID, actorId: null, actorType: 'system', action: 'user.created', resourceType: 'user', resourceId: null, details: {}, ip: null, requestId: null, createdAt: AT,
+      id: ID,
+      actorId: null,
+      actorType: 'system',
+      action: 'user.created',
+      resourceType: 'user',
+      resourceId: null,
+      details: {},
+      ip: null,
+      requestId: null,
+      createdAt: AT,
     });
     const full = auditEntryOut(auditEntry({ actorId: OTHER_ID, resourceId: ID, detailsJson: '{"role":"admin"}', ip: '10.0.0.1', requestId: 'r1' }));
     expect(full).toMatchObject({ actorId: OTHER_ID, resourceId: ID, details: { role: 'admin' }, ip: '10.0.0.1', requestId: 'r1' });

@@ -19,7 +19,10 @@ export const NewOrg = z.object({
   password: password(),
 });
 
-export const Login = z.object({ email: z.string({ error: 'is required' }).min(1, 'is required'), password: z.string({ error: 'is required' }).min(1, 'is required') });
+export const Login = z.object({
+  email: z.string({ error: 'is required' }).min(1, 'is required'),
+  password: z.string({ error: 'is required' }).min(1, 'is required'),
+});
 export const Logout = z.object({ refreshToken: z.string().optional() });
 export const Refresh = z.object({ refreshToken: z.string({ error: 'is required' }).min(1, 'is required') });
 export const Accept = z.object({ token: z.string({ error: 'is required' }).min(1, 'is required'), password: password() });
@@ -53,10 +56,19 @@ export const UserQuery = z.object({
   availability: s.optionalQueryEnum(AVAILABILITY_STATUSES),
 });
 
-const uuidList = z.array(z.string().uuid('must be a user id'), { error: 'must be an array of user ids' }).max(rules.MAX_TEAM_MEMBERS, `must list at most ${rules.MAX_TEAM_MEMBERS} users`);
-export const NewTeam = z.object({ name: s.requiredText(MAX.teamName), description: s.text(MAX.teamDescription).default(''), memberIds: uuidList.default([]) });
-export const TeamPatch = z.object({ name: s.requiredText(MAX.teamName).optional(), description: s.text(MAX.teamDescription).optional(), memberIds: uuidList.optional() });
-
+const uuidList = z
+  .array(z.string().uuid('must be a user id'), { error: 'must be an array of user ids' })
+  .max(rules.MAX_TEAM_MEMBERS, `must list at most ${rules.MAX_TEAM_MEMBERS} users`);
+export const NewTeam = z.object({
+  name: s.requiredText(MAX.teamName),
+  description: s.text(MAX.teamDescription).default(''),
+  memberIds: uuidList.default([]),
+});
+export const TeamPatch = z.object({
+  name: s.requiredText(MAX.teamName).optional(),
+  description: s.text(MAX.teamDescription).optional(),
+  memberIds: uuidList.optional(),
+});
 
 /** Setup, sign-in, profile, users, teams and the API key: everything identity owns. */
 export function identityRoutes(deps: RouteDeps): Router {
@@ -144,7 +156,14 @@ export function identityRoutes(deps: RouteDeps): Router {
   });
   r.put('/teams/:id', auth.bearer, async (req, res) => {
     const patch = body(req, TeamPatch);
-    res.json(teamOut(await identity.UpdateTeam({ id: pathParam(req, 'id'), ...patch, memberIds: patch.memberIds ?? [], setMembers: patch.memberIds !== undefined }, ctxOf(req, res))));
+    res.json(
+      teamOut(
+        await identity.UpdateTeam(
+          { id: pathParam(req, 'id'), ...patch, memberIds: patch.memberIds ?? [], setMembers: patch.memberIds !== undefined },
+          ctxOf(req, res),
+        ),
+      ),
+    );
   });
   r.delete('/teams/:id', auth.bearer, async (req, res) => {
     await identity.DeleteTeam({ id: pathParam(req, 'id') }, ctxOf(req, res));

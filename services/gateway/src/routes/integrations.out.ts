@@ -6,7 +6,15 @@ type SocialnetCredentials = crm.SocialnetCredentials__Output;
 
 /** A connected page: its config back to an object. */
 export function integrationOut(i: Integration) {
-  return { id: i.id, type: i.type, name: i.name, status: i.status, config: JSON.parse(i.configJson || '{}') as Record<string, unknown>, lastSync: i.lastSync ?? null, createdAt: i.createdAt };
+  return {
+    id: i.id,
+    type: i.type,
+    name: i.name,
+    status: i.status,
+    config: JSON.parse(i.configJson || '{}') as Record<string, unknown>,
+    lastSync: i.lastSync ?? null,
+    createdAt: i.createdAt,
+  };
 }
 
 /** Whether a token is stored and its mask; never the token. */

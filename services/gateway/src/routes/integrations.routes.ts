@@ -20,17 +20,28 @@ export const SyncRequest = z.object({
 
 export const SandboxPage = z.object({
   name: s.requiredText(200),
-  followers: z.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must not be negative').max(2_000_000_000, 'must be at most 2000000000').default(0),
+  followers: z
+    .number({ error: 'must be an integer' })
+    .int('must be an integer')
+    .min(0, 'must not be negative')
+    .max(2_000_000_000, 'must be at most 2000000000')
+    .default(0),
 });
 
 export const SandboxForm = z.object({ name: s.requiredText(200) });
 
-const answer = z.union([z.string().max(2000, 'must be at most 2000 characters'), z.number(), z.boolean()], { error: 'must be a string, number or boolean' });
+const answer = z.union([z.string().max(2000, 'must be at most 2000 characters'), z.number(), z.boolean()], {
+  error: 'must be a string, number or boolean',
+});
 
 /** A lead as a form submission: the known keys, `fields` for the other answers, and any other key as an answer too. */
 export const SandboxLead = z
   .object({
-    id: z.string({ error: 'must be a string' }).trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, - or _').optional(),
+    id: z
+      .string({ error: 'must be a string' })
+      .trim()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, - or _')
+      .optional(),
     fullName: z.string({ error: 'must be a string' }).max(500, 'must be at most 500 characters').default(''),
     phone: z.string({ error: 'must be a string' }).max(100, 'must be at most 100 characters').default(''),
     email: z.string({ error: 'must be a string' }).max(500, 'must be at most 500 characters').default(''),
@@ -43,7 +54,11 @@ export const SandboxLeads = z.object({
 });
 
 export const SandboxOutage = z.object({
-  afterLeads: z.number({ error: 'is required: an integer, or null to end the outage' }).int('must be an integer').min(0, 'must not be negative').nullable(),
+  afterLeads: z
+    .number({ error: 'is required: an integer, or null to end the outage' })
+    .int('must be an integer')
+    .min(0, 'must not be negative')
+    .nullable(),
 });
 
 function leadIn(l: z.infer<typeof SandboxLead>) {

@@ -48,7 +48,17 @@ describe('macro mappers', () => {
 
   it('macroRunOut: one result per action in order, error null when it succeeded', () => {
     expect(
-      macroRunOut({ results: [{ type: 'add_note', ok: true, error: null }, { type: 'assign', ok: false, error: { code: 'permission_denied', message: 'no' } }] }),
-    ).toEqual({ results: [{ type: 'add_note', ok: true, error: null }, { type: 'assign', ok: false, error: { code: 'permission_denied', message: 'no' } }] });
+      macroRunOut({
+        results: [
+          { type: 'add_note', ok: true, error: null },
+          { type: 'assign', ok: false, error: { code: 'permission_denied', message: 'no' } },
+        ],
+      }),
+    ).toEqual({
+      results: [
+        { type: 'add_note', ok: true, error: null },
+        { type: 'assign', ok: false, error: { code: 'permission_denied', message: 'no' } },
+      ],
+    });
   });
 });

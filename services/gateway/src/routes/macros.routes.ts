@@ -68,7 +68,10 @@ export const MacroPatch = z.object({
   actions: Actions.optional(),
 });
 export const MacroQuery = z.object({
-  shared: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().describe('true: only shared macros; false: only your personal ones'),
+  shared: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .optional()
+    .describe('true: only shared macros; false: only your personal ones'),
 });
 
 type Action = z.infer<typeof MacroAction>;
@@ -96,12 +99,18 @@ export function macrosRoutes({ clients }: RouteDeps): ServiceRoutes {
 
   internal.get('/macros', async (req, res) => {
     const { shared } = query(req, MacroQuery);
-    const out = await messaging().ListMacros({ ...pageParams(req, 50, 100), shared: shared === undefined ? undefined : shared === 'true' }, ctxOf(req, res));
+    const out = await messaging().ListMacros(
+      { ...pageParams(req, 50, 100), shared: shared === undefined ? undefined : shared === 'true' },
+      ctxOf(req, res),
+    );
     res.json({ data: out.data.map(macroOut), pagination: out.pagination });
   });
   internal.post('/macros', async (req, res) => {
     const b = indexedBody(req, NewMacro);
-    const out = await messaging().CreateMacro({ name: b.name, shared: b.shared, actions: b.actions.map(actionMsg), actionsSet: true }, ctxOf(req, res));
+    const out = await messaging().CreateMacro(
+      { name: b.name, shared: b.shared, actions: b.actions.map(actionMsg), actionsSet: true },
+      ctxOf(req, res),
+    );
     res.status(201).json(macroOut(out));
   });
   internal.put('/macros/:id', async (req, res) => {

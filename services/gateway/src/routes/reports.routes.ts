@@ -6,7 +6,10 @@ import { ctxOf } from '../http/principal';
 import { body, pageParams } from '../http/validate';
 
 // Shapes only; crm owns the rules (metric and dimension names, filter fields and operators, date range).
-const names = (what: string) => z.array(z.string({ error: `must be an array of ${what} names` }), { error: `must be an array of ${what} names` }).max(20, 'must have at most 20 entries');
+const names = (what: string) =>
+  z
+    .array(z.string({ error: `must be an array of ${what} names` }), { error: `must be an array of ${what} names` })
+    .max(20, 'must have at most 20 entries');
 export const NewReport = z.object({
   name: z.string({ error: 'is required' }),
   metrics: names('metric'),
@@ -23,7 +26,10 @@ export function reportsRoutes({ clients }: RouteDeps): ServiceRoutes {
 
   r.post('/analytics/custom', async (req, res) => {
     const { filters, ...b } = body(req, NewReport);
-    const report = await reports().CreateReport({ ...b, dimensions: b.dimensions ?? [], filtersJson: JSON.stringify(filters ?? []) }, ctxOf(req, res));
+    const report = await reports().CreateReport(
+      { ...b, dimensions: b.dimensions ?? [], filtersJson: JSON.stringify(filters ?? []) },
+      ctxOf(req, res),
+    );
     res.status(201).json(reportOut(report));
   });
   r.get('/analytics/custom', async (req, res) => {

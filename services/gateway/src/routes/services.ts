@@ -21,5 +21,25 @@ import { webhooksRoutes } from './webhooks.routes';
 
 export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
   // contactFieldsRoutes first: its /contacts/export and /contacts/import come before crm's /contacts/:id.
-  return [contactFieldsRoutes(deps), crmRoutes(deps), contactMergesRoutes(deps), chatRoutes(deps), conversationNotesRoutes(deps), scheduledMessagesRoutes(deps), serviceLevelsRoutes(deps), macrosRoutes(deps), viewsRoutes(deps), chatnetAccountRoutes(deps), automationRoutes(deps), emailRoutes(deps), webhooksRoutes(deps), aiRoutes(deps), reportsRoutes(deps), integrationsRoutes(deps), scoringRoutes(deps), analyticsRoutes(deps), tasksRoutes(deps)];
+  return [
+    contactFieldsRoutes(deps),
+    crmRoutes(deps),
+    contactMergesRoutes(deps),
+    chatRoutes(deps),
+    conversationNotesRoutes(deps),
+    scheduledMessagesRoutes(deps),
+    serviceLevelsRoutes(deps),
+    macrosRoutes(deps),
+    viewsRoutes(deps),
+    chatnetAccountRoutes(deps),
+    automationRoutes(deps),
+    emailRoutes(deps),
+    webhooksRoutes(deps),
+    aiRoutes(deps),
+    reportsRoutes(deps),
+    integrationsRoutes(deps),
+    scoringRoutes(deps),
+    analyticsRoutes(deps),
+    tasksRoutes(deps),
+  ];
 }

@@ -33,7 +33,10 @@ export const TaskPatch = z.object({
   title: s.requiredText(TITLE_MAX).optional(),
   notes,
   dueAt: clearable(s.timestamp()),
-  status: s.enumOf(['open', 'done'] as const).optional().meta({ description: 'done sets completedAt; open clears it' }),
+  status: s
+    .enumOf(['open', 'done'] as const)
+    .optional()
+    .meta({ description: 'done sets completedAt; open clears it' }),
   assigneeId: clearable(id('a user')),
   contactId: clearable(id('a contact')),
   conversationId: clearable(id('a conversation')),

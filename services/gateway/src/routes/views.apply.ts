@@ -15,7 +15,12 @@ export type ViewsClient = ClientFor<'messaging.v1.ViewsService'>;
  * another user's personal one) is 404; one of the other list is 400 naming viewId. The caller validates the result
  * with the list's schema, as it does without a view.
  */
-export async function paramsWithView(views: () => ViewsClient, req: Request, res: Response, resource: ViewResource): Promise<Record<string, unknown>> {
+export async function paramsWithView(
+  views: () => ViewsClient,
+  req: Request,
+  res: Response,
+  resource: ViewResource,
+): Promise<Record<string, unknown>> {
   const { viewId, ...own } = req.query as Record<string, unknown>;
   if (viewId === undefined || viewId === '') return own;
   if (typeof viewId !== 'string') throw badRequest([{ field: 'viewId', message: 'must be given once' }]);

@@ -22,7 +22,9 @@ const Filters = z
   .record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: 'must be text, a number, or true or false' }), {
     error: 'must be an object of the list’s query parameters',
   })
-  .describe('the list’s query parameters (GET /conversations or GET /contacts), without page, limit and viewId; numbers and booleans are kept as text');
+  .describe(
+    'the list’s query parameters (GET /conversations or GET /contacts), without page, limit and viewId; numbers and booleans are kept as text',
+  );
 
 export const NewView = z.object({
   name: s.requiredText(100),
@@ -52,7 +54,8 @@ export function savedFilters(resource: ViewResource, filters: z.infer<typeof Fil
   try {
     list.check(out);
   } catch (err) {
-    if (err instanceof HttpError && err.status === 400 && err.details) throw badRequest(err.details.map((d) => ({ field: `filters.${d.field}`, message: d.message })));
+    if (err instanceof HttpError && err.status === 400 && err.details)
+      throw badRequest(err.details.map((d) => ({ field: `filters.${d.field}`, message: d.message })));
     throw err;
   }
   return out;
@@ -85,8 +88,12 @@ export function viewsRoutes({ clients }: RouteDeps): ServiceRoutes {
     const b = body(req, ViewPatch);
     const ctx = ctxOf(req, res);
     // The filters are checked against the list of the view (404 first when the caller cannot see it).
-    const filters = b.filters === undefined ? undefined : savedFilters((await views().GetView({ id: req.params.id }, ctx)).resource as ViewResource, b.filters);
-    const out = await views().UpdateView({ id: req.params.id, name: b.name, shared: b.shared, filters: filters ?? {}, filtersSet: filters !== undefined }, ctx);
+    const filters =
+      b.filters === undefined ? undefined : savedFilters((await views().GetView({ id: req.params.id }, ctx)).resource as ViewResource, b.filters);
+    const out = await views().UpdateView(
+      { id: req.params.id, name: b.name, shared: b.shared, filters: filters ?? {}, filtersSet: filters !== undefined },
+      ctx,
+    );
     res.json(viewOut(out));
   });
   internal.delete('/views/:id', async (req, res) => {

@@ -7,7 +7,11 @@ describe('webhook mappers', () => {
     const brief = { id: ID, url: 'https://hooks.example.com/x', events: ['contact.created'], active: true, createdAt: AT };
     expect(webhookBriefOut(webhook())).toEqual(brief);
     expect(webhookOut(webhook())).toEqual({ ...brief, updatedAt: AT, disabledAt: null, disabledReason: null });
-    expect(webhookOut(webhook({ active: false, disabledAt: AT, disabledReason: 'gone' }))).toMatchObject({ active: false, disabledAt: AT, disabledReason: 'gone' });
+    expect(webhookOut(webhook({ active: false, disabledAt: AT, disabledReason: 'gone' }))).toMatchObject({
+      active: false,
+      disabledAt: AT,
+      disabledReason: 'gone',
+    });
   });
 
   it('webhookCreatedOut shows a generated secret once, and no key when the caller chose it', () => {
@@ -18,9 +22,30 @@ describe('webhook mappers', () => {
 
   it('deliveryOut: unset values null, no response body null; attempts in order', () => {
     expect(deliveryOut(delivery())).toEqual({
-      id: ID, webhookId: OTHER_ID, eventId: 'e1', eventType: 'contact.created', status: 'pending', attemptCount: 1, nextAttemptAt: AT,
-      lastStatusCode: null, lastError: null, createdAt: AT, deliveredAt: null,
-      attempts: [{ attempt: 1, trigger: 'auto', startedAt: AT, durationMs: 12, statusCode: null, ok: false, error: 'ENOTFOUND', responseBody: null, responseBodyTruncated: false }],
+      id: ID,
+      webhookId: OTHER_ID,
+      eventId: 'e1',
+      eventType: 'contact.created',
+      status: 'pending',
+      attemptCount: 1,
+      nextAttemptAt: AT,
+      lastStatusCode: null,
+      lastError: null,
+      createdAt: AT,
+      deliveredAt: null,
+      attempts: [
+        {
+          attempt: 1,
+          trigger: 'auto',
+          startedAt: AT,
+          durationMs: 12,
+          statusCode: null,
+          ok: false,
+          error: 'ENOTFOUND',
+          responseBody: null,
+          responseBodyTruncated: false,
+        },
+      ],
     });
     const ok = attempt({ attempt: 2, ok: true, statusCode: 200, error: undefined, responseBody: 'ok' });
     const done = deliveryOut(delivery({ status: 'succeeded', lastStatusCode: 200, deliveredAt: AT, attempts: [attempt(), ok] }));
@@ -30,7 +55,14 @@ describe('webhook mappers', () => {
 
   it('testResultOut: no status code, error or body is null', () => {
     expect(testResultOut({ deliveryId: ID, eventId: 'e1', ok: false, durationMs: 5, responseBody: '', responseBodyTruncated: false })).toEqual({
-      deliveryId: ID, eventId: 'e1', ok: false, statusCode: null, durationMs: 5, error: null, responseBody: null, responseBodyTruncated: false,
+      deliveryId: ID,
+      eventId: 'e1',
+      ok: false,
+      statusCode: null,
+      durationMs: 5,
+      error: null,
+      responseBody: null,
+      responseBodyTruncated: false,
     });
   });
 });

@@ -8,8 +8,14 @@ import { ctxOf } from '../http/principal';
 import { body, pageParams, query, s } from '../http/validate';
 
 // Shapes and the URL scheme only; the webhooks service owns the rules (event names, URL address policy, secret format).
-const url = z.string({ error: 'is required' }).trim().min(1, 'is required').pipe(s.httpUrl({ max: rules.MAX_URL_LENGTH }));
-const events = z.array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' }).max(rules.MAX_EVENTS, rules.TOO_MANY_EVENTS);
+const url = z
+  .string({ error: 'is required' })
+  .trim()
+  .min(1, 'is required')
+  .pipe(s.httpUrl({ max: rules.MAX_URL_LENGTH }));
+const events = z
+  .array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' })
+  .max(rules.MAX_EVENTS, rules.TOO_MANY_EVENTS);
 // 128 characters may take 256 UTF-16 units (emoji); the service counts characters. An unpaired surrogate
 // cannot cross gRPC as itself (it would arrive as U+FFFD, a different key), so it stops here.
 const secret = z
@@ -73,7 +79,10 @@ export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.json(testResultOut(await clients.webhooks.TestWebhook({ id: req.params.id }, ctxOf(req, res))));
   });
   r.get('/webhook-settings/:id/deliveries', async (req, res) => {
-    const out = await clients.webhooks.ListDeliveries({ webhookId: req.params.id, ...pageParams(req, 50), ...query(req, DeliveryQuery) }, ctxOf(req, res));
+    const out = await clients.webhooks.ListDeliveries(
+      { webhookId: req.params.id, ...pageParams(req, 50), ...query(req, DeliveryQuery) },
+      ctxOf(req, res),
+    );
     res.json({ data: out.data.map(deliveryOut), pagination: out.pagination });
   });
 

@@ -19,7 +19,21 @@ export function rule(over: Partial<automation.Rule__Output> = {}): automation.Ru
 }
 
 export function run(over: Partial<automation.Run__Output> = {}): automation.Run__Output {
-  return { id: ID, ruleId: OTHER_ID, eventId: 'e1', eventType: 'contact.created', contactId: '', status: 'running', actionsDone: 0, totalActions: 1, error: '', attempts: 1, createdAt: AT, updatedAt: AT, ...over };
+  return {
+    id: ID,
+    ruleId: OTHER_ID,
+    eventId: 'e1',
+    eventType: 'contact.created',
+    contactId: '',
+    status: 'running',
+    actionsDone: 0,
+    totalActions: 1,
+    error: '',
+    attempts: 1,
+    createdAt: AT,
+    updatedAt: AT,
+    ...over,
+  };
 }
 
 export function template(over: Partial<automation.Template__Output> = {}): automation.Template__Output {
@@ -53,9 +67,32 @@ export function campaign(over: Partial<automation.Campaign__Output> = {}): autom
 
 /** A recipient not sent to yet, with neither phone nor email. */
 export function recipient(over: Partial<automation.Recipient__Output> = {}): automation.Recipient__Output {
-  return { contactId: OTHER_ID, name: 'Ann', phone: '', email: '', status: 'pending', error: '', attempts: 0, conversationId: '', messageId: '', updatedAt: AT, ...over };
+  return {
+    contactId: OTHER_ID,
+    name: 'Ann',
+    phone: '',
+    email: '',
+    status: 'pending',
+    error: '',
+    attempts: 0,
+    conversationId: '',
+    messageId: '',
+    updatedAt: AT,
+    ...over,
+  };
 }
 
 export function emailChannel(over: Partial<automation.EmailChannel__Output> = {}): automation.EmailChannel__Output {
-  return { source: 'organization', host: 'smtp.example.com', port: 587, secure: false, user: 'mailer', passwordSet: true, fromAddress: 'crm@example.com', fromName: 'CRM', updatedAt: AT, ...over };
+  return {
+    source: 'organization',
+    host: 'smtp.example.com',
+    port: 587,
+    secure: false,
+    user: 'mailer',
+    passwordSet: true,
+    fromAddress: 'crm@example.com',
+    fromName: 'CRM',
+    updatedAt: AT,
+    ...over,
+  };
 }

@@ -4,7 +4,18 @@ import { AT, ID, OTHER_ID } from './crm-fixtures';
 
 /** A new account the pool does not hold: no identity, owner, proxy or live state yet. */
 export function account(over: Partial<connector.Account__Output> = {}): connector.Account__Output {
-  return { id: ID, displayName: 'Line 1', avatarUrl: '', phone: '', status: 'qr_pending', liveStatus: null, owner: null, hasProxy: false, createdAt: AT, ...over };
+  return {
+    id: ID,
+    displayName: 'Line 1',
+    avatarUrl: '',
+    phone: '',
+    status: 'qr_pending',
+    liveStatus: null,
+    owner: null,
+    hasProxy: false,
+    createdAt: AT,
+    ...over,
+  };
 }
 
 /** The same account connected, every optional value set. */

@@ -21,7 +21,18 @@ export function leadSync(over: Partial<crm.LeadSync__Output> = {}): crm.LeadSync
 
 /** A report still generating: no completion, error, row count or author. */
 export function report(over: Partial<crm.Report__Output> = {}): crm.Report__Output {
-  return { id: ID, name: 'Q1', status: 'generating', createdAt: AT, metrics: ['contacts'], dimensions: [], dateFrom: AT, dateTo: AT, filtersJson: '', ...over };
+  return {
+    id: ID,
+    name: 'Q1',
+    status: 'generating',
+    createdAt: AT,
+    metrics: ['contacts'],
+    dimensions: [],
+    dateFrom: AT,
+    dateTo: AT,
+    filtersJson: '',
+    ...over,
+  };
 }
 
 /** Team performance of a period with one agent and no data: the rates are unset. */

@@ -4,7 +4,19 @@ import { AT, ID, OTHER_ID } from './crm-fixtures';
 
 /** A user as identity answers the gateway: no department, phone, avatar or sign-in yet. */
 export function user(over: Partial<identity.User__Output> = {}): identity.User__Output {
-  return { id: ID, email: 'ann@example.com', fullName: 'Ann', role: 'agent', orgId: OTHER_ID, department: '', phone: '', avatar: '', status: 'active', createdAt: AT, ...over };
+  return {
+    id: ID,
+    email: 'ann@example.com',
+    fullName: 'Ann',
+    role: 'agent',
+    orgId: OTHER_ID,
+    department: '',
+    phone: '',
+    avatar: '',
+    status: 'active',
+    createdAt: AT,
+    ...over,
+  };
 }
 
 export function createdUser(over: Partial<identity.CreateUserResult__Output> = {}): identity.CreateUserResult__Output {
@@ -17,5 +29,17 @@ export function team(over: Partial<identity.Team__Output> = {}): identity.Team__
 
 /** An entry written by the system: no actor, resource, ip or request id, no details. */
 export function auditEntry(over: Partial<identity.AuditEntry__Output> = {}): identity.AuditEntry__Output {
-  return { id: ID, actorId: '', actorType: 'system', action: 'user.created', resourceType: 'user', resourceId: '', detailsJson: '', ip: '', requestId: '', createdAt: AT, ...over };
+  return {
+    id: ID,
+    actorId: '',
+    actorType: 'system',
+    action: 'user.created',
+    resourceType: 'user',
+    resourceId: '',
+    detailsJson: '',
+    ip: '',
+    requestId: '',
+    createdAt: AT,
+    ...over,
+  };
 }

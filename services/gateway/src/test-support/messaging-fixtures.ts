@@ -9,7 +9,14 @@ export { AT, ID, OTHER_ID };
 export const LATER = '2031-02-03T04:05:06.000Z';
 
 export function attachment(): messaging.Attachment__Output {
-  return { id: OTHER_ID, filename: 'price.pdf', size: 2048, contentType: 'application/pdf', url: `/api/v1/chat/attachments/${OTHER_ID}`, uploadedAt: AT };
+  return {
+    id: OTHER_ID,
+    filename: 'price.pdf',
+    size: 2048,
+    contentType: 'application/pdf',
+    url: `/api/v1/chat/attachments/${OTHER_ID}`,
+    uploadedAt: AT,
+  };
 }
 
 export function emptyConversation(): messaging.Conversation__Output {
@@ -186,5 +193,12 @@ export function inboxSettings(): messaging.InboxSettings__Output {
 }
 
 export function searchHit(): messaging.MessageSearchHit__Output {
-  return { id: ID, conversationId: OTHER_ID, content: 'Is the order shipped?', sentAt: AT, senderType: 'contact', highlight: 'Is the <mark>order</mark> shipped?' };
+  return {
+    id: ID,
+    conversationId: OTHER_ID,
+    content: 'Is the order shipped?',
+    sentAt: AT,
+    senderType: 'contact',
+    highlight: 'Is the <mark>order</mark> shipped?',
+  };
 }

@@ -8,10 +8,31 @@ export function webhook(over: Partial<webhooks.Webhook__Output> = {}): webhooks.
 
 /** An attempt that got no answer: no status code, no body. */
 export function attempt(over: Partial<webhooks.Attempt__Output> = {}): webhooks.Attempt__Output {
-  return { attempt: 1, trigger: 'auto', startedAt: AT, durationMs: 12, ok: false, error: 'ENOTFOUND', responseBody: '', responseBodyTruncated: false, ...over };
+  return {
+    attempt: 1,
+    trigger: 'auto',
+    startedAt: AT,
+    durationMs: 12,
+    ok: false,
+    error: 'ENOTFOUND',
+    responseBody: '',
+    responseBodyTruncated: false,
+    ...over,
+  };
 }
 
 /** A pending delivery with one failed attempt. */
 export function delivery(over: Partial<webhooks.Delivery__Output> = {}): webhooks.Delivery__Output {
-  return { id: ID, webhookId: OTHER_ID, eventId: 'e1', eventType: 'contact.created', status: 'pending', attemptCount: 1, nextAttemptAt: AT, createdAt: AT, attempts: [attempt()], ...over };
+  return {
+    id: ID,
+    webhookId: OTHER_ID,
+    eventId: 'e1',
+    eventType: 'contact.created',
+    status: 'pending',
+    attemptCount: 1,
+    nextAttemptAt: AT,
+    createdAt: AT,
+    attempts: [attempt()],
+    ...over,
+  };
 }

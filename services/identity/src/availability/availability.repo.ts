@@ -22,7 +22,8 @@ export interface Changed {
   previous: AvailabilityStatus;
 }
 
-const COLUMNS = 'u.id, u.org_id, u.availability, u.availability_chosen, u.socket_connected, u.offline_due_at, u.availability_updated_at, u.created_at';
+const COLUMNS =
+  'u.id, u.org_id, u.availability, u.availability_chosen, u.socket_connected, u.offline_due_at, u.availability_updated_at, u.created_at';
 
 /** The API shape (GET /profile/availability). */
 export function toAvailability(r: AvailabilityRow) {

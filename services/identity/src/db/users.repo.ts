@@ -140,10 +140,9 @@ export async function touchLastLogin(db: Queryable, id: string): Promise<void> {
 }
 
 export async function countActiveOwners(db: Queryable, orgId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    "SELECT count(*) AS n FROM users WHERE org_id = $1 AND role = 'owner' AND status = 'active'",
-    [orgId],
-  );
+  const { rows } = await db.query<{ n: number }>("SELECT count(*) AS n FROM users WHERE org_id = $1 AND role = 'owner' AND status = 'active'", [
+    orgId,
+  ]);
   return rows[0].n;
 }
 

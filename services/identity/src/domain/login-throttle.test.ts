@@ -16,7 +16,11 @@ describe('LoginThrottle', () => {
     await clearRedisPrefix(prefix);
   });
 
-  const refusal = (email: string, ip: string) => throttle.assertAllowed(email, ip).then(() => undefined, (err: unknown) => err);
+  const refusal = (email: string, ip: string) =>
+    throttle.assertAllowed(email, ip).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
   const fail = async (email: string, ip: string, times: number) => {
     for (let i = 0; i < times; i++) await throttle.recordFailure(email, ip);
   };

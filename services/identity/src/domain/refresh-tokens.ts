@@ -8,16 +8,17 @@ export function refreshExpiresAt(now: number, ttlDays: number): Date {
 }
 
 export type RefreshVerdict =
-  | { kind: 'invalid' }
-  | { kind: 'reused'; familyId: string; userId: string }
-  | { kind: 'rotate'; tokenId: string; familyId: string; userId: string };
+  { kind: 'invalid' } | { kind: 'reused'; familyId: string; userId: string } | { kind: 'rotate'; tokenId: string; familyId: string; userId: string };
 
 /**
  * What presenting this stored token means. A spent token is a replay however old it is: the family is revoked even
  * when the token has expired since. An unknown token, or an unspent one past its expiry, is only invalid; the
  * expiry instant itself still counts. Whether its user may still sign in is the caller's to check.
  */
-export function judgeRefresh(row: Pick<RefreshRow, 'id' | 'family_id' | 'user_id' | 'expires_at' | 'revoked_at'> | undefined, now: number): RefreshVerdict {
+export function judgeRefresh(
+  row: Pick<RefreshRow, 'id' | 'family_id' | 'user_id' | 'expires_at' | 'revoked_at'> | undefined,
+  now: number,
+): RefreshVerdict {
   if (!row) return { kind: 'invalid' };
   if (row.revoked_at) return { kind: 'reused', familyId: row.family_id, userId: row.user_id };
   if (row.expires_at.getTime() < now) return { kind: 'invalid' };

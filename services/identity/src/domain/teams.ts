@@ -57,13 +57,20 @@ export async function update(deps: Deps, ctx: OrgContext, req: TeamInput) {
   requireCan(ctx, 'teams:manage');
   const before = await get(deps, ctx, req.id);
   const name = req.name !== undefined ? requireText(req.name, 'name') : undefined;
-  const description = req.description !== undefined ? optionalText(req.description, 'description', rules.IDENTITY_TEXT_MAX.teamDescription) : undefined;
+  const description =
+    req.description !== undefined ? optionalText(req.description, 'description', rules.IDENTITY_TEXT_MAX.teamDescription) : undefined;
   const members = req.setMembers ? await checkMembers(deps, ctx.orgId, req.memberIds ?? []) : undefined;
   await withTransaction(deps.pool, async (db) => {
     await teams.updateTeam(db, ctx.orgId, req.id, { name, description });
     if (members) await teams.setMembers(db, req.id, members);
     const details = teamChanges(before, { name, description, members });
-    if (Object.keys(details).length > 0) await recordAudit(db, ctx, { action: 'team.updated', resourceType: 'team', resourceId: req.id, details: { name: name ?? before.name, ...details } });
+    if (Object.keys(details).length > 0)
+      await recordAudit(db, ctx, {
+        action: 'team.updated',
+        resourceType: 'team',
+        resourceId: req.id,
+        details: { name: name ?? before.name, ...details },
+      });
   });
   return (await teams.getTeam(deps.pool, ctx.orgId, req.id))!;
 }
@@ -80,7 +87,10 @@ export async function remove(deps: Deps, ctx: OrgContext, id: string) {
 }
 
 /** What an update changed: the name (from/to), that the description changed, members added and removed. */
-function teamChanges(before: { name: string; description: string; memberIds: string[] }, after: { name?: string; description?: string; members?: string[] }) {
+function teamChanges(
+  before: { name: string; description: string; memberIds: string[] },
+  after: { name?: string; description?: string; members?: string[] },
+) {
   const details: Record<string, unknown> = {};
   if (after.name !== undefined && after.name !== before.name) details.renamed = { from: before.name, to: after.name };
   if (after.description !== undefined && after.description !== before.description) details.descriptionChanged = true;

@@ -11,7 +11,15 @@ import { invitationExpiresAt, invitationUrl } from './invitations';
 import { checkPasswordStrength, hashPassword } from './passwords';
 import { newSecretToken } from './secret-tokens';
 import { invalidateAccessTokens } from './sessions';
-import { assertKeepsAnOwner, assertMayGrant, demotesOwner, isActiveOwner, requireMayChangeAccess, requireMayDeactivate, requireMayEdit } from './user-access';
+import {
+  assertKeepsAnOwner,
+  assertMayGrant,
+  demotesOwner,
+  isActiveOwner,
+  requireMayChangeAccess,
+  requireMayDeactivate,
+  requireMayEdit,
+} from './user-access';
 import { isUuid, normaliseEmail, optionalHttpUrl, optionalOneOf, optionalText, rejectNul, requireText } from '@crm/validation';
 import { requireRole, rules } from './validation';
 
@@ -162,14 +170,18 @@ export async function deactivate(deps: Deps, ctx: OrgContext, id: string) {
     await users.updateUser(db, orgId, target.id, { status: 'inactive' });
     await tokens.revokeAllForUser(db, target.id);
     if (target.status !== 'inactive') {
-      await recordAudit(db, ctx, { action: 'user.deactivated', resourceType: 'user', resourceId: target.id, details: { email: target.email, status: { from: target.status, to: 'inactive' } } });
+      await recordAudit(db, ctx, {
+        action: 'user.deactivated',
+        resourceType: 'user',
+        resourceId: target.id,
+        details: { email: target.email, status: { from: target.status, to: 'inactive' } },
+      });
       await publishDeactivated(db, target);
     }
   });
   await invalidateAccessTokens(deps, target.id);
   return { ok: true, message: 'User deactivated' };
 }
-
 
 /** Profile fields whose change is recorded by name only (the values are personal data, not the point of the log). */
 const PROFILE_FIELDS = [

@@ -16,10 +16,16 @@ export function auditRecordedHandler(log: Logger) {
     const entry = fromEvent(event.data);
     if (!isUuid(event.orgId) || !entry) {
       // Retrying cannot make it valid; the warning is the trace of a producer bug.
-      log.warn({ eventId: event.id, orgId: event.orgId }, 'audit.recorded without an organization or with an action that is not <resource>.<verb>; ignored');
+      log.warn(
+        { eventId: event.id, orgId: event.orgId },
+        'audit.recorded without an organization or with an action that is not <resource>.<verb>; ignored',
+      );
       return;
     }
     const occurred = Date.parse(event.occurredAt);
-    await audit.insertEntry(db, event.orgId, entry, { id: event.id, createdAt: Number.isNaN(occurred) ? undefined : new Date(occurred).toISOString() });
+    await audit.insertEntry(db, event.orgId, entry, {
+      id: event.id,
+      createdAt: Number.isNaN(occurred) ? undefined : new Date(occurred).toISOString(),
+    });
   };
 }

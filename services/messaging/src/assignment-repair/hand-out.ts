@@ -7,7 +7,11 @@ import * as availability from './availability.repo';
 import * as repo from './repair.repo';
 
 /** Announce moves made by the system: conversation.assigned with assignedBy null and why, in one statement. */
-async function announce(db: PoolClient, moves: Array<{ conv: repo.MovableConversation; assigneeId: string | null }>, reason: AssignmentReason): Promise<void> {
+async function announce(
+  db: PoolClient,
+  moves: Array<{ conv: repo.MovableConversation; assigneeId: string | null }>,
+  reason: AssignmentReason,
+): Promise<void> {
   await enqueueEvents(
     db,
     moves.map(({ conv, assigneeId }) => ({
@@ -40,7 +44,15 @@ async function activeAmong(deps: Deps, orgId: string, userIds: string[]): Promis
  * it, so new conversations and these take strict turns across instances. A returning contact's previous assignee is
  * not looked for here: the person it is being taken from is usually that very person.
  */
-async function releaseAccount(deps: Deps, db: PoolClient, orgId: string, accountId: string, convs: repo.MovableConversation[], userId: string, reason: AssignmentReason) {
+async function releaseAccount(
+  deps: Deps,
+  db: PoolClient,
+  orgId: string,
+  accountId: string,
+  convs: repo.MovableConversation[],
+  userId: string,
+  reason: AssignmentReason,
+) {
   const cfg = await assignments.find(db, orgId, accountId, true);
   const moves: Array<{ conv: repo.MovableConversation; assigneeId: string | null }> = [];
   if (!cfg || cfg.mode !== 'round_robin' || cfg.user_ids.length === 0) {
@@ -67,7 +79,11 @@ async function releaseAccount(deps: Deps, db: PoolClient, orgId: string, account
     }
     if (cursor !== cfg.next_index % n) await assignments.setCursor(db, orgId, accountId, cursor);
   }
-  await repo.moveMany(db, orgId, moves.map((m) => ({ id: m.conv.id, assigneeId: m.assigneeId })));
+  await repo.moveMany(
+    db,
+    orgId,
+    moves.map((m) => ({ id: m.conv.id, assigneeId: m.assigneeId })),
+  );
   await announce(db, moves, reason);
   return moves.length;
 }
@@ -76,7 +92,13 @@ async function releaseAccount(deps: Deps, db: PoolClient, orgId: string, account
  * A user deactivated (all their open conversations) or gone offline (those of onlyOnline accounts): released to each
  * account's mode. A few statements per account whatever the number of conversations.
  */
-export async function releaseUser(deps: Deps, db: PoolClient, orgId: string, userId: string, reason: 'user_deactivated' | 'user_offline'): Promise<number> {
+export async function releaseUser(
+  deps: Deps,
+  db: PoolClient,
+  orgId: string,
+  userId: string,
+  reason: 'user_deactivated' | 'user_offline',
+): Promise<number> {
   const convs = await repo.openOf(db, orgId, userId, reason === 'user_offline');
   const byAccount = new Map<string, repo.MovableConversation[]>();
   for (const c of convs) byAccount.set(c.chatnet_account_id, [...(byAccount.get(c.chatnet_account_id) ?? []), c]);
@@ -110,7 +132,11 @@ export async function drainBacklog(deps: Deps, db: PoolClient, orgId: string, us
     moves.push({ conv, assigneeId: userId });
     open++;
   }
-  await repo.moveMany(db, orgId, moves.map((m) => ({ id: m.conv.id, assigneeId: userId })));
+  await repo.moveMany(
+    db,
+    orgId,
+    moves.map((m) => ({ id: m.conv.id, assigneeId: userId })),
+  );
   await announce(db, moves, 'backlog');
   if (moves.length > 0) deps.log.info({ orgId, userId, taken: moves.length }, 'backlog handed out');
   return moves.length;

@@ -13,7 +13,13 @@ import * as timers from './reply-timeouts.repo';
  * timers start and end, a closed conversation frees capacity), and identity's user events (availability, deactivation).
  * Reading its own events keeps the inbound path as it was: no extra statement in the inbound transaction.
  */
-export const REPAIR_BINDINGS = [EVENTS.messageReceived, EVENTS.messageSent, EVENTS.conversationStatusChanged, EVENTS.userAvailabilityChanged, EVENTS.userDeactivated];
+export const REPAIR_BINDINGS = [
+  EVENTS.messageReceived,
+  EVENTS.messageSent,
+  EVENTS.conversationStatusChanged,
+  EVENTS.userAvailabilityChanged,
+  EVENTS.userDeactivated,
+];
 
 const DONE = new Set(['closed', 'archived']);
 
@@ -47,14 +53,23 @@ export async function applyRepairBatch(deps: Deps, db: PoolClient, events: Event
       answered.set(event.data.conversationId, new Date(8.64e15));
     }
   }
-  await timers.clearMany(db, [...answered].map(([conversationId, at]) => ({ conversationId, at })));
+  await timers.clearMany(
+    db,
+    [...answered].map(([conversationId, at]) => ({ conversationId, at })),
+  );
   const timed = await repair.timedConversations(db, [...firstUnanswered.keys()]);
   const minuteMs = deps.config.SERVICE_LEVEL_MINUTE_MS;
   await timers.startMany(
     db,
     timed.map((c) => {
       const inboundAt = firstUnanswered.get(c.id)!;
-      return { conversationId: c.id, orgId: c.org_id, assigneeId: c.assignee_id, inboundAt, dueAt: new Date(inboundAt.getTime() + c.minutes * minuteMs) };
+      return {
+        conversationId: c.id,
+        orgId: c.org_id,
+        assigneeId: c.assignee_id,
+        inboundAt,
+        dueAt: new Date(inboundAt.getTime() + c.minutes * minuteMs),
+      };
     }),
   );
   for (const event of events) await withEventTrace(event, () => applyOne(deps, db, event));

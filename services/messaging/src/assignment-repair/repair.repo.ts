@@ -71,7 +71,10 @@ export async function moveMany(db: Queryable, orgId: string, moves: Array<{ id: 
  * For the reply timers of a batch of inbound messages: which of these conversations are assigned, open, and on an
  * account with a reply timeout (and its minutes).
  */
-export async function timedConversations(db: Queryable, ids: string[]): Promise<Array<{ id: string; org_id: string; assignee_id: string; minutes: number }>> {
+export async function timedConversations(
+  db: Queryable,
+  ids: string[],
+): Promise<Array<{ id: string; org_id: string; assignee_id: string; minutes: number }>> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<{ id: string; org_id: string; assignee_id: string; minutes: number }>(
     `SELECT c.id::text, c.org_id::text, c.assignee_id::text, a.reply_timeout_minutes AS minutes

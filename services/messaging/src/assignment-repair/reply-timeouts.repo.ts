@@ -19,7 +19,10 @@ const notify = (db: Queryable) => db.query(`SELECT pg_notify('${REPLY_TIMEOUT_CH
  * Inbound messages (one batch): each conversation's timer starts at its first unanswered inbound message and is not
  * pushed back by the next ones, except when the conversation changed hands since (the new assignee's window starts).
  */
-export async function startMany(db: Queryable, rows: Array<{ conversationId: string; orgId: string; assigneeId: string; inboundAt: Date; dueAt: Date }>): Promise<void> {
+export async function startMany(
+  db: Queryable,
+  rows: Array<{ conversationId: string; orgId: string; assigneeId: string; inboundAt: Date; dueAt: Date }>,
+): Promise<void> {
   if (rows.length === 0) return;
   await db.query(
     `INSERT INTO reply_timeouts AS r (conversation_id, org_id, assignee_id, inbound_at, due_at)
@@ -27,7 +30,13 @@ export async function startMany(db: Queryable, rows: Array<{ conversationId: str
      ON CONFLICT (conversation_id) DO UPDATE SET assignee_id = EXCLUDED.assignee_id, inbound_at = EXCLUDED.inbound_at,
        due_at = EXCLUDED.due_at, lease_until = NULL
      WHERE r.assignee_id <> EXCLUDED.assignee_id`,
-    [rows.map((r) => r.conversationId), rows.map((r) => r.orgId), rows.map((r) => r.assigneeId), rows.map((r) => r.inboundAt), rows.map((r) => r.dueAt)],
+    [
+      rows.map((r) => r.conversationId),
+      rows.map((r) => r.orgId),
+      rows.map((r) => r.assigneeId),
+      rows.map((r) => r.inboundAt),
+      rows.map((r) => r.dueAt),
+    ],
   );
   await notify(db);
 }

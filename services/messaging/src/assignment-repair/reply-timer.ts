@@ -53,13 +53,25 @@ export class ReplyTimer {
     const orgId = claimed.org_id;
     const conv = await convs.findById(db, orgId, claimed.conversation_id, true);
     const cfg = conv ? await assignments.find(db, orgId, conv.chatnet_account_id) : undefined;
-    if (!conv || !cfg?.on_timeout || !cfg.reply_timeout_minutes || conv.assignee_id !== claimed.assignee_id || conv.unreplied_count === 0 || !WAITING.has(conv.status)) {
+    if (
+      !conv ||
+      !cfg?.on_timeout ||
+      !cfg.reply_timeout_minutes ||
+      conv.assignee_id !== claimed.assignee_id ||
+      conv.unreplied_count === 0 ||
+      !WAITING.has(conv.status)
+    ) {
       await timers.remove(db, conv?.id ?? claimed.conversation_id);
       return;
     }
     deps.log.info({ conversationId: conv.id, assigneeId: conv.assignee_id, onTimeout: cfg.on_timeout }, 'reply timeout');
     if (cfg.on_timeout === 'reassign') {
-      const next = await assignByRotation(deps, db, { orgId }, conv, { requireMode: false, identityDown: 'skip', exclude: [claimed.assignee_id], reason: 'reply_timeout' });
+      const next = await assignByRotation(deps, db, { orgId }, conv, {
+        requireMode: false,
+        identityDown: 'skip',
+        exclude: [claimed.assignee_id],
+        reason: 'reply_timeout',
+      });
       // The next person gets a window of their own; nobody else eligible: it stays where it is, the timer ends.
       if (next) await timers.restart(db, conv.id, next, cfg.reply_timeout_minutes * deps.config.SERVICE_LEVEL_MINUTE_MS);
       else await timers.remove(db, conv.id);

@@ -36,7 +36,11 @@ export async function arm(db: Queryable, orgId: string, conversationId: string, 
 /** The contact wrote (one statement for an inbound batch): those conversations wait for us again, no auto-close. */
 export async function disarm(db: Queryable, conversationIds: string[]): Promise<void> {
   if (conversationIds.length === 0) return;
-  await db.query({ name: 'msg_auto_close_disarm', text: 'DELETE FROM conversation_auto_close WHERE conversation_id = ANY($1::uuid[])', values: [conversationIds] });
+  await db.query({
+    name: 'msg_auto_close_disarm',
+    text: 'DELETE FROM conversation_auto_close WHERE conversation_id = ANY($1::uuid[])',
+    values: [conversationIds],
+  });
 }
 
 /**
@@ -80,7 +84,10 @@ export async function nextDueInMs(db: Queryable): Promise<number | null> {
 
 /** The claimed timer is done: true when it was still this arming (not re-armed by a send, nor removed by the contact). */
 export async function take(db: Queryable, conversationId: string, armingId: string): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM conversation_auto_close WHERE conversation_id = $1 AND arming_id = $2', [conversationId, armingId]);
+  const { rowCount } = await db.query('DELETE FROM conversation_auto_close WHERE conversation_id = $1 AND arming_id = $2', [
+    conversationId,
+    armingId,
+  ]);
   return (rowCount ?? 0) > 0;
 }
 

@@ -36,7 +36,14 @@ export async function queue(db: Queryable, items: NewAutoMessage[]): Promise<str
      SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[])
      ON CONFLICT (org_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
      RETURNING id`,
-    [items.map((i) => i.id), items.map((i) => i.orgId), items.map((i) => i.conversationId), items.map((i) => i.kind), items.map((i) => i.content), items.map((i) => i.dedupeKey)],
+    [
+      items.map((i) => i.id),
+      items.map((i) => i.orgId),
+      items.map((i) => i.conversationId),
+      items.map((i) => i.kind),
+      items.map((i) => i.content),
+      items.map((i) => i.dedupeKey),
+    ],
   );
   if (rows.length > 0) await db.query(notifySql);
   return rows.map((r) => r.id);

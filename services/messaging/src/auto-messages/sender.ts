@@ -56,15 +56,18 @@ export class AutoMessageSender {
   private async send(r: repo.AutoMessageRow): Promise<void> {
     const { deps } = this;
     try {
-      const sent = await sendAutomatic(deps, { key: `auto:${r.id}`, orgId: r.org_id, conversationId: r.conversation_id, content: r.content }, (db, messageId) =>
-        this.stored(db, r, messageId),
+      const sent = await sendAutomatic(
+        deps,
+        { key: `auto:${r.id}`, orgId: r.org_id, conversationId: r.conversation_id, content: r.content },
+        (db, messageId) => this.stored(db, r, messageId),
       );
       if (sent.replayed) await withTransaction(deps.pool, (db) => this.stored(db, r, sent.id));
       deps.log.debug({ autoMessageId: r.id, kind: r.kind, messageId: sent.id }, 'automatic message sent');
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       const outcome = outcomeOf(err, deps.config.IDEMPOTENCY_PENDING_TIMEOUT_MS);
-      if ('failed' in outcome || r.attempts >= MAX_ATTEMPTS) await repo.markFailed(deps.pool, r.id, 'failed' in outcome ? outcome.failed : outcome.error);
+      if ('failed' in outcome || r.attempts >= MAX_ATTEMPTS)
+        await repo.markFailed(deps.pool, r.id, 'failed' in outcome ? outcome.failed : outcome.error);
       else await repo.retryLater(deps.pool, r.id, outcome.retryInMs, outcome.error);
       deps.log.warn({ autoMessageId: r.id, kind: r.kind, code: err.code, outcome }, 'automatic message not sent');
     }

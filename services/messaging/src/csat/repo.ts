@@ -65,7 +65,10 @@ export async function openSurvey(db: Queryable, orgId: string, conversationId: s
 }
 
 /** The rating (and a comment given with it): on the survey and, as the latest answer, on the conversation. */
-export async function answer(db: Queryable, s: { id: string; conversationId: string; rating: number; comment: string | null; respondedAt: Date }): Promise<void> {
+export async function answer(
+  db: Queryable,
+  s: { id: string; conversationId: string; rating: number; comment: string | null; respondedAt: Date },
+): Promise<void> {
   await db.query(`UPDATE csat_surveys SET rating = $2, comment = $3::text, responded_at = $4, comment_done = $3::text IS NOT NULL WHERE id = $1`, [
     s.id,
     s.rating,
@@ -97,8 +100,21 @@ export function csatOf(r: { csat_rating?: number | null; csat_comment?: string |
 }
 
 /** Questions asked in [from, to) and their answers, optionally of one assignee (at close) or account. */
-export async function analytics(db: Queryable, orgId: string, f: { from: Date | null; to: Date | null; assigneeId: string | null; chatnetAccountId: string | null }) {
-  const { rows } = await db.query<{ questions: number; responses: number; average: string | null; r1: number; r2: number; r3: number; r4: number; r5: number }>(
+export async function analytics(
+  db: Queryable,
+  orgId: string,
+  f: { from: Date | null; to: Date | null; assigneeId: string | null; chatnetAccountId: string | null },
+) {
+  const { rows } = await db.query<{
+    questions: number;
+    responses: number;
+    average: string | null;
+    r1: number;
+    r2: number;
+    r3: number;
+    r4: number;
+    r5: number;
+  }>(
     `SELECT count(*)::int AS questions, count(rating)::int AS responses, avg(rating)::text AS average,
             (count(*) FILTER (WHERE rating = 1))::int AS r1, (count(*) FILTER (WHERE rating = 2))::int AS r2,
             (count(*) FILTER (WHERE rating = 3))::int AS r3, (count(*) FILTER (WHERE rating = 4))::int AS r4,

@@ -44,7 +44,15 @@ export async function questionSent(db: Queryable, row: AutoMessageRow, sentAt: D
  */
 export async function takeReply(
   db: Queryable,
-  m: { orgId: string; conversationId: string; contactId: string | null; chatnetAccountId: string; assigneeId: string | null; content: string; at: Date },
+  m: {
+    orgId: string;
+    conversationId: string;
+    contactId: string | null;
+    chatnetAccountId: string;
+    assigneeId: string | null;
+    content: string;
+    at: Date;
+  },
 ): Promise<boolean> {
   const survey = await repo.openSurvey(db, m.orgId, m.conversationId, m.at);
   if (!survey) return false;

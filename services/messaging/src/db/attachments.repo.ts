@@ -55,7 +55,16 @@ const NOT_HELD = `NOT EXISTS (SELECT 1 FROM scheduled_messages s WHERE s.status 
  */
 export async function insert(
   db: Queryable,
-  a: { id: string; orgId: string; filename: string; contentType: string; size: number; sha256: string; uploadedBy: string | null; origin: AttachmentOrigin },
+  a: {
+    id: string;
+    orgId: string;
+    filename: string;
+    contentType: string;
+    size: number;
+    sha256: string;
+    uploadedBy: string | null;
+    origin: AttachmentOrigin;
+  },
 ) {
   const { rows } = await db.query<AttachmentRow>(
     `INSERT INTO attachments (id, org_id, filename, content_type, size, sha256, uploaded_by, origin) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
@@ -139,13 +148,19 @@ export async function nextSweepDueInMs(db: Queryable, hours: number, days: numbe
  * lock makes a send linking it at the same moment either win (nothing deleted) or find it gone.
  */
 export async function deleteUnsent(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query(`DELETE FROM attachments a WHERE a.org_id = $1 AND a.id = $2 AND a.message_id IS NULL AND ${NOT_HELD}`, [orgId, id]);
+  const { rowCount } = await db.query(`DELETE FROM attachments a WHERE a.org_id = $1 AND a.id = $2 AND a.message_id IS NULL AND ${NOT_HELD}`, [
+    orgId,
+    id,
+  ]);
   return (rowCount ?? 0) > 0;
 }
 
 /** Whether a scheduled message still waiting to be sent names this file. */
 export async function heldBySchedule(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  const { rows } = await db.query(`SELECT 1 FROM scheduled_messages WHERE org_id = $1 AND status = 'scheduled' AND attachment_ids @> ARRAY[$2::uuid]`, [orgId, id]);
+  const { rows } = await db.query(
+    `SELECT 1 FROM scheduled_messages WHERE org_id = $1 AND status = 'scheduled' AND attachment_ids @> ARRAY[$2::uuid]`,
+    [orgId, id],
+  );
   return rows.length > 0;
 }
 

@@ -147,7 +147,13 @@ export function toPublicConversation(r: ConversationRow) {
 }
 
 /** `viewer`: the agent whose inbox visibility applies (domain/visibility.ts `viewerOf`); a conversation they may not see is not found. */
-export async function findById(db: Queryable, orgId: string, id: string, lock = false, viewer: string | null = null): Promise<ConversationRow | undefined> {
+export async function findById(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  lock = false,
+  viewer: string | null = null,
+): Promise<ConversationRow | undefined> {
   const visible = viewer ? ` AND ${visibleSql('$3')}` : '';
   const { rows } = await db.query<ConversationRow>(
     `SELECT ${COLUMNS}, ${FOLDERS} FROM conversations c WHERE c.org_id = $1 AND c.id = $2${visible}${lock ? ' FOR UPDATE OF c' : ''}`,
@@ -332,12 +338,7 @@ async function listSearch(db: Queryable, p: Params, cond: string, order: string,
  * A keyset page of the public list: last message descending (conversations without one last), or updatedAt
  * ascending for incremental sync ("updated", with `updatedSince`).
  */
-export async function listRecentAfter(
-  db: Queryable,
-  orgId: string,
-  limit: number,
-  k: Keyset,
-) {
+export async function listRecentAfter(db: Queryable, orgId: string, limit: number, k: Keyset) {
   const args: unknown[] = [orgId];
   const arg = (v: unknown) => {
     args.push(v);
@@ -375,7 +376,13 @@ export async function counts(db: Queryable, orgId: string, userId: string | null
 }
 
 /** Any status change; the wake-up time is kept only for snoozed (the table's check insists). */
-export async function setStatus(db: Queryable, orgId: string, id: string, status: ConversationStatus, snoozedUntil: Date | null = null): Promise<void> {
+export async function setStatus(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  status: ConversationStatus,
+  snoozedUntil: Date | null = null,
+): Promise<void> {
   await db.query(`UPDATE conversations SET status = $3, snoozed_until = $4, last_activity_at = now() WHERE org_id = $1 AND id = $2`, [
     orgId,
     id,
@@ -386,7 +393,11 @@ export async function setStatus(db: Queryable, orgId: string, id: string, status
 
 /** Set (or with null clear) the priority; `last_activity_at` moves as for any change made in the inbox. */
 export async function setPriority(db: Queryable, orgId: string, id: string, priority: ConversationPriority | null): Promise<void> {
-  await db.query(`UPDATE conversations SET priority = $3, last_activity_at = now() WHERE org_id = $1 AND id = $2`, [orgId, id, priorityRank(priority)]);
+  await db.query(`UPDATE conversations SET priority = $3, last_activity_at = now() WHERE org_id = $1 AND id = $2`, [
+    orgId,
+    id,
+    priorityRank(priority),
+  ]);
 }
 
 /**
@@ -409,7 +420,13 @@ export async function lockMany(db: Queryable, orgId: string, ids: string[], view
 }
 
 /** One owner for many conversations (a bulk assignment): one statement. */
-export async function setOwnerMany(db: Queryable, orgId: string, ids: string[], assigneeId: string | null, teamIds: (string | null)[]): Promise<void> {
+export async function setOwnerMany(
+  db: Queryable,
+  orgId: string,
+  ids: string[],
+  assigneeId: string | null,
+  teamIds: (string | null)[],
+): Promise<void> {
   await db.query(
     `UPDATE conversations c SET assignee_id = $3, team_id = t.team_id, last_activity_at = now()
      FROM unnest($2::uuid[], $4::uuid[]) AS t(id, team_id)
@@ -419,7 +436,13 @@ export async function setOwnerMany(db: Queryable, orgId: string, ids: string[], 
 }
 
 /** One status for many conversations (a bulk status change): one statement; the wake-up time only for snoozed. */
-export async function setStatusMany(db: Queryable, orgId: string, ids: string[], status: ConversationStatus, snoozedUntil: Date | null): Promise<void> {
+export async function setStatusMany(
+  db: Queryable,
+  orgId: string,
+  ids: string[],
+  status: ConversationStatus,
+  snoozedUntil: Date | null,
+): Promise<void> {
   await db.query(`UPDATE conversations SET status = $3, snoozed_until = $4, last_activity_at = now() WHERE org_id = $1 AND id = ANY($2::uuid[])`, [
     orgId,
     ids,
@@ -557,5 +580,9 @@ export async function existingIds(db: Queryable, orgId: string, ids: string[], v
 
 /** Empties the list preview of a conversation whose last message is `messageId` (the contact recalled it). */
 export async function clearLastMessagePreview(db: Queryable, orgId: string, conversationId: string, messageId: string): Promise<void> {
-  await db.query(`UPDATE conversations SET last_message_content = '' WHERE org_id = $1 AND id = $2 AND last_message_id = $3`, [orgId, conversationId, messageId]);
+  await db.query(`UPDATE conversations SET last_message_content = '' WHERE org_id = $1 AND id = $2 AND last_message_id = $3`, [
+    orgId,
+    conversationId,
+    messageId,
+  ]);
 }

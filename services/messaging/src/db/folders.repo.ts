@@ -31,12 +31,10 @@ export async function insert(db: Queryable, f: { id: string; orgId: string; name
 }
 
 export async function update(db: Queryable, orgId: string, id: string, p: { name?: string; color?: string }): Promise<boolean> {
-  const { rowCount } = await db.query('UPDATE chat_folders SET name = COALESCE($3, name), color = COALESCE($4, color) WHERE org_id = $1 AND id = $2', [
-    orgId,
-    id,
-    p.name ?? null,
-    p.color ?? null,
-  ]);
+  const { rowCount } = await db.query(
+    'UPDATE chat_folders SET name = COALESCE($3, name), color = COALESCE($4, color) WHERE org_id = $1 AND id = $2',
+    [orgId, id, p.name ?? null, p.color ?? null],
+  );
   return rowCount === 1;
 }
 
@@ -46,10 +44,11 @@ export async function remove(db: Queryable, orgId: string, id: string): Promise<
 }
 
 export async function addConversations(db: Queryable, orgId: string, folderId: string, conversationIds: string[]) {
-  await db.query(
-    `INSERT INTO conversation_folders (folder_id, conversation_id, org_id) SELECT $2, unnest($3::uuid[]), $1 ON CONFLICT DO NOTHING`,
-    [orgId, folderId, conversationIds],
-  );
+  await db.query(`INSERT INTO conversation_folders (folder_id, conversation_id, org_id) SELECT $2, unnest($3::uuid[]), $1 ON CONFLICT DO NOTHING`, [
+    orgId,
+    folderId,
+    conversationIds,
+  ]);
 }
 
 export async function removeConversation(db: Queryable, orgId: string, folderId: string, conversationId: string): Promise<boolean> {

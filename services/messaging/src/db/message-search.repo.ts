@@ -183,7 +183,8 @@ function filterConds(p: Params, s: MessageSearch): string[] {
   if (s.from) extra.push(`m.sent_at >= ${p.add(s.from)}`);
   if (s.to) extra.push(`m.sent_at < ${p.add(s.to)}`);
   // Inside the window's query, so an agent's window holds the newest matches they may see.
-  if (s.viewer) extra.push(`EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.org_id = $1 AND ${visibleSql(p.add(s.viewer))})`);
+  if (s.viewer)
+    extra.push(`EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.org_id = $1 AND ${visibleSql(p.add(s.viewer))})`);
   if (s.withholdRecalled) extra.push(`m.recalled_by IS DISTINCT FROM 'contact'`);
   return extra;
 }
@@ -192,7 +193,15 @@ export async function search(db: Queryable, orgId: string, s: MessageSearch) {
   const walk = await walkNewest(db, orgId, s.words, s.window, (q) => filterConds(q, s));
   const p = new Params(orgId);
   const extra = filterConds(p, s);
-  const hits = newestMatchesSql(p, '$1', s.words, s.window, extra, 'm.id, m.conversation_id, m.content, m.search_text, m.sent_at, m.direction, m.sent_by_user_id, m.source', walk);
+  const hits = newestMatchesSql(
+    p,
+    '$1',
+    s.words,
+    s.window,
+    extra,
+    'm.id, m.conversation_id, m.content, m.search_text, m.sent_at, m.direction, m.sent_by_user_id, m.source',
+    walk,
+  );
   const phrase = s.words.join(' ');
   // A boundary is required only where the phrase itself starts or ends with a word character ("#a10" has none before).
   const wholeWords = `${/^\w/.test(phrase) ? '(^|\\W)' : ''}${escapeRegex(phrase)}${/\w$/.test(phrase) ? '(\\W|$)' : ''}`;

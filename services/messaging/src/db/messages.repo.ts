@@ -194,7 +194,21 @@ export async function insertInbound(
 ): Promise<{ stored: boolean; contactId: string | null; status?: string; assigneeId: string | null }> {
   const { rows } = await db.query<{ contact_id: string | null; status: string; assignee_id: string | null }>({
     ...INSERT_INBOUND,
-    values: [m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.senderContactId, m.groupName, m.cliMsgId],
+    values: [
+      m.id,
+      m.orgId,
+      m.conversationId,
+      m.accountId,
+      m.chatnetMessageId,
+      m.content,
+      m.contentType,
+      m.senderUid,
+      m.senderName,
+      m.sentAt,
+      m.senderContactId,
+      m.groupName,
+      m.cliMsgId,
+    ],
   });
   return { stored: rows.length === 1, contactId: rows[0]?.contact_id ?? null, status: rows[0]?.status, assigneeId: rows[0]?.assignee_id ?? null };
 }
@@ -242,8 +256,20 @@ export async function insertInboundByThread(
   const { rows } = await db.query<{ id: string; contact_id: string | null; stored: number; status: string | null; assignee_id: string | null }>({
     ...INSERT_INBOUND_BY_THREAD,
     values: [
-      m.id, m.orgId, m.accountId, m.chatnetMessageId, m.content, m.contentType, m.senderUid, m.senderName, m.sentAt, m.threadType, m.threadId,
-      m.senderContactId, m.groupName, m.cliMsgId,
+      m.id,
+      m.orgId,
+      m.accountId,
+      m.chatnetMessageId,
+      m.content,
+      m.contentType,
+      m.senderUid,
+      m.senderName,
+      m.sentAt,
+      m.threadType,
+      m.threadId,
+      m.senderContactId,
+      m.groupName,
+      m.cliMsgId,
     ],
   });
   const r = rows[0];
@@ -332,17 +358,41 @@ const INSERT_INBOUND_BATCH = {
 export async function insertInboundBatch(db: Queryable, items: NewThreadInbound[]): Promise<Array<StoredInThread | undefined>> {
   if (items.length === 0) return [];
   const col = <T>(f: (m: NewThreadInbound) => T) => items.map(f);
-  const { rows } = await db.query<{ ord: number; conversation_id: string; contact_id: string | null; stored: boolean; status: string | null; assignee_id: string | null }>({
+  const { rows } = await db.query<{
+    ord: number;
+    conversation_id: string;
+    contact_id: string | null;
+    stored: boolean;
+    status: string | null;
+    assignee_id: string | null;
+  }>({
     ...INSERT_INBOUND_BATCH,
     values: [
-      col((m) => m.id), col((m) => m.orgId), col((m) => m.accountId), col((m) => m.chatnetMessageId), col((m) => m.content),
-      col((m) => m.contentType), col((m) => m.senderUid), col((m) => m.senderName), col((m) => m.sentAt), col((m) => m.threadType),
-      col((m) => m.threadId), col((m) => m.senderContactId), col((m) => m.groupName), col((m) => m.cliMsgId),
+      col((m) => m.id),
+      col((m) => m.orgId),
+      col((m) => m.accountId),
+      col((m) => m.chatnetMessageId),
+      col((m) => m.content),
+      col((m) => m.contentType),
+      col((m) => m.senderUid),
+      col((m) => m.senderName),
+      col((m) => m.sentAt),
+      col((m) => m.threadType),
+      col((m) => m.threadId),
+      col((m) => m.senderContactId),
+      col((m) => m.groupName),
+      col((m) => m.cliMsgId),
     ],
   });
   const out: Array<StoredInThread | undefined> = items.map(() => undefined);
   for (const r of rows) {
-    out[r.ord - 1] = { conversationId: r.conversation_id, contactId: r.contact_id, stored: r.stored, status: r.status ?? undefined, assigneeId: r.assignee_id ?? null };
+    out[r.ord - 1] = {
+      conversationId: r.conversation_id,
+      contactId: r.contact_id,
+      stored: r.stored,
+      status: r.status ?? undefined,
+      assigneeId: r.assignee_id ?? null,
+    };
   }
   return out;
 }
@@ -373,8 +423,19 @@ export async function insertOutbound(db: Queryable, m: NewOutbound): Promise<Mes
      ON CONFLICT (org_id, chatnet_account_id, chatnet_message_id) WHERE chatnet_message_id IS NOT NULL DO NOTHING
      RETURNING ${COLUMNS}`,
     [
-      m.id, m.orgId, m.conversationId, m.accountId, m.chatnetMessageId || null, m.content, m.contentType, m.senderName, m.source, m.sentByUserId,
-      m.clientMessageId, m.sentAt, m.quoteMessageId,
+      m.id,
+      m.orgId,
+      m.conversationId,
+      m.accountId,
+      m.chatnetMessageId || null,
+      m.content,
+      m.contentType,
+      m.senderName,
+      m.source,
+      m.sentByUserId,
+      m.clientMessageId,
+      m.sentAt,
+      m.quoteMessageId,
     ],
   );
   return rows[0];
@@ -461,7 +522,11 @@ export async function page(db: Queryable, orgId: string, conversationId: string,
       [orgId, conversationId, limit, offset],
     ),
   ]);
-  const files = await forMessages(db, orgId, rows.map((r) => r.id));
+  const files = await forMessages(
+    db,
+    orgId,
+    rows.map((r) => r.id),
+  );
   return { total: countRows[0].n, rows, files };
 }
 
@@ -470,13 +535,7 @@ export async function page(db: Queryable, orgId: string, conversationId: string,
  * incremental sync ("updated", with `updatedSince`): messages do not change after they are stored but for their
  * delivery status, so their sent time is the time to sync by.
  */
-export async function pageAfter(
-  db: Queryable,
-  orgId: string,
-  conversationId: string,
-  limit: number,
-  k: Keyset,
-) {
+export async function pageAfter(db: Queryable, orgId: string, conversationId: string, limit: number, k: Keyset) {
   const args: unknown[] = [orgId, conversationId];
   const arg = (v: unknown) => {
     args.push(v);
@@ -492,7 +551,11 @@ export async function pageAfter(
     args,
   );
   const page = keysetPage(rows, limit);
-  const files = await forMessages(db, orgId, page.rows.map((r) => r.id));
+  const files = await forMessages(
+    db,
+    orgId,
+    page.rows.map((r) => r.id),
+  );
   return { ...page, files };
 }
 
@@ -536,7 +599,13 @@ export async function markAllRead(db: Queryable, conversationId: string, max = 5
      ) newest ORDER BY sent_at, id`,
     [conversationId, max],
   );
-  return rows.map((r) => ({ chatnetMessageId: r.chatnet_message_id, cliMsgId: r.cli_msg_id, fromUid: r.sender_uid, contentType: r.content_type, sentAt: r.sent_at }));
+  return rows.map((r) => ({
+    chatnetMessageId: r.chatnet_message_id,
+    cliMsgId: r.cli_msg_id,
+    fromUid: r.sender_uid,
+    contentType: r.content_type,
+    sentAt: r.sent_at,
+  }));
 }
 
 /**
@@ -544,7 +613,14 @@ export async function markAllRead(db: Queryable, conversationId: string, max = 5
  * marked that the network can be told about (both ids), oldest first. Conversations with none are absent.
  */
 export async function markAllReadMany(db: Queryable, orgId: string, conversationIds: string[], max = 50): Promise<Map<string, NewlyRead[]>> {
-  const { rows } = await db.query<{ conversation_id: string; chatnet_message_id: string; cli_msg_id: string; sender_uid: string; content_type: string; sent_at: Date }>(
+  const { rows } = await db.query<{
+    conversation_id: string;
+    chatnet_message_id: string;
+    cli_msg_id: string;
+    sender_uid: string;
+    content_type: string;
+    sent_at: Date;
+  }>(
     `WITH r AS (
        UPDATE messages SET is_read = true
        WHERE org_id = $1 AND conversation_id = ANY($2::uuid[]) AND direction = 'inbound' AND NOT is_read
@@ -560,7 +636,13 @@ export async function markAllReadMany(db: Queryable, orgId: string, conversation
   const byConversation = new Map<string, NewlyRead[]>();
   for (const r of rows) {
     const list = byConversation.get(r.conversation_id) ?? [];
-    list.push({ chatnetMessageId: r.chatnet_message_id, cliMsgId: r.cli_msg_id, fromUid: r.sender_uid, contentType: r.content_type, sentAt: r.sent_at });
+    list.push({
+      chatnetMessageId: r.chatnet_message_id,
+      cliMsgId: r.cli_msg_id,
+      fromUid: r.sender_uid,
+      contentType: r.content_type,
+      sentAt: r.sent_at,
+    });
     byConversation.set(r.conversation_id, list);
   }
   return byConversation;

@@ -16,7 +16,10 @@ export function toNote(r: NoteRow) {
   return { id: r.id, content: r.content, authorId: r.author_id, mentions: r.mentions, createdAt: iso(r.created_at) };
 }
 
-export async function insert(db: Queryable, n: { id: string; orgId: string; conversationId: string; authorId: string; content: string; mentions: string[] }) {
+export async function insert(
+  db: Queryable,
+  n: { id: string; orgId: string; conversationId: string; authorId: string; content: string; mentions: string[] },
+) {
   const { rows } = await db.query<NoteRow>(
     `INSERT INTO conversation_notes (id, org_id, conversation_id, author_id, content, mentions) VALUES ($1, $2, $3, $4, $5, $6::uuid[])
      RETURNING ${COLUMNS}`,

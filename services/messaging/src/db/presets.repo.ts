@@ -28,7 +28,10 @@ export async function get(db: Queryable, orgId: string, id: string) {
   return rows[0] ? toPreset(rows[0]) : undefined;
 }
 
-export async function insert(db: Queryable, p: { id: string; orgId: string; name: string; content: string; category: string; createdBy: string | null }) {
+export async function insert(
+  db: Queryable,
+  p: { id: string; orgId: string; name: string; content: string; category: string; createdBy: string | null },
+) {
   const { rows } = await db.query<PresetRow>(
     `INSERT INTO chat_presets (id, org_id, name, content, category, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
     [p.id, p.orgId, p.name, p.content, p.category, p.createdBy],

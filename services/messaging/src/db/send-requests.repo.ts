@@ -28,7 +28,14 @@ export async function find(db: Queryable, orgId: string, key: string): Promise<S
  * Take over a stale key: a pending send older than `pendingMs` (its process died mid-send) or any row
  * older than the key lifetime. The update moves created_at to now, so of two callers only one wins.
  */
-export async function takeOver(db: Queryable, orgId: string, key: string, fingerprint: string, pendingMs: number, ttlHours: number): Promise<boolean> {
+export async function takeOver(
+  db: Queryable,
+  orgId: string,
+  key: string,
+  fingerprint: string,
+  pendingMs: number,
+  ttlHours: number,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE send_requests SET created_at = now(), status = 'pending', message_id = NULL, fingerprint = $3
      WHERE org_id = $1 AND idempotency_key = $2

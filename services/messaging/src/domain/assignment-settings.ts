@@ -86,7 +86,14 @@ function parse(req: AssignmentInput): AssignmentSettings {
   if (max !== undefined && (!Number.isInteger(max) || max < 1 || max > MAX_OPEN_PER_USER)) {
     throw invalid('maxOpenPerUser', `must be a whole number from 1 to ${MAX_OPEN_PER_USER}, or null`);
   }
-  return { mode, userIds, maxOpenPerUser: max ?? null, onlyOnline: req.onlyOnline === true, ...parseTimeout(req), drainBacklog: req.drainBacklog === true };
+  return {
+    mode,
+    userIds,
+    maxOpenPerUser: max ?? null,
+    onlyOnline: req.onlyOnline === true,
+    ...parseTimeout(req),
+    drainBacklog: req.drainBacklog === true,
+  };
 }
 
 /** Every listed user must be an active user of the caller's org (identity says; another org's users are unknown there). */

@@ -49,7 +49,8 @@ export async function sweepOrphanAttachments(deps: SweepDeps): Promise<number> {
 export async function expireOldAttachments(deps: SweepDeps): Promise<number> {
   const gone = await files.expireOld(deps.pool, deps.config.ATTACHMENTS_RETENTION_DAYS, BATCH);
   await removeBytes(deps, gone, 'an expired attachment');
-  if (gone.length) deps.log.info({ expired: gone.length }, `deleted the bytes of attachments older than ${deps.config.ATTACHMENTS_RETENTION_DAYS} days`);
+  if (gone.length)
+    deps.log.info({ expired: gone.length }, `deleted the bytes of attachments older than ${deps.config.ATTACHMENTS_RETENTION_DAYS} days`);
   return gone.length;
 }
 

@@ -17,7 +17,10 @@ const MB = 1024 * 1024;
 export function cleanFilename(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex
-  const clean = base.replace(/[\u0000-\u001f\u007f"]/g, '').trim().slice(0, 255);
+  const clean = base
+    .replace(/[\u0000-\u001f\u007f"]/g, '')
+    .trim()
+    .slice(0, 255);
   return clean || 'file';
 }
 
@@ -29,7 +32,8 @@ export function fileOf(deps: Pick<Deps, 'config'>, orgId: string, id: string): s
 }
 
 /** The answer to a file past ATTACHMENT_MAX_BYTES, naming the limit (a limit that is not whole MB is not rounded to one). */
-export const tooLarge = (deps: Pick<Deps, 'config'>) => new AppError('payload_too_large', `Attachments are limited to ${sizeText(deps.config.ATTACHMENT_MAX_BYTES)}`);
+export const tooLarge = (deps: Pick<Deps, 'config'>) =>
+  new AppError('payload_too_large', `Attachments are limited to ${sizeText(deps.config.ATTACHMENT_MAX_BYTES)}`);
 
 /** Each origin's quota in bytes: files from the network fill their own, never the one agents upload into. */
 const quotaBytes = (deps: Deps, origin: files.AttachmentOrigin) =>
@@ -91,7 +95,8 @@ export async function completeUpload(deps: Deps, ctx: OrgContext, plan: UploadPl
     const filename = cleanFilename(file.filename);
     const contentType = MIME.test(file.declaredType) ? file.declaredType : 'application/octet-stream';
     const mismatch = contentMismatch(claimedTypes(contentType, filename), file.head, file.looksLikeText);
-    if (mismatch) throw new AppError('invalid_argument', `file: ${mismatch}`, { code: 'content_type_mismatch', details: [{ field: 'file', message: mismatch }] });
+    if (mismatch)
+      throw new AppError('invalid_argument', `file: ${mismatch}`, { code: 'content_type_mismatch', details: [{ field: 'file', message: mismatch }] });
 
     const target = fileOf(deps, plan.orgId, plan.id);
     const row = await withTransaction(deps.pool, async (tx) => {

@@ -84,7 +84,13 @@ async function prepareAssign(deps: Deps, ctx: OrgContext, req: BulkRequest): Pro
       if (next.assigneeId !== row.assignee_id || next.teamId !== row.team_id) changed.push({ row, teamId: next.teamId });
     }
     if (changed.length === 0) return { failed };
-    await convs.setOwnerMany(db, ctx.orgId, changed.map((c) => c.row.id), assigneeId, changed.map((c) => c.teamId));
+    await convs.setOwnerMany(
+      db,
+      ctx.orgId,
+      changed.map((c) => c.row.id),
+      assigneeId,
+      changed.map((c) => c.teamId),
+    );
     for (const { row, teamId: team } of changed) {
       await enqueueEvent(db, {
         type: EVENTS.conversationAssigned,
@@ -113,7 +119,13 @@ function prepareStatus(ctx: OrgContext, req: BulkRequest): Apply {
   return async (db, rows) => {
     const changed = rows.filter((r) => r.status !== status || (r.snoozed_until?.getTime() ?? null) !== (until?.getTime() ?? null));
     if (changed.length === 0) return { failed: [] };
-    await convs.setStatusMany(db, ctx.orgId, changed.map((r) => r.id), status, until);
+    await convs.setStatusMany(
+      db,
+      ctx.orgId,
+      changed.map((r) => r.id),
+      status,
+      until,
+    );
     for (const row of changed) {
       await enqueueEvent(db, {
         type: EVENTS.conversationStatusChanged,
@@ -122,7 +134,11 @@ function prepareStatus(ctx: OrgContext, req: BulkRequest): Apply {
       });
     }
     // Closed: their contacts are asked how it went (when the org asks), in one statement.
-    if (status === 'closed') await askCsatOnClose(db, changed.filter((r) => r.status !== 'closed'));
+    if (status === 'closed')
+      await askCsatOnClose(
+        db,
+        changed.filter((r) => r.status !== 'closed'),
+      );
     return { failed: [] };
   };
 }
@@ -133,7 +149,12 @@ async function prepareFolder(deps: Deps, ctx: OrgContext, req: BulkRequest): Pro
   const folder = isUuid(req.folderId) ? await folders.get(deps.pool, ctx.orgId, req.folderId) : undefined;
   if (!folder) throw invalid('folderId', 'is not a chat folder of this organization');
   return async (db, rows) => {
-    await folders.addConversations(db, ctx.orgId, folder.id, rows.map((r) => r.id));
+    await folders.addConversations(
+      db,
+      ctx.orgId,
+      folder.id,
+      rows.map((r) => r.id),
+    );
     return { failed: [] };
   };
 }
@@ -197,7 +218,14 @@ export async function bulkUpdate(deps: Deps, ctx: OrgContext, req: BulkRequest) 
     await recordAudit(db, ctx, {
       action: `conversations.bulk_${action}`,
       resourceType: 'conversation',
-      details: { requested: valid.length + malformed.length, updated: updatedIds.length, failed: failed.length, ids: updatedIds, failedIds: failed.map((f) => f.id), params: paramsOf(action, req) },
+      details: {
+        requested: valid.length + malformed.length,
+        updated: updatedIds.length,
+        failed: failed.length,
+        ids: updatedIds,
+        failedIds: failed.map((f) => f.id),
+        params: paramsOf(action, req),
+      },
     });
     return { updated: updatedIds.length, failed, afterCommit: applied.afterCommit };
   });

@@ -61,7 +61,13 @@ export function groupFallbackName(threadId: string): string {
  */
 export function senderTarget(accountId: string, from: { uid: string; name: string; avatar: string }): ContactTarget | undefined {
   if (!from.uid) return undefined;
-  return { chatnetUid: from.uid, displayName: from.name || from.uid, avatar: networkAvatar(from.avatar), chatnetAccountId: accountId, threadType: 'group' };
+  return {
+    chatnetUid: from.uid,
+    displayName: from.name || from.uid,
+    avatar: networkAvatar(from.avatar),
+    chatnetAccountId: accountId,
+    threadType: 'group',
+  };
 }
 
 /** crm's contact id for a group message's sender (asked once a while per org and uid); throws when crm cannot answer. */
@@ -79,7 +85,10 @@ export async function tryResolveSender(deps: Deps, orgId: string, target: Contac
   try {
     return await resolveSender(deps, orgId, target);
   } catch (err) {
-    deps.log.warn({ err, orgId, chatnetUid: target.chatnetUid }, 'crm UpsertChatnetContact failed for a group sender; storing the message without its sender contact and linking it later');
+    deps.log.warn(
+      { err, orgId, chatnetUid: target.chatnetUid },
+      'crm UpsertChatnetContact failed for a group sender; storing the message without its sender contact and linking it later',
+    );
     return undefined;
   }
 }
@@ -106,7 +115,10 @@ export async function tryUpsertContact(deps: Deps, orgId: string, target: Contac
   try {
     return await upsertContact(deps, orgId, target);
   } catch (err) {
-    deps.log.warn({ err, orgId, chatnetUid: target.chatnetUid }, 'crm UpsertChatnetContact failed; storing the conversation without a contact and linking it later');
+    deps.log.warn(
+      { err, orgId, chatnetUid: target.chatnetUid },
+      'crm UpsertChatnetContact failed; storing the conversation without a contact and linking it later',
+    );
     return undefined;
   }
 }

@@ -15,7 +15,6 @@ import { viewerOf } from './visibility';
 import { markSeenOnNetwork } from './read-on-network';
 import { readerOf } from '../reactions';
 
-
 /** page ≥ 1 and 1 ≤ limit ≤ max (the gateway clamps too; other callers reach this directly). */
 export function clampPage(page: number | undefined, limit: number | undefined, def: number, max: number) {
   return { page: Math.max(1, Math.floor(page || 1)), limit: Math.min(max, Math.max(1, Math.floor(limit || def))) };
@@ -54,7 +53,12 @@ function assigneeFilter(ctx: OrgContext, value: string | undefined): string | nu
 export async function list(
   deps: Deps,
   ctx: OrgContext,
-  req: Omit<convs.ConversationFilter, 'search' | 'assigneeId' | 'priority' | 'sla'> & { search?: string; assigneeId?: string; priority?: string; sla?: string },
+  req: Omit<convs.ConversationFilter, 'search' | 'assigneeId' | 'priority' | 'sla'> & {
+    search?: string;
+    assigneeId?: string;
+    priority?: string;
+    sla?: string;
+  },
 ) {
   const { orgId } = ctx;
   const search = (req.search ?? '').trim();
@@ -158,7 +162,11 @@ export async function markUnread(deps: Deps, ctx: OrgContext, id: string) {
   return { message: 'Conversation marked as unread', conversation: convs.toConversation((await convs.findById(deps.pool, orgId, id))!) };
 }
 
-export async function updateFlags(deps: Deps, ctx: OrgContext, req: { conversationId: string; messageId: string; isRead?: boolean; isReplied?: boolean }) {
+export async function updateFlags(
+  deps: Deps,
+  ctx: OrgContext,
+  req: { conversationId: string; messageId: string; isRead?: boolean; isReplied?: boolean },
+) {
   requireCan(ctx, 'conversations:write');
   const orgId = ctx.orgId;
   if (req.isRead === undefined && req.isReplied === undefined) throw invalid('isRead', rules.FLAGS_REQUIRED);

@@ -6,7 +6,6 @@ import * as folders from '../db/folders.repo';
 import { isUuid, messagingRules as rules, requireText } from '@crm/validation';
 import { viewerOf } from './visibility';
 
-
 function duplicateName(err: unknown): never {
   if ((err as { code?: string }).code === '23505') {
     throw new AppError('already_exists', 'A chat folder with this name already exists', { code: 'folder_name_taken' });

@@ -66,7 +66,13 @@ export class SendGovernor {
     for (const w of windows) args.push(w.windowMs, w.cap);
     let waitMs: number;
     try {
-      waitMs = Number(await RESERVE.run(this.redis, windows.map((w) => w.key), args));
+      waitMs = Number(
+        await RESERVE.run(
+          this.redis,
+          windows.map((w) => w.key),
+          args,
+        ),
+      );
     } catch {
       // Without its budget we cannot know a send is safe for the account: refuse rather than guess.
       throw new AppError('unavailable', 'The send governor is unavailable; try again shortly', { code: 'governor_unavailable' });

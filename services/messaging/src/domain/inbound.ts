@@ -1,12 +1,30 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent, enqueueEvents, isEventOf, traceparentOf, withEventTrace, type EventEnvelope, type NewEvent, type ParsedEvent, type ParsedEventData } from '@crm/events';
+import {
+  enqueueEvent,
+  enqueueEvents,
+  isEventOf,
+  traceparentOf,
+  withEventTrace,
+  type EventEnvelope,
+  type NewEvent,
+  type ParsedEvent,
+  type ParsedEventData,
+} from '@crm/events';
 import type { Deps } from '../deps';
 import * as assignments from '../db/assignments.repo';
 import * as files from '../db/attachments.repo';
 import * as convs from '../db/conversations.repo';
 import * as messages from '../db/messages.repo';
-import { groupFallbackName, senderTarget, threadTarget, tryResolveSender, tryUpsertContact, type ContactTarget, type LinkedContact } from './contacts';
+import {
+  groupFallbackName,
+  senderTarget,
+  threadTarget,
+  tryResolveSender,
+  tryUpsertContact,
+  type ContactTarget,
+  type LinkedContact,
+} from './contacts';
 import { EVENTS } from './events';
 import { autoAssignNew, warmRotation } from './round-robin';
 import type { InboundData } from './inbound-data';
@@ -30,7 +48,9 @@ function attachmentIdsOf(attachments: Array<{ id: string }> = []): string[] {
 /** A stable event id per conversation (and group sender) and ten-minute window. */
 function linkRequestId(conversationId: string, senderUid = ''): string {
   const who = senderUid ? `${conversationId}:sender:${senderUid}` : conversationId;
-  const h = createHash('sha256').update(`${who}:${Math.floor(Date.now() / 600_000)}`).digest('hex');
+  const h = createHash('sha256')
+    .update(`${who}:${Math.floor(Date.now() / 600_000)}`)
+    .digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
@@ -139,7 +159,11 @@ export class InboundBatch implements ThreadContacts {
         return sender && this.sender(orgId, sender);
       }),
     );
-    const items = others.map(({ orgId, d }, i) => ({ ...newInbound(randomUUID(), orgId, d, senders[i] ?? null), threadType: d.threadType, threadId: d.threadId }));
+    const items = others.map(({ orgId, d }, i) => ({
+      ...newInbound(randomUUID(), orgId, d, senders[i] ?? null),
+      threadType: d.threadType,
+      threadId: d.threadId,
+    }));
     const results = await messages.insertInboundBatch(this.db, items);
     others.forEach(({ eventId, orgId, d }, i) => {
       this.inThreads.set(eventId, { messageId: items[i].id, result: results[i] ?? null });
@@ -230,7 +254,13 @@ export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promi
     const t = groupSender(d);
     if (t && !senders.has(senderKey(orgId, t))) senders.set(senderKey(orgId, t), tryResolveSender(deps, orgId, t));
   }
-  const threads = valid.map(({ orgId, d }) => ({ orgId, accountId: d.accountId, threadType: d.threadType, threadId: d.threadId, t: threadTarget(d) }));
+  const threads = valid.map(({ orgId, d }) => ({
+    orgId,
+    accountId: d.accountId,
+    threadType: d.threadType,
+    threadId: d.threadId,
+    t: threadTarget(d),
+  }));
   const known = await convs.threadsWithConversation(deps.pool, threads);
   const contacts = new Map<string, Promise<LinkedContact | undefined>>();
   const rotations = new Map<string, Promise<void>>();
@@ -239,7 +269,11 @@ export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promi
     if (t && !contacts.has(contactKey(orgId, t))) contacts.set(contactKey(orgId, t), tryUpsertContact(deps, orgId, t));
     // A new conversation on a round_robin account is assigned in the transaction: identity's answers first.
     const account = `${orgId}\n${accountId}`;
-    if (!rotations.has(account)) rotations.set(account, warmRotation(deps, orgId, accountId).catch(() => undefined));
+    if (!rotations.has(account))
+      rotations.set(
+        account,
+        warmRotation(deps, orgId, accountId).catch(() => undefined),
+      );
   });
   const settle = async <V>(m: Map<string, Promise<V>>) => new Map(await Promise.all([...m].map(async ([k, p]) => [k, await p] as const)));
   const [s, c] = await Promise.all([settle(senders), settle(contacts), ...rotations.values()]);
@@ -298,12 +332,19 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
 
   // Fast path: the thread already has its conversation (one statement; a group's new name renames it), done for
   // the whole batch by its statement when there is one.
-  let stored = pre ? (pre.result ?? undefined) : await messages.insertInboundByThread(db, { ...message, threadType: d.threadType, threadId: d.threadId });
+  let stored = pre
+    ? (pre.result ?? undefined)
+    : await messages.insertInboundByThread(db, { ...message, threadType: d.threadType, threadId: d.threadId });
   const unlinked = stored && !stored.contactId && d.threadType === 'user' ? target() : undefined;
   if (stored && unlinked) {
     // Still unlinked (crm was down past every retry, or the contact was deleted): ask again, at most once
     // per conversation every ten minutes (a repeated outbox id is ignored).
-    await enqueueEvent(db, { id: linkRequestId(stored.conversationId), type: EVENTS.contactLink, orgId, data: { conversationId: stored.conversationId, ...unlinked } });
+    await enqueueEvent(db, {
+      id: linkRequestId(stored.conversationId),
+      type: EVENTS.contactLink,
+      orgId,
+      data: { conversationId: stored.conversationId, ...unlinked },
+    });
   }
   if (!stored) {
     // A new thread: a one-to-one thread's contact from crm (or none while crm is unreachable), then the
@@ -327,7 +368,13 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       await enqueueEvent(db, {
         type: EVENTS.conversationCreated,
         orgId,
-        data: { id: conv.id, contactId: conv.contact_id, chatnetAccountId: conv.chatnet_account_id, type: conv.thread_type, threadId: conv.thread_id },
+        data: {
+          id: conv.id,
+          contactId: conv.contact_id,
+          chatnetAccountId: conv.chatnet_account_id,
+          type: conv.thread_type,
+          threadId: conv.thread_id,
+        },
       });
       if (t && !contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
       // On a round_robin account its owner is chosen now, committed with the conversation.
@@ -355,7 +402,10 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     // Only the org's files not yet linked: a redelivered event's copies (uploaded again) stay orphans for the sweeper.
     const linked = await files.linkToMessage(db, orgId, messageId, d.attachmentIds);
     if (linked.length < d.attachmentIds.length) {
-      deps.log.warn({ chatnetMessageId: d.chatnetMessageId, expected: d.attachmentIds.length, linked: linked.length }, 'some files of an inbound message were not found');
+      deps.log.warn(
+        { chatnetMessageId: d.chatnetMessageId, expected: d.attachmentIds.length, linked: linked.length },
+        'some files of an inbound message were not found',
+      );
     }
   }
   if (sender && !senderContactId) {
@@ -427,7 +477,9 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       // chatnetAccountId, the gateway's socket audience): the assignee (read under the row lock the insert took, after
       // any auto-assignment above), or when there is none, the users listed in the account's assignment settings.
       assigneeId: stored.assigneeId,
-      eligibleUserIds: stored.assigneeId ? [] : await (batch ? batch.listedUsers(orgId, d.accountId) : assignments.listedUsers(db, orgId, d.accountId)),
+      eligibleUserIds: stored.assigneeId
+        ? []
+        : await (batch ? batch.listedUsers(orgId, d.accountId) : assignments.listedUsers(db, orgId, d.accountId)),
       quote,
     },
   };

@@ -45,7 +45,11 @@ export interface ResolvedMentions {
 }
 
 /** Resolve mentions to active users of the caller's organization; the rest are ignored. */
-export async function resolveMentions(remote: RemoteClients, ctx: { orgId: string; userId: string; requestId: string }, content: string): Promise<ResolvedMentions> {
+export async function resolveMentions(
+  remote: RemoteClients,
+  ctx: { orgId: string; userId: string; requestId: string },
+  content: string,
+): Promise<ResolvedMentions> {
   const tokens = parseMentions(content);
   if (tokens.length > MAX_MENTIONS) throw invalid('content', `may mention at most ${MAX_MENTIONS} different users`);
   const found = await Promise.all(tokens.map((t) => (t.kind === 'id' ? remote.orgUser(ctx, t.value) : remote.orgUserByEmail(ctx, t.value))));

@@ -64,7 +64,8 @@ export async function remove(deps: Deps, ctx: OrgContext, req: { conversationId:
   const conv = await load(deps, ctx, req.conversationId);
   const note = isUuid(req.noteId) ? await notes.find(deps.pool, orgId, conv.id, req.noteId) : undefined;
   if (!note) throw notFound('Note');
-  if (note.author_id !== userId && roleRank(role) < roleRank('team_lead')) throw forbidden('Only the author or a team lead and above may delete this note');
+  if (note.author_id !== userId && roleRank(role) < roleRank('team_lead'))
+    throw forbidden('Only the author or a team lead and above may delete this note');
   await notes.remove(deps.pool, orgId, note.id);
   return { ok: true, message: 'Note deleted' };
 }

@@ -22,7 +22,11 @@ export async function conversations(deps: Deps, ctx: OrgContext, req: { limit?: 
  * GET /api/public/conversations/:id/messages: newest first, limit 50 by default, 200 at most; by keyset as
  * conversations (order "updated": sentAt ascending).
  */
-export async function conversationMessages(deps: Deps, ctx: OrgContext, req: { conversationId: string; limit?: number; keyset?: KeysetRequest | null }) {
+export async function conversationMessages(
+  deps: Deps,
+  ctx: OrgContext,
+  req: { conversationId: string; limit?: number; keyset?: KeysetRequest | null },
+) {
   const { orgId } = ctx;
   const keyset = readKeyset(req.keyset ?? {}, invalid);
   const conv = isUuid(req.conversationId) ? await convs.findById(deps.pool, orgId, req.conversationId, false, viewerOf(ctx)) : undefined;

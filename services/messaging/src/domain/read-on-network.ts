@@ -27,7 +27,13 @@ export async function markSeenOnNetwork(deps: Deps, ctx: OrgContext, { conv, new
         accountId: conv.chatnet_account_id,
         threadId: conv.thread_id,
         threadType: conv.thread_type,
-        messages: newly.map((m) => ({ chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, fromUid: m.fromUid, contentType: m.contentType, sentAt: m.sentAt.toISOString() })),
+        messages: newly.map((m) => ({
+          chatnetMessageId: m.chatnetMessageId,
+          cliMsgId: m.cliMsgId,
+          fromUid: m.fromUid,
+          contentType: m.contentType,
+          sentAt: m.sentAt.toISOString(),
+        })),
       },
     );
   } catch (err) {

@@ -170,7 +170,9 @@ describe('highlight with short words', () => {
   });
 
   it('marks the words of a term of longer words where the search takes them: whole, the last one as a start', () => {
-    expect(highlight('hàng sẽ giao, xiao hangs giaohang', 'giao hang')).toBe('<mark>hàng</mark> sẽ <mark>giao</mark>, xiao <mark>hang</mark>s giaohang');
+    expect(highlight('hàng sẽ giao, xiao hangs giaohang', 'giao hang')).toBe(
+      '<mark>hàng</mark> sẽ <mark>giao</mark>, xiao <mark>hang</mark>s giaohang',
+    );
     // A single longer word is still marked anywhere.
     expect(highlight('giaohang', 'hang')).toBe('giao<mark>hang</mark>');
   });

@@ -12,11 +12,7 @@ export const MAX_WORDS = 8;
 
 /** One character (code point) folded: may become empty (a combining mark) or longer (ǅ → dž). */
 function foldChar(ch: string): string {
-  return ch
-    .normalize('NFD')
-    .replace(/\p{M}/gu, '')
-    .replace(/[đĐ]/g, 'd')
-    .toLowerCase();
+  return ch.normalize('NFD').replace(/\p{M}/gu, '').replace(/[đĐ]/g, 'd').toLowerCase();
 }
 
 export function fold(text: string): string {
@@ -218,7 +214,9 @@ function phraseRule(words: string[]): ShortWordRule {
     return run ? [{ run, open: open && i === last }] : [];
   });
   // As in wordsRule: a lone one-letter prefix only when nothing else narrows.
-  const useful = alone.filter((t) => !(t.open && ONE_LETTER.test(t.run) && (operands.length > 0 || alone.length > 1 || words.some((w) => !isShortWord(w)))));
+  const useful = alone.filter(
+    (t) => !(t.open && ONE_LETTER.test(t.run) && (operands.length > 0 || alone.length > 1 || words.some((w) => !isShortWord(w)))),
+  );
   operands.push(...useful.map((t) => tsqueryOperand(t.run, t.open)));
 
   // The phrase; it ends with the term's last word, open or whole.
@@ -395,9 +393,7 @@ export function highlight(content: string, term: string): string {
   // The phrase ends with the term's last word, so only its start can need a boundary.
   const phrase = words.length ? find(words.join(' '), several || isShortWord(words[0]), true) : [];
   // Ranges over chars, non-overlapping, in order.
-  const ranges = phrase.length
-    ? phrase
-    : words.flatMap((w, i) => find(w, several || isShortWord(w), i === words.length - 1));
+  const ranges = phrase.length ? phrase : words.flatMap((w, i) => find(w, several || isShortWord(w), i === words.length - 1));
   ranges.sort((x, y) => x[0] - y[0]);
   const merged: Array<[number, number]> = [];
   for (const r of ranges) {

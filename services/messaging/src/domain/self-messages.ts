@@ -73,11 +73,20 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
     quoteMessageId: await quotedIdOf(db, orgId, conv.id, d.quoteChatnetMessageId),
   });
   if (!row) {
-    deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'the account\'s own message is stored already (sent from the CRM, or redelivered); skipped');
+    deps.log.debug(
+      { chatnetMessageId: d.chatnetMessageId, accountId: d.accountId },
+      "the account's own message is stored already (sent from the CRM, or redelivered); skipped",
+    );
     return;
   }
   await messages.markReplied(db, conv.id);
-  await convs.applyOutbound(db, conv.id, { id: row.id, sentAt: row.sent_at, content: row.content, contentType: row.content_type, senderName: row.sender_name });
+  await convs.applyOutbound(db, conv.id, {
+    id: row.id,
+    sentAt: row.sent_at,
+    content: row.content,
+    contentType: row.content_type,
+    senderName: row.sender_name,
+  });
   if (d.attachmentIds.length) await files.linkToMessage(db, orgId, row.id, d.attachmentIds);
   await enqueueEvent(db, {
     type: EVENTS.messageSent,

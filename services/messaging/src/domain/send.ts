@@ -59,7 +59,14 @@ export function parseInput(
   const contentType = rules.contentType(req.contentType);
   const key = (req.clientMessageId ?? '').trim();
   if (key.length > rules.IDEMPOTENCY_KEY_MAX) throw invalid('clientMessageId', `must be at most ${rules.IDEMPOTENCY_KEY_MAX} characters`);
-  return { content, contentType, key: key || undefined, source: sourceOf(ctx, req.source), attachmentIds, replyToMessageId: (req.replyToMessageId ?? '').trim() };
+  return {
+    content,
+    contentType,
+    key: key || undefined,
+    source: sourceOf(ctx, req.source),
+    attachmentIds,
+    replyToMessageId: (req.replyToMessageId ?? '').trim(),
+  };
 }
 
 /** The uploads a send names: each the org's, not yet sent with another message and not expired, else 400 naming `attachments`. */
@@ -85,14 +92,29 @@ function authorize(ctx: OrgContext): string {
 export async function sendToConversation(
   deps: Deps,
   ctx: OrgContext,
-  req: { conversationId: string; content?: string; contentType?: string; clientMessageId?: string; source?: string; attachmentIds?: string[]; replyToMessageId?: string },
+  req: {
+    conversationId: string;
+    content?: string;
+    contentType?: string;
+    clientMessageId?: string;
+    source?: string;
+    attachmentIds?: string[];
+    replyToMessageId?: string;
+  },
 ) {
   const orgId = authorize(ctx);
   const input = parseInput(ctx, req);
   const conv = isUuid(req.conversationId) ? await convs.findById(deps.pool, orgId, req.conversationId, false, viewerOf(ctx)) : undefined;
   if (!conv) throw notFound('Conversation');
   const quote = await resolveReplyTo(deps.pool, orgId, conv.id, input.replyToMessageId);
-  return send(deps, ctx, orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input, quote);
+  return send(
+    deps,
+    ctx,
+    orgId,
+    { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv },
+    input,
+    quote,
+  );
 }
 
 /**
@@ -110,7 +132,13 @@ export async function sendScheduled(
   const conv = await convs.findById(deps.pool, s.orgId, s.conversationId);
   if (!conv) throw notFound('Conversation');
   const input: Input = { content: s.content, contentType: s.contentType, key: s.id, source: 'ui', attachmentIds: s.attachmentIds, onStored };
-  return send(deps, ctx, s.orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input);
+  return send(
+    deps,
+    ctx,
+    s.orgId,
+    { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv },
+    input,
+  );
 }
 
 /**
@@ -128,7 +156,13 @@ export async function sendAutomatic(
   const conv = await convs.findById(deps.pool, a.orgId, a.conversationId);
   if (!conv) throw notFound('Conversation');
   const input: Input = { content: a.content, contentType: 'text', key: a.key, source: 'auto', attachmentIds: [], onStored };
-  return send(deps, ctx, a.orgId, { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv }, input);
+  return send(
+    deps,
+    ctx,
+    a.orgId,
+    { accountId: conv.chatnet_account_id, threadId: conv.thread_id, threadType: conv.thread_type, conversation: conv },
+    input,
+  );
 }
 
 /** SendToThread: by account and network thread id (public API); the conversation is created when new. */
@@ -174,7 +208,10 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
     const replay = await claimKey(deps, orgId, input.key, fingerprint(target, input));
     if (replay) return replay;
   }
-  const releaseKey = () => (input.key ? requests.release(deps.pool, orgId, input.key).catch((err) => deps.log.error({ err }, 'could not release idempotency key')) : undefined);
+  const releaseKey = () =>
+    input.key
+      ? requests.release(deps.pool, orgId, input.key).catch((err) => deps.log.error({ err }, 'could not release idempotency key'))
+      : undefined;
 
   let reservation;
   try {
@@ -185,7 +222,9 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
   }
 
   const userId = isUuid(ctx.userId) ? ctx.userId : null;
-  const senderName = userId ? await deps.remote.userName({ orgId, userId, role: ctx.role, requestId: ctx.requestId }, userId) : SOURCE_NAMES[input.source];
+  const senderName = userId
+    ? await deps.remote.userName({ orgId, userId, role: ctx.role, requestId: ctx.requestId }, userId)
+    : SOURCE_NAMES[input.source];
   // The files go to the network themselves: the connector streams each one from our attachments HTTP port.
   const attachments = input.attachmentIds.map((id) => files.toOutbound(uploads.find((u) => u.id === id)!));
   const clientMessageId = input.key ?? randomUUID();
@@ -251,7 +290,13 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
           await enqueueEvent(db, {
             type: EVENTS.conversationCreated,
             orgId,
-            data: { id: conversation.id, contactId: conversation.contact_id, chatnetAccountId: target.accountId, type: target.threadType, threadId: target.threadId },
+            data: {
+              id: conversation.id,
+              contactId: conversation.contact_id,
+              chatnetAccountId: target.accountId,
+              type: target.threadType,
+              threadId: target.threadId,
+            },
           });
           if (contactTargetForNew && !contact) {
             await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conversation.id, ...contactTargetForNew } });

@@ -81,7 +81,6 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
     DeletePreset: (req, ctx) => presets.remove(deps, ctx, req.id),
     DeleteAttachment: (req, ctx) => attachments.deleteUpload(deps, ctx, req.id),
 
-
     ListPublicConversations: (req, ctx) => publicApi.conversations(deps, ctx, req),
     ListPublicMessages: (req, ctx) => publicApi.conversationMessages(deps, ctx, req),
     GetPublicMessage: (req, ctx) => publicApi.message(deps, ctx, req.id),

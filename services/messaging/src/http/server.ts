@@ -61,7 +61,8 @@ async function handle(deps: Deps, auth: InternalAuth, req: IncomingMessage, res:
   const url = new URL(req.url ?? '/', 'http://messaging');
   if (url.pathname === '/v1/attachments' && req.method === 'POST') return upload(deps, req, res, callerOf(auth, req, HTTP_OPERATIONS.upload));
   const m = ATTACHMENT_PATH.exec(url.pathname);
-  if (m && (req.method === 'GET' || req.method === 'HEAD')) return download(deps, req, res, callerOf(auth, req, HTTP_OPERATIONS.download), decodeURIComponent(m[1]));
+  if (m && (req.method === 'GET' || req.method === 'HEAD'))
+    return download(deps, req, res, callerOf(auth, req, HTTP_OPERATIONS.download), decodeURIComponent(m[1]));
   throw new AppError('not_found', `No route for ${req.method} ${url.pathname}`);
 }
 
@@ -115,7 +116,8 @@ async function download(deps: Deps, req: IncomingMessage, res: ServerResponse, c
   if (req.method === 'HEAD') return void res.end();
   await pipeline(createReadStream(location), res).catch((err) => {
     // Headers are gone: the client sees a cut transfer (shorter than Content-Length), never a wrong file.
-    if ((err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') deps.log.warn({ err, attachmentId: id }, 'attachment download failed midway');
+    if ((err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE')
+      deps.log.warn({ err, attachmentId: id }, 'attachment download failed midway');
     res.destroy();
   });
 }

@@ -41,7 +41,8 @@ function autoMessage(value: string, field: string): string | null {
 function parse(req: InboxSettingsInput, current: repo.InboxSettingsRow): repo.InboxSettingsRow {
   const next = { ...current };
   if (req.agentVisibility !== undefined) {
-    if (!(AGENT_VISIBILITIES as readonly string[]).includes(req.agentVisibility)) throw invalid('agentVisibility', `must be one of ${AGENT_VISIBILITIES.join(', ')}`);
+    if (!(AGENT_VISIBILITIES as readonly string[]).includes(req.agentVisibility))
+      throw invalid('agentVisibility', `must be one of ${AGENT_VISIBILITIES.join(', ')}`);
     next.agentVisibility = req.agentVisibility as AgentVisibility;
   }
   if (req.autoCloseAfterMinutes !== undefined) {

@@ -31,7 +31,13 @@ function checkMayWriteShared(ctx: OrgContext): void {
 }
 
 /** A macro the caller may see, else 404 (unknown, malformed, another org's, or another user's personal one). */
-export async function findVisible(deps: Pick<Deps, 'pool'>, ctx: OrgContext, id: string, db: Parameters<typeof repo.findVisible>[0] = deps.pool, lock = false) {
+export async function findVisible(
+  deps: Pick<Deps, 'pool'>,
+  ctx: OrgContext,
+  id: string,
+  db: Parameters<typeof repo.findVisible>[0] = deps.pool,
+  lock = false,
+) {
   const row = isUuid(id) ? await repo.findVisible(db, ctx.orgId, userOf(ctx), id.toLowerCase(), lock) : undefined;
   if (!row) throw notFound('Macro');
   return row;
@@ -41,8 +47,19 @@ export async function findVisible(deps: Pick<Deps, 'pool'>, ctx: OrgContext, id:
  * A shared macro acts for the whole team, so who wrote it is audited (`macro.created`, `macro.updated`,
  * `macro.deleted`), in the transaction of the change; a personal one concerns its owner alone.
  */
-function auditShared(db: Queryable, ctx: OrgContext, verb: 'created' | 'updated' | 'deleted', row: repo.MacroRow, extra: Record<string, unknown> = {}) {
-  return recordAudit(db, ctx, { action: `macro.${verb}`, resourceType: 'macro', resourceId: row.id, details: { name: row.name, shared: row.shared, ...extra } });
+function auditShared(
+  db: Queryable,
+  ctx: OrgContext,
+  verb: 'created' | 'updated' | 'deleted',
+  row: repo.MacroRow,
+  extra: Record<string, unknown> = {},
+) {
+  return recordAudit(db, ctx, {
+    action: `macro.${verb}`,
+    resourceType: 'macro',
+    resourceId: row.id,
+    details: { name: row.name, shared: row.shared, ...extra },
+  });
 }
 
 export async function list(deps: Deps, ctx: OrgContext, req: { page?: number; limit?: number; shared?: boolean }) {

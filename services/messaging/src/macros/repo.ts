@@ -47,7 +47,10 @@ export function toMacro(r: MacroRow) {
   };
 }
 
-export async function insert(db: Queryable, m: { id: string; orgId: string; name: string; shared: boolean; ownerId: string | null; actions: MacroAction[] }) {
+export async function insert(
+  db: Queryable,
+  m: { id: string; orgId: string; name: string; shared: boolean; ownerId: string | null; actions: MacroAction[] },
+) {
   const { rows } = await db.query<MacroRow>(
     `INSERT INTO macros AS m (id, org_id, name, shared, owner_id, actions) VALUES ($1, $2, $3, $4, $5, $6::jsonb) RETURNING ${COLUMNS}`,
     [m.id, m.orgId, m.name, m.shared, m.ownerId, JSON.stringify(m.actions)],
@@ -80,7 +83,12 @@ export async function page(db: Queryable, orgId: string, userId: string | null, 
   return { data: rows, pagination: pagination(f, count[0].n) };
 }
 
-export async function update(db: Queryable, orgId: string, id: string, m: { name: string; shared: boolean; ownerId: string | null; actions: MacroAction[] }) {
+export async function update(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  m: { name: string; shared: boolean; ownerId: string | null; actions: MacroAction[] },
+) {
   const { rows } = await db.query<MacroRow>(
     `UPDATE macros m SET name = $3, shared = $4, owner_id = $5, actions = $6::jsonb, updated_at = now() WHERE m.org_id = $1 AND m.id = $2 RETURNING ${COLUMNS}`,
     [orgId, id, m.name, m.shared, m.ownerId, JSON.stringify(m.actions)],

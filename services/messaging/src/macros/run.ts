@@ -70,8 +70,10 @@ async function runOn(deps: Deps, ctx: OrgContext, conversationId: string, macro:
       await perform(deps, ctx, conversationId, action);
       results.push({ type: action.type, ok: true });
     } catch (err) {
-      if (!(err instanceof AppError)) deps.log.error({ err, macroId: macro.id, conversationId, action: action.type }, 'macro action failed unexpectedly');
-      const error = err instanceof AppError ? { code: err.code, message: err.message } : { code: 'internal', message: 'The action failed unexpectedly' };
+      if (!(err instanceof AppError))
+        deps.log.error({ err, macroId: macro.id, conversationId, action: action.type }, 'macro action failed unexpectedly');
+      const error =
+        err instanceof AppError ? { code: err.code, message: err.message } : { code: 'internal', message: 'The action failed unexpectedly' };
       results.push({ type: action.type, ok: false, error });
     }
   }
@@ -108,7 +110,8 @@ export async function runMacroOnMany(deps: Deps, ctx: OrgContext, req: { ids?: s
   requireCan(ctx, 'conversations:write');
   if (!req.macroId) throw invalid('macroId', 'is required');
   const macro = await findVisible(deps, ctx, req.macroId).catch((err) => {
-    if (err instanceof AppError && err.kind === 'not_found') throw invalid('macroId', 'is not a macro you can run (shared in this organization, or yours)');
+    if (err instanceof AppError && err.kind === 'not_found')
+      throw invalid('macroId', 'is not a macro you can run (shared in this organization, or yours)');
     throw err;
   });
   const { valid, malformed } = bulkIds(req.ids, maxIds);

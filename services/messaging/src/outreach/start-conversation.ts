@@ -28,7 +28,10 @@ interface Resolved {
 }
 
 const notOnNetwork = (field: string) =>
-  new AppError('failed_precondition', 'Nobody uses this on the chat network', { code: 'not_on_network', details: [{ field, message: 'is not on the chat network' }] });
+  new AppError('failed_precondition', 'Nobody uses this on the chat network', {
+    code: 'not_on_network',
+    details: [{ field, message: 'is not on the chat network' }],
+  });
 
 function targetOf(req: Request): Target {
   const given = (['contactId', 'phone', 'chatnetUid'] as const).filter((k) => (req[k] ?? '').trim() !== '');

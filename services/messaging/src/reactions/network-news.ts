@@ -8,7 +8,11 @@ import { emojiOf, reactionEvent } from './react';
 import { deleteReaction, reactionOf, upsertReaction } from './reactions.repo';
 
 /** The message a piece of network news names, in its thread's conversation; undefined when this CRM never stored it. */
-async function named(db: PoolClient, orgId: string, d: { accountId: string; threadType: 'user' | 'group'; threadId: string; chatnetMessageId: string }) {
+async function named(
+  db: PoolClient,
+  orgId: string,
+  d: { accountId: string; threadType: 'user' | 'group'; threadId: string; chatnetMessageId: string },
+) {
   if (!d.threadId || !d.chatnetMessageId) return undefined;
   const conv = await convs.findByThread(db, orgId, d.accountId, d.threadType, d.threadId.slice(0, 200));
   const row = conv ? await messages.findInConversationByNetworkId(db, orgId, conv.id, d.chatnetMessageId.slice(0, 200)) : undefined;
@@ -29,7 +33,13 @@ export async function recordRecall(deps: Deps, db: PoolClient, event: ParsedEven
   }
   const by = found.row.direction === 'inbound' ? 'contact' : 'agent';
   const at = new Date(d.recalledAt);
-  const done = await messages.markRecalled(db, event.orgId, found.row.id, by, Number.isNaN(at.getTime()) || at.getTime() > Date.now() ? new Date() : at);
+  const done = await messages.markRecalled(
+    db,
+    event.orgId,
+    found.row.id,
+    by,
+    Number.isNaN(at.getTime()) || at.getTime() > Date.now() ? new Date() : at,
+  );
   if (!done) return;
   // The inbox list previews the last message from the conversation row, for every role alike: a contact's words they
   // took back leave the preview (agents may no longer read them; the message itself keeps them for team leads).

@@ -85,7 +85,8 @@ export async function removeReaction(deps: Deps, ctx: OrgContext, id: string) {
   await toNetwork(deps, ctx, conv, row, '');
   const at = new Date();
   await withTransaction(deps.pool, async (db) => {
-    if (await deleteReaction(db, ctx.orgId, row.id, AGENT, userId)) await enqueueEvent(db, reactionEvent(conv, row, { emoji: null, at, by: AGENT, userId }));
+    if (await deleteReaction(db, ctx.orgId, row.id, AGENT, userId))
+      await enqueueEvent(db, reactionEvent(conv, row, { emoji: null, at, by: AGENT, userId }));
   });
   return messageFor(deps, ctx, (await messages.findById(deps.pool, ctx.orgId, row.id))!);
 }

@@ -4,7 +4,10 @@ import type { Queryable } from '@crm/db';
 export type ReactorKind = 'agent' | 'contact';
 
 /** Set one person's reaction on a message, replacing the one they had (one reaction per person and message). */
-export async function upsertReaction(db: Queryable, r: { orgId: string; messageId: string; by: ReactorKind; userId: string; emoji: string; at: Date }): Promise<void> {
+export async function upsertReaction(
+  db: Queryable,
+  r: { orgId: string; messageId: string; by: ReactorKind; userId: string; emoji: string; at: Date },
+): Promise<void> {
   await db.query(
     `INSERT INTO message_reactions (org_id, message_id, by_kind, user_id, emoji, created_at) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (message_id, by_kind, user_id) DO UPDATE SET emoji = EXCLUDED.emoji, created_at = EXCLUDED.created_at`,

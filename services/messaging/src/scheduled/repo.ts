@@ -39,7 +39,17 @@ const notify = (db: Queryable) => db.query(`SELECT pg_notify('${SCHEDULED_CHANNE
 
 export async function insert(
   db: Queryable,
-  r: { id: string; orgId: string; conversationId: string; content: string; contentType: string; attachmentIds: string[]; sendAt: Date; cancelIfReplied: boolean; createdBy: string | null },
+  r: {
+    id: string;
+    orgId: string;
+    conversationId: string;
+    content: string;
+    contentType: string;
+    attachmentIds: string[];
+    sendAt: Date;
+    cancelIfReplied: boolean;
+    createdBy: string | null;
+  },
 ): Promise<ScheduledRow> {
   const { rows } = await db.query<ScheduledRow>(
     `INSERT INTO scheduled_messages AS s (id, org_id, conversation_id, content, content_type, attachment_ids, send_at, cancel_if_replied, created_by, due_at)
@@ -93,7 +103,10 @@ export async function update(db: Queryable, id: string, p: { content?: string; s
 }
 
 export async function cancel(db: Queryable, id: string, reason: string | null): Promise<void> {
-  await db.query(`UPDATE scheduled_messages SET status = 'cancelled', cancel_reason = $2, lease_until = NULL, updated_at = now() WHERE id = $1`, [id, reason]);
+  await db.query(`UPDATE scheduled_messages SET status = 'cancelled', cancel_reason = $2, lease_until = NULL, updated_at = now() WHERE id = $1`, [
+    id,
+    reason,
+  ]);
 }
 
 /**
@@ -146,10 +159,10 @@ export async function markSent(db: Queryable, id: string, messageId: string): Pr
 
 /** The send certainly failed: the row is done, with the reason. */
 export async function markFailed(db: Queryable, id: string, error: string): Promise<void> {
-  await db.query(`UPDATE scheduled_messages SET status = 'failed', error = $2, lease_until = NULL, updated_at = now() WHERE id = $1 AND status = 'scheduled'`, [
-    id,
-    error,
-  ]);
+  await db.query(
+    `UPDATE scheduled_messages SET status = 'failed', error = $2, lease_until = NULL, updated_at = now() WHERE id = $1 AND status = 'scheduled'`,
+    [id, error],
+  );
 }
 
 /** The send may be retried (its outcome is unknown, or the account's budget is full): due again after `ms`. */

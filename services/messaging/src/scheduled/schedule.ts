@@ -87,7 +87,8 @@ export async function update(deps: Deps, ctx: OrgContext, req: { id: string; con
   const orgId = ctx.orgId;
   if (req.content === undefined && req.sendAt === undefined) throw invalid('content', rules.SCHEDULED_CHANGE_REQUIRED);
   const sendAt = req.sendAt === undefined ? undefined : rules.sendAt(req.sendAt);
-  if (req.content !== undefined && req.content.length > rules.CONTENT_MAX) throw invalid('content', `must be at most ${rules.CONTENT_MAX} characters`);
+  if (req.content !== undefined && req.content.length > rules.CONTENT_MAX)
+    throw invalid('content', `must be at most ${rules.CONTENT_MAX} characters`);
   const row = await withTransaction(deps.pool, async (db) => {
     const found = isUuid(req.id) ? await repo.find(db, orgId, req.id, viewerOf(ctx), true) : undefined;
     if (!found) throw notFound('Scheduled message');

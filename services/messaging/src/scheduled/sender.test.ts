@@ -45,6 +45,7 @@ describe('sendAt', () => {
   it('refuses, naming sendAt, a past or present time, one past 90 days, and what is no timestamp', () => {
     expect(fieldOf(() => rules.sendAt('2031-01-01T00:00:00Z', now))).toEqual(['sendAt', rules.SEND_AT_PAST]);
     expect(fieldOf(() => rules.sendAt('2031-04-01T00:00:00.001Z', now))).toEqual(['sendAt', rules.SEND_AT_TOO_FAR]);
-    for (const bad of [undefined, '', 'tomorrow', '2031-01-02', '2031-13-01T00:00:00Z']) expect(fieldOf(() => rules.sendAt(bad, now))?.[0]).toBe('sendAt');
+    for (const bad of [undefined, '', 'tomorrow', '2031-01-02', '2031-13-01T00:00:00Z'])
+      expect(fieldOf(() => rules.sendAt(bad, now))?.[0]).toBe('sendAt');
   });
 });

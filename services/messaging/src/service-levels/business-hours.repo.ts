@@ -40,7 +40,8 @@ export async function listAll(db: Queryable, orgId: string): Promise<Array<Busin
 }
 
 export async function upsert(db: Queryable, orgId: string, accountId: string | null, hours: BusinessHours): Promise<BusinessHoursRow> {
-  const target = accountId === null ? '(org_id) WHERE chatnet_account_id IS NULL' : '(org_id, chatnet_account_id) WHERE chatnet_account_id IS NOT NULL';
+  const target =
+    accountId === null ? '(org_id) WHERE chatnet_account_id IS NULL' : '(org_id, chatnet_account_id) WHERE chatnet_account_id IS NOT NULL';
   const { rows } = await db.query(
     `INSERT INTO business_hours (org_id, chatnet_account_id, timezone, days, holidays) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT ${target} DO UPDATE SET timezone = EXCLUDED.timezone, days = EXCLUDED.days, holidays = EXCLUDED.holidays, updated_at = now()

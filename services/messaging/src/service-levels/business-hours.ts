@@ -33,7 +33,11 @@ function present(accountId: string | null, hours: BusinessHours, inherited: bool
 }
 
 /** The hours that apply to an account (its own, else the org's) or to the org; open all the time when none were set. */
-export async function hoursFor(deps: Deps, orgId: string, accountId: string | null): Promise<{ hours: BusinessHours; own: boolean; updatedAt?: Date }> {
+export async function hoursFor(
+  deps: Deps,
+  orgId: string,
+  accountId: string | null,
+): Promise<{ hours: BusinessHours; own: boolean; updatedAt?: Date }> {
   const row = await repo.effective(deps.pool, orgId, accountId);
   if (!row) return { hours: ALWAYS_OPEN, own: false };
   return { hours: { timezone: row.timezone, days: row.days, holidays: row.holidays }, own: row.own, updatedAt: row.updatedAt };

@@ -30,8 +30,10 @@ export function slaNewsOf(event: EventEnvelope): { conversationId: string; accou
     const d = event.data;
     const wasEnded = ENDED.includes(d.previousStatus);
     const isEnded = ENDED.includes(d.status);
-    if (isEnded && !wasEnded) return { conversationId: d.conversationId, accountId: d.chatnetAccountId, news: { kind: 'closed', at: new Date(event.occurredAt) } };
-    if (wasEnded && !isEnded) return { conversationId: d.conversationId, accountId: d.chatnetAccountId, news: { kind: 'reopened', at: new Date(event.occurredAt) } };
+    if (isEnded && !wasEnded)
+      return { conversationId: d.conversationId, accountId: d.chatnetAccountId, news: { kind: 'closed', at: new Date(event.occurredAt) } };
+    if (wasEnded && !isEnded)
+      return { conversationId: d.conversationId, accountId: d.chatnetAccountId, news: { kind: 'reopened', at: new Date(event.occurredAt) } };
   }
   return undefined;
 }
@@ -96,7 +98,15 @@ async function hoursOf(deps: Deps, policy: repo.SlaPolicyClock, orgId: string, a
   return policy.businessHoursOnly ? (await hoursFor(deps, orgId, accountId)).hours : ALWAYS_OPEN;
 }
 
-async function writeComputed(deps: Deps, db: PoolClient, row: repo.SlaClockRow, policy: repo.SlaPolicyClock, anchors: SlaAnchors, newCycle: boolean, hours?: BusinessHours) {
+async function writeComputed(
+  deps: Deps,
+  db: PoolClient,
+  row: repo.SlaClockRow,
+  policy: repo.SlaPolicyClock,
+  anchors: SlaAnchors,
+  newCycle: boolean,
+  hours?: BusinessHours,
+) {
   const counted = hours ?? (await hoursOf(deps, policy, row.org_id, row.chatnet_account_id));
   await repo.writeClock(db, row, policy.id, anchors, slaDueTimes(policy, counted, deps.config.SERVICE_LEVEL_MINUTE_MS, anchors), { newCycle });
 }
@@ -107,11 +117,22 @@ async function writeComputed(deps: Deps, db: PoolClient, row: repo.SlaClockRow, 
  * (waiting now when its contact's last message is unanswered; else as answered, so the contact's next message starts
  * a next-response window); detaching clears the clock. Closed conversations start when they next open. Business hours changed later do not move due times already set.
  */
-export async function reapplySla(deps: Deps, db: PoolClient, orgId: string, by: { accountIds: string[] } | { policyId: string }, policyId: string | null) {
+export async function reapplySla(
+  deps: Deps,
+  db: PoolClient,
+  orgId: string,
+  by: { accountIds: string[] } | { policyId: string },
+  policyId: string | null,
+) {
   const rows = await repo.lockOpenClocks(db, orgId, by);
   if (rows.length === 0) return;
   const policy = policyId ? await repo.policy(db, orgId, policyId) : undefined;
-  const waiting = policy ? await repo.waitingNow(db, rows.filter((r) => !r.sla_policy_id).map((r) => r.id)) : new Set<string>();
+  const waiting = policy
+    ? await repo.waitingNow(
+        db,
+        rows.filter((r) => !r.sla_policy_id).map((r) => r.id),
+      )
+    : new Set<string>();
   const now = new Date();
   const hoursByAccount = new Map<string, BusinessHours>();
   for (const row of rows) {
@@ -124,7 +145,8 @@ export async function reapplySla(deps: Deps, db: PoolClient, orgId: string, by: 
     const anchors: SlaAnchors = row.sla_policy_id
       ? repo.anchorsOf(row)
       : { openedAt: now, waitingSince: waiting.has(row.id) ? now : null, replied: !waiting.has(row.id), breached: [] };
-    if (!hoursByAccount.has(row.chatnet_account_id)) hoursByAccount.set(row.chatnet_account_id, await hoursOf(deps, policy, orgId, row.chatnet_account_id));
+    if (!hoursByAccount.has(row.chatnet_account_id))
+      hoursByAccount.set(row.chatnet_account_id, await hoursOf(deps, policy, orgId, row.chatnet_account_id));
     await writeComputed(deps, db, row, policy, anchors, !row.sla_policy_id, hoursByAccount.get(row.chatnet_account_id));
   }
 }

@@ -103,7 +103,10 @@ async function breachDue(deps: Deps, db: PoolClient, id: string): Promise<void> 
     exclude: conv.assignee_id ? [conv.assignee_id] : [],
     reason: 'sla_breach',
   });
-  deps.log.debug({ conversationId: id, assigneeId: assignee }, assignee ? 'sla breach: reassigned' : 'sla breach: nobody eligible, the conversation stays');
+  deps.log.debug(
+    { conversationId: id, assigneeId: assignee },
+    assignee ? 'sla breach: reassigned' : 'sla breach: nobody eligible, the conversation stays',
+  );
 }
 
 /**

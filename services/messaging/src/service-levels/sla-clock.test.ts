@@ -29,13 +29,21 @@ describe('SLA clock: the windows of a conversation', () => {
   it('our reply meets the first response; the next inbound message starts a next-response window; closing stops every clock', () => {
     let a = applySlaNews(none, { kind: 'inbound', at: at('2031-01-06T10:00:00Z') }).anchors;
     a = applySlaNews(a, { kind: 'reply', at: at('2031-01-06T10:05:00Z') }).anchors;
-    expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, a)).toEqual(expect.objectContaining({ firstResponseDueAt: null, nextResponseDueAt: null, dueAt: at('2031-01-06T14:00:00Z') }));
+    expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, a)).toEqual(
+      expect.objectContaining({ firstResponseDueAt: null, nextResponseDueAt: null, dueAt: at('2031-01-06T14:00:00Z') }),
+    );
     a = applySlaNews(a, { kind: 'inbound', at: at('2031-01-06T11:00:00Z') }).anchors;
     expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, a).nextResponseDueAt).toEqual(at('2031-01-06T11:30:00Z'));
     // A message written before the wait began answers nothing.
     expect(applySlaNews(a, { kind: 'reply', at: at('2031-01-06T10:59:00Z') }).anchors).toBe(a);
     const closed = applySlaNews(a, { kind: 'closed', at: at('2031-01-06T12:00:00Z') }).anchors;
-    expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, closed)).toEqual({ firstResponseDueAt: null, nextResponseDueAt: null, resolutionDueAt: null, dueAt: null, warnAt: null });
+    expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, closed)).toEqual({
+      firstResponseDueAt: null,
+      nextResponseDueAt: null,
+      resolutionDueAt: null,
+      dueAt: null,
+      warnAt: null,
+    });
     // The next inbound message after closing starts a new cycle with a first-response window again.
     const again = applySlaNews(closed, { kind: 'inbound', at: at('2031-01-07T09:00:00Z') });
     expect(again.newCycle).toBe(true);
@@ -47,7 +55,9 @@ describe('SLA clock: the windows of a conversation', () => {
     // A reopening starts the resolution clock; the contact's next message its first response.
     const reopened = applySlaNews(closed, { kind: 'reopened', at: at('2031-01-07T09:00:00Z') });
     expect(reopened.newCycle).toBe(true);
-    expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, reopened.anchors)).toEqual(expect.objectContaining({ firstResponseDueAt: null, resolutionDueAt: at('2031-01-07T13:00:00Z') }));
+    expect(slaDueTimes(policy, ALWAYS_OPEN, MINUTE, reopened.anchors)).toEqual(
+      expect.objectContaining({ firstResponseDueAt: null, resolutionDueAt: at('2031-01-07T13:00:00Z') }),
+    );
   });
 
   it('a breached window is due no more: the timer moves to the next one', () => {

@@ -60,7 +60,8 @@ const earliest = (dates: Array<Date | null>): Date | null =>
 /** The due times of the windows running now. */
 export function slaDueTimes(w: SlaWindows, hours: BusinessHours, minuteMs: number, a: SlaAnchors): SlaDue {
   const first = a.openedAt && a.waitingSince && !a.replied ? window(w, hours, minuteMs, a.waitingSince, w.firstResponseMinutes) : null;
-  const next = a.openedAt && a.waitingSince && a.replied && w.nextResponseMinutes ? window(w, hours, minuteMs, a.waitingSince, w.nextResponseMinutes) : null;
+  const next =
+    a.openedAt && a.waitingSince && a.replied && w.nextResponseMinutes ? window(w, hours, minuteMs, a.waitingSince, w.nextResponseMinutes) : null;
   const resolution = a.openedAt && w.resolutionMinutes ? window(w, hours, minuteMs, a.openedAt, w.resolutionMinutes) : null;
   const pending = (
     [
@@ -99,7 +100,11 @@ export function applySlaNews(a: SlaAnchors, news: SlaNews): { anchors: SlaAnchor
       // A wait starts no earlier than its cycle: the message that reopened a conversation may be stored (and its
       // event sent) just after the reopening.
       return {
-        anchors: { ...a, waitingSince: new Date(Math.max(news.at.getTime(), a.openedAt.getTime())), breached: a.breached.filter((t) => t !== 'next_response') },
+        anchors: {
+          ...a,
+          waitingSince: new Date(Math.max(news.at.getTime(), a.openedAt.getTime())),
+          breached: a.breached.filter((t) => t !== 'next_response'),
+        },
         newCycle: false,
       };
     case 'reply':

@@ -21,12 +21,24 @@ const COLUMNS = `p.id, p.name, p.first_response_minutes AS "firstResponseMinutes
   p.created_at AS "createdAt", p.updated_at AS "updatedAt",
   ARRAY(SELECT a.chatnet_account_id::text FROM account_sla a WHERE a.policy_id = p.id ORDER BY a.chatnet_account_id) AS "chatnetAccountIds"`;
 
-const values = (f: SlaPolicyFields) => [f.name, f.firstResponseMinutes, f.nextResponseMinutes, f.resolutionMinutes, f.businessHoursOnly, f.notify, f.reassign];
+const values = (f: SlaPolicyFields) => [
+  f.name,
+  f.firstResponseMinutes,
+  f.nextResponseMinutes,
+  f.resolutionMinutes,
+  f.businessHoursOnly,
+  f.notify,
+  f.reassign,
+];
 
 export async function page(db: Queryable, orgId: string, limit: number, offset: number): Promise<{ total: number; rows: SlaPolicyRow[] }> {
   const [{ rows: count }, { rows }] = await Promise.all([
     db.query<{ n: number }>('SELECT count(*)::int AS n FROM sla_policies WHERE org_id = $1', [orgId]),
-    db.query<SlaPolicyRow>(`SELECT ${COLUMNS} FROM sla_policies p WHERE p.org_id = $1 ORDER BY p.created_at, p.id LIMIT $2 OFFSET $3`, [orgId, limit, offset]),
+    db.query<SlaPolicyRow>(`SELECT ${COLUMNS} FROM sla_policies p WHERE p.org_id = $1 ORDER BY p.created_at, p.id LIMIT $2 OFFSET $3`, [
+      orgId,
+      limit,
+      offset,
+    ]),
   ]);
   return { total: count[0].n, rows };
 }
@@ -66,7 +78,10 @@ export async function remove(db: Queryable, orgId: string, id: string): Promise<
 }
 
 export async function accountPolicy(db: Queryable, orgId: string, accountId: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ policy_id: string }>('SELECT policy_id FROM account_sla WHERE org_id = $1 AND chatnet_account_id = $2', [orgId, accountId]);
+  const { rows } = await db.query<{ policy_id: string }>('SELECT policy_id FROM account_sla WHERE org_id = $1 AND chatnet_account_id = $2', [
+    orgId,
+    accountId,
+  ]);
   return rows[0]?.policy_id;
 }
 

@@ -123,7 +123,13 @@ export async function remove(deps: Deps, ctx: OrgContext, req: { id?: string }) 
         const accounts = await repo.remove(db, ctx.orgId, id);
         // Its conversations lose their SLA (no due time, no status).
         if (accounts) await reapplySla(deps, db, ctx.orgId, { policyId: id }, null);
-        if (accounts) await recordAudit(db, ctx, { action: 'sla_policy.deleted', resourceType: 'sla_policy', resourceId: id, details: { detachedAccountIds: accounts } });
+        if (accounts)
+          await recordAudit(db, ctx, {
+            action: 'sla_policy.deleted',
+            resourceType: 'sla_policy',
+            resourceId: id,
+            details: { detachedAccountIds: accounts },
+          });
         return accounts;
       })
     : undefined;
@@ -150,7 +156,12 @@ export async function setAccount(deps: Deps, ctx: OrgContext, req: { chatnetAcco
     if (before === next) return;
     await repo.setAccountPolicy(db, ctx.orgId, accountId, next);
     await reapplySla(deps, db, ctx.orgId, { accountIds: [accountId] }, next);
-    await recordAudit(db, ctx, { action: 'sla_policy.account_set', resourceType: 'chatnet_account', resourceId: accountId, details: { policyId: next, previous: before } });
+    await recordAudit(db, ctx, {
+      action: 'sla_policy.account_set',
+      resourceType: 'chatnet_account',
+      resourceId: accountId,
+      details: { policyId: next, previous: before },
+    });
   });
   return { chatnetAccountId: accountId, policyId: next ?? undefined };
 }

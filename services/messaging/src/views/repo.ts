@@ -33,7 +33,10 @@ export function toView(r: ViewRow) {
   };
 }
 
-export async function insert(db: Queryable, v: { id: string; orgId: string; name: string; resource: ViewResource; shared: boolean; ownerId: string | null; filters: Record<string, string> }) {
+export async function insert(
+  db: Queryable,
+  v: { id: string; orgId: string; name: string; resource: ViewResource; shared: boolean; ownerId: string | null; filters: Record<string, string> },
+) {
   const { rows } = await db.query<ViewRow>(
     `INSERT INTO views AS v (id, org_id, name, resource, shared, owner_id, filters) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING ${COLUMNS}`,
     [v.id, v.orgId, v.name, v.resource, v.shared, v.ownerId, JSON.stringify(v.filters)],
@@ -43,11 +46,10 @@ export async function insert(db: Queryable, v: { id: string; orgId: string; name
 
 /** One view the caller may see (shared, or theirs); another's personal view is as unknown as another org's. */
 export async function findVisible(db: Queryable, orgId: string, userId: string | null, id: string, lock = false): Promise<ViewRow | undefined> {
-  const { rows } = await db.query<ViewRow>(`SELECT ${COLUMNS} FROM views v WHERE v.org_id = $1 AND ${VISIBLE} AND v.id = $3${lock ? ' FOR UPDATE' : ''}`, [
-    orgId,
-    userId,
-    id,
-  ]);
+  const { rows } = await db.query<ViewRow>(
+    `SELECT ${COLUMNS} FROM views v WHERE v.org_id = $1 AND ${VISIBLE} AND v.id = $3${lock ? ' FOR UPDATE' : ''}`,
+    [orgId, userId, id],
+  );
   return rows[0];
 }
 
@@ -67,7 +69,12 @@ export async function page(db: Queryable, orgId: string, userId: string | null, 
   return { data: rows, pagination: pagination(f, count[0].n) };
 }
 
-export async function update(db: Queryable, orgId: string, id: string, v: { name: string; shared: boolean; ownerId: string | null; filters: Record<string, string> }) {
+export async function update(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  v: { name: string; shared: boolean; ownerId: string | null; filters: Record<string, string> },
+) {
   const { rows } = await db.query<ViewRow>(
     `UPDATE views v SET name = $3, shared = $4, owner_id = $5, filters = $6::jsonb, updated_at = now() WHERE v.org_id = $1 AND v.id = $2 RETURNING ${COLUMNS}`,
     [orgId, id, v.name, v.shared, v.ownerId, JSON.stringify(v.filters)],

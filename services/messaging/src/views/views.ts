@@ -63,11 +63,28 @@ function checkFilters(filters: Record<string, string> | undefined): Record<strin
  * A shared view changes what the whole team's lists show, so who wrote it is audited (`view.created`, `view.updated`,
  * `view.deleted`), in the transaction of the change; a personal one concerns its owner alone.
  */
-function auditShared(db: Queryable, ctx: OrgContext, verb: 'created' | 'updated' | 'deleted', row: repo.ViewRow, extra: Record<string, unknown> = {}) {
-  return recordAudit(db, ctx, { action: `view.${verb}`, resourceType: 'view', resourceId: row.id, details: { name: row.name, resource: row.resource, shared: row.shared, ...extra } });
+function auditShared(
+  db: Queryable,
+  ctx: OrgContext,
+  verb: 'created' | 'updated' | 'deleted',
+  row: repo.ViewRow,
+  extra: Record<string, unknown> = {},
+) {
+  return recordAudit(db, ctx, {
+    action: `view.${verb}`,
+    resourceType: 'view',
+    resourceId: row.id,
+    details: { name: row.name, resource: row.resource, shared: row.shared, ...extra },
+  });
 }
 
-async function findVisible(deps: Pick<Deps, 'pool'>, ctx: OrgContext, id: string, db: Parameters<typeof repo.findVisible>[0] = deps.pool, lock = false) {
+async function findVisible(
+  deps: Pick<Deps, 'pool'>,
+  ctx: OrgContext,
+  id: string,
+  db: Parameters<typeof repo.findVisible>[0] = deps.pool,
+  lock = false,
+) {
   const row = isUuid(id) ? await repo.findVisible(db, ctx.orgId, userOf(ctx), id.toLowerCase(), lock) : undefined;
   if (!row) throw notFound('View');
   return row;

@@ -69,7 +69,10 @@ export interface Announcement {
 export function parseAnnouncement(payload: string): Announcement {
   const colon = payload.indexOf(':');
   const webhookId = colon >= 0 ? payload.slice(0, colon) : undefined;
-  const ids = payload.slice(colon + 1).split(',').filter(isUuid);
+  const ids = payload
+    .slice(colon + 1)
+    .split(',')
+    .filter(isUuid);
   return webhookId !== undefined && isUuid(webhookId) ? { webhookId, ids } : { ids };
 }
 
@@ -398,7 +401,13 @@ export async function recordSuccesses(db: Queryable, items: Success[]): Promise<
 }
 
 /** A failed attempt: log it and either schedule the next one (`retryInMs`) or give up (`undefined`). */
-export async function recordFailure(db: Queryable, d: DeliveryRow, trigger: AttemptTrigger, r: AttemptResult, retryInMs: number | undefined): Promise<boolean> {
+export async function recordFailure(
+  db: Queryable,
+  d: DeliveryRow,
+  trigger: AttemptTrigger,
+  r: AttemptResult,
+  retryInMs: number | undefined,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE webhook_deliveries SET attempts = $2, status = $3, retries = retries + $4,
             next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + $5 * interval '1 millisecond' END,
@@ -422,7 +431,12 @@ export async function failPending(db: Queryable, webhookId: string, reason: stri
 }
 
 /** A test send: done synchronously, logged as a finished delivery with its one attempt. */
-export async function insertFinished(db: Queryable, d: { id: string; orgId: string; webhookId: string; eventId: string; type: string; payload: string }, trigger: AttemptTrigger, r: AttemptResult): Promise<void> {
+export async function insertFinished(
+  db: Queryable,
+  d: { id: string; orgId: string; webhookId: string; eventId: string; type: string; payload: string },
+  trigger: AttemptTrigger,
+  r: AttemptResult,
+): Promise<void> {
   await db.query(
     `INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, attempts, last_status_code, last_error, delivered_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, CASE WHEN $7 = 'succeeded' THEN now() END)`,
@@ -469,7 +483,10 @@ export async function listForWebhook(
   }
   const clause = where.join(' AND ');
   const [page, total] = await Promise.all([
-    db.query<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE ${clause} ORDER BY created_at DESC, id LIMIT ${f.limit} OFFSET ${f.offset}`, values),
+    db.query<DeliveryRow>(
+      `SELECT * FROM webhook_deliveries WHERE ${clause} ORDER BY created_at DESC, id LIMIT ${f.limit} OFFSET ${f.offset}`,
+      values,
+    ),
     db.query<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${clause}`, values),
   ]);
   return { rows: page.rows, total: total.rows[0].n };

@@ -25,7 +25,10 @@ export async function count(db: Queryable, orgId: string): Promise<number> {
 }
 
 export async function find(db: Queryable, orgId: string, id: string, forUpdate = false): Promise<WebhookRow | undefined> {
-  const { rows } = await db.query<WebhookRow>(`SELECT * FROM webhook_settings WHERE org_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [orgId, id]);
+  const { rows } = await db.query<WebhookRow>(`SELECT * FROM webhook_settings WHERE org_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [
+    orgId,
+    id,
+  ]);
   return rows[0];
 }
 
@@ -58,7 +61,7 @@ export async function update(db: Queryable, orgId: string, id: string, p: Webhoo
   if (p.active !== undefined) {
     set('active', p.active);
     if (p.active) sets.push('failing_since = NULL', 'disabled_at = NULL', 'disabled_reason = NULL');
-    else sets.push("disabled_at = COALESCE(disabled_at, now())", "disabled_reason = COALESCE(disabled_reason, 'deactivated by a user')");
+    else sets.push('disabled_at = COALESCE(disabled_at, now())', "disabled_reason = COALESCE(disabled_reason, 'deactivated by a user')");
   }
   sets.push('updated_at = now()');
   const { rows } = await db.query<WebhookRow>(`UPDATE webhook_settings SET ${sets.join(', ')} WHERE org_id = $1 AND id = $2 RETURNING *`, values);
@@ -74,7 +77,10 @@ export async function remove(db: Queryable, orgId: string, id: string): Promise<
  * One more failed attempt: start the failure run if none is open and report how long it has lasted.
  * The row lock serialises concurrent failures of one endpoint, so only one of them disables it.
  */
-export async function recordFailure(db: Queryable, id: string): Promise<{ active: boolean; failingForMs: number; url: string; orgId: string } | undefined> {
+export async function recordFailure(
+  db: Queryable,
+  id: string,
+): Promise<{ active: boolean; failingForMs: number; url: string; orgId: string } | undefined> {
   const { rows } = await db.query<{ active: boolean; failing_ms: number; url: string; org_id: string }>(
     `UPDATE webhook_settings SET failing_since = COALESCE(failing_since, now()) WHERE id = $1
      RETURNING active, url, org_id, (extract(epoch FROM now() - failing_since) * 1000)::float8 AS failing_ms`,
@@ -85,5 +91,8 @@ export async function recordFailure(db: Queryable, id: string): Promise<{ active
 }
 
 export async function disable(db: Queryable, id: string, reason: string): Promise<void> {
-  await db.query('UPDATE webhook_settings SET active = false, disabled_at = now(), disabled_reason = $2, updated_at = now() WHERE id = $1', [id, reason]);
+  await db.query('UPDATE webhook_settings SET active = false, disabled_at = now(), disabled_reason = $2, updated_at = now() WHERE id = $1', [
+    id,
+    reason,
+  ]);
 }

@@ -93,7 +93,7 @@ export class FirstRound {
   start(free: number, take: (endpoint: string) => boolean): Adopted[] {
     const started: Adopted[] = [];
     if (!this.open) return started;
-    for (let i = 0; i < this.waiting.length && started.length < free; ) {
+    for (let i = 0; i < this.waiting.length && started.length < free;) {
       const row = this.waiting[i];
       if (!take(row.webhookId)) {
         i++;

@@ -53,7 +53,8 @@ describe('WebhookSender', () => {
       else if (req.url === '/fail') res.writeHead(500).end('broken');
       else if (req.url === '/big') res.writeHead(200).end('x'.repeat(10_000));
       else if (req.url === '/nul') res.writeHead(200).end('a\u0000b');
-      else if (req.url === '/hang') return; // never answers
+      else if (req.url === '/hang')
+        return; // never answers
       else res.writeHead(204).end();
     });
   });
@@ -63,7 +64,8 @@ describe('WebhookSender', () => {
   });
   afterAll(() => rx.close());
 
-  const sender = (allow: string, resolve?: Resolver, timeoutMs = 2000) => new WebhookSender({ allow: parseAllowList(allow), timeoutMs, bodyLimit: 100, resolve });
+  const sender = (allow: string, resolve?: Resolver, timeoutMs = 2000) =>
+    new WebhookSender({ allow: parseAllowList(allow), timeoutMs, bodyLimit: 100, resolve });
   const send = (s: WebhookSender, url: string) => s.send({ url, id: 'evt_1', body: '{"type":"contact.created"}', key });
 
   describe('with an empty allow-list', () => {
@@ -167,7 +169,9 @@ describe('WebhookSender', () => {
 
     it('logs a non-2xx answer with its body', async () => {
       const r = await send(s, `http://127.0.0.1:${port}/fail`);
-      expect(r).toEqual(expect.objectContaining({ ok: false, statusCode: 500, error: 'HTTP 500', responseBody: 'broken', responseBodyTruncated: false }));
+      expect(r).toEqual(
+        expect.objectContaining({ ok: false, statusCode: 500, error: 'HTTP 500', responseBody: 'broken', responseBodyTruncated: false }),
+      );
     });
 
     it('truncates long response bodies', async () => {

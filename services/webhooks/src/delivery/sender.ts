@@ -63,7 +63,14 @@ export class WebhookSender {
     this.timeoutMs = opts.timeoutMs;
     this.bodyLimit = opts.bodyLimit;
     // The guarded lookup is part of the agents, so no socket they open can skip it.
-    const agentOptions = { keepAlive: true, maxSockets: opts.maxSockets ?? 256, maxFreeSockets: 64, scheduling: 'lifo' as const, timeout: 30_000, lookup: this.guard.lookup as never };
+    const agentOptions = {
+      keepAlive: true,
+      maxSockets: opts.maxSockets ?? 256,
+      maxFreeSockets: 64,
+      scheduling: 'lifo' as const,
+      timeout: 30_000,
+      lookup: this.guard.lookup as never,
+    };
     this.httpAgent = new http.Agent(agentOptions);
     this.httpsAgent = new https.Agent(agentOptions);
   }
@@ -150,7 +157,12 @@ export class WebhookSender {
             settle({
               ok: status >= 200 && status < 300,
               statusCode: status,
-              error: status >= 200 && status < 300 ? null : status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}`,
+              error:
+                status >= 200 && status < 300
+                  ? null
+                  : status >= 300 && status < 400
+                    ? `HTTP ${status}: redirects are not followed`
+                    : `HTTP ${status}`,
               responseBody: Buffer.concat(kept).toString('utf8'),
               responseBodyTruncated: truncated,
             });

@@ -250,7 +250,9 @@ export class DeliveryWorker {
         // What was not looked at is looked at by endpoint once a slot frees: the endpoints at their bound, before
         // or after this claim.
         for (const id of full) this.hint(id, 1);
-        for (const row of rows) if ((this.perEndpoint.get(row.webhook_id) ?? 0) >= this.o.endpointConcurrency) this.hinted.set(row.webhook_id, this.hinted.get(row.webhook_id) ?? 1);
+        for (const row of rows)
+          if ((this.perEndpoint.get(row.webhook_id) ?? 0) >= this.o.endpointConcurrency)
+            this.hinted.set(row.webhook_id, this.hinted.get(row.webhook_id) ?? 1);
         // Due rows beyond the scan, or beyond this instance's room: look again.
         if (scanned === scan || (rows.length === room && scanned > rows.length)) this.wanted = true;
         if (rows.length > 0 && (rows.length === room || scanned === scan)) again = true;
@@ -396,7 +398,15 @@ export class DeliveryWorker {
       }
       const result: AttemptResult = key
         ? await this.o.sender.send({ url: row.url, id: row.event_id, body: row.payload, key })
-        : { ok: false, statusCode: null, durationMs: 0, error: 'the signing secret cannot be decrypted', responseBody: '', responseBodyTruncated: false, startedAt: new Date() };
+        : {
+            ok: false,
+            statusCode: null,
+            durationMs: 0,
+            error: 'the signing secret cannot be decrypted',
+            responseBody: '',
+            responseBodyTruncated: false,
+            startedAt: new Date(),
+          };
       requestDone();
       this.recordAttempt(result, key !== undefined);
       sent(result);

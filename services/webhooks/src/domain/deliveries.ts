@@ -42,7 +42,11 @@ export function deliveryView(d: deliveries.DeliveryRow, attempts: deliveries.Att
  * The attempt log of one endpoint: its deliveries, newest first, each with every attempt made. Owner and
  * admin only (settings:edit): the log keeps the payloads sent, and those carry customer data.
  */
-export async function list(deps: Deps, ctx: OrgContext, req: { webhookId: string; page: number; limit: number; status?: string; eventType?: string }) {
+export async function list(
+  deps: Deps,
+  ctx: OrgContext,
+  req: { webhookId: string; page: number; limit: number; status?: string; eventType?: string },
+) {
   requireCan(ctx, 'settings:edit');
   const orgId = ctx.orgId;
   if (!isUuid(req.webhookId) || !(await webhooks.find(deps.pool, orgId, req.webhookId))) throw notFound('Webhook');
@@ -54,7 +58,11 @@ export async function list(deps: Deps, ctx: OrgContext, req: { webhookId: string
     limit: page.limit,
     offset: offsetOf(page),
   });
-  const attempts = await deliveries.attemptsOf(deps.pool, orgId, rows.map((r) => r.id));
+  const attempts = await deliveries.attemptsOf(
+    deps.pool,
+    orgId,
+    rows.map((r) => r.id),
+  );
   const byDelivery = new Map<string, deliveries.AttemptRow[]>();
   for (const a of attempts) byDelivery.set(a.delivery_id, [...(byDelivery.get(a.delivery_id) ?? []), a]);
   return { data: rows.map((r) => deliveryView(r, byDelivery.get(r.id))), pagination: pagination(page, total) };
@@ -72,6 +80,8 @@ export async function redeliver(deps: Deps, ctx: OrgContext, id: string) {
   const row = await deliveries.requestRedelivery(deps.pool, orgId, id);
   if (!row) throw notFound('Delivery');
   // Any instance may take it (the update has committed); should the NOTIFY fail, the next poll does.
-  await deliveries.announceDue(deps.pool, row.webhook_id, [row.id]).catch((err) => deps.log.warn({ err, deliveryId: row.id }, 'webhooks: announcing a redelivery failed'));
+  await deliveries
+    .announceDue(deps.pool, row.webhook_id, [row.id])
+    .catch((err) => deps.log.warn({ err, deliveryId: row.id }, 'webhooks: announcing a redelivery failed'));
   return deliveryView(row, await deliveries.attemptsOf(deps.pool, orgId, [row.id]));
 }

@@ -11,7 +11,10 @@ export function parseDuration(text: string): number {
 
 /** `5s,5m,30m` → [5000, 300000, 1800000]: the wait before retry 1, 2, 3... */
 export function parseSchedule(text: string): number[] {
-  const parts = text.split(',').map((p) => p.trim()).filter(Boolean);
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (parts.length === 0) throw new Error('must list at least one duration');
   return parts.map((p) => {
     const ms = parseDuration(p);

@@ -32,7 +32,9 @@ export function parseSecret(secret: string): { key: Buffer } | { problem: string
   // Characters, not UTF-16 units or bytes: "é" and "😀" count one each.
   const chars = [...secret].length;
   if (chars < MIN_TYPED_CHARS || chars > MAX_TYPED_CHARS) {
-    return { problem: `must be ${MIN_TYPED_CHARS} to ${MAX_TYPED_CHARS} characters, or "${SECRET_PREFIX}" followed by base64 of ${MIN_KEY_BYTES} to ${MAX_KEY_BYTES} bytes` };
+    return {
+      problem: `must be ${MIN_TYPED_CHARS} to ${MAX_TYPED_CHARS} characters, or "${SECRET_PREFIX}" followed by base64 of ${MIN_KEY_BYTES} to ${MAX_KEY_BYTES} bytes`,
+    };
   }
   if (UNPRINTABLE.test(secret)) return { problem: 'must not contain control characters or line breaks' };
   return { key: Buffer.from(secret, 'utf8') };

@@ -78,12 +78,19 @@ export async function create(deps: Deps, ctx: OrgContext, req: { url?: string; e
   const secret = given ? checkSecret(given) : generateSecret();
   const url = await checkUrl(deps, req.url);
   if ((await webhooks.count(deps.pool, orgId)) >= deps.config.WEBHOOK_MAX_PER_ORG) {
-    throw new AppError('failed_precondition', `An organization can have at most ${deps.config.WEBHOOK_MAX_PER_ORG} webhooks`, { code: 'limit_reached' });
+    throw new AppError('failed_precondition', `An organization can have at most ${deps.config.WEBHOOK_MAX_PER_ORG} webhooks`, {
+      code: 'limit_reached',
+    });
   }
   const id = randomUUID();
   const row = await withTransaction(deps.pool, async (db) => {
     const inserted = await webhooks.insert(db, { id, orgId, url, events, secretEnc: deps.box.encrypt(secret, secretAad(orgId, id)) });
-    await recordAudit(db, ctx, { action: 'webhook.created', resourceType: 'webhook', resourceId: id, details: { url: urlForAudit(url), events, secretGiven: given !== '' } });
+    await recordAudit(db, ctx, {
+      action: 'webhook.created',
+      resourceType: 'webhook',
+      resourceId: id,
+      details: { url: urlForAudit(url), events, secretGiven: given !== '' },
+    });
     return inserted;
   });
   return {
@@ -114,7 +121,13 @@ export async function update(
     const updated = await webhooks.update(db, orgId, req.id, patch);
     // Deactivated: what still waits for this endpoint fails now and can be redelivered after re-activation.
     if (updated && patch.active === false) await deliveries.failPending(db, req.id, 'webhook deactivated');
-    if (updated) await recordAudit(db, ctx, { action: 'webhook.updated', resourceType: 'webhook', resourceId: req.id, details: webhookChanges(before, updated, patch) });
+    if (updated)
+      await recordAudit(db, ctx, {
+        action: 'webhook.updated',
+        resourceType: 'webhook',
+        resourceId: req.id,
+        details: webhookChanges(before, updated, patch),
+      });
     return updated;
   });
   if (!row) throw notFound('Webhook');
@@ -128,7 +141,12 @@ export async function remove(deps: Deps, ctx: OrgContext, id: string) {
   // endpoint (its failure run): when the two meet, PostgreSQL aborts one of them, and the delete is simply run again.
   await withRetriedTransaction(deps.pool, async (db) => {
     if (!(await webhooks.remove(db, ctx.orgId, id))) throw notFound('Webhook');
-    await recordAudit(db, ctx, { action: 'webhook.deleted', resourceType: 'webhook', resourceId: id, details: { url: urlForAudit(w.url), events: w.events } });
+    await recordAudit(db, ctx, {
+      action: 'webhook.deleted',
+      resourceType: 'webhook',
+      resourceId: id,
+      details: { url: urlForAudit(w.url), events: w.events },
+    });
   });
   return { ok: true, message: 'Webhook deleted' };
 }
@@ -172,7 +190,13 @@ export async function test(deps: Deps, ctx: OrgContext, id: string) {
     timestamp: new Date().toISOString(),
     data: { webhookId: w.id, message: 'This is a test event sent from the webhook settings.' },
   });
-  const result = await deps.sender.send({ url: w.url, id: eventId, body: payload, key, timeoutMs: Math.min(TEST_TIMEOUT_MS, deps.config.WEBHOOK_TIMEOUT_MS) });
+  const result = await deps.sender.send({
+    url: w.url,
+    id: eventId,
+    body: payload,
+    key,
+    timeoutMs: Math.min(TEST_TIMEOUT_MS, deps.config.WEBHOOK_TIMEOUT_MS),
+  });
   const deliveryId = randomUUID();
   await deliveries.insertFinished(deps.pool, { id: deliveryId, orgId, webhookId: w.id, eventId, type: TEST_EVENT_TYPE, payload }, 'test', result);
   return {

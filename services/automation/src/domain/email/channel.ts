@@ -37,7 +37,10 @@ export const channelUnavailable = (field = 'type') =>
   new AppError(
     'failed_precondition',
     `${field}: no email channel is configured: set the organization's SMTP server (PUT /api/v1/settings/email) or the server's SMTP_URL, or use type broadcast`,
-    { code: 'channel_unavailable', details: [{ field, message: 'no email channel is configured (organization SMTP settings or the server SMTP_URL)' }] },
+    {
+      code: 'channel_unavailable',
+      details: [{ field, message: 'no email channel is configured (organization SMTP settings or the server SMTP_URL)' }],
+    },
   );
 
 export function validEmail(v: string): boolean {
@@ -56,7 +59,8 @@ export async function hasChannel(deps: Deps, orgId: string): Promise<boolean> {
  */
 export async function channelFor(deps: Deps, orgId: string): Promise<ResolvedChannel | undefined> {
   const row = await repo.getChannel(deps.pool, orgId);
-  if (!row) return deps.config.SMTP_URL ? { source: 'server', target: { url: deps.config.SMTP_URL }, from: deps.config.MAIL_FROM, secrets: [] } : undefined;
+  if (!row)
+    return deps.config.SMTP_URL ? { source: 'server', target: { url: deps.config.SMTP_URL }, from: deps.config.MAIL_FROM, secrets: [] } : undefined;
   let password = '';
   if (row.password_enc) {
     try {
@@ -66,7 +70,10 @@ export async function channelFor(deps: Deps, orgId: string): Promise<ResolvedCha
     }
   }
   // A channel saved before the port list (or with a port since removed from it) is not dialled.
-  if (!deps.config.SMTP_ALLOWED_PORTS.includes(row.port)) throw new ChannelProblem(`Port ${row.port} is not an SMTP port this server allows; save the email settings with one of ${deps.config.SMTP_ALLOWED_PORTS.join(', ')}`);
+  if (!deps.config.SMTP_ALLOWED_PORTS.includes(row.port))
+    throw new ChannelProblem(
+      `Port ${row.port} is not an SMTP port this server allows; save the email settings with one of ${deps.config.SMTP_ALLOWED_PORTS.join(', ')}`,
+    );
   let address: string;
   try {
     [{ address }] = await deps.emailGuard.resolveAllowed(row.host);
@@ -77,7 +84,14 @@ export async function channelFor(deps: Deps, orgId: string): Promise<ResolvedCha
   const host = canonicalHost(row.host);
   return {
     source: 'organization',
-    target: { host: address, port: row.port, secure: row.secure, servername: isIpLiteral(host) ? undefined : host, user: row.username || undefined, password },
+    target: {
+      host: address,
+      port: row.port,
+      secure: row.secure,
+      servername: isIpLiteral(host) ? undefined : host,
+      user: row.username || undefined,
+      password,
+    },
     from: row.from_name ? { name: row.from_name, address: row.from_address } : row.from_address,
     secrets: [password, row.username].filter((s) => s.length >= 3),
   };
@@ -89,7 +103,16 @@ export function scrub(message: string, secrets: string[]): string {
 
 function view(row: repo.EmailChannelRow | undefined, deps: Deps) {
   if (!row) {
-    return { source: deps.config.SMTP_URL ? 'server' : 'none', host: '', port: 0, secure: false, user: '', passwordSet: false, fromAddress: '', fromName: '' };
+    return {
+      source: deps.config.SMTP_URL ? 'server' : 'none',
+      host: '',
+      port: 0,
+      secure: false,
+      user: '',
+      passwordSet: false,
+      fromAddress: '',
+      fromName: '',
+    };
   }
   return {
     source: 'organization',
@@ -146,7 +169,8 @@ export async function updateChannel(deps: Deps, ctx: OrgContext, input: ChannelI
   const fromAddress = text('fromAddress', input.fromAddress, rules.SMTP_FROM_ADDRESS_MAX, true);
   if (!validEmail(fromAddress)) throw invalid('fromAddress', 'must be an email address');
   const fromName = text('fromName', input.fromName, rules.SMTP_FROM_NAME_MAX);
-  if (input.password !== undefined && input.password.length > rules.SMTP_PASSWORD_MAX) throw invalid('password', `must be at most ${rules.SMTP_PASSWORD_MAX} characters`);
+  if (input.password !== undefined && input.password.length > rules.SMTP_PASSWORD_MAX)
+    throw invalid('password', `must be at most ${rules.SMTP_PASSWORD_MAX} characters`);
   if (input.password !== undefined && CONTROL.test(input.password)) throw invalid('password', 'must not contain control characters or line breaks');
 
   const check = await deps.emailGuard.checkOnSave(host, RESOLVE_TIMEOUT_MS);
@@ -161,7 +185,9 @@ export async function updateChannel(deps: Deps, ctx: OrgContext, input: ChannelI
     else passwordEnc = before && before.host === host ? before.password_enc : null;
     const saved = await repo.saveChannel(db, orgId, { host, port, secure, username, passwordEnc, fromAddress, fromName }, userId || null);
     // Which settings changed, by their API names; the password only as "changed", never a value.
-    const changed = Object.entries(AUDITED).filter(([, column]) => !before || before[column] !== saved[column]).map(([field]) => field);
+    const changed = Object.entries(AUDITED)
+      .filter(([, column]) => !before || before[column] !== saved[column])
+      .map(([field]) => field);
     await recordAudit(db, ctx, {
       action: 'settings.email_updated',
       resourceType: 'email_channel',
@@ -194,11 +220,15 @@ export async function deleteChannel(deps: Deps, ctx: OrgContext) {
 export function classifySmtpFailure(err: unknown): string {
   const f = smtpFailureOf(err);
   const reply = f.responseCode ? ` (${f.responseCode})` : '';
-  if (f.code === 'EAUTH' || (f.responseCode !== undefined && [530, 534, 535].includes(f.responseCode))) return `The mail server refused the sign-in${reply}: check the user name and password`;
-  if (/certificate|ssl|tls/i.test(f.message) || f.code === 'ETLS') return 'No secure connection to the mail server could be made: check the port and the secure setting';
+  if (f.code === 'EAUTH' || (f.responseCode !== undefined && [530, 534, 535].includes(f.responseCode)))
+    return `The mail server refused the sign-in${reply}: check the user name and password`;
+  if (/certificate|ssl|tls/i.test(f.message) || f.code === 'ETLS')
+    return 'No secure connection to the mail server could be made: check the port and the secure setting';
   if (f.code === 'ETIMEDOUT' || /timeout/i.test(f.message)) return 'The mail server did not answer in time';
-  if (f.code === 'ECONNECTION' || f.code === 'ECONNREFUSED' || f.code === 'ESOCKET' || f.code === 'EDNS') return 'The mail server could not be reached: check the host and port';
-  if (f.responseCode !== undefined && f.responseCode >= 500) return `The mail server refused the message${reply}: check the sender address and the server's rules`;
+  if (f.code === 'ECONNECTION' || f.code === 'ECONNREFUSED' || f.code === 'ESOCKET' || f.code === 'EDNS')
+    return 'The mail server could not be reached: check the host and port';
+  if (f.responseCode !== undefined && f.responseCode >= 500)
+    return `The mail server refused the message${reply}: check the sender address and the server's rules`;
   if (f.responseCode !== undefined && f.responseCode >= 400) return `The mail server cannot take the message now${reply}: try again later`;
   return 'The mail server did not accept the message';
 }

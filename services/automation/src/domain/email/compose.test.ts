@@ -5,7 +5,11 @@ const links = { unsubscribeUrl: 'https://crm.test/u/abc', pixelUrl: 'https://crm
 
 describe('composeEmail', () => {
   it('an HTML template gets HTML-escaped values, the footer link, the pixel and a derived text part', () => {
-    const m = composeEmail({ subject: 'Hi {{name}}\r\nBcc: x@evil.test', content: '<p>Hello <b>{{name}}</b>, code {{code}}</p>', variables: { code: 'A&B' } }, who, links);
+    const m = composeEmail(
+      { subject: 'Hi {{name}}\r\nBcc: x@evil.test', content: '<p>Hello <b>{{name}}</b>, code {{code}}</p>', variables: { code: 'A&B' } },
+      who,
+      links,
+    );
     expect(m.subject).toBe('Hi Lan <b>& Bcc: x@evil.test');
     expect(m.html).toContain('<p>Hello <b>Lan &#60;b&#62;&#38;</b>, code A&#38;B</p>');
     expect(m.html).toContain('<a href="https://crm.test/u/abc">Unsubscribe</a>');

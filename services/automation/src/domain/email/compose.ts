@@ -27,7 +27,10 @@ export function isHtmlTemplate(content: string): boolean {
 
 /** A header value on one line: line breaks in a contact's name cannot start a header of their own. */
 function oneLine(s: string): string {
-  return s.replace(/[\r\n\t]+/g, ' ').replace(/\s{2,}/g, ' ').trim();
+  return s
+    .replace(/[\r\n\t]+/g, ' ')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }
 
 /** The text part of an HTML body: tags dropped, block ends as line breaks, the common entities decoded. */
@@ -38,7 +41,9 @@ export function textOfHtml(html: string): string {
     .replace(/<\/(p|div|h[1-6]|li|tr)>/gi, '\n')
     .replace(/<[^>]+>/g, '')
     .replace(/&(#\d+|lt|gt|amp|quot|nbsp);/g, (m, e: string) =>
-      e.startsWith('#') ? String.fromCharCode(Number(e.slice(1))) : ({ lt: '<', gt: '>', amp: '&', quot: '"', nbsp: ' ' } as Record<string, string>)[e] ?? m,
+      e.startsWith('#')
+        ? String.fromCharCode(Number(e.slice(1)))
+        : (({ lt: '<', gt: '>', amp: '&', quot: '"', nbsp: ' ' } as Record<string, string>)[e] ?? m),
     )
     .replace(/\n{3,}/g, '\n\n')
     .trim();

@@ -29,7 +29,18 @@ export const NO_EMAIL = 'The contact has no email address';
 export const SUPPRESSED = 'The address unsubscribed (it is on the suppression list)';
 
 /** Connection-level failures: the server cannot be reached now, so the whole campaign backs off, nobody's attempts count. */
-const UNREACHABLE = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const UNREACHABLE = new Set([
+  'ECONNECTION',
+  'ETIMEDOUT',
+  'ESOCKET',
+  'EDNS',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 type Verdict = 'channel' | 'recipient' | 'transient' | 'unreachable';
 
@@ -39,7 +50,8 @@ type Verdict = 'channel' | 'recipient' | 'transient' | 'unreachable';
  * mailbox busy, greylisting) is retried on CAMPAIGN_RETRY_SCHEDULE; no connection at all backs the campaign off.
  */
 export function verdictOf(f: SmtpFailure): Verdict {
-  if (f.code === 'EAUTH' || f.code === 'ETLS' || f.code === 'ENOAUTH' || f.responseCode === 530 || f.responseCode === 534 || f.responseCode === 535) return 'channel';
+  if (f.code === 'EAUTH' || f.code === 'ETLS' || f.code === 'ENOAUTH' || f.responseCode === 530 || f.responseCode === 534 || f.responseCode === 535)
+    return 'channel';
   if (f.responseCode !== undefined && f.responseCode >= 500) return 'recipient';
   if (f.responseCode !== undefined && f.responseCode >= 400) return 'transient';
   if (f.code && UNREACHABLE.has(f.code)) return 'unreachable';

@@ -29,7 +29,10 @@ export class LinkSigner {
   }
 
   static fromEnv(current: string, old: string): LinkSigner {
-    const former = old.split(',').filter(Boolean).map((part) => part.slice(part.indexOf(':') + 1));
+    const former = old
+      .split(',')
+      .filter(Boolean)
+      .map((part) => part.slice(part.indexOf(':') + 1));
     return new LinkSigner([current, ...former]);
   }
 

@@ -27,7 +27,8 @@ async function linked(deps: Deps, purpose: LinkPurpose, token: string | undefine
   const parsed = LinkSigner.parse(token ?? '');
   const rec = parsed ? await recipientForLink(deps.pool, parsed.campaignId, parsed.contactId) : undefined;
   if (!parsed || !rec || rec.type !== 'email' || !rec.email) throw notFound('Link');
-  if (!deps.links.verify(purpose, { orgId: rec.org_id, email: rec.email, campaignId: parsed.campaignId, contactId: parsed.contactId }, parsed.mac)) throw notFound('Link');
+  if (!deps.links.verify(purpose, { orgId: rec.org_id, email: rec.email, campaignId: parsed.campaignId, contactId: parsed.contactId }, parsed.mac))
+    throw notFound('Link');
   return { ...rec, campaignId: parsed.campaignId, contactId: parsed.contactId };
 }
 

@@ -30,7 +30,10 @@ export interface TimelineLine {
   at: Date;
 }
 
-export async function recordActivity(db: Queryable, a: { orgId: string; contactId: string; type: ActivityType; data: string; at?: Date }): Promise<void> {
+export async function recordActivity(
+  db: Queryable,
+  a: { orgId: string; contactId: string; type: ActivityType; data: string; at?: Date },
+): Promise<void> {
   await db.query({
     name: 'crm_activity_insert',
     text: 'INSERT INTO contact_activities (org_id, contact_id, type, data, occurred_at) VALUES ($1, $2, $3, $4, COALESCE($5, now()))',

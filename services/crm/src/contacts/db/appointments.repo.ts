@@ -69,7 +69,13 @@ export async function insertAppointment(db: Queryable, a: NewAppointment): Promi
 }
 
 /** The org's appointment; with `viewer`, only one whose contact that agent may see (db/visibility.repo.ts). */
-export async function findAppointment(db: Queryable, orgId: string, id: string, forUpdate = false, viewer?: string): Promise<AppointmentRow | undefined> {
+export async function findAppointment(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  forUpdate = false,
+  viewer?: string,
+): Promise<AppointmentRow | undefined> {
   const visible = viewer ? ` AND ${contactIdVisibleSql('a.contact_id', '$3::uuid')}` : '';
   const { rows } = await db.query<AppointmentRow>({
     name: `crm_appointment_by_id${viewer ? '_visible' : ''}${forUpdate ? '_lock' : ''}`,
@@ -161,12 +167,7 @@ export async function listAppointments(pool: Pool, orgId: string, f: Appointment
  * A keyset page (the public API's cursors): scheduledAt ascending (the agenda), or updatedAt ascending for
  * incremental sync ("updated", with `updatedSince`).
  */
-export async function listAppointmentsAfter(
-  pool: Pool,
-  orgId: string,
-  f: Omit<AppointmentFilter, 'page'>,
-  k: Keyset,
-) {
+export async function listAppointmentsAfter(pool: Pool, orgId: string, f: Omit<AppointmentFilter, 'page'>, k: Keyset) {
   const { where, args, arg } = appointmentWhere(orgId, f);
   const col = k.order === 'updated' ? 'a.updated_at' : 'a.scheduled_at';
   if (k.updatedSince) where.push(`a.updated_at >= ${arg(k.updatedSince)}`);

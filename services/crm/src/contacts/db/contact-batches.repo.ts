@@ -39,7 +39,9 @@ export async function updateImported(db: Queryable, orgId: string, rows: Importe
                   custom_fields = x.custom_fields, updated_at = now()
            FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, name text, email text, phone text, status text, tags text[], custom_fields jsonb)
            WHERE c.org_id = $1 AND c.id = x.id
-           RETURNING ${COLUMNS.split(',').map((c) => `c.${c.trim()}`).join(', ')}`,
+           RETURNING ${COLUMNS.split(',')
+             .map((c) => `c.${c.trim()}`)
+             .join(', ')}`,
     values: [orgId, JSON.stringify(rows)],
   });
   return out;
@@ -79,7 +81,9 @@ export async function updateBulk(db: Queryable, orgId: string, rows: { id: strin
              updated_at = now()
            FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, p jsonb)
            WHERE c.org_id = $1 AND c.id = x.id
-           RETURNING ${COLUMNS.split(',').map((c) => `c.${c.trim()}`).join(', ')}`,
+           RETURNING ${COLUMNS.split(',')
+             .map((c) => `c.${c.trim()}`)
+             .join(', ')}`,
     values: [orgId, JSON.stringify(rows.map((r) => ({ id: r.id, p: r.patch })))],
   });
   return out;

@@ -106,8 +106,22 @@ export async function insertContact(db: Queryable, c: NewContact): Promise<Conta
     text: `INSERT INTO contacts (id, org_id, name, email, phone, source, status, status_id, assigned_user_id, notes, tags, avatar, chatnet_uid, thread_types, deal_value, custom_fields)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${COLUMNS}`,
     values: [
-      c.id, c.orgId, c.name, c.email, c.phone, c.source, c.status, c.statusId, c.assignedUserId, c.notes, c.tags,
-      c.avatar ?? '', c.chatnetUid ?? null, c.threadTypes ?? [], c.dealValue ?? 0, JSON.stringify(c.customFields ?? {}),
+      c.id,
+      c.orgId,
+      c.name,
+      c.email,
+      c.phone,
+      c.source,
+      c.status,
+      c.statusId,
+      c.assignedUserId,
+      c.notes,
+      c.tags,
+      c.avatar ?? '',
+      c.chatnetUid ?? null,
+      c.threadTypes ?? [],
+      c.dealValue ?? 0,
+      JSON.stringify(c.customFields ?? {}),
     ],
   });
   return rows[0];
@@ -151,7 +165,10 @@ export async function findByChatnetUid(db: Queryable, orgId: string, chatnetUid:
 
 /** Set the contact's network identity unless it has one; false when nothing changed. */
 export async function setChatnetUidIfNone(db: Queryable, orgId: string, id: string, chatnetUid: string): Promise<boolean> {
-  const { rowCount } = await db.query('UPDATE contacts SET chatnet_uid = $3, updated_at = now() WHERE org_id = $1 AND id = $2 AND chatnet_uid IS NULL', [orgId, id, chatnetUid]);
+  const { rowCount } = await db.query(
+    'UPDATE contacts SET chatnet_uid = $3, updated_at = now() WHERE org_id = $1 AND id = $2 AND chatnet_uid IS NULL',
+    [orgId, id, chatnetUid],
+  );
   return (rowCount ?? 0) > 0;
 }
 
@@ -392,7 +409,11 @@ export async function listContacts(pool: Pool, orgId: string, f: ContactFilter, 
   // is planned for its actual term, since LIKE prefixes and trigram patterns only use an index when known.
   const count = () =>
     pool
-      .query<{ n: number }>(searching ? { text: `SELECT count(*) AS n FROM contacts WHERE ${whereSql}`, values: countArgs } : prepared(`SELECT count(*) AS n FROM contacts WHERE ${whereSql}`, countArgs))
+      .query<{ n: number }>(
+        searching
+          ? { text: `SELECT count(*) AS n FROM contacts WHERE ${whereSql}`, values: countArgs }
+          : prepared(`SELECT count(*) AS n FROM contacts WHERE ${whereSql}`, countArgs),
+      )
       .then((r) => r.rows[0].n);
   const key = cache?.enabled ? `${orgId}|${whereSql}|${JSON.stringify(args)}` : undefined;
   const cached = key ? cache!.get(key) : undefined;
@@ -421,12 +442,7 @@ export async function listContacts(pool: Pool, orgId: string, f: ContactFilter, 
  * A keyset page (the public API's cursors): lastActivity descending (the list's usual order), or updatedAt
  * ascending for incremental sync ("updated", with `updatedSince`). Friends are not read: the public shape has none.
  */
-export async function listContactsAfter(
-  pool: Pool,
-  orgId: string,
-  f: Omit<ContactFilter, 'page' | 'sortBy' | 'direction'>,
-  k: Keyset,
-) {
+export async function listContactsAfter(pool: Pool, orgId: string, f: Omit<ContactFilter, 'page' | 'sortBy' | 'direction'>, k: Keyset) {
   const { where, arg, args } = contactWhere(orgId, f);
   const [col, dir] = k.order === 'updated' ? (['updated_at', 'ASC'] as const) : (['last_activity', 'DESC'] as const);
   if (k.updatedSince) where.push(`updated_at >= ${arg(k.updatedSince)}`);
@@ -440,7 +456,13 @@ export async function listContactsAfter(
 }
 
 /** The filter's contacts after `afterId` in id order (CSV export's pages; contacts_org_id_idx of 002). */
-export async function listContactsById(pool: Pool, orgId: string, f: Omit<ContactFilter, 'page' | 'limit' | 'sortBy' | 'direction'>, afterId: string, limit: number) {
+export async function listContactsById(
+  pool: Pool,
+  orgId: string,
+  f: Omit<ContactFilter, 'page' | 'limit' | 'sortBy' | 'direction'>,
+  afterId: string,
+  limit: number,
+) {
   const { where, arg, args } = contactWhere(orgId, f);
   if (afterId) where.push(`id > ${arg(afterId)}`);
   const { rows } = await pool.query<ContactRow>(`SELECT ${COLUMNS} FROM contacts WHERE ${where.join(' AND ')} ORDER BY id LIMIT ${limit}`, args);

@@ -45,7 +45,10 @@ export async function findList(db: Queryable, orgId: string, id: string, lock = 
   return rows[0];
 }
 
-export async function insertList(db: Queryable, l: { id: string; orgId: string; name: string; description: string; criteria: Criteria }): Promise<CustomerListRow> {
+export async function insertList(
+  db: Queryable,
+  l: { id: string; orgId: string; name: string; description: string; criteria: Criteria },
+): Promise<CustomerListRow> {
   const { rows } = await db.query<CustomerListRow>({
     name: 'crm_list_insert',
     text: `INSERT INTO customer_lists (id, org_id, name, description, criteria) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING ${LIST_COLUMNS}`,
@@ -54,7 +57,12 @@ export async function insertList(db: Queryable, l: { id: string; orgId: string; 
   return rows[0];
 }
 
-export async function updateList(db: Queryable, orgId: string, id: string, p: { name?: string; description?: string; criteria?: Criteria; status?: string }): Promise<boolean> {
+export async function updateList(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  p: { name?: string; description?: string; criteria?: Criteria; status?: string },
+): Promise<boolean> {
   const res = await db.query({
     name: 'crm_list_update',
     text: `UPDATE customer_lists SET name = COALESCE($3, name), description = COALESCE($4, description),
@@ -67,7 +75,11 @@ export async function updateList(db: Queryable, orgId: string, id: string, p: { 
 
 /** The deleted list's name, or undefined when the org has no such list. */
 export async function deleteList(db: Queryable, orgId: string, id: string): Promise<string | undefined> {
-  const res = await db.query<{ name: string }>({ name: 'crm_list_delete', text: 'DELETE FROM customer_lists WHERE id = $1 AND org_id = $2 RETURNING name', values: [id, orgId] });
+  const res = await db.query<{ name: string }>({
+    name: 'crm_list_delete',
+    text: 'DELETE FROM customer_lists WHERE id = $1 AND org_id = $2 RETURNING name',
+    values: [id, orgId],
+  });
   return res.rows[0]?.name;
 }
 
@@ -90,7 +102,14 @@ const CONTACT_COLUMNS = `c.id, c.org_id, c.name, c.email, c.phone, c.source, c.s
   c.lead_score, c.chatnet_uid, c.thread_types, c.notes, c.tags, c.last_activity, c.created_at, c.updated_at, c.has_chatnet, c.deal_value`;
 
 /** A page of matching contacts, most recent activity first (offset pagination, for the HTTP listing). */
-export async function memberPageByOffset(db: Queryable, orgId: string, criteria: Criteria, limit: number, offset: number, viewer?: string): Promise<ContactRow[]> {
+export async function memberPageByOffset(
+  db: Queryable,
+  orgId: string,
+  criteria: Criteria,
+  limit: number,
+  offset: number,
+  viewer?: string,
+): Promise<ContactRow[]> {
   const params: unknown[] = [orgId];
   const where = criteriaSql(criteria, params) + visibleTo(viewer, params);
   params.push(limit, offset);
@@ -103,7 +122,13 @@ export async function memberPageByOffset(db: Queryable, orgId: string, criteria:
 }
 
 /** Matching contacts after `after` (a contact id, or none) in contact-id order: keyset pagination for campaigns. */
-export async function memberPageAfter(db: Queryable, orgId: string, criteria: Criteria, after: string | undefined, limit: number): Promise<ContactRow[]> {
+export async function memberPageAfter(
+  db: Queryable,
+  orgId: string,
+  criteria: Criteria,
+  after: string | undefined,
+  limit: number,
+): Promise<ContactRow[]> {
   const params: unknown[] = [orgId];
   const where = criteriaSql(criteria, params);
   let keyset = '';

@@ -12,7 +12,10 @@ export function toNote(r: NoteRow) {
   return { id: r.id, contactId: r.contact_id, content: r.content, createdBy: r.created_by ?? '', createdAt: iso(r.created_at) };
 }
 
-export async function insertNote(db: Queryable, n: { id: string; orgId: string; contactId: string; content: string; createdBy: string | null }): Promise<NoteRow> {
+export async function insertNote(
+  db: Queryable,
+  n: { id: string; orgId: string; contactId: string; content: string; createdBy: string | null },
+): Promise<NoteRow> {
   const { rows } = await db.query<NoteRow>({
     name: 'crm_note_insert',
     text: `INSERT INTO contact_notes (id, org_id, contact_id, content, created_by) VALUES ($1, $2, $3, $4, $5)

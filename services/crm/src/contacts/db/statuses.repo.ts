@@ -45,11 +45,18 @@ export async function findStatus(db: Queryable, orgId: string, id: string): Prom
 }
 
 export async function statusExists(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  const { rows } = await db.query({ name: 'crm_status_exists', text: 'SELECT 1 FROM contact_statuses WHERE id = $1 AND org_id = $2', values: [id, orgId] });
+  const { rows } = await db.query({
+    name: 'crm_status_exists',
+    text: 'SELECT 1 FROM contact_statuses WHERE id = $1 AND org_id = $2',
+    values: [id, orgId],
+  });
   return rows.length > 0;
 }
 
-export async function insertStatus(db: Queryable, s: { id: string; orgId: string; name: string; color: string; position: number }): Promise<StatusRow> {
+export async function insertStatus(
+  db: Queryable,
+  s: { id: string; orgId: string; name: string; color: string; position: number },
+): Promise<StatusRow> {
   const { rows } = await db.query<StatusRow>({
     name: 'crm_status_insert',
     text: `INSERT INTO contact_statuses (id, org_id, name, color, position) VALUES ($1, $2, $3, $4, $5)
@@ -59,7 +66,12 @@ export async function insertStatus(db: Queryable, s: { id: string; orgId: string
   return rows[0];
 }
 
-export async function updateStatus(db: Queryable, orgId: string, id: string, p: { name?: string; color?: string; position?: number }): Promise<boolean> {
+export async function updateStatus(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  p: { name?: string; color?: string; position?: number },
+): Promise<boolean> {
   const res = await db.query({
     name: 'crm_status_update',
     text: `UPDATE contact_statuses SET name = COALESCE($3, name), color = COALESCE($4, color), position = COALESCE($5, position), updated_at = now()

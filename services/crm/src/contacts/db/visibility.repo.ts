@@ -76,7 +76,13 @@ export async function fillConversations(
     `INSERT INTO conversation_owners (conversation_id, org_id, contact_id, chatnet_account_id, assignee_id)
      SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[])
      ON CONFLICT (conversation_id) DO NOTHING`,
-    [list.map((c) => c.conversationId), list.map(() => orgId), list.map((c) => c.contactId), list.map((c) => c.chatnetAccountId), list.map((c) => c.assigneeId)],
+    [
+      list.map((c) => c.conversationId),
+      list.map(() => orgId),
+      list.map((c) => c.contactId),
+      list.map((c) => c.chatnetAccountId),
+      list.map((c) => c.assigneeId),
+    ],
   );
   return rowCount ?? 0;
 }

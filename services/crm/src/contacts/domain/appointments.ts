@@ -30,11 +30,7 @@ export async function get(deps: ContactsDeps, ctx: OrgContext, id: string) {
   return load(deps, ctx.orgId, id, viewerOf(ctx));
 }
 
-export async function list(
-  deps: ContactsDeps,
-  ctx: OrgContext,
-  req: crm.ListAppointmentsRequest__Output,
-) {
+export async function list(deps: ContactsDeps, ctx: OrgContext, req: crm.ListAppointmentsRequest__Output) {
   const { orgId } = ctx;
   const f: repo.AppointmentFilter = {
     page: Math.max(1, req.page || 1),
@@ -51,11 +47,7 @@ export async function list(
   return repo.listAppointments(deps.pool, orgId, f);
 }
 
-export async function create(
-  deps: ContactsDeps,
-  ctx: OrgContext,
-  req: crm.CreateAppointmentRequest__Output,
-) {
+export async function create(deps: ContactsDeps, ctx: OrgContext, req: crm.CreateAppointmentRequest__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   if (!req.contactId) throw invalid('contactId', 'is required');
@@ -85,7 +77,12 @@ export async function create(
       throw err;
     }
     const created = repo.toAppointment((await repo.findAppointment(tx, orgId, a.id))!);
-    await recordActivity(tx, { orgId, contactId: a.contactId, type: 'appointment_created', data: `${created.title || created.type} at ${created.scheduledAt}` });
+    await recordActivity(tx, {
+      orgId,
+      contactId: a.contactId,
+      type: 'appointment_created',
+      data: `${created.title || created.type} at ${created.scheduledAt}`,
+    });
     const event = await enqueueEvent(tx, { type: 'appointment.created', orgId, data: { appointment: created } });
     await deps.contactWriter.recordEventFacts(tx, [event]);
     return created;
@@ -93,11 +90,7 @@ export async function create(
   return appointment;
 }
 
-export async function update(
-  deps: ContactsDeps,
-  ctx: OrgContext,
-  req: crm.UpdateAppointmentRequest__Output,
-) {
+export async function update(deps: ContactsDeps, ctx: OrgContext, req: crm.UpdateAppointmentRequest__Output) {
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const viewer = viewerOf(ctx);
@@ -133,7 +126,13 @@ export async function update(
     const what: string[] = [];
     if (updated.status !== row.status) what.push(updated.status);
     if (p.scheduledAt && p.scheduledAt.getTime() !== row.scheduled_at.getTime()) what.push(`rescheduled to ${updated.scheduledAt}`);
-    if (what.length) await recordActivity(tx, { orgId, contactId: row.contact_id, type: 'appointment_updated', data: `${updated.title || updated.type}: ${what.join(', ')}` });
+    if (what.length)
+      await recordActivity(tx, {
+        orgId,
+        contactId: row.contact_id,
+        type: 'appointment_updated',
+        data: `${updated.title || updated.type}: ${what.join(', ')}`,
+      });
     const changes = changedFields(repo.toAppointment(row), updated);
     if (changes.length) await enqueueEvent(tx, { type: 'appointment.updated', orgId, data: { appointment: updated, changes } });
     return updated;
@@ -158,7 +157,12 @@ export async function remove(deps: ContactsDeps, ctx: OrgContext, id: string) {
     if (!row) throw notFound('Appointment');
     const gone = repo.toAppointment(row);
     await repo.deleteAppointment(tx, orgId, id);
-    await recordActivity(tx, { orgId, contactId: row.contact_id, type: 'appointment_deleted', data: `${gone.title || gone.type} at ${gone.scheduledAt}` });
+    await recordActivity(tx, {
+      orgId,
+      contactId: row.contact_id,
+      type: 'appointment_deleted',
+      data: `${gone.title || gone.type} at ${gone.scheduledAt}`,
+    });
     await enqueueEvent(tx, { type: 'appointment.deleted', orgId, data: { appointment: gone } });
   });
   return { ok: true, message: 'Appointment deleted' };

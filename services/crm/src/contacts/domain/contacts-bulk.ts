@@ -56,7 +56,13 @@ function failureOf(id: string, err: unknown): BulkFailure {
 }
 
 /** As PUT /contacts/:id per contact (only real changes written, each with an activity and one contact.updated), in one pass. */
-async function applyPatches(tx: PoolClient, contacts: ContactWriter, orgId: string, rows: repo.ContactRow[], patchOf: PatchOf): Promise<BulkFailure[]> {
+async function applyPatches(
+  tx: PoolClient,
+  contacts: ContactWriter,
+  orgId: string,
+  rows: repo.ContactRow[],
+  patchOf: PatchOf,
+): Promise<BulkFailure[]> {
   const failed: BulkFailure[] = [];
   const items: { before: repo.ContactRow; patch: BulkPatch }[] = [];
   for (const row of rows) {
@@ -72,7 +78,11 @@ async function applyPatches(tx: PoolClient, contacts: ContactWriter, orgId: stri
 
 /** As DELETE /contacts/:id per contact (one contact.deleted each), in one statement. */
 async function deleteRows(tx: PoolClient, contacts: ContactWriter, orgId: string, rows: repo.ContactRow[]): Promise<BulkFailure[]> {
-  await contacts.deleteMany(tx, orgId, rows.map((r) => r.id));
+  await contacts.deleteMany(
+    tx,
+    orgId,
+    rows.map((r) => r.id),
+  );
   return [];
 }
 
@@ -87,7 +97,8 @@ export async function bulkUpdate(deps: ContactsDeps, ctx: OrgContext, req: BulkC
   requireCan(ctx, 'contacts:write');
   const { orgId } = ctx;
   const action: Action = oneOf(req.action, rules.BULK_ACTIONS, 'action');
-  if (action === 'delete' && roleRank(ctx.role) < roleRank('team_lead')) throw forbidden('Only team leads, admins and owners delete contacts in bulk');
+  if (action === 'delete' && roleRank(ctx.role) < roleRank('team_lead'))
+    throw forbidden('Only team leads, admins and owners delete contacts in bulk');
   const { valid, malformed } = bulkIds(req.ids, rules.BULK_MAX_IDS);
   const patchOf = action === 'delete' ? undefined : await preparePatch(deps, ctx, action, req);
 
@@ -99,7 +110,12 @@ export async function bulkUpdate(deps: ContactsDeps, ctx: OrgContext, req: BulkC
       ...malformed.map((id) => ({ id, code: 'not_found' })),
       ...valid.filter((id) => !found.has(id)).map((id) => ({ id, code: 'not_found' })),
     ];
-    if (rows.length > 0) failed.push(...(patchOf ? await deps.contactWriter.batch(tx, (contacts) => applyPatches(tx, contacts, orgId, rows, patchOf)) : await deleteRows(tx, deps.contactWriter, orgId, rows)));
+    if (rows.length > 0)
+      failed.push(
+        ...(patchOf
+          ? await deps.contactWriter.batch(tx, (contacts) => applyPatches(tx, contacts, orgId, rows, patchOf))
+          : await deleteRows(tx, deps.contactWriter, orgId, rows)),
+      );
     const refused = new Set(failed.map((f) => f.id));
     const updatedIds = rows.map((r) => r.id).filter((id) => !refused.has(id));
     await recordAudit(tx, ctx, {

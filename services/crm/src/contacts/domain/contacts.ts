@@ -44,7 +44,8 @@ function pgCode(err: unknown): { code?: string; constraint?: string } {
 
 export async function assertStatusId(deps: ContactsDeps, orgId: string, statusId: string | null | undefined): Promise<void> {
   if (!statusId) return;
-  if (!isUuid(statusId) || !(await statusExists(deps.pool, orgId, statusId))) throw invalid('statusId', 'is not a contact status of this organization');
+  if (!isUuid(statusId) || !(await statusExists(deps.pool, orgId, statusId)))
+    throw invalid('statusId', 'is not a contact status of this organization');
 }
 
 export async function assertAssignee(deps: ContactsDeps, ctx: OrgContext, userId: string | null | undefined): Promise<void> {
@@ -102,7 +103,8 @@ export async function contactFilter(deps: ContactsDeps, ctx: OrgContext, req: Li
 export async function list(deps: ContactsDeps, ctx: OrgContext, req: crm.ListContactsRequest__Output) {
   const { orgId } = ctx;
   const f = await contactFilter(deps, ctx, req);
-  if (!f) return { data: [], pagination: { total: 0, page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)), pages: 0 } };
+  if (!f)
+    return { data: [], pagination: { total: 0, page: Math.max(1, req.page || 1), limit: Math.min(100, Math.max(1, req.limit || 50)), pages: 0 } };
   if (req.keyset) {
     const page = await repo.listContactsAfter(deps.pool, orgId, f, readKeyset(req.keyset, invalid));
     return { data: page.rows.map((r) => repo.toContact(r)), next: page.next };
@@ -270,7 +272,12 @@ export async function remove(deps: ContactsDeps, ctx: OrgContext, id: string) {
     const deleted = await deps.contactWriter.delete(tx, orgId, id);
     if (!deleted) throw notFound('Contact');
     // Who was deleted, so the entry still means something once the contact is gone.
-    await recordAudit(tx, ctx, { action: 'contact.deleted', resourceType: 'contact', resourceId: id, details: { name: deleted.name, phone: deleted.phone } });
+    await recordAudit(tx, ctx, {
+      action: 'contact.deleted',
+      resourceType: 'contact',
+      resourceId: id,
+      details: { name: deleted.name, phone: deleted.phone },
+    });
   });
   return { ok: true, message: 'Contact deleted' };
 }
@@ -287,22 +294,26 @@ export async function upsertChatnet(deps: ContactsDeps, ctx: OrgContext, req: cr
   for (let attempt = 0; attempt < 3; attempt++) {
     const result = await withTransaction(deps.pool, async (tx) => {
       const via = req.chatnetAccountId ? ` via account ${req.chatnetAccountId}` : '';
-      const inserted = await deps.contactWriter.createChatnetIfMissing(tx, {
-        id: randomUUID(),
-        orgId,
-        name: displayName,
-        email: '',
-        phone: '',
-        source: 'chatnet',
-        status: 'new',
-        statusId: null,
-        assignedUserId: null,
-        notes: '',
-        tags: [],
-        avatar,
-        chatnetUid: uid,
-        threadTypes: [threadType],
-      }, `Created (source chatnet${via})`);
+      const inserted = await deps.contactWriter.createChatnetIfMissing(
+        tx,
+        {
+          id: randomUUID(),
+          orgId,
+          name: displayName,
+          email: '',
+          phone: '',
+          source: 'chatnet',
+          status: 'new',
+          statusId: null,
+          assignedUserId: null,
+          notes: '',
+          tags: [],
+          avatar,
+          chatnetUid: uid,
+          threadTypes: [threadType],
+        },
+        `Created (source chatnet${via})`,
+      );
       if (inserted) {
         return { id: inserted.id, name: inserted.name, avatar: inserted.avatar, created: true };
       }

@@ -24,15 +24,32 @@ async function contactIdsOf(db: Queryable, orgId: string, uids: string[]): Promi
  * with that chatnetUid, created (source chatnet, contact.created) when missing; friend records of the account
  * that are no longer listed are removed. Runs in the consumer's transaction.
  */
-export async function syncAccountFriends(db: PoolClient, contacts: ContactWriter, orgId: string, event: FriendListEvent): Promise<{ created: number; linked: number }> {
+export async function syncAccountFriends(
+  db: PoolClient,
+  contacts: ContactWriter,
+  orgId: string,
+  event: FriendListEvent,
+): Promise<{ created: number; linked: number }> {
   const byUid = new Map<string, string>();
   for (const f of event.friends ?? []) {
     const uid = String(f?.chatnetUid ?? '').trim();
-    if (uid && uid.length <= 200) byUid.set(uid, String(f.displayName ?? '').trim().slice(0, 200));
+    if (uid && uid.length <= 200)
+      byUid.set(
+        uid,
+        String(f.displayName ?? '')
+          .trim()
+          .slice(0, 200),
+      );
   }
   const friends = [...byUid].map(([uid, name]) => ({ uid, name }));
   const created = await contacts.createForIdentities(db, orgId, friends, `Created (source chatnet, friend of account ${event.accountId})`);
-  const idOf = friends.length ? await contactIdsOf(db, orgId, friends.map((f) => f.uid)) : new Map<string, string>();
+  const idOf = friends.length
+    ? await contactIdsOf(
+        db,
+        orgId,
+        friends.map((f) => f.uid),
+      )
+    : new Map<string, string>();
   const linked = friends.filter((f) => idOf.has(f.uid));
   const added = await replaceAccountFriends(db, orgId, event.accountId, {
     ids: linked.map(() => randomUUID()),

@@ -36,7 +36,13 @@ function requireAuthorOrLead(ctx: OrgContext, note: repo.NoteRow, verb: 'edit' |
   throw new AppError('permission_denied', `Only the note's author, team leads, admins and owners can ${verb} it`, { code: 'forbidden' });
 }
 
-function noteEvent(tx: PoolClient, type: 'contact.note_created' | 'contact.note_updated' | 'contact.note_deleted', orgId: string, note: repo.NoteRow, by: string) {
+function noteEvent(
+  tx: PoolClient,
+  type: 'contact.note_created' | 'contact.note_updated' | 'contact.note_deleted',
+  orgId: string,
+  note: repo.NoteRow,
+  by: string,
+) {
   return enqueueEvent(tx, { type, orgId, data: { contactId: note.contact_id, note: repo.toNote(note), by: isUuid(by) ? by : null } });
 }
 
@@ -46,7 +52,13 @@ export async function add(deps: ContactsDeps, ctx: OrgContext, req: crm.AddNoteR
   const content = requireText(req.content, 'content', rules.NOTE_MAX);
   const contact = await visibleContact(deps, ctx, orgId, req.contactId);
   return withTransaction(deps.pool, async (tx) => {
-    const note = await repo.insertNote(tx, { id: randomUUID(), orgId, contactId: contact.id, content, createdBy: isUuid(ctx.userId) ? ctx.userId : null });
+    const note = await repo.insertNote(tx, {
+      id: randomUUID(),
+      orgId,
+      contactId: contact.id,
+      content,
+      createdBy: isUuid(ctx.userId) ? ctx.userId : null,
+    });
     await recordActivity(tx, { orgId, contactId: contact.id, type: 'note_added', data: content, at: note.created_at });
     await noteEvent(tx, 'contact.note_created', orgId, note, ctx.userId);
     return repo.toNote(note);

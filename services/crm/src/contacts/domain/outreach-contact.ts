@@ -44,7 +44,10 @@ export async function linkOutreachContact(deps: ContactsDeps, ctx: OrgContext, r
       return toOutreach(await deps.contactWriter.linkIdentity(tx, orgId, row.id, uid), false);
     });
   }
-  if (!uid) throw new AppError('invalid_argument', 'chatnetUid is required without contactId', { details: [{ field: 'chatnetUid', message: 'is required' }] });
+  if (!uid)
+    throw new AppError('invalid_argument', 'chatnetUid is required without contactId', {
+      details: [{ field: 'chatnetUid', message: 'is required' }],
+    });
 
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -90,4 +93,3 @@ export async function linkOutreachContact(deps: ContactsDeps, ctx: OrgContext, r
   }
   throw new AppError('unavailable', 'Contact changed concurrently; try again');
 }
-

@@ -19,14 +19,20 @@ describe('normalisePhone', () => {
   });
 
   it('is a 400 naming the field for text that is not a phone number', () => {
-    expect(() => normalisePhone('call me maybe', 'VN')).toThrow(expect.objectContaining({ kind: 'invalid_argument', details: [expect.objectContaining({ field: 'phone' })] }));
+    expect(() => normalisePhone('call me maybe', 'VN')).toThrow(
+      expect.objectContaining({ kind: 'invalid_argument', details: [expect.objectContaining({ field: 'phone' })] }),
+    );
     expect(() => normalisePhone('12', 'VN', 'mobile')).toThrow(expect.objectContaining({ details: [expect.objectContaining({ field: 'mobile' })] }));
   });
 });
 
 describe('phoneSearch', () => {
   it('matches a typed number whole, by its beginning in national or international spelling, and by its end', () => {
-    expect(phoneSearch('0912 345 678', 'VN')).toEqual({ exact: '+84912345678', prefixes: ['+84912345678', '+0912345678', '0912345678'], suffix: '0912345678' });
+    expect(phoneSearch('0912 345 678', 'VN')).toEqual({
+      exact: '+84912345678',
+      prefixes: ['+84912345678', '+0912345678', '0912345678'],
+      suffix: '0912345678',
+    });
     expect(phoneSearch('0912', 'VN')).toEqual({ exact: undefined, prefixes: ['+84912', '+0912', '0912'], suffix: '0912' });
     expect(phoneSearch('+8491', 'VN')).toEqual({ exact: undefined, prefixes: ['+8491'], suffix: '8491' });
     expect(phoneSearch('0084 91', 'VN')).toEqual(expect.objectContaining({ prefixes: ['+8491'] }));

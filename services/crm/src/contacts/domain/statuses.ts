@@ -29,7 +29,13 @@ async function get(deps: ContactsDeps, orgId: string, id: string) {
 export async function create(deps: ContactsDeps, ctx: OrgContext, req: crm.ContactStatusInput__Output) {
   requireCan(ctx, 'settings:edit');
   const { orgId } = ctx;
-  const s = { id: randomUUID(), orgId, name: requireText(req.name, 'name', rules.STATUS_NAME_MAX), color: rules.statusColor(req.color), position: rules.position(req.position) };
+  const s = {
+    id: randomUUID(),
+    orgId,
+    name: requireText(req.name, 'name', rules.STATUS_NAME_MAX),
+    color: rules.statusColor(req.color),
+    position: rules.position(req.position),
+  };
   try {
     return repo.toStatus(await repo.insertStatus(deps.pool, s));
   } catch (err) {

@@ -27,7 +27,12 @@ export function inboxVisibilityHandler(log: Logger) {
     if (isEventOf(event, 'conversation.created')) {
       const d = event.data;
       // An assignee set at creation (auto-assignment) arrives as its own conversation.assigned.
-      await repo.upsertConversation(db, orgId, { conversationId: d.id, contactId: idOrNull(d.contactId), chatnetAccountId: idOrNull(d.chatnetAccountId), assigneeKnown: false });
+      await repo.upsertConversation(db, orgId, {
+        conversationId: d.id,
+        contactId: idOrNull(d.contactId),
+        chatnetAccountId: idOrNull(d.chatnetAccountId),
+        assigneeKnown: false,
+      });
     } else if (isEventOf(event, 'conversation.assigned')) {
       const d = event.data;
       await repo.upsertConversation(db, orgId, {
@@ -48,11 +53,17 @@ export function inboxVisibilityHandler(log: Logger) {
       await repo.fillConversations(db, orgId, rows);
     } else if (isEventOf(event, 'inbox_settings.updated')) {
       const value = event.data.agentVisibility;
-      if (value !== 'all' && value !== 'assigned') return void log.warn({ eventId: event.id }, 'inbox_settings.updated with an unknown agentVisibility; ignored');
+      if (value !== 'all' && value !== 'assigned')
+        return void log.warn({ eventId: event.id }, 'inbox_settings.updated with an unknown agentVisibility; ignored');
       await repo.setVisibility(db, orgId, value);
     } else if (isEventOf(event, 'chatnet_account.assignment_updated')) {
       const d = event.data;
-      await repo.setAccountUsers(db, orgId, d.chatnetAccountId, d.userIds.filter((u) => isUuid(u)));
+      await repo.setAccountUsers(
+        db,
+        orgId,
+        d.chatnetAccountId,
+        d.userIds.filter((u) => isUuid(u)),
+      );
     }
   };
 }

@@ -80,7 +80,8 @@ export class SocialnetError extends Error {
   }
 }
 
-export const authExpired = (message = 'The page access token is no longer valid; connect the page again') => new SocialnetError('auth_expired', message);
+export const authExpired = (message = 'The page access token is no longer valid; connect the page again') =>
+  new SocialnetError('auth_expired', message);
 export const unavailable = (message = 'The social network is unavailable') => new SocialnetError('unavailable', message);
 export const rateLimited = (retryAfterMs: number) => new SocialnetError('rate_limited', 'The social network asks us to slow down', retryAfterMs);
 export const gone = (what: string) => new SocialnetError('not_found', `${what} no longer exists on the social network`);

@@ -1,4 +1,17 @@
-import { authExpired, gone, LeadPage, PageAccess, rateLimited, SocialnetCredentials, SocialnetDriver, SocialnetError, SocialnetForm, SocialnetLead, SocialnetPage, unavailable } from './driver';
+import {
+  authExpired,
+  gone,
+  LeadPage,
+  PageAccess,
+  rateLimited,
+  SocialnetCredentials,
+  SocialnetDriver,
+  SocialnetError,
+  SocialnetForm,
+  SocialnetLead,
+  SocialnetPage,
+  unavailable,
+} from './driver';
 
 export interface GraphOptions {
   /** e.g. https://graph.socialnet.example/v19.0 (no trailing slash needed). */
@@ -85,10 +98,16 @@ export class GraphSocialnet implements SocialnetDriver {
   }
 
   async listPages(credentials: SocialnetCredentials): Promise<SocialnetPage[]> {
-    if (!credentials.userAccessToken) throw authExpired('No social-network user token is set for the organization (PUT /api/v1/integrations/socialnet/credentials)');
+    if (!credentials.userAccessToken)
+      throw authExpired('No social-network user token is set for the organization (PUT /api/v1/integrations/socialnet/credentials)');
     type Row = { id: string; name?: string; followers_count?: number; fan_count?: number; access_token?: string };
     const rows = await this.all<Row>('/me/accounts', { fields: 'id,name,followers_count,fan_count,access_token' }, credentials.userAccessToken);
-    return rows.map((r) => ({ id: String(r.id), name: r.name ?? '', followers: Number(r.followers_count ?? r.fan_count ?? 0) || 0, accessToken: r.access_token ?? '' }));
+    return rows.map((r) => ({
+      id: String(r.id),
+      name: r.name ?? '',
+      followers: Number(r.followers_count ?? r.fan_count ?? 0) || 0,
+      accessToken: r.access_token ?? '',
+    }));
   }
 
   async listForms(page: PageAccess): Promise<SocialnetForm[]> {
@@ -122,7 +141,11 @@ export class GraphSocialnet implements SocialnetDriver {
     const url = `${this.base}${path}?${new URLSearchParams(params)}`;
     let res: Response;
     try {
-      res = await this.fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, signal: AbortSignal.timeout(this.o.timeoutMs), redirect: 'error' });
+      res = await this.fetch(url, {
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+        signal: AbortSignal.timeout(this.o.timeoutMs),
+        redirect: 'error',
+      });
     } catch {
       throw unavailable('The social network did not answer');
     }

@@ -84,7 +84,11 @@ function triage(leads: SocialnetLead[], imported: Set<string>, phoneCountry: str
  */
 export async function importLeads(tx: PoolClient, t: ImportTarget, leads: SocialnetLead[]): Promise<ImportCounts> {
   const out: ImportCounts = { created: 0, linked: 0, existing: 0, skipped: [] };
-  const imported = await linkedLeadIds(tx, t.orgId, leads.map((l) => l.id));
+  const imported = await linkedLeadIds(
+    tx,
+    t.orgId,
+    leads.map((l) => l.id),
+  );
   const valid = triage(leads, imported, t.phoneCountry, out);
   const byPhone = await contactIdsByPhone(tx, t.orgId, valid.map((v) => v.fields.phone).filter(Boolean));
   for (const { lead, fields } of valid) {
@@ -105,17 +109,21 @@ export async function importLeads(tx: PoolClient, t: ImportTarget, leads: Social
       out.existing++;
       continue;
     }
-    const row = await t.contacts.create(tx, {
-      id,
-      orgId: t.orgId,
-      ...fields,
-      source: LEAD_SOURCE,
-      status: LEAD_STATUS,
-      statusId: null,
-      assignedUserId: null,
-      notes: leadNotes(lead, t.formName),
-      tags: [],
-    }, `Created (source ${LEAD_SOURCE}, lead ${lead.id}, form "${t.formName}")`);
+    const row = await t.contacts.create(
+      tx,
+      {
+        id,
+        orgId: t.orgId,
+        ...fields,
+        source: LEAD_SOURCE,
+        status: LEAD_STATUS,
+        statusId: null,
+        assignedUserId: null,
+        notes: leadNotes(lead, t.formName),
+        tags: [],
+      },
+      `Created (source ${LEAD_SOURCE}, lead ${lead.id}, form "${t.formName}")`,
+    );
     // A later lead of the same person in this page links to the contact just made.
     if (fields.phone) byPhone.set(fields.phone, row.id);
     out.created++;

@@ -7,7 +7,10 @@ export function networkAppError(err: SocialnetError): AppError {
     case 'auth_expired':
       return new AppError('failed_precondition', err.message, { code: 'socialnet_auth_expired' });
     case 'rate_limited':
-      return new AppError('rate_limited', err.message, { code: 'socialnet_rate_limited', retryAfter: Math.max(1, Math.ceil((err.retryAfterMs ?? 1000) / 1000)) });
+      return new AppError('rate_limited', err.message, {
+        code: 'socialnet_rate_limited',
+        retryAfter: Math.max(1, Math.ceil((err.retryAfterMs ?? 1000) / 1000)),
+      });
     case 'unavailable':
       return new AppError('unavailable', err.message, { code: 'socialnet_unavailable' });
     case 'not_found':

@@ -34,7 +34,9 @@ export async function listPages(d: IntegrationDeps, ctx: OrgContext) {
   const formCounts = await mapLimit(pages, FORM_COUNT_PARALLEL, (p) =>
     onNetwork(() => d.driver.listForms({ orgId, id: p.id, accessToken: p.accessToken })).then((f) => f.length),
   );
-  return { data: pages.map((p, i) => ({ id: p.id, name: p.name, followers: p.followers, connected: connected.has(p.id), formCount: formCounts[i] })) };
+  return {
+    data: pages.map((p, i) => ({ id: p.id, name: p.name, followers: p.followers, connected: connected.has(p.id), formCount: formCounts[i] })),
+  };
 }
 
 /**
@@ -52,7 +54,14 @@ export async function connect(d: IntegrationDeps, ctx: OrgContext, pageId: strin
   const config = { pageId: page.id, formCount: forms.length };
   return withTransaction(d.pool, async (tx) => {
     // Insert first, then lock whichever row exists: the token's AAD needs the id of the row it is stored in.
-    const created = await integrations.insertIfMissing(tx, { id: randomUUID(), orgId, type: SOCIALNET, name: page.name, externalId: page.id, config });
+    const created = await integrations.insertIfMissing(tx, {
+      id: randomUUID(),
+      orgId,
+      type: SOCIALNET,
+      name: page.name,
+      externalId: page.id,
+      config,
+    });
     const row = (await integrations.findByExternalId(tx, orgId, SOCIALNET, page.id, true))!;
     const tokenEnc = d.box.encrypt(page.accessToken, tokenAad(orgId, row.id));
     const updated = await integrations.markConnected(tx, orgId, row.id, { name: page.name, config: { ...row.config, ...config }, tokenEnc });

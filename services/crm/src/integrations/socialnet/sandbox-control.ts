@@ -86,7 +86,10 @@ function leadOf(l: LeadInput, i: number): net.NewSandboxLead {
   if (entries.length > MAX_FIELDS) throw invalid(`${at}.fields`, `must have at most ${MAX_FIELDS} entries`);
   const fields: Record<string, string> = {};
   for (const [k, v] of entries) fields[text(k, 'fields', 200)] = text(v, `fields.${k}`, 2000);
-  return { leadId: id, data: { fullName: text(l.fullName, 'fullName', 500), phone: text(l.phone, 'phone', 100), email: text(l.email, 'email', 500), fields } };
+  return {
+    leadId: id,
+    data: { fullName: text(l.fullName, 'fullName', 500), phone: text(l.phone, 'phone', 100), email: text(l.email, 'email', 500), fields },
+  };
 }
 
 export async function addLeads(d: IntegrationDeps, ctx: OrgContext, req: { formId?: string; leads?: LeadInput[] }) {

@@ -32,7 +32,10 @@ export interface SandboxLeadRow {
 const PAGE_COLUMNS = `p.id, p.name, p.followers, p.access_token, p.outage_after,
   (SELECT count(*) FROM socialnet_sandbox_forms f WHERE f.page_id = p.id)::int AS form_count`;
 
-export async function insertPage(db: Queryable, p: { id: string; orgId: string; name: string; followers: number; accessToken: string }): Promise<SandboxPageRow> {
+export async function insertPage(
+  db: Queryable,
+  p: { id: string; orgId: string; name: string; followers: number; accessToken: string },
+): Promise<SandboxPageRow> {
   await db.query({
     name: 'crm_sn_sandbox_page_insert',
     text: 'INSERT INTO socialnet_sandbox_pages (id, org_id, name, followers, access_token) VALUES ($1, $2, $3, $4, $5)',

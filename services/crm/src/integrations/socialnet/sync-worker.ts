@@ -127,7 +127,9 @@ export class SocialnetSyncWorker {
         log.info('socialnet sync: no longer held by this worker (disconnected, or taken over after a lapsed lease); stopping');
         return;
       }
-      await this.failOrRetry(sync, attempts + 1, err, log).catch((e) => log.error({ err: e }, 'socialnet sync: recording a failure failed; the lease will lapse'));
+      await this.failOrRetry(sync, attempts + 1, err, log).catch((e) =>
+        log.error({ err: e }, 'socialnet sync: recording a failure failed; the lease will lapse'),
+      );
     }
   }
 
@@ -164,14 +166,30 @@ export class SocialnetSyncWorker {
       if (!current) throw new LostClaim();
       const counts = await importLeads(
         tx,
-        { orgId: sync.org_id, syncId: sync.id, pageId: access.id, formId: form.id, formName: form.name, phoneCountry: this.o.phoneCountry, contacts: this.o.contacts },
+        {
+          orgId: sync.org_id,
+          syncId: sync.id,
+          pageId: access.id,
+          formId: form.id,
+          formName: form.name,
+          phoneCountry: this.o.phoneCountry,
+          contacts: this.o.contacts,
+        },
         leads,
       );
       const kept = [...(current.skipped_leads ?? []), ...counts.skipped].slice(0, SKIPPED_KEPT);
       await syncs.saveProgress(
         tx,
         sync.id,
-        { cursor, created: counts.created, linked: counts.linked, existing: counts.existing, skipped: counts.skipped.length, skippedLeads: kept, done },
+        {
+          cursor,
+          created: counts.created,
+          linked: counts.linked,
+          existing: counts.existing,
+          skipped: counts.skipped.length,
+          skippedLeads: kept,
+          done,
+        },
         this.o.leaseMs,
       );
       if (done) await recordSync(tx, sync.org_id, sync.integration_id, formCount);

@@ -159,7 +159,14 @@ export async function markFailed(db: Queryable, id: string, workerId: string, co
 }
 
 /** A failed attempt that is worth repeating: released with the error shown, due again after `delayMs`. */
-export async function scheduleRetry(db: Queryable, id: string, workerId: string, code: string, message: string, delayMs: number): Promise<number | undefined> {
+export async function scheduleRetry(
+  db: Queryable,
+  id: string,
+  workerId: string,
+  code: string,
+  message: string,
+  delayMs: number,
+): Promise<number | undefined> {
   const { rows } = await db.query<{ attempts: number }>({
     name: 'crm_sn_sync_retry',
     text: `UPDATE socialnet_syncs SET attempts = attempts + 1, error_code = $3, error_message = $4, updated_at = now(),

@@ -20,7 +20,13 @@ const Funnel = z.object({
   conversionRate: stat(),
   groupBy: z.enum(['day', 'week', 'month']).optional(),
   series: z
-    .array(z.object({ period: Period, stages: z.array(z.object({ name: z.string(), count: z.number().int(), percentage: stat() })), conversionRate: stat() }))
+    .array(
+      z.object({
+        period: Period,
+        stages: z.array(z.object({ name: z.string(), count: z.number().int(), percentage: stat() })),
+        conversionRate: stat(),
+      }),
+    )
     .optional()
     .meta({ description: 'one slice per day, week or month (with groupBy)' }),
 });
@@ -76,8 +82,16 @@ keysMatch<z.infer<typeof Report>, ReturnType<typeof reportOut>>(true);
 
 /** Analytics and custom reports (crm's read model), internal API; analytics:view (team leads and above). */
 const analytics = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Analytics' });
-analytics.op('GET /analytics/conversion-funnel', { summary: 'Contacts reaching each status in the period, optionally as a day/week/month series', query: FunnelQuery, responses: { 200: Funnel } });
-analytics.op('GET /analytics/team-performance', { summary: 'Per agent: contacts assigned, messages replied, response time, conversion, revenue', query: TeamQuery, responses: { 200: TeamPerformance } });
+analytics.op('GET /analytics/conversion-funnel', {
+  summary: 'Contacts reaching each status in the period, optionally as a day/week/month series',
+  query: FunnelQuery,
+  responses: { 200: Funnel },
+});
+analytics.op('GET /analytics/team-performance', {
+  summary: 'Per agent: contacts assigned, messages replied, response time, conversion, revenue',
+  query: TeamQuery,
+  responses: { 200: TeamPerformance },
+});
 analytics.op('GET /analytics/response-time', {
   summary: 'First-response and resolution times, percentiles, and the share answered within the SLA',
   description:
@@ -87,14 +101,23 @@ analytics.op('GET /analytics/response-time', {
 });
 analytics.op('GET /analytics/csat', {
   summary: 'CSAT: the answers to the satisfaction questions sent in the range (from, to: when the question was sent)',
-  description: 'Filters: assigneeId (who had the conversation when it closed), chatnetAccountId. Team leads and above; another organization’s ids match nothing.',
+  description:
+    'Filters: assigneeId (who had the conversation when it closed), chatnetAccountId. Team leads and above; another organization’s ids match nothing.',
   query: CsatQuery,
   responses: { 200: CsatAnalytics },
 });
 
 const reports = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Reports' });
-reports.op('POST /analytics/custom', { summary: 'Request a custom report (metrics by dimensions over a date range); it is generated in the background', body: NewReport, responses: { 201: Report } });
-reports.op('GET /analytics/custom', { summary: 'The organization’s custom reports, newest first', paging: { limit: 20, max: 100 }, responses: { 200: page(Report) } });
+reports.op('POST /analytics/custom', {
+  summary: 'Request a custom report (metrics by dimensions over a date range); it is generated in the background',
+  body: NewReport,
+  responses: { 201: Report },
+});
+reports.op('GET /analytics/custom', {
+  summary: 'The organization’s custom reports, newest first',
+  paging: { limit: 20, max: 100 },
+  responses: { 200: page(Report) },
+});
 reports.op('GET /analytics/custom/:id', { summary: 'One report and whether it is ready', responses: { 200: Report } });
 reports.op('GET /analytics/custom/:id/download', {
   summary: 'The report as CSV (an attachment)',

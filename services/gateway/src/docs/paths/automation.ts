@@ -15,7 +15,20 @@ import {
 import { ChannelBody, TestBody } from '../../routes/email.routes';
 import { nulls, reply, replyItem } from '../proto-schema';
 import { area } from '../registry';
-import { Campaign, CampaignBrief, CampaignCreated, EmailChannel, Notification, Recipient, Rule, RuleCreated, Run, Suppression, Template, TemplateCreated } from '../schemas/automation';
+import {
+  Campaign,
+  CampaignBrief,
+  CampaignCreated,
+  EmailChannel,
+  Notification,
+  Recipient,
+  Rule,
+  RuleCreated,
+  Run,
+  Suppression,
+  Template,
+  TemplateCreated,
+} from '../schemas/automation';
 import { MessageBody, page } from '../schemas/common';
 
 /**
@@ -24,10 +37,25 @@ import { MessageBody, page } from '../schemas/common';
  * 503: automation could not ask identity (user ids in actions) or crm (customer lists) right now.
  */
 const rules = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Automation rules' });
-rules.op('GET /automation/rules', { summary: 'Automation rules, filtered by status, type and trigger type', query: RuleQuery, paging: { limit: 50, max: 100 }, responses: { 200: page(Rule) } });
-rules.op('POST /automation/rules', { summary: 'Create a rule (a draft; automation:manage)', body: NewRule, responses: { 201: RuleCreated }, errors: [503] });
+rules.op('GET /automation/rules', {
+  summary: 'Automation rules, filtered by status, type and trigger type',
+  query: RuleQuery,
+  paging: { limit: 50, max: 100 },
+  responses: { 200: page(Rule) },
+});
+rules.op('POST /automation/rules', {
+  summary: 'Create a rule (a draft; automation:manage)',
+  body: NewRule,
+  responses: { 201: RuleCreated },
+  errors: [503],
+});
 rules.op('GET /automation/rules/:id', { summary: 'One rule with its trigger and actions', responses: { 200: Rule } });
-rules.op('PUT /automation/rules/:id', { summary: 'Change a rule; only the fields sent change (an active rule keeps at least one action)', body: NewRule, responses: { 200: Rule }, errors: [422, 503] });
+rules.op('PUT /automation/rules/:id', {
+  summary: 'Change a rule; only the fields sent change (an active rule keeps at least one action)',
+  body: NewRule,
+  responses: { 200: Rule },
+  errors: [422, 503],
+});
 rules.op('POST /automation/rules/:id/activate', {
   summary: 'Activate a rule (its action references are checked again)',
   description: '400 names an action whose template or user is gone; 422 when the rule has no action.',
@@ -36,14 +64,35 @@ rules.op('POST /automation/rules/:id/activate', {
 });
 rules.op('POST /automation/rules/:id/pause', { summary: 'Pause an active rule (422 for a draft)', responses: { 200: Rule }, errors: [422] });
 rules.op('DELETE /automation/rules/:id', { summary: 'Delete a rule', responses: { 204: null } });
-rules.op('GET /automation/rules/:id/runs', { summary: 'The rule’s run log, newest first', query: RunQuery, paging: { limit: 50, max: 100 }, responses: { 200: page(Run) } });
+rules.op('GET /automation/rules/:id/runs', {
+  summary: 'The rule’s run log, newest first',
+  query: RunQuery,
+  paging: { limit: 50, max: 100 },
+  responses: { 200: page(Run) },
+});
 
 const templates = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Message templates' });
-templates.op('GET /automation/templates', { summary: 'Message templates, optionally of one category', query: TemplateQuery, responses: { 200: z.array(nulls(replyItem('automation', 'ListTemplates'), ['category'])) } });
-templates.op('POST /automation/templates', { summary: 'Create a template ({{placeholders}} are detected from its content)', body: NewTemplate, responses: { 201: TemplateCreated } });
+templates.op('GET /automation/templates', {
+  summary: 'Message templates, optionally of one category',
+  query: TemplateQuery,
+  responses: { 200: z.array(nulls(replyItem('automation', 'ListTemplates'), ['category'])) },
+});
+templates.op('POST /automation/templates', {
+  summary: 'Create a template ({{placeholders}} are detected from its content)',
+  body: NewTemplate,
+  responses: { 201: TemplateCreated },
+});
 templates.op('GET /automation/templates/:id', { summary: 'One template', responses: { 200: Template } });
-templates.op('PUT /automation/templates/:id', { summary: 'Change a template; only the fields sent change', body: NewTemplate, responses: { 200: nulls(reply('automation', 'UpdateTemplate'), ['category']) } });
-templates.op('DELETE /automation/templates/:id', { summary: 'Delete a template (409 while a rule or draft campaign uses it)', responses: { 204: null }, errors: [409] });
+templates.op('PUT /automation/templates/:id', {
+  summary: 'Change a template; only the fields sent change',
+  body: NewTemplate,
+  responses: { 200: nulls(reply('automation', 'UpdateTemplate'), ['category']) },
+});
+templates.op('DELETE /automation/templates/:id', {
+  summary: 'Delete a template (409 while a rule or draft campaign uses it)',
+  responses: { 204: null },
+  errors: [409],
+});
 
 const campaigns = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Campaigns' });
 campaigns.op('GET /campaigns', { summary: 'Campaigns, optionally of one status', query: CampaignQuery, responses: { 200: z.array(CampaignBrief) } });
@@ -58,30 +107,72 @@ campaigns.op('POST /campaigns', {
   errors: [503],
 });
 campaigns.op('GET /campaigns/:id', { summary: 'One campaign with its delivery counts', responses: { 200: Campaign } });
-campaigns.op('PUT /campaigns/:id', { summary: 'Change a draft campaign; only the fields sent change (422 once it is not a draft)', body: NewCampaign, responses: { 200: Campaign }, errors: [422, 503] });
-campaigns.op('POST /campaigns/:id/schedule', { summary: 'Set when sending starts (a draft, active or paused campaign)', body: ScheduleBody, responses: { 200: Campaign }, errors: [422] });
+campaigns.op('PUT /campaigns/:id', {
+  summary: 'Change a draft campaign; only the fields sent change (422 once it is not a draft)',
+  body: NewCampaign,
+  responses: { 200: Campaign },
+  errors: [422, 503],
+});
+campaigns.op('POST /campaigns/:id/schedule', {
+  summary: 'Set when sending starts (a draft, active or paused campaign)',
+  body: ScheduleBody,
+  responses: { 200: Campaign },
+  errors: [422],
+});
 campaigns.op('POST /campaigns/:id/activate', {
   summary: 'Start (a draft) or resume (a paused) campaign',
-  description: '422 for a completed or cancelled campaign, or when its template or list is gone; 422 `channel_unavailable` for an email campaign without an email channel.',
+  description:
+    '422 for a completed or cancelled campaign, or when its template or list is gone; 422 `channel_unavailable` for an email campaign without an email channel.',
   responses: { 200: Campaign },
   errors: [422, 503],
 });
 campaigns.op('POST /campaigns/:id/pause', { summary: 'Pause an active campaign', responses: { 200: Campaign }, errors: [422] });
-campaigns.op('POST /campaigns/:id/cancel', { summary: 'Cancel a campaign for good (recipients not reached yet are skipped)', responses: { 200: Campaign }, errors: [422] });
-campaigns.op('GET /campaigns/:id/recipients', { summary: 'The campaign’s recipients and how each one went', query: RecipientQuery, paging: { limit: 50, max: 100 }, responses: { 200: page(Recipient) } });
+campaigns.op('POST /campaigns/:id/cancel', {
+  summary: 'Cancel a campaign for good (recipients not reached yet are skipped)',
+  responses: { 200: Campaign },
+  errors: [422],
+});
+campaigns.op('GET /campaigns/:id/recipients', {
+  summary: 'The campaign’s recipients and how each one went',
+  query: RecipientQuery,
+  paging: { limit: 50, max: 100 },
+  responses: { 200: page(Recipient) },
+});
 
 const notifications = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Notifications' });
-notifications.op('GET /notifications', { summary: 'The signed-in user’s notifications, newest first, with the unread count', query: NotificationQuery, paging: { limit: 50, max: 100 }, responses: { 200: reply('automation', 'ListNotifications').extend({ data: z.array(Notification) }) } });
-notifications.op('POST /notifications/read-all', { summary: 'Mark every notification read', responses: { 200: reply('automation', 'MarkAllNotificationsRead') } });
+notifications.op('GET /notifications', {
+  summary: 'The signed-in user’s notifications, newest first, with the unread count',
+  query: NotificationQuery,
+  paging: { limit: 50, max: 100 },
+  responses: { 200: reply('automation', 'ListNotifications').extend({ data: z.array(Notification) }) },
+});
+notifications.op('POST /notifications/read-all', {
+  summary: 'Mark every notification read',
+  responses: { 200: reply('automation', 'MarkAllNotificationsRead') },
+});
 notifications.op('POST /notifications/:id/read', { summary: 'Mark one notification read', responses: { 200: MessageBody } });
 
 const reminders = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Appointment reminders' });
-reminders.op('GET /settings/appointments', { summary: 'How many minutes before an appointment its reminder is sent', responses: { 200: reply('automation', 'GetAppointmentSettings') } });
-reminders.op('PUT /settings/appointments', { summary: 'Set the reminder lead time (0 turns reminders off; admins and owners)', body: AppointmentSettings, responses: { 200: reply('automation', 'UpdateAppointmentSettings') } });
+reminders.op('GET /settings/appointments', {
+  summary: 'How many minutes before an appointment its reminder is sent',
+  responses: { 200: reply('automation', 'GetAppointmentSettings') },
+});
+reminders.op('PUT /settings/appointments', {
+  summary: 'Set the reminder lead time (0 turns reminders off; admins and owners)',
+  body: AppointmentSettings,
+  responses: { 200: reply('automation', 'UpdateAppointmentSettings') },
+});
 
 const email = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Email campaigns' });
-email.op('GET /settings/email', { summary: 'The organization’s email channel (SMTP); the password is never shown', responses: { 200: EmailChannel } });
-email.op('PUT /settings/email', { summary: 'Set the organization’s SMTP server (admins and owners); an omitted password keeps the stored one', body: ChannelBody, responses: { 200: EmailChannel } });
+email.op('GET /settings/email', {
+  summary: 'The organization’s email channel (SMTP); the password is never shown',
+  responses: { 200: EmailChannel },
+});
+email.op('PUT /settings/email', {
+  summary: 'Set the organization’s SMTP server (admins and owners); an omitted password keeps the stored one',
+  body: ChannelBody,
+  responses: { 200: EmailChannel },
+});
 email.op('DELETE /settings/email', { summary: 'Remove the organization’s own SMTP server', responses: { 204: null }, errors: [404] });
 email.op('POST /settings/email/test', {
   summary: 'Send a test email through the channel',
@@ -90,12 +181,28 @@ email.op('POST /settings/email/test', {
   responses: { 200: z.object({ delivered: z.literal(true) }) },
   errors: [422, 502],
 });
-email.op('GET /email-suppressions', { summary: 'Addresses that will not be emailed (they unsubscribed)', paging: { limit: 50, max: 100 }, responses: { 200: page(Suppression) } });
+email.op('GET /email-suppressions', {
+  summary: 'Addresses that will not be emailed (they unsubscribed)',
+  paging: { limit: 50, max: 100 },
+  responses: { 200: page(Suppression) },
+});
 email.op('DELETE /email-suppressions/:email', { summary: 'Email an address again (admins and owners)', responses: { 204: null }, errors: [400] });
 
 const links = area({ prefix: '', auth: 'none', tag: 'Email links' });
-links.op('GET /u/:token', { summary: 'The unsubscribe link of a campaign email: a page that asks to confirm (changes nothing: link scanners follow GET links)', responses: { 200: 'html' }, errors: [404, 429] });
-links.op('POST /u/:token', { summary: "Unsubscribe: the confirmation page's button (answered with a page) or one-click (RFC 8058 List-Unsubscribe-Post)", responses: { 200: z.object({ unsubscribed: z.literal(true) }) }, errors: [404, 429] });
-links.op('GET /o/:file', { summary: 'The open pixel of a campaign email (`<token>.gif`): the first load marks the email opened', responses: { 200: 'gif' }, errors: [404, 429] });
+links.op('GET /u/:token', {
+  summary: 'The unsubscribe link of a campaign email: a page that asks to confirm (changes nothing: link scanners follow GET links)',
+  responses: { 200: 'html' },
+  errors: [404, 429],
+});
+links.op('POST /u/:token', {
+  summary: "Unsubscribe: the confirmation page's button (answered with a page) or one-click (RFC 8058 List-Unsubscribe-Post)",
+  responses: { 200: z.object({ unsubscribed: z.literal(true) }) },
+  errors: [404, 429],
+});
+links.op('GET /o/:file', {
+  summary: 'The open pixel of a campaign email (`<token>.gif`): the first load marks the email opened',
+  responses: { 200: 'gif' },
+  errors: [404, 429],
+});
 
 export const automationOps = [...rules.ops, ...templates.ops, ...campaigns.ops, ...notifications.ops, ...reminders.ops, ...email.ops, ...links.ops];

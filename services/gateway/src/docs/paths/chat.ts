@@ -44,15 +44,18 @@ import {
 } from '../schemas/messaging';
 
 /** Conversations, messages, notes, folders, presets, inbox settings and attachments (messaging), internal API. */
-const VISIBILITY = 'With inbox visibility `assigned`, an agent sees only the conversations assigned to them and the unassigned ones of their accounts; others answer 404.';
+const VISIBILITY =
+  'With inbox visibility `assigned`, an agent sees only the conversations assigned to them and the unassigned ones of their accounts; others answer 404.';
 
 const inbox = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversations' });
 inbox.op('GET /conversations/counts', {
-  summary: 'Conversation counts for the inbox tabs (total, unread, unreplied, archived, mine, unassigned) and for each of the caller’s saved conversation views',
+  summary:
+    'Conversation counts for the inbox tabs (total, unread, unreplied, archived, mine, unassigned) and for each of the caller’s saved conversation views',
   responses: { 200: ConversationCounts },
 });
 inbox.op('GET /conversations', {
-  summary: 'Conversations, filtered (status, account, folder, assignee, priority, SLA status, unread…) and sorted by last message, creation, priority or SLA due time',
+  summary:
+    'Conversations, filtered (status, account, folder, assignee, priority, SLA status, unread…) and sorted by last message, creation, priority or SLA due time',
   description: `sortBy=priority: urgent first, then high, medium, low, and the conversations without a priority last (direction asc: low first, still none last); newest message first within a priority. sortBy=slaDue: the nearest pending SLA due time first (an overdue one included; direction desc: the furthest first), conversations without one last. sla=breached|due_soon|ok: the SLA status now (conversations without an SLA match none). ${VISIBILITY} ${VIEW_APPLIED}`,
   query: ListQuery.extend({ viewId: VIEW_ID }),
   paging: { limit: 50, max: 100 },
@@ -75,9 +78,14 @@ inbox.op('PUT /conversations/:id/priority', {
   body: SetPriority,
   responses: { 200: Conversation },
 });
-inbox.op('PUT /conversations/:id/status', { summary: 'Set the status; snoozed needs snoozedUntil (a future time)', body: SetStatus, responses: { 200: Conversation } });
+inbox.op('PUT /conversations/:id/status', {
+  summary: 'Set the status; snoozed needs snoozedUntil (a future time)',
+  body: SetStatus,
+  responses: { 200: Conversation },
+});
 inbox.op('POST /conversations/bulk', {
-  summary: 'Assign, set the status of, file in a folder, mark read or run a macro on up to 1000 conversations; each id that fails is listed with its code',
+  summary:
+    'Assign, set the status of, file in a folder, mark read or run a macro on up to 1000 conversations; each id that fails is listed with its code',
   description:
     '`{action: "macro", macroId}` runs the macro on each conversation, one after another, as POST /conversations/{id}/macros/{macroId}/run does (each run audited as `macro.run`): ' +
     'a conversation counts as updated when every action succeeded there, and is otherwise listed with the code of its first failed action (the later actions still ran). ' +
@@ -85,9 +93,15 @@ inbox.op('POST /conversations/bulk', {
   body: BulkConversations,
   responses: { 200: reply('messaging', 'BulkUpdateConversations') },
 });
-inbox.op('POST /conversations/:id/archive', { summary: 'Archive the conversation (repeating it changes nothing)', responses: { 200: ConversationMove } });
+inbox.op('POST /conversations/:id/archive', {
+  summary: 'Archive the conversation (repeating it changes nothing)',
+  responses: { 200: ConversationMove },
+});
 inbox.op('POST /conversations/:id/close', { summary: 'Close the conversation (repeating it changes nothing)', responses: { 200: ConversationMove } });
-inbox.op('POST /conversations/:id/reopen', { summary: 'Reopen the conversation (active again; a snooze ends)', responses: { 200: ConversationMove } });
+inbox.op('POST /conversations/:id/reopen', {
+  summary: 'Reopen the conversation (active again; a snooze ends)',
+  responses: { 200: ConversationMove },
+});
 inbox.op('POST /conversations/:id/read', { summary: 'Mark every message of the conversation read', responses: { 200: ConversationMove } });
 inbox.op('POST /conversations/:id/unread', {
   summary: 'Mark the contact’s latest message unread (422 when the contact has not written yet)',
@@ -134,7 +148,11 @@ messages.op('POST /conversations/:id/messages', {
   responses: { 201: SentMessage, 202: ScheduledMessage },
   errors: [409, 422, 503],
 });
-messages.op('PUT /conversations/:id/messages/:messageId', { summary: 'Set a message’s read and/or replied flag', body: Flags, responses: { 200: Message } });
+messages.op('PUT /conversations/:id/messages/:messageId', {
+  summary: 'Set a message’s read and/or replied flag',
+  body: Flags,
+  responses: { 200: Message },
+});
 messages.op('POST /messages/:id/recall', {
   summary: 'Recall (take back) a message the organization sent, on the chat network too',
   description:
@@ -146,7 +164,8 @@ messages.op('POST /messages/:id/recall', {
 });
 messages.op('PUT /messages/:id/reactions', {
   summary: 'Set the caller’s reaction on a message (it replaces theirs), on the chat network too',
-  description: 'One reaction per user; `message.reaction` is published. 422 when the account is not connected or the message was recalled. ' + VISIBILITY,
+  description:
+    'One reaction per user; `message.reaction` is published. 422 when the account is not connected or the message was recalled. ' + VISIBILITY,
   body: ReactionBody,
   responses: { 200: Message },
   errors: [422, 503],
@@ -195,7 +214,13 @@ macros.op('GET /macros', {
   paging: { limit: 50, max: 100 },
   responses: { 200: page(Macro) },
 });
-macros.op('POST /macros', { summary: 'Create a macro (shared: team leads and above)', description: MACROS, body: NewMacro, responses: { 201: Macro }, errors: [403] });
+macros.op('POST /macros', {
+  summary: 'Create a macro (shared: team leads and above)',
+  description: MACROS,
+  body: NewMacro,
+  responses: { 201: Macro },
+  errors: [403],
+});
 macros.op('PUT /macros/:id', {
   summary: 'Change a macro; only the fields sent change (actions are replaced as a whole)',
   description: `${MACROS} A shared macro made personal becomes the personal macro of whoever did it.`,
@@ -203,7 +228,12 @@ macros.op('PUT /macros/:id', {
   responses: { 200: Macro },
   errors: [403],
 });
-macros.op('DELETE /macros/:id', { summary: 'Delete a macro (a shared one: team leads and above)', description: MACROS, responses: { 204: null }, errors: [403] });
+macros.op('DELETE /macros/:id', {
+  summary: 'Delete a macro (a shared one: team leads and above)',
+  description: MACROS,
+  responses: { 204: null },
+  errors: [403],
+});
 macros.op('POST /conversations/:id/macros/:macroId/run', {
   summary: 'Run a macro on the conversation: every action in order, as you, each through the rules of its own endpoint',
   description:
@@ -219,7 +249,11 @@ notes.op('POST /conversations/:id/notes', {
   body: NewNote,
   responses: { 201: Note },
 });
-notes.op('GET /conversations/:id/notes', { summary: 'The conversation’s private notes, newest first', paging: { limit: 50, max: 100 }, responses: { 200: page(Note) } });
+notes.op('GET /conversations/:id/notes', {
+  summary: 'The conversation’s private notes, newest first',
+  paging: { limit: 50, max: 100 },
+  responses: { 200: page(Note) },
+});
 notes.op('DELETE /conversations/:id/notes/:noteId', { summary: 'Delete a note (its author, or a team lead and above)', responses: { 204: null } });
 
 const settings = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Inbox settings' });
@@ -242,7 +276,12 @@ settings.op('PUT /settings/inbox', {
 
 const folders = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat folders' });
 folders.op('GET /chat/folders', { summary: 'The organization’s chat folders with their conversation counts', responses: { 200: z.array(Folder) } });
-folders.op('POST /chat/folders', { summary: 'Create a chat folder (names are unique in the organization)', body: NewFolder, responses: { 201: Folder }, errors: [409] });
+folders.op('POST /chat/folders', {
+  summary: 'Create a chat folder (names are unique in the organization)',
+  body: NewFolder,
+  responses: { 201: Folder },
+  errors: [409],
+});
 folders.op('PUT /chat/folders/:id', { summary: 'Rename or recolor a chat folder', body: FolderPatch, responses: { 200: Folder }, errors: [409] });
 folders.op('DELETE /chat/folders/:id', { summary: 'Delete a chat folder (its conversations stay)', responses: { 204: null } });
 folders.op('POST /chat/folders/:id/conversations', {
@@ -272,7 +311,8 @@ attachments.op('POST /chat/attachments', {
 });
 attachments.op('GET /chat/attachments/:id', {
   summary: 'The file’s bytes, with its own Content-Type (images inline, anything else as a download)',
-  description: '410 `attachment_expired` once ATTACHMENTS_RETENTION_DAYS (default 365) deleted the bytes; the message still lists the file, with `expiredAt`.',
+  description:
+    '410 `attachment_expired` once ATTACHMENTS_RETENTION_DAYS (default 365) deleted the bytes; the message still lists the file, with `expiredAt`.',
   responses: { 200: 'binary' },
   errors: [410, 503],
 });
@@ -285,4 +325,14 @@ attachments.op('DELETE /chat/attachments/:id', {
   errors: [400, 409],
 });
 
-export const chatOps = [...inbox.ops, ...messages.ops, ...scheduled.ops, ...macros.ops, ...notes.ops, ...settings.ops, ...folders.ops, ...presets.ops, ...attachments.ops];
+export const chatOps = [
+  ...inbox.ops,
+  ...messages.ops,
+  ...scheduled.ops,
+  ...macros.ops,
+  ...notes.ops,
+  ...settings.ops,
+  ...folders.ops,
+  ...presets.ops,
+  ...attachments.ops,
+];

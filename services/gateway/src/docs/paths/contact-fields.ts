@@ -21,7 +21,10 @@ fields.op('PUT /contact-fields/:id', {
   body: ContactFieldPatch,
   responses: { 200: reply('crmFields', 'UpdateContactField') },
 });
-fields.op('DELETE /contact-fields/:id', { summary: 'Delete a custom field and its values on every contact (admin, owner)', responses: { 204: null } });
+fields.op('DELETE /contact-fields/:id', {
+  summary: 'Delete a custom field and its values on every contact (admin, owner)',
+  responses: { 204: null },
+});
 
 const ImportResult = reply('crmTransfer', 'ImportContacts');
 const transfer = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Contacts' });

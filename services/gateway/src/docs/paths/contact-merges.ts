@@ -15,7 +15,13 @@ const ContactMerge = z.object({
   undoableUntil: z.string().meta({ description: 'undo answers 409 merge_undo_expired after this (30 days after the merge)' }),
   undoneAt: z.string().nullable(),
   filledFields: z.array(z.string()).meta({ description: 'target fields filled from the source (its non-empty values won); tags: the union' }),
-  moved: z.object({ notes: z.number().int(), appointments: z.number().int(), activities: z.number().int(), friends: z.number().int(), leadLinks: z.number().int() }),
+  moved: z.object({
+    notes: z.number().int(),
+    appointments: z.number().int(),
+    activities: z.number().int(),
+    friends: z.number().int(),
+    leadLinks: z.number().int(),
+  }),
   target: Contact,
   source: Contact.nullable().meta({ description: 'after an undo: the source as restored' }),
 });

@@ -50,10 +50,23 @@ keysMatch<z.infer<typeof LeadSyncStarted>, ReturnType<typeof leadSyncStartedOut>
  * does not answer.
  */
 const integrations = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Integrations' });
-integrations.op('GET /integrations', { summary: 'The organization’s integrations (connected, disconnected or expired), oldest first', responses: { 200: z.array(Integration) } });
-integrations.op('DELETE /integrations/:id', { summary: 'Disconnect an integration: its token is erased, the record kept (admins and owners)', responses: { 204: null } });
-integrations.op('GET /integrations/socialnet/credentials', { summary: 'Whether a social-network user token is stored (masked)', responses: { 200: CredentialsStatus } });
-integrations.op('PUT /integrations/socialnet/credentials', { summary: 'Store the social-network user token ("" removes it; admins and owners)', body: Credentials, responses: { 200: CredentialsStatus } });
+integrations.op('GET /integrations', {
+  summary: 'The organization’s integrations (connected, disconnected or expired), oldest first',
+  responses: { 200: z.array(Integration) },
+});
+integrations.op('DELETE /integrations/:id', {
+  summary: 'Disconnect an integration: its token is erased, the record kept (admins and owners)',
+  responses: { 204: null },
+});
+integrations.op('GET /integrations/socialnet/credentials', {
+  summary: 'Whether a social-network user token is stored (masked)',
+  responses: { 200: CredentialsStatus },
+});
+integrations.op('PUT /integrations/socialnet/credentials', {
+  summary: 'Store the social-network user token ("" removes it; admins and owners)',
+  body: Credentials,
+  responses: { 200: CredentialsStatus },
+});
 integrations.op('GET /integrations/socialnet/pages', {
   summary: 'The pages the token reaches, each with whether it is connected and its form count',
   responses: { 200: z.array(replyItem('crmIntegrations', 'ListSocialnetPages')) },

@@ -14,8 +14,21 @@ health.op('GET /readyz', {
 });
 
 const docs = area({ prefix: '', auth: 'none', tag: 'Documentation' });
-const OpenApi = z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()), components: z.looseObject({}) });
-docs.op('GET /openapi.json', { summary: 'This document: every route the gateway serves (OpenAPI 3.1)', responses: { 200: OpenApi }, errors: EDGE_REFUSALS });
-docs.op('GET /api/public/openapi.json', { summary: 'The public API only (OpenAPI 3.1), generated from the same operations', responses: { 200: OpenApi }, errors: EDGE_REFUSALS });
+const OpenApi = z.looseObject({
+  openapi: z.literal('3.1.0'),
+  info: z.looseObject({}),
+  paths: z.record(z.string(), z.unknown()),
+  components: z.looseObject({}),
+});
+docs.op('GET /openapi.json', {
+  summary: 'This document: every route the gateway serves (OpenAPI 3.1)',
+  responses: { 200: OpenApi },
+  errors: EDGE_REFUSALS,
+});
+docs.op('GET /api/public/openapi.json', {
+  summary: 'The public API only (OpenAPI 3.1), generated from the same operations',
+  responses: { 200: OpenApi },
+  errors: EDGE_REFUSALS,
+});
 
 export const metaOps = [...health.ops, ...docs.ops];

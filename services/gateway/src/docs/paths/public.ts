@@ -36,7 +36,8 @@ contacts.op('PUT /contacts/:id', {
 
 const appointments = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: appointments' });
 appointments.op('GET /appointments', {
-  summary: 'Appointments with contact information, filtered on appointmentDate (from/to inclusive), earliest first (with updatedSince: least recently changed first), up to 100 a page',
+  summary:
+    'Appointments with contact information, filtered on appointmentDate (from/to inclusive), earliest first (with updatedSince: least recently changed first), up to 100 a page',
   query: PublicAppointmentQuery,
   paging: { limit: 100, max: 100, limitOnly: true, cursor: 'updatedAt' },
   responses: { 200: z.object({ appointments: z.array(PublicAppointment), nextCursor }) },
@@ -65,7 +66,8 @@ messaging.op('GET /messages/:id', {
 });
 messaging.op('POST /messages/send', {
   summary: 'Send a message through a connected chat-network account of the organization',
-  description: 'Send an Idempotency-Key header (or clientMessageId) so a retried request never sends twice; a replay answers the first result with `Idempotent-Replayed: true`.',
+  description:
+    'Send an Idempotency-Key header (or clientMessageId) so a retried request never sends twice; a replay answers the first result with `Idempotent-Replayed: true`.',
   body: PublicSend,
   headers: [{ name: 'Idempotency-Key', description: '1 to 255 characters; a repeated key answers with the first result' }],
   responses: { 200: PublicSent },

@@ -47,12 +47,28 @@ keysMatch<z.infer<typeof ContactScore>, ReturnType<typeof scoreOut>>(true);
 
 /** Lead scoring (crm): the organization's model and rules (admins and owners change them), and a contact's score. */
 const scoring = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Lead scoring' });
-scoring.op('GET /scoring/config', { summary: 'The scoring model: base and maximum score, decay, the high-value threshold', responses: { 200: ScoringConfig } });
-scoring.op('PUT /scoring/config', { summary: 'Change the scoring model; only the fields sent change (scores are recomputed)', body: ConfigPatch, responses: { 200: ScoringConfig } });
+scoring.op('GET /scoring/config', {
+  summary: 'The scoring model: base and maximum score, decay, the high-value threshold',
+  responses: { 200: ScoringConfig },
+});
+scoring.op('PUT /scoring/config', {
+  summary: 'Change the scoring model; only the fields sent change (scores are recomputed)',
+  body: ConfigPatch,
+  responses: { 200: ScoringConfig },
+});
 scoring.op('GET /scoring/rules', { summary: 'The scoring rules', responses: { 200: z.array(ScoringRule) } });
-scoring.op('POST /scoring/rules', { summary: 'Add a scoring rule (422 at the organization’s rule limit)', body: NewRule, responses: { 201: ScoringRule }, errors: [422] });
+scoring.op('POST /scoring/rules', {
+  summary: 'Add a scoring rule (422 at the organization’s rule limit)',
+  body: NewRule,
+  responses: { 201: ScoringRule },
+  errors: [422],
+});
 scoring.op('GET /scoring/rules/:id', { summary: 'One scoring rule', responses: { 200: ScoringRule } });
-scoring.op('PUT /scoring/rules/:id', { summary: 'Change a scoring rule; only the fields sent change', body: RulePatch, responses: { 200: ScoringRule } });
+scoring.op('PUT /scoring/rules/:id', {
+  summary: 'Change a scoring rule; only the fields sent change',
+  body: RulePatch,
+  responses: { 200: ScoringRule },
+});
 scoring.op('DELETE /scoring/rules/:id', { summary: 'Delete a scoring rule', responses: { 204: null } });
 scoring.op('GET /contacts/:id/scores', { summary: 'A contact’s score and how each rule contributed', responses: { 200: ContactScore } });
 

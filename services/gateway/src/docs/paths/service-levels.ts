@@ -9,14 +9,22 @@ const RULES =
   'and holidays closed all day. 400 names the field (timezone, days.i.open, days.i for an overlap, holidays.i). Admins and owners change them.';
 
 hours.op('GET /settings/business-hours', { summary: 'The org’s business hours (open all the time until set)', responses: { 200: BusinessHours } });
-hours.op('PUT /settings/business-hours', { summary: 'Replace the org’s business hours', description: RULES, body: BusinessHoursBody, responses: { 200: BusinessHours } });
+hours.op('PUT /settings/business-hours', {
+  summary: 'Replace the org’s business hours',
+  description: RULES,
+  body: BusinessHoursBody,
+  responses: { 200: BusinessHours },
+});
 hours.op('GET /settings/business-hours/status', {
   summary: 'Whether the org (or, with chatnetAccountId, that account) is open now, and when that next changes',
   query: BusinessHoursStatusQuery,
   responses: { 200: BusinessHoursStatus },
   errors: [404],
 });
-hours.op('GET /chatnet-accounts/:id/business-hours', { summary: 'The hours that apply to an account: its own, or the org’s (inherited)', responses: { 200: AccountBusinessHours } });
+hours.op('GET /chatnet-accounts/:id/business-hours', {
+  summary: 'The hours that apply to an account: its own, or the org’s (inherited)',
+  responses: { 200: AccountBusinessHours },
+});
 hours.op('PUT /chatnet-accounts/:id/business-hours', {
   summary: 'Give an account its own business hours, or send the JSON body null to follow the org’s again',
   description: RULES,
@@ -28,7 +36,11 @@ const sla = area({ prefix: '/api/v1', auth: 'bearer', tag: 'SLA policies' });
 const SLA_RULES =
   'Windows are whole minutes from 1 to 525600 (firstResponseMinutes required); onBreach.notify lists any of assignee, team_leads. ' +
   '400 names the field. Admins and owners change policies; everyone in the org reads them.';
-sla.op('GET /sla-policies', { summary: 'The org’s SLA policies, oldest first', paging: { limit: 20, max: 100 }, responses: { 200: page(SlaPolicy) } });
+sla.op('GET /sla-policies', {
+  summary: 'The org’s SLA policies, oldest first',
+  paging: { limit: 20, max: 100 },
+  responses: { 200: page(SlaPolicy) },
+});
 sla.op('POST /sla-policies', { summary: 'Create an SLA policy', description: SLA_RULES, body: SlaPolicyBody, responses: { 201: SlaPolicy } });
 sla.op('GET /sla-policies/:id', { summary: 'One SLA policy', responses: { 200: SlaPolicy } });
 sla.op('PUT /sla-policies/:id', { summary: 'Replace an SLA policy', description: SLA_RULES, body: SlaPolicyBody, responses: { 200: SlaPolicy } });

@@ -15,7 +15,11 @@ sandbox.op('POST /pages', {
   // crm's answer while the sandbox driver is off.
   errors: [404],
 });
-sandbox.op('POST /pages/:pageId/forms', { summary: 'Create a lead form on a page', body: SandboxForm, responses: { 201: reply('crmIntegrations', 'SandboxCreateForm') } });
+sandbox.op('POST /pages/:pageId/forms', {
+  summary: 'Create a lead form on a page',
+  body: SandboxForm,
+  responses: { 201: reply('crmIntegrations', 'SandboxCreateForm') },
+});
 sandbox.op('POST /forms/:formId/leads', {
   summary: 'Submit leads to a form (ids the network already has are left as they were)',
   body: SandboxLeads,

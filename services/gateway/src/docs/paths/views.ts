@@ -22,7 +22,13 @@ views.op('GET /views', {
   paging: { limit: 50, max: 100 },
   responses: { 200: page(View) },
 });
-views.op('POST /views', { summary: 'Save a view of the conversations or contacts list', description: RULES, body: NewView, responses: { 201: View }, errors: [403] });
+views.op('POST /views', {
+  summary: 'Save a view of the conversations or contacts list',
+  description: RULES,
+  body: NewView,
+  responses: { 201: View },
+  errors: [403],
+});
 views.op('GET /views/:id', { summary: 'One saved view', responses: { 200: View } });
 views.op('PUT /views/:id', {
   summary: 'Change a saved view (only the fields sent; filters replaced whole)',

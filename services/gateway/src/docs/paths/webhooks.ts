@@ -71,7 +71,10 @@ keysMatch<z.infer<typeof TestResult>, ReturnType<typeof testResultOut>>(true);
 /** Webhook endpoints (webhooks service), internal API; owners and admins only (settings:edit), reads included. */
 const hooks = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Webhooks' });
 hooks.op('GET /webhook-settings', { summary: 'The organization’s webhook endpoints', responses: { 200: z.array(WebhookBrief) } });
-hooks.op('GET /webhook-settings/event-types', { summary: 'The events an endpoint can subscribe to', responses: { 200: reply('webhooks', 'ListEventTypes') } });
+hooks.op('GET /webhook-settings/event-types', {
+  summary: 'The events an endpoint can subscribe to',
+  responses: { 200: reply('webhooks', 'ListEventTypes') },
+});
 hooks.op('POST /webhook-settings', {
   summary: 'Add an endpoint; a secret is generated unless one is given, and shown only in this answer',
   description: '422 when the organization already has as many endpoints as it may (WEBHOOK_MAX_PER_ORG).',
@@ -79,11 +82,27 @@ hooks.op('POST /webhook-settings', {
   responses: { 201: WebhookCreated },
   errors: [422],
 });
-hooks.op('POST /webhook-settings/deliveries/:deliveryId/redeliver', { summary: 'Queue one more attempt of a delivery now (422 while the endpoint is disabled)', responses: { 202: Delivery }, errors: [422] });
+hooks.op('POST /webhook-settings/deliveries/:deliveryId/redeliver', {
+  summary: 'Queue one more attempt of a delivery now (422 while the endpoint is disabled)',
+  responses: { 202: Delivery },
+  errors: [422],
+});
 hooks.op('GET /webhook-settings/:id', { summary: 'One endpoint, with why it is disabled', responses: { 200: Webhook } });
-hooks.op('PUT /webhook-settings/:id', { summary: 'Change an endpoint; only the fields sent change', body: WebhookPatch, responses: { 200: Webhook } });
+hooks.op('PUT /webhook-settings/:id', {
+  summary: 'Change an endpoint; only the fields sent change',
+  body: WebhookPatch,
+  responses: { 200: Webhook },
+});
 hooks.op('DELETE /webhook-settings/:id', { summary: 'Delete an endpoint', responses: { 204: null } });
-hooks.op('POST /webhook-settings/:id/test', { summary: 'Send a `webhook.test` event now and answer how the endpoint replied', responses: { 200: TestResult } });
-hooks.op('GET /webhook-settings/:id/deliveries', { summary: 'The endpoint’s delivery log, newest first', query: DeliveryQuery, paging: { limit: 50, max: 100 }, responses: { 200: page(Delivery) } });
+hooks.op('POST /webhook-settings/:id/test', {
+  summary: 'Send a `webhook.test` event now and answer how the endpoint replied',
+  responses: { 200: TestResult },
+});
+hooks.op('GET /webhook-settings/:id/deliveries', {
+  summary: 'The endpoint’s delivery log, newest first',
+  query: DeliveryQuery,
+  paging: { limit: 50, max: 100 },
+  responses: { 200: page(Delivery) },
+});
 
 export const webhookOps = hooks.ops;

@@ -46,7 +46,8 @@ export const Campaign = z.object({
   templateId: z.string(),
   subject: z.string().nullable().meta({ description: 'email campaigns only' }),
   chatnetAccountId: z.string().nullable().meta({
-    description: 'broadcasts: the account that starts conversations with recipients who have none; null: the account the contact last used, else the org’s most recently connected one',
+    description:
+      'broadcasts: the account that starts conversations with recipients who have none; null: the account the contact last used, else the org’s most recently connected one',
   }),
   schedule: z.string().nullable(),
   variables: z.record(z.string(), z.unknown()),
@@ -65,13 +66,30 @@ export const Campaign = z.object({
   cancelledAt: z.string().nullable(),
 });
 keysMatch<z.infer<typeof Campaign>, ReturnType<typeof campaignOut>>(true);
-export const CampaignBrief = Campaign.pick({ id: true, name: true, type: true, status: true, contactCount: true, sentCount: true, openRate: true, createdAt: true });
+export const CampaignBrief = Campaign.pick({
+  id: true,
+  name: true,
+  type: true,
+  status: true,
+  contactCount: true,
+  sentCount: true,
+  openRate: true,
+  createdAt: true,
+});
 export const CampaignCreated = Campaign.pick({ id: true, name: true, status: true, createdAt: true });
 keysMatch<z.infer<typeof CampaignBrief>, ReturnType<typeof campaignBriefOut>>(true);
 keysMatch<z.infer<typeof CampaignCreated>, ReturnType<typeof campaignCreatedOut>>(true);
 
 /** A campaign's recipient (automation.out recipientOut): unset values as null. */
-export const Recipient = nulls(proto(AUTOMATION, 'automation.v1.Recipient'), ['error', 'conversationId', 'messageId', 'sentAt', 'repliedAt', 'seenAt', 'nextAttemptAt']);
+export const Recipient = nulls(proto(AUTOMATION, 'automation.v1.Recipient'), [
+  'error',
+  'conversationId',
+  'messageId',
+  'sentAt',
+  'repliedAt',
+  'seenAt',
+  'nextAttemptAt',
+]);
 
 /** The email channel as the settings page shows it (email.out channelOut): never a password. */
 export const EmailChannel = z.object({

@@ -6,7 +6,10 @@ export const ErrorBody = z.object({
   error: z.object({
     code: z.string().meta({ description: 'stable machine-readable code, e.g. invalid_argument, not_found' }),
     message: z.string(),
-    details: z.array(z.object({ field: z.string(), message: z.string() })).optional().meta({ description: 'one entry per bad field (400)' }),
+    details: z
+      .array(z.object({ field: z.string(), message: z.string() }))
+      .optional()
+      .meta({ description: 'one entry per bad field (400)' }),
   }),
   requestId: z.string().optional(),
 });

@@ -36,7 +36,10 @@ export const Contact = z.object({
   avatar: z.string().nullable(),
   leadScore: z.number().int(),
   dealValue: z.number(),
-  hasChatnet: z.boolean().meta({ description: 'true with a known chat-network identity (or a phone the network knows); false otherwise, manual contacts included. The filter hasChatnet=unknown lists contacts whose phone was never checked' }),
+  hasChatnet: z.boolean().meta({
+    description:
+      'true with a known chat-network identity (or a phone the network knows); false otherwise, manual contacts included. The filter hasChatnet=unknown lists contacts whose phone was never checked',
+  }),
   chatnetUid: z.string().nullable(),
   threadTypes: z.array(z.string()),
   friends: z.array(z.object({ chatnetUid: z.string(), displayName: z.string(), accountId: z.string() })),
@@ -72,7 +75,9 @@ keysMatch<z.infer<typeof Friend>, ReturnType<typeof friendOut>>(true);
 export const ContactDetail = Contact.extend({
   notesText: z.string().nullable().meta({ description: 'the contact’s own notes text' }),
   notes: z.array(Note).meta({ description: 'note records, newest first' }),
-  conversations: z.array(z.object({ id: z.string(), chatnetAccountId: z.string(), messageCount: z.number().int(), lastMessageAt: z.string().nullable() })),
+  conversations: z.array(
+    z.object({ id: z.string(), chatnetAccountId: z.string(), messageCount: z.number().int(), lastMessageAt: z.string().nullable() }),
+  ),
   appointments: z.array(z.object({ id: z.string(), title: z.string(), scheduledAt: iso(), status: z.string() })),
   activities: z.array(z.looseObject({})),
 });

@@ -38,9 +38,9 @@ export const Attachment = z.object({
   contentType: z.string(),
   url: z.string().meta({ description: 'GET it with the same credentials' }),
   uploadedAt: iso(),
-  expiredAt: iso()
-    .nullable()
-    .meta({ description: 'when ATTACHMENTS_RETENTION_DAYS deleted the bytes (the url then answers 410 attachment_expired); null while they are kept' }),
+  expiredAt: iso().nullable().meta({
+    description: 'when ATTACHMENTS_RETENTION_DAYS deleted the bytes (the url then answers 410 attachment_expired); null while they are kept',
+  }),
 });
 keysMatch<z.infer<typeof Attachment>, ReturnType<typeof attachmentOut>>(true);
 
@@ -80,7 +80,12 @@ keysMatch<z.infer<typeof Csat>, NonNullable<ReturnType<typeof csatOut>>>(true);
 const csat = Csat.nullable().meta({ description: 'the contact’s latest CSAT answer; null: none (see PUT /settings/inbox csat)' });
 
 /** The contact of a public conversation (routes/chat.out publicContactOut). */
-export const PublicConversationContact = z.object({ id: z.string(), fullName: z.string(), phone: z.string().nullable(), avatarUrl: z.string().nullable() });
+export const PublicConversationContact = z.object({
+  id: z.string(),
+  fullName: z.string(),
+  phone: z.string().nullable(),
+  avatarUrl: z.string().nullable(),
+});
 keysMatch<z.infer<typeof PublicConversationContact>, ReturnType<typeof publicContactOut>>(true);
 
 /** Public conversation (routes/chat.out publicConversationOut): unset values as null. */
@@ -131,10 +136,16 @@ const owner = {
   sla: z
     .object({
       policyId: z.string(),
-      firstResponseDueAt: iso().nullable().meta({ description: 'from the first inbound message of the cycle until our first reply; null once met or not running' }),
-      nextResponseDueAt: iso().nullable().meta({ description: 'from an inbound message after our reply until we reply again; null when not running' }),
+      firstResponseDueAt: iso()
+        .nullable()
+        .meta({ description: 'from the first inbound message of the cycle until our first reply; null once met or not running' }),
+      nextResponseDueAt: iso()
+        .nullable()
+        .meta({ description: 'from an inbound message after our reply until we reply again; null when not running' }),
       resolutionDueAt: iso().nullable().meta({ description: 'from the opening of the cycle until the conversation closes; null when not running' }),
-      status: z.enum(rules.SLA_STATUSES).meta({ description: 'due_soon in the last 20% of the nearest window; breached once a window of the current cycle was missed' }),
+      status: z
+        .enum(rules.SLA_STATUSES)
+        .meta({ description: 'due_soon in the last 20% of the nearest window; breached once a window of the current cycle was missed' }),
       breachedAt: iso().nullable().meta({ description: 'the latest breach of the current cycle' }),
     })
     .nullable()
@@ -161,7 +172,13 @@ const conversationFields = {
   ...owner,
 };
 
-export const LastMessage = z.object({ id: z.string(), content: z.string(), contentType: z.string(), senderName: z.string().nullable(), sentAt: iso() });
+export const LastMessage = z.object({
+  id: z.string(),
+  content: z.string(),
+  contentType: z.string(),
+  senderName: z.string().nullable(),
+  sentAt: iso(),
+});
 keysMatch<z.infer<typeof LastMessage>, ReturnType<typeof lastMessageOut>>(true);
 
 /** An inbox row (conversationOut). */
@@ -176,7 +193,10 @@ keysMatch<z.infer<typeof ConversationHeader>, ReturnType<typeof headerOut>>(true
 export const Message = z.object({
   id: z.string(),
   conversationId: z.string(),
-  content: z.string().nullable().meta({ description: 'null for an agent when the contact recalled the message (team leads and above still read it)' }),
+  content: z
+    .string()
+    .nullable()
+    .meta({ description: 'null for an agent when the contact recalled the message (team leads and above still read it)' }),
   contentType: z.string(),
   senderUid: z.string().nullable().meta({ description: 'the contact’s chat-network uid; null for what the organization sent' }),
   senderName: z.string().nullable(),
@@ -186,7 +206,10 @@ export const Message = z.object({
   sentAt: iso(),
   status: z.string().meta({ description: 'sent, seen once the recipient read it, or recalled' }),
   sentByUserId: z.string().nullable(),
-  source: z.string().meta({ description: 'who sent it: ui, public_api, automation, campaign, phone (typed on the account’s phone), auto (the inbox itself: auto-close, out-of-hours and CSAT messages); inbound: chatnet' }),
+  source: z.string().meta({
+    description:
+      'who sent it: ui, public_api, automation, campaign, phone (typed on the account’s phone), auto (the inbox itself: auto-close, out-of-hours and CSAT messages); inbound: chatnet',
+  }),
   attachments: z.array(Attachment),
   seenAt: iso().nullable(),
   senderContactId: z.string().nullable().meta({ description: 'in groups: the crm contact who wrote it' }),
@@ -251,14 +274,24 @@ export const ScheduledMessage = z.object({
   status: z.enum(rules.SCHEDULED_MESSAGE_STATUSES),
   messageId: z.string().nullable().meta({ description: 'the message sent (status sent)' }),
   error: z.string().nullable().meta({ description: 'why the send failed (status failed), or why the last attempt is retried' }),
-  cancelReason: z.string().nullable().meta({ description: 'customer_replied when the contact’s message cancelled it; null when a user cancelled it' }),
+  cancelReason: z
+    .string()
+    .nullable()
+    .meta({ description: 'customer_replied when the contact’s message cancelled it; null when a user cancelled it' }),
   createdBy: z.string().nullable(),
   createdAt: iso(),
 });
 keysMatch<z.infer<typeof ScheduledMessage>, ReturnType<typeof scheduledMessageOut>>(true);
 
 /** A saved reply (presetOut): no category is null. */
-export const Preset = z.object({ id: z.string(), name: z.string(), content: z.string(), category: z.string().nullable(), createdAt: iso(), updatedAt: iso() });
+export const Preset = z.object({
+  id: z.string(),
+  name: z.string(),
+  content: z.string(),
+  category: z.string().nullable(),
+  createdAt: iso(),
+  updatedAt: iso(),
+});
 keysMatch<z.infer<typeof Preset>, ReturnType<typeof presetOut>>(true);
 
 /** A chat folder (routes/chat.out folderOut). */
@@ -279,27 +312,23 @@ export const ConversationCounts = z.object({
   archived: z.number().int(),
   mine: z.number().int().meta({ description: 'not archived, assigned to the caller' }),
   unassigned: z.number().int().meta({ description: 'not archived, assigned to nobody' }),
-  views: z
-    .record(z.string(), z.number().int())
-    .meta({ description: `{<view id>: how many conversations it holds now}, for the caller's saved conversation views (the first ${VIEW_COUNTS_MAX} by name)` }),
+  views: z.record(z.string(), z.number().int()).meta({
+    description: `{<view id>: how many conversations it holds now}, for the caller's saved conversation views (the first ${VIEW_COUNTS_MAX} by name)`,
+  }),
 });
 keysMatch<z.infer<typeof ConversationCounts>, ReturnType<typeof countsOut>>(true);
 
 /** Inbox settings (routes/chat.out inboxSettingsOut). */
 export const InboxSettings = z.object({
   agentVisibility: z.enum(rules.AGENT_VISIBILITIES),
-  autoCloseAfterMinutes: z
-    .number()
-    .int()
-    .min(1)
-    .max(rules.AUTO_CLOSE_MAX_MINUTES)
-    .nullable()
-    .meta({ description: 'an active or pending conversation whose last message is ours closes after this many idle minutes (changedBy null); null: never' }),
+  autoCloseAfterMinutes: z.number().int().min(1).max(rules.AUTO_CLOSE_MAX_MINUTES).nullable().meta({
+    description: 'an active or pending conversation whose last message is ours closes after this many idle minutes (changedBy null); null: never',
+  }),
   autoCloseMessage: z.string().nullable().meta({ description: 'sent (source auto) just before an auto-close; null: none' }),
-  outOfHoursMessage: z
-    .string()
-    .nullable()
-    .meta({ description: 'sent (source auto) when a contact writes while the account’s business hours are closed, once per conversation and closed period; null: none' }),
+  outOfHoursMessage: z.string().nullable().meta({
+    description:
+      'sent (source auto) when a contact writes while the account’s business hours are closed, once per conversation and closed period; null: none',
+  }),
   csat: z
     .object({ enabled: z.boolean(), message: z.string().meta({ description: 'the question sent when a conversation closes' }) })
     .meta({ description: 'the satisfaction question; a rating reply within 24 h is stored as the conversation’s csat' }),

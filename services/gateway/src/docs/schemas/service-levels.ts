@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import type { accountBusinessHoursOut, accountSlaOut, businessHoursOut, businessHoursStatusOut, slaPolicyOut, slaReportOut } from '../../routes/service-levels.out';
+import type {
+  accountBusinessHoursOut,
+  accountSlaOut,
+  businessHoursOut,
+  businessHoursStatusOut,
+  slaPolicyOut,
+  slaReportOut,
+} from '../../routes/service-levels.out';
 import { keysMatch } from './check';
 
 const OpeningRange = z.object({
@@ -30,7 +37,12 @@ export const BusinessHoursStatus = z.object({
 });
 keysMatch<z.infer<typeof BusinessHoursStatus>, ReturnType<typeof businessHoursStatusOut>>(true);
 
-const window = (what: string) => z.number().int().nullable().meta({ description: `${what}, in minutes; null: not promised` });
+const window = (what: string) =>
+  z
+    .number()
+    .int()
+    .nullable()
+    .meta({ description: `${what}, in minutes; null: not promised` });
 
 /** An SLA policy (slaPolicyOut). */
 export const SlaPolicy = z.object({
@@ -61,7 +73,10 @@ export const SlaReport = z.object({
     z.object({
       policyId: z.string(),
       name: z.string(),
-      conversations: z.number().int().meta({ description: 'conversations of the policy with a window (first response, next response, resolution) that ended in the range' }),
+      conversations: z
+        .number()
+        .int()
+        .meta({ description: 'conversations of the policy with a window (first response, next response, resolution) that ended in the range' }),
       met: z.number().int().meta({ description: 'those that kept every such window' }),
       breached: z.number().int().meta({ description: 'those that missed at least one' }),
       attainment: z.number().nullable().meta({ description: 'met / conversations, from 0 to 1; null when none counted' }),

@@ -18,7 +18,11 @@ describe('appointment mappers', () => {
       createdAt: AT,
       updatedAt: AT,
     });
-    expect(appointmentOut(appointment({ description: 'd', location: 'HQ', assignedUserId: OTHER_ID }))).toMatchObject({ description: 'd', location: 'HQ', assignedUserId: OTHER_ID });
+    expect(appointmentOut(appointment({ description: 'd', location: 'HQ', assignedUserId: OTHER_ID }))).toMatchObject({
+      description: 'd',
+      location: 'HQ',
+      assignedUserId: OTHER_ID,
+    });
   });
 
   it('publicAppointmentOut: date and time (UTC), notes null when empty, contact only when given', () => {
@@ -35,7 +39,12 @@ describe('appointment mappers', () => {
       createdAt: AT,
       updatedAt: AT,
     });
-    const withContact = publicAppointmentOut(appointment({ notes: 'bring docs' }), { id: OTHER_ID, name: 'Ann', phone: '', email: 'ann@example.com' });
+    const withContact = publicAppointmentOut(appointment({ notes: 'bring docs' }), {
+      id: OTHER_ID,
+      name: 'Ann',
+      phone: '',
+      email: 'ann@example.com',
+    });
     expect(withContact.notes).toBe('bring docs');
     expect(withContact.contact).toEqual({ id: OTHER_ID, fullName: 'Ann', phone: null, email: 'ann@example.com' });
   });

@@ -19,13 +19,19 @@ export const text = (max: number) =>
     .transform((v) => v ?? '')
     .optional();
 export const tags = z
-  .array(z.string({ error: 'must be an array of strings' }).trim().max(rules.MAX_TAG_LENGTH, rules.TAG_TOO_LONG), { error: 'must be an array of strings' })
+  .array(z.string({ error: 'must be an array of strings' }).trim().max(rules.MAX_TAG_LENGTH, rules.TAG_TOO_LONG), {
+    error: 'must be an array of strings',
+  })
   .max(rules.MAX_TAGS, rules.TOO_MANY_TAGS);
 export const email = z
   .union([z.literal(''), z.string().trim().toLowerCase().max(EMAIL_MAX, EMAIL_MESSAGE).regex(EMAIL_PATTERN, EMAIL_MESSAGE), z.null()])
   .transform((v) => v ?? '')
   .optional();
-export const position = z.number({ error: 'must be an integer' }).int(rules.POSITION_MESSAGE).min(0, rules.POSITION_MESSAGE).max(rules.MAX_POSITION, rules.POSITION_MESSAGE);
+export const position = z
+  .number({ error: 'must be an integer' })
+  .int(rules.POSITION_MESSAGE)
+  .min(0, rules.POSITION_MESSAGE)
+  .max(rules.MAX_POSITION, rules.POSITION_MESSAGE);
 
 export { byRule } from '../../http/by-rule';
 

@@ -70,7 +70,9 @@ describe('contact mappers', () => {
   });
 
   it('detailOut without a contact is a broken answer, not a TypeError', () => {
-    expect(() => detailOut({ contact: null, conversations: [], conversationsAvailable: false, notes: [], appointments: [], activities: [] })).toThrow('crm GetContact: contact is missing from the answer');
+    expect(() => detailOut({ contact: null, conversations: [], conversationsAvailable: false, notes: [], appointments: [], activities: [] })).toThrow(
+      'crm GetContact: contact is missing from the answer',
+    );
   });
 
   it('publicContactOut: the spec’s names (fullName), nothing internal, absent values null', () => {
@@ -87,7 +89,11 @@ describe('contact mappers', () => {
       createdAt: AT,
       updatedAt: AT,
     });
-    expect(publicContactOut(fullContact())).toMatchObject({ phone: '+84912345678', email: 'ann@example.com', customFields: { plan: 'gold', seats: 3, active: true } });
+    expect(publicContactOut(fullContact())).toMatchObject({
+      phone: '+84912345678',
+      email: 'ann@example.com',
+      customFields: { plan: 'gold', seats: 3, active: true },
+    });
   });
 });
 

@@ -36,7 +36,10 @@ export function contactRoutes(internal: Router, crm: () => CrmClient, views: () 
   });
   internal.put('/contacts/:id', async (req, res) => {
     const { tags: t, customFields, ...patch } = body(req, ContactPatch);
-    const c = await crm().UpdateContact({ id: req.params.id, ...patch, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
+    const c = await crm().UpdateContact(
+      { id: req.params.id, ...patch, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) },
+      ctxOf(req, res),
+    );
     res.json(contactOut(c));
   });
   internal.delete('/contacts/:id', async (req, res) => {

@@ -42,7 +42,12 @@ export const BulkContacts = z.discriminatedUnion(
     z.object({ ids: BulkIds, action: z.literal('tag'), tags: tags.min(1, 'must list at least one tag') }),
     z.object({ ids: BulkIds, action: z.literal('untag'), tags: tags.min(1, 'must list at least one tag') }),
     z
-      .object({ ids: BulkIds, action: z.literal('status'), status: s.enumOf(rules.CONTACT_STATUSES).optional(), statusId: clearableId('a contact status') })
+      .object({
+        ids: BulkIds,
+        action: z.literal('status'),
+        status: s.enumOf(rules.CONTACT_STATUSES).optional(),
+        statusId: clearableId('a contact status'),
+      })
       .refine((b) => b.status !== undefined || b.statusId !== undefined, { path: ['status'], message: 'send status and/or statusId' }),
     z.object({ ids: BulkIds, action: z.literal('assign'), assignedUserId: nullableUser }),
     z.object({ ids: BulkIds, action: z.literal('delete') }),
@@ -85,7 +90,8 @@ export function customFieldFilters(q: Record<string, unknown>): Record<string, s
     if (typeof value !== 'string') throw badRequest([{ field: name, message: 'must be given once, as text' }]);
     out[name.slice(3)] = value;
   }
-  if (Object.keys(out).length > rules.MAX_CUSTOM_FIELD_FILTERS) throw badRequest([{ field: 'cf', message: `at most ${rules.MAX_CUSTOM_FIELD_FILTERS} custom field filters` }]);
+  if (Object.keys(out).length > rules.MAX_CUSTOM_FIELD_FILTERS)
+    throw badRequest([{ field: 'cf', message: `at most ${rules.MAX_CUSTOM_FIELD_FILTERS} custom field filters` }]);
   return out;
 }
 

@@ -22,7 +22,10 @@ export function customerListRoutes(internal: Router, crm: () => CrmClient): void
   });
   internal.put('/customer-lists/:id', async (req, res) => {
     const b = body(req, CustomerListPatch);
-    const l = await crm().UpdateCustomerList({ id: req.params.id, name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctxOf(req, res));
+    const l = await crm().UpdateCustomerList(
+      { id: req.params.id, name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) },
+      ctxOf(req, res),
+    );
     res.json(customerListOut(l));
   });
   internal.delete('/customer-lists/:id', async (req, res) => {

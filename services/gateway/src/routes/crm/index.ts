@@ -14,7 +14,19 @@ export { statusOut } from './contact-statuses.out';
 export { NewStatus, StatusPatch } from './contact-statuses.schemas';
 export { contactOut, customFieldsOf, detailOut, friendOut, memberOut, publicContactOut } from './contacts.out';
 export { byRule, position } from './common.schemas';
-export { BulkContacts, BulkIds, ContactPatch, ContactQuery, contactFiltersOf, contactListFilters, customFieldFilters, customFieldsJson, NewContact, PublicContactFields, PublicContactQuery } from './contacts.schemas';
+export {
+  BulkContacts,
+  BulkIds,
+  ContactPatch,
+  ContactQuery,
+  contactFiltersOf,
+  contactListFilters,
+  customFieldFilters,
+  customFieldsJson,
+  NewContact,
+  PublicContactFields,
+  PublicContactQuery,
+} from './contacts.schemas';
 export { customerListBriefOut, customerListCreatedOut, customerListOut } from './customer-lists.out';
 export { CustomerListPatch, NewCustomerList } from './customer-lists.schemas';
 export { noteOut } from './notes.out';

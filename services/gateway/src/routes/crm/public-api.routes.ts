@@ -35,12 +35,18 @@ export function publicCrmRoutes(pub: Router, crm: () => CrmClient): void {
   pub.post('/contacts', async (req, res) => {
     const { fullName, tags: t, customFields, ...rest } = body(req, PublicContactFields);
     if (!fullName && !rest.phone) throw badRequest([{ field: 'fullName', message: 'fullName or phone is required' }]);
-    const c = await crm().CreateContact({ ...rest, name: fullName, tags: t ?? [], source: rest.source || 'api', customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
+    const c = await crm().CreateContact(
+      { ...rest, name: fullName, tags: t ?? [], source: rest.source || 'api', customFieldsJson: customFieldsJson(customFields) },
+      ctxOf(req, res),
+    );
     res.status(201).json(publicContactOut(c));
   });
   pub.put('/contacts/:id', async (req, res) => {
     const { fullName, tags: t, customFields, ...rest } = body(req, PublicContactFields);
-    const c = await crm().UpdateContact({ id: req.params.id, ...rest, name: fullName, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) }, ctxOf(req, res));
+    const c = await crm().UpdateContact(
+      { id: req.params.id, ...rest, name: fullName, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) },
+      ctxOf(req, res),
+    );
     res.json(publicContactOut(c));
   });
   pub.get('/appointments', async (req, res) => {
@@ -48,7 +54,10 @@ export function publicCrmRoutes(pub: Router, crm: () => CrmClient): void {
     const q = query(req, PublicAppointmentQuery);
     const { dateFrom, dateTo } = dateRange(q.from, q.to, 'from', 'to');
     const out = await crm().ListAppointments({ page: 1, limit, dateFrom, dateTo, skipTotal: true, keyset }, ctxOf(req, res));
-    res.json({ appointments: out.data.map((a) => publicAppointmentOut(a, a.contact)), nextCursor: nextCursor(CURSOR_LISTS.appointments, keyset, out.next) });
+    res.json({
+      appointments: out.data.map((a) => publicAppointmentOut(a, a.contact)),
+      nextCursor: nextCursor(CURSOR_LISTS.appointments, keyset, out.next),
+    });
   });
   pub.post('/appointments', async (req, res) => {
     const a = body(req, PublicNewAppointment);

@@ -12,7 +12,16 @@ describe('status, customer list and note mappers', () => {
 
   it('customerListOut: description null when empty, criteria parsed ({filters: []} when none)', () => {
     const l = { id: ID, name: 'VIPs', description: '', status: 'draft', contactCount: 0, criteriaJson: '', createdAt: AT, updatedAt: AT };
-    expect(customerListOut(l)).toEqual({ id: ID, name: 'VIPs', description: null, status: 'draft', contactCount: 0, criteria: { filters: [] }, createdAt: AT, updatedAt: AT });
+    expect(customerListOut(l)).toEqual({
+      id: ID,
+      name: 'VIPs',
+      description: null,
+      status: 'draft',
+      contactCount: 0,
+      criteria: { filters: [] },
+      createdAt: AT,
+      updatedAt: AT,
+    });
     const criteria = { filters: [{ field: 'tags', operator: 'contains', value: 'vip' }] };
     expect(customerListOut({ ...l, description: 'best', criteriaJson: JSON.stringify(criteria) })).toMatchObject({ description: 'best', criteria });
     expect(customerListBriefOut(l)).toEqual({ id: ID, name: 'VIPs', description: null, contactCount: 0, status: 'draft', createdAt: AT });
