@@ -1,4 +1,4 @@
-import type { Server, Socket } from 'socket.io';
+import type { CrmServer, CrmSocket } from './socket-events';
 import { AccessClaims, authKeys, Revocation } from '@crm/auth';
 import type { Logger } from '@crm/logger';
 import type { AuthSync } from '../http/auth-sync';
@@ -25,12 +25,12 @@ export interface SessionGuard {
   /** The handshake's check: the HTTP bearer check's own state (memory when subscribed, else Redis). */
   check(claims: AccessClaims): Promise<SessionEndReason | undefined>;
   /** Start watching an accepted socket (its token's room and expiry timer). */
-  watch(socket: Socket): void;
+  watch(socket: CrmSocket): void;
   stop(): Promise<void>;
 }
 
 interface GuardDeps {
-  io: Server;
+  io: CrmServer;
   redis: Redis;
   sync: AuthSync;
   tokens: TokenRevocations;
@@ -61,17 +61,17 @@ export async function startSessionGuard(deps: GuardDeps): Promise<SessionGuard> 
   const keys = authKeys(deps.prefix);
   const timers = new Map<string, NodeJS.Timeout>();
 
-  const end = (socket: Socket, reason: SessionEndReason) => {
+  const end = (socket: CrmSocket, reason: SessionEndReason) => {
     if (!socket.connected) return;
-    log.info({ socketId: socket.id, userId: (socket.data.claims as AccessClaims).sub, reason }, 'live session ended');
+    log.info({ socketId: socket.id, userId: socket.data.claims.sub, reason }, 'live session ended');
     // Queued before the disconnect packet on the same transport, so the client gets it first.
     socket.emit('session_ended', { reason });
     socket.disconnect(true);
   };
 
   /** Sockets of a room held by this instance (the adapter's room map is local; every instance runs this). */
-  const localSockets = (room: string): Socket[] =>
-    [...(io.of('/').adapter.rooms.get(room) ?? [])].map((id) => io.of('/').sockets.get(id)).filter((s): s is Socket => !!s);
+  const localSockets = (room: string): CrmSocket[] =>
+    [...(io.of('/').adapter.rooms.get(room) ?? [])].map((id) => io.of('/').sockets.get(id)).filter((s): s is CrmSocket => !!s);
 
   const apply = (r: Revocation) => {
     if ('jti' in r) {
@@ -80,7 +80,7 @@ export async function startSessionGuard(deps: GuardDeps): Promise<SessionGuard> 
     }
     // A token issued after the change (a fresh sign-in with the new role) stays connected.
     for (const s of localSockets(userRoom(r.userId))) {
-      if ((s.data.claims as AccessClaims).ims <= r.validAfter) end(s, 'access_changed');
+      if (s.data.claims.ims <= r.validAfter) end(s, 'access_changed');
     }
   };
 
@@ -98,7 +98,7 @@ export async function startSessionGuard(deps: GuardDeps): Promise<SessionGuard> 
       });
       if (!live.length) return;
       const keyList = live.flatMap((s) => {
-        const c = s.data.claims as AccessClaims;
+        const c = s.data.claims;
         return [keys.revokedJti(c.jti), keys.validAfter(c.sub)];
       });
       const chunks: Promise<(string | null)[]>[] = [];
@@ -128,7 +128,7 @@ export async function startSessionGuard(deps: GuardDeps): Promise<SessionGuard> 
       return known ? known.reason : deps.tokens.load(claims);
     },
     watch(socket) {
-      const claims = socket.data.claims as AccessClaims;
+      const claims = socket.data.claims;
       // A revocation published between the handshake check and this join is caught by the next resync.
       void socket.join(sessionRoom(claims.jti)); // the Redis adapter keeps rooms in memory: join is synchronous
       const delay = claims.exp * 1000 - Date.now();

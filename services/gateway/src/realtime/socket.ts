@@ -1,7 +1,7 @@
 import type http from 'node:http';
-import { Server, Socket } from 'socket.io';
+import { Server } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
-import { AccessClaims, createTokenVerifier } from '@crm/auth';
+import { createTokenVerifier } from '@crm/auth';
 import { EventConsumer, isEventOf, type EventEnvelope } from '@crm/events';
 import { ROLES, roleRank } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
@@ -16,6 +16,7 @@ import { InboxAudience } from './inbox-audience';
 import { PresenceReporter } from './presence-reporter';
 import { joinThrottle, originAllowed, SocketsPerUser } from './socket-admission';
 import { startSessionGuard } from './session-guard';
+import { emitRoute, tagged, type CrmServer, type CrmSocket, type SocketRoute } from './socket-events';
 
 /**
  * socket.io for live updates: the only place that emits to clients. Clients authenticate with the JWT in
@@ -29,7 +30,7 @@ import { startSessionGuard } from './session-guard';
  * sockets of users who may see the conversation under the org's inbox visibility: see inbox-audience.ts.
  */
 export interface Realtime {
-  io: Server;
+  io: CrmServer;
   stop(): Promise<void>;
 }
 
@@ -65,10 +66,7 @@ const ROUTED = [
  * Event type → how it reaches sockets; conversation events are narrowed by `audience` (inbox visibility). The data
  * is what its schema parsed (the consumer's parseData), so the payload holds only the fields the schema describes.
  */
-export async function routeEvent(
-  e: EventEnvelope,
-  audience: InboxAudience,
-): Promise<{ rooms: string[]; event: string; payload: unknown } | undefined> {
+export async function routeEvent(e: EventEnvelope, audience: InboxAudience): Promise<SocketRoute | undefined> {
   if (!isEventOf(e, ...ROUTED)) return undefined;
   const org = `org:${e.orgId}`;
   switch (e.type) {
@@ -90,17 +88,17 @@ export async function routeEvent(
     case 'message.seen':
     case 'message.recalled':
     case 'message.reaction':
-      return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'message', payload: { type: e.type, ...e.data } };
+      return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'message', payload: tagged(e) };
     case 'conversation.assigned': {
       // Whoever may see it now, and the previous assignee, whose inbox must drop it.
       const rooms = await audience.roomsFor(e.orgId, e.data);
       if (e.data.previousAssigneeId && !rooms.includes(org)) rooms.push(`user:${e.data.previousAssigneeId}`);
-      return { rooms, event: 'conversation', payload: { type: e.type, ...e.data } };
+      return { rooms, event: 'conversation', payload: tagged(e) };
     }
     case 'conversation.status_changed':
     case 'conversation.priority_changed':
     case 'conversation.csat_received':
-      return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'conversation', payload: { type: e.type, ...e.data } };
+      return { rooms: await audience.roomsFor(e.orgId, e.data), event: 'conversation', payload: tagged(e) };
     case 'notification.created': {
       // A notification for one user, for the roles at or above `audienceRole`, or for the whole org.
       const { userId, audienceRole } = e.data;
@@ -125,7 +123,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   const sub = duplicateRedis(redis, log, 'socket.io sub');
   await Promise.all([pub.connect(), sub.connect()]);
   const corsOrigins = config.CORS_ORIGINS.trim();
-  const io = new Server(server, {
+  const io: CrmServer = new Server(server, {
     cors: { origin: corsOrigins === '*' ? true : corsOrigins ? corsOrigins.split(',').map((o) => o.trim()) : false },
     // Browsers apply no CORS to WebSockets: the Origin is checked here for every transport.
     allowRequest: (req, cb) => cb(originAllowed(req, corsOrigins) ? null : 'origin not allowed', originAllowed(req, corsOrigins)),
@@ -175,8 +173,8 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     next();
   });
 
-  io.on('connection', (socket: Socket) => {
-    const claims = socket.data.claims as AccessClaims;
+  io.on('connection', (socket: CrmSocket) => {
+    const claims = socket.data.claims;
     guard.watch(socket);
     socket.on('disconnect', () => void perUser.release(socket.id));
     const mayJoin = joinThrottle(config.SOCKET_JOINS_PER_10S, 10_000);
@@ -241,7 +239,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     batchHandler: async (events) => {
       const routes = [];
       for (const e of events) routes.push(await routeEvent(e, audience));
-      for (const route of routes) if (route) io.to(route.rooms).emit(route.event, route.payload);
+      for (const route of routes) if (route) emitRoute(io, route);
     },
   });
   // Every instance holds its own audience cache, so every instance hears the changes (its own exclusive queue).
