@@ -248,7 +248,7 @@ export async function self(
     content,
     contentType: text('contentType', req.contentType, 50) || 'text',
     sentAt: new Date().toISOString(),
-    fromSelf: true,
+    fromSelf: true as const,
   };
   try {
     await onHolder(deps, ctx.orgId, row.id, 'inbound', message, () => notLive());

@@ -4,6 +4,7 @@
  * a driver never touches the database, Redis leases or events.
  */
 import type { Readable } from 'node:stream';
+import type { ParsedEventData } from '@crm/events';
 
 export type ThreadType = 'user' | 'group';
 
@@ -21,36 +22,21 @@ export interface QrCode {
   expiresAt: Date;
 }
 
-export interface InboundMessage {
-  chatnetMessageId: string;
-  threadId: string;
+/**
+ * A message from the network as a driver hands it over: the `chatnet.inbound` event's data (its one schema, in
+ * packages/events) without the account (the session pool adds it), with the time as a Date and the stored files
+ * (the event names them; the bytes never travel with it). The optional fields: `groupName`, the group's name as the
+ * network calls it (group threads; absent when the network did not say: a driver never holds a message back for it);
+ * `cliMsgId`, the sender's own id of the message (zca: `cliMsgId`), which the network wants back when the account
+ * tells it the message was read; `fromSelf`, the account itself wrote it elsewhere than through the CRM (never set
+ * for a message the CRM sent through this session: the session skips those echoes); `quoteChatnetMessageId`, the
+ * network id of the message of the same thread this one quotes.
+ */
+export type InboundMessage = Omit<ParsedEventData<'chatnet.inbound'>, 'accountId' | 'sentAt' | 'attachments' | 'threadType'> & {
   threadType: ThreadType;
-  fromUid: string;
-  fromName: string;
-  fromAvatar: string;
-  content: string;
-  contentType: string;
   sentAt: Date;
-  /**
-   * The group's name as the network calls it (group threads only): messaging shows it as the conversation's name and
-   * follows renames. Absent when the network did not say (a driver never holds a message back for it).
-   */
-  groupName?: string;
-  /** Files the message carried, already stored in messaging (the event names them; the bytes never travel with it). */
   attachments?: StoredAttachment[];
-  /**
-   * The sender's own id of the message (zca: `cliMsgId`), which the network wants back, with its own id, when the
-   * account tells it the message was read. Absent when the network has none.
-   */
-  cliMsgId?: string;
-  /**
-   * The account itself wrote it, elsewhere than through the CRM (typed on the phone): messaging stores it as outbound.
-   * Never set for a message the CRM sent through this session (the session skips those echoes).
-   */
-  fromSelf?: boolean;
-  /** The network id of the message of the same thread this one quotes (replies to). */
-  quoteChatnetMessageId?: string;
-}
+};
 
 /** A message of a thread as a recall or a reaction names it: the network's id and the sender's own id (when known). */
 export interface MessageRef {

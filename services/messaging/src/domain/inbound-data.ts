@@ -1,25 +1,17 @@
 // Its own file because inbound.ts, contacts.ts and self-messages.ts all read it, and inbound.ts imports the other two.
 
-/** `chatnet.inbound` data as the connector publishes it: a raw message from the network. */
-export interface InboundData {
-  accountId: string;
-  chatnetMessageId: string;
-  threadId: string;
-  threadType: 'user' | 'group';
-  fromUid: string;
-  fromName: string;
-  fromAvatar: string;
-  content: string;
-  contentType: string;
+import type { ParsedEventData } from '@crm/events';
+
+/**
+ * `chatnet.inbound` data as parseInbound normalises it, derived from the event's one schema (packages/events, the
+ * catalogue): every field the schema has, the optional ones filled (`groupName` '' for user threads and when the
+ * network did not say; `cliMsgId`, the sender's own id of the message kept to mark it read on the network, '' for
+ * none; `quoteChatnetMessageId`, the quoted message's network id, '' for none), `sentAt` as a Date, the files by id
+ * (already stored by the connector; uploads not yet linked) and `fromSelf` (the account itself wrote it, typed on the
+ * phone: stored as outbound by self-messages.ts, never as received) as a boolean.
+ */
+export type InboundData = Required<Omit<ParsedEventData<'chatnet.inbound'>, 'sentAt' | 'attachments' | 'fromSelf'>> & {
   sentAt: Date;
-  /** Group threads: the group's name from the network; '' when it did not say (and always for user threads). */
-  groupName: string;
-  /** Ids of the files the message carries, already stored here by the connector (uploads not yet linked). */
   attachmentIds: string[];
-  /** The sender's own id of the message ('' when the network gave none), kept to mark it read on the network. */
-  cliMsgId: string;
-  /** The account itself wrote it (typed on the phone): stored as outbound (self-messages.ts), never as received. */
   fromSelf: boolean;
-  /** The network id of the message of the thread it quotes ('' for none). */
-  quoteChatnetMessageId: string;
-}
+};
