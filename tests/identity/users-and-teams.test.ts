@@ -161,6 +161,15 @@ describe('users and teams', () => {
       expect(inactive.body.data.map((x: { id: string }) => x.id)).toContain(u.id);
     });
 
+    it('PUT gives a deactivated owner another role even when one other active owner is left (no active owner is lost)', async () => {
+      const initech = await newOrg(api, 'Initech');
+      const second = await createUser(initech.owner, 'owner');
+      expect((await initech.owner.del(`/api/v1/users/${second.id}`)).status).toBe(204);
+      const res = await initech.owner.put(`/api/v1/users/${second.id}`, { role: 'agent' });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(expect.objectContaining({ id: second.id, role: 'agent', status: 'inactive' }));
+    });
+
     it('DELETE of yourself is 403, and the last owner cannot be removed', async () => {
       expect((await acme.owner.del(`/api/v1/users/${acme.user.id}`)).status).toBe(403);
       const admin = await createUser(acme.owner, 'admin');

@@ -104,16 +104,21 @@ describe('requireMayDeactivate', () => {
 
 describe('the last active owner', () => {
   it('an update demotes an owner when it gives another role or deactivates', () => {
-    expect(demotesOwner({ role: 'owner' }, { role: 'admin' })).toBe(true);
-    expect(demotesOwner({ role: 'owner' }, { status: 'inactive' })).toBe(true);
-    expect(demotesOwner({ role: 'owner' }, { role: 'owner', status: 'inactive' })).toBe(true);
+    expect(demotesOwner({ role: 'owner', status: 'active' }, { role: 'admin' })).toBe(true);
+    expect(demotesOwner({ role: 'owner', status: 'active' }, { status: 'inactive' })).toBe(true);
+    expect(demotesOwner({ role: 'owner', status: 'active' }, { role: 'owner', status: 'inactive' })).toBe(true);
   });
 
   it('keeping the owner role, reactivating, or a profile edit demotes nobody; nor does any change to a non-owner', () => {
-    expect(demotesOwner({ role: 'owner' }, { role: 'owner' })).toBe(false);
-    expect(demotesOwner({ role: 'owner' }, { status: 'active' })).toBe(false);
-    expect(demotesOwner({ role: 'owner' }, {})).toBe(false);
-    expect(demotesOwner({ role: 'admin' }, { role: 'agent', status: 'inactive' })).toBe(false);
+    expect(demotesOwner({ role: 'owner', status: 'active' }, { role: 'owner' })).toBe(false);
+    expect(demotesOwner({ role: 'owner', status: 'active' }, { status: 'active' })).toBe(false);
+    expect(demotesOwner({ role: 'owner', status: 'active' }, {})).toBe(false);
+    expect(demotesOwner({ role: 'admin', status: 'active' }, { role: 'agent', status: 'inactive' })).toBe(false);
+  });
+
+  it('changing an inactive owner demotes no active owner (the last active one may stay alone)', () => {
+    expect(demotesOwner({ role: 'owner', status: 'inactive' }, { role: 'agent' })).toBe(false);
+    expect(demotesOwner({ role: 'owner', status: 'inactive' }, { status: 'inactive' })).toBe(false);
   });
 
   it('deactivating takes an owner away only from an active owner', () => {

@@ -37,8 +37,9 @@ export function requireMayDeactivate(actor: Actor, target: { id: string; role: s
  * Whether an update takes the owner role or the active status from an owner, so the organization's active owners
  * must be counted before it is allowed.
  */
-export function demotesOwner(target: { role: string }, patch: { role?: string; status?: string }): boolean {
-  return target.role === 'owner' && ((Boolean(patch.role) && patch.role !== 'owner') || patch.status === 'inactive');
+export function demotesOwner(target: { role: string; status: string }, patch: { role?: string; status?: string }): boolean {
+  // An inactive owner is no active owner to lose: changing its role must not count against the last active one.
+  return isActiveOwner(target) && ((Boolean(patch.role) && patch.role !== 'owner') || patch.status === 'inactive');
 }
 
 /** Deactivating this user takes an active owner away. */
