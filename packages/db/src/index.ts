@@ -4,6 +4,7 @@ import { Client, Pool, PoolClient, types } from 'pg';
 
 export { Pool, PoolClient };
 import { PatientPool } from './patient-pool';
+import { withTransactionOn } from './transaction';
 export { PatientPool };
 
 // COUNT(*) and BIGINT come back as strings by default; every count we keep fits in a JS number.
@@ -129,21 +130,25 @@ export async function migrate(pool: Pool, dir: string, log?: Log): Promise<strin
     const done = new Set((await client.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
     for (const m of migrations) {
       if (done.has(m.name)) continue;
-      await client.query('BEGIN');
       try {
-        await client.query(m.sql);
-        await client.query('INSERT INTO schema_migrations (name) VALUES ($1)', [m.name]);
-        await client.query('COMMIT');
+        await withTransactionOn(client, async (tx) => {
+          await tx.query(m.sql);
+          await tx.query('INSERT INTO schema_migrations (name) VALUES ($1)', [m.name]);
+        });
       } catch (err) {
-        await client.query('ROLLBACK');
         throw new Error(`Migration ${m.name} failed: ${(err as Error).message}`);
       }
       applied.push(m.name);
       log?.info({ migration: m.name }, 'migration applied');
     }
   } finally {
-    await client.query('SELECT pg_advisory_unlock(72707369)').catch(() => undefined);
-    client.release();
+    // A connection that cannot say it let go of the lock (broken, or stuck mid-transaction) may still hold it: it is
+    // destroyed rather than handed back to the pool, where it would keep every other migrator waiting.
+    let broken: Error | undefined;
+    await client.query('SELECT pg_advisory_unlock(72707369)').catch((err: Error) => {
+      broken = err;
+    });
+    client.release(broken);
   }
   return applied;
 }
