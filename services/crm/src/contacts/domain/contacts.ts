@@ -113,15 +113,26 @@ export async function list(deps: ContactsDeps, ctx: OrgContext, req: crm.ListCon
   return { data: rows.map((r) => repo.toContact(r, r.friends)), pagination };
 }
 
-export async function detail(deps: ContactsDeps, ctx: OrgContext, id: string) {
+/** The parts of a contact's detail a caller may ask for (GetContactRequest.parts); none named means all. */
+const DETAIL_PARTS = ['notes', 'appointments', 'activities', 'conversations'] as const;
+type DetailPart = (typeof DETAIL_PARTS)[number];
+
+function detailParts(parts: string[] = []): (part: DetailPart) => boolean {
+  const unknown = parts.find((p) => !(DETAIL_PARTS as readonly string[]).includes(p));
+  if (unknown !== undefined) throw invalid('parts', `unknown part "${unknown.slice(0, 50)}"; known: ${DETAIL_PARTS.join(', ')}`);
+  return (part) => parts.length === 0 || parts.includes(part);
+}
+
+export async function detail(deps: ContactsDeps, ctx: OrgContext, id: string, parts?: string[]) {
   const { orgId } = ctx;
+  const wants = detailParts(parts);
   const row = await load(deps, orgId, id, viewerOf(ctx));
   const [friends, notes, appointments, activities, conversations] = await Promise.all([
     repo.friendsOf(deps.pool, orgId, [row.id]),
-    notesOf(deps.pool, orgId, row.id, DETAIL_NOTES),
-    appointmentsOfContact(deps.pool, orgId, row.id, DETAIL_APPOINTMENTS),
-    activitiesOf(deps.pool, orgId, row.id, DETAIL_ACTIVITIES),
-    deps.conversations.forContact(ctx, row.id),
+    wants('notes') ? notesOf(deps.pool, orgId, row.id, DETAIL_NOTES) : [],
+    wants('appointments') ? appointmentsOfContact(deps.pool, orgId, row.id, DETAIL_APPOINTMENTS) : [],
+    wants('activities') ? activitiesOf(deps.pool, orgId, row.id, DETAIL_ACTIVITIES) : [],
+    wants('conversations') ? deps.conversations.forContact(ctx, row.id) : { conversations: [], available: false },
   ]);
   return {
     contact: repo.toContact(row, friends.get(row.id)),

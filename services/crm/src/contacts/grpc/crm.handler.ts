@@ -12,7 +12,7 @@ import * as statuses from '../domain/statuses';
 export function crmHandlers(deps: ContactsDeps): HandlersFor<'crm.v1.CrmService'> {
   return {
     ListContacts: (req, ctx) => contacts.list(deps, ctx, req),
-    GetContact: (req, ctx) => contacts.detail(deps, ctx, req.id),
+    GetContact: (req, ctx) => contacts.detail(deps, ctx, req.id, req.parts),
     CreateContact: (req, ctx) => contacts.create(deps, ctx, req),
     UpdateContact: (req, ctx) => contacts.update(deps, ctx, req),
     DeleteContact: (req, ctx) => contacts.remove(deps, ctx, req.id),

@@ -24,7 +24,8 @@ export function publicCrmRoutes(pub: Router, crm: () => CrmClient): void {
     res.json({ contacts: out.data.map(publicContactOut), nextCursor: nextCursor(CURSOR_LISTS.contacts, keyset, out.next) });
   });
   pub.get('/contacts/:id', async (req, res) => {
-    const d = await crm().GetContact({ id: req.params.id }, ctxOf(req, res));
+    // Only what the public detail shows: no notes, no activities.
+    const d = await crm().GetContact({ id: req.params.id, parts: ['appointments', 'conversations'] }, ctxOf(req, res));
     res.json({
       ...publicContactOut(answered(d.contact, 'crm GetContact: contact')),
       appointments: d.appointments.slice(0, PUBLIC_DETAIL_APPOINTMENTS).map((a) => publicAppointmentOut(a)),
