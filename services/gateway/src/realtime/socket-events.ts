@@ -5,8 +5,17 @@ import type { Server, Socket } from 'socket.io';
 // The socket.io contract with clients, typed the way the bus is (issue #30 item 2): every emit names an event of
 // ServerToClientEvents and its payload is checked against it, as a producer's data is against the event catalogue.
 
-type MessageType = 'message.received' | 'message.sent' | 'message.seen' | 'message.recalled' | 'message.reaction';
-type ConversationType = 'conversation.assigned' | 'conversation.status_changed' | 'conversation.priority_changed' | 'conversation.csat_received';
+/** The message events a socket receives as `message`; the realtime queue is bound to these (socket.ts ROUTED). */
+export const MESSAGE_TYPES = ['message.received', 'message.sent', 'message.seen', 'message.recalled', 'message.reaction'] as const;
+/** The conversation events a socket receives as `conversation`, narrowed by inbox visibility. */
+export const CONVERSATION_TYPES = [
+  'conversation.assigned',
+  'conversation.status_changed',
+  'conversation.priority_changed',
+  'conversation.csat_received',
+] as const;
+type MessageType = (typeof MESSAGE_TYPES)[number];
+type ConversationType = (typeof CONVERSATION_TYPES)[number];
 /** `{type, ...data}` of each of `T`: one member per event type, so a client's `switch (payload.type)` narrows the rest. */
 type Tagged<T extends MessageType | ConversationType> = T extends unknown ? { type: T } & ParsedEventData<T> : never;
 

@@ -16,7 +16,7 @@ import { InboxAudience } from './inbox-audience';
 import { PresenceReporter } from './presence-reporter';
 import { joinThrottle, originAllowed, SocketsPerUser } from './socket-admission';
 import { startSessionGuard } from './session-guard';
-import { emitRoute, tagged, type CrmServer, type CrmSocket, type SocketRoute } from './socket-events';
+import { CONVERSATION_TYPES, emitRoute, MESSAGE_TYPES, tagged, type CrmServer, type CrmSocket, type SocketRoute } from './socket-events';
 
 /**
  * socket.io for live updates: the only place that emits to clients. Clients authenticate with the JWT in
@@ -49,15 +49,8 @@ const ROUTED = [
   'chatnet_account.qr',
   'chatnet_account.connected',
   'chatnet_account.disconnected',
-  'message.received',
-  'message.sent',
-  'message.seen',
-  'message.recalled',
-  'message.reaction',
-  'conversation.assigned',
-  'conversation.status_changed',
-  'conversation.priority_changed',
-  'conversation.csat_received',
+  ...MESSAGE_TYPES,
+  ...CONVERSATION_TYPES,
   'notification.created',
   'user.availability_changed',
 ] as const;
@@ -212,20 +205,8 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
     queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
-    bindings: [
-      'chatnet_account.*',
-      'message.received',
-      'message.sent',
-      'message.seen',
-      'message.recalled',
-      'message.reaction',
-      'conversation.assigned',
-      'conversation.status_changed',
-      'conversation.priority_changed',
-      'conversation.csat_received',
-      'notification.created',
-      'user.availability_changed',
-    ],
+    // Every routed type, and the rest of chatnet_account.* (one wildcard rather than each account event).
+    bindings: ['chatnet_account.*', ...ROUTED.filter((t) => !t.startsWith('chatnet_account.'))],
     logger: log,
     metrics: deps.metrics,
     maxAttempts: 2,
