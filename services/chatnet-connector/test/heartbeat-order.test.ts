@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@crm/logger';
 import { liveStatusOf } from '../src/domain/accounts';
+import { LeaseKeeper, type LeaseKeeperOptions } from '../src/pool/lease-keeper';
 import { Leases } from '../src/pool/leases';
-import { SessionPool, type PoolOptions } from '../src/pool/session-pool';
+import { type Entry, LiveSessions, type LiveSessionsOptions } from '../src/pool/live-sessions';
 import { connectRedis, type ConnectorRedis } from '../src/redis';
 
 const log = createLogger('heartbeat-order-test', process.env.LOG_LEVEL ?? 'silent');
@@ -10,7 +11,7 @@ const log = createLogger('heartbeat-order-test', process.env.LOG_LEVEL ?? 'silen
 // A heartbeat races establish(): the beat's register round trip is in flight while a restore finishes and
 // writes `connected` to the live info. Whatever the beat then renews must not set it back to `connecting`
 // (GET status said "reconnecting" for up to a beat, and a reconnect was answered reconnect_in_progress).
-describe('SessionPool heartbeat and a session coming up meanwhile', () => {
+describe('LeaseKeeper heartbeat and a session coming up meanwhile', () => {
   let redis: ConnectorRedis;
   const prefix = `test_hb_${randomUUID().slice(0, 8)}:`;
 
@@ -37,16 +38,13 @@ describe('SessionPool heartbeat and a session coming up meanwhile', () => {
       await realRegister(address);
     };
 
-    const pool = new SessionPool({
-      config: { REBALANCE_INTERVAL_MS: 60_000, LEASE_TTL_MS: 10_000, SCAN_INTERVAL_MS: 1_000 },
-      leases,
-      log,
-    } as unknown as PoolOptions);
+    const live = new LiveSessions({ leases, log } as unknown as LiveSessionsOptions);
+    const keeper = new LeaseKeeper({ config: { SCAN_INTERVAL_MS: 1_000 }, leases, log, live } as unknown as LeaseKeeperOptions);
     // A restore in progress, as restore() records it before the driver answers.
-    const entry = { accountId, orgId: randomUUID(), state: 'connecting', since: Date.now() } as Record<string, unknown>;
-    (pool as unknown as { entries: Map<string, unknown> }).entries.set(accountId, entry);
+    const entry: Entry = { accountId, orgId: randomUUID(), state: 'connecting', since: Date.now() };
+    live.hold(entry);
 
-    const beat = (pool as unknown as { beat(): Promise<void> }).beat();
+    const beat = (keeper as unknown as { beat(): Promise<void> }).beat();
     // establish(): the session is up, the entry turns connected and its live info is written.
     const connectedAt = new Date();
     Object.assign(entry, { state: 'connected', connectedAt, session: { isAlive: () => true } });

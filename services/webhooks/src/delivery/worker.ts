@@ -13,6 +13,7 @@ import { secretAad } from '../deps';
 import { DISABLED_EVENT_TYPE } from '../domain/event-types';
 import { secretKey } from '../domain/signing';
 import { deliveryRecorder } from './delivery-metrics';
+import { BACKLOG_CLAIM_WAIT_MS, DeliverySlots } from './delivery-slots';
 import { type Adopted, FirstRound, within } from './first-attempt';
 import type { AttemptResult, WebhookSender } from './sender';
 
@@ -57,18 +58,6 @@ const IDS_PER_CLAIM = 1_000;
  * slot), so such ids are taken a few per free slot, never a thousand for one slot.
  */
 const IDS_PER_FREE_SLOT = 4;
-/**
- * Announced ids kept while every slot is busy. Past this the list is dropped and the general claim (due
- * rows, oldest first) takes over: the rows are in the table either way, the ids only save a scan.
- */
-const MAX_ANNOUNCED = 20_000;
-/**
- * An endpoint with a backlog (more announced than it has free slots) is claimed for once half its slots are free,
- * or this long after its first slot freed: behind a fast endpoint every finished request frees a slot, and a claim
- * per request would make the queue's round trips, not the requests, the cost of each delivery. Without a backlog
- * a new delivery is claimed at once.
- */
-const BACKLOG_CLAIM_WAIT_MS = 5;
 
 function human(ms: number): string {
   if (ms >= 86_400_000) return `${(ms / 86_400_000).toFixed(1).replace(/\.0$/, '')} days`;
@@ -92,26 +81,15 @@ function human(ms: number): string {
  *
  * Concurrency is bounded per instance and per endpoint: a claim never takes more rows than there are
  * free slots, overall and for the row's endpoint, so nothing claimed waits in memory while its lease runs.
- * The shared ClaimLoop runs the loop (instance slots, poll, LISTEN with reconnects, stop); this class says
- * what to claim (announced ids, then due rows) and keeps the per-endpoint slots.
+ * The shared ClaimLoop runs the loop (instance slots, poll, LISTEN with reconnects, stop); DeliverySlots keeps the
+ * per-endpoint slots and what was heard of due rows; this class says what to claim (announced ids, then due rows),
+ * makes the claims and the attempts and keeps the timers.
  */
 export class DeliveryWorker {
   private readonly o: WorkerOptions;
   private readonly loop: ClaimLoop<deliveries.ClaimedDelivery>;
-  /** Attempts in flight per endpoint id (entries removed at zero). */
-  private perEndpoint = new Map<string, number>();
-  /**
-   * Endpoints that have due deliveries, as far as this instance heard (announced new ones, or left behind at their
-   * bound): how many, at least. Their oldest due rows are claimed by endpoint, as many as each has free slots.
-   */
-  private hinted = new Map<string, number>();
-  /** Announced ids of no known endpoint (an earlier version's payload), oldest first. */
-  private unplaced = new Set<string>();
-  /** Endpoints with a backlog whose free slots are being gathered for one claim: since when. */
-  private gathering = new Map<string, number>();
+  private readonly slots: DeliverySlots;
   private gatherTimer?: NodeJS.Timeout;
-  /** A general claim may find due rows (a poll tick, a retry timer, rows left for lack of a slot). */
-  private wanted = false;
   private pruneTimer?: NodeJS.Timeout;
   private retryTimers = new Set<NodeJS.Timeout>();
   private readonly successes: Batcher<deliveries.Success>;
@@ -120,6 +98,7 @@ export class DeliveryWorker {
   constructor(opts: WorkerOptions) {
     this.recordAttempt = deliveryRecorder(opts.metrics);
     this.o = opts;
+    this.slots = new DeliverySlots({ endpointConcurrency: opts.endpointConcurrency });
     // The delivery is made before its success is recorded; the record only frees this instance's slot (the
     // endpoint's was freed when the request ended), so it can wait a few milliseconds for others.
     this.successes = new Batcher((items) => deliveries.recordSuccesses(opts.pool, items), 500, SUCCESS_GATHER_MS);
@@ -128,7 +107,7 @@ export class DeliveryWorker {
       databaseUrl: opts.databaseUrl,
       channel: deliveries.DUE_CHANNEL,
       // Only this service writes to its database's channel; ids are still checked before they reach SQL.
-      onNotification: (payload) => this.announce(deliveries.parseAnnouncement(payload)),
+      onNotification: (payload) => this.slots.announce(deliveries.parseAnnouncement(payload)),
       pollMs: opts.pollMs,
       concurrency: opts.concurrency,
       claim: (free, due) => this.claimDue(free, due),
@@ -170,14 +149,7 @@ export class DeliveryWorker {
     const start = (): Promise<void> =>
       // Between the loop's claims, so the slots counted are the ones taken: oldest event first, an endpoint's bound
       // before the instance's.
-      this.loop.adopt(async (free) =>
-        round.start(free, (endpoint) => {
-          const busy = this.perEndpoint.get(endpoint) ?? 0;
-          if (busy >= this.o.endpointConcurrency) return false;
-          this.perEndpoint.set(endpoint, busy + 1);
-          return true;
-        }),
-      );
+      this.loop.adopt(async (free) => round.start(free, (endpoint) => this.slots.tryTake(endpoint)));
     // A request of this round that ends frees a slot of its endpoint: what waits for one starts.
     round.onRequestEnd = () => void start().catch((err) => this.o.log.warn({ err }, 'webhook worker: starting a first attempt failed'));
     await start();
@@ -205,19 +177,6 @@ export class DeliveryWorker {
     return this.loop.listening;
   }
 
-  private announce({ webhookId, ids }: deliveries.Announcement): void {
-    if (ids.length === 0) return;
-    if (webhookId !== undefined) this.hint(webhookId, ids.length);
-    else if (this.unplaced.size + ids.length > MAX_ANNOUNCED) {
-      this.unplaced.clear();
-      this.wanted = true;
-    } else for (const id of ids) this.unplaced.add(id);
-  }
-
-  private hint(endpoint: string, n: number): void {
-    this.hinted.set(endpoint, (this.hinted.get(endpoint) ?? 0) + n);
-  }
-
   /**
    * What the loop claims when it comes round: the due rows of endpoints heard of (as many as each has free
    * slots), announced ids of no known endpoint, then (when asked for, or when rows were left behind) due rows of
@@ -225,45 +184,38 @@ export class DeliveryWorker {
    * so a freed slot (the instance's or an endpoint's) looks again.
    */
   private async claimDue(free: number, due: boolean): Promise<ClaimBatch<deliveries.ClaimedDelivery>> {
-    if (due) this.wanted = true;
+    if (due) this.slots.want();
     const items: deliveries.ClaimedDelivery[] = [];
     let again = false;
     try {
       items.push(...(await this.claimHinted(free)));
-      if (this.unplaced.size > 0 && free > items.length) {
-        const ids = [...this.unplaced].slice(0, Math.min(IDS_PER_CLAIM, (free - items.length) * IDS_PER_FREE_SLOT));
-        for (const id of ids) this.unplaced.delete(id);
+      if (this.slots.unplacedCount > 0 && free > items.length) {
+        const ids = this.slots.takeUnplaced(Math.min(IDS_PER_CLAIM, (free - items.length) * IDS_PER_FREE_SLOT));
         const { rows, scanned } = await this.claim(ids, 0, free - items.length);
         items.push(...rows);
         // Due but left for lack of a slot (the claim ranks them by endpoint).
-        if (scanned > rows.length) this.wanted = true;
-        if (this.unplaced.size > 0) again = true;
+        if (scanned > rows.length) this.slots.want();
+        if (this.slots.unplacedCount > 0) again = true;
       }
       const room = free - items.length;
-      if (this.wanted && room > 0) {
-        this.wanted = false;
+      if (room > 0 && this.slots.takeWanted()) {
         const scan = room * 2;
         // Endpoints at their bound are not scanned; endpoints heard of are served by their own claims.
-        const full = [...this.perEndpoint].filter(([, n]) => n >= this.o.endpointConcurrency).map(([id]) => id);
-        const { rows, scanned } = await this.claim(undefined, scan, room, [...this.hinted.keys()]);
+        const full = this.slots.full();
+        const { rows, scanned } = await this.claim(undefined, scan, room, this.slots.heardOf());
         items.push(...rows);
-        // What was not looked at is looked at by endpoint once a slot frees: the endpoints at their bound, before
-        // or after this claim.
-        for (const id of full) this.hint(id, 1);
-        for (const row of rows)
-          if ((this.perEndpoint.get(row.webhook_id) ?? 0) >= this.o.endpointConcurrency)
-            this.hinted.set(row.webhook_id, this.hinted.get(row.webhook_id) ?? 1);
+        this.slots.afterGeneralClaim(full, rows);
         // Due rows beyond the scan, or beyond this instance's room: look again.
-        if (scanned === scan || (rows.length === room && scanned > rows.length)) this.wanted = true;
+        if (scanned === scan || (rows.length === room && scanned > rows.length)) this.slots.want();
         if (rows.length > 0 && (rows.length === room || scanned === scan)) again = true;
       }
     } catch (err) {
       // Announced ids taken out of the lists are found by the next general claim (rows claimed so far are
       // leased and come back when the lease ends).
-      this.wanted = true;
+      this.slots.want();
       throw err;
     }
-    return { items, again, left: this.wanted || this.hinted.size > 0 || this.unplaced.size > 0 };
+    return { items, again, left: this.slots.left };
   }
 
   /**
@@ -273,51 +225,17 @@ export class DeliveryWorker {
    * asked for is forgotten until it is heard of again.
    */
   private async claimHinted(free: number): Promise<deliveries.ClaimedDelivery[]> {
-    const wants = new Map<string, number>();
-    const heard = new Map<string, number>();
-    const bound = this.o.endpointConcurrency;
-    const now = performance.now();
-    let total = 0;
-    for (const [endpoint, count] of [...this.hinted]) {
-      const room = free - total;
-      if (room <= 0) break;
-      const inFlight = this.perEndpoint.get(endpoint) ?? 0;
-      const slots = bound - inFlight;
-      if (slots <= 0) continue;
-      if (inFlight > 0 && slots < Math.min(Math.ceil(bound / 2), count)) {
-        const since = this.gathering.get(endpoint);
-        if (since === undefined) this.gathering.set(endpoint, now);
-        if (since === undefined || now - since < BACKLOG_CLAIM_WAIT_MS) {
-          this.gatherLater();
-          continue;
-        }
-      }
-      this.gathering.delete(endpoint);
-      const n = Math.min(slots, room);
-      wants.set(endpoint, n);
-      heard.set(endpoint, count);
-      this.hinted.delete(endpoint);
-      total += n;
-    }
-    if (wants.size === 0) return [];
+    const plan = this.slots.planEndpointClaims(free, performance.now());
+    if (plan.gatherLater) this.gatherLater();
+    if (plan.wants.size === 0) return [];
     let rows: deliveries.ClaimedDelivery[];
     try {
-      rows = await deliveries.claimEndpoints(this.o.pool, wants, this.o.leaseMs);
+      rows = await deliveries.claimEndpoints(this.o.pool, plan.wants, this.o.leaseMs);
     } catch (err) {
-      for (const [endpoint, count] of heard) this.hint(endpoint, count);
+      this.slots.endpointClaimFailed(plan);
       throw err;
     }
-    const got = new Map<string, number>();
-    for (const row of rows) {
-      got.set(row.webhook_id, (got.get(row.webhook_id) ?? 0) + 1);
-      this.perEndpoint.set(row.webhook_id, (this.perEndpoint.get(row.webhook_id) ?? 0) + 1);
-    }
-    // As many as asked for: there may be more (heard of meanwhile or not). Fewer: none is due now; what is
-    // announced from here on brings the endpoint back.
-    for (const [endpoint, n] of wants) {
-      const taken = got.get(endpoint) ?? 0;
-      if (taken === n) this.hint(endpoint, Math.max(1, heard.get(endpoint)! - taken));
-    }
+    this.slots.claimedByEndpoint(plan, rows);
     return rows;
   }
 
@@ -340,9 +258,9 @@ export class DeliveryWorker {
       limit,
       leaseMs: this.o.leaseMs,
       perEndpoint: this.o.endpointConcurrency,
-      busy: this.perEndpoint,
+      busy: this.slots.busy,
     });
-    for (const row of result.rows) this.perEndpoint.set(row.webhook_id, (this.perEndpoint.get(row.webhook_id) ?? 0) + 1);
+    for (const row of result.rows) this.slots.take(row.webhook_id);
     return result;
   }
 
@@ -355,10 +273,7 @@ export class DeliveryWorker {
     const releaseEndpoint = () => {
       if (released) return;
       released = true;
-      const n = (this.perEndpoint.get(endpoint) ?? 1) - 1;
-      if (n > 0) this.perEndpoint.set(endpoint, n);
-      else this.perEndpoint.delete(endpoint);
-      if (this.hinted.has(endpoint) || this.wanted) this.loop.nudge();
+      if (this.slots.release(endpoint)) this.loop.nudge();
     };
     try {
       await this.attempt(row, releaseEndpoint);
