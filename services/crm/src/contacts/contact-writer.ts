@@ -126,10 +126,10 @@ export class ContactWriter {
   }
 
   /**
-   * A change written by a statement of its own (a merge copying columns, a merge undone giving them back): the
-   * activity, and contact.updated when `changes` lists any field. Returns the row as it is now.
+   * A change written by a statement of its own (an identity linked, a merge copying columns, a merge undone giving
+   * them back): the activity, and contact.updated when `changes` lists any field. Returns the row as it is now.
    */
-  async changed(tx: PoolClient, orgId: string, id: string, changes: string[], activity: ActivityLine): Promise<repo.ContactRow> {
+  private async changed(tx: PoolClient, orgId: string, id: string, changes: string[], activity: ActivityLine): Promise<repo.ContactRow> {
     await recordActivity(tx, { orgId, contactId: id, ...activity });
     const row = (await repo.findContact(tx, orgId, id))!;
     if (changes.length > 0) await this.score(tx, [await contactUpdated(tx, orgId, row, changes)]);
