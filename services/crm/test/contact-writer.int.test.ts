@@ -4,7 +4,7 @@ import { createPool, migrate, Pool, withTransaction } from '@crm/db';
 import { installEventTables, type EventEnvelope } from '@crm/events';
 import { createLogger } from '@crm/logger';
 import { createTestDatabase, TestDatabase } from '@crm/testing';
-import { ContactWriter } from '../src/contacts';
+import { ContactWriter, lockContactJsonRows } from '../src/contacts';
 import { DEFAULT_CONFIG } from '../src/scoring/model';
 import { scoreEvents } from '../src/scoring/scoring.consumer';
 import * as scoringRepo from '../src/scoring/scoring.repo';
@@ -180,5 +180,73 @@ describe('contact writer', () => {
     );
     expect(calls).toHaveLength(1);
     expect(calls[0].map((e) => [e.type, (e.data as { contact: { id: string } }).contact.id])).toEqual(rows.map((r) => ['contact.updated', r.id]));
+  });
+
+  it('a merge removes the source (no contact.deleted) and fills the target; unmerge gives the fill back and the source returns as it was', async () => {
+    const orgId = await newOrg([]);
+    const target = { ...contact(orgId), name: 'Lan' };
+    const source = { ...contact(orgId), name: 'Lan N.', phone: '+84901230001', email: 'lan@example.com' };
+    await withTransaction(pool, (tx) => writer.create(tx, target, 'Created'));
+    await withTransaction(pool, (tx) => writer.create(tx, source, 'Created'));
+    const rows = await lockContactJsonRows(pool, orgId, [source.id, target.id]);
+    const sourceRow = rows.get(source.id)!;
+
+    const merged = await withTransaction(pool, (tx) =>
+      writer.merge(tx, orgId, {
+        targetId: target.id,
+        sourceId: source.id,
+        fill: { phone: source.phone, email: source.email },
+        changes: ['phone', 'email'],
+        activity: { type: 'merged', data: 'Merged' },
+      }),
+    );
+    expect(merged).toEqual(expect.objectContaining({ id: target.id, phone: source.phone, email: source.email }));
+    expect(await q('SELECT id FROM contacts WHERE id = $1', [source.id])).toEqual([]);
+    expect((await outbox(source.id)).map((e) => e.type)).toEqual(['contact.created']);
+    expect(await outbox(target.id)).toEqual([
+      { type: 'contact.created', changes: null },
+      { type: 'contact.updated', changes: ['phone', 'email'] },
+    ]);
+
+    const back = await withTransaction(pool, (tx) =>
+      writer.unmerge(tx, orgId, {
+        targetId: target.id,
+        restore: { phone: '', email: '' },
+        changes: ['phone', 'email'],
+        source: sourceRow,
+        activity: { type: 'merge_undone', data: 'Undone' },
+      }),
+    );
+    expect(back).toEqual(expect.objectContaining({ phone: '', email: '' }));
+    expect((await lockContactJsonRows(pool, orgId, [source.id])).get(source.id)).toEqual(sourceRow);
+    expect((await outbox(source.id)).map((e) => e.type)).toEqual(['contact.created']);
+    expect(await q('SELECT type FROM contact_activities WHERE contact_id = $1 ORDER BY occurred_at, type', [target.id])).toEqual([
+      { type: 'created' },
+      { type: 'merged' },
+      { type: 'merge_undone' },
+    ]);
+  });
+
+  it('unmerge puts a row back only into its own org, and locks read only the org asked for', async () => {
+    const orgId = await newOrg([]);
+    const other = await newOrg([]);
+    const c = contact(orgId);
+    await withTransaction(pool, (tx) => writer.create(tx, c, 'Created'));
+    expect((await lockContactJsonRows(pool, other, [c.id])).size).toBe(0);
+    const row = (await lockContactJsonRows(pool, orgId, [c.id])).get(c.id)!;
+    const targetOfOther = contact(other);
+    await withTransaction(pool, (tx) => writer.create(tx, targetOfOther, 'Created'));
+    await expect(
+      withTransaction(pool, (tx) =>
+        writer.unmerge(tx, other, {
+          targetId: targetOfOther.id,
+          restore: {},
+          changes: [],
+          source: { ...row, id: randomUUID() },
+          activity: { type: 'merge_undone', data: 'Undone' },
+        }),
+      ),
+    ).rejects.toThrow('its own organization');
+    expect(await q('SELECT count(*)::int AS n FROM contacts WHERE org_id = $1', [other])).toEqual([{ n: 1 }]);
   });
 });

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { ClaimLoop, type Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { PhoneDirectory } from './connector.client';
-import { claimBatches, PHONE_CHECK_CHANNEL, PhoneCheckBatch, recordAnswer, retryAt, retryOrgAt } from './phone-check.repo';
+import {
+  claimPhoneCheckBatches,
+  PHONE_CHECK_CHANNEL,
+  type PhoneCheckBatch,
+  recordPhoneCheckAnswer,
+  retryOrgPhoneChecksAt,
+  retryPhoneChecksAt,
+} from '../contacts';
 
 export interface PhoneCheckOptions {
   pool: Pool;
@@ -48,7 +55,8 @@ export class PhoneCheckWorker {
       channel: PHONE_CHECK_CHANNEL,
       pollMs: o.pollMs,
       concurrency: o.concurrency,
-      claim: (free) => claimBatches(o.pool, free, o.batchSize, o.batchSize * (o.intervalMs + o.deadlineMs) + o.deadlineMs, [...this.inHand]),
+      claim: (free) =>
+        claimPhoneCheckBatches(o.pool, free, o.batchSize, o.batchSize * (o.intervalMs + o.deadlineMs) + o.deadlineMs, [...this.inHand]),
       work: async (batch) => {
         this.inHand.add(batch.orgId);
         try {
@@ -74,30 +82,30 @@ export class PhoneCheckWorker {
     const { orgId } = batch;
     for (let i = 0; i < batch.contacts.length; i++) {
       const rest = batch.contacts.slice(i).map((c) => c.id);
-      if (this.loop.isStopping) return retryAt(this.o.pool, orgId, rest, new Date());
+      if (this.loop.isStopping) return retryPhoneChecksAt(this.o.pool, orgId, rest, new Date());
       const wait = (this.nextAt.get(orgId) ?? 0) - Date.now();
       if (wait > 0) await this.loop.sleep(wait);
-      if (this.loop.isStopping) return retryAt(this.o.pool, orgId, rest, new Date());
+      if (this.loop.isStopping) return retryPhoneChecksAt(this.o.pool, orgId, rest, new Date());
       this.nextAt.set(orgId, Date.now() + this.o.intervalMs);
       const contact = batch.contacts[i];
       const answer = await this.o.directory.lookup(orgId, contact.phone, `phone-check-${randomUUID()}`);
       if (answer.kind === 'found' || answer.kind === 'not_found') {
         this.misses.delete(orgId);
-        await recordAnswer(this.o.pool, orgId, contact.id, contact.phone, answer.kind === 'found');
+        await recordPhoneCheckAnswer(this.o.pool, orgId, contact.id, contact.phone, answer.kind === 'found');
         continue;
       }
       const at = new Date(Date.now() + this.backoff(orgId));
       if (answer.kind === 'no_connected_account') {
         // Every number of the org waits: asking again before an account connects would get the same answer.
-        // This batch's claims are given back first (retryOrgAt only brings retry times forward to `at`).
-        await retryAt(this.o.pool, orgId, rest, at);
-        await retryOrgAt(this.o.pool, orgId, at);
+        // This batch's claims are given back first (retryOrgPhoneChecksAt only brings retry times forward to `at`).
+        await retryPhoneChecksAt(this.o.pool, orgId, rest, at);
+        await retryOrgPhoneChecksAt(this.o.pool, orgId, at);
       } else {
         this.o.log.warn(
           { orgId, reason: answer.reason, retryAt: at.toISOString() },
           'chatnet phone check: lookup failed; the org is tried again later',
         );
-        await retryAt(this.o.pool, orgId, rest, at);
+        await retryPhoneChecksAt(this.o.pool, orgId, rest, at);
       }
       return;
     }

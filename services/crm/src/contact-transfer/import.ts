@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
 import { type PoolClient, withTransaction } from '@crm/db';
-import { type ContactRow, type ContactWriter, diff, type ImportedChange, type ImportedValues } from '../contacts';
+import { type ContactRow, type ContactWriter, diff, type ImportedChange, type ImportedValues, lockImportMatches } from '../contacts';
 import { applyChanges, fieldDefs, type FieldDef } from '../custom-fields';
 import type { crm } from '@crm/proto-types';
 import type { Deps } from '../deps';
-import * as repo from './import.repo';
 import { type ImportError, readRow, type RowValues } from './import-row';
 
 /** Rows in one ImportContacts call at most (the gateway sends 500). */
@@ -64,7 +63,7 @@ async function writeBatch(tx: PoolClient, contacts: ContactWriter, orgId: string
   const byPhone = new Map<string, Target>();
   const byEmail = new Map<string, Target>();
   // Several contacts can share an email: the oldest is the match (rows come in id order; created_at decides).
-  const matched = (await repo.lockMatches(tx, orgId, phones, emails)).sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
+  const matched = (await lockImportMatches(tx, orgId, phones, emails)).sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
   for (const row of matched) {
     const t = existingTarget(row);
     if (row.phone) byPhone.set(row.phone, t);

@@ -3,6 +3,7 @@ import { enqueueEvents, type EventEnvelope } from '@crm/events';
 import type { FamilyModule } from '../events';
 import { type ActivityType, recordActivities, recordActivity } from './db/activities.repo';
 import * as batches from './db/contact-batches.repo';
+import { type ContactJsonRow, insertContactJsonRow, setContactJsonColumns } from './db/contact-json-rows.repo';
 import * as repo from './db/contacts.repo';
 import { clearStatusFromContacts } from './db/statuses.repo';
 import { contactCreated, contactDeleted, contactUpdated } from './domain/contact-events';
@@ -24,11 +25,12 @@ export interface ImportedChange {
 const nothingToScore: FamilyModule = async () => undefined;
 
 /**
- * The one place a contact is created, changed or deleted (issue #14): every path (the contacts API, bulk actions,
- * chat-network identities and friend lists, CSV import, socialnet leads, merges, a deleted status) writes the row,
- * its activity and its outbox event here, in the caller's transaction, and hands the events to `recordFacts`
- * (lead scoring, wired by app.ts) in that same transaction: a contact's scoring facts (created, status, stage,
- * tags added) exist exactly when the change does, instead of crm consuming its own events back from the broker.
+ * The one place a contact is created, changed or deleted (issues #14, #30): every path (the contacts API, bulk actions,
+ * chat-network identities and friend lists, CSV import, socialnet leads, merges and their undoing, a deleted status or
+ * custom field) writes the row, its activity and its outbox event here, in the caller's transaction, and hands the
+ * events to `recordFacts` (lead scoring, wired by app.ts) in that same transaction: a contact's scoring facts (created,
+ * status, stage, tags added) exist exactly when the change does, instead of crm consuming its own events back from
+ * the broker. The rows themselves are written only through contacts/db, the one place that names the table.
  * Callers validate and lock first; the writer does not check permissions.
  */
 export class ContactWriter {
@@ -124,14 +126,47 @@ export class ContactWriter {
   }
 
   /**
-   * A change written by a statement of its own (a merge copying columns, a merge undone giving them back): the
-   * activity, and contact.updated when `changes` lists any field. Returns the row as it is now.
+   * A change written by a statement of its own (an identity linked, a merge copying columns, a merge undone giving
+   * them back): the activity, and contact.updated when `changes` lists any field. Returns the row as it is now.
    */
-  async changed(tx: PoolClient, orgId: string, id: string, changes: string[], activity: ActivityLine): Promise<repo.ContactRow> {
+  private async changed(tx: PoolClient, orgId: string, id: string, changes: string[], activity: ActivityLine): Promise<repo.ContactRow> {
     await recordActivity(tx, { orgId, contactId: id, ...activity });
     const row = (await repo.findContact(tx, orgId, id))!;
     if (changes.length > 0) await this.score(tx, [await contactUpdated(tx, orgId, row, changes)]);
     return row;
+  }
+
+  /**
+   * A merge (issue #15) as the contact rows see it: the source contact leaves (no contact.deleted: the merges module
+   * publishes contact.merged), then the target takes `fill` ({column: value}: what it lacked), with its `merged`
+   * activity and contact.updated listing `changes` (the fields filled, as the API names them). The source goes first
+   * so the target can take over its phone and chat-network identity (unique per org). Returns the target as it is now.
+   */
+  async merge(
+    tx: PoolClient,
+    orgId: string,
+    m: { targetId: string; sourceId: string; fill: ContactJsonRow; changes: string[]; activity: ActivityLine },
+  ): Promise<repo.ContactRow> {
+    await repo.deleteContact(tx, orgId, m.sourceId);
+    await setContactJsonColumns(tx, orgId, m.targetId, m.fill, m.changes.length > 0);
+    return this.changed(tx, orgId, m.targetId, m.changes, m.activity);
+  }
+
+  /**
+   * A merge undone: the target gives back `restore` ({column: value}: what the merge filled, freeing the phone and
+   * identity the source had), then the source row returns exactly as the merge kept it (same id, timestamps, score;
+   * no contact.created: the merges module publishes contact.merge_undone), and the target gets its activity and
+   * contact.updated listing `changes`. A unique-violation (another contact took the phone or identity since) fails the
+   * insert as it is. Returns the target as it is now.
+   */
+  async unmerge(
+    tx: PoolClient,
+    orgId: string,
+    u: { targetId: string; restore: ContactJsonRow; changes: string[]; source: ContactJsonRow; activity: ActivityLine },
+  ): Promise<repo.ContactRow> {
+    await setContactJsonColumns(tx, orgId, u.targetId, u.restore, u.changes.length > 0);
+    await insertContactJsonRow(tx, orgId, u.source);
+    return this.changed(tx, orgId, u.targetId, u.changes, u.activity);
   }
 
   /** A custom status deleted: its contacts lose it, each with a contact.updated saying so (no activity, as before). */
@@ -142,6 +177,15 @@ export class ContactWriter {
       if (row) events.push(await contactUpdated(tx, orgId, row, ['statusId']));
     }
     await this.score(tx, events);
+  }
+
+  /**
+   * A deleted custom field's values leave every contact of the org that has one: a change of those contacts
+   * (updated_at moves, so incremental sync sees it), with no activity and no contact.updated per contact (see the
+   * README). Returns how many contacts had a value.
+   */
+  async removeCustomField(tx: PoolClient, orgId: string, key: string): Promise<number> {
+    return batches.removeCustomFieldKey(tx, orgId, key);
   }
 
   /**

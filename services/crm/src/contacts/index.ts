@@ -15,7 +15,6 @@ export { TotalCache } from './db/total-cache';
 
 // The contact as other modules read it.
 export {
-  COLUMNS,
   type ContactRow,
   findByChatnetUid,
   findContact,
@@ -34,4 +33,19 @@ export { conversationIdVisibleSql, orgLimitsAgentsSql } from './db/visibility.re
 export { normalisePhone } from './domain/phone';
 export { type ActivityType, recordActivities, recordActivity } from './db/activities.repo';
 export { findAppointment, toAppointment } from './db/appointments.repo';
-export { criteriaSql, type Filter, validateCriteria } from './domain/list-criteria';
+export { type Filter, validateCriteria } from './domain/list-criteria';
+
+// Set-based reads and locks for other modules' batches (CSV import, socialnet leads, lead scoring, merges).
+export { contactIdsAfter, contactIdsByPhone, contactsByIds, lockContactIds, lockImportMatches } from './db/contact-lookups.repo';
+export { type ContactJsonRow, lockContactJsonRows } from './db/contact-json-rows.repo';
+// Statements other modules own that join contacts (reports, lead scoring): the table as a FROM item, filtered on org.
+export { matchingContactsSql, orgContactsSql, setLeadScoresSql } from './db/contact-fragments';
+// The chat-network phone check's bookkeeping columns on contacts (chatnet-check's worker).
+export {
+  claimPhoneCheckBatches,
+  PHONE_CHECK_CHANNEL,
+  type PhoneCheckBatch,
+  recordPhoneCheckAnswer,
+  retryOrgPhoneChecksAt,
+  retryPhoneChecksAt,
+} from './db/phone-check.repo';

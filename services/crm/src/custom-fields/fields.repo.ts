@@ -94,19 +94,3 @@ export async function deleteField(db: Queryable, orgId: string, id: string): Pro
   });
   return rows[0];
 }
-
-/**
- * Removes a deleted field's key from every contact of the org that has it (a rare admin action: one pass over
- * the org's contacts; jsonb_path_ops cannot answer `?`). This
- * counts as a change of those contacts (updated_at moves, so incremental sync sees it); no contact.updated is
- * published per contact, see the README.
- */
-export async function removeKeyFromContacts(db: Queryable, orgId: string, key: string): Promise<number> {
-  const res = await db.query({
-    name: 'crm_fields_remove_key',
-    text: `UPDATE contacts SET custom_fields = custom_fields - $2::text, updated_at = now()
-           WHERE org_id = $1 AND custom_fields ? $2::text`,
-    values: [orgId, key],
-  });
-  return res.rowCount ?? 0;
-}

@@ -46,15 +46,6 @@ export interface MergeRow {
 /** How long a merge can be undone. */
 export const UNDO_WINDOW_DAYS = 30;
 
-/** The org's contacts among `ids` as JSON rows (every column, including ones added later), locked in id order. */
-export async function lockContactRows(db: Queryable, orgId: string, ids: string[]): Promise<Map<string, JsonRow>> {
-  const { rows } = await db.query<{ row: JsonRow }>(
-    'SELECT to_jsonb(c) AS row FROM contacts c WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE',
-    [orgId, ids],
-  );
-  return new Map(rows.map((r) => [String(r.row.id), r.row]));
-}
-
 /** Move the rows of `from` in one table to `to`; returns the moved keys. Appointments count as changed. */
 export async function moveAll(db: Queryable, table: MovedTable, orgId: string, from: string, to: string): Promise<string[]> {
   const key = MOVED_TABLES[table];
@@ -98,44 +89,6 @@ export async function restoreKeptRows(db: Queryable, kept: KeptRows): Promise<vo
       JSON.stringify(rows),
     ]);
   }
-}
-
-/** The contacts columns a row can be written with: every column but the generated ones (read once per process). */
-let writable: Promise<string[]> | undefined;
-function writableColumns(db: Queryable): Promise<string[]> {
-  writable ??= db
-    .query<{ column_name: string }>(
-      `SELECT column_name FROM information_schema.columns
-       WHERE table_schema = current_schema() AND table_name = 'contacts' AND is_generated = 'NEVER' ORDER BY ordinal_position`,
-    )
-    .then((r) => r.rows.map((c) => c.column_name));
-  writable.catch(() => (writable = undefined));
-  return writable;
-}
-
-const quoted = (cols: string[]) => cols.map((c) => `"${c.replace(/"/g, '""')}"`).join(', ');
-
-/** Put a contact back exactly as its JSON row holds it (same id, timestamps, score). */
-export async function insertContactRow(db: Queryable, row: JsonRow): Promise<void> {
-  const cols = quoted(await writableColumns(db));
-  await db.query(`INSERT INTO contacts (${cols}) SELECT ${cols} FROM jsonb_populate_record(NULL::contacts, $1::jsonb)`, [JSON.stringify(row)]);
-}
-
-/** Set some columns of the org's contact from a JSON object of {column: value}; updatedAt moves when `touch`. */
-export async function setContactColumns(db: Queryable, orgId: string, id: string, values: JsonRow, touch: boolean): Promise<void> {
-  const allowed = new Set(await writableColumns(db));
-  const cols = Object.keys(values).filter((c) => allowed.has(c) && c !== 'id' && c !== 'org_id');
-  if (cols.length === 0) return;
-  const list = quoted(cols);
-  await db.query(
-    `UPDATE contacts SET (${list}) = (SELECT ${list} FROM jsonb_populate_record(NULL::contacts, $3::jsonb))${touch ? ', updated_at = now()' : ''}
-     WHERE org_id = $1 AND id = $2`,
-    [orgId, id, JSON.stringify(values)],
-  );
-}
-
-export async function deleteContactRow(db: Queryable, orgId: string, id: string): Promise<void> {
-  await db.query('DELETE FROM contacts WHERE org_id = $1 AND id = $2', [orgId, id]);
 }
 
 export interface NewMerge {

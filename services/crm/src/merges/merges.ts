@@ -5,7 +5,17 @@ import { enqueueEvent, recordAudit } from '@crm/events';
 import { foldContactAnalytics, unfoldContactAnalytics } from '../analytics';
 import type { crm } from '@crm/proto-types';
 import type { Deps } from '../deps';
-import { ContactRow, findAppointment, findByChatnetUid, findContact, findIdByPhone, toAppointment, toContact, toEventContact } from '../contacts';
+import {
+  ContactRow,
+  findAppointment,
+  findByChatnetUid,
+  findContact,
+  findIdByPhone,
+  lockContactJsonRows,
+  toAppointment,
+  toContact,
+  toEventContact,
+} from '../contacts';
 import { isUuid } from '../shared';
 import { apiFields, type JsonRow, mergedFields, restoredFields } from './merge-fields';
 import * as repo from './merges.repo';
@@ -67,7 +77,7 @@ export async function mergeContacts(deps: Deps, ctx: OrgContext, req: crm.MergeC
   if (sourceId === targetId) throw invalid('sourceId', 'must be another contact than the one it is merged into');
 
   return withRetriedTransaction(deps.pool, async (tx) => {
-    const rows = await repo.lockContactRows(tx, orgId, [targetId, sourceId]);
+    const rows = await lockContactJsonRows(tx, orgId, [targetId, sourceId]);
     const target = rows.get(targetId);
     const source = rows.get(sourceId);
     if (!target) throw notFound('Contact');
@@ -81,12 +91,17 @@ export async function mergeContacts(deps: Deps, ctx: OrgContext, req: crm.MergeC
     const kept = await repo.keptRows(tx, orgId, sourceId);
     // The analytics read model has no foreign keys: the source's history joins the target's there too.
     const analytics = await foldContactAnalytics(tx, orgId, target, source);
-    // The source leaves first, so the target can take over its phone and chat-network identity (unique per org).
-    await repo.deleteContactRow(tx, orgId, sourceId);
     const after = mergedFields(target, source);
     const before = Object.fromEntries(Object.keys(after).map((col) => [col, target[col] ?? null]));
     const changes = apiFields(after);
-    await repo.setContactColumns(tx, orgId, targetId, after, changes.length > 0);
+    // The source leaves and the target takes what it lacked, through the contacts' writer (its activity, contact.updated).
+    const updated = await deps.contactWriter.merge(tx, orgId, {
+      targetId,
+      sourceId,
+      fill: after,
+      changes,
+      activity: { type: 'merged', data: `Merged ${label(source)} (contact ${sourceId}) into this contact` },
+    });
 
     const merge = await repo.insertMerge(tx, {
       id: randomUUID(),
@@ -100,10 +115,6 @@ export async function mergeContacts(deps: Deps, ctx: OrgContext, req: crm.MergeC
       kept,
       analytics,
       mergedBy: ctx.userId || null,
-    });
-    const updated = await deps.contactWriter.changed(tx, orgId, targetId, changes, {
-      type: 'merged',
-      data: `Merged ${label(source)} (contact ${sourceId}) into this contact`,
     });
     await appointmentsMoved(tx, orgId, moved.appointments ?? []);
     await enqueueEvent(tx, {
@@ -149,7 +160,7 @@ export async function undoMerge(deps: Deps, ctx: OrgContext, req: crm.UndoContac
       if (m.undone_at) throw refused('merge_already_undone', `This merge was undone at ${iso(m.undone_at)}`);
       if (m.expired)
         throw refused('merge_undo_expired', `A merge can be undone for ${repo.UNDO_WINDOW_DAYS} days; this one could until ${iso(m.undoable_until)}`);
-      const target = (await repo.lockContactRows(tx, orgId, [m.target_id])).get(m.target_id);
+      const target = (await lockContactJsonRows(tx, orgId, [m.target_id])).get(m.target_id);
       if (!target) {
         const later = await repo.activeMergeOfSource(tx, orgId, m.target_id);
         if (later)
@@ -161,12 +172,17 @@ export async function undoMerge(deps: Deps, ctx: OrgContext, req: crm.UndoContac
       }
       sourceRow = m.source_row;
 
-      // The target gives back what the merge filled (freeing the phone and identity the source had) before the
-      // source returns.
+      // The target gives back what the merge filled (freeing the phone and identity the source had), then the source
+      // returns, before the rows that moved with it can move back to it.
       const restored = restoredFields(target, m.target_before, m.target_after);
       const changes = apiFields(restored);
-      await repo.setContactColumns(tx, orgId, m.target_id, restored, changes.length > 0);
-      await repo.insertContactRow(tx, m.source_row);
+      const targetNow = await deps.contactWriter.unmerge(tx, orgId, {
+        targetId: m.target_id,
+        restore: restored,
+        changes,
+        source: m.source_row,
+        activity: { type: 'merge_undone', data: `Undid the merge of ${label(m.source_row)} (contact ${m.source_id})` },
+      });
       await repo.restoreKeptRows(tx, m.kept);
       if (m.analytics) await unfoldContactAnalytics(tx, orgId, m.target_id, m.source_id, m.analytics);
       const back: repo.MovedIds = {};
@@ -175,10 +191,6 @@ export async function undoMerge(deps: Deps, ctx: OrgContext, req: crm.UndoContac
         if (keys.length) back[table] = keys;
       }
       const done = await repo.markUndone(tx, orgId, mergeId, ctx.userId || null);
-      const targetNow = await deps.contactWriter.changed(tx, orgId, m.target_id, changes, {
-        type: 'merge_undone',
-        data: `Undid the merge of ${label(m.source_row)} (contact ${m.source_id})`,
-      });
       const sourceNow = (await findContact(tx, orgId, m.source_id))!;
       await appointmentsMoved(tx, orgId, back.appointments ?? []);
       await enqueueEvent(tx, {

@@ -1,4 +1,4 @@
-import { criteriaSql } from '../contacts';
+import { matchingContactsSql } from '../contacts';
 import { Dimension, MESSAGE_METRICS, Metric, ReportSpec } from './report-request';
 
 /**
@@ -8,6 +8,8 @@ import { Dimension, MESSAGE_METRICS, Metric, ReportSpec } from './report-request
  * contact_activities_messages_idx) joined to their contacts. Both parts produce the same columns and are
  * summed per dimension key, so a group with contacts but no messages (or the reverse) is one row.
  * Only whitelisted expressions reach the SQL text; the org, the range and every filter value are parameters.
+ * The contacts come from the contacts module's face (matchingContactsSql: the org's contacts matching the filters, as
+ * a FROM item PostgreSQL flattens into the statement), which alone names the table.
  */
 
 /** A dimension's SQL over contact `c`, with `at` the time a time bucket is taken from (UTC). */
@@ -60,8 +62,8 @@ export function reportQuery(orgId: string, spec: ReportSpec): ReportQuery {
       '0::bigint AS received',
       '0::bigint AS sent',
     ].join(', ')}
-      FROM contacts c
-      WHERE c.org_id = $1 AND c.created_at >= $2::timestamptz AND c.created_at < $3::timestamptz AND ${criteriaSql({ filters: spec.filters }, values)}
+      FROM ${matchingContactsSql('$1', { filters: spec.filters }, values)}
+      WHERE c.created_at >= $2::timestamptz AND c.created_at < $3::timestamptz
       ${groupBy}`);
   }
   if (spec.metrics.some((m) => MESSAGE_METRICS.includes(m))) {
@@ -73,9 +75,9 @@ export function reportQuery(orgId: string, spec: ReportSpec): ReportQuery {
       "count(*) FILTER (WHERE a.type = 'message_received') AS received",
       "count(*) FILTER (WHERE a.type = 'message_sent') AS sent",
     ].join(', ')}
-      FROM contact_activities a JOIN contacts c ON c.id = a.contact_id
-      WHERE a.org_id = $1 AND c.org_id = $1 AND a.type IN ('message_received', 'message_sent')
-        AND a.occurred_at >= $2::timestamptz AND a.occurred_at < $3::timestamptz AND ${criteriaSql({ filters: spec.filters }, values)}
+      FROM contact_activities a JOIN ${matchingContactsSql('$1', { filters: spec.filters }, values)} ON c.id = a.contact_id
+      WHERE a.org_id = $1 AND a.type IN ('message_received', 'message_sent')
+        AND a.occurred_at >= $2::timestamptz AND a.occurred_at < $3::timestamptz
       ${groupBy}`);
   }
 

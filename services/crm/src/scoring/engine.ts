@@ -1,6 +1,6 @@
 import { Pool, PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
-import { toEventContact } from '../contacts';
+import { contactIdsAfter, contactsByIds, toEventContact } from '../contacts';
 import { INTERVAL_SECONDS, publishRule, ScoringConfig } from './model';
 import * as repo from './scoring.repo';
 
@@ -28,7 +28,7 @@ export async function publishScores(
   const rule = publishRule(config);
   const ids = await repo.contactsToPublish(tx, orgId, contactIds, rule, crossingsOnly);
   if (ids.length === 0) return 0;
-  for (const row of await repo.contactRows(tx, orgId, ids)) {
+  for (const row of await contactsByIds(tx, orgId, ids)) {
     await enqueueEvent(tx, {
       type: 'contact.updated',
       orgId,
@@ -66,7 +66,7 @@ export async function recomputeOrg(pool: Pool, orgId: string, config: ScoringCon
   let done = 0;
   for (;;) {
     const batch = await withTransaction(pool, async (tx) => {
-      const ids = await repo.contactIdsAfter(tx, orgId, after, opts.batchSize);
+      const ids = await contactIdsAfter(tx, orgId, after, opts.batchSize);
       if (ids.length === 0) return ids;
       await repo.ensureStates(tx, orgId, ids);
       const locked = await repo.lockStates(tx, orgId, ids);

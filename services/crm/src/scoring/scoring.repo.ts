@@ -1,8 +1,11 @@
 import { iso, Queryable } from '@crm/db';
-import type { ContactRow } from '../contacts';
+import { lockContactIds, orgContactsSql, setLeadScoresSql } from '../contacts';
 import { DEFAULT_CONFIG, DecayInterval, INTERVAL_SECONDS, RuleFields, ScoringConfig } from './model';
 
-/** Scoring SQL. Every query filters on org_id (contact ids are checked against the org too). */
+/**
+ * Scoring SQL. Every query filters on org_id (contact ids are checked against the org too). The contacts table is the
+ * contacts module's: these statements reach it through that module's fragments and locks (issue #30 item 3).
+ */
 
 export interface ConfigRow {
   org_id: string;
@@ -159,26 +162,13 @@ export interface StateRow {
 }
 
 /**
- * The contact rows first, always: deleting a contact locks its row and then, by cascade, its state and facts;
- * scoring that locked the state row first and the contact row second (to write lead_score) would deadlock
- * with it. Everything here takes the contact rows first, in id order, so it waits instead.
- */
-async function lockContacts(db: Queryable, orgId: string, contactIds: string[], skipLocked = false): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>({
-    name: skipLocked ? 'crm_scoring_contacts_lock_skip' : 'crm_scoring_contacts_lock',
-    text: `SELECT id FROM contacts WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR NO KEY UPDATE${skipLocked ? ' SKIP LOCKED' : ''}`,
-    values: [orgId, contactIds],
-  });
-  return rows.map((r) => r.id);
-}
-
-/**
  * Make sure the contacts have state rows, created from the contact (what subscribers last saw is its current
  * leadScore), and lock them, contact rows first, all in id order: one contact's events are scored one batch at
  * a time. Contacts that are not the org's (deleted, or never were) are left out.
  */
 export async function lockStateRows(db: Queryable, orgId: string, contactIds: string[]): Promise<StateRow[]> {
-  const ids = await lockContacts(db, orgId, contactIds);
+  // The contact rows first, always (see lockContactIds), all in id order.
+  const ids = await lockContactIds(db, orgId, contactIds);
   if (ids.length === 0) return [];
   await ensureStates(db, orgId, ids);
   const { rows } = await db.query<StateRow>({
@@ -209,7 +199,7 @@ export async function createStates(
            SELECT c.id, c.org_id, c.lead_score, ARRAY(SELECT jsonb_array_elements_text(t.tags)), t.as_of, 0,
                   CASE WHEN $3 AND c.lead_score = 0 THEN now() END, CASE WHEN $3 AND c.lead_score = 0 THEN now() END
            FROM jsonb_to_recordset($2::jsonb) AS t(id uuid, tags jsonb, as_of timestamptz)
-           JOIN contacts c ON c.org_id = $1 AND c.id = t.id
+           JOIN ${orgContactsSql('$1')} ON c.id = t.id
            ORDER BY c.id
            ON CONFLICT (contact_id) DO NOTHING
            RETURNING contact_id, scored_at IS NOT NULL AS scored`,
@@ -234,8 +224,8 @@ export async function createStateIfBaseScoreZero(
     text: `INSERT INTO contact_score_state (contact_id, org_id, published_score, tags, tags_as_of, contrib, computed_at, scored_at)
            SELECT c.id, c.org_id, c.lead_score, $3::text[], $4::timestamptz, 0,
                   CASE WHEN c.lead_score = 0 THEN now() END, CASE WHEN c.lead_score = 0 THEN now() END
-           FROM contacts c
-           WHERE c.id = $2 AND c.org_id = $1 AND coalesce((SELECT base_score FROM scoring_configs WHERE org_id = $1), $5) = 0
+           FROM ${orgContactsSql('$1')}
+           WHERE c.id = $2 AND coalesce((SELECT base_score FROM scoring_configs WHERE org_id = $1), $5) = 0
            ON CONFLICT (contact_id) DO NOTHING
            RETURNING contact_id, scored_at IS NOT NULL AS scored`,
     values: [orgId, c.contactId, c.tags, c.asOf, DEFAULT_CONFIG.baseScore],
@@ -252,7 +242,7 @@ export async function ensureStates(db: Queryable, orgId: string, contactIds: str
   await db.query({
     name: 'crm_scoring_state_ensure',
     text: `INSERT INTO contact_score_state (contact_id, org_id, published_score)
-           SELECT id, org_id, lead_score FROM contacts WHERE org_id = $1 AND id = ANY($2::uuid[])
+           SELECT c.id, c.org_id, c.lead_score FROM ${orgContactsSql('$1')} WHERE c.id = ANY($2::uuid[])
            ON CONFLICT (contact_id) DO NOTHING`,
     values: [orgId, contactIds],
   });
@@ -260,7 +250,7 @@ export async function ensureStates(db: Queryable, orgId: string, contactIds: str
 
 /** Lock a batch's state rows in id order (the order every batch uses, so batches never deadlock each other). */
 export async function lockStates(db: Queryable, orgId: string, contactIds: string[]): Promise<string[]> {
-  contactIds = await lockContacts(db, orgId, contactIds);
+  contactIds = await lockContactIds(db, orgId, contactIds);
   const { rows } = await db.query<{ contact_id: string }>({
     name: 'crm_scoring_states_lock',
     text: 'SELECT contact_id FROM contact_score_state WHERE org_id = $1 AND contact_id = ANY($2::uuid[]) ORDER BY contact_id FOR UPDATE',
@@ -350,10 +340,7 @@ export async function scoreContacts(db: Queryable, orgId: string, contactIds: st
            scored AS (
              SELECT ids.id, coalesce(contrib.pts, 0) AS pts, ${clampScore('coalesce(contrib.pts, 0)')} AS score
              FROM ids LEFT JOIN contrib ON contrib.contact_id = ids.id),
-           changed AS (
-             UPDATE contacts t SET lead_score = s.score FROM scored s
-             WHERE t.org_id = $1 AND t.id = s.id AND t.lead_score <> s.score
-             RETURNING t.id)
+           changed AS (${setLeadScoresSql('$1', 'scored')})
            UPDATE contact_score_state st SET contrib = s.pts, computed_at = $5, scored_at = $5
            FROM scored s
            WHERE st.contact_id = s.id AND st.org_id = $1
@@ -387,7 +374,7 @@ export async function decayPage(
              WHERE org_id = $1 AND contrib <> 0 AND ($2::uuid IS NULL OR contact_id > $2::uuid)
              ORDER BY contact_id LIMIT $8)
            SELECT (SELECT contact_id FROM st ORDER BY contact_id DESC LIMIT 1) AS last_id,
-                  ARRAY(SELECT st.contact_id FROM st JOIN contacts t ON t.id = st.contact_id AND t.org_id = $1
+                  ARRAY(SELECT st.contact_id FROM st JOIN ${orgContactsSql('$1', 't')} ON t.id = st.contact_id
                         WHERE st.computed_at IS NOT NULL AND t.lead_score <> ${DECAYED_SCORE}) AS changing`,
     values: [orgId, after, ...scoreParams(c, asOf), limit],
   });
@@ -396,7 +383,7 @@ export async function decayPage(
 
 /** Lock these state rows, skipping those an event is scoring right now (it writes a fresh score anyway). */
 export async function lockStatesSkipLocked(db: Queryable, orgId: string, contactIds: string[]): Promise<string[]> {
-  contactIds = await lockContacts(db, orgId, contactIds, true);
+  contactIds = await lockContactIds(db, orgId, contactIds, true);
   const { rows } = await db.query<{ contact_id: string }>({
     name: 'crm_scoring_states_lock_skip',
     text: 'SELECT contact_id FROM contact_score_state WHERE org_id = $1 AND contact_id = ANY($2::uuid[]) ORDER BY contact_id FOR UPDATE SKIP LOCKED',
@@ -416,10 +403,7 @@ export async function decayContacts(db: Queryable, orgId: string, contactIds: st
     text: `WITH s AS (
              SELECT st.contact_id AS id, ${DECAYED_SCORE} AS score
              FROM contact_score_state st WHERE st.org_id = $1 AND st.contact_id = ANY($2::uuid[]) AND st.computed_at IS NOT NULL),
-           changed AS (
-             UPDATE contacts t SET lead_score = s.score FROM s
-             WHERE t.org_id = $1 AND t.id = s.id AND t.lead_score <> s.score
-             RETURNING t.id)
+           changed AS (${setLeadScoresSql('$1', 's')})
            UPDATE contact_score_state st SET scored_at = $5 FROM changed WHERE st.contact_id = changed.id RETURNING st.contact_id AS id`,
     values: [orgId, contactIds, ...scoreParams(c, asOf)],
   });
@@ -440,8 +424,8 @@ export async function contactsToPublish(
 ): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>({
     name: 'crm_scoring_to_publish',
-    text: `SELECT c.id FROM contacts c JOIN contact_score_state s ON s.contact_id = c.id
-           WHERE c.org_id = $1 AND c.id = ANY($2::uuid[]) AND (
+    text: `SELECT c.id FROM ${orgContactsSql('$1')} JOIN contact_score_state s ON s.contact_id = c.id
+           WHERE c.id = ANY($2::uuid[]) AND (
              (NOT $6::bool AND abs(c.lead_score - s.published_score) >= $3)
              OR (c.lead_score >= $5 AND NOT s.published_high)
              OR (c.lead_score < $5 - $4 AND s.published_high)
@@ -452,21 +436,11 @@ export async function contactsToPublish(
   return rows.map((r) => r.id);
 }
 
-/** The contacts as rows of contacts.repo's shape (SELECT *: every column toContact reads, whatever is added later). */
-export async function contactRows(db: Queryable, orgId: string, contactIds: string[]): Promise<ContactRow[]> {
-  const { rows } = await db.query<ContactRow>({
-    name: 'crm_scoring_contact_rows',
-    text: 'SELECT * FROM contacts WHERE org_id = $1 AND id = ANY($2::uuid[]) ORDER BY id',
-    values: [orgId, contactIds],
-  });
-  return rows;
-}
-
 export async function markPublished(db: Queryable, orgId: string, contactIds: string[], threshold: number): Promise<void> {
   await db.query({
     name: 'crm_scoring_mark_published',
     text: `UPDATE contact_score_state s SET published_score = c.lead_score, published_high = c.lead_score >= $3, published_threshold = $3
-           FROM contacts c WHERE c.id = s.contact_id AND s.org_id = $1 AND c.org_id = $1 AND s.contact_id = ANY($2::uuid[])`,
+           FROM ${orgContactsSql('$1')} WHERE c.id = s.contact_id AND s.org_id = $1 AND s.contact_id = ANY($2::uuid[])`,
     values: [orgId, contactIds, threshold],
   });
 }
@@ -498,16 +472,6 @@ export async function breakdownOf(db: Queryable, orgId: string, contactId: strin
 }
 
 // ---------------------------------------------------------------------------------------------- batches
-
-/** The org's contacts after `after` in id order (keyset over contacts (org_id, id)). */
-export async function contactIdsAfter(db: Queryable, orgId: string, after: string | null, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>({
-    name: 'crm_scoring_contacts_after',
-    text: `SELECT id FROM contacts WHERE org_id = $1 AND ($2::uuid IS NULL OR id > $2::uuid) ORDER BY id LIMIT $3`,
-    values: [orgId, after, limit],
-  });
-  return rows.map((r) => r.id);
-}
 
 /** Claim one org whose scores must be recomputed; the lease expires if this process dies mid-way. */
 export async function claimRecompute(db: Queryable, leaseMs: number): Promise<ConfigRow | undefined> {

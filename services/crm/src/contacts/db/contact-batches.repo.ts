@@ -88,3 +88,17 @@ export async function updateBulk(db: Queryable, orgId: string, rows: { id: strin
   });
   return out;
 }
+
+/**
+ * Removes a deleted custom field's key from every contact of the org that has it (a rare admin action: one pass over
+ * the org's contacts; jsonb_path_ops cannot answer `?`). Returns how many contacts had it.
+ */
+export async function removeCustomFieldKey(db: Queryable, orgId: string, key: string): Promise<number> {
+  const res = await db.query({
+    name: 'crm_fields_remove_key',
+    text: `UPDATE contacts SET custom_fields = custom_fields - $2::text, updated_at = now()
+           WHERE org_id = $1 AND custom_fields ? $2::text`,
+    values: [orgId, key],
+  });
+  return res.rowCount ?? 0;
+}

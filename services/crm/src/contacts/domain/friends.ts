@@ -1,22 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { PoolClient, Queryable } from '@crm/db';
+import type { PoolClient } from '@crm/db';
 import { recordActivity } from '../db/activities.repo';
+import { contactIdsByChatnetUid } from '../db/contact-lookups.repo';
 import { replaceAccountFriends } from '../db/friends.repo';
 import type { ContactWriter } from '../contact-writer';
 
 export interface FriendListEvent {
   accountId: string;
   friends: { chatnetUid: string; displayName?: string }[];
-}
-
-/** The org's contact ids for the listed identities (those just created included). */
-async function contactIdsOf(db: Queryable, orgId: string, uids: string[]): Promise<Map<string, string>> {
-  const { rows } = await db.query<{ id: string; chatnet_uid: string }>({
-    name: 'crm_contacts_by_uids',
-    text: 'SELECT id, chatnet_uid FROM contacts WHERE org_id = $1 AND chatnet_uid = ANY($2::text[])',
-    values: [orgId, uids],
-  });
-  return new Map(rows.map((r) => [r.chatnet_uid, r.id]));
 }
 
 /**
@@ -43,13 +34,12 @@ export async function syncAccountFriends(
   }
   const friends = [...byUid].map(([uid, name]) => ({ uid, name }));
   const created = await contacts.createForIdentities(db, orgId, friends, `Created (source chatnet, friend of account ${event.accountId})`);
-  const idOf = friends.length
-    ? await contactIdsOf(
-        db,
-        orgId,
-        friends.map((f) => f.uid),
-      )
-    : new Map<string, string>();
+  // The org's contact for every listed identity, those just created included.
+  const idOf = await contactIdsByChatnetUid(
+    db,
+    orgId,
+    friends.map((f) => f.uid),
+  );
   const linked = friends.filter((f) => idOf.has(f.uid));
   const added = await replaceAccountFriends(db, orgId, event.accountId, {
     ids: linked.map(() => randomUUID()),

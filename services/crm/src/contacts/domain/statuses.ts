@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { crm } from '@crm/proto-types';
 import type { ContactsDeps } from '../deps';
@@ -24,6 +24,12 @@ async function get(deps: ContactsDeps, orgId: string, id: string) {
   const row = isUuid(id) ? await repo.findStatus(deps.pool, orgId, id) : undefined;
   if (!row) throw notFound('Contact status');
   return repo.toStatus(row);
+}
+
+/** One of the org's statuses, with its own contact count (GetContactStatus). */
+export async function detail(deps: ContactsDeps, ctx: OrgContext, id: string) {
+  if (!id) throw invalid('id', 'is required');
+  return get(deps, ctx.orgId, id);
 }
 
 export async function create(deps: ContactsDeps, ctx: OrgContext, req: crm.ContactStatusInput__Output) {

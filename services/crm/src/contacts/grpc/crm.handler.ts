@@ -23,6 +23,7 @@ export function crmHandlers(deps: ContactsDeps): HandlersFor<'crm.v1.CrmService'
     DeleteNote: (req, ctx) => notes.remove(deps, ctx, req),
 
     ListContactStatuses: (_req, ctx) => statuses.list(deps, ctx),
+    GetContactStatus: (req, ctx) => statuses.detail(deps, ctx, req.id),
     CreateContactStatus: (req, ctx) => statuses.create(deps, ctx, req),
     UpdateContactStatus: (req, ctx) => statuses.update(deps, ctx, req),
     DeleteContactStatus: (req, ctx) => statuses.remove(deps, ctx, req.id),

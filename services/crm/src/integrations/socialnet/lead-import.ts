@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
 import { AppError, invalid } from '@crm/grpc-kit';
-import { type ContactWriter, normalisePhone, touchLastActivity } from '../../contacts';
+import { contactIdsByPhone, type ContactWriter, normalisePhone, touchLastActivity } from '../../contacts';
 import { optionalEmail, optionalText, rules } from '../../shared';
 import type { SocialnetLead } from './driver';
-import { contactIdsByPhone, insertLink, linkedLeadIds, SkippedLead } from './syncs.repo';
+import { insertLink, linkedLeadIds, SkippedLead } from './syncs.repo';
 
 /** Every contact made from a lead gets this source and starts in the `lead` stage of the pipeline. */
 export const LEAD_SOURCE = 'socialnet';

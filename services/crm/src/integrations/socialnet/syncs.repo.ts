@@ -227,14 +227,3 @@ export async function insertLink(
   });
   return (res.rowCount ?? 0) > 0;
 }
-
-/** The org's contacts owning these (normalised) phone numbers: phone → contact id. `phone <> ''` lets the partial unique index serve it. */
-export async function contactIdsByPhone(db: Queryable, orgId: string, phones: string[]): Promise<Map<string, string>> {
-  if (phones.length === 0) return new Map();
-  const { rows } = await db.query<{ id: string; phone: string }>({
-    name: 'crm_sn_contacts_by_phone',
-    text: `SELECT id, phone FROM contacts WHERE org_id = $1 AND phone <> '' AND phone = ANY($2::text[])`,
-    values: [orgId, phones],
-  });
-  return new Map(rows.map((r) => [r.phone, r.id]));
-}

@@ -1,6 +1,5 @@
 import { Router } from 'express';
 import type { CrmClient } from './crm-client';
-import { HttpError } from '../../http/errors';
 import { ctxOf } from '../../http/principal';
 import { body } from '../../http/validate';
 import { statusOut } from './contact-statuses.out';
@@ -15,10 +14,8 @@ export function contactStatusRoutes(internal: Router, crm: () => CrmClient): voi
     res.status(201).json(statusOut(await crm().CreateContactStatus(body(req, NewStatus), ctxOf(req, res))));
   });
   internal.get('/contact-statuses/:id', async (req, res) => {
-    const all = await crm().ListContactStatuses({}, ctxOf(req, res));
-    const found = all.data.find((x) => x.id === req.params.id);
-    if (!found) throw new HttpError(404, 'not_found', 'Contact status not found');
-    res.json(statusOut(found));
+    // The one status asked for (crm counts its contacts alone), not the whole list searched here.
+    res.json(statusOut(await crm().GetContactStatus({ id: req.params.id }, ctxOf(req, res))));
   });
   internal.put('/contact-statuses/:id', async (req, res) => {
     res.json(statusOut(await crm().UpdateContactStatus({ id: req.params.id, ...body(req, StatusPatch) }, ctxOf(req, res))));

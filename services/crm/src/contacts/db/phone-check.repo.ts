@@ -1,5 +1,10 @@
 import type { Queryable } from '@crm/db';
 
+/**
+ * The chat-network phone check's columns on contacts (migration 012), for chatnet-check's worker (issue #26). The first
+ * query of a claim looks across orgs on purpose: it finds which orgs have due contacts; everything after is per org.
+ */
+
 /** NOTIFY channel of migration 012's trigger: contacts added or their numbers changed. */
 export const PHONE_CHECK_CHANNEL = 'crm_chatnet_phone_check';
 
@@ -18,7 +23,13 @@ const DUE = `chatnet_uid IS NULL AND phone <> '' AND chatnet_checked_at IS NULL
  * One org per batch, and none this instance is already working on (`inHand`), keeps the per-org pace in one place; orgs are taken in a random order so none waits behind
  * a large one.
  */
-export async function claimBatches(db: Queryable, orgs: number, batchSize: number, leaseMs: number, inHand: string[]): Promise<PhoneCheckBatch[]> {
+export async function claimPhoneCheckBatches(
+  db: Queryable,
+  orgs: number,
+  batchSize: number,
+  leaseMs: number,
+  inHand: string[],
+): Promise<PhoneCheckBatch[]> {
   const { rows: due } = await db.query<{ org_id: string }>(
     `SELECT org_id FROM (SELECT DISTINCT org_id FROM contacts WHERE ${DUE} AND org_id <> ALL($2::uuid[])) d ORDER BY random() LIMIT $1`,
     [orgs, inHand],
@@ -41,7 +52,13 @@ export async function claimBatches(db: Queryable, orgs: number, batchSize: numbe
  * Record the network's answer for the number that was checked. Nothing is written when the contact's phone
  * changed meanwhile (the trigger made the new number due) or it was checked already.
  */
-export async function recordAnswer(db: Queryable, orgId: string, contactId: string, checkedPhone: string, found: boolean): Promise<boolean> {
+export async function recordPhoneCheckAnswer(
+  db: Queryable,
+  orgId: string,
+  contactId: string,
+  checkedPhone: string,
+  found: boolean,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE contacts SET chatnet_checked_at = now(), chatnet_phone_found = $4, chatnet_check_after = NULL
       WHERE org_id = $1 AND id = $2 AND phone = $3 AND chatnet_checked_at IS NULL`,
@@ -51,7 +68,7 @@ export async function recordAnswer(db: Queryable, orgId: string, contactId: stri
 }
 
 /** Try these contacts again at `at` (a claim given back: stopping, the network not answering). */
-export async function retryAt(db: Queryable, orgId: string, contactIds: string[], at: Date): Promise<void> {
+export async function retryPhoneChecksAt(db: Queryable, orgId: string, contactIds: string[], at: Date): Promise<void> {
   if (contactIds.length === 0) return;
   await db.query(`UPDATE contacts SET chatnet_check_after = $3 WHERE org_id = $1 AND id = ANY($2::uuid[]) AND chatnet_checked_at IS NULL`, [
     orgId,
@@ -64,7 +81,7 @@ export async function retryAt(db: Queryable, orgId: string, contactIds: string[]
  * The org has no connected account to ask with: every unchecked contact of it waits until `at` (a contact added
  * later is still tried at once: an account may have connected since).
  */
-export async function retryOrgAt(db: Queryable, orgId: string, at: Date): Promise<void> {
+export async function retryOrgPhoneChecksAt(db: Queryable, orgId: string, at: Date): Promise<void> {
   await db.query(
     `UPDATE contacts SET chatnet_check_after = $2
       WHERE org_id = $1 AND chatnet_uid IS NULL AND phone <> '' AND chatnet_checked_at IS NULL
