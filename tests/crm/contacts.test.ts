@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '../support/http';
-import { addUser, CrmStack, Org, startCrmStack } from './crm-support';
+import { eventually } from '@crm/testing';
+import { addUser, CrmStack, listenEvents, Org, startCrmStack } from './crm-support';
 
 // Contacts through the gateway: create/list/detail/update/delete, every list filter, pagination bounds,
 // phone normalisation and the duplicate rule, custom statuses, assignment, notes, friends, isolation.
@@ -132,6 +133,30 @@ describe('contacts (internal API)', () => {
       expect((await owner.del(`/api/v1/contact-statuses/${created.body.id}`)).status).toBe(204);
       expect((await owner.get(`/api/v1/contacts/${contact.body.id}`)).body.statusId).toBeNull();
       expect((await owner.get('/api/v1/contact-statuses')).body).toEqual([]);
+    });
+
+    it('deleting a status held by several contacts clears it on each, with one contact.updated (statusId) per contact', async () => {
+      const events = await listenEvents(crm.exchange, ['contact.updated']);
+      try {
+        const status = await owner.post('/api/v1/contact-statuses', { name: 'Shared status' });
+        const holders = [];
+        for (const name of ['Holder A', 'Holder B', 'Holder C'])
+          holders.push((await owner.post('/api/v1/contacts', { name, statusId: status.body.id })).body.id);
+        const other = await owner.post('/api/v1/contacts', { name: 'No status' });
+        expect((await owner.del(`/api/v1/contact-statuses/${status.body.id}`)).status).toBe(204);
+        for (const id of holders) expect((await owner.get(`/api/v1/contacts/${id}`)).body.statusId).toBeNull();
+        const cleared = await eventually(async () => {
+          const found = events.seen.filter(
+            (e) => e.type === 'contact.updated' && e.data.changes.join() === 'statusId' && e.data.contact.statusId === null,
+          );
+          return found.length >= holders.length ? found : undefined;
+        });
+        expect(cleared.map((e) => e.data.contact.id).sort()).toEqual([...holders].sort());
+        expect(cleared.every((e) => e.orgId === acme.orgId)).toBe(true);
+        expect(events.find((e) => e.data.contact.id === other.body.id)).toBeUndefined();
+      } finally {
+        await events.close();
+      }
     });
 
     it('is 409 for a duplicate name (any case), 400 for a bad color, 403 for an agent', async () => {

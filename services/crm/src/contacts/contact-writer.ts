@@ -171,11 +171,12 @@ export class ContactWriter {
 
   /** A custom status deleted: its contacts lose it, each with a contact.updated saying so (no activity, as before). */
   async clearStatus(tx: PoolClient, orgId: string, statusId: string): Promise<void> {
-    const events: EventEnvelope[] = [];
-    for (const contactId of await clearStatusFromContacts(tx, orgId, statusId)) {
-      const row = await repo.findContact(tx, orgId, contactId);
-      if (row) events.push(await contactUpdated(tx, orgId, row, ['statusId']));
-    }
+    // One statement for the contacts and one for their events, however many contacts had the status.
+    const rows = await clearStatusFromContacts(tx, orgId, statusId);
+    const events = await enqueueEvents(
+      tx,
+      rows.map((row) => ({ type: 'contact.updated' as const, orgId, data: { contact: repo.toEventContact(row), changes: ['statusId'] } })),
+    );
     await this.score(tx, events);
   }
 

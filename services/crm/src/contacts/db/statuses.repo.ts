@@ -1,4 +1,5 @@
 import { iso, Queryable } from '@crm/db';
+import { COLUMNS, type ContactRow } from './contacts.repo';
 
 export interface StatusRow {
   id: string;
@@ -86,12 +87,12 @@ export async function deleteStatus(db: Queryable, orgId: string, id: string): Pr
   return (res.rowCount ?? 0) > 0;
 }
 
-/** Before a status is deleted: its contacts lose it (returned, so each gets a contact.updated event). */
-export async function clearStatusFromContacts(db: Queryable, orgId: string, statusId: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>({
-    name: 'crm_status_clear_contacts',
-    text: 'UPDATE contacts SET status_id = NULL, updated_at = now() WHERE org_id = $1 AND status_id = $2 RETURNING id',
+/** Before a status is deleted: its contacts lose it (returned as they now are, so each gets a contact.updated event). */
+export async function clearStatusFromContacts(db: Queryable, orgId: string, statusId: string): Promise<ContactRow[]> {
+  const { rows } = await db.query<ContactRow>({
+    name: 'crm_status_clear_contacts_rows',
+    text: `UPDATE contacts SET status_id = NULL, updated_at = now() WHERE org_id = $1 AND status_id = $2 RETURNING ${COLUMNS}`,
     values: [orgId, statusId],
   });
-  return rows.map((r) => r.id);
+  return rows;
 }
