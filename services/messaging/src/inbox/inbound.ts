@@ -16,7 +16,7 @@ import { listedAssignmentUsers, autoAssignNew, warmRotation } from '../assignmen
 import { files } from '../attachments';
 import { convs, messages, EVENTS, type InboundData } from '../conversations';
 import {
-  groupFallbackName,
+  openConversation,
   senderTarget,
   threadTarget,
   tryResolveSender,
@@ -347,35 +347,11 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     // conversation. A group gets no contact: its conversation is named after the group.
     const t = target();
     const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t)) : undefined;
-    const made = await convs.insertOrGet(db, {
-      id: randomUUID(),
-      orgId,
-      accountId: d.accountId,
-      threadType: d.threadType,
-      threadId: d.threadId,
-      contactId: contact?.id ?? null,
-      contactChatnetUid: t?.chatnetUid ?? '',
-      contactName: t ? contact?.name || t.displayName : d.groupName || groupFallbackName(d.threadId),
-      contactAvatar: contact?.avatar || t?.avatar || '',
-      contactPhone: contact?.phone ?? '',
-    });
+    const { accountId, threadType, threadId, groupName } = d;
+    const made = await openConversation(db, orgId, { accountId, threadType, threadId, target: t, contact, groupName, avatar: t?.avatar });
     const conv = made.row;
-    if (made.created) {
-      await enqueueEvent(db, {
-        type: EVENTS.conversationCreated,
-        orgId,
-        data: {
-          id: conv.id,
-          contactId: conv.contact_id,
-          chatnetAccountId: conv.chatnet_account_id,
-          type: conv.thread_type,
-          threadId: conv.thread_id,
-        },
-      });
-      if (t && !contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
-      // On a round_robin account its owner is chosen now, committed with the conversation.
-      await autoAssignNew(deps, db, event.id, conv);
-    }
+    // On a round_robin account its owner is chosen now, committed with the conversation.
+    if (made.created) await autoAssignNew(deps, db, event.id, conv);
     const inserted = await messages.insertInbound(db, { ...message, conversationId: conv.id });
     stored = {
       conversationId: conv.id,

@@ -4,7 +4,7 @@ import { enqueueEvent, type EventEnvelope } from '@crm/events';
 import type { Deps } from '../deps';
 import { files } from '../attachments';
 import { convs, messages, EVENTS, type InboundData } from '../conversations';
-import { groupFallbackName, threadTarget, tryUpsertContact, type ContactTarget, type LinkedContact } from '../contacts';
+import { openConversation, threadTarget, tryUpsertContact, type ContactTarget, type LinkedContact } from '../contacts';
 import { quotedIdOf, quoteOfEvent } from '../reactions';
 
 /** What the network calls a message the account wrote elsewhere than through the CRM (its phone): `source`. */
@@ -32,27 +32,9 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
   if (!conv) {
     const t = threadTarget(d);
     const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t)) : undefined;
-    const made = await convs.insertOrGet(db, {
-      id: randomUUID(),
-      orgId,
-      accountId: d.accountId,
-      threadType: d.threadType,
-      threadId: d.threadId,
-      contactId: contact?.id ?? null,
-      contactChatnetUid: t?.chatnetUid ?? '',
-      contactName: t ? contact?.name || t.displayName : groupFallbackName(d.threadId),
-      contactAvatar: contact?.avatar ?? '',
-      contactPhone: contact?.phone ?? '',
-    });
-    conv = made.row;
-    if (made.created) {
-      await enqueueEvent(db, {
-        type: EVENTS.conversationCreated,
-        orgId,
-        data: { id: conv.id, contactId: conv.contact_id, chatnetAccountId: d.accountId, type: d.threadType, threadId: d.threadId },
-      });
-      if (t && !contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
-    }
+    // No groupName: a group's conversation first opened by the account's own message keeps the fallback name until a
+    // received message renames it (as before openConversation was shared; the received path passes the group's name).
+    conv = (await openConversation(db, orgId, { accountId: d.accountId, threadType: d.threadType, threadId: d.threadId, target: t, contact })).row;
   }
   const row = await messages.insertOutbound(db, {
     id: randomUUID(),

@@ -7,7 +7,7 @@ import type { Deps } from '../deps';
 import { files } from '../attachments';
 import { convs, messages, EVENTS } from '../conversations';
 import * as requests from './send-requests.repo';
-import { ContactTarget, contactTarget, groupFallbackName, LinkedContact, tryUpsertContact } from '../contacts';
+import { ContactTarget, contactTarget, LinkedContact, openConversation, tryUpsertContact } from '../contacts';
 import { SEND_SOURCES, SendSource } from '../governor';
 import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from '../visibility';
@@ -267,38 +267,9 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
   const sentAt = new Date(sent.sentAt);
   try {
     return await withTransaction(deps.pool, async (db) => {
-      let created = false;
       if (!conversation) {
-        const made = await convs.insertOrGet(db, {
-          id: randomUUID(),
-          orgId,
-          accountId: target.accountId,
-          threadType: target.threadType,
-          threadId: target.threadId,
-          contactId: contact?.id ?? null,
-          contactChatnetUid: contactTargetForNew?.chatnetUid ?? '',
-          contactName: contact?.name || contactTargetForNew?.displayName || groupFallbackName(target.threadId),
-          contactAvatar: contact?.avatar ?? '',
-          contactPhone: contact?.phone ?? '',
-        });
-        conversation = made.row;
-        created = made.created;
-        if (created) {
-          await enqueueEvent(db, {
-            type: EVENTS.conversationCreated,
-            orgId,
-            data: {
-              id: conversation.id,
-              contactId: conversation.contact_id,
-              chatnetAccountId: target.accountId,
-              type: target.threadType,
-              threadId: target.threadId,
-            },
-          });
-          if (contactTargetForNew && !contact) {
-            await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conversation.id, ...contactTargetForNew } });
-          }
-        }
+        const { accountId, threadType, threadId } = target;
+        conversation = (await openConversation(db, orgId, { accountId, threadType, threadId, target: contactTargetForNew, contact })).row;
       }
       const conv = conversation;
       let row = await messages.insertOutbound(db, {
