@@ -3,9 +3,10 @@ import type { PoolClient } from '@crm/db';
 import { enqueueEvent, type EventEnvelope } from '@crm/events';
 import type { Deps } from '../deps';
 import { files } from '../attachments';
-import { convs, messages, EVENTS, type InboundData } from '../conversations';
+import { convs, messages, type InboundData } from '../conversations';
 import { openConversation, threadTarget, tryUpsertContact, type ContactTarget, type LinkedContact } from '../contacts';
-import { quotedIdOf, quoteOfEvent } from '../reactions';
+import { quotedIdOf } from '../reactions';
+import { messageSentEvent } from '../send';
 
 /** What the network calls a message the account wrote elsewhere than through the CRM (its phone): `source`. */
 export const PHONE_SOURCE = 'phone';
@@ -67,25 +68,5 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
     senderName: row.sender_name,
   });
   if (d.attachmentIds.length) await files.linkToMessage(db, orgId, row.id, d.attachmentIds);
-  await enqueueEvent(db, {
-    type: EVENTS.messageSent,
-    orgId,
-    data: {
-      messageId: row.id,
-      conversationId: conv.id,
-      contactId: conv.contact_id,
-      chatnetAccountId: d.accountId,
-      assigneeId: conv.assignee_id,
-      threadId: d.threadId,
-      threadType: d.threadType,
-      senderUid: row.sender_uid,
-      senderName: row.sender_name,
-      content: row.content,
-      contentType: row.content_type,
-      sentAt: row.sent_at.toISOString(),
-      sentByUserId: null,
-      source: PHONE_SOURCE,
-      quote: quoteOfEvent(row),
-    },
-  });
+  await enqueueEvent(db, messageSentEvent(orgId, conv, row, { sentByUserId: null, source: PHONE_SOURCE }));
 }

@@ -5,3 +5,4 @@
 export * as send from './send';
 export { checkUploads, parseInput, sendAutomatic, sendScheduled, sendToConversation } from './send';
 export * as requests from './send-requests.repo';
+export { messageSentEvent } from './message-sent';

@@ -5,13 +5,14 @@ import { enqueueEvent } from '@crm/events';
 import { sendDefinitelyFailed } from '../clients';
 import type { Deps } from '../deps';
 import { files } from '../attachments';
-import { convs, messages, EVENTS } from '../conversations';
+import { convs, messages } from '../conversations';
 import * as requests from './send-requests.repo';
 import { ContactTarget, contactTarget, LinkedContact, openConversation, tryUpsertContact } from '../contacts';
 import { SEND_SOURCES, SendSource } from '../governor';
 import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import { viewerOf } from '../visibility';
-import { quoteOfEvent, resolveReplyTo, type ResolvedQuote } from '../reactions';
+import { resolveReplyTo, type ResolvedQuote } from '../reactions';
+import { messageSentEvent } from './message-sent';
 import { networkName } from '../network-names';
 import { armAutoClose } from '../auto-close';
 
@@ -308,27 +309,7 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
       const attached = await files.linkToMessage(db, orgId, row.id, input.attachmentIds);
       if (input.key) await requests.markSent(db, orgId, input.key, row.id);
       await input.onStored?.(db, row.id);
-      await enqueueEvent(db, {
-        type: EVENTS.messageSent,
-        orgId,
-        data: {
-          messageId: row.id,
-          conversationId: conv.id,
-          contactId: conv.contact_id,
-          chatnetAccountId: target.accountId,
-          assigneeId: conv.assignee_id,
-          threadId: target.threadId,
-          threadType: target.threadType,
-          senderUid: row.sender_uid,
-          senderName: row.sender_name,
-          content: row.content,
-          contentType: row.content_type,
-          sentAt: row.sent_at.toISOString(),
-          sentByUserId: userId,
-          source: input.source,
-          quote: quoteOfEvent(row),
-        },
-      });
+      await enqueueEvent(db, messageSentEvent(orgId, conv, row, { sentByUserId: userId, source: input.source }));
       return messages.toSent(row, attached);
     });
   } catch (err) {
