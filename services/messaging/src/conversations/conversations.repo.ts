@@ -2,6 +2,7 @@ import { messagingRules } from '@crm/validation';
 import { afterSql, iso, isoOrUndefined, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
 import { newestMatchesSql, Params, termMatchSql, walkNewest } from './message-search.repo';
 import { visibleSql } from '../visibility';
+import { lastMessageSet } from './last-message';
 
 export const CONVERSATION_STATUSES = messagingRules.CONVERSATION_STATUSES;
 export type ConversationStatus = messagingRules.ConversationStatus;
@@ -514,11 +515,7 @@ export async function applyOutbound(
        message_count = message_count + 1,
        unreplied_count = 0,
        last_activity_at = greatest(last_activity_at, now()),
-       last_message_id = CASE WHEN last_message_at IS NULL OR $3 >= last_message_at THEN $2 ELSE last_message_id END,
-       last_message_content = CASE WHEN last_message_at IS NULL OR $3 >= last_message_at THEN $4 ELSE last_message_content END,
-       last_message_content_type = CASE WHEN last_message_at IS NULL OR $3 >= last_message_at THEN $5 ELSE last_message_content_type END,
-       last_message_sender_name = CASE WHEN last_message_at IS NULL OR $3 >= last_message_at THEN $6 ELSE last_message_sender_name END,
-       last_message_at = greatest(last_message_at, $3)
+       ${lastMessageSet({ id: '$2', sentAt: '$3', content: '$4', contentType: '$5', senderName: '$6' })}
      WHERE id = $1`,
     [id, m.id, m.sentAt, m.content, m.contentType, m.senderName],
   );

@@ -1,5 +1,6 @@
 import { afterSql, iso, isoOrUndefined, type Keyset, keysetPage, keyTimeSql, Queryable } from '@crm/db';
 import { AttachmentRow, forMessages, toAttachment } from '../attachments';
+import { lastMessageSet } from './last-message';
 
 export interface MessageRow {
   id: string;
@@ -157,6 +158,10 @@ export interface NewInbound {
 const RENAME = (name: string) =>
   `contact_name = CASE WHEN ${name} <> '' AND (last_message_at IS NULL OR m.sent_at >= last_message_at) THEN ${name} ELSE contact_name END`;
 
+/** The conversation's last message becomes `m` (the inserted row's CTE), its preview from these parameters. */
+const LAST_MESSAGE_M = (content: string, contentType: string, senderName: string) =>
+  lastMessageSet({ id: 'm.id', sentAt: 'm.sent_at', content, contentType, senderName });
+
 // Insert and bump the conversation in one round trip; a repeated network id inserts nothing and
 // so updates nothing (the CTE feeds the UPDATE), which is how duplicates are dropped.
 const INSERT_INBOUND = {
@@ -173,12 +178,8 @@ const INSERT_INBOUND = {
            unread_count = unread_count + 1,
            unreplied_count = unreplied_count + 1,
            last_activity_at = greatest(last_activity_at, now()),
-           last_message_id = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN m.id ELSE last_message_id END,
-           last_message_content = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $6 ELSE last_message_content END,
-           last_message_content_type = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $7 ELSE last_message_content_type END,
-           last_message_sender_name = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $9 ELSE last_message_sender_name END,
-           ${RENAME('$12::text')},
-           last_message_at = greatest(last_message_at, m.sent_at)
+           ${LAST_MESSAGE_M('$6', '$7', '$9')},
+           ${RENAME('$12::text')}
          FROM m WHERE c.id = $3
          RETURNING c.contact_id, c.status, c.assignee_id`,
 };
@@ -232,12 +233,8 @@ const INSERT_INBOUND_BY_THREAD = {
              unread_count = unread_count + 1,
              unreplied_count = unreplied_count + 1,
              last_activity_at = greatest(last_activity_at, now()),
-             last_message_id = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN m.id ELSE last_message_id END,
-             last_message_content = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $5 ELSE last_message_content END,
-             last_message_content_type = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $6 ELSE last_message_content_type END,
-             last_message_sender_name = CASE WHEN last_message_at IS NULL OR m.sent_at >= last_message_at THEN $8 ELSE last_message_sender_name END,
-             ${RENAME('$13::text')},
-             last_message_at = greatest(last_message_at, m.sent_at)
+             ${LAST_MESSAGE_M('$5', '$6', '$8')},
+             ${RENAME('$13::text')}
            FROM m WHERE c.id = m.conversation_id
            RETURNING c.id, c.status, c.assignee_id
          )
@@ -335,12 +332,8 @@ const INSERT_INBOUND_BATCH = {
              unread_count = unread_count + counts.n,
              unreplied_count = unreplied_count + counts.n,
              last_activity_at = greatest(last_activity_at, now()),
-             last_message_id = CASE WHEN last_message_at IS NULL OR nw.sent_at >= last_message_at THEN nw.id ELSE last_message_id END,
-             last_message_content = CASE WHEN last_message_at IS NULL OR nw.sent_at >= last_message_at THEN nw.content ELSE last_message_content END,
-             last_message_content_type = CASE WHEN last_message_at IS NULL OR nw.sent_at >= last_message_at THEN nw.content_type ELSE last_message_content_type END,
-             last_message_sender_name = CASE WHEN last_message_at IS NULL OR nw.sent_at >= last_message_at THEN nw.sender_name ELSE last_message_sender_name END,
-             contact_name = CASE WHEN na.group_name IS NOT NULL AND (last_message_at IS NULL OR na.sent_at >= last_message_at) THEN na.group_name ELSE contact_name END,
-             last_message_at = greatest(last_message_at, nw.sent_at)
+             ${lastMessageSet({ id: 'nw.id', sentAt: 'nw.sent_at', content: 'nw.content', contentType: 'nw.content_type', senderName: 'nw.sender_name' })},
+             contact_name = CASE WHEN na.group_name IS NOT NULL AND (last_message_at IS NULL OR na.sent_at >= last_message_at) THEN na.group_name ELSE contact_name END
            FROM counts JOIN newest nw USING (conversation_id) LEFT JOIN named na USING (conversation_id)
            WHERE c.id = counts.conversation_id
            RETURNING c.id, c.status, c.assignee_id
