@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createPool, Pool } from '@crm/db';
 import { createLogger } from '@crm/logger';
 import { eventually } from '@crm/testing';
-import { publishOwnersSnapshotOnce } from '../../services/messaging/src/domain/owners-snapshot';
+import { publishOwnersSnapshotOnce } from '../../services/messaging/src/assignment/owners-snapshot';
 import { startStack, Stack } from '../support/stack';
 import { member } from './inbox-support';
 import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';

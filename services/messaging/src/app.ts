@@ -10,28 +10,27 @@ import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
 import { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
 import type { Deps } from './deps';
-import * as requests from './db/send-requests.repo';
-import { startAttachmentSweeper } from './domain/attachment-sweeper';
-import { SendGovernor } from './domain/governor';
-import { SenderContacts } from './domain/sender-contacts';
-import { publishOwnersSnapshotOnce } from './domain/owners-snapshot';
-import { startSnoozeWaker } from './domain/status';
-import { createConsumers } from './events/consumers';
-import { messagingHandlers } from './grpc/messaging.handler';
+import { requests } from './send';
+import { startAttachmentSweeper } from './attachments';
+import { SendGovernor } from './governor';
+import { SenderContacts } from './sender-contacts';
+import { publishOwnersSnapshotOnce, ReplyTimer } from './assignment';
+import { startSnoozeWaker } from './status';
+import { createConsumers } from './events';
+import { messagingHandlers } from './grpc';
 import { ScheduledSender } from './scheduled';
-import { ReplyTimer } from './assignment-repair';
 import { serviceLevelsFeature, SlaBreachTimer } from './service-levels';
-import { AutoCloser } from './auto-close';
+import { AutoCloser } from './auto-close-worker';
 import { AutoMessageSender } from './auto-messages';
 import { csatQuestionSent } from './csat';
 import { viewsFeature } from './views';
-import { startHttpServer } from './http/server';
+import { startHttpServer } from './http';
 
 export { loadConfig } from './config';
 
-export { sweepOrphanAttachments } from './domain/attachment-sweeper';
+export { sweepOrphanAttachments } from './attachments';
 /** One run of the snooze wake-up job (tests run several at once, as several instances would). */
-export { wakeSnoozed } from './domain/status';
+export { wakeSnoozed } from './status';
 
 /** What start() answers: the shared RunningService and what this service adds. */
 export interface RunningService extends StartedService {

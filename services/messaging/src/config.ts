@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { brokerUserEnv, fields, grpcClientEnv, grpcTlsEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
-import { DEFAULT_SEND_LIMITS, GovernorLimits, parseGovernorSpec } from './domain/governor-spec';
+import { DEFAULT_SEND_LIMITS, GovernorLimits, parseGovernorSpec } from './governor';
 
 const durations = z
   .string()

@@ -4,8 +4,8 @@ import type { Metrics } from '@crm/metrics';
 import type { RedisClient } from '@crm/redis';
 import type { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
-import type { SendGovernor } from './domain/governor';
-import type { SenderContacts } from './domain/sender-contacts';
+import type { SendGovernor } from './governor';
+import type { SenderContacts } from './sender-contacts';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
 export interface Deps {
@@ -17,6 +17,6 @@ export interface Deps {
   governor: SendGovernor;
   /** This service's Prometheus registry (gRPC, events). */
   metrics: Metrics;
-  /** crm contact ids of group senders, remembered a while (domain/sender-contacts.ts). */
+  /** crm contact ids of group senders, remembered a while (sender-contacts/). */
   senderContacts: SenderContacts;
 }

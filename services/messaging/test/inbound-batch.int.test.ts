@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createPool, migrate, Pool, withTransaction } from '@crm/db';
 import { createTestDatabase, TestDatabase } from '@crm/testing';
-import { insertInboundBatch, NewThreadInbound } from '../src/db/messages.repo';
+import { insertInboundBatch, NewThreadInbound } from '../src/conversations/messages.repo';
 
 // The batch statement of the inbound consumer (one round trip for every message of a batch whose thread has a
 // conversation) must leave conversations and messages exactly as storing the messages one by one did.

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createPool, migrate, Pool } from '@crm/db';
 import { createTestDatabase, TestDatabase } from '@crm/testing';
-import { list } from '../src/db/conversations.repo';
-import { COMMON_PHRASE_MATCHES, newestMatchesSql, Params, search, walkNewest, wordsEstimate } from '../src/db/message-search.repo';
-import { wordsOf } from '../src/domain/search-text';
+import { list } from '../src/conversations/conversations.repo';
+import { COMMON_PHRASE_MATCHES, newestMatchesSql, Params, search, walkNewest, wordsEstimate } from '../src/conversations/message-search.repo';
+import { wordsOf } from '../src/conversations/search-text';
 
 // A phrase with short words is looked for one of two ways (walkNewest): through the indexes when it is rare, by
 // walking the newest messages when it is common. Both must find the same messages; this needs more matches than

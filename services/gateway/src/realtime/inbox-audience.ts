@@ -3,7 +3,7 @@ import type { Logger } from '@crm/logger';
 /**
  * Who may receive an org's conversation events on their sockets. Under the inbox setting `assigned` an agent
  * sees only the conversations assigned to them and the unassigned ones of the accounts that list them
- * (messaging's rule, services/messaging/src/db/visibility.repo.ts); team leads and above see everything.
+ * (messaging's rule, services/messaging/src/visibility/visibility.repo.ts); team leads and above see everything.
  *
  * The gateway asks messaging nothing per event: each message event carries `assigneeId` and `chatnetAccountId`,
  * and the org's setting and account user lists are cached here, fetched once per org (GetInboxAudience) and

@@ -2,7 +2,7 @@ import { directDatabaseUrl } from '@crm/config';
 import { AppError } from '@crm/grpc-kit';
 import { ClaimLoop, Queryable, withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
-import { sendAutomatic } from '../domain/send';
+import { sendAutomatic } from '../send';
 import { sendOutcomeOf as outcomeOf } from '../scheduled';
 import * as repo from './repo';
 

@@ -3,5 +3,4 @@
  * The rest of messaging uses this face.
  */
 export { askOnClose as askCsatOnClose, questionSent as csatQuestionSent, takeReply as takeCsatReply, analytics as csatAnalytics } from './survey';
-export { csatOf } from './repo';
 export { parseRating } from './rating';

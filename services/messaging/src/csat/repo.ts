@@ -1,4 +1,4 @@
-import { iso, Queryable } from '@crm/db';
+import type { Queryable } from '@crm/db';
 import { messagingRules } from '@crm/validation';
 
 export interface SurveyRow {
@@ -91,12 +91,6 @@ export async function comment(db: Queryable, s: { id: string; conversationId: st
 /** The contact wrote something that is no rating: the survey is over, unanswered. */
 export async function end(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE csat_surveys SET expires_at = now(), comment_done = true WHERE id = $1`, [id]);
-}
-
-/** The conversation's `csat` from its row's copy of the latest answer. */
-export function csatOf(r: { csat_rating?: number | null; csat_comment?: string | null; csat_responded_at?: Date | null }) {
-  if (!r.csat_rating || !r.csat_responded_at) return undefined;
-  return { rating: r.csat_rating, comment: r.csat_comment ?? undefined, respondedAt: iso(r.csat_responded_at) };
 }
 
 /** Questions asked in [from, to) and their answers, optionally of one assignee (at close) or account. */

@@ -4,10 +4,8 @@ import type { Queryable } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
-// The auto-messages repo itself, not its face: the face's sender sends through domain/send, which closes through csat.
-import { AUTO_MESSAGES_CHANNEL, type AutoMessageRow } from '../auto-messages/repo';
-import * as convs from '../db/conversations.repo';
-import { EVENTS } from '../domain/events';
+import { AUTO_MESSAGES_CHANNEL, type AutoMessageRow } from '../auto-messages';
+import { convs, EVENTS } from '../conversations';
 import { parseRating } from './rating';
 import * as repo from './repo';
 

@@ -1,15 +1,11 @@
 import { EventConsumer, isEventOf, withEventTrace, type EventEnvelope } from '@crm/events';
 import type { PoolClient } from '@crm/db';
 import type { Deps } from '../deps';
-import * as convs from '../db/conversations.repo';
-import * as messages from '../db/messages.repo';
-import { applyContactMerged, applyContactMergeUndone, mergeEventKey } from '../domain/contact-merges';
-import { applyContactLink, prepareContactLinks, type ContactLinks } from '../domain/contact-links';
-import { EVENTS } from '../domain/events';
-import { prepareInbound, storeInboundBatch, type InboundPrepared } from '../domain/inbound';
-import { recordSeen } from '../domain/seen';
+import { convs, messages, EVENTS } from '../conversations';
+import { applyContactMerged, applyContactMergeUndone, mergeEventKey, applyContactLink, prepareContactLinks, type ContactLinks } from '../contacts';
+import { prepareInbound, storeInboundBatch, type InboundPrepared, recordSeen } from '../inbox';
 import { recordReaction, recordRecall } from '../reactions';
-import { applyRepairBatch, REPAIR_BINDINGS, repairKey } from '../assignment-repair';
+import { applyRepairBatch, REPAIR_BINDINGS, repairKey } from '../assignment';
 import { applySlaEvent, slaEventKey } from '../service-levels';
 
 /**
@@ -116,7 +112,7 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       },
     }),
     // Assignment that repairs itself: reply timers from this service's own message events, the backlog when a
-    // conversation closes, and identity's availability and deactivation announcements (assignment-repair/).
+    // conversation closes, and identity's availability and deactivation announcements (assignment/repair/).
     new EventConsumer({
       ...common,
       pool,

@@ -6,8 +6,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
 import { AppError, invalid } from '@crm/grpc-kit';
-import type { ReceivedUpload } from '../domain/attachments';
-import { SNIFF_BYTES, TextCheck } from '../domain/content-type';
+import { type ReceivedUpload, SNIFF_BYTES, TextCheck } from '../attachments';
 
 /**
  * One file as it arrived: written to `tempPath` (up to `keepBytes`), measured and hashed on the way. `size`

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { AppError, CallContext, type GrpcTransport, grpcStatusOf, httpStatusOf, InternalAuth, ORIGIN_METADATA_KEY, orgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import * as attachments from '../domain/attachments';
+import { attachments } from '../attachments';
 import { receiveFile, wasCut } from './multipart';
 
 /** The operations of this HTTP surface, named like gRPC methods so the internal credential's policy covers them. */

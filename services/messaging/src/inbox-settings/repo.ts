@@ -1,6 +1,6 @@
 import type { Queryable } from '@crm/db';
 import { messagingRules } from '@crm/validation';
-import type { AgentVisibility } from '../db/visibility.repo';
+import type { AgentVisibility } from '../visibility';
 
 /** The org's inbox settings as stored (migrations 008 and 028); no row: every default. */
 export interface InboxSettingsRow {

@@ -3,10 +3,9 @@ import { withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import { messagingRules as rules } from '@crm/validation';
 import type { Deps } from '../deps';
-import { AGENT_VISIBILITIES, AgentVisibility } from '../db/visibility.repo';
-import { EVENTS } from '../domain/events';
-// auto-close's repo itself, not its face: the face also exports the closer, which reads these settings.
-import { replan as replanAutoClose } from '../auto-close/repo';
+import { AGENT_VISIBILITIES, AgentVisibility } from '../visibility';
+import { EVENTS } from '../conversations';
+import { replanAutoClose } from '../auto-close';
 import * as repo from './repo';
 
 /** UpdateInboxSettings as proto decodes it: every field optional (absent: kept); 0 and "" stand for null. */

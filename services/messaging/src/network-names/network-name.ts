@@ -1,6 +1,6 @@
 import type { OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import { networkAvatar } from '../domain/contacts';
+import { networkAvatar } from '../contacts';
 
 /**
  * What a contact made for a network user is called when the network does not say: never the bare uid (an agent

@@ -5,12 +5,10 @@ import { enqueueEvent } from '@crm/events';
 import type { messaging } from '@crm/proto-types';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
-import * as convs from '../db/conversations.repo';
-import type { ConversationRow } from '../db/conversations.repo';
-import { networkAvatar } from '../domain/contacts';
-import { EVENTS } from '../domain/events';
-import { sendToConversation } from '../domain/send';
-import { viewerOf } from '../domain/visibility';
+import { convs, type ConversationRow, EVENTS } from '../conversations';
+import { networkAvatar } from '../contacts';
+import { sendToConversation } from '../send';
+import { viewerOf } from '../visibility';
 
 type Request = messaging.StartConversationRequest__Output;
 

@@ -3,9 +3,8 @@ import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import { isUuid, messagingRules as rules } from '@crm/validation';
 import type { Deps } from '../deps';
-import * as convs from '../db/conversations.repo';
-import { EVENTS } from '../domain/events';
-import { viewerOf } from '../domain/visibility';
+import { convs, EVENTS } from '../conversations';
+import { viewerOf } from '../visibility';
 
 /**
  * PUT /conversations/:id/priority and automation's set_priority: low, medium, high, urgent, or none ("" over gRPC,

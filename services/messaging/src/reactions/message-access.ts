@@ -2,10 +2,9 @@ import { notFound, type OrgContext } from '@crm/grpc-kit';
 import type { Queryable } from '@crm/db';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
-import * as files from '../db/attachments.repo';
-import * as convs from '../db/conversations.repo';
-import * as messages from '../db/messages.repo';
-import { viewerOf } from '../domain/visibility';
+import { files } from '../attachments';
+import { convs, messages } from '../conversations';
+import { viewerOf } from '../visibility';
 
 /**
  * Who reads a message: an agent does not see the content of a message the contact recalled (it was taken back on the

@@ -1,8 +1,7 @@
 import type { PoolClient } from '@crm/db';
 import { enqueueEvent, type ParsedEvent } from '@crm/events';
 import type { Deps } from '../deps';
-import * as convs from '../db/conversations.repo';
-import * as messages from '../db/messages.repo';
+import { convs, messages } from '../conversations';
 import { recalledEvent } from './recall';
 import { emojiOf, reactionEvent } from './react';
 import { deleteReaction, reactionOf, upsertReaction } from './reactions.repo';

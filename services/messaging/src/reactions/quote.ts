@@ -2,7 +2,7 @@ import { invalid } from '@crm/grpc-kit';
 import type { Queryable } from '@crm/db';
 import { isUuid } from '@crm/validation';
 import type { ChatnetQuote } from '../clients';
-import * as messages from '../db/messages.repo';
+import { messages } from '../conversations';
 
 /** A reply's quoted message: its row (to store) and how the network needs it named (to send). */
 export interface ResolvedQuote {

@@ -3,9 +3,7 @@ import { messagingRules as rules } from '@crm/validation';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
-import type * as convs from '../db/conversations.repo';
-import * as messages from '../db/messages.repo';
-import { EVENTS } from '../domain/events';
+import { type convs, messages, EVENTS } from '../conversations';
 import { loadVisibleMessage, messageFor } from './message-access';
 import { deleteReaction, reactionOf, type ReactorKind, upsertReaction } from './reactions.repo';
 

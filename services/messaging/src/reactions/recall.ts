@@ -2,9 +2,7 @@ import { AppError, requireCan, type OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
-import type * as convs from '../db/conversations.repo';
-import * as messages from '../db/messages.repo';
-import { EVENTS } from '../domain/events';
+import { type convs, messages, EVENTS } from '../conversations';
 import { loadVisibleMessage, messageFor } from './message-access';
 
 const notRecallable = (why: string) =>

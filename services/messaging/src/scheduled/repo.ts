@@ -1,6 +1,6 @@
 import { iso, Queryable } from '@crm/db';
 import { messagingRules } from '@crm/validation';
-import { visibleSql } from '../db/visibility.repo';
+import { visibleSql } from '../visibility';
 
 /** Every write that adds or moves a due time NOTIFYs here in its transaction: instances sleeping longer wake. */
 export const SCHEDULED_CHANNEL = 'messaging_scheduled_due';

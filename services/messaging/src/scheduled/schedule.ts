@@ -3,10 +3,10 @@ import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-k
 import { withTransaction } from '@crm/db';
 import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import type { Deps } from '../deps';
-import * as files from '../db/attachments.repo';
-import { clampPage, load } from '../domain/conversations';
-import { checkUploads, parseInput } from '../domain/send';
-import { viewerOf } from '../domain/visibility';
+import { files } from '../attachments';
+import { clampPage, load } from '../conversations';
+import { checkUploads, parseInput } from '../send';
+import { viewerOf } from '../visibility';
 import * as repo from './repo';
 
 /**

@@ -2,7 +2,7 @@ import { directDatabaseUrl } from '@crm/config';
 import { AppError } from '@crm/grpc-kit';
 import { ClaimLoop, withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
-import { sendScheduled } from '../domain/send';
+import { sendScheduled } from '../send';
 import * as repo from './repo';
 
 /** Sends that may be retried before the row is given up as failed. */
@@ -27,7 +27,7 @@ export function outcomeOf(err: AppError, pendingTimeoutMs: number): Outcome {
  * The scheduled-message timer (ARCHITECTURE.md, Timers): each instance sleeps until the nearest due row
  * (`nextDueInMs`), woken early by a NOTIFY on messaging_scheduled_due when one is written or moved earlier;
  * due rows are claimed with FOR UPDATE SKIP LOCKED under a lease, so one instance sends each, and a row whose
- * instance died is claimed again when its lease ends. The send is the ordinary one (domain/send.ts) keyed by the
+ * instance died is claimed again when its lease ends. The send is the ordinary one (send/send.ts) keyed by the
  * row's id, and the row is marked sent in the transaction that stores the message: exactly one message.
  */
 export class ScheduledSender {

@@ -2,9 +2,8 @@ import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop, withTransaction, type PoolClient } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
-import * as convs from '../db/conversations.repo';
-import { assignByRotation } from '../domain/round-robin';
-import { EVENTS } from '../domain/events';
+import { convs, EVENTS } from '../conversations';
+import { assignByRotation } from '../assignment';
 import type { SlaTarget } from './sla-clock';
 import * as repo from './sla-clock.repo';
 

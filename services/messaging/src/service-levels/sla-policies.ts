@@ -4,7 +4,7 @@ import { recordAudit } from '@crm/events';
 import { invalid, notFound, requireCan, type OrgContext } from '@crm/grpc-kit';
 import { isUuid, requireText } from '@crm/validation';
 import type { Deps } from '../deps';
-import { clampPage } from '../domain/conversations';
+import { clampPage } from '../conversations';
 import { reapplySla } from './conversation-sla';
 import * as repo from './sla-policies.repo';
 import type { SlaPolicyFields, SlaPolicyRow } from './sla-policies.repo';

@@ -4,7 +4,7 @@ import { Queryable, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { isUuid, requireText } from '@crm/validation';
 import type { Deps } from '../deps';
-import { clampPage } from '../domain/conversations';
+import { clampPage } from '../conversations';
 import * as repo from './repo';
 
 /**

@@ -1,0 +1,96 @@
+import type { PoolClient } from '@crm/db';
+import { isEventOf, withEventTrace, type EventEnvelope } from '@crm/events';
+import { isUuid } from '@crm/validation';
+import type { Deps } from '../../deps';
+import { EVENTS } from '../../conversations';
+import * as availability from './availability.repo';
+import { drainBacklog, releaseUser } from './hand-out';
+import * as repair from './repair.repo';
+import * as timers from './reply-timeouts.repo';
+
+/**
+ * What the repairs listen to: messaging's own message.received / message.sent / conversation.status_changed (reply
+ * timers start and end, a closed conversation frees capacity), and identity's user events (availability, deactivation).
+ * Reading its own events keeps the inbound path as it was: no extra statement in the inbound transaction.
+ */
+export const REPAIR_BINDINGS = [
+  EVENTS.messageReceived,
+  EVENTS.messageSent,
+  EVENTS.conversationStatusChanged,
+  EVENTS.userAvailabilityChanged,
+  EVENTS.userDeactivated,
+];
+
+const DONE = new Set(['closed', 'archived']);
+
+/** One lane per conversation or user: a user's announcements, and a thread's messages, are applied in order. */
+export function repairKey(event: EventEnvelope): string {
+  if (isEventOf(event, 'user.availability_changed', 'user.deactivated')) return `user|${event.orgId}|${event.data.userId}`;
+  if (isEventOf(event, 'message.received', 'message.sent', 'conversation.status_changed')) return `conv|${event.data.conversationId}`;
+  return '';
+}
+
+/**
+ * A batch in one transaction. The reply timers of all its messages take two statements: per conversation, the first
+ * inbound message after our last reply in the batch starts a timer (kept if one runs), and a reply or a close clears
+ * the timer it answers. User events and closes are then applied one by one, in order.
+ */
+export async function applyRepairBatch(deps: Deps, db: PoolClient, events: EventEnvelope[]): Promise<void> {
+  const firstUnanswered = new Map<string, Date>();
+  const answered = new Map<string, Date>();
+  for (const event of events) {
+    const at = new Date(event.occurredAt);
+    if (isEventOf(event, 'message.received')) {
+      if (!firstUnanswered.has(event.data.conversationId)) firstUnanswered.set(event.data.conversationId, at);
+    } else if (isEventOf(event, 'message.sent')) {
+      // An automatic message (the out-of-hours reply, the CSAT question, auto-close's) answers nobody.
+      if (event.data.source === 'auto') continue;
+      firstUnanswered.delete(event.data.conversationId);
+      answered.set(event.data.conversationId, at);
+    } else if (isEventOf(event, 'conversation.status_changed') && DONE.has(event.data.status)) {
+      firstUnanswered.delete(event.data.conversationId);
+      // A closed conversation waits on nobody: its timer goes whenever it started.
+      answered.set(event.data.conversationId, new Date(8.64e15));
+    }
+  }
+  await timers.clearMany(
+    db,
+    [...answered].map(([conversationId, at]) => ({ conversationId, at })),
+  );
+  const timed = await repair.timedConversations(db, [...firstUnanswered.keys()]);
+  const minuteMs = deps.config.SERVICE_LEVEL_MINUTE_MS;
+  await timers.startMany(
+    db,
+    timed.map((c) => {
+      const inboundAt = firstUnanswered.get(c.id)!;
+      return {
+        conversationId: c.id,
+        orgId: c.org_id,
+        assigneeId: c.assignee_id,
+        inboundAt,
+        dueAt: new Date(inboundAt.getTime() + c.minutes * minuteMs),
+      };
+    }),
+  );
+  for (const event of events) await withEventTrace(event, () => applyOne(deps, db, event));
+}
+
+async function applyOne(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
+  const orgId = event.orgId;
+  if (!isUuid(orgId)) return;
+  if (isEventOf(event, 'conversation.status_changed')) {
+    const d = event.data;
+    if (DONE.has(d.status) && !DONE.has(d.previousStatus) && isUuid(d.assigneeId)) await drainBacklog(deps, db, orgId, d.assigneeId);
+  } else if (isEventOf(event, 'user.deactivated')) {
+    await releaseUser(deps, db, orgId, event.data.userId, 'user_deactivated');
+  } else if (isEventOf(event, 'user.availability_changed')) {
+    const { userId, status } = event.data;
+    const changed = await availability.record(db, orgId, userId, status, new Date(event.occurredAt));
+    // An older announcement than the one applied: what it says is already out of date.
+    if (!changed) return;
+    // Unknown before counts as online (availability.repo.ts).
+    const before = changed.before ?? 'online';
+    if (status === 'offline' && before !== 'offline') await releaseUser(deps, db, orgId, userId, 'user_offline');
+    if (status === 'online' && (changed.before === undefined || before !== 'online')) await drainBacklog(deps, db, orgId, userId);
+  }
+}

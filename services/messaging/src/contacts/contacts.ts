@@ -1,0 +1,124 @@
+import { networkHttpUrl } from '@crm/validation';
+import type { Deps } from '../deps';
+import type { InboundData } from '../conversations';
+
+/**
+ * An avatar the chat network gave (stored in the conversation's copy of its contact, shown as an image's src): only an
+ * http(s) URL is kept; anything else (javascript:, data:, over 2,000 characters) becomes '' — crm drops it the same way.
+ */
+export const networkAvatar = (value: string | undefined): string => networkHttpUrl(value).url;
+
+/** What crm needs to find or create the contact of a thread. */
+export interface ContactTarget {
+  chatnetUid: string;
+  displayName: string;
+  avatar: string;
+  chatnetAccountId: string;
+  threadType: 'user' | 'group';
+}
+
+export interface LinkedContact {
+  id: string;
+  name: string;
+  avatar: string;
+  phone?: string;
+}
+
+/**
+ * The contact a thread belongs to: the other person of a one-to-one thread. A group thread has none: it is a
+ * conversation among many people, named after the group (groupDisplayName), and each of its messages links its
+ * own sender (senderTarget). Creating a contact for the group itself would put the group in customer lists and
+ * campaigns (issue #15).
+ */
+export function contactTarget(
+  accountId: string,
+  threadType: 'user' | 'group',
+  threadId: string,
+  from: { uid?: string; name?: string; avatar?: string } = {},
+): ContactTarget | undefined {
+  if (threadType === 'group') return undefined;
+  return {
+    chatnetUid: from.uid || threadId,
+    displayName: from.name || threadId,
+    avatar: networkAvatar(from.avatar),
+    chatnetAccountId: accountId,
+    threadType,
+  };
+}
+
+/**
+ * The name a group's conversation shows: the group's name from the network; without one (a network that did not
+ * say, a group we write to first), "Group" and the end of its id, which an agent can tell apart in a list.
+ */
+export function groupFallbackName(threadId: string): string {
+  return `Group ${threadId.slice(-6)}`;
+}
+
+/**
+ * The person who wrote a message in a group, as crm knows them: by their own network uid and name, as if they had
+ * written one-to-one; the thread type tells crm where they were seen (crm keeps the thread types of a contact).
+ * Undefined when the network named no sender.
+ */
+export function senderTarget(accountId: string, from: { uid: string; name: string; avatar: string }): ContactTarget | undefined {
+  if (!from.uid) return undefined;
+  return {
+    chatnetUid: from.uid,
+    displayName: from.name || from.uid,
+    avatar: networkAvatar(from.avatar),
+    chatnetAccountId: accountId,
+    threadType: 'group',
+  };
+}
+
+/** crm's contact id for a group message's sender (asked once a while per org and uid); throws when crm cannot answer. */
+export async function resolveSender(deps: Deps, orgId: string, target: ContactTarget): Promise<string> {
+  const known = deps.senderContacts.get(orgId, target.chatnetUid);
+  if (known) return known;
+  // Only the id: a sender's phone is not shown on a message, so no second call for it.
+  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent' }, target);
+  deps.senderContacts.set(orgId, target.chatnetUid, c.id);
+  return c.id;
+}
+
+/** resolveSender, or undefined with a warning when crm is unreachable: the message is stored anyway and its sender linked later. */
+export async function tryResolveSender(deps: Deps, orgId: string, target: ContactTarget): Promise<string | undefined> {
+  try {
+    return await resolveSender(deps, orgId, target);
+  } catch (err) {
+    deps.log.warn(
+      { err, orgId, chatnetUid: target.chatnetUid },
+      'crm UpsertChatnetContact failed for a group sender; storing the message without its sender contact and linking it later',
+    );
+    return undefined;
+  }
+}
+
+/**
+ * The thread's contact; undefined for a group (a conversation, never a contact). The account's own message names
+ * the account as its sender, so the contact is known by the thread's id alone (as when the CRM writes first).
+ */
+export function threadTarget(d: InboundData): ContactTarget | undefined {
+  if (d.fromSelf) return contactTarget(d.accountId, d.threadType, d.threadId);
+  return contactTarget(d.accountId, d.threadType, d.threadId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar });
+}
+
+/** Upsert the contact in crm; throws when crm cannot answer (callers decide whether to degrade or retry). */
+export async function upsertContact(deps: Deps, orgId: string, target: ContactTarget): Promise<LinkedContact> {
+  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent' }, target);
+  // A contact that already existed may have a phone; a new one from the network has none.
+  const phone = c.created ? '' : await deps.remote.contactPhone({ orgId, role: 'agent' }, c.id);
+  return { id: c.id, name: c.name, avatar: c.avatar, phone };
+}
+
+/** Upsert, or undefined with a warning when crm is unreachable: the message is stored anyway and linked later. */
+export async function tryUpsertContact(deps: Deps, orgId: string, target: ContactTarget): Promise<LinkedContact | undefined> {
+  try {
+    return await upsertContact(deps, orgId, target);
+  } catch (err) {
+    deps.log.warn(
+      { err, orgId, chatnetUid: target.chatnetUid },
+      'crm UpsertChatnetContact failed; storing the conversation without a contact and linking it later',
+    );
+    return undefined;
+  }
+}

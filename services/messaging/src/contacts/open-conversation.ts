@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import type { PoolClient } from '@crm/db';
+import { enqueueEvent } from '@crm/events';
+import { convs, EVENTS, type ConversationRow } from '../conversations';
+import { groupFallbackName, type ContactTarget, type LinkedContact } from './contacts';
+
+/** A thread that has no conversation yet, and what is known of its contact. */
+export interface NewThread {
+  accountId: string;
+  threadType: 'user' | 'group';
+  threadId: string;
+  /** The one-to-one thread's contact as crm should know it; undefined for a group (a group has no contact). */
+  target: ContactTarget | undefined;
+  /** crm's contact for the target, undefined when crm could not answer (or for a group). */
+  contact: LinkedContact | undefined;
+  /** The name when neither crm nor the target names it: the group's name from the network, if it gave one. */
+  groupName?: string;
+  /** The avatar when crm gave none: the network's, if the caller has it. */
+  avatar?: string;
+}
+
+/**
+ * A thread's conversation when it has none yet, inside the caller's transaction (a message received, one the account
+ * typed on its phone, the CRM's first send into a thread): race-safe on (org, account, thread), so a second caller
+ * gets the same row. The one that made it announces `conversation.created`, and when crm could not answer for the
+ * contact a `messaging.contact_link` event links it later with backoff.
+ */
+export async function openConversation(db: PoolClient, orgId: string, n: NewThread): Promise<{ row: ConversationRow; created: boolean }> {
+  const { target: t, contact } = n;
+  const made = await convs.insertOrGet(db, {
+    id: randomUUID(),
+    orgId,
+    accountId: n.accountId,
+    threadType: n.threadType,
+    threadId: n.threadId,
+    contactId: contact?.id ?? null,
+    contactChatnetUid: t?.chatnetUid ?? '',
+    contactName: contact?.name || t?.displayName || n.groupName || groupFallbackName(n.threadId),
+    contactAvatar: contact?.avatar || n.avatar || '',
+    contactPhone: contact?.phone ?? '',
+  });
+  if (made.created) {
+    const conv = made.row;
+    await enqueueEvent(db, {
+      type: EVENTS.conversationCreated,
+      orgId,
+      data: { id: conv.id, contactId: conv.contact_id, chatnetAccountId: conv.chatnet_account_id, type: conv.thread_type, threadId: conv.thread_id },
+    });
+    if (t && !contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
+  }
+  return made;
+}

@@ -1,0 +1,2 @@
+/** Presets: the org's saved replies. */
+export * as presets from './presets';
