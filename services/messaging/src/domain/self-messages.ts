@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent, type EventEnvelope } from '@crm/events';
+import { enqueueEvent, eventOrigin, type EventEnvelope } from '@crm/events';
 import type { Deps } from '../deps';
 import * as files from '../db/attachments.repo';
 import * as convs from '../db/conversations.repo';
@@ -34,7 +34,7 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
   let conv = await convs.findByThread(db, orgId, d.accountId, d.threadType, d.threadId);
   if (!conv) {
     const t = threadTarget(d);
-    const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t)) : undefined;
+    const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t, eventOrigin(event))) : undefined;
     const made = await convs.insertOrGet(db, {
       id: randomUUID(),
       orgId,
@@ -54,7 +54,8 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
         orgId,
         data: { id: conv.id, contactId: conv.contact_id, chatnetAccountId: d.accountId, type: d.threadType, threadId: d.threadId },
       });
-      if (t && !contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
+      if (t && !contact)
+        await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t, origin: eventOrigin(event) } });
     }
   }
   const row = await messages.insertOutbound(db, {

@@ -264,7 +264,7 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
       const named = await networkName(deps, ctx, target.accountId, target.threadId);
       contactTargetForNew = { ...contactTargetForNew, displayName: named.displayName, avatar: named.avatar };
     }
-    contact = contactTargetForNew ? await tryUpsertContact(deps, orgId, contactTargetForNew) : undefined;
+    contact = contactTargetForNew ? await tryUpsertContact(deps, orgId, contactTargetForNew, ctx.origin) : undefined;
   }
 
   const sentAt = new Date(sent.sentAt);
@@ -299,7 +299,12 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
             },
           });
           if (contactTargetForNew && !contact) {
-            await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conversation.id, ...contactTargetForNew } });
+            // The request's origin lives a minute: a link crm cannot make by then is asked again by the contact's next message.
+            await enqueueEvent(db, {
+              type: EVENTS.contactLink,
+              orgId,
+              data: { conversationId: conversation.id, ...contactTargetForNew, origin: ctx.origin },
+            });
           }
         }
       }
