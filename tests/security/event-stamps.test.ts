@@ -48,7 +48,7 @@ describe('event stamps: a service acting on an event acts only in that event’s
   async function publishInbound(orgId: string, stampOf: (e: { id: string; type: string; orgId: string }) => string) {
     const threadId = `uid-${randomUUID().slice(0, 8)}`;
     const data = {
-      ...EVENT_EXAMPLES['chatnet.inbound'],
+      ...(EVENT_EXAMPLES['chatnet.inbound'] as Record<string, unknown>),
       accountId: randomUUID(),
       threadId,
       threadType: 'user',
