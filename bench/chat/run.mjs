@@ -36,8 +36,12 @@ const PEAK_CONCURRENCY = Number(process.env.BENCH_PEAK_CONCURRENCY ?? 64);
 const PEAK_SECONDS = Number(process.env.BENCH_PEAK_SECONDS ?? 10);
 const pgBase = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-// The bus source publishes as the connector's relay would: under its connection's user, which consumers check.
+// The bus source publishes as the connector's relay would: under its connection's user, which consumers check, and with
+// the connector's event stamp, under which messaging asks crm for a new thread's contact.
 const publisher = require('@crm/events').amqpUser(amqpUrl);
+const internalAuthSeed = randomBytes(32).toString('hex');
+const connectorAuth = require('@crm/grpc-kit').devInternalAuth('connector', internalAuthSeed);
+const { EVENT_STAMP_HEADER } = require('@crm/events');
 const stamp = Date.now().toString(36);
 const exchange = `bench_chat_${stamp}`;
 const services = ['identity', 'crm', 'chatnet-connector', 'messaging'];
@@ -155,13 +159,14 @@ function publishInbound(phase, i) {
     sentAt: new Date().toISOString(),
   };
   const body = Buffer.from(JSON.stringify({ id, type: 'chatnet.inbound', orgId, occurredAt: data.sentAt, data }));
+  const headers = { [EVENT_STAMP_HEADER]: connectorAuth.stampEvent({ id, type: 'chatnet.inbound', orgId }) };
   const t0 = performance.now();
   return new Promise((resolve) => {
     pubChannel.publish(
       exchange,
       'chatnet.inbound',
       body,
-      { persistent: true, userId: publisher, contentType: 'application/json', messageId: id },
+      { persistent: true, userId: publisher, contentType: 'application/json', messageId: id, headers },
       (err) => {
         const bucket = err ? errors : accepted;
         bucket.set(phase, (bucket.get(phase) ?? 0) + 1);
@@ -270,7 +275,7 @@ try {
     EVENTS_EXCHANGE: exchange,
     REDIS_PREFIX: `bench_chat_${stamp}:`,
     JWT_SECRET: randomBytes(32).toString('hex'),
-    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
+    INTERNAL_AUTH_SEED: internalAuthSeed,
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     IDENTITY_ADDR: `127.0.0.1:${ports.identity}`,
     CRM_ADDR: `127.0.0.1:${ports.crm}`,

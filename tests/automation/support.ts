@@ -17,6 +17,7 @@ import { withUnfaked } from '../support/fake-grpc';
 import { client, Client, email, newOrg } from '../support/http';
 import { eventContactData, eventData } from '../support/event-data';
 import type { Stack } from '../support/stack';
+import { producerStampHeaders } from '../support/stamps';
 
 const log = createLogger('automation-test', process.env.TEST_LOG_LEVEL ?? 'silent');
 
@@ -193,6 +194,7 @@ export async function eventBus(stack: Stack) {
         userId: amqpUser(infra.amqpUrl),
         contentType: 'application/json',
         messageId: id,
+        headers: producerStampHeaders(type, orgId, id),
       });
       await channel.waitForConfirms();
       return envelope;

@@ -18,6 +18,7 @@ import { eventually, freePort, infra, testAuth } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { withUnfaked } from '../support/fake-grpc';
 import type { Stack } from '../support/stack';
+import { producerStampHeaders } from '../support/stamps';
 
 const log = createLogger('messaging-test', process.env.TEST_LOG_LEVEL ?? 'silent');
 
@@ -159,7 +160,13 @@ export async function eventBus(stack: Stack) {
         exchange,
         type,
         body,
-        { persistent: true, userId: amqpUser(infra.amqpUrl), contentType: 'application/json', messageId: id },
+        {
+          persistent: true,
+          userId: amqpUser(infra.amqpUrl),
+          contentType: 'application/json',
+          messageId: id,
+          headers: producerStampHeaders(type, orgId, id),
+        },
         (err) => (err ? reject(err) : resolve(id)),
       );
     });

@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import type { EventEnvelope } from './envelope';
+import type { EventStampVerifier } from './stamps';
 import { withEventTrace } from './trace-context';
 
 /** With a pool: applies one event inside the transaction on `db` that also records its id; throw to roll back and retry. */
@@ -81,6 +82,14 @@ interface ConsumerBasics {
    * dead-lettered with the reason in `x-refused-reason` and never handled (publishers.ts).
    */
   amqpUserPrefix?: string;
+  /**
+   * For a consumer whose handlers call other services for the event (this process's InternalAuth): each delivery's
+   * stamp (stamps.ts) is checked, and its handlers read it with eventOrigin to pass as their calls' origin. A stamp that
+   * does not verify, was made for another event, or whose issuer is not a producer of the type is refused like a
+   * foreign publisher (dead-lettered with the reason in `x-refused-reason`); an event without one is handled, with no
+   * origin. Without this option stamps are not looked at (what a verification costs, ~75 µs, is spent only where used).
+   */
+  stamps?: EventStampVerifier;
 }
 
 /** Exactly-once effects: each handler call runs in a transaction that also records the event ids in processed_events. */

@@ -67,7 +67,7 @@ export class EventConsumer {
     this.log = opts.logger;
     this.concurrency = Math.max(1, opts.concurrency ?? 1);
     this.publishers = { ownUser: amqpUser(opts.amqpUrl), userPrefix: opts.amqpUserPrefix ?? '' };
-    this.reader = new DeliveryReader(opts.queue, this.publishers, opts.parseData ?? false);
+    this.reader = new DeliveryReader(opts.queue, this.publishers, opts.parseData ?? false, opts.stamps);
     this.settler = new DeliverySettler({
       queue: opts.queue,
       log: this.log,

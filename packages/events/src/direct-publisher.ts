@@ -4,6 +4,7 @@ import { connectAmqp, reconnectDelay } from './amqp';
 import { eventMessage, publishConfirmed } from './message';
 import { eventToSend, type NewEvent } from './outbox';
 import { amqpUser } from './publishers';
+import type { EventStamper } from './stamps';
 import { declareExchange } from './topology';
 
 export interface DirectPublisherOptions {
@@ -12,6 +13,8 @@ export interface DirectPublisherOptions {
   logger: Logger;
   /** A batch not confirmed within this fails (and its connection is dropped); also the bound on connecting. */
   confirmTimeoutMs: number;
+  /** Stamps every event as the outbox relay does (stamps.ts): the message is the same either way. */
+  stamps?: EventStamper;
 }
 
 /**
@@ -80,7 +83,7 @@ export class DirectPublisher {
         publishConfirmed(
           channel,
           this.o.exchange,
-          eventMessage(event, this.userId, () => data),
+          eventMessage(event, this.userId, () => data, this.o.stamps),
         ),
       ),
     );

@@ -6,6 +6,7 @@ import { amqpPublished, ChildCache, type Counter, type Metrics, outboxBacklog, o
 import { connectAmqp, reconnectDelay } from './amqp';
 import { eventMessage, publishConfirmed } from './message';
 import { amqpUser } from './publishers';
+import type { EventStamper } from './stamps';
 import { OUTBOX_CHANNEL } from './tables';
 import { declareExchange } from './topology';
 
@@ -27,6 +28,8 @@ export interface OutboxRelayOptions {
   retentionMs?: number;
   /** Counts confirmed publishes (`amqp_messages_published_total`) and reads the backlog on scrape (`outbox_backlog_rows`, `outbox_oldest_unsent_age_seconds`). */
   metrics?: Metrics;
+  /** Stamps every event with this process's signature (its InternalAuth; stamps.ts), for consumers to act on it. */
+  stamps?: EventStamper;
 }
 
 interface OutboxRow {
@@ -129,6 +132,7 @@ export class OutboxRelay {
   private readonly pollMs: number;
   private readonly retentionMs: number;
   private readonly claimSql: string;
+  private readonly stamps?: EventStamper;
 
   private connection?: ChannelModel;
   private channel?: ConfirmChannel;
@@ -160,6 +164,7 @@ export class OutboxRelay {
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1)
       throw new Error(`OutboxRelay: batchSize must be a positive integer, got ${this.batchSize}`);
     this.claimSql = claimSql(this.batchSize);
+    this.stamps = opts.stamps;
     this.pollMs = opts.pollMs ?? 2_000;
     this.retentionMs = opts.retentionMs ?? 24 * 3600_000;
     this.metrics = opts.metrics;
@@ -326,7 +331,7 @@ export class OutboxRelay {
     return publishConfirmed(
       channel,
       this.exchange,
-      eventMessage(event, this.userId, () => JSON.parse(row.data)),
+      eventMessage(event, this.userId, () => JSON.parse(row.data), this.stamps),
     );
   }
 

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from './errors';
 import { devInternalAuth, generateInternalKeys, internalAuthFromEnv, mayCall } from './internal-auth';
-import { privateKeyFromSeed, signInternalToken } from './internal-token';
+import { EVENT_STAMP_TTL_SECONDS, signEventStamp } from './event-stamp';
+import { privateKeyFromSeed, signInternalToken, signToken } from './internal-token';
 
 const seed = randomBytes(32).toString('hex');
 const ctx = { orgId: 'org-1', userId: 'user-1', role: 'agent', requestId: 'req-1', clientIp: '10.0.0.9' };
@@ -113,6 +114,49 @@ describe('internal credential', () => {
       // ai reads conversations only for a user's request.
       const read = 'messaging.v1.MessagingService/GetConversation';
       expect(refusal(() => messaging.verify(ai.sign({ orgId: 'org-1' }, read), read)).code).toBe('origin_required');
+    });
+  });
+
+  describe("event stamps: the producer vouches for an event's org", () => {
+    const connector = devInternalAuth('connector', seed);
+    const messaging = devInternalAuth('messaging', seed);
+    const upsert = 'crm.v1.CrmService/UpsertChatnetContact';
+    const event = { id: 'ev-1', type: 'chatnet.inbound', orgId: 'org-1' };
+
+    it('carries a call made for an event to the org the producer stamped, and no other', () => {
+      const stamp = connector.stampEvent(event);
+      expect(messaging.verifyEventStamp(stamp)).toMatchObject({ iss: 'connector', aud: 'event', org: 'org-1', eid: 'ev-1', typ: 'chatnet.inbound' });
+      const atCrm = crm.verify(messaging.sign({ orgId: 'org-1', origin: stamp }, upsert), upsert, '', stamp);
+      expect(atCrm).toMatchObject({ orgId: 'org-1', caller: 'messaging', origin: stamp });
+      expect(refusal(() => crm.verify(messaging.sign({ orgId: 'org-2', origin: stamp }, upsert), upsert, '', stamp))).toMatchObject({
+        kind: 'permission_denied',
+        code: 'origin_mismatch',
+      });
+      expect(refusal(() => crm.verify(messaging.sign({ orgId: 'org-1' }, upsert), upsert)).code).toBe('origin_required');
+    });
+
+    it('is no voucher from the caller itself, from another deployment, or past its day', () => {
+      // messaging stamping its own event vouches for nothing more than its own credential would.
+      const own = messaging.stampEvent({ ...event, type: 'messaging.contact_link' });
+      expect(refusal(() => crm.verify(messaging.sign({ orgId: 'org-1', origin: own }, upsert), upsert, '', own)).code).toBe('origin_required');
+      const stranger = devInternalAuth('connector', randomBytes(32).toString('hex')).stampEvent(event);
+      expect(refusal(() => crm.verify(messaging.sign({ orgId: 'org-1', origin: stranger }, upsert), upsert, '', stranger)).message).toMatch(
+        /origin: bad signature/,
+      );
+      expect(() => messaging.verifyEventStamp(stranger)).toThrow(/bad signature/);
+      const keys = generateInternalKeys(() => randomBytes(32));
+      const connectorKey = privateKeyFromSeed(Buffer.from(keys.privateKeys.connector, 'base64'));
+      const auth = internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: keys.privateKeys.crm, SERVICE_PUBLIC_KEYS: keys.publicKeys });
+      const now = Math.floor(Date.now() / 1000);
+      expect(() => auth.verifyEventStamp(signEventStamp('connector', event, connectorKey, now - EVENT_STAMP_TTL_SECONDS - 60))).toThrow(/expired/);
+      const claims = { iss: 'connector', aud: 'event', org: 'org-1', eid: 'ev-1', typ: 'chatnet.inbound' };
+      expect(() => auth.verifyEventStamp(signToken({ ...claims, iat: now, exp: now + 2 * EVENT_STAMP_TTL_SECONDS }, connectorKey))).toThrow(
+        /lifetime too long/,
+      );
+      // A credential is not a stamp, and a stamp is not a credential.
+      expect(() => auth.verifyEventStamp(tokenPart(devInternalAuth('gateway', seed).sign(ctx, upsert)))).toThrow();
+      const stamp = connector.stampEvent(event);
+      expect(refusal(() => crm.verify(`${stamp}~j~0~m`, upsert)).message).toMatch(/another service/);
     });
   });
 

@@ -3,6 +3,7 @@ import { ConfigError } from '@crm/config';
 import { callKey, x25519PrivateOf, x25519PublicOf } from './call-keys';
 import { CallContext } from './context';
 import { AppError } from './errors';
+import { EventStampClaims, looksLikeEventStamp, signEventStamp, StampedEvent, verifyEventStamp } from './event-stamp';
 import {
   InternalClaims,
   privateKeyFromSeed,
@@ -132,9 +133,11 @@ const SEEN_CALLS_MAX = 500_000;
 
 /**
  * Methods a service may call only for an org that someone other than itself vouched for: the gateway's signed user,
- * or the service whose call it is serving (its credential travels down the chain as the call's origin). A
- * compromised caller cannot choose the org; at most it can reuse, for the same org, an origin it was handed in the
- * last minute.
+ * the service whose call it is serving (its credential travels down the chain as the call's origin), or the producer
+ * of the event it is acting on (the event's stamp, event-stamp.ts). A compromised caller cannot choose the org; at
+ * most it can reuse, for the same org, an origin it was handed: a request's for a minute, an event's for a day.
+ * Methods some caller also uses on timers long after any request or event (automation's rule waits of up to 90 days,
+ * campaigns, reminders) stay unbound: nobody else is there to vouch then (README, "Trust model").
  */
 export const ORIGIN_BOUND: Partial<Record<InternalPrincipal, readonly string[]>> = {
   // A file being sent: the org is the one messaging (or a user through messaging) asked the connector to send for.
@@ -142,6 +145,9 @@ export const ORIGIN_BOUND: Partial<Record<InternalPrincipal, readonly string[]>>
   connector: ['messaging.v1.Http/DownloadAttachment'],
   // Every AI call is a user's request through the gateway.
   ai: ['messaging.v1.MessagingService/GetConversation'],
+  // A thread's contact: for a message the connector stamped (chatnet.inbound), a user's or automation's send, or a
+  // contact link retried under the origin of the message or send that asked for it.
+  messaging: ['crm.v1.CrmService/UpsertChatnetContact', 'crm.v1.CrmService/GetContactBrief'],
 };
 
 /**
@@ -215,6 +221,13 @@ export interface InternalAuth {
    * an org its origin does not vouch for). `operation` is `package.Service/Method`; `origin` the token sent beside it.
    */
   verify(credential: string | undefined, operation: string, requestId?: string, origin?: string): CallContext;
+  /** The stamp of an event this process publishes (signed once per publish, EVENT_STAMP_TTL_SECONDS). */
+  stampEvent(event: StampedEvent): string;
+  /**
+   * The claims of an event stamp signed by its issuer and still within its lifetime (remembered once verified, a bounded
+   * cache); TokenError otherwise. Which issuers may stamp which types is the event catalogue's, checked by consumers.
+   */
+  verifyEventStamp(stamp: string): EventStampClaims;
 }
 
 export function createInternalAuth(
@@ -225,7 +238,9 @@ export function createInternalAuth(
   const scopes = self === 'gateway' ? ['*'] : [...SERVICE_CALL_POLICY[self]];
   const signed = new BoundedCache<{ token: string; exp: number }>();
   const verified = new BoundedCache<{ claims: InternalClaims; callKey: Buffer }>();
-  const origins = new BoundedCache<InternalClaims>();
+  /** Verified origins (forwarded credentials and event stamps): who vouches, for which org, until when. */
+  const origins = new BoundedCache<{ iss: string; org: string; exp: number }>();
+  const stamps = new BoundedCache<EventStampClaims>();
   const seen = new SeenCalls();
   const exchange = x25519PrivateOf(privateKey);
   // Keys to prove calls to each service: one per key it is listed with (two while its key is rotated).
@@ -259,8 +274,31 @@ export function createInternalAuth(
       throw err;
     }
   };
+  const checkStamp = (stamp: string): EventStampClaims => {
+    const now = Math.floor(Date.now() / 1000);
+    let claims = stamps.get(stamp);
+    if (!claims || claims.exp < now - CLOCK_SKEW_SECONDS) {
+      claims = verifyEventStamp(stamp, publicKeys, CLOCK_SKEW_SECONDS, now);
+      stamps.set(stamp, claims);
+    }
+    return claims;
+  };
+  /** A forwarded credential lives a minute; an event stamp a day, and is told apart by its audience. */
+  const verifyOrigin = (origin: string): { iss: string; org: string; exp: number } => {
+    if (!looksLikeEventStamp(origin)) return verifyToken(origin, null).claims;
+    try {
+      return checkStamp(origin);
+    } catch (err) {
+      if (err instanceof TokenError) throw refused(`origin: ${err.message}`);
+      throw err;
+    }
+  };
   return {
     self,
+    stampEvent(event) {
+      return signEventStamp(self, event, privateKey);
+    },
+    verifyEventStamp: checkStamp,
     sign(ctx, method) {
       const audience = audienceOf(method);
       const now = Math.floor(Date.now() / 1000);
@@ -310,7 +348,7 @@ export function createInternalAuth(
       if (origin) {
         let o = origins.get(origin);
         if (!o || o.exp < now - CLOCK_SKEW_SECONDS) {
-          o = verifyToken(origin, null).claims;
+          o = verifyOrigin(origin);
           origins.set(origin, o);
         }
         if (o.org !== claims.org)

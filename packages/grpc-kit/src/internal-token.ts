@@ -55,6 +55,11 @@ export function seedFor(devSeed: string, name: string): Buffer {
 const b64url = (buf: Buffer) => buf.toString('base64url');
 
 export function signInternalToken(claims: InternalClaims, key: KeyObject): string {
+  return signToken(claims, key);
+}
+
+/** A compact EdDSA JWS of any claims naming their issuer (the internal credential, an event stamp). */
+export function signToken(claims: { iss: string }, key: KeyObject): string {
   const head = b64url(Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid: claims.iss })));
   const body = b64url(Buffer.from(JSON.stringify(claims)));
   const input = `${head}.${body}`;
@@ -79,33 +84,50 @@ export function verifyInternalToken(token: string, opts: VerifyOptions): Interna
   return verifyInternalTokenWithKey(token, opts).claims;
 }
 
-/** The claims, and the issuer's key that verified them (a call's proof is checked with the key derived from it). */
-export function verifyInternalTokenWithKey(token: string, opts: VerifyOptions): { claims: InternalClaims; key: KeyObject } {
+/**
+ * The claims of a compact EdDSA JWS whose signature one of its issuer's keys verifies (header `kid` = claims `iss`),
+ * and that key; nothing about audience or lifetime yet. Shared by the internal credential and the event stamp.
+ */
+export function verifySigned(
+  token: string,
+  publicKeys: ReadonlyMap<string, readonly KeyObject[]>,
+): { claims: Record<string, unknown>; key: KeyObject } {
   const parts = token.split('.');
   if (parts.length !== 3) throw new TokenError('malformed token');
   let header: { alg?: unknown; kid?: unknown };
-  let claims: Partial<InternalClaims>;
+  let claims: Record<string, unknown>;
   try {
     header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
     claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
   } catch {
     throw new TokenError('malformed token');
   }
+  if (typeof claims !== 'object' || claims === null) throw new TokenError('malformed token');
   if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') throw new TokenError('unexpected algorithm');
-  const keys = opts.publicKeys.get(header.kid);
+  const keys = publicKeys.get(header.kid);
   if (!keys?.length) throw new TokenError(`unknown issuer ${header.kid}`);
   const input = Buffer.from(`${parts[0]}.${parts[1]}`);
   const signature = Buffer.from(parts[2], 'base64url');
   const key = keys.find((k) => verify(null, input, k, signature));
   if (!key) throw new TokenError('bad signature');
   if (claims.iss !== header.kid) throw new TokenError('issuer does not match the signing key');
-  if (opts.audience !== null && claims.aud !== opts.audience) throw new TokenError('token is for another service');
-  const now = opts.now ?? Math.floor(Date.now() / 1000);
+  return { claims, key };
+}
+
+/** Refuses a lifetime that is missing, over, not begun, or longer than `maxLifetimeSeconds`. */
+export function checkLifetime(claims: Record<string, unknown>, maxLifetimeSeconds: number, clockSkewSeconds: number, now: number): void {
   if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number') throw new TokenError('no lifetime');
-  if (claims.exp < now - opts.clockSkewSeconds) throw new TokenError('expired');
-  if (claims.iat > now + opts.clockSkewSeconds) throw new TokenError('issued in the future');
-  if (claims.exp - claims.iat > opts.maxLifetimeSeconds) throw new TokenError('lifetime too long');
+  if (claims.exp < now - clockSkewSeconds) throw new TokenError('expired');
+  if (claims.iat > now + clockSkewSeconds) throw new TokenError('issued in the future');
+  if (claims.exp - claims.iat > maxLifetimeSeconds) throw new TokenError('lifetime too long');
+}
+
+/** The claims, and the issuer's key that verified them (a call's proof is checked with the key derived from it). */
+export function verifyInternalTokenWithKey(token: string, opts: VerifyOptions): { claims: InternalClaims; key: KeyObject } {
+  const { claims, key } = verifySigned(token, opts.publicKeys);
+  if (opts.audience !== null && claims.aud !== opts.audience) throw new TokenError('token is for another service');
+  checkLifetime(claims, opts.maxLifetimeSeconds, opts.clockSkewSeconds, opts.now ?? Math.floor(Date.now() / 1000));
   if (!Array.isArray(claims.scp)) throw new TokenError('no scopes');
   for (const k of ['org', 'sub', 'role', 'ip', 'aud'] as const) if (typeof claims[k] !== 'string') throw new TokenError(`bad ${k}`);
-  return { claims: claims as InternalClaims, key };
+  return { claims: claims as unknown as InternalClaims, key };
 }

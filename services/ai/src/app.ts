@@ -33,6 +33,8 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
   await installEventTables(pool);
   const metrics = new Metrics('ai');
   const relay = new OutboxRelay({
+    // Each event carries this service's stamp: consumers acting on it pass it on as their calls' origin.
+    stamps: auth,
     pool,
     directUrl: directDatabaseUrl(config),
     amqpUrl: config.AMQP_URL,

@@ -68,6 +68,8 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
 
   const metrics = new Metrics('automation');
   const relay = new OutboxRelay({
+    // Each event carries this service's stamp: consumers acting on it pass it on as their calls' origin.
+    stamps: auth,
     pool,
     directUrl: directDatabaseUrl(config),
     amqpUrl: config.AMQP_URL,

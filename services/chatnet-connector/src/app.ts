@@ -88,6 +88,7 @@ export async function startConnector(
   // reactions), and messages while the broker does not confirm, reach the outbox in batches (one statement for what
   // arrives within a few ms).
   const direct = new DirectPublisher({
+    stamps: auth,
     amqpUrl: config.AMQP_URL,
     exchange: config.EVENTS_EXCHANGE,
     logger: log,
@@ -128,6 +129,8 @@ export async function startConnector(
 
   sessionMetrics(metrics, sessions);
   const relay = new OutboxRelay({
+    // Each event carries this service's stamp: consumers acting on it pass it on as their calls' origin.
+    stamps: auth,
     pool,
     directUrl: directDatabaseUrl(config),
     amqpUrl: config.AMQP_URL,

@@ -64,6 +64,8 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   };
 
   const relay = new OutboxRelay({
+    // Each event carries this service's stamp: consumers acting on it pass it on as their calls' origin.
+    stamps: auth,
     pool,
     directUrl: directDatabaseUrl(config),
     amqpUrl: config.AMQP_URL,

@@ -62,6 +62,8 @@ export async function startIdentity(config: IdentityConfig, log: Logger = create
     metrics,
   });
   const relay = new OutboxRelay({
+    // Each event carries this service's stamp: consumers acting on it pass it on as their calls' origin.
+    stamps: auth,
     pool,
     directUrl: directDatabaseUrl(config),
     amqpUrl: config.AMQP_URL,

@@ -72,6 +72,8 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   };
 
   const relay = new OutboxRelay({
+    // Each event carries this service's stamp: consumers acting on it pass it on as their calls' origin.
+    stamps: auth,
     pool,
     directUrl: directDatabaseUrl(config),
     amqpUrl: config.AMQP_URL,
@@ -80,7 +82,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     metrics,
   });
   await relay.start();
-  const consumers = createConsumers(deps);
+  const consumers = createConsumers(deps, auth);
   for (const c of consumers) await c.start();
   const prune = setInterval(() => {
     requests.prune(pool, config.IDEMPOTENCY_TTL_HOURS).catch((err) => log.warn({ err }, 'pruning idempotency keys failed'));

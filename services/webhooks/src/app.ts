@@ -40,6 +40,8 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
   });
   const metrics = new Metrics('webhooks');
   const relay = new OutboxRelay({
+    // Each event carries this service's stamp: consumers acting on it pass it on as their calls' origin.
+    stamps: auth,
     pool,
     directUrl: directDatabaseUrl(config),
     amqpUrl: config.AMQP_URL,

@@ -312,6 +312,11 @@ export const contactLink = defineEvent({
     threadType: ThreadType,
     /** A group message's sender rather than the conversation's contact. */
     sender: z.literal(true).optional(),
+    /**
+     * What vouches for the org at crm (the call's origin): the stamp of the inbound message that asked for the link, or
+     * the origin of the user's (or automation's) send. Absent on requests from before it: crm then refuses the link.
+     */
+    origin: z.string().max(8192).optional(),
   }),
 });
 

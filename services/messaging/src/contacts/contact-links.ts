@@ -10,7 +10,9 @@ export type ContactLinks = Map<string, { senderContactId: string } | { contact: 
 /**
  * Asks crm, before the consumer's transaction opens, for every link the batch requests (issue #28 item 4): a group
  * sender's contact, or the contact of a conversation still without one (one already linked, a group, or gone asks
- * nothing). crm unreachable: this throws, and the requests are retried with backoff as before.
+ * nothing). crm unreachable: this throws, and the requests are retried with backoff as before. Each is asked under the
+ * origin it carries (the stamp of the message, or the origin of the send, that asked for it): this is messaging's own
+ * event, so its own stamp would vouch for nothing (README, "Trust model").
  */
 export async function prepareContactLinks(deps: Deps, events: EventEnvelope[]): Promise<ContactLinks> {
   const links: ContactLinks = new Map();
@@ -19,13 +21,13 @@ export async function prepareContactLinks(deps: Deps, events: EventEnvelope[]): 
       if (!isEventOf(event, 'messaging.contact_link')) return;
       const d = event.data;
       if (d.sender) {
-        links.set(event.id, { senderContactId: await resolveSender(deps, event.orgId, d) });
+        links.set(event.id, { senderContactId: await resolveSender(deps, event.orgId, d, d.origin) });
         return;
       }
       const conv = await convs.findById(deps.pool, event.orgId, d.conversationId);
       // A group is never a contact (issue #15): a request from before that change links nothing.
       if (!conv || conv.contact_id || conv.thread_type === 'group') return;
-      links.set(event.id, { contact: await upsertContact(deps, event.orgId, d) });
+      links.set(event.id, { contact: await upsertContact(deps, event.orgId, d, d.origin) });
     }),
   );
   return links;

@@ -24,6 +24,15 @@ export interface LinkedContact {
   phone?: string;
 }
 
+/** Only the fields crm takes (a contact link's data carries its conversation and origin beside them). */
+const contactTargetOnly = ({ chatnetUid, displayName, avatar, chatnetAccountId, threadType }: ContactTarget): ContactTarget => ({
+  chatnetUid,
+  displayName,
+  avatar,
+  chatnetAccountId,
+  threadType,
+});
+
 /**
  * The contact a thread belongs to: the other person of a one-to-one thread. A group thread has none: it is a
  * conversation among many people, named after the group (groupDisplayName), and each of its messages links its
@@ -70,20 +79,23 @@ export function senderTarget(accountId: string, from: { uid: string; name: strin
   };
 }
 
-/** crm's contact id for a group message's sender (asked once a while per org and uid); throws when crm cannot answer. */
-export async function resolveSender(deps: Deps, orgId: string, target: ContactTarget): Promise<string> {
+/**
+ * crm's contact id for a group message's sender (asked once a while per org and uid); throws when crm cannot answer.
+ * `origin` vouches for the org at crm (the inbound event's stamp, or the request's origin): without one crm refuses.
+ */
+export async function resolveSender(deps: Deps, orgId: string, target: ContactTarget, origin: string | undefined): Promise<string> {
   const known = deps.senderContacts.get(orgId, target.chatnetUid);
   if (known) return known;
   // Only the id: a sender's phone is not shown on a message, so no second call for it.
-  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent' }, target);
+  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent', origin }, contactTargetOnly(target));
   deps.senderContacts.set(orgId, target.chatnetUid, c.id);
   return c.id;
 }
 
 /** resolveSender, or undefined with a warning when crm is unreachable: the message is stored anyway and its sender linked later. */
-export async function tryResolveSender(deps: Deps, orgId: string, target: ContactTarget): Promise<string | undefined> {
+export async function tryResolveSender(deps: Deps, orgId: string, target: ContactTarget, origin: string | undefined): Promise<string | undefined> {
   try {
-    return await resolveSender(deps, orgId, target);
+    return await resolveSender(deps, orgId, target, origin);
   } catch (err) {
     deps.log.warn(
       { err, orgId, chatnetUid: target.chatnetUid },
@@ -102,18 +114,23 @@ export function threadTarget(d: InboundData): ContactTarget | undefined {
   return contactTarget(d.accountId, d.threadType, d.threadId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar });
 }
 
-/** Upsert the contact in crm; throws when crm cannot answer (callers decide whether to degrade or retry). */
-export async function upsertContact(deps: Deps, orgId: string, target: ContactTarget): Promise<LinkedContact> {
-  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent' }, target);
+/** Upsert the contact in crm; throws when crm cannot answer (callers decide whether to degrade or retry). `origin`: see resolveSender. */
+export async function upsertContact(deps: Deps, orgId: string, target: ContactTarget, origin: string | undefined): Promise<LinkedContact> {
+  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent', origin }, contactTargetOnly(target));
   // A contact that already existed may have a phone; a new one from the network has none.
-  const phone = c.created ? '' : await deps.remote.contactPhone({ orgId, role: 'agent' }, c.id);
+  const phone = c.created ? '' : await deps.remote.contactPhone({ orgId, role: 'agent', origin }, c.id);
   return { id: c.id, name: c.name, avatar: c.avatar, phone };
 }
 
 /** Upsert, or undefined with a warning when crm is unreachable: the message is stored anyway and linked later. */
-export async function tryUpsertContact(deps: Deps, orgId: string, target: ContactTarget): Promise<LinkedContact | undefined> {
+export async function tryUpsertContact(
+  deps: Deps,
+  orgId: string,
+  target: ContactTarget,
+  origin: string | undefined,
+): Promise<LinkedContact | undefined> {
   try {
-    return await upsertContact(deps, orgId, target);
+    return await upsertContact(deps, orgId, target, origin);
   } catch (err) {
     deps.log.warn(
       { err, orgId, chatnetUid: target.chatnetUid },

@@ -17,6 +17,11 @@ export interface NewThread {
   groupName?: string;
   /** The avatar when crm gave none: the network's, if the caller has it. */
   avatar?: string;
+  /**
+   * Who vouches for the org when the contact is linked later (the event's stamp, or a send's request origin): carried
+   * in `messaging.contact_link`, since crm's contact methods are origin-bound.
+   */
+  origin?: string;
 }
 
 /**
@@ -46,7 +51,7 @@ export async function openConversation(db: PoolClient, orgId: string, n: NewThre
       orgId,
       data: { id: conv.id, contactId: conv.contact_id, chatnetAccountId: conv.chatnet_account_id, type: conv.thread_type, threadId: conv.thread_id },
     });
-    if (t && !contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t } });
+    if (t && !contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t, origin: n.origin } });
   }
   return made;
 }

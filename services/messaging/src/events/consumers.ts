@@ -1,4 +1,4 @@
-import { EventConsumer, isEventOf, withEventTrace, type EventEnvelope } from '@crm/events';
+import { EventConsumer, isEventOf, withEventTrace, type EventEnvelope, type EventStampVerifier } from '@crm/events';
 import type { PoolClient } from '@crm/db';
 import type { Deps } from '../deps';
 import { convs, messages, EVENTS } from '../conversations';
@@ -18,8 +18,9 @@ const BOOKKEEPING_FLUSH_MS = 100;
 /**
  * The consumers of this service. Each has its own durable queue named after the exchange, so two
  * deployments on one broker never steal each other's messages; with the pool, an event takes effect once.
+ * `stamps` (this process's InternalAuth) checks the stamps of the events whose handlers call crm for them.
  */
-export function createConsumers(deps: Deps): EventConsumer[] {
+export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventConsumer[] {
   const { config, pool, log, metrics } = deps;
   // `pool` is given at each consumer, not here: from it the options' type knows that the handler gets a client.
   const common = {
@@ -45,7 +46,8 @@ export function createConsumers(deps: Deps): EventConsumer[] {
       prefetch: Math.max(200, config.INBOUND_CONCURRENCY * 25),
       concurrency: config.INBOUND_CONCURRENCY,
       batchKey: threadKey,
-      // crm is asked before the batch's transaction opens, never inside it.
+      // crm is asked before the batch's transaction opens, never inside it, under each event's stamp (the connector's).
+      stamps,
       batchPrepare: (events) => prepareInbound(deps, events),
       batchHandler: (events, db, prepared: InboundPrepared) => storeInboundBatch(deps, db, events, prepared),
     }),

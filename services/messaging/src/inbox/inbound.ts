@@ -3,6 +3,7 @@ import type { PoolClient } from '@crm/db';
 import {
   enqueueEvent,
   enqueueEvents,
+  eventOrigin,
   isEventOf,
   traceparentOf,
   withEventTrace,
@@ -108,6 +109,8 @@ export class InboundBatch implements ThreadContacts {
     private readonly db: PoolClient,
     /** What crm answered before the transaction opened (prepareInbound); without it, crm is asked from here. */
     private readonly prepared?: InboundPrepared,
+    /** A stamp of each org's events in the batch: what vouches for the org when crm is asked from here (originsByOrg). */
+    private readonly origins = new Map<string, string>(),
   ) {}
 
   /**
@@ -119,7 +122,7 @@ export class InboundBatch implements ThreadContacts {
     const key = contactKey(orgId, t);
     if (this.prepared) return Promise.resolve(this.prepared.contacts.get(key));
     let found = this.contacts.get(key);
-    if (!found) this.contacts.set(key, (found = tryUpsertContact(this.deps, orgId, t)));
+    if (!found) this.contacts.set(key, (found = tryUpsertContact(this.deps, orgId, t, this.origins.get(orgId))));
     return found;
   }
 
@@ -128,7 +131,7 @@ export class InboundBatch implements ThreadContacts {
     const key = senderKey(orgId, t);
     if (this.prepared) return Promise.resolve(this.prepared.senders.get(key) ?? this.deps.senderContacts.get(orgId, t.chatnetUid));
     let found = this.senders.get(key);
-    if (!found) this.senders.set(key, (found = tryResolveSender(this.deps, orgId, t)));
+    if (!found) this.senders.set(key, (found = tryResolveSender(this.deps, orgId, t, this.origins.get(orgId))));
     return found;
   }
 
@@ -222,6 +225,19 @@ export interface InboundPrepared {
   senders: Map<string, string | undefined>;
 }
 
+/**
+ * The verified stamp (the connector's, the consumer checked it) of one event per org of a batch: any of an org's events
+ * vouches for that org when crm is asked for its contacts (the origin of the call).
+ */
+function originsByOrg(events: EventEnvelope[]): Map<string, string> {
+  const origins = new Map<string, string>();
+  for (const e of events) {
+    const origin = eventOrigin(e);
+    if (origin && !origins.has(e.orgId)) origins.set(e.orgId, origin);
+  }
+  return origins;
+}
+
 /** The events of a batch worth storing: parsed, with a real org id, each once. */
 function validInbound(events: EventEnvelope[]): Array<{ eventId: string; orgId: string; d: InboundData }> {
   const valid: Array<{ eventId: string; orgId: string; d: InboundData }> = [];
@@ -245,10 +261,11 @@ function validInbound(events: EventEnvelope[]): Array<{ eventId: string; orgId: 
  */
 export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promise<InboundPrepared> {
   const valid = validInbound(events);
+  const origins = originsByOrg(events);
   const senders = new Map<string, Promise<string | undefined>>();
   for (const { orgId, d } of valid) {
     const t = groupSender(d);
-    if (t && !senders.has(senderKey(orgId, t))) senders.set(senderKey(orgId, t), tryResolveSender(deps, orgId, t));
+    if (t && !senders.has(senderKey(orgId, t))) senders.set(senderKey(orgId, t), tryResolveSender(deps, orgId, t, origins.get(orgId)));
   }
   const threads = valid.map(({ orgId, d }) => ({
     orgId,
@@ -262,7 +279,7 @@ export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promi
   const rotations = new Map<string, Promise<void>>();
   threads.forEach(({ orgId, accountId, t }, i) => {
     if (known.has(i)) return;
-    if (t && !contacts.has(contactKey(orgId, t))) contacts.set(contactKey(orgId, t), tryUpsertContact(deps, orgId, t));
+    if (t && !contacts.has(contactKey(orgId, t))) contacts.set(contactKey(orgId, t), tryUpsertContact(deps, orgId, t, origins.get(orgId)));
     // A new conversation on a round_robin account is assigned in the transaction: identity's answers first.
     const account = `${orgId}\n${accountId}`;
     if (!rotations.has(account))
@@ -283,7 +300,7 @@ export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promi
  */
 export async function storeInboundBatch(deps: Deps, db: PoolClient, events: EventEnvelope[], prepared?: InboundPrepared): Promise<void> {
   // Data parsed by its schema (the consumer's parseData); the queue is bound to chatnet.inbound only.
-  const batch = new InboundBatch(deps, db, prepared);
+  const batch = new InboundBatch(deps, db, prepared, originsByOrg(events));
   const inbound = events.filter((e) => isEventOf(e, 'chatnet.inbound'));
   await batch.prefetch(validInbound(events));
   for (const e of inbound) await withEventTrace(e, () => storeInbound(deps, db, e, batch));
@@ -322,7 +339,9 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
   const pre = batch?.storedInThread(event.id);
   const messageId = pre?.messageId ?? randomUUID();
   const sender = groupSender(d);
-  const senderContactId = sender ? ((await (batch ? batch.sender(orgId, sender) : tryResolveSender(deps, orgId, sender))) ?? null) : null;
+  const senderContactId = sender
+    ? ((await (batch ? batch.sender(orgId, sender) : tryResolveSender(deps, orgId, sender, eventOrigin(event)))) ?? null)
+    : null;
   const message = newInbound(messageId, orgId, d, senderContactId);
   const target = () => threadTarget(d);
 
@@ -339,16 +358,25 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       id: linkRequestId(stored.conversationId),
       type: EVENTS.contactLink,
       orgId,
-      data: { conversationId: stored.conversationId, ...unlinked },
+      data: { conversationId: stored.conversationId, ...unlinked, origin: eventOrigin(event) },
     });
   }
   if (!stored) {
     // A new thread: a one-to-one thread's contact from crm (or none while crm is unreachable), then the
     // conversation. A group gets no contact: its conversation is named after the group.
     const t = target();
-    const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t)) : undefined;
+    const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t, eventOrigin(event))) : undefined;
     const { accountId, threadType, threadId, groupName } = d;
-    const made = await openConversation(db, orgId, { accountId, threadType, threadId, target: t, contact, groupName, avatar: t?.avatar });
+    const made = await openConversation(db, orgId, {
+      accountId,
+      threadType,
+      threadId,
+      target: t,
+      contact,
+      groupName,
+      avatar: t?.avatar,
+      origin: eventOrigin(event),
+    });
     const conv = made.row;
     // On a round_robin account its owner is chosen now, committed with the conversation.
     if (made.created) await autoAssignNew(deps, db, event.id, conv);
@@ -387,7 +415,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       id: linkRequestId(stored.conversationId, sender.chatnetUid),
       type: EVENTS.contactLink,
       orgId,
-      data: { conversationId: stored.conversationId, sender: true, ...sender },
+      data: { conversationId: stored.conversationId, sender: true, ...sender, origin: eventOrigin(event) },
     });
   }
   // A closed conversation's open CSAT survey takes the reply (a rating, then its comment) and stays closed.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent, type EventEnvelope } from '@crm/events';
+import { enqueueEvent, eventOrigin, type EventEnvelope } from '@crm/events';
 import type { Deps } from '../deps';
 import { files } from '../attachments';
 import { convs, messages, type InboundData } from '../conversations';
@@ -32,10 +32,19 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
   let conv = await convs.findByThread(db, orgId, d.accountId, d.threadType, d.threadId);
   if (!conv) {
     const t = threadTarget(d);
-    const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t)) : undefined;
+    const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t, eventOrigin(event))) : undefined;
     // No groupName: a group's conversation first opened by the account's own message keeps the fallback name until a
     // received message renames it (as before openConversation was shared; the received path passes the group's name).
-    conv = (await openConversation(db, orgId, { accountId: d.accountId, threadType: d.threadType, threadId: d.threadId, target: t, contact })).row;
+    conv = (
+      await openConversation(db, orgId, {
+        accountId: d.accountId,
+        threadType: d.threadType,
+        threadId: d.threadId,
+        target: t,
+        contact,
+        origin: eventOrigin(event),
+      })
+    ).row;
   }
   const row = await messages.insertOutbound(db, {
     id: randomUUID(),

@@ -262,7 +262,7 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
       const named = await networkName(deps, ctx, target.accountId, target.threadId);
       contactTargetForNew = { ...contactTargetForNew, displayName: named.displayName, avatar: named.avatar };
     }
-    contact = contactTargetForNew ? await tryUpsertContact(deps, orgId, contactTargetForNew) : undefined;
+    contact = contactTargetForNew ? await tryUpsertContact(deps, orgId, contactTargetForNew, ctx.origin) : undefined;
   }
 
   const sentAt = new Date(sent.sentAt);
@@ -270,7 +270,9 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
     return await withTransaction(deps.pool, async (db) => {
       if (!conversation) {
         const { accountId, threadType, threadId } = target;
-        conversation = (await openConversation(db, orgId, { accountId, threadType, threadId, target: contactTargetForNew, contact })).row;
+        conversation = (
+          await openConversation(db, orgId, { accountId, threadType, threadId, target: contactTargetForNew, contact, origin: ctx.origin })
+        ).row;
       }
       const conv = conversation;
       let row = await messages.insertOutbound(db, {

@@ -1,0 +1,59 @@
+import type { EventEnvelope } from './envelope';
+import { producersOf } from './schemas';
+
+/**
+ * The AMQP header carrying an event's stamp: its producer's signature over the event's org, id and type, made by
+ * @crm/grpc-kit's InternalAuth (event-stamp.ts there) when the event is published. A consumer acting on the event
+ * passes it as its calls' origin (eventOrigin), so the services it calls know the org is the event's.
+ */
+export const EVENT_STAMP_HEADER = 'x-crm-event-stamp';
+
+/** What the outbox relay and the direct publisher stamp with (this process's InternalAuth). */
+export interface EventStamper {
+  stampEvent(event: { id: string; type: string; orgId: string }): string;
+}
+
+/** What a consumer checks stamps with (this process's InternalAuth): the signature and lifetime, or a throw. */
+export interface EventStampVerifier {
+  verifyEventStamp(stamp: string): { iss: string; org: string; eid: string; typ: string };
+}
+
+/**
+ * The broker service of a signing process: the same names but for the connector, whose process signs as `connector`
+ * (internal-auth's principals) and whose broker user and catalogue name is `chatnet-connector`.
+ */
+const brokerServiceOf = (iss: string) => (iss === 'connector' ? 'chatnet-connector' : iss);
+
+/**
+ * Why a delivered stamp does not vouch for its event, or undefined when it does: it verifies (its issuer's key, within
+ * its day), it was made for this very event (org, id, type), and its issuer is one of the type's catalogue producers.
+ */
+export function stampRefusal(event: EventEnvelope, stamp: unknown, verifier: EventStampVerifier): string | undefined {
+  if (typeof stamp !== 'string' || stamp === '') return 'the event stamp is not a string';
+  let claims: ReturnType<EventStampVerifier['verifyEventStamp']>;
+  try {
+    claims = verifier.verifyEventStamp(stamp);
+  } catch (err) {
+    return `the event stamp does not verify: ${(err as Error).message}`;
+  }
+  if (claims.org !== event.orgId || claims.eid !== event.id || claims.typ !== event.type) return 'the event stamp was made for another event';
+  const producers: readonly string[] = producersOf(event.type) ?? [];
+  if (!producers.includes(brokerServiceOf(claims.iss))) return `the event stamp's issuer ${claims.iss} is not a producer of ${event.type}`;
+  return undefined;
+}
+
+/** The verified stamp of each event being handled (kept off the envelope, like its trace, so it is never serialised). */
+const origins = new WeakMap<EventEnvelope, string>();
+
+export function setEventOrigin(event: EventEnvelope, stamp: string): void {
+  origins.set(event, stamp);
+}
+
+/**
+ * The verified stamp of a consumed event, to pass as the origin of calls made for it (`{ orgId: event.orgId, origin }`).
+ * Undefined for a consumer not given `stamps` (EventConsumerOptions) or an event that came without one: calls to
+ * origin-bound methods are then refused (origin_required), never made for an org nobody vouched for.
+ */
+export function eventOrigin(event: EventEnvelope): string | undefined {
+  return origins.get(event);
+}
