@@ -6,6 +6,7 @@ export { DirectPublisher, type DirectPublisherOptions } from './direct-publisher
 export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';
 export { brokerConnected, type BrokerLink } from './readiness';
 export { EventConsumer } from './consumer';
+export type { QueueShare } from './queue-shares';
 export {
   eachEvent,
   HIGH_VOLUME_PREFIXES,
