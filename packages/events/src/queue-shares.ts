@@ -72,7 +72,12 @@ export class QueueShares implements BatchApply {
     return events.filter((e) => share.bindings.some((p) => topicMatches(p, e.type)));
   }
 
-  async all(events: EventEnvelope[]): Promise<void> {
+  /** A batch of one is not tried again event by event (batch-lanes.ts): it takes the isolating path at once. */
+  all(events: EventEnvelope[]): Promise<void> {
+    return events.length === 1 ? this.one(events[0]) : this.together(events);
+  }
+
+  private async together(events: EventEnvelope[]): Promise<void> {
     const parts = this.shares.map((share) => ({ share, events: this.taken(share, events) })).filter((p) => p.events.length > 0);
     // Only a binding left from an older version could bring one: nothing takes it, so it is only acked.
     if (parts.length === 0) return;
@@ -95,7 +100,7 @@ export class QueueShares implements BatchApply {
   async one(event: EventEnvelope): Promise<void> {
     const takers = this.shares.filter((s) => this.taken(s, [event]).length > 0);
     // Taken by one share (or none): its failure is the event's, as in any batch of one.
-    if (takers.length <= 1) return this.all([event]);
+    if (takers.length <= 1) return this.together([event]);
     const failures: Array<{ share: string; err: unknown }> = [];
     const prepared = await Promise.all(
       takers.map((s) =>
