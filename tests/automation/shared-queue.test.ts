@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'amqplib';
 import { Client as PgClient } from 'pg';
+import { amqpUser, EventConsumer } from '@crm/events';
+import { createLogger } from '@crm/logger';
 import { eventually, infra } from '@crm/testing';
 import { ConsumerProbe, processedBy } from '../support/consumers';
 import type { Client } from '../support/http';
@@ -143,5 +145,52 @@ describe('automation: one queue for triggers, campaign replies and read receipts
     expect(await runsFor(bad.id)).toHaveLength(1);
     expect(await claimedBy(name('campaign-replies'), bad.id)).toEqual([replied]);
     expect(await runsFor(good.id)).toHaveLength(1);
+  });
+
+  it('a read-receipt queue an older version left behind is unbound at start and drained; then no copy reaches it', async () => {
+    const exchange = stack.env.EVENTS_EXCHANGE;
+    await stack.stopService('automation');
+    // As the previous version left things: the receipts on a queue of their own, the triggers queue not bound to them.
+    const previous = new EventConsumer({
+      amqpUrl: infra.amqpUrl,
+      exchange,
+      queue: name('campaign-seen'),
+      bindings: ['message.seen'],
+      logger: createLogger('shared-queue-test', 'silent'),
+      batchHandler: async () => undefined,
+      maxAttempts: 10,
+      retryDelaysMs: [300],
+    });
+    await previous.start();
+    await previous.stop();
+    const connection = await connect(infra.amqpUrl);
+    const channel = await connection.createConfirmChannel();
+    try {
+      await channel.unbindQueue(name('triggers'), exchange, 'message.seen');
+      const left = await bus.publish('message.seen', orgId, seenData());
+      expect((await channel.checkQueue(name('campaign-seen'))).messageCount).toBe(1);
+
+      await stack.startService('automation');
+      await processedBy(db, name('campaign-seen'), [left.id]);
+      await eventually(async () => (await channel.checkQueue(name('campaign-seen'))).messageCount === 0);
+      // From now on a receipt reaches the shared queue only: had the old queue kept its binding, the copy there would be
+      // counted before the marker sent straight into it (a queue hands out in order).
+      const mark = await seenProbe.mark();
+      const next = await bus.publish('message.seen', orgId, seenData());
+      await processedBy(db, name('campaign-seen'), [next.id]);
+      const marker = { id: randomUUID(), type: 'message.seen', orgId, occurredAt: new Date().toISOString(), data: seenData() };
+      channel.sendToQueue(name('campaign-seen'), Buffer.from(JSON.stringify(marker)), {
+        persistent: true,
+        userId: amqpUser(infra.amqpUrl),
+        contentType: 'application/json',
+        messageId: marker.id,
+      });
+      await channel.waitForConfirms();
+      await processedBy(db, name('campaign-seen'), [marker.id]);
+      await seenProbe.settled(mark, 2);
+      expect(await seenProbe.count()).toBe(mark + 2);
+    } finally {
+      await connection.close();
+    }
   });
 });
