@@ -66,7 +66,9 @@ describe('automation: one queue for triggers, campaign replies and read receipts
   let ruleId: string;
 
   const runsFor = async (eventId: string) =>
-    ((await owner.get(`/api/v1/automation/rules/${ruleId}/runs?limit=100`)).body.data as Array<{ eventId: string }>).filter((r) => r.eventId === eventId);
+    ((await owner.get(`/api/v1/automation/rules/${ruleId}/runs?limit=100`)).body.data as Array<{ eventId: string }>).filter(
+      (r) => r.eventId === eventId,
+    );
   const claimedBy = async (consumer: string, eventId: string) =>
     (await db.query<{ at: Date }>('SELECT processed_at AS at FROM processed_events WHERE consumer = $1 AND event_id = $2', [consumer, eventId])).rows;
   const seenData = () => ({

@@ -162,14 +162,16 @@ interface Shared {
  */
 export type EventConsumerOptions = ConsumerBasics &
   (
-    (WithPool & (PerEvent<EventHandler> | Batched<BatchHandler> | Shared)) | (WithoutPool & (PerEvent<EventHandlerWithoutDb> | Batched<BatchHandlerWithoutDb>))
+    | (WithPool & (PerEvent<EventHandler> | Batched<BatchHandler> | Shared))
+    | (WithoutPool & (PerEvent<EventHandlerWithoutDb> | Batched<BatchHandlerWithoutDb>))
   );
 
 /** Refuses, at construction, what the types cannot say or what a caller without them could still pass. */
 export function checkOptions(opts: EventConsumerOptions): void {
   const name = `EventConsumer ${opts.queue}`;
   if (opts.bindings.length === 0) throw new Error(`${name}: no bindings`);
-  if ([opts.handler, opts.batchHandler, opts.shares].filter(Boolean).length !== 1) throw new Error(`${name}: give one of handler, batchHandler, shares`);
+  if ([opts.handler, opts.batchHandler, opts.shares].filter(Boolean).length !== 1)
+    throw new Error(`${name}: give one of handler, batchHandler, shares`);
   if (opts.shares && !opts.pool) throw new Error(`${name}: shares keep processed_events rows; give a pool`);
   if (opts.shares) checkShares(name, opts.bindings, opts.shares);
   if (opts.draining && opts.exclusive) throw new Error(`${name}: an exclusive queue is gone with its connection; nothing to drain`);

@@ -124,7 +124,13 @@ test('draining: a retired queue is unbound and emptied; one that does not exist 
   expect((await claims(queue)).sort()).toEqual(sorted([left.id, marker.id]));
 
   const missing = h.queue();
-  const drain = await h.consumer({ queue: missing, pool: h.pool, bindings: ['widget.created'], draining: true, batchHandler: eachEvent(h.recordEffect(missing)) });
+  const drain = await h.consumer({
+    queue: missing,
+    pool: h.pool,
+    bindings: ['widget.created'],
+    draining: true,
+    batchHandler: eachEvent(h.recordEffect(missing)),
+  });
   expect(drain.connected).toBe(true);
   await expect(ch.checkQueue(missing)).rejects.toThrow(/404/);
 });

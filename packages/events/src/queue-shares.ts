@@ -129,7 +129,10 @@ export class QueueShares implements BatchApply {
     if (failures.length === 0) return;
     for (const f of failures) {
       this.counted?.(f.share, 'failed', 1);
-      this.o.log.warn({ err: f.err, queue: this.o.queue, share: f.share, eventId: event.id, applied: done }, 'event consumer: a share failed; the others committed');
+      this.o.log.warn(
+        { err: f.err, queue: this.o.queue, share: f.share, eventId: event.id, applied: done },
+        'event consumer: a share failed; the others committed',
+      );
     }
     // The delivery takes the retry / dead-letter route for the failed shares only: the others' claims are committed.
     throw failures[0].err;

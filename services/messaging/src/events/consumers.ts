@@ -23,7 +23,8 @@ const BOOKKEEPING_FLUSH_MS = 100;
 const SLA_BINDINGS = [EVENTS.messageReceived, EVENTS.messageSent, EVENTS.conversationStatusChanged];
 
 /**
- * The consumers of this service. Each has its own durable queue named after the exchange, so two
+ * The consumers of this service. Each has its own durable queue named after the exchange (the SLA clocks and the
+ * reply timers share one, as shares with their own processed_events rows), so two
  * deployments on one broker never steal each other's messages; with the pool, an event takes effect once.
  */
 export function createConsumers(deps: Deps): EventConsumer[] {
