@@ -100,7 +100,14 @@ export class QueueShares implements BatchApply {
   async one(event: EventEnvelope): Promise<void> {
     const takers = this.shares.filter((s) => this.taken(s, [event]).length > 0);
     // Taken by one share (or none): its failure is the event's, as in any batch of one.
-    if (takers.length <= 1) return this.together([event]);
+    if (takers.length <= 1) {
+      try {
+        return await this.together([event]);
+      } catch (err) {
+        if (takers[0]) this.counted?.(takers[0].name, 'failed', 1);
+        throw err;
+      }
+    }
     const failures: Array<{ share: string; err: unknown }> = [];
     const prepared = await Promise.all(
       takers.map((s) =>
