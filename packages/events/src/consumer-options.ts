@@ -171,7 +171,7 @@ export function checkOptions(opts: EventConsumerOptions): void {
   const name = `EventConsumer ${opts.queue}`;
   if (opts.bindings.length === 0) throw new Error(`${name}: no bindings`);
   if ([opts.handler, opts.batchHandler, opts.shares].filter(Boolean).length !== 1)
-    throw new Error(`${name}: give one of handler, batchHandler, shares`);
+    throw new Error(`${name}: give either handler or batchHandler (or shares)`);
   if (opts.shares && !opts.pool) throw new Error(`${name}: shares keep processed_events rows; give a pool`);
   if (opts.shares) checkShares(name, opts.bindings, opts.shares);
   if (opts.draining && opts.exclusive) throw new Error(`${name}: an exclusive queue is gone with its connection; nothing to drain`);
