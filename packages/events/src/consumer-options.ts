@@ -2,7 +2,12 @@ import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import type { EventEnvelope } from './envelope';
+<<<<<<< HEAD
 import type { EventStampVerifier } from './stamps';
+=======
+import type { QueueShare } from './queue-shares';
+import { topicMatches } from './routing';
+>>>>>>> feat/automation-queue
 import { withEventTrace } from './trace-context';
 
 /** With a pool: applies one event inside the transaction on `db` that also records its id; throw to roll back and retry. */
@@ -83,6 +88,7 @@ interface ConsumerBasics {
    */
   amqpUserPrefix?: string;
   /**
+<<<<<<< HEAD
    * For a consumer whose handlers call other services for the event (this process's InternalAuth): each delivery's
    * stamp (stamps.ts) is checked, and its handlers read it with eventOrigin to pass as their calls' origin. A stamp that
    * does not verify, was made for another event, or whose issuer is not a producer of the type is refused like a
@@ -90,6 +96,14 @@ interface ConsumerBasics {
    * origin. Without this option stamps are not looked at (what a verification costs, ~75 µs, is spent only where used).
    */
   stamps?: EventStampVerifier;
+=======
+   * A queue being retired (its consumer now takes its events from a shared queue, see `shares`): at each (re)connect
+   * its bindings are removed instead of made, and what is still in it, or comes back from its retry queues, is
+   * consumed as before. A queue that does not exist (any more) is not created: the consumer then does nothing.
+   * The package README, "Retiring a queue".
+   */
+  draining?: boolean;
+>>>>>>> feat/automation-queue
 }
 
 /** Exactly-once effects: each handler call runs in a transaction that also records the event ids in processed_events. */
@@ -114,6 +128,7 @@ interface WithoutPool {
 /** One event per handler call (per transaction, with a pool). */
 interface PerEvent<H> {
   handler: H;
+  shares?: undefined;
   batchHandler?: undefined;
   batchPrepare?: undefined;
   batchSize?: undefined;
@@ -125,6 +140,7 @@ interface PerEvent<H> {
 interface Batched<H> {
   batchHandler: H;
   handler?: undefined;
+  shares?: undefined;
   /** What to do for a batch before its transaction (see BatchPrepare); handed to batchHandler. */
   batchPrepare?: BatchPrepare;
   /** Most deliveries per batch (default 100); prefetch defaults to 2× this in batch mode. */
@@ -140,22 +156,51 @@ interface Batched<H> {
 }
 
 /**
+ * Batch mode for several consumers on one queue (queue-shares.ts): each batch in one transaction, each share with its
+ * own processed_events rows (under its name, not the queue's) and its failures to itself. `bindings` must be the
+ * shares' patterns, each taken by some share.
+ */
+interface Shared {
+  shares: QueueShare[];
+  handler?: undefined;
+  batchHandler?: undefined;
+  batchPrepare?: undefined;
+  batchSize?: number;
+  batchFlushMs?: number;
+  batchKey?: (event: EventEnvelope) => string;
+}
+
+/**
  * With a `pool`, handlers get the transaction client their effects and the event ids' processed_events rows are
  * written with; without one, they get none. Give `handler` (one event at a time) or `batchHandler` (batch mode).
  */
 export type EventConsumerOptions = ConsumerBasics &
   (
-    (WithPool & (PerEvent<EventHandler> | Batched<BatchHandler>)) | (WithoutPool & (PerEvent<EventHandlerWithoutDb> | Batched<BatchHandlerWithoutDb>))
+    | (WithPool & (PerEvent<EventHandler> | Batched<BatchHandler> | Shared))
+    | (WithoutPool & (PerEvent<EventHandlerWithoutDb> | Batched<BatchHandlerWithoutDb>))
   );
 
 /** Refuses, at construction, what the types cannot say or what a caller without them could still pass. */
 export function checkOptions(opts: EventConsumerOptions): void {
   const name = `EventConsumer ${opts.queue}`;
   if (opts.bindings.length === 0) throw new Error(`${name}: no bindings`);
-  if (!opts.handler === !opts.batchHandler) throw new Error(`${name}: give either handler or batchHandler`);
+  if ([opts.handler, opts.batchHandler, opts.shares].filter(Boolean).length !== 1)
+    throw new Error(`${name}: give either handler or batchHandler (or shares)`);
+  if (opts.shares && !opts.pool) throw new Error(`${name}: shares keep processed_events rows; give a pool`);
+  if (opts.shares) checkShares(name, opts.bindings, opts.shares);
+  if (opts.draining && opts.exclusive) throw new Error(`${name}: an exclusive queue is gone with its connection; nothing to drain`);
   if (opts.pool && opts.exclusive) throw new Error(`${name}: an exclusive queue keeps no processed_events; give no pool`);
   const busy = opts.handler && opts.pool ? opts.bindings.find(isHighVolume) : undefined;
   if (busy) throw new Error(`${name}: ${busy} is a high-volume event; commit per batch (batchHandler, eachEvent), not per event`);
   // Parallel batches without a key would apply two events of one conversation in either order.
-  if (opts.batchHandler && (opts.concurrency ?? 1) > 1 && !opts.batchKey) throw new Error(`${name}: batch mode with concurrency > 1 needs batchKey`);
+  if (!opts.handler && (opts.concurrency ?? 1) > 1 && !opts.batchKey) throw new Error(`${name}: batch mode with concurrency > 1 needs batchKey`);
+}
+
+/** A share that takes what the queue is not bound to would never see it; a binding no share takes brings only waste. */
+function checkShares(name: string, bindings: string[], shares: QueueShare[]): void {
+  const patterns = shares.flatMap((s) => s.bindings);
+  const unbound = patterns.find((p) => !bindings.includes(p));
+  if (unbound) throw new Error(`${name}: a share takes ${unbound}, which the queue is not bound to`);
+  const untaken = bindings.find((b) => !patterns.some((p) => p === b || topicMatches(p, b)));
+  if (untaken) throw new Error(`${name}: no share takes ${untaken}`);
 }

@@ -9,6 +9,7 @@ import { checkOptions, type EventConsumerOptions } from './consumer-options';
 import { DeliveryReader, type Delivery } from './delivery';
 import type { EventEnvelope } from './envelope';
 import { ProcessedEvents } from './processed-events';
+import { QueueShares } from './queue-shares';
 import { amqpUser, isSharedBrokerUser, type PublisherCheck } from './publishers';
 import { queueBindings } from './routing';
 import { attemptOf, DeliverySettler } from './settle';
@@ -41,8 +42,8 @@ export class EventConsumer {
   private readonly publishers: PublisherCheck;
   private readonly reader: DeliveryReader;
   private readonly settler: DeliverySettler;
-  /** With a pool: the idempotency rows every transaction writes. */
-  private readonly processed?: ProcessedEvents;
+  /** With a pool: the idempotency rows every transaction writes (one per share with shares), pruned while running. */
+  private readonly processed: ProcessedEvents[] = [];
   private readonly handling: Handling;
   private stopCollecting?: () => void;
 
@@ -59,6 +60,8 @@ export class EventConsumer {
   private stopping = false;
   private failures = 0;
   private reconnectTimer?: NodeJS.Timeout;
+  /** Draining: the queue is gone (deleted once empty), so there is nothing left to consume. */
+  private drained = false;
 
   constructor(opts: EventConsumerOptions) {
     checkOptions(opts);
@@ -96,10 +99,15 @@ export class EventConsumer {
       }),
     });
 
-    if (opts.pool) {
+    const retentionMs = opts.processedRetentionMs ?? DEFAULT_PROCESSED_RETENTION_MS;
+    if (opts.pool && opts.shares) {
+      const shares = new QueueShares({ pool: opts.pool, queue: opts.queue, log: this.log, shares: opts.shares, metrics: opts.metrics });
+      for (const name of shares.names) this.processed.push(new ProcessedEvents(opts.pool, name, retentionMs, this.log));
+      this.handling = inLanes(shares);
+    } else if (opts.pool) {
       // Every handler call in a transaction that first claims its events' ids for this consumer.
-      const processed = new ProcessedEvents(opts.pool, opts.queue, opts.processedRetentionMs ?? DEFAULT_PROCESSED_RETENTION_MS, this.log);
-      this.processed = processed;
+      const processed = new ProcessedEvents(opts.pool, opts.queue, retentionMs, this.log);
+      this.processed.push(processed);
       if (opts.batchHandler) {
         const { batchHandler, batchPrepare } = opts;
         this.handling = inLanes({
@@ -145,7 +153,7 @@ export class EventConsumer {
 
   /** The consumer holds an open channel to RabbitMQ (false from a lost connection until it has reconnected). */
   get connected(): boolean {
-    return this.channel !== undefined;
+    return this.channel !== undefined || this.drained;
   }
 
   /** Declares the topology and starts consuming; fails when the broker is unreachable at start. */
@@ -156,12 +164,13 @@ export class EventConsumer {
     try {
       await this.connect();
     } catch (err) {
+      if (err instanceof QueueGoneError) return this.noteDrained();
       this.started = false;
       throw err;
     }
     const { metrics } = this.opts;
     if (metrics) this.stopCollecting = metrics.onCollect(() => this.readQueueDepth(metrics));
-    this.processed?.startPruning();
+    for (const p of this.processed) p.startPruning();
     this.log.info({ queue: this.source, bindings: this.bindings }, 'event consumer started');
     noteSharedBrokerUser(this.log, this.publishers);
   }
@@ -172,7 +181,7 @@ export class EventConsumer {
     this.stopping = true;
     this.stopCollecting?.();
     clearTimeout(this.reconnectTimer);
-    this.processed?.stopPruning();
+    for (const p of this.processed) p.stopPruning();
     const { channel, consumerTag } = this;
     if (channel && consumerTag) await channel.cancel(consumerTag).catch(() => undefined);
     // Prefetched but not started: closing the channel hands them back to the broker for another consumer.
@@ -209,9 +218,16 @@ export class EventConsumer {
         source = `${queue}.${randomBytes(4).toString('hex')}`;
         await channel.assertQueue(source, { durable: false, exclusive: true, autoDelete: true });
       } else {
+        // Declaring it would create a retired queue again after it was deleted.
+        if (this.opts.draining && !(await queueExists(connection, queue))) throw new QueueGoneError(queue);
+        // Its retry queues too: a retry copy published to one that is missing would be dropped by the broker.
         await declareDurableQueue(channel, queue, this.settler.retryLevels);
       }
-      for (const pattern of this.bindings) await channel.bindQueue(source, exchange, pattern);
+      for (const pattern of this.bindings) {
+        // Unbound at every connect: an instance of the previous version still running binds it again when it reconnects.
+        if (this.opts.draining) await channel.unbindQueue(source, exchange, pattern);
+        else await channel.bindQueue(source, exchange, pattern);
+      }
       await channel.prefetch(this.prefetch);
       if (this.stopping) throw new Error('EventConsumer stopping');
       this.connection = connection;
@@ -228,6 +244,11 @@ export class EventConsumer {
       if (this.channel === channel) connection.close().catch(() => undefined);
     });
     connection.on('close', () => this.onConnectionLost(connection));
+  }
+
+  private noteDrained(): void {
+    this.drained = true;
+    this.log.info({ queue: this.opts.queue }, 'event consumer: retired queue is gone; nothing left to drain');
   }
 
   private onConnectionLost(connection: ChannelModel): void {
@@ -251,6 +272,7 @@ export class EventConsumer {
         },
         (err) => {
           if (this.stopping) return;
+          if (err instanceof QueueGoneError) return this.noteDrained();
           this.log.warn({ err, queue: this.opts.queue }, 'event consumer: reconnect failed');
           this.reconnectLater();
         },
@@ -318,6 +340,28 @@ export class EventConsumer {
       this.active--;
       if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     });
+  }
+}
+
+/** Draining: the retired queue does not exist (any more). */
+class QueueGoneError extends Error {
+  constructor(queue: string) {
+    super(`queue ${queue} does not exist`);
+  }
+}
+
+/** Asked on a channel of its own: a missing queue closes the channel it is asked on. */
+async function queueExists(connection: ChannelModel, queue: string): Promise<boolean> {
+  const channel = await connection.createChannel();
+  channel.on('error', () => undefined);
+  try {
+    await channel.checkQueue(queue);
+    return true;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return false;
+    throw err;
+  } finally {
+    await channel.close().catch(() => undefined);
   }
 }
 

@@ -7,6 +7,7 @@ export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } f
 export { brokerConnected, type BrokerLink } from './readiness';
 export { EventConsumer } from './consumer';
 export { EVENT_STAMP_HEADER, eventOrigin, stampRefusal, type EventStamper, type EventStampVerifier } from './stamps';
+export type { QueueShare } from './queue-shares';
 export {
   eachEvent,
   HIGH_VOLUME_PREFIXES,

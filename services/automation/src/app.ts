@@ -24,13 +24,14 @@ import {
   pruneEmailAlertsEvery,
 } from './events/email-alerts.consumer';
 import { SEEN_BINDINGS, seenHandler, seenQueue } from './events/campaign-seen.consumer';
-import { prepareTriggers, TRIGGER_BINDINGS, triggerHandler, triggersQueue } from './events/triggers.consumer';
+import { automationBindings, automationQueue, automationShares } from './events/automation-queue';
 import { automationHandlers } from './grpc/automation.handler';
 import { createRemote } from './remote';
 import { RuleCache } from './domain/rule-cache';
 
 export { loadConfig } from './config';
 export { triggersQueue } from './events/triggers.consumer';
+export { automationQueue } from './events/automation-queue';
 export { repliesQueue } from './events/campaign-replies.consumer';
 export { seenQueue } from './events/campaign-seen.consumer';
 export { emailAlertsQueue } from './events/email-alerts.consumer';
@@ -39,10 +40,11 @@ export type { RunningService };
 
 /**
  * Create the database if needed, migrate, then: gRPC for the API, the outbox relay (notification.created),
- * the trigger consumer (events → runs, system notifications), the runner (runs → actions), the campaign
- * sender (campaign recipients → messages), the replies consumer (message.received → campaign replies) and
- * the seen consumer (message.seen → campaign read receipts, openRate), the appointment reminder sender and, with SMTP_URL, the email-alerts consumer
- * (its own new_message notifications → alert emails to users who opted in).
+ * the event consumer of one queue (events/automation-queue.ts) with three shares: rule triggers (events → runs, system
+ * notifications), campaign replies (message.received → replyRate) and read receipts (message.seen → openRate); the
+ * runner (runs → actions), the campaign sender (campaign recipients → messages), the appointment reminder sender,
+ * and, with SMTP_URL, the email-alerts consumer (its own new_message notifications → alert emails to users who opted
+ * in). The replies and receipts queues of older versions are drained (README, "Event queues").
  */
 export async function startAutomation(config: AutomationConfig, log: Logger = createLogger('automation', config.LOG_LEVEL)): Promise<RunningService> {
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
@@ -78,15 +80,16 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     metrics,
   });
   const runner = new Runner(deps);
+  const shares = automationShares(deps);
+  // Rule triggers, campaign replies and read receipts on one queue (issue #28): one copy and one commit per batch.
   const consumer = new EventConsumer({
     amqpUrl: config.AMQP_URL,
     amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
-    queue: triggersQueue(config.EVENTS_EXCHANGE),
-    bindings: [...TRIGGER_BINDINGS],
-    // Batches, one commit each (issue #28 item 2); contacts rules ask about come from crm before the transaction.
-    batchPrepare: (events) => prepareTriggers(deps, events),
-    batchHandler: triggerHandler(deps),
+    queue: automationQueue(config.EVENTS_EXCHANGE),
+    bindings: automationBindings(shares),
+    // Batches, one commit each (issue #28 item 2), each share with its own processed_events rows.
+    shares,
     // An org's events in order, orgs side by side.
     batchKey: (e) => e.orgId,
     parseData: true,
@@ -99,38 +102,28 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   });
   const sender = new CampaignSender(deps);
   const reminders = new ReminderSender(deps);
-  const replies = new EventConsumer({
-    amqpUrl: config.AMQP_URL,
-    amqpUserPrefix: config.AMQP_USER_PREFIX,
-    exchange: config.EVENTS_EXCHANGE,
-    queue: repliesQueue(config.EVENTS_EXCHANGE),
-    bindings: REPLY_BINDINGS,
-    batchHandler: eachEvent(repliesHandler(deps)),
-    batchKey: (e) => e.orgId,
-    parseData: true,
-    logger: log,
-    pool,
-    concurrency: 2,
-    maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
-    retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
-    metrics,
-  });
-  const seen = new EventConsumer({
-    amqpUrl: config.AMQP_URL,
-    amqpUserPrefix: config.AMQP_USER_PREFIX,
-    exchange: config.EVENTS_EXCHANGE,
-    queue: seenQueue(config.EVENTS_EXCHANGE),
-    bindings: SEEN_BINDINGS,
-    batchHandler: eachEvent(seenHandler(deps)),
-    batchKey: (e) => e.orgId,
-    parseData: true,
-    logger: log,
-    pool,
-    concurrency: 2,
-    maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
-    retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
-    metrics,
-  });
+  // The queues replies and read receipts had before: unbound, and drained of what an older version left in them.
+  const drains = [
+    { queue: repliesQueue(config.EVENTS_EXCHANGE), bindings: REPLY_BINDINGS, batchHandler: eachEvent(repliesHandler(deps)) },
+    { queue: seenQueue(config.EVENTS_EXCHANGE), bindings: SEEN_BINDINGS, batchHandler: eachEvent(seenHandler(deps)) },
+  ].map(
+    (retired) =>
+      new EventConsumer({
+        ...retired,
+        draining: true,
+        amqpUrl: config.AMQP_URL,
+        amqpUserPrefix: config.AMQP_USER_PREFIX,
+        exchange: config.EVENTS_EXCHANGE,
+        batchKey: (e) => e.orgId,
+        parseData: true,
+        logger: log,
+        pool,
+        concurrency: 2,
+        maxAttempts: config.EVENT_RETRY_SCHEDULE.length + 1,
+        retryDelaysMs: config.EVENT_RETRY_SCHEDULE,
+        metrics,
+      }),
+  );
   // Without a mail server there is nothing to do, so no queue is even declared.
   const emailAlerts = deps.mail.enabled
     ? new EventConsumer({
@@ -155,7 +148,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     : undefined;
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
-    rabbitmq: () => brokerConnected([relay, consumer, replies, seen, ...(emailAlerts ? [emailAlerts] : [])]),
+    rabbitmq: () => brokerConnected([relay, consumer, ...drains, ...(emailAlerts ? [emailAlerts] : [])]),
   });
   server.add(serviceDefinition(loadProto('automation/v1/automation.proto'), 'automation.v1.AutomationService'), automationHandlers(deps));
 
@@ -175,10 +168,11 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     stopped.push(() => sender.stop());
     await reminders.start();
     stopped.push(() => reminders.stop());
-    await replies.start();
-    stopped.push(() => replies.stop());
-    await seen.start();
-    stopped.push(() => seen.stop());
+    // After the shared queue is bound: every event published from now on reaches it before the old queues lose theirs.
+    for (const drain of drains) {
+      await drain.start();
+      stopped.push(() => drain.stop());
+    }
     if (emailAlerts) {
       await emailAlerts.start();
       stopped.push(() => emailAlerts.stop());
@@ -198,8 +192,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     // Stop taking work first (calls, then events), finish the runs in hand, publish what they wrote, close.
     await server.stop();
     await consumer.stop();
-    await replies.stop();
-    await seen.stop();
+    for (const drain of drains) await drain.stop();
     await emailAlerts?.stop();
     stopPruning();
     await reminders.stop();

@@ -15,8 +15,12 @@ import { applySlaEvent, slaEventKey } from '../service-levels';
  */
 const BOOKKEEPING_FLUSH_MS = 100;
 
+/** What the SLA clocks follow: our own messages and status changes. */
+const SLA_BINDINGS = [EVENTS.messageReceived, EVENTS.messageSent, EVENTS.conversationStatusChanged];
+
 /**
- * The consumers of this service. Each has its own durable queue named after the exchange, so two
+ * The consumers of this service. Each has its own durable queue named after the exchange (the SLA clocks and the
+ * reply timers share one, as shares with their own processed_events rows), so two
  * deployments on one broker never steal each other's messages; with the pool, an event takes effect once.
  * `stamps` (this process's InternalAuth) checks the stamps of the events whose handlers call crm for them.
  */
@@ -32,6 +36,11 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
     retryDelaysMs: config.EVENT_RETRY_DELAYS_MS,
     // Handlers get data parsed by its schema; data that does not fit is dead-lettered at once with the fields named.
     parseData: true,
+  };
+  const slaQueue = `${config.EVENTS_EXCHANGE}.messaging.sla`;
+  const repairQueue = `${config.EVENTS_EXCHANGE}.messaging.assignment-repair`;
+  const applySlaEvents = async (events: EventEnvelope[], db: PoolClient) => {
+    for (const event of events) await withEventTrace(event, () => applySlaEvent(deps, db, event));
   };
   return [
     // chatnet.inbound → contact, conversation, message, message.received. Batches of up to 100 in one
@@ -83,21 +92,6 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
         for (const event of events) await withEventTrace(event, () => applyContactLink(deps, db, event, links));
       },
     }),
-    // Our own messages and status changes → the conversations' SLA clocks (issue #29 item 2), after the fact rather
-    // than in the inbound transaction: a conversation's news in order, batches of them in one transaction each.
-    new EventConsumer({
-      ...common,
-      pool,
-      queue: `${config.EVENTS_EXCHANGE}.messaging.sla`,
-      bindings: [EVENTS.messageReceived, EVENTS.messageSent, EVENTS.conversationStatusChanged],
-      logger: log.child({ consumer: 'sla' }),
-      concurrency: 4,
-      batchFlushMs: BOOKKEEPING_FLUSH_MS,
-      batchKey: slaEventKey,
-      batchHandler: async (events, db) => {
-        for (const event of events) await withEventTrace(event, () => applySlaEvent(deps, db, event));
-      },
-    }),
     // Keep the copy of contact name, avatar and phone in conversations fresh; follow crm's contact merges.
     new EventConsumer({
       ...common,
@@ -113,18 +107,37 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
         for (const event of events) await withEventTrace(event, () => applyContactEvent(deps, db, event));
       },
     }),
-    // Assignment that repairs itself: reply timers from this service's own message events, the backlog when a
-    // conversation closes, and identity's availability and deactivation announcements (assignment/repair/).
+    // The bookkeeping of every message on one queue (issue #28, CPU per message), each a share with its own
+    // processed_events rows: our own messages and status changes → the conversations' SLA clocks (issue #29 item 2);
+    // assignment that repairs itself: reply timers from the same events, the backlog when a conversation closes, and
+    // identity's availability and deactivation announcements (assignment/repair/). A conversation's news in order (its
+    // SLA clock and its timer both follow it), batches of them in one transaction each.
     new EventConsumer({
       ...common,
       pool,
-      queue: `${config.EVENTS_EXCHANGE}.messaging.assignment-repair`,
-      bindings: REPAIR_BINDINGS,
-      logger: log.child({ consumer: 'assignment-repair' }),
+      queue: repairQueue,
+      bindings: [...new Set([...SLA_BINDINGS, ...REPAIR_BINDINGS])],
+      logger: log.child({ consumer: 'bookkeeping' }),
       concurrency: 4,
       batchFlushMs: BOOKKEEPING_FLUSH_MS,
       batchKey: repairKey,
-      batchHandler: (events, db) => applyRepairBatch(deps, db, events),
+      shares: [
+        { name: slaQueue, bindings: SLA_BINDINGS, apply: applySlaEvents },
+        { name: repairQueue, bindings: REPAIR_BINDINGS, apply: (events, db) => applyRepairBatch(deps, db, events) },
+      ],
+    }),
+    // The SLA clocks' queue of older versions: unbound, and drained of what they left in it.
+    new EventConsumer({
+      ...common,
+      pool,
+      queue: slaQueue,
+      draining: true,
+      bindings: SLA_BINDINGS,
+      logger: log.child({ consumer: 'sla' }),
+      concurrency: 4,
+      batchFlushMs: BOOKKEEPING_FLUSH_MS,
+      batchKey: slaEventKey,
+      batchHandler: applySlaEvents,
     }),
   ];
 }

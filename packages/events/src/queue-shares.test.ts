@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import type { PoolClient } from '@crm/db';
+import { eventually } from '@crm/testing';
+import { EventConsumer } from './consumer';
+import { eachEvent } from './consumer-options';
+import type { EventEnvelope } from './envelope';
+import type { QueueShare } from './queue-shares';
+import { Harness, log, ORG, OWN_USER } from './test-support/harness';
+
+let h: Harness;
+beforeEach(async () => {
+  h = await Harness.create();
+  await h.pool.query('CREATE TABLE share_effects (event_id uuid NOT NULL, share text NOT NULL, xid bigint NOT NULL)');
+});
+afterEach(async () => {
+  await h.close();
+});
+
+/** A share recording each event it applies with the transaction it ran in; `fails` decides which events it throws on. */
+function share(name: string, bindings: string[], fails: (e: EventEnvelope) => boolean = () => false): QueueShare {
+  return {
+    name,
+    bindings,
+    apply: async (events: EventEnvelope[], db: PoolClient) => {
+      for (const e of events) {
+        if (fails(e)) throw new Error(`${name} cannot apply ${e.id}`);
+        await db.query('INSERT INTO share_effects (event_id, share, xid) VALUES ($1, $2, txid_current())', [e.id, name]);
+      }
+    },
+  };
+}
+
+async function effects(name: string): Promise<Array<{ event_id: string; xid: string }>> {
+  return (await h.pool.query('SELECT event_id, xid FROM share_effects WHERE share = $1', [name])).rows;
+}
+
+async function claims(consumer: string): Promise<string[]> {
+  return (await h.pool.query('SELECT event_id FROM processed_events WHERE consumer = $1 ORDER BY event_id', [consumer])).rows.map((r) => r.event_id);
+}
+
+function envelope(type: string, data: unknown = {}): EventEnvelope {
+  return { id: randomUUID(), type, orgId: ORG, occurredAt: new Date().toISOString(), data };
+}
+
+async function publishBurst(events: EventEnvelope[]): Promise<void> {
+  const ch = await h.probe();
+  for (const e of events) ch.publish(h.exchange, e.type, Buffer.from(JSON.stringify(e)), { persistent: true, userId: OWN_USER });
+}
+
+const sorted = (ids: string[]) => [...ids].sort();
+
+test('a batch reaches every share taking each event, in one transaction; each share claims its own ids, the queue none', async () => {
+  const queue = h.queue();
+  const all = share(`${queue}.all`, ['widget.*']);
+  const updates = share(`${queue}.updates`, ['widget.updated']);
+  await h.consumer({ queue, pool: h.pool, bindings: ['widget.*', 'widget.updated'], shares: [all, updates], batchFlushMs: 300 });
+  const sent = [envelope('widget.created'), envelope('widget.updated'), envelope('widget.created'), envelope('widget.updated')];
+  await publishBurst([...sent, sent[1]]); // the last one redelivered within the batch
+
+  await eventually(async () => (await effects(all.name)).length === 4 && (await effects(updates.name)).length === 2, 5_000);
+  expect(new Set([...(await effects(all.name)), ...(await effects(updates.name))].map((e) => e.xid)).size).toBe(1);
+  expect(await claims(all.name)).toEqual(sorted(sent.map((e) => e.id)));
+  expect(await claims(updates.name)).toEqual(sorted([sent[1].id, sent[3].id]));
+  expect(await claims(queue)).toEqual([]);
+});
+
+test('a share failing on an event rolls back alone: the other share and the rest of the batch commit once; the retry applies it to the failed share only', async () => {
+  const queue = h.queue();
+  const poisoned = new Set<string>();
+  const steady = share(`${queue}.steady`, ['widget.updated']);
+  const fragile = share(`${queue}.fragile`, ['widget.updated'], (e) => poisoned.has(e.id));
+  await h.consumer({
+    queue,
+    pool: h.pool,
+    bindings: ['widget.updated'],
+    shares: [fragile, steady],
+    batchFlushMs: 300,
+    retryDelaysMs: [200],
+    maxAttempts: 20,
+  });
+  const sent = [envelope('widget.updated'), envelope('widget.updated'), envelope('widget.updated')];
+  poisoned.add(sent[1].id);
+  await publishBurst(sent);
+
+  // Every event applied by the steady share, the fragile one still failing on the poisoned event (and retrying it).
+  await eventually(async () => (await effects(steady.name)).length === 3 && (await effects(fragile.name)).length === 2, 5_000);
+  expect(await claims(fragile.name)).toEqual(sorted([sent[0].id, sent[2].id]));
+  poisoned.clear();
+  await eventually(async () => (await effects(fragile.name)).length === 3, 5_000);
+  expect(sorted((await effects(steady.name)).map((e) => e.event_id))).toEqual(sorted(sent.map((e) => e.id)));
+  expect(await claims(fragile.name)).toEqual(sorted(sent.map((e) => e.id)));
+});
+
+test('shares are refused without a pool, with a binding no share takes, or a share taking what the queue is not bound to', () => {
+  const base = { amqpUrl: 'amqp://127.0.0.1:9', exchange: 'x', queue: 'x.shares', logger: log };
+  const a = share('x.a', ['widget.created']);
+  expect(() => new EventConsumer({ ...base, bindings: ['widget.created'], shares: [a] } as never)).toThrow(/give a pool/);
+  expect(() => new EventConsumer({ ...base, bindings: ['widget.created', 'widget.deleted'], shares: [a], pool: h.pool })).toThrow(
+    /no share takes widget.deleted/,
+  );
+  expect(() => new EventConsumer({ ...base, bindings: ['widget.updated'], shares: [a], pool: h.pool })).toThrow(/not bound to/);
+  expect(() => new EventConsumer({ ...base, bindings: ['widget.created'], shares: [a, a], pool: h.pool })).toThrow(/two shares with one name/);
+  expect(() => new EventConsumer({ ...base, bindings: ['widget.created'], shares: [a], pool: h.pool })).not.toThrow();
+});
+
+test('draining: a retired queue is unbound and emptied; one that does not exist is not created', async () => {
+  const queue = h.queue();
+  const ch = await h.probe();
+  // As an older version left it: bound, with an event in it.
+  const before = await h.consumer({ queue, bindings: ['widget.created'], batchHandler: async () => undefined });
+  await before.stop();
+  const left = envelope('widget.created');
+  await publishBurst([left]);
+  await eventually(async () => (await ch.checkQueue(queue)).messageCount === 1, 5_000);
+
+  await h.consumer({ queue, pool: h.pool, bindings: ['widget.created'], draining: true, batchHandler: eachEvent(h.recordEffect(queue)) });
+  await eventually(async () => (await h.effects(queue)).total === 1, 5_000);
+  // Unbound: a new event does not reach it (a marker sent straight to it comes after where the copy would be).
+  await publishBurst([envelope('widget.created')]);
+  const marker = envelope('widget.created');
+  ch.sendToQueue(queue, Buffer.from(JSON.stringify(marker)), { persistent: true, userId: OWN_USER });
+  await eventually(async () => (await claims(queue)).includes(marker.id), 5_000);
+  expect(await h.effects(queue)).toEqual({ total: 2, distinct: 2 });
+  expect((await claims(queue)).sort()).toEqual(sorted([left.id, marker.id]));
+
+  const missing = h.queue();
+  const drain = await h.consumer({
+    queue: missing,
+    pool: h.pool,
+    bindings: ['widget.created'],
+    draining: true,
+    batchHandler: eachEvent(h.recordEffect(missing)),
+  });
+  expect(drain.connected).toBe(true);
+  await expect(ch.checkQueue(missing)).rejects.toThrow(/404/);
+});
