@@ -2,12 +2,9 @@ import type { Pool, PoolClient } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import type { EventEnvelope } from './envelope';
-<<<<<<< HEAD
-import type { EventStampVerifier } from './stamps';
-=======
 import type { QueueShare } from './queue-shares';
 import { topicMatches } from './routing';
->>>>>>> feat/automation-queue
+import type { EventStampVerifier } from './stamps';
 import { withEventTrace } from './trace-context';
 
 /** With a pool: applies one event inside the transaction on `db` that also records its id; throw to roll back and retry. */
@@ -88,7 +85,6 @@ interface ConsumerBasics {
    */
   amqpUserPrefix?: string;
   /**
-<<<<<<< HEAD
    * For a consumer whose handlers call other services for the event (this process's InternalAuth): each delivery's
    * stamp (stamps.ts) is checked, and its handlers read it with eventOrigin to pass as their calls' origin. A stamp that
    * does not verify, was made for another event, or whose issuer is not a producer of the type is refused like a
@@ -96,14 +92,13 @@ interface ConsumerBasics {
    * origin. Without this option stamps are not looked at (what a verification costs, ~75 µs, is spent only where used).
    */
   stamps?: EventStampVerifier;
-=======
+  /**
    * A queue being retired (its consumer now takes its events from a shared queue, see `shares`): at each (re)connect
    * its bindings are removed instead of made, and what is still in it, or comes back from its retry queues, is
    * consumed as before. A queue that does not exist (any more) is not created: the consumer then does nothing.
    * The package README, "Retiring a queue".
    */
   draining?: boolean;
->>>>>>> feat/automation-queue
 }
 
 /** Exactly-once effects: each handler call runs in a transaction that also records the event ids in processed_events. */
