@@ -64,7 +64,8 @@ export class RemoteSandboxLive implements SandboxLive {
   async drop(accountId: string, info: DisconnectInfo): Promise<boolean> {
     const cut = this.dropped(accountId);
     const live = await this.call(accountId, 'drop', info);
-    if (live) await cut;
+    // Bounded: a socket that never tells (it broke at that moment) ends in the pool's own lost-connection handling.
+    if (live) await Promise.race([cut, new Promise((resolve) => setTimeout(resolve, CALL_TIMEOUT_MS).unref())]);
     return live;
   }
 

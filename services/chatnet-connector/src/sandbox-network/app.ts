@@ -41,11 +41,12 @@ export async function startSandboxNetwork(
 ): Promise<{ port: number; stop(): Promise<void> }> {
   const redis = await connectRedis(config.REDIS_URL, log);
   const network = new SandboxNetwork(redis, config.REDIS_PREFIX);
+  const net: Network = { network, known: new Set() };
   const clients = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   clients.on('connection', (ws) => serveClient(ws, network, log));
 
   const server = http.createServer((req, res) => {
-    route(network, req)
+    route(net, req)
       .then((body) => answer(res, 200, body))
       .catch((err: Error) => {
         if (err instanceof HttpError) return answer(res, err.status, { error: { code: err.code, message: err.message, details: err.details } });
@@ -76,28 +77,36 @@ export async function startSandboxNetwork(
 
 export const start = startSandboxNetwork;
 
-async function route(network: SandboxNetwork, req: http.IncomingMessage): Promise<unknown> {
+async function route(net: Network, req: http.IncomingMessage): Promise<unknown> {
   const path = new URL(req.url ?? '/', 'http://x').pathname.split('/').filter(Boolean).map(decodeURIComponent);
   if (req.method === 'GET' && path.length === 1 && path[0] === 'healthz') return { ok: true };
   if (req.method === 'POST' && path.length === 3 && path[0] === 'accounts' && path[2] === 'inbound')
-    return contactWrites(network, path[1], await body(req));
+    return contactWrites(net, path[1], await body(req));
   if (req.method === 'POST' && path.length === 3 && path[0] === 'live' && (LIVE_ACTIONS as readonly string[]).includes(path[2]))
-    return { live: await live(network, path[1], path[2] as LiveAction, await body(req)) };
+    return { live: await live(net.network, path[1], path[2] as LiveAction, await body(req)) };
   throw new HttpError(404, 'not_found', 'No such route');
 }
 
-async function contactWrites(network: SandboxNetwork, accountId: string, raw: unknown) {
+/** The network, and the accounts known to have logged in (once known, always known: no Redis read per message). */
+interface Network {
+  network: SandboxNetwork;
+  known: Set<string>;
+}
+
+async function contactWrites({ network, known }: Network, accountId: string, raw: unknown) {
   const parsed = ContactMessage.safeParse(raw);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message }));
     throw new HttpError(400, 'invalid_argument', `${details[0].field} ${details[0].message}`, details);
   }
-  if (!(await network.knowsAccount(accountId))) throw new HttpError(404, 'not_found', 'No account of this network has that id (log it in first)');
+  if (!known.has(accountId) && !(await network.knowsAccount(accountId)))
+    throw new HttpError(404, 'not_found', 'No account of this network has that id (log it in first)');
   const message = await networkMessage(network, accountId, parsed.data);
   if (!message)
     throw new HttpError(400, 'invalid_argument', 'quoteChatnetMessageId must be a message of this thread', [
       { field: 'quoteChatnetMessageId', message: 'must be a message of this thread' },
     ]);
+  known.add(accountId);
   const delivered = await deliverOrHold(network, accountId, message);
   const { chatnetMessageId, cliMsgId, threadId } = message;
   return { accountId, chatnetMessageId, cliMsgId, threadId, sentAt: message.sentAt.toISOString(), held: !delivered };
