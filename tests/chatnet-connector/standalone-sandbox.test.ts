@@ -107,6 +107,38 @@ describe('standalone sandbox network: the connector reaches it as it reaches a r
     expect(onNetwork.body.data).toEqual([expect.objectContaining({ threadId: 'uid-outside', content: 'reply over the socket' })]);
   });
 
+  it("a receipt and a contact's recall pushed through the gateway reach the connector over the socket", async () => {
+    const seen = await owner.post(`/sandbox/accounts/${accountId}/seen`, { threadId: 'uid-outside' });
+    expect(seen.status).toBe(200);
+    const receipt = await events.waitFor('chatnet.seen', (e) => e.data.accountId === accountId);
+    expect(receipt.data.chatnetMessageIds).toEqual(seen.body.chatnetMessageIds);
+    const first = inboundEvents('direct-1')[0].data.chatnetMessageId;
+    const recall = await owner.post(`/sandbox/accounts/${accountId}/recall`, { chatnetMessageId: first });
+    expect(recall.status).toBe(200);
+    await events.waitFor('chatnet.recalled', (e) => e.data.chatnetMessageId === first && e.data.fromUid === 'uid-outside');
+  });
+
+  it("a phone lookup asks the network over the session's socket; a stranger-shy user refuses a send (friend_required)", async () => {
+    const directory = await owner.post('/sandbox/network/phones', {
+      phones: [
+        { phone: '0912000111', chatnetUid: 'u-known', displayName: 'Chị Hoa' },
+        { phone: '0912000222', chatnetUid: 'u-shy', displayName: 'Anh Lâm', acceptsStrangers: false },
+      ],
+    });
+    expect(directory.status).toBe(200);
+    const found = await owner.post(`/api/v1/chatnet-accounts/${accountId}/lookup`, { phone: '+84912000111' });
+    expect(found.body).toEqual({ found: true, chatnetUid: 'u-known', displayName: 'Chị Hoa', avatarUrl: null });
+    expect((await contactWrites({ fromUid: 'u-shy', content: 'shy-1 hi' })).status).toBe(200);
+    const conv = await eventually(async () => (await owner.get('/api/v1/conversations')).body.data.find((c: any) => c.threadId === 'u-shy'));
+    const refused = await owner.post(
+      `/api/v1/conversations/${conv.id}/messages`,
+      { content: 'not a friend yet' },
+      { 'idempotency-key': 'standalone-shy' },
+    );
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.code).toBe('friend_required');
+  });
+
   it('the gateway route still delivers through the connector to the network process', async () => {
     const res = await owner.post(`/sandbox/accounts/${accountId}/inbound`, { fromUid: 'uid-outside', content: 'via-gateway 1' });
     expect(res.status).toBe(200);
