@@ -16,7 +16,8 @@ import { acceptedOffline, toFriendRequest } from './friend-requests';
  * The sandbox network's control API (ARCHITECTURE.md "Chat network"): complete a QR scan, deliver an
  * inbound message, read what the account sent (a read receipt), drop a connection, set the friend list.
  * Exists only with CHATNET_DRIVER=sandbox outside production and needs `sandbox:control` (owner, admin). Pushes to a live
- * connection run on the instance holding it.
+ * connection run on the instance holding it, which hands them to its network: its own, or the standalone network
+ * process (CHATNET_SANDBOX_URL) its sessions are connected to.
  */
 function sandboxOf(deps: Deps, ctx: OrgContext): SandboxNetwork {
   if (!deps.sandbox)
