@@ -42,7 +42,8 @@ export async function startSandboxNetwork(
   const redis = await connectRedis(config.REDIS_URL, log);
   const network = new SandboxNetwork(redis, config.REDIS_PREFIX);
   const net: Network = { network, known: new Set() };
-  const clients = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  // A send carries its files in the frame (base64): up to 10 files of 25 MB each by default, well within this.
+  const clients = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 512 * 1024 * 1024 });
   clients.on('connection', (ws) => serveClient(ws, network, log));
 
   const server = http.createServer((req, res) => {
