@@ -28,8 +28,9 @@ export function processGroup() {
   const children = [];
   return {
     children,
-    launch(name, env) {
-      const main = path.join(root, 'services', name, 'dist', 'main.js');
+    /** `main`: another entry of the service's build than dist/main.js (e.g. the sandbox network's). */
+    launch(name, env, { main: entry = path.join('services', name, 'dist', 'main.js') } = {}) {
+      const main = path.join(root, entry);
       if (!existsSync(main)) throw new Error(`${main} missing: run npm run build`);
       // METRICS_PORT 0: instances of one service (and a running `npm start`) must not fight over its fixed metrics port.
       // BENCH_PROF=gateway,messaging: those processes write a V8 CPU profile to bench/.prof (git-ignored) at exit;

@@ -1,16 +1,22 @@
 // bench/realtime: a customer's message to the team's own system, the whole real-time path.
-// POST /sandbox/accounts/:id/inbound (gateway) → chatnet-connector (chatnet.inbound, outbox) → RabbitMQ → messaging
+// The sandbox chat network, in its own process, gets POST /accounts/:id/inbound (a contact writes) and pushes it over the
+// account's WebSocket to chatnet-connector (chatnet.inbound, published with confirms) → RabbitMQ → messaging
 // (message row, conversation, message.received, outbox) → RabbitMQ → webhooks (delivery row) → signed POST to a
 // receiver in this process, which verifies every signature (Standard Webhooks).
 //
 // Reported: messages/s delivered, latency from the HTTP request to the webhook (p50/p99), lost (accepted but never
 // delivered), applied twice (a message delivered more than once, a message.received id seen twice), and the CPU
-// each process spent per message: every service, their PostgreSQL backends, RabbitMQ, Redis and this process.
+// each process spent per message: every service, their PostgreSQL backends, RabbitMQ, Redis and this process. The
+// sandbox network plays the outside network (a real one does not run on our machines, and its traffic does not pass
+// through our gateway): its CPU is reported in its own column and left out of the totals, like the load generator's.
+// --inbound-via gateway sends the inbound load through the gateway's POST /sandbox/accounts/:id/inbound instead (the
+// path measured before the network had its own process; the in-gateway route stays for tests and users).
 // With --rabbit-restart a second run at 300 msg/s restarts RabbitMQ (rabbitmqctl stop_app / start_app) in its
 // middle: it must lose nothing and apply nothing twice. That touches the machine's shared broker: run it alone.
 //
 // BENCH_LOG_LEVEL=info shows the services' info lines (default warn).
 // Usage: node bench/realtime/run.mjs [--rate 800] [--seconds 30] [--rabbit-restart] [--write] [--pg-statements] [--timeline]
+//   [--inbound-via network|gateway]
 //   --timeline prints, per second of sending, the HTTP and webhook latencies of the messages sent in it.
 //   Every service `npm start` runs is started (automation and ai too, as users run the product); --without
 //   leaves some out for diagnosis (e.g. --without automation,ai), never by default.
@@ -50,8 +56,11 @@ const { values: args } = parseArgs({
     'pg-statements': { type: 'boolean', default: false },
     bare: { type: 'boolean', default: false },
     timeline: { type: 'boolean', default: false },
+    'inbound-via': { type: 'string', default: 'network' },
   },
 });
+if (!['network', 'gateway'].includes(args['inbound-via'])) throw new Error('--inbound-via is network or gateway');
+const VIA_GATEWAY = args['inbound-via'] === 'gateway';
 const RATE = Number(args.rate);
 const SECONDS = Number(args.seconds);
 const CONTACTS = Number(args.contacts);
@@ -70,6 +79,17 @@ const services = allServices.filter((s) => pathServices.includes(s) || !without.
 const dbName = Object.fromEntries(services.map((s) => [s, `bench_${s.replace(/-/g, '_')}_${run}`]));
 const dbUrl = (service) => Object.assign(new URL(pgUrl), { pathname: `/${dbName[service]}` }).toString();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** The CPU column of the sandbox network process. */
+const NETWORK = 'sandbox network';
+async function waitHealthy(url, timeoutMs = 30_000) {
+  const answers = () =>
+    fetch(url)
+      .then((r) => r.ok)
+      .catch(() => false);
+  for (const until = Date.now() + timeoutMs; !(await answers()); await sleep(200)) {
+    if (Date.now() > until) throw new Error(`${url} did not answer`);
+  }
+}
 const progress = (m) => process.stderr.write(`[bench:realtime] ${m}\n`);
 const pct = (xs, p) => {
   if (!xs.length) return NaN;
@@ -103,9 +123,10 @@ const receiver = webhookReceiver((event, now) => {
   if (t0 !== undefined) p.timeline.push([t0, 'hook', now - t0]);
 });
 
-// ---- the load: the sandbox network hands messages to the connector, through the gateway ----
+// ---- the load: contacts write at the sandbox network's port (or the gateway's sandbox route: --inbound-via gateway) ----
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 let gatewayPort;
+let networkPort;
 let token;
 let accountId;
 /** The known contacts, in turn (they wrote once in the warm-up). */
@@ -121,11 +142,15 @@ function inbound(name, i, sender = knownSender) {
     const r = http.request(
       {
         host: '127.0.0.1',
-        port: gatewayPort,
-        path: `/sandbox/accounts/${accountId}/inbound`,
+        port: VIA_GATEWAY ? gatewayPort : networkPort,
+        path: VIA_GATEWAY ? `/sandbox/accounts/${accountId}/inbound` : `/accounts/${accountId}/inbound`,
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...(VIA_GATEWAY ? { authorization: `Bearer ${token}` } : {}),
+        },
       },
       (res) => {
         let answer = '';
@@ -311,6 +336,7 @@ try {
   const hookUrl = await receiver.listen();
   const ports = Object.fromEntries(await Promise.all([...services, 'gateway'].map(async (s) => [s, await freePort()])));
   gatewayPort = ports.gateway;
+  networkPort = await freePort();
   const addr = (s) => (ports[s] ? `127.0.0.1:${ports[s]}` : '127.0.0.1:9');
   const common = {
     NODE_ENV: 'development',
@@ -333,12 +359,21 @@ try {
   };
   const pids = {};
   const procs = {};
+  // The outside network first: the connector's sessions dial it as they would the real one.
+  const network = group.launch(
+    'chatnet-sandbox',
+    { ...common, SANDBOX_PORT: String(networkPort), REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
+    { main: path.join('services', 'chatnet-connector', 'dist', 'sandbox-network', 'main.js') },
+  );
+  pids[NETWORK] = network.pid;
+  procs[NETWORK] = network;
+  await waitHealthy(`http://127.0.0.1:${networkPort}/healthz`);
   for (const s of services) {
     const child = group.launch(s, {
       ...common,
       DATABASE_URL: dbUrl(s),
       GRPC_PORT: String(ports[s]),
-      ...(s === 'chatnet-connector' ? { CHATNET_DRIVER: 'sandbox' } : {}),
+      ...(s === 'chatnet-connector' ? { CHATNET_DRIVER: 'sandbox', CHATNET_SANDBOX_URL: `http://127.0.0.1:${networkPort}` } : {}),
       ...(s === 'messaging' ? { ATTACHMENTS_DIR: path.join(os.tmpdir(), `bench-${run}`) } : {}),
     });
     pids[s] = child.pid;
@@ -492,11 +527,12 @@ try {
   const faultLines = args.faults ? await faultRuns(measure, procs) : [];
 
   // A fixed column order (snapshots list processes in whatever order PostgreSQL reports its backends).
-  const order = [...services, 'gateway', ...services.map((s) => `pg ${s}`), 'rabbitmq', 'redis', 'load generator'];
+  const order = [...services, 'gateway', ...services.map((s) => `pg ${s}`), 'rabbitmq', 'redis', NETWORK, 'load generator'];
   const labels = order.filter((l) => l in results[0].cpu);
+  // The load generator and the sandbox network play the outside world: shown, never counted as ours.
   const ours = (cpu) =>
     Object.entries(cpu)
-      .filter(([k]) => k !== 'load generator')
+      .filter(([k]) => k !== 'load generator' && k !== NETWORK)
       .reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
   const withoutShared = (cpu) => ours(cpu) - (cpu.rabbitmq ?? 0) - (cpu.redis ?? 0);
   const main = results[0];
@@ -506,11 +542,14 @@ try {
   sections.push(
     '## realtime',
     '',
-    `Command: \`node bench/realtime/run.mjs --rate ${RATE} --seconds ${SECONDS}${args['rabbit-restart'] ? ' --rabbit-restart' : ''}${args.bare ? ' --bare' : ''}${args.without ? ` --without ${args.without}` : ''}${args.faults ? ' --faults' : ''} --write\`. ` +
+    `Command: \`node bench/realtime/run.mjs --rate ${RATE} --seconds ${SECONDS}${VIA_GATEWAY ? ' --inbound-via gateway' : ''}${args['rabbit-restart'] ? ' --rabbit-restart' : ''}${args.bare ? ' --bare' : ''}${args.without ? ` --without ${args.without}` : ''}${args.faults ? ' --faults' : ''} --write\`. ` +
       `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores; 1-minute load average at the end ${os.loadavg()[0].toFixed(1)}.`,
     '',
-    'Path: `POST /sandbox/accounts/:id/inbound` through the gateway → chatnet-connector (`chatnet.inbound`, outbox) → RabbitMQ → messaging (message row, conversation, `message.received`, outbox) → RabbitMQ → webhooks → signed POST to a receiver in the load generator, which verifies every signature. ' +
-      `Processes: ${[...services, 'gateway'].join(', ')} (each from dist), PostgreSQL, RabbitMQ, Redis and the load generator, all on this machine. ${CONTACTS} contacts write in turn after a warm-up that is not reported. ` +
+    (VIA_GATEWAY
+      ? "Path (`--inbound-via gateway`): `POST /sandbox/accounts/:id/inbound` through the gateway → chatnet-connector → the sandbox network process → back over the account's WebSocket to the connector (`chatnet.inbound`)"
+      : "Path: `POST /accounts/:id/inbound` at the sandbox network's own process (the outside network; not our gateway) → over the account's WebSocket to chatnet-connector (`chatnet.inbound`)") +
+      ' → RabbitMQ → messaging (message row, conversation, `message.received`, outbox) → RabbitMQ → webhooks → signed POST to a receiver in the load generator, which verifies every signature. ' +
+      `Processes: ${[...services, 'gateway'].join(', ')} (each from dist), the sandbox network, PostgreSQL, RabbitMQ, Redis and the load generator, all on this machine. ${CONTACTS} contacts write in turn after a warm-up that is not reported. ` +
       'Latency = webhook received − request sent, one clock. Lost = accepted (HTTP 200) but never delivered; applied twice = a message delivered more than once or stored twice.',
     '',
     '| run | offered msg/s | sent | accepted | delivered | delivered msg/s | p50 ms | p99 ms | HTTP p99 ms | lost | applied twice | errors |',
@@ -520,7 +559,7 @@ try {
         `| ${runLabel[r.name]} | ${r.rate} | ${r.sent} | ${r.accepted} | ${r.delivered} | ${f(r.perSecond, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.req99)} | ${r.lost} | ${r.twice} | ${r.errors} |`,
     ),
     '',
-    "CPU milliseconds per delivered message, by process (utime + stime from /proc; pg = the PostgreSQL backends of that service's database; rabbitmq and redis serve only this run when the machine is otherwise quiet):",
+    "CPU milliseconds per delivered message, by process (utime + stime from /proc; pg = the PostgreSQL backends of that service's database; rabbitmq and redis serve only this run when the machine is otherwise quiet; the sandbox network and the load generator play the outside world and are not in the totals):",
     '',
     `| run | ${labels.join(' | ')} | services + pg | all but the load generator |`,
     `|---|${labels.map(() => '---|').join('')}---|---|`,

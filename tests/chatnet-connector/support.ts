@@ -99,3 +99,22 @@ export async function leaseHolder(redis: Pick<RedisClientType, 'get'>, prefix: s
   const instance = await redis.get(`${prefix}chatnet:lease:${accountId}`);
   return instance ? redis.get(`${prefix}chatnet:instance:${instance}`) : null;
 }
+
+const SANDBOX_NETWORK_MAIN = path.join(__dirname, '..', '..', 'services', 'chatnet-connector', 'dist', 'sandbox-network', 'main.js');
+
+/** The standalone sandbox network process (its build), listening on `port`, started and answering /healthz. */
+export async function spawnSandboxNetwork(env: Record<string, string>, port: number): Promise<ConnectorProcess & { url: string }> {
+  const proc = spawn(process.execPath, [SANDBOX_NETWORK_MAIN], {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env, SANDBOX_HOST: '127.0.0.1', SANDBOX_PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  proc.stdout!.on('data', (d) => output.push(String(d)));
+  proc.stderr!.on('data', (d) => output.push(String(d)));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  await eventually(async () => (await fetch(`${url}/healthz`)).ok || undefined, 30_000, 200).catch((err: Error) => {
+    throw new Error(`sandbox network did not start: ${err.message}\n${output.join('')}`);
+  });
+  return { proc, address: `127.0.0.1:${port}`, url, output, exited };
+}

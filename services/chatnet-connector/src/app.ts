@@ -15,6 +15,8 @@ import type { Deps } from './deps';
 import { OwnerDirectory } from './domain/owners';
 import type { ChatnetDriver } from './drivers/driver';
 import { SandboxDriver, SandboxNetwork } from './drivers/sandbox.driver';
+import { RemoteSandboxDriver } from './drivers/remote-sandbox.driver';
+import { RemoteSandboxLive } from './drivers/sandbox-live';
 import { dialThrough } from './drivers/proxy-dialer';
 import { MediaDownloads } from './drivers/media-download';
 import { connectorHandlers } from './grpc/connector.handler';
@@ -59,12 +61,21 @@ export async function startConnector(
   const instanceId = randomUUID();
   const leases = new Leases(redis, config.REDIS_PREFIX, instanceId, config.LEASE_TTL_MS);
   const guard = new AddressGuard({ allow: config.CONNECTOR_ALLOWED_PRIVATE_ADDRESSES, purpose: 'proxy connections' });
-  let sandbox: SandboxNetwork | undefined;
+  let sandbox: Deps['sandbox'];
   let driver: ChatnetDriver;
   let media: MediaDownloads | undefined;
-  if (config.CHATNET_DRIVER === 'sandbox') {
-    sandbox = new SandboxNetwork(redis, config.REDIS_PREFIX);
-    driver = new SandboxDriver(sandbox, config.QR_TTL_MS, config.QR_MAX_REFRESHES);
+  let remoteLive: RemoteSandboxLive | undefined;
+  if (config.CHATNET_DRIVER === 'sandbox' && config.CHATNET_SANDBOX_URL) {
+    // The network in its own process: sessions reach it over WebSocket; the control routes push through its HTTP port
+    // and read what it stores in Redis (same prefix).
+    const remote = new RemoteSandboxDriver(config.CHATNET_SANDBOX_URL, config.QR_TTL_MS, config.QR_MAX_REFRESHES);
+    remoteLive = new RemoteSandboxLive(config.CHATNET_SANDBOX_URL, (accountId) => remote.cutOf(accountId));
+    sandbox = { network: new SandboxNetwork(redis, config.REDIS_PREFIX), live: remoteLive };
+    driver = remote;
+  } else if (config.CHATNET_DRIVER === 'sandbox') {
+    const network = new SandboxNetwork(redis, config.REDIS_PREFIX);
+    sandbox = { network, live: network };
+    driver = new SandboxDriver(network, config.QR_TTL_MS, config.QR_MAX_REFRESHES);
   } else {
     // Loaded only for the real network: zca-js and its dependencies are a sixth of what every service loads, paid by
     // each start (and each test's stack) on the sandbox driver for nothing.
@@ -170,6 +181,7 @@ export async function startConnector(
     await relay.stop();
     await driver.close();
     media?.close();
+    remoteLive?.close();
     peers.close();
     files.close();
     identity.close();

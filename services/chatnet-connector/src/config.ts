@@ -90,6 +90,15 @@ const Env = z.object({
    */
   CHATNET_DRIVER: z.enum(['sandbox', 'zca']).default('sandbox'),
   /**
+   * With the sandbox driver: the standalone sandbox network's URL (`node dist/sandbox-network/main.js`, e.g.
+   * `http://127.0.0.1:50070`). Sessions then hold a WebSocket to it, as they would to the real network, and the network's
+   * inbound traffic arrives there rather than through the gateway. Unset: the network runs inside this process.
+   */
+  CHATNET_SANDBOX_URL: z
+    .union([z.literal(''), z.string().url()])
+    .optional()
+    .transform((v) => v || undefined),
+  /**
    * Hosts the network serves photos and files from (comma-separated; a name takes itself and its subdomains, `zadn.vn`
    * takes `s120-ava-talk.zadn.vn` but not `evilzadn.vn`). The zca driver downloads a message's file, and follows a
    * redirect (at most 3), only over HTTPS to these hosts; anything else is left out of its message with a warning.

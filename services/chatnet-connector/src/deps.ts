@@ -6,6 +6,7 @@ import type { ConnectorConfig } from './config';
 import type { OwnerDirectory } from './domain/owners';
 import type { ChatnetDriver } from './drivers/driver';
 import type { SandboxNetwork } from './drivers/sandbox.driver';
+import type { SandboxLive } from './drivers/sandbox-live';
 import type { MessagingFiles } from './files/messaging-files';
 import type { Leases } from './pool/leases';
 import type { Peers } from './pool/peers';
@@ -20,8 +21,12 @@ export interface Deps {
   log: Logger;
   box: SecretBox;
   driver: ChatnetDriver;
-  /** The sandbox network for its control RPCs: set only with CHATNET_DRIVER=sandbox outside production. */
-  sandbox?: SandboxNetwork;
+  /**
+   * The sandbox network for its control RPCs: set only with CHATNET_DRIVER=sandbox outside production. `network` reads
+   * and writes what the network stores (in Redis, shared with a standalone network process); `live` reaches its live
+   * connections and offline store: this process's own network, or the standalone one (CHATNET_SANDBOX_URL).
+   */
+  sandbox?: { network: SandboxNetwork; live: SandboxLive };
   leases: Leases;
   peers: Peers;
   sessions: SessionPool;

@@ -16,7 +16,8 @@ import { acceptedOffline, toFriendRequest } from './friend-requests';
  * The sandbox network's control API (ARCHITECTURE.md "Chat network"): complete a QR scan, deliver an
  * inbound message, read what the account sent (a read receipt), drop a connection, set the friend list.
  * Exists only with CHATNET_DRIVER=sandbox outside production and needs `sandbox:control` (owner, admin). Pushes to a live
- * connection run on the instance holding it.
+ * connection run on the instance holding it, which hands them to its network: its own, or the standalone network
+ * process (CHATNET_SANDBOX_URL) its sessions are connected to.
  */
 function sandboxOf(deps: Deps, ctx: OrgContext): SandboxNetwork {
   if (!deps.sandbox)
@@ -25,7 +26,7 @@ function sandboxOf(deps: Deps, ctx: OrgContext): SandboxNetwork {
     });
   requireUser(ctx);
   requireCan(ctx, 'sandbox:control');
-  return deps.sandbox;
+  return deps.sandbox.network;
 }
 
 const noPendingLogin = () =>
@@ -44,42 +45,42 @@ export function sandboxAction(action: string): Action {
 
 /** The part that must run where the connection (or pending login) lives. */
 export async function runLocal(deps: Deps, orgId: string, accountId: string, action: Action, payload: any): Promise<unknown> {
-  const net = deps.sandbox;
-  if (!net) throw new AppError('not_found', 'Sandbox control is off', { code: 'not_found' });
+  const live = deps.sandbox?.live;
+  if (!live) throw new AppError('not_found', 'Sandbox control is off', { code: 'not_found' });
   switch (action) {
     case 'scan': {
       const done = deps.sessions.pendingLogin(accountId);
-      if (!done || !net.scan(accountId, payload as ChatnetProfile)) throw noPendingLogin();
+      if (!done || !(await live.scan(accountId, payload as ChatnetProfile))) throw noPendingLogin();
       await done;
       return {};
     }
     case 'inbound': {
       deps.sessions.liveSession(accountId, orgId);
       const m = payload as Omit<InboundMessage, 'sentAt'> & { sentAt: string };
-      if (!(await net.deliver(accountId, { ...m, sentAt: new Date(m.sentAt) }))) throw notLive();
+      if (!(await live.deliver(accountId, { ...m, sentAt: new Date(m.sentAt) }))) throw notLive();
       return {};
     }
     case 'seen': {
       deps.sessions.liveSession(accountId, orgId);
       const r = payload as Omit<SeenReceipt, 'seenAt'> & { seenAt: string };
-      if (!(await net.seen(accountId, { ...r, seenAt: new Date(r.seenAt) }))) throw notLive();
+      if (!(await live.seen(accountId, { ...r, seenAt: new Date(r.seenAt) }))) throw notLive();
       return {};
     }
     case 'recall': {
       deps.sessions.liveSession(accountId, orgId);
       const r = payload as Omit<RecallNotice, 'recalledAt'> & { recalledAt: string };
-      if (!(await net.recalled(accountId, { ...r, recalledAt: new Date(r.recalledAt) }))) throw notLive();
+      if (!(await live.recalled(accountId, { ...r, recalledAt: new Date(r.recalledAt) }))) throw notLive();
       return {};
     }
     case 'react': {
       deps.sessions.liveSession(accountId, orgId);
       const r = payload as Omit<ReactionNotice, 'at'> & { at: string };
-      if (!(await net.reacted(accountId, { ...r, at: new Date(r.at) }))) throw notLive();
+      if (!(await live.reacted(accountId, { ...r, at: new Date(r.at) }))) throw notLive();
       return {};
     }
     case 'drop': {
       deps.sessions.liveSession(accountId, orgId);
-      if (!(await net.drop(accountId, { reason: payload.reason, sessionExpired: payload.expireSession }))) throw notLive();
+      if (!(await live.drop(accountId, { reason: payload.reason, sessionExpired: payload.expireSession }))) throw notLive();
       await deps.sessions.settled(accountId);
       return {};
     }
@@ -88,7 +89,7 @@ export async function runLocal(deps: Deps, orgId: string, accountId: string, act
       return { count: await deps.sessions.syncFriends(accountId) };
     case 'friend_accepted':
       deps.sessions.liveSession(accountId, orgId);
-      if (!(await net.friendAccepted(accountId, String(payload.chatnetUid)))) throw notLive();
+      if (!(await live.friendAccepted(accountId, String(payload.chatnetUid)))) throw notLive();
       return {};
   }
 }
@@ -172,7 +173,7 @@ export async function inbound(
   // A reply quotes a message of its own thread that the network knows (one the contact or the account sent).
   const quoteChatnetMessageId = text('quoteChatnetMessageId', req.quoteChatnetMessageId, 64);
   if (quoteChatnetMessageId) {
-    const quoted = await deps.sandbox!.messageOf(req.id, '', quoteChatnetMessageId);
+    const quoted = await deps.sandbox!.network.messageOf(req.id, '', quoteChatnetMessageId);
     if (!quoted || quoted.threadId !== threadId || quoted.threadType !== threadType)
       throw invalid('quoteChatnetMessageId', 'must be a message of this thread');
   }
@@ -195,7 +196,7 @@ export async function inbound(
     ...(pushed.length ? { attachments: await storeFiles(deps, ctx.orgId, pushed, ctx.requestId) } : {}),
   };
   // Where the message belongs, for a recall, a reaction or a quote that names it later.
-  await deps.sandbox!.recordInbound(req.id, message.chatnetMessageId, { threadId, threadType, fromUid });
+  await deps.sandbox!.network.recordInbound(req.id, message.chatnetMessageId, { threadId, threadType, fromUid });
   if (!row) {
     try {
       await runLocal(deps, ctx.orgId, req.id, 'inbound', message);
@@ -213,7 +214,7 @@ export async function inbound(
     if ((err as AppError).code !== 'account_not_live') throw err;
     // Connected, but its connection is down for a moment (moving to another instance, or being taken over
     // after a crash): the network keeps the message for the next connection, as a real one would.
-    await deps.sandbox!.hold(row.id, { ...message, sentAt: new Date(message.sentAt) });
+    await deps.sandbox!.live.hold(row.id, { ...message, sentAt: new Date(message.sentAt) });
   }
   return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, cliMsgId: message.cliMsgId, threadId, sentAt: message.sentAt };
 }
@@ -255,7 +256,7 @@ export async function self(
   } catch (err) {
     if ((err as AppError).code !== 'account_not_live') throw err;
     // As for a contact's message: kept for the account's next connection.
-    await deps.sandbox!.hold(row.id, { ...message, sentAt: new Date(message.sentAt) });
+    await deps.sandbox!.live.hold(row.id, { ...message, sentAt: new Date(message.sentAt) });
   }
   return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, cliMsgId: message.cliMsgId, threadId, sentAt: message.sentAt };
 }

@@ -26,6 +26,7 @@ import {
   UserQuery,
 } from './driver';
 import { networkPhoneDigits } from './phone-digits';
+import type { SandboxLive } from './sandbox-live';
 
 export interface SentRecord {
   chatnetMessageId: string;
@@ -117,7 +118,7 @@ export function networkUid(): string {
  * over after a crash) is kept in Redis and handed to the account's next connection, as a real network
  * delivers what arrived while the client was away: a move between instances loses nothing.
  */
-export class SandboxNetwork {
+export class SandboxNetwork implements SandboxLive {
   private readonly p: string;
   private readonly pendingLogins = new Map<string, { token: string; scanned(profile: ChatnetProfile): void }>();
   private readonly sessions = new Map<string, SandboxSession>();
@@ -133,7 +134,7 @@ export class SandboxNetwork {
   // ---- network side: what the control API drives ----
 
   /** Complete the pending QR login of an account held here. False when none is pending here. */
-  scan(accountId: string, profile: ChatnetProfile): boolean {
+  async scan(accountId: string, profile: ChatnetProfile): Promise<boolean> {
     const pending = this.pendingLogins.get(accountId);
     if (!pending) return false;
     pending.scanned(profile);
@@ -223,6 +224,15 @@ export class SandboxNetwork {
       await session.receive({ ...m, sentAt: new Date(m.sentAt) });
       await this.redis.lRem(key, 1, raw);
     }
+  }
+
+  /** The network has seen this account log in (a standalone network keeps messages only for accounts it knows). */
+  async knowAccount(accountId: string, uid: string): Promise<void> {
+    await this.redis.hSet(`${this.p}accounts`, accountId, uid);
+  }
+
+  async knowsAccount(accountId: string): Promise<boolean> {
+    return (await this.redis.hExists(`${this.p}accounts`, accountId)) === 1;
   }
 
   async heldCount(accountId: string): Promise<number> {
