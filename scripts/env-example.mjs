@@ -89,6 +89,15 @@ export function generatedPart() {
       parts.push(`# ${key}=${shown(value)}`);
     }
   }
+  // Tracing is configured by OpenTelemetry's own variables, which the SDK reads rather than loadConfig: listed by
+  // packages/telemetry, which starts the SDK.
+  const telemetry = path.join(root, 'packages', 'telemetry', 'dist', 'otel-variables.js');
+  if (!existsSync(telemetry)) throw new Error('packages/telemetry is not built (npm run build)');
+  parts.push('', '# ---- every service: tracing (OpenTelemetry variables, read by its SDK; README "Tracing") ----');
+  for (const { name, unset, means } of require(telemetry).OTEL_VARIABLES) {
+    parts.push(...commentLines(`${means} Unset: ${unset}.`));
+    parts.push(`# ${name}=`);
+  }
   return `${parts.join('\n')}\n`;
 }
 

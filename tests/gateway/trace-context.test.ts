@@ -28,7 +28,7 @@ describe('trace context gateway → identity with nothing exported', () => {
   function launch(service: string, env: Record<string, string>, readyText: string, onLine?: (line: Record<string, unknown>) => void): Promise<void> {
     return new Promise((resolve, reject) => {
       // Nothing exported, whatever the environment running the tests says.
-      const { OTEL_EXPORTER_OTLP_ENDPOINT: _exporter, ...inherited } = process.env;
+      const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
       const p = spawn(process.execPath, [path.join(root, 'services', service, 'dist', 'main.js')], {
         env: { ...inherited, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],

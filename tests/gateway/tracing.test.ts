@@ -80,6 +80,8 @@ describe('tracing across gateway → identity', () => {
     const httpPort = await freePort();
     const common = {
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      // The receiver above reads JSON; the SDK's default protocol is http/protobuf (the collector takes both).
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '200',
       JWT_SECRET: randomBytes(32).toString('hex'),
       INTERNAL_AUTH_SEED: internalAuthSeed,

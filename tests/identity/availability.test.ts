@@ -149,7 +149,19 @@ describe('availability (PUT/GET /api/v1/profile/availability, ?availability=, us
     const first = sockets.find((s) => s.connected && (s.auth as { token: string }).token === agent.token)!;
     const second = await open(agent.token);
     first.disconnect();
-    await new Promise((r) => setTimeout(r, OFFLINE_AFTER_MS * 1.5));
+    // The marker: another user's last socket closes after it. The gateways' reports of a user's first and last
+    // socket reach identity in the order Redis numbered them, so once identity has that user disconnected it has
+    // every report made before, a (wrong) one that the agent left included; the agent is still connected, so no
+    // offline window is running for them.
+    const e = email('agent');
+    const markerUser = await acme.owner.post('/api/v1/users', { email: e, fullName: 'Mark Er', role: 'agent', password });
+    expect(markerUser.status).toBe(201);
+    const otherToken = (await api.post('/api/v1/auth/login', { email: e, password })).body.token as string;
+    const other = api.as(otherToken);
+    const otherSocket = await open(otherToken);
+    await eventually(async () => (await availabilityOf(other)).connected === true || undefined);
+    otherSocket.disconnect();
+    await eventually(async () => (await availabilityOf(other)).connected === false || undefined);
     expect(await availabilityOf(agent.as)).toEqual(expect.objectContaining({ status: 'online', connected: true }));
 
     second.disconnect();
@@ -171,7 +183,10 @@ describe('availability (PUT/GET /api/v1/profile/availability, ?availability=, us
     const change = await eventually(async () => changesOf(agent.id).find((e) => e.data.status === 'offline'));
     expect(change.data).toEqual({ userId: agent.id, status: 'offline', previousStatus: 'online', chosenStatus: 'online' });
     await eventually(async () => ownerGot.some((e) => e.userId === agent.id && e.status === 'offline'));
-    expect((await acme.owner.get('/api/v1/users?availability=offline')).body.data.map((u: { id: string }) => u.id)).toEqual([agent.id]);
+    // The agent, and the marker's user, offline too since their socket closed.
+    expect((await acme.owner.get('/api/v1/users?availability=offline')).body.data.map((u: { id: string }) => u.id).sort()).toEqual(
+      [agent.id, markerUser.body.id].sort(),
+    );
 
     await open(agent.token);
     await eventually(async () => (await availabilityOf(agent.as)).status === 'online');

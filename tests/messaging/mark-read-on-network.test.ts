@@ -116,13 +116,19 @@ describe('mark read on the network: conversation read → MarkThreadSeen → the
     expect((await b.owner.get(`/api/v1/conversations/${theirs.conv.id}`)).body.conversation.unreadCount).toBe(1);
     expect(await seenByAgent(b, accountB)).toEqual([]);
 
-    // A second bulk read finds nothing new: nothing more reaches the network.
+    // A second bulk read finds nothing new: nothing more reaches the network. The marker is a read that does: once
+    // the network has it, a call the bulk read started before it would have arrived too.
     expect((await a.owner.post('/api/v1/conversations/bulk', { ids: [x.conv.id, y1.conv.id], action: 'read' })).body).toEqual({
       updated: 2,
       failed: [],
     });
-    await new Promise((r) => setTimeout(r, 500));
-    expect(await seenByAgent()).toHaveLength(before + 2);
+    const marker = await inbound('uid-bulk-marker', 'marker');
+    expect((await a.owner.post(`/api/v1/conversations/${marker.conv.id}/read`)).status).toBe(200);
+    const after = await eventually(async () => {
+      const l = await seenByAgent();
+      return l[0]?.threadId === 'uid-bulk-marker' ? l : undefined;
+    });
+    expect(after).toHaveLength(before + 3);
   });
 
   it('another org cannot see what the account marked seen (404); the route needs a token (401) and sandbox control (403)', async () => {
@@ -142,7 +148,18 @@ describe('mark read on the network: conversation read → MarkThreadSeen → the
     const read = await a.owner.post(`/api/v1/conversations/${m.conv.id}/read`);
     expect(read.status).toBe(200);
     expect(read.body.conversation.unreadCount).toBe(0);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(await seenByAgent()).toHaveLength(before);
+    // The marker: back online, a read of a new message reaches the network; the offline read, which the network
+    // was not told, is not waiting to be told either (nothing of it arrives before or with the marker).
+    expect((await a.owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
+    await eventually(
+      async () => (await a.owner.post(`/sandbox/accounts/${accountId}/scan`, { chatnetUid: '9000000001' })).status === 200 || undefined,
+    );
+    const marker = await inbound('uid-read-3', 'after reconnecting');
+    expect((await a.owner.post(`/api/v1/conversations/${marker.conv.id}/read`)).status).toBe(200);
+    const after = await eventually(async () => {
+      const l = await seenByAgent();
+      return l[0]?.threadId === 'uid-read-3' ? l : undefined;
+    });
+    expect(after).toHaveLength(before + 1);
   });
 });

@@ -62,12 +62,15 @@ describe('conversation owners snapshot for crm (once per database)', () => {
     await db.query('DELETE FROM backfills');
     await publishOwnersSnapshotOnce(db, log);
     await publishOwnersSnapshotOnce(db, log);
+    // The marker: both runs have returned, so whatever they enqueued is committed in the outbox; once the bus has
+    // every one of those events, a count taken there is complete. One event per org, the second run added none.
+    const { rows } = await db.query<{ id: string }>("SELECT id FROM outbox WHERE type = 'conversation.owners_snapshot'");
+    expect(rows).toHaveLength(2);
     const snapshots = await eventually(async () => {
       const s = bus.of('conversation.owners_snapshot');
-      return s.length >= 2 ? s : undefined;
+      return rows.every((r) => s.some((e) => e.id === r.id)) ? s : undefined;
     });
-    await new Promise((r) => setTimeout(r, 500));
-    expect(bus.of('conversation.owners_snapshot')).toHaveLength(2);
+    expect(snapshots).toHaveLength(2);
     const ofA = snapshots.find((e) => e.orgId === a.orgId)!;
     expect(ofA.data.conversations).toHaveLength(2);
     expect(ofA.data.conversations).toEqual(

@@ -67,16 +67,27 @@ describe("phone-typed messages: the account's own messages → outbound in the c
     expect(sent.data).toEqual(
       expect.objectContaining({ source: 'phone', sentByUserId: null, senderName: 'Shop phone', content: 'Dạ còn ạ', chatnetAccountId: accountId }),
     );
-    await new Promise((r) => setTimeout(r, 500));
+    // The marker: one more message typed on the phone in the same thread. Messaging takes a thread's messages in
+    // order, so once it is stored the copy handed over before it has been dealt with too.
+    expect((await a.owner.post(`/sandbox/accounts/${accountId}/self`, { threadId: 'uid-self-1', content: 'Em gửi ảnh nhé' })).status).toBe(200);
+    await eventually(async () => (await messagesOf(conv.id)).some((m) => m.content === 'Em gửi ảnh nhé') || undefined);
     const msgs = await messagesOf(conv.id);
     const mine = msgs.filter((m) => m.content === 'Dạ còn ạ');
     expect(mine).toEqual([expect.objectContaining({ isFromChatnet: false, source: 'phone', senderName: 'Shop phone', isRead: true })]);
     expect(mine[0].sentByUserId ?? null).toBeNull();
-    // It answers the contact: the conversation is replied, its last message is the phone's.
+    // It answers the contact: the conversation is replied, its last message is the phone's (the marker, also typed
+    // on the phone), and the contact's message is still the only unread one.
     const after = await convOf('uid-self-1');
-    expect(after).toEqual(expect.objectContaining({ lastMessage: expect.objectContaining({ content: 'Dạ còn ạ' }), unreadCount: 1 }));
+    expect(after).toEqual(expect.objectContaining({ lastMessage: expect.objectContaining({ content: 'Em gửi ảnh nhé' }), unreadCount: 1 }));
+    const marker = await eventually(async () =>
+      bus.events.find((e) => e.type === 'message.sent' && e.data.conversationId === conv.id && e.data.content === 'Em gửi ảnh nhé'),
+    );
+    expect(marker).toBeDefined();
     expect(bus.events.filter((e) => e.type === 'message.received' && e.data.conversationId === conv.id)).toHaveLength(1);
-    expect(bus.events.filter((e) => e.type === 'message.sent' && e.data.conversationId === conv.id)).toHaveLength(1);
+    expect(bus.events.filter((e) => e.type === 'message.sent' && e.data.conversationId === conv.id).map((e) => e.data.content)).toEqual([
+      'Dạ còn ạ',
+      'Em gửi ảnh nhé',
+    ]);
 
     // The public API calls its writer a user of the org.
     const pub = await a.pub.get(`/api/public/conversations/${conv.id}/messages`);

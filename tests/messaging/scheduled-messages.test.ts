@@ -124,7 +124,11 @@ describe('scheduled messages', () => {
     });
     expect(shape(scheduledMsg)).toEqual(shape(normalMsg));
     expect(scheduledMsg).toEqual(expect.objectContaining({ content: 'Reminder: your order ships today', sentByUserId: agent.id, source: 'ui' }));
-    await new Promise((r) => setTimeout(r, 500));
+    // The marker: one more due at once; once it is sent, the timer has claimed again after the reminder was sent,
+    // so a second send of the reminder would be on the network by now.
+    const marker = await schedule(agent.api, conv['uid-1'], { content: 'marker after the reminder', sendAt: inMs(500) });
+    expect(marker.status).toBe(202);
+    expect((await settled(marker.body.id)).status).toBe('sent');
     expect((await networkSent()).filter((m) => m.content === 'Reminder: your order ships today')).toHaveLength(1);
   });
 
@@ -325,7 +329,11 @@ describe('scheduled messages', () => {
         const late = await lateness(d);
         expect([d.content, late >= -50 && late < 2_000]).toEqual([d.content, true]);
       }
-      await new Promise((r) => setTimeout(r, 1_000));
+      // The marker: one more due at once; once it is sent, both instances' timers have claimed past the twins' times
+      // (either may send it), so a second send of a twin would be on the network by now.
+      const marker = await schedule(a.owner, conv['uid-1'], { content: 'marker after the twins', sendAt: inMs(500) });
+      expect(marker.status).toBe(202);
+      expect((await settled(marker.body.id)).status).toBe('sent');
       const network = await networkSent();
       for (const m of made) expect([m.content, network.filter((n) => n.content === m.content).length]).toEqual([m.content, 1]);
       for (const d of done) {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { createPool } from '@crm/db';
+import { createPool, type Pool } from '@crm/db';
 import { wakeSnoozed } from '@crm/messaging';
 import { eventually } from '@crm/testing';
 import type { Client } from '../support/http';
@@ -16,6 +16,7 @@ import { eventBus, orgWithKey } from './support';
 // conversation.status_changed for every change, the old archive/close/reopen routes included.
 describe('conversation status and snooze', () => {
   let stack: Stack;
+  let db: Pool;
   let bus: Awaited<ReturnType<typeof eventBus>>;
   let a: Awaited<ReturnType<typeof orgWithKey>>;
   let b: Awaited<ReturnType<typeof orgWithKey>>;
@@ -36,6 +37,7 @@ describe('conversation status and snooze', () => {
       },
     });
     bus = await eventBus(stack);
+    db = createPool(stack.databaseUrl('messaging'), 2);
     a = await orgWithKey(stack.url, 'Org A');
     b = await orgWithKey(stack.url, 'Org B');
     agent = await member(stack.url, a.owner, 'agent');
@@ -53,6 +55,7 @@ describe('conversation status and snooze', () => {
     for (const c of list) conv[c.threadId] = c.id;
   }, 90_000);
   afterAll(async () => {
+    await db?.end();
     await bus?.close();
     await stack?.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -63,6 +66,20 @@ describe('conversation status and snooze', () => {
   const statusEvent = (id: string, match: (d: any) => boolean) =>
     eventually(async () => bus.of('conversation.status_changed').find((e) => e.data.conversationId === id && match(e.data)));
   const inFuture = (ms: number) => new Date(Date.now() + ms).toISOString();
+  /**
+   * The marker for "announced once": the ids of the conversation.status_changed events to `status` messaging's
+   * outbox holds for `ids`, each committed with its change (so once the change shows, a second one would show
+   * too), after the bus has received every one of them (so a bus count taken now is complete).
+   */
+  const announced = async (ids: string[], status: string): Promise<string[]> => {
+    const { rows } = await db.query<{ id: string }>(
+      `SELECT id FROM outbox WHERE type = 'conversation.status_changed' AND data->>'conversationId' = ANY($1::text[]) AND data->>'status' = $2`,
+      [ids, status],
+    );
+    const onBus = () => new Set(bus.of('conversation.status_changed').map((e) => e.id));
+    await eventually(async () => (rows.every((r) => onBus().has(r.id)) ? true : undefined));
+    return rows.map((r) => r.id);
+  };
 
   it('PUT status pending → 200 with the conversation; conversation.status_changed says who and from what', async () => {
     const res = await setStatus(agent.api, conv['uid-1'], { status: 'pending' });
@@ -136,7 +153,7 @@ describe('conversation status and snooze', () => {
     const detail = await a.owner.get(`/api/v1/conversations/${conv['uid-2']}`);
     expect(detail.body.conversation).toEqual(expect.objectContaining({ status: 'active', snoozedUntil: null }));
     // Woken once, announced once.
-    await new Promise((r) => setTimeout(r, 500));
+    expect(await announced([conv['uid-2']], 'active')).toHaveLength(1);
     expect(bus.of('conversation.status_changed').filter((e) => e.data.conversationId === conv['uid-2'] && e.data.status === 'active')).toHaveLength(
       1,
     );
@@ -175,7 +192,8 @@ describe('conversation status and snooze', () => {
       expect.objectContaining({ status: 'active', unreadCount: 1 + texts.length, lastMessage: expect.objectContaining({ content: 'five' }) }),
     );
     await statusEvent(id, (d) => d.status === 'active' && d.previousStatus === 'closed');
-    await new Promise((r) => setTimeout(r, 300));
+    // Every message is counted (above), so every change they made is committed with its event.
+    expect(await announced([id], 'active')).toHaveLength(1);
     expect(bus.of('conversation.status_changed').filter((e) => e.data.conversationId === id && e.data.status === 'active')).toHaveLength(1);
     expect(
       bus
@@ -228,11 +246,12 @@ describe('conversation status and snooze', () => {
           )
         ).rows[0].n;
       await eventually(async () => ((await active()) === ids.length ? true : undefined));
-      const announced = () => bus.of('conversation.status_changed').filter((e) => ids.includes(e.data.conversationId));
-      await eventually(async () => (announced().length >= ids.length ? true : undefined));
-      await new Promise((r) => setTimeout(r, 500));
-      expect(announced()).toHaveLength(ids.length);
-      expect(new Set(announced().map((e) => e.data.conversationId)).size).toBe(ids.length);
+      // Every one is active, so every wake-up is committed, each with its event.
+      const events = await announced(ids, 'active');
+      expect(events).toHaveLength(ids.length);
+      const onBus = bus.of('conversation.status_changed').filter((e) => ids.includes(e.data.conversationId));
+      expect(onBus).toHaveLength(ids.length);
+      expect(new Set(onBus.map((e) => e.data.conversationId)).size).toBe(ids.length);
     } finally {
       await Promise.all([setup, ...pools].map((p) => p.end()));
     }

@@ -267,10 +267,11 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     }
     const socketInbound = (list: any[]) =>
       list.filter((m) => m.type === 'message.received' && String(m.content).startsWith('socket ')).map((m) => m.conversationId);
-    // The lead hears all four; by then the agent's have been routed too (one queue, in order).
+    // The lead hears all four: the gateway has routed each of them. Then one more message the agent may see: a
+    // socket delivers in order, so once the agent has it, nothing routed to them before it is still on its way.
     await eventually(async () => (socketInbound(leadSocket.messages).length === 4 ? true : undefined));
-    await eventually(async () => (socketInbound(agentSocket.messages).length >= 2 ? true : undefined));
-    await new Promise((r) => setTimeout(r, 300));
+    await bus.inbound(a.orgId, { accountId: listedAccount, fromUid: 'mine', content: 'marker after socket' });
+    await eventually(async () => agentSocket.messages.find((m) => m.content === 'marker after socket'));
     expect(socketInbound(agentSocket.messages).sort()).toEqual([conv.mine, conv.pool].sort());
   });
 
@@ -285,10 +286,13 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     expect((await lead.api.put(`/api/v1/conversations/${conv.theirs}/assignee`, { userId: agent2.id })).status).toBe(200);
     expect((await lead.api.put(`/api/v1/conversations/${conv.elsewhere}/status`, { status: 'pending' })).status).toBe(200);
     expect((await lead.api.put(`/api/v1/conversations/${conv.mine}/status`, { status: 'pending' })).status).toBe(200);
-    // The lead hears all four; the events reach sockets in order, so the agent's are in by then too.
+    // The lead hears all four: the gateway has routed each of them. Putting `mine` back to active is one more event
+    // the agent may see; a socket delivers in order, so once the agent has it nothing routed before it is in flight.
     await eventually(async () => (leadEvents.length === 4 ? true : undefined));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(leadEvents.map((e) => [e.type, e.conversationId])).toEqual([
+    for (const id of [conv.elsewhere, conv.mine])
+      expect((await lead.api.put(`/api/v1/conversations/${id}/status`, { status: 'active' })).status).toBe(200);
+    await eventually(async () => agentEvents.find((e) => e.conversationId === conv.mine && e.status === 'active'));
+    expect(leadEvents.slice(0, 4).map((e) => [e.type, e.conversationId])).toEqual([
       ['conversation.assigned', conv.theirs],
       ['conversation.assigned', conv.theirs],
       ['conversation.status_changed', conv.elsewhere],
@@ -298,10 +302,9 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
       ['conversation.assigned', conv.theirs, agent.id],
       ['conversation.assigned', conv.theirs, agent2.id],
       ['conversation.status_changed', conv.mine, agent.id],
+      ['conversation.status_changed', conv.mine, agent.id],
     ]);
     expect(agentEvents[2]).toEqual(expect.objectContaining({ status: 'pending', previousStatus: 'active', chatnetAccountId: listedAccount }));
-    for (const id of [conv.elsewhere, conv.mine])
-      expect((await lead.api.put(`/api/v1/conversations/${id}/status`, { status: 'active' })).status).toBe(200);
   });
 
   it('under "assigned" a file sent in a conversation the agent may not see is 404 for them; an unsent upload is its uploader\'s', async () => {

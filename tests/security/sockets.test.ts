@@ -1,4 +1,6 @@
+import { createClient } from 'redis';
 import { io as connect, type Socket } from 'socket.io-client';
+import { eventually, infra } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 
@@ -7,16 +9,29 @@ import { startStack, type Stack } from '../support/stack';
 describe('socket.io admission', () => {
   let stack: Stack;
   let token: string;
+  let userId: string;
+  const redis = createClient({ url: infra.redisUrl });
   const sockets: Socket[] = [];
 
   beforeAll(async () => {
     stack = await startStack({ env: { SIGNUP_ENABLED: 'true', SOCKETS_PER_USER: '3', SOCKET_JOINS_PER_10S: '4' } });
-    ({ token } = await newOrg(client(stack.url), 'Socket Org'));
+    let user: { id: string };
+    ({ token, user } = await newOrg(client(stack.url), 'Socket Org'));
+    userId = user.id;
+    redis.on('error', () => undefined);
+    await redis.connect();
   }, 60_000);
   afterAll(async () => {
     sockets.forEach((s) => s.disconnect());
+    redis.destroy();
     await stack?.stop();
   });
+
+  /**
+   * Resolves once the gateway counts `n` live sockets of the user: the places it keeps in Redis (a sorted set per
+   * user), which a disconnect releases a moment after the client has closed.
+   */
+  const placesTaken = (n: number) => eventually(async () => (await redis.zCard(`${stack.env.REDIS_PREFIX}sockets:${userId}`)) === n || undefined);
 
   function open(opts: { token?: string; origin?: string } = {}): Promise<Socket> {
     return new Promise((resolve, reject) => {
@@ -41,13 +56,13 @@ describe('socket.io admission', () => {
   });
 
   it('a user holds at most SOCKETS_PER_USER sockets; closing one frees its place', async () => {
-    await new Promise((r) => setTimeout(r, 200)); // the sockets above leave their places
+    await placesTaken(0); // the sockets above have left their places
     const held = [await open(), await open(), await open()];
     const refused = await open().catch((err: Error & { data?: { reason?: string } }) => err);
     expect(refused).toBeInstanceOf(Error);
     expect((refused as Error).message).toBe('too_many_connections');
     held[0].disconnect();
-    await new Promise((r) => setTimeout(r, 200));
+    await placesTaken(2);
     const again = await open();
     expect(again.connected).toBe(true);
     held.slice(1).forEach((s) => s.disconnect());
@@ -55,7 +70,7 @@ describe('socket.io admission', () => {
   });
 
   it('joins beyond the pace are refused without a lookup', async () => {
-    await new Promise((r) => setTimeout(r, 200));
+    await placesTaken(0);
     const s = await open();
     const answers: Array<{ ok: boolean; error?: string }> = [];
     for (let i = 0; i < 6; i++) answers.push(await new Promise((r) => s.emit('join', `account:00000000-0000-4000-8000-00000000000${i}`, r)));

@@ -18,7 +18,8 @@ describe('webhook worker behind a backlog', () => {
   let pool: Pool;
   let worker: DeliveryWorker | undefined;
   const box = SecretBox.fromEnv(randomBytes(32).toString('base64'));
-  const claims = { ids: 0, due: 0 };
+  /** Claim statements sent; `dueAnswered`: claims of due rows that have returned (the worker has had that look). */
+  const claims = { ids: 0, due: 0, dueAnswered: 0 };
 
   beforeAll(async () => {
     db = await createTestDatabase('webhooks_backlog');
@@ -29,8 +30,14 @@ describe('webhook worker behind a backlog', () => {
     (pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
       const name = (a[0] as { name?: string } | undefined)?.name;
       if (name === 'webhooks_claim_ids' || name === 'webhooks_claim_endpoints') claims.ids++;
-      if (name === 'webhooks_claim_due') claims.due++;
-      return query(...a);
+      if (name !== 'webhooks_claim_due') return query(...a);
+      claims.due++;
+      const answer = query(...a) as Promise<unknown>;
+      void answer.then(
+        () => claims.dueAnswered++,
+        () => undefined,
+      );
+      return answer;
     };
   });
   afterEach(async () => {
@@ -111,7 +118,9 @@ describe('webhook worker behind a backlog', () => {
     // Announced in batches, as the consumer's fan-out does under load.
     for (let i = 0; i < N; i += 100) await deliveries.fanOut(pool, events(orgId, 100, 'message.received'));
     expect(await waitFor(() => sent.length >= N)).toBe(true);
-    await new Promise((r) => setTimeout(r, 100));
+    // Stopped, the worker has ended every send it started: what `sent` holds now is all it sends.
+    await worker!.stop();
+    worker = undefined;
     expect(sent).toHaveLength(N);
     expect(new Set(sent).size).toBe(N);
     expect(peak.get('http://127.0.0.1/fast')).toBe(8);
@@ -153,9 +162,10 @@ describe('webhook worker behind a backlog', () => {
     const orgId = randomUUID();
     const hook = await addHook(orgId, 'http://127.0.0.1/retrying', 'contact.created');
     const { sender, sent } = fakeSender(5);
+    const looked = claims.dueAnswered;
     await startWorker(sender);
-    // Past the worker's first look at the table; its poll is a minute away.
-    await new Promise((r) => setTimeout(r, 300));
+    // Past the worker's first look at the table (its claim of due rows has answered); its poll is a minute away.
+    expect(await waitFor(() => claims.dueAnswered > looked, 5_000)).toBe(true);
     // A delivery whose retry fell due a second ago: nothing announces it.
     const retry = randomUUID();
     await pool.query(

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 import * as webhooksService from '@crm/webhooks';
 import { createLogger } from '@crm/logger';
@@ -71,26 +72,41 @@ describe('webhook dispatch', () => {
     for (const d of log) expect(d.attempts).toEqual([expect.objectContaining({ attempt: 1, trigger: 'auto', ok: true, statusCode: 200 })]);
   });
 
-  /** Every announcement of due deliveries (NOTIFY payloads) from now on. */
+  /**
+   * Every announcement of due deliveries (NOTIFY payloads) from now on, and `allHeard`, which resolves once every
+   * announcement committed before the call has been heard: PostgreSQL delivers a session's notifications in the order
+   * their transactions committed, whatever their channel, so a marker NOTIFY sent now arrives after all of them.
+   */
   const listenForDue = async () => {
+    const MARKER_CHANNEL = 'webhooks_dispatch_test_marker';
     const listener = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
     await listener.connect();
     const heard: string[] = [];
-    listener.on('notification', (m) => heard.push(m.payload ?? ''));
+    const markers: string[] = [];
+    listener.on('notification', (m) => (m.channel === MARKER_CHANNEL ? markers : heard).push(m.payload ?? ''));
     await listener.query('LISTEN webhook_deliveries_due');
-    return { heard, listener };
+    await listener.query(`LISTEN ${MARKER_CHANNEL}`);
+    const allHeard = async () => {
+      const marker = randomUUID();
+      const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
+      await db.connect();
+      await db.query('SELECT pg_notify($1, $2)', [MARKER_CHANNEL, marker]).finally(() => db.end());
+      await waitFor(() => markers.includes(marker), 5_000);
+    };
+    return { heard, listener, allHeard };
   };
 
   it('sends what the consuming instance has room for without announcing it (no NOTIFY, no claim); what it has no room for is announced', async () => {
     await createHook('/kept', ['appointment.deleted']);
-    const { heard, listener } = await listenForDue();
+    const { heard, listener, allHeard } = await listenForDue();
     try {
       const { ms, event: kept } = await latencyOf('/kept', 'appointment.deleted', sample('appointment.deleted'));
       // Sent without the 30 s poll (5 s leaves room for a loaded machine).
       expect(ms).toBeLessThan(5_000);
-      await sleep(200);
-      expect(heard).toEqual([]);
       const [{ id: keptId }] = await waitFor(async () => (await deliveryIdsOf(kept.id)).length === 1 && deliveryIdsOf(kept.id));
+      // Its row is committed, and with it any announcement of it.
+      await allHeard();
+      expect(heard).toEqual([]);
       // 10 at once to an endpoint bound to 3 requests at a time (and held open): 3 are kept and sent, 7 announced.
       rx.reply('/kept', ...Array.from({ length: 10 }, () => ({ status: 200, delayMs: 300 })));
       await producer.emitMany(Array.from({ length: 10 }, () => ({ type: 'appointment.deleted', orgId, data: sample('appointment.deleted') })));
@@ -202,7 +218,7 @@ describe('webhook dispatch', () => {
 
   it("starts what waits for a slot of its endpoint as the batch's own requests end, and writes each once, finished, without a NOTIFY", async () => {
     await createHook('/queued', ['contact.merged']);
-    const { heard, listener } = await listenForDue();
+    const { heard, listener, allHeard } = await listenForDue();
     try {
       // 6 at once to an endpoint bound to 3 requests at a time, each answered in 5 ms: 2 rounds of requests, which take
       // about 15 ms, well within the fan-out's fixed 100 ms. A loaded CI machine can still stall them past it; then
@@ -228,7 +244,8 @@ describe('webhook dispatch', () => {
         conclusive = true;
         expect(requests).toHaveLength(6);
         expect(rows.every((r) => r.written_once && r.attempts === 1 && r.logged === 1)).toBe(true);
-        await sleep(100);
+        // The rows are committed, and with them any announcement of them.
+        await allHeard();
         const ids = (await Promise.all(sent.map((e) => deliveryIdsOf(e.id)))).flat().map((r) => r.id);
         expect(heard.filter((p) => ids.some((id) => p.includes(id)))).toEqual([]);
       }
@@ -284,8 +301,11 @@ describe('webhook dispatch', () => {
         return rows[0]?.status === 'succeeded' && rows;
       });
       expect(row).toEqual({ status: 'succeeded', attempts: 1, written_once: true, leased: null, logged: 1 });
-      await sleep(300);
-      expect(rx.at('/rewrite')).toHaveLength(2);
+      // The marker: one more event for the endpoint, behind the retried one on the consumer's queue. Once it has been
+      // sent, a third attempt of the first (another redelivery of it) would have been made too.
+      const marker = await producer.emit('contact.note_deleted', orgId, sample('contact.note_deleted'));
+      await waitFor(() => rx.at('/rewrite').some((r) => r.id === marker.id));
+      expect(rx.at('/rewrite').filter((r) => r.id === event.id)).toHaveLength(2);
     } finally {
       await db.query('ROLLBACK').catch(() => undefined);
       await db.end();
@@ -328,14 +348,16 @@ describe('webhook dispatch', () => {
       const N = 60;
       const events = await Promise.all(Array.from({ length: N }, () => producer.emit('message.received', orgId, sample('message.received'))));
       await waitFor(() => rx.at('/pair').length >= N);
-      // Room for a late duplicate to show up.
-      await sleep(500);
+      // The marker: one more event, behind the 60 on the consumers' queue; once it has been sent, a duplicate of one
+      // of them (a redelivery, a second claim) would have been sent too, or be waiting only on the claim lease.
+      const marker = await producer.emit('message.received', orgId, sample('message.received'));
+      await waitFor(() => rx.at('/pair').some((r) => r.id === marker.id));
       const ids = rx.at('/pair').map((r) => r.id);
-      expect(ids).toHaveLength(N);
-      expect(new Set(ids)).toEqual(new Set(events.map((e) => e.id)));
+      expect(ids).toHaveLength(N + 1);
+      expect(new Set(ids)).toEqual(new Set([...events.map((e) => e.id), marker.id]));
       const log = await waitFor(async () => {
         const d = await deliveriesOf(hook.id);
-        return d.length === N && d.every((x: { status: string }) => x.status === 'succeeded') && d;
+        return d.length === N + 1 && d.every((x: { status: string }) => x.status === 'succeeded') && d;
       });
       for (const d of log) expect(d.attemptCount).toBe(1);
     } finally {

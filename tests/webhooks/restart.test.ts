@@ -1,3 +1,5 @@
+import { connect } from 'amqplib';
+import { infra } from '@crm/testing';
 import { newOrg, client, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { eventContact, sleep, startProducer, startReceiver, verifySignature, type Receiver } from './support';
@@ -46,7 +48,15 @@ describe('webhooks service restart', () => {
     // While the service is down, more events arrive on the bus, and the endpoint recovers.
     const during = await Promise.all(Array.from({ length: N }, () => producer.emit('contact.created', orgId, { contact: eventContact() })));
     rx.setDown(false);
-    await sleep(300);
+    // They wait in its queue (the producer's relay has published them) before it starts again.
+    const broker = await connect(infra.amqpUrl);
+    try {
+      const channel = await broker.createChannel();
+      const queue = `${stack.env.EVENTS_EXCHANGE}.webhooks.deliveries`;
+      await waitFor(async () => (await channel.checkQueue(queue)).messageCount >= N);
+    } finally {
+      await broker.close();
+    }
     await stack.startService('webhooks');
 
     const ids = [...before, ...during].map((e) => e.id);

@@ -48,8 +48,10 @@ export const fields = {
       .transform((v) => v === 'true' || v === '1' || v === 'yes'),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
-   * OTLP/HTTP endpoint spans are exported to (`http://otel-collector:4318`); unset or empty: nothing is exported
-   * (trace context still propagates). Empty counts as unset so compose can pass `${VAR:-}` through.
+   * OTLP endpoint spans are exported to (`http://otel-collector:4318`); unset or empty: nothing is exported
+   * (trace context still propagates). Empty counts as unset so compose can pass `${VAR:-}` through. Checked here so
+   * a typo stops the start with a readable error; the OpenTelemetry SDK reads it, with the other OTEL_* variables,
+   * from the environment itself (packages/telemetry).
    */
   otlpEndpoint: () =>
     z

@@ -3,7 +3,6 @@ import { startTelemetry, stopTelemetry, type TelemetryOptions } from './tracing'
 
 interface BaseConfig {
   LOG_LEVEL: string;
-  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   /** The gateway's bound on its own drain (SHUTDOWN_DELAY_MS + SHUTDOWN_TIMEOUT_MS); services use the default. */
   SHUTDOWN_DELAY_MS?: number;
   SHUTDOWN_TIMEOUT_MS?: number;
@@ -40,7 +39,8 @@ export function runService<C extends BaseConfig>(
     } catch (err) {
       exitOnConfigError(err);
     }
-    startTelemetry(name, config.OTEL_EXPORTER_OTLP_ENDPOINT, telemetry);
+    // The SDK reads the OTEL_* environment itself; loadConfig has checked OTEL_EXPORTER_OTLP_ENDPOINT is a URL.
+    startTelemetry(name, telemetry);
     const app = await loadApp();
     const { createLogger } = await import('@crm/logger');
     const log = createLogger(name, config.LOG_LEVEL);

@@ -7,11 +7,22 @@ const SPAN = '00f067aa0ba902b7';
 /** A context whose remote parent is TRACE/SPAN with `flags`, as the W3C propagator reads it from a header. */
 const remoteParent = (flags = '01'): Context => propagation.extract(ROOT_CONTEXT, { traceparent: `00-${TRACE}-${SPAN}-${flags}` });
 
-afterEach(() => stopTelemetry());
+/** The OTEL_* variables as the test run found them: each test sets its own and gets these back. */
+const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('OTEL_')));
+
+beforeEach(() => {
+  for (const k of Object.keys(process.env)) if (k.startsWith('OTEL_')) delete process.env[k];
+});
+
+afterEach(async () => {
+  await stopTelemetry();
+  for (const k of Object.keys(process.env)) if (k.startsWith('OTEL_')) delete process.env[k];
+  Object.assign(process.env, inherited);
+});
 
 describe('startTelemetry without an exporter', () => {
   it('spans are only ids: a child keeps its parent trace id and flags with a new span id, and records nothing', () => {
-    startTelemetry('test', undefined);
+    startTelemetry('test');
     const tracer = trace.getTracer('t');
     const child = tracer.startSpan('child', {}, remoteParent());
     const sc = child.spanContext();
@@ -25,7 +36,7 @@ describe('startTelemetry without an exporter', () => {
   });
 
   it('a span without a valid parent (or with root: true) starts a new sampled trace, with ids that differ per span', () => {
-    startTelemetry('test', undefined);
+    startTelemetry('test');
     const tracer = trace.getTracer('t');
     const a = tracer.startSpan('a', {}, ROOT_CONTEXT).spanContext();
     const b = tracer.startSpan('b', { root: true }, remoteParent()).spanContext();
@@ -40,7 +51,7 @@ describe('startTelemetry without an exporter', () => {
   });
 
   it('the active span follows async work by default; startActiveSpan makes its span active', async () => {
-    startTelemetry('test', undefined);
+    startTelemetry('test');
     const tracer = trace.getTracer('t');
     const seen = await tracer.startActiveSpan('outer', async (span) => {
       await new Promise((r) => setTimeout(r, 1));
@@ -50,7 +61,7 @@ describe('startTelemetry without an exporter', () => {
   });
 
   it("activeContext 'when-exporting': no context manager, so context.with does not carry a span", () => {
-    startTelemetry('test', undefined, { activeContext: 'when-exporting' });
+    startTelemetry('test', { activeContext: 'when-exporting' });
     const span = trace.getTracer('t').startSpan('s', {}, remoteParent());
     // Trace context still propagates explicitly: the span has its ids and the propagator writes them.
     const carrier: Record<string, string> = {};
@@ -63,7 +74,8 @@ describe('startTelemetry without an exporter', () => {
 describe('startTelemetry with an exporter', () => {
   it("records spans (the SDK's tracer) and keeps the context manager even with activeContext 'when-exporting'", () => {
     // Nothing listens there; the span is never ended, so nothing is sent.
-    startTelemetry('test', 'http://127.0.0.1:9', { activeContext: 'when-exporting' });
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'http://127.0.0.1:9';
+    expect(startTelemetry('test', { activeContext: 'when-exporting' })).toBe(true);
     const span = trace.getTracer('t').startSpan('s', {}, remoteParent());
     expect(span.isRecording()).toBe(true);
     expect(span.spanContext().traceId).toBe(TRACE);

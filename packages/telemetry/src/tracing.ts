@@ -1,14 +1,11 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { exportRequested } from './exporting';
 import { idOnlyTracerProvider } from './id-only-tracer';
 
 let installed = false;
-let provider: TracerProvider | undefined;
+let sdk: { shutdown(): Promise<void> } | undefined;
 let contextManager: AsyncLocalStorageContextManager | undefined;
 
 export interface TelemetryOptions {
@@ -23,43 +20,40 @@ export interface TelemetryOptions {
 }
 
 /**
- * Install tracing for this process. Always: the W3C trace-context propagator and a tracer, so every request gets
- * a trace and span ids and `traceparent` travels gateway → gRPC → outbox → AMQP → consumers → webhook requests
- * (the spans themselves are started by grpc-kit, events, the gateway and webhooks, through @opentelemetry/api
- * only), and an AsyncLocalStorage context manager unless `activeContext` says the process does without.
+ * Install tracing for this process, configured by the standard OTEL_* environment. Always: the W3C trace-context
+ * propagator and a tracer, so every request gets a trace and span ids and `traceparent` travels gateway → gRPC →
+ * outbox → AMQP → consumers → webhook requests (the spans themselves are started by grpc-kit, events, the gateway
+ * and webhooks, through @opentelemetry/api only), and an AsyncLocalStorage context manager unless `activeContext`
+ * says the process does without.
  *
- * With no endpoint a span is only its ids (id-only-tracer.ts): nothing is recorded, buffered or sent.
- * With OTEL_EXPORTER_OTLP_ENDPOINT the SDK's tracer records spans and batches them to `<endpoint>/v1/traces`,
- * and PostgreSQL queries get spans too, but only inside a traced piece of work (`requireParentSpan`): a poller's
- * empty claim query is no root span. Must run before pg is loaded (runService calls it first) so the
- * instrumentation can patch it. Returns whether spans are exported.
+ * Exporting nothing (the default: see exporting.ts for when the environment asks for export) a span is only its
+ * ids (id-only-tracer.ts): nothing is recorded, buffered or sent, and the SDK is not even loaded. Exporting,
+ * `@opentelemetry/sdk-node` runs (node-sdk.ts): `serviceName` is the default `service.name`, the sampler,
+ * exporter and resource come from the environment, and PostgreSQL queries inside traced work get spans. Must run
+ * before pg is loaded (runService calls it first) so the instrumentation can patch it. Returns whether spans are
+ * exported.
  */
-export function startTelemetry(serviceName: string, otlpEndpoint: string | undefined, opts: TelemetryOptions = {}): boolean {
+export function startTelemetry(serviceName: string, opts: TelemetryOptions = {}): boolean {
   if (installed) return false;
   installed = true;
-  const exporting = !!otlpEndpoint;
-  if (exporting || opts.activeContext !== 'when-exporting') {
-    contextManager = new AsyncLocalStorageContextManager().enable();
-    context.setGlobalContextManager(contextManager);
-  }
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const exporting = exportRequested();
+  if (exporting || opts.activeContext !== 'when-exporting') contextManager = new AsyncLocalStorageContextManager();
   if (exporting) {
-    provider = new TracerProvider({
-      resource: resourceFromAttributes({ 'service.name': serviceName }),
-      spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${otlpEndpoint.replace(/\/$/, '')}/v1/traces` }) })],
-    });
-    trace.setGlobalTracerProvider(provider);
-    new PgInstrumentation({ requireParentSpan: true });
-  } else {
-    trace.setGlobalTracerProvider(idOnlyTracerProvider);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only by a process that exports
+    const { startNodeSdk } = require('./node-sdk') as typeof import('./node-sdk');
+    sdk = startNodeSdk(serviceName, contextManager!);
+    if (sdk) return true;
   }
-  return exporting;
+  if (contextManager) context.setGlobalContextManager(contextManager.enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(idOnlyTracerProvider);
+  return false;
 }
 
 /** Send what is still buffered and uninstall (SIGTERM, tests). */
 export async function stopTelemetry(): Promise<void> {
-  await provider?.shutdown();
-  provider = undefined;
+  await sdk?.shutdown();
+  sdk = undefined;
   installed = false;
   contextManager?.disable();
   contextManager = undefined;
