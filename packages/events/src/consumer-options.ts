@@ -4,7 +4,7 @@ import type { Metrics } from '@crm/metrics';
 import type { EventEnvelope } from './envelope';
 import type { QueueShare } from './queue-shares';
 import { topicMatches } from './routing';
-import type { EventStampVerifier } from './stamps';
+import { STAMPED_TYPES, type EventStampVerifier } from './stamps';
 import { withEventTrace } from './trace-context';
 
 /** With a pool: applies one event inside the transaction on `db` that also records its id; throw to roll back and retry. */
@@ -183,6 +183,9 @@ export function checkOptions(opts: EventConsumerOptions): void {
     throw new Error(`${name}: give either handler or batchHandler (or shares)`);
   if (opts.shares && !opts.pool) throw new Error(`${name}: shares keep processed_events rows; give a pool`);
   if (opts.shares) checkShares(name, opts.bindings, opts.shares);
+  // Only STAMPED_TYPES carry a stamp: a consumer checking stamps of another type would act with no origin, always.
+  const unstamped = opts.stamps ? opts.bindings.find((b) => !STAMPED_TYPES.has(b)) : undefined;
+  if (unstamped) throw new Error(`${name}: ${unstamped} carries no event stamp; add it to STAMPED_TYPES (stamps.ts) to check stamps of it`);
   if (opts.draining && opts.exclusive) throw new Error(`${name}: an exclusive queue is gone with its connection; nothing to drain`);
   if (opts.pool && opts.exclusive) throw new Error(`${name}: an exclusive queue keeps no processed_events; give no pool`);
   const busy = opts.handler && opts.pool ? opts.bindings.find(isHighVolume) : undefined;

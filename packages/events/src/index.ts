@@ -6,7 +6,7 @@ export { DirectPublisher, type DirectPublisherOptions } from './direct-publisher
 export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';
 export { brokerConnected, type BrokerLink } from './readiness';
 export { EventConsumer } from './consumer';
-export { EVENT_STAMP_HEADER, eventOrigin, stampRefusal, type EventStamper, type EventStampVerifier } from './stamps';
+export { EVENT_STAMP_HEADER, eventOrigin, STAMPED_TYPES, stampRefusal, type EventStamper, type EventStampVerifier } from './stamps';
 export type { QueueShare } from './queue-shares';
 export {
   eachEvent,

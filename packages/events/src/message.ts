@@ -1,6 +1,6 @@
 import type { ConfirmChannel, Options } from 'amqplib';
 import { routingKeyOf } from './schemas';
-import { EVENT_STAMP_HEADER, type EventStamper } from './stamps';
+import { EVENT_STAMP_HEADER, STAMPED_TYPES, type EventStamper } from './stamps';
 import { TRACEPARENT_HEADER } from './trace-context';
 
 /** One event as it leaves a producer, whichever way it goes: read back from an outbox row, or published straight away. */
@@ -24,15 +24,16 @@ export interface EventMessage {
 
 /**
  * The message for an event, published under `userId` (its connection's user: the broker vouches for it, consumers
- * check it, publishers.ts), with its producer's stamp when a `stamper` is given (stamps.ts): signed here, once per
- * publish. `data` is called only for the few types with narrower routing keys (schemas' routingKeys).
+ * check it, publishers.ts), with its producer's stamp when a `stamper` is given and the type is one of STAMPED_TYPES
+ * (stamps.ts): signed here, once per publish. `data` is called only for the few types with narrower routing keys (schemas' routingKeys).
  */
 export function eventMessage(e: EventToSend, userId: string, data: () => unknown, stamper?: EventStamper): EventMessage {
   const headers: Record<string, string> = {};
   // The enqueuing span's trace context, the parent of each consumer's span (no span of its own here: the publisher
   // only carries it, and a relay poll that finds nothing leaves no trace at all).
   if (e.traceparent) headers[TRACEPARENT_HEADER] = e.traceparent;
-  if (stamper) headers[EVENT_STAMP_HEADER] = stamper.stampEvent(e);
+  const stamp = stamper && STAMPED_TYPES.has(e.type) ? stamper.stampEvent(e) : undefined;
+  if (stamp) headers[EVENT_STAMP_HEADER] = stamp;
   const head = JSON.stringify({ id: e.id, type: e.type, orgId: e.orgId, occurredAt: e.occurredAt.toISOString(), version: e.version });
   return {
     routingKey: routingKeyOf(e.type, e.version, data),
@@ -44,7 +45,7 @@ export function eventMessage(e: EventToSend, userId: string, data: () => unknown
       type: e.type,
       userId,
       timestamp: Math.floor(e.occurredAt.getTime() / 1000),
-      headers: e.traceparent || stamper ? headers : undefined,
+      headers: e.traceparent || stamp ? headers : undefined,
     },
   };
 }

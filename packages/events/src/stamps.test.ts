@@ -2,6 +2,7 @@ import type { GetMessage } from 'amqplib';
 import { eventually } from '@crm/testing';
 import type { EventEnvelope } from './envelope';
 import { EVENT_EXAMPLES } from './schemas/examples';
+import { eventMessage } from './message';
 import { EVENT_STAMP_HEADER, eventOrigin, type EventStamper, type EventStampVerifier } from './stamps';
 import { dlqName } from './topology';
 import { Harness, OWN_USER } from './test-support/harness';
@@ -28,7 +29,7 @@ afterEach(async () => {
   await h.close();
 });
 
-const CREATED = EVENT_EXAMPLES['contact.created'];
+const INBOUND = EVENT_EXAMPLES['chatnet.inbound'];
 
 test('a stamped event reaches the handler with its stamp as the origin; without `stamps` a consumer has none', async () => {
   const checked = h.queue();
@@ -38,12 +39,12 @@ test('a stamped event reaches the handler with its stamp as the origin; without 
     [unchecked, []],
   ]);
   const handler = (queue: string) => async (events: EventEnvelope[]) => void origins.get(queue)!.push(...events.map(eventOrigin));
-  await h.consumer({ queue: checked, bindings: ['contact.created'], stamps: verifier, batchHandler: handler(checked) });
-  await h.consumer({ queue: unchecked, bindings: ['contact.created'], batchHandler: handler(unchecked) });
-  await h.relay({ stamps: signedBy('crm') });
-  const e = await h.emit('contact.created', CREATED);
+  await h.consumer({ queue: checked, bindings: ['chatnet.inbound'], stamps: verifier, batchHandler: handler(checked) });
+  await h.consumer({ queue: unchecked, bindings: ['chatnet.inbound'], batchHandler: handler(unchecked) });
+  await h.relay({ stamps: signedBy('connector') });
+  const e = await h.emit('chatnet.inbound', INBOUND);
   await eventually(async () => origins.get(checked)!.length === 1 && origins.get(unchecked)!.length === 1);
-  expect(origins.get(checked)).toEqual([`stamp|crm|${e.orgId}|${e.id}|contact.created`]);
+  expect(origins.get(checked)).toEqual([`stamp|connector|${e.orgId}|${e.id}|chatnet.inbound`]);
   expect(origins.get(unchecked)).toEqual([undefined]);
 });
 
@@ -54,22 +55,33 @@ test.each([
     (e: EventEnvelope) => `stamp|ai|${e.orgId}|${e.id}|${e.type}`,
     /issuer ai is not a producer/,
   ],
-  ['was made for another org', (e: EventEnvelope) => `stamp|crm|another-org|${e.id}|${e.type}`, /another event/],
-  ['was made for another event', (e: EventEnvelope) => `stamp|crm|${e.orgId}|00000000-0000-4000-8000-000000000000|${e.type}`, /another event/],
+  ['was made for another org', (e: EventEnvelope) => `stamp|connector|another-org|${e.id}|${e.type}`, /another event/],
+  ['was made for another event', (e: EventEnvelope) => `stamp|connector|${e.orgId}|00000000-0000-4000-8000-000000000000|${e.type}`, /another event/],
 ])('an event whose stamp %s is dead-lettered with the reason and never handled', async (_, stampOf, reason) => {
   const queue = h.queue();
   const seen: string[] = [];
-  await h.consumer({ queue, bindings: ['contact.created'], stamps: verifier, handler: async (e) => void seen.push(e.id) });
+  await h.consumer({ queue, bindings: ['chatnet.inbound'], stamps: verifier, handler: async (e) => void seen.push(e.id) });
   const ch = await h.probe();
   const e: EventEnvelope = {
     id: '6f7c2a34-2f0e-4d55-9c41-2b7b1c9a3e10',
-    type: 'contact.created',
+    type: 'chatnet.inbound',
     orgId: 'org-a',
     occurredAt: new Date().toISOString(),
-    data: CREATED,
+    data: INBOUND,
   };
   ch.publish(h.exchange, e.type, Buffer.from(JSON.stringify(e)), { userId: OWN_USER, headers: { [EVENT_STAMP_HEADER]: stampOf(e) } });
   const parked: GetMessage = await eventually(() => ch.get(dlqName(queue), { noAck: true }));
   expect(String(parked.properties.headers?.['x-refused-reason'])).toMatch(reason);
   expect(seen).toEqual([]);
+});
+
+test('only STAMPED_TYPES are stamped, and a consumer checking stamps of another type is refused at construction', async () => {
+  const send = (type: string) => ({ id: 'e1', type, orgId: 'org-a', version: 1, occurredAt: new Date(), dataJson: '{}', traceparent: null });
+  const stamped = eventMessage(send('chatnet.inbound'), OWN_USER, () => ({}), signedBy('connector'));
+  expect(stamped.options.headers?.[EVENT_STAMP_HEADER]).toBe('stamp|connector|org-a|e1|chatnet.inbound');
+  const plain = eventMessage(send('message.received'), OWN_USER, () => ({}), signedBy('messaging'));
+  expect(plain.options.headers?.[EVENT_STAMP_HEADER]).toBeUndefined();
+  await expect(
+    h.consumer({ queue: h.queue(), bindings: ['contact.created'], stamps: verifier, batchHandler: async () => undefined }),
+  ).rejects.toThrow(/contact.created carries no event stamp/);
 });

@@ -8,6 +8,16 @@ import { producersOf } from './schemas';
  */
 export const EVENT_STAMP_HEADER = 'x-crm-event-stamp';
 
+/**
+ * The types that carry a stamp: those a consumer acts on with calls bound to the event's org (messaging's inbound
+ * consumer asks crm for a thread's contact under the connector's stamp; the README's trust model lists the bound
+ * methods). No consumer reads the stamp of any other type, and a stamp costs a signature per published event (~50 µs
+ * on this machine's cores) and a check per consumed one (~135 µs): at 200 messages a second with every event stamped
+ * that was a few percent of the path's CPU (bench/realtime) for nothing. A type joins this set when a consumer of it
+ * starts passing eventOrigin to a bound method; a consumer given `stamps` for any other type is refused at construction.
+ */
+export const STAMPED_TYPES: ReadonlySet<string> = new Set(['chatnet.inbound']);
+
 /** What the outbox relay and the direct publisher stamp with (this process's InternalAuth). */
 export interface EventStamper {
   stampEvent(event: { id: string; type: string; orgId: string }): string;
