@@ -265,10 +265,12 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
     });
 
     it('crm UpsertChatnetContact and LinkOutreachContact store a javascript:, data: or over-long avatar as empty, and keep an https one', async () => {
+      // UpsertChatnetContact is origin-bound: messaging asks it under the connector's stamp of an inbound message.
+      const origin = testAuth('connector').stampEvent({ id: randomUUID(), type: 'chatnet.inbound', orgId: a.orgId });
       const upsert = (chatnetUid: string, avatar: string) =>
         crm.UpsertChatnetContact(
           { chatnetUid, displayName: 'Network Person', avatar, chatnetAccountId: randomUUID(), threadType: 'user' },
-          { orgId: a.orgId },
+          { orgId: a.orgId, origin },
         );
       const js = await upsert('uid-js', 'javascript:alert(document.cookie)');
       expect([js.created, js.avatar]).toEqual([true, '']);
