@@ -33,13 +33,20 @@ describe('Batcher (group commit)', () => {
   });
 
   it('with gatherMs, waits that long for other calls before the first flush', async () => {
-    const flushed: number[][] = [];
-    const b = new Batcher<number>(async (items) => void flushed.push(items), 500, 30);
-    const first = b.add(1);
-    await new Promise((r) => setTimeout(r, 10));
-    expect(flushed).toEqual([]);
-    const second = b.add(2);
-    await Promise.all([first, second]);
-    expect(flushed).toEqual([[1, 2]]);
+    // Fake timers: on a loaded machine a real 10 ms sleep can outlast the 30 ms gather (CI flake).
+    jest.useFakeTimers();
+    try {
+      const flushed: number[][] = [];
+      const b = new Batcher<number>(async (items) => void flushed.push(items), 500, 30);
+      const first = b.add(1);
+      await jest.advanceTimersByTimeAsync(29);
+      expect(flushed).toEqual([]);
+      const second = b.add(2);
+      await jest.advanceTimersByTimeAsync(1);
+      await Promise.all([first, second]);
+      expect(flushed).toEqual([[1, 2]]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
