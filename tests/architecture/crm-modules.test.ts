@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { boundaryViolations, modulesOf, modulesWithoutFace } from './module-faces';
 
 /**
  * crm is built of modules (issue #14): every direct sub-folder of services/crm/src is one (contacts, scoring,
@@ -12,53 +13,14 @@ import path from 'node:path';
  */
 const crmSrc = path.join(__dirname, '..', '..', 'services', 'crm', 'src');
 
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) return sources(p);
-    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [p] : [];
-  });
-}
-
-/** The module a path belongs to (its first folder under `src`), or undefined for a top-level file. */
-function moduleOf(src: string, file: string): string | undefined {
-  const parts = path.relative(src, file).split(path.sep);
-  return parts.length > 1 ? parts[0] : undefined;
-}
-
-/** Every relative import and re-export of a file (static `from '…'`, `import('…')` and `require('…')`). */
-function relativeSpecifiers(text: string): string[] {
-  const found = [...text.matchAll(/\bfrom\s+'(\.[^']*)'|\bimport\(\s*'(\.[^']*)'\s*\)|\brequire\(\s*'(\.[^']*)'\s*\)/g)];
-  return found.map((m) => m[1] ?? m[2] ?? m[3]);
-}
-
-/** "file → target" for every import that reaches into another module past its index. */
-function boundaryViolations(src: string): string[] {
-  const out: string[] = [];
-  for (const file of sources(src)) {
-    const own = moduleOf(src, file);
-    for (const spec of relativeSpecifiers(readFileSync(file, 'utf8'))) {
-      const target = path.resolve(path.dirname(file), spec);
-      const targetModule = moduleOf(src, target);
-      if (!targetModule || targetModule === own) continue;
-      // The face itself: the module folder, or its index file named outright.
-      const face = path.join(src, targetModule);
-      if (target === face || target === path.join(face, 'index') || target === path.join(face, 'index.ts')) continue;
-      out.push(`${path.relative(src, file)} → ${spec}`);
-    }
-  }
-  return out;
-}
-
 describe('crm modules', () => {
   it('import each other only through their index.ts', () => {
     expect(boundaryViolations(crmSrc)).toEqual([]);
   });
 
   it('every module has an index.ts', () => {
-    const modules = readdirSync(crmSrc).filter((name) => statSync(path.join(crmSrc, name)).isDirectory());
-    expect(modules.filter((m) => !existsSync(path.join(crmSrc, m, 'index.ts')))).toEqual([]);
-    expect(modules).toEqual(expect.arrayContaining(['contacts', 'scoring', 'analytics', 'reports', 'integrations', 'shared']));
+    expect(modulesWithoutFace(crmSrc)).toEqual([]);
+    expect(modulesOf(crmSrc)).toEqual(expect.arrayContaining(['contacts', 'scoring', 'analytics', 'reports', 'integrations', 'shared']));
   });
 
   it("sees an import past another module's index, and allows its own files, faces and top-level files", () => {

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { boundaryViolations, modulesOf, modulesWithoutFace } from './module-faces';
 
 /**
  * messaging is built of modules (issue #30 item 1), as crm is (crm-modules.test.ts): every direct sub-folder of
@@ -12,51 +13,13 @@ import path from 'node:path';
  */
 const messagingSrc = path.join(__dirname, '..', '..', 'services', 'messaging', 'src');
 
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) return sources(p);
-    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [p] : [];
-  });
-}
-
-/** The module a path belongs to (its first folder under `src`), or undefined for a top-level file. */
-function moduleOf(src: string, file: string): string | undefined {
-  const parts = path.relative(src, file).split(path.sep);
-  return parts.length > 1 ? parts[0] : undefined;
-}
-
-/** Every relative import and re-export of a file (static `from '…'`, `import('…')` and `require('…')`). */
-function relativeSpecifiers(text: string): string[] {
-  const found = [...text.matchAll(/\bfrom\s+'(\.[^']*)'|\bimport\(\s*'(\.[^']*)'\s*\)|\brequire\(\s*'(\.[^']*)'\s*\)/g)];
-  return found.map((m) => m[1] ?? m[2] ?? m[3]);
-}
-
-/** "file → target" for every import that reaches into another module past its index. */
-function boundaryViolations(src: string): string[] {
-  const out: string[] = [];
-  for (const file of sources(src)) {
-    const own = moduleOf(src, file);
-    for (const spec of relativeSpecifiers(readFileSync(file, 'utf8'))) {
-      const target = path.resolve(path.dirname(file), spec);
-      if (path.relative(src, target).startsWith('..')) continue; // outside src (packages' tests, fixtures)
-      const targetModule = moduleOf(src, target);
-      if (!targetModule || targetModule === own) continue;
-      // The face itself: the module folder, or its index file named outright.
-      const face = path.join(src, targetModule);
-      if (target === face || target === path.join(face, 'index') || target === path.join(face, 'index.ts')) continue;
-      out.push(`${path.relative(src, file)} → ${spec}`);
-    }
-  }
-  return out;
-}
-
 /** Modules without an index.ts, and the flat folders of unrelated files that must not come back. */
 function shapeProblems(src: string): string[] {
-  const modules = readdirSync(src).filter((name) => statSync(path.join(src, name)).isDirectory());
   return [
-    ...modules.filter((m) => !existsSync(path.join(src, m, 'index.ts'))).map((m) => `${m}/ has no index.ts`),
-    ...modules.filter((m) => m === 'domain' || m === 'db').map((m) => `${m}/ is a flat folder, not a module`),
+    ...modulesWithoutFace(src).map((m) => `${m}/ has no index.ts`),
+    ...modulesOf(src)
+      .filter((m) => m === 'domain' || m === 'db')
+      .map((m) => `${m}/ is a flat folder, not a module`),
   ];
 }
 
@@ -67,8 +30,7 @@ describe('messaging modules', () => {
 
   it('every module has an index.ts, and no flat domain/ or db/ folder is left', () => {
     expect(shapeProblems(messagingSrc)).toEqual([]);
-    const modules = readdirSync(messagingSrc).filter((name) => statSync(path.join(messagingSrc, name)).isDirectory());
-    expect(modules).toEqual(
+    expect(modulesOf(messagingSrc)).toEqual(
       expect.arrayContaining(['conversations', 'inbox', 'send', 'assignment', 'attachments', 'search', 'notes', 'outreach', 'visibility']),
     );
   });
