@@ -1,9 +1,9 @@
-import { Client as PgClient } from 'pg';
 import { freePort } from '@crm/testing';
 import { client, Client, newOrg } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { agentOf, recording, startAiWithCapturedLogs } from './support/captured-ai';
 import { FakeVendor, keyOf, startFakeVendor } from './support/fake-vendors';
+import { connectPatiently } from '../support/patient-client';
 
 // AI providers through the gateway: the five vendors, keys set per organization (encrypted, never shown
 // again, never logged), environment fallbacks, and the models call that explains instead of failing.
@@ -117,8 +117,7 @@ describe('AI providers: keys, base URLs and models', () => {
   });
 
   it('the key is stored encrypted (versioned AES-GCM), never in plain text', async () => {
-    const db = new PgClient({ connectionString: ai.databaseUrl });
-    await db.connect();
+    const db = await connectPatiently(ai.databaseUrl);
     try {
       const { rows } = await db.query('SELECT * FROM provider_settings');
       expect(rows).toHaveLength(1);

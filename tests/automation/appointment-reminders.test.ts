@@ -3,6 +3,7 @@ import { eventually } from '@crm/testing';
 import { client, type Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, member, org } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // Appointment reminders with the real crm: appointments made through the gateway reach automation as events, and
 // at scheduledAt - reminderMinutesBefore the contact's assigned user gets one `appointment.reminder` notification
@@ -48,8 +49,7 @@ describe('appointment reminders', () => {
     stack = await startStack({ services: ['crm', 'automation'] });
     bus = await eventBus(stack);
     pushed = await bus.subscribe('notification.created');
-    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('automation'));
     const a = await org(stack, 'Remind Acme');
     owner = a.owner;
     agent = await member(stack, owner, 'agent');

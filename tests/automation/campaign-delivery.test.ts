@@ -6,6 +6,7 @@ import { startStack, Stack } from '../support/stack';
 import { fakeCampaignMessaging, fakeCrmLists, SendCall } from './campaign-fakes';
 import { campaignLeases } from './campaign-leases';
 import { eventBus, member, org } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // How campaigns send: paced at CAMPAIGN_SEND_PER_MINUTE (300 here: one send every 200 ms), never twice to
 // anyone across a restart of the automation service mid-send or a lost answer from messaging, stopped by
@@ -38,8 +39,7 @@ describe('campaign delivery', () => {
         },
       },
     });
-    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('automation'));
     leases = campaignLeases(db);
     const a = await org(stack, 'Acme');
     orgId = a.orgId;

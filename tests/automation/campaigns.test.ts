@@ -7,6 +7,7 @@ import { startStack, Stack } from '../support/stack';
 import { fakeCampaignMessaging, fakeCrmLists } from './campaign-fakes';
 import { campaignLeases } from './campaign-leases';
 import { eventBus, member, messageData, org } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // Campaigns through the gateway: create → draft, the list and detail shapes, validation naming the
 // field, permissions (campaigns:manage for writes), org isolation, schedule/activate/pause/cancel,
@@ -52,8 +53,7 @@ describe('campaigns', () => {
       },
     });
     bus = await eventBus(stack);
-    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('automation'));
     leases = campaignLeases(db);
     replies = new ConsumerProbe(stack, 'automation', `${stack.env.EVENTS_EXCHANGE}.automation.campaign-replies`);
     seenReceipts = new ConsumerProbe(stack, 'automation', `${stack.env.EVENTS_EXCHANGE}.automation.campaign-seen`);

@@ -5,6 +5,7 @@ import type { Client } from '../support/http';
 import { ConsumerProbe } from '../support/consumers';
 import { startStack, Stack } from '../support/stack';
 import { contactData, eventBus, org } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // crm's contact merges as automation follows them, through the gateway with the real crm: the source's campaign
 // recipient rows and rule runs move to the target (POST /contacts/:id/merge), a campaign reaches the merged
@@ -75,8 +76,7 @@ describe('automation follows contact merges', () => {
     bus = await eventBus(stack);
     merges = await bus.subscribe('contact.#');
     triggers = new ConsumerProbe(stack, 'automation', `${stack.env.EVENTS_EXCHANGE}.automation.triggers`);
-    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('automation'));
 
     // A rule that waits a day after a contact is created: the source's run is still waiting when it is merged.
     const rule = await owner.post('/api/v1/automation/rules', {

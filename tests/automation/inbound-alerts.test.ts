@@ -10,6 +10,7 @@ import { processedBy } from '../support/consumers';
 import { client, Client, email } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeConnector, fakeCrm, orgWithKey } from '../messaging/support';
+import { connectPatiently } from '../support/patient-client';
 
 interface Mail {
   to: string[];
@@ -109,8 +110,7 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
       },
     });
     bus = await eventBus(stack);
-    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('automation'));
     a = await orgWithKey(stack.url, 'Acme');
     u1 = await member('one');
     u2 = await member('two');

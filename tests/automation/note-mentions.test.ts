@@ -5,6 +5,7 @@ import { ConsumerProbe, processedBy } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeMessaging, member, org } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // messaging's conversation.note_created as automation takes it: a `mention` notification for each mentioned user
 // (not the author), once per event; and the `conversation_note_created` trigger, whose runs act on the note's
@@ -28,8 +29,7 @@ describe('conversation.note_created: mention notifications and the conversation_
     stack = await startStack({ services: ['automation'], serviceEnv: { automation: { MESSAGING_ADDR: messaging.addr, RUN_POLL_MS: '100' } } });
     bus = await eventBus(stack);
     created = await bus.subscribe('notification.created');
-    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('automation'));
     triggers = new ConsumerProbe(stack, 'automation', triggersQueue());
     const a = await org(stack, 'Acme');
     owner = a.owner;

@@ -8,6 +8,7 @@ import { ConsumerProbe, processedBy } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeCrm, messageData, org } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // Issue #28 (CPU per message): rule triggers, campaign replies and read receipts take their events from one queue, the
 // triggers queue, each as a share with its own processed_events rows (named after the queue it had before). One
@@ -39,8 +40,7 @@ describe('automation: one queue for triggers, campaign replies and read receipts
       serviceEnv: { automation: { CRM_ADDR: crm.addr, EVENT_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms' } },
     });
     bus = await eventBus(stack);
-    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('automation'));
     queueProbe = new ConsumerProbe(stack, 'automation', name('triggers'));
     repliesProbe = new ConsumerProbe(stack, 'automation', name('campaign-replies'));
     seenProbe = new ConsumerProbe(stack, 'automation', name('campaign-seen'));

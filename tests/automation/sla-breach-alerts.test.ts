@@ -5,6 +5,7 @@ import { ConsumerProbe, processedBy } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeMessaging, member, org } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // messaging's conversation.sla_breached as automation takes it: `sla_breached` notifications for whom the policy's
 // onBreach.notify names (the assignee; the org's team leads and above), once per event; and the
@@ -25,8 +26,7 @@ describe('conversation.sla_breached: notifications and the conversation_sla_brea
     messaging = await fakeMessaging();
     stack = await startStack({ services: ['automation'], serviceEnv: { automation: { MESSAGING_ADDR: messaging.addr, RUN_POLL_MS: '100' } } });
     bus = await eventBus(stack);
-    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('automation'));
     triggers = new ConsumerProbe(stack, 'automation', triggersQueue());
     const a = await org(stack, 'Acme');
     owner = a.owner;

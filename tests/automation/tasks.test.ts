@@ -5,6 +5,7 @@ import { fakeConversations } from '../support/fake-conversations';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { contactData, eventBus, member, org, sleep } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // Tasks meet automation (issue #26 items 6 and 10): crm's task.due becomes the assignee's `task_due` notification
 // (and its notification.created, which the gateway pushes to their socket) within 2 s of the due time, also when crm
@@ -46,8 +47,7 @@ describe('tasks in automation', () => {
     bus = await eventBus(stack);
     pushed = await bus.subscribe('notification.created');
     completed = await bus.subscribe('task.completed');
-    db = new PgClient({ connectionString: stack.databaseUrl('automation') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('automation'));
     const a = await org(stack, 'Task Acme');
     owner = a.owner;
     orgId = a.orgId;

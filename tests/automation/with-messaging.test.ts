@@ -8,6 +8,7 @@ import { processedBy } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeConnector, org } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // The whole chat path with the real crm and messaging services (only the chat network is faked): a
 // message arrives from the network, messaging stores it and announces message.received, a keyword rule
@@ -28,8 +29,7 @@ describe('automation with crm and messaging: keyword auto-reply', () => {
       serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, ATTACHMENTS_DIR: dir }, automation: { RUN_POLL_MS: '100' } },
     });
     bus = await eventBus(stack);
-    messagingDb = new PgClient({ connectionString: stack.databaseUrl('messaging') });
-    await messagingDb.connect();
+    messagingDb = await connectPatiently(stack.databaseUrl('messaging'));
     const a = await org(stack, 'Acme');
     owner = a.owner;
     orgId = a.orgId;

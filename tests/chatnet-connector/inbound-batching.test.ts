@@ -3,6 +3,7 @@ import { eventually } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { captureEvents } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // Inbound messages pushed through the sandbox in a burst: with the broker up they are published straight to it (each
 // answer comes once the broker confirmed its message; no outbox row), every message becomes exactly one chatnet.inbound,
@@ -22,8 +23,7 @@ describe('POST /sandbox/accounts/:id/inbound under a burst', () => {
     accountId = (await owner.post('/api/v1/chatnet-accounts', { displayName: 'Busy line' })).body.id;
     expect((await owner.post(`/api/v1/chatnet-accounts/${accountId}/login`)).status).toBe(200);
     expect((await owner.post(`/sandbox/accounts/${accountId}/scan`, {})).status).toBe(200);
-    pg = new PgClient({ connectionString: stack.databaseUrl('chatnet-connector') });
-    await pg.connect();
+    pg = await connectPatiently(stack.databaseUrl('chatnet-connector'));
   });
   afterAll(async () => {
     await pg?.end();

@@ -1,11 +1,11 @@
 import { status as grpcStatus } from '@grpc/grpc-js';
-import { Client as PgClient } from 'pg';
 import { createClient } from 'redis';
 import { SecretBox } from '@crm/crypto';
 import { createTestDatabase, eventually, freePort, infra, type TestDatabase } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { captureEvents, connectorClient, grpcCtx, type ConnectorProcess, leaseHolder, spawnConnector as startConnector } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 /** Far above a takeover on a loaded machine: waiting this long means it is not coming. */
 const TAKEOVER_HANG_MS = 90_000;
@@ -106,8 +106,7 @@ describe('session pool across two connector processes', () => {
   });
 
   it('session data and proxies are encrypted at rest, bound to their org and account', async () => {
-    const pg = new PgClient({ connectionString: db.url });
-    await pg.connect();
+    const pg = await connectPatiently(db.url);
     try {
       const { rows } = await pg.query('SELECT id, org_id, session_enc, proxy_enc FROM chatnet_accounts WHERE id = ANY($1)', [ids]);
       const box = SecretBox.fromEnv(env.ENCRYPTION_KEY);
@@ -183,8 +182,7 @@ describe('session pool across two connector processes', () => {
 
   it('delete with purge clears the session data and chatnetUid', async () => {
     expect((await owner.del(`/api/v1/chatnet-accounts/${ids[2]}?purge=true`)).status).toBe(204);
-    const pg = new PgClient({ connectionString: db.url });
-    await pg.connect();
+    const pg = await connectPatiently(db.url);
     try {
       const { rows } = await pg.query('SELECT session_enc, chatnet_uid, deleted_at, keep_alive FROM chatnet_accounts WHERE id = $1', [ids[2]]);
       expect(rows[0]).toEqual({ session_enc: null, chatnet_uid: null, deleted_at: expect.any(Date), keep_alive: false });

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
 import { auditEntries } from '../support/audit';
 import type { Client } from '../support/http';
 import { addUser, CrmStack, listenEvents, Org, startCrmStack } from './crm-support';
+import { connectPatiently } from '../support/patient-client';
 
 // POST /api/v1/contacts/bulk: one action (tag, untag, status, assign, delete) over many contacts, with the single
 // operations' validation and events per contact, per-id failures for unknown, malformed and other orgs' ids,
@@ -165,8 +165,7 @@ describe('POST /api/v1/contacts/bulk', () => {
   });
 
   it('1,000 contacts in one request: processed within seconds, one contact.updated each', async () => {
-    const db = new PgClient({ connectionString: crm.stack.databaseUrl('crm') });
-    await db.connect();
+    const db = await connectPatiently(crm.stack.databaseUrl('crm'));
     const ids = Array.from({ length: 1000 }, () => randomUUID());
     try {
       await db.query(`INSERT INTO contacts (id, org_id, name) SELECT id, $2, 'Bulk ' || ord FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, ord)`, [

@@ -3,6 +3,7 @@ import { type ClientFor, createServiceClient, loadProto, serviceDefinition, stat
 import { eventually, testAuth } from '@crm/testing';
 import type { Client } from '../support/http';
 import { addUser, CrmStack, Org, startCrmStack } from './crm-support';
+import { connectPatiently } from '../support/patient-client';
 
 // hasChatnet from a phone lookup on the chat network (issue #15): crm checks a new or changed number through a
 // connected account of the org (connector LookupPhone → the sandbox network's directory) and records
@@ -29,8 +30,7 @@ describe('hasChatnet phone check', () => {
     });
     acme = await crm.newOrg('Acme');
     globex = await crm.newOrg('Globex');
-    db = new PgClient({ connectionString: crm.stack.databaseUrl('crm') });
-    await db.connect();
+    db = await connectPatiently(crm.stack.databaseUrl('crm'));
     // LookupPhone as crm calls it (crm's own credential: SERVICE_CALL_POLICY allows it this method).
     lookup = createServiceClient(
       serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'),

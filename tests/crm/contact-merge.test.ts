@@ -9,6 +9,7 @@ import { client, type Client, newOrg } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { eventBus } from '../messaging/support';
 import { addUser, listenEvents } from './crm-support';
+import { connectPatiently } from '../support/patient-client';
 
 // Issue #15 item 5: POST /api/v1/contacts/:id/merge {sourceId} folds a duplicate into a contact, through the whole
 // stack (gateway, crm, messaging): notes, appointments, tags, fields and conversations move to the target, the source
@@ -235,8 +236,7 @@ describe('contact merge and undo', () => {
     const a = await plainContact(owner, { name: 'Old A' });
     const b = await plainContact(owner, { name: 'Old B' });
     const id = (await merge(owner, a, { sourceId: b })).body.id;
-    const db = new PgClient({ connectionString: stack.databaseUrl('crm') });
-    await db.connect();
+    const db = await connectPatiently(stack.databaseUrl('crm'));
     try {
       await db.query("UPDATE contact_merges SET merged_at = now() - interval '31 days' WHERE id = $1", [id]);
     } finally {
@@ -282,8 +282,7 @@ describe('contact merge and undo', () => {
       return { row, assigned };
     };
     beforeAll(async () => {
-      crmDb = new PgClient({ connectionString: stack.databaseUrl('crm') });
-      await crmDb.connect();
+      crmDb = await connectPatiently(stack.databaseUrl('crm'));
     });
     afterAll(() => crmDb?.end());
 

@@ -1,7 +1,7 @@
-import { Client } from 'pg';
 import { eventually, infra } from '@crm/testing';
 import { client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
+import { connectPatiently } from '../support/patient-client';
 
 /**
  * /readyz asks every configured service through a connection it keeps: a stopped service turns it 503
@@ -44,8 +44,7 @@ describe('gateway /readyz', () => {
   it('is 503 naming a service that cannot reach its database, 200 again once the database takes connections', async () => {
     const api = client(stack.url);
     const database = new URL(stack.databaseUrl('crm')).pathname.slice(1);
-    const admin = new Client({ connectionString: infra.databaseUrl });
-    await admin.connect();
+    const admin = await connectPatiently(infra.databaseUrl);
     // Only this test's own database: new connections refused, the service's open ones ended.
     const refuse = async (refused: boolean) => {
       await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS ${refused ? 'false' : 'true'}`);

@@ -7,6 +7,7 @@ import { auditEntries, auditEntryFor } from '../support/audit';
 import { eventData } from '../support/event-data';
 import { Client, client, email, newOrg } from '../support/http';
 import { startStack, Stack } from '../support/stack';
+import { connectPatiently } from '../support/patient-client';
 
 describe('GET /api/v1/audit-log (identity)', () => {
   let stack: Stack;
@@ -24,8 +25,7 @@ describe('GET /api/v1/audit-log (identity)', () => {
     api = client(stack.url);
     acme = await newOrg(api, 'Acme');
     globex = await newOrg(api, 'Globex');
-    db = new PgClient({ connectionString: stack.databaseUrl('identity') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('identity'));
     amqp = await connect(infra.amqpUrl);
     channel = await amqp.createConfirmChannel();
     await channel.assertExchange(stack.env.EVENTS_EXCHANGE, 'topic', { durable: true });

@@ -3,6 +3,7 @@ import { eventually, freePort } from '@crm/testing';
 import { Client as PgClient } from 'pg';
 import type { Client } from '../support/http';
 import { inboxFixture, InboxFixture, member } from './inbox-support';
+import { connectPatiently } from '../support/patient-client';
 
 // Assignment that repairs itself (issue #29 item 5), through the gateway against the real stack: the account
 // assignment's onlyOnline, replyTimeoutMinutes + onTimeout and drainBacklog (GET/PUT, 400/403/404), round robin
@@ -20,8 +21,7 @@ describe('assignment that repairs itself', () => {
 
   beforeAll(async () => {
     f = await inboxFixture('repair', [], { SERVICE_LEVEL_MINUTE_MS: String(MINUTE_MS) });
-    db = new PgClient({ connectionString: f.stack.databaseUrl('messaging') });
-    await db.connect();
+    db = await connectPatiently(f.stack.databaseUrl('messaging'));
     lead = await member(f.stack.url, f.a.owner, 'team_lead', 'repair lead');
     agent = await member(f.stack.url, f.a.owner, 'agent', 'repair agent');
   }, 60_000);

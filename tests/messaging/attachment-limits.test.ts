@@ -5,6 +5,7 @@ import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 const KB = 1024;
 /** Small limits through messaging's own settings (defaults 25 MB and 1024 MB), so the files stay small. */
@@ -61,8 +62,7 @@ describe('chat attachments: size limit and storage quota', () => {
     bus = await eventBus(stack);
     a = await orgWithKey(stack.url, 'Org A');
     b = await orgWithKey(stack.url, 'Org B');
-    db = new PgClient({ connectionString: stack.databaseUrl('messaging') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('messaging'));
   }, 60_000);
   afterAll(async () => {
     await db?.end();

@@ -11,6 +11,7 @@ import { devInternalAuth } from '@crm/grpc-kit';
 import { eventually } from '@crm/testing';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // Full collections between memory samples, so the figures are what is held, not garbage not yet collected.
 setFlagsFromString('--expose-gc');
@@ -110,8 +111,7 @@ describe('attachment streams', () => {
     bus = await eventBus(stack);
     a = await orgWithKey(stack.url, 'Org A');
     b = await orgWithKey(stack.url, 'Org B');
-    db = new PgClient({ connectionString: stack.databaseUrl('messaging') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('messaging'));
   }, 60_000);
   afterAll(async () => {
     await db?.end();

@@ -4,6 +4,7 @@ import { eventually, freePort } from '@crm/testing';
 import { messagingRules as rules } from '@crm/validation';
 import type { Client } from '../support/http';
 import { inboxFixture, member, type InboxFixture } from './inbox-support';
+import { connectPatiently } from '../support/patient-client';
 
 // Issue #29 item 3: PUT/GET /api/v1/settings/inbox gains autoCloseAfterMinutes, autoCloseMessage, outOfHoursMessage and
 // csat (a partial update); an active conversation whose last message is ours closes after that many idle minutes
@@ -38,8 +39,7 @@ describe('auto-close and the out-of-hours reply', () => {
       SEND_LIMITS: 'total=1500/day,100/10s;ui=1000/day,50/10s;auto=300/day,50/10s',
     });
     agent = await member(f.stack.url, f.a.owner, 'agent', 'ac-agent');
-    db = new PgClient({ connectionString: f.stack.databaseUrl('messaging') });
-    await db.connect();
+    db = await connectPatiently(f.stack.databaseUrl('messaging'));
   }, 60_000);
   afterAll(async () => {
     await db?.end();

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
 import { auditEntries } from '../support/audit';
 import type { Client } from '../support/http';
 import type { Stack } from '../support/stack';
 import { inboxFixture, InboxFixture, member } from './inbox-support';
+import { connectPatiently } from '../support/patient-client';
 
 // POST /api/v1/conversations/bulk: one action (assign, status, folder, read) over many conversations, with the
 // single routes' rules per conversation, per-id failures for unknown, malformed and other orgs' ids, one event
@@ -178,8 +178,7 @@ describe('POST /api/v1/conversations/bulk', () => {
   });
 
   it('1,000 conversations in one request: processed within seconds, one event each', async () => {
-    const db = new PgClient({ connectionString: stack.databaseUrl('messaging') });
-    await db.connect();
+    const db = await connectPatiently(stack.databaseUrl('messaging'));
     const account = randomUUID();
     const ids = Array.from({ length: 1000 }, () => randomUUID());
     try {

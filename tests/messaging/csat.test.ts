@@ -2,6 +2,7 @@ import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
 import type { Client } from '../support/http';
 import { inboxFixture, member, type InboxFixture } from './inbox-support';
+import { connectPatiently } from '../support/patient-client';
 
 // Issue #29 item 6: with csat {enabled, message} a conversation that closes (by anyone) sends the question (source
 // "auto"); the contact's next message within 24 h that is a rating is stored as the conversation's csat (shown by every
@@ -30,8 +31,7 @@ describe('CSAT', () => {
     f = await inboxFixture('csat', UIDS, { SEND_LIMITS: 'total=1500/day,100/10s;auto=300/day,50/10s' });
     agent = await member(f.stack.url, f.a.owner, 'agent', 'cs-agent');
     lead = await member(f.stack.url, f.a.owner, 'team_lead', 'cs-lead');
-    db = new PgClient({ connectionString: f.stack.databaseUrl('messaging') });
-    await db.connect();
+    db = await connectPatiently(f.stack.databaseUrl('messaging'));
     from = new Date(Date.now() - 1000).toISOString();
     expect((await f.a.owner.put('/api/v1/settings/inbox', { csat: { enabled: true, message: QUESTION } })).status).toBe(200);
   }, 60_000);

@@ -1,8 +1,8 @@
-import { Client } from 'pg';
 import { eventually, infra } from '@crm/testing';
 import { startStack, type ServiceName, type Stack } from '../support/stack';
 import { client, newOrg } from '../support/http';
 import { postgresProxy, type PostgresProxy } from '../support/postgres-proxy';
+import { connectPatiently } from '../support/patient-client';
 
 // Issue #28 item 8: deployed, each service's DATABASE_URL is PgBouncer in transaction pooling and DATABASE_DIRECT_URL
 // is PostgreSQL itself. The pooler hands a server connection to another client when a transaction ends, so whatever
@@ -53,8 +53,7 @@ describe('services with DATABASE_URL at a transaction pooler and DATABASE_DIRECT
   });
 
   it("gives messaging's pooled sessions its planner settings without start-up options (migration 020: the database's own)", async () => {
-    const db = new Client({ connectionString: pooler.url(stack.databaseUrl('messaging')) });
-    await db.connect();
+    const db = await connectPatiently(pooler.url(stack.databaseUrl('messaging')));
     try {
       const setting = async (name: string) => (await db.query<{ v: string }>('SELECT current_setting($1) AS v', [name])).rows[0].v;
       expect({ parallel: await setting('max_parallel_workers_per_gather'), randomPageCost: await setting('random_page_cost') }).toEqual({
@@ -90,8 +89,7 @@ describe('services with DATABASE_URL at a transaction pooler and DATABASE_DIRECT
   });
 
   it('holds the relays and LISTEN connections on PostgreSQL directly', async () => {
-    const admin = new Client({ connectionString: infra.databaseUrl });
-    await admin.connect();
+    const admin = await connectPatiently(infra.databaseUrl);
     try {
       const { rows } = await admin.query<{ datname: string; application_name: string; query: string; client_port: number }>(
         'SELECT datname, application_name, query, client_port FROM pg_stat_activity WHERE datname = ANY($1)',

@@ -1,7 +1,7 @@
-import { Client } from 'pg';
 import { eventually, infra } from '@crm/testing';
 import { startStack, type ServiceName, type Stack } from '../support/stack';
 import { client, newOrg } from '../support/http';
+import { connectPatiently } from '../support/patient-client';
 
 // A managed PostgreSQL's failover or restart ends every connection at once (pg_terminate_backend does the same).
 // Every service must live through it: answer 503 while it reconnects, then carry on, losing nothing it accepted.
@@ -26,8 +26,7 @@ describe('every PostgreSQL connection terminated under load', () => {
   /** Ends every backend connected to one of this stack's databases; returns how many it ended. */
   async function terminateBackends(): Promise<number> {
     const names = ['identity', ...SERVICES].map((s) => new URL(stack.databaseUrl(s as ServiceName)).pathname.slice(1));
-    const admin = new Client({ connectionString: infra.databaseUrl });
-    await admin.connect();
+    const admin = await connectPatiently(infra.databaseUrl);
     try {
       const r = await admin.query('SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = ANY($1)', [
         names,
@@ -62,8 +61,7 @@ describe('every PostgreSQL connection terminated under load', () => {
     expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
     expect(accepted.length).toBeGreaterThan(100);
 
-    const messaging = new Client({ connectionString: stack.databaseUrl('messaging') });
-    await messaging.connect();
+    const messaging = await connectPatiently(stack.databaseUrl('messaging'));
     try {
       const stored = async () =>
         (

@@ -10,6 +10,7 @@ import { eventBus, orgWithKey } from '../messaging/support';
 import { client } from '../support/http';
 import { expectSameRefusal, httpIssue, rpcIssue } from '../support/rule-parity';
 import { startStack, Stack } from '../support/stack';
+import { connectPatiently } from '../support/patient-client';
 
 // Issue #27 item 5, the gates that live with the data. Through the gateway, with the sandbox network, the real
 // connector, messaging, crm and identity:
@@ -75,8 +76,7 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
     a = await orgWithKey(stack.url, 'Org A');
     b = await orgWithKey(stack.url, 'Org B');
     c = await orgWithKey(stack.url, 'Org C');
-    db = new PgClient({ connectionString: stack.databaseUrl('messaging') });
-    await db.connect();
+    db = await connectPatiently(stack.databaseUrl('messaging'));
   }, 120_000);
   afterAll(async () => {
     await db?.end();

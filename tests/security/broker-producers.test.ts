@@ -4,12 +4,12 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
-import { Client as PgClient } from 'pg';
 import { BROKER_SERVICES, dlqName, EVENT_EXAMPLES, type BrokerService } from '@crm/events';
 import { eventually, infra, uniqueName } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';
 import { startStack, type ServiceName, type Stack } from '../support/stack';
 import { startReceiver, type Receiver } from '../webhooks/support';
+import { connectPatiently } from '../support/patient-client';
 
 // RabbitMQ under the deployment's users (deploy/rabbitmq/definitions.sh, issue #27 item 2): every publish carries its
 // connection's user as user_id (the broker refuses another), the catalogue names each type's producers, and consumers
@@ -198,8 +198,7 @@ describe('RabbitMQ producer checks', () => {
     expect(got.map((r) => [r.json.type, r.json.data.content])).toEqual([['message.received', 'really me']]);
     expect(got.map((r) => r.id)).not.toContain(asItself);
     // The connector published it straight to the exchange (not through its outbox), under its own user as well.
-    const connectorDb = new PgClient({ connectionString: stack.databaseUrl('chatnet-connector') });
-    await connectorDb.connect();
+    const connectorDb = await connectPatiently(stack.databaseUrl('chatnet-connector'));
     try {
       expect((await connectorDb.query(`SELECT id FROM outbox WHERE type = 'chatnet.inbound'`)).rows).toEqual([]);
     } finally {

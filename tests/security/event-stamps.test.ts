@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { connect, type ChannelModel, type GetMessage } from 'amqplib';
-import { Client as PgClient } from 'pg';
 import { amqpUser, dlqName, EVENT_EXAMPLES, EVENT_STAMP_HEADER } from '@crm/events';
 import { devInternalAuth, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
 import { eventually, infra } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
+import { connectPatiently } from '../support/patient-client';
 
 /**
  * Issue #27 item 3, for work caused by an event, against real services: the connector stamps each chatnet.inbound it
@@ -78,8 +78,7 @@ describe('event stamps: a service acting on an event acts only in that event’s
   }
 
   const contactOfThread = async (orgId: string, threadId: string): Promise<{ contact_id: string | null } | undefined> => {
-    const db = new PgClient({ connectionString: stack.databaseUrl('messaging') });
-    await db.connect();
+    const db = await connectPatiently(stack.databaseUrl('messaging'));
     try {
       return (await db.query('SELECT contact_id FROM conversations WHERE org_id = $1 AND thread_id = $2', [orgId, threadId])).rows[0];
     } finally {

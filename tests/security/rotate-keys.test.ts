@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
-import { Client } from 'pg';
 import { eventually } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { startStack, type ServiceName, type Stack } from '../support/stack';
+import { connectPatiently } from '../support/patient-client';
 
 // `npm run rotate-keys` re-encrypts every stored secret under the current ENCRYPTION_KEY: afterwards the former key
 // can be removed and everything still decrypts (issue #27 item 7). Secrets of four services are written under key A,
@@ -81,8 +81,7 @@ describe('npm run rotate-keys', () => {
     const after = await rotate(stack, { ENCRYPTION_KEY: keyB, ENCRYPTION_KEYS_OLD: '' });
     expect(after.code).toBe(0);
     expect(after.out).toMatch(/webhooks: webhook_settings\.secret_enc: 0 re-encrypted, 1 already under the current key/);
-    const db = new Client({ connectionString: stack.databaseUrl('webhooks') });
-    await db.connect();
+    const db = await connectPatiently(stack.databaseUrl('webhooks'));
     try {
       // Written under key B's id, which stays B's whatever its place in the configuration.
       expect((await db.query('SELECT secret_enc FROM webhook_settings')).rows[0].secret_enc).toMatch(/^k[0-9a-f]{8}:/);

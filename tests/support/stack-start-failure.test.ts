@@ -1,6 +1,6 @@
-import { Client } from 'pg';
 import * as testing from '@crm/testing';
 import { startStack } from './stack';
+import { connectPatiently } from './patient-client';
 
 // startStack that fails half-way (here crm's config is refused after identity is already serving) removes what it
 // had started: no server left listening, no database left behind. Otherwise a test file whose beforeAll failed would
@@ -9,8 +9,7 @@ describe('startStack: a start that fails half-way', () => {
   const listeners = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length;
 
   async function existing(names: string[]): Promise<string[]> {
-    const c = new Client({ connectionString: testing.infra.databaseUrl });
-    await c.connect();
+    const c = await connectPatiently(testing.infra.databaseUrl);
     try {
       return (await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1)', [names])).rows.map((r) => r.datname);
     } finally {

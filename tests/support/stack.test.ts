@@ -7,6 +7,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createMigratedDatabase, dropStaleTemplates, infra, newTestRunId, runStartedAt } from '@crm/testing';
 import { startStack } from './stack';
+import { connectPatiently } from './patient-client';
 
 // The shared servers outlive every run: a stack's stop() must leave nothing behind. Its queues are deleted by the
 // names its in-process services declared (no broker-side listing per stop), so this checks, once, that those names
@@ -54,8 +55,7 @@ describe('startStack / stop', () => {
     } finally {
       await conn.close().catch(() => undefined);
     }
-    const admin = new PgClient({ connectionString: infra.databaseUrl });
-    await admin.connect();
+    const admin = await connectPatiently(infra.databaseUrl);
     try {
       const { rows } = await admin.query('SELECT datname FROM pg_database WHERE datname = ANY ($1)', [dbs]);
       expect(rows).toEqual([]);
@@ -92,8 +92,7 @@ describe('startStack / stop', () => {
     expect(runStartedAt('not-a-run-id')).toBeUndefined();
     const old = `t_tpl_${newTestRunId(now - 7 * 3_600_000)}_webhooks_0123456789`;
     const fresh = `t_tpl_${newTestRunId(now - 3_600_000)}_webhooks_0123456789`;
-    const admin = new PgClient({ connectionString: infra.databaseUrl });
-    await admin.connect();
+    const admin = await connectPatiently(infra.databaseUrl);
     try {
       for (const name of [old, fresh]) await admin.query(`CREATE DATABASE "${name}"`);
       const dropped = await dropStaleTemplates(infra.databaseUrl, 6 * 3_600_000, now);
@@ -109,8 +108,7 @@ describe('startStack / stop', () => {
 });
 
 async function dropDb(name: string): Promise<void> {
-  const admin = new PgClient({ connectionString: infra.databaseUrl });
-  await admin.connect();
+  const admin = await connectPatiently(infra.databaseUrl);
   try {
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   } finally {

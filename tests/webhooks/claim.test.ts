@@ -4,6 +4,7 @@ import { Client as PgClient } from 'pg';
 import { createPool, migrate, type Pool } from '@crm/db';
 import { createTestDatabase, eventually, type TestDatabase } from '@crm/testing';
 import * as deliveries from '../../services/webhooks/src/db/deliveries.repo';
+import { connectPatiently } from '../support/patient-client';
 
 // The delivery queue's statements against a real database: the fan-out announces exactly the rows it
 // inserted, in NOTIFY payloads under PostgreSQL's 8,000-byte limit, and the claim honours the lease and the
@@ -22,8 +23,7 @@ describe('delivery queue statements', () => {
     db = await createTestDatabase('webhooks_claim');
     pool = createPool(db.url, 4);
     await migrate(pool, path.join(__dirname, '../../services/webhooks/migrations'));
-    listener = new PgClient({ connectionString: db.url });
-    await listener.connect();
+    listener = await connectPatiently(db.url);
     listener.on('notification', (m) => {
       if (m.channel === deliveries.DUE_CHANNEL) payloads.push(m.payload ?? '');
       if (m.channel === MARKER_CHANNEL) markers.push(m.payload ?? '');

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Client as PgClient } from 'pg';
 import * as webhooksService from '@crm/webhooks';
 import { createLogger } from '@crm/logger';
 import { freePort } from '@crm/testing';
 import { newOrg, client, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { eventContact, sample, sleep, startProducer, startReceiver, verifySignature, type Receiver } from './support';
+import { connectPatiently } from '../support/patient-client';
 
 // A new delivery is sent as soon as its event is consumed: the fan-out announces it by NOTIFY and a worker
 // of any instance claims it at once. The poll (30 s here, far longer than any wait below) only drives
@@ -79,8 +79,7 @@ describe('webhook dispatch', () => {
    */
   const listenForDue = async () => {
     const MARKER_CHANNEL = 'webhooks_dispatch_test_marker';
-    const listener = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
-    await listener.connect();
+    const listener = await connectPatiently(stack.databaseUrl('webhooks'));
     const heard: string[] = [];
     const markers: string[] = [];
     listener.on('notification', (m) => (m.channel === MARKER_CHANNEL ? markers : heard).push(m.payload ?? ''));
@@ -88,8 +87,7 @@ describe('webhook dispatch', () => {
     await listener.query(`LISTEN ${MARKER_CHANNEL}`);
     const allHeard = async () => {
       const marker = randomUUID();
-      const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
-      await db.connect();
+      const db = await connectPatiently(stack.databaseUrl('webhooks'));
       await db.query('SELECT pg_notify($1, $2)', [MARKER_CHANNEL, marker]).finally(() => db.end());
       await waitFor(() => markers.includes(marker), 5_000);
     };
@@ -144,8 +142,7 @@ describe('webhook dispatch', () => {
 
   /** The delivery rows of an event, as this service's database holds them. */
   const rowsOf = async (eventId: string) => {
-    const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
-    await db.connect();
+    const db = await connectPatiently(stack.databaseUrl('webhooks'));
     try {
       const { rows } = await db.query(
         `SELECT d.status, d.attempts, d.updated_at = d.created_at AS written_once, d.next_attempt_at > now() + interval '5 seconds' AS leased,
@@ -161,8 +158,7 @@ describe('webhook dispatch', () => {
 
   /** The ids of an event's delivery rows (what an announcement lists). */
   const deliveryIdsOf = async (eventId: string) => {
-    const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
-    await db.connect();
+    const db = await connectPatiently(stack.databaseUrl('webhooks'));
     try {
       return (await db.query<{ id: string }>(`SELECT id FROM webhook_deliveries WHERE event_id = $1`, [eventId])).rows;
     } finally {
@@ -172,8 +168,7 @@ describe('webhook dispatch', () => {
 
   /** When an event's delivery row was created, in ms since the epoch. */
   const createdAtOf = async (eventId: string) => {
-    const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
-    await db.connect();
+    const db = await connectPatiently(stack.databaseUrl('webhooks'));
     try {
       const { rows } = await db.query(`SELECT (extract(epoch FROM created_at) * 1000)::float8 AS ms FROM webhook_deliveries WHERE event_id = $1`, [
         eventId,
@@ -275,8 +270,7 @@ describe('webhook dispatch', () => {
 
   it('sends again when the write after a first attempt fails (the batch comes back): the same webhook-id, one delivery, one attempt', async () => {
     await createHook('/rewrite', ['contact.note_deleted']);
-    const db = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
-    await db.connect();
+    const db = await connectPatiently(stack.databaseUrl('webhooks'));
     try {
       // The table is locked while the first attempt is made: the write after it waits, and its session is ended.
       await db.query('BEGIN');
@@ -315,8 +309,7 @@ describe('webhook dispatch', () => {
   it('reconnects the LISTEN connection when it is lost and keeps sending at once', async () => {
     await createHook('/relisten', ['contact.deleted']);
     const dbName = new URL(stack.databaseUrl('webhooks')).pathname.slice(1);
-    const admin = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
-    await admin.connect();
+    const admin = await connectPatiently(stack.databaseUrl('webhooks'));
     try {
       const listeners = async () =>
         (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN %'`, [dbName])).rows.map(

@@ -2,7 +2,7 @@ import { client, email, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { startReceiver, verifySignature, type Receiver } from './support';
 import { publicEventTypes } from '@crm/events';
-import { Client as PgClient } from 'pg';
+import { connectPatiently } from '../support/patient-client';
 
 // Webhook settings through the gateway: create (secret shown once), list, read, update, delete, test
 // send, the attempt log and redelivery; settings:edit for every route, reads included; another org sees nothing.
@@ -366,8 +366,7 @@ describe('webhook settings', () => {
       // What recording a failed attempt does in one transaction (deliveries.recordFailure, then webhooks.recordFailure),
       // held open between its two steps while the endpoint is deleted: a deadlock, whose victim is the delete (it
       // waited first, so its deadlock check runs first). The delete is run again and succeeds once the worker commits.
-      const worker = new PgClient({ connectionString: stack.databaseUrl('webhooks') });
-      await worker.connect();
+      const worker = await connectPatiently(stack.databaseUrl('webhooks'));
       try {
         await worker.query('BEGIN');
         await worker.query('UPDATE webhook_deliveries SET updated_at = now() WHERE webhook_id = $1', [hook.body.id]);
