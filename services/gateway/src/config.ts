@@ -122,6 +122,11 @@ const Env = z.object({
   /** Where that listener binds: loopback by default, because HOST faces clients; compose sets 0.0.0.0 on its private network. */
   METRICS_HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: fields.logLevel(),
+  /**
+   * Check each declared route's success body against its documented schema (http/response-contract.ts): `strict`
+   * answers 500 on a mismatch; `auto` is strict under NODE_ENV=test and off otherwise (a parse per response).
+   */
+  RESPONSE_CONTRACT: z.enum(['auto', 'off', 'strict']).default('auto'),
   /** OTLP/HTTP endpoint for traces; spans are exported only when set (trace context always propagates). */
   OTEL_EXPORTER_OTLP_ENDPOINT: fields.otlpEndpoint(),
 });

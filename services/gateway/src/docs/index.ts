@@ -15,7 +15,7 @@ import { publicOps } from './paths/public';
 import { socialnetSandboxOps } from './paths/socialnet-sandbox';
 import { scoringOps } from './paths/scoring';
 import { serviceLevelsOps } from './paths/service-levels';
-import { taskOps } from './paths/tasks';
+import { taskRoutes } from '../routes/tasks.routes';
 import { viewOps } from './paths/views';
 import { webhookOps } from './paths/webhooks';
 import type { Operation } from './registry';
@@ -29,7 +29,7 @@ export const OPERATIONS: Operation[] = [
   ...identityOps,
   ...crmOps,
   ...contactMergeOps,
-  ...taskOps,
+  ...taskRoutes.ops,
   ...contactFieldsOps,
   ...scoringOps,
   ...chatOps,

@@ -1,80 +1,64 @@
-import { Router } from 'express';
-import { z } from 'zod';
+import { routeArea } from '../http/route-area';
+import { responseContract } from '../http/response-contract';
+import { page } from '../docs/schemas/common';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { taskOut } from './tasks.out';
-import { ctxOf } from '../http/principal';
-import { body, pageParams, query, s } from '../http/validate';
+import { NewTask, Task, TaskPatch, TaskQuery } from './tasks.schemas';
 
-// Shapes only; crm checks what needs the org's data (assignee a user of the org: 400; contact and conversation the
-// org's and visible to the caller: 404) and applies the same limits again.
-const TITLE_MAX = 200;
-const NOTES_MAX = 4000;
-const id = (what: string) => z.string({ error: `must be ${what} id` }).uuid(`must be ${what} id`);
-/** null (or "") clears an optional reference or time on update; absent leaves it. */
-const clearable = <T extends z.ZodType>(schema: T) =>
-  z
-    .union([schema, z.literal(''), z.null()])
-    .transform((v) => (v ?? '') as string)
-    .optional();
-const notes = z
-  .union([s.text(NOTES_MAX), z.null()])
-  .transform((v) => v ?? '')
-  .optional();
+const VISIBILITY =
+  'An agent under `assigned` inbox visibility sees the tasks assigned to or created by them and the tasks on conversations they can see; any other task answers 404.';
 
-export const NewTask = z.object({
-  title: s.requiredText(TITLE_MAX),
-  notes,
-  dueAt: clearable(s.timestamp()).meta({ description: 'ISO 8601; the assignee is notified (task_due) within 2 s of it' }),
-  assigneeId: clearable(id('a user')),
-  contactId: clearable(id('a contact')),
-  conversationId: clearable(id('a conversation')),
+/** Tasks (crm's TaskService), internal API (bearer): served and documented from these declarations. */
+export const taskRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+const tasks = (deps: RouteDeps) => deps.clients.crmTasks;
+
+taskRoutes.route('GET /tasks', {
+  summary: 'Tasks, soonest due first (tasks without a due time last)',
+  description: `Filters: assigneeId (\`me\` or a user id), status (open, done), contactId, conversationId, dueBefore. ${VISIBILITY}`,
+  query: TaskQuery,
+  paging: { limit: 50, max: 100 },
+  response: page(Task),
+  handler: async ({ query, page, ctx, deps }) => {
+    const out = await tasks(deps).ListTasks({ ...page, ...query }, ctx);
+    return { data: out.data.map(taskOut), pagination: out.pagination! };
+  },
 });
-export const TaskPatch = z.object({
-  title: s.requiredText(TITLE_MAX).optional(),
-  notes,
-  dueAt: clearable(s.timestamp()),
-  status: s
-    .enumOf(['open', 'done'] as const)
-    .optional()
-    .meta({ description: 'done sets completedAt; open clears it' }),
-  assigneeId: clearable(id('a user')),
-  contactId: clearable(id('a contact')),
-  conversationId: clearable(id('a conversation')),
+taskRoutes.route('POST /tasks', {
+  summary: 'Create a task, optionally due at a time, assigned to a user and on a contact and/or a conversation',
+  description:
+    '400 naming the field (title missing, assigneeId not an active user of the organization, a malformed id or time); 404 when the contact or ' +
+    'conversation is not the organization’s or not visible to the caller. Emits task.created; on a contact, the contact’s timeline gets a ' +
+    '`task_created` activity. Within 2 s of dueAt the assignee gets a `task_due` notification (socket `notification`) and task.due is emitted.',
+  body: NewTask,
+  status: 201,
+  response: Task,
+  errors: [404],
+  handler: async ({ body, ctx, deps }) => taskOut(await tasks(deps).CreateTask(body, ctx)),
 });
-export const TaskQuery = z.object({
-  assigneeId: z
-    .union([z.literal('me'), id('a user')], { error: 'must be "me" or a user id' })
-    .optional()
-    .meta({ description: '"me" (the caller) or a user id' }),
-  status: s.optionalQueryEnum(['open', 'done'] as const),
-  contactId: id('a contact').optional(),
-  conversationId: id('a conversation').optional(),
-  dueBefore: s.timestamp().optional().meta({ description: 'only tasks due before this instant' }),
+taskRoutes.route('GET /tasks/:id', {
+  summary: 'One task',
+  description: VISIBILITY,
+  response: Task,
+  handler: async ({ param, ctx, deps }) => taskOut(await tasks(deps).GetTask({ id: param('id') }, ctx)),
+});
+taskRoutes.route('PUT /tasks/:id', {
+  summary: 'Change a task; only the fields sent change (null clears dueAt and the references)',
+  description:
+    'status done sets completedAt (emits task.completed; the contact’s timeline gets `task_completed`), open clears it. A moved dueAt is ' +
+    'notified again at the new time. Same checks as create.',
+  body: TaskPatch,
+  response: Task,
+  handler: async ({ param, body, ctx, deps }) => taskOut(await tasks(deps).UpdateTask({ id: param('id'), ...body }, ctx)),
+});
+taskRoutes.route('DELETE /tasks/:id', {
+  summary: 'Delete a task',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await tasks(deps).DeleteTask({ id: param('id') }, ctx);
+  },
 });
 
-/** Tasks (crm's TaskService), internal API (bearer). */
-export function tasksRoutes({ clients }: RouteDeps): ServiceRoutes {
-  const r = Router();
-  const tasks = () => clients.crmTasks;
-
-  r.get('/tasks', async (req, res) => {
-    const q = query(req, TaskQuery);
-    const out = await tasks().ListTasks({ ...pageParams(req, 50), ...q }, ctxOf(req, res));
-    res.json({ data: out.data.map(taskOut), pagination: out.pagination });
-  });
-  r.post('/tasks', async (req, res) => {
-    res.status(201).json(taskOut(await tasks().CreateTask(body(req, NewTask), ctxOf(req, res))));
-  });
-  r.get('/tasks/:id', async (req, res) => {
-    res.json(taskOut(await tasks().GetTask({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.put('/tasks/:id', async (req, res) => {
-    res.json(taskOut(await tasks().UpdateTask({ id: req.params.id, ...body(req, TaskPatch) }, ctxOf(req, res))));
-  });
-  r.delete('/tasks/:id', async (req, res) => {
-    await tasks().DeleteTask({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
-
-  return { internal: r };
+export function tasksRoutes(deps: RouteDeps): ServiceRoutes {
+  return { internal: taskRoutes.router(deps, responseContract(deps.config)) };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { common } from '@crm/proto-types';
 import { proto } from '../proto-schema';
 
 /** Every error answer: `{error: {code, message, details?}, requestId}` (http/errors.ts sendError). */
@@ -15,7 +16,7 @@ export const ErrorBody = z.object({
 });
 
 /** Internal list pages: `{total, page, limit, pages}` (common.v1.Pagination). */
-export const Pagination = proto('common/v1/common.proto', 'common.v1.Pagination');
+export const Pagination = proto('common/v1/common.proto', 'common.v1.Pagination') as unknown as z.ZodType<common.Pagination__Output>;
 
 export const page = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), pagination: Pagination });
 export const list = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item) });

@@ -1,0 +1,140 @@
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { z } from 'zod';
+import { createLogger } from '@crm/logger';
+import type { RouteDeps } from '../routes/deps';
+import { errorHandler } from './errors';
+import { responseContract, strictResponses } from './response-contract';
+import { routeArea } from './route-area';
+
+const Thing = z.object({ id: z.string(), size: z.number() });
+
+/** An area declaring routes in an order express would get wrong (`:id` before `due`), one of them lying about its answer. */
+function things() {
+  const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+  area.route('GET /things/:id', {
+    summary: 'One thing',
+    response: Thing,
+    handler: async ({ param }) => ({ id: param('id'), size: 1 }),
+  });
+  area.route('GET /things/due', {
+    summary: 'Things due',
+    query: z.object({ before: z.string().datetime().optional() }),
+    paging: { limit: 10, max: 20 },
+    response: z.object({ data: z.array(Thing), page: z.number(), limit: z.number() }),
+    handler: async ({ page }) => ({ data: [], ...page }),
+  });
+  area.route('POST /things', {
+    summary: 'Make a thing',
+    permission: 'settings:edit',
+    body: z.object({ size: z.number().int() }),
+    status: 201,
+    response: Thing,
+    handler: async ({ body }) => ({ id: 'new', size: body.size }),
+  });
+  area.route('PUT /things/:id', {
+    summary: 'A mapper that forgot a field',
+    response: Thing,
+    // Typed as the schema's input, so only a cast gets this past the compiler: what a loose mapper would do.
+    handler: async ({ param }) => ({ id: param('id') }) as unknown as z.input<typeof Thing>,
+  });
+  area.route('DELETE /things/:id', { summary: 'Remove', status: 204, response: null, handler: async () => undefined });
+  return area;
+}
+
+async function serve(area: ReturnType<typeof things>, role: string, strict: boolean) {
+  const app = express();
+  app.use(express.json());
+  app.use((_req, res, next) => {
+    res.locals.principal = { kind: 'user', orgId: 'o1', userId: 'u1', role };
+    next();
+  });
+  app.use('/api/v1', area.router({} as RouteDeps, strict ? strictResponses : undefined));
+  app.use(errorHandler(createLogger('test', 'silent')));
+  const server = app.listen(0);
+  await new Promise((r) => server.once('listening', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(base + path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+  return { call, close: () => new Promise((r) => server.close(r)) };
+}
+
+describe('routeArea: one declaration serves a route and documents it', () => {
+  it('documents each route with its prefix, auth, tag, query, body and success response', () => {
+    const ops = things().ops;
+    expect(ops.map((o) => `${o.method} ${o.path}`)).toEqual([
+      'GET /api/v1/things/:id',
+      'GET /api/v1/things/due',
+      'POST /api/v1/things',
+      'PUT /api/v1/things/:id',
+      'DELETE /api/v1/things/:id',
+    ]);
+    const post = ops[2];
+    expect(post).toEqual(expect.objectContaining({ auth: 'bearer', tags: ['Tasks'], responses: { 201: Thing } }));
+    expect(post.body).toBeDefined();
+    expect(ops[1].query).toBeDefined();
+    expect(ops[1].paging).toEqual({ limit: 10, max: 20 });
+    expect(ops[4].responses).toEqual({ 204: null });
+  });
+
+  it('serves the static path before the parameter whatever the declaration order, validates query and body, pages', async () => {
+    const s = await serve(things(), 'admin', true);
+    try {
+      expect(await s.call('GET', '/things/due?limit=500&page=2')).toEqual({ status: 200, body: { data: [], page: 2, limit: 20 } });
+      expect(await s.call('GET', '/things/abc')).toEqual({ status: 200, body: { id: 'abc', size: 1 } });
+      const badQuery = await s.call('GET', '/things/due?before=yesterday');
+      expect([badQuery.status, badQuery.body.error.details[0].field]).toEqual([400, 'before']);
+      const badPage = await s.call('GET', '/things/due?limit=many');
+      expect([badPage.status, badPage.body.error.details[0].field]).toEqual([400, 'limit']);
+      expect(await s.call('POST', '/things', { size: 3 })).toEqual({ status: 201, body: { id: 'new', size: 3 } });
+      const badBody = await s.call('POST', '/things', { size: 'big' });
+      expect([badBody.status, badBody.body.error.details[0].field]).toEqual([400, 'size']);
+      expect(await s.call('DELETE', '/things/abc')).toEqual({ status: 204, body: null });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses a role without the declared permission with 403 before the handler runs', async () => {
+    const s = await serve(things(), 'agent', true);
+    try {
+      const res = await s.call('POST', '/things', { size: 3 });
+      expect([res.status, res.body.error.code]).toEqual([403, 'forbidden']);
+      expect(res.body.error.message).toContain('settings:edit');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('under the response contract, an answer its schema refuses is a 500 naming the field; without it the body goes out', async () => {
+    const strict = await serve(things(), 'admin', true);
+    try {
+      const res = await strict.call('PUT', '/things/abc');
+      expect([res.status, res.body.error.code]).toEqual([500, 'response_contract']);
+      expect(res.body.error.message).toContain('size');
+    } finally {
+      await strict.close();
+    }
+    const lax = await serve(things(), 'admin', false);
+    try {
+      expect(await lax.call('PUT', '/things/abc')).toEqual({ status: 200, body: { id: 'abc' } });
+    } finally {
+      await lax.close();
+    }
+  });
+
+  it('RESPONSE_CONTRACT: strict by default only under NODE_ENV=test', () => {
+    expect(responseContract({ NODE_ENV: 'test', RESPONSE_CONTRACT: 'auto' })).toBe(strictResponses);
+    expect(responseContract({ NODE_ENV: 'production', RESPONSE_CONTRACT: 'auto' })).toBeUndefined();
+    expect(responseContract({ NODE_ENV: 'development', RESPONSE_CONTRACT: 'auto' })).toBeUndefined();
+    expect(responseContract({ NODE_ENV: 'production', RESPONSE_CONTRACT: 'strict' })).toBe(strictResponses);
+    expect(responseContract({ NODE_ENV: 'test', RESPONSE_CONTRACT: 'off' })).toBeUndefined();
+  });
+});

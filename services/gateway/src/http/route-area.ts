@@ -1,0 +1,133 @@
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { z } from 'zod';
+import type { CallContext, Permission } from '@crm/grpc-kit';
+import type { Auth, Method, Operation, OperationSpec } from '../docs/registry';
+import type { Tag } from '../docs/tags';
+import type { RouteDeps } from '../routes/deps';
+import { requirePermission } from './permission';
+import { ctxOf } from './principal';
+import { body as parseBody, pageParams, pathParam, query as parseQuery } from './validate';
+
+/**
+ * One declaration per route (issue #30 item 4): method and path, auth, permission, query, body, the success response's
+ * schema and the handler, in one place. The area mounts the handlers on an express router and gives the same
+ * declarations to the OpenAPI document (docs/index.ts), so what is served and what is documented cannot drift, and the
+ * response schema is the one the mapper is typed by and the one live responses are checked against (RESPONSE_CONTRACT).
+ */
+
+type SuccessStatus = 200 | 201 | 202 | 204;
+type Parsed<S> = S extends z.ZodType ? z.infer<S> : undefined;
+
+/** What a handler gets: the request already validated against the route's declaration. */
+export interface RouteInput<Q, B> {
+  req: Request;
+  res: Response;
+  query: Q;
+  body: B;
+  /** page/limit of a route declared with `paging` (clamped as pageParams does); unread query values otherwise. */
+  page: { page: number; limit: number };
+  /** The verified caller, for the gRPC call. */
+  ctx: CallContext;
+  /** A `:name` path parameter. */
+  param(name: string): string;
+  deps: RouteDeps;
+}
+
+export interface RouteSpec<R extends z.ZodType | null, Q extends z.ZodObject | undefined, B extends z.ZodType | undefined> extends Omit<
+  OperationSpec,
+  'responses' | 'query' | 'body'
+> {
+  /** Refused with 403 at the edge when the caller's role lacks it (the service checks again). */
+  permission?: Permission;
+  query?: Q;
+  body?: B;
+  /** The success status; 200 unless said. */
+  status?: SuccessStatus;
+  /** The success body's schema (null: no body). The handler's return value is checked against it under RESPONSE_CONTRACT. */
+  response: R;
+  handler(input: RouteInput<Parsed<Q>, Parsed<B>>): Promise<R extends z.ZodType ? z.input<R> : void>;
+}
+
+const NO_PAGING = Object.freeze({ page: 1, limit: 0 });
+
+/** Checks a success body against its declared schema; a mismatch is a defect of the gateway, answered 500. */
+export type ResponseContract = (op: Operation, body: unknown) => void;
+
+export function successStatusOf(op: Operation): number {
+  return Number(Object.keys(op.responses).find((st) => Number(st) >= 200 && Number(st) < 300) ?? 200);
+}
+
+/**
+ * Routes with static segments before routes with a parameter in the same place, so `/tasks/due` is never taken
+ * for `/tasks/:id` whatever order the file declares them in.
+ */
+function bySpecificity(a: Operation, b: Operation): number {
+  const as = a.path.split('/');
+  const bs = b.path.split('/');
+  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
+    const ap = as[i].startsWith(':') || as[i].startsWith('*');
+    const bp = bs[i].startsWith(':') || bs[i].startsWith('*');
+    if (ap !== bp) return ap ? 1 : -1;
+  }
+  return 0;
+}
+
+/** A group of routes sharing a path prefix, an auth scheme and a documentation tag: `area.route('GET /tasks', {...})`. */
+export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
+  const declared: { op: Operation; spec: RouteSpec<z.ZodType | null, z.ZodObject | undefined, z.ZodType | undefined> }[] = [];
+
+  return {
+    route<R extends z.ZodType | null, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+      key: `${Method} /${string}`,
+      spec: RouteSpec<R, Q, B>,
+    ): void {
+      const [method, path] = key.split(' ') as [Method, string];
+      const { permission: _p, status = 200, response, handler: _h, query, body, ...doc } = spec;
+      const op: Operation = {
+        tags: [defaults.tag],
+        auth: defaults.auth,
+        ...doc,
+        ...(query ? { query } : {}),
+        ...(body ? { body } : {}),
+        responses: { [status]: response },
+        method,
+        path: defaults.prefix + path,
+      };
+      declared.push({ op, spec: spec as unknown as (typeof declared)[number]['spec'] });
+    },
+
+    /** The declared operations, for the OpenAPI document. */
+    get ops(): Operation[] {
+      return declared.map((d) => d.op);
+    },
+
+    /** An express router serving the declared routes (paths relative to the prefix), most specific first. */
+    router(deps: RouteDeps, contract?: ResponseContract): Router {
+      const r = Router();
+      for (const { op, spec } of [...declared].sort((a, b) => bySpecificity(a.op, b.op))) {
+        const handlers: RequestHandler[] = spec.permission ? [requirePermission(spec.permission)] : [];
+        const status = spec.status ?? 200;
+        handlers.push(async (req, res) => {
+          const input: RouteInput<unknown, unknown> = {
+            req,
+            res,
+            query: spec.query ? parseQuery(req, spec.query) : undefined,
+            body: spec.body ? parseBody(req, spec.body) : undefined,
+            page: spec.paging ? pageParams(req, spec.paging.limit, spec.paging.max) : NO_PAGING,
+            ctx: ctxOf(req, res),
+            param: (name) => pathParam(req, name),
+            deps,
+          };
+          const out = await spec.handler(input as never);
+          if (res.headersSent) return;
+          if (spec.response === null) return void res.status(status).end();
+          contract?.(op, out);
+          res.status(status).json(out);
+        });
+        const path = op.path.slice(defaults.prefix.length);
+        r[op.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'](path, ...handlers);
+      }
+      return r;
+    },
+  };
+}
