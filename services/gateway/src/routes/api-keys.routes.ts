@@ -6,7 +6,7 @@ import { namedApiKeyOut } from './identity.out';
 import { badRequest } from '../http/errors';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
-import { body, pageParams, pathParam, s } from '../http/validate';
+import { body, indexedBody, pageParams, pathParam, s } from '../http/validate';
 
 export const NewApiKey = z.object({
   name: z.string().trim().min(1, 'is required').max(100),
@@ -25,7 +25,7 @@ export const ApiSettings = z.object({ agentKeys: z.boolean() });
 export function apiKeyRoutes({ clients, auth }: RouteDeps): Router {
   const r = Router();
   r.post('/api-keys', auth.bearer, async (req, res) => {
-    const k = body(req, NewApiKey);
+    const k = indexedBody(req, NewApiKey);
     if (k.expiresAt && Date.parse(k.expiresAt) <= Date.now()) throw badRequest([{ field: 'expiresAt', message: 'must be in the future' }]);
     const created = await clients.identity.CreateNamedApiKey(
       { name: k.name, scopes: k.scopes, userId: k.userId ?? '', expiresAt: k.expiresAt ?? '' },
