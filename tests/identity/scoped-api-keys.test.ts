@@ -19,7 +19,16 @@ import { client, Client, newOrg } from '../support/http';
  * expiry, the org's agentKeys switch, other organizations, revocation seen by a second gateway, audit entries.
  */
 describe('named API keys with scopes', () => {
-  const ALL = ['contacts:read', 'contacts:write', 'conversations:read', 'messages:send', 'appointments:read', 'appointments:write', 'events:read', 'webhooks:manage'];
+  const ALL = [
+    'contacts:read',
+    'contacts:write',
+    'conversations:read',
+    'messages:send',
+    'appointments:read',
+    'appointments:write',
+    'events:read',
+    'webhooks:manage',
+  ];
   let crm: CrmStack;
   let api: Client;
   let db: Pool;
@@ -149,7 +158,10 @@ describe('named API keys with scopes', () => {
     'contacts:read': { call: (c) => c.get('/api/public/contacts'), ok: 200 },
     'contacts:write': { call: (c) => c.post('/api/public/contacts', { fullName: 'Scoped Person' }), ok: 201 },
     'conversations:read': { call: (c) => c.get('/api/public/conversations'), ok: 200 },
-    'messages:send': { call: (c) => c.post('/api/public/messages/send', { chatnetAccountId: account, threadId: 'mine', content: 'from a key' }), ok: 200 },
+    'messages:send': {
+      call: (c) => c.post('/api/public/messages/send', { chatnetAccountId: account, threadId: 'mine', content: 'from a key' }),
+      ok: 200,
+    },
     'appointments:read': { call: (c) => c.get('/api/public/appointments'), ok: 200 },
     'appointments:write': { call: (c) => c.post('/api/public/appointments', { contactId, appointmentDate: '2031-05-01' }), ok: 201 },
   };
@@ -306,7 +318,8 @@ describe('named API keys with scopes', () => {
       testAuth('gateway'),
     );
     const direct = createPool(crm.stack.databaseUrl('identity'), 1);
-    const lastUsed = async () => (await direct.query<{ last_used_at: Date }>('SELECT last_used_at FROM api_keys WHERE id = $1', [k.id])).rows[0].last_used_at;
+    const lastUsed = async () =>
+      (await direct.query<{ last_used_at: Date }>('SELECT last_used_at FROM api_keys WHERE id = $1', [k.id])).rows[0].last_used_at;
     try {
       const as = { orgId: acme.orgId, userId: '', role: 'agent' };
       await identity.RecordApiKeyUse({ id: k.id }, as);

@@ -85,7 +85,9 @@ describe('Redis ACLs of the deployment', () => {
     const entry = keys.apiKey('e'.repeat(64));
     expect(await users.get('identity')!.set(entry, 'invalid')).toBe('OK');
     expect(await users.get('gateway')!.get(entry)).toBe('invalid');
-    await refused(users.get('gateway')!.set(entry, JSON.stringify({ orgId: 'o', keyId: 'k', userId: '', role: 'owner', scopes: [], expiresAt: 0, issuedAt: 0 })));
+    await refused(
+      users.get('gateway')!.set(entry, JSON.stringify({ orgId: 'o', keyId: 'k', userId: '', role: 'owner', scopes: [], expiresAt: 0, issuedAt: 0 })),
+    );
     await refused(users.get('gateway')!.del(entry));
   });
 

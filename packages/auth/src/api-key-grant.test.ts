@@ -8,7 +8,8 @@ describe('API-key grants as cached in Redis', () => {
   });
 
   it('anything else is no grant: tombstones, the negative marker, an org id alone, broken JSON', () => {
-    for (const raw of ['revoked', 'invalid', '3f6c1e0a-0000-4000-8000-000000000000', '{', '{"orgId":"o"}', null, undefined]) expect(parseApiKeyGrant(raw)).toBeUndefined();
+    for (const raw of ['revoked', 'invalid', '3f6c1e0a-0000-4000-8000-000000000000', '{', '{"orgId":"o"}', null, undefined])
+      expect(parseApiKeyGrant(raw)).toBeUndefined();
   });
 
   it('drops scopes it does not know', () => {

@@ -154,7 +154,14 @@ export function authMiddleware(deps: AuthDeps) {
     deps.keyUses.used(grant);
     // A key bound to a user acts as that user (their role and visibility apply); one with none acts with an
     // agent's rights over the whole organization, as no particular user.
-    const principal: Principal = { kind: 'api_key', orgId: grant.orgId, userId: grant.userId, role: grant.role, keyId: grant.keyId, scopes: grant.scopes };
+    const principal: Principal = {
+      kind: 'api_key',
+      orgId: grant.orgId,
+      userId: grant.userId,
+      role: grant.role,
+      keyId: grant.keyId,
+      scopes: grant.scopes,
+    };
     res.locals.principal = principal;
     next();
   };

@@ -22,7 +22,9 @@ describe('public API routes and their scopes', () => {
   const routes = declaredScopes(buildApp(deps));
 
   it('finds the public routes (the walk reads the real router)', () => {
-    expect(routes.map((r) => `${r.method} ${r.path}`)).toEqual(expect.arrayContaining(['GET /api/public/contacts', 'POST /api/public/messages/send']));
+    expect(routes.map((r) => `${r.method} ${r.path}`)).toEqual(
+      expect.arrayContaining(['GET /api/public/contacts', 'POST /api/public/messages/send']),
+    );
   });
 
   it('every /api/public route declares a scope or that it needs none', () => {

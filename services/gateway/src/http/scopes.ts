@@ -49,8 +49,10 @@ export function declaredScopes(app: Express, prefix = '/api/public'): { method: 
     for (const layer of stack) {
       if (layer.route) {
         const declared = layer.route.stack.map((l) => (l.handle as Partial<Declared>)[SCOPE]).find((s) => s !== undefined);
-        for (const [m, on] of Object.entries(layer.route.methods)) if (on) out.push({ method: m.toUpperCase(), path: base + layer.route.path, scope: declared });
-      } else if (layer.handle.stack && typeof layer.rawPath === 'string') walk(layer.handle.stack, base + (layer.rawPath === '/' ? '' : layer.rawPath));
+        for (const [m, on] of Object.entries(layer.route.methods))
+          if (on) out.push({ method: m.toUpperCase(), path: base + layer.route.path, scope: declared });
+      } else if (layer.handle.stack && typeof layer.rawPath === 'string')
+        walk(layer.handle.stack, base + (layer.rawPath === '/' ? '' : layer.rawPath));
     }
   };
   for (const layer of (app as unknown as { router: { stack: Layer[] } }).router.stack)

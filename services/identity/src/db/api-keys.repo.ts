@@ -65,7 +65,17 @@ export async function insertKey(db: Queryable, k: { id: string; orgId: string; k
 
 export async function insertNamedKey(
   db: Queryable,
-  k: { id: string; orgId: string; keyHash: string; last4: string; name: string; scopes: string[]; userId: string | null; createdBy: string | null; expiresAt: string | null },
+  k: {
+    id: string;
+    orgId: string;
+    keyHash: string;
+    last4: string;
+    name: string;
+    scopes: string[];
+    userId: string | null;
+    createdBy: string | null;
+    expiresAt: string | null;
+  },
 ): Promise<ApiKeyRow> {
   const { rows } = await db.query<ApiKeyRow>(
     `INSERT INTO api_keys (id, org_id, key_hash, last4, name, scopes, user_id, created_by, expires_at)

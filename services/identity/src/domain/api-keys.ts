@@ -87,7 +87,10 @@ export async function verify(deps: Deps, apiKey: string) {
   const grant = row && digestsEqual(row.key_hash, hash) ? grantOf(row, Date.now()) : badKey();
   if (grant instanceof AppError) {
     if (deps.config.API_KEY_INVALID_CACHE_SECONDS > 0 && mayBeApiKey(apiKey)) {
-      await deps.redis.set(deps.keys.apiKey(hash), INVALID, { expiration: { type: 'EX', value: deps.config.API_KEY_INVALID_CACHE_SECONDS }, condition: 'NX' });
+      await deps.redis.set(deps.keys.apiKey(hash), INVALID, {
+        expiration: { type: 'EX', value: deps.config.API_KEY_INVALID_CACHE_SECONDS },
+        condition: 'NX',
+      });
     }
     throw grant;
   }

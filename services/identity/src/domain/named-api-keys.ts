@@ -58,7 +58,8 @@ export async function create(deps: Deps, ctx: OrgContext, req: { name: string; s
   if (!manages(ctx)) {
     if (!(await keys.agentKeysAllowed(deps.pool, actor.orgId)))
       throw new AppError('permission_denied', 'This organization does not let agents create API keys', { code: 'forbidden' });
-    if (userId && userId !== actor.userId) throw new AppError('permission_denied', 'An agent creates keys bound to themselves only', { code: 'forbidden' });
+    if (userId && userId !== actor.userId)
+      throw new AppError('permission_denied', 'An agent creates keys bound to themselves only', { code: 'forbidden' });
     userId = actor.userId;
   } else if (userId) {
     const user = await users.findInOrg(deps.pool, actor.orgId, userId);
@@ -132,7 +133,12 @@ export async function setSettings(deps: Deps, ctx: OrgContext, req: { agentKeys:
     const before = await keys.agentKeysAllowed(db, orgId, true);
     if (before === req.agentKeys) return;
     await keys.setAgentKeysAllowed(db, orgId, req.agentKeys);
-    await recordAudit(db, ctx, { action: 'api_settings.updated', resourceType: 'organization', resourceId: orgId, details: { agentKeys: { from: before, to: req.agentKeys } } });
+    await recordAudit(db, ctx, {
+      action: 'api_settings.updated',
+      resourceType: 'organization',
+      resourceId: orgId,
+      details: { agentKeys: { from: before, to: req.agentKeys } },
+    });
   });
   return { agentKeys: req.agentKeys };
 }

@@ -14,7 +14,13 @@ const clamp = (v: number | undefined, def: number, max: number) => Math.min(max,
  */
 export async function conversations(deps: Deps, ctx: OrgContext, req: { limit?: number; keyset?: KeysetRequest | null }) {
   // An API key bound to an agent sees what the agent sees (inbox visibility); one with no user, the whole org.
-  const page = await convs.listRecentAfter(deps.pool, ctx.orgId, clamp(req.limit, 20, 100), readKeyset(req.keyset ?? {}, invalid, true), viewerOf(ctx));
+  const page = await convs.listRecentAfter(
+    deps.pool,
+    ctx.orgId,
+    clamp(req.limit, 20, 100),
+    readKeyset(req.keyset ?? {}, invalid, true),
+    viewerOf(ctx),
+  );
   return { conversations: page.rows.map(convs.toPublicConversation), next: page.next };
 }
 

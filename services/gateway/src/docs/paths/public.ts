@@ -95,6 +95,10 @@ messaging.op('POST /conversations', {
 });
 
 const meta = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: key' });
-meta.op('GET /whoami', { scope: 'none', summary: 'Check an API key: the organization it acts for', responses: { 200: z.object({ organizationId: z.string() }) } });
+meta.op('GET /whoami', {
+  scope: 'none',
+  summary: 'Check an API key: the organization it acts for',
+  responses: { 200: z.object({ organizationId: z.string() }) },
+});
 
 export const publicOps = [...contacts.ops, ...appointments.ops, ...messaging.ops, ...meta.ops];
