@@ -4,8 +4,8 @@
 # commands (FLUSHALL, KEYS, CONFIG, DEBUG, ...); INFO stays allowed (operators' checks). The default user is off.
 #   identity   login throttles; API-key cache entries and revocation keys (it writes them), and the two channels
 #              it announces revocations on
-#   gateway    rate limits, socket counts and presence, API-key cache entries (it caches identity's answers), the revocation keys
-#              read-only, and pub/sub (the socket.io adapter's channels, the revocation channels)
+#   gateway    rate limits, socket counts and presence; API-key cache entries and the revocation keys read-only (identity
+#              writes its answers there: no other service can mint a key's grant), and pub/sub (the socket.io adapter's channels, the revocation channels)
 #   messaging  the send governor; chatnet-connector its leases, QR codes, sends and lookups, and the sandbox network;
 #   ai         its quotas
 # So a compromised ai or connector cannot mint an API key for any org, or undo a logout (NOPERM).
@@ -24,7 +24,7 @@ for service in identity gateway messaging chatnet-connector ai; do
   case "$service" in
     identity) keys="~${p}login:* ~${p}apikey:* ~${p}auth:*"; channels="&${p}auth:revocations &${p}auth:api-key-revocations" ;;
     # The socket.io adapter PSUBSCRIBEs to its namespace pattern, which an ACL grants only when named literally.
-    gateway) keys="~${p}rl:* ~${p}sockets:* ~${p}apikey:* %R~${p}auth:*"; channels="&${p}* &${p}socket.io#/#*" ;;
+    gateway) keys="~${p}rl:* ~${p}sockets:* %R~${p}apikey:* %R~${p}auth:*"; channels="&${p}* &${p}socket.io#/#*" ;;
     messaging) keys="~${p}msg:*"; channels='resetchannels' ;;
     chatnet-connector) keys="~${p}chatnet:* ~${p}sandbox:*"; channels='resetchannels' ;;
     ai) keys="~${p}ai:*"; channels='resetchannels' ;;

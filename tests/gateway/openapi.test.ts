@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { API_KEY_SCOPES } from '@crm/auth';
 import { client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 
@@ -24,6 +25,9 @@ const PENDING: string[] = [];
 
 /** Operations with a path parameter that never answer 404 (an unknown provider's models are `{models: [], error}`). */
 const NEVER_404 = new Set(['GET /api/v1/ai/providers/{id}/models']);
+
+/** Exactly one of the scopes an API key can hold. */
+const SCOPE = new RegExp(`^(${API_KEY_SCOPES.join('|')})$`);
 
 const openApiPath = (p: string) => p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 const opsOf = (doc: { paths: Record<string, Record<string, unknown>> }) =>
@@ -61,8 +65,11 @@ describe('GET /openapi.json: every gateway route, described', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.components.securitySchemes).toEqual({
       bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-      apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: expect.any(String), 'x-scopes': expect.any(Object) },
     });
+    // The key scheme lists every scope a key can hold (issue #31), in words and by name.
+    expect(Object.keys(doc.components.securitySchemes.apiKey['x-scopes'])).toEqual([...API_KEY_SCOPES]);
+    for (const scope of API_KEY_SCOPES) expect(doc.components.securitySchemes.apiKey.description).toContain(`\`${scope}\``);
   });
 
   it('has every route of the express router (router walk), and nothing the router lacks', () => {
@@ -87,7 +94,9 @@ describe('GET /openapi.json: every gateway route, described', () => {
         expect([where, statuses.some((s) => /^[23]/.test(s))]).toEqual([where, true]);
         if (p.startsWith('/api/v1/') && !p.startsWith('/api/v1/auth/') && !p.startsWith('/api/v1/setup'))
           expect([where, op.security]).toEqual([where, [{ bearer: [] }]]);
-        if (p.startsWith('/api/public/') && p !== '/api/public/openapi.json') expect([where, op.security]).toEqual([where, [{ apiKey: [] }]]);
+        // Each public operation names the one scope it needs, OAuth-style (none for /whoami).
+        if (p.startsWith('/api/public/') && p !== '/api/public/openapi.json')
+          expect([where, op.security]).toEqual([where, [{ apiKey: where === 'GET /api/public/whoami' ? [] : [expect.stringMatching(SCOPE)] }]]);
         if (op.security?.length) expect([where, statuses]).toEqual([where, expect.arrayContaining(['401', '429'])]);
         if (params.length && !NEVER_404.has(where)) expect([where, statuses]).toEqual([where, expect.arrayContaining(['404'])]);
         if (op.requestBody?.content?.['application/json']) expect([where, statuses]).toEqual([where, expect.arrayContaining(['400'])]);

@@ -81,6 +81,16 @@ describe('Redis ACLs of the deployment', () => {
     await refused(users.get('gateway')!.set(keys.validAfter('u1'), '0'));
   });
 
+  it('API-key cache entries (grants) are written by identity alone: the gateway reads them', async () => {
+    const entry = keys.apiKey('e'.repeat(64));
+    expect(await users.get('identity')!.set(entry, 'invalid')).toBe('OK');
+    expect(await users.get('gateway')!.get(entry)).toBe('invalid');
+    await refused(
+      users.get('gateway')!.set(entry, JSON.stringify({ orgId: 'o', keyId: 'k', userId: '', role: 'owner', scopes: [], expiresAt: 0, issuedAt: 0 })),
+    );
+    await refused(users.get('gateway')!.del(entry));
+  });
+
   it('the whole product works with every process signed in as its own user', async () => {
     const own = (u: User) => ({ REDIS_URL: urlFor(u), REDIS_PREFIX: prefix });
     const services: ServiceName[] = ['messaging', 'chatnet-connector', 'ai', 'crm'];
@@ -97,7 +107,7 @@ describe('Redis ACLs of the deployment', () => {
       gatewayEnv: own('gateway'),
     });
     const { owner, token } = await newOrg(client(stack.url), 'ACL Org');
-    // Sign-in (identity's throttle keys), an API key (identity writes, the gateway caches), a logout (revocation).
+    // Sign-in (identity's throttle keys), an API key (identity writes its grant, the gateway reads it), a logout (revocation).
     const key = (await owner.post('/api/v1/settings/api-key/generate')).body.apiKey;
     expect((await client(stack.url).withKey(key).get('/api/public/whoami')).status).toBe(200);
     // The connector (leases, QR, sandbox) and messaging (the governor, on a send).

@@ -71,7 +71,10 @@ export function createTokenVerifier(secret: string) {
 /** Redis key names shared by identity and the gateway, under a deployment-wide prefix. */
 export function authKeys(prefix: string) {
   return {
-    /** Cached API-key → org lookup; identity deletes it when the key is rotated so the old key fails at once. */
+    /**
+     * Cached API-key → grant (api-key-grant.ts), written by identity alone: its answer, `invalid` for a refused key,
+     * or a tombstone over a revoked key so the old key fails at once.
+     */
     apiKey: (keyHash: string) => `${prefix}apikey:${keyHash}`,
     /** A logged-out access token, refused until it would have expired. */
     revokedJti: (jti: string) => `${prefix}auth:revoked-jti:${jti}`,
@@ -112,3 +115,13 @@ export function parseRevocation(raw: string): Revocation | undefined {
   }
   return undefined;
 }
+
+export {
+  API_KEY_SCOPE_DESCRIPTIONS,
+  API_KEY_SCOPES,
+  encodeApiKeyGrant,
+  isApiKeyScope,
+  parseApiKeyGrant,
+  type ApiKeyGrant,
+  type ApiKeyScope,
+} from './api-key-grant';

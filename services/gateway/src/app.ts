@@ -7,6 +7,7 @@ import { Metrics, startMetricsServer } from '@crm/metrics';
 import { createClients } from './clients';
 import type { GatewayConfig } from './config';
 import { ApiKeyCache } from './http/api-key-cache';
+import { ApiKeyUses } from './http/api-key-uses';
 import { HttpDrain } from './http/drain';
 import { authMiddleware, ipRateLimit } from './http/auth';
 import { startAuthSync } from './http/auth-sync';
@@ -111,10 +112,9 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     identity: clients.identity,
     tokens,
     apiKeys,
+    keyUses: new ApiKeyUses(clients.identity, log),
     sync,
     limiter,
-    apiKeyCacheSeconds: config.API_KEY_CACHE_SECONDS,
-    apiKeyInvalidCacheSeconds: config.API_KEY_INVALID_CACHE_SECONDS,
     apiKeyFailuresPerMinute: config.API_KEY_FAILURES_PER_MINUTE,
     userRatePerMinute: config.RATE_LIMIT_USER_PER_MINUTE,
     publicRatePerMinute: config.RATE_LIMIT_PUBLIC_PER_MINUTE,

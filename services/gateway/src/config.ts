@@ -61,11 +61,11 @@ const Env = z.object({
    * nothing changed), in milliseconds: the bound on how long a missed logout or key rotation message goes unnoticed.
    */
   REVOCATION_RESYNC_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
-  /** Seconds an API-key → organization lookup is cached (in process and in Redis). */
+  /** Seconds an API key's grant (org, user, role, scopes) is cached in process (identity's setting of the same name: in Redis). */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   /** Most API keys (valid or refused) held in each gateway's in-process cache; the least recently used go first. */
   API_KEY_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(10_000),
-  /** Seconds a key identity refused is remembered as invalid, so repeats of it never reach identity. */
+  /** Seconds a key identity refused is remembered as invalid in process, so repeats of it never reach identity. */
   API_KEY_INVALID_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** Failed API-key checks per client address per minute; beyond it the address gets 429 without identity being asked. */
   API_KEY_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(100),

@@ -41,6 +41,12 @@ const Env = z.object({
   JWT_SECRET: fields.secret(32),
   /** Access-token lifetime in seconds. */
   ACCESS_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
+  /**
+   * How long identity's answer about an API key is cached in Redis for every gateway (identity alone writes those
+   * entries): a good key, and a refused one. Keep them in step with the gateway's settings of the same names.
+   */
+  API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  API_KEY_INVALID_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** Refresh-token lifetime in days. */
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   /** Let anyone create more organizations through POST /auth/signup. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { API_KEY_SCOPE_DESCRIPTIONS, API_KEY_SCOPES } from '@crm/auth';
 import type { Operation, ResponseBody } from './registry';
 import { ErrorBody } from './schemas/common';
 import { TAGS } from './tags';
@@ -144,7 +145,7 @@ function operation(op: Operation): Json {
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     tags: op.tags,
-    security: op.auth === 'none' ? [] : [{ [op.auth]: [] }],
+    security: securityOf(op),
     ...(params.length ? { parameters: params } : {}),
     ...(op.body ? { requestBody: { required: true, content: content(op.body, 'input') } } : {}),
     responses,
@@ -160,10 +161,28 @@ export const webhookOperationId = (event: string) =>
     .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
     .join('');
 
+/** Who may call: nothing for an open route; for an API-key route the scope it needs, as OAuth scopes are named. */
+function securityOf(op: Operation): Json[] {
+  if (op.auth === 'none') return [];
+  if (op.auth === 'apiKey' && op.scope && op.scope !== 'none') return [{ apiKey: [op.scope] }];
+  return [{ [op.auth]: [] }];
+}
+
+const SCOPE_LIST = API_KEY_SCOPES.map((s) => `- \`${s}\`: ${API_KEY_SCOPE_DESCRIPTIONS[s]}`).join('\n');
+
 /** The schemes a document declares: only those its operations use (a scheme nothing uses only misleads a reader). */
 const SECURITY_SCHEMES: Record<Exclude<Operation['auth'], 'none'>, Json> = {
   bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-  apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+  apiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description:
+      'The organization’s key holds every scope; a named key (POST /api/v1/api-keys) only those it was given, and one ' +
+      'bound to a user acts with that user’s role and visibility. Each operation lists the scope it needs; a key ' +
+      `without it gets 403 insufficient_scope. Scopes:\n${SCOPE_LIST}`,
+    'x-scopes': API_KEY_SCOPE_DESCRIPTIONS,
+  },
 };
 
 /**

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ApiKeyScope } from '@crm/auth';
 import type { Tag } from './tags';
 
 /**
@@ -21,6 +22,11 @@ export interface Operation {
   /** Declared with their descriptions in tags.ts. */
   tags: Tag[];
   auth: Auth;
+  /**
+   * For an API-key route: the scope a key needs (the route's requireScope, http/scopes.ts), or 'none' (noScopeNeeded).
+   * Listed in the operation's security requirement, OAuth-style.
+   */
+  scope?: ApiKeyScope | 'none';
   /** Only mounted (and so only documented) when that network's sandbox control routes are on. */
   sandbox?: 'chatnet' | 'socialnet';
   /** The same zod object the handler passes to `query(req, schema)`. */

@@ -8,7 +8,8 @@ export const TAGS = {
   'Sign-in': 'First-run setup, sign-up, sign-in, token refresh and accepting an invitation. No credential: these issue one.',
   Profile: 'The signed-in user: profile, notification preferences, availability, and signing out.',
   'Users and teams': 'The organization’s users (inviting, changing roles, deactivating) and its teams.',
-  'API key': 'The organization’s key for the public API: its mask, and generating a new one (shown once).',
+  'API key':
+    'Keys for the public API: the organization’s own key (every scope; its mask, and generating a new one, shown once), and named keys with scopes, optionally bound to a user.',
   'Audit log': 'Who did what in the organization (admins and owners).',
   Contacts: 'Contacts with their notes and friends records, bulk changes, merging (and undoing a merge), import and export as CSV.',
   'Contact statuses': 'The organization’s custom contact statuses.',

@@ -7,8 +7,8 @@ import type { TokenRevocations } from './token-revocations';
 /**
  * Keeps the gateway's in-memory auth state ({@link TokenRevocations}, {@link ApiKeyCache}) in step with Redis so the
  * request path needs no Redis round trip:
- * - one subscriber connection hears identity's messages: `auth:revocations` (logout, deactivation, role change) and
- *   `auth:api-key-revocations` (rotation), applied as they arrive;
+ * - one subscriber connection hears identity's messages: `auth:revocations` (logout, deactivation, role change: also
+ *   for the API keys bound to that user) and `auth:api-key-revocations` (rotation, revocation), applied as they arrive;
  * - pub/sub delivers at most once (a message published while the subscriber reconnects is lost), so every
  *   `resyncMs` one GET reads the generation counter identity bumps with each of those writes; only when it changed
  *   (or after a reconnect) are the held tokens, users and keys re-read. A missed message costs at most `resyncMs`.
@@ -93,6 +93,8 @@ export async function startAuthSync(deps: Deps): Promise<AuthSync> {
     const r = parseRevocation(raw);
     if (!r) return log.warn({ channel: keys.revocations }, 'ignored a malformed revocation message');
     tokens.apply(r);
+    // A user's access changed: the API keys bound to them are asked about again (auth.ts).
+    if ('userId' in r) apiKeys.dropUser(r.userId, r.validAfter);
     for (const l of revocationListeners) l(r);
   });
   await sub.subscribe(keys.apiKeyRevocations, (hash) => apiKeys.drop(hash));

@@ -1,9 +1,10 @@
-import type { RequestHandler } from 'express';
-import { authKeys, createTokenVerifier } from '@crm/auth';
+import type { Request, RequestHandler, Response } from 'express';
+import { authKeys, createTokenVerifier, parseApiKeyGrant, type ApiKeyGrant } from '@crm/auth';
 import { sha256Hex } from '@crm/crypto';
 import { type ClientFor, status } from '@crm/grpc-kit';
 import type { Redis } from '../redis';
-import { ApiKeyCache, INVALID, REVOKED } from './api-key-cache';
+import { ApiKeyCache, INVALID, readShared, REVOKED } from './api-key-cache';
+import type { ApiKeyUses } from './api-key-uses';
 import type { AuthSync } from './auth-sync';
 import { HttpError } from './errors';
 import type { Principal } from './principal';
@@ -18,10 +19,10 @@ interface AuthDeps {
   identity: ClientFor<'identity.v1.IdentityService'>;
   tokens: TokenRevocations;
   apiKeys: ApiKeyCache;
+  /** Reports key uses to identity for lastUsedAt (at most once a minute per key). */
+  keyUses: ApiKeyUses;
   sync: AuthSync;
   limiter: RateLimiter;
-  apiKeyCacheSeconds: number;
-  apiKeyInvalidCacheSeconds: number;
   apiKeyFailuresPerMinute: number;
   userRatePerMinute: number;
   publicRatePerMinute: number;
@@ -79,65 +80,88 @@ export function authMiddleware(deps: AuthDeps) {
 
   const apiKeyRefused = () => unauthorized('Missing or invalid API key', 'invalid_api_key');
 
-  /** Remember identity's answer in Redis for other gateways (NX: never over a rotation tombstone); true if it is now there. */
-  const shareAnswer = async (cacheKey: string, value: string, seconds: number): Promise<boolean> => {
-    if (seconds <= 0) return false;
-    const previous = await deps.redis.set(cacheKey, value, { expiration: { type: 'EX', value: seconds }, condition: 'NX', GET: true });
-    return previous === null || previous === value;
+  /** Identity's answer: the grant (identity also cached it in Redis for every gateway), or undefined when refused. */
+  const askIdentity = async (key: string, res: Response): Promise<{ grant: ApiKeyGrant; raw: string } | undefined> => {
+    try {
+      const found = await deps.identity.VerifyApiKey({ apiKey: key }, { requestId: res.locals.requestId, traceparent: res.locals.traceparent });
+      const grant = parseApiKeyGrant(found.grantJson);
+      if (!grant) throw new Error('identity VerifyApiKey: answer without a grant');
+      return { grant, raw: found.grantJson };
+    } catch (err) {
+      if ((err as { code?: number }).code !== status.UNAUTHENTICATED) throw err;
+      return undefined;
+    }
   };
 
   /**
-   * X-API-Key: resolved to its organization through identity; cached in process (api-key-cache.ts) and, shared
-   * between gateways, in Redis. Rotation writes a tombstone over the old key's Redis entry and publishes the hash:
-   * every gateway drops it from memory at once, and the tombstone keeps it from being cached again anywhere.
-   * Guessing is made slow and cheap for identity: a key identity refused is cached as invalid for a while, and a
-   * client address with too many failed checks this minute gets 429 for any key not already known to be good,
-   * before identity is asked (a valid cached key keeps working from a noisy office address). Only the failure path
-   * counts in Redis; a known good key costs no Redis round trip.
+   * The key's grant: from memory, else from the Redis entry identity wrote, else from identity. A grant that predates
+   * a revocation or a change of its user's access heard here (api-key-cache.ts isStale) is not trusted. Guessing is
+   * made slow and cheap for identity: a refused key is cached as invalid for a while, and a client address with too
+   * many failed checks this minute gets 429 for any key not already known to be good, before identity is asked (a
+   * valid cached key keeps working from a noisy office address). Only the failure path counts in Redis; a known
+   * good key costs no Redis round trip.
+   */
+  const grantOf = async (key: string, hash: string, req: Request, res: Response): Promise<ApiKeyGrant | HttpError> => {
+    const cached = deps.apiKeys.get(hash);
+    if (cached && cached !== INVALID) return cached;
+    const rawShared = cached ? INVALID : await deps.redis.get(keys.apiKey(hash));
+    const shared = readShared(rawShared);
+    if (shared && shared !== INVALID && shared !== REVOKED && !deps.apiKeys.isStale(hash, shared)) {
+      deps.apiKeys.setValid(hash, shared, rawShared!);
+      return shared;
+    }
+    // A key not known to be good counts against its address before anything else (increment, then compare):
+    // reading the count first let a concurrent burst of guesses all pass the check. One that turns out good, or
+    // that identity could not judge, is taken back off.
+    const failures = windowKey(deps.prefix, `akf:${req.ip}`);
+    const attempts = await countInRedis(deps.redis, failures.key);
+    if (attempts > deps.apiKeyFailuresPerMinute) return rateLimited(failures.resetIn, 'api_key_failures', deps.rejected);
+    if (shared === INVALID || shared === REVOKED) {
+      deps.apiKeys.setInvalid(hash);
+      return apiKeyRefused();
+    }
+    let answer: Awaited<ReturnType<typeof askIdentity>>;
+    try {
+      answer = await askIdentity(key, res);
+    } catch (err) {
+      await deps.redis.decr(failures.key).catch(() => undefined);
+      throw err;
+    }
+    if (!answer) {
+      deps.apiKeys.setInvalid(hash);
+      return apiKeyRefused();
+    }
+    await deps.redis.decr(failures.key);
+    deps.apiKeys.setValid(hash, answer.grant, answer.raw);
+    return answer.grant;
+  };
+
+  /**
+   * X-API-Key: the key's grant (organization, bound user and role, scopes, expiry) as identity answered it, cached
+   * in process (api-key-cache.ts) and, shared between gateways, in Redis (written by identity alone). A revocation
+   * writes a tombstone over the key's Redis entry and publishes the hash: every gateway drops it from memory at
+   * once. What the key may call is checked by each route's declared scope (scopes.ts).
    */
   const apiKey: RequestHandler = async (req, res, next) => {
     const key = req.header('x-api-key');
     if (!key) return next(unauthorized('Missing X-API-Key header', 'invalid_api_key'));
     const hash = sha256Hex(key);
-    let orgId = deps.apiKeys.get(hash);
-    if (!orgId || orgId === INVALID) {
-      const cacheKey = keys.apiKey(hash);
-      const shared = orgId ? INVALID : await deps.redis.get(cacheKey);
-      orgId = shared ?? undefined;
-      if (orgId && orgId !== REVOKED && orgId !== INVALID) {
-        deps.apiKeys.setValid(hash, orgId);
-      } else {
-        // A key not known to be good counts against its address before anything else (increment, then compare):
-        // reading the count first let a concurrent burst of guesses all pass the check. One that turns out good, or
-        // that identity could not judge, is taken back off.
-        const failures = windowKey(deps.prefix, `akf:${req.ip}`);
-        const attempts = await countInRedis(deps.redis, failures.key);
-        if (attempts > deps.apiKeyFailuresPerMinute) return next(rateLimited(failures.resetIn, 'api_key_failures', deps.rejected));
-        if (orgId) {
-          deps.apiKeys.setInvalid(hash);
-          return next(apiKeyRefused());
-        }
-        try {
-          const found = await deps.identity.VerifyApiKey({ apiKey: key }, { requestId: res.locals.requestId, traceparent: res.locals.traceparent });
-          orgId = found.orgId;
-        } catch (err) {
-          if ((err as { code?: number }).code !== status.UNAUTHENTICATED) {
-            await deps.redis.decr(failures.key).catch(() => undefined);
-            throw err;
-          }
-          await shareAnswer(cacheKey, INVALID, deps.apiKeyInvalidCacheSeconds);
-          deps.apiKeys.setInvalid(hash);
-          return next(apiKeyRefused());
-        }
-        await deps.redis.decr(failures.key);
-        // Cached here only if Redis holds no tombstone: a rotation between identity's answer and now wins.
-        if (await shareAnswer(cacheKey, orgId, deps.apiKeyCacheSeconds)) deps.apiKeys.setValid(hash, orgId);
-      }
-    }
+    const grant = await grantOf(key, hash, req, res);
+    if (grant instanceof HttpError) return next(grant);
+    if (grant.expiresAt && grant.expiresAt <= Date.now()) return next(unauthorized('API key has expired', 'api_key_expired'));
     const rl = deps.limiter.hit(`k:${hash.slice(0, 32)}`, deps.publicRatePerMinute);
     if (!rl.allowed) return next(rateLimited(rl.resetIn, 'api_key', deps.rejected));
-    // Integrations act with an agent's rights inside their organization, as no particular user.
-    const principal: Principal = { kind: 'api_key', orgId, userId: '', role: 'agent' };
+    deps.keyUses.used(grant);
+    // A key bound to a user acts as that user (their role and visibility apply); one with none acts with an
+    // agent's rights over the whole organization, as no particular user.
+    const principal: Principal = {
+      kind: 'api_key',
+      orgId: grant.orgId,
+      userId: grant.userId,
+      role: grant.role,
+      keyId: grant.keyId,
+      scopes: grant.scopes,
+    };
     res.locals.principal = principal;
     next();
   };

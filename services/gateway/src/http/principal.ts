@@ -1,7 +1,11 @@
 import type { Request, Response } from 'express';
+import type { ApiKeyScope } from '@crm/auth';
 import type { CallContext } from '@crm/grpc-kit';
 
-/** Who is calling, as verified at the edge: a signed-in user (JWT) or an integration (API key). */
+/**
+ * Who is calling, as verified at the edge: a signed-in user (JWT) or an integration (API key: bound to a user, it
+ * carries that user's id and role, so the services' visibility rules apply to it as to the user).
+ */
 export interface Principal {
   kind: 'user' | 'api_key';
   orgId: string;
@@ -9,6 +13,9 @@ export interface Principal {
   role: string;
   jti?: string;
   exp?: number;
+  /** An API key's id and what it may call (scopes.ts); the org's own key holds every scope. */
+  keyId?: string;
+  scopes?: readonly ApiKeyScope[];
 }
 
 export function principalOf(res: Response): Principal {

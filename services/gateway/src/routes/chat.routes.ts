@@ -4,6 +4,7 @@ import { isUuid, messagingRules as rules } from '@crm/validation';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { badRequest, HttpError } from '../http/errors';
 import { ctxOf } from '../http/principal';
+import { requireScope } from '../http/scopes';
 import { streamProxy } from '../http/stream-proxy';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
 import { answered } from '../http/shape';
@@ -22,7 +23,7 @@ import {
   sentOut,
   timelineOut,
 } from './chat.out';
-import { body, dateRange, pageParams, parseDateOrTime, parseQuery, query, s } from '../http/validate';
+import { body, dateRange, pageParams, parseDateOrTime, parseQuery, pathParam, query, s } from '../http/validate';
 import { paramsWithView } from './views.apply';
 import { scheduledMessageOut } from './scheduled-messages.out';
 import { sendAt } from './scheduled-messages.routes';
@@ -535,26 +536,26 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   });
 
   const pub = Router();
-  pub.post('/conversations', async (req, res) => {
+  pub.post('/conversations', requireScope('messages:send'), async (req, res) => {
     await startConversation(req, res, 'public_api');
   });
-  pub.get('/conversations', async (req, res) => {
+  pub.get('/conversations', requireScope('conversations:read'), async (req, res) => {
     const { limit, keyset } = publicPage(req, CURSOR_LISTS.conversations, 20, 100);
     const out = await messaging().ListPublicConversations({ limit, keyset }, ctxOf(req, res));
     res.json({ conversations: out.conversations.map(publicConversationOut), nextCursor: nextCursor(CURSOR_LISTS.conversations, keyset, out.next) });
   });
-  pub.get('/conversations/:id/messages', async (req, res) => {
+  pub.get('/conversations/:id/messages', requireScope('conversations:read'), async (req, res) => {
     const { limit, keyset } = publicPage(req, CURSOR_LISTS.messages, 50, 200);
-    const out = await messaging().ListPublicMessages({ conversationId: req.params.id, limit, keyset }, ctxOf(req, res));
+    const out = await messaging().ListPublicMessages({ conversationId: pathParam(req, 'id'), limit, keyset }, ctxOf(req, res));
     res.json({ messages: out.messages.map(publicMessageOut), nextCursor: nextCursor(CURSOR_LISTS.messages, keyset, out.next) });
   });
-  pub.get('/messages/:id', async (req, res) => {
+  pub.get('/messages/:id', requireScope('conversations:read'), async (req, res) => {
     // A malformed id is the caller's mistake (400); a well-formed unknown or another org's one is 404 from messaging.
     const messageId = id().safeParse(req.params.id);
     if (!messageId.success) throw badRequest([{ field: 'id', message: 'must be a message id' }]);
     res.json(publicMessageOut(await messaging().GetPublicMessage({ id: messageId.data }, ctxOf(req, res))));
   });
-  pub.post('/messages/send', async (req, res) => {
+  pub.post('/messages/send', requireScope('messages:send'), async (req, res) => {
     const b = body(req, PublicSend);
     const sent = await messaging().SendToThread(
       {

@@ -73,3 +73,18 @@ export function auditEntryOut(e: AuditEntry) {
     createdAt: e.createdAt,
   };
 }
+
+/** A named API key: absent values as null; `key` only when given (the creation answer, shown once). */
+export function namedApiKeyOut(k: identity.NamedApiKey__Output, key?: string) {
+  return {
+    id: k.id,
+    name: k.name,
+    scopes: k.scopes,
+    userId: k.userId ?? null,
+    prefix: k.prefix,
+    ...(key ? { key } : {}),
+    createdAt: k.createdAt,
+    expiresAt: k.expiresAt ?? null,
+    lastUsedAt: k.lastUsedAt ?? null,
+  };
+}

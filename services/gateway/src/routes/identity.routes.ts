@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { AVAILABILITY_STATUSES } from '@crm/events';
 import { identityRules as rules } from '@crm/validation';
+import { apiKeyRoutes } from './api-keys.routes';
 import { auditLogRoutes } from './audit-log.routes';
 import type { RouteDeps } from './deps';
 import { apiKeyOut, createdUserOut, teamBriefOut, teamOut, userOut } from './identity.out';
@@ -177,6 +178,7 @@ export function identityRoutes(deps: RouteDeps): Router {
     res.status(201).json(await identity.GenerateApiKey({}, ctxOf(req, res)));
   });
 
+  r.use(apiKeyRoutes(deps));
   r.use(auditLogRoutes(deps));
 
   return r;

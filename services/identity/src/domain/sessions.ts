@@ -3,6 +3,7 @@ import { encodeRevocation } from '@crm/auth';
 import { AppError } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
+import { liveHashesOfUser } from '../db/api-keys.repo';
 import * as tokens from '../db/tokens.repo';
 import * as users from '../db/users.repo';
 import type { UserRow } from '../db/users.repo';
@@ -91,13 +92,18 @@ async function denyAccessToken(deps: Deps, jti: string, expiresAt: number): Prom
     .exec();
 }
 
-/** Access tokens issued before now stop working (deactivation, role change), live sockets included. */
+/**
+ * Access tokens issued before now stop working (deactivation, role change), live sockets included. The cached
+ * answers about the user's API keys go too (the gateways drop theirs from memory on the same message), so the next
+ * use of such a key asks again: refused for a deactivated user, acting with the new role after a role change.
+ */
 export async function invalidateAccessTokens(deps: Deps, userId: string): Promise<void> {
   const validAfter = Date.now();
-  await deps.redis
+  const keyHashes = await liveHashesOfUser(deps.pool, userId);
+  const tx = deps.redis
     .multi()
     .set(deps.keys.validAfter(userId), String(validAfter), { expiration: { type: 'EX', value: deps.config.ACCESS_TOKEN_TTL + 60 } })
-    .incr(deps.keys.revocationsGeneration)
-    .publish(deps.keys.revocations, encodeRevocation({ userId, validAfter }))
-    .exec();
+    .incr(deps.keys.revocationsGeneration);
+  if (keyHashes.length) tx.del(keyHashes.map((h) => deps.keys.apiKey(h)));
+  await tx.publish(deps.keys.revocations, encodeRevocation({ userId, validAfter })).exec();
 }

@@ -3,6 +3,7 @@ import * as availability from '../availability';
 import type { Deps } from '../deps';
 import * as apiKeys from '../domain/api-keys';
 import * as audit from '../domain/audit';
+import * as namedApiKeys from '../domain/named-api-keys';
 import * as auth from '../domain/auth';
 import * as notificationPreferences from '../domain/notification-preferences';
 import { logout, refresh } from '../domain/sessions';
@@ -41,6 +42,12 @@ export function identityHandlers(deps: Deps): HandlersFor<'identity.v1.IdentityS
     GetApiKey: (_req, ctx) => apiKeys.info(deps, ctx),
     GenerateApiKey: (_req, ctx) => apiKeys.generate(deps, ctx),
     VerifyApiKey: (req) => apiKeys.verify(deps, req.apiKey),
+    CreateNamedApiKey: (req, ctx) => namedApiKeys.create(deps, ctx, req),
+    ListNamedApiKeys: (req, ctx) => namedApiKeys.list(deps, ctx, req),
+    RevokeNamedApiKey: (req, ctx) => namedApiKeys.revoke(deps, ctx, req.id),
+    GetApiSettings: (_req, ctx) => namedApiKeys.getSettings(deps, ctx),
+    SetApiSettings: (req, ctx) => namedApiKeys.setSettings(deps, ctx, req),
+    RecordApiKeyUse: (req, ctx) => namedApiKeys.recordUse(deps, ctx, req.id),
 
     ListAuditLog: (req, ctx) => audit.list(deps, ctx, req),
   };

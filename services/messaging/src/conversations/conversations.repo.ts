@@ -344,13 +344,15 @@ async function listSearch(db: Queryable, p: Params, cond: string, order: string,
  * A keyset page of the public list: last message descending (conversations without one last), or updatedAt
  * ascending for incremental sync ("updated", with `updatedSince`).
  */
-export async function listRecentAfter(db: Queryable, orgId: string, limit: number, k: Keyset) {
+/** `viewer`: the agent whose inbox visibility limits the page (an API key bound to them, issue #31). */
+export async function listRecentAfter(db: Queryable, orgId: string, limit: number, k: Keyset, viewer: string | null = null) {
   const args: unknown[] = [orgId];
   const arg = (v: unknown) => {
     args.push(v);
     return `$${args.length}`;
   };
   const where = ['c.org_id = $1'];
+  if (viewer) where.push(visibleSql(arg(viewer)));
   const updated = k.order === 'updated';
   const col = updated ? 'c.updated_at' : 'c.last_message_at';
   if (k.updatedSince) where.push(`c.updated_at >= ${arg(k.updatedSince)}`);

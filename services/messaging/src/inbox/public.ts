@@ -13,7 +13,14 @@ const clamp = (v: number | undefined, def: number, max: number) => Math.min(max,
  * gateway's cursor); order "updated" walks updatedAt ascending for incremental sync.
  */
 export async function conversations(deps: Deps, ctx: OrgContext, req: { limit?: number; keyset?: KeysetRequest | null }) {
-  const page = await convs.listRecentAfter(deps.pool, ctx.orgId, clamp(req.limit, 20, 100), readKeyset(req.keyset ?? {}, invalid, true));
+  // An API key bound to an agent sees what the agent sees (inbox visibility); one with no user, the whole org.
+  const page = await convs.listRecentAfter(
+    deps.pool,
+    ctx.orgId,
+    clamp(req.limit, 20, 100),
+    readKeyset(req.keyset ?? {}, invalid, true),
+    viewerOf(ctx),
+  );
   return { conversations: page.rows.map(convs.toPublicConversation), next: page.next };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { API_KEY_SCOPES } from '@crm/auth';
 import {
   Accept,
   AvailabilityChoice,
@@ -14,7 +15,8 @@ import {
   UserQuery,
 } from '../../routes/identity.routes';
 import { AuditQuery } from '../../routes/audit-log.routes';
-import type { apiKeyOut, auditEntryOut } from '../../routes/identity.out';
+import { ApiSettings, NewApiKey } from '../../routes/api-keys.routes';
+import type { apiKeyOut, auditEntryOut, namedApiKeyOut } from '../../routes/identity.out';
 import { nulls, reply } from '../proto-schema';
 import { area, EDGE_REFUSALS } from '../registry';
 import { keysMatch } from '../schemas/check';
@@ -129,6 +131,43 @@ keys.op('GET /settings/api-key', { summary: 'Whether the organization has an API
 keys.op('POST /settings/api-key/generate', {
   summary: 'Generate a new API key (the old one stops working); the key is shown once',
   responses: { 201: reply('identity', 'GenerateApiKey') },
+});
+
+/** identity.out namedApiKeyOut: never the key, except in the creation answer. */
+const NamedApiKey = z.object({
+  id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.enum(API_KEY_SCOPES)),
+  userId: z.string().nullable().describe('the user the key acts as (their role and visibility); null: the whole organization'),
+  prefix: z.string().describe('how the key is shown after creation: crm_live_••••abcd'),
+  key: z.string().optional().describe('the key itself: only in the answer to POST, shown once'),
+  createdAt: z.string(),
+  expiresAt: z.string().nullable(),
+  lastUsedAt: z.string().nullable().describe('updated at most once a minute'),
+});
+keysMatch<z.infer<typeof NamedApiKey>, ReturnType<typeof namedApiKeyOut>>(true);
+keys.op('POST /api-keys', {
+  summary: 'Create a named API key with scopes, optionally bound to a user; the key is shown once',
+  description:
+    'Owners and admins create any key (bound to a user of a role no higher than their own); another user creates ' +
+    'only keys bound to themselves, and only while PUT /settings/api has agentKeys on (else 403). 400 names the field.',
+  body: NewApiKey,
+  responses: { 201: NamedApiKey.required({ key: true }) },
+});
+keys.op('GET /api-keys', {
+  summary: 'The named API keys (for an agent: those bound to them), newest first; never the key itself',
+  paging: { limit: 20, max: 100 },
+  responses: { 200: page(NamedApiKey.omit({ key: true })) },
+});
+keys.op('DELETE /api-keys/:id', {
+  summary: 'Revoke a named API key: it stops working at once on every gateway',
+  responses: { 204: null },
+});
+keys.op('GET /settings/api', { summary: 'The organization’s API settings', responses: { 200: ApiSettings } });
+keys.op('PUT /settings/api', {
+  summary: 'Let agents create API keys bound to themselves, or not (owners and admins)',
+  body: ApiSettings,
+  responses: { 200: ApiSettings },
 });
 
 /** identity.out auditEntryOut: absent values as null, details as an object. */

@@ -3,8 +3,9 @@ import type { CrmClient } from './crm-client';
 import { badRequest } from '../../http/errors';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../../http/cursor';
 import { ctxOf } from '../../http/principal';
+import { requireScope } from '../../http/scopes';
 import { answered } from '../../http/shape';
-import { body, dateRange, query } from '../../http/validate';
+import { body, dateRange, pathParam, query } from '../../http/validate';
 import { publicAppointmentOut } from './appointments.out';
 import { PublicAppointmentQuery, PublicNewAppointment } from './appointments.schemas';
 import { publicContactOut } from './contacts.out';
@@ -15,17 +16,17 @@ const PUBLIC_APPOINTMENTS_MAX = 100;
 /** The public contact detail shows this many most recent appointments. */
 const PUBLIC_DETAIL_APPOINTMENTS = 5;
 
-/** Public API: contacts and appointments (X-API-Key checked by app.ts before these routes). */
+/** Public API: contacts and appointments (X-API-Key checked by app.ts before these routes; each declares its scope). */
 export function publicCrmRoutes(pub: Router, crm: () => CrmClient): void {
-  pub.get('/contacts', async (req, res) => {
+  pub.get('/contacts', requireScope('contacts:read'), async (req, res) => {
     const { limit, keyset } = publicPage(req, CURSOR_LISTS.contacts, 20, 100);
     const q = query(req, PublicContactQuery);
     const out = await crm().ListContacts({ page: 1, limit, ...q, skipTotal: true, keyset }, ctxOf(req, res));
     res.json({ contacts: out.data.map(publicContactOut), nextCursor: nextCursor(CURSOR_LISTS.contacts, keyset, out.next) });
   });
-  pub.get('/contacts/:id', async (req, res) => {
+  pub.get('/contacts/:id', requireScope('contacts:read'), async (req, res) => {
     // Only what the public detail shows: no notes, no activities.
-    const d = await crm().GetContact({ id: req.params.id, parts: ['appointments', 'conversations'] }, ctxOf(req, res));
+    const d = await crm().GetContact({ id: pathParam(req, 'id'), parts: ['appointments', 'conversations'] }, ctxOf(req, res));
     res.json({
       ...publicContactOut(answered(d.contact, 'crm GetContact: contact')),
       appointments: d.appointments.slice(0, PUBLIC_DETAIL_APPOINTMENTS).map((a) => publicAppointmentOut(a)),
@@ -33,7 +34,7 @@ export function publicCrmRoutes(pub: Router, crm: () => CrmClient): void {
       conversationCount: d.conversationsAvailable ? d.conversations.length : null,
     });
   });
-  pub.post('/contacts', async (req, res) => {
+  pub.post('/contacts', requireScope('contacts:write'), async (req, res) => {
     const { fullName, tags: t, customFields, ...rest } = body(req, PublicContactFields);
     if (!fullName && !rest.phone) throw badRequest([{ field: 'fullName', message: 'fullName or phone is required' }]);
     const c = await crm().CreateContact(
@@ -42,15 +43,15 @@ export function publicCrmRoutes(pub: Router, crm: () => CrmClient): void {
     );
     res.status(201).json(publicContactOut(c));
   });
-  pub.put('/contacts/:id', async (req, res) => {
+  pub.put('/contacts/:id', requireScope('contacts:write'), async (req, res) => {
     const { fullName, tags: t, customFields, ...rest } = body(req, PublicContactFields);
     const c = await crm().UpdateContact(
-      { id: req.params.id, ...rest, name: fullName, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) },
+      { id: pathParam(req, 'id'), ...rest, name: fullName, tags: t ? { values: t } : undefined, customFieldsJson: customFieldsJson(customFields) },
       ctxOf(req, res),
     );
     res.json(publicContactOut(c));
   });
-  pub.get('/appointments', async (req, res) => {
+  pub.get('/appointments', requireScope('appointments:read'), async (req, res) => {
     const { limit, keyset } = publicPage(req, CURSOR_LISTS.appointments, PUBLIC_APPOINTMENTS_MAX, PUBLIC_APPOINTMENTS_MAX);
     const q = query(req, PublicAppointmentQuery);
     const { dateFrom, dateTo } = dateRange(q.from, q.to, 'from', 'to');
@@ -60,7 +61,7 @@ export function publicCrmRoutes(pub: Router, crm: () => CrmClient): void {
       nextCursor: nextCursor(CURSOR_LISTS.appointments, keyset, out.next),
     });
   });
-  pub.post('/appointments', async (req, res) => {
+  pub.post('/appointments', requireScope('appointments:write'), async (req, res) => {
     const a = body(req, PublicNewAppointment);
     const created = await crm().CreateAppointment(
       {
