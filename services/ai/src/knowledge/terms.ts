@@ -1,4 +1,4 @@
-import { foldKey, STOP_WORDS, words } from '../local/text';
+import { detectLanguage, foldKey, Language, words } from '../local/text';
 
 /**
  * The words a search or a customer's message is compared on: folded (lower case, no diacritics, đ → d), so
@@ -15,10 +15,31 @@ export function foldedWords(text: string): string[] {
   return words(text).map((w) => stem(foldKey(w)));
 }
 
-// Words that say a message is a question or a request, not what it is about.
-const QUESTION_WORDS = new Set(
-  'vay ak shop ad admin oi cho hoi muon biet xin hoi duoc khong nhi the nao sao tell know want need like get would could'.split(' '),
-);
+// Words that carry no topic, per language: the summary's STOP_WORDS mixes both, and folded English stop words are
+// Vietnamese content words ("may" is "máy", machine; "do" is "đồ"/"đỏ"; "an" is "ăn"), so each language has its own.
+// Both lists hold the words that only make a message a question or a request ("cho hỏi", "muốn biết", "tell me").
+const STOP: Record<Language, Set<string>> = {
+  vi: new Set(
+    [
+      'va la cua co khong duoc cho minh ban shop em anh chi a nhe nha voi gi sao roi chua nay kia thi ma cac nhung mot',
+      'hay lam qua vay dang se da oi ak ko k j de o tai vi nen neu khi nao ai dau the nhu bi boi tu ha ho ta toi chung',
+      'ben day ra vao len xuong nua cung deu van con rat hon nhat moi xin chao cam on hoi muon biet ad admin nhi',
+    ]
+      .join(' ')
+      .split(' '),
+  ),
+  en: new Set(
+    [
+      'a an the and or but if then so of to in on at by for with from as is are was were be been being am do does did have has had',
+      'i me my mine we us our you your yours he him his she her they them their it its this that these those there here',
+      'what which who whom when where why how can could would should will shall may might must not no yes ok okay',
+      'please thanks thank hi hello hey dear just also very really too much many more some any all about into over than',
+      'tell know want need like get let',
+    ]
+      .join(' ')
+      .split(' '),
+  ),
+};
 
 export interface QueryTerms {
   /** Content words, without repeats, in order. */
@@ -30,7 +51,8 @@ export interface QueryTerms {
 /** What a customer's message asks about, for retrieval: stop words and question words left out. */
 export function queryTerms(text: string, max = 16): QueryTerms {
   const all = foldedWords(text);
-  const keep = (w: string) => w.length > 1 && !STOP_WORDS.has(w) && !QUESTION_WORDS.has(w);
+  const stop = STOP[detectLanguage(text)];
+  const keep = (w: string) => w.length > 1 && !stop.has(w);
   const wordsOut: string[] = [];
   const pairs: string[] = [];
   for (let i = 0; i < all.length; i++) {
