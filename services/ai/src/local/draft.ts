@@ -32,11 +32,12 @@ const INTENTS: [Intent, RegExp][] = [
     'shipping',
     /\b(ship|shipping|deliver|delivery|arrive|giao hang|van chuyen|ship hang|phi ship|bao lau (thi )?(nhan|toi|den)|(khi nao|bao gio) (thi )?(nhan|giao|toi|den))\b/u,
   ],
-  ['price', /\b(price|cost|how much|discount|promotion|gia|bao nhieu tien|bao nhieu vay|giam gia|khuyen mai|uu dai)\b/u],
-  ['availability', /\b(in stock|available|availability|sold out|con hang|het hang|con (size|mau|khong)|co san)\b/u],
+  // "gia" is "giá" (price) but also "giả" in "hàng giả" (fake goods) and the first syllable of "gia đình", "gia dụng", "gia hạn".
+  ['price', /\b(price|cost|how much|discount|promotion|(?<!hang )gia(?! (dinh|dung|han)\b)|bao nhieu tien|bao nhieu vay|giam gia|khuyen mai|uu dai)\b/u],
+  ['availability', /\b(in stock|available|availability|sold out|con hang|het hang|con (size|mau|khong)|co san|co hang lai|(khi nao|bao gio) (thi )?co hang)\b/u],
   ['hours_location', /\b(opening hours|open|close|address|location|where are you|gio mo cua|mo cua|dong cua|dia chi|o dau|chi nhanh)\b/u],
   ['booking', /\b(book|booking|appointment|schedule|reserve|dat lich|lich hen|hen gap|dat cho|dat ban)\b/u],
-  ['payment', /\b(pay|payment|transfer|bank|invoice|thanh toan|chuyen khoan|tra gop|hoa don|cod)\b/u],
+  ['payment', /\b(pay|payment|transfer|bank|invoice|thanh toan|chuyen khoan|tra gop|hoa don|cod|so tai khoan|stk)\b/u],
 ];
 
 // A draft from the knowledge base quotes the passage: {excerpt} is filled in last, as it is written.
@@ -184,8 +185,9 @@ function intentsOf(text: string): Intent[] {
   const upset = mood.sentiment === 'negative' || mood.emotions.includes('anger') || mood.emotions.includes('frustration');
   // An upset customer hears the apology first, then the answer to what they asked.
   if (upset) return (['complaint', ...found] as Intent[]).slice(0, 2);
+  // Praise that asks nothing ("giao hàng siêu nhanh, đóng gói cẩn thận") is thanked, not answered as a topic.
+  if (!isQuestion(text) && (mood.sentiment === 'positive' || (!found.length && mood.emotions.includes('gratitude')))) return ['thanks'];
   if (found.length) return found.slice(0, 2);
-  if (mood.emotions.includes('gratitude') && !isQuestion(text)) return ['thanks'];
   return ['general'];
 }
 
