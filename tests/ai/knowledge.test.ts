@@ -38,7 +38,11 @@ describe('AI knowledge base: articles, search, uploads, and drafts that cite the
     const fd = new FormData();
     if (parts.title !== undefined) fd.append('title', parts.title);
     if (parts.file) fd.append('file', new Blob([new Uint8Array(parts.file.bytes)], { type: parts.file.type }), parts.file.name);
-    const res = await fetch(`${stack.url}/api/v1/ai/knowledge`, { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {}, body: fd });
+    const res = await fetch(`${stack.url}/api/v1/ai/knowledge`, {
+      method: 'POST',
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      body: fd,
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
   }
@@ -61,7 +65,9 @@ describe('AI knowledge base: articles, search, uploads, and drafts that cite the
     orgA = a.user.orgId;
     // An agent (no settings:edit), signed in with a token of its own for the uploads.
     const agentEmail = email('agent');
-    expect((await owner.post('/api/v1/users', { email: agentEmail, fullName: 'Andy Agent', role: 'agent', password: 'correct horse battery' })).status).toBe(201);
+    expect(
+      (await owner.post('/api/v1/users', { email: agentEmail, fullName: 'Andy Agent', role: 'agent', password: 'correct horse battery' })).status,
+    ).toBe(201);
     agentToken = (await api.post('/api/v1/auth/login', { email: agentEmail, password: 'correct horse battery' })).body.token;
     agent = api.as(agentToken);
     const b = await newOrg(api, 'Globex');
@@ -94,7 +100,14 @@ describe('AI knowledge base: articles, search, uploads, and drafts that cite the
     it('GET /ai/knowledge/:id gives the article whole, to an agent too', async () => {
       const res = await agent.get(`/api/v1/ai/knowledge/${warrantyId}`);
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ id: warrantyId, title: 'Chính sách bảo hành', content: WARRANTY, chunks: 2, contentType: null, source: 'text' });
+      expect(res.body).toMatchObject({
+        id: warrantyId,
+        title: 'Chính sách bảo hành',
+        content: WARRANTY,
+        chunks: 2,
+        contentType: null,
+        source: 'text',
+      });
       expect(res.body.createdBy).toEqual(expect.any(String));
     });
 
@@ -104,7 +117,9 @@ describe('AI knowledge base: articles, search, uploads, and drafts that cite the
       const res = await agent.get('/api/v1/ai/knowledge?limit=1');
       expect(res.status).toBe(200);
       expect(res.body.pagination).toEqual({ total: 2, page: 1, limit: 1, pages: 2 });
-      expect(res.body.data).toEqual([expect.objectContaining({ id: shipping.body.id, title: 'Delivery', excerpt: expect.stringMatching(/^Delivery times\./) })]);
+      expect(res.body.data).toEqual([
+        expect.objectContaining({ id: shipping.body.id, title: 'Delivery', excerpt: expect.stringMatching(/^Delivery times\./) }),
+      ]);
       expect(res.body.data[0].content).toBeUndefined();
       const second = await agent.get('/api/v1/ai/knowledge?limit=1&page=2');
       expect(second.body.data.map((a: { id: string }) => a.id)).toEqual([warrantyId]);
@@ -248,7 +263,10 @@ describe('AI knowledge base: articles, search, uploads, and drafts that cite the
   describe('uploads (multipart/form-data, field file)', () => {
     it('a Markdown file with a title → 201 from the file, its text readable and searchable', async () => {
       const md = '# Thanh toán\n\nShop nhận **chuyển khoản** qua ngân hàng và thanh toán khi nhận hàng (COD).\n';
-      const res = await upload(ownerToken, { title: 'Cách thanh toán', file: { bytes: Buffer.from(md), name: 'thanh-toan.md', type: 'application/octet-stream' } });
+      const res = await upload(ownerToken, {
+        title: 'Cách thanh toán',
+        file: { bytes: Buffer.from(md), name: 'thanh-toan.md', type: 'application/octet-stream' },
+      });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ title: 'Cách thanh toán', chunks: 1, source: 'file', fileName: 'thanh-toan.md' });
       const got = await owner.get(`/api/v1/ai/knowledge/${res.body.id}`);
@@ -310,7 +328,9 @@ describe('AI knowledge base: articles, search, uploads, and drafts that cite the
       expect(d.engine).toBe('local');
       expect(d.draft).toContain('Máy xay sinh tố Lumi được bảo hành chính hãng 24 tháng kể từ ngày mua.');
       expect(d.draft).toMatch(/^Dạ em chào anh\/chị Lan ạ!/);
-      expect(d.sources).toEqual([{ id: warranty.id, title: 'Chính sách bảo hành', excerpt: expect.stringMatching(/^Máy xay sinh tố Lumi được bảo hành chính hãng 24 tháng/) }]);
+      expect(d.sources).toEqual([
+        { id: warranty.id, title: 'Chính sách bảo hành', excerpt: expect.stringMatching(/^Máy xay sinh tố Lumi được bảo hành chính hãng 24 tháng/) },
+      ]);
       expect(d.confidence).toBeGreaterThan(0.7);
     });
 
@@ -337,7 +357,10 @@ describe('AI knowledge base: articles, search, uploads, and drafts that cite the
     });
 
     it('a deleted article is no longer cited', async () => {
-      const created = await owner.post('/api/v1/ai/knowledge', { title: 'Trả góp', content: 'Shop hỗ trợ trả góp 0% lãi suất qua thẻ tín dụng cho đơn từ 3 triệu.' });
+      const created = await owner.post('/api/v1/ai/knowledge', {
+        title: 'Trả góp',
+        content: 'Shop hỗ trợ trả góp 0% lãi suất qua thẻ tín dụng cho đơn từ 3 triệu.',
+      });
       const question = 'Mua máy có trả góp qua thẻ tín dụng được không shop?';
       expect((await draftFor(agent, orgA, question)).sources.map((s: { id: string }) => s.id)).toEqual([created.body.id]);
       await owner.del(`/api/v1/ai/knowledge/${created.body.id}`);
@@ -349,7 +372,10 @@ describe('AI knowledge base: articles, search, uploads, and drafts that cite the
       const none = await draftFor(orgB, orgBId, question);
       expect(none.sources).toEqual([]);
       expect(none.draft).not.toContain('24 tháng');
-      const own = await orgB.post('/api/v1/ai/knowledge', { title: 'Bảo hành Globex', content: 'Máy xay sinh tố Globex được bảo hành 12 tháng tại nhà.' });
+      const own = await orgB.post('/api/v1/ai/knowledge', {
+        title: 'Bảo hành Globex',
+        content: 'Máy xay sinh tố Globex được bảo hành 12 tháng tại nhà.',
+      });
       const cited = await draftFor(orgB, orgBId, question);
       expect(cited.sources.map((s: { id: string }) => s.id)).toEqual([own.body.id]);
       expect(cited.draft).toContain('12 tháng');

@@ -15,7 +15,12 @@ export const FILE_NAME_MAX = 255;
 /** What an upload may be: plain text, Markdown, or a PDF with a text layer, told by its name or its declared type. */
 export type FileKind = 'text' | 'markdown' | 'pdf';
 const BY_EXTENSION: Record<string, FileKind> = { txt: 'text', text: 'text', md: 'markdown', markdown: 'markdown', pdf: 'pdf' };
-const BY_TYPE: Record<string, FileKind> = { 'text/plain': 'text', 'text/markdown': 'markdown', 'text/x-markdown': 'markdown', 'application/pdf': 'pdf' };
+const BY_TYPE: Record<string, FileKind> = {
+  'text/plain': 'text',
+  'text/markdown': 'markdown',
+  'text/x-markdown': 'markdown',
+  'application/pdf': 'pdf',
+};
 export const FILE_TYPES_MESSAGE = 'must be a text (.txt), Markdown (.md) or PDF (.pdf) file';
 
 /** The kind of an uploaded file: its extension first (browsers send octet-stream for .md), else its declared type. */

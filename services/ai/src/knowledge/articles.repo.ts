@@ -27,7 +27,17 @@ export interface ChunkInput {
 
 export async function insertArticle(
   db: Queryable,
-  a: { id: string; orgId: string; title: string; content: string; source: 'text' | 'file'; fileName: string | null; contentType: string | null; chunks: number; userId: string | null },
+  a: {
+    id: string;
+    orgId: string;
+    title: string;
+    content: string;
+    source: 'text' | 'file';
+    fileName: string | null;
+    contentType: string | null;
+    chunks: number;
+    userId: string | null;
+  },
 ): Promise<ArticleRow> {
   const { rows } = await db.query<ArticleRow>(
     `INSERT INTO knowledge_articles (id, org_id, title, content, source, file_name, content_type, chunk_count, created_by, updated_by)
@@ -54,10 +64,10 @@ export async function retitleChunks(db: Queryable, orgId: string, articleId: str
 }
 
 export async function findArticle(db: Queryable, orgId: string, id: string, lock = false): Promise<ArticleRow | undefined> {
-  const { rows } = await db.query<ArticleRow>(
-    `SELECT * FROM knowledge_articles WHERE id = $1 AND org_id = $2${lock ? ' FOR UPDATE' : ''}`,
-    [id, orgId],
-  );
+  const { rows } = await db.query<ArticleRow>(`SELECT * FROM knowledge_articles WHERE id = $1 AND org_id = $2${lock ? ' FOR UPDATE' : ''}`, [
+    id,
+    orgId,
+  ]);
   return rows[0];
 }
 

@@ -61,7 +61,11 @@ function articleId(id: string | undefined): string {
 
 const userOf = (ctx: OrgContext) => (isUuid(ctx.userId) ? ctx.userId : null);
 /** A title from an uploaded file's name: "warranty-policy.md" → "warranty-policy". */
-const titleFromFile = (fileName: string) => fileName.replace(/^.*[\\/]/, '').replace(/\.[^.]+$/, '').trim();
+const titleFromFile = (fileName: string) =>
+  fileName
+    .replace(/^.*[\\/]/, '')
+    .replace(/\.[^.]+$/, '')
+    .trim();
 
 export async function create(
   deps: Deps,
@@ -98,7 +102,12 @@ export async function create(
       userId: userOf(ctx),
     });
     await repo.replaceChunks(db, ctx.orgId, id, chunks);
-    await recordAudit(db, ctx, { action: 'knowledge_article.created', resourceType: 'knowledge_article', resourceId: id, details: { title, chunks: chunks.length } });
+    await recordAudit(db, ctx, {
+      action: 'knowledge_article.created',
+      resourceType: 'knowledge_article',
+      resourceId: id,
+      details: { title, chunks: chunks.length },
+    });
     return saved;
   });
   return out(row, excerptOf(chunks[0]?.content ?? ''));
@@ -163,7 +172,12 @@ export async function remove(deps: Deps, ctx: OrgContext, idIn: string | undefin
   await withTransaction(deps.pool, async (db) => {
     const gone = await repo.deleteArticle(db, ctx.orgId, id);
     if (!gone) throw notFound('Article');
-    await recordAudit(db, ctx, { action: 'knowledge_article.deleted', resourceType: 'knowledge_article', resourceId: id, details: { title: gone.title } });
+    await recordAudit(db, ctx, {
+      action: 'knowledge_article.deleted',
+      resourceType: 'knowledge_article',
+      resourceId: id,
+      details: { title: gone.title },
+    });
   });
   return { ok: true, message: '' };
 }

@@ -15,7 +15,13 @@ const WARRANTY_VI = [
   'Sản phẩm lỗi do nhà sản xuất được đổi mới trong 7 ngày đầu. Hàng đã qua sử dụng không được hoàn tiền.',
 ].join('\n');
 
-const hit = (article_id: string, title: string, content: string, rank = 0.1, position = 0): ChunkHit => ({ article_id, title, content, rank, position });
+const hit = (article_id: string, title: string, content: string, rank = 0.1, position = 0): ChunkHit => ({
+  article_id,
+  title,
+  content,
+  rank,
+  position,
+});
 
 describe('chunking', () => {
   it('keeps a short article whole, and starts a new chunk at each heading', () => {
@@ -133,18 +139,30 @@ describe('fileText', () => {
   const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
   it('reads text and Markdown as UTF-8 (BOM dropped), by extension first, then by declared type', async () => {
-    expect(await fileText(utf8('\uFEFFGiờ mở cửa: 8h–21h'), 'hours.txt', 'application/octet-stream')).toEqual({ text: 'Giờ mở cửa: 8h–21h', kind: 'text' });
+    expect(await fileText(utf8('\uFEFFGiờ mở cửa: 8h–21h'), 'hours.txt', 'application/octet-stream')).toEqual({
+      text: 'Giờ mở cửa: 8h–21h',
+      kind: 'text',
+    });
     expect((await fileText(utf8('# Ship'), 'faq.md', '')).kind).toBe('markdown');
     expect((await fileText(utf8('# Ship'), 'faq', 'text/markdown; charset=utf-8')).kind).toBe('markdown');
   });
 
   it.each([
-    ['a Word file', utf8('PK\u0003\u0004...'), 'policy.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', /must be a text/],
+    [
+      'a Word file',
+      utf8('PK\u0003\u0004...'),
+      'policy.docx',
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      /must be a text/,
+    ],
     ['text that is not UTF-8', Buffer.from([0x47, 0x69, 0xe1, 0x20, 0xff]), 'notes.txt', 'text/plain', /must be UTF-8 text/],
     ['a binary file named .txt', Buffer.from([0x41, 0x00, 0x42]), 'x.txt', 'text/plain', /must be text/],
     ['a .pdf that is not a PDF', utf8('hello'), 'x.pdf', 'application/pdf', /is not a PDF/],
   ])('refuses %s with a 400 naming file', async (_what, bytes, name, type, message) => {
-    await expect(fileText(bytes, name, type)).rejects.toMatchObject({ kind: 'invalid_argument', details: [{ field: 'file', message: expect.stringMatching(message) }] });
+    await expect(fileText(bytes, name, type)).rejects.toMatchObject({
+      kind: 'invalid_argument',
+      details: [{ field: 'file', message: expect.stringMatching(message) }],
+    });
   });
 
   it('refuses a file past the size limit with a 413 naming file', async () => {

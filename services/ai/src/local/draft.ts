@@ -33,8 +33,14 @@ const INTENTS: [Intent, RegExp][] = [
     /\b(ship|shipping|deliver|delivery|arrive|giao hang|van chuyen|ship hang|phi ship|bao lau (thi )?(nhan|toi|den)|(khi nao|bao gio) (thi )?(nhan|giao|toi|den))\b/u,
   ],
   // "gia" is "giá" (price) but also "giả" in "hàng giả" (fake goods) and the first syllable of "gia đình", "gia dụng", "gia hạn".
-  ['price', /\b(price|cost|how much|discount|promotion|(?<!hang )gia(?! (dinh|dung|han)\b)|bao nhieu tien|bao nhieu vay|giam gia|khuyen mai|uu dai)\b/u],
-  ['availability', /\b(in stock|available|availability|sold out|con hang|het hang|con (size|mau|khong)|co san|co hang lai|(khi nao|bao gio) (thi )?co hang)\b/u],
+  [
+    'price',
+    /\b(price|cost|how much|discount|promotion|(?<!hang )gia(?! (dinh|dung|han)\b)|bao nhieu tien|bao nhieu vay|giam gia|khuyen mai|uu dai)\b/u,
+  ],
+  [
+    'availability',
+    /\b(in stock|available|availability|sold out|con hang|het hang|con (size|mau|khong)|co san|co hang lai|(khi nao|bao gio) (thi )?co hang)\b/u,
+  ],
   ['hours_location', /\b(opening hours|open|close|address|location|where are you|gio mo cua|mo cua|dong cua|dia chi|o dau|chi nhanh)\b/u],
   ['booking', /\b(book|booking|appointment|schedule|reserve|dat lich|lich hen|hen gap|dat cho|dat ban)\b/u],
   ['payment', /\b(pay|payment|transfer|bank|invoice|thanh toan|chuyen khoan|tra gop|hoa don|cod|so tai khoan|stk)\b/u],

@@ -146,7 +146,9 @@ function operation(op: Operation): Json {
     tags: op.tags,
     security: op.auth === 'none' ? [] : [{ [op.auth]: [] }],
     ...(params.length ? { parameters: params } : {}),
-    ...(op.body ? { requestBody: { required: true, content: { ...content(op.body, 'input'), ...(op.orFile ? content('file', 'input') : {}) } } } : {}),
+    ...(op.body
+      ? { requestBody: { required: true, content: { ...content(op.body, 'input'), ...(op.orFile ? content('file', 'input') : {}) } } }
+      : {}),
     responses,
   };
 }

@@ -53,7 +53,9 @@ export function readKnowledgeUpload(req: IncomingMessage): Promise<KnowledgeUplo
       const ended = new Promise<void>((ok) => stream.on('end', ok));
       file = { chunks, name: info.filename ?? '', type: info.mimeType ?? '', ended };
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.once('limit', () => fail(new HttpError(413, 'payload_too_large', `file: must be at most ${MB} MB`, [{ field: 'file', message: `must be at most ${MB} MB` }])));
+      stream.once('limit', () =>
+        fail(new HttpError(413, 'payload_too_large', `file: must be at most ${MB} MB`, [{ field: 'file', message: `must be at most ${MB} MB` }])),
+      );
     });
     parser.on('error', () => fail(fileProblem('the upload could not be read as multipart/form-data')));
     parser.on('close', () => {

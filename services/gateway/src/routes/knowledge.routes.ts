@@ -30,7 +30,10 @@ export const ArticlePatch = z
   .object({ title: s.requiredText(knowledgeRules.TITLE_MAX).optional(), content: content().optional() })
   .refine((b) => b.title !== undefined || b.content !== undefined, { message: 'title or content is required', path: ['title'] });
 export const ArticleQuery = z.object({
-  search: s.text(knowledgeRules.SEARCH_MAX).optional().meta({ description: 'words to find in titles and text, accents ignored ("bao hanh" finds "Bảo hành")' }),
+  search: s
+    .text(knowledgeRules.SEARCH_MAX)
+    .optional()
+    .meta({ description: 'words to find in titles and text, accents ignored ("bao hanh" finds "Bảo hành")' }),
 });
 
 /** Too much text is a 413 naming the field, before the body is validated further or sent on. */
@@ -69,7 +72,13 @@ export function knowledgeRoutes({ clients, auth }: RouteDeps): ServiceRoutes {
   r.post('/ai/knowledge', requirePermission('settings:edit'), async (req, res) => {
     refuseLongContent(req.body);
     const b = body(req, NewArticle);
-    res.status(201).json(createdArticleOut(await clients.aiKnowledge.CreateArticle({ title: b.title, content: b.content, fileName: '', contentType: '' }, ctxOf(req, res))));
+    res
+      .status(201)
+      .json(
+        createdArticleOut(
+          await clients.aiKnowledge.CreateArticle({ title: b.title, content: b.content, fileName: '', contentType: '' }, ctxOf(req, res)),
+        ),
+      );
   });
   r.get('/ai/knowledge', async (req, res) => {
     const q = query(req, ArticleQuery);
