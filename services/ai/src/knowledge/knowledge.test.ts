@@ -1,5 +1,6 @@
 import { chunkArticle, CHUNK_MAX, CHUNK_TARGET } from './chunking';
 import { fileText } from './file-text';
+import { pdfText } from './pdf-text';
 import { answers, excerptOf, matchOf, plainText } from './passages';
 import { rankPassages } from './retrieval';
 import { allOf, anyOf, queryTerms } from './terms';
@@ -169,6 +170,22 @@ describe('fileText', () => {
     await expect(fileText(Buffer.alloc(2 * 1024 * 1024 + 1, 0x61), 'big.txt', 'text/plain')).rejects.toMatchObject({
       kind: 'payload_too_large',
       details: [{ field: 'file' }],
+    });
+  });
+});
+
+describe('pdfText (a worker thread; a real PDF is read in tests/ai/knowledge.test.ts)', () => {
+  it('a file that only starts like a PDF is a 400 naming file', async () => {
+    await expect(pdfText(Buffer.from('%PDF-1.4\nthis is not a PDF at all'))).rejects.toMatchObject({
+      kind: 'invalid_argument',
+      details: [{ field: 'file', message: 'is not a PDF that can be read' }],
+    });
+  });
+
+  it('a PDF still being read at the deadline is refused, and its worker ended', async () => {
+    await expect(pdfText(Buffer.from('%PDF-1.4\n'), 1)).rejects.toMatchObject({
+      kind: 'invalid_argument',
+      details: [{ field: 'file', message: expect.stringMatching(/could not be read within/) }],
     });
   });
 });
