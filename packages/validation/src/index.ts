@@ -18,4 +18,5 @@ export * as identityRules from './identity';
 export * as webhookRules from './webhooks';
 export * as automationRules from './automation';
 export * as aiRules from './ai';
+export * as knowledgeRules from './knowledge';
 export * as connectorRules from './connector';

@@ -13,6 +13,7 @@ import type { Deps } from './deps';
 import { MessagingGateway } from './domain/conversations';
 import { DailyQuota, DailyTokens } from './domain/quota';
 import { aiHandlers } from './grpc/ai.handler';
+import { knowledgeHandlers } from './knowledge';
 
 export { loadConfig } from './config';
 export type { AiServiceConfig } from './config';
@@ -70,6 +71,7 @@ export async function startAi(config: AiServiceConfig, log: Logger = createLogge
     redis: () => redisAnswers(redis),
   });
   server.add(serviceDefinition(loadProto('ai/v1/ai.proto'), 'ai.v1.AiService'), aiHandlers(deps));
+  server.add(serviceDefinition(loadProto('ai/v1/knowledge.proto'), 'ai.v1.KnowledgeService'), knowledgeHandlers(deps));
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   log.info({ port, allowedPrivate: config.AI_ALLOWED_PRIVATE_ADDRESSES.entries }, 'ai listening');
   const stop = async () => {

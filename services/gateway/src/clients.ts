@@ -28,6 +28,7 @@ export const BACKENDS = {
   'chatnet-connector': { proto: 'connector/v1/connector.proto', service: 'connector.v1.ConnectorService', addr: 'CONNECTOR_ADDR' },
   automation: { proto: 'automation/v1/automation.proto', service: 'automation.v1.AutomationService', addr: 'AUTOMATION_ADDR' },
   ai: { proto: 'ai/v1/ai.proto', service: 'ai.v1.AiService', addr: 'AI_ADDR' },
+  aiKnowledge: { proto: 'ai/v1/knowledge.proto', service: 'ai.v1.KnowledgeService', addr: 'AI_ADDR' },
   webhooks: { proto: 'webhooks/v1/webhooks.proto', service: 'webhooks.v1.WebhooksService', addr: 'WEBHOOKS_ADDR' },
 } as const satisfies Record<string, { proto: string; service: ServiceName; addr: keyof GatewayConfig }>;
 

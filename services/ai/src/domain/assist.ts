@@ -7,6 +7,7 @@ import { analyzeSentiment, SentimentLabel } from '../local/sentiment';
 import { summarize } from '../local/summary';
 import { detectLanguage } from '../local/text';
 import { messageText } from '../local/conversation';
+import { knowledgePrompt, passagesFor } from '../knowledge';
 import { ADAPTERS, ChatPrompt } from '../providers/adapters';
 import { isProviderId, LOCAL_ENGINE, PROVIDERS } from '../providers/catalog';
 import { ProviderError } from '../providers/http';
@@ -94,12 +95,14 @@ export async function replyDraft(deps: Deps, ctx: OrgContext, req: { conversatio
   const { conversation, target } = await deps.messaging.load(ctx, conversationId, deps.config.AI_CONTEXT_MESSAGES, messageId);
   const quota = await deps.quota.take(orgId, settings.dailyQuota);
   const question = findQuestion(messageText(target!));
+  // The org's knowledge base: passages answering the message go to the provider, and the local engine quotes the best.
+  const passages = await passagesFor(deps.pool, orgId, messageText(target!));
   const result = await answer(
     deps,
     ctx,
     settings,
     {
-      prompt: draftPrompt(conversation, target!, tone),
+      prompt: knowledgePrompt(draftPrompt(conversation, target!, tone), passages),
       parse: (text) => {
         const json = parseJsonObject(text);
         // A model that ignored the JSON instruction still wrote a usable draft.
@@ -110,12 +113,15 @@ export async function replyDraft(deps: Deps, ctx: OrgContext, req: { conversatio
       },
     },
     () => {
-      const d = draftReply(target!, conversation.messages, tone, conversation.contactName);
+      const d = draftReply(target!, conversation.messages, tone, conversation.contactName, passages[0]);
       return { draft: d.draft, confidence: d.confidence, language: d.language };
     },
     LOCAL_MODELS.draft,
   );
-  return { ...result, tone, question, quotaRemaining: quota.remaining };
+  // A provider was given every passage; the local engine quoted the first.
+  const used = result.engine === LOCAL_ENGINE ? passages.slice(0, 1) : passages;
+  const sources = used.map((p) => ({ id: p.articleId, title: p.title, excerpt: p.excerpt }));
+  return { ...result, tone, question, sources, quotaRemaining: quota.remaining };
 }
 
 export async function summary(deps: Deps, ctx: OrgContext, req: { conversationId?: string }) {

@@ -15,6 +15,12 @@ export interface LocalDraft {
   intents: Intent[];
 }
 
+/** A knowledge-base passage the draft answers with (knowledge/retrieval.ts): its text and how well it matched (0..1). */
+export interface KnowledgeAnswer {
+  excerpt: string;
+  coverage: number;
+}
+
 type Intent =
   'price' | 'shipping' | 'order_status' | 'refund' | 'availability' | 'hours_location' | 'booking' | 'payment' | 'complaint' | 'thanks' | 'general';
 
@@ -26,14 +32,24 @@ const INTENTS: [Intent, RegExp][] = [
     'shipping',
     /\b(ship|shipping|deliver|delivery|arrive|giao hang|van chuyen|ship hang|phi ship|bao lau (thi )?(nhan|toi|den)|(khi nao|bao gio) (thi )?(nhan|giao|toi|den))\b/u,
   ],
-  ['price', /\b(price|cost|how much|discount|promotion|gia|bao nhieu tien|bao nhieu vay|giam gia|khuyen mai|uu dai)\b/u],
-  ['availability', /\b(in stock|available|availability|sold out|con hang|het hang|con (size|mau|khong)|co san)\b/u],
+  // "gia" is "giá" (price) but also "giả" in "hàng giả" (fake goods) and the first syllable of "gia đình", "gia dụng", "gia hạn".
+  [
+    'price',
+    /\b(price|cost|how much|discount|promotion|(?<!hang )gia(?! (dinh|dung|han)\b)|bao nhieu tien|bao nhieu vay|giam gia|khuyen mai|uu dai)\b/u,
+  ],
+  [
+    'availability',
+    /\b(in stock|available|availability|sold out|con hang|het hang|con (size|mau|khong)|co san|co hang lai|(khi nao|bao gio) (thi )?co hang)\b/u,
+  ],
   ['hours_location', /\b(opening hours|open|close|address|location|where are you|gio mo cua|mo cua|dong cua|dia chi|o dau|chi nhanh)\b/u],
   ['booking', /\b(book|booking|appointment|schedule|reserve|dat lich|lich hen|hen gap|dat cho|dat ban)\b/u],
-  ['payment', /\b(pay|payment|transfer|bank|invoice|thanh toan|chuyen khoan|tra gop|hoa don|cod)\b/u],
+  ['payment', /\b(pay|payment|transfer|bank|invoice|thanh toan|chuyen khoan|tra gop|hoa don|cod|so tai khoan|stk)\b/u],
 ];
 
-const EN_BODY: Record<Intent, string> = {
+// A draft from the knowledge base quotes the passage: {excerpt} is filled in last, as it is written.
+type Body = Intent | 'knowledge';
+
+const EN_BODY: Record<Body, string> = {
   price: 'our team is checking the latest price and any current promotions for you, and we will send you the details shortly.',
   shipping: 'we are checking the delivery options and the expected delivery time to your address and will update you shortly.',
   order_status: 'we are looking up your order now and will send you its current status shortly.',
@@ -45,9 +61,10 @@ const EN_BODY: Record<Intent, string> = {
   complaint: 'we are looking into it now and will come back to you with a solution as soon as possible.',
   thanks: 'you are very welcome, it is our pleasure to help!',
   general: 'we are checking this for you and will reply with the details shortly.',
+  knowledge: 'here is what we have on this: {excerpt}',
 };
 
-const EN_SHORT: Record<Intent, string> = {
+const EN_SHORT: Record<Body, string> = {
   price: 'checking the price now, details shortly.',
   shipping: 'checking delivery time and options, update shortly.',
   order_status: 'checking your order status now.',
@@ -59,10 +76,11 @@ const EN_SHORT: Record<Intent, string> = {
   complaint: 'looking into it now.',
   thanks: 'you are welcome!',
   general: 'checking and will reply shortly.',
+  knowledge: '{excerpt}',
 };
 
 // Vietnamese bodies take the pronouns of the tone: {we} (bên em / chúng tôi), {you} (anh/chị / quý khách), {a} (polite "ạ").
-const VI_BODY: Record<Intent, string> = {
+const VI_BODY: Record<Body, string> = {
   price: '{we} đang kiểm tra giá mới nhất và các chương trình ưu đãi hiện có, sẽ gửi thông tin chi tiết cho {you} ngay{a}.',
   shipping: '{we} đang kiểm tra phương thức và thời gian giao hàng đến địa chỉ của {you}, sẽ báo lại ngay{a}.',
   order_status: '{we} đang tra cứu đơn hàng của {you} và sẽ báo tình trạng đơn ngay{a}.',
@@ -74,9 +92,10 @@ const VI_BODY: Record<Intent, string> = {
   complaint: '{we} đang kiểm tra và sẽ phản hồi phương án xử lý sớm nhất có thể{a}.',
   thanks: '{we} rất vui được hỗ trợ {you}{a}!',
   general: '{we} đang kiểm tra thông tin này và sẽ phản hồi chi tiết cho {you} ngay{a}.',
+  knowledge: 'theo thông tin của {we}: {excerpt}',
 };
 
-const VI_SHORT: Record<Intent, string> = {
+const VI_SHORT: Record<Body, string> = {
   price: 'bên em đang kiểm tra giá, sẽ báo ngay ạ.',
   shipping: 'bên em đang kiểm tra thời gian giao hàng, sẽ báo ngay ạ.',
   order_status: 'bên em đang kiểm tra đơn hàng ạ.',
@@ -88,6 +107,7 @@ const VI_SHORT: Record<Intent, string> = {
   complaint: 'bên em đang kiểm tra ngay ạ.',
   thanks: 'dạ không có gì ạ!',
   general: 'bên em kiểm tra và báo lại ngay ạ.',
+  knowledge: '{excerpt}',
 };
 
 function vi(body: string, we: string, you: string, a: string): string {
@@ -106,13 +126,14 @@ const SORRY = { en: 'We are sorry about this experience.', vi: '{We} rất tiế
  * Greeting, then (for an upset customer) an apology, then the question quoted with the answer to its
  * first topic, further topics as their own sentences, and the tone's closing.
  */
-function compose(language: Language, tone: Tone, intents: Intent[], name: string, question: string): string {
+function compose(language: Language, tone: Tone, intents: Body[], name: string, question: string, excerpt = ''): string {
   const q = question ? truncate(question, 160) : '';
   const upset = intents[0] === 'complaint';
   const topics = upset && intents.length > 1 ? intents.slice(1) : intents;
   // The apologetic tone apologises in its greeting already.
   const sorry = upset && tone !== 'apologetic' && topics[0] !== 'complaint';
-  const bodies = (table: Record<Intent, string>, fill: (b: string) => string = (b) => b) => topics.map((i) => fill(table[i]));
+  const bodies = (table: Record<Body, string>, fill: (b: string) => string = (b) => b) =>
+    topics.map((i) => fill(table[i]).replace('{excerpt}', () => excerpt));
   const answer = (parts: string[], lead: (q: string) => string) =>
     [q ? `${lead(q)}${parts[0]}` : cap(parts[0]), ...parts.slice(1).map(cap)].join(' ');
   const short = (first: string, parts: string[]) =>
@@ -170,8 +191,9 @@ function intentsOf(text: string): Intent[] {
   const upset = mood.sentiment === 'negative' || mood.emotions.includes('anger') || mood.emotions.includes('frustration');
   // An upset customer hears the apology first, then the answer to what they asked.
   if (upset) return (['complaint', ...found] as Intent[]).slice(0, 2);
+  // Praise that asks nothing ("giao hàng siêu nhanh, đóng gói cẩn thận") is thanked, not answered as a topic.
+  if (!isQuestion(text) && (mood.sentiment === 'positive' || (!found.length && mood.emotions.includes('gratitude')))) return ['thanks'];
   if (found.length) return found.slice(0, 2);
-  if (mood.emotions.includes('gratitude') && !isQuestion(text)) return ['thanks'];
   return ['general'];
 }
 
@@ -181,12 +203,19 @@ function intentsOf(text: string): Intent[] {
  * order, refund, stock, hours, booking, payment, a complaint, thanks). Bodies promise to check and
  * never invent prices, dates or policies. Confidence reflects how much the template could recognise.
  */
-export function draftReply(message: ChatMessage, context: ChatMessage[], tone: Tone, contactName: string): LocalDraft {
+export function draftReply(message: ChatMessage, context: ChatMessage[], tone: Tone, contactName: string, knowledge?: KnowledgeAnswer): LocalDraft {
   const text = messageText(message);
   const language = text.trim().length >= 12 ? detectLanguage(text) : detectLanguage([...context.map(messageText), text].join('\n'));
   const question = findQuestion(text);
   const intents = intentsOf(text);
   const name = (message.fromCustomer ? message.senderName : '') || contactName || '';
+  if (knowledge) {
+    // The answer is the organization's own article: quoted, after an apology when the customer is upset.
+    const bodies: Body[] = intents[0] === 'complaint' ? ['complaint', 'knowledge'] : ['knowledge'];
+    const draft = compose(language, tone, bodies, name.trim(), question, knowledge.excerpt);
+    const confidence = Math.min(0.9, 0.55 + 0.35 * knowledge.coverage + (message.fromCustomer ? 0 : -0.1));
+    return { draft, confidence: Math.round(confidence * 100) / 100, language, question, intents };
+  }
   const draft = compose(language, tone, intents, name.trim(), question);
   let confidence = 0.35;
   if (question) confidence += 0.15;

@@ -341,6 +341,33 @@ const VI: Row[] = [
   ['không trả lời', -1.5, 'frustration'],
   ['không ai trả lời', -2, 'frustration'],
   ['tiền mất tật mang', -3, 'anger'],
+  // Typed without accents these words fold into others (kém/kem, chán/chăn, đắt/đặt, êm/em, mịn/min, ứng/ưng):
+  // the phrases they sit in are not ambiguous, so the complaint or praise reads the same either way.
+  ['dịch vụ kém', -2.5, 'disappointment'],
+  ['phục vụ kém', -2.5, 'disappointment'],
+  ['rất kém', -2.5, 'disappointment'],
+  ['không ai nghe máy', -2, 'frustration'],
+  ['không ai bắt máy', -2, 'frustration'],
+  ['không nghe máy', -1.5, 'frustration'],
+  ['không bắt máy', -1.5, 'frustration'],
+  ['giao nhầm', -2, 'frustration'],
+  ['gửi nhầm', -2, 'frustration'],
+  ['nhầm hàng', -2, 'frustration'],
+  ['cẩu thả', -2.5, 'frustration'],
+  ['tính tiền hai lần', -2, 'anger'],
+  ['trừ tiền hai lần', -2, 'anger'],
+  ['không giống', -1.5, 'disappointment'],
+  ['dị ứng', -2, 'frustration'],
+  ['không chấp nhận được', -2.5, 'anger'],
+  ['không thể chấp nhận', -2.5, 'anger'],
+  ['ship đắt', -1.5, 'disappointment'],
+  ['không bao giờ mua', -2.5, 'anger'],
+  ['không bao giờ quay lại', -2.5, 'anger'],
+  ['quá chán', -2.5, 'disappointment'],
+  ['chán quá', -2.5, 'disappointment'],
+  ['vẫn chưa xong', -1.5, 'frustration'],
+  ['da mịn', 2, 'satisfaction'],
+  ['rất êm', 1.5, 'satisfaction'],
 ];
 
 // Neutral phrases whose unaccented spelling holds a sentiment word ("thuc te" is "thực tế", not "tệ"):
@@ -378,6 +405,13 @@ const VI_GUARDS: Row[] = [
   ['ung thư', 0],
   ['đăng tin', 0],
   ['xin lỗi', 0],
+  // "ung" alone is read as "ưng" (pleased): the words it is part of come first. Not "cung ứng" (supply):
+  // "cung ung" is far more often "cũng ưng" (pleased too).
+  ['ứng dụng', 0],
+  ['đáp ứng', 0],
+  ['phản ứng', 0],
+  ['ứng viên', 0],
+  ['ứng trước', 0],
 ];
 
 // Teen-code and short spellings common in Vietnamese chat.

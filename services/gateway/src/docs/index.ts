@@ -2,6 +2,7 @@ import { chatnetSandboxEnabled, type GatewayConfig, sandboxRoutesEnabled } from 
 import { openApiDocument } from './openapi';
 import { chatOps } from './paths/chat';
 import { aiOps } from './paths/ai';
+import { knowledgeOps } from './paths/knowledge';
 import { analyticsOps } from './paths/analytics';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
@@ -39,6 +40,7 @@ export const OPERATIONS: Operation[] = [
   ...automationOps,
   ...webhookOps,
   ...aiOps,
+  ...knowledgeOps,
   ...analyticsOps,
   ...integrationOps,
   ...socialnetSandboxOps,

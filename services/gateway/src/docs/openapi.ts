@@ -147,7 +147,9 @@ function operation(op: Operation): Json {
     tags: op.tags,
     security: securityOf(op),
     ...(params.length ? { parameters: params } : {}),
-    ...(op.body ? { requestBody: { required: true, content: content(op.body, 'input') } } : {}),
+    ...(op.body
+      ? { requestBody: { required: true, content: { ...content(op.body, 'input'), ...(op.orFile ? content('file', 'input') : {}) } } }
+      : {}),
     responses,
   };
 }

@@ -42,6 +42,8 @@ export interface Operation {
    * streamed multipart/form-data upload of one file in the form field `file`.
    */
   body?: z.ZodType | 'binary' | 'file';
+  /** A JSON body's route also takes a multipart/form-data upload of one file in the form field `file`. */
+  orFile?: true;
   /** Request headers the route reads (e.g. Idempotency-Key). */
   headers?: { name: string; description: string }[];
   /** Success statuses and their bodies. */

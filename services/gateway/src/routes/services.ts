@@ -1,5 +1,6 @@
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { aiRoutes } from './ai.routes';
+import { knowledgeRoutes } from './knowledge.routes';
 import { analyticsRoutes } from './analytics.routes';
 import { automationRoutes } from './automation.routes';
 import { chatRoutes } from './chat.routes';
@@ -36,6 +37,7 @@ export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
     emailRoutes(deps),
     webhooksRoutes(deps),
     aiRoutes(deps),
+    knowledgeRoutes(deps),
     reportsRoutes(deps),
     integrationsRoutes(deps),
     scoringRoutes(deps),
