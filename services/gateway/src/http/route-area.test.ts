@@ -130,6 +130,38 @@ describe('routeArea: one declaration serves a route and documents it', () => {
     }
   });
 
+  it('an API-key route declares its scope: refused without it (403 insufficient_scope), documented with it', async () => {
+    const area = routeArea({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: contacts' });
+    expect(() => area.route('GET /nothing', { summary: 'No scope', response: null, handler: async () => undefined })).toThrow('scope');
+    area.route('GET /things/:id', {
+      summary: 'One',
+      scope: 'contacts:read',
+      response: Thing,
+      handler: async ({ param }) => ({ id: param('id'), size: 2 }),
+    });
+    expect(area.ops.map((o) => o.scope)).toEqual(['contacts:read']);
+    const app = express();
+    let scopes: string[] = [];
+    app.use((_req, res, next) => {
+      res.locals.principal = { kind: 'api_key', orgId: 'o1', userId: '', role: 'admin', scopes };
+      next();
+    });
+    app.use('/api/public', area.router({} as RouteDeps, strictResponses));
+    app.use(errorHandler(createLogger('test', 'silent')));
+    const server = app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/public/things/x`;
+      const refused = await fetch(url);
+      expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([403, 'insufficient_scope']);
+      scopes = ['contacts:read'];
+      const allowed = await fetch(url);
+      expect([allowed.status, await allowed.json()]).toEqual([200, { id: 'x', size: 2 }]);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('RESPONSE_CONTRACT: strict by default only under NODE_ENV=test', () => {
     expect(responseContract({ NODE_ENV: 'test', RESPONSE_CONTRACT: 'auto' })).toBe(strictResponses);
     expect(responseContract({ NODE_ENV: 'production', RESPONSE_CONTRACT: 'auto' })).toBeUndefined();

@@ -5,6 +5,7 @@ import type { Auth, Method, Operation, OperationSpec } from '../docs/registry';
 import type { Tag } from '../docs/tags';
 import type { RouteDeps } from '../routes/deps';
 import { requirePermission } from './permission';
+import { noScopeNeeded, requireScope } from './scopes';
 import { ctxOf } from './principal';
 import { body as parseBody, pageParams, pathParam, query as parseQuery } from './validate';
 
@@ -83,6 +84,7 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
     ): void {
       const [method, path] = key.split(' ') as [Method, string];
       const { permission: _p, status = 200, response, handler: _h, query, body, ...doc } = spec;
+      if (defaults.auth === 'apiKey' && !doc.scope) throw new Error(`${key}: an API-key route declares its scope (or 'none')`);
       const op: Operation = {
         tags: [defaults.tag],
         auth: defaults.auth,
@@ -105,7 +107,10 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
     router(deps: RouteDeps, contract?: ResponseContract): Router {
       const r = Router();
       for (const { op, spec } of [...declared].sort((a, b) => bySpecificity(a.op, b.op))) {
-        const handlers: RequestHandler[] = spec.permission ? [requirePermission(spec.permission)] : [];
+        const handlers: RequestHandler[] = [];
+        // An API-key route's scope as the middleware public-route-scopes.test.ts reads off the router (op.scope documents it).
+        if (op.scope) handlers.push(op.scope === 'none' ? noScopeNeeded : requireScope(op.scope));
+        if (spec.permission) handlers.push(requirePermission(spec.permission));
         const status = spec.status ?? 200;
         handlers.push(async (req, res) => {
           const input: RouteInput<unknown, unknown> = {
