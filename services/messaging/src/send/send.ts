@@ -16,7 +16,7 @@ import { messageSentEvent } from './message-sent';
 import { networkName } from '../network-names';
 import { armAutoClose } from '../auto-close';
 
-const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign', auto: 'Automatic' };
+const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign', auto: 'Automatic', ai: 'AI assistant' };
 
 interface Target {
   accountId: string;
@@ -149,11 +149,12 @@ export async function sendAutomatic(
   deps: Deps,
   a: { key: string; orgId: string; conversationId: string; content: string },
   onStored: (db: Queryable, messageId: string) => Promise<void>,
+  source: 'auto' | 'ai' = 'auto',
 ) {
   const ctx = { orgId: a.orgId, userId: '', role: '', requestId: `auto:${a.key}`, clientIp: '' } as OrgContext;
   const conv = await convs.findById(deps.pool, a.orgId, a.conversationId);
   if (!conv) throw notFound('Conversation');
-  const input: Input = { content: a.content, contentType: 'text', key: a.key, source: 'auto', attachmentIds: [], onStored };
+  const input: Input = { content: a.content, contentType: 'text', key: a.key, source, attachmentIds: [], onStored };
   return send(
     deps,
     ctx,
