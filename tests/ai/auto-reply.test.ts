@@ -80,7 +80,9 @@ describe('guarded AI auto-reply', () => {
     // The account's rotation lists the agent; manual mode, so only a hand-off assigns.
     expect((await a.owner.put(`/api/v1/chatnet-accounts/${accountA}/assignment`, { mode: 'manual', userIds: [agent.id] })).status).toBe(200);
     // Org A lists B's account too: it must change nothing for B's customers.
-    const res = await config({ autoReply: { enabled: true, chatnetAccountIds: [accountA, accountB], minConfidence: 0.6, maxRepliesPerConversation: 2 } });
+    const res = await config({
+      autoReply: { enabled: true, chatnetAccountIds: [accountA, accountB], minConfidence: 0.6, maxRepliesPerConversation: 2 },
+    });
     expect(res.status).toBe(200);
     await eventually(async () => (await copyOf(a.orgId))?.enabled === true, 15_000);
     // The in-memory set follows the copy's NOTIFY: a probe thread is written to until a message of it is queued.
@@ -137,7 +139,7 @@ describe('guarded AI auto-reply', () => {
     expect(event.data).toEqual(expect.objectContaining({ assigneeId: agent.id, previousAssigneeId: null, assignedBy: null, reason: 'ai_handoff' }));
     expect((await detail(conv.id)).conversation.assigneeId).toBe(agent.id);
     expect(await notes(conv.id)).toEqual([
-      'AI assistant handed this conversation to a person: the assistant\'s confidence (0.4) is below the threshold (0.6): a person should answer.',
+      "AI assistant handed this conversation to a person: the assistant's confidence (0.4) is below the threshold (0.6): a person should answer.",
     ]);
     expect(await aiMessages(conv.id)).toEqual([]);
     expect(connector.sent.filter((s) => s.threadId === 'ar-low')).toEqual([]);
@@ -174,7 +176,9 @@ describe('guarded AI auto-reply', () => {
     );
     expect(await eventually(async () => assignedEvents(conv.id)[0])).toBeDefined();
 
-    expect((await agent.api.post(`/api/v1/conversations/${conv.id}/messages`, { content: 'Hi Lan, Andy here: the red one is 20% off.' })).status).toBe(201);
+    expect(
+      (await agent.api.post(`/api/v1/conversations/${conv.id}/messages`, { content: 'Hi Lan, Andy here: the red one is 20% off.' })).status,
+    ).toBe(201);
     await inbound(accountA, uid, 'How much is the green one?');
     expect((await done(conv.id, 4)).status).toBe('replied');
     expect(await aiMessages(conv.id)).toHaveLength(3);

@@ -113,7 +113,13 @@ describe('AI guardrails: redaction, fallback providers, guarded settings', () =>
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
         fallbackProviders: ['openai', 'gemini'],
-        autoReply: { enabled: true, chatnetAccountIds: [account], minConfidence: 0.55, onlyOutsideBusinessHours: false, maxRepliesPerConversation: 3 },
+        autoReply: {
+          enabled: true,
+          chatnetAccountIds: [account],
+          minConfidence: 0.55,
+          onlyOutsideBusinessHours: false,
+          maxRepliesPerConversation: 3,
+        },
       });
       const partial = await owner.put('/api/v1/ai/config', { autoReply: { maxRepliesPerConversation: 5 } });
       expect(partial.body.autoReply).toEqual({
@@ -135,7 +141,9 @@ describe('AI guardrails: redaction, fallback providers, guarded settings', () =>
       expect(theirs.body).toMatchObject({ fallbackProviders: [], autoReply: { enabled: false, chatnetAccountIds: [] } });
       expect(await auditEntries(other, 'ai_settings.updated')).toEqual([]);
       // Back to no fallback and auto-reply off for the tests below.
-      expect((await owner.put('/api/v1/ai/config', { fallbackProviders: [], autoReply: { enabled: false, chatnetAccountIds: [] } })).status).toBe(200);
+      expect((await owner.put('/api/v1/ai/config', { fallbackProviders: [], autoReply: { enabled: false, chatnetAccountIds: [] } })).status).toBe(
+        200,
+      );
     });
   });
 
@@ -163,7 +171,11 @@ describe('AI guardrails: redaction, fallback providers, guarded settings', () =>
     it('sentiment text is redacted too', async () => {
       const before = completions(openai).length;
       await agent.post('/api/v1/ai/sentiment', { text: `Gọi lại cho tôi số ${PHONE_VN} ngay, tôi rất thất vọng` });
-      const wire = JSON.stringify(completions(openai).slice(before).map((r) => r.body));
+      const wire = JSON.stringify(
+        completions(openai)
+          .slice(before)
+          .map((r) => r.body),
+      );
       expect(wire).toContain('[PHONE_1]');
       expect(wire).not.toContain(PHONE_VN);
     });
@@ -183,7 +195,9 @@ describe('AI guardrails: redaction, fallback providers, guarded settings', () =>
       expect(res.status).toBe(200);
       expect(res.body.engine).toBe('openai');
       expect(res.body.model).toBe('gpt-4o-mini');
-      expect(res.body.fallbackReason).toMatch(/^Anthropic Claude did not answer within 400 ms .*; Moonshot Kimi \(fallback\) has no API key; OpenAI answered instead$/);
+      expect(res.body.fallbackReason).toMatch(
+        /^Anthropic Claude did not answer within 400 ms .*; Moonshot Kimi \(fallback\) has no API key; OpenAI answered instead$/,
+      );
       expect(res.body.draft).toContain(EMAIL);
       expect(completions(openai).length).toBe(o0 + 1);
       // The slow provider records the request when it finally answers (the fake's delay is before its handler):

@@ -6,7 +6,7 @@ import type { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
 import type { SendGovernor } from './governor';
 import type { SenderContacts } from './sender-contacts';
-import type { AutoReplyAccounts } from './ai-auto-reply';
+import type { AutoReplyAccounts } from './auto-reply-settings';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
 export interface Deps {

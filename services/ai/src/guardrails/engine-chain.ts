@@ -84,7 +84,10 @@ export async function answerGuarded<T>(
         deps.log.warn({ orgId: ctx.orgId, provider: id, reason: err.reason, status: err.status, requestId: ctx.requestId }, err.message);
         reasons.push(err.message);
       } else {
-        deps.log.error({ orgId: ctx.orgId, provider: id, errName: (err as Error)?.name, requestId: ctx.requestId }, 'provider call failed unexpectedly');
+        deps.log.error(
+          { orgId: ctx.orgId, provider: id, errName: (err as Error)?.name, requestId: ctx.requestId },
+          'provider call failed unexpectedly',
+        );
         reasons.push(`${info.name} could not be used`);
       }
     }

@@ -20,6 +20,8 @@ const PATTERNS: RegExp[] = [
 ];
 
 export function asksForPerson(text: string): boolean {
-  const folded = foldKey(text).replace(/[^\p{L}\p{N}\s]/gu, ' ').replace(/\s+/g, ' ');
+  const folded = foldKey(text)
+    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
+    .replace(/\s+/g, ' ');
   return PATTERNS.some((p) => p.test(folded));
 }

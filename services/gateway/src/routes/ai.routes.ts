@@ -29,15 +29,16 @@ export const ConfigUpdate = z.object({
     .optional(),
   enabled: z.boolean({ error: 'must be true or false' }).optional(),
   // Issue #32 item 6: providers tried in order when the chosen one fails or times out (the offline engine answers last).
-  fallbackProviders: byRule(z.array(z.string({ error: 'must be a string' }), { error: 'must be an array' }), aiRules.fallbackProviders)
-    .optional(),
+  fallbackProviders: byRule(z.array(z.string({ error: 'must be a string' }), { error: 'must be an array' }), aiRules.fallbackProviders).optional(),
   // Issue #32 item 5: the guarded auto-reply; only sent fields change.
   autoReply: z
     .object(
       {
         enabled: z.boolean({ error: 'must be true or false' }).optional(),
-        chatnetAccountIds: byRule(z.array(z.string({ error: 'must be a string' }), { error: 'must be an array' }), aiRules.autoReplyAccountIds)
-          .optional(),
+        chatnetAccountIds: byRule(
+          z.array(z.string({ error: 'must be a string' }), { error: 'must be an array' }),
+          aiRules.autoReplyAccountIds,
+        ).optional(),
         minConfidence: byRule(z.number({ error: 'must be a number from 0 to 1' }), aiRules.autoReplyMinConfidence).optional(),
         onlyOutsideBusinessHours: z.boolean({ error: 'must be true or false' }).optional(),
         maxRepliesPerConversation: byRule(z.number({ error: 'must be a whole number' }), aiRules.autoReplyMaxReplies).optional(),

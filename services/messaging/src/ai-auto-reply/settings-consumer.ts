@@ -1,6 +1,6 @@
 import type { PoolClient } from '@crm/db';
 import { isEventOf, type EventEnvelope } from '@crm/events';
-import { upsert } from './settings.repo';
+import { autoReplySettings } from '../auto-reply-settings';
 
 /** What the settings copy follows: ai's announcements only (a rare event, on a queue of its own). */
 export const AUTO_REPLY_SETTINGS_BINDINGS = ['ai.auto_reply_changed'];
@@ -10,7 +10,7 @@ export async function applyAutoReplySettings(db: PoolClient, events: EventEnvelo
   for (const e of events) {
     if (!isEventOf(e, 'ai.auto_reply_changed')) continue;
     const d = e.data;
-    await upsert(db, {
+    await autoReplySettings.upsert(db, {
       orgId: e.orgId,
       enabled: d.enabled,
       accountIds: d.chatnetAccountIds.map((a) => a.toLowerCase()),

@@ -11,7 +11,7 @@ import { sendAutomatic } from '../send';
 import { businessHoursFor, businessHoursStatusAt } from '../service-levels';
 import { handOff } from './handoff';
 import * as repo from './replies.repo';
-import * as settings from './settings.repo';
+import { autoReplySettings as settings } from '../auto-reply-settings';
 
 /** ai not answering: asked again this many times (after 2, 4, 8… s), then a person takes over. */
 const MAX_ATTEMPTS = 4;
@@ -68,7 +68,12 @@ export class AutoReplyWorker {
     const standing = await repo.standing(deps.pool, orgId, conv.id);
     if (standing.handedOff) return skip('waiting_for_person');
     if (standing.aiInRow >= s.max_replies) {
-      return handOff(deps, r, 'max_replies', `it already answered ${standing.aiInRow} times in a row without a person replying (the limit is ${s.max_replies})`);
+      return handOff(
+        deps,
+        r,
+        'max_replies',
+        `it already answered ${standing.aiInRow} times in a row without a person replying (the limit is ${s.max_replies})`,
+      );
     }
     const page = await messages.page(deps.pool, orgId, conv.id, CONTEXT_MESSAGES, 0);
     const turns = page.rows.reverse().map((m) => ({
@@ -85,7 +90,13 @@ export class AutoReplyWorker {
     try {
       decision = await deps.remote.autoReply(
         { orgId, requestId: `ai-auto-reply:${r.id}` },
-        { conversationId: conv.id, messageId: r.message_id, contactName: conv.contact_name ?? '', chatnetAccountId: conv.chatnet_account_id, messages: turns },
+        {
+          conversationId: conv.id,
+          messageId: r.message_id,
+          contactName: conv.contact_name ?? '',
+          chatnetAccountId: conv.chatnet_account_id,
+          messages: turns,
+        },
       );
     } catch (err) {
       deps.log.warn({ err, autoReplyId: r.id, attempts: r.attempts }, 'ai did not answer the auto-reply');

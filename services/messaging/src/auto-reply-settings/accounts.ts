@@ -16,9 +16,7 @@ export class AutoReplyAccounts {
   private reloading?: Promise<void>;
   private again = false;
 
-  constructor(
-    private readonly o: { pool: Queryable; databaseUrl: string; log: Logger } | undefined,
-  ) {
+  constructor(private readonly o: { pool: Queryable; databaseUrl: string; log: Logger } | undefined) {
     if (!o) return;
     this.listener = new NotifyListener({
       name: 'AI auto-reply accounts',
