@@ -17,11 +17,16 @@ export type HandoffReason =
  * way `conversation.assigned` says so with `reason: "ai_handoff"` (assignedBy null: the system), a private note says
  * why, and the row is done: the assistant stays quiet in the conversation until a person has replied.
  */
-export async function handOff(deps: Deps, row: { id: string; org_id: string; conversation_id: string }, reason: HandoffReason, why: string) {
+export async function handOff(
+  deps: Deps,
+  row: { id: string; org_id: string; conversation_id: string; message_id: string },
+  reason: HandoffReason,
+  why: string,
+) {
   const orgId = row.org_id;
   await withTransaction(deps.pool, async (db) => {
     const conv = await convs.findById(db, orgId, row.conversation_id, true);
-    if (!conv) return finish(db, row.id, 'skipped', 'not_found');
+    if (!conv) return finish(db, row, 'skipped', 'not_found');
     let assigneeId = conv.assignee_id;
     if (!assigneeId) {
       assigneeId = await assignByRotation(deps, db, { orgId, requestId: `ai-auto-reply:${row.id}` }, conv, {
@@ -49,7 +54,7 @@ export async function handOff(deps: Deps, row: { id: string; org_id: string; con
     }
     const who = assigneeId ? '' : ' Nobody in the account’s rotation was free: it waits unassigned.';
     await insertAssistantNote(db, orgId, conv.id, `AI assistant handed this conversation to a person: ${why}.${who}`);
-    await finish(db, row.id, 'handed_off', reason);
+    await finish(db, row, 'handed_off', reason);
   });
   deps.log.info({ orgId, conversationId: row.conversation_id, reason }, 'AI auto-reply handed the conversation to a person');
 }

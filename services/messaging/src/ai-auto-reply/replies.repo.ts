@@ -57,13 +57,28 @@ export async function nextDueInMs(db: Queryable): Promise<number | null> {
   return rows[0].ms === null ? null : Number(rows[0].ms);
 }
 
-/** The row's outcome; `reason` says which engine answered or why not. */
-export async function finish(db: Queryable, id: string, status: AutoReplyStatus, reason: string, replyMessageId: string | null = null) {
-  await db.query(
-    `UPDATE ai_auto_replies SET status = $2, reason = $3, reply_message_id = $4, lease_until = NULL, done_at = now()
-     WHERE id = $1 AND status = 'pending'`,
-    [id, status, reason, replyMessageId],
+/**
+ * The row's outcome for `handled`, the message it looked at; `reason` says which engine answered or why not. A newer
+ * message of the conversation may have taken the row meanwhile (queue): then the row stays pending, free to be claimed
+ * again at once for that one, unless the conversation was handed to a person (the newer message is theirs too).
+ */
+export async function finish(
+  db: Queryable,
+  row: { id: string; message_id: string },
+  status: AutoReplyStatus,
+  reason: string,
+  replyMessageId: string | null = null,
+): Promise<void> {
+  const { rows } = await db.query<{ status: string }>(
+    `UPDATE ai_auto_replies SET
+       status = CASE WHEN $2 <> 'handed_off' AND message_id <> $5 THEN 'pending' ELSE $2 END,
+       done_at = CASE WHEN $2 <> 'handed_off' AND message_id <> $5 THEN NULL ELSE now() END,
+       reason = $3, reply_message_id = $4, lease_until = NULL
+     WHERE id = $1 AND status = 'pending'
+     RETURNING status`,
+    [row.id, status, reason, replyMessageId, row.message_id],
   );
+  if (rows[0]?.status === 'pending') await db.query(`SELECT pg_notify('${AUTO_REPLIES_CHANNEL}', '')`);
 }
 
 export async function retryLater(db: Queryable, id: string, ms: number, reason: string): Promise<void> {

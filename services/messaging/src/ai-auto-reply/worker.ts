@@ -56,7 +56,7 @@ export class AutoReplyWorker {
   private async handle(r: repo.AutoReplyRow): Promise<void> {
     const { deps } = this;
     const orgId = r.org_id;
-    const skip = (why: string) => repo.finish(deps.pool, r.id, 'skipped', why);
+    const skip = (why: string) => repo.finish(deps.pool, r, 'skipped', why);
     const conv = await convs.findById(deps.pool, orgId, r.conversation_id);
     if (!conv) return skip('not_found');
     const s = await settings.find(deps.pool, orgId);
@@ -113,7 +113,7 @@ export class AutoReplyWorker {
     const { deps } = this;
     const orgId = r.org_id;
     const stored = async (db: Queryable, messageId: string) => {
-      await repo.finish(db, r.id, 'replied', d.engine, messageId);
+      await repo.finish(db, r, 'replied', d.engine, messageId);
       await insertAssistantNote(db, orgId, conversationId, noteOf(d));
       // Every AI answer a customer received is in the audit log (issue #32 item 6): what was asked (its hash: the
       // prompt as it left, personal data replaced), who answered, how sure it was.
@@ -138,7 +138,9 @@ export class AutoReplyWorker {
       );
     };
     try {
-      const sent = await sendAutomatic(deps, { key: `ai:${r.id}`, orgId, conversationId, content: d.answer }, stored, 'ai');
+      // Keyed by the row and the message answered: a row taken by a newer message meanwhile sends that one's answer anew.
+      const key = `ai:${r.id}:${r.message_id}`;
+      const sent = await sendAutomatic(deps, { key, orgId, conversationId, content: d.answer }, stored, 'ai');
       if (sent.replayed) await withTransaction(deps.pool, (db) => stored(db, sent.id));
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
