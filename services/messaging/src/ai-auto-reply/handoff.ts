@@ -1,7 +1,7 @@
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
-import { assignByRotation } from '../assignment';
+import { assignByRotation, listedAssignmentUsers } from '../assignment';
 import { convs, EVENTS } from '../conversations';
 import { insertAssistantNote } from '../notes';
 import { finish } from './replies.repo';
@@ -24,12 +24,20 @@ export async function handOff(
   why: string,
 ) {
   const orgId = row.org_id;
+  const ctx = { orgId, requestId: `ai-auto-reply:${row.id}` };
+  // Identity's answers about the rotation's users into the cache first, so the conversation's row lock below is not
+  // held across remote calls (as assignRoundRobin does).
+  const before = await convs.findById(deps.pool, orgId, row.conversation_id);
+  if (before && !before.assignee_id) {
+    const users = await listedAssignmentUsers(deps.pool, orgId, before.chatnet_account_id);
+    await Promise.all(users.map((id) => deps.remote.userActive(ctx, id)));
+  }
   await withTransaction(deps.pool, async (db) => {
     const conv = await convs.findById(db, orgId, row.conversation_id, true);
     if (!conv) return finish(db, row, 'skipped', 'not_found');
     let assigneeId = conv.assignee_id;
     if (!assigneeId) {
-      assigneeId = await assignByRotation(deps, db, { orgId, requestId: `ai-auto-reply:${row.id}` }, conv, {
+      assigneeId = await assignByRotation(deps, db, ctx, conv, {
         requireMode: false,
         identityDown: 'skip',
         reason: 'ai_handoff',
