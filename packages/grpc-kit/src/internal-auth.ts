@@ -59,6 +59,9 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'connector.v1.ConnectorService/FindUser',
     'connector.v1.ConnectorService/ListAccounts',
     'crm.v1.CrmService/LinkOutreachContact',
+    // The guarded auto-reply (issue #32 item 5): an answer, or a hand-off, for a customer's message on an account in
+    // the org's list. Sent from a due row long after the inbound event, so no origin vouches for it then (unbound).
+    'ai.v1.AiService/AutoReply',
   ],
   automation: [
     'identity.v1.IdentityService/GetUser',

@@ -67,6 +67,11 @@ const Env = z.object({
    * what many short ones do.
    */
   AI_DAILY_TOKENS_MAX: z.coerce.number().int().min(1).max(1_000_000_000).default(1_000_000),
+  /**
+   * Replace phone numbers, email addresses and ID numbers by placeholders before a prompt leaves for an outside
+   * provider, and put them back into its answer (issue #32 item 6). The offline engine never needs it.
+   */
+  AI_REDACT_PII: fields.bool(true),
   /** Model lists (GET /ai/providers/:id/models, a vendor call each) per organization per minute. */
   AI_MODELS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
   /**

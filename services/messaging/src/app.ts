@@ -22,6 +22,8 @@ import { ScheduledSender } from './scheduled';
 import { serviceLevelsFeature, SlaBreachTimer } from './service-levels';
 import { AutoCloser } from './auto-close-worker';
 import { AutoMessageSender } from './auto-messages';
+import { AutoReplyWorker } from './ai-auto-reply';
+import { AutoReplyAccounts } from './auto-reply-settings';
 import { csatQuestionSent } from './csat';
 import { viewsFeature } from './views';
 import { startHttpServer } from './http';
@@ -69,7 +71,10 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS),
     metrics,
     senderContacts: new SenderContacts(),
+    autoReplyAccounts: new AutoReplyAccounts({ pool, databaseUrl: directDatabaseUrl(config), log }),
   };
+  // Loaded before the consumers start: an inbound batch must not miss an account in the list.
+  await deps.autoReplyAccounts.start();
 
   const relay = new OutboxRelay({
     // Each event carries this service's stamp: consumers acting on it pass it on as their calls' origin.
@@ -100,6 +105,8 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   await autoClose.start();
   const autoMessages = new AutoMessageSender(deps, { csat: csatQuestionSent });
   await autoMessages.start();
+  const autoReplies = new AutoReplyWorker(deps);
+  await autoReplies.start();
 
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
@@ -122,9 +129,11 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     await slaBreaches.stop();
     await autoClose.stop();
     await autoMessages.stop();
+    await autoReplies.stop();
     await server.stop();
     for (const c of consumers) await c.stop();
     await relay.stop();
+    await deps.autoReplyAccounts.stop();
     remote.close();
     await closeRedisClient(redis);
     await pool.end();

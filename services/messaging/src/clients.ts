@@ -13,7 +13,7 @@ import {
   status,
 } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
-import type { connector, crm, identity } from '@crm/proto-types';
+import type { ai, connector, crm, identity } from '@crm/proto-types';
 import type { MessagingConfig } from './config';
 
 /** crm's contact for a chat-network uid (created: it did not exist before). */
@@ -67,6 +67,13 @@ export class RemoteClients {
     'connector.v1.ConnectorService',
     () => this.config.CONNECTOR_ADDR,
   );
+
+  private readonly ai = this.lazy('ai', 'ai/v1/ai.proto', 'ai.v1.AiService', () => this.config.AI_ADDR);
+
+  /** The guarded auto-reply's decision for a customer's message (issue #32); throws the raw gRPC error. */
+  autoReply(ctx: Forward, req: ai.AutoReplyRequest): Promise<ai.AutoReplyResult__Output> {
+    return this.ai().AutoReply(req, ctx, { deadlineMs: this.config.AI_AUTO_REPLY_DEADLINE_MS });
+  }
 
   /** A getter making `service`'s typed client on first use. */
   private lazy<N extends ServiceName>(name: string, proto: string, service: N, address: () => string): () => ClientFor<N> {

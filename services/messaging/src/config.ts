@@ -51,6 +51,13 @@ const Env = z.object({
   IDENTITY_ADDR: z.string().default('127.0.0.1:50051'),
   CRM_ADDR: z.string().default('127.0.0.1:50052'),
   CONNECTOR_ADDR: z.string().default('127.0.0.1:50054'),
+  /** ai: the guarded auto-reply (issue #32) asks it for an answer to a customer's message on an account in its list. */
+  AI_ADDR: z.string().default('127.0.0.1:50056'),
+  /**
+   * Deadline of an auto-reply asked of ai: its providers answer within AI_COMPLETION_TIMEOUT_MS each (fallbacks one
+   * after the other); past it the conversation is handed to a person.
+   */
+  AI_AUTO_REPLY_DEADLINE_MS: z.coerce.number().int().min(100).default(60_000),
   /** Deadline of a contact upsert in crm while storing an inbound message; past it the contact is linked later. */
   CRM_DEADLINE_MS: z.coerce.number().int().min(100).default(2_000),
   /** Deadline of a send through the connector (the network may be slow to acknowledge). */

@@ -6,6 +6,7 @@ import type { RemoteClients } from './clients';
 import type { MessagingConfig } from './config';
 import type { SendGovernor } from './governor';
 import type { SenderContacts } from './sender-contacts';
+import type { AutoReplyAccounts } from './auto-reply-settings';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
 export interface Deps {
@@ -19,4 +20,6 @@ export interface Deps {
   metrics: Metrics;
   /** crm contact ids of group senders, remembered a while (sender-contacts/). */
   senderContacts: SenderContacts;
+  /** The accounts whose customers get AI answers (issue #32), in memory: the inbound batch looks messages up here. */
+  autoReplyAccounts: AutoReplyAccounts;
 }

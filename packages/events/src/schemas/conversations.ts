@@ -25,9 +25,18 @@ export const conversationArchived = defineEvent({
 /**
  * Why the system (assignedBy null) moved a conversation (issue #29 item 5): the account's rotation for a new one, the
  * assignee's reply timeout, an SLA breach, the backlog handed to someone with capacity, the assignee deactivated or
- * gone offline. Absent on events published before the field existed.
+ * gone offline, the AI assistant handing a customer to a person (issue #32). Absent on events published before the
+ * field existed.
  */
-export const ASSIGNMENT_REASONS = ['round_robin', 'reply_timeout', 'sla_breach', 'backlog', 'user_deactivated', 'user_offline'] as const;
+export const ASSIGNMENT_REASONS = [
+  'round_robin',
+  'reply_timeout',
+  'sla_breach',
+  'backlog',
+  'user_deactivated',
+  'user_offline',
+  'ai_handoff',
+] as const;
 export type AssignmentReason = (typeof ASSIGNMENT_REASONS)[number];
 
 export const conversationAssigned = defineEvent({

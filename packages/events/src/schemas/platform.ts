@@ -47,4 +47,24 @@ export const webhookDisabled = defineEvent({
   data: z.object({ webhookId: Id, url: z.string(), reason: z.string() }),
 });
 
-export const platformEvents = [notificationCreated, auditRecorded, webhookDisabled];
+/**
+ * ai's auto-reply settings (issue #32 item 5) as saved: messaging keeps the accounts whose customers get AI answers in
+ * memory, so a message on any other account costs it nothing, and learns of a change from this event.
+ */
+export const aiAutoReplyChanged = defineEvent({
+  type: 'ai.auto_reply_changed',
+  version: 1,
+  producers: ['ai'],
+  description: 'Internal: an organization’s AI auto-reply settings changed (enabled, accounts, confidence threshold, hours, reply limit).',
+  data: z.object({
+    enabled: z.boolean(),
+    chatnetAccountIds: z.array(Id),
+    minConfidence: z.number().min(0).max(1),
+    onlyOutsideBusinessHours: z.boolean(),
+    maxRepliesPerConversation: z.number().int().min(1),
+    /** When ai saved them: a consumer keeps the newest, whatever order the events arrive in. */
+    updatedAt: z.string(),
+  }),
+});
+
+export const platformEvents = [notificationCreated, auditRecorded, webhookDisabled, aiAutoReplyChanged];

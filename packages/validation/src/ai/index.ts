@@ -62,3 +62,5 @@ export function baseUrl(raw: string, field = 'baseUrl'): string {
   if (url.search || url.hash) throw invalid(field, 'must not contain a query or fragment');
   return url.toString().replace(/\/+$/, '');
 }
+
+export * from './guardrails';

@@ -8,64 +8,28 @@ import { summarize } from '../local/summary';
 import { detectLanguage } from '../local/text';
 import { messageText } from '../local/conversation';
 import { knowledgePrompt, passagesFor } from '../knowledge';
-import { ADAPTERS, ChatPrompt } from '../providers/adapters';
-import { isProviderId, LOCAL_ENGINE, PROVIDERS } from '../providers/catalog';
+import type { ChatPrompt } from '../providers/adapters';
+import { LOCAL_ENGINE } from '../providers/catalog';
 import { ProviderError } from '../providers/http';
+import { answerGuarded, type EngineAnswered } from '../guardrails/engine-chain';
 import { AssistantSettings, LOCAL_MODELS, settingsOf } from './assistant';
 import { draftPrompt, parseJsonObject, sentimentPrompt, summaryPrompt } from './prompts';
-import { connectionOf, resolveForUse } from './providers';
 
 export const MAX_SENTIMENT_TEXT = aiRules.MAX_SENTIMENT_TEXT;
 
-interface Answered {
-  engine: string;
-  model: string;
-  fallbackReason?: string;
-}
-
-/** Ask the configured provider; on no provider, no key, or any failure, the local engine answers. */
-async function answer<T>(
+/**
+ * Ask the configured provider (personal data replaced, then its fallback providers on a failure); on no provider, no
+ * key, or every one failing, the local engine answers (guardrails/engine-chain.ts).
+ */
+function answer<T>(
   deps: Deps,
   ctx: OrgContext,
   settings: AssistantSettings,
   remote: { prompt: ChatPrompt; parse: (text: string) => T },
   local: () => T,
   localModel: string,
-): Promise<T & Answered> {
-  if (!isProviderId(settings.provider)) return { ...local(), engine: LOCAL_ENGINE, model: localModel };
-  const info = PROVIDERS[settings.provider];
-  const conn = connectionOf(await resolveForUse(deps, ctx.orgId, settings.provider));
-  if (!conn) {
-    return {
-      ...local(),
-      engine: LOCAL_ENGINE,
-      model: localModel,
-      fallbackReason: `${info.name} is selected but has no API key; the local engine answered`,
-    };
-  }
-  const model = settings.model || info.defaultModel;
-  if (!(await deps.tokens.left(ctx.orgId))) {
-    return {
-      ...local(),
-      engine: LOCAL_ENGINE,
-      model: localModel,
-      fallbackReason: `Today's AI token allowance (AI_DAILY_TOKENS_MAX) is used up; the local engine answered until 00:00 UTC`,
-    };
-  }
-  try {
-    const { text, tokens } = await ADAPTERS[info.api].complete(conn, model, remote.prompt, deps.config.AI_COMPLETION_TIMEOUT_MS);
-    await deps.tokens.add(ctx.orgId, tokens);
-    return { ...remote.parse(text), engine: info.id, model };
-  } catch (err) {
-    const reason = err instanceof ProviderError ? err.message : `${info.name} could not be used`;
-    if (!(err instanceof ProviderError))
-      deps.log.error(
-        { orgId: ctx.orgId, provider: info.id, errName: (err as Error)?.name, requestId: ctx.requestId },
-        'provider call failed unexpectedly',
-      );
-    else deps.log.warn({ orgId: ctx.orgId, provider: info.id, reason: err.reason, status: err.status, requestId: ctx.requestId }, err.message);
-    return { ...local(), engine: LOCAL_ENGINE, model: localModel, fallbackReason: `${reason}; the local engine answered instead` };
-  }
+): Promise<T & EngineAnswered> {
+  return answerGuarded(deps, ctx, settings.provider, settings.model, remote, local, localModel);
 }
 
 async function enabledSettings(deps: Deps, orgId: string): Promise<AssistantSettings> {

@@ -7,6 +7,7 @@ import * as repo from '../db/assistant-settings.repo';
 import { isProviderId, LOCAL_ENGINE, PROVIDERS } from '../providers/catalog';
 import { nextUtcMidnight } from './quota';
 import { resolveForUse } from './providers';
+import { guardSettingsOf, nextGuardSettings, saveGuardSettings, type GuardSettings, type GuardUpdate } from '../guardrails/guard-settings';
 
 export interface AssistantSettings {
   provider: string;
@@ -30,8 +31,9 @@ export async function settingsOf(deps: Deps, orgId: string): Promise<AssistantSe
 }
 
 /** The configuration with what it means right now: which engine answers, and how much of today's quota is left. */
-async function describe(deps: Deps, orgId: string, s: AssistantSettings) {
+async function describe(deps: Deps, orgId: string, s: AssistantSettings, guard?: GuardSettings) {
   const used = await deps.quota.used(orgId);
+  const { fallbackProviders, autoReply } = guard ?? (await guardSettingsOf(deps, orgId));
   const remaining = Math.max(0, s.dailyQuota - used);
   let status: string;
   let statusMessage: string;
@@ -78,6 +80,8 @@ async function describe(deps: Deps, orgId: string, s: AssistantSettings) {
     remainingToday: remaining,
     quotaResetsAt: nextUtcMidnight(new Date()).toISOString(),
     updatedAt: s.updatedAt,
+    fallbackProviders,
+    autoReply,
   };
 }
 
@@ -86,7 +90,11 @@ export async function getConfig(deps: Deps, ctx: OrgContext) {
   return describe(deps, orgId, await settingsOf(deps, orgId));
 }
 
-export async function updateConfig(deps: Deps, ctx: OrgContext, req: { provider?: string; model?: string; dailyQuota?: number; enabled?: boolean }) {
+export async function updateConfig(
+  deps: Deps,
+  ctx: OrgContext,
+  req: { provider?: string; model?: string; dailyQuota?: number; enabled?: boolean } & GuardUpdate,
+) {
   requireCan(ctx, 'settings:edit');
   const orgId = ctx.orgId;
   const current = await settingsOf(deps, orgId);
@@ -106,9 +114,11 @@ export async function updateConfig(deps: Deps, ctx: OrgContext, req: { provider?
     next.dailyQuota = aiRules.dailyQuota(req.dailyQuota, deps.config.AI_DAILY_QUOTA_MAX);
   }
   if (req.enabled !== undefined) next.enabled = req.enabled;
+  const guardBefore = await guardSettingsOf(deps, orgId);
+  const guard = nextGuardSettings(guardBefore, req);
   const row = await withTransaction(deps.pool, async (db) => {
     const saved = await repo.save(db, { orgId, ...next, userId: ctx.userId || null });
-    const changes = settingsChanges(current, next);
+    const changes = { ...settingsChanges(current, next), ...(await saveGuardSettings(db, orgId, ctx.userId || null, guardBefore, guard)) };
     if (Object.keys(changes).length > 0)
       await recordAudit(db, ctx, { action: 'ai_settings.updated', resourceType: 'ai_settings', resourceId: null, details: changes });
     return saved;
@@ -117,7 +127,7 @@ export async function updateConfig(deps: Deps, ctx: OrgContext, req: { provider?
     { orgId, provider: row.provider, model: row.model, dailyQuota: row.daily_quota, enabled: row.enabled },
     'AI assistant settings changed',
   );
-  return describe(deps, orgId, { ...next, updatedAt: row.updated_at.toISOString() });
+  return describe(deps, orgId, { ...next, updatedAt: row.updated_at.toISOString() }, guard);
 }
 
 /** Each assistant setting that changed, from/to. */

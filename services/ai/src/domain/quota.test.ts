@@ -2,7 +2,7 @@ import { AppError } from '@crm/grpc-kit';
 import { createLogger } from '@crm/logger';
 import { closeRedisClient, createRedisClient } from '@crm/redis';
 import { clearRedisPrefix, infra, uniqueName } from '@crm/testing';
-import { DailyQuota, nextUtcMidnight } from './quota';
+import { DailyQuota, DailyTokens, nextUtcMidnight } from './quota';
 
 // The daily quota against the real Redis: counts per org and UTC day, refuses with 429 and the wait
 // until midnight UTC, and starts again at the next UTC day.
@@ -51,5 +51,45 @@ describe('DailyQuota', () => {
 
   it('next midnight is the start of the next UTC day', () => {
     expect(nextUtcMidnight(new Date('2025-12-31T13:00:00.000Z')).toISOString()).toBe('2026-01-01T00:00:00.000Z');
+  });
+});
+
+// AI_DAILY_TOKENS_MAX (issue #32 item 6): the vendor's tokens of each call are added up per org and UTC day; an org
+// at or past the cap has none left (the local engine answers) until the next UTC day.
+describe('DailyTokens', () => {
+  const prefix = `${uniqueName('t_tokens')}:`;
+  const redis = createRedisClient(infra.redisUrl, createLogger('ai-test', 'warn'), 'ai-test');
+  let now = new Date('2025-06-30T23:00:00.000Z');
+  const tokens = new DailyTokens(redis, prefix, 100, () => now);
+
+  beforeAll(() => redis.connect());
+  afterAll(async () => {
+    await closeRedisClient(redis);
+    await clearRedisPrefix(prefix);
+  });
+
+  it('adds what each call cost, per org, and has none left at the cap; the next UTC day starts at 0', async () => {
+    expect(await tokens.left('org-a')).toBe(true);
+    await tokens.add('org-a', 60);
+    expect(await tokens.left('org-a')).toBe(true);
+    await tokens.add('org-a', 39.6);
+    // Counted in whole tokens: 60 + 40 = 100, the cap.
+    expect(Number(await redis.get(`${prefix}ai:tokens:org-a:2025-06-30`))).toBe(100);
+    expect(await tokens.left('org-a')).toBe(false);
+    expect(await tokens.left('org-b')).toBe(true);
+    // A negative count (a vendor's bad usage figure) never gives tokens back.
+    await tokens.add('org-a', -50);
+    expect(await tokens.left('org-a')).toBe(false);
+
+    now = new Date('2025-07-01T00:00:01.000Z');
+    expect(await tokens.left('org-a')).toBe(true);
+  });
+
+  it('the counter key expires by itself a day after its day ends', async () => {
+    await tokens.add('org-ttl', 5);
+    const [key] = await redis.keys(`${prefix}ai:tokens:org-ttl:*`);
+    const ttl = await redis.ttl(key);
+    expect(ttl).toBeGreaterThan(86_400);
+    expect(ttl).toBeLessThanOrEqual(2 * 86_400);
   });
 });

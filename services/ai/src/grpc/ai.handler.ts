@@ -3,6 +3,7 @@ import type { Deps } from '../deps';
 import * as assist from '../domain/assist';
 import * as assistant from '../domain/assistant';
 import { listModels } from '../domain/models';
+import { autoReply } from '../guardrails/auto-reply';
 import * as providers from '../domain/providers';
 
 /** ai.v1.AiService: decode, call the domain, return; errors are mapped by grpc-kit. */
@@ -16,5 +17,6 @@ export function aiHandlers(deps: Deps): HandlersFor<'ai.v1.AiService'> {
     ReplyDraft: (req, ctx) => assist.replyDraft(deps, ctx, req),
     Summarize: (req, ctx) => assist.summary(deps, ctx, req),
     AnalyzeSentiment: (req, ctx) => assist.sentiment(deps, ctx, req),
+    AutoReply: (req, ctx) => autoReply(deps, ctx, req),
   };
 }

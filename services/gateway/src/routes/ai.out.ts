@@ -19,6 +19,16 @@ export function aiConfigOut(c: AiConfig) {
     remainingToday: c.remainingToday,
     quotaResetsAt: c.quotaResetsAt,
     ...(c.updatedAt !== undefined ? { updatedAt: c.updatedAt } : {}),
+    fallbackProviders: c.fallbackProviders,
+    autoReply: c.autoReply
+      ? {
+          enabled: c.autoReply.enabled,
+          chatnetAccountIds: c.autoReply.chatnetAccountIds,
+          minConfidence: c.autoReply.minConfidence,
+          onlyOutsideBusinessHours: c.autoReply.onlyOutsideBusinessHours,
+          maxRepliesPerConversation: c.autoReply.maxRepliesPerConversation,
+        }
+      : null,
   };
 }
 

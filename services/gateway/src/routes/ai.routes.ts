@@ -28,7 +28,38 @@ export const ConfigUpdate = z.object({
     .refine((v) => v <= 2_147_483_647, 'must be at most 2147483647')
     .optional(),
   enabled: z.boolean({ error: 'must be true or false' }).optional(),
+  // Issue #32 item 6: providers tried in order when the chosen one fails or times out (the offline engine answers last).
+  fallbackProviders: byRule(z.array(z.string({ error: 'must be a string' }), { error: 'must be an array' }), aiRules.fallbackProviders).optional(),
+  // Issue #32 item 5: the guarded auto-reply; only sent fields change.
+  autoReply: z
+    .object(
+      {
+        enabled: z.boolean({ error: 'must be true or false' }).optional(),
+        chatnetAccountIds: byRule(
+          z.array(z.string({ error: 'must be a string' }), { error: 'must be an array' }),
+          aiRules.autoReplyAccountIds,
+        ).optional(),
+        minConfidence: byRule(z.number({ error: 'must be a number from 0 to 1' }), aiRules.autoReplyMinConfidence).optional(),
+        onlyOutsideBusinessHours: z.boolean({ error: 'must be true or false' }).optional(),
+        maxRepliesPerConversation: byRule(z.number({ error: 'must be a whole number' }), aiRules.autoReplyMaxReplies).optional(),
+      },
+      { error: 'must be an object' },
+    )
+    .strict()
+    .optional(),
 });
+
+/** The proto's update: a list's presence is its wrapper's (absent: unchanged). */
+function configUpdateRequest(b: z.output<typeof ConfigUpdate>) {
+  const { fallbackProviders, autoReply, ...rest } = b;
+  return {
+    ...rest,
+    ...(fallbackProviders ? { fallbackProviders: { values: fallbackProviders } } : {}),
+    ...(autoReply
+      ? { autoReply: { ...autoReply, chatnetAccountIds: autoReply.chatnetAccountIds ? { values: autoReply.chatnetAccountIds } : undefined } }
+      : {}),
+  };
+}
 
 const id = () => z.string({ error: 'is required' }).trim().min(1, 'is required').max(100, 'must be at most 100 characters');
 export const Draft = z.object({ conversationId: id(), messageId: id(), tone: s.enumOf(aiRules.TONES).default('friendly') });
@@ -57,7 +88,7 @@ export function aiRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.json(aiConfigOut(await clients.ai.GetConfig({}, ctxOf(req, res))));
   });
   r.put('/ai/config', async (req, res) => {
-    res.json(aiConfigOut(await clients.ai.UpdateConfig(body(req, ConfigUpdate), ctxOf(req, res))));
+    res.json(aiConfigOut(await clients.ai.UpdateConfig(configUpdateRequest(body(req, ConfigUpdate)), ctxOf(req, res))));
   });
 
   r.post('/ai/reply-draft', async (req, res) => {

@@ -11,6 +11,8 @@ export interface ReceivedMessage {
   conversationId: string;
   chatnetAccountId: string;
   threadType: string;
+  /** The message stored (the AI auto-reply answers it). */
+  messageId?: string;
 }
 
 /**

@@ -7,6 +7,7 @@ import { prepareInbound, storeInboundBatch, type InboundPrepared, recordSeen } f
 import { recordReaction, recordRecall } from '../reactions';
 import { applyRepairBatch, REPAIR_BINDINGS, repairKey } from '../assignment';
 import { applySlaEvent, slaEventKey } from '../service-levels';
+import { applyAutoReplySettings, AUTO_REPLY_SETTINGS_BINDINGS } from '../ai-auto-reply';
 
 /**
  * How long the bookkeeping consumers of every message (SLA clocks, reply timers) gather news before one commit.
@@ -125,6 +126,16 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
         { name: slaQueue, bindings: SLA_BINDINGS, apply: applySlaEvents },
         { name: repairQueue, bindings: REPAIR_BINDINGS, apply: (events, db) => applyRepairBatch(deps, db, events) },
       ],
+    }),
+    // ai's auto-reply settings (issue #32 item 5) into messaging's copy: a rare event on a small queue of its own. The
+    // guarded auto-reply itself takes no queue: the inbound batch queues its rows (ai-auto-reply/plan.ts).
+    new EventConsumer({
+      ...common,
+      pool,
+      queue: `${config.EVENTS_EXCHANGE}.messaging.ai-settings`,
+      bindings: AUTO_REPLY_SETTINGS_BINDINGS,
+      logger: log.child({ consumer: 'ai-settings' }),
+      batchHandler: (events, db) => applyAutoReplySettings(db, events),
     }),
     // The SLA clocks' queue of older versions: unbound, and drained of what they left in it.
     new EventConsumer({

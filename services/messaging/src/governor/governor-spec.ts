@@ -1,9 +1,10 @@
 /** Operation types the send governor budgets separately; `total` covers every send of an account. */
-export const OPERATION_TYPES = ['total', 'ui', 'public_api', 'automation', 'campaign', 'auto'] as const;
+export const OPERATION_TYPES = ['total', 'ui', 'public_api', 'automation', 'campaign', 'auto', 'ai'] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 /**
  * Where a send comes from; each source is budgeted as its own operation type (and under `total`). `auto` is what the
- * inbox sends by itself (the auto-close message, the out-of-hours reply, the CSAT question, issue #29).
+ * inbox sends by itself (the auto-close message, the out-of-hours reply, the CSAT question, issue #29); `ai` the guarded
+ * AI auto-reply's answers (issue #32).
  */
 export type SendSource = Exclude<OperationType, 'total'>;
 /** The sources a caller may name; `auto` only the inbox's own timers use. */
@@ -23,7 +24,7 @@ export type GovernorLimits = Record<OperationType, Limit>;
  * network, so automated operations get far smaller budgets than an agent typing replies.
  */
 export const DEFAULT_SEND_LIMITS =
-  'total=1500/day,20/10s;ui=1000/day,15/10s;public_api=500/day,10/10s;automation=300/day,5/10s;campaign=200/day,3/10s;auto=300/day,5/10s';
+  'total=1500/day,20/10s;ui=1000/day,15/10s;public_api=500/day,10/10s;automation=300/day,5/10s;campaign=200/day,3/10s;auto=300/day,5/10s;ai=300/day,5/10s';
 
 const ENTRY = /^([a-z_]+)\s*=\s*(\d+)\s*\/\s*day\s*,\s*(\d+)\s*\/\s*(\d+)\s*s$/;
 

@@ -30,6 +30,7 @@ import { cancelScheduledOnReply } from '../scheduled';
 import { statusChangedData } from '../status';
 import { disarmAutoClose } from '../auto-close';
 import { planOutOfHoursReplies, type ReceivedMessage } from '../auto-messages';
+import { planAutoReplies } from '../ai-auto-reply';
 import { takeCsatReply } from '../csat';
 import { isUuid } from '@crm/validation';
 import { linkInboundQuote } from '../reactions';
@@ -310,13 +311,15 @@ export async function storeInboundBatch(deps: Deps, db: PoolClient, events: Even
 
 /**
  * The contact wrote into these conversations: their auto-close timers go (the last message is theirs), and those
- * hearing from them out of business hours get the out-of-hours reply, queued for after commit. A statement or two
- * per batch.
+ * hearing from them out of business hours get the out-of-hours reply, queued for after commit, and those on an
+ * account in an org's AI auto-reply list are queued for the assistant (a Set lookup for every other one). A statement
+ * or two per batch.
  */
 async function afterReplies(deps: Deps, db: PoolClient, replied: ReceivedMessage[]): Promise<void> {
   if (replied.length === 0) return;
   await disarmAutoClose(db, [...new Set(replied.map((r) => r.conversationId))]);
   await planOutOfHoursReplies(deps, db, replied);
+  await planAutoReplies(deps, db, replied);
 }
 
 /**
@@ -436,7 +439,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     await convs.recount(db, stored.conversationId);
     batch?.statusKept(stored.conversationId);
   } else {
-    const replied = { orgId, conversationId: stored.conversationId, chatnetAccountId: d.accountId, threadType: d.threadType };
+    const replied = { orgId, conversationId: stored.conversationId, chatnetAccountId: d.accountId, threadType: d.threadType, messageId };
     if (batch) batch.replied.push(replied);
     else await afterReplies(deps, db, [replied]);
   }

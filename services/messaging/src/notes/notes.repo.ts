@@ -3,7 +3,8 @@ import { iso, Queryable } from '@crm/db';
 export interface NoteRow {
   id: string;
   conversation_id: string;
-  author_id: string;
+  /** Null for the AI assistant's notes (issue #32: its sources, why it handed a conversation over). */
+  author_id: string | null;
   content: string;
   mentions: string[];
   created_at: Date;
@@ -13,12 +14,12 @@ const COLUMNS = 'id, conversation_id, author_id, content, mentions, created_at';
 
 /** The internal Note shape: `{id, content, authorId, mentions, createdAt}`. */
 export function toNote(r: NoteRow) {
-  return { id: r.id, content: r.content, authorId: r.author_id, mentions: r.mentions, createdAt: iso(r.created_at) };
+  return { id: r.id, content: r.content, authorId: r.author_id ?? '', mentions: r.mentions, createdAt: iso(r.created_at) };
 }
 
 export async function insert(
   db: Queryable,
-  n: { id: string; orgId: string; conversationId: string; authorId: string; content: string; mentions: string[] },
+  n: { id: string; orgId: string; conversationId: string; authorId: string | null; content: string; mentions: string[] },
 ) {
   const { rows } = await db.query<NoteRow>(
     `INSERT INTO conversation_notes (id, org_id, conversation_id, author_id, content, mentions) VALUES ($1, $2, $3, $4, $5, $6::uuid[])

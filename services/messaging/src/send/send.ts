@@ -16,7 +16,14 @@ import { messageSentEvent } from './message-sent';
 import { networkName } from '../network-names';
 import { armAutoClose } from '../auto-close';
 
-const SOURCE_NAMES: Record<SendSource, string> = { ui: '', public_api: 'API', automation: 'Automation', campaign: 'Campaign', auto: 'Automatic' };
+const SOURCE_NAMES: Record<SendSource, string> = {
+  ui: '',
+  public_api: 'API',
+  automation: 'Automation',
+  campaign: 'Campaign',
+  auto: 'Automatic',
+  ai: 'AI assistant',
+};
 
 interface Target {
   accountId: string;
@@ -143,17 +150,19 @@ export async function sendScheduled(
  * A message the inbox sends by itself (issue #29: the auto-close message, the out-of-hours reply, the CSAT question):
  * source `auto`, no user, no visibility check, `key` as idempotency key (a repeat after a crash answers with the
  * message already sent). `onStored` runs in the transaction that stores the message; a replay skips it. It does not
- * arm auto-close: only a person's (or an integration's) message waits for the contact.
+ * arm auto-close: only a person's (or an integration's) message waits for the contact. The guarded AI auto-reply
+ * (issue #32) sends its answers the same way with source `ai`: budgeted apart, and it does arm auto-close.
  */
 export async function sendAutomatic(
   deps: Deps,
   a: { key: string; orgId: string; conversationId: string; content: string },
   onStored: (db: Queryable, messageId: string) => Promise<void>,
+  source: 'auto' | 'ai' = 'auto',
 ) {
   const ctx = { orgId: a.orgId, userId: '', role: '', requestId: `auto:${a.key}`, clientIp: '' } as OrgContext;
   const conv = await convs.findById(deps.pool, a.orgId, a.conversationId);
   if (!conv) throw notFound('Conversation');
-  const input: Input = { content: a.content, contentType: 'text', key: a.key, source: 'auto', attachmentIds: [], onStored };
+  const input: Input = { content: a.content, contentType: 'text', key: a.key, source, attachmentIds: [], onStored };
   return send(
     deps,
     ctx,
