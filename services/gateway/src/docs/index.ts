@@ -8,6 +8,7 @@ import { chatnetOps } from './paths/chatnet';
 import { contactMergeOps } from './paths/contact-merges';
 import { contactFieldsOps } from './paths/contact-fields';
 import { crmOps } from './paths/crm';
+import { eventFeedOps } from './paths/events';
 import { identityOps } from './paths/identity';
 import { integrationOps } from './paths/integrations';
 import { metaOps } from './paths/meta';
@@ -38,6 +39,7 @@ export const OPERATIONS: Operation[] = [
   ...viewOps,
   ...automationOps,
   ...webhookOps,
+  ...eventFeedOps,
   ...aiOps,
   ...analyticsOps,
   ...integrationOps,
