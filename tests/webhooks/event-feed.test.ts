@@ -87,7 +87,17 @@ describe('the event feed', () => {
       const inFeed = all.find((e: any) => e.id === delivered.id);
       expect(inFeed).toEqual({ id: delivered.id, type: delivered.json.type, occurredAt: delivered.json.timestamp, data: delivered.json.data });
     }
-    expect(rx.at('/a').map((r) => r.id).sort()).toEqual(emitted.filter((e) => e.type !== 'contact.updated').map((e) => e.id).sort());
+    expect(
+      rx
+        .at('/a')
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(
+      emitted
+        .filter((e) => e.type !== 'contact.updated')
+        .map((e) => e.id)
+        .sort(),
+    );
 
     const later = await producer.emit('contact.deleted', a.orgId, sample('contact.deleted'));
     await eventually(async () => {
@@ -99,7 +109,9 @@ describe('the event feed', () => {
 
   it('types narrows the feed; an unknown or internal type, a malformed cursor or limit is a 400 naming the parameter', async () => {
     const only = await readAll(a.pub, 'types=message.received,contact.deleted');
-    expect(only.events.map((e: any) => e.id)).toEqual(emitted.filter((e) => ['message.received', 'contact.deleted'].includes(e.type)).map((e) => e.id));
+    expect(only.events.map((e: any) => e.id)).toEqual(
+      emitted.filter((e) => ['message.received', 'contact.deleted'].includes(e.type)).map((e) => e.id),
+    );
 
     for (const [query, field] of [
       ['types=contact.created,nope.never', 'types'],
@@ -120,7 +132,13 @@ describe('the event feed', () => {
 
   it('401 without a key or with a wrong one', async () => {
     expect((await client(stack.url).get('/api/public/events')).status).toBe(401);
-    expect((await client(stack.url).withKey('crm_live_' + 'x'.repeat(32)).get('/api/public/events')).status).toBe(401);
+    expect(
+      (
+        await client(stack.url)
+          .withKey('crm_live_' + 'x'.repeat(32))
+          .get('/api/public/events')
+      ).status,
+    ).toBe(401);
     expect((await client(stack.url).get('/api/v1/events')).status).toBe(401);
   });
 

@@ -149,7 +149,8 @@ describe('webhook replay', () => {
     const status = await c.owner.get(`/api/v1/webhook-settings/${id}/replays/${started.body.replayId}`);
     expect(status.body.status).toBe('running');
     await eventually(
-      async () => ((await c.owner.get(`/api/v1/webhook-settings/${id}/replays/${started.body.replayId}`)).body.status === 'completed' ? true : undefined),
+      async () =>
+        (await c.owner.get(`/api/v1/webhook-settings/${id}/replays/${started.body.replayId}`)).body.status === 'completed' ? true : undefined,
       20_000,
     );
   });

@@ -50,7 +50,8 @@ export const TAGS = {
   'Public: appointments': 'Appointments for integrators: list and create.',
   'Public: conversations': 'Conversations and messages for integrators: read them, send a message, start a conversation.',
   'Public: key': 'Check an API key: the organization it acts for.',
-  'Public: events': 'The event feed: every public event (the webhook catalogue) after a cursor, oldest first, with long-polling; the same events, ids and data as the webhooks.',
+  'Public: events':
+    'The event feed: every public event (the webhook catalogue) after a cursor, oldest first, with long-polling; the same events, ids and data as the webhooks.',
 } as const satisfies Record<string, string>;
 
 export type Tag = keyof typeof TAGS;

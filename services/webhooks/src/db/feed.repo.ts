@@ -50,7 +50,13 @@ export function feedCtes(p: number): string {
 
 /** The values of feedCtes' parameters, in order. */
 export function feedValues(events: FeedEvent[]): unknown[] {
-  return [events.map((e) => e.orgId), events.map((e) => e.eventId), events.map((e) => e.type), events.map((e) => e.occurredAt), events.map((e) => e.payload)];
+  return [
+    events.map((e) => e.orgId),
+    events.map((e) => e.eventId),
+    events.map((e) => e.type),
+    events.map((e) => e.occurredAt),
+    events.map((e) => e.payload),
+  ];
 }
 
 const APPEND = {

@@ -52,7 +52,11 @@ export async function create(db: Queryable, r: NewReplay): Promise<number> {
 }
 
 export async function findInOrg(db: Queryable, orgId: string, webhookId: string, id: string): Promise<ReplayRow | undefined> {
-  const { rows } = await db.query<ReplayRow>('SELECT * FROM webhook_replays WHERE org_id = $1 AND webhook_id = $2 AND id = $3', [orgId, webhookId, id]);
+  const { rows } = await db.query<ReplayRow>('SELECT * FROM webhook_replays WHERE org_id = $1 AND webhook_id = $2 AND id = $3', [
+    orgId,
+    webhookId,
+    id,
+  ]);
   return rows[0];
 }
 
@@ -87,7 +91,11 @@ export async function claimDue(db: Queryable, limit: number, tickMs: number): Pr
  * take turns, so the bound holds across instances). Returns the ids made due and whether any is still waiting;
  * a replay with none left is not looked at again.
  */
-export async function release(db: Queryable, replay: { id: string; webhook_id: string }, inFlight: number): Promise<{ ids: string[]; more: boolean }> {
+export async function release(
+  db: Queryable,
+  replay: { id: string; webhook_id: string },
+  inFlight: number,
+): Promise<{ ids: string[]; more: boolean }> {
   await db.query('SELECT 1 FROM webhook_settings WHERE id = $1 FOR UPDATE', [replay.webhook_id]);
   const busy = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM webhook_deliveries

@@ -19,7 +19,9 @@ const END_CURSOR_MARGIN_MS = 60_000;
 export const retentionMsOf = (deps: Pick<Deps, 'config'>) => deps.config.EVENT_FEED_RETENTION_DAYS * DAY_MS;
 
 export const cursorExpired = () =>
-  new AppError('failed_precondition', 'The cursor is older than the event feed keeps events; start again without `after`', { code: 'cursor_expired' });
+  new AppError('failed_precondition', 'The cursor is older than the event feed keeps events; start again without `after`', {
+    code: 'cursor_expired',
+  });
 
 export interface ReadRequest {
   after: string;
