@@ -3,8 +3,11 @@
 -- they take positions, so positions are handed out in commit order and a reader that saw a position has seen every
 -- smaller one (a cursor never skips an event committed late). `stored_at` is the clock when the row was written
 -- (after that lock), so it grows with `position`; retention and a cursor's expiry are judged on it.
+-- Three indexes, as the table is written for every public event (issue #28 counts the cost per message): the key
+-- (an org's page after a position), the unique event (idempotency) and stored_at (the retention sweep). A replay finds
+-- its window through the key (an org's kept rows, filtered by occurred_at): replays are rare, appends are not.
 CREATE TABLE event_feed (
-  position    bigserial PRIMARY KEY,
+  position    bigserial NOT NULL,
   org_id      uuid NOT NULL,
   event_id    text NOT NULL,
   event_type  text NOT NULL,
@@ -12,11 +15,10 @@ CREATE TABLE event_feed (
   -- The webhook body exactly as deliveries send it ({type, timestamp, data}): a replay sends the same bytes.
   payload     text NOT NULL,
   stored_at   timestamptz NOT NULL,
+  PRIMARY KEY (org_id, position),
   -- An event consumed twice (a redelivered batch, a second instance) is kept once.
   UNIQUE (org_id, event_id)
 );
-CREATE INDEX event_feed_org_position_idx ON event_feed (org_id, position);
-CREATE INDEX event_feed_org_occurred_idx ON event_feed (org_id, occurred_at);
 CREATE INDEX event_feed_stored_idx ON event_feed (stored_at);
 
 -- A replay of a window of the feed to one endpoint. Its deliveries are webhook_deliveries rows with replay_id set,

@@ -112,8 +112,8 @@ export const SWEEP_BATCH = 5_000;
 /** Delete up to SWEEP_BATCH rows stored longer ago than the retention; returns how many went. */
 export async function deleteExpired(db: Queryable, retentionMs: number): Promise<number> {
   const { rowCount } = await db.query(
-    `DELETE FROM event_feed WHERE position IN (
-       SELECT position FROM event_feed WHERE stored_at < now() - $1 * interval '1 millisecond' ORDER BY stored_at LIMIT ${SWEEP_BATCH})`,
+    `DELETE FROM event_feed WHERE (org_id, position) IN (
+       SELECT org_id, position FROM event_feed WHERE stored_at < now() - $1 * interval '1 millisecond' ORDER BY stored_at LIMIT ${SWEEP_BATCH})`,
     [retentionMs],
   );
   return rowCount ?? 0;
