@@ -1,8 +1,12 @@
 import type { Queryable } from '@crm/db';
-import type { FanOutEvent } from './deliveries.repo';
 
-/** A public event as the feed keeps it: the delivery's event and when it occurred. */
-export interface FeedEvent extends FanOutEvent {
+/** A public event as the feed keeps it (the fan-out's event, deliveries.repo FanOutEvent, and when it occurred). */
+export interface FeedEvent {
+  orgId: string;
+  eventId: string;
+  type: string;
+  /** The webhook body its deliveries send. */
+  payload: string;
   occurredAt: string;
 }
 

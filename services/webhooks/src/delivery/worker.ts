@@ -145,7 +145,7 @@ export class DeliveryWorker {
    * The events are appended to the event feed by the same statement (or alone when no endpoint wants them): one
    * commit per batch either way.
    */
-  async fanOut(events: FeedEvent[]): Promise<void> {
+  async fanOut(events: (deliveries.FanOutEvent & FeedEvent)[]): Promise<void> {
     const targets = await deliveries.planFanOut(this.o.pool, events);
     if (targets.length === 0) return feed.append(this.o.pool, events);
     const rows = targets.map((t): deliveries.NewDelivery => ({ id: randomUUID(), event: events[t.event], webhookId: t.webhook_id, state: 'due' }));

@@ -1,6 +1,7 @@
 import { EventConsumer, eventTraceparent, webhookData } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
+import type { FanOutEvent } from '../db/deliveries.repo';
 import type { FeedEvent } from '../db/feed.repo';
 import { isPublicEventType, PUBLIC_EVENT_TYPES } from '../domain/event-types';
 import { isUuid } from '@crm/validation';
@@ -11,7 +12,7 @@ export interface PublicEventsConsumerOptions {
   amqpUserPrefix?: string;
   exchange: string;
   /** Inserts a batch's deliveries (the worker's fan-out: it sends at once what it has room for). */
-  fanOut(events: FeedEvent[]): Promise<void>;
+  fanOut(events: (FanOutEvent & FeedEvent)[]): Promise<void>;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -47,7 +48,7 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
     // never delivered half-formed to a customer's endpoint.
     parseData: true,
     batchHandler: async (events) => {
-      const rows: FeedEvent[] = [];
+      const rows: (FanOutEvent & FeedEvent)[] = [];
       for (const event of events) {
         if (!isPublicEventType(event.type)) continue;
         if (!isUuid(event.orgId)) {
