@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
-import { eventually } from '@crm/testing';
+import * as gateway from '@crm/gateway';
+import { createLogger } from '@crm/logger';
+import { eventually, freePort } from '@crm/testing';
+import * as webhooksService from '@crm/webhooks';
 import { client, email, type Client } from '../support/http';
 import { orgWithKey } from '../messaging/support';
 import { startStack, type Stack } from '../support/stack';
@@ -214,6 +217,54 @@ describe('the event feed', () => {
     expect(res2.body.events.map((e: any) => e.id)).toEqual([foreignId]);
     expect(Date.now() - t0).toBeLessThan(5_000);
     emitted.push({ id: event.id, type: event.type }, { id: foreignId, type: 'contact.deleted' });
+  });
+
+  it('two webhooks instances behind two gateways: a page held on each answers with an event whichever consumed it; a stopping instance answers its held pages at once', async () => {
+    const silent = createLogger('feed-2', process.env.TEST_LOG_LEVEL ?? 'silent');
+    const port = await freePort();
+    const second = await webhooksService.start(
+      webhooksService.loadConfig({
+        ...stack.env,
+        WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
+        DATABASE_URL: stack.databaseUrl('webhooks'),
+        GRPC_PORT: String(port),
+      }),
+      silent,
+    );
+    const gw2 = await gateway.startGateway(
+      gateway.loadConfig({ ...stack.env, HOST: '127.0.0.1', PORT: '0', SERVICES: 'identity,webhooks', WEBHOOKS_ADDR: `127.0.0.1:${port}` }),
+      silent,
+    );
+    let stopped = false;
+    try {
+      const pub2 = client(gw2.url).withKey(a.apiKey);
+      const { cursor } = await readAll(a.pub);
+      const t0 = Date.now();
+      const [one, two] = [a.pub, pub2].map((api) => api.get(`/api/public/events?wait=10&after=${cursor}`));
+      await new Promise((r) => setTimeout(r, 300));
+      // Both instances consume the queue: one of them appends the event, the other hears of it through PostgreSQL.
+      const event = await producer.emit('contact.created', a.orgId, sample('contact.created'));
+      for (const res of await Promise.all([one, two])) {
+        expect(res.status).toBe(200);
+        expect(res.body.events.map((e: any) => e.id)).toEqual([event.id]);
+      }
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      emitted.push({ id: event.id, type: event.type });
+
+      const { cursor: end } = await readAll(pub2);
+      const t1 = Date.now();
+      const held = pub2.get(`/api/public/events?wait=20&after=${end}`);
+      await new Promise((r) => setTimeout(r, 300));
+      await second.stop();
+      stopped = true;
+      const answered = await held;
+      expect(answered.status).toBe(200);
+      expect(answered.body.events).toEqual([]);
+      expect(Date.now() - t1).toBeLessThan(10_000);
+    } finally {
+      await gw2.stop();
+      if (!stopped) await second.stop();
+    }
   });
 
   it('a cursor older than EVENT_FEED_RETENTION_DAYS is 410 cursor_expired; the sweep deletes what is past it', async () => {
