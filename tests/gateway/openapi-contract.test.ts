@@ -212,6 +212,27 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     conforms('GET', '/api/public/openapi.json', await client(stack.url).get('/api/public/openapi.json'));
   });
 
+  it('the event feed: a page, an empty held page, and its 400, 401 and 410', async () => {
+    // The contacts created above are in the feed once the webhooks service has consumed their events.
+    const page = await eventually(async () => {
+      const res = await a.pub.get('/api/public/events?limit=3');
+      return res.body.events?.length > 0 ? res : undefined;
+    });
+    conforms('GET', '/api/public/events', page);
+    let end = page;
+    while (end.body.events.length > 0) end = await a.pub.get(`/api/public/events?after=${end.body.nextCursor}`);
+    conforms('GET', '/api/public/events', await a.pub.get(`/api/public/events?wait=1&after=${end.body.nextCursor}`));
+    conforms('GET', '/api/public/events', await a.pub.get('/api/public/events?types=nope.never'));
+    conforms('GET', '/api/public/events', await client(stack.url).get('/api/public/events'));
+    // A cursor of this feed dated 1970: older than any retention.
+    const ancient = Buffer.from('1:0:0').toString('base64url');
+    const gone = await a.pub.get(`/api/public/events?after=${ancient}`);
+    expect(gone.status).toBe(410);
+    conforms('GET', '/api/public/events', gone);
+    check('GET', '/api/v1/events', await a.owner.get('/api/v1/events?limit=2'));
+    check('GET', '/api/v1/events', await a.owner.get(`/api/v1/events?after=${ancient}`));
+  });
+
   it('internal answers of documented areas match /openapi.json too (spot checks of proto-derived and mapped shapes)', async () => {
     const contact = (await a.owner.get('/api/v1/contacts')).body.data[0];
     check('GET', '/api/v1/contacts', await a.owner.get('/api/v1/contacts'));
@@ -608,6 +629,16 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
       '/api/v1/webhook-settings/deliveries/{deliveryId}/redeliver',
       await o.post(`/api/v1/webhook-settings/deliveries/${NOPE}/redeliver`),
     );
+    const window = { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
+    const replay = expectAt(202, 'POST', '/api/v1/webhook-settings/{id}/replay', await o.post(`/api/v1/webhook-settings/${hook.id}/replay`, window));
+    expectAt(400, 'POST', '/api/v1/webhook-settings/{id}/replay', await o.post(`/api/v1/webhook-settings/${hook.id}/replay`, { from: 'x' }));
+    expectAt(
+      200,
+      'GET',
+      '/api/v1/webhook-settings/{id}/replays/{replayId}',
+      await o.get(`/api/v1/webhook-settings/${hook.id}/replays/${replay.replayId}`),
+    );
+    expectAt(404, 'GET', '/api/v1/webhook-settings/{id}/replays/{replayId}', await o.get(`/api/v1/webhook-settings/${hook.id}/replays/${NOPE}`));
     expectAt(204, 'DELETE', '/api/v1/webhook-settings/{id}', await o.del(`/api/v1/webhook-settings/${hook.id}`));
     expectAt(404, 'GET', '/api/v1/webhook-settings/{id}', await o.get(`/api/v1/webhook-settings/${hook.id}`));
   });

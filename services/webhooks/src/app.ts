@@ -9,7 +9,10 @@ import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import type { WebhooksConfig } from './config';
 import type { Deps } from './deps';
 import { WebhookSender } from './delivery/sender';
+import { replayPump } from './delivery/replay-pump';
 import { DeliveryWorker } from './delivery/worker';
+import { feedSweeper } from './feed/feed-sweeper';
+import { FeedWaiters } from './feed/feed-waiters';
 import { publicEventsConsumer } from './events/public-events.consumer';
 import { webhooksHandlers } from './grpc/webhooks.handler';
 
@@ -19,7 +22,8 @@ export type { RunningService };
 
 /**
  * Create the database if needed, migrate, start the outbox relay (for `webhook.disabled`), the delivery
- * worker, the public-event consumer, and serve gRPC. Used by main.ts and by tests in-process.
+ * worker, the public-event consumer (which also appends to the event feed), the feed's retention sweep and
+ * long-poll waiters, the replay pump, and serve gRPC. Used by main.ts and by tests in-process.
  */
 export async function startWebhooks(config: WebhooksConfig, log: Logger = createLogger('webhooks', config.LOG_LEVEL)): Promise<RunningService> {
   // This service's internal credential: verifies every incoming call, signs its own calls (bad keys stop start-up).
@@ -72,7 +76,16 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
     logger: log,
     metrics,
   });
-  const deps: Deps = { config, pool, log, box, sender };
+  const feedWaiters = new FeedWaiters(directDatabaseUrl(config), log);
+  const sweeper = feedSweeper({ pool, databaseUrl: directDatabaseUrl(config), retentionMs: config.EVENT_FEED_RETENTION_DAYS * 86_400_000, log });
+  const pump = replayPump({
+    pool,
+    databaseUrl: directDatabaseUrl(config),
+    log,
+    perSecond: config.WEBHOOK_REPLAY_PER_SECOND,
+    inFlight: config.WEBHOOK_REPLAY_IN_FLIGHT,
+  });
+  const deps: Deps = { config, pool, log, box, sender, feedWaiters };
 
   const server = new GrpcServer(log, auth, metrics).readiness({
     postgres: () => databaseAnswers(pool),
@@ -82,9 +95,15 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
   try {
     await relay.start();
     await worker.start();
+    await feedWaiters.start();
+    await sweeper.start();
+    await pump.start();
     await consumer.start();
   } catch (err) {
     await consumer.stop().catch(() => undefined);
+    await pump.stop();
+    await sweeper.stop();
+    await feedWaiters.stop();
     await worker.stop();
     await relay.stop().catch(() => undefined);
     sender.close();
@@ -94,9 +113,13 @@ export async function startWebhooks(config: WebhooksConfig, log: Logger = create
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT, transport);
   log.info({ port, allowedPrivate: config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES.entries }, 'webhooks listening');
   const stop = async () => {
-    // New work stops first (calls, then events); attempts in flight finish and are recorded; then the rest.
+    // New work stops first (calls, then events); attempts in flight finish and are recorded; then the rest. Held
+    // feed readers are answered first (an empty page), so the server's stop does not wait out their long polls.
+    await feedWaiters.stop();
     await server.stop();
     await consumer.stop();
+    await pump.stop();
+    await sweeper.stop();
     await worker.stop();
     await relay.stop();
     sender.close();

@@ -80,6 +80,18 @@ const Env = z.object({
   WEBHOOK_MAX_PER_ORG: z.coerce.number().int().min(1).default(20),
   /** Finished deliveries and their attempts are deleted after this long. */
   WEBHOOK_LOG_RETENTION: parsed('30d', parseDuration),
+  /**
+   * Days each public event is kept in the event feed (GET /api/public/events) and can be replayed to an endpoint; a
+   * cursor older than this answers 410 cursor_expired. Fractions are allowed (tests: seconds).
+   */
+  EVENT_FEED_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(7),
+  /** Replayed deliveries made due per second per replay, at most (live deliveries are never held back by a replay). */
+  WEBHOOK_REPLAY_PER_SECOND: z.coerce.number().positive().max(1000).default(10),
+  /**
+   * Replayed deliveries of one endpoint pending at once across every instance, at most: a replay holds at most this
+   * many of the endpoint's WEBHOOK_ENDPOINT_CONCURRENCY slots, so live deliveries keep the others.
+   */
+  WEBHOOK_REPLAY_IN_FLIGHT: z.coerce.number().int().min(1).max(100).default(2),
   /** Prometheus `GET /metrics` listener, bound to GRPC_HOST (a private address); 0 picks a free port (tests). */
   METRICS_PORT: fields.port(9471),
   LOG_LEVEL: fields.logLevel(),

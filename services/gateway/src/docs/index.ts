@@ -9,6 +9,7 @@ import { chatnetOps } from './paths/chatnet';
 import { contactMergeOps } from './paths/contact-merges';
 import { contactFieldsOps } from './paths/contact-fields';
 import { crmOps } from './paths/crm';
+import { eventFeedOps } from './paths/events';
 import { identityOps } from './paths/identity';
 import { integrationOps } from './paths/integrations';
 import { metaOps } from './paths/meta';
@@ -39,6 +40,7 @@ export const OPERATIONS: Operation[] = [
   ...viewOps,
   ...automationOps,
   ...webhookOps,
+  ...eventFeedOps,
   ...aiOps,
   ...knowledgeOps,
   ...analyticsOps,

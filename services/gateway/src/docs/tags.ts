@@ -42,7 +42,8 @@ export const TAGS = {
   'Appointment reminders': 'How long before an appointment its reminder is sent.',
   'Email campaigns': 'The email channel of campaigns: the organization’s SMTP server, a test send, and the addresses that unsubscribed.',
   'Email links': 'The unsubscribe and open-tracking links every campaign email carries. No credential: the token in the link names the recipient.',
-  Webhooks: 'Webhook endpoints, their signing secrets, test sends and delivery logs (owners and admins). The events sent are under `webhooks`.',
+  Webhooks:
+    'Webhook endpoints, their signing secrets, test sends, delivery logs, replays of past events, and the event feed (owners and admins). The events sent are under `webhooks`.',
   'AI assistant': 'AI providers and their keys, the assistant’s settings and daily quota, reply drafts, summaries and sentiment.',
   Integrations: 'The social network’s pages and lead forms: connecting pages and syncing their leads into contacts.',
   'Sandbox social network': 'Outside production: play the social network (pages, lead forms, leads, outages), for tests and demos.',
@@ -50,6 +51,8 @@ export const TAGS = {
   'Public: appointments': 'Appointments for integrators: list and create.',
   'Public: conversations': 'Conversations and messages for integrators: read them, send a message, start a conversation.',
   'Public: key': 'Check an API key: the organization it acts for.',
+  'Public: events':
+    'The event feed: every public event (the webhook catalogue) after a cursor, oldest first, with long-polling; the same events, ids and data as the webhooks.',
 } as const satisfies Record<string, string>;
 
 export type Tag = keyof typeof TAGS;

@@ -12,6 +12,7 @@ import { macrosRoutes } from './macros.routes';
 import { contactFieldsRoutes } from './contact-fields.routes';
 import { crmRoutes } from './crm';
 import { emailRoutes } from './email.routes';
+import { eventsRoutes } from './events.routes';
 import { integrationsRoutes } from './integrations.routes';
 import { reportsRoutes } from './reports.routes';
 import { scoringRoutes } from './scoring.routes';
@@ -36,6 +37,7 @@ export function serviceRoutes(deps: RouteDeps): ServiceRoutes[] {
     automationRoutes(deps),
     emailRoutes(deps),
     webhooksRoutes(deps),
+    eventsRoutes(deps),
     aiRoutes(deps),
     knowledgeRoutes(deps),
     reportsRoutes(deps),

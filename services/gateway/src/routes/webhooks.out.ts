@@ -6,6 +6,7 @@ type CreatedWebhook = webhooks.CreatedWebhook__Output;
 type Delivery = webhooks.Delivery__Output;
 type Attempt = webhooks.Attempt__Output;
 type TestResult = webhooks.TestResult__Output;
+type Replay = webhooks.Replay__Output;
 
 /** The spec's list shape of an endpoint. Never a secret. */
 export function webhookBriefOut(w: Webhook) {
@@ -51,6 +52,7 @@ export function deliveryOut(d: Delivery) {
     createdAt: d.createdAt,
     deliveredAt: d.deliveredAt ?? null,
     attempts: d.attempts.map(attemptOut),
+    replay: d.replay,
   };
 }
 
@@ -65,5 +67,21 @@ export function testResultOut(t: TestResult) {
     error: t.error ?? null,
     responseBody: orNull(t.responseBody),
     responseBodyTruncated: t.responseBodyTruncated,
+  };
+}
+
+/** How a replay is going: running while any of its deliveries is pending. */
+export function replayOut(r: Replay) {
+  return {
+    id: r.id,
+    webhookId: r.webhookId,
+    status: r.status,
+    count: r.count,
+    delivered: r.delivered,
+    failed: r.failed,
+    from: r.from,
+    to: r.to,
+    types: r.types,
+    createdAt: r.createdAt,
   };
 }

@@ -2,10 +2,10 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { webhookRules as rules } from '@crm/validation';
 import type { RouteDeps, ServiceRoutes } from './deps';
-import { deliveryOut, testResultOut, webhookBriefOut, webhookCreatedOut, webhookOut } from './webhooks.out';
+import { deliveryOut, replayOut, testResultOut, webhookBriefOut, webhookCreatedOut, webhookOut } from './webhooks.out';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
-import { body, pageParams, query, s } from '../http/validate';
+import { body, pageParams, parseDateOrTime, query, s } from '../http/validate';
 
 // Shapes and the URL scheme only; the webhooks service owns the rules (event names, URL address policy, secret format).
 const url = z
@@ -34,6 +34,17 @@ export const WebhookPatch = z.object({
   secret: secret.min(1, 'must not be empty').optional(),
   active: z.boolean({ error: 'must be true or false' }).optional(),
 });
+/** A replay's window (event occurredAt, from inclusive, to exclusive) and types; the service checks the retention. */
+export const ReplayWindow = z.object({
+  from: s.timestamp(),
+  to: s.timestamp(),
+  types: z
+    .array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' })
+    .max(rules.MAX_EVENTS, rules.TOO_MANY_EVENTS)
+    .optional(),
+});
+const isoOf = (v: string) => parseDateOrTime(v)!.at.toISOString();
+
 export const DeliveryQuery = z.object({
   status: s.optionalQueryEnum(rules.DELIVERY_STATUSES),
   eventType: z.string().max(100).optional(),
@@ -77,6 +88,17 @@ export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
   });
   r.post('/webhook-settings/:id/test', async (req, res) => {
     res.json(testResultOut(await clients.webhooks.TestWebhook({ id: req.params.id }, ctxOf(req, res))));
+  });
+  r.post('/webhook-settings/:id/replay', async (req, res) => {
+    const b = body(req, ReplayWindow);
+    const started = await clients.webhooks.ReplayWebhook(
+      { webhookId: req.params.id, from: isoOf(b.from), to: isoOf(b.to), types: b.types ?? [] },
+      ctxOf(req, res),
+    );
+    res.status(202).json({ replayId: started.replayId, count: started.count });
+  });
+  r.get('/webhook-settings/:id/replays/:replayId', async (req, res) => {
+    res.json(replayOut(await clients.webhooks.GetReplay({ webhookId: req.params.id, replayId: req.params.replayId }, ctxOf(req, res))));
   });
   r.get('/webhook-settings/:id/deliveries', async (req, res) => {
     const out = await clients.webhooks.ListDeliveries(

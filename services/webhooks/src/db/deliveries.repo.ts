@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isUuid, type Queryable } from '@crm/db';
 import type { AttemptResult } from '../delivery/sender';
+import { feedCtes, feedValues, type FeedEvent } from './feed.repo';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 export type AttemptTrigger = 'auto' | 'manual' | 'test';
@@ -24,6 +25,8 @@ export interface DeliveryRow {
   updated_at: Date;
   delivered_at: Date | null;
   traceparent: string | null;
+  /** The replay this delivery belongs to (the event sent again); null for the event's own delivery. */
+  replay_id: string | null;
 }
 
 export interface AttemptRow {
@@ -108,7 +111,7 @@ const PLAN_FAN_OUT = {
            SELECT DISTINCT ON (e.event_id, s.id) (e.ord - 1)::int AS event, s.id AS webhook_id, s.url, s.secret_enc, s.created_at
              FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS e (org_id, event_id, type, ord)
              JOIN webhook_settings s ON s.org_id = e.org_id AND s.active AND e.type = ANY (s.events)
-             LEFT JOIN LATERAL (SELECT true AS found FROM webhook_deliveries d WHERE d.webhook_id = s.id AND d.event_id = e.event_id LIMIT 1) x ON true
+             LEFT JOIN LATERAL (SELECT true AS found FROM webhook_deliveries d WHERE d.webhook_id = s.id AND d.event_id = e.event_id AND d.replay_id IS NULL LIMIT 1) x ON true
             WHERE x.found IS NULL
             ORDER BY e.event_id, s.id, e.ord
          ) p
@@ -147,12 +150,16 @@ export interface NewDelivery {
 // planned twice (two instances with copies of one event) a no-op: only the rows written are returned. An endpoint
 // switched off since the plan gets only its successes (they were delivered), as an event consumed after the switch
 // would get nothing; a deleted one gets nothing (the attempt of a row not written is not logged).
+// The batch's events are appended to the event feed in the same statement (one commit for both; feed.repo feedCtes):
+// every row of `input` waits for `feed_lock`, so the feed's lock is the first thing the statement takes and no two
+// fan-outs can each hold a row the other waits for.
 const INSERT_FAN_OUT = {
   name: 'webhooks_insert_fan_out',
-  text: `WITH input AS (
-           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                                $9::timestamptz[], $10::int[], $11::int[], $12::text[], $13::bool[]) WITH ORDINALITY
+  text: `WITH ${feedCtes(15)}, input AS (
+           SELECT t.* FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                                  $9::timestamptz[], $10::int[], $11::int[], $12::text[], $13::bool[]) WITH ORDINALITY
              AS t (id, org_id, webhook_id, event_id, type, payload, traceparent, state, started_at, duration_ms, status_code, response_body, truncated, ord)
+             LEFT JOIN feed_lock ON true
          ), ins AS (
            INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, attempts, next_attempt_at, last_status_code, delivered_at, traceparent)
            SELECT i.id, i.org_id, i.webhook_id, i.event_id, i.type, i.payload,
@@ -165,7 +172,7 @@ const INSERT_FAN_OUT = {
              FROM input i JOIN webhook_settings s ON s.id = i.webhook_id
             WHERE i.state = 'succeeded' OR s.active
             ORDER BY i.ord
-           ON CONFLICT (webhook_id, event_id) DO NOTHING
+           ON CONFLICT (webhook_id, event_id) WHERE replay_id IS NULL DO NOTHING
            RETURNING id, webhook_id, status, next_attempt_at
          ), attempt AS (
            INSERT INTO webhook_attempts (id, org_id, delivery_id, attempt, trigger, started_at, duration_ms, status_code, ok, error, response_body, response_truncated)
@@ -182,12 +189,15 @@ const INSERT_FAN_OUT = {
                      FROM ins WHERE status = 'pending' AND next_attempt_at <= now()) numbered
             GROUP BY webhook_id, chunk
          )
-         SELECT (SELECT count(*) FROM announced) AS notifications, ARRAY(SELECT id FROM ins) AS written`,
+         SELECT (SELECT count(*) FROM announced) + (SELECT count(*) FROM feed_announced) AS notifications, ARRAY(SELECT id FROM ins) AS written`,
 };
 
-/** Write planned deliveries (see NewDeliveryState); returns the ids written (a delivery that already existed is not). */
-export async function insertFanOut(db: Queryable, rows: NewDelivery[], leaseMs: number): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
+/**
+ * Write planned deliveries (see NewDeliveryState) and append `feed` to the event feed; returns the ids written (a
+ * delivery that already existed is not).
+ */
+export async function insertFanOut(db: Queryable, rows: NewDelivery[], leaseMs: number, feed: FeedEvent[] = []): Promise<Set<string>> {
+  if (rows.length === 0 && feed.length === 0) return new Set();
   const col = <V>(f: (d: NewDelivery) => V) => rows.map(f);
   const done = (d: NewDelivery) => (d.state === 'succeeded' ? d.result : undefined);
   const { rows: out } = await db.query<{ written: string[] }>({
@@ -207,6 +217,7 @@ export async function insertFanOut(db: Queryable, rows: NewDelivery[], leaseMs: 
       col((d) => done(d)?.responseBody ?? null),
       col((d) => done(d)?.responseBodyTruncated ?? null),
       leaseMs,
+      ...feedValues(feed),
     ],
   });
   return new Set(out[0]?.written ?? []);

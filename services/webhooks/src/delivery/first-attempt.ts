@@ -58,6 +58,7 @@ function unwritten(row: NewDelivery, target: FanOutTarget, attempt: FirstAttempt
     updated_at: now,
     delivered_at: null,
     traceparent: row.event.traceparent ?? null,
+    replay_id: null,
     url: target.url,
     secret_enc: target.secret_enc,
     first: attempt,

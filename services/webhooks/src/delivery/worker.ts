@@ -8,6 +8,8 @@ import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import { Batcher } from '../db/batcher';
 import * as deliveries from '../db/deliveries.repo';
+import * as feed from '../db/feed.repo';
+import type { FeedEvent } from '../db/feed.repo';
 import * as webhooks from '../db/webhooks.repo';
 import { secretAad } from '../deps';
 import { DISABLED_EVENT_TYPE } from '../domain/event-types';
@@ -140,10 +142,12 @@ export class DeliveryWorker {
    * in flight leased to this instance and recorded as a claimed delivery's is; one not started due and announced, for
    * whichever instance has room. Resolves once the rows are committed, so the consumer acks only then. Should the
    * write fail, the batch is redelivered and the attempts made again (at least once, with the same `webhook-id`).
+   * The events are appended to the event feed by the same statement (or alone when no endpoint wants them): one
+   * commit per batch either way.
    */
-  async fanOut(events: deliveries.FanOutEvent[]): Promise<void> {
+  async fanOut(events: (deliveries.FanOutEvent & FeedEvent)[]): Promise<void> {
     const targets = await deliveries.planFanOut(this.o.pool, events);
-    if (targets.length === 0) return;
+    if (targets.length === 0) return feed.append(this.o.pool, events);
     const rows = targets.map((t): deliveries.NewDelivery => ({ id: randomUUID(), event: events[t.event], webhookId: t.webhook_id, state: 'due' }));
     const round = new FirstRound(rows, targets);
     const start = (): Promise<void> =>
@@ -159,7 +163,7 @@ export class DeliveryWorker {
     const first = round.close();
     let written: Set<string>;
     try {
-      written = await deliveries.insertFanOut(this.o.pool, rows, this.o.leaseMs);
+      written = await deliveries.insertFanOut(this.o.pool, rows, this.o.leaseMs, events);
     } catch (err) {
       for (const attempt of first.values()) attempt.written('unwritten');
       throw err;

@@ -35,6 +35,7 @@ export function deliveryView(d: deliveries.DeliveryRow, attempts: deliveries.Att
     createdAt: iso(d.created_at),
     deliveredAt: isoOrUndefined(d.delivered_at),
     attempts: attempts.map(attemptView),
+    replay: d.replay_id !== null,
   };
 }
 

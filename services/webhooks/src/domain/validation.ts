@@ -36,3 +36,12 @@ export function validateEvents(events: string[] | undefined): string[] {
 }
 
 const printable = (text: string) => text.slice(0, 100).replace(/[^\x20-\x7e]/g, '?');
+
+/** Public event names given as a filter (`types`): de-duplicated; empty means every type. */
+export function validateTypeFilter(types: string[] | undefined, field = 'types'): string[] {
+  const list = (types ?? []).map((e) => String(e).trim()).filter((e) => e !== '');
+  if (list.length > PUBLIC_EVENT_TYPES.length) throw invalid(field, `must name at most ${PUBLIC_EVENT_TYPES.length} event types`);
+  const bad = list.find((e) => !isPublicEventType(e));
+  if (bad !== undefined) throw invalid(field, `unknown event type "${printable(bad)}"; allowed: ${PUBLIC_EVENT_TYPES.join(', ')}`);
+  return [...new Set(list)];
+}

@@ -2,6 +2,7 @@ import { EventConsumer, eventTraceparent, webhookData } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import type { FanOutEvent } from '../db/deliveries.repo';
+import type { FeedEvent } from '../db/feed.repo';
 import { isPublicEventType, PUBLIC_EVENT_TYPES } from '../domain/event-types';
 import { isUuid } from '@crm/validation';
 
@@ -11,7 +12,7 @@ export interface PublicEventsConsumerOptions {
   amqpUserPrefix?: string;
   exchange: string;
   /** Inserts a batch's deliveries (the worker's fan-out: it sends at once what it has room for). */
-  fanOut(events: FanOutEvent[]): Promise<void>;
+  fanOut(events: (FanOutEvent & FeedEvent)[]): Promise<void>;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -19,7 +20,8 @@ export interface PublicEventsConsumerOptions {
 export const queueName = (exchange: string) => `${exchange}.webhooks.deliveries`;
 
 /**
- * Turns every public event into one delivery row per subscribed, active endpoint of its organization.
+ * Turns every public event into one delivery row per subscribed, active endpoint of its organization, and appends
+ * it to the organization's event feed (with the same body: a feed reader gets the `data` a receiver got).
  * The queue is bound to the public event types one by one (never `#`), so internal events such as
  * `chatnet.inbound` or `chatnet_account.qr` never even reach this service. The fan-out is idempotent by
  * (endpoint, event id), so a redelivered message adds nothing; the message is acked only after the rows
@@ -46,7 +48,7 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
     // never delivered half-formed to a customer's endpoint.
     parseData: true,
     batchHandler: async (events) => {
-      const rows: FanOutEvent[] = [];
+      const rows: (FanOutEvent & FeedEvent)[] = [];
       for (const event of events) {
         if (!isPublicEventType(event.type)) continue;
         if (!isUuid(event.orgId)) {
@@ -57,6 +59,7 @@ export function publicEventsConsumer(o: PublicEventsConsumerOptions): EventConsu
           orgId: event.orgId,
           eventId: event.id,
           type: event.type,
+          occurredAt: event.occurredAt,
           // The public shapes (a contact as the public REST API shows it), not the internal ones the bus carries.
           payload: JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: webhookData(event.type, event.version ?? 1, event.data) }),
           // Each row keeps its own event's trace (events of a batch may come from different requests).

@@ -1,6 +1,8 @@
 import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as deliveries from '../domain/deliveries';
+import * as feed from '../domain/feed';
+import * as replays from '../domain/replays';
 import * as webhooks from '../domain/webhooks';
 
 /** webhooks.v1.WebhooksService: decode, call the domain, return; errors are mapped by grpc-kit. */
@@ -15,5 +17,8 @@ export function webhooksHandlers(deps: Deps): HandlersFor<'webhooks.v1.WebhooksS
     ListDeliveries: (req, ctx) => deliveries.list(deps, ctx, req),
     Redeliver: (req, ctx) => deliveries.redeliver(deps, ctx, req.id),
     ListEventTypes: (_req, ctx) => webhooks.eventTypes(ctx),
+    ReadEvents: (req, ctx) => feed.read(deps, ctx, req),
+    ReplayWebhook: (req, ctx) => replays.start(deps, ctx, req),
+    GetReplay: (req, ctx) => replays.get(deps, ctx, req),
   };
 }

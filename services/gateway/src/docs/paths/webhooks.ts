@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DeliveryQuery, NewWebhook, WebhookPatch } from '../../routes/webhooks.routes';
-import type { deliveryOut, testResultOut, webhookOut } from '../../routes/webhooks.out';
+import { DeliveryQuery, NewWebhook, ReplayWindow, WebhookPatch } from '../../routes/webhooks.routes';
+import type { deliveryOut, replayOut, testResultOut, webhookOut } from '../../routes/webhooks.out';
 import { proto, reply } from '../proto-schema';
 import { area } from '../registry';
 import { keysMatch } from '../schemas/check';
@@ -52,6 +52,7 @@ const Delivery = z.object({
       responseBodyTruncated: z.boolean(),
     }),
   ),
+  replay: z.boolean().meta({ description: 'true: the event sent again by a replay (same eventId as its own delivery)' }),
 });
 keysMatch<z.infer<typeof Delivery>, ReturnType<typeof deliveryOut>>(true);
 
@@ -67,6 +68,21 @@ const TestResult = z.object({
   responseBodyTruncated: z.boolean(),
 });
 keysMatch<z.infer<typeof TestResult>, ReturnType<typeof testResultOut>>(true);
+
+/** webhooks.out replayOut: how a replay is going. */
+const Replay = z.object({
+  id: z.string(),
+  webhookId: z.string(),
+  status: z.enum(['running', 'completed']).meta({ description: 'running while any of its deliveries is pending' }),
+  count: z.number().int().meta({ description: 'events the replay sends' }),
+  delivered: z.number().int(),
+  failed: z.number().int(),
+  from: z.string(),
+  to: z.string(),
+  types: z.array(z.string()).meta({ description: 'the types asked for; empty: every type the endpoint subscribes to' }),
+  createdAt: z.string(),
+});
+keysMatch<z.infer<typeof Replay>, ReturnType<typeof replayOut>>(true);
 
 /** Webhook endpoints (webhooks service), internal API; owners and admins only (settings:edit), reads included. */
 const hooks = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Webhooks' });
@@ -97,6 +113,22 @@ hooks.op('DELETE /webhook-settings/:id', { summary: 'Delete an endpoint', respon
 hooks.op('POST /webhook-settings/:id/test', {
   summary: 'Send a `webhook.test` event now and answer how the endpoint replied',
   responses: { 200: TestResult },
+});
+hooks.op('POST /webhook-settings/:id/replay', {
+  summary: 'Deliver the kept events of a window to the endpoint again (same event ids), at a bounded rate',
+  description:
+    'Every event of the event feed whose occurredAt is in [from, to) and that the endpoint subscribes to (narrowed to `types` when ' +
+    'given) is delivered again with its own id and body, marked `replay: true` in the delivery log, a few at a time ' +
+    '(WEBHOOK_REPLAY_PER_SECOND, WEBHOOK_REPLAY_IN_FLIGHT), so live deliveries are never held back; a failed replayed delivery is not ' +
+    'retried. 400 names `from` (not a time, or before the feed’s retention), `to` (not a time, or not after from) or `types`; ' +
+    '422 `webhook_inactive` while the endpoint is disabled. Needs the API key scope `webhooks:manage` once scoped keys exist.',
+  body: ReplayWindow,
+  responses: { 202: z.object({ replayId: z.string(), count: z.number().int().meta({ description: 'events to be sent again' }) }) },
+  errors: [422],
+});
+hooks.op('GET /webhook-settings/:id/replays/:replayId', {
+  summary: 'How a replay of the endpoint is going: delivered and failed so far',
+  responses: { 200: Replay },
 });
 hooks.op('GET /webhook-settings/:id/deliveries', {
   summary: 'The endpoint’s delivery log, newest first',
