@@ -5,6 +5,7 @@ import type { RouteDeps, ServiceRoutes } from './deps';
 import { feedPageOut } from './events.out';
 import { badRequest, HttpError } from '../http/errors';
 import { requirePermission } from '../http/permission';
+import { requireScope } from '../http/scopes';
 import { ctxOf } from '../http/principal';
 import { query } from '../http/validate';
 
@@ -56,7 +57,7 @@ export function eventsRoutes({ clients, config }: RouteDeps): ServiceRoutes {
     }
   };
   const pub = Router();
-  pub.get('/events', read);
+  pub.get('/events', requireScope('events:read'), read);
   const internal = Router();
   // The events carry every conversation's data: owners and admins, as the webhook settings.
   internal.get('/events', requirePermission('settings:edit'), read);

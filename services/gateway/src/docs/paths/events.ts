@@ -30,7 +30,11 @@ const FEED_DOC =
 const pub = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: events' });
 pub.op('GET /events', {
   summary: 'The event feed: public events after a cursor, oldest first, with long-polling',
-  description: FEED_DOC + ' Needs the API key scope `events:read` once scoped keys exist.',
+  description:
+    FEED_DOC +
+    ' Needs the API key scope `events:read`. The events carry every conversation of the organization, so a key bound to a user ' +
+    'reads the feed only when that user may edit settings (owners and admins): an agent-bound key gets 403.',
+  scope: 'events:read',
   query: EventFeedQuery,
   responses: { 200: FeedPage },
   errors: [410],
