@@ -25,6 +25,7 @@ import {
   Rule,
   RuleCreated,
   Run,
+  RuleSecret,
   Suppression,
   Template,
   TemplateCreated,
@@ -45,6 +46,8 @@ rules.op('GET /automation/rules', {
 });
 rules.op('POST /automation/rules', {
   summary: 'Create a rule (a draft; automation:manage)',
+  description:
+    'The answer carries the rule’s signing secret for http_request steps (shown only here). 400 names the bad field by its path, e.g. `actions[2].then[0].url`; an http_request url on a private or loopback address not in AUTOMATION_ALLOWED_PRIVATE_ADDRESSES is refused.',
   body: NewRule,
   responses: { 201: RuleCreated },
   errors: [503],
@@ -65,10 +68,21 @@ rules.op('POST /automation/rules/:id/activate', {
 rules.op('POST /automation/rules/:id/pause', { summary: 'Pause an active rule (422 for a draft)', responses: { 200: Rule }, errors: [422] });
 rules.op('DELETE /automation/rules/:id', { summary: 'Delete a rule', responses: { 204: null } });
 rules.op('GET /automation/rules/:id/runs', {
-  summary: 'The rule’s run log, newest first',
+  summary: 'The rule’s run history, newest first (runs are kept 30 days after they finish)',
+  description:
+    'Each run with the steps it took (path, type, status, times, error). One run per rule and triggering event, however often the event is delivered. 400 names `status`, `page` or `limit` when they are not valid.',
   query: RunQuery,
   paging: { limit: 50, max: 100 },
   responses: { 200: page(Run) },
+});
+rules.op('GET /automation/runs/:runId', {
+  summary: 'One run of any rule of the org, with its steps',
+  responses: { 200: Run },
+});
+rules.op('POST /automation/rules/:id/rotate-secret', {
+  summary: 'A new signing secret for the rule’s http_request steps (automation:manage)',
+  description: 'The secret is shown only in this answer and in the answer that created the rule; the previous one signs nothing from now on.',
+  responses: { 200: RuleSecret },
 });
 
 const templates = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Message templates' });
