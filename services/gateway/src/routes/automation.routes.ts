@@ -104,7 +104,6 @@ export const Action = z.object(
   { error: 'must be an object with a type' },
 );
 
-
 export const Actions = z.array(Action, { error: 'must be an array of actions' }).max(LIMITS.actions, rules.TOO_MANY_ACTIONS);
 
 export const NewRule = z.object({
