@@ -36,48 +36,11 @@ const MEDIA: Record<Media, [string, Json]> = {
   gif: ['image/gif', { type: 'string', contentMediaType: 'image/gif' }],
 };
 
-/**
- * Named schemas a recursive schema refers to (zod's `$defs`, e.g. an if step's `then` holding more actions, named by
- * `.meta({ id })`): hoisted into the document's components.schemas, since a `#/$defs/…` reference inside one operation's
- * schema would point at the root of the whole document. A name whose request and response shapes differ gets a
- * `Response` twin.
- */
-const hoisted = new Map<string, Json>();
-
-function hoist(defs: Record<string, Json>, io: 'input' | 'output'): Map<string, string> {
-  const names = new Map<string, string>();
-  for (const [name, def] of Object.entries(defs)) {
-    const same = !hoisted.has(name) || JSON.stringify(hoisted.get(name)) === JSON.stringify(tidy(def));
-    names.set(name, same ? name : `${name}${io === 'output' ? 'Response' : 'Request'}`);
-  }
-  for (const [name, def] of Object.entries(defs)) hoisted.set(names.get(name)!, tidy(refsTo(def, names)) as Json);
-  return names;
-}
-
-function refsTo(v: unknown, names: Map<string, string>): unknown {
-  if (Array.isArray(v)) return v.map((x) => refsTo(x, names));
-  if (!v || typeof v !== 'object') return v;
-  const o: Json = {};
-  for (const [k, x] of Object.entries(v)) {
-    const local = k === '$ref' && typeof x === 'string' && x.startsWith('#/$defs/') ? x.slice('#/$defs/'.length) : undefined;
-    o[k] = local !== undefined ? `#/components/schemas/${names.get(local) ?? local}` : refsTo(x, names);
-  }
-  return o;
-}
-
-/** The hoisted named schemas (see `hoisted`), for the document's components. */
-export function namedSchemas(): Json {
-  return Object.fromEntries(hoisted);
-}
-
 /** JSON Schema 2020-12 (what OpenAPI 3.1 speaks) for a zod schema; requests as the client sends them. */
 export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
   const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
   delete out.$schema;
-  const defs = out.$defs as Record<string, Json> | undefined;
-  if (!defs) return tidy(out) as Json;
-  delete out.$defs;
-  return tidy(refsTo(out, hoist(defs, io))) as Json;
+  return tidy(out) as Json;
 }
 
 /** Drop zod's ±MAX_SAFE_INTEGER bounds on every integer: they say nothing a reader needs. */
@@ -229,7 +192,7 @@ export function openApiDocument(ops: Operation[], opts: DocumentOptions): Json {
     servers: [{ url: opts.serverUrl }],
     components: {
       securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => ops.some((o) => o.auth === name))),
-      schemas: { Error: jsonSchema(ErrorBody, 'output'), ...namedSchemas() },
+      schemas: { Error: jsonSchema(ErrorBody, 'output') },
     },
     tags: [...new Set(ops.flatMap((o) => o.tags))].map((name) => ({ name, description: TAGS[name] })),
     paths,

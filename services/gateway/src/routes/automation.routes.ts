@@ -104,6 +104,18 @@ export const Action = z.object(
   { error: 'must be an object with a type' },
 );
 
+/**
+ * Action as the OpenAPI document shows it: JSON Schema of a recursive zod schema refers to itself through `$defs`,
+ * which no operation schema of the document can resolve, so the steps inside an if are described one level deep.
+ */
+const NestedStep = z
+  .looseObject({ type: z.string() })
+  .meta({ description: 'a step of the same shape as the actions (if steps nest at most 5 levels)' });
+export const ActionDoc = Action.omit({ then: true, else: true }).extend({
+  then: z.array(NestedStep).optional().meta({ description: 'if: the steps when every condition holds' }),
+  else: z.array(NestedStep).optional().meta({ description: 'if: the steps otherwise' }),
+});
+
 export const Actions = z.array(Action, { error: 'must be an array of actions' }).max(LIMITS.actions, rules.TOO_MANY_ACTIONS);
 
 export const NewRule = z.object({

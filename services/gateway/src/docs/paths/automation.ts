@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { automationRules } from '@crm/validation';
 import {
   AppointmentSettings,
   CampaignQuery,
   NewCampaign,
+  ActionDoc,
   NewRule,
   NewTemplate,
   NotificationQuery,
@@ -38,6 +40,8 @@ import { MessageBody, page } from '../schemas/common';
  * 503: automation could not ask identity (user ids in actions) or crm (customer lists) right now.
  */
 const rules = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Automation rules' });
+/** The rule body with its steps described one level deep (ActionDoc). */
+const RuleBody = NewRule.extend({ actions: z.array(ActionDoc).max(automationRules.RULE_LIMITS.actions).optional() });
 rules.op('GET /automation/rules', {
   summary: 'Automation rules, filtered by status, type and trigger type',
   query: RuleQuery,
@@ -48,14 +52,14 @@ rules.op('POST /automation/rules', {
   summary: 'Create a rule (a draft; automation:manage)',
   description:
     'The answer carries the rule’s signing secret for http_request steps (shown only here). 400 names the bad field by its path, e.g. `actions[2].then[0].url`; an http_request url on a private or loopback address not in AUTOMATION_ALLOWED_PRIVATE_ADDRESSES is refused.',
-  body: NewRule,
+  body: RuleBody,
   responses: { 201: RuleCreated },
   errors: [503],
 });
 rules.op('GET /automation/rules/:id', { summary: 'One rule with its trigger and actions', responses: { 200: Rule } });
 rules.op('PUT /automation/rules/:id', {
   summary: 'Change a rule; only the fields sent change (an active rule keeps at least one action)',
-  body: NewRule,
+  body: RuleBody,
   responses: { 200: Rule },
   errors: [422, 503],
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { campaignBriefOut, campaignCreatedOut, campaignOut, ruleCreatedOut, ruleOut, runOut } from '../../routes/automation.out';
-import { Action } from '../../routes/automation.routes';
+import { ActionDoc } from '../../routes/automation.routes';
 import type { channelOut } from '../../routes/email.out';
 import { nulls, proto, reply } from '../proto-schema';
 import { keysMatch } from './check';
@@ -19,7 +19,7 @@ export const Rule = z.object({
     conditions: z.array(z.object({ field: z.string(), operator: z.string(), value: z.unknown() })),
     keywords: z.array(z.string()).optional().meta({ description: 'only on keyword triggers' }),
   }),
-  actions: z.array(Action).meta({
+  actions: z.array(ActionDoc).meta({
     description:
       'Steps in order. Besides the plain actions: `if` {conditions, then, else} (nested at most 5 levels), `wait` {duration | minutes}, `http_request` {url, method, headers, bodyTemplate}, signed with the rule’s secret (webhook-id, webhook-timestamp, webhook-signature as webhooks are); its answer is `{{steps.<n>.status}}` / `{{steps.<n>.body.<field>}}` for later steps, n being the step’s place in the run’s `steps`.',
   }),
