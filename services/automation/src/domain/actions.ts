@@ -232,9 +232,7 @@ export class RunScope {
   private async conditionsHold(action: Extract<ActionDef, { type: 'if' }>): Promise<boolean> {
     const needsContact = action.conditions.some((c) => c.field.startsWith('contact.'));
     const facts = { subject: this.subject, contact: needsContact ? await this.contact() : undefined };
-    return action.conditions.every((c) =>
-      holds(c, c.field.startsWith('steps.') ? this.stepValue(c.field) : valueOf(this.trigger, facts, c.field)),
-    );
+    return action.conditions.every((c) => holds(c, c.field.startsWith('steps.') ? this.stepValue(c.field) : valueOf(this.trigger, facts, c.field)));
   }
 
   /**

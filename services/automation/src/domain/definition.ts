@@ -155,7 +155,10 @@ export function validateConditions(raw: ConditionInput[], path: string, t: Trigg
     const field = (c.field ?? '').trim();
     if (!field) throw invalid(`${at}.field`, 'is required');
     if (!fields.includes(field) && !(allowSteps && STEP_FIELD.test(field)))
-      throw invalid(`${at}.field`, `is not a field of ${t} (one of ${fields.join(', ')}${allowSteps ? ', steps.<n>.status, steps.<n>.body.<field>' : ''})`);
+      throw invalid(
+        `${at}.field`,
+        `is not a field of ${t} (one of ${fields.join(', ')}${allowSteps ? ', steps.<n>.status, steps.<n>.body.<field>' : ''})`,
+      );
     const operator = (c.operator ?? '').trim();
     if (!operator) throw invalid(`${at}.operator`, 'is required');
     if (!(OPERATORS as readonly string[]).includes(operator)) throw invalid(`${at}.operator`, `must be one of ${OPERATORS.join(', ')}`);
@@ -338,7 +341,13 @@ function validateHttpRequest(a: ActionInput, path: string): ActionDef {
   if (bodyTemplate !== undefined && bodyTemplate.length > LIMITS.bodyTemplate)
     throw invalid(`${path}.bodyTemplate`, `must be at most ${LIMITS.bodyTemplate} characters`);
   if (bodyTemplate !== undefined && method === 'GET') throw invalid(`${path}.bodyTemplate`, 'is not sent with GET (use POST, PUT, PATCH or DELETE)');
-  return { type: 'http_request', url: url.toString(), method: method as HttpMethod, headers, ...(bodyTemplate !== undefined ? { bodyTemplate } : {}) };
+  return {
+    type: 'http_request',
+    url: url.toString(),
+    method: method as HttpMethod,
+    headers,
+    ...(bodyTemplate !== undefined ? { bodyTemplate } : {}),
+  };
 }
 
 function validateList(inputs: ActionInput[], path: string, walk: Walk): ActionDef[] {

@@ -15,7 +15,15 @@ describe('program', () => {
       tag('after'),
     ]);
     const paths = p.map((i) => (i.kind === 'step' ? i.path : `jump→${i.to}`));
-    expect(paths).toEqual(['actions[0]', 'actions[0].then[0]', 'actions[0].then[1]', 'actions[0].then[1].then[0]', 'jump→6', 'actions[0].else[0]', 'actions[1]']);
+    expect(paths).toEqual([
+      'actions[0]',
+      'actions[0].then[0]',
+      'actions[0].then[1]',
+      'actions[0].then[1].then[0]',
+      'jump→6',
+      'actions[0].else[0]',
+      'actions[1]',
+    ]);
     const outer = p[0] as Extract<(typeof p)[0], { kind: 'step' }>;
     const inner = p[2] as Extract<(typeof p)[0], { kind: 'step' }>;
     expect(outer.elseAt).toBe(5);

@@ -215,7 +215,12 @@ export async function rotateSecret(deps: Deps, ctx: OrgContext, id: string) {
   const { secret, secretEnc } = await newSecret(deps, orgId, rule.id);
   await withTransaction(deps.pool, async (tx) => {
     await repo.setSecret(tx, orgId, rule.id, secretEnc);
-    await recordAudit(tx, ctx, { action: 'automation_rule.secret_rotated', resourceType: 'automation_rule', resourceId: rule.id, details: { name: rule.name } });
+    await recordAudit(tx, ctx, {
+      action: 'automation_rule.secret_rotated',
+      resourceType: 'automation_rule',
+      resourceId: rule.id,
+      details: { name: rule.name },
+    });
   });
   return { secret };
 }

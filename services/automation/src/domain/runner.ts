@@ -62,7 +62,7 @@ export class Runner {
     const program = compile(row.actions);
     const scope = new RunScope(this.deps, row, rule);
     let attempts = row.attempts;
-    for (let pc = resolve(program, row.next_action); pc < program.length; ) {
+    for (let pc = resolve(program, row.next_action); pc < program.length;) {
       const instruction = program[pc];
       if (instruction.kind !== 'step') throw new Error(`run ${row.id}: instruction ${pc} is not a step`);
       const { action, path } = instruction;
