@@ -54,6 +54,10 @@ export function classify(err: unknown, what: string): ActionFailure {
 
 const permanent = (message: string) => new ActionFailure(message, false);
 
+/** The trigger of a run started by hand (POST /automation/rules/:id/run), and its event type. */
+export const MANUAL_TRIGGER = 'manual';
+export const MANUAL_EVENT = 'automation.manual';
+
 /** The additional data a rule's secret is encrypted with: it decrypts only as this org's and this rule's. */
 export const ruleSecretAad = (orgId: string, ruleId: string) => `automation-rule-secret:${orgId}:${ruleId}`;
 
@@ -173,6 +177,8 @@ export class RunScope {
     if (this.prefix === 'conversation' && typeof this.subject.id === 'string') return this.subject.id;
     // conversation.assigned / conversation.status_changed name their conversation conversationId.
     if (this.prefix === 'conversation' && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
+    // A run started by hand, on the conversation the person named.
+    if (this.run.trigger_type === MANUAL_TRIGGER && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
     return undefined;
   }
 

@@ -8,7 +8,7 @@ import type { Deps } from '../deps';
 import * as repo from '../db/rules.repo';
 import * as runs from '../db/runs.repo';
 import { existingTemplateIds } from '../db/templates.repo';
-import { ruleSecretAad } from './actions';
+import { MANUAL_EVENT, MANUAL_TRIGGER, ruleSecretAad } from './actions';
 import { generateSecret } from './signing';
 import {
   ActionDef,
@@ -223,4 +223,54 @@ export async function rotateSecret(deps: Deps, ctx: OrgContext, id: string) {
     });
   });
   return { secret };
+}
+
+/**
+ * A run of an active rule started by hand on a contact and/or conversation of the org: the trigger's conditions are not
+ * judged (a person chose to run it); its steps run as any run's do (if steps read `contact.*`, fields the trigger's
+ * event would have carried are absent). Each call is its own run (a fresh event id); 202 with the run's id, which the
+ * run history shows as trigger `manual`. The contact is checked with crm; a conversation that does not exist in the org
+ * fails the steps that use it (messaging answers them not found).
+ */
+export async function runNow(deps: Deps, ctx: OrgContext, req: { id: string; contactId?: string; conversationId?: string }) {
+  const { orgId, userId } = requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  const rule = await load(deps, orgId, req.id);
+  if (rule.status !== 'active')
+    throw new AppError('failed_precondition', `Only an active rule can be run; this one is ${rule.status}`, { code: 'invalid_state' });
+  const contactId = req.contactId?.trim() ? req.contactId.trim().toLowerCase() : undefined;
+  const conversationId = req.conversationId?.trim() ? req.conversationId.trim().toLowerCase() : undefined;
+  if (contactId && !isUuid(contactId)) throw invalid('contactId', 'must be a contact id');
+  if (conversationId && !isUuid(conversationId)) throw invalid('conversationId', 'must be a conversation id');
+  let contact: Record<string, unknown> | undefined;
+  if (contactId) {
+    try {
+      contact = { ...(await deps.remote.crm().GetContactBrief({ id: contactId }, ctx)) };
+    } catch (err) {
+      if ((err as { code?: number }).code === status.NOT_FOUND) throw invalid('contactId', `no contact ${contactId} in this organization`);
+      throw new AppError('unavailable', 'Cannot check the contact right now (crm unavailable); try again shortly');
+    }
+  }
+  const id = randomUUID();
+  const eventId = randomUUID();
+  await withTransaction(deps.pool, async (tx) => {
+    await runs.insertRun(tx, {
+      id,
+      orgId,
+      ruleId: rule.id,
+      eventId,
+      eventType: MANUAL_EVENT,
+      contactId: contactId ?? null,
+      conversationId: conversationId ?? null,
+      triggerType: MANUAL_TRIGGER,
+      context: {
+        event: { id: eventId, type: MANUAL_EVENT, occurredAt: new Date().toISOString() },
+        data: { contactId, conversationId, requestedBy: userId },
+        ...(contact ? { contact } : {}),
+      },
+      actions: rule.actions,
+    });
+    await tx.query(`SELECT pg_notify('${runs.RUNS_CHANNEL}', '')`);
+  });
+  return { runId: id };
 }

@@ -206,6 +206,11 @@ function actionMsg(a: ActionBody): Record<string, unknown> {
   };
 }
 
+export const RunRuleBody = z.object({
+  contactId: str(100).optional().describe('the contact the run acts on'),
+  conversationId: str(100).optional().describe('the conversation the run acts on (send_message goes there)'),
+});
+
 export const RunQuery = z.object({ status: s.optionalQueryEnum(rules.RUN_STATUSES) });
 export const TemplateQuery = z.object({ category: z.string().max(rules.TEMPLATE_TEXT_MAX.category).optional() });
 export const CampaignQuery = z.object({ status: s.optionalQueryEnum(rules.CAMPAIGN_STATUSES) });
@@ -271,6 +276,10 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
   });
   r.post('/automation/rules/:id/rotate-secret', async (req, res) => {
     res.json(await automation().RotateRuleSecret({ id: req.params.id }, ctxOf(req, res)));
+  });
+  r.post('/automation/rules/:id/run', async (req, res) => {
+    const b = parse(RunRuleBody, req.body);
+    res.status(202).json(await automation().RunRule({ id: req.params.id, ...b }, ctxOf(req, res)));
   });
   r.get('/automation/runs/:runId', async (req, res) => {
     res.json(runOut(await automation().GetRun({ id: req.params.runId }, ctxOf(req, res))));

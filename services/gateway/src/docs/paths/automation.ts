@@ -11,6 +11,7 @@ import {
   RecipientQuery,
   RuleQuery,
   RunQuery,
+  RunRuleBody,
   ScheduleBody,
   TemplateQuery,
 } from '../../routes/automation.routes';
@@ -28,6 +29,7 @@ import {
   RuleCreated,
   Run,
   RuleSecret,
+  RunStarted,
   Suppression,
   Template,
   TemplateCreated,
@@ -78,6 +80,14 @@ rules.op('GET /automation/rules/:id/runs', {
   query: RunQuery,
   paging: { limit: 50, max: 100 },
   responses: { 200: page(Run) },
+});
+rules.op('POST /automation/rules/:id/run', {
+  summary: 'Run an active rule now on a contact and/or conversation (automation:manage)',
+  description:
+    'The trigger’s conditions are not judged: a person chose to run it. Each call starts its own run, shown in the run history with trigger `manual`. 400 names `contactId` (not a contact of the org) or `conversationId`; 422 `invalid_state` unless the rule is active.',
+  body: RunRuleBody,
+  responses: { 202: RunStarted },
+  errors: [422, 503],
 });
 rules.op('GET /automation/runs/:runId', {
   summary: 'One run of any rule of the org, with its steps',

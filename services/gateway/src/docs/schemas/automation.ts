@@ -74,6 +74,8 @@ export const Run = z.object({
 });
 keysMatch<z.infer<typeof Run>, ReturnType<typeof runOut>>(true);
 
+export const RunStarted = z.object({ runId: z.string().meta({ description: 'GET /automation/runs/{runId} follows it' }) });
+
 export const RuleSecret = z.object({ secret: z.string().meta({ description: 'the new signing secret (`whsec_…`), shown this once' }) });
 
 /** automation.out templateOut: no category is null. */
