@@ -542,6 +542,9 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
       }),
     );
     expectAt(200, 'GET', '/api/v1/automation/rules/{id}', await o.get(`/api/v1/automation/rules/${workflow.id}`));
+    expectAt(422, 'POST', '/api/v1/automation/rules/{id}/run', await o.post(`/api/v1/automation/rules/${workflow.id}/run`, {}));
+    const started = expectAt(202, 'POST', '/api/v1/automation/rules/{id}/run', await o.post(`/api/v1/automation/rules/${rule.id}/run`, {}));
+    expectAt(200, 'GET', '/api/v1/automation/runs/{runId}', await o.get(`/api/v1/automation/runs/${started.runId}`));
     expectAt(409, 'DELETE', '/api/v1/automation/templates/{id}', await o.del(`/api/v1/automation/templates/${tpl.id}`));
     expectAt(204, 'DELETE', '/api/v1/automation/rules/{id}', await o.del(`/api/v1/automation/rules/${scored.body.id}`));
 
