@@ -55,7 +55,7 @@ describe('automation action assign_round_robin', () => {
     const completed = (n: number) =>
       eventually(async () => {
         const runs = (await owner.get(`/api/v1/automation/rules/${rule.body.id}/runs?limit=100`)).body.data;
-        return runs.filter((r: any) => r.status === 'completed').length >= n ? runs : undefined;
+        return runs.filter((r: any) => r.status === 'succeeded').length >= n ? runs : undefined;
       }, 20_000);
     const assigneeOf = async (threadId: string) => {
       const list = (await owner.get(`/api/v1/conversations?chatnetAccountId=${accountId}&limit=100`)).body.data;

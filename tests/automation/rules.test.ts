@@ -54,10 +54,16 @@ describe('automation rules', () => {
 
   let ruleId: string;
 
-  it('POST /automation/rules creates a draft and answers 201 {id, name, status, createdAt}', async () => {
+  it('POST /automation/rules creates a draft and answers 201 {id, name, status, createdAt, secret}', async () => {
     const res = await owner.post('/api/v1/automation/rules', valid());
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.any(String), name: 'Welcome new leads', status: 'draft', createdAt: expect.any(String) });
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      name: 'Welcome new leads',
+      status: 'draft',
+      createdAt: expect.any(String),
+      secret: expect.stringMatching(/^whsec_/),
+    });
     expect(new Date(res.body.createdAt).toISOString()).toBe(res.body.createdAt);
     ruleId = res.body.id;
   });

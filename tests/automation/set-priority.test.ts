@@ -77,7 +77,7 @@ describe('automation action set_priority and trigger conversation_priority_chang
     await bus.inbound(orgId, { accountId, fromUid: 'vip-1', content: 'refund please' });
     await eventually(async () => {
       const runs = (await owner.get(`/api/v1/automation/rules/${setter.body.id}/runs?limit=100`)).body.data;
-      return runs.filter((r: any) => r.status === 'completed').length === 2 || undefined;
+      return runs.filter((r: any) => r.status === 'succeeded').length === 2 || undefined;
     }, 20_000);
     expect(bus.of('conversation.priority_changed').filter((e) => e.data.conversationId === conversation.id)).toHaveLength(1);
     const followerRuns = (await owner.get(`/api/v1/automation/rules/${follower.body.id}/runs?limit=100`)).body.data;

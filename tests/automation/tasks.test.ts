@@ -205,7 +205,7 @@ describe('tasks in automation', () => {
       // The run log says done, and a redelivered event starts no second run.
       const runs = await eventually(async () => {
         const r = (await owner.get(`/api/v1/automation/rules/${rule.body.id}/runs`)).body.data;
-        return r.length === 1 && r[0].status === 'completed' ? r : undefined;
+        return r.length === 1 && r[0].status === 'succeeded' ? r : undefined;
       });
       expect(runs).toHaveLength(1);
       await bus.publish(

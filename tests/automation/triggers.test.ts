@@ -62,7 +62,7 @@ describe('automation triggers and actions', () => {
   const finishedRun = (ruleId: string, count = 1) =>
     eventually(async () => {
       const runs = await runsOf(ruleId);
-      const done = runs.data.filter((r: any) => ['completed', 'failed', 'cancelled'].includes(r.status));
+      const done = runs.data.filter((r: any) => ['succeeded', 'failed', 'cancelled'].includes(r.status));
       return done.length >= count ? done : undefined;
     });
   const notificationsOf = async (as: Client = owner) => (await as.get('/api/v1/notifications')).body;
@@ -109,10 +109,23 @@ describe('automation triggers and actions', () => {
     expect(run).toEqual({
       id: expect.any(String),
       ruleId,
+      trigger: 'contact_created',
       eventId: event.id,
       eventType: 'contact.created',
       contactId: hot.id,
-      status: 'completed',
+      conversationId: null,
+      status: 'succeeded',
+      steps: [
+        {
+          path: 'actions[0]',
+          type: 'send_notification',
+          status: 'succeeded',
+          startedAt: expect.any(String),
+          finishedAt: expect.any(String),
+          error: null,
+        },
+      ],
+      startedAt: run.createdAt,
       actionsDone: 1,
       totalActions: 1,
       error: null,
@@ -206,7 +219,7 @@ describe('automation triggers and actions', () => {
     const event = await bus.publish('message.received', orgId, messageData(contact.id, conversationId, 'Is this still available?'));
 
     const [run] = await finishedRun(ruleId);
-    expect(run.status).toBe('completed');
+    expect(run.status).toBe('succeeded');
     const sent = messaging.messages().filter((m) => m.conversationId === conversationId);
     expect(sent).toEqual([
       {
@@ -304,7 +317,7 @@ describe('automation triggers and actions', () => {
       threadId: 't2',
     });
     const [run] = await finishedRun(ruleId);
-    expect(run).toEqual(expect.objectContaining({ status: 'completed', actionsDone: 2, totalActions: 2, contactId: contact.id }));
+    expect(run).toEqual(expect.objectContaining({ status: 'succeeded', actionsDone: 2, totalActions: 2, contactId: contact.id }));
     expect(crm.patches.filter((p) => p.id === contact.id)).toEqual([
       { orgId, role: 'admin', id: contact.id, assignedUserId: agentId, addTags: [] },
       { orgId, role: 'admin', id: contact.id, assignedUserId: undefined, addTags: ['group-chat'] },
@@ -342,7 +355,7 @@ describe('automation triggers and actions', () => {
     await bus.publish('appointment.created', orgId, appointment(noChat.id, 'Lonely'));
     const runs = await finishedRun(ruleId, 2);
     const byContact = Object.fromEntries(runs.map((r: any) => [r.contactId, r]));
-    expect(byContact[withChat.id].status).toBe('completed');
+    expect(byContact[withChat.id].status).toBe('succeeded');
     expect(byContact[noChat.id]).toEqual(
       expect.objectContaining({ status: 'failed', actionsDone: 0, error: expect.stringContaining('no conversation') }),
     );
@@ -392,7 +405,7 @@ describe('automation triggers and actions', () => {
     messaging.failNext(1);
     await bus.publish('message.received', orgId, messageData(contact.id, conversationId, 'Retry me'));
     const [run] = await finishedRun(ruleId);
-    expect(run.status).toBe('completed');
+    expect(run.status).toBe('succeeded');
     const calls = messaging.calls.filter((c) => c.conversationId === conversationId);
     expect(calls).toHaveLength(2);
     expect(calls[0].clientMessageId).toBe(calls[1].clientMessageId);
@@ -465,7 +478,7 @@ describe('automation triggers and actions', () => {
       expect(note.message).toBe('Follow up with Patient Person');
       expect(Date.parse(note.createdAt)).toBeGreaterThanOrEqual(Date.parse(waiting.resumeAt));
       const [run] = await finishedRun(ruleId);
-      expect(run).toEqual(expect.objectContaining({ status: 'completed', actionsDone: 3 }));
+      expect(run).toEqual(expect.objectContaining({ status: 'succeeded', actionsDone: 3 }));
       // The first action ran once, before the wait, not again after the restart.
       expect(crm.patches.filter((p) => p.id === c.id)).toHaveLength(1);
       await owner.post(`/api/v1/automation/rules/${ruleId}/pause`);

@@ -57,7 +57,7 @@ describe('automation with crm, through the gateway', () => {
     expect((await agent.get('/api/v1/notifications')).body.data.map((n: any) => n.id)).toContain(note.id);
     const runs = await eventually(async () => {
       const r = (await owner.get(`/api/v1/automation/rules/${rule.body.id}/runs`)).body;
-      return r.data.length === 1 && r.data[0].status === 'completed' ? r : undefined;
+      return r.data.length === 1 && r.data[0].status === 'succeeded' ? r : undefined;
     });
     expect(runs.data[0].contactId).toBe(contact.body.id);
     await owner.post(`/api/v1/automation/rules/${rule.body.id}/pause`);

@@ -74,7 +74,7 @@ describe('automation with crm and messaging: keyword auto-reply', () => {
     expect(reply).toEqual(expect.objectContaining({ threadId: uid, content: 'Dạ chào Lan, em gửi báo giá ngay ạ' }));
     const runs = await eventually(async () => {
       const r = (await owner.get(`/api/v1/automation/rules/${rule.body.id}/runs`)).body;
-      return r.data[0]?.status === 'completed' ? r : undefined;
+      return r.data[0]?.status === 'succeeded' ? r : undefined;
     });
     expect(runs.data[0]).toEqual(expect.objectContaining({ eventType: 'message.received', actionsDone: 2 }));
 

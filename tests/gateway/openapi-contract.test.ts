@@ -541,6 +541,32 @@ describe('the public API answers what /api/public/openapi.json documents', () =>
     ).toEqual(['price']);
     expectAt(400, 'GET', '/api/v1/automation/rules', await o.get('/api/v1/automation/rules?status=bogus'));
     expectAt(200, 'GET', '/api/v1/automation/rules/{id}/runs', await o.get(`/api/v1/automation/rules/${rule.id}/runs`));
+    expectAt(400, 'GET', '/api/v1/automation/rules/{id}/runs', await o.get(`/api/v1/automation/rules/${rule.id}/runs?status=bogus`));
+    expectAt(404, 'GET', '/api/v1/automation/runs/{runId}', await o.get(`/api/v1/automation/runs/${NOPE}`));
+    expectAt(200, 'POST', '/api/v1/automation/rules/{id}/rotate-secret', await o.post(`/api/v1/automation/rules/${rule.id}/rotate-secret`));
+    // Workflow steps read back as written (if with its branches, http_request with its headers).
+    const workflow = expectAt(
+      201,
+      'POST',
+      '/api/v1/automation/rules',
+      await o.post('/api/v1/automation/rules', {
+        name: 'Workflow',
+        trigger: { type: 'message_received' },
+        actions: [
+          { type: 'http_request', url: 'https://example.com/hook', method: 'POST', headers: { 'x-team': 'sales' }, bodyTemplate: '{"a":1}' },
+          {
+            type: 'if',
+            conditions: [{ field: 'steps.0.status', operator: 'equals', value: 200 }],
+            then: [{ type: 'wait', minutes: 5 }],
+            else: [{ type: 'add_tag', tag: 'hook-failed' }],
+          },
+        ],
+      }),
+    );
+    expectAt(200, 'GET', '/api/v1/automation/rules/{id}', await o.get(`/api/v1/automation/rules/${workflow.id}`));
+    expectAt(422, 'POST', '/api/v1/automation/rules/{id}/run', await o.post(`/api/v1/automation/rules/${workflow.id}/run`, {}));
+    const started = expectAt(202, 'POST', '/api/v1/automation/rules/{id}/run', await o.post(`/api/v1/automation/rules/${rule.id}/run`, {}));
+    expectAt(200, 'GET', '/api/v1/automation/runs/{runId}', await o.get(`/api/v1/automation/runs/${started.runId}`));
     expectAt(409, 'DELETE', '/api/v1/automation/templates/{id}', await o.del(`/api/v1/automation/templates/${tpl.id}`));
     expectAt(204, 'DELETE', '/api/v1/automation/rules/{id}', await o.del(`/api/v1/automation/rules/${scored.body.id}`));
 

@@ -15,6 +15,8 @@ import { LinkSigner } from './domain/email';
 import { AlertRecipients } from './domain/alert-recipients';
 import { ReminderSender } from './domain/reminder-sender';
 import { Runner } from './domain/runner';
+import { RunLogSweeper } from './domain/run-log-sweeper';
+import { HttpStepClient } from './domain/http-step';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
 import {
   EMAIL_ALERT_BINDINGS,
@@ -66,6 +68,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     emailGuard: new AddressGuard({ allow: config.EMAIL_ALLOWED_PRIVATE_ADDRESSES, purpose: 'campaign emails' }),
     links: LinkSigner.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD),
     rules: new RuleCache({ pool, databaseUrl: directDatabaseUrl(config), log, maxAgeMs: config.RULE_CACHE_MAX_AGE_MS }),
+    httpSteps: new HttpStepClient(config.AUTOMATION_ALLOWED_PRIVATE_ADDRESSES),
   };
 
   const metrics = new Metrics('automation');
@@ -80,6 +83,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     metrics,
   });
   const runner = new Runner(deps);
+  const sweeper = new RunLogSweeper(deps);
   const shares = automationShares(deps);
   // Rule triggers, campaign replies and read receipts on one queue (issue #28): one copy and one commit per batch.
   const consumer = new EventConsumer({
@@ -162,6 +166,8 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     stopped.push(() => deps.rules.stop());
     await runner.start();
     stopped.push(() => runner.stop());
+    await sweeper.start();
+    stopped.push(() => sweeper.stop());
     await consumer.start();
     stopped.push(() => consumer.stop());
     await sender.start();
@@ -183,6 +189,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     for (const stop of stopped.reverse()) await stop().catch(() => undefined);
     remote.close();
     deps.mail.close();
+    deps.httpSteps.close();
     await pool.end();
     throw err;
   }
@@ -198,10 +205,12 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     await reminders.stop();
     await sender.stop();
     await runner.stop();
+    await sweeper.stop();
     await deps.rules.stop();
     await relay.stop();
     remote.close();
     deps.mail.close();
+    deps.httpSteps.close();
     await pool.end();
   };
   return withMetricsServer(metrics, { port: config.METRICS_PORT, host: config.GRPC_HOST, log }, { port, stop });

@@ -58,14 +58,17 @@ const Env = z.object({
   CONNECTOR_ADDR: z.string().default('127.0.0.1:50054'),
   /** Deadline of every call to another service, in milliseconds. */
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-  /** How often due runs (ended waits, retries) are looked for; new runs are started at once through NOTIFY. */
-  RUN_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(1_000),
   /** Runs executed at once by one instance. */
   RUN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** Waits before retrying an action that failed for a passing reason (service down, account offline). */
   RUN_RETRY_SCHEDULE: durationList('5s,30s,2m,10m,30m,2h'),
-  /** Finished runs stay in a rule's run log this many days. */
-  RUN_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  /** Finished runs stay in a rule's run history this many days (then the timer facility sweeps them away). */
+  RUN_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /**
+   * IPs/CIDRs a rule's http_request step may reach although private, loopback or link-local (a system on the internal
+   * network); empty: only public addresses. Its own list, as webhooks have theirs (WEBHOOK_ALLOWED_PRIVATE_ADDRESSES).
+   */
+  AUTOMATION_ALLOWED_PRIVATE_ADDRESSES: allowListEnv(),
   /** Delays between redeliveries of an event whose handling failed (e.g. the database was unreachable). */
   EVENT_RETRY_SCHEDULE: durationList('1s,5s,30s,2m'),
   /**

@@ -5,6 +5,7 @@ import type { MailSender } from '@crm/mail';
 import type { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
 import type { LinkSigner } from './domain/email/links';
+import type { HttpStepClient } from './domain/http-step';
 import type { RuleCache } from './domain/rule-cache';
 import type { Remote } from './remote';
 
@@ -24,4 +25,6 @@ export interface Deps {
   links: LinkSigner;
   /** The orgs' active rules, per trigger, held in memory for the trigger consumer. */
   rules: RuleCache;
+  /** http_request steps, through the SSRF guard (AUTOMATION_ALLOWED_PRIVATE_ADDRESSES). */
+  httpSteps: HttpStepClient;
 }

@@ -2,7 +2,7 @@
 // definition checks use the same ones. What a trigger type, field or operator means stays in automation.
 
 export const RULE_STATUSES = ['draft', 'active', 'paused'] as const;
-export const RUN_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
+export const RUN_STATUSES = ['running', 'waiting', 'succeeded', 'failed', 'cancelled'] as const;
 
 export const RULE_LIMITS = {
   conditions: 20,
@@ -21,6 +21,14 @@ export const RULE_LIMITS = {
   conditionField: 200,
   /** Longest wait: a quarter of a year is plenty for follow-ups. */
   waitSeconds: 90 * 86_400,
+  /** if steps inside if steps: at most this many levels (a top-level if is level 1). */
+  nesting: 5,
+  /** Every step of a rule counted, however deep (what one run can take at most). */
+  steps: 100,
+  url: 2000,
+  headers: 20,
+  headerValue: 1000,
+  bodyTemplate: 10_000,
 } as const;
 
 export const TOO_MANY_CONDITIONS = `must have at most ${RULE_LIMITS.conditions} conditions`;

@@ -25,6 +25,16 @@ export function triggerOf(r: RuleRow): TriggerDef {
   return { type: r.trigger_type, conditions: r.conditions, keywords: r.keywords };
 }
 
+const conditionMessage = (c: Condition) => ({ field: c.field, operator: c.operator, valueJson: JSON.stringify(c.value) });
+
+/** One Action message: a cleared priority (null) travels as "" (proto3 strings have no null); if steps nest. */
+function actionMessage(a: ActionDef): Record<string, unknown> {
+  if (a.type === 'set_priority') return { ...a, priority: a.priority ?? '' };
+  if (a.type === 'if')
+    return { type: a.type, conditions: a.conditions.map(conditionMessage), then: a.then.map(actionMessage), else: a.else.map(actionMessage) };
+  return a;
+}
+
 /** The Rule message: condition values travel as JSON text, unset action fields stay absent. */
 export function toRule(r: RuleRow) {
   return {
@@ -34,11 +44,10 @@ export function toRule(r: RuleRow) {
     type: r.type,
     trigger: {
       type: r.trigger_type,
-      conditions: r.conditions.map((c) => ({ field: c.field, operator: c.operator, valueJson: JSON.stringify(c.value) })),
+      conditions: r.conditions.map(conditionMessage),
       keywords: r.keywords,
     },
-    // A cleared priority (null) travels as "" (proto3 strings have no null).
-    actions: r.actions.map((a) => (a.type === 'set_priority' ? { ...a, priority: a.priority ?? '' } : a)),
+    actions: r.actions.map(actionMessage),
     status: r.status,
     createdAt: iso(r.created_at),
     updatedAt: iso(r.updated_at),
@@ -86,12 +95,14 @@ export interface NewRule {
   trigger: TriggerDef;
   actions: ActionDef[];
   createdBy: string | null;
+  /** The signing secret, encrypted with the org and rule id as additional data. */
+  secretEnc: string;
 }
 
 export async function insertRule(db: Queryable, r: NewRule): Promise<void> {
   await db.query(
-    `INSERT INTO rules (id, org_id, name, description, type, trigger_type, conditions, keywords, actions, created_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    `INSERT INTO rules (id, org_id, name, description, type, trigger_type, conditions, keywords, actions, created_by, secret_enc)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
     [
       r.id,
       r.orgId,
@@ -103,6 +114,7 @@ export async function insertRule(db: Queryable, r: NewRule): Promise<void> {
       r.trigger.keywords,
       JSON.stringify(r.actions),
       r.createdBy,
+      r.secretEnc,
     ],
   );
 }
@@ -152,12 +164,26 @@ export async function deleteRule(db: Queryable, orgId: string, id: string): Prom
   return rows[0]?.name;
 }
 
-const STATE = { name: 'automation_rule_state', text: 'SELECT name, status FROM rules WHERE org_id = $1 AND id = $2' };
+const STATE = { name: 'automation_rule_state_v2', text: 'SELECT id, name, status, secret_enc FROM rules WHERE org_id = $1 AND id = $2' };
 
-/** Just what the runner checks before each run: is the rule still there and active? */
-export async function ruleState(db: Queryable, orgId: string, id: string): Promise<{ name: string; status: RuleStatus } | undefined> {
-  const { rows } = await db.query<{ name: string; status: RuleStatus }>({ ...STATE, values: [orgId, id] });
+export interface RuleState {
+  id: string;
+  name: string;
+  status: RuleStatus;
+  /** The signing secret of http_request steps, encrypted (null: the rule has none yet). */
+  secret_enc: string | null;
+}
+
+/** Just what the runner needs before each run: is the rule still there and active, and its signing secret. */
+export async function ruleState(db: Queryable, orgId: string, id: string): Promise<RuleState | undefined> {
+  const { rows } = await db.query<RuleState>({ ...STATE, values: [orgId, id] });
   return rows[0];
+}
+
+/** Replace a rule's signing secret (encrypted by the caller). */
+export async function setSecret(db: Queryable, orgId: string, id: string, secretEnc: string): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE rules SET secret_enc = $3 WHERE org_id = $1 AND id = $2', [orgId, id, secretEnc]);
+  return rowCount === 1;
 }
 
 const ACTIVE_OF_ORG = {
@@ -175,8 +201,9 @@ export async function activeRulesOfOrg(db: Queryable, orgId: string): Promise<Ru
 /** The names of the org's rules whose actions use this template (a template in use is not deleted). */
 export async function rulesUsingTemplate(db: Queryable, orgId: string, templateId: string): Promise<string[]> {
   const { rows } = await db.query<{ name: string }>(
-    `SELECT r.name FROM rules r WHERE r.org_id = $1 AND EXISTS (
-       SELECT 1 FROM jsonb_array_elements(r.actions) a WHERE a->>'templateId' = $2 OR a->>'template' = $2)
+    // Anywhere in the tree: steps inside if steps use templates too.
+    `SELECT r.name FROM rules r WHERE r.org_id = $1
+       AND jsonb_path_exists(r.actions, 'strict $.** ? (@.templateId == $id || @.template == $id)', jsonb_build_object('id', $2::text))
      ORDER BY r.name LIMIT 5`,
     [orgId, templateId],
   );

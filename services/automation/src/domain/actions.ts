@@ -5,10 +5,12 @@ import type { RunContext, RunRow } from '../db/runs.repo';
 import { getTemplate } from '../db/templates.repo';
 import { systemContext } from '../remote';
 import { isUuid } from '@crm/validation';
-import { ActionDef, CONVERSATION_ASSIGNEE, parseDuration } from './definition';
+import type { RuleState } from '../db/rules.repo';
+import { ActionDef, CONVERSATION_ASSIGNEE, STEP_FIELD, waitSeconds } from './definition';
+import { HttpStepError } from './http-step';
 import * as notifications from './notifications';
 import { placeholdersOf, render } from './text';
-import { subjectOf, subjectPrefixOf } from './triggers';
+import { holds, subjectOf, subjectPrefixOf, triggersOfEvent, valueOf, type TriggerType } from './triggers';
 
 /**
  * Performing one action of a run. Every action is safe to perform twice (a run resumed after a crash
@@ -52,6 +54,13 @@ export function classify(err: unknown, what: string): ActionFailure {
 
 const permanent = (message: string) => new ActionFailure(message, false);
 
+/** The trigger of a run started by hand (POST /automation/rules/:id/run), and its event type. */
+export const MANUAL_TRIGGER = 'manual';
+export const MANUAL_EVENT = 'automation.manual';
+
+/** The additional data a rule's secret is encrypted with: it decrypts only as this org's and this rule's. */
+export const ruleSecretAad = (orgId: string, ruleId: string) => `automation-rule-secret:${orgId}:${ruleId}`;
+
 /** Variables that come from the contact record; a template using one makes the run fetch the contact. */
 const CONTACT_VARIABLES = new Set(['name', 'phone', 'email', 'status', 'tags']);
 
@@ -70,14 +79,35 @@ export class RunScope {
   readonly subject: Record<string, unknown>;
   readonly prefix: string;
 
+  readonly ruleName: string;
+  /** The trigger type conditions of if steps are judged by (runs older than the column: the event's first). */
+  readonly trigger: TriggerType;
+
   constructor(
     private readonly deps: Deps,
     readonly run: RunRow,
-    readonly ruleName: string,
+    private readonly rule: RuleState,
   ) {
+    this.ruleName = rule.name;
     this.context = run.context;
     this.subject = subjectOf(run.event_type, run.context.data);
     this.prefix = subjectPrefixOf(run.event_type);
+    this.trigger = (run.trigger_type || triggersOfEvent(run.event_type)[0]) as TriggerType;
+  }
+
+  /** steps.<n>.status / steps.<n>.body.<field>…: the answer of the run's nth step (an http_request), if it had one. */
+  stepValue(name: string): unknown {
+    const m = STEP_FIELD.exec(name);
+    if (!m) return undefined;
+    const answer = this.context.answers?.[m[1]];
+    if (!answer) return undefined;
+    if (m[2] === 'status') return answer.status;
+    let v: unknown = answer.body;
+    for (const key of m[2].split('.').slice(1)) {
+      if (v === null || typeof v !== 'object') return undefined;
+      v = (v as Record<string, unknown>)[key];
+    }
+    return v;
   }
 
   get sys() {
@@ -108,6 +138,11 @@ export class RunScope {
     const contact = needsContact ? await this.contact() : {};
     const s = this.subject;
     return render(text, (name) => {
+      if (name.startsWith('steps.')) {
+        const v = this.stepValue(name);
+        // A JSON value (an object, an array) is written as JSON, so a body template can pass it on.
+        return v !== null && typeof v === 'object' ? JSON.stringify(v) : display(v);
+      }
       if (name.startsWith('contact.')) return display(contact[name.slice('contact.'.length)]);
       if (CONTACT_VARIABLES.has(name)) {
         // A chat contact may have no name yet; the name they chat under is the next best thing.
@@ -142,6 +177,8 @@ export class RunScope {
     if (this.prefix === 'conversation' && typeof this.subject.id === 'string') return this.subject.id;
     // conversation.assigned / conversation.status_changed name their conversation conversationId.
     if (this.prefix === 'conversation' && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
+    // A run started by hand, on the conversation the person named.
+    if (this.run.trigger_type === MANUAL_TRIGGER && typeof this.subject.conversationId === 'string') return this.subject.conversationId;
     return undefined;
   }
 
@@ -197,9 +234,52 @@ export class RunScope {
     }
   }
 
-  /** Perform action `index`; returns the time to resume at for a wait. */
-  async perform(index: number, action: ActionDef): Promise<{ waitUntil?: Date }> {
+  /** An if step: do all its conditions hold (the trigger's fields, the contact, earlier steps' answers)? */
+  private async conditionsHold(action: Extract<ActionDef, { type: 'if' }>): Promise<boolean> {
+    const needsContact = action.conditions.some((c) => c.field.startsWith('contact.'));
+    const facts = { subject: this.subject, contact: needsContact ? await this.contact() : undefined };
+    return action.conditions.every((c) => holds(c, c.field.startsWith('steps.') ? this.stepValue(c.field) : valueOf(this.trigger, facts, c.field)));
+  }
+
+  /**
+   * An http_request step: the rendered body, signed with the rule's secret, through the SSRF guard; the answer (any
+   * status: later steps branch on it) is kept as steps.<stepIndex>. No answer (refused address, no connection, no
+   * answer within 10 s): a refusal fails the run, the rest are retried on the run retry schedule. The webhook-id is
+   * the same on every attempt of the step, so a receiver can tell a retry from a new request.
+   */
+  private async httpRequest(index: number, action: Extract<ActionDef, { type: 'http_request' }>, stepIndex: number): Promise<void> {
+    if (!this.rule.secret_enc) throw permanent('The rule has no signing secret; give it one with POST /api/v1/automation/rules/:id/rotate-secret');
+    const secret = this.deps.box.decrypt(this.rule.secret_enc, ruleSecretAad(this.run.org_id, this.rule.id));
+    const body = action.bodyTemplate === undefined ? undefined : await this.render(action.bodyTemplate);
+    let answer: { status: number; body: unknown };
+    try {
+      answer = await this.deps.httpSteps.send({
+        url: action.url,
+        method: action.method,
+        headers: action.headers,
+        body,
+        id: notifications.derivedId('http_request', this.run.id, String(index)),
+        secret,
+      });
+    } catch (err) {
+      if (err instanceof HttpStepError) throw new ActionFailure(err.message, !err.refused);
+      throw err;
+    }
+    this.context = { ...this.context, answers: { ...this.context.answers, [String(stepIndex)]: answer } };
+    this.contextChanged = true;
+  }
+
+  /**
+   * Perform step `index` of the run's program, the run's step number `stepIndex`: a wait returns the time to resume
+   * at, an if whether its conditions hold.
+   */
+  async perform(index: number, action: ActionDef, stepIndex: number): Promise<{ waitUntil?: Date; holds?: boolean }> {
     switch (action.type) {
+      case 'if':
+        return { holds: await this.conditionsHold(action) };
+      case 'http_request':
+        await this.httpRequest(index, action, stepIndex);
+        return {};
       case 'send_message': {
         const content = (await this.render(await this.templateText(action))).trim();
         if (!content) throw permanent('The rendered message is empty');
@@ -271,7 +351,7 @@ export class RunScope {
         return {};
       }
       case 'wait':
-        return { waitUntil: new Date(Date.now() + (parseDuration(action.duration) ?? 0) * 1000) };
+        return { waitUntil: new Date(Date.now() + waitSeconds(action) * 1000) };
     }
   }
 }

@@ -17,7 +17,12 @@ export const ACTION_TYPES = [
   'wait',
   'create_task',
   'set_priority',
+  'if',
+  'http_request',
 ] as const;
+
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 /** create_task's assignTo that names no user: whoever the event's conversation (else the contact's latest) is assigned to. */
 export const CONVERSATION_ASSIGNEE = 'conversation_assignee';
@@ -37,10 +42,15 @@ export type ActionDef =
   | { type: 'assign_user'; userId: string }
   | { type: 'assign_round_robin' }
   | { type: 'add_tag'; tag: string }
-  | { type: 'wait'; duration: string }
+  /** duration ("10m") or minutes (fractions allowed): one of them. */
+  | { type: 'wait'; duration?: string; minutes?: number }
   | { type: 'create_task'; title: string; dueInMinutes?: number; assignTo?: string }
   /** null: the conversation's priority is cleared (none). */
-  | { type: 'set_priority'; priority: messagingRules.ConversationPriority | null };
+  | { type: 'set_priority'; priority: messagingRules.ConversationPriority | null }
+  /** All conditions hold → `then`, otherwise `else` (either may be empty, not both). */
+  | { type: 'if'; conditions: Condition[]; then: ActionDef[]; else: ActionDef[] }
+  /** Signed with the rule's secret; the answer's status and JSON body become steps.<n>.status / steps.<n>.body. */
+  | { type: 'http_request'; url: string; method: HttpMethod; headers: Record<string, string>; bodyTemplate?: string };
 
 /** The Action message as it arrives over gRPC (proto3 optionals absent when unset). */
 export interface ActionInput {
@@ -57,11 +67,25 @@ export interface ActionInput {
   assignTo?: string;
   /** set_priority: "" is none (proto3 strings have no null). */
   priority?: string;
+  conditions?: ConditionInput[];
+  then?: ActionInput[];
+  else?: ActionInput[];
+  minutes?: number | null;
+  url?: string;
+  method?: string;
+  headers?: Record<string, string>;
+  bodyTemplate?: string;
+}
+
+export interface ConditionInput {
+  field?: string;
+  operator?: string;
+  valueJson?: string;
 }
 
 export interface TriggerInput {
   type?: string;
-  conditions?: Array<{ field?: string; operator?: string; valueJson?: string }>;
+  conditions?: ConditionInput[];
   keywords?: string[];
 }
 
@@ -116,25 +140,39 @@ function conditionValue(path: string, operator: Operator, valueJson: string | un
   }
 }
 
+/**
+ * A step's answer in an if's conditions and in templates: `steps.<n>.status`, `steps.<n>.body.<field>[.<field>…]`, n
+ * being the step's place in the run's steps (as the run history lists them, from 0).
+ */
+export const STEP_FIELD = /^steps\.(\d{1,3})\.(status|body(?:\.[^.\s{}]+)+)$/;
+
+/** Conditions of a trigger (`trigger.conditions`) or of an if step (`actions[0].conditions`, which may also ask steps.*). */
+export function validateConditions(raw: ConditionInput[], path: string, t: TriggerType, allowSteps = false): Condition[] {
+  if (raw.length > LIMITS.conditions) throw invalid(path, rules.TOO_MANY_CONDITIONS);
+  const fields = knownFields(t);
+  return raw.map((c, i) => {
+    const at = `${path}[${i}]`;
+    const field = (c.field ?? '').trim();
+    if (!field) throw invalid(`${at}.field`, 'is required');
+    if (!fields.includes(field) && !(allowSteps && STEP_FIELD.test(field)))
+      throw invalid(
+        `${at}.field`,
+        `is not a field of ${t} (one of ${fields.join(', ')}${allowSteps ? ', steps.<n>.status, steps.<n>.body.<field>' : ''})`,
+      );
+    const operator = (c.operator ?? '').trim();
+    if (!operator) throw invalid(`${at}.operator`, 'is required');
+    if (!(OPERATORS as readonly string[]).includes(operator)) throw invalid(`${at}.operator`, `must be one of ${OPERATORS.join(', ')}`);
+    return { field, operator: operator as Operator, value: conditionValue(at, operator as Operator, c.valueJson) };
+  });
+}
+
 export function validateTrigger(input: TriggerInput | null | undefined): TriggerDef {
   if (!input) throw invalid('trigger', 'is required');
   const type = (input.type ?? '').trim();
   if (!type) throw invalid('trigger.type', 'is required');
   if (!(TRIGGER_TYPES as readonly string[]).includes(type)) throw invalid('trigger.type', `must be one of ${TRIGGER_TYPES.join(', ')}`);
   const t = type as TriggerType;
-  const raw = input.conditions ?? [];
-  if (raw.length > LIMITS.conditions) throw invalid('trigger.conditions', rules.TOO_MANY_CONDITIONS);
-  const fields = knownFields(t);
-  const conditions: Condition[] = raw.map((c, i) => {
-    const path = `trigger.conditions[${i}]`;
-    const field = (c.field ?? '').trim();
-    if (!field) throw invalid(`${path}.field`, 'is required');
-    if (!fields.includes(field)) throw invalid(`${path}.field`, `is not a field of ${t} (one of ${fields.join(', ')})`);
-    const operator = (c.operator ?? '').trim();
-    if (!operator) throw invalid(`${path}.operator`, 'is required');
-    if (!(OPERATORS as readonly string[]).includes(operator)) throw invalid(`${path}.operator`, `must be one of ${OPERATORS.join(', ')}`);
-    return { field, operator: operator as Operator, value: conditionValue(path, operator as Operator, c.valueJson) };
-  });
+  const conditions = validateConditions(input.conditions ?? [], 'trigger.conditions', t);
   const keywords = (input.keywords ?? []).map((k) => k.trim());
   if (t === 'keyword') {
     if (keywords.length === 0) throw invalid('trigger.keywords', 'is required for a keyword trigger (at least one keyword)');
@@ -176,10 +214,17 @@ function templateRef(path: string, a: ActionInput): { template?: string; templat
   return template ? { template } : {};
 }
 
-export function validateAction(a: ActionInput, i: number): ActionDef {
-  const path = `actions[${i}]`;
+/** Where validation is inside the tree of steps: the trigger (for if conditions), how deep, how many steps so far. */
+interface Walk {
+  trigger: TriggerType;
+  depth: number;
+  count: { n: number };
+}
+
+function validateAction(a: ActionInput, path: string, walk: Walk): ActionDef {
   const type = (a.type ?? '').trim();
   if (!type) throw invalid(`${path}.type`, 'is required');
+  if (++walk.count.n > LIMITS.steps) throw invalid(path, `a rule has at most ${LIMITS.steps} steps in all (counting those inside if steps)`);
   switch (type) {
     case 'send_message': {
       const ref = templateRef(path, a);
@@ -215,7 +260,14 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
       return { type, tag: text(`${path}.tag`, a.tag, LIMITS.tag, true)! };
     case 'wait': {
       const raw = a.duration?.trim();
-      if (!raw) throw invalid(`${path}.duration`, 'is required (e.g. "30s", "10m", "2h", "1d" or a number of seconds)');
+      if (a.minutes !== undefined && a.minutes !== null) {
+        if (raw) throw invalid(`${path}.minutes`, 'give either minutes or duration, not both');
+        const m = a.minutes;
+        if (!Number.isFinite(m) || m * 60 < 1 || m * 60 > LIMITS.waitSeconds)
+          throw invalid(`${path}.minutes`, `must be between 1 second (${1 / 60}) and ${LIMITS.waitSeconds / 60} minutes`);
+        return { type, minutes: m };
+      }
+      if (!raw) throw invalid(`${path}.duration`, 'is required (e.g. "30s", "10m", "2h", "1d", a number of seconds, or give minutes)');
       const seconds = parseDuration(raw);
       if (seconds === undefined) throw invalid(`${path}.duration`, 'must be like "30s", "10m", "2h", "1d" or a number of seconds');
       if (seconds < 1 || seconds > LIMITS.waitSeconds) throw invalid(`${path}.duration`, 'must be between 1 second and 90 days');
@@ -238,9 +290,88 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
     case 'set_priority':
       // The rules of PUT /conversations/:id/priority (messaging checks them again when the action runs).
       return { type, priority: messagingRules.priorityOf(a.priority, `${path}.priority`) };
+    case 'if':
+      return validateIf(a, path, walk);
+    case 'http_request':
+      return validateHttpRequest(a, path);
     default:
       throw invalid(`${path}.type`, `must be one of ${ACTION_TYPES.join(', ')}`);
   }
+}
+
+function validateIf(a: ActionInput, path: string, walk: Walk): ActionDef {
+  if (walk.depth + 1 > LIMITS.nesting) throw invalid(`${path}.type`, `if steps nest at most ${LIMITS.nesting} levels deep`);
+  const raw = a.conditions ?? [];
+  if (raw.length === 0) throw invalid(`${path}.conditions`, 'is required (at least one condition)');
+  const conditions = validateConditions(raw, `${path}.conditions`, walk.trigger, true);
+  const inner: Walk = { ...walk, depth: walk.depth + 1 };
+  const then = validateList(a.then ?? [], `${path}.then`, inner);
+  const otherwise = validateList(a.else ?? [], `${path}.else`, inner);
+  if (then.length === 0 && otherwise.length === 0) throw invalid(`${path}.then`, 'is required (then, else or both need a step)');
+  return { type: 'if', conditions, then, else: otherwise };
+}
+
+/** Headers the request sets itself (framing, the signature): a rule cannot set or forge them. */
+const RESERVED_HEADERS = /^(host|content-length|transfer-encoding|connection|keep-alive|upgrade|te|trailer|expect|proxy-.*|webhook-.*)$/i;
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
+
+function validateHttpRequest(a: ActionInput, path: string): ActionDef {
+  const raw = text(`${path}.url`, a.url, LIMITS.url, true)!;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid(`${path}.url`, 'must be an absolute http or https URL');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) throw invalid(`${path}.url`, 'must be an absolute http or https URL');
+  if (url.username || url.password) throw invalid(`${path}.url`, 'must not contain a user or password (send credentials in headers)');
+  const method = (a.method?.trim() || 'POST').toUpperCase();
+  if (!(HTTP_METHODS as readonly string[]).includes(method)) throw invalid(`${path}.method`, `must be one of ${HTTP_METHODS.join(', ')}`);
+  const entries = Object.entries(a.headers ?? {});
+  if (entries.length > LIMITS.headers) throw invalid(`${path}.headers`, `must have at most ${LIMITS.headers} headers`);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    if (!HEADER_NAME.test(name)) throw invalid(`${path}.headers.${name}`, 'is not a valid header name');
+    if (RESERVED_HEADERS.test(name)) throw invalid(`${path}.headers.${name}`, 'is set by the request itself and cannot be given');
+    if (typeof value !== 'string' || value.length > LIMITS.headerValue || /[\r\n\0]/.test(value))
+      throw invalid(`${path}.headers.${name}`, `must be text of at most ${LIMITS.headerValue} characters on one line`);
+    headers[name] = value;
+  }
+  const bodyTemplate = a.bodyTemplate ? a.bodyTemplate : undefined;
+  if (bodyTemplate !== undefined && bodyTemplate.length > LIMITS.bodyTemplate)
+    throw invalid(`${path}.bodyTemplate`, `must be at most ${LIMITS.bodyTemplate} characters`);
+  if (bodyTemplate !== undefined && method === 'GET') throw invalid(`${path}.bodyTemplate`, 'is not sent with GET (use POST, PUT, PATCH or DELETE)');
+  return {
+    type: 'http_request',
+    url: url.toString(),
+    method: method as HttpMethod,
+    headers,
+    ...(bodyTemplate !== undefined ? { bodyTemplate } : {}),
+  };
+}
+
+function validateList(inputs: ActionInput[], path: string, walk: Walk): ActionDef[] {
+  if (inputs.length > LIMITS.actions) throw invalid(path, rules.TOO_MANY_ACTIONS);
+  return inputs.map((a, i) => validateAction(a, `${path}[${i}]`, walk));
+}
+
+/** Every step of a tree of actions with the path a client wrote it at (`actions[1].then[0]`), in document order. */
+export function* stepsOf(actions: ActionDef[], path = 'actions'): Generator<{ action: ActionDef; path: string }> {
+  for (let i = 0; i < actions.length; i++) {
+    const at = `${path}[${i}]`;
+    const action = actions[i];
+    yield { action, path: at };
+    if (action.type === 'if') {
+      yield* stepsOf(action.then, `${at}.then`);
+      yield* stepsOf(action.else, `${at}.else`);
+    }
+  }
+}
+
+/** Seconds a wait step waits. */
+export function waitSeconds(a: Extract<ActionDef, { type: 'wait' }>): number {
+  if (a.minutes !== undefined) return Math.round(a.minutes * 60);
+  return parseDuration(a.duration ?? '') ?? 0;
 }
 
 /**
@@ -249,28 +380,31 @@ export function validateAction(a: ActionInput, i: number): ActionDef {
  */
 export function checkActionsFitTrigger(trigger: TriggerType, actions: ActionDef[]): void {
   if (!trigger.startsWith('task_')) return;
-  const i = actions.findIndex((a) => a.type === 'create_task');
-  if (i >= 0) throw invalid(`actions[${i}].type`, `create_task cannot follow a ${trigger} trigger (each task it creates would start the rule again)`);
+  for (const { action, path } of stepsOf(actions))
+    if (action.type === 'create_task')
+      throw invalid(`${path}.type`, `create_task cannot follow a ${trigger} trigger (each task it creates would start the rule again)`);
 }
 
-export function validateActions(inputs: ActionInput[]): ActionDef[] {
-  if (inputs.length > LIMITS.actions) throw invalid('actions', rules.TOO_MANY_ACTIONS);
-  return inputs.map(validateAction);
+/** A rule's actions, if steps judged with the trigger's fields. */
+export function validateActions(inputs: ActionInput[], trigger: TriggerType): ActionDef[] {
+  return validateList(inputs, 'actions', { trigger, depth: 0, count: { n: 0 } });
 }
 
 /** Ids the actions refer to, with the field to blame when one does not exist. */
-export function referencesOf(actions: ActionDef[]): { templates: Array<{ id: string; path: string }>; users: Array<{ id: string; path: string }> } {
+export function referencesOf(actions: ActionDef[]): {
+  templates: Array<{ id: string; path: string }>;
+  users: Array<{ id: string; path: string }>;
+} {
   const templates: Array<{ id: string; path: string }> = [];
   const users: Array<{ id: string; path: string }> = [];
-  actions.forEach((a, i) => {
+  for (const { action: a, path } of stepsOf(actions)) {
     if (a.type === 'send_message' || a.type === 'send_notification') {
-      if (a.templateId) templates.push({ id: a.templateId, path: `actions[${i}].templateId` });
-      else if (a.template && isUuid(a.template)) templates.push({ id: a.template, path: `actions[${i}].template` });
+      if (a.templateId) templates.push({ id: a.templateId, path: `${path}.templateId` });
+      else if (a.template && isUuid(a.template)) templates.push({ id: a.template, path: `${path}.template` });
     }
-    if ((a.type === 'assign_user' || a.type === 'send_notification') && a.userId) users.push({ id: a.userId, path: `actions[${i}].userId` });
-    if (a.type === 'create_task' && a.assignTo && a.assignTo !== CONVERSATION_ASSIGNEE)
-      users.push({ id: a.assignTo, path: `actions[${i}].assignTo` });
-  });
+    if ((a.type === 'assign_user' || a.type === 'send_notification') && a.userId) users.push({ id: a.userId, path: `${path}.userId` });
+    if (a.type === 'create_task' && a.assignTo && a.assignTo !== CONVERSATION_ASSIGNEE) users.push({ id: a.assignTo, path: `${path}.assignTo` });
+  }
   return { templates, users };
 }
 

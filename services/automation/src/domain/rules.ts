@@ -8,11 +8,14 @@ import type { Deps } from '../deps';
 import * as repo from '../db/rules.repo';
 import * as runs from '../db/runs.repo';
 import { existingTemplateIds } from '../db/templates.repo';
+import { MANUAL_EVENT, MANUAL_TRIGGER, ruleSecretAad } from './actions';
+import { generateSecret } from './signing';
 import {
   ActionDef,
   checkActionsFitTrigger,
   referencesOf,
   ruleIncomplete,
+  stepsOf,
   validateActions,
   validateDescription,
   validateName,
@@ -61,6 +64,24 @@ async function checkReferences(deps: Deps, ctx: OrgContext, actions: ActionDef[]
   }
   // In action order, so the 400 names the first bad field.
   for (const u of refs.users) await checked.get(u.id);
+  await checkHttpTargets(deps, actions);
+}
+
+/**
+ * The SSRF guard judges an http_request step's host when the rule is saved (a private or loopback address not in
+ * AUTOMATION_ALLOWED_PRIVATE_ADDRESSES: 400 naming the step's url), and again on every request, where it really holds.
+ */
+async function checkHttpTargets(deps: Deps, actions: ActionDef[]): Promise<void> {
+  for (const { action, path } of stepsOf(actions)) {
+    if (action.type !== 'http_request') continue;
+    const verdict = await deps.httpSteps.guard.checkOnSave(new URL(action.url).hostname.replace(/^\[|\]$/g, ''), 2_000);
+    if ('refused' in verdict) throw invalid(`${path}.url`, verdict.refused);
+  }
+}
+
+async function newSecret(deps: Deps, orgId: string, ruleId: string): Promise<{ secret: string; secretEnc: string }> {
+  const secret = generateSecret();
+  return { secret, secretEnc: deps.box.encrypt(secret, ruleSecretAad(orgId, ruleId)) };
 }
 
 export async function list(
@@ -90,14 +111,16 @@ export async function create(deps: Deps, ctx: OrgContext, input: RuleInput) {
   const description = validateDescription(input.description);
   const type = validateRuleType(input.type);
   const trigger = validateTrigger(input.trigger);
-  const actions = validateActions(input.actions ?? []);
+  const actions = validateActions(input.actions ?? [], trigger.type);
   checkActionsFitTrigger(trigger.type, actions);
   await checkReferences(deps, ctx, actions);
   const id = randomUUID();
-  await repo.insertRule(deps.pool, { id, orgId, name, description, type, trigger, actions, createdBy: userId });
+  // Every rule gets its signing secret at birth, shown this once (rotate-secret gives a new one).
+  const { secret, secretEnc } = await newSecret(deps, orgId, id);
+  await repo.insertRule(deps.pool, { id, orgId, name, description, type, trigger, actions, createdBy: userId, secretEnc });
   // Committed: the next event of the org is judged with it (other replicas hear of it by NOTIFY).
   deps.rules.changed(orgId);
-  return repo.toRule((await repo.getRule(deps.pool, orgId, id))!);
+  return { ...repo.toRule((await repo.getRule(deps.pool, orgId, id))!), secret };
 }
 
 export async function update(deps: Deps, ctx: OrgContext, input: RuleInput) {
@@ -109,8 +132,9 @@ export async function update(deps: Deps, ctx: OrgContext, input: RuleInput) {
     description: input.description !== undefined ? validateDescription(input.description) : undefined,
     type: input.type !== undefined ? validateRuleType(input.type) : undefined,
     trigger: input.trigger ? validateTrigger(input.trigger) : undefined,
-    actions: input.setActions ? validateActions(input.actions ?? []) : undefined,
   };
+  // if steps are judged by the trigger the rule will have.
+  if (input.setActions) patch.actions = validateActions(input.actions ?? [], patch.trigger?.type ?? current.trigger_type);
   checkActionsFitTrigger(patch.trigger?.type ?? current.trigger_type, patch.actions ?? current.actions);
   if (patch.actions) {
     await checkReferences(deps, ctx, patch.actions);
@@ -170,4 +194,83 @@ export async function listRuns(deps: Deps, ctx: OrgContext, req: { ruleId: strin
   const rule = await load(deps, orgId, req.ruleId);
   optionalOneOf(req.status, rules.RUN_STATUSES, 'status');
   return runs.listRuns(deps.pool, orgId, rule.id, pageOf(req), req.status || undefined);
+}
+
+/** One run of any rule of the caller's org; another org's run is simply not found. */
+export async function getRun(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  const run = isUuid(id) ? await runs.getRun(deps.pool, orgId, id.toLowerCase()) : undefined;
+  if (!run) throw notFound('Automation run');
+  return run;
+}
+
+/**
+ * A new signing secret for the rule's http_request steps, shown this once; the old one signs nothing from now on.
+ * Audited (never the secret itself).
+ */
+export async function rotateSecret(deps: Deps, ctx: OrgContext, id: string) {
+  const { orgId } = requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  const rule = await load(deps, orgId, id);
+  const { secret, secretEnc } = await newSecret(deps, orgId, rule.id);
+  await withTransaction(deps.pool, async (tx) => {
+    await repo.setSecret(tx, orgId, rule.id, secretEnc);
+    await recordAudit(tx, ctx, {
+      action: 'automation_rule.secret_rotated',
+      resourceType: 'automation_rule',
+      resourceId: rule.id,
+      details: { name: rule.name },
+    });
+  });
+  return { secret };
+}
+
+/**
+ * A run of an active rule started by hand on a contact and/or conversation of the org: the trigger's conditions are not
+ * judged (a person chose to run it); its steps run as any run's do (if steps read `contact.*`, fields the trigger's
+ * event would have carried are absent). Each call is its own run (a fresh event id); 202 with the run's id, which the
+ * run history shows as trigger `manual`. The contact is checked with crm; a conversation that does not exist in the org
+ * fails the steps that use it (messaging answers them not found).
+ */
+export async function runNow(deps: Deps, ctx: OrgContext, req: { id: string; contactId?: string; conversationId?: string }) {
+  const { orgId, userId } = requireUser(ctx);
+  requireCan(ctx, 'automation:manage');
+  const rule = await load(deps, orgId, req.id);
+  if (rule.status !== 'active')
+    throw new AppError('failed_precondition', `Only an active rule can be run; this one is ${rule.status}`, { code: 'invalid_state' });
+  const contactId = req.contactId?.trim() ? req.contactId.trim().toLowerCase() : undefined;
+  const conversationId = req.conversationId?.trim() ? req.conversationId.trim().toLowerCase() : undefined;
+  if (contactId && !isUuid(contactId)) throw invalid('contactId', 'must be a contact id');
+  if (conversationId && !isUuid(conversationId)) throw invalid('conversationId', 'must be a conversation id');
+  let contact: Record<string, unknown> | undefined;
+  if (contactId) {
+    try {
+      contact = { ...(await deps.remote.crm().GetContactBrief({ id: contactId }, ctx)) };
+    } catch (err) {
+      if ((err as { code?: number }).code === status.NOT_FOUND) throw invalid('contactId', `no contact ${contactId} in this organization`);
+      throw new AppError('unavailable', 'Cannot check the contact right now (crm unavailable); try again shortly');
+    }
+  }
+  const id = randomUUID();
+  const eventId = randomUUID();
+  await withTransaction(deps.pool, async (tx) => {
+    await runs.insertRun(tx, {
+      id,
+      orgId,
+      ruleId: rule.id,
+      eventId,
+      eventType: MANUAL_EVENT,
+      contactId: contactId ?? null,
+      conversationId: conversationId ?? null,
+      triggerType: MANUAL_TRIGGER,
+      context: {
+        event: { id: eventId, type: MANUAL_EVENT, occurredAt: new Date().toISOString() },
+        data: { contactId, conversationId, requestedBy: userId },
+        ...(contact ? { contact } : {}),
+      },
+      actions: rule.actions,
+    });
+    await tx.query(`SELECT pg_notify('${runs.RUNS_CHANNEL}', '')`);
+  });
+  return { runId: id };
 }

@@ -3,9 +3,9 @@
  * Vietnamese-aware matching (a keyword typed without diacritics matches text typed with them).
  */
 
-/** `{{ name }}`, `{{contact.phone}}`: an identifier with optional dotted parts, spaces allowed inside the braces. */
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}/g;
-export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+/** `{{ name }}`, `{{contact.phone}}`, `{{steps.0.body.id}}`: an identifier with optional dotted parts (digits allowed after the first), spaces allowed inside the braces. */
+const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}/g;
+export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*$/;
 
 /** The distinct variables a text uses, in order of first appearance. */
 export function placeholdersOf(text: string): string[] {

@@ -1,4 +1,4 @@
-import { ActionInput, parseDuration, validateAction, validateTrigger } from './definition';
+import { ActionInput, parseDuration, validateActions, validateTrigger } from './definition';
 import { conditionsHold, contactIdOf, Facts, holds, keywordMatches, TriggerDef, triggersOfEvent } from './triggers';
 
 const trigger = (t: Partial<TriggerDef>): TriggerDef => ({ type: 'contact_created', conditions: [], keywords: [], ...t });
@@ -101,17 +101,21 @@ describe('definitions', () => {
     expect(
       err(() => validateTrigger({ type: 'contact_created', conditions: [{ field: 'contact.chatnetUid', operator: 'equals', valueJson: '"x"' }] })),
     ).toBe('trigger.conditions[0].field');
-    const a = (x: ActionInput, i = 0) => err(() => validateAction(x, i));
+    const a = (x: ActionInput, i = 0) =>
+      err(() => validateActions([...Array<ActionInput>(i).fill({ type: 'assign_round_robin' }), x], 'contact_created'));
     expect(a({ type: 'send_message', template: 'x', templateId: '6f1c1d3e-4b7a-4c2e-9a51-3f0e8d2b7c10' }, 3)).toBe('actions[3].template');
     expect(a({ type: 'send_notification', message: 'x', notificationType: 'Bad Type' })).toBe('actions[0].notificationType');
     expect(a({ type: 'wait', duration: '0s' })).toBe('actions[0].duration');
   });
 
   it('a template that is a UUID is a template reference; other text is inline', () => {
-    expect(validateAction({ type: 'send_message', template: '6F1C1D3E-4B7A-4C2E-9A51-3F0E8D2B7C10' }, 0)).toEqual({
+    expect(validateActions([{ type: 'send_message', template: '6F1C1D3E-4B7A-4C2E-9A51-3F0E8D2B7C10' }], 'contact_created')[0]).toEqual({
       type: 'send_message',
       template: '6f1c1d3e-4b7a-4c2e-9a51-3f0e8d2b7c10',
     });
-    expect(validateAction({ type: 'send_message', template: '  Hi {{name}} ' }, 0)).toEqual({ type: 'send_message', template: 'Hi {{name}}' });
+    expect(validateActions([{ type: 'send_message', template: '  Hi {{name}} ' }], 'contact_created')[0]).toEqual({
+      type: 'send_message',
+      template: 'Hi {{name}}',
+    });
   });
 });

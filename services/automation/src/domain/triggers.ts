@@ -139,7 +139,9 @@ export function contactIdOf(eventType: string, data: unknown): string | undefine
 }
 
 export function valueOf(trigger: TriggerType, facts: Facts, field: string): unknown {
-  const s = SUBJECT[trigger];
+  const s = SUBJECT[trigger] as (typeof SUBJECT)[TriggerType] | undefined;
+  // A run started by hand: its record is what the person gave (contactId, conversationId), and the contact.
+  if (!s) return field.startsWith('contact.') ? facts.contact?.[field.slice('contact.'.length)] : facts.subject[field];
   if (field.startsWith(`${s.prefix}.`)) return facts.subject[field.slice(s.prefix.length + 1)];
   if (field.startsWith('contact.')) return facts.contact?.[field.slice('contact.'.length)];
   return facts.subject[field];

@@ -167,6 +167,8 @@ async function startRuns(deps: Deps, event: EventEnvelope, db: PoolClient, conta
       eventId: event.id,
       eventType: event.type,
       contactId: contactId && isUuid(contactId) ? contactId : null,
+      conversationId: conversationIdOf(event.type, subject),
+      triggerType: rule.trigger_type,
       context: {
         event: { id: event.id, type: event.type, occurredAt: event.occurredAt },
         data: event.data,
@@ -178,6 +180,12 @@ async function startRuns(deps: Deps, event: EventEnvelope, db: PoolClient, conta
   }
   // Delivered at commit: the runners start the new runs at once.
   if (started > 0) await db.query(`SELECT pg_notify('${RUNS_CHANNEL}', '')`);
+}
+
+/** The conversation an event is about, for the run history (the event's own conversation, when it names one). */
+function conversationIdOf(eventType: string, subject: Record<string, unknown>): string | null {
+  const own = eventType === 'conversation.created' ? subject.id : subject.conversationId;
+  return typeof own === 'string' && isUuid(own) ? own : null;
 }
 
 /** The contact a condition asks about; one that no longer exists has no fields (its conditions fail). */

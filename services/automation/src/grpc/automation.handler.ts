@@ -18,6 +18,9 @@ export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.Autom
     PauseRule: (req, ctx) => rules.pause(deps, ctx, req.id),
     DeleteRule: (req, ctx) => rules.remove(deps, ctx, req.id),
     ListRuleRuns: (req, ctx) => rules.listRuns(deps, ctx, req),
+    GetRun: (req, ctx) => rules.getRun(deps, ctx, req.id),
+    RotateRuleSecret: (req, ctx) => rules.rotateSecret(deps, ctx, req.id),
+    RunRule: (req, ctx) => rules.runNow(deps, ctx, req),
 
     ListTemplates: (req, ctx) => templates.list(deps, ctx, req),
     GetTemplate: (req, ctx) => templates.get(deps, ctx, req.id),

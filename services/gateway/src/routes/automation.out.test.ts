@@ -31,7 +31,9 @@ describe('automation mappers', () => {
     });
     const kw = ruleOut(rule({ description: 'hi', lastRunAt: AT, trigger: { type: 'keyword', conditions: [], keywords: ['price'] } }));
     expect(kw).toMatchObject({ description: 'hi', lastRunAt: AT, trigger: { type: 'keyword', conditions: [], keywords: ['price'] } });
-    expect(ruleCreatedOut(rule())).toEqual({ id: ID, name: 'Welcome', status: 'draft', createdAt: AT });
+    expect(ruleCreatedOut(rule({ secret: 'whsec_x' }))).toEqual({ id: ID, name: 'Welcome', status: 'draft', createdAt: AT, secret: 'whsec_x' });
+    // The lists and map only if and http_request steps have are left out of other actions.
+    expect(ruleOut(rule()).actions).toEqual([{ type: 'add_tag', tag: 'new' }]);
   });
 
   it('ruleOut: set_priority’s "" (a cleared priority over gRPC) reads null, a priority as written', () => {
@@ -45,14 +47,41 @@ describe('automation mappers', () => {
     ]);
   });
 
-  it('runOut: no contact, error, resume or finish is null', () => {
+  it('ruleOut: an if step reads back with its conditions as JSON values and its branches', () => {
+    const step = { type: 'send_message', template: 'hi', conditions: [], then: [], else: [], headers: {} };
+    const actions = [
+      {
+        type: 'if',
+        conditions: [{ field: 'steps.0.status', operator: 'equals', valueJson: '200' }],
+        then: [step],
+        else: [],
+        headers: {},
+      },
+      { type: 'http_request', url: 'https://example.com/x', method: 'POST', headers: { 'x-a': 'b' }, conditions: [], then: [], else: [] },
+    ];
+    expect(ruleOut(rule({ actions })).actions).toEqual([
+      {
+        type: 'if',
+        conditions: [{ field: 'steps.0.status', operator: 'equals', value: 200 }],
+        then: [{ type: 'send_message', template: 'hi' }],
+        else: [],
+      },
+      { type: 'http_request', url: 'https://example.com/x', method: 'POST', headers: { 'x-a': 'b' } },
+    ]);
+  });
+
+  it('runOut: no contact, conversation, error, resume or finish is null; steps keep their path', () => {
     expect(runOut(run())).toEqual({
       id: ID,
       ruleId: OTHER_ID,
+      trigger: 'contact_created',
       eventId: 'e1',
       eventType: 'contact.created',
       contactId: null,
+      conversationId: null,
       status: 'running',
+      steps: [],
+      startedAt: AT,
       actionsDone: 0,
       totalActions: 1,
       error: null,
@@ -63,6 +92,14 @@ describe('automation mappers', () => {
       finishedAt: null,
     });
     expect(runOut(run({ contactId: ID, error: 'boom', finishedAt: AT }))).toMatchObject({ contactId: ID, error: 'boom', finishedAt: AT });
+    const steps = [
+      { path: 'actions[0]', type: 'if', status: 'succeeded', startedAt: AT, finishedAt: AT, error: '', branch: 'else' },
+      { path: 'actions[0].else[0]', type: 'wait', status: 'waiting', startedAt: AT, error: '', branch: '' },
+    ];
+    expect(runOut(run({ steps })).steps).toEqual([
+      { path: 'actions[0]', type: 'if', status: 'succeeded', branch: 'else', startedAt: AT, finishedAt: AT, error: null },
+      { path: 'actions[0].else[0]', type: 'wait', status: 'waiting', startedAt: AT, finishedAt: null, error: null },
+    ]);
   });
 
   it('templateOut: no category is null', () => {

@@ -8,6 +8,23 @@ type Campaign = automation.Campaign__Output;
 type Recipient = automation.Recipient__Output;
 type Notification = automation.Notification__Output;
 
+type Action = automation.Action__Output;
+type Condition = automation.Condition__Output;
+
+const conditionOut = (c: Condition) => ({ field: c.field, operator: c.operator, value: JSON.parse(c.valueJson) as unknown });
+
+/**
+ * One action as it was written: optional fields are absent when unset (proto3 optional), the lists and map only an if
+ * or an http_request has are left out elsewhere, set_priority's "" is a cleared priority (null as it was written).
+ */
+export function actionOut(a: Action): Record<string, unknown> {
+  const { conditions, then, else: otherwise, headers, ...rest } = a;
+  if (a.type === 'if') return { type: a.type, conditions: conditions.map(conditionOut), then: then.map(actionOut), else: otherwise.map(actionOut) };
+  if (a.type === 'http_request') return { ...rest, headers };
+  if (a.type === 'set_priority') return { ...rest, priority: a.priority || null };
+  return rest;
+}
+
 /** The Automation rule resource: condition values back to JSON values, keywords only where they mean something. */
 export function ruleOut(r: Rule) {
   // A message field decodes as null when unset; automation always sets a rule's trigger.
@@ -19,12 +36,10 @@ export function ruleOut(r: Rule) {
     type: r.type,
     trigger: {
       type: trigger.type,
-      conditions: trigger.conditions.map((c) => ({ field: c.field, operator: c.operator, value: JSON.parse(c.valueJson) as unknown })),
+      conditions: trigger.conditions.map(conditionOut),
       ...(trigger.type === 'keyword' ? { keywords: trigger.keywords } : {}),
     },
-    // Each action's optional fields are absent when unset (proto3 optional), so they need no nulls; set_priority's
-    // "" is a cleared priority, null as it was written.
-    actions: r.actions.map((a) => (a.type === 'set_priority' ? { ...a, priority: a.priority || null } : a)),
+    actions: r.actions.map(actionOut),
     status: r.status,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -33,19 +48,32 @@ export function ruleOut(r: Rule) {
   };
 }
 
+/** The rule just created, with its signing secret: the one time it is shown (rotate-secret gives a new one). */
 export function ruleCreatedOut(r: Rule) {
-  return { id: r.id, name: r.name, status: r.status, createdAt: r.createdAt };
+  return { id: r.id, name: r.name, status: r.status, createdAt: r.createdAt, secret: r.secret ?? '' };
 }
 
-/** One run of a rule: unset values as null. */
+/** One run of a rule: unset values as null; each step with the path of the action it was. */
 export function runOut(r: Run) {
   return {
     id: r.id,
     ruleId: r.ruleId,
+    trigger: r.trigger,
     eventId: r.eventId,
     eventType: r.eventType,
     contactId: orNull(r.contactId),
+    conversationId: orNull(r.conversationId),
     status: r.status,
+    steps: r.steps.map((st) => ({
+      path: st.path,
+      type: st.type,
+      status: st.status,
+      ...(st.branch ? { branch: st.branch } : {}),
+      startedAt: st.startedAt,
+      finishedAt: st.finishedAt ?? null,
+      error: orNull(st.error),
+    })),
+    startedAt: r.startedAt,
     actionsDone: r.actionsDone,
     totalActions: r.totalActions,
     error: orNull(r.error),

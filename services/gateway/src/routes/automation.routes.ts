@@ -81,9 +81,40 @@ export const Action = z.object(
     assignTo: str(100).optional(),
     // set_priority: low, medium, high, urgent, or null to clear it (automation names a bad value).
     priority: z.union([z.null(), str(20)], { error: 'must be low, medium, high, urgent or null' }).optional(),
+    // if: the trigger's condition language (plus steps.<n>.status / steps.<n>.body.<field>), then and else steps.
+    conditions: z.array(Condition, { error: 'must be an array' }).max(LIMITS.conditions, rules.TOO_MANY_CONDITIONS).optional(),
+    // Steps inside an if: the same actions (automation checks the nesting depth and names the step).
+    get then(): z.ZodOptional<z.ZodArray<typeof Action>> {
+      return z.array(Action, { error: 'must be an array of actions' }).max(LIMITS.actions, rules.TOO_MANY_ACTIONS).optional();
+    },
+    get else(): z.ZodOptional<z.ZodArray<typeof Action>> {
+      return z.array(Action, { error: 'must be an array of actions' }).max(LIMITS.actions, rules.TOO_MANY_ACTIONS).optional();
+    },
+    // wait: minutes instead of duration (fractions allowed).
+    minutes: z.number({ error: 'must be a number of minutes' }).optional(),
+    // http_request: where and how; the body is a template ({{placeholders}}, steps.<n>.* of earlier steps).
+    url: str(LIMITS.url).optional(),
+    method: str(10).optional(),
+    headers: z
+      .record(str(100), str(LIMITS.headerValue), { error: 'must be an object of header name → text' })
+      .refine((h) => Object.keys(h).length <= LIMITS.headers, `must have at most ${LIMITS.headers} headers`)
+      .optional(),
+    bodyTemplate: str(LIMITS.bodyTemplate).optional(),
   },
   { error: 'must be an object with a type' },
 );
+
+/**
+ * Action as the OpenAPI document shows it: JSON Schema of a recursive zod schema refers to itself through `$defs`,
+ * which no operation schema of the document can resolve, so the steps inside an if are described one level deep.
+ */
+const NestedStep = z
+  .looseObject({ type: z.string() })
+  .meta({ description: 'a step of the same shape as the actions (if steps nest at most 5 levels)' });
+export const ActionDoc = Action.omit({ then: true, else: true }).extend({
+  then: z.array(NestedStep).optional().meta({ description: 'if: the steps when every condition holds' }),
+  else: z.array(NestedStep).optional().meta({ description: 'if: the steps otherwise' }),
+});
 
 export const Actions = z.array(Action, { error: 'must be an array of actions' }).max(LIMITS.actions, rules.TOO_MANY_ACTIONS);
 
@@ -150,24 +181,35 @@ function triggerMsg(t: TriggerBody | undefined) {
   if (!t) return undefined;
   return {
     type: t.type ?? '',
-    conditions: (t.conditions ?? []).map((c) => ({
-      field: c.field ?? '',
-      operator: c.operator ?? '',
-      valueJson: c.value === undefined ? '' : JSON.stringify(c.value),
-    })),
+    conditions: (t.conditions ?? []).map(conditionMsg),
     keywords: t.keywords ?? [],
   };
 }
 
-function actionMsg(a: ActionBody) {
+const conditionMsg = (c: z.infer<typeof Condition>) => ({
+  field: c.field ?? '',
+  operator: c.operator ?? '',
+  valueJson: c.value === undefined ? '' : JSON.stringify(c.value),
+});
+
+function actionMsg(a: ActionBody): Record<string, unknown> {
   return {
     ...a,
     type: a.type ?? '',
     duration: a.duration === undefined ? undefined : String(a.duration),
     // null (clear) travels as "" (proto3 strings have no null).
     priority: a.priority === null ? '' : a.priority,
+    conditions: (a.conditions ?? []).map(conditionMsg),
+    then: (a.then ?? []).map(actionMsg),
+    else: (a.else ?? []).map(actionMsg),
+    headers: a.headers ?? {},
   };
 }
+
+export const RunRuleBody = z.object({
+  contactId: str(100).optional().describe('the contact the run acts on'),
+  conversationId: str(100).optional().describe('the conversation the run acts on (send_message goes there)'),
+});
 
 export const RunQuery = z.object({ status: s.optionalQueryEnum(rules.RUN_STATUSES) });
 export const TemplateQuery = z.object({ category: z.string().max(rules.TEMPLATE_TEXT_MAX.category).optional() });
@@ -231,6 +273,16 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
     const { status } = parse(RunQuery, req.query);
     const out = await automation().ListRuleRuns({ ruleId: req.params.id, ...pageParams(req, 50), status }, ctxOf(req, res));
     res.json({ data: out.data.map(runOut), pagination: out.pagination });
+  });
+  r.post('/automation/rules/:id/rotate-secret', async (req, res) => {
+    res.json(await automation().RotateRuleSecret({ id: req.params.id }, ctxOf(req, res)));
+  });
+  r.post('/automation/rules/:id/run', async (req, res) => {
+    const b = parse(RunRuleBody, req.body);
+    res.status(202).json(await automation().RunRule({ id: req.params.id, ...b }, ctxOf(req, res)));
+  });
+  r.get('/automation/runs/:runId', async (req, res) => {
+    res.json(runOut(await automation().GetRun({ id: req.params.runId }, ctxOf(req, res))));
   });
 
   r.get('/automation/templates', async (req, res) => {

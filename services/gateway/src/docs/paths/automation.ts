@@ -1,14 +1,17 @@
 import { z } from 'zod';
+import { automationRules } from '@crm/validation';
 import {
   AppointmentSettings,
   CampaignQuery,
   NewCampaign,
+  ActionDoc,
   NewRule,
   NewTemplate,
   NotificationQuery,
   RecipientQuery,
   RuleQuery,
   RunQuery,
+  RunRuleBody,
   ScheduleBody,
   TemplateQuery,
 } from '../../routes/automation.routes';
@@ -25,6 +28,8 @@ import {
   Rule,
   RuleCreated,
   Run,
+  RuleSecret,
+  RunStarted,
   Suppression,
   Template,
   TemplateCreated,
@@ -37,6 +42,8 @@ import { MessageBody, page } from '../schemas/common';
  * 503: automation could not ask identity (user ids in actions) or crm (customer lists) right now.
  */
 const rules = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Automation rules' });
+/** The rule body with its steps described one level deep (ActionDoc). */
+const RuleBody = NewRule.extend({ actions: z.array(ActionDoc).max(automationRules.RULE_LIMITS.actions).optional() });
 rules.op('GET /automation/rules', {
   summary: 'Automation rules, filtered by status, type and trigger type',
   query: RuleQuery,
@@ -45,14 +52,16 @@ rules.op('GET /automation/rules', {
 });
 rules.op('POST /automation/rules', {
   summary: 'Create a rule (a draft; automation:manage)',
-  body: NewRule,
+  description:
+    'The answer carries the rule’s signing secret for http_request steps (shown only here). 400 names the bad field by its path, e.g. `actions[2].then[0].url`; an http_request url on a private or loopback address not in AUTOMATION_ALLOWED_PRIVATE_ADDRESSES is refused.',
+  body: RuleBody,
   responses: { 201: RuleCreated },
   errors: [503],
 });
 rules.op('GET /automation/rules/:id', { summary: 'One rule with its trigger and actions', responses: { 200: Rule } });
 rules.op('PUT /automation/rules/:id', {
   summary: 'Change a rule; only the fields sent change (an active rule keeps at least one action)',
-  body: NewRule,
+  body: RuleBody,
   responses: { 200: Rule },
   errors: [422, 503],
 });
@@ -65,10 +74,29 @@ rules.op('POST /automation/rules/:id/activate', {
 rules.op('POST /automation/rules/:id/pause', { summary: 'Pause an active rule (422 for a draft)', responses: { 200: Rule }, errors: [422] });
 rules.op('DELETE /automation/rules/:id', { summary: 'Delete a rule', responses: { 204: null } });
 rules.op('GET /automation/rules/:id/runs', {
-  summary: 'The rule’s run log, newest first',
+  summary: 'The rule’s run history, newest first (runs are kept 30 days after they finish)',
+  description:
+    'Each run with the steps it took (path, type, status, times, error). One run per rule and triggering event, however often the event is delivered. 400 names `status`, `page` or `limit` when they are not valid.',
   query: RunQuery,
   paging: { limit: 50, max: 100 },
   responses: { 200: page(Run) },
+});
+rules.op('POST /automation/rules/:id/run', {
+  summary: 'Run an active rule now on a contact and/or conversation (automation:manage)',
+  description:
+    'The trigger’s conditions are not judged: a person chose to run it. Each call starts its own run, shown in the run history with trigger `manual`. 400 names `contactId` (not a contact of the org) or `conversationId`; 422 `invalid_state` unless the rule is active.',
+  body: RunRuleBody,
+  responses: { 202: RunStarted },
+  errors: [422, 503],
+});
+rules.op('GET /automation/runs/:runId', {
+  summary: 'One run of any rule of the org, with its steps',
+  responses: { 200: Run },
+});
+rules.op('POST /automation/rules/:id/rotate-secret', {
+  summary: 'A new signing secret for the rule’s http_request steps (automation:manage)',
+  description: 'The secret is shown only in this answer and in the answer that created the rule; the previous one signs nothing from now on.',
+  responses: { 200: RuleSecret },
 });
 
 const templates = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Message templates' });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { campaignBriefOut, campaignCreatedOut, campaignOut, ruleCreatedOut, ruleOut } from '../../routes/automation.out';
+import type { campaignBriefOut, campaignCreatedOut, campaignOut, ruleCreatedOut, ruleOut, runOut } from '../../routes/automation.out';
+import { ActionDoc } from '../../routes/automation.routes';
 import type { channelOut } from '../../routes/email.out';
 import { nulls, proto, reply } from '../proto-schema';
 import { keysMatch } from './check';
@@ -18,7 +19,10 @@ export const Rule = z.object({
     conditions: z.array(z.object({ field: z.string(), operator: z.string(), value: z.unknown() })),
     keywords: z.array(z.string()).optional().meta({ description: 'only on keyword triggers' }),
   }),
-  actions: z.array(proto(AUTOMATION, 'automation.v1.Action')),
+  actions: z.array(ActionDoc).meta({
+    description:
+      'Steps in order. Besides the plain actions: `if` {conditions, then, else} (nested at most 5 levels), `wait` {duration | minutes}, `http_request` {url, method, headers, bodyTemplate}, signed with the rule’s secret (webhook-id, webhook-timestamp, webhook-signature as webhooks are); its answer is `{{steps.<n>.status}}` / `{{steps.<n>.body.<field>}}` for later steps, n being the step’s place in the run’s `steps`.',
+  }),
   status: z.enum(['draft', 'active', 'paused']),
   createdAt: iso(),
   updatedAt: iso(),
@@ -26,11 +30,53 @@ export const Rule = z.object({
   lastRunAt: z.string().nullable(),
 });
 keysMatch<z.infer<typeof Rule>, ReturnType<typeof ruleOut>>(true);
-export const RuleCreated = Rule.pick({ id: true, name: true, status: true, createdAt: true });
+export const RuleCreated = Rule.pick({ id: true, name: true, status: true, createdAt: true }).extend({
+  secret: z.string().meta({
+    description:
+      'The signing secret of the rule’s http_request steps (`whsec_…`), shown only here and by POST /automation/rules/:id/rotate-secret; never in reads or lists.',
+  }),
+});
 keysMatch<z.infer<typeof RuleCreated>, ReturnType<typeof ruleCreatedOut>>(true);
 
+/** One step of a run (automation.out runOut). */
+export const RunStep = z.object({
+  path: z.string().meta({ description: 'where the step is in the rule’s actions, e.g. actions[1].then[0]' }),
+  type: z.string(),
+  status: z.enum(['running', 'waiting', 'succeeded', 'failed']),
+  branch: z.enum(['then', 'else']).optional().meta({ description: 'if steps: the way the run went' }),
+  startedAt: iso(),
+  finishedAt: z.string().nullable(),
+  error: z.string().nullable(),
+});
+
 /** One run of a rule (automation.out runOut): unset values as null. */
-export const Run = nulls(proto(AUTOMATION, 'automation.v1.Run'), ['contactId', 'error', 'resumeAt', 'finishedAt']);
+export const Run = z.object({
+  id: z.string(),
+  ruleId: z.string(),
+  trigger: z.string().meta({ description: 'the trigger type that started the run' }),
+  eventId: z.string().meta({ description: 'the triggering event: one run per rule and event, however often it is delivered' }),
+  eventType: z.string(),
+  contactId: z.string().nullable(),
+  conversationId: z.string().nullable(),
+  status: z.enum(['running', 'waiting', 'succeeded', 'failed', 'cancelled']).meta({
+    description: 'running (queued, under way or retrying), waiting (a wait step), succeeded, failed, cancelled (its rule was paused or deleted)',
+  }),
+  steps: z.array(RunStep),
+  startedAt: iso(),
+  actionsDone: z.number().int(),
+  totalActions: z.number().int(),
+  error: z.string().nullable(),
+  attempts: z.number().int(),
+  resumeAt: z.string().nullable(),
+  createdAt: iso(),
+  updatedAt: iso(),
+  finishedAt: z.string().nullable(),
+});
+keysMatch<z.infer<typeof Run>, ReturnType<typeof runOut>>(true);
+
+export const RunStarted = z.object({ runId: z.string().meta({ description: 'GET /automation/runs/{runId} follows it' }) });
+
+export const RuleSecret = z.object({ secret: z.string().meta({ description: 'the new signing secret (`whsec_…`), shown this once' }) });
 
 /** automation.out templateOut: no category is null. */
 export const Template = nulls(proto(AUTOMATION, 'automation.v1.Template'), ['category']);
