@@ -145,6 +145,22 @@ describe('the event feed', () => {
     expect((await client(stack.url).get('/api/v1/events')).status).toBe(401);
   });
 
+  it('a named key reads the feed only with the scope events:read (403 insufficient_scope naming it otherwise)', async () => {
+    const keyWith = async (scopes: string[]) => {
+      const made = await a.owner.post('/api/v1/api-keys', { name: `feed ${scopes.join(' ')}`, scopes });
+      expect(made.status).toBe(201);
+      return client(stack.url).withKey(made.body.key);
+    };
+    const refused = await (await keyWith(['contacts:read'])).get('/api/public/events');
+    expect([refused.status, refused.body.error.code, refused.body.error.message]).toEqual([
+      403,
+      'insufficient_scope',
+      expect.stringContaining('events:read'),
+    ]);
+    const allowed = await (await keyWith(['events:read'])).get('/api/public/events?limit=1');
+    expect([allowed.status, typeof allowed.body.nextCursor]).toEqual([200, 'string']);
+  });
+
   it('GET /api/v1/events: the same feed for owners and admins; agents and team leads get 403', async () => {
     const pub = await a.pub.get('/api/public/events?limit=500');
     const internal = await a.owner.get('/api/v1/events?limit=500');
