@@ -131,6 +131,23 @@ describe('guarded AI auto-reply', () => {
     expect(assignedEvents(conv.id)).toEqual([]);
   });
 
+  it('a question answered in the knowledge base: the reply quotes the article and the note lists it as the source', async () => {
+    const article = await a.owner.post('/api/v1/ai/knowledge', {
+      title: 'Chính sách bảo hành',
+      content: 'Máy xay sinh tố Lumi được bảo hành chính hãng 24 tháng kể từ ngày mua. Khách mang máy và hoá đơn đến cửa hàng gần nhất.',
+    });
+    expect(article.status).toBe(201);
+    await inbound(accountA, 'ar-warranty', 'Chào shop, máy xay sinh tố bên mình bảo hành bao lâu vậy?');
+    const conv = await conversationOf('ar-warranty');
+    expect(await done(conv.id, 1)).toEqual({ status: 'replied', reason: 'local' });
+    const [answer] = await aiMessages(conv.id);
+    expect(answer.content).toContain('Máy xay sinh tố Lumi được bảo hành chính hãng 24 tháng kể từ ngày mua.');
+    const [note] = await notes(conv.id);
+    expect(note).toContain('Sources:\n- Chính sách bảo hành: Máy xay sinh tố Lumi được bảo hành chính hãng 24 tháng');
+    // Other tests ask what no article answers.
+    expect((await a.owner.del(`/api/v1/ai/knowledge/${article.body.id}`)).status).toBe(204);
+  });
+
   it('below the threshold: handed to the rotation’s person (conversation.assigned ai_handoff) with a note saying why; nothing sent', async () => {
     await inbound(accountA, 'ar-low', 'Let me think about it');
     const conv = await conversationOf('ar-low');

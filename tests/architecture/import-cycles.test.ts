@@ -33,7 +33,8 @@ function imports(file: string): string[] {
   for (const m of text.matchAll(/^(?:import|export)\s+[^'"]*?\s*from\s+'(\.[^']+)'|^import\s+'(\.[^']+)'/gm)) {
     const target = path.resolve(path.dirname(file), m[1] ?? m[2]);
     const resolved = [`${target}.ts`, path.join(target, 'index.ts')].find((p) => existsSync(p));
-    if (resolved) out.push(resolved);
+    // A file naming itself is a recursive type (the generated proto type of an `if` action holds actions), not a circle.
+    if (resolved && resolved !== file) out.push(resolved);
   }
   return out;
 }

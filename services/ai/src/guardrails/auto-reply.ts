@@ -2,7 +2,9 @@ import { AppError, invalid, type OrgContext } from '@crm/grpc-kit';
 import type { ai } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import { LOCAL_MODELS, settingsOf } from '../domain/assistant';
+import { LOCAL_ENGINE } from '../providers/catalog';
 import { draftPrompt, parseJsonObject } from '../domain/prompts';
+import { knowledgePrompt, passagesFor } from '../knowledge';
 import { messageText, type ChatConversation, type ChatMessage } from '../local/conversation';
 import { draftReply } from '../local/draft';
 import { ProviderError } from '../providers/http';
@@ -72,13 +74,15 @@ export async function autoReply(deps: Deps, ctx: OrgContext, req: ai.AutoReplyRe
     throw err;
   }
   const conversation: ChatConversation = { id: req.conversationId, contactName: req.contactName ?? '', messages, totalMessages: messages.length };
+  // The org's knowledge base, as for a reply draft: its passages go to a provider, and the offline engine quotes the best.
+  const passages = await passagesFor(deps.pool, orgId, messageText(target));
   const answered = await answerGuarded(
     deps,
     ctx,
     settings.provider,
     settings.model,
     {
-      prompt: draftPrompt(conversation, target, 'friendly'),
+      prompt: knowledgePrompt(draftPrompt(conversation, target, 'friendly'), passages),
       parse: (text) => {
         const json = parseJsonObject(text);
         const draft = typeof json?.draft === 'string' ? json.draft.trim() : '';
@@ -88,7 +92,7 @@ export async function autoReply(deps: Deps, ctx: OrgContext, req: ai.AutoReplyRe
       },
     },
     () => {
-      const d = draftReply(target, messages, 'friendly', conversation.contactName);
+      const d = draftReply(target, messages, 'friendly', conversation.contactName, passages[0]);
       return { draft: d.draft, confidence: d.confidence };
     },
     LOCAL_MODELS.draft,
@@ -99,6 +103,12 @@ export async function autoReply(deps: Deps, ctx: OrgContext, req: ai.AutoReplyRe
     engine: answered.engine,
     model: answered.model,
     promptHash: answered.promptHash,
+    // A provider was given every passage; the offline engine quoted the first.
+    sources: (answered.engine === LOCAL_ENGINE ? passages.slice(0, 1) : passages).map((p) => ({
+      id: p.articleId,
+      title: p.title,
+      excerpt: p.excerpt,
+    })),
     ...(answered.fallbackReason ? { fallbackReason: answered.fallbackReason } : {}),
   };
   if (answered.confidence < minConfidence) {
