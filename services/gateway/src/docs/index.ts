@@ -17,7 +17,7 @@ import { socialnetSandboxOps } from './paths/socialnet-sandbox';
 import { scoringOps } from './paths/scoring';
 import { serviceLevelsOps } from './paths/service-levels';
 import { taskRoutes } from '../routes/tasks.routes';
-import { viewOps } from './paths/views';
+import { viewRoutes } from '../routes/views.routes';
 import { webhookOps } from './paths/webhooks';
 import type { Operation } from './registry';
 import { WEBHOOK_EVENTS } from './webhook-events';
@@ -36,7 +36,7 @@ export const OPERATIONS: Operation[] = [
   ...chatOps,
   ...chatnetOps,
   ...serviceLevelsOps,
-  ...viewOps,
+  ...viewRoutes.ops,
   ...automationOps,
   ...webhookOps,
   ...aiOps,

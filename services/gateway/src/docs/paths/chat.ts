@@ -23,7 +23,7 @@ import { NewNote } from '../../routes/conversation-notes.routes';
 import { ScheduledPatch, ScheduledQuery } from '../../routes/scheduled-messages.routes';
 import { reply } from '../proto-schema';
 import { area } from '../registry';
-import { VIEW_APPLIED, VIEW_ID } from './views';
+import { VIEW_APPLIED, VIEW_ID } from '../../routes/views.schemas';
 import { page, Pagination } from '../schemas/common';
 import {
   Attachment,
