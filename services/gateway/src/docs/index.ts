@@ -14,7 +14,7 @@ import { integrationOps } from './paths/integrations';
 import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
 import { socialnetSandboxOps } from './paths/socialnet-sandbox';
-import { scoringOps } from './paths/scoring';
+import { scoringArea } from '../routes/scoring.routes';
 import { serviceLevelsOps } from './paths/service-levels';
 import { taskRoutes } from '../routes/tasks.routes';
 import { viewRoutes } from '../routes/views.routes';
@@ -32,7 +32,7 @@ export const OPERATIONS: Operation[] = [
   ...contactMergeOps,
   ...taskRoutes.ops,
   ...contactFieldsOps,
-  ...scoringOps,
+  ...scoringArea.ops,
   ...chatOps,
   ...chatnetOps,
   ...serviceLevelsOps,
