@@ -6,7 +6,7 @@ import { knowledgeOps } from './paths/knowledge';
 import { analyticsOps } from './paths/analytics';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
-import { contactMergeOps } from './paths/contact-merges';
+import { contactMergeRoutes } from '../routes/contact-merges.routes';
 import { contactFieldsOps } from './paths/contact-fields';
 import { crmOps } from './paths/crm';
 import { identityOps } from './paths/identity';
@@ -29,7 +29,7 @@ export const OPERATIONS: Operation[] = [
   ...metaOps,
   ...identityOps,
   ...crmOps,
-  ...contactMergeOps,
+  ...contactMergeRoutes.ops,
   ...taskRoutes.ops,
   ...contactFieldsOps,
   ...scoringArea.ops,
