@@ -6,7 +6,7 @@ import { knowledgeOps } from './paths/knowledge';
 import { analyticsOps } from './paths/analytics';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
-import { contactMergeOps } from './paths/contact-merges';
+import { contactMergeRoutes } from '../routes/contact-merges.routes';
 import { contactFieldsOps } from './paths/contact-fields';
 import { crmOps } from './paths/crm';
 import { eventFeedOps } from './paths/events';
@@ -15,10 +15,10 @@ import { integrationOps } from './paths/integrations';
 import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
 import { socialnetSandboxOps } from './paths/socialnet-sandbox';
-import { scoringOps } from './paths/scoring';
+import { scoringArea } from '../routes/scoring.routes';
 import { serviceLevelsOps } from './paths/service-levels';
 import { taskRoutes } from '../routes/tasks.routes';
-import { viewOps } from './paths/views';
+import { viewRoutes } from '../routes/views.routes';
 import { webhookOps } from './paths/webhooks';
 import type { Operation } from './registry';
 import { WEBHOOK_EVENTS } from './webhook-events';
@@ -30,14 +30,14 @@ export const OPERATIONS: Operation[] = [
   ...metaOps,
   ...identityOps,
   ...crmOps,
-  ...contactMergeOps,
+  ...contactMergeRoutes.ops,
   ...taskRoutes.ops,
   ...contactFieldsOps,
-  ...scoringOps,
+  ...scoringArea.ops,
   ...chatOps,
   ...chatnetOps,
   ...serviceLevelsOps,
-  ...viewOps,
+  ...viewRoutes.ops,
   ...automationOps,
   ...webhookOps,
   ...eventFeedOps,

@@ -102,6 +102,27 @@ describe('routeArea: one declaration serves a route and documents it', () => {
     }
   });
 
+  it('indexedBody: a bad array item is named by its index (`items[1].n`), as rules and macros name it; not part of the document', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    area.route('POST /lists', {
+      summary: 'Make a list',
+      body: z.object({ items: z.array(z.object({ n: z.number() })) }),
+      indexedBody: true,
+      status: 201,
+      response: Thing,
+      handler: async ({ body }) => ({ id: 'list', size: body.items.length }),
+    });
+    expect(area.ops[0]).not.toHaveProperty('indexedBody');
+    const s = await serve(area, 'admin', true);
+    try {
+      expect(await s.call('POST', '/lists', { items: [{ n: 1 }] })).toEqual({ status: 201, body: { id: 'list', size: 1 } });
+      const bad = await s.call('POST', '/lists', { items: [{ n: 1 }, { n: 'two' }] });
+      expect([bad.status, bad.body.error.details[0].field]).toEqual([400, 'items[1].n']);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('refuses a role without the declared permission with 403 before the handler runs', async () => {
     const s = await serve(things(), 'agent', true);
     try {

@@ -7,7 +7,7 @@ import type { RouteDeps } from '../routes/deps';
 import { requirePermission } from './permission';
 import { noScopeNeeded, requireScope } from './scopes';
 import { ctxOf } from './principal';
-import { body as parseBody, pageParams, pathParam, query as parseQuery } from './validate';
+import { body as parseBody, indexedBody, pageParams, pathParam, query as parseQuery } from './validate';
 
 /**
  * One declaration per route (issue #30 item 4): method and path, auth, permission, query, body, the success response's
@@ -42,6 +42,8 @@ export interface RouteSpec<R extends z.ZodType | null, Q extends z.ZodObject | u
   permission?: Permission;
   query?: Q;
   body?: B;
+  /** Name array items by index in a body's 400 (`actions[2].assigneeId`), as rules, macros and API keys do. */
+  indexedBody?: boolean;
   /** The success status; 200 unless said. */
   status?: SuccessStatus;
   /** The success body's schema (null: no body). The handler's return value is checked against it under RESPONSE_CONTRACT. */
@@ -83,7 +85,7 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
       spec: RouteSpec<R, Q, B>,
     ): void {
       const [method, path] = key.split(' ') as [Method, string];
-      const { permission: _p, status = 200, response, handler: _h, query, body, ...doc } = spec;
+      const { permission: _p, status = 200, response, handler: _h, query, body, indexedBody: _i, ...doc } = spec;
       if (defaults.auth === 'apiKey' && !doc.scope) throw new Error(`${key}: an API-key route declares its scope (or 'none')`);
       const op: Operation = {
         tags: [defaults.tag],
@@ -117,7 +119,7 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
             req,
             res,
             query: spec.query ? parseQuery(req, spec.query) : undefined,
-            body: spec.body ? parseBody(req, spec.body) : undefined,
+            body: spec.body ? (spec.indexedBody ? indexedBody : parseBody)(req, spec.body) : undefined,
             page: spec.paging ? pageParams(req, spec.paging.limit, spec.paging.max) : NO_PAGING,
             ctx: ctxOf(req, res),
             param: (name) => pathParam(req, name),

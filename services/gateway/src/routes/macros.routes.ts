@@ -1,78 +1,10 @@
-import { Router } from 'express';
-import { z } from 'zod';
-import { messagingRules as rules } from '@crm/validation';
+import type { z } from 'zod';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
+import { page } from '../docs/schemas/common';
 import type { RouteDeps, ServiceRoutes } from './deps';
-import { ctxOf } from '../http/principal';
-import { indexedBody, pageParams, parseDateOrTime, query, s } from '../http/validate';
-import { SetPriority } from './chat.routes';
 import { macroOut, macroRunOut } from './macros.out';
-
-const uuid = (what: string) => z.string({ error: 'is required' }).trim().uuid(`must be a ${what} id`);
-/** An id or null (nobody, no team): `required` says so when it is left out. */
-const nullableId = (what: string) =>
-  z.union([z.null(), z.string().trim().uuid()], {
-    error: (issue) => (issue.input === undefined ? `is required (a ${what} id, or null)` : `must be a ${what} id or null`),
-  });
-
-/**
- * One action of a macro, with the fields of the endpoint that does the same thing (issue #29): a send's content and
- * contentType, a note's content, an assignee (and optionally a team), a status, a priority, a folder, a snooze in
- * minutes from the run or until a time. messaging checks the same rules (@crm/validation messagingRules.macroAction).
- */
-export const MacroAction = z.discriminatedUnion(
-  'type',
-  [
-    z.object({
-      type: z.literal('send_message'),
-      content: s.requiredText(rules.CONTENT_MAX),
-      contentType: z.string({ error: rules.CONTENT_TYPE_MESSAGE }).trim().regex(rules.CONTENT_TYPE_PATTERN, rules.CONTENT_TYPE_MESSAGE).optional(),
-    }),
-    z.object({ type: z.literal('add_note'), content: s.requiredText(rules.CONVERSATION_NOTE_MAX) }),
-    z.object({ type: z.literal('assign'), assigneeId: nullableId('user'), teamId: nullableId('team').optional() }),
-    z.object({ type: z.literal('set_status'), status: z.enum(rules.MACRO_STATUSES as [string, ...string[]], { error: rules.MACRO_STATUS_MESSAGE }) }),
-    z.object({ type: z.literal('set_priority'), priority: SetPriority.shape.priority }),
-    z.object({ type: z.literal('add_to_folder'), folderId: uuid('chat folder') }),
-    z
-      .object({
-        type: z.literal('snooze'),
-        minutes: z
-          .number({ error: rules.SNOOZE_MINUTES_MESSAGE })
-          .int(rules.SNOOZE_MINUTES_MESSAGE)
-          .min(1, rules.SNOOZE_MINUTES_MESSAGE)
-          .max(rules.SNOOZE_MINUTES_MAX, rules.SNOOZE_MINUTES_MESSAGE)
-          .optional(),
-        // Sent on as its UTC instant; whether it still lies ahead is decided when the macro runs.
-        snoozedUntil: s
-          .timestamp()
-          .transform((v) => parseDateOrTime(v)!.at.toISOString())
-          .optional(),
-      })
-      .refine((a) => (a.minutes === undefined) !== (a.snoozedUntil === undefined), { path: ['minutes'], message: rules.SNOOZE_ONE_OF }),
-  ],
-  { error: `must be one of ${rules.MACRO_ACTION_TYPES.join(', ')}` },
-);
-
-const Actions = z
-  .array(MacroAction, { error: 'must be an array of actions' })
-  .min(1, rules.MACRO_ACTIONS_EMPTY)
-  .max(rules.MACRO_ACTIONS_MAX, rules.MACRO_ACTIONS_TOO_MANY);
-
-export const NewMacro = z.object({
-  name: s.requiredText(rules.MACRO_NAME_MAX),
-  shared: z.boolean({ error: 'is required (true or false)' }),
-  actions: Actions,
-});
-export const MacroPatch = z.object({
-  name: s.requiredText(rules.MACRO_NAME_MAX).optional(),
-  shared: z.boolean({ error: 'must be true or false' }).optional(),
-  actions: Actions.optional(),
-});
-export const MacroQuery = z.object({
-  shared: z
-    .enum(['true', 'false'], { error: 'must be true or false' })
-    .optional()
-    .describe('true: only shared macros; false: only your personal ones'),
-});
+import { Macro, type MacroAction, MacroPatch, MacroQuery, MacroRun, NewMacro } from './macros.schemas';
 
 type Action = z.infer<typeof MacroAction>;
 
@@ -88,46 +20,82 @@ function actionMsg(a: Action) {
   }
 }
 
+const MACROS =
+  'Shared macros are the organization’s: everyone sees and runs them, team leads and above create, change and delete them (403 otherwise). ' +
+  'Personal macros are their owner’s alone: anyone else (an admin too) gets 404, as for another organization’s. ' +
+  'Actions take the fields of the endpoint that does the same thing: send_message {content, contentType?}, add_note {content}, assign {assigneeId (null: nobody), teamId?}, ' +
+  'set_status {status (not snoozed)}, set_priority {priority (null: none)}, add_to_folder {folderId}, snooze {minutes} or {snoozedUntil}; a bad one is 400 naming it (`actions[2].assigneeId`).';
+/** The conversations' visibility rule, as the Conversations docs state it. */
+const VISIBILITY =
+  'With inbox visibility `assigned`, an agent sees only the conversations assigned to them and the unassigned ones of their accounts; others answer 404.';
+
 /**
  * Macros (owned by messaging, issue #29): the org's shared ones (team leads and above write them) and each user's
  * personal ones (nobody else sees them: 404). A run is POST /conversations/:id/macros/:macroId/run; many
  * conversations at once, POST /conversations/bulk with `{action: "macro", macroId}` (chat.routes.ts).
+ * Served and documented from these declarations.
  */
-export function macrosRoutes({ clients }: RouteDeps): ServiceRoutes {
-  const internal = Router();
-  const messaging = () => clients.messaging;
+export const macroRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Macros' });
+const messaging = (deps: RouteDeps) => deps.clients.messaging;
 
-  internal.get('/macros', async (req, res) => {
-    const { shared } = query(req, MacroQuery);
-    const out = await messaging().ListMacros(
-      { ...pageParams(req, 50, 100), shared: shared === undefined ? undefined : shared === 'true' },
-      ctxOf(req, res),
+macroRoutes.route('GET /macros', {
+  summary: 'The macros you can run: the organization’s shared ones and your personal ones, by name',
+  description: MACROS,
+  query: MacroQuery,
+  paging: { limit: 50, max: 100 },
+  response: page(Macro),
+  handler: async ({ query: { shared }, page, ctx, deps }) => {
+    const out = await messaging(deps).ListMacros({ ...page, shared: shared === undefined ? undefined : shared === 'true' }, ctx);
+    return { data: out.data.map(macroOut), pagination: out.pagination! };
+  },
+});
+macroRoutes.route('POST /macros', {
+  summary: 'Create a macro (shared: team leads and above)',
+  description: MACROS,
+  body: NewMacro,
+  indexedBody: true,
+  status: 201,
+  response: Macro,
+  errors: [403],
+  handler: async ({ body: b, ctx, deps }) =>
+    macroOut(await messaging(deps).CreateMacro({ name: b.name, shared: b.shared, actions: b.actions.map(actionMsg), actionsSet: true }, ctx)),
+});
+macroRoutes.route('PUT /macros/:id', {
+  summary: 'Change a macro; only the fields sent change (actions are replaced as a whole)',
+  description: `${MACROS} A shared macro made personal becomes the personal macro of whoever did it.`,
+  body: MacroPatch,
+  indexedBody: true,
+  response: Macro,
+  errors: [403],
+  handler: async ({ param, body: b, ctx, deps }) => {
+    const out = await messaging(deps).UpdateMacro(
+      { id: param('id'), name: b.name, shared: b.shared, actions: (b.actions ?? []).map(actionMsg), actionsSet: b.actions !== undefined },
+      ctx,
     );
-    res.json({ data: out.data.map(macroOut), pagination: out.pagination });
-  });
-  internal.post('/macros', async (req, res) => {
-    const b = indexedBody(req, NewMacro);
-    const out = await messaging().CreateMacro(
-      { name: b.name, shared: b.shared, actions: b.actions.map(actionMsg), actionsSet: true },
-      ctxOf(req, res),
-    );
-    res.status(201).json(macroOut(out));
-  });
-  internal.put('/macros/:id', async (req, res) => {
-    const b = indexedBody(req, MacroPatch);
-    const out = await messaging().UpdateMacro(
-      { id: req.params.id, name: b.name, shared: b.shared, actions: (b.actions ?? []).map(actionMsg), actionsSet: b.actions !== undefined },
-      ctxOf(req, res),
-    );
-    res.json(macroOut(out));
-  });
-  internal.delete('/macros/:id', async (req, res) => {
-    await messaging().DeleteMacro({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
-  internal.post('/conversations/:id/macros/:macroId/run', async (req, res) => {
-    res.json(macroRunOut(await messaging().RunMacro({ conversationId: req.params.id, macroId: req.params.macroId }, ctxOf(req, res))));
-  });
+    return macroOut(out);
+  },
+});
+macroRoutes.route('DELETE /macros/:id', {
+  summary: 'Delete a macro (a shared one: team leads and above)',
+  description: MACROS,
+  status: 204,
+  response: null,
+  errors: [403],
+  handler: async ({ param, ctx, deps }) => {
+    await messaging(deps).DeleteMacro({ id: param('id') }, ctx);
+  },
+});
+macroRoutes.route('POST /conversations/:id/macros/:macroId/run', {
+  summary: 'Run a macro on the conversation: every action in order, as you, each through the rules of its own endpoint',
+  description:
+    'Stopping at nothing: an action that fails records its error (the code and message its own endpoint would have answered) and the next one still runs; ' +
+    'the answer lists one result per action, in order. Each run is in the audit log (`macro.run`, the conversation as resource, each action’s outcome in details). ' +
+    `404 for a macro you cannot see or a conversation you cannot see. ${VISIBILITY}`,
+  response: MacroRun,
+  handler: async ({ param, ctx, deps }) =>
+    macroRunOut(await messaging(deps).RunMacro({ conversationId: param('id'), macroId: param('macroId') }, ctx)),
+});
 
-  return { internal };
+export function macrosRoutes(deps: RouteDeps): ServiceRoutes {
+  return { internal: macroRoutes.router(deps, responseContract(deps.config)) };
 }

@@ -1,18 +1,20 @@
+import type { z } from 'zod';
 import type { crm } from '@crm/proto-types';
 import { orNull } from '../http/shape';
+import type { ContactScore as ContactScoreSchema, ScoringConfig as ScoringConfigSchema, ScoringRule as ScoringRuleSchema } from './scoring.schemas';
 
 type ScoringConfig = crm.ScoringConfig__Output;
 type ScoringRule = crm.ScoringRule__Output;
 type ContactScore = crm.ContactScore__Output;
 
 /** The spec's Scoring config plus highValueThreshold, recomputing and updatedAt (null until first written). */
-export function scoringConfigOut(c: ScoringConfig) {
+export function scoringConfigOut(c: ScoringConfig): z.input<typeof ScoringConfigSchema> {
   return {
     orgId: c.orgId,
     scoringModel: c.scoringModel,
     baseScore: c.baseScore,
     maxScore: c.maxScore,
-    rules: c.rules,
+    rules: c.rules.map((f) => ({ ...f })),
     decayRate: c.decayRate,
     decayInterval: c.decayInterval,
     highValueThreshold: c.highValueThreshold,
@@ -22,7 +24,7 @@ export function scoringConfigOut(c: ScoringConfig) {
 }
 
 /** The spec's Scoring rule plus value (a tag or status the rule is narrowed to; null = any) and updatedAt. */
-export function scoringRuleOut(r: ScoringRule) {
+export function scoringRuleOut(r: ScoringRule): z.input<typeof ScoringRuleSchema> {
   return {
     id: r.id,
     name: r.name,
@@ -35,7 +37,7 @@ export function scoringRuleOut(r: ScoringRule) {
   };
 }
 
-export function scoreOut(c: ContactScore) {
+export function scoreOut(c: ContactScore): z.input<typeof ContactScoreSchema> {
   return {
     contactId: c.contactId,
     totalScore: c.totalScore,

@@ -1,84 +1,66 @@
-import { Router } from 'express';
 import { z } from 'zod';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { scoreOut, scoringConfigOut, scoringRuleOut } from './scoring.out';
-import { ctxOf } from '../http/principal';
-import { body, s } from '../http/validate';
+import { ConfigPatch, ContactScore, NewRule, RulePatch, ScoringConfig, ScoringRule } from './scoring.schemas';
 
-// ------------------------------------------------------------------------------------------- request schemas
+/**
+ * Lead scoring (crm.v1.ScoringService): the organization's model and rules (admins and owners change them), and a
+ * contact's score with its breakdown. Served and documented from these declarations.
+ */
+export const scoringArea = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Lead scoring' });
+const scoring = (deps: RouteDeps) => deps.clients.crmScoring;
 
-// Types and shapes here; ranges, cross-field rules and the condition list are crm's (400 naming the field).
-const int = () => z.number({ error: 'must be a whole number' }).int('must be a whole number');
-const num = () => z.number({ error: 'must be a number' });
-
-export const ConfigPatch = z.object({
-  scoringModel: z.string({ error: 'must be a string' }).optional(),
-  baseScore: int().optional(),
-  maxScore: int().optional(),
-  decayRate: num().optional(),
-  decayInterval: z.string({ error: 'must be a string' }).optional(),
-  highValueThreshold: int().optional(),
+scoringArea.route('GET /scoring/config', {
+  summary: 'The scoring model: base and maximum score, decay, the high-value threshold',
+  response: ScoringConfig,
+  handler: async ({ ctx, deps }) => scoringConfigOut(await scoring(deps).GetScoringConfig({}, ctx)),
+});
+scoringArea.route('PUT /scoring/config', {
+  summary: 'Change the scoring model; only the fields sent change (scores are recomputed)',
+  body: ConfigPatch,
+  response: ScoringConfig,
+  handler: async ({ body, ctx, deps }) => scoringConfigOut(await scoring(deps).UpdateScoringConfig(body, ctx)),
+});
+scoringArea.route('GET /scoring/rules', {
+  summary: 'The scoring rules',
+  response: z.array(ScoringRule),
+  handler: async ({ ctx, deps }) => (await scoring(deps).ListScoringRules({}, ctx)).data.map(scoringRuleOut),
+});
+scoringArea.route('POST /scoring/rules', {
+  summary: 'Add a scoring rule (422 at the organization’s rule limit)',
+  body: NewRule,
+  status: 201,
+  response: ScoringRule,
+  errors: [422],
+  handler: async ({ body, ctx, deps }) => scoringRuleOut(await scoring(deps).CreateScoringRule(body, ctx)),
+});
+scoringArea.route('GET /scoring/rules/:id', {
+  summary: 'One scoring rule',
+  response: ScoringRule,
+  handler: async ({ param, ctx, deps }) => scoringRuleOut(await scoring(deps).GetScoringRule({ id: param('id') }, ctx)),
+});
+scoringArea.route('PUT /scoring/rules/:id', {
+  summary: 'Change a scoring rule; only the fields sent change',
+  body: RulePatch,
+  response: ScoringRule,
+  handler: async ({ param, body, ctx, deps }) => scoringRuleOut(await scoring(deps).UpdateScoringRule({ id: param('id'), ...body }, ctx)),
+});
+scoringArea.route('DELETE /scoring/rules/:id', {
+  summary: 'Delete a scoring rule',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await scoring(deps).DeleteScoringRule({ id: param('id') }, ctx);
+  },
+});
+scoringArea.route('GET /contacts/:id/scores', {
+  summary: 'A contact’s score and how each rule contributed',
+  response: ContactScore,
+  handler: async ({ param, ctx, deps }) => scoreOut(await scoring(deps).GetContactScore({ id: param('id') }, ctx)),
 });
 
-/** null or "" = the rule scores any tag / any status. */
-const ruleValue = z
-  .union([z.string({ error: 'must be a string' }).max(50, 'must be at most 50 characters'), z.null()])
-  .transform((v) => v ?? '')
-  .optional();
-
-export const NewRule = z.object({
-  name: s.requiredText(200),
-  condition: z.string({ error: 'is required' }),
-  value: ruleValue,
-  points: int(),
-  weight: num().optional(),
-});
-export const RulePatch = z.object({
-  name: s.requiredText(200).optional(),
-  condition: z.string({ error: 'must be a string' }).optional(),
-  value: ruleValue,
-  points: int().optional(),
-  weight: num().optional(),
-});
-
-// ------------------------------------------------------------------------------------------- routes
-
-/** Lead scoring (crm.v1.ScoringService): config, rules, and a contact's score with its breakdown. */
-export function scoringRoutes({ clients }: RouteDeps): ServiceRoutes {
-  const internal = Router();
-  const scoring = () => clients.crmScoring;
-
-  internal.get('/scoring/config', async (req, res) => {
-    res.json(scoringConfigOut(await scoring().GetScoringConfig({}, ctxOf(req, res))));
-  });
-  internal.put('/scoring/config', async (req, res) => {
-    const b = body(req, ConfigPatch);
-    res.json(scoringConfigOut(await scoring().UpdateScoringConfig(b, ctxOf(req, res))));
-  });
-
-  internal.get('/scoring/rules', async (req, res) => {
-    const out = await scoring().ListScoringRules({}, ctxOf(req, res));
-    res.json(out.data.map(scoringRuleOut));
-  });
-  internal.post('/scoring/rules', async (req, res) => {
-    const b = body(req, NewRule);
-    res.status(201).json(scoringRuleOut(await scoring().CreateScoringRule(b, ctxOf(req, res))));
-  });
-  internal.get('/scoring/rules/:id', async (req, res) => {
-    res.json(scoringRuleOut(await scoring().GetScoringRule({ id: req.params.id }, ctxOf(req, res))));
-  });
-  internal.put('/scoring/rules/:id', async (req, res) => {
-    const b = body(req, RulePatch);
-    res.json(scoringRuleOut(await scoring().UpdateScoringRule({ id: req.params.id, ...b }, ctxOf(req, res))));
-  });
-  internal.delete('/scoring/rules/:id', async (req, res) => {
-    await scoring().DeleteScoringRule({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
-
-  internal.get('/contacts/:id/scores', async (req, res) => {
-    res.json(scoreOut(await scoring().GetContactScore({ id: req.params.id }, ctxOf(req, res))));
-  });
-
-  return { internal };
+export function scoringRoutes(deps: RouteDeps): ServiceRoutes {
+  return { internal: scoringArea.router(deps, responseContract(deps.config)) };
 }

@@ -1,116 +1,152 @@
 import express, { Router } from 'express';
-import { z } from 'zod';
-import type { RouteDeps, ServiceRoutes } from './deps';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import { ctxOf } from '../http/principal';
 import { rejectUnsafeText } from '../http/text-guard';
-import { body, dateRange, pageParams, pathParam, query, s } from '../http/validate';
+import { body, dateRange, pathParam } from '../http/validate';
+import { page } from '../docs/schemas/common';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { accountBusinessHoursOut, accountSlaOut, businessHoursOut, businessHoursStatusOut, slaPolicyOut, slaReportOut } from './service-levels.out';
-
-// The shape only: times, weekdays, overlaps, holidays and the zone are messaging's call (one place names the field).
-const Range = z.object({
-  // Whole numbers here: a fraction would be cut to an integer on its way to messaging.
-  day: z.number({ error: 'must be a weekday from 0 (Sunday) to 6 (Saturday)' }).int('must be a weekday from 0 (Sunday) to 6 (Saturday)'),
-  open: z.string({ error: 'must be a time HH:MM' }),
-  close: z.string({ error: 'must be a time HH:MM' }),
-});
-export const BusinessHoursBody = z.object({
-  timezone: z.string({ error: 'is required (an IANA time zone such as Asia/Ho_Chi_Minh)' }),
-  days: z.array(Range, { error: 'must be a list of opening ranges' }),
-  holidays: z.array(z.string({ error: 'must be a date YYYY-MM-DD' }), { error: 'must be a list of dates' }).optional(),
-});
-export const BusinessHoursStatusQuery = z.object({ chatnetAccountId: z.string().trim().optional() });
-
-const minutes = (required: boolean) => {
-  // Whole here: a fraction would be cut to an integer on its way to messaging, which checks the range.
-  const n = z.number({ error: 'must be whole minutes' }).int('must be whole minutes');
-  return required ? n : n.nullable().optional();
-};
-// Ranges and who is notified are messaging's call too (it names the field).
-export const SlaPolicyBody = z.object({
-  name: s.requiredText(100),
-  firstResponseMinutes: minutes(true),
-  nextResponseMinutes: minutes(false),
-  resolutionMinutes: minutes(false),
-  businessHoursOnly: z.boolean({ error: 'must be true or false' }).optional(),
-  onBreach: z
-    .object({
-      notify: z.array(z.string({ error: 'must be assignee or team_leads' }), { error: 'must be a list' }).optional(),
-      reassign: z.boolean({ error: 'must be true or false' }).optional(),
-    })
-    .optional(),
-});
-export const AccountSlaBody = z.object({
-  policyId: z.string({ error: 'is required: an SLA policy id, or null to detach' }).trim().nullable(),
-});
-
-/** GET /analytics/sla: a date (its whole day) or an ISO timestamp each; `to` after `from`. */
-export const SlaReportQuery = z.object({ from: s.dateOrTimestamp().optional(), to: s.dateOrTimestamp().optional() });
+import {
+  AccountBusinessHours,
+  AccountSla,
+  AccountSlaBody,
+  BusinessHours,
+  BusinessHoursBody,
+  BusinessHoursStatus,
+  BusinessHoursStatusQuery,
+  SlaPolicy,
+  SlaPolicyBody,
+  SlaReport,
+  SlaReportQuery,
+} from './service-levels.schemas';
 
 /** An account's hours take the JSON body `null` (follow the org's again), which the shared strict parser refuses. */
 const ACCOUNT_HOURS = /^\/api\/v1\/chatnet-accounts\/[^/]+\/business-hours\/?$/;
 
-/** Service levels (owned by messaging, issue #29): business hours of the org and of each account. */
-export function serviceLevelsRoutes({ clients, config }: RouteDeps): ServiceRoutes {
-  const internal = Router();
-  const levels = () => clients.messagingLevels;
-  const nullableJson = express.json({ limit: config.BODY_LIMIT, strict: false });
+const levels = (deps: RouteDeps) => deps.clients.messagingLevels;
 
-  internal.get('/settings/business-hours', async (req, res) => {
-    res.json(businessHoursOut(await levels().GetBusinessHours({}, ctxOf(req, res))));
-  });
-  internal.put('/settings/business-hours', async (req, res) => {
-    const b = body(req, BusinessHoursBody);
-    res.json(businessHoursOut(await levels().SetBusinessHours(b, ctxOf(req, res))));
-  });
-  internal.get('/settings/business-hours/status', async (req, res) => {
-    const q = query(req, BusinessHoursStatusQuery);
-    res.json(businessHoursStatusOut(await levels().GetBusinessHoursStatus({ chatnetAccountId: q.chatnetAccountId ?? '' }, ctxOf(req, res))));
-  });
-  internal.get('/chatnet-accounts/:id/business-hours', async (req, res) => {
-    res.json(accountBusinessHoursOut(await levels().GetBusinessHours({ chatnetAccountId: req.params.id }, ctxOf(req, res))));
-  });
+/**
+ * Service levels (owned by messaging, issue #29): business hours of the org and of each account, SLA policies and
+ * their report. Served and documented from these declarations, but for PUT /chatnet-accounts/:id/business-hours,
+ * whose JSON body may be `null` (a parser of its own before the handler, which a declaration cannot take yet):
+ * it stays a plain route, documented in docs/paths/service-levels.ts.
+ */
+export const hoursRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Business hours' });
+const RULES =
+  'Opening ranges per weekday in an IANA time zone (several per day, not overlapping; close after open, 24:00 the end of the day), ' +
+  'and holidays closed all day. 400 names the field (timezone, days.i.open, days.i for an overlap, holidays.i). Admins and owners change them.';
+
+hoursRoutes.route('GET /settings/business-hours', {
+  summary: 'The org’s business hours (open all the time until set)',
+  response: BusinessHours,
+  handler: async ({ ctx, deps }) => businessHoursOut(await levels(deps).GetBusinessHours({}, ctx)),
+});
+hoursRoutes.route('PUT /settings/business-hours', {
+  summary: 'Replace the org’s business hours',
+  description: RULES,
+  body: BusinessHoursBody,
+  response: BusinessHours,
+  handler: async ({ body: b, ctx, deps }) => businessHoursOut(await levels(deps).SetBusinessHours(b, ctx)),
+});
+hoursRoutes.route('GET /settings/business-hours/status', {
+  summary: 'Whether the org (or, with chatnetAccountId, that account) is open now, and when that next changes',
+  query: BusinessHoursStatusQuery,
+  response: BusinessHoursStatus,
+  errors: [404],
+  handler: async ({ query: q, ctx, deps }) =>
+    businessHoursStatusOut(await levels(deps).GetBusinessHoursStatus({ chatnetAccountId: q.chatnetAccountId ?? '' }, ctx)),
+});
+hoursRoutes.route('GET /chatnet-accounts/:id/business-hours', {
+  summary: 'The hours that apply to an account: its own, or the org’s (inherited)',
+  response: AccountBusinessHours,
+  handler: async ({ param, ctx, deps }) => accountBusinessHoursOut(await levels(deps).GetBusinessHours({ chatnetAccountId: param('id') }, ctx)),
+});
+/** PUT /chatnet-accounts/:id/business-hours, documented in docs/paths/service-levels.ts with RULES. */
+export const ACCOUNT_HOURS_RULES = RULES;
+
+export const slaRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'SLA policies' });
+const SLA_RULES =
+  'Windows are whole minutes from 1 to 525600 (firstResponseMinutes required); onBreach.notify lists any of assignee, team_leads. ' +
+  '400 names the field. Admins and owners change policies; everyone in the org reads them.';
+slaRoutes.route('GET /sla-policies', {
+  summary: 'The org’s SLA policies, oldest first',
+  paging: { limit: 20, max: 100 },
+  response: page(SlaPolicy),
+  handler: async ({ page, ctx, deps }) => {
+    const out = await levels(deps).ListSlaPolicies(page, ctx);
+    return { data: out.data.map(slaPolicyOut), pagination: out.pagination! };
+  },
+});
+slaRoutes.route('POST /sla-policies', {
+  summary: 'Create an SLA policy',
+  description: SLA_RULES,
+  body: SlaPolicyBody,
+  status: 201,
+  response: SlaPolicy,
+  handler: async ({ body: b, ctx, deps }) => slaPolicyOut(await levels(deps).CreateSlaPolicy(b, ctx)),
+});
+slaRoutes.route('GET /sla-policies/:id', {
+  summary: 'One SLA policy',
+  response: SlaPolicy,
+  handler: async ({ param, ctx, deps }) => slaPolicyOut(await levels(deps).GetSlaPolicy({ id: param('id') }, ctx)),
+});
+slaRoutes.route('PUT /sla-policies/:id', {
+  summary: 'Replace an SLA policy',
+  description: SLA_RULES,
+  body: SlaPolicyBody,
+  response: SlaPolicy,
+  handler: async ({ param, body: b, ctx, deps }) => slaPolicyOut(await levels(deps).UpdateSlaPolicy({ ...b, id: param('id') }, ctx)),
+});
+slaRoutes.route('DELETE /sla-policies/:id', {
+  summary: 'Delete an SLA policy (its accounts follow none)',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await levels(deps).DeleteSlaPolicy({ id: param('id') }, ctx);
+  },
+});
+slaRoutes.route('GET /chatnet-accounts/:id/sla', {
+  summary: 'The SLA policy an account follows (policyId null: none)',
+  response: AccountSla,
+  handler: async ({ param, ctx, deps }) => accountSlaOut(await levels(deps).GetAccountSla({ chatnetAccountId: param('id') }, ctx)),
+});
+slaRoutes.route('PUT /chatnet-accounts/:id/sla', {
+  summary: 'Attach an SLA policy to an account ({policyId}), or detach it ({policyId: null})',
+  description: 'A policy of another organization is 400 naming policyId. Admins and owners.',
+  body: AccountSlaBody,
+  response: AccountSla,
+  handler: async ({ param, body: b, ctx, deps }) =>
+    accountSlaOut(await levels(deps).SetAccountSla({ chatnetAccountId: param('id'), policyId: b.policyId ?? '' }, ctx)),
+});
+
+export const slaReportRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Analytics' });
+slaReportRoutes.route('GET /analytics/sla', {
+  summary: 'SLA attainment per policy over a range: conversations, met, breached, attainment',
+  description:
+    'Per SLA policy of the org (oldest first): the conversations with a window that ended in [from, to) — answered or closed in time (met), or breached — and how many missed at least one; attainment = met / conversations (null when none). A window stopped by closing before its due time (a pending reply) counts neither way. from/to: a date (its whole day) or an ISO timestamp; absent: the 30 days up to now; to before from is 400 naming to. Team leads and above.',
+  query: SlaReportQuery,
+  response: SlaReport,
+  errors: [403],
+  handler: async ({ query: q, ctx, deps }) => {
+    const r = dateRange(q.from, q.to, 'from', 'to');
+    return slaReportOut(await levels(deps).GetSlaReport({ from: r.dateFrom ?? '', to: r.dateTo ?? '' }, ctx));
+  },
+});
+
+export function serviceLevelsRoutes(deps: RouteDeps): ServiceRoutes {
+  const contract = responseContract(deps.config);
+  const internal = Router();
+  const nullableJson = express.json({ limit: deps.config.BODY_LIMIT, strict: false });
   internal.put('/chatnet-accounts/:id/business-hours', nullableJson, rejectUnsafeText, async (req, res) => {
     const [ctx, chatnetAccountId] = [ctxOf(req, res), pathParam(req, 'id')];
     if (req.body === null) {
-      res.json(accountBusinessHoursOut(await levels().SetBusinessHours({ chatnetAccountId, clear: true }, ctx)));
+      res.json(accountBusinessHoursOut(await levels(deps).SetBusinessHours({ chatnetAccountId, clear: true }, ctx)));
       return;
     }
     const b = body(req, BusinessHoursBody);
-    res.json(accountBusinessHoursOut(await levels().SetBusinessHours({ ...b, chatnetAccountId }, ctx)));
+    res.json(accountBusinessHoursOut(await levels(deps).SetBusinessHours({ ...b, chatnetAccountId }, ctx)));
   });
-
-  internal.get('/sla-policies', async (req, res) => {
-    const out = await levels().ListSlaPolicies(pageParams(req, 20, 100), ctxOf(req, res));
-    res.json({ data: out.data.map(slaPolicyOut), pagination: out.pagination });
-  });
-  internal.post('/sla-policies', async (req, res) => {
-    const b = body(req, SlaPolicyBody);
-    res.status(201).json(slaPolicyOut(await levels().CreateSlaPolicy(b, ctxOf(req, res))));
-  });
-  internal.get('/sla-policies/:id', async (req, res) => {
-    res.json(slaPolicyOut(await levels().GetSlaPolicy({ id: pathParam(req, 'id') }, ctxOf(req, res))));
-  });
-  internal.put('/sla-policies/:id', async (req, res) => {
-    const b = body(req, SlaPolicyBody);
-    res.json(slaPolicyOut(await levels().UpdateSlaPolicy({ ...b, id: pathParam(req, 'id') }, ctxOf(req, res))));
-  });
-  internal.delete('/sla-policies/:id', async (req, res) => {
-    await levels().DeleteSlaPolicy({ id: pathParam(req, 'id') }, ctxOf(req, res));
-    res.status(204).end();
-  });
-  internal.get('/chatnet-accounts/:id/sla', async (req, res) => {
-    res.json(accountSlaOut(await levels().GetAccountSla({ chatnetAccountId: pathParam(req, 'id') }, ctxOf(req, res))));
-  });
-  internal.put('/chatnet-accounts/:id/sla', async (req, res) => {
-    const b = body(req, AccountSlaBody);
-    res.json(accountSlaOut(await levels().SetAccountSla({ chatnetAccountId: pathParam(req, 'id'), policyId: b.policyId ?? '' }, ctxOf(req, res))));
-  });
-
-  internal.get('/analytics/sla', async (req, res) => {
-    const q = query(req, SlaReportQuery);
-    const r = dateRange(q.from, q.to, 'from', 'to');
-    res.json(slaReportOut(await levels().GetSlaReport({ from: r.dateFrom ?? '', to: r.dateTo ?? '' }, ctxOf(req, res))));
-  });
-
+  internal.use(hoursRoutes.router(deps, contract), slaRoutes.router(deps, contract), slaReportRoutes.router(deps, contract));
   return { internal, parsesOwnBody: (req) => req.method === 'PUT' && ACCOUNT_HOURS.test(req.path) };
 }

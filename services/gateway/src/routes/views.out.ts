@@ -1,8 +1,10 @@
+import type { z } from 'zod';
 import type { messaging } from '@crm/proto-types';
 import type { ViewResource } from './views.apply';
+import type { View } from './views.schemas';
 
 /** A saved view: ownerId null for a shared view made with an API key. */
-export function viewOut(v: messaging.View__Output) {
+export function viewOut(v: messaging.View__Output): z.input<typeof View> {
   return {
     id: v.id,
     name: v.name,

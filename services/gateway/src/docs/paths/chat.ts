@@ -18,12 +18,12 @@ import {
   SetStatus,
   StartConversation,
 } from '../../routes/chat.routes';
-import { MacroPatch, MacroQuery, NewMacro } from '../../routes/macros.routes';
+import { macroRoutes } from '../../routes/macros.routes';
 import { NewNote } from '../../routes/conversation-notes.routes';
 import { ScheduledPatch, ScheduledQuery } from '../../routes/scheduled-messages.routes';
 import { reply } from '../proto-schema';
 import { area } from '../registry';
-import { VIEW_APPLIED, VIEW_ID } from './views';
+import { VIEW_APPLIED, VIEW_ID } from '../../routes/views.schemas';
 import { page, Pagination } from '../schemas/common';
 import {
   Attachment,
@@ -33,8 +33,6 @@ import {
   ConversationMove,
   Folder,
   InboxSettings as InboxSettingsOut,
-  Macro,
-  MacroRun,
   Message,
   Note,
   Preset,
@@ -201,48 +199,6 @@ scheduled.op('DELETE /scheduled-messages/:id', {
   errors: [409],
 });
 
-const macros = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Macros' });
-const MACROS =
-  'Shared macros are the organization’s: everyone sees and runs them, team leads and above create, change and delete them (403 otherwise). ' +
-  'Personal macros are their owner’s alone: anyone else (an admin too) gets 404, as for another organization’s. ' +
-  'Actions take the fields of the endpoint that does the same thing: send_message {content, contentType?}, add_note {content}, assign {assigneeId (null: nobody), teamId?}, ' +
-  'set_status {status (not snoozed)}, set_priority {priority (null: none)}, add_to_folder {folderId}, snooze {minutes} or {snoozedUntil}; a bad one is 400 naming it (`actions[2].assigneeId`).';
-macros.op('GET /macros', {
-  summary: 'The macros you can run: the organization’s shared ones and your personal ones, by name',
-  description: MACROS,
-  query: MacroQuery,
-  paging: { limit: 50, max: 100 },
-  responses: { 200: page(Macro) },
-});
-macros.op('POST /macros', {
-  summary: 'Create a macro (shared: team leads and above)',
-  description: MACROS,
-  body: NewMacro,
-  responses: { 201: Macro },
-  errors: [403],
-});
-macros.op('PUT /macros/:id', {
-  summary: 'Change a macro; only the fields sent change (actions are replaced as a whole)',
-  description: `${MACROS} A shared macro made personal becomes the personal macro of whoever did it.`,
-  body: MacroPatch,
-  responses: { 200: Macro },
-  errors: [403],
-});
-macros.op('DELETE /macros/:id', {
-  summary: 'Delete a macro (a shared one: team leads and above)',
-  description: MACROS,
-  responses: { 204: null },
-  errors: [403],
-});
-macros.op('POST /conversations/:id/macros/:macroId/run', {
-  summary: 'Run a macro on the conversation: every action in order, as you, each through the rules of its own endpoint',
-  description:
-    'Stopping at nothing: an action that fails records its error (the code and message its own endpoint would have answered) and the next one still runs; ' +
-    'the answer lists one result per action, in order. Each run is in the audit log (`macro.run`, the conversation as resource, each action’s outcome in details). ' +
-    `404 for a macro you cannot see or a conversation you cannot see. ${VISIBILITY}`,
-  responses: { 200: MacroRun },
-});
-
 const notes = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversation notes' });
 notes.op('POST /conversations/:id/notes', {
   summary: 'Add a private note (never sent to the chat network); @mentions of users notify them',
@@ -329,7 +285,7 @@ export const chatOps = [
   ...inbox.ops,
   ...messages.ops,
   ...scheduled.ops,
-  ...macros.ops,
+  ...macroRoutes.ops,
   ...notes.ops,
   ...settings.ops,
   ...folders.ops,

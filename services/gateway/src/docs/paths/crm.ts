@@ -15,7 +15,7 @@ import {
 } from '../../routes/crm';
 import { nulls, replyItem } from '../proto-schema';
 import { area } from '../registry';
-import { VIEW_APPLIED, VIEW_ID } from './views';
+import { VIEW_APPLIED, VIEW_ID } from '../../routes/views.schemas';
 import { page } from '../schemas/common';
 import {
   Appointment,

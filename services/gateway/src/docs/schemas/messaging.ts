@@ -23,7 +23,6 @@ import type {
   timelineOut,
 } from '../../routes/chat.out';
 import type { scheduledMessageOut } from '../../routes/scheduled-messages.out';
-import type { macroOut, macroRunOut } from '../../routes/macros.out';
 import { VIEW_COUNTS_MAX } from '../../routes/chat.routes';
 import { keysMatch } from './check';
 import { Pagination } from './common';
@@ -345,49 +344,3 @@ export const SearchHit = z.object({
   highlight: z.string().meta({ description: 'the matching fragment, HTML-escaped, each match in <mark>…</mark>' }),
 });
 keysMatch<z.infer<typeof SearchHit>, ReturnType<typeof searchHitOut>>(true);
-
-/** A macro's action as messaging keeps it (macroActionOut): the fields of the endpoint that does the same thing. */
-export const MacroAction = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('send_message'), content: z.string(), contentType: z.string() }),
-  z.object({ type: z.literal('add_note'), content: z.string() }),
-  z.object({
-    type: z.literal('assign'),
-    assigneeId: z.string().nullable().meta({ description: 'null: nobody' }),
-    teamId: z.string().nullable().optional().meta({ description: 'absent: the conversation keeps its team; null: no team' }),
-  }),
-  z.object({ type: z.literal('set_status'), status: z.enum(rules.MACRO_STATUSES as [string, ...string[]]) }),
-  z.object({ type: z.literal('set_priority'), priority: z.enum(rules.CONVERSATION_PRIORITIES).nullable() }),
-  z.object({ type: z.literal('add_to_folder'), folderId: z.string() }),
-  z.object({
-    type: z.literal('snooze'),
-    minutes: z.number().int().optional().meta({ description: 'snoozed this many minutes from the run' }),
-    snoozedUntil: iso().optional().meta({ description: 'snoozed until this time (it must still lie ahead when the macro runs)' }),
-  }),
-]);
-
-/** A macro (macroOut): its actions as written (snooze's snoozedUntil as its UTC instant). */
-export const Macro = z.object({
-  id: z.string(),
-  name: z.string(),
-  shared: z.boolean().meta({ description: 'true: the organization’s (team leads and above write it); false: the owner’s alone' }),
-  ownerId: z.string().nullable().meta({ description: 'who made it; null for a shared macro made with an API key' }),
-  actions: z.array(MacroAction),
-  createdAt: iso(),
-  updatedAt: iso(),
-});
-keysMatch<z.infer<typeof Macro>, ReturnType<typeof macroOut>>(true);
-
-/** A run of a macro (macroRunOut): one result per action, in order. */
-export const MacroRun = z.object({
-  results: z.array(
-    z.object({
-      type: z.enum(rules.MACRO_ACTION_TYPES),
-      ok: z.boolean(),
-      error: z
-        .object({ code: z.string(), message: z.string() })
-        .nullable()
-        .meta({ description: 'why it failed: the code and message its own endpoint would have answered; null when ok' }),
-    }),
-  ),
-});
-keysMatch<z.infer<typeof MacroRun>, ReturnType<typeof macroRunOut>>(true);
