@@ -7,7 +7,8 @@ import { analyticsOps } from './paths/analytics';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
 import { contactMergeOps } from './paths/contact-merges';
-import { contactFieldsOps } from './paths/contact-fields';
+import { contactImportOps } from './paths/contact-fields';
+import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-fields.routes';
 import { crmOps } from './paths/crm';
 import { identityOps } from './paths/identity';
 import { integrationOps } from './paths/integrations';
@@ -31,7 +32,9 @@ export const OPERATIONS: Operation[] = [
   ...crmOps,
   ...contactMergeOps,
   ...taskRoutes.ops,
-  ...contactFieldsOps,
+  ...contactFieldRoutes.ops,
+  ...contactImportOps,
+  ...contactExportRoutes.ops,
   ...scoringOps,
   ...chatOps,
   ...chatnetOps,
