@@ -18,6 +18,7 @@ import { socialnetSandboxOps } from './paths/socialnet-sandbox';
 import { scoringOps } from './paths/scoring';
 import { serviceLevelsOps } from './paths/service-levels';
 import { taskRoutes } from '../routes/tasks.routes';
+import { auditRoutes } from '../routes/audit-log.routes';
 import { viewOps } from './paths/views';
 import { webhookOps } from './paths/webhooks';
 import type { Operation } from './registry';
@@ -29,6 +30,7 @@ export { WEBHOOK_EVENTS };
 export const OPERATIONS: Operation[] = [
   ...metaOps,
   ...identityOps,
+  ...auditRoutes.ops,
   ...crmOps,
   ...contactMergeOps,
   ...taskRoutes.ops,
