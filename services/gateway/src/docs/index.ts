@@ -18,6 +18,7 @@ import { socialnetSandboxOps } from './paths/socialnet-sandbox';
 import { scoringOps } from './paths/scoring';
 import { serviceLevelsOps } from './paths/service-levels';
 import { taskRoutes } from '../routes/tasks.routes';
+import { reportRoutes } from '../routes/reports.routes';
 import { auditRoutes } from '../routes/audit-log.routes';
 import { viewOps } from './paths/views';
 import { webhookOps } from './paths/webhooks';
@@ -47,6 +48,7 @@ export const OPERATIONS: Operation[] = [
   ...aiOps,
   ...knowledgeOps,
   ...analyticsOps,
+  ...reportRoutes.ops,
   ...integrationOps,
   ...socialnetSandboxOps,
   ...publicOps,

@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import type { csatAnalyticsOut, funnelOut, teamPerformanceOut } from '../../routes/analytics.out';
 import { CsatQuery, FunnelQuery, ResponseTimeQuery, TeamQuery } from '../../routes/analytics.routes';
-import type { reportOut } from '../../routes/reports.out';
-import { NewReport } from '../../routes/reports.routes';
 import { nulls, proto, reply } from '../proto-schema';
 import { area } from '../registry';
 import { keysMatch } from '../schemas/check';
-import { page } from '../schemas/common';
 
 const ANALYTICS = 'crm/v1/analytics.proto';
 /** A statistic of nothing (no contacts, no responses) is null, never a made-up 0. */
@@ -61,25 +58,6 @@ const CsatAnalytics = z.object({
 });
 keysMatch<z.infer<typeof CsatAnalytics>, ReturnType<typeof csatAnalyticsOut>>(true);
 
-/** A custom report (reports.out reportOut): the CSV is downloaded from `downloadUrl` once status is ready. */
-const Report = z.object({
-  id: z.string(),
-  name: z.string(),
-  status: z.enum(['generating', 'ready', 'failed']),
-  createdAt: z.string(),
-  downloadUrl: z.string().meta({ description: 'a gateway path (bearer auth), /api/v1/analytics/custom/{id}/download' }),
-  completedAt: z.string().nullable(),
-  error: z.string().nullable(),
-  rowCount: z.number().int().nullable(),
-  metrics: z.array(z.string()),
-  dimensions: z.array(z.string()),
-  dateFrom: z.string(),
-  dateTo: z.string(),
-  filters: z.array(z.unknown()).meta({ description: '[{field, operator, value}]' }),
-  createdBy: z.string().nullable(),
-});
-keysMatch<z.infer<typeof Report>, ReturnType<typeof reportOut>>(true);
-
 /** Analytics and custom reports (crm's read model), internal API; analytics:view (team leads and above). */
 const analytics = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Analytics' });
 analytics.op('GET /analytics/conversion-funnel', {
@@ -107,23 +85,4 @@ analytics.op('GET /analytics/csat', {
   responses: { 200: CsatAnalytics },
 });
 
-const reports = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Reports' });
-reports.op('POST /analytics/custom', {
-  summary: 'Request a custom report (metrics by dimensions over a date range); it is generated in the background',
-  body: NewReport,
-  responses: { 201: Report },
-});
-reports.op('GET /analytics/custom', {
-  summary: 'The organization’s custom reports, newest first',
-  paging: { limit: 20, max: 100 },
-  responses: { 200: page(Report) },
-});
-reports.op('GET /analytics/custom/:id', { summary: 'One report and whether it is ready', responses: { 200: Report } });
-reports.op('GET /analytics/custom/:id/download', {
-  summary: 'The report as CSV (an attachment)',
-  description: '409 while it is still generating; 422 when it failed.',
-  responses: { 200: 'csv' },
-  errors: [409, 422],
-});
-
-export const analyticsOps = [...analytics.ops, ...reports.ops];
+export const analyticsOps = analytics.ops;
