@@ -3,7 +3,6 @@ import { openApiDocument } from './openapi';
 import { chatOps } from './paths/chat';
 import { aiOps } from './paths/ai';
 import { knowledgeOps } from './paths/knowledge';
-import { analyticsOps } from './paths/analytics';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
 import { contactMergeOps } from './paths/contact-merges';
@@ -19,6 +18,7 @@ import { scoringOps } from './paths/scoring';
 import { serviceLevelsOps } from './paths/service-levels';
 import { taskRoutes } from '../routes/tasks.routes';
 import { reportRoutes } from '../routes/reports.routes';
+import { analyticsArea } from '../routes/analytics.routes';
 import { auditRoutes } from '../routes/audit-log.routes';
 import { viewOps } from './paths/views';
 import { webhookOps } from './paths/webhooks';
@@ -47,7 +47,7 @@ export const OPERATIONS: Operation[] = [
   ...webhookOps,
   ...aiOps,
   ...knowledgeOps,
-  ...analyticsOps,
+  ...analyticsArea.ops,
   ...reportRoutes.ops,
   ...integrationOps,
   ...socialnetSandboxOps,
