@@ -3,11 +3,11 @@ import { openApiDocument } from './openapi';
 import { chatOps } from './paths/chat';
 import { aiOps } from './paths/ai';
 import { knowledgeOps } from './paths/knowledge';
-import { analyticsOps } from './paths/analytics';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
 import { contactMergeRoutes } from '../routes/contact-merges.routes';
-import { contactFieldsOps } from './paths/contact-fields';
+import { contactImportOps } from './paths/contact-fields';
+import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-fields.routes';
 import { crmOps } from './paths/crm';
 import { eventFeedOps } from './paths/events';
 import { identityOps } from './paths/identity';
@@ -19,6 +19,9 @@ import { scoringArea } from '../routes/scoring.routes';
 import { serviceLevelsOps } from './paths/service-levels';
 import { taskRoutes } from '../routes/tasks.routes';
 import { viewRoutes } from '../routes/views.routes';
+import { reportRoutes } from '../routes/reports.routes';
+import { analyticsArea } from '../routes/analytics.routes';
+import { auditRoutes } from '../routes/audit-log.routes';
 import { webhookOps } from './paths/webhooks';
 import type { Operation } from './registry';
 import { WEBHOOK_EVENTS } from './webhook-events';
@@ -29,10 +32,13 @@ export { WEBHOOK_EVENTS };
 export const OPERATIONS: Operation[] = [
   ...metaOps,
   ...identityOps,
+  ...auditRoutes.ops,
   ...crmOps,
   ...contactMergeRoutes.ops,
   ...taskRoutes.ops,
-  ...contactFieldsOps,
+  ...contactFieldRoutes.ops,
+  ...contactImportOps,
+  ...contactExportRoutes.ops,
   ...scoringArea.ops,
   ...chatOps,
   ...chatnetOps,
@@ -43,7 +49,8 @@ export const OPERATIONS: Operation[] = [
   ...eventFeedOps,
   ...aiOps,
   ...knowledgeOps,
-  ...analyticsOps,
+  ...analyticsArea.ops,
+  ...reportRoutes.ops,
   ...integrationOps,
   ...socialnetSandboxOps,
   ...publicOps,

@@ -1,7 +1,7 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
 import type { CallContext, Permission } from '@crm/grpc-kit';
-import type { Auth, Method, Operation, OperationSpec } from '../docs/registry';
+import type { Auth, Method, Operation, OperationSpec, ResponseBody } from '../docs/registry';
 import type { Tag } from '../docs/tags';
 import type { RouteDeps } from '../routes/deps';
 import { requirePermission } from './permission';
@@ -34,7 +34,7 @@ export interface RouteInput<Q, B> {
   deps: RouteDeps;
 }
 
-export interface RouteSpec<R extends z.ZodType | null, Q extends z.ZodObject | undefined, B extends z.ZodType | undefined> extends Omit<
+export interface RouteSpec<R extends ResponseBody, Q extends z.ZodObject | undefined, B extends z.ZodType | undefined> extends Omit<
   OperationSpec,
   'responses' | 'query' | 'body'
 > {
@@ -46,7 +46,10 @@ export interface RouteSpec<R extends z.ZodType | null, Q extends z.ZodObject | u
   indexedBody?: boolean;
   /** The success status; 200 unless said. */
   status?: SuccessStatus;
-  /** The success body's schema (null: no body). The handler's return value is checked against it under RESPONSE_CONTRACT. */
+  /**
+   * The success body's schema (null: no body). The handler's return value is checked against it under RESPONSE_CONTRACT.
+   * 'csv', 'html', 'gif' or 'binary': the handler answers itself through `res` (a stream, a page, a pixel).
+   */
   response: R;
   handler(input: RouteInput<Parsed<Q>, Parsed<B>>): Promise<R extends z.ZodType ? z.input<R> : void>;
 }
@@ -77,10 +80,10 @@ function bySpecificity(a: Operation, b: Operation): number {
 
 /** A group of routes sharing a path prefix, an auth scheme and a documentation tag: `area.route('GET /tasks', {...})`. */
 export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
-  const declared: { op: Operation; spec: RouteSpec<z.ZodType | null, z.ZodObject | undefined, z.ZodType | undefined> }[] = [];
+  const declared: { op: Operation; spec: RouteSpec<ResponseBody, z.ZodObject | undefined, z.ZodType | undefined> }[] = [];
 
   return {
-    route<R extends z.ZodType | null, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+    route<R extends ResponseBody, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
       key: `${Method} /${string}`,
       spec: RouteSpec<R, Q, B>,
     ): void {
@@ -126,8 +129,9 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
             deps,
           };
           const out = await spec.handler(input as never);
-          if (res.headersSent) return;
+          if (res.headersSent || res.destroyed) return;
           if (spec.response === null) return void res.status(status).end();
+          if (typeof spec.response === 'string') throw new Error(`${op.method} ${op.path}: declared ${spec.response}, answered nothing`);
           contract?.(op, out);
           res.status(status).json(out);
         });

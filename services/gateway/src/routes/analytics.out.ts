@@ -1,9 +1,11 @@
+import type { z } from 'zod';
 import type { crm, messaging } from '@crm/proto-types';
+import type { CsatAnalytics, Funnel, ResponseTime, TeamPerformance } from './analytics.schemas';
 import { answered } from '../http/shape';
 
 // The generated types of crm's answers (crm/v1/analytics.proto).
-type Funnel = crm.Funnel__Output;
-type TeamPerformance = crm.TeamPerformance__Output;
+type FunnelStats = crm.Funnel__Output;
+type TeamStats = crm.TeamPerformance__Output;
 type TeamMemberStats = crm.TeamMemberStats__Output;
 type ResponseTimeStats = crm.ResponseTimeStats__Output;
 
@@ -14,10 +16,10 @@ type ResponseTimeStats = crm.ResponseTimeStats__Output;
  */
 const orZero = (v: number | undefined) => v ?? 0;
 
-export function funnelOut(f: Funnel, groupBy: string | undefined) {
+export function funnelOut(f: FunnelStats, groupBy: 'day' | 'week' | 'month' | undefined): z.input<typeof Funnel> {
   const names = f.stages.map((st) => st.name);
   return {
-    period: f.period,
+    period: { ...answered(f.period, 'crm Funnel: period') },
     stages: f.stages.map((st) => ({ name: st.name, count: st.count, percentage: orZero(st.percentage), statusId: st.statusId ?? null })),
     conversionRate: orZero(f.conversionRate),
     // Each slice's stages are the funnel's, in order: crm sends only their numbers.
@@ -25,7 +27,7 @@ export function funnelOut(f: Funnel, groupBy: string | undefined) {
       ? {
           groupBy,
           series: f.series.map((sl) => ({
-            period: sl.period,
+            period: { ...answered(sl.period, 'crm Funnel: series period') },
             stages: sl.stages.map((st, i) => ({ name: names[i], count: st.count, percentage: orZero(st.percentage) })),
             conversionRate: orZero(sl.conversionRate),
           })),
@@ -48,10 +50,10 @@ function memberOut(m: TeamMemberStats) {
   };
 }
 
-export function teamPerformanceOut(t: TeamPerformance) {
+export function teamPerformanceOut(t: TeamStats): z.input<typeof TeamPerformance> {
   const total = answered(t.teamTotal, 'crm TeamPerformance: teamTotal');
   return {
-    period: t.period,
+    period: { ...answered(t.period, 'crm TeamPerformance: period') },
     team: t.team.map(memberOut),
     teamTotal: {
       contactsAssigned: total.contactsAssigned,
@@ -62,7 +64,7 @@ export function teamPerformanceOut(t: TeamPerformance) {
   };
 }
 
-export function responseTimeOut(r: ResponseTimeStats) {
+export function responseTimeOut(r: ResponseTimeStats): z.input<typeof ResponseTime> {
   return {
     period: r.period,
     averageFirstResponseTime: orZero(r.averageFirstResponseTime),
@@ -83,7 +85,7 @@ export function responseTimeOut(r: ResponseTimeStats) {
  * CSAT answers (messaging GetCsatAnalytics): average and responseRate are null when there is nothing to compute them
  * from (no response, no question asked); `questions` is the sample of responseRate.
  */
-export function csatAnalyticsOut(c: messaging.CsatAnalytics__Output) {
+export function csatAnalyticsOut(c: messaging.CsatAnalytics__Output): z.input<typeof CsatAnalytics> {
   const d = c.distribution ?? {};
   return {
     responses: c.responses,

@@ -1,30 +1,37 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import { identityRules as rules } from '@crm/validation';
+import { page } from '../docs/schemas/common';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
+import { dateRange } from '../http/validate';
+import { AuditEntry, AuditQuery } from './audit-log.schemas';
 import type { RouteDeps } from './deps';
 import { auditEntryOut } from './identity.out';
-import { requirePermission } from '../http/permission';
-import { ctxOf } from '../http/principal';
-import { dateRange, pageParams, query, s } from '../http/validate';
-
-export const AuditQuery = z.object({
-  actorId: z.string().uuid('must be a user id').optional(),
-  action: z.string().max(rules.AUDIT_ACTION_MAX, rules.AUDIT_ACTION_MESSAGE).regex(rules.AUDIT_ACTION_PATTERN, rules.AUDIT_ACTION_MESSAGE).optional(),
-  from: s.dateOrTimestamp().optional(),
-  to: s.dateOrTimestamp().optional(),
-});
 
 /** GET /audit-log: who did what in the caller's organization (admin and owner; identity checks again). */
-export function auditLogRoutes({ clients, auth }: RouteDeps): Router {
-  const r = Router();
-  r.get('/audit-log', auth.bearer, requirePermission('audit:view'), async (req, res) => {
-    const q = query(req, AuditQuery);
+export const auditRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Audit log' });
+
+auditRoutes.route('GET /audit-log', {
+  summary: 'Who did what in the organization (admins and owners)',
+  permission: 'audit:view',
+  query: AuditQuery,
+  paging: { limit: 50, max: 100 },
+  response: page(AuditEntry),
+  handler: async ({ query: q, page, ctx, deps }) => {
     const { dateFrom, dateTo } = dateRange(q.from, q.to, 'from', 'to');
-    const out = await clients.identity.ListAuditLog(
-      { ...pageParams(req, 50), actorId: q.actorId ?? '', action: q.action ?? '', dateFrom: dateFrom ?? '', dateTo: dateTo ?? '' },
-      ctxOf(req, res),
+    const out = await deps.clients.identity.ListAuditLog(
+      { ...page, actorId: q.actorId ?? '', action: q.action ?? '', dateFrom: dateFrom ?? '', dateTo: dateTo ?? '' },
+      ctx,
     );
-    res.json({ data: out.data.map(auditEntryOut), pagination: out.pagination });
-  });
+    return { data: out.data.map(auditEntryOut), pagination: out.pagination! };
+  },
+});
+
+/**
+ * Mounted by the identity routes, before the app's bearer check (identity's sign-in routes take none), so the route
+ * checks the bearer itself.
+ */
+export function auditLogRoutes(deps: RouteDeps): Router {
+  const r = Router();
+  r.get('/audit-log', deps.auth.bearer, auditRoutes.router(deps, responseContract(deps.config)));
   return r;
 }

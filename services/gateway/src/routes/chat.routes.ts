@@ -26,7 +26,7 @@ import {
 import { body, dateRange, pageParams, parseDateOrTime, parseQuery, pathParam, query, s } from '../http/validate';
 import { paramsWithView } from './views.apply';
 import { scheduledMessageOut } from './scheduled-messages.out';
-import { sendAt } from './scheduled-messages.routes';
+import { sendAt } from './send-at';
 
 const id = () => z.string().trim().uuid('must be an id');
 const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');

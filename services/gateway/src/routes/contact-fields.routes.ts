@@ -2,47 +2,22 @@ import type { Response } from 'express';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { crm } from '@crm/proto-types';
-import { crmRules as rules } from '@crm/validation';
 import { importUpload, BASE_COLUMNS } from '../csv/contact-import';
 import { csvLine, UTF8_BOM } from '../csv/csv-writer';
 import { badRequest, HttpError } from '../http/errors';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';
-import { body, s } from '../http/validate';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import { contactFieldOut } from './contact-fields.out';
-import { contactListFilters, customFieldsOf, position } from './crm';
+import { ContactField, ContactFieldPatch, ImportQuery, NewContactField } from './contact-fields.schemas';
+import { ContactQuery, contactListFilters, customFieldsOf } from './crm';
 import type { RouteDeps, ServiceRoutes } from './deps';
 
 // ------------------------------------------------------------------------------------------- shapes from crm
 
 /** The contact columns an export writes. */
 type ExportedContact = crm.Contact__Output;
-
-// ------------------------------------------------------------------------------------------- request schemas
-
-const options = z
-  .array(z.string({ error: 'must be an array of strings' }).trim().min(1, rules.EMPTY_OPTION).max(rules.OPTION_MAX, rules.OPTION_TOO_LONG), {
-    error: 'must be an array of strings',
-  })
-  .max(rules.MAX_OPTIONS, rules.TOO_MANY_OPTIONS);
-
-export const NewContactField = z.object({
-  key: z.string({ error: 'is required' }).trim().regex(rules.FIELD_KEY_PATTERN, rules.FIELD_KEY_MESSAGE),
-  label: s.requiredText(rules.FIELD_LABEL_MAX),
-  type: s.enumOf(rules.FIELD_TYPES),
-  options: options.optional(),
-  position: position.optional(),
-});
-// key and type are fixed once created (crm answers 400 when they differ); sending the same ones is harmless.
-export const ContactFieldPatch = z.object({
-  key: z.string().optional(),
-  label: s.requiredText(rules.FIELD_LABEL_MAX).optional(),
-  type: z.string().optional(),
-  options: options.optional(),
-  position: position.optional(),
-});
-
-export const ImportQuery = z.object({ dryRun: s.optionalQueryEnum(['true', 'false'] as const) });
 
 const EXPORT_PAGE = 500;
 /** A batch of 500 rows is written in well under a second; the margin covers a busy database. */
@@ -72,47 +47,69 @@ function exportCells(c: ExportedContact, keys: string[]): string[] {
 
 // ------------------------------------------------------------------------------------------- routes
 
-/**
- * Custom contact fields (definitions), and contacts as CSV: import (streamed, before the JSON body parser) and
- * export (streamed out). Mounted before the crm routes so /contacts/export is not taken for a contact id.
- */
-export function contactFieldsRoutes({ config, clients, auth, log }: RouteDeps): ServiceRoutes {
-  const internal = Router();
-  const stream = Router();
-  const fields = () => clients.crmFields;
-  const transfer = () => clients.crmTransfer;
+/** Custom contact fields (definitions), internal API (bearer): served and documented from these declarations. */
+export const contactFieldRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Custom fields' });
+const fields = (deps: RouteDeps) => deps.clients.crmFields;
+const transfer = (deps: RouteDeps) => deps.clients.crmTransfer;
 
-  internal.get('/contact-fields', async (req, res) => {
-    res.json((await fields().ListContactFields({}, ctxOf(req, res))).data.map(contactFieldOut));
-  });
-  internal.post('/contact-fields', async (req, res) => {
-    const { options: o, ...b } = body(req, NewContactField);
-    res.status(201).json(contactFieldOut(await fields().CreateContactField({ ...b, options: o ? { values: o } : undefined }, ctxOf(req, res))));
-  });
-  internal.get('/contact-fields/:id', async (req, res) => {
-    const all = await fields().ListContactFields({}, ctxOf(req, res));
-    const found = all.data.find((f) => f.id === req.params.id);
+contactFieldRoutes.route('GET /contact-fields', {
+  summary: 'The organization’s custom contact fields, by position then key',
+  response: z.array(ContactField),
+  handler: async ({ ctx, deps }) => (await fields(deps).ListContactFields({}, ctx)).data.map(contactFieldOut),
+});
+contactFieldRoutes.route('POST /contact-fields', {
+  summary: 'Define a custom contact field (admin, owner)',
+  description: 'type text (≤ 1000 characters), number (finite), date (YYYY-MM-DD), boolean or select (one of `options`). 409 when the key is taken.',
+  body: NewContactField,
+  status: 201,
+  response: ContactField,
+  errors: [409],
+  handler: async ({ body: { options: o, ...b }, ctx, deps }) =>
+    contactFieldOut(await fields(deps).CreateContactField({ ...b, options: o ? { values: o } : undefined }, ctx)),
+});
+contactFieldRoutes.route('GET /contact-fields/:id', {
+  summary: 'One custom contact field',
+  response: ContactField,
+  handler: async ({ param, ctx, deps }) => {
+    const all = await fields(deps).ListContactFields({}, ctx);
+    const found = all.data.find((f) => f.id === param('id'));
     if (!found) throw new HttpError(404, 'not_found', 'Custom field not found');
-    res.json(contactFieldOut(found));
-  });
-  internal.put('/contact-fields/:id', async (req, res) => {
-    const { options: o, ...b } = body(req, ContactFieldPatch);
-    res.json(
-      contactFieldOut(await fields().UpdateContactField({ id: req.params.id, ...b, options: o ? { values: o } : undefined }, ctxOf(req, res))),
-    );
-  });
-  internal.delete('/contact-fields/:id', async (req, res) => {
-    await fields().DeleteContactField({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
+    return contactFieldOut(found);
+  },
+});
+contactFieldRoutes.route('PUT /contact-fields/:id', {
+  summary: 'Change a custom field’s label, options or position (admin, owner); key and type are fixed',
+  body: ContactFieldPatch,
+  response: ContactField,
+  handler: async ({ param, body: { options: o, ...b }, ctx, deps }) =>
+    contactFieldOut(await fields(deps).UpdateContactField({ id: param('id'), ...b, options: o ? { values: o } : undefined }, ctx)),
+});
+contactFieldRoutes.route('DELETE /contact-fields/:id', {
+  summary: 'Delete a custom field and its values on every contact (admin, owner)',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await fields(deps).DeleteContactField({ id: param('id') }, ctx);
+  },
+});
 
-  // The list's filters; each page is written as it arrives, so the gateway holds one page at most.
+/** Contacts as CSV, out: the list's filters; each page is written as it arrives, so the gateway holds one page at most. */
+export const contactExportRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Contacts' });
+contactExportRoutes.route('GET /contacts/export', {
+  summary: 'The contacts the list’s filters match, as CSV (streamed)',
+  description:
+    'Columns name, phone, email, tags (`;`-separated), status, then one per custom field key; UTF-8 with a BOM, CRLF line ends. A cell starting with =, +, -, @, tab or CR ' +
+    'is written with a leading apostrophe so spreadsheets do not run it as a formula (the import removes it). Takes the filters of GET /contacts, including `cf.<key>=value`; ' +
+    'an agent under “assigned” inbox visibility exports the contacts they see.',
   // contacts:export (team lead and above) is crm's rule; checked here too so an agent gets a JSON 403, not a CSV.
-  internal.get('/contacts/export', requirePermission('contacts:export'), async (req, res) => {
+  permission: 'contacts:export',
+  query: ContactQuery.omit({ sortBy: true, direction: true }),
+  response: 'csv',
+  handler: async ({ req, res, ctx, deps }) => {
+    const { log } = deps;
     const filters = contactListFilters(req);
-    const ctx = ctxOf(req, res);
-    const keys = (await fields().ListContactFields({}, ctx)).data.map((f) => f.key);
-    const page = (afterId: string) => transfer().ExportContacts({ filters, afterId, limit: EXPORT_PAGE }, ctx);
+    const keys = (await fields(deps).ListContactFields({}, ctx)).data.map((f) => f.key);
+    const page = (afterId: string) => transfer(deps).ExportContacts({ filters, afterId, limit: EXPORT_PAGE }, ctx);
     // The first page is read before the headers go out, so a bad filter is still a JSON 400.
     let current = await page('');
     res.status(200).set({
@@ -137,25 +134,36 @@ export function contactFieldsRoutes({ config, clients, auth, log }: RouteDeps): 
       res.destroy();
       return;
     }
-    await transfer()
+    await transfer(deps)
       .RecordContactTransfer({ kind: 'export', exported, filtersJson: JSON.stringify(filters) }, ctx)
       .catch((err: unknown) => log.warn({ err, requestId: res.locals.requestId }, 'recording the export in the audit log failed'));
-  });
+  },
+});
 
-  // Streamed: the multipart body is parsed here as it arrives (no body parser may run first).
+/**
+ * Custom contact fields and contacts as CSV. The import is streamed: its multipart body is parsed as it arrives, before
+ * the JSON body parser, so it stays a plain express route on the stream router (documented in docs/paths/contact-fields.ts).
+ */
+export function contactFieldsRoutes(deps: RouteDeps): ServiceRoutes {
+  const { config, auth, log } = deps;
+  const contract = responseContract(config);
+  const internal = Router();
+  internal.use(contactFieldRoutes.router(deps, contract), contactExportRoutes.router(deps, contract));
+  const stream = Router();
+
   stream.post('/contacts/import', auth.bearer, requirePermission('contacts:import'), async (req, res) => {
     const q = ImportQuery.safeParse(req.query);
     if (!q.success) throw badRequest([{ field: 'dryRun', message: 'must be true or false' }]);
     const dryRun = q.data.dryRun === 'true';
     const ctx = ctxOf(req, res);
-    const keys = (await fields().ListContactFields({}, ctx)).data.map((f) => f.key);
+    const keys = (await fields(deps).ListContactFields({}, ctx)).data.map((f) => f.key);
     const summary = await importUpload(req, {
       customKeys: new Set(keys),
       limits: { maxRows: config.CONTACTS_IMPORT_MAX_ROWS, maxBytes: config.CONTACTS_IMPORT_MAX_BYTES },
-      send: (rows) => transfer().ImportContacts({ rows, dryRun }, ctx, { deadlineMs: IMPORT_BATCH_DEADLINE_MS }),
+      send: (rows) => transfer(deps).ImportContacts({ rows, dryRun }, ctx, { deadlineMs: IMPORT_BATCH_DEADLINE_MS }),
     });
     if (!dryRun) {
-      await transfer()
+      await transfer(deps)
         .RecordContactTransfer({ kind: 'import', created: summary.created, updated: summary.updated, failed: summary.failed }, ctx)
         .catch((err: unknown) => log.warn({ err, requestId: res.locals.requestId }, 'recording the import in the audit log failed'));
     }

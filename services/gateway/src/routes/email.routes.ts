@@ -1,12 +1,13 @@
 import { Request, Router } from 'express';
-import { z } from 'zod';
-import { automationRules as rules } from '@crm/validation';
+import { page as pageOf } from '../docs/schemas/common';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { channelOut, suppressionOut } from './email.out';
-import { byRule } from '../http/by-rule';
-import { sendError } from '../http/errors';
+import { HttpError, sendError } from '../http/errors';
 import { ctxOf } from '../http/principal';
-import { body, pageParams, pathParam } from '../http/validate';
+import { pathParam } from '../http/validate';
+import { ChannelBody, EmailChannel, Suppression, TestBody, TestDelivered } from './email.schemas';
 
 /**
  * Email campaigns' settings and their public links (all owned by the automation service): the org's SMTP
@@ -15,21 +16,6 @@ import { body, pageParams, pathParam } from '../http/validate';
  * public links are rate-limited per IP like the other routes without a credential; their token is checked by
  * automation (an HMAC), and a token that does not verify is a 404.
  */
-
-const text = (max: number) => z.string({ error: 'must be a string' }).max(max, `must be at most ${max} characters`);
-
-export const ChannelBody = z.object({
-  host: text(rules.SMTP_HOST_MAX).optional(),
-  port: byRule(z.number({ error: rules.SMTP_PORT_MESSAGE }), rules.smtpPort).optional(),
-  secure: z.boolean({ error: 'must be true or false' }).optional(),
-  user: text(rules.SMTP_USER_MAX).optional(),
-  // Write-only: omitted keeps the stored password (for the same host); '' removes it.
-  password: text(rules.SMTP_PASSWORD_MAX).optional(),
-  fromAddress: text(rules.SMTP_FROM_ADDRESS_MAX).optional(),
-  fromName: text(rules.SMTP_FROM_NAME_MAX).optional(),
-});
-
-export const TestBody = z.object({ to: z.string({ error: 'is required' }).max(320, 'must be at most 320 characters') });
 
 /** For the confirmation page: the address comes from a recipient row and must never become markup. */
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -50,35 +36,70 @@ function page(title: string, message: string, after = ''): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222"><h1 style="font-size:1.4rem">${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${after}</body></html>`;
 }
 
-export function emailRoutes({ clients, linkLimit }: RouteDeps): ServiceRoutes {
-  const r = Router();
-  const automation = () => clients.automation;
+/** The org's SMTP channel and suppression list, internal API (bearer): served and documented from these declarations. */
+export const emailArea = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Email campaigns' });
+const automation = (deps: RouteDeps) => deps.clients.automation;
 
-  r.get('/settings/email', async (req, res) => {
-    res.json(channelOut(await automation().GetEmailChannel({}, ctxOf(req, res))));
-  });
-  r.put('/settings/email', async (req, res) => {
-    res.json(channelOut(await automation().UpdateEmailChannel(body(req, ChannelBody), ctxOf(req, res))));
-  });
-  r.delete('/settings/email', async (req, res) => {
-    await automation().DeleteEmailChannel({}, ctxOf(req, res));
-    res.status(204).end();
-  });
-  r.post('/settings/email/test', async (req, res) => {
-    const out = await automation().TestEmailChannel(body(req, TestBody), ctxOf(req, res));
+emailArea.route('GET /settings/email', {
+  summary: 'The organization’s email channel (SMTP); the password is never shown',
+  response: EmailChannel,
+  handler: async ({ ctx, deps }) => channelOut(await automation(deps).GetEmailChannel({}, ctx)),
+});
+emailArea.route('PUT /settings/email', {
+  summary: 'Set the organization’s SMTP server (admins and owners); an omitted password keeps the stored one',
+  body: ChannelBody,
+  response: EmailChannel,
+  handler: async ({ body, ctx, deps }) => channelOut(await automation(deps).UpdateEmailChannel(body, ctx)),
+});
+emailArea.route('DELETE /settings/email', {
+  summary: 'Remove the organization’s own SMTP server',
+  status: 204,
+  response: null,
+  errors: [404],
+  handler: async ({ ctx, deps }) => {
+    await automation(deps).DeleteEmailChannel({}, ctx);
+  },
+});
+emailArea.route('POST /settings/email/test', {
+  summary: 'Send a test email through the channel',
+  description: '502 carries the mail server’s refusal; 422 when no channel is configured.',
+  body: TestBody,
+  response: TestDelivered,
+  errors: [422, 502],
+  handler: async ({ body, ctx, deps }) => {
+    const out = await automation(deps).TestEmailChannel(body, ctx);
     // The mail server's refusal is the upstream's answer, so a 502 that carries it (never a credential).
-    if (!out.delivered) return sendError(res, 502, 'smtp_error', out.error || 'The mail server did not accept the message');
-    res.json({ delivered: true });
-  });
+    if (!out.delivered) throw new HttpError(502, 'smtp_error', out.error || 'The mail server did not accept the message');
+    return { delivered: true as const };
+  },
+});
+emailArea.route('GET /email-suppressions', {
+  summary: 'Addresses that will not be emailed (they unsubscribed)',
+  paging: { limit: 50, max: 100 },
+  response: pageOf(Suppression),
+  handler: async ({ page, ctx, deps }) => {
+    const out = await automation(deps).ListEmailSuppressions(page, ctx);
+    return { data: out.data.map(suppressionOut), pagination: out.pagination! };
+  },
+});
+emailArea.route('DELETE /email-suppressions/:email', {
+  summary: 'Email an address again (admins and owners)',
+  status: 204,
+  response: null,
+  errors: [400],
+  handler: async ({ param, ctx, deps }) => {
+    await automation(deps).DeleteEmailSuppression({ email: param('email') }, ctx);
+  },
+});
 
-  r.get('/email-suppressions', async (req, res) => {
-    const out = await automation().ListEmailSuppressions(pageParams(req, 50), ctxOf(req, res));
-    res.json({ data: out.data.map(suppressionOut), pagination: out.pagination });
-  });
-  r.delete('/email-suppressions/:email', async (req, res) => {
-    await automation().DeleteEmailSuppression({ email: req.params.email }, ctxOf(req, res));
-    res.status(204).end();
-  });
+/**
+ * The public links stay plain express routes (documented in docs/paths/automation.ts): each has its own per-IP rate
+ * limit (linkLimit) before it, answers HEAD without a lookup, and answers a page, a pixel or, by content negotiation, JSON.
+ */
+export function emailRoutes(deps: RouteDeps): ServiceRoutes {
+  const { clients, linkLimit } = deps;
+  const r = emailArea.router(deps, responseContract(deps.config));
+  const automation = () => clients.automation;
 
   const root = Router();
   const token = (req: Request) => ({ token: pathParam(req, 'token') });

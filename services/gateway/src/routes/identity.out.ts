@@ -1,5 +1,7 @@
+import type { z } from 'zod';
 import type { identity } from '@crm/proto-types';
 import { orNull } from '../http/shape';
+import type { AuditEntry as AuditEntryOut } from './audit-log.schemas';
 
 type User = identity.User__Output;
 type CreatedUser = identity.CreateUserResult__Output;
@@ -59,7 +61,7 @@ export function apiKeyOut(k: ApiKeyInfo) {
 }
 
 /** An audit-log entry: empty proto strings are the absent values; details come back from their JSON text. */
-export function auditEntryOut(e: AuditEntry) {
+export function auditEntryOut(e: AuditEntry): z.input<typeof AuditEntryOut> {
   return {
     id: e.id,
     actorId: orNull(e.actorId),

@@ -1,46 +1,43 @@
-import { Router } from 'express';
-import { z } from 'zod';
+import { page } from '../docs/schemas/common';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { reportOut } from './reports.out';
-import { ctxOf } from '../http/principal';
-import { body, pageParams } from '../http/validate';
+import { NewReport, Report } from './reports.schemas';
 
-// Shapes only; crm owns the rules (metric and dimension names, filter fields and operators, date range).
-const names = (what: string) =>
-  z
-    .array(z.string({ error: `must be an array of ${what} names` }), { error: `must be an array of ${what} names` })
-    .max(20, 'must have at most 20 entries');
-export const NewReport = z.object({
-  name: z.string({ error: 'is required' }),
-  metrics: names('metric'),
-  dimensions: names('dimension').optional(),
-  dateFrom: z.string({ error: 'is required' }),
-  dateTo: z.string({ error: 'is required' }),
-  filters: z.array(z.unknown(), { error: 'must be an array of {field, operator, value}' }).optional(),
+/** Custom reports (crm's ReportsService): create, list, status, CSV download. Internal API (bearer). */
+export const reportRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Reports' });
+const reports = (deps: RouteDeps) => deps.clients.crmReports;
+
+reportRoutes.route('POST /analytics/custom', {
+  summary: 'Request a custom report (metrics by dimensions over a date range); it is generated in the background',
+  body: NewReport,
+  status: 201,
+  response: Report,
+  handler: async ({ body: { filters, ...b }, ctx, deps }) =>
+    reportOut(await reports(deps).CreateReport({ ...b, dimensions: b.dimensions ?? [], filtersJson: JSON.stringify(filters ?? []) }, ctx)),
 });
-
-/** Custom reports (crm's ReportsService): create, list, status, CSV download. */
-export function reportsRoutes({ clients }: RouteDeps): ServiceRoutes {
-  const r = Router();
-  const reports = () => clients.crmReports;
-
-  r.post('/analytics/custom', async (req, res) => {
-    const { filters, ...b } = body(req, NewReport);
-    const report = await reports().CreateReport(
-      { ...b, dimensions: b.dimensions ?? [], filtersJson: JSON.stringify(filters ?? []) },
-      ctxOf(req, res),
-    );
-    res.status(201).json(reportOut(report));
-  });
-  r.get('/analytics/custom', async (req, res) => {
-    const out = await reports().ListReports(pageParams(req, 20), ctxOf(req, res));
-    res.json({ data: out.data.map(reportOut), pagination: out.pagination });
-  });
-  r.get('/analytics/custom/:id', async (req, res) => {
-    res.json(reportOut(await reports().GetReport({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.get('/analytics/custom/:id/download', async (req, res) => {
-    const file = await reports().DownloadReport({ id: req.params.id }, ctxOf(req, res));
+reportRoutes.route('GET /analytics/custom', {
+  summary: 'The organization’s custom reports, newest first',
+  paging: { limit: 20, max: 100 },
+  response: page(Report),
+  handler: async ({ page, ctx, deps }) => {
+    const out = await reports(deps).ListReports(page, ctx);
+    return { data: out.data.map(reportOut), pagination: out.pagination! };
+  },
+});
+reportRoutes.route('GET /analytics/custom/:id', {
+  summary: 'One report and whether it is ready',
+  response: Report,
+  handler: async ({ param, ctx, deps }) => reportOut(await reports(deps).GetReport({ id: param('id') }, ctx)),
+});
+reportRoutes.route('GET /analytics/custom/:id/download', {
+  summary: 'The report as CSV (an attachment)',
+  description: '409 while it is still generating; 422 when it failed.',
+  response: 'csv',
+  errors: [409, 422],
+  handler: async ({ res, param, ctx, deps }) => {
+    const file = await reports(deps).DownloadReport({ id: param('id') }, ctx);
     res
       .status(200)
       .type('text/csv; charset=utf-8')
@@ -48,7 +45,9 @@ export function reportsRoutes({ clients }: RouteDeps): ServiceRoutes {
       .set('Content-Disposition', `attachment; filename="${file.filename}"`)
       .set('Cache-Control', 'private, no-store')
       .send(file.csv);
-  });
+  },
+});
 
-  return { internal: r };
+export function reportsRoutes(deps: RouteDeps): ServiceRoutes {
+  return { internal: reportRoutes.router(deps, responseContract(deps.config)) };
 }

@@ -1,50 +1,55 @@
-import { Router } from 'express';
-import { z } from 'zod';
-import { messagingRules as rules } from '@crm/validation';
+import { page } from '../docs/schemas/common';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import type { RouteDeps, ServiceRoutes } from './deps';
-import { ctxOf } from '../http/principal';
-import { body, pageParams, parseDateOrTime, query, s } from '../http/validate';
 import { scheduledMessageOut } from './scheduled-messages.out';
+import { ScheduledMessage, ScheduledPatch, ScheduledQuery } from './scheduled-messages.schemas';
 
-/** An ISO 8601 timestamp, sent on as its UTC instant; whether it lies ahead (and at most 90 days) is messaging's call. */
-export const sendAt = () => s.timestamp().transform((v) => parseDateOrTime(v)!.at.toISOString());
-
-export const ScheduledQuery = z.object({
-  conversationId: z.string().trim().uuid('must be an id').optional(),
-  status: s.optionalQueryEnum(rules.SCHEDULED_MESSAGE_STATUSES),
-});
-
-export const ScheduledPatch = z
-  .object({
-    content: z.string({ error: 'must be a string' }).max(rules.CONTENT_MAX, `must be at most ${rules.CONTENT_MAX} characters`).optional(),
-    sendAt: sendAt().optional(),
-  })
-  .refine((b) => b.content !== undefined || b.sendAt !== undefined, { path: ['content'], message: rules.SCHEDULED_CHANGE_REQUIRED });
+const SCHEDULED =
+  'Made by POST /conversations/:id/messages with sendAt; sent within 2 s of sendAt, once, as a normal send (status sent, messageId set), or failed with error. ' +
+  'With inbox visibility `assigned`, an agent sees only the conversations assigned to them and the unassigned ones of their accounts; scheduled messages of the others answer 404.';
 
 /**
  * Scheduled messages (owned by messaging): made by POST /conversations/:id/messages with `sendAt` (chat.routes.ts),
- * listed, read, changed and cancelled here until messaging's timer sends them.
+ * listed, read, changed and cancelled here until messaging's timer sends them. Internal API (bearer).
  */
-export function scheduledMessagesRoutes({ clients }: RouteDeps): ServiceRoutes {
-  const internal = Router();
-  const messaging = () => clients.messaging;
+export const scheduledMessageRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Scheduled messages' });
+const messaging = (deps: RouteDeps) => deps.clients.messaging;
 
-  internal.get('/scheduled-messages', async (req, res) => {
-    const q = query(req, ScheduledQuery);
-    const out = await messaging().ListScheduledMessages({ ...q, ...pageParams(req, 20, 100) }, ctxOf(req, res));
-    res.json({ data: out.data.map(scheduledMessageOut), pagination: out.pagination });
-  });
-  internal.get('/scheduled-messages/:id', async (req, res) => {
-    res.json(scheduledMessageOut(await messaging().GetScheduledMessage({ id: req.params.id }, ctxOf(req, res))));
-  });
-  internal.put('/scheduled-messages/:id', async (req, res) => {
-    const b = body(req, ScheduledPatch);
-    res.json(scheduledMessageOut(await messaging().UpdateScheduledMessage({ id: req.params.id, ...b }, ctxOf(req, res))));
-  });
-  internal.delete('/scheduled-messages/:id', async (req, res) => {
-    await messaging().CancelScheduledMessage({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
+scheduledMessageRoutes.route('GET /scheduled-messages', {
+  summary: 'Scheduled messages, latest send time first, optionally of one conversation and/or one status',
+  description: SCHEDULED,
+  query: ScheduledQuery,
+  paging: { limit: 20, max: 100 },
+  response: page(ScheduledMessage),
+  handler: async ({ query, page, ctx, deps }) => {
+    const out = await messaging(deps).ListScheduledMessages({ ...query, ...page }, ctx);
+    return { data: out.data.map(scheduledMessageOut), pagination: out.pagination! };
+  },
+});
+scheduledMessageRoutes.route('GET /scheduled-messages/:id', {
+  summary: 'One scheduled message',
+  description: SCHEDULED,
+  response: ScheduledMessage,
+  handler: async ({ param, ctx, deps }) => scheduledMessageOut(await messaging(deps).GetScheduledMessage({ id: param('id') }, ctx)),
+});
+scheduledMessageRoutes.route('PUT /scheduled-messages/:id', {
+  summary: 'Change the content and/or sendAt of a message still scheduled (409 once sent, cancelled or failed, or while it is being sent)',
+  body: ScheduledPatch,
+  response: ScheduledMessage,
+  errors: [409],
+  handler: async ({ param, body, ctx, deps }) => scheduledMessageOut(await messaging(deps).UpdateScheduledMessage({ id: param('id'), ...body }, ctx)),
+});
+scheduledMessageRoutes.route('DELETE /scheduled-messages/:id', {
+  summary: 'Cancel a message still scheduled (status cancelled; 409 once sent, cancelled or failed, or while it is being sent)',
+  status: 204,
+  response: null,
+  errors: [409],
+  handler: async ({ param, ctx, deps }) => {
+    await messaging(deps).CancelScheduledMessage({ id: param('id') }, ctx);
+  },
+});
 
-  return { internal };
+export function scheduledMessagesRoutes(deps: RouteDeps): ServiceRoutes {
+  return { internal: scheduledMessageRoutes.router(deps, responseContract(deps.config)) };
 }

@@ -15,14 +15,13 @@ import {
   ScheduleBody,
   TemplateQuery,
 } from '../../routes/automation.routes';
-import { ChannelBody, TestBody } from '../../routes/email.routes';
 import { nulls, reply, replyItem } from '../proto-schema';
+import { emailArea } from '../../routes/email.routes';
 import { area } from '../registry';
 import {
   Campaign,
   CampaignBrief,
   CampaignCreated,
-  EmailChannel,
   Notification,
   Recipient,
   Rule,
@@ -30,7 +29,6 @@ import {
   Run,
   RuleSecret,
   RunStarted,
-  Suppression,
   Template,
   TemplateCreated,
 } from '../schemas/automation';
@@ -191,31 +189,6 @@ reminders.op('PUT /settings/appointments', {
   responses: { 200: reply('automation', 'UpdateAppointmentSettings') },
 });
 
-const email = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Email campaigns' });
-email.op('GET /settings/email', {
-  summary: 'The organization’s email channel (SMTP); the password is never shown',
-  responses: { 200: EmailChannel },
-});
-email.op('PUT /settings/email', {
-  summary: 'Set the organization’s SMTP server (admins and owners); an omitted password keeps the stored one',
-  body: ChannelBody,
-  responses: { 200: EmailChannel },
-});
-email.op('DELETE /settings/email', { summary: 'Remove the organization’s own SMTP server', responses: { 204: null }, errors: [404] });
-email.op('POST /settings/email/test', {
-  summary: 'Send a test email through the channel',
-  description: '502 carries the mail server’s refusal; 422 when no channel is configured.',
-  body: TestBody,
-  responses: { 200: z.object({ delivered: z.literal(true) }) },
-  errors: [422, 502],
-});
-email.op('GET /email-suppressions', {
-  summary: 'Addresses that will not be emailed (they unsubscribed)',
-  paging: { limit: 50, max: 100 },
-  responses: { 200: page(Suppression) },
-});
-email.op('DELETE /email-suppressions/:email', { summary: 'Email an address again (admins and owners)', responses: { 204: null }, errors: [400] });
-
 const links = area({ prefix: '', auth: 'none', tag: 'Email links' });
 links.op('GET /u/:token', {
   summary: 'The unsubscribe link of a campaign email: a page that asks to confirm (changes nothing: link scanners follow GET links)',
@@ -233,4 +206,12 @@ links.op('GET /o/:file', {
   errors: [404, 429],
 });
 
-export const automationOps = [...rules.ops, ...templates.ops, ...campaigns.ops, ...notifications.ops, ...reminders.ops, ...email.ops, ...links.ops];
+export const automationOps = [
+  ...rules.ops,
+  ...templates.ops,
+  ...campaigns.ops,
+  ...notifications.ops,
+  ...reminders.ops,
+  ...emailArea.ops,
+  ...links.ops,
+];

@@ -20,7 +20,8 @@ import {
 } from '../../routes/chat.routes';
 import { macroRoutes } from '../../routes/macros.routes';
 import { NewNote } from '../../routes/conversation-notes.routes';
-import { ScheduledPatch, ScheduledQuery } from '../../routes/scheduled-messages.routes';
+import { scheduledMessageRoutes } from '../../routes/scheduled-messages.routes';
+import { ScheduledMessage } from '../../routes/scheduled-messages.schemas';
 import { reply } from '../proto-schema';
 import { area } from '../registry';
 import { VIEW_APPLIED, VIEW_ID } from '../../routes/views.schemas';
@@ -37,7 +38,6 @@ import {
   Note,
   Preset,
   SearchHit,
-  ScheduledMessage,
   SentMessage,
 } from '../schemas/messaging';
 
@@ -175,30 +175,6 @@ messages.op('DELETE /messages/:id/reactions', {
   errors: [422, 503],
 });
 
-const scheduled = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Scheduled messages' });
-const SCHEDULED =
-  'Made by POST /conversations/:id/messages with sendAt; sent within 2 s of sendAt, once, as a normal send (status sent, messageId set), or failed with error. ' +
-  VISIBILITY.replace('others answer 404', 'scheduled messages of the others answer 404');
-scheduled.op('GET /scheduled-messages', {
-  summary: 'Scheduled messages, latest send time first, optionally of one conversation and/or one status',
-  description: SCHEDULED,
-  query: ScheduledQuery,
-  paging: { limit: 20, max: 100 },
-  responses: { 200: page(ScheduledMessage) },
-});
-scheduled.op('GET /scheduled-messages/:id', { summary: 'One scheduled message', description: SCHEDULED, responses: { 200: ScheduledMessage } });
-scheduled.op('PUT /scheduled-messages/:id', {
-  summary: 'Change the content and/or sendAt of a message still scheduled (409 once sent, cancelled or failed, or while it is being sent)',
-  body: ScheduledPatch,
-  responses: { 200: ScheduledMessage },
-  errors: [409],
-});
-scheduled.op('DELETE /scheduled-messages/:id', {
-  summary: 'Cancel a message still scheduled (status cancelled; 409 once sent, cancelled or failed, or while it is being sent)',
-  responses: { 204: null },
-  errors: [409],
-});
-
 const notes = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversation notes' });
 notes.op('POST /conversations/:id/notes', {
   summary: 'Add a private note (never sent to the chat network); @mentions of users notify them',
@@ -284,7 +260,8 @@ attachments.op('DELETE /chat/attachments/:id', {
 export const chatOps = [
   ...inbox.ops,
   ...messages.ops,
-  ...scheduled.ops,
+  // Declared with their routes; here for the document's order of paths and tags.
+  ...scheduledMessageRoutes.ops,
   ...macroRoutes.ops,
   ...notes.ops,
   ...settings.ops,

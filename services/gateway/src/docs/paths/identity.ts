@@ -14,9 +14,8 @@ import {
   UserPatch,
   UserQuery,
 } from '../../routes/identity.routes';
-import { AuditQuery } from '../../routes/audit-log.routes';
 import { ApiSettings, NewApiKey } from '../../routes/api-keys.routes';
-import type { apiKeyOut, auditEntryOut, namedApiKeyOut } from '../../routes/identity.out';
+import type { apiKeyOut, namedApiKeyOut } from '../../routes/identity.out';
 import { nulls, reply } from '../proto-schema';
 import { area, EDGE_REFUSALS } from '../registry';
 import { keysMatch } from '../schemas/check';
@@ -170,26 +169,4 @@ keys.op('PUT /settings/api', {
   responses: { 200: ApiSettings },
 });
 
-/** identity.out auditEntryOut: absent values as null, details as an object. */
-const AuditEntry = z.object({
-  id: z.string(),
-  actorId: z.string().nullable(),
-  actorType: z.string(),
-  action: z.string(),
-  resourceType: z.string(),
-  resourceId: z.string().nullable(),
-  details: z.record(z.string(), z.unknown()),
-  ip: z.string().nullable(),
-  requestId: z.string().nullable(),
-  createdAt: z.string(),
-});
-keysMatch<z.infer<typeof AuditEntry>, ReturnType<typeof auditEntryOut>>(true);
-const audit = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Audit log' });
-audit.op('GET /audit-log', {
-  summary: 'Who did what in the organization (admins and owners)',
-  query: AuditQuery,
-  paging: { limit: 50, max: 100 },
-  responses: { 200: page(AuditEntry) },
-});
-
-export const identityOps = [...signIn.ops, ...me.ops, ...users.ops, ...keys.ops, ...audit.ops];
+export const identityOps = [...signIn.ops, ...me.ops, ...users.ops, ...keys.ops];

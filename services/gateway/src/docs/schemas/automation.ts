@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { campaignBriefOut, campaignCreatedOut, campaignOut, ruleCreatedOut, ruleOut, runOut } from '../../routes/automation.out';
 import { ActionDoc } from '../../routes/automation.routes';
-import type { channelOut } from '../../routes/email.out';
 import { nulls, proto, reply } from '../proto-schema';
 import { keysMatch } from './check';
 
@@ -136,24 +135,6 @@ export const Recipient = nulls(proto(AUTOMATION, 'automation.v1.Recipient'), [
   'seenAt',
   'nextAttemptAt',
 ]);
-
-/** The email channel as the settings page shows it (email.out channelOut): never a password. */
-export const EmailChannel = z.object({
-  source: z.enum(['organization', 'server', 'none']).meta({ description: 'the organization’s own SMTP server, the deployment’s SMTP_URL, or none' }),
-  configured: z.boolean(),
-  host: z.string().nullable().meta({ description: 'null unless source is organization (likewise port, secure, user, fromAddress, fromName)' }),
-  port: z.number().int().nullable(),
-  secure: z.boolean().nullable(),
-  user: z.string().nullable(),
-  passwordSet: z.boolean(),
-  fromAddress: z.string().nullable(),
-  fromName: z.string().nullable(),
-  updatedAt: z.string().nullable(),
-});
-keysMatch<z.infer<typeof EmailChannel>, ReturnType<typeof channelOut>>(true);
-
-/** email.out suppressionOut: no campaign (not a campaign's link) is null. */
-export const Suppression = nulls(proto(AUTOMATION, 'automation.v1.Suppression'), ['campaignId']);
 
 /** An in-app notification (automation.out notificationOut): no resource is null. */
 export const Notification = nulls(proto(AUTOMATION, 'automation.v1.Notification'), ['resourceId']);

@@ -22,7 +22,6 @@ import type {
   sentOut,
   timelineOut,
 } from '../../routes/chat.out';
-import type { scheduledMessageOut } from '../../routes/scheduled-messages.out';
 import { VIEW_COUNTS_MAX } from '../../routes/chat.routes';
 import { keysMatch } from './check';
 import { Pagination } from './common';
@@ -260,27 +259,6 @@ export const SentMessage = z.object({
   ...afterSend,
 });
 keysMatch<z.infer<typeof SentMessage>, ReturnType<typeof sentOut>>(true);
-
-/** A scheduled message (scheduledMessageOut): sent by messaging at sendAt; the nullable fields are null when none. */
-export const ScheduledMessage = z.object({
-  id: z.string(),
-  conversationId: z.string(),
-  content: z.string(),
-  contentType: z.string(),
-  attachments: z.array(Attachment),
-  sendAt: iso(),
-  cancelIfReplied: z.boolean().meta({ description: 'a message from the contact after scheduling cancels it (cancelReason customer_replied)' }),
-  status: z.enum(rules.SCHEDULED_MESSAGE_STATUSES),
-  messageId: z.string().nullable().meta({ description: 'the message sent (status sent)' }),
-  error: z.string().nullable().meta({ description: 'why the send failed (status failed), or why the last attempt is retried' }),
-  cancelReason: z
-    .string()
-    .nullable()
-    .meta({ description: 'customer_replied when the contact’s message cancelled it; null when a user cancelled it' }),
-  createdBy: z.string().nullable(),
-  createdAt: iso(),
-});
-keysMatch<z.infer<typeof ScheduledMessage>, ReturnType<typeof scheduledMessageOut>>(true);
 
 /** A saved reply (presetOut): no category is null. */
 export const Preset = z.object({
