@@ -215,6 +215,8 @@ describe('webhook settings', () => {
         nextAttemptAt: null,
         lastStatusCode: 200,
         lastError: null,
+        // A live delivery, not one of a replayed window (issue #31).
+        replay: false,
         createdAt: expect.any(String),
         deliveredAt: expect.any(String),
         attempts: [
