@@ -22,11 +22,29 @@ interface Log {
   info(obj: object, msg?: string): void;
 }
 
-/** A one-off admin connection; a backend terminated between its queries fails the next query, not the process. */
-function shortLivedClient(connectionString: string): Client {
-  const client = new Client({ connectionString });
-  client.on('error', () => undefined);
-  return client;
+/** PostgreSQL's "too many clients already" (and a role's connection limit): the server is full for now. */
+const TOO_MANY_CLIENTS = '53300';
+
+/**
+ * A one-off admin connection (create or drop a database), made when the server has room: a server full for a moment
+ * (tests beside `npm start`, two test stacks starting at once) is waited for with backoff, as the pools wait
+ * (patient-pool.ts), for up to `waitMs`; any other error is thrown at once. A backend terminated between its queries
+ * fails the next query, not the process.
+ */
+export async function connectAdmin(connectionString: string, waitMs = 30_000): Promise<Client> {
+  const deadline = Date.now() + waitMs;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 2_000)) {
+    const client = new Client({ connectionString });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return client;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      if ((err as { code?: string }).code !== TOO_MANY_CLIENTS || Date.now() + delay > deadline) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
 }
 
 /** Create the database named in `url` when it does not exist yet (each service owns its own database). */
@@ -36,8 +54,7 @@ export async function ensureDatabase(url: string): Promise<void> {
   if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`Database name "${name}" must be letters, digits and _`);
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = shortLivedClient(admin.toString());
-  await client.connect();
+  const client = await connectAdmin(admin.toString());
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (found.rowCount === 0) {
@@ -58,8 +75,7 @@ export async function dropDatabase(url: string): Promise<void> {
   const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = shortLivedClient(admin.toString());
-  await client.connect();
+  const client = await connectAdmin(admin.toString());
   try {
     await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   } finally {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Client } from 'pg';
-import { createPool, dropDatabase, migrate } from '@crm/db';
+import type { Client } from 'pg';
+import { connectAdmin, createPool, dropDatabase, migrate } from '@crm/db';
 
 /**
  * Migrated template databases, one per migration set and test run: a test file's services find their schema in
@@ -35,8 +35,9 @@ function migrationsHash(dir: string): string {
 
 const made = new Map<string, Promise<void>>();
 
-function adminClient(databaseUrl: string): Client {
-  return new Client({ connectionString: databaseUrlNamed(databaseUrl, 'postgres') });
+/** A connection to the maintenance database, made when the server has room (a full server is waited for). */
+function adminClient(databaseUrl: string): Promise<Client> {
+  return connectAdmin(databaseUrlNamed(databaseUrl, 'postgres'));
 }
 
 /**
@@ -55,8 +56,7 @@ export function migratedTemplate(databaseUrl: string, runId: string, label: stri
 }
 
 async function makeTemplate(databaseUrl: string, name: string, migrationsDir: string): Promise<void> {
-  const admin = adminClient(databaseUrl);
-  await admin.connect();
+  const admin = await adminClient(databaseUrl);
   try {
     await admin.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
     const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -80,8 +80,7 @@ async function makeTemplate(databaseUrl: string, name: string, migrationsDir: st
  * `ALTER DATABASE ... SET` (messaging's planner settings), which CREATE DATABASE ... TEMPLATE does not copy.
  */
 export async function copyDatabase(databaseUrl: string, template: string, name: string): Promise<void> {
-  const admin = adminClient(databaseUrl);
-  await admin.connect();
+  const admin = await adminClient(databaseUrl);
   try {
     await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
     const { rows } = await admin.query<{ setting: string }>(
@@ -116,8 +115,7 @@ export async function dropTemplates(databaseUrl: string, runId: string): Promise
 
 /** Drops the templates whose run id `which` selects; returns their names. */
 async function dropTemplatesOf(databaseUrl: string, which: (runId: string) => boolean): Promise<string[]> {
-  const admin = adminClient(databaseUrl);
-  await admin.connect();
+  const admin = await adminClient(databaseUrl);
   let names: string[];
   try {
     const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE starts_with(datname, $1)`, [TEMPLATE_PREFIX]);
