@@ -125,7 +125,7 @@ describe('conversation.assigned, conversation.status_changed and conversation.pr
     expect(note).toEqual(expect.objectContaining({ title: 'Conversation closed', message: 'Closed, was pending' }));
     const runs = await eventually(async () => {
       const r = await a.owner.get(`/api/v1/automation/rules/${rule.body.id}/runs`);
-      return r.body.data.length > 0 && r.body.data.every((x: any) => x.status === 'completed') ? r.body : undefined;
+      return r.body.data.length > 0 && r.body.data.every((x: any) => x.status === 'succeeded') ? r.body : undefined;
     });
     // Only the change to closed started a run.
     expect(runs.pagination.total).toBe(1);
