@@ -27,6 +27,7 @@ import { body, dateRange, pageParams, parseDateOrTime, parseQuery, pathParam, qu
 import { paramsWithView } from './views.apply';
 import { scheduledMessageOut } from './scheduled-messages.out';
 import { sendAt } from './send-at';
+import { VIEW_COUNTS_MAX } from './view-counts';
 
 const id = () => z.string().trim().uuid('must be an id');
 const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
@@ -40,9 +41,6 @@ const contentType = z
   .trim()
   .refine((v) => v === '' || rules.CONTENT_TYPE_PATTERN.test(v), rules.CONTENT_TYPE_MESSAGE)
   .default(rules.DEFAULT_CONTENT_TYPE);
-
-/** GET /conversations/counts counts at most this many of the caller's conversation views (the first by name). */
-export const VIEW_COUNTS_MAX = 20;
 
 export const ListQuery = z.object({
   status: s.optionalQueryEnum(STATUSES),

@@ -20,8 +20,9 @@ describe('ai, integrations, scoring, reports and analytics mappers', () => {
       usedToday: 0,
       remainingToday: 100,
       quotaResetsAt: AT,
+      fallbackProviders: [],
     };
-    expect(aiConfigOut(c)).toEqual({ ...c, model: null });
+    expect(aiConfigOut(c)).toEqual({ ...c, model: null, autoReply: null });
     expect(aiConfigOut({ ...c, model: 'gpt', updatedAt: AT })).toMatchObject({ model: 'gpt', updatedAt: AT });
   });
 

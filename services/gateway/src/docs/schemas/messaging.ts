@@ -22,7 +22,7 @@ import type {
   sentOut,
   timelineOut,
 } from '../../routes/chat.out';
-import { VIEW_COUNTS_MAX } from '../../routes/chat.routes';
+import { VIEW_COUNTS_MAX } from '../../routes/view-counts';
 import { keysMatch } from './check';
 import { Pagination } from './common';
 
