@@ -12,9 +12,8 @@ const here = path.dirname(fileURLToPath(import.meta.url)); // import.meta.dirnam
 const untypedTests = [
   'services/*/src/**/*.test.ts',
   'packages/*/src/**/*.test.ts',
-  'packages/events/src/test-support/**',
-  'services/gateway/src/test-support/**',
-  'packages/validation/src/test-support/**',
+  'packages/*/src/test-support/**',
+  'services/*/src/test-support/**',
 ];
 
 export default defineConfig(

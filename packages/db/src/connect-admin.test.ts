@@ -1,23 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { oneConnectionRole } from './test-support/one-connection-role';
 import { connectAdmin } from './index';
 
 // A one-off admin connection (creating or dropping a database: service start-up, the test harness's copies) waits
 // for room on a full server instead of failing at once (CI: a stack's start failed on "too many clients already").
 describe('connectAdmin', () => {
-  const baseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const role = `connect_admin_${randomBytes(4).toString('hex')}`;
-  const asRole = Object.assign(new URL(baseUrl), { username: role, password: '' }).toString();
-  const admin = new Client({ connectionString: baseUrl });
-
-  beforeAll(async () => {
-    await admin.connect();
-    await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1`);
-  });
-  afterAll(async () => {
-    await admin.query(`DROP ROLE IF EXISTS ${role}`);
-    await admin.end();
-  });
+  const { baseUrl, url: asRole } = oneConnectionRole('connect_admin');
 
   it('waits while the only connection allowed is held, and connects once it is released', async () => {
     const holder = new Client({ connectionString: asRole });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { oneConnectionRole } from './test-support/one-connection-role';
 import { createPool } from './index';
 import { HOLD_MS, ROOM_WAIT_MS } from './patient-pool';
 
@@ -7,19 +8,7 @@ import { HOLD_MS, ROOM_WAIT_MS } from './patient-pool';
 // makes a pool's caller wait for room, not fail at once: a test suite beside `npm start` on one server must not turn
 // a moment of contention into 503s.
 describe('createPool: queues while the server has no room', () => {
-  const baseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const role = `patient_pool_${randomBytes(4).toString('hex')}`;
-  const asRole = Object.assign(new URL(baseUrl), { username: role, password: '' }).toString();
-  const admin = new Client({ connectionString: baseUrl });
-
-  beforeAll(async () => {
-    await admin.connect();
-    await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1`);
-  });
-  afterAll(async () => {
-    await admin.query(`DROP ROLE IF EXISTS ${role}`);
-    await admin.end();
-  });
+  const { baseUrl, url: asRole, admin } = oneConnectionRole('patient_pool');
 
   it('a query waits while another holder has the only connection the server allows, then runs', async () => {
     const holder = new Client({ connectionString: asRole });
@@ -47,7 +36,7 @@ describe('createPool: queues while the server has no room', () => {
     // The server allows this pool 2 of its 10 connections; 40 queries of 200 ms need 4 s of those 2, more than
     // ROOM_WAIT_MS. Asking the server again would let later callers take the released connections until an early
     // caller's wait ran out (53300, a 503 at the gateway); waiting in the pool's queue serves every one of them.
-    const pair = `${role}_pair`;
+    const pair = `patient_pool_pair_${randomBytes(4).toString('hex')}`;
     await admin.query(`CREATE ROLE ${pair} LOGIN CONNECTION LIMIT 2`);
     const pool = createPool(Object.assign(new URL(baseUrl), { username: pair, password: '' }).toString(), 10);
     try {
