@@ -17,7 +17,7 @@ import { benchDbUrl, freePort, root } from '../lib/processes.mjs';
 
 const require = createRequire(path.join(root, 'services', 'chatnet-connector', 'package.json'));
 const pg = require('pg');
-const { createClient } = require('redis');
+const { createClient } = require('@redis/client');
 const amqp = createRequire(path.join(root, 'packages', 'events', 'package.json'))('amqplib');
 const { checkHealth, createServiceClient, devInternalAuth, loadProto, serviceDefinition } = require('@crm/grpc-kit');
 

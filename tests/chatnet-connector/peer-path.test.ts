@@ -1,4 +1,4 @@
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { type ClientFor, createServiceClient, loadProto, serviceDefinition, status as grpcStatus } from '@crm/grpc-kit';
 import { createTestDatabase, eventually, freePort, infra, testAuth, type TestDatabase } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';

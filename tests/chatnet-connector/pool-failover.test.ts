@@ -1,5 +1,5 @@
 import { status as grpcStatus } from '@grpc/grpc-js';
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { SecretBox } from '@crm/crypto';
 import { createTestDatabase, eventually, freePort, infra, type TestDatabase } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';

@@ -1,4 +1,4 @@
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { clearRedisPrefix, eventually, freePort, infra, uniqueName } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';

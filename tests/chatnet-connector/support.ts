@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { connect } from 'amqplib';
-import type { RedisClientType } from 'redis';
+import type { RedisClientType } from '@redis/client';
 import { type ClientFor, checkHealth, createServiceClient, loadProto, serviceDefinition, type CallContext } from '@crm/grpc-kit';
 import { eventually, infra, testAuth } from '@crm/testing';
 import { email, type Client } from '../support/http';

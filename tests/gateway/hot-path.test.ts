@@ -1,4 +1,4 @@
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { authKeys } from '@crm/auth';
 import { createLogger } from '@crm/logger';
 import { eventually, infra } from '@crm/testing';

@@ -1,4 +1,4 @@
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { io as connect, Socket } from 'socket.io-client';
 import { authKeys, createTokenSigner } from '@crm/auth';
 import { createLogger } from '@crm/logger';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { createPool } from '@crm/db';
 import { loadConfig, start as startMessaging, sweepOrphanAttachments } from '@crm/messaging';
 import { eventually, infra } from '@crm/testing';

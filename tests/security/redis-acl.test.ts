@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { createClient } from 'redis';
+import { createClient, type RedisClientType } from '@redis/client';
 import { authKeys } from '@crm/auth';
 import { infra } from '@crm/testing';
 import { client, newOrg } from '../support/http';
@@ -22,7 +22,7 @@ describe('Redis ACLs of the deployment', () => {
   const name = (u: User) => `${run}_${u}`;
   const urlFor = (u: User) => Object.assign(new URL(infra.redisUrl), { username: name(u), password: passwords[u] }).toString();
   const admin = createClient({ url: infra.redisUrl });
-  const users = new Map<User, ReturnType<typeof createClient>>();
+  const users = new Map<User, RedisClientType>();
   let stack: Stack;
 
   beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { io as connect, type Socket } from 'socket.io-client';
 import { eventually, infra } from '@crm/testing';
 import { client, newOrg } from '../support/http';

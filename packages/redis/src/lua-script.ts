@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ErrorReply } from 'redis';
+import { ErrorReply } from '@redis/client';
 import type { RedisClient } from './client';
 
 /**

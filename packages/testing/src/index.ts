@@ -96,10 +96,13 @@ function osPort(): Promise<number> {
 }
 
 /** Delete every Redis key under a test's prefix. */
+let newCleanupClient: ReturnType<typeof import('@redis/client/dist/lib/client').default.factory> | undefined;
+
 export async function clearRedisPrefix(prefix: string): Promise<void> {
-  const { createClient } = await import('redis');
-  // One attempt, no reconnection: a cleanup against an unreachable Redis should fail the run, not hang it.
-  const redis = createClient({ url: infra.redisUrl, socket: { reconnectStrategy: false } });
+  // One attempt, no reconnection: a cleanup against an unreachable Redis should fail the run, not hang it. The
+  // client class is made once per process (node-redis's createClient builds one per client: see @crm/redis).
+  newCleanupClient ??= (await import('@redis/client/dist/lib/client')).default.factory();
+  const redis = newCleanupClient({ url: infra.redisUrl, socket: { reconnectStrategy: false } });
   // node-redis throws an unheard 'error' event; the failure reaches us through the awaited calls instead.
   redis.on('error', () => undefined);
   await redis.connect();

@@ -1,4 +1,5 @@
-import { createClient, defineScript, type CommandParser } from 'redis';
+import { defineScript, type CommandParser } from '@redis/client';
+import NodeRedisClient from '@redis/client/dist/lib/client';
 import type { Logger } from '@crm/logger';
 
 // Renew only a lease we still own (compare-and-expire), and publish the live info with it, in one round trip.
@@ -64,10 +65,12 @@ const scripts = {
  */
 const COMMAND_TIMEOUT_MS = 5_000;
 
+// One client class with the scripts for the process (node-redis's createClient builds one per client: see @crm/redis).
+const newClient = NodeRedisClient.factory({ scripts });
+
 function build(url: string) {
-  return createClient({
+  return newClient({
     url,
-    scripts,
     commandOptions: { timeout: COMMAND_TIMEOUT_MS },
     socket: {
       // Reconnect for as long as it takes (the leases lapse meanwhile and are taken again after), backing off to 2 s.
