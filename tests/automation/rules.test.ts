@@ -133,11 +133,7 @@ describe('automation rules', () => {
       ['unknown field', (b) => (b.trigger.conditions[1].field = 'shoeSize'), 'trigger.conditions.1.field'],
       ['missing value', (b) => delete b.trigger.conditions[0].value, 'trigger.conditions.0.value'],
       ['gte with text', (b) => (b.trigger.conditions[1].value = 'many'), 'trigger.conditions.1.value'],
-      [
-        'in without an array',
-        (b) => (b.trigger.conditions[0] = { field: 'source', operator: 'in', value: 'chatnet' }),
-        'trigger.conditions.0.value',
-      ],
+      ['in without an array', (b) => (b.trigger.conditions[0] = { field: 'source', operator: 'in', value: 'chatnet' }), 'trigger.conditions.0.value'],
       [
         'in with an object inside',
         (b) => (b.trigger.conditions[0] = { field: 'source', operator: 'in', value: ['a', { b: 1 }] }),

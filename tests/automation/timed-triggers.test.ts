@@ -150,7 +150,13 @@ describe('automation timed triggers', () => {
       const due = await backDate(ruleId);
       const run = await eventually(async () => (await runsOf(ruleId)).data.find((r) => r.status === 'succeeded'), 10_000);
       expect(run).toEqual(
-        expect.objectContaining({ trigger: 'schedule', eventType: 'automation.schedule', contactId: null, conversationId: null, status: 'succeeded' }),
+        expect.objectContaining({
+          trigger: 'schedule',
+          eventType: 'automation.schedule',
+          contactId: null,
+          conversationId: null,
+          status: 'succeeded',
+        }),
       );
       // Within 2 s of its time (the back-dated time is a second ago).
       expect(new Date(run.startedAt).getTime() - due.getTime()).toBeLessThan(3_000);
@@ -257,7 +263,9 @@ describe('automation timed triggers', () => {
         const runs = await idleRuns(ruleId, conversationId);
         return runs.length > 0 ? runs : undefined;
       }, 10_000);
-      expect(first).toEqual(expect.objectContaining({ trigger: 'conversation_idle', eventType: 'automation.conversation_idle', conversationId, contactId }));
+      expect(first).toEqual(
+        expect.objectContaining({ trigger: 'conversation_idle', eventType: 'automation.conversation_idle', conversationId, contactId }),
+      );
       // 3 s of silence, fired within 2 s of it.
       const firedAt = new Date(first.startedAt).getTime();
       expect(firedAt - armedAt).toBeGreaterThanOrEqual(2_500);

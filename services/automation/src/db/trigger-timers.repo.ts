@@ -189,10 +189,13 @@ export async function lockSchedule(db: Queryable, s: ScheduleRow): Promise<boole
 
 /** The firing of (rule, time); a second insert for the same time does nothing. */
 export async function insertFiring(db: Queryable, s: ScheduleRow): Promise<void> {
-  await db.query(
-    `INSERT INTO schedule_firings (rule_id, fire_at, org_id, list_id, timezone) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-    [s.rule_id, s.next_at, s.org_id, s.list_id, s.timezone],
-  );
+  await db.query(`INSERT INTO schedule_firings (rule_id, fire_at, org_id, list_id, timezone) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, [
+    s.rule_id,
+    s.next_at,
+    s.org_id,
+    s.list_id,
+    s.timezone,
+  ]);
 }
 
 /** The schedule's next firing (null: it never fires again, so its row goes). */

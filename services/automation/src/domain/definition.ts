@@ -208,7 +208,13 @@ export function validateTrigger(input: TriggerInput | null | undefined): Trigger
   }
   const schedule = validateSchedule(t, input);
   const idle = validateIdle(t, input);
-  return { type: t, conditions, keywords: t === 'keyword' ? [...new Set(keywords)] : [], ...(schedule ? { schedule } : {}), ...(idle ? { idle } : {}) };
+  return {
+    type: t,
+    conditions,
+    keywords: t === 'keyword' ? [...new Set(keywords)] : [],
+    ...(schedule ? { schedule } : {}),
+    ...(idle ? { idle } : {}),
+  };
 }
 
 /** conversation_idle waits at most this long (as a wait step does). */

@@ -63,8 +63,10 @@ export class TriggerTimers {
   private async claim(free: number): Promise<Item[]> {
     const { pool } = this.deps;
     const items: Item[] = (await repo.claimSchedules(pool, free, LEASE_MS)).map((row) => ({ kind: 'schedule', row }));
-    if (items.length < free) items.push(...(await repo.claimFirings(pool, free - items.length, LEASE_MS)).map((row) => ({ kind: 'firing' as const, row })));
-    if (items.length < free) items.push(...(await repo.claimIdle(pool, free - items.length, LEASE_MS)).map((row) => ({ kind: 'idle' as const, row })));
+    if (items.length < free)
+      items.push(...(await repo.claimFirings(pool, free - items.length, LEASE_MS)).map((row) => ({ kind: 'firing' as const, row })));
+    if (items.length < free)
+      items.push(...(await repo.claimIdle(pool, free - items.length, LEASE_MS)).map((row) => ({ kind: 'idle' as const, row })));
     return items;
   }
 
@@ -129,9 +131,18 @@ export class TriggerTimers {
         if (!(await repo.lockFiring(db, f, after))) return false;
         for (const m of page.members) {
           const contactId = m.id.toLowerCase();
-          await this.startRun(db, rule, f.org_id, derivedId('automation.schedule', f.rule_id, scheduledAt, contactId), { ...base, contactId }, contactId, null, {
-            ...m,
-          });
+          await this.startRun(
+            db,
+            rule,
+            f.org_id,
+            derivedId('automation.schedule', f.rule_id, scheduledAt, contactId),
+            { ...base, contactId },
+            contactId,
+            null,
+            {
+              ...m,
+            },
+          );
         }
         if (done) await repo.dropFiring(db, f);
         else await repo.moveFiring(db, f, page.nextAfter, LEASE_MS);
@@ -159,7 +170,10 @@ export class TriggerTimers {
       try {
         const detail = await this.deps.remote
           .messaging()
-          .GetConversation({ id: t.conversation_id, page: 1, limit: 1 }, systemContext(t.org_id, `automation-idle:${t.rule_id}:${t.conversation_id}`));
+          .GetConversation(
+            { id: t.conversation_id, page: 1, limit: 1 },
+            systemContext(t.org_id, `automation-idle:${t.rule_id}:${t.conversation_id}`),
+          );
         status = detail.conversation?.status;
       } catch (err) {
         if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) {
@@ -223,7 +237,10 @@ export class TriggerTimers {
  * schedule rule has a row (its next time kept unless cron or zone changed); a rule that is paused, or no longer of that
  * trigger, has none; a changed `minutes` moves every running idle period of the rule.
  */
-export async function syncRuleTimers(db: Queryable, rule: Pick<RuleRow, 'id' | 'org_id' | 'status' | 'trigger_type' | 'trigger_config'>): Promise<void> {
+export async function syncRuleTimers(
+  db: Queryable,
+  rule: Pick<RuleRow, 'id' | 'org_id' | 'status' | 'trigger_type' | 'trigger_config'>,
+): Promise<void> {
   const active = rule.status === 'active';
   const schedule = rule.trigger_config?.schedule;
   if (active && rule.trigger_type === 'schedule' && schedule) {

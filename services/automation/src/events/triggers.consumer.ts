@@ -204,7 +204,16 @@ async function armIdleTimers(deps: Deps, event: ParsedEvent<'message.received' |
     rules.flatMap((r) => {
       const idle = r.trigger_config?.idle;
       return idle
-        ? [{ ruleId: r.id, orgId: event.orgId, conversationId, contactId: contactId && isUuid(contactId) ? contactId : null, at: event.occurredAt, minutes: idle.minutes }]
+        ? [
+            {
+              ruleId: r.id,
+              orgId: event.orgId,
+              conversationId,
+              contactId: contactId && isUuid(contactId) ? contactId : null,
+              at: event.occurredAt,
+              minutes: idle.minutes,
+            },
+          ]
         : [];
     }),
   );
