@@ -15,7 +15,8 @@ CREATE TABLE IF NOT EXISTS rule_schedules (
 CREATE INDEX IF NOT EXISTS rule_schedules_next_idx ON rule_schedules (next_at);
 
 -- One row per firing (rule, scheduled time) until its runs are all written: without a list one run, with a list one
--- run per member, a page of members per transaction (`after`: the last member written).
+-- run per member, a page of members per transaction (`after`: the last member written). Few rows at any time: a firing
+-- goes once its runs are written.
 CREATE TABLE IF NOT EXISTS schedule_firings (
   rule_id     uuid NOT NULL REFERENCES rules (id) ON DELETE CASCADE,
   fire_at     timestamptz NOT NULL,
@@ -27,7 +28,6 @@ CREATE TABLE IF NOT EXISTS schedule_firings (
   created_at  timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (rule_id, fire_at)
 );
-CREATE INDEX IF NOT EXISTS schedule_firings_due_idx ON schedule_firings (COALESCE(lease_until, created_at));
 
 -- One row per (active conversation_idle rule, conversation) while an idle period runs: armed or re-armed by each
 -- message.received / message.sent, due at last_message_at + the rule's minutes, deleted when it fires.

@@ -45,7 +45,8 @@ export type { RunningService };
  * Create the database if needed, migrate, then: gRPC for the API, the outbox relay (notification.created),
  * the event consumer of one queue (events/automation-queue.ts) with three shares: rule triggers (events → runs, system
  * notifications), campaign replies (message.received → replyRate) and read receipts (message.seen → openRate); the
- * runner (runs → actions), the campaign sender (campaign recipients → messages), the appointment reminder sender,
+ * runner (runs → actions), the timed triggers (schedules and idle conversations → runs), the campaign sender
+ * (campaign recipients → messages), the appointment reminder sender,
  * and, with SMTP_URL, the email-alerts consumer (its own new_message notifications → alert emails to users who opted
  * in). The replies and receipts queues of older versions are drained (README, "Event queues").
  */

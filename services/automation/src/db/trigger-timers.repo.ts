@@ -99,7 +99,8 @@ export interface IdleArm {
 /**
  * A message in a conversation starts (or restarts) its idle period for each idle rule: due at the message's time plus
  * the rule's minutes. An older message than the one the period started from changes nothing (events out of order).
- * A new period may be due before anything the timers sleep for: they are woken.
+ * A new period may be due before anything the timers sleep for: they are woken. A re-armed period is free to be claimed
+ * when due (an instance firing the old one finds its last message changed, and leaves it).
  */
 export async function armIdle(db: Queryable, arms: IdleArm[]): Promise<void> {
   if (arms.length === 0) return;
@@ -109,7 +110,7 @@ export async function armIdle(db: Queryable, arms: IdleArm[]): Promise<void> {
            SELECT r, c, o, k, a, a + m * interval '1 minute'
            FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::timestamptz[], $6::float8[]) AS x(r, c, o, k, a, m)
            ON CONFLICT (rule_id, conversation_id) DO UPDATE SET last_message_at = EXCLUDED.last_message_at, due_at = EXCLUDED.due_at,
-             contact_id = COALESCE(EXCLUDED.contact_id, idle_timers.contact_id)
+             contact_id = COALESCE(EXCLUDED.contact_id, idle_timers.contact_id), lease_until = NULL
            WHERE idle_timers.last_message_at < EXCLUDED.last_message_at
            RETURNING (xmax = 0) AS inserted`,
     values: [
