@@ -192,7 +192,7 @@ describe('automation timed triggers', () => {
       const ruleId = await activeRule({ type: 'schedule', cron: '0 7 * * *', timezone: 'UTC', listId: list.id });
       const pagesBefore = crm.pageCalls.length;
       await backDate(ruleId);
-      await eventually(async () => (await runsOf(ruleId)).pagination.total === 230, 20_000);
+      await eventually(async () => (await runsOf(ruleId)).pagination.total === 230, 60_000);
       const pages = crm.pageCalls.slice(pagesBefore).filter((p) => p.listId === list.id);
       expect(pages.map((p) => p.limit)).toEqual([200, 200]);
       expect(pages[1].after).not.toBe('');
@@ -206,7 +206,7 @@ describe('automation timed triggers', () => {
       }
       expect(contacts).toEqual(new Set(list.members.map((m) => m.id)));
       // Each run acts with its member: the notification names them.
-      await eventually(async () => (await runsOf(ruleId)).data.every((r) => r.status === 'succeeded'), 20_000);
+      await eventually(async () => (await runsOf(ruleId)).data.every((r) => r.status === 'succeeded'), 60_000);
       const notes = await owner.get('/api/v1/notifications?limit=100');
       const names = new Set(list.members.map((m) => `Good morning ${m.name}`));
       expect(notes.body.data.filter((n: any) => names.has(n.message)).length).toBeGreaterThan(0);
@@ -262,7 +262,7 @@ describe('automation timed triggers', () => {
       const [first] = await eventually(async () => {
         const runs = await idleRuns(ruleId, conversationId);
         return runs.length > 0 ? runs : undefined;
-      }, 10_000);
+      }, 20_000);
       expect(first).toEqual(
         expect.objectContaining({ trigger: 'conversation_idle', eventType: 'automation.conversation_idle', conversationId, contactId }),
       );
@@ -274,7 +274,7 @@ describe('automation timed triggers', () => {
       expect(await idleRuns(ruleId, conversationId)).toHaveLength(1);
       // An agent's reply starts a new idle period.
       await sent(conversationId, contactId, 'user');
-      await eventually(async () => (await idleRuns(ruleId, conversationId)).length === 2, 10_000);
+      await eventually(async () => (await idleRuns(ruleId, conversationId)).length === 2, 20_000);
       // A message an automation rule sent does not (it would re-arm itself for ever).
       await sent(conversationId, contactId, 'automation');
       await sleep(4_500);
