@@ -36,7 +36,7 @@ describe('automation action assign_round_robin', () => {
       actions: [{ type: 'assign_robin' }],
     });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.details[0]).toEqual({ field: 'actions[0].type', message: expect.stringContaining('assign_round_robin') });
+    expect(bad.body.error.details[0]).toEqual({ field: 'actions.0.type', message: expect.stringContaining('assign_round_robin') });
   });
 
   it('assigns each conversation by its account rotation (a manual account too); an assigned one keeps its assignee', async () => {

@@ -129,41 +129,37 @@ describe('automation rules', () => {
       ['blank name', (b) => (b.name = '   '), 'name'],
       ['missing trigger', (b) => delete b.trigger, 'trigger'],
       ['unknown trigger type', (b) => (b.trigger.type = 'contact_exploded'), 'trigger.type'],
-      ['unknown operator', (b) => (b.trigger.conditions[0].operator = 'like'), 'trigger.conditions[0].operator'],
-      ['unknown field', (b) => (b.trigger.conditions[1].field = 'shoeSize'), 'trigger.conditions[1].field'],
-      ['missing value', (b) => delete b.trigger.conditions[0].value, 'trigger.conditions[0].value'],
-      ['gte with text', (b) => (b.trigger.conditions[1].value = 'many'), 'trigger.conditions[1].value'],
-      [
-        'in without an array',
-        (b) => (b.trigger.conditions[0] = { field: 'source', operator: 'in', value: 'chatnet' }),
-        'trigger.conditions[0].value',
-      ],
+      ['unknown operator', (b) => (b.trigger.conditions[0].operator = 'like'), 'trigger.conditions.0.operator'],
+      ['unknown field', (b) => (b.trigger.conditions[1].field = 'shoeSize'), 'trigger.conditions.1.field'],
+      ['missing value', (b) => delete b.trigger.conditions[0].value, 'trigger.conditions.0.value'],
+      ['gte with text', (b) => (b.trigger.conditions[1].value = 'many'), 'trigger.conditions.1.value'],
+      ['in without an array', (b) => (b.trigger.conditions[0] = { field: 'source', operator: 'in', value: 'chatnet' }), 'trigger.conditions.0.value'],
       [
         'in with an object inside',
         (b) => (b.trigger.conditions[0] = { field: 'source', operator: 'in', value: ['a', { b: 1 }] }),
-        'trigger.conditions[0].value[1]',
+        'trigger.conditions.0.value.1',
       ],
       ['conditions not an array', (b) => (b.trigger.conditions = 'source=chatnet'), 'trigger.conditions'],
       ['keywords on a non-keyword trigger', (b) => (b.trigger.keywords = ['hi']), 'trigger.keywords'],
       ['keyword trigger without keywords', (b) => (b.trigger = { type: 'keyword', conditions: [] }), 'trigger.keywords'],
-      ['unknown action type', (b) => (b.actions[2].type = 'send_fax'), 'actions[2].type'],
-      ['action without type', (b) => delete b.actions[0].type, 'actions[0].type'],
-      ['send_message without template', (b) => (b.actions[0] = { type: 'send_message' }), 'actions[0].template'],
-      ['send_message with an unknown template id', (b) => (b.actions[0] = { type: 'send_message', template: randomUUID() }), 'actions[0].template'],
-      ['send_message with a malformed templateId', (b) => (b.actions[0] = { type: 'send_message', templateId: 'nope' }), 'actions[0].templateId'],
-      ['send_notification without message or template', (b) => (b.actions[1] = { type: 'send_notification', title: 'Hi' }), 'actions[1].message'],
+      ['unknown action type', (b) => (b.actions[2].type = 'send_fax'), 'actions.2.type'],
+      ['action without type', (b) => delete b.actions[0].type, 'actions.0.type'],
+      ['send_message without template', (b) => (b.actions[0] = { type: 'send_message' }), 'actions.0.template'],
+      ['send_message with an unknown template id', (b) => (b.actions[0] = { type: 'send_message', template: randomUUID() }), 'actions.0.template'],
+      ['send_message with a malformed templateId', (b) => (b.actions[0] = { type: 'send_message', templateId: 'nope' }), 'actions.0.templateId'],
+      ['send_notification without message or template', (b) => (b.actions[1] = { type: 'send_notification', title: 'Hi' }), 'actions.1.message'],
       [
         'send_notification to a malformed user id',
         (b) => (b.actions[1] = { type: 'send_notification', message: 'x', userId: 'bob' }),
-        'actions[1].userId',
+        'actions.1.userId',
       ],
-      ['assign_user without userId', (b) => (b.actions[1] = { type: 'assign_user' }), 'actions[1].userId'],
-      ['assign_user to an unknown user', (b) => (b.actions[1] = { type: 'assign_user', userId: randomUUID() }), 'actions[1].userId'],
-      ['userId that is not a string', (b) => (b.actions[1] = { type: 'assign_user', userId: 42 }), 'actions[1].userId'],
-      ['add_tag without tag', (b) => (b.actions[2] = { type: 'add_tag' }), 'actions[2].tag'],
-      ['wait without duration', (b) => (b.actions[1] = { type: 'wait' }), 'actions[1].duration'],
-      ['wait with a malformed duration', (b) => (b.actions[1] = { type: 'wait', duration: 'soon' }), 'actions[1].duration'],
-      ['wait longer than 90 days', (b) => (b.actions[1] = { type: 'wait', duration: '91d' }), 'actions[1].duration'],
+      ['assign_user without userId', (b) => (b.actions[1] = { type: 'assign_user' }), 'actions.1.userId'],
+      ['assign_user to an unknown user', (b) => (b.actions[1] = { type: 'assign_user', userId: randomUUID() }), 'actions.1.userId'],
+      ['userId that is not a string', (b) => (b.actions[1] = { type: 'assign_user', userId: 42 }), 'actions.1.userId'],
+      ['add_tag without tag', (b) => (b.actions[2] = { type: 'add_tag' }), 'actions.2.tag'],
+      ['wait without duration', (b) => (b.actions[1] = { type: 'wait' }), 'actions.1.duration'],
+      ['wait with a malformed duration', (b) => (b.actions[1] = { type: 'wait', duration: 'soon' }), 'actions.1.duration'],
+      ['wait longer than 90 days', (b) => (b.actions[1] = { type: 'wait', duration: '91d' }), 'actions.1.duration'],
       ['actions not an array', (b) => (b.actions = { type: 'add_tag', tag: 'x' }), 'actions'],
       ['bad rule type', (b) => (b.type = 'Not A Slug!'), 'type'],
     ];
@@ -179,7 +175,7 @@ describe('automation rules', () => {
     it('a user of another organization is not a valid assignee', async () => {
       const res = await owner.post('/api/v1/automation/rules', { ...valid(), actions: [{ type: 'assign_user', userId: otherUserId }] });
       expect(res.status).toBe(400);
-      expect(res.body.error.details[0].field).toBe('actions[0].userId');
+      expect(res.body.error.details[0].field).toBe('actions.0.userId');
     });
 
     it('a user of the org is a valid assignee and notification recipient; numeric durations are seconds', async () => {
@@ -265,7 +261,7 @@ describe('automation rules', () => {
       ],
     });
     expect(res.status).toBe(400);
-    expect(res.body.error.details[0].field).toBe('actions[1].userId');
+    expect(res.body.error.details[0].field).toBe('actions.1.userId');
     const blank = await owner.put(`/api/v1/automation/rules/${ruleId}`, { name: '' });
     expect(blank.status).toBe(400);
     expect(blank.body.error.details[0].field).toBe('name');
@@ -344,7 +340,12 @@ describe('automation rules', () => {
   it('the gateway filters by exactly the triggers automation accepts: each one creates and lists, others are 400 at both', async () => {
     const { owner: fresh } = await org(stack, 'Triggers');
     for (const type of TRIGGER_TYPES) {
-      const trigger = type === 'keyword' ? { type, keywords: ['hello'] } : { type };
+      const own: Record<string, object> = {
+        keyword: { keywords: ['hello'] },
+        schedule: { cron: '0 9 * * 1-5', timezone: 'Asia/Ho_Chi_Minh' },
+        conversation_idle: { minutes: 60 },
+      };
+      const trigger = { type, ...own[type] };
       const created = await fresh.post('/api/v1/automation/rules', { name: `On ${type}`, trigger, actions: [{ type: 'add_tag', tag: 'seen' }] });
       expect({ type, status: created.status }).toEqual({ type, status: 201 });
       const listed = await fresh.get(`/api/v1/automation/rules?triggerType=${type}`);

@@ -20,7 +20,7 @@ describe('automation action set_priority and trigger conversation_priority_chang
 
   const newRule = (body: object) => owner.post('/api/v1/automation/rules', body);
 
-  it('is a known action type: priority low…urgent or null (kept as written); 400 naming actions[i].priority otherwise', async () => {
+  it('is a known action type: priority low…urgent or null (kept as written); 400 naming actions.<i>.priority otherwise', async () => {
     for (const priority of ['urgent', null]) {
       const ok = await newRule({
         name: 'P',
@@ -35,10 +35,10 @@ describe('automation action set_priority and trigger conversation_priority_chang
     }
     for (const bad of [{ type: 'set_priority' }, { type: 'set_priority', priority: 'critical' }, { type: 'set_priority', priority: 3 }]) {
       const res = await newRule({ name: 'P', trigger: { type: 'message_received' }, actions: [{ type: 'add_tag', tag: 'x' }, bad] });
-      expect([res.status, res.body.error.details[0].field]).toEqual([400, 'actions[1].priority']);
+      expect([res.status, res.body.error.details[0].field]).toEqual([400, 'actions.1.priority']);
     }
     const unknown = await newRule({ name: 'P', trigger: { type: 'message_received' }, actions: [{ type: 'set_prio' }] });
-    expect(unknown.body.error.details[0]).toEqual({ field: 'actions[0].type', message: expect.stringContaining('set_priority') });
+    expect(unknown.body.error.details[0]).toEqual({ field: 'actions.0.type', message: expect.stringContaining('set_priority') });
   });
 
   it('a rule with set_priority fires on a message: the conversation gets the priority; a rule on conversation_priority_changed follows', async () => {

@@ -22,7 +22,7 @@ import { producerStampHeaders } from '../support/stamps';
 const log = createLogger('automation-test', process.env.TEST_LOG_LEVEL ?? 'silent');
 
 /** A gRPC server for one service of the real contract; methods not given answer UNIMPLEMENTED-like errors. */
-async function fakeServer<N extends ServiceName>(proto: string, service: N, handlers: Partial<HandlersFor<N>>) {
+export async function fakeServer<N extends ServiceName>(proto: string, service: N, handlers: Partial<HandlersFor<N>>) {
   const ctor = serviceDefinition(loadProto(proto), service);
   const server = new GrpcServer(log, testAuth(audienceOf(service) as InternalPrincipal)).add(ctor, withUnfaked(ctor, handlers));
   const port = await server.listen('127.0.0.1', 0);

@@ -133,13 +133,13 @@ describe('tasks in automation', () => {
   describe('the create_task action', () => {
     it('is checked when a rule is saved: 400 naming the action field', async () => {
       const cases: [Record<string, unknown>, string][] = [
-        [{ type: 'create_task' }, 'actions[0].title'],
-        [{ type: 'create_task', title: 'T', dueInMinutes: -1 }, 'actions[0].dueInMinutes'],
-        [{ type: 'create_task', title: 'T', dueInMinutes: 1.5 }, 'actions[0].dueInMinutes'],
-        [{ type: 'create_task', title: 'T', dueInMinutes: '10' }, 'actions[0].dueInMinutes'],
-        [{ type: 'create_task', title: 'T', assignTo: 'somebody' }, 'actions[0].assignTo'],
+        [{ type: 'create_task' }, 'actions.0.title'],
+        [{ type: 'create_task', title: 'T', dueInMinutes: -1 }, 'actions.0.dueInMinutes'],
+        [{ type: 'create_task', title: 'T', dueInMinutes: 1.5 }, 'actions.0.dueInMinutes'],
+        [{ type: 'create_task', title: 'T', dueInMinutes: '10' }, 'actions.0.dueInMinutes'],
+        [{ type: 'create_task', title: 'T', assignTo: 'somebody' }, 'actions.0.assignTo'],
         // A well-formed id that is no user of the org.
-        [{ type: 'create_task', title: 'T', assignTo: '6f1c2f0e-8a51-4c6b-9a3e-0c7a1f1b2d3e' }, 'actions[0].assignTo'],
+        [{ type: 'create_task', title: 'T', assignTo: '6f1c2f0e-8a51-4c6b-9a3e-0c7a1f1b2d3e' }, 'actions.0.assignTo'],
       ];
       for (const [action, field] of cases) {
         const res = await owner.post('/api/v1/automation/rules', { name: 'Bad task', trigger: { type: 'conversation_assigned' }, actions: [action] });
@@ -265,7 +265,7 @@ describe('tasks in automation', () => {
           ],
         });
         expect([type, res.status]).toEqual([type, 400]);
-        expect(res.body.error.details[0].field).toBe('actions[1].type');
+        expect(res.body.error.details[0].field).toBe('actions.1.type');
       }
       const rule = await owner.post('/api/v1/automation/rules', {
         name: 'Not yet a loop',
@@ -275,7 +275,7 @@ describe('tasks in automation', () => {
       expect(rule.status).toBe(201);
       const res = await owner.put(`/api/v1/automation/rules/${rule.body.id}`, { trigger: { type: 'task_due' } });
       expect(res.status).toBe(400);
-      expect(res.body.error.details[0].field).toBe('actions[0].type');
+      expect(res.body.error.details[0].field).toBe('actions.0.type');
       expect((await owner.get(`/api/v1/automation/rules/${rule.body.id}`)).body.trigger.type).toBe('conversation_assigned');
     });
   });

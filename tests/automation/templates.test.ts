@@ -131,7 +131,7 @@ describe('automation templates', () => {
       actions: [{ type: 'send_message', templateId: id }],
     });
     expect(rule.status).toBe(400);
-    expect(rule.body.error.details[0].field).toBe('actions[0].templateId');
+    expect(rule.body.error.details[0].field).toBe('actions.0.templateId');
     for (const bad of [randomUUID(), 'nope']) {
       expect((await owner.get(`/api/v1/automation/templates/${bad}`)).status).toBe(404);
       expect((await owner.del(`/api/v1/automation/templates/${bad}`)).status).toBe(404);

@@ -117,7 +117,7 @@ describe('automation triggers and actions', () => {
       status: 'succeeded',
       steps: [
         {
-          path: 'actions[0]',
+          path: 'actions.0',
           type: 'send_notification',
           status: 'succeeded',
           startedAt: expect.any(String),
@@ -359,7 +359,7 @@ describe('automation triggers and actions', () => {
     expect(byContact[noChat.id]).toEqual(
       expect.objectContaining({ status: 'failed', actionsDone: 0, error: expect.stringContaining('no conversation') }),
     );
-    expect(byContact[noChat.id].error).toContain('actions[0] send_message');
+    expect(byContact[noChat.id].error).toContain('actions.0 send_message');
     expect(
       messaging
         .messages()

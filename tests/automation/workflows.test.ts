@@ -155,9 +155,9 @@ describe('automation workflows', () => {
 
       const runs = (await runsOf(ruleId)).data;
       const byContact = Object.fromEntries(runs.map((r: any) => [r.contactId, r]));
-      expect(pathsOf(byContact[people.vip])).toEqual(['actions[0]→then', 'actions[0].then[0]→then', 'actions[0].then[0].then[0]', 'actions[1]']);
-      expect(pathsOf(byContact[people.plain])).toEqual(['actions[0]→then', 'actions[0].then[0]→else', 'actions[0].then[0].else[0]', 'actions[1]']);
-      expect(pathsOf(byContact[people.other])).toEqual(['actions[0]→else', 'actions[0].else[0]', 'actions[1]']);
+      expect(pathsOf(byContact[people.vip])).toEqual(['actions.0→then', 'actions.0.then.0→then', 'actions.0.then.0.then.0', 'actions.1']);
+      expect(pathsOf(byContact[people.plain])).toEqual(['actions.0→then', 'actions.0.then.0→else', 'actions.0.then.0.else.0', 'actions.1']);
+      expect(pathsOf(byContact[people.other])).toEqual(['actions.0→else', 'actions.0.else.0', 'actions.1']);
       expect(byContact[people.plain]).toEqual(
         expect.objectContaining({ trigger: 'message_received', conversationId: convs.plain, status: 'succeeded', finishedAt: expect.any(String) }),
       );
@@ -214,7 +214,7 @@ describe('automation workflows', () => {
       });
       // No message content on a manual run: "price" is not there, so the else branch; contact.* came from crm.
       expect(run).toEqual(expect.objectContaining({ trigger: 'manual', contactId: people.vip, conversationId }));
-      expect(pathsOf(run)).toEqual(['actions[0]→else', 'actions[0].else[0]', 'actions[1]']);
+      expect(pathsOf(run)).toEqual(['actions.0→else', 'actions.0.else.0', 'actions.1']);
       expect(sentTo(conversationId)).toEqual(['Thanks']);
       expect(crm.patches.filter((p) => p.id === people.vip && p.addTags.includes('no-price'))).toHaveLength(1);
       // Each call is a run of its own.
@@ -296,7 +296,7 @@ describe('automation workflows', () => {
       await bus.publish('message.received', orgId, messageData(contact.id, conversationId, 'wf-ticket my order is late'));
       const [run] = await finishedRuns(rule.id, 1);
       expect(run.status).toBe('succeeded');
-      expect(pathsOf(run)).toEqual(['actions[0]', 'actions[1]→then', 'actions[1].then[0]']);
+      expect(pathsOf(run)).toEqual(['actions.0', 'actions.1→then', 'actions.1.then.0']);
 
       const got = hook.got.slice(before);
       expect(got).toHaveLength(1);
@@ -375,9 +375,9 @@ describe('automation workflows', () => {
       });
       await bus.publish('message.received', orgId, messageData(crm.add(orgId).id, randomUUID(), 'wf-dead'));
       const [run] = await finishedRuns(dead.id, 1);
-      expect(run).toEqual(expect.objectContaining({ status: 'failed', attempts: 3, error: expect.stringContaining('actions[0] http_request') }));
+      expect(run).toEqual(expect.objectContaining({ status: 'failed', attempts: 3, error: expect.stringContaining('actions.0 http_request') }));
       expect(run.steps).toEqual([
-        expect.objectContaining({ path: 'actions[0]', type: 'http_request', status: 'failed', error: expect.stringContaining('ECONNREFUSED') }),
+        expect.objectContaining({ path: 'actions.0', type: 'http_request', status: 'failed', error: expect.stringContaining('ECONNREFUSED') }),
       ]);
       expect((await runsOf(dead.id, '?status=failed')).pagination.total).toBe(1);
       expect((await runsOf(dead.id, '?status=succeeded')).pagination.total).toBe(0);
@@ -396,7 +396,7 @@ describe('automation workflows', () => {
           actions: nested ? [{ type: 'if', conditions: [{ field: 'content', operator: 'contains', value: 'x' }], then: [step] }] : [step],
         });
         expect(res.status).toBe(400);
-        expect(res.body.error.details[0].field).toBe(nested ? 'actions[0].then[0].url' : 'actions[0].url');
+        expect(res.body.error.details[0].field).toBe(nested ? 'actions.0.then.0.url' : 'actions.0.url');
         expect(res.body.error.details[0].message).toMatch(/address/);
       }
     });
@@ -415,7 +415,7 @@ describe('automation workflows', () => {
       const conversationId = randomUUID();
       await bus.publish('message.received', orgId, messageData(crm.add(orgId).id, conversationId, 'wf-wait'));
       const waiting = await eventually(async () => (await runsOf(id)).data.find((r: any) => r.status === 'waiting'));
-      expect(waiting.steps).toEqual([expect.objectContaining({ path: 'actions[0]', type: 'wait', status: 'waiting', finishedAt: null })]);
+      expect(waiting.steps).toEqual([expect.objectContaining({ path: 'actions.0', type: 'wait', status: 'waiting', finishedAt: null })]);
       const resumeAt = Date.parse(waiting.resumeAt);
 
       await stack.restart('automation');
@@ -426,8 +426,8 @@ describe('automation workflows', () => {
       expect(run.status).toBe('succeeded');
       expect(sentTo(conversationId)).toEqual(['Back after the wait']);
       expect(run.steps.map((s: any) => [s.path, s.status])).toEqual([
-        ['actions[0]', 'succeeded'],
-        ['actions[1]', 'succeeded'],
+        ['actions.0', 'succeeded'],
+        ['actions.1', 'succeeded'],
       ]);
       // Resumed within 2 s of the time it fell due (or of the restart, had it fallen due while automation was down).
       const resumed = Date.parse(run.steps[1].startedAt);
@@ -446,28 +446,28 @@ describe('automation workflows', () => {
     const nested = (levels: number): object => (levels === 0 ? { type: 'send_message', template: 'deep' } : ifStep([nested(levels - 1)]));
 
     it.each<[string, object[], string]>([
-      ['an http_request without url, inside then', [{ type: 'add_tag', tag: 'a' }, ifStep([{ type: 'http_request' }])], 'actions[1].then[0].url'],
-      ['an http_request with a url that is not http', [{ type: 'http_request', url: 'ftp://example.com/x' }], 'actions[0].url'],
-      ['an http_request with an unknown method', [{ type: 'http_request', url: 'https://example.com/x', method: 'TRACE' }], 'actions[0].method'],
+      ['an http_request without url, inside then', [{ type: 'add_tag', tag: 'a' }, ifStep([{ type: 'http_request' }])], 'actions.1.then.0.url'],
+      ['an http_request with a url that is not http', [{ type: 'http_request', url: 'ftp://example.com/x' }], 'actions.0.url'],
+      ['an http_request with an unknown method', [{ type: 'http_request', url: 'https://example.com/x', method: 'TRACE' }], 'actions.0.method'],
       [
         'an http_request setting its own signature',
         [{ type: 'http_request', url: 'https://example.com/x', headers: { 'webhook-signature': 'v1,forged' } }],
-        'actions[0].headers.webhook-signature',
+        'actions.0.headers.webhook-signature',
       ],
-      ['a GET with a body', [{ type: 'http_request', url: 'https://example.com/x', method: 'GET', bodyTemplate: '{}' }], 'actions[0].bodyTemplate'],
-      ['an if without conditions', [{ type: 'if', then: [{ type: 'add_tag', tag: 'a' }] }], 'actions[0].conditions'],
+      ['a GET with a body', [{ type: 'http_request', url: 'https://example.com/x', method: 'GET', bodyTemplate: '{}' }], 'actions.0.bodyTemplate'],
+      ['an if without conditions', [{ type: 'if', then: [{ type: 'add_tag', tag: 'a' }] }], 'actions.0.conditions'],
       [
         'an if with an unknown field',
         [ifStep([{ type: 'add_tag', tag: 'a' }], { conditions: [{ field: 'nope', operator: 'equals', value: 1 }] })],
-        'actions[0].conditions[0].field',
+        'actions.0.conditions.0.field',
       ],
-      ['an if with nothing in then or else', [ifStep([])], 'actions[0].then'],
-      ['a bad step inside else', [ifStep([{ type: 'add_tag', tag: 'a' }], { else: [{ type: 'teleport' }] })], 'actions[0].else[0].type'],
-      ['ifs nested six levels deep', [nested(6)], 'actions[0].then[0].then[0].then[0].then[0].then[0].type'],
-      ['a wait with both minutes and duration', [{ type: 'wait', minutes: 5, duration: '5m' }], 'actions[0].minutes'],
-      ['a wait of no time', [{ type: 'wait', minutes: 0 }], 'actions[0].minutes'],
-      ['then that is not a list', [{ type: 'if', conditions: [], then: 'x' }], 'actions[0].then'],
-      ['minutes that are not a number', [{ type: 'wait', minutes: 'ten' }], 'actions[0].minutes'],
+      ['an if with nothing in then or else', [ifStep([])], 'actions.0.then'],
+      ['a bad step inside else', [ifStep([{ type: 'add_tag', tag: 'a' }], { else: [{ type: 'teleport' }] })], 'actions.0.else.0.type'],
+      ['ifs nested six levels deep', [nested(6)], 'actions.0.then.0.then.0.then.0.then.0.then.0.type'],
+      ['a wait with both minutes and duration', [{ type: 'wait', minutes: 5, duration: '5m' }], 'actions.0.minutes'],
+      ['a wait of no time', [{ type: 'wait', minutes: 0 }], 'actions.0.minutes'],
+      ['then that is not a list', [{ type: 'if', conditions: [], then: 'x' }], 'actions.0.then'],
+      ['minutes that are not a number', [{ type: 'wait', minutes: 'ten' }], 'actions.0.minutes'],
     ])('%s → 400 naming the bad step', async (_, actions, field) => {
       const res = await owner.post('/api/v1/automation/rules', { name: 'Bad', trigger: { type: 'message_received' }, actions });
       expect(res.status).toBe(400);
@@ -486,7 +486,7 @@ describe('automation workflows', () => {
         actions: [{ type: 'add_tag', tag: 'a' }],
       });
       expect(res.status).toBe(400);
-      expect(res.body.error.details[0].field).toBe('trigger.conditions[0].field');
+      expect(res.body.error.details[0].field).toBe('trigger.conditions.0.field');
     });
 
     it('five levels of if are allowed, and read back as written', async () => {

@@ -115,7 +115,7 @@ describe('conversation.assigned, conversation.status_changed and conversation.pr
       name: 'x',
       trigger: { type: 'conversation_assigned', conditions: [{ field: 'content', operator: 'equals', value: 'x' }] },
     });
-    expect([bad.status, bad.body.error.details[0].field]).toEqual([400, 'trigger.conditions[0].field']);
+    expect([bad.status, bad.body.error.details[0].field]).toEqual([400, 'trigger.conditions.0.field']);
 
     expect((await a.owner.put(`/api/v1/conversations/${convId}/status`, { status: 'pending' })).status).toBe(200);
     expect((await a.owner.put(`/api/v1/conversations/${convId}/status`, { status: 'closed' })).status).toBe(200);

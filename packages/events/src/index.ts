@@ -70,4 +70,4 @@ export { ASSIGNMENT_REASONS, SLA_TARGETS, type AssignmentReason } from './schema
 export { AVAILABILITY_STATUSES, type AvailabilityStatus } from './schemas/users';
 export { eventCatalogue, jsonSchemaOf, type CatalogueEntry } from './schemas/catalogue';
 export { EVENT_EXAMPLES, exampleContact } from './schemas/examples';
-export { EVENT_OF_TRIGGER, TRIGGER_TYPES, type TriggerType } from './triggers';
+export { EVENT_OF_TRIGGER, TIMED_TRIGGER_TYPES, TRIGGER_TYPES, type TimedTriggerType, type TriggerType } from './triggers';

@@ -24,11 +24,19 @@ export const TRIGGER_TYPES = [
   'message_recalled',
   'message_reaction',
   'friend_request_accepted',
+  // Not started by one event: automation's own timers fire them (a cron in a time zone; a conversation without a
+  // message for some minutes, re-armed by message.received / message.sent).
+  'schedule',
+  'conversation_idle',
 ] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
-/** The event type each trigger listens to. */
-export const EVENT_OF_TRIGGER: Readonly<Record<TriggerType, EventType>> = {
+/** Triggers fired by automation's timers rather than by one event of the catalogue. */
+export const TIMED_TRIGGER_TYPES = ['schedule', 'conversation_idle'] as const satisfies readonly TriggerType[];
+export type TimedTriggerType = (typeof TIMED_TRIGGER_TYPES)[number];
+
+/** The event type each event-started trigger listens to. */
+export const EVENT_OF_TRIGGER: Readonly<Record<Exclude<TriggerType, TimedTriggerType>, EventType>> = {
   contact_created: 'contact.created',
   message_received: 'message.received',
   conversation_created: 'conversation.created',

@@ -16,6 +16,7 @@ import { AlertRecipients } from './domain/alert-recipients';
 import { ReminderSender } from './domain/reminder-sender';
 import { Runner } from './domain/runner';
 import { RunLogSweeper } from './domain/run-log-sweeper';
+import { TriggerTimers } from './domain/trigger-timers';
 import { HttpStepClient } from './domain/http-step';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
 import {
@@ -44,7 +45,8 @@ export type { RunningService };
  * Create the database if needed, migrate, then: gRPC for the API, the outbox relay (notification.created),
  * the event consumer of one queue (events/automation-queue.ts) with three shares: rule triggers (events → runs, system
  * notifications), campaign replies (message.received → replyRate) and read receipts (message.seen → openRate); the
- * runner (runs → actions), the campaign sender (campaign recipients → messages), the appointment reminder sender,
+ * runner (runs → actions), the timed triggers (schedules and idle conversations → runs), the campaign sender
+ * (campaign recipients → messages), the appointment reminder sender,
  * and, with SMTP_URL, the email-alerts consumer (its own new_message notifications → alert emails to users who opted
  * in). The replies and receipts queues of older versions are drained (README, "Event queues").
  */
@@ -84,6 +86,8 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   });
   const runner = new Runner(deps);
   const sweeper = new RunLogSweeper(deps);
+  // Schedule and conversation_idle triggers: their due rows on the timer facility, turned into runs.
+  const timers = new TriggerTimers(deps);
   const shares = automationShares(deps);
   // Rule triggers, campaign replies and read receipts on one queue (issue #28): one copy and one commit per batch.
   const consumer = new EventConsumer({
@@ -168,6 +172,8 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     stopped.push(() => runner.stop());
     await sweeper.start();
     stopped.push(() => sweeper.stop());
+    await timers.start();
+    stopped.push(() => timers.stop());
     await consumer.start();
     stopped.push(() => consumer.stop());
     await sender.start();
@@ -204,6 +210,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
     stopPruning();
     await reminders.stop();
     await sender.stop();
+    await timers.stop();
     await runner.stop();
     await sweeper.stop();
     await deps.rules.stop();

@@ -1,6 +1,6 @@
 import { iso, isoOrUndefined, offsetOf, PageRequest, pagination, Queryable } from '@crm/db';
 import type { ActionDef } from '../domain/definition';
-import type { Condition, TriggerDef, TriggerType } from '../domain/triggers';
+import type { Condition, IdleSettings, ScheduleSettings, TriggerDef, TriggerType } from '../domain/triggers';
 
 export type RuleStatus = 'draft' | 'active' | 'paused';
 
@@ -13,6 +13,8 @@ export interface RuleRow {
   trigger_type: TriggerType;
   conditions: Condition[];
   keywords: string[];
+  /** A timed trigger's own settings (schedule: cron, timezone, listId; conversation_idle: minutes, status). */
+  trigger_config: { schedule?: ScheduleSettings; idle?: IdleSettings };
   actions: ActionDef[];
   status: RuleStatus;
   created_at: Date;
@@ -22,7 +24,12 @@ export interface RuleRow {
 }
 
 export function triggerOf(r: RuleRow): TriggerDef {
-  return { type: r.trigger_type, conditions: r.conditions, keywords: r.keywords };
+  return { type: r.trigger_type, conditions: r.conditions, keywords: r.keywords, ...(r.trigger_config ?? {}) };
+}
+
+/** What the trigger_config column holds for a trigger. */
+function configOf(t: TriggerDef): string {
+  return JSON.stringify({ ...(t.schedule ? { schedule: t.schedule } : {}), ...(t.idle ? { idle: t.idle } : {}) });
 }
 
 const conditionMessage = (c: Condition) => ({ field: c.field, operator: c.operator, valueJson: JSON.stringify(c.value) });
@@ -46,6 +53,8 @@ export function toRule(r: RuleRow) {
       type: r.trigger_type,
       conditions: r.conditions.map(conditionMessage),
       keywords: r.keywords,
+      ...(r.trigger_config?.schedule ?? {}),
+      ...(r.trigger_config?.idle ?? {}),
     },
     actions: r.actions.map(actionMessage),
     status: r.status,
@@ -86,6 +95,12 @@ export async function getRule(db: Queryable, orgId: string, id: string): Promise
   return rows[0];
 }
 
+/** The rule's row without its run counts, locked for the rest of the transaction (its timers are being brought in line). */
+export async function getRuleForUpdate(db: Queryable, orgId: string, id: string): Promise<RuleRow | undefined> {
+  const { rows } = await db.query<RuleRow>('SELECT * FROM rules WHERE org_id = $1 AND id = $2 FOR UPDATE', [orgId, id]);
+  return rows[0];
+}
+
 export interface NewRule {
   id: string;
   orgId: string;
@@ -101,8 +116,8 @@ export interface NewRule {
 
 export async function insertRule(db: Queryable, r: NewRule): Promise<void> {
   await db.query(
-    `INSERT INTO rules (id, org_id, name, description, type, trigger_type, conditions, keywords, actions, created_by, secret_enc)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    `INSERT INTO rules (id, org_id, name, description, type, trigger_type, conditions, keywords, actions, created_by, secret_enc, trigger_config)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
       r.id,
       r.orgId,
@@ -115,6 +130,7 @@ export async function insertRule(db: Queryable, r: NewRule): Promise<void> {
       JSON.stringify(r.actions),
       r.createdBy,
       r.secretEnc,
+      configOf(r.trigger),
     ],
   );
 }
@@ -137,6 +153,7 @@ export async function updateRule(db: Queryable, orgId: string, id: string, p: Ru
        conditions = COALESCE($7::jsonb, conditions),
        keywords = COALESCE($8::text[], keywords),
        actions = COALESCE($9::jsonb, actions),
+       trigger_config = COALESCE($10::jsonb, trigger_config),
        updated_at = now()
      WHERE org_id = $1 AND id = $2`,
     [
@@ -149,6 +166,7 @@ export async function updateRule(db: Queryable, orgId: string, id: string, p: Ru
       p.trigger ? JSON.stringify(p.trigger.conditions) : null,
       p.trigger ? p.trigger.keywords : null,
       p.actions ? JSON.stringify(p.actions) : null,
+      p.trigger ? configOf(p.trigger) : null,
     ],
   );
   return rowCount === 1;
@@ -187,8 +205,8 @@ export async function setSecret(db: Queryable, orgId: string, id: string, secret
 }
 
 const ACTIVE_OF_ORG = {
-  name: 'automation_active_rules_of_org',
-  text: `SELECT id, org_id, name, trigger_type, conditions, keywords, actions, status, created_at FROM rules
+  name: 'automation_active_rules_of_org_v2',
+  text: `SELECT id, org_id, name, trigger_type, conditions, keywords, trigger_config, actions, status, created_at FROM rules
          WHERE org_id = $1 AND status = 'active' ORDER BY created_at, id`,
 };
 

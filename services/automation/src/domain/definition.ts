@@ -1,10 +1,24 @@
 import { AppError, invalid } from '@crm/grpc-kit';
 import { automationRules as rules, isUuid, messagingRules } from '@crm/validation';
-import { Condition, ConditionValue, knownFields, OPERATORS, Operator, Scalar, TRIGGER_TYPES, TriggerDef, TriggerType } from './triggers';
+import { CronError, isTimeZone, nextOccurrence, parseCron } from './cron';
+import {
+  Condition,
+  ConditionValue,
+  IdleSettings,
+  isTimedTrigger,
+  knownFields,
+  OPERATORS,
+  Operator,
+  Scalar,
+  ScheduleSettings,
+  TRIGGER_TYPES,
+  TriggerDef,
+  TriggerType,
+} from './triggers';
 
 /**
- * Validation of a rule's trigger and actions, with 400s that name the field the way a client wrote it
- * (`trigger.conditions[0].operator`, `actions[1].userId`). Pure: checks that need a lookup (template and
+ * Validation of a rule's trigger and actions, with 400s that name the field by its dotted path in the body, array
+ * items by index (`trigger.conditions.0.operator`, `actions.2.then.0.url`, as issue #32 writes it). Pure: checks that need a lookup (template and
  * user ids) return what to look up, and rules.ts does it.
  */
 
@@ -87,6 +101,11 @@ export interface TriggerInput {
   type?: string;
   conditions?: ConditionInput[];
   keywords?: string[];
+  cron?: string;
+  timezone?: string;
+  listId?: string;
+  minutes?: number | null;
+  status?: string;
 }
 
 /** The limits the gateway's schemas are built from too (@crm/validation automationRules). */
@@ -124,7 +143,7 @@ function conditionValue(path: string, operator: Operator, valueJson: string | un
       if (!Array.isArray(value) || value.length === 0) throw invalid(`${path}.value`, 'must be a non-empty array for operator in');
       if (value.length > LIMITS.inValues) throw invalid(`${path}.value`, `must have at most ${LIMITS.inValues} values`);
       value.forEach((v, i) => {
-        if (!isScalar(v)) throw invalid(`${path}.value[${i}]`, 'must be a string, number or boolean');
+        if (!isScalar(v)) throw invalid(`${path}.value.${i}`, 'must be a string, number or boolean');
       });
       return value as Scalar[];
     case 'gte':
@@ -146,12 +165,12 @@ function conditionValue(path: string, operator: Operator, valueJson: string | un
  */
 export const STEP_FIELD = /^steps\.(\d{1,3})\.(status|body(?:\.[^.\s{}]+)+)$/;
 
-/** Conditions of a trigger (`trigger.conditions`) or of an if step (`actions[0].conditions`, which may also ask steps.*). */
+/** Conditions of a trigger (`trigger.conditions`) or of an if step (`actions.0.conditions`, which may also ask steps.*). */
 export function validateConditions(raw: ConditionInput[], path: string, t: TriggerType, allowSteps = false): Condition[] {
   if (raw.length > LIMITS.conditions) throw invalid(path, rules.TOO_MANY_CONDITIONS);
   const fields = knownFields(t);
   return raw.map((c, i) => {
-    const at = `${path}[${i}]`;
+    const at = `${path}.${i}`;
     const field = (c.field ?? '').trim();
     if (!field) throw invalid(`${at}.field`, 'is required');
     if (!fields.includes(field) && !(allowSteps && STEP_FIELD.test(field)))
@@ -172,19 +191,77 @@ export function validateTrigger(input: TriggerInput | null | undefined): Trigger
   if (!type) throw invalid('trigger.type', 'is required');
   if (!(TRIGGER_TYPES as readonly string[]).includes(type)) throw invalid('trigger.type', `must be one of ${TRIGGER_TYPES.join(', ')}`);
   const t = type as TriggerType;
+  // Timed triggers have no event to judge: their steps decide (an if step reads the same fields).
+  if (isTimedTrigger(t) && (input.conditions ?? []).length > 0)
+    throw invalid('trigger.conditions', `are not judged for a ${t} trigger (no event starts it); use an if step`);
   const conditions = validateConditions(input.conditions ?? [], 'trigger.conditions', t);
   const keywords = (input.keywords ?? []).map((k) => k.trim());
   if (t === 'keyword') {
     if (keywords.length === 0) throw invalid('trigger.keywords', 'is required for a keyword trigger (at least one keyword)');
     if (keywords.length > LIMITS.keywords) throw invalid('trigger.keywords', rules.TOO_MANY_KEYWORDS);
     keywords.forEach((k, i) => {
-      if (!/[\p{L}\p{N}]/u.test(k)) throw invalid(`trigger.keywords[${i}]`, 'must contain a letter or digit');
-      if (k.length > LIMITS.keywordLength) throw invalid(`trigger.keywords[${i}]`, rules.KEYWORD_TOO_LONG);
+      if (!/[\p{L}\p{N}]/u.test(k)) throw invalid(`trigger.keywords.${i}`, 'must contain a letter or digit');
+      if (k.length > LIMITS.keywordLength) throw invalid(`trigger.keywords.${i}`, rules.KEYWORD_TOO_LONG);
     });
   } else if (keywords.length > 0) {
     throw invalid('trigger.keywords', 'is only for keyword triggers');
   }
-  return { type: t, conditions, keywords: t === 'keyword' ? [...new Set(keywords)] : [] };
+  const schedule = validateSchedule(t, input);
+  const idle = validateIdle(t, input);
+  return {
+    type: t,
+    conditions,
+    keywords: t === 'keyword' ? [...new Set(keywords)] : [],
+    ...(schedule ? { schedule } : {}),
+    ...(idle ? { idle } : {}),
+  };
+}
+
+/** conversation_idle waits at most this long (as a wait step does). */
+const IDLE_MAX_MINUTES = LIMITS.waitSeconds / 60;
+
+/** schedule: `cron` (five fields) and `timezone` (IANA) are required; `listId` is checked against crm by rules.ts. */
+function validateSchedule(t: TriggerType, input: TriggerInput): ScheduleSettings | undefined {
+  const cron = input.cron?.trim();
+  const timezone = input.timezone?.trim();
+  const listId = input.listId?.trim();
+  if (t !== 'schedule') {
+    if (cron) throw invalid('trigger.cron', 'is only for schedule triggers');
+    if (timezone) throw invalid('trigger.timezone', 'is only for schedule triggers');
+    if (listId) throw invalid('trigger.listId', 'is only for schedule triggers');
+    return undefined;
+  }
+  if (!cron) throw invalid('trigger.cron', 'is required for a schedule trigger (five fields: minute hour day-of-month month day-of-week)');
+  if (cron.length > 200) throw invalid('trigger.cron', 'must be at most 200 characters');
+  let parsed;
+  try {
+    parsed = parseCron(cron);
+  } catch (err) {
+    if (err instanceof CronError) throw invalid('trigger.cron', `is not a valid cron expression: ${err.message}`);
+    throw err;
+  }
+  if (!timezone) throw invalid('trigger.timezone', 'is required for a schedule trigger (an IANA time zone such as Asia/Ho_Chi_Minh, or UTC)');
+  if (!isTimeZone(timezone)) throw invalid('trigger.timezone', 'must be an IANA time zone such as Asia/Ho_Chi_Minh, or UTC');
+  if (!nextOccurrence(parsed, timezone, new Date())) throw invalid('trigger.cron', 'never matches a date (e.g. February 30)');
+  if (listId && !isUuid(listId)) throw invalid('trigger.listId', 'must be a customer list id');
+  return { cron: cron.replace(/\s+/g, ' '), timezone, ...(listId ? { listId: listId.toLowerCase() } : {}) };
+}
+
+/** conversation_idle: `minutes` (at least one second, fractions allowed, as a wait step's) and an optional `status`. */
+function validateIdle(t: TriggerType, input: TriggerInput): IdleSettings | undefined {
+  const minutes = input.minutes ?? undefined;
+  const status = input.status?.trim();
+  if (t !== 'conversation_idle') {
+    if (minutes !== undefined) throw invalid('trigger.minutes', 'is only for conversation_idle triggers');
+    if (status) throw invalid('trigger.status', 'is only for conversation_idle triggers');
+    return undefined;
+  }
+  if (minutes === undefined) throw invalid('trigger.minutes', 'is required for a conversation_idle trigger');
+  if (!Number.isFinite(minutes) || minutes * 60 < 1 || minutes > IDLE_MAX_MINUTES)
+    throw invalid('trigger.minutes', `must be between 1 second (${1 / 60}) and ${IDLE_MAX_MINUTES} minutes`);
+  if (status && !(messagingRules.CONVERSATION_STATUSES as readonly string[]).includes(status))
+    throw invalid('trigger.status', `must be one of ${messagingRules.CONVERSATION_STATUSES.join(', ')}`);
+  return { minutes, ...(status ? { status } : {}) };
 }
 
 function text(path: string, v: string | undefined, max: number, required = false): string | undefined {
@@ -352,13 +429,13 @@ function validateHttpRequest(a: ActionInput, path: string): ActionDef {
 
 function validateList(inputs: ActionInput[], path: string, walk: Walk): ActionDef[] {
   if (inputs.length > LIMITS.actions) throw invalid(path, rules.TOO_MANY_ACTIONS);
-  return inputs.map((a, i) => validateAction(a, `${path}[${i}]`, walk));
+  return inputs.map((a, i) => validateAction(a, `${path}.${i}`, walk));
 }
 
-/** Every step of a tree of actions with the path a client wrote it at (`actions[1].then[0]`), in document order. */
+/** Every step of a tree of actions with its path in the body (`actions.1.then.0`), in document order. */
 export function* stepsOf(actions: ActionDef[], path = 'actions'): Generator<{ action: ActionDef; path: string }> {
   for (let i = 0; i < actions.length; i++) {
-    const at = `${path}[${i}]`;
+    const at = `${path}.${i}`;
     const action = actions[i];
     yield { action, path: at };
     if (action.type === 'if') {

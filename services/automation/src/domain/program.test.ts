@@ -6,7 +6,7 @@ const tag = (t: string): ActionDef => ({ type: 'add_tag', tag: t });
 describe('program', () => {
   it('a rule without if steps is its actions in order', () => {
     const p = compile([tag('a'), tag('b')]);
-    expect(p.map((i) => (i.kind === 'step' ? i.path : 'jump'))).toEqual(['actions[0]', 'actions[1]']);
+    expect(p.map((i) => (i.kind === 'step' ? i.path : 'jump'))).toEqual(['actions.0', 'actions.1']);
   });
 
   it('an if goes on to then, jumps to else, and the end of then jumps past else', () => {
@@ -16,13 +16,13 @@ describe('program', () => {
     ]);
     const paths = p.map((i) => (i.kind === 'step' ? i.path : `jump→${i.to}`));
     expect(paths).toEqual([
-      'actions[0]',
-      'actions[0].then[0]',
-      'actions[0].then[1]',
-      'actions[0].then[1].then[0]',
+      'actions.0',
+      'actions.0.then.0',
+      'actions.0.then.1',
+      'actions.0.then.1.then.0',
       'jump→6',
-      'actions[0].else[0]',
-      'actions[1]',
+      'actions.0.else.0',
+      'actions.1',
     ]);
     const outer = p[0] as Extract<(typeof p)[0], { kind: 'step' }>;
     const inner = p[2] as Extract<(typeof p)[0], { kind: 'step' }>;

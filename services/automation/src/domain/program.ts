@@ -15,7 +15,7 @@ export type Instruction =
 
 export function compile(actions: ActionDef[], path = 'actions', out: Instruction[] = []): Instruction[] {
   actions.forEach((action, i) => {
-    const at = `${path}[${i}]`;
+    const at = `${path}.${i}`;
     if (action.type !== 'if') {
       out.push({ kind: 'step', path: at, action });
       return;

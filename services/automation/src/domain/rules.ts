@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { withTransaction } from '@crm/db';
+import { type Queryable, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, invalid, notFound, requireCan, requireUser, status, OrgContext } from '@crm/grpc-kit';
 import { automationRules as rules, isUuid, optionalOneOf } from '@crm/validation';
@@ -9,7 +9,10 @@ import * as repo from '../db/rules.repo';
 import * as runs from '../db/runs.repo';
 import { existingTemplateIds } from '../db/templates.repo';
 import { MANUAL_EVENT, MANUAL_TRIGGER, ruleSecretAad } from './actions';
+import { findList } from './lists';
 import { generateSecret } from './signing';
+import { syncRuleTimers } from './trigger-timers';
+import type { TriggerDef } from './triggers';
 import {
   ActionDef,
   checkActionsFitTrigger,
@@ -79,6 +82,19 @@ async function checkHttpTargets(deps: Deps, actions: ActionDef[]): Promise<void>
   }
 }
 
+/** A schedule trigger's listId must be a customer list of the caller's org (asked of crm as the caller: another org's is not found). */
+async function checkTriggerReferences(deps: Deps, ctx: OrgContext, trigger: TriggerDef | undefined): Promise<void> {
+  const listId = trigger?.schedule?.listId;
+  if (!listId) return;
+  if (!(await findList(deps, ctx, listId))) throw invalid('trigger.listId', `no customer list ${listId} in this organization`);
+}
+
+/** The rule as written, and its schedule row and idle periods brought in line with it, in the caller's transaction. */
+async function syncTimers(db: Queryable, orgId: string, id: string): Promise<void> {
+  const row = await repo.getRuleForUpdate(db, orgId, id);
+  if (row) await syncRuleTimers(db, row);
+}
+
 async function newSecret(deps: Deps, orgId: string, ruleId: string): Promise<{ secret: string; secretEnc: string }> {
   const secret = generateSecret();
   return { secret, secretEnc: deps.box.encrypt(secret, ruleSecretAad(orgId, ruleId)) };
@@ -113,10 +129,12 @@ export async function create(deps: Deps, ctx: OrgContext, input: RuleInput) {
   const trigger = validateTrigger(input.trigger);
   const actions = validateActions(input.actions ?? [], trigger.type);
   checkActionsFitTrigger(trigger.type, actions);
+  await checkTriggerReferences(deps, ctx, trigger);
   await checkReferences(deps, ctx, actions);
   const id = randomUUID();
   // Every rule gets its signing secret at birth, shown this once (rotate-secret gives a new one).
   const { secret, secretEnc } = await newSecret(deps, orgId, id);
+  // A new rule is a draft: nothing to time yet.
   await repo.insertRule(deps.pool, { id, orgId, name, description, type, trigger, actions, createdBy: userId, secretEnc });
   // Committed: the next event of the org is judged with it (other replicas hear of it by NOTIFY).
   deps.rules.changed(orgId);
@@ -136,12 +154,16 @@ export async function update(deps: Deps, ctx: OrgContext, input: RuleInput) {
   // if steps are judged by the trigger the rule will have.
   if (input.setActions) patch.actions = validateActions(input.actions ?? [], patch.trigger?.type ?? current.trigger_type);
   checkActionsFitTrigger(patch.trigger?.type ?? current.trigger_type, patch.actions ?? current.actions);
+  await checkTriggerReferences(deps, ctx, patch.trigger);
   if (patch.actions) {
     await checkReferences(deps, ctx, patch.actions);
     // An active rule must keep doing something; pause it first to empty it.
     if (patch.actions.length === 0 && current.status === 'active') throw ruleIncomplete();
   }
-  await repo.updateRule(deps.pool, orgId, current.id, patch);
+  await withTransaction(deps.pool, async (tx) => {
+    await repo.updateRule(tx, orgId, current.id, patch);
+    await syncTimers(tx, orgId, current.id);
+  });
   deps.rules.changed(orgId);
   return repo.toRule((await repo.getRule(deps.pool, orgId, current.id))!);
 }
@@ -153,8 +175,12 @@ export async function activate(deps: Deps, ctx: OrgContext, id: string) {
   const current = await load(deps, orgId, id);
   if (current.status !== 'active') {
     if (current.actions.length === 0) throw ruleIncomplete();
+    await checkTriggerReferences(deps, ctx, repo.triggerOf(current));
     await checkReferences(deps, ctx, current.actions);
-    await repo.setStatus(deps.pool, orgId, current.id, 'active');
+    await withTransaction(deps.pool, async (tx) => {
+      await repo.setStatus(tx, orgId, current.id, 'active');
+      await syncTimers(tx, orgId, current.id);
+    });
     deps.rules.changed(orgId);
   }
   return repo.toRule((await repo.getRule(deps.pool, orgId, current.id))!);
@@ -169,7 +195,10 @@ export async function pause(deps: Deps, ctx: OrgContext, id: string) {
     throw new AppError('failed_precondition', 'Only an active rule can be paused; this one is a draft', { code: 'invalid_state' });
   }
   if (current.status === 'active') {
-    await repo.setStatus(deps.pool, orgId, current.id, 'paused');
+    await withTransaction(deps.pool, async (tx) => {
+      await repo.setStatus(tx, orgId, current.id, 'paused');
+      await syncTimers(tx, orgId, current.id);
+    });
     deps.rules.changed(orgId);
   }
   return repo.toRule((await repo.getRule(deps.pool, orgId, current.id))!);

@@ -94,18 +94,18 @@ describe('definitions', () => {
   });
 
   it('validation names the field the client wrote', () => {
-    expect(err(() => validateTrigger({ type: 'keyword', keywords: ['ok', '!!!'] }))).toBe('trigger.keywords[1]');
+    expect(err(() => validateTrigger({ type: 'keyword', keywords: ['ok', '!!!'] }))).toBe('trigger.keywords.1');
     expect(
       err(() => validateTrigger({ type: 'appointment_created', conditions: [{ field: 'contact.tags', operator: 'in', valueJson: '[]' }] })),
-    ).toBe('trigger.conditions[0].value');
+    ).toBe('trigger.conditions.0.value');
     expect(
       err(() => validateTrigger({ type: 'contact_created', conditions: [{ field: 'contact.chatnetUid', operator: 'equals', valueJson: '"x"' }] })),
-    ).toBe('trigger.conditions[0].field');
+    ).toBe('trigger.conditions.0.field');
     const a = (x: ActionInput, i = 0) =>
       err(() => validateActions([...Array<ActionInput>(i).fill({ type: 'assign_round_robin' }), x], 'contact_created'));
-    expect(a({ type: 'send_message', template: 'x', templateId: '6f1c1d3e-4b7a-4c2e-9a51-3f0e8d2b7c10' }, 3)).toBe('actions[3].template');
-    expect(a({ type: 'send_notification', message: 'x', notificationType: 'Bad Type' })).toBe('actions[0].notificationType');
-    expect(a({ type: 'wait', duration: '0s' })).toBe('actions[0].duration');
+    expect(a({ type: 'send_message', template: 'x', templateId: '6f1c1d3e-4b7a-4c2e-9a51-3f0e8d2b7c10' }, 3)).toBe('actions.3.template');
+    expect(a({ type: 'send_notification', message: 'x', notificationType: 'Bad Type' })).toBe('actions.0.notificationType');
+    expect(a({ type: 'wait', duration: '0s' })).toBe('actions.0.duration');
   });
 
   it('a template that is a UUID is a template reference; other text is inline', () => {

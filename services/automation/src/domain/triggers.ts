@@ -1,4 +1,4 @@
-import { EVENT_OF_TRIGGER, TRIGGER_TYPES, type TriggerType } from '@crm/events';
+import { EVENT_OF_TRIGGER, TIMED_TRIGGER_TYPES, TRIGGER_TYPES, type TimedTriggerType, type TriggerType } from '@crm/events';
 import { containsPhrase, containsText, sameText } from './text';
 
 /**
@@ -6,7 +6,7 @@ import { containsPhrase, containsText, sameText } from './text';
  * consumer hands in the facts (event data, and the contact when a condition needs one). The trigger names and
  * their events are a contract with the gateway, so they live in @crm/events (triggers.ts).
  */
-export { TRIGGER_TYPES, type TriggerType };
+export { TIMED_TRIGGER_TYPES, TRIGGER_TYPES, type TimedTriggerType, type TriggerType };
 
 export const OPERATORS = ['equals', 'not_equals', 'contains', 'gte', 'lte', 'in'] as const;
 export type Operator = (typeof OPERATORS)[number];
@@ -20,14 +20,39 @@ export interface Condition {
   value: ConditionValue;
 }
 
+/** A schedule trigger's own settings: when (a cron in a time zone) and for whom (each member of a list, or nobody). */
+export interface ScheduleSettings {
+  cron: string;
+  timezone: string;
+  listId?: string;
+}
+
+/** A conversation_idle trigger's own settings: how long without a message, and the status it must have then. */
+export interface IdleSettings {
+  minutes: number;
+  status?: string;
+}
+
 export interface TriggerDef {
   type: TriggerType;
   conditions: Condition[];
   keywords: string[];
+  schedule?: ScheduleSettings;
+  idle?: IdleSettings;
+}
+
+/** The event type a run of a timed trigger records (no event of the catalogue started it: automation's timer did). */
+export const EVENT_OF_TIMED_TRIGGER: Readonly<Record<TimedTriggerType, string>> = {
+  schedule: 'automation.schedule',
+  conversation_idle: 'automation.conversation_idle',
+};
+
+export function isTimedTrigger(t: string): t is TimedTriggerType {
+  return (TIMED_TRIGGER_TYPES as readonly string[]).includes(t);
 }
 
 export function triggersOfEvent(eventType: string): TriggerType[] {
-  return TRIGGER_TYPES.filter((t) => EVENT_OF_TRIGGER[t] === eventType);
+  return TRIGGER_TYPES.filter((t) => (isTimedTrigger(t) ? EVENT_OF_TIMED_TRIGGER[t] : EVENT_OF_TRIGGER[t]) === eventType);
 }
 
 /** Fields of the contact (the internal Contact shape carried by contact.* events). */
@@ -73,6 +98,10 @@ const RECALL_FIELDS = ['messageId', 'conversationId', 'contactId', 'chatnetAccou
 const REACTION_FIELDS = ['messageId', 'conversationId', 'contactId', 'chatnetAccountId', 'assigneeId', 'emoji', 'by', 'userId', 'fromUid', 'at'];
 /** The connector's friend_request.accepted: the request, the account that sent it and the network user who accepted. */
 const FRIEND_REQUEST_FIELDS = ['id', 'chatnetAccountId', 'chatnetUid', 'acceptedAt'];
+/** A schedule firing: its time, the list it runs over (if any) and, for a list, the member it runs for. */
+const SCHEDULE_FIELDS = ['scheduledAt', 'timezone', 'listId', 'contactId'];
+/** A conversation that had no message for `minutes` since `idleSince` (its last message), and its status then. */
+const IDLE_FIELDS = ['conversationId', 'contactId', 'idleSince', 'minutes', 'status'];
 const APPOINTMENT_FIELDS = ['id', 'title', 'description', 'type', 'location', 'status', 'scheduledAt', 'duration', 'assignedUserId', 'contactId'];
 
 /** Per trigger: the name of its own record, its fields (usable bare or prefixed), and whether `contact.*` needs a lookup. */
@@ -95,6 +124,8 @@ const SUBJECT: Record<TriggerType, { prefix: string; fields: string[]; contactLo
   message_recalled: { prefix: 'recall', fields: RECALL_FIELDS, contactLookup: true },
   message_reaction: { prefix: 'reaction', fields: REACTION_FIELDS, contactLookup: true },
   friend_request_accepted: { prefix: 'friendRequest', fields: FRIEND_REQUEST_FIELDS, contactLookup: false },
+  schedule: { prefix: 'schedule', fields: SCHEDULE_FIELDS, contactLookup: true },
+  conversation_idle: { prefix: 'conversation', fields: IDLE_FIELDS, contactLookup: true },
 };
 
 /** The name a trigger's record goes by in conditions and templates (`note.authorName`), from its event type. */

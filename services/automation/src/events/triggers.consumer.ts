@@ -7,6 +7,7 @@ import { dropContact as dropContactReminders } from '../db/appointment-reminders
 import { forgetLeadScore, recordLeadScore } from '../db/notifications.repo';
 import { triggerOf } from '../db/rules.repo';
 import { insertRun } from '../db/runs.repo';
+import { armIdle } from '../db/trigger-timers.repo';
 import { applyAppointmentEvent } from '../domain/appointment-reminders';
 import { applyContactMerged, applyContactMergeUndone } from '../domain/contact-merges';
 import { isUuid } from '@crm/validation';
@@ -32,6 +33,8 @@ export const TRIGGER_BINDINGS = [
   'contact.merged',
   'contact.merge_undone',
   'message.received',
+  // Only to re-arm conversation_idle periods: a reply of ours ends an idle period as a customer's message does.
+  'message.sent',
   'conversation.created',
   'conversation.assigned',
   'conversation.status_changed',
@@ -126,7 +129,11 @@ async function applyTriggerEvent(deps: Deps, event: EventEnvelope, db: PoolClien
       break;
     case 'message.received':
       await inboundAlerts(event, db);
+      await armIdleTimers(deps, event, db);
       break;
+    case 'message.sent':
+      await armIdleTimers(deps, event, db);
+      return;
     case 'task.due':
       await taskDue(event, db);
       break;
@@ -180,6 +187,36 @@ async function startRuns(deps: Deps, event: EventEnvelope, db: PoolClient, conta
   }
   // Delivered at commit: the runners start the new runs at once.
   if (started > 0) await db.query(`SELECT pg_notify('${RUNS_CHANNEL}', '')`);
+}
+
+/**
+ * A message starts a new idle period of its conversation for every active conversation_idle rule of the org (in the
+ * batch's transaction, so exactly once per event). Messages the rules send themselves (source automation) do not: a
+ * rule that writes to an idle conversation would otherwise re-arm itself and write again every `minutes`, for ever.
+ */
+async function armIdleTimers(deps: Deps, event: ParsedEvent<'message.received' | 'message.sent'>, db: PoolClient): Promise<void> {
+  if (event.type === 'message.sent' && event.data.source === 'automation') return;
+  const rules = await deps.rules.rulesFor(event.orgId, ['conversation_idle']);
+  if (rules.length === 0) return;
+  const { conversationId, contactId } = event.data;
+  await armIdle(
+    db,
+    rules.flatMap((r) => {
+      const idle = r.trigger_config?.idle;
+      return idle
+        ? [
+            {
+              ruleId: r.id,
+              orgId: event.orgId,
+              conversationId,
+              contactId: contactId && isUuid(contactId) ? contactId : null,
+              at: event.occurredAt,
+              minutes: idle.minutes,
+            },
+          ]
+        : [];
+    }),
+  );
 }
 
 /** The conversation an event is about, for the run history (the event's own conversation, when it names one). */

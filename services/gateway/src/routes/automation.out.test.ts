@@ -93,12 +93,12 @@ describe('automation mappers', () => {
     });
     expect(runOut(run({ contactId: ID, error: 'boom', finishedAt: AT }))).toMatchObject({ contactId: ID, error: 'boom', finishedAt: AT });
     const steps = [
-      { path: 'actions[0]', type: 'if', status: 'succeeded', startedAt: AT, finishedAt: AT, error: '', branch: 'else' },
-      { path: 'actions[0].else[0]', type: 'wait', status: 'waiting', startedAt: AT, error: '', branch: '' },
+      { path: 'actions.0', type: 'if', status: 'succeeded', startedAt: AT, finishedAt: AT, error: '', branch: 'else' },
+      { path: 'actions.0.else.0', type: 'wait', status: 'waiting', startedAt: AT, error: '', branch: '' },
     ];
     expect(runOut(run({ steps })).steps).toEqual([
-      { path: 'actions[0]', type: 'if', status: 'succeeded', branch: 'else', startedAt: AT, finishedAt: AT, error: null },
-      { path: 'actions[0].else[0]', type: 'wait', status: 'waiting', startedAt: AT, finishedAt: null, error: null },
+      { path: 'actions.0', type: 'if', status: 'succeeded', branch: 'else', startedAt: AT, finishedAt: AT, error: null },
+      { path: 'actions.0.else.0', type: 'wait', status: 'waiting', startedAt: AT, finishedAt: null, error: null },
     ]);
   });
 

@@ -38,6 +38,9 @@ export function ruleOut(r: Rule) {
       type: trigger.type,
       conditions: trigger.conditions.map(conditionOut),
       ...(trigger.type === 'keyword' ? { keywords: trigger.keywords } : {}),
+      // schedule: when and for whom; conversation_idle: how long and in which status.
+      ...(trigger.type === 'schedule' ? { cron: trigger.cron ?? '', timezone: trigger.timezone ?? '', listId: trigger.listId ?? null } : {}),
+      ...(trigger.type === 'conversation_idle' ? { minutes: trigger.minutes ?? 0, status: trigger.status ?? null } : {}),
     },
     actions: r.actions.map(actionOut),
     status: r.status,

@@ -23,8 +23,8 @@ import { fieldPath, pageParams, s } from '../http/validate';
  * Automation rules and their run logs, message templates, campaigns and their recipients, and in-app
  * notifications (all owned by the automation service). The shapes are checked here with the limits and enums
  * automation applies too (@crm/validation automationRules); what the values mean (trigger types, operators,
- * action types, ids that must exist) is checked by the service, and both name the field as the client
- * wrote it: `trigger.conditions[0].value`, `actions[1].userId`.
+ * action types, ids that must exist) is checked by the service, and both name a rule's field by its dotted path:
+ * `trigger.conditions.0.value`, `actions.2.then.0.url`.
  */
 
 const LIMITS = rules.RULE_LIMITS;
@@ -32,6 +32,13 @@ const LIMITS = rules.RULE_LIMITS;
 function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const r = schema.safeParse(value ?? {});
   if (!r.success) throw badRequest(r.error.issues.map((i) => ({ field: fieldPath(i.path) || 'body', message: i.message })));
+  return r.data;
+}
+
+/** A rule's body: fields named by their dotted path, array items by index (`actions.2.then.0.url`, as issue #32 writes it). */
+function parseRule<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const r = schema.safeParse(value ?? {});
+  if (!r.success) throw badRequest(r.error.issues.map((i) => ({ field: i.path.map(String).join('.') || 'body', message: i.message })));
   return r.data;
 }
 
@@ -51,6 +58,13 @@ export const Trigger = z.object(
     type: str(LIMITS.slug).optional(),
     conditions: z.array(Condition, { error: 'must be an array' }).max(LIMITS.conditions, rules.TOO_MANY_CONDITIONS).optional(),
     keywords: z.array(str(LIMITS.keywordLength), { error: 'must be an array of strings' }).max(LIMITS.keywords, rules.TOO_MANY_KEYWORDS).optional(),
+    // schedule: a five-field cron expression read in an IANA time zone, optionally over a customer list's members.
+    cron: str(200).optional().describe('schedule: minute hour day-of-month month day-of-week (ranges, steps, lists, names; @daily …)'),
+    timezone: str(64).optional().describe('schedule: the IANA time zone the cron is read in, e.g. Asia/Ho_Chi_Minh or UTC'),
+    listId: str(100).optional().describe('schedule: one run per member of this customer list at each firing; without it one run with no contact'),
+    // conversation_idle: minutes without a message (fractions allowed, at least one second), optionally only in a status.
+    minutes: z.number({ error: 'must be a number of minutes' }).optional().describe('conversation_idle: minutes without a message'),
+    status: str(20).optional().describe('conversation_idle: fire only if the conversation has this status then (active, pending, snoozed, closed)'),
   },
   { error: 'must be an object {type, conditions}' },
 );
@@ -183,6 +197,11 @@ function triggerMsg(t: TriggerBody | undefined) {
     type: t.type ?? '',
     conditions: (t.conditions ?? []).map(conditionMsg),
     keywords: t.keywords ?? [],
+    cron: t.cron,
+    timezone: t.timezone,
+    listId: t.listId,
+    minutes: t.minutes,
+    status: t.status,
   };
 }
 
@@ -241,7 +260,7 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.json({ data: out.data.map(ruleOut), pagination: out.pagination });
   });
   r.post('/automation/rules', async (req, res) => {
-    const b = parse(NewRule, req.body);
+    const b = parseRule(NewRule, req.body);
     const rule = await automation().CreateRule(
       { ...b, trigger: triggerMsg(b.trigger), actions: (b.actions ?? []).map(actionMsg), setActions: true },
       ctxOf(req, res),
@@ -252,7 +271,7 @@ export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
     res.json(ruleOut(await automation().GetRule({ id: req.params.id }, ctxOf(req, res))));
   });
   r.put('/automation/rules/:id', async (req, res) => {
-    const b = parse(NewRule, req.body);
+    const b = parseRule(NewRule, req.body);
     const rule = await automation().UpdateRule(
       { ...b, id: req.params.id, trigger: triggerMsg(b.trigger), actions: (b.actions ?? []).map(actionMsg), setActions: b.actions !== undefined },
       ctxOf(req, res),

@@ -51,7 +51,7 @@ rules.op('GET /automation/rules', {
 rules.op('POST /automation/rules', {
   summary: 'Create a rule (a draft; automation:manage)',
   description:
-    'The answer carries the rule’s signing secret for http_request steps (shown only here). 400 names the bad field by its path, e.g. `actions[2].then[0].url`; an http_request url on a private or loopback address not in AUTOMATION_ALLOWED_PRIVATE_ADDRESSES is refused.',
+    'The answer carries the rule’s signing secret for http_request steps (shown only here). 400 names the bad field by its dotted path, e.g. `actions.2.then.0.url` or `trigger.cron`; an http_request url on a private or loopback address not in AUTOMATION_ALLOWED_PRIVATE_ADDRESSES is refused.',
   body: RuleBody,
   responses: { 201: RuleCreated },
   errors: [503],

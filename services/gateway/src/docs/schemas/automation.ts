@@ -13,11 +13,29 @@ export const Rule = z.object({
   name: z.string(),
   description: z.string().nullable(),
   type: z.string(),
-  trigger: z.object({
-    type: z.string(),
-    conditions: z.array(z.object({ field: z.string(), operator: z.string(), value: z.unknown() })),
-    keywords: z.array(z.string()).optional().meta({ description: 'only on keyword triggers' }),
-  }),
+  trigger: z
+    .object({
+      type: z.string(),
+      conditions: z.array(z.object({ field: z.string(), operator: z.string(), value: z.unknown() })),
+      keywords: z.array(z.string()).optional().meta({ description: 'only on keyword triggers' }),
+      cron: z.string().optional().meta({ description: 'schedule triggers: five-field cron expression (minute hour day-of-month month day-of-week)' }),
+      timezone: z.string().optional().meta({ description: 'schedule triggers: the IANA time zone the cron is read in' }),
+      listId: z
+        .string()
+        .nullable()
+        .optional()
+        .meta({ description: 'schedule triggers: the customer list whose members each get a run at every firing (null: one run, no contact)' }),
+      minutes: z.number().optional().meta({ description: 'conversation_idle triggers: minutes without a message before it fires' }),
+      status: z
+        .string()
+        .nullable()
+        .optional()
+        .meta({ description: 'conversation_idle triggers: fires only if the conversation then has this status (null: any)' }),
+    })
+    .meta({
+      description:
+        'What starts the rule: an event type (conditions judged on it), `schedule` {cron, timezone, listId?} (at each cron time in the zone: one run per list member, or one run with no contact), or `conversation_idle` {minutes, status?} (a conversation without a message for that long, once per idle period; a new message re-arms it). Timed triggers take no conditions (use an if step).',
+    }),
   actions: z.array(ActionDoc).meta({
     description:
       'Steps in order. Besides the plain actions: `if` {conditions, then, else} (nested at most 5 levels), `wait` {duration | minutes}, `http_request` {url, method, headers, bodyTemplate}, signed with the rule’s secret (webhook-id, webhook-timestamp, webhook-signature as webhooks are); its answer is `{{steps.<n>.status}}` / `{{steps.<n>.body.<field>}}` for later steps, n being the step’s place in the run’s `steps`.',
@@ -39,7 +57,7 @@ keysMatch<z.infer<typeof RuleCreated>, ReturnType<typeof ruleCreatedOut>>(true);
 
 /** One step of a run (automation.out runOut). */
 export const RunStep = z.object({
-  path: z.string().meta({ description: 'where the step is in the rule’s actions, e.g. actions[1].then[0]' }),
+  path: z.string().meta({ description: 'where the step is in the rule’s actions, e.g. actions.1.then.0' }),
   type: z.string(),
   status: z.enum(['running', 'waiting', 'succeeded', 'failed']),
   branch: z.enum(['then', 'else']).optional().meta({ description: 'if steps: the way the run went' }),
@@ -52,7 +70,9 @@ export const RunStep = z.object({
 export const Run = z.object({
   id: z.string(),
   ruleId: z.string(),
-  trigger: z.string().meta({ description: 'the trigger type that started the run' }),
+  trigger: z
+    .string()
+    .meta({ description: 'the trigger type that started the run (`schedule`, `conversation_idle`, `manual` for a run started by hand, …)' }),
   eventId: z.string().meta({ description: 'the triggering event: one run per rule and event, however often it is delivered' }),
   eventType: z.string(),
   contactId: z.string().nullable(),
