@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import express, { type RequestHandler } from 'express';
 import { z } from 'zod';
 import { createLogger } from '@crm/logger';
 import type { RouteDeps } from '../routes/deps';
@@ -120,6 +120,50 @@ describe('routeArea: one declaration serves a route and documents it', () => {
       expect([bad.status, bad.body.error.details[0].field]).toEqual([400, 'items[1].n']);
     } finally {
       await s.close();
+    }
+  });
+
+  it('middleware: the area’s, then the route’s, run before the permission check and the handler; not part of the document', async () => {
+    const seen: string[] = [];
+    const mark =
+      (name: string): RequestHandler =>
+      (req, res, next) => {
+        seen.push(name);
+        if (req.get('x-stop') === name) return void res.status(429).json({ error: { code: 'rate_limited', message: name } });
+        next();
+      };
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks', middleware: () => [mark('area')] });
+    area.route('POST /things', {
+      summary: 'Make a thing',
+      permission: 'settings:edit',
+      middleware: (deps) => [mark(`route:${(deps as unknown as { name: string }).name}`)],
+      status: 201,
+      response: Thing,
+      handler: async () => {
+        seen.push('handler');
+        return { id: 'new', size: 1 };
+      },
+    });
+    expect(area.ops[0]).not.toHaveProperty('middleware');
+    const app = express();
+    app.use((_req, res, next) => {
+      res.locals.principal = { kind: 'user', orgId: 'o1', userId: 'u1', role: 'agent' };
+      next();
+    });
+    app.use('/api/v1', area.router({ name: 'deps' } as unknown as RouteDeps, strictResponses));
+    app.use(errorHandler(createLogger('test', 'silent')));
+    const server = app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/things`;
+      const stopped = await fetch(url, { method: 'POST', headers: { 'x-stop': 'route:deps' } });
+      expect([stopped.status, seen]).toEqual([429, ['area', 'route:deps']]);
+      seen.length = 0;
+      // Past the middleware, the agent lacks settings:edit: refused before the handler.
+      const refused = await fetch(url, { method: 'POST' });
+      expect([refused.status, seen]).toEqual([403, ['area', 'route:deps']]);
+    } finally {
+      await new Promise((r) => server.close(r));
     }
   });
 

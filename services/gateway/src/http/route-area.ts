@@ -44,6 +44,11 @@ export interface RouteSpec<R extends ResponseBody, Q extends z.ZodObject | undef
   body?: B;
   /** Name array items by index in a body's 400 (`actions[2].assigneeId`), as rules, macros and API keys do. */
   indexedBody?: boolean;
+  /**
+   * Express handlers run before everything else of the route (the area's own first): a credential check for a route
+   * mounted before the app's bearer check, a per-IP rate limit. Given the deps, as the router is.
+   */
+  middleware?: (deps: RouteDeps) => RequestHandler[];
   /** The success status; 200 unless said. */
   status?: SuccessStatus;
   /**
@@ -79,7 +84,7 @@ function bySpecificity(a: Operation, b: Operation): number {
 }
 
 /** A group of routes sharing a path prefix, an auth scheme and a documentation tag: `area.route('GET /tasks', {...})`. */
-export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
+export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag; middleware?: (deps: RouteDeps) => RequestHandler[] }) {
   const declared: { op: Operation; spec: RouteSpec<ResponseBody, z.ZodObject | undefined, z.ZodType | undefined> }[] = [];
 
   return {
@@ -88,7 +93,7 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
       spec: RouteSpec<R, Q, B>,
     ): void {
       const [method, path] = key.split(' ') as [Method, string];
-      const { permission: _p, status = 200, response, handler: _h, query, body, indexedBody: _i, ...doc } = spec;
+      const { permission: _p, status = 200, response, handler: _h, query, body, indexedBody: _i, middleware: _m, ...doc } = spec;
       if (defaults.auth === 'apiKey' && !doc.scope) throw new Error(`${key}: an API-key route declares its scope (or 'none')`);
       const op: Operation = {
         tags: [defaults.tag],
@@ -112,7 +117,7 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
     router(deps: RouteDeps, contract?: ResponseContract): Router {
       const r = Router();
       for (const { op, spec } of [...declared].sort((a, b) => bySpecificity(a.op, b.op))) {
-        const handlers: RequestHandler[] = [];
+        const handlers: RequestHandler[] = [...(defaults.middleware?.(deps) ?? []), ...(spec.middleware?.(deps) ?? [])];
         // An API-key route's scope as the middleware public-route-scopes.test.ts reads off the router (op.scope documents it).
         if (op.scope) handlers.push(op.scope === 'none' ? noScopeNeeded : requireScope(op.scope));
         if (spec.permission) handlers.push(requirePermission(spec.permission));
