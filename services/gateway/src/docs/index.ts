@@ -10,7 +10,7 @@ import { contactImportOps } from './paths/contact-fields';
 import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-fields.routes';
 import { crmOps } from './paths/crm';
 import { eventFeedOps } from './paths/events';
-import { identityOps } from './paths/identity';
+import { identityOps } from '../routes/identity.routes';
 import { integrationOps } from './paths/integrations';
 import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
