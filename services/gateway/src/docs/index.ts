@@ -9,7 +9,7 @@ import { contactMergeRoutes } from '../routes/contact-merges.routes';
 import { contactImportOps } from './paths/contact-fields';
 import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-fields.routes';
 import { crmOps } from './paths/crm';
-import { eventFeedOps } from './paths/events';
+import { eventFeedOps } from '../routes/events.routes';
 import { identityOps } from '../routes/identity.routes';
 import { integrationOps } from './paths/integrations';
 import { metaOps } from './paths/meta';
@@ -22,7 +22,7 @@ import { viewRoutes } from '../routes/views.routes';
 import { reportRoutes } from '../routes/reports.routes';
 import { analyticsArea } from '../routes/analytics.routes';
 import { auditRoutes } from '../routes/audit-log.routes';
-import { webhookOps } from './paths/webhooks';
+import { webhookRoutes } from '../routes/webhooks.routes';
 import type { Operation } from './registry';
 import { WEBHOOK_EVENTS } from './webhook-events';
 
@@ -45,7 +45,7 @@ export const OPERATIONS: Operation[] = [
   ...serviceLevelsOps,
   ...viewRoutes.ops,
   ...automationOps,
-  ...webhookOps,
+  ...webhookRoutes.ops,
   ...eventFeedOps,
   ...aiOps,
   ...knowledgeOps,
