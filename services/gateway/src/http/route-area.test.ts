@@ -167,6 +167,34 @@ describe('routeArea: one declaration serves a route and documents it', () => {
     }
   });
 
+  it('several success statuses: each documented with the one response; the first answered unless the handler chose another', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    area.route('POST /things/:id/connect', {
+      summary: 'Connect (created the first time)',
+      status: [200, 201],
+      response: Thing,
+      handler: async ({ param, res }) => {
+        if (param('id') === 'new') res.status(201);
+        return { id: param('id'), size: 1 };
+      },
+    });
+    expect(area.ops[0].responses).toEqual({ 200: Thing, 201: Thing });
+    const s = await serve(area as ReturnType<typeof things>, 'admin', true);
+    try {
+      expect(await s.call('POST', '/things/new/connect')).toEqual({ status: 201, body: { id: 'new', size: 1 } });
+      expect(await s.call('POST', '/things/old/connect')).toEqual({ status: 200, body: { id: 'old', size: 1 } });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('sandbox: the area’s operations carry it (documented only when mounted); others carry none', () => {
+    const area = routeArea({ prefix: '/sandbox/x', auth: 'bearer', tag: 'Tasks', sandbox: 'socialnet' });
+    area.route('POST /pages', { summary: 'A page', status: 204, response: null, handler: async () => undefined });
+    expect(area.ops[0].sandbox).toBe('socialnet');
+    expect(things().ops[0]).not.toHaveProperty('sandbox');
+  });
+
   it('refuses a role without the declared permission with 403 before the handler runs', async () => {
     const s = await serve(things(), 'agent', true);
     try {
