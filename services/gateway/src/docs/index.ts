@@ -11,10 +11,9 @@ import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-field
 import { crmOps } from './paths/crm';
 import { eventFeedOps } from '../routes/events.routes';
 import { identityOps } from '../routes/identity.routes';
-import { integrationOps } from './paths/integrations';
+import { integrationRoutes, socialnetSandboxRoutes } from '../routes/integrations.routes';
 import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
-import { socialnetSandboxOps } from './paths/socialnet-sandbox';
 import { scoringArea } from '../routes/scoring.routes';
 import { serviceLevelsOps } from './paths/service-levels';
 import { taskRoutes } from '../routes/tasks.routes';
@@ -51,8 +50,8 @@ export const OPERATIONS: Operation[] = [
   ...knowledgeOps,
   ...analyticsArea.ops,
   ...reportRoutes.ops,
-  ...integrationOps,
-  ...socialnetSandboxOps,
+  ...integrationRoutes.ops,
+  ...socialnetSandboxRoutes.ops,
   ...publicOps,
 ];
 
