@@ -4,7 +4,7 @@ import { chatOps } from './paths/chat';
 import { aiOps } from './paths/ai';
 import { knowledgeOps } from './paths/knowledge';
 import { automationOps } from './paths/automation';
-import { chatnetOps } from './paths/chatnet';
+import { chatnetOps } from '../routes/chatnet-accounts.routes';
 import { contactMergeRoutes } from '../routes/contact-merges.routes';
 import { contactImportOps } from './paths/contact-fields';
 import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-fields.routes';
