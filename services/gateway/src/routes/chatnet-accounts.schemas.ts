@@ -205,9 +205,11 @@ const CONNECTOR = 'connector/v1/connector.proto';
 /** Live state from the session pool (liveStatusOut); unset times as null. */
 export const LiveStatus = nulls(proto(CONNECTOR, 'connector.v1.LiveStatus'), ['connectedAt', 'lastHeartbeat']);
 /** accountOut: optional values as null (checked live by tests/gateway/openapi-contract.test.ts). */
-export const Account = nulls(proto(CONNECTOR, 'connector.v1.Account'), ['chatnetUid', 'avatarUrl', 'phone', 'ownerUserId', 'lastConnectedAt']).extend({
-  liveStatus: LiveStatus,
-});
+export const Account = nulls(proto(CONNECTOR, 'connector.v1.Account'), ['chatnetUid', 'avatarUrl', 'phone', 'ownerUserId', 'lastConnectedAt']).extend(
+  {
+    liveStatus: LiveStatus,
+  },
+);
 /** accountStatusOut. */
 export const AccountStatus = z.object({ accountId: z.string(), liveStatus: LiveStatus });
 /** assignmentOut: the optional cap and reply timeout null when none. */

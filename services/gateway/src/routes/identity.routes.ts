@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { z } from 'zod';
 import { MessageBody, page } from '../docs/schemas/common';
 import { EDGE_REFUSALS } from '../docs/registry';
 import { principalOf } from '../http/principal';
@@ -34,7 +35,6 @@ import {
   UserPatch,
   UserQuery,
 } from './identity.schemas';
-import { z } from 'zod';
 
 const identity = (deps: RouteDeps) => deps.clients.identity;
 

@@ -1,12 +1,7 @@
 import type { z } from 'zod';
 import { answered } from '../http/shape';
 import type { crm } from '@crm/proto-types';
-import type {
-  CredentialsStatus,
-  Integration as IntegrationOut,
-  LeadSync as LeadSyncOut,
-  LeadSyncStarted,
-} from './integrations.schemas';
+import type { CredentialsStatus, Integration as IntegrationOut, LeadSync as LeadSyncOut, LeadSyncStarted } from './integrations.schemas';
 
 type Integration = crm.Integration__Output;
 type LeadSync = crm.LeadSync__Output;

@@ -107,7 +107,12 @@ integrationRoutes.route('GET /integrations/socialnet/leads/sync/:syncId', {
  * The sandbox social network's control routes: mounted outside production; crm answers 404 unless
  * SOCIALNET_DRIVER=sandbox. Owners and admins (sandbox:control); everything in the caller's organization.
  */
-export const socialnetSandboxRoutes = routeArea({ prefix: '/sandbox/socialnet', auth: 'bearer', tag: 'Sandbox social network', sandbox: 'socialnet' });
+export const socialnetSandboxRoutes = routeArea({
+  prefix: '/sandbox/socialnet',
+  auth: 'bearer',
+  tag: 'Sandbox social network',
+  sandbox: 'socialnet',
+});
 
 socialnetSandboxRoutes.route('POST /pages', {
   summary: 'Create a page on the sandbox network (then list and connect it under /api/v1/integrations/socialnet)',
