@@ -4,17 +4,16 @@ import { chatOps } from './paths/chat';
 import { aiOps } from './paths/ai';
 import { knowledgeOps } from './paths/knowledge';
 import { automationOps } from './paths/automation';
-import { chatnetOps } from './paths/chatnet';
+import { chatnetOps } from '../routes/chatnet-accounts.routes';
 import { contactMergeRoutes } from '../routes/contact-merges.routes';
 import { contactImportOps } from './paths/contact-fields';
 import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-fields.routes';
 import { crmOps } from './paths/crm';
-import { eventFeedOps } from './paths/events';
-import { identityOps } from './paths/identity';
-import { integrationOps } from './paths/integrations';
+import { eventFeedOps } from '../routes/events.routes';
+import { identityOps } from '../routes/identity.routes';
+import { integrationRoutes, socialnetSandboxRoutes } from '../routes/integrations.routes';
 import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
-import { socialnetSandboxOps } from './paths/socialnet-sandbox';
 import { scoringArea } from '../routes/scoring.routes';
 import { serviceLevelsOps } from './paths/service-levels';
 import { taskRoutes } from '../routes/tasks.routes';
@@ -22,7 +21,7 @@ import { viewRoutes } from '../routes/views.routes';
 import { reportRoutes } from '../routes/reports.routes';
 import { analyticsArea } from '../routes/analytics.routes';
 import { auditRoutes } from '../routes/audit-log.routes';
-import { webhookOps } from './paths/webhooks';
+import { webhookRoutes } from '../routes/webhooks.routes';
 import type { Operation } from './registry';
 import { WEBHOOK_EVENTS } from './webhook-events';
 
@@ -45,14 +44,14 @@ export const OPERATIONS: Operation[] = [
   ...serviceLevelsOps,
   ...viewRoutes.ops,
   ...automationOps,
-  ...webhookOps,
+  ...webhookRoutes.ops,
   ...eventFeedOps,
   ...aiOps,
   ...knowledgeOps,
   ...analyticsArea.ops,
   ...reportRoutes.ops,
-  ...integrationOps,
-  ...socialnetSandboxOps,
+  ...integrationRoutes.ops,
+  ...socialnetSandboxRoutes.ops,
   ...publicOps,
 ];
 

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import express, { type RequestHandler } from 'express';
 import { z } from 'zod';
 import { createLogger } from '@crm/logger';
 import type { RouteDeps } from '../routes/deps';
@@ -121,6 +121,78 @@ describe('routeArea: one declaration serves a route and documents it', () => {
     } finally {
       await s.close();
     }
+  });
+
+  it('middleware: the area’s, then the route’s, run before the permission check and the handler; not part of the document', async () => {
+    const seen: string[] = [];
+    const mark =
+      (name: string): RequestHandler =>
+      (req, res, next) => {
+        seen.push(name);
+        if (req.get('x-stop') === name) return void res.status(429).json({ error: { code: 'rate_limited', message: name } });
+        next();
+      };
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks', middleware: () => [mark('area')] });
+    area.route('POST /things', {
+      summary: 'Make a thing',
+      permission: 'settings:edit',
+      middleware: (deps) => [mark(`route:${(deps as unknown as { name: string }).name}`)],
+      status: 201,
+      response: Thing,
+      handler: async () => {
+        seen.push('handler');
+        return { id: 'new', size: 1 };
+      },
+    });
+    expect(area.ops[0]).not.toHaveProperty('middleware');
+    const app = express();
+    app.use((_req, res, next) => {
+      res.locals.principal = { kind: 'user', orgId: 'o1', userId: 'u1', role: 'agent' };
+      next();
+    });
+    app.use('/api/v1', area.router({ name: 'deps' } as unknown as RouteDeps, strictResponses));
+    app.use(errorHandler(createLogger('test', 'silent')));
+    const server = app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/things`;
+      const stopped = await fetch(url, { method: 'POST', headers: { 'x-stop': 'route:deps' } });
+      expect([stopped.status, seen]).toEqual([429, ['area', 'route:deps']]);
+      seen.length = 0;
+      // Past the middleware, the agent lacks settings:edit: refused before the handler.
+      const refused = await fetch(url, { method: 'POST' });
+      expect([refused.status, seen]).toEqual([403, ['area', 'route:deps']]);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('several success statuses: each documented with the one response; the first answered unless the handler chose another', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    area.route('POST /things/:id/connect', {
+      summary: 'Connect (created the first time)',
+      status: [200, 201],
+      response: Thing,
+      handler: async ({ param, res }) => {
+        if (param('id') === 'new') res.status(201);
+        return { id: param('id'), size: 1 };
+      },
+    });
+    expect(area.ops[0].responses).toEqual({ 200: Thing, 201: Thing });
+    const s = await serve(area as ReturnType<typeof things>, 'admin', true);
+    try {
+      expect(await s.call('POST', '/things/new/connect')).toEqual({ status: 201, body: { id: 'new', size: 1 } });
+      expect(await s.call('POST', '/things/old/connect')).toEqual({ status: 200, body: { id: 'old', size: 1 } });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('sandbox: the area’s operations carry it (documented only when mounted); others carry none', () => {
+    const area = routeArea({ prefix: '/sandbox/x', auth: 'bearer', tag: 'Tasks', sandbox: 'socialnet' });
+    area.route('POST /pages', { summary: 'A page', status: 204, response: null, handler: async () => undefined });
+    expect(area.ops[0].sandbox).toBe('socialnet');
+    expect(things().ops[0]).not.toHaveProperty('sandbox');
   });
 
   it('refuses a role without the declared permission with 403 before the handler runs', async () => {

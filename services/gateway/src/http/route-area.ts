@@ -44,8 +44,16 @@ export interface RouteSpec<R extends ResponseBody, Q extends z.ZodObject | undef
   body?: B;
   /** Name array items by index in a body's 400 (`actions[2].assigneeId`), as rules, macros and API keys do. */
   indexedBody?: boolean;
-  /** The success status; 200 unless said. */
-  status?: SuccessStatus;
+  /**
+   * Express handlers run before everything else of the route (the area's own first): a credential check for a route
+   * mounted before the app's bearer check, a per-IP rate limit. Given the deps, as the router is.
+   */
+  middleware?: (deps: RouteDeps) => RequestHandler[];
+  /**
+   * The success status; 200 unless said. Several (`[200, 201]`): each documented with the same response, the first
+   * answered unless the handler set another of them with `res.status()` (created the first time, 200 after).
+   */
+  status?: SuccessStatus | readonly [SuccessStatus, ...SuccessStatus[]];
   /**
    * The success body's schema (null: no body). The handler's return value is checked against it under RESPONSE_CONTRACT.
    * 'csv', 'html', 'gif' or 'binary': the handler answers itself through `res` (a stream, a page, a pixel).
@@ -79,7 +87,14 @@ function bySpecificity(a: Operation, b: Operation): number {
 }
 
 /** A group of routes sharing a path prefix, an auth scheme and a documentation tag: `area.route('GET /tasks', {...})`. */
-export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
+export function routeArea(defaults: {
+  prefix: string;
+  auth: Auth;
+  tag: Tag;
+  middleware?: (deps: RouteDeps) => RequestHandler[];
+  /** Only mounted (and so only documented) when that network's sandbox control routes are on. */
+  sandbox?: Operation['sandbox'];
+}) {
   const declared: { op: Operation; spec: RouteSpec<ResponseBody, z.ZodObject | undefined, z.ZodType | undefined> }[] = [];
 
   return {
@@ -88,15 +103,17 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
       spec: RouteSpec<R, Q, B>,
     ): void {
       const [method, path] = key.split(' ') as [Method, string];
-      const { permission: _p, status = 200, response, handler: _h, query, body, indexedBody: _i, ...doc } = spec;
+      const { permission: _p, status = 200, response, handler: _h, query, body, indexedBody: _i, middleware: _m, ...doc } = spec;
       if (defaults.auth === 'apiKey' && !doc.scope) throw new Error(`${key}: an API-key route declares its scope (or 'none')`);
+      const statuses: readonly number[] = typeof status === 'number' ? [status] : status;
       const op: Operation = {
         tags: [defaults.tag],
         auth: defaults.auth,
+        ...(defaults.sandbox ? { sandbox: defaults.sandbox } : {}),
         ...doc,
         ...(query ? { query } : {}),
         ...(body ? { body } : {}),
-        responses: { [status]: response },
+        responses: Object.fromEntries(statuses.map((st) => [st, response])),
         method,
         path: defaults.prefix + path,
       };
@@ -112,11 +129,11 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
     router(deps: RouteDeps, contract?: ResponseContract): Router {
       const r = Router();
       for (const { op, spec } of [...declared].sort((a, b) => bySpecificity(a.op, b.op))) {
-        const handlers: RequestHandler[] = [];
+        const handlers: RequestHandler[] = [...(defaults.middleware?.(deps) ?? []), ...(spec.middleware?.(deps) ?? [])];
         // An API-key route's scope as the middleware public-route-scopes.test.ts reads off the router (op.scope documents it).
         if (op.scope) handlers.push(op.scope === 'none' ? noScopeNeeded : requireScope(op.scope));
         if (spec.permission) handlers.push(requirePermission(spec.permission));
-        const status = spec.status ?? 200;
+        const statuses: readonly number[] = typeof spec.status === 'object' ? spec.status : [spec.status ?? 200];
         handlers.push(async (req, res) => {
           const input: RouteInput<unknown, unknown> = {
             req,
@@ -128,8 +145,10 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
             param: (name) => pathParam(req, name),
             deps,
           };
+          if (statuses.length > 1) res.status(statuses[0]);
           const out = await spec.handler(input as never);
           if (res.headersSent || res.destroyed) return;
+          const status = statuses.includes(res.statusCode) ? res.statusCode : statuses[0];
           if (spec.response === null) return void res.status(status).end();
           if (typeof spec.response === 'string') throw new Error(`${op.method} ${op.path}: declared ${spec.response}, answered nothing`);
           contract?.(op, out);

@@ -1,51 +1,68 @@
-import { Router } from 'express';
-import { z } from 'zod';
-import { API_KEY_SCOPES } from '@crm/auth';
+import type { Router } from 'express';
+import { page } from '../docs/schemas/common';
+import { badRequest } from '../http/errors';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import type { RouteDeps } from './deps';
 import { namedApiKeyOut } from './identity.out';
-import { badRequest } from '../http/errors';
-import { requirePermission } from '../http/permission';
-import { ctxOf } from '../http/principal';
-import { body, indexedBody, pageParams, pathParam, s } from '../http/validate';
-
-export const NewApiKey = z.object({
-  name: z.string().trim().min(1, 'is required').max(100),
-  scopes: z.array(z.enum(API_KEY_SCOPES, { message: `must each be one of ${API_KEY_SCOPES.join(', ')}` })).min(1, 'must name at least one scope'),
-  userId: z.string().uuid('must be a user id').nullish(),
-  expiresAt: s.timestamp().nullish(),
-});
-
-export const ApiSettings = z.object({ agentKeys: z.boolean() });
+import { ApiSettings, CreatedApiKey, ListedApiKey, NewApiKey } from './identity.schemas';
 
 /**
  * Named API keys with scopes (issue #31 item 3), and the org's API settings. Owners and admins manage every key;
  * an agent lists and revokes the keys bound to themselves, and creates one only while the org allows it (identity
- * decides; it checks every rule again).
+ * decides; it checks every rule again). Mounted by the identity routes, before the app's bearer check, so each route
+ * checks the bearer itself.
  */
-export function apiKeyRoutes({ clients, auth }: RouteDeps): Router {
-  const r = Router();
-  r.post('/api-keys', auth.bearer, async (req, res) => {
-    const k = indexedBody(req, NewApiKey);
+export const apiKeyArea = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'API key', middleware: (deps) => [deps.auth.bearer] });
+
+apiKeyArea.route('POST /api-keys', {
+  summary: 'Create a named API key with scopes, optionally bound to a user; the key is shown once',
+  description:
+    'Owners and admins create any key (bound to a user of a role no higher than their own); another user creates ' +
+    'only keys bound to themselves, and only while PUT /settings/api has agentKeys on (else 403). 400 names the field.',
+  body: NewApiKey,
+  indexedBody: true,
+  status: 201,
+  response: CreatedApiKey,
+  handler: async ({ body: k, ctx, deps }) => {
     if (k.expiresAt && Date.parse(k.expiresAt) <= Date.now()) throw badRequest([{ field: 'expiresAt', message: 'must be in the future' }]);
-    const created = await clients.identity.CreateNamedApiKey(
+    const created = await deps.clients.identity.CreateNamedApiKey(
       { name: k.name, scopes: k.scopes, userId: k.userId ?? '', expiresAt: k.expiresAt ?? '' },
-      ctxOf(req, res),
+      ctx,
     );
-    res.status(201).json(namedApiKeyOut(created, created.key ?? ''));
-  });
-  r.get('/api-keys', auth.bearer, async (req, res) => {
-    const out = await clients.identity.ListNamedApiKeys(pageParams(req, 20), ctxOf(req, res));
-    res.json({ data: out.data.map((k) => namedApiKeyOut(k)), pagination: out.pagination });
-  });
-  r.delete('/api-keys/:id', auth.bearer, async (req, res) => {
-    await clients.identity.RevokeNamedApiKey({ id: pathParam(req, 'id') }, ctxOf(req, res));
-    res.status(204).end();
-  });
-  r.get('/settings/api', auth.bearer, async (req, res) => {
-    res.json(await clients.identity.GetApiSettings({}, ctxOf(req, res)));
-  });
-  r.put('/settings/api', auth.bearer, requirePermission('settings:edit'), async (req, res) => {
-    res.json(await clients.identity.SetApiSettings(body(req, ApiSettings), ctxOf(req, res)));
-  });
-  return r;
+    return namedApiKeyOut(created, created.key ?? '');
+  },
+});
+apiKeyArea.route('GET /api-keys', {
+  summary: 'The named API keys (for an agent: those bound to them), newest first; never the key itself',
+  paging: { limit: 20, max: 100 },
+  response: page(ListedApiKey),
+  handler: async ({ page, ctx, deps }) => {
+    const out = await deps.clients.identity.ListNamedApiKeys(page, ctx);
+    return { data: out.data.map((k) => namedApiKeyOut(k)), pagination: out.pagination! };
+  },
+});
+apiKeyArea.route('DELETE /api-keys/:id', {
+  summary: 'Revoke a named API key: it stops working at once on every gateway',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await deps.clients.identity.RevokeNamedApiKey({ id: param('id') }, ctx);
+  },
+});
+apiKeyArea.route('GET /settings/api', {
+  summary: 'The organization’s API settings',
+  response: ApiSettings,
+  handler: async ({ ctx, deps }) => deps.clients.identity.GetApiSettings({}, ctx),
+});
+apiKeyArea.route('PUT /settings/api', {
+  summary: 'Let agents create API keys bound to themselves, or not (owners and admins)',
+  permission: 'settings:edit',
+  body: ApiSettings,
+  response: ApiSettings,
+  handler: async ({ body, ctx, deps }) => deps.clients.identity.SetApiSettings(body, ctx),
+});
+
+export function apiKeyRoutes(deps: RouteDeps): Router {
+  return apiKeyArea.router(deps, responseContract(deps.config));
 }

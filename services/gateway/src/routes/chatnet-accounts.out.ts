@@ -1,5 +1,15 @@
+import type { z } from 'zod';
 import type { connector, messaging } from '@crm/proto-types';
 import { orNull } from '../http/shape';
+import type {
+  Account as AccountOut,
+  AccountAssignment as AssignmentOut,
+  AccountStatus as AccountStatusOut,
+  FoundUser,
+  FriendRequest,
+  LiveStatus as LiveStatusOut,
+  SentMessage as SentMessageOut,
+} from './chatnet-accounts.schemas';
 
 type Account = connector.Account__Output;
 type LiveStatus = connector.LiveStatus__Output;
@@ -9,12 +19,12 @@ type SeenByAgent = connector.SeenByAgent__Output;
 type SentMessage = connector.SentMessage__Output;
 
 /** The pool's live state; an account the pool does not hold (no liveStatus) is disconnected. */
-export function liveStatusOut(l: LiveStatus | null | undefined) {
+export function liveStatusOut(l: LiveStatus | null | undefined): z.input<typeof LiveStatusOut> {
   return { state: l?.state ?? 'disconnected', connectedAt: l?.connectedAt ?? null, lastHeartbeat: l?.lastHeartbeat ?? null };
 }
 
 /** A chat-network account: optional proto fields arrive absent and unset strings empty; the API shows both as null. */
-export function accountOut(a: Account) {
+export function accountOut(a: Account): z.input<typeof AccountOut> {
   return {
     id: a.id,
     chatnetUid: a.chatnetUid ?? null,
@@ -31,12 +41,12 @@ export function accountOut(a: Account) {
   };
 }
 
-export function accountStatusOut(s: AccountStatus) {
+export function accountStatusOut(s: AccountStatus): z.input<typeof AccountStatusOut> {
   return { accountId: s.accountId, liveStatus: liveStatusOut(s.liveStatus) };
 }
 
 /** Auto-assignment (messaging's): the optional cap and reply timeout arrive absent from gRPC when there is none. */
-export function assignmentOut(a: AccountAssignment) {
+export function assignmentOut(a: AccountAssignment): z.input<typeof AssignmentOut> {
   return {
     chatnetAccountId: a.chatnetAccountId,
     mode: a.mode,
@@ -50,7 +60,7 @@ export function assignmentOut(a: AccountAssignment) {
 }
 
 /** What the account sent to the sandbox network: the message it quoted and when it was recalled, null when none. */
-export function sentOut(m: SentMessage) {
+export function sentOut(m: SentMessage): z.input<typeof SentMessageOut> {
   return {
     chatnetMessageId: m.chatnetMessageId,
     threadId: m.threadId,
@@ -75,18 +85,18 @@ export function seenByAgentOut(r: SeenByAgent) {
 }
 
 /** A lookup's answer: the user's id, name and avatar when found; all null when nobody uses the number. */
-export function foundUserOut(u: connector.FoundUser__Output) {
+export function foundUserOut(u: connector.FoundUser__Output): z.input<typeof FoundUser> {
   if (!u.found) return { found: false, chatnetUid: null, displayName: null, avatarUrl: null };
   return { found: true, chatnetUid: u.chatnetUid ?? null, displayName: orNull(u.displayName ?? ''), avatarUrl: orNull(u.avatarUrl ?? '') };
 }
 
 /** A friend request the account sent; acceptedAt null while it is only sent. */
-export function friendRequestOut(r: connector.FriendRequest__Output) {
+export function friendRequestOut(r: connector.FriendRequest__Output): z.input<typeof FriendRequest> {
   return {
     id: r.id,
     chatnetAccountId: r.accountId,
     chatnetUid: r.chatnetUid,
-    status: r.status,
+    status: r.status as z.input<typeof FriendRequest>['status'],
     message: r.message,
     createdAt: r.createdAt,
     acceptedAt: r.acceptedAt ?? null,

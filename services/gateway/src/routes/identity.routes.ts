@@ -1,185 +1,248 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { AVAILABILITY_STATUSES } from '@crm/events';
-import { identityRules as rules } from '@crm/validation';
-import { apiKeyRoutes } from './api-keys.routes';
+import { MessageBody, page } from '../docs/schemas/common';
+import { EDGE_REFUSALS } from '../docs/registry';
+import { principalOf } from '../http/principal';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
+import { apiKeyArea, apiKeyRoutes } from './api-keys.routes';
 import { auditLogRoutes } from './audit-log.routes';
 import type { RouteDeps } from './deps';
 import { apiKeyOut, createdUserOut, teamBriefOut, teamOut, userOut } from './identity.out';
-import { ctxOf, principalOf } from '../http/principal';
-import { body, pageParams, pathParam, query, s } from '../http/validate';
+import {
+  Accept,
+  ApiKeyInfo,
+  AuthResult,
+  Availability,
+  AvailabilityChoice,
+  AvailabilitySet,
+  CreatedUser,
+  GeneratedApiKey,
+  Login,
+  Logout,
+  NewOrg,
+  NewTeam,
+  NewUser,
+  NotificationPreferences,
+  NotificationPreferencesOut,
+  NotificationPreferencesSet,
+  Refresh,
+  SetupStatus,
+  Team,
+  TeamBrief,
+  TeamPatch,
+  User,
+  UserPatch,
+  UserQuery,
+} from './identity.schemas';
 
-const MAX = rules.IDENTITY_TEXT_MAX;
-const password = () =>
-  z.string({ error: 'is required' }).min(rules.PASSWORD_MIN, rules.PASSWORD_TOO_SHORT).max(rules.PASSWORD_MAX, rules.PASSWORD_TOO_LONG);
+const identity = (deps: RouteDeps) => deps.clients.identity;
 
-export const NewOrg = z.object({
-  orgName: s.requiredText(MAX.orgName),
-  fullName: s.requiredText(MAX.fullName),
-  email: s.email(),
-  password: password(),
-});
+/**
+ * Setup, sign-in, profile, users, teams and the API key: everything identity owns. Mounted before the app's bearer
+ * check (the sign-in routes take none, behind the per-IP limit instead), so the other routes check the bearer themselves.
+ * Served and documented from these declarations.
+ */
+const signIn = routeArea({ prefix: '/api/v1', auth: 'none', tag: 'Sign-in' });
+const me = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Profile', middleware: (deps) => [deps.auth.bearer] });
+const users = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Users and teams', middleware: (deps) => [deps.auth.bearer] });
+const keys = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'API key', middleware: (deps) => [deps.auth.bearer] });
+const limited = (deps: RouteDeps) => [deps.authLimit];
 
-export const Login = z.object({
-  email: z.string({ error: 'is required' }).min(1, 'is required'),
-  password: z.string({ error: 'is required' }).min(1, 'is required'),
-});
-export const Logout = z.object({ refreshToken: z.string().optional() });
-export const Refresh = z.object({ refreshToken: z.string({ error: 'is required' }).min(1, 'is required') });
-export const Accept = z.object({ token: z.string({ error: 'is required' }).min(1, 'is required'), password: password() });
-
-export const NewUser = z.object({
-  email: s.email(),
-  fullName: s.requiredText(MAX.fullName),
-  role: s.enumOf(rules.USER_ROLES).default('agent'),
-  department: s.text(MAX.department).default(''),
-  phone: s.text(MAX.phone).default(''),
-  password: password().optional(),
-});
-
-export const UserPatch = z.object({
-  fullName: s.requiredText(MAX.fullName).optional(),
-  role: s.enumOf(rules.USER_ROLES).optional(),
-  department: s.text(MAX.department).optional(),
-  phone: s.text(MAX.phone).optional(),
-  avatar: s.httpUrl({ allowEmpty: true, max: MAX.avatar }).optional(),
-  status: s.enumOf(rules.USER_STATUSES).optional(),
-});
-
-export const NotificationPreferences = z.object({ notifyByEmail: z.boolean({ error: 'must be true or false' }) });
-export const AvailabilityChoice = z.object({ status: s.enumOf(AVAILABILITY_STATUSES) });
-
-export const UserQuery = z.object({
-  role: s.optionalQueryEnum(rules.USER_ROLES),
-  department: z.string().max(MAX.department, `must be at most ${MAX.department} characters`).optional(),
-  status: s.optionalQueryEnum(rules.USER_STATUSES),
-  search: z.string().max(200).optional(),
-  availability: s.optionalQueryEnum(AVAILABILITY_STATUSES),
-});
-
-const uuidList = z
-  .array(z.string().uuid('must be a user id'), { error: 'must be an array of user ids' })
-  .max(rules.MAX_TEAM_MEMBERS, `must list at most ${rules.MAX_TEAM_MEMBERS} users`);
-export const NewTeam = z.object({
-  name: s.requiredText(MAX.teamName),
-  description: s.text(MAX.teamDescription).default(''),
-  memberIds: uuidList.default([]),
-});
-export const TeamPatch = z.object({
-  name: s.requiredText(MAX.teamName).optional(),
-  description: s.text(MAX.teamDescription).optional(),
-  memberIds: uuidList.optional(),
-});
-
-/** Setup, sign-in, profile, users, teams and the API key: everything identity owns. */
-export function identityRoutes(deps: RouteDeps): Router {
-  const { clients, auth, authLimit } = deps;
-  const r = Router();
-  const identity = clients.identity;
-
-  // First run and sign-in: no bearer token yet.
-  r.get('/setup/status', async (req, res) => {
+// First run and sign-in: no bearer token yet.
+signIn.route('GET /setup/status', {
+  summary: 'Whether the first organization still has to be set up',
+  response: SetupStatus,
+  errors: EDGE_REFUSALS,
+  handler: async ({ ctx, deps }) => {
     // Only whether setup is still needed: how many organizations a deployment hosts is nobody's business here.
-    const out = await identity.GetSetupStatus({}, ctxOf(req, res));
-    res.json({ setupRequired: out.setupRequired });
-  });
-  r.post('/setup', authLimit, async (req, res) => {
-    res.status(201).json(await identity.Setup(body(req, NewOrg), ctxOf(req, res)));
-  });
-  r.post('/auth/signup', authLimit, async (req, res) => {
-    res.status(201).json(await identity.Signup(body(req, NewOrg), ctxOf(req, res)));
-  });
-  r.post('/auth/login', authLimit, async (req, res) => {
-    res.json(await identity.Login(body(req, Login), ctxOf(req, res)));
-  });
-  r.post('/auth/refresh', authLimit, async (req, res) => {
-    res.json(await identity.Refresh(body(req, Refresh), ctxOf(req, res)));
-  });
-  r.post('/auth/invitations/accept', authLimit, async (req, res) => {
-    res.json(await identity.AcceptInvitation(body(req, Accept), ctxOf(req, res)));
-  });
+    const out = await identity(deps).GetSetupStatus({}, ctx);
+    return { setupRequired: out.setupRequired };
+  },
+});
+signIn.route('POST /setup', {
+  summary: 'First run: create the first organization and its owner',
+  middleware: limited,
+  body: NewOrg,
+  status: 201,
+  response: AuthResult,
+  errors: [409, 429],
+  handler: async ({ body, ctx, deps }) => identity(deps).Setup(body, ctx),
+});
+signIn.route('POST /auth/signup', {
+  summary: 'Create an organization and its owner (when SIGNUP_ENABLED)',
+  middleware: limited,
+  body: NewOrg,
+  status: 201,
+  response: AuthResult,
+  errors: [403, 409, 429],
+  handler: async ({ body, ctx, deps }) => identity(deps).Signup(body, ctx),
+});
+signIn.route('POST /auth/login', {
+  summary: 'Sign in: an access token (JWT) and a refresh token',
+  middleware: limited,
+  body: Login,
+  response: AuthResult,
+  errors: [401, 429],
+  handler: async ({ body, ctx, deps }) => identity(deps).Login(body, ctx),
+});
+signIn.route('POST /auth/refresh', {
+  summary: 'A new access token for a refresh token (the refresh token rotates)',
+  middleware: limited,
+  body: Refresh,
+  response: AuthResult,
+  errors: [401, 429],
+  handler: async ({ body, ctx, deps }) => identity(deps).Refresh(body, ctx),
+});
+signIn.route('POST /auth/invitations/accept', {
+  summary: 'Accept an invitation: set a password and sign in',
+  middleware: limited,
+  body: Accept,
+  response: AuthResult,
+  errors: [404, 429],
+  handler: async ({ body, ctx, deps }) => identity(deps).AcceptInvitation(body, ctx),
+});
 
-  // Everything below needs a signed-in user.
-  r.post('/auth/logout', auth.bearer, async (req, res) => {
+// Everything below needs a signed-in user.
+me.route('POST /auth/logout', {
+  summary: 'Sign out: revoke this access token and the refresh token sent',
+  body: Logout,
+  response: MessageBody,
+  handler: async ({ res, body: { refreshToken }, ctx, deps }) => {
     const p = principalOf(res);
-    const { refreshToken } = body(req, Logout);
-    const out = await identity.Logout({ refreshToken: refreshToken ?? '', jti: p.jti, accessExpiresAt: p.exp }, ctxOf(req, res));
-    res.json({ message: out.message });
-  });
+    const out = await identity(deps).Logout({ refreshToken: refreshToken ?? '', jti: p.jti, accessExpiresAt: p.exp }, ctx);
+    return { message: out.message };
+  },
+});
+me.route('GET /profile', {
+  summary: 'The signed-in user',
+  response: User,
+  handler: async ({ ctx, deps }) => userOut(await identity(deps).GetProfile({}, ctx)),
+});
+// The signed-in user's own preferences; there is no route to read or set another user's.
+me.route('GET /profile/notifications', {
+  summary: 'The signed-in user’s notification preferences',
+  response: NotificationPreferencesOut,
+  handler: async ({ ctx, deps }) => identity(deps).GetNotificationPreferences({}, ctx),
+});
+// The signed-in user's own availability: what they chose and what others see (offline with no socket for a while).
+me.route('GET /profile/availability', {
+  summary: 'The signed-in user’s availability: status (effective: offline also after a while with no socket connected), chosenStatus, connected',
+  response: Availability,
+  handler: async ({ ctx, deps }) => identity(deps).GetAvailability({}, ctx),
+});
+me.route('PUT /profile/availability', {
+  summary: 'Set the signed-in user’s availability (effective while a socket of theirs is connected, or was a short while ago)',
+  body: AvailabilityChoice,
+  response: AvailabilitySet,
+  handler: async ({ body, ctx, deps }) => identity(deps).SetAvailability(body, ctx),
+});
+me.route('PUT /profile/notifications', {
+  summary: 'Set the signed-in user’s notification preferences',
+  body: NotificationPreferences,
+  response: NotificationPreferencesSet,
+  handler: async ({ body, ctx, deps }) => identity(deps).SetNotificationPreferences(body, ctx),
+});
 
-  r.get('/profile', auth.bearer, async (req, res) => {
-    res.json(userOut(await identity.GetProfile({}, ctxOf(req, res))));
-  });
-
-  // The signed-in user's own preferences; there is no route to read or set another user's.
-  r.get('/profile/notifications', auth.bearer, async (req, res) => {
-    res.json(await identity.GetNotificationPreferences({}, ctxOf(req, res)));
-  });
-  r.put('/profile/notifications', auth.bearer, async (req, res) => {
-    res.json(await identity.SetNotificationPreferences(body(req, NotificationPreferences), ctxOf(req, res)));
-  });
-
-  // The signed-in user's own availability: what they chose and what others see (offline with no socket for a while).
-  r.get('/profile/availability', auth.bearer, async (req, res) => {
-    res.json(await identity.GetAvailability({}, ctxOf(req, res)));
-  });
-  r.put('/profile/availability', auth.bearer, async (req, res) => {
-    res.json(await identity.SetAvailability(body(req, AvailabilityChoice), ctxOf(req, res)));
-  });
-
-  r.get('/users', auth.bearer, async (req, res) => {
-    const out = await identity.ListUsers({ ...pageParams(req, 50), ...query(req, UserQuery) }, ctxOf(req, res));
-    res.json({ data: out.data.map(userOut), pagination: out.pagination });
-  });
-  r.post('/users', auth.bearer, async (req, res) => {
-    res.status(201).json(createdUserOut(await identity.CreateUser(body(req, NewUser), ctxOf(req, res))));
-  });
-  r.get('/users/:id', auth.bearer, async (req, res) => {
-    res.json(userOut(await identity.GetUser({ id: pathParam(req, 'id') }, ctxOf(req, res))));
-  });
-  r.put('/users/:id', auth.bearer, async (req, res) => {
-    res.json(userOut(await identity.UpdateUser({ id: pathParam(req, 'id'), ...body(req, UserPatch) }, ctxOf(req, res))));
-  });
-  r.delete('/users/:id', auth.bearer, async (req, res) => {
-    await identity.DeactivateUser({ id: pathParam(req, 'id') }, ctxOf(req, res));
-    res.status(204).end();
-  });
-
-  r.get('/teams', auth.bearer, async (req, res) => {
-    const { data } = await identity.ListTeams({}, ctxOf(req, res));
-    res.json(data.map(teamBriefOut));
-  });
-  r.post('/teams', auth.bearer, async (req, res) => {
-    res.status(201).json(teamOut(await identity.CreateTeam({ ...body(req, NewTeam), setMembers: true }, ctxOf(req, res))));
-  });
-  r.get('/teams/:id', auth.bearer, async (req, res) => {
-    res.json(teamOut(await identity.GetTeam({ id: pathParam(req, 'id') }, ctxOf(req, res))));
-  });
-  r.put('/teams/:id', auth.bearer, async (req, res) => {
-    const patch = body(req, TeamPatch);
-    res.json(
-      teamOut(
-        await identity.UpdateTeam(
-          { id: pathParam(req, 'id'), ...patch, memberIds: patch.memberIds ?? [], setMembers: patch.memberIds !== undefined },
-          ctxOf(req, res),
-        ),
+users.route('GET /users', {
+  summary: 'Users of the organization',
+  query: UserQuery,
+  paging: { limit: 50, max: 100 },
+  response: page(User),
+  handler: async ({ query, page, ctx, deps }) => {
+    const out = await identity(deps).ListUsers({ ...page, ...query }, ctx);
+    return { data: out.data.map(userOut), pagination: out.pagination! };
+  },
+});
+users.route('POST /users', {
+  summary: 'Invite a user (admins and owners)',
+  body: NewUser,
+  status: 201,
+  response: CreatedUser,
+  errors: [409],
+  handler: async ({ body, ctx, deps }) => createdUserOut(await identity(deps).CreateUser(body, ctx)),
+});
+users.route('GET /users/:id', {
+  summary: 'One user of the organization',
+  response: User,
+  handler: async ({ param, ctx, deps }) => userOut(await identity(deps).GetUser({ id: param('id') }, ctx)),
+});
+users.route('PUT /users/:id', {
+  summary: 'Change a user (name, role, status…); only the fields sent change',
+  body: UserPatch,
+  response: User,
+  errors: [422],
+  handler: async ({ param, body, ctx, deps }) => userOut(await identity(deps).UpdateUser({ id: param('id'), ...body }, ctx)),
+});
+users.route('DELETE /users/:id', {
+  summary: 'Deactivate a user (the organization keeps at least one active owner)',
+  status: 204,
+  response: null,
+  errors: [422],
+  handler: async ({ param, ctx, deps }) => {
+    await identity(deps).DeactivateUser({ id: param('id') }, ctx);
+  },
+});
+users.route('GET /teams', {
+  summary: 'Teams of the organization (without member ids)',
+  response: z.array(TeamBrief),
+  handler: async ({ ctx, deps }) => (await identity(deps).ListTeams({}, ctx)).data.map(teamBriefOut),
+});
+users.route('POST /teams', {
+  summary: 'Create a team',
+  body: NewTeam,
+  status: 201,
+  response: Team,
+  errors: [409],
+  handler: async ({ body, ctx, deps }) => teamOut(await identity(deps).CreateTeam({ ...body, setMembers: true }, ctx)),
+});
+users.route('GET /teams/:id', {
+  summary: 'One team with its member ids',
+  response: Team,
+  handler: async ({ param, ctx, deps }) => teamOut(await identity(deps).GetTeam({ id: param('id') }, ctx)),
+});
+users.route('PUT /teams/:id', {
+  summary: 'Change a team; memberIds, when sent, replaces the members',
+  body: TeamPatch,
+  response: Team,
+  errors: [409],
+  handler: async ({ param, body: patch, ctx, deps }) =>
+    teamOut(
+      await identity(deps).UpdateTeam(
+        { id: param('id'), ...patch, memberIds: patch.memberIds ?? [], setMembers: patch.memberIds !== undefined },
+        ctx,
       ),
-    );
-  });
-  r.delete('/teams/:id', auth.bearer, async (req, res) => {
-    await identity.DeleteTeam({ id: pathParam(req, 'id') }, ctxOf(req, res));
-    res.status(204).end();
-  });
+    ),
+});
+users.route('DELETE /teams/:id', {
+  summary: 'Delete a team',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await identity(deps).DeleteTeam({ id: param('id') }, ctx);
+  },
+});
 
-  r.get('/settings/api-key', auth.bearer, async (req, res) => {
-    res.json(apiKeyOut(await identity.GetApiKey({}, ctxOf(req, res))));
-  });
-  r.post('/settings/api-key/generate', auth.bearer, async (req, res) => {
-    res.status(201).json(await identity.GenerateApiKey({}, ctxOf(req, res)));
-  });
+keys.route('GET /settings/api-key', {
+  summary: 'Whether the organization has an API key, and its mask',
+  response: ApiKeyInfo,
+  handler: async ({ ctx, deps }) => apiKeyOut(await identity(deps).GetApiKey({}, ctx)),
+});
+keys.route('POST /settings/api-key/generate', {
+  summary: 'Generate a new API key (the old one stops working); the key is shown once',
+  status: 201,
+  response: GeneratedApiKey,
+  handler: async ({ ctx, deps }) => identity(deps).GenerateApiKey({}, ctx),
+});
 
+/** Identity's operations, in the document's order (the named API keys after the organization's key). */
+export const identityOps = [...signIn.ops, ...me.ops, ...users.ops, ...keys.ops, ...apiKeyArea.ops];
+
+export function identityRoutes(deps: RouteDeps): Router {
+  const contract = responseContract(deps.config);
+  const r = Router();
+  for (const area of [signIn, me, users, keys]) r.use(area.router(deps, contract));
   r.use(apiKeyRoutes(deps));
   r.use(auditLogRoutes(deps));
-
   return r;
 }

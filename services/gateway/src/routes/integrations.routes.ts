@@ -1,65 +1,30 @@
-import { Router } from 'express';
+import { type RequestHandler, Router } from 'express';
 import { z } from 'zod';
 import { sandboxRoutesEnabled } from '../config';
+import { MessageBody } from '../docs/schemas/common';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
+import { answered } from '../http/shape';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { credentialsOut, integrationOut, leadSyncOut, leadSyncStartedOut } from './integrations.out';
-import { ctxOf } from '../http/principal';
-import { body, s } from '../http/validate';
-
-// ------------------------------------------------------------------------------------------- request bodies
-
-export const Credentials = z.object({
-  // "" removes the token; the key itself is required so a typo never removes it by accident.
-  accessToken: z.string({ error: 'is required ("" removes the token)' }).trim().max(4096, 'must be at most 4096 characters'),
-});
-
-export const SyncRequest = z.object({
-  pageId: s.requiredText(128),
-  formId: s.requiredText(128),
-});
-
-export const SandboxPage = z.object({
-  name: s.requiredText(200),
-  followers: z
-    .number({ error: 'must be an integer' })
-    .int('must be an integer')
-    .min(0, 'must not be negative')
-    .max(2_000_000_000, 'must be at most 2000000000')
-    .default(0),
-});
-
-export const SandboxForm = z.object({ name: s.requiredText(200) });
-
-const answer = z.union([z.string().max(2000, 'must be at most 2000 characters'), z.number(), z.boolean()], {
-  error: 'must be a string, number or boolean',
-});
-
-/** A lead as a form submission: the known keys, `fields` for the other answers, and any other key as an answer too. */
-export const SandboxLead = z
-  .object({
-    id: z
-      .string({ error: 'must be a string' })
-      .trim()
-      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, - or _')
-      .optional(),
-    fullName: z.string({ error: 'must be a string' }).max(500, 'must be at most 500 characters').default(''),
-    phone: z.string({ error: 'must be a string' }).max(100, 'must be at most 100 characters').default(''),
-    email: z.string({ error: 'must be a string' }).max(500, 'must be at most 500 characters').default(''),
-    fields: z.record(z.string().max(200, 'keys must be at most 200 characters'), answer).optional(),
-  })
-  .catchall(answer);
-
-export const SandboxLeads = z.object({
-  leads: z.array(SandboxLead, { error: 'must be an array of leads' }).min(1, 'must have at least one lead').max(5000, 'must have at most 5000 leads'),
-});
-
-export const SandboxOutage = z.object({
-  afterLeads: z
-    .number({ error: 'is required: an integer, or null to end the outage' })
-    .int('must be an integer')
-    .min(0, 'must not be negative')
-    .nullable(),
-});
+import {
+  Credentials,
+  CredentialsStatus,
+  Integration,
+  LeadSync,
+  LeadSyncStarted,
+  SandboxForm,
+  SandboxFormCreated,
+  SandboxLead,
+  SandboxLeads,
+  SandboxLeadsAdded,
+  SandboxOutage,
+  SandboxPage,
+  SandboxPageCreated,
+  SocialnetForms,
+  SocialnetPages,
+  SyncRequest,
+} from './integrations.schemas';
 
 function leadIn(l: z.infer<typeof SandboxLead>) {
   const { id, fullName, phone, email, fields, ...rest } = l;
@@ -68,72 +33,138 @@ function leadIn(l: z.infer<typeof SandboxLead>) {
   return { id: id ?? '', fullName, phone, email, fields: answers };
 }
 
+const crm = (deps: RouteDeps) => deps.clients.crmIntegrations;
+
 /**
- * Integrations (internal API): the social network's pages, connecting them, lead syncs; and the sandbox
- * network's control routes at the root. The sandbox routes need an owner's or admin's bearer token; crm
- * answers 404 for them unless SOCIALNET_DRIVER=sandbox, and in production they are not mounted at all.
+ * Integrations (crm): the social network's pages and lead forms, connecting pages, lead syncs. Calls that reach
+ * the network answer 422 when the token is missing or expired, 429 when the network rate-limits, 503 when it
+ * does not answer. Internal API (bearer). Served and documented from these declarations.
  */
-export function integrationsRoutes({ clients, auth, config }: RouteDeps): ServiceRoutes {
-  const crm = () => clients.crmIntegrations;
+export const integrationRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Integrations' });
 
-  const internal = Router();
-  internal.get('/integrations', async (req, res) => {
-    const out = await crm().ListIntegrations({}, ctxOf(req, res));
-    res.json(out.data.map(integrationOut));
-  });
-  internal.delete('/integrations/:id', async (req, res) => {
-    await crm().DisconnectIntegration({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
-  internal.get('/integrations/socialnet/credentials', async (req, res) => {
-    res.json(credentialsOut(await crm().GetSocialnetCredentials({}, ctxOf(req, res))));
-  });
-  internal.put('/integrations/socialnet/credentials', async (req, res) => {
-    res.json(credentialsOut(await crm().SetSocialnetCredentials(body(req, Credentials), ctxOf(req, res))));
-  });
-  internal.get('/integrations/socialnet/pages', async (req, res) => {
-    const out = await crm().ListSocialnetPages({}, ctxOf(req, res));
-    res.json(out.data);
-  });
-  internal.post('/integrations/socialnet/pages/:id/connect', async (req, res) => {
-    const out = await crm().ConnectSocialnetPage({ id: req.params.id }, ctxOf(req, res));
-    res.status(out.created ? 201 : 200).json(out.integration ? integrationOut(out.integration) : null);
-  });
-  internal.get('/integrations/socialnet/pages/:id/forms', async (req, res) => {
-    const out = await crm().ListSocialnetForms({ id: req.params.id }, ctxOf(req, res));
-    res.json(out.data);
-  });
-  internal.post('/integrations/socialnet/leads/sync', async (req, res) => {
-    const b = body(req, SyncRequest);
-    res.status(202).json(leadSyncStartedOut(await crm().StartLeadSync(b, ctxOf(req, res))));
-  });
-  internal.get('/integrations/socialnet/leads/sync/:syncId', async (req, res) => {
-    res.json(leadSyncOut(await crm().GetLeadSync({ id: req.params.syncId }, ctxOf(req, res))));
-  });
+integrationRoutes.route('GET /integrations', {
+  summary: 'The organization’s integrations (connected, disconnected or expired), oldest first',
+  response: z.array(Integration),
+  handler: async ({ ctx, deps }) => (await crm(deps).ListIntegrations({}, ctx)).data.map(integrationOut),
+});
+integrationRoutes.route('DELETE /integrations/:id', {
+  summary: 'Disconnect an integration: its token is erased, the record kept (admins and owners)',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await crm(deps).DisconnectIntegration({ id: param('id') }, ctx);
+  },
+});
+integrationRoutes.route('GET /integrations/socialnet/credentials', {
+  summary: 'Whether a social-network user token is stored (masked)',
+  response: CredentialsStatus,
+  handler: async ({ ctx, deps }) => credentialsOut(await crm(deps).GetSocialnetCredentials({}, ctx)),
+});
+integrationRoutes.route('PUT /integrations/socialnet/credentials', {
+  summary: 'Store the social-network user token ("" removes it; admins and owners)',
+  body: Credentials,
+  response: CredentialsStatus,
+  handler: async ({ body, ctx, deps }) => credentialsOut(await crm(deps).SetSocialnetCredentials(body, ctx)),
+});
+integrationRoutes.route('GET /integrations/socialnet/pages', {
+  summary: 'The pages the token reaches, each with whether it is connected and its form count',
+  response: SocialnetPages,
+  errors: [422, 503],
+  handler: async ({ ctx, deps }) => (await crm(deps).ListSocialnetPages({}, ctx)).data,
+});
+integrationRoutes.route('POST /integrations/socialnet/pages/:id/connect', {
+  summary: 'Connect a page (201 the first time, 200 when it is connected again; admins and owners)',
+  status: [200, 201],
+  response: Integration,
+  errors: [422, 503],
+  handler: async ({ res, param, ctx, deps }) => {
+    const out = await crm(deps).ConnectSocialnetPage({ id: param('id') }, ctx);
+    if (out.created) res.status(201);
+    return integrationOut(answered(out.integration, 'crm ConnectSocialnetPage: integration'));
+  },
+});
+integrationRoutes.route('GET /integrations/socialnet/pages/:id/forms', {
+  summary: 'The lead forms of a connected page (422 when it is not connected)',
+  response: SocialnetForms,
+  errors: [422, 503],
+  handler: async ({ param, ctx, deps }) => (await crm(deps).ListSocialnetForms({ id: param('id') }, ctx)).data,
+});
+integrationRoutes.route('POST /integrations/socialnet/leads/sync', {
+  summary: 'Import a form’s leads as contacts, in the background; a sync of that form already running is answered instead',
+  body: SyncRequest,
+  status: 202,
+  response: LeadSyncStarted,
+  errors: [404, 422, 503],
+  handler: async ({ body, ctx, deps }) => leadSyncStartedOut(await crm(deps).StartLeadSync(body, ctx)),
+});
+integrationRoutes.route('GET /integrations/socialnet/leads/sync/:syncId', {
+  summary: 'A lead sync’s progress and outcome',
+  response: LeadSync,
+  handler: async ({ param, ctx, deps }) => leadSyncOut(await crm(deps).GetLeadSync({ id: param('syncId') }, ctx)),
+});
 
+/**
+ * The sandbox social network's control routes: mounted outside production; crm answers 404 unless
+ * SOCIALNET_DRIVER=sandbox. Owners and admins (sandbox:control); everything in the caller's organization.
+ */
+export const socialnetSandboxRoutes = routeArea({
+  prefix: '/sandbox/socialnet',
+  auth: 'bearer',
+  tag: 'Sandbox social network',
+  sandbox: 'socialnet',
+});
+
+socialnetSandboxRoutes.route('POST /pages', {
+  summary: 'Create a page on the sandbox network (then list and connect it under /api/v1/integrations/socialnet)',
+  body: SandboxPage,
+  status: 201,
+  response: SandboxPageCreated,
+  // crm's answer while the sandbox driver is off.
+  errors: [404],
+  handler: async ({ body, ctx, deps }) => crm(deps).SandboxCreatePage(body, ctx),
+});
+socialnetSandboxRoutes.route('POST /pages/:pageId/forms', {
+  summary: 'Create a lead form on a page',
+  body: SandboxForm,
+  status: 201,
+  response: SandboxFormCreated,
+  handler: async ({ param, body, ctx, deps }) => crm(deps).SandboxCreateForm({ pageId: param('pageId'), ...body }, ctx),
+});
+socialnetSandboxRoutes.route('POST /forms/:formId/leads', {
+  summary: 'Submit leads to a form (ids the network already has are left as they were)',
+  body: SandboxLeads,
+  response: SandboxLeadsAdded,
+  handler: async ({ param, body, ctx, deps }) => crm(deps).SandboxAddLeads({ formId: param('formId'), leads: body.leads.map(leadIn) }, ctx),
+});
+socialnetSandboxRoutes.route('POST /pages/:pageId/outage', {
+  summary: 'Make fetching a form’s leads fail past afterLeads leads (null ends the outage)',
+  body: SandboxOutage,
+  response: MessageBody,
+  handler: async ({ param, body, ctx, deps }) => {
+    const out = await crm(deps).SandboxSetOutage({ pageId: param('pageId'), afterLeads: body.afterLeads ?? undefined }, ctx);
+    return { message: out.message };
+  },
+});
+socialnetSandboxRoutes.route('POST /pages/:pageId/revoke', {
+  summary: 'Revoke the page’s access token, as the network would',
+  response: MessageBody,
+  handler: async ({ param, ctx, deps }) => {
+    const out = await crm(deps).SandboxRevokeToken({ id: param('pageId') }, ctx);
+    return { message: out.message };
+  },
+});
+
+/**
+ * Integrations (internal API) and the sandbox network's control routes at the root. The sandbox routes need an
+ * owner's or admin's bearer token; crm answers 404 for them unless SOCIALNET_DRIVER=sandbox, and in production they
+ * are not mounted at all.
+ */
+export function integrationsRoutes(deps: RouteDeps): ServiceRoutes {
+  const contract = responseContract(deps.config);
   const root = Router();
   // The chat network's module may have checked the token already (its `/sandbox` prefix covers these paths):
   // check once, so a call spends one unit of the per-user rate limit.
-  root.use('/sandbox/socialnet', (req, res, next) => (res.locals.principal ? next() : auth.bearer(req, res, next)));
-  root.post('/sandbox/socialnet/pages', async (req, res) => {
-    res.status(201).json(await crm().SandboxCreatePage(body(req, SandboxPage), ctxOf(req, res)));
-  });
-  root.post('/sandbox/socialnet/pages/:pageId/forms', async (req, res) => {
-    res.status(201).json(await crm().SandboxCreateForm({ pageId: req.params.pageId, ...body(req, SandboxForm) }, ctxOf(req, res)));
-  });
-  root.post('/sandbox/socialnet/forms/:formId/leads', async (req, res) => {
-    const b = body(req, SandboxLeads);
-    res.json(await crm().SandboxAddLeads({ formId: req.params.formId, leads: b.leads.map(leadIn) }, ctxOf(req, res)));
-  });
-  root.post('/sandbox/socialnet/pages/:pageId/outage', async (req, res) => {
-    const b = body(req, SandboxOutage);
-    const out = await crm().SandboxSetOutage({ pageId: req.params.pageId, afterLeads: b.afterLeads ?? undefined }, ctxOf(req, res));
-    res.json({ message: out.message });
-  });
-  root.post('/sandbox/socialnet/pages/:pageId/revoke', async (req, res) => {
-    const out = await crm().SandboxRevokeToken({ id: req.params.pageId }, ctxOf(req, res));
-    res.json({ message: out.message });
-  });
-
-  return { internal, root: sandboxRoutesEnabled(config) ? root : undefined };
+  const bearerOnce: RequestHandler = (req, res, next) => (res.locals.principal ? next() : deps.auth.bearer(req, res, next));
+  root.use('/sandbox/socialnet', bearerOnce, socialnetSandboxRoutes.router(deps, contract));
+  return { internal: integrationRoutes.router(deps, contract), root: sandboxRoutesEnabled(deps.config) ? root : undefined };
 }

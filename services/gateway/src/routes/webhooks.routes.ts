@@ -1,112 +1,137 @@
-import { Router } from 'express';
 import { z } from 'zod';
-import { webhookRules as rules } from '@crm/validation';
+import { page } from '../docs/schemas/common';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
+import { parseDateOrTime } from '../http/validate';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { deliveryOut, replayOut, testResultOut, webhookBriefOut, webhookCreatedOut, webhookOut } from './webhooks.out';
-import { requirePermission } from '../http/permission';
-import { ctxOf } from '../http/principal';
-import { body, pageParams, parseDateOrTime, query, s } from '../http/validate';
+import {
+  Delivery,
+  DeliveryQuery,
+  EventTypes,
+  NewWebhook,
+  Replay,
+  ReplayStarted,
+  ReplayWindow,
+  TestResult,
+  Webhook,
+  WebhookBrief,
+  WebhookCreated,
+  WebhookPatch,
+} from './webhooks.schemas';
 
-// Shapes and the URL scheme only; the webhooks service owns the rules (event names, URL address policy, secret format).
-const url = z
-  .string({ error: 'is required' })
-  .trim()
-  .min(1, 'is required')
-  .pipe(s.httpUrl({ max: rules.MAX_URL_LENGTH }));
-const events = z
-  .array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' })
-  .max(rules.MAX_EVENTS, rules.TOO_MANY_EVENTS);
-// 128 characters may take 256 UTF-16 units (emoji); the service counts characters. An unpaired surrogate
-// cannot cross gRPC as itself (it would arrive as U+FFFD, a different key), so it stops here.
-const secret = z
-  .string({ error: 'must be a string' })
-  .max(256, 'must be at most 128 characters')
-  .refine((v) => !/\p{Cs}/u.test(v), 'must not contain control characters or line breaks');
-
-export const NewWebhook = z.object({
-  url,
-  events: events.min(1, rules.NO_EVENTS),
-  secret: secret.optional(),
-});
-export const WebhookPatch = z.object({
-  url: url.optional(),
-  events: events.min(1, rules.NO_EVENTS).optional(),
-  secret: secret.min(1, 'must not be empty').optional(),
-  active: z.boolean({ error: 'must be true or false' }).optional(),
-});
-/** A replay's window (event occurredAt, from inclusive, to exclusive) and types; the service checks the retention. */
-export const ReplayWindow = z.object({
-  from: s.timestamp(),
-  to: s.timestamp(),
-  types: z
-    .array(z.string({ error: 'must be an array of event names' }), { error: 'must be an array of event names' })
-    .max(rules.MAX_EVENTS, rules.TOO_MANY_EVENTS)
-    .optional(),
-});
 const isoOf = (v: string) => parseDateOrTime(v)!.at.toISOString();
 
-export const DeliveryQuery = z.object({
-  status: s.optionalQueryEnum(rules.DELIVERY_STATUSES),
-  eventType: z.string().max(100).optional(),
+/**
+ * Webhook settings (ARCHITECTURE.md "Webhooks"): endpoints, test sends, the attempt log, redelivery, replays.
+ * Everything here is owner/admin only (`settings:edit`), reads included: the delivery log holds event payloads with
+ * customer data. Served and documented from these declarations.
+ */
+export const webhookRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Webhooks' });
+const webhooks = (deps: RouteDeps) => deps.clients.webhooks;
+const ADMIN = { permission: 'settings:edit' } as const;
+
+webhookRoutes.route('GET /webhook-settings', {
+  summary: 'The organization’s webhook endpoints',
+  ...ADMIN,
+  response: z.array(WebhookBrief),
+  handler: async ({ ctx, deps }) => (await webhooks(deps).ListWebhooks({}, ctx)).data.map(webhookBriefOut),
+});
+webhookRoutes.route('GET /webhook-settings/event-types', {
+  summary: 'The events an endpoint can subscribe to',
+  ...ADMIN,
+  response: EventTypes,
+  handler: async ({ ctx, deps }) => webhooks(deps).ListEventTypes({}, ctx),
+});
+webhookRoutes.route('POST /webhook-settings', {
+  summary: 'Add an endpoint; a secret is generated unless one is given, and shown only in this answer',
+  description: '422 when the organization already has as many endpoints as it may (WEBHOOK_MAX_PER_ORG).',
+  ...ADMIN,
+  body: NewWebhook,
+  status: 201,
+  response: WebhookCreated,
+  errors: [422],
+  handler: async ({ body: b, ctx, deps }) =>
+    webhookCreatedOut(await webhooks(deps).CreateWebhook({ url: b.url, events: b.events, secret: b.secret ?? '' }, ctx)),
+});
+webhookRoutes.route('POST /webhook-settings/deliveries/:deliveryId/redeliver', {
+  summary: 'Queue one more attempt of a delivery now (422 while the endpoint is disabled)',
+  ...ADMIN,
+  status: 202,
+  response: Delivery,
+  errors: [422],
+  handler: async ({ param, ctx, deps }) => deliveryOut(await webhooks(deps).Redeliver({ id: param('deliveryId') }, ctx)),
+});
+webhookRoutes.route('GET /webhook-settings/:id', {
+  summary: 'One endpoint, with why it is disabled',
+  ...ADMIN,
+  response: Webhook,
+  handler: async ({ param, ctx, deps }) => webhookOut(await webhooks(deps).GetWebhook({ id: param('id') }, ctx)),
+});
+webhookRoutes.route('PUT /webhook-settings/:id', {
+  summary: 'Change an endpoint; only the fields sent change',
+  ...ADMIN,
+  body: WebhookPatch,
+  response: Webhook,
+  handler: async ({ param, body: p, ctx, deps }) => {
+    const w = await webhooks(deps).UpdateWebhook(
+      { id: param('id'), url: p.url, secret: p.secret, active: p.active, events: p.events ?? [], setEvents: p.events !== undefined },
+      ctx,
+    );
+    return webhookOut(w);
+  },
+});
+webhookRoutes.route('DELETE /webhook-settings/:id', {
+  summary: 'Delete an endpoint',
+  ...ADMIN,
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await webhooks(deps).DeleteWebhook({ id: param('id') }, ctx);
+  },
+});
+webhookRoutes.route('POST /webhook-settings/:id/test', {
+  summary: 'Send a `webhook.test` event now and answer how the endpoint replied',
+  ...ADMIN,
+  response: TestResult,
+  handler: async ({ param, ctx, deps }) => testResultOut(await webhooks(deps).TestWebhook({ id: param('id') }, ctx)),
+});
+webhookRoutes.route('POST /webhook-settings/:id/replay', {
+  summary: 'Deliver the kept events of a window to the endpoint again (same event ids), at a bounded rate',
+  description:
+    'Every event of the event feed whose occurredAt is in [from, to) and that the endpoint subscribes to (narrowed to `types` when ' +
+    'given) is delivered again with its own id and body, marked `replay: true` in the delivery log, a few at a time ' +
+    '(WEBHOOK_REPLAY_PER_SECOND, WEBHOOK_REPLAY_IN_FLIGHT), so live deliveries are never held back; a failed replayed delivery is not ' +
+    'retried. 400 names `from` (not a time, or before the feed’s retention), `to` (not a time, or not after from) or `types`; ' +
+    '422 `webhook_inactive` while the endpoint is disabled. Needs the API key scope `webhooks:manage` once scoped keys exist.',
+  ...ADMIN,
+  body: ReplayWindow,
+  status: 202,
+  response: ReplayStarted,
+  errors: [422],
+  handler: async ({ param, body: b, ctx, deps }) => {
+    const started = await webhooks(deps).ReplayWebhook({ webhookId: param('id'), from: isoOf(b.from), to: isoOf(b.to), types: b.types ?? [] }, ctx);
+    return { replayId: started.replayId, count: started.count };
+  },
+});
+webhookRoutes.route('GET /webhook-settings/:id/replays/:replayId', {
+  summary: 'How a replay of the endpoint is going: delivered and failed so far',
+  ...ADMIN,
+  response: Replay,
+  handler: async ({ param, ctx, deps }) => replayOut(await webhooks(deps).GetReplay({ webhookId: param('id'), replayId: param('replayId') }, ctx)),
+});
+webhookRoutes.route('GET /webhook-settings/:id/deliveries', {
+  summary: 'The endpoint’s delivery log, newest first',
+  ...ADMIN,
+  query: DeliveryQuery,
+  paging: { limit: 50, max: 100 },
+  response: page(Delivery),
+  handler: async ({ param, query, page, ctx, deps }) => {
+    const out = await webhooks(deps).ListDeliveries({ webhookId: param('id'), ...page, ...query }, ctx);
+    return { data: out.data.map(deliveryOut), pagination: out.pagination! };
+  },
 });
 
-/** Webhook settings (ARCHITECTURE.md "Webhooks"): endpoints, test sends, the attempt log, redelivery; `settings:edit` for all. */
-export function webhooksRoutes({ clients }: RouteDeps): ServiceRoutes {
-  const r = Router();
-  // Everything here is owner/admin only, reads included: the delivery log holds event payloads with customer data.
-  r.use('/webhook-settings', requirePermission('settings:edit'));
-
-  r.get('/webhook-settings', async (req, res) => {
-    const { data } = await clients.webhooks.ListWebhooks({}, ctxOf(req, res));
-    res.json(data.map(webhookBriefOut));
-  });
-  r.get('/webhook-settings/event-types', async (req, res) => {
-    res.json(await clients.webhooks.ListEventTypes({}, ctxOf(req, res)));
-  });
-  r.post('/webhook-settings', async (req, res) => {
-    const b = body(req, NewWebhook);
-    const w = await clients.webhooks.CreateWebhook({ url: b.url, events: b.events, secret: b.secret ?? '' }, ctxOf(req, res));
-    res.status(201).json(webhookCreatedOut(w));
-  });
-  r.post('/webhook-settings/deliveries/:deliveryId/redeliver', async (req, res) => {
-    res.status(202).json(deliveryOut(await clients.webhooks.Redeliver({ id: req.params.deliveryId }, ctxOf(req, res))));
-  });
-  r.get('/webhook-settings/:id', async (req, res) => {
-    res.json(webhookOut(await clients.webhooks.GetWebhook({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.put('/webhook-settings/:id', async (req, res) => {
-    const p = body(req, WebhookPatch);
-    const w = await clients.webhooks.UpdateWebhook(
-      { id: req.params.id, url: p.url, secret: p.secret, active: p.active, events: p.events ?? [], setEvents: p.events !== undefined },
-      ctxOf(req, res),
-    );
-    res.json(webhookOut(w));
-  });
-  r.delete('/webhook-settings/:id', async (req, res) => {
-    await clients.webhooks.DeleteWebhook({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
-  r.post('/webhook-settings/:id/test', async (req, res) => {
-    res.json(testResultOut(await clients.webhooks.TestWebhook({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.post('/webhook-settings/:id/replay', async (req, res) => {
-    const b = body(req, ReplayWindow);
-    const started = await clients.webhooks.ReplayWebhook(
-      { webhookId: req.params.id, from: isoOf(b.from), to: isoOf(b.to), types: b.types ?? [] },
-      ctxOf(req, res),
-    );
-    res.status(202).json({ replayId: started.replayId, count: started.count });
-  });
-  r.get('/webhook-settings/:id/replays/:replayId', async (req, res) => {
-    res.json(replayOut(await clients.webhooks.GetReplay({ webhookId: req.params.id, replayId: req.params.replayId }, ctxOf(req, res))));
-  });
-  r.get('/webhook-settings/:id/deliveries', async (req, res) => {
-    const out = await clients.webhooks.ListDeliveries(
-      { webhookId: req.params.id, ...pageParams(req, 50), ...query(req, DeliveryQuery) },
-      ctxOf(req, res),
-    );
-    res.json({ data: out.data.map(deliveryOut), pagination: out.pagination });
-  });
-
-  return { internal: r };
+export function webhooksRoutes(deps: RouteDeps): ServiceRoutes {
+  return { internal: webhookRoutes.router(deps, responseContract(deps.config)) };
 }
