@@ -123,6 +123,65 @@ describe('routeArea: one declaration serves a route and documents it', () => {
     }
   });
 
+  it('middleware runs after the permission check and before the body is validated; not part of the document', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    const seen: string[] = [];
+    area.route('POST /uploads', {
+      summary: 'Upload',
+      permission: 'settings:edit',
+      middleware: [
+        (req, res, next) => {
+          seen.push(`mw:${JSON.stringify(req.body)}`);
+          if (req.query.limited === '1') return void res.status(429).json({ error: { code: 'rate_limited', message: 'slow down' } });
+          next();
+        },
+      ],
+      body: z.object({ size: z.number().int() }),
+      status: 201,
+      response: Thing,
+      handler: async ({ body }) => ({ id: 'up', size: body.size }),
+    });
+    expect(area.ops[0]).not.toHaveProperty('middleware');
+    const agent = await serve(area, 'agent', true);
+    try {
+      expect((await agent.call('POST', '/uploads', { size: 1 })).status).toBe(403);
+      expect(seen).toEqual([]);
+    } finally {
+      await agent.close();
+    }
+    const s = await serve(area, 'admin', true);
+    try {
+      expect((await s.call('POST', '/uploads?limited=1', { size: 'big' })).status).toBe(429);
+      const bad = await s.call('POST', '/uploads', { size: 'big' });
+      expect([bad.status, bad.body.error.details[0].field]).toEqual([400, 'size']);
+      expect(await s.call('POST', '/uploads', { size: 2 })).toEqual({ status: 201, body: { id: 'up', size: 2 } });
+      expect(seen).toEqual(['mw:{"size":"big"}', 'mw:{"size":"big"}', 'mw:{"size":2}']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('ownQuery: the query is documented but left to the handler; a limitOnly list reads no page', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    const Q = z.object({ size: z.string().regex(/^\d+$/).optional() });
+    area.route('GET /own', {
+      summary: 'Parses its own query',
+      query: Q,
+      ownQuery: true,
+      paging: { limit: 10, max: 20, limitOnly: true },
+      response: z.object({ query: z.unknown(), raw: z.unknown(), page: z.object({ page: z.number(), limit: z.number() }) }),
+      handler: async ({ query, req, page }) => ({ query: query ?? null, raw: req.query.size, page }),
+    });
+    expect(area.ops[0].query).toBe(Q);
+    expect(area.ops[0]).not.toHaveProperty('ownQuery');
+    const s = await serve(area, 'admin', true);
+    try {
+      expect(await s.call('GET', '/own?size=big&page=x')).toEqual({ status: 200, body: { query: null, raw: 'big', page: { page: 1, limit: 0 } } });
+    } finally {
+      await s.close();
+    }
+  });
+
   it('refuses a role without the declared permission with 403 before the handler runs', async () => {
     const s = await serve(things(), 'agent', true);
     try {

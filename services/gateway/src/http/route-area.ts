@@ -25,7 +25,10 @@ export interface RouteInput<Q, B> {
   res: Response;
   query: Q;
   body: B;
-  /** page/limit of a route declared with `paging` (clamped as pageParams does); unread query values otherwise. */
+  /**
+   * page/limit of a route declared with `paging` (clamped as pageParams does); unread query values otherwise, and for
+   * a `limitOnly` (cursor-paged) list, whose handler reads limit and cursor itself (http/cursor.ts publicPage).
+   */
   page: { page: number; limit: number };
   /** The verified caller, for the gRPC call. */
   ctx: CallContext;
@@ -44,6 +47,16 @@ export interface RouteSpec<R extends ResponseBody, Q extends z.ZodObject | undef
   body?: B;
   /** Name array items by index in a body's 400 (`actions[2].assigneeId`), as rules, macros and API keys do. */
   indexedBody?: boolean;
+  /**
+   * `query` documents the parameters but the handler parses them itself (from `req`), e.g. after merging a saved
+   * view's filters (views.apply.ts) under the request's own; `input.query` is then undefined.
+   */
+  ownQuery?: true;
+  /**
+   * Per-route express middleware (a rate limit, an upload's own parser), run after the scope and permission checks
+   * and before the query and body are validated. Not part of the document.
+   */
+  middleware?: RequestHandler[];
   /** The success status; 200 unless said. */
   status?: SuccessStatus;
   /**
@@ -88,7 +101,7 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
       spec: RouteSpec<R, Q, B>,
     ): void {
       const [method, path] = key.split(' ') as [Method, string];
-      const { permission: _p, status = 200, response, handler: _h, query, body, indexedBody: _i, ...doc } = spec;
+      const { permission: _p, status = 200, response, handler: _h, query, body, indexedBody: _i, ownQuery: _o, middleware: _m, ...doc } = spec;
       if (defaults.auth === 'apiKey' && !doc.scope) throw new Error(`${key}: an API-key route declares its scope (or 'none')`);
       const op: Operation = {
         tags: [defaults.tag],
@@ -116,14 +129,15 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
         // An API-key route's scope as the middleware public-route-scopes.test.ts reads off the router (op.scope documents it).
         if (op.scope) handlers.push(op.scope === 'none' ? noScopeNeeded : requireScope(op.scope));
         if (spec.permission) handlers.push(requirePermission(spec.permission));
+        if (spec.middleware) handlers.push(...spec.middleware);
         const status = spec.status ?? 200;
         handlers.push(async (req, res) => {
           const input: RouteInput<unknown, unknown> = {
             req,
             res,
-            query: spec.query ? parseQuery(req, spec.query) : undefined,
+            query: spec.query && !spec.ownQuery ? parseQuery(req, spec.query) : undefined,
             body: spec.body ? (spec.indexedBody ? indexedBody : parseBody)(req, spec.body) : undefined,
-            page: spec.paging ? pageParams(req, spec.paging.limit, spec.paging.max) : NO_PAGING,
+            page: spec.paging && !spec.paging.limitOnly ? pageParams(req, spec.paging.limit, spec.paging.max) : NO_PAGING,
             ctx: ctxOf(req, res),
             param: (name) => pathParam(req, name),
             deps,
