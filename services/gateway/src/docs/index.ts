@@ -8,7 +8,7 @@ import { chatnetOps } from './paths/chatnet';
 import { contactMergeRoutes } from '../routes/contact-merges.routes';
 import { contactImportOps } from './paths/contact-fields';
 import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-fields.routes';
-import { crmOps } from './paths/crm';
+import { crmAreas, publicCrmAreas } from '../routes/crm';
 import { eventFeedOps } from './paths/events';
 import { identityOps } from './paths/identity';
 import { integrationOps } from './paths/integrations';
@@ -33,7 +33,7 @@ export const OPERATIONS: Operation[] = [
   ...metaOps,
   ...identityOps,
   ...auditRoutes.ops,
-  ...crmOps,
+  ...crmAreas.flatMap((a) => a.ops),
   ...contactMergeRoutes.ops,
   ...taskRoutes.ops,
   ...contactFieldRoutes.ops,
@@ -53,6 +53,7 @@ export const OPERATIONS: Operation[] = [
   ...reportRoutes.ops,
   ...integrationOps,
   ...socialnetSandboxOps,
+  ...publicCrmAreas.flatMap((a) => a.ops),
   ...publicOps,
 ];
 

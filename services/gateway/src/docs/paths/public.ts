@@ -1,59 +1,14 @@
 import { z } from 'zod';
-import { PublicAppointmentQuery, PublicContactFields, PublicContactQuery, PublicNewAppointment } from '../../routes/crm';
+import { nextCursorField as nextCursor } from '../../routes/crm';
 import { PublicSend, StartConversation } from '../../routes/chat.routes';
 import { START_CONVERSATION_DOC, StartedConversation } from './chat';
 import { area } from '../registry';
-import { PublicAppointment, PublicContact, PublicContactDetail } from '../schemas/crm';
 import { PublicConversation, PublicMessage, PublicSent } from '../schemas/messaging';
 
-/** The external API under /api/public (X-API-Key); each operation names the scope its route requires (http/scopes.ts). */
-
-/** Every public list answers the page's next cursor beside its items (http/cursor.ts). */
-const nextCursor = z.string().nullable().describe('pass as `cursor` for the next page; null on the last page');
-const contacts = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: contacts' });
-contacts.op('GET /contacts', {
-  scope: 'contacts:read',
-  summary: 'List contacts (search by name, phone or email; filter by status)',
-  query: PublicContactQuery,
-  paging: { limit: 20, max: 100, limitOnly: true, cursor: 'updatedAt' },
-  responses: { 200: z.object({ contacts: z.array(PublicContact), nextCursor }) },
-});
-contacts.op('GET /contacts/:id', {
-  scope: 'contacts:read',
-  summary: 'One contact with its 5 most recent appointments and its conversation count',
-  responses: { 200: PublicContactDetail },
-});
-contacts.op('POST /contacts', {
-  scope: 'contacts:write',
-  summary: 'Create a contact; at least one of fullName or phone is required',
-  body: PublicContactFields,
-  responses: { 201: PublicContact },
-  errors: [409],
-});
-contacts.op('PUT /contacts/:id', {
-  scope: 'contacts:write',
-  summary: 'Update a contact; only the fields sent are changed',
-  body: PublicContactFields,
-  responses: { 200: PublicContact },
-  errors: [409],
-});
-
-const appointments = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: appointments' });
-appointments.op('GET /appointments', {
-  scope: 'appointments:read',
-  summary:
-    'Appointments with contact information, filtered on appointmentDate (from/to inclusive), earliest first (with updatedSince: least recently changed first), up to 100 a page',
-  query: PublicAppointmentQuery,
-  paging: { limit: 100, max: 100, limitOnly: true, cursor: 'updatedAt' },
-  responses: { 200: z.object({ appointments: z.array(PublicAppointment), nextCursor }) },
-});
-appointments.op('POST /appointments', {
-  scope: 'appointments:write',
-  summary: 'Create an appointment for a contact (404 when the contact is not the organization’s)',
-  body: PublicNewAppointment,
-  responses: { 201: PublicAppointment },
-  errors: [404],
-});
+/**
+ * The external API under /api/public (X-API-Key); each operation names the scope its route requires (http/scopes.ts).
+ * Contacts and appointments are declared with their routes (routes/crm/public-api.routes.ts).
+ */
 
 const messaging = area({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: conversations' });
 messaging.op('GET /conversations', {
@@ -101,4 +56,4 @@ meta.op('GET /whoami', {
   responses: { 200: z.object({ organizationId: z.string() }) },
 });
 
-export const publicOps = [...contacts.ops, ...appointments.ops, ...messaging.ops, ...meta.ops];
+export const publicOps = [...messaging.ops, ...meta.ops];
