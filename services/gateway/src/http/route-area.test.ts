@@ -182,6 +182,34 @@ describe('routeArea: one declaration serves a route and documents it', () => {
     }
   });
 
+  it('also: a second success answer the handler chooses, documented and checked against its own schema', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    const Later = z.object({ sendAt: z.string() });
+    area.route('POST /sends', {
+      summary: 'Send now (201) or later (202)',
+      body: z.object({ later: z.boolean(), lie: z.boolean().optional() }),
+      status: 201,
+      response: Thing,
+      also: { status: 202, response: Later },
+      handler: async ({ body, answerWith }) => {
+        if (!body.later) return { id: 'sent', size: 1 };
+        answerWith(202);
+        return body.lie ? { id: 'x', size: 1 } : { sendAt: 'tomorrow' };
+      },
+    });
+    expect(area.ops[0].responses).toEqual({ 201: Thing, 202: Later });
+    const s = await serve(area, 'admin', true);
+    try {
+      expect(await s.call('POST', '/sends', { later: false })).toEqual({ status: 201, body: { id: 'sent', size: 1 } });
+      expect(await s.call('POST', '/sends', { later: true })).toEqual({ status: 202, body: { sendAt: 'tomorrow' } });
+      const lie = await s.call('POST', '/sends', { later: true, lie: true });
+      expect([lie.status, lie.body.error.code]).toEqual([500, 'response_contract']);
+      expect(lie.body.error.message).toContain('sendAt');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('refuses a role without the declared permission with 403 before the handler runs', async () => {
     const s = await serve(things(), 'agent', true);
     try {

@@ -34,13 +34,17 @@ export interface RouteInput<Q, B> {
   ctx: CallContext;
   /** A `:name` path parameter. */
   param(name: string): string;
+  /** Answer with the route's `also` status instead of its own (e.g. 200 for a conversation that already existed). */
+  answerWith(status: SuccessStatus): void;
   deps: RouteDeps;
 }
 
-export interface RouteSpec<R extends ResponseBody, Q extends z.ZodObject | undefined, B extends z.ZodType | undefined> extends Omit<
-  OperationSpec,
-  'responses' | 'query' | 'body'
-> {
+export interface RouteSpec<
+  R extends ResponseBody,
+  Q extends z.ZodObject | undefined,
+  B extends z.ZodType | undefined,
+  A extends z.ZodType | undefined = undefined,
+> extends Omit<OperationSpec, 'responses' | 'query' | 'body'> {
   /** Refused with 403 at the edge when the caller's role lacks it (the service checks again). */
   permission?: Permission;
   query?: Q;
@@ -64,13 +68,18 @@ export interface RouteSpec<R extends ResponseBody, Q extends z.ZodObject | undef
    * 'csv', 'html', 'gif' or 'binary': the handler answers itself through `res` (a stream, a page, a pixel).
    */
   response: R;
-  handler(input: RouteInput<Parsed<Q>, Parsed<B>>): Promise<R extends z.ZodType ? z.input<R> : void>;
+  /**
+   * A second success answer the handler may choose with `answerWith(status)` (a send scheduled instead of sent: 202),
+   * documented beside the first and checked against its own schema.
+   */
+  also?: { status: SuccessStatus; response: A };
+  handler(input: RouteInput<Parsed<Q>, Parsed<B>>): Promise<(R extends z.ZodType ? z.input<R> : void) | (A extends z.ZodType ? z.input<A> : never)>;
 }
 
 const NO_PAGING = Object.freeze({ page: 1, limit: 0 });
 
-/** Checks a success body against its declared schema; a mismatch is a defect of the gateway, answered 500. */
-export type ResponseContract = (op: Operation, body: unknown) => void;
+/** Checks a success body against its declared schema (of `status`, else the first); a mismatch is a defect of the gateway, answered 500. */
+export type ResponseContract = (op: Operation, body: unknown, status?: number) => void;
 
 export function successStatusOf(op: Operation): number {
   return Number(Object.keys(op.responses).find((st) => Number(st) >= 200 && Number(st) < 300) ?? 200);
@@ -93,15 +102,17 @@ function bySpecificity(a: Operation, b: Operation): number {
 
 /** A group of routes sharing a path prefix, an auth scheme and a documentation tag: `area.route('GET /tasks', {...})`. */
 export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
-  const declared: { op: Operation; spec: RouteSpec<ResponseBody, z.ZodObject | undefined, z.ZodType | undefined> }[] = [];
+  const declared: { op: Operation; spec: RouteSpec<ResponseBody, z.ZodObject | undefined, z.ZodType | undefined, z.ZodType | undefined> }[] = [];
 
   return {
-    route<R extends ResponseBody, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-      key: `${Method} /${string}`,
-      spec: RouteSpec<R, Q, B>,
-    ): void {
+    route<
+      R extends ResponseBody,
+      Q extends z.ZodObject | undefined = undefined,
+      B extends z.ZodType | undefined = undefined,
+      A extends z.ZodType | undefined = undefined,
+    >(key: `${Method} /${string}`, spec: RouteSpec<R, Q, B, A>): void {
       const [method, path] = key.split(' ') as [Method, string];
-      const { permission: _p, status = 200, response, handler: _h, query, body, indexedBody: _i, ownQuery: _o, middleware: _m, ...doc } = spec;
+      const { permission: _p, status = 200, response, also, handler: _h, query, body, indexedBody: _i, ownQuery: _o, middleware: _m, ...doc } = spec;
       if (defaults.auth === 'apiKey' && !doc.scope) throw new Error(`${key}: an API-key route declares its scope (or 'none')`);
       const op: Operation = {
         tags: [defaults.tag],
@@ -109,7 +120,7 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
         ...doc,
         ...(query ? { query } : {}),
         ...(body ? { body } : {}),
-        responses: { [status]: response },
+        responses: { [status]: response, ...(also ? { [also.status]: also.response } : {}) },
         method,
         path: defaults.prefix + path,
       };
@@ -130,8 +141,8 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
         if (op.scope) handlers.push(op.scope === 'none' ? noScopeNeeded : requireScope(op.scope));
         if (spec.permission) handlers.push(requirePermission(spec.permission));
         if (spec.middleware) handlers.push(...spec.middleware);
-        const status = spec.status ?? 200;
         handlers.push(async (req, res) => {
+          let status: number = spec.status ?? 200;
           const input: RouteInput<unknown, unknown> = {
             req,
             res,
@@ -140,13 +151,17 @@ export function routeArea(defaults: { prefix: string; auth: Auth; tag: Tag }) {
             page: spec.paging && !spec.paging.limitOnly ? pageParams(req, spec.paging.limit, spec.paging.max) : NO_PAGING,
             ctx: ctxOf(req, res),
             param: (name) => pathParam(req, name),
+            answerWith: (chosen) => {
+              if (chosen !== spec.also?.status) throw new Error(`${op.method} ${op.path}: ${chosen} is not a declared answer`);
+              status = chosen;
+            },
             deps,
           };
           const out = await spec.handler(input as never);
           if (res.headersSent || res.destroyed) return;
           if (spec.response === null) return void res.status(status).end();
           if (typeof spec.response === 'string') throw new Error(`${op.method} ${op.path}: declared ${spec.response}, answered nothing`);
-          contract?.(op, out);
+          contract?.(op, out, status);
           res.status(status).json(out);
         });
         const path = op.path.slice(defaults.prefix.length);
