@@ -1,6 +1,8 @@
+import type { z } from 'zod';
 import type { messaging } from '@crm/proto-types';
 import { messagingRules } from '@crm/validation';
 import { answered, orNull } from '../http/shape';
+import type { ConversationNote } from './conversation-notes.schemas';
 
 // messaging's answers (the generated types) and their internal and public mappers: one place per resource and
 // audience. Each lists its fields, so a field added to the proto reaches no client until it is named here, and
@@ -156,7 +158,7 @@ export function messageOut(m: Message) {
 }
 
 /** A private note of a conversation: its author is always a signed-in user, mentions are user ids. */
-export function conversationNoteOut(n: Note) {
+export function conversationNoteOut(n: Note): z.input<typeof ConversationNote> {
   return { id: n.id, content: n.content, authorId: n.authorId, mentions: n.mentions, createdAt: n.createdAt };
 }
 

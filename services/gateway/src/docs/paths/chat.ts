@@ -19,7 +19,7 @@ import {
   StartConversation,
 } from '../../routes/chat.routes';
 import { macroRoutes } from '../../routes/macros.routes';
-import { NewNote } from '../../routes/conversation-notes.routes';
+import { conversationNoteRoutes } from '../../routes/conversation-notes.routes';
 import { scheduledMessageRoutes } from '../../routes/scheduled-messages.routes';
 import { ScheduledMessage } from '../../routes/scheduled-messages.schemas';
 import { reply } from '../proto-schema';
@@ -35,7 +35,6 @@ import {
   Folder,
   InboxSettings as InboxSettingsOut,
   Message,
-  Note,
   Preset,
   SearchHit,
   SentMessage,
@@ -175,19 +174,6 @@ messages.op('DELETE /messages/:id/reactions', {
   errors: [422, 503],
 });
 
-const notes = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversation notes' });
-notes.op('POST /conversations/:id/notes', {
-  summary: 'Add a private note (never sent to the chat network); @mentions of users notify them',
-  body: NewNote,
-  responses: { 201: Note },
-});
-notes.op('GET /conversations/:id/notes', {
-  summary: 'The conversation’s private notes, newest first',
-  paging: { limit: 50, max: 100 },
-  responses: { 200: page(Note) },
-});
-notes.op('DELETE /conversations/:id/notes/:noteId', { summary: 'Delete a note (its author, or a team lead and above)', responses: { 204: null } });
-
 const settings = area({ prefix: '/api/v1', auth: 'bearer', tag: 'Inbox settings' });
 settings.op('GET /settings/inbox', {
   summary: 'Inbox settings: agent visibility, auto-close, the out-of-hours reply and CSAT (any role)',
@@ -263,7 +249,7 @@ export const chatOps = [
   // Declared with their routes; here for the document's order of paths and tags.
   ...scheduledMessageRoutes.ops,
   ...macroRoutes.ops,
-  ...notes.ops,
+  ...conversationNoteRoutes.ops,
   ...settings.ops,
   ...folders.ops,
   ...presets.ops,

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { messagingRules as rules } from '@crm/validation';
 import type {
   attachmentOut,
-  conversationNoteOut,
   conversationOut,
   countsOut,
   folderOut,
@@ -22,6 +21,7 @@ import type {
   sentOut,
   timelineOut,
 } from '../../routes/chat.out';
+import { ConversationNote } from '../../routes/conversation-notes.schemas';
 import { VIEW_COUNTS_MAX } from '../../routes/view-counts';
 import { keysMatch } from './check';
 import { Pagination } from './common';
@@ -215,19 +215,13 @@ export const Message = z.object({
 });
 keysMatch<z.infer<typeof Message>, ReturnType<typeof messageOut>>(true);
 
-/** A private note of a conversation (conversationNoteOut). */
-export const Note = z.object({
-  id: z.string(),
-  content: z.string(),
-  authorId: z.string(),
-  mentions: z.array(z.string()).meta({ description: 'user ids mentioned, in order of first mention' }),
-  createdAt: iso(),
-});
-keysMatch<z.infer<typeof Note>, ReturnType<typeof conversationNoteOut>>(true);
-
 type TimelineOut = ReturnType<typeof timelineOut>;
 const TimelineMessage = Message.extend({ kind: z.literal('message') });
-const TimelineNote = Note.extend({ kind: z.literal('note'), private: z.literal(true).describe('notes are never sent to the chat network') });
+/** A private note in the timeline: the note as its routes declare it (routes/conversation-notes.schemas.ts). */
+const TimelineNote = ConversationNote.extend({
+  kind: z.literal('note'),
+  private: z.literal(true).describe('notes are never sent to the chat network'),
+});
 keysMatch<z.infer<typeof TimelineMessage>, Extract<TimelineOut, { kind: 'message' }>>(true);
 keysMatch<z.infer<typeof TimelineNote>, Extract<TimelineOut, { kind: 'note' }>>(true);
 
