@@ -1,8 +1,8 @@
 import { chatnetSandboxEnabled, type GatewayConfig, sandboxRoutesEnabled } from '../config';
 import { openApiDocument } from './openapi';
 import { chatOps } from './paths/chat';
-import { aiOps } from './paths/ai';
-import { knowledgeOps } from './paths/knowledge';
+import { aiRoutesArea } from '../routes/ai.routes';
+import { knowledgeArea } from '../routes/knowledge.routes';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from './paths/chatnet';
 import { contactMergeRoutes } from '../routes/contact-merges.routes';
@@ -47,8 +47,8 @@ export const OPERATIONS: Operation[] = [
   ...automationOps,
   ...webhookOps,
   ...eventFeedOps,
-  ...aiOps,
-  ...knowledgeOps,
+  ...aiRoutesArea.ops,
+  ...knowledgeArea.ops,
   ...analyticsArea.ops,
   ...reportRoutes.ops,
   ...integrationOps,
