@@ -1,14 +1,14 @@
 import { chatnetSandboxEnabled, type GatewayConfig, sandboxRoutesEnabled } from '../config';
 import { openApiDocument } from './openapi';
 import { chatOps } from './paths/chat';
-import { aiOps } from './paths/ai';
-import { knowledgeOps } from './paths/knowledge';
+import { aiRoutesArea } from '../routes/ai.routes';
+import { knowledgeArea } from '../routes/knowledge.routes';
 import { automationOps } from './paths/automation';
 import { chatnetOps } from '../routes/chatnet-accounts.routes';
 import { contactMergeRoutes } from '../routes/contact-merges.routes';
 import { contactImportOps } from './paths/contact-fields';
 import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-fields.routes';
-import { crmOps } from './paths/crm';
+import { crmAreas, publicCrmAreas } from '../routes/crm';
 import { eventFeedOps } from '../routes/events.routes';
 import { identityOps } from '../routes/identity.routes';
 import { integrationRoutes, socialnetSandboxRoutes } from '../routes/integrations.routes';
@@ -32,7 +32,7 @@ export const OPERATIONS: Operation[] = [
   ...metaOps,
   ...identityOps,
   ...auditRoutes.ops,
-  ...crmOps,
+  ...crmAreas.flatMap((a) => a.ops),
   ...contactMergeRoutes.ops,
   ...taskRoutes.ops,
   ...contactFieldRoutes.ops,
@@ -46,12 +46,13 @@ export const OPERATIONS: Operation[] = [
   ...automationOps,
   ...webhookRoutes.ops,
   ...eventFeedOps,
-  ...aiOps,
-  ...knowledgeOps,
+  ...aiRoutesArea.ops,
+  ...knowledgeArea.ops,
   ...analyticsArea.ops,
   ...reportRoutes.ops,
   ...integrationRoutes.ops,
   ...socialnetSandboxRoutes.ops,
+  ...publicCrmAreas.flatMap((a) => a.ops),
   ...publicOps,
 ];
 

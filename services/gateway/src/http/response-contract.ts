@@ -8,8 +8,8 @@ import { successStatusOf, type ResponseContract } from './route-area';
  * mapper forgot, renamed or typed differently is a 500 naming it, so every behaviour test that calls a route is also
  * a contract test of its live response. Costs a parse per response, hence off in production unless asked for.
  */
-export const strictResponses: ResponseContract = (op: Operation, body: unknown) => {
-  const schema = op.responses[successStatusOf(op)];
+export const strictResponses: ResponseContract = (op: Operation, body: unknown, status?: number) => {
+  const schema = op.responses[status ?? successStatusOf(op)];
   if (!schema || typeof schema === 'string') return;
   const parsed = schema.safeParse(body);
   if (parsed.success) return;

@@ -195,6 +195,55 @@ describe('routeArea: one declaration serves a route and documents it', () => {
     expect(things().ops[0]).not.toHaveProperty('sandbox');
   });
 
+  it('ownQuery: the query is documented but left to the handler; a limitOnly list reads no page', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    const Q = z.object({ size: z.string().regex(/^\d+$/).optional() });
+    area.route('GET /own', {
+      summary: 'Parses its own query',
+      query: Q,
+      ownQuery: true,
+      paging: { limit: 10, max: 20, limitOnly: true },
+      response: z.object({ query: z.unknown(), raw: z.unknown(), page: z.object({ page: z.number(), limit: z.number() }) }),
+      handler: async ({ query, req, page }) => ({ query: query ?? null, raw: req.query.size, page }),
+    });
+    expect(area.ops[0].query).toBe(Q);
+    expect(area.ops[0]).not.toHaveProperty('ownQuery');
+    const s = await serve(area, 'admin', true);
+    try {
+      expect(await s.call('GET', '/own?size=big&page=x')).toEqual({ status: 200, body: { query: null, raw: 'big', page: { page: 1, limit: 0 } } });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('also: a second success answer the handler chooses, documented and checked against its own schema', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    const Later = z.object({ sendAt: z.string() });
+    area.route('POST /sends', {
+      summary: 'Send now (201) or later (202)',
+      body: z.object({ later: z.boolean(), lie: z.boolean().optional() }),
+      status: 201,
+      response: Thing,
+      also: { status: 202, response: Later },
+      handler: async ({ body, answerWith }) => {
+        if (!body.later) return { id: 'sent', size: 1 };
+        answerWith(202);
+        return body.lie ? { id: 'x', size: 1 } : { sendAt: 'tomorrow' };
+      },
+    });
+    expect(area.ops[0].responses).toEqual({ 201: Thing, 202: Later });
+    const s = await serve(area, 'admin', true);
+    try {
+      expect(await s.call('POST', '/sends', { later: false })).toEqual({ status: 201, body: { id: 'sent', size: 1 } });
+      expect(await s.call('POST', '/sends', { later: true })).toEqual({ status: 202, body: { sendAt: 'tomorrow' } });
+      const lie = await s.call('POST', '/sends', { later: true, lie: true });
+      expect([lie.status, lie.body.error.code]).toEqual([500, 'response_contract']);
+      expect(lie.body.error.message).toContain('sendAt');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('refuses a role without the declared permission with 403 before the handler runs', async () => {
     const s = await serve(things(), 'agent', true);
     try {

@@ -25,19 +25,26 @@ export interface RouteInput<Q, B> {
   res: Response;
   query: Q;
   body: B;
-  /** page/limit of a route declared with `paging` (clamped as pageParams does); unread query values otherwise. */
+  /**
+   * page/limit of a route declared with `paging` (clamped as pageParams does); unread query values otherwise, and for
+   * a `limitOnly` (cursor-paged) list, whose handler reads limit and cursor itself (http/cursor.ts publicPage).
+   */
   page: { page: number; limit: number };
   /** The verified caller, for the gRPC call. */
   ctx: CallContext;
   /** A `:name` path parameter. */
   param(name: string): string;
+  /** Answer with the route's `also` status instead of its own (e.g. 200 for a conversation that already existed). */
+  answerWith(status: SuccessStatus): void;
   deps: RouteDeps;
 }
 
-export interface RouteSpec<R extends ResponseBody, Q extends z.ZodObject | undefined, B extends z.ZodType | undefined> extends Omit<
-  OperationSpec,
-  'responses' | 'query' | 'body'
-> {
+export interface RouteSpec<
+  R extends ResponseBody,
+  Q extends z.ZodObject | undefined,
+  B extends z.ZodType | undefined,
+  A extends z.ZodType | undefined = undefined,
+> extends Omit<OperationSpec, 'responses' | 'query' | 'body'> {
   /** Refused with 403 at the edge when the caller's role lacks it (the service checks again). */
   permission?: Permission;
   query?: Q;
@@ -45,13 +52,20 @@ export interface RouteSpec<R extends ResponseBody, Q extends z.ZodObject | undef
   /** Name array items by index in a body's 400 (`actions[2].assigneeId`), as rules, macros and API keys do. */
   indexedBody?: boolean;
   /**
+   * `query` documents the parameters but the handler parses them itself (from `req`), e.g. after merging a saved
+   * view's filters (views.apply.ts) under the request's own; `input.query` is then undefined.
+   */
+  ownQuery?: true;
+  /**
    * Express handlers run before everything else of the route (the area's own first): a credential check for a route
-   * mounted before the app's bearer check, a per-IP rate limit. Given the deps, as the router is.
+   * mounted before the app's bearer check, a per-IP rate limit, an upload's own parser or size check. Given the deps,
+   * as the router is. Not part of the document.
    */
   middleware?: (deps: RouteDeps) => RequestHandler[];
   /**
    * The success status; 200 unless said. Several (`[200, 201]`): each documented with the same response, the first
-   * answered unless the handler set another of them with `res.status()` (created the first time, 200 after).
+   * answered unless the handler set another of them with `res.status()` (created the first time, 200 after). A second
+   * answer with its own schema is `also`.
    */
   status?: SuccessStatus | readonly [SuccessStatus, ...SuccessStatus[]];
   /**
@@ -59,13 +73,18 @@ export interface RouteSpec<R extends ResponseBody, Q extends z.ZodObject | undef
    * 'csv', 'html', 'gif' or 'binary': the handler answers itself through `res` (a stream, a page, a pixel).
    */
   response: R;
-  handler(input: RouteInput<Parsed<Q>, Parsed<B>>): Promise<R extends z.ZodType ? z.input<R> : void>;
+  /**
+   * A second success answer the handler may choose with `answerWith(status)` (a send scheduled instead of sent: 202),
+   * documented beside the first and checked against its own schema.
+   */
+  also?: { status: SuccessStatus; response: A };
+  handler(input: RouteInput<Parsed<Q>, Parsed<B>>): Promise<(R extends z.ZodType ? z.input<R> : void) | (A extends z.ZodType ? z.input<A> : never)>;
 }
 
 const NO_PAGING = Object.freeze({ page: 1, limit: 0 });
 
-/** Checks a success body against its declared schema; a mismatch is a defect of the gateway, answered 500. */
-export type ResponseContract = (op: Operation, body: unknown) => void;
+/** Checks a success body against its declared schema (of `status`, else the first); a mismatch is a defect of the gateway, answered 500. */
+export type ResponseContract = (op: Operation, body: unknown, status?: number) => void;
 
 export function successStatusOf(op: Operation): number {
   return Number(Object.keys(op.responses).find((st) => Number(st) >= 200 && Number(st) < 300) ?? 200);
@@ -95,15 +114,17 @@ export function routeArea(defaults: {
   /** Only mounted (and so only documented) when that network's sandbox control routes are on. */
   sandbox?: Operation['sandbox'];
 }) {
-  const declared: { op: Operation; spec: RouteSpec<ResponseBody, z.ZodObject | undefined, z.ZodType | undefined> }[] = [];
+  const declared: { op: Operation; spec: RouteSpec<ResponseBody, z.ZodObject | undefined, z.ZodType | undefined, z.ZodType | undefined> }[] = [];
 
   return {
-    route<R extends ResponseBody, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-      key: `${Method} /${string}`,
-      spec: RouteSpec<R, Q, B>,
-    ): void {
+    route<
+      R extends ResponseBody,
+      Q extends z.ZodObject | undefined = undefined,
+      B extends z.ZodType | undefined = undefined,
+      A extends z.ZodType | undefined = undefined,
+    >(key: `${Method} /${string}`, spec: RouteSpec<R, Q, B, A>): void {
       const [method, path] = key.split(' ') as [Method, string];
-      const { permission: _p, status = 200, response, handler: _h, query, body, indexedBody: _i, middleware: _m, ...doc } = spec;
+      const { permission: _p, status = 200, response, also, handler: _h, query, body, indexedBody: _i, ownQuery: _o, middleware: _m, ...doc } = spec;
       if (defaults.auth === 'apiKey' && !doc.scope) throw new Error(`${key}: an API-key route declares its scope (or 'none')`);
       const statuses: readonly number[] = typeof status === 'number' ? [status] : status;
       const op: Operation = {
@@ -113,7 +134,7 @@ export function routeArea(defaults: {
         ...doc,
         ...(query ? { query } : {}),
         ...(body ? { body } : {}),
-        responses: Object.fromEntries(statuses.map((st) => [st, response])),
+        responses: { ...Object.fromEntries(statuses.map((st) => [st, response])), ...(also ? { [also.status]: also.response } : {}) },
         method,
         path: defaults.prefix + path,
       };
@@ -135,23 +156,28 @@ export function routeArea(defaults: {
         if (spec.permission) handlers.push(requirePermission(spec.permission));
         const statuses: readonly number[] = typeof spec.status === 'object' ? spec.status : [spec.status ?? 200];
         handlers.push(async (req, res) => {
+          let chosen: number | undefined;
           const input: RouteInput<unknown, unknown> = {
             req,
             res,
-            query: spec.query ? parseQuery(req, spec.query) : undefined,
+            query: spec.query && !spec.ownQuery ? parseQuery(req, spec.query) : undefined,
             body: spec.body ? (spec.indexedBody ? indexedBody : parseBody)(req, spec.body) : undefined,
-            page: spec.paging ? pageParams(req, spec.paging.limit, spec.paging.max) : NO_PAGING,
+            page: spec.paging && !spec.paging.limitOnly ? pageParams(req, spec.paging.limit, spec.paging.max) : NO_PAGING,
             ctx: ctxOf(req, res),
             param: (name) => pathParam(req, name),
+            answerWith: (answer) => {
+              if (answer !== spec.also?.status) throw new Error(`${op.method} ${op.path}: ${answer} is not a declared answer`);
+              chosen = answer;
+            },
             deps,
           };
           if (statuses.length > 1) res.status(statuses[0]);
           const out = await spec.handler(input as never);
           if (res.headersSent || res.destroyed) return;
-          const status = statuses.includes(res.statusCode) ? res.statusCode : statuses[0];
+          const status = chosen ?? (statuses.includes(res.statusCode) ? res.statusCode : statuses[0]);
           if (spec.response === null) return void res.status(status).end();
           if (typeof spec.response === 'string') throw new Error(`${op.method} ${op.path}: declared ${spec.response}, answered nothing`);
-          contract?.(op, out);
+          contract?.(op, out, status);
           res.status(status).json(out);
         });
         const path = op.path.slice(defaults.prefix.length);

@@ -1,53 +1,27 @@
-import { Router } from 'express';
 import { z } from 'zod';
-import { aiRules } from '@crm/validation';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import { aiConfigOut, modelsOut } from './ai.out';
+import {
+  AiConfig,
+  ConfigUpdate,
+  Draft,
+  ModelList,
+  Ok,
+  Provider,
+  ProviderUpdate,
+  ReplyDraft,
+  Sentiment,
+  SentimentOut,
+  Summary,
+  SummaryOut,
+  UpdatedAiConfig,
+} from './ai.schemas';
 import type { RouteDeps, ServiceRoutes } from './deps';
-import { byRule } from '../http/by-rule';
-import { ctxOf } from '../http/principal';
-import { body, s } from '../http/validate';
 
 /** Listing models waits for the vendor (the service gives it 8 s); drafts and summaries for a model's answer (25 s). */
 const MODELS_DEADLINE_MS = 15_000;
 const ASSIST_DEADLINE_MS = 40_000;
-
-// Providers, tones, the model name, the key and the base URL follow @crm/validation aiRules, the rules ai applies
-// too; the base URL's address policy and the quota's cap (AI_DAILY_QUOTA_MAX) are ai's, which answers them.
-
-export const ProviderUpdate = z
-  .object({
-    apiKey: byRule(z.string({ error: 'must be a string' }), aiRules.apiKey).optional(),
-    baseUrl: byRule(z.string({ error: 'must be a string' }), (v) => aiRules.baseUrl(v)).optional(),
-  })
-  .refine((b) => b.apiKey !== undefined || b.baseUrl !== undefined, { message: 'apiKey or baseUrl is required', path: ['apiKey'] });
-
-export const ConfigUpdate = z.object({
-  provider: s.enumOf(aiRules.ENGINES).optional(),
-  model: byRule(z.string({ error: 'must be a string' }), aiRules.aiModel).optional(),
-  dailyQuota: byRule(z.number({ error: 'must be an integer' }), (v) => aiRules.dailyQuota(v))
-    .refine((v) => v <= 2_147_483_647, 'must be at most 2147483647')
-    .optional(),
-  enabled: z.boolean({ error: 'must be true or false' }).optional(),
-  // Issue #32 item 6: providers tried in order when the chosen one fails or times out (the offline engine answers last).
-  fallbackProviders: byRule(z.array(z.string({ error: 'must be a string' }), { error: 'must be an array' }), aiRules.fallbackProviders).optional(),
-  // Issue #32 item 5: the guarded auto-reply; only sent fields change.
-  autoReply: z
-    .object(
-      {
-        enabled: z.boolean({ error: 'must be true or false' }).optional(),
-        chatnetAccountIds: byRule(
-          z.array(z.string({ error: 'must be a string' }), { error: 'must be an array' }),
-          aiRules.autoReplyAccountIds,
-        ).optional(),
-        minConfidence: byRule(z.number({ error: 'must be a number from 0 to 1' }), aiRules.autoReplyMinConfidence).optional(),
-        onlyOutsideBusinessHours: z.boolean({ error: 'must be true or false' }).optional(),
-        maxRepliesPerConversation: byRule(z.number({ error: 'must be a whole number' }), aiRules.autoReplyMaxReplies).optional(),
-      },
-      { error: 'must be an object' },
-    )
-    .strict()
-    .optional(),
-});
 
 /** The proto's update: a list's presence is its wrapper's (absent: unchanged). */
 function configUpdateRequest(b: z.output<typeof ConfigUpdate>) {
@@ -61,45 +35,69 @@ function configUpdateRequest(b: z.output<typeof ConfigUpdate>) {
   };
 }
 
-const id = () => z.string({ error: 'is required' }).trim().min(1, 'is required').max(100, 'must be at most 100 characters');
-export const Draft = z.object({ conversationId: id(), messageId: id(), tone: s.enumOf(aiRules.TONES).default('friendly') });
-export const Summary = z.object({ conversationId: id() });
-export const Sentiment = z.object({ text: s.requiredText(aiRules.MAX_SENTIMENT_TEXT) });
+/**
+ * AI providers (keys write-only), the assistant's settings and daily quota, and the assistant itself (ai).
+ * The assistant answers 422 when an admin turned it off, 429 when the day's quota is used, 503 when messaging
+ * cannot give it the conversation; a provider that fails is replaced by the local engine (`fallbackReason`).
+ * Served and documented from these declarations (the knowledge base is knowledge.routes.ts).
+ */
+export const aiRoutesArea = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'AI assistant' });
+const ai = (deps: RouteDeps) => deps.clients.ai;
 
-/** AI providers (keys write-only), the assistant's configuration and quota, drafts, summaries and sentiment. */
-export function aiRoutes({ clients }: RouteDeps): ServiceRoutes {
-  const r = Router();
+aiRoutesArea.route('GET /ai/providers', {
+  summary: 'The AI providers, each with whether a key is set (masked) and its base URL',
+  response: z.array(Provider),
+  handler: async ({ ctx, deps }) => (await ai(deps).ListProviders({}, ctx)).providers,
+});
+aiRoutesArea.route('PUT /ai/providers/:id', {
+  summary: 'Set a provider’s API key and/or base URL (admins and owners; "" removes)',
+  body: ProviderUpdate,
+  response: Ok,
+  handler: async ({ param, body, ctx, deps }) => {
+    await ai(deps).UpdateProvider({ id: param('id'), ...body }, ctx);
+    return { ok: true as const };
+  },
+});
+aiRoutesArea.route('GET /ai/providers/:id/models', {
+  summary: 'The models a provider offers, asked of the provider',
+  description: 'Never fails for the provider’s sake: a missing or refused key, a timeout or an unknown provider answer `{models: [], error}`.',
+  response: ModelList,
+  noErrors: [404],
+  handler: async ({ param, ctx, deps }) => modelsOut(await ai(deps).ListModels({ id: param('id') }, ctx, { deadlineMs: MODELS_DEADLINE_MS })),
+});
+aiRoutesArea.route('GET /ai/config', {
+  summary: 'The assistant’s settings, the engine that answers, and today’s quota use',
+  response: AiConfig,
+  handler: async ({ ctx, deps }) => aiConfigOut(await ai(deps).GetConfig({}, ctx)),
+});
+aiRoutesArea.route('PUT /ai/config', {
+  summary: 'Choose provider and model, set the daily quota, turn the assistant on or off (admins and owners)',
+  body: ConfigUpdate,
+  response: UpdatedAiConfig,
+  handler: async ({ body, ctx, deps }) => aiConfigOut(await ai(deps).UpdateConfig(configUpdateRequest(body), ctx)),
+});
+aiRoutesArea.route('POST /ai/reply-draft', {
+  summary: 'Draft a reply to a customer’s message in a conversation',
+  body: Draft,
+  response: ReplyDraft,
+  errors: [404, 422, 503],
+  handler: async ({ body, ctx, deps }) => ai(deps).ReplyDraft(body, ctx, { deadlineMs: ASSIST_DEADLINE_MS }),
+});
+aiRoutesArea.route('POST /ai/summary', {
+  summary: 'Summarize a conversation',
+  body: Summary,
+  response: SummaryOut,
+  errors: [404, 422, 503],
+  handler: async ({ body, ctx, deps }) => ai(deps).Summarize(body, ctx, { deadlineMs: ASSIST_DEADLINE_MS }),
+});
+aiRoutesArea.route('POST /ai/sentiment', {
+  summary: 'The sentiment and emotions of a text',
+  body: Sentiment,
+  response: SentimentOut,
+  errors: [422],
+  handler: async ({ body, ctx, deps }) => ai(deps).AnalyzeSentiment(body, ctx, { deadlineMs: ASSIST_DEADLINE_MS }),
+});
 
-  r.get('/ai/providers', async (req, res) => {
-    const out = await clients.ai.ListProviders({}, ctxOf(req, res));
-    res.json(out.providers);
-  });
-  r.put('/ai/providers/:id', async (req, res) => {
-    const b = body(req, ProviderUpdate);
-    await clients.ai.UpdateProvider({ id: req.params.id, ...b }, ctxOf(req, res));
-    res.json({ ok: true });
-  });
-  r.get('/ai/providers/:id/models', async (req, res) => {
-    const out = await clients.ai.ListModels({ id: req.params.id }, ctxOf(req, res), { deadlineMs: MODELS_DEADLINE_MS });
-    res.json(modelsOut(out));
-  });
-
-  r.get('/ai/config', async (req, res) => {
-    res.json(aiConfigOut(await clients.ai.GetConfig({}, ctxOf(req, res))));
-  });
-  r.put('/ai/config', async (req, res) => {
-    res.json(aiConfigOut(await clients.ai.UpdateConfig(configUpdateRequest(body(req, ConfigUpdate)), ctxOf(req, res))));
-  });
-
-  r.post('/ai/reply-draft', async (req, res) => {
-    res.json(await clients.ai.ReplyDraft(body(req, Draft), ctxOf(req, res), { deadlineMs: ASSIST_DEADLINE_MS }));
-  });
-  r.post('/ai/summary', async (req, res) => {
-    res.json(await clients.ai.Summarize(body(req, Summary), ctxOf(req, res), { deadlineMs: ASSIST_DEADLINE_MS }));
-  });
-  r.post('/ai/sentiment', async (req, res) => {
-    res.json(await clients.ai.AnalyzeSentiment(body(req, Sentiment), ctxOf(req, res), { deadlineMs: ASSIST_DEADLINE_MS }));
-  });
-
-  return { internal: r };
+export function aiRoutes(deps: RouteDeps): ServiceRoutes {
+  return { internal: aiRoutesArea.router(deps, responseContract(deps.config)) };
 }

@@ -1,13 +1,14 @@
-import { Request, Response, Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { isUuid, messagingRules as rules } from '@crm/validation';
-import type { RouteDeps, ServiceRoutes } from './deps';
+import type { CallContext } from '@crm/grpc-kit';
+import { page } from '../docs/schemas/common';
 import { badRequest, HttpError } from '../http/errors';
-import { ctxOf } from '../http/principal';
-import { requireScope } from '../http/scopes';
-import { streamProxy } from '../http/stream-proxy';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
+import { responseContract } from '../http/response-contract';
+import { routeArea, type RouteInput } from '../http/route-area';
 import { answered } from '../http/shape';
+import { streamProxy } from '../http/stream-proxy';
+import { dateRange, parseQuery } from '../http/validate';
 import {
   conversationOut,
   countsOut,
@@ -23,271 +24,55 @@ import {
   sentOut,
   timelineOut,
 } from './chat.out';
-import { body, dateRange, pageParams, parseDateOrTime, parseQuery, pathParam, query, s } from '../http/validate';
-import { paramsWithView } from './views.apply';
+import {
+  Assign,
+  BulkConversations,
+  BulkResult,
+  Conversation,
+  ConversationCounts,
+  ConversationDetail,
+  ConversationMove,
+  Flags,
+  Folder,
+  FolderConversations,
+  FolderPatch,
+  id,
+  idempotencyKey,
+  InboxSettings,
+  inboxSettingsIn,
+  InboxSettingsOut,
+  ListQuery,
+  Message,
+  NewFolder,
+  NewPreset,
+  Preset,
+  PresetPatch,
+  PresetQuery,
+  PublicConversation,
+  PublicMessage,
+  PublicSend,
+  PublicSent,
+  ReactionBody,
+  SearchHit,
+  SearchQuery,
+  Send,
+  SentMessage,
+  SetPriority,
+  SetStatus,
+  StartConversation,
+  StartedConversation,
+} from './chat.schemas';
+import type { RouteDeps, ServiceRoutes } from './deps';
 import { scheduledMessageOut } from './scheduled-messages.out';
-import { sendAt } from './send-at';
+import { ScheduledMessage } from './scheduled-messages.schemas';
+import { paramsWithView } from './views.apply';
+import { VIEW_APPLIED, VIEW_ID } from './views.schemas';
 import { VIEW_COUNTS_MAX } from './view-counts';
+import { Pagination } from '../docs/schemas/common';
+import { nextCursorField } from './crm';
 
-const id = () => z.string().trim().uuid('must be an id');
-const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
-const idempotencyKey = z.string().trim().min(1).max(rules.IDEMPOTENCY_KEY_MAX, `must be at most ${rules.IDEMPOTENCY_KEY_MAX} characters`);
-const STATUSES = rules.CONVERSATION_STATUSES;
-/** A message body of at most CONTENT_MAX characters. */
-const content = (absent: string) => z.string({ error: absent }).max(rules.CONTENT_MAX, `must be at most ${rules.CONTENT_MAX} characters`);
-/** Empty is the default (text), as in messaging. */
-const contentType = z
-  .string({ error: rules.CONTENT_TYPE_MESSAGE })
-  .trim()
-  .refine((v) => v === '' || rules.CONTENT_TYPE_PATTERN.test(v), rules.CONTENT_TYPE_MESSAGE)
-  .default(rules.DEFAULT_CONTENT_TYPE);
-
-export const ListQuery = z.object({
-  status: s.optionalQueryEnum(STATUSES),
-  type: s.optionalQueryEnum(rules.THREAD_TYPES),
-  search: z.string().max(rules.SEARCH_TERM_MAX, `must be at most ${rules.SEARCH_TERM_MAX} characters`).optional(),
-  sortBy: s.optionalQueryEnum(rules.CONVERSATION_SORTS),
-  direction: s.optionalQueryEnum(rules.SORT_DIRECTIONS),
-  folderId: id().optional(),
-  chatnetAccountId: id().optional(),
-  contactId: id().optional(),
-  unread: bool.optional(),
-  unreplied: bool.optional(),
-  assigneeId: z
-    .string()
-    .trim()
-    .refine((v) => (rules.ASSIGNEE_FILTER_WORDS as readonly string[]).includes(v) || isUuid(v), rules.ASSIGNEE_FILTER_MESSAGE)
-    .optional(),
-  teamId: id().optional(),
-  priority: s.optionalQueryEnum(rules.PRIORITY_FILTERS).describe('one priority, or none for the conversations without one'),
-  sla: s.optionalQueryEnum(rules.SLA_STATUSES).describe('the SLA status now; conversations without an SLA match none'),
-});
-
-const nullableId = () =>
-  z.union([z.null(), z.string().trim().uuid()], {
-    error: (issue) => (issue.input === undefined ? 'is required (an id, or null)' : 'must be an id or null'),
-  });
-
-// userId is required (null = nobody); teamId left out keeps the conversation's team.
-export const Assign = z.object({ userId: nullableId(), teamId: nullableId().optional() });
-
-export const SetStatus = z
-  .object({
-    status: s.enumOf(STATUSES),
-    // An ISO timestamp in years 1-9999, sent on as its UTC instant; whether it lies ahead is messaging's call.
-    snoozedUntil: z
-      .union([z.null(), s.timestamp()], { error: rules.SNOOZE_TIMESTAMP_MESSAGE })
-      .optional()
-      .transform((v) => (v ? parseDateOrTime(v.trim())!.at.toISOString() : undefined)),
-  })
-  .refine((b) => b.status === 'snoozed' || b.snoozedUntil === undefined, { path: ['snoozedUntil'], message: rules.SNOOZE_ONLY_WHEN_SNOOZED })
-  .refine((b) => b.status !== 'snoozed' || b.snoozedUntil !== undefined, { path: ['snoozedUntil'], message: rules.SNOOZE_REQUIRED });
-
-/** PUT /conversations/:id/priority: one of the priorities, or null for none (issue #29). */
-export const SetPriority = z.object({
-  priority: z.union([z.null(), z.enum(rules.CONVERSATION_PRIORITIES)], {
-    error: (issue) => (issue.input === undefined ? `is required (${rules.PRIORITY_MESSAGE.replace('must be ', '')})` : rules.PRIORITY_MESSAGE),
-  }),
-});
-
-const BULK_MAX_IDS = rules.BULK_MAX_IDS;
-export const BulkIds = z
-  .array(z.string({ error: 'must be an array of ids' }), { error: 'must be an array of ids' })
-  .min(1, 'must list at least one id')
-  .max(BULK_MAX_IDS, `must list at most ${BULK_MAX_IDS} ids`);
-
-// Each action's parameters; ids that are malformed or not the org's fail one by one in the answer, not here.
-export const BulkConversations = z.discriminatedUnion(
-  'action',
-  [
-    z.object({ ids: BulkIds, action: z.literal('assign'), userId: nullableId(), teamId: nullableId().optional() }),
-    z.object({ ids: BulkIds, action: z.literal('status'), status: s.enumOf(STATUSES), snoozedUntil: SetStatus.shape.snoozedUntil }),
-    z.object({ ids: BulkIds, action: z.literal('folder'), folderId: z.string({ error: 'is required' }).trim().uuid('must be an id') }),
-    z.object({ ids: BulkIds, action: z.literal('read') }),
-    // The macro runs on each conversation as POST /conversations/:id/macros/:macroId/run would (issue #29).
-    z.object({ ids: BulkIds, action: z.literal('macro'), macroId: z.string({ error: 'is required' }).trim().uuid('must be a macro id') }),
-  ],
-  { error: `must be one of ${rules.BULK_ACTIONS.join(', ')}` },
-);
-
-/** A message the inbox sends by itself: text, or null for none. */
-const autoMessage = () =>
-  z
-    .string({ error: 'must be text or null' })
-    .max(rules.AUTO_MESSAGE_MAX, `must be at most ${rules.AUTO_MESSAGE_MAX} characters`)
-    .nullable()
-    .optional();
-
-/** PUT /settings/inbox: a partial update, every field optional (one absent keeps its value), at least one sent. */
-export const InboxSettings = z
-  .object({
-    agentVisibility: s.enumOf(rules.AGENT_VISIBILITIES).optional(),
-    autoCloseAfterMinutes: z
-      .number({ error: rules.AUTO_CLOSE_MINUTES_MESSAGE })
-      .int(rules.AUTO_CLOSE_MINUTES_MESSAGE)
-      .min(1, rules.AUTO_CLOSE_MINUTES_MESSAGE)
-      .max(rules.AUTO_CLOSE_MAX_MINUTES, rules.AUTO_CLOSE_MINUTES_MESSAGE)
-      .nullable()
-      .optional(),
-    autoCloseMessage: autoMessage(),
-    outOfHoursMessage: autoMessage(),
-    csat: z
-      .object(
-        {
-          enabled: z.boolean({ error: 'must be true or false' }),
-          message: z
-            .string({ error: 'must be text' })
-            .trim()
-            .min(1, 'must not be blank')
-            .max(rules.AUTO_MESSAGE_MAX, `must be at most ${rules.AUTO_MESSAGE_MAX} characters`)
-            .optional(),
-        },
-        { error: 'must be an object {enabled, message}' },
-      )
-      .optional(),
-  })
-  .superRefine((v, ctx) => {
-    if (Object.values(v).every((x) => x === undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['agentVisibility'],
-        message: 'send at least one of agentVisibility, autoCloseAfterMinutes, autoCloseMessage, outOfHoursMessage, csat',
-      });
-    }
-  });
-
-/** The update as messaging takes it: absent fields stay absent; null is 0 (minutes) or "" (messages). */
-export function inboxSettingsIn(b: z.infer<typeof InboxSettings>) {
-  const nullable = <T>(v: T | null | undefined, none: T) => (v === undefined ? undefined : (v ?? none));
-  return {
-    agentVisibility: b.agentVisibility,
-    autoCloseAfterMinutes: nullable(b.autoCloseAfterMinutes, 0),
-    autoCloseMessage: nullable(b.autoCloseMessage, ''),
-    outOfHoursMessage: nullable(b.outOfHoursMessage, ''),
-    csat: b.csat ? { enabled: b.csat.enabled, message: b.csat.message ?? '' } : undefined,
-  };
-}
-
-export const SearchQuery = z.object({
-  q: z
-    .string({ error: 'is required' })
-    .trim()
-    .min(rules.SEARCH_QUERY_MIN, rules.SEARCH_QUERY_TOO_SHORT)
-    .max(rules.SEARCH_TERM_MAX, `must be at most ${rules.SEARCH_TERM_MAX} characters`),
-  conversationId: z.string().optional(),
-  chatnetAccountId: id().optional(),
-  from: s.dateOrTimestamp().optional(),
-  to: s.dateOrTimestamp().optional(),
-});
-
-/** `attachments` in a send: attachment ids, or objects carrying one (`{id}`), as returned by the upload. */
-const attachmentRefs = z
-  .array(z.union([z.string(), z.object({ id: z.string() })]), { error: 'must be an array of attachment ids' })
-  .max(rules.MAX_ATTACHMENTS, rules.TOO_MANY_ATTACHMENTS)
-  .transform((list) => list.map((a) => (typeof a === 'string' ? a : a.id)));
-
-/** A message of the same conversation the new one replies to (quotes); whether it is one is messaging's call. */
-const replyToMessageId = z.string({ error: 'must be a message id' }).trim().uuid('must be a message id').optional();
-
-export const Send = z
-  .object({
-    content: content('must be a string').default(''),
-    contentType,
-    attachments: attachmentRefs.default([]),
-    clientMessageId: idempotencyKey.optional(),
-    replyToMessageId,
-    // With sendAt the message is scheduled (202, a scheduled message) instead of sent now; null is no schedule.
-    sendAt: z.union([z.null(), sendAt()], { error: rules.SEND_AT_FORMAT }).optional(),
-    cancelIfReplied: z.boolean({ error: 'must be true or false' }).optional(),
-  })
-  .refine((b) => b.content.trim() !== '' || b.attachments.length > 0, { path: ['content'], message: 'is required' })
-  // A scheduled message is sent as written, without a quote: refused rather than dropped without a word.
-  .refine((b) => !(b.sendAt && b.replyToMessageId), {
-    path: ['replyToMessageId'],
-    message: 'cannot be combined with sendAt (a scheduled message quotes nothing)',
-  });
-
-// The spec's send body names the account zaloAccountId, the rest of the API chatnetAccountId: either is accepted.
-export const PublicSend = z
-  .object({
-    chatnetAccountId: s.requiredText(100).optional(),
-    zaloAccountId: s.requiredText(100).optional(),
-    threadId: s.requiredText(rules.THREAD_ID_MAX),
-    content: content('is required').refine((v) => v.trim() !== '', 'is required'),
-    threadType: s.enumOf(rules.THREAD_TYPES).default('user'),
-    contentType,
-    clientMessageId: idempotencyKey.optional(),
-    replyToMessageId,
-  })
-  .refine((b) => b.chatnetAccountId !== undefined || b.zaloAccountId !== undefined, {
-    path: ['chatnetAccountId'],
-    message: 'is required (or zaloAccountId, its other name)',
-  })
-  .refine((b) => b.chatnetAccountId === undefined || b.zaloAccountId === undefined || b.chatnetAccountId === b.zaloAccountId, {
-    path: ['zaloAccountId'],
-    message: 'differs from chatnetAccountId; both name the same account, send one',
-  })
-  .transform(({ zaloAccountId, ...b }) => ({ ...b, chatnetAccountId: (b.chatnetAccountId ?? zaloAccountId)! }));
-
-/** PUT /messages/:id/reactions: one emoji (the caller's reaction replaces the one they had). */
-export const ReactionBody = z.object({
-  emoji: z
-    .string({ error: 'is required' })
-    .trim()
-    .min(1, 'is required')
-    .max(rules.REACTION_EMOJI_MAX, rules.REACTION_EMOJI_TOO_LONG)
-    .refine((v) => !/\s/.test(v), rules.REACTION_EMOJI_MESSAGE),
-});
-
-/** Start a conversation with someone who never wrote: exactly one of contactId, phone and chatnetUid (issue #26). */
-export const StartConversation = z
-  .object({
-    chatnetAccountId: z.string({ error: 'is required (the account to write from)' }).trim().uuid('must be a chat-network account id'),
-    contactId: z.string({ error: 'must be a contact id' }).trim().min(1, 'must be a contact id').optional(),
-    phone: z
-      .string({ error: 'must be a phone number' })
-      .trim()
-      .max(40, 'must be at most 40 characters')
-      .regex(/^\+?[0-9 ().-]+$/, 'must be a phone number (digits, spaces, + - . ( ) only)')
-      .optional()
-      .describe('any Vietnamese spelling: 0912345678, +84912345678, 84 912 345 678'),
-    chatnetUid: s.requiredText(64).optional(),
-    content: content('must be a string').default('').describe('a first message; without it (and attachments) the conversation is only opened'),
-    contentType,
-    attachments: attachmentRefs.default([]),
-    clientMessageId: idempotencyKey.optional(),
-  })
-  .refine((b) => [b.contactId, b.phone, b.chatnetUid].filter((v) => v !== undefined).length === 1, {
-    path: ['contactId'],
-    message: 'give exactly one of contactId, phone and chatnetUid',
-  });
-
-export const Flags = z
-  .object({ isRead: z.boolean({ error: 'must be true or false' }).optional(), isReplied: z.boolean({ error: 'must be true or false' }).optional() })
-  .refine((b) => b.isRead !== undefined || b.isReplied !== undefined, { path: ['isRead'], message: rules.FLAGS_REQUIRED });
-
-const color = z.string().trim().regex(rules.FOLDER_COLOR_PATTERN, rules.FOLDER_COLOR_MESSAGE);
-export const NewFolder = z.object({ name: s.requiredText(rules.FOLDER_NAME_MAX), color: color.optional() });
-export const FolderPatch = z.object({ name: s.requiredText(rules.FOLDER_NAME_MAX).optional(), color: color.optional() });
-export const FolderConversations = z.object({
-  conversationIds: z
-    .array(z.string(), { error: 'must be an array of conversation ids' })
-    .min(1, rules.FOLDER_CONVERSATIONS_EMPTY)
-    .max(rules.FOLDER_CONVERSATIONS_MAX, rules.FOLDER_CONVERSATIONS_TOO_MANY),
-});
-
-const PRESET = rules.PRESET_TEXT_MAX;
-export const NewPreset = z.object({
-  name: s.requiredText(PRESET.name),
-  content: s.requiredText(PRESET.content),
-  category: s.text(PRESET.category).default(''),
-});
-export const PresetQuery = z.object({ category: s.text(PRESET.category).optional() });
-export const PresetPatch = z.object({
-  name: s.requiredText(PRESET.name).optional(),
-  content: s.requiredText(PRESET.content).optional(),
-  category: s.text(PRESET.category).optional(),
-});
+// Other areas' schemas read these from here (saved views: the list's query; macros: the priority rule).
+export { ListQuery, SetPriority };
 
 /** The idempotency key of a send: the `Idempotency-Key` header, else the body's `clientMessageId`. */
 function keyOf(req: Request, fromBody?: string): string | undefined {
@@ -303,155 +88,145 @@ function flagReplay(res: Response, sent: { replayed: boolean }) {
   if (sent.replayed) res.setHeader('Idempotent-Replayed', 'true');
 }
 
-/** Conversations, messages, sending, folders, presets and attachments: everything messaging owns. */
-export function chatRoutes({ clients, config, internalAuth, streamAgent, log, auth }: RouteDeps): ServiceRoutes {
-  const internal = Router();
-  const messaging = () => clients.messaging;
+/**
+ * Conversations, messages, sending, folders, presets and inbox settings (owned by messaging), internal API (bearer);
+ * their public API (API key) below. Served and documented from these declarations. Attachment bytes stream through
+ * the stream router (see chatRoutes); their two operations are documented in docs/paths/chat.ts.
+ */
+export const inboxRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversations' });
+export const messageRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Messages' });
+export const inboxSettingsRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Inbox settings' });
+export const folderRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat folders' });
+export const presetRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Chat presets' });
+export const attachmentRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Attachments' });
+export const publicConversationRoutes = routeArea({ prefix: '/api/public', auth: 'apiKey', tag: 'Public: conversations' });
+const messaging = (deps: RouteDeps) => deps.clients.messaging;
 
-  /**
-   * How many conversations each of the caller's conversation views holds (the first VIEW_COUNTS_MAX by name), each
-   * counted by the list itself (limit 1, its pagination.total), in parallel. A view whose saved filters the list no
-   * longer takes is left out rather than failing the tab counts.
-   */
-  const viewCounts = async (ctx: ReturnType<typeof ctxOf>): Promise<Record<string, number>> => {
-    const views = await clients.messagingViews.ListViews({ resource: 'conversations', page: 1, limit: VIEW_COUNTS_MAX }, ctx);
-    const counted = await Promise.all(
-      views.data.map(async (v) => {
-        let filters;
-        try {
-          filters = parseQuery(v.filters, ListQuery);
-        } catch (err) {
-          if (err instanceof HttpError) return undefined;
-          throw err;
-        }
-        const out = await messaging().ListConversations({ ...filters, page: 1, limit: 1 }, ctx);
-        return [v.id, out.pagination?.total ?? 0] as const;
-      }),
-    );
-    return Object.fromEntries(counted.filter((c) => c !== undefined));
+/**
+ * How many conversations each of the caller's conversation views holds (the first VIEW_COUNTS_MAX by name), each
+ * counted by the list itself (limit 1, its pagination.total), in parallel. A view whose saved filters the list no
+ * longer takes is left out rather than failing the tab counts.
+ */
+async function viewCounts(deps: RouteDeps, ctx: CallContext): Promise<Record<string, number>> {
+  const views = await deps.clients.messagingViews.ListViews({ resource: 'conversations', page: 1, limit: VIEW_COUNTS_MAX }, ctx);
+  const counted = await Promise.all(
+    views.data.map(async (v) => {
+      let filters;
+      try {
+        filters = parseQuery(v.filters, ListQuery);
+      } catch (err) {
+        if (err instanceof HttpError) return undefined;
+        throw err;
+      }
+      const out = await messaging(deps).ListConversations({ ...filters, page: 1, limit: 1 }, ctx);
+      return [v.id, out.pagination?.total ?? 0] as const;
+    }),
+  );
+  return Object.fromEntries(counted.filter((c) => c !== undefined));
+}
+
+/** POST …/conversations: 201 with a new conversation, 200 with the one that exists; `message` null without content. */
+async function startConversation(
+  { req, body: b, ctx, deps, answerWith }: RouteInput<unknown, z.output<typeof StartConversation>>,
+  source: 'ui' | 'public_api',
+) {
+  const out = await messaging(deps).StartConversation(
+    {
+      chatnetAccountId: b.chatnetAccountId,
+      contactId: b.contactId,
+      phone: b.phone,
+      chatnetUid: b.chatnetUid,
+      content: b.content,
+      contentType: b.contentType || 'text',
+      attachmentIds: b.attachments,
+      clientMessageId: keyOf(req, b.clientMessageId) ?? '',
+      source,
+    },
+    ctx,
+    b.attachments.length ? { deadlineMs: deps.config.GRPC_FILE_SEND_DEADLINE_MS } : undefined,
+  );
+  if (!out.created) answerWith(200);
+  return {
+    conversation: conversationOut(answered(out.conversation, 'messaging StartConversation: conversation')),
+    message: out.message ? sentOut(out.message) : null,
   };
+}
 
-  /** POST …/conversations: 201 with a new conversation, 200 with the one that exists; `message` null without content. */
-  const startConversation = async (req: Request, res: Response, source: 'ui' | 'public_api') => {
-    const b = body(req, StartConversation);
-    const out = await messaging().StartConversation(
-      {
-        chatnetAccountId: b.chatnetAccountId,
-        contactId: b.contactId,
-        phone: b.phone,
-        chatnetUid: b.chatnetUid,
-        content: b.content,
-        contentType: b.contentType || 'text',
-        attachmentIds: b.attachments,
-        clientMessageId: keyOf(req, b.clientMessageId) ?? '',
-        source,
-      },
-      ctxOf(req, res),
-      b.attachments.length ? { deadlineMs: config.GRPC_FILE_SEND_DEADLINE_MS } : undefined,
-    );
-    res.status(out.created ? 201 : 200).json({
-      conversation: conversationOut(answered(out.conversation, 'messaging StartConversation: conversation')),
-      message: out.message ? sentOut(out.message) : null,
-    });
-  };
+const VISIBILITY =
+  'With inbox visibility `assigned`, an agent sees only the conversations assigned to them and the unassigned ones of their accounts; others answer 404.';
 
-  internal.get('/conversations/counts', async (req, res) => {
-    const ctx = ctxOf(req, res);
-    const [counts, views] = await Promise.all([messaging().GetCounts({}, ctx), viewCounts(ctx)]);
-    res.json(countsOut(counts, views));
-  });
-  internal.get('/conversations', async (req, res) => {
-    const params = await paramsWithView(() => clients.messagingViews, req, res, 'conversations');
-    const out = await messaging().ListConversations({ ...pageParams(req, 50, 100), ...parseQuery(params, ListQuery) }, ctxOf(req, res));
-    res.json({ data: out.data.map(conversationOut), pagination: out.pagination });
-  });
-  internal.get('/messages/search', async (req, res) => {
-    const { q, conversationId, chatnetAccountId, from, to } = query(req, SearchQuery);
-    const range = dateRange(from, to, 'from', 'to');
-    const out = await messaging().SearchMessages({ q, conversationId, chatnetAccountId, ...range, ...pageParams(req, 20, 100) }, ctxOf(req, res));
-    res.json({ data: out.data.map(searchHitOut), pagination: out.pagination });
-  });
-  internal.get('/conversations/:id', async (req, res) => {
-    const out = await messaging().GetConversation({ id: req.params.id, ...pageParams(req, 30, 100) }, ctxOf(req, res));
+inboxRoutes.route('GET /conversations/counts', {
+  summary:
+    'Conversation counts for the inbox tabs (total, unread, unreplied, archived, mine, unassigned) and for each of the caller’s saved conversation views',
+  response: ConversationCounts,
+  handler: async ({ ctx, deps }) => {
+    const [counts, views] = await Promise.all([messaging(deps).GetCounts({}, ctx), viewCounts(deps, ctx)]);
+    return countsOut(counts, views);
+  },
+});
+inboxRoutes.route('GET /conversations', {
+  summary:
+    'Conversations, filtered (status, account, folder, assignee, priority, SLA status, unread…) and sorted by last message, creation, priority or SLA due time',
+  description: `sortBy=priority: urgent first, then high, medium, low, and the conversations without a priority last (direction asc: low first, still none last); newest message first within a priority. sortBy=slaDue: the nearest pending SLA due time first (an overdue one included; direction desc: the furthest first), conversations without one last. sla=breached|due_soon|ok: the SLA status now (conversations without an SLA match none). ${VISIBILITY} ${VIEW_APPLIED}`,
+  // Parsed by the handler: a saved view's filters first, then the request's own (views.apply.ts).
+  query: ListQuery.extend({ viewId: VIEW_ID }),
+  ownQuery: true,
+  paging: { limit: 50, max: 100 },
+  response: page(Conversation),
+  handler: async ({ req, res, page, ctx, deps }) => {
+    const params = await paramsWithView(() => deps.clients.messagingViews, req, res, 'conversations');
+    const out = await messaging(deps).ListConversations({ ...page, ...parseQuery(params, ListQuery) }, ctx);
+    return { data: out.data.map(conversationOut), pagination: out.pagination! };
+  },
+});
+inboxRoutes.route('GET /conversations/:id', {
+  summary: 'One conversation with a page of its messages (newest first) and its timeline of messages and private notes',
+  description: VISIBILITY,
+  paging: { limit: 30, max: 100 },
+  response: ConversationDetail,
+  handler: async ({ param, page, ctx, deps }) => {
+    const out = await messaging(deps).GetConversation({ id: param('id'), ...page }, ctx);
     const conversation = headerOut(answered(out.conversation, 'messaging GetConversation: conversation'));
-    res.json({ conversation, messages: out.messages.map(messageOut), pagination: out.pagination, timeline: out.timeline.map(timelineOut) });
-  });
-  internal.post('/conversations/:id/messages', async (req, res) => {
-    const b = body(req, Send);
-    if (b.sendAt) {
-      const scheduled = await messaging().ScheduleMessage(
-        {
-          conversationId: req.params.id,
-          content: b.content,
-          contentType: b.contentType || 'text',
-          attachmentIds: b.attachments,
-          sendAt: b.sendAt,
-          cancelIfReplied: b.cancelIfReplied === true,
-        },
-        ctxOf(req, res),
-      );
-      res.status(202).json(scheduledMessageOut(scheduled));
-      return;
-    }
-    const sent = await messaging().SendMessage(
-      {
-        conversationId: req.params.id,
-        content: b.content,
-        contentType: b.contentType || 'text',
-        clientMessageId: keyOf(req, b.clientMessageId) ?? '',
-        source: 'ui',
-        attachmentIds: b.attachments,
-        replyToMessageId: b.replyToMessageId ?? '',
-      },
-      ctxOf(req, res),
-      b.attachments.length ? { deadlineMs: config.GRPC_FILE_SEND_DEADLINE_MS } : undefined,
-    );
-    flagReplay(res, sent);
-    res.status(201).json(sentOut(sent));
-  });
-  // Recall and reactions act on one message; each answers it as the caller now sees it.
-  internal.post('/messages/:id/recall', async (req, res) => {
-    res.json(messageOut(await messaging().RecallMessage({ id: req.params.id }, ctxOf(req, res))));
-  });
-  internal.put('/messages/:id/reactions', async (req, res) => {
-    const b = body(req, ReactionBody);
-    res.json(messageOut(await messaging().ReactToMessage({ id: req.params.id, emoji: b.emoji }, ctxOf(req, res))));
-  });
-  internal.delete('/messages/:id/reactions', async (req, res) => {
-    res.json(messageOut(await messaging().RemoveReaction({ id: req.params.id }, ctxOf(req, res))));
-  });
-  internal.post('/conversations', async (req, res) => {
-    await startConversation(req, res, 'ui');
-  });
-  internal.put('/conversations/:id/messages/:messageId', async (req, res) => {
-    const m = await messaging().UpdateMessageFlags(
-      { conversationId: req.params.id, messageId: req.params.messageId, ...body(req, Flags) },
-      ctxOf(req, res),
-    );
-    res.json(messageOut(m));
-  });
-  internal.put('/conversations/:id/assignee', async (req, res) => {
-    const b = body(req, Assign);
-    const out = await messaging().AssignConversation(
-      { id: req.params.id, userId: b.userId ?? undefined, teamId: b.teamId ?? undefined, teamIdSet: b.teamId !== undefined },
-      ctxOf(req, res),
-    );
-    res.json(conversationOut(out));
-  });
-  internal.put('/conversations/:id/status', async (req, res) => {
-    const b = body(req, SetStatus);
-    res.json(
-      conversationOut(
-        await messaging().SetConversationStatus({ id: req.params.id, status: b.status, snoozedUntil: b.snoozedUntil }, ctxOf(req, res)),
+    return { conversation, messages: out.messages.map(messageOut), pagination: out.pagination!, timeline: out.timeline.map(timelineOut) };
+  },
+});
+inboxRoutes.route('PUT /conversations/:id/assignee', {
+  summary: 'Assign the conversation to a user (null: nobody) and optionally a team; agents may only take unassigned ones or hand back their own',
+  body: Assign,
+  response: Conversation,
+  handler: async ({ param, body: b, ctx, deps }) =>
+    conversationOut(
+      await messaging(deps).AssignConversation(
+        { id: param('id'), userId: b.userId ?? undefined, teamId: b.teamId ?? undefined, teamIdSet: b.teamId !== undefined },
+        ctx,
       ),
-    );
-  });
-  internal.put('/conversations/:id/priority', async (req, res) => {
-    const b = body(req, SetPriority);
-    res.json(conversationOut(await messaging().SetConversationPriority({ id: req.params.id, priority: b.priority ?? '' }, ctxOf(req, res))));
-  });
-  internal.post('/conversations/bulk', async (req, res) => {
-    const b = body(req, BulkConversations);
+    ),
+});
+inboxRoutes.route('PUT /conversations/:id/priority', {
+  summary: 'Set the priority (low, medium, high, urgent) or clear it with null',
+  description: `Any role that works conversations may set it. A change publishes \`conversation.priority_changed\` (webhooks, automation trigger conversation_priority_changed); setting the priority it has changes nothing. ${VISIBILITY}`,
+  body: SetPriority,
+  response: Conversation,
+  handler: async ({ param, body: b, ctx, deps }) =>
+    conversationOut(await messaging(deps).SetConversationPriority({ id: param('id'), priority: b.priority ?? '' }, ctx)),
+});
+inboxRoutes.route('PUT /conversations/:id/status', {
+  summary: 'Set the status; snoozed needs snoozedUntil (a future time)',
+  body: SetStatus,
+  response: Conversation,
+  handler: async ({ param, body: b, ctx, deps }) =>
+    conversationOut(await messaging(deps).SetConversationStatus({ id: param('id'), status: b.status, snoozedUntil: b.snoozedUntil }, ctx)),
+});
+inboxRoutes.route('POST /conversations/bulk', {
+  summary:
+    'Assign, set the status of, file in a folder, mark read or run a macro on up to 1000 conversations; each id that fails is listed with its code',
+  description:
+    '`{action: "macro", macroId}` runs the macro on each conversation, one after another, as POST /conversations/{id}/macros/{macroId}/run does (each run audited as `macro.run`): ' +
+    'a conversation counts as updated when every action succeeded there, and is otherwise listed with the code of its first failed action (the later actions still ran). ' +
+    'A macroId the caller cannot run is 400 naming `macroId`.',
+  body: BulkConversations,
+  response: BulkResult,
+  handler: async ({ body: b, ctx, deps }) => {
     const params =
       b.action === 'assign'
         ? { userId: b.userId ?? undefined, teamId: b.teamId ?? undefined, teamIdSet: b.teamId !== undefined }
@@ -462,100 +237,305 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
             : b.action === 'macro'
               ? { macroId: b.macroId }
               : {};
-    const out = await messaging().BulkUpdateConversations({ ids: b.ids, action: b.action, ...params }, ctxOf(req, res));
-    res.json({ updated: out.updated, failed: out.failed ?? [] });
-  });
-  const moves = [
-    ['archive', 'ArchiveConversation'],
-    ['close', 'CloseConversation'],
-    ['reopen', 'ReopenConversation'],
-    ['read', 'MarkConversationRead'],
-    ['unread', 'MarkConversationUnread'],
-  ] as const;
-  for (const [path, method] of moves) {
-    internal.post(`/conversations/:id/${path}`, async (req, res) => {
-      res.json(moveOut(await messaging()[method]({ id: req.params.id }, ctxOf(req, res))));
-    });
-  }
+    const out = await messaging(deps).BulkUpdateConversations({ ids: b.ids, action: b.action, ...params }, ctx);
+    return { updated: out.updated, failed: out.failed ?? [] };
+  },
+});
+inboxRoutes.route('POST /conversations/:id/archive', {
+  summary: 'Archive the conversation (repeating it changes nothing)',
+  response: ConversationMove,
+  handler: async ({ param, ctx, deps }) => moveOut(await messaging(deps).ArchiveConversation({ id: param('id') }, ctx)),
+});
+inboxRoutes.route('POST /conversations/:id/close', {
+  summary: 'Close the conversation (repeating it changes nothing)',
+  response: ConversationMove,
+  handler: async ({ param, ctx, deps }) => moveOut(await messaging(deps).CloseConversation({ id: param('id') }, ctx)),
+});
+inboxRoutes.route('POST /conversations/:id/reopen', {
+  summary: 'Reopen the conversation (active again; a snooze ends)',
+  response: ConversationMove,
+  handler: async ({ param, ctx, deps }) => moveOut(await messaging(deps).ReopenConversation({ id: param('id') }, ctx)),
+});
+inboxRoutes.route('POST /conversations/:id/read', {
+  summary: 'Mark every message of the conversation read',
+  response: ConversationMove,
+  handler: async ({ param, ctx, deps }) => moveOut(await messaging(deps).MarkConversationRead({ id: param('id') }, ctx)),
+});
+inboxRoutes.route('POST /conversations/:id/unread', {
+  summary: 'Mark the contact’s latest message unread (422 when the contact has not written yet)',
+  response: ConversationMove,
+  errors: [422],
+  handler: async ({ param, ctx, deps }) => moveOut(await messaging(deps).MarkConversationUnread({ id: param('id') }, ctx)),
+});
 
-  // Inbox visibility (messaging applies it to every conversation query): anyone reads it, admins and owners set it.
-  internal.get('/settings/inbox', async (req, res) => {
-    res.json(inboxSettingsOut(await messaging().GetInboxSettings({}, ctxOf(req, res))));
-  });
-  internal.put('/settings/inbox', async (req, res) => {
-    res.json(inboxSettingsOut(await messaging().UpdateInboxSettings(inboxSettingsIn(body(req, InboxSettings)), ctxOf(req, res))));
-  });
+const START_CONVERSATION_DOC =
+  'Reach someone who never wrote (an imported lead): give exactly one of `contactId`, `phone` (any Vietnamese spelling) or `chatnetUid`. ' +
+  'The network user is the contact’s known uid on the network, else a lookup of its phone through the account (paced per account: 429 with Retry-After; cached a day). ' +
+  'An existing conversation with them on the account answers 200 (two calls never make two); otherwise 201 with a new one (`type: "user"`), linked to the contact, ' +
+  'or for `phone`/`chatnetUid` to the org’s contact with that phone or uid, created (named with the network’s display name) when there is none. ' +
+  'The caller becomes the assignee. `message` is the first message sent when `content` or `attachments` were given, else null. ' +
+  '422 `not_on_network` (naming `phone`), `no_phone` (the contact has none), `friend_required` (the user takes messages only from friends: the conversation is created, empty; ' +
+  'send a friend request with POST /api/v1/chatnet-accounts/:id/friend-requests). 404: another org’s account or contact. 409 `account_not_connected`.';
+inboxRoutes.route('POST /conversations', {
+  summary: 'Start a conversation with a contact, phone number or network uid (optionally with a first message)',
+  description: `${START_CONVERSATION_DOC} ${VISIBILITY}`,
+  body: StartConversation,
+  headers: [{ name: 'Idempotency-Key', description: 'for the first message: 1 to 255 characters; a repeated key answers with the first result' }],
+  status: 201,
+  response: StartedConversation,
+  also: { status: 200, response: StartedConversation },
+  errors: [404, 409, 422, 503],
+  handler: (input) => startConversation(input, 'ui'),
+});
 
-  internal.get('/chat/folders', async (req, res) => {
-    res.json((await messaging().ListFolders({}, ctxOf(req, res))).data.map(folderOut));
-  });
-  internal.post('/chat/folders', async (req, res) => {
-    res.status(201).json(folderOut(await messaging().CreateFolder(body(req, NewFolder), ctxOf(req, res))));
-  });
-  internal.put('/chat/folders/:id', async (req, res) => {
-    res.json(folderOut(await messaging().UpdateFolder({ id: req.params.id, ...body(req, FolderPatch) }, ctxOf(req, res))));
-  });
-  internal.delete('/chat/folders/:id', async (req, res) => {
-    await messaging().DeleteFolder({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
-  internal.post('/chat/folders/:id/conversations', async (req, res) => {
-    res.json(folderOut(await messaging().AddConversationsToFolder({ folderId: req.params.id, ...body(req, FolderConversations) }, ctxOf(req, res))));
-  });
-  internal.delete('/chat/folders/:id/conversations/:conversationId', async (req, res) => {
-    await messaging().RemoveConversationFromFolder({ folderId: req.params.id, conversationId: req.params.conversationId }, ctxOf(req, res));
-    res.status(204).end();
-  });
+messageRoutes.route('GET /messages/search', {
+  summary: 'Messages holding every word of q (case and accents folded), best match first, then newest; each with a highlighted fragment',
+  description: VISIBILITY,
+  query: SearchQuery,
+  paging: { limit: 20, max: 100 },
+  response: z.object({ data: z.array(SearchHit), pagination: Pagination }),
+  handler: async ({ query: { q, conversationId, chatnetAccountId, from, to }, page, ctx, deps }) => {
+    const range = dateRange(from, to, 'from', 'to');
+    const out = await messaging(deps).SearchMessages({ q, conversationId, chatnetAccountId, ...range, ...page }, ctx);
+    return { data: out.data.map(searchHitOut), pagination: out.pagination! };
+  },
+});
+messageRoutes.route('POST /conversations/:id/messages', {
+  summary: 'Send a message (text and/or uploaded attachments) into the conversation through its chat-network account',
+  description:
+    'Send an Idempotency-Key header (or clientMessageId) so a retried request never sends twice; a replay answers the first result with `Idempotent-Replayed: true`. ' +
+    '429 with Retry-After when the account’s send rate is reached; 422 when the account is not connected. ' +
+    'With `sendAt` (a time in the future, at most 90 days ahead) nothing is sent now: the message is scheduled (202, a scheduled message) and sent at that time ' +
+    'as this send would have been, once; `cancelIfReplied: true` cancels it when the contact writes first.',
+  body: Send,
+  headers: [{ name: 'Idempotency-Key', description: '1 to 255 characters; a repeated key answers with the first result (sends only)' }],
+  status: 201,
+  response: SentMessage,
+  also: { status: 202, response: ScheduledMessage },
+  errors: [409, 422, 503],
+  handler: async ({ req, res, param, body: b, ctx, deps, answerWith }) => {
+    if (b.sendAt) {
+      const scheduled = await messaging(deps).ScheduleMessage(
+        {
+          conversationId: param('id'),
+          content: b.content,
+          contentType: b.contentType || 'text',
+          attachmentIds: b.attachments,
+          sendAt: b.sendAt,
+          cancelIfReplied: b.cancelIfReplied === true,
+        },
+        ctx,
+      );
+      answerWith(202);
+      return scheduledMessageOut(scheduled);
+    }
+    const sent = await messaging(deps).SendMessage(
+      {
+        conversationId: param('id'),
+        content: b.content,
+        contentType: b.contentType || 'text',
+        clientMessageId: keyOf(req, b.clientMessageId) ?? '',
+        source: 'ui',
+        attachmentIds: b.attachments,
+        replyToMessageId: b.replyToMessageId ?? '',
+      },
+      ctx,
+      b.attachments.length ? { deadlineMs: deps.config.GRPC_FILE_SEND_DEADLINE_MS } : undefined,
+    );
+    flagReplay(res, sent);
+    return sentOut(sent);
+  },
+});
+messageRoutes.route('PUT /conversations/:id/messages/:messageId', {
+  summary: 'Set a message’s read and/or replied flag',
+  body: Flags,
+  response: Message,
+  handler: async ({ param, body, ctx, deps }) =>
+    messageOut(await messaging(deps).UpdateMessageFlags({ conversationId: param('id'), messageId: param('messageId'), ...body }, ctx)),
+});
+messageRoutes.route('POST /messages/:id/recall', {
+  summary: 'Recall (take back) a message the organization sent, on the chat network too',
+  description:
+    'Only an outbound message (else 400 `not_recallable`), within RECALL_WINDOW_MINUTES of sending it (default 1440; after it 409 `recall_window_passed`). ' +
+    'The message keeps its content with `status: "recalled"` and `recalledAt`; `message.recalled` is published. 422 when the account is not connected. ' +
+    VISIBILITY,
+  response: Message,
+  errors: [409, 422, 503],
+  handler: async ({ param, ctx, deps }) => messageOut(await messaging(deps).RecallMessage({ id: param('id') }, ctx)),
+});
+messageRoutes.route('PUT /messages/:id/reactions', {
+  summary: 'Set the caller’s reaction on a message (it replaces theirs), on the chat network too',
+  description:
+    'One reaction per user; `message.reaction` is published. 422 when the account is not connected or the message was recalled. ' + VISIBILITY,
+  body: ReactionBody,
+  response: Message,
+  errors: [422, 503],
+  handler: async ({ param, body: b, ctx, deps }) => messageOut(await messaging(deps).ReactToMessage({ id: param('id'), emoji: b.emoji }, ctx)),
+});
+messageRoutes.route('DELETE /messages/:id/reactions', {
+  summary: 'Take the caller’s reaction off a message, on the chat network too',
+  description: 'Without a reaction of the caller nothing changes. ' + VISIBILITY,
+  response: Message,
+  errors: [422, 503],
+  handler: async ({ param, ctx, deps }) => messageOut(await messaging(deps).RemoveReaction({ id: param('id') }, ctx)),
+});
 
-  internal.get('/chat/presets', async (req, res) => {
-    const { category } = query(req, PresetQuery);
-    res.json((await messaging().ListPresets({ category }, ctxOf(req, res))).data.map(presetOut));
-  });
-  internal.post('/chat/presets', async (req, res) => {
-    res.status(201).json(presetOut(await messaging().CreatePreset(body(req, NewPreset), ctxOf(req, res))));
-  });
-  internal.get('/chat/presets/:id', async (req, res) => {
-    res.json(presetOut(await messaging().GetPreset({ id: req.params.id }, ctxOf(req, res))));
-  });
-  internal.put('/chat/presets/:id', async (req, res) => {
-    res.json(presetOut(await messaging().UpdatePreset({ id: req.params.id, ...body(req, PresetPatch) }, ctxOf(req, res))));
-  });
-  internal.delete('/chat/presets/:id', async (req, res) => {
-    await messaging().DeletePreset({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
+inboxSettingsRoutes.route('GET /settings/inbox', {
+  summary: 'Inbox settings: agent visibility, auto-close, the out-of-hours reply and CSAT (any role)',
+  response: InboxSettingsOut,
+  handler: async ({ ctx, deps }) => inboxSettingsOut(await messaging(deps).GetInboxSettings({}, ctx)),
+});
+inboxSettingsRoutes.route('PUT /settings/inbox', {
+  summary: 'Change inbox settings (admins and owners); fields not sent keep their value',
+  description:
+    'A partial update: send at least one field. `autoCloseAfterMinutes` (1-43200, null: never) closes an active or pending conversation whose last message is ours after that many idle ' +
+    'minutes, publishing `conversation.status_changed` with `changedBy: null`, `autoCloseMessage` sent first when set; a change re-plans the open conversations from their last message ' +
+    '(one idle longer closes at once), null cancels every pending auto-close. `outOfHoursMessage` answers a contact writing while the account’s business hours (its own, else the ' +
+    'organization’s) are closed, once per conversation and closed period. `csat: {enabled, message}` sends the question when a conversation closes; the contact’s first message within 24 h ' +
+    'that is a rating (1-5, stars, or the faces 😡😞😐🙂😍) is stored as the conversation’s `csat` and published as `conversation.csat_received` (webhooks, automation trigger ' +
+    'conversation_csat_received) without reopening the conversation; the message after it is its comment. Automatic messages have `source: "auto"`. 400 names the field; 403 below admin.',
+  body: InboxSettings,
+  response: InboxSettingsOut,
+  handler: async ({ body, ctx, deps }) => inboxSettingsOut(await messaging(deps).UpdateInboxSettings(inboxSettingsIn(body), ctx)),
+});
 
-  // Bytes stream (below); deleting an unsent upload is an ordinary call.
-  internal.delete('/chat/attachments/:id', async (req, res) => {
-    const attachmentId = id().safeParse(req.params.id);
+folderRoutes.route('GET /chat/folders', {
+  summary: 'The organization’s chat folders with their conversation counts',
+  response: z.array(Folder),
+  handler: async ({ ctx, deps }) => (await messaging(deps).ListFolders({}, ctx)).data.map(folderOut),
+});
+folderRoutes.route('POST /chat/folders', {
+  summary: 'Create a chat folder (names are unique in the organization)',
+  body: NewFolder,
+  status: 201,
+  response: Folder,
+  errors: [409],
+  handler: async ({ body, ctx, deps }) => folderOut(await messaging(deps).CreateFolder(body, ctx)),
+});
+folderRoutes.route('PUT /chat/folders/:id', {
+  summary: 'Rename or recolor a chat folder',
+  body: FolderPatch,
+  response: Folder,
+  errors: [409],
+  handler: async ({ param, body, ctx, deps }) => folderOut(await messaging(deps).UpdateFolder({ id: param('id'), ...body }, ctx)),
+});
+folderRoutes.route('DELETE /chat/folders/:id', {
+  summary: 'Delete a chat folder (its conversations stay)',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await messaging(deps).DeleteFolder({ id: param('id') }, ctx);
+  },
+});
+folderRoutes.route('POST /chat/folders/:id/conversations', {
+  summary: 'File conversations in the folder (404 naming the first that is not the organization’s)',
+  body: FolderConversations,
+  response: Folder,
+  handler: async ({ param, body, ctx, deps }) => folderOut(await messaging(deps).AddConversationsToFolder({ folderId: param('id'), ...body }, ctx)),
+});
+folderRoutes.route('DELETE /chat/folders/:id/conversations/:conversationId', {
+  summary: 'Take a conversation out of the folder',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await messaging(deps).RemoveConversationFromFolder({ folderId: param('id'), conversationId: param('conversationId') }, ctx);
+  },
+});
+
+presetRoutes.route('GET /chat/presets', {
+  summary: 'Saved replies, optionally of one category',
+  query: PresetQuery,
+  response: z.array(Preset),
+  handler: async ({ query: { category }, ctx, deps }) => (await messaging(deps).ListPresets({ category }, ctx)).data.map(presetOut),
+});
+presetRoutes.route('POST /chat/presets', {
+  summary: 'Save a reply',
+  body: NewPreset,
+  status: 201,
+  response: Preset,
+  handler: async ({ body, ctx, deps }) => presetOut(await messaging(deps).CreatePreset(body, ctx)),
+});
+presetRoutes.route('GET /chat/presets/:id', {
+  summary: 'One saved reply',
+  response: Preset,
+  handler: async ({ param, ctx, deps }) => presetOut(await messaging(deps).GetPreset({ id: param('id') }, ctx)),
+});
+presetRoutes.route('PUT /chat/presets/:id', {
+  summary: 'Change a saved reply; only the fields sent change',
+  body: PresetPatch,
+  response: Preset,
+  handler: async ({ param, body, ctx, deps }) => presetOut(await messaging(deps).UpdatePreset({ id: param('id'), ...body }, ctx)),
+});
+presetRoutes.route('DELETE /chat/presets/:id', {
+  summary: 'Delete a saved reply',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await messaging(deps).DeletePreset({ id: param('id') }, ctx);
+  },
+});
+
+attachmentRoutes.route('DELETE /chat/attachments/:id', {
+  summary: 'Delete an upload that was not sent: only the user who uploaded it',
+  description:
+    '409 `attachment_in_use` for a file sent with a message or waiting in a scheduled one (those are the conversation’s record); ' +
+    '403 for another user’s upload; 404 for an unknown id or another organization’s; 400 naming `id` for a malformed one.',
+  status: 204,
+  response: null,
+  errors: [400, 409],
+  handler: async ({ param, ctx, deps }) => {
+    const attachmentId = id().safeParse(param('id'));
     if (!attachmentId.success) throw badRequest([{ field: 'id', message: 'must be an attachment id' }]);
-    await messaging().DeleteAttachment({ id: attachmentId.data }, ctxOf(req, res));
-    res.status(204).end();
-  });
+    await messaging(deps).DeleteAttachment({ id: attachmentId.data }, ctx);
+  },
+});
 
-  const pub = Router();
-  pub.post('/conversations', requireScope('messages:send'), async (req, res) => {
-    await startConversation(req, res, 'public_api');
-  });
-  pub.get('/conversations', requireScope('conversations:read'), async (req, res) => {
+// ------------------------------------------------------------------------------------------- public API
+
+publicConversationRoutes.route('GET /conversations', {
+  scope: 'conversations:read',
+  summary: 'List conversations, most recent message first (with updatedSince: least recently changed first)',
+  paging: { limit: 20, max: 100, limitOnly: true, cursor: 'updatedAt' },
+  response: z.object({ conversations: z.array(PublicConversation), nextCursor: nextCursorField }),
+  handler: async ({ req, ctx, deps }) => {
     const { limit, keyset } = publicPage(req, CURSOR_LISTS.conversations, 20, 100);
-    const out = await messaging().ListPublicConversations({ limit, keyset }, ctxOf(req, res));
-    res.json({ conversations: out.conversations.map(publicConversationOut), nextCursor: nextCursor(CURSOR_LISTS.conversations, keyset, out.next) });
-  });
-  pub.get('/conversations/:id/messages', requireScope('conversations:read'), async (req, res) => {
+    const out = await messaging(deps).ListPublicConversations({ limit, keyset }, ctx);
+    return { conversations: out.conversations.map(publicConversationOut), nextCursor: nextCursor(CURSOR_LISTS.conversations, keyset, out.next) };
+  },
+});
+publicConversationRoutes.route('GET /conversations/:id/messages', {
+  scope: 'conversations:read',
+  summary: 'Messages of one conversation of the organization, newest first (with updatedSince: oldest first)',
+  paging: { limit: 50, max: 200, limitOnly: true, cursor: 'sentAt' },
+  response: z.object({ messages: z.array(PublicMessage), nextCursor: nextCursorField }),
+  handler: async ({ req, param, ctx, deps }) => {
     const { limit, keyset } = publicPage(req, CURSOR_LISTS.messages, 50, 200);
-    const out = await messaging().ListPublicMessages({ conversationId: pathParam(req, 'id'), limit, keyset }, ctxOf(req, res));
-    res.json({ messages: out.messages.map(publicMessageOut), nextCursor: nextCursor(CURSOR_LISTS.messages, keyset, out.next) });
-  });
-  pub.get('/messages/:id', requireScope('conversations:read'), async (req, res) => {
+    const out = await messaging(deps).ListPublicMessages({ conversationId: param('id'), limit, keyset }, ctx);
+    return { messages: out.messages.map(publicMessageOut), nextCursor: nextCursor(CURSOR_LISTS.messages, keyset, out.next) };
+  },
+});
+publicConversationRoutes.route('GET /messages/:id', {
+  scope: 'conversations:read',
+  summary: 'One message of the organization (e.g. the messageId a send returned)',
+  response: PublicMessage,
+  handler: async ({ param, ctx, deps }) => {
     // A malformed id is the caller's mistake (400); a well-formed unknown or another org's one is 404 from messaging.
-    const messageId = id().safeParse(req.params.id);
+    const messageId = id().safeParse(param('id'));
     if (!messageId.success) throw badRequest([{ field: 'id', message: 'must be a message id' }]);
-    res.json(publicMessageOut(await messaging().GetPublicMessage({ id: messageId.data }, ctxOf(req, res))));
-  });
-  pub.post('/messages/send', requireScope('messages:send'), async (req, res) => {
-    const b = body(req, PublicSend);
-    const sent = await messaging().SendToThread(
+    return publicMessageOut(await messaging(deps).GetPublicMessage({ id: messageId.data }, ctx));
+  },
+});
+publicConversationRoutes.route('POST /messages/send', {
+  scope: 'messages:send',
+  summary: 'Send a message through a connected chat-network account of the organization',
+  description:
+    'Send an Idempotency-Key header (or clientMessageId) so a retried request never sends twice; a replay answers the first result with `Idempotent-Replayed: true`.',
+  body: PublicSend,
+  headers: [{ name: 'Idempotency-Key', description: '1 to 255 characters; a repeated key answers with the first result' }],
+  response: PublicSent,
+  errors: [404, 409, 422, 503],
+  handler: async ({ req, res, body: b, ctx, deps }) => {
+    const sent = await messaging(deps).SendToThread(
       {
         chatnetAccountId: b.chatnetAccountId,
         threadId: b.threadId,
@@ -566,12 +546,33 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
         source: 'public_api',
         replyToMessageId: b.replyToMessageId ?? '',
       },
-      ctxOf(req, res),
+      ctx,
     );
     // The stored message's id and delivery status (sent; seen later): GET /api/public/messages/:id reads it back.
     flagReplay(res, sent);
-    res.json({ success: true, messageId: sent.id, status: sent.status });
-  });
+    return { success: true as const, messageId: sent.id, status: sent.status };
+  },
+});
+publicConversationRoutes.route('POST /conversations', {
+  scope: 'messages:send',
+  summary: 'Start a conversation with a contact, phone number or network uid (optionally with a first message)',
+  description: START_CONVERSATION_DOC,
+  body: StartConversation,
+  headers: [{ name: 'Idempotency-Key', description: 'for the first message: 1 to 255 characters; a repeated key answers with the first result' }],
+  status: 201,
+  response: StartedConversation,
+  also: { status: 200, response: StartedConversation },
+  errors: [404, 409, 422, 503],
+  handler: (input) => startConversation(input, 'public_api'),
+});
+
+/** The internal areas in the document's order (docs/paths/chat.ts places the ones of other files between them). */
+export const chatInternalAreas = [inboxRoutes, messageRoutes, inboxSettingsRoutes, folderRoutes, presetRoutes, attachmentRoutes];
+
+/** Conversations, messages, sending, folders, presets and attachments: everything messaging owns. */
+export function chatRoutes(deps: RouteDeps): ServiceRoutes {
+  const { config, internalAuth, streamAgent, log, auth } = deps;
+  const contract = responseContract(config);
 
   // Attachment bytes stream through: authenticated here (bearer, with its rate limit), then proxied to
   // messaging's HTTP endpoint with the caller signed for messaging. Mounted before any body parser.
@@ -589,5 +590,9 @@ export function chatRoutes({ clients, config, internalAuth, streamAgent, log, au
   stream.post('/chat/attachments', auth.bearer, files);
   stream.get('/chat/attachments/:id', auth.bearer, files);
 
-  return { internal, public: pub, stream };
+  return {
+    internal: Router().use(...chatInternalAreas.map((area) => area.router(deps, contract))),
+    public: publicConversationRoutes.router(deps, contract),
+    stream,
+  };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Contact } from '../docs/schemas/crm';
+import { Contact } from './crm';
 
 // Shape only; crm checks the id (400 naming sourceId when malformed or the target itself, 404 when not the org's).
 export const MergeBody = z.object({

@@ -1,34 +1,43 @@
-import { Router } from 'express';
-import { z } from 'zod';
-import { messagingRules } from '@crm/validation';
+import { page } from '../docs/schemas/common';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import type { RouteDeps, ServiceRoutes } from './deps';
-import { ctxOf } from '../http/principal';
 import { conversationNoteOut } from './chat.out';
-import { body, pageParams, s } from '../http/validate';
-
-/** A note's text: 1 to CONVERSATION_NOTE_MAX characters once trimmed (messaging checks the same rule). */
-export const NewNote = z.object({ content: s.requiredText(messagingRules.CONVERSATION_NOTE_MAX) });
+import { ConversationNote, NewNote } from './conversation-notes.schemas';
 
 /**
  * Private notes inside a conversation (owned by messaging): the team's own remarks and @mentions, shown in
- * the conversation's timeline and never sent to the chat network.
+ * the conversation's timeline and never sent to the chat network. Served and documented from these declarations.
  */
-export function conversationNotesRoutes({ clients }: RouteDeps): ServiceRoutes {
-  const internal = Router();
-  const messaging = () => clients.messaging;
+export const conversationNoteRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversation notes' });
+const messaging = (deps: RouteDeps) => deps.clients.messaging;
 
-  internal.post('/conversations/:id/notes', async (req, res) => {
-    const note = await messaging().CreateNote({ conversationId: req.params.id, content: body(req, NewNote).content }, ctxOf(req, res));
-    res.status(201).json(conversationNoteOut(note));
-  });
-  internal.get('/conversations/:id/notes', async (req, res) => {
-    const out = await messaging().ListNotes({ conversationId: req.params.id, ...pageParams(req, 50, 100) }, ctxOf(req, res));
-    res.json({ data: out.data.map(conversationNoteOut), pagination: out.pagination });
-  });
-  internal.delete('/conversations/:id/notes/:noteId', async (req, res) => {
-    await messaging().DeleteNote({ conversationId: req.params.id, noteId: req.params.noteId }, ctxOf(req, res));
-    res.status(204).end();
-  });
+conversationNoteRoutes.route('POST /conversations/:id/notes', {
+  summary: 'Add a private note (never sent to the chat network); @mentions of users notify them',
+  body: NewNote,
+  status: 201,
+  response: ConversationNote,
+  handler: async ({ param, body, ctx, deps }) =>
+    conversationNoteOut(await messaging(deps).CreateNote({ conversationId: param('id'), content: body.content }, ctx)),
+});
+conversationNoteRoutes.route('GET /conversations/:id/notes', {
+  summary: 'The conversation’s private notes, newest first',
+  paging: { limit: 50, max: 100 },
+  response: page(ConversationNote),
+  handler: async ({ param, page, ctx, deps }) => {
+    const out = await messaging(deps).ListNotes({ conversationId: param('id'), ...page }, ctx);
+    return { data: out.data.map(conversationNoteOut), pagination: out.pagination! };
+  },
+});
+conversationNoteRoutes.route('DELETE /conversations/:id/notes/:noteId', {
+  summary: 'Delete a note (its author, or a team lead and above)',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await messaging(deps).DeleteNote({ conversationId: param('id'), noteId: param('noteId') }, ctx);
+  },
+});
 
-  return { internal };
+export function conversationNotesRoutes(deps: RouteDeps): ServiceRoutes {
+  return { internal: conversationNoteRoutes.router(deps, responseContract(deps.config)) };
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { messagingRules as rules } from '@crm/validation';
 import { s } from '../http/validate';
-import { Attachment } from '../docs/schemas/messaging';
+import { Attachment } from './chat.schemas';
 import { sendAt } from './send-at';
 
 const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });

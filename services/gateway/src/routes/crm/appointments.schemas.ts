@@ -46,3 +46,37 @@ export const PublicNewAppointment = z.object({
   notes: text(MAX.notes),
 });
 export const PublicAppointmentQuery = z.object({ from: s.date().optional(), to: s.date().optional() });
+
+const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });
+
+/** An appointment (appointmentOut is typed by it). */
+export const Appointment = z.object({
+  id: z.string(),
+  contactId: z.string(),
+  contactName: z.string(),
+  title: z.string(),
+  description: z.string().nullable(),
+  scheduledAt: iso(),
+  duration: z.number().int().meta({ description: 'minutes' }),
+  type: z.string(),
+  location: z.string().nullable(),
+  assignedUserId: z.string().nullable(),
+  status: z.enum(rules.APPOINTMENT_STATUSES),
+  createdAt: iso(),
+  updatedAt: iso(),
+});
+
+/** A public appointment (publicAppointmentOut is typed by it): day and time (UTC) as they were created. */
+export const PublicAppointment = z.object({
+  id: z.string(),
+  contactId: z.string().optional().meta({ description: 'absent inside a contact’s detail' }),
+  appointmentDate: z.string().meta({ description: 'YYYY-MM-DD' }),
+  appointmentTime: z.string().meta({ description: 'HH:MM (UTC)' }),
+  type: z.string(),
+  notes: z.string().nullable(),
+  status: z.enum(rules.APPOINTMENT_STATUSES),
+  title: z.string(),
+  createdAt: iso(),
+  updatedAt: iso(),
+  contact: z.object({ id: z.string(), fullName: z.string(), phone: z.string().nullable(), email: z.string().nullable() }).optional(),
+});

@@ -1,5 +1,7 @@
 import { toPublicContact } from '@crm/events';
+import type { z } from 'zod';
 import type { crm } from '@crm/proto-types';
+import type { Contact as ContactSchema, ContactDetail as ContactDetailSchema, Friend, MemberContact, PublicContact } from './contacts.schemas';
 import { answered, orNull } from '../../http/shape';
 import { noteOut } from './notes.out';
 
@@ -17,7 +19,7 @@ export function customFieldsOf(c: { customFieldsJson?: string }): Record<string,
  * The internal Contact: absent optional values are explicit nulls, never "". hasChatnet is always a boolean
  * (true only with a known chat-network identity; `hasChatnet=unknown` lists those whose phone was never checked).
  */
-export function contactOut(c: Contact) {
+export function contactOut(c: Contact): z.input<typeof ContactSchema> {
   return {
     id: c.id,
     name: c.name,
@@ -44,13 +46,13 @@ export function contactOut(c: Contact) {
 }
 
 /** A customer list's member: the internal Contact without friends (a list can be long). */
-export function memberOut(c: Contact) {
+export function memberOut(c: Contact): z.input<typeof MemberContact> {
   const { friends: _friends, ...member } = contactOut(c);
   return member;
 }
 
 /** Detail: `notes` becomes the array of Note records (newest first); the contact's notes text moves to `notesText`. */
-export function detailOut(d: ContactDetail) {
+export function detailOut(d: ContactDetail): z.input<typeof ContactDetailSchema> {
   const contact = answered(d.contact, 'crm GetContact: contact');
   return {
     ...contactOut(contact),
@@ -58,19 +60,20 @@ export function detailOut(d: ContactDetail) {
     notes: d.notes.map(noteOut),
     conversations: d.conversations.map((c) => ({ ...c, lastMessageAt: c.lastMessageAt ?? null })),
     appointments: d.appointments.map(({ id, title, scheduledAt, status }) => ({ id, title, scheduledAt, status })),
-    activities: d.activities,
+    activities: d.activities.map((a) => ({ ...a })),
   };
 }
 
 /** Public Contact: the spec's field names (fullName), nothing internal; the same mapper as the webhooks' contact. */
-export function publicContactOut(c: Contact) {
-  return toPublicContact({ ...c, customFields: customFieldsOf(c) });
+export function publicContactOut(c: Contact): z.input<typeof PublicContact> {
+  const p = toPublicContact({ ...c, customFields: customFieldsOf(c) });
+  return { ...p, status: p.status as z.input<typeof PublicContact>['status'] };
 }
 
 type FriendRecord = crm.FriendRecord__Output;
 
 /** A chat-network friend record of a contact (GET /contacts/:id/friends): a name the network did not give is null. */
-export function friendOut(f: FriendRecord) {
+export function friendOut(f: FriendRecord): z.input<typeof Friend> {
   return {
     id: f.id,
     chatnetUid: f.chatnetUid,

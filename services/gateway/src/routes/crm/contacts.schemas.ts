@@ -3,7 +3,10 @@ import { z } from 'zod';
 import { crmRules as rules } from '@crm/validation';
 import { badRequest } from '../../http/errors';
 import { dateRange, parseQuery, s } from '../../http/validate';
+import { proto } from '../../docs/proto-schema';
+import { PublicAppointment } from './appointments.schemas';
 import { byRule, clearableId, customFieldValues, email, tags, text, uuid } from './common.schemas';
+import { ContactNote } from './notes.schemas';
 
 const MAX = rules.CONTACT_TEXT_MAX;
 /** "" or absent takes the default source (manual; api on the public API). */
@@ -125,3 +128,90 @@ export const PublicContactFields = z.object({
   tags: tags.optional(),
   customFields: customFieldValues,
 });
+
+// ------------------------------------------------------------------------------------------- responses
+
+const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });
+/** {key: value} of the organization's custom fields (GET /contact-fields): typed values, {} when none is set. */
+export const CustomFieldValues = z
+  .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+  .meta({ description: 'custom field values by key: numbers and booleans as JSON values; text, select and date (YYYY-MM-DD) as strings' });
+
+/** The internal contact (contactOut is typed by it): absent values as explicit nulls, never "". */
+export const Contact = z.object({
+  id: z.string(),
+  name: z.string(),
+  email: z.string().nullable(),
+  phone: z.string().nullable(),
+  source: z.string(),
+  status: z.string(),
+  statusId: z.string().nullable(),
+  assignedUserId: z.string().nullable(),
+  avatar: z.string().nullable(),
+  leadScore: z.number().int(),
+  dealValue: z.number(),
+  hasChatnet: z.boolean().meta({
+    description:
+      'true with a known chat-network identity (or a phone the network knows); false otherwise, manual contacts included. The filter hasChatnet=unknown lists contacts whose phone was never checked',
+  }),
+  chatnetUid: z.string().nullable(),
+  threadTypes: z.array(z.string()),
+  friends: z.array(z.object({ chatnetUid: z.string(), displayName: z.string(), accountId: z.string() })),
+  notes: z.string().nullable(),
+  tags: z.array(z.string()),
+  customFields: CustomFieldValues,
+  lastActivity: z.string(),
+  createdAt: iso(),
+  updatedAt: iso(),
+});
+
+/** A chat-network friend record of a contact (friendOut is typed by it). */
+export const Friend = z.object({
+  id: z.string(),
+  chatnetUid: z.string(),
+  displayName: z.string().nullable().meta({ description: 'the name the chat network gave; null when it gave none' }),
+  accountId: z.string().meta({ description: 'the chat-network account the friendship is on' }),
+  relationshipKind: z.string(),
+  addedAt: iso(),
+});
+
+/** One contact with its notes, conversations, appointments and activities (detailOut is typed by it). */
+export const ContactDetail = Contact.extend({
+  notesText: z.string().nullable().meta({ description: 'the contact’s own notes text' }),
+  notes: z.array(ContactNote).meta({ description: 'note records, newest first' }),
+  conversations: z.array(
+    z.object({ id: z.string(), chatnetAccountId: z.string(), messageCount: z.number().int(), lastMessageAt: z.string().nullable() }),
+  ),
+  appointments: z.array(z.object({ id: z.string(), title: z.string(), scheduledAt: iso(), status: z.string() })),
+  activities: z.array(z.looseObject({})),
+});
+
+/** A customer list's member (memberOut is typed by it): the internal contact without friends. */
+export const MemberContact = Contact.omit({ friends: true });
+
+/** `{updated, failed: [{id, code}]}`: ids that were not changed, each with why. */
+export const BulkResult = proto('crm/v1/crm.proto', 'crm.v1.BulkResult');
+
+/** The public contact (publicContactOut is typed by it): the spec's field names, nothing internal. */
+export const PublicContact = z.object({
+  id: z.string(),
+  fullName: z.string(),
+  phone: z.string().nullable(),
+  email: z.string().nullable(),
+  source: z.string().meta({ description: 'chatnet, socialnet, manual, api' }),
+  status: z.enum(rules.CONTACT_STATUSES),
+  notes: z.string().nullable(),
+  tags: z.array(z.string()),
+  customFields: CustomFieldValues,
+  createdAt: iso(),
+  updatedAt: iso(),
+});
+
+/** The public contact detail: the 5 most recent appointments and the conversation count. */
+export const PublicContactDetail = PublicContact.extend({
+  appointments: z.array(PublicAppointment).meta({ description: 'the 5 most recent' }),
+  conversationCount: z.number().int().nullable().meta({ description: 'null when messaging could not be asked' }),
+});
+
+/** Every public list answers the page's next cursor beside its items (http/cursor.ts). */
+export const nextCursorField = z.string().nullable().describe('pass as `cursor` for the next page; null on the last page');

@@ -1,45 +1,73 @@
-import { Router } from 'express';
-import type { CrmClient } from './crm-client';
-import { ctxOf } from '../../http/principal';
-import { body, pageParams } from '../../http/validate';
+import { z } from 'zod';
+import { page } from '../../docs/schemas/common';
+import { routeArea } from '../../http/route-area';
+import type { RouteDeps } from '../deps';
 import { memberOut } from './contacts.out';
+import { MemberContact } from './contacts.schemas';
 import { customerListBriefOut, customerListCreatedOut, customerListOut } from './customer-lists.out';
-import { CustomerListPatch, criteriaJson, NewCustomerList } from './customer-lists.schemas';
+import { CustomerList, CustomerListBrief, CustomerListCreated, CustomerListPatch, criteriaJson, NewCustomerList } from './customer-lists.schemas';
 
-/** Customer lists (saved criteria over contacts, evaluated live; writes need campaigns:manage). */
-export function customerListRoutes(internal: Router, crm: () => CrmClient): void {
-  internal.get('/customer-lists', async (req, res) => {
-    const out = await crm().ListCustomerLists({}, ctxOf(req, res));
-    res.json(out.data.map(customerListBriefOut));
-  });
-  internal.post('/customer-lists', async (req, res) => {
-    const b = body(req, NewCustomerList);
-    const l = await crm().CreateCustomerList({ name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctxOf(req, res));
-    res.status(201).json(customerListCreatedOut(l));
-  });
-  internal.get('/customer-lists/:id', async (req, res) => {
-    res.json(customerListOut(await crm().GetCustomerList({ id: req.params.id }, ctxOf(req, res))));
-  });
-  internal.put('/customer-lists/:id', async (req, res) => {
-    const b = body(req, CustomerListPatch);
-    const l = await crm().UpdateCustomerList(
-      { id: req.params.id, name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) },
-      ctxOf(req, res),
-    );
-    res.json(customerListOut(l));
-  });
-  internal.delete('/customer-lists/:id', async (req, res) => {
-    await crm().DeleteCustomerList({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
-  internal.post('/customer-lists/:id/activate', async (req, res) => {
-    res.json(customerListOut(await crm().ActivateCustomerList({ id: req.params.id }, ctxOf(req, res))));
-  });
-  internal.post('/customer-lists/:id/pause', async (req, res) => {
-    res.json(customerListOut(await crm().PauseCustomerList({ id: req.params.id }, ctxOf(req, res))));
-  });
-  internal.get('/customer-lists/:id/members', async (req, res) => {
-    const out = await crm().ListCustomerListMembers({ id: req.params.id, ...pageParams(req, 50) }, ctxOf(req, res));
-    res.json({ data: out.data.map(memberOut), pagination: out.pagination });
-  });
-}
+/** Customer lists (saved criteria over contacts, evaluated live; writes need campaigns:manage, which crm checks). */
+export const customerListRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Customer lists' });
+const crm = (deps: RouteDeps) => deps.clients.crm;
+
+customerListRoutes.route('GET /customer-lists', {
+  summary: 'Saved customer lists (criteria over contacts, evaluated live)',
+  response: z.array(CustomerListBrief),
+  handler: async ({ ctx, deps }) => (await crm(deps).ListCustomerLists({}, ctx)).data.map(customerListBriefOut),
+});
+customerListRoutes.route('POST /customer-lists', {
+  summary: 'Create a customer list (campaigns:manage)',
+  body: NewCustomerList,
+  status: 201,
+  response: CustomerListCreated,
+  errors: [409],
+  handler: async ({ body: b, ctx, deps }) =>
+    customerListCreatedOut(
+      await crm(deps).CreateCustomerList({ name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctx),
+    ),
+});
+customerListRoutes.route('GET /customer-lists/:id', {
+  summary: 'One customer list with its criteria',
+  response: CustomerList,
+  handler: async ({ param, ctx, deps }) => customerListOut(await crm(deps).GetCustomerList({ id: param('id') }, ctx)),
+});
+customerListRoutes.route('PUT /customer-lists/:id', {
+  summary: 'Change a customer list (campaigns:manage)',
+  body: CustomerListPatch,
+  response: CustomerList,
+  errors: [409],
+  handler: async ({ param, body: b, ctx, deps }) =>
+    customerListOut(
+      await crm(deps).UpdateCustomerList({ id: param('id'), name: b.name, description: b.description, criteriaJson: criteriaJson(b.criteria) }, ctx),
+    ),
+});
+customerListRoutes.route('DELETE /customer-lists/:id', {
+  summary: 'Delete a customer list (campaigns:manage)',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await crm(deps).DeleteCustomerList({ id: param('id') }, ctx);
+  },
+});
+customerListRoutes.route('POST /customer-lists/:id/activate', {
+  summary: 'Activate a customer list',
+  response: CustomerList,
+  errors: [422],
+  handler: async ({ param, ctx, deps }) => customerListOut(await crm(deps).ActivateCustomerList({ id: param('id') }, ctx)),
+});
+customerListRoutes.route('POST /customer-lists/:id/pause', {
+  summary: 'Pause a customer list',
+  response: CustomerList,
+  errors: [422],
+  handler: async ({ param, ctx, deps }) => customerListOut(await crm(deps).PauseCustomerList({ id: param('id') }, ctx)),
+});
+customerListRoutes.route('GET /customer-lists/:id/members', {
+  summary: 'The contacts the list’s criteria match now',
+  paging: { limit: 50, max: 100 },
+  response: page(MemberContact),
+  handler: async ({ param, page, ctx, deps }) => {
+    const out = await crm(deps).ListCustomerListMembers({ id: param('id'), ...page }, ctx);
+    return { data: out.data.map(memberOut), pagination: out.pagination! };
+  },
+});

@@ -13,3 +13,21 @@ export const CustomerListPatch = z.object({
   criteria: z.unknown().optional(),
 });
 export const criteriaJson = (c: unknown) => (c === undefined ? undefined : JSON.stringify(c));
+
+const iso = () => z.string().meta({ description: 'ISO 8601 UTC timestamp' });
+
+/** A customer list with its criteria (customerListOut is typed by it). */
+export const CustomerList = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  status: z.string(),
+  contactCount: z.number().int(),
+  criteria: z.unknown().meta({ description: '{filters: [{field, operator, value}]}' }),
+  createdAt: iso(),
+  updatedAt: iso(),
+});
+/** An entry of GET /customer-lists: the list without its criteria. */
+export const CustomerListBrief = CustomerList.pick({ id: true, name: true, description: true, contactCount: true, status: true, createdAt: true });
+/** What POST /customer-lists answers. */
+export const CustomerListCreated = CustomerList.pick({ id: true, name: true, status: true, createdAt: true });

@@ -1,51 +1,64 @@
 import { Router } from 'express';
 import type { RouteDeps, ServiceRoutes } from '../deps';
+import { responseContract } from '../../http/response-contract';
 import { appointmentRoutes } from './appointments.routes';
 import { contactStatusRoutes } from './contact-statuses.routes';
 import { contactRoutes } from './contacts.routes';
 import { customerListRoutes } from './customer-lists.routes';
 import { noteRoutes } from './notes.routes';
-import { publicCrmRoutes } from './public-api.routes';
+import { publicAppointmentRoutes, publicContactRoutes } from './public-api.routes';
 
 // The face of the crm routes: other modules (docs, contact fields, merges) import these names from here only.
 export { appointmentOut, publicAppointmentOut } from './appointments.out';
-export { AppointmentPatch, AppointmentQuery, NewAppointment, PublicAppointmentQuery, PublicNewAppointment } from './appointments.schemas';
+export {
+  Appointment,
+  AppointmentPatch,
+  AppointmentQuery,
+  NewAppointment,
+  PublicAppointment,
+  PublicAppointmentQuery,
+  PublicNewAppointment,
+} from './appointments.schemas';
 export { statusOut } from './contact-statuses.out';
-export { NewStatus, StatusPatch } from './contact-statuses.schemas';
+export { NewStatus, Status, StatusPatch } from './contact-statuses.schemas';
 export { contactOut, customFieldsOf, detailOut, friendOut, memberOut, publicContactOut } from './contacts.out';
 export { byRule, position } from './common.schemas';
 export {
   BulkContacts,
   BulkIds,
+  BulkResult,
+  Contact,
+  ContactDetail,
   ContactPatch,
   ContactQuery,
   contactFiltersOf,
   contactListFilters,
   customFieldFilters,
+  CustomFieldValues,
   customFieldsJson,
+  Friend,
+  MemberContact,
   NewContact,
+  nextCursorField,
+  PublicContact,
+  PublicContactDetail,
   PublicContactFields,
   PublicContactQuery,
 } from './contacts.schemas';
 export { customerListBriefOut, customerListCreatedOut, customerListOut } from './customer-lists.out';
-export { CustomerListPatch, NewCustomerList } from './customer-lists.schemas';
+export { CustomerList, CustomerListBrief, CustomerListCreated, CustomerListPatch, NewCustomerList } from './customer-lists.schemas';
 export { noteOut } from './notes.out';
-export { Note } from './notes.schemas';
+export { ContactNote, Note } from './notes.schemas';
 
-/** Contacts, custom statuses and appointments (internal, bearer) and their public API (API key). */
-export function crmRoutes({ clients }: RouteDeps): ServiceRoutes {
-  const internal = Router();
-  const pub = Router();
-  // A getter, so crm's client is made on the first request that needs it.
-  const crm = () => clients.crm;
+/** The crm areas, in the document's order (docs/index.ts): internal (bearer), then the public API (API key). */
+export const crmAreas = [contactRoutes, noteRoutes, contactStatusRoutes, appointmentRoutes, customerListRoutes];
+export const publicCrmAreas = [publicContactRoutes, publicAppointmentRoutes];
 
-  // Saved views (GET /contacts?viewId=) are messaging's.
-  contactRoutes(internal, crm, () => clients.messagingViews);
-  noteRoutes(internal, crm);
-  contactStatusRoutes(internal, crm);
-  appointmentRoutes(internal, crm);
-  customerListRoutes(internal, crm);
-  publicCrmRoutes(pub, crm);
-
-  return { internal, public: pub };
+/** Contacts, notes, custom statuses, appointments and customer lists (internal, bearer) and their public API (API key). */
+export function crmRoutes(deps: RouteDeps): ServiceRoutes {
+  const contract = responseContract(deps.config);
+  return {
+    internal: Router().use(...crmAreas.map((area) => area.router(deps, contract))),
+    public: Router().use(...publicCrmAreas.map((area) => area.router(deps, contract))),
+  };
 }
