@@ -150,11 +150,6 @@ export interface NewDelivery {
 // planned twice (two instances with copies of one event) a no-op: only the rows written are returned. An endpoint
 // switched off since the plan gets only its successes (they were delivered), as an event consumed after the switch
 // would get nothing; a deleted one gets nothing (the attempt of a row not written is not logged).
-// FOR SHARE OF s: a disable (worker.recordFailure: the endpoint switched off, then what is pending failed, in one
-// transaction) and this write are ordered. Without it a row written while the disable commits is pending for an endpoint
-// nothing claims from, never failed. With it, a disable committed first makes this statement see the endpoint off; one
-// after it waits for this commit, and its failPending sees the rows. Fan-outs do not wait on each other here: feed_lock
-// orders them already.
 // The batch's events are appended to the event feed in the same statement (one commit for both; feed.repo feedCtes):
 // every row of `input` waits for `feed_lock`, so the feed's lock is the first thing the statement takes and no two
 // fan-outs can each hold a row the other waits for.
@@ -177,7 +172,6 @@ const INSERT_FAN_OUT = {
              FROM input i JOIN webhook_settings s ON s.id = i.webhook_id
             WHERE i.state = 'succeeded' OR s.active
             ORDER BY i.ord
-            FOR SHARE OF s
            ON CONFLICT (webhook_id, event_id) WHERE replay_id IS NULL DO NOTHING
            RETURNING id, webhook_id, status, next_attempt_at
          ), attempt AS (
