@@ -307,6 +307,41 @@ describe('webhook dispatch', () => {
     }
   });
 
+  it('writes nothing pending for an endpoint switched off while its fan-out write waited (no row for a disabled endpoint)', async () => {
+    const hook = await createHook('/switched-off', ['contact.updated']);
+    // Its first attempt fails, so the write would leave the row pending (leased for a retry).
+    rx.reply('/switched-off', { status: 503, body: 'down' });
+    const dbName = new URL(stack.databaseUrl('webhooks')).pathname.slice(1);
+    const db = await connectPatiently(stack.databaseUrl('webhooks'));
+    try {
+      // The event feed's lock (feed.repo FEED_LOCK_KEY), which every fan-out write takes first: held here, the write
+      // waits, its statement's snapshot already taken (the endpoint still active in it).
+      await db.query('BEGIN');
+      await db.query('SELECT pg_advisory_xact_lock(31001)');
+      const event = await producer.emit('contact.updated', orgId, sample('contact.updated'));
+      await waitFor(() => rx.at('/switched-off').length >= 1);
+      await waitFor(async () => {
+        const { rows } = await db.query(
+          `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'advisory' AND query LIKE '%INSERT INTO event_feed%'`,
+          [dbName],
+        );
+        return rows.length > 0;
+      });
+      // Switched off while the write waits: its transaction commits now (its answer waits for the write, below).
+      const patched = owner.put(`/api/v1/webhook-settings/${hook.id}`, { active: false });
+      await waitFor(async () => (await db.query('SELECT active FROM webhook_settings WHERE id = $1', [hook.id])).rows[0].active === false);
+      await db.query('COMMIT');
+      expect((await patched).status).toBe(200);
+      // The write ran (the event is in the feed) and wrote nothing for the switched-off endpoint, as for an event
+      // consumed after the switch; before, the row was written pending from the statement's snapshot.
+      await waitFor(async () => (await db.query('SELECT 1 FROM event_feed WHERE event_id = $1', [event.id])).rows.length === 1);
+      expect(await rowsOf(event.id)).toEqual([]);
+    } finally {
+      await db.query('ROLLBACK').catch(() => undefined);
+      await db.end();
+    }
+  });
+
   it('reconnects the LISTEN connection when it is lost and keeps sending at once', async () => {
     await createHook('/relisten', ['contact.deleted']);
     const dbName = new URL(stack.databaseUrl('webhooks')).pathname.slice(1);

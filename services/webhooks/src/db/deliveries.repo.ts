@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { isUuid, type Queryable } from '@crm/db';
+import { isUuid, withTransaction, type Queryable } from '@crm/db';
+import type { Pool } from 'pg';
 import type { AttemptResult } from '../delivery/sender';
-import { feedCtes, feedValues, type FeedEvent } from './feed.repo';
+import { feedCtes, feedValues, waitForFanOutWrites, type FeedEvent } from './feed.repo';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 export type AttemptTrigger = 'auto' | 'manual' | 'test';
@@ -152,10 +153,13 @@ export interface NewDelivery {
 // would get nothing; a deleted one gets nothing (the attempt of a row not written is not logged).
 // The batch's events are appended to the event feed in the same statement (one commit for both; feed.repo feedCtes):
 // every row of `input` waits for `feed_lock`, so the feed's lock is the first thing the statement takes and no two
-// fan-outs can each hold a row the other waits for.
+// fan-outs can each hold a row the other waits for. The lock is taken whenever there are rows, and each row's endpoint
+// is checked active as committed after it (webhook_active_now, migration 005), not as the statement's snapshot saw it:
+// a switch-off committed while the write waited is seen, and one committed after it is followed by
+// failPendingAfterWrites, which waits for the lock.
 const INSERT_FAN_OUT = {
   name: 'webhooks_insert_fan_out',
-  text: `WITH ${feedCtes(15)}, input AS (
+  text: `WITH ${feedCtes(15, 'cardinality($1::uuid[]) > 0')}, input AS (
            SELECT t.* FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                                   $9::timestamptz[], $10::int[], $11::int[], $12::text[], $13::bool[]) WITH ORDINALITY
              AS t (id, org_id, webhook_id, event_id, type, payload, traceparent, state, started_at, duration_ms, status_code, response_body, truncated, ord)
@@ -170,7 +174,7 @@ const INSERT_FAN_OUT = {
                   CASE WHEN i.state = 'succeeded' THEN now() END,
                   i.traceparent
              FROM input i JOIN webhook_settings s ON s.id = i.webhook_id
-            WHERE i.state = 'succeeded' OR s.active
+            WHERE i.state = 'succeeded' OR webhook_active_now(s.id)
             ORDER BY i.ord
            ON CONFLICT (webhook_id, event_id) WHERE replay_id IS NULL DO NOTHING
            RETURNING id, webhook_id, status, next_attempt_at
@@ -439,6 +443,18 @@ export async function failPending(db: Queryable, webhookId: string, reason: stri
     [webhookId, reason],
   );
   return rowCount ?? 0;
+}
+
+/**
+ * failPending once every fan-out write under way has committed: called after a switch-off commits. A write whose
+ * statement began before the switch-off and went first (it held the feed lock) committed rows pending for the endpoint;
+ * this waits for it and fails them. A write after this one sees the switch-off (INSERT_FAN_OUT) and writes none.
+ */
+export async function failPendingAfterWrites(pool: Pool, webhookId: string, reason: string): Promise<number> {
+  return withTransaction(pool, async (db) => {
+    await waitForFanOutWrites(db);
+    return failPending(db, webhookId, reason);
+  });
 }
 
 /** A test send: done synchronously, logged as a finished delivery with its one attempt. */

@@ -28,16 +28,22 @@ export const FEED_SWEEP_CHANNEL = 'event_feed_sweep';
  */
 const FEED_LOCK_KEY = 31_001;
 
+/** Wait for every fan-out write under way (they hold the feed lock for their statement), holding it until commit. */
+export async function waitForFanOutWrites(db: Queryable): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock($1)', [FEED_LOCK_KEY]);
+}
+
 /**
  * CTEs appending the feed rows given as parameters $p..$p+4 (org ids, event ids, types, occurred-at times, payloads)
  * and announcing them, for the fan-out's statement (deliveries.repo INSERT_FAN_OUT) or alone (APPEND). `feed_lock`
- * takes the lock before any row is produced (any join needs a row of it first) and only when there are rows;
+ * takes the lock before any row is produced (any join needs a row of it first), when there are feed rows or
+ * `lockWhen` (SQL) holds;
  * `feed_announced` must be read by the statement's main query. `stored_at` is the clock after the lock, so it grows
  * with the position.
  */
-export function feedCtes(p: number): string {
+export function feedCtes(p: number, lockWhen = 'false'): string {
   return `feed_lock AS (
-           SELECT pg_advisory_xact_lock(${FEED_LOCK_KEY}) AS locked WHERE cardinality($${p}::uuid[]) > 0
+           SELECT pg_advisory_xact_lock(${FEED_LOCK_KEY}) AS locked WHERE cardinality($${p}::uuid[]) > 0 OR ${lockWhen}
          ), feed_input AS (
            SELECT f.* FROM unnest($${p}::uuid[], $${p + 1}::text[], $${p + 2}::text[], $${p + 3}::timestamptz[], $${p + 4}::text[]) WITH ORDINALITY
              AS f (org_id, event_id, type, occurred_at, payload, ord)

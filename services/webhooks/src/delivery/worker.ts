@@ -360,6 +360,8 @@ export class DeliveryWorker {
     });
     if (disabled) {
       this.o.log.warn({ webhookId: row.webhook_id, orgId: row.org_id, reason: disabled }, 'webhook disabled');
+      // A fan-out write that was under way as the disable committed may have left rows pending: they fail too.
+      await deliveries.failPendingAfterWrites(this.o.pool, row.webhook_id, 'webhook disabled after failing continuously');
     } else if (retryInMs !== undefined && retryInMs < TIMER_LIMIT_MS) {
       // Short waits get a timer for precision; longer ones are found by the poll (no timer per parked row).
       const t = setTimeout(() => {

@@ -131,6 +131,8 @@ export async function update(
     return updated;
   });
   if (!row) throw notFound('Webhook');
+  // A fan-out write under way as the switch-off committed may have left rows pending: they fail too.
+  if (patch.active === false) await deliveries.failPendingAfterWrites(deps.pool, req.id, 'webhook deactivated');
   return view(row);
 }
 
