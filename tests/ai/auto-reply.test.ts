@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { Client as PgClient } from 'pg';
+import { devInternalAuth, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
 import { eventually } from '@crm/testing';
 import { auditEntryFor } from '../support/audit';
 import { startStack, type Stack } from '../support/stack';
@@ -228,5 +231,36 @@ describe('guarded AI auto-reply', () => {
     // A's notes API does not show B's conversation (404 across orgs), and B's own conversation has no assistant note.
     expect((await a.owner.get(`/api/v1/conversations/${theirs.id}/notes`)).status).toBe(404);
     expect((await b.owner.get(`/api/v1/conversations/${theirs.id}/notes`)).body.data).toEqual([]);
+  });
+
+  it('ai answers messaging only under the stamp of a customer’s message in that org (issue #27 item 3)', async () => {
+    // Each row keeps its message's stamp: the replies above were asked under it.
+    const { rows: kept } = await db.query(`SELECT count(*)::int AS n FROM ai_auto_replies WHERE org_id = $1 AND origin IS NULL`, [a.orgId]);
+    expect(kept[0].n).toBe(0);
+    const AUTO_REPLY = 'ai.v1.AiService/AutoReply';
+    const seed = stack.env.INTERNAL_AUTH_SEED;
+    /** One call to ai as messaging, for `orgId`, with `origin` beside it: what a process on the internal network can send. */
+    const asMessaging = (orgId: string, origin?: string): Promise<{ code: number; errorCode: string }> => {
+      const md = new grpc.Metadata();
+      md.set('authorization', `Bearer ${devInternalAuth('messaging', seed).sign({ orgId, origin }, AUTO_REPLY)}`);
+      if (origin) md.set('x-crm-origin', origin);
+      const ctor = serviceDefinition(loadProto('ai/v1/ai.proto'), 'ai.v1.AiService');
+      const c = new ctor(stack.addr('ai'), grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Function>;
+      const req = { conversationId: randomUUID(), messageId: randomUUID(), contactName: 'X', chatnetAccountId: accountB, messages: [] };
+      return new Promise((resolve) => {
+        c.AutoReply(req, md, { deadline: new Date(Date.now() + 5000) }, (err: grpc.ServiceError | null) => {
+          c.close();
+          resolve({ code: err ? err.code : status.OK, errorCode: String(err?.metadata?.get('x-error-code')[0] ?? '') });
+        });
+      });
+    };
+    const stampOf = (orgId: string) => devInternalAuth('connector', seed).stampEvent({ id: randomUUID(), type: 'chatnet.inbound', orgId });
+    // Messaging's say-so alone, a message of org A vouching for a call naming B, messaging's own stamp: refused.
+    expect(await asMessaging(b.orgId)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_required' });
+    expect(await asMessaging(b.orgId, stampOf(a.orgId))).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_mismatch' });
+    const own = devInternalAuth('messaging', seed).stampEvent({ id: randomUUID(), type: 'messaging.contact_link', orgId: b.orgId });
+    expect(await asMessaging(b.orgId, own)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_required' });
+    // A message of B vouches for B (its auto-reply is off: ai says so, no error).
+    expect(await asMessaging(b.orgId, stampOf(b.orgId))).toEqual({ code: status.OK, errorCode: '' });
   });
 });

@@ -149,8 +149,9 @@ export const ORIGIN_BOUND: Partial<Record<InternalPrincipal, readonly string[]>>
   // Every AI call is a user's request through the gateway.
   ai: ['messaging.v1.MessagingService/GetConversation'],
   // A thread's contact: for a message the connector stamped (chatnet.inbound), a user's or automation's send, or a
-  // contact link retried under the origin of the message or send that asked for it.
-  messaging: ['crm.v1.CrmService/UpsertChatnetContact', 'crm.v1.CrmService/GetContactBrief'],
+  // contact link retried under the origin of the message or send that asked for it. The AI auto-reply: under the
+  // stamp of the customer's message it answers.
+  messaging: ['crm.v1.CrmService/UpsertChatnetContact', 'crm.v1.CrmService/GetContactBrief', 'ai.v1.AiService/AutoReply'],
 };
 
 /**

@@ -10,6 +10,8 @@ export interface ReceivedForAssistant {
   chatnetAccountId: string;
   threadType: string;
   messageId?: string;
+  /** The verified stamp of the message's inbound event (eventOrigin): ai is asked under it. */
+  origin?: string;
 }
 
 /**
@@ -21,6 +23,6 @@ export interface ReceivedForAssistant {
 export async function planAutoReplies(deps: Deps, db: Queryable, received: ReceivedForAssistant[]): Promise<void> {
   const items = received
     .filter((r) => r.messageId && r.threadType === 'user' && deps.autoReplyAccounts.has(r.orgId, r.chatnetAccountId))
-    .map((r) => ({ id: randomUUID(), orgId: r.orgId, conversationId: r.conversationId, messageId: r.messageId! }));
+    .map((r) => ({ id: randomUUID(), orgId: r.orgId, conversationId: r.conversationId, messageId: r.messageId!, origin: r.origin ?? null }));
   await queue(db, items);
 }

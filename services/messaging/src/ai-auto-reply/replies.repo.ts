@@ -11,6 +11,8 @@ export interface AutoReplyRow {
   conversation_id: string;
   message_id: string;
   attempts: number;
+  /** The stamp of the message's inbound event: the origin of the call to ai (null on rows queued before it was kept). */
+  origin: string | null;
 }
 
 export interface NewAutoReply {
@@ -18,6 +20,7 @@ export interface NewAutoReply {
   orgId: string;
   conversationId: string;
   messageId: string;
+  origin: string | null;
 }
 
 /**
@@ -29,10 +32,10 @@ export async function queue(db: Queryable, items: NewAutoReply[]): Promise<void>
   const latest = new Map(items.map((i) => [i.conversationId, i]));
   const rows = [...latest.values()];
   await db.query(
-    `INSERT INTO ai_auto_replies (id, org_id, conversation_id, message_id)
-     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[])
-     ON CONFLICT (conversation_id) WHERE status = 'pending' DO UPDATE SET message_id = EXCLUDED.message_id`,
-    [rows.map((i) => i.id), rows.map((i) => i.orgId), rows.map((i) => i.conversationId), rows.map((i) => i.messageId)],
+    `INSERT INTO ai_auto_replies (id, org_id, conversation_id, message_id, origin)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[])
+     ON CONFLICT (conversation_id) WHERE status = 'pending' DO UPDATE SET message_id = EXCLUDED.message_id, origin = EXCLUDED.origin`,
+    [rows.map((i) => i.id), rows.map((i) => i.orgId), rows.map((i) => i.conversationId), rows.map((i) => i.messageId), rows.map((i) => i.origin)],
   );
   await db.query(`SELECT pg_notify('${AUTO_REPLIES_CHANNEL}', '')`);
 }
@@ -43,7 +46,7 @@ export async function claimDue(db: Queryable, limit: number, leaseMs: number): P
      WHERE a.id IN (SELECT id FROM ai_auto_replies
                     WHERE status = 'pending' AND due_at <= now() AND (lease_until IS NULL OR lease_until < now())
                     ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-     RETURNING a.id, a.org_id, a.conversation_id, a.message_id, a.attempts`,
+     RETURNING a.id, a.org_id, a.conversation_id, a.message_id, a.attempts, a.origin`,
     [limit, leaseMs],
   );
   return rows;

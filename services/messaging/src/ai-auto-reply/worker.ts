@@ -1,7 +1,7 @@
 import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop, iso, type Queryable, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { AppError } from '@crm/grpc-kit';
+import { AppError, status as grpcStatus } from '@crm/grpc-kit';
 import type { ai } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import { convs, messages } from '../conversations';
@@ -89,7 +89,8 @@ export class AutoReplyWorker {
     let decision: ai.AutoReplyResult__Output;
     try {
       decision = await deps.remote.autoReply(
-        { orgId, requestId: `ai-auto-reply:${r.id}` },
+        // Under the stamp of the customer's message: ai answers only for the org the connector received it in.
+        { orgId, requestId: `ai-auto-reply:${r.id}`, origin: r.origin ?? undefined },
         {
           conversationId: conv.id,
           messageId: r.message_id,
@@ -100,7 +101,9 @@ export class AutoReplyWorker {
       );
     } catch (err) {
       deps.log.warn({ err, autoReplyId: r.id, attempts: r.attempts }, 'ai did not answer the auto-reply');
-      if (r.attempts < MAX_ATTEMPTS) return repo.retryLater(deps.pool, r.id, 1000 * 2 ** r.attempts, 'ai_unavailable');
+      // Refused (no stamp on a row queued before they were kept): asking again changes nothing.
+      const refused = (err as { code?: number }).code === grpcStatus.PERMISSION_DENIED;
+      if (!refused && r.attempts < MAX_ATTEMPTS) return repo.retryLater(deps.pool, r.id, 1000 * 2 ** r.attempts, 'ai_unavailable');
       return handOff(deps, r, 'ai_unavailable', 'the AI service did not answer');
     }
     if (decision.decision === 'off') return skip('off');

@@ -13,6 +13,8 @@ export interface ReceivedMessage {
   threadType: string;
   /** The message stored (the AI auto-reply answers it). */
   messageId?: string;
+  /** Its inbound event's verified stamp (the AI auto-reply asks ai under it). */
+  origin?: string;
 }
 
 /**

@@ -439,7 +439,14 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     await convs.recount(db, stored.conversationId);
     batch?.statusKept(stored.conversationId);
   } else {
-    const replied = { orgId, conversationId: stored.conversationId, chatnetAccountId: d.accountId, threadType: d.threadType, messageId };
+    const replied = {
+      orgId,
+      conversationId: stored.conversationId,
+      chatnetAccountId: d.accountId,
+      threadType: d.threadType,
+      messageId,
+      origin: eventOrigin(event),
+    };
     if (batch) batch.replied.push(replied);
     else await afterReplies(deps, db, [replied]);
   }
