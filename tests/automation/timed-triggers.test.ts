@@ -7,12 +7,13 @@ import { messageData as sentData } from '../support/event-data';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { fakeCrmLists } from './campaign-fakes';
-import { eventBus, fakeServer, messageData, org, sleep } from './support';
+import { eventBus, fakeServer, messageData, org } from './support';
 
 // The timed triggers of issue #32 item 2, through the gateway: `schedule` {cron, timezone, listId?} and
-// `conversation_idle` {minutes, status?}. Both run on automation's timer facility. A schedule is made due by
-// back-dating its next time in automation's database (migration 012's trigger wakes the timers as any write does), so a
-// test need not wait for a real cron minute. Idle periods are short (minutes may be a fraction, as a wait step's).
+// `conversation_idle` {minutes, status?}. Both run on automation's timer facility. A schedule is made due by moving its
+// next time in automation's database to a moment the test chooses (migration 012's trigger wakes the timers as any
+// write does), so a test need not wait for a real cron minute. Idle periods are short (minutes may be a fraction, as a
+// wait step's). The contract: a timed trigger fires within 2 s of its due time, and never before it.
 describe('automation timed triggers', () => {
   let stack: Stack;
   let db: PgClient;
@@ -79,14 +80,21 @@ describe('automation timed triggers', () => {
   const nextAt = async (ruleId: string): Promise<Date | undefined> =>
     (await db.query<{ next_at: Date }>('SELECT next_at FROM rule_schedules WHERE rule_id = $1', [ruleId])).rows[0]?.next_at;
 
-  /** Makes the schedule due now, as if its time had come. */
-  const backDate = async (ruleId: string) => {
+  /** Within how long of its due time a timed trigger fires. */
+  const FIRES_WITHIN_MS = 2_000;
+
+  /**
+   * Makes the schedule due `inMs` from now (the database's clock; negative: it fell due that long ago) and returns that
+   * due time. Whole milliseconds, as the timers read it back (they re-find the row by its next time).
+   */
+  const dueIn = async (ruleId: string, inMs: number) => {
     const { rows } = await db.query<{ next_at: Date }>(
-      `UPDATE rule_schedules SET next_at = date_trunc('second', now()) - interval '1 second' WHERE rule_id = $1 RETURNING next_at`,
-      [ruleId],
+      `UPDATE rule_schedules SET next_at = date_trunc('milliseconds', now()) + $2 * interval '1 millisecond' WHERE rule_id = $1 RETURNING next_at`,
+      [ruleId, inMs],
     );
     return rows[0].next_at;
   };
+  const firingsOf = async (ruleId: string) => (await db.query('SELECT 1 FROM schedule_firings WHERE rule_id = $1', [ruleId])).rowCount;
 
   const fieldOf = (res: { status: number; body: any }) => [res.status, res.body.error?.details?.[0]?.field];
 
@@ -147,7 +155,8 @@ describe('automation timed triggers', () => {
 
     it('fires at its time, once, with trigger schedule and no contact, and moves to the next time', async () => {
       const ruleId = await activeRule({ type: 'schedule', cron: '0 9 * * *', timezone: 'UTC' });
-      const due = await backDate(ruleId);
+      // Due a second ahead: the run must start neither before that time nor more than 2 s after it.
+      const due = (await dueIn(ruleId, 1_000)).getTime();
       const run = await eventually(async () => (await runsOf(ruleId)).data.find((r) => r.status === 'succeeded'), 10_000);
       expect(run).toEqual(
         expect.objectContaining({
@@ -158,27 +167,29 @@ describe('automation timed triggers', () => {
           status: 'succeeded',
         }),
       );
-      // Within 2 s of its time (the back-dated time is a second ago).
-      expect(new Date(run.startedAt).getTime() - due.getTime()).toBeLessThan(3_000);
+      const startedAt = new Date(run.startedAt).getTime();
+      expect(startedAt).toBeGreaterThanOrEqual(due);
+      expect(startedAt).toBeLessThan(due + FIRES_WITHIN_MS);
+      // Once: nothing is left that could fire it again. Its firing row is gone (with the run it wrote, in one
+      // transaction), and the schedule is due only tomorrow (a time not yet moved on would be claimed, and fire, again).
+      expect(await firingsOf(ruleId)).toBe(0);
       const next = (await nextAt(ruleId))!;
       expect(next.toISOString()).toMatch(/T09:00:00\.000Z$/);
       expect(next.getTime()).toBeGreaterThan(Date.now());
-      await sleep(1_000);
       expect((await runsOf(ruleId)).pagination.total).toBe(1);
-      expect((await db.query('SELECT 1 FROM schedule_firings WHERE rule_id = $1', [ruleId])).rowCount).toBe(0);
     });
 
     it('a time that fell due while automation was down fires once after the restart; a firing written twice adds no run', async () => {
       const ruleId = await activeRule({ type: 'schedule', cron: '*/5 * * * *', timezone: 'Europe/Berlin' });
       await stack.stopService('automation');
-      const due = await backDate(ruleId);
+      const due = await dueIn(ruleId, -1_000);
       await stack.startService('automation');
       await eventually(async () => (await runsOf(ruleId)).data.some((r) => r.status === 'succeeded'), 10_000);
       // An instance that died after writing the firing's run but before removing the firing: the firing comes back
       // and is done again, and the run it would write is the same run.
       await db.query(`INSERT INTO schedule_firings (rule_id, fire_at, org_id, timezone) VALUES ($1, $2, $3, 'Europe/Berlin')`, [ruleId, due, orgId]);
-      await eventually(async () => (await db.query('SELECT 1 FROM schedule_firings WHERE rule_id = $1', [ruleId])).rowCount === 0, 5_000);
-      await sleep(500);
+      // Its row goes in the transaction that writes its run: once it is gone, a second run would be there to count.
+      await eventually(async () => (await firingsOf(ruleId)) === 0, 5_000);
       const runs = await runsOf(ruleId);
       expect(runs.pagination.total).toBe(1);
       // The next time is a future multiple of 5 minutes.
@@ -191,7 +202,7 @@ describe('automation timed triggers', () => {
       const list = crm.list(orgId, 230, 'Morning list');
       const ruleId = await activeRule({ type: 'schedule', cron: '0 7 * * *', timezone: 'UTC', listId: list.id });
       const pagesBefore = crm.pageCalls.length;
-      await backDate(ruleId);
+      await dueIn(ruleId, 0);
       await eventually(async () => (await runsOf(ruleId)).pagination.total === 230, 60_000);
       const pages = crm.pageCalls.slice(pagesBefore).filter((p) => p.listId === list.id);
       expect(pages.map((p) => p.limit)).toEqual([200, 200]);
@@ -214,11 +225,21 @@ describe('automation timed triggers', () => {
   });
 
   describe('conversation_idle', () => {
-    /** A message in a conversation, as messaging publishes it; resolves once automation has taken it. */
-    async function received(conversationId: string, contactId: string) {
+    /** The idle time of every rule here: 0.05 minutes. */
+    const IDLE_MINUTES = 0.05;
+    const IDLE_MS = IDLE_MINUTES * 60_000;
+    /** An active rule with the same idle time as the rules under test, armed by every message of the org (see timersPassed). */
+    let canary: string;
+    beforeAll(async () => {
+      canary = await activeRule({ type: 'conversation_idle', minutes: IDLE_MINUTES });
+    });
+
+    /** A message in a conversation, as messaging publishes it; resolves once automation has taken it, with the message's time. */
+    async function received(conversationId: string, contactId: string): Promise<number> {
       const mark = await triggers.mark();
-      await bus.publish('message.received', orgId, messageData(contactId, conversationId, 'hello?'));
+      const { occurredAt } = await bus.publish('message.received', orgId, messageData(contactId, conversationId, 'hello?'));
       await triggers.settled(mark, 1);
+      return Date.parse(occurredAt);
     }
     async function sent(conversationId: string, contactId: string, source: string) {
       const mark = await triggers.mark();
@@ -226,6 +247,26 @@ describe('automation timed triggers', () => {
       await triggers.settled(mark, 1);
     }
     const idleRuns = async (ruleId: string, conversationId: string) => (await runsOf(ruleId)).data.filter((r) => r.conversationId === conversationId);
+    const idleTimers = async (ruleId: string, conversationId?: string) =>
+      (
+        await db.query('SELECT 1 FROM idle_timers WHERE rule_id = $1 AND ($2::uuid IS NULL OR conversation_id = $2)', [
+          ruleId,
+          conversationId ?? null,
+        ])
+      ).rowCount;
+
+    /**
+     * The marker before an absence check: the timers have gone past every idle period armed until now. A message on a
+     * fresh conversation, published now, arms the canary for now + IDLE_MS, no earlier than any period armed before it
+     * with the same idle time falls due; the timers claim due periods oldest first, so once the canary's run is there,
+     * every such period was claimed. One claimed in the same pass may still be writing its run: its row stays until that
+     * run is committed, so the caller checks the row is gone too.
+     */
+    async function timersPassed(): Promise<void> {
+      const conversationId = randomUUID();
+      await received(conversationId, randomUUID());
+      await eventually(async () => (await idleRuns(canary, conversationId)).length === 1, 20_000);
+    }
 
     it('POST /automation/rules with {minutes, status?}: 201 and shown; 400s name the field', async () => {
       const created = await create({ type: 'conversation_idle', minutes: 90, status: 'active' });
@@ -254,11 +295,10 @@ describe('automation timed triggers', () => {
     });
 
     it('fires once after the idle time, with the conversation and contact; a new message re-arms it, our own rule’s does not', async () => {
-      const ruleId = await activeRule({ type: 'conversation_idle', minutes: 0.05 });
+      const ruleId = await activeRule({ type: 'conversation_idle', minutes: IDLE_MINUTES });
       const conversationId = randomUUID();
       const contactId = randomUUID();
-      await received(conversationId, contactId);
-      const armedAt = Date.now();
+      const due = (await received(conversationId, contactId)) + IDLE_MS;
       const [first] = await eventually(async () => {
         const runs = await idleRuns(ruleId, conversationId);
         return runs.length > 0 ? runs : undefined;
@@ -266,23 +306,28 @@ describe('automation timed triggers', () => {
       expect(first).toEqual(
         expect.objectContaining({ trigger: 'conversation_idle', eventType: 'automation.conversation_idle', conversationId, contactId }),
       );
-      // 3 s of silence, fired within 2 s of it.
+      // After 3 s of silence from the message's time, and within 2 s of that.
       const firedAt = new Date(first.startedAt).getTime();
-      expect(firedAt - armedAt).toBeGreaterThanOrEqual(2_500);
-      expect(firedAt - armedAt).toBeLessThan(5_500);
-      await sleep(3_500);
+      expect(firedAt).toBeGreaterThanOrEqual(due);
+      expect(firedAt).toBeLessThan(due + FIRES_WITHIN_MS);
+      // Once: a period re-armed by its own firing would have fallen due by the time the canary fires.
+      await timersPassed();
+      expect(await idleTimers(ruleId, conversationId)).toBe(0);
       expect(await idleRuns(ruleId, conversationId)).toHaveLength(1);
       // An agent's reply starts a new idle period.
       await sent(conversationId, contactId, 'user');
       await eventually(async () => (await idleRuns(ruleId, conversationId)).length === 2, 20_000);
-      // A message an automation rule sent does not (it would re-arm itself for ever).
+      // A message an automation rule sent does not (it would re-arm itself for ever): no period is armed, and none fell
+      // due by the time one armed after it did.
       await sent(conversationId, contactId, 'automation');
-      await sleep(4_500);
+      expect(await idleTimers(ruleId, conversationId)).toBe(0);
+      await timersPassed();
+      expect(await idleTimers(ruleId, conversationId)).toBe(0);
       expect(await idleRuns(ruleId, conversationId)).toHaveLength(2);
     });
 
     it('with status: fires only for a conversation in that status when the time comes', async () => {
-      const ruleId = await activeRule({ type: 'conversation_idle', minutes: 0.05, status: 'active' });
+      const ruleId = await activeRule({ type: 'conversation_idle', minutes: IDLE_MINUTES, status: 'active' });
       const open = randomUUID();
       const closed = randomUUID();
       statuses.set(`${orgId}/${open}`, 'active');
@@ -299,12 +344,15 @@ describe('automation timed triggers', () => {
     });
 
     it('a paused rule keeps no idle periods and fires nothing', async () => {
-      const ruleId = await activeRule({ type: 'conversation_idle', minutes: 0.05 });
+      const ruleId = await activeRule({ type: 'conversation_idle', minutes: IDLE_MINUTES });
       const conversationId = randomUUID();
       await received(conversationId, randomUUID());
+      expect(await idleTimers(ruleId, conversationId)).toBe(1);
       await owner.post(`/api/v1/automation/rules/${ruleId}/pause`);
-      expect((await db.query('SELECT 1 FROM idle_timers WHERE rule_id = $1', [ruleId])).rowCount).toBe(0);
-      await sleep(4_000);
+      expect(await idleTimers(ruleId)).toBe(0);
+      // Past the time the period would have fallen due.
+      await timersPassed();
+      expect(await idleTimers(ruleId)).toBe(0);
       expect(await idleRuns(ruleId, conversationId)).toHaveLength(0);
     });
   });

@@ -1,4 +1,7 @@
 import { invalid } from '@crm/grpc-kit';
+import { instantOf, knownZone, wallClock } from './zones';
+
+export { instantOf, instantsOf, knownZone, offsetAt, wallClock } from './zones';
 
 /**
  * Business hours as the API writes them: opening ranges per weekday (0 = Sunday) in an IANA time zone, and whole
@@ -35,16 +38,6 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 const minutesOf = (hhmm: string) => (hhmm === '24:00' ? MINUTES_PER_DAY : Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3)));
 
-/** Whether the runtime knows the zone. Kept as written: ICU would rename Asia/Ho_Chi_Minh to its old alias Asia/Saigon. */
-export function knownZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A request's hours, checked field by field (400 naming the field) and put in order: ranges by day and time, holidays sorted. */
 export function parseBusinessHours(input: { timezone?: string; days?: Array<Partial<OpeningRange>>; holidays?: string[] }): BusinessHours {
   const timezone = typeof input.timezone === 'string' ? input.timezone.trim() : '';
@@ -75,40 +68,6 @@ export function parseBusinessHours(input: { timezone?: string; days?: Array<Part
     if (!valid) throw invalid(`holidays.${i}`, 'must be a date YYYY-MM-DD');
   });
   return { timezone, days: days.map(({ day, open, close }) => ({ day, open, close })), holidays: [...new Set(rawHolidays)].sort() };
-}
-
-const formats = new Map<string, Intl.DateTimeFormat>();
-function formatIn(zone: string): Intl.DateTimeFormat {
-  let f = formats.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formats.set(zone, f);
-  }
-  return f;
-}
-
-/** The wall-clock reading of `ms` in `zone`, as if that reading were UTC (so calendar arithmetic is plain UTC arithmetic). */
-function wallClock(ms: number, zone: string): number {
-  const p: Record<string, number> = {};
-  for (const { type, value } of formatIn(zone).formatToParts(new Date(ms))) if (type !== 'literal') p[type] = Number(value);
-  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
-}
-
-/** The instant a wall-clock reading (given as if UTC) happens in `zone`; a reading skipped by a DST change moves forward. */
-function instantOf(wall: number, zone: string): number {
-  let at = wall - (wallClock(wall, zone) - wall);
-  // A second pass settles readings near an offset change.
-  at = wall - (wallClock(at, zone) - at);
-  return at;
 }
 
 /** One opening as instants [start, end), in time order. */

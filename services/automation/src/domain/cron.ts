@@ -10,8 +10,10 @@
  *   02:30 job still runs that day, at 03:00);
  * - a local time that occurs twice (the hour repeated in autumn) fires at its first occurrence only, unless the hour
  *   field starts with `*` (an hourly or every-n-minutes schedule keeps its pace through both copies of the hour).
- * No dependency: the zone's offsets come from Intl, which Node ships with full ICU data.
+ * The zone's offsets come from Intl, through the zone helpers of @crm/business-hours.
  */
+
+import { instantsOf, offsetAt } from '@crm/business-hours';
 
 export class CronError extends Error {}
 
@@ -102,69 +104,19 @@ export function parseCron(expression: string): Cron {
   return { minute, hour, dayOfMonth, month, dayOfWeek };
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterOf(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
-/** Is this an IANA time zone name (or UTC) this runtime knows? */
-export function isTimeZone(name: string): boolean {
-  if (!name || name.length > 64) return false;
-  try {
-    formatterOf(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The zone's offset from UTC at an instant, in ms (local = utc + offset). */
-export function offsetAt(timeZone: string, instant: number): number {
-  const parts: Record<string, number> = {};
-  for (const p of formatterOf(timeZone).formatToParts(new Date(instant))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  const local = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
-  return local - Math.floor(instant / 1000) * 1000;
-}
-
 const MINUTE = 60_000;
 const DAY = 86_400_000;
 
-/**
- * The instants at which the zone's clock reads the wall time `local` (ms of a UTC-based wall clock): one normally,
- * two in a repeated hour, none in a skipped one.
- */
-function instantsOf(timeZone: string, local: number): number[] {
-  const offsets = new Set([offsetAt(timeZone, local - DAY), offsetAt(timeZone, local), offsetAt(timeZone, local + DAY)]);
-  const out: number[] = [];
-  for (const o of offsets) if (offsetAt(timeZone, local - o) === o) out.push(local - o);
-  return out.sort((a, b) => a - b);
-}
-
 /** For a wall time in a skipped hour: the instant the clocks jumped (the first instant after the gap). */
 function gapEnd(timeZone: string, local: number): number {
-  const before = offsetAt(timeZone, local - DAY);
-  const after = offsetAt(timeZone, local + DAY);
+  const before = offsetAt(local - DAY, timeZone);
+  const after = offsetAt(local + DAY, timeZone);
   // The jump is between the instant the new clock read `local` and the one the old clock would have.
   let lo = local - Math.max(before, after);
   let hi = local - Math.min(before, after);
   while (hi - lo > MINUTE) {
     const mid = lo + Math.floor((hi - lo) / 2 / MINUTE) * MINUTE;
-    if (offsetAt(timeZone, mid) === before) lo = mid;
+    if (offsetAt(mid, timeZone) === before) lo = mid;
     else hi = mid;
   }
   return hi;
@@ -187,7 +139,7 @@ const SHIFT = 3 * 3_600_000;
 /** The first instant strictly after `after` at which the schedule fires in `timeZone`, or undefined if it never does. */
 export function nextOccurrence(c: Cron, timeZone: string, after: Date): Date | undefined {
   const from = after.getTime();
-  const localFrom = from + offsetAt(timeZone, from);
+  const localFrom = from + offsetAt(from, timeZone);
   // Local calendar days from the day before `after`'s, in order; wall times well before `after`'s are not looked at.
   const start = new Date(localFrom - DAY);
   const hours = [...c.hour.values].sort((a, b) => a - b);
@@ -204,7 +156,7 @@ export function nextOccurrence(c: Cron, timeZone: string, after: Date): Date | u
         const local = day + h * 3_600_000 + mi * MINUTE;
         if (local < localFrom - SHIFT) continue;
         if (local > bestLocal + SHIFT) break;
-        const found = instantsOf(timeZone, local);
+        const found = instantsOf(local, timeZone);
         const candidates = found.length === 0 ? [gapEnd(timeZone, local)] : c.hour.star ? found : [found[0]];
         for (const t of candidates) {
           if (t > from && (best === undefined || t < best)) {

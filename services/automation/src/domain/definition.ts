@@ -1,6 +1,7 @@
+import { knownZone } from '@crm/business-hours';
 import { AppError, invalid } from '@crm/grpc-kit';
 import { automationRules as rules, isUuid, messagingRules } from '@crm/validation';
-import { CronError, isTimeZone, nextOccurrence, parseCron } from './cron';
+import { CronError, nextOccurrence, parseCron } from './cron';
 import {
   Condition,
   ConditionValue,
@@ -241,7 +242,7 @@ function validateSchedule(t: TriggerType, input: TriggerInput): ScheduleSettings
     throw err;
   }
   if (!timezone) throw invalid('trigger.timezone', 'is required for a schedule trigger (an IANA time zone such as Asia/Ho_Chi_Minh, or UTC)');
-  if (!isTimeZone(timezone)) throw invalid('trigger.timezone', 'must be an IANA time zone such as Asia/Ho_Chi_Minh, or UTC');
+  if (timezone.length > 64 || !knownZone(timezone)) throw invalid('trigger.timezone', 'must be an IANA time zone such as Asia/Ho_Chi_Minh, or UTC');
   if (!nextOccurrence(parsed, timezone, new Date())) throw invalid('trigger.cron', 'never matches a date (e.g. February 30)');
   if (listId && !isUuid(listId)) throw invalid('trigger.listId', 'must be a customer list id');
   return { cron: cron.replace(/\s+/g, ' '), timezone, ...(listId ? { listId: listId.toLowerCase() } : {}) };
