@@ -38,4 +38,12 @@ describe('time zones', () => {
     expect(iso(instantOf(wall('2026-03-08T03:30:00'), NY))).toBe('2026-03-08T07:30:00.000Z');
     expect(iso(instantOf(wall('2026-07-01T09:00:00'), NY))).toBe('2026-07-01T13:00:00.000Z');
   });
+
+  it('a skipped reading is the moment the jump ends plus its distance into the gap, east and west of UTC alike', () => {
+    // New York 2026-03-08: 02:00 EST → 03:00 EDT; 02:30 is read as 03:30 EDT (07:30Z), not 01:30 EST (06:30Z).
+    expect(iso(instantOf(wall('2026-03-08T02:30:00'), NY))).toBe('2026-03-08T07:30:00.000Z');
+    expect(iso(instantOf(wall('2026-03-08T02:00:00'), NY))).toBe('2026-03-08T07:00:00.000Z');
+    // Berlin 2026-03-29: 02:00 CET → 03:00 CEST; 02:30 is 03:30 CEST (01:30Z).
+    expect(iso(instantOf(wall('2026-03-29T02:30:00'), 'Europe/Berlin'))).toBe('2026-03-29T01:30:00.000Z');
+  });
 });

@@ -48,19 +48,22 @@ export function offsetAt(ms: number, zone: string): number {
   return wallClock(ms, zone) - Math.floor(ms / 1000) * 1000;
 }
 
+const DAY_MS = 86_400_000;
+
 /**
- * The instant a wall-clock reading (given as if UTC) happens in `zone`. A reading skipped by a DST change lands the
- * length of the jump away from it: later in a zone east of UTC (Berlin's 02:30 → 03:30), earlier west of it (New
- * York's 02:30 → 01:30); `instantsOf` tells such readings apart.
+ * The instant a wall-clock reading (given as if UTC) happens in `zone`. A reading skipped by a DST change is taken as
+ * read on the clock before the change, so it lands the length of the jump after the skipped time, in every zone
+ * (Berlin's 02:30 → 03:30 CEST, New York's 02:30 → 03:30 EDT): hours that open in the gap open when it ends.
+ * `instantsOf` tells such readings apart.
  */
 export function instantOf(wall: number, zone: string): number {
   let at = wall - (wallClock(wall, zone) - wall);
   // A second pass settles readings near an offset change.
   at = wall - (wallClock(at, zone) - at);
+  // Skipped: the passes land before the jump west of UTC (New York's 02:30 → 01:30 EST), after it east of it.
+  if (wallClock(at, zone) !== Math.floor(wall / 1000) * 1000) at = wall - offsetAt(wall - DAY_MS, zone);
   return at;
 }
-
-const DAY_MS = 86_400_000;
 
 /**
  * Every instant at which `zone`'s clock reads `wall` (given as if UTC), in order: one normally, two in an hour repeated
