@@ -293,6 +293,62 @@ describe('crm events, consumers and cross-service RPCs', () => {
       await expect(rpc.UpsertChatnetContact({ chatnetUid: '' }, { orgId: acme.orgId })).rejects.toMatchObject({ code: 3 });
     });
 
+    it('UpsertChatnetContacts finds or creates each in one call, answered in order with phones; names the bad field; caps the batch', async () => {
+      const rpc = crm.crmRpc();
+      const typed = (await owner.post('/api/v1/contacts', { name: 'Typed In', phone: '+84901234567' })).body.id;
+      const known = await rpc.UpsertChatnetContact<{ id: string }>({ chatnetUid: 'batch-known', displayName: 'Known' }, { orgId: acme.orgId });
+      // The typed-in contact gets its network identity the way a send links it (crm's outreach link), so the batch finds it.
+      await rpc.LinkOutreachContact(
+        { contactId: typed, phone: '+84901234567', chatnetUid: 'batch-phone', displayName: 'Typed' },
+        { orgId: acme.orgId },
+      );
+      type Upserted = { id: string; name: string; created: boolean; phone: string };
+      const { contacts } = await rpc.UpsertChatnetContacts<{ contacts: Upserted[] }>(
+        {
+          contacts: [
+            { chatnetUid: 'batch-new-b', displayName: 'New B', threadType: 'user' },
+            { chatnetUid: 'batch-known', displayName: 'Other name', threadType: 'group' },
+            { chatnetUid: 'batch-new-a', displayName: 'New A', threadType: 'user' },
+            { chatnetUid: 'batch-phone', displayName: 'Typed', threadType: 'user' },
+            { chatnetUid: 'batch-new-b', displayName: 'New B again', threadType: 'user' },
+          ],
+        },
+        { orgId: acme.orgId },
+      );
+      expect(contacts.map((c) => [c.name, c.created, c.phone])).toEqual([
+        ['New B', true, ''],
+        ['Known', false, ''],
+        ['New A', true, ''],
+        ['Typed In', false, '+84901234567'],
+        ['New B', false, ''],
+      ]);
+      expect(contacts[1].id).toBe(known.id);
+      expect(contacts[3].id).toBe(typed);
+      expect(contacts[4].id).toBe(contacts[0].id);
+      expect((await owner.get(`/api/v1/contacts/${known.id}`)).body.threadTypes).toEqual(['user', 'group']);
+      // Another org's identities are its own contacts.
+      const theirs = await rpc.UpsertChatnetContacts<{ contacts: Upserted[] }>(
+        { contacts: [{ chatnetUid: 'batch-known' }] },
+        { orgId: globex.orgId },
+      );
+      expect(theirs.contacts[0]).toEqual(expect.objectContaining({ created: true }));
+      expect(theirs.contacts[0].id).not.toBe(known.id);
+      // A bad item is named by its place, and nothing of the batch is written; more than 500 at once is refused.
+      await expect(
+        rpc.UpsertChatnetContacts(
+          { contacts: [{ chatnetUid: 'batch-never', displayName: 'Batch Never' }, { chatnetUid: '' }] },
+          { orgId: acme.orgId },
+        ),
+      ).rejects.toMatchObject({ code: 3, message: expect.stringContaining('contacts.1.chatnetUid') });
+      expect((await owner.get('/api/v1/contacts?search=Batch%20Never')).body.data).toEqual([]);
+      const many = Array.from({ length: 501 }, (_, i) => ({ chatnetUid: `batch-many-${i}` }));
+      await expect(rpc.UpsertChatnetContacts({ contacts: many }, { orgId: acme.orgId })).rejects.toMatchObject({
+        code: 3,
+        message: expect.stringContaining('contacts'),
+      });
+      expect(await rpc.UpsertChatnetContacts({ contacts: [] }, { orgId: acme.orgId })).toEqual({ contacts: [] });
+    });
+
     it('GetContactBrief returns the brief, NOT_FOUND for other-org, unknown or malformed ids', async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Brief Person', email: 'b@example.test', tags: ['x'] })).body.id;
       const brief = await crm.crmRpc().GetContactBrief({ id }, { orgId: acme.orgId });

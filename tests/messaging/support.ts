@@ -102,23 +102,33 @@ export async function fakeConnector() {
   };
 }
 
-/** crm's UpsertChatnetContact / GetContactBrief over an in-memory contact table; `beforeUpsert` runs first (a slow crm). */
+/**
+ * crm's UpsertChatnetContact(s) / GetContactBrief over an in-memory contact table; `beforeUpsert` runs first (a slow
+ * crm), once per call.
+ */
 export async function fakeCrm(port?: number, hooks: { beforeUpsert?: () => Promise<void> } = {}) {
   const contacts = new Map<string, { id: string; name: string; avatar: string; phone: string; uid: string }>();
   const upserts: Array<{ orgId: string; chatnetUid: string; displayName: string; threadType: string }> = [];
+  const upsert = (orgId: string, req: { chatnetUid: string; displayName: string; avatar: string; threadType: string }) => {
+    upserts.push({ orgId, chatnetUid: req.chatnetUid, displayName: req.displayName, threadType: req.threadType });
+    const key = `${orgId}/${req.chatnetUid}`;
+    const found = contacts.get(key);
+    if (found) return { id: found.id, name: found.name, avatar: found.avatar, created: false, phone: found.phone };
+    const c = { id: randomUUID(), name: req.displayName, avatar: req.avatar, phone: '', uid: req.chatnetUid };
+    contacts.set(key, c);
+    return { id: c.id, name: c.name, avatar: c.avatar, created: true, phone: '' };
+  };
   const server = await fakeServer(
     'crm/v1/crm.proto',
     'crm.v1.CrmService',
     {
       UpsertChatnetContact: async (req, ctx) => {
         await hooks.beforeUpsert?.();
-        upserts.push({ orgId: ctx.orgId, chatnetUid: req.chatnetUid, displayName: req.displayName, threadType: req.threadType });
-        const key = `${ctx.orgId}/${req.chatnetUid}`;
-        const found = contacts.get(key);
-        if (found) return { id: found.id, name: found.name, avatar: found.avatar, created: false };
-        const c = { id: randomUUID(), name: req.displayName, avatar: req.avatar, phone: '', uid: req.chatnetUid };
-        contacts.set(key, c);
-        return { id: c.id, name: c.name, avatar: c.avatar, created: true };
+        return upsert(ctx.orgId, req);
+      },
+      UpsertChatnetContacts: async (req, ctx) => {
+        await hooks.beforeUpsert?.();
+        return { contacts: req.contacts.map((c) => upsert(ctx.orgId, c)) };
       },
       GetContactBrief: async (req, ctx) => {
         const c = [...contacts.entries()].find(([k, v]) => k.startsWith(`${ctx.orgId}/`) && v.id === req.id)?.[1];

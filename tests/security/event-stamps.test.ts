@@ -34,10 +34,21 @@ describe('event stamps: a service acting on an event acts only in that event’s
       });
     });
   };
+  /** The batch form (an inbound batch's new threads), bound the same way. */
+  const rawUpsertMany = (md: grpc.Metadata, req: object): Promise<{ code: number; errorCode: string }> => {
+    const ctor = serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService');
+    const c = new ctor(stack.addr('crm'), grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Function>;
+    return new Promise((resolve) => {
+      c.UpsertChatnetContacts({ contacts: [req] }, md, { deadline: new Date(Date.now() + 5000) }, (err: grpc.ServiceError | null) => {
+        c.close();
+        resolve({ code: err ? err.code : status.OK, errorCode: String(err?.metadata?.get('x-error-code')[0] ?? '') });
+      });
+    });
+  };
   /** messaging's call for `orgId`, with `origin` beside it (as its client sends it). */
-  const asMessaging = (orgId: string, origin?: string) => {
+  const asMessaging = (orgId: string, origin?: string, method = UPSERT) => {
     const md = new grpc.Metadata();
-    md.set('authorization', `Bearer ${devInternalAuth('messaging', seed).sign({ orgId, origin }, UPSERT)}`);
+    md.set('authorization', `Bearer ${devInternalAuth('messaging', seed).sign({ orgId, origin }, method)}`);
     if (origin) md.set('x-crm-origin', origin);
     return md;
   };
@@ -111,6 +122,17 @@ describe('event stamps: a service acting on an event acts only in that event’s
     expect(await rawUpsert(asMessaging(b.user.orgId, own), target('u-b'))).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_required' });
     const foreign = devInternalAuth('connector', `${seed}-another-deployment`).stampEvent(inbound(b.user.orgId));
     expect((await rawUpsert(asMessaging(b.user.orgId, foreign), target('u-b'))).code).toBe(status.UNAUTHENTICATED);
+    // The batch form likewise: only under a stamp of the org it names.
+    const MANY = 'crm.v1.CrmService/UpsertChatnetContacts';
+    expect(await rawUpsertMany(asMessaging(b.user.orgId, stampA, MANY), target('u-b'))).toEqual({
+      code: status.PERMISSION_DENIED,
+      errorCode: 'origin_mismatch',
+    });
+    expect(await rawUpsertMany(asMessaging(b.user.orgId, undefined, MANY), target('u-b'))).toEqual({
+      code: status.PERMISSION_DENIED,
+      errorCode: 'origin_required',
+    });
+    expect(await rawUpsertMany(asMessaging(a.user.orgId, stampA, MANY), target('u-a2'))).toEqual({ code: status.OK, errorCode: '' });
     // Nothing was made in B.
     const list = await b.owner.get('/api/v1/contacts');
     expect(list.status).toBe(200);

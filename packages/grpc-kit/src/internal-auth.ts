@@ -45,6 +45,7 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     // Resolving `@email` mentions in private notes.
     'identity.v1.IdentityService/ListUsers',
     'crm.v1.CrmService/UpsertChatnetContact',
+    'crm.v1.CrmService/UpsertChatnetContacts',
     'crm.v1.CrmService/GetContactBrief',
     'connector.v1.ConnectorService/SendChatMessage',
     // Telling the network the account read a conversation's messages (after an agent marked it read).
@@ -151,7 +152,12 @@ export const ORIGIN_BOUND: Partial<Record<InternalPrincipal, readonly string[]>>
   // A thread's contact: for a message the connector stamped (chatnet.inbound), a user's or automation's send, or a
   // contact link retried under the origin of the message or send that asked for it. The AI auto-reply: under the
   // stamp of the customer's message it answers.
-  messaging: ['crm.v1.CrmService/UpsertChatnetContact', 'crm.v1.CrmService/GetContactBrief', 'ai.v1.AiService/AutoReply'],
+  messaging: [
+    'crm.v1.CrmService/UpsertChatnetContact',
+    'crm.v1.CrmService/UpsertChatnetContacts',
+    'crm.v1.CrmService/GetContactBrief',
+    'ai.v1.AiService/AutoReply',
+  ],
 };
 
 /**

@@ -106,6 +106,16 @@ export class RemoteClients {
     return this.crm().UpsertChatnetContact(req, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
   }
 
+  /** UpsertChatnetContact for several threads of one org in one call (crm's one transaction), answered in order. */
+  upsertChatnetContacts(
+    ctx: Forward,
+    contacts: Array<{ chatnetUid: string; displayName: string; avatar: string; chatnetAccountId: string; threadType: string }>,
+  ): Promise<ContactRef[]> {
+    return this.crm()
+      .UpsertChatnetContacts({ contacts }, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS })
+      .then((r) => r.contacts);
+  }
+
   /** The phone of a contact (for the public conversation shape); undefined when crm cannot say. */
   async contactPhone(ctx: Forward, id: string): Promise<string | undefined> {
     try {

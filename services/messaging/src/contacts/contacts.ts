@@ -117,9 +117,39 @@ export function threadTarget(d: InboundData): ContactTarget | undefined {
 /** Upsert the contact in crm; throws when crm cannot answer (callers decide whether to degrade or retry). `origin`: see resolveSender. */
 export async function upsertContact(deps: Deps, orgId: string, target: ContactTarget, origin: string | undefined): Promise<LinkedContact> {
   const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent', origin }, contactTargetOnly(target));
-  // A contact that already existed may have a phone; a new one from the network has none.
-  const phone = c.created ? '' : await deps.remote.contactPhone({ orgId, role: 'agent', origin }, c.id);
-  return { id: c.id, name: c.name, avatar: c.avatar, phone };
+  // A contact that already existed may have a phone (crm answers it); a new one from the network has none.
+  return { id: c.id, name: c.name, avatar: c.avatar, phone: c.phone };
+}
+
+/** The most threads one call to crm asks for (crm takes 500). */
+const UPSERTS_PER_CALL = 200;
+
+/**
+ * upsertContact for several threads of one org (an inbound batch's new threads): one call to crm, one transaction
+ * there, per 200. Where crm does not answer, each is undefined with a warning: the conversations are stored without
+ * their contact and linked later, as with tryUpsertContact.
+ */
+export async function tryUpsertContacts(
+  deps: Deps,
+  orgId: string,
+  targets: ContactTarget[],
+  origin: string | undefined,
+): Promise<Array<LinkedContact | undefined>> {
+  const out: Array<LinkedContact | undefined> = [];
+  for (let i = 0; i < targets.length; i += UPSERTS_PER_CALL) {
+    const part = targets.slice(i, i + UPSERTS_PER_CALL);
+    try {
+      const found = await deps.remote.upsertChatnetContacts({ orgId, role: 'agent', origin }, part.map(contactTargetOnly));
+      out.push(...found.map((c) => ({ id: c.id, name: c.name, avatar: c.avatar, phone: c.phone })));
+    } catch (err) {
+      deps.log.warn(
+        { err, orgId, threads: part.length },
+        'crm UpsertChatnetContacts failed; storing the conversations without their contacts and linking them later',
+      );
+      out.push(...part.map(() => undefined));
+    }
+  }
+  return out;
 }
 
 /** Upsert, or undefined with a warning when crm is unreachable: the message is stored anyway and linked later. */

@@ -12,6 +12,7 @@ export {
   threadTarget,
   tryResolveSender,
   tryUpsertContact,
+  tryUpsertContacts,
 } from './contacts';
 export { applyContactLink, type ContactLinks, prepareContactLinks } from './contact-links';
 export { applyContactMerged, applyContactMergeUndone, mergeEventKey } from './contact-merges';

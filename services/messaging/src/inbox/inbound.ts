@@ -22,6 +22,7 @@ import {
   threadTarget,
   tryResolveSender,
   tryUpsertContact,
+  tryUpsertContacts,
   type ContactTarget,
   type LinkedContact,
 } from '../contacts';
@@ -276,11 +277,16 @@ export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promi
     t: threadTarget(d),
   }));
   const known = await convs.threadsWithConversation(deps.pool, threads);
-  const contacts = new Map<string, Promise<LinkedContact | undefined>>();
+  // New threads' contacts, asked per org in one call (crm's one transaction) rather than one call each.
+  const wanted = new Map<string, Map<string, ContactTarget>>();
   const rotations = new Map<string, Promise<void>>();
   threads.forEach(({ orgId, accountId, t }, i) => {
     if (known.has(i)) return;
-    if (t && !contacts.has(contactKey(orgId, t))) contacts.set(contactKey(orgId, t), tryUpsertContact(deps, orgId, t, origins.get(orgId)));
+    if (t) {
+      let ofOrg = wanted.get(orgId);
+      if (!ofOrg) wanted.set(orgId, (ofOrg = new Map()));
+      ofOrg.set(contactKey(orgId, t), t);
+    }
     // A new conversation on a round_robin account is assigned in the transaction: identity's answers first.
     const account = `${orgId}\n${accountId}`;
     if (!rotations.has(account))
@@ -290,8 +296,12 @@ export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promi
       );
   });
   const settle = async <V>(m: Map<string, Promise<V>>) => new Map(await Promise.all([...m].map(async ([k, p]) => [k, await p] as const)));
-  const [s, c] = await Promise.all([settle(senders), settle(contacts), ...rotations.values()]);
-  return { senders: s, contacts: c };
+  const asked = [...wanted].map(async ([orgId, ofOrg]) => {
+    const found = await tryUpsertContacts(deps, orgId, [...ofOrg.values()], origins.get(orgId));
+    return [...ofOrg.keys()].map((key, i) => [key, found[i]] as const);
+  });
+  const [s, c] = await Promise.all([settle(senders), Promise.all(asked), ...rotations.values()]);
+  return { senders: s, contacts: new Map(c.flat()) };
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { readKeyset, withTransaction } from '@crm/db';
 import type { crm } from '@crm/proto-types';
+import type { PoolClient } from 'pg';
 import { recordAudit } from '@crm/events';
 import { applyChanges, changesForUpdate, listFilter, valuesForNewContact } from '../../custom-fields';
 import type { ContactsDeps } from '../deps';
@@ -295,50 +296,102 @@ export async function remove(deps: ContactsDeps, ctx: OrgContext, id: string) {
 
 // ---------------------------------------------------------------------------------------------- chat network
 
-export async function upsertChatnet(deps: ContactsDeps, ctx: OrgContext, req: crm.UpsertChatnetContactRequest__Output) {
-  const { orgId } = ctx;
-  const uid = requireText(req.chatnetUid, 'chatnetUid', 200);
-  const displayName = optionalText(req.displayName, 'displayName');
-  const avatar = networkUrl(deps.log, req.avatar, 'avatar');
-  const threadType = req.threadType ? oneOf(req.threadType, rules.THREAD_TYPES, 'threadType') : 'user';
-  // A concurrent delete between the conflict and the lookup leaves nothing to return; one more pass inserts.
+/** The most contacts one UpsertChatnetContacts call may ask for (an inbound batch holds far fewer). */
+const MAX_UPSERTS = 500;
+
+interface ChatnetTarget {
+  uid: string;
+  displayName: string;
+  avatar: string;
+  threadType: string;
+  chatnetAccountId: string;
+}
+
+/** A request's target, validated; `at` prefixes the fields a 400 names (`contacts.3.` in a batch). */
+function chatnetTarget(deps: ContactsDeps, req: crm.UpsertChatnetContactRequest__Output, at = ''): ChatnetTarget {
+  return {
+    uid: requireText(req.chatnetUid, `${at}chatnetUid`, 200),
+    displayName: optionalText(req.displayName, `${at}displayName`),
+    avatar: networkUrl(deps.log, req.avatar, `${at}avatar`),
+    threadType: req.threadType ? oneOf(req.threadType, rules.THREAD_TYPES, `${at}threadType`) : 'user',
+    chatnetAccountId: req.chatnetAccountId,
+  };
+}
+
+type UpsertedContact = crm.UpsertChatnetContactResult;
+
+/**
+ * The org's contact for one network identity, found or created inside `tx`; undefined when a concurrent delete came
+ * between the conflict and the lookup (the caller tries again).
+ */
+async function upsertIn(deps: ContactsDeps, tx: PoolClient, orgId: string, t: ChatnetTarget): Promise<UpsertedContact | undefined> {
+  const via = t.chatnetAccountId ? ` via account ${t.chatnetAccountId}` : '';
+  const inserted = await deps.contactWriter.createChatnetIfMissing(
+    tx,
+    {
+      id: randomUUID(),
+      orgId,
+      name: t.displayName,
+      email: '',
+      phone: '',
+      source: 'chatnet',
+      status: 'new',
+      statusId: null,
+      assignedUserId: null,
+      notes: '',
+      tags: [],
+      avatar: t.avatar,
+      chatnetUid: t.uid,
+      threadTypes: [t.threadType],
+    },
+    `Created (source chatnet${via})`,
+  );
+  if (inserted) return { id: inserted.id, name: inserted.name, avatar: inserted.avatar, created: true, phone: inserted.phone };
+  const row = await repo.findByChatnetUid(tx, orgId, t.uid, true);
+  if (!row) return undefined;
+  const wanted: repo.ContactPatch = {};
+  if (!row.thread_types.includes(t.threadType)) wanted.threadTypes = [...row.thread_types, t.threadType];
+  if (!row.name && t.displayName) wanted.name = t.displayName;
+  if (t.avatar && t.avatar !== row.avatar) wanted.avatar = t.avatar;
+  // Thread types are bookkeeping for the filter, not a change anyone subscribes to (no activity either).
+  const { row: updated } = await deps.contactWriter.update(tx, orgId, row, wanted, { activity: false, quiet: ['threadTypes'] });
+  return { id: updated.id, name: updated.name, avatar: updated.avatar, created: false, phone: updated.phone };
+}
+
+/**
+ * Find or create each target's contact in one transaction (three passes at most: a concurrent delete between a
+ * conflict and its lookup leaves nothing to return, and the next pass inserts). Targets are taken in uid order, so
+ * two batches racing for the same identities wait for each other instead of deadlocking; answers keep the order asked.
+ */
+async function upsertAll(deps: ContactsDeps, orgId: string, targets: ChatnetTarget[]): Promise<UpsertedContact[]> {
+  const order = targets.map((_, i) => i).sort((a, b) => (targets[a].uid < targets[b].uid ? -1 : targets[a].uid > targets[b].uid ? 1 : a - b));
   for (let attempt = 0; attempt < 3; attempt++) {
     const result = await withTransaction(deps.pool, async (tx) => {
-      const via = req.chatnetAccountId ? ` via account ${req.chatnetAccountId}` : '';
-      const inserted = await deps.contactWriter.createChatnetIfMissing(
-        tx,
-        {
-          id: randomUUID(),
-          orgId,
-          name: displayName,
-          email: '',
-          phone: '',
-          source: 'chatnet',
-          status: 'new',
-          statusId: null,
-          assignedUserId: null,
-          notes: '',
-          tags: [],
-          avatar,
-          chatnetUid: uid,
-          threadTypes: [threadType],
-        },
-        `Created (source chatnet${via})`,
-      );
-      if (inserted) {
-        return { id: inserted.id, name: inserted.name, avatar: inserted.avatar, created: true };
+      const out: UpsertedContact[] = new Array(targets.length);
+      for (const i of order) {
+        const one = await upsertIn(deps, tx, orgId, targets[i]);
+        if (!one) return undefined;
+        out[i] = one;
       }
-      const row = await repo.findByChatnetUid(tx, orgId, uid, true);
-      if (!row) return undefined;
-      const wanted: repo.ContactPatch = {};
-      if (!row.thread_types.includes(threadType)) wanted.threadTypes = [...row.thread_types, threadType];
-      if (!row.name && displayName) wanted.name = displayName;
-      if (avatar && avatar !== row.avatar) wanted.avatar = avatar;
-      // Thread types are bookkeeping for the filter, not a change anyone subscribes to (no activity either).
-      const { row: updated } = await deps.contactWriter.update(tx, orgId, row, wanted, { activity: false, quiet: ['threadTypes'] });
-      return { id: updated.id, name: updated.name, avatar: updated.avatar, created: false };
+      return out;
     });
     if (result) return result;
   }
   throw new AppError('unavailable', 'Contact changed concurrently; try again');
+}
+
+export async function upsertChatnet(deps: ContactsDeps, ctx: OrgContext, req: crm.UpsertChatnetContactRequest__Output): Promise<UpsertedContact> {
+  const [one] = await upsertAll(deps, ctx.orgId, [chatnetTarget(deps, req)]);
+  return one;
+}
+
+export async function upsertChatnetMany(
+  deps: ContactsDeps,
+  ctx: OrgContext,
+  req: crm.UpsertChatnetContactsRequest__Output,
+): Promise<crm.UpsertChatnetContactsResult> {
+  if (req.contacts.length > MAX_UPSERTS) throw invalid('contacts', `at most ${MAX_UPSERTS} at once`);
+  if (req.contacts.length === 0) return { contacts: [] };
+  const targets = req.contacts.map((c, i) => chatnetTarget(deps, c, `contacts.${i}.`));
+  return { contacts: await upsertAll(deps, ctx.orgId, targets) };
 }

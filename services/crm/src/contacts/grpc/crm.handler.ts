@@ -35,6 +35,7 @@ export function crmHandlers(deps: ContactsDeps): HandlersFor<'crm.v1.CrmService'
     DeleteAppointment: (req, ctx) => appointments.remove(deps, ctx, req.id),
 
     UpsertChatnetContact: (req, ctx) => contacts.upsertChatnet(deps, ctx, req),
+    UpsertChatnetContacts: (req, ctx) => contacts.upsertChatnetMany(deps, ctx, req),
     LinkOutreachContact: (req, ctx) => linkOutreachContact(deps, ctx, req),
     GetContactBrief: (req, ctx) => contacts.brief(deps, ctx, req.id),
     PatchContact: (req, ctx) => contacts.patch(deps, ctx, req),
