@@ -28,8 +28,10 @@ import {
   ChatnetSession,
   ConnectOptions,
   Friend,
+  type InboundMedia,
   InboundMessage,
   LoginFailedError,
+  MediaRefusedError,
   MessageRef,
   NetworkUser,
   OutboundFile,
@@ -43,11 +45,10 @@ import {
   SessionExpiredError,
   SessionHandlers,
   UserQuery,
-} from './driver';
+} from '../drivers';
 import { GroupNames } from './group-names';
 import { findUserByPhone, type ZcaPhoneApi } from './phone-lookup';
 import { fileNameForNetwork, imageSize, mimeTypeOf } from './file-kinds';
-import { type InboundMedia, MediaRefusedError } from './media-download';
 import { isSessionRefused } from './zca-errors';
 import { SenderProfile, SenderProfiles } from './sender-profiles';
 
