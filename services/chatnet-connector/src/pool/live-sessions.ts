@@ -46,7 +46,7 @@ export interface LiveSessionsOptions {
   news: Pick<NewsPublisher, 'enqueue' | 'flush'>;
   /** Received files are stored in messaging. */
   files: Pick<MessagingFiles, 'store'>;
-  /** Record that a user accepted one of the account's friend requests (domain/friend-requests). */
+  /** Record that a user accepted one of the account's friend requests (friend-requests/). */
   onFriendAccepted(orgId: string, accountId: string, uid: string): Promise<void>;
 }
 

@@ -30,7 +30,7 @@ export interface PoolOptions {
   news: Pick<NewsPublisher, 'enqueue' | 'flush'>;
   /** Files both ways: sent files are streamed from messaging, received ones stored there. */
   files: MessagingFiles;
-  /** Record that a user accepted one of the account's friend requests (domain/friend-requests). */
+  /** Record that a user accepted one of the account's friend requests (friend-requests/). */
   onFriendAccepted(orgId: string, accountId: string, uid: string): Promise<void>;
 }
 

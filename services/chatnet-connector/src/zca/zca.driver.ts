@@ -146,7 +146,7 @@ export interface ZcaDriverOptions {
   qrMaxRefreshes: number;
   factory?: ZaloClientFactory;
   proxy?: ProxyDialer;
-  /** Downloads of the photos and files messages carry (media hosts only, SSRF guard, size cap): media-download.ts. */
+  /** Downloads of the photos and files messages carry (media hosts only, SSRF guard, size cap): drivers/media-download.ts. */
   media: InboundMedia;
 }
 
