@@ -72,13 +72,18 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-explicit-any': 'error' },
   },
 
-  // crm's and messaging's modules (the folders directly under src) meet only through their index.ts
-  // (services/crm/README.md, services/messaging/README.md "Modules").
+  // crm's, messaging's and the connector's modules (the folders directly under src) meet only through their index.ts
+  // (services/crm/README.md, services/messaging/README.md and services/chatnet-connector/README.md "Modules").
   {
-    files: ['services/crm/src/**/*.ts', 'services/messaging/src/**/*.ts'],
+    files: ['services/crm/src/**/*.ts', 'services/messaging/src/**/*.ts', 'services/chatnet-connector/src/**/*.ts'],
     plugins: { local },
     rules: {
-      'local/module-boundaries': ['error', { roots: [path.join(here, 'services/crm/src'), path.join(here, 'services/messaging/src')] }],
+      'local/module-boundaries': [
+        'error',
+        {
+          roots: [path.join(here, 'services/crm/src'), path.join(here, 'services/messaging/src'), path.join(here, 'services/chatnet-connector/src')],
+        },
+      ],
     },
   },
 );

@@ -8,9 +8,9 @@ import { createLogger } from '@crm/logger';
 import { AddressGuard, parseAllowList, type Resolver } from '@crm/net-guard';
 import type { InboundMessage, SessionHandlers } from '../../services/chatnet-connector/src/drivers/driver';
 import { MediaDownloads } from '../../services/chatnet-connector/src/drivers/media-download';
-import { parseMediaHosts } from '../../services/chatnet-connector/src/drivers/media-hosts';
+import { parseMediaHosts } from '../../services/chatnet-connector/src/media-hosts';
 import { dialThrough } from '../../services/chatnet-connector/src/drivers/proxy-dialer';
-import { type ZcaApi, type ZcaClient, ZcaDriver } from '../../services/chatnet-connector/src/drivers/zca.driver';
+import { type ZcaApi, type ZcaClient, ZcaDriver } from '../../services/chatnet-connector/src/zca/zca.driver';
 
 // A photo message names its file by URL, and a message is written by whoever sends it. The zca driver downloads only
 // HTTPS URLs on the network's media hosts (CHATNET_MEDIA_HOSTS), each redirect judged again, through the SSRF guard at

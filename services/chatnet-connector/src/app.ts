@@ -1,4 +1,3 @@
-import { recordAccepted } from './domain/friend-requests';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,22 +11,13 @@ import { Metrics, type RunningService as StartedService, withMetricsServer } fro
 import { AddressGuard, parseAllowList } from '@crm/net-guard';
 import { type ConnectorConfig, sandboxControlEnabled } from './config';
 import type { Deps } from './deps';
-import { OwnerDirectory } from './domain/owners';
-import type { ChatnetDriver } from './drivers/driver';
-import { SandboxDriver, SandboxNetwork } from './drivers/sandbox.driver';
-import { RemoteSandboxDriver } from './drivers/remote-sandbox.driver';
-import { RemoteSandboxLive } from './drivers/sandbox-live';
-import { dialThrough } from './drivers/proxy-dialer';
-import { MediaDownloads } from './drivers/media-download';
-import { connectorHandlers } from './grpc/connector.handler';
-import { peerHandlers } from './grpc/peer.handler';
-import { Leases } from './pool/leases';
-import { Peers } from './pool/peers';
-import { SessionPool } from './pool/session-pool';
-import { sessionMetrics } from './pool/session-metrics';
-import { NewsPublisher } from './events/news-publisher';
-import { OutboxBatcher } from './events/outbox-batcher';
-import { MessagingFiles } from './files/messaging-files';
+import { type ChatnetDriver, dialThrough, MediaDownloads, RemoteSandboxDriver, RemoteSandboxLive, SandboxDriver, SandboxNetwork } from './drivers';
+import { NewsPublisher, OutboxBatcher } from './events';
+import { MessagingFiles } from './files';
+import { recordAccepted } from './friend-requests';
+import { connectorHandlers, peerHandlers } from './grpc';
+import { OwnerDirectory } from './owners';
+import { Leases, Peers, SessionPool, sessionMetrics } from './pool';
 import { connectRedis } from './redis';
 
 export { loadConfig } from './config';
@@ -80,7 +70,7 @@ export async function startConnector(
     // Loaded only for the real network: zca-js and its dependencies are a sixth of what every service loads, paid by
     // each start (and each test's stack) on the sandbox driver for nothing.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { ZcaDriver } = require('./drivers/zca.driver') as typeof import('./drivers/zca.driver');
+    const { ZcaDriver } = require('./zca') as typeof import('./zca');
     // The network's media hosts are public: no private address is allowed for downloads, whatever proxies may use.
     const mediaGuard = new AddressGuard({ allow: parseAllowList(''), purpose: 'inbound file downloads' });
     media = new MediaDownloads({ hosts: config.CHATNET_MEDIA_HOSTS, guard: mediaGuard, maxBytes: config.ATTACHMENT_MAX_BYTES });

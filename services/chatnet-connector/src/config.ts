@@ -1,6 +1,6 @@
 import { fields, grpcClientEnv, grpcTlsEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 import { allowListEnv } from '@crm/net-guard';
-import { parseMediaHosts } from './drivers/media-hosts';
+import { parseMediaHosts } from './media-hosts';
 
 const ms = (fallback: number, min = 100) => z.coerce.number().int().min(min).default(fallback);
 

@@ -3,14 +3,10 @@ import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { AddressGuard } from '@crm/net-guard';
 import type { ConnectorConfig } from './config';
-import type { OwnerDirectory } from './domain/owners';
-import type { ChatnetDriver } from './drivers/driver';
-import type { SandboxNetwork } from './drivers/sandbox.driver';
-import type { SandboxLive } from './drivers/sandbox-live';
-import type { MessagingFiles } from './files/messaging-files';
-import type { Leases } from './pool/leases';
-import type { Peers } from './pool/peers';
-import type { SessionPool } from './pool/session-pool';
+import type { ChatnetDriver, SandboxLive, SandboxNetwork } from './drivers';
+import type { MessagingFiles } from './files';
+import type { OwnerDirectory } from './owners';
+import type { Leases, Peers, SessionPool } from './pool';
 import type { ConnectorRedis } from './redis';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */

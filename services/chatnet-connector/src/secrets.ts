@@ -1,5 +1,5 @@
 import type { EncryptedColumn } from '@crm/db';
-import { aad } from './domain/secret-binding';
+import { aad } from './account-store';
 
 /** The columns this service keeps SecretBox ciphertexts in (`npm run rotate-keys` re-encrypts them). */
 export const ENCRYPTED_COLUMNS: EncryptedColumn[] = [

@@ -1,4 +1,4 @@
-import { liveStatusOf } from '../src/domain/accounts';
+import { liveStatusOf } from '../src/accounts';
 import { inboundEventId } from '../src/events/events';
 import { loadConfig } from '../src/config';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@crm/logger';
-import { liveStatusOf } from '../src/domain/accounts';
+import { liveStatusOf } from '../src/accounts';
 import { LeaseKeeper, type LeaseKeeperOptions } from '../src/pool/lease-keeper';
 import { Leases } from '../src/pool/leases';
 import { type Entry, LiveSessions, type LiveSessionsOptions } from '../src/pool/live-sessions';

@@ -30,7 +30,7 @@ import {
   ZcaDriver,
   ZcaQrEvent,
   zcaClientFactory,
-} from '../src/drivers/zca.driver';
+} from '../src/zca/zca.driver';
 import type { InboundMedia } from '../src/drivers/media-download';
 
 // The zca driver against fixtures in the shapes zca-js 2.2 produces (its QR-login callback events, listener

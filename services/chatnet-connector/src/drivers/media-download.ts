@@ -2,7 +2,7 @@ import type { Agent, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { pipeline, type Readable, Transform } from 'node:stream';
 import type { AddressGuard } from '@crm/net-guard';
-import { isMediaHost } from './media-hosts';
+import { isMediaHost } from '../media-hosts';
 
 /** Where a message's file is fetched from; `via` is the agent of a session that goes through its account's proxy. */
 export interface InboundMedia {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '@crm/db';
 import { enqueueEvent, type EventType, type NewEvent } from '@crm/events';
-import type { Friend, InboundMessage, ReactionNotice, RecallNotice, SeenReceipt } from '../drivers/driver';
+import type { Friend, InboundMessage, ReactionNotice, RecallNotice, SeenReceipt } from '../drivers';
 
 /**
  * The events this service produces, through the outbox (same transaction as the change); only chatnet.inbound is

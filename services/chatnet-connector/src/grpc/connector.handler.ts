@@ -1,13 +1,10 @@
 import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import * as accounts from '../domain/accounts';
-import * as sandbox from '../domain/sandbox';
-import { markThreadSeen } from '../domain/mark-seen';
-import { reactToChatMessage, recallChatMessage } from '../domain/message-actions';
-import { sendChatMessage } from '../domain/send';
-import { lookupPhone } from '../domain/phone-lookup';
-import { findUser } from '../domain/find-user';
-import * as friendRequests from '../domain/friend-requests';
+import { accounts } from '../accounts';
+import { friendRequests } from '../friend-requests';
+import { findUser, lookupPhone } from '../lookup';
+import { markThreadSeen, reactToChatMessage, recallChatMessage, sendChatMessage } from '../messages';
+import { sandbox } from '../sandbox-control';
 
 /** connector.v1.ConnectorService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorService'> {

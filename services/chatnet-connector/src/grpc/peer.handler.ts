@@ -1,12 +1,9 @@
 import { type HandlersFor, invalid } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import { markSeenOf } from '../domain/mark-seen';
-import { emojiOf, messageRefOf } from '../domain/message-actions';
-import { runLocal, sandboxAction } from '../domain/sandbox';
-import { outboundOf } from '../domain/send';
-import { lookupDigits, lookupHere } from '../domain/phone-lookup';
-import { findHere } from '../domain/find-user';
-import { sendHere } from '../domain/friend-requests';
+import { sendHere } from '../friend-requests';
+import { findHere, lookupDigits, lookupHere } from '../lookup';
+import { emojiOf, markSeenOf, messageRefOf, outboundOf } from '../messages';
+import { runLocal, sandboxAction } from '../sandbox-control';
 
 /**
  * connector.v1.ConnectorPeerService: calls forwarded by another connector instance to the one holding the

@@ -2,7 +2,7 @@ import type { Pool } from '@crm/db';
 import type { AppError } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ConnectorConfig } from '../config';
-import * as repo from '../db/accounts.repo';
+import { accountRows as repo } from '../account-store';
 import { fairShare } from './fair-share';
 import type { Leases, LiveInfo } from './leases';
 import type { LiveSessions } from './live-sessions';

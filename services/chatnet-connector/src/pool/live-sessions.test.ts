@@ -1,4 +1,4 @@
-import type { ChatnetSession } from '../drivers/driver';
+import type { ChatnetSession } from '../drivers';
 import { type Entry, LiveSessions, type LiveSessionsOptions } from './live-sessions';
 
 // The bookkeeping of what an instance holds, without a network, database or Redis: only the queries the rest of

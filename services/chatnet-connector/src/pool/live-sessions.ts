@@ -3,14 +3,20 @@ import { Pool, withTransaction } from '@crm/db';
 import { AppError } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ConnectorConfig } from '../config';
-import * as repo from '../db/accounts.repo';
-import type { AccountRow } from '../db/accounts.repo';
-import { aad } from '../domain/secret-binding';
-import { notLive } from '../domain/remote-errors';
-import type { ChatnetSession, DisconnectInfo, InboundMessage, SeenReceipt, SessionHandlers } from '../drivers/driver';
-import { connectedEvent, disconnectedEvent, friendsEvent, inboundEvent, reactionEvent, recalledEvent, seenEvent } from '../events/events';
-import type { NewsPublisher } from '../events/news-publisher';
-import type { MessagingFiles } from '../files/messaging-files';
+import { aad, type AccountRow, accountRows as repo } from '../account-store';
+import type { ChatnetSession, DisconnectInfo, InboundMessage, SeenReceipt, SessionHandlers } from '../drivers';
+import {
+  connectedEvent,
+  disconnectedEvent,
+  friendsEvent,
+  inboundEvent,
+  type NewsPublisher,
+  reactionEvent,
+  recalledEvent,
+  seenEvent,
+} from '../events';
+import type { MessagingFiles } from '../files';
+import { notLive } from './remote-errors';
 import type { Leases } from './leases';
 
 export const ENTRY_STATES = ['qr_pending', 'connecting', 'connected'] as const;
@@ -40,7 +46,7 @@ export interface LiveSessionsOptions {
   news: Pick<NewsPublisher, 'enqueue' | 'flush'>;
   /** Received files are stored in messaging. */
   files: Pick<MessagingFiles, 'store'>;
-  /** Record that a user accepted one of the account's friend requests (domain/friend-requests). */
+  /** Record that a user accepted one of the account's friend requests (friend-requests/). */
   onFriendAccepted(orgId: string, accountId: string, uid: string): Promise<void>;
 }
 

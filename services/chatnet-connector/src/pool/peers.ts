@@ -1,5 +1,5 @@
 import { type ClientFor, createServiceClient, type GrpcTransport, InternalAuth, loadProto, serviceDefinition } from '@crm/grpc-kit';
-import { fromPeerError, notLive } from '../domain/remote-errors';
+import { fromPeerError, notLive } from './remote-errors';
 import type { Leases } from './leases';
 
 type PeerClient = ClientFor<'connector.v1.ConnectorPeerService'>;

@@ -1,6 +1,6 @@
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
-import { countToKeepAlive } from '../db/accounts.repo';
+import { countToKeepAlive } from '../account-store';
 import { fairShare } from './fair-share';
 import type { Leases } from './leases';
 

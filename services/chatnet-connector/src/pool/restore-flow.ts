@@ -3,11 +3,9 @@ import type { Pool } from '@crm/db';
 import { AppError } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ConnectorConfig } from '../config';
-import * as repo from '../db/accounts.repo';
-import type { AccountRow } from '../db/accounts.repo';
-import { aad } from '../domain/secret-binding';
-import { notLive } from '../domain/remote-errors';
-import { type ChatnetDriver, type ChatnetSession, SessionExpiredError } from '../drivers/driver';
+import { aad, type AccountRow, accountRows as repo } from '../account-store';
+import { type ChatnetDriver, type ChatnetSession, SessionExpiredError } from '../drivers';
+import { notLive } from './remote-errors';
 import type { Leases } from './leases';
 import { type Entry, type LiveSessions, proxyOf } from './live-sessions';
 

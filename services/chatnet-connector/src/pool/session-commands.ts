@@ -1,8 +1,8 @@
 import { AppError } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ConnectorConfig } from '../config';
-import { FriendRequiredError, type MessageRef, type OutboundMessage, type ReadMessage, type ThreadType } from '../drivers/driver';
-import type { FileReader, MessagingFiles } from '../files/messaging-files';
+import { FriendRequiredError, type MessageRef, type OutboundMessage, type ReadMessage, type ThreadType } from '../drivers';
+import type { FileReader, MessagingFiles } from '../files';
 import type { ConnectorRedis } from '../redis';
 import type { LiveSessions } from './live-sessions';
 

@@ -2,10 +2,10 @@ import type { SecretBox } from '@crm/crypto';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { ConnectorConfig } from '../config';
-import type { AccountRow } from '../db/accounts.repo';
-import type { ChatnetDriver, ChatnetSession, MessageRef, ReadMessage, ThreadType } from '../drivers/driver';
-import type { NewsPublisher } from '../events/news-publisher';
-import type { FileReader, MessagingFiles } from '../files/messaging-files';
+import type { AccountRow } from '../account-store';
+import type { ChatnetDriver, ChatnetSession, MessageRef, ReadMessage, ThreadType } from '../drivers';
+import type { NewsPublisher } from '../events';
+import type { FileReader, MessagingFiles } from '../files';
 import type { ConnectorRedis } from '../redis';
 import { LeaseKeeper } from './lease-keeper';
 import type { Leases } from './leases';
@@ -30,7 +30,7 @@ export interface PoolOptions {
   news: Pick<NewsPublisher, 'enqueue' | 'flush'>;
   /** Files both ways: sent files are streamed from messaging, received ones stored there. */
   files: MessagingFiles;
-  /** Record that a user accepted one of the account's friend requests (domain/friend-requests). */
+  /** Record that a user accepted one of the account's friend requests (friend-requests/). */
   onFriendAccepted(orgId: string, accountId: string, uid: string): Promise<void>;
 }
 

@@ -2,9 +2,18 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { createLogger, type Logger } from '@crm/logger';
-import type { ChatnetProfile, DisconnectInfo } from '../drivers/driver';
-import { SandboxNetwork } from '../drivers/sandbox.driver';
-import { CLIENT_PATH, LIVE_ACTIONS, type LiveAction, reviveMessage, reviveReaction, reviveReceipt, reviveRecall } from '../drivers/sandbox-wire';
+import {
+  type ChatnetProfile,
+  CLIENT_PATH,
+  type DisconnectInfo,
+  LIVE_ACTIONS,
+  type LiveAction,
+  reviveMessage,
+  reviveReaction,
+  reviveReceipt,
+  reviveRecall,
+  SandboxNetwork,
+} from '../drivers';
 import { connectRedis } from '../redis';
 import { serveClient } from './client-link';
 import type { SandboxNetworkConfig } from './config';

@@ -2,16 +2,21 @@ import type WebSocket from 'ws';
 import type { Logger } from '@crm/logger';
 import {
   type ChatnetSession,
+  type ClientFrame,
+  fileFromWire,
   FriendRequiredError,
   LoginFailedError,
+  type NetworkFrame,
+  type NewsKind,
   type OutboundMessage,
   type ReadMessage,
+  SandboxDriver,
+  type SandboxNetwork,
   SessionExpiredError,
   type SessionHandlers,
   type ThreadType,
-} from '../drivers/driver';
-import { SandboxDriver, type SandboxNetwork } from '../drivers/sandbox.driver';
-import { type ClientFrame, fileFromWire, type NetworkFrame, type NewsKind, type WireFile } from '../drivers/sandbox-wire';
+  type WireFile,
+} from '../drivers';
 
 /**
  * One client connection to the standalone network (sandbox-wire.ts): the client logs in or restores, then the network's

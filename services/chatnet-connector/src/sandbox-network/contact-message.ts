@@ -1,6 +1,5 @@
 import { z } from '@crm/config';
-import type { InboundMessage } from '../drivers/driver';
-import { networkMessageId, type SandboxNetwork } from '../drivers/sandbox.driver';
+import { type InboundMessage, networkMessageId, type SandboxNetwork } from '../drivers';
 
 /**
  * A contact writes to an account: the body of `POST /accounts/:id/inbound` on the standalone network (what benchmarks

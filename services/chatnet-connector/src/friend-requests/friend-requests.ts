@@ -4,11 +4,11 @@ import { Pool, Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { connector } from '@crm/proto-types';
 import type { Deps } from '../deps';
-import * as repo from '../db/friend-requests.repo';
-import type { FriendRequestRow, FriendRequestStatus } from '../db/friend-requests.repo';
-import { EVENTS } from '../events/events';
-import { loadAccount } from './accounts';
-import { accountNotConnected, authorizeOutreach, findUser } from './find-user';
+import * as repo from './friend-requests.repo';
+import type { FriendRequestRow, FriendRequestStatus } from './friend-requests.repo';
+import { EVENTS } from '../events';
+import { loadAccount } from '../accounts';
+import { accountNotConnected, authorizeOutreach, findUser } from '../lookup';
 
 const MESSAGE_MAX = 150;
 const STATUSES: readonly FriendRequestStatus[] = ['sent', 'accepted'];

@@ -1,5 +1,4 @@
-import type { NetworkUser } from './driver';
-import { networkPhoneDigits } from './phone-digits';
+import { type NetworkUser, networkPhoneDigits } from '../drivers';
 
 /**
  * zca-js apis/findUser.ts: the profile (`UserBasic`) of whoever uses a phone number. zca-js passes the network's

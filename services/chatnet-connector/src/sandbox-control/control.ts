@@ -1,16 +1,24 @@
 import { AppError, invalid, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import type { ChatnetProfile, Friend, InboundMessage, ReactionNotice, RecallNotice, SeenReceipt, ThreadType } from '../drivers/driver';
-import { networkMessageId, networkUid, SandboxNetwork } from '../drivers/sandbox.driver';
-import { friendsEvent } from '../events/events';
+import {
+  type ChatnetProfile,
+  type Friend,
+  type InboundMessage,
+  networkMessageId,
+  networkUid,
+  type ReactionNotice,
+  type RecallNotice,
+  SandboxNetwork,
+  type SeenReceipt,
+  type ThreadType,
+} from '../drivers';
+import { friendsEvent } from '../events';
 import { pushedFilesOf, storeFiles } from './inbound-files';
-import { notLive } from './remote-errors';
-import { lookupDigits } from './phone-lookup';
-import { emojiOf } from './message-actions';
-import * as accounts from './accounts';
-import { loadAccount } from './accounts';
-import { find as findRequest } from '../db/friend-requests.repo';
-import { acceptedOffline, toFriendRequest } from './friend-requests';
+import { notLive } from '../pool';
+import { lookupDigits } from '../lookup';
+import { emojiOf } from '../messages';
+import { accounts, loadAccount } from '../accounts';
+import { acceptedOffline, findFriendRequest as findRequest, toFriendRequest } from '../friend-requests';
 
 /**
  * The sandbox network's control API (ARCHITECTURE.md "Chat network"): complete a QR scan, deliver an

@@ -1,9 +1,9 @@
 import { AppError, invalid, OrgContext } from '@crm/grpc-kit';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
-import type { QuotedMessage, ThreadType } from '../drivers/driver';
-import type { AttachmentRef, Outbound } from '../pool/session-pool';
-import { loadAccount } from './accounts';
+import type { QuotedMessage, ThreadType } from '../drivers';
+import type { AttachmentRef, Outbound } from '../pool';
+import { loadAccount } from '../accounts';
 
 export interface SendRequest {
   accountId: string;

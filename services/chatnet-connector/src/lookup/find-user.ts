@@ -1,10 +1,9 @@
 import { AppError, invalid, OrgContext, requirePermission } from '@crm/grpc-kit';
 import type { connector } from '@crm/proto-types';
 import type { Deps } from '../deps';
-import type { UserQuery } from '../drivers/driver';
-import { networkPhoneDigits } from '../drivers/phone-digits';
-import { connectedAccountIds } from '../db/accounts.repo';
-import { loadAccount } from './accounts';
+import { networkPhoneDigits, type UserQuery } from '../drivers';
+import { connectedAccountIds } from '../account-store';
+import { loadAccount } from '../accounts';
 import { lookupDigits } from './phone-lookup';
 
 export type FoundUser = connector.FoundUser__Output;

@@ -10,7 +10,7 @@ const RESOLVE_TIMEOUT_MS = 3_000;
 /**
  * The proxy's host must be a public address (or one in CONNECTOR_ALLOWED_PRIVATE_ADDRESSES): a proxy on a
  * private, loopback or link-local address would make the connector dial into its own network for a tenant.
- * Checked when saved (400 naming `proxyUrl`) and, for the real driver, again when dialling (proxy-dialer.ts).
+ * Checked when saved (400 naming `proxyUrl`) and, for the real driver, again when dialling (drivers/proxy-dialer.ts).
  * A host that does not resolve now is accepted: DNS may not be set up yet.
  */
 export async function checkProxyHost(guard: AddressGuard, log: Logger, proxyUrl: string): Promise<void> {

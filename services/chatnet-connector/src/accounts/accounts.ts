@@ -3,13 +3,11 @@ import { iso, isoOrUndefined, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { AppError, can, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { connectorRules as rules, isUuid, optionalOneOf, requireText } from '@crm/validation';
-import * as repo from '../db/accounts.repo';
-import type { AccountRow } from '../db/accounts.repo';
+import { aad, type AccountRow, accountRows as repo } from '../account-store';
 import type { Deps } from '../deps';
-import { aad } from './secret-binding';
-import { disconnectedEvent, qrEvent } from '../events/events';
-import type { LiveInfo } from '../pool/leases';
-import type { Owner } from './owners';
+import { disconnectedEvent, qrEvent } from '../events';
+import type { Owner } from '../owners';
+import type { LiveInfo } from '../pool';
 import { checkProxyHost } from './proxy-url';
 
 export const accountNotFound = () => notFound('Chat-network account');

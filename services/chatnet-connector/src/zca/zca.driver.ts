@@ -28,8 +28,10 @@ import {
   ChatnetSession,
   ConnectOptions,
   Friend,
+  type InboundMedia,
   InboundMessage,
   LoginFailedError,
+  MediaRefusedError,
   MessageRef,
   NetworkUser,
   OutboundFile,
@@ -43,11 +45,10 @@ import {
   SessionExpiredError,
   SessionHandlers,
   UserQuery,
-} from './driver';
+} from '../drivers';
 import { GroupNames } from './group-names';
 import { findUserByPhone, type ZcaPhoneApi } from './phone-lookup';
 import { fileNameForNetwork, imageSize, mimeTypeOf } from './file-kinds';
-import { type InboundMedia, MediaRefusedError } from './media-download';
 import { isSessionRefused } from './zca-errors';
 import { SenderProfile, SenderProfiles } from './sender-profiles';
 
@@ -145,7 +146,7 @@ export interface ZcaDriverOptions {
   qrMaxRefreshes: number;
   factory?: ZaloClientFactory;
   proxy?: ProxyDialer;
-  /** Downloads of the photos and files messages carry (media hosts only, SSRF guard, size cap): media-download.ts. */
+  /** Downloads of the photos and files messages carry (media hosts only, SSRF guard, size cap): drivers/media-download.ts. */
   media: InboundMedia;
 }
 

@@ -1,7 +1,7 @@
 import { AppError, invalid, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import type { ReadMessage, ThreadType } from '../drivers/driver';
-import { loadAccount } from './accounts';
+import type { ReadMessage, ThreadType } from '../drivers';
+import { loadAccount } from '../accounts';
 
 /** The network takes at most this many messages in one "seen" call (zca-js's limit). */
 export const MARK_SEEN_MAX = 50;

@@ -1,8 +1,8 @@
 import { AppError, invalid } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import type { StoredAttachment } from '../drivers/driver';
-import { FileTransferError, type FileToStore } from '../files/messaging-files';
-import { MAX_FILES } from './send';
+import type { StoredAttachment } from '../drivers';
+import { FileTransferError, type FileToStore } from '../files';
+import { MAX_FILES } from '../messages';
 
 /** A file of a sandbox push, checked and decoded. */
 export interface PushedFile {

@@ -1,8 +1,8 @@
 import { AppError, invalid, type OrgContext } from '@crm/grpc-kit';
 import { messagingRules } from '@crm/validation';
 import type { Deps } from '../deps';
-import type { MessageRef, ThreadType } from '../drivers/driver';
-import { loadAccount } from './accounts';
+import type { MessageRef, ThreadType } from '../drivers';
+import { loadAccount } from '../accounts';
 
 /** A recall or a reaction as messaging asks for it (also as a peer forwards it: the holder trusts nothing it gets). */
 export interface MessageActionRequest {

@@ -1,7 +1,7 @@
 import { AppError, invalid, OrgContext } from '@crm/grpc-kit';
 import type { connector } from '@crm/proto-types';
 import type { Deps } from '../deps';
-import { connectedAccountIds } from '../db/accounts.repo';
+import { connectedAccountIds } from '../account-store';
 
 export type PhoneLookupResult = connector.PhoneLookupResult__Output;
 
