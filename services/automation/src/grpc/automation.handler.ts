@@ -1,5 +1,7 @@
 import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
+import { draftsUsingTemplate } from '../db/campaigns.repo';
+import { rulesUsingTemplate } from '../db/rules.repo';
 import * as appointments from '../domain/appointment-reminders';
 import * as campaigns from '../domain/campaigns';
 import * as email from '../domain/email';
@@ -9,6 +11,7 @@ import * as templates from '../domain/templates';
 
 /** automation.v1.AutomationService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.AutomationService'> {
+  const templateUsers: templates.TemplateUsers = { rules: rulesUsingTemplate, draftCampaigns: draftsUsingTemplate };
   return {
     ListRules: (req, ctx) => rules.list(deps, ctx, req),
     GetRule: (req, ctx) => rules.get(deps, ctx, req.id),
@@ -26,7 +29,7 @@ export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.Autom
     GetTemplate: (req, ctx) => templates.get(deps, ctx, req.id),
     CreateTemplate: (req, ctx) => templates.create(deps, ctx, req),
     UpdateTemplate: (req, ctx) => templates.update(deps, ctx, req),
-    DeleteTemplate: (req, ctx) => templates.remove(deps, ctx, req.id),
+    DeleteTemplate: (req, ctx) => templates.remove(deps, ctx, req.id, templateUsers),
 
     ListCampaigns: (req, ctx) => campaigns.list(deps, ctx, req),
     GetCampaign: (req, ctx) => campaigns.get(deps, ctx, req.id),
