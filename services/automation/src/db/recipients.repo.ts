@@ -1,4 +1,5 @@
 import { iso, isoOrUndefined, offsetOf, PageRequest, pagination, Queryable } from '@crm/db';
+import type { Member } from '../domain/lists';
 import type { Outcome } from './campaigns.repo';
 
 export interface RecipientRow {
@@ -25,18 +26,6 @@ export interface RecipientRow {
   replied_at: Date | null;
   seen_at: Date | null;
   updated_at: Date;
-}
-
-/** A member of the list as crm resolves it. */
-export interface Member {
-  id: string;
-  name?: string;
-  phone?: string;
-  email?: string;
-  chatnetUid?: string;
-  status?: string;
-  tags?: string[];
-  assignedUserId?: string;
 }
 
 /** The contact id a row's send key (clientMessageId) and email links are made with: stable across contact merges. */

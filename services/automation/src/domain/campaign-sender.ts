@@ -7,13 +7,13 @@ import type { Deps } from '../deps';
 import * as repo from '../db/campaigns.repo';
 import type { CampaignRow, Outcome, RecordDetail } from '../db/campaigns.repo';
 import * as recipients from '../db/recipients.repo';
-import type { Member, RecipientRow } from '../db/recipients.repo';
+import type { RecipientRow } from '../db/recipients.repo';
 import { systemContext } from '../remote';
 import { renderFor } from './campaign-text';
 import { CAMPAIGNS_CHANNEL } from './campaigns';
 import { deliverEmail, SendHooks } from './email';
 import { isUuid } from '@crm/validation';
-import { isNotFound, memberPage } from './lists';
+import { isNotFound, type Member, memberPage } from './lists';
 import * as notifications from './notifications';
 
 /** A claimed campaign is this instance's for this long, renewed before every send. */

@@ -1,6 +1,5 @@
 import { AppError, CallContext, status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import type { Member } from '../db/recipients.repo';
 
 /**
  * Customer lists belong to crm; campaigns only read them: a list's name and live count, and its members
@@ -11,6 +10,18 @@ export interface ListBrief {
   name: string;
   status: string;
   contactCount: number;
+}
+
+/** A member of the list as crm resolves it. */
+export interface Member {
+  id: string;
+  name?: string;
+  phone?: string;
+  email?: string;
+  chatnetUid?: string;
+  status?: string;
+  tags?: string[];
+  assignedUserId?: string;
 }
 
 export interface MemberPage {
