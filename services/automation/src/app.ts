@@ -10,34 +10,34 @@ import { createMailSender } from '@crm/mail';
 import { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
 import type { Deps } from './deps';
-import { CampaignSender } from './domain/campaign-sender';
-import { LinkSigner } from './domain/email';
-import { AlertRecipients } from './domain/alert-recipients';
-import { ReminderSender } from './domain/reminder-sender';
-import { Runner } from './domain/runner';
-import { RunLogSweeper } from './domain/run-log-sweeper';
-import { TriggerTimers } from './domain/trigger-timers';
-import { HttpStepClient } from './domain/http-step';
-import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
+import { CampaignSender } from './campaigns/campaign-sender';
+import { LinkSigner } from './email-links/links';
+import { AlertRecipients } from './notifications/alert-recipients';
+import { ReminderSender } from './appointment-reminders/reminder-sender';
+import { Runner } from './rules/runner';
+import { RunLogSweeper } from './rules/run-log-sweeper';
+import { TriggerTimers } from './rules/trigger-timers';
+import { HttpStepClient } from './http-step/http-step';
+import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './campaigns/campaign-replies.consumer';
 import {
   EMAIL_ALERT_BINDINGS,
   emailAlertsHandler,
   emailAlertsQueue,
   prepareEmailAlerts,
   pruneEmailAlertsEvery,
-} from './events/email-alerts.consumer';
-import { SEEN_BINDINGS, seenHandler, seenQueue } from './events/campaign-seen.consumer';
+} from './notifications/email-alerts.consumer';
+import { SEEN_BINDINGS, seenHandler, seenQueue } from './campaigns/campaign-seen.consumer';
 import { automationBindings, automationQueue, automationShares } from './events/automation-queue';
 import { automationHandlers } from './grpc/automation.handler';
 import { createRemote } from './remote';
-import { RuleCache } from './domain/rule-cache';
+import { RuleCache } from './rule-definitions/rule-cache';
 
 export { loadConfig } from './config';
 export { triggersQueue } from './events/triggers.consumer';
 export { automationQueue } from './events/automation-queue';
-export { repliesQueue } from './events/campaign-replies.consumer';
-export { seenQueue } from './events/campaign-seen.consumer';
-export { emailAlertsQueue } from './events/email-alerts.consumer';
+export { repliesQueue } from './campaigns/campaign-replies.consumer';
+export { seenQueue } from './campaigns/campaign-seen.consumer';
+export { emailAlertsQueue } from './notifications/email-alerts.consumer';
 
 export type { RunningService };
 

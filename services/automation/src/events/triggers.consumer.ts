@@ -3,23 +3,23 @@ import type { PoolClient } from '@crm/db';
 import { isEventOf, withEventTrace, type BatchHandler, type EventEnvelope, type ParsedEvent } from '@crm/events';
 import { status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import { dropContact as dropContactReminders } from '../db/appointment-reminders.repo';
-import { forgetLeadScore, recordLeadScore } from '../db/notifications.repo';
-import { triggerOf } from '../db/rules.repo';
-import { insertRun } from '../db/runs.repo';
-import { armIdle } from '../db/trigger-timers.repo';
-import { applyAppointmentEvent } from '../domain/appointment-reminders';
-import { applyContactMerged, applyContactMergeUndone } from '../domain/contact-merges';
+import { dropContact as dropContactReminders } from '../appointment-reminders/appointment-reminders.repo';
+import { forgetLeadScore, recordLeadScore } from '../notifications/notifications.repo';
+import { triggerOf } from '../rule-definitions/rules.repo';
+import { insertRun } from '../rules/runs.repo';
+import { armIdle } from '../rules/trigger-timers.repo';
+import { applyAppointmentEvent } from '../appointment-reminders/appointment-reminders';
+import { applyContactMerged, applyContactMergeUndone } from '../contact-merges/contact-merges';
 import { isUuid } from '@crm/validation';
-import * as notifications from '../domain/notifications';
-import { RUNS_CHANNEL } from '../domain/runner';
-import { conditionsHold, contactIdOf, Facts, keywordMatches, needsContactLookup, subjectOf, triggersOfEvent } from '../domain/triggers';
+import * as notifications from '../notifications/notifications';
+import { RUNS_CHANNEL } from '../rules/runner';
+import { conditionsHold, contactIdOf, Facts, keywordMatches, needsContactLookup, subjectOf, triggersOfEvent } from '../rule-definitions/triggers';
 import { systemContext } from '../remote';
-import { inboundAlerts } from './inbound-alerts';
-import { noteMentions } from './note-mentions';
-import { replyOverdue } from './reply-overdue';
-import { slaBreachAlerts } from './sla-breach-alerts';
-import { taskDue } from './task-due';
+import { inboundAlerts } from '../notifications/inbound-alerts';
+import { noteMentions } from '../notifications/note-mentions';
+import { replyOverdue } from '../notifications/reply-overdue';
+import { slaBreachAlerts } from '../notifications/sla-breach-alerts';
+import { taskDue } from '../notifications/task-due';
 
 /**
  * Everything this consumer listens to: rule triggers, the system events that raise notifications (crm's task.due

@@ -1,13 +1,14 @@
 import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import { draftsUsingTemplate } from '../db/campaigns.repo';
-import { rulesUsingTemplate } from '../db/rules.repo';
-import * as appointments from '../domain/appointment-reminders';
-import * as campaigns from '../domain/campaigns';
-import * as email from '../domain/email';
-import * as notifications from '../domain/notifications';
-import * as rules from '../domain/rules';
-import * as templates from '../domain/templates';
+import { draftsUsingTemplate } from '../campaigns/campaigns.repo';
+import { rulesUsingTemplate } from '../rule-definitions/rules.repo';
+import * as appointments from '../appointment-reminders/appointment-reminders';
+import * as campaigns from '../campaigns/campaigns';
+import * as email from '../email-channel/channel';
+import * as suppressions from '../campaigns/email/suppressions';
+import * as notifications from '../notifications/notifications';
+import * as rules from '../rules/rules';
+import * as templates from '../templates/templates';
 
 /** automation.v1.AutomationService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.AutomationService'> {
@@ -51,11 +52,11 @@ export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.Autom
     UpdateEmailChannel: (req, ctx) => email.updateChannel(deps, ctx, req),
     DeleteEmailChannel: (_req, ctx) => email.deleteChannel(deps, ctx),
     TestEmailChannel: (req, ctx) => email.testChannel(deps, ctx, req),
-    ListEmailSuppressions: (req, ctx) => email.suppressions.list(deps, ctx, req),
-    DeleteEmailSuppression: (req, ctx) => email.suppressions.remove(deps, ctx, req),
+    ListEmailSuppressions: (req, ctx) => suppressions.list(deps, ctx, req),
+    DeleteEmailSuppression: (req, ctx) => suppressions.remove(deps, ctx, req),
     // Public links: no user or org in the call; the signed token is checked instead.
-    CheckUnsubscribeLink: (req) => email.suppressions.checkUnsubscribeLink(deps, req),
-    UnsubscribeEmail: (req) => email.suppressions.unsubscribe(deps, req),
-    RecordEmailOpen: (req) => email.suppressions.recordOpen(deps, req),
+    CheckUnsubscribeLink: (req) => suppressions.checkUnsubscribeLink(deps, req),
+    UnsubscribeEmail: (req) => suppressions.unsubscribe(deps, req),
+    RecordEmailOpen: (req) => suppressions.recordOpen(deps, req),
   };
 }
