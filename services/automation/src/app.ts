@@ -10,34 +10,28 @@ import { createMailSender } from '@crm/mail';
 import { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
 import type { Deps } from './deps';
-import { CampaignSender } from './campaigns/campaign-sender';
-import { LinkSigner } from './email-links/links';
-import { AlertRecipients } from './notifications/alert-recipients';
-import { ReminderSender } from './appointment-reminders/reminder-sender';
-import { Runner } from './rules/runner';
-import { RunLogSweeper } from './rules/run-log-sweeper';
-import { TriggerTimers } from './rules/trigger-timers';
-import { HttpStepClient } from './http-step/http-step';
-import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './campaigns/campaign-replies.consumer';
+import { CampaignSender, REPLY_BINDINGS, repliesHandler, repliesQueue, SEEN_BINDINGS, seenHandler, seenQueue } from './campaigns';
+import { LinkSigner } from './email-links';
 import {
+  AlertRecipients,
   EMAIL_ALERT_BINDINGS,
   emailAlertsHandler,
   emailAlertsQueue,
   prepareEmailAlerts,
   pruneEmailAlertsEvery,
-} from './notifications/email-alerts.consumer';
-import { SEEN_BINDINGS, seenHandler, seenQueue } from './campaigns/campaign-seen.consumer';
-import { automationBindings, automationQueue, automationShares } from './events/automation-queue';
-import { automationHandlers } from './grpc/automation.handler';
+} from './notifications';
+import { ReminderSender } from './appointment-reminders';
+import { Runner, RunLogSweeper, TriggerTimers } from './rules';
+import { HttpStepClient } from './http-step';
+import { automationBindings, automationQueue, automationShares } from './events';
+import { automationHandlers } from './grpc';
 import { createRemote } from './remote';
-import { RuleCache } from './rule-definitions/rule-cache';
+import { RuleCache } from './rule-definitions';
 
 export { loadConfig } from './config';
-export { triggersQueue } from './events/triggers.consumer';
-export { automationQueue } from './events/automation-queue';
-export { repliesQueue } from './campaigns/campaign-replies.consumer';
-export { seenQueue } from './campaigns/campaign-seen.consumer';
-export { emailAlertsQueue } from './notifications/email-alerts.consumer';
+export { automationQueue, triggersQueue } from './events';
+export { repliesQueue, seenQueue } from './campaigns';
+export { emailAlertsQueue } from './notifications';
 
 export type { RunningService };
 

@@ -6,7 +6,7 @@ import type { Deps } from '../deps';
 import * as repo from './appointment-reminders.repo';
 import { systemContext } from '../remote';
 import { isUuid } from '@crm/validation';
-import * as notifications from '../notifications/notifications';
+import { notifications } from '../notifications';
 
 /** A claimed reminder is another instance's to retry after this long (a crash, or crm not answering). */
 const LEASE_MS = 60_000;

@@ -13,8 +13,8 @@ import { renderFor } from './campaign-text';
 import { CAMPAIGNS_CHANNEL } from './campaigns';
 import { deliverEmail, SendHooks } from './email/delivery';
 import { isUuid } from '@crm/validation';
-import { isNotFound, type Member, memberPage } from '../lists/lists';
-import * as notifications from '../notifications/notifications';
+import { isNotFound, type Member, memberPage } from '../lists';
+import { notifications } from '../notifications';
 
 /** A claimed campaign is this instance's for this long, renewed before every send. */
 const LEASE_MS = 60_000;

@@ -1,4 +1,4 @@
-import { placeholdersOf, render, VARIABLE_NAME } from '../text/text';
+import { placeholdersOf, render, VARIABLE_NAME } from '../text';
 
 /**
  * What a campaign message may say: the recipient's own fields (`{{name}}`, `{{phone}}`, `{{email}}`,

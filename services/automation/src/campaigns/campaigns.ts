@@ -3,11 +3,11 @@ import { AppError, decodeRemoteError, invalid, notFound, requireCan, requireUser
 import type { Deps } from '../deps';
 import * as repo from './campaigns.repo';
 import { listRecipients } from './recipients.repo';
-import { getTemplate } from '../templates/templates.repo';
+import { getTemplate } from '../templates';
 import { Scalar, unfilledPlaceholders, variablesProblem } from './campaign-text';
 import { automationRules as rules, isUuid, optionalOneOf } from '@crm/validation';
-import { channelUnavailable, hasChannel } from '../email-channel/channel';
-import { findList, ListBrief } from '../lists/lists';
+import { channelUnavailable, hasChannel } from '../email-channel';
+import { findList, ListBrief } from '../lists';
 
 /** NOTIFY channel: activation, resume and rescheduling wake every sender at once instead of at the next poll. */
 export const CAMPAIGNS_CHANNEL = 'automation_campaigns';

@@ -1,5 +1,5 @@
 import { iso, isoOrUndefined, offsetOf, PageRequest, pagination, Queryable } from '@crm/db';
-import type { Member } from '../lists/lists';
+import type { Member } from '../lists';
 import type { Outcome } from './campaigns.repo';
 
 export interface RecipientRow {

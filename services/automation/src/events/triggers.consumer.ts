@@ -2,29 +2,37 @@ import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
 import { isEventOf, withEventTrace, type BatchHandler, type EventEnvelope, type ParsedEvent } from '@crm/events';
 import { status as grpcStatus } from '@crm/grpc-kit';
-import type { Deps } from '../deps';
-import { dropContact as dropContactReminders } from '../appointment-reminders/appointment-reminders.repo';
-import { forgetLeadScore, recordLeadScore } from '../notifications/notifications.repo';
-import { triggerOf } from '../rule-definitions/rules.repo';
-import { insertRun } from '../rules/runs.repo';
-import { armIdle } from '../rules/trigger-timers.repo';
-import { applyAppointmentEvent } from '../appointment-reminders/appointment-reminders';
-import { applyContactMerged, applyContactMergeUndone } from '../contact-merges/contact-merges';
 import { isUuid } from '@crm/validation';
-import * as notifications from '../notifications/notifications';
-import { RUNS_CHANNEL } from '../rules/runner';
-import { conditionsHold, contactIdOf, Facts, keywordMatches, needsContactLookup, subjectOf, triggersOfEvent } from '../rule-definitions/triggers';
+import type { Deps } from '../deps';
+import { applyAppointmentEvent, dropContactReminders } from '../appointment-reminders';
+import { applyContactMerged, applyContactMergeUndone } from '../contact-merges';
+import {
+  forgetLeadScore,
+  inboundAlerts,
+  noteMentions,
+  notifications,
+  recordLeadScore,
+  replyOverdue,
+  slaBreachAlerts,
+  taskDue,
+} from '../notifications';
+import {
+  conditionsHold,
+  contactIdOf,
+  type Facts,
+  keywordMatches,
+  needsContactLookup,
+  subjectOf,
+  triggerOf,
+  triggersOfEvent,
+} from '../rule-definitions';
+import { armIdle, insertRun, RUNS_CHANNEL } from '../rules';
 import { systemContext } from '../remote';
-import { inboundAlerts } from '../notifications/inbound-alerts';
-import { noteMentions } from '../notifications/note-mentions';
-import { replyOverdue } from '../notifications/reply-overdue';
-import { slaBreachAlerts } from '../notifications/sla-breach-alerts';
-import { taskDue } from '../notifications/task-due';
 
 /**
  * Everything this consumer listens to: rule triggers, the system events that raise notifications (crm's task.due
  * among them: the assignee's task_due), and crm's contact
- * merges (rows keyed by the source contact follow it, see domain/contact-merges.ts).
+ * merges (rows keyed by the source contact follow it, see contact-merges/).
  */
 export const TRIGGER_BINDINGS = [
   'contact.created',

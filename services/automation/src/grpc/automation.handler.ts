@@ -1,18 +1,16 @@
 import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import { draftsUsingTemplate } from '../campaigns/campaigns.repo';
-import { rulesUsingTemplate } from '../rule-definitions/rules.repo';
-import * as appointments from '../appointment-reminders/appointment-reminders';
-import * as campaigns from '../campaigns/campaigns';
-import * as email from '../email-channel/channel';
-import * as suppressions from '../campaigns/email/suppressions';
-import * as notifications from '../notifications/notifications';
-import * as rules from '../rules/rules';
-import * as templates from '../templates/templates';
+import { appointmentReminders } from '../appointment-reminders';
+import { campaigns, draftsUsingTemplate, suppressions } from '../campaigns';
+import { emailChannel } from '../email-channel';
+import { notifications } from '../notifications';
+import { rulesUsingTemplate } from '../rule-definitions';
+import { rules } from '../rules';
+import { templates, type TemplateUsers } from '../templates';
 
 /** automation.v1.AutomationService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.AutomationService'> {
-  const templateUsers: templates.TemplateUsers = { rules: rulesUsingTemplate, draftCampaigns: draftsUsingTemplate };
+  const templateUsers: TemplateUsers = { rules: rulesUsingTemplate, draftCampaigns: draftsUsingTemplate };
   return {
     ListRules: (req, ctx) => rules.list(deps, ctx, req),
     GetRule: (req, ctx) => rules.get(deps, ctx, req.id),
@@ -44,14 +42,14 @@ export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.Autom
 
     ListNotifications: (req, ctx) => notifications.list(deps, ctx, req),
     MarkNotificationRead: (req, ctx) => notifications.markRead(deps, ctx, req.id),
-    GetAppointmentSettings: (_req, ctx) => appointments.getSettings(deps, ctx),
-    UpdateAppointmentSettings: (req, ctx) => appointments.updateSettings(deps, ctx, req),
+    GetAppointmentSettings: (_req, ctx) => appointmentReminders.getSettings(deps, ctx),
+    UpdateAppointmentSettings: (req, ctx) => appointmentReminders.updateSettings(deps, ctx, req),
     MarkAllNotificationsRead: (_req, ctx) => notifications.markAllRead(deps, ctx),
 
-    GetEmailChannel: (_req, ctx) => email.getChannel(deps, ctx),
-    UpdateEmailChannel: (req, ctx) => email.updateChannel(deps, ctx, req),
-    DeleteEmailChannel: (_req, ctx) => email.deleteChannel(deps, ctx),
-    TestEmailChannel: (req, ctx) => email.testChannel(deps, ctx, req),
+    GetEmailChannel: (_req, ctx) => emailChannel.getChannel(deps, ctx),
+    UpdateEmailChannel: (req, ctx) => emailChannel.updateChannel(deps, ctx, req),
+    DeleteEmailChannel: (_req, ctx) => emailChannel.deleteChannel(deps, ctx),
+    TestEmailChannel: (req, ctx) => emailChannel.testChannel(deps, ctx, req),
     ListEmailSuppressions: (req, ctx) => suppressions.list(deps, ctx, req),
     DeleteEmailSuppression: (req, ctx) => suppressions.remove(deps, ctx, req),
     // Public links: no user or org in the call; the signed token is checked instead.

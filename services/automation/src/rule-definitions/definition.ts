@@ -20,7 +20,7 @@ import {
 /**
  * Validation of a rule's trigger and actions, with 400s that name the field by its dotted path in the body, array
  * items by index (`trigger.conditions.0.operator`, `actions.2.then.0.url`, as issue #32 writes it). Pure: checks that need a lookup (template and
- * user ids) return what to look up, and rules.ts does it.
+ * user ids) return what to look up, and rules/rules.ts does it.
  */
 
 export const ACTION_TYPES = [
@@ -221,7 +221,7 @@ export function validateTrigger(input: TriggerInput | null | undefined): Trigger
 /** conversation_idle waits at most this long (as a wait step does). */
 const IDLE_MAX_MINUTES = LIMITS.waitSeconds / 60;
 
-/** schedule: `cron` (five fields) and `timezone` (IANA) are required; `listId` is checked against crm by rules.ts. */
+/** schedule: `cron` (five fields) and `timezone` (IANA) are required; `listId` is checked against crm by rules/rules.ts. */
 function validateSchedule(t: TriggerType, input: TriggerInput): ScheduleSettings | undefined {
   const cron = input.cron?.trim();
   const timezone = input.timezone?.trim();

@@ -1,5 +1,5 @@
 import { EVENT_OF_TRIGGER, TIMED_TRIGGER_TYPES, TRIGGER_TYPES, type TimedTriggerType, type TriggerType } from '@crm/events';
-import { containsPhrase, containsText, sameText } from '../text/text';
+import { containsPhrase, containsText, sameText } from '../text';
 
 /**
  * What starts a rule, what a condition may look at, and how conditions are judged. No I/O here: the

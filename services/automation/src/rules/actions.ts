@@ -2,15 +2,25 @@ import { AppError, status as grpcStatus } from '@crm/grpc-kit';
 import type { messaging } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import type { RunContext, RunRow } from './runs.repo';
-import { getTemplate } from '../templates/templates.repo';
+import { getTemplate } from '../templates';
 import { systemContext } from '../remote';
 import { isUuid } from '@crm/validation';
-import type { RuleState } from '../rule-definitions/rules.repo';
-import { ActionDef, CONVERSATION_ASSIGNEE, STEP_FIELD, waitSeconds } from '../rule-definitions/definition';
-import { HttpStepError } from '../http-step/http-step';
-import * as notifications from '../notifications/notifications';
-import { placeholdersOf, render } from '../text/text';
-import { holds, subjectOf, subjectPrefixOf, triggersOfEvent, valueOf, type TriggerType } from '../rule-definitions/triggers';
+import {
+  ActionDef,
+  CONVERSATION_ASSIGNEE,
+  holds,
+  type RuleState,
+  STEP_FIELD,
+  subjectOf,
+  subjectPrefixOf,
+  triggersOfEvent,
+  type TriggerType,
+  valueOf,
+  waitSeconds,
+} from '../rule-definitions';
+import { HttpStepError } from '../http-step';
+import { notifications } from '../notifications';
+import { placeholdersOf, render } from '../text';
 
 /**
  * Performing one action of a run. Every action is safe to perform twice (a run resumed after a crash

@@ -1,4 +1,4 @@
-import type { ActionDef } from '../rule-definitions/definition';
+import type { ActionDef } from '../rule-definitions';
 import { compile, resolve } from './program';
 
 const tag = (t: string): ActionDef => ({ type: 'add_tag', tag: t });

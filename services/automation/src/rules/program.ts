@@ -1,4 +1,4 @@
-import type { ActionDef } from '../rule-definitions/definition';
+import type { ActionDef } from '../rule-definitions';
 
 /**
  * A rule's tree of actions as a flat program a run steps through with one number (rule_runs.next_action), so a run

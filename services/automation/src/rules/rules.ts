@@ -5,26 +5,26 @@ import { AppError, invalid, notFound, requireCan, requireUser, status, OrgContex
 import { automationRules as rules, isUuid, optionalOneOf } from '@crm/validation';
 import type { automation } from '@crm/proto-types';
 import type { Deps } from '../deps';
-import * as repo from '../rule-definitions/rules.repo';
 import * as runs from './runs.repo';
-import { existingTemplateIds } from '../templates/templates.repo';
+import { existingTemplateIds } from '../templates';
 import { MANUAL_EVENT, MANUAL_TRIGGER, ruleSecretAad } from './actions';
-import { findList } from '../lists/lists';
-import { generateSecret } from '../http-step/signing';
+import { findList } from '../lists';
+import { generateSecret } from '../http-step';
 import { syncRuleTimers } from './trigger-timers';
-import type { TriggerDef } from '../rule-definitions/triggers';
 import {
   ActionDef,
   checkActionsFitTrigger,
   referencesOf,
   ruleIncomplete,
+  rulesRepo as repo,
   stepsOf,
+  type TriggerDef,
   validateActions,
   validateDescription,
   validateName,
   validateRuleType,
   validateTrigger,
-} from '../rule-definitions/definition';
+} from '../rule-definitions';
 
 /** A rule as CreateRule and UpdateRule receive it (the decoded `automation.v1.RuleInput`). */
 export type RuleInput = automation.RuleInput__Output;

@@ -1,7 +1,7 @@
 import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop } from '@crm/db';
 import type { Deps } from '../deps';
-import { ruleState } from '../rule-definitions/rules.repo';
+import { ruleState } from '../rule-definitions';
 import * as runs from './runs.repo';
 import { ActionFailure, classify, RunScope } from './actions';
 import { compile, resolve } from './program';

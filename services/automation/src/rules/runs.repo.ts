@@ -1,5 +1,5 @@
 import { iso, isoOrUndefined, offsetOf, PageRequest, pagination, Queryable } from '@crm/db';
-import type { ActionDef } from '../rule-definitions/definition';
+import type { ActionDef } from '../rule-definitions';
 import { compile } from './program';
 
 export type RunStatus = 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';

@@ -1,7 +1,5 @@
 import type { Queryable } from '@crm/db';
-import type { ActionDef } from '../rule-definitions/definition';
-import type { IdleSettings, ScheduleSettings, TriggerType } from '../rule-definitions/triggers';
-import type { RuleStatus } from '../rule-definitions/rules.repo';
+import type { ActionDef, IdleSettings, RuleStatus, ScheduleSettings, TriggerType } from '../rule-definitions';
 
 /**
  * The due rows of the timed triggers (migration 012): rule_schedules (each active schedule rule's next firing),

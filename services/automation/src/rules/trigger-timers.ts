@@ -3,14 +3,12 @@ import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop, type PoolClient, type Queryable, withTransaction } from '@crm/db';
 import { status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import type { RuleRow } from '../rule-definitions/rules.repo';
 import { insertRun, RUNS_CHANNEL } from './runs.repo';
 import * as repo from './trigger-timers.repo';
 import { systemContext } from '../remote';
-import { nextOccurrence, parseCron } from '../rule-definitions/cron';
-import { memberPage, isNotFound } from '../lists/lists';
-import { derivedId } from '../notifications/notifications';
-import { EVENT_OF_TIMED_TRIGGER } from '../rule-definitions/triggers';
+import { EVENT_OF_TIMED_TRIGGER, nextOccurrence, parseCron, type RuleRow } from '../rule-definitions';
+import { memberPage, isNotFound } from '../lists';
+import { derivedId } from '../notifications';
 
 /** A claimed row is this instance's for this long (renewed after every page of a list); a dead instance's comes back after it. */
 const LEASE_MS = 60_000;

@@ -4,7 +4,7 @@ import { AppError, invalid, notFound, requireCan, requireUser, OrgContext } from
 import type { Deps } from '../deps';
 import * as repo from './templates.repo';
 import { automationRules as rules, isUuid } from '@crm/validation';
-import { placeholdersOf, VARIABLE_NAME } from '../text/text';
+import { placeholdersOf, VARIABLE_NAME } from '../text';
 
 export interface TemplateInput {
   id: string;

@@ -3,9 +3,9 @@ import type { Deps } from '../../deps';
 import type { CampaignRow, Outcome, RecordDetail } from '../campaigns.repo';
 import { type RecipientRow, sendKeyContactOf } from '../recipients.repo';
 import { isSuppressed } from './email-suppressions.repo';
-import { ChannelProblem, channelFor, ResolvedChannel, scrub, validEmail } from '../../email-channel/channel';
+import { ChannelProblem, channelFor, ResolvedChannel, scrub, validEmail } from '../../email-channel';
 import { composeEmail } from './compose';
-import { pixelUrl, unsubscribeUrl } from '../../email-links/links';
+import { pixelUrl, unsubscribeUrl } from '../../email-links';
 
 /** What the campaign sender lends one email send: its outcome records, its pacing, its pause. */
 export interface SendHooks {

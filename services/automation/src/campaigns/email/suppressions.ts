@@ -2,8 +2,8 @@ import { invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grp
 import type { Deps } from '../../deps';
 import { markOpened, recipientForLink } from './email-links.repo';
 import * as repo from './email-suppressions.repo';
-import { validEmail } from '../../email-channel/channel';
-import { LinkPurpose, LinkSigner } from '../../email-links/links';
+import { validEmail } from '../../email-channel';
+import { LinkPurpose, LinkSigner } from '../../email-links';
 
 /** GET /email-suppressions: campaign managers see who will not be emailed. */
 export async function list(deps: Deps, ctx: OrgContext, req: { page?: number; limit?: number }) {
