@@ -86,4 +86,12 @@ export default defineConfig(
       ],
     },
   },
+  // automation's modules likewise (services/automation/README.md "Modules"); a block per service keeps its glob and root on lines of their own.
+  {
+    files: ['services/automation/src/**/*.ts'],
+    plugins: { local },
+    rules: {
+      'local/module-boundaries': ['error', { roots: [path.join(here, 'services/automation/src')] }],
+    },
+  },
 );

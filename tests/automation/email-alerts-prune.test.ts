@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { createPool, migrate, type Pool } from '@crm/db';
 import { createTestDatabase, type TestDatabase } from '@crm/testing';
-import { pruneOlderThan, recordSent, sentWithin } from '../../services/automation/src/db/email-alerts.repo';
+import { pruneOlderThan, recordSent, sentWithin } from '../../services/automation/src/notifications/email-alerts.repo';
 
 // The alert-email throttle keeps one row per (org, user, conversation); a row older than the window decides nothing
 // any more, so the pruner deletes exactly those and keeps the ones still throttling.

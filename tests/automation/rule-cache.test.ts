@@ -4,7 +4,7 @@ import { createPool, migrate, type Pool } from '@crm/db';
 import { createLogger } from '@crm/logger';
 import { eventually } from '@crm/testing';
 import { createTestDatabase, type TestDatabase } from '@crm/testing';
-import { RuleCache } from '../../services/automation/src/domain/rule-cache';
+import { RuleCache } from '../../services/automation/src/rule-definitions';
 
 // Issue #28 item 3: the trigger consumer judges events against each org's active rules held in memory. Events no
 // rule watches cost no query; a rule written anywhere (this process, another replica, plain SQL) is seen at once or

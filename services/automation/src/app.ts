@@ -10,34 +10,28 @@ import { createMailSender } from '@crm/mail';
 import { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
 import type { Deps } from './deps';
-import { CampaignSender } from './domain/campaign-sender';
-import { LinkSigner } from './domain/email';
-import { AlertRecipients } from './domain/alert-recipients';
-import { ReminderSender } from './domain/reminder-sender';
-import { Runner } from './domain/runner';
-import { RunLogSweeper } from './domain/run-log-sweeper';
-import { TriggerTimers } from './domain/trigger-timers';
-import { HttpStepClient } from './domain/http-step';
-import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './events/campaign-replies.consumer';
+import { CampaignSender, REPLY_BINDINGS, repliesHandler, repliesQueue, SEEN_BINDINGS, seenHandler, seenQueue } from './campaigns';
+import { LinkSigner } from './email-links';
 import {
+  AlertRecipients,
   EMAIL_ALERT_BINDINGS,
   emailAlertsHandler,
   emailAlertsQueue,
   prepareEmailAlerts,
   pruneEmailAlertsEvery,
-} from './events/email-alerts.consumer';
-import { SEEN_BINDINGS, seenHandler, seenQueue } from './events/campaign-seen.consumer';
-import { automationBindings, automationQueue, automationShares } from './events/automation-queue';
-import { automationHandlers } from './grpc/automation.handler';
+} from './notifications';
+import { ReminderSender } from './appointment-reminders';
+import { Runner, RunLogSweeper, TriggerTimers } from './rules';
+import { HttpStepClient } from './http-step';
+import { automationBindings, automationQueue, automationShares } from './events';
+import { automationHandlers } from './grpc';
 import { createRemote } from './remote';
-import { RuleCache } from './domain/rule-cache';
+import { RuleCache } from './rule-definitions';
 
 export { loadConfig } from './config';
-export { triggersQueue } from './events/triggers.consumer';
-export { automationQueue } from './events/automation-queue';
-export { repliesQueue } from './events/campaign-replies.consumer';
-export { seenQueue } from './events/campaign-seen.consumer';
-export { emailAlertsQueue } from './events/email-alerts.consumer';
+export { automationQueue, triggersQueue } from './events';
+export { repliesQueue, seenQueue } from './campaigns';
+export { emailAlertsQueue } from './notifications';
 
 export type { RunningService };
 

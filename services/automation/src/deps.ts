@@ -4,9 +4,9 @@ import type { Logger } from '@crm/logger';
 import type { MailSender } from '@crm/mail';
 import type { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
-import type { LinkSigner } from './domain/email/links';
-import type { HttpStepClient } from './domain/http-step';
-import type { RuleCache } from './domain/rule-cache';
+import type { LinkSigner } from './email-links';
+import type { HttpStepClient } from './http-step';
+import type { RuleCache } from './rule-definitions';
 import type { Remote } from './remote';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */

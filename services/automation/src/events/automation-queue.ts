@@ -1,7 +1,6 @@
 import { eachEvent, type QueueShare } from '@crm/events';
 import type { Deps } from '../deps';
-import { REPLY_BINDINGS, repliesHandler, repliesQueue } from './campaign-replies.consumer';
-import { SEEN_BINDINGS, seenHandler, seenQueue } from './campaign-seen.consumer';
+import { REPLY_BINDINGS, repliesHandler, repliesQueue, SEEN_BINDINGS, seenHandler, seenQueue } from '../campaigns';
 import { prepareTriggers, TRIGGER_BINDINGS, triggerHandler, triggersQueue, type TriggerContacts } from './triggers.consumer';
 
 /**

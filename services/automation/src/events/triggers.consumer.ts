@@ -2,29 +2,37 @@ import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
 import { isEventOf, withEventTrace, type BatchHandler, type EventEnvelope, type ParsedEvent } from '@crm/events';
 import { status as grpcStatus } from '@crm/grpc-kit';
-import type { Deps } from '../deps';
-import { dropContact as dropContactReminders } from '../db/appointment-reminders.repo';
-import { forgetLeadScore, recordLeadScore } from '../db/notifications.repo';
-import { triggerOf } from '../db/rules.repo';
-import { insertRun } from '../db/runs.repo';
-import { armIdle } from '../db/trigger-timers.repo';
-import { applyAppointmentEvent } from '../domain/appointment-reminders';
-import { applyContactMerged, applyContactMergeUndone } from '../domain/contact-merges';
 import { isUuid } from '@crm/validation';
-import * as notifications from '../domain/notifications';
-import { RUNS_CHANNEL } from '../domain/runner';
-import { conditionsHold, contactIdOf, Facts, keywordMatches, needsContactLookup, subjectOf, triggersOfEvent } from '../domain/triggers';
+import type { Deps } from '../deps';
+import { applyAppointmentEvent, dropContactReminders } from '../appointment-reminders';
+import { applyContactMerged, applyContactMergeUndone } from '../contact-merges';
+import {
+  forgetLeadScore,
+  inboundAlerts,
+  noteMentions,
+  notifications,
+  recordLeadScore,
+  replyOverdue,
+  slaBreachAlerts,
+  taskDue,
+} from '../notifications';
+import {
+  conditionsHold,
+  contactIdOf,
+  type Facts,
+  keywordMatches,
+  needsContactLookup,
+  subjectOf,
+  triggerOf,
+  triggersOfEvent,
+} from '../rule-definitions';
+import { armIdle, insertRun, RUNS_CHANNEL } from '../rules';
 import { systemContext } from '../remote';
-import { inboundAlerts } from './inbound-alerts';
-import { noteMentions } from './note-mentions';
-import { replyOverdue } from './reply-overdue';
-import { slaBreachAlerts } from './sla-breach-alerts';
-import { taskDue } from './task-due';
 
 /**
  * Everything this consumer listens to: rule triggers, the system events that raise notifications (crm's task.due
  * among them: the assignee's task_due), and crm's contact
- * merges (rows keyed by the source contact follow it, see domain/contact-merges.ts).
+ * merges (rows keyed by the source contact follow it, see contact-merges/).
  */
 export const TRIGGER_BINDINGS = [
   'contact.created',

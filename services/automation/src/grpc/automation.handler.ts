@@ -1,14 +1,16 @@
 import type { HandlersFor } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
-import * as appointments from '../domain/appointment-reminders';
-import * as campaigns from '../domain/campaigns';
-import * as email from '../domain/email';
-import * as notifications from '../domain/notifications';
-import * as rules from '../domain/rules';
-import * as templates from '../domain/templates';
+import { appointmentReminders } from '../appointment-reminders';
+import { campaigns, draftsUsingTemplate, suppressions } from '../campaigns';
+import { emailChannel } from '../email-channel';
+import { notifications } from '../notifications';
+import { rulesUsingTemplate } from '../rule-definitions';
+import { rules } from '../rules';
+import { templates, type TemplateUsers } from '../templates';
 
 /** automation.v1.AutomationService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.AutomationService'> {
+  const templateUsers: TemplateUsers = { rules: rulesUsingTemplate, draftCampaigns: draftsUsingTemplate };
   return {
     ListRules: (req, ctx) => rules.list(deps, ctx, req),
     GetRule: (req, ctx) => rules.get(deps, ctx, req.id),
@@ -26,7 +28,7 @@ export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.Autom
     GetTemplate: (req, ctx) => templates.get(deps, ctx, req.id),
     CreateTemplate: (req, ctx) => templates.create(deps, ctx, req),
     UpdateTemplate: (req, ctx) => templates.update(deps, ctx, req),
-    DeleteTemplate: (req, ctx) => templates.remove(deps, ctx, req.id),
+    DeleteTemplate: (req, ctx) => templates.remove(deps, ctx, req.id, templateUsers),
 
     ListCampaigns: (req, ctx) => campaigns.list(deps, ctx, req),
     GetCampaign: (req, ctx) => campaigns.get(deps, ctx, req.id),
@@ -40,19 +42,19 @@ export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.Autom
 
     ListNotifications: (req, ctx) => notifications.list(deps, ctx, req),
     MarkNotificationRead: (req, ctx) => notifications.markRead(deps, ctx, req.id),
-    GetAppointmentSettings: (_req, ctx) => appointments.getSettings(deps, ctx),
-    UpdateAppointmentSettings: (req, ctx) => appointments.updateSettings(deps, ctx, req),
+    GetAppointmentSettings: (_req, ctx) => appointmentReminders.getSettings(deps, ctx),
+    UpdateAppointmentSettings: (req, ctx) => appointmentReminders.updateSettings(deps, ctx, req),
     MarkAllNotificationsRead: (_req, ctx) => notifications.markAllRead(deps, ctx),
 
-    GetEmailChannel: (_req, ctx) => email.getChannel(deps, ctx),
-    UpdateEmailChannel: (req, ctx) => email.updateChannel(deps, ctx, req),
-    DeleteEmailChannel: (_req, ctx) => email.deleteChannel(deps, ctx),
-    TestEmailChannel: (req, ctx) => email.testChannel(deps, ctx, req),
-    ListEmailSuppressions: (req, ctx) => email.suppressions.list(deps, ctx, req),
-    DeleteEmailSuppression: (req, ctx) => email.suppressions.remove(deps, ctx, req),
+    GetEmailChannel: (_req, ctx) => emailChannel.getChannel(deps, ctx),
+    UpdateEmailChannel: (req, ctx) => emailChannel.updateChannel(deps, ctx, req),
+    DeleteEmailChannel: (_req, ctx) => emailChannel.deleteChannel(deps, ctx),
+    TestEmailChannel: (req, ctx) => emailChannel.testChannel(deps, ctx, req),
+    ListEmailSuppressions: (req, ctx) => suppressions.list(deps, ctx, req),
+    DeleteEmailSuppression: (req, ctx) => suppressions.remove(deps, ctx, req),
     // Public links: no user or org in the call; the signed token is checked instead.
-    CheckUnsubscribeLink: (req) => email.suppressions.checkUnsubscribeLink(deps, req),
-    UnsubscribeEmail: (req) => email.suppressions.unsubscribe(deps, req),
-    RecordEmailOpen: (req) => email.suppressions.recordOpen(deps, req),
+    CheckUnsubscribeLink: (req) => suppressions.checkUnsubscribeLink(deps, req),
+    UnsubscribeEmail: (req) => suppressions.unsubscribe(deps, req),
+    RecordEmailOpen: (req) => suppressions.recordOpen(deps, req),
   };
 }
