@@ -6,7 +6,7 @@ import * as batches from './db/contact-batches.repo';
 import { type ContactJsonRow, insertContactJsonRow, setContactJsonColumns } from './db/contact-json-rows.repo';
 import * as repo from './db/contacts.repo';
 import { clearStatusFromContacts } from './db/statuses.repo';
-import { contactCreated, contactDeleted, contactUpdated } from './domain/contact-events';
+import { contactCreatedEvent, contactDeleted, contactUpdated } from './domain/contact-events';
 import { describe, diff } from './domain/contact-diff';
 
 /** An activity line a change records on the contact's timeline. */
@@ -48,6 +48,18 @@ export class ContactWriter {
     const row = await repo.insertChatnetContactIfMissing(tx, c);
     if (row) await this.created(tx, c.orgId, [row], () => activity);
     return row;
+  }
+
+  /** createChatnetIfMissing for many identities of one org in one statement; returns the contacts it created. */
+  async createChatnetManyIfMissing(
+    tx: PoolClient,
+    orgId: string,
+    items: repo.NewChatnetContact[],
+    activity: (row: repo.ContactRow) => string,
+  ): Promise<repo.ContactRow[]> {
+    const rows = await repo.insertChatnetContactsIfMissing(tx, orgId, items);
+    await this.created(tx, orgId, rows, activity);
+    return rows;
   }
 
   /**
@@ -252,13 +264,21 @@ export class ContactWriter {
     await this.score(tx, events);
   }
 
+  /** New rows' `created` activities and contact.created events, two statements for any number of them. */
   private async created(tx: PoolClient, orgId: string, rows: repo.ContactRow[], activity: (row: repo.ContactRow) => string): Promise<void> {
-    const events: EventEnvelope[] = [];
-    for (const row of rows) {
-      await recordActivity(tx, { orgId, contactId: row.id, type: 'created', data: activity(row) });
-      events.push(await contactCreated(tx, orgId, row));
-    }
-    await this.score(tx, events);
+    if (rows.length === 0) return;
+    await recordActivities(
+      tx,
+      orgId,
+      rows.map((row) => ({ contactId: row.id, type: 'created' as const, data: activity(row), at: row.created_at })),
+    );
+    await this.score(
+      tx,
+      await enqueueEvents(
+        tx,
+        rows.map((row) => contactCreatedEvent(orgId, row)),
+      ),
+    );
   }
 
   private async score(tx: PoolClient, events: EventEnvelope[]): Promise<void> {

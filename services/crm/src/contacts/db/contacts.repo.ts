@@ -140,6 +140,53 @@ export async function insertChatnetContactIfMissing(db: Queryable, c: NewContact
   return rows[0];
 }
 
+/** A chat-network identity's new contact, as a batch inserts it (insertChatnetContactsIfMissing). */
+export interface NewChatnetContact {
+  id: string;
+  name: string;
+  avatar: string;
+  uid: string;
+  threadType: string;
+}
+
+/**
+ * insertChatnetContactIfMissing for many identities of one org in one statement, in uid order (two batches racing for
+ * the same identities wait for each other rather than deadlock); returns the rows inserted, not those that existed.
+ * Each uid once: a repeated one is inserted as its first occurrence.
+ */
+export async function insertChatnetContactsIfMissing(db: Queryable, orgId: string, items: NewChatnetContact[]): Promise<ContactRow[]> {
+  if (items.length === 0) return [];
+  const { rows } = await db.query<ContactRow>({
+    name: 'crm_contacts_insert_chatnet_many',
+    text: `INSERT INTO contacts (id, org_id, name, source, status, avatar, chatnet_uid, thread_types)
+           SELECT DISTINCT ON (c.uid) c.id, $1, c.name, 'chatnet', 'new', c.avatar, c.uid, ARRAY[c.thread_type]
+             FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS c(id, name, avatar, uid, thread_type, i)
+            ORDER BY c.uid, c.i
+           ON CONFLICT (org_id, chatnet_uid) WHERE chatnet_uid IS NOT NULL DO NOTHING
+           RETURNING ${COLUMNS}`,
+    values: [
+      orgId,
+      items.map((c) => c.id),
+      items.map((c) => c.name),
+      items.map((c) => c.avatar),
+      items.map((c) => c.uid),
+      items.map((c) => c.threadType),
+    ],
+  });
+  return rows;
+}
+
+/** The org's contacts for these network identities, locked, in uid order (findByChatnetUid for many). */
+export async function lockByChatnetUids(db: Queryable, orgId: string, uids: string[]): Promise<ContactRow[]> {
+  if (uids.length === 0) return [];
+  const { rows } = await db.query<ContactRow>({
+    name: 'crm_contacts_by_uids_lock',
+    text: `SELECT ${COLUMNS} FROM contacts WHERE org_id = $1 AND chatnet_uid = ANY ($2::text[]) ORDER BY chatnet_uid FOR UPDATE`,
+    values: [orgId, uids],
+  });
+  return rows;
+}
+
 /**
  * The org's contact, or undefined. With `viewer` (an agent under inbox visibility, domain/visibility.ts) a contact
  * they may not see is undefined too, so every lookup by id answers 404 for it exactly as for another org's.

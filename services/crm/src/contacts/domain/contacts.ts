@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
 import { readKeyset, withTransaction } from '@crm/db';
 import type { crm } from '@crm/proto-types';
-import type { PoolClient } from 'pg';
 import { recordAudit } from '@crm/events';
 import { applyChanges, changesForUpdate, listFilter, valuesForNewContact } from '../../custom-fields';
 import type { ContactsDeps } from '../deps';
@@ -320,58 +319,52 @@ function chatnetTarget(deps: ContactsDeps, req: crm.UpsertChatnetContactRequest_
 
 type UpsertedContact = crm.UpsertChatnetContactResult;
 
-/**
- * The org's contact for one network identity, found or created inside `tx`; undefined when a concurrent delete came
- * between the conflict and the lookup (the caller tries again).
- */
-async function upsertIn(deps: ContactsDeps, tx: PoolClient, orgId: string, t: ChatnetTarget): Promise<UpsertedContact | undefined> {
-  const via = t.chatnetAccountId ? ` via account ${t.chatnetAccountId}` : '';
-  const inserted = await deps.contactWriter.createChatnetIfMissing(
-    tx,
-    {
-      id: randomUUID(),
-      orgId,
-      name: t.displayName,
-      email: '',
-      phone: '',
-      source: 'chatnet',
-      status: 'new',
-      statusId: null,
-      assignedUserId: null,
-      notes: '',
-      tags: [],
-      avatar: t.avatar,
-      chatnetUid: t.uid,
-      threadTypes: [t.threadType],
-    },
-    `Created (source chatnet${via})`,
-  );
-  if (inserted) return { id: inserted.id, name: inserted.name, avatar: inserted.avatar, created: true, phone: inserted.phone };
-  const row = await repo.findByChatnetUid(tx, orgId, t.uid, true);
-  if (!row) return undefined;
+/** What a known contact takes from a network identity seen again: a thread type, a name where it has none, an avatar. */
+function identityPatch(row: repo.ContactRow, t: ChatnetTarget): repo.ContactPatch {
   const wanted: repo.ContactPatch = {};
   if (!row.thread_types.includes(t.threadType)) wanted.threadTypes = [...row.thread_types, t.threadType];
   if (!row.name && t.displayName) wanted.name = t.displayName;
   if (t.avatar && t.avatar !== row.avatar) wanted.avatar = t.avatar;
-  // Thread types are bookkeeping for the filter, not a change anyone subscribes to (no activity either).
-  const { row: updated } = await deps.contactWriter.update(tx, orgId, row, wanted, { activity: false, quiet: ['threadTypes'] });
-  return { id: updated.id, name: updated.name, avatar: updated.avatar, created: false, phone: updated.phone };
+  return wanted;
 }
 
 /**
- * Find or create each target's contact in one transaction (three passes at most: a concurrent delete between a
- * conflict and its lookup leaves nothing to return, and the next pass inserts). Targets are taken in uid order, so
- * two batches racing for the same identities wait for each other instead of deadlocking; answers keep the order asked.
+ * Find or create each target's contact, in one transaction: the missing ones inserted with one statement (uid order,
+ * so two batches racing for the same identities wait for each other instead of deadlocking), the others locked with
+ * one, then each known contact given what its identity brings (usually nothing: no statement). Three passes at most: a
+ * contact deleted between the insert's conflict and the lock leaves nothing to return, and the next pass inserts it.
+ * Answers keep the order asked; a uid asked twice is created (created=true) by its first occurrence only.
  */
 async function upsertAll(deps: ContactsDeps, orgId: string, targets: ChatnetTarget[]): Promise<UpsertedContact[]> {
-  const order = targets.map((_, i) => i).sort((a, b) => (targets[a].uid < targets[b].uid ? -1 : targets[a].uid > targets[b].uid ? 1 : a - b));
+  const firstOf = new Map<string, ChatnetTarget>();
+  for (const t of targets) if (!firstOf.has(t.uid)) firstOf.set(t.uid, t);
   for (let attempt = 0; attempt < 3; attempt++) {
     const result = await withTransaction(deps.pool, async (tx) => {
-      const out: UpsertedContact[] = new Array(targets.length);
-      for (const i of order) {
-        const one = await upsertIn(deps, tx, orgId, targets[i]);
-        if (!one) return undefined;
-        out[i] = one;
+      const inserted = await deps.contactWriter.createChatnetManyIfMissing(
+        tx,
+        orgId,
+        [...firstOf.values()].map((t) => ({ id: randomUUID(), name: t.displayName, avatar: t.avatar, uid: t.uid, threadType: t.threadType })),
+        (row) => {
+          const account = firstOf.get(row.chatnet_uid!)?.chatnetAccountId;
+          return `Created (source chatnet${account ? ` via account ${account}` : ''})`;
+        },
+      );
+      const rows = new Map(inserted.map((r) => [r.chatnet_uid!, r]));
+      const created = new Set(rows.keys());
+      const known = [...firstOf.keys()].filter((uid) => !rows.has(uid));
+      const locked = await repo.lockByChatnetUids(tx, orgId, known);
+      if (locked.length < known.length) return undefined;
+      for (const r of locked) rows.set(r.chatnet_uid!, r);
+      const out: UpsertedContact[] = [];
+      for (const t of targets) {
+        let row = rows.get(t.uid)!;
+        const isNew = created.delete(t.uid);
+        if (!isNew) {
+          // Thread types are bookkeeping for the filter, not a change anyone subscribes to (no activity either).
+          ({ row } = await deps.contactWriter.update(tx, orgId, row, identityPatch(row, t), { activity: false, quiet: ['threadTypes'] }));
+          rows.set(t.uid, row);
+        }
+        out.push({ id: row.id, name: row.name, avatar: row.avatar, created: isNew, phone: row.phone });
       }
       return out;
     });
