@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { API_KEY_SCOPE_DESCRIPTIONS, API_KEY_SCOPES } from '@crm/auth';
 import type { Operation, ResponseBody } from './registry';
-import { ErrorBody } from './schemas/common';
+import { ErrorBody } from '../routes/common.schemas';
 import { TAGS } from './tags';
 import { WEBHOOK_EVENTS } from './webhook-events';
 

@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { CallContext } from '@crm/grpc-kit';
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import { badRequest, HttpError } from '../http/errors';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
 import { responseContract } from '../http/response-contract';
@@ -68,7 +68,7 @@ import { ScheduledMessage } from './scheduled-messages.schemas';
 import { paramsWithView } from './views.apply';
 import { VIEW_APPLIED, VIEW_ID } from './views.schemas';
 import { VIEW_COUNTS_MAX } from './view-counts';
-import { Pagination } from '../docs/schemas/common';
+import { Pagination } from './common.schemas';
 import { nextCursorField } from './crm';
 
 // Other areas' schemas read these from here (saved views: the list's query; macros: the priority rule).

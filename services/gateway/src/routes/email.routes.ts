@@ -1,5 +1,5 @@
 import { Request, Router } from 'express';
-import { page as pageOf } from '../docs/schemas/common';
+import { page as pageOf } from './common.schemas';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';
 import type { RouteDeps, ServiceRoutes } from './deps';

@@ -4,7 +4,7 @@ import { routeArea } from '../http/route-area';
 import { ctxOf } from '../http/principal';
 import { rejectUnsafeText } from '../http/text-guard';
 import { body, dateRange, pathParam } from '../http/validate';
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { accountBusinessHoursOut, accountSlaOut, businessHoursOut, businessHoursStatusOut, slaPolicyOut, slaReportOut } from './service-levels.out';
 import {

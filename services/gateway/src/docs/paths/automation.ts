@@ -32,7 +32,7 @@ import {
   Template,
   TemplateCreated,
 } from '../schemas/automation';
-import { MessageBody, page } from '../schemas/common';
+import { MessageBody, page } from '../../routes/common.schemas';
 
 /**
  * Automation rules, templates, campaigns, notifications, appointment reminders and email campaigns' settings
