@@ -3,7 +3,9 @@ import { openApiDocument } from './openapi';
 import { chatOps } from './paths/chat';
 import { aiRoutesArea } from '../routes/ai.routes';
 import { knowledgeArea } from '../routes/knowledge.routes';
-import { automationOps } from './paths/automation';
+import { automationAreas } from '../routes/automation.routes';
+import { emailArea } from '../routes/email.routes';
+import { emailLinkOps } from './paths/automation';
 import { chatnetOps } from '../routes/chatnet-accounts.routes';
 import { contactMergeRoutes } from '../routes/contact-merges.routes';
 import { contactImportOps } from './paths/contact-fields';
@@ -43,7 +45,9 @@ export const OPERATIONS: Operation[] = [
   ...chatnetOps,
   ...serviceLevelsOps,
   ...viewRoutes.ops,
-  ...automationOps,
+  ...automationAreas.flatMap((a) => a.ops),
+  ...emailArea.ops,
+  ...emailLinkOps,
   ...webhookRoutes.ops,
   ...eventFeedOps,
   ...aiRoutesArea.ops,

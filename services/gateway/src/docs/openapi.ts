@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { API_KEY_SCOPE_DESCRIPTIONS, API_KEY_SCOPES } from '@crm/auth';
-import type { Operation, ResponseBody } from './registry';
+import { shownSchema, type Operation, type ResponseBody } from './registry';
 import { ErrorBody } from '../routes/common.schemas';
 import { TAGS } from './tags';
 import { WEBHOOK_EVENTS } from './webhook-events';
@@ -39,7 +39,7 @@ const MEDIA: Record<Media, [string, Json]> = {
 
 /** JSON Schema 2020-12 (what OpenAPI 3.1 speaks) for a zod schema; requests as the client sends them. */
 export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
-  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+  const out = z.toJSONSchema(shownSchema(schema), { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
   delete out.$schema;
   return tidy(out) as Json;
 }

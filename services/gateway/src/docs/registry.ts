@@ -64,6 +64,21 @@ export interface Operation {
  */
 export const EDGE_REFUSALS = [400];
 
+const shownAs = new WeakMap<z.ZodType, z.ZodType>();
+
+/**
+ * `schema`, shown in the document as `doc`: for a recursive request schema (a rule's if steps hold steps), whose JSON
+ * Schema refers to itself through `$defs` that no operation schema of the document can resolve. The route parses with
+ * `schema`; a flatter `doc` describes it.
+ */
+export function documentedAs<S extends z.ZodType>(schema: S, doc: z.ZodType): S {
+  shownAs.set(schema, doc);
+  return schema;
+}
+
+/** The schema the document shows for `schema` (itself unless documentedAs said otherwise). */
+export const shownSchema = (schema: z.ZodType): z.ZodType => shownAs.get(schema) ?? schema;
+
 export type OperationSpec = Omit<Operation, 'method' | 'path' | 'tags' | 'auth'> & { tags?: Tag[]; auth?: Auth };
 
 /**
