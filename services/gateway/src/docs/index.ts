@@ -4,8 +4,7 @@ import { chatOps } from './paths/chat';
 import { aiRoutesArea } from '../routes/ai.routes';
 import { knowledgeArea } from '../routes/knowledge.routes';
 import { automationAreas } from '../routes/automation.routes';
-import { emailArea } from '../routes/email.routes';
-import { emailLinkOps } from './paths/automation';
+import { emailArea, emailLinkArea } from '../routes/email.routes';
 import { chatnetOps } from '../routes/chatnet-accounts.routes';
 import { contactMergeRoutes } from '../routes/contact-merges.routes';
 import { contactImportOps } from './paths/contact-fields';
@@ -47,7 +46,7 @@ export const OPERATIONS: Operation[] = [
   ...viewRoutes.ops,
   ...automationAreas.flatMap((a) => a.ops),
   ...emailArea.ops,
-  ...emailLinkOps,
+  ...emailLinkArea.ops,
   ...webhookRoutes.ops,
   ...eventFeedOps,
   ...aiRoutesArea.ops,

@@ -313,6 +313,39 @@ describe('routeArea: one declaration serves a route and documents it', () => {
     }
   });
 
+  it('answered: a handler may answer through res with another representation (a page for a browser), unchecked', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    area.route('POST /things/:id/done', {
+      summary: 'Done: JSON, or a page for a browser',
+      response: Thing,
+      handler: async ({ req, res, param, answered }) => {
+        if (req.accepts(['json', 'html']) === 'html') return answered(res.type('html').send(`<p>${param('id')} done</p>`));
+        if (req.query.lie) return answered(res);
+        return { id: param('id'), size: 1 };
+      },
+    });
+    const app = express();
+    app.use((_req, res, next) => {
+      res.locals.principal = { kind: 'user', orgId: 'o1', userId: 'u1', role: 'admin' };
+      next();
+    });
+    app.use('/api/v1', area.router({} as RouteDeps, strictResponses));
+    app.use(errorHandler(createLogger('test', 'silent')));
+    const server = app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/things/t1/done`;
+      const page = await fetch(url, { method: 'POST', headers: { accept: 'text/html' } });
+      expect([page.status, page.headers.get('content-type'), await page.text()]).toEqual([200, 'text/html; charset=utf-8', '<p>t1 done</p>']);
+      const json = await fetch(url, { method: 'POST', headers: { accept: 'application/json' } });
+      expect([json.status, await json.json()]).toEqual([200, { id: 't1', size: 1 }]);
+      // Saying so without sending anything is a defect of the route.
+      expect((await fetch(`${url}?lie=1`, { method: 'POST', headers: { accept: 'application/json' } })).status).toBe(500);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('refuses a role without the declared permission with 403 before the handler runs', async () => {
     const s = await serve(things(), 'agent', true);
     try {
