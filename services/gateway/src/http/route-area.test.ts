@@ -313,14 +313,14 @@ describe('routeArea: one declaration serves a route and documents it', () => {
     }
   });
 
-  it('answered: a handler may answer through res with another representation (a page for a browser), unchecked', async () => {
+  it('sent: a handler may answer through res with another representation (a page for a browser), unchecked', async () => {
     const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
     area.route('POST /things/:id/done', {
       summary: 'Done: JSON, or a page for a browser',
       response: Thing,
-      handler: async ({ req, res, param, answered }) => {
-        if (req.accepts(['json', 'html']) === 'html') return answered(res.type('html').send(`<p>${param('id')} done</p>`));
-        if (req.query.lie) return answered(res);
+      handler: async ({ req, res, param, sent }) => {
+        if (req.accepts(['json', 'html']) === 'html') return sent(res.type('html').send(`<p>${param('id')} done</p>`));
+        if (req.query.lie) return sent(res);
         return { id: param('id'), size: 1 };
       },
     });

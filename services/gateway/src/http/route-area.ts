@@ -23,9 +23,9 @@ type Parsed<S> = S extends z.ZodType ? z.infer<S> : undefined;
 /** A body the route documents but does not parse: a streamed multipart upload of one file, or raw bytes. */
 type StreamedBody = 'file' | 'binary';
 
-/** What `answered()` returns: the handler answered through `res` itself. */
-const ANSWERED: unique symbol = Symbol('answered through res');
-type Answered = typeof ANSWERED;
+/** What `sent()` returns: the handler answered through `res` itself. */
+const SENT: unique symbol = Symbol('sent through res');
+type Sent = typeof SENT;
 
 /** What a handler gets: the request already validated against the route's declaration. */
 export interface RouteInput<Q, B> {
@@ -46,9 +46,9 @@ export interface RouteInput<Q, B> {
   answerWith(status: SuccessStatus): void;
   /**
    * The handler answered through `res` with another representation than the declared one (a browser's page where a
-   * mail client gets the JSON): `return answered(res.type('html').send(page))`. Nothing more is sent or checked.
+   * mail client gets the JSON): `return sent(res.type('html').send(page))`. Nothing more is sent or checked.
    */
-  answered(sent: Response): Answered;
+  sent(res: Response): Sent;
   deps: RouteDeps;
 }
 
@@ -108,7 +108,7 @@ export type RouteSpec<
     | {
         handler(
           input: RouteInput<Parsed<Q>, Parsed<B>>,
-        ): Promise<(R extends z.ZodType ? z.input<R> : void) | (A extends z.ZodType ? z.input<A> : never) | Answered>;
+        ): Promise<(R extends z.ZodType ? z.input<R> : void) | (A extends z.ZodType ? z.input<A> : never) | Sent>;
       }
     | {
         /**
@@ -223,13 +223,13 @@ export function routeArea(defaults: {
               if (answer !== spec.also?.status) throw new Error(`${op.method} ${op.path}: ${answer} is not a declared answer`);
               chosen = answer;
             },
-            answered: () => ANSWERED,
+            sent: () => SENT,
             deps,
           };
           if (statuses.length > 1) res.status(statuses[0]);
           const out = await handler(input as never);
           if (res.headersSent || res.destroyed) return;
-          if (out === ANSWERED) throw new Error(`${op.method} ${op.path}: said it answered, and sent nothing`);
+          if (out === SENT) throw new Error(`${op.method} ${op.path}: said it answered, and sent nothing`);
           const status = chosen ?? (statuses.includes(res.statusCode) ? res.statusCode : statuses[0]);
           if (spec.response === null) return void res.status(status).end();
           if (typeof spec.response === 'string') throw new Error(`${op.method} ${op.path}: declared ${spec.response}, answered nothing`);

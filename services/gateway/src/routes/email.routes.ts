@@ -115,11 +115,11 @@ emailLinkArea.route('POST /u/:token', {
   summary: "Unsubscribe: the confirmation page's button (answered with a page) or one-click (RFC 8058 List-Unsubscribe-Post)",
   response: Unsubscribed,
   errors: [404, 429],
-  handler: async ({ req, res, param, ctx, deps, answered }) => {
+  handler: async ({ req, res, param, ctx, deps, sent }) => {
     const out = await automation(deps).UnsubscribeEmail(token(param), ctx);
     res.set('Cache-Control', 'no-store');
     if (req.accepts(['json', 'html']) === 'html')
-      return answered(res.type('html').send(page('You are unsubscribed', `${out.email} will not receive these emails any more.`)));
+      return sent(res.type('html').send(page('You are unsubscribed', `${out.email} will not receive these emails any more.`)));
     return { unsubscribed: true as const };
   },
 });
