@@ -1,8 +1,19 @@
 import { chatnetSandboxEnabled, type GatewayConfig, sandboxRoutesEnabled } from '../config';
 import { openApiDocument } from './openapi';
-import { chatOps } from './paths/chat';
 import { aiRoutesArea } from '../routes/ai.routes';
 import { knowledgeArea } from '../routes/knowledge.routes';
+import {
+  attachmentBytesRoutes,
+  attachmentRoutes,
+  folderRoutes,
+  inboxRoutes,
+  inboxSettingsRoutes,
+  messageRoutes,
+  presetRoutes,
+} from '../routes/chat.routes';
+import { conversationNoteRoutes } from '../routes/conversation-notes.routes';
+import { macroRoutes } from '../routes/macros.routes';
+import { scheduledMessageRoutes } from '../routes/scheduled-messages.routes';
 import { automationAreas } from '../routes/automation.routes';
 import { emailArea, emailLinkArea } from '../routes/email.routes';
 import { chatnetOps } from '../routes/chatnet-accounts.routes';
@@ -40,7 +51,18 @@ export const OPERATIONS: Operation[] = [
   ...contactImportOps,
   ...contactExportRoutes.ops,
   ...scoringArea.ops,
-  ...chatOps,
+  // Conversations, messages, notes, folders, presets, inbox settings and attachments (messaging), in the document's
+  // order of paths and tags.
+  ...inboxRoutes.ops,
+  ...messageRoutes.ops,
+  ...scheduledMessageRoutes.ops,
+  ...macroRoutes.ops,
+  ...conversationNoteRoutes.ops,
+  ...inboxSettingsRoutes.ops,
+  ...folderRoutes.ops,
+  ...presetRoutes.ops,
+  ...attachmentBytesRoutes.ops,
+  ...attachmentRoutes.ops,
   ...chatnetOps,
   ...serviceLevelsOps,
   ...viewRoutes.ops,
