@@ -18,8 +18,7 @@ import { automationAreas } from '../routes/automation.routes';
 import { emailArea, emailLinkArea } from '../routes/email.routes';
 import { chatnetOps } from '../routes/chatnet-accounts.routes';
 import { contactMergeRoutes } from '../routes/contact-merges.routes';
-import { contactImportOps } from './paths/contact-fields';
-import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-fields.routes';
+import { contactExportRoutes, contactFieldRoutes, contactImportRoutes } from '../routes/contact-fields.routes';
 import { crmAreas, publicCrmAreas } from '../routes/crm';
 import { eventFeedOps } from '../routes/events.routes';
 import { identityOps } from '../routes/identity.routes';
@@ -48,7 +47,7 @@ export const OPERATIONS: Operation[] = [
   ...contactMergeRoutes.ops,
   ...taskRoutes.ops,
   ...contactFieldRoutes.ops,
-  ...contactImportOps,
+  ...contactImportRoutes.ops,
   ...contactExportRoutes.ops,
   ...scoringArea.ops,
   // Conversations, messages, notes, folders, presets, inbox settings and attachments (messaging), in the document's
