@@ -26,7 +26,7 @@ import { integrationRoutes, socialnetSandboxRoutes } from '../routes/integration
 import { metaOps } from './paths/meta';
 import { publicOps } from './paths/public';
 import { scoringArea } from '../routes/scoring.routes';
-import { serviceLevelsOps } from './paths/service-levels';
+import { hoursRoutes, slaReportRoutes, slaRoutes } from '../routes/service-levels.routes';
 import { taskRoutes } from '../routes/tasks.routes';
 import { viewRoutes } from '../routes/views.routes';
 import { reportRoutes } from '../routes/reports.routes';
@@ -63,7 +63,9 @@ export const OPERATIONS: Operation[] = [
   ...attachmentBytesRoutes.ops,
   ...attachmentRoutes.ops,
   ...chatnetOps,
-  ...serviceLevelsOps,
+  ...hoursRoutes.ops,
+  ...slaRoutes.ops,
+  ...slaReportRoutes.ops,
   ...viewRoutes.ops,
   ...automationAreas.flatMap((a) => a.ops),
   ...emailArea.ops,
