@@ -10,6 +10,7 @@ import {
   inboxSettingsRoutes,
   messageRoutes,
   presetRoutes,
+  publicConversationRoutes,
 } from '../routes/chat.routes';
 import { conversationNoteRoutes } from '../routes/conversation-notes.routes';
 import { macroRoutes } from '../routes/macros.routes';
@@ -23,8 +24,9 @@ import { crmAreas, publicCrmAreas } from '../routes/crm';
 import { eventFeedOps } from '../routes/events.routes';
 import { identityOps } from '../routes/identity.routes';
 import { integrationRoutes, socialnetSandboxRoutes } from '../routes/integrations.routes';
-import { metaOps } from './paths/meta';
-import { publicOps } from './paths/public';
+import { healthArea } from '../routes/health.routes';
+import { docsArea } from '../routes/docs.routes';
+import { apiKeyCheckArea } from '../routes/public.routes';
 import { scoringArea } from '../routes/scoring.routes';
 import { hoursRoutes, slaReportRoutes, slaRoutes } from '../routes/service-levels.routes';
 import { taskRoutes } from '../routes/tasks.routes';
@@ -40,7 +42,8 @@ export { WEBHOOK_EVENTS };
 
 /** Every documented operation, area by area (the order is the document's). */
 export const OPERATIONS: Operation[] = [
-  ...metaOps,
+  ...healthArea.ops,
+  ...docsArea.ops,
   ...identityOps,
   ...auditRoutes.ops,
   ...crmAreas.flatMap((a) => a.ops),
@@ -79,7 +82,8 @@ export const OPERATIONS: Operation[] = [
   ...integrationRoutes.ops,
   ...socialnetSandboxRoutes.ops,
   ...publicCrmAreas.flatMap((a) => a.ops),
-  ...publicOps,
+  ...publicConversationRoutes.ops,
+  ...apiKeyCheckArea.ops,
 ];
 
 /** The operations this gateway serves: sandbox control routes only when they are mounted. */

@@ -199,8 +199,19 @@ export interface DocumentOptions {
   serverUrl: string;
 }
 
+/** A type, not an interface: it is checked against the served schema (docs.routes.ts), whose objects are open. */
+export type OpenApiDocument = {
+  openapi: '3.1.0';
+  info: Json;
+  servers: Json[];
+  components: Json;
+  tags: Json[];
+  paths: Record<string, Json>;
+  webhooks: Json;
+};
+
 /** An OpenAPI 3.1 document for `ops`, with the security schemes and tags they use, and the webhook events. */
-export function openApiDocument(ops: Operation[], opts: DocumentOptions): Json {
+export function openApiDocument(ops: Operation[], opts: DocumentOptions): OpenApiDocument {
   const paths: Record<string, Json> = {};
   for (const op of ops) {
     const p = openApiPath(op.path);
