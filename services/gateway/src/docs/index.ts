@@ -1,21 +1,34 @@
 import { chatnetSandboxEnabled, type GatewayConfig, sandboxRoutesEnabled } from '../config';
 import { openApiDocument } from './openapi';
-import { chatOps } from './paths/chat';
 import { aiRoutesArea } from '../routes/ai.routes';
 import { knowledgeArea } from '../routes/knowledge.routes';
-import { automationOps } from './paths/automation';
+import {
+  attachmentBytesRoutes,
+  attachmentRoutes,
+  folderRoutes,
+  inboxRoutes,
+  inboxSettingsRoutes,
+  messageRoutes,
+  presetRoutes,
+  publicConversationRoutes,
+} from '../routes/chat.routes';
+import { conversationNoteRoutes } from '../routes/conversation-notes.routes';
+import { macroRoutes } from '../routes/macros.routes';
+import { scheduledMessageRoutes } from '../routes/scheduled-messages.routes';
+import { automationAreas } from '../routes/automation.routes';
+import { emailArea, emailLinkArea } from '../routes/email.routes';
 import { chatnetOps } from '../routes/chatnet-accounts.routes';
 import { contactMergeRoutes } from '../routes/contact-merges.routes';
-import { contactImportOps } from './paths/contact-fields';
-import { contactExportRoutes, contactFieldRoutes } from '../routes/contact-fields.routes';
+import { contactExportRoutes, contactFieldRoutes, contactImportRoutes } from '../routes/contact-fields.routes';
 import { crmAreas, publicCrmAreas } from '../routes/crm';
 import { eventFeedOps } from '../routes/events.routes';
 import { identityOps } from '../routes/identity.routes';
 import { integrationRoutes, socialnetSandboxRoutes } from '../routes/integrations.routes';
-import { metaOps } from './paths/meta';
-import { publicOps } from './paths/public';
+import { healthArea } from '../routes/health.routes';
+import { docsArea } from '../routes/docs.routes';
+import { apiKeyCheckArea } from '../routes/public.routes';
 import { scoringArea } from '../routes/scoring.routes';
-import { serviceLevelsOps } from './paths/service-levels';
+import { hoursRoutes, slaReportRoutes, slaRoutes } from '../routes/service-levels.routes';
 import { taskRoutes } from '../routes/tasks.routes';
 import { viewRoutes } from '../routes/views.routes';
 import { reportRoutes } from '../routes/reports.routes';
@@ -29,21 +42,37 @@ export { WEBHOOK_EVENTS };
 
 /** Every documented operation, area by area (the order is the document's). */
 export const OPERATIONS: Operation[] = [
-  ...metaOps,
+  ...healthArea.ops,
+  ...docsArea.ops,
   ...identityOps,
   ...auditRoutes.ops,
   ...crmAreas.flatMap((a) => a.ops),
   ...contactMergeRoutes.ops,
   ...taskRoutes.ops,
   ...contactFieldRoutes.ops,
-  ...contactImportOps,
+  ...contactImportRoutes.ops,
   ...contactExportRoutes.ops,
   ...scoringArea.ops,
-  ...chatOps,
+  // Conversations, messages, notes, folders, presets, inbox settings and attachments (messaging), in the document's
+  // order of paths and tags.
+  ...inboxRoutes.ops,
+  ...messageRoutes.ops,
+  ...scheduledMessageRoutes.ops,
+  ...macroRoutes.ops,
+  ...conversationNoteRoutes.ops,
+  ...inboxSettingsRoutes.ops,
+  ...folderRoutes.ops,
+  ...presetRoutes.ops,
+  ...attachmentBytesRoutes.ops,
+  ...attachmentRoutes.ops,
   ...chatnetOps,
-  ...serviceLevelsOps,
+  ...hoursRoutes.ops,
+  ...slaRoutes.ops,
+  ...slaReportRoutes.ops,
   ...viewRoutes.ops,
-  ...automationOps,
+  ...automationAreas.flatMap((a) => a.ops),
+  ...emailArea.ops,
+  ...emailLinkArea.ops,
   ...webhookRoutes.ops,
   ...eventFeedOps,
   ...aiRoutesArea.ops,
@@ -53,7 +82,8 @@ export const OPERATIONS: Operation[] = [
   ...integrationRoutes.ops,
   ...socialnetSandboxRoutes.ops,
   ...publicCrmAreas.flatMap((a) => a.ops),
-  ...publicOps,
+  ...publicConversationRoutes.ops,
+  ...apiKeyCheckArea.ops,
 ];
 
 /** The operations this gateway serves: sandbox control routes only when they are mounted. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { API_KEY_SCOPE_DESCRIPTIONS, API_KEY_SCOPES } from '@crm/auth';
-import type { Operation, ResponseBody } from './registry';
-import { ErrorBody } from './schemas/common';
+import { shownSchema, type Operation, type ResponseBody } from './registry';
+import { ErrorBody } from '../routes/common.schemas';
 import { TAGS } from './tags';
 import { WEBHOOK_EVENTS } from './webhook-events';
 
@@ -39,7 +39,7 @@ const MEDIA: Record<Media, [string, Json]> = {
 
 /** JSON Schema 2020-12 (what OpenAPI 3.1 speaks) for a zod schema; requests as the client sends them. */
 export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
-  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+  const out = z.toJSONSchema(shownSchema(schema), { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
   delete out.$schema;
   return tidy(out) as Json;
 }
@@ -199,8 +199,19 @@ export interface DocumentOptions {
   serverUrl: string;
 }
 
+/** A type, not an interface: it is checked against the served schema (docs.routes.ts), whose objects are open. */
+export type OpenApiDocument = {
+  openapi: '3.1.0';
+  info: Json;
+  servers: Json[];
+  components: Json;
+  tags: Json[];
+  paths: Record<string, Json>;
+  webhooks: Json;
+};
+
 /** An OpenAPI 3.1 document for `ops`, with the security schemes and tags they use, and the webhook events. */
-export function openApiDocument(ops: Operation[], opts: DocumentOptions): Json {
+export function openApiDocument(ops: Operation[], opts: DocumentOptions): OpenApiDocument {
   const paths: Record<string, Json> = {};
   for (const op of ops) {
     const p = openApiPath(op.path);

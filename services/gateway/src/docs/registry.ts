@@ -3,9 +3,9 @@ import type { ApiKeyScope } from '@crm/auth';
 import type { Tag } from './tags';
 
 /**
- * The description of every gateway route, kept beside the zod schemas the handlers validate with: the OpenAPI
- * document (/openapi.json, /api/public/openapi.json), /docs and the settings page's documentation block are
- * all generated from these operations, and a test fails when the router has a route this list lacks.
+ * An operation: what the OpenAPI document (/openapi.json, /api/public/openapi.json), /docs and the settings page's
+ * documentation block say of a route. Each is the declaration that also mounts the route (http/route-area.ts), so
+ * what is served is what is documented.
  */
 export type Auth = 'bearer' | 'apiKey' | 'none';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -64,17 +64,19 @@ export interface Operation {
  */
 export const EDGE_REFUSALS = [400];
 
-export type OperationSpec = Omit<Operation, 'method' | 'path' | 'tags' | 'auth'> & { tags?: Tag[]; auth?: Auth };
+const shownAs = new WeakMap<z.ZodType, z.ZodType>();
 
 /**
- * One area's operations with a shared prefix, auth and tag: `op('GET /contacts/:id', {...})`.
- * Returns the list so an area file is one array.
+ * `schema`, shown in the document as `doc`: for a recursive request schema (a rule's if steps hold steps), whose JSON
+ * Schema refers to itself through `$defs` that no operation schema of the document can resolve. The route parses with
+ * `schema`; a flatter `doc` describes it.
  */
-export function area(defaults: { prefix: string; auth: Auth; tag: Tag; sandbox?: Operation['sandbox'] }) {
-  const ops: Operation[] = [];
-  const op = (route: `${Method} /${string}`, spec: OperationSpec) => {
-    const [method, path] = route.split(' ') as [Method, string];
-    ops.push({ tags: [defaults.tag], auth: defaults.auth, sandbox: defaults.sandbox, ...spec, method, path: defaults.prefix + path });
-  };
-  return { op, ops };
+export function documentedAs<S extends z.ZodType>(schema: S, doc: z.ZodType): S {
+  shownAs.set(schema, doc);
+  return schema;
 }
+
+/** The schema the document shows for `schema` (itself unless documentedAs said otherwise). */
+export const shownSchema = (schema: z.ZodType): z.ZodType => shownAs.get(schema) ?? schema;
+
+export type OperationSpec = Omit<Operation, 'method' | 'path' | 'tags' | 'auth'> & { tags?: Tag[]; auth?: Auth };

@@ -188,6 +188,75 @@ describe('routeArea: one declaration serves a route and documents it', () => {
     }
   });
 
+  it('a streamed body (file, binary) is documented and left to the handler; a 503 may share the success body', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    area.route('POST /uploads', {
+      summary: 'Upload a file',
+      body: 'file',
+      status: 201,
+      response: Thing,
+      handler: async ({ req, body }) => {
+        let size = 0;
+        for await (const chunk of req) size += (chunk as Buffer).length;
+        return { id: body === undefined ? 'unparsed' : 'parsed', size };
+      },
+    });
+    area.route('GET /ready', {
+      summary: 'Ready or not',
+      status: [200, 503],
+      response: Thing,
+      handler: async ({ req, res }) => {
+        if (req.query.down) res.status(503);
+        return { id: 'ready', size: req.query.down ? 0 : 1 };
+      },
+    });
+    expect(area.ops.map((o) => [o.body, o.responses])).toEqual([
+      ['file', { 201: Thing }],
+      [undefined, { 200: Thing, 503: Thing }],
+    ]);
+    const app = express();
+    app.use((_req, res, next) => {
+      res.locals.principal = { kind: 'user', orgId: 'o1', userId: 'u1', role: 'admin' };
+      next();
+    });
+    app.use('/api/v1', area.router({} as RouteDeps, strictResponses));
+    app.use(errorHandler(createLogger('test', 'silent')));
+    const server = app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+      const up = await fetch(`${base}/uploads`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'twelve bytes' });
+      expect([up.status, await up.json()]).toEqual([201, { id: 'unparsed', size: 12 }]);
+      const down = await fetch(`${base}/ready?down=1`);
+      expect([down.status, await down.json()]).toEqual([503, { id: 'ready', size: 0 }]);
+      expect((await fetch(`${base}/ready`)).status).toBe(200);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('no handler: the route’s middleware answers (a proxied stream), documented by the declaration; passing on is a 500', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    const proxy: RequestHandler = (req, res, next) => (req.query.broken ? next() : void res.status(201).json({ id: 'proxied', size: 3 }));
+    area.route('POST /files', { summary: 'Streamed to a service', middleware: () => [proxy], body: 'file', status: 201, response: Thing });
+    expect(area.ops[0]).toEqual(expect.objectContaining({ body: 'file', responses: { 201: Thing } }));
+    expect(area.ops[0]).not.toHaveProperty('middleware');
+    const app = express();
+    app.use('/api/v1', area.router({} as RouteDeps, strictResponses));
+    app.use(errorHandler(createLogger('test', 'silent')));
+    const server = app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/files`;
+      const ok = await fetch(url, { method: 'POST' });
+      expect([ok.status, await ok.json()]).toEqual([201, { id: 'proxied', size: 3 }]);
+      const broken = await fetch(`${url}?broken=1`, { method: 'POST' });
+      expect(broken.status).toBe(500);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('sandbox: the area’s operations carry it (documented only when mounted); others carry none', () => {
     const area = routeArea({ prefix: '/sandbox/x', auth: 'bearer', tag: 'Tasks', sandbox: 'socialnet' });
     area.route('POST /pages', { summary: 'A page', status: 204, response: null, handler: async () => undefined });
@@ -241,6 +310,39 @@ describe('routeArea: one declaration serves a route and documents it', () => {
       expect(lie.body.error.message).toContain('sendAt');
     } finally {
       await s.close();
+    }
+  });
+
+  it('sent: a handler may answer through res with another representation (a page for a browser), unchecked', async () => {
+    const area = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Tasks' });
+    area.route('POST /things/:id/done', {
+      summary: 'Done: JSON, or a page for a browser',
+      response: Thing,
+      handler: async ({ req, res, param, sent }) => {
+        if (req.accepts(['json', 'html']) === 'html') return sent(res.type('html').send(`<p>${param('id')} done</p>`));
+        if (req.query.lie) return sent(res);
+        return { id: param('id'), size: 1 };
+      },
+    });
+    const app = express();
+    app.use((_req, res, next) => {
+      res.locals.principal = { kind: 'user', orgId: 'o1', userId: 'u1', role: 'admin' };
+      next();
+    });
+    app.use('/api/v1', area.router({} as RouteDeps, strictResponses));
+    app.use(errorHandler(createLogger('test', 'silent')));
+    const server = app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/things/t1/done`;
+      const page = await fetch(url, { method: 'POST', headers: { accept: 'text/html' } });
+      expect([page.status, page.headers.get('content-type'), await page.text()]).toEqual([200, 'text/html; charset=utf-8', '<p>t1 done</p>']);
+      const json = await fetch(url, { method: 'POST', headers: { accept: 'application/json' } });
+      expect([json.status, await json.json()]).toEqual([200, { id: 't1', size: 1 }]);
+      // Saying so without sending anything is a defect of the route.
+      expect((await fetch(`${url}?lie=1`, { method: 'POST', headers: { accept: 'application/json' } })).status).toBe(500);
+    } finally {
+      await new Promise((r) => server.close(r));
     }
   });
 

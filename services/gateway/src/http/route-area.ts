@@ -17,7 +17,15 @@ import { body as parseBody, indexedBody, pageParams, pathParam, query as parseQu
  */
 
 type SuccessStatus = 200 | 201 | 202 | 204;
+/** A status a route answers with its declared body: a success, or /readyz's 503 (the same body, not ready). */
+type AnswerStatus = SuccessStatus | 503;
 type Parsed<S> = S extends z.ZodType ? z.infer<S> : undefined;
+/** A body the route documents but does not parse: a streamed multipart upload of one file, or raw bytes. */
+type StreamedBody = 'file' | 'binary';
+
+/** What `sent()` returns: the handler answered through `res` itself. */
+const SENT: unique symbol = Symbol('sent through res');
+type Sent = typeof SENT;
 
 /** What a handler gets: the request already validated against the route's declaration. */
 export interface RouteInput<Q, B> {
@@ -36,18 +44,28 @@ export interface RouteInput<Q, B> {
   param(name: string): string;
   /** Answer with the route's `also` status instead of its own (e.g. 200 for a conversation that already existed). */
   answerWith(status: SuccessStatus): void;
+  /**
+   * The handler answered through `res` with another representation than the declared one (a browser's page where a
+   * mail client gets the JSON): `return sent(res.type('html').send(page))`. Nothing more is sent or checked.
+   */
+  sent(res: Response): Sent;
   deps: RouteDeps;
 }
 
-export interface RouteSpec<
+interface RouteOptions<
   R extends ResponseBody,
   Q extends z.ZodObject | undefined,
-  B extends z.ZodType | undefined,
+  B extends z.ZodType | StreamedBody | undefined,
   A extends z.ZodType | undefined = undefined,
 > extends Omit<OperationSpec, 'responses' | 'query' | 'body'> {
   /** Refused with 403 at the edge when the caller's role lacks it (the service checks again). */
   permission?: Permission;
   query?: Q;
+  /**
+   * The JSON body's schema, parsed before the handler runs (400 naming the field). 'file' or 'binary': a streamed
+   * body, documented only; the handler (or the route's middleware) reads the stream itself, so the route is mounted
+   * before the JSON parser (a module's `stream` router).
+   */
   body?: B;
   /** Name array items by index in a body's 400 (`actions[2].assigneeId`), as rules, macros and API keys do. */
   indexedBody?: boolean;
@@ -64,10 +82,10 @@ export interface RouteSpec<
   middleware?: (deps: RouteDeps) => RequestHandler[];
   /**
    * The success status; 200 unless said. Several (`[200, 201]`): each documented with the same response, the first
-   * answered unless the handler set another of them with `res.status()` (created the first time, 200 after). A second
-   * answer with its own schema is `also`.
+   * answered unless the handler set another of them with `res.status()` (created the first time, 200 after; /readyz's
+   * 503 when not ready). A second answer with its own schema is `also`.
    */
-  status?: SuccessStatus | readonly [SuccessStatus, ...SuccessStatus[]];
+  status?: SuccessStatus | readonly [SuccessStatus, ...AnswerStatus[]];
   /**
    * The success body's schema (null: no body). The handler's return value is checked against it under RESPONSE_CONTRACT.
    * 'csv', 'html', 'gif' or 'binary': the handler answers itself through `res` (a stream, a page, a pixel).
@@ -78,8 +96,29 @@ export interface RouteSpec<
    * documented beside the first and checked against its own schema.
    */
   also?: { status: SuccessStatus; response: A };
-  handler(input: RouteInput<Parsed<Q>, Parsed<B>>): Promise<(R extends z.ZodType ? z.input<R> : void) | (A extends z.ZodType ? z.input<A> : never)>;
 }
+
+export type RouteSpec<
+  R extends ResponseBody,
+  Q extends z.ZodObject | undefined,
+  B extends z.ZodType | StreamedBody | undefined,
+  A extends z.ZodType | undefined = undefined,
+> = RouteOptions<R, Q, B, A> &
+  (
+    | {
+        handler(
+          input: RouteInput<Parsed<Q>, Parsed<B>>,
+        ): Promise<(R extends z.ZodType ? z.input<R> : void) | (A extends z.ZodType ? z.input<A> : never) | Sent>;
+      }
+    | {
+        /**
+         * No handler: the route's middleware answers every request itself (a stream proxied untouched to a service),
+         * so nothing is parsed or contract-checked here; the declaration documents what passes through.
+         */
+        handler?: undefined;
+        middleware: (deps: RouteDeps) => RequestHandler[];
+      }
+  );
 
 const NO_PAGING = Object.freeze({ page: 1, limit: 0 });
 
@@ -114,13 +153,16 @@ export function routeArea(defaults: {
   /** Only mounted (and so only documented) when that network's sandbox control routes are on. */
   sandbox?: Operation['sandbox'];
 }) {
-  const declared: { op: Operation; spec: RouteSpec<ResponseBody, z.ZodObject | undefined, z.ZodType | undefined, z.ZodType | undefined> }[] = [];
+  const declared: {
+    op: Operation;
+    spec: RouteSpec<ResponseBody, z.ZodObject | undefined, z.ZodType | StreamedBody | undefined, z.ZodType | undefined>;
+  }[] = [];
 
   return {
     route<
       R extends ResponseBody,
       Q extends z.ZodObject | undefined = undefined,
-      B extends z.ZodType | undefined = undefined,
+      B extends z.ZodType | StreamedBody | undefined = undefined,
       A extends z.ZodType | undefined = undefined,
     >(key: `${Method} /${string}`, spec: RouteSpec<R, Q, B, A>): void {
       const [method, path] = key.split(' ') as [Method, string];
@@ -154,14 +196,26 @@ export function routeArea(defaults: {
         // An API-key route's scope as the middleware public-route-scopes.test.ts reads off the router (op.scope documents it).
         if (op.scope) handlers.push(op.scope === 'none' ? noScopeNeeded : requireScope(op.scope));
         if (spec.permission) handlers.push(requirePermission(spec.permission));
+        const path = op.path.slice(defaults.prefix.length);
+        const mount = (...last: RequestHandler[]) =>
+          r[op.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'](path, ...handlers, ...last);
+        const handler = spec.handler;
+        if (!handler) {
+          // The middleware answers; a request it passes on is a defect of the route, not a 404.
+          mount(() => {
+            throw new Error(`${op.method} ${op.path}: its middleware answered nothing`);
+          });
+          continue;
+        }
+        const body = typeof spec.body === 'object' ? spec.body : undefined;
         const statuses: readonly number[] = typeof spec.status === 'object' ? spec.status : [spec.status ?? 200];
-        handlers.push(async (req, res) => {
+        mount(async (req, res) => {
           let chosen: number | undefined;
           const input: RouteInput<unknown, unknown> = {
             req,
             res,
             query: spec.query && !spec.ownQuery ? parseQuery(req, spec.query) : undefined,
-            body: spec.body ? (spec.indexedBody ? indexedBody : parseBody)(req, spec.body) : undefined,
+            body: body ? (spec.indexedBody ? indexedBody : parseBody)(req, body) : undefined,
             page: spec.paging && !spec.paging.limitOnly ? pageParams(req, spec.paging.limit, spec.paging.max) : NO_PAGING,
             ctx: ctxOf(req, res),
             param: (name) => pathParam(req, name),
@@ -169,19 +223,19 @@ export function routeArea(defaults: {
               if (answer !== spec.also?.status) throw new Error(`${op.method} ${op.path}: ${answer} is not a declared answer`);
               chosen = answer;
             },
+            sent: () => SENT,
             deps,
           };
           if (statuses.length > 1) res.status(statuses[0]);
-          const out = await spec.handler(input as never);
+          const out = await handler(input as never);
           if (res.headersSent || res.destroyed) return;
+          if (out === SENT) throw new Error(`${op.method} ${op.path}: said it answered, and sent nothing`);
           const status = chosen ?? (statuses.includes(res.statusCode) ? res.statusCode : statuses[0]);
           if (spec.response === null) return void res.status(status).end();
           if (typeof spec.response === 'string') throw new Error(`${op.method} ${op.path}: declared ${spec.response}, answered nothing`);
           contract?.(op, out, status);
           res.status(status).json(out);
         });
-        const path = op.path.slice(defaults.prefix.length);
-        r[op.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'](path, ...handlers);
       }
       return r;
     },

@@ -7,16 +7,22 @@ export function fieldPath(path: PropertyKey[]): string {
   return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out ? `${out}.${String(p)}` : String(p)), '');
 }
 
+/**
+ * What a body schema parses: `{}` without a body (express leaves req.body undefined), else the parsed JSON, which is
+ * `null` only for a route with a parser of its own that admits it (an account's business hours).
+ */
+const bodyOf = (req: Request): unknown => (req.body === undefined ? {} : req.body);
+
 /** The JSON body, with array items named by index in the 400 (`actions[2].assigneeId`) as rules and macros do. */
 export function indexedBody<S extends z.ZodType>(req: Request, schema: S): z.infer<S> {
-  const parsed = schema.safeParse(req.body ?? {});
+  const parsed = schema.safeParse(bodyOf(req));
   if (!parsed.success) throw badRequest(parsed.error.issues.map((i) => ({ field: fieldPath(i.path) || 'body', message: i.message })));
   return parsed.data;
 }
 
 /** Parse the JSON body with a zod schema; a 400 names every bad field. */
 export function body<S extends z.ZodType>(req: Request, schema: S): z.infer<S> {
-  const parsed = schema.safeParse(req.body ?? {});
+  const parsed = schema.safeParse(bodyOf(req));
   if (!parsed.success) throw badRequest(zodIssues(parsed.error));
   return parsed.data;
 }

@@ -52,7 +52,7 @@ export const Sentiment = z.object({ text: s.requiredText(aiRules.MAX_SENTIMENT_T
 
 /**
  * The answers forwarded as ai gives them are the proto's messages: their schemas come from the proto and are typed
- * by the generated types (as common.ts's Pagination is), so the forwarding handler is checked against them.
+ * by the generated types (as common.schemas.ts's Pagination is), so the forwarding handler is checked against them.
  */
 const asProto = <T>(schema: z.ZodObject) => schema as unknown as z.ZodType<T>;
 

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import { badRequest } from '../http/errors';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';

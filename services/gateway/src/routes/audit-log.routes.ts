@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';
 import { dateRange } from '../http/validate';

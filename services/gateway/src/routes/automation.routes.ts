@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { TRIGGER_TYPES } from '@crm/events';
-import { automationRules as rules } from '@crm/validation';
+import { MessageBody, page } from './common.schemas';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import {
   campaignBriefOut,
   campaignCreatedOut,
@@ -14,169 +15,50 @@ import {
   templateCreatedOut,
   templateOut,
 } from './automation.out';
+import {
+  type Action,
+  AppointmentSettings,
+  Campaign,
+  CampaignBrief,
+  CampaignCreated,
+  CampaignQuery,
+  type Condition,
+  NewCampaign,
+  NewRule,
+  NewTemplate,
+  NotificationList,
+  NotificationQuery,
+  NotificationsRead,
+  Recipient,
+  RecipientQuery,
+  ReminderSettings,
+  Rule,
+  RuleCreated,
+  RuleQuery,
+  RuleSecret,
+  Run,
+  RunQuery,
+  RunRuleBody,
+  RunStarted,
+  ScheduleBody,
+  Template,
+  TemplateCreated,
+  TemplateItem,
+  TemplateQuery,
+  type Trigger,
+  UpdatedReminderSettings,
+  UpdatedTemplate,
+} from './automation.schemas';
 import type { RouteDeps, ServiceRoutes } from './deps';
-import { badRequest } from '../http/errors';
-import { ctxOf } from '../http/principal';
-import { fieldPath, pageParams, s } from '../http/validate';
 
 /**
  * Automation rules and their run logs, message templates, campaigns and their recipients, and in-app
  * notifications (all owned by the automation service). The shapes are checked here with the limits and enums
- * automation applies too (@crm/validation automationRules); what the values mean (trigger types, operators,
- * action types, ids that must exist) is checked by the service, and both name a rule's field by its dotted path:
- * `trigger.conditions.0.value`, `actions.2.then.0.url`.
+ * automation applies too (@crm/validation automationRules, automation.schemas.ts); what the values mean (trigger
+ * types, operators, action types, ids that must exist) is checked by the service, and both name a rule's field by its
+ * dotted path: `trigger.conditions.0.value`, `actions.2.then.0.url`. Served and documented from these declarations.
+ * 503: automation could not ask identity (user ids in actions) or crm (customer lists) right now.
  */
-
-const LIMITS = rules.RULE_LIMITS;
-
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const r = schema.safeParse(value ?? {});
-  if (!r.success) throw badRequest(r.error.issues.map((i) => ({ field: fieldPath(i.path) || 'body', message: i.message })));
-  return r.data;
-}
-
-/** A rule's body: fields named by their dotted path, array items by index (`actions.2.then.0.url`, as issue #32 writes it). */
-function parseRule<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const r = schema.safeParse(value ?? {});
-  if (!r.success) throw badRequest(r.error.issues.map((i) => ({ field: i.path.map(String).join('.') || 'body', message: i.message })));
-  return r.data;
-}
-
-const str = (max = 4000) => z.string({ error: 'must be a string' }).max(max, `must be at most ${max} characters`);
-
-export const Condition = z.object(
-  {
-    field: str(LIMITS.conditionField).optional(),
-    operator: str(LIMITS.slug).optional(),
-    value: z.unknown(),
-  },
-  { error: 'must be an object {field, operator, value}' },
-);
-
-export const Trigger = z.object(
-  {
-    type: str(LIMITS.slug).optional(),
-    conditions: z.array(Condition, { error: 'must be an array' }).max(LIMITS.conditions, rules.TOO_MANY_CONDITIONS).optional(),
-    keywords: z.array(str(LIMITS.keywordLength), { error: 'must be an array of strings' }).max(LIMITS.keywords, rules.TOO_MANY_KEYWORDS).optional(),
-    // schedule: a five-field cron expression read in an IANA time zone, optionally over a customer list's members.
-    cron: str(200).optional().describe('schedule: minute hour day-of-month month day-of-week (ranges, steps, lists, names; @daily …)'),
-    timezone: str(64).optional().describe('schedule: the IANA time zone the cron is read in, e.g. Asia/Ho_Chi_Minh or UTC'),
-    listId: str(100).optional().describe('schedule: one run per member of this customer list at each firing; without it one run with no contact'),
-    // conversation_idle: minutes without a message (fractions allowed, at least one second), optionally only in a status.
-    minutes: z.number({ error: 'must be a number of minutes' }).optional().describe('conversation_idle: minutes without a message'),
-    status: str(20).optional().describe('conversation_idle: fire only if the conversation has this status then (active, pending, snoozed, closed)'),
-  },
-  { error: 'must be an object {type, conditions}' },
-);
-
-export const Action = z.object(
-  {
-    type: str(LIMITS.slug).optional(),
-    template: str(LIMITS.text).optional(),
-    templateId: str(100).optional(),
-    title: str(LIMITS.title).optional(),
-    message: str(LIMITS.text).optional(),
-    userId: str(100).optional(),
-    tag: str(LIMITS.tag).optional(),
-    // "10m", "2h", or a number of seconds.
-    duration: z
-      .union([str(20), z.number({ error: 'must be a duration like "10m" or a number of seconds' })], {
-        error: 'must be a duration like "10m" or a number of seconds',
-      })
-      .optional(),
-    notificationType: str(LIMITS.slug).optional(),
-    // create_task: minutes from the run to the task's due time, and whom it is for.
-    dueInMinutes: z
-      .number({ error: 'must be a whole number of minutes' })
-      .int('must be a whole number of minutes')
-      .min(0, `must be between 0 and ${LIMITS.waitSeconds / 60} minutes`)
-      .max(LIMITS.waitSeconds / 60, `must be between 0 and ${LIMITS.waitSeconds / 60} minutes`)
-      .optional(),
-    assignTo: str(100).optional(),
-    // set_priority: low, medium, high, urgent, or null to clear it (automation names a bad value).
-    priority: z.union([z.null(), str(20)], { error: 'must be low, medium, high, urgent or null' }).optional(),
-    // if: the trigger's condition language (plus steps.<n>.status / steps.<n>.body.<field>), then and else steps.
-    conditions: z.array(Condition, { error: 'must be an array' }).max(LIMITS.conditions, rules.TOO_MANY_CONDITIONS).optional(),
-    // Steps inside an if: the same actions (automation checks the nesting depth and names the step).
-    get then(): z.ZodOptional<z.ZodArray<typeof Action>> {
-      return z.array(Action, { error: 'must be an array of actions' }).max(LIMITS.actions, rules.TOO_MANY_ACTIONS).optional();
-    },
-    get else(): z.ZodOptional<z.ZodArray<typeof Action>> {
-      return z.array(Action, { error: 'must be an array of actions' }).max(LIMITS.actions, rules.TOO_MANY_ACTIONS).optional();
-    },
-    // wait: minutes instead of duration (fractions allowed).
-    minutes: z.number({ error: 'must be a number of minutes' }).optional(),
-    // http_request: where and how; the body is a template ({{placeholders}}, steps.<n>.* of earlier steps).
-    url: str(LIMITS.url).optional(),
-    method: str(10).optional(),
-    headers: z
-      .record(str(100), str(LIMITS.headerValue), { error: 'must be an object of header name → text' })
-      .refine((h) => Object.keys(h).length <= LIMITS.headers, `must have at most ${LIMITS.headers} headers`)
-      .optional(),
-    bodyTemplate: str(LIMITS.bodyTemplate).optional(),
-  },
-  { error: 'must be an object with a type' },
-);
-
-/**
- * Action as the OpenAPI document shows it: JSON Schema of a recursive zod schema refers to itself through `$defs`,
- * which no operation schema of the document can resolve, so the steps inside an if are described one level deep.
- */
-const NestedStep = z
-  .looseObject({ type: z.string() })
-  .meta({ description: 'a step of the same shape as the actions (if steps nest at most 5 levels)' });
-export const ActionDoc = Action.omit({ then: true, else: true }).extend({
-  then: z.array(NestedStep).optional().meta({ description: 'if: the steps when every condition holds' }),
-  else: z.array(NestedStep).optional().meta({ description: 'if: the steps otherwise' }),
-});
-
-export const Actions = z.array(Action, { error: 'must be an array of actions' }).max(LIMITS.actions, rules.TOO_MANY_ACTIONS);
-
-export const NewRule = z.object({
-  name: str(LIMITS.name).optional(),
-  description: str(LIMITS.description).optional(),
-  type: str(LIMITS.slug).optional(),
-  trigger: Trigger.optional(),
-  actions: Actions.optional(),
-});
-
-export const RuleQuery = z.object({
-  status: s.optionalQueryEnum(rules.RULE_STATUSES),
-  type: z.string().max(LIMITS.slug).optional(),
-  triggerType: s.optionalQueryEnum(TRIGGER_TYPES),
-});
-
-export const NewTemplate = z.object({
-  name: str(rules.TEMPLATE_TEXT_MAX.name).optional(),
-  content: str(rules.TEMPLATE_TEXT_MAX.content).optional(),
-  category: str(rules.TEMPLATE_TEXT_MAX.category).optional(),
-  variables: z
-    .array(str(rules.TEMPLATE_TEXT_MAX.variable), { error: 'must be an array of strings' })
-    .max(rules.MAX_TEMPLATE_VARIABLES, rules.TOO_MANY_VARIABLES)
-    .optional(),
-});
-
-export const NewCampaign = z.object({
-  name: str(rules.CAMPAIGN_TEXT_MAX.name).optional(),
-  description: str(rules.CAMPAIGN_TEXT_MAX.description).optional(),
-  type: str(50).optional(),
-  listId: str(100).optional(),
-  templateId: str(100).optional(),
-  // Email campaigns: the subject line (placeholders like the template).
-  subject: str(rules.CAMPAIGN_TEXT_MAX.subject).optional(),
-  // ISO timestamp; null (on update) clears it.
-  schedule: z.union([str(100), z.null()], { error: 'must be an ISO 8601 timestamp or null' }).optional(),
-  // Names → string, number or boolean values; what the names and values may be is checked by the service.
-  variables: z.record(z.string(), z.unknown(), { error: 'must be an object of name → value' }).optional(),
-  chatnetAccountId: z
-    .union([str(100), z.null()], { error: 'must be a chat-network account id or null' })
-    .optional()
-    .describe(
-      'broadcasts: the account that writes first to recipients without a conversation; unset: the account the contact last used, else the org’s most recently connected one (null on update clears it)',
-    ),
-});
-
-export const ScheduleBody = z.object({ schedule: str(100).optional() });
 
 function campaignMsg(b: z.infer<typeof NewCampaign>) {
   const { variables, schedule, chatnetAccountId, ...rest } = b;
@@ -225,172 +107,257 @@ function actionMsg(a: ActionBody): Record<string, unknown> {
   };
 }
 
-export const RunRuleBody = z.object({
-  contactId: str(100).optional().describe('the contact the run acts on'),
-  conversationId: str(100).optional().describe('the conversation the run acts on (send_message goes there)'),
+const automation = (deps: RouteDeps) => deps.clients.automation;
+
+export const ruleRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Automation rules' });
+ruleRoutes.route('GET /automation/rules', {
+  summary: 'Automation rules, filtered by status, type and trigger type',
+  query: RuleQuery,
+  paging: { limit: 50, max: 100 },
+  response: page(Rule),
+  handler: async ({ query, page, ctx, deps }) => {
+    const out = await automation(deps).ListRules({ ...page, ...query }, ctx);
+    return { data: out.data.map(ruleOut), pagination: out.pagination! };
+  },
+});
+ruleRoutes.route('POST /automation/rules', {
+  summary: 'Create a rule (a draft; automation:manage)',
+  description:
+    'The answer carries the rule’s signing secret for http_request steps (shown only here). 400 names the bad field by its dotted path, e.g. `actions.2.then.0.url` or `trigger.cron`; an http_request url on a private or loopback address not in AUTOMATION_ALLOWED_PRIVATE_ADDRESSES is refused.',
+  body: NewRule,
+  status: 201,
+  response: RuleCreated,
+  errors: [503],
+  handler: async ({ body: b, ctx, deps }) =>
+    ruleCreatedOut(
+      await automation(deps).CreateRule({ ...b, trigger: triggerMsg(b.trigger), actions: (b.actions ?? []).map(actionMsg), setActions: true }, ctx),
+    ),
+});
+ruleRoutes.route('GET /automation/rules/:id', {
+  summary: 'One rule with its trigger and actions',
+  response: Rule,
+  handler: async ({ param, ctx, deps }) => ruleOut(await automation(deps).GetRule({ id: param('id') }, ctx)),
+});
+ruleRoutes.route('PUT /automation/rules/:id', {
+  summary: 'Change a rule; only the fields sent change (an active rule keeps at least one action)',
+  body: NewRule,
+  response: Rule,
+  errors: [422, 503],
+  handler: async ({ param, body: b, ctx, deps }) => {
+    const rule = await automation(deps).UpdateRule(
+      { ...b, id: param('id'), trigger: triggerMsg(b.trigger), actions: (b.actions ?? []).map(actionMsg), setActions: b.actions !== undefined },
+      ctx,
+    );
+    return ruleOut(rule);
+  },
+});
+ruleRoutes.route('POST /automation/rules/:id/activate', {
+  summary: 'Activate a rule (its action references are checked again)',
+  description: '400 names an action whose template or user is gone; 422 when the rule has no action.',
+  response: Rule,
+  errors: [400, 422, 503],
+  handler: async ({ param, ctx, deps }) => ruleOut(await automation(deps).ActivateRule({ id: param('id') }, ctx)),
+});
+ruleRoutes.route('POST /automation/rules/:id/pause', {
+  summary: 'Pause an active rule (422 for a draft)',
+  response: Rule,
+  errors: [422],
+  handler: async ({ param, ctx, deps }) => ruleOut(await automation(deps).PauseRule({ id: param('id') }, ctx)),
+});
+ruleRoutes.route('DELETE /automation/rules/:id', {
+  summary: 'Delete a rule',
+  status: 204,
+  response: null,
+  handler: async ({ param, ctx, deps }) => {
+    await automation(deps).DeleteRule({ id: param('id') }, ctx);
+  },
+});
+ruleRoutes.route('GET /automation/rules/:id/runs', {
+  summary: 'The rule’s run history, newest first (runs are kept 30 days after they finish)',
+  description:
+    'Each run with the steps it took (path, type, status, times, error). One run per rule and triggering event, however often the event is delivered. 400 names `status`, `page` or `limit` when they are not valid.',
+  query: RunQuery,
+  paging: { limit: 50, max: 100 },
+  response: page(Run),
+  handler: async ({ param, query, page, ctx, deps }) => {
+    const out = await automation(deps).ListRuleRuns({ ruleId: param('id'), ...page, status: query.status }, ctx);
+    return { data: out.data.map(runOut), pagination: out.pagination! };
+  },
+});
+ruleRoutes.route('POST /automation/rules/:id/run', {
+  summary: 'Run an active rule now on a contact and/or conversation (automation:manage)',
+  description:
+    'The trigger’s conditions are not judged: a person chose to run it. Each call starts its own run, shown in the run history with trigger `manual`. 400 names `contactId` (not a contact of the org) or `conversationId`; 422 `invalid_state` unless the rule is active.',
+  body: RunRuleBody,
+  status: 202,
+  response: RunStarted,
+  errors: [422, 503],
+  handler: async ({ param, body, ctx, deps }) => automation(deps).RunRule({ id: param('id'), ...body }, ctx),
+});
+ruleRoutes.route('GET /automation/runs/:runId', {
+  summary: 'One run of any rule of the org, with its steps',
+  response: Run,
+  handler: async ({ param, ctx, deps }) => runOut(await automation(deps).GetRun({ id: param('runId') }, ctx)),
+});
+ruleRoutes.route('POST /automation/rules/:id/rotate-secret', {
+  summary: 'A new signing secret for the rule’s http_request steps (automation:manage)',
+  description: 'The secret is shown only in this answer and in the answer that created the rule; the previous one signs nothing from now on.',
+  response: RuleSecret,
+  handler: async ({ param, ctx, deps }) => automation(deps).RotateRuleSecret({ id: param('id') }, ctx),
 });
 
-export const RunQuery = z.object({ status: s.optionalQueryEnum(rules.RUN_STATUSES) });
-export const TemplateQuery = z.object({ category: z.string().max(rules.TEMPLATE_TEXT_MAX.category).optional() });
-export const CampaignQuery = z.object({ status: s.optionalQueryEnum(rules.CAMPAIGN_STATUSES) });
-export const RecipientQuery = z.object({ status: s.optionalQueryEnum(rules.RECIPIENT_STATUSES) });
-/** `unreadOnly=true|1|false|0`; absent or empty is false. */
-export const NotificationQuery = z.object({
-  unreadOnly: z
-    .enum(['true', '1', 'false', '0', ''], { error: 'must be true or false' })
-    .optional()
-    .transform((v) => v === 'true' || v === '1'),
+export const templateRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Message templates' });
+/** A template's body for automation: `variables` replaces the list only when sent. */
+const templateMsg = (b: z.infer<typeof NewTemplate>) => ({ ...b, variables: b.variables ?? [], setVariables: b.variables !== undefined });
+templateRoutes.route('GET /automation/templates', {
+  summary: 'Message templates, optionally of one category',
+  query: TemplateQuery,
+  response: z.array(TemplateItem),
+  handler: async ({ query, ctx, deps }) => (await automation(deps).ListTemplates({ category: query.category }, ctx)).data.map(templateOut),
+});
+templateRoutes.route('POST /automation/templates', {
+  summary: 'Create a template ({{placeholders}} are detected from its content)',
+  body: NewTemplate,
+  indexedBody: true,
+  status: 201,
+  response: TemplateCreated,
+  handler: async ({ body, ctx, deps }) => templateCreatedOut(await automation(deps).CreateTemplate(templateMsg(body), ctx)),
+});
+templateRoutes.route('GET /automation/templates/:id', {
+  summary: 'One template',
+  response: Template,
+  handler: async ({ param, ctx, deps }) => templateOut(await automation(deps).GetTemplate({ id: param('id') }, ctx)),
+});
+templateRoutes.route('PUT /automation/templates/:id', {
+  summary: 'Change a template; only the fields sent change',
+  body: NewTemplate,
+  indexedBody: true,
+  response: UpdatedTemplate,
+  handler: async ({ param, body, ctx, deps }) => templateOut(await automation(deps).UpdateTemplate({ ...templateMsg(body), id: param('id') }, ctx)),
+});
+templateRoutes.route('DELETE /automation/templates/:id', {
+  summary: 'Delete a template (409 while a rule or draft campaign uses it)',
+  status: 204,
+  response: null,
+  errors: [409],
+  handler: async ({ param, ctx, deps }) => {
+    await automation(deps).DeleteTemplate({ id: param('id') }, ctx);
+  },
 });
 
-export const AppointmentSettings = z.object({
-  reminderMinutesBefore: z
-    .number({ error: rules.REMINDER_MESSAGE })
-    .int(rules.REMINDER_MESSAGE)
-    .min(0, rules.REMINDER_MESSAGE)
-    .max(rules.MAX_REMINDER_MINUTES, rules.REMINDER_MESSAGE),
+export const campaignRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Campaigns' });
+campaignRoutes.route('GET /campaigns', {
+  summary: 'Campaigns, optionally of one status',
+  query: CampaignQuery,
+  response: z.array(CampaignBrief),
+  handler: async ({ query, ctx, deps }) => (await automation(deps).ListCampaigns({ status: query.status }, ctx)).data.map(campaignBriefOut),
+});
+campaignRoutes.route('POST /campaigns', {
+  summary: 'Create a draft campaign: a template sent to a customer list (campaigns:manage)',
+  description:
+    'Always created as a draft, whatever the channel settings: an email campaign without an email channel is refused when it is started (activate: 422 `channel_unavailable`). ' +
+    'A broadcast reaches every member: one without a conversation gets one started on `chatnetAccountId` (else the account the contact last used, else the org’s most recently connected one), ' +
+    'looked up by phone (paced per account like POST /api/v1/chatnet-accounts/:id/lookup); a member is `skipped` only with the reason (`error`) `not_on_network`, `no_phone` or `friend_required`.',
+  body: NewCampaign,
+  status: 201,
+  response: CampaignCreated,
+  errors: [503],
+  handler: async ({ body, ctx, deps }) => campaignCreatedOut(await automation(deps).CreateCampaign(campaignMsg(body), ctx)),
+});
+campaignRoutes.route('GET /campaigns/:id', {
+  summary: 'One campaign with its delivery counts',
+  response: Campaign,
+  handler: async ({ param, ctx, deps }) => campaignOut(await automation(deps).GetCampaign({ id: param('id') }, ctx)),
+});
+campaignRoutes.route('PUT /campaigns/:id', {
+  summary: 'Change a draft campaign; only the fields sent change (422 once it is not a draft)',
+  body: NewCampaign,
+  response: Campaign,
+  errors: [422, 503],
+  handler: async ({ param, body, ctx, deps }) => campaignOut(await automation(deps).UpdateCampaign({ ...campaignMsg(body), id: param('id') }, ctx)),
+});
+campaignRoutes.route('POST /campaigns/:id/schedule', {
+  summary: 'Set when sending starts (a draft, active or paused campaign)',
+  body: ScheduleBody,
+  response: Campaign,
+  errors: [422],
+  handler: async ({ param, body, ctx, deps }) =>
+    campaignOut(await automation(deps).ScheduleCampaign({ id: param('id'), schedule: body.schedule ?? '' }, ctx)),
+});
+campaignRoutes.route('POST /campaigns/:id/activate', {
+  summary: 'Start (a draft) or resume (a paused) campaign',
+  description:
+    '422 for a completed or cancelled campaign, or when its template or list is gone; 422 `channel_unavailable` for an email campaign without an email channel.',
+  response: Campaign,
+  errors: [422, 503],
+  handler: async ({ param, ctx, deps }) => campaignOut(await automation(deps).ActivateCampaign({ id: param('id') }, ctx)),
+});
+campaignRoutes.route('POST /campaigns/:id/pause', {
+  summary: 'Pause an active campaign',
+  response: Campaign,
+  errors: [422],
+  handler: async ({ param, ctx, deps }) => campaignOut(await automation(deps).PauseCampaign({ id: param('id') }, ctx)),
+});
+campaignRoutes.route('POST /campaigns/:id/cancel', {
+  summary: 'Cancel a campaign for good (recipients not reached yet are skipped)',
+  response: Campaign,
+  errors: [422],
+  handler: async ({ param, ctx, deps }) => campaignOut(await automation(deps).CancelCampaign({ id: param('id') }, ctx)),
+});
+campaignRoutes.route('GET /campaigns/:id/recipients', {
+  summary: 'The campaign’s recipients and how each one went',
+  query: RecipientQuery,
+  paging: { limit: 50, max: 100 },
+  response: page(Recipient),
+  handler: async ({ param, query, page, ctx, deps }) => {
+    const out = await automation(deps).ListCampaignRecipients({ campaignId: param('id'), ...page, status: query.status }, ctx);
+    return { data: out.data.map(recipientOut), pagination: out.pagination! };
+  },
 });
 
-export function automationRoutes({ clients }: RouteDeps): ServiceRoutes {
-  const r = Router();
-  const automation = () => clients.automation;
+export const notificationRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Notifications' });
+notificationRoutes.route('GET /notifications', {
+  summary: 'The signed-in user’s notifications, newest first, with the unread count',
+  query: NotificationQuery,
+  paging: { limit: 50, max: 100 },
+  response: NotificationList,
+  handler: async ({ query, page, ctx, deps }) => {
+    const out = await automation(deps).ListNotifications({ ...page, unreadOnly: query.unreadOnly }, ctx);
+    return { data: out.data.map(notificationOut), unreadCount: out.unreadCount, pagination: out.pagination };
+  },
+});
+notificationRoutes.route('POST /notifications/read-all', {
+  summary: 'Mark every notification read',
+  response: NotificationsRead,
+  handler: async ({ ctx, deps }) => {
+    const out = await automation(deps).MarkAllNotificationsRead({}, ctx);
+    return { message: out.message, updated: out.updated };
+  },
+});
+notificationRoutes.route('POST /notifications/:id/read', {
+  summary: 'Mark one notification read',
+  response: MessageBody,
+  handler: async ({ param, ctx, deps }) => ({ message: (await automation(deps).MarkNotificationRead({ id: param('id') }, ctx)).message }),
+});
 
-  r.get('/automation/rules', async (req, res) => {
-    const q = parse(RuleQuery, req.query);
-    const out = await automation().ListRules({ ...pageParams(req, 50), ...q }, ctxOf(req, res));
-    res.json({ data: out.data.map(ruleOut), pagination: out.pagination });
-  });
-  r.post('/automation/rules', async (req, res) => {
-    const b = parseRule(NewRule, req.body);
-    const rule = await automation().CreateRule(
-      { ...b, trigger: triggerMsg(b.trigger), actions: (b.actions ?? []).map(actionMsg), setActions: true },
-      ctxOf(req, res),
-    );
-    res.status(201).json(ruleCreatedOut(rule));
-  });
-  r.get('/automation/rules/:id', async (req, res) => {
-    res.json(ruleOut(await automation().GetRule({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.put('/automation/rules/:id', async (req, res) => {
-    const b = parseRule(NewRule, req.body);
-    const rule = await automation().UpdateRule(
-      { ...b, id: req.params.id, trigger: triggerMsg(b.trigger), actions: (b.actions ?? []).map(actionMsg), setActions: b.actions !== undefined },
-      ctxOf(req, res),
-    );
-    res.json(ruleOut(rule));
-  });
-  r.post('/automation/rules/:id/activate', async (req, res) => {
-    res.json(ruleOut(await automation().ActivateRule({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.post('/automation/rules/:id/pause', async (req, res) => {
-    res.json(ruleOut(await automation().PauseRule({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.delete('/automation/rules/:id', async (req, res) => {
-    await automation().DeleteRule({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
-  r.get('/automation/rules/:id/runs', async (req, res) => {
-    const { status } = parse(RunQuery, req.query);
-    const out = await automation().ListRuleRuns({ ruleId: req.params.id, ...pageParams(req, 50), status }, ctxOf(req, res));
-    res.json({ data: out.data.map(runOut), pagination: out.pagination });
-  });
-  r.post('/automation/rules/:id/rotate-secret', async (req, res) => {
-    res.json(await automation().RotateRuleSecret({ id: req.params.id }, ctxOf(req, res)));
-  });
-  r.post('/automation/rules/:id/run', async (req, res) => {
-    const b = parse(RunRuleBody, req.body);
-    res.status(202).json(await automation().RunRule({ id: req.params.id, ...b }, ctxOf(req, res)));
-  });
-  r.get('/automation/runs/:runId', async (req, res) => {
-    res.json(runOut(await automation().GetRun({ id: req.params.runId }, ctxOf(req, res))));
-  });
+// Appointment reminders: anyone reads the lead time, admins and owners change it (the service checks the role).
+export const reminderRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Appointment reminders' });
+reminderRoutes.route('GET /settings/appointments', {
+  summary: 'How many minutes before an appointment its reminder is sent',
+  response: ReminderSettings,
+  handler: async ({ ctx, deps }) => automation(deps).GetAppointmentSettings({}, ctx),
+});
+reminderRoutes.route('PUT /settings/appointments', {
+  summary: 'Set the reminder lead time (0 turns reminders off; admins and owners)',
+  body: AppointmentSettings,
+  response: UpdatedReminderSettings,
+  handler: async ({ body, ctx, deps }) => automation(deps).UpdateAppointmentSettings(body, ctx),
+});
 
-  r.get('/automation/templates', async (req, res) => {
-    const { category } = parse(TemplateQuery, req.query);
-    const out = await automation().ListTemplates({ category }, ctxOf(req, res));
-    res.json(out.data.map(templateOut));
-  });
-  r.post('/automation/templates', async (req, res) => {
-    const b = parse(NewTemplate, req.body);
-    const t = await automation().CreateTemplate({ ...b, variables: b.variables ?? [], setVariables: b.variables !== undefined }, ctxOf(req, res));
-    res.status(201).json(templateCreatedOut(t));
-  });
-  r.get('/automation/templates/:id', async (req, res) => {
-    res.json(templateOut(await automation().GetTemplate({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.put('/automation/templates/:id', async (req, res) => {
-    const b = parse(NewTemplate, req.body);
-    res.json(
-      templateOut(
-        await automation().UpdateTemplate(
-          { ...b, id: req.params.id, variables: b.variables ?? [], setVariables: b.variables !== undefined },
-          ctxOf(req, res),
-        ),
-      ),
-    );
-  });
-  r.delete('/automation/templates/:id', async (req, res) => {
-    await automation().DeleteTemplate({ id: req.params.id }, ctxOf(req, res));
-    res.status(204).end();
-  });
+/** The areas in the document's order (email campaigns' settings and links follow them: email.routes.ts). */
+export const automationAreas = [ruleRoutes, templateRoutes, campaignRoutes, notificationRoutes, reminderRoutes];
 
-  r.get('/campaigns', async (req, res) => {
-    const { status } = parse(CampaignQuery, req.query);
-    const out = await automation().ListCampaigns({ status }, ctxOf(req, res));
-    res.json(out.data.map(campaignBriefOut));
-  });
-  r.post('/campaigns', async (req, res) => {
-    res.status(201).json(campaignCreatedOut(await automation().CreateCampaign(campaignMsg(parse(NewCampaign, req.body)), ctxOf(req, res))));
-  });
-  r.get('/campaigns/:id', async (req, res) => {
-    res.json(campaignOut(await automation().GetCampaign({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.put('/campaigns/:id', async (req, res) => {
-    const b = parse(NewCampaign, req.body);
-    res.json(campaignOut(await automation().UpdateCampaign({ ...campaignMsg(b), id: req.params.id }, ctxOf(req, res))));
-  });
-  r.post('/campaigns/:id/schedule', async (req, res) => {
-    const { schedule } = parse(ScheduleBody, req.body);
-    res.json(campaignOut(await automation().ScheduleCampaign({ id: req.params.id, schedule: schedule ?? '' }, ctxOf(req, res))));
-  });
-  r.post('/campaigns/:id/activate', async (req, res) => {
-    res.json(campaignOut(await automation().ActivateCampaign({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.post('/campaigns/:id/pause', async (req, res) => {
-    res.json(campaignOut(await automation().PauseCampaign({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.post('/campaigns/:id/cancel', async (req, res) => {
-    res.json(campaignOut(await automation().CancelCampaign({ id: req.params.id }, ctxOf(req, res))));
-  });
-  r.get('/campaigns/:id/recipients', async (req, res) => {
-    const { status } = parse(RecipientQuery, req.query);
-    const out = await automation().ListCampaignRecipients({ campaignId: req.params.id, ...pageParams(req, 50), status }, ctxOf(req, res));
-    res.json({ data: out.data.map(recipientOut), pagination: out.pagination });
-  });
-
-  r.get('/notifications', async (req, res) => {
-    const out = await automation().ListNotifications(
-      { ...pageParams(req, 50), unreadOnly: parse(NotificationQuery, req.query).unreadOnly },
-      ctxOf(req, res),
-    );
-    res.json({ data: out.data.map(notificationOut), unreadCount: out.unreadCount, pagination: out.pagination });
-  });
-  r.post('/notifications/read-all', async (req, res) => {
-    const out = await automation().MarkAllNotificationsRead({}, ctxOf(req, res));
-    res.json({ message: out.message, updated: out.updated });
-  });
-  r.post('/notifications/:id/read', async (req, res) => {
-    const out = await automation().MarkNotificationRead({ id: req.params.id }, ctxOf(req, res));
-    res.json({ message: out.message });
-  });
-
-  // Appointment reminders: anyone reads the lead time, admins and owners change it (the service checks the role).
-  r.get('/settings/appointments', async (req, res) => {
-    res.json(await automation().GetAppointmentSettings({}, ctxOf(req, res)));
-  });
-  r.put('/settings/appointments', async (req, res) => {
-    const b = parse(AppointmentSettings, req.body);
-    res.json(await automation().UpdateAppointmentSettings(b, ctxOf(req, res)));
-  });
-
-  return { internal: r };
+export function automationRoutes(deps: RouteDeps): ServiceRoutes {
+  const contract = responseContract(deps.config);
+  return { internal: Router().use(...automationAreas.map((area) => area.router(deps, contract))) };
 }

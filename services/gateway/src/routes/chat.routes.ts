@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { CallContext } from '@crm/grpc-kit';
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import { badRequest, HttpError } from '../http/errors';
 import { CURSOR_LISTS, nextCursor, publicPage } from '../http/cursor';
 import { responseContract } from '../http/response-contract';
@@ -26,6 +26,7 @@ import {
 } from './chat.out';
 import {
   Assign,
+  Attachment,
   BulkConversations,
   BulkResult,
   Conversation,
@@ -68,7 +69,7 @@ import { ScheduledMessage } from './scheduled-messages.schemas';
 import { paramsWithView } from './views.apply';
 import { VIEW_APPLIED, VIEW_ID } from './views.schemas';
 import { VIEW_COUNTS_MAX } from './view-counts';
-import { Pagination } from '../docs/schemas/common';
+import { Pagination } from './common.schemas';
 import { nextCursorField } from './crm';
 
 // Other areas' schemas read these from here (saved views: the list's query; macros: the priority rule).
@@ -90,8 +91,8 @@ function flagReplay(res: Response, sent: { replayed: boolean }) {
 
 /**
  * Conversations, messages, sending, folders, presets and inbox settings (owned by messaging), internal API (bearer);
- * their public API (API key) below. Served and documented from these declarations. Attachment bytes stream through
- * the stream router (see chatRoutes); their two operations are documented in docs/paths/chat.ts.
+ * their public API (API key) below. Served and documented from these declarations; the attachment bytes too, streamed
+ * through to messaging (attachmentBytesRoutes, on the stream router).
  */
 export const inboxRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Conversations' });
 export const messageRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Messages' });
@@ -490,6 +491,50 @@ attachmentRoutes.route('DELETE /chat/attachments/:id', {
   },
 });
 
+/**
+ * Attachment bytes stream through: authenticated here (bearer, with its rate limit), then proxied to messaging's HTTP
+ * endpoint with the caller signed for messaging, body and answer untouched. Mounted before any body parser.
+ */
+export const attachmentBytesRoutes = routeArea({
+  prefix: '/api/v1',
+  auth: 'bearer',
+  tag: 'Attachments',
+  middleware: (deps) => [deps.auth.bearer],
+});
+/** The proxy for one of messaging's HTTP operations (named like its HTTP_OPERATIONS: an upload's credential is worthless for a download and the reverse). */
+const toMessaging =
+  (operation: 'UploadAttachment' | 'DownloadAttachment') =>
+  ({ config, internalAuth, streamAgent, log }: RouteDeps) => [
+    streamProxy({
+      target: config.MESSAGING_HTTP_URL,
+      operationOf: () => `messaging.v1.Http/${operation}`,
+      pathOf: (req) => (typeof req.params.id === 'string' ? `/v1/attachments/${encodeURIComponent(req.params.id)}` : '/v1/attachments'),
+      auth: internalAuth,
+      agent: streamAgent,
+      log,
+      serviceName: 'messaging',
+    }),
+  ];
+attachmentBytesRoutes.route('POST /chat/attachments', {
+  summary: 'Upload a file to send with a message (multipart/form-data, field `file`); pass its id in a send’s attachments',
+  description:
+    '413 past the size limit (ATTACHMENT_MAX_BYTES) or when the organization’s storage for uploads (ATTACHMENTS_QUOTA_MB) is full — files received from the chat network ' +
+    'have a quota of their own (ATTACHMENTS_INBOUND_QUOTA_MB); 400 when the bytes do not match the declared type.',
+  middleware: toMessaging('UploadAttachment'),
+  body: 'file',
+  status: 201,
+  response: Attachment,
+  errors: [413, 503],
+});
+attachmentBytesRoutes.route('GET /chat/attachments/:id', {
+  summary: 'The file’s bytes, with its own Content-Type (images inline, anything else as a download)',
+  description:
+    '410 `attachment_expired` once ATTACHMENTS_RETENTION_DAYS (default 365) deleted the bytes; the message still lists the file, with `expiredAt`.',
+  middleware: toMessaging('DownloadAttachment'),
+  response: 'binary',
+  errors: [410, 503],
+});
+
 // ------------------------------------------------------------------------------------------- public API
 
 publicConversationRoutes.route('GET /conversations', {
@@ -566,33 +611,15 @@ publicConversationRoutes.route('POST /conversations', {
   handler: (input) => startConversation(input, 'public_api'),
 });
 
-/** The internal areas in the document's order (docs/paths/chat.ts places the ones of other files between them). */
+/** The internal areas in the document's order (docs/index.ts places the ones of other files between them). */
 export const chatInternalAreas = [inboxRoutes, messageRoutes, inboxSettingsRoutes, folderRoutes, presetRoutes, attachmentRoutes];
 
 /** Conversations, messages, sending, folders, presets and attachments: everything messaging owns. */
 export function chatRoutes(deps: RouteDeps): ServiceRoutes {
-  const { config, internalAuth, streamAgent, log, auth } = deps;
-  const contract = responseContract(config);
-
-  // Attachment bytes stream through: authenticated here (bearer, with its rate limit), then proxied to
-  // messaging's HTTP endpoint with the caller signed for messaging. Mounted before any body parser.
-  const files = streamProxy({
-    target: config.MESSAGING_HTTP_URL,
-    // Named like messaging's HTTP_OPERATIONS: an upload's credential is worthless for a download and the reverse.
-    operationOf: (req) => (req.method === 'POST' ? 'messaging.v1.Http/UploadAttachment' : 'messaging.v1.Http/DownloadAttachment'),
-    pathOf: (req) => (typeof req.params.id === 'string' ? `/v1/attachments/${encodeURIComponent(req.params.id)}` : '/v1/attachments'),
-    auth: internalAuth,
-    agent: streamAgent,
-    log,
-    serviceName: 'messaging',
-  });
-  const stream = Router();
-  stream.post('/chat/attachments', auth.bearer, files);
-  stream.get('/chat/attachments/:id', auth.bearer, files);
-
+  const contract = responseContract(deps.config);
   return {
     internal: Router().use(...chatInternalAreas.map((area) => area.router(deps, contract))),
     public: publicConversationRoutes.router(deps, contract),
-    stream,
+    stream: attachmentBytesRoutes.router(deps, contract),
   };
 }

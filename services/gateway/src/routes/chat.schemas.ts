@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isUuid, messagingRules as rules } from '@crm/validation';
 import { reply } from '../docs/proto-schema';
-import { Pagination } from '../docs/schemas/common';
+import { Pagination } from './common.schemas';
 import { parseDateOrTime, s } from '../http/validate';
 import { ConversationNote } from './conversation-notes.schemas';
 import { sendAt } from './send-at';

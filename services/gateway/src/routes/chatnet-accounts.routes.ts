@@ -1,7 +1,7 @@
 import express, { type RequestHandler, Router } from 'express';
 import { z } from 'zod';
 import { chatnetSandboxEnabled } from '../config';
-import { MessageBody, page } from '../docs/schemas/common';
+import { MessageBody, page } from './common.schemas';
 import { badRequest } from '../http/errors';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';

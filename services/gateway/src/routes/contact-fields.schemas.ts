@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { crmRules as rules } from '@crm/validation';
+import type { ImportSummary } from '../csv/contact-import';
+import { reply } from '../docs/proto-schema';
 import { s } from '../http/validate';
 import { position } from './crm';
 
@@ -25,7 +27,10 @@ export const ContactFieldPatch = z.object({
   position: position.optional(),
 });
 
-export const ImportQuery = z.object({ dryRun: s.optionalQueryEnum(['true', 'false'] as const) });
+export const ImportQuery = z.object({ dryRun: z.enum(['true', 'false'], { error: 'must be true or false' }).optional() });
+
+/** The import's summary (csv/contact-import.ts), documented as crm's answer to one batch, which it adds up. */
+export const ImportResult = reply('crmTransfer', 'ImportContacts') as unknown as z.ZodType<ImportSummary>;
 
 /** A custom contact field's definition, as crm's ContactField (options is [] for every type but select). */
 export const ContactField = z.object({

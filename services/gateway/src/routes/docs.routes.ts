@@ -1,11 +1,14 @@
 import path from 'node:path';
 import express, { Router } from 'express';
+import { z } from 'zod';
+import { EDGE_REFUSALS } from '../docs/registry';
+import { responseContract } from '../http/response-contract';
+import { routeArea } from '../http/route-area';
 import type { RouteDeps } from './deps';
 
 /**
- * The documentation's operations and schemas, loaded on the first request for a document: they are a third of what
- * the gateway loads at start (every operation's zod schemas), which every start (and every test's stack) paid for
- * documents most processes never serve.
+ * What builds the documents (docs/index.ts and openapi.ts: the operations in the document's order, JSON Schema from
+ * zod, the webhook events' catalogue), loaded on the first request for a document: most processes never serve one.
  */
 let docsModule: typeof import('../docs') | undefined;
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -15,24 +18,37 @@ const PUBLIC_DIR = path.join(__dirname, '..', '..', 'public');
 /** The files of Swagger UI the page loads; the package's own index.html (it points at a demo API) is not served. */
 const SWAGGER_FILES = new Set(['swagger-ui-bundle.js', 'swagger-ui.css', 'favicon-16x16.png', 'favicon-32x32.png']);
 
+/** An OpenAPI document, as far as its readers rely on it. */
+const OpenApi = z.looseObject({
+  openapi: z.literal('3.1.0'),
+  info: z.looseObject({}),
+  paths: z.record(z.string(), z.unknown()),
+  components: z.looseObject({}),
+});
+const serverOf = (deps: RouteDeps) => deps.config.PUBLIC_URL.replace(/\/$/, '');
+
+/** The documents themselves, readable without a credential so integrators can read them before they have one. */
+export const docsArea = routeArea({ prefix: '', auth: 'none', tag: 'Documentation' });
+docsArea.route('GET /openapi.json', {
+  summary: 'This document: every route the gateway serves (OpenAPI 3.1)',
+  response: OpenApi,
+  errors: EDGE_REFUSALS,
+  handler: async ({ deps }) => docs().gatewayDocument(docs().servedOperations(deps.config), serverOf(deps)),
+});
+docsArea.route('GET /api/public/openapi.json', {
+  summary: 'The public API only (OpenAPI 3.1), generated from the same operations',
+  response: OpenApi,
+  errors: EDGE_REFUSALS,
+  handler: async ({ deps }) => docs().publicDocument(docs().servedOperations(deps.config), serverOf(deps)),
+});
+
 /**
- * The API's documentation, readable without a credential so integrators can read it before they have one:
- * GET /openapi.json (every route the gateway serves), GET /api/public/openapi.json (the public API only,
- * the same operations filtered) and GET /docs, an interactive reference (Swagger UI from the npm package)
- * served entirely from here: its CSP admits no other host for scripts, styles, fonts, images or requests.
+ * The API's documentation: GET /openapi.json (every route the gateway serves), GET /api/public/openapi.json (the
+ * public API only, the same operations filtered) and GET /docs, an interactive reference (Swagger UI from the npm
+ * package) served entirely from here: its CSP admits no other host for scripts, styles, fonts, images or requests.
  */
-export function docsRoutes({ config }: RouteDeps): Router {
-  const r = Router();
-  // Built once, on first use: the operations do not change while the process runs.
-  let served: ReturnType<ReturnType<typeof docs>['servedOperations']> | undefined;
-  const ops = () => (served ??= docs().servedOperations(config));
-  const server = config.PUBLIC_URL.replace(/\/$/, '');
-  r.get('/openapi.json', (_req, res) => {
-    res.json(docs().gatewayDocument(ops(), server));
-  });
-  r.get('/api/public/openapi.json', (_req, res) => {
-    res.json(docs().publicDocument(ops(), server));
-  });
+export function docsRoutes(deps: RouteDeps): Router {
+  const r = Router().use(docsArea.router(deps, responseContract(deps.config)));
 
   const selfOnly = (_req: express.Request, res: express.Response, next: express.NextFunction) => {
     // Swagger UI sets style attributes from script, hence 'unsafe-inline' for styles; nothing else is relaxed.

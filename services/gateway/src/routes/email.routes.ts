@@ -1,13 +1,10 @@
-import { Request, Router } from 'express';
-import { page as pageOf } from '../docs/schemas/common';
+import { page as pageOf } from './common.schemas';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { channelOut, suppressionOut } from './email.out';
 import { HttpError, sendError } from '../http/errors';
-import { ctxOf } from '../http/principal';
-import { pathParam } from '../http/validate';
-import { ChannelBody, EmailChannel, Suppression, TestBody, TestDelivered } from './email.schemas';
+import { ChannelBody, EmailChannel, Suppression, TestBody, TestDelivered, Unsubscribed } from './email.schemas';
 
 /**
  * Email campaigns' settings and their public links (all owned by the automation service): the org's SMTP
@@ -93,40 +90,53 @@ emailArea.route('DELETE /email-suppressions/:email', {
 });
 
 /**
- * The public links stay plain express routes (documented in docs/paths/automation.ts): each has its own per-IP rate
- * limit (linkLimit) before it, answers HEAD without a lookup, and answers a page, a pixel or, by content negotiation, JSON.
+ * The links every campaign email carries, without sign-in: each behind its own per-IP rate limit (linkLimit), answering
+ * HEAD without a lookup (express answers HEAD with the GET route: a link checker's probe gets the headers and nothing
+ * is looked up), and a page, a pixel or, by content negotiation, JSON.
  */
-export function emailRoutes(deps: RouteDeps): ServiceRoutes {
-  const { clients, linkLimit } = deps;
-  const r = emailArea.router(deps, responseContract(deps.config));
-  const automation = () => clients.automation;
+export const emailLinkArea = routeArea({ prefix: '', auth: 'none', tag: 'Email links', middleware: (deps) => [deps.linkLimit] });
+const token = (param: (name: string) => string) => ({ token: param('token') });
 
-  const root = Router();
-  const token = (req: Request) => ({ token: pathParam(req, 'token') });
-  // The link in the email body opens a page that asks; only its button (a POST) unsubscribes. Mail scanners and
-  // link previews follow GET links, and must never unsubscribe anyone. Not signed in: only the address is shown.
-  root.get('/u/:token', linkLimit, async (req, res) => {
-    // Express answers HEAD with the GET route: a link checker's probe gets the headers and nothing is looked up.
-    if (req.method === 'HEAD') return res.set('Cache-Control', 'no-store').type('html').end();
-    const out = await automation().CheckUnsubscribeLink(token(req), ctxOf(req, res));
+// The link in the email body opens a page that asks; only its button (a POST) unsubscribes. Mail scanners and link
+// previews follow GET links, and must never unsubscribe anyone. Not signed in: only the address is shown.
+emailLinkArea.route('GET /u/:token', {
+  summary: 'The unsubscribe link of a campaign email: a page that asks to confirm (changes nothing: link scanners follow GET links)',
+  response: 'html',
+  errors: [404, 429],
+  handler: async ({ req, res, param, ctx, deps }) => {
+    if (req.method === 'HEAD') return void res.set('Cache-Control', 'no-store').type('html').end();
+    const out = await automation(deps).CheckUnsubscribeLink(token(param), ctx);
     res.set('Cache-Control', 'no-store').type('html').send(confirmPage(out.email));
-  });
-  // The page's button, and RFC 8058 one-click (the mail client POSTs "List-Unsubscribe=One-Click" to the
-  // List-Unsubscribe address). A browser gets a page, a mail client JSON.
-  root.post('/u/:token', linkLimit, async (req, res) => {
-    const out = await automation().UnsubscribeEmail(token(req), ctxOf(req, res));
+  },
+});
+// The page's button, and RFC 8058 one-click (the mail client POSTs "List-Unsubscribe=One-Click" to the
+// List-Unsubscribe address). A browser gets a page, a mail client JSON.
+emailLinkArea.route('POST /u/:token', {
+  summary: "Unsubscribe: the confirmation page's button (answered with a page) or one-click (RFC 8058 List-Unsubscribe-Post)",
+  response: Unsubscribed,
+  errors: [404, 429],
+  handler: async ({ req, res, param, ctx, deps, sent }) => {
+    const out = await automation(deps).UnsubscribeEmail(token(param), ctx);
     res.set('Cache-Control', 'no-store');
     if (req.accepts(['json', 'html']) === 'html')
-      return res.type('html').send(page('You are unsubscribed', `${out.email} will not receive these emails any more.`));
-    res.json({ unsubscribed: true });
-  });
-  root.get('/o/:file', linkLimit, async (req, res) => {
-    const m = /^([A-Za-z0-9_-]{1,200})\.gif$/.exec(String(req.params.file));
+      return sent(res.type('html').send(page('You are unsubscribed', `${out.email} will not receive these emails any more.`)));
+    return { unsubscribed: true as const };
+  },
+});
+emailLinkArea.route('GET /o/:file', {
+  summary: 'The open pixel of a campaign email (`<token>.gif`): the first load marks the email opened',
+  response: 'gif',
+  errors: [404, 429],
+  handler: async ({ req, res, param, ctx, deps }) => {
+    const m = /^([A-Za-z0-9_-]{1,200})\.gif$/.exec(param('file'));
     if (!m) return sendError(res, 404, 'not_found', 'Link not found');
-    if (req.method === 'HEAD') return res.set('Cache-Control', 'no-store, private').type('image/gif').end();
-    await automation().RecordEmailOpen({ token: m[1] }, ctxOf(req, res));
+    if (req.method === 'HEAD') return void res.set('Cache-Control', 'no-store, private').type('image/gif').end();
+    await automation(deps).RecordEmailOpen({ token: m[1] }, ctx);
     res.set('Cache-Control', 'no-store, private').type('image/gif').send(PIXEL);
-  });
+  },
+});
 
-  return { internal: r, root };
+export function emailRoutes(deps: RouteDeps): ServiceRoutes {
+  const contract = responseContract(deps.config);
+  return { internal: emailArea.router(deps, contract), root: emailLinkArea.router(deps, contract) };
 }

@@ -36,3 +36,6 @@ export const EmailChannel = z.object({
 export const Suppression = nulls(proto('automation/v1/automation.proto', 'automation.v1.Suppression'), ['campaignId']);
 
 export const TestDelivered = z.object({ delivered: z.literal(true) });
+
+/** POST /u/:token's answer to a mail client (RFC 8058 one-click); a browser gets a page. */
+export const Unsubscribed = z.object({ unsubscribed: z.literal(true) });

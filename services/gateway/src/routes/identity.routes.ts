@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { MessageBody, page } from '../docs/schemas/common';
+import { MessageBody, page } from './common.schemas';
 import { EDGE_REFUSALS } from '../docs/registry';
 import { principalOf } from '../http/principal';
 import { responseContract } from '../http/response-contract';

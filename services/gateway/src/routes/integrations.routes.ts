@@ -1,7 +1,7 @@
 import { type RequestHandler, Router } from 'express';
 import { z } from 'zod';
 import { sandboxRoutesEnabled } from '../config';
-import { MessageBody } from '../docs/schemas/common';
+import { MessageBody } from './common.schemas';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';
 import { answered } from '../http/shape';

@@ -1,6 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import { knowledgeRules } from '@crm/validation';
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import { HttpError } from '../http/errors';
 import { requirePermission } from '../http/permission';
 import { ctxOf } from '../http/principal';

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { macroOut, macroRunOut } from './macros.out';
 import { Macro, type MacroAction, MacroPatch, MacroQuery, MacroRun, NewMacro } from './macros.schemas';

@@ -1,4 +1,4 @@
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';
 import type { RouteDeps, ServiceRoutes } from './deps';

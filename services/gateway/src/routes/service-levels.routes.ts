@@ -1,10 +1,9 @@
 import express, { Router } from 'express';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';
-import { ctxOf } from '../http/principal';
 import { rejectUnsafeText } from '../http/text-guard';
-import { body, dateRange, pathParam } from '../http/validate';
-import { page } from '../docs/schemas/common';
+import { dateRange } from '../http/validate';
+import { page } from './common.schemas';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { accountBusinessHoursOut, accountSlaOut, businessHoursOut, businessHoursStatusOut, slaPolicyOut, slaReportOut } from './service-levels.out';
 import {
@@ -28,9 +27,7 @@ const levels = (deps: RouteDeps) => deps.clients.messagingLevels;
 
 /**
  * Service levels (owned by messaging, issue #29): business hours of the org and of each account, SLA policies and
- * their report. Served and documented from these declarations, but for PUT /chatnet-accounts/:id/business-hours,
- * whose JSON body may be `null` (a parser of its own before the handler, which a declaration cannot take yet):
- * it stays a plain route, documented in docs/paths/service-levels.ts.
+ * their report. Served and documented from these declarations.
  */
 export const hoursRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'Business hours' });
 const RULES =
@@ -62,8 +59,19 @@ hoursRoutes.route('GET /chatnet-accounts/:id/business-hours', {
   response: AccountBusinessHours,
   handler: async ({ param, ctx, deps }) => accountBusinessHoursOut(await levels(deps).GetBusinessHours({ chatnetAccountId: param('id') }, ctx)),
 });
-/** PUT /chatnet-accounts/:id/business-hours, documented in docs/paths/service-levels.ts with RULES. */
-export const ACCOUNT_HOURS_RULES = RULES;
+hoursRoutes.route('PUT /chatnet-accounts/:id/business-hours', {
+  summary: 'Give an account its own business hours, or send the JSON body null to follow the org’s again',
+  description: RULES,
+  // A parser of its own that admits the body `null` (the shared one is strict: objects and arrays only).
+  middleware: (deps) => [express.json({ limit: deps.config.BODY_LIMIT, strict: false }), rejectUnsafeText],
+  body: BusinessHoursBody.nullable(),
+  response: AccountBusinessHours,
+  handler: async ({ param, body: b, ctx, deps }) => {
+    const chatnetAccountId = param('id');
+    const hours = b === null ? { chatnetAccountId, clear: true } : { ...b, chatnetAccountId };
+    return accountBusinessHoursOut(await levels(deps).SetBusinessHours(hours, ctx));
+  },
+});
 
 export const slaRoutes = routeArea({ prefix: '/api/v1', auth: 'bearer', tag: 'SLA policies' });
 const SLA_RULES =
@@ -136,17 +144,8 @@ slaReportRoutes.route('GET /analytics/sla', {
 
 export function serviceLevelsRoutes(deps: RouteDeps): ServiceRoutes {
   const contract = responseContract(deps.config);
-  const internal = Router();
-  const nullableJson = express.json({ limit: deps.config.BODY_LIMIT, strict: false });
-  internal.put('/chatnet-accounts/:id/business-hours', nullableJson, rejectUnsafeText, async (req, res) => {
-    const [ctx, chatnetAccountId] = [ctxOf(req, res), pathParam(req, 'id')];
-    if (req.body === null) {
-      res.json(accountBusinessHoursOut(await levels(deps).SetBusinessHours({ chatnetAccountId, clear: true }, ctx)));
-      return;
-    }
-    const b = body(req, BusinessHoursBody);
-    res.json(accountBusinessHoursOut(await levels(deps).SetBusinessHours({ ...b, chatnetAccountId }, ctx)));
-  });
-  internal.use(hoursRoutes.router(deps, contract), slaRoutes.router(deps, contract), slaReportRoutes.router(deps, contract));
-  return { internal, parsesOwnBody: (req) => req.method === 'PUT' && ACCOUNT_HOURS.test(req.path) };
+  return {
+    internal: Router().use(hoursRoutes.router(deps, contract), slaRoutes.router(deps, contract), slaReportRoutes.router(deps, contract)),
+    parsesOwnBody: (req) => req.method === 'PUT' && ACCOUNT_HOURS.test(req.path),
+  };
 }

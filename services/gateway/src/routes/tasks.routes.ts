@@ -1,6 +1,6 @@
 import { routeArea } from '../http/route-area';
 import { responseContract } from '../http/response-contract';
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { taskOut } from './tasks.out';
 import { NewTask, Task, TaskPatch, TaskQuery } from './tasks.schemas';

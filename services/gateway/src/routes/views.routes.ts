@@ -2,7 +2,7 @@ import { badRequest, HttpError } from '../http/errors';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';
 import { parseQuery } from '../http/validate';
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import type { RouteDeps, ServiceRoutes } from './deps';
 import { ListQuery } from './chat.routes';
 import { ContactQuery, contactFiltersOf } from './crm';

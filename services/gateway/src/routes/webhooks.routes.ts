@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { page } from '../docs/schemas/common';
+import { page } from './common.schemas';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';
 import { parseDateOrTime } from '../http/validate';

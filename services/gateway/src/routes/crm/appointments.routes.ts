@@ -1,4 +1,4 @@
-import { page } from '../../docs/schemas/common';
+import { page } from '../common.schemas';
 import { routeArea } from '../../http/route-area';
 import { dateRange } from '../../http/validate';
 import type { RouteDeps } from '../deps';

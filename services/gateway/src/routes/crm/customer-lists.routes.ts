@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { page } from '../../docs/schemas/common';
+import { page } from '../common.schemas';
 import { routeArea } from '../../http/route-area';
 import type { RouteDeps } from '../deps';
 import { memberOut } from './contacts.out';

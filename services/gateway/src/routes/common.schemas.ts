@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { common } from '@crm/proto-types';
-import { proto } from '../proto-schema';
+import { proto } from '../docs/proto-schema';
 
 /** Every error answer: `{error: {code, message, details?}, requestId}` (http/errors.ts sendError). */
 export const ErrorBody = z.object({
