@@ -56,6 +56,40 @@ describe('createPool: queues while the server has no room', () => {
     }
   }, 20_000);
 
+  it('callers that keep arriving neither fail nor push back those already in line, however long the line is', async () => {
+    // 30 callers at once, then one every 500 ms, queries of 400 ms, and the server allows the pool 2 connections: the
+    // first in line has waited longer than ROOM_WAIT_MS while others still arrive. Each newcomer after a hold ends
+    // the hold, its new connection is refused, and pg-pool asks the server again for the first in line, who is refused
+    // too. That caller has connections of the pool's own to wait for: it keeps its place in line and waits, however
+    // long it has waited already (before: a refusal after ROOM_WAIT_MS reached it, a 503 in the middle of the load;
+    // and a refused caller went to the back of the line, waiting 6 s where its turn came after 2).
+    const pair = `patient_pool_line_${randomBytes(4).toString('hex')}`;
+    await admin.query(`CREATE ROLE ${pair} LOGIN CONNECTION LIMIT 2`);
+    const pool = createPool(Object.assign(new URL(baseUrl), { username: pair, password: '' }).toString(), 10);
+    try {
+      const waits: Promise<number>[] = [];
+      const ask = () => {
+        const asked = Date.now();
+        waits.push(pool.query('SELECT pg_sleep(0.4)').then(() => Date.now() - asked));
+      };
+      for (let i = 0; i < 30; i++) ask();
+      for (let i = 0; i < 12; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        ask();
+      }
+      const results = await Promise.allSettled(waits);
+      expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason?.code)).toEqual([]);
+      const took = results.map((r) => (r as PromiseFulfilledResult<number>).value);
+      expect(Math.max(...took)).toBeGreaterThan(ROOM_WAIT_MS);
+      // In turn: the n-th of the first 30 is served in its pair's round of 400 ms (and a little for the refusals).
+      const late = took.slice(0, 30).flatMap((ms, n) => (ms > (Math.floor(n / 2) + 1) * 400 + 700 ? [{ n, ms }] : []));
+      expect(late).toEqual([]);
+    } finally {
+      await pool.end();
+      await admin.query(`DROP ROLE IF EXISTS ${pair}`);
+    }
+  }, 30_000);
+
   it('a refusal that outlasts the wait reaches the caller as the server said it (53300)', async () => {
     const holder = new Client({ connectionString: asRole });
     await holder.connect();

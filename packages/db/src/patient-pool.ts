@@ -8,8 +8,9 @@ const NO_ROOM = new Set(['53300', '57P03']);
 const noRoom = (err: unknown) => NO_ROOM.has((err as { code?: unknown } | null)?.code as string);
 
 /**
- * How long a caller waits in total for the server to have room before the refusal reaches it: inside the 5 s
- * deadline of an internal call, so the gateway still answers 503 with Retry-After rather than 504.
+ * How long a caller of a pool with no connection at all waits in total for the server to have room before the
+ * refusal reaches it: inside the 5 s deadline of an internal call, so the gateway still answers 503 with Retry-After
+ * rather than 504. A pool that has connections waits in its own line instead, without this limit.
  */
 export const ROOM_WAIT_MS = 3000;
 const FIRST_RETRY_MS = 25;
@@ -24,7 +25,7 @@ export const HOLD_MS = 1000;
  * the server instead would let callers that came later take the released connections while the refused one kept
  * asking, until its wait ran out (a 503 under a steady load). A pool with no connection at all tries again with
  * backoff (25 ms doubling to 500 ms, with jitter) for up to ROOM_WAIT_MS. Other errors, and a refusal that
- * outlasts the wait, reach the caller as before (UNAVAILABLE, 503). pg-pool's own query() goes through
+ * outlasts that wait, reach the caller as before (UNAVAILABLE, 503). pg-pool's own query() goes through
  * connect(), so both paths wait.
  */
 export class PatientPool extends Pool {
@@ -36,6 +37,9 @@ export class PatientPool extends Pool {
    * connections the server actually granted.
    */
   private established = 0;
+  /** Callers in order of their first ask, and the ticket of each caller waiting in pg-pool's queue (connectInTurn). */
+  private tickets = 0;
+  private readonly ticketOf = new WeakMap<object, number>();
 
   constructor(config?: PoolConfig) {
     super(config);
@@ -58,14 +62,17 @@ export class PatientPool extends Pool {
 
   private async connectWhenRoom(): Promise<PoolClient> {
     if (this.heldUntil && Date.now() >= this.heldUntil) this.endHold();
+    const ticket = ++this.tickets;
     const giveUpAt = Date.now() + ROOM_WAIT_MS;
     for (let wait = FIRST_RETRY_MS; ; wait = Math.min(wait * 2, MAX_RETRY_MS)) {
       try {
-        return await super.connect();
+        return await this.connectInTurn(ticket);
       } catch (err) {
         if (!noRoom(err) || this.ending) throw err;
-        // Connections of its own will come back: wait in line for one (pg-pool's queue), not for the server.
-        if (this.established > 0 && Date.now() < giveUpAt) {
+        // Connections of its own will come back: wait in line for one (pg-pool's queue), not for the server, for as
+        // long as it takes. No time limit here: when a hold ends, pg-pool asks the server for a connection for the
+        // first caller in line, who may have waited long already; a refusal is no reason to fail that caller.
+        if (this.established > 0) {
           this.hold();
           continue;
         }
@@ -73,6 +80,26 @@ export class PatientPool extends Pool {
         await new Promise((r) => setTimeout(r, wait * (0.5 + Math.random())));
       }
     }
+  }
+
+  /**
+   * pg-pool's connect(), keeping the caller's turn: pg-pool puts a caller that waits at the back of its queue, so a
+   * caller refused at the end of each hold (pg-pool asks the server for the first in line) went to the back again
+   * and again (waits of 8 s where the line was 2 s long). Each caller draws a ticket when it first asks, and one
+   * asking again takes its place in the queue by its ticket. The queue is pg-pool's private array (the
+   * version is pinned by package-lock); without it the caller simply waits at the back.
+   */
+  private connectInTurn(ticket: number): Promise<PoolClient> {
+    const queue = (this as unknown as { _pendingQueue?: object[] })._pendingQueue;
+    const before = Array.isArray(queue) ? queue.length : -1;
+    const connecting = super.connect();
+    if (!queue || queue.length !== before + 1) return connecting;
+    const mine = queue.pop()!;
+    this.ticketOf.set(mine, ticket);
+    let at = queue.length;
+    while (at > 0 && (this.ticketOf.get(queue[at - 1]) ?? 0) > ticket) at--;
+    queue.splice(at, 0, mine);
+    return connecting;
   }
 
   /** Ask the server for no connection beyond those this pool has, for HOLD_MS. */
