@@ -1,7 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { boundaryViolations, modulesOf, modulesWithoutFace } from './module-faces';
+import { boundaryViolations, inTempTree, modulesOf, shapeProblems } from './module-faces';
 
 /**
  * automation is built of modules (issue #30 item 1), as crm and messaging are: every direct sub-folder of
@@ -12,16 +10,6 @@ import { boundaryViolations, modulesOf, modulesWithoutFace } from './module-face
  * `domain/` and `db/` folders of unrelated files are gone for good.
  */
 const automationSrc = path.join(__dirname, '..', '..', 'services', 'automation', 'src');
-
-/** Modules without an index.ts, and the flat folders of unrelated files that must not come back. */
-function shapeProblems(src: string): string[] {
-  return [
-    ...modulesWithoutFace(src).map((m) => `${m}/ has no index.ts`),
-    ...modulesOf(src)
-      .filter((m) => m === 'domain' || m === 'db')
-      .map((m) => `${m}/ is a flat folder, not a module`),
-  ];
-}
 
 describe('automation modules', () => {
   it('import each other only through their index.ts', () => {
@@ -36,12 +24,7 @@ describe('automation modules', () => {
   });
 
   it("sees an import past another module's index, a module without one and a flat db/ folder", () => {
-    const src = mkdtempSync(path.join(tmpdir(), 'automation-modules-'));
-    const write = (rel: string, text: string) => {
-      mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });
-      writeFileSync(path.join(src, rel), text);
-    };
-    try {
+    inTempTree('automation-modules', (src, write) => {
       write('deps.ts', "import type { RuleCache } from './rule-definitions';\nimport type { Cache } from './rule-definitions/rule-cache';\n");
       write('rule-definitions/index.ts', "export { RuleCache } from './rule-cache';\n");
       write('rule-definitions/rule-cache.ts', 'export class RuleCache {}\n');
@@ -55,8 +38,6 @@ describe('automation modules', () => {
         ['deps.ts → ./rule-definitions/rule-cache', 'rules/rules.ts → ../campaigns/email/row', 'campaigns/send.ts → ../rules/rules'].sort(),
       );
       expect(shapeProblems(src)).toEqual(['db/ has no index.ts', 'db/ is a flat folder, not a module']);
-    } finally {
-      rmSync(src, { recursive: true, force: true });
-    }
+    });
   });
 });

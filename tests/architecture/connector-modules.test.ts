@@ -1,7 +1,6 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { boundaryViolations, modulesOf, modulesWithoutFace, relativeSpecifiers, sources } from './module-faces';
+import { boundaryViolations, inTempTree, modulesOf, relativeSpecifiers, shapeProblems, sources } from './module-faces';
 
 /**
  * The chat-network connector is built of modules (issue #30 item 1), as crm and messaging are: every direct sub-folder
@@ -16,16 +15,6 @@ import { boundaryViolations, modulesOf, modulesWithoutFace, relativeSpecifiers, 
  * only by app.ts's lazy require when CHATNET_DRIVER=zca, never by a static import.
  */
 const connectorSrc = path.join(__dirname, '..', '..', 'services', 'chatnet-connector', 'src');
-
-/** Modules without an index.ts, and the flat folders of unrelated files that must not come back. */
-function shapeProblems(src: string): string[] {
-  return [
-    ...modulesWithoutFace(src).map((m) => `${m}/ has no index.ts`),
-    ...modulesOf(src)
-      .filter((m) => m === 'domain' || m === 'db')
-      .map((m) => `${m}/ is a flat folder, not a module`),
-  ];
-}
 
 /** Imports that would load more than they should: config.ts's modules other than media-hosts, and zca/ loaded eagerly. */
 function loadProblems(src: string): string[] {
@@ -76,12 +65,7 @@ describe('chat-network connector modules', () => {
   });
 
   it('sees config.ts loading a module, a static import of zca/, and a flat db/ folder', () => {
-    const src = mkdtempSync(path.join(tmpdir(), 'connector-modules-'));
-    const write = (rel: string, text: string) => {
-      mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });
-      writeFileSync(path.join(src, rel), text);
-    };
-    try {
+    inTempTree('connector-modules', (src, write) => {
       write('config.ts', "import { parseMediaHosts } from './media-hosts';\nimport { SandboxDriver } from './drivers';\n");
       write('media-hosts/index.ts', 'export const parseMediaHosts = 1;\n');
       write('drivers/index.ts', 'export const SandboxDriver = 1;\n');
@@ -91,8 +75,6 @@ describe('chat-network connector modules', () => {
       write('db/accounts.repo.ts', 'export const getAccount = 1;\n');
       expect(loadProblems(src)).toEqual(['config.ts → ./drivers', 'app.ts → ./zca']);
       expect(shapeProblems(src)).toEqual(['db/ has no index.ts', 'db/ is a flat folder, not a module']);
-    } finally {
-      rmSync(src, { recursive: true, force: true });
-    }
+    });
   });
 });

@@ -1,6 +1,6 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { inTempTree } from './module-faces';
 
 /**
  * crm's contact rows have one owner (issue #30 item 3): only `contacts/db` names the `contacts` table in SQL. Every
@@ -62,12 +62,7 @@ describe('crm contacts table owner', () => {
   });
 
   it('sees the table named in any SQL position outside contacts/db, and ignores comments, tests and other tables', () => {
-    const src = mkdtempSync(path.join(tmpdir(), 'crm-contacts-owner-'));
-    const write = (rel: string, text: string) => {
-      mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });
-      writeFileSync(path.join(src, rel), text);
-    };
-    try {
+    inTempTree('crm-contacts-owner', (src, write) => {
       write('contacts/db/contacts.repo.ts', "export const q = 'SELECT * FROM contacts WHERE org_id = $1';\n");
       write('contacts/domain/friends.ts', "export const q = 'SELECT id FROM contacts WHERE org_id = $1';\n");
       write(
@@ -103,8 +98,6 @@ describe('crm contacts table owner', () => {
           "scoring/scoring.repo.ts:6: table_name = 'contacts'",
         ].sort(),
       );
-    } finally {
-      rmSync(src, { recursive: true, force: true });
-    }
+    });
   });
 });

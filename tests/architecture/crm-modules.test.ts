@@ -1,7 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { boundaryViolations, modulesOf, modulesWithoutFace } from './module-faces';
+import { boundaryViolations, inTempTree, modulesOf, modulesWithoutFace } from './module-faces';
 
 /**
  * crm is built of modules (issue #14): every direct sub-folder of services/crm/src is one (contacts, scoring,
@@ -24,12 +22,7 @@ describe('crm modules', () => {
   });
 
   it("sees an import past another module's index, and allows its own files, faces and top-level files", () => {
-    const src = mkdtempSync(path.join(tmpdir(), 'crm-modules-'));
-    const write = (rel: string, text: string) => {
-      mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });
-      writeFileSync(path.join(src, rel), text);
-    };
-    try {
+    inTempTree('crm-modules', (src, write) => {
       write('deps.ts', "import type { Row } from './a';\nexport type Deps = Row;\n");
       write('app.ts', "import { a } from './a';\nimport { inner } from './a/inner';\n");
       write('a/index.ts', "export { inner as a } from './inner';\nexport type { Row } from './db/row';\n");
@@ -38,8 +31,6 @@ describe('crm modules', () => {
       write('b/index.ts', "export { b } from './b';\n");
       write('b/b.ts', "import type { Row } from '../a/db/row';\nimport { a } from '../a/index';\nexport const b = () => import('../a/inner');\n");
       expect(boundaryViolations(src).sort()).toEqual(['app.ts → ./a/inner', 'b/b.ts → ../a/db/row', 'b/b.ts → ../a/inner'].sort());
-    } finally {
-      rmSync(src, { recursive: true, force: true });
-    }
+    });
   });
 });

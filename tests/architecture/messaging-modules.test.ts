@@ -1,7 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { boundaryViolations, modulesOf, modulesWithoutFace } from './module-faces';
+import { boundaryViolations, inTempTree, modulesOf, shapeProblems } from './module-faces';
 
 /**
  * messaging is built of modules (issue #30 item 1), as crm is (crm-modules.test.ts): every direct sub-folder of
@@ -12,16 +10,6 @@ import { boundaryViolations, modulesOf, modulesWithoutFace } from './module-face
  * and `db/` folders of unrelated files are gone for good.
  */
 const messagingSrc = path.join(__dirname, '..', '..', 'services', 'messaging', 'src');
-
-/** Modules without an index.ts, and the flat folders of unrelated files that must not come back. */
-function shapeProblems(src: string): string[] {
-  return [
-    ...modulesWithoutFace(src).map((m) => `${m}/ has no index.ts`),
-    ...modulesOf(src)
-      .filter((m) => m === 'domain' || m === 'db')
-      .map((m) => `${m}/ is a flat folder, not a module`),
-  ];
-}
 
 describe('messaging modules', () => {
   it('import each other only through their index.ts', () => {
@@ -36,12 +24,7 @@ describe('messaging modules', () => {
   });
 
   it("sees an import past another module's index, a module without one and a flat domain/ folder", () => {
-    const src = mkdtempSync(path.join(tmpdir(), 'messaging-modules-'));
-    const write = (rel: string, text: string) => {
-      mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });
-      writeFileSync(path.join(src, rel), text);
-    };
-    try {
+    inTempTree('messaging-modules', (src, write) => {
       write('app.ts', "import { send } from './send';\nimport { inner } from './send/send';\n");
       write('send/index.ts', "export { send } from './send';\n");
       write(
@@ -56,8 +39,6 @@ describe('messaging modules', () => {
         ['app.ts → ./send/send', 'send/send.ts → ../conversations/db/row', 'conversations/conversations.repo.ts → ../send/send'].sort(),
       );
       expect(shapeProblems(src)).toEqual(['domain/ has no index.ts', 'domain/ is a flat folder, not a module']);
-    } finally {
-      rmSync(src, { recursive: true, force: true });
-    }
+    });
   });
 });

@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /**
- * What the module tests of crm and messaging check alike: every direct sub-folder of a service's `src` is a
+ * What the module tests of crm, messaging, automation and the connector check alike: every direct sub-folder of a service's `src` is a
  * module whose `index.ts` is its face. A file may import its own module's files freely, but another module
  * only through that face, type-only imports included. Top-level files (app.ts, deps.ts, ...) are no module.
  */
@@ -55,4 +56,31 @@ export function modulesOf(src: string): string[] {
 /** Modules without an index.ts. */
 export function modulesWithoutFace(src: string): string[] {
   return modulesOf(src).filter((m) => !existsSync(path.join(src, m, 'index.ts')));
+}
+
+/** Modules without an index.ts, and the flat folders of unrelated files (domain/, db/) that must not come back. */
+export function shapeProblems(src: string): string[] {
+  return [
+    ...modulesWithoutFace(src).map((m) => `${m}/ has no index.ts`),
+    ...modulesOf(src)
+      .filter((m) => m === 'domain' || m === 'db')
+      .map((m) => `${m}/ is a flat folder, not a module`),
+  ];
+}
+
+/**
+ * A throwaway `src` tree for a check to see its findings on: `write` puts a file in it (folders made as needed);
+ * the tree is removed afterwards, whatever the check did.
+ */
+export function inTempTree(label: string, check: (src: string, write: (rel: string, text: string) => void) => void): void {
+  const src = mkdtempSync(path.join(tmpdir(), `${label}-`));
+  const write = (rel: string, text: string) => {
+    mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });
+    writeFileSync(path.join(src, rel), text);
+  };
+  try {
+    check(src, write);
+  } finally {
+    rmSync(src, { recursive: true, force: true });
+  }
 }
