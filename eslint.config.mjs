@@ -6,6 +6,8 @@ import tseslint from 'typescript-eslint';
 import local from './eslint/plugin.cjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url)); // import.meta.dirname needs Node ≥ 20.11
+/** Services whose direct sub-folders of src are modules, each used by the others only through its index.ts. */
+const MODULAR_SERVICES = ['crm', 'messaging', 'automation', 'chatnet-connector'];
 
 // Test files sit next to the code but outside their workspace's tsconfig (the build excludes them), so the
 // type-aware rules cannot see them; they get the rules that need no types. tests/ has a tsconfig of its own.
@@ -72,26 +74,13 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-explicit-any': 'error' },
   },
 
-  // crm's, messaging's and the connector's modules (the folders directly under src) meet only through their index.ts
-  // (services/crm/README.md, services/messaging/README.md and services/chatnet-connector/README.md "Modules").
+  // The services built of modules (crm, messaging, automation, the connector): the folders directly under src meet only
+  // through their index.ts (each service's README, "Modules"). tests/architecture/*-modules.test.ts check the same.
   {
-    files: ['services/crm/src/**/*.ts', 'services/messaging/src/**/*.ts', 'services/chatnet-connector/src/**/*.ts'],
+    files: MODULAR_SERVICES.map((s) => `services/${s}/src/**/*.ts`),
     plugins: { local },
     rules: {
-      'local/module-boundaries': [
-        'error',
-        {
-          roots: [path.join(here, 'services/crm/src'), path.join(here, 'services/messaging/src'), path.join(here, 'services/chatnet-connector/src')],
-        },
-      ],
-    },
-  },
-  // automation's modules likewise (services/automation/README.md "Modules"); a block per service keeps its glob and root on lines of their own.
-  {
-    files: ['services/automation/src/**/*.ts'],
-    plugins: { local },
-    rules: {
-      'local/module-boundaries': ['error', { roots: [path.join(here, 'services/automation/src')] }],
+      'local/module-boundaries': ['error', { roots: MODULAR_SERVICES.map((s) => path.join(here, `services/${s}/src`)) }],
     },
   },
 );
