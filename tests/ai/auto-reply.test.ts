@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import { Client as PgClient } from 'pg';
-import { devInternalAuth, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import { devInternalAuth, status } from '@crm/grpc-kit';
 import { eventually } from '@crm/testing';
 import { auditEntryFor } from '../support/audit';
 import { startStack, type Stack } from '../support/stack';
+import { callerMetadata, rawCall } from '../support/raw-grpc';
 import { member } from '../messaging/inbox-support';
 import { eventBus, fakeConnector, fakeCrm, orgWithKey } from '../messaging/support';
 
@@ -240,19 +240,15 @@ describe('guarded AI auto-reply', () => {
     const AUTO_REPLY = 'ai.v1.AiService/AutoReply';
     const seed = stack.env.INTERNAL_AUTH_SEED;
     /** One call to ai as messaging, for `orgId`, with `origin` beside it: what a process on the internal network can send. */
-    const asMessaging = (orgId: string, origin?: string): Promise<{ code: number; errorCode: string }> => {
-      const md = new grpc.Metadata();
-      md.set('authorization', `Bearer ${devInternalAuth('messaging', seed).sign({ orgId, origin }, AUTO_REPLY)}`);
-      if (origin) md.set('x-crm-origin', origin);
-      const ctor = serviceDefinition(loadProto('ai/v1/ai.proto'), 'ai.v1.AiService');
-      const c = new ctor(stack.addr('ai'), grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Function>;
+    const asMessaging = (orgId: string, origin?: string) => {
       const req = { conversationId: randomUUID(), messageId: randomUUID(), contactName: 'X', chatnetAccountId: accountB, messages: [] };
-      return new Promise((resolve) => {
-        c.AutoReply(req, md, { deadline: new Date(Date.now() + 5000) }, (err: grpc.ServiceError | null) => {
-          c.close();
-          resolve({ code: err ? err.code : status.OK, errorCode: String(err?.metadata?.get('x-error-code')[0] ?? '') });
-        });
-      });
+      return rawCall(
+        stack.addr('ai'),
+        'ai.v1.AiService',
+        'AutoReply',
+        req,
+        callerMetadata(devInternalAuth('messaging', seed).sign({ orgId, origin }, AUTO_REPLY), origin),
+      );
     };
     const stampOf = (orgId: string) => devInternalAuth('connector', seed).stampEvent({ id: randomUUID(), type: 'chatnet.inbound', orgId });
     // Messaging's say-so alone, a message of org A vouching for a call naming B, messaging's own stamp: refused.

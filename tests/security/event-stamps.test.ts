@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { connect, type ChannelModel, type GetMessage } from 'amqplib';
 import { amqpUser, dlqName, EVENT_EXAMPLES, EVENT_STAMP_HEADER } from '@crm/events';
-import { devInternalAuth, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import { devInternalAuth, status } from '@crm/grpc-kit';
 import { eventually, infra } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { connectPatiently } from '../support/patient-client';
+import { callerMetadata, rawCall } from '../support/raw-grpc';
 
 /**
  * Issue #27 item 3, for work caused by an event, against real services: the connector stamps each chatnet.inbound it
@@ -23,35 +24,13 @@ describe('event stamps: a service acting on an event acts only in that event’s
   let amqp: ChannelModel;
   const UPSERT = 'crm.v1.CrmService/UpsertChatnetContact';
 
-  /** One call to crm with exactly the metadata given: what a process on the internal network can send. */
-  const rawUpsert = (md: grpc.Metadata, req: object): Promise<{ code: number; errorCode: string }> => {
-    const ctor = serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService');
-    const c = new ctor(stack.addr('crm'), grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Function>;
-    return new Promise((resolve) => {
-      c.UpsertChatnetContact(req, md, { deadline: new Date(Date.now() + 5000) }, (err: grpc.ServiceError | null) => {
-        c.close();
-        resolve({ code: err ? err.code : status.OK, errorCode: String(err?.metadata?.get('x-error-code')[0] ?? '') });
-      });
-    });
-  };
-  /** The batch form (an inbound batch's new threads), bound the same way. */
-  const rawUpsertMany = (md: grpc.Metadata, req: object): Promise<{ code: number; errorCode: string }> => {
-    const ctor = serviceDefinition(loadProto('crm/v1/crm.proto'), 'crm.v1.CrmService');
-    const c = new ctor(stack.addr('crm'), grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Function>;
-    return new Promise((resolve) => {
-      c.UpsertChatnetContacts({ contacts: [req] }, md, { deadline: new Date(Date.now() + 5000) }, (err: grpc.ServiceError | null) => {
-        c.close();
-        resolve({ code: err ? err.code : status.OK, errorCode: String(err?.metadata?.get('x-error-code')[0] ?? '') });
-      });
-    });
-  };
+  /** A raw call to crm (what a process on the internal network can send): one contact, or the batch form. */
+  const rawUpsert = (md: grpc.Metadata, req: object) => rawCall(stack.addr('crm'), 'crm.v1.CrmService', 'UpsertChatnetContact', req, md);
+  const rawUpsertMany = (md: grpc.Metadata, req: object) =>
+    rawCall(stack.addr('crm'), 'crm.v1.CrmService', 'UpsertChatnetContacts', { contacts: [req] }, md);
   /** messaging's call for `orgId`, with `origin` beside it (as its client sends it). */
-  const asMessaging = (orgId: string, origin?: string, method = UPSERT) => {
-    const md = new grpc.Metadata();
-    md.set('authorization', `Bearer ${devInternalAuth('messaging', seed).sign({ orgId, origin }, method)}`);
-    if (origin) md.set('x-crm-origin', origin);
-    return md;
-  };
+  const asMessaging = (orgId: string, origin?: string, method = UPSERT) =>
+    callerMetadata(devInternalAuth('messaging', seed).sign({ orgId, origin }, method), origin);
   const target = (uid: string) => ({ chatnetUid: uid, displayName: `Person ${uid}`, avatar: '', chatnetAccountId: randomUUID(), threadType: 'user' });
   const inbound = (orgId: string) => ({ id: randomUUID(), type: 'chatnet.inbound', orgId });
 

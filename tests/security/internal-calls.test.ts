@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { devInternalAuth, loadProto, serviceDefinition, status } from '@crm/grpc-kit';
+import { devInternalAuth, status } from '@crm/grpc-kit';
 import { client, newOrg } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
+import { callerMetadata, rawCall } from '../support/raw-grpc';
 
 /**
  * Issue #27 item 3, against real services: an internal credential is good for one call of the method it was made
@@ -17,23 +18,10 @@ describe('internal calls: single-use credentials bound to their method and to an
   let seed: string;
   const DOWNLOAD = 'messaging.v1.Http/DownloadAttachment';
 
-  /** One call to messaging with exactly the metadata given: what a process on the internal network can send. */
-  const rawCall = (method: string, req: object, md: grpc.Metadata): Promise<number> => {
-    const ctor = serviceDefinition(loadProto('messaging/v1/messaging.proto'), 'messaging.v1.MessagingService');
-    const c = new ctor(stack.addr('messaging'), grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Function>;
-    return new Promise((resolve) => {
-      c[method](req, md, { deadline: new Date(Date.now() + 5000) }, (err: grpc.ServiceError | null) => {
-        c.close();
-        resolve(err ? err.code : status.OK);
-      });
-    });
-  };
-  const metadata = (credential: string, origin?: string) => {
-    const md = new grpc.Metadata();
-    md.set('authorization', `Bearer ${credential}`);
-    if (origin) md.set('x-crm-origin', origin);
-    return md;
-  };
+  /** One call to messaging with exactly the metadata given (what a process on the internal network can send): its status. */
+  const rawMessaging = async (method: string, req: object, md: grpc.Metadata): Promise<number> =>
+    (await rawCall(stack.addr('messaging'), 'messaging.v1.MessagingService', method, req, md)).code;
+  const metadata = callerMetadata;
   const tokenOf = (credential: string) => credential.split('~')[0];
 
   beforeAll(async () => {
@@ -48,14 +36,14 @@ describe('internal calls: single-use credentials bound to their method and to an
     const gateway = devInternalAuth('gateway', seed);
     const ctx = { orgId: a.user.orgId, userId: a.user.id, role: 'owner' };
     const credential = gateway.sign(ctx, 'messaging.v1.MessagingService/ListConversations');
-    expect(await rawCall('ListConversations', { page: 1, limit: 10 }, metadata(credential))).toBe(status.OK);
-    expect(await rawCall('ListConversations', { page: 1, limit: 10 }, metadata(credential))).toBe(status.UNAUTHENTICATED);
+    expect(await rawMessaging('ListConversations', { page: 1, limit: 10 }, metadata(credential))).toBe(status.OK);
+    expect(await rawMessaging('ListConversations', { page: 1, limit: 10 }, metadata(credential))).toBe(status.UNAUTHENTICATED);
     // Made for listing, presented for reading one conversation (which the gateway does sign for on other calls).
     const forList = gateway.sign(ctx, 'messaging.v1.MessagingService/ListConversations');
-    expect(await rawCall('GetConversation', { id: randomUUID(), page: 1, limit: 10 }, metadata(forList))).toBe(status.UNAUTHENTICATED);
+    expect(await rawMessaging('GetConversation', { id: randomUUID(), page: 1, limit: 10 }, metadata(forList))).toBe(status.UNAUTHENTICATED);
     // A fresh credential for the right method works.
     expect(
-      await rawCall(
+      await rawMessaging(
         'GetConversation',
         { id: randomUUID(), page: 1, limit: 10 },
         metadata(gateway.sign(ctx, 'messaging.v1.MessagingService/GetConversation')),
@@ -91,12 +79,14 @@ describe('internal calls: single-use credentials bound to their method and to an
     const ai = devInternalAuth('ai', seed);
     const method = 'messaging.v1.MessagingService/GetConversation';
     const req = { id: randomUUID(), page: 1, limit: 10 };
-    expect(await rawCall('GetConversation', req, metadata(ai.sign({ orgId: a.user.orgId }, method)))).toBe(status.PERMISSION_DENIED);
+    expect(await rawMessaging('GetConversation', req, metadata(ai.sign({ orgId: a.user.orgId }, method)))).toBe(status.PERMISSION_DENIED);
     // The gateway's credential for the user's AI request, forwarded as the origin: the call goes through (to a 404).
     const origin = tokenOf(
       devInternalAuth('gateway', seed).sign({ orgId: a.user.orgId, userId: a.user.id, role: 'owner' }, 'ai.v1.AiService/ReplyDraft'),
     );
-    expect(await rawCall('GetConversation', req, metadata(ai.sign({ orgId: a.user.orgId, origin }, method), origin))).toBe(status.NOT_FOUND);
-    expect(await rawCall('GetConversation', req, metadata(ai.sign({ orgId: b.user.orgId, origin }, method), origin))).toBe(status.PERMISSION_DENIED);
+    expect(await rawMessaging('GetConversation', req, metadata(ai.sign({ orgId: a.user.orgId, origin }, method), origin))).toBe(status.NOT_FOUND);
+    expect(await rawMessaging('GetConversation', req, metadata(ai.sign({ orgId: b.user.orgId, origin }, method), origin))).toBe(
+      status.PERMISSION_DENIED,
+    );
   });
 });
