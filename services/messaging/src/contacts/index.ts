@@ -16,4 +16,4 @@ export {
 } from './contacts';
 export { applyContactLink, type ContactLinks, prepareContactLinks } from './contact-links';
 export { applyContactMerged, applyContactMergeUndone, mergeEventKey } from './contact-merges';
-export { openConversation } from './open-conversation';
+export { openConversation, openConversations } from './open-conversation';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent } from '@crm/events';
+import { enqueueEvents, type NewEvent } from '@crm/events';
 import { convs, EVENTS, type ConversationRow } from '../conversations';
 import { groupFallbackName, type ContactTarget, type LinkedContact } from './contacts';
 
@@ -31,27 +31,44 @@ export interface NewThread {
  * contact a `messaging.contact_link` event links it later with backoff.
  */
 export async function openConversation(db: PoolClient, orgId: string, n: NewThread): Promise<{ row: ConversationRow; created: boolean }> {
-  const { target: t, contact } = n;
-  const made = await convs.insertOrGet(db, {
-    id: randomUUID(),
-    orgId,
-    accountId: n.accountId,
-    threadType: n.threadType,
-    threadId: n.threadId,
-    contactId: contact?.id ?? null,
-    contactChatnetUid: t?.chatnetUid ?? '',
-    contactName: contact?.name || t?.displayName || n.groupName || groupFallbackName(n.threadId),
-    contactAvatar: contact?.avatar || n.avatar || '',
-    contactPhone: contact?.phone ?? '',
-  });
-  if (made.created) {
-    const conv = made.row;
-    await enqueueEvent(db, {
+  return (await openConversations(db, [{ orgId, thread: n }]))[0];
+}
+
+/**
+ * openConversation for many threads of one transaction (an inbound batch's new threads), with two statements for the
+ * conversations and one for their events whatever their number. Answers in the order of `list` (each thread given
+ * with its org); a thread given twice is made once.
+ */
+export async function openConversations(
+  db: PoolClient,
+  list: Array<{ orgId: string; thread: NewThread }>,
+): Promise<Array<{ row: ConversationRow; created: boolean }>> {
+  const made = await convs.insertOrGetMany(
+    db,
+    list.map(({ orgId, thread: n }) => ({
+      id: randomUUID(),
+      orgId,
+      accountId: n.accountId,
+      threadType: n.threadType,
+      threadId: n.threadId,
+      contactId: n.contact?.id ?? null,
+      contactChatnetUid: n.target?.chatnetUid ?? '',
+      contactName: n.contact?.name || n.target?.displayName || n.groupName || groupFallbackName(n.threadId),
+      contactAvatar: n.contact?.avatar || n.avatar || '',
+      contactPhone: n.contact?.phone ?? '',
+    })),
+  );
+  const events: NewEvent[] = [];
+  made.forEach(({ row: conv, created }, i) => {
+    if (!created) return;
+    const { orgId, thread: n } = list[i];
+    events.push({
       type: EVENTS.conversationCreated,
       orgId,
       data: { id: conv.id, contactId: conv.contact_id, chatnetAccountId: conv.chatnet_account_id, type: conv.thread_type, threadId: conv.thread_id },
     });
-    if (t && !contact) await enqueueEvent(db, { type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...t, origin: n.origin } });
-  }
+    if (n.target && !n.contact) events.push({ type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...n.target, origin: n.origin } });
+  });
+  await enqueueEvents(db, events);
   return made;
 }

@@ -227,6 +227,71 @@ export async function insertOrGet(db: Queryable, c: NewConversation): Promise<{ 
   return { row: existing, created: false };
 }
 
+/**
+ * insertOrGet for many threads at once (an inbound batch's new threads): one statement inserts them all, in the order
+ * of their keys (two instances' batches with common threads wait for each other, never deadlock), and one reads those
+ * another transaction made first. Answers in the order of `list`; a thread given twice is made once, and the second
+ * gets the first's row as not created.
+ */
+export async function insertOrGetMany(db: Queryable, list: NewConversation[]): Promise<Array<{ row: ConversationRow; created: boolean }>> {
+  if (list.length === 0) return [];
+  const key = (c: { orgId: string; accountId: string; threadType: string; threadId: string }) =>
+    `${c.orgId}\n${c.accountId}\n${c.threadType}\n${c.threadId}`;
+  const unique = new Map<string, NewConversation>();
+  for (const c of list) if (!unique.has(key(c))) unique.set(key(c), c);
+  const sorted = [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c);
+  const col = <T>(f: (c: NewConversation) => T) => sorted.map(f);
+  const { rows: made } = await db.query<ConversationRow>(
+    `INSERT INTO conversations AS c (id, org_id, chatnet_account_id, thread_type, thread_id, contact_id, contact_chatnet_uid, contact_name, contact_avatar, contact_phone)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[], $9::text[], $10::text[])
+     ON CONFLICT (org_id, chatnet_account_id, thread_type, thread_id) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [
+      col((c) => c.id),
+      col((c) => c.orgId),
+      col((c) => c.accountId),
+      col((c) => c.threadType),
+      col((c) => c.threadId),
+      col((c) => c.contactId),
+      col((c) => c.contactChatnetUid),
+      col((c) => c.contactName),
+      col((c) => c.contactAvatar),
+      col((c) => c.contactPhone),
+    ],
+  );
+  const byKey = new Map<string, { row: ConversationRow; created: boolean }>();
+  for (const row of made) {
+    byKey.set(key({ orgId: row.org_id, accountId: row.chatnet_account_id, threadType: row.thread_type, threadId: row.thread_id }), {
+      row,
+      created: true,
+    });
+  }
+  const others = sorted.filter((c) => !byKey.has(key(c)));
+  if (others.length) {
+    const o = <T>(f: (c: NewConversation) => T) => others.map(f);
+    const { rows } = await db.query<ConversationRow>(
+      `SELECT ${COLUMNS} FROM conversations c
+       JOIN unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) AS t(org_id, account_id, thread_type, thread_id)
+         ON c.org_id = t.org_id AND c.chatnet_account_id = t.account_id AND c.thread_type = t.thread_type AND c.thread_id = t.thread_id`,
+      [o((c) => c.orgId), o((c) => c.accountId), o((c) => c.threadType), o((c) => c.threadId)],
+    );
+    for (const row of rows) {
+      byKey.set(key({ orgId: row.org_id, accountId: row.chatnet_account_id, threadType: row.thread_type, threadId: row.thread_id }), {
+        row,
+        created: false,
+      });
+    }
+  }
+  const seen = new Set<string>();
+  return list.map((c) => {
+    const found = byKey.get(key(c));
+    if (!found) throw new Error('conversation vanished between insert and select');
+    const first = !seen.has(key(c));
+    seen.add(key(c));
+    return first ? found : { row: found.row, created: false };
+  });
+}
+
 export interface ConversationFilter extends PageRequest {
   status?: string;
   type?: string;

@@ -18,6 +18,7 @@ import { files } from '../attachments';
 import { convs, messages, EVENTS, type InboundData } from '../conversations';
 import {
   openConversation,
+  openConversations,
   senderTarget,
   threadTarget,
   tryResolveSender,
@@ -105,6 +106,8 @@ export class InboundBatch implements ThreadContacts {
   private readonly listed = new Map<string, Promise<string[]>>();
   private readonly contacts = new Map<string, Promise<LinkedContact | undefined>>();
   private readonly senders = new Map<string, Promise<string | undefined>>();
+  /** Conversations made by openNewThreads. */
+  private readonly madeHere = new Set<string>();
 
   constructor(
     private readonly deps: Deps,
@@ -148,10 +151,10 @@ export class InboundBatch implements ThreadContacts {
   /**
    * The batch's work before its messages are taken one by one: the sender of every group message is asked from crm
    * (all at once), then every message whose thread has a conversation is stored with one statement
-   * (messages.insertInboundBatch), and the contact of every one-to-one thread without one is asked from crm (all at
-   * once, awaited by storeInbound). The account's own messages are left to storeSelf.
+   * (messages.insertInboundBatch), then the threads without one get theirs (openNewThreads) and their messages a
+   * second statement. The account's own messages are left to storeSelf.
    */
-  async prefetch(events: Array<{ eventId: string; orgId: string; d: InboundData }>): Promise<void> {
+  async prefetch(events: ValidInbound[]): Promise<void> {
     const others = events.filter(({ d }) => !d.fromSelf);
     if (others.length === 0) return;
     const senders = await Promise.all(
@@ -166,12 +169,46 @@ export class InboundBatch implements ThreadContacts {
       threadId: d.threadId,
     }));
     const results = await messages.insertInboundBatch(this.db, items);
-    others.forEach(({ eventId, orgId, d }, i) => {
-      this.inThreads.set(eventId, { messageId: items[i].id, result: results[i] ?? null });
-      const t = results[i] ? undefined : threadTarget(d);
-      // Unhandled until storeInbound awaits it; tryUpsertContact never rejects.
-      if (t) void this.contact(orgId, t);
+    const fresh: Array<ValidInbound & { item: messages.NewThreadInbound }> = [];
+    others.forEach((e, i) => {
+      this.inThreads.set(e.eventId, { messageId: items[i].id, result: results[i] ?? null });
+      if (!results[i]) fresh.push({ ...e, item: items[i] });
     });
+    if (fresh.length) await this.openNewThreads(fresh);
+  }
+
+  /**
+   * The threads of the batch that had no conversation: their contacts (crm was asked before the transaction), their
+   * conversations made set-wise (openConversations: two statements and one for their events, however many), an owner
+   * for each on a round-robin account, then their messages stored with one more batch statement, so storeInbound
+   * takes the fast path for them too. One by one, a new sender cost four statements more than a known one (issue #28).
+   */
+  private async openNewThreads(fresh: Array<ValidInbound & { item: messages.NewThreadInbound }>): Promise<void> {
+    const threads = await Promise.all(
+      fresh.map(async ({ orgId, d, origin }) => {
+        const target = threadTarget(d);
+        const contact = target ? await this.contact(orgId, target) : undefined;
+        const { accountId, threadType, threadId, groupName } = d;
+        return { orgId, thread: { accountId, threadType, threadId, target, contact, groupName, avatar: target?.avatar, origin } };
+      }),
+    );
+    const made = await openConversations(this.db, threads);
+    for (const [i, m] of made.entries()) {
+      if (!m.created) continue;
+      this.madeHere.add(m.row.id);
+      // On a round_robin account its owner is chosen now, committed with the conversation.
+      await autoAssignNew(this.deps, this.db, fresh[i].eventId, m.row);
+    }
+    const stored = await messages.insertInboundBatch(
+      this.db,
+      fresh.map((f) => f.item),
+    );
+    fresh.forEach((f, i) => this.inThreads.set(f.eventId, { messageId: f.item.id, result: stored[i] ?? null }));
+  }
+
+  /** The batch made this conversation (openNewThreads): its contact link, if crm gave no contact, is asked already. */
+  madeConversation(conversationId: string): boolean {
+    return this.madeHere.has(conversationId);
   }
 
   /**
@@ -240,16 +277,24 @@ function originsByOrg(events: EventEnvelope[]): Map<string, string> {
   return origins;
 }
 
+/** An event of a batch worth storing, its data parsed, with the stamp that vouches for its org (if any). */
+interface ValidInbound {
+  eventId: string;
+  orgId: string;
+  d: InboundData;
+  origin?: string;
+}
+
 /** The events of a batch worth storing: parsed, with a real org id, each once. */
-function validInbound(events: EventEnvelope[]): Array<{ eventId: string; orgId: string; d: InboundData }> {
-  const valid: Array<{ eventId: string; orgId: string; d: InboundData }> = [];
+function validInbound(events: EventEnvelope[]): ValidInbound[] {
+  const valid: ValidInbound[] = [];
   const seen = new Set<string>();
   for (const e of events) {
     if (!isEventOf(e, 'chatnet.inbound')) continue;
     const parsed = parseInbound(e.data);
     // An org id that is no id fails on its own in storeInbound; it must not fail the batch statement of the others.
     // A second copy of one event in the batch (a redelivery) goes the slow way and finds its message stored.
-    if (parsed.ok && isUuid(e.orgId) && !seen.has(e.id)) valid.push({ eventId: e.id, orgId: e.orgId, d: parsed.value });
+    if (parsed.ok && isUuid(e.orgId) && !seen.has(e.id)) valid.push({ eventId: e.id, orgId: e.orgId, d: parsed.value, origin: eventOrigin(e) });
     seen.add(e.id);
   }
   return valid;
@@ -363,7 +408,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
   let stored = pre
     ? (pre.result ?? undefined)
     : await messages.insertInboundByThread(db, { ...message, threadType: d.threadType, threadId: d.threadId });
-  const unlinked = stored && !stored.contactId && d.threadType === 'user' ? target() : undefined;
+  const unlinked = stored && !stored.contactId && d.threadType === 'user' && !batch?.madeConversation(stored.conversationId) ? target() : undefined;
   if (stored && unlinked) {
     // Still unlinked (crm was down past every retry, or the contact was deleted): ask again, at most once
     // per conversation every ten minutes (a repeated outbox id is ignored).
