@@ -3,14 +3,14 @@
 // - GET /api/v1/contacts/:id: gateway → gRPC → crm → PostgreSQL (the contact and its notes, friends, appointments,
 //   activities); messaging is not started, so crm answers without conversations, as the reference does;
 // - GET /api/v1/profile: gateway → gRPC → identity → PostgreSQL.
-// Usage: npm run bench:gateway   (writes the "## gateway" section of bench/RESULTS.md)
+// Usage: npm run bench:gateway   (writes its run on top of the "## gateway" section of bench/RESULTS.md)
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { autocannon } from '../lib/autocannon.mjs';
 import { waitReady } from '../lib/processes.mjs';
+import { writeResultsSection } from '../lib/results.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -155,12 +155,8 @@ try {
     ...verdicts.map((v) => `- ${v}`),
     '',
   ].join('\n');
-  const file = path.join(root, 'bench', 'RESULTS.md');
-  let text = existsSync(file)
-    ? readFileSync(file, 'utf8')
-    : '# Benchmark results\n\nEach section is written by its benchmark; ratios compare paths measured in the same run.\n\n';
-  text = /## gateway\n[\s\S]*?(?=\n## |$)/.test(text) ? text.replace(/## gateway\n[\s\S]*?(?=\n## |$)/, section) : `${text.trimEnd()}\n\n${section}`;
-  writeFileSync(file, text);
+  // On top of the section, earlier runs and their notes kept below (replacing the section lost them).
+  writeResultsSection(path.join(root, 'bench', 'RESULTS.md'), 'gateway', section, { keepEarlier: true });
   console.log(section);
 } finally {
   for (const p of procs) p.kill('SIGTERM');
