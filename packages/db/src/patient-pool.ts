@@ -10,9 +10,11 @@ const noRoom = (err: unknown) => NO_ROOM.has((err as { code?: unknown } | null)?
 /**
  * How long a caller of a pool with no connection at all waits in total for the server to have room before the
  * refusal reaches it: inside the 5 s deadline of an internal call, so the gateway still answers 503 with Retry-After
- * rather than 504. A pool that has connections waits in its own line instead, without this limit.
+ * rather than 504. A pool that has connections waits in its own line instead, up to LINE_WAIT_MS.
  */
 export const ROOM_WAIT_MS = 3000;
+/** How long a caller of a pool that has connections waits in its line, refused by the server, before it gives up. */
+export const LINE_WAIT_MS = 30_000;
 const FIRST_RETRY_MS = 25;
 const MAX_RETRY_MS = 500;
 /** How long a pool that was refused stays at the connections it has before it asks the server for more again. */
@@ -63,16 +65,19 @@ export class PatientPool extends Pool {
   private async connectWhenRoom(): Promise<PoolClient> {
     if (this.heldUntil && Date.now() >= this.heldUntil) this.endHold();
     const ticket = ++this.tickets;
-    const giveUpAt = Date.now() + ROOM_WAIT_MS;
+    const asked = Date.now();
+    const giveUpAt = asked + ROOM_WAIT_MS;
     for (let wait = FIRST_RETRY_MS; ; wait = Math.min(wait * 2, MAX_RETRY_MS)) {
       try {
         return await this.connectInTurn(ticket);
       } catch (err) {
         if (!noRoom(err) || this.ending) throw err;
-        // Connections of its own will come back: wait in line for one (pg-pool's queue), not for the server, for as
-        // long as it takes. No time limit here: when a hold ends, pg-pool asks the server for a connection for the
-        // first caller in line, who may have waited long already; a refusal is no reason to fail that caller.
-        if (this.established > 0) {
+        // Connections of its own will come back: wait in line for one (pg-pool's queue), not for the server, past
+        // ROOM_WAIT_MS: when a hold ends, pg-pool asks the server for a connection for the first caller in line, who
+        // may have waited long already; a refusal is no reason to fail that caller. Only a wait past LINE_WAIT_MS,
+        // longer than any call lives, ends with the refusal: a line that never moves (every connection held by
+        // callers that wait for another) must not hang for ever.
+        if (this.established > 0 && Date.now() - asked < LINE_WAIT_MS) {
           this.hold();
           continue;
         }
