@@ -214,17 +214,7 @@ export interface NewConversation {
 
 /** Insert unless the thread already has a conversation (two messages racing); returns the row either way. */
 export async function insertOrGet(db: Queryable, c: NewConversation): Promise<{ row: ConversationRow; created: boolean }> {
-  const { rows } = await db.query<ConversationRow>(
-    `INSERT INTO conversations AS c (id, org_id, chatnet_account_id, thread_type, thread_id, contact_id, contact_chatnet_uid, contact_name, contact_avatar, contact_phone)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-     ON CONFLICT (org_id, chatnet_account_id, thread_type, thread_id) DO NOTHING
-     RETURNING ${COLUMNS}`,
-    [c.id, c.orgId, c.accountId, c.threadType, c.threadId, c.contactId, c.contactChatnetUid, c.contactName, c.contactAvatar, c.contactPhone],
-  );
-  if (rows[0]) return { row: rows[0], created: true };
-  const existing = await findByThread(db, c.orgId, c.accountId, c.threadType, c.threadId);
-  if (!existing) throw new Error('conversation vanished between insert and select');
-  return { row: existing, created: false };
+  return (await insertOrGetMany(db, [c]))[0];
 }
 
 /**
