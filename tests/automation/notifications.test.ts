@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@crm/testing';
 import { ConsumerProbe } from '../support/consumers';
+import { connectPatiently } from '../support/patient-client';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { contactData, eventBus, member, org, sleep } from './support';
@@ -228,6 +229,24 @@ describe('notifications', () => {
     await bus.publish('contact.created', orgId, { contact: unassigned });
     const note = await eventually(async () => (await list(lead)).data.find((n: any) => n.type === 'high_value_lead'));
     expect(note.resourceId).toBe(unassigned.id);
+  });
+
+  it('a contact created below the threshold writes no lead-score row; its first high score still notifies once', async () => {
+    const db = await connectPatiently(stack.databaseUrl('automation'));
+    try {
+      const contact = contactData({ name: 'Quiet Start', leadScore: 0, assignedUserId: agentId });
+      const mark = await triggers.mark();
+      await bus.publish('contact.created', orgId, { contact });
+      await triggers.settled(mark, 1);
+      const rows = async () => (await db.query('SELECT score, high FROM lead_scores WHERE org_id = $1 AND contact_id = $2', [orgId, contact.id])).rows;
+      expect(await rows()).toEqual([]);
+      await sleep(20);
+      await bus.publish('contact.updated', orgId, { contact: { ...contact, leadScore: 90 }, changes: ['leadScore'] });
+      await eventually(async () => (await list(agent)).data.find((n: any) => n.type === 'high_value_lead' && n.resourceId === contact.id));
+      expect(await rows()).toEqual([{ score: 90, high: true }]);
+    } finally {
+      await db.end();
+    }
   });
 
   it('an event carrying highValueThreshold (crm lead scoring) is judged against it; other contact updates do not reset the contact', async () => {
