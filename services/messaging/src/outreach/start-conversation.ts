@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { AppError, invalid, notFound, OrgContext, requirePermission } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
@@ -6,7 +5,7 @@ import type { messaging } from '@crm/proto-types';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
 import { convs, type ConversationRow, EVENTS } from '../conversations';
-import { networkAvatar } from '../contacts';
+import { networkAvatar, openConversation } from '../contacts';
 import { sendToConversation } from '../send';
 import { viewerOf } from '../visibility';
 
@@ -95,24 +94,16 @@ async function open(deps: Deps, ctx: OrgContext, who: Resolved): Promise<{ row: 
   });
   const assigneeId = isUuid(ctx.userId) ? ctx.userId : null;
   const made = await withTransaction(deps.pool, async (db) => {
-    const m = await convs.insertOrGet(db, {
-      id: randomUUID(),
-      orgId,
+    // Contact known (crm answered above), so no contact link is asked for: only conversation.created is announced.
+    const m = await openConversation(db, orgId, {
       accountId: who.accountId,
       threadType: 'user',
       threadId: who.uid,
-      contactId: contact.id,
-      contactChatnetUid: who.uid,
-      contactName: contact.name || who.displayName,
-      contactAvatar: contact.avatar || who.avatar,
-      contactPhone: contact.phone,
+      target: { chatnetUid: who.uid, displayName: who.displayName, avatar: who.avatar, chatnetAccountId: who.accountId, threadType: 'user' },
+      contact: { id: contact.id, name: contact.name, avatar: contact.avatar, phone: contact.phone },
+      avatar: who.avatar,
     });
     if (!m.created) return m;
-    await enqueueEvent(db, {
-      type: EVENTS.conversationCreated,
-      orgId,
-      data: { id: m.row.id, contactId: contact.id, chatnetAccountId: who.accountId, type: 'user', threadId: who.uid },
-    });
     if (assigneeId) {
       // The agent who starts it works it (the inbox shows it as theirs, and `assigned` visibility lets them see it).
       await convs.setOwner(db, orgId, m.row.id, assigneeId, null);
