@@ -385,7 +385,7 @@ async function afterReplies(deps: Deps, db: PoolClient, replied: ReceivedMessage
  * gets no contact: its conversation carries the group's name, and each message its sender's contact (linked
  * later the same way when crm is unreachable).
  */
-export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEvent<'chatnet.inbound'>, batch?: InboundBatch): Promise<void> {
+export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEvent<'chatnet.inbound'>, batch: InboundBatch): Promise<void> {
   const parsed = parseInbound(event.data);
   if (!parsed.ok) {
     deps.log.error({ eventId: event.id, reason: parsed.reason }, 'chatnet.inbound event is malformed; dropped');
@@ -394,12 +394,10 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
   const d = parsed.value;
   if (d.fromSelf) return storeSelf(deps, db, event, d, batch);
   const orgId = event.orgId;
-  const pre = batch?.storedInThread(event.id);
+  const pre = batch.storedInThread(event.id);
   const messageId = pre?.messageId ?? randomUUID();
   const sender = groupSender(d);
-  const senderContactId = sender
-    ? ((await (batch ? batch.sender(orgId, sender) : tryResolveSender(deps, orgId, sender, eventOrigin(event)))) ?? null)
-    : null;
+  const senderContactId = sender ? ((await batch.sender(orgId, sender)) ?? null) : null;
   const message = newInbound(messageId, orgId, d, senderContactId);
   const target = () => threadTarget(d);
 
@@ -408,7 +406,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
   let stored = pre
     ? (pre.result ?? undefined)
     : await messages.insertInboundByThread(db, { ...message, threadType: d.threadType, threadId: d.threadId });
-  const unlinked = stored && !stored.contactId && d.threadType === 'user' && !batch?.madeConversation(stored.conversationId) ? target() : undefined;
+  const unlinked = stored && !stored.contactId && d.threadType === 'user' && !batch.madeConversation(stored.conversationId) ? target() : undefined;
   if (stored && unlinked) {
     // Still unlinked (crm was down past every retry, or the contact was deleted): ask again, at most once
     // per conversation every ten minutes (a repeated outbox id is ignored).
@@ -423,7 +421,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     // A new thread: a one-to-one thread's contact from crm (or none while crm is unreachable), then the
     // conversation. A group gets no contact: its conversation is named after the group.
     const t = target();
-    const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t, eventOrigin(event))) : undefined;
+    const contact = t ? await batch.contact(orgId, t) : undefined;
     const { accountId, threadType, threadId, groupName } = d;
     const made = await openConversation(db, orgId, {
       accountId,
@@ -492,7 +490,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     // An answer to the survey waits for no reply: the closed conversation does not count it as unreplied.
     await messages.markReplied(db, stored.conversationId);
     await convs.recount(db, stored.conversationId);
-    batch?.statusKept(stored.conversationId);
+    batch.statusKept(stored.conversationId);
   } else {
     const replied = {
       orgId,
@@ -502,8 +500,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       messageId,
       origin: eventOrigin(event),
     };
-    if (batch) batch.replied.push(replied);
-    else await afterReplies(deps, db, [replied]);
+    batch.replied.push(replied);
   }
   if (stored.status && stored.status !== 'active' && !csatReply) {
     // The contact wrote again: a snoozed, pending, closed or archived conversation is back in the inbox. The

@@ -4,7 +4,7 @@ import { enqueueEvent, eventOrigin, type EventEnvelope } from '@crm/events';
 import type { Deps } from '../deps';
 import { files } from '../attachments';
 import { convs, messages, type InboundData } from '../conversations';
-import { openConversation, threadTarget, tryUpsertContact, type ContactTarget, type LinkedContact } from '../contacts';
+import { openConversation, threadTarget, type ContactTarget, type LinkedContact } from '../contacts';
 import { quotedIdOf } from '../reactions';
 import { messageSentEvent } from '../send';
 
@@ -27,12 +27,12 @@ export interface ThreadContacts {
  * `message.sent` (source `phone`, no sentByUserId): never `message.received`, so no alert or "message received"
  * automation fires for it.
  */
-export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope, d: InboundData, batch?: ThreadContacts): Promise<void> {
+export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope, d: InboundData, batch: ThreadContacts): Promise<void> {
   const orgId = event.orgId;
   let conv = await convs.findByThread(db, orgId, d.accountId, d.threadType, d.threadId);
   if (!conv) {
     const t = threadTarget(d);
-    const contact = t ? await (batch ? batch.contact(orgId, t) : tryUpsertContact(deps, orgId, t, eventOrigin(event))) : undefined;
+    const contact = t ? await batch.contact(orgId, t) : undefined;
     // No groupName: a group's conversation first opened by the account's own message keeps the fallback name until a
     // received message renames it (as before openConversation was shared; the received path passes the group's name).
     conv = (
