@@ -14,3 +14,4 @@ export * from './org-free';
 export { TokenError, type InternalClaims } from './internal-token';
 export { Metadata, status } from '@grpc/grpc-js';
 export { EVENT_STAMP_AUDIENCE, EVENT_STAMP_TTL_SECONDS, type EventStampClaims, type StampedEvent } from './event-stamp';
+export * from './lingering-close';

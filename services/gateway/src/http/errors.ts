@@ -24,8 +24,13 @@ export function zodIssues(err: z.ZodError, prefix = ''): FieldIssue[] {
   return err.issues.map((i) => ({ field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || 'body', message: i.message }));
 }
 
+/** The house error body: `{error: {code, message, details?}, requestId}`. */
+export function errorBody(res: Response, code: string, message: string, details?: FieldIssue[]) {
+  return { error: { code, message, ...(details?.length ? { details } : {}) }, requestId: res.locals.requestId as string };
+}
+
 export function sendError(res: Response, status: number, code: string, message: string, details?: FieldIssue[]) {
-  res.status(status).json({ error: { code, message, ...(details?.length ? { details } : {}) }, requestId: res.locals.requestId });
+  res.status(status).json(errorBody(res, code, message, details));
 }
 
 function isGrpcError(err: unknown): err is { code: number; details: string; metadata: any } {

@@ -1,9 +1,10 @@
-import type { Agent, ClientRequest } from 'node:http';
+import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import { finished } from 'node:stream';
 import type { Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import { TRACEPARENT, type InternalAuth } from '@crm/grpc-kit';
+import { lingeringClose, TRACEPARENT, type InternalAuth } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
-import { sendError } from './errors';
+import { errorBody } from './errors';
 import { ctxOf } from './principal';
 import { traceFieldsOf } from './tracing';
 
@@ -29,9 +30,19 @@ const CLIENT_CREDENTIALS = ['authorization', 'x-api-key', 'cookie', 'proxy-autho
 const IDLE_TIMEOUT_MS = 60_000;
 
 /**
+ * Hop-by-hop headers (RFC 9110 §7.6.1): they describe the service's connection to the gateway, not the gateway's to its
+ * client. The service's `Connection: close` after an upload it cut off closed the client's keep-alive connection too.
+ */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+
+/** Responses the service's answer is being passed on to, and whether all of it was. */
+const answers = new WeakMap<Response, { whole: boolean }>();
+
+/**
  * Proxy an already authenticated request to a service's HTTP endpoint as a stream, body and response
  * untouched (no body parser runs on these routes), with the verified caller signed for that service.
- * An unreachable service is a 503 with the usual error body.
+ * An unreachable service is a 503 with the usual error body; once the service has answered, its answer is the one
+ * the client gets.
  */
 export function streamProxy(opts: StreamProxyOptions): RequestHandler {
   return createProxyMiddleware<Request, Response>({
@@ -40,6 +51,8 @@ export function streamProxy(opts: StreamProxyOptions): RequestHandler {
     xfwd: false,
     proxyTimeout: IDLE_TIMEOUT_MS,
     pathRewrite: (_path, req) => opts.pathOf(req),
+    // The answer is passed on by passOn, not by http-proxy: it may have to end only after the client's body (see there).
+    selfHandleResponse: true,
     on: {
       proxyReq(proxyReq: ClientRequest, req, res) {
         for (const h of CLIENT_CREDENTIALS) proxyReq.removeHeader(h);
@@ -51,9 +64,16 @@ export function streamProxy(opts: StreamProxyOptions): RequestHandler {
         if (traceparent) proxyReq.setHeader(TRACEPARENT, traceparent);
         else proxyReq.removeHeader(TRACEPARENT);
       },
+      proxyRes(proxyRes, req, res) {
+        passOn(proxyRes, req as Request, res as Response);
+      },
       error(err, req, res) {
         const response = res as Response;
-        if (typeof response.status !== 'function' || response.headersSent) {
+        const answer = answers.get(response);
+        // The service's whole answer is on its way to the client: what failed after it (the rest of a body no one
+        // reads any more, written to a connection the service closed) changes nothing.
+        if (answer?.whole) return;
+        if (answer || typeof response.status !== 'function' || response.headersSent) {
           // The answer had started (or the client went away): all that is left is to cut the connection.
           (res as { destroy(): void }).destroy();
           return;
@@ -62,8 +82,45 @@ export function streamProxy(opts: StreamProxyOptions): RequestHandler {
           { err, requestId: response.locals.requestId, ...traceFieldsOf(response), path: (req as Request).originalUrl },
           `proxying to ${opts.serviceName} failed`,
         );
-        sendError(response, 503, 'unavailable', `The ${opts.serviceName} service is unavailable; try again shortly`);
+        const text = JSON.stringify(errorBody(response, 'unavailable', `The ${opts.serviceName} service is unavailable; try again shortly`));
+        const end = endAfterBody(req as Request, response);
+        response.status(503).set({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)) });
+        response.write(text);
+        end();
       },
     },
   });
+}
+
+/**
+ * The service's answer, as it came: status, end-to-end headers, body streamed. When the client is still sending its
+ * body (the service answered early: past its hard cap, or refusing it unread), the rest of that body is no longer sent
+ * to the service, and the request to it, never finished, is destroyed once its answer is in: the agent never reuses a
+ * socket with half a request on it.
+ */
+function passOn(proxyRes: IncomingMessage, req: Request, res: Response) {
+  const answer = { whole: false };
+  answers.set(res, answer);
+  res.statusCode = proxyRes.statusCode ?? 502;
+  if (proxyRes.statusMessage) res.statusMessage = proxyRes.statusMessage;
+  for (const [name, value] of Object.entries(proxyRes.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) res.setHeader(name, value);
+  const end = endAfterBody(req, res);
+  const toService = (proxyRes as IncomingMessage & { req: ClientRequest }).req;
+  proxyRes.pipe(res, { end: false });
+  proxyRes.once('end', () => (answer.whole = true));
+  finished(proxyRes, (err) => {
+    if (!toService.writableFinished) toService.destroy();
+    // The service's answer broke off midway: so does this one.
+    if (err && !answer.whole) return void res.destroy();
+    end();
+  });
+}
+
+/**
+ * How an answer ends: at once when the request's body was all read, else after a bounded linger while the client
+ * finishes sending, so that it reads the answer rather than a reset (grpc-kit's lingeringClose). Call before the
+ * answer's headers go out.
+ */
+function endAfterBody(req: Request, res: Response): () => void {
+  return req.complete ? () => res.end() : lingeringClose(req, res);
 }

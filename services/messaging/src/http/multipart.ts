@@ -20,15 +20,14 @@ export interface ReceiveOptions {
   tempPath: string;
   /** Bytes written to disk at most; past it the rest of the file is read and dropped, so the client gets an answer. */
   keepBytes: number;
-  /** Bytes of the whole request read at most; past it the connection is cut (a client streaming without end). */
+  /**
+   * Bytes of the whole request parsed at most (a client streaming without end): past it the upload is refused unread,
+   * and the answer closes the connection after a bounded linger (the server's lingeringClose).
+   */
   hardCapBytes: number;
   /** The answer past the hard cap: the same 413 a file just past the size limit gets, naming the limit. */
   tooLarge(): AppError;
 }
-
-/** Requests whose reading was stopped at the hard cap: the connection must close after the answer. */
-const cutRequests = new WeakSet<IncomingMessage>();
-export const wasCut = (req: IncomingMessage) => cutRequests.has(req);
 
 /**
  * Browsers (WHATWG FormData) escape LF, CR and `"` in field and file names as %0A, %0D, %22, and busboy leaves
@@ -45,7 +44,7 @@ const oneFile = () => invalid('file', 'send one file in the form field named fil
 /**
  * Read a multipart upload of one file straight to disk, never holding it whole in memory. Resolves once the
  * whole request is read; rejects with an AppError (and no file left behind) for a malformed form, another
- * field name, several files, or a client that went away (see `wasCut` for a request stopped at the hard cap).
+ * field name, several files, a client that went away, or a request past the hard cap (`tooLarge`, its body left unread).
  */
 export function receiveFile(req: IncomingMessage, opts: ReceiveOptions): Promise<ReceivedFile> {
   let parser: busboy.Busboy;
@@ -106,7 +105,6 @@ export function receiveFile(req: IncomingMessage, opts: ReceiveOptions): Promise
         fail(opts.tooLarge());
         req.unpipe(parser);
         abort.abort();
-        cutRequests.add(req);
         void settle();
       }
     });

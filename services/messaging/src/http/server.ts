@@ -3,10 +3,20 @@ import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
-import { AppError, CallContext, type GrpcTransport, grpcStatusOf, httpStatusOf, InternalAuth, ORIGIN_METADATA_KEY, orgContext } from '@crm/grpc-kit';
+import {
+  AppError,
+  CallContext,
+  type GrpcTransport,
+  grpcStatusOf,
+  httpStatusOf,
+  InternalAuth,
+  lingeringClose,
+  ORIGIN_METADATA_KEY,
+  orgContext,
+} from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { attachments } from '../attachments';
-import { receiveFile, wasCut } from './multipart';
+import { receiveFile } from './multipart';
 
 /** The operations of this HTTP surface, named like gRPC methods so the internal credential's policy covers them. */
 export const HTTP_OPERATIONS = {
@@ -14,7 +24,7 @@ export const HTTP_OPERATIONS = {
   download: 'messaging.v1.Http/DownloadAttachment',
 } as const;
 
-/** Multipart framing and form fields around the file never come near this; past it the connection is cut. */
+/** Multipart framing and form fields around the file never come near this; past it the rest of the body is not parsed. */
 const FORM_OVERHEAD_BYTES = 1024 * 1024;
 const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 const ATTACHMENT_PATH = /^\/v1\/attachments\/([^/]+)$/;
@@ -89,12 +99,10 @@ async function upload(deps: Deps, req: IncomingMessage, res: ServerResponse, cal
     });
   } catch (err) {
     await attachments.abandonUpload(plan);
-    // Past the hard cap the rest of the body is not read: answer, then close the connection.
-    if (wasCut(req)) res.setHeader('Connection', 'close');
     throw err;
   }
   const out = await attachments.completeUpload(deps, ctx, plan, file);
-  sendJson(res, ctx, 201, out);
+  sendJson(req, res, ctx, 201, out);
 }
 
 async function download(deps: Deps, req: IncomingMessage, res: ServerResponse, caller: CallContext, id: string) {
@@ -142,14 +150,19 @@ function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
   return fromCtx || (typeof header === 'string' && header.length <= 200 ? header : randomUUID());
 }
 
-function sendJson(res: ServerResponse, ctx: CallContext | undefined, status: number, body: unknown) {
+function sendJson(req: IncomingMessage, res: ServerResponse, ctx: CallContext | undefined, status: number, body: unknown) {
   const text = JSON.stringify(body);
+  // Answered before the body was all read (past the hard cap, or refused before reading it): the connection closes,
+  // but only once the client stopped sending (bounded), so it reads this answer rather than a reset (lingeringClose).
+  const end = req.complete ? undefined : lingeringClose(req, res);
   res.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(text)),
     ...(ctx?.requestId ? { 'x-request-id': ctx.requestId } : {}),
   });
-  res.end(text);
+  if (!end) return void res.end(text);
+  res.write(text);
+  end();
 }
 
 /** The house error body; unexpected errors are a 500 with an errorId and no internals. */
@@ -163,8 +176,8 @@ function sendError(deps: Deps, req: IncomingMessage, res: ServerResponse, err: u
     const status = STATUS_OF_CODE[err.code] ?? httpStatusOf(grpcStatusOf(err.kind));
     deps.log.info({ requestId, path: req.url, status, code: err.code }, err.message);
     const body = { error: { code: err.code, message: err.message, ...(err.details?.length ? { details: err.details } : {}) }, requestId };
-    return sendJson(res, { requestId } as CallContext, status, body);
+    return sendJson(req, res, { requestId } as CallContext, status, body);
   }
   deps.log.error({ err, requestId, path: req.url }, 'unhandled error in the attachments HTTP server');
-  sendJson(res, { requestId } as CallContext, 500, { error: { code: 'internal', message: `Internal error (errorId ${requestId})` }, requestId });
+  sendJson(req, res, { requestId } as CallContext, 500, { error: { code: 'internal', message: `Internal error (errorId ${requestId})` }, requestId });
 }
