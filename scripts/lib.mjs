@@ -57,9 +57,10 @@ export function build() {
 }
 
 /**
- * `npm test`'s lint, after build() (the build is the type check): ESLint over the whole tree in two processes
- * (scripts/lint-tree.mjs; a third of the CPU of linting workspace by workspace, which `npm run lint` still does),
- * cached by turbo as one root task; an error stops the run.
+ * `npm test`'s lint, after build() (the build type-checks src; this checks the tests, against the built packages):
+ * ESLint over the whole tree in two processes, Prettier and tsc over the tests (scripts/lint-tree.mjs; a third of
+ * the CPU of linting workspace by workspace, which `npm run lint` still does), cached by turbo as one root task;
+ * an error stops the run.
  */
 export function lint() {
   console.log('› Linting (turbo run //#lint:tree)…');

@@ -238,7 +238,8 @@ describe('notifications', () => {
       const mark = await triggers.mark();
       await bus.publish('contact.created', orgId, { contact });
       await triggers.settled(mark, 1);
-      const rows = async () => (await db.query('SELECT score, high FROM lead_scores WHERE org_id = $1 AND contact_id = $2', [orgId, contact.id])).rows;
+      const rows = async () =>
+        (await db.query('SELECT score, high FROM lead_scores WHERE org_id = $1 AND contact_id = $2', [orgId, contact.id])).rows;
       expect(await rows()).toEqual([]);
       await sleep(20);
       await bus.publish('contact.updated', orgId, { contact: { ...contact, leadScore: 90 }, changes: ['leadScore'] });

@@ -11,6 +11,7 @@ import { enqueueEvents } from './outbox';
 import { notifyOutboxCommitted } from './relay';
 import { dlqName } from './topology';
 import { breakConnection, connectionOf, Harness, log, ORG, OWN_USER, sleep } from './test-support/harness';
+import { offCatalogue } from './test-support/off-catalogue';
 
 let h: Harness;
 beforeEach(async () => {
@@ -327,7 +328,10 @@ test('batch mode refuses concurrency without a key, and needs exactly one of han
   const queue = h.queue();
   const batchHandler: BatchHandler = async () => undefined;
   await expect(h.consumer({ queue, batchHandler, concurrency: 2 })).rejects.toThrow('batch mode with concurrency > 1 needs batchKey');
+  // The types refuse both handlers and neither; the check at construction is for callers without them.
+  // @ts-expect-error -- both handler and batchHandler
   await expect(h.consumer({ queue, batchHandler, handler: async () => undefined })).rejects.toThrow('give either handler or batchHandler');
+  // @ts-expect-error -- no handler at all
   await expect(h.consumer({ queue })).rejects.toThrow('give either handler or batchHandler');
 });
 
@@ -407,17 +411,19 @@ test('enqueueEvents writes several events in one statement, in the order given, 
   const tricky = { text: 'a "quoted", {braced} \\ text', list: [1, 'two'] };
   const written = await withTransaction(h.pool, (c) =>
     enqueueEvents(c, [
-      { type: 'ping.received', orgId: ORG, data: { n: 1 } },
-      { id: first.id, type: 'widget.created', orgId: ORG, data: { n: 'repeat' } },
-      { type: 'ping.received', orgId: ORG, data: tricky, occurredAt: '2024-05-01T10:00:00Z' },
-      { type: 'ping.received', orgId: ORG, data: null },
+      offCatalogue({ type: 'ping.received', orgId: ORG, data: { n: 1 } }),
+      offCatalogue({ id: first.id, type: 'widget.created', orgId: ORG, data: { n: 'repeat' } }),
+      offCatalogue({ type: 'ping.received', orgId: ORG, data: tricky, occurredAt: '2024-05-01T10:00:00Z' }),
+      offCatalogue({ type: 'ping.received', orgId: ORG, data: null }),
     ]),
   );
   const { rows } = await h.pool.query('SELECT id, type, org_id, occurred_at, data FROM outbox ORDER BY seq');
   expect(rows.map((r) => r.id)).toEqual([first.id, written[0].id, written[2].id, written[3].id]);
   expect(rows.map((r) => r.data)).toEqual([{ n: 0 }, { n: 1 }, tricky, null]);
   expect(rows[2].occurred_at.toISOString()).toBe('2024-05-01T10:00:00.000Z');
-  await expect(withTransaction(h.pool, (c) => enqueueEvents(c, [{ type: '', orgId: ORG, data: {} }]))).rejects.toThrow('Invalid event type');
+  await expect(withTransaction(h.pool, (c) => enqueueEvents(c, [offCatalogue({ type: '', orgId: ORG, data: {} })]))).rejects.toThrow(
+    'Invalid event type',
+  );
 });
 
 describe('AckLedger', () => {

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { GetMessage } from 'amqplib';
 import { eventually, freePort, infra } from '@crm/testing';
 import { DirectPublisher } from './direct-publisher';
-import { enqueueEvent, type NewEvent } from './outbox';
+import { enqueueEvent } from './outbox';
 import { Harness, log, ORG } from './test-support/harness';
+import { offCatalogue } from './test-support/off-catalogue';
 
 let h: Harness;
 beforeEach(async () => {
@@ -25,13 +26,15 @@ test('a direct publish is the message the relay sends for the same event: routin
   await ch.assertExchange(h.exchange, 'topic', { durable: true });
   await ch.assertQueue(queue, { durable: false });
   await ch.bindQueue(queue, h.exchange, '#');
-  const event: NewEvent & { id: string } = {
+  const event = {
+    ...offCatalogue({
+      type: 'widget.created',
+      orgId: ORG,
+      data: { name: 'Lan', tags: ['a', 'b'], nested: { n: 1 } },
+      occurredAt: '2026-01-02T03:04:05.678Z',
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+    }),
     id: randomUUID(),
-    type: 'widget.created',
-    orgId: ORG,
-    data: { name: 'Lan', tags: ['a', 'b'], nested: { n: 1 } },
-    occurredAt: '2026-01-02T03:04:05.678Z',
-    traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
   };
   await enqueueEvent(h.pool, event);
   await h.relay();
@@ -64,7 +67,9 @@ test('with the broker unreachable a publish fails at once, not after the reconne
   try {
     expect(direct.connected).toBe(false);
     const started = Date.now();
-    await expect(direct.publish([{ id: randomUUID(), type: 'widget.created', orgId: ORG, data: {} }])).rejects.toThrow(/no usable RabbitMQ channel/);
+    await expect(direct.publish([{ ...offCatalogue({ type: 'widget.created', orgId: ORG, data: {} }), id: randomUUID() }])).rejects.toThrow(
+      /no usable RabbitMQ channel/,
+    );
     expect(Date.now() - started).toBeLessThan(100);
   } finally {
     await direct.stop();

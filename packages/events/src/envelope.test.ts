@@ -1,6 +1,7 @@
 import type { Queryable } from '@crm/db';
 import { InvalidEnvelopeError, parseEnvelope } from './envelope';
 import { enqueueEvent } from './outbox';
+import { offCatalogue } from './test-support/off-catalogue';
 
 const valid = {
   id: '0b8c7a52-5a0e-4c1e-9d53-3f0c2f7e6a11',
@@ -27,8 +28,8 @@ test.each([
 
 test('enqueueEvent refuses a type that cannot be a routing key and a date that is not one, before any query', async () => {
   const db = { query: jest.fn() } as unknown as Queryable;
-  await expect(enqueueEvent(db, { type: '', orgId: 'o', data: {} })).rejects.toThrow('Invalid event type');
-  await expect(enqueueEvent(db, { type: 'x'.repeat(256), orgId: 'o', data: {} })).rejects.toThrow('Invalid event type');
-  await expect(enqueueEvent(db, { type: 'a.b', orgId: 'o', data: {}, occurredAt: 'yesterday' })).rejects.toThrow('Invalid occurredAt');
+  await expect(enqueueEvent(db, offCatalogue({ type: '', orgId: 'o', data: {} }))).rejects.toThrow('Invalid event type');
+  await expect(enqueueEvent(db, offCatalogue({ type: 'x'.repeat(256), orgId: 'o', data: {} }))).rejects.toThrow('Invalid event type');
+  await expect(enqueueEvent(db, offCatalogue({ type: 'a.b', orgId: 'o', data: {}, occurredAt: 'yesterday' }))).rejects.toThrow('Invalid occurredAt');
   expect((db.query as jest.Mock).mock.calls).toHaveLength(0);
 });

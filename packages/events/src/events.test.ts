@@ -14,6 +14,7 @@ import { RELAY_APPLICATION_NAME } from './relay';
 import { installEventTables } from './tables';
 import { dlqName } from './topology';
 import { breakConnection, connectionOf, Harness, log, ORG, sleep } from './test-support/harness';
+import { offCatalogue } from './test-support/off-catalogue';
 
 let h: Harness;
 beforeEach(async () => {
@@ -35,13 +36,13 @@ test('an event committed with the change reaches a bound consumer with its envel
 
   await expect(
     withTransaction(h.pool, async (c) => {
-      await enqueueEvent(c, { type: 'widget.created', orgId: ORG, data: { name: 'rolled back' } });
+      await enqueueEvent(c, offCatalogue({ type: 'widget.created', orgId: ORG, data: { name: 'rolled back' } }));
       throw new Error('the change failed');
     }),
   ).rejects.toThrow('the change failed');
   const unbound = await h.emit('ping.sent', { text: 'not for this consumer' });
   const sent = await withTransaction(h.pool, (c) =>
-    enqueueEvent(c, { type: 'widget.created', orgId: ORG, data: { name: 'Ada', tags: ['x'] }, occurredAt: '2024-05-01T10:00:00Z' }),
+    enqueueEvent(c, offCatalogue({ type: 'widget.created', orgId: ORG, data: { name: 'Ada', tags: ['x'] }, occurredAt: '2024-05-01T10:00:00Z' })),
   );
 
   await eventually(async () => received.length === 1);
@@ -132,7 +133,7 @@ test('losing the RabbitMQ connections of the relay (mid-window) and of the consu
     return publish(...args);
   });
   await withTransaction(h.pool, async (c) => {
-    for (let i = 0; i < 300; i++) await enqueueEvent(c, { type: 'ping.received', orgId: ORG, data: { burst: i } });
+    for (let i = 0; i < 300; i++) await enqueueEvent(c, offCatalogue({ type: 'ping.received', orgId: ORG, data: { burst: i } }));
   });
 
   // Then a steady stream, during which the consumer's connection dies twice.
@@ -140,7 +141,7 @@ test('losing the RabbitMQ connections of the relay (mid-window) and of the consu
   const producing = (async () => {
     for (let i = 0; i < streamed / 10; i++) {
       await withTransaction(h.pool, async (c) => {
-        for (let j = 0; j < 10; j++) await enqueueEvent(c, { type: 'ping.received', orgId: ORG, data: { i, j } });
+        for (let j = 0; j < 10; j++) await enqueueEvent(c, offCatalogue({ type: 'ping.received', orgId: ORG, data: { i, j } }));
       });
       await sleep(10);
     }
@@ -283,7 +284,7 @@ test('a consumer that crashes after committing but before acking does not apply 
   crashed = await h.consumer({ queue, pool: h.pool, prefetch: 20, concurrency: 5, handler: slowEffect });
   await h.relay();
   await withTransaction(h.pool, async (c) => {
-    for (let i = 0; i < 100; i++) await enqueueEvent(c, { type: 'widget.created', orgId: ORG, data: { i } });
+    for (let i = 0; i < 100; i++) await enqueueEvent(c, offCatalogue({ type: 'widget.created', orgId: ORG, data: { i } }));
   });
   await eventually(async () => handled >= 30);
 
@@ -370,7 +371,7 @@ test('2,000 events through two relays arrive, each applied exactly once', async 
       (async () => {
         for (let t = 0; t < 5; t++) {
           await withTransaction(h.pool, async (c: PoolClient) => {
-            for (let i = 0; i < 100; i++) await enqueueEvent(c, { type: 'ping.received', orgId: ORG, data: { t, i } });
+            for (let i = 0; i < 100; i++) await enqueueEvent(c, offCatalogue({ type: 'ping.received', orgId: ORG, data: { t, i } }));
           });
         }
       })(),

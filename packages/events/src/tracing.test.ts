@@ -7,6 +7,7 @@ import { eventually } from '@crm/testing';
 import type { EventEnvelope } from './envelope';
 import { enqueueEvent } from './outbox';
 import { Harness, ORG, sleep } from './test-support/harness';
+import { offCatalogue } from './test-support/off-catalogue';
 import { eventTraceparent, withEventTrace } from './trace-context';
 
 // What @crm/telemetry installs in every process, with spans kept in memory so the test can read them.
@@ -39,7 +40,7 @@ afterEach(async () => {
 async function emitInSpan(type: string, data: unknown = {}): Promise<{ event: EventEnvelope; traceId: string; spanId: string }> {
   const span = tracer.startSpan('producer', {}, ROOT_CONTEXT);
   const event = await context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
-    withTransaction(h.pool, (c) => enqueueEvent(c, { type, orgId: ORG, data })),
+    withTransaction(h.pool, (c) => enqueueEvent(c, offCatalogue({ type, orgId: ORG, data }))),
   );
   span.end();
   return { event, ...span.spanContext() };

@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { Pool } from 'pg';
 import { createLogger } from '@crm/logger';
+import type { Services } from '@crm/proto-types';
 import { createServiceClient } from './client';
 import { decodeRemoteError } from './errors';
 import { devInternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 import { GrpcServer } from './server';
+import type { ServiceClient } from './typed';
 
 // A handler whose database refuses connections (too many clients) or whose pool has none free in time answers
 // UNAVAILABLE with a retry hint (503 + Retry-After at the gateway), not INTERNAL: the same call works once the
@@ -23,7 +25,7 @@ describe('GrpcServer: the database unavailable', () => {
   // 1 s, not less: opening the held connection itself must not time out on a loaded machine (CI beside npm start).
   const busy = new Pool({ connectionString: baseUrl, max: 1, connectionTimeoutMillis: 1000 });
   let server: GrpcServer;
-  let client: ReturnType<typeof createServiceClient>;
+  let client: ServiceClient<Services['connector.v1.ConnectorPeerService']>;
 
   beforeAll(async () => {
     await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 0`);

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import type { Services } from '@crm/proto-types';
 import { createServiceClient } from './client';
 import { devInternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
+import type { ServiceClient } from './typed';
 
 // grpc-kit's clients make unary calls straight on the channel (unary-call.ts); what callers see must stay what
 // grpc-js's own client gave them: the response, or an Error with the status code, details and metadata.
@@ -35,7 +37,7 @@ describe('createServiceClient unary calls', () => {
   });
   afterAll(() => server.forceShutdown());
 
-  const call = (client: ReturnType<typeof createServiceClient>, action: string, payloadJson = '', ...rest: unknown[]) =>
+  const call = (client: ServiceClient<Services['connector.v1.ConnectorPeerService']>, action: string, payloadJson = '', ...rest: unknown[]) =>
     client.PeerSandbox<{ resultJson: string }>({ accountId: 'a', action, payloadJson }, ...(rest as []));
 
   it('answers with the decoded response', async () => {
@@ -65,7 +67,10 @@ describe('createServiceClient unary calls', () => {
   it("rejects with grpc-js's error shape: message '<code> <NAME>: <details>', code, details, metadata", async () => {
     const client = createServiceClient(ctor, address, auth);
     try {
-      const err = await call(client, 'fail', 'contact 7').catch((e: unknown) => e as grpc.ServiceError);
+      const err = await call(client, 'fail', 'contact 7').then(
+        () => Promise.reject(new Error('the call succeeded')),
+        (e: unknown) => e as grpc.ServiceError,
+      );
       expect(err).toBeInstanceOf(Error);
       expect(err.message).toBe('5 NOT_FOUND: no contact 7');
       expect(err.code).toBe(grpc.status.NOT_FOUND);

@@ -34,7 +34,7 @@ describe('OutboxBatcher', () => {
   };
   // A real chatnet.inbound (the outbox checks producer data against the event's schema); the run and the
   // message's number travel in its network id, `<run>:<thread>:<n>`.
-  const message = (run: string, thread: string, i: number): NewEvent => ({
+  const message = (run: string, thread: string, i: number): NewEvent<'chatnet.inbound'> => ({
     id: inboundEventId(`acc-${run}`, `${thread}-${i}`),
     type: 'chatnet.inbound',
     orgId: ORG,
@@ -112,7 +112,7 @@ describe('OutboxBatcher', () => {
     const b = batcher();
     // jsonb refuses the NUL character, so this one can never be stored.
     const bad = message('poison', 't1', 1);
-    const poison: NewEvent = { ...bad, data: { ...(bad.data as object), content: 'bad \u0000 byte' } };
+    const poison: NewEvent<'chatnet.inbound'> = { ...bad, data: { ...bad.data, content: 'bad \u0000 byte' } };
     const results = await Promise.allSettled([b.enqueue(message('poison', 't1', 0)), b.enqueue(poison), b.enqueue(message('poison', 't1', 2))]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(((results[1] as PromiseRejectedResult).reason as Error).message).toMatch(/\\u0000|Unicode/i);

@@ -5,6 +5,7 @@ import { SessionExpiredError } from '../src/drivers/driver';
 import { RemoteSandboxDriver } from '../src/drivers/remote-sandbox.driver';
 import { RemoteSandboxLive } from '../src/drivers/sandbox-live';
 import { startSandboxNetwork } from '../src/sandbox-network/app';
+import { loadSandboxConfig } from '../src/sandbox-network/config';
 
 // The remote sandbox driver against the standalone network (in this process, real Redis): how a login ends, how a
 // restore is refused, and that a message the connector did not record is never answered as delivered.
@@ -28,7 +29,8 @@ describe('RemoteSandboxDriver against the standalone sandbox network', () => {
 
   beforeAll(async () => {
     network = await startSandboxNetwork(
-      { NODE_ENV: 'test', SANDBOX_HOST: '127.0.0.1', SANDBOX_PORT: 0, REDIS_URL: infra.redisUrl, REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' },
+      // Parsed as its process parses its environment; the bind address is the default, loopback.
+      loadSandboxConfig({ NODE_ENV: 'test', SANDBOX_PORT: '0', REDIS_URL: infra.redisUrl, REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' }),
       createLogger('test', 'silent'),
     );
     url = `http://127.0.0.1:${network.port}`;

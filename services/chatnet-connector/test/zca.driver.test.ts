@@ -87,6 +87,8 @@ function fakeApi() {
       return { ...c, cookie: { toJSON: () => c.cookie } };
     },
   };
+  // Part of ZcaApi, on purpose: records hold only the fields the driver reads (friends are { userId }), the listener is
+  // a plain EventEmitter, and findUser is left out (phone-lookup.test.ts covers it).
   return api as typeof api & ZcaApi;
 }
 
@@ -98,6 +100,7 @@ function fakeClient(script: Array<string | 'wait'>, api = fakeApi(), login?: (c:
       new Promise((resolve, reject) => {
         let aborted = false;
         const actions = {
+          saveToFile: async () => undefined,
           retry: () => calls.retry++,
           abort: () => {
             calls.abort++;
@@ -112,8 +115,9 @@ function fakeClient(script: Array<string | 'wait'>, api = fakeApi(), login?: (c:
               await new Promise((r) => setTimeout(r, 50));
               continue;
             }
+            // A fixture's actions are JSON ({}, or null once logged in): the callback gets working ones, as from zca-js.
             const event = fx(step) as ZcaQrEvent;
-            callback({ ...event, actions: event.actions === null ? null : actions });
+            callback?.(event.actions === null ? event : { ...event, actions });
             await new Promise((r) => setImmediate(r));
           }
           if (!aborted) resolve(api);

@@ -12,6 +12,7 @@ import { amqpUser } from '../publishers';
 import { OutboxRelay, type OutboxRelayOptions } from '../relay';
 import { installEventTables } from '../tables';
 import { deleteTopology } from '../topology';
+import { offCatalogue } from './off-catalogue';
 
 /** What the integration tests of this package share: one database, one exchange and the queues of a test. */
 // Silent unless asked for: the connection-loss tests log warnings on purpose.
@@ -23,6 +24,18 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * them (publishers.ts: a publish without one has no verified publisher and is refused).
  */
 export const OWN_USER = amqpUser(infra.amqpUrl);
+
+/** The options Harness.consumer fills in when a test leaves them out. */
+type HarnessDefaults = 'amqpUrl' | 'exchange' | 'bindings' | 'logger';
+/**
+ * EventConsumerOptions with the harness's defaults optional, member by member of its union (a plain Partial would make
+ * every option optional at once, `pool` too, and then a test's `handler: async (e) => …` could not be typed from it).
+ */
+export type TestConsumerOptions = EventConsumerOptions extends infer O
+  ? O extends EventConsumerOptions
+    ? Omit<O, HarnessDefaults> & Partial<Pick<O, HarnessDefaults>>
+    : never
+  : never;
 
 /**
  * What a network failure looks like to amqplib: the socket errors. Reaches into the private connection
@@ -75,7 +88,7 @@ export class Harness {
   }
 
   /** Options a test leaves out get this harness's; whatever else it gives (none too) reaches the constructor as given. */
-  async consumer(opts: Partial<EventConsumerOptions> & { queue: string }): Promise<EventConsumer> {
+  async consumer(opts: TestConsumerOptions): Promise<EventConsumer> {
     const consumer = new EventConsumer({
       amqpUrl: infra.amqpUrl,
       exchange: this.exchange,
@@ -106,8 +119,9 @@ export class Harness {
     };
   }
 
+  /** Enqueue and commit an event of any type, in the catalogue or not (off-catalogue.ts). */
   emit(type: string, data: unknown = {}): Promise<EventEnvelope> {
-    return withTransaction(this.pool, (c) => enqueueEvent(c, { type, orgId: ORG, data }));
+    return withTransaction(this.pool, (c) => enqueueEvent(c, offCatalogue({ type, orgId: ORG, data })));
   }
 
   async effects(queue: string): Promise<{ total: number; distinct: number }> {

@@ -111,7 +111,11 @@ export type ZcaUser = User;
 export type ZcaAttachmentSource = Exclude<AttachmentSource, string>;
 /** zca-js models/Message.ts `TAttachmentContent`: what a photo or file message carries instead of text. */
 export type ZcaAttachmentContent = Partial<TAttachmentContent>;
-export type ZcaClient = Pick<Zalo, 'login' | 'loginQR'>;
+/** zca-js's `Zalo` as the driver uses it: its two logins, whose API it uses only through ZcaApi. */
+export interface ZcaClient {
+  login(credentials: ZcaCredentials): Promise<ZcaApi>;
+  loginQR(...args: Parameters<Zalo['loginQR']>): Promise<ZcaApi>;
+}
 
 /** Builds one zca-js client per session, each with its own proxy agent. */
 export type ZaloClientFactory = (opts: { agent?: Agent; fetch?: typeof fetch }) => ZcaClient;

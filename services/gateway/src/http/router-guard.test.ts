@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import express, { type ErrorRequestHandler, Router } from 'express';
+import express, { type ErrorRequestHandler, type NextFunction, type Request, type Response, Router } from 'express';
 import { whenRouted } from './router-guard';
 import { routeTable } from './route-table';
 
@@ -7,8 +7,10 @@ import { routeTable } from './route-table';
 function tracked(name: string, entered: string[], build: (r: Router) => void): Router {
   const r = Router();
   build(r);
-  const handle = r.handle.bind(r);
-  (r as unknown as { handle: typeof handle }).handle = (req, res, next) => {
+  // The router function enters through its `handle` method, which express 5's types do not declare.
+  const dispatch = r as unknown as { handle: (req: Request, res: Response, next: NextFunction) => void };
+  const handle = dispatch.handle.bind(r);
+  dispatch.handle = (req, res, next) => {
     entered.push(name);
     return handle(req, res, next);
   };

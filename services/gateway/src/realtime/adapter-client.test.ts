@@ -5,7 +5,7 @@ import { adapterPublisher } from './adapter-client';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 describe('the socket.io adapter publisher', () => {
-  const log = createLogger({ name: 'test', level: 'silent' });
+  const log = createLogger('test', 'silent');
 
   it('turns a failed fire-and-forget publish into a log line, not an unhandled rejection', async () => {
     // Not connected and no offline queue: publish fails, as it does when Redis is away or a command times out.

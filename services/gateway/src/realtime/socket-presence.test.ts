@@ -9,7 +9,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 // instances. Identity hears of a user's first socket and of their last, whichever gateway holds them, in Redis's order;
 // a gateway that dies without disconnecting its sockets has its users reported gone by another once the entries run out.
 describe('SocketsPerUser presence', () => {
-  const log = createLogger({ name: 'test', level: 'silent' });
+  const log = createLogger('test', 'silent');
   const prefix = `t_presence_${randomUUID()}:`;
   const orgId = randomUUID();
   let redis: Redis;

@@ -1,3 +1,4 @@
+import type { automation } from '@crm/proto-types';
 import {
   campaignBriefOut,
   campaignCreatedOut,
@@ -11,7 +12,7 @@ import {
   templateOut,
 } from './automation.out';
 import { channelOut, suppressionOut } from './email.out';
-import { campaign, emailChannel, recipient, rule, run, template } from '../test-support/automation-fixtures';
+import { action, campaign, emailChannel, recipient, rule, run, template } from '../test-support/automation-fixtures';
 import { AT, ID, OTHER_ID } from '../test-support/crm-fixtures';
 
 describe('automation mappers', () => {
@@ -37,10 +38,7 @@ describe('automation mappers', () => {
   });
 
   it('ruleOut: set_priority’s "" (a cleared priority over gRPC) reads null, a priority as written', () => {
-    const actions = [
-      { type: 'set_priority', priority: '' },
-      { type: 'set_priority', priority: 'urgent' },
-    ];
+    const actions = [action({ type: 'set_priority', priority: '' }), action({ type: 'set_priority', priority: 'urgent' })];
     expect(ruleOut(rule({ actions })).actions).toEqual([
       { type: 'set_priority', priority: null },
       { type: 'set_priority', priority: 'urgent' },
@@ -48,8 +46,8 @@ describe('automation mappers', () => {
   });
 
   it('ruleOut: an if step reads back with its conditions as JSON values and its branches', () => {
-    const step = { type: 'send_message', template: 'hi', conditions: [], then: [], else: [], headers: {} };
-    const actions = [
+    const step = action({ type: 'send_message', template: 'hi' });
+    const actions: automation.Action__Output[] = [
       {
         type: 'if',
         conditions: [{ field: 'steps.0.status', operator: 'equals', valueJson: '200' }],

@@ -21,6 +21,7 @@ describe('ai, integrations, scoring, reports and analytics mappers', () => {
       remainingToday: 100,
       quotaResetsAt: AT,
       fallbackProviders: [],
+      autoReply: null,
     };
     expect(aiConfigOut(c)).toEqual({ ...c, model: null, autoReply: null });
     expect(aiConfigOut({ ...c, model: 'gpt', updatedAt: AT })).toMatchObject({ model: 'gpt', updatedAt: AT });

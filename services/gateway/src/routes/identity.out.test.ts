@@ -16,6 +16,7 @@ describe('identity mappers', () => {
       status: 'active',
       createdAt: AT,
       lastLogin: null,
+      availability: 'offline',
     });
     const set = userOut(user({ department: 'Sales', phone: '+84912345678', avatar: 'https://cdn.example.com/a.png', lastLogin: AT }));
     expect(set).toMatchObject({ department: 'Sales', phone: '+84912345678', avatar: 'https://cdn.example.com/a.png', lastLogin: AT });

@@ -46,6 +46,7 @@ describe('webhook mappers', () => {
           responseBodyTruncated: false,
         },
       ],
+      replay: false,
     });
     const ok = attempt({ attempt: 2, ok: true, statusCode: 200, error: undefined, responseBody: 'ok' });
     const done = deliveryOut(delivery({ status: 'succeeded', lastStatusCode: 200, deliveredAt: AT, attempts: [attempt(), ok] }));

@@ -18,6 +18,11 @@ export function rule(over: Partial<automation.Rule__Output> = {}): automation.Ru
   };
 }
 
+/** A step as it comes decoded: the lists and map only if and http_request steps use are there, empty. */
+export function action(over: Partial<automation.Action__Output> & { type: string }): automation.Action__Output {
+  return { conditions: [], then: [], else: [], headers: {}, ...over };
+}
+
 export function run(over: Partial<automation.Run__Output> = {}): automation.Run__Output {
   return {
     id: ID,

@@ -2,7 +2,7 @@
 import type { identity } from '@crm/proto-types';
 import { AT, ID, OTHER_ID } from './crm-fixtures';
 
-/** A user as identity answers the gateway: no department, phone, avatar or sign-in yet. */
+/** A user as identity answers the gateway: no department, phone, avatar or sign-in yet, so offline. */
 export function user(over: Partial<identity.User__Output> = {}): identity.User__Output {
   return {
     id: ID,
@@ -15,6 +15,7 @@ export function user(over: Partial<identity.User__Output> = {}): identity.User__
     avatar: '',
     status: 'active',
     createdAt: AT,
+    availability: 'offline',
     ...over,
   };
 }

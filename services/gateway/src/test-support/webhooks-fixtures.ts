@@ -21,7 +21,7 @@ export function attempt(over: Partial<webhooks.Attempt__Output> = {}): webhooks.
   };
 }
 
-/** A pending delivery with one failed attempt. */
+/** A pending delivery with one failed attempt, not a replay. */
 export function delivery(over: Partial<webhooks.Delivery__Output> = {}): webhooks.Delivery__Output {
   return {
     id: ID,
@@ -33,6 +33,7 @@ export function delivery(over: Partial<webhooks.Delivery__Output> = {}): webhook
     nextAttemptAt: AT,
     createdAt: AT,
     attempts: [attempt()],
+    replay: false,
     ...over,
   };
 }
