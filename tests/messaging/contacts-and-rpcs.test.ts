@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { status } from '@crm/grpc-kit';
 import { eventually, freePort } from '@crm/testing';
 import { eventContactData } from '../support/event-data';
 import { startStack, Stack } from '../support/stack';
@@ -141,6 +142,19 @@ describe('contacts from crm, and the RPCs other services call', () => {
       expect.objectContaining({ id: convId, contactId, chatnetAccountId: accountA, type: 'user', status: 'active' }),
     );
     expect((await grpc.LatestConversationForContact({ contactId }, { orgId: b.orgId })).conversation).toBeNull();
+  });
+
+  it('LatestConversationsForContacts answers LatestConversationForContact for many contacts at once, for the caller’s org only', async () => {
+    const contactId = crm.contacts.get(`${a.orgId}/uid-offline`)!.id;
+    const without = '00000000-0000-4000-8000-000000000001';
+    const ids = [contactId.toUpperCase(), without, 'nope'];
+    expect((await grpc.LatestConversationsForContacts({ contactIds: ids }, { orgId: a.orgId })).conversations).toEqual([
+      { contactId, conversationId: convId, chatnetAccountId: accountA },
+    ]);
+    expect((await grpc.LatestConversationsForContacts({ contactIds: ids }, { orgId: b.orgId })).conversations).toEqual([]);
+    await expect(
+      grpc.LatestConversationsForContacts({ contactIds: Array.from({ length: 1001 }, () => contactId) }, { orgId: a.orgId }),
+    ).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
   });
 
   it('GetConversation returns the internal detail shape; another org gets NOT_FOUND', async () => {

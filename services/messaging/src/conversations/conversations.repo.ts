@@ -629,6 +629,22 @@ export async function forContact(db: Queryable, orgId: string, contactId: string
   return rows;
 }
 
+/**
+ * Each contact's most recently active conversation (forContact's first row), for many contacts in one statement: a
+ * campaign asks for a page of recipients at once instead of one call and one query each.
+ */
+export async function latestForContacts(db: Queryable, orgId: string, contactIds: string[]) {
+  if (contactIds.length === 0) return [];
+  const { rows } = await db.query<{ contact_id: string; id: string; chatnet_account_id: string }>({
+    name: 'msg_latest_for_contacts',
+    text: `SELECT DISTINCT ON (c.contact_id) c.contact_id, c.id, c.chatnet_account_id FROM conversations c
+           WHERE c.org_id = $1 AND c.contact_id = ANY($2::uuid[])
+           ORDER BY c.contact_id, c.last_message_at DESC NULLS LAST, c.id DESC`,
+    values: [orgId, contactIds],
+  });
+  return rows;
+}
+
 export async function existingIds(db: Queryable, orgId: string, ids: string[], viewer: string | null = null): Promise<Set<string>> {
   const { rows } = await db.query<{ id: string }>(
     `SELECT c.id FROM conversations c WHERE c.org_id = $1 AND c.id = ANY($2::uuid[])${viewer ? ` AND ${visibleSql('$3')}` : ''}`,
