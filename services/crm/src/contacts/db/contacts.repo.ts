@@ -210,13 +210,14 @@ export async function findByChatnetUid(db: Queryable, orgId: string, chatnetUid:
   return rows[0];
 }
 
-/** Set the contact's network identity unless it has one; false when nothing changed. */
-export async function setChatnetUidIfNone(db: Queryable, orgId: string, id: string, chatnetUid: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    'UPDATE contacts SET chatnet_uid = $3, updated_at = now() WHERE org_id = $1 AND id = $2 AND chatnet_uid IS NULL',
-    [orgId, id, chatnetUid],
-  );
-  return (rowCount ?? 0) > 0;
+/** Set the contact's network identity unless it has one; the row as it is now, undefined when nothing changed. */
+export async function setChatnetUidIfNone(db: Queryable, orgId: string, id: string, chatnetUid: string): Promise<ContactRow | undefined> {
+  const { rows } = await db.query<ContactRow>({
+    name: 'crm_contact_set_uid_if_none',
+    text: `UPDATE contacts SET chatnet_uid = $3, updated_at = now() WHERE org_id = $1 AND id = $2 AND chatnet_uid IS NULL RETURNING ${COLUMNS}`,
+    values: [orgId, id, chatnetUid],
+  });
+  return rows[0];
 }
 
 export async function findIdByPhone(db: Queryable, orgId: string, phone: string): Promise<string | undefined> {

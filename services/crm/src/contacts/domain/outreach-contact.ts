@@ -35,6 +35,12 @@ export async function linkOutreachContact(deps: ContactsDeps, ctx: OrgContext, r
 
   if (req.contactId !== undefined && req.contactId !== null) {
     if (!isUuid(req.contactId)) throw notFound('Contact');
+    // Only read (messaging asks first who the contact is, then links the identity it found): no transaction, no lock.
+    if (!uid) {
+      const row = await findContact(deps.pool, orgId, req.contactId, false, viewer);
+      if (!row) throw notFound('Contact');
+      return toOutreach(row, false);
+    }
     return withTransaction(deps.pool, async (tx) => {
       const row = await findContact(tx, orgId, req.contactId!, true, viewer);
       if (!row) throw notFound('Contact');
