@@ -134,3 +134,46 @@ test('draining: a retired queue is unbound and emptied; one that does not exist 
   expect(drain.connected).toBe(true);
   await expect(ch.checkQueue(missing)).rejects.toThrow(/404/);
 });
+
+/** `pool`, with the text of every statement its clients run recorded (a multi-statement query is one round trip). */
+function recording(pool: Harness['pool']) {
+  const sent: string[] = [];
+  const wrapped = new WeakSet<object>();
+  const connect = async () => {
+    const client = await pool.connect();
+    if (!wrapped.has(client)) {
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const q = args[0] as string | { text: string };
+        sent.push(typeof q === 'string' ? q : q.text);
+        return query(...args);
+      };
+    }
+    return client;
+  };
+  return { sent, pool: Object.assign(Object.create(pool) as Harness['pool'], { connect }) };
+}
+
+test('an event alone in its batch and taken by two shares costs the shared transaction’s round trips, not a savepoint per share', async () => {
+  const queue = h.queue();
+  const first = share(`${queue}.first`, ['widget.updated']);
+  const second = share(`${queue}.second`, ['widget.updated']);
+  const db = recording(h.pool);
+  await h.consumer({ queue, pool: db.pool, bindings: ['widget.updated'], shares: [first, second], batchFlushMs: 0 });
+  const sent = envelope('widget.updated');
+  await publishBurst([sent]);
+
+  // BEGIN with both claims, each share's insert, COMMIT (read before this test's own queries reuse the clients).
+  await eventually(async () => db.sent.includes('COMMIT'), 5_000);
+  expect(db.sent.filter((q) => !q.startsWith('DELETE FROM processed_events'))).toEqual([
+    expect.stringMatching(/^BEGIN; INSERT INTO processed_events/),
+    expect.stringMatching(/^INSERT INTO share_effects/),
+    expect.stringMatching(/^INSERT INTO share_effects/),
+    'COMMIT',
+  ]);
+  expect(await effects(first.name)).toHaveLength(1);
+  expect(await effects(second.name)).toHaveLength(1);
+  expect(await claims(first.name)).toEqual([sent.id]);
+  expect(await claims(second.name)).toEqual([sent.id]);
+});

@@ -72,9 +72,24 @@ export class QueueShares implements BatchApply {
     return events.filter((e) => share.bindings.some((p) => topicMatches(p, e.type)));
   }
 
-  /** A batch of one is not tried again event by event (batch-lanes.ts): it takes the isolating path at once. */
-  all(events: EventEnvelope[]): Promise<void> {
-    return events.length === 1 ? this.one(events[0]) : this.together(events);
+  /**
+   * A batch of one is not tried again event by event (batch-lanes.ts). Taken by several shares (a conversation's single
+   * message, most of the time: batches are keyed by conversation), it goes through the shared transaction first, two
+   * round trips whatever the shares, instead of a savepoint and a claim per share; only when that fails does it take
+   * the isolating path, so a failing share still rolls back alone.
+   */
+  async all(events: EventEnvelope[]): Promise<void> {
+    if (events.length !== 1) return this.together(events);
+    if (this.takersOf(events[0]).length <= 1) return this.one(events[0]);
+    try {
+      await this.together(events);
+    } catch {
+      await this.one(events[0]);
+    }
+  }
+
+  private takersOf(event: EventEnvelope) {
+    return this.shares.filter((s) => this.taken(s, [event]).length > 0);
   }
 
   private async together(events: EventEnvelope[]): Promise<void> {
@@ -98,7 +113,7 @@ export class QueueShares implements BatchApply {
   }
 
   async one(event: EventEnvelope): Promise<void> {
-    const takers = this.shares.filter((s) => this.taken(s, [event]).length > 0);
+    const takers = this.takersOf(event);
     // Taken by one share (or none): its failure is the event's, as in any batch of one.
     if (takers.length <= 1) {
       try {
