@@ -177,3 +177,36 @@ test('an event alone in its batch and taken by two shares costs the shared trans
   expect(await claims(first.name)).toEqual([sent.id]);
   expect(await claims(second.name)).toEqual([sent.id]);
 });
+
+test('an event a share has nothing to do for (idle) is neither claimed nor applied; a batch with nothing to do opens no transaction', async () => {
+  const queue = h.queue();
+  const busy = share(`${queue}.busy`, ['widget.*']);
+  const quiet: QueueShare = { ...share(`${queue}.quiet`, ['widget.*']), idle: (e) => e.type === 'widget.viewed' };
+  const db = recording(h.pool);
+  await h.consumer({ queue, pool: db.pool, bindings: ['widget.*'], shares: [quiet, busy], batchFlushMs: 300 });
+  const viewed = envelope('widget.viewed');
+  const updated = envelope('widget.updated');
+  await publishBurst([viewed, updated]);
+  await eventually(async () => (await effects(busy.name)).length === 2, 5_000);
+  expect((await effects(quiet.name)).map((e) => e.event_id)).toEqual([updated.id]);
+  expect(await claims(quiet.name)).toEqual([updated.id]);
+
+  // Events nothing has anything to do for cost no statement: the only transaction is the busy event's.
+  const idleQueue = h.queue();
+  const lone = { ...share(`${idleQueue}.lone`, ['gadget.*']), idle: (e: EventEnvelope) => e.type === 'gadget.viewed' };
+  const idleDb = recording(h.pool);
+  await h.consumer({ queue: idleQueue, pool: idleDb.pool, bindings: ['gadget.*'], shares: [lone], batchFlushMs: 0 });
+  const idleOnes = [envelope('gadget.viewed'), envelope('gadget.viewed')];
+  const last = envelope('gadget.updated');
+  await publishBurst([...idleOnes, last]);
+  await eventually(async () => idleDb.sent.includes('COMMIT'), 5_000);
+  const sent = idleDb.sent.filter((q) => !q.startsWith('DELETE FROM processed_events'));
+  expect(sent).toEqual([
+    expect.stringMatching(/^BEGIN; INSERT INTO processed_events/),
+    expect.stringMatching(/^INSERT INTO share_effects/),
+    'COMMIT',
+  ]);
+  expect(sent[0]).toContain(last.id);
+  expect(idleOnes.some((e) => sent[0].includes(e.id))).toBe(false);
+  expect(await claims(lone.name)).toEqual([last.id]);
+});
