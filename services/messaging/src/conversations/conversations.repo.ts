@@ -608,9 +608,12 @@ export async function linkContact(
 
 /** Copy a contact's changed name, avatar and phone into its conversations. */
 export async function refreshContact(db: Queryable, orgId: string, contact: { id: string; name?: string; avatar?: string; phone?: string }) {
+  // Only rows whose copy differs are written: most contact.updated events change none of these (a campaign's identity
+  // link, a tag), and a row rewritten for nothing still costs its generated search text, its trigger and its indexes.
   await db.query(
     `UPDATE conversations SET contact_name = COALESCE($3, contact_name), contact_avatar = COALESCE($4, contact_avatar), contact_phone = COALESCE($5, contact_phone)
-     WHERE org_id = $1 AND contact_id = $2`,
+     WHERE org_id = $1 AND contact_id = $2
+       AND (contact_name, contact_avatar, contact_phone) IS DISTINCT FROM (COALESCE($3, contact_name), COALESCE($4, contact_avatar), COALESCE($5, contact_phone))`,
     [orgId, contact.id, contact.name ?? null, contact.avatar ?? null, contact.phone ?? null],
   );
 }
