@@ -567,8 +567,11 @@ export async function applyOutbound(
   id: string,
   m: { id: string; sentAt: Date; content: string; contentType: string; senderName: string },
 ): Promise<void> {
+  // The contact's messages before it are answered now (messages.markReplied), in the same statement: one round trip
+  // fewer for every message sent.
   await db.query(
-    `UPDATE conversations SET
+    `WITH replied AS (UPDATE messages SET is_replied = true WHERE conversation_id = $1 AND direction = 'inbound' AND NOT is_replied)
+     UPDATE conversations SET
        message_count = message_count + 1,
        unreplied_count = 0,
        last_activity_at = greatest(last_activity_at, now()),
