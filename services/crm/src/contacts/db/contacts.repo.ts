@@ -201,6 +201,27 @@ export async function findContact(db: Queryable, orgId: string, id: string, forU
   return rows[0];
 }
 
+/**
+ * findContact locked (and visible to `viewer`), with whether a contact of the org has `chatnetUid` already: what
+ * linking a found identity to a contact asks first, in one round trip.
+ */
+export async function lockForIdentity(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  chatnetUid: string,
+  viewer?: string,
+): Promise<(ContactRow & { uid_taken: boolean }) | undefined> {
+  const visible = viewer ? ` AND ${contactVisibleSql('$4::uuid')}` : '';
+  const { rows } = await db.query<ContactRow & { uid_taken: boolean }>({
+    name: `crm_contact_lock_for_identity${viewer ? '_visible' : ''}`,
+    text: `SELECT ${COLUMNS}, EXISTS (SELECT 1 FROM contacts o WHERE o.org_id = $2 AND o.chatnet_uid = $3) AS uid_taken
+           FROM contacts WHERE id = $1 AND org_id = $2${visible} FOR UPDATE`,
+    values: viewer ? [id, orgId, chatnetUid, viewer] : [id, orgId, chatnetUid],
+  });
+  return rows[0];
+}
+
 export async function findByChatnetUid(db: Queryable, orgId: string, chatnetUid: string, forUpdate = false): Promise<ContactRow | undefined> {
   const { rows } = await db.query<ContactRow>({
     name: forUpdate ? 'crm_contact_by_uid_lock' : 'crm_contact_by_uid',
