@@ -104,8 +104,8 @@ export interface SendCall {
 }
 
 /**
- * messaging as the campaign sender sees it: LatestConversationForContact over conversations the test
- * puts in, and SendMessage with the real pipeline's promises: it de-duplicates on clientMessageId (a
+ * messaging as the campaign sender sees it: LatestConversationForContact (and LatestConversationsForContacts, a
+ * batch's at once) over conversations the test puts in, and SendMessage with the real pipeline's promises: it de-duplicates on clientMessageId (a
  * repeat answers the first result and sends nothing), and a per-account send limit answers 429 with a
  * Retry-After. `delivered` is what reached the network: one entry per message that really went out.
  */
@@ -123,6 +123,12 @@ export async function fakeCampaignMessaging() {
       const c = conversations.get(`${ctx.orgId}/${req.contactId}`);
       return c ? { conversation: { id: c.id, contactId: c.contactId, chatnetAccountId: c.accountId, type: 'user', status: 'active' } } : {};
     },
+    LatestConversationsForContacts: async (req, ctx) => ({
+      conversations: (req.contactIds ?? []).flatMap((contactId) => {
+        const c = conversations.get(`${ctx.orgId}/${contactId}`);
+        return c ? [{ contactId, conversationId: c.id, chatnetAccountId: c.accountId }] : [];
+      }),
+    }),
     // A contact without a conversation is a lead this fake network does not know (as messaging answers for a
     // phone nobody uses on the network): skipped as not_on_network.
     StartConversation: async () => {

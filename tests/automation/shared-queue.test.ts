@@ -7,7 +7,8 @@ import { eventually, infra } from '@crm/testing';
 import { ConsumerProbe, processedBy } from '../support/consumers';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
-import { eventBus, fakeCrm, messageData, org } from './support';
+import { contactData, eventBus, fakeCrm, messageData, org } from './support';
+import { eventData } from '../support/event-data';
 import { connectPatiently } from '../support/patient-client';
 
 // Issue #28 (CPU per message): rule triggers, campaign replies and read receipts take their events from one queue, the
@@ -119,6 +120,38 @@ describe('automation: one queue for triggers, campaign replies and read receipts
     expect(await queueProbe.count()).toBe(marks.queue + 2);
     expect(await repliesProbe.count()).toBe(marks.replies + 1);
     expect(await seenProbe.count()).toBe(marks.seen + 1);
+  });
+
+  it('what no rule listens to costs no transaction: a conversation started, a message sent, an identity linked are acked unclaimed', async () => {
+    const quiet = await org(stack, 'Quiet shop');
+    const contactId = randomUUID();
+    const mark = await queueProbe.mark();
+    const nothing = [
+      await bus.publish('conversation.created', quiet.orgId, eventData('conversation.created', { id: randomUUID(), contactId })),
+      await bus.publish('message.sent', quiet.orgId, eventData('message.sent', { messageId: randomUUID(), contactId })),
+      await bus.publish('contact.updated', quiet.orgId, { contact: contactData({ id: contactId }), changes: ['chatnetUid'] }),
+    ];
+    // A score announced is judged whatever the rules (a high-value lead notification), so it is claimed.
+    const scored = await bus.publish('contact.updated', quiet.orgId, {
+      contact: contactData({ id: contactId, leadScore: 10 }),
+      changes: ['leadScore'],
+      highValueThreshold: 80,
+    });
+    await queueProbe.settled(mark, 4);
+    await processedBy(db, name('triggers'), [scored.id]);
+    for (const e of nothing) expect(await claimedBy(name('triggers'), e.id)).toEqual([]);
+
+    // With a rule listening, the conversation started is claimed and runs it.
+    const rule = await quiet.owner.post('/api/v1/automation/rules', {
+      name: 'New conversation',
+      trigger: { type: 'conversation_created' },
+      actions: [{ type: 'send_notification', title: 'New conversation', message: 'hello', notificationType: 'new_conversation' }],
+    });
+    expect((await quiet.owner.post(`/api/v1/automation/rules/${rule.body.id}/activate`)).status).toBe(200);
+    const started = await bus.publish('conversation.created', quiet.orgId, eventData('conversation.created', { id: randomUUID(), contactId }));
+    await processedBy(db, name('triggers'), [started.id]);
+    const runs = (await quiet.owner.get(`/api/v1/automation/rules/${rule.body.id}/runs?limit=10`)).body.data as Array<{ eventId: string }>;
+    expect(runs.map((r) => r.eventId)).toEqual([started.id]);
   });
 
   it('an event one share fails on is retried for that share alone; the others, and the rest of its batch, commit once', async () => {

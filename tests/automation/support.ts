@@ -107,6 +107,12 @@ export async function fakeMessaging() {
       const id = latest.get(`${ctx.orgId}/${req.contactId}`);
       return id ? { conversation: { id } } : {};
     },
+    LatestConversationsForContacts: async (req, ctx) => ({
+      conversations: (req.contactIds ?? []).flatMap((contactId) => {
+        const id = latest.get(`${ctx.orgId}/${contactId}`);
+        return id ? [{ contactId, conversationId: id, chatnetAccountId: '' }] : [];
+      }),
+    }),
     // Starting a conversation with a contact who has none: this fake network knows nobody (not_on_network, as messaging
     // answers for a phone the network does not know).
     StartConversation: async () => {

@@ -349,6 +349,27 @@ describe('crm events, consumers and cross-service RPCs', () => {
       expect(await rpc.UpsertChatnetContacts({ contacts: [] }, { orgId: acme.orgId })).toEqual({ contacts: [] });
     });
 
+    it('LinkOutreachContact by contactId reads it, links a found identity once, and leaves an identity another contact has', async () => {
+      const rpc = crm.crmRpc();
+      type Outreach = { id: string; name: string; phone: string; chatnetUid?: string; created: boolean };
+      const lead = (await owner.post('/api/v1/contacts', { name: 'Imported Lead', phone: '+84902000001' })).body.id;
+      const other = (await owner.post('/api/v1/contacts', { name: 'Other Lead', phone: '+84902000002' })).body.id;
+      // The read messaging makes first: the contact as it is, nothing written.
+      expect(await rpc.LinkOutreachContact<Outreach>({ contactId: lead }, { orgId: acme.orgId })).toEqual(
+        expect.objectContaining({ id: lead, name: 'Imported Lead', phone: '+84902000001', created: false }),
+      );
+      expect((await owner.get(`/api/v1/contacts/${lead}`)).body.chatnetUid).toBeNull();
+      const link = (contactId: string, chatnetUid: string) =>
+        rpc.LinkOutreachContact<Outreach>({ contactId, phone: '+84902000001', chatnetUid, displayName: 'Network name' }, { orgId: acme.orgId });
+      expect((await link(lead, 'outreach-uid-1')).chatnetUid).toBe('outreach-uid-1');
+      expect((await owner.get(`/api/v1/contacts/${lead}`)).body.chatnetUid).toBe('outreach-uid-1');
+      // A contact with an identity keeps it; an identity another contact has stays with that one.
+      expect((await link(lead, 'outreach-uid-2')).chatnetUid).toBe('outreach-uid-1');
+      expect((await link(other, 'outreach-uid-1')).chatnetUid).toBeUndefined();
+      expect((await owner.get(`/api/v1/contacts/${other}`)).body.chatnetUid).toBeNull();
+      await expect(rpc.LinkOutreachContact({ contactId: lead }, { orgId: globex.orgId })).rejects.toMatchObject({ code: 5 });
+    });
+
     it('GetContactBrief returns the brief, NOT_FOUND for other-org, unknown or malformed ids', async () => {
       const id = (await owner.post('/api/v1/contacts', { name: 'Brief Person', email: 'b@example.test', tags: ['x'] })).body.id;
       const brief = await crm.crmRpc().GetContactBrief({ id }, { orgId: acme.orgId });

@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { status } from '@crm/grpc-kit';
 import { eventually, freePort } from '@crm/testing';
+import { processedBy } from '../support/consumers';
 import { eventContactData } from '../support/event-data';
+import { connectPatiently } from '../support/patient-client';
 import { startStack, Stack } from '../support/stack';
 import { eventBus, fakeConnector, fakeCrm, messagingClient, orgWithKey } from './support';
 
@@ -127,6 +131,24 @@ describe('contacts from crm, and the RPCs other services call', () => {
       changes: ['name'],
     });
     await eventually(async () => (await a.owner.get(`/api/v1/conversations/${convId}`)).body.conversation.contactName === 'Olga P.');
+    // An update that changes none of the copied fields (a network identity linked) leaves the row unwritten.
+    const db = await connectPatiently(stack.databaseUrl('messaging'));
+    try {
+      const version = async () => (await db.query('SELECT xmin::text AS v FROM conversations WHERE id = $1', [convId])).rows[0].v;
+      const before = await version();
+      const linked = randomUUID();
+      const same = { name: 'Olga P.', phone: '+84911111111', avatar: 'https://cdn.example/olga.png' };
+      await bus.publish(
+        'contact.updated',
+        a.orgId,
+        { contact: eventContactData({ id: contact.id, ...same, chatnetUid: 'uid-x' }), changes: ['chatnetUid'] },
+        linked,
+      );
+      await processedBy(db, `${stack.env.EVENTS_EXCHANGE}.messaging.contacts`, [linked]);
+      expect(await version()).toBe(before);
+    } finally {
+      await db.end();
+    }
   });
 
   it('ContactConversations and LatestConversationForContact answer for the org of the caller only', async () => {
@@ -141,6 +163,19 @@ describe('contacts from crm, and the RPCs other services call', () => {
       expect.objectContaining({ id: convId, contactId, chatnetAccountId: accountA, type: 'user', status: 'active' }),
     );
     expect((await grpc.LatestConversationForContact({ contactId }, { orgId: b.orgId })).conversation).toBeNull();
+  });
+
+  it('LatestConversationsForContacts answers LatestConversationForContact for many contacts at once, for the caller’s org only', async () => {
+    const contactId = crm.contacts.get(`${a.orgId}/uid-offline`)!.id;
+    const without = '00000000-0000-4000-8000-000000000001';
+    const ids = [contactId.toUpperCase(), without, 'nope'];
+    expect((await grpc.LatestConversationsForContacts({ contactIds: ids }, { orgId: a.orgId })).conversations).toEqual([
+      { contactId, conversationId: convId, chatnetAccountId: accountA },
+    ]);
+    expect((await grpc.LatestConversationsForContacts({ contactIds: ids }, { orgId: b.orgId })).conversations).toEqual([]);
+    await expect(
+      grpc.LatestConversationsForContacts({ contactIds: Array.from({ length: 1001 }, () => contactId) }, { orgId: a.orgId }),
+    ).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
   });
 
   it('GetConversation returns the internal detail shape; another org gets NOT_FOUND', async () => {

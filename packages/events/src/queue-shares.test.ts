@@ -134,3 +134,79 @@ test('draining: a retired queue is unbound and emptied; one that does not exist 
   expect(drain.connected).toBe(true);
   await expect(ch.checkQueue(missing)).rejects.toThrow(/404/);
 });
+
+/** `pool`, with the text of every statement its clients run recorded (a multi-statement query is one round trip). */
+function recording(pool: Harness['pool']) {
+  const sent: string[] = [];
+  const wrapped = new WeakSet<object>();
+  const connect = async () => {
+    const client = await pool.connect();
+    if (!wrapped.has(client)) {
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const q = args[0] as string | { text: string };
+        sent.push(typeof q === 'string' ? q : q.text);
+        return query(...args);
+      };
+    }
+    return client;
+  };
+  return { sent, pool: Object.assign(Object.create(pool) as Harness['pool'], { connect }) };
+}
+
+test('an event alone in its batch and taken by two shares costs the shared transaction’s round trips, not a savepoint per share', async () => {
+  const queue = h.queue();
+  const first = share(`${queue}.first`, ['widget.updated']);
+  const second = share(`${queue}.second`, ['widget.updated']);
+  const db = recording(h.pool);
+  await h.consumer({ queue, pool: db.pool, bindings: ['widget.updated'], shares: [first, second], batchFlushMs: 0 });
+  const sent = envelope('widget.updated');
+  await publishBurst([sent]);
+
+  // BEGIN with both claims, each share's insert, COMMIT (read before this test's own queries reuse the clients).
+  await eventually(async () => db.sent.includes('COMMIT'), 5_000);
+  expect(db.sent.filter((q) => !q.startsWith('DELETE FROM processed_events'))).toEqual([
+    expect.stringMatching(/^BEGIN; INSERT INTO processed_events/),
+    expect.stringMatching(/^INSERT INTO share_effects/),
+    expect.stringMatching(/^INSERT INTO share_effects/),
+    'COMMIT',
+  ]);
+  expect(await effects(first.name)).toHaveLength(1);
+  expect(await effects(second.name)).toHaveLength(1);
+  expect(await claims(first.name)).toEqual([sent.id]);
+  expect(await claims(second.name)).toEqual([sent.id]);
+});
+
+test('an event a share has nothing to do for (idle) is neither claimed nor applied; a batch with nothing to do opens no transaction', async () => {
+  const queue = h.queue();
+  const busy = share(`${queue}.busy`, ['widget.*']);
+  const quiet: QueueShare = { ...share(`${queue}.quiet`, ['widget.*']), idle: (e) => e.type === 'widget.viewed' };
+  const db = recording(h.pool);
+  await h.consumer({ queue, pool: db.pool, bindings: ['widget.*'], shares: [quiet, busy], batchFlushMs: 300 });
+  const viewed = envelope('widget.viewed');
+  const updated = envelope('widget.updated');
+  await publishBurst([viewed, updated]);
+  await eventually(async () => (await effects(busy.name)).length === 2, 5_000);
+  expect((await effects(quiet.name)).map((e) => e.event_id)).toEqual([updated.id]);
+  expect(await claims(quiet.name)).toEqual([updated.id]);
+
+  // Events nothing has anything to do for cost no statement: the only transaction is the busy event's.
+  const idleQueue = h.queue();
+  const lone = { ...share(`${idleQueue}.lone`, ['gadget.*']), idle: (e: EventEnvelope) => e.type === 'gadget.viewed' };
+  const idleDb = recording(h.pool);
+  await h.consumer({ queue: idleQueue, pool: idleDb.pool, bindings: ['gadget.*'], shares: [lone], batchFlushMs: 0 });
+  const idleOnes = [envelope('gadget.viewed'), envelope('gadget.viewed')];
+  const last = envelope('gadget.updated');
+  await publishBurst([...idleOnes, last]);
+  await eventually(async () => idleDb.sent.includes('COMMIT'), 5_000);
+  const sent = idleDb.sent.filter((q) => !q.startsWith('DELETE FROM processed_events'));
+  expect(sent).toEqual([
+    expect.stringMatching(/^BEGIN; INSERT INTO processed_events/),
+    expect.stringMatching(/^INSERT INTO share_effects/),
+    'COMMIT',
+  ]);
+  expect(sent[0]).toContain(last.id);
+  expect(idleOnes.some((e) => sent[0].includes(e.id))).toBe(false);
+  expect(await claims(lone.name)).toEqual([last.id]);
+});

@@ -26,6 +26,13 @@ export interface QueueShare<P = any> {
   prepare?: (events: EventEnvelope[]) => Promise<P>;
   /** Its events in delivery order, in the batch's transaction (a redelivered one it already applied is left out). */
   apply: (events: EventEnvelope[], db: PoolClient, prepared: P | undefined) => Promise<void>;
+  /**
+   * Which of its events it has nothing to do for, judged after `prepare` (no rule of the org listens, say): they are
+   * neither claimed nor applied, and a batch that leaves no share anything to do opens no transaction at all. A
+   * redelivered copy is judged again, which changes nothing only because nothing was done: answer true only for an
+   * event whose `apply` would write nothing.
+   */
+  idle?: (event: EventEnvelope, prepared: P | undefined) => boolean;
 }
 
 export interface QueueSharesOptions {
@@ -72,33 +79,55 @@ export class QueueShares implements BatchApply {
     return events.filter((e) => share.bindings.some((p) => topicMatches(p, e.type)));
   }
 
-  /** A batch of one is not tried again event by event (batch-lanes.ts): it takes the isolating path at once. */
-  all(events: EventEnvelope[]): Promise<void> {
-    return events.length === 1 ? this.one(events[0]) : this.together(events);
+  /**
+   * A batch of one is not tried again event by event (batch-lanes.ts). Taken by several shares (a conversation's single
+   * message, most of the time: batches are keyed by conversation), it goes through the shared transaction first, two
+   * round trips whatever the shares, instead of a savepoint and a claim per share; only when that fails does it take
+   * the isolating path, so a failing share still rolls back alone.
+   */
+  async all(events: EventEnvelope[]): Promise<void> {
+    if (events.length !== 1) return this.together(events);
+    if (this.takersOf(events[0]).length <= 1) return this.one(events[0]);
+    try {
+      await this.together(events);
+    } catch {
+      await this.one(events[0]);
+    }
+  }
+
+  private takersOf(event: EventEnvelope) {
+    return this.shares.filter((s) => this.taken(s, [event]).length > 0);
   }
 
   private async together(events: EventEnvelope[]): Promise<void> {
-    const parts = this.shares.map((share) => ({ share, events: this.taken(share, events) })).filter((p) => p.events.length > 0);
+    const taken = this.shares.map((share) => ({ share, events: this.taken(share, events) })).filter((p) => p.events.length > 0);
     // Only a binding left from an older version could bring one: nothing takes it, so it is only acked.
-    if (parts.length === 0) return;
+    if (taken.length === 0) return;
     // Before the transaction, as with batchPrepare; one that fails fails the batch (then each event on its own).
-    const prepared = await Promise.all(parts.map((p) => p.share.prepare?.(p.events)));
+    const prepared = await Promise.all(taken.map((p) => p.share.prepare?.(p.events)));
+    const parts = taken
+      .map((p, i) => ({ ...p, prepared: prepared[i], events: p.events.filter((e) => !p.share.idle?.(e, prepared[i])) }))
+      .filter((p) => p.events.length > 0);
+    if (parts.length > 0) await this.inTransaction(parts);
+    for (const p of taken) this.counted?.(p.share.name, 'ack', p.events.length);
+  }
+
+  private async inTransaction(parts: Array<{ share: QueueShare & { literal: string }; events: EventEnvelope[]; prepared: unknown }>): Promise<void> {
     await withTransaction(
       this.o.pool,
       async (db, [claimed]) => {
         const fresh = freshOf(claimed as QueryResult<ClaimedRow> | undefined);
-        for (const [i, { share, events: taken }] of parts.entries()) {
-          const own = taken.filter((e) => fresh.delete(`${e.id.toLowerCase()}|${share.name}`));
-          if (own.length > 0) await share.apply(own, db, prepared[i]);
+        for (const { share, events, prepared } of parts) {
+          const own = events.filter((e) => fresh.delete(`${e.id.toLowerCase()}|${share.name}`));
+          if (own.length > 0) await share.apply(own, db, prepared);
         }
       },
       { begin: this.claim(parts) },
     );
-    for (const p of parts) this.counted?.(p.share.name, 'ack', p.events.length);
   }
 
   async one(event: EventEnvelope): Promise<void> {
-    const takers = this.shares.filter((s) => this.taken(s, [event]).length > 0);
+    const takers = this.takersOf(event);
     // Taken by one share (or none): its failure is the event's, as in any batch of one.
     if (takers.length <= 1) {
       try {
@@ -118,20 +147,27 @@ export class QueueShares implements BatchApply {
       ),
     );
     const done: string[] = [];
-    await withTransaction(this.o.pool, async (db) => {
-      for (const [i, share] of takers.entries()) {
-        if (prepared[i] === FAILED) continue;
-        try {
-          const [, claimed] = (await db.query(`SAVEPOINT share; ${this.claim([{ share, events: [event] }])}`)) as unknown as QueryResult[];
-          if (claimed.rowCount) await share.apply([event], db, prepared[i]);
-          await db.query('RELEASE SAVEPOINT share');
-          done.push(share.name);
-        } catch (err) {
-          await db.query('ROLLBACK TO SAVEPOINT share');
-          failures.push({ share: share.name, err });
+    // A share whose prepare failed has failed already; one with nothing to do is done without a claim.
+    const busy: Array<{ share: (typeof takers)[number]; prepared: unknown }> = [];
+    for (const [i, share] of takers.entries()) {
+      if (prepared[i] === FAILED) continue;
+      if (share.idle?.(event, prepared[i])) done.push(share.name);
+      else busy.push({ share, prepared: prepared[i] });
+    }
+    if (busy.length > 0)
+      await withTransaction(this.o.pool, async (db) => {
+        for (const { share, prepared: own } of busy) {
+          try {
+            const [, claimed] = (await db.query(`SAVEPOINT share; ${this.claim([{ share, events: [event] }])}`)) as unknown as QueryResult[];
+            if (claimed.rowCount) await share.apply([event], db, own);
+            await db.query('RELEASE SAVEPOINT share');
+            done.push(share.name);
+          } catch (err) {
+            await db.query('ROLLBACK TO SAVEPOINT share');
+            failures.push({ share: share.name, err });
+          }
         }
-      }
-    });
+      });
     for (const name of done) this.counted?.(name, 'ack', 1);
     if (failures.length === 0) return;
     for (const f of failures) {

@@ -74,6 +74,8 @@ export const SERVICE_CALL_POLICY: Record<Exclude<InternalPrincipal, 'gateway'>, 
     'crm.v1.TaskService/CreateTask',
     'messaging.v1.MessagingService/GetConversation',
     'messaging.v1.MessagingService/LatestConversationForContact',
+    // A campaign's page of recipients at once.
+    'messaging.v1.MessagingService/LatestConversationsForContacts',
     'messaging.v1.MessagingService/SendMessage',
     // The assign_round_robin action.
     'messaging.v1.MessagingService/AssignRoundRobin',

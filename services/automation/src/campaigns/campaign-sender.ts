@@ -15,6 +15,7 @@ import { deliverEmail, SendHooks } from './email/delivery';
 import { isUuid } from '@crm/validation';
 import { isNotFound, type Member, memberPage } from '../lists';
 import { notifications } from '../notifications';
+import { lookUpBatch, NoConversationYet, targetOf } from './batch-conversations';
 
 /** A claimed campaign is this instance's for this long, renewed before every send. */
 const LEASE_MS = 60_000;
@@ -64,6 +65,8 @@ interface Turn {
   inFlight: Set<string>;
   holds: Map<string, Date>;
   holdsAt: number;
+  /** Recipients of the batch messaging said have no conversation (when the batch's conversations were looked up at once). */
+  none: NoConversationYet;
   /** Paused, cancelled, rescheduled or taken over: every lane stops. */
   stop: boolean;
   /** Nobody is due right now. */
@@ -240,6 +243,7 @@ export class CampaignSender {
       inFlight: new Set(),
       holds: new Map(),
       holdsAt: 0,
+      none: new NoConversationYet(HOLD_MAX_MS),
       stop: false,
       exhausted: false,
     };
@@ -308,6 +312,7 @@ export class CampaignSender {
           const rows = await recipients.due(this.deps.pool, c.id, BATCH + busy.size);
           st.batch = rows.filter((r) => !busy.has(r.contact_id));
           if (st.batch.length === 0) st.exhausted = true;
+          else if (this.batchLookups(c)) await lookUpBatch(this.deps, c, st.batch, st.none);
         })().finally(() => (st.refill = undefined));
       }
       await st.refill;
@@ -316,6 +321,15 @@ export class CampaignSender {
     const rec = st.batch.shift();
     if (rec) st.inFlight.add(rec.contact_id);
     return rec;
+  }
+
+  /**
+   * A batch sent within HOLD_MAX_MS has its conversations looked up at once (at a high rate, one call per recipient
+   * is a large share of its cost); at a slower pace the answers would be stale by the time a recipient's turn
+   * comes, and a call per recipient costs nothing that matters, so each asks right before its send.
+   */
+  private batchLookups(c: CampaignRow): boolean {
+    return c.type !== 'email' && BATCH * this.interval <= HOLD_MAX_MS;
   }
 
   /**
@@ -401,21 +415,24 @@ export class CampaignSender {
     let conversationId = rec.conversation_id;
     let accountId = rec.chatnet_account_id;
     if (!conversationId) {
-      let res: messaging.LatestConversation__Output;
-      try {
-        res = await remote.messaging().LatestConversationForContact({ contactId: rec.contact_id }, sys);
-      } catch (err) {
-        return this.failed(c, st, rec, err, 'messaging LatestConversationForContact', false);
+      let conversation: { id: string; chatnetAccountId: string } | undefined;
+      // Known to have none (the batch was looked up a moment ago): no call of its own.
+      if (!st.none.take(rec.contact_id)) {
+        let res: messaging.LatestConversation__Output;
+        try {
+          res = await remote.messaging().LatestConversationForContact({ contactId: rec.contact_id }, sys);
+        } catch (err) {
+          return this.failed(c, st, rec, err, 'messaging LatestConversationForContact', false);
+        }
+        conversation = res.conversation?.id ? res.conversation : undefined;
       }
-      let conversation: { id: string; chatnetAccountId: string } | undefined = res.conversation?.id ? res.conversation : undefined;
       if (!conversation) {
         // A lead who never wrote: a conversation is started on the campaign's account (issue #26).
         const started = await this.startConversation(c, st, rec, sys);
         if ('delivery' in started) return started.delivery;
         conversation = started.conversation;
       }
-      conversationId = conversation.id;
-      accountId = conversation.chatnetAccountId && isUuid(conversation.chatnetAccountId) ? conversation.chatnetAccountId : null;
+      ({ conversationId, accountId } = targetOf({ conversationId: conversation.id, chatnetAccountId: conversation.chatnetAccountId }));
       // Fixed before the first attempt: a retry goes to the same conversation, as messaging's de-duplication needs.
       await recipients.setTarget(pool, c.id, rec.contact_id, conversationId, accountId);
       rec.conversation_id = conversationId;

@@ -122,6 +122,21 @@ export async function setTarget(
   );
 }
 
+/** setTarget for many recipients of a campaign in one statement (a batch whose conversations were looked up at once). */
+export async function setTargets(
+  db: Queryable,
+  campaignId: string,
+  targets: Array<{ contactId: string; conversationId: string; accountId: string | null }>,
+): Promise<void> {
+  if (targets.length === 0) return;
+  await db.query(
+    `UPDATE campaign_recipients r SET conversation_id = t.conversation_id, chatnet_account_id = t.account_id, updated_at = now()
+     FROM unnest($2::uuid[], $3::uuid[], $4::uuid[]) AS t(contact_id, conversation_id, account_id)
+     WHERE r.campaign_id = $1 AND r.contact_id = t.contact_id AND r.status = 'pending'`,
+    [campaignId, targets.map((t) => t.contactId), targets.map((t) => t.conversationId), targets.map((t) => t.accountId)],
+  );
+}
+
 /** Try again later: counted as an attempt (a failure) or not (held back by a rate limit). */
 export async function defer(db: Queryable, campaignId: string, contactId: string, at: Date, error: string, countAttempt: boolean): Promise<void> {
   await db.query(

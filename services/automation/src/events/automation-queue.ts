@@ -1,7 +1,7 @@
 import { eachEvent, type QueueShare } from '@crm/events';
 import type { Deps } from '../deps';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue, SEEN_BINDINGS, seenHandler, seenQueue } from '../campaigns';
-import { prepareTriggers, TRIGGER_BINDINGS, triggerHandler, triggersQueue, type TriggerContacts } from './triggers.consumer';
+import { prepareTriggers, TRIGGER_BINDINGS, triggerHandler, triggersQueue, type TriggerPrep } from './triggers.consumer';
 
 /**
  * automation's one queue (issue #28, CPU per message): rule triggers, campaign replies and read receipts used to have
@@ -16,12 +16,13 @@ export function automationQueue(exchange: string): string {
 
 export function automationShares(deps: Deps): QueueShare[] {
   const exchange = deps.config.EVENTS_EXCHANGE;
-  const triggers: QueueShare<TriggerContacts> = {
+  const triggers: QueueShare<TriggerPrep> = {
     name: triggersQueue(exchange),
     bindings: TRIGGER_BINDINGS,
-    // The contacts rules ask about come from crm before the transaction.
+    // The contacts rules ask about come from crm before the transaction, and the events nothing listens to are found.
     prepare: (events) => prepareTriggers(deps, events),
     apply: triggerHandler(deps),
+    idle: (event, prep) => prep?.idle.has(event.id) ?? false,
   };
   return [
     triggers,

@@ -70,15 +70,23 @@ export function triggersQueue(exchange: string): string {
 /** The contacts rule conditions ask about, by event id: fetched from crm before the batch's transaction. */
 export type TriggerContacts = Map<string, Record<string, unknown>>;
 
+/** What a batch's preparation found: the contacts rules ask about, and the events there is nothing to do for. */
+export interface TriggerPrep {
+  contacts: TriggerContacts;
+  idle: Set<string>;
+}
+
 /**
  * The batch's work before its transaction (issue #28 item 4): the contact of every event an active rule of its org
  * judges by contact fields, from crm, all at once. Most events have no such rule and cost nothing (the rules are in
  * memory). crm unreachable: this throws and the events are retried (EVENT_RETRY_SCHEDULE), as before.
  */
-export async function prepareTriggers(deps: Deps, events: EventEnvelope[]): Promise<TriggerContacts> {
+export async function prepareTriggers(deps: Deps, events: EventEnvelope[]): Promise<TriggerPrep> {
   const contacts: TriggerContacts = new Map();
+  const idle = new Set<string>();
   await Promise.all(
     events.map(async (event) => {
+      if (await nothingToDo(deps, event)) idle.add(event.id);
       if (!isUuid(event.orgId) || event.type === 'contact.created') return;
       const triggers = triggersOfEvent(event.type);
       if (triggers.length === 0) return;
@@ -87,7 +95,27 @@ export async function prepareTriggers(deps: Deps, events: EventEnvelope[]): Prom
       contacts.set(event.id, await fetchContact(deps, event, contactIdOf(event.type, event.data)));
     }),
   );
-  return contacts;
+  return { contacts, idle };
+}
+
+/**
+ * True for an event applyTriggerEvent would write nothing for, known from memory: the ones an outreach campaign brings
+ * for every lead (a conversation started, the lead's identity linked, the message sent) in an org with no rule
+ * listening. Those are then neither claimed nor applied (QueueShare.idle): no transaction for nothing. Any other type
+ * is taken as work; a type handled here must stay in step with applyTriggerEvent.
+ */
+async function nothingToDo(deps: Deps, event: EventEnvelope): Promise<boolean> {
+  if (!isUuid(event.orgId)) return false;
+  const noRules = async (triggers: readonly string[]) => (await deps.rules.rulesFor(event.orgId, triggers)).length === 0;
+  if (isEventOf(event, 'message.sent')) return event.data.source === 'automation' || (await noRules(['conversation_idle']));
+  if (isEventOf(event, 'conversation.created')) return noRules(triggersOfEvent(event.type));
+  if (isEventOf(event, 'contact.updated')) {
+    // highValueLead judges only a score announced (a threshold, or leadScore among the changes).
+    const d = event.data;
+    const judged = Number.isFinite(d.contact.leadScore) && ((d.highValueThreshold ?? 0) > 0 || d.changes.includes('leadScore'));
+    return !judged && (await noRules(triggersOfEvent(event.type)));
+  }
+  return false;
 }
 
 /**
@@ -95,8 +123,9 @@ export async function prepareTriggers(deps: Deps, events: EventEnvelope[]): Prom
  * records the event ids: a redelivered event finds its id and does nothing, and the runs' unique key (rule, event)
  * backs that up. The actions themselves are performed by the Runner after commit.
  */
-export function triggerHandler(deps: Deps): BatchHandler<TriggerContacts> {
-  return async (events, db, contacts = new Map()) => {
+export function triggerHandler(deps: Deps): BatchHandler<TriggerPrep> {
+  return async (events, db, prep) => {
+    const contacts = prep?.contacts ?? new Map();
     for (const event of events) await withEventTrace(event, () => applyTriggerEvent(deps, event, db, contacts));
   };
 }

@@ -67,8 +67,12 @@ export class ContactWriter {
    * Returns the row as it is now (unchanged when it had an identity already).
    */
   async linkIdentity(tx: PoolClient, orgId: string, id: string, chatnetUid: string): Promise<repo.ContactRow> {
-    if (!(await repo.setChatnetUidIfNone(tx, orgId, id, chatnetUid))) return (await repo.findContact(tx, orgId, id))!;
-    return this.changed(tx, orgId, id, ['chatnetUid'], { type: 'updated', data: 'Chat-network identity found for the phone number' });
+    const row = await repo.setChatnetUidIfNone(tx, orgId, id, chatnetUid);
+    if (!row) return (await repo.findContact(tx, orgId, id))!;
+    // The UPDATE answered the row as it is now: no second read (a campaign links one lead after another).
+    await recordActivity(tx, { orgId, contactId: id, type: 'updated', data: 'Chat-network identity found for the phone number' });
+    await this.score(tx, [await contactUpdated(tx, orgId, row, ['chatnetUid'])]);
+    return row;
   }
 
   /** Contacts (source chatnet) for the friend-list identities the org has none for yet; returns the new ones. */

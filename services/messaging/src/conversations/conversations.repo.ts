@@ -567,8 +567,11 @@ export async function applyOutbound(
   id: string,
   m: { id: string; sentAt: Date; content: string; contentType: string; senderName: string },
 ): Promise<void> {
+  // The contact's messages before it are answered now (messages.markReplied), in the same statement: one round trip
+  // fewer for every message sent.
   await db.query(
-    `UPDATE conversations SET
+    `WITH replied AS (UPDATE messages SET is_replied = true WHERE conversation_id = $1 AND direction = 'inbound' AND NOT is_replied)
+     UPDATE conversations SET
        message_count = message_count + 1,
        unreplied_count = 0,
        last_activity_at = greatest(last_activity_at, now()),
@@ -608,9 +611,12 @@ export async function linkContact(
 
 /** Copy a contact's changed name, avatar and phone into its conversations. */
 export async function refreshContact(db: Queryable, orgId: string, contact: { id: string; name?: string; avatar?: string; phone?: string }) {
+  // Only rows whose copy differs are written: most contact.updated events change none of these (a campaign's identity
+  // link, a tag), and a row rewritten for nothing still costs its generated search text, its trigger and its indexes.
   await db.query(
     `UPDATE conversations SET contact_name = COALESCE($3, contact_name), contact_avatar = COALESCE($4, contact_avatar), contact_phone = COALESCE($5, contact_phone)
-     WHERE org_id = $1 AND contact_id = $2`,
+     WHERE org_id = $1 AND contact_id = $2
+       AND (contact_name, contact_avatar, contact_phone) IS DISTINCT FROM (COALESCE($3, contact_name), COALESCE($4, contact_avatar), COALESCE($5, contact_phone))`,
     [orgId, contact.id, contact.name ?? null, contact.avatar ?? null, contact.phone ?? null],
   );
 }
@@ -626,6 +632,22 @@ export async function forContact(db: Queryable, orgId: string, contactId: string
      ORDER BY c.last_message_at DESC NULLS LAST, c.id DESC`,
     viewer ? [orgId, contactId, viewer] : [orgId, contactId],
   );
+  return rows;
+}
+
+/**
+ * Each contact's most recently active conversation (forContact's first row), for many contacts in one statement: a
+ * campaign asks for a page of recipients at once instead of one call and one query each.
+ */
+export async function latestForContacts(db: Queryable, orgId: string, contactIds: string[]) {
+  if (contactIds.length === 0) return [];
+  const { rows } = await db.query<{ contact_id: string; id: string; chatnet_account_id: string }>({
+    name: 'msg_latest_for_contacts',
+    text: `SELECT DISTINCT ON (c.contact_id) c.contact_id, c.id, c.chatnet_account_id FROM conversations c
+           WHERE c.org_id = $1 AND c.contact_id = ANY($2::uuid[])
+           ORDER BY c.contact_id, c.last_message_at DESC NULLS LAST, c.id DESC`,
+    values: [orgId, contactIds],
+  });
   return rows;
 }
 

@@ -88,5 +88,6 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
 
     ContactConversations: (req, ctx) => conversations.contactConversations(deps, ctx, req.contactId),
     LatestConversationForContact: (req, ctx) => conversations.latestForContact(deps, ctx, req.contactId),
+    LatestConversationsForContacts: (req, ctx) => conversations.latestForContacts(deps, ctx, req.contactIds ?? []),
   };
 }

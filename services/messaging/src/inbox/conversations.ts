@@ -179,6 +179,17 @@ export async function contactConversations(deps: Deps, ctx: OrgContext, contactI
   };
 }
 
+/** latestForContacts answers for at most this many contacts a call. */
+const LATEST_FOR_CONTACTS_MAX = 1_000;
+
+/** For campaigns: latestForContact for a page of contacts at once (only the conversation's id and account). */
+export async function latestForContacts(deps: Deps, ctx: OrgContext, contactIds: string[]) {
+  if (contactIds.length > LATEST_FOR_CONTACTS_MAX) throw invalid('contactIds', `must be at most ${LATEST_FOR_CONTACTS_MAX}`);
+  const ids = [...new Set(contactIds.filter(isUuid).map((id) => id.toLowerCase()))];
+  const rows = await convs.latestForContacts(deps.pool, ctx.orgId, ids);
+  return { conversations: rows.map((r) => ({ contactId: r.contact_id, conversationId: r.id, chatnetAccountId: r.chatnet_account_id })) };
+}
+
 /** For automation and campaigns: the contact's most recently active conversation, if any. */
 export async function latestForContact(deps: Deps, ctx: OrgContext, contactId: string) {
   const { orgId } = ctx;

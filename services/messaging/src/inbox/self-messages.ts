@@ -68,7 +68,6 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
     );
     return;
   }
-  await messages.markReplied(db, conv.id);
   await convs.applyOutbound(db, conv.id, {
     id: row.id,
     sentAt: row.sent_at,

@@ -125,6 +125,9 @@ async function open(deps: Deps, ctx: OrgContext, who: Resolved): Promise<{ row: 
     return m;
   });
   if (!made.created) return { row: await visible(deps, ctx, made.row), created: false };
+  // The insert answered the row as it is unless an assignee was set since (a new conversation is in no folder): a
+  // campaign, which starts conversations without a user, reads nothing back.
+  if (!assigneeId) return { row: { ...made.row, folder_ids: [] }, created: true };
   return { row: (await convs.findById(deps.pool, orgId, made.row.id))!, created: true };
 }
 

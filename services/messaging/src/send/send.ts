@@ -300,7 +300,6 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
         quoteMessageId: quote?.messageId ?? null,
       });
       if (row) {
-        await messages.markReplied(db, conv.id);
         await convs.applyOutbound(db, conv.id, { id: row.id, sentAt: row.sent_at, content: row.content, contentType: row.content_type, senderName });
         // The last message is ours: the conversation closes when it stays idle (the org's auto-close, if set).
         if (input.source !== 'auto') await armAutoClose(db, orgId, conv.id, deps.config.SERVICE_LEVEL_MINUTE_MS);

@@ -53,9 +53,9 @@ export function slaEventKey(event: EventEnvelope): string {
 export async function applySlaEvent(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
   const about = slaNewsOf(event);
   if (!about) return;
-  const policy = await repo.accountPolicy(db, event.orgId, about.accountId);
+  const { policy, hasClock } = await repo.policyAndClock(db, event.orgId, about.accountId, about.conversationId);
   // No policy: the conversation's row is locked only when it still has a clock to clear (it rarely does).
-  if (!policy && !(await repo.hasClock(db, event.orgId, about.conversationId))) return;
+  if (!policy && !hasClock) return;
   const row = await repo.lockClock(db, event.orgId, about.conversationId);
   if (!row || (!policy && !row.sla_policy_id)) return;
   // A message into a conversation that stays closed (the contact answering the CSAT question: it does not reopen)

@@ -47,24 +47,28 @@ export const anchorsOf = (r: SlaClockRow): SlaAnchors => ({
 
 const notify = (db: Queryable) => db.query(`SELECT pg_notify('${SLA_CHANNEL}', '')`);
 
-/** The policy an account follows, if any. */
-export async function accountPolicy(db: Queryable, orgId: string, accountId: string): Promise<SlaPolicyClock | undefined> {
-  const { rows } = await db.query<SlaPolicyClock>(
-    `SELECT ${POLICY} FROM account_sla a JOIN sla_policies p ON p.id = a.policy_id WHERE a.org_id = $1 AND a.chatnet_account_id = $2`,
-    [orgId, accountId],
+/**
+ * The policy an account follows (if any) and whether the conversation has a clock to clear (without locking it), in one
+ * round trip: every message's bookkeeping asks both, and most conversations have neither.
+ */
+export async function policyAndClock(
+  db: Queryable,
+  orgId: string,
+  accountId: string,
+  conversationId: string,
+): Promise<{ policy?: SlaPolicyClock; hasClock: boolean }> {
+  const { rows } = await db.query<SlaPolicyClock & { has_clock: boolean }>(
+    `SELECT ${POLICY}, EXISTS (SELECT 1 FROM conversations c WHERE c.org_id = $1 AND c.id = $3 AND c.sla_policy_id IS NOT NULL) AS has_clock
+     FROM (SELECT 1) AS one LEFT JOIN (account_sla a JOIN sla_policies p ON p.id = a.policy_id) ON a.org_id = $1 AND a.chatnet_account_id = $2`,
+    [orgId, accountId, conversationId],
   );
-  return rows[0];
+  const { has_clock: hasClock, ...policy } = rows[0];
+  return { policy: policy.id ? policy : undefined, hasClock };
 }
 
 export async function policy(db: Queryable, orgId: string, id: string): Promise<SlaPolicyClock | undefined> {
   const { rows } = await db.query<SlaPolicyClock>(`SELECT ${POLICY} FROM sla_policies p WHERE p.org_id = $1 AND p.id = $2`, [orgId, id]);
   return rows[0];
-}
-
-/** Whether the conversation has an SLA clock (without locking it). */
-export async function hasClock(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM conversations WHERE org_id = $1 AND id = $2 AND sla_policy_id IS NOT NULL', [orgId, id]);
-  return rows.length > 0;
 }
 
 export async function lockClock(db: Queryable, orgId: string, id: string): Promise<SlaClockRow | undefined> {

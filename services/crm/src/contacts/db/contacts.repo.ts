@@ -201,6 +201,27 @@ export async function findContact(db: Queryable, orgId: string, id: string, forU
   return rows[0];
 }
 
+/**
+ * findContact locked (and visible to `viewer`), with whether a contact of the org has `chatnetUid` already: what
+ * linking a found identity to a contact asks first, in one round trip.
+ */
+export async function lockForIdentity(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  chatnetUid: string,
+  viewer?: string,
+): Promise<(ContactRow & { uid_taken: boolean }) | undefined> {
+  const visible = viewer ? ` AND ${contactVisibleSql('$4::uuid')}` : '';
+  const { rows } = await db.query<ContactRow & { uid_taken: boolean }>({
+    name: `crm_contact_lock_for_identity${viewer ? '_visible' : ''}`,
+    text: `SELECT ${COLUMNS}, EXISTS (SELECT 1 FROM contacts o WHERE o.org_id = $2 AND o.chatnet_uid = $3) AS uid_taken
+           FROM contacts WHERE id = $1 AND org_id = $2${visible} FOR UPDATE`,
+    values: viewer ? [id, orgId, chatnetUid, viewer] : [id, orgId, chatnetUid],
+  });
+  return rows[0];
+}
+
 export async function findByChatnetUid(db: Queryable, orgId: string, chatnetUid: string, forUpdate = false): Promise<ContactRow | undefined> {
   const { rows } = await db.query<ContactRow>({
     name: forUpdate ? 'crm_contact_by_uid_lock' : 'crm_contact_by_uid',
@@ -210,13 +231,14 @@ export async function findByChatnetUid(db: Queryable, orgId: string, chatnetUid:
   return rows[0];
 }
 
-/** Set the contact's network identity unless it has one; false when nothing changed. */
-export async function setChatnetUidIfNone(db: Queryable, orgId: string, id: string, chatnetUid: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    'UPDATE contacts SET chatnet_uid = $3, updated_at = now() WHERE org_id = $1 AND id = $2 AND chatnet_uid IS NULL',
-    [orgId, id, chatnetUid],
-  );
-  return (rowCount ?? 0) > 0;
+/** Set the contact's network identity unless it has one; the row as it is now, undefined when nothing changed. */
+export async function setChatnetUidIfNone(db: Queryable, orgId: string, id: string, chatnetUid: string): Promise<ContactRow | undefined> {
+  const { rows } = await db.query<ContactRow>({
+    name: 'crm_contact_set_uid_if_none',
+    text: `UPDATE contacts SET chatnet_uid = $3, updated_at = now() WHERE org_id = $1 AND id = $2 AND chatnet_uid IS NULL RETURNING ${COLUMNS}`,
+    values: [orgId, id, chatnetUid],
+  });
+  return rows[0];
 }
 
 export async function findIdByPhone(db: Queryable, orgId: string, phone: string): Promise<string | undefined> {

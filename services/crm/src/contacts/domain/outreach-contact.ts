@@ -3,7 +3,7 @@ import { AppError, notFound, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import type { crm } from '@crm/proto-types';
 import type { ContactsDeps } from '../deps';
-import { findByChatnetUid, findContact, findIdByPhone, type ContactRow } from '../db/contacts.repo';
+import { findByChatnetUid, findContact, findIdByPhone, lockForIdentity, type ContactRow } from '../db/contacts.repo';
 import { isUuid, networkUrl, optionalText } from '../../shared';
 import { normalisePhone } from './phone';
 import { viewerOf } from './visibility';
@@ -35,13 +35,19 @@ export async function linkOutreachContact(deps: ContactsDeps, ctx: OrgContext, r
 
   if (req.contactId !== undefined && req.contactId !== null) {
     if (!isUuid(req.contactId)) throw notFound('Contact');
-    return withTransaction(deps.pool, async (tx) => {
-      const row = await findContact(tx, orgId, req.contactId!, true, viewer);
+    // Only read (messaging asks first who the contact is, then links the identity it found): no transaction, no lock.
+    if (!uid) {
+      const row = await findContact(deps.pool, orgId, req.contactId, false, viewer);
       if (!row) throw notFound('Contact');
-      if (!uid || row.chatnet_uid) return toOutreach(row, false);
+      return toOutreach(row, false);
+    }
+    return withTransaction(deps.pool, async (tx) => {
+      const row = await lockForIdentity(tx, orgId, req.contactId!, uid, viewer);
+      if (!row) throw notFound('Contact');
+      const { uid_taken: taken, ...contact } = row;
       // Another contact of the org already has this identity: leave both as they are (a merge is the agent's call).
-      if (await findByChatnetUid(tx, orgId, uid)) return toOutreach(row, false);
-      return toOutreach(await deps.contactWriter.linkIdentity(tx, orgId, row.id, uid), false);
+      if (contact.chatnet_uid || taken) return toOutreach(contact, false);
+      return toOutreach(await deps.contactWriter.linkIdentity(tx, orgId, contact.id, uid), false);
     });
   }
   if (!uid)
