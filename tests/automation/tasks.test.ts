@@ -223,8 +223,9 @@ describe('tasks in automation', () => {
         event.id,
       );
       // The copy writes no row of its own; an event of the same org published after it does, and the consumer applies
-      // an org's events in the order they arrived: once that one is handled, so is the copy.
-      const after = await bus.publish('contact.updated', orgId, { contact: contactData({ name: 'Bystander' }), changes: ['name'] });
+      // an org's events in the order they arrived: once that one is handled, so is the copy. It announces a score, so
+      // automation has work for it (a rename no rule listens to is skipped unclaimed: QueueShare.idle) and records it.
+      const after = await bus.publish('contact.updated', orgId, { contact: contactData({ name: 'Bystander' }), changes: ['leadScore'] });
       await handled(after.id);
       expect((await runsOf(rule.body.id)).pagination.total).toBe(1);
       expect((await owner.get(`/api/v1/tasks?contactId=${contactId}`)).body.data).toHaveLength(2);
