@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startStack, Stack } from '../support/stack';
-import { fakeConnector, fakeCrm, orgWithKey } from './support';
+import type { Stack } from '../support/stack';
+import { messagingWithFakes, orgWithKey } from './support';
 
 const KB = 1024;
 const MB = 1024 * KB;
@@ -28,8 +28,7 @@ const STALL_MS = 2;
 // read the answer), and the next upload hung (it was sent on a connection still holding the unread rest of the body).
 describe('chat attachments: uploads cut off at the hard cap', () => {
   let stack: Stack;
-  let connector: Awaited<ReturnType<typeof fakeConnector>>;
-  let crm: Awaited<ReturnType<typeof fakeCrm>>;
+  let fakes: Awaited<ReturnType<typeof messagingWithFakes>>;
   let a: Awaited<ReturnType<typeof orgWithKey>>;
   let stall: NodeJS.Timeout | undefined;
   const dir = mkdtempSync(path.join(tmpdir(), 'msg-cut-'));
@@ -66,15 +65,8 @@ describe('chat attachments: uploads cut off at the hard cap', () => {
     Array.from({ length: rounds }, () => [...Array<string>(atOnce).fill(TOO_LARGE), '201 kept']).flat();
 
   beforeAll(async () => {
-    connector = await fakeConnector();
-    crm = await fakeCrm();
-    await crm.up();
-    stack = await startStack({
-      services: ['messaging'],
-      serviceEnv: {
-        messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir, ATTACHMENT_MAX_BYTES: String(MAX_BYTES) },
-      },
-    });
+    fakes = await messagingWithFakes({ ATTACHMENTS_DIR: dir, ATTACHMENT_MAX_BYTES: String(MAX_BYTES) });
+    stack = fakes.stack;
     a = await orgWithKey(stack.url, 'Org A');
   }, 60_000);
   beforeEach(() => {
@@ -85,9 +77,7 @@ describe('chat attachments: uploads cut off at the hard cap', () => {
   });
   afterEach(() => clearInterval(stall));
   afterAll(async () => {
-    await stack?.stop();
-    await connector?.down();
-    await crm?.down();
+    await fakes?.down();
     rmSync(dir, { recursive: true, force: true });
   });
 

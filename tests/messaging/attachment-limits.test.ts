@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { eventually } from '@crm/testing';
-import { startStack, Stack } from '../support/stack';
-import { eventBus, fakeConnector, fakeCrm, orgWithKey } from './support';
+import type { Stack } from '../support/stack';
+import { eventBus, messagingWithFakes, orgWithKey } from './support';
 import { connectPatiently } from '../support/patient-client';
 
 const KB = 1024;
@@ -20,8 +20,7 @@ describe('chat attachments: size limit and storage quota', () => {
   let stack: Stack;
   let db: PgClient;
   let bus: Awaited<ReturnType<typeof eventBus>>;
-  let connector: Awaited<ReturnType<typeof fakeConnector>>;
-  let crm: Awaited<ReturnType<typeof fakeCrm>>;
+  let fakes: Awaited<ReturnType<typeof messagingWithFakes>>;
   let a: Awaited<ReturnType<typeof orgWithKey>>;
   let b: Awaited<ReturnType<typeof orgWithKey>>;
   const dir = mkdtempSync(path.join(tmpdir(), 'msg-limits-'));
@@ -44,21 +43,12 @@ describe('chat attachments: size limit and storage quota', () => {
   let second: { id: string };
 
   beforeAll(async () => {
-    connector = await fakeConnector();
-    crm = await fakeCrm();
-    await crm.up();
-    stack = await startStack({
-      services: ['messaging'],
-      serviceEnv: {
-        messaging: {
-          CONNECTOR_ADDR: connector.addr,
-          CRM_ADDR: crm.addr,
-          ATTACHMENTS_DIR: dir,
-          ATTACHMENT_MAX_BYTES: String(MAX_BYTES),
-          ATTACHMENTS_QUOTA_MB: String(QUOTA_BYTES / 1024 / KB),
-        },
-      },
+    fakes = await messagingWithFakes({
+      ATTACHMENTS_DIR: dir,
+      ATTACHMENT_MAX_BYTES: String(MAX_BYTES),
+      ATTACHMENTS_QUOTA_MB: String(QUOTA_BYTES / 1024 / KB),
     });
+    stack = fakes.stack;
     bus = await eventBus(stack);
     a = await orgWithKey(stack.url, 'Org A');
     b = await orgWithKey(stack.url, 'Org B');
@@ -67,9 +57,7 @@ describe('chat attachments: size limit and storage quota', () => {
   afterAll(async () => {
     await db?.end();
     await bus?.close();
-    await stack?.stop();
-    await connector?.down();
-    await crm?.down();
+    await fakes?.down();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -120,7 +108,7 @@ describe('chat attachments: size limit and storage quota', () => {
   });
 
   it('an expired unsent upload frees its space; a sent file stays and keeps counting', async () => {
-    const account = connector.account(a.orgId);
+    const account = fakes.connector.account(a.orgId);
     await bus.inbound(a.orgId, { accountId: account, fromUid: 'uid-limits', fromName: 'Lan' });
     const conversation = await eventually(async () => (await a.owner.get('/api/v1/conversations')).body.data[0]);
     expect((await a.owner.post(`/api/v1/conversations/${conversation.id}/messages`, { content: 'the file', attachments: [second.id] })).status).toBe(

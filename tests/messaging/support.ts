@@ -17,7 +17,7 @@ import { amqpUser, dlqName } from '@crm/events';
 import { eventually, freePort, infra, testAuth } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { withUnfaked } from '../support/fake-grpc';
-import type { Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import { producerStampHeaders } from '../support/stamps';
 
 const log = createLogger('messaging-test', process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -243,4 +243,32 @@ export async function orgWithKey(url: string, name = 'Acme') {
   const key = await org.owner.post('/api/v1/settings/api-key/generate');
   if (key.status !== 201) throw new Error(`api key: ${key.status} ${JSON.stringify(key.body)}`);
   return { ...org, orgId: org.user.orgId as string, pub: client(url).withKey(key.body.apiKey), apiKey: key.body.apiKey as string };
+}
+
+/**
+ * Messaging alone behind the gateway (with identity), its connector and crm faked in memory: what the attachment
+ * tests need. `messagingEnv` adds messaging's own settings (ATTACHMENTS_DIR, limits). down() stops all three.
+ */
+export async function messagingWithFakes(messagingEnv: Record<string, string>) {
+  const connector = await fakeConnector();
+  const crm = await fakeCrm();
+  await crm.up();
+  const stack = await startStack({
+    services: ['messaging'],
+    serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ...messagingEnv } },
+  }).catch(async (err) => {
+    await connector.down();
+    await crm.down();
+    throw err;
+  });
+  return {
+    stack,
+    connector,
+    crm,
+    async down() {
+      await stack.stop();
+      await connector.down();
+      await crm.down();
+    },
+  };
 }
