@@ -9,16 +9,17 @@
 // idle again (the sends' events consumed), reports per recipient: CPU ms by process (utime + stime from /proc; pg X =
 // the PostgreSQL backends of X's database), the idle CPU of that stretch left out; statements and transactions by
 // database; gRPC calls served and events published and consumed. Wall time is activation → completed.
+// The baseline, in the same run after each campaign round: another set of leads of the same mix reached by hand, one
+// POST /api/v1/conversations per lead (8 at a time), measured the same way; RESULTS.md gives campaign ÷ by hand.
 //
-// Usage: node bench/campaign/run.mjs [--leads 500] [--rounds 3] [--warmup 100] [--statements 12] [--write]
+// Usage: node bench/campaign/run.mjs [--leads 500] [--rounds 3 (at most 4)] [--warmup 100] [--statements 12] [--write]
 // pg_stat_statements must be loaded for the statements table (it is read, never reset: other runs are left alone).
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { cpuSnapshot } from '../lib/cpu.mjs';
-import { freePort, processGroup, root, signupOrg, waitReady } from '../lib/processes.mjs';
+import { freePort, processGroup, root, signupOrg, waitReady, wholeStackEnv } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 import { counterSnapshot, countersPerUnit, statementSnapshot, statementsPerUnit } from './counters.mjs';
 
@@ -38,12 +39,19 @@ const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const run = `cmp${Date.now().toString(36)}`;
 const exchange = `bench_${run}`;
 const redisPrefix = `bench_${run}:`;
-const services = ['identity', 'crm', 'chatnet-connector', 'messaging', 'automation'];
+// Every service `npm start` starts (scripts/start.mjs).
+const services = ['identity', 'crm', 'chatnet-connector', 'messaging', 'webhooks', 'automation', 'ai'];
 const dbName = Object.fromEntries(services.map((s) => [s, `bench_${run}_${s.replace(/-/g, '_')}`]));
 const dbUrl = (s) => Object.assign(new URL(pgUrl), { pathname: `/${dbName[s]}` }).toString();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const progress = (m) => process.stderr.write(`[bench:campaign] ${m}\n`);
 const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
+const sum = (cpu) => Object.values(cpu).reduce((a, b) => a + b, 0);
+/** Rounds of each kind; hand rounds use round numbers 5-8 for their leads' phones and tags. */
+const ROUNDS = Number(args.rounds);
+if (!(ROUNDS >= 1 && ROUNDS <= 4)) throw new Error('--rounds is 1 to 4');
+/** Conversations started at once by the hand baseline (as an integrator's worker pool would). */
+const HAND_CONCURRENCY = 8;
 
 /** The leads of one round: who is on the network (and takes strangers' messages), who is not, who has no phone. */
 function leadsOf(round, n) {
@@ -86,33 +94,17 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void clea
 const admin = new pg.Pool({ connectionString: pgUrl, max: 2 });
 admin.on('error', () => undefined);
 const pids = {};
-const rounds = [];
 try {
   for (const db of Object.values(dbName)) await admin.query(`CREATE DATABASE "${db}"`);
   const ports = Object.fromEntries(await Promise.all([...services, 'gateway'].map(async (s) => [s, await freePort()])));
-  const addr = (s) => (ports[s] ? `127.0.0.1:${ports[s]}` : '127.0.0.1:9');
-  const common = {
-    NODE_ENV: 'development',
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-    AMQP_URL: amqpUrl,
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    EVENTS_EXCHANGE: exchange,
-    REDIS_PREFIX: redisPrefix,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    IDENTITY_ADDR: addr('identity'),
-    CRM_ADDR: addr('crm'),
-    CONNECTOR_ADDR: addr('chatnet-connector'),
-    MESSAGING_ADDR: addr('messaging'),
-    AUTOMATION_ADDR: addr('automation'),
-    WEBHOOKS_ADDR: addr('webhooks'),
-    AI_ADDR: addr('ai'),
-    SIGNUP_ENABLED: 'true',
-  };
+  const common = wholeStackEnv({ amqpUrl, exchange, redisPrefix, ports, extra: { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' } });
   // As tests/automation/campaign-outreach.test.ts sets them.
   const own = {
-    messaging: { ATTACHMENTS_DIR: path.join(os.tmpdir(), `bench-${run}`), SEND_LIMITS: 'total=100000/day,1000/1s;campaign=100000/day,1000/1s' },
+    // The bench's own account sends far past the per-account defaults, by campaign and (the baseline) by hand.
+    messaging: {
+      ATTACHMENTS_DIR: path.join(os.tmpdir(), `bench-${run}`),
+      SEND_LIMITS: 'total=100000/day,1000/1s;campaign=100000/day,1000/1s;ui=100000/day,1000/1s',
+    },
     'chatnet-connector': { HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500', LOOKUP_PER_ACCOUNT_PER_MINUTE: '100000' },
     automation: { CAMPAIGN_POLL_MS: '100', CAMPAIGN_SEND_PER_MINUTE: '12000' },
   };
@@ -159,18 +151,22 @@ try {
     }
   };
 
-  const oneRound = async (round, n) => {
+  /** One round's leads imported on the network and in crm, tagged r<round>; their contact ids. */
+  const importLeads = async (round, n) => {
     const leads = leadsOf(round, n);
     for (let i = 0; i < leads.phones.length; i += 500) await must('POST', '/sandbox/network/phones', { phones: leads.phones.slice(i, i + 500) });
     const fd = new FormData();
     fd.append('file', new Blob([leads.csv], { type: 'text/csv' }), 'leads.csv');
     const imported = await fetch(`${url}/api/v1/contacts/import`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: fd });
     if (imported.status !== 200) throw new Error(`import ${imported.status}`);
-    const criteria = { filters: [{ field: 'tags', operator: 'contains', value: `r${round}` }] };
-    const list = (await must('POST', '/api/v1/customer-lists', { name: `Round ${round}`, criteria })).id;
-    const campaign = (
-      await must('POST', '/api/v1/campaigns', { name: `Round ${round}`, listId: list, templateId: template, chatnetAccountId: account })
-    ).id;
+    return leads;
+  };
+
+  /**
+   * CPU by process, statements and counters per lead of `work()` (n leads): the stack idle first, its idle rate over 2 s
+   * taken out of every process's figure, and followed until it is idle again (the work's events consumed).
+   */
+  const measure = async (n, work) => {
     await idle();
     // The idle stretch before, to take the stack's own timers (polls, heartbeats) out of the figures.
     const idle0 = await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin });
@@ -190,13 +186,7 @@ try {
     };
     const sampler = setInterval(() => void follow().catch(() => undefined), 250);
     const t0 = performance.now();
-    await must('POST', `/api/v1/campaigns/${campaign}/activate`);
-    let done;
-    while (!done) {
-      await sleep(100);
-      const c = await must('GET', `/api/v1/campaigns/${campaign}`);
-      if (c.status === 'completed') done = c;
-    }
+    const outcome = await work();
     const wallMs = performance.now() - t0;
     await idle();
     clearInterval(sampler);
@@ -210,61 +200,138 @@ try {
       const idleRate = cpu0.has(pid) && idle0.has(pid) ? (cpu0.get(pid)[1] - idle0.get(pid)[1]) / idleMs : 0;
       cpu[label] = (cpu[label] ?? 0) + ((last - first - idleRate * spanMs) * 1000) / n;
     }
-    const ok = done.counts.sent === leads.expected.sent && done.counts.skipped === leads.expected.skipped && done.counts.failed === 0;
-    if (!ok) progress(`round ${round}: counts ${JSON.stringify(done.counts)}, expected ${JSON.stringify(leads.expected)}`);
     return {
-      round,
       n,
-      ok,
       wallMs,
       cpu,
+      outcome,
       statements: statementsPerUnit(stmts0, stmts1, n, Number(args.statements)),
       counters: countersPerUnit(counters0, counters1, n),
     };
   };
 
-  progress(`warm-up: ${args.warmup} leads`);
-  await oneRound(0, Number(args.warmup));
-  for (let r = 1; r <= Number(args.rounds); r++) {
-    progress(`round ${r}: ${args.leads} leads`);
-    const res = await oneRound(r, Number(args.leads));
-    progress(
-      `round ${r}: ${f(res.wallMs / 1000, 1)} s, ${f(
-        Object.values(res.cpu).reduce((a, b) => a + b, 0),
-        1,
-      )} ms CPU per recipient`,
-    );
-    rounds.push(res);
-  }
+  /** A campaign to a round's leads, activation → completed. */
+  const campaignRound = async (round, n) => {
+    const leads = await importLeads(round, n);
+    const criteria = { filters: [{ field: 'tags', operator: 'contains', value: `r${round}` }] };
+    const list = (await must('POST', '/api/v1/customer-lists', { name: `Round ${round}`, criteria })).id;
+    const campaign = (
+      await must('POST', '/api/v1/campaigns', { name: `Round ${round}`, listId: list, templateId: template, chatnetAccountId: account })
+    ).id;
+    const res = await measure(n, async () => {
+      await must('POST', `/api/v1/campaigns/${campaign}/activate`);
+      for (;;) {
+        await sleep(100);
+        const c = await must('GET', `/api/v1/campaigns/${campaign}`);
+        if (c.status === 'completed') return c.counts;
+      }
+    });
+    const counts = res.outcome;
+    const ok = counts.sent === leads.expected.sent && counts.skipped === leads.expected.skipped && counts.failed === 0;
+    if (!ok) progress(`round ${round}: counts ${JSON.stringify(counts)}, expected ${JSON.stringify(leads.expected)}`);
+    return { ...res, kind: 'campaign', round, ok };
+  };
 
-  const labels = [...services, 'gateway', ...services.map((s) => `pg ${s}`), 'rabbitmq', 'redis'].filter((l) => l in rounds[0].cpu);
+  /**
+   * The baseline: the same mix of leads reached by hand, as an integrator without campaigns would: one
+   * `POST /api/v1/conversations` per lead (its contact id and the template's text), HAND_CONCURRENCY at a time.
+   * The leads on the network answer 201; the others are refused (not on the network, strangers refused, no phone).
+   */
+  const handRound = async (round, n) => {
+    const leads = await importLeads(round, n);
+    const contacts = [];
+    for (let page = 1; contacts.length < n; page++) {
+      const got = await must('GET', `/api/v1/contacts?tag=r${round}&limit=100&page=${page}`);
+      if (got.data.length === 0) throw new Error(`round ${round}: ${contacts.length} of ${n} contacts listed`);
+      contacts.push(...got.data);
+    }
+    const res = await measure(n, async () => {
+      const statuses = {};
+      let next = 0;
+      const lane = async () => {
+        while (next < contacts.length) {
+          const c = contacts[next++];
+          const r = await api('POST', '/api/v1/conversations', {
+            chatnetAccountId: account,
+            contactId: c.id,
+            content: `Chào ${c.name}, ưu đãi mới!`,
+          });
+          statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+        }
+      };
+      await Promise.all(Array.from({ length: HAND_CONCURRENCY }, lane));
+      return statuses;
+    });
+    const ok = res.outcome[201] === leads.expected.sent && !Object.keys(res.outcome).some((st) => Number(st) >= 500);
+    if (!ok) progress(`hand round ${round}: answers ${JSON.stringify(res.outcome)}, expected ${leads.expected.sent} × 201 and no 5xx`);
+    return { ...res, kind: 'by hand', round, ok };
+  };
+
+  progress(`warm-up: ${args.warmup} leads`);
+  await campaignRound(0, Number(args.warmup));
+  const pairs = [];
+  for (let r = 1; r <= ROUNDS; r++) {
+    const said = (res) => `${f(res.wallMs / 1000, 1)} s, ${f(sum(res.cpu), 1)} ms CPU per lead`;
+    progress(`round ${r}: a campaign to ${args.leads} leads`);
+    const campaign = await campaignRound(r, Number(args.leads));
+    progress(`round ${r}: campaign ${said(campaign)}; the same by hand`);
+    // Hand rounds' leads are another set (round 4 + r: their own phones and tag).
+    const hand = await handRound(4 + r, Number(args.leads));
+    progress(`round ${r}: by hand ${said(hand)}`);
+    pairs.push({ r, campaign, hand });
+  }
+  const rounds = pairs.flatMap((p) => [p.campaign, p.hand]);
+
+  const labels = [...services, 'gateway', ...services.map((s) => `pg ${s}`), 'rabbitmq', 'redis'].filter((l) => rounds.some((r) => l in r.cpu));
   const total = (r) => labels.reduce((a, l) => a + (r.cpu[l] ?? 0), 0);
-  const last = rounds[rounds.length - 1];
+  const outcome = (r) =>
+    r.kind === 'campaign'
+      ? `sent ${r.outcome.sent}, skipped ${r.outcome.skipped}`
+      : Object.entries(r.outcome)
+          .map(([st, c]) => `${c}× ${st}`)
+          .join(', ');
+  const statementsOf = (r) =>
+    r.statements.summary.length === 0
+      ? ['(pg_stat_statements is not loaded: no statement counts)']
+      : [
+          ...r.statements.summary.map((x) => `- ${x}`),
+          '',
+          '| database | calls | ms | statement |',
+          '|---|---|---|---|',
+          ...r.statements.top.map((x) => `| ${x.db} | ${f(x.calls)} | ${f(x.ms, 3)} | \`${x.query.slice(0, 100).replace(/\|/g, '\\|')}\` |`),
+        ];
+  const last = pairs[pairs.length - 1];
   const section = [
     '## campaign',
     '',
     `Command: \`node bench/campaign/run.mjs --leads ${args.leads} --rounds ${args.rounds} --warmup ${args.warmup}\`. ${os.cpus().length} cores; ` +
-      `1-minute load average at the end ${os.loadavg()[0].toFixed(1)}. Each round: ${args.leads} imported leads (60% on the network, 12% friends only, 18% not on it, 10% no phone), ` +
-      'one campaign at CAMPAIGN_SEND_PER_MINUTE 12000, every service in its own process. CPU ms per recipient by process, the idle rate of each process left out ' +
-      '(pg X: the PostgreSQL backends of X; rabbitmq and redis serve every run on the machine):',
+      `1-minute load average at the end ${os.loadavg()[0].toFixed(1)}. Every service \`npm start\` starts, each in its own process. ` +
+      `Each round: ${args.leads} imported leads (60% on the network, 12% friends only, 18% not on it, 10% no phone) reached once by a campaign ` +
+      `(CAMPAIGN_SEND_PER_MINUTE 12000) and, as the baseline, another ${args.leads} of the same mix by hand: \`POST /api/v1/conversations\` per lead, ` +
+      `${HAND_CONCURRENCY} at a time. CPU ms per lead by process, each process's idle rate left out (pg X: the PostgreSQL backends of X; rabbitmq and ` +
+      'redis serve every run on the machine):',
     '',
-    `| round | wall s | ${labels.join(' | ')} | total | counts |`,
-    `|---|---|${labels.map(() => '---|').join('')}---|---|`,
+    `| round | how | wall s | ${labels.join(' | ')} | total | outcome |`,
+    `|---|---|---|${labels.map(() => '---|').join('')}---|---|`,
     ...rounds.map(
       (r) =>
-        `| ${r.round} | ${f(r.wallMs / 1000, 1)} | ${labels.map((l) => f(r.cpu[l])).join(' | ')} | ${f(total(r))} | ${r.ok ? 'as expected' : 'WRONG'} |`,
+        `| ${r.round} | ${r.kind} | ${f(r.wallMs / 1000, 1)} | ${labels.map((l) => f(r.cpu[l])).join(' | ')} | ${f(total(r))} | ${outcome(r)}${r.ok ? '' : ' WRONG'} |`,
     ),
     '',
-    `Per recipient in round ${last.round}: statements and transactions by database (pg_stat_statements, BEGIN and COMMIT counted as statements), then gRPC calls served, events published and deliveries consumed (the services' /metrics):`,
+    `CPU per lead, campaign ÷ by hand: ${pairs.map((p) => `round ${p.r} ${f(total(p.campaign) / total(p.hand))}×`).join(', ')}.`,
     '',
-    ...last.statements.summary.map((s) => `- ${s}`),
-    ...last.counters.map((c) => `- ${c}`),
+    `Per lead in round ${last.r}, the campaign then by hand: gRPC calls served, events published and deliveries consumed (the services' /metrics), ` +
+      `statements and transactions by database and the ${args.statements} most frequent statements (pg_stat_statements, BEGIN and COMMIT counted):`,
     '',
-    `The ${args.statements} most frequent statements per recipient (round ${last.round}):`,
+    '### campaign',
     '',
-    '| database | calls | ms | statement |',
-    '|---|---|---|---|',
-    ...last.statements.top.map((s) => `| ${s.db} | ${f(s.calls)} | ${f(s.ms, 3)} | \`${s.query.slice(0, 100).replace(/\|/g, '\\|')}\` |`),
+    ...last.campaign.counters.map((c) => `- ${c}`),
+    ...statementsOf(last.campaign),
+    '',
+    '### by hand',
+    '',
+    ...last.hand.counters.map((c) => `- ${c}`),
+    ...statementsOf(last.hand),
     '',
   ].join('\n');
   console.log(section);

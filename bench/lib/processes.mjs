@@ -137,3 +137,35 @@ export async function identityMessagingEnv(run, ports, extra = {}) {
     ...extra,
   };
 }
+
+/** The gRPC address variable of each service a whole-stack bench may run. */
+const ADDR_VARS = {
+  identity: 'IDENTITY_ADDR',
+  crm: 'CRM_ADDR',
+  'chatnet-connector': 'CONNECTOR_ADDR',
+  messaging: 'MESSAGING_ADDR',
+  webhooks: 'WEBHOOKS_ADDR',
+  automation: 'AUTOMATION_ADDR',
+  ai: 'AI_ADDR',
+};
+
+/**
+ * What every process of a whole-stack bench (bench/realtime, bench/campaign) shares: development secrets made for this
+ * run, its exchange and Redis prefix, and every service's address (`ports`: the services it runs; one it leaves out
+ * points at port 9, where nothing listens). `extra` adds or overrides.
+ */
+export function wholeStackEnv({ amqpUrl, exchange, redisPrefix, ports, extra = {} }) {
+  return {
+    NODE_ENV: 'development',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    AMQP_URL: amqpUrl,
+    EVENTS_EXCHANGE: exchange,
+    REDIS_PREFIX: redisPrefix,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    ...Object.fromEntries(Object.entries(ADDR_VARS).map(([s, v]) => [v, ports[s] ? `127.0.0.1:${ports[s]}` : '127.0.0.1:9'])),
+    SIGNUP_ENABLED: 'true',
+    ...extra,
+  };
+}

@@ -36,7 +36,7 @@ import { createRequire } from 'node:module';
 import { parseArgs, promisify } from 'node:util';
 import { commitSnapshot, commitsPerUnit, cpuPerUnit, cpuSnapshot } from '../lib/cpu.mjs';
 import { resetStatements, statementsAvailable, topStatements } from '../lib/pg-statements.mjs';
-import { freePort, processGroup, root, signupOrg, waitReady } from '../lib/processes.mjs';
+import { freePort, processGroup, root, signupOrg, waitReady, wholeStackEnv } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 import { webhookReceiver } from '../lib/webhook-receiver.mjs';
 import { bareRow, bareTableHead, runBare } from './bare.mjs';
@@ -337,26 +337,7 @@ try {
   const ports = Object.fromEntries(await Promise.all([...services, 'gateway'].map(async (s) => [s, await freePort()])));
   gatewayPort = ports.gateway;
   networkPort = await freePort();
-  const addr = (s) => (ports[s] ? `127.0.0.1:${ports[s]}` : '127.0.0.1:9');
-  const common = {
-    NODE_ENV: 'development',
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-    AMQP_URL: amqpUrl,
-    EVENTS_EXCHANGE: exchange,
-    REDIS_PREFIX: redisPrefix,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    IDENTITY_ADDR: addr('identity'),
-    CRM_ADDR: addr('crm'),
-    CONNECTOR_ADDR: addr('chatnet-connector'),
-    MESSAGING_ADDR: addr('messaging'),
-    WEBHOOKS_ADDR: addr('webhooks'),
-    AUTOMATION_ADDR: addr('automation'),
-    AI_ADDR: addr('ai'),
-    SIGNUP_ENABLED: 'true',
-    WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
-  };
+  const common = wholeStackEnv({ amqpUrl, exchange, redisPrefix, ports, extra: { WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1' } });
   const pids = {};
   const procs = {};
   // The outside network first: the connector's sessions dial it as they would the real one.
