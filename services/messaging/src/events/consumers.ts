@@ -6,7 +6,7 @@ import { applyContactMerged, applyContactMergeUndone, mergeEventKey, applyContac
 import { prepareInbound, storeInboundBatch, type InboundPrepared, recordSeen } from '../inbox';
 import { recordReaction, recordRecall } from '../reactions';
 import { applyRepairBatch, REPAIR_BINDINGS, repairKey } from '../assignment';
-import { applySlaEvent, slaEventKey } from '../service-levels';
+import { applySlaEvents as applySlaBatch, slaEventKey } from '../service-levels';
 import { applyAutoReplySettings, AUTO_REPLY_SETTINGS_BINDINGS } from '../ai-auto-reply';
 
 /**
@@ -40,9 +40,7 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
   };
   const slaQueue = `${config.EVENTS_EXCHANGE}.messaging.sla`;
   const repairQueue = `${config.EVENTS_EXCHANGE}.messaging.assignment-repair`;
-  const applySlaEvents = async (events: EventEnvelope[], db: PoolClient) => {
-    for (const event of events) await withEventTrace(event, () => applySlaEvent(deps, db, event));
-  };
+  const applySlaEvents = (events: EventEnvelope[], db: PoolClient) => applySlaBatch(deps, db, events);
   return [
     // chatnet.inbound → contact, conversation, message, message.received. Batches of up to 100 in one
     // transaction each; INBOUND_CONCURRENCY lanes in parallel, one conversation always in the same lane, so

@@ -28,7 +28,7 @@ import {
   type LinkedContact,
 } from '../contacts';
 import { storeSelf, type ThreadContacts } from './self-messages';
-import { cancelScheduledOnReply } from '../scheduled';
+import { cancelScheduledOnReply, type ContactWrote } from '../scheduled';
 import { statusChangedData } from '../status';
 import { disarmAutoClose } from '../auto-close';
 import { planOutOfHoursReplies, type ReceivedMessage } from '../auto-messages';
@@ -96,6 +96,8 @@ export class InboundBatch implements ThreadContacts {
   readonly received: NewEvent[] = [];
   /** The contact's messages stored by the batch (their conversations wait for us: no auto-close; maybe out of hours). */
   readonly replied: ReceivedMessage[] = [];
+  /** Every message of a contact the batch stored (a CSAT answer too): their scheduled cancelIfReplied messages go. */
+  readonly wrote: ContactWrote[] = [];
   /**
    * Messages stored by the batch statement, by event id, with the id they were stored under: null where the thread
    * had no conversation when the batch began (storeInbound takes the slow path); absent for events not in it.
@@ -360,6 +362,7 @@ export async function storeInboundBatch(deps: Deps, db: PoolClient, events: Even
   const inbound = events.filter((e) => isEventOf(e, 'chatnet.inbound'));
   await batch.prefetch(validInbound(events));
   for (const e of inbound) await withEventTrace(e, () => storeInbound(deps, db, e, batch));
+  await cancelScheduledOnReply(db, batch.wrote);
   await afterReplies(deps, db, batch.replied);
   await enqueueEvents(db, batch.received);
 }
@@ -449,8 +452,9 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'inbound message already stored; skipped');
     return;
   }
-  // The contact answered: messages scheduled into this conversation with cancelIfReplied are not sent.
-  await cancelScheduledOnReply(db, orgId, stored.conversationId, d.sentAt);
+  // The contact answered: messages scheduled into this conversation with cancelIfReplied are not sent (the batch's
+  // one statement, storeInboundBatch).
+  batch.wrote.push({ orgId, conversationId: stored.conversationId, sentAt: d.sentAt });
   // A reply names the message it quotes by its network id: linked to the stored one of this conversation.
   const quote = await linkInboundQuote(db, orgId, stored.conversationId, messageId, d.quoteChatnetMessageId);
   if (d.attachmentIds.length) {

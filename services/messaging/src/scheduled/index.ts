@@ -10,5 +10,5 @@ export {
   cancel as cancelScheduledMessage,
 } from './schedule';
 export { ScheduledSender, outcomeOf as sendOutcomeOf } from './sender';
-/** The contact wrote: waiting cancelIfReplied messages of the conversation are cancelled (customer_replied). */
-export { cancelReplied as cancelScheduledOnReply } from './repo';
+/** The contact wrote: waiting cancelIfReplied messages of their conversations are cancelled (customer_replied). */
+export { cancelReplied as cancelScheduledOnReply, type ContactWrote } from './repo';

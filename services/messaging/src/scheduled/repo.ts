@@ -109,17 +109,34 @@ export async function cancel(db: Queryable, id: string, reason: string | null): 
   ]);
 }
 
+/** The contact wrote into a conversation at `sentAt`. */
+export interface ContactWrote {
+  orgId: string;
+  conversationId: string;
+  sentAt: Date;
+}
+
 /**
- * The contact wrote into this conversation at `sentAt` (the inbound consumer's transaction): its waiting
- * cancelIfReplied rows scheduled before then are cancelled (a message written earlier but stored late, after a
- * backlog, is no reply to them), except one an instance is sending right now (its lease runs), which the send decides.
+ * The contact wrote into these conversations (the inbound consumer's batch, in its transaction): their waiting
+ * cancelIfReplied rows scheduled before the latest such message are cancelled (a message written earlier but stored
+ * late, after a backlog, is no reply to them), except one an instance is sending right now (its lease runs), which
+ * the send decides. One statement for the batch.
  */
-export async function cancelReplied(db: Queryable, orgId: string, conversationId: string, sentAt: Date): Promise<number> {
+export async function cancelReplied(db: Queryable, wrote: ContactWrote[]): Promise<number> {
+  if (wrote.length === 0) return 0;
+  const latest = new Map<string, ContactWrote>();
+  for (const w of wrote) {
+    const key = `${w.orgId}\n${w.conversationId}`;
+    const known = latest.get(key);
+    if (!known || known.sentAt < w.sentAt) latest.set(key, w);
+  }
+  const ws = [...latest.values()];
   const { rowCount } = await db.query(
-    `UPDATE scheduled_messages SET status = 'cancelled', cancel_reason = 'customer_replied', updated_at = now()
-     WHERE conversation_id = $2 AND org_id = $1 AND status = 'scheduled' AND cancel_if_replied AND created_at <= $3
-       AND (lease_until IS NULL OR lease_until < now())`,
-    [orgId, conversationId, sentAt],
+    `UPDATE scheduled_messages s SET status = 'cancelled', cancel_reason = 'customer_replied', updated_at = now()
+     FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[]) AS w (org_id, conversation_id, sent_at)
+     WHERE s.conversation_id = w.conversation_id AND s.org_id = w.org_id AND s.status = 'scheduled' AND s.cancel_if_replied
+       AND s.created_at <= w.sent_at AND (s.lease_until IS NULL OR s.lease_until < now())`,
+    [ws.map((w) => w.orgId), ws.map((w) => w.conversationId), ws.map((w) => w.sentAt)],
   );
   return rowCount ?? 0;
 }

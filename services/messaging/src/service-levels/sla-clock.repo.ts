@@ -66,6 +66,25 @@ export async function policyAndClock(
   return { policy: policy.id ? policy : undefined, hasClock };
 }
 
+/**
+ * Which of a batch's conversations the SLA bookkeeping concerns, in one round trip: those on an account that follows a
+ * policy, or still holding a clock to clear. Most have neither, and each would otherwise cost policyAndClock's query.
+ * The answer is the items' indices.
+ */
+export async function concernedBySla(
+  db: Queryable,
+  items: Array<{ orgId: string; accountId: string; conversationId: string }>,
+): Promise<Set<number>> {
+  if (items.length === 0) return new Set();
+  const { rows } = await db.query<{ i: number }>(
+    `SELECT t.i::int AS i FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) WITH ORDINALITY AS t (org_id, account_id, conversation_id, i)
+     WHERE EXISTS (SELECT 1 FROM account_sla a JOIN sla_policies p ON p.id = a.policy_id WHERE a.org_id = t.org_id AND a.chatnet_account_id = t.account_id)
+        OR EXISTS (SELECT 1 FROM conversations c WHERE c.org_id = t.org_id AND c.id = t.conversation_id AND c.sla_policy_id IS NOT NULL)`,
+    [items.map((x) => x.orgId), items.map((x) => x.accountId), items.map((x) => x.conversationId)],
+  );
+  return new Set(rows.map((r) => r.i - 1));
+}
+
 export async function policy(db: Queryable, orgId: string, id: string): Promise<SlaPolicyClock | undefined> {
   const { rows } = await db.query<SlaPolicyClock>(`SELECT ${POLICY} FROM sla_policies p WHERE p.org_id = $1 AND p.id = $2`, [orgId, id]);
   return rows[0];
