@@ -16,6 +16,14 @@ import { applyAutoReplySettings, AUTO_REPLY_SETTINGS_BINDINGS } from '../ai-auto
  */
 const BOOKKEEPING_FLUSH_MS = 100;
 
+/**
+ * How long an inbound lane gathers messages before its batch (up to 100) is stored. Each batch costs about ten
+ * statements whatever its size; at 200 msg/s of known contacts over four lanes, 5 ms made batches of under two and
+ * 25 ms cut messaging's CPU and its PostgreSQL's by ~8% each, and the delivery p50 from 93 to 77 ms and p99 from 183
+ * to 165 ms (less contention on the 2 cores outweighs the wait; bench/realtime, one run each, same code otherwise).
+ */
+const INBOUND_FLUSH_MS = 25;
+
 /** What the SLA clocks follow: our own messages and status changes. */
 const SLA_BINDINGS = [EVENTS.messageReceived, EVENTS.messageSent, EVENTS.conversationStatusChanged];
 
@@ -57,6 +65,7 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
       // crm is asked before the batch's transaction opens, never inside it, under each event's stamp (the connector's).
       stamps,
       batchPrepare: (events) => prepareInbound(deps, events),
+      batchFlushMs: INBOUND_FLUSH_MS,
       batchHandler: (events, db, prepared: InboundPrepared) => storeInboundBatch(deps, db, events, prepared),
     }),
     // chatnet.seen (read receipts) → outbound messages seen, message.seen; chatnet.recalled and chatnet.reaction →
