@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { z } from 'zod';
-import { decodeRemoteError, FieldIssue, INTERNAL_CREDENTIAL_REFUSED } from '@crm/grpc-kit';
+import { decodeRemoteError, FieldIssue, INTERNAL_CREDENTIAL_REFUSED, lingeringClose } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import { traceFieldsOf } from './tracing';
 
@@ -30,7 +30,21 @@ export function errorBody(res: Response, code: string, message: string, details?
 }
 
 export function sendError(res: Response, status: number, code: string, message: string, details?: FieldIssue[]) {
-  res.status(status).json(errorBody(res, code, message, details));
+  if (!hasUnreadBody(res.req)) return void res.status(status).json(errorBody(res, code, message, details));
+  // Refused before its body was read (a 401 or 429 on an upload, a 405 with a body): answered, then the connection
+  // reads and drops at most grpc-kit's linger bounds of the rest and closes, rather than keeping it open while Node
+  // reads an unbounded body to reuse it (and a client that is still sending reads the answer, not a reset).
+  const end = lingeringClose(res.req, res);
+  const text = JSON.stringify(errorBody(res, code, message, details));
+  res.status(status).type('application/json').setHeader('Content-Length', Buffer.byteLength(text));
+  res.write(text);
+  end();
+}
+
+/** A request whose declared body has not all been read (a request without one counts as read, even before its end). */
+function hasUnreadBody(req: Request): boolean {
+  if (req.complete || req.destroyed) return false;
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
 function isGrpcError(err: unknown): err is { code: number; details: string; metadata: any } {
