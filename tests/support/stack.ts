@@ -125,6 +125,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // Each service's metrics listener on a free port: parallel stacks (and services of one stack) never collide.
     METRICS_PORT: '0',
     SIGNUP_ENABLED: 'true',
+    // Three jest workers' stacks share the server with each other and with a developer's `npm start` (124 connections
+    // at full load by itself): at the services' defaults (crm 30, messaging 24, webhooks 20…) the server's 100 filled
+    // up beside `npm start` (98 seen). Ten each is room enough for any one test; a test about pool sizes sets its own.
+    DATABASE_POOL_SIZE: '10',
     // A service this stack does not run points at a port nothing listens on (9, discard), never at its default: that is
     // where `npm start` runs it on the same machine, and a stack talking to another deployment's service fails strangely.
     ...Object.fromEntries(
