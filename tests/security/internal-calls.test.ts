@@ -89,4 +89,33 @@ describe('internal calls: single-use credentials bound to their method and to an
       status.PERMISSION_DENIED,
     );
   });
+  it("crm reads a contact's conversations, a task's conversation and the open hours only for a request it serves", async () => {
+    const crm = devInternalAuth('crm', seed);
+    const origin = tokenOf(
+      devInternalAuth('gateway', seed).sign({ orgId: a.user.orgId, userId: a.user.id, role: 'owner' }, 'crm.v1.CrmService/GetContact'),
+    );
+    const asCrm = (method: string, orgId: string, withOrigin?: string) =>
+      metadata(crm.sign({ orgId, userId: a.user.id, role: 'owner', origin: withOrigin }, `messaging.v1.MessagingService/${method}`), withOrigin);
+    const conversation = { id: randomUUID(), page: 1, limit: 1 };
+    expect(await rawMessaging('GetConversation', conversation, asCrm('GetConversation', a.user.orgId))).toBe(status.PERMISSION_DENIED);
+    expect(await rawMessaging('ContactConversations', { contactId: randomUUID() }, asCrm('ContactConversations', a.user.orgId))).toBe(
+      status.PERMISSION_DENIED,
+    );
+    expect(await rawMessaging('GetConversation', conversation, asCrm('GetConversation', a.user.orgId, origin))).toBe(status.NOT_FOUND);
+    expect(await rawMessaging('GetConversation', conversation, asCrm('GetConversation', b.user.orgId, origin))).toBe(status.PERMISSION_DENIED);
+    const hours = (orgId: string, withOrigin?: string) =>
+      rawCall(
+        stack.addr('messaging'),
+        'messaging.v1.ServiceLevelsService',
+        'ListBusinessHours',
+        {},
+        metadata(
+          crm.sign({ orgId, userId: a.user.id, role: 'owner', origin: withOrigin }, 'messaging.v1.ServiceLevelsService/ListBusinessHours'),
+          withOrigin,
+        ),
+        'messaging/v1/service-levels.proto',
+      );
+    expect(await hours(a.user.orgId)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_required' });
+    expect((await hours(a.user.orgId, origin)).code).toBe(status.OK);
+  });
 });

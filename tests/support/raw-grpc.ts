@@ -10,11 +10,11 @@ export interface RawAnswer {
 /**
  * One call to a service with exactly the metadata given, over a plaintext channel: what a process on the internal
  * network can send (a compromised service forging its credential or origin). `service` is the full name, e.g.
- * `crm.v1.CrmService`; its proto is found from it (`crm/v1/crm.proto`).
+ * `crm.v1.CrmService`; its proto is found from it (`crm/v1/crm.proto`) unless `proto` names another file.
  */
-export function rawCall(address: string, service: string, method: string, req: object, md: grpc.Metadata): Promise<RawAnswer> {
+export function rawCall(address: string, service: string, method: string, req: object, md: grpc.Metadata, proto?: string): Promise<RawAnswer> {
   const [pkg, version] = service.split('.');
-  const ctor = serviceDefinition(loadProto(`${pkg}/${version}/${pkg}.proto`), service as Parameters<typeof serviceDefinition>[1]);
+  const ctor = serviceDefinition(loadProto(proto ?? `${pkg}/${version}/${pkg}.proto`), service as Parameters<typeof serviceDefinition>[1]);
   const c = new ctor(address, grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Function>;
   return new Promise((resolve) => {
     c[method](req, md, { deadline: new Date(Date.now() + 5000) }, (err: grpc.ServiceError | null) => {

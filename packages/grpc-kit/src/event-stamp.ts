@@ -66,14 +66,3 @@ export function verifyEventStamp(
   for (const k of ['org', 'eid', 'typ'] as const) if (typeof claims[k] !== 'string' || claims[k] === '') throw new TokenError(`bad ${k}`);
   return claims as unknown as EventStampClaims;
 }
-
-/** Whether a token says it is an event stamp (its audience), read without verifying: only to choose the check. */
-export function looksLikeEventStamp(token: string): boolean {
-  const body = token.split('.')[1];
-  if (!body) return false;
-  try {
-    return JSON.parse(Buffer.from(body, 'base64url').toString('utf8'))?.aud === EVENT_STAMP_AUDIENCE;
-  } catch {
-    return false;
-  }
-}

@@ -15,3 +15,4 @@ export { TokenError, type InternalClaims } from './internal-token';
 export { Metadata, status } from '@grpc/grpc-js';
 export { EVENT_STAMP_AUDIENCE, EVENT_STAMP_TTL_SECONDS, type EventStampClaims, type StampedEvent } from './event-stamp';
 export * from './lingering-close';
+export { GRANT_AUDIENCE, GRANT_TTL_SECONDS, type GrantClaims } from './grant';

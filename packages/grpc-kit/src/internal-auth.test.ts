@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from './errors';
 import { devInternalAuth, generateInternalKeys, internalAuthFromEnv, mayCall } from './internal-auth';
 import { EVENT_STAMP_TTL_SECONDS, signEventStamp } from './event-stamp';
+import { GRANT_TTL_SECONDS, signGrant } from './grant';
 import { privateKeyFromSeed, signInternalToken, signToken } from './internal-token';
 
 const seed = randomBytes(32).toString('hex');
@@ -156,6 +157,56 @@ describe('internal credential', () => {
       expect(() => auth.verifyEventStamp(tokenPart(devInternalAuth('gateway', seed).sign(ctx, upsert)))).toThrow();
       const stamp = connector.stampEvent(event);
       expect(refusal(() => crm.verify(`${stamp}~j~0~m`, upsert)).message).toMatch(/another service/);
+    });
+  });
+
+  describe('grants: the gateway vouches for an org automation acts for on its own', () => {
+    const automation = devInternalAuth('automation', seed);
+    const messaging = devInternalAuth('messaging', seed);
+    const send = 'messaging.v1.MessagingService/SendMessage';
+    const brief = 'crm.v1.CrmService/GetContactBrief';
+
+    it("carries automation's calls for the granted org, and down the chain it starts", () => {
+      const grant = gateway.signGrant('org-1', 'automation');
+      expect(automation.verifyGrant(grant)).toMatchObject({ iss: 'gateway', aud: 'grant', org: 'org-1', svc: 'automation' });
+      const atMessaging = messaging.verify(automation.sign({ orgId: 'org-1', origin: grant }, send), send, '', grant);
+      expect(atMessaging).toMatchObject({ orgId: 'org-1', caller: 'automation', origin: grant });
+      // messaging serving that send asks crm for the thread's contact under the same grant.
+      const upsert = 'crm.v1.CrmService/UpsertChatnetContact';
+      expect(crm.verify(messaging.sign(atMessaging, upsert), upsert, '', atMessaging.origin).orgId).toBe('org-1');
+    });
+
+    it('is required for every call automation makes, and carries none for another org', () => {
+      for (const method of [send, brief, 'identity.v1.IdentityService/GetUser', 'connector.v1.ConnectorService/GetAccount']) {
+        const callee = devInternalAuth(method.startsWith('crm') ? 'crm' : method.startsWith('identity') ? 'identity' : 'connector', seed);
+        const target = method.startsWith('messaging') ? messaging : callee;
+        expect(refusal(() => target.verify(automation.sign({ orgId: 'org-1' }, method), method)).code).toBe('origin_required');
+      }
+      const grant = gateway.signGrant('org-1', 'automation');
+      expect(refusal(() => crm.verify(automation.sign({ orgId: 'org-2', origin: grant }, brief), brief, '', grant)).code).toBe('origin_mismatch');
+    });
+
+    it('is made by the gateway only, within its lifetime, with this deployment’s key', () => {
+      expect(() => automation.signGrant('org-1', 'automation')).toThrow(/only the gateway/);
+      const keys = generateInternalKeys(() => randomBytes(32));
+      const automationKey = privateKeyFromSeed(Buffer.from(keys.privateKeys.automation, 'base64'));
+      const gatewayKey = privateKeyFromSeed(Buffer.from(keys.privateKeys.gateway, 'base64'));
+      const auth = internalAuthFromEnv('crm', { SERVICE_PRIVATE_KEY: keys.privateKeys.crm, SERVICE_PUBLIC_KEYS: keys.publicKeys });
+      const now = Math.floor(Date.now() / 1000);
+      const claims = { aud: 'grant', org: 'org-1', svc: 'automation', iat: now, exp: now + 3600 };
+      // automation signing a grant for itself: refused whatever it claims.
+      expect(() => auth.verifyGrant(signToken({ ...claims, iss: 'automation' }, automationKey))).toThrow(/gateway only/);
+      expect(() => auth.verifyGrant(signToken({ ...claims, iss: 'gateway' }, gatewayKey))).not.toThrow();
+      expect(() => auth.verifyGrant(signGrant('org-1', 'automation', gatewayKey, now - GRANT_TTL_SECONDS - 60))).toThrow(/expired/);
+      const tooLong = { ...claims, iss: 'gateway', exp: now + 2 * GRANT_TTL_SECONDS };
+      expect(() => auth.verifyGrant(signToken(tooLong, gatewayKey))).toThrow(/too long/);
+      expect(() => auth.verifyGrant(devInternalAuth('gateway', randomBytes(32).toString('hex')).signGrant('org-1', 'automation'))).toThrow(
+        /bad signature/,
+      );
+      // A grant is neither a stamp nor a credential.
+      const grant = gateway.signGrant('org-1', 'automation');
+      expect(() => crm.verifyEventStamp(grant)).toThrow(/not an event stamp/);
+      expect(refusal(() => crm.verify(`${grant}~j~0~m`, brief)).message).toMatch(/another service/);
     });
   });
 

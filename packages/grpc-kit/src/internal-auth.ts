@@ -3,7 +3,8 @@ import { ConfigError } from '@crm/config';
 import { callKey, x25519PrivateOf, x25519PublicOf } from './call-keys';
 import { CallContext } from './context';
 import { AppError } from './errors';
-import { EventStampClaims, looksLikeEventStamp, signEventStamp, StampedEvent, verifyEventStamp } from './event-stamp';
+import { EVENT_STAMP_AUDIENCE, EventStampClaims, signEventStamp, StampedEvent, verifyEventStamp } from './event-stamp';
+import { claimedAudience, GRANT_AUDIENCE, GrantClaims, signGrant, verifyGrant } from './grant';
 import {
   InternalClaims,
   privateKeyFromSeed,
@@ -142,15 +143,24 @@ const SEEN_CALLS_MAX = 500_000;
  * the service whose call it is serving (its credential travels down the chain as the call's origin), or the producer
  * of the event it is acting on (the event's stamp, event-stamp.ts). A compromised caller cannot choose the org; at
  * most it can reuse, for the same org, an origin it was handed: a request's for a minute, an event's for a day.
- * Methods some caller also uses on timers long after any request or event (automation's rule waits of up to 90 days,
- * campaigns, reminders) stay unbound: nobody else is there to vouch then (README, "Trust model").
+ * automation, which acts on timers long after any request or event (rule waits of up to 90 days, campaigns, reminders),
+ * sends the org's grant: the gateway's signature, renewed daily while the org is in use (grant.ts).
  */
 export const ORIGIN_BOUND: Partial<Record<InternalPrincipal, readonly string[]>> = {
+  // Every call automation makes: under the org's grant, the triggering event's stamp, or the request it serves.
+  automation: SERVICE_CALL_POLICY.automation,
   // A file being sent: the org is the one messaging (or a user through messaging) asked the connector to send for.
   // (Storing a received file is the connector acting on its own session, so UploadAttachment is not bound.)
   connector: ['messaging.v1.Http/DownloadAttachment'],
   // Every AI call is a user's request through the gateway.
   ai: ['messaging.v1.MessagingService/GetConversation'],
+  // A contact's conversations (its detail), a task's conversation, the open hours of response-time analytics: each for
+  // the user's request crm is serving (or automation's, under its grant, for a task).
+  crm: [
+    'messaging.v1.MessagingService/ContactConversations',
+    'messaging.v1.MessagingService/GetConversation',
+    'messaging.v1.ServiceLevelsService/ListBusinessHours',
+  ],
   // A thread's contact: for a message the connector stamped (chatnet.inbound), a user's or automation's send, or a
   // contact link retried under the origin of the message or send that asked for it. The AI auto-reply: under the
   // stamp of the customer's message it answers.
@@ -159,6 +169,12 @@ export const ORIGIN_BOUND: Partial<Record<InternalPrincipal, readonly string[]>>
     'crm.v1.CrmService/UpsertChatnetContacts',
     'crm.v1.CrmService/GetContactBrief',
     'ai.v1.AiService/AutoReply',
+    // A user's recall or reaction, a conversation started by a user or a campaign, an account named in the org's
+    // settings: always for a request (FindUser and SendChatMessage also serve scheduled messages: unbound).
+    'connector.v1.ConnectorService/RecallChatMessage',
+    'connector.v1.ConnectorService/ReactToChatMessage',
+    'connector.v1.ConnectorService/GetAccount',
+    'crm.v1.CrmService/LinkOutreachContact',
   ],
 };
 
@@ -240,6 +256,10 @@ export interface InternalAuth {
    * cache); TokenError otherwise. Which issuers may stamp which types is the event catalogue's, checked by consumers.
    */
   verifyEventStamp(stamp: string): EventStampClaims;
+  /** The gateway only: a grant for `service` to act for `orgId` on its own (grant.ts). Other processes throw. */
+  signGrant(orgId: string, service: InternalPrincipal): string;
+  /** The claims of a grant the gateway signed, still within its lifetime; TokenError otherwise. */
+  verifyGrant(grant: string): GrantClaims;
 }
 
 export function createInternalAuth(
@@ -295,11 +315,12 @@ export function createInternalAuth(
     }
     return claims;
   };
-  /** A forwarded credential lives a minute; an event stamp a day, and is told apart by its audience. */
+  /** A forwarded credential lives a minute, an event stamp a day, a grant half a year; each is told apart by its audience. */
   const verifyOrigin = (origin: string): { iss: string; org: string; exp: number } => {
-    if (!looksLikeEventStamp(origin)) return verifyToken(origin, null).claims;
+    const audience = claimedAudience(origin);
+    if (audience !== EVENT_STAMP_AUDIENCE && audience !== GRANT_AUDIENCE) return verifyToken(origin, null).claims;
     try {
-      return checkStamp(origin);
+      return audience === GRANT_AUDIENCE ? verifyGrant(origin, publicKeys, CLOCK_SKEW_SECONDS) : checkStamp(origin);
     } catch (err) {
       if (err instanceof TokenError) throw refused(`origin: ${err.message}`);
       throw err;
@@ -311,6 +332,11 @@ export function createInternalAuth(
       return signEventStamp(self, event, privateKey);
     },
     verifyEventStamp: checkStamp,
+    signGrant(orgId, service) {
+      if (self !== 'gateway') throw new Error(`${self} may not sign grants: only the gateway vouches for an org`);
+      return signGrant(orgId, service, privateKey);
+    },
+    verifyGrant: (grant) => verifyGrant(grant, publicKeys, CLOCK_SKEW_SECONDS),
     sign(ctx, method) {
       const audience = audienceOf(method);
       const now = Math.floor(Date.now() / 1000);

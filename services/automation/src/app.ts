@@ -25,6 +25,7 @@ import { Runner, RunLogSweeper, TriggerTimers } from './rules';
 import { HttpStepClient } from './http-step';
 import { automationBindings, automationQueue, automationShares } from './events';
 import { automationHandlers } from './grpc';
+import { Grants } from './grants';
 import { createRemote } from './remote';
 import { RuleCache } from './rule-definitions';
 
@@ -53,12 +54,14 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await installEventTables(pool);
-  const remote = createRemote(config, auth, transport);
+  const grants = new Grants(pool, auth);
+  const remote = createRemote(config, auth, transport, grants);
   const deps: Deps = {
     config,
     pool,
     log,
     remote,
+    grants,
     mail: createMailSender(config, log),
     box: SecretBox.fromEnv(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_OLD),
     emailGuard: new AddressGuard({ allow: config.EMAIL_ALLOWED_PRIVATE_ADDRESSES, purpose: 'campaign emails' }),

@@ -6,6 +6,7 @@ import type { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
 import type { LinkSigner } from './email-links';
 import type { HttpStepClient } from './http-step';
+import type { Grants } from './grants';
 import type { RuleCache } from './rule-definitions';
 import type { Remote } from './remote';
 
@@ -15,6 +16,8 @@ export interface Deps {
   pool: Pool;
   log: Logger;
   remote: Remote;
+  /** The gateway's grant per org, renewed by RenewGrant; remote.actingFor sends it with automation's own calls. */
+  grants: Grants;
   /** Alert emails; `enabled` is false without SMTP_URL. */
   mail: MailSender;
   /** Organizations' SMTP passwords at rest. */

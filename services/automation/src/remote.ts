@@ -10,6 +10,7 @@ import {
   serviceDefinition,
 } from '@crm/grpc-kit';
 import type { AutomationConfig } from './config';
+import type { Grants } from './grants';
 
 /**
  * Clients of the services automation calls, created on first use: a deployment (or a checkout) without
@@ -23,10 +24,16 @@ export interface Remote {
   crmTasks(): ClientFor<'crm.v1.TaskService'>;
   messaging(): ClientFor<'messaging.v1.MessagingService'>;
   connector(): ClientFor<'connector.v1.ConnectorService'>;
+  /**
+   * The context of a call automation makes for an org on its own (a rule run, a campaign, a reminder, an email alert):
+   * no user, the admin role (a rule an admin or team lead set up acts on their behalf), and the org's grant as the
+   * call's origin (grants/). Throws a retryable `grant_missing` while the org has none.
+   */
+  actingFor(orgId: string, requestId: string): Promise<Partial<CallContext>>;
   close(): void;
 }
 
-export function createRemote(config: AutomationConfig, auth: InternalAuth, transport: GrpcTransport): Remote {
+export function createRemote(config: AutomationConfig, auth: InternalAuth, transport: GrpcTransport, grants: Pick<Grants, 'actingFor'>): Remote {
   const made: Array<{ close(): void }> = [];
   // One typed getter per service, so each client keeps its own service's request and response types.
   const lazy = <N extends ServiceName>(name: string, proto: string, service: N, address: string): (() => ClientFor<N>) => {
@@ -50,14 +57,7 @@ export function createRemote(config: AutomationConfig, auth: InternalAuth, trans
     crmTasks: lazy('crm', 'crm/v1/tasks.proto', 'crm.v1.TaskService', config.CRM_ADDR),
     messaging: lazy('messaging', 'messaging/v1/messaging.proto', 'messaging.v1.MessagingService', config.MESSAGING_ADDR),
     connector: lazy('chat connector', 'connector/v1/connector.proto', 'connector.v1.ConnectorService', config.CONNECTOR_ADDR),
+    actingFor: (orgId, requestId) => grants.actingFor(orgId, requestId),
     close: () => made.forEach((c) => c.close()),
   };
-}
-
-/**
- * How automation identifies itself when it acts on its own (a run triggered by an event): the org of the
- * event, no user, and the admin role, since a rule an admin or team lead set up acts on their behalf.
- */
-export function systemContext(orgId: string, requestId: string): Partial<CallContext> {
-  return { orgId, role: 'admin', requestId };
 }

@@ -10,6 +10,7 @@ import { ApiKeyCache } from './http/api-key-cache';
 import { ApiKeyUses } from './http/api-key-uses';
 import { HttpDrain } from './http/drain';
 import { authMiddleware, ipRateLimit } from './http/auth';
+import { GrantRenewals } from './http/grant-renewals';
 import { startAuthSync } from './http/auth-sync';
 import { errorHandler, sendError } from './http/errors';
 import { methodNotAllowed } from './http/method-not-allowed';
@@ -114,6 +115,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     apiKeys,
     keyUses: new ApiKeyUses(clients.identity, log),
     sync,
+    grants: new GrantRenewals(internalAuth, () => clients.automation, log),
     limiter,
     apiKeyFailuresPerMinute: config.API_KEY_FAILURES_PER_MINUTE,
     userRatePerMinute: config.RATE_LIMIT_USER_PER_MINUTE,

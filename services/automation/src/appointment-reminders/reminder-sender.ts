@@ -4,7 +4,6 @@ import { status as grpcStatus } from '@crm/grpc-kit';
 import type { crm } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import * as repo from './appointment-reminders.repo';
-import { systemContext } from '../remote';
 import { isUuid } from '@crm/validation';
 import { notifications } from '../notifications';
 
@@ -56,9 +55,8 @@ export class ReminderSender {
     if (r.scheduled_at.getTime() <= Date.now()) return this.drop(r);
     let contact: ContactBrief | undefined;
     try {
-      contact = await this.deps.remote
-        .crm()
-        .GetContactBrief({ id: r.contact_id }, systemContext(r.org_id, `appointment-reminder:${r.appointment_id}`));
+      const ctx = await this.deps.remote.actingFor(r.org_id, `appointment-reminder:${r.appointment_id}`);
+      contact = await this.deps.remote.crm().GetContactBrief({ id: r.contact_id }, ctx);
     } catch (err) {
       if ((err as { code?: number }).code !== grpcStatus.NOT_FOUND) {
         // crm unreachable: the lease runs out and the reminder is claimed again.

@@ -1,6 +1,5 @@
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
-import { systemContext } from '../remote';
 import type { CampaignRow } from './campaigns.repo';
 import * as recipients from './recipients.repo';
 import type { RecipientRow } from './recipients.repo';
@@ -53,7 +52,7 @@ export async function lookUpBatch(deps: Deps, c: CampaignRow, batch: RecipientRo
   try {
     const res = await deps.remote
       .messaging()
-      .LatestConversationsForContacts({ contactIds: ask.map((r) => r.contact_id) }, systemContext(c.org_id, `campaign:${c.id}`));
+      .LatestConversationsForContacts({ contactIds: ask.map((r) => r.contact_id) }, await deps.remote.actingFor(c.org_id, `campaign:${c.id}`));
     found = new Map((res.conversations ?? []).filter((x) => isUuid(x.conversationId)).map((x) => [x.contactId.toLowerCase(), targetOf(x)] as const));
   } catch (err) {
     deps.log.debug({ err, campaignId: c.id }, 'campaign sender: batch conversation lookup failed; recipients look up their own');

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { directDatabaseUrl } from '@crm/config';
 import { ClaimLoop, withTransaction } from '@crm/db';
-import { AppError, decodeRemoteError, status as grpcStatus } from '@crm/grpc-kit';
+import { AppError, type CallContext, decodeRemoteError, status as grpcStatus } from '@crm/grpc-kit';
 import type { messaging } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import * as repo from './campaigns.repo';
 import type { CampaignRow, Outcome, RecordDetail } from './campaigns.repo';
 import * as recipients from './recipients.repo';
 import type { RecipientRow } from './recipients.repo';
-import { systemContext } from '../remote';
 import { renderFor } from './campaign-text';
 import { CAMPAIGNS_CHANNEL } from './campaigns';
 import { deliverEmail, SendHooks } from './email/delivery';
@@ -157,7 +156,6 @@ export class CampaignSender {
    */
   private async snapshot(c: CampaignRow): Promise<number | undefined> {
     const { pool, log } = this.deps;
-    const sys = systemContext(c.org_id, `campaign:${c.id}`);
     let after = c.snapshot_after;
     let added = after ? await recipients.countRecipients(pool, c.id) : 0;
     for (;;) {
@@ -166,6 +164,7 @@ export class CampaignSender {
       if (!kept) return Date.now();
       let page;
       try {
+        const sys = await this.deps.remote.actingFor(c.org_id, `campaign:${c.id}`);
         page = await memberPage(this.deps, sys, c.list_id, after, SNAPSHOT_PAGE);
       } catch (err) {
         if (isNotFound(err)) {
@@ -411,7 +410,12 @@ export class CampaignSender {
   private async deliver(c: CampaignRow, rec: RecipientRow, st: Turn): Promise<Delivery> {
     if (c.type === 'email') return deliverEmail(this.deps, c, rec, this.emailHooks(c, st, rec));
     const { pool, remote } = this.deps;
-    const sys = systemContext(c.org_id, `campaign:${c.id}:${rec.contact_id}`);
+    let sys: Partial<CallContext>;
+    try {
+      sys = await remote.actingFor(c.org_id, `campaign:${c.id}:${rec.contact_id}`);
+    } catch (err) {
+      return this.failed(c, st, rec, err, 'automation grant', false);
+    }
     let conversationId = rec.conversation_id;
     let accountId = rec.chatnet_account_id;
     if (!conversationId) {
@@ -495,7 +499,7 @@ export class CampaignSender {
     c: CampaignRow,
     st: Turn,
     rec: RecipientRow,
-    sys: ReturnType<typeof systemContext>,
+    sys: Partial<CallContext>,
   ): Promise<{ conversation: { id: string; chatnetAccountId: string } } | { delivery: Delivery }> {
     try {
       const out = await this.deps.remote

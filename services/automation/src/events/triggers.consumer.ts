@@ -27,7 +27,6 @@ import {
   triggersOfEvent,
 } from '../rule-definitions';
 import { armIdle, insertRun, RUNS_CHANNEL } from '../rules';
-import { systemContext } from '../remote';
 
 /**
  * Everything this consumer listens to: rule triggers, the system events that raise notifications (crm's task.due
@@ -267,7 +266,9 @@ async function fetchContact(deps: Deps, event: EventEnvelope, contactId: string 
   if (!contactId) return {};
   try {
     // A plain record of the brief's fields: conditions read it by name.
-    return { ...(await deps.remote.crm().GetContactBrief({ id: contactId }, systemContext(event.orgId, `automation-event:${event.id}`))) };
+    return {
+      ...(await deps.remote.crm().GetContactBrief({ id: contactId }, await deps.remote.actingFor(event.orgId, `automation-event:${event.id}`))),
+    };
   } catch (err) {
     if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) return {};
     // crm unreachable: the event is retried later (EVENT_RETRY_SCHEDULE) rather than judged without the contact.

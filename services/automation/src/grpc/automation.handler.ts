@@ -56,5 +56,9 @@ export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.Autom
     CheckUnsubscribeLink: (req) => suppressions.checkUnsubscribeLink(deps, req),
     UnsubscribeEmail: (req) => suppressions.unsubscribe(deps, req),
     RecordEmailOpen: (req) => suppressions.recordOpen(deps, req),
+    RenewGrant: async (req, ctx) => {
+      await deps.grants.renew(ctx, req.grant);
+      return { ok: true };
+    },
   };
 }

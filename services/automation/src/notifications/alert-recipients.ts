@@ -1,6 +1,5 @@
 import { status as grpcStatus } from '@crm/grpc-kit';
 import type { Remote } from '../remote';
-import { systemContext } from '../remote';
 
 export interface AlertRecipient {
   email: string;
@@ -28,7 +27,7 @@ export class AlertRecipients {
     if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
     let value: AlertRecipient | null;
     try {
-      const u = await this.remote.identity().GetUser({ id: userId }, systemContext(orgId, requestId));
+      const u = await this.remote.identity().GetUser({ id: userId }, await this.remote.actingFor(orgId, requestId));
       value = { email: u.email, fullName: u.fullName, active: u.status === 'active', notifyByEmail: u.notifyByEmail === true };
     } catch (err) {
       if ((err as { code?: number }).code !== grpcStatus.NOT_FOUND) throw err;

@@ -3,7 +3,6 @@ import type { messaging } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import type { RunContext, RunRow } from './runs.repo';
 import { getTemplate } from '../templates';
-import { systemContext } from '../remote';
 import { isUuid } from '@crm/validation';
 import {
   ActionDef,
@@ -120,8 +119,9 @@ export class RunScope {
     return v;
   }
 
-  get sys() {
-    return systemContext(this.run.org_id, `automation-run:${this.run.id}`);
+  /** The context of the run's calls: the org's grant vouches for it (remote.actingFor). */
+  private sys() {
+    return this.deps.remote.actingFor(this.run.org_id, `automation-run:${this.run.id}`);
   }
 
   private async contact(): Promise<Record<string, unknown>> {
@@ -131,7 +131,7 @@ export class RunScope {
     let brief: Record<string, unknown>;
     try {
       // A plain record of the brief's fields: templates and conditions read it by name.
-      brief = { ...(await this.deps.remote.crm().GetContactBrief({ id: this.run.contact_id }, this.sys)) };
+      brief = { ...(await this.deps.remote.crm().GetContactBrief({ id: this.run.contact_id }, await this.sys())) };
     } catch (err) {
       if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Contact not found (deleted?)');
       throw classify(err, 'crm GetContactBrief');
@@ -198,7 +198,7 @@ export class RunScope {
     if (own) return own;
     let res: messaging.LatestConversation__Output;
     try {
-      res = await this.deps.remote.messaging().LatestConversationForContact({ contactId: this.contactId() }, this.sys);
+      res = await this.deps.remote.messaging().LatestConversationForContact({ contactId: this.contactId() }, await this.sys());
     } catch (err) {
       throw classify(err, 'messaging LatestConversationForContact');
     }
@@ -218,7 +218,7 @@ export class RunScope {
     if (action.assignTo === CONVERSATION_ASSIGNEE) {
       conversationId ??= await this.conversationId();
       try {
-        const res = await this.deps.remote.messaging().GetConversation({ id: conversationId, page: 1, limit: 1 }, this.sys);
+        const res = await this.deps.remote.messaging().GetConversation({ id: conversationId, page: 1, limit: 1 }, await this.sys());
         assigneeId = res.conversation?.assigneeId || undefined;
       } catch (err) {
         if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Conversation not found (deleted?)');
@@ -236,7 +236,7 @@ export class RunScope {
           contactId: this.run.contact_id ?? undefined,
           conversationId,
         },
-        this.sys,
+        await this.sys(),
       );
     } catch (err) {
       if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('The task’s contact or conversation no longer exists');
@@ -298,7 +298,7 @@ export class RunScope {
         try {
           await this.deps.remote
             .messaging()
-            .SendMessage({ conversationId, content, contentType: 'text', clientMessageId, source: 'automation' }, this.sys);
+            .SendMessage({ conversationId, content, contentType: 'text', clientMessageId, source: 'automation' }, await this.sys());
         } catch (err) {
           throw classify(err, 'messaging SendMessage');
         }
@@ -326,7 +326,7 @@ export class RunScope {
             ? { id: this.contactId(), assignedUserId: action.userId, addTags: [] }
             : { id: this.contactId(), addTags: [action.tag] };
         try {
-          await this.deps.remote.crm().PatchContact(patch, this.sys);
+          await this.deps.remote.crm().PatchContact(patch, await this.sys());
         } catch (err) {
           if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Contact not found (deleted?)');
           throw classify(err, 'crm PatchContact');
@@ -338,7 +338,7 @@ export class RunScope {
         // one already assigned stays so, which makes a repeated attempt harmless.
         const conversationId = await this.conversationId();
         try {
-          await this.deps.remote.messaging().AssignRoundRobin({ conversationId }, this.sys);
+          await this.deps.remote.messaging().AssignRoundRobin({ conversationId }, await this.sys());
         } catch (err) {
           if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Conversation not found (deleted?)');
           throw classify(err, 'messaging AssignRoundRobin');
@@ -353,7 +353,7 @@ export class RunScope {
         // repeated attempt is harmless and a rule on conversation_priority_changed cannot start itself again.
         const conversationId = await this.conversationId();
         try {
-          await this.deps.remote.messaging().SetConversationPriority({ id: conversationId, priority: action.priority ?? '' }, this.sys);
+          await this.deps.remote.messaging().SetConversationPriority({ id: conversationId, priority: action.priority ?? '' }, await this.sys());
         } catch (err) {
           if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) throw permanent('Conversation not found (deleted?)');
           throw classify(err, 'messaging SetConversationPriority');

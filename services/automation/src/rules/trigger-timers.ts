@@ -5,7 +5,6 @@ import { status as grpcStatus } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { insertRun, RUNS_CHANNEL } from './runs.repo';
 import * as repo from './trigger-timers.repo';
-import { systemContext } from '../remote';
 import { EVENT_OF_TIMED_TRIGGER, nextOccurrence, parseCron, type RuleRow } from '../rule-definitions';
 import { memberPage, isNotFound } from '../lists';
 import { derivedId } from '../notifications';
@@ -108,11 +107,11 @@ export class TriggerTimers {
       });
       return;
     }
-    const ctx = systemContext(f.org_id, `automation-schedule:${f.rule_id}:${scheduledAt}`);
     let after = f.after;
     while (!this.loop.isStopping) {
       let page;
       try {
+        const ctx = await this.deps.remote.actingFor(f.org_id, `automation-schedule:${f.rule_id}:${scheduledAt}`);
         page = await memberPage(this.deps, ctx, f.list_id, after, SCHEDULE_PAGE);
       } catch (err) {
         if (isNotFound(err)) {
@@ -170,7 +169,7 @@ export class TriggerTimers {
           .messaging()
           .GetConversation(
             { id: t.conversation_id, page: 1, limit: 1 },
-            systemContext(t.org_id, `automation-idle:${t.rule_id}:${t.conversation_id}`),
+            await this.deps.remote.actingFor(t.org_id, `automation-idle:${t.rule_id}:${t.conversation_id}`),
           );
         status = detail.conversation?.status;
       } catch (err) {

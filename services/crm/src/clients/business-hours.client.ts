@@ -60,7 +60,7 @@ export function messagingBusinessHours(
       try {
         const res = await get().ListBusinessHours(
           {},
-          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId },
+          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
           { deadlineMs },
         );
         const org = hoursOf(res.org!);

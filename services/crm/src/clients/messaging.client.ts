@@ -71,7 +71,7 @@ export function messagingConversations(
       try {
         const res = await get().ContactConversations(
           { contactId },
-          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId },
+          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
           { deadlineMs },
         );
         return { available: true, conversations: res.conversations ?? [] };
@@ -87,7 +87,7 @@ export function messagingConversations(
       try {
         const res = await get().GetConversation(
           { id, page: 1, limit: 1 },
-          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId },
+          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
           { deadlineMs },
         );
         const c = res.conversation;

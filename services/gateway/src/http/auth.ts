@@ -6,6 +6,7 @@ import type { Redis } from '../redis';
 import { ApiKeyCache, INVALID, readShared, REVOKED } from './api-key-cache';
 import type { ApiKeyUses } from './api-key-uses';
 import type { AuthSync } from './auth-sync';
+import type { GrantRenewals } from './grant-renewals';
 import { HttpError } from './errors';
 import type { Principal } from './principal';
 import type { RateLimiter, RateLimitName } from './rate-limiter';
@@ -22,6 +23,8 @@ interface AuthDeps {
   /** Reports key uses to identity for lastUsedAt (at most once a minute per key). */
   keyUses: ApiKeyUses;
   sync: AuthSync;
+  /** Renews automation's grant for the org of an authenticated request (at most daily per org: grant-renewals.ts). */
+  grants: GrantRenewals;
   limiter: RateLimiter;
   apiKeyFailuresPerMinute: number;
   userRatePerMinute: number;
@@ -75,6 +78,7 @@ export function authMiddleware(deps: AuthDeps) {
     if (!rl.allowed) return next(rateLimited(rl.resetIn, 'user', deps.rejected));
     const principal: Principal = { kind: 'user', orgId: claims.org, userId: claims.sub, role: claims.role, jti: claims.jti, exp: claims.exp };
     res.locals.principal = principal;
+    deps.grants.touched(claims.org, claims.sub, claims.role);
     next();
   };
 
@@ -163,6 +167,7 @@ export function authMiddleware(deps: AuthDeps) {
       scopes: grant.scopes,
     };
     res.locals.principal = principal;
+    deps.grants.touched(grant.orgId, grant.userId, grant.role);
     next();
   };
 

@@ -40,7 +40,7 @@ async function toNetwork(deps: Deps, ctx: OrgContext, conv: convs.ConversationRo
     throw new AppError('failed_precondition', 'This message never reached the chat network, so it takes no reaction', { code: 'not_on_network' });
   }
   await deps.remote.reactToChatMessage(
-    { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId },
+    { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
     {
       accountId: conv.chatnet_account_id,
       threadId: conv.thread_id,

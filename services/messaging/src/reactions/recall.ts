@@ -50,7 +50,7 @@ export async function recallMessage(deps: Deps, ctx: OrgContext, id: string) {
     });
   }
   await deps.remote.recallChatMessage(
-    { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId },
+    { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
     {
       accountId: conv.chatnet_account_id,
       threadId: conv.thread_id,
