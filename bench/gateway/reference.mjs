@@ -2,7 +2,8 @@
 // gRPC hop. Verify the JWT with a KeyObject, then:
 // - GET /api/v1/profile: one SELECT of the user by primary key (identity's database);
 // - GET /api/v1/contacts/:id: crm's contact detail reads (the contact row, then its friends, notes, appointments and
-//   activities in parallel, each filtered by org), on crm's database, with the same named prepared statements.
+//   activities in parallel, each filtered by org), on crm's database, with the same named prepared statements, and
+//   the contact's conversations on messaging's database (what crm asks messaging for).
 import { createSecretKey } from 'node:crypto';
 import express from 'express';
 import jwt from 'jsonwebtoken';
@@ -11,6 +12,7 @@ import pg from 'pg';
 const key = createSecretKey(Buffer.from(process.env.JWT_SECRET, 'utf8'));
 const identity = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const crm = new pg.Pool({ connectionString: process.env.CRM_DATABASE_URL, max: 10 });
+const messaging = new pg.Pool({ connectionString: process.env.MESSAGING_DATABASE_URL, max: 10 });
 const app = express();
 app.disable('x-powered-by');
 app.set('etag', false);
@@ -54,7 +56,7 @@ app.get('/api/v1/contacts/:id', async (req, res) => {
   const { rows } = await crm.query({ name: 'contact', text: 'SELECT * FROM contacts WHERE id = $1 AND org_id = $2', values: [req.params.id, org] });
   const c = rows[0];
   if (!c) return res.status(404).json({ error: { code: 'not_found' } });
-  const [friends, notes, appointments, activities] = await Promise.all([
+  const [friends, notes, appointments, activities, conversations] = await Promise.all([
     crm.query({
       name: 'friends',
       text: 'SELECT contact_id, chatnet_uid, display_name, account_id FROM contact_friends WHERE org_id = $1 AND contact_id = ANY($2::uuid[]) ORDER BY added_at, id',
@@ -75,6 +77,11 @@ app.get('/api/v1/contacts/:id', async (req, res) => {
       text: 'SELECT type, occurred_at, data FROM contact_activities WHERE org_id = $1 AND contact_id = $2 ORDER BY occurred_at DESC, id DESC LIMIT $3',
       values: [org, c.id, 50],
     }),
+    messaging.query({
+      name: 'conversations',
+      text: 'SELECT id, chatnet_account_id, message_count, last_message_at FROM conversations WHERE org_id = $1 AND contact_id = $2 ORDER BY last_message_at DESC NULLS LAST, id DESC',
+      values: [org, c.id],
+    }),
   ]);
   res.json({
     id: c.id,
@@ -89,7 +96,7 @@ app.get('/api/v1/contacts/:id', async (req, res) => {
     updatedAt: c.updated_at,
     friends: friends.rows,
     notes: notes.rows,
-    conversations: [],
+    conversations: conversations.rows,
     appointments: appointments.rows,
     activities: activities.rows,
   });

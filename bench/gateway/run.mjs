@@ -1,51 +1,30 @@
-// bench/gateway: the authenticated hot path through the gateway against a one-process reference doing the same
-// work, measured in the same run with autocannon (50 connections):
+// bench/gateway: the authenticated hot path through the gateway, with every service `npm start` starts running,
+// against a one-process reference doing the same work, measured in the same run with autocannon (50 connections):
 // - GET /api/v1/contacts/:id: gateway → gRPC → crm → PostgreSQL (the contact and its notes, friends, appointments,
-//   activities); messaging is not started, so crm answers without conversations, as the reference does;
+//   activities) and crm → gRPC → messaging → PostgreSQL (its conversations); the reference reads the same rows;
 // - GET /api/v1/profile: gateway → gRPC → identity → PostgreSQL.
 // Usage: npm run bench:gateway   (writes its run on top of the "## gateway" section of bench/RESULTS.md)
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { autocannon } from '../lib/autocannon.mjs';
-import { waitReady } from '../lib/processes.mjs';
+import { freePort, processGroup, root, waitReady, wholeStackEnv } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 50;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const pgBase = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbName = `bench_identity_${Date.now()}`;
-const dbUrl = Object.assign(new URL(pgBase), { pathname: `/${dbName}` }).toString();
-const crmDbName = `bench_crm_${Date.now()}`;
-const crmDbUrl = Object.assign(new URL(pgBase), { pathname: `/${crmDbName}` }).toString();
-const secret = randomBytes(32).toString('hex');
-const prefix = `bench${Date.now()}:`;
-const exchange = `bench_gateway_${Date.now()}`;
-const procs = [];
-// BENCH_CPU_PROF=<dir>: write V8 CPU profiles of the gateway and identity there (open it in Chrome DevTools).
-const gatewayNodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-
-function start(file, env, readyText, nodeArgs = []) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [...nodeArgs, file], {
-      cwd: root,
-      env: { ...process.env, METRICS_PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    procs.push(p);
-    let out = '';
-    const onData = (d) => {
-      out += d;
-      if (out.includes(readyText)) resolve(p);
-    };
-    p.stdout.on('data', onData);
-    p.stderr.on('data', (d) => (out += d));
-    p.on('exit', (code) => reject(new Error(`${file} exited ${code}: ${out.slice(-2000)}`)));
-  });
-}
+const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const run = `gw${Date.now().toString(36)}`;
+const exchange = `bench_${run}`;
+const prefix = `bench_${run}:`;
+// Every service `npm start` starts (scripts/start.mjs): the product as users run it, idle services included.
+const services = ['identity', 'crm', 'chatnet-connector', 'messaging', 'webhooks', 'automation', 'ai'];
+const dbName = Object.fromEntries(services.map((s) => [s, `bench_${run}_${s.replace(/-/g, '_')}`]));
+const dbUrl = (s) => Object.assign(new URL(pgBase), { pathname: `/${dbName[s]}` }).toString();
+const group = processGroup();
+const referencePort = await freePort();
 
 const measure = async (url, token) => {
   const r = await autocannon(url, token, ['-c', String(CONNECTIONS), '-d', String(DURATION)]);
@@ -53,53 +32,59 @@ const measure = async (url, token) => {
 };
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const loadBefore = os
+  .loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' ');
+const admin = new pg.Client({ connectionString: pgBase });
+await admin.connect();
 
 try {
-  const env = {
-    DATABASE_URL: dbUrl,
-    JWT_SECRET: secret,
-    INTERNAL_AUTH_SEED: randomBytes(32).toString('hex'),
-    REDIS_PREFIX: prefix,
-    EVENTS_EXCHANGE: exchange,
-    SIGNUP_ENABLED: 'true',
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_USER_PER_MINUTE: '100000000',
-    RATE_LIMIT_AUTH_PER_MINUTE: '1000',
-  };
-  await start('services/identity/dist/main.js', { ...env, GRPC_PORT: '50951' }, 'identity listening', gatewayNodeArgs).catch(async (e) => {
-    throw e;
+  for (const db of Object.values(dbName)) await admin.query(`CREATE DATABASE "${db}"`);
+  const ports = Object.fromEntries(await Promise.all([...services, 'gateway'].map(async (s) => [s, await freePort()])));
+  const common = wholeStackEnv({
+    amqpUrl,
+    exchange,
+    redisPrefix: prefix,
+    ports,
+    extra: { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' },
   });
-  // No messaging: crm's detail omits conversations after a refused connection (fast), like the reference.
-  // Its start is awaited through the gateway's /readyz below: at log level error it prints no "listening" line.
-  start(
-    'services/crm/dist/main.js',
+  const own = { messaging: { ATTACHMENTS_DIR: path.join(os.tmpdir(), `bench-${run}`) } };
+  // BENCH_PROF=gateway,identity,crm: V8 CPU profiles of those processes in bench/.prof (bench/lib/processes.mjs).
+  for (const s of services) group.launch(s, { ...common, DATABASE_URL: dbUrl(s), GRPC_PORT: String(ports[s]), ...own[s] });
+  group.launch('gateway', {
+    ...common,
+    HOST: '127.0.0.1',
+    PORT: String(ports.gateway),
+    SERVICES: services.join(','),
+    // The bench's own limit: one user makes every request (the default per-user limit stays as it is).
+    RATE_LIMIT_USER_PER_MINUTE: '100000000',
+  });
+  const gateway = `http://127.0.0.1:${ports.gateway}`;
+  await waitReady(gateway);
+  const reference = group.launch(
+    'reference',
     {
-      ...env,
-      DATABASE_URL: crmDbUrl,
-      GRPC_PORT: '50952',
-      MESSAGING_ADDR: '127.0.0.1:50953',
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-      LOG_LEVEL: 'error',
+      DATABASE_URL: dbUrl('identity'),
+      CRM_DATABASE_URL: dbUrl('crm'),
+      MESSAGING_DATABASE_URL: dbUrl('messaging'),
+      JWT_SECRET: common.JWT_SECRET,
+      PORT: String(referencePort),
     },
-    'never printed',
-    gatewayNodeArgs,
-  ).catch((e) => console.error(e.message));
-  await start(
-    'services/gateway/dist/main.js',
-    { ...env, PORT: '18080', IDENTITY_ADDR: '127.0.0.1:50951', CRM_ADDR: '127.0.0.1:50952', SERVICES: 'identity,crm', LOG_LEVEL: 'info' },
-    'gateway listening',
-    gatewayNodeArgs,
+    { main: path.join('bench', 'gateway', 'reference.mjs') },
   );
-  await start('bench/gateway/reference.mjs', { DATABASE_URL: dbUrl, CRM_DATABASE_URL: crmDbUrl, JWT_SECRET: secret, PORT: '18081' }, 'ready');
-  await waitReady('http://127.0.0.1:18080');
+  await new Promise((resolve, reject) => {
+    reference.stdout.on('data', (d) => String(d).includes('ready') && resolve());
+    reference.once('exit', (code) => reject(new Error(`reference exited ${code}`)));
+  });
 
-  const signup = await fetch('http://127.0.0.1:18080/api/v1/auth/signup', {
+  const signup = await fetch(`${gateway}/api/v1/auth/signup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ orgName: 'Bench', fullName: 'Bench Owner', email: `bench${Date.now()}@example.test`, password: 'bench password 1' }),
   }).then((r) => r.json());
   const token = signup.token;
-  const contact = await fetch('http://127.0.0.1:18080/api/v1/contacts', {
+  const contact = await fetch(`${gateway}/api/v1/contacts`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ name: 'Nguyễn Văn An', phone: '+84901234567', email: 'an@example.test', tags: ['vip'] }),
@@ -109,8 +94,8 @@ try {
 
   const results = {};
   for (const [name, p] of Object.entries(paths)) {
-    const gwUrl = `http://127.0.0.1:18080${p}`;
-    const refUrl = `http://127.0.0.1:18081${p}`;
+    const gwUrl = `${gateway}${p}`;
+    const refUrl = `http://127.0.0.1:${referencePort}${p}`;
     results[name] = { gateway: [], reference: [] };
     // Warm-up, then alternate so drift on a busy machine hits both equally.
     await measure(refUrl, token);
@@ -126,8 +111,8 @@ try {
   for (const [name, label, refLabel] of [
     [
       'contact',
-      'GET /api/v1/contacts/:id: gateway → gRPC → crm → PostgreSQL',
-      'reference: one process, express + JWT verify + the same contact SELECTs',
+      'GET /api/v1/contacts/:id: gateway → gRPC → crm → PostgreSQL (+ crm → gRPC → messaging for its conversations)',
+      'reference: one process, express + JWT verify + the same contact and conversation SELECTs',
     ],
     [
       'profile',
@@ -146,7 +131,7 @@ try {
   const section = [
     '## gateway',
     '',
-    `Command: \`npm run bench:gateway\` (autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, median of ${ROUNDS} alternating runs after a warm-up; load generator on the same 2 cores). Measured ${new Date().toISOString().slice(0, 10)}.`,
+    `Command: \`npm run bench:gateway\` (every service \`npm start\` starts, and the reference beside them; autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, median of ${ROUNDS} alternating runs after a warm-up; load generator on the same 2 cores). Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average before the run ${loadBefore}.`,
     '',
     '| path | req/s | p50 ms | p99 ms |',
     '|---|---|---|---|',
@@ -159,15 +144,11 @@ try {
   writeResultsSection(path.join(root, 'bench', 'RESULTS.md'), 'gateway', section, { keepEarlier: true });
   console.log(section);
 } finally {
-  for (const p of procs) p.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 1500));
-  const c = new pg.Client({ connectionString: pgBase });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-  await c.query(`DROP DATABASE IF EXISTS "${crmDbName}" WITH (FORCE)`);
-  await c.end();
-  // Leave nothing on the shared servers: the gateway's queue and exchange, and this run's Redis keys.
+  await group.stopAll().catch(() => undefined);
+  for (const db of Object.values(dbName)) await admin.query(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+  // Leave nothing on the shared servers: the run's exchange and queues, and its Redis keys.
   const { deleteRabbitPrefix, clearRedisPrefix } = await import('@crm/testing');
-  await deleteRabbitPrefix(process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672', exchange);
+  await deleteRabbitPrefix(amqpUrl, exchange);
   await clearRedisPrefix(prefix);
 }

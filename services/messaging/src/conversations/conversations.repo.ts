@@ -635,6 +635,29 @@ export async function forContact(db: Queryable, orgId: string, contactId: string
   return rows;
 }
 
+/** What a contact's detail shows of each conversation (crm's ContactConversations): the four fields, not the whole row. */
+export interface ConversationBrief {
+  id: string;
+  chatnet_account_id: string;
+  message_count: number;
+  last_message_at: Date | null;
+}
+
+/**
+ * forContact for a contact's detail: only the fields it shows, as a named (prepared once per connection) statement,
+ * since every contact detail asks it (each of its conversations otherwise costs the folders' sub-select too).
+ */
+export async function briefsForContact(db: Queryable, orgId: string, contactId: string, viewer: string | null): Promise<ConversationBrief[]> {
+  const { rows } = await db.query<ConversationBrief>({
+    name: viewer ? 'msg_briefs_for_contact_viewer' : 'msg_briefs_for_contact',
+    text: `SELECT c.id, c.chatnet_account_id, c.message_count, c.last_message_at FROM conversations c
+           WHERE c.org_id = $1 AND c.contact_id = $2${viewer ? ` AND ${visibleSql('$3')}` : ''}
+           ORDER BY c.last_message_at DESC NULLS LAST, c.id DESC`,
+    values: viewer ? [orgId, contactId, viewer] : [orgId, contactId],
+  });
+  return rows;
+}
+
 /**
  * Each contact's most recently active conversation (forContact's first row), for many contacts in one statement: a
  * campaign asks for a page of recipients at once instead of one call and one query each.

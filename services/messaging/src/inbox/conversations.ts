@@ -168,7 +168,7 @@ export async function updateFlags(
 export async function contactConversations(deps: Deps, ctx: OrgContext, contactId: string) {
   const { orgId } = ctx;
   if (!isUuid(contactId)) return { conversations: [] };
-  const rows = await convs.forContact(deps.pool, orgId, contactId, viewerOf(ctx));
+  const rows = await convs.briefsForContact(deps.pool, orgId, contactId, viewerOf(ctx));
   return {
     conversations: rows.map((r) => ({
       id: r.id,
