@@ -24,6 +24,8 @@ interface Log {
 
 /** PostgreSQL's "too many clients already" (and a role's connection limit): the server is full for now. */
 const TOO_MANY_CLIENTS = '53300';
+/** How long a service's start waits for room on a full server (connectAdmin's wait, and the migrations' pool). */
+const STARTUP_ROOM_WAIT_MS = 30_000;
 
 /**
  * A one-off admin connection (create or drop a database), made when the server has room: a server full for a moment
@@ -31,7 +33,7 @@ const TOO_MANY_CLIENTS = '53300';
  * (patient-pool.ts), for up to `waitMs`; any other error is thrown at once. A backend terminated between its queries
  * fails the next query, not the process.
  */
-export async function connectAdmin(connectionString: string, waitMs = 30_000): Promise<Client> {
+export async function connectAdmin(connectionString: string, waitMs = STARTUP_ROOM_WAIT_MS): Promise<Client> {
   const deadline = Date.now() + waitMs;
   for (let delay = 100; ; delay = Math.min(delay * 2, 2_000)) {
     const client = new Client({ connectionString });
@@ -89,8 +91,17 @@ export async function dropDatabase(url: string): Promise<void> {
  * settings are `ALTER DATABASE ... SET` in a migration), no session-level SET, LISTEN or advisory lock (those use
  * DATABASE_DIRECT_URL: prepareDatabase, NotifyListener, the outbox relay).
  */
-export function createPool(url: string, max = 10): Pool {
-  const pool = new PatientPool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+export function createPool(url: string, max = 10, opts: { roomWaitMs?: number; idleTimeoutMillis?: number } = {}): Pool {
+  // min 1: a pool keeps one connection when idle, so a caller refused by a full server (another deployment, tests
+  // beside `npm start`) waits in its pool's line for a connection of its own (LINE_WAIT_MS) instead of asking the
+  // server for its first one and answering 503 after ROOM_WAIT_MS (patient-pool.ts).
+  const pool = new PatientPool({
+    connectionString: url,
+    max,
+    min: 1,
+    idleTimeoutMillis: opts.idleTimeoutMillis ?? 30_000,
+    roomWaitMs: opts.roomWaitMs,
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   // pg-pool listens for 'error' only on idle clients: a checked-out client (a consumer's batch transaction, a
@@ -118,7 +129,9 @@ export async function databaseAnswers(pool: Pool): Promise<void> {
  */
 export async function prepareDatabase(directUrl: string, migrationsDir: string, log?: Log): Promise<string[]> {
   await ensureDatabase(directUrl);
-  const pool = createPool(directUrl, 1);
+  // Starting is no request with a deadline: a server full for now (tests beside `npm start`, a deployment scaling
+  // out) is waited for as long as ensureDatabase waits, rather than the start failing after ROOM_WAIT_MS.
+  const pool = createPool(directUrl, 1, { roomWaitMs: STARTUP_ROOM_WAIT_MS });
   try {
     return await migrate(pool, migrationsDir, log);
   } finally {

@@ -43,8 +43,12 @@ export class PatientPool extends Pool {
   private tickets = 0;
   private readonly ticketOf = new WeakMap<object, number>();
 
-  constructor(config?: PoolConfig) {
+  /** ROOM_WAIT_MS unless the pool says otherwise (a service's start-up waits longer: prepareDatabase). */
+  private readonly roomWaitMs: number;
+
+  constructor(config?: PoolConfig & { roomWaitMs?: number }) {
     super(config);
+    this.roomWaitMs = config?.roomWaitMs ?? ROOM_WAIT_MS;
     this.on('connect', () => void this.established++);
     this.on('remove', () => void this.established--);
   }
@@ -66,7 +70,7 @@ export class PatientPool extends Pool {
     if (this.heldUntil && Date.now() >= this.heldUntil) this.endHold();
     const ticket = ++this.tickets;
     const asked = Date.now();
-    const giveUpAt = asked + ROOM_WAIT_MS;
+    const giveUpAt = asked + this.roomWaitMs;
     for (let wait = FIRST_RETRY_MS; ; wait = Math.min(wait * 2, MAX_RETRY_MS)) {
       try {
         return await this.connectInTurn(ticket);
