@@ -3,7 +3,7 @@ import { type ClientFor, createServiceClient, loadProto, serviceDefinition, stat
 import { createTestDatabase, eventually, freePort, infra, testAuth, type TestDatabase } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
-import { connectorClient, grpcCtx, type ConnectorProcess, leaseHolder, spawnConnector as startConnector } from './support';
+import { connectorClient, grpcCtx, type ConnectorProcess, leaseHolder, spawnConnector as startConnector, userRequestCtx } from './support';
 
 type Connector = ClientFor<'connector.v1.ConnectorService'>;
 type User = { id: string; orgId: string; role: string };
@@ -152,16 +152,16 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
       grpcCtx(user),
     );
     const ref = { accountId, threadId: m.fromUid, threadType: 'user', chatnetMessageId: sent.chatnetMessageId, cliMsgId: '' };
-    await expect(rpc.RecallChatMessage(ref, grpcCtx(other.user))).rejects.toMatchObject({ code: grpcStatus.NOT_FOUND });
-    expect(await rpc.RecallChatMessage(ref, grpcCtx(user))).toMatchObject({ ok: true });
+    await expect(rpc.RecallChatMessage(ref, userRequestCtx(other.user))).rejects.toMatchObject({ code: grpcStatus.NOT_FOUND });
+    expect(await rpc.RecallChatMessage(ref, userRequestCtx(user))).toMatchObject({ ok: true });
     const item = (await owner.get(`/sandbox/accounts/${accountId}/sent`)).body.data.find((x: any) => x.chatnetMessageId === sent.chatnetMessageId);
     expect(item).toMatchObject({ quote: { chatnetMessageId: m.chatnetMessageId }, recalledAt: expect.any(String) });
     // The network recalls a message once: B's session refuses the second, and A passes that on.
-    await expect(rpc.RecallChatMessage(ref, grpcCtx(user))).rejects.toMatchObject({ code: grpcStatus.UNAVAILABLE });
+    await expect(rpc.RecallChatMessage(ref, userRequestCtx(user))).rejects.toMatchObject({ code: grpcStatus.UNAVAILABLE });
     expect(
-      await rpc.ReactToChatMessage({ ...ref, chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, emoji: '👍' }, grpcCtx(user)),
+      await rpc.ReactToChatMessage({ ...ref, chatnetMessageId: m.chatnetMessageId, cliMsgId: m.cliMsgId, emoji: '👍' }, userRequestCtx(user)),
     ).toMatchObject({ ok: true });
-    await expect(rpc.ReactToChatMessage({ ...ref, chatnetMessageId: '', emoji: '👍' }, grpcCtx(user))).rejects.toMatchObject({
+    await expect(rpc.ReactToChatMessage({ ...ref, chatnetMessageId: '', emoji: '👍' }, userRequestCtx(user))).rejects.toMatchObject({
       code: grpcStatus.INVALID_ARGUMENT,
     });
 

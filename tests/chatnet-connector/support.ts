@@ -54,6 +54,16 @@ export function grpcCtx(user: { id: string; orgId: string; role: string }): Part
   return { orgId: user.orgId, userId: user.id, role: user.role, requestId: `test-${Date.now()}` };
 }
 
+/**
+ * grpcCtx of a call messaging makes while serving the user's request: the gateway's credential for that request
+ * travels with it as the origin, as methods bound to an origin need (a recall, a reaction: ORIGIN_BOUND).
+ */
+export function userRequestCtx(user: { id: string; orgId: string; role: string }): Partial<CallContext> {
+  const ctx = grpcCtx(user);
+  const origin = testAuth('gateway').sign(ctx, 'messaging.v1.MessagingService/RecallMessage').split('~')[0];
+  return { ...ctx, origin };
+}
+
 /** Add a user with a role to the owner's org and sign them in. */
 export async function addUser(api: Client, owner: Client, role: 'agent' | 'admin' | 'team_lead', fullName = 'Ada Agent') {
   const mail = email(role);

@@ -280,9 +280,11 @@ describe('attachment gates: inbound quota, retention, deleting uploads; URLs che
       // A bad avatar later does not replace the good one.
       expect((await upsert('uid-ok', 'javascript:alert(1)')).avatar).toBe('https://cdn.example/a.png');
 
+      // LinkOutreachContact is origin-bound too: messaging asks it while serving a user's (or a campaign's) start.
+      const request = testAuth('gateway').sign({ orgId: a.orgId }, 'messaging.v1.MessagingService/StartConversation').split('~')[0];
       const linked = await crm.LinkOutreachContact(
         { chatnetUid: 'uid-data', displayName: 'Data Person', avatar: 'data:text/html,<script>alert(1)</script>', phone: '' },
-        { orgId: a.orgId },
+        { orgId: a.orgId, origin: request },
       );
       expect([linked.created, linked.avatar]).toEqual([true, '']);
     });
