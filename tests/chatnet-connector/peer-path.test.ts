@@ -3,7 +3,7 @@ import { type ClientFor, createServiceClient, loadProto, serviceDefinition, stat
 import { createTestDatabase, eventually, freePort, infra, testAuth, type TestDatabase } from '@crm/testing';
 import { client, newOrg, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
-import { connectorClient, grpcCtx, type ConnectorProcess, leaseHolder, spawnConnector as startConnector, userRequestCtx } from './support';
+import { connectorClient, type ConnectorProcess, leaseHolder, spawnConnector as startConnector, userRequestCtx } from './support';
 
 type Connector = ClientFor<'connector.v1.ConnectorService'>;
 type User = { id: string; orgId: string; role: string };
@@ -54,10 +54,10 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
   };
 
   const markSeen = (at: ConnectorProcess, who: User, m: Awaited<ReturnType<typeof inbound>>) =>
-    as('messaging', at).MarkThreadSeen<{ ok: boolean }>({ accountId, threadId: m.fromUid, threadType: 'user', messages: [m] }, grpcCtx(who));
+    as('messaging', at).MarkThreadSeen<{ ok: boolean }>({ accountId, threadId: m.fromUid, threadType: 'user', messages: [m] }, userRequestCtx(who));
 
   const lookup = (at: ConnectorProcess, who: User, phone: string) =>
-    as('crm', at).LookupPhone<{ found: boolean; chatnetUid?: string; displayName?: string; accountId: string }>({ phone }, grpcCtx(who));
+    as('crm', at).LookupPhone<{ found: boolean; chatnetUid?: string; displayName?: string; accountId: string }>({ phone }, userRequestCtx(who));
 
   let lastRead: Awaited<ReturnType<typeof inbound>>;
 
@@ -89,7 +89,7 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     accountId = (await owner.post('/api/v1/chatnet-accounts', { displayName: 'Held by B' })).body.id;
     const rpcB = connectorClient(b.address);
     try {
-      await rpcB.Login({ id: accountId }, grpcCtx(user));
+      await rpcB.Login({ id: accountId }, userRequestCtx(user));
     } finally {
       rpcB.close();
     }
@@ -149,7 +149,7 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
           sentAt: m.sentAt,
         },
       },
-      grpcCtx(user),
+      userRequestCtx(user),
     );
     const ref = { accountId, threadId: m.fromUid, threadType: 'user', chatnetMessageId: sent.chatnetMessageId, cliMsgId: '' };
     await expect(rpc.RecallChatMessage(ref, userRequestCtx(other.user))).rejects.toMatchObject({ code: grpcStatus.NOT_FOUND });
@@ -183,14 +183,14 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
 
   it('FindUser (messaging starting a conversation) at A asks through the account held by B (PeerFindUser): by phone in any spelling, and by uid', async () => {
     const find = (req: { accountId: string; phone?: string; chatnetUid?: string }) =>
-      as('messaging', a).FindUser<{ found: boolean; chatnetUid?: string; displayName?: string; accountId: string }>(req, grpcCtx(user));
+      as('messaging', a).FindUser<{ found: boolean; chatnetUid?: string; displayName?: string; accountId: string }>(req, userRequestCtx(user));
     expect(await find({ accountId, phone: '0912 000 001' })).toEqual(
       expect.objectContaining({ found: true, chatnetUid: 'uid-on-net', displayName: 'On The Net', accountId }),
     );
     expect(await find({ accountId, chatnetUid: 'uid-on-net' })).toEqual(expect.objectContaining({ found: true, displayName: 'On The Net' }));
     expect(await find({ accountId, phone: '0912000998' })).toEqual(expect.objectContaining({ found: false, accountId }));
     // Another org's caller never reaches the account.
-    await expect(as('messaging', a).FindUser({ accountId, phone: '0912000001' }, grpcCtx(other.user))).rejects.toMatchObject({
+    await expect(as('messaging', a).FindUser({ accountId, phone: '0912000001' }, userRequestCtx(other.user))).rejects.toMatchObject({
       code: grpcStatus.NOT_FOUND,
     });
   });
@@ -245,7 +245,7 @@ describe('peer path: mark seen and phone lookup reach the session holder', () =>
     try {
       const { data } = await rpc.SandboxSeenByAgent<{ data: Array<{ messages: Array<{ chatnetMessageId: string }> }> }>(
         { id: accountId },
-        grpcCtx(user),
+        userRequestCtx(user),
       );
       expect(data[0].messages.map((m) => m.chatnetMessageId)).toEqual([lastRead.chatnetMessageId]);
     } finally {

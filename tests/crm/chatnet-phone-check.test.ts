@@ -31,7 +31,7 @@ describe('hasChatnet phone check', () => {
     acme = await crm.newOrg('Acme');
     globex = await crm.newOrg('Globex');
     db = await connectPatiently(crm.stack.databaseUrl('crm'));
-    // LookupPhone as crm calls it (crm's own credential: SERVICE_CALL_POLICY allows it this method).
+    // LookupPhone as crm's phone-check worker calls it: crm's own credential, under the org's grant (ORIGIN_BOUND).
     lookup = createServiceClient(
       serviceDefinition(loadProto('connector/v1/connector.proto'), 'connector.v1.ConnectorService'),
       crm.stack.addr('chatnet-connector'),
@@ -44,6 +44,9 @@ describe('hasChatnet phone check', () => {
     await db?.end();
     await crm?.stop();
   });
+
+  /** The context of crm's worker acting for `orgId`: the org's grant, as the gateway hands crm (RenewGrant). */
+  const asWorker = (orgId: string) => ({ orgId, origin: testAuth('gateway').signGrant(orgId, 'crm') });
 
   /** Create, log in, scan: a connected sandbox account of the org. */
   async function connectAccount(owner: Client, name: string) {
@@ -167,18 +170,18 @@ describe('hasChatnet phone check', () => {
   describe('connector LookupPhone (as crm calls it)', () => {
     it('answers found with the network user, or not found, through the org’s connected account', async () => {
       await acme.owner.post('/sandbox/network/phones', { phones: [{ phone: '+84933000001', chatnetUid: 'uid-933', displayName: 'Lan' }] });
-      const found = await lookup.LookupPhone<any>({ phone: '+84933000001' }, { orgId: acme.orgId });
+      const found = await lookup.LookupPhone<any>({ phone: '+84933000001' }, asWorker(acme.orgId));
       expect(found).toEqual(expect.objectContaining({ found: true, chatnetUid: 'uid-933', displayName: 'Lan', accountId: expect.any(String) }));
-      const none = await lookup.LookupPhone<any>({ phone: '+84933000002' }, { orgId: acme.orgId });
+      const none = await lookup.LookupPhone<any>({ phone: '+84933000002' }, asWorker(acme.orgId));
       expect(none.found).toBe(false);
     });
 
     it('INVALID_ARGUMENT names phone; FAILED_PRECONDITION no_connected_account for an org without one', async () => {
-      const bad = await lookup.LookupPhone({ phone: 'not a phone' }, { orgId: acme.orgId }).catch((e) => e);
+      const bad = await lookup.LookupPhone({ phone: 'not a phone' }, asWorker(acme.orgId)).catch((e) => e);
       expect(bad.code).toBe(grpcStatus.INVALID_ARGUMENT);
       expect(bad.message).toContain('phone');
       const lonely = await crm.newOrg('Lonely');
-      const none = await lookup.LookupPhone({ phone: '+84933000001' }, { orgId: lonely.orgId }).catch((e) => e);
+      const none = await lookup.LookupPhone({ phone: '+84933000001' }, asWorker(lonely.orgId)).catch((e) => e);
       expect(none.code).toBe(grpcStatus.FAILED_PRECONDITION);
       expect(none.metadata.get('x-error-code')[0]).toBe('no_connected_account');
     });

@@ -89,7 +89,11 @@ describe('internal credential: services trust only signed calls', () => {
     );
     try {
       await expect(asWebhooks.ListUsers({ page: 1, limit: 10 }, { orgId: owner.orgId })).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
-      await expect(asCrm.ListUsers({ page: 1, limit: 10 }, { orgId: owner.orgId })).resolves.toMatchObject({
+      // crm lists users for the request it serves (analytics): the gateway's credential for it travels as the origin.
+      const origin = testAuth('gateway')
+        .sign({ orgId: owner.orgId, userId: owner.id, role: 'owner' }, 'crm.v1.AnalyticsService/TeamPerformance')
+        .split('~')[0];
+      await expect(asCrm.ListUsers({ page: 1, limit: 10 }, { orgId: owner.orgId, origin })).resolves.toMatchObject({
         data: [expect.objectContaining({ id: owner.id })],
       });
       // crm may list users, but not create them, whatever role it claims.

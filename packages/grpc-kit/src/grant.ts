@@ -3,12 +3,14 @@ import { checkLifetime, signToken, TokenError, verifySigned } from './internal-t
 
 /**
  * A grant: the gateway's signature saying "a user of this org is using the product, and the named service may act for
- * the org on its own". automation acts long after any request or event (rule runs resuming after waits of up to 90
- * days, campaigns, appointment reminders, email alerts): no request or event is there to vouch for the org then. The
- * gateway renews the org's grant about once a day while the org's users make requests (services/gateway
- * http/service-grants.ts); automation stores it and sends it as the origin of the calls it makes on its own, so a
- * callee knows the gateway, not automation, vouched for the org (ORIGIN_BOUND in internal-auth.ts). A compromised
- * automation can act only for orgs whose grant it holds, and only through the methods its policy lists.
+ * the org on its own". automation, messaging, crm and the connector act long after any request or event, or on their
+ * own (rule runs resuming after waits of up to 90 days, campaigns, reminders, email alerts; scheduled messages,
+ * auto-replies, the assignment repair; crm's report and phone-check workers; received files): no request or event is
+ * there to vouch for the org then. The gateway renews the org's grant for each of them about once
+ * a day while the org's users make requests (services/gateway http/grant-renewals.ts); the service keeps it
+ * (grant-keeper.ts) and sends it as the origin of the calls it makes on its own, so a callee knows the gateway, not
+ * the caller, vouched for the org (ORIGIN_BOUND in internal-auth.ts). A compromised service can act only for orgs
+ * whose grant it holds, and only through the methods its policy lists.
  */
 export interface GrantClaims {
   /** Always the gateway: the only process that verifies end users (a service's "grant" is refused). */
@@ -26,8 +28,8 @@ export const GRANT_AUDIENCE = 'grant';
 
 /**
  * How long a grant vouches for its org: 180 days. The gateway renews it daily while the org's users or integrations
- * make requests, so only an org nobody has used for half a year loses automation's calls (its rules, campaigns and
- * reminders then fail with `grant_missing` until a user signs in again). Servers refuse a longer lifetime.
+ * make requests, so only an org nobody has used for half a year loses those services' own calls (its rules, campaigns,
+ * reminders and scheduled messages then fail until a user signs in again). Servers refuse a longer lifetime.
  */
 export const GRANT_TTL_SECONDS = 180 * 24 * 3600;
 

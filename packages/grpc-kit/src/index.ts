@@ -16,3 +16,4 @@ export { Metadata, status } from '@grpc/grpc-js';
 export { EVENT_STAMP_AUDIENCE, EVENT_STAMP_TTL_SECONDS, type EventStampClaims, type StampedEvent } from './event-stamp';
 export * from './lingering-close';
 export { GRANT_AUDIENCE, GRANT_TTL_SECONDS, type GrantClaims } from './grant';
+export { GrantKeeper, type GrantTable } from './grant-keeper';

@@ -42,9 +42,9 @@ describe('internal credential', () => {
     expect(tokenPart(gateway.sign({ ...ctx, clientIp: '10.0.0.10' }, 'crm.v1.CrmService/GetContact'))).not.toBe(token);
     expect(tokenPart(gateway.sign(ctx, 'identity.v1.IdentityService/GetUser'))).not.toBe(token);
     // A remembered verification still checks the method against the caller's policy.
-    expect(identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/GetUser'), 'identity.v1.IdentityService/GetUser').caller).toBe(
-      'crm',
-    );
+    const grant = gateway.signGrant('org-1', 'crm');
+    const getUser = 'identity.v1.IdentityService/GetUser';
+    expect(identity.verify(crm.sign({ orgId: 'org-1', origin: grant }, getUser), getUser, '', grant).caller).toBe('crm');
     const create = crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/CreateUser');
     expect(refusal(() => identity.verify(create, 'identity.v1.IdentityService/CreateUser')).kind).toBe('permission_denied');
   });
@@ -86,9 +86,12 @@ describe('internal credential', () => {
       const atConnector = connector.verify(messaging.sign(atMessaging, send), send, '', atMessaging.origin);
       expect(atConnector.origin).toBe(atMessaging.origin);
       expect(messaging.verify(connector.sign(atConnector, download), download, '', atConnector.origin).orgId).toBe('org-1');
-      // messaging acting on its own (a scheduled message): its own credential is the origin.
-      const own = connector.verify(messaging.sign({ orgId: 'org-2' }, send), send);
+      // messaging acting on its own (a scheduled message): the org's grant is the origin, all the way down; its own
+      // say-so is none.
+      const grant = gateway.signGrant('org-2', 'messaging');
+      const own = connector.verify(messaging.sign({ orgId: 'org-2', origin: grant }, send), send, '', grant);
       expect(messaging.verify(connector.sign(own, download), download, '', own.origin).orgId).toBe('org-2');
+      expect(refusal(() => connector.verify(messaging.sign({ orgId: 'org-2' }, send), send)).code).toBe('origin_required');
     });
 
     it('lets no bound caller choose the org itself, nor borrow an origin for another org', () => {
@@ -245,9 +248,14 @@ describe('internal credential', () => {
   });
 
   it('lets a service call only the methods its policy lists', () => {
-    expect(identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/GetUser'), 'identity.v1.IdentityService/GetUser')).toMatchObject(
-      { orgId: 'org-1', userId: '', caller: 'crm' },
-    );
+    // crm on its own (a report's names): under the org's grant.
+    const grant = gateway.signGrant('org-1', 'crm');
+    const getUser = 'identity.v1.IdentityService/GetUser';
+    expect(identity.verify(crm.sign({ orgId: 'org-1', origin: grant }, getUser), getUser, '', grant)).toMatchObject({
+      orgId: 'org-1',
+      userId: '',
+      caller: 'crm',
+    });
     const denied = refusal(() =>
       identity.verify(crm.sign({ orgId: 'org-1' }, 'identity.v1.IdentityService/CreateUser'), 'identity.v1.IdentityService/CreateUser'),
     );

@@ -149,33 +149,21 @@ const SEEN_CALLS_MAX = 500_000;
 export const ORIGIN_BOUND: Partial<Record<InternalPrincipal, readonly string[]>> = {
   // Every call automation makes: under the org's grant, the triggering event's stamp, or the request it serves.
   automation: SERVICE_CALL_POLICY.automation,
-  // A file being sent: the org is the one messaging (or a user through messaging) asked the connector to send for.
-  // (Storing a received file is the connector acting on its own session, so UploadAttachment is not bound.)
-  connector: ['messaging.v1.Http/DownloadAttachment'],
+  // A file being sent: the org is the one messaging (or a user through messaging) asked the connector to send for; a
+  // received file is stored under the org's grant (the connector's own session work); an account's owner is looked up
+  // for the request listing it. The peer calls are not bound: their callee is the connector itself, with the same
+  // database and sessions, so an origin would vouch for nothing it could not do already.
+  connector: ['messaging.v1.Http/DownloadAttachment', 'messaging.v1.Http/UploadAttachment', 'identity.v1.IdentityService/GetUser'],
   // Every AI call is a user's request through the gateway.
   ai: ['messaging.v1.MessagingService/GetConversation'],
-  // A contact's conversations (its detail), a task's conversation, the open hours of response-time analytics: each for
-  // the user's request crm is serving (or automation's, under its grant, for a task).
-  crm: [
-    'messaging.v1.MessagingService/ContactConversations',
-    'messaging.v1.MessagingService/GetConversation',
-    'messaging.v1.ServiceLevelsService/ListBusinessHours',
-  ],
-  // A thread's contact: for a message the connector stamped (chatnet.inbound), a user's or automation's send, or a
-  // contact link retried under the origin of the message or send that asked for it. The AI auto-reply: under the
-  // stamp of the customer's message it answers.
-  messaging: [
-    'crm.v1.CrmService/UpsertChatnetContact',
-    'crm.v1.CrmService/UpsertChatnetContacts',
-    'crm.v1.CrmService/GetContactBrief',
-    'ai.v1.AiService/AutoReply',
-    // A user's recall or reaction, a conversation started by a user or a campaign, an account named in the org's
-    // settings: always for a request (FindUser and SendChatMessage also serve scheduled messages: unbound).
-    'connector.v1.ConnectorService/RecallChatMessage',
-    'connector.v1.ConnectorService/ReactToChatMessage',
-    'connector.v1.ConnectorService/GetAccount',
-    'crm.v1.CrmService/LinkOutreachContact',
-  ],
+  // Every call crm makes: for the request it serves (a contact's conversations, a task's conversation or assignee, the
+  // open hours or team of analytics), else, for its own workers (report names, phone checks), under the org's grant.
+  crm: SERVICE_CALL_POLICY.crm,
+  // Every call messaging makes: under the request or event it serves (a thread's contact under the connector's stamp
+  // of the inbound message; the AI auto-reply under the customer's message's stamp, kept on its queued row), else,
+  // acting on its own (a scheduled message, an auto-reply's send, the assignment repair, a read receipt), under the
+  // org's grant (grant.ts).
+  messaging: SERVICE_CALL_POLICY.messaging,
 };
 
 /**

@@ -3,7 +3,7 @@ import { SecretBox } from '@crm/crypto';
 import { directDatabaseUrl } from '@crm/config';
 import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrantKeeper, GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { createMailSender } from '@crm/mail';
@@ -25,7 +25,6 @@ import { Runner, RunLogSweeper, TriggerTimers } from './rules';
 import { HttpStepClient } from './http-step';
 import { automationBindings, automationQueue, automationShares } from './events';
 import { automationHandlers } from './grpc';
-import { Grants } from './grants';
 import { createRemote } from './remote';
 import { RuleCache } from './rule-definitions';
 
@@ -54,7 +53,8 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   await prepareDatabase(directDatabaseUrl(config), path.join(__dirname, '..', 'migrations'), log);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await installEventTables(pool);
-  const grants = new Grants(pool, auth);
+  // The gateway's grant per org (org_grants): the origin of every call automation makes on its own (issue #27).
+  const grants = new GrantKeeper(pool, auth, 'automation');
   const remote = createRemote(config, auth, transport, grants);
   const deps: Deps = {
     config,

@@ -1,3 +1,4 @@
+import type { GrantKeeper } from '@crm/grpc-kit';
 import type { SecretBox } from '@crm/crypto';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
@@ -6,7 +7,6 @@ import type { AddressGuard } from '@crm/net-guard';
 import type { AutomationConfig } from './config';
 import type { LinkSigner } from './email-links';
 import type { HttpStepClient } from './http-step';
-import type { Grants } from './grants';
 import type { RuleCache } from './rule-definitions';
 import type { Remote } from './remote';
 
@@ -17,7 +17,7 @@ export interface Deps {
   log: Logger;
   remote: Remote;
   /** The gateway's grant per org, renewed by RenewGrant; remote.actingFor sends it with automation's own calls. */
-  grants: Grants;
+  grants: GrantKeeper;
   /** Alert emails; `enabled` is false without SMTP_URL. */
   mail: MailSender;
   /** Organizations' SMTP passwords at rest. */

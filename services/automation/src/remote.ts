@@ -3,6 +3,7 @@ import {
   CallContext,
   type ClientFor,
   createServiceClient,
+  type GrantKeeper,
   type GrpcTransport,
   InternalAuth,
   loadProto,
@@ -10,7 +11,6 @@ import {
   serviceDefinition,
 } from '@crm/grpc-kit';
 import type { AutomationConfig } from './config';
-import type { Grants } from './grants';
 
 /**
  * Clients of the services automation calls, created on first use: a deployment (or a checkout) without
@@ -33,7 +33,7 @@ export interface Remote {
   close(): void;
 }
 
-export function createRemote(config: AutomationConfig, auth: InternalAuth, transport: GrpcTransport, grants: Pick<Grants, 'actingFor'>): Remote {
+export function createRemote(config: AutomationConfig, auth: InternalAuth, transport: GrpcTransport, grants: Pick<GrantKeeper, 'actingFor'>): Remote {
   const made: Array<{ close(): void }> = [];
   // One typed getter per service, so each client keeps its own service's request and response types.
   const lazy = <N extends ServiceName>(name: string, proto: string, service: N, address: string): (() => ClientFor<N>) => {

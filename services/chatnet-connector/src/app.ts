@@ -5,7 +5,7 @@ import { SecretBox } from '@crm/crypto';
 import { directDatabaseUrl } from '@crm/config';
 import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { brokerConnected, DirectPublisher, installEventTables, OutboxRelay } from '@crm/events';
-import { createServiceClient, GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { createServiceClient, GrantKeeper, GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService as StartedService, withMetricsServer } from '@crm/metrics';
 import { AddressGuard, parseAllowList } from '@crm/net-guard';
@@ -104,7 +104,9 @@ export async function startConnector(
     drainWaitMs: config.INBOUND_CONFIRM_TIMEOUT_MS,
     metrics,
   });
-  const files = new MessagingFiles(config.MESSAGING_HTTP_URL, auth, filesAgent);
+  // The gateway's grant per org (org_grants): the origin of the received files the connector stores (issue #27).
+  const grants = new GrantKeeper(pool, auth, 'connector');
+  const files = new MessagingFiles(config.MESSAGING_HTTP_URL, auth, filesAgent, grants);
   const onFriendAccepted = async (orgId: string, accountId: string, uid: string) => {
     await recordAccepted(pool, orgId, accountId, uid);
   };
@@ -126,6 +128,7 @@ export async function startConnector(
     owners: new OwnerDirectory(identity, config.OWNER_CACHE_SECONDS, log),
     files,
     guard,
+    grants,
   };
 
   sessionMetrics(metrics, sessions);

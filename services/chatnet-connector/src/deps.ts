@@ -1,3 +1,4 @@
+import type { GrantKeeper } from '@crm/grpc-kit';
 import type { SecretBox } from '@crm/crypto';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
@@ -31,4 +32,6 @@ export interface Deps {
   files: MessagingFiles;
   /** The SSRF guard for accounts' proxies (CONNECTOR_ALLOWED_PRIVATE_ADDRESSES). */
   guard: AddressGuard;
+  /** The gateway's grant per org, renewed by RenewGrant: the origin of the received files it stores (issue #27). */
+  grants: GrantKeeper;
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { directDatabaseUrl } from '@crm/config';
 import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrantKeeper, GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
 import { identityChannel, identityDirectory, messagingBusinessHours, messagingConversations } from './clients';
@@ -46,7 +46,9 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await installEventTables(pool);
 
-  const identity = identityChannel(config.IDENTITY_ADDR, auth, config.IDENTITY_DEADLINE_MS, config.GRPC_LB_POLICY, transport);
+  // The gateway's grant per org (org_grants): the origin of the calls crm makes on its own (issue #27).
+  const grants = new GrantKeeper(pool, auth, 'crm');
+  const identity = identityChannel(config.IDENTITY_ADDR, auth, config.IDENTITY_DEADLINE_MS, config.GRPC_LB_POLICY, transport, grants);
   const metrics = new Metrics('crm');
   // Scoring first: the contact writer records scoring facts in the transaction of each contact change.
   const scoring = scoringFeature({ config, pool, log });
@@ -55,6 +57,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     pool,
     log,
     identity,
+    grants,
     users: identityDirectory(identity),
     conversations: messagingConversations(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY, transport),
     businessHours: messagingBusinessHours(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY, transport),

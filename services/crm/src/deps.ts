@@ -1,3 +1,4 @@
+import type { GrantKeeper } from '@crm/grpc-kit';
 import type { Pool } from '@crm/db';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
@@ -12,6 +13,8 @@ export interface Deps {
   log: Logger;
   /** The one client to identity; `users` and the report and analytics lookups use it. */
   identity: IdentityChannel;
+  /** The gateway's grant per org, renewed by RenewGrant: the origin of the calls crm makes on its own (#27). */
+  grants: GrantKeeper;
   users: UserDirectory;
   conversations: ConversationSource;
   /** messaging's business hours (analytics that count open hours only). */

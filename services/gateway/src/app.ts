@@ -115,7 +115,16 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     apiKeys,
     keyUses: new ApiKeyUses(clients.identity, log),
     sync,
-    grants: new GrantRenewals(internalAuth, () => clients.automation, log),
+    grants: new GrantRenewals(
+      internalAuth,
+      [
+        { service: 'automation', renew: (grant, ctx) => clients.automation.RenewGrant({ grant }, ctx) },
+        { service: 'messaging', renew: (grant, ctx) => clients.messaging.RenewGrant({ grant }, ctx) },
+        { service: 'crm', renew: (grant, ctx) => clients.crm.RenewGrant({ grant }, ctx) },
+        { service: 'connector', renew: (grant, ctx) => clients['chatnet-connector'].RenewGrant({ grant }, ctx) },
+      ],
+      log,
+    ),
     limiter,
     apiKeyFailuresPerMinute: config.API_KEY_FAILURES_PER_MINUTE,
     userRatePerMinute: config.RATE_LIMIT_USER_PER_MINUTE,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { directDatabaseUrl } from '@crm/config';
 import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
 import { brokerConnected, installEventTables, OutboxRelay } from '@crm/events';
-import { GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
+import { GrantKeeper, GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService as StartedService, withMetricsServer } from '@crm/metrics';
 import { closeRedisClient, createRedisClient, redisAnswers } from '@crm/redis';
@@ -60,7 +60,9 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
   const redis = createRedisClient(config.REDIS_URL, log, 'messaging');
   // Resolves once Redis answers (retrying, and logging, until then): no send is accepted before its governor works.
   await redis.connect();
-  const remote = new RemoteClients(config, log, auth, transport);
+  // The gateway's grant per org (org_grants): the origin of the calls messaging makes on its own (issue #27).
+  const grants = new GrantKeeper(pool, auth, 'messaging');
+  const remote = new RemoteClients(config, log, auth, transport, grants);
   const metrics = new Metrics('messaging');
   const deps: Deps = {
     config,
@@ -68,6 +70,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     redis,
     log,
     remote,
+    grants,
     governor: new SendGovernor(redis, config.REDIS_PREFIX, config.SEND_LIMITS),
     metrics,
     senderContacts: new SenderContacts(),

@@ -5,6 +5,7 @@ import {
   type ErrorKind,
   createServiceClient,
   decodeRemoteError,
+  type GrantKeeper,
   type GrpcTransport,
   InternalAuth,
   loadProto,
@@ -57,7 +58,17 @@ export class RemoteClients {
     private readonly log: Logger,
     private readonly auth: InternalAuth,
     private readonly transport: GrpcTransport,
+    /** The org's grant: the origin of a call messaging makes on its own, with no request or event to vouch (#27). */
+    private readonly grants?: Pick<GrantKeeper, 'vouch'>,
   ) {}
+
+  /**
+   * `ctx` with an origin: the request's or event's it already carries, else the org's grant (a scheduled message, an
+   * auto-reply, the assignment repair, a read receipt: messaging acting on its own; GrantKeeper.vouch).
+   */
+  private vouched(ctx: Forward): Promise<Forward> {
+    return this.grants ? this.grants.vouch(ctx) : Promise.resolve(ctx);
+  }
 
   private readonly identity = this.lazy('identity', 'identity/v1/identity.proto', 'identity.v1.IdentityService', () => this.config.IDENTITY_ADDR);
   private readonly crm = this.lazy('crm', 'crm/v1/crm.proto', 'crm.v1.CrmService', () => this.config.CRM_ADDR);
@@ -143,7 +154,7 @@ export class RemoteClients {
   ): Promise<ChatnetSendResult> {
     const deadlineMs = req.attachments.length ? this.config.CONNECTOR_FILE_DEADLINE_MS : this.config.CONNECTOR_DEADLINE_MS;
     try {
-      return await this.connector().SendChatMessage(req, ctx, { deadlineMs });
+      return await this.connector().SendChatMessage(req, await this.vouched(ctx), { deadlineMs });
     } catch (err) {
       throw connectorError(err);
     }
@@ -159,7 +170,7 @@ export class RemoteClients {
       messages: Array<{ chatnetMessageId: string; cliMsgId: string; fromUid: string; contentType: string; sentAt: string }>;
     },
   ): Promise<void> {
-    await this.connector().MarkThreadSeen(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+    await this.connector().MarkThreadSeen(req, await this.vouched(ctx), { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
   }
 
   /** Recall a message the account sent (zca `undo`); connector errors become this service's errors. */
@@ -186,7 +197,7 @@ export class RemoteClients {
     const hit = this.userNames.get(key);
     if (hit && hit.until > Date.now()) return hit.name;
     try {
-      const u = await this.identity().GetUser({ id: userId }, ctx, { deadlineMs: 2_000 });
+      const u = await this.identity().GetUser({ id: userId }, await this.vouched(ctx), { deadlineMs: 2_000 });
       if (this.userNames.size > 10_000) this.userNames.clear();
       this.userNames.set(key, { name: u.fullName, until: Date.now() + 5 * 60_000 });
       return u.fullName;
@@ -202,12 +213,14 @@ export class RemoteClients {
    * silently dropped, because of an outage.
    */
   async orgUser(ctx: Forward, id: string): Promise<OrgUser | undefined> {
-    return this.unlessNotFound(() => this.identity().GetUser({ id }, ctx, { deadlineMs: 2_000 }));
+    const vouched = await this.vouched(ctx);
+    return this.unlessNotFound(() => this.identity().GetUser({ id }, vouched, { deadlineMs: 2_000 }));
   }
 
   /** A team of the caller's org; undefined when identity knows no such team in that org. */
   async orgTeam(ctx: Forward, id: string): Promise<{ id: string } | undefined> {
-    return this.unlessNotFound(() => this.identity().GetTeam({ id }, ctx, { deadlineMs: 2_000 }));
+    const vouched = await this.vouched(ctx);
+    return this.unlessNotFound(() => this.identity().GetTeam({ id }, vouched, { deadlineMs: 2_000 }));
   }
 
   /**
@@ -216,7 +229,7 @@ export class RemoteClients {
    */
   async orgUserByEmail(ctx: Forward, email: string): Promise<OrgUser | undefined> {
     try {
-      const page = await this.identity().ListUsers({ page: 1, limit: 100, status: 'active', search: email }, ctx, {
+      const page = await this.identity().ListUsers({ page: 1, limit: 100, status: 'active', search: email }, await this.vouched(ctx), {
         deadlineMs: 2_000,
       });
       return page.data.find((u) => u.email.toLowerCase() === email.toLowerCase());
@@ -251,7 +264,7 @@ export class RemoteClients {
    */
   async findNetworkUser(ctx: Forward, req: { accountId: string; phone?: string; chatnetUid?: string }): Promise<connector.FoundUser__Output> {
     try {
-      return await this.connector().FindUser(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+      return await this.connector().FindUser(req, await this.vouched(ctx), { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
     } catch (err) {
       throw passThrough(err, 'chat connector');
     }

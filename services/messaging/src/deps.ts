@@ -1,4 +1,5 @@
 import type { Pool } from '@crm/db';
+import type { GrantKeeper } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import type { RedisClient } from '@crm/redis';
@@ -15,6 +16,8 @@ export interface Deps {
   redis: RedisClient;
   log: Logger;
   remote: RemoteClients;
+  /** The gateway's grant per org, renewed by RenewGrant; remote sends it with the calls messaging makes on its own. */
+  grants: GrantKeeper;
   governor: SendGovernor;
   /** This service's Prometheus registry (gRPC, events). */
   metrics: Metrics;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http, { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
-import { ORIGIN_METADATA_KEY, type InternalAuth } from '@crm/grpc-kit';
+import { type GrantKeeper, ORIGIN_METADATA_KEY, type InternalAuth } from '@crm/grpc-kit';
 
 /** The operations of messaging's attachments HTTP port, named like gRPC methods (SERVICE_CALL_POLICY lists them for us). */
 const DOWNLOAD = 'messaging.v1.Http/DownloadAttachment';
@@ -59,6 +59,8 @@ export class MessagingFiles {
     baseUrl: string,
     private readonly auth: InternalAuth,
     private readonly agent: http.Agent,
+    /** A received file is stored by the connector on its own: under the org's grant (issue #27). */
+    private readonly grants?: Pick<GrantKeeper, 'grantOf'>,
   ) {
     this.base = new URL(baseUrl);
   }
@@ -92,7 +94,10 @@ export class MessagingFiles {
     const res = await this.request(
       'POST',
       '/v1/attachments',
-      { ...this.headers(UPLOAD, { orgId, requestId }), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      {
+        ...this.headers(UPLOAD, { orgId, requestId, origin: await this.grants?.grantOf(orgId) }),
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
       body,
     );
     if (res.statusCode !== 201) throw await refusal(res);

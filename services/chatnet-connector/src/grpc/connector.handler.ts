@@ -9,6 +9,11 @@ import { sandbox } from '../sandbox-control';
 /** connector.v1.ConnectorService: decode, call the domain, return; errors are mapped by grpc-kit. */
 export function connectorHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorService'> {
   return {
+    // The gateway's grant for the connector to act for the org on its own (issue #27): kept, sent with stored files.
+    RenewGrant: async (req, ctx) => {
+      await deps.grants.renew(ctx, req.grant);
+      return { ok: true };
+    },
     ListAccounts: (req, ctx) => accounts.list(deps, ctx, req),
     GetAccount: (req, ctx) => accounts.get(deps, ctx, req.id),
     CreateAccount: (req, ctx) => accounts.create(deps, ctx, req),

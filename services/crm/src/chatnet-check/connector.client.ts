@@ -1,6 +1,7 @@
 import {
   createServiceClient,
   decodeRemoteError,
+  type GrantKeeper,
   type GrpcTransport,
   InternalAuth,
   type LbPolicy,
@@ -28,6 +29,8 @@ export function connectorPhoneDirectory(
   deadlineMs: number,
   lbPolicy: LbPolicy,
   transport: GrpcTransport,
+  /** The phone-check worker acts on its own: its look-ups go out under the org's grant (#27). */
+  grants: Pick<GrantKeeper, 'vouch'>,
 ): PhoneDirectory {
   let client: ClientFor<'connector.v1.ConnectorService'> | undefined;
   const get = () =>
@@ -42,7 +45,7 @@ export function connectorPhoneDirectory(
   return {
     async lookup(orgId, phone, requestId) {
       try {
-        const res = await get().LookupPhone({ phone }, { orgId, requestId }, { deadlineMs });
+        const res = await get().LookupPhone({ phone }, await grants.vouch({ orgId, requestId }), { deadlineMs });
         return res.found ? { kind: 'found' } : { kind: 'not_found' };
       } catch (err) {
         const r = decodeRemoteError(err as Parameters<typeof decodeRemoteError>[0]);

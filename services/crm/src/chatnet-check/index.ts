@@ -11,7 +11,7 @@ import { PhoneCheckWorker } from './phone-check.worker';
 export function chatnetPhoneCheckFeature(deps: Deps, auth: InternalAuth, transport: GrpcTransport) {
   const { config } = deps;
   if (!config.CHATNET_PHONE_CHECK) return { start: async () => undefined, stop: async () => undefined };
-  const directory = connectorPhoneDirectory(config.CONNECTOR_ADDR, auth, config.CONNECTOR_DEADLINE_MS, config.GRPC_LB_POLICY, transport);
+  const directory = connectorPhoneDirectory(config.CONNECTOR_ADDR, auth, config.CONNECTOR_DEADLINE_MS, config.GRPC_LB_POLICY, transport, deps.grants);
   const worker = new PhoneCheckWorker({
     pool: deps.pool,
     databaseUrl: directDatabaseUrl(config),

@@ -3,6 +3,7 @@ import {
   CallContext,
   createServiceClient,
   decodeRemoteError,
+  type GrantKeeper,
   type GrpcTransport,
   InternalAuth,
   invalid,
@@ -19,17 +20,29 @@ export interface IdentityChannel {
   close(): void;
 }
 
-export function identityChannel(addr: string, auth: InternalAuth, deadlineMs: number, lbPolicy: LbPolicy, transport: GrpcTransport): IdentityChannel {
+/**
+ * `grants`: a call that carries no request's origin (the report worker's) goes out under the org's grant (#27).
+ */
+export function identityChannel(
+  addr: string,
+  auth: InternalAuth,
+  deadlineMs: number,
+  lbPolicy: LbPolicy,
+  transport: GrpcTransport,
+  grants: Pick<GrantKeeper, 'vouching'>,
+): IdentityChannel {
   let client: ClientFor<'identity.v1.IdentityService'> | undefined;
   return {
     get: () =>
-      (client ??= createServiceClient(
-        serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'),
-        addr,
-        auth,
-        deadlineMs,
-        lbPolicy,
-        transport,
+      (client ??= grants.vouching(
+        createServiceClient(
+          serviceDefinition(loadProto('identity/v1/identity.proto'), 'identity.v1.IdentityService'),
+          addr,
+          auth,
+          deadlineMs,
+          lbPolicy,
+          transport,
+        ),
       )),
     close: () => client?.close(),
   };
@@ -46,7 +59,10 @@ export function identityDirectory(identity: IdentityChannel): UserDirectory {
     async assertAssignable(ctx, userId, field) {
       let user: { status: string };
       try {
-        user = await get().GetUser({ id: userId }, { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId });
+        user = await get().GetUser(
+          { id: userId },
+          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
+        );
       } catch (err) {
         const e = decodeRemoteError(err as { code?: number });
         // A malformed id identity refuses is as much "not a user" as an unknown one; only transport failures are 503.

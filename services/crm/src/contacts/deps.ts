@@ -1,4 +1,5 @@
 import type { Pool } from '@crm/db';
+import type { GrantKeeper } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ConversationSource, UserDirectory } from '../clients';
 import type { CrmConfig } from '../config';
@@ -19,4 +20,6 @@ export interface ContactsDeps {
   totals: TotalCache;
   /** Every creation, change and deletion of a contact goes through it (with its activity, event and scoring facts). */
   contactWriter: ContactWriter;
+  /** The gateway's grant per org (RenewGrant, served with this module's CrmService). */
+  grants: GrantKeeper;
 }

@@ -1,44 +1,52 @@
-import type { ClientFor, InternalAuth } from '@crm/grpc-kit';
+import type { CallContext, InternalAuth, InternalPrincipal } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 
-/** An org's grant is renewed at most this often per gateway instance (a grant lives half a year: grpc-kit grant.ts). */
+/** An org's grant is renewed at most this often per service and gateway instance (a grant lives half a year: grpc-kit grant.ts). */
 const RENEW_EVERY_MS = 24 * 3600_000;
-/** After a failed renewal (automation down or not deployed), the org's next request tries again after this long. */
+/** After a failed renewal (the service down or not deployed), the org's next request tries again after this long. */
 const RETRY_AFTER_MS = 60_000;
 const MAX_ENTRIES = 100_000;
 
+/** A service that keeps grants, and how to hand it one (its RenewGrant). */
+export interface GrantHolder {
+  service: InternalPrincipal;
+  renew(grant: string, ctx: Partial<CallContext>): Promise<unknown>;
+}
+
 /**
- * automation acts for an org on its own (rule runs, campaigns, reminders, email alerts) only under the gateway's grant
- * for that org (issue #27 item 3). The gateway is the one that sees the org in use: on an org's first authenticated
- * request of the day here it signs a fresh grant and hands it to automation (RenewGrant), in the background, so no
- * request waits for it. An org nobody uses for half a year loses its grant, and automation stops acting for it.
+ * automation, messaging, crm and the connector act for an org on their own (rule runs, campaigns, reminders, scheduled
+ * messages, auto-replies, the assignment repair, crm's report and phone-check workers, received files) only under the
+ * gateway's grant for that org (issue #27 item 3). The gateway is
+ * the one that sees the org in use: on an org's first authenticated request of the day here it signs a fresh grant for
+ * each such service and hands it over (RenewGrant), in the background, so no request waits for it. An org nobody uses
+ * for half a year loses its grants, and those services stop acting for it on their own.
  */
 export class GrantRenewals {
-  /** org → when a renewal may next be sent from here. */
+  /** service + org → when a renewal may next be sent from here. */
   private readonly next = new Map<string, number>();
 
   constructor(
     private readonly auth: Pick<InternalAuth, 'signGrant'>,
-    private readonly automation: () => ClientFor<'automation.v1.AutomationService'>,
+    private readonly holders: readonly GrantHolder[],
     private readonly log: Logger,
   ) {}
 
-  /** A request of `orgId` was authenticated (as `userId` with `role`, for the call's context). */
+  /** A request of `orgId` was authenticated (as `userId` with `role`, for the calls' context). */
   touched(orgId: string, userId: string, role: string, now = Date.now()): void {
-    const due = this.next.get(orgId);
-    if (due !== undefined && now < due) return;
-    this.next.set(orgId, now + RENEW_EVERY_MS);
-    if (this.next.size > MAX_ENTRIES) this.prune(now);
-    const grant = this.auth.signGrant(orgId, 'automation');
-    this.automation()
-      .RenewGrant({ grant }, { orgId, userId, role })
-      .catch((err: unknown) => {
-        this.next.set(orgId, Date.now() + RETRY_AFTER_MS);
-        this.log.warn({ err, orgId }, "could not renew automation's grant for an organization; trying again with a later request");
+    for (const holder of this.holders) {
+      const key = `${holder.service}\n${orgId}`;
+      const due = this.next.get(key);
+      if (due !== undefined && now < due) continue;
+      this.next.set(key, now + RENEW_EVERY_MS);
+      if (this.next.size > MAX_ENTRIES) this.prune(now);
+      holder.renew(this.auth.signGrant(orgId, holder.service), { orgId, userId, role }).catch((err: unknown) => {
+        this.next.set(key, Date.now() + RETRY_AFTER_MS);
+        this.log.warn({ err, orgId, service: holder.service }, 'could not renew a grant for an organization; trying again with a later request');
       });
+    }
   }
 
   private prune(now: number): void {
-    for (const [org, due] of this.next) if (due <= now) this.next.delete(org);
+    for (const [key, due] of this.next) if (due <= now) this.next.delete(key);
   }
 }

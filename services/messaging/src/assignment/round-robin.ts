@@ -22,9 +22,10 @@ async function activity(deps: Deps, ctx: Forward, userIds: string[]): Promise<Ma
  * Identity's answers about a round_robin account's users into the cache (kept briefly), so a new conversation's
  * rotation inside a consumer's transaction finds them there rather than waiting on identity (issue #28 item 4).
  */
-export async function warmRotation(deps: Deps, orgId: string, accountId: string): Promise<void> {
+export async function warmRotation(deps: Deps, orgId: string, accountId: string, origin?: string): Promise<void> {
   const peek = await assignments.find(deps.pool, orgId, accountId);
-  if (peek?.mode === 'round_robin' && peek.user_ids.length > 0) await activity(deps, { orgId }, peek.user_ids);
+  // identity is asked under the stamp of the inbound message (origin), else the org's grant (clients.ts vouched).
+  if (peek?.mode === 'round_robin' && peek.user_ids.length > 0) await activity(deps, { orgId, origin }, peek.user_ids);
 }
 
 /**

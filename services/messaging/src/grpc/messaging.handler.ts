@@ -87,6 +87,10 @@ export function messagingHandlers(deps: Deps): HandlersFor<'messaging.v1.Messagi
     RemoveReaction: (req, ctx) => reactions.removeReaction(deps, ctx, req.id),
 
     ContactConversations: (req, ctx) => conversations.contactConversations(deps, ctx, req.contactId),
+    RenewGrant: async (req, ctx) => {
+      await deps.grants.renew(ctx, req.grant);
+      return { ok: true };
+    },
     LatestConversationForContact: (req, ctx) => conversations.latestForContact(deps, ctx, req.contactId),
     LatestConversationsForContacts: (req, ctx) => conversations.latestForContacts(deps, ctx, req.contactIds ?? []),
   };

@@ -339,7 +339,7 @@ export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promi
     if (!rotations.has(account))
       rotations.set(
         account,
-        warmRotation(deps, orgId, accountId).catch(() => undefined),
+        warmRotation(deps, orgId, accountId, origins.get(orgId)).catch(() => undefined),
       );
   });
   const settle = async <V>(m: Map<string, Promise<V>>) => new Map(await Promise.all([...m].map(async ([k, p]) => [k, await p] as const)));

@@ -21,7 +21,7 @@ export interface ReadOnNetwork {
 export async function markSeenOnNetwork(deps: Deps, ctx: OrgContext, { conv, newly }: ReadOnNetwork): Promise<void> {
   try {
     await deps.remote.markThreadSeen(
-      { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId },
+      { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId, origin: ctx.origin },
       {
         accountId: conv.chatnet_account_id,
         threadId: conv.thread_id,

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 import { createPool } from '@crm/db';
-import { devInternalAuth, status } from '@crm/grpc-kit';
+import { devInternalAuth, GrantKeeper, status } from '@crm/grpc-kit';
 // The token primitives, to sign what a compromised service could sign with its own key.
 import { privateKeyFromSeed, seedFor, signToken } from '@crm/grpc-kit/dist/internal-token';
 import { eventually } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { callerMetadata, rawCall } from '../support/raw-grpc';
-import { Grants } from '../../services/automation/src/grants';
 
 /**
  * Issue #27 item 3 for automation, which acts on timers long after any request or event (rule runs after waits,
@@ -16,7 +15,7 @@ import { Grants } from '../../services/automation/src/grants';
  * org is in use (RenewGrant), automation keeps it and sends it as the origin of every call it makes on its own, and
  * every method automation may call refuses a call without one, with another org's, or with a "grant" not the gateway's.
  */
-describe("automation's calls: bound to the org the gateway granted", () => {
+describe("automation's and messaging's own calls: bound to the org the gateway granted", () => {
   let stack: Stack;
   let seed: string;
   let a: Awaited<ReturnType<typeof newOrg>>;
@@ -60,7 +59,10 @@ describe("automation's calls: bound to the org the gateway granted", () => {
     );
 
   beforeAll(async () => {
-    stack = await startStack({ services: ['crm', 'messaging', 'automation'], serviceEnv: { automation: { RUN_POLL_MS: '100' } } });
+    stack = await startStack({
+      services: ['crm', 'messaging', 'chatnet-connector', 'automation'],
+      serviceEnv: { automation: { RUN_POLL_MS: '100' } },
+    });
     seed = stack.env.INTERNAL_AUTH_SEED;
     a = await newOrg(client(stack.url), 'Granted A');
     b = await newOrg(client(stack.url), 'Granted B');
@@ -117,11 +119,105 @@ describe("automation's calls: bound to the org the gateway granted", () => {
     expect(contact.status).toBe(201);
     await eventually(async () => ((await owner.get(`/api/v1/contacts/${contact.body.id}`)).body.tags?.includes('granted') ? true : undefined));
   });
+  it("messaging acting on its own (a scheduled message, the assignment repair) reaches identity and the connector only under the org's grant", async () => {
+    const storedIn = async (service: 'messaging' | 'crm', orgId: string) => {
+      const db = new PgClient({ connectionString: stack.databaseUrl(service) });
+      await db.connect();
+      try {
+        return (await db.query<{ grant_token: string }>('SELECT grant_token FROM org_grants WHERE org_id = $1', [orgId])).rows[0]?.grant_token;
+      } finally {
+        await db.end();
+      }
+    };
+    await a.owner.get('/api/v1/conversations');
+    const grantA = await eventually(() => storedIn('messaging', a.user.orgId));
+    expect(devInternalAuth('crm', seed).verifyGrant(grantA)).toMatchObject({ org: a.user.orgId, svc: 'messaging' });
+    const getUser = (orgId: string, origin?: string) =>
+      rawCall(
+        stack.addr('identity'),
+        'identity.v1.IdentityService',
+        'GetUser',
+        { id: a.user.id },
+        callerMetadata(devInternalAuth('messaging', seed).sign({ orgId, origin }, 'identity.v1.IdentityService/GetUser'), origin),
+      );
+    expect((await getUser(a.user.orgId, grantA)).code).toBe(status.OK);
+    expect(await getUser(a.user.orgId)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_required' });
+    expect(await getUser(b.user.orgId, grantA)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_mismatch' });
+    // automation's grant is no use to messaging's RenewGrant, nor the other way round.
+    const renewMessaging = (grant: string) =>
+      rawCall(
+        stack.addr('messaging'),
+        'messaging.v1.MessagingService',
+        'RenewGrant',
+        { grant },
+        callerMetadata(devInternalAuth('gateway', seed).sign({ orgId: a.user.orgId, role: 'owner' }, 'messaging.v1.MessagingService/RenewGrant')),
+      );
+    expect((await renewMessaging(devInternalAuth('gateway', seed).signGrant(a.user.orgId, 'automation'))).code).toBe(status.INVALID_ARGUMENT);
+    expect((await renewMessaging(devInternalAuth('gateway', seed).signGrant(a.user.orgId, 'messaging'))).code).toBe(status.OK);
+  });
+
+  it("crm's workers (report names, phone checks) reach identity and the connector only under the org's grant", async () => {
+    await a.owner.get('/api/v1/contacts');
+    const db = new PgClient({ connectionString: stack.databaseUrl('crm') });
+    await db.connect();
+    const grantA = await eventually(
+      async () =>
+        (await db.query<{ grant_token: string }>('SELECT grant_token FROM org_grants WHERE org_id = $1', [a.user.orgId])).rows[0]?.grant_token,
+    ).finally(() => db.end());
+    expect(devInternalAuth('messaging', seed).verifyGrant(grantA)).toMatchObject({ org: a.user.orgId, svc: 'crm' });
+    const getUser = (orgId: string, origin?: string) =>
+      rawCall(
+        stack.addr('identity'),
+        'identity.v1.IdentityService',
+        'GetUser',
+        { id: a.user.id },
+        callerMetadata(devInternalAuth('crm', seed).sign({ orgId, origin }, 'identity.v1.IdentityService/GetUser'), origin),
+      );
+    expect((await getUser(a.user.orgId, grantA)).code).toBe(status.OK);
+    expect(await getUser(a.user.orgId)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_required' });
+    expect(await getUser(b.user.orgId, grantA)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_mismatch' });
+  });
+
+  it("the connector stores a received file in messaging only under the org's grant, and looks up owners only for a request", async () => {
+    await a.owner.get('/api/v1/chatnet-accounts');
+    const db = new PgClient({ connectionString: stack.databaseUrl('chatnet-connector') });
+    await db.connect();
+    const grantA = await eventually(
+      async () =>
+        (await db.query<{ grant_token: string }>('SELECT grant_token FROM org_grants WHERE org_id = $1', [a.user.orgId])).rows[0]?.grant_token,
+    ).finally(() => db.end());
+    const connector = devInternalAuth('connector', seed);
+    const upload = async (orgId: string, origin?: string) => {
+      const fd = new FormData();
+      fd.append('file', new Blob([Buffer.from('a received photo')], { type: 'text/plain' }), 'photo.txt');
+      const r = await fetch(`${stack.env.MESSAGING_HTTP_URL}/v1/attachments`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${connector.sign({ orgId, origin }, 'messaging.v1.Http/UploadAttachment')}`,
+          ...(origin ? { 'x-crm-origin': origin } : {}),
+        },
+        body: fd,
+      });
+      return { status: r.status, code: r.status === 201 ? '' : ((await r.json()) as { error: { code: string } }).error.code };
+    };
+    expect(await upload(a.user.orgId, grantA)).toEqual({ status: 201, code: '' });
+    expect(await upload(a.user.orgId)).toEqual({ status: 403, code: 'origin_required' });
+    expect(await upload(b.user.orgId, grantA)).toEqual({ status: 403, code: 'origin_mismatch' });
+    const getUser = rawCall(
+      stack.addr('identity'),
+      'identity.v1.IdentityService',
+      'GetUser',
+      { id: a.user.id },
+      callerMetadata(connector.sign({ orgId: a.user.orgId }, 'identity.v1.IdentityService/GetUser')),
+    );
+    expect(await getUser).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_required' });
+  });
+
   it('keeps the longest-lived grant, and without one automation refuses to act (retryably) rather than call unbound', async () => {
     const pool = createPool(stack.databaseUrl('automation'), 2);
     try {
       const gatewayKeys = devInternalAuth('gateway', seed);
-      const grants = new Grants(pool, devInternalAuth('automation', seed));
+      const grants = new GrantKeeper(pool, devInternalAuth('automation', seed), 'automation');
       const orgId = randomUUID();
       await expect(grants.actingFor(orgId, 'r-1')).rejects.toMatchObject({ kind: 'unavailable', code: 'grant_missing' });
       const ctx = { orgId, userId: '', role: 'owner', requestId: '', clientIp: '', caller: 'gateway', origin: '' };
@@ -132,7 +228,7 @@ describe("automation's calls: bound to the org the gateway granted", () => {
       await grants.renew(ctx, grant);
       expect(await grants.actingFor(orgId, 'r-2')).toEqual({ orgId, role: 'admin', requestId: 'r-2', origin: grant });
       // Another replica, with nothing in memory, reads it from the database; an older grant arriving late changes nothing.
-      const other = new Grants(pool, devInternalAuth('automation', seed));
+      const other = new GrantKeeper(pool, devInternalAuth('automation', seed), 'automation');
       const now = Math.floor(Date.now() / 1000);
       const claims = JSON.parse(Buffer.from(grant.split('.')[1], 'base64url').toString());
       const sooner = signToken({ ...claims, iat: now - 60, exp: now + 3600 }, privateKeyFromSeed(seedFor(seed, 'gateway')));
