@@ -6,7 +6,7 @@ import { devInternalAuth, GrantKeeper, status } from '@crm/grpc-kit';
 import { privateKeyFromSeed, seedFor, signToken } from '@crm/grpc-kit/dist/internal-token';
 import { eventually } from '@crm/testing';
 import { client, newOrg } from '../support/http';
-import { startStack, type Stack } from '../support/stack';
+import { type ServiceName, startStack, type Stack } from '../support/stack';
 import { callerMetadata, rawCall } from '../support/raw-grpc';
 
 /**
@@ -21,8 +21,9 @@ describe("automation's and messaging's own calls: bound to the org the gateway g
   let a: Awaited<ReturnType<typeof newOrg>>;
   let b: Awaited<ReturnType<typeof newOrg>>;
 
-  const storedGrant = async (orgId: string): Promise<string | undefined> => {
-    const db = new PgClient({ connectionString: stack.databaseUrl('automation') });
+  /** The grant `service` keeps for `orgId` (its org_grants row), if any. */
+  const storedGrant = async (orgId: string, service: ServiceName = 'automation'): Promise<string | undefined> => {
+    const db = new PgClient({ connectionString: stack.databaseUrl(service) });
     await db.connect();
     try {
       return (await db.query<{ grant_token: string }>('SELECT grant_token FROM org_grants WHERE org_id = $1', [orgId])).rows[0]?.grant_token;
@@ -57,6 +58,21 @@ describe("automation's and messaging's own calls: bound to the org the gateway g
       { grant },
       callerMetadata(devInternalAuth(caller, seed).sign({ orgId, role: 'owner' }, 'automation.v1.AutomationService/RenewGrant')),
     );
+
+  /** `caller` asking identity for A's owner: answered under A's grant, refused without one or for org B. */
+  const expectIdentityOnlyUnderGrant = async (caller: 'messaging' | 'crm', grantA: string) => {
+    const getUser = (orgId: string, origin?: string) =>
+      rawCall(
+        stack.addr('identity'),
+        'identity.v1.IdentityService',
+        'GetUser',
+        { id: a.user.id },
+        callerMetadata(devInternalAuth(caller, seed).sign({ orgId, origin }, 'identity.v1.IdentityService/GetUser'), origin),
+      );
+    expect((await getUser(a.user.orgId, grantA)).code).toBe(status.OK);
+    expect(await getUser(a.user.orgId)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_required' });
+    expect(await getUser(b.user.orgId, grantA)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_mismatch' });
+  };
 
   beforeAll(async () => {
     stack = await startStack({
@@ -120,29 +136,10 @@ describe("automation's and messaging's own calls: bound to the org the gateway g
     await eventually(async () => ((await owner.get(`/api/v1/contacts/${contact.body.id}`)).body.tags?.includes('granted') ? true : undefined));
   });
   it("messaging acting on its own (a scheduled message, the assignment repair) reaches identity and the connector only under the org's grant", async () => {
-    const storedIn = async (service: 'messaging' | 'crm', orgId: string) => {
-      const db = new PgClient({ connectionString: stack.databaseUrl(service) });
-      await db.connect();
-      try {
-        return (await db.query<{ grant_token: string }>('SELECT grant_token FROM org_grants WHERE org_id = $1', [orgId])).rows[0]?.grant_token;
-      } finally {
-        await db.end();
-      }
-    };
     await a.owner.get('/api/v1/conversations');
-    const grantA = await eventually(() => storedIn('messaging', a.user.orgId));
+    const grantA = await eventually(() => storedGrant(a.user.orgId, 'messaging'));
     expect(devInternalAuth('crm', seed).verifyGrant(grantA)).toMatchObject({ org: a.user.orgId, svc: 'messaging' });
-    const getUser = (orgId: string, origin?: string) =>
-      rawCall(
-        stack.addr('identity'),
-        'identity.v1.IdentityService',
-        'GetUser',
-        { id: a.user.id },
-        callerMetadata(devInternalAuth('messaging', seed).sign({ orgId, origin }, 'identity.v1.IdentityService/GetUser'), origin),
-      );
-    expect((await getUser(a.user.orgId, grantA)).code).toBe(status.OK);
-    expect(await getUser(a.user.orgId)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_required' });
-    expect(await getUser(b.user.orgId, grantA)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_mismatch' });
+    await expectIdentityOnlyUnderGrant('messaging', grantA);
     // automation's grant is no use to messaging's RenewGrant, nor the other way round.
     const renewMessaging = (grant: string) =>
       rawCall(
@@ -158,34 +155,14 @@ describe("automation's and messaging's own calls: bound to the org the gateway g
 
   it("crm's workers (report names, phone checks) reach identity and the connector only under the org's grant", async () => {
     await a.owner.get('/api/v1/contacts');
-    const db = new PgClient({ connectionString: stack.databaseUrl('crm') });
-    await db.connect();
-    const grantA = await eventually(
-      async () =>
-        (await db.query<{ grant_token: string }>('SELECT grant_token FROM org_grants WHERE org_id = $1', [a.user.orgId])).rows[0]?.grant_token,
-    ).finally(() => db.end());
+    const grantA = await eventually(() => storedGrant(a.user.orgId, 'crm'));
     expect(devInternalAuth('messaging', seed).verifyGrant(grantA)).toMatchObject({ org: a.user.orgId, svc: 'crm' });
-    const getUser = (orgId: string, origin?: string) =>
-      rawCall(
-        stack.addr('identity'),
-        'identity.v1.IdentityService',
-        'GetUser',
-        { id: a.user.id },
-        callerMetadata(devInternalAuth('crm', seed).sign({ orgId, origin }, 'identity.v1.IdentityService/GetUser'), origin),
-      );
-    expect((await getUser(a.user.orgId, grantA)).code).toBe(status.OK);
-    expect(await getUser(a.user.orgId)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_required' });
-    expect(await getUser(b.user.orgId, grantA)).toEqual({ code: status.PERMISSION_DENIED, errorCode: 'origin_mismatch' });
+    await expectIdentityOnlyUnderGrant('crm', grantA);
   });
 
   it("the connector stores a received file in messaging only under the org's grant, and looks up owners only for a request", async () => {
     await a.owner.get('/api/v1/chatnet-accounts');
-    const db = new PgClient({ connectionString: stack.databaseUrl('chatnet-connector') });
-    await db.connect();
-    const grantA = await eventually(
-      async () =>
-        (await db.query<{ grant_token: string }>('SELECT grant_token FROM org_grants WHERE org_id = $1', [a.user.orgId])).rows[0]?.grant_token,
-    ).finally(() => db.end());
+    const grantA = await eventually(() => storedGrant(a.user.orgId, 'chatnet-connector'));
     const connector = devInternalAuth('connector', seed);
     const upload = async (orgId: string, origin?: string) => {
       const fd = new FormData();
