@@ -59,24 +59,24 @@ export class RemoteClients {
     private readonly auth: InternalAuth,
     private readonly transport: GrpcTransport,
     /** The org's grant: the origin of a call messaging makes on its own, with no request or event to vouch (#27). */
-    private readonly grants?: Pick<GrantKeeper, 'vouch'>,
+    private readonly grants?: Pick<GrantKeeper, 'vouching'>,
   ) {}
 
   /**
-   * `ctx` with an origin: the request's or event's it already carries, else the org's grant (a scheduled message, an
-   * auto-reply, the assignment repair, a read receipt: messaging acting on its own; GrantKeeper.vouch).
+   * identity's and the connector's calls go out vouched (GrantKeeper.vouching): with the request's or event's origin
+   * they carry, else the org's grant (a scheduled message, an auto-reply, the assignment repair, a read receipt:
+   * messaging acting on its own). crm's and ai's calls are made for a request or an inbound message only, with its stamp.
    */
-  private vouched(ctx: Forward): Promise<Forward> {
-    return this.grants ? this.grants.vouch(ctx) : Promise.resolve(ctx);
-  }
-
-  private readonly identity = this.lazy('identity', 'identity/v1/identity.proto', 'identity.v1.IdentityService', () => this.config.IDENTITY_ADDR);
+  private readonly identity = this.lazy('identity', 'identity/v1/identity.proto', 'identity.v1.IdentityService', () => this.config.IDENTITY_ADDR, {
+    vouched: true,
+  });
   private readonly crm = this.lazy('crm', 'crm/v1/crm.proto', 'crm.v1.CrmService', () => this.config.CRM_ADDR);
   private readonly connector = this.lazy(
     'connector',
     'connector/v1/connector.proto',
     'connector.v1.ConnectorService',
     () => this.config.CONNECTOR_ADDR,
+    { vouched: true },
   );
 
   private readonly ai = this.lazy('ai', 'ai/v1/ai.proto', 'ai.v1.AiService', () => this.config.AI_ADDR);
@@ -87,7 +87,13 @@ export class RemoteClients {
   }
 
   /** A getter making `service`'s typed client on first use. */
-  private lazy<N extends ServiceName>(name: string, proto: string, service: N, address: () => string): () => ClientFor<N> {
+  private lazy<N extends ServiceName>(
+    name: string,
+    proto: string,
+    service: N,
+    address: () => string,
+    opts: { vouched?: boolean } = {},
+  ): () => ClientFor<N> {
     let client: ClientFor<N> | undefined;
     return () => {
       if (client) return client;
@@ -105,6 +111,7 @@ export class RemoteClients {
         throw new AppError('unavailable', `The ${name} service is not available`);
       }
       this.made.push(client);
+      if (opts.vouched && this.grants) client = this.grants.vouching(client);
       return client;
     };
   }
@@ -154,7 +161,7 @@ export class RemoteClients {
   ): Promise<ChatnetSendResult> {
     const deadlineMs = req.attachments.length ? this.config.CONNECTOR_FILE_DEADLINE_MS : this.config.CONNECTOR_DEADLINE_MS;
     try {
-      return await this.connector().SendChatMessage(req, await this.vouched(ctx), { deadlineMs });
+      return await this.connector().SendChatMessage(req, ctx, { deadlineMs });
     } catch (err) {
       throw connectorError(err);
     }
@@ -170,7 +177,7 @@ export class RemoteClients {
       messages: Array<{ chatnetMessageId: string; cliMsgId: string; fromUid: string; contentType: string; sentAt: string }>;
     },
   ): Promise<void> {
-    await this.connector().MarkThreadSeen(req, await this.vouched(ctx), { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+    await this.connector().MarkThreadSeen(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
   }
 
   /** Recall a message the account sent (zca `undo`); connector errors become this service's errors. */
@@ -197,7 +204,7 @@ export class RemoteClients {
     const hit = this.userNames.get(key);
     if (hit && hit.until > Date.now()) return hit.name;
     try {
-      const u = await this.identity().GetUser({ id: userId }, await this.vouched(ctx), { deadlineMs: 2_000 });
+      const u = await this.identity().GetUser({ id: userId }, ctx, { deadlineMs: 2_000 });
       if (this.userNames.size > 10_000) this.userNames.clear();
       this.userNames.set(key, { name: u.fullName, until: Date.now() + 5 * 60_000 });
       return u.fullName;
@@ -213,14 +220,12 @@ export class RemoteClients {
    * silently dropped, because of an outage.
    */
   async orgUser(ctx: Forward, id: string): Promise<OrgUser | undefined> {
-    const vouched = await this.vouched(ctx);
-    return this.unlessNotFound(() => this.identity().GetUser({ id }, vouched, { deadlineMs: 2_000 }));
+    return this.unlessNotFound(() => this.identity().GetUser({ id }, ctx, { deadlineMs: 2_000 }));
   }
 
   /** A team of the caller's org; undefined when identity knows no such team in that org. */
   async orgTeam(ctx: Forward, id: string): Promise<{ id: string } | undefined> {
-    const vouched = await this.vouched(ctx);
-    return this.unlessNotFound(() => this.identity().GetTeam({ id }, vouched, { deadlineMs: 2_000 }));
+    return this.unlessNotFound(() => this.identity().GetTeam({ id }, ctx, { deadlineMs: 2_000 }));
   }
 
   /**
@@ -229,7 +234,7 @@ export class RemoteClients {
    */
   async orgUserByEmail(ctx: Forward, email: string): Promise<OrgUser | undefined> {
     try {
-      const page = await this.identity().ListUsers({ page: 1, limit: 100, status: 'active', search: email }, await this.vouched(ctx), {
+      const page = await this.identity().ListUsers({ page: 1, limit: 100, status: 'active', search: email }, ctx, {
         deadlineMs: 2_000,
       });
       return page.data.find((u) => u.email.toLowerCase() === email.toLowerCase());
@@ -264,7 +269,7 @@ export class RemoteClients {
    */
   async findNetworkUser(ctx: Forward, req: { accountId: string; phone?: string; chatnetUid?: string }): Promise<connector.FoundUser__Output> {
     try {
-      return await this.connector().FindUser(req, await this.vouched(ctx), { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
+      return await this.connector().FindUser(req, ctx, { deadlineMs: this.config.CONNECTOR_DEADLINE_MS });
     } catch (err) {
       throw passThrough(err, 'chat connector');
     }

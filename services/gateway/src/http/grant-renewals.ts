@@ -22,7 +22,11 @@ export interface GrantHolder {
  * for half a year loses its grants, and those services stop acting for it on their own.
  */
 export class GrantRenewals {
-  /** service + org → when a renewal may next be sent from here. */
+  /**
+   * org → when its renewals may next be sent from here. One entry per org, looked up once per request (this runs on
+   * every authenticated request): all holders are renewed together, and a failure of any one retries them all after
+   * RETRY_AFTER_MS (renewing a holder that already has a grant is harmless: it keeps the longest-lived one).
+   */
   private readonly next = new Map<string, number>();
 
   constructor(
@@ -33,20 +37,19 @@ export class GrantRenewals {
 
   /** A request of `orgId` was authenticated (as `userId` with `role`, for the calls' context). */
   touched(orgId: string, userId: string, role: string, now = Date.now()): void {
+    const due = this.next.get(orgId);
+    if (due !== undefined && now < due) return;
+    this.next.set(orgId, now + RENEW_EVERY_MS);
+    if (this.next.size > MAX_ENTRIES) this.prune(now);
     for (const holder of this.holders) {
-      const key = `${holder.service}\n${orgId}`;
-      const due = this.next.get(key);
-      if (due !== undefined && now < due) continue;
-      this.next.set(key, now + RENEW_EVERY_MS);
-      if (this.next.size > MAX_ENTRIES) this.prune(now);
       holder.renew(this.auth.signGrant(orgId, holder.service), { orgId, userId, role }).catch((err: unknown) => {
-        this.next.set(key, Date.now() + RETRY_AFTER_MS);
+        this.next.set(orgId, Math.min(this.next.get(orgId) ?? Infinity, Date.now() + RETRY_AFTER_MS));
         this.log.warn({ err, orgId, service: holder.service }, 'could not renew a grant for an organization; trying again with a later request');
       });
     }
   }
 
   private prune(now: number): void {
-    for (const [key, due] of this.next) if (due <= now) this.next.delete(key);
+    for (const [org, due] of this.next) if (due <= now) this.next.delete(org);
   }
 }
