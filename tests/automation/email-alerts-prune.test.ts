@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { createPool, migrate, type Pool } from '@crm/db';
-import { createTestDatabase, type TestDatabase } from '@crm/testing';
+import { migrate, type Pool } from '@crm/db';
+import { createTestDatabase, type TestDatabase, testPool } from '@crm/testing';
 import { pruneOlderThan, recordSent, sentWithin } from '../../services/automation/src/notifications/email-alerts.repo';
 
 // The alert-email throttle keeps one row per (org, user, conversation); a row older than the window decides nothing
@@ -14,7 +14,7 @@ describe('email alert throttle rows are pruned past the window', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('alerts_prune');
-    pool = createPool(db.url);
+    pool = testPool(db.url);
     await migrate(pool, path.join(__dirname, '../../services/automation/migrations'));
   });
   afterAll(async () => {

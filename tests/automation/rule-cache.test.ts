@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { createPool, migrate, type Pool } from '@crm/db';
+import { migrate, type Pool } from '@crm/db';
 import { createLogger } from '@crm/logger';
-import { eventually } from '@crm/testing';
+import { eventually, testPool } from '@crm/testing';
 import { createTestDatabase, type TestDatabase } from '@crm/testing';
 import { RuleCache } from '../../services/automation/src/rule-definitions';
 
@@ -34,8 +34,8 @@ describe('the rule cache of the trigger consumer', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('automation_rule_cache');
-    pool = createPool(db.url, 4);
-    writer = createPool(db.url, 2);
+    pool = testPool(db.url, 4);
+    writer = testPool(db.url, 2);
     await migrate(pool, path.join(__dirname, '../../services/automation/migrations'));
     // Count what the cache asks of its pool (the writer's statements are not counted).
     const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;

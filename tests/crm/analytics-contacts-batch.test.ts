@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { createPool, migrate, withTransaction, type Pool } from '@crm/db';
-import { createTestDatabase, type TestDatabase } from '@crm/testing';
+import { migrate, withTransaction, type Pool } from '@crm/db';
+import { createTestDatabase, type TestDatabase, testPool } from '@crm/testing';
 import { applyContactChanges, type ContactChanges, type ContactSnapshot } from '../../services/crm/src/analytics/contact-events';
 
 // The analytics read model's contact side against a real database: a batch of new contacts takes the one-statement
@@ -13,7 +13,7 @@ describe('analytics: contacts applied in batches', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('crm_analytics_batch');
-    pool = createPool(db.url, 4);
+    pool = testPool(db.url, 4);
     await migrate(pool, path.join(__dirname, '../../services/crm/migrations'));
   });
   afterAll(async () => {

@@ -1,6 +1,6 @@
-import { createPool, type Pool } from '@crm/db';
+import { type Pool } from '@crm/db';
 import { SCORE_ONLY_CONTACT_UPDATE } from '@crm/events';
-import { eventually } from '@crm/testing';
+import { eventually, testPool } from '@crm/testing';
 import { startReceiver, type Receiver } from '../webhooks/support';
 import { CrmStack, listenEvents, startCrmStack } from './crm-support';
 
@@ -20,7 +20,7 @@ describe('scoring announcements are not delivered back to crm', () => {
       serviceEnv: { webhooks: { WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1', WEBHOOK_RETRY_SCHEDULE: '200ms,500ms,1s' } },
     });
     rx = await startReceiver();
-    crmDb = createPool(crm.stack.databaseUrl('crm'), 2);
+    crmDb = testPool(crm.stack.databaseUrl('crm'), 2);
     events = await listenEvents(crm.exchange, ['contact.updated', SCORE_ONLY_CONTACT_UPDATE]);
   });
   afterAll(async () => {

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createPool, Pool } from '@crm/db';
+import { Pool } from '@crm/db';
 import { createLogger } from '@crm/logger';
 import { createServiceClient, loadProto, serviceDefinition } from '@crm/grpc-kit';
-import { eventually, testAuth } from '@crm/testing';
+import { eventually, testAuth, testPool } from '@crm/testing';
 import * as gateway from '@crm/gateway';
 import { startCrmStack, type CrmStack } from '../crm/crm-support';
 import { member } from '../messaging/inbox-support';
@@ -63,7 +63,7 @@ describe('named API keys with scopes', () => {
       serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, ATTACHMENTS_DIR: dir } },
     });
     api = crm.api;
-    db = createPool(crm.stack.databaseUrl('messaging'), 2);
+    db = testPool(crm.stack.databaseUrl('messaging'), 2);
     bus = await eventBus(crm.stack);
     acme = { ...(await newOrg(api, 'Keys Acme')), orgId: '' };
     acme.orgId = acme.user.orgId;
@@ -317,7 +317,7 @@ describe('named API keys with scopes', () => {
       crm.stack.addr('identity'),
       testAuth('gateway'),
     );
-    const direct = createPool(crm.stack.databaseUrl('identity'), 1);
+    const direct = testPool(crm.stack.databaseUrl('identity'), 1);
     const lastUsed = async () =>
       (await direct.query<{ last_used_at: Date }>('SELECT last_used_at FROM api_keys WHERE id = $1', [k.id])).rows[0].last_used_at;
     try {

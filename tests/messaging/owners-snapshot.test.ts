@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createPool, Pool } from '@crm/db';
+import { Pool } from '@crm/db';
 import { createLogger } from '@crm/logger';
-import { eventually } from '@crm/testing';
+import { eventually, testPool } from '@crm/testing';
 import { publishOwnersSnapshotOnce } from '../../services/messaging/src/assignment/owners-snapshot';
 import { startStack, Stack } from '../support/stack';
 import { member } from './inbox-support';
@@ -28,7 +28,7 @@ describe('conversation owners snapshot for crm (once per database)', () => {
       services: ['messaging'],
       serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir } },
     });
-    db = createPool(stack.databaseUrl('messaging'), 2);
+    db = testPool(stack.databaseUrl('messaging'), 2);
     bus = await eventBus(stack);
   }, 60_000);
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createPool, type Pool } from '@crm/db';
-import { eventually } from '@crm/testing';
+import { type Pool } from '@crm/db';
+import { eventually, testPool } from '@crm/testing';
 import { io as connectSocket, Socket } from 'socket.io-client';
 import { addUser } from '../chatnet-connector/support';
 import { client, type Client } from '../support/http';
@@ -35,7 +35,7 @@ describe('quoted replies, recall and reactions', () => {
       services: ['crm', 'chatnet-connector', 'messaging'],
       serviceEnv: { messaging: { ATTACHMENTS_DIR: dir }, 'chatnet-connector': { HEARTBEAT_MS: '500', SCAN_INTERVAL_MS: '500' } },
     });
-    db = createPool(stack.databaseUrl('messaging'), 2);
+    db = testPool(stack.databaseUrl('messaging'), 2);
     bus = await eventBus(stack);
     a = await orgWithKey(stack.url, 'Quotes A');
     b = await orgWithKey(stack.url, 'Quotes B');

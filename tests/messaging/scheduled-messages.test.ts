@@ -3,9 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient } from '@redis/client';
-import { createPool } from '@crm/db';
 import { loadConfig, start as startMessaging, sweepOrphanAttachments } from '@crm/messaging';
-import { eventually, infra } from '@crm/testing';
+import { eventually, infra, testPool } from '@crm/testing';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { member } from './inbox-support';
@@ -277,7 +276,7 @@ describe('scheduled messages', () => {
     expect(res.status).toBe(202);
     expect(res.body.attachments).toEqual([expect.objectContaining({ id: kept.id, filename: 'price-list.txt' })]);
     // Both uploads look a day old: the sweeper takes the stray one only.
-    const db = createPool(stack.databaseUrl('messaging'), 1);
+    const db = testPool(stack.databaseUrl('messaging'), 1);
     try {
       await db.query(`UPDATE attachments SET uploaded_at = now() - interval '25 hours' WHERE id = ANY($1::uuid[])`, [[kept.id, orphan.id]]);
       const config = loadConfig({ ...stack.env, DATABASE_URL: stack.databaseUrl('messaging'), ATTACHMENTS_DIR: dir });
@@ -379,7 +378,7 @@ describe('scheduled messages', () => {
     const id = res.body.id;
     // What a crashed instance leaves: its idempotency key (the scheduled message's id) pending in messaging, and the
     // connector's record that the network took the message under that clientMessageId.
-    const db = createPool(stack.databaseUrl('messaging'), 1);
+    const db = testPool(stack.databaseUrl('messaging'), 1);
     const redis = createClient({ url: infra.redisUrl });
     redis.on('error', () => undefined);
     await redis.connect();

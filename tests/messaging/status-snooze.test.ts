@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { createPool, type Pool } from '@crm/db';
+import { type Pool } from '@crm/db';
 import { wakeSnoozed } from '@crm/messaging';
-import { eventually } from '@crm/testing';
+import { eventually, testPool } from '@crm/testing';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
 import { member } from './inbox-support';
@@ -37,7 +37,7 @@ describe('conversation status and snooze', () => {
       },
     });
     bus = await eventBus(stack);
-    db = createPool(stack.databaseUrl('messaging'), 2);
+    db = testPool(stack.databaseUrl('messaging'), 2);
     a = await orgWithKey(stack.url, 'Org A');
     b = await orgWithKey(stack.url, 'Org B');
     agent = await member(stack.url, a.owner, 'agent');
@@ -226,14 +226,14 @@ describe('conversation status and snooze', () => {
     // 60 due snoozes written behind the API, then three wake-up runs at once on their own pools beside the
     // service's own job: each conversation must come back once, with one event.
     const url = stack.databaseUrl('messaging');
-    const setup = createPool(url, 2);
+    const setup = testPool(url, 2);
     const ids = Array.from({ length: 60 }, () => randomUUID());
     await setup.query(
       `INSERT INTO conversations (id, org_id, chatnet_account_id, thread_type, thread_id, status, snoozed_until)
        SELECT id, $2, $3, 'user', 'bulk-' || id::text, 'snoozed', now() - interval '1 second' FROM unnest($1::uuid[]) AS id`,
       [ids, a.orgId, accountId],
     );
-    const pools = [createPool(url, 2), createPool(url, 2), createPool(url, 2)];
+    const pools = [testPool(url, 2), testPool(url, 2), testPool(url, 2)];
     try {
       const woken = await Promise.all(pools.map((pool) => wakeSnoozed({ pool } as never)));
       expect(woken.reduce((n, w) => n + w, 0)).toBeLessThanOrEqual(ids.length);

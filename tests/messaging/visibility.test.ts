@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { io as connectSocket, Socket } from 'socket.io-client';
-import { createPool, Pool } from '@crm/db';
-import { eventually } from '@crm/testing';
+import { Pool } from '@crm/db';
+import { eventually, testPool } from '@crm/testing';
 import { auditEntryFor } from '../support/audit';
 import type { Client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
@@ -41,7 +41,7 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
       services: ['messaging'],
       serviceEnv: { messaging: { CONNECTOR_ADDR: connector.addr, CRM_ADDR: crm.addr, ATTACHMENTS_DIR: dir } },
     });
-    db = createPool(stack.databaseUrl('messaging'), 2);
+    db = testPool(stack.databaseUrl('messaging'), 2);
     bus = await eventBus(stack);
     a = await orgWithKey(stack.url, 'Vis A');
     b = await orgWithKey(stack.url, 'Vis B');

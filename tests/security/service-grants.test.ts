@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
-import { createPool } from '@crm/db';
 import { devInternalAuth, GrantKeeper, status } from '@crm/grpc-kit';
 // The token primitives, to sign what a compromised service could sign with its own key.
 import { privateKeyFromSeed, seedFor, signToken } from '@crm/grpc-kit/dist/internal-token';
-import { eventually } from '@crm/testing';
+import { eventually, testPool } from '@crm/testing';
 import { client, newOrg } from '../support/http';
 import { type ServiceName, startStack, type Stack } from '../support/stack';
 import { callerMetadata, rawCall } from '../support/raw-grpc';
@@ -191,7 +190,7 @@ describe("automation's and messaging's own calls: bound to the org the gateway g
   });
 
   it('keeps the longest-lived grant, and without one automation refuses to act (retryably) rather than call unbound', async () => {
-    const pool = createPool(stack.databaseUrl('automation'), 2);
+    const pool = testPool(stack.databaseUrl('automation'), 2);
     try {
       const gatewayKeys = devInternalAuth('gateway', seed);
       const grants = new GrantKeeper(pool, devInternalAuth('automation', seed), 'automation');

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SecretBox } from '@crm/crypto';
-import { createPool, migrate, type Pool } from '@crm/db';
+import { migrate, type Pool } from '@crm/db';
 import { createLogger } from '@crm/logger';
-import { createTestDatabase, type TestDatabase } from '@crm/testing';
+import { createTestDatabase, type TestDatabase, testPool } from '@crm/testing';
 import * as deliveries from '../../services/webhooks/src/db/deliveries.repo';
 import { secretAad } from '../../services/webhooks/src/deps';
 import { DeliveryWorker } from '../../services/webhooks/src/delivery/worker';
@@ -23,7 +23,7 @@ describe('webhook worker behind a backlog', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('webhooks_backlog');
-    pool = createPool(db.url, 6);
+    pool = testPool(db.url, 6);
     await migrate(pool, path.join(__dirname, '../../services/webhooks/migrations'));
     // Count the claim statements the worker sends (by their prepared-statement names).
     const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
-import { createPool, migrate, type Pool } from '@crm/db';
-import { createTestDatabase, eventually, type TestDatabase } from '@crm/testing';
+import { migrate, type Pool } from '@crm/db';
+import { createTestDatabase, eventually, type TestDatabase, testPool } from '@crm/testing';
 import * as deliveries from '../../services/webhooks/src/db/deliveries.repo';
 import { connectPatiently } from '../support/patient-client';
 
@@ -21,7 +21,7 @@ describe('delivery queue statements', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('webhooks_claim');
-    pool = createPool(db.url, 4);
+    pool = testPool(db.url, 4);
     await migrate(pool, path.join(__dirname, '../../services/webhooks/migrations'));
     listener = await connectPatiently(db.url);
     listener.on('notification', (m) => {

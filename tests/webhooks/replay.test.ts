@@ -66,6 +66,8 @@ describe('webhook replay', () => {
       const log = await deliveries(a.owner, id);
       return log.length === 8 && log.every((d) => d.status === 'failed') ? true : undefined;
     }, 15_000);
+    // The replay reads the event feed, filled by a consumer of its own: wait until it has all nine.
+    await eventually(async () => ((await a.pub.get('/api/public/events')).body.events.length === 9 ? true : undefined), 15_000);
     rx.setDown(false);
     // The receiver is back, behind a new path whose requests take 150 ms each: the replay's concurrency shows there.
     expect((await a.owner.put(`/api/v1/webhook-settings/${id}`, { url: rx.url('/back') })).status).toBe(200);
@@ -136,6 +138,9 @@ describe('webhook replay', () => {
     const id = await endpoint(c.owner, '/busy');
     await producer.emitMany(Array.from({ length: 12 }, () => ({ type: 'contact.created', orgId: c.orgId, data: sample('contact.created') })));
     await eventually(async () => (rx.at('/busy').length >= 12 ? true : undefined), 15_000);
+    // The replay reads the event feed, which its own consumer fills: delivered is not yet recorded there (CI once
+    // replayed 0 of 12 here).
+    await eventually(async () => ((await c.pub.get('/api/public/events')).body.events.length === 12 ? true : undefined), 15_000);
     // Every request to the endpoint now takes 400 ms: the replay of 12 runs for well over a second.
     rx.reply('/busy', ...Array.from({ length: 40 }, () => ({ status: 200, delayMs: 400 })));
     const started = await c.owner.post(`/api/v1/webhook-settings/${id}/replay`, window());

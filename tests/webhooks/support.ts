@@ -2,10 +2,10 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Channel, type ChannelModel } from 'amqplib';
-import { createPool, withTransaction, type Pool } from '@crm/db';
+import { withTransaction, type Pool } from '@crm/db';
 import { enqueueEvent, EVENT_EXAMPLES, exampleContact, installEventTables, OutboxRelay, type EventEnvelope, type NewEvent } from '@crm/events';
 import { createLogger } from '@crm/logger';
-import { createTestDatabase, infra, uniqueName, type TestDatabase } from '@crm/testing';
+import { createTestDatabase, infra, uniqueName, type TestDatabase, testPool } from '@crm/testing';
 
 /**
  * An event's data as its producer writes it (the event catalogue's example), with `patch` over it: producers'
@@ -130,7 +130,7 @@ export function verifySignature(secret: string, r: Pick<Received, 'id' | 'timest
  */
 export async function startProducer(exchange: string) {
   const db: TestDatabase = await createTestDatabase('producer');
-  const pool: Pool = createPool(db.url, 4);
+  const pool: Pool = testPool(db.url, 4);
   await installEventTables(pool);
   const relay = new OutboxRelay({ pool, amqpUrl: infra.amqpUrl, exchange, logger: createLogger('producer', 'silent') });
   await relay.start();

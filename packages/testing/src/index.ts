@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import { dropDatabase, ensureDatabase } from '@crm/db';
+import { createPool, dropDatabase, ensureDatabase, type Pool } from '@crm/db';
 import { devInternalAuth, type InternalAuth, type InternalPrincipal } from '@crm/grpc-kit';
 import { copyDatabase, migratedTemplate } from './templates';
 
@@ -24,6 +24,16 @@ export function databaseUrlFor(name: string): string {
   const url = new URL(infra.databaseUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/**
+ * A test's own pool on a database of the shared server: a service's pool (createPool) with no connection yet gives up
+ * after ROOM_WAIT_MS (3 s, to answer 503 within an internal call's deadline), but a test checking the services' work
+ * while three jest workers' stacks (or `npm start`) fill the server has no deadline to keep: it waits for room up to
+ * 30 s, as connectPatiently and the database copies do (CI failed once on a one-connection pool after 3 s).
+ */
+export function testPool(url: string, max = 4): Pool {
+  return createPool(url, max, { roomWaitMs: 30_000 });
 }
 
 export interface TestDatabase {

@@ -1,9 +1,9 @@
 import { connect, type ChannelModel, type MessageProperties } from 'amqplib';
-import { createPool, type Pool } from '@crm/db';
+import { type Pool } from '@crm/db';
 import { amqpUser, DirectPublisher, installEventTables, OutboxRelay, type NewEvent } from '@crm/events';
 import { createLogger } from '@crm/logger';
 import { Metrics, sampleValue } from '@crm/metrics';
-import { createTestDatabase, eventually, infra, uniqueName, type TestDatabase } from '@crm/testing';
+import { createTestDatabase, eventually, infra, uniqueName, type TestDatabase, testPool } from '@crm/testing';
 import { inboundEventId } from '../src/events/events';
 import { NewsPublisher } from '../src/events/news-publisher';
 import { OutboxBatcher } from '../src/events/outbox-batcher';
@@ -61,7 +61,7 @@ class Rig {
 
   static async start(o: { relayThroughProxy: boolean; confirmTimeoutMs: number }): Promise<Rig> {
     const db = await createTestDatabase('chatnet_news');
-    const pool = createPool(db.url, 4);
+    const pool = testPool(db.url, 4);
     await installEventTables(pool);
     const proxy = await TcpProxy.start({ host: broker.hostname, port: Number(broker.port || 5672) });
     const exchange = uniqueName('t_news');

@@ -1,7 +1,7 @@
-import { createPool, type Pool } from '@crm/db';
+import { type Pool } from '@crm/db';
 import { installEventTables, type NewEvent } from '@crm/events';
 import { createLogger } from '@crm/logger';
-import { createTestDatabase, type TestDatabase } from '@crm/testing';
+import { createTestDatabase, type TestDatabase, testPool } from '@crm/testing';
 import { OutboxBatcher, type OutboxBatcherOptions } from '../src/events/outbox-batcher';
 import { inboundEventId } from '../src/events/events';
 
@@ -18,7 +18,7 @@ describe('OutboxBatcher', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('chatnet_batcher');
-    pool = createPool(db.url, 4);
+    pool = testPool(db.url, 4);
     await installEventTables(pool);
   });
   afterAll(async () => {
@@ -135,7 +135,7 @@ describe('OutboxBatcher', () => {
   });
 
   it('when the database cannot be reached every caller is rejected, none left waiting', async () => {
-    const down = createPool(db.url.replace(/\/[^/]+$/, '/t_chatnet_batcher_missing_db'), 2);
+    const down = testPool(db.url.replace(/\/[^/]+$/, '/t_chatnet_batcher_missing_db'), 2);
     const b = new OutboxBatcher({ pool: down, log, maxEvents: 100, maxWaitMs: 5 });
     try {
       const results = await Promise.allSettled([0, 1, 2].map((i) => b.enqueue(message('down', 't1', i))));

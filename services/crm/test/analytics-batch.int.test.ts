@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createPool, migrate, Pool, PoolClient, withTransaction } from '@crm/db';
-import { createTestDatabase, eventually, TestDatabase } from '@crm/testing';
+import { migrate, Pool, PoolClient, withTransaction } from '@crm/db';
+import { createTestDatabase, eventually, TestDatabase, testPool } from '@crm/testing';
 import { applyConversationItems, ConversationItems } from '../src/analytics/conversation-events';
 import { ARCHIVED, INBOUND, Item, ItemKind, REPLY } from '../src/analytics/turns';
 
@@ -14,7 +14,7 @@ let db: TestDatabase;
 let pool: Pool;
 beforeAll(async () => {
   db = await createTestDatabase('crm_analytics_batch');
-  pool = createPool(db.url, 4);
+  pool = testPool(db.url, 4);
   await migrate(pool, path.join(__dirname, '..', 'migrations'));
 });
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createPool, migrate, Pool } from '@crm/db';
-import { createTestDatabase, TestDatabase } from '@crm/testing';
+import { migrate, Pool } from '@crm/db';
+import { createTestDatabase, TestDatabase, testPool } from '@crm/testing';
 import { compactContactCounts, listContacts } from '../src/contacts/db/contacts.repo';
 import { TotalCache } from '../src/contacts/db/total-cache';
 
@@ -14,7 +14,7 @@ describe('contact counter', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('crm_counts');
-    pool = createPool(db.url, 4);
+    pool = testPool(db.url, 4);
     await migrate(pool, path.join(__dirname, '..', 'migrations'));
   });
   afterAll(async () => {

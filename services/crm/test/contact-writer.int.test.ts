@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createPool, migrate, Pool, withTransaction } from '@crm/db';
+import { migrate, Pool, withTransaction } from '@crm/db';
 import { installEventTables, type EventEnvelope } from '@crm/events';
 import { createLogger } from '@crm/logger';
-import { createTestDatabase, TestDatabase } from '@crm/testing';
+import { createTestDatabase, TestDatabase, testPool } from '@crm/testing';
 import { ContactWriter, lockContactJsonRows } from '../src/contacts';
 import { DEFAULT_CONFIG } from '../src/scoring/model';
 import { scoreEvents } from '../src/scoring/scoring.consumer';
@@ -19,7 +19,7 @@ describe('contact writer', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('crm_writer');
-    pool = createPool(db.url, 4);
+    pool = testPool(db.url, 4);
     await migrate(pool, path.join(__dirname, '..', 'migrations'));
     await installEventTables(pool);
   });

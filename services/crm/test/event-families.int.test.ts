@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import amqp from 'amqplib';
-import { createPool, migrate, Pool, withTransaction } from '@crm/db';
+import { migrate, Pool, withTransaction } from '@crm/db';
 import {
   amqpUser,
   deleteTopology,
@@ -13,7 +13,7 @@ import {
   type EventEnvelope,
 } from '@crm/events';
 import { createLogger } from '@crm/logger';
-import { createTestDatabase, eventually, infra, TestDatabase, uniqueName } from '@crm/testing';
+import { createTestDatabase, eventually, infra, TestDatabase, uniqueName, testPool } from '@crm/testing';
 import { messageActivity } from '../src/activity';
 import { analyticsEvents } from '../src/analytics/analytics.consumer';
 import { joinModules } from '../src/events/event-families';
@@ -31,7 +31,7 @@ const HOUR = 3_600_000;
 
 async function migratedDatabase(prefix: string): Promise<{ db: TestDatabase; pool: Pool }> {
   const db = await createTestDatabase(prefix);
-  const pool = createPool(db.url, 4);
+  const pool = testPool(db.url, 4);
   await migrate(pool, path.join(__dirname, '..', 'migrations'));
   await installEventTables(pool);
   return { db, pool };

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createPool, migrate, Pool, withTransaction } from '@crm/db';
+import { migrate, Pool, withTransaction } from '@crm/db';
 import { installEventTables, type EventEnvelope } from '@crm/events';
 import { createLogger } from '@crm/logger';
-import { createTestDatabase, TestDatabase } from '@crm/testing';
+import { createTestDatabase, TestDatabase, testPool } from '@crm/testing';
 import { recomputeOrg, rescore, sweepOrg } from '../src/scoring/engine';
 import { DEFAULT_CONFIG, ScoringConfig } from '../src/scoring/model';
 import { scoreEvents } from '../src/scoring/scoring.consumer';
@@ -20,7 +20,7 @@ describe('lead scoring engine', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('crm_scoring');
-    pool = createPool(db.url, 4);
+    pool = testPool(db.url, 4);
     await migrate(pool, path.join(__dirname, '..', 'migrations'));
     await installEventTables(pool);
   });

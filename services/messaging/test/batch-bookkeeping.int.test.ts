@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createPool, migrate, Pool, type Queryable } from '@crm/db';
-import { createTestDatabase, TestDatabase } from '@crm/testing';
+import { migrate, Pool, type Queryable } from '@crm/db';
+import { createTestDatabase, TestDatabase, testPool } from '@crm/testing';
 import { cancelReplied } from '../src/scheduled/repo';
 import { concernedBySla } from '../src/service-levels/sla-clock.repo';
 
@@ -26,7 +26,7 @@ describe('per-batch bookkeeping statements', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('msg_batch_bookkeeping');
-    pool = createPool(db.url, 2);
+    pool = testPool(db.url, 2);
     await migrate(pool, path.join(__dirname, '..', 'migrations'));
   });
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createPool, migrate, Pool, withTransaction } from '@crm/db';
-import { createTestDatabase, TestDatabase } from '@crm/testing';
+import { migrate, Pool, withTransaction } from '@crm/db';
+import { createTestDatabase, TestDatabase, testPool } from '@crm/testing';
 import { insertInboundBatch, NewThreadInbound } from '../src/conversations/messages.repo';
 
 // The batch statement of the inbound consumer (one round trip for every message of a batch whose thread has a
@@ -16,7 +16,7 @@ describe('inbound batch statement', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('msg_inbound_batch');
-    pool = createPool(db.url, 4);
+    pool = testPool(db.url, 4);
     await migrate(pool, path.join(__dirname, '..', 'migrations'));
   });
   afterAll(async () => {

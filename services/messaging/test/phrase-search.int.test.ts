@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createPool, migrate, Pool } from '@crm/db';
-import { createTestDatabase, TestDatabase } from '@crm/testing';
+import { migrate, Pool } from '@crm/db';
+import { createTestDatabase, TestDatabase, testPool } from '@crm/testing';
 import { list } from '../src/conversations/conversations.repo';
 import { COMMON_PHRASE_MATCHES, newestMatchesSql, Params, search, walkNewest, wordsEstimate } from '../src/conversations/message-search.repo';
 import { wordsOf } from '../src/conversations/search-text';
@@ -18,7 +18,7 @@ describe('phrase search: index or walk', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('msg_phrase');
-    pool = createPool(db.url, 4);
+    pool = testPool(db.url, 4);
     await migrate(pool, path.join(__dirname, '..', 'migrations'));
     const conv = async (orgId: string, n: number) => {
       const id = randomUUID();
