@@ -21,4 +21,5 @@ module.exports = {
   // Measured on the 2-core machine: the files wait on timers, the network and the servers about 40% of their time, so
   // two workers kept the cores ~75% busy (672 s); three keep them ~95% busy (500 s), and more only add load.
   maxWorkers: 3,
+  workerIdleMemoryLimit: '1GB',
 };
