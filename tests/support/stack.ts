@@ -14,6 +14,7 @@ import {
 import * as gateway from '@crm/gateway';
 import { startTelemetry } from '@crm/telemetry';
 import { declaredQueues } from '@crm/events';
+import { setProcessMetricsByDefault } from '@crm/metrics';
 
 /**
  * A whole stack for one test file: each requested service started in-process on its own port with a
@@ -101,6 +102,9 @@ export interface StackOptions {
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   // As runService does in every process: trace context propagates (nothing is exported). Once per test file.
   startTelemetry('test', undefined);
+  // prom-client's process series keep hooks enabled for ever (a GC observer, an event-loop histogram): eight services
+  // a file, file after file in one jest worker, ran on every GC and kept each file's module graph alive (metrics.ts).
+  setProcessMetricsByDefault(false);
   const errorLines: string[] = [];
   const level = process.env.TEST_LOG_LEVEL ?? 'silent';
   // Captured lines go to memory only; a chosen TEST_LOG_LEVEL still writes everything to stdout as before.

@@ -1,7 +1,7 @@
 import { createLogger } from '@crm/logger';
 import { ChildCache } from './child-cache';
 import { grpcServerDuration, httpServerDuration, outboxBacklog } from './instruments';
-import { Metrics } from './metrics';
+import { Metrics, setProcessMetricsByDefault } from './metrics';
 import { startMetricsServer } from './server';
 
 const log = createLogger('metrics-test', 'silent');
@@ -42,6 +42,17 @@ describe('Metrics', () => {
 
   it('includes the process metrics by default', async () => {
     expect(await new Metrics('gateway').scrape()).toContain('# TYPE process_cpu_seconds_total counter');
+  });
+
+  it('leaves the process series out when told, by default (the test harness) or per instance', async () => {
+    setProcessMetricsByDefault(false);
+    try {
+      expect(await new Metrics('gateway').scrape()).not.toContain('process_cpu_seconds_total');
+      expect(await new Metrics('gateway', { processMetrics: true }).scrape()).toContain('process_cpu_seconds_total');
+    } finally {
+      setProcessMetricsByDefault(true);
+    }
+    expect(await new Metrics('gateway').scrape()).toContain('process_cpu_seconds_total');
   });
 });
 

@@ -8,6 +8,18 @@ const COLLECT_TIMEOUT_MS = 2_000;
 
 type Collector = () => Promise<void> | void;
 
+let processMetricsByDefault = true;
+
+/**
+ * Whether a Metrics made without `processMetrics` collects the process's series (on by default). The test harness
+ * turns it off: it runs every service in one jest worker, file after file, and prom-client's process metrics keep a
+ * GC observer and an event-loop histogram enabled for ever, with no way to stop them, so each file's services left
+ * eight hooks behind that ran on every GC and kept the file's whole module graph alive (~40 MB a file).
+ */
+export function setProcessMetricsByDefault(on: boolean): void {
+  processMetricsByDefault = on;
+}
+
 /**
  * One service's metrics: its own registry (not prom-client's global one, because the test stack runs every service
  * in one process and each must show only its own), with a `service` label added to every series at scrape time.
@@ -27,7 +39,7 @@ export class Metrics {
   ) {
     this.registry.setDefaultLabels({ service });
     // CPU, memory, event-loop delay and GC of the process; off in unit tests that only look at their own series.
-    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (opts.processMetrics ?? processMetricsByDefault) collectDefaultMetrics({ register: this.registry });
   }
 
   counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
