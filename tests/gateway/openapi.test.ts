@@ -120,6 +120,30 @@ describe('GET /openapi.json: every gateway route, described', () => {
     expect(Object.keys(pub.webhooks)).toEqual(Object.keys(doc.webhooks));
   });
 
+  // The document routes take no credential and a document costs ~100 ms of CPU to build: it is built once and kept.
+  it('builds each document once: asked again (whole or public), the same document is served without building it again', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const docsModule = require('@crm/gateway/dist/docs') as typeof import('@crm/gateway/dist/docs');
+    const whole = jest.spyOn(docsModule, 'gatewayDocument');
+    const pub = jest.spyOn(docsModule, 'publicDocument');
+    try {
+      expect((await client(stack.url).get('/api/public/openapi.json')).status).toBe(200);
+      for (let i = 0; i < 3; i++) {
+        const again = await client(stack.url).get('/openapi.json');
+        expect(again.status).toBe(200);
+        expect(again.body).toEqual(doc);
+      }
+      const pubAgain = await client(stack.url).get('/api/public/openapi.json');
+      expect(Object.keys(pubAgain.body.paths).every((p) => p.startsWith('/api/public/'))).toBe(true);
+      // The whole document was built for beforeAll; the public one at most once here (an earlier test may have built it).
+      expect(whole.mock.calls.length).toBe(0);
+      expect(pub.mock.calls.length).toBeLessThanOrEqual(1);
+    } finally {
+      whole.mockRestore();
+      pub.mockRestore();
+    }
+  });
+
   it('routes without a credential answer the 400 they document: the edge refuses a NUL in any query value', async () => {
     for (const p of ['/healthz', '/readyz', '/openapi.json', '/api/public/openapi.json', '/api/v1/setup/status']) {
       const res = await client(stack.url).get(`${p}?q=%00`);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import express, { Router } from 'express';
 import { z } from 'zod';
+import type { OpenApiDocument } from '../docs/openapi';
 import { EDGE_REFUSALS } from '../docs/registry';
 import { responseContract } from '../http/response-contract';
 import { routeArea } from '../http/route-area';
@@ -27,19 +28,37 @@ const OpenApi = z.looseObject({
 });
 const serverOf = (deps: RouteDeps) => deps.config.PUBLIC_URL.replace(/\/$/, '');
 
+/**
+ * Each document built once per process and kept: building one turns every operation's zod schemas into JSON Schema
+ * (~100 ms of CPU for the whole document here), and these routes take no credential, so a client asking again and
+ * again must not cost that each time. What a document holds depends only on the server URL and the operations the
+ * configuration serves, which is the key (tests run gateways of different configurations in one process).
+ */
+const built = new Map<string, OpenApiDocument>();
+function documentFor(kind: 'gateway' | 'public', deps: RouteDeps): OpenApiDocument {
+  const key = `${kind} ${serverOf(deps)} ${deps.config.NODE_ENV} ${deps.config.CHATNET_DRIVER}`;
+  let doc = built.get(key);
+  if (!doc) {
+    const ops = docs().servedOperations(deps.config);
+    doc = kind === 'gateway' ? docs().gatewayDocument(ops, serverOf(deps)) : docs().publicDocument(ops, serverOf(deps));
+    built.set(key, doc);
+  }
+  return doc;
+}
+
 /** The documents themselves, readable without a credential so integrators can read them before they have one. */
 export const docsArea = routeArea({ prefix: '', auth: 'none', tag: 'Documentation' });
 docsArea.route('GET /openapi.json', {
   summary: 'This document: every route the gateway serves (OpenAPI 3.1)',
   response: OpenApi,
   errors: EDGE_REFUSALS,
-  handler: async ({ deps }) => docs().gatewayDocument(docs().servedOperations(deps.config), serverOf(deps)),
+  handler: async ({ deps }) => documentFor('gateway', deps),
 });
 docsArea.route('GET /api/public/openapi.json', {
   summary: 'The public API only (OpenAPI 3.1), generated from the same operations',
   response: OpenApi,
   errors: EDGE_REFUSALS,
-  handler: async ({ deps }) => docs().publicDocument(docs().servedOperations(deps.config), serverOf(deps)),
+  handler: async ({ deps }) => documentFor('public', deps),
 });
 
 /**
