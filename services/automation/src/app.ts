@@ -109,7 +109,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   const reminders = new ReminderSender(deps);
   // The queues replies and read receipts had before: unbound, and drained of what an older version left in them.
   const drains = [
-    { queue: repliesQueue(config.EVENTS_EXCHANGE), bindings: REPLY_BINDINGS, batchHandler: eachEvent(repliesHandler(deps)) },
+    { queue: repliesQueue(config.EVENTS_EXCHANGE), bindings: REPLY_BINDINGS, batchHandler: repliesHandler(deps) },
     { queue: seenQueue(config.EVENTS_EXCHANGE), bindings: SEEN_BINDINGS, batchHandler: eachEvent(seenHandler(deps)) },
   ].map(
     (retired) =>

@@ -187,19 +187,36 @@ export async function hold(db: Queryable, orgId: string, accountId: string, unti
 // ---------------------------------------------------------------------------------------------------
 // Replies.
 
+/** A contact's message at a time: what may make them a campaign's replying recipient. */
+export interface ContactReply {
+  orgId: string;
+  contactId: string;
+  at: Date;
+}
+
 /**
- * A message from a contact at `at` answers every campaign message sent to them in the window before it
- * that has no reply yet. Returns the campaigns that got a reply, with how many (one per recipient row).
+ * The recipients who wrote back within `windowHours` after their campaign message are marked replied, for a whole batch
+ * of messages in one statement; returns how many per campaign. A recipient is marked once (replied_at is set once),
+ * at the earliest of the batch's messages that falls in its window.
  */
-export async function markReplied(db: Queryable, orgId: string, contactId: string, at: Date, windowHours: number): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ campaign_id: string }>(
-    `UPDATE campaign_recipients SET replied_at = $3, updated_at = now()
-     WHERE org_id = $1 AND contact_id = $2 AND status = 'sent' AND replied_at IS NULL
-       AND sent_at <= $3 AND sent_at > $3::timestamptz - $4 * interval '1 hour'
-     RETURNING campaign_id`,
-    [orgId, contactId, at, windowHours],
-  );
+export async function markReplied(db: Queryable, replies: ContactReply[], windowHours: number): Promise<Map<string, number>> {
   const out = new Map<string, number>();
+  if (replies.length === 0) return out;
+  const { rows } = await db.query<{ campaign_id: string }>({
+    name: 'campaign_recipients_mark_replied',
+    text: `UPDATE campaign_recipients r SET replied_at = m.at, updated_at = now()
+     FROM (
+       SELECT c.campaign_id, c.contact_id, min(t.at) AS at
+       FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[]) AS t(org_id, contact_id, at)
+       JOIN campaign_recipients c ON c.org_id = t.org_id AND c.contact_id = t.contact_id
+        AND c.status = 'sent' AND c.replied_at IS NULL
+        AND c.sent_at <= t.at AND c.sent_at > t.at - $4 * interval '1 hour'
+       GROUP BY c.campaign_id, c.contact_id
+     ) m
+     WHERE r.campaign_id = m.campaign_id AND r.contact_id = m.contact_id AND r.replied_at IS NULL
+     RETURNING r.campaign_id`,
+    values: [replies.map((r) => r.orgId), replies.map((r) => r.contactId), replies.map((r) => r.at), windowHours],
+  });
   for (const r of rows) out.set(r.campaign_id, (out.get(r.campaign_id) ?? 0) + 1);
   return out;
 }

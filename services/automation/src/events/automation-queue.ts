@@ -26,7 +26,7 @@ export function automationShares(deps: Deps): QueueShare[] {
   };
   return [
     triggers,
-    { name: repliesQueue(exchange), bindings: REPLY_BINDINGS, apply: eachEvent(repliesHandler(deps)) },
+    { name: repliesQueue(exchange), bindings: REPLY_BINDINGS, apply: repliesHandler(deps) },
     { name: seenQueue(exchange), bindings: SEEN_BINDINGS, apply: eachEvent(seenHandler(deps)) },
   ];
 }
