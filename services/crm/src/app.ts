@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { directDatabaseUrl } from '@crm/config';
 import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
-import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
+import { brokerConnected, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrantKeeper, GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
@@ -105,7 +105,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
       queue: `${config.EVENTS_EXCHANGE}.crm.inbox-visibility`,
       bindings: INBOX_VISIBILITY_BINDINGS,
       // Batches, one commit each (issue #28 item 2), in delivery order (one lane).
-      batchHandler: eachEvent(inboxVisibilityHandler(log)),
+      batchHandler: inboxVisibilityHandler(log),
       parseData: true,
       logger: log,
       pool,

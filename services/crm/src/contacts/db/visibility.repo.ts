@@ -44,22 +44,45 @@ export async function setVisibility(db: Queryable, orgId: string, value: 'all' |
   );
 }
 
-/** A conversation's facts as an event states them; a field the event lacks (null/undefined) keeps what is known. */
-export async function upsertConversation(
-  db: Queryable,
-  orgId: string,
-  c: { conversationId: string; contactId?: string | null; chatnetAccountId?: string | null; assigneeId?: string | null; assigneeKnown: boolean },
-): Promise<void> {
-  await db.query(
-    `INSERT INTO conversation_owners (conversation_id, org_id, contact_id, chatnet_account_id, assignee_id) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (conversation_id) DO UPDATE SET
-       contact_id = COALESCE(EXCLUDED.contact_id, conversation_owners.contact_id),
-       chatnet_account_id = COALESCE(EXCLUDED.chatnet_account_id, conversation_owners.chatnet_account_id),
-       assignee_id = CASE WHEN $6 THEN EXCLUDED.assignee_id ELSE conversation_owners.assignee_id END,
-       updated_at = now()
-     WHERE conversation_owners.org_id = EXCLUDED.org_id`,
-    [c.conversationId, orgId, c.contactId ?? null, c.chatnetAccountId ?? null, c.assigneeId ?? null, c.assigneeKnown],
-  );
+/** A conversation's facts after a run of its events, for upsertConversations. */
+export interface ConversationFacts {
+  conversationId: string;
+  orgId: string;
+  contactId: string | null;
+  chatnetAccountId: string | null;
+  /** Whether an event of the run said who the assignee is (then `assigneeId`, null for nobody). */
+  assigneeKnown: boolean;
+  assigneeId: string | null;
+}
+
+/**
+ * Conversations as their events state them, each at most once (its events folded in order first): a field the events
+ * lack (null) keeps what is known, and the assignee changes only where an event stated it. Two statements whatever
+ * their number: one for the rows that state the assignee, one for those that keep it. Another org's row is left alone.
+ */
+export async function upsertConversations(db: Queryable, list: ConversationFacts[]): Promise<void> {
+  for (const known of [true, false]) {
+    const rows = list.filter((c) => c.assigneeKnown === known);
+    if (rows.length === 0) continue;
+    await db.query({
+      name: known ? 'crm_conversation_owners_upsert_assigned' : 'crm_conversation_owners_upsert',
+      text: `INSERT INTO conversation_owners (conversation_id, org_id, contact_id, chatnet_account_id, assignee_id)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[])
+       ON CONFLICT (conversation_id) DO UPDATE SET
+         contact_id = COALESCE(EXCLUDED.contact_id, conversation_owners.contact_id),
+         chatnet_account_id = COALESCE(EXCLUDED.chatnet_account_id, conversation_owners.chatnet_account_id),
+         assignee_id = ${known ? 'EXCLUDED.assignee_id' : 'conversation_owners.assignee_id'},
+         updated_at = now()
+       WHERE conversation_owners.org_id = EXCLUDED.org_id`,
+      values: [
+        rows.map((c) => c.conversationId),
+        rows.map((c) => c.orgId),
+        rows.map((c) => c.contactId),
+        rows.map((c) => c.chatnetAccountId),
+        rows.map((c) => c.assigneeId),
+      ],
+    });
+  }
 }
 
 /**
