@@ -3,19 +3,9 @@
 // Usage: node bench/lib/profile-folder.mjs <folder> [name ...]
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { packageOf } from './profile-package.mjs';
 
 const [dir, ...names] = process.argv.slice(2);
-const pkgOf = (url) => {
-  if (!url) return '(native)';
-  const nm = url.lastIndexOf('node_modules/');
-  if (nm >= 0) {
-    const rest = url.slice(nm + 13).split('/');
-    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
-  }
-  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
-  const m = url.match(/(services|packages|tests)\/([^/]+)\//);
-  return m ? `${m[1]}/${m[2]}` : url;
-};
 let total = 0;
 const byPackage = new Map();
 const byFunction = new Map();
@@ -31,7 +21,7 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
   for (const [id, t] of self) {
     total += t;
     const cf = byId.get(id).callFrame;
-    add(byPackage, cf.url ? pkgOf(cf.url) : cf.functionName, t);
+    add(byPackage, cf.url ? packageOf(cf.url) : cf.functionName, t);
     add(byFunction, `${cf.functionName || '(anonymous)'} ${cf.url.split('/').slice(-2).join('/')}:${cf.lineNumber + 1}`, t);
     const seen = new Set();
     for (let cur = id; cur !== undefined; cur = parent.get(cur)) {

@@ -1,6 +1,7 @@
 // Summarise a V8 .cpuprofile (node --cpu-prof): self time by function and by package, the biggest first.
 // Usage: node bench/lib/profile-summary.mjs <file.cpuprofile> [--top 40]
 import { readFileSync } from 'node:fs';
+import { packageOf } from './profile-package.mjs';
 
 const [file, , topArg] = process.argv.slice(2);
 const top = Number(topArg ?? 40);
@@ -14,23 +15,12 @@ for (let i = 0; i < prof.samples.length; i++) {
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const fnTotals = new Map();
 const pkgTotals = new Map();
-const pkgOf = (url) => {
-  if (!url) return '(native/vm)';
-  const nm = url.lastIndexOf('node_modules/');
-  if (nm >= 0) {
-    const rest = url.slice(nm + 13).split('/');
-    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
-  }
-  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
-  const m = url.match(/(services|packages)\/([^/]+)\//);
-  return m ? `${m[1]}/${m[2]}` : url;
-};
 for (const [id, t] of self) {
   const n = byId.get(id);
   const cf = n.callFrame;
   const key = `${cf.functionName || '(anon)'} ${cf.url.split('/').slice(-2).join('/')}:${cf.lineNumber + 1}`;
   fnTotals.set(key, (fnTotals.get(key) ?? 0) + t);
-  const pkg = cf.url ? pkgOf(cf.url) : cf.functionName;
+  const pkg = cf.url ? packageOf(cf.url) : cf.functionName;
   pkgTotals.set(pkg, (pkgTotals.get(pkg) ?? 0) + t);
 }
 const pct = (t) => ((100 * t) / total).toFixed(1).padStart(5) + '%';
