@@ -306,7 +306,8 @@ export interface ConversationFilter extends PageRequest {
 }
 
 /**
- * A conversation matches a search when its contact's name (or phone) holds every word, in any order, or one of
+ * A conversation matches a search when its contact's name (or phone; folded in conversation_names, migration 036,
+ * kept off the conversation row that every message updates) holds every word, in any order, or one of
  * its messages holds the term (a term with a word of one or two letters as a phrase, see shortWordRule):
  * among the newest `window` matching messages of the org, so a very common term stays cheap. Written as
  * the UNION of the two arms' conversation ids rather than `name LIKE … OR c.id IN (…)`: each arm then uses its
@@ -316,7 +317,7 @@ export interface ConversationFilter extends PageRequest {
 function searchCandidates(p: Params, search: NonNullable<ConversationFilter['search']>, walk: boolean): string {
   const contact = termMatchSql(p, 'n', search.words, 'names');
   const phone = search.phoneDigits ? ` OR n.search_text LIKE ${p.add(`%${search.phoneDigits}%`)}` : '';
-  return `SELECT n.id FROM conversations n WHERE n.org_id = $1 AND ((${contact})${phone})
+  return `SELECT n.conversation_id FROM conversation_names n WHERE n.org_id = $1 AND ((${contact})${phone})
           UNION
           (${newestMatchesSql(p, '$1', search.words, search.window, [], 'm.conversation_id', walk)})`;
 }
