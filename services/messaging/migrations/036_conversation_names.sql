@@ -13,14 +13,6 @@ CREATE TABLE conversation_names (
   search_text text NOT NULL
 );
 
-INSERT INTO conversation_names (conversation_id, org_id, search_text)
-  SELECT id, org_id, search_text FROM conversations;
-
--- Same indexes as the column had (migrations 006, 010). org_id stays out of them, as for messages: the heap filter
--- costs less than intersecting an org's posting list.
-CREATE INDEX conversation_names_trgm_idx ON conversation_names USING gin (search_text gin_trgm_ops);
-CREATE INDEX conversation_names_words_idx ON conversation_names USING gin (msg_words(search_text));
-
 -- A trigger, like updated_at's: every path that creates a conversation or changes its contact copy keeps the
 -- name searchable without knowing about this table.
 CREATE FUNCTION conversation_names_sync() RETURNS trigger
@@ -45,6 +37,17 @@ CREATE TRIGGER conversation_names_on_insert AFTER INSERT ON conversations
 CREATE TRIGGER conversation_names_on_update AFTER UPDATE OF contact_name, contact_phone ON conversations
   FOR EACH ROW WHEN (OLD.contact_name IS DISTINCT FROM NEW.contact_name OR OLD.contact_phone IS DISTINCT FROM NEW.contact_phone)
   EXECUTE FUNCTION conversation_names_sync();
+
+-- The copy comes after the triggers: creating them locks out writers of conversations until this migration commits,
+-- so no conversation created or renamed by a running instance meanwhile can be missed.
+INSERT INTO conversation_names (conversation_id, org_id, search_text)
+  SELECT id, org_id, search_text FROM conversations;
+
+-- Same indexes as the column had (migrations 006, 010), built after the copy (a GIN index built at once has no
+-- pending list to read). org_id stays out of them, as for messages: the heap filter costs less than intersecting an
+-- org's posting list.
+CREATE INDEX conversation_names_trgm_idx ON conversation_names USING gin (search_text gin_trgm_ops);
+CREATE INDEX conversation_names_words_idx ON conversation_names USING gin (msg_words(search_text));
 
 -- Drops the column's two GIN indexes with it.
 ALTER TABLE conversations DROP COLUMN search_text;
