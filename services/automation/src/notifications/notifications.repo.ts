@@ -90,14 +90,25 @@ export interface NewNotification {
   resourceId: string;
 }
 
-/** Insert once: a repeated id (a retried action, a redelivered event) is ignored. Returns whether it was new. */
-export async function insertNotification(db: Queryable, n: NewNotification): Promise<boolean> {
-  const { rowCount } = await db.query(
+/** Insert once, in one statement: a repeated id (a retried action, a redelivered event) is ignored. Returns the ids that were new. */
+export async function insertNotifications(db: Queryable, ns: NewNotification[]): Promise<Set<string>> {
+  if (ns.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>(
     `INSERT INTO notifications (id, org_id, user_id, audience_role, type, title, message, resource_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-    [n.id, n.orgId, n.userId, n.audienceRole, n.type, n.title, n.message, n.resourceId],
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+     ON CONFLICT (id) DO NOTHING RETURNING id`,
+    [
+      ns.map((n) => n.id),
+      ns.map((n) => n.orgId),
+      ns.map((n) => n.userId),
+      ns.map((n) => n.audienceRole),
+      ns.map((n) => n.type),
+      ns.map((n) => n.title),
+      ns.map((n) => n.message),
+      ns.map((n) => n.resourceId),
+    ],
   );
-  return rowCount === 1;
+  return new Set(rows.map((r) => r.id));
 }
 
 /**
@@ -126,26 +137,55 @@ export async function forgetLeadScore(db: Queryable, orgId: string, contactId: s
   await db.query('DELETE FROM lead_scores WHERE org_id = $1 AND contact_id = $2', [orgId, contactId]);
 }
 
+/** One user's `new_message` alert about one conversation, as the latest of a batch's messages states it. */
+export interface NewMessageAlert {
+  orgId: string;
+  userId: string;
+  conversationId: string;
+  title: string;
+  message: string;
+}
+
 /**
- * The user's unread `new_message` notification about a conversation, locked, if there is one. Callers serialise on
- * (org, user, conversation) first (`lockNewMessage`), so two messages handled at once cannot both find none.
+ * Serialise on each (org, user, conversation) of a batch for the rest of the transaction, so that two batches handled
+ * at once cannot both find no unread alert for one of them and both add one. Taken in one order (the keys sorted;
+ * unnest keeps an array's order), so two batches that share several keys wait for each other instead of deadlocking.
  */
-export async function findUnreadNewMessage(db: Queryable, orgId: string, userId: string, conversationId: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT n.id FROM notifications n
-     WHERE n.org_id = $1 AND n.user_id = $2 AND n.type = 'new_message' AND n.resource_id = $3
-       AND NOT EXISTS (SELECT 1 FROM notification_reads r WHERE r.notification_id = n.id AND r.user_id = $2)
-     ORDER BY n.created_at DESC LIMIT 1 FOR UPDATE`,
-    [orgId, userId, conversationId],
+export async function lockNewMessageAlerts(db: Queryable, alerts: NewMessageAlert[]): Promise<void> {
+  const keys = [...new Set(alerts.map((a) => a.orgId + a.userId + a.conversationId))].sort();
+  await db.query("SELECT pg_advisory_xact_lock(hashtext('automation.new_message'), hashtext(k)) FROM unnest($1::text[]) AS k", [keys]);
+}
+
+/**
+ * Bring each alert's unread `new_message` notification (the user's newest about that conversation that the user has
+ * not read) up to date with its text and to the top of the list, in one statement. Returns the indexes of the alerts
+ * that found one; the others have none unread. Callers hold lockNewMessageAlerts.
+ */
+export async function bumpUnreadNewMessages(db: Queryable, alerts: NewMessageAlert[]): Promise<Set<number>> {
+  if (alerts.length === 0) return new Set();
+  const { rows } = await db.query<{ i: string }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS a (org_id, user_id, resource_id, title, message, i)
+     ), unread AS (
+       SELECT a.i, u.id FROM input a
+       CROSS JOIN LATERAL (
+         SELECT n.id FROM notifications n
+         WHERE n.org_id = a.org_id AND n.user_id = a.user_id AND n.type = 'new_message' AND n.resource_id = a.resource_id
+           AND NOT EXISTS (SELECT 1 FROM notification_reads r WHERE r.notification_id = n.id AND r.user_id = a.user_id)
+         ORDER BY n.created_at DESC LIMIT 1
+       ) u
+     )
+     UPDATE notifications n SET title = a.title, message = a.message, created_at = greatest(n.created_at, now())
+     FROM unread JOIN input a USING (i)
+     WHERE n.id = unread.id
+     RETURNING a.i`,
+    [
+      alerts.map((a) => a.orgId),
+      alerts.map((a) => a.userId),
+      alerts.map((a) => a.conversationId),
+      alerts.map((a) => a.title),
+      alerts.map((a) => a.message),
+    ],
   );
-  return rows[0]?.id;
-}
-
-export async function lockNewMessage(db: Queryable, orgId: string, userId: string, conversationId: string): Promise<void> {
-  await db.query("SELECT pg_advisory_xact_lock(hashtext('automation.new_message'), hashtext($1 || $2 || $3))", [orgId, userId, conversationId]);
-}
-
-/** Bring an unread notification up to date with the latest message and to the top of the list. */
-export async function bumpNotification(db: Queryable, id: string, title: string, message: string): Promise<void> {
-  await db.query('UPDATE notifications SET title = $2, message = $3, created_at = greatest(created_at, now()) WHERE id = $1', [id, title, message]);
+  return new Set(rows.map((r) => Number(r.i) - 1));
 }

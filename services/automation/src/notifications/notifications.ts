@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { notFound, requireUser, roleRank, ROLES, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
-import { enqueueEvent } from '@crm/events';
+import { enqueueEvents } from '@crm/events';
 import type { Deps } from '../deps';
 import * as repo from './notifications.repo';
 import { isUuid } from '@crm/validation';
@@ -57,35 +57,42 @@ export function derivedId(...parts: string[]): string {
  * to socket.io (room user:<id>, or org:<orgId> when it is for the org). A repeated id does nothing.
  */
 export async function create(db: Queryable, id: string, n: NotificationInput): Promise<boolean> {
-  const title = n.title.slice(0, 200);
-  const message = n.message.slice(0, 4000);
-  const resourceId = n.resourceId ?? '';
-  const fresh = await repo.insertNotification(db, {
+  return (await createMany(db, [{ id, input: n }])).has(id);
+}
+
+/** create for several notifications: one statement for the rows and one for their events. Returns the ids that were new. */
+export async function createMany(db: Queryable, items: { id: string; input: NotificationInput }[]): Promise<Set<string>> {
+  const rows: repo.NewNotification[] = items.map(({ id, input: n }) => ({
     id,
     orgId: n.orgId,
     userId: n.userId ?? null,
     audienceRole: n.userId ? null : (n.audienceRole ?? null),
     type: n.type,
-    title,
-    message,
-    resourceId,
-  });
-  if (!fresh) return false;
-  await enqueueEvent(db, {
-    id: derivedId('notification.created', id),
-    type: 'notification.created',
-    orgId: n.orgId,
-    data: {
-      id,
-      ...(n.userId ? { userId: n.userId } : {}),
-      ...(!n.userId && n.audienceRole ? { audienceRole: n.audienceRole } : {}),
-      type: n.type,
-      title,
-      message,
-      resourceId,
-    },
-  });
-  return true;
+    title: n.title.slice(0, 200),
+    message: n.message.slice(0, 4000),
+    resourceId: n.resourceId ?? '',
+  }));
+  const fresh = await repo.insertNotifications(db, rows);
+  await enqueueEvents(
+    db,
+    rows
+      .filter((r) => fresh.has(r.id))
+      .map((r) => ({
+        id: derivedId('notification.created', r.id),
+        type: 'notification.created' as const,
+        orgId: r.orgId,
+        data: {
+          id: r.id,
+          ...(r.userId ? { userId: r.userId } : {}),
+          ...(!r.userId && r.audienceRole ? { audienceRole: r.audienceRole as NonNullable<NotificationInput['audienceRole']> } : {}),
+          type: r.type,
+          title: r.title,
+          message: r.message,
+          resourceId: r.resourceId,
+        },
+      })),
+  );
+  return fresh;
 }
 
 /** For callers without a transaction at hand. */
