@@ -80,7 +80,9 @@ describe('inbound alerts: a batch of messages in three statements and its announ
     for (const user of [u1, u2]) {
       const rows = await alertsOf(user, conv);
       expect(rows).toEqual([expect.objectContaining({ id: derivedId('new_message', first.id, user), org_id: org, message: 'third', read: false })]);
-      expect(await announced(rows[0].id)).toEqual([expect.objectContaining({ userId: user, type: 'new_message', message: 'third', resourceId: conv })]);
+      expect(await announced(rows[0].id)).toEqual([
+        expect.objectContaining({ userId: user, type: 'new_message', message: 'third', resourceId: conv }),
+      ]);
     }
   });
 
@@ -118,7 +120,9 @@ describe('inbound alerts: a batch of messages in three statements and its announ
     const conv = randomUUID();
     const batch = [received(org, conv, 'once', { assigneeId: u2 })];
     await apply(batch);
-    await pool.query('INSERT INTO notification_reads (notification_id, user_id) SELECT id, user_id FROM notifications WHERE resource_id = $1', [conv]);
+    await pool.query('INSERT INTO notification_reads (notification_id, user_id) SELECT id, user_id FROM notifications WHERE resource_id = $1', [
+      conv,
+    ]);
     expect((await apply(batch)).created).toBe(0);
     const rows = await alertsOf(u2, conv);
     expect(rows).toHaveLength(1);

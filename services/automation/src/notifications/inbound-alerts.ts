@@ -71,8 +71,14 @@ export async function inboundAlerts(events: ParsedEvent<'message.received'>[], d
   }
   if (folded.size === 0) return 0;
   const alerts = [...folded.values()];
-  await repo.lockNewMessageAlerts(db, alerts.map((a) => a.alert));
-  const bumped = await repo.bumpUnreadNewMessages(db, alerts.map((a) => a.alert));
+  await repo.lockNewMessageAlerts(
+    db,
+    alerts.map((a) => a.alert),
+  );
+  const bumped = await repo.bumpUnreadNewMessages(
+    db,
+    alerts.map((a) => a.alert),
+  );
   const fresh = await notifications.createMany(
     db,
     alerts
