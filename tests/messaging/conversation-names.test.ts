@@ -53,6 +53,12 @@ describe('conversation names: the searched name off the conversation row', () =>
     expect(await names(existing)).toEqual(expect.objectContaining({ org_id: org, search_text: 'tran thi bich +84 901 234 567' }));
     const columns = await pool.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'conversations' AND column_name = 'search_text'`);
     expect(columns.rowCount).toBe(0);
+    // Searches read a GIN pending list in full: the names' lists stay small.
+    const options = await pool.query(`SELECT relname, reloptions FROM pg_class WHERE relname LIKE 'conversation_names_%_idx' ORDER BY relname`);
+    expect(options.rows).toEqual([
+      { relname: 'conversation_names_trgm_idx', reloptions: ['gin_pending_list_limit=256'] },
+      { relname: 'conversation_names_words_idx', reloptions: ['gin_pending_list_limit=256'] },
+    ]);
     expect(await found(org, ['bich'])).toEqual([existing]);
   });
 
