@@ -57,13 +57,16 @@ export function derivedId(...parts: string[]): string {
  * to socket.io (room user:<id>, or org:<orgId> when it is for the org). A repeated id does nothing.
  */
 export async function create(db: Queryable, id: string, n: NotificationInput): Promise<boolean> {
-  return (await createMany(db, [{ id, input: n }])).has(id);
+  return (await createMany(db, [{ id, input: n }])).has(id.toLowerCase());
 }
 
-/** create for several notifications: one statement for the rows and one for their events. Returns the ids that were new. */
+/**
+ * create for several notifications: one statement for the rows and one for their events. Returns the ids that were
+ * new, lowercase (as PostgreSQL returns a uuid).
+ */
 export async function createMany(db: Queryable, items: { id: string; input: NotificationInput }[]): Promise<Set<string>> {
   const rows: repo.NewNotification[] = items.map(({ id, input: n }) => ({
-    id,
+    id: id.toLowerCase(),
     orgId: n.orgId,
     userId: n.userId ?? null,
     audienceRole: n.userId ? null : (n.audienceRole ?? null),
