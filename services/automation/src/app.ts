@@ -2,7 +2,7 @@ import path from 'node:path';
 import { SecretBox } from '@crm/crypto';
 import { directDatabaseUrl } from '@crm/config';
 import { createPool, databaseAnswers, prepareDatabase } from '@crm/db';
-import { brokerConnected, eachEvent, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
+import { brokerConnected, EventConsumer, installEventTables, OutboxRelay } from '@crm/events';
 import { GrantKeeper, GrpcServer, grpcTransportFromEnv, internalAuthFromEnv, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import { createLogger, Logger } from '@crm/logger';
 import { Metrics, type RunningService, withMetricsServer } from '@crm/metrics';
@@ -110,7 +110,7 @@ export async function startAutomation(config: AutomationConfig, log: Logger = cr
   // The queues replies and read receipts had before: unbound, and drained of what an older version left in them.
   const drains = [
     { queue: repliesQueue(config.EVENTS_EXCHANGE), bindings: REPLY_BINDINGS, batchHandler: repliesHandler(deps) },
-    { queue: seenQueue(config.EVENTS_EXCHANGE), bindings: SEEN_BINDINGS, batchHandler: eachEvent(seenHandler(deps)) },
+    { queue: seenQueue(config.EVENTS_EXCHANGE), bindings: SEEN_BINDINGS, batchHandler: seenHandler(deps) },
   ].map(
     (retired) =>
       new EventConsumer({

@@ -224,20 +224,35 @@ export async function markReplied(db: Queryable, replies: ContactReply[], window
 // ---------------------------------------------------------------------------------------------------
 // Read receipts.
 
+/** A message a read receipt names, in its org, with when it was seen. */
+export interface SeenMessage {
+  orgId: string;
+  messageId: string;
+  at: Date;
+}
+
 /**
- * The recipients who were sent these messages and had not been seen yet are seen now; returns how many
- * per campaign and which messages matched. A recipient is seen at most once (seen_at is set once).
+ * The recipients who were sent these messages and had not been seen yet are seen now, in one statement for any
+ * number of orgs and receipts (a message named twice is seen at its first receipt, as one receipt after another
+ * would leave it); returns how many per campaign and which messages matched ("org|message"). A recipient is seen at
+ * most once (seen_at is set once).
  */
-export async function markSeen(db: Queryable, orgId: string, messageIds: string[], at: Date) {
-  const { rows } = await db.query<{ campaign_id: string; message_id: string }>(
-    `UPDATE campaign_recipients SET seen_at = $3, updated_at = now()
-     WHERE org_id = $1 AND message_id = ANY($2::uuid[]) AND status = 'sent' AND seen_at IS NULL
-     RETURNING campaign_id, message_id`,
-    [orgId, messageIds, at],
-  );
+export async function markSeen(db: Queryable, seen: SeenMessage[]) {
+  const { rows } = await db.query<{ campaign_id: string; org_id: string; message_id: string }>({
+    name: 'automation_campaign_seen',
+    text: `UPDATE campaign_recipients r SET seen_at = s.at, updated_at = now()
+     FROM (
+       SELECT DISTINCT ON (org_id, message_id) org_id, message_id, at
+       FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[]) WITH ORDINALITY AS s (org_id, message_id, at, i)
+       ORDER BY org_id, message_id, i
+     ) s
+     WHERE r.org_id = s.org_id AND r.message_id IS NOT NULL AND r.message_id = s.message_id AND r.status = 'sent' AND r.seen_at IS NULL
+     RETURNING r.campaign_id, r.org_id, r.message_id`,
+    values: [seen.map((m) => m.orgId), seen.map((m) => m.messageId), seen.map((m) => m.at)],
+  });
   const perCampaign = new Map<string, number>();
   for (const r of rows) perCampaign.set(r.campaign_id, (perCampaign.get(r.campaign_id) ?? 0) + 1);
-  return { perCampaign, matched: new Set(rows.map((r) => r.message_id)) };
+  return { perCampaign, matched: new Set(rows.map((r) => `${r.org_id}|${r.message_id}`)) };
 }
 
 /** Which of these messages some recipient row records as its sent message. */

@@ -1,4 +1,4 @@
-import { eachEvent, type QueueShare } from '@crm/events';
+import { type QueueShare } from '@crm/events';
 import type { Deps } from '../deps';
 import { REPLY_BINDINGS, repliesHandler, repliesQueue, SEEN_BINDINGS, seenHandler, seenQueue } from '../campaigns';
 import { prepareTriggers, TRIGGER_BINDINGS, triggerHandler, triggersQueue, type TriggerPrep } from './triggers.consumer';
@@ -27,7 +27,7 @@ export function automationShares(deps: Deps): QueueShare[] {
   return [
     triggers,
     { name: repliesQueue(exchange), bindings: REPLY_BINDINGS, apply: repliesHandler(deps) },
-    { name: seenQueue(exchange), bindings: SEEN_BINDINGS, apply: eachEvent(seenHandler(deps)) },
+    { name: seenQueue(exchange), bindings: SEEN_BINDINGS, apply: seenHandler(deps) },
   ];
 }
 
