@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Pool, PoolClient } from '@crm/db';
+import type { Pool } from '@crm/db';
 import type { EventEnvelope } from '@crm/events';
 import { createMigratedDatabase, testPool, type TestDatabase } from '@crm/testing';
 import { seenHandler } from '../../services/automation/src/campaigns/campaign-seen.consumer';
 import type { Deps } from '../../services/automation/src/deps';
+import { countedTransaction } from '../support/counted-transaction';
 
 // Issue #28 item 2: read receipts (message.seen) take a whole batch in one statement. What each recipient row and
 // campaign count end up with must be what the receipts one by one gave: seen once, at its first receipt, only by its
@@ -48,25 +49,7 @@ describe('campaign read receipts: a batch of message.seen in one statement', () 
   const seenCount = async (campaignId: string) =>
     (await pool.query('SELECT seen_count FROM campaigns WHERE id = $1', [campaignId])).rows[0].seen_count;
   async function apply(events: EventEnvelope[]): Promise<number> {
-    const client = await pool.connect();
-    let statements = 0;
-    const query = client.query.bind(client);
-    (client as unknown as { query: unknown }).query = (...args: unknown[]) => {
-      statements++;
-      return (query as (...a: unknown[]) => unknown)(...args);
-    };
-    try {
-      await query('BEGIN');
-      await handler(events, client as PoolClient, undefined);
-      await query('COMMIT');
-      return statements;
-    } catch (err) {
-      await query('ROLLBACK');
-      throw err;
-    } finally {
-      (client as unknown as { query: unknown }).query = query;
-      client.release();
-    }
+    return (await countedTransaction(pool, (client) => handler(events, client, undefined))).statements;
   }
 
   beforeAll(async () => {

@@ -5,6 +5,7 @@ import { installEventTables, type ParsedEvent } from '@crm/events';
 import { createMigratedDatabase, testPool, type TestDatabase } from '@crm/testing';
 import { inboundAlerts } from '../../services/automation/src/notifications/inbound-alerts';
 import { derivedId } from '../../services/automation/src/notifications/notifications';
+import { countedTransaction } from '../support/counted-transaction';
 
 // Issue #28 item 2: the inbound alerts of a batch of message.received take three statements however many messages
 // and recipients there are. What the notifications end up as must be what the messages one at a time gave: one unread
@@ -28,25 +29,8 @@ describe('inbound alerts: a batch of messages in three statements and its announ
     } as unknown as ParsedEvent<'message.received'>;
   }
   async function apply(events: ParsedEvent<'message.received'>[]): Promise<{ created: number; statements: number }> {
-    const client = await pool.connect();
-    let statements = 0;
-    const query = client.query.bind(client);
-    (client as unknown as { query: unknown }).query = (...args: Parameters<typeof client.query>) => {
-      statements++;
-      return (query as (...a: unknown[]) => unknown)(...args);
-    };
-    try {
-      await query('BEGIN');
-      const created = await inboundAlerts(events, client);
-      await query('COMMIT');
-      return { created, statements };
-    } catch (err) {
-      await query('ROLLBACK');
-      throw err;
-    } finally {
-      (client as unknown as { query: unknown }).query = query;
-      client.release();
-    }
+    const { result: created, statements } = await countedTransaction(pool, (client) => inboundAlerts(events, client));
+    return { created, statements };
   }
   const alertsOf = async (userId: string, conversationId: string) =>
     (

@@ -71,14 +71,9 @@ export async function inboundAlerts(events: ParsedEvent<'message.received'>[], d
   }
   if (folded.size === 0) return 0;
   const alerts = [...folded.values()];
-  await repo.lockNewMessageAlerts(
-    db,
-    alerts.map((a) => a.alert),
-  );
-  const bumped = await repo.bumpUnreadNewMessages(
-    db,
-    alerts.map((a) => a.alert),
-  );
+  const latest = alerts.map((a) => a.alert);
+  await repo.lockNewMessageAlerts(db, latest);
+  const bumped = await repo.bumpUnreadNewMessages(db, latest);
   const fresh = await notifications.createMany(
     db,
     alerts
