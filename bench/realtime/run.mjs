@@ -24,7 +24,8 @@
 //   databases is terminated twice, Redis is paused for 5 s (CLIENT PAUSE) and RabbitMQ's app is restarted: no
 //   process may exit, nothing accepted may be lost or applied twice, and the path must be back under its normal
 //   p99 (a run at the same rate first) within 10 s of each fault. It touches the machine's shared servers: run it alone.
-//   --pg-statements lists the costliest SQL statements per message (needs pg_stat_statements: bench/lib/pg-statements.mjs).
+//   --pg-statements lists the costliest SQL statements per message (needs pg_stat_statements: bench/lib/pg-statements.mjs;
+//   BENCH_PG_TOP=n lists n of them, 8 by default).
 //   --bare first runs the bare pipeline (bare.mjs: the least any design of this path does per message) at the same
 //   rate, on the same machine in the same run, and reports our path against it.
 import { execFile, execFileSync } from 'node:child_process';
@@ -409,7 +410,7 @@ try {
     const cpu = cpuPerUnit(cpu0, await cpuSnapshot({ processes: pids, dbs: dbName, pool: admin }), delivered);
     await sleep(1500); // the statistics counters are flushed about once a second
     const commits = commitsPerUnit(commits0, await commitSnapshot({ dbs: dbName, pool: admin }), delivered);
-    const statements = args['pg-statements'] ? await topStatements(admin, dbName, delivered) : [];
+    const statements = args['pg-statements'] ? await topStatements(admin, dbName, delivered, Number(process.env.BENCH_PG_TOP ?? 8)) : [];
     const p = phase(name);
     const { rows } = await messagingDb.query(
       'SELECT count(*)::int AS n, count(DISTINCT chatnet_message_id)::int AS d FROM messages WHERE content LIKE $1',

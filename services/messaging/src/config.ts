@@ -121,10 +121,13 @@ const Env = z.object({
   /**
    * Inbound batches stored at once: lanes of the batch consumer, each one transaction of up to 100 messages
    * at a time; a conversation always goes to the same lane, so its messages are stored in delivery order.
-   * Fewer lanes make fuller batches: bench/realtime at 400 msg/s gave 246/s and 6.0 ms CPU per message with 4 lanes,
-   * 211/s and 7.1 ms with 16 (2 cores, whole path; bench/RESULTS.md "realtime").
+   * One lane by default: the batch gathers while the one before it is stored, so batches fill with the load instead
+   * of splitting it. bench/realtime at 200 msg/s (every service, 2 cores): 4.86 ms of CPU per message and p99 78 ms
+   * with one lane, 6.37 ms with two, 6.82 ms and p99 200 ms with four; at 400 msg/s one lane kept the rate too (p99
+   * 809 ms, four 1,056 ms). More lanes are for a database that gains from parallel writers; replicas add lanes of
+   * their own (bench/RESULTS.md "realtime").
    */
-  INBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  INBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   /** Delays between retries of a failed inbound event or contact link, in ms; the last one repeats. */
   EVENT_RETRY_DELAYS_MS: durations.default([1_000, 5_000, 30_000, 120_000, 600_000]),
   /** Attempts per event before it is parked in the dead-letter queue. */
