@@ -140,7 +140,7 @@ interface Batched<H> {
   batchPrepare?: BatchPrepare;
   /** Most deliveries per batch (default 100); prefetch defaults to 2× this in batch mode. */
   batchSize?: number;
-  /** A partial batch is flushed this long after its first delivery arrived (default 5 ms), so one message when idle is still fast. */
+  /** A partial batch is flushed this long after its first delivery arrived (default 25 ms), so one message when idle still goes soon. */
   batchFlushMs?: number;
   /**
    * With `concurrency` > 1: events with the same key always go to the same lane, and a lane runs one batch at a
