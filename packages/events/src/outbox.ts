@@ -39,14 +39,16 @@ interface Outgoing {
 }
 
 // One round trip: the insert rides in a CTE of the NOTIFY. PostgreSQL delivers the notification only at
-// commit (and never for a rolled-back transaction), so the relay wakes exactly when the row becomes visible.
+// commit (and never for a rolled-back transaction), so the relay wakes exactly when the row becomes visible. The
+// payload is the lowest seq inserted: the relay claims from there (OutboxRelay.floor); nothing inserted, no NOTIFY.
 const ENQUEUE = {
   name: 'crm_events_enqueue',
   text: `WITH inserted AS (
            INSERT INTO outbox (id, type, org_id, occurred_at, data, traceparent, version) VALUES ($1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT (id) DO NOTHING
+           RETURNING seq
          )
-         SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
+         SELECT pg_notify('${OUTBOX_CHANNEL}', min(seq)::text) FROM inserted HAVING count(*) > 0`,
 };
 
 /**
@@ -74,8 +76,9 @@ const ENQUEUE_MANY = {
                 WITH ORDINALITY AS e(id, type, org_id, occurred_at, data, traceparent, version, ord)
            ORDER BY ord
            ON CONFLICT (id) DO NOTHING
+           RETURNING seq
          )
-         SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
+         SELECT pg_notify('${OUTBOX_CHANNEL}', min(seq)::text) FROM inserted HAVING count(*) > 0`,
 };
 
 /**

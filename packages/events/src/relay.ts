@@ -46,14 +46,21 @@ interface OutboxRow {
 
 /**
  * The claim, sent with BEGIN so that both go in one round trip (a multi-statement query takes no parameters:
- * the batch size is an integer the relay was constructed with). SKIP LOCKED lets several relays (one per service
- * replica) share the outbox: each claims a different batch. Losing the transaction's commit in a database crash
- * only means its rows get published again (consumers de-duplicate), so it need not wait for the WAL flush.
+ * the batch size is an integer the relay was constructed with, the floor a bigint it computed). SKIP LOCKED lets
+ * several relays (one per service replica) share the outbox: each claims a different batch. Losing the transaction's
+ * commit in a database crash only means its rows get published again (consumers de-duplicate), so it need not wait
+ * for the WAL flush. `floor`: no unpublished row below it can be visible yet (see OutboxRelay.floor); 0 reads the
+ * whole unpublished index.
  */
-function claimSql(batchSize: number): string {
+function claimSql(batchSize: number, floor: bigint): string {
   return `SET LOCAL synchronous_commit = off;
     SELECT seq, id, type, org_id, occurred_at, data::text AS data, traceparent, version FROM outbox
-     WHERE published_at IS NULL ORDER BY seq LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`;
+     WHERE published_at IS NULL${floor > 0n ? ` AND seq >= ${floor}` : ''} ORDER BY seq LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`;
+}
+
+/** A notification's payload: the lowest seq its transaction enqueued; anything else (an older writer's '') is 0. */
+function notifiedSeq(payload: string | undefined): bigint {
+  return payload && /^\d{1,19}$/.test(payload) ? BigInt(payload) : 0n;
 }
 
 /**
@@ -131,7 +138,6 @@ export class OutboxRelay {
   private readonly batchSize: number;
   private readonly pollMs: number;
   private readonly retentionMs: number;
-  private readonly claimSql: string;
   private readonly stamps?: EventStamper;
 
   private connection?: ChannelModel;
@@ -143,6 +149,18 @@ export class OutboxRelay {
   /** A wake-up arrived since the current drain pass began: look at the outbox again. */
   private wanted = false;
   private draining?: Promise<void>;
+  /**
+   * Where claims start reading the unpublished index. Marking a row published leaves its entry in that index until
+   * VACUUM removes it, and a claim walks every such entry from the first: on a busy outbox (and with autovacuum off
+   * or behind) that was most of crm's database time per created contact (1.9 ms a claim over ~3,500 dead entries).
+   * After a claim the floor moves past what it claimed; every transaction that enqueues notifies its lowest seq at
+   * commit and lowers the floor to it (a transaction still running when a claim passed its seq commits later, and its
+   * notification brings the floor back). What comes without a seq (an older writer, the poll, a restored LISTEN, a
+   * failure) resets it to 0, a claim over the whole index; so does any claim made without the LISTEN connection.
+   */
+  private floor = 0n;
+  /** The lowest seq notified since the claim in flight began (it must not raise the floor above it). */
+  private notifiedDuringClaim?: bigint;
   private failures = 0;
   private retryTimer?: NodeJS.Timeout;
   private listenTimer?: NodeJS.Timeout;
@@ -163,7 +181,6 @@ export class OutboxRelay {
     this.batchSize = opts.batchSize ?? 500;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1)
       throw new Error(`OutboxRelay: batchSize must be a positive integer, got ${this.batchSize}`);
-    this.claimSql = claimSql(this.batchSize);
     this.stamps = opts.stamps;
     this.pollMs = opts.pollMs ?? 2_000;
     this.retentionMs = opts.retentionMs ?? 24 * 3600_000;
@@ -202,7 +219,8 @@ export class OutboxRelay {
     let relays = relaysByPool.get(this.pool);
     if (!relays) relaysByPool.set(this.pool, (relays = new Set()));
     relays.add(this);
-    this.pollTimer = setInterval(() => this.wake(), this.pollMs);
+    // The poll reads the whole index: what a lost notification left below the floor is found here.
+    this.pollTimer = setInterval(() => this.notified(undefined), this.pollMs);
     const pruneEvery = Math.min(60_000, Math.max(1_000, this.retentionMs));
     this.pruneTimer = setInterval(() => {
       this.pruning ??= this.prune().finally(() => (this.pruning = undefined));
@@ -232,6 +250,14 @@ export class OutboxRelay {
     this.log.info({ exchange: this.exchange }, 'outbox relay stopped');
   }
 
+  /** A commit that enqueued rows from `payload` on (the lowest seq, or none known): claim from there at most. */
+  private notified(payload: string | undefined): void {
+    const seq = notifiedSeq(payload);
+    if (seq < this.floor) this.floor = seq;
+    if (this.notifiedDuringClaim === undefined || seq < this.notifiedDuringClaim) this.notifiedDuringClaim = seq;
+    this.wake();
+  }
+
   /**
    * Look at the outbox now (cheap when already draining: it only asks for one more pass). NOTIFY and the
    * poll call it; a writer in this process may call it right after its commit, see notifyOutboxCommitted.
@@ -257,6 +283,8 @@ export class OutboxRelay {
       }
       this.failures = 0;
     } catch (err) {
+      // Rows claimed but not published are below the floor now: read from the start next time.
+      this.floor = 0n;
       this.log.warn({ err, exchange: this.exchange }, 'outbox relay: publishing failed; will retry');
       this.retryLater();
     }
@@ -283,19 +311,27 @@ export class OutboxRelay {
     // failed, so they are not sent twice. The failed ones stay unpublished and go out on the next pass, possibly after
     // later events: consumers must not depend on strict order (retries reorder anyway). A failed mark or COMMIT leaves
     // the rows to be published again.
-    const trips: TransactionTrips<PublishedBatch> = {
-      begin: this.claimSql,
-      commit: ({ confirmed }) => (confirmed.length > 0 ? markPublishedSql(confirmed.map((row) => row.seq)) : undefined),
-    };
     // The LISTEN connection runs the claims too, so a pool drained by request traffic cannot hold events back; the
     // pool stands in while that connection is being re-established. A broken dedicated connection ends, and its 'end'
-    // handler re-establishes it.
+    // handler re-establishes it. Without it no notification lowers the floor, so the pool's claims read from 0.
     const dedicated = this.listener;
+    const floor = dedicated ? this.floor : 0n;
+    this.notifiedDuringClaim = undefined;
+    const trips: TransactionTrips<PublishedBatch> = {
+      begin: claimSql(this.batchSize, floor),
+      commit: ({ confirmed }) => (confirmed.length > 0 ? markPublishedSql(confirmed.map((row) => row.seq)) : undefined),
+    };
     const { rows, confirmed, failed } = dedicated
       ? await withTransactionOn(dedicated, publish, trips)
       : await withTransaction(this.pool, publish, trips);
     if (this.published) for (const row of confirmed) this.published.get(row.type).inc();
     if (failed) throw failed.reason;
+    if (rows.length > 0) {
+      // Past what this claim read: below it every visible row was claimed here or is locked by another relay's claim.
+      const past = BigInt(rows[rows.length - 1].seq) + 1n;
+      const lowered = this.notifiedDuringClaim;
+      this.floor = lowered !== undefined && lowered < past ? lowered : past;
+    }
     return rows.length;
   }
 
@@ -377,7 +413,7 @@ export class OutboxRelay {
   private async listen(): Promise<void> {
     const session = this.directUrl ? { connectionString: this.directUrl } : this.pool.options;
     const client = new Client({ ...session, application_name: RELAY_APPLICATION_NAME });
-    client.on('notification', () => this.wake());
+    client.on('notification', (n) => this.notified(n.payload));
     client.on('error', (err) => this.log.warn({ err }, 'outbox relay: LISTEN connection error'));
     client.on('end', () => {
       if (this.listener !== client) return;
@@ -404,8 +440,8 @@ export class OutboxRelay {
       this.listen().then(
         () => {
           this.log.info('outbox relay: LISTEN connection restored');
-          // Commits made while nobody listened.
-          this.wake();
+          // Commits made while nobody listened: from the start.
+          this.notified(undefined);
         },
         (err) => {
           this.log.warn({ err }, 'outbox relay: LISTEN reconnect failed');
