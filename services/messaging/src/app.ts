@@ -24,6 +24,7 @@ import { AutoCloser } from './auto-close-worker';
 import { AutoMessageSender } from './auto-messages';
 import { AutoReplyWorker } from './ai-auto-reply';
 import { AutoReplyAccounts } from './auto-reply-settings';
+import { KnownThreads } from './inbox';
 import { csatQuestionSent } from './csat';
 import { viewsFeature } from './views';
 import { startHttpServer } from './http';
@@ -75,6 +76,7 @@ export async function startMessaging(config: MessagingConfig, log: Logger = crea
     metrics,
     senderContacts: new SenderContacts(),
     autoReplyAccounts: new AutoReplyAccounts({ pool, databaseUrl: directDatabaseUrl(config), log }),
+    knownThreads: new KnownThreads(),
   };
   // Loaded before the consumers start: an inbound batch must not miss an account in the list.
   await deps.autoReplyAccounts.start();

@@ -323,7 +323,18 @@ export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promi
     threadId: d.threadId,
     t: threadTarget(d),
   }));
-  const known = await convs.threadsWithConversation(deps.pool, threads);
+  // Threads seen with a conversation before are not asked about again; the others are, and remembered when found.
+  const known = new Set<number>();
+  const unsure: number[] = [];
+  threads.forEach((t, i) => (deps.knownThreads.has(t) ? known.add(i) : unsure.push(i)));
+  const found = await convs.threadsWithConversation(
+    deps.pool,
+    unsure.map((i) => threads[i]),
+  );
+  for (const j of found) {
+    known.add(unsure[j]);
+    deps.knownThreads.add(threads[unsure[j]]);
+  }
   // New threads' contacts, asked per org in one call (crm's one transaction) rather than one call each.
   const wanted = new Map<string, Map<string, ContactTarget>>();
   const rotations = new Map<string, Promise<void>>();
