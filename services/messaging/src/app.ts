@@ -24,7 +24,7 @@ import { AutoCloser } from './auto-close-worker';
 import { AutoMessageSender } from './auto-messages';
 import { AutoReplyWorker } from './ai-auto-reply';
 import { AutoReplyAccounts } from './auto-reply-settings';
-import { KnownThreads } from './inbox';
+import { KnownThreads } from './known-threads';
 import { csatQuestionSent } from './csat';
 import { viewsFeature } from './views';
 import { startHttpServer } from './http';

@@ -8,7 +8,7 @@ import type { MessagingConfig } from './config';
 import type { SendGovernor } from './governor';
 import type { SenderContacts } from './sender-contacts';
 import type { AutoReplyAccounts } from './auto-reply-settings';
-import type { KnownThreads } from './inbox/known-threads';
+import type { KnownThreads } from './known-threads';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
 export interface Deps {
@@ -26,6 +26,6 @@ export interface Deps {
   senderContacts: SenderContacts;
   /** The accounts whose customers get AI answers (issue #32), in memory: the inbound batch looks messages up here. */
   autoReplyAccounts: AutoReplyAccounts;
-  /** Threads seen with a conversation (inbox/known-threads.ts): the inbound batch asks the database only about the others. */
+  /** Threads seen with a conversation (known-threads/): the inbound batch asks the database only about the others. */
   knownThreads: KnownThreads;
 }

@@ -126,7 +126,9 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
       queue: repairQueue,
       bindings: [...new Set([...SLA_BINDINGS, ...REPAIR_BINDINGS])],
       logger: log.child({ consumer: 'bookkeeping' }),
-      concurrency: 4,
+      // One lane, as the inbound consumer: lanes split the stream into smaller batches, each with its own claim and
+      // commit, and these clocks need no parallelism (bench/RESULTS.md realtime, session 31).
+      concurrency: 1,
       batchFlushMs: BOOKKEEPING_FLUSH_MS,
       batchKey: repairKey,
       shares: [

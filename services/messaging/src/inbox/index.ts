@@ -6,6 +6,5 @@
 export * as conversations from './conversations';
 export * as publicApi from './public';
 export { prepareInbound, storeInboundBatch, type InboundPrepared } from './inbound';
-export { KnownThreads } from './known-threads';
 export { markManySeenOnNetwork } from './read-on-network';
 export { recordSeen } from './seen';
