@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { Client } from 'pg';
 import { createPool, withTransaction } from '@crm/db';
 import { eventually } from '@crm/testing';
 import { AckLedger } from './acks';
@@ -10,7 +9,7 @@ import type { EventEnvelope } from './envelope';
 import { enqueueEvents } from './outbox';
 import { notifyOutboxCommitted } from './relay';
 import { dlqName } from './topology';
-import { breakConnection, connectionOf, Harness, log, ORG, OWN_USER, sleep } from './test-support/harness';
+import { breakConnection, connectionOf, Harness, log, ORG, OWN_USER, recordQueries, sleep } from './test-support/harness';
 import { offCatalogue } from './test-support/off-catalogue';
 
 let h: Harness;
@@ -287,13 +286,7 @@ test('a transaction of the consumer takes two round trips besides its handler: B
   const pool = createPool(url.toString(), 2);
   const consumers: EventConsumer[] = [];
   const sent: string[] = [];
-  const original = Client.prototype.query;
-  const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-    if ((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === 'consumer-trips') {
-      sent.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text));
-    }
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as never);
+  const spy = recordQueries('consumer-trips', sent);
   try {
     const batched = await h.consumer({
       queue: h.queue(),

@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { ConfirmChannel } from 'amqplib';
-import { Client } from 'pg';
 import { withTransaction, type PoolClient } from '@crm/db';
 import { eventually, uniqueName } from '@crm/testing';
 import type { EventConsumer } from './consumer';
@@ -13,7 +12,7 @@ import { exampleContact } from './schemas/examples';
 import { RELAY_APPLICATION_NAME } from './relay';
 import { installEventTables } from './tables';
 import { dlqName } from './topology';
-import { breakConnection, connectionOf, Harness, log, ORG, sleep } from './test-support/harness';
+import { breakConnection, connectionOf, Harness, log, ORG, recordQueries, sleep } from './test-support/harness';
 import { offCatalogue } from './test-support/off-catalogue';
 
 let h: Harness;
@@ -86,17 +85,9 @@ test('the relay takes two round trips to the database per batch: BEGIN with the 
   const queue = h.queue();
   const got = new Set<string>();
   await h.consumer({ queue, handler: async (e) => void got.add(e.id) });
-  // Every query the relay's own connection sends (it runs the claims; the pool stands in only while it reconnects).
+  // Every query the relay's own connection sends.
   const sent: string[] = [];
-  const original = Client.prototype.query;
-  const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-    if (
-      (this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === RELAY_APPLICATION_NAME
-    ) {
-      sent.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text));
-    }
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as never);
+  const spy = recordQueries(RELAY_APPLICATION_NAME, sent);
   try {
     const relay = await h.relay();
     const idle = () => (relay as unknown as { draining?: Promise<void> }).draining === undefined;

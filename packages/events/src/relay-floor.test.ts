@@ -3,7 +3,7 @@ import { eventually } from '@crm/testing';
 import { enqueueEvent } from './outbox';
 import { RELAY_APPLICATION_NAME } from './relay';
 import { OUTBOX_CHANNEL } from './tables';
-import { Harness, ORG } from './test-support/harness';
+import { Harness, ORG, recordQueries } from './test-support/harness';
 import { offCatalogue } from './test-support/off-catalogue';
 
 // The relay's claims start at a floor (OutboxRelay.floor): past what it published, lowered by each commit's
@@ -11,19 +11,15 @@ import { offCatalogue } from './test-support/off-catalogue';
 // notification can bring an event.
 
 let h: Harness;
-let claims: string[];
+let sent: string[];
+/** The claims among them (BEGIN with the SELECT … FOR UPDATE SKIP LOCKED). */
+const claims = () => sent.filter((q) => /FOR UPDATE SKIP LOCKED$/.test(q));
 let spy: jest.SpyInstance;
 beforeEach(async () => {
   h = await Harness.create();
-  // The claims the relay's own connection sends (BEGIN with the SELECT … FOR UPDATE SKIP LOCKED).
-  claims = [];
-  const original = Client.prototype.query;
-  spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-    const name = (this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name;
-    const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string } | undefined)?.text);
-    if (name === RELAY_APPLICATION_NAME && /FOR UPDATE SKIP LOCKED$/.test(text)) claims.push(text);
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as never);
+  // Every query the relay's own connection sends.
+  sent = [];
+  spy = recordQueries(RELAY_APPLICATION_NAME, sent);
 });
 afterEach(async () => {
   spy.mockRestore();
@@ -60,15 +56,19 @@ test('claims read from past what was published; a transaction that took a lower 
     // The claim for the second one started past the first: the floor was in use, above the open transaction's row.
     const lateSeq = BigInt((await slow.query<{ seq: string }>('SELECT seq FROM outbox WHERE id = $1', [late.id])).rows[0].seq);
     const firstSeq = await seqOf(first.id);
-    const floors = claims.map(floorOf);
+    const floors = claims().map(floorOf);
     expect(floors.some((f) => f > firstSeq)).toBe(true);
     expect(floors[floors.length - 1]).toBeGreaterThan(lateSeq);
 
     // Its commit notifies its seq, the floor comes back down to it, and it goes out now, not at the next poll.
-    claims.length = 0;
+    sent.length = 0;
     await slow.query('COMMIT');
     await eventually(async () => got.has(late.id), 5_000, 5);
-    expect(claims.map(floorOf).some((f) => f <= lateSeq)).toBe(true);
+    expect(
+      claims()
+        .map(floorOf)
+        .some((f) => f <= lateSeq),
+    ).toBe(true);
   } finally {
     await slow.query('ROLLBACK').catch(() => undefined);
     slow.release();
@@ -85,14 +85,14 @@ test('a notification without a seq (an older writer) makes the next claim read t
   const e = await h.emit('widget.updated', { n: 1 });
   await eventually(async () => got.has(e.id), 5_000, 5);
   // A writer of this version notifies its seq: the claim starts past what was published, at most at that seq.
-  claims.length = 0;
+  sent.length = 0;
   const next = await h.emit('widget.updated', { n: 2 });
   await eventually(async () => got.has(next.id), 5_000, 5);
-  expect(floorOf(claims[0])).toBeGreaterThan(await seqOf(e.id));
-  expect(floorOf(claims[0])).toBeLessThanOrEqual(await seqOf(next.id));
+  expect(floorOf(claims()[0])).toBeGreaterThan(await seqOf(e.id));
+  expect(floorOf(claims()[0])).toBeLessThanOrEqual(await seqOf(next.id));
 
   // An older writer's row (it notifies with an empty payload), inserted below nothing the relay knows of.
-  claims.length = 0;
+  sent.length = 0;
   const { rows } = await h.pool.query<{ id: string }>(
     `WITH inserted AS (
        INSERT INTO outbox (id, type, org_id, occurred_at, data) VALUES (gen_random_uuid(), 'widget.created', $1, now(), '{}') RETURNING id
@@ -101,7 +101,7 @@ test('a notification without a seq (an older writer) makes the next claim read t
     [ORG],
   );
   await eventually(async () => got.has(rows[0].id), 5_000, 5);
-  expect(floorOf(claims[0])).toBe(0n);
+  expect(floorOf(claims()[0])).toBe(0n);
 });
 
 test('an enqueue that inserts nothing (its id is already there) sends no notification', async () => {

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Channel, ChannelModel } from 'amqplib';
+import { Client } from 'pg';
 import { createPool, withTransaction, type Pool } from '@crm/db';
 import { createLogger } from '@crm/logger';
 import { createTestDatabase, infra, uniqueName, type TestDatabase } from '@crm/testing';
@@ -50,6 +51,19 @@ export function breakConnection(owner: OutboxRelay | EventConsumer): ChannelMode
 
 export function connectionOf(owner: OutboxRelay | EventConsumer): ChannelModel | undefined {
   return (owner as unknown as { connection?: ChannelModel }).connection;
+}
+
+/**
+ * Records the text of every query sent by the connections whose application_name is `applicationName` (the relay's
+ * own connection: RELAY_APPLICATION_NAME) into `sent`, until the returned spy is restored.
+ */
+export function recordQueries(applicationName: string, sent: string[]): jest.SpyInstance {
+  const original = Client.prototype.query;
+  return jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
+    const name = (this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name;
+    if (name === applicationName) sent.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string } | undefined)?.text));
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as never);
 }
 
 /** One database, one exchange and the queues of one test; everything is removed by close(). */
