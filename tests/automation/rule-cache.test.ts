@@ -111,4 +111,23 @@ describe('the rule cache of the trigger consumer', () => {
     const c = await addRule(org, 'conversation_assigned');
     expect((await cache.rulesFor(org, ['conversation_created', 'conversation_assigned'])).map((r) => r.id)).toEqual([a, b, c]);
   });
+
+  it('keeps the order of rules made within one millisecond (created_at has microseconds, a JS Date does not)', async () => {
+    const cache = await newCache();
+    const org = randomUUID();
+    // The later rule has the smaller id: ordered by milliseconds, then id, it would come first.
+    const [first, second] = ['ffffffff-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'];
+    const [made] = (await pool.query(`SELECT date_trunc('milliseconds', now()) AS t`)).rows.map((r) => r.t as Date);
+    for (const [id, trigger, micros] of [
+      [first, 'conversation_created', 300],
+      [second, 'conversation_assigned', 700],
+    ] as const) {
+      await addRule(org, trigger);
+      await writer.query(
+        `UPDATE rules SET id = $1, created_at = $2::timestamptz + $3 * interval '1 microsecond' WHERE org_id = $4 AND trigger_type = $5`,
+        [id, made, micros, org, trigger],
+      );
+    }
+    expect((await cache.rulesFor(org, ['conversation_assigned', 'conversation_created'])).map((r) => r.id)).toEqual([first, second]);
+  });
 });

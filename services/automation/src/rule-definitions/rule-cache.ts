@@ -21,6 +21,8 @@ export interface RuleCacheOptions {
 
 interface Entry {
   byTrigger: Map<string, RuleRow[]>;
+  /** Each rule's place in the database's order (created_at, id): a JS Date keeps milliseconds, created_at microseconds. */
+  rank: Map<RuleRow, number>;
   loadedAt: number;
 }
 
@@ -70,7 +72,7 @@ export class RuleCache {
     const out: RuleRow[] = [];
     for (const t of triggers) out.push(...(entry.byTrigger.get(t) ?? []));
     // Several triggers (rare): back to the database's order.
-    return out.sort((a, b) => a.created_at?.valueOf() - b.created_at?.valueOf() || (a.id < b.id ? -1 : 1));
+    return out.sort((a, b) => entry.rank.get(a)! - entry.rank.get(b)!);
   }
 
   /** The org's rules changed (this process wrote them, or a notification said so). */
@@ -107,7 +109,7 @@ export class RuleCache {
     const rows = await activeRulesOfOrg(this.o.pool, orgId);
     const byTrigger = new Map<string, RuleRow[]>();
     for (const r of rows) byTrigger.set(r.trigger_type, [...(byTrigger.get(r.trigger_type) ?? []), r]);
-    const entry = { byTrigger, loadedAt };
+    const entry = { byTrigger, rank: new Map(rows.map((r, i) => [r, i])), loadedAt };
     // A change announced while this query ran may not be in its answer: use it for this event, keep it not.
     if ((this.generation.get(orgId) ?? 0) === generation && this.epoch === epoch) {
       this.entries.set(orgId, entry);
