@@ -30,6 +30,14 @@ export const HOLD_MS = 1000;
  * outlasts that wait, reach the caller as before (UNAVAILABLE, 503). pg-pool's own query() goes through
  * connect(), so both paths wait.
  */
+/** What openOneAtATime uses of pg-pool's internals. */
+interface PoolInternals {
+  _clients: unknown[];
+  _pendingQueue: object[];
+  newClient(item: object): void;
+  _pulseQueue(): void;
+}
+
 export class PatientPool extends Pool {
   private readonly configuredMax = this.options.max;
   private heldUntil = 0;
@@ -51,6 +59,38 @@ export class PatientPool extends Pool {
     this.roomWaitMs = config?.roomWaitMs ?? ROOM_WAIT_MS;
     this.on('connect', () => void this.established++);
     this.on('remove', () => void this.established--);
+    this.openOneAtATime();
+  }
+
+  /**
+   * New connections are opened one at a time. pg-pool opens one for every caller that finds no idle connection, so a
+   * burst (200 requests a second arriving at a quiet service) asked the server for a dozen or more at once: each a
+   * new backend process, planning every named statement again and loading its caches, all competing for the same
+   * cores as the requests, which then waited longer and asked for still more. Measured on two cores, 200 contact
+   * creates a second through `npm start`: crm opened ~25 connections per burst and the first second's requests took
+   * 200-400 ms. Now a caller that finds no idle connection while one is being opened waits in line; the next
+   * connection released (a transaction here lasts milliseconds) or the one being opened serves it, and if callers
+   * are still waiting when it is open the next one is opened (as HikariCP adds its connections, one at a time).
+   * The line keeps its order (tickets, connectInTurn). pg-pool's newClient and _pulseQueue are private: the version
+   * is pinned by package-lock, and without them the pool opens connections as pg-pool does.
+   */
+  private openOneAtATime(): void {
+    const pool = this as unknown as PoolInternals;
+    if (typeof pool.newClient !== 'function' || typeof pool._pulseQueue !== 'function' || !Array.isArray(pool._clients)) return;
+    const open = pool.newClient.bind(this);
+    pool.newClient = (item) => {
+      // Attempts under way: clients counted by pg-pool that have not connected yet (a failed one leaves its list).
+      if (pool._clients.length > this.established) {
+        // A caller that was in line (pg-pool's queue hands its first to newClient) goes back to the front; a new
+        // caller (connect) to the back, where connectInTurn finds it and places it by its ticket.
+        if (this.ticketOf.has(item)) pool._pendingQueue.unshift(item);
+        else pool._pendingQueue.push(item);
+        return;
+      }
+      open(item);
+    };
+    // Once open, callers still in line are served: by an idle connection, or by opening the next one.
+    this.on('connect', () => process.nextTick(() => pool._pulseQueue()));
   }
 
   override connect(): Promise<PoolClient>;
