@@ -6,7 +6,7 @@
 //   - public contact creates: 200/s for 10 s through POST /api/public/contacts → contact.created webhook, p99 < 250 ms.
 // Latency = webhook received − request sent, one clock (this process). Lost = accepted but never delivered.
 //
-// Usage: node bench/npm-start/run.mjs [--write] [--url http://127.0.0.1:8080]
+// Usage: node bench/npm-start/run.mjs [--write] [--url http://127.0.0.1:8080] [--timeline]
 //   Without --url it runs `npm start` itself (scripts/start.mjs, which installs what is missing and builds) with
 //   SIGNUP_ENABLED=true (the bench signs up its organizations) and WEBHOOK_ALLOWED_PRIVATE_ADDRESSES=127.0.0.1 (its
 //   webhook receivers listen on this machine), and stops it at the end. Nothing else differs from a user's start:
@@ -14,6 +14,8 @@
 //   creates over four organizations' keys, 50/s each, under the default 600/min per key).
 //   With --url it measures a stack already running there (started with those two settings).
 //   It uses `npm start`'s fixed ports and databases: do not run it beside another `npm start`.
+//   --timeline prints, per half second of sending, the requests sent in it and their worst HTTP and webhook latency
+//   (where a p99 comes from: a stall, or the load throughout).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -33,6 +35,7 @@ const { values: args } = parseArgs({
     'new-rate': { type: 'string', default: '50' },
     'contacts-rate': { type: 'string', default: '200' },
     seconds: { type: 'string', default: '10' },
+    timeline: { type: 'boolean', default: false },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -79,7 +82,7 @@ const stopStack = async () => {
 const phases = new Map();
 const phase = (name) => {
   if (!phases.has(name))
-    phases.set(name, { sentAt: new Map(), latencies: [], delivered: new Set(), accepted: 0, errors: 0, statuses: {}, request: [] });
+    phases.set(name, { sentAt: new Map(), latencies: [], delivered: new Set(), accepted: 0, errors: 0, statuses: {}, request: [], timeline: [] });
   return phases.get(name);
 };
 /** A webhook receiver per organization (each endpoint has its own secret); `markerOf` names the request an event answers. */
@@ -92,6 +95,7 @@ async function receiverFor(markerOf) {
     if (t0 === undefined || p.delivered.has(marker)) return;
     p.delivered.add(marker);
     p.latencies.push(now - t0);
+    p.timeline.push([t0, 'hook', now - t0]);
   });
   return { rx, url: await rx.listen() };
 }
@@ -116,6 +120,7 @@ function post(p, { path: to, headers, body, marker }) {
         res.resume();
         res.on('end', () => {
           p.request.push(performance.now() - t0);
+          p.timeline.push([t0, 'http', performance.now() - t0]);
           p.statuses[res.statusCode] = (p.statuses[res.statusCode] ?? 0) + 1;
           if (res.statusCode >= 200 && res.statusCode < 300) p.accepted++;
           else p.errors++;
@@ -250,6 +255,20 @@ try {
   await drain('warmc');
   await sleep(2000);
 
+  /** --timeline: per half second of sending, the requests sent in it and their worst HTTP and webhook latency. */
+  const printTimeline = (name) => {
+    const spans = new Map();
+    const { timeline } = phase(name);
+    const started = Math.min(...timeline.map(([t0]) => t0));
+    for (const [t0, kind, ms] of timeline) {
+      const at = Math.floor((t0 - started) / 500) / 2;
+      if (!spans.has(at)) spans.set(at, { http: [], hook: [] });
+      spans.get(at)[kind].push(ms);
+    }
+    for (const [at, { http: h, hook }] of [...spans].sort((a, b) => a[0] - b[0]))
+      progress(`${name} t=${at.toFixed(1)}s: sent ${h.length}, worst HTTP ${f(Math.max(...h))} ms, worst webhook ${f(Math.max(...hook))} ms`);
+  };
+
   const results = [];
   const measure = async (name, rate, send) => {
     progress(`${name}: ${rate}/s for ${SECONDS} s`);
@@ -260,6 +279,7 @@ try {
       `${name}: delivered ${r.delivered}/${r.accepted}, p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, errors ${r.errors} ${JSON.stringify(r.statuses)}`,
     );
     results.push(r);
+    if (args.timeline) printTimeline(name);
     await sleep(2000);
     return r;
   };
