@@ -1,0 +1,42 @@
+// bench/gateway/floor: the least a service behind a gRPC hop can do for GET /api/v1/profile. A bare @grpc/grpc-js
+// server (no credential check, no span, no metrics) answering GetProfile with the same prepared SELECT by key.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import grpc from '@grpc/grpc-js';
+import protoLoader from '@grpc/proto-loader';
+import pg from 'pg';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const proto = grpc.loadPackageDefinition(protoLoader.loadSync(path.join(here, 'profile.proto'), { keepCase: false, defaults: true }));
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+const iso = (d) => (d ? d.toISOString() : '');
+
+const server = new grpc.Server();
+server.addService(proto.floor.v1.Floor.service, {
+  GetProfile: (call, cb) => {
+    pool
+      .query({
+        name: 'profile',
+        text: 'SELECT id, email, full_name, role, org_id, department, avatar, created_at, last_login FROM users WHERE id = $1 AND org_id = $2',
+        values: [call.request.userId, call.request.orgId],
+      })
+      .then(({ rows: [u] }) =>
+        cb(null, {
+          id: u.id,
+          email: u.email,
+          fullName: u.full_name,
+          role: u.role,
+          orgId: u.org_id,
+          department: u.department ?? '',
+          avatar: u.avatar ?? '',
+          createdAt: iso(u.created_at),
+          lastLogin: iso(u.last_login),
+        }),
+      )
+      .catch((err) => cb({ code: grpc.status.INTERNAL, details: String(err) }));
+  },
+});
+server.bindAsync(`127.0.0.1:${process.env.GRPC_PORT}`, grpc.ServerCredentials.createInsecure(), (err) => {
+  if (err) throw err;
+  process.stdout.write('ready\n');
+});
