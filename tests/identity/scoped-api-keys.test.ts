@@ -242,6 +242,16 @@ describe('named API keys with scopes', () => {
     expect(expired.body.error.code).toBe('api_key_expired');
   });
 
+  it('a key first used after its expiry is 401 api_key_expired too (identity answers; the gateway held no grant of it)', async () => {
+    // The gateway forgets a grant once its Redis entry, which ends at the key's expiry, is gone (a resync): then it
+    // asks identity, whose refusal names the expiry. It used to answer invalid_api_key on that path.
+    const k = await newKey({ scopes: ['contacts:read'], expiresAt: new Date(Date.now() + 1200).toISOString() });
+    await new Promise((r) => setTimeout(r, 1500));
+    const res = await api.withKey(k.key).get('/api/public/contacts');
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('api_key_expired');
+  });
+
   it('agents create keys bound to themselves only while the org allows it; they list and revoke only their own', async () => {
     expect((await agent.api.get('/api/v1/settings/api')).body).toEqual({ agentKeys: false });
     const off = await agent.api.post('/api/v1/api-keys', { name: 'mine', scopes: ['contacts:read'] });

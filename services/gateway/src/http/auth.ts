@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { authKeys, createTokenVerifier, parseApiKeyGrant, type ApiKeyGrant } from '@crm/auth';
 import { sha256Hex } from '@crm/crypto';
-import { type ClientFor, status } from '@crm/grpc-kit';
+import { type ClientFor, decodeRemoteError, status } from '@crm/grpc-kit';
 import type { Redis } from '../redis';
 import { ApiKeyCache, INVALID, readShared, REVOKED } from './api-key-cache';
 import type { ApiKeyUses } from './api-key-uses';
@@ -84,8 +84,11 @@ export function authMiddleware(deps: AuthDeps) {
 
   const apiKeyRefused = () => unauthorized('Missing or invalid API key', 'invalid_api_key');
 
-  /** Identity's answer: the grant (identity also cached it in Redis for every gateway), or undefined when refused. */
-  const askIdentity = async (key: string, res: Response): Promise<{ grant: ApiKeyGrant; raw: string } | undefined> => {
+  /**
+   * Identity's answer: the grant (identity also cached it in Redis for every gateway), or its refusal's code
+   * (`api_key_expired` for a key past its expiry, else `invalid_api_key`).
+   */
+  const askIdentity = async (key: string, res: Response): Promise<{ grant: ApiKeyGrant; raw: string } | { refused: string }> => {
     try {
       const found = await deps.identity.VerifyApiKey({ apiKey: key }, { requestId: res.locals.requestId, traceparent: res.locals.traceparent });
       const grant = parseApiKeyGrant(found.grantJson);
@@ -93,7 +96,7 @@ export function authMiddleware(deps: AuthDeps) {
       return { grant, raw: found.grantJson };
     } catch (err) {
       if ((err as { code?: number }).code !== status.UNAUTHENTICATED) throw err;
-      return undefined;
+      return { refused: decodeRemoteError(err as Parameters<typeof decodeRemoteError>[0]).code };
     }
   };
 
@@ -131,9 +134,11 @@ export function authMiddleware(deps: AuthDeps) {
       await deps.redis.decr(failures.key).catch(() => undefined);
       throw err;
     }
-    if (!answer) {
+    if ('refused' in answer) {
       deps.apiKeys.setInvalid(hash);
-      return apiKeyRefused();
+      // A key past its expiry says so, whether this gateway still held its grant (the check in apiKey) or had let it
+      // go (its Redis entry ends at the key's expiry, and a resync then forgets it) and asked identity.
+      return answer.refused === 'api_key_expired' ? unauthorized('API key has expired', 'api_key_expired') : apiKeyRefused();
     }
     await deps.redis.decr(failures.key);
     deps.apiKeys.setValid(hash, answer.grant, answer.raw);
