@@ -1,11 +1,13 @@
 // bench/gateway/floor: the least a gateway can do for GET /api/v1/profile. node:http (no express, no middleware),
 // the JWT verified with a KeyObject as the reference does, one @grpc/grpc-js unary call, the answer as JSON.
+// FLOOR_EXPRESS=1: the same behind express (one route, res.json), to measure what express alone adds.
 import http from 'node:http';
 import { createSecretKey } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import grpc from '@grpc/grpc-js';
 import protoLoader from '@grpc/proto-loader';
+import express from 'express';
 import jwt from 'jsonwebtoken';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -19,17 +21,37 @@ const send = (res, status, body) => {
   res.end(text);
 };
 
-http
-  .createServer((req, res) => {
-    if (req.method !== 'GET' || req.url !== '/api/v1/profile') return send(res, 404, { error: { code: 'not_found' } });
-    let claims;
-    try {
-      claims = jwt.verify(/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '', key, { algorithms: ['HS256'] });
-    } catch {
-      return send(res, 401, { error: { code: 'unauthenticated' } });
-    }
-    client.GetProfile({ userId: claims.sub, orgId: claims.org }, { deadline: Date.now() + 5000 }, (err, u) =>
-      err ? send(res, 503, { error: { code: 'unavailable' } }) : send(res, 200, u),
-    );
-  })
-  .listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\n'));
+const claimsOf = (req) => {
+  try {
+    return jwt.verify(/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '', key, { algorithms: ['HS256'] });
+  } catch {
+    return undefined;
+  }
+};
+const profile = (claims, answer) =>
+  client.GetProfile({ userId: claims.sub, orgId: claims.org }, { deadline: Date.now() + 5000 }, (err, u) =>
+    err ? answer(503, { error: { code: 'unavailable' } }) : answer(200, u),
+  );
+
+const port = Number(process.env.PORT);
+const listening = () => process.stdout.write('ready\n');
+if (process.env.FLOOR_EXPRESS === '1') {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.get('/api/v1/profile', (req, res) => {
+    const claims = claimsOf(req);
+    if (!claims) return res.status(401).json({ error: { code: 'unauthenticated' } });
+    profile(claims, (status, body) => res.status(status).json(body));
+  });
+  app.listen(port, '127.0.0.1', listening);
+} else {
+  http
+    .createServer((req, res) => {
+      if (req.method !== 'GET' || req.url !== '/api/v1/profile') return send(res, 404, { error: { code: 'not_found' } });
+      const claims = claimsOf(req);
+      if (!claims) return send(res, 401, { error: { code: 'unauthenticated' } });
+      profile(claims, (status, body) => send(res, status, body));
+    })
+    .listen(port, '127.0.0.1', listening);
+}

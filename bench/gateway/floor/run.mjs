@@ -5,8 +5,8 @@
 // rate limit (front.mjs, service.mjs). If the floor itself is under a ratio, no gateway built to the design card
 // (a gateway calling services over @grpc/grpc-js) reaches that ratio here; the product's gateway is measured by
 // bench/gateway/run.mjs.
-// Usage: node bench/gateway/floor/run.mjs   (autocannon, 50 connections, 10 s per run, median of 3 alternating runs
-// after a warm-up; prints the table, writes nothing)
+// Usage: [FLOOR_VARIANTS=floor,express,als] node bench/gateway/floor/run.mjs   (autocannon, 50 connections, 10 s per
+// run, median of 3 alternating runs after a warm-up; prints the table, writes nothing)
 import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,23 @@ import { freePort, processGroup } from '../../lib/processes.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+// FLOOR_VARIANTS=floor,express,als: the floor, the floor with express in front, the floor with AsyncLocalStorage in the
+// service (what the product's gateway and services carry that the floor does not, one at a time).
+const VARIANT_ENV = {
+  floor: { front: {}, service: {} },
+  express: { front: { FLOOR_EXPRESS: '1' }, service: {} },
+  als: { front: {}, service: { FLOOR_ALS: '1' } },
+};
+const LABELS = {
+  reference: 'reference: one process, express + JWT verify (KeyObject) + SELECT by key',
+  floor: 'floor: node:http + JWT → @grpc/grpc-js → bare service → SELECT by key',
+  express: 'floor with express in front (one route, res.json)',
+  als: 'floor with AsyncLocalStorage (OpenTelemetry context manager) in the service',
+};
+const VARIANTS = (process.env.FLOOR_VARIANTS ?? 'floor,express,als').split(',').filter((v) => {
+  if (!VARIANT_ENV[v]) throw new Error(`FLOOR_VARIANTS: unknown variant ${v}; known: ${Object.keys(VARIANT_ENV).join(', ')}`);
+  return true;
+});
 const pgBase = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const db = `bench_floor_${Date.now().toString(36)}`;
 const dbUrl = Object.assign(new URL(pgBase), { pathname: `/${db}` }).toString();
@@ -52,30 +69,38 @@ try {
   await seed.end();
   const token = jwt.sign({ sub: userId, org: orgId, role: 'owner' }, secret, { algorithm: 'HS256', expiresIn: '1h' });
 
-  const [servicePort, frontPort, referencePort] = [await freePort(), await freePort(), await freePort()];
   const here = path.join('bench', 'gateway');
-  const service = group.launch(
-    'floor-service',
-    { DATABASE_URL: dbUrl, GRPC_PORT: String(servicePort) },
-    { main: path.join(here, 'floor', 'service.mjs') },
-  );
-  await ready(service);
-  const front = group.launch(
-    'floor-front',
-    { SERVICE_PORT: String(servicePort), PORT: String(frontPort), JWT_SECRET: secret },
-    { main: path.join(here, 'floor', 'front.mjs') },
-  );
+  const referencePort = await freePort();
   const reference = group.launch(
     'reference',
     { DATABASE_URL: dbUrl, CRM_DATABASE_URL: dbUrl, MESSAGING_DATABASE_URL: dbUrl, JWT_SECRET: secret, PORT: String(referencePort) },
     { main: path.join(here, 'reference.mjs') },
   );
-  await Promise.all([ready(front), ready(reference)]);
+  const referenceReady = ready(reference);
+  const urls = { reference: `http://127.0.0.1:${referencePort}/api/v1/profile` };
+  const pids = { reference: { reference: reference.pid } };
+  // One front and service pair per variant, each with its own flags.
+  for (const name of VARIANTS) {
+    const [servicePort, frontPort] = [await freePort(), await freePort()];
+    const service = group.launch(
+      `${name}-service`,
+      { DATABASE_URL: dbUrl, GRPC_PORT: String(servicePort), ...VARIANT_ENV[name].service },
+      { main: path.join(here, 'floor', 'service.mjs') },
+    );
+    await ready(service);
+    const front = group.launch(
+      `${name}-front`,
+      { SERVICE_PORT: String(servicePort), PORT: String(frontPort), JWT_SECRET: secret, ...VARIANT_ENV[name].front },
+      { main: path.join(here, 'floor', 'front.mjs') },
+    );
+    await ready(front);
+    urls[name] = `http://127.0.0.1:${frontPort}/api/v1/profile`;
+    pids[name] = { front: front.pid, service: service.pid };
+  }
+  await referenceReady;
 
   const pool = new pg.Pool({ connectionString: pgBase, max: 1 });
-  const runs = { floor: [], reference: [] };
-  const urls = { floor: `http://127.0.0.1:${frontPort}/api/v1/profile`, reference: `http://127.0.0.1:${referencePort}/api/v1/profile` };
-  const pids = { floor: { front: front.pid, service: service.pid }, reference: { reference: reference.pid } };
+  const runs = Object.fromEntries(['reference', ...VARIANTS].map((n) => [n, []]));
   const measure = async (name) => {
     const before = await cpuSnapshot({ processes: pids[name], dbs: { db }, pool, shared: false });
     const r = await autocannon(urls[name], token, ['-c', '50', '-d', String(DURATION)]);
@@ -85,27 +110,22 @@ try {
     const split = parts.map(([k, ms]) => `${k} ${(ms * 1000).toFixed(0)}`).join(', ');
     return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, us, split };
   };
-  await measure('reference');
-  await measure('floor');
-  for (let i = 0; i < ROUNDS; i++) {
-    runs.reference.push(await measure('reference'));
-    runs.floor.push(await measure('floor'));
-  }
+  // Warm-up, then alternate so drift on a busy machine hits every variant alike.
+  for (const name of Object.keys(runs)) await measure(name);
+  for (let i = 0; i < ROUNDS; i++) for (const name of Object.keys(runs)) runs[name].push(await measure(name));
   await pool.end();
-  const row = (label, rs) =>
-    `| ${label} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p50))} | ${median(rs.map((r) => r.p99))} | ${median(rs.map((r) => r.us)).toFixed(0)} |`;
-  const ratio = median(runs.floor.map((r) => r.rps)) / median(runs.reference.map((r) => r.rps));
+  const rps = (name) => median(runs[name].map((r) => r.rps));
+  const row = (name) =>
+    `| ${LABELS[name]} | ${rps(name).toFixed(0)} | ${((rps(name) / rps('reference')) * 100).toFixed(0)}% | ${median(runs[name].map((r) => r.p50))} | ${median(runs[name].map((r) => r.p99))} | ${median(runs[name].map((r) => r.us)).toFixed(0)} |`;
   console.log(
     [
-      `Command: \`node bench/gateway/floor/run.mjs\` (autocannon, 50 connections, ${DURATION} s per run, median of ${ROUNDS} alternating runs after a warm-up; load average before ${loadBefore}).`,
+      `Command: \`node bench/gateway/floor/run.mjs\` (variants ${VARIANTS.join(', ')}; autocannon, 50 connections, ${DURATION} s per run, median of ${ROUNDS} alternating runs after a warm-up; load average before ${loadBefore}).`,
       '',
-      '| GET /api/v1/profile | req/s | p50 ms | p99 ms | CPU µs per request (processes + PostgreSQL) |',
-      '|---|---|---|---|---|',
-      row('floor: node:http + JWT → @grpc/grpc-js → bare service → SELECT by key', runs.floor),
-      row('reference: one process, express + JWT verify (KeyObject) + SELECT by key', runs.reference),
+      '| GET /api/v1/profile | req/s | of the reference | p50 ms | p99 ms | CPU µs per request (processes + PostgreSQL) |',
+      '|---|---|---|---|---|---|',
+      ...['reference', ...VARIANTS].map(row),
       '',
-      `The floor: **${(ratio * 100).toFixed(0)}%** of the reference's req/s.`,
-      `Each run: floor ${runs.floor.map((r) => `${r.rps.toFixed(0)} req/s (µs: ${r.split})`).join('; ')}; reference ${runs.reference.map((r) => `${r.rps.toFixed(0)} req/s (µs: ${r.split})`).join('; ')}.`,
+      ...Object.keys(runs).map((n) => `- ${n}, each run: ${runs[n].map((r) => `${r.rps.toFixed(0)} req/s (µs: ${r.split})`).join('; ')}`),
     ].join('\n'),
   );
 } finally {
