@@ -13,6 +13,7 @@ import { authMiddleware, ipRateLimit } from './http/auth';
 import { GrantRenewals } from './http/grant-renewals';
 import { startAuthSync } from './http/auth-sync';
 import { errorHandler, sendError } from './http/errors';
+import { expressServer } from './http/express-server';
 import { methodNotAllowed } from './http/method-not-allowed';
 import { requestId } from './http/request-id';
 import { RateLimiter, rateLimitRejections } from './http/rate-limiter';
@@ -145,7 +146,7 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
     metrics,
   };
   const app = buildApp(deps);
-  const server = http.createServer(app);
+  const server = expressServer(app);
   // Keep-alive longer than typical proxies' idle timeout so they never reuse a socket we just closed.
   server.keepAliveTimeout = 65_000;
   deps.drain.attach(server);
