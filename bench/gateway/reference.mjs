@@ -8,6 +8,7 @@ import { createSecretKey } from 'node:crypto';
 import express from 'express';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
+import { expressServer } from '../lib/express-server.mjs';
 
 const key = createSecretKey(Buffer.from(process.env.JWT_SECRET, 'utf8'));
 const identity = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
@@ -101,4 +102,5 @@ app.get('/api/v1/contacts/:id', async (req, res) => {
     activities: activities.rows,
   });
 });
-app.listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\n'));
+// Made as the gateway makes its server (express's own request and response objects).
+expressServer(app).listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\n'));

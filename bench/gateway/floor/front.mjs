@@ -9,6 +9,7 @@ import grpc from '@grpc/grpc-js';
 import protoLoader from '@grpc/proto-loader';
 import express from 'express';
 import jwt from 'jsonwebtoken';
+import { expressServer } from '../../lib/express-server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const proto = grpc.loadPackageDefinition(protoLoader.loadSync(path.join(here, 'profile.proto'), { keepCase: false, defaults: true }));
@@ -44,7 +45,7 @@ if (process.env.FLOOR_EXPRESS === '1') {
     if (!claims) return res.status(401).json({ error: { code: 'unauthenticated' } });
     profile(claims, (status, body) => res.status(status).json(body));
   });
-  app.listen(port, '127.0.0.1', listening);
+  expressServer(app).listen(port, '127.0.0.1', listening);
 } else {
   http
     .createServer((req, res) => {
