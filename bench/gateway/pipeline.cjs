@@ -59,18 +59,10 @@ const app = buildApp({
   },
 });
 
-let Request = http.IncomingMessage;
-let Response = http.ServerResponse;
-if (args.objects === 'express') {
-  Request = function (socket) {
-    http.IncomingMessage.call(this, socket);
-  };
-  Request.prototype = app.request;
-  Response = function (req) {
-    http.ServerResponse.call(this, req);
-  };
-  Response.prototype = app.response;
-} else if (args.objects !== 'node') throw new Error('--objects: node or express');
+// express: the constructors the gateway's server uses (services/gateway/src/http/express-server.ts).
+const { expressObjects } = require(path.join(dist, 'http', 'express-server'));
+if (!['node', 'express'].includes(args.objects)) throw new Error('--objects: node or express');
+const { IncomingMessage: Request, ServerResponse: Response } = (args.objects === 'express' && expressObjects(app)) || http;
 
 class Sink extends Duplex {
   _read() {}

@@ -14,11 +14,21 @@ import type { Express } from 'express';
  * ServerResponse, built by their own constructors, with express's request and response methods on the way up.
  */
 export function expressServer(app: Express): http.Server {
-  // Node's constructors called on an object made by `new` on a function whose prototype is express's. (Reflect.construct
-  // with express's prototype as new.target made objects that were slower still, ~200 µs per read.) Node 20's
-  // IncomingMessage and ServerResponse are plain functions; were they ever classes, which cannot be called so, the
-  // server is made as before.
-  if (isClass(http.IncomingMessage) || isClass(http.ServerResponse)) return http.createServer(app);
+  const objects = expressObjects(app);
+  return objects ? http.createServer(objects, app) : http.createServer(app);
+}
+
+/**
+ * The request and response constructors expressServer gives node's HTTP server (bench/gateway/pipeline.cjs makes its
+ * objects with them too): node's own constructors called on an object made by `new` on a function whose prototype is
+ * express's. (Reflect.construct with express's prototype as new.target made objects that were slower still, ~200 µs
+ * per read.) Node 20's IncomingMessage and ServerResponse are plain functions; were they ever classes, which cannot be
+ * called so, there are none (undefined) and the server is made as before.
+ */
+export function expressObjects(
+  app: Express,
+): { IncomingMessage: typeof http.IncomingMessage; ServerResponse: typeof http.ServerResponse } | undefined {
+  if (isClass(http.IncomingMessage) || isClass(http.ServerResponse)) return undefined;
   const incoming = http.IncomingMessage as unknown as (this: object, socket: Socket) => void;
   const outgoing = http.ServerResponse as unknown as (this: object, req: http.IncomingMessage, options?: object) => void;
   function Request(this: object, socket: Socket) {
@@ -29,13 +39,10 @@ export function expressServer(app: Express): http.Server {
     outgoing.call(this, req, options);
   }
   Response.prototype = app.response;
-  return http.createServer(
-    {
-      IncomingMessage: Request as unknown as typeof http.IncomingMessage,
-      ServerResponse: Response as unknown as typeof http.ServerResponse,
-    },
-    app,
-  );
+  return {
+    IncomingMessage: Request as unknown as typeof http.IncomingMessage,
+    ServerResponse: Response as unknown as typeof http.ServerResponse,
+  };
 }
 
 const isClass = (f: unknown) => typeof f === 'function' && /^class\b/.test(Function.prototype.toString.call(f));
