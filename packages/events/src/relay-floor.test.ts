@@ -130,3 +130,38 @@ test('an enqueue that inserts nothing (its id is already there) sends no notific
     await listener.end();
   }
 });
+
+test('a commit notified while the claim that reads it is starting does not hold the floor down at its seq', async () => {
+  const queue = h.queue();
+  const got = new Set<string>();
+  await h.consumer({ queue, handler: async (e) => void got.add(e.id) });
+  await h.relay({ pollMs: 60_000 });
+  const first = await h.emit('widget.updated', { n: 1 });
+  await eventually(async () => got.has(first.id), 5_000, 5);
+
+  // The next claim on the relay's connection waits for a commit, and for its notification to reach the relay, before
+  // it is sent: the claim reads that row, and the relay heard of it while the claim was in flight.
+  spy.mockRestore();
+  const original = Client.prototype.query;
+  let raced: Promise<{ id: string }> | undefined;
+  spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
+    const name = (this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name;
+    const text = typeof args[0] === 'string' ? args[0] : '';
+    const forward = () => (original as (...a: unknown[]) => unknown).apply(this, args);
+    if (name !== RELAY_APPLICATION_NAME || raced || !/FOR UPDATE SKIP LOCKED$/.test(text)) return forward();
+    raced = h.emit('widget.updated', { n: 2 });
+    return raced.then(() => new Promise((r) => setTimeout(r, 100))).then(forward);
+  } as never);
+  const wakeUp = await h.emit('widget.updated', { n: 3 });
+  await eventually(async () => got.has(wakeUp.id) && raced !== undefined && got.has((await raced).id), 5_000, 5);
+  const racedSeq = await seqOf((await raced!).id);
+
+  // The relay's later claims start past that row: it was read by the claim it was notified during.
+  spy.mockRestore();
+  sent = [];
+  spy = recordQueries(RELAY_APPLICATION_NAME, sent);
+  const last = await h.emit('widget.updated', { n: 4 });
+  await eventually(async () => got.has(last.id), 5_000, 5);
+  expect(claims().length).toBeGreaterThan(0);
+  for (const claim of claims()) expect(floorOf(claim)).toBeGreaterThan(racedSeq);
+});

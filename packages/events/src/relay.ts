@@ -159,8 +159,11 @@ export class OutboxRelay {
    * failure) resets it to 0, a claim over the whole index; so does any claim made without the LISTEN connection.
    */
   private floor = 0n;
-  /** The lowest seq notified since the claim in flight began (it must not raise the floor above it). */
-  private notifiedDuringClaim?: bigint;
+  /**
+   * The seqs notified since the claim in flight began: one the claim did not read (its transaction committed after
+   * the claim's snapshot) keeps the floor from rising above it.
+   */
+  private notifiedDuringClaim: bigint[] = [];
   private failures = 0;
   private retryTimer?: NodeJS.Timeout;
   private listenTimer?: NodeJS.Timeout;
@@ -254,7 +257,7 @@ export class OutboxRelay {
   private notified(payload: string | undefined): void {
     const seq = notifiedSeq(payload);
     if (seq < this.floor) this.floor = seq;
-    if (this.notifiedDuringClaim === undefined || seq < this.notifiedDuringClaim) this.notifiedDuringClaim = seq;
+    this.notifiedDuringClaim.push(seq);
     this.wake();
   }
 
@@ -316,7 +319,7 @@ export class OutboxRelay {
     // handler re-establishes it. Without it no notification lowers the floor, so the pool's claims read from 0.
     const dedicated = this.listener;
     const floor = dedicated ? this.floor : 0n;
-    this.notifiedDuringClaim = undefined;
+    this.notifiedDuringClaim = [];
     const trips: TransactionTrips<PublishedBatch> = {
       begin: claimSql(this.batchSize, floor),
       commit: ({ confirmed }) => (confirmed.length > 0 ? markPublishedSql(confirmed.map((row) => row.seq)) : undefined),
@@ -328,9 +331,12 @@ export class OutboxRelay {
     if (failed) throw failed.reason;
     if (rows.length > 0) {
       // Past what this claim read: below it every visible row was claimed here or is locked by another relay's claim.
-      const past = BigInt(rows[rows.length - 1].seq) + 1n;
-      const lowered = this.notifiedDuringClaim;
-      this.floor = lowered !== undefined && lowered < past ? lowered : past;
+      // A notified seq the claim read belongs to a transaction that had committed before it (its rows were all
+      // visible, the notification names its lowest): only the others keep the floor down.
+      let next = BigInt(rows[rows.length - 1].seq) + 1n;
+      const read = new Set(rows.map((row) => String(row.seq)));
+      for (const seq of this.notifiedDuringClaim) if (seq < next && !read.has(String(seq))) next = seq;
+      this.floor = next;
     }
     return rows.length;
   }
