@@ -272,16 +272,19 @@ describe('webhook dispatch', () => {
     await createHook('/rewrite', ['contact.note_deleted']);
     const db = await connectPatiently(stack.databaseUrl('webhooks'));
     try {
-      // The table is locked while the first attempt is made: the write after it waits, and its session is ended.
+      // The event feed's lock (feed.repo FEED_LOCK_KEY), which the fan-out write takes first, is held while the first
+      // attempt is made: the write waits, and its session is ended. (Locking webhook_deliveries instead also stopped the
+      // service's other statements on it, which could hold every pooled connection, the fan-out write then waiting for
+      // a connection rather than on the lock.)
       await db.query('BEGIN');
-      await db.query('LOCK TABLE webhook_deliveries IN EXCLUSIVE MODE');
+      await db.query('SELECT pg_advisory_xact_lock(31001)');
       const event = await producer.emit('contact.note_deleted', orgId, sample('contact.note_deleted'));
       await waitFor(() => rx.at('/rewrite').length >= 1);
       const dbName = new URL(stack.databaseUrl('webhooks')).pathname.slice(1);
       const waiting = await waitFor(async () => {
         const { rows } = await db.query<{ pid: number }>(
           // The fan-out's write (its text begins with the event feed's append, and pg_stat_activity keeps 1 kB of it).
-          `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO event_feed%'`,
+          `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'advisory' AND query LIKE '%INSERT INTO event_feed%'`,
           [dbName],
         );
         return rows.length > 0 && rows;
