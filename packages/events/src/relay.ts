@@ -164,6 +164,8 @@ export class OutboxRelay {
    * the claim's snapshot) keeps the floor from rising above it.
    */
   private notifiedDuringClaim: bigint[] = [];
+  /** A claim is in flight (between two claims a notification only lowers the floor: nothing to keep). */
+  private claiming = false;
   private failures = 0;
   private retryTimer?: NodeJS.Timeout;
   private listenTimer?: NodeJS.Timeout;
@@ -257,7 +259,7 @@ export class OutboxRelay {
   private notified(payload: string | undefined): void {
     const seq = notifiedSeq(payload);
     if (seq < this.floor) this.floor = seq;
-    this.notifiedDuringClaim.push(seq);
+    if (this.claiming) this.notifiedDuringClaim.push(seq);
     this.wake();
   }
 
@@ -324,9 +326,14 @@ export class OutboxRelay {
       begin: claimSql(this.batchSize, floor),
       commit: ({ confirmed }) => (confirmed.length > 0 ? markPublishedSql(confirmed.map((row) => row.seq)) : undefined),
     };
-    const { rows, confirmed, failed } = dedicated
-      ? await withTransactionOn(dedicated, publish, trips)
-      : await withTransaction(this.pool, publish, trips);
+    this.claiming = true;
+    let batch: PublishedBatch;
+    try {
+      batch = dedicated ? await withTransactionOn(dedicated, publish, trips) : await withTransaction(this.pool, publish, trips);
+    } finally {
+      this.claiming = false;
+    }
+    const { rows, confirmed, failed } = batch;
     if (this.published) for (const row of confirmed) this.published.get(row.type).inc();
     if (failed) throw failed.reason;
     if (rows.length > 0) {
@@ -338,6 +345,7 @@ export class OutboxRelay {
       for (const seq of this.notifiedDuringClaim) if (seq < next && !read.has(String(seq))) next = seq;
       this.floor = next;
     }
+    this.notifiedDuringClaim = [];
     return rows.length;
   }
 
