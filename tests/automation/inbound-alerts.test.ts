@@ -259,7 +259,9 @@ describe('inbound-message alerts: notifications, socket push, email', () => {
       const list = await alertsOf(u2, manualConversation);
       return list.length === 1 && list[0].message === third;
     });
-    // The socket heard of each new notification, not of the bumps.
+    // The socket heard of each new notification, not of the bumps. The push follows the commit: wait for the new
+    // one's (the bump of the second message came before it, so it would be here by then too).
+    await eventually(async () => pushed.some((p) => p.id === got[0].id));
     expect(pushed.filter((p) => p.resourceId === manualConversation)).toHaveLength(2);
   });
 
