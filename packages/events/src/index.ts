@@ -1,6 +1,7 @@
 export { type EventEnvelope, InvalidEnvelopeError, parseEnvelope } from './envelope';
 export { installEventTables, OUTBOX_CHANNEL } from './tables';
-export { enqueueEvent, enqueueEvents, type NewEvent } from './outbox';
+export { enqueueEvent, enqueueEvents, eventToSend, type NewEvent } from './outbox';
+export type { EventToSend } from './message';
 export { notifyOutboxCommitted, OutboxRelay, type OutboxRelayOptions } from './relay';
 export { DirectPublisher, type DirectPublisherOptions } from './direct-publisher';
 export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';

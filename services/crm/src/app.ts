@@ -62,7 +62,7 @@ export async function startCrm(config: CrmConfig, log: Logger = createLogger('cr
     conversations: messagingConversations(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY, transport),
     businessHours: messagingBusinessHours(config.MESSAGING_ADDR, auth, config.MESSAGING_DEADLINE_MS, log, config.GRPC_LB_POLICY, transport),
     totals: new TotalCache(config.LIST_TOTAL_CACHE_MS, config.LIST_TOTAL_CACHE_MIN),
-    contactWriter: new ContactWriter(scoring.recordFacts),
+    contactWriter: new ContactWriter(scoring.recordFacts, scoring.newContacts),
     metrics,
   };
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { migrate, Pool, withTransaction } from '@crm/db';
-import { installEventTables, type EventEnvelope } from '@crm/events';
+import { installEventTables, OUTBOX_CHANNEL, type EventEnvelope } from '@crm/events';
 import { createLogger } from '@crm/logger';
 import { createTestDatabase, TestDatabase, testPool } from '@crm/testing';
-import { ContactWriter, lockContactJsonRows } from '../src/contacts';
+import { ContactWriter, lockContactJsonRows, toEventContact } from '../src/contacts';
 import { DEFAULT_CONFIG } from '../src/scoring/model';
-import { scoreEvents } from '../src/scoring/scoring.consumer';
+import { newContactTags, scoreEvents } from '../src/scoring/scoring.consumer';
 import * as scoringRepo from '../src/scoring/scoring.repo';
 import { UsedConditions } from '../src/scoring/used-conditions';
 
@@ -248,5 +248,124 @@ describe('contact writer', () => {
       ),
     ).rejects.toThrow('its own organization');
     expect(await q('SELECT count(*)::int AS n FROM contacts WHERE org_id = $1', [other])).toEqual([{ n: 1 }]);
+  });
+
+  describe('a contact the API creates (createAlone)', () => {
+    // The rules cache as the service has it (kept a while), so a create reads the org's rules once.
+    const conditions = new UsedConditions(60_000);
+    const alone = new ContactWriter(scoreEvents(conditions, createLogger('test', 'silent')), {
+      tagsOf: newContactTags(conditions),
+      sql: scoringRepo.newContactStateSql,
+    });
+    /**
+     * The statements a call sends through the pool (by prepared statement name or text), and how many connections it
+     * took for a transaction (withTransaction's pool.connect(); pool.query takes its own with a callback).
+     */
+    const traced = async <T>(run: () => Promise<T>) => {
+      const statements: string[] = [];
+      const query = jest.spyOn(pool, 'query').mockImplementation(function (this: Pool, ...args: unknown[]) {
+        const a = args[0] as string | { name?: string; text: string };
+        statements.push(typeof a === 'string' ? a : (a.name ?? a.text));
+        return (Pool.prototype.query as (...x: unknown[]) => unknown).apply(this, args);
+      } as never);
+      const connect = jest.spyOn(pool, 'connect');
+      try {
+        const result = await run();
+        return { result, statements, transactions: connect.mock.calls.filter((c) => (c as unknown[]).length === 0).length };
+      } finally {
+        query.mockRestore();
+        connect.mockRestore();
+      }
+    };
+    const stateOf = async (id: string) =>
+      (
+        await q('SELECT tags, contrib, scored_at IS NOT NULL AS scored, published_score, tags_as_of FROM contact_score_state WHERE contact_id = $1', [
+          id,
+        ])
+      )[0];
+    const eventsOf = (id: string) => q(`SELECT type, org_id, version, data FROM outbox WHERE data->'contact'->>'id' = $1 ORDER BY seq`, [id]);
+
+    it('is one statement when scoring needs nothing else, writing the rows and the event the transaction writes, and wakes the relay', async () => {
+      const orgId = await newOrg([{ condition: 'message_received', points: 3 }]);
+      await conditions.of(pool, orgId);
+      const listener = await pool.connect();
+      const woken: string[] = [];
+      listener.on('notification', (n) => woken.push(n.payload ?? ''));
+      await listener.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      try {
+        const c = { ...contact(orgId, ['VIP', 'Lead']), phone: '+84901230001', email: 'lan@example.com', dealValue: 12.5, customFields: { size: 3 } };
+        const { result: row, statements, transactions } = await traced(() => alone.createAlone(pool, c, 'Created (source api)'));
+        expect(statements).toEqual(['crm_contact_insert_alone']);
+        expect(transactions).toBe(0);
+
+        // The same contact through the transaction, for comparison.
+        const twin = { ...c, id: randomUUID(), phone: '+84901230002' };
+        await withTransaction(pool, (tx) => alone.create(tx, twin, 'Created (source api)'));
+
+        const [all] = await q('SELECT * FROM contacts WHERE id = $1', [c.id]);
+        const stored = Object.fromEntries(Object.keys(row).map((k) => [k, all[k]]));
+        expect(row).toEqual(stored);
+        expect(Object.keys(row).length).toBeGreaterThan(20);
+        const [event] = await eventsOf(c.id);
+        const [twinEvent] = await eventsOf(twin.id);
+        expect(event.data).toEqual({ contact: toEventContact(stored as never) });
+        expect({ ...event, data: undefined }).toEqual({ ...twinEvent, data: undefined });
+        expect(Object.keys(event.data.contact).sort()).toEqual(Object.keys(twinEvent.data.contact).sort());
+        expect(await q('SELECT type, data, occurred_at FROM contact_activities WHERE contact_id = $1', [c.id])).toEqual([
+          { type: 'created', data: 'Created (source api)', occurred_at: stored.created_at },
+        ]);
+        const state = await stateOf(c.id);
+        expect(state).toEqual({ tags: ['vip', 'lead'], contrib: 0, scored: true, published_score: 0, tags_as_of: stored.updated_at });
+        const { tags_as_of: _asOf, ...twinState } = await stateOf(twin.id);
+        expect({ ...state, tags_as_of: undefined }).toEqual({ ...twinState, tags_as_of: undefined });
+
+        // The relay hears of the row at commit, with its seq, as enqueueEvents would tell it.
+        const [{ seq }] = await q(`SELECT seq::text FROM outbox WHERE data->'contact'->>'id' = $1`, [c.id]);
+        await new Promise((r) => setTimeout(r, 100));
+        expect(woken).toContain(seq);
+      } finally {
+        await listener.query(`UNLISTEN ${OUTBOX_CHANNEL}`);
+        listener.release();
+      }
+    });
+
+    it('is a transaction, scored the usual way, when a rule scores the creation or its tags, or the baseScore is not 0', async () => {
+      const created = await newOrg([{ condition: 'contact_created', points: 5 }]);
+      const tagged = await newOrg([{ condition: 'tag_added', value: 'vip', points: 20 }]);
+      const based = randomUUID();
+      await scoringRepo.saveConfig(pool, based, { ...DEFAULT_CONFIG, decayRate: 0, baseScore: 7 });
+      for (const [orgId, tags, expected] of [
+        [created, [], 5],
+        [tagged, ['VIP'], 20],
+        [based, [], 7],
+      ] as const) {
+        const c = contact(orgId, [...tags]);
+        const { transactions } = await traced(() => alone.createAlone(pool, c, 'Created'));
+        expect(transactions).toBe(1);
+        expect(await score(c.id)).toBe(expected);
+        // Written once: the statement that found a baseScore of 7 wrote nothing before the transaction did (the score
+        // is announced in a contact.updated of its own).
+        expect((await eventsOf(c.id)).filter((e) => e.type === 'contact.created')).toHaveLength(1);
+        expect(await q('SELECT count(*)::int AS n FROM contact_activities WHERE contact_id = $1', [c.id])).toEqual([{ n: 1 }]);
+      }
+      // A tag rule does not matter to a contact without tags: one statement.
+      const plain = contact(tagged);
+      expect((await traced(() => alone.createAlone(pool, plain, 'Created'))).transactions).toBe(0);
+      expect(await score(plain.id)).toBe(0);
+    });
+
+    it('fails on a duplicate phone as the insert does, writing nothing', async () => {
+      const orgId = await newOrg([]);
+      const first = { ...contact(orgId), phone: '+84901230003' };
+      await alone.createAlone(pool, first, 'Created');
+      const second = { ...contact(orgId), phone: '+84901230003' };
+      await expect(alone.createAlone(pool, second, 'Created')).rejects.toMatchObject({ constraint: 'contacts_phone_uq' });
+      expect(await eventsOf(second.id)).toEqual([]);
+      expect(await q('SELECT count(*)::int AS n FROM contact_activities WHERE contact_id = $1', [second.id])).toEqual([{ n: 0 }]);
+      // Another org may hold the same number.
+      const other = await newOrg([]);
+      const elsewhere = { ...contact(other), phone: '+84901230003' };
+      expect((await alone.createAlone(pool, elsewhere, 'Created')).org_id).toBe(other);
+    });
   });
 });

@@ -1,8 +1,9 @@
-import type { PoolClient } from '@crm/db';
-import { enqueueEvents, type EventEnvelope } from '@crm/events';
+import { type Pool, type PoolClient, type Queryable, withTransaction } from '@crm/db';
+import { enqueueEvents, eventToSend, type EventEnvelope } from '@crm/events';
 import type { FamilyModule } from '../events';
 import { type ActivityType, recordActivities, recordActivity } from './db/activities.repo';
 import * as batches from './db/contact-batches.repo';
+import { insertContactAlone, type NewContactStateSql } from './db/contact-create.repo';
 import { type ContactJsonRow, insertContactJsonRow, setContactJsonColumns } from './db/contact-json-rows.repo';
 import * as repo from './db/contacts.repo';
 import { clearStatusFromContacts } from './db/statuses.repo';
@@ -25,6 +26,15 @@ export interface ImportedChange {
 const nothingToScore: FamilyModule = async () => undefined;
 
 /**
+ * What lead scoring tells the writer about a contact it is about to create (scoring/index.ts): the state row's tags
+ * when scoring needs nothing else for it (undefined: score it the usual way, in a transaction), and its statement parts.
+ */
+export interface NewContactScoring {
+  tagsOf(db: Queryable, created: EventEnvelope): Promise<string[] | undefined>;
+  sql: NewContactStateSql;
+}
+
+/**
  * The one place a contact is created, changed or deleted (issues #14, #30): every path (the contacts API, bulk actions,
  * chat-network identities and friend lists, CSV import, socialnet leads, merges and their undoing, a deleted status or
  * custom field) writes the row, its activity and its outbox event here, in the caller's transaction, and hands the
@@ -34,13 +44,40 @@ const nothingToScore: FamilyModule = async () => undefined;
  * Callers validate and lock first; the writer does not check permissions.
  */
 export class ContactWriter {
-  constructor(private readonly recordFacts: FamilyModule = nothingToScore) {}
+  constructor(
+    private readonly recordFacts: FamilyModule = nothingToScore,
+    private readonly newContacts?: NewContactScoring,
+  ) {}
 
   /** A new contact: the row, its `created` activity, contact.created. A duplicate phone fails as the insert does. */
   async create(tx: PoolClient, c: repo.NewContact, activity: string): Promise<repo.ContactRow> {
     const row = await repo.insertContact(tx, c);
     await this.created(tx, c.orgId, [row], () => activity);
     return row;
+  }
+
+  /**
+   * A contact the contacts API creates, with no transaction of the caller's around it: when scoring needs nothing but
+   * its state row (NewContactScoring) and the org's baseScore is 0, the row, its activity, contact.created and the
+   * state row are one statement (insertContactAlone: one round trip instead of six); otherwise create() in a
+   * transaction. Either way the same rows and the same event.
+   */
+  async createAlone(pool: Pool, c: repo.NewContact, activity: string): Promise<repo.ContactRow> {
+    if (this.newContacts) {
+      const { event, data } = eventToSend(contactCreatedEvent(c.orgId, repo.provisionalContactRow(c, new Date())));
+      const envelope: EventEnvelope = {
+        id: event.id,
+        type: event.type,
+        orgId: event.orgId,
+        occurredAt: event.occurredAt.toISOString(),
+        version: event.version,
+        data,
+      };
+      const tags = await this.newContacts.tagsOf(pool, envelope);
+      const row = tags && (await insertContactAlone(pool, c, { activity, event, tags, state: this.newContacts.sql }));
+      if (row) return row;
+    }
+    return withTransaction(pool, (tx) => this.create(tx, c, activity));
   }
 
   /** A chat-network identity's contact, unless the org has one for it already (undefined then). */

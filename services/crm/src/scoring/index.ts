@@ -1,7 +1,9 @@
 import { GrpcServer, loadProto, serviceDefinition } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
+import type { NewContactScoring } from '../contacts';
 import type { FamilyModule } from '../events';
-import { scoreEvents } from './scoring.consumer';
+import { newContactTags, scoreEvents } from './scoring.consumer';
+import { newContactStateSql } from './scoring.repo';
 import { scoringHandlers } from './scoring.handler';
 import { UsedConditions } from './used-conditions';
 import { ScoringWorker } from './scoring.worker';
@@ -32,8 +34,11 @@ export function scoringFeature(base: Pick<Deps, 'config' | 'pool' | 'log'>) {
     },
   };
   const recordFacts: FamilyModule = scoreEvents(conditions, log);
+  // What the contact writer needs to create a contact in one statement when scoring asks nothing else of it.
+  const newContacts: NewContactScoring = { tagsOf: newContactTags(conditions), sql: newContactStateSql };
   return {
     recordFacts,
+    newContacts,
     serve(deps: Deps, server: GrpcServer) {
       server.add(serviceDefinition(loadProto('crm/v1/scoring.proto'), 'crm.v1.ScoringService'), scoringHandlers(deps, changed));
     },

@@ -1,4 +1,5 @@
-import type { PoolClient } from '@crm/db';
+import type { PoolClient, Queryable } from '@crm/db';
+import type { EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import { isUuid } from '../shared';
 import type { FamilyModule } from '../events';
@@ -106,6 +107,24 @@ async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Fo
   await repo.addFacts(db, orgId, facts);
   if (toScore.length === 0) return;
   await rescore(db, orgId, toScore, await configNow());
+}
+
+/**
+ * settleCreated's case decided before the contact exists (ContactWriter.createAlone): a contact.created whose facts
+ * count for no rule of the org, and whose tags count for none either, needs nothing from scoring but its state row
+ * (given a baseScore of 0, which the writer's statement checks). Returns the state row's tag snapshot then, or
+ * undefined when the contact must be scored the usual way. The same cache of used conditions as the consumer, so the
+ * same staleness after a rule change made through another replica (UsedConditions).
+ */
+export function newContactTags(conditions: UsedConditions): (db: Queryable, created: EventEnvelope) => Promise<string[] | undefined> {
+  return async (db, created) => {
+    const found = factsOf(created);
+    if (!found?.created || !found.snapshot || !isUuid(created.orgId)) return undefined;
+    const used = await conditions.of(db, created.orgId.toLowerCase());
+    if (found.facts.some((f) => used.has(f.condition))) return undefined;
+    if (found.snapshot.tags.length > 0 && used.has('tag_added')) return undefined;
+    return found.snapshot.tags;
+  };
 }
 
 /**

@@ -233,6 +233,20 @@ export async function createStateIfBaseScoreZero(
   return rows.map((r) => ({ contactId: r.contact_id, scored: r.scored }));
 }
 
+/**
+ * createStateIfBaseScoreZero as fragments of the contact writer's one-statement create (ContactWriter.createAlone),
+ * which writes the contact and its state row together: the condition the whole statement is made on (the org's
+ * baseScore is 0, so the contact's score is the 0 it is created with), and the state row's insert from the contact
+ * the statement inserts (`contact`: the name of its CTE, `tags`: the parameter holding the tag snapshot).
+ */
+export const newContactStateSql = {
+  baseScoreIsZero: (org: string) =>
+    `coalesce((SELECT base_score FROM scoring_configs WHERE org_id = ${org}), ${Number(DEFAULT_CONFIG.baseScore)}) = 0`,
+  insert: (contact: string, tags: string) =>
+    `INSERT INTO contact_score_state (contact_id, org_id, published_score, tags, tags_as_of, contrib, computed_at, scored_at)
+     SELECT ${contact}.id, ${contact}.org_id, ${contact}.lead_score, ${tags}::text[], ${contact}.updated_at, 0, now(), now() FROM ${contact}`,
+};
+
 /** One contact's state row, locked as lockStateRows does. */
 export async function lockState(db: Queryable, orgId: string, contactId: string): Promise<StateRow | undefined> {
   return (await lockStateRows(db, orgId, [contactId]))[0];

@@ -127,6 +127,38 @@ export async function insertContact(db: Queryable, c: NewContact): Promise<Conta
   return rows[0];
 }
 
+/**
+ * The row insertContact (or insertContactAlone) will return for `c`, with `at` for the times PostgreSQL sets: each
+ * column's default as the table has it, so the contact.created a one-statement create writes before the row exists
+ * shows the row (contact-writer.int.test.ts compares the two).
+ */
+export function provisionalContactRow(c: NewContact, at: Date): ContactRow {
+  return {
+    id: c.id,
+    org_id: c.orgId,
+    name: c.name,
+    email: c.email,
+    phone: c.phone,
+    source: c.source,
+    status: c.status,
+    status_id: c.statusId,
+    assigned_user_id: c.assignedUserId,
+    avatar: c.avatar ?? '',
+    lead_score: 0,
+    chatnet_uid: c.chatnetUid ?? null,
+    thread_types: c.threadTypes ?? [],
+    notes: c.notes,
+    tags: c.tags,
+    last_activity: at,
+    created_at: at,
+    updated_at: at,
+    // Generated: chatnet_uid IS NOT NULL OR chatnet_phone_found (false until a phone check finds the number).
+    has_chatnet: (c.chatnetUid ?? null) !== null,
+    deal_value: c.dealValue ?? 0,
+    custom_fields: c.customFields ?? {},
+  };
+}
+
 /** Insert a chat-network contact unless the org already has one for that identity (no row returned then). */
 export async function insertChatnetContactIfMissing(db: Queryable, c: NewContact): Promise<ContactRow | undefined> {
   const { rows } = await db.query<ContactRow>({

@@ -190,10 +190,7 @@ export async function create(deps: ContactsDeps, ctx: OrgContext, req: crm.Creat
   await assertStatusId(deps, orgId, c.statusId);
   await assertAssignee(deps, ctx, c.assignedUserId);
   try {
-    return await withTransaction(deps.pool, async (tx) => {
-      const row = await deps.contactWriter.create(tx, c, `Created (source ${c.source})`);
-      return repo.toContact(row, []);
-    });
+    return repo.toContact(await deps.contactWriter.createAlone(deps.pool, c, `Created (source ${c.source})`), []);
   } catch (err) {
     if (pgCode(err).constraint === 'contacts_phone_uq') throw await duplicatePhone(deps, orgId, c.phone);
     if (pgCode(err).code === '23503') throw invalid('statusId', 'is not a contact status of this organization');
