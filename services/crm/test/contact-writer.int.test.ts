@@ -309,6 +309,7 @@ describe('contact writer', () => {
         const [event] = await eventsOf(c.id);
         const [twinEvent] = await eventsOf(twin.id);
         expect(event.data).toEqual({ contact: toEventContact(stored as never) });
+        expect(await q(`SELECT occurred_at FROM outbox WHERE data->'contact'->>'id' = $1`, [c.id])).toEqual([{ occurred_at: stored.created_at }]);
         expect({ ...event, data: undefined }).toEqual({ ...twinEvent, data: undefined });
         expect(Object.keys(event.data.contact).sort()).toEqual(Object.keys(twinEvent.data.contact).sort());
         expect(await q('SELECT type, data, occurred_at FROM contact_activities WHERE contact_id = $1', [c.id])).toEqual([

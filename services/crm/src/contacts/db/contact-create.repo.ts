@@ -19,7 +19,8 @@ export interface NewContactStateSql {
  *
  * The event's data is the contact as toEventContact shows the inserted row: the caller builds it before the insert
  * (provisionalContactRow), and the statement puts in the three times only PostgreSQL knows, written as
- * Date.toISOString writes them; the times are kept to the millisecond, so the row read back shows the same ones.
+ * Date.toISOString writes them; the times are kept to the millisecond, so the row read back shows the same ones. The
+ * event occurred when the row was created: its occurredAt is the row's createdAt (analytics dates assignments by it).
  * Nothing is written (undefined) when the org's baseScore is not 0: that contact is scored the usual way, in a
  * transaction. A duplicate phone or an unknown statusId fails the statement as the plain insert does.
  */
@@ -46,9 +47,9 @@ export async function insertContactAlone(
              ${w.state.insert('c', '$18')}
            ), event AS (
              INSERT INTO outbox (id, type, org_id, occurred_at, data, traceparent, version)
-             SELECT $19::uuid, $20::text, $21::text, $22::timestamptz,
-                    jsonb_set($23::jsonb, '{contact}', ($23::jsonb -> 'contact') || jsonb_build_object('createdAt', s.at, 'updatedAt', s.at, 'lastActivity', s.at)),
-                    $24::text, $25::int
+             SELECT $19::uuid, $20::text, $21::text, c.created_at,
+                    jsonb_set($22::jsonb, '{contact}', ($22::jsonb -> 'contact') || jsonb_build_object('createdAt', s.at, 'updatedAt', s.at, 'lastActivity', s.at)),
+                    $23::text, $24::int
              FROM c, LATERAL (SELECT to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at) s
              RETURNING seq
            )
@@ -75,7 +76,6 @@ export async function insertContactAlone(
       w.event.id,
       w.event.type,
       w.event.orgId,
-      w.event.occurredAt,
       w.event.dataJson,
       w.event.traceparent,
       w.event.version,
