@@ -29,8 +29,9 @@ permissions() {
   case "$1" in
     # Publish their outbox, consume nothing.
     chatnet-connector | ai) printf '%s ' "^${exchange}\$" "^${exchange}\$" '^$' ;;
-    # Publishes nothing to the exchange. Its socket fan-out queue is durable, with a retry level and a dead-letter
-    # queue: declaring a queue whose dead-letter exchange is amq.default needs write there, as forwarding to them does.
+    # Publishes nothing to the exchange. Each instance's socket queue is exclusive; the queue its instances shared
+    # before (drained after an upgrade) is durable, with a retry level and a dead-letter queue: declaring a queue whose
+    # dead-letter exchange is amq.default needs write there, as forwarding to them does.
     gateway) printf '%s ' "^(${exchange}|${own})\$" "^(amq\\\\.default|${own})\$" "^(${exchange}|${own})\$" ;;
     *) printf '%s ' "^(${exchange}|${own})\$" "^(${exchange}|amq\\\\.default|${own})\$" "^(${exchange}|${own})\$" ;;
   esac

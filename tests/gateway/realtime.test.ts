@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { io as connect, Socket } from 'socket.io-client';
-import { amqpUser, dlqName } from '@crm/events';
+import { amqpUser, EventConsumer } from '@crm/events';
+import * as gateway from '@crm/gateway';
+import { createLogger } from '@crm/logger';
+import { parseSamples } from '@crm/metrics';
 import { eventually, infra } from '@crm/testing';
 import { eventData } from '../support/event-data';
 import { client, newOrg } from '../support/http';
@@ -25,9 +28,9 @@ describe('realtime (socket.io)', () => {
     await stack.stop();
   });
 
-  function open(token: string | undefined): Promise<Socket> {
+  function open(token: string | undefined, url = stack.url): Promise<Socket> {
     return new Promise((resolve, reject) => {
-      const s = connect(stack.url, { auth: token ? { token } : {}, transports: ['websocket'], reconnection: false });
+      const s = connect(url, { auth: token ? { token } : {}, transports: ['websocket'], reconnection: false });
       sockets.push(s);
       s.once('connect', () => resolve(s));
       s.once('connect_error', (err) => reject(err));
@@ -100,24 +103,89 @@ describe('realtime (socket.io)', () => {
     expect(seenByAgent.map((n) => n.title)).toEqual(['Marker']);
   });
 
-  it('an event whose data does not fit its schema reaches no socket and is dead-lettered with the fields named', async () => {
+  /** A gateway's own count of the deliveries its consumer of `queue` settled with `outcome`. */
+  async function settled(outcome: string, queue = 'sockets', metricsPort = stack.metricsPort('gateway')): Promise<number> {
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    return parseSamples(await res.text())
+      .filter((m) => m.name === 'amqp_messages_consumed_total' && m.labels.queue === `${stack.env.EVENTS_EXCHANGE}.gateway.${queue}`)
+      .filter((m) => m.labels.outcome === outcome)
+      .reduce((sum, m) => sum + m.value, 0);
+  }
+
+  /** Another gateway instance on the same services, Redis and exchange. */
+  function secondGateway() {
+    return gateway.startGateway(gateway.loadConfig({ ...stack.env, HOST: '127.0.0.1', PORT: '0' }), createLogger('test', 'silent'));
+  }
+
+  it('an event whose data does not fit its schema reaches no socket and is dropped, counted', async () => {
     const owner = await open(acme.token);
     const seen: Array<{ title: string }> = [];
     const marker = new Promise((resolve) => owner.on('notification', (n) => (seen.push(n), n.title === 'Marker' && resolve(n))));
-    const bad = randomUUID();
+    const dropped = await settled('dropped');
     const { title: _none, ...untitled } = notification({ message: 'no title' });
-    await publish('notification.created', acme.user.orgId, untitled, bad);
+    await publish('notification.created', acme.user.orgId, untitled);
     await publish('notification.created', acme.user.orgId, notification({ title: 'Marker', message: 'x' }));
     await marker;
     expect(seen.map((n) => n.title)).toEqual(['Marker']);
+    // A push is worth nothing later: the instance's own queue has no dead-letter queue, and the event is counted.
+    expect(await settled('dropped')).toBe(dropped + 1);
+  });
+
+  it('every gateway instance pushes each event to its own sockets, once', async () => {
+    const second = await secondGateway();
+    try {
+      const here = await open(acme.token);
+      const there = await open(acme.token, second.url);
+      const seen = { here: [] as string[], there: [] as string[] };
+      here.on('notification', (n) => seen.here.push(n.title));
+      there.on('notification', (n) => seen.there.push(n.title));
+      await publish('notification.created', acme.user.orgId, notification({ title: 'Once', message: 'x' }));
+      // Each instance handles its queue in order: once both sockets have the marker, a second copy of the first would
+      // have arrived before it.
+      await publish('notification.created', acme.user.orgId, notification({ title: 'Marker', message: 'x' }));
+      await eventually(async () => seen.here.includes('Marker') && seen.there.includes('Marker'));
+      expect(seen).toEqual({ here: ['Once', 'Marker'], there: ['Once', 'Marker'] });
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('an upgraded instance unbinds the queue instances shared before and pushes what was left in it', async () => {
+    // The shared queue as the earlier version declared and bound it (durable, one retry level), with an event left in it.
+    const shared = `${stack.env.EVENTS_EXCHANGE}.gateway.realtime`;
+    const earlier = new EventConsumer({
+      amqpUrl: infra.amqpUrl,
+      exchange: stack.env.EVENTS_EXCHANGE,
+      queue: shared,
+      bindings: ['notification.created'],
+      logger: createLogger('test', 'silent'),
+      maxAttempts: 2,
+      batchSize: 100,
+      batchHandler: async () => undefined,
+    });
+    await earlier.start();
+    await earlier.stop();
     const conn = await amqp.connect(infra.amqpUrl);
     const ch = await conn.createChannel();
-    const parked = await eventually(() => ch.get(dlqName(`${stack.env.EVENTS_EXCHANGE}.gateway.realtime`), { noAck: true }));
-    await conn.close();
-    expect(JSON.parse(parked.content.toString()).id).toBe(bad);
-    expect(parked.properties.headers?.['x-crm-error']).toBe(
-      'notification.created v1 data does not match its schema: title: Invalid input: expected string, received undefined',
-    );
+    try {
+      await publish('notification.created', acme.user.orgId, notification({ title: 'Left over', message: 'x' }));
+      await eventually(async () => (await ch.checkQueue(shared)).messageCount === 1);
+
+      const second = await secondGateway();
+      // Drained: the event left over was taken and acked (pushed to the sockets of that instance, which had none yet).
+      await eventually(async () => (await settled('ack', 'realtime', second.metricsPort)) === 1);
+      await second.stop();
+      expect((await ch.checkQueue(shared)).messageCount).toBe(0);
+      // Unbound: with no instance of the earlier version left, nothing published reaches the old queue any more.
+      const s = await open(acme.token);
+      const got = new Promise((resolve) => s.on('notification', (n) => n.title === 'After' && resolve(n)));
+      await publish('notification.created', acme.user.orgId, notification({ title: 'After', message: 'x' }));
+      await got;
+      expect((await ch.checkQueue(shared)).messageCount).toBe(0);
+    } finally {
+      await ch.deleteQueue(shared);
+      await conn.close();
+    }
   });
 
   it('refuses to join a room that is not an account of the caller’s organization', async () => {

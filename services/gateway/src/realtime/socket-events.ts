@@ -54,9 +54,12 @@ export type SocketRoute = {
   [E in keyof ServerToClientEvents]: { rooms: string[]; event: E; payload: Parameters<ServerToClientEvents[E]>[0] };
 }[keyof ServerToClientEvents];
 
-/** Emit a route (the union cannot be spread into emit's overloads; each route was checked when it was made). */
+/**
+ * Emit a route to this instance's sockets (every instance consumes every event itself: socket.ts), never through the
+ * Redis adapter to the others. The union cannot be spread into emit's overloads; each route was checked when made.
+ */
 export function emitRoute(io: CrmServer, route: SocketRoute): void {
-  (io.to(route.rooms).emit as (event: string, payload: unknown) => boolean)(route.event, route.payload);
+  (io.local.to(route.rooms).emit as (event: string, payload: unknown) => boolean)(route.event, route.payload);
 }
 
 /**

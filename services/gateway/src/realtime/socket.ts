@@ -23,8 +23,11 @@ import { CONVERSATION_TYPES, emitRoute, MESSAGE_TYPES, tagged, type CrmServer, t
  * `handshake.auth.token`, are put in rooms `org:<orgId>` and `user:<userId>`, and may `join` the room
  * `account:<id>` of a chat-network account of their organization (QR codes during login go there).
  *
- * Services reach clients through events: one durable queue shared by every gateway instance, so each
- * event is handled once and the Redis adapter fans the emit out to sockets on every instance.
+ * Services reach clients through events: every gateway instance takes every event into a queue of its own (exclusive,
+ * gone with its connection) and emits it to its own sockets. A push is worth nothing later, so there is no durable,
+ * replicated queue to keep it, and no Redis publish per push (the Redis adapter still carries what concerns every
+ * instance's sockets: disconnecting a user's sockets, counting them). The shared durable queue of earlier versions is
+ * unbound and drained (see `retired` below).
  *
  * A socket lives only as long as its token's rights: see session-guard.ts. Conversation events reach only the
  * sockets of users who may see the conversation under the org's inbox visibility: see inbox-audience.ts.
@@ -200,28 +203,49 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     });
   });
 
+  // Every event is routed before any is emitted: should routing fail (the audience cannot be read), the consumer
+  // retries the batch event by event, and nothing of it has reached a socket twice.
+  const emitBatch = async (events: EventEnvelope[]) => {
+    const routes = [];
+    for (const e of events) routes.push(await routeEvent(e, audience));
+    for (const route of routes) if (route) emitRoute(io, route);
+  };
+  // Every routed type, and the rest of chatnet_account.* (one wildcard rather than each account event).
+  const bindings = ['chatnet_account.*', ...ROUTED.filter((t) => !t.startsWith('chatnet_account.'))];
   const consumer = new EventConsumer({
     amqpUrl: config.AMQP_URL,
     amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
-    queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
-    // Every routed type, and the rest of chatnet_account.* (one wildcard rather than each account event).
-    bindings: ['chatnet_account.*', ...ROUTED.filter((t) => !t.startsWith('chatnet_account.'))],
+    queue: `${config.EVENTS_EXCHANGE}.gateway.sockets`,
+    exclusive: true,
+    bindings,
     logger: log,
     metrics: deps.metrics,
-    maxAttempts: 2,
-    // Sockets get data parsed by its schema; data that does not fit is dead-lettered with the fields named.
+    // Sockets get data parsed by its schema; data that does not fit is dropped, logged with the fields named and
+    // counted (amqp_messages_consumed_total, outcome dropped): an exclusive queue has no dead-letter queue.
     parseData: true,
     // Batch mode without a pool (nothing is stored): what arrived together is emitted in order and acked with one
     // frame, instead of an ack and a trip through the consumer per event.
     batchSize: 100,
-    // Every event is routed before any is emitted: should routing fail (the audience cannot be read), the consumer
-    // retries the batch event by event, and nothing of it has reached a socket twice.
-    batchHandler: async (events) => {
-      const routes = [];
-      for (const e of events) routes.push(await routeEvent(e, audience));
-      for (const route of routes) if (route) emitRoute(io, route);
-    },
+    batchHandler: emitBatch,
+  });
+  // The queue every instance shared before (durable, replicated, each push then published to Redis for the other
+  // instances): its bindings removed at every connect, and what is left in it pushed to this instance's sockets
+  // (packages/events README, "Retiring a queue"). maxAttempts as it was declared with, so its retry queue matches.
+  // While instances of the earlier version still run, a socket on a new instance may get an event twice.
+  const retired = new EventConsumer({
+    amqpUrl: config.AMQP_URL,
+    amqpUserPrefix: config.AMQP_USER_PREFIX,
+    exchange: config.EVENTS_EXCHANGE,
+    queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
+    draining: true,
+    bindings,
+    logger: log,
+    metrics: deps.metrics,
+    maxAttempts: 2,
+    parseData: true,
+    batchSize: 100,
+    batchHandler: emitBatch,
   });
   // Every instance holds its own audience cache, so every instance hears the changes (its own exclusive queue).
   const audienceChanges = new EventConsumer({
@@ -238,10 +262,13 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   });
   await audienceChanges.start();
   await consumer.start();
+  // After the new queue is bound, so nothing published from now on is only in the old one.
+  await retired.start();
 
   return {
     io,
     async stop() {
+      await retired.stop();
       await consumer.stop();
       await audienceChanges.stop();
       await guard.stop();
