@@ -210,43 +210,28 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
     for (const e of events) routes.push(await routeEvent(e, audience));
     for (const route of routes) if (route) emitRoute(io, route);
   };
-  // Every routed type, and the rest of chatnet_account.* (one wildcard rather than each account event).
-  const bindings = ['chatnet_account.*', ...ROUTED.filter((t) => !t.startsWith('chatnet_account.'))];
-  const consumer = new EventConsumer({
+  // What both consumers of the routed events share: the broker, the bindings, and batches emitted in order and acked
+  // with one frame (nothing is stored, so no pool), their data parsed by its schema.
+  const routed = {
     amqpUrl: config.AMQP_URL,
     amqpUserPrefix: config.AMQP_USER_PREFIX,
     exchange: config.EVENTS_EXCHANGE,
-    queue: `${config.EVENTS_EXCHANGE}.gateway.sockets`,
-    exclusive: true,
-    bindings,
+    // Every routed type, and the rest of chatnet_account.* (one wildcard rather than each account event).
+    bindings: ['chatnet_account.*', ...ROUTED.filter((t) => !t.startsWith('chatnet_account.'))],
     logger: log,
     metrics: deps.metrics,
-    // Sockets get data parsed by its schema; data that does not fit is dropped, logged with the fields named and
-    // counted (amqp_messages_consumed_total, outcome dropped): an exclusive queue has no dead-letter queue.
     parseData: true,
-    // Batch mode without a pool (nothing is stored): what arrived together is emitted in order and acked with one
-    // frame, instead of an ack and a trip through the consumer per event.
     batchSize: 100,
     batchHandler: emitBatch,
-  });
+  };
+  // Data that does not fit its schema is dropped, logged with the fields named and counted
+  // (amqp_messages_consumed_total, outcome dropped): an exclusive queue has no dead-letter queue.
+  const consumer = new EventConsumer({ ...routed, queue: `${config.EVENTS_EXCHANGE}.gateway.sockets`, exclusive: true });
   // The queue every instance shared before (durable, replicated, each push then published to Redis for the other
   // instances): its bindings removed at every connect, and what is left in it pushed to this instance's sockets
   // (packages/events README, "Retiring a queue"). maxAttempts as it was declared with, so its retry queue matches.
   // While instances of the earlier version still run, a socket on a new instance may get an event twice.
-  const retired = new EventConsumer({
-    amqpUrl: config.AMQP_URL,
-    amqpUserPrefix: config.AMQP_USER_PREFIX,
-    exchange: config.EVENTS_EXCHANGE,
-    queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`,
-    draining: true,
-    bindings,
-    logger: log,
-    metrics: deps.metrics,
-    maxAttempts: 2,
-    parseData: true,
-    batchSize: 100,
-    batchHandler: emitBatch,
-  });
+  const retired = new EventConsumer({ ...routed, queue: `${config.EVENTS_EXCHANGE}.gateway.realtime`, draining: true, maxAttempts: 2 });
   // Every instance holds its own audience cache, so every instance hears the changes (its own exclusive queue).
   const audienceChanges = new EventConsumer({
     amqpUrl: config.AMQP_URL,

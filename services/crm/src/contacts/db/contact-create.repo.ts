@@ -1,7 +1,7 @@
 import type { Queryable } from '@crm/db';
 import { OUTBOX_CHANNEL, type EventToSend } from '@crm/events';
 import { activityText } from './activities.repo';
-import { COLUMNS, type ContactRow, type NewContact } from './contacts.repo';
+import { COLUMNS, type ContactRow, type NewContact, newContactValues } from './contacts.repo';
 
 /** Scoring's part of the statement (scoring.repo's newContactStateSql), handed in so this module does not name its table. */
 export interface NewContactStateSql {
@@ -55,22 +55,7 @@ export async function insertContactAlone(
            )
            SELECT c.*, (SELECT pg_notify('${OUTBOX_CHANNEL}', min(seq)::text) FROM event) AS woken FROM c`,
     values: [
-      c.id,
-      c.orgId,
-      c.name,
-      c.email,
-      c.phone,
-      c.source,
-      c.status,
-      c.statusId,
-      c.assignedUserId,
-      c.notes,
-      c.tags,
-      c.avatar ?? '',
-      c.chatnetUid ?? null,
-      c.threadTypes ?? [],
-      c.dealValue ?? 0,
-      JSON.stringify(c.customFields ?? {}),
+      ...newContactValues(c),
       activityText(w.activity),
       w.tags,
       w.event.id,

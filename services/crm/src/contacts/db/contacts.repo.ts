@@ -100,29 +100,38 @@ export interface NewContact {
   customFields?: CustomFields;
 }
 
+/**
+ * The values of a new contact's columns, in the order insertContact and insertContactAlone list them: id, org_id, name,
+ * email, phone, source, status, status_id, assigned_user_id, notes, tags, avatar, chatnet_uid, thread_types,
+ * deal_value, custom_fields.
+ */
+export function newContactValues(c: NewContact): unknown[] {
+  return [
+    c.id,
+    c.orgId,
+    c.name,
+    c.email,
+    c.phone,
+    c.source,
+    c.status,
+    c.statusId,
+    c.assignedUserId,
+    c.notes,
+    c.tags,
+    c.avatar ?? '',
+    c.chatnetUid ?? null,
+    c.threadTypes ?? [],
+    c.dealValue ?? 0,
+    JSON.stringify(c.customFields ?? {}),
+  ];
+}
+
 export async function insertContact(db: Queryable, c: NewContact): Promise<ContactRow> {
   const { rows } = await db.query<ContactRow>({
     name: 'crm_contact_insert',
     text: `INSERT INTO contacts (id, org_id, name, email, phone, source, status, status_id, assigned_user_id, notes, tags, avatar, chatnet_uid, thread_types, deal_value, custom_fields)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${COLUMNS}`,
-    values: [
-      c.id,
-      c.orgId,
-      c.name,
-      c.email,
-      c.phone,
-      c.source,
-      c.status,
-      c.statusId,
-      c.assignedUserId,
-      c.notes,
-      c.tags,
-      c.avatar ?? '',
-      c.chatnetUid ?? null,
-      c.threadTypes ?? [],
-      c.dealValue ?? 0,
-      JSON.stringify(c.customFields ?? {}),
-    ],
+    values: newContactValues(c),
   });
   return rows[0];
 }
