@@ -270,10 +270,22 @@ describe('webhook dispatch', () => {
     expect(rx.at('/lingering')).toHaveLength(1);
   });
 
+  /**
+   * No fan-out write of an earlier test still under way, before a test holds the feed lock: one would wait on that lock,
+   * and the consumer's batch of the test's own event behind it, its first attempt never made (the CI failure at
+   * fbdecf47). The consumer takes events in order, so once a fresh event (of a type no endpoint here takes) is in the
+   * feed, every write before it is done.
+   */
+  async function earlierWritesDone(db: { query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }> }) {
+    const barrier = await producer.emit('task.created', orgId, sample('task.created'));
+    await waitFor(async () => (await db.query('SELECT 1 FROM event_feed WHERE event_id = $1', [barrier.id])).rows.length === 1);
+  }
+
   it('sends again when the write after a first attempt fails (the batch comes back): the same webhook-id, one delivery, one attempt', async () => {
     await createHook('/rewrite', ['contact.note_deleted']);
     const db = await connectPatiently(stack.databaseUrl('webhooks'));
     try {
+      await earlierWritesDone(db);
       // The event feed's lock (feed.repo FEED_LOCK_KEY), which the fan-out write takes first, is held while the first
       // attempt is made: the write waits, and its session is ended. (Locking webhook_deliveries instead also stopped the
       // service's other statements on it, which could hold every pooled connection, the fan-out write then waiting for
@@ -319,6 +331,7 @@ describe('webhook dispatch', () => {
     const dbName = new URL(stack.databaseUrl('webhooks')).pathname.slice(1);
     const db = await connectPatiently(stack.databaseUrl('webhooks'));
     try {
+      await earlierWritesDone(db);
       // The event feed's lock (feed.repo FEED_LOCK_KEY), which every fan-out write takes first: held here, the write
       // waits, its statement's snapshot already taken (the endpoint still active in it).
       await db.query('BEGIN');
