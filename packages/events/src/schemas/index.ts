@@ -56,10 +56,16 @@ export const eventSchemas: Readonly<Record<string, Readonly<Record<number, Event
 
 export const isKnownEventType = (type: string): type is EventType => Object.hasOwn(eventSchemas, type);
 
-/** The version a producer writes when it names none: the newest defined. */
+/** The version a producer writes when it names none: the newest defined (the catalogue is fixed: worked out once a type). */
+const currentVersions = new Map<string, number>();
 export function currentVersion(type: string): number {
-  const versions = Object.keys(eventSchemas[type] ?? {}).map(Number);
-  return versions.length ? Math.max(...versions) : 1;
+  let version = currentVersions.get(type);
+  if (version === undefined) {
+    const versions = Object.keys(eventSchemas[type] ?? {}).map(Number);
+    version = versions.length ? Math.max(...versions) : 1;
+    if (isKnownEventType(type)) currentVersions.set(type, version);
+  }
+  return version;
 }
 
 /** Every definition, type by type, oldest version first (the catalogue's order). */
@@ -67,11 +73,20 @@ export function eventDefinitions(): EventDefinition[] {
   return Object.values(eventSchemas).flatMap((versions) => Object.values(versions).sort((a, b) => a.version - b.version));
 }
 
-/** The services whose outbox writes `type` (every version's, together); undefined for a type the catalogue lacks. */
+/**
+ * The services whose outbox writes `type` (every version's, together); undefined for a type the catalogue lacks. Asked
+ * for every stamped delivery and every publisher check: worked out once a type (the catalogue is fixed), frozen.
+ */
+const producerLists = new Map<string, readonly string[]>();
 export function producersOf(type: string): readonly string[] | undefined {
   const versions = eventSchemas[type];
   if (!versions) return undefined;
-  return [...new Set(Object.values(versions).flatMap((d) => d.producers))];
+  let producers = producerLists.get(type);
+  if (!producers) {
+    producers = Object.freeze([...new Set(Object.values(versions).flatMap((d) => d.producers))]);
+    producerLists.set(type, producers);
+  }
+  return producers;
 }
 
 /** Public event types (a webhook can subscribe to them) in catalogue order. */

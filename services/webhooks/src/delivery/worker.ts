@@ -13,11 +13,11 @@ import type { FeedEvent } from '../db/feed.repo';
 import * as webhooks from '../db/webhooks.repo';
 import { secretAad } from '../deps';
 import { DISABLED_EVENT_TYPE } from '../domain/event-types';
-import { secretKey } from '../domain/signing';
 import { deliveryRecorder } from './delivery-metrics';
 import { BACKLOG_CLAIM_WAIT_MS, DeliverySlots } from './delivery-slots';
 import { type Adopted, FirstRound, within } from './first-attempt';
 import type { AttemptResult, WebhookSender } from './sender';
+import { SigningKeys } from './signing-keys';
 
 export interface WorkerOptions {
   pool: Pool;
@@ -96,10 +96,12 @@ export class DeliveryWorker {
   private retryTimers = new Set<NodeJS.Timeout>();
   private readonly successes: Batcher<deliveries.Success>;
   private readonly recordAttempt: ReturnType<typeof deliveryRecorder>;
+  private readonly signingKeys: SigningKeys;
 
   constructor(opts: WorkerOptions) {
     this.recordAttempt = deliveryRecorder(opts.metrics);
     this.o = opts;
+    this.signingKeys = new SigningKeys(opts.box);
     this.slots = new DeliverySlots({ endpointConcurrency: opts.endpointConcurrency });
     // The delivery is made before its success is recorded; the record only frees this instance's slot (the
     // endpoint's was freed when the request ended), so it can wait a few milliseconds for others.
@@ -311,7 +313,7 @@ export class DeliveryWorker {
     try {
       let key: Buffer | undefined;
       try {
-        key = secretKey(this.o.box.decrypt(row.secret_enc, secretAad(row.org_id, row.webhook_id)));
+        key = this.signingKeys.keyOf(row.secret_enc, secretAad(row.org_id, row.webhook_id));
       } catch (err) {
         this.o.log.error({ err, webhookId: row.webhook_id }, 'webhook worker: secret cannot be decrypted');
       }
