@@ -17,3 +17,4 @@ export { EVENT_STAMP_AUDIENCE, EVENT_STAMP_TTL_SECONDS, type EventStampClaims, t
 export * from './lingering-close';
 export { GRANT_AUDIENCE, GRANT_TTL_SECONDS, type GrantClaims } from './grant';
 export { GrantKeeper, type GrantTable } from './grant-keeper';
+export { BoundedCache } from './bounded-cache';

@@ -1,5 +1,6 @@
 import { createHmac, KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '@crm/config';
+import { BoundedCache } from './bounded-cache';
 import { callKey, x25519PrivateOf, x25519PublicOf } from './call-keys';
 import { CallContext } from './context';
 import { AppError } from './errors';
@@ -167,30 +168,6 @@ export const ORIGIN_BOUND: Partial<Record<InternalPrincipal, readonly string[]>>
 };
 
 /**
- * Ed25519 costs about 30 µs to sign and 75 µs to verify on a small core: per call that would be a real share of a
- * request. A token carries only the caller (no request id, no method), so the same caller's token is reused for half
- * its life and a verified token is remembered until it expires; both caches are bounded. What makes each call's
- * credential single-use and bound to its method is the proof beside the token (an HMAC under the pair's call key).
- */
-class BoundedCache<V> {
-  private readonly map = new Map<string, V>();
-  get(key: string): V | undefined {
-    return this.map.get(key);
-  }
-  set(key: string, value: V): void {
-    if (this.map.size >= CACHE_ENTRIES) {
-      // Map iterates in insertion order: drop the oldest tenth at once rather than one per insert.
-      let drop = CACHE_ENTRIES / 10;
-      for (const k of this.map.keys()) {
-        this.map.delete(k);
-        if (--drop === 0) break;
-      }
-    }
-    this.map.set(key, value);
-  }
-}
-
-/**
  * The call ids seen until their proof expires. Entries arrive in about the order they expire (every proof lives
  * PROOF_TTL_SECONDS from its signing), so expired ones are dropped from the front as calls come in: no timer.
  */
@@ -256,11 +233,15 @@ export function createInternalAuth(
   publicKeys: ReadonlyMap<string, readonly KeyObject[]>,
 ): InternalAuth {
   const scopes = self === 'gateway' ? ['*'] : [...SERVICE_CALL_POLICY[self]];
-  const signed = new BoundedCache<{ token: string; exp: number }>();
-  const verified = new BoundedCache<{ claims: InternalClaims; callKey: Buffer }>();
+  // Ed25519 costs about 30 µs to sign and 75 µs to verify on a small core: per call that would be a real share of a
+  // request. A token carries only the caller (no request id, no method), so the same caller's token is reused for half
+  // its life and a verified token is remembered until it expires; both caches are bounded. What makes each call's
+  // credential single-use and bound to its method is the proof beside the token (an HMAC under the pair's call key).
+  const signed = new BoundedCache<{ token: string; exp: number }>(CACHE_ENTRIES);
+  const verified = new BoundedCache<{ claims: InternalClaims; callKey: Buffer }>(CACHE_ENTRIES);
   /** Verified origins (forwarded credentials and event stamps): who vouches, for which org, until when. */
-  const origins = new BoundedCache<{ iss: string; org: string; exp: number }>();
-  const stamps = new BoundedCache<EventStampClaims>();
+  const origins = new BoundedCache<{ iss: string; org: string; exp: number }>(CACHE_ENTRIES);
+  const stamps = new BoundedCache<EventStampClaims>(CACHE_ENTRIES);
   const seen = new SeenCalls();
   const exchange = x25519PrivateOf(privateKey);
   // Keys to prove calls to each service: one per key it is listed with (two while its key is rotated).

@@ -110,6 +110,16 @@ async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Fo
 }
 
 /**
+ * Whether a new contact needs nothing from scoring but its state row (given a baseScore of 0): none of its facts is of
+ * a condition some rule of the org scores, and its tags, all "added" at creation, count for no tag rule. The one rule
+ * for both ways a contact is created (settleCreated in the writer's transaction, newContactTags before a one-statement
+ * create), so the two never disagree.
+ */
+function onlyStateAtCreation(facts: Fact[], tags: string[], used: ReadonlySet<string>): boolean {
+  return !facts.some((f) => used.has(f.condition)) && !(tags.length > 0 && used.has('tag_added'));
+}
+
+/**
  * settleCreated's case decided before the contact exists (ContactWriter.createAlone): a contact.created whose facts
  * count for no rule of the org, and whose tags count for none either, needs nothing from scoring but its state row
  * (given a baseScore of 0, which the writer's statement checks). Returns the state row's tag snapshot then, or
@@ -121,9 +131,7 @@ export function newContactTags(conditions: UsedConditions): (db: Queryable, crea
     const found = factsOf(created);
     if (!found?.created || !found.snapshot || !isUuid(created.orgId)) return undefined;
     const used = await conditions.of(db, created.orgId.toLowerCase());
-    if (found.facts.some((f) => used.has(f.condition))) return undefined;
-    if (found.snapshot.tags.length > 0 && used.has('tag_added')) return undefined;
-    return found.snapshot.tags;
+    return onlyStateAtCreation(found.facts, found.snapshot.tags, used) ? found.snapshot.tags : undefined;
   };
 }
 
@@ -143,10 +151,9 @@ async function settleCreated(
 ): Promise<void> {
   const created: Array<{ contactId: string; tags: string[]; asOf: Date }> = [];
   for (const [contactId, list] of wanted) {
-    if (list.length !== 1 || !list[0].created || list[0].facts.length > 0) continue;
+    if (list.length !== 1 || !list[0].created) continue;
     const tags = list[0].snapshot?.tags ?? [];
-    // Its tags are all "added" at creation: they count when some rule scores tag_added.
-    if (tags.length > 0 && used.has('tag_added')) continue;
+    if (!onlyStateAtCreation(list[0].facts, tags, used)) continue;
     created.push({ contactId, tags, asOf: list[0].snapshot?.version ?? list[0].at });
   }
   if (created.length === 0) return;

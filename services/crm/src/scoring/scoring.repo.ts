@@ -209,6 +209,20 @@ export async function createStates(
 }
 
 /**
+ * A new contact's state row as SQL fragments: the condition (the org's baseScore is 0, so the contact's score is the 0
+ * it is created with), used by createStateIfBaseScoreZero below and by the contact writer's one-statement create
+ * (ContactWriter.createAlone), which makes its whole statement on it; and the state row's insert from the contact
+ * that statement inserts (`contact`: the name of its CTE, `tags`: the parameter holding the tag snapshot).
+ */
+export const newContactStateSql = {
+  baseScoreIsZero: (org: string) =>
+    `coalesce((SELECT base_score FROM scoring_configs WHERE org_id = ${org}), ${Number(DEFAULT_CONFIG.baseScore)}) = 0`,
+  insert: (contact: string, tags: string) =>
+    `INSERT INTO contact_score_state (contact_id, org_id, published_score, tags, tags_as_of, contrib, computed_at, scored_at)
+     SELECT ${contact}.id, ${contact}.org_id, ${contact}.lead_score, ${tags}::text[], ${contact}.updated_at, 0, now(), now() FROM ${contact}`,
+};
+
+/**
  * createStates for one contact (every contact the API creates), scored at zero, and only when the org's baseScore
  * is 0: the config is read in the same statement. The contact is found by its primary key: the batch form's join is
  * planned once per connection for any batch size, and while the table is small that plan reads every contact of
@@ -225,27 +239,13 @@ export async function createStateIfBaseScoreZero(
            SELECT c.id, c.org_id, c.lead_score, $3::text[], $4::timestamptz, 0,
                   CASE WHEN c.lead_score = 0 THEN now() END, CASE WHEN c.lead_score = 0 THEN now() END
            FROM ${orgContactsSql('$1')}
-           WHERE c.id = $2 AND coalesce((SELECT base_score FROM scoring_configs WHERE org_id = $1), $5) = 0
+           WHERE c.id = $2 AND ${newContactStateSql.baseScoreIsZero('$1')}
            ON CONFLICT (contact_id) DO NOTHING
            RETURNING contact_id, scored_at IS NOT NULL AS scored`,
-    values: [orgId, c.contactId, c.tags, c.asOf, DEFAULT_CONFIG.baseScore],
+    values: [orgId, c.contactId, c.tags, c.asOf],
   });
   return rows.map((r) => ({ contactId: r.contact_id, scored: r.scored }));
 }
-
-/**
- * createStateIfBaseScoreZero as fragments of the contact writer's one-statement create (ContactWriter.createAlone),
- * which writes the contact and its state row together: the condition the whole statement is made on (the org's
- * baseScore is 0, so the contact's score is the 0 it is created with), and the state row's insert from the contact
- * the statement inserts (`contact`: the name of its CTE, `tags`: the parameter holding the tag snapshot).
- */
-export const newContactStateSql = {
-  baseScoreIsZero: (org: string) =>
-    `coalesce((SELECT base_score FROM scoring_configs WHERE org_id = ${org}), ${Number(DEFAULT_CONFIG.baseScore)}) = 0`,
-  insert: (contact: string, tags: string) =>
-    `INSERT INTO contact_score_state (contact_id, org_id, published_score, tags, tags_as_of, contrib, computed_at, scored_at)
-     SELECT ${contact}.id, ${contact}.org_id, ${contact}.lead_score, ${tags}::text[], ${contact}.updated_at, 0, now(), now() FROM ${contact}`,
-};
 
 /** One contact's state row, locked as lockStateRows does. */
 export async function lockState(db: Queryable, orgId: string, contactId: string): Promise<StateRow | undefined> {

@@ -1,4 +1,5 @@
 import type { AccessClaims } from '@crm/auth';
+import { BoundedCache } from '@crm/grpc-kit';
 
 /** Bound on remembered tokens; past it the oldest tenth is dropped at once. */
 const MAX_ENTRIES = 10_000;
@@ -11,7 +12,7 @@ const MAX_ENTRIES = 10_000;
  * still checked on every request by the caller. Refused tokens are not remembered, so junk cannot fill the memory.
  */
 export function rememberVerified(verify: (token: string) => AccessClaims | undefined, now = () => Date.now()) {
-  const known = new Map<string, AccessClaims>();
+  const known = new BoundedCache<AccessClaims>(MAX_ENTRIES);
   return (token: string): AccessClaims | undefined => {
     const seconds = Math.floor(now() / 1000);
     const hit = known.get(token);
@@ -22,14 +23,6 @@ export function rememberVerified(verify: (token: string) => AccessClaims | undef
     }
     const claims = verify(token);
     if (!claims || typeof claims.exp !== 'number') return claims;
-    if (known.size >= MAX_ENTRIES) {
-      // Map iterates in insertion order: the oldest go first.
-      let drop = MAX_ENTRIES / 10;
-      for (const k of known.keys()) {
-        known.delete(k);
-        if (--drop === 0) break;
-      }
-    }
     known.set(token, claims);
     return claims;
   };

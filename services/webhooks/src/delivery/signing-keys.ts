@@ -1,11 +1,10 @@
+import { BoundedCache } from '@crm/grpc-kit';
 import { secretKey } from '../domain/signing';
 
 /** What decrypts a stored secret (the service's SecretBox). */
 export interface Decrypter {
   decrypt(stored: string, aad: string): string;
 }
-
-const MAX_KEYS = 5_000;
 
 /**
  * The signing key of each endpoint, decrypted once and kept (AES-GCM per attempt was ~3% of the webhooks process at
@@ -15,7 +14,7 @@ const MAX_KEYS = 5_000;
  * attempt tries again and fails as before. Undefined for a secret that decrypts to no usable key.
  */
 export class SigningKeys {
-  private readonly keys = new Map<string, Buffer | undefined>();
+  private readonly keys = new BoundedCache<Buffer | undefined>(5_000);
 
   constructor(private readonly box: Decrypter) {}
 
@@ -23,13 +22,6 @@ export class SigningKeys {
     const id = `${aad}\u0000${secretEnc}`;
     if (this.keys.has(id)) return this.keys.get(id);
     const key = secretKey(this.box.decrypt(secretEnc, aad));
-    if (this.keys.size >= MAX_KEYS) {
-      let drop = MAX_KEYS / 10;
-      for (const k of this.keys.keys()) {
-        this.keys.delete(k);
-        if (--drop === 0) break;
-      }
-    }
     this.keys.set(id, key);
     return key;
   }
