@@ -72,7 +72,11 @@ describe('automation action assign_round_robin', () => {
     await bus.inbound(orgId, { accountId, fromUid: 'rr-y', content: 'hi' });
     await completed(3);
     expect(await assigneeOf('rr-y')).toBe(u2.id);
-    const events = bus.of('conversation.assigned').filter((e) => e.orgId === orgId);
+    // The assignment is in the row before the outbox relay publishes its event: wait for both events.
+    const events = await eventually(async () => {
+      const assigned = bus.of('conversation.assigned').filter((e) => e.orgId === orgId);
+      return assigned.length >= 2 ? assigned : undefined;
+    });
     expect(events.map((e) => e.data.assigneeId)).toEqual([u1.id, u2.id]);
     expect(events.every((e) => e.data.assignedBy === null)).toBe(true);
   });

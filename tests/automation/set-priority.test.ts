@@ -63,7 +63,8 @@ describe('automation action set_priority and trigger conversation_priority_chang
       return list.find((c: any) => c.threadId === 'vip-1');
     }, 20_000);
     expect(conversation.priority).toBe('urgent');
-    const event = bus.of('conversation.priority_changed').find((e) => e.data.conversationId === conversation.id)!;
+    // The row changes before the outbox relay publishes the event: wait for the event too.
+    const event = await eventually(async () => bus.of('conversation.priority_changed').find((e) => e.data.conversationId === conversation.id));
     // A rule acts as the system: no user changed it.
     expect(event.data).toEqual(expect.objectContaining({ priority: 'urgent', previousPriority: null, changedBy: null }));
 
