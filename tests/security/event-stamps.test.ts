@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { connect, type ChannelModel, type GetMessage } from 'amqplib';
-import { amqpUser, dlqName, EVENT_EXAMPLES, EVENT_STAMP_HEADER } from '@crm/events';
+import { amqpUser, dlqName, EVENT_EXAMPLES, EVENT_STAMP_HEADER, EVENT_STAMP_SEAL_HEADER } from '@crm/events';
 import { devInternalAuth, status } from '@crm/grpc-kit';
 import { eventually, infra } from '@crm/testing';
 import { client, newOrg } from '../support/http';
@@ -34,8 +34,12 @@ describe('event stamps: a service acting on an event acts only in that event’s
   const target = (uid: string) => ({ chatnetUid: uid, displayName: `Person ${uid}`, avatar: '', chatnetAccountId: randomUUID(), threadType: 'user' });
   const inbound = (orgId: string) => ({ id: randomUUID(), type: 'chatnet.inbound', orgId });
 
-  /** chatnet.inbound for a new one-to-one thread, published as the connector would, with the stamp given. */
-  async function publishInbound(orgId: string, stampOf: (e: { id: string; type: string; orgId: string }) => string) {
+  /** chatnet.inbound for a new one-to-one thread, published as the connector would, with the stamp (and seal) given. */
+  async function publishInbound(
+    orgId: string,
+    stampOf: (e: { id: string; type: string; orgId: string }) => string,
+    sealOf?: (stamp: string) => string,
+  ) {
     const threadId = `uid-${randomUUID().slice(0, 8)}`;
     const data = {
       ...(EVENT_EXAMPLES['chatnet.inbound'] as Record<string, unknown>),
@@ -49,6 +53,7 @@ describe('event stamps: a service acting on an event acts only in that event’s
     delete (data as { quoteChatnetMessageId?: unknown }).quoteChatnetMessageId;
     delete (data as { groupName?: unknown }).groupName;
     const e = { ...inbound(orgId), occurredAt: new Date().toISOString(), version: 1, data };
+    const stamp = stampOf(e);
     const ch = await amqp.createConfirmChannel();
     await new Promise<void>((resolve, reject) =>
       ch.publish(
@@ -58,7 +63,7 @@ describe('event stamps: a service acting on an event acts only in that event’s
         {
           persistent: true,
           userId: amqpUser(infra.amqpUrl),
-          headers: { [EVENT_STAMP_HEADER]: stampOf(e) },
+          headers: { [EVENT_STAMP_HEADER]: stamp, ...(sealOf ? { [EVENT_STAMP_SEAL_HEADER]: sealOf(stamp) } : {}) },
         },
         (err) => (err ? reject(err) : resolve()),
       ),
@@ -145,5 +150,32 @@ describe('event stamps: a service acting on an event acts only in that event’s
       expect.stringMatching(/made for another event/),
     ]);
     for (const f of forged) expect(await contactOfThread(b.user.orgId, f.threadId)).toBeUndefined();
+  });
+
+  it("a sealed stamp is taken on the connector's seal (its signature still vouches at crm); no other service's seal passes", async () => {
+    const connector = devInternalAuth('connector', seed);
+    const good = await publishInbound(
+      a.user.orgId,
+      (e) => connector.stampEvent(e),
+      (stamp) => connector.sealStamp(stamp, ['messaging']),
+    );
+    const linked = await eventually(async () => (await contactOfThread(a.user.orgId, good.threadId))?.contact_id ?? undefined, 20_000);
+    expect((await a.owner.get(`/api/v1/contacts/${linked}`)).status).toBe(200);
+
+    // Another deployment's connector stamp, sealed for messaging by this deployment's crm: not the connector's seal.
+    const crm = devInternalAuth('crm', seed);
+    const forged = await publishInbound(
+      b.user.orgId,
+      (e) => devInternalAuth('connector', `${seed}-y`).stampEvent(e),
+      (stamp) => crm.sealStamp(stamp, ['messaging']),
+    );
+    const ch = await amqp.createChannel();
+    const reason = await eventually(async () => {
+      const m: GetMessage | false = await ch.get(dlqName(`${stack.env.EVENTS_EXCHANGE}.messaging.inbound`), { noAck: true });
+      return m && JSON.parse(m.content.toString()).id === forged.eventId ? String(m.properties.headers?.['x-refused-reason']) : undefined;
+    }, 20_000);
+    await ch.close();
+    expect(reason).toMatch(/does not verify: bad signature/);
+    expect(await contactOfThread(b.user.orgId, forged.threadId)).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@ import type { Context, Span } from '@opentelemetry/api';
 import { parseEnvelope, type EventEnvelope } from './envelope';
 import { publisherRefusal, RefusedPublisherError, type PublisherCheck } from './publishers';
 import { parseEventData } from './schemas';
-import { EVENT_STAMP_HEADER, setEventOrigin, stampRefusal, type EventStampVerifier } from './stamps';
+import { EVENT_STAMP_HEADER, EVENT_STAMP_SEAL_HEADER, setEventOrigin, stampRefusal, type EventStampVerifier } from './stamps';
 import { eventContexts, startEventSpan, TRACEPARENT_HEADER, validTraceparent } from './trace-context';
 
 export interface Delivery {
@@ -30,7 +30,7 @@ export class DeliveryReader {
     if (refusal) throw new RefusedPublisherError(refusal);
     const stamp = msg.properties.headers?.[EVENT_STAMP_HEADER];
     if (this.stamps && stamp !== undefined) {
-      const refused = stampRefusal(event, stamp, this.stamps);
+      const refused = stampRefusal(event, stamp, this.stamps, msg.properties.headers?.[EVENT_STAMP_SEAL_HEADER]);
       if (refused) throw new RefusedPublisherError(refused);
       setEventOrigin(event, stamp as string);
     }

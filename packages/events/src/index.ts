@@ -7,7 +7,16 @@ export { DirectPublisher, type DirectPublisherOptions } from './direct-publisher
 export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';
 export { brokerConnected, type BrokerLink } from './readiness';
 export { EventConsumer } from './consumer';
-export { EVENT_STAMP_HEADER, eventOrigin, STAMPED_TYPES, stampRefusal, type EventStamper, type EventStampVerifier } from './stamps';
+export {
+  EVENT_STAMP_HEADER,
+  EVENT_STAMP_SEAL_HEADER,
+  eventOrigin,
+  STAMP_CHECKERS,
+  STAMPED_TYPES,
+  stampRefusal,
+  type EventStamper,
+  type EventStampVerifier,
+} from './stamps';
 export type { QueueShare } from './queue-shares';
 export {
   eachEvent,

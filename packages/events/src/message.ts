@@ -1,6 +1,6 @@
 import type { ConfirmChannel, Options } from 'amqplib';
 import { routingKeyOf } from './schemas';
-import { EVENT_STAMP_HEADER, STAMPED_TYPES, type EventStamper } from './stamps';
+import { EVENT_STAMP_HEADER, EVENT_STAMP_SEAL_HEADER, STAMP_CHECKERS, STAMPED_TYPES, type EventStamper } from './stamps';
 import { TRACEPARENT_HEADER } from './trace-context';
 
 /** One event as it leaves a producer, whichever way it goes: read back from an outbox row, or published straight away. */
@@ -33,7 +33,11 @@ export function eventMessage(e: EventToSend, userId: string, data: () => unknown
   // only carries it, and a relay poll that finds nothing leaves no trace at all).
   if (e.traceparent) headers[TRACEPARENT_HEADER] = e.traceparent;
   const stamp = stamper && STAMPED_TYPES.has(e.type) ? stamper.stampEvent(e) : undefined;
-  if (stamp) headers[EVENT_STAMP_HEADER] = stamp;
+  if (stamp) {
+    headers[EVENT_STAMP_HEADER] = stamp;
+    const seal = stamper!.sealStamp?.(stamp, STAMP_CHECKERS[e.type] ?? []);
+    if (seal) headers[EVENT_STAMP_SEAL_HEADER] = seal;
+  }
   const head = JSON.stringify({ id: e.id, type: e.type, orgId: e.orgId, occurredAt: e.occurredAt.toISOString(), version: e.version });
   return {
     routingKey: routingKeyOf(e.type, e.version, data),

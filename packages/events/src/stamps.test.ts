@@ -3,7 +3,7 @@ import { eventually } from '@crm/testing';
 import type { EventEnvelope } from './envelope';
 import { EVENT_EXAMPLES } from './schemas/examples';
 import { eventMessage } from './message';
-import { EVENT_STAMP_HEADER, eventOrigin, type EventStamper, type EventStampVerifier } from './stamps';
+import { EVENT_STAMP_HEADER, EVENT_STAMP_SEAL_HEADER, eventOrigin, STAMP_CHECKERS, type EventStamper, type EventStampVerifier } from './stamps';
 import { dlqName } from './topology';
 import { Harness, OWN_USER } from './test-support/harness';
 
@@ -84,4 +84,34 @@ test('only STAMPED_TYPES are stamped, and a consumer checking stamps of another 
   await expect(
     h.consumer({ queue: h.queue(), bindings: ['contact.created'], stamps: verifier, batchHandler: async () => undefined }),
   ).rejects.toThrow(/contact.created carries no event stamp/);
+});
+
+test("a stamp travels with its seal for the type's checkers, and the consumer checks it with it; no seal without a sealer", async () => {
+  const sealing: EventStamper = { ...signedBy('connector'), sealStamp: (stamp, consumers) => `seal|${consumers.join('+')}|${stamp}` };
+  const seals: Array<string | undefined> = [];
+  const recording: EventStampVerifier = {
+    verifyEventStamp(stamp, seal) {
+      seals.push(seal);
+      return verifier.verifyEventStamp(stamp);
+    },
+  };
+  const queue = h.queue();
+  const handled: string[] = [];
+  await h.consumer({
+    queue,
+    bindings: ['chatnet.inbound'],
+    stamps: recording,
+    batchHandler: async (events) => void handled.push(...events.map((e) => e.id)),
+  });
+  await h.relay({ stamps: sealing });
+  const e = await h.emit('chatnet.inbound', INBOUND);
+  await eventually(async () => handled.length === 1);
+  expect(STAMP_CHECKERS['chatnet.inbound']).toEqual(['messaging']);
+  expect(seals).toEqual([`seal|messaging|stamp|connector|${e.orgId}|${e.id}|chatnet.inbound`]);
+
+  const send = { id: 'e1', type: 'chatnet.inbound', orgId: 'org-a', version: 1, occurredAt: new Date(), dataJson: '{}', traceparent: null };
+  expect(eventMessage(send, OWN_USER, () => ({}), sealing).options.headers?.[EVENT_STAMP_SEAL_HEADER]).toBe(
+    'seal|messaging|stamp|connector|org-a|e1|chatnet.inbound',
+  );
+  expect(eventMessage(send, OWN_USER, () => ({}), signedBy('connector')).options.headers?.[EVENT_STAMP_SEAL_HEADER]).toBeUndefined();
 });

@@ -58,6 +58,18 @@ export const rawX25519 = (key: KeyObject) => (key.export({ format: 'der', type: 
  * bound to the direction, so a proof for crm→identity is worthless identity→crm.
  */
 export function callKey(mine: KeyObject, theirs: KeyObject, from: string, to: string): Buffer {
+  return pairKey(mine, theirs, 'crm-internal-call', from, to);
+}
+
+/**
+ * The key a producer seals its event stamps with for one consumer (and the consumer checks them with): the same shared
+ * secret as the call keys, another HKDF salt, so a stamp's seal can never pass as a call's proof or the reverse.
+ */
+export function stampSealKey(mine: KeyObject, theirs: KeyObject, from: string, to: string): Buffer {
+  return pairKey(mine, theirs, 'crm-event-stamp-seal', from, to);
+}
+
+function pairKey(mine: KeyObject, theirs: KeyObject, salt: string, from: string, to: string): Buffer {
   const shared = diffieHellman({ privateKey: mine, publicKey: theirs });
-  return Buffer.from(hkdfSync('sha256', shared, 'crm-internal-call', `${from}>${to}`, 32));
+  return Buffer.from(hkdfSync('sha256', shared, salt, `${from}>${to}`, 32));
 }

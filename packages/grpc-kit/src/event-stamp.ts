@@ -60,7 +60,11 @@ export function verifyEventStamp(
   clockSkewSeconds: number,
   now = Math.floor(Date.now() / 1000),
 ): EventStampClaims {
-  const { claims } = verifySigned(stamp, publicKeys);
+  return checkStampClaims(verifySigned(stamp, publicKeys).claims, clockSkewSeconds, now);
+}
+
+/** What makes authentic claims a stamp's: its audience, its lifetime (a day at most) and the event it names. */
+export function checkStampClaims(claims: Record<string, unknown>, clockSkewSeconds: number, now: number): EventStampClaims {
   if (claims.aud !== EVENT_STAMP_AUDIENCE) throw new TokenError('not an event stamp');
   checkLifetime(claims, EVENT_STAMP_TTL_SECONDS, clockSkewSeconds, now);
   for (const k of ['org', 'eid', 'typ'] as const) if (typeof claims[k] !== 'string' || claims[k] === '') throw new TokenError(`bad ${k}`);

@@ -163,6 +163,78 @@ describe('internal credential', () => {
     });
   });
 
+  describe("stamp seals: a consumer checks the producer's stamp with the key they share", () => {
+    const event = { id: 'ev-1', type: 'chatnet.inbound', orgId: 'org-1' };
+    const connector = devInternalAuth('connector', seed);
+    // Each check by a fresh consumer: a verified stamp is remembered, and the next check would not look at the seal.
+    const messaging = () => devInternalAuth('messaging', seed);
+    /** The stamp with another signature: only a seal can vouch for it. */
+    const resigned = (stamp: string) => `${stamp.slice(0, stamp.lastIndexOf('.'))}.${randomBytes(64).toString('base64url')}`;
+
+    it('vouches for the stamp as its signature would: the seal, not the signature, is what the consumer checks', () => {
+      const stamp = connector.stampEvent(event);
+      const seal = connector.sealStamp(stamp, ['messaging']);
+      expect(seal).toMatch(/^messaging:[A-Za-z0-9_-]{43}$/);
+      expect(messaging().verifyEventStamp(stamp, seal)).toMatchObject({ iss: 'connector', org: 'org-1', eid: 'ev-1', typ: 'chatnet.inbound' });
+      // A stamp whose signature does not verify passes on its seal alone, and only with it.
+      const other = resigned(stamp);
+      expect(messaging().verifyEventStamp(other, connector.sealStamp(other, ['messaging']))).toMatchObject({ org: 'org-1', eid: 'ev-1' });
+      expect(() => messaging().verifyEventStamp(other)).toThrow(/bad signature/);
+      // The seal covers the whole stamp: the same seal on another stamp is the signature's to judge.
+      expect(() => messaging().verifyEventStamp(other, seal)).toThrow(/bad signature/);
+    });
+
+    it('is made only by the producer for that consumer: any other seal leaves the signature to decide', () => {
+      const forged = resigned(connector.stampEvent(event));
+      const crm = devInternalAuth('crm', seed);
+      const sealFor = (sealer: typeof connector, consumers: string[]) => sealer.sealStamp(forged, consumers);
+      for (const seal of [
+        sealFor(crm, ['messaging']), // another service's key with messaging
+        sealFor(connector, ['crm']), // the connector's seal for crm
+        sealFor(connector, ['crm']).replace('crm:', 'messaging:'), // ... relabelled
+        sealFor(devInternalAuth('connector', randomBytes(32).toString('hex')), ['messaging']), // another deployment's
+        'messaging:',
+        'garbage',
+      ])
+        expect(() => messaging().verifyEventStamp(forged, seal)).toThrow(/bad signature/);
+      // A genuine stamp with a wrong seal still passes on its signature.
+      const stamp = connector.stampEvent(event);
+      expect(messaging().verifyEventStamp(stamp, sealFor(crm, ['messaging']))).toMatchObject({ eid: 'ev-1' });
+    });
+
+    it('vouches for nothing past its day, and names only services the deployment has keys for, never its sealer', () => {
+      const keys = generateInternalKeys(() => randomBytes(32));
+      const env = (self: 'connector' | 'messaging') =>
+        internalAuthFromEnv(self, { SERVICE_PRIVATE_KEY: keys.privateKeys[self], SERVICE_PUBLIC_KEYS: keys.publicKeys });
+      const connectorKey = privateKeyFromSeed(Buffer.from(keys.privateKeys.connector, 'base64'));
+      const old = signEventStamp('connector', event, connectorKey, Math.floor(Date.now() / 1000) - EVENT_STAMP_TTL_SECONDS - 60);
+      expect(() => env('messaging').verifyEventStamp(old, env('connector').sealStamp(old, ['messaging']))).toThrow(/expired/);
+      const stamp = connector.stampEvent(event);
+      expect(
+        connector
+          .sealStamp(stamp, ['messaging', 'nobody', 'connector'])
+          .split(',')
+          .map((e) => e.split(':')[0]),
+      ).toEqual(['messaging']);
+      expect(connector.sealStamp(stamp, [])).toBe('');
+    });
+
+    it("is checked with either of the consumer's keys while its key is rotated", () => {
+      const before = generateInternalKeys(() => randomBytes(32));
+      const after = generateInternalKeys(() => randomBytes(32));
+      const newMessaging = after.publicKeys.split(',').find((e) => e.startsWith('messaging='))!;
+      const publicKeys = `${before.publicKeys},${newMessaging}`;
+      const auth = (self: 'connector' | 'messaging', privateKey: string) =>
+        internalAuthFromEnv(self, { SERVICE_PRIVATE_KEY: privateKey, SERVICE_PUBLIC_KEYS: publicKeys });
+      const producer = auth('connector', before.privateKeys.connector);
+      const stamp = resigned(producer.stampEvent(event));
+      const seal = producer.sealStamp(stamp, ['messaging']);
+      expect(seal.split(':')[1].split('.')).toHaveLength(2);
+      for (const key of [before.privateKeys.messaging, after.privateKeys.messaging])
+        expect(auth('messaging', key).verifyEventStamp(stamp, seal)).toMatchObject({ eid: 'ev-1' });
+    });
+  });
+
   describe('grants: the gateway vouches for an org automation acts for on its own', () => {
     const automation = devInternalAuth('automation', seed);
     const messaging = devInternalAuth('messaging', seed);

@@ -1,16 +1,17 @@
 import { createHmac, KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '@crm/config';
 import { BoundedCache } from './bounded-cache';
-import { callKey, x25519PrivateOf, x25519PublicOf } from './call-keys';
+import { callKey, stampSealKey, x25519PrivateOf, x25519PublicOf } from './call-keys';
 import { CallContext } from './context';
 import { AppError } from './errors';
-import { EVENT_STAMP_AUDIENCE, EventStampClaims, signEventStamp, StampedEvent, verifyEventStamp } from './event-stamp';
+import { checkStampClaims, EVENT_STAMP_AUDIENCE, EventStampClaims, signEventStamp, StampedEvent, verifyEventStamp } from './event-stamp';
 import { claimedAudience, GRANT_AUDIENCE, GrantClaims, signGrant, verifyGrant } from './grant';
 import {
   InternalClaims,
   privateKeyFromSeed,
   publicKeyFromRaw,
   rawPublicKey,
+  readSigned,
   seedFor,
   signInternalToken,
   TokenError,
@@ -199,6 +200,9 @@ function sameMac(a: string, b: string): boolean {
 
 const JTI = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** What a stamp's seal covers: the whole stamp (its claims and its signature). */
+const sealInput = (stamp: string) => `event-stamp\n${stamp}`;
+
 export interface InternalAuth {
   readonly self: InternalPrincipal;
   /**
@@ -217,10 +221,20 @@ export interface InternalAuth {
   /** The stamp of an event this process publishes (signed once per publish, EVENT_STAMP_TTL_SECONDS). */
   stampEvent(event: StampedEvent): string;
   /**
-   * The claims of an event stamp signed by its issuer and still within its lifetime (remembered once verified, a bounded
-   * cache); TokenError otherwise. Which issuers may stamp which types is the event catalogue's, checked by consumers.
+   * A stamp's seal for the services that consume its event (`messaging:<mac>,ai:<mac>`): an HMAC of the whole stamp
+   * under the key this process shares with each of them (one per key it is listed with, two while its key is rotated).
+   * A consumer that finds its own checks the stamp with it (~2 µs) instead of the signature (~100 µs on this machine's
+   * cores); only this process and that consumer hold the key, so no other service can make one. Services the deployment
+   * lists no key for are left out.
    */
-  verifyEventStamp(stamp: string): EventStampClaims;
+  sealStamp(stamp: string, consumers: readonly string[]): string;
+  /**
+   * The claims of an event stamp signed by its issuer and still within its lifetime (remembered once verified, a bounded
+   * cache); TokenError otherwise. With the stamp's `seal` (sealStamp), an entry for this process that matches vouches for
+   * the stamp as its signature would; without one, or one that does not match, the signature is checked. Which issuers
+   * may stamp which types is the event catalogue's, checked by consumers.
+   */
+  verifyEventStamp(stamp: string, seal?: string): EventStampClaims;
   /** The gateway only: a grant for `service` to act for `orgId` on its own (grant.ts). Other processes throw. */
   signGrant(orgId: string, service: InternalPrincipal): string;
   /** The claims of a grant the gateway signed, still within its lifetime; TokenError otherwise. */
@@ -264,6 +278,44 @@ export function createInternalAuth(
     }
     return key;
   };
+  // Keys to seal stamps for each consumer, and to check the seals of each issuer key, as the call keys above.
+  const sealsTo = new Map<string, Buffer[]>();
+  const sealKeysTo = (consumer: string) => {
+    let keys = sealsTo.get(consumer);
+    if (!keys) {
+      keys = (publicKeys.get(consumer) ?? []).map((k) => stampSealKey(exchange, x25519PublicOf(k), self, consumer));
+      sealsTo.set(consumer, keys);
+    }
+    return keys;
+  };
+  const sealsFrom = new Map<KeyObject, Buffer>();
+  const sealKeyFrom = (issuerKey: KeyObject, issuer: string) => {
+    let key = sealsFrom.get(issuerKey);
+    if (!key) {
+      key = stampSealKey(exchange, x25519PublicOf(issuerKey), issuer, self);
+      sealsFrom.set(issuerKey, key);
+    }
+    return key;
+  };
+  /** The claims of a stamp whose seal has a matching entry for this process; undefined when it has none that matches. */
+  const unsealed = (stamp: string, seal: string, now: number): EventStampClaims | undefined => {
+    const mine = seal.split(',').find((entry) => entry.startsWith(`${self}:`));
+    if (!mine) return undefined;
+    let read: ReturnType<typeof readSigned>;
+    try {
+      read = readSigned(stamp, publicKeys);
+    } catch {
+      return undefined; // the signature's check says why
+    }
+    const input = sealInput(stamp);
+    const macs = mine.slice(self.length + 1).split('.');
+    const issuer = read.claims.iss as string;
+    const matches = read.keys.some((k) => {
+      const expected = macOf(sealKeyFrom(k, issuer), input);
+      return macs.some((m) => sameMac(m, expected));
+    });
+    return matches ? checkStampClaims(read.claims, CLOCK_SKEW_SECONDS, now) : undefined;
+  };
   const jtiPrefix = randomBytes(9).toString('base64url');
   let calls = 0;
   const refused = (why: string) => new AppError('unauthenticated', `Invalid internal credential: ${why}`, { code: INTERNAL_CREDENTIAL_REFUSED });
@@ -275,11 +327,11 @@ export function createInternalAuth(
       throw err;
     }
   };
-  const checkStamp = (stamp: string): EventStampClaims => {
+  const checkStamp = (stamp: string, seal?: string): EventStampClaims => {
     const now = Math.floor(Date.now() / 1000);
     let claims = stamps.get(stamp);
     if (!claims || claims.exp < now - CLOCK_SKEW_SECONDS) {
-      claims = verifyEventStamp(stamp, publicKeys, CLOCK_SKEW_SECONDS, now);
+      claims = (seal ? unsealed(stamp, seal, now) : undefined) ?? verifyEventStamp(stamp, publicKeys, CLOCK_SKEW_SECONDS, now);
       stamps.set(stamp, claims);
     }
     return claims;
@@ -299,6 +351,18 @@ export function createInternalAuth(
     self,
     stampEvent(event) {
       return signEventStamp(self, event, privateKey);
+    },
+    sealStamp(stamp, consumers) {
+      const input = sealInput(stamp);
+      return consumers
+        .filter((c) => c !== self && publicKeys.has(c))
+        .map(
+          (c) =>
+            `${c}:${sealKeysTo(c)
+              .map((k) => macOf(k, input))
+              .join('.')}`,
+        )
+        .join(',');
     },
     verifyEventStamp: checkStamp,
     signGrant(orgId, service) {
