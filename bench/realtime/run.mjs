@@ -42,6 +42,9 @@ import { writeResultsSection } from '../lib/results.mjs';
 import { webhookReceiver } from '../lib/webhook-receiver.mjs';
 import { bareRow, bareTableHead, runBare } from './bare.mjs';
 
+// How busy the machine was before this run started (1, 5 and 15 minutes): CPU per message rises on a machine still busy
+// with a build, a test run or another benchmark's vacuum, and the bare pipeline measured first feels it differently.
+const LOAD_BEFORE = os.loadavg();
 const { values: args } = parseArgs({
   options: {
     rate: { type: 'string', default: '800' },
@@ -525,7 +528,7 @@ try {
     '## realtime',
     '',
     `Command: \`node bench/realtime/run.mjs --rate ${RATE} --seconds ${SECONDS}${VIA_GATEWAY ? ' --inbound-via gateway' : ''}${args['rabbit-restart'] ? ' --rabbit-restart' : ''}${args.bare ? ' --bare' : ''}${args.without ? ` --without ${args.without}` : ''}${args.faults ? ' --faults' : ''} --write\`. ` +
-      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores; 1-minute load average at the end ${os.loadavg()[0].toFixed(1)}.`,
+      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores; load average before the run ${LOAD_BEFORE.map((l) => l.toFixed(2)).join(' ')}, 1-minute at the end ${os.loadavg()[0].toFixed(1)}.`,
     '',
     (VIA_GATEWAY
       ? "Path (`--inbound-via gateway`): `POST /sandbox/accounts/:id/inbound` through the gateway → chatnet-connector → the sandbox network process → back over the account's WebSocket to the connector (`chatnet.inbound`)"
