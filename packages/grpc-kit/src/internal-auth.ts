@@ -241,6 +241,39 @@ export interface InternalAuth {
   verifyGrant(grant: string): GrantClaims;
 }
 
+/**
+ * The keys this process shares with each other process for one purpose (call proofs, stamp seals), derived once and
+ * kept: `to(peer)` one per key the peer is listed with (two while its key is rotated), `from(peerKey, peer)` the one for
+ * the key that verified the peer.
+ */
+function pairKeyring(
+  derive: (mine: KeyObject, theirs: KeyObject, from: string, to: string) => Buffer,
+  self: string,
+  exchange: KeyObject,
+  publicKeys: ReadonlyMap<string, readonly KeyObject[]>,
+): { to(peer: string): Buffer[]; from(peerKey: KeyObject, peer: string): Buffer } {
+  const outgoing = new Map<string, Buffer[]>();
+  const incoming = new Map<KeyObject, Buffer>();
+  return {
+    to(peer) {
+      let keys = outgoing.get(peer);
+      if (!keys) {
+        keys = (publicKeys.get(peer) ?? []).map((k) => derive(exchange, x25519PublicOf(k), self, peer));
+        outgoing.set(peer, keys);
+      }
+      return keys;
+    },
+    from(peerKey, peer) {
+      let key = incoming.get(peerKey);
+      if (!key) {
+        key = derive(exchange, x25519PublicOf(peerKey), peer, self);
+        incoming.set(peerKey, key);
+      }
+      return key;
+    },
+  };
+}
+
 export function createInternalAuth(
   self: InternalPrincipal,
   privateKey: KeyObject,
@@ -258,45 +291,10 @@ export function createInternalAuth(
   const stamps = new BoundedCache<EventStampClaims>(CACHE_ENTRIES);
   const seen = new SeenCalls();
   const exchange = x25519PrivateOf(privateKey);
-  // Keys to prove calls to each service: one per key it is listed with (two while its key is rotated).
-  const outgoing = new Map<string, Buffer[]>();
-  const keysTo = (audience: string) => {
-    let keys = outgoing.get(audience);
-    if (!keys) {
-      keys = (publicKeys.get(audience) ?? []).map((k) => callKey(exchange, x25519PublicOf(k), self, audience));
-      outgoing.set(audience, keys);
-    }
-    return keys;
-  };
-  // Keys to check calls from each caller key (the key that verified the caller's token).
-  const incoming = new Map<KeyObject, Buffer>();
-  const keyFrom = (callerKey: KeyObject, caller: string) => {
-    let key = incoming.get(callerKey);
-    if (!key) {
-      key = callKey(exchange, x25519PublicOf(callerKey), caller, self);
-      incoming.set(callerKey, key);
-    }
-    return key;
-  };
-  // Keys to seal stamps for each consumer, and to check the seals of each issuer key, as the call keys above.
-  const sealsTo = new Map<string, Buffer[]>();
-  const sealKeysTo = (consumer: string) => {
-    let keys = sealsTo.get(consumer);
-    if (!keys) {
-      keys = (publicKeys.get(consumer) ?? []).map((k) => stampSealKey(exchange, x25519PublicOf(k), self, consumer));
-      sealsTo.set(consumer, keys);
-    }
-    return keys;
-  };
-  const sealsFrom = new Map<KeyObject, Buffer>();
-  const sealKeyFrom = (issuerKey: KeyObject, issuer: string) => {
-    let key = sealsFrom.get(issuerKey);
-    if (!key) {
-      key = stampSealKey(exchange, x25519PublicOf(issuerKey), issuer, self);
-      sealsFrom.set(issuerKey, key);
-    }
-    return key;
-  };
+  // Keys to prove calls to each service and to check calls from each caller key (the key that verified its token).
+  const callKeys = pairKeyring(callKey, self, exchange, publicKeys);
+  // Keys to seal stamps for each consumer and to check the seals of each issuer key.
+  const sealKeys = pairKeyring(stampSealKey, self, exchange, publicKeys);
   /** The claims of a stamp whose seal has a matching entry for this process; undefined when it has none that matches. */
   const unsealed = (stamp: string, seal: string, now: number): EventStampClaims | undefined => {
     const mine = seal.split(',').find((entry) => entry.startsWith(`${self}:`));
@@ -311,7 +309,7 @@ export function createInternalAuth(
     const macs = mine.slice(self.length + 1).split('.');
     const issuer = read.claims.iss as string;
     const matches = read.keys.some((k) => {
-      const expected = macOf(sealKeyFrom(k, issuer), input);
+      const expected = macOf(sealKeys.from(k, issuer), input);
       return macs.some((m) => sameMac(m, expected));
     });
     return matches ? checkStampClaims(read.claims, CLOCK_SKEW_SECONDS, now) : undefined;
@@ -358,7 +356,8 @@ export function createInternalAuth(
         .filter((c) => c !== self && publicKeys.has(c))
         .map(
           (c) =>
-            `${c}:${sealKeysTo(c)
+            `${c}:${sealKeys
+              .to(c)
               .map((k) => macOf(k, input))
               .join('.')}`,
         )
@@ -387,7 +386,8 @@ export function createInternalAuth(
       const jti = `${jtiPrefix}${(calls++).toString(36)}`;
       const exp = now + PROOF_TTL_SECONDS;
       const input = proofInput(method, jti, exp, token.token, ctx.origin ?? '');
-      return `${token.token}~${jti}~${exp}~${keysTo(audience)
+      return `${token.token}~${jti}~${exp}~${callKeys
+        .to(audience)
         .map((k) => macOf(k, input))
         .join('.')}`;
     },
@@ -400,7 +400,7 @@ export function createInternalAuth(
       let entry = verified.get(token);
       if (!entry || entry.claims.exp < now - CLOCK_SKEW_SECONDS) {
         const { claims, key } = verifyToken(token, self);
-        entry = { claims, callKey: keyFrom(key, claims.iss) };
+        entry = { claims, callKey: callKeys.from(key, claims.iss) };
         verified.set(token, entry);
       }
       const { claims } = entry;
