@@ -223,9 +223,9 @@ export interface InternalAuth {
   /**
    * A stamp's seal for the services that consume its event (`messaging:<mac>,ai:<mac>`): an HMAC of the whole stamp
    * under the key this process shares with each of them (one per key it is listed with, two while its key is rotated).
-   * A consumer that finds its own checks the stamp with it (~2 µs) instead of the signature (~100 µs on this machine's
-   * cores); only this process and that consumer hold the key, so no other service can make one. Services the deployment
-   * lists no key for are left out.
+   * A consumer that finds its own checks the stamp with it (~16 µs, parsing included) instead of the signature
+   * (~120 µs on this machine's cores); only this process and that consumer hold the key, so no other service can make
+   * one. Services the deployment lists no key for are left out.
    */
   sealStamp(stamp: string, consumers: readonly string[]): string;
   /**
