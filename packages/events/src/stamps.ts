@@ -17,20 +17,19 @@ export const EVENT_STAMP_HEADER = 'x-crm-event-stamp';
 export const EVENT_STAMP_SEAL_HEADER = 'x-crm-event-stamp-seal';
 
 /**
- * The types that carry a stamp: those a consumer acts on with calls bound to the event's org (messaging's inbound
+ * The types that carry a stamp, each with the services (InternalAuth principals) that consume it with `stamps`: its
+ * producer seals the stamp for them (EVENT_STAMP_SEAL_HEADER); a consumer left out still checks the stamp, by its
+ * signature. A type is here when a consumer acts on it with calls bound to the event's org (messaging's inbound
  * consumer asks crm for a thread's contact under the connector's stamp; the README's trust model lists the bound
  * methods). No consumer reads the stamp of any other type, and a stamp costs a signature per published event (~50 µs
- * on this machine's cores) and a check per consumed one (~135 µs): at 200 messages a second with every event stamped
- * that was a few percent of the path's CPU (bench/realtime) for nothing. A type joins this set when a consumer of it
- * starts passing eventOrigin to a bound method; a consumer given `stamps` for any other type is refused at construction.
- */
-export const STAMPED_TYPES: ReadonlySet<string> = new Set(['chatnet.inbound']);
-
-/**
- * The services (InternalAuth principals) that consume each stamped type with `stamps`: its producer seals the stamp for
- * them (EVENT_STAMP_SEAL_HEADER). A consumer left out still checks the stamp, by its signature.
+ * on this machine's cores): at 200 messages a second with every event stamped that was a few percent of the path's
+ * CPU (bench/realtime) for nothing. A type joins when a consumer of it starts passing eventOrigin to a bound method; a
+ * consumer given `stamps` for any other type is refused at construction.
  */
 export const STAMP_CHECKERS: Readonly<Record<string, readonly string[]>> = { 'chatnet.inbound': ['messaging'] };
+
+/** The types that carry a stamp (STAMP_CHECKERS' types). */
+export const STAMPED_TYPES: ReadonlySet<string> = new Set(Object.keys(STAMP_CHECKERS));
 
 /** What the outbox relay and the direct publisher stamp with (this process's InternalAuth). */
 export interface EventStamper {
