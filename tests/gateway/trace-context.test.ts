@@ -1,6 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import path from 'node:path';
 import {
   clearRedisPrefix,
   createTestDatabase,
@@ -12,48 +10,18 @@ import {
   TestDatabase,
   uniqueName,
 } from '@crm/testing';
+import { ServiceProcesses } from '../support/service-processes';
 
 // Without an exporter the gateway runs without AsyncLocalStorage and passes each request's traceparent explicitly
 // in its gRPC calls: the client's trace id still reaches identity, whose log lines name it (here: the line identity
 // writes for a user not found).
 describe('trace context gateway → identity with nothing exported', () => {
-  const root = path.resolve(__dirname, '../..');
   let db: TestDatabase;
-  const procs: ChildProcess[] = [];
+  const procs = new ServiceProcesses();
   const identityLines: Array<Record<string, unknown>> = [];
   const prefix = `${uniqueName('t')}:`;
   const exchange = uniqueName('t_events');
   let url = '';
-
-  function launch(service: string, env: Record<string, string>, readyText: string, onLine?: (line: Record<string, unknown>) => void): Promise<void> {
-    return new Promise((resolve, reject) => {
-      // Nothing exported, whatever the environment running the tests says.
-      const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
-      const p = spawn(process.execPath, [path.join(root, 'services', service, 'dist', 'main.js')], {
-        env: { ...inherited, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      procs.push(p);
-      let out = '';
-      let pending = '';
-      p.stdout!.on('data', (d) => {
-        out += d;
-        pending += d;
-        const lines = pending.split('\n');
-        pending = lines.pop()!;
-        for (const l of lines) {
-          try {
-            onLine?.(JSON.parse(l));
-          } catch {
-            /* not a log line */
-          }
-        }
-        if (out.includes(readyText)) resolve();
-      });
-      p.stderr!.on('data', (d) => (out += d));
-      p.on('exit', (code) => reject(new Error(`${service} exited ${code}: ${out}`)));
-    });
-  }
 
   beforeAll(async () => {
     db = await createTestDatabase('identity');
@@ -68,14 +36,15 @@ describe('trace context gateway → identity with nothing exported', () => {
       SIGNUP_ENABLED: 'true',
       METRICS_PORT: '0',
     };
-    await launch('identity', { ...common, DATABASE_URL: db.url, GRPC_PORT: String(grpcPort) }, 'identity listening', (l) => identityLines.push(l));
-    await launch('gateway', { ...common, PORT: String(httpPort), IDENTITY_ADDR: `127.0.0.1:${grpcPort}` }, 'gateway listening');
+    await procs.launch('identity', { ...common, DATABASE_URL: db.url, GRPC_PORT: String(grpcPort) }, 'identity listening', (l) =>
+      identityLines.push(l),
+    );
+    await procs.launch('gateway', { ...common, PORT: String(httpPort), IDENTITY_ADDR: `127.0.0.1:${grpcPort}` }, 'gateway listening');
     url = `http://127.0.0.1:${httpPort}`;
   });
 
   afterAll(async () => {
-    for (const p of procs) p.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
+    await procs.stop();
     await db.drop();
     await clearRedisPrefix(prefix);
     await deleteRabbitPrefix(infra.amqpUrl, exchange);

@@ -4,7 +4,7 @@ import type { Logger } from '@crm/logger';
 import type { Delivery, DeliveryReader } from './delivery';
 import type { EventEnvelope } from './envelope';
 import { attemptOf, type DeliverySettler } from './settle';
-import { failSpan, withEventTrace } from './trace-context';
+import { eventTraceFields, failSpan, withEventTrace } from './trace-context';
 
 /** How a consumer in batch mode applies events: with a pool, each call in its own transaction. */
 export interface BatchApply {
@@ -98,7 +98,7 @@ export class BatchLanes {
     } catch (err) {
       // A key function that throws on odd data must not break the channel's delivery callback; such events
       // all share lane 0, so they still keep their order among themselves.
-      this.o.log.warn({ err, queue: this.o.queue, eventId: event.id }, 'event consumer: batchKey failed; using lane 0');
+      this.o.log.warn({ err, queue: this.o.queue, eventId: event.id, ...eventTraceFields(event) }, 'event consumer: batchKey failed; using lane 0');
       return 0;
     }
   }

@@ -4,7 +4,7 @@ export { enqueueEvent, enqueueEvents, eventToSend, type NewEvent } from './outbo
 export type { EventToSend } from './message';
 export { notifyOutboxCommitted, OutboxRelay, type OutboxRelayOptions } from './relay';
 export { DirectPublisher, type DirectPublisherOptions } from './direct-publisher';
-export { eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';
+export { eventTraceFields, eventTraceparent, traceparentOf, TRACEPARENT_HEADER, withEventTrace } from './trace-context';
 export { brokerConnected, type BrokerLink } from './readiness';
 export { EventConsumer } from './consumer';
 export {

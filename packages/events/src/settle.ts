@@ -5,6 +5,7 @@ import { AckLedger } from './acks';
 import type { Delivery } from './delivery';
 import type { EventEnvelope } from './envelope';
 import { REFUSED_REASON_HEADER, RefusedPublisherError } from './publishers';
+import { eventTraceFields } from './trace-context';
 import { dlqName, retryQueueName } from './topology';
 
 /**
@@ -91,7 +92,7 @@ export class DeliverySettler {
   /** A handler failed for good on this delivery: retry it later, park it in the DLQ, or (exclusive) drop it. */
   async failed(delivery: Delivery, event: EventEnvelope, attempt: number, err: unknown): Promise<void> {
     const { queue, log } = this.o;
-    const ctx = { queue, eventId: event.id, eventType: event.type, attempt };
+    const ctx = { queue, eventId: event.id, eventType: event.type, attempt, ...eventTraceFields(event) };
     if (this.o.exclusive) {
       // Fan-out to live sockets: a late retry is worth nothing, and there is no durable queue to park it in.
       log.error({ err, ...ctx }, 'event consumer: handler failed; dropping (exclusive queue)');

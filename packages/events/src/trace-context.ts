@@ -61,5 +61,16 @@ export function eventTraceparent(event: EventEnvelope): string | undefined {
   return ctx ? traceparentOf(ctx) : undefined;
 }
 
+/**
+ * `traceId` and `spanId` of a consumed event's span, for a line logged about it: explicit, so the line keeps its
+ * trace in a process without an active context (@crm/telemetry's `activeContext`); empty outside a consumer.
+ */
+export function eventTraceFields(event: EventEnvelope): { traceId?: string; spanId?: string } {
+  const span = trace.getSpan(eventContexts.get(event) ?? ROOT_CONTEXT);
+  if (!span) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { traceId, spanId };
+}
+
 /** The consumer span's context of each event being handled (kept off the envelope so it never gets serialised). */
 export const eventContexts = new WeakMap<EventEnvelope, Context>();

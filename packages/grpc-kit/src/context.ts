@@ -15,7 +15,9 @@ export interface CallContext {
   caller?: string;
   /**
    * When sending: the W3C `traceparent` the call continues, for a caller that carries its trace context explicitly
-   * (the gateway's request). Without it the active span's is sent. Not part of the credential; servers leave it unset.
+   * (the gateway's request). Without it the active span's is sent. When serving: the server span's, set by the
+   * server, so a handler passes its trace on explicitly (its `ctx` to the next call, `traceparent` to the events it
+   * enqueues) in a process without an active context (@crm/telemetry's `activeContext`). Not part of the credential.
    */
   traceparent?: string;
   /**

@@ -9,7 +9,7 @@ import type { InternalAuth } from './internal-auth';
 import { isOrgFree } from './org-free';
 import { loadProto, serviceDefinition } from './proto';
 import { Readiness, type ReadinessCheck } from './readiness';
-import { contextFromTraceparent, TRACEPARENT } from './trace-context';
+import { contextFromTraceparent, TRACEPARENT, traceparentOf } from './trace-context';
 import { GrpcTransport } from './transport';
 import type { Handler, ServiceConstructor, TypedHandlers } from './typed';
 
@@ -86,18 +86,28 @@ function wrap(
       cb(err, res);
     };
     // The handler runs inside a server span whose parent is the caller's `traceparent` (a new trace without
-    // one), so what it logs, calls and enqueues carries the caller's trace id.
+    // one), so what it logs, calls and enqueues carries the caller's trace id: through the active context where
+    // the process keeps one, and explicitly, for a process that does without (@crm/telemetry's `activeContext`),
+    // as the handler's `ctx.traceparent` and the trace fields of the lines logged here.
     const parent = contextFromTraceparent(call.metadata.get(TRACEPARENT)[0]);
     const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.method': name } }, parent);
-    context.with(trace.setSpan(parent, span), () => serve(call, callback, span));
+    const spanCtx = trace.setSpan(parent, span);
+    context.with(spanCtx, () => serve(call, callback, span, traceparentOf(spanCtx)));
   };
 
-  function serve(call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>, span: Span): void {
+  function serve(
+    call: grpc.ServerUnaryCall<unknown, unknown>,
+    callback: grpc.sendUnaryData<unknown>,
+    span: Span,
+    traceparent: string | undefined,
+  ): void {
     let ctx: CallContext = { orgId: '', userId: '', role: '', requestId: '', clientIp: '' };
+    const { traceId, spanId } = span.spanContext();
     // Promise.resolve().then: a handler (or the credential check) that throws synchronously is mapped like a rejected one.
     Promise.resolve()
       .then(() => {
         ctx = auth.verify(tokenOf(call.metadata), fullMethod, requestIdOf(call.metadata), originOf(call.metadata));
+        ctx.traceparent = traceparent;
         // The one org check for the call: handlers of methods that act inside an org receive an OrgContext.
         return handler(call.request, needsOrg ? orgContext(ctx) : ctx);
       })
@@ -109,25 +119,25 @@ function wrap(
         (err: unknown) => {
           span.end();
           if (err instanceof AppError) {
-            log.info({ method: name, requestId: ctx.requestId, code: err.code }, err.message);
+            log.info({ method: name, requestId: ctx.requestId, code: err.code, traceId, spanId }, err.message);
             callback({ code: grpcStatusOf(err.kind), details: err.message, metadata: errorMetadata(err) });
             return;
           }
           const rejected = rejectedValue(err);
           if (rejected) {
-            log.info({ method: name, requestId: ctx.requestId, pgCode: (err as { code?: string }).code }, rejected.message);
+            log.info({ method: name, requestId: ctx.requestId, pgCode: (err as { code?: string }).code, traceId, spanId }, rejected.message);
             callback({ code: grpcStatusOf(rejected.kind), details: rejected.message, metadata: errorMetadata(rejected) });
             return;
           }
           const unavailable = databaseUnavailable(err);
           if (unavailable) {
-            log.warn({ err, method: name, requestId: ctx.requestId }, 'gRPC handler: database unavailable');
+            log.warn({ err, method: name, requestId: ctx.requestId, traceId, spanId }, 'gRPC handler: database unavailable');
             callback({ code: grpcStatusOf(unavailable.kind), details: unavailable.message, metadata: errorMetadata(unavailable) });
             return;
           }
           const errorId = randomUUID();
           span.setStatus({ code: SpanStatusCode.ERROR, message: `errorId ${errorId}` });
-          log.error({ err, method: name, requestId: ctx.requestId, errorId }, 'unhandled error in gRPC handler');
+          log.error({ err, method: name, requestId: ctx.requestId, errorId, traceId, spanId }, 'unhandled error in gRPC handler');
           const md = new grpc.Metadata();
           md.set('x-error-code', 'internal');
           md.set('x-error-id', errorId);

@@ -17,3 +17,12 @@ export function traceparentOf(ctx: Context = context.active()): string | undefin
 export function contextFromTraceparent(traceparent: unknown): Context {
   return typeof traceparent === 'string' && traceparent ? propagation.extract(ROOT_CONTEXT, { [TRACEPARENT]: traceparent }) : ROOT_CONTEXT;
 }
+
+/**
+ * `traceId` and `spanId` of the call a handler serves (its `ctx.traceparent`), for a line it logs: explicit, so the
+ * line keeps its trace in a process without an active context (@crm/telemetry's `activeContext`).
+ */
+export function traceFields(ctx: { traceparent?: string }): { traceId?: string; spanId?: string } {
+  const parts = ctx.traceparent?.split('-');
+  return parts?.length === 4 ? { traceId: parts[1], spanId: parts[2] } : {};
+}

@@ -1,4 +1,4 @@
-import { context, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api';
 import type { RequestHandler, Response } from 'express';
 import { contextFromTraceparent } from '@crm/grpc-kit';
 
@@ -54,6 +54,6 @@ export const resumeTrace: RequestHandler = (_req, res, next) => {
  * active span only when there is a context manager, which the gateway goes without when nothing is exported.
  */
 export function traceFieldsOf(res: Response): { traceId?: string; spanId?: string } {
-  const sc = trace.getSpanContext((res.locals.traceContext as Context | undefined) ?? context.active());
+  const sc = trace.getSpanContext((res.locals.traceContext as Context | undefined) ?? ROOT_CONTEXT);
   return sc ? { traceId: sc.traceId, spanId: sc.spanId } : {};
 }

@@ -7,10 +7,14 @@ import * as repo from './availability.repo';
 
 const gone = () => new AppError('unauthenticated', 'User no longer exists or is inactive');
 
-/** user.availability_changed in the transaction of the change, when the effective status moved. */
-export async function publishChange(db: Queryable, c: repo.Changed | undefined): Promise<void> {
+/**
+ * user.availability_changed in the transaction of the change, when the effective status moved; in the trace of the
+ * call that changed it (`traceparent`), none for the offline timer's.
+ */
+export async function publishChange(db: Queryable, c: repo.Changed | undefined, traceparent?: string): Promise<void> {
   if (!c || c.previous === c.row.availability) return;
   await enqueueEvent(db, {
+    traceparent,
     type: 'user.availability_changed',
     orgId: c.row.org_id,
     data: { userId: c.row.id, status: c.row.availability, previousStatus: c.previous, chosenStatus: c.row.availability_chosen },
@@ -31,7 +35,7 @@ export async function set(deps: Deps, ctx: OrgContext, req: { status?: string })
   const status = oneOf(req.status, AVAILABILITY_STATUSES, 'status');
   const changed = await withTransaction(deps.pool, async (db) => {
     const c = await repo.choose(db, orgId, userId, status);
-    await publishChange(db, c);
+    await publishChange(db, c, ctx.traceparent);
     return c;
   });
   if (!changed) throw gone();
@@ -54,7 +58,7 @@ export async function report(deps: Deps, ctx: OrgContext, req: { userId?: string
     const c = req.connected
       ? await repo.connected(db, orgId, userId, seq)
       : await repo.disconnected(db, orgId, userId, seq, deps.config.AVAILABILITY_OFFLINE_AFTER_MS);
-    await publishChange(db, c);
+    await publishChange(db, c, ctx.traceparent);
   });
   return { ok: true, message: 'Presence recorded' };
 }

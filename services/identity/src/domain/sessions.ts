@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { encodeRevocation } from '@crm/auth';
-import { AppError } from '@crm/grpc-kit';
+import { AppError, traceFields, type CallContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import type { Deps } from '../deps';
 import { liveHashesOfUser } from '../db/api-keys.repo';
@@ -39,14 +39,14 @@ export async function issueSession(deps: Deps, db: Queryable, user: UserRow, fam
  * token presented again means it was stolen or replayed, so the whole family is revoked: its refresh tokens,
  * and the access tokens issued with them (deny-listed and their live sockets ended), whoever holds them.
  */
-export async function refresh(deps: Deps, refreshToken: string) {
+export async function refresh(deps: Deps, ctx: CallContext, refreshToken: string) {
   if (!refreshToken) throw invalidRefresh();
   return withTransaction(deps.pool, async (db) => {
     const verdict = judgeRefresh(await tokens.findRefreshForUpdate(db, secretTokenHash(refreshToken)), Date.now());
     if (verdict.kind === 'invalid') throw invalidRefresh();
     if (verdict.kind === 'reused') {
       const live = await tokens.revokeFamily(db, verdict.familyId);
-      deps.log.warn({ userId: verdict.userId }, 'refresh token reuse detected; session family revoked');
+      deps.log.warn({ userId: verdict.userId, ...traceFields(ctx) }, 'refresh token reuse detected; session family revoked');
       return { reused: true as const, live };
     }
     const user = await users.findById(db, verdict.userId);

@@ -145,7 +145,7 @@ export async function update(
     if (demotesOwner(target, patch)) assertKeepsAnOwner(await users.countActiveOwners(db, orgId));
     const updated = (await users.updateUser(db, orgId, target.id, patch))!;
     if (patch.status === 'inactive') await tokens.revokeAllForUser(db, target.id);
-    if (target.status !== 'inactive' && updated.status === 'inactive') await publishDeactivated(db, updated);
+    if (target.status !== 'inactive' && updated.status === 'inactive') await publishDeactivated(db, updated, ctx);
     for (const entry of auditedChanges(target, updated)) await recordAudit(db, ctx, entry);
     return updated;
   });
@@ -153,9 +153,9 @@ export async function update(
   return users.toUser(row);
 }
 
-/** user.deactivated, in the transaction that deactivates (messaging releases their conversations on it). */
-function publishDeactivated(db: Queryable, user: users.UserRow) {
-  return enqueueEvent(db, { type: 'user.deactivated', orgId: user.org_id, data: { userId: user.id } });
+/** user.deactivated, in the transaction that deactivates (messaging releases their conversations on it), in the call's trace. */
+function publishDeactivated(db: Queryable, user: users.UserRow, ctx: OrgContext) {
+  return enqueueEvent(db, { type: 'user.deactivated', orgId: user.org_id, data: { userId: user.id }, traceparent: ctx.traceparent });
 }
 
 /** DELETE deactivates: the record stays (history refers to it), sign-in and tokens stop working. */
@@ -176,7 +176,7 @@ export async function deactivate(deps: Deps, ctx: OrgContext, id: string) {
         resourceId: target.id,
         details: { email: target.email, status: { from: target.status, to: 'inactive' } },
       });
-      await publishDeactivated(db, target);
+      await publishDeactivated(db, target, ctx);
     }
   });
   await invalidateAccessTokens(deps, target.id);

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import { isEventOf, type EventEnvelope } from '@crm/events';
+import { eventTraceFields, isEventOf, type EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import * as audit from '../db/audit-log.repo';
 import { fromEvent } from '../domain/audit';
@@ -17,7 +17,7 @@ export function auditRecordedHandler(log: Logger) {
     if (!isUuid(event.orgId) || !entry) {
       // Retrying cannot make it valid; the warning is the trace of a producer bug.
       log.warn(
-        { eventId: event.id, orgId: event.orgId },
+        { eventId: event.id, orgId: event.orgId, ...eventTraceFields(event) },
         'audit.recorded without an organization or with an action that is not <resource>.<verb>; ignored',
       );
       return;

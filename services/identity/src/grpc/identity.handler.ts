@@ -17,7 +17,7 @@ export function identityHandlers(deps: Deps): HandlersFor<'identity.v1.IdentityS
     Setup: (req) => auth.setup(deps, req),
     Signup: (req) => auth.signup(deps, req),
     Login: (req, ctx) => auth.login(deps, req, ctx),
-    Refresh: (req) => refresh(deps, req.refreshToken),
+    Refresh: (req, ctx) => refresh(deps, ctx, req.refreshToken),
     Logout: (req) => logout(deps, req.refreshToken, req.jti, Number(req.accessExpiresAt)),
     AcceptInvitation: (req) => auth.acceptInvitation(deps, req),
 

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupAddress } from 'node:dns';
 import { performance } from 'node:perf_hooks';
-import { TRACEPARENT, traceparentOf } from '@crm/grpc-kit';
+import { TRACEPARENT } from '@crm/grpc-kit';
 import { AddressGuard, type AllowList, RefusedAddressError, type Resolver } from '@crm/net-guard';
 import { signedHeaders } from '../domain/signing';
 
@@ -29,6 +29,11 @@ export interface SendRequest {
   /** HMAC key: the base64-decoded part of a `whsec_` secret, or a typed secret's UTF-8 bytes (domain/signing.ts). */
   key: Buffer;
   timeoutMs?: number;
+  /**
+   * The request's `traceparent` header: the span of a delivery attempt (the event's trace) or the test send's API
+   * call. Passed explicitly, since the service runs without an active context (main.ts); none, no header.
+   */
+  traceparent?: string;
 }
 
 export interface SenderOptions {
@@ -122,9 +127,7 @@ export class WebhookSender {
       'content-length': String(Buffer.byteLength(req.body)),
       'user-agent': USER_AGENT,
     };
-    // The active span's: a delivery attempt's (the event's trace) or a test send's (the API request's).
-    const traceparent = traceparentOf();
-    if (traceparent) headers[TRACEPARENT] = traceparent;
+    if (req.traceparent) headers[TRACEPARENT] = req.traceparent;
     const timeoutMs = req.timeoutMs ?? this.timeoutMs;
     const https_ = url.protocol === 'https:';
 

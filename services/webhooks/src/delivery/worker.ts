@@ -3,7 +3,7 @@ import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ClaimLoop, type ClaimBatch, withTransaction, type Pool } from '@crm/db';
 import type { SecretBox } from '@crm/crypto';
 import { enqueueEvent } from '@crm/events';
-import { contextFromTraceparent } from '@crm/grpc-kit';
+import { contextFromTraceparent, traceparentOf } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import { Batcher } from '../db/batcher';
@@ -43,6 +43,13 @@ export interface WorkerOptions {
 }
 
 const tracer = trace.getTracer('@crm/webhooks');
+
+/** A delivery attempt's span, as the attempt passes it on: the request's header and the lines it logs. */
+interface Traced {
+  traceparent: string | undefined;
+  traceId: string;
+  spanId: string;
+}
 const PRUNE_EVERY_MS = 3_600_000;
 const TIMER_LIMIT_MS = 60_000;
 /** How long a success waits for others to be recorded with it in one statement. */
@@ -300,25 +307,36 @@ export class DeliveryWorker {
       { kind: SpanKind.CLIENT, attributes: { 'webhook.delivery_id': row.id, 'webhook.id': row.webhook_id, 'webhook.attempt': row.attempts + 1 } },
       parent,
     );
-    return context.with(trace.setSpan(parent, span), () =>
-      this.attemptInSpan(row, requestDone, (result) => {
+    // The span's trace travels explicitly (the request's header, the lines logged, a webhook.disabled event): the
+    // service runs without an active context unless spans are exported (main.ts). Exporting, the span is also made
+    // active, so the database's spans nest under it.
+    const { traceId, spanId } = span.spanContext();
+    const spanCtx = trace.setSpan(parent, span);
+    const traced: Traced = { traceparent: traceparentOf(spanCtx), traceId, spanId };
+    return context.with(spanCtx, () =>
+      this.attemptInSpan(row, traced, requestDone, (result) => {
         if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
         if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? undefined });
       }).finally(() => span.end()),
     );
   }
 
-  private async attemptInSpan(row: deliveries.ClaimedDelivery, requestDone: () => void, sent: (r: AttemptResult) => void): Promise<void> {
+  private async attemptInSpan(
+    row: deliveries.ClaimedDelivery,
+    { traceparent, traceId, spanId }: Traced,
+    requestDone: () => void,
+    sent: (r: AttemptResult) => void,
+  ): Promise<void> {
     const trigger: deliveries.AttemptTrigger = row.manual ? 'manual' : 'auto';
     try {
       let key: Buffer | undefined;
       try {
         key = this.signingKeys.keyOf(row.secret_enc, secretAad(row.org_id, row.webhook_id));
       } catch (err) {
-        this.o.log.error({ err, webhookId: row.webhook_id }, 'webhook worker: secret cannot be decrypted');
+        this.o.log.error({ err, webhookId: row.webhook_id, traceId, spanId }, 'webhook worker: secret cannot be decrypted');
       }
       const result: AttemptResult = key
-        ? await this.o.sender.send({ url: row.url, id: row.event_id, body: row.payload, key })
+        ? await this.o.sender.send({ url: row.url, id: row.event_id, body: row.payload, key, traceparent })
         : {
             ok: false,
             statusCode: null,
@@ -340,14 +358,19 @@ export class DeliveryWorker {
         if (outcome !== 'pending') return;
       }
       if (result.ok) await this.successes.add({ delivery: row, trigger, result });
-      else await this.recordFailure(row, trigger, result);
+      else await this.recordFailure(row, trigger, result, { traceparent, traceId, spanId });
     } catch (err) {
       // Not recorded (database unreachable): the lease runs out and the delivery is attempted again.
-      this.o.log.error({ err, deliveryId: row.id }, 'webhook worker: recording an attempt failed');
+      this.o.log.error({ err, deliveryId: row.id, traceId, spanId }, 'webhook worker: recording an attempt failed');
     }
   }
 
-  private async recordFailure(row: deliveries.ClaimedDelivery, trigger: deliveries.AttemptTrigger, result: AttemptResult): Promise<void> {
+  private async recordFailure(
+    row: deliveries.ClaimedDelivery,
+    trigger: deliveries.AttemptTrigger,
+    result: AttemptResult,
+    { traceparent, traceId, spanId }: Traced,
+  ): Promise<void> {
     const retryInMs = row.one_shot ? undefined : this.o.schedule[row.retries];
     const disabled = await withTransaction(this.o.pool, async (db) => {
       if (!(await deliveries.recordFailure(db, row, trigger, result, retryInMs))) return undefined;
@@ -357,11 +380,11 @@ export class DeliveryWorker {
       await webhooks.disable(db, row.webhook_id, reason);
       await deliveries.failPending(db, row.webhook_id, 'webhook disabled after failing continuously');
       // In the same transaction as the disable, so the notification is sent if and only if it happened.
-      await enqueueEvent(db, { type: DISABLED_EVENT_TYPE, orgId: w.orgId, data: { webhookId: row.webhook_id, url: w.url, reason } });
+      await enqueueEvent(db, { type: DISABLED_EVENT_TYPE, orgId: w.orgId, data: { webhookId: row.webhook_id, url: w.url, reason }, traceparent });
       return reason;
     });
     if (disabled) {
-      this.o.log.warn({ webhookId: row.webhook_id, orgId: row.org_id, reason: disabled }, 'webhook disabled');
+      this.o.log.warn({ webhookId: row.webhook_id, orgId: row.org_id, reason: disabled, traceId, spanId }, 'webhook disabled');
       // A fan-out write that was under way as the disable committed may have left rows pending: they fail too.
       await deliveries.failPendingAfterWrites(this.o.pool, row.webhook_id, 'webhook disabled after failing continuously');
     } else if (retryInMs !== undefined && retryInMs < TIMER_LIMIT_MS) {

@@ -1,5 +1,5 @@
 import { iso, isoOrUndefined, offsetOf, pagination } from '@crm/db';
-import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
 import type { Deps } from '../deps';
@@ -83,6 +83,6 @@ export async function redeliver(deps: Deps, ctx: OrgContext, id: string) {
   // Any instance may take it (the update has committed); should the NOTIFY fail, the next poll does.
   await deliveries
     .announceDue(deps.pool, row.webhook_id, [row.id])
-    .catch((err) => deps.log.warn({ err, deliveryId: row.id }, 'webhooks: announcing a redelivery failed'));
+    .catch((err) => deps.log.warn({ err, deliveryId: row.id, ...traceFields(ctx) }, 'webhooks: announcing a redelivery failed'));
   return deliveryView(row, await deliveries.attemptsOf(deps.pool, orgId, [row.id]));
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { iso, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { AppError, invalid, notFound, requireCan, type OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, traceFields, type OrgContext } from '@crm/grpc-kit';
 import { isUuid } from '@crm/validation';
 import * as feed from '../db/feed.repo';
 import * as replays from '../db/replays.repo';
@@ -56,7 +56,7 @@ export async function start(deps: Deps, ctx: OrgContext, req: { webhookId: strin
     });
     return n;
   });
-  deps.log.info({ orgId: ctx.orgId, webhookId: endpoint.id, replayId: id, count }, 'webhook replay started');
+  deps.log.info({ orgId: ctx.orgId, webhookId: endpoint.id, replayId: id, count, ...traceFields(ctx) }, 'webhook replay started');
   return { replayId: id, count };
 }
 

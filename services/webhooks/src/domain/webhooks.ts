@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { iso, isoOrUndefined, withRetriedTransaction, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import * as deliveries from '../db/deliveries.repo';
 import * as webhooks from '../db/webhooks.repo';
 import { type Deps, secretAad } from '../deps';
@@ -33,11 +33,12 @@ export function view(w: webhooks.WebhookRow) {
  * refused address is a 400; one that does not resolve at the moment is accepted (DNS may not be set up
  * yet) and judged again on every attempt, which is where the guard really holds.
  */
-async function checkUrl(deps: Deps, raw: string | undefined): Promise<string> {
+async function checkUrl(deps: Deps, ctx: OrgContext, raw: string | undefined): Promise<string> {
   const url = parseWebhookUrl(raw);
   const check = await deps.sender.guard.checkOnSave(url.hostname, RESOLVE_TIMEOUT_MS);
   if ('refused' in check) throw invalid('url', check.refused);
-  if ('unresolved' in check) deps.log.info({ host: url.hostname, err: check.unresolved }, 'webhook URL host does not resolve now; accepted');
+  if ('unresolved' in check)
+    deps.log.info({ host: url.hostname, err: check.unresolved, ...traceFields(ctx) }, 'webhook URL host does not resolve now; accepted');
   return raw!.trim();
 }
 
@@ -76,7 +77,7 @@ export async function create(deps: Deps, ctx: OrgContext, req: { url?: string; e
   const events = validateEvents(req.events);
   const given = (req.secret ?? '').trim();
   const secret = given ? checkSecret(given) : generateSecret();
-  const url = await checkUrl(deps, req.url);
+  const url = await checkUrl(deps, ctx, req.url);
   if ((await webhooks.count(deps.pool, orgId)) >= deps.config.WEBHOOK_MAX_PER_ORG) {
     throw new AppError('failed_precondition', `An organization can have at most ${deps.config.WEBHOOK_MAX_PER_ORG} webhooks`, {
       code: 'limit_reached',
@@ -116,7 +117,7 @@ export async function update(
   if (req.setEvents) patch.events = validateEvents(req.events);
   if (req.secret !== undefined) patch.secretEnc = deps.box.encrypt(checkSecret(req.secret.trim()), secretAad(orgId, req.id));
   if (req.active !== undefined) patch.active = req.active;
-  if (req.url !== undefined) patch.url = await checkUrl(deps, req.url);
+  if (req.url !== undefined) patch.url = await checkUrl(deps, ctx, req.url);
   const row = await withTransaction(deps.pool, async (db) => {
     const updated = await webhooks.update(db, orgId, req.id, patch);
     // Deactivated: what still waits for this endpoint fails now and can be redelivered after re-activation.
@@ -198,6 +199,7 @@ export async function test(deps: Deps, ctx: OrgContext, id: string) {
     body: payload,
     key,
     timeoutMs: Math.min(TEST_TIMEOUT_MS, deps.config.WEBHOOK_TIMEOUT_MS),
+    traceparent: ctx.traceparent,
   });
   const deliveryId = randomUUID();
   await deliveries.insertFinished(deps.pool, { id: deliveryId, orgId, webhookId: w.id, eventId, type: TEST_EVENT_TYPE, payload }, 'test', result);
