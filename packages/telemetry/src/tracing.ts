@@ -12,9 +12,10 @@ export interface TelemetryOptions {
   /**
    * Whether the process needs the active span carried through async calls (an AsyncLocalStorage context manager)
    * when nothing is exported. 'always' (the default): its code reads the active span (a gRPC handler's outbox
-   * write, a log line). 'when-exporting': the process passes trace context explicitly (the gateway: a request's
-   * `traceparent` travels in its call context), so without export it skips AsyncLocalStorage, whose async hooks
-   * tax every promise in the process.
+   * write, a log line). 'when-exporting': the process passes trace context explicitly (a request's or a gRPC
+   * call's `ctx.traceparent`, a consumed event's `eventTraceparent`; tests/architecture/explicit-trace-context.test.ts
+   * holds such a service to it), so without export it skips AsyncLocalStorage, whose promise hooks tax every promise
+   * in the process (measured: ~1.6 µs per promise, ~9% of a service's CPU per message in bench/realtime).
    */
   activeContext?: 'always' | 'when-exporting';
 }
