@@ -27,4 +27,10 @@ describe('audit entries', () => {
       },
     });
   });
+
+  it("continues the call's trace: the entry carries ctx.traceparent, explicitly (no active context needed)", () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    expect(auditEvent({ orgId: 'o', userId: 'u', traceparent }, { action: 'view.created', resourceType: 'view' }).traceparent).toBe(traceparent);
+    expect(auditEvent({ orgId: 'o', userId: 'u' }, { action: 'view.created', resourceType: 'view' }).traceparent).toBeUndefined();
+  });
 });

@@ -34,6 +34,8 @@ export interface AuditCaller {
   requestId?: string;
   clientIp?: string;
   caller?: string;
+  /** The trace the entry continues: a handler's `ctx.traceparent` (none when the service acts on its own). */
+  traceparent?: string;
 }
 
 export interface AuditAction {
@@ -66,7 +68,7 @@ export function auditEntry(ctx: AuditCaller, a: AuditAction): AuditRecorded {
 }
 
 export function auditEvent(ctx: AuditCaller, a: AuditAction): NewEvent {
-  return { type: AUDIT_RECORDED, orgId: ctx.orgId, data: auditEntry(ctx, a) };
+  return { type: AUDIT_RECORDED, orgId: ctx.orgId, data: auditEntry(ctx, a), traceparent: ctx.traceparent };
 }
 
 /**
