@@ -4,7 +4,7 @@ import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import type { BusinessHoursSource, ConversationSource, IdentityChannel, UserDirectory } from './clients';
 import type { CrmConfig } from './config';
-import type { ContactWriter, TotalCache } from './contacts';
+import type { ContactWriters, TotalCache } from './contacts';
 
 /** Everything the domain needs, built once at start and passed down (no module-level singletons). */
 export interface Deps {
@@ -20,8 +20,11 @@ export interface Deps {
   /** messaging's business hours (analytics that count open hours only). */
   businessHours: BusinessHoursSource;
   totals: TotalCache;
-  /** Every creation, change and deletion of a contact goes through it (with its activity, event and scoring facts). */
-  contactWriter: ContactWriter;
+  /**
+   * Every creation, change and deletion of a contact goes through it (with its activity, event and scoring facts), in
+   * the trace of the work it writes for: `deps.contactWriter.inTrace(ctx.traceparent)`.
+   */
+  contactWriter: ContactWriters;
   /** This service's Prometheus registry (gRPC, events). */
   metrics: Metrics;
 }

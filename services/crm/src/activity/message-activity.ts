@@ -1,4 +1,4 @@
-import { isEventOf, type ParsedEvent } from '@crm/events';
+import { eventTraceFields, isEventOf, type ParsedEvent } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import { ActivityType, recordMessageActivity } from '../contacts';
 import { isUuid } from '../shared';
@@ -18,7 +18,7 @@ function touchOf(event: ParsedEvent<'message.received' | 'message.sent'>, log: L
   // and nothing to report either (a warning per group message would bury the ones that matter).
   if (data.contactId === null || data.contactId === undefined) return undefined;
   if (!isUuid(data.contactId) || !isUuid(event.orgId)) {
-    log.warn({ eventId: event.id, type: event.type }, 'message event without a usable contactId or orgId; ignored');
+    log.warn({ eventId: event.id, type: event.type, ...eventTraceFields(event) }, 'message event without a usable contactId or orgId; ignored');
     return undefined;
   }
   // sentAt is an ISO instant (the schema checked it).

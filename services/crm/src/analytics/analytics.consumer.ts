@@ -1,4 +1,4 @@
-import { isEventOf, type EventContact, type ParsedEvent } from '@crm/events';
+import { eventTraceFields, isEventOf, type EventContact, type ParsedEvent } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import { isUuid } from '../shared';
 import type { FamilyModule } from '../events';
@@ -63,7 +63,7 @@ export function analyticsEvents(log: Logger): FamilyModule {
       if (!isEventOf(event, ...ANALYTICS_TYPES)) continue;
       const occurredAt = time(event.occurredAt);
       if (!isUuid(event.orgId) || occurredAt === undefined) {
-        log.warn({ eventId: event.id, type: event.type }, 'analytics: event without a usable orgId or time; ignored');
+        log.warn({ eventId: event.id, type: event.type, ...eventTraceFields(event) }, 'analytics: event without a usable orgId or time; ignored');
         continue;
       }
       const orgId = event.orgId.toLowerCase();

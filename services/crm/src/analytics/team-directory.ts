@@ -19,7 +19,14 @@ export function identityTeamDirectory(identity: IdentityChannel): TeamDirectory 
   return {
     async members(ctx, department) {
       // Only the organization matters to identity's ListUsers; API-key callers have no user id.
-      const meta = { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin };
+      const meta = {
+        orgId: ctx.orgId,
+        userId: ctx.userId,
+        role: ctx.role,
+        requestId: ctx.requestId,
+        origin: ctx.origin,
+        traceparent: ctx.traceparent,
+      };
       const out: TeamMember[] = [];
       try {
         for (let page = 1; ; page++) {

@@ -9,6 +9,7 @@ import {
   type LbPolicy,
   loadProto,
   serviceDefinition,
+  traceFields,
 } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 
@@ -60,7 +61,7 @@ export function messagingBusinessHours(
       try {
         const res = await get().ListBusinessHours(
           {},
-          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
+          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin, traceparent: ctx.traceparent },
           { deadlineMs },
         );
         const org = hoursOf(res.org!);
@@ -68,7 +69,7 @@ export function messagingBusinessHours(
         return { org, accounts, of: (accountId) => (accountId && accounts.get(accountId)) || org };
       } catch (err) {
         log.warn(
-          { requestId: ctx.requestId, addr, err: { message: (err as Error).message, code: (err as { code?: number }).code } },
+          { requestId: ctx.requestId, addr, err: { message: (err as Error).message, code: (err as { code?: number }).code }, ...traceFields(ctx) },
           'messaging did not answer business hours',
         );
         throw new AppError('unavailable', 'Cannot count open hours now: the messaging service is unavailable');

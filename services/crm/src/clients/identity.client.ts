@@ -61,7 +61,7 @@ export function identityDirectory(identity: IdentityChannel): UserDirectory {
       try {
         user = await get().GetUser(
           { id: userId },
-          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
+          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin, traceparent: ctx.traceparent },
         );
       } catch (err) {
         const e = decodeRemoteError(err as { code?: number });

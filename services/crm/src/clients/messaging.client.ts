@@ -10,6 +10,7 @@ import {
   loadProto,
   serviceDefinition,
   status,
+  traceFields,
 } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 
@@ -71,13 +72,19 @@ export function messagingConversations(
       try {
         const res = await get().ContactConversations(
           { contactId },
-          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
+          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin, traceparent: ctx.traceparent },
           { deadlineMs },
         );
         return { available: true, conversations: res.conversations ?? [] };
       } catch (err) {
         log.warn(
-          { requestId: ctx.requestId, contactId, addr, err: { message: (err as Error).message, code: (err as { code?: number }).code } },
+          {
+            requestId: ctx.requestId,
+            contactId,
+            addr,
+            err: { message: (err as Error).message, code: (err as { code?: number }).code },
+            ...traceFields(ctx),
+          },
           'messaging unavailable: contact conversations omitted',
         );
         return { available: false, conversations: [] };
@@ -87,7 +94,7 @@ export function messagingConversations(
       try {
         const res = await get().GetConversation(
           { id, page: 1, limit: 1 },
-          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
+          { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin, traceparent: ctx.traceparent },
           { deadlineMs },
         );
         const c = res.conversation;
@@ -96,7 +103,7 @@ export function messagingConversations(
         const e = decodeRemoteError(err as { code?: number });
         if (e.grpcCode === status.NOT_FOUND || e.grpcCode === status.INVALID_ARGUMENT) return undefined;
         log.warn(
-          { requestId: ctx.requestId, conversationId: id, err: { message: (err as Error).message, code: e.grpcCode } },
+          { requestId: ctx.requestId, conversationId: id, err: { message: (err as Error).message, code: e.grpcCode }, ...traceFields(ctx) },
           'messaging did not answer a conversation check',
         );
         throw new AppError('unavailable', 'Cannot check conversationId now: the messaging service is unavailable');

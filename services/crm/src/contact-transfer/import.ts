@@ -142,7 +142,7 @@ export async function importBatch(deps: Deps, ctx: OrgContext, req: crm.ImportCo
   for (let attempt = 1; ; attempt++) {
     try {
       const counts = await withTransaction(deps.pool, async (tx) => {
-        const result = await writeBatch(tx, deps.contactWriter, orgId, valid);
+        const result = await writeBatch(tx, deps.contactWriter.inTrace(ctx.traceparent), orgId, valid);
         if (req.dryRun) throw new DryRun(result);
         return result;
       });

@@ -35,6 +35,18 @@ export interface NewContactScoring {
 }
 
 /**
+ * The contact writer as Deps holds it: a write first names the trace its events continue (`inTrace`), so none can fall
+ * back on the active context, which the service goes without unless spans are exported (main.ts).
+ */
+export interface ContactWriters {
+  /**
+   * The writer for work in the trace `traceparent`: a handler's `ctx.traceparent`, a consumed event's
+   * `eventTraceparent(event)`, or undefined for a timer's or a worker's work (a trace of its own).
+   */
+  inTrace(traceparent: string | undefined): ContactWriter;
+}
+
+/**
  * The one place a contact is created, changed or deleted (issues #14, #30): every path (the contacts API, bulk actions,
  * chat-network identities and friend lists, CSV import, socialnet leads, merges and their undoing, a deleted status or
  * custom field) writes the row, its activity and its outbox event here, in the caller's transaction, and hands the
@@ -42,12 +54,20 @@ export interface NewContactScoring {
  * status, stage, tags added) exist exactly when the change does, instead of crm consuming its own events back from
  * the broker. The rows themselves are written only through contacts/db, the one place that names the table.
  * Callers validate and lock first; the writer does not check permissions.
+ *
+ * Every event it enqueues (and scoring's announcements of the scores they move) continues `traceparent`, the trace of
+ * the work it writes for (see ContactWriters.inTrace); none, a trace of its own.
  */
-export class ContactWriter {
+export class ContactWriter implements ContactWriters {
   constructor(
     private readonly recordFacts: FamilyModule = nothingToScore,
     private readonly newContacts?: NewContactScoring,
+    private readonly traceparent?: string,
   ) {}
+
+  inTrace(traceparent: string | undefined): ContactWriter {
+    return new ContactWriter(this.recordFacts, this.newContacts, traceparent);
+  }
 
   /** A new contact: the row, its `created` activity, contact.created. A duplicate phone fails as the insert does. */
   async create(tx: PoolClient, c: repo.NewContact, activity: string): Promise<repo.ContactRow> {
@@ -64,7 +84,7 @@ export class ContactWriter {
    */
   async createAlone(pool: Pool, c: repo.NewContact, activity: string): Promise<repo.ContactRow> {
     if (this.newContacts) {
-      const { event, data } = eventToSend(contactCreatedEvent(c.orgId, repo.provisionalContactRow(c, new Date())));
+      const { event, data } = eventToSend(contactCreatedEvent(c.orgId, repo.provisionalContactRow(c, new Date()), this.traceparent));
       const envelope: EventEnvelope = {
         id: event.id,
         type: event.type,
@@ -108,7 +128,7 @@ export class ContactWriter {
     if (!row) return (await repo.findContact(tx, orgId, id))!;
     // The UPDATE answered the row as it is now: no second read (a campaign links one lead after another).
     await recordActivity(tx, { orgId, contactId: id, type: 'updated', data: 'Chat-network identity found for the phone number' });
-    await this.score(tx, [await contactUpdated(tx, orgId, row, ['chatnetUid'])]);
+    await this.score(tx, [await contactUpdated(tx, orgId, row, ['chatnetUid'], this.traceparent)]);
     return row;
   }
 
@@ -143,7 +163,7 @@ export class ContactWriter {
     const row = (await repo.updateContact(tx, orgId, before.id, changed, announced.length > 0))!;
     if (announced.length === 0) return { row, changes };
     if (opts.activity !== false) await recordActivity(tx, { orgId, contactId: row.id, type: 'updated', data: describe(before, row, announced) });
-    await this.score(tx, [await contactUpdated(tx, orgId, row, announced)]);
+    await this.score(tx, [await contactUpdated(tx, orgId, row, announced, this.traceparent)]);
     return { row, changes };
   }
 
@@ -171,9 +191,15 @@ export class ContactWriter {
         at: r.updated_at,
       })),
     );
+    const { traceparent } = this;
     const events = await enqueueEvents(
       tx,
-      rows.map((r) => ({ type: 'contact.updated', orgId, data: { contact: repo.toEventContact(r), changes: byId.get(r.id)!.changes } })),
+      rows.map((r) => ({
+        type: 'contact.updated',
+        orgId,
+        data: { contact: repo.toEventContact(r), changes: byId.get(r.id)!.changes },
+        traceparent,
+      })),
     );
     await this.score(tx, events);
   }
@@ -185,7 +211,7 @@ export class ContactWriter {
   private async changed(tx: PoolClient, orgId: string, id: string, changes: string[], activity: ActivityLine): Promise<repo.ContactRow> {
     await recordActivity(tx, { orgId, contactId: id, ...activity });
     const row = (await repo.findContact(tx, orgId, id))!;
-    if (changes.length > 0) await this.score(tx, [await contactUpdated(tx, orgId, row, changes)]);
+    if (changes.length > 0) await this.score(tx, [await contactUpdated(tx, orgId, row, changes, this.traceparent)]);
     return row;
   }
 
@@ -226,9 +252,15 @@ export class ContactWriter {
   async clearStatus(tx: PoolClient, orgId: string, statusId: string): Promise<void> {
     // One statement for the contacts and one for their events, however many contacts had the status.
     const rows = await clearStatusFromContacts(tx, orgId, statusId);
+    const { traceparent } = this;
     const events = await enqueueEvents(
       tx,
-      rows.map((row) => ({ type: 'contact.updated' as const, orgId, data: { contact: repo.toEventContact(row), changes: ['statusId'] } })),
+      rows.map((row) => ({
+        type: 'contact.updated' as const,
+        orgId,
+        data: { contact: repo.toEventContact(row), changes: ['statusId'] },
+        traceparent,
+      })),
     );
     await this.score(tx, events);
   }
@@ -263,27 +295,29 @@ export class ContactWriter {
         at: r.updated_at,
       })),
     ]);
+    const { traceparent } = this;
     const events = await enqueueEvents(tx, [
-      ...inserted.map((r) => ({ type: 'contact.created' as const, orgId, data: { contact: repo.toEventContact(r) } })),
+      ...inserted.map((r) => ({ type: 'contact.created' as const, orgId, data: { contact: repo.toEventContact(r) }, traceparent })),
       ...rewritten.map((r) => ({
         type: 'contact.updated' as const,
         orgId,
         data: { contact: repo.toEventContact(r), changes: byId.get(r.id)!.changes },
+        traceparent,
       })),
     ]);
-    await this.recordFacts(events, tx);
+    await this.recordFacts(events, tx, traceparent);
   }
 
   /** The org's contact deleted, with contact.deleted; what it was (for the audit log), or undefined when unknown. */
   async delete(tx: PoolClient, orgId: string, id: string): Promise<{ name: string; phone: string } | undefined> {
     const deleted = await repo.deleteContact(tx, orgId, id);
-    if (deleted) await contactDeleted(tx, orgId, id);
+    if (deleted) await contactDeleted(tx, orgId, id, this.traceparent);
     return deleted;
   }
 
   /** Many of the org's contacts deleted in one statement, one contact.deleted each. */
   async deleteMany(tx: PoolClient, orgId: string, ids: string[]): Promise<void> {
-    for (const d of await repo.deleteMany(tx, orgId, ids)) await contactDeleted(tx, orgId, d.id);
+    for (const d of await repo.deleteMany(tx, orgId, ids)) await contactDeleted(tx, orgId, d.id, this.traceparent);
   }
 
   /**
@@ -292,7 +326,7 @@ export class ContactWriter {
    */
   async batch<T>(tx: PoolClient, write: (contacts: ContactWriter) => Promise<T>): Promise<T> {
     const pending: EventEnvelope[] = [];
-    const out = await write(new ContactWriter(async (events) => void pending.push(...events)));
+    const out = await write(new ContactWriter(async (events) => void pending.push(...events), undefined, this.traceparent));
     await this.score(tx, pending);
     return out;
   }
@@ -317,12 +351,12 @@ export class ContactWriter {
       tx,
       await enqueueEvents(
         tx,
-        rows.map((row) => contactCreatedEvent(orgId, row)),
+        rows.map((row) => contactCreatedEvent(orgId, row, this.traceparent)),
       ),
     );
   }
 
   private async score(tx: PoolClient, events: EventEnvelope[]): Promise<void> {
-    if (events.length > 0) await this.recordFacts(events, tx);
+    if (events.length > 0) await this.recordFacts(events, tx, this.traceparent);
   }
 }

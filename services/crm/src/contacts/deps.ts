@@ -3,7 +3,7 @@ import type { GrantKeeper } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ConversationSource, UserDirectory } from '../clients';
 import type { CrmConfig } from '../config';
-import type { ContactWriter } from './contact-writer';
+import type { ContactWriters } from './contact-writer';
 import type { TotalCache } from './db/total-cache';
 
 /**
@@ -18,8 +18,11 @@ export interface ContactsDeps {
   users: UserDirectory;
   conversations: ConversationSource;
   totals: TotalCache;
-  /** Every creation, change and deletion of a contact goes through it (with its activity, event and scoring facts). */
-  contactWriter: ContactWriter;
+  /**
+   * Every creation, change and deletion of a contact goes through it (with its activity, event and scoring facts), in
+   * the trace of the work it writes for: `deps.contactWriter.inTrace(ctx.traceparent)`.
+   */
+  contactWriter: ContactWriters;
   /** The gateway's grant per org (RenewGrant, served with this module's CrmService). */
   grants: GrantKeeper;
 }

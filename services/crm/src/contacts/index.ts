@@ -5,7 +5,7 @@
  */
 
 // Wiring (app.ts, deps.ts).
-export { type ActivityLine, type ImportedChange, ContactWriter, type NewContactScoring } from './contact-writer';
+export { type ActivityLine, type ContactWriters, type ImportedChange, ContactWriter, type NewContactScoring } from './contact-writer';
 export type { ImportedValues } from './db/contact-batches.repo';
 export { crmHandlers } from './grpc/crm.handler';
 export { chatnetFriendsHandler } from './events/chatnet-friends.consumer';

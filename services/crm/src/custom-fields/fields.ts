@@ -13,8 +13,8 @@ import * as repo from './fields.repo';
  */
 export interface FieldsDeps {
   pool: Pool;
-  /** The contact writer's part this module uses (the contacts module's ContactWriter; named by shape for the reason above). */
-  contactWriter: { removeCustomField(tx: PoolClient, orgId: string, key: string): Promise<number> };
+  /** The contact writer's part this module uses (the contacts module's ContactWriters; named by shape for the reason above). */
+  contactWriter: { inTrace(traceparent: string | undefined): { removeCustomField(tx: PoolClient, orgId: string, key: string): Promise<number> } };
 }
 
 const keyTaken = () =>
@@ -77,7 +77,7 @@ export async function remove(deps: FieldsDeps, ctx: OrgContext, id: string) {
   await withTransaction(deps.pool, async (tx) => {
     const deleted = await repo.deleteField(tx, orgId, id);
     if (!deleted) throw notFound('Custom field');
-    const contacts = await deps.contactWriter.removeCustomField(tx, orgId, deleted.key);
+    const contacts = await deps.contactWriter.inTrace(ctx.traceparent).removeCustomField(tx, orgId, deleted.key);
     await recordAudit(tx, ctx, {
       action: 'contact_field.deleted',
       resourceType: 'contact_field',

@@ -12,8 +12,10 @@ import type { EventEnvelope } from '@crm/events';
  * What a module does with events of a family, in the consumer's transaction: `events` are in delivery
  * order and may span contacts, conversations and orgs; a module ignores the types it does not use. Locks are
  * taken in key order (contacts by org and id first, aggregate rows last), so concurrent batches never deadlock.
+ * `traceparent`: the trace of events crm has just made itself (the contact writer's, in the call that made them);
+ * without it, each consumed event's own (eventTraceparent). Explicit: the service runs without an active context.
  */
-export type FamilyModule = (events: EventEnvelope[], db: PoolClient) => Promise<void>;
+export type FamilyModule = (events: EventEnvelope[], db: PoolClient, traceparent?: string) => Promise<void>;
 
 /** Messages and the conversation events read with them. */
 export const MESSAGE_FAMILY = ['message.received', 'message.sent', 'conversation.archived'];
@@ -26,7 +28,7 @@ export const CONTACT_FAMILY = ['contact.created', 'contact.updated', 'contact.de
 
 /** The modules one after the other, in the order given (which is the order their locks are taken in). */
 export function joinModules(modules: FamilyModule[]): FamilyModule {
-  return async (events, db) => {
-    for (const apply of modules) await apply(events, db);
+  return async (events, db, traceparent) => {
+    for (const apply of modules) await apply(events, db, traceparent);
   };
 }

@@ -32,7 +32,8 @@ export function integrationsFeature(deps: Deps, server: GrpcServer) {
     driver,
     box,
     phoneCountry: config.PHONE_DEFAULT_COUNTRY,
-    contacts: deps.contactWriter,
+    // A sync is worked by the worker's claim loop, not in the call that asked for it: a trace of its own.
+    contacts: deps.contactWriter.inTrace(undefined),
     pageSize: config.SOCIALNET_PAGE_SIZE,
     concurrency: config.SOCIALNET_SYNC_CONCURRENCY,
     pollMs: config.SOCIALNET_POLL_MS,

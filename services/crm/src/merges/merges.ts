@@ -56,11 +56,15 @@ function mergeOut(m: repo.MergeRow, target: ContactRow, source?: ContactRow) {
   };
 }
 
-/** A moved appointment changed contact: appointment.updated lets its reminder (automation) follow it. */
-async function appointmentsMoved(tx: PoolClient, orgId: string, ids: string[]) {
+/**
+ * A moved appointment changed contact: appointment.updated lets its reminder (automation) follow it, in the trace of
+ * the call that moved it (`traceparent`).
+ */
+async function appointmentsMoved(tx: PoolClient, orgId: string, ids: string[], traceparent: string | undefined) {
   for (const id of ids) {
     const row = await findAppointment(tx, orgId, id);
-    if (row) await enqueueEvent(tx, { type: 'appointment.updated', orgId, data: { appointment: toAppointment(row), changes: ['contactId'] } });
+    if (row)
+      await enqueueEvent(tx, { type: 'appointment.updated', orgId, data: { appointment: toAppointment(row), changes: ['contactId'] }, traceparent });
   }
 }
 
@@ -95,7 +99,7 @@ export async function mergeContacts(deps: Deps, ctx: OrgContext, req: crm.MergeC
     const before = Object.fromEntries(Object.keys(after).map((col) => [col, target[col] ?? null]));
     const changes = apiFields(after);
     // The source leaves and the target takes what it lacked, through the contacts' writer (its activity, contact.updated).
-    const updated = await deps.contactWriter.merge(tx, orgId, {
+    const updated = await deps.contactWriter.inTrace(ctx.traceparent).merge(tx, orgId, {
       targetId,
       sourceId,
       fill: after,
@@ -116,11 +120,12 @@ export async function mergeContacts(deps: Deps, ctx: OrgContext, req: crm.MergeC
       analytics,
       mergedBy: ctx.userId || null,
     });
-    await appointmentsMoved(tx, orgId, moved.appointments ?? []);
+    await appointmentsMoved(tx, orgId, moved.appointments ?? [], ctx.traceparent);
     await enqueueEvent(tx, {
       type: 'contact.merged',
       orgId,
       data: { mergeId: merge.id, targetId, sourceId, target: toEventContact(updated), source: toEventContact(source as unknown as ContactRow) },
+      traceparent: ctx.traceparent,
     });
     await recordAudit(tx, ctx, {
       action: 'contact.merged',
@@ -176,7 +181,7 @@ export async function undoMerge(deps: Deps, ctx: OrgContext, req: crm.UndoContac
       // returns, before the rows that moved with it can move back to it.
       const restored = restoredFields(target, m.target_before, m.target_after);
       const changes = apiFields(restored);
-      const targetNow = await deps.contactWriter.unmerge(tx, orgId, {
+      const targetNow = await deps.contactWriter.inTrace(ctx.traceparent).unmerge(tx, orgId, {
         targetId: m.target_id,
         restore: restored,
         changes,
@@ -192,11 +197,12 @@ export async function undoMerge(deps: Deps, ctx: OrgContext, req: crm.UndoContac
       }
       const done = await repo.markUndone(tx, orgId, mergeId, ctx.userId || null);
       const sourceNow = (await findContact(tx, orgId, m.source_id))!;
-      await appointmentsMoved(tx, orgId, back.appointments ?? []);
+      await appointmentsMoved(tx, orgId, back.appointments ?? [], ctx.traceparent);
       await enqueueEvent(tx, {
         type: 'contact.merge_undone',
         orgId,
         data: { mergeId, targetId: m.target_id, sourceId: m.source_id, target: toEventContact(targetNow), source: toEventContact(sourceNow) },
+        traceparent: ctx.traceparent,
       });
       await recordAudit(tx, ctx, {
         action: 'contact.merge_undone',

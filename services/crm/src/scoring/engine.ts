@@ -10,6 +10,15 @@ import * as repo from './scoring.repo';
  */
 
 /**
+ * The trace a contact's score announcement continues: that of the event (or the call) that moved its score, passed
+ * explicitly since the service runs without an active context (main.ts); undefined, a trace of its own.
+ */
+export type TraceOf = (contactId: string) => string | undefined;
+
+/** The background recompute's and the decay sweep's: no call or event caused them, each announcement starts a trace. */
+const ownTrace: TraceOf = () => undefined;
+
+/**
  * Publish contact.updated {contact, changes: ['leadScore'], highValueThreshold} for the contacts whose score
  * changed enough (see publishRule), in the caller's transaction (outbox). automation raises the
  * high_value_lead notification from it, judging the score against the org's own threshold carried here.
@@ -22,6 +31,7 @@ export async function publishScores(
   orgId: string,
   contactIds: string[],
   config: ScoringConfig,
+  traceOf: TraceOf,
   crossingsOnly = false,
 ): Promise<number> {
   if (contactIds.length === 0) return 0;
@@ -33,22 +43,26 @@ export async function publishScores(
       type: 'contact.updated',
       orgId,
       data: { contact: toEventContact(row), changes: ['leadScore'], highValueThreshold: rule.threshold },
+      traceparent: traceOf(row.id),
     });
   }
   await repo.markPublished(tx, orgId, ids, rule.threshold);
   return ids.length;
 }
 
-/** Recompute locked contacts from their facts as of `asOf`, then publish what changed enough. */
+/**
+ * Recompute locked contacts from their facts as of `asOf`, then publish what changed enough, each announcement in the
+ * trace `traceOf` names for its contact (none without it).
+ */
 export async function rescore(
   tx: PoolClient,
   orgId: string,
   contactIds: string[],
   config: ScoringConfig,
-  opts: { asOf?: Date; crossingsOnly?: boolean } = {},
+  opts: { asOf?: Date; crossingsOnly?: boolean; traceOf?: TraceOf } = {},
 ): Promise<void> {
   await repo.scoreContacts(tx, orgId, contactIds, config, opts.asOf ?? new Date());
-  await publishScores(tx, orgId, contactIds, config, opts.crossingsOnly);
+  await publishScores(tx, orgId, contactIds, config, opts.traceOf ?? ownTrace, opts.crossingsOnly);
 }
 
 export interface BatchOptions {
@@ -70,7 +84,7 @@ export async function recomputeOrg(pool: Pool, orgId: string, config: ScoringCon
       if (ids.length === 0) return ids;
       await repo.ensureStates(tx, orgId, ids);
       const locked = await repo.lockStates(tx, orgId, ids);
-      await rescore(tx, orgId, locked, config, { crossingsOnly: true });
+      await rescore(tx, orgId, locked, config, { crossingsOnly: true, traceOf: ownTrace });
       return ids;
     });
     if (batch.length === 0) return done;
@@ -102,7 +116,7 @@ export async function sweepOrg(
       changed += await withTransaction(pool, async (tx) => {
         const locked = await repo.lockStatesSkipLocked(tx, orgId, page.changing);
         const moved = await repo.decayContacts(tx, orgId, locked, config, asOf);
-        await publishScores(tx, orgId, moved, config);
+        await publishScores(tx, orgId, moved, config, ownTrace);
         return moved.length;
       });
     }

@@ -1,5 +1,5 @@
 import type { PoolClient, Queryable } from '@crm/db';
-import type { EventEnvelope } from '@crm/events';
+import { eventTraceFields, eventTraceparent, type EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import { isUuid } from '../shared';
 import type { FamilyModule } from '../events';
@@ -28,9 +28,13 @@ export function bucketed(contactId: string, facts: Fact[]): repo.FactRow[] {
   return [...out.values()];
 }
 
-/** What one event says about one contact, with the event's time (when its tags were added). */
+/**
+ * What one event says about one contact, with the event's time (when its tags were added) and its trace: the one the
+ * contact's new score is announced in when this is the contact's last event of the batch.
+ */
 interface Found extends EventFacts {
   at: Date;
+  traceparent: string | undefined;
 }
 
 /**
@@ -43,22 +47,26 @@ interface Found extends EventFacts {
  * announcements, updates touching neither tags nor status) are dropped before any query. Per org (in id
  * order), the contacts' rows and state rows are locked in id order, then each contact's events are taken in
  * delivery order: tags an update added are judged against the previous update of the same batch.
+ *
+ * A contact's score announcement (contact.updated leadScore) continues the trace of its last event here: the writer's
+ * call (`traceparent`, for crm's own contact changes), else the consumed event's own (eventTraceparent).
  */
 export function scoreEvents(conditions: UsedConditions, log: Logger): FamilyModule {
-  return async (events, db) => {
+  return async (events, db, traceparent) => {
     const byOrg = new Map<string, Map<string, Found[]>>();
     for (const event of events) {
       const found = factsOf(event);
       if (!found || (found.facts.length === 0 && !found.snapshot?.tagsChanged)) continue;
       if (!isUuid(event.orgId)) {
-        log.warn({ eventId: event.id, type: event.type }, 'lead scoring: event without a usable orgId; ignored');
+        log.warn({ eventId: event.id, type: event.type, ...eventTraceFields(event) }, 'lead scoring: event without a usable orgId; ignored');
         continue;
       }
       const orgId = event.orgId.toLowerCase();
       const contactId = found.contactId.toLowerCase();
       const contacts = byOrg.get(orgId) ?? new Map<string, Found[]>();
       byOrg.set(orgId, contacts);
-      contacts.set(contactId, [...(contacts.get(contactId) ?? []), { ...found, contactId, at: new Date(event.occurredAt) }]);
+      const trace = traceparent ?? eventTraceparent(event);
+      contacts.set(contactId, [...(contacts.get(contactId) ?? []), { ...found, contactId, at: new Date(event.occurredAt), traceparent: trace }]);
     }
     for (const orgId of [...byOrg.keys()].sort()) await scoreOrg(db, orgId, byOrg.get(orgId)!, await conditions.of(db, orgId));
   };
@@ -82,6 +90,7 @@ async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Fo
   const states = await repo.lockStateRows(db, orgId, [...wanted.keys()]);
   const facts: repo.FactRow[] = [];
   const toScore: string[] = [];
+  const traces = new Map<string, string | undefined>();
   for (const state of states) {
     const own: Fact[] = [];
     let tags = state.tags;
@@ -89,6 +98,7 @@ async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Fo
     let snapshotMoved = false;
     for (const f of wanted.get(state.contact_id) ?? []) {
       own.push(...f.facts);
+      traces.set(state.contact_id, f.traceparent);
       const snap = f.snapshot;
       if (!snap) continue;
       if (used.has('tag_added'))
@@ -106,7 +116,7 @@ async function scoreOrg(db: PoolClient, orgId: string, byContact: Map<string, Fo
   }
   await repo.addFacts(db, orgId, facts);
   if (toScore.length === 0) return;
-  await rescore(db, orgId, toScore, await configNow());
+  await rescore(db, orgId, toScore, await configNow(), { traceOf: (contactId) => traces.get(contactId) });
 }
 
 /**

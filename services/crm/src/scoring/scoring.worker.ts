@@ -43,6 +43,11 @@ export class ScoringWorker {
     this.kick();
   }
 
+  /**
+   * A pass now. Its work is no call's: a pass claims whichever org waits (maybe not the one whose rules changed, maybe
+   * on another replica) and sweeps due orgs too, so what it announces starts a trace of its own (engine.ts, ownTrace),
+   * even when a rule or config change kicked it.
+   */
   kick(): void {
     if (this.stopped) return;
     if (this.running) {

@@ -53,7 +53,14 @@ export class TaskDueTimer {
       // Completed, moved or deleted since the claim: nothing to raise (a moved one is claimed again at its new time).
       const row = await repo.lockStillDue(db, t);
       if (!row) return;
-      await enqueueEvent(db, { id: dueEventId(row.id, t.due_at), type: 'task.due', orgId: row.org_id, data: { task: repo.toEventTask(row) } });
+      await enqueueEvent(db, {
+        id: dueEventId(row.id, t.due_at),
+        type: 'task.due',
+        orgId: row.org_id,
+        data: { task: repo.toEventTask(row) },
+        // A timer's work: a trace of its own.
+        traceparent: undefined,
+      });
       await repo.markDueRaised(db, row.id);
     });
   }

@@ -106,7 +106,7 @@ export async function create(deps: Deps, ctx: OrgContext, req: crm.CreateTaskReq
     // A repeated create (same id): the task as made the first time, nothing announced twice.
     if (!fresh) return repo.toTask(row);
     if (row.contact_id) await recordActivity(tx, { orgId: ctx.orgId, contactId: row.contact_id, type: 'task_created', data: timelineTitle(row) });
-    await enqueueEvent(tx, { type: 'task.created', orgId: ctx.orgId, data: { task: repo.toEventTask(row) } });
+    await enqueueEvent(tx, { type: 'task.created', orgId: ctx.orgId, data: { task: repo.toEventTask(row) }, traceparent: ctx.traceparent });
     return repo.toTask(row);
   });
 }
@@ -137,7 +137,7 @@ export async function update(deps: Deps, ctx: OrgContext, req: crm.UpdateTaskReq
     const after = (await repo.findTask(tx, ctx.orgId, id))!;
     if (before.status !== 'done' && after.status === 'done') {
       if (after.contact_id) await recordActivity(tx, { orgId: ctx.orgId, contactId: after.contact_id, type: 'task_completed', data: after.title });
-      await enqueueEvent(tx, { type: 'task.completed', orgId: ctx.orgId, data: { task: repo.toEventTask(after) } });
+      await enqueueEvent(tx, { type: 'task.completed', orgId: ctx.orgId, data: { task: repo.toEventTask(after) }, traceparent: ctx.traceparent });
     }
     return repo.toTask(after);
   });

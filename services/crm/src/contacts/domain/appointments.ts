@@ -83,8 +83,8 @@ export async function create(deps: ContactsDeps, ctx: OrgContext, req: crm.Creat
       type: 'appointment_created',
       data: `${created.title || created.type} at ${created.scheduledAt}`,
     });
-    const event = await enqueueEvent(tx, { type: 'appointment.created', orgId, data: { appointment: created } });
-    await deps.contactWriter.recordEventFacts(tx, [event]);
+    const event = await enqueueEvent(tx, { type: 'appointment.created', orgId, data: { appointment: created }, traceparent: ctx.traceparent });
+    await deps.contactWriter.inTrace(ctx.traceparent).recordEventFacts(tx, [event]);
     return created;
   });
   return appointment;
@@ -134,7 +134,8 @@ export async function update(deps: ContactsDeps, ctx: OrgContext, req: crm.Updat
         data: `${updated.title || updated.type}: ${what.join(', ')}`,
       });
     const changes = changedFields(repo.toAppointment(row), updated);
-    if (changes.length) await enqueueEvent(tx, { type: 'appointment.updated', orgId, data: { appointment: updated, changes } });
+    if (changes.length)
+      await enqueueEvent(tx, { type: 'appointment.updated', orgId, data: { appointment: updated, changes }, traceparent: ctx.traceparent });
     return updated;
   });
 }
@@ -163,7 +164,7 @@ export async function remove(deps: ContactsDeps, ctx: OrgContext, id: string) {
       type: 'appointment_deleted',
       data: `${gone.title || gone.type} at ${gone.scheduledAt}`,
     });
-    await enqueueEvent(tx, { type: 'appointment.deleted', orgId, data: { appointment: gone } });
+    await enqueueEvent(tx, { type: 'appointment.deleted', orgId, data: { appointment: gone }, traceparent: ctx.traceparent });
   });
   return { ok: true, message: 'Appointment deleted' };
 }

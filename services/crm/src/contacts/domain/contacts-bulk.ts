@@ -1,4 +1,4 @@
-import { AppError, forbidden, invalid, requireCan, roleRank, OrgContext } from '@crm/grpc-kit';
+import { AppError, forbidden, invalid, requireCan, roleRank, traceFields, OrgContext } from '@crm/grpc-kit';
 import { PoolClient, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import type { crm } from '@crm/proto-types';
@@ -110,11 +110,12 @@ export async function bulkUpdate(deps: ContactsDeps, ctx: OrgContext, req: BulkC
       ...malformed.map((id) => ({ id, code: 'not_found' })),
       ...valid.filter((id) => !found.has(id)).map((id) => ({ id, code: 'not_found' })),
     ];
+    const writer = deps.contactWriter.inTrace(ctx.traceparent);
     if (rows.length > 0)
       failed.push(
         ...(patchOf
-          ? await deps.contactWriter.batch(tx, (contacts) => applyPatches(tx, contacts, orgId, rows, patchOf))
-          : await deleteRows(tx, deps.contactWriter, orgId, rows)),
+          ? await writer.batch(tx, (contacts) => applyPatches(tx, contacts, orgId, rows, patchOf))
+          : await deleteRows(tx, writer, orgId, rows)),
       );
     const refused = new Set(failed.map((f) => f.id));
     const updatedIds = rows.map((r) => r.id).filter((id) => !refused.has(id));
@@ -132,7 +133,7 @@ export async function bulkUpdate(deps: ContactsDeps, ctx: OrgContext, req: BulkC
     });
     return { updated: updatedIds.length, failed };
   });
-  deps.log.debug({ action, updated: result.updated, failed: result.failed.length }, 'contacts bulk action');
+  deps.log.debug({ action, updated: result.updated, failed: result.failed.length, ...traceFields(ctx) }, 'contacts bulk action');
   return result;
 }
 

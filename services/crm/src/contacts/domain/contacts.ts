@@ -190,7 +190,7 @@ export async function create(deps: ContactsDeps, ctx: OrgContext, req: crm.Creat
   await assertStatusId(deps, orgId, c.statusId);
   await assertAssignee(deps, ctx, c.assignedUserId);
   try {
-    return repo.toContact(await deps.contactWriter.createAlone(deps.pool, c, `Created (source ${c.source})`), []);
+    return repo.toContact(await deps.contactWriter.inTrace(ctx.traceparent).createAlone(deps.pool, c, `Created (source ${c.source})`), []);
   } catch (err) {
     if (pgCode(err).constraint === 'contacts_phone_uq') throw await duplicatePhone(deps, orgId, c.phone);
     if (pgCode(err).code === '23503') throw invalid('statusId', 'is not a contact status of this organization');
@@ -219,8 +219,9 @@ async function validatePatch(deps: ContactsDeps, ctx: OrgContext, orgId: string,
   return p;
 }
 
-/** Apply a patch computed from the locked current row; one contact.updated event lists what changed. */
-async function applyPatch(deps: ContactsDeps, orgId: string, id: string, patchOf: (row: repo.ContactRow) => repo.ContactPatch, viewer?: string) {
+/** Apply a patch computed from the locked current row; one contact.updated event (in the call's trace) lists what changed. */
+async function applyPatch(deps: ContactsDeps, ctx: OrgContext, id: string, patchOf: (row: repo.ContactRow) => repo.ContactPatch, viewer?: string) {
+  const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Contact');
   let phone: string | undefined;
   try {
@@ -231,7 +232,7 @@ async function applyPatch(deps: ContactsDeps, orgId: string, id: string, patchOf
       const patch = patchOf(row);
       // The phone this change would take, for the 409 naming its owner.
       if (patch.phone !== undefined && patch.phone !== row.phone) phone = patch.phone;
-      const { row: updated } = await deps.contactWriter.update(tx, orgId, row, patch);
+      const { row: updated } = await deps.contactWriter.inTrace(ctx.traceparent).update(tx, orgId, row, patch);
       return repo.toContact(updated);
     });
   } catch (err) {
@@ -255,7 +256,7 @@ export async function update(deps: ContactsDeps, ctx: OrgContext, req: crm.Updat
   // Custom fields merge into the contact's own (keys sent change, null removes), so they are computed from the locked row.
   const cf = await changesForUpdate(deps.pool, orgId, req.customFieldsJson);
   const patchOf = (row: repo.ContactRow) => (cf ? { ...patch, customFields: applyChanges(row.custom_fields, cf) } : patch);
-  return withFriends(deps, orgId, await applyPatch(deps, orgId, req.id, patchOf, viewer));
+  return withFriends(deps, orgId, await applyPatch(deps, ctx, req.id, patchOf, viewer));
 }
 
 /** automation actions: assign, add tags, set status. */
@@ -264,7 +265,7 @@ export async function patch(deps: ContactsDeps, ctx: OrgContext, req: crm.PatchC
   await load(deps, orgId, req.id);
   const base = await validatePatch(deps, ctx, orgId, { assignedUserId: req.assignedUserId, status: req.status });
   const addTags = rules.normaliseTags(req.addTags, 'addTags');
-  const contact = await applyPatch(deps, orgId, req.id, (row) => {
+  const contact = await applyPatch(deps, ctx, req.id, (row) => {
     const p = { ...base };
     if (addTags.length) p.tags = rules.normaliseTags([...row.tags, ...addTags], 'addTags');
     return p;
@@ -277,7 +278,7 @@ export async function remove(deps: ContactsDeps, ctx: OrgContext, id: string) {
   const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Contact');
   await withTransaction(deps.pool, async (tx) => {
-    const deleted = await deps.contactWriter.delete(tx, orgId, id);
+    const deleted = await deps.contactWriter.inTrace(ctx.traceparent).delete(tx, orgId, id);
     if (!deleted) throw notFound('Contact');
     // Who was deleted, so the entry still means something once the contact is gone.
     await recordAudit(tx, ctx, {
@@ -304,11 +305,11 @@ interface ChatnetTarget {
 }
 
 /** A request's target, validated; `at` prefixes the fields a 400 names (`contacts.3.` in a batch). */
-function chatnetTarget(deps: ContactsDeps, req: crm.UpsertChatnetContactRequest__Output, at = ''): ChatnetTarget {
+function chatnetTarget(deps: ContactsDeps, ctx: OrgContext, req: crm.UpsertChatnetContactRequest__Output, at = ''): ChatnetTarget {
   return {
     uid: requireText(req.chatnetUid, `${at}chatnetUid`, 200),
     displayName: optionalText(req.displayName, `${at}displayName`),
-    avatar: networkUrl(deps.log, req.avatar, `${at}avatar`),
+    avatar: networkUrl(deps.log, ctx, req.avatar, `${at}avatar`),
     threadType: req.threadType ? oneOf(req.threadType, rules.THREAD_TYPES, `${at}threadType`) : 'user',
     chatnetAccountId: req.chatnetAccountId,
   };
@@ -332,12 +333,14 @@ function identityPatch(row: repo.ContactRow, t: ChatnetTarget): repo.ContactPatc
  * contact deleted between the insert's conflict and the lock leaves nothing to return, and the next pass inserts it.
  * Answers keep the order asked; a uid asked twice is created (created=true) by its first occurrence only.
  */
-async function upsertAll(deps: ContactsDeps, orgId: string, targets: ChatnetTarget[]): Promise<UpsertedContact[]> {
+async function upsertAll(deps: ContactsDeps, ctx: OrgContext, targets: ChatnetTarget[]): Promise<UpsertedContact[]> {
+  const { orgId } = ctx;
+  const contacts = deps.contactWriter.inTrace(ctx.traceparent);
   const firstOf = new Map<string, ChatnetTarget>();
   for (const t of targets) if (!firstOf.has(t.uid)) firstOf.set(t.uid, t);
   for (let attempt = 0; attempt < 3; attempt++) {
     const result = await withTransaction(deps.pool, async (tx) => {
-      const inserted = await deps.contactWriter.createChatnetManyIfMissing(
+      const inserted = await contacts.createChatnetManyIfMissing(
         tx,
         orgId,
         [...firstOf.values()].map((t) => ({ id: randomUUID(), name: t.displayName, avatar: t.avatar, uid: t.uid, threadType: t.threadType })),
@@ -358,7 +361,7 @@ async function upsertAll(deps: ContactsDeps, orgId: string, targets: ChatnetTarg
         const isNew = created.delete(t.uid);
         if (!isNew) {
           // Thread types are bookkeeping for the filter, not a change anyone subscribes to (no activity either).
-          ({ row } = await deps.contactWriter.update(tx, orgId, row, identityPatch(row, t), { activity: false, quiet: ['threadTypes'] }));
+          ({ row } = await contacts.update(tx, orgId, row, identityPatch(row, t), { activity: false, quiet: ['threadTypes'] }));
           rows.set(t.uid, row);
         }
         out.push({ id: row.id, name: row.name, avatar: row.avatar, created: isNew, phone: row.phone });
@@ -371,7 +374,7 @@ async function upsertAll(deps: ContactsDeps, orgId: string, targets: ChatnetTarg
 }
 
 export async function upsertChatnet(deps: ContactsDeps, ctx: OrgContext, req: crm.UpsertChatnetContactRequest__Output): Promise<UpsertedContact> {
-  const [one] = await upsertAll(deps, ctx.orgId, [chatnetTarget(deps, req)]);
+  const [one] = await upsertAll(deps, ctx, [chatnetTarget(deps, ctx, req)]);
   return one;
 }
 
@@ -382,6 +385,6 @@ export async function upsertChatnetMany(
 ): Promise<crm.UpsertChatnetContactsResult> {
   if (req.contacts.length > MAX_UPSERTS) throw invalid('contacts', `at most ${MAX_UPSERTS} at once`);
   if (req.contacts.length === 0) return { contacts: [] };
-  const targets = req.contacts.map((c, i) => chatnetTarget(deps, c, `contacts.${i}.`));
-  return { contacts: await upsertAll(deps, ctx.orgId, targets) };
+  const targets = req.contacts.map((c, i) => chatnetTarget(deps, ctx, c, `contacts.${i}.`));
+  return { contacts: await upsertAll(deps, ctx, targets) };
 }

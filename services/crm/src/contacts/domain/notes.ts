@@ -36,14 +36,20 @@ function requireAuthorOrLead(ctx: OrgContext, note: repo.NoteRow, verb: 'edit' |
   throw new AppError('permission_denied', `Only the note's author, team leads, admins and owners can ${verb} it`, { code: 'forbidden' });
 }
 
+/** The note's `contact.note_*` event, in the trace of the call `ctx` that changed it, by its user. */
 function noteEvent(
   tx: PoolClient,
   type: 'contact.note_created' | 'contact.note_updated' | 'contact.note_deleted',
-  orgId: string,
+  ctx: OrgContext,
   note: repo.NoteRow,
-  by: string,
 ) {
-  return enqueueEvent(tx, { type, orgId, data: { contactId: note.contact_id, note: repo.toNote(note), by: isUuid(by) ? by : null } });
+  const by = ctx.userId;
+  return enqueueEvent(tx, {
+    type,
+    orgId: ctx.orgId,
+    data: { contactId: note.contact_id, note: repo.toNote(note), by: isUuid(by) ? by : null },
+    traceparent: ctx.traceparent,
+  });
 }
 
 export async function add(deps: ContactsDeps, ctx: OrgContext, req: crm.AddNoteRequest__Output) {
@@ -60,7 +66,7 @@ export async function add(deps: ContactsDeps, ctx: OrgContext, req: crm.AddNoteR
       createdBy: isUuid(ctx.userId) ? ctx.userId : null,
     });
     await recordActivity(tx, { orgId, contactId: contact.id, type: 'note_added', data: content, at: note.created_at });
-    await noteEvent(tx, 'contact.note_created', orgId, note, ctx.userId);
+    await noteEvent(tx, 'contact.note_created', ctx, note);
     return repo.toNote(note);
   });
 }
@@ -75,7 +81,7 @@ export async function update(deps: ContactsDeps, ctx: OrgContext, req: crm.Updat
     requireAuthorOrLead(ctx, before, 'edit');
     const note = await repo.updateNoteContent(tx, orgId, before.id, content);
     await recordActivity(tx, { orgId, contactId: contact.id, type: 'note_updated', data: content });
-    await noteEvent(tx, 'contact.note_updated', orgId, note, ctx.userId);
+    await noteEvent(tx, 'contact.note_updated', ctx, note);
     return repo.toNote(note);
   });
 }
@@ -89,7 +95,7 @@ export async function remove(deps: ContactsDeps, ctx: OrgContext, req: crm.NoteR
     requireAuthorOrLead(ctx, note, 'delete');
     await repo.deleteNote(tx, orgId, note.id);
     await recordActivity(tx, { orgId, contactId: contact.id, type: 'note_deleted', data: note.content });
-    await noteEvent(tx, 'contact.note_deleted', orgId, note, ctx.userId);
+    await noteEvent(tx, 'contact.note_deleted', ctx, note);
   });
   return { ok: true, message: 'Note deleted' };
 }

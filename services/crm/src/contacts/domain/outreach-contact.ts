@@ -29,9 +29,10 @@ export async function linkOutreachContact(deps: ContactsDeps, ctx: OrgContext, r
   const { orgId } = ctx;
   const uid = optionalText(req.chatnetUid, 'chatnetUid', 200);
   const displayName = optionalText(req.displayName, 'displayName');
-  const avatar = networkUrl(deps.log, req.avatar, 'avatar');
+  const avatar = networkUrl(deps.log, ctx, req.avatar, 'avatar');
   const phone = normalisePhone(req.phone, deps.config.PHONE_DEFAULT_COUNTRY);
   const viewer = viewerOf(ctx);
+  const contacts = deps.contactWriter.inTrace(ctx.traceparent);
 
   if (req.contactId !== undefined && req.contactId !== null) {
     if (!isUuid(req.contactId)) throw notFound('Contact');
@@ -47,7 +48,7 @@ export async function linkOutreachContact(deps: ContactsDeps, ctx: OrgContext, r
       const { uid_taken: taken, ...contact } = row;
       // Another contact of the org already has this identity: leave both as they are (a merge is the agent's call).
       if (contact.chatnet_uid || taken) return toOutreach(contact, false);
-      return toOutreach(await deps.contactWriter.linkIdentity(tx, orgId, contact.id, uid), false);
+      return toOutreach(await contacts.linkIdentity(tx, orgId, contact.id, uid), false);
     });
   }
   if (!uid)
@@ -63,11 +64,11 @@ export async function linkOutreachContact(deps: ContactsDeps, ctx: OrgContext, r
         const byPhoneId = phone ? await findIdByPhone(tx, orgId, phone) : undefined;
         if (byPhoneId) {
           const row = (await findContact(tx, orgId, byPhoneId, true))!;
-          if (!row.chatnet_uid) return toOutreach(await deps.contactWriter.linkIdentity(tx, orgId, row.id, uid), false);
+          if (!row.chatnet_uid) return toOutreach(await contacts.linkIdentity(tx, orgId, row.id, uid), false);
           // The number's contact is another network identity (a number that changed hands): a contact of its own.
         }
         const via = req.chatnetAccountId ? ` via account ${req.chatnetAccountId}` : '';
-        const created = await deps.contactWriter.createChatnetIfMissing(
+        const created = await contacts.createChatnetIfMissing(
           tx,
           {
             id: randomUUID(),

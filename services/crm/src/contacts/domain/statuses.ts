@@ -74,7 +74,7 @@ export async function remove(deps: ContactsDeps, ctx: OrgContext, id: string) {
   const { orgId } = ctx;
   if (!isUuid(id)) throw notFound('Contact status');
   await withTransaction(deps.pool, async (tx) => {
-    await deps.contactWriter.clearStatus(tx, orgId, id);
+    await deps.contactWriter.inTrace(ctx.traceparent).clearStatus(tx, orgId, id);
     if (!(await repo.deleteStatus(tx, orgId, id))) throw notFound('Contact status');
   });
   return { ok: true, message: 'Contact status deleted' };

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import { isEventOf, type BatchHandler, type EventEnvelope } from '@crm/events';
+import { eventTraceFields, isEventOf, type BatchHandler, type EventEnvelope } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import * as repo from '../db/visibility.repo';
 import { isUuid } from '../../shared';
@@ -89,7 +89,7 @@ async function applyOther(log: Logger, event: EventEnvelope, orgId: string, db: 
   } else if (isEventOf(event, 'inbox_settings.updated')) {
     const value = event.data.agentVisibility;
     if (value !== 'all' && value !== 'assigned')
-      return void log.warn({ eventId: event.id }, 'inbox_settings.updated with an unknown agentVisibility; ignored');
+      return void log.warn({ eventId: event.id, ...eventTraceFields(event) }, 'inbox_settings.updated with an unknown agentVisibility; ignored');
     await repo.setVisibility(db, orgId, value);
   } else if (isEventOf(event, 'chatnet_account.assignment_updated')) {
     const d = event.data;

@@ -1,6 +1,6 @@
 import { maskSecret } from '@crm/crypto';
 import { isoOrUndefined, Queryable } from '@crm/db';
-import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
+import { invalid, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import type { IntegrationDeps } from '../deps';
 import type { SocialnetCredentials } from './driver';
 
@@ -30,14 +30,15 @@ function status(row: Row | undefined) {
   return { hasToken: !!row, tokenMask: row?.token_mask ?? '', updatedAt: isoOrUndefined(row?.updated_at) };
 }
 
-/** What a driver call on the org's behalf carries; a token that no longer decrypts counts as none. */
-export async function credentialsOf(d: IntegrationDeps, orgId: string): Promise<SocialnetCredentials> {
+/** What a driver call on the org's behalf (the call `ctx`) carries; a token that no longer decrypts counts as none. */
+export async function credentialsOf(d: IntegrationDeps, ctx: OrgContext): Promise<SocialnetCredentials> {
+  const { orgId } = ctx;
   const row = await find(d.pool, orgId);
   if (!row) return { orgId };
   try {
     return { orgId, userAccessToken: d.box.decrypt(row.user_token_enc, aad(orgId)) };
   } catch {
-    d.log.warn({ orgId }, 'socialnet: the stored user token cannot be decrypted (key rotated away?)');
+    d.log.warn({ orgId, ...traceFields(ctx) }, 'socialnet: the stored user token cannot be decrypted (key rotated away?)');
     return { orgId };
   }
 }

@@ -18,7 +18,7 @@ export async function start(d: IntegrationDeps, ctx: OrgContext, req: { pageId?:
   const pageId = requireText(req.pageId, 'pageId', 128);
   const formId = requireText(req.formId, 'formId', 128);
   if (!NETWORK_ID.test(formId)) throw notFound('Form');
-  const { row, access } = await connectedPage(d, orgId, pageId);
+  const { row, access } = await connectedPage(d, ctx, pageId);
   const form = (await onPage(d, row, () => d.driver.listForms(access))).find((f) => f.id === formId);
   if (!form) throw notFound('Form');
   // The insert loses only to a running sync of the form; that one may finish between the two statements.

@@ -28,7 +28,7 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 /** The network's pages the org can reach, each with whether we hold a working connection to it. */
 export async function listPages(d: IntegrationDeps, ctx: OrgContext) {
   const { orgId } = ctx;
-  const credentials = await credentialsOf(d, orgId);
+  const credentials = await credentialsOf(d, ctx);
   const pages = await onNetwork(() => d.driver.listPages(credentials));
   const connected = await integrations.connectedExternalIds(d.pool, orgId, SOCIALNET);
   const formCounts = await mapLimit(pages, FORM_COUNT_PARALLEL, (p) =>
@@ -47,7 +47,7 @@ export async function connect(d: IntegrationDeps, ctx: OrgContext, pageId: strin
   requireCan(ctx, 'settings:edit');
   const { orgId } = ctx;
   if (!NETWORK_ID.test(pageId ?? '')) throw notFound('Page');
-  const credentials = await credentialsOf(d, orgId);
+  const credentials = await credentialsOf(d, ctx);
   const page = (await onNetwork(() => d.driver.listPages(credentials))).find((p) => p.id === pageId);
   if (!page) throw notFound('Page');
   const forms = await onNetwork(() => d.driver.listForms({ orgId, id: page.id, accessToken: page.accessToken }));
@@ -78,11 +78,12 @@ function notConnected(status: integrations.IntegrationStatus | undefined): AppEr
  * The org's connected page and how to address it. A page the org cannot reach at all is 404; one it can
  * reach but has not connected (or whose token expired) is 422 page_not_connected.
  */
-export async function connectedPage(d: IntegrationDeps, orgId: string, pageId: string) {
+export async function connectedPage(d: IntegrationDeps, ctx: OrgContext, pageId: string) {
+  const { orgId } = ctx;
   if (!NETWORK_ID.test(pageId ?? '')) throw notFound('Page');
   const row = await integrations.findByExternalId(d.pool, orgId, SOCIALNET, pageId);
   if (row?.status === 'connected' && row.access_token_enc) return { row, access: pageAccessOf(d.box, row) };
-  const credentials = await credentialsOf(d, orgId);
+  const credentials = await credentialsOf(d, ctx);
   const reachable = (await onNetwork(() => d.driver.listPages(credentials))).some((p) => p.id === pageId);
   if (!reachable) throw notFound('Page');
   throw notConnected(row?.status);
@@ -103,8 +104,7 @@ export async function onPage<T>(d: IntegrationDeps, row: integrations.Integratio
 }
 
 export async function listForms(d: IntegrationDeps, ctx: OrgContext, pageId: string) {
-  const { orgId } = ctx;
-  const { row, access } = await connectedPage(d, orgId, pageId);
+  const { row, access } = await connectedPage(d, ctx, pageId);
   const forms = await onPage(d, row, () => d.driver.listForms(access));
   return { data: forms.map((f) => ({ id: f.id, pageId: f.pageId, name: f.name, leadCount: f.leadCount })) };
 }
