@@ -12,6 +12,7 @@ import {
   type ServiceName,
   serviceDefinition,
   status,
+  traceFields,
 } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ai, connector, crm, identity } from '@crm/proto-types';
@@ -41,7 +42,11 @@ export interface ChatnetMessageRef {
   cliMsgId: string;
 }
 
-/** Ctx forwarded to other services: the same org, user and request id the gateway gave us. */
+/**
+ * Ctx forwarded to other services: the same org, user and request id the gateway gave us, and the trace the call
+ * continues (`traceparent`: a handler's ctx, a consumed event's eventTraceparent; none for a timer's work), passed
+ * explicitly since the service runs without an active context unless spans are exported (main.ts).
+ */
 type Forward = Partial<CallContext>;
 
 /**
@@ -140,7 +145,7 @@ export class RemoteClients {
       const c = await this.crm().GetContactBrief({ id }, ctx, { deadlineMs: this.config.CRM_DEADLINE_MS });
       return c.phone;
     } catch (err) {
-      this.log.warn({ err, contactId: id }, 'crm GetContactBrief failed; phone stays empty until contact.updated');
+      this.log.warn({ err, contactId: id, ...traceFields(ctx) }, 'crm GetContactBrief failed; phone stays empty until contact.updated');
       return undefined;
     }
   }
@@ -209,7 +214,7 @@ export class RemoteClients {
       this.userNames.set(key, { name: u.fullName, until: Date.now() + 5 * 60_000 });
       return u.fullName;
     } catch (err) {
-      this.log.warn({ err, userId }, 'identity GetUser failed; sending without a sender name');
+      this.log.warn({ err, userId, ...traceFields(ctx) }, 'identity GetUser failed; sending without a sender name');
       return '';
     }
   }
@@ -220,12 +225,12 @@ export class RemoteClients {
    * silently dropped, because of an outage.
    */
   async orgUser(ctx: Forward, id: string): Promise<OrgUser | undefined> {
-    return this.unlessNotFound(() => this.identity().GetUser({ id }, ctx, { deadlineMs: 2_000 }));
+    return this.unlessNotFound(ctx, () => this.identity().GetUser({ id }, ctx, { deadlineMs: 2_000 }));
   }
 
   /** A team of the caller's org; undefined when identity knows no such team in that org. */
   async orgTeam(ctx: Forward, id: string): Promise<{ id: string } | undefined> {
-    return this.unlessNotFound(() => this.identity().GetTeam({ id }, ctx, { deadlineMs: 2_000 }));
+    return this.unlessNotFound(ctx, () => this.identity().GetTeam({ id }, ctx, { deadlineMs: 2_000 }));
   }
 
   /**
@@ -239,7 +244,7 @@ export class RemoteClients {
       });
       return page.data.find((u) => u.email.toLowerCase() === email.toLowerCase());
     } catch (err) {
-      throw identityUnavailable(err, this.log);
+      throw identityUnavailable(err, this.log, ctx);
     }
   }
 
@@ -295,18 +300,18 @@ export class RemoteClients {
     } catch (err) {
       if (err instanceof AppError) throw err;
       if (decodeRemoteError(err as { code?: number; details?: string }).grpcCode === status.NOT_FOUND) return false;
-      this.log.warn({ err, accountId: id }, 'connector GetAccount failed');
+      this.log.warn({ err, accountId: id, ...traceFields(ctx) }, 'connector GetAccount failed');
       throw new AppError('unavailable', 'The chat connector is unavailable; try again shortly');
     }
   }
 
-  private async unlessNotFound<T>(call: () => Promise<T>): Promise<T | undefined> {
+  private async unlessNotFound<T>(ctx: Forward, call: () => Promise<T>): Promise<T | undefined> {
     try {
       return await call();
     } catch (err) {
       if (err instanceof AppError) throw err;
       if (decodeRemoteError(err as { code?: number; details?: string }).grpcCode === status.NOT_FOUND) return undefined;
-      throw identityUnavailable(err, this.log);
+      throw identityUnavailable(err, this.log, ctx);
     }
   }
 
@@ -322,8 +327,8 @@ const USER_STATUS_CACHE_MS = 30_000;
 /** What messaging reads of a user (mentions, assignments). */
 export type OrgUser = Pick<identity.User__Output, 'id' | 'email' | 'fullName' | 'status'>;
 
-function identityUnavailable(err: unknown, log: Logger): AppError {
-  log.warn({ err }, 'identity user lookup failed');
+function identityUnavailable(err: unknown, log: Logger, ctx: Forward): AppError {
+  log.warn({ err, ...traceFields(ctx) }, 'identity user lookup failed');
   return new AppError('unavailable', 'The identity service is unavailable; try again shortly');
 }
 

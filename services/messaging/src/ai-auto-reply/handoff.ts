@@ -58,6 +58,8 @@ export async function handOff(
           assignedBy: null,
           reason: 'ai_handoff',
         },
+        // A timer's work (the auto-reply worker's claim loop): a trace of its own.
+        traceparent: undefined,
       });
     }
     const who = assigneeId ? '' : ' Nobody in the account’s rotation was free: it waits unassigned.';

@@ -127,6 +127,7 @@ export async function set(deps: Deps, ctx: OrgContext, req: AssignmentInput) {
       type: EVENTS.accountAssignmentUpdated,
       orgId,
       data: { chatnetAccountId: accountId, mode: next.mode, userIds: next.userIds, maxOpenPerUser: next.maxOpenPerUser },
+      traceparent: ctx.traceparent,
     });
     await recordAudit(db, ctx, {
       action: 'assignment.updated',

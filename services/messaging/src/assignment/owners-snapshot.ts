@@ -49,7 +49,8 @@ export async function publishOwnersSnapshotOnce(pool: Pool, log: Logger): Promis
             chatnetAccountId: r.chatnet_account_id,
             assigneeId: r.assignee_id,
           }));
-          await enqueueEvent(tx, { type: EVENTS.conversationOwnersSnapshot, orgId, data: { conversations } });
+          // Start-up work: a trace of its own.
+          await enqueueEvent(tx, { type: EVENTS.conversationOwnersSnapshot, orgId, data: { conversations }, traceparent: undefined });
           events++;
         }
       }

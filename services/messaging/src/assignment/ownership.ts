@@ -1,4 +1,4 @@
-import { forbidden, invalid, notFound, requireCan, roleRank, OrgContext } from '@crm/grpc-kit';
+import { forbidden, invalid, notFound, requireCan, roleRank, traceFields, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -95,9 +95,10 @@ export async function assign(deps: Deps, ctx: OrgContext, req: AssignRequest) {
         assignedBy: ctx.userId || null,
         reason: null,
       },
+      traceparent: ctx.traceparent,
     });
     return true;
   });
-  deps.log.debug({ conversationId: req.id, assigneeId, changed }, 'conversation assignment');
+  deps.log.debug({ conversationId: req.id, assigneeId, changed, ...traceFields(ctx) }, 'conversation assignment');
   return convs.toConversation((await convs.findById(deps.pool, orgId, req.id))!);
 }

@@ -1,6 +1,6 @@
 import { type PoolClient, withTransaction } from '@crm/db';
 import { enqueueEvent, type AssignmentReason } from '@crm/events';
-import { AppError, CallContext, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, CallContext, notFound, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as assignments from './assignments.repo';
 import { convs, type ConversationRow, EVENTS } from '../conversations';
@@ -21,11 +21,12 @@ async function activity(deps: Deps, ctx: Forward, userIds: string[]): Promise<Ma
 /**
  * Identity's answers about a round_robin account's users into the cache (kept briefly), so a new conversation's
  * rotation inside a consumer's transaction finds them there rather than waiting on identity (issue #28 item 4).
+ * `traceparent`: the trace of the inbound messages it is asked for, if they share one.
  */
-export async function warmRotation(deps: Deps, orgId: string, accountId: string, origin?: string): Promise<void> {
+export async function warmRotation(deps: Deps, orgId: string, accountId: string, origin?: string, traceparent?: string): Promise<void> {
   const peek = await assignments.find(deps.pool, orgId, accountId);
   // identity is asked under the stamp of the inbound message (origin), else the org's grant (clients.ts vouched).
-  if (peek?.mode === 'round_robin' && peek.user_ids.length > 0) await activity(deps, { orgId, origin }, peek.user_ids);
+  if (peek?.mode === 'round_robin' && peek.user_ids.length > 0) await activity(deps, { orgId, origin, traceparent }, peek.user_ids);
 }
 
 /**
@@ -34,6 +35,8 @@ export async function warmRotation(deps: Deps, orgId: string, accountId: string,
  * under the cap. The account's row is locked (`FOR UPDATE`) while choosing and moving the cursor, so several instances
  * take strict turns and the cursor survives restarts. Returns the user assigned, or null (nobody eligible).
  * `requireMode` limits it to round_robin accounts (new conversations); the automation action uses the list whatever the mode.
+ * Identity is asked, and `conversation.assigned` enqueued, in the trace of `ctx.traceparent` (a handler's ctx, an
+ * inbound event's; none for a timer's work).
  */
 export async function assignByRotation(
   deps: Deps,
@@ -94,6 +97,7 @@ export async function assignByRotation(
       assignedBy: null,
       reason: opts.reason ?? 'round_robin',
     },
+    traceparent: ctx.traceparent,
   });
   return chosen;
 }
@@ -101,10 +105,18 @@ export async function assignByRotation(
 /**
  * A conversation just created by an inbound message, on a round_robin account: assigned in the same transaction.
  * An identity outage leaves it unassigned (storing the customer's message matters more than choosing its owner).
+ * `traceparent`: the inbound event's (eventTraceparent).
  */
-export async function autoAssignNew(deps: Deps, db: PoolClient, requestId: string, conv: ConversationRow): Promise<void> {
-  const assigneeId = await assignByRotation(deps, db, { orgId: conv.org_id, requestId }, conv, { requireMode: true, identityDown: 'skip' });
-  if (assigneeId) deps.log.debug({ conversationId: conv.id, assigneeId }, 'conversation auto-assigned');
+export async function autoAssignNew(
+  deps: Deps,
+  db: PoolClient,
+  requestId: string,
+  conv: ConversationRow,
+  traceparent: string | undefined,
+): Promise<void> {
+  const ctx = { orgId: conv.org_id, requestId, traceparent };
+  const assigneeId = await assignByRotation(deps, db, ctx, conv, { requireMode: true, identityDown: 'skip' });
+  if (assigneeId) deps.log.debug({ conversationId: conv.id, assigneeId, ...traceFields(ctx) }, 'conversation auto-assigned');
 }
 
 /**

@@ -3,7 +3,7 @@ import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { withTransaction } from '@crm/db';
 import { sizeText } from '@crm/config';
-import { AppError, forbidden, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, forbidden, invalid, notFound, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as files from './attachments.repo';
 import { claimedTypes, contentMismatch } from './content-type';
@@ -157,7 +157,7 @@ export async function locate(deps: Deps, ctx: OrgContext, id: string) {
     const { size } = await stat(location);
     return { row, location, size };
   } catch (err) {
-    deps.log.error({ err, attachmentId: id }, 'attachment bytes missing from ATTACHMENTS_DIR');
+    deps.log.error({ err, attachmentId: id, ...traceFields(ctx) }, 'attachment bytes missing from ATTACHMENTS_DIR');
     throw notFound('Attachment');
   }
 }
@@ -183,7 +183,7 @@ export async function deleteUpload(deps: Deps, ctx: OrgContext, id: string) {
   }
   await unlink(fileOf(deps, orgId, id)).catch((err: NodeJS.ErrnoException) => {
     // The row is gone, so nothing serves these bytes any more; leftover bytes are harmless.
-    if (err.code !== 'ENOENT') deps.log.warn({ err, attachmentId: id }, 'could not delete the file of a deleted attachment');
+    if (err.code !== 'ENOENT') deps.log.warn({ err, attachmentId: id, ...traceFields(ctx) }, 'could not delete the file of a deleted attachment');
   });
   return { ok: true, message: 'Attachment deleted' };
 }

@@ -53,7 +53,8 @@ export class AutoCloser {
     if (!(await repo.take(db, r.conversation_id, r.arming_id))) return false;
     const conv = await convs.findById(db, r.org_id, r.conversation_id, true);
     if (!conv || !OPEN.has(conv.status)) return false;
-    return applyStatus(db, conv, 'closed', null, null);
+    // A timer's work: a trace of its own.
+    return applyStatus(db, conv, 'closed', null, null, undefined);
   }
 
   private async close(r: repo.AutoCloseRow): Promise<void> {

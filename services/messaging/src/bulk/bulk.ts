@@ -1,4 +1,4 @@
-import { AppError, invalid, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
@@ -102,6 +102,7 @@ async function prepareAssign(deps: Deps, ctx: OrgContext, req: BulkRequest): Pro
           assignedBy: ctx.userId || null,
           reason: null,
         },
+        traceparent: ctx.traceparent,
       });
     }
     return { failed };
@@ -128,6 +129,7 @@ function prepareStatus(ctx: OrgContext, req: BulkRequest): Apply {
         type: EVENTS.conversationStatusChanged,
         orgId: ctx.orgId,
         data: statusChangedData(row, status, row.status, until, ctx.userId || null),
+        traceparent: ctx.traceparent,
       });
     }
     // Closed: their contacts are asked how it went (when the org asks), in one statement.
@@ -227,7 +229,7 @@ export async function bulkUpdate(deps: Deps, ctx: OrgContext, req: BulkRequest) 
     return { updated: updatedIds.length, failed, afterCommit: applied.afterCommit };
   });
   result.afterCommit?.();
-  deps.log.debug({ action, updated: result.updated, failed: result.failed.length }, 'conversations bulk action');
+  deps.log.debug({ action, updated: result.updated, failed: result.failed.length, ...traceFields(ctx) }, 'conversations bulk action');
   return { updated: result.updated, failed: result.failed };
 }
 

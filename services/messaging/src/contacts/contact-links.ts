@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import { isEventOf, type EventEnvelope } from '@crm/events';
+import { eventTraceFields, eventTraceparent, isEventOf, type EventEnvelope } from '@crm/events';
 import type { Deps } from '../deps';
 import { convs, messages } from '../conversations';
 import { resolveSender, upsertContact, type LinkedContact } from './contacts';
@@ -20,14 +20,16 @@ export async function prepareContactLinks(deps: Deps, events: EventEnvelope[]): 
     events.map(async (event) => {
       if (!isEventOf(event, 'messaging.contact_link')) return;
       const d = event.data;
+      // In the event's trace (the consumer span's), explicit: the service runs without an active context (main.ts).
+      const traceparent = eventTraceparent(event);
       if (d.sender) {
-        links.set(event.id, { senderContactId: await resolveSender(deps, event.orgId, d, d.origin) });
+        links.set(event.id, { senderContactId: await resolveSender(deps, event.orgId, d, d.origin, traceparent) });
         return;
       }
       const conv = await convs.findById(deps.pool, event.orgId, d.conversationId);
       // A group is never a contact (issue #15): a request from before that change links nothing.
       if (!conv || conv.contact_id || conv.thread_type === 'group') return;
-      links.set(event.id, { contact: await upsertContact(deps, event.orgId, d, d.origin) });
+      links.set(event.id, { contact: await upsertContact(deps, event.orgId, d, d.origin, traceparent) });
     }),
   );
   return links;
@@ -43,10 +45,13 @@ export async function applyContactLink(deps: Deps, db: PoolClient, event: EventE
   if (!conv) return;
   if ('senderContactId' in link) {
     const linked = await messages.linkSender(db, event.orgId, conv.id, d.chatnetUid, link.senderContactId);
-    deps.log.info({ conversationId: conv.id, contactId: link.senderContactId, linked }, 'group messages linked to their sender');
+    deps.log.info(
+      { conversationId: conv.id, contactId: link.senderContactId, linked, ...eventTraceFields(event) },
+      'group messages linked to their sender',
+    );
     return;
   }
   if (conv.contact_id || conv.thread_type === 'group') return;
   await convs.linkContact(db, event.orgId, conv.id, link.contact);
-  deps.log.info({ conversationId: conv.id, contactId: link.contact.id }, 'conversation linked to its contact');
+  deps.log.info({ conversationId: conv.id, contactId: link.contact.id, ...eventTraceFields(event) }, 'conversation linked to its contact');
 }

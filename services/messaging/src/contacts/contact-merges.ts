@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import type { ParsedEvent } from '@crm/events';
+import { eventTraceFields, type ParsedEvent } from '@crm/events';
 import type { Deps } from '../deps';
 
 /** contact.merged / contact.merge_undone with data parsed by its schema (the consumer's parseData): ids are ids. */
@@ -30,7 +30,10 @@ export async function applyContactMerged(deps: Deps, db: PoolClient, event: Pars
     [event.orgId, d.sourceId, d.targetId, d.mergeId],
   );
   deps.senderContacts.forgetContact(event.orgId, d.sourceId);
-  deps.log.info({ mergeId: d.mergeId, sourceId: d.sourceId, targetId: d.targetId }, 'conversations of a merged contact relinked');
+  deps.log.info(
+    { mergeId: d.mergeId, sourceId: d.sourceId, targetId: d.targetId, ...eventTraceFields(event) },
+    'conversations of a merged contact relinked',
+  );
 }
 
 /**
@@ -53,5 +56,8 @@ export async function applyContactMergeUndone(deps: Deps, db: PoolClient, event:
     [event.orgId, d.targetId, d.sourceId, d.mergeId],
   );
   deps.senderContacts.forgetContact(event.orgId, d.targetId);
-  deps.log.info({ mergeId: d.mergeId, sourceId: d.sourceId, targetId: d.targetId }, 'conversations of an unmerged contact moved back');
+  deps.log.info(
+    { mergeId: d.mergeId, sourceId: d.sourceId, targetId: d.targetId, ...eventTraceFields(event) },
+    'conversations of an unmerged contact moved back',
+  );
 }

@@ -1,3 +1,4 @@
+import { traceFields } from '@crm/grpc-kit';
 import { networkHttpUrl } from '@crm/validation';
 import type { Deps } from '../deps';
 import type { InboundData } from '../conversations';
@@ -82,23 +83,36 @@ export function senderTarget(accountId: string, from: { uid: string; name: strin
 /**
  * crm's contact id for a group message's sender (asked once a while per org and uid); throws when crm cannot answer.
  * `origin` vouches for the org at crm (the inbound event's stamp, or the request's origin): without one crm refuses.
+ * `traceparent`: the trace the call continues (the event's or the request's), explicit (main.ts).
  */
-export async function resolveSender(deps: Deps, orgId: string, target: ContactTarget, origin: string | undefined): Promise<string> {
+export async function resolveSender(
+  deps: Deps,
+  orgId: string,
+  target: ContactTarget,
+  origin: string | undefined,
+  traceparent: string | undefined,
+): Promise<string> {
   const known = deps.senderContacts.get(orgId, target.chatnetUid);
   if (known) return known;
   // Only the id: a sender's phone is not shown on a message, so no second call for it.
-  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent', origin }, contactTargetOnly(target));
+  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent', origin, traceparent }, contactTargetOnly(target));
   deps.senderContacts.set(orgId, target.chatnetUid, c.id);
   return c.id;
 }
 
 /** resolveSender, or undefined with a warning when crm is unreachable: the message is stored anyway and its sender linked later. */
-export async function tryResolveSender(deps: Deps, orgId: string, target: ContactTarget, origin: string | undefined): Promise<string | undefined> {
+export async function tryResolveSender(
+  deps: Deps,
+  orgId: string,
+  target: ContactTarget,
+  origin: string | undefined,
+  traceparent: string | undefined,
+): Promise<string | undefined> {
   try {
-    return await resolveSender(deps, orgId, target, origin);
+    return await resolveSender(deps, orgId, target, origin, traceparent);
   } catch (err) {
     deps.log.warn(
-      { err, orgId, chatnetUid: target.chatnetUid },
+      { err, orgId, chatnetUid: target.chatnetUid, ...traceFields({ traceparent }) },
       'crm UpsertChatnetContact failed for a group sender; storing the message without its sender contact and linking it later',
     );
     return undefined;
@@ -114,9 +128,15 @@ export function threadTarget(d: InboundData): ContactTarget | undefined {
   return contactTarget(d.accountId, d.threadType, d.threadId, { uid: d.fromUid, name: d.fromName, avatar: d.fromAvatar });
 }
 
-/** Upsert the contact in crm; throws when crm cannot answer (callers decide whether to degrade or retry). `origin`: see resolveSender. */
-export async function upsertContact(deps: Deps, orgId: string, target: ContactTarget, origin: string | undefined): Promise<LinkedContact> {
-  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent', origin }, contactTargetOnly(target));
+/** Upsert the contact in crm; throws when crm cannot answer (callers decide whether to degrade or retry). `origin`, `traceparent`: see resolveSender. */
+export async function upsertContact(
+  deps: Deps,
+  orgId: string,
+  target: ContactTarget,
+  origin: string | undefined,
+  traceparent: string | undefined,
+): Promise<LinkedContact> {
+  const c = await deps.remote.upsertChatnetContact({ orgId, role: 'agent', origin, traceparent }, contactTargetOnly(target));
   // A contact that already existed may have a phone (crm answers it); a new one from the network has none.
   return { id: c.id, name: c.name, avatar: c.avatar, phone: c.phone };
 }
@@ -134,16 +154,17 @@ export async function tryUpsertContacts(
   orgId: string,
   targets: ContactTarget[],
   origin: string | undefined,
+  traceparent: string | undefined,
 ): Promise<Array<LinkedContact | undefined>> {
   const out: Array<LinkedContact | undefined> = [];
   for (let i = 0; i < targets.length; i += UPSERTS_PER_CALL) {
     const part = targets.slice(i, i + UPSERTS_PER_CALL);
     try {
-      const found = await deps.remote.upsertChatnetContacts({ orgId, role: 'agent', origin }, part.map(contactTargetOnly));
+      const found = await deps.remote.upsertChatnetContacts({ orgId, role: 'agent', origin, traceparent }, part.map(contactTargetOnly));
       out.push(...found.map((c) => ({ id: c.id, name: c.name, avatar: c.avatar, phone: c.phone })));
     } catch (err) {
       deps.log.warn(
-        { err, orgId, threads: part.length },
+        { err, orgId, threads: part.length, ...traceFields({ traceparent }) },
         'crm UpsertChatnetContacts failed; storing the conversations without their contacts and linking them later',
       );
       out.push(...part.map(() => undefined));
@@ -158,12 +179,13 @@ export async function tryUpsertContact(
   orgId: string,
   target: ContactTarget,
   origin: string | undefined,
+  traceparent: string | undefined,
 ): Promise<LinkedContact | undefined> {
   try {
-    return await upsertContact(deps, orgId, target, origin);
+    return await upsertContact(deps, orgId, target, origin, traceparent);
   } catch (err) {
     deps.log.warn(
-      { err, orgId, chatnetUid: target.chatnetUid },
+      { err, orgId, chatnetUid: target.chatnetUid, ...traceFields({ traceparent }) },
       'crm UpsertChatnetContact failed; storing the conversation without a contact and linking it later',
     );
     return undefined;

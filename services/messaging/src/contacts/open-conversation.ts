@@ -22,6 +22,11 @@ export interface NewThread {
    * in `messaging.contact_link`, since crm's contact methods are origin-bound.
    */
   origin?: string;
+  /**
+   * The trace the events announcing it continue: the handler's ctx.traceparent, or the eventTraceparent of the message
+   * that opened it. Explicit: the service runs without an active context unless spans are exported (main.ts).
+   */
+  traceparent: string | undefined;
 }
 
 /**
@@ -58,17 +63,31 @@ export async function openConversations(
       contactPhone: n.contact?.phone ?? '',
     })),
   );
-  const events: NewEvent[] = [];
-  made.forEach(({ row: conv, created }, i) => {
-    if (!created) return;
-    const { orgId, thread: n } = list[i];
-    events.push({
-      type: EVENTS.conversationCreated,
-      orgId,
-      data: { id: conv.id, contactId: conv.contact_id, chatnetAccountId: conv.chatnet_account_id, type: conv.thread_type, threadId: conv.thread_id },
-    });
-    if (n.target && !n.contact) events.push({ type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...n.target, origin: n.origin } });
-  });
-  await enqueueEvents(db, events);
+  // Each in the trace of its own thread's opener (an inbound batch opens threads of several traces at once).
+  await enqueueEvents(
+    db,
+    made.flatMap(({ row: conv, created }, i): NewEvent[] => {
+      if (!created) return [];
+      const { orgId, thread: n } = list[i];
+      const { traceparent } = n;
+      const events: NewEvent[] = [
+        {
+          type: EVENTS.conversationCreated,
+          orgId,
+          data: {
+            id: conv.id,
+            contactId: conv.contact_id,
+            chatnetAccountId: conv.chatnet_account_id,
+            type: conv.thread_type,
+            threadId: conv.thread_id,
+          },
+          traceparent,
+        },
+      ];
+      if (n.target && !n.contact)
+        events.push({ type: EVENTS.contactLink, orgId, data: { conversationId: conv.id, ...n.target, origin: n.origin }, traceparent });
+      return events;
+    }),
+  );
   return made;
 }

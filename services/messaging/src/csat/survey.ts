@@ -38,7 +38,7 @@ export async function questionSent(db: Queryable, row: AutoMessageRow, sentAt: D
 
 /**
  * A message from the contact into a closed conversation (the inbound transaction, under the row lock): true when it
- * answered the open survey (rating or comment), so the conversation stays closed.
+ * answered the open survey (rating or comment), so the conversation stays closed. `traceparent`: the inbound event's.
  */
 export async function takeReply(
   db: Queryable,
@@ -50,6 +50,7 @@ export async function takeReply(
     assigneeId: string | null;
     content: string;
     at: Date;
+    traceparent: string | undefined;
   },
 ): Promise<boolean> {
   const survey = await repo.openSurvey(db, m.orgId, m.conversationId, m.at);
@@ -78,6 +79,7 @@ export async function takeReply(
       comment: parsed.comment,
       respondedAt: m.at.toISOString(),
     },
+    traceparent: m.traceparent,
   });
   return true;
 }

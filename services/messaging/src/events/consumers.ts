@@ -1,4 +1,4 @@
-import { EventConsumer, isEventOf, withEventTrace, type EventEnvelope, type EventStampVerifier } from '@crm/events';
+import { EventConsumer, isEventOf, type EventEnvelope, type EventStampVerifier } from '@crm/events';
 import type { PoolClient } from '@crm/db';
 import type { Deps } from '../deps';
 import { convs, messages, EVENTS } from '../conversations';
@@ -69,7 +69,8 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
       batchHandler: (events, db, prepared: InboundPrepared) => storeInboundBatch(deps, db, events, prepared),
     }),
     // chatnet.seen (read receipts) → outbound messages seen, message.seen; chatnet.recalled and chatnet.reaction →
-    // message.recalled, message.reaction. The news of one thread in order.
+    // message.recalled, message.reaction. The news of one thread in order. Each handler passes its event's trace on
+    // explicitly (eventTraceparent, eventTraceFields): the service runs without an active context (main.ts).
     new EventConsumer({
       ...common,
       pool,
@@ -80,9 +81,9 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
       batchKey: threadKey,
       batchHandler: async (events, db) => {
         for (const event of events) {
-          if (isEventOf(event, 'chatnet.seen')) await withEventTrace(event, () => recordSeen(deps, db, event));
-          else if (isEventOf(event, 'chatnet.recalled')) await withEventTrace(event, () => recordRecall(deps, db, event));
-          else if (isEventOf(event, 'chatnet.reaction')) await withEventTrace(event, () => recordReaction(deps, db, event));
+          if (isEventOf(event, 'chatnet.seen')) await recordSeen(deps, db, event);
+          else if (isEventOf(event, 'chatnet.recalled')) await recordRecall(deps, db, event);
+          else if (isEventOf(event, 'chatnet.reaction')) await recordReaction(deps, db, event);
         }
       },
     }),
@@ -97,7 +98,7 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
       // crm is asked before the batch's transaction opens; a crm that does not answer fails it, and it is retried.
       batchPrepare: (events) => prepareContactLinks(deps, events),
       batchHandler: async (events, db, links: ContactLinks) => {
-        for (const event of events) await withEventTrace(event, () => applyContactLink(deps, db, event, links));
+        for (const event of events) await applyContactLink(deps, db, event, links);
       },
     }),
     // Keep the copy of contact name, avatar and phone in conversations fresh; follow crm's contact merges.
@@ -112,7 +113,7 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
       // its target's updates (the copy it writes is the target's at merge time).
       batchKey: contactKey,
       batchHandler: async (events, db) => {
-        for (const event of events) await withEventTrace(event, () => applyContactEvent(deps, db, event));
+        for (const event of events) await applyContactEvent(deps, db, event);
       },
     }),
     // The bookkeeping of every message on one queue (issue #28, CPU per message), each a share with its own

@@ -82,7 +82,12 @@ export async function update(deps: Deps, ctx: OrgContext, req: InboxSettingsInpu
     if (changed.length === 0) return next;
     await repo.save(db, orgId, next);
     if (next.agentVisibility !== previous.agentVisibility) {
-      await enqueueEvent(db, { type: EVENTS.inboxSettingsUpdated, orgId, data: { agentVisibility: next.agentVisibility } });
+      await enqueueEvent(db, {
+        type: EVENTS.inboxSettingsUpdated,
+        orgId,
+        data: { agentVisibility: next.agentVisibility },
+        traceparent: ctx.traceparent,
+      });
     }
     if (next.autoCloseAfterMinutes !== previous.autoCloseAfterMinutes) {
       await replanAutoClose(db, orgId, next.autoCloseAfterMinutes, deps.config.SERVICE_LEVEL_MINUTE_MS);

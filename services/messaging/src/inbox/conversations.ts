@@ -1,4 +1,4 @@
-import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -103,11 +103,11 @@ export async function move(deps: Deps, ctx: OrgContext, id: string, how: Move) {
   const changed = await withTransaction(deps.pool, async (db) => {
     const conv = isUuid(id) ? await convs.findById(db, orgId, id, true, viewerOf(ctx)) : undefined;
     if (!conv) throw notFound('Conversation');
-    if (!(await applyStatus(db, conv, target, null, ctx.userId || null))) return false;
-    if (how === 'archive') await enqueueEvent(db, { type: EVENTS.conversationArchived, orgId, data: { id } });
+    if (!(await applyStatus(db, conv, target, null, ctx.userId || null, ctx.traceparent))) return false;
+    if (how === 'archive') await enqueueEvent(db, { type: EVENTS.conversationArchived, orgId, data: { id }, traceparent: ctx.traceparent });
     return true;
   });
-  deps.log.debug({ conversationId: id, how, changed }, 'conversation state move');
+  deps.log.debug({ conversationId: id, how, changed, ...traceFields(ctx) }, 'conversation state move');
   return { message: DONE[how], conversation: convs.toConversation((await convs.findById(deps.pool, orgId, id))!) };
 }
 

@@ -4,9 +4,9 @@ import {
   enqueueEvent,
   enqueueEvents,
   eventOrigin,
+  eventTraceFields,
+  eventTraceparent,
   isEventOf,
-  traceparentOf,
-  withEventTrace,
   type EventEnvelope,
   type NewEvent,
   type ParsedEvent,
@@ -90,10 +90,11 @@ export function parseInbound(d: InboundEventData): { ok: true; value: InboundDat
 /**
  * What the events of one batch share inside its one transaction: the contacts of new threads (asked from crm
  * all at once), the account's listed users, and the message.received events, written with one statement at
- * the end (after every other event of the batch, so a conversation's events keep their order).
+ * the end (after every other event of the batch, so a conversation's events keep their order), each in the trace of
+ * the inbound event it answers.
  */
 export class InboundBatch implements ThreadContacts {
-  readonly received: NewEvent[] = [];
+  readonly received: Array<{ event: NewEvent; traceparent: string | undefined }> = [];
   /** The contact's messages stored by the batch (their conversations wait for us: no auto-close; maybe out of hours). */
   readonly replied: ReceivedMessage[] = [];
   /** Every message of a contact the batch stored (a CSAT answer too): their scheduled cancelIfReplied messages go. */
@@ -125,20 +126,20 @@ export class InboundBatch implements ThreadContacts {
    * the batch at once). A thread that was not new then has none here: it is stored without, and linked later
    * (messaging.contact_link), rather than holding the transaction open on crm.
    */
-  contact(orgId: string, t: ContactTarget): Promise<LinkedContact | undefined> {
+  contact(orgId: string, t: ContactTarget, traceparent: string | undefined): Promise<LinkedContact | undefined> {
     const key = contactKey(orgId, t);
     if (this.prepared) return Promise.resolve(this.prepared.contacts.get(key));
     let found = this.contacts.get(key);
-    if (!found) this.contacts.set(key, (found = tryUpsertContact(this.deps, orgId, t, this.origins.get(orgId))));
+    if (!found) this.contacts.set(key, (found = tryUpsertContact(this.deps, orgId, t, this.origins.get(orgId), traceparent)));
     return found;
   }
 
   /** A group sender's contact id: asked before the transaction, or remembered; else linked later. */
-  sender(orgId: string, t: ContactTarget): Promise<string | undefined> {
+  sender(orgId: string, t: ContactTarget, traceparent: string | undefined): Promise<string | undefined> {
     const key = senderKey(orgId, t);
     if (this.prepared) return Promise.resolve(this.prepared.senders.get(key) ?? this.deps.senderContacts.get(orgId, t.chatnetUid));
     let found = this.senders.get(key);
-    if (!found) this.senders.set(key, (found = tryResolveSender(this.deps, orgId, t, this.origins.get(orgId))));
+    if (!found) this.senders.set(key, (found = tryResolveSender(this.deps, orgId, t, this.origins.get(orgId), traceparent)));
     return found;
   }
 
@@ -160,9 +161,9 @@ export class InboundBatch implements ThreadContacts {
     const others = events.filter(({ d }) => !d.fromSelf);
     if (others.length === 0) return;
     const senders = await Promise.all(
-      others.map(({ orgId, d }) => {
+      others.map(({ orgId, d, traceparent }) => {
         const sender = groupSender(d);
-        return sender && this.sender(orgId, sender);
+        return sender && this.sender(orgId, sender, traceparent);
       }),
     );
     const items = others.map(({ orgId, d }, i) => ({
@@ -187,11 +188,12 @@ export class InboundBatch implements ThreadContacts {
    */
   private async openNewThreads(fresh: Array<ValidInbound & { item: messages.NewThreadInbound }>): Promise<void> {
     const threads = await Promise.all(
-      fresh.map(async ({ orgId, d, origin }) => {
+      fresh.map(async ({ orgId, d, origin, traceparent }) => {
         const target = threadTarget(d);
-        const contact = target ? await this.contact(orgId, target) : undefined;
+        const contact = target ? await this.contact(orgId, target, traceparent) : undefined;
         const { accountId, threadType, threadId, groupName } = d;
-        return { orgId, thread: { accountId, threadType, threadId, target, contact, groupName, avatar: target?.avatar, origin } };
+        // Its events in the trace of the message that opened it.
+        return { orgId, thread: { accountId, threadType, threadId, target, contact, groupName, avatar: target?.avatar, origin, traceparent } };
       }),
     );
     const made = await openConversations(this.db, threads);
@@ -199,7 +201,7 @@ export class InboundBatch implements ThreadContacts {
       if (!m.created) continue;
       this.madeHere.add(m.row.id);
       // On a round_robin account its owner is chosen now, committed with the conversation.
-      await autoAssignNew(this.deps, this.db, fresh[i].eventId, m.row);
+      await autoAssignNew(this.deps, this.db, fresh[i].eventId, m.row, fresh[i].traceparent);
     }
     const stored = await messages.insertInboundBatch(
       this.db,
@@ -279,12 +281,16 @@ function originsByOrg(events: EventEnvelope[]): Map<string, string> {
   return origins;
 }
 
-/** An event of a batch worth storing, its data parsed, with the stamp that vouches for its org (if any). */
+/**
+ * An event of a batch worth storing, its data parsed, with the stamp that vouches for its org (if any) and its trace
+ * (eventTraceparent: passed explicitly, the service runs without an active context unless exporting, main.ts).
+ */
 interface ValidInbound {
   eventId: string;
   orgId: string;
   d: InboundData;
   origin?: string;
+  traceparent: string | undefined;
 }
 
 /** The events of a batch worth storing: parsed, with a real org id, each once. */
@@ -296,10 +302,27 @@ function validInbound(events: EventEnvelope[]): ValidInbound[] {
     const parsed = parseInbound(e.data);
     // An org id that is no id fails on its own in storeInbound; it must not fail the batch statement of the others.
     // A second copy of one event in the batch (a redelivery) goes the slow way and finds its message stored.
-    if (parsed.ok && isUuid(e.orgId) && !seen.has(e.id)) valid.push({ eventId: e.id, orgId: e.orgId, d: parsed.value, origin: eventOrigin(e) });
+    if (parsed.ok && isUuid(e.orgId) && !seen.has(e.id))
+      valid.push({ eventId: e.id, orgId: e.orgId, d: parsed.value, origin: eventOrigin(e), traceparent: eventTraceparent(e) });
     seen.add(e.id);
   }
   return valid;
+}
+
+/** The trace id of a traceparent. */
+const traceIdOf = (traceparent: string | undefined) => traceparent?.split('-')[1];
+
+/**
+ * The trace a call made for several events of one org continues (crm's contacts, identity's answers): theirs when
+ * they all share one (one message, or one request's), else none, as the batch's active context had it.
+ */
+function tracesByOrg(valid: ValidInbound[]): Map<string, string | undefined> {
+  const traces = new Map<string, string | undefined>();
+  for (const { orgId, traceparent } of valid) {
+    if (!traces.has(orgId)) traces.set(orgId, traceparent);
+    else if (traceIdOf(traces.get(orgId)) !== traceIdOf(traceparent)) traces.set(orgId, undefined);
+  }
+  return traces;
 }
 
 /**
@@ -311,10 +334,12 @@ function validInbound(events: EventEnvelope[]): ValidInbound[] {
 export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promise<InboundPrepared> {
   const valid = validInbound(events);
   const origins = originsByOrg(events);
+  const traces = tracesByOrg(valid);
   const senders = new Map<string, Promise<string | undefined>>();
   for (const { orgId, d } of valid) {
     const t = groupSender(d);
-    if (t && !senders.has(senderKey(orgId, t))) senders.set(senderKey(orgId, t), tryResolveSender(deps, orgId, t, origins.get(orgId)));
+    if (t && !senders.has(senderKey(orgId, t)))
+      senders.set(senderKey(orgId, t), tryResolveSender(deps, orgId, t, origins.get(orgId), traces.get(orgId)));
   }
   const threads = valid.map(({ orgId, d }) => ({
     orgId,
@@ -350,12 +375,12 @@ export async function prepareInbound(deps: Deps, events: EventEnvelope[]): Promi
     if (!rotations.has(account))
       rotations.set(
         account,
-        warmRotation(deps, orgId, accountId, origins.get(orgId)).catch(() => undefined),
+        warmRotation(deps, orgId, accountId, origins.get(orgId), traces.get(orgId)).catch(() => undefined),
       );
   });
   const settle = async <V>(m: Map<string, Promise<V>>) => new Map(await Promise.all([...m].map(async ([k, p]) => [k, await p] as const)));
   const asked = [...wanted].map(async ([orgId, ofOrg]) => {
-    const found = await tryUpsertContacts(deps, orgId, [...ofOrg.values()], origins.get(orgId));
+    const found = await tryUpsertContacts(deps, orgId, [...ofOrg.values()], origins.get(orgId), traces.get(orgId));
     return [...ofOrg.keys()].map((key, i) => [key, found[i]] as const);
   });
   const [s, c] = await Promise.all([settle(senders), Promise.all(asked), ...rotations.values()]);
@@ -372,10 +397,13 @@ export async function storeInboundBatch(deps: Deps, db: PoolClient, events: Even
   const batch = new InboundBatch(deps, db, prepared, originsByOrg(events));
   const inbound = events.filter((e) => isEventOf(e, 'chatnet.inbound'));
   await batch.prefetch(validInbound(events));
-  for (const e of inbound) await withEventTrace(e, () => storeInbound(deps, db, e, batch));
+  for (const e of inbound) await storeInbound(deps, db, e, batch);
   await cancelScheduledOnReply(db, batch.wrote);
   await afterReplies(deps, db, batch.replied);
-  await enqueueEvents(db, batch.received);
+  await enqueueEvents(
+    db,
+    batch.received.map(({ event, traceparent }) => ({ ...event, traceparent })),
+  );
 }
 
 /**
@@ -397,12 +425,14 @@ async function afterReplies(deps: Deps, db: PoolClient, replied: ReceivedMessage
  * A new thread gets its contact from crm and a conversation; when crm is unreachable the conversation is
  * stored without a contact and a `messaging.contact_link` event retries the link with backoff. A group thread
  * gets no contact: its conversation carries the group's name, and each message its sender's contact (linked
- * later the same way when crm is unreachable).
+ * later the same way when crm is unreachable). What it enqueues, calls and logs continues the event's trace, passed
+ * explicitly (eventTraceparent, eventTraceFields): the service runs without an active context (main.ts).
  */
 export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEvent<'chatnet.inbound'>, batch: InboundBatch): Promise<void> {
   const parsed = parseInbound(event.data);
+  const traceparent = eventTraceparent(event);
   if (!parsed.ok) {
-    deps.log.error({ eventId: event.id, reason: parsed.reason }, 'chatnet.inbound event is malformed; dropped');
+    deps.log.error({ eventId: event.id, reason: parsed.reason, ...eventTraceFields(event) }, 'chatnet.inbound event is malformed; dropped');
     return;
   }
   const d = parsed.value;
@@ -411,7 +441,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
   const pre = batch.storedInThread(event.id);
   const messageId = pre?.messageId ?? randomUUID();
   const sender = groupSender(d);
-  const senderContactId = sender ? ((await batch.sender(orgId, sender)) ?? null) : null;
+  const senderContactId = sender ? ((await batch.sender(orgId, sender, traceparent)) ?? null) : null;
   const message = newInbound(messageId, orgId, d, senderContactId);
   const target = () => threadTarget(d);
 
@@ -429,13 +459,14 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       type: EVENTS.contactLink,
       orgId,
       data: { conversationId: stored.conversationId, ...unlinked, origin: eventOrigin(event) },
+      traceparent,
     });
   }
   if (!stored) {
     // A new thread: a one-to-one thread's contact from crm (or none while crm is unreachable), then the
     // conversation. A group gets no contact: its conversation is named after the group.
     const t = target();
-    const contact = t ? await batch.contact(orgId, t) : undefined;
+    const contact = t ? await batch.contact(orgId, t, traceparent) : undefined;
     const { accountId, threadType, threadId, groupName } = d;
     const made = await openConversation(db, orgId, {
       accountId,
@@ -446,10 +477,11 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       groupName,
       avatar: t?.avatar,
       origin: eventOrigin(event),
+      traceparent,
     });
     const conv = made.row;
     // On a round_robin account its owner is chosen now, committed with the conversation.
-    if (made.created) await autoAssignNew(deps, db, event.id, conv);
+    if (made.created) await autoAssignNew(deps, db, event.id, conv, traceparent);
     const inserted = await messages.insertInbound(db, { ...message, conversationId: conv.id });
     stored = {
       conversationId: conv.id,
@@ -460,7 +492,10 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     };
   }
   if (!stored.stored) {
-    deps.log.debug({ chatnetMessageId: d.chatnetMessageId, accountId: d.accountId }, 'inbound message already stored; skipped');
+    deps.log.debug(
+      { chatnetMessageId: d.chatnetMessageId, accountId: d.accountId, ...eventTraceFields(event) },
+      'inbound message already stored; skipped',
+    );
     return;
   }
   // The contact answered: messages scheduled into this conversation with cancelIfReplied are not sent (the batch's
@@ -474,7 +509,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
     const linked = await files.linkToMessage(db, orgId, messageId, d.attachmentIds);
     if (linked.length < d.attachmentIds.length) {
       deps.log.warn(
-        { chatnetMessageId: d.chatnetMessageId, expected: d.attachmentIds.length, linked: linked.length },
+        { chatnetMessageId: d.chatnetMessageId, expected: d.attachmentIds.length, linked: linked.length, ...eventTraceFields(event) },
         'some files of an inbound message were not found',
       );
     }
@@ -487,6 +522,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       type: EVENTS.contactLink,
       orgId,
       data: { conversationId: stored.conversationId, sender: true, ...sender, origin: eventOrigin(event) },
+      traceparent,
     });
   }
   // A closed conversation's open CSAT survey takes the reply (a rating, then its comment) and stays closed.
@@ -500,6 +536,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       assigneeId: stored.assigneeId,
       content: d.content,
       at: d.sentAt,
+      traceparent,
     }));
   if (csatReply) {
     // An answer to the survey waits for no reply: the closed conversation does not count it as unreplied.
@@ -531,6 +568,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
         null,
         null,
       ),
+      traceparent,
     });
   }
   const received: NewEvent = {
@@ -558,7 +596,7 @@ export async function storeInbound(deps: Deps, db: PoolClient, event: ParsedEven
       quote,
     },
   };
-  // Written later with the whole batch's: it keeps the trace of the inbound event it answers (withEventTrace).
-  if (batch) batch.received.push({ ...received, traceparent: traceparentOf() });
-  else await enqueueEvent(db, received);
+  // Written later with the whole batch's: it keeps the trace of the inbound event it answers.
+  if (batch) batch.received.push({ event: received, traceparent });
+  else await enqueueEvent(db, { ...received, traceparent });
 }

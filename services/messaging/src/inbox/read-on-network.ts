@@ -1,4 +1,4 @@
-import type { OrgContext } from '@crm/grpc-kit';
+import { traceFields, type OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import type { ConversationRow, NewlyRead } from '../conversations';
 
@@ -21,7 +21,15 @@ export interface ReadOnNetwork {
 export async function markSeenOnNetwork(deps: Deps, ctx: OrgContext, { conv, newly }: ReadOnNetwork): Promise<void> {
   try {
     await deps.remote.markThreadSeen(
-      { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId, origin: ctx.origin },
+      {
+        orgId: ctx.orgId,
+        userId: ctx.userId,
+        role: ctx.role || 'agent',
+        requestId: ctx.requestId,
+        origin: ctx.origin,
+        // The mark-read call's trace, carried explicitly into this work it leaves running (main.ts).
+        traceparent: ctx.traceparent,
+      },
       {
         accountId: conv.chatnet_account_id,
         threadId: conv.thread_id,
@@ -36,7 +44,10 @@ export async function markSeenOnNetwork(deps: Deps, ctx: OrgContext, { conv, new
       },
     );
   } catch (err) {
-    deps.log.warn({ err, conversationId: conv.id }, 'marking the conversation read on the chat network failed; it stays read here');
+    deps.log.warn(
+      { err, conversationId: conv.id, ...traceFields(ctx) },
+      'marking the conversation read on the chat network failed; it stays read here',
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent, type ParsedEvent, type ParsedEventData } from '@crm/events';
+import { enqueueEvent, eventTraceFields, eventTraceparent, type ParsedEvent, type ParsedEventData } from '@crm/events';
 import type { Deps } from '../deps';
 import { convs, messages, EVENTS } from '../conversations';
 
@@ -48,7 +48,7 @@ export function parseSeen(d: ParsedEventData<'chatnet.seen'>): { ok: true; value
 export async function recordSeen(deps: Deps, db: PoolClient, event: ParsedEvent<'chatnet.seen'>): Promise<void> {
   const parsed = parseSeen(event.data);
   if (!parsed.ok) {
-    deps.log.error({ eventId: event.id, reason: parsed.reason }, 'chatnet.seen event is malformed; dropped');
+    deps.log.error({ eventId: event.id, reason: parsed.reason, ...eventTraceFields(event) }, 'chatnet.seen event is malformed; dropped');
     return;
   }
   const d = parsed.value;
@@ -70,6 +70,7 @@ export async function recordSeen(deps: Deps, db: PoolClient, event: ParsedEvent<
         // The same messages with their source (ui, campaign, ...) and send time, for consumers that care which.
         messages: part.map((m) => ({ id: m.id, source: m.source, sentAt: m.sent_at.toISOString() })),
       },
+      traceparent: eventTraceparent(event),
     });
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent, eventOrigin, type EventEnvelope } from '@crm/events';
+import { enqueueEvent, eventOrigin, eventTraceFields, eventTraceparent, type EventEnvelope } from '@crm/events';
 import type { Deps } from '../deps';
 import { files } from '../attachments';
 import { convs, messages, type InboundData } from '../conversations';
@@ -16,7 +16,8 @@ export const PHONE_SOURCE = 'phone';
  * crm before the transaction. Declared here, not imported from inbound.ts, which imports this file.
  */
 export interface ThreadContacts {
-  contact(orgId: string, t: ContactTarget): Promise<LinkedContact | undefined>;
+  /** `traceparent`: the trace of the message that asks, for crm's call when it is made from here. */
+  contact(orgId: string, t: ContactTarget, traceparent: string | undefined): Promise<LinkedContact | undefined>;
 }
 
 /**
@@ -25,14 +26,15 @@ export interface ThreadContacts {
  * when there is none), written by no user of the CRM. Stored once per (account, network id): the echo of a message
  * the CRM sent (or a redelivery) stores and publishes nothing. It answers the contact like any reply, and announces
  * `message.sent` (source `phone`, no sentByUserId): never `message.received`, so no alert or "message received"
- * automation fires for it.
+ * automation fires for it. What it enqueues continues the event's trace (eventTraceparent, explicit: main.ts).
  */
 export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope, d: InboundData, batch: ThreadContacts): Promise<void> {
   const orgId = event.orgId;
+  const traceparent = eventTraceparent(event);
   let conv = await convs.findByThread(db, orgId, d.accountId, d.threadType, d.threadId);
   if (!conv) {
     const t = threadTarget(d);
-    const contact = t ? await batch.contact(orgId, t) : undefined;
+    const contact = t ? await batch.contact(orgId, t, traceparent) : undefined;
     // No groupName: a group's conversation first opened by the account's own message keeps the fallback name until a
     // received message renames it (as before openConversation was shared; the received path passes the group's name).
     conv = (
@@ -43,6 +45,7 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
         target: t,
         contact,
         origin: eventOrigin(event),
+        traceparent,
       })
     ).row;
   }
@@ -63,7 +66,7 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
   });
   if (!row) {
     deps.log.debug(
-      { chatnetMessageId: d.chatnetMessageId, accountId: d.accountId },
+      { chatnetMessageId: d.chatnetMessageId, accountId: d.accountId, ...eventTraceFields(event) },
       "the account's own message is stored already (sent from the CRM, or redelivered); skipped",
     );
     return;
@@ -76,5 +79,5 @@ export async function storeSelf(deps: Deps, db: PoolClient, event: EventEnvelope
     senderName: row.sender_name,
   });
   if (d.attachmentIds.length) await files.linkToMessage(db, orgId, row.id, d.attachmentIds);
-  await enqueueEvent(db, messageSentEvent(orgId, conv, row, { sentByUserId: null, source: PHONE_SOURCE }));
+  await enqueueEvent(db, { ...messageSentEvent(orgId, conv, row, { sentByUserId: null, source: PHONE_SOURCE }), traceparent });
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { forbidden, invalid, notFound, requireCan, roleRank, OrgContext } from '@crm/grpc-kit';
+import { forbidden, invalid, notFound, requireCan, roleRank, traceFields, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
 import { isUuid, messagingRules as rules, requireText } from '@crm/validation';
@@ -81,7 +81,7 @@ export async function create(deps: Deps, ctx: OrgContext, req: MacroInput) {
     if (made.shared) await auditShared(db, ctx, 'created', made, { actions: made.actions.map((a) => a.type) });
     return made;
   });
-  deps.log.debug({ macroId: row.id, shared: row.shared }, 'macro created');
+  deps.log.debug({ macroId: row.id, shared: row.shared, ...traceFields(ctx) }, 'macro created');
   return repo.toMacro(row);
 }
 

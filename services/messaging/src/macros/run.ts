@@ -1,4 +1,4 @@
-import { AppError, invalid, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import { recordAudit } from '@crm/events';
 import { bulkIds } from '@crm/validation';
 import type { Deps } from '../deps';
@@ -70,7 +70,7 @@ async function runOn(deps: Deps, ctx: OrgContext, conversationId: string, macro:
       results.push({ type: action.type, ok: true });
     } catch (err) {
       if (!(err instanceof AppError))
-        deps.log.error({ err, macroId: macro.id, conversationId, action: action.type }, 'macro action failed unexpectedly');
+        deps.log.error({ err, macroId: macro.id, conversationId, action: action.type, ...traceFields(ctx) }, 'macro action failed unexpectedly');
       const error =
         err instanceof AppError ? { code: err.code, message: err.message } : { code: 'internal', message: 'The action failed unexpectedly' };
       results.push({ type: action.type, ok: false, error });
@@ -87,7 +87,7 @@ async function runOn(deps: Deps, ctx: OrgContext, conversationId: string, macro:
       results: results.map((r) => ({ type: r.type, ok: r.ok, ...(r.error ? { code: r.error.code } : {}) })),
     },
   });
-  deps.log.debug({ macroId: macro.id, conversationId, failed: results.filter((r) => !r.ok).length }, 'macro run');
+  deps.log.debug({ macroId: macro.id, conversationId, failed: results.filter((r) => !r.ok).length, ...traceFields(ctx) }, 'macro run');
   return results;
 }
 

@@ -1,4 +1,4 @@
-import type { OrgContext } from '@crm/grpc-kit';
+import { traceFields, type OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { networkAvatar } from '../contacts';
 
@@ -19,7 +19,7 @@ export async function networkName(deps: Deps, ctx: OrgContext, accountId: string
     const u = await deps.remote.findNetworkUser(ctx, { accountId, chatnetUid: uid });
     if (u.found && u.displayName) return { displayName: u.displayName, avatar: networkAvatar(u.avatarUrl) };
   } catch (err) {
-    deps.log.warn({ err, accountId }, 'the network did not name a new contact; using a neutral name');
+    deps.log.warn({ err, accountId, ...traceFields(ctx) }, 'the network did not name a new contact; using a neutral name');
   }
   return { displayName: fallbackName(uid), avatar: '' };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { forbidden, notFound, requireCan, requireUser, roleRank, OrgContext } from '@crm/grpc-kit';
+import { forbidden, notFound, requireCan, requireUser, roleRank, traceFields, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -41,10 +41,11 @@ export async function create(deps: Deps, ctx: OrgContext, req: { conversationId:
         contactName: conv.contact_name,
         createdAt: note.created_at.toISOString(),
       },
+      traceparent: ctx.traceparent,
     });
     return note;
   });
-  deps.log.debug({ conversationId: conv.id, noteId: row.id, mentions: row.mentions.length }, 'note created');
+  deps.log.debug({ conversationId: conv.id, noteId: row.id, mentions: row.mentions.length, ...traceFields(ctx) }, 'note created');
   return notes.toNote(row);
 }
 

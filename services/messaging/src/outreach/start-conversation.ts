@@ -102,6 +102,7 @@ async function open(deps: Deps, ctx: OrgContext, who: Resolved): Promise<{ row: 
       target: { chatnetUid: who.uid, displayName: who.displayName, avatar: who.avatar, chatnetAccountId: who.accountId, threadType: 'user' },
       contact: { id: contact.id, name: contact.name, avatar: contact.avatar, phone: contact.phone },
       avatar: who.avatar,
+      traceparent: ctx.traceparent,
     });
     if (!m.created) return m;
     if (assigneeId) {
@@ -120,6 +121,7 @@ async function open(deps: Deps, ctx: OrgContext, who: Resolved): Promise<{ row: 
           assignedBy: assigneeId,
           reason: null,
         },
+        traceparent: ctx.traceparent,
       });
     }
     return m;

@@ -1,4 +1,4 @@
-import { notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { notFound, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import { isUuid, messagingRules as rules } from '@crm/validation';
@@ -35,9 +35,10 @@ export async function setPriority(deps: Deps, ctx: OrgContext, req: { id: string
         previousPriority: previous,
         changedBy: ctx.userId || null,
       },
+      traceparent: ctx.traceparent,
     });
     return true;
   });
-  deps.log.debug({ conversationId: req.id, priority, changed }, 'conversation priority set');
+  deps.log.debug({ conversationId: req.id, priority, changed, ...traceFields(ctx) }, 'conversation priority set');
   return convs.toConversation((await convs.findById(deps.pool, orgId, req.id))!);
 }

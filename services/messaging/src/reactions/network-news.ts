@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import { enqueueEvent, type ParsedEvent } from '@crm/events';
+import { enqueueEvent, eventTraceFields, eventTraceparent, type ParsedEvent } from '@crm/events';
 import type { Deps } from '../deps';
 import { convs, messages } from '../conversations';
 import { recalledEvent } from './recall';
@@ -27,7 +27,10 @@ export async function recordRecall(deps: Deps, db: PoolClient, event: ParsedEven
   const d = event.data;
   const found = await named(db, event.orgId, d);
   if (!found) {
-    deps.log.info({ eventId: event.id, chatnetMessageId: d.chatnetMessageId }, 'recall of a message not stored here; ignored');
+    deps.log.info(
+      { eventId: event.id, chatnetMessageId: d.chatnetMessageId, ...eventTraceFields(event) },
+      'recall of a message not stored here; ignored',
+    );
     return;
   }
   const by = found.row.direction === 'inbound' ? 'contact' : 'agent';
@@ -43,7 +46,10 @@ export async function recordRecall(deps: Deps, db: PoolClient, event: ParsedEven
   // The inbox list previews the last message from the conversation row, for every role alike: a contact's words they
   // took back leave the preview (agents may no longer read them; the message itself keeps them for team leads).
   if (by === 'contact') await convs.clearLastMessagePreview(db, event.orgId, found.conv.id, found.row.id);
-  await enqueueEvent(db, recalledEvent(found.conv, done, by === 'contact' ? { by, fromUid: d.fromUid } : { by, userId: null }));
+  await enqueueEvent(db, {
+    ...recalledEvent(found.conv, done, by === 'contact' ? { by, fromUid: d.fromUid } : { by, userId: null }),
+    traceparent: eventTraceparent(event),
+  });
 }
 
 /**
@@ -55,15 +61,19 @@ export async function recordReaction(deps: Deps, db: PoolClient, event: ParsedEv
   const found = await named(db, event.orgId, d);
   const fromUid = d.fromUid.slice(0, 200);
   if (!found || !fromUid) {
-    deps.log.info({ eventId: event.id, chatnetMessageId: d.chatnetMessageId }, 'reaction on a message not stored here; ignored');
+    deps.log.info(
+      { eventId: event.id, chatnetMessageId: d.chatnetMessageId, ...eventTraceFields(event) },
+      'reaction on a message not stored here; ignored',
+    );
     return;
   }
   const orgId = event.orgId;
   const { conv, row } = found;
   const at = new Date();
+  const traceparent = eventTraceparent(event);
   if (!d.emoji) {
     if (await deleteReaction(db, orgId, row.id, 'contact', fromUid)) {
-      await enqueueEvent(db, reactionEvent(conv, row, { emoji: null, at, by: 'contact', fromUid }));
+      await enqueueEvent(db, { ...reactionEvent(conv, row, { emoji: null, at, by: 'contact', fromUid }), traceparent });
     }
     return;
   }
@@ -71,10 +81,10 @@ export async function recordReaction(deps: Deps, db: PoolClient, event: ParsedEv
   try {
     emoji = emojiOf(d.emoji);
   } catch {
-    deps.log.warn({ eventId: event.id }, 'a reaction from the network that is no emoji; ignored');
+    deps.log.warn({ eventId: event.id, ...eventTraceFields(event) }, 'a reaction from the network that is no emoji; ignored');
     return;
   }
   if ((await reactionOf(db, orgId, row.id, 'contact', fromUid)) === emoji) return;
   await upsertReaction(db, { orgId, messageId: row.id, by: 'contact', userId: fromUid, emoji, at });
-  await enqueueEvent(db, reactionEvent(conv, row, { emoji, at, by: 'contact', fromUid }));
+  await enqueueEvent(db, { ...reactionEvent(conv, row, { emoji, at, by: 'contact', fromUid }), traceparent });
 }

@@ -40,7 +40,7 @@ async function toNetwork(deps: Deps, ctx: OrgContext, conv: convs.ConversationRo
     throw new AppError('failed_precondition', 'This message never reached the chat network, so it takes no reaction', { code: 'not_on_network' });
   }
   await deps.remote.reactToChatMessage(
-    { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
+    { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin, traceparent: ctx.traceparent },
     {
       accountId: conv.chatnet_account_id,
       threadId: conv.thread_id,
@@ -69,7 +69,7 @@ export async function reactToMessage(deps: Deps, ctx: OrgContext, req: { id: str
   const at = new Date();
   await withTransaction(deps.pool, async (db) => {
     await upsertReaction(db, { orgId: ctx.orgId, messageId: row.id, by: AGENT, userId, emoji, at });
-    await enqueueEvent(db, reactionEvent(conv, row, { emoji, at, by: AGENT, userId }));
+    await enqueueEvent(db, { ...reactionEvent(conv, row, { emoji, at, by: AGENT, userId }), traceparent: ctx.traceparent });
   });
   return messageFor(deps, ctx, (await messages.findById(deps.pool, ctx.orgId, row.id))!);
 }
@@ -84,7 +84,7 @@ export async function removeReaction(deps: Deps, ctx: OrgContext, id: string) {
   const at = new Date();
   await withTransaction(deps.pool, async (db) => {
     if (await deleteReaction(db, ctx.orgId, row.id, AGENT, userId))
-      await enqueueEvent(db, reactionEvent(conv, row, { emoji: null, at, by: AGENT, userId }));
+      await enqueueEvent(db, { ...reactionEvent(conv, row, { emoji: null, at, by: AGENT, userId }), traceparent: ctx.traceparent });
   });
   return messageFor(deps, ctx, (await messages.findById(deps.pool, ctx.orgId, row.id))!);
 }

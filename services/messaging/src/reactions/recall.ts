@@ -50,7 +50,7 @@ export async function recallMessage(deps: Deps, ctx: OrgContext, id: string) {
     });
   }
   await deps.remote.recallChatMessage(
-    { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin },
+    { orgId: ctx.orgId, userId: ctx.userId, role: ctx.role, requestId: ctx.requestId, origin: ctx.origin, traceparent: ctx.traceparent },
     {
       accountId: conv.chatnet_account_id,
       threadId: conv.thread_id,
@@ -63,7 +63,7 @@ export async function recallMessage(deps: Deps, ctx: OrgContext, id: string) {
     const done = await messages.markRecalled(db, ctx.orgId, row.id, 'agent', new Date());
     // Recalled meanwhile (a second click, the contact's app): already announced.
     if (!done) return (await messages.findById(db, ctx.orgId, row.id))!;
-    await enqueueEvent(db, recalledEvent(conv, done, { by: 'agent', userId: ctx.userId || null }));
+    await enqueueEvent(db, { ...recalledEvent(conv, done, { by: 'agent', userId: ctx.userId || null }), traceparent: ctx.traceparent });
     return done;
   });
   return messageFor(deps, ctx, recalled);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import { withTransaction } from '@crm/db';
 import { isUuid, messagingRules as rules, optionalOneOf } from '@crm/validation';
 import type { Deps } from '../deps';
@@ -57,7 +57,7 @@ export async function create(
       createdBy: isUuid(ctx.userId) ? ctx.userId : null,
     }),
   );
-  deps.log.debug({ scheduledMessageId: row.id, conversationId: conv.id, sendAt }, 'message scheduled');
+  deps.log.debug({ scheduledMessageId: row.id, conversationId: conv.id, sendAt, ...traceFields(ctx) }, 'message scheduled');
   return (await present(deps, orgId, [row]))[0];
 }
 

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { AppError, invalid, notFound, requirePermission, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requirePermission, traceFields, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import { sendDefinitelyFailed } from '../clients';
@@ -127,6 +127,7 @@ export async function sendToConversation(
  * no visibility check (it was checked when it was scheduled), and the scheduled message's id as the idempotency
  * key, so a repeat after a crash answers with the message already sent (here, or by the connector's record of the
  * key) instead of sending again. `onStored` runs in the transaction that stores the message; a replay skips it.
+ * A timer's work: its ctx has no traceparent, so the send and its message.sent start a trace of their own.
  */
 export async function sendScheduled(
   deps: Deps,
@@ -152,6 +153,7 @@ export async function sendScheduled(
  * message already sent). `onStored` runs in the transaction that stores the message; a replay skips it. It does not
  * arm auto-close: only a person's (or an integration's) message waits for the contact. The guarded AI auto-reply
  * (issue #32) sends its answers the same way with source `ai`: budgeted apart, and it does arm auto-close.
+ * A timer's work (the auto-message sender, auto-close, the AI worker): no traceparent, a trace of its own.
  */
 export async function sendAutomatic(
   deps: Deps,
@@ -217,7 +219,9 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
   }
   const releaseKey = () =>
     input.key
-      ? requests.release(deps.pool, orgId, input.key).catch((err) => deps.log.error({ err }, 'could not release idempotency key'))
+      ? requests
+          .release(deps.pool, orgId, input.key)
+          .catch((err) => deps.log.error({ err, ...traceFields(ctx) }, 'could not release idempotency key'))
       : undefined;
 
   let reservation;
@@ -230,7 +234,7 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
 
   const userId = isUuid(ctx.userId) ? ctx.userId : null;
   const senderName = userId
-    ? await deps.remote.userName({ orgId, userId, role: ctx.role, requestId: ctx.requestId }, userId)
+    ? await deps.remote.userName({ orgId, userId, role: ctx.role, requestId: ctx.requestId, traceparent: ctx.traceparent }, userId)
     : SOURCE_NAMES[input.source];
   // The files go to the network themselves: the connector streams each one from our attachments HTTP port.
   const attachments = input.attachmentIds.map((id) => files.toOutbound(uploads.find((u) => u.id === id)!));
@@ -239,7 +243,7 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
   let sent;
   try {
     sent = await deps.remote.sendChatMessage(
-      { orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId },
+      { orgId, userId: ctx.userId, role: ctx.role || 'agent', requestId: ctx.requestId, traceparent: ctx.traceparent },
       {
         accountId: target.accountId,
         threadId: target.threadId,
@@ -253,7 +257,7 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
     );
   } catch (err) {
     if (sendDefinitelyFailed(err)) {
-      await deps.governor.refund(reservation).catch((e) => deps.log.warn({ err: e }, 'governor refund failed'));
+      await deps.governor.refund(reservation).catch((e) => deps.log.warn({ err: e, ...traceFields(ctx) }, 'governor refund failed'));
       await releaseKey();
     }
     throw err;
@@ -271,7 +275,7 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
       const named = await networkName(deps, ctx, target.accountId, target.threadId);
       contactTargetForNew = { ...contactTargetForNew, displayName: named.displayName, avatar: named.avatar };
     }
-    contact = contactTargetForNew ? await tryUpsertContact(deps, orgId, contactTargetForNew, ctx.origin) : undefined;
+    contact = contactTargetForNew ? await tryUpsertContact(deps, orgId, contactTargetForNew, ctx.origin, ctx.traceparent) : undefined;
   }
 
   const sentAt = new Date(sent.sentAt);
@@ -280,7 +284,15 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
       if (!conversation) {
         const { accountId, threadType, threadId } = target;
         conversation = (
-          await openConversation(db, orgId, { accountId, threadType, threadId, target: contactTargetForNew, contact, origin: ctx.origin })
+          await openConversation(db, orgId, {
+            accountId,
+            threadType,
+            threadId,
+            target: contactTargetForNew,
+            contact,
+            origin: ctx.origin,
+            traceparent: ctx.traceparent,
+          })
         ).row;
       }
       const conv = conversation;
@@ -319,12 +331,12 @@ async function send(deps: Deps, ctx: OrgContext, orgId: string, target: Target, 
       const attached = await files.linkToMessage(db, orgId, row.id, input.attachmentIds);
       if (input.key) await requests.markSent(db, orgId, input.key, row.id);
       await input.onStored?.(db, row.id);
-      await enqueueEvent(db, messageSentEvent(orgId, conv, row, { sentByUserId: userId, source: input.source }));
+      await enqueueEvent(db, { ...messageSentEvent(orgId, conv, row, { sentByUserId: userId, source: input.source }), traceparent: ctx.traceparent });
       return messages.toSent(row, attached);
     });
   } catch (err) {
     // Sent but not recorded: the key stays pending, so a retry within the pending timeout cannot send twice.
-    deps.log.error({ err, orgId, chatnetMessageId: sent.chatnetMessageId }, 'message was sent but storing it failed');
+    deps.log.error({ err, orgId, chatnetMessageId: sent.chatnetMessageId, ...traceFields(ctx) }, 'message was sent but storing it failed');
     throw err;
   }
 }

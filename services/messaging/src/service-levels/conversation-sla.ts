@@ -1,4 +1,4 @@
-import { isEventOf, withEventTrace, type EventEnvelope } from '@crm/events';
+import { isEventOf, type EventEnvelope } from '@crm/events';
 import type { PoolClient } from '@crm/db';
 import type { Deps } from '../deps';
 import { hoursFor } from './business-hours';
@@ -55,7 +55,8 @@ export async function applySlaEvents(deps: Deps, db: PoolClient, events: EventEn
     return about ? [{ event, orgId: event.orgId, accountId: about.accountId, conversationId: about.conversationId }] : [];
   });
   const concerned = await repo.concernedBySla(db, news);
-  for (const [i, { event }] of news.entries()) if (concerned.has(i)) await withEventTrace(event, () => applySlaEvent(deps, db, event));
+  // Applying an event enqueues, calls and logs nothing: no trace to pass on.
+  for (const [i, { event }] of news.entries()) if (concerned.has(i)) await applySlaEvent(deps, db, event);
 }
 
 /**

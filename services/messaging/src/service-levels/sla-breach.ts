@@ -90,6 +90,8 @@ async function breachDue(deps: Deps, db: PoolClient, id: string): Promise<void> 
         breachedAt: now.toISOString(),
         notify: policy.notify.filter((n): n is 'assignee' | 'team_leads' => n === 'assignee' || n === 'team_leads'),
       },
+      // A timer's work: a trace of its own.
+      traceparent: undefined,
     });
   }
   deps.log.info({ conversationId: id, targets: missed.map(([t]) => t), policyId: policy.id }, 'sla breached');

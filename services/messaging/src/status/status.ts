@@ -1,5 +1,5 @@
 import { directDatabaseUrl } from '@crm/config';
-import { invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { invalid, notFound, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import { ClaimLoop, Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -33,6 +33,7 @@ export function statusChangedData(
  * Change the status of a conversation locked by the caller's transaction and announce it in the same
  * transaction. Nothing changes (and nothing is announced) when the status, and for snoozed the wake-up time,
  * is already what was asked. Every route that changes a status (archive, close, reopen, PUT status) comes here.
+ * `traceparent`: the trace the announcement continues (the handler's ctx.traceparent; none for a timer's work).
  */
 export async function applyStatus(
   db: Queryable,
@@ -40,6 +41,7 @@ export async function applyStatus(
   status: ConversationStatus,
   snoozedUntil: Date | null,
   changedBy: string | null,
+  traceparent: string | undefined,
 ): Promise<boolean> {
   const until = status === 'snoozed' ? snoozedUntil : null;
   if (conv.status === status && (conv.snoozed_until?.getTime() ?? null) === (until?.getTime() ?? null)) return false;
@@ -50,6 +52,7 @@ export async function applyStatus(
     type: EVENTS.conversationStatusChanged,
     orgId: conv.org_id,
     data: statusChangedData(conv, status, conv.status, until, changedBy),
+    traceparent,
   });
   // Closed: the contact is asked how it went (when the org asks), in this transaction.
   if (status === 'closed') await askCsatOnClose(db, conv);
@@ -83,9 +86,9 @@ export async function setStatus(deps: Deps, ctx: OrgContext, req: { id: string; 
   const changed = await withTransaction(deps.pool, async (db) => {
     const conv = isUuid(req.id) ? await convs.findById(db, orgId, req.id, true, viewerOf(ctx)) : undefined;
     if (!conv) throw notFound('Conversation');
-    return applyStatus(db, conv, status, snoozedUntil, ctx.userId || null);
+    return applyStatus(db, conv, status, snoozedUntil, ctx.userId || null, ctx.traceparent);
   });
-  deps.log.debug({ conversationId: req.id, status, changed }, 'conversation status set');
+  deps.log.debug({ conversationId: req.id, status, changed, ...traceFields(ctx) }, 'conversation status set');
   return convs.toConversation((await convs.findById(deps.pool, orgId, req.id))!);
 }
 
@@ -104,6 +107,8 @@ async function wakeBatch(deps: Pick<Deps, 'pool'>): Promise<number> {
         type: EVENTS.conversationStatusChanged,
         orgId: r.org_id,
         data: statusChangedData(r, 'active', 'snoozed', null, null),
+        // A timer's work: a trace of its own.
+        traceparent: undefined,
       });
     }
     return rows.length;

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import { isEventOf, withEventTrace, type EventEnvelope } from '@crm/events';
+import { eventTraceparent, isEventOf, type EventEnvelope } from '@crm/events';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../../deps';
 import { EVENTS } from '../../conversations';
@@ -72,17 +72,19 @@ export async function applyRepairBatch(deps: Deps, db: PoolClient, events: Event
       };
     }),
   );
-  for (const event of events) await withEventTrace(event, () => applyOne(deps, db, event));
+  for (const event of events) await applyOne(deps, db, event);
 }
 
+/** One event's repair, in its own trace (eventTraceparent: explicit, the service runs without an active context, main.ts). */
 async function applyOne(deps: Deps, db: PoolClient, event: EventEnvelope): Promise<void> {
   const orgId = event.orgId;
   if (!isUuid(orgId)) return;
+  const traceparent = eventTraceparent(event);
   if (isEventOf(event, 'conversation.status_changed')) {
     const d = event.data;
-    if (DONE.has(d.status) && !DONE.has(d.previousStatus) && isUuid(d.assigneeId)) await drainBacklog(deps, db, orgId, d.assigneeId);
+    if (DONE.has(d.status) && !DONE.has(d.previousStatus) && isUuid(d.assigneeId)) await drainBacklog(deps, db, orgId, d.assigneeId, traceparent);
   } else if (isEventOf(event, 'user.deactivated')) {
-    await releaseUser(deps, db, orgId, event.data.userId, 'user_deactivated');
+    await releaseUser(deps, db, orgId, event.data.userId, 'user_deactivated', traceparent);
   } else if (isEventOf(event, 'user.availability_changed')) {
     const { userId, status } = event.data;
     const changed = await availability.record(db, orgId, userId, status, new Date(event.occurredAt));
@@ -90,7 +92,7 @@ async function applyOne(deps: Deps, db: PoolClient, event: EventEnvelope): Promi
     if (!changed) return;
     // Unknown before counts as online (availability.repo.ts).
     const before = changed.before ?? 'online';
-    if (status === 'offline' && before !== 'offline') await releaseUser(deps, db, orgId, userId, 'user_offline');
-    if (status === 'online' && (changed.before === undefined || before !== 'online')) await drainBacklog(deps, db, orgId, userId);
+    if (status === 'offline' && before !== 'offline') await releaseUser(deps, db, orgId, userId, 'user_offline', traceparent);
+    if (status === 'online' && (changed.before === undefined || before !== 'online')) await drainBacklog(deps, db, orgId, userId, traceparent);
   }
 }

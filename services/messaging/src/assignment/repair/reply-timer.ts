@@ -97,6 +97,8 @@ async function unassign(db: PoolClient, conv: ConversationRow): Promise<void> {
       assignedBy: null,
       reason: 'reply_timeout',
     },
+    // A timer's work: a trace of its own.
+    traceparent: undefined,
   });
 }
 
@@ -115,5 +117,7 @@ async function notifyLeads(db: PoolClient, conv: ConversationRow, timer: timers.
       dueAt: timer.due_at.toISOString(),
       replyTimeoutMinutes: minutes,
     },
+    // A timer's work: a trace of its own.
+    traceparent: undefined,
   });
 }
