@@ -20,8 +20,11 @@ export interface Mail {
 export interface MailSender {
   /** Whether a mail server is configured at all (callers skip the work of composing mail otherwise). */
   readonly enabled: boolean;
-  /** true when the mail server accepted the message; false when none is configured or it failed (logged). */
-  send(mail: Mail, what: string): Promise<boolean>;
+  /**
+   * true when the mail server accepted the message; false when none is configured or it failed (logged, with
+   * `logFields` on the line: the trace of the work that sends it, for a process without an active context).
+   */
+  send(mail: Mail, what: string, logFields?: Record<string, unknown>): Promise<boolean>;
   close(): void;
 }
 
@@ -41,12 +44,15 @@ export function createMailSender(config: SmtpConfig, log: Logger): MailSender {
   } as never);
   return {
     enabled: true,
-    async send(mail, what) {
+    async send(mail, what, logFields) {
       try {
         await transport.sendMail({ from: config.MAIL_FROM, ...mail });
         return true;
       } catch (err) {
-        log.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code }, to: mail.to }, `${what} mail not sent`);
+        log.warn(
+          { err: { message: (err as Error).message, code: (err as { code?: string }).code }, to: mail.to, ...logFields },
+          `${what} mail not sent`,
+        );
         return false;
       }
     },

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
+import { AppError, notFound, requireCan, requireUser, traceFields, OrgContext } from '@crm/grpc-kit';
 import { withTransaction, type Queryable } from '@crm/db';
 import { AVAILABILITY_STATUSES, enqueueEvent } from '@crm/events';
 import type { Deps } from '../deps';
@@ -118,7 +118,15 @@ async function mailInvitation(deps: Deps, ctx: OrgContext, to: string, fullName:
     orgs.organizationName(deps.pool, ctx.orgId),
     ctx.userId && isUuid(ctx.userId) ? users.findInOrg(deps.pool, ctx.orgId, ctx.userId) : undefined,
   ]);
-  return deps.mailer.sendInvitation({ to, fullName, orgName: orgName ?? 'your team', inviterName: inviter?.full_name, url, expiresAt });
+  return deps.mailer.sendInvitation({
+    to,
+    fullName,
+    orgName: orgName ?? 'your team',
+    inviterName: inviter?.full_name,
+    url,
+    expiresAt,
+    logFields: traceFields(ctx),
+  });
 }
 
 export async function update(

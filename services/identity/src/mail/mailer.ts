@@ -8,6 +8,8 @@ export interface Invitation {
   inviterName?: string;
   url: string;
   expiresAt: Date;
+  /** On the line logged when the send fails: the trace of the call that invites (traceFields(ctx)). */
+  logFields?: Record<string, unknown>;
 }
 
 export interface Mailer {
@@ -37,6 +39,7 @@ export function createMailer(config: SmtpConfig, log: Logger): Mailer {
             `<p><a href="${escapeHtml(inv.url)}">Set your password</a> (the link works once, until ${until}).</p>`,
         },
         'invitation (the admin can share the link)',
+        inv.logFields,
       );
     },
     close: () => sender.close(),
