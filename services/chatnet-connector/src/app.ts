@@ -107,8 +107,8 @@ export async function startConnector(
   // The gateway's grant per org (org_grants): the origin of the received files the connector stores (issue #27).
   const grants = new GrantKeeper(pool, auth, 'connector');
   const files = new MessagingFiles(config.MESSAGING_HTTP_URL, auth, filesAgent, grants);
-  const onFriendAccepted = async (orgId: string, accountId: string, uid: string) => {
-    await recordAccepted(pool, orgId, accountId, uid);
+  const onFriendAccepted = async (orgId: string, accountId: string, uid: string, traceparent: string | undefined) => {
+    await recordAccepted(pool, orgId, accountId, uid, traceparent);
   };
   const sessions = new SessionPool({ config, pool, redis, log, box, driver, leases, news, files, onFriendAccepted });
   // Peers are dialled at a pod address or container id no certificate names: each must hold a connector certificate.

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { iso, isoOrUndefined, withTransaction } from '@crm/db';
-import { recordAudit } from '@crm/events';
 import { AppError, can, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { connectorRules as rules, isUuid, optionalOneOf, requireText } from '@crm/validation';
 import { aad, type AccountRow, accountRows as repo } from '../account-store';
+import { recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
 import { disconnectedEvent, qrEvent } from '../events';
 import type { Owner } from '../owners';
@@ -118,7 +118,7 @@ export async function create(deps: Deps, ctx: OrgContext, req: { displayName: st
   }
   const id = randomUUID();
   const proxy = rules.proxyUrl(req.proxyUrl ?? '') || null;
-  if (proxy) await checkProxyHost(deps.guard, deps.log, proxy);
+  if (proxy) await checkProxyHost(deps.guard, deps.log, proxy, ctx);
   const max = deps.config.CHATNET_ACCOUNTS_MAX_PER_ORG;
   const row = await withTransaction(deps.pool, (tx) =>
     repo.insertAccount(tx, { id, orgId, displayName, ownerUserId, proxyEnc: proxy ? deps.box.encrypt(proxy, aad(orgId, id)) : null }, max),
@@ -136,7 +136,8 @@ export async function login(deps: Deps, ctx: OrgContext, id: string) {
   const row = await loadAccount(deps, orgId, id);
   assertMayManage(ctx, row);
   for (let attempt = 0; attempt < 2; attempt++) {
-    if (await deps.sessions.startLogin(row)) {
+    // What the login records later (its QR codes, the connected event) stays in this call's trace (login-flow.ts).
+    if (await deps.sessions.startLogin(row, ctx.traceparent)) {
       return { ok: true, message: `QR login started; the code is sent to room account:${id} and refreshed when it expires` };
     }
     const [{ holder, info }] = await deps.leases.liveInfo([id]);
@@ -147,7 +148,7 @@ export async function login(deps: Deps, ctx: OrgContext, id: string) {
     }
     if (live.state === 'qr_pending') {
       const current = await deps.sessions.currentQr(id);
-      if (current) await qrEvent(deps.pool, orgId, id, current.qr, new Date(current.expiresAt));
+      if (current) await qrEvent(deps.pool, orgId, id, current.qr, new Date(current.expiresAt), ctx.traceparent);
       return { ok: true, message: `A QR login is already in progress; the current code was sent to room account:${id} again` };
     }
     throw new AppError('failed_precondition', 'The account is reconnecting; try again in a moment', { code: 'reconnect_in_progress' });
@@ -164,7 +165,7 @@ export async function reconnect(deps: Deps, ctx: OrgContext, id: string) {
   }
   if (await deps.leases.acquire(id, 'connecting')) {
     await deps.leases.clearBackoff(id);
-    await deps.sessions.restore(id, orgId);
+    await deps.sessions.restore(id, orgId, ctx.traceparent);
     return { ok: true, message: 'Reconnected from the stored session data' };
   }
   const [{ holder, info }] = await deps.leases.liveInfo([id]);
@@ -187,14 +188,14 @@ export async function setProxy(deps: Deps, ctx: OrgContext, req: { id: string; p
   const row = await loadAccount(deps, orgId, req.id);
   assertMayManage(ctx, row);
   const proxy = rules.proxyUrl(req.proxyUrl ?? '') || null;
-  if (proxy) await checkProxyHost(deps.guard, deps.log, proxy);
+  if (proxy) await checkProxyHost(deps.guard, deps.log, proxy, ctx);
   if (!(await repo.setProxy(deps.pool, orgId, row.id, proxy ? deps.box.encrypt(proxy, aad(orgId, row.id)) : null))) throw accountNotFound();
   // A live session dialled through the old proxy: close it and connect again through the new one.
   const restarted = await deps.peers
     .onHolder(
       row.id,
-      () => deps.sessions.release(row.id, true),
-      async (peer) => (await peer.PeerRelease({ accountId: row.id, restart: true })).ok,
+      () => deps.sessions.release(row.id, true, ctx.traceparent),
+      async (peer) => (await peer.PeerRelease({ accountId: row.id, restart: true }, { traceparent: ctx.traceparent })).ok,
     )
     .catch(() => false);
   const what = proxy ? 'Proxy set' : 'Proxy cleared';
@@ -210,7 +211,7 @@ export async function remove(deps: Deps, ctx: OrgContext, req: { id: string; pur
   assertMayManage(ctx, row);
   await withTransaction(deps.pool, async (tx) => {
     if (!(await repo.softDelete(tx, orgId, row.id, req.purge))) throw accountNotFound();
-    if (row.status === 'connected') await disconnectedEvent(tx, orgId, row.id, 'deleted');
+    if (row.status === 'connected') await disconnectedEvent(tx, orgId, row.id, 'deleted', ctx.traceparent);
     await recordAudit(tx, ctx, {
       action: 'chatnet_account.deleted',
       resourceType: 'chatnet_account',
@@ -222,9 +223,9 @@ export async function remove(deps: Deps, ctx: OrgContext, req: { id: string; pur
   await deps.peers
     .onHolder(
       row.id,
-      () => deps.sessions.release(row.id, false),
+      () => deps.sessions.release(row.id, false, ctx.traceparent),
       // The holder answers `ok` with what its release returned, as the local branch does.
-      async (peer) => (await peer.PeerRelease({ accountId: row.id, restart: false })).ok,
+      async (peer) => (await peer.PeerRelease({ accountId: row.id, restart: false }, { traceparent: ctx.traceparent })).ok,
     )
     .catch(() => undefined);
   return {};

@@ -1,4 +1,4 @@
-import { invalid } from '@crm/grpc-kit';
+import { invalid, traceFields } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { AddressGuard } from '@crm/net-guard';
 
@@ -13,9 +13,9 @@ const RESOLVE_TIMEOUT_MS = 3_000;
  * Checked when saved (400 naming `proxyUrl`) and, for the real driver, again when dialling (drivers/proxy-dialer.ts).
  * A host that does not resolve now is accepted: DNS may not be set up yet.
  */
-export async function checkProxyHost(guard: AddressGuard, log: Logger, proxyUrl: string): Promise<void> {
+export async function checkProxyHost(guard: AddressGuard, log: Logger, proxyUrl: string, call: { traceparent?: string } = {}): Promise<void> {
   const host = new URL(proxyUrl).hostname;
   const check = await guard.checkOnSave(host, RESOLVE_TIMEOUT_MS);
   if ('refused' in check) throw invalid('proxyUrl', check.refused);
-  if ('unresolved' in check) log.info({ host, err: check.unresolved }, 'proxy host does not resolve now; accepted');
+  if ('unresolved' in check) log.info({ host, err: check.unresolved, ...traceFields(call) }, 'proxy host does not resolve now; accepted');
 }

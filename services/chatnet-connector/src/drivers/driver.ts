@@ -36,7 +36,16 @@ export type InboundMessage = Omit<ParsedEventData<'chatnet.inbound'>, 'accountId
   threadType: ThreadType;
   sentAt: Date;
   attachments?: StoredAttachment[];
-};
+} & Pushed;
+
+/**
+ * The trace a piece of news continues, when a call caused it: only the sandbox's control API pushes news for a call
+ * (its `traceparent`, which the news's event keeps); news from a network starts a trace of its own. Explicit, since
+ * the connector runs without an active context (main.ts).
+ */
+export interface Pushed {
+  traceparent?: string;
+}
 
 /** A message of a thread as a recall or a reaction names it: the network's id and the sender's own id (when known). */
 export interface MessageRef {
@@ -60,7 +69,7 @@ export interface QuotedMessage {
 }
 
 /** The network says a message was recalled by whoever sent it. */
-export interface RecallNotice {
+export interface RecallNotice extends Pushed {
   threadId: string;
   threadType: ThreadType;
   chatnetMessageId: string;
@@ -70,7 +79,7 @@ export interface RecallNotice {
 }
 
 /** The network says a member of a thread reacted to a message (or took the reaction back: emoji ''). */
-export interface ReactionNotice {
+export interface ReactionNotice extends Pushed {
   threadId: string;
   threadType: ThreadType;
   chatnetMessageId: string;
@@ -108,7 +117,7 @@ export interface ReceivedFile {
  * A read receipt from the network: the recipient opened the thread and saw messages our account sent.
  * Networks name the messages read (often only the newest one), never a range.
  */
-export interface SeenReceipt {
+export interface SeenReceipt extends Pushed {
   threadId: string;
   threadType: ThreadType;
   /** The network ids of the messages seen, as the network names them. */
@@ -154,7 +163,7 @@ export interface NetworkUser {
 /** A lookup of a network user: by phone (E.164 digits, no `+`) or by uid. */
 export type UserQuery = { phone: string } | { uid: string };
 
-export interface DisconnectInfo {
+export interface DisconnectInfo extends Pushed {
   reason: string;
   /** The stored session can no longer be restored: a new QR login is needed. */
   sessionExpired: boolean;
@@ -172,8 +181,11 @@ export interface SessionHandlers {
   onReaction(notice: ReactionNotice): Promise<void>;
   onDisconnect(info: DisconnectInfo): void;
   onFriendsChanged(): void;
-  /** A user accepted a friend request the account sent (the network told the session); resolves once recorded. */
-  onFriendRequestAccepted(uid: string): Promise<void>;
+  /**
+   * A user accepted a friend request the account sent (the network told the session); resolves once recorded.
+   * `traceparent`: the sandbox control call that accepted it (Pushed).
+   */
+  onFriendRequestAccepted(uid: string, traceparent?: string): Promise<void>;
 }
 
 export interface ChatnetSession {

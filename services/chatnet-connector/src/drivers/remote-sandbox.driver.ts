@@ -223,7 +223,7 @@ class NetworkLink {
       case 'reaction':
         return this.handlers.onReaction(reviveReaction(data));
       case 'friend_accepted':
-        return this.handlers.onFriendRequestAccepted(String(data.uid));
+        return this.handlers.onFriendRequestAccepted(String(data.uid), typeof data.traceparent === 'string' ? data.traceparent : undefined);
       case 'friends_changed':
         this.handlers.onFriendsChanged();
         return Promise.resolve();

@@ -15,7 +15,8 @@ export interface SandboxLive {
   seen(accountId: string, receipt: SeenReceipt): Promise<boolean>;
   recalled(accountId: string, notice: RecallNotice): Promise<boolean>;
   reacted(accountId: string, notice: ReactionNotice): Promise<boolean>;
-  friendAccepted(accountId: string, uid: string): Promise<boolean>;
+  /** `traceparent`: the control call's, which what the connection records continues (Pushed). */
+  friendAccepted(accountId: string, uid: string, traceparent?: string): Promise<boolean>;
   /** Cut the account's live connection; resolves once the connector was told (its pool saw the disconnect). */
   drop(accountId: string, info: DisconnectInfo): Promise<boolean>;
   hold(accountId: string, message: InboundMessage): Promise<void>;
@@ -57,8 +58,8 @@ export class RemoteSandboxLive implements SandboxLive {
     return this.call(accountId, 'react', notice);
   }
 
-  friendAccepted(accountId: string, uid: string): Promise<boolean> {
-    return this.call(accountId, 'friend_accepted', { uid });
+  friendAccepted(accountId: string, uid: string, traceparent?: string): Promise<boolean> {
+    return this.call(accountId, 'friend_accepted', { uid, traceparent });
   }
 
   async drop(accountId: string, info: DisconnectInfo): Promise<boolean> {

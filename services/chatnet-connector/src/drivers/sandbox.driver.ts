@@ -178,10 +178,10 @@ export class SandboxNetwork implements SandboxLive {
   }
 
   /** Tell the account's live connection here that a user accepted its friend request; resolves once recorded. */
-  async friendAccepted(accountId: string, uid: string): Promise<boolean> {
+  async friendAccepted(accountId: string, uid: string, traceparent?: string): Promise<boolean> {
     const session = this.sessions.get(accountId);
     if (!session?.isAlive()) return false;
-    await session.friendAccepted(uid);
+    await session.friendAccepted(uid, traceparent);
     return true;
   }
 
@@ -531,9 +531,9 @@ class SandboxSession implements ChatnetSession {
     await this.network.requestFriend(this.profile.uid, uid, message);
   }
 
-  /** The network tells the connection a user accepted its friend request. */
-  friendAccepted(uid: string): Promise<void> {
-    return this.handlers.onFriendRequestAccepted(uid);
+  /** The network tells the connection a user accepted its friend request (`traceparent`: the control call's, Pushed). */
+  friendAccepted(uid: string, traceparent?: string): Promise<void> {
+    return this.handlers.onFriendRequestAccepted(uid, traceparent);
   }
 
   /** Like the real network, a message must be named by both its ids; at most 50 of one thread at a time. */

@@ -5,7 +5,9 @@ import type { Friend, InboundMessage, ReactionNotice, RecallNotice, SeenReceipt 
 
 /**
  * The events this service produces, through the outbox (same transaction as the change); only chatnet.inbound is
- * published straight to the broker while it confirms (news-publisher.ts).
+ * published straight to the broker while it confirms (news-publisher.ts). Each names the trace it continues
+ * (`traceparent`: the call that caused it, undefined for the network's news, a timer's or a scan's work): the service
+ * runs without an active context (main.ts).
  */
 export const EVENTS = {
   inbound: 'chatnet.inbound',
@@ -42,6 +44,8 @@ export function inboundEvent(orgId: string, accountId: string, m: InboundMessage
     id: inboundEventId(accountId, m.chatnetMessageId),
     type: EVENTS.inbound,
     orgId,
+    // News from the network: a trace of its own, unless the sandbox's control API pushed it (that call's).
+    traceparent: m.traceparent,
     data: {
       accountId,
       chatnetMessageId: m.chatnetMessageId,
@@ -79,6 +83,7 @@ export function seenEvent(orgId: string, accountId: string, r: SeenReceipt): New
     id: derivedEventId(EVENTS.seen, accountId, r.threadType, r.threadId, r.seenByUid ?? '', [...ids].sort().join(',')),
     type: EVENTS.seen,
     orgId,
+    traceparent: r.traceparent,
     data: {
       accountId,
       threadId: r.threadId,
@@ -96,6 +101,7 @@ export function recalledEvent(orgId: string, accountId: string, r: RecallNotice)
     id: derivedEventId(EVENTS.recalled, accountId, r.threadType, r.threadId, r.chatnetMessageId),
     type: EVENTS.recalled,
     orgId,
+    traceparent: r.traceparent,
     data: {
       accountId,
       threadId: r.threadId,
@@ -116,6 +122,7 @@ export function reactionEvent(orgId: string, accountId: string, r: ReactionNotic
     id: derivedEventId(EVENTS.reaction, accountId, r.threadType, r.threadId, r.chatnetMessageId, r.fromUid, r.emoji, r.at.toISOString()),
     type: EVENTS.reaction,
     orgId,
+    traceparent: r.traceparent,
     data: {
       accountId,
       threadId: r.threadId,
@@ -128,22 +135,32 @@ export function reactionEvent(orgId: string, accountId: string, r: ReactionNotic
   };
 }
 
-export function qrEvent(db: Queryable, orgId: string, accountId: string, qr: string, expiresAt: Date) {
-  return enqueueEvent(db, { type: EVENTS.qr, orgId, data: { accountId, qr, expiresAt: expiresAt.toISOString() } });
+/** A QR code of a login, in the trace of the Login call that started it (or showed the current code again). */
+export function qrEvent(db: Queryable, orgId: string, accountId: string, qr: string, expiresAt: Date, traceparent: string | undefined) {
+  return enqueueEvent(db, { type: EVENTS.qr, orgId, data: { accountId, qr, expiresAt: expiresAt.toISOString() }, traceparent });
 }
 
-export function connectedEvent(db: Queryable, orgId: string, accountId: string, chatnetUid: string, displayName: string) {
-  return enqueueEvent(db, { type: EVENTS.connected, orgId, data: { accountId, chatnetUid, displayName } });
+/** A session came up: in the trace of the Login or Reconnect call that brought it up, none for a scan's takeover. */
+export function connectedEvent(
+  db: Queryable,
+  orgId: string,
+  accountId: string,
+  chatnetUid: string,
+  displayName: string,
+  traceparent: string | undefined,
+) {
+  return enqueueEvent(db, { type: EVENTS.connected, orgId, data: { accountId, chatnetUid, displayName }, traceparent });
 }
 
-export function disconnectedEvent(db: Queryable, orgId: string, accountId: string, reason: string) {
-  return enqueueEvent(db, { type: EVENTS.disconnected, orgId, data: { accountId, reason } });
+export function disconnectedEvent(db: Queryable, orgId: string, accountId: string, reason: string, traceparent: string | undefined) {
+  return enqueueEvent(db, { type: EVENTS.disconnected, orgId, data: { accountId, reason }, traceparent });
 }
 
-export function friendsEvent(db: Queryable, orgId: string, accountId: string, friends: Friend[]) {
+export function friendsEvent(db: Queryable, orgId: string, accountId: string, friends: Friend[], traceparent: string | undefined) {
   return enqueueEvent(db, {
     type: EVENTS.friends,
     orgId,
     data: { accountId, friends: friends.map((f) => ({ chatnetUid: f.chatnetUid, displayName: f.displayName })) },
+    traceparent,
   });
 }

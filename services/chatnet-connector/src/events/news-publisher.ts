@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '@crm/db';
-import { traceparentOf, type NewEvent } from '@crm/events';
+import type { NewEvent } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import { EVENTS } from './events';
@@ -94,7 +94,8 @@ export class NewsPublisher {
       ...event,
       id: event.id ?? randomUUID(),
       occurredAt: event.occurredAt ?? new Date().toISOString(),
-      traceparent: event.traceparent ?? traceparentOf(),
+      // As the event was made (events.ts): news from the network has a trace of its own, a sandbox push its call's.
+      traceparent: event.traceparent,
     };
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ event: fixed, resolve, reject });

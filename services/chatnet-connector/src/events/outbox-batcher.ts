@@ -97,10 +97,11 @@ export class OutboxBatcher {
 
   private async write(batch: Waiting[]): Promise<void> {
     try {
-      // A single statement outside BEGIN/COMMIT is its own transaction: committed when the query returns.
+      // A single statement outside BEGIN/COMMIT is its own transaction: committed when the query returns. Each event
+      // keeps the trace it was made with (the news's own: none from the network), whatever the others' in the batch.
       await enqueueEvents(
         this.o.pool,
-        batch.map((w) => w.event),
+        batch.map((w) => ({ ...w.event, traceparent: w.event.traceparent })),
       );
       for (const w of batch) w.resolve();
       return;
@@ -113,7 +114,7 @@ export class OutboxBatcher {
     }
     for (const w of batch) {
       try {
-        await enqueueEvent(this.o.pool, w.event);
+        await enqueueEvent(this.o.pool, { ...w.event, traceparent: w.event.traceparent });
         w.resolve();
       } catch (err) {
         w.reject(err);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, invalid, notFound, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, traceFields, OrgContext } from '@crm/grpc-kit';
 import { Pool, Queryable, withTransaction } from '@crm/db';
 import { enqueueEvent } from '@crm/events';
 import type { connector } from '@crm/proto-types';
@@ -25,13 +25,20 @@ export function toFriendRequest(r: FriendRequestRow): connector.FriendRequest {
   };
 }
 
-/** The network half: ask on the instance holding the session. */
-export async function sendHere(deps: Deps, orgId: string, accountId: string, uid: string, message: string): Promise<void> {
+/** The network half: ask on the instance holding the session (`call`: the call served, for the line logged). */
+export async function sendHere(
+  deps: Deps,
+  orgId: string,
+  accountId: string,
+  uid: string,
+  message: string,
+  call: { traceparent?: string } = {},
+): Promise<void> {
   const session = deps.sessions.liveSession(accountId, orgId);
   try {
     await session.sendFriendRequest(uid, message);
   } catch (err) {
-    deps.log.warn({ err, accountId }, 'friend request: the network refused it');
+    deps.log.warn({ err, accountId, ...traceFields(call) }, 'friend request: the network refused it');
     throw new AppError('unavailable', 'The chat network did not take the friend request; try again later', { code: 'friend_request_failed' });
   }
 }
@@ -64,9 +71,12 @@ export async function send(
   try {
     await deps.peers.onHolder(
       row.id,
-      () => sendHere(deps, orgId, row.id, uid, message),
+      () => sendHere(deps, orgId, row.id, uid, message, ctx),
       async (peer) => {
-        await peer.PeerSendFriendRequest({ accountId: row.id, chatnetUid: uid, message }, { orgId, requestId: ctx.requestId });
+        await peer.PeerSendFriendRequest(
+          { accountId: row.id, chatnetUid: uid, message },
+          { orgId, requestId: ctx.requestId, traceparent: ctx.traceparent },
+        );
       },
     );
   } catch (err) {
@@ -91,28 +101,36 @@ export async function list(deps: Deps, ctx: OrgContext, req: { accountId: string
 /**
  * The user accepted: the request turns accepted and `friend_request.accepted` is announced, in one transaction.
  * A new friend the CRM never asked (the account accepted their request on the phone) is no request of ours: nothing
- * is recorded (undefined); one already accepted is returned as it is, announced once.
+ * is recorded (undefined); one already accepted is returned as it is, announced once. `traceparent`: the trace the
+ * event continues (the sandbox control call that accepted it; none for the network's news).
  */
-export async function recordAccepted(pool: Pool, orgId: string, accountId: string, uid: string): Promise<FriendRequestRow | undefined> {
+export async function recordAccepted(
+  pool: Pool,
+  orgId: string,
+  accountId: string,
+  uid: string,
+  traceparent: string | undefined,
+): Promise<FriendRequestRow | undefined> {
   return withTransaction(pool, async (db) => {
     const row = await repo.markAccepted(db, orgId, accountId, uid);
     if (!row) return repo.find(db, orgId, accountId, uid);
-    await acceptedEvent(db, orgId, row);
+    await acceptedEvent(db, orgId, row, traceparent);
     return row;
   });
 }
 
-function acceptedEvent(db: Queryable, orgId: string, row: FriendRequestRow) {
+function acceptedEvent(db: Queryable, orgId: string, row: FriendRequestRow, traceparent: string | undefined) {
   return enqueueEvent(db, {
     type: EVENTS.friendRequestAccepted,
     orgId,
     data: { id: row.id, chatnetAccountId: row.account_id, chatnetUid: row.chatnet_uid, acceptedAt: (row.accepted_at ?? new Date()).toISOString() },
+    traceparent,
   });
 }
 
-/** The sandbox's accept, when no live session took it (recorded from the control call instead). */
-export async function acceptedOffline(deps: Deps, orgId: string, accountId: string, uid: string) {
-  const row = await recordAccepted(deps.pool, orgId, accountId, uid);
+/** The sandbox's accept, when no live session took it (recorded from the control call instead, in its trace). */
+export async function acceptedOffline(deps: Deps, orgId: string, accountId: string, uid: string, traceparent: string | undefined) {
+  const row = await recordAccepted(deps.pool, orgId, accountId, uid, traceparent);
   if (!row) throw notFound('Friend request');
   return row;
 }

@@ -17,31 +17,35 @@ export function peerHandlers(deps: Deps): HandlersFor<'connector.v1.ConnectorPee
       // A message field decodes as null when the sender left it out.
       if (!req.message) throw invalid('message', 'is required');
       const m = outboundOf(req.message, deps.config.ATTACHMENT_MAX_BYTES);
-      return deps.sessions.send(req.message.accountId, ctx.orgId, m, m.clientMessageId, { requestId: ctx.requestId, origin: ctx.origin });
+      return deps.sessions.send(req.message.accountId, ctx.orgId, m, m.clientMessageId, {
+        requestId: ctx.requestId,
+        origin: ctx.origin,
+        traceparent: ctx.traceparent,
+      });
     },
     PeerMarkSeen: async (req, ctx) => {
-      await deps.sessions.markSeen(req.accountId, ctx.orgId, markSeenOf(req));
+      await deps.sessions.markSeen(req.accountId, ctx.orgId, markSeenOf(req), ctx);
       return { ok: true, message: 'Marked seen on the network' };
     },
     PeerRecall: async (req, ctx) => {
-      await deps.sessions.recall(req.accountId, ctx.orgId, messageRefOf(req));
+      await deps.sessions.recall(req.accountId, ctx.orgId, messageRefOf(req), ctx);
       return { ok: true, message: 'Recalled on the network' };
     },
     PeerReact: async (req, ctx) => {
-      await deps.sessions.react(req.accountId, ctx.orgId, messageRefOf(req), emojiOf(req.emoji));
+      await deps.sessions.react(req.accountId, ctx.orgId, messageRefOf(req), emojiOf(req.emoji), ctx);
       return { ok: true, message: 'Reaction sent to the network' };
     },
     PeerSandbox: async (req, ctx) => ({
       resultJson: JSON.stringify(
-        (await runLocal(deps, ctx.orgId, req.accountId, sandboxAction(req.action), JSON.parse(req.payloadJson || '{}'))) ?? {},
+        (await runLocal(deps, ctx.orgId, req.accountId, sandboxAction(req.action), JSON.parse(req.payloadJson || '{}'), ctx.traceparent)) ?? {},
       ),
     }),
-    PeerLookupPhone: (req, ctx) => lookupHere(deps, ctx.orgId, req.accountId, lookupDigits(req.phone)),
-    PeerFindUser: (req, ctx) => findHere(deps, ctx.orgId, req.accountId, req.chatnetUid ? { uid: req.chatnetUid } : { phone: req.phone }),
+    PeerLookupPhone: (req, ctx) => lookupHere(deps, ctx.orgId, req.accountId, lookupDigits(req.phone), ctx),
+    PeerFindUser: (req, ctx) => findHere(deps, ctx.orgId, req.accountId, req.chatnetUid ? { uid: req.chatnetUid } : { phone: req.phone }, ctx),
     PeerSendFriendRequest: async (req, ctx) => {
-      await sendHere(deps, ctx.orgId, req.accountId, req.chatnetUid, req.message);
+      await sendHere(deps, ctx.orgId, req.accountId, req.chatnetUid, req.message, ctx);
       return { ok: true, message: 'Friend request sent' };
     },
-    PeerRelease: async (req) => ({ ok: await deps.sessions.release(req.accountId, req.restart), message: '' }),
+    PeerRelease: async (req, ctx) => ({ ok: await deps.sessions.release(req.accountId, req.restart, ctx.traceparent), message: '' }),
   };
 }

@@ -1,4 +1,4 @@
-import { AppError, invalid, OrgContext, requirePermission } from '@crm/grpc-kit';
+import { AppError, invalid, OrgContext, requirePermission, traceFields } from '@crm/grpc-kit';
 import type { connector } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import { networkPhoneDigits, type UserQuery } from '../drivers';
@@ -34,14 +34,20 @@ export function userQueryOf(req: { phone?: string | null; chatnetUid?: string | 
 export const accountNotConnected = () =>
   new AppError('already_exists', 'The chat-network account is not connected; log it in (or reconnect it) first', { code: 'account_not_connected' });
 
-/** Ask through the live session this instance holds (the holder's half of FindUser). */
-export async function findHere(deps: Deps, orgId: string, accountId: string, query: UserQuery): Promise<FoundUser> {
+/** Ask through the live session this instance holds (the holder's half of FindUser; `call`: the call served). */
+export async function findHere(
+  deps: Deps,
+  orgId: string,
+  accountId: string,
+  query: UserQuery,
+  call: { traceparent?: string } = {},
+): Promise<FoundUser> {
   const session = deps.sessions.liveSession(accountId, orgId);
   let user;
   try {
     user = await session.findUser(query);
   } catch (err) {
-    deps.log.warn({ err, accountId }, 'user lookup: the network did not answer');
+    deps.log.warn({ err, accountId, ...traceFields(call) }, 'user lookup: the network did not answer');
     throw new AppError('unavailable', 'The chat network did not answer the lookup; try again later', { code: 'lookup_failed' });
   }
   return user
@@ -108,11 +114,11 @@ export async function findUser(
   try {
     found = await deps.peers.onHolder(
       row.id,
-      () => findHere(deps, orgId, row.id, query),
+      () => findHere(deps, orgId, row.id, query, ctx),
       (peer) =>
         peer.PeerFindUser(
           { accountId: row.id, phone: 'phone' in query ? query.phone : '', chatnetUid: 'uid' in query ? query.uid : '' },
-          { orgId, requestId: ctx.requestId },
+          { orgId, requestId: ctx.requestId, traceparent: ctx.traceparent },
         ),
     );
   } catch (err) {

@@ -1,4 +1,4 @@
-import { AppError, invalid, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, traceFields, OrgContext } from '@crm/grpc-kit';
 import type { connector } from '@crm/proto-types';
 import type { Deps } from '../deps';
 import { connectedAccountIds } from '../account-store';
@@ -17,14 +17,20 @@ export function lookupDigits(phone: string | undefined): string {
   return digits;
 }
 
-/** Ask the network through the live session this instance holds (the holder's half of LookupPhone). */
-export async function lookupHere(deps: Deps, orgId: string, accountId: string, digits: string): Promise<PhoneLookupResult> {
+/** Ask the network through the live session this instance holds (the holder's half of LookupPhone; `call`: the call served). */
+export async function lookupHere(
+  deps: Deps,
+  orgId: string,
+  accountId: string,
+  digits: string,
+  call: { traceparent?: string } = {},
+): Promise<PhoneLookupResult> {
   const session = deps.sessions.liveSession(accountId, orgId);
   let user;
   try {
     user = await session.findUserByPhone(digits);
   } catch (err) {
-    deps.log.warn({ err, accountId }, 'phone lookup: the network did not answer');
+    deps.log.warn({ err, accountId, ...traceFields(call) }, 'phone lookup: the network did not answer');
     throw new AppError('unavailable', 'The chat network did not answer the phone lookup; try again later', { code: 'lookup_failed' });
   }
   return user ? { found: true, chatnetUid: user.uid, displayName: user.displayName, accountId } : { found: false, accountId };
@@ -43,8 +49,8 @@ export async function lookupPhone(deps: Deps, ctx: OrgContext, req: { phone?: st
     try {
       return await deps.peers.onHolder(
         accountId,
-        () => lookupHere(deps, orgId, accountId, digits),
-        (peer) => peer.PeerLookupPhone({ accountId, phone: digits }, { orgId, requestId: ctx.requestId }),
+        () => lookupHere(deps, orgId, accountId, digits, ctx),
+        (peer) => peer.PeerLookupPhone({ accountId, phone: digits }, { orgId, requestId: ctx.requestId, traceparent: ctx.traceparent }),
       );
     } catch (err) {
       // Connected on paper but between instances right now: another account may do.

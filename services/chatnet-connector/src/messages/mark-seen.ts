@@ -61,9 +61,9 @@ export async function markThreadSeen(deps: Deps, ctx: OrgContext, req: MarkSeenR
   }
   await deps.peers.onHolder(
     row.id,
-    () => deps.sessions.markSeen(row.id, orgId, seen),
+    () => deps.sessions.markSeen(row.id, orgId, seen, ctx),
     async (peer) => {
-      await peer.PeerMarkSeen({ ...req, accountId: row.id }, { orgId, requestId: ctx.requestId });
+      await peer.PeerMarkSeen({ ...req, accountId: row.id }, { orgId, requestId: ctx.requestId, traceparent: ctx.traceparent });
     },
   );
   return { ok: true, message: 'Marked seen on the network' };

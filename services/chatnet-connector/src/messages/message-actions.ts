@@ -54,9 +54,9 @@ export async function recallChatMessage(deps: Deps, ctx: OrgContext, req: Messag
   const row = await connectedAccount(deps, ctx, req.accountId);
   await deps.peers.onHolder(
     row.id,
-    () => deps.sessions.recall(row.id, ctx.orgId, ref),
+    () => deps.sessions.recall(row.id, ctx.orgId, ref, ctx),
     async (peer) => {
-      await peer.PeerRecall({ ...req, accountId: row.id }, { orgId: ctx.orgId, requestId: ctx.requestId });
+      await peer.PeerRecall({ ...req, accountId: row.id }, { orgId: ctx.orgId, requestId: ctx.requestId, traceparent: ctx.traceparent });
     },
   );
   return { ok: true, message: 'Recalled on the network' };
@@ -69,9 +69,9 @@ export async function reactToChatMessage(deps: Deps, ctx: OrgContext, req: Messa
   const row = await connectedAccount(deps, ctx, req.accountId);
   await deps.peers.onHolder(
     row.id,
-    () => deps.sessions.react(row.id, ctx.orgId, ref, emoji),
+    () => deps.sessions.react(row.id, ctx.orgId, ref, emoji, ctx),
     async (peer) => {
-      await peer.PeerReact({ ...req, accountId: row.id }, { orgId: ctx.orgId, requestId: ctx.requestId });
+      await peer.PeerReact({ ...req, accountId: row.id }, { orgId: ctx.orgId, requestId: ctx.requestId, traceparent: ctx.traceparent });
     },
   );
   return { ok: true, message: emoji ? 'Reaction sent to the network' : 'Reaction taken back on the network' };

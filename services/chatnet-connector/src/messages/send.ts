@@ -84,9 +84,12 @@ export async function sendChatMessage(deps: Deps, ctx: OrgContext, req: SendRequ
   }
   return deps.peers.onHolder(
     row.id,
-    () => deps.sessions.send(row.id, orgId, m, m.clientMessageId, { requestId: ctx.requestId, origin: ctx.origin }),
+    () => deps.sessions.send(row.id, orgId, m, m.clientMessageId, { requestId: ctx.requestId, origin: ctx.origin, traceparent: ctx.traceparent }),
     // The quote's time travels as text, as in the request. The origin goes along: the holder reads the files under it.
     (peer) =>
-      peer.PeerSend({ message: { ...m, accountId: row.id, quote: req.quote ?? undefined } }, { orgId, requestId: ctx.requestId, origin: ctx.origin }),
+      peer.PeerSend(
+        { message: { ...m, accountId: row.id, quote: req.quote ?? undefined } },
+        { orgId, requestId: ctx.requestId, origin: ctx.origin, traceparent: ctx.traceparent },
+      ),
   );
 }

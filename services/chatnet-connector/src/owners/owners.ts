@@ -1,5 +1,5 @@
 import type { CallContext, ClientFor } from '@crm/grpc-kit';
-import { status } from '@crm/grpc-kit';
+import { status, traceFields } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 
 export interface Owner {
@@ -47,7 +47,7 @@ export class OwnerDirectory {
       return true;
     } catch (err) {
       if ((err as { code?: number }).code === status.NOT_FOUND) return false;
-      this.log.warn({ err, requestId: ctx.requestId }, 'identity unreachable while checking an owner');
+      this.log.warn({ err, requestId: ctx.requestId, ...traceFields(ctx) }, 'identity unreachable while checking an owner');
       return undefined;
     }
   }
@@ -61,7 +61,7 @@ export class OwnerDirectory {
       return this.remember(key, { id: u.id, fullName: u.fullName, email: u.email });
     } catch (err) {
       if ((err as { code?: number }).code === status.NOT_FOUND) return this.remember(key, null);
-      this.log.warn({ err, requestId: ctx.requestId }, 'identity unreachable; accounts listed without owner details');
+      this.log.warn({ err, requestId: ctx.requestId, ...traceFields(ctx) }, 'identity unreachable; accounts listed without owner details');
       return hit?.owner ?? null;
     }
   }

@@ -139,7 +139,8 @@ export class LeaseKeeper {
     await mapLimit(pick, RESTORE_CONCURRENCY, async (r) => {
       if (this.o.live.stopped || !(await this.o.leases.acquire(r.id, 'connecting'))) return;
       try {
-        await this.o.restorer.restore(r.id, r.org_id);
+        // A takeover by the scan (a timer): a trace of its own.
+        await this.o.restorer.restore(r.id, r.org_id, undefined);
         this.o.log.info({ accountId: r.id }, 'account taken over and reconnected from its session data');
       } catch (err) {
         this.o.log.info({ accountId: r.id, code: (err as AppError).code }, 'reconnecting an account failed');

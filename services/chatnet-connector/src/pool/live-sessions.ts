@@ -1,6 +1,6 @@
 import type { SecretBox } from '@crm/crypto';
 import { Pool, withTransaction } from '@crm/db';
-import { AppError } from '@crm/grpc-kit';
+import { AppError, traceFields } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ConnectorConfig } from '../config';
 import { aad, type AccountRow, accountRows as repo } from '../account-store';
@@ -46,8 +46,8 @@ export interface LiveSessionsOptions {
   news: Pick<NewsPublisher, 'enqueue' | 'flush'>;
   /** Received files are stored in messaging. */
   files: Pick<MessagingFiles, 'store'>;
-  /** Record that a user accepted one of the account's friend requests (friend-requests/). */
-  onFriendAccepted(orgId: string, accountId: string, uid: string): Promise<void>;
+  /** Record that a user accepted one of the account's friend requests (friend-requests/), in `traceparent`'s trace. */
+  onFriendAccepted(orgId: string, accountId: string, uid: string, traceparent: string | undefined): Promise<void>;
 }
 
 /** How a session that came up is recorded, and what undoes its setting up when recording fails. */
@@ -63,6 +63,11 @@ export interface Establishing {
   failed?(err: unknown): Promise<void>;
   /** The session is live, right before its lease is renewed as connected (a login takes its QR code down). */
   live?(): Promise<unknown>;
+  /**
+   * The trace its coming up continues (the connected event, the friend list announced, what is logged): the Login or
+   * Reconnect call's that started it, kept by the flow while the network answers; undefined for a scan's takeover.
+   */
+  traceparent: string | undefined;
 }
 
 /** The proxy an account's sessions dial through, if it has one. */
@@ -192,7 +197,7 @@ export class LiveSessions {
           sessionEnc: opts.sessionData === undefined ? undefined : this.o.box.encrypt(opts.sessionData, aad(orgId, accountId)),
         });
         if (!updated) throw new AppError('not_found', 'Chat-network account not found');
-        await connectedEvent(tx, orgId, accountId, session.profile.uid, updated.display_name);
+        await connectedEvent(tx, orgId, accountId, session.profile.uid, updated.display_name, opts.traceparent);
         return updated;
       });
     } catch (err) {
@@ -219,12 +224,17 @@ export class LiveSessions {
     await opts.live?.();
     await this.o.leases.clearBackoff(accountId).catch(() => undefined);
     await this.o.leases.renew([{ accountId, state: 'connected', connectedAt: entry.connectedAt }]).catch(() => undefined);
-    void this.syncFriends(accountId).catch((err) => this.o.log.warn({ err, accountId }, 'friend list sync failed'));
-    this.o.log.info({ accountId, fromLogin: opts.fromLogin }, 'chat-network session live');
+    void this.syncFriends(accountId, opts.traceparent).catch((err) =>
+      this.o.log.warn({ err, accountId, ...traceFields(opts) }, 'friend list sync failed'),
+    );
+    this.o.log.info({ accountId, fromLogin: opts.fromLogin, ...traceFields(opts) }, 'chat-network session live');
     return row;
   }
 
-  /** What the driver calls with the news of a held account's session. */
+  /**
+   * What the driver calls with the news of a held account's session. News from the network starts a trace of its own;
+   * news the sandbox's control API pushed names its call's (driver.ts, Pushed), and keeps it.
+   */
   handlersFor(entry: Entry): SessionHandlers {
     return {
       onMessage: (m) => this.onInbound(entry, m),
@@ -234,10 +244,13 @@ export class LiveSessions {
       onRecall: (r) => this.o.news.enqueue(recalledEvent(entry.orgId, entry.accountId, r)),
       onReaction: (r) => this.o.news.enqueue(reactionEvent(entry.orgId, entry.accountId, r)),
       onDisconnect: (info) => this.onDisconnect(entry, info),
-      onFriendsChanged: () => void this.syncFriends(entry.accountId).catch((err) => this.o.log.warn({ err }, 'friend list sync failed')),
-      onFriendRequestAccepted: async (uid) => {
-        await this.o.onFriendAccepted(entry.orgId, entry.accountId, uid);
-        await this.syncFriends(entry.accountId).catch((err) => this.o.log.warn({ err }, 'friend list sync failed'));
+      // News from the network: a trace of its own.
+      onFriendsChanged: () => void this.syncFriends(entry.accountId, undefined).catch((err) => this.o.log.warn({ err }, 'friend list sync failed')),
+      onFriendRequestAccepted: async (uid, traceparent) => {
+        await this.o.onFriendAccepted(entry.orgId, entry.accountId, uid, traceparent);
+        await this.syncFriends(entry.accountId, traceparent).catch((err) =>
+          this.o.log.warn({ err, ...traceFields({ traceparent }) }, 'friend list sync failed'),
+        );
       },
     };
   }
@@ -260,14 +273,14 @@ export class LiveSessions {
     const ended = (async () => {
       try {
         if (!info.sessionExpired) await this.o.leases.backOff(accountId, this.o.config.RECONNECT_DELAY_MS);
-        await this.recordDisconnect(orgId, accountId, info.reason || 'connection_lost', !info.sessionExpired);
+        await this.recordDisconnect(orgId, accountId, info.reason || 'connection_lost', !info.sessionExpired, info.traceparent);
       } catch (err) {
-        this.o.log.error({ err, accountId }, 'recording a lost connection failed');
+        this.o.log.error({ err, accountId, ...traceFields(info) }, 'recording a lost connection failed');
       } finally {
         await this.o.leases.release(accountId).catch(() => undefined);
         this.endings.delete(accountId);
       }
-      this.o.log.info({ accountId, reason: info.reason, sessionExpired: info.sessionExpired }, 'chat-network connection lost');
+      this.o.log.info({ accountId, reason: info.reason, sessionExpired: info.sessionExpired, ...traceFields(info) }, 'chat-network connection lost');
     })();
     entry.ended = ended;
     this.endings.set(accountId, ended);
@@ -278,34 +291,40 @@ export class LiveSessions {
     await this.endings.get(accountId);
   }
 
-  /** The account is disconnected (status, and the event when it was connected); `keepAlive`: the scan reconnects it. */
-  async recordDisconnect(orgId: string, accountId: string, reason: string, keepAlive: boolean): Promise<void> {
+  /**
+   * The account is disconnected (status, and the event when it was connected, in `traceparent`'s trace: the call's
+   * that caused it, none for the network's cut); `keepAlive`: the scan reconnects it.
+   */
+  async recordDisconnect(orgId: string, accountId: string, reason: string, keepAlive: boolean, traceparent: string | undefined): Promise<void> {
     await withTransaction(this.o.pool, async (tx) => {
       const r = await repo.markDisconnected(tx, accountId, reason, keepAlive);
-      if (r?.wasConnected) await disconnectedEvent(tx, orgId, accountId, reason);
+      if (r?.wasConnected) await disconnectedEvent(tx, orgId, accountId, reason, traceparent);
     });
   }
 
-  /** Read the friend list from the live session and announce it. */
-  async syncFriends(accountId: string): Promise<number> {
+  /** Read the friend list from the live session and announce it, in `traceparent`'s trace (what asked for it; none: the network). */
+  async syncFriends(accountId: string, traceparent: string | undefined): Promise<number> {
     const entry = this.entries.get(accountId);
     if (!entry?.session?.isAlive()) return 0;
     const friends = await entry.session.listFriends();
-    await friendsEvent(this.o.pool, entry.orgId, accountId, friends);
+    await friendsEvent(this.o.pool, entry.orgId, accountId, friends, traceparent);
     return friends.length;
   }
 
   /**
    * Close a held session (or pending login) without changing its stored status and release its lease: used when the
    * account was deleted, its proxy changed (`restart`: its reconnect back-off is cleared too), or this instance stops.
+   * `traceparent`: the call that asked for it, for what is logged.
    */
-  async release(accountId: string, restart: boolean): Promise<boolean> {
+  async release(accountId: string, restart: boolean, traceparent?: string): Promise<boolean> {
     const entry = this.entries.get(accountId);
     if (!entry) return false;
     entry.closing = true;
     this.entries.delete(accountId);
     entry.login?.abort.abort();
-    await entry.session?.disconnect().catch((err) => this.o.log.warn({ err, accountId }, 'closing a session failed'));
+    await entry.session
+      ?.disconnect()
+      .catch((err) => this.o.log.warn({ err, accountId, ...traceFields({ traceparent }) }, 'closing a session failed'));
     if (restart) await this.o.leases.clearBackoff(accountId).catch(() => undefined);
     await this.o.leases.release(accountId).catch(() => undefined);
     return true;

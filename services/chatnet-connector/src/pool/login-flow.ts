@@ -1,7 +1,7 @@
 import QRCode from 'qrcode';
 import type { SecretBox } from '@crm/crypto';
 import { Pool, withTransaction } from '@crm/db';
-import { AppError } from '@crm/grpc-kit';
+import { AppError, traceFields } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ConnectorConfig } from '../config';
 import { type AccountRow, accountRows as repo } from '../account-store';
@@ -45,8 +45,12 @@ export class LoginFlow {
    * Start a QR login for an account nobody holds. Resolves once the first code is published (or the
    * driver failed to produce one); the login then waits for a scan in the background. False when
    * another instance (or a concurrent call) got the lease first.
+   *
+   * `traceparent`: the Login call's. The flow keeps it for what it records later, from the network's callbacks (every
+   * QR code, the connected event, a failed login's disconnected event, their log lines): the connector has no active
+   * context to carry it (main.ts), and these are that call's doing.
    */
-  async startLogin(row: AccountRow): Promise<boolean> {
+  async startLogin(row: AccountRow, traceparent: string | undefined): Promise<boolean> {
     const id = row.id;
     const live = this.o.live;
     if (live.stopped || !(await this.o.leases.acquire(id, 'qr_pending'))) return false;
@@ -73,22 +77,23 @@ export class LoginFlow {
           handlers: live.handlersFor(entry),
           signal: abort.signal,
           onQr: async (qr) => {
-            await this.publishQr(row, qr);
+            await this.publishQr(row, qr, traceparent);
             firstQr.resolve();
           },
         });
       } catch (err) {
         firstQr.reject(err);
         const reason = err instanceof LoginFailedError ? err.reason : 'network_error';
-        if (!(err instanceof LoginFailedError)) this.o.log.warn({ err, accountId: id }, 'QR login failed');
-        await this.loginEnded(entry, reason === 'qr_expired' ? 'qr_login_expired' : reason);
+        if (!(err instanceof LoginFailedError)) this.o.log.warn({ err, accountId: id, ...traceFields({ traceparent }) }, 'QR login failed');
+        await this.loginEnded(entry, reason === 'qr_expired' ? 'qr_login_expired' : reason, traceparent);
         throw new AppError('failed_precondition', `QR login did not complete (${reason})`, { code: reason });
       }
       return live.establish(entry, session, {
         sessionData: session.sessionData,
         fromLogin: true,
-        failed: (err) => this.loginEnded(entry, err instanceof AppError ? err.code : 'login_failed'),
+        failed: (err) => this.loginEnded(entry, err instanceof AppError ? err.code : 'login_failed', traceparent),
         live: () => this.o.redis.del(this.qrKey(id)).catch(() => undefined),
+        traceparent,
       });
     })();
     done.catch(() => undefined);
@@ -121,7 +126,7 @@ export class LoginFlow {
     return raw ? (JSON.parse(raw) as { qr: string; expiresAt: string }) : null;
   }
 
-  private async publishQr(row: AccountRow, qr: QrCode): Promise<void> {
+  private async publishQr(row: AccountRow, qr: QrCode, traceparent: string | undefined): Promise<void> {
     const dataUrl = qr.image
       ? qr.image.startsWith('data:')
         ? qr.image
@@ -129,7 +134,7 @@ export class LoginFlow {
       : await QRCode.toDataURL(qr.code ?? '', QR_IMAGE);
     const ttl = Math.max(1, qr.expiresAt.getTime() - Date.now());
     await this.o.redis.set(this.qrKey(row.id), JSON.stringify({ qr: dataUrl, expiresAt: qr.expiresAt.toISOString() }), { PX: ttl });
-    await qrEvent(this.o.pool, row.org_id, row.id, dataUrl, qr.expiresAt);
+    await qrEvent(this.o.pool, row.org_id, row.id, dataUrl, qr.expiresAt, traceparent);
   }
 
   private qrKey(accountId: string): string {
@@ -137,13 +142,13 @@ export class LoginFlow {
   }
 
   /** The login did not give a live session: take its QR code down, mark the account and give its lease back. */
-  private async loginEnded(entry: Entry, reason: string): Promise<void> {
+  private async loginEnded(entry: Entry, reason: string, traceparent: string | undefined): Promise<void> {
     await this.o.redis.del(this.qrKey(entry.accountId)).catch(() => undefined);
     if (!this.o.live.forget(entry)) return;
     try {
       await withTransaction(this.o.pool, async (tx) => {
         const row = await repo.markLoginFailed(tx, entry.accountId, reason);
-        if (row) await disconnectedEvent(tx, entry.orgId, entry.accountId, reason);
+        if (row) await disconnectedEvent(tx, entry.orgId, entry.accountId, reason, traceparent);
       });
     } finally {
       await this.o.leases.release(entry.accountId).catch(() => undefined);

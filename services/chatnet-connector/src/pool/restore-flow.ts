@@ -1,6 +1,6 @@
 import type { SecretBox } from '@crm/crypto';
 import type { Pool } from '@crm/db';
-import { AppError } from '@crm/grpc-kit';
+import { AppError, traceFields } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ConnectorConfig } from '../config';
 import { aad, type AccountRow, accountRows as repo } from '../account-store';
@@ -29,9 +29,10 @@ export class RestoreFlow {
   /**
    * Connect a held account (lease already taken, state `connecting`) from its stored session data.
    * SessionExpiredError → disconnected for good (a new QR login is needed); other failures → disconnected,
-   * retried with back-off by whichever instance scans next.
+   * retried with back-off by whichever instance scans next. `traceparent`: the Reconnect call's, which what it records
+   * continues (connected or disconnected event, log lines); undefined for a takeover by the scan (a trace of its own).
    */
-  async restore(accountId: string, orgId: string): Promise<AccountRow> {
+  async restore(accountId: string, orgId: string, traceparent: string | undefined): Promise<AccountRow> {
     const live = this.o.live;
     const entry: Entry = { accountId, orgId, state: 'connecting', since: Date.now() };
     live.hold(entry);
@@ -60,9 +61,9 @@ export class RestoreFlow {
       const expired = err instanceof SessionExpiredError;
       if (!expired) {
         const delay = await this.o.leases.backOff(accountId, Math.max(this.o.config.RECONNECT_DELAY_MS, 1000)).catch(() => 0);
-        this.o.log.warn({ err, accountId, retryInMs: delay }, 'restoring a session failed');
+        this.o.log.warn({ err, accountId, retryInMs: delay, ...traceFields({ traceparent }) }, 'restoring a session failed');
       }
-      await live.recordDisconnect(orgId, accountId, expired ? 'session_expired' : 'reconnect_failed', !expired);
+      await live.recordDisconnect(orgId, accountId, expired ? 'session_expired' : 'reconnect_failed', !expired, traceparent);
       await giveUp();
       throw expired
         ? new AppError('failed_precondition', 'The stored session has expired; log in with a QR code again', { code: 'session_expired' })
@@ -73,7 +74,11 @@ export class RestoreFlow {
       await session.disconnect();
       throw notLive('the connection was closed while reconnecting');
     }
-    return live.establish(entry, session, { sessionData: session.sessionData !== sessionData ? session.sessionData : undefined, fromLogin: false });
+    return live.establish(entry, session, {
+      sessionData: session.sessionData !== sessionData ? session.sessionData : undefined,
+      fromLogin: false,
+      traceparent,
+    });
   }
 }
 

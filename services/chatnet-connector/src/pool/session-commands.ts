@@ -1,4 +1,4 @@
-import { AppError } from '@crm/grpc-kit';
+import { AppError, traceFields } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { ConnectorConfig } from '../config';
 import { FriendRequiredError, type MessageRef, type OutboundMessage, type ReadMessage, type ThreadType } from '../drivers';
@@ -16,6 +16,14 @@ export interface AttachmentRef {
   size: number;
 }
 
+/** The call a command is made for: its trace, for the lines logged about it. */
+export interface Traced {
+  traceparent?: string;
+}
+
+/** The call a send is made for: whom its files are read for (FileReader), and its trace. */
+export type Caller = Omit<FileReader, 'orgId'> & Traced;
+
 export interface SessionCommandsOptions {
   config: ConnectorConfig;
   redis: ConnectorRedis;
@@ -32,13 +40,13 @@ export interface SessionCommandsOptions {
 export class SessionCommands {
   constructor(private readonly o: SessionCommandsOptions) {}
 
-  /** `caller`: the request id and the origin of the call being served (files are read from messaging under it). */
+  /** `caller`: the request id and the origin of the call being served (files are read from messaging under it), and its trace. */
   async send(
     accountId: string,
     orgId: string,
     m: Outbound,
     clientMessageId: string,
-    caller: Omit<FileReader, 'orgId'> = {},
+    { traceparent, ...caller }: Caller = {},
   ): Promise<{ chatnetMessageId: string; sentAt: string }> {
     const session = this.o.live.liveSession(accountId, orgId);
     const key = clientMessageId ? `${this.o.config.REDIS_PREFIX}chatnet:sent:${accountId}:${clientMessageId}` : '';
@@ -61,7 +69,7 @@ export class SessionCommands {
           code: 'friend_required',
         });
       }
-      this.o.log.warn({ err, accountId }, 'sending through the chat network failed');
+      this.o.log.warn({ err, accountId, ...traceFields({ traceparent }) }, 'sending through the chat network failed');
       throw new AppError('unavailable', 'The chat network did not accept the message; try again', { code: 'send_failed' });
     }
     const result = { chatnetMessageId: sent.chatnetMessageId, sentAt: sent.sentAt.toISOString() };
@@ -70,34 +78,39 @@ export class SessionCommands {
   }
 
   /** Tell the network the account read messages of a thread; UNAVAILABLE when the network refused. */
-  async markSeen(accountId: string, orgId: string, seen: { threadId: string; threadType: ThreadType; messages: ReadMessage[] }): Promise<void> {
+  async markSeen(
+    accountId: string,
+    orgId: string,
+    seen: { threadId: string; threadType: ThreadType; messages: ReadMessage[] },
+    call: Traced = {},
+  ): Promise<void> {
     const session = this.o.live.liveSession(accountId, orgId);
     try {
       await session.markSeen(seen.threadId, seen.threadType, seen.messages);
     } catch (err) {
-      this.o.log.warn({ err, accountId }, 'marking messages seen on the chat network failed');
+      this.o.log.warn({ err, accountId, ...traceFields(call) }, 'marking messages seen on the chat network failed');
       throw new AppError('unavailable', 'The chat network did not accept the read mark; try again', { code: 'mark_seen_failed' });
     }
   }
 
   /** Recall a message the account sent; UNAVAILABLE `recall_failed` when the network refused. */
-  async recall(accountId: string, orgId: string, ref: MessageRef): Promise<void> {
+  async recall(accountId: string, orgId: string, ref: MessageRef, call: Traced = {}): Promise<void> {
     const session = this.o.live.liveSession(accountId, orgId);
     try {
       await session.recall(ref);
     } catch (err) {
-      this.o.log.warn({ err, accountId }, 'recalling a message on the chat network failed');
+      this.o.log.warn({ err, accountId, ...traceFields(call) }, 'recalling a message on the chat network failed');
       throw new AppError('unavailable', 'The chat network did not accept the recall; try again', { code: 'recall_failed' });
     }
   }
 
   /** The account's reaction on a message ('' takes it back); UNAVAILABLE `react_failed` when the network refused. */
-  async react(accountId: string, orgId: string, ref: MessageRef, emoji: string): Promise<void> {
+  async react(accountId: string, orgId: string, ref: MessageRef, emoji: string, call: Traced = {}): Promise<void> {
     const session = this.o.live.liveSession(accountId, orgId);
     try {
       await session.react(ref, emoji);
     } catch (err) {
-      this.o.log.warn({ err, accountId }, 'reacting to a message on the chat network failed');
+      this.o.log.warn({ err, accountId, ...traceFields(call) }, 'reacting to a message on the chat network failed');
       throw new AppError('unavailable', 'The chat network did not accept the reaction; try again', { code: 'react_failed' });
     }
   }

@@ -5,7 +5,7 @@ import type { ConnectorConfig } from '../config';
 import type { AccountRow } from '../account-store';
 import type { ChatnetDriver, ChatnetSession, MessageRef, ReadMessage, ThreadType } from '../drivers';
 import type { NewsPublisher } from '../events';
-import type { FileReader, MessagingFiles } from '../files';
+import type { MessagingFiles } from '../files';
 import type { ConnectorRedis } from '../redis';
 import { LeaseKeeper } from './lease-keeper';
 import type { Leases } from './leases';
@@ -13,10 +13,10 @@ import { type EntryState, LiveSessions } from './live-sessions';
 import { LoginFlow } from './login-flow';
 import { Rebalancer } from './rebalancer';
 import { RestoreFlow } from './restore-flow';
-import { type Outbound, SessionCommands } from './session-commands';
+import { type Caller, type Outbound, SessionCommands, type Traced } from './session-commands';
 
 export { ENTRY_STATES, type EntryState } from './live-sessions';
-export type { AttachmentRef, Outbound } from './session-commands';
+export type { AttachmentRef, Caller, Outbound, Traced } from './session-commands';
 
 export interface PoolOptions {
   config: ConnectorConfig;
@@ -30,8 +30,8 @@ export interface PoolOptions {
   news: Pick<NewsPublisher, 'enqueue' | 'flush'>;
   /** Files both ways: sent files are streamed from messaging, received ones stored there. */
   files: MessagingFiles;
-  /** Record that a user accepted one of the account's friend requests (friend-requests/). */
-  onFriendAccepted(orgId: string, accountId: string, uid: string): Promise<void>;
+  /** Record that a user accepted one of the account's friend requests (friend-requests/), in `traceparent`'s trace. */
+  onFriendAccepted(orgId: string, accountId: string, uid: string, traceparent: string | undefined): Promise<void>;
 }
 
 /**
@@ -130,16 +130,19 @@ export class SessionPool {
     return this.live.settled(accountId);
   }
 
-  /** Read the friend list from the live session and announce it. */
-  syncFriends(accountId: string): Promise<number> {
-    return this.live.syncFriends(accountId);
+  /** Read the friend list from the live session and announce it, in `traceparent`'s trace (the call that asked). */
+  syncFriends(accountId: string, traceparent: string | undefined): Promise<number> {
+    return this.live.syncFriends(accountId, traceparent);
   }
 
   // ---------------------------------------------------------------- bringing sessions up
 
-  /** Start a QR login for an account nobody holds (login-flow.ts); false when another got the lease first. */
-  startLogin(row: AccountRow): Promise<boolean> {
-    return this.login.startLogin(row);
+  /**
+   * Start a QR login for an account nobody holds (login-flow.ts); false when another got the lease first. What the
+   * login records later continues `traceparent` (the Login call's).
+   */
+  startLogin(row: AccountRow, traceparent: string | undefined): Promise<boolean> {
+    return this.login.startLogin(row, traceparent);
   }
 
   /** The pending login of an account held here: resolves with the connected account once scanned. */
@@ -152,9 +155,9 @@ export class SessionPool {
     return this.login.currentQr(accountId);
   }
 
-  /** Connect a held account (lease already taken) from its stored session data (restore-flow.ts). */
-  restore(accountId: string, orgId: string): Promise<AccountRow> {
-    return this.restorer.restore(accountId, orgId);
+  /** Connect a held account (lease already taken) from its stored session data (restore-flow.ts), in `traceparent`'s trace. */
+  restore(accountId: string, orgId: string, traceparent: string | undefined): Promise<AccountRow> {
+    return this.restorer.restore(accountId, orgId, traceparent);
   }
 
   // ---------------------------------------------------------------- commands through a live session
@@ -164,21 +167,26 @@ export class SessionPool {
     orgId: string,
     m: Outbound,
     clientMessageId: string,
-    caller: Omit<FileReader, 'orgId'> = {},
+    caller: Caller = {},
   ): Promise<{ chatnetMessageId: string; sentAt: string }> {
     return this.commands.send(accountId, orgId, m, clientMessageId, caller);
   }
 
-  markSeen(accountId: string, orgId: string, seen: { threadId: string; threadType: ThreadType; messages: ReadMessage[] }): Promise<void> {
-    return this.commands.markSeen(accountId, orgId, seen);
+  markSeen(
+    accountId: string,
+    orgId: string,
+    seen: { threadId: string; threadType: ThreadType; messages: ReadMessage[] },
+    call: Traced = {},
+  ): Promise<void> {
+    return this.commands.markSeen(accountId, orgId, seen, call);
   }
 
-  recall(accountId: string, orgId: string, ref: MessageRef): Promise<void> {
-    return this.commands.recall(accountId, orgId, ref);
+  recall(accountId: string, orgId: string, ref: MessageRef, call: Traced = {}): Promise<void> {
+    return this.commands.recall(accountId, orgId, ref, call);
   }
 
-  react(accountId: string, orgId: string, ref: MessageRef, emoji: string): Promise<void> {
-    return this.commands.react(accountId, orgId, ref, emoji);
+  react(accountId: string, orgId: string, ref: MessageRef, emoji: string, call: Traced = {}): Promise<void> {
+    return this.commands.react(accountId, orgId, ref, emoji, call);
   }
 
   // ---------------------------------------------------------------- letting go
@@ -187,8 +195,8 @@ export class SessionPool {
    * Close a held session (or pending login) without changing its stored status: used when the account was
    * deleted, its proxy changed (`restart`: connect again right away), or this instance stops.
    */
-  async release(accountId: string, restart: boolean): Promise<boolean> {
-    const released = await this.live.release(accountId, restart);
+  async release(accountId: string, restart: boolean, traceparent?: string): Promise<boolean> {
+    const released = await this.live.release(accountId, restart, traceparent);
     if (released && restart && !this.live.stopped) this.keeper.scanSoon();
     return released;
   }

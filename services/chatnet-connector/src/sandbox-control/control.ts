@@ -51,8 +51,19 @@ export function sandboxAction(action: string): Action {
   return action as Action;
 }
 
-/** The part that must run where the connection (or pending login) lives. */
-export async function runLocal(deps: Deps, orgId: string, accountId: string, action: Action, payload: any): Promise<unknown> {
+/**
+ * The part that must run where the connection (or pending login) lives. What the push makes the connection record (its
+ * events, their log lines) continues `traceparent`, the control call's (or the peer call's that forwarded it): news
+ * pushed by a call names it (drivers/driver.ts, Pushed), since the connector has no active context (main.ts).
+ */
+export async function runLocal(
+  deps: Deps,
+  orgId: string,
+  accountId: string,
+  action: Action,
+  payload: any,
+  traceparent: string | undefined,
+): Promise<unknown> {
   const live = deps.sandbox?.live;
   if (!live) throw new AppError('not_found', 'Sandbox control is off', { code: 'not_found' });
   switch (action) {
@@ -65,49 +76,51 @@ export async function runLocal(deps: Deps, orgId: string, accountId: string, act
     case 'inbound': {
       deps.sessions.liveSession(accountId, orgId);
       const m = payload as Omit<InboundMessage, 'sentAt'> & { sentAt: string };
-      if (!(await live.deliver(accountId, { ...m, sentAt: new Date(m.sentAt) }))) throw notLive();
+      if (!(await live.deliver(accountId, { ...m, sentAt: new Date(m.sentAt), traceparent }))) throw notLive();
       return {};
     }
     case 'seen': {
       deps.sessions.liveSession(accountId, orgId);
       const r = payload as Omit<SeenReceipt, 'seenAt'> & { seenAt: string };
-      if (!(await live.seen(accountId, { ...r, seenAt: new Date(r.seenAt) }))) throw notLive();
+      if (!(await live.seen(accountId, { ...r, seenAt: new Date(r.seenAt), traceparent }))) throw notLive();
       return {};
     }
     case 'recall': {
       deps.sessions.liveSession(accountId, orgId);
       const r = payload as Omit<RecallNotice, 'recalledAt'> & { recalledAt: string };
-      if (!(await live.recalled(accountId, { ...r, recalledAt: new Date(r.recalledAt) }))) throw notLive();
+      if (!(await live.recalled(accountId, { ...r, recalledAt: new Date(r.recalledAt), traceparent }))) throw notLive();
       return {};
     }
     case 'react': {
       deps.sessions.liveSession(accountId, orgId);
       const r = payload as Omit<ReactionNotice, 'at'> & { at: string };
-      if (!(await live.reacted(accountId, { ...r, at: new Date(r.at) }))) throw notLive();
+      if (!(await live.reacted(accountId, { ...r, at: new Date(r.at), traceparent }))) throw notLive();
       return {};
     }
     case 'drop': {
       deps.sessions.liveSession(accountId, orgId);
-      if (!(await live.drop(accountId, { reason: payload.reason, sessionExpired: payload.expireSession }))) throw notLive();
+      if (!(await live.drop(accountId, { reason: payload.reason, sessionExpired: payload.expireSession, traceparent }))) throw notLive();
       await deps.sessions.settled(accountId);
       return {};
     }
     case 'friends':
       deps.sessions.liveSession(accountId, orgId);
-      return { count: await deps.sessions.syncFriends(accountId) };
+      return { count: await deps.sessions.syncFriends(accountId, traceparent) };
     case 'friend_accepted':
       deps.sessions.liveSession(accountId, orgId);
-      if (!(await live.friendAccepted(accountId, String(payload.chatnetUid)))) throw notLive();
+      if (!(await live.friendAccepted(accountId, String(payload.chatnetUid), traceparent))) throw notLive();
       return {};
   }
 }
 
-function onHolder(deps: Deps, orgId: string, accountId: string, action: Action, payload: unknown, whenNobody: () => AppError) {
+function onHolder(deps: Deps, ctx: OrgContext, accountId: string, action: Action, payload: unknown, whenNobody: () => AppError) {
+  const { orgId, traceparent } = ctx;
   return deps.peers
     .onHolder(
       accountId,
-      () => runLocal(deps, orgId, accountId, action, payload),
-      async (peer) => JSON.parse((await peer.PeerSandbox({ accountId, action, payloadJson: JSON.stringify(payload) }, { orgId })).resultJson || '{}'),
+      () => runLocal(deps, orgId, accountId, action, payload, traceparent),
+      async (peer) =>
+        JSON.parse((await peer.PeerSandbox({ accountId, action, payloadJson: JSON.stringify(payload) }, { orgId, traceparent })).resultJson || '{}'),
     )
     .catch((err: AppError) => {
       throw err.code === 'account_not_live' ? whenNobody() : err;
@@ -135,7 +148,7 @@ export async function scan(
     phone: text('phone', req.phone, 40),
     avatarUrl: text('avatarUrl', req.avatarUrl, 2000),
   };
-  await onHolder(deps, ctx.orgId, row.id, 'scan', profile, noPendingLogin);
+  await onHolder(deps, ctx, row.id, 'scan', profile, noPendingLogin);
   return accounts.get(deps, ctx, row.id);
 }
 
@@ -207,7 +220,7 @@ export async function inbound(
   await deps.sandbox!.network.recordInbound(req.id, message.chatnetMessageId, { threadId, threadType, fromUid });
   if (!row) {
     try {
-      await runLocal(deps, ctx.orgId, req.id, 'inbound', message);
+      await runLocal(deps, ctx.orgId, req.id, 'inbound', message, ctx.traceparent);
       return { accountId: req.id, chatnetMessageId: message.chatnetMessageId, cliMsgId: message.cliMsgId, threadId, sentAt: message.sentAt };
     } catch (err) {
       // Handed to another instance since the check: take the full path.
@@ -217,12 +230,12 @@ export async function inbound(
   }
   if (row.status !== 'connected') throw notLive('it is not connected');
   try {
-    await onHolder(deps, ctx.orgId, row.id, 'inbound', message, () => notLive());
+    await onHolder(deps, ctx, row.id, 'inbound', message, () => notLive());
   } catch (err) {
     if ((err as AppError).code !== 'account_not_live') throw err;
     // Connected, but its connection is down for a moment (moving to another instance, or being taken over
     // after a crash): the network keeps the message for the next connection, as a real one would.
-    await deps.sandbox!.live.hold(row.id, { ...message, sentAt: new Date(message.sentAt) });
+    await deps.sandbox!.live.hold(row.id, { ...message, sentAt: new Date(message.sentAt), traceparent: ctx.traceparent });
   }
   return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, cliMsgId: message.cliMsgId, threadId, sentAt: message.sentAt };
 }
@@ -260,11 +273,11 @@ export async function self(
     fromSelf: true as const,
   };
   try {
-    await onHolder(deps, ctx.orgId, row.id, 'inbound', message, () => notLive());
+    await onHolder(deps, ctx, row.id, 'inbound', message, () => notLive());
   } catch (err) {
     if ((err as AppError).code !== 'account_not_live') throw err;
     // As for a contact's message: kept for the account's next connection.
-    await deps.sandbox!.live.hold(row.id, { ...message, sentAt: new Date(message.sentAt) });
+    await deps.sandbox!.live.hold(row.id, { ...message, sentAt: new Date(message.sentAt), traceparent: ctx.traceparent });
   }
   return { accountId: row.id, chatnetMessageId: message.chatnetMessageId, cliMsgId: message.cliMsgId, threadId, sentAt: message.sentAt };
 }
@@ -300,7 +313,7 @@ export async function seen(
   }
   const seenAt = new Date().toISOString();
   const receipt = { threadId, threadType, chatnetMessageIds, ...(seenByUid ? { seenByUid } : {}), seenAt };
-  await onHolder(deps, ctx.orgId, row.id, 'seen', receipt, () => notLive());
+  await onHolder(deps, ctx, row.id, 'seen', receipt, () => notLive());
   return { accountId: row.id, threadId, threadType, chatnetMessageIds, seenByUid, seenAt };
 }
 
@@ -308,7 +321,7 @@ export async function drop(deps: Deps, ctx: OrgContext, req: { id: string; reaso
   sandboxOf(deps, ctx);
   const row = await loadAccount(deps, ctx.orgId, req.id);
   const reason = text('reason', req.reason, 200) || 'connection_dropped';
-  await onHolder(deps, ctx.orgId, row.id, 'drop', { reason, expireSession: !!req.expireSession }, () => notLive());
+  await onHolder(deps, ctx, row.id, 'drop', { reason, expireSession: !!req.expireSession }, () => notLive());
   return {
     ok: true,
     message: req.expireSession
@@ -331,12 +344,12 @@ export async function setFriends(deps: Deps, ctx: OrgContext, req: { id: string;
   await net.setFriends(row.chatnet_uid, friends);
   let delivered = true;
   try {
-    await onHolder(deps, ctx.orgId, row.id, 'friends', {}, () => notLive());
+    await onHolder(deps, ctx, row.id, 'friends', {}, () => notLive());
   } catch (err) {
     if ((err as AppError).code !== 'account_not_live') throw err;
     // Nobody holds it live: the list is announced now from here, and again at its next connection.
     delivered = false;
-    await friendsEvent(deps.pool, ctx.orgId, row.id, friends);
+    await friendsEvent(deps.pool, ctx.orgId, row.id, friends, ctx.traceparent);
   }
   return { accountId: row.id, friends, delivered };
 }
@@ -367,7 +380,7 @@ export async function recall(deps: Deps, ctx: OrgContext, req: { id: string; cha
   if (row.status !== 'connected') throw notLive('it is not connected');
   const recalledAt = new Date().toISOString();
   const notice = { threadId: known.threadId, threadType: known.threadType, chatnetMessageId: id, fromUid: known.fromUid, recalledAt };
-  await onHolder(deps, ctx.orgId, row.id, 'recall', notice, () => notLive());
+  await onHolder(deps, ctx, row.id, 'recall', notice, () => notLive());
   return { accountId: row.id, chatnetMessageId: id, threadId: known.threadId, threadType: known.threadType, recalledAt };
 }
 
@@ -381,7 +394,7 @@ export async function react(deps: Deps, ctx: OrgContext, req: { id: string; chat
   if (row.status !== 'connected') throw notLive('it is not connected');
   const at = new Date().toISOString();
   const notice = { threadId: known.threadId, threadType: known.threadType, chatnetMessageId: id, fromUid, emoji, at };
-  await onHolder(deps, ctx.orgId, row.id, 'react', notice, () => notLive());
+  await onHolder(deps, ctx, row.id, 'react', notice, () => notLive());
   return { accountId: row.id, chatnetMessageId: id, threadId: known.threadId, threadType: known.threadType, fromUid, emoji, at };
 }
 
@@ -432,11 +445,11 @@ export async function acceptFriendRequest(deps: Deps, ctx: OrgContext, req: { id
     throw new AppError('not_found', 'No friend request of this account to that user is pending', { code: 'not_found' });
   }
   try {
-    await onHolder(deps, ctx.orgId, row.id, 'friend_accepted', { chatnetUid: uid }, () => notLive());
+    await onHolder(deps, ctx, row.id, 'friend_accepted', { chatnetUid: uid }, () => notLive());
   } catch (err) {
     if ((err as AppError).code !== 'account_not_live') throw err;
-    await acceptedOffline(deps, ctx.orgId, row.id, uid);
-    await friendsEvent(deps.pool, ctx.orgId, row.id, await net.friendsOf(row.chatnet_uid));
+    await acceptedOffline(deps, ctx.orgId, row.id, uid, ctx.traceparent);
+    await friendsEvent(deps.pool, ctx.orgId, row.id, await net.friendsOf(row.chatnet_uid), ctx.traceparent);
   }
   return toFriendRequest((await findRequest(deps.pool, ctx.orgId, row.id, uid))!);
 }

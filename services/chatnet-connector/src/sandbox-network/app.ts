@@ -136,7 +136,7 @@ function live(network: SandboxNetwork, accountId: string, action: LiveAction, b:
     case 'react':
       return network.reacted(accountId, reviveReaction(b));
     case 'friend_accepted':
-      return network.friendAccepted(accountId, String(b.uid));
+      return network.friendAccepted(accountId, String(b.uid), typeof b.traceparent === 'string' ? b.traceparent : undefined);
     case 'drop':
       return network.drop(accountId, b as DisconnectInfo);
     case 'hold':

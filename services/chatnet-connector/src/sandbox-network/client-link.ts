@@ -47,7 +47,7 @@ export function serveClient(ws: WebSocket, network: SandboxNetwork, log: Logger)
     onSeen: (r) => push('seen', r),
     onRecall: (r) => push('recall', r),
     onReaction: (r) => push('reaction', r),
-    onFriendRequestAccepted: (uid) => push('friend_accepted', { uid }),
+    onFriendRequestAccepted: (uid, traceparent) => push('friend_accepted', { uid, traceparent }),
     onFriendsChanged: () => void push('friends_changed', {}).catch(() => undefined),
     // The sandbox's messages name files already stored by whoever pushed them; it has none of its own to hand over.
     storeFile: () => Promise.reject(new Error('the sandbox network hands over no files of its own')),
