@@ -1,6 +1,6 @@
 import { requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
 import { Queryable, withTransaction } from '@crm/db';
-import { EventEnvelope, recordAudit } from '@crm/events';
+import { EventEnvelope, eventTraceFields, recordAudit } from '@crm/events';
 import type { Deps } from '../deps';
 import * as repo from './appointment-reminders.repo';
 import { automationRules as rules, isUuid } from '@crm/validation';
@@ -70,7 +70,10 @@ function stateOf(event: EventEnvelope): repo.AppointmentState | undefined {
 export async function applyAppointmentEvent(deps: Deps, event: EventEnvelope, db: Queryable): Promise<void> {
   const state = stateOf(event);
   if (!state) {
-    deps.log.warn({ eventId: event.id, type: event.type }, 'automation: appointment event without a usable appointment ignored');
+    deps.log.warn(
+      { eventId: event.id, type: event.type, ...eventTraceFields(event) },
+      'automation: appointment event without a usable appointment ignored',
+    );
     return;
   }
   await repo.applyAppointment(db, state, await reminderMinutes(db, event.orgId));

@@ -82,6 +82,8 @@ export class ReminderSender {
         title: `Upcoming appointment with ${who}`,
         message: `${what} starts at ${utcText(r.scheduled_at)}${minutesLeft > 0 ? `, in ${minutesLeft} minute${minutesLeft === 1 ? '' : 's'}` : ', now'}.`,
         resourceId: r.appointment_id,
+        // The reminder's timer: a trace of its own.
+        traceparent: undefined,
       });
       await repo.markHandled(db, r.appointment_id, userId);
     });

@@ -1,4 +1,4 @@
-import { isEventOf, type BatchHandler, type ParsedEvent } from '@crm/events';
+import { eventTraceFields, isEventOf, type BatchHandler, type ParsedEvent } from '@crm/events';
 import type { Deps } from '../deps';
 import { addSeen } from './campaigns.repo';
 import { markSeen, recordedMessages, sendPendingInto, type SeenMessage } from './recipients.repo';
@@ -50,7 +50,10 @@ export function seenHandler(deps: Deps): BatchHandler {
       const recorded = await recordedMessages(db, event.orgId, campaignMessages);
       const unrecorded = campaignMessages.filter((id) => !recorded.has(id));
       if (unrecorded.length > 0 && (await sendPendingInto(db, event.orgId, d.conversationId.toLowerCase()))) {
-        deps.log.info({ eventId: event.id, messages: unrecorded.length }, 'campaign message seen before its send was recorded; retrying the receipt');
+        deps.log.info(
+          { eventId: event.id, messages: unrecorded.length, ...eventTraceFields(event) },
+          'campaign message seen before its send was recorded; retrying the receipt',
+        );
         throw new Error('a seen campaign message has no recorded send yet');
       }
     }

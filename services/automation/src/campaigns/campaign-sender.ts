@@ -225,6 +225,8 @@ export class CampaignSender {
         title: 'Campaign paused',
         message: `"${c.name}" was paused: ${error}`,
         resourceId: c.id,
+        // The sender's loop: a trace of its own.
+        traceparent: undefined,
       });
     });
   }
@@ -375,6 +377,8 @@ export class CampaignSender {
         title: 'Campaign completed',
         message: `"${c.name}" finished: ${n.sent} sent, ${n.failed} failed, ${n.skipped} skipped of ${n.total}`,
         resourceId: c.id,
+        // The sender's loop: a trace of its own.
+        traceparent: undefined,
       });
       this.deps.log.info({ campaignId: c.id, ...n }, 'campaign completed');
       return true;

@@ -1,5 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, decodeRemoteError, invalid, notFound, requireCan, requireUser, OrgContext, status as grpcStatus } from '@crm/grpc-kit';
+import {
+  AppError,
+  decodeRemoteError,
+  invalid,
+  notFound,
+  requireCan,
+  requireUser,
+  traceFields,
+  OrgContext,
+  status as grpcStatus,
+} from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import * as repo from './campaigns.repo';
 import { listRecipients } from './recipients.repo';
@@ -131,10 +141,10 @@ function checkPlaceholders(content: string, vars: Record<string, Scalar>, kind: 
   throw new AppError('failed_precondition', `variables: ${message}`, { code: 'campaign_incomplete', details: [{ field: 'variables', message }] });
 }
 
-async function wakeSenders(deps: Deps): Promise<void> {
+async function wakeSenders(deps: Deps, ctx: OrgContext): Promise<void> {
   await deps.pool
     .query(`SELECT pg_notify('${CAMPAIGNS_CHANNEL}', '')`)
-    .catch((err) => deps.log.warn({ err }, 'campaigns: NOTIFY failed; senders pick the change up at their next poll'));
+    .catch((err) => deps.log.warn({ err, ...traceFields(ctx) }, 'campaigns: NOTIFY failed; senders pick the change up at their next poll'));
 }
 
 /**
@@ -154,7 +164,7 @@ async function refreshDraftCounts(deps: Deps, ctx: OrgContext, rows: repo.Campai
         const list = await findList(deps, ctx, id, COUNT_DEADLINE_MS);
         if (list) counts.set(id, list.contactCount);
       } catch (err) {
-        deps.log.warn({ err, listId: id }, 'campaigns: live list count unavailable; showing the last known count');
+        deps.log.warn({ err, listId: id, ...traceFields(ctx) }, 'campaigns: live list count unavailable; showing the last known count');
         queue.length = 0;
       }
     }
@@ -259,7 +269,7 @@ export async function schedule(deps: Deps, ctx: OrgContext, req: { id: string; s
   const at = parseSchedule(req.schedule)!;
   const row = await repo.setSchedule(deps.pool, orgId, current.id, at);
   if (!row) throw invalidState(`A ${current.status} campaign cannot be rescheduled`);
-  if (row.status === 'active') await wakeSenders(deps);
+  if (row.status === 'active') await wakeSenders(deps, ctx);
   return repo.toCampaign(row);
 }
 
@@ -306,7 +316,7 @@ export async function activate(deps: Deps, ctx: OrgContext, id: string) {
     }
   }
   if (!row) return repo.toCampaign(await load(deps, orgId, current.id));
-  if (row.status === 'active' && current.status !== 'active') await wakeSenders(deps);
+  if (row.status === 'active' && current.status !== 'active') await wakeSenders(deps, ctx);
   return repo.toCampaign(row);
 }
 

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import type { ParsedEvent } from '@crm/events';
+import { eventTraceFields, type ParsedEvent } from '@crm/events';
 import type { Logger } from '@crm/logger';
 import * as repo from './contact-merges.repo';
 
@@ -47,7 +47,7 @@ export async function applyContactMerged(log: Logger, event: ParsedEvent<'contac
   moves.recipients = await repo.moveRecipients(db, orgId, sourceId, targetId);
   await repo.saveMoves(db, orgId, m.mergeId, moves);
   log.info(
-    { ...m, runs: moves.runs.length, recipients: moves.recipients.length, setAside: moves.setAside.length },
+    { ...m, runs: moves.runs.length, recipients: moves.recipients.length, setAside: moves.setAside.length, ...eventTraceFields(event) },
     'automation rows of a merged contact moved',
   );
 }
@@ -61,5 +61,5 @@ export async function applyContactMergeUndone(log: Logger, event: ParsedEvent<'c
   await repo.moveRecipientsBack(db, orgId, moves.recipients, targetId, sourceId);
   for (const s of moves.setAside) await repo.restoreSetAside(db, orgId, s);
   await repo.markUndone(db, orgId, m.mergeId);
-  log.info({ ...m }, 'automation rows of an unmerged contact moved back');
+  log.info({ ...m, ...eventTraceFields(event) }, 'automation rows of an unmerged contact moved back');
 }

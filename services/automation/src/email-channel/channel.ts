@@ -1,6 +1,6 @@
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { AppError, invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, requireUser, traceFields, OrgContext } from '@crm/grpc-kit';
 import { automationRules as rules } from '@crm/validation';
 import { createSmtpClient, smtpFailureOf, SmtpTarget } from '@crm/mail';
 import { canonicalHost, isIpLiteral } from '@crm/net-guard';
@@ -175,7 +175,7 @@ export async function updateChannel(deps: Deps, ctx: OrgContext, input: ChannelI
 
   const check = await deps.emailGuard.checkOnSave(host, RESOLVE_TIMEOUT_MS);
   if ('refused' in check) throw invalid('host', check.refused);
-  if ('unresolved' in check) deps.log.info({ host, err: check.unresolved }, 'email channel host does not resolve now; accepted');
+  if ('unresolved' in check) deps.log.info({ host, err: check.unresolved, ...traceFields(ctx) }, 'email channel host does not resolve now; accepted');
 
   const row = await withTransaction(deps.pool, async (db) => {
     const before = await repo.getChannel(db, orgId);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@crm/db';
-import { isEventOf, withEventTrace, type BatchHandler, type EventEnvelope, type ParsedEvent } from '@crm/events';
+import { eventTraceFields, eventTraceparent, isEventOf, type BatchHandler, type EventEnvelope, type ParsedEvent } from '@crm/events';
 import { status as grpcStatus } from '@crm/grpc-kit';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../deps';
@@ -131,13 +131,18 @@ export function triggerHandler(deps: Deps): BatchHandler<TriggerPrep> {
       events.filter((e): e is ParsedEvent<'message.received'> => isUuid(e.orgId) && isEventOf(e, 'message.received')),
       db,
     );
-    for (const event of events) await withEventTrace(event, () => applyTriggerEvent(deps, event, db, contacts));
+    // Each event's work names the event's own trace (eventTraceparent, eventTraceFields) in what it enqueues, calls and
+    // logs: a batch's events may belong to different traces, and the service has no active context (main.ts).
+    for (const event of events) await applyTriggerEvent(deps, event, db, contacts);
   };
 }
 
 async function applyTriggerEvent(deps: Deps, event: EventEnvelope, db: PoolClient, contacts: TriggerContacts): Promise<void> {
   if (!isUuid(event.orgId)) {
-    deps.log.warn({ eventId: event.id, type: event.type, orgId: event.orgId }, 'automation: event with a malformed orgId ignored');
+    deps.log.warn(
+      { eventId: event.id, type: event.type, orgId: event.orgId, ...eventTraceFields(event) },
+      'automation: event with a malformed orgId ignored',
+    );
     return;
   }
   // Data parsed by its schema (parseData): a payload that does not fit was dead-lettered with the reason.
@@ -272,9 +277,8 @@ async function fetchContact(deps: Deps, event: EventEnvelope, contactId: string 
   if (!contactId) return {};
   try {
     // A plain record of the brief's fields: conditions read it by name.
-    return {
-      ...(await deps.remote.crm().GetContactBrief({ id: contactId }, await deps.remote.actingFor(event.orgId, `automation-event:${event.id}`))),
-    };
+    const ctx = await deps.remote.actingFor(event.orgId, `automation-event:${event.id}`);
+    return { ...(await deps.remote.crm().GetContactBrief({ id: contactId }, { ...ctx, traceparent: eventTraceparent(event) })) };
   } catch (err) {
     if ((err as { code?: number }).code === grpcStatus.NOT_FOUND) return {};
     // crm unreachable: the event is retried later (EVENT_RETRY_SCHEDULE) rather than judged without the contact.
@@ -291,6 +295,7 @@ async function webhookDisabled(event: ParsedEvent<'webhook.disabled'>, db: PoolC
     title: 'Webhook endpoint disabled',
     message: `Deliveries to ${d.url || 'a webhook endpoint'} were stopped${d.reason ? `: ${d.reason}` : ''}. Fix the endpoint and re-enable it in the webhook settings.`,
     resourceId: d.webhookId,
+    traceparent: eventTraceparent(event),
   });
 }
 
@@ -326,5 +331,6 @@ async function highValueLead(deps: Deps, event: ParsedEvent<'contact.created' | 
     title: 'High-value lead',
     message: `${name} reached a lead score of ${rounded}`,
     resourceId: id,
+    traceparent: eventTraceparent(event),
   });
 }

@@ -54,7 +54,7 @@ export function automationHandlers(deps: Deps): HandlersFor<'automation.v1.Autom
     DeleteEmailSuppression: (req, ctx) => suppressions.remove(deps, ctx, req),
     // Public links: no user or org in the call; the signed token is checked instead.
     CheckUnsubscribeLink: (req) => suppressions.checkUnsubscribeLink(deps, req),
-    UnsubscribeEmail: (req) => suppressions.unsubscribe(deps, req),
+    UnsubscribeEmail: (req, ctx) => suppressions.unsubscribe(deps, ctx, req),
     RecordEmailOpen: (req) => suppressions.recordOpen(deps, req),
     RenewGrant: async (req, ctx) => {
       await deps.grants.renew(ctx, req.grant);

@@ -21,13 +21,14 @@ export class AlertRecipients {
 
   constructor(private readonly remote: Remote) {}
 
-  async get(orgId: string, userId: string, requestId: string): Promise<AlertRecipient | null> {
+  /** `traceparent`: the trace of the event the recipient is asked for, which identity's call continues. */
+  async get(orgId: string, userId: string, requestId: string, traceparent: string | undefined): Promise<AlertRecipient | null> {
     const key = `${orgId}/${userId}`;
     const hit = this.cache.get(key);
     if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
     let value: AlertRecipient | null;
     try {
-      const u = await this.remote.identity().GetUser({ id: userId }, await this.remote.actingFor(orgId, requestId));
+      const u = await this.remote.identity().GetUser({ id: userId }, { ...(await this.remote.actingFor(orgId, requestId)), traceparent });
       value = { email: u.email, fullName: u.fullName, active: u.status === 'active', notifyByEmail: u.notifyByEmail === true };
     } catch (err) {
       if ((err as { code?: number }).code !== grpcStatus.NOT_FOUND) throw err;

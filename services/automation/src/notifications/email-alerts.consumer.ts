@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import { isEventOf, withEventTrace, type BatchHandler, type EventEnvelope } from '@crm/events';
+import { eventTraceFields, eventTraceparent, isEventOf, type BatchHandler, type EventEnvelope } from '@crm/events';
 import { escapeHtml } from '@crm/mail';
 import type { Deps } from '../deps';
 import * as sent from './email-alerts.repo';
@@ -23,7 +23,7 @@ export function emailAlertsQueue(exchange: string): string {
  */
 export function emailAlertsHandler(deps: Deps): BatchHandler<AlertUsers> {
   return async (events, db, users = new Map()) => {
-    for (const event of events) await withEventTrace(event, () => alert(deps, db, event, users.get(event.id)));
+    for (const event of events) await alert(deps, db, event, users.get(event.id));
   };
 }
 
@@ -46,7 +46,7 @@ export function prepareEmailAlerts(recipients: AlertRecipients) {
     await Promise.all(
       events.map(async (event) => {
         const d = alertOf(event);
-        if (d) users.set(event.id, await recipients.get(event.orgId, d.userId, `automation-event:${event.id}`));
+        if (d) users.set(event.id, await recipients.get(event.orgId, d.userId, `automation-event:${event.id}`, eventTraceparent(event)));
       }),
     );
     return users;
@@ -75,6 +75,7 @@ async function alert(deps: Deps, db: PoolClient, event: EventEnvelope, user: Ale
         '<p>You get these alerts because you turned on email notifications in your profile; turn them off there.</p>',
     },
     'new-message alert',
+    eventTraceFields(event),
   );
   if (ok) await sent.recordSent(db, event.orgId, d.userId, d.resourceId);
 }

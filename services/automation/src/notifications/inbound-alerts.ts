@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import type { ParsedEvent } from '@crm/events';
+import { eventTraceparent, type ParsedEvent } from '@crm/events';
 import * as repo from './notifications.repo';
 import { isUuid } from '@crm/validation';
 import * as notifications from './notifications';
@@ -60,13 +60,17 @@ export function alertsOf(event: ParsedEvent<'message.received'>): repo.NewMessag
  * announcement carried the first message's and a bump then replaced it). Returns how many were created.
  */
 export async function inboundAlerts(events: ParsedEvent<'message.received'>[], db: PoolClient): Promise<number> {
-  const folded = new Map<string, { firstEventId: string; alert: repo.NewMessageAlert }>();
+  // Each announcement in the trace of the message whose text it carries (the latest), whatever the batch's others.
+  const folded = new Map<string, { firstEventId: string; alert: repo.NewMessageAlert; traceparent: string | undefined }>();
   for (const event of events) {
+    const traceparent = eventTraceparent(event);
     for (const alert of alertsOf(event)) {
       const key = `${alert.orgId}|${alert.userId}|${alert.conversationId}`;
       const seen = folded.get(key);
-      if (seen) seen.alert = alert;
-      else folded.set(key, { firstEventId: event.id, alert });
+      if (seen) {
+        seen.alert = alert;
+        seen.traceparent = traceparent;
+      } else folded.set(key, { firstEventId: event.id, alert, traceparent });
     }
   }
   if (folded.size === 0) return 0;
@@ -78,9 +82,17 @@ export async function inboundAlerts(events: ParsedEvent<'message.received'>[], d
     db,
     alerts
       .filter((_, i) => !bumped.has(i))
-      .map(({ firstEventId, alert: a }) => ({
+      .map(({ firstEventId, alert: a, traceparent }) => ({
         id: notifications.derivedId('new_message', firstEventId, a.userId),
-        input: { orgId: a.orgId, userId: a.userId, type: 'new_message', title: a.title, message: a.message, resourceId: a.conversationId },
+        input: {
+          orgId: a.orgId,
+          userId: a.userId,
+          type: 'new_message',
+          title: a.title,
+          message: a.message,
+          resourceId: a.conversationId,
+          traceparent,
+        },
       })),
   );
   return fresh.size;

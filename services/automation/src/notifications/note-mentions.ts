@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import type { ParsedEvent } from '@crm/events';
+import { eventTraceparent, type ParsedEvent } from '@crm/events';
 import { isUuid } from '@crm/validation';
 import * as notifications from './notifications';
 
@@ -16,6 +16,7 @@ export async function noteMentions(event: ParsedEvent<'conversation.note_created
   const where = d.contactName.trim() ? `the conversation with ${d.contactName.trim()}` : 'a conversation';
   const preview = text(d.contentPreview, '');
   const users = new Set(d.mentions.filter((u) => isUuid(u) && u !== d.authorId));
+  const traceparent = eventTraceparent(event);
   let created = 0;
   for (const userId of users) {
     const fresh = await notifications.create(db, notifications.derivedId('mention', event.id, userId), {
@@ -25,6 +26,7 @@ export async function noteMentions(event: ParsedEvent<'conversation.note_created
       title: `${author} mentioned you in ${where}`,
       message: preview ? `${author}: ${preview}` : `${author} mentioned you in a private note.`,
       resourceId: d.conversationId,
+      traceparent,
     });
     if (fresh) created++;
   }

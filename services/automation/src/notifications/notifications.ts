@@ -43,6 +43,12 @@ export interface NotificationInput {
   title: string;
   message: string;
   resourceId?: string;
+  /**
+   * The trace its `notification.created` continues: the consumed event's that raised it (eventTraceparent). Undefined
+   * for the work of a timer, a rule run or a campaign (a trace of its own). Named by every caller: the service passes
+   * its trace explicitly, having no active context (main.ts).
+   */
+  traceparent: string | undefined;
 }
 
 /** A stable id from the thing that caused the notification, so doing it twice creates it once. */
@@ -79,8 +85,9 @@ export async function createMany(db: Queryable, items: { id: string; input: Noti
   await enqueueEvents(
     db,
     rows
-      .filter((r) => fresh.has(r.id))
-      .map((r) => ({
+      .map((r, i) => ({ r, traceparent: items[i].input.traceparent }))
+      .filter(({ r }) => fresh.has(r.id))
+      .map(({ r, traceparent }) => ({
         id: derivedId('notification.created', r.id),
         type: 'notification.created' as const,
         orgId: r.orgId,
@@ -93,6 +100,7 @@ export async function createMany(db: Queryable, items: { id: string; input: Noti
           message: r.message,
           resourceId: r.resourceId,
         },
+        traceparent,
       })),
   );
   return fresh;

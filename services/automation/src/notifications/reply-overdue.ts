@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import type { ParsedEvent } from '@crm/events';
+import { eventTraceparent, type ParsedEvent } from '@crm/events';
 import * as notifications from './notifications';
 
 /**
@@ -18,5 +18,6 @@ export async function replyOverdue(event: ParsedEvent<'conversation.reply_overdu
     title: `Reply overdue: ${who}`,
     message: `${who} has waited more than ${minutes} for a reply from the assignee.`,
     resourceId: d.conversationId,
+    traceparent: eventTraceparent(event),
   });
 }

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import type { ParsedEvent } from '@crm/events';
+import { eventTraceparent, type ParsedEvent } from '@crm/events';
 import { isUuid } from '@crm/validation';
 import * as notifications from './notifications';
 
@@ -16,7 +16,7 @@ export async function slaBreachAlerts(event: ParsedEvent<'conversation.sla_breac
   const window = WINDOW_NAMES[d.target];
   const title = `SLA breached: ${window}`;
   const message = `A conversation missed its ${window} due time (${d.dueAt.slice(0, 16).replace('T', ' ')} UTC).`;
-  const base = { orgId: event.orgId, type: 'sla_breached', title, resourceId: d.conversationId.toLowerCase() };
+  const base = { orgId: event.orgId, type: 'sla_breached', title, resourceId: d.conversationId.toLowerCase(), traceparent: eventTraceparent(event) };
   let created = 0;
   if (d.notify.includes('assignee') && d.assigneeId && isUuid(d.assigneeId)) {
     const userId = d.assigneeId.toLowerCase();

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import type { ParsedEvent } from '@crm/events';
+import { eventTraceparent, type ParsedEvent } from '@crm/events';
 import { isUuid } from '@crm/validation';
 import * as notifications from './notifications';
 
@@ -22,5 +22,6 @@ export async function taskDue(event: ParsedEvent<'task.due'>, db: PoolClient): P
     title: `Task due: ${title}`,
     message: t.dueAt ? `${title} was due at ${utcText(t.dueAt)}.` : `${title} is due.`,
     resourceId: t.id,
+    traceparent: eventTraceparent(event),
   });
 }

@@ -316,6 +316,8 @@ export class RunScope {
           title,
           message,
           resourceId: resource,
+          // A run is taken from its table by the runner's loop, with no trace to continue (rule_runs keeps none).
+          traceparent: undefined,
         });
         return {};
       }

@@ -1,4 +1,4 @@
-import { invalid, notFound, requireCan, requireUser, OrgContext } from '@crm/grpc-kit';
+import { invalid, notFound, requireCan, requireUser, traceFields, type CallContext, OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../../deps';
 import { markOpened, recipientForLink } from './email-links.repo';
 import * as repo from './email-suppressions.repo';
@@ -39,10 +39,10 @@ export async function checkUnsubscribeLink(deps: Deps, req: { token?: string }) 
 }
 
 /** POST /u/<token> (no sign-in; the page's button or RFC 8058 one-click): the address joins the org's suppression list. Repeating it changes nothing. */
-export async function unsubscribe(deps: Deps, req: { token?: string }) {
+export async function unsubscribe(deps: Deps, ctx: CallContext, req: { token?: string }) {
   const rec = await linked(deps, 'unsubscribe', req.token);
   await repo.suppress(deps.pool, rec.org_id, rec.email, 'unsubscribed', rec.campaignId);
-  deps.log.info({ orgId: rec.org_id, campaignId: rec.campaignId }, 'email: recipient unsubscribed');
+  deps.log.info({ orgId: rec.org_id, campaignId: rec.campaignId, ...traceFields(ctx) }, 'email: recipient unsubscribed');
   return { email: rec.email };
 }
 
