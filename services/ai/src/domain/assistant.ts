@@ -1,6 +1,6 @@
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { invalid, requireCan, OrgContext } from '@crm/grpc-kit';
+import { invalid, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import { aiRules } from '@crm/validation';
 import type { Deps } from '../deps';
 import * as repo from '../db/assistant-settings.repo';
@@ -31,7 +31,8 @@ export async function settingsOf(deps: Deps, orgId: string): Promise<AssistantSe
 }
 
 /** The configuration with what it means right now: which engine answers, and how much of today's quota is left. */
-async function describe(deps: Deps, orgId: string, s: AssistantSettings, guard?: GuardSettings) {
+async function describe(deps: Deps, ctx: OrgContext, s: AssistantSettings, guard?: GuardSettings) {
+  const { orgId } = ctx;
   const used = await deps.quota.used(orgId);
   const { fallbackProviders, autoReply } = guard ?? (await guardSettingsOf(deps, orgId));
   const remaining = Math.max(0, s.dailyQuota - used);
@@ -41,7 +42,7 @@ async function describe(deps: Deps, orgId: string, s: AssistantSettings, guard?:
   let effectiveModel = '';
   let ownBaseUrl = false;
   if (isProviderId(s.provider)) {
-    const p = await resolveForUse(deps, orgId, s.provider);
+    const p = await resolveForUse(deps, ctx, s.provider);
     ownBaseUrl = p.baseUrlSource === 'organization';
     if (p.apiKey) {
       engine = s.provider;
@@ -87,7 +88,7 @@ async function describe(deps: Deps, orgId: string, s: AssistantSettings, guard?:
 
 export async function getConfig(deps: Deps, ctx: OrgContext) {
   const { orgId } = ctx;
-  return describe(deps, orgId, await settingsOf(deps, orgId));
+  return describe(deps, ctx, await settingsOf(deps, orgId));
 }
 
 export async function updateConfig(
@@ -118,16 +119,19 @@ export async function updateConfig(
   const guard = nextGuardSettings(guardBefore, req);
   const row = await withTransaction(deps.pool, async (db) => {
     const saved = await repo.save(db, { orgId, ...next, userId: ctx.userId || null });
-    const changes = { ...settingsChanges(current, next), ...(await saveGuardSettings(db, orgId, ctx.userId || null, guardBefore, guard)) };
+    const changes = {
+      ...settingsChanges(current, next),
+      ...(await saveGuardSettings(db, orgId, ctx.userId || null, guardBefore, guard, ctx.traceparent)),
+    };
     if (Object.keys(changes).length > 0)
       await recordAudit(db, ctx, { action: 'ai_settings.updated', resourceType: 'ai_settings', resourceId: null, details: changes });
     return saved;
   });
   deps.log.info(
-    { orgId, provider: row.provider, model: row.model, dailyQuota: row.daily_quota, enabled: row.enabled },
+    { orgId, provider: row.provider, model: row.model, dailyQuota: row.daily_quota, enabled: row.enabled, ...traceFields(ctx) },
     'AI assistant settings changed',
   );
-  return describe(deps, orgId, { ...next, updatedAt: row.updated_at.toISOString() }, guard);
+  return describe(deps, ctx, { ...next, updatedAt: row.updated_at.toISOString() }, guard);
 }
 
 /** Each assistant setting that changed, from/to. */

@@ -14,6 +14,7 @@ import {
   protoRoot,
   serviceDefinition,
   status,
+  traceFields,
 } from '@crm/grpc-kit';
 import type { messaging } from '@crm/proto-types';
 import type { Logger } from '@crm/logger';
@@ -76,7 +77,7 @@ export class MessagingGateway {
       const e = decodeRemoteError(err as { code?: number; details?: string });
       if (e.grpcCode === status.NOT_FOUND || e.grpcCode === status.INVALID_ARGUMENT) throw notFound('Conversation');
       if (e.grpcCode === status.PERMISSION_DENIED) throw new AppError('permission_denied', e.message);
-      this.log.warn({ code: e.code, grpcCode: e.grpcCode, requestId: ctx.requestId }, 'messaging GetConversation failed');
+      this.log.warn({ code: e.code, grpcCode: e.grpcCode, requestId: ctx.requestId, ...traceFields(ctx) }, 'messaging GetConversation failed');
       throw new AppError('unavailable', 'Conversations are unavailable right now (the messaging service did not answer); try again shortly');
     }
   }

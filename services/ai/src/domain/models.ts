@@ -1,4 +1,4 @@
-import { OrgContext } from '@crm/grpc-kit';
+import { OrgContext, traceFields } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { ADAPTERS } from '../providers/adapters';
 import { isProviderId, PROVIDER_IDS, PROVIDERS } from '../providers/catalog';
@@ -21,7 +21,7 @@ export async function listModels(deps: Deps, ctx: OrgContext, id: string) {
   const wait = await modelsThrottle(deps.redis, deps.config.REDIS_PREFIX, orgId, deps.config.AI_MODELS_PER_MINUTE);
   // As the specification wants of this call: 200 with an error, never an HTTP failure.
   if (wait > 0) return { models: [], error: `Models were listed too often for this organization; try again in ${wait} s` };
-  const resolved = await resolveForUse(deps, orgId, id);
+  const resolved = await resolveForUse(deps, ctx, id);
   const conn = connectionOf(resolved);
   if (!conn && resolved.baseUrlSource === 'organization') {
     return {
@@ -40,11 +40,14 @@ export async function listModels(deps: Deps, ctx: OrgContext, id: string) {
     return { models };
   } catch (err) {
     if (err instanceof ProviderError) {
-      deps.log.warn({ orgId, provider: id, reason: err.reason, status: err.status, requestId: ctx.requestId }, err.message);
+      deps.log.warn({ orgId, provider: id, reason: err.reason, status: err.status, requestId: ctx.requestId, ...traceFields(ctx) }, err.message);
       return { models: [], error: err.message };
     }
     // Not a vendor answer we understand: keep the details in the log, never the key.
-    deps.log.error({ orgId, provider: id, errName: (err as Error)?.name, requestId: ctx.requestId }, 'listing models failed unexpectedly');
+    deps.log.error(
+      { orgId, provider: id, errName: (err as Error)?.name, requestId: ctx.requestId, ...traceFields(ctx) },
+      'listing models failed unexpectedly',
+    );
     return { models: [], error: `Listing the models of ${info.name} failed unexpectedly` };
   }
 }

@@ -1,6 +1,6 @@
 import { withTransaction } from '@crm/db';
 import { recordAudit } from '@crm/events';
-import { AppError, invalid, notFound, requireCan, OrgContext } from '@crm/grpc-kit';
+import { AppError, invalid, notFound, requireCan, traceFields, OrgContext } from '@crm/grpc-kit';
 import type { AddressGuard } from '@crm/net-guard';
 import { aiRules } from '@crm/validation';
 import type { Deps } from '../deps';
@@ -82,7 +82,8 @@ export async function list(deps: Deps, ctx: OrgContext) {
  * and is logged, so the environment key (with the environment's base URL only) or the local engine takes
  * over instead of failing every call.
  */
-export async function resolveForUse(deps: Deps, orgId: string, id: ProviderId): Promise<ResolvedProvider> {
+export async function resolveForUse(deps: Deps, ctx: { orgId: string; traceparent?: string }, id: ProviderId): Promise<ResolvedProvider> {
+  const { orgId } = ctx;
   const info = PROVIDERS[id];
   let row = await repo.findOne(deps.pool, orgId, id);
   let orgKey: string | undefined;
@@ -90,7 +91,7 @@ export async function resolveForUse(deps: Deps, orgId: string, id: ProviderId): 
     try {
       orgKey = deps.box.decrypt(row.api_key_enc, aad(orgId, id));
     } catch {
-      deps.log.warn({ orgId, provider: id }, 'stored provider key cannot be decrypted; ignoring it');
+      deps.log.warn({ orgId, provider: id, ...traceFields(ctx) }, 'stored provider key cannot be decrypted; ignoring it');
       row = { ...row, api_key_enc: null, key_last4: null };
     }
   }
@@ -113,11 +114,11 @@ const RESOLVE_TIMEOUT_MS = 3_000;
  * when it is saved, and again on every connection (the address dialled, see providers/http.ts). A host
  * that does not resolve now is accepted: DNS may not be set up yet.
  */
-async function checkBaseUrlHost(deps: Deps, baseUrl: string): Promise<void> {
+async function checkBaseUrlHost(deps: Deps, ctx: OrgContext, baseUrl: string): Promise<void> {
   const host = new URL(baseUrl).hostname;
   const check = await deps.guard.checkOnSave(host, RESOLVE_TIMEOUT_MS);
   if ('refused' in check) throw invalid('baseUrl', check.refused);
-  if ('unresolved' in check) deps.log.info({ host, err: check.unresolved }, 'AI base URL host does not resolve now; accepted');
+  if ('unresolved' in check) deps.log.info({ host, err: check.unresolved, ...traceFields(ctx) }, 'AI base URL host does not resolve now; accepted');
 }
 
 export async function update(deps: Deps, ctx: OrgContext, req: { id: string; apiKey?: string; baseUrl?: string }) {
@@ -131,7 +132,7 @@ export async function update(deps: Deps, ctx: OrgContext, req: { id: string; api
   }
   let baseUrl: string | null | undefined;
   if (req.baseUrl !== undefined) baseUrl = aiRules.baseUrl(req.baseUrl) || null;
-  if (baseUrl) await checkBaseUrlHost(deps, baseUrl);
+  if (baseUrl) await checkBaseUrlHost(deps, ctx, baseUrl);
   if (key === undefined && baseUrl === undefined)
     throw new AppError('invalid_argument', 'Send apiKey, baseUrl or both', {
       details: [{ field: 'apiKey', message: 'apiKey or baseUrl is required' }],
@@ -156,6 +157,7 @@ export async function update(deps: Deps, ctx: OrgContext, req: { id: string; api
       provider: req.id,
       key: key === undefined ? 'unchanged' : key === null ? 'removed' : 'set',
       baseUrl: baseUrl === undefined ? 'unchanged' : baseUrl === null ? 'reset' : 'set',
+      ...traceFields(ctx),
     },
     'AI provider settings changed',
   );

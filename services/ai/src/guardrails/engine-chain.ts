@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { OrgContext } from '@crm/grpc-kit';
+import { traceFields, type OrgContext } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { ADAPTERS, type ChatPrompt } from '../providers/adapters';
 import { isProviderId, LOCAL_ENGINE, PROVIDERS, type ProviderId } from '../providers/catalog';
@@ -61,7 +61,7 @@ export async function answerGuarded<T>(
   const reasons: string[] = [];
   for (const id of order) {
     const info = PROVIDERS[id];
-    const conn = connectionOf(await resolveForUse(deps, ctx.orgId, id));
+    const conn = connectionOf(await resolveForUse(deps, ctx, id));
     if (!conn) {
       reasons.push(id === chosen ? `${info.name} is selected but has no API key` : `${info.name} (fallback) has no API key`);
       continue;
@@ -81,11 +81,14 @@ export async function answerGuarded<T>(
     } catch (err) {
       failed = true;
       if (err instanceof ProviderError) {
-        deps.log.warn({ orgId: ctx.orgId, provider: id, reason: err.reason, status: err.status, requestId: ctx.requestId }, err.message);
+        deps.log.warn(
+          { orgId: ctx.orgId, provider: id, reason: err.reason, status: err.status, requestId: ctx.requestId, ...traceFields(ctx) },
+          err.message,
+        );
         reasons.push(err.message);
       } else {
         deps.log.error(
-          { orgId: ctx.orgId, provider: id, errName: (err as Error)?.name, requestId: ctx.requestId },
+          { orgId: ctx.orgId, provider: id, errName: (err as Error)?.name, requestId: ctx.requestId, ...traceFields(ctx) },
           'provider call failed unexpectedly',
         );
         reasons.push(`${info.name} could not be used`);

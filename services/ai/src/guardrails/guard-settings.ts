@@ -90,9 +90,17 @@ export function guardChanges(before: GuardSettings, after: GuardSettings): Recor
 
 /**
  * Saved in the settings change's transaction. messaging keeps the auto-reply accounts in memory (so a customer's
- * message on any other account costs it nothing): a change reaches it as `ai.auto_reply_changed`, committed with it.
+ * message on any other account costs it nothing): a change reaches it as `ai.auto_reply_changed`, committed with it, in
+ * the trace of the call that changed it (`traceparent`).
  */
-export async function saveGuardSettings(db: Queryable, orgId: string, userId: string | null, before: GuardSettings, next: GuardSettings) {
+export async function saveGuardSettings(
+  db: Queryable,
+  orgId: string,
+  userId: string | null,
+  before: GuardSettings,
+  next: GuardSettings,
+  traceparent: string | undefined,
+) {
   const changes = guardChanges(before, next);
   if (Object.keys(changes).length === 0) return changes;
   const row = await repo.save(db, {
@@ -110,6 +118,7 @@ export async function saveGuardSettings(db: Queryable, orgId: string, userId: st
       type: 'ai.auto_reply_changed',
       orgId,
       data: { ...next.autoReply, updatedAt: row.updated_at.toISOString() },
+      traceparent,
     });
   }
   return changes;
