@@ -12,9 +12,8 @@ import {
   type TestDatabase,
   uniqueName,
 } from '@crm/testing';
+import { newTrace, traceIdOf } from '../support/service-processes';
 import { connectorClient, type ConnectorProcess, spawnConnector, spawnSandboxNetwork } from './support';
-
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
 
 interface Published {
   type: string;
@@ -46,8 +45,8 @@ describe.each([
   let accountId: string;
 
   const traced = () => {
-    const traceId = randomBytes(16).toString('hex');
-    return { traceId, ctx: { ...user, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } as Partial<CallContext> };
+    const { traceId, traceparent } = newTrace();
+    return { traceId, ctx: { ...user, traceparent } as Partial<CallContext> };
   };
 
   /** The first event of `type` about the account (and matching `pred`) the connector published, once it is there. */
@@ -68,7 +67,7 @@ describe.each([
         if (!msg) return;
         const e = JSON.parse(msg.content.toString()) as { type: string; data: Record<string, any> };
         const header = msg.properties.headers?.traceparent;
-        published.push({ type: e.type, data: e.data, traceId: TRACEPARENT.exec(typeof header === 'string' ? header : '')?.[1] });
+        published.push({ type: e.type, data: e.data, traceId: traceIdOf(typeof header === 'string' ? header : undefined) });
       },
       { noAck: true },
     );

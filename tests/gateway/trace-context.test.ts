@@ -1,54 +1,21 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import {
-  clearRedisPrefix,
-  createTestDatabase,
-  deleteRabbitPrefix,
-  eventually,
-  freePort,
-  infra,
-  internalAuthSeed,
-  TestDatabase,
-  uniqueName,
-} from '@crm/testing';
-import { ServiceProcesses } from '../support/service-processes';
+import { eventually } from '@crm/testing';
+import { startProcessStack, type ProcessStack } from '../support/service-processes';
 
 // Without an exporter the gateway runs without AsyncLocalStorage and passes each request's traceparent explicitly
 // in its gRPC calls: the client's trace id still reaches identity, whose log lines name it (here: the line identity
 // writes for a user not found).
 describe('trace context gateway → identity with nothing exported', () => {
-  let db: TestDatabase;
-  const procs = new ServiceProcesses();
+  let stack: ProcessStack;
   const identityLines: Array<Record<string, unknown>> = [];
-  const prefix = `${uniqueName('t')}:`;
-  const exchange = uniqueName('t_events');
   let url = '';
 
   beforeAll(async () => {
-    db = await createTestDatabase('identity');
-    const grpcPort = await freePort();
-    const httpPort = await freePort();
-    const common = {
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      INTERNAL_AUTH_SEED: internalAuthSeed,
-      REDIS_PREFIX: prefix,
-      EVENTS_EXCHANGE: exchange,
-      LOG_LEVEL: 'info',
-      SIGNUP_ENABLED: 'true',
-      METRICS_PORT: '0',
-    };
-    await procs.launch('identity', { ...common, DATABASE_URL: db.url, GRPC_PORT: String(grpcPort) }, 'identity listening', (l) =>
-      identityLines.push(l),
-    );
-    await procs.launch('gateway', { ...common, PORT: String(httpPort), IDENTITY_ADDR: `127.0.0.1:${grpcPort}` }, 'gateway listening');
-    url = `http://127.0.0.1:${httpPort}`;
-  });
+    stack = await startProcessStack([], { onLine: { identity: (l) => identityLines.push(l) } });
+    url = stack.url;
+  }, 60_000);
 
-  afterAll(async () => {
-    await procs.stop();
-    await db.drop();
-    await clearRedisPrefix(prefix);
-    await deleteRabbitPrefix(infra.amqpUrl, exchange);
-  });
+  afterAll(() => stack?.stop());
 
   async function missingUser(headers: Record<string, string>): Promise<number> {
     const signup = await fetch(`${url}/api/v1/auth/signup`, {
