@@ -9,7 +9,7 @@ import type { InternalAuth } from './internal-auth';
 import { isOrgFree } from './org-free';
 import { loadProto, serviceDefinition } from './proto';
 import { Readiness, type ReadinessCheck } from './readiness';
-import { contextFromTraceparent, TRACEPARENT, traceparentOf } from './trace-context';
+import { contextFromTraceparent, TRACEPARENT, traceparentOfSpan } from './trace-context';
 import { GrpcTransport } from './transport';
 import type { Handler, ServiceConstructor, TypedHandlers } from './typed';
 
@@ -91,8 +91,7 @@ function wrap(
     // as the handler's `ctx.traceparent` and the trace fields of the lines logged here.
     const parent = contextFromTraceparent(call.metadata.get(TRACEPARENT)[0]);
     const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.method': name } }, parent);
-    const spanCtx = trace.setSpan(parent, span);
-    context.with(spanCtx, () => serve(call, callback, span, traceparentOf(spanCtx)));
+    context.with(trace.setSpan(parent, span), () => serve(call, callback, span, traceparentOfSpan(span.spanContext())));
   };
 
   function serve(

@@ -1,4 +1,4 @@
-import { context, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api';
 
 /** The W3C header (and gRPC metadata key, AMQP header) that carries the trace across every boundary. */
 export const TRACEPARENT = 'traceparent';
@@ -11,6 +11,15 @@ export function traceparentOf(ctx: Context = context.active()): string | undefin
   const carrier: Record<string, string> = {};
   propagation.inject(ctx, carrier);
   return carrier[TRACEPARENT];
+}
+
+/**
+ * A span's `traceparent`: what the W3C propagator writes for it (version 00 defines only the sampled flag), formatted
+ * directly, for code that holds the span (a server's, a request's) on a hot path. The span's ids must be valid, as
+ * every span the tracers here start has.
+ */
+export function traceparentOfSpan(sc: SpanContext): string {
+  return `00-${sc.traceId}-${sc.spanId}-${sc.traceFlags & TraceFlags.SAMPLED ? '01' : '00'}`;
 }
 
 /** A context whose remote parent is `traceparent`; the root context when it is missing or malformed (a new trace). */

@@ -1,13 +1,8 @@
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import type { RequestHandler, Response } from 'express';
-import { contextFromTraceparent } from '@crm/grpc-kit';
+import { contextFromTraceparent, traceparentOfSpan } from '@crm/grpc-kit';
 
 const tracer = trace.getTracer('@crm/gateway');
-
-/** What the W3C propagator writes for a span (version 00 defines only the sampled flag), formatted directly. */
-function traceparentOf(sc: SpanContext): string {
-  return `00-${sc.traceId}-${sc.spanId}-${sc.traceFlags & TraceFlags.SAMPLED ? '01' : '00'}`;
-}
 
 /**
  * Every request runs in a server span: the child of the client's `traceparent` header when it sent a valid
@@ -23,7 +18,7 @@ export const traceRequests: RequestHandler = (req, res, next) => {
   const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
   const ctx = trace.setSpan(parent, span);
   res.locals.traceContext = ctx;
-  res.locals.traceparent = traceparentOf(span.spanContext());
+  res.locals.traceparent = traceparentOfSpan(span.spanContext());
   if (span.isRecording()) {
     span.setAttribute('http.request.method', req.method);
     res.once('close', () => {

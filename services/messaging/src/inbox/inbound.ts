@@ -12,6 +12,7 @@ import {
   type ParsedEvent,
   type ParsedEventData,
 } from '@crm/events';
+import { traceFields } from '@crm/grpc-kit';
 import type { Deps } from '../deps';
 import { listedAssignmentUsers, autoAssignNew, warmRotation } from '../assignment';
 import { files } from '../attachments';
@@ -309,9 +310,6 @@ function validInbound(events: EventEnvelope[]): ValidInbound[] {
   return valid;
 }
 
-/** The trace id of a traceparent. */
-const traceIdOf = (traceparent: string | undefined) => traceparent?.split('-')[1];
-
 /**
  * The trace a call made for several events of one org continues (crm's contacts, identity's answers): theirs when
  * they all share one (one message, or one request's), else none, as the batch's active context had it.
@@ -320,7 +318,7 @@ function tracesByOrg(valid: ValidInbound[]): Map<string, string | undefined> {
   const traces = new Map<string, string | undefined>();
   for (const { orgId, traceparent } of valid) {
     if (!traces.has(orgId)) traces.set(orgId, traceparent);
-    else if (traceIdOf(traces.get(orgId)) !== traceIdOf(traceparent)) traces.set(orgId, undefined);
+    else if (traceFields({ traceparent: traces.get(orgId) }).traceId !== traceFields({ traceparent }).traceId) traces.set(orgId, undefined);
   }
   return traces;
 }

@@ -3,7 +3,7 @@ import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ClaimLoop, type ClaimBatch, withTransaction, type Pool } from '@crm/db';
 import type { SecretBox } from '@crm/crypto';
 import { enqueueEvent } from '@crm/events';
-import { contextFromTraceparent, traceparentOf } from '@crm/grpc-kit';
+import { contextFromTraceparent, traceparentOfSpan } from '@crm/grpc-kit';
 import type { Logger } from '@crm/logger';
 import type { Metrics } from '@crm/metrics';
 import { Batcher } from '../db/batcher';
@@ -312,7 +312,7 @@ export class DeliveryWorker {
     // active, so the database's spans nest under it.
     const { traceId, spanId } = span.spanContext();
     const spanCtx = trace.setSpan(parent, span);
-    const traced: Traced = { traceparent: traceparentOf(spanCtx), traceId, spanId };
+    const traced: Traced = { traceparent: traceparentOfSpan(span.spanContext()), traceId, spanId };
     return context.with(spanCtx, () =>
       this.attemptInSpan(row, traced, requestDone, (result) => {
         if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
