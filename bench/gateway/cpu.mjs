@@ -8,7 +8,14 @@
 // A tree may carry node options for its stack's processes after a `#`: `--tree '.#--max-semi-space-size=32'`.
 // Two trees at most with PostgreSQL's default max_connections (100): each stack's crm opens a pool of 30.
 //
+// --paths picks what is measured (default contacts/:id,profile). Three more isolate the gateway's own share, since
+// they end in the gateway: healthz (GET /healthz: node's HTTP in and out, no credential), no-route (an authenticated
+// GET of a route that does not exist: 404 after the middleware and the bearer check) and invalid (GET
+// /api/v1/contacts?limit=abc: 400 from the route's validation, before any call). A read's gateway figure minus
+// invalid's is what its gRPC call and answer cost the gateway.
+//
 // Usage: node bench/gateway/cpu.mjs [--tree <checkout>[#<node options>]]… [--rate 600] [--seconds 8] [--rounds 3]
+//   [--paths healthz,no-route,invalid,profile,contacts/:id]
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -24,6 +31,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '600' },
     seconds: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '3' },
+    paths: { type: 'string', default: 'contacts/:id,profile' },
   },
 });
 const trees = args.tree.map((t) => {
@@ -104,26 +112,40 @@ try {
     body: JSON.stringify({ name: 'Nguyễn Văn An', phone: '+84901234567', email: 'an@example.test', tags: ['vip'] }),
   }).then((r) => r.json());
   if (!contact.id) throw new Error(`contact not created: ${JSON.stringify(contact)}`);
-  const paths = [
-    ['contacts/:id', `/api/v1/contacts/${contact.id}`, 'crm'],
-    ['profile', '/api/v1/profile', 'identity'],
+  // [label, path, the service it calls (none: answered by the gateway), the status it must answer]
+  const known = [
+    ['healthz', '/healthz', undefined, 200],
+    ['no-route', '/api/v1/no-such-route', undefined, 404],
+    ['invalid', '/api/v1/contacts?limit=abc', undefined, 400],
+    ['contacts/:id', `/api/v1/contacts/${contact.id}`, 'crm', 200],
+    ['profile', '/api/v1/profile', 'identity', 200],
   ];
+  const paths = args.paths.split(',').map((label) => {
+    const found = known.find(([l]) => l === label);
+    if (!found) throw new Error(`--paths: unknown path ${label}; known: ${known.map(([l]) => l).join(', ')}`);
+    return found;
+  });
   const results = new Map();
   for (let round = 0; round <= Number(args.rounds); round++) {
-    for (const [label, p, backend] of paths) {
+    for (const [label, p, backend, status] of paths) {
       for (const stack of stacks) {
         const snapshot = () =>
           cpuSnapshot({
-            processes: { gateway: stack.pids.gateway, [backend]: stack.pids[backend] },
-            dbs: { [backend]: `bench_${backend}_${run}` },
+            processes: { gateway: stack.pids.gateway, ...(backend ? { [backend]: stack.pids[backend] } : {}) },
+            dbs: backend ? { [backend]: `bench_${backend}_${run}` } : {},
             pool: admin,
             shared: false,
           });
         const before = await snapshot();
-        const result = await autocannon(`${stack.url}${p}`, token, ['-c', '20', '-R', args.rate, '-d', args.seconds]);
+        const result = await autocannon(
+          `${stack.url}${p}`,
+          token,
+          ['-c', '20', '-R', args.rate, '-d', args.seconds],
+          status === 200 ? undefined : status,
+        );
         const r = { requests: result.requests.total, p99: result.latency.p99 };
         const ms = cpuPerUnit(before, await snapshot(), r.requests);
-        const us = (name) => ms[name] * 1000;
+        const us = (name) => (ms[name] ?? NaN) * 1000;
         // Round 0 warms every stack up (JIT, pools, caches) and is not counted.
         if (round === 0) continue;
         const key = `${label} ${stack.commit}`;
@@ -133,9 +155,8 @@ try {
         acc.backend.push(us(backend));
         acc.pg.push(us(`pg ${backend}`));
         acc.p99.push(r.p99);
-        console.error(
-          `round ${round} ${key}: gateway ${us('gateway').toFixed(0)} µs, ${backend} ${us(backend).toFixed(0)} µs, pg ${us(`pg ${backend}`).toFixed(0)} µs (${r.requests} requests, p99 ${r.p99} ms)`,
-        );
+        const behind = backend ? `, ${backend} ${us(backend).toFixed(0)} µs, pg ${us(`pg ${backend}`).toFixed(0)} µs` : '';
+        console.error(`round ${round} ${key}: gateway ${us('gateway').toFixed(0)} µs${behind} (${r.requests} requests, p99 ${r.p99} ms)`);
       }
     }
   }
@@ -144,7 +165,9 @@ try {
   console.log('|---|---|---|---|---|');
   for (const [key, acc] of results) {
     console.log(
-      `| ${key} | ${median(acc.gateway).toFixed(0)} | ${median(acc.backend).toFixed(0)} (${acc.backendName}) | ${median(acc.pg).toFixed(0)} | ${median(acc.p99)} |`,
+      acc.backendName
+        ? `| ${key} | ${median(acc.gateway).toFixed(0)} | ${median(acc.backend).toFixed(0)} (${acc.backendName}) | ${median(acc.pg).toFixed(0)} | ${median(acc.p99)} |`
+        : `| ${key} | ${median(acc.gateway).toFixed(0)} | none (answered by the gateway) | none | ${median(acc.p99)} |`,
     );
   }
 } finally {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { autocannon } from '../lib/autocannon.mjs';
+import { cpuPerUnit, cpuSnapshot } from '../lib/cpu.mjs';
 import { freePort, processGroup, root, waitReady, wholeStackEnv } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 
@@ -26,17 +27,41 @@ const dbUrl = (s) => Object.assign(new URL(pgBase), { pathname: `/${dbName[s]}` 
 const group = processGroup();
 const referencePort = await freePort();
 
+/** Every process of the run by name (services, gateway, reference) and their PostgreSQL backends, for `busy`. */
+const pids = {};
+const admin = new pg.Client({ connectionString: pgBase });
+const snapshot = () => cpuSnapshot({ processes: pids, dbs: dbName, pool: admin, shared: false });
+
+/**
+ * One autocannon run, and how busy each process was during it (% of one core; the reference's PostgreSQL counts as
+ * its service's, since it reads the same databases): which one the machine's two cores go to.
+ */
 const measure = async (url, token) => {
+  const before = await snapshot();
+  const t0 = performance.now();
   const r = await autocannon(url, token, ['-c', String(CONNECTIONS), '-d', String(DURATION)]);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+  const perSecond = cpuPerUnit(before, await snapshot(), (performance.now() - t0) / 1000, { countStarted: true });
+  const busy = Object.fromEntries(Object.entries(perSecond).map(([label, ms]) => [label, ms / 10]));
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, busy };
 };
+
+/** The processes that used at least 3% of a core in a run, the busiest first (means over the rounds). */
+function busiest(rs) {
+  const labels = new Set(rs.flatMap((r) => Object.keys(r.busy)));
+  const mean = (l) => rs.reduce((a, r) => a + (r.busy[l] ?? 0), 0) / rs.length;
+  return [...labels]
+    .map((l) => [l, mean(l)])
+    .filter(([, pct]) => pct >= 3)
+    .sort((a, b) => b[1] - a[1])
+    .map(([l, pct]) => `${{ 'load generator': 'this bench', reference: 'its process' }[l] ?? l} ${pct.toFixed(0)}%`)
+    .join(', ');
+}
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const loadBefore = os
   .loadavg()
   .map((x) => x.toFixed(2))
   .join(' ');
-const admin = new pg.Client({ connectionString: pgBase });
 await admin.connect();
 
 try {
@@ -51,15 +76,15 @@ try {
   });
   const own = { messaging: { ATTACHMENTS_DIR: path.join(os.tmpdir(), `bench-${run}`) } };
   // BENCH_PROF=gateway,identity,crm: V8 CPU profiles of those processes in bench/.prof (bench/lib/processes.mjs).
-  for (const s of services) group.launch(s, { ...common, DATABASE_URL: dbUrl(s), GRPC_PORT: String(ports[s]), ...own[s] });
-  group.launch('gateway', {
+  for (const s of services) pids[s] = group.launch(s, { ...common, DATABASE_URL: dbUrl(s), GRPC_PORT: String(ports[s]), ...own[s] }).pid;
+  pids.gateway = group.launch('gateway', {
     ...common,
     HOST: '127.0.0.1',
     PORT: String(ports.gateway),
     SERVICES: services.join(','),
     // The bench's own limit: one user makes every request (the default per-user limit stays as it is).
     RATE_LIMIT_USER_PER_MINUTE: '100000000',
-  });
+  }).pid;
   const gateway = `http://127.0.0.1:${ports.gateway}`;
   await waitReady(gateway);
   const reference = group.launch(
@@ -73,6 +98,7 @@ try {
     },
     { main: path.join('bench', 'gateway', 'reference.mjs') },
   );
+  pids.reference = reference.pid;
   await new Promise((resolve, reject) => {
     reference.stdout.on('data', (d) => String(d).includes('ready') && resolve());
     reference.once('exit', (code) => reject(new Error(`reference exited ${code}`)));
@@ -124,8 +150,10 @@ try {
     const ref = summary(results[name].reference);
     const ratio = gw.rps / ref.rps;
     rows.push(`| ${label} | ${gw.rps.toFixed(0)} | ${gw.p50} | ${gw.p99} |`, `| ${refLabel} | ${ref.rps.toFixed(0)} | ${ref.p50} | ${ref.p99} |`);
+    const route = paths[name].replace(contact.id, ':id');
     verdicts.push(
-      `${paths[name].replace(contact.id, ':id')}: **${(ratio * 100).toFixed(0)}%** of the reference's req/s (target ≥ 50%, p99 < 50 ms at 50 connections: ${ratio >= 0.5 && gw.p99 < 50 ? 'met' : 'NOT met'}).`,
+      `${route}: **${(ratio * 100).toFixed(0)}%** of the reference's req/s (target ≥ 50%, p99 < 50 ms at 50 connections: ${ratio >= 0.5 && gw.p99 < 50 ? 'met' : 'NOT met'}).`,
+      `${route}, % of one core while measured (mean of the rounds; autocannon not counted): through the gateway: ${busiest(results[name].gateway)}; the reference: ${busiest(results[name].reference)}.`,
     );
   }
   const section = [

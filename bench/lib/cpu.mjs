@@ -51,12 +51,18 @@ export async function cpuSnapshot({ processes, dbs = {}, pool, shared = true }) 
   return out;
 }
 
-/** CPU ms per unit by label between two snapshots; a process that ended in between is left out (its time is lost). */
-export function cpuPerUnit(before, after, units) {
+/**
+ * CPU ms per unit by label between two snapshots; a process that ended in between is left out (its time is lost).
+ * `countStarted`: a process that started in between counts all its time (a PostgreSQL backend a pool opened during
+ * the run); without it, it is left out too.
+ */
+export function cpuPerUnit(before, after, units, { countStarted = false } = {}) {
   const sums = {};
   for (const [pid, [label, cpu]] of after) {
     sums[label] ??= 0;
-    if (before.has(pid) && Number.isFinite(cpu)) sums[label] += cpu - before.get(pid)[1];
+    if (!Number.isFinite(cpu)) continue;
+    if (before.has(pid)) sums[label] += cpu - before.get(pid)[1];
+    else if (countStarted) sums[label] += cpu;
   }
   return Object.fromEntries(Object.entries(sums).map(([l, s]) => [l, units > 0 ? (s * 1000) / units : NaN]));
 }
