@@ -39,6 +39,8 @@ const { values: args } = parseArgs({
   },
 });
 const SECONDS = Number(args.seconds);
+// Before anything starts: a run on a busy machine shows as one (issue #28: each run's load average shown).
+const LOAD_BEFORE = os.loadavg();
 const KNOWN_CONTACTS = 200;
 const PUBLIC_ORGS = 4;
 const require = createRequire(path.join(root, 'packages', 'events', 'package.json'));
@@ -312,7 +314,7 @@ try {
     '## npm-start',
     '',
     `Command: \`node bench/npm-start/run.mjs${args.url ? ` --url ${args.url}` : ''} --write\` (the bench runs \`npm start\` itself with SIGNUP_ENABLED=true and WEBHOOK_ALLOWED_PRIVATE_ADDRESSES=127.0.0.1; every other setting is \`npm start\`'s default). ` +
-      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores; 1-minute load average at the end ${os.loadavg()[0].toFixed(1)}.`,
+      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores; load average before the run ${LOAD_BEFORE.map((l) => l.toFixed(2)).join(' ')}, 1-minute at the end ${os.loadavg()[0].toFixed(1)}.`,
     '',
     'Every service `npm start` runs (identity, crm, messaging, chatnet-connector with the sandbox network, automation, ai, webhooks) and the gateway, measured from outside through the gateway. Latency = signed webhook received (every signature verified) − request sent, one clock. ' +
       `Messages: POST /sandbox/accounts/:id/inbound → message.received; ${KNOWN_CONTACTS} known contacts wrote once in a warm-up. Contacts: POST /api/public/contacts (X-API-Key of ${PUBLIC_ORGS} organizations in turn) → contact.created.`,
