@@ -1,15 +1,16 @@
-// bench/gateway/call: what one internal unary call costs each side in CPU on this machine, made with @grpc/grpc-js
-// (what grpc-kit uses) and with node's http2 module directly (gRPC's framing by hand: the least any HTTP/2 call can
-// cost here), with many calls in flight and with one at a time. It isolates the transport's fixed per-call cost from
-// the product's own work (bench/gateway/routes.mjs measures the gateway around it). The client sends the product's
-// three metadata entries (a credential, a request id, a traceparent) and 60 bytes; the server answers 300 at once.
+// bench/gateway/call: what one internal unary call costs each side in CPU on this machine, made as the product makes
+// it (grpc-kit's unaryCall on a @grpc/grpc-js channel, to a @grpc/grpc-js server) and with node's http2 module directly
+// (gRPC's framing by hand: the least any HTTP/2 call can cost here), with many calls in flight and with one at a time.
+// It isolates the transport's fixed per-call cost from the product's own work (`bench/gateway/cpu.mjs --paths`
+// measures the gateway around it). The client sends the product's three metadata entries (a credential, a request id,
+// a traceparent) and 60 bytes; the server answers 300 at once. Needs the build (npm run build).
 // Usage: node bench/gateway/call/run.mjs [--in-flight 50,1] [--seconds 3] [--rounds 3]   (prints, writes nothing)
 import { fork } from 'node:child_process';
 import http2 from 'node:http2';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { frame, grpc, method } from './wire.mjs';
+import { frame, grpc, method, unaryCall } from './wire.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
@@ -26,13 +27,13 @@ function clientFor(kind, port) {
   if (kind === 'grpc') {
     const Client = grpc.makeGenericClientConstructor({ Get: method });
     const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    const channel = client.getChannel();
     return {
-      call: () =>
-        new Promise((resolve, reject) => {
-          const md = new grpc.Metadata();
-          for (const [k, v] of Object.entries(headers)) md.set(k, v);
-          client.Get(request, md, { deadline: Date.now() + 5000 }, (err, r) => (err ? reject(err) : resolve(r)));
-        }),
+      call: () => {
+        const md = new grpc.Metadata();
+        for (const [k, v] of Object.entries(headers)) md.set(k, v);
+        return unaryCall(channel, method, request, md, Date.now() + 5000);
+      },
       close: () => client.close(),
     };
   }
@@ -104,7 +105,7 @@ console.log(`|---|---|---|---|---|`);
 for (const inFlight of args['in-flight'].split(',').map(Number)) {
   for (const kind of ['grpc', 'http2']) {
     const m = await measure(kind, inFlight);
-    const label = kind === 'grpc' ? '@grpc/grpc-js' : 'node:http2, framing by hand';
+    const label = kind === 'grpc' ? 'grpc-kit on @grpc/grpc-js' : 'node:http2, framing by hand';
     console.log(`| ${inFlight} | ${label} | ${m.perSecond.toFixed(0)} | ${m.client.toFixed(0)} | ${m.server.toFixed(0)} |`);
   }
 }

@@ -1,10 +1,14 @@
-// What both sides of bench/gateway/call share: grpc-kit's own @grpc/grpc-js, the one method and gRPC's message framing.
+// What both sides of bench/gateway/call share: grpc-kit's own @grpc/grpc-js and its unary call, the one method and
+// gRPC's message framing.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const grpc = createRequire(path.join(root, 'packages', 'grpc-kit', 'package.json'))('@grpc/grpc-js');
+const fromGrpcKit = createRequire(path.join(root, 'packages', 'grpc-kit', 'package.json'));
+export const grpc = fromGrpcKit('@grpc/grpc-js');
+/** grpc-kit's own unary call (straight onto the channel, as every service client makes its calls): needs its build. */
+export const { unaryCall } = fromGrpcKit('./dist/unary-call.js');
 
 const identity = (b) => b;
 /** One unary method whose messages are raw bytes (no protobuf: the transport is what is measured). */
