@@ -2,9 +2,8 @@
 // gRPC's message framing.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { root } from '../../lib/processes.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const fromGrpcKit = createRequire(path.join(root, 'packages', 'grpc-kit', 'package.json'));
 export const grpc = fromGrpcKit('@grpc/grpc-js');
 /** grpc-kit's own unary call (straight onto the channel, as every service client makes its calls): needs its build. */
