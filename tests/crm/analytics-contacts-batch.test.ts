@@ -38,7 +38,7 @@ describe('analytics: contacts applied in batches', () => {
   const created = (orgId: string, s: ContactSnapshot, at = s.createdAt): ContactChanges => ({
     orgId,
     contactId: s.id,
-    changes: [{ kind: 'snapshot', snapshot: s, at, assigned: true }],
+    changes: [{ kind: 'snapshot', snapshot: s, at, assigned: true, created: true }],
   });
   const updated = (orgId: string, s: ContactSnapshot, at: Date, assigned = false): ContactChanges => ({
     orgId,
@@ -62,7 +62,7 @@ describe('analytics: contacts applied in batches', () => {
         orgId,
         contactId: ids[5],
         changes: [
-          { kind: 'snapshot', snapshot: snap(ids[5], { createdAt: day(3) }), at: day(3), assigned: true },
+          { kind: 'snapshot', snapshot: snap(ids[5], { createdAt: day(3) }), at: day(3), assigned: true, created: true },
           { kind: 'deleted', at: day(4) },
         ],
       },
@@ -83,26 +83,35 @@ describe('analytics: contacts applied in batches', () => {
   };
   const strip = (s: Awaited<ReturnType<typeof state>>) => JSON.parse(JSON.stringify({ ...s, users: s.users.map(({ org_id: _o, ...rest }) => rest) }));
 
+  /** Applies `batch` in a transaction; returns the names of the statements it ran, in order. */
+  const applied = async (batch: ContactChanges[]): Promise<string[]> => {
+    const names: string[] = [];
+    await withTransaction(pool, async (tx) => {
+      const q = tx.query.bind(tx) as (...a: unknown[]) => unknown;
+      (tx as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+        names.push((a[0] as { name?: string })?.name ?? String(a[0]));
+        return q(...a);
+      };
+      try {
+        await applyContactChanges(tx, batch);
+      } finally {
+        (tx as unknown as { query: unknown }).query = q;
+      }
+    });
+    return names;
+  };
+  const INSERT_MANY = 'analytics_contacts_insert_many';
+
   it('gives the same read model as the events applied one at a time', async () => {
     const [batched, single] = [randomUUID(), randomUUID()];
-    // The insert statement of many rows is what the batched org's first batch uses: count it.
+    // The insert statement of many rows is what the batched org's batches use, and each new contact alone: count it.
     let many = 0;
-    for (const batch of story(batched)) {
-      await withTransaction(pool, async (tx) => {
-        const q = tx.query.bind(tx) as (...a: unknown[]) => unknown;
-        (tx as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-          if ((a[0] as { name?: string })?.name === 'analytics_contacts_insert_many') many++;
-          return q(...a);
-        };
-        try {
-          await applyContactChanges(tx, batch);
-        } finally {
-          (tx as unknown as { query: unknown }).query = q;
-        }
-      });
-    }
+    for (const batch of story(batched)) many += (await applied(batch)).filter((n) => n === INSERT_MANY).length;
     expect(many).toBe(2);
-    for (const batch of story(single)) for (const one of batch) await withTransaction(pool, (tx) => applyContactChanges(tx, [one]));
+    let alone = 0;
+    for (const batch of story(single)) for (const one of batch) alone += (await applied([one])).filter((n) => n === INSERT_MANY).length;
+    // The five contact.created alone (ids[5]'s creation comes with its deletion: the usual path); not the update of ids[0].
+    expect(alone).toBe(5);
 
     const a = strip(await state(batched));
     const b = strip(await state(single));
@@ -128,5 +137,29 @@ describe('analytics: contacts applied in batches', () => {
     const once = strip(await state(orgId));
     await withTransaction(pool, (tx) => applyContactChanges(tx, batch));
     expect(strip(await state(orgId))).toEqual(once);
+  });
+
+  it('a new contact alone is one statement and nothing else; its creation arriving again falls back to the row', async () => {
+    const orgId = randomUUID();
+    const x = randomUUID();
+    // No assignee, no conversion: its row and its funnel count, and no read of assignments it cannot have yet.
+    expect(await applied([created(orgId, snap(x))])).toEqual([INSERT_MANY, 'analytics_funnel_add']);
+    const once = strip(await state(orgId));
+    expect(once.contacts).toHaveLength(1);
+    expect((await applied([created(orgId, snap(x))])).slice(0, 2)).toEqual([INSERT_MANY, 'analytics_contact_lock']);
+    expect(strip(await state(orgId))).toEqual(once);
+    // With an assignee, its assignment is recorded as before.
+    const y = randomUUID();
+    expect(await applied([created(orgId, snap(y, { assignedUserId: alice }))])).toContain('analytics_assignment_save');
+    expect((await state(orgId)).assignments).toEqual([expect.objectContaining({ contact_id: y, user_id: alice, credited: false })]);
+  });
+
+  it('a contact.updated alone keeps the usual path: its row is locked first, with no insert tried before', async () => {
+    const orgId = randomUUID();
+    const x = randomUUID();
+    await applied([created(orgId, snap(x))]);
+    const names = await applied([updated(orgId, snap(x, { status: 'lead' }), day(5))]);
+    expect(names[0]).toBe('analytics_contact_lock');
+    expect(names).not.toContain(INSERT_MANY);
   });
 });

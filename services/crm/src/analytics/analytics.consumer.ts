@@ -85,8 +85,9 @@ export function analyticsEvents(log: Logger): FamilyModule {
         case 'contact.updated': {
           const changes = event.type === 'contact.updated' ? event.data.changes : [];
           const s = snapshot(event.data.contact);
-          const assigned = event.type === 'contact.created' || changes.includes('assignedUserId');
-          contacts.push({ orgId, contactId: s.id, changes: [{ kind: 'snapshot', snapshot: s, at: new Date(occurredAt), assigned }] });
+          const created = event.type === 'contact.created';
+          const assigned = created || changes.includes('assignedUserId');
+          contacts.push({ orgId, contactId: s.id, changes: [{ kind: 'snapshot', snapshot: s, at: new Date(occurredAt), assigned, created }] });
           break;
         }
         case 'contact.deleted':

@@ -54,8 +54,12 @@ interface Aggregates {
   users: UserStatsDeltas;
 }
 
-/** What one contact event says, for the read model. */
-export type ContactChange = { kind: 'snapshot'; snapshot: ContactSnapshot; at: Date; assigned: boolean } | { kind: 'deleted'; at: Date };
+/**
+ * What one contact event says, for the read model. `created`: the snapshot is the contact's creation (contact.created),
+ * so the contact almost surely has no row yet.
+ */
+export type ContactChange =
+  { kind: 'snapshot'; snapshot: ContactSnapshot; at: Date; assigned: boolean; created?: boolean } | { kind: 'deleted'; at: Date };
 
 export interface ContactChanges {
   orgId: string;
@@ -149,20 +153,22 @@ function freshRow(s: ContactSnapshot, at: Date): repo.AnalyticsContact {
  * needs nothing more than its funnel count.
  */
 async function insertNewContacts(db: PoolClient, orgId: string, contacts: Map<string, ContactChange[]>, agg: Aggregates): Promise<Set<string>> {
-  const candidates: Array<{ contactId: string; row: repo.AnalyticsContact; snapshot: ContactSnapshot; at: Date; assigned: boolean }> = [];
+  const candidates: Array<{ contactId: string; row: repo.AnalyticsContact; change: ContactChange & { kind: 'snapshot' } }> = [];
   for (const [contactId, changes] of contacts) {
     const only = changes.length === 1 ? changes[0] : undefined;
     if (only?.kind !== 'snapshot' || only.snapshot.id !== contactId) continue;
-    candidates.push({ contactId, row: freshRow(only.snapshot, only.at), snapshot: only.snapshot, at: only.at, assigned: only.assigned });
+    candidates.push({ contactId, row: freshRow(only.snapshot, only.at), change: only });
   }
-  // One contact gains nothing from the batch statement (the usual path is as many round trips).
-  if (candidates.length < 2) return new Set();
+  // One contact takes the statement only when it is new (contact.created): one round trip where the usual path makes
+  // three (lock, insert, its assignments). An update of one contact usually finds its row: the statement would be a
+  // wasted round trip before the same usual path.
+  if (candidates.length === 0 || (candidates.length === 1 && !candidates[0].change.created)) return new Set();
   const inserted = await repo.insertContacts(db, orgId, candidates);
-  for (const c of candidates.sort((a, b) => (a.contactId < b.contactId ? -1 : 1))) {
-    if (!inserted.has(c.contactId)) continue;
-    agg.funnel.move(utcDay(c.snapshot.createdAt.getTime()), undefined, c.row.reached);
-    const assignee = c.assigned ? c.snapshot.assignedUserId : null;
-    if (assignee || c.row.convertedBy) await updateAssignments(db, orgId, c.contactId, c.row.convertedBy, assignee, c.at, agg.users);
+  for (const { contactId, row, change } of candidates.sort((a, b) => (a.contactId < b.contactId ? -1 : 1))) {
+    if (!inserted.has(contactId)) continue;
+    agg.funnel.move(utcDay(change.snapshot.createdAt.getTime()), undefined, row.reached);
+    const assignee = change.assigned ? change.snapshot.assignedUserId : null;
+    if (assignee || row.convertedBy) await updateAssignments(db, orgId, contactId, row.convertedBy, assignee, change.at, agg.users);
   }
   return inserted;
 }
@@ -182,7 +188,8 @@ async function applyContactSnapshot(db: PoolClient, orgId: string, s: ContactSna
     const fresh = freshRow(s, at);
     if (await repo.insertContact(db, orgId, s.id, fresh)) {
       agg.funnel.move(utcDay(s.createdAt.getTime()), undefined, fresh.reached);
-      await updateAssignments(db, orgId, s.id, fresh.convertedBy, assignee, at, agg.users);
+      // A row inserted now has no assignments yet: with neither an assignee nor a conversion there is nothing to credit.
+      if (assignee || fresh.convertedBy) await updateAssignments(db, orgId, s.id, fresh.convertedBy, assignee, at, agg.users);
       return;
     }
     row = (await repo.lockContact(db, orgId, s.id))!;
