@@ -122,7 +122,7 @@ describe('automation: one queue for triggers, campaign replies and read receipts
     expect(await seenProbe.count()).toBe(marks.seen + 1);
   });
 
-  it('what no rule listens to costs no transaction: a conversation started, a message sent, an identity linked are acked unclaimed', async () => {
+  it('what no rule listens to costs no transaction: a conversation started, a message sent, an identity linked, a contact created are acked unclaimed', async () => {
     const quiet = await org(stack, 'Quiet shop');
     const contactId = randomUUID();
     const mark = await queueProbe.mark();
@@ -130,15 +130,19 @@ describe('automation: one queue for triggers, campaign replies and read receipts
       await bus.publish('conversation.created', quiet.orgId, eventData('conversation.created', { id: randomUUID(), contactId })),
       await bus.publish('message.sent', quiet.orgId, eventData('message.sent', { messageId: randomUUID(), contactId })),
       await bus.publish('contact.updated', quiet.orgId, { contact: contactData({ id: contactId }), changes: ['chatnetUid'] }),
+      // A public create or a new sender: below the high-value score (80 by default), nothing to record.
+      await bus.publish('contact.created', quiet.orgId, { contact: contactData({ id: randomUUID(), leadScore: 79.4 }) }),
     ];
-    // A score announced is judged whatever the rules (a high-value lead notification), so it is claimed.
+    // A score announced is judged whatever the rules (a high-value lead notification), so it is claimed; so is a contact
+    // created at the high-value score.
     const scored = await bus.publish('contact.updated', quiet.orgId, {
       contact: contactData({ id: contactId, leadScore: 10 }),
       changes: ['leadScore'],
       highValueThreshold: 80,
     });
-    await queueProbe.settled(mark, 4);
-    await processedBy(db, name('triggers'), [scored.id]);
+    const high = await bus.publish('contact.created', quiet.orgId, { contact: contactData({ id: randomUUID(), leadScore: 79.5 }) });
+    await queueProbe.settled(mark, 6);
+    await processedBy(db, name('triggers'), [scored.id, high.id]);
     for (const e of nothing) expect(await claimedBy(name('triggers'), e.id)).toEqual([]);
 
     // With a rule listening, the conversation started is claimed and runs it.
@@ -152,6 +156,18 @@ describe('automation: one queue for triggers, campaign replies and read receipts
     await processedBy(db, name('triggers'), [started.id]);
     const runs = (await quiet.owner.get(`/api/v1/automation/rules/${rule.body.id}/runs?limit=10`)).body.data as Array<{ eventId: string }>;
     expect(runs.map((r) => r.eventId)).toEqual([started.id]);
+
+    // The same for a contact created: with a contact_created rule active, a new contact is claimed and runs it.
+    const welcome = await quiet.owner.post('/api/v1/automation/rules', {
+      name: 'New contact',
+      trigger: { type: 'contact_created' },
+      actions: [{ type: 'send_notification', title: 'New contact', message: 'hello', notificationType: 'new_contact' }],
+    });
+    expect((await quiet.owner.post(`/api/v1/automation/rules/${welcome.body.id}/activate`)).status).toBe(200);
+    const lead = await bus.publish('contact.created', quiet.orgId, { contact: contactData({ id: randomUUID(), leadScore: 0 }) });
+    await processedBy(db, name('triggers'), [lead.id]);
+    const welcomed = (await quiet.owner.get(`/api/v1/automation/rules/${welcome.body.id}/runs?limit=10`)).body.data as Array<{ eventId: string }>;
+    expect(welcomed.map((r) => r.eventId)).toEqual([lead.id]);
   });
 
   it('an event one share fails on is retried for that share alone; the others, and the rest of its batch, commit once', async () => {

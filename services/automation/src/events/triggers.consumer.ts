@@ -99,8 +99,8 @@ export async function prepareTriggers(deps: Deps, events: EventEnvelope[]): Prom
 
 /**
  * True for an event applyTriggerEvent would write nothing for, known from memory: the ones an outreach campaign brings
- * for every lead (a conversation started, the lead's identity linked, the message sent) in an org with no rule
- * listening. Those are then neither claimed nor applied (QueueShare.idle): no transaction for nothing. Any other type
+ * for every lead (a conversation started, the lead's identity linked, the message sent) and a new contact (a public
+ * create, a new sender) in an org with no rule listening. Those are then neither claimed nor applied (QueueShare.idle): no transaction for nothing. Any other type
  * is taken as work; a type handled here must stay in step with applyTriggerEvent.
  */
 async function nothingToDo(deps: Deps, event: EventEnvelope): Promise<boolean> {
@@ -108,6 +108,12 @@ async function nothingToDo(deps: Deps, event: EventEnvelope): Promise<boolean> {
   const noRules = async (triggers: readonly string[]) => (await deps.rules.rulesFor(event.orgId, triggers)).length === 0;
   if (isEventOf(event, 'message.sent')) return event.data.source === 'automation' || (await noRules(['conversation_idle']));
   if (isEventOf(event, 'conversation.created')) return noRules(triggersOfEvent(event.type));
+  if (isEventOf(event, 'contact.created')) {
+    // highValueLead records a new contact only when it starts at or above the threshold (most start at 0).
+    const score = event.data.contact.leadScore;
+    const high = Number.isFinite(score) && Math.round(score) >= deps.config.HIGH_VALUE_LEAD_SCORE;
+    return !high && (await noRules(triggersOfEvent(event.type)));
+  }
   if (isEventOf(event, 'contact.updated')) {
     // highValueLead judges only a score announced (a threshold, or leadScore among the changes).
     const d = event.data;
