@@ -216,6 +216,31 @@ describe('assignment that repairs itself', () => {
       expect((await conversation(c.id)).assigneeId).toBe(u2.id);
     });
 
+    it('a message nobody waits on (no reply timeout, no SLA policy) costs the bookkeeping no transaction; one with a timeout is claimed', async () => {
+      const claims = async (eventId: string) =>
+        (
+          await db.query<{ consumer: string }>(
+            `SELECT regexp_replace(consumer, '^.*\\.messaging\\.', '') AS consumer FROM processed_events WHERE event_id = $1 ORDER BY 1`,
+            [eventId],
+          )
+        ).rows.map((r) => r.consumer);
+      const receivedEvent = (conversationId: string) =>
+        eventually(async () => f.bus.of('message.received').find((e) => e.data.conversationId === conversationId), 15_000);
+      // The bookkeeping queue's consumer is settled once a later event of the same queue is applied: a user event always is.
+      const [u1] = await agents(1, 'idle bookkeeping');
+      const quiet = f.connector.account(f.a.orgId);
+      const plain = await receivedEvent((await newConversation(quiet)).id);
+      const timed = f.connector.account(f.a.orgId);
+      await put(timed, { userIds: [u1.id], replyTimeoutMinutes: 30, onTimeout: 'unassign' });
+      const waiting = await receivedEvent((await newConversation(timed)).id);
+      await availability(u1.id, 'online');
+      // The inbound batch stored the first (its own claim), and the bookkeeping took neither share for it.
+      expect(await claims(plain.id)).toEqual([]);
+      // The second starts a reply timer: the repair share claimed and applied it; the SLA share has nothing to do.
+      expect(await claims(waiting.id)).toEqual(['assignment-repair']);
+      expect(await timerOf(waiting.data.conversationId)).toBeDefined();
+    });
+
     it('unassign: back to unassigned (reply_timeout, assignedBy null) within 2 s of due; a reply in time clears the timer', async () => {
       const accountId = f.connector.account(f.a.orgId);
       const [u1] = await agents(1, 'unassign');

@@ -5,8 +5,8 @@ import { convs, messages, EVENTS } from '../conversations';
 import { applyContactMerged, applyContactMergeUndone, mergeEventKey, applyContactLink, prepareContactLinks, type ContactLinks } from '../contacts';
 import { prepareInbound, storeInboundBatch, type InboundPrepared, recordSeen } from '../inbox';
 import { recordReaction, recordRecall } from '../reactions';
-import { applyRepairBatch, REPAIR_BINDINGS, repairKey } from '../assignment';
-import { applySlaEvents as applySlaBatch, slaEventKey } from '../service-levels';
+import { applyRepairBatch, REPAIR_BINDINGS, repairKey, repairsToSkip } from '../assignment';
+import { applySlaEvents as applySlaBatch, slaEventKey, slaEventsToApply } from '../service-levels';
 import { applyAutoReplySettings, AUTO_REPLY_SETTINGS_BINDINGS } from '../ai-auto-reply';
 
 /**
@@ -132,9 +132,23 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
       concurrency: 1,
       batchFlushMs: BOOKKEEPING_FLUSH_MS,
       batchKey: repairKey,
+      // Each share asks before the transaction which of its events have work (one read each): messages on accounts
+      // with no SLA policy and no reply timeout, the usual case, then cost no transaction at all (QueueShare.idle).
       shares: [
-        { name: slaQueue, bindings: SLA_BINDINGS, apply: applySlaEvents },
-        { name: repairQueue, bindings: REPAIR_BINDINGS, apply: (events, db) => applyRepairBatch(deps, db, events) },
+        {
+          name: slaQueue,
+          bindings: SLA_BINDINGS,
+          prepare: (events) => slaEventsToApply(deps, events),
+          apply: applySlaEvents,
+          idle: (event, toApply: Set<string> | undefined) => toApply !== undefined && !toApply.has(event.id),
+        },
+        {
+          name: repairQueue,
+          bindings: REPAIR_BINDINGS,
+          prepare: (events) => repairsToSkip(deps, events),
+          apply: (events, db) => applyRepairBatch(deps, db, events),
+          idle: (event, skipped: Set<string> | undefined) => skipped?.has(event.id) ?? false,
+        },
       ],
     }),
     // ai's auto-reply settings (issue #32 item 5) into messaging's copy: a rare event on a small queue of its own. The

@@ -44,19 +44,36 @@ export function slaEventKey(event: EventEnvelope): string {
   return typeof data.conversationId === 'string' ? data.conversationId : '';
 }
 
+/** The events of a batch that say something to a clock, with the conversation each is about. */
+function newsOfBatch(events: EventEnvelope[]) {
+  return events.flatMap((event) => {
+    const about = slaNewsOf(event);
+    return about ? [{ event, orgId: event.orgId, accountId: about.accountId, conversationId: about.conversationId }] : [];
+  });
+}
+
 /**
  * A batch of the SLA consumer's events, in order, in its transaction: one statement first finds the conversations the
  * bookkeeping concerns (their account follows a policy, or they still hold a clock), and only their events are
  * applied; the others cost nothing more (policyAndClock's query per event was one of every message's statements).
  */
 export async function applySlaEvents(deps: Deps, db: PoolClient, events: EventEnvelope[]): Promise<void> {
-  const news = events.flatMap((event) => {
-    const about = slaNewsOf(event);
-    return about ? [{ event, orgId: event.orgId, accountId: about.accountId, conversationId: about.conversationId }] : [];
-  });
+  const news = newsOfBatch(events);
   const concerned = await repo.concernedBySla(db, news);
   // Applying an event enqueues, calls and logs nothing: no trace to pass on.
   for (const [i, { event }] of news.entries()) if (concerned.has(i)) await applySlaEvent(deps, db, event);
+}
+
+/**
+ * The same question asked before the batch's transaction (the bookkeeping queue's SLA share, QueueShare.prepare): the
+ * ids of the events applySlaEvents would apply. The others write nothing, so they are neither claimed nor applied
+ * (QueueShare.idle), and a batch of messages on accounts with no policy opens no transaction for the clocks (most
+ * accounts have none). Those that are concerned are asked again in the transaction.
+ */
+export async function slaEventsToApply(deps: Deps, events: EventEnvelope[]): Promise<Set<string>> {
+  const news = newsOfBatch(events);
+  const concerned = await repo.concernedBySla(deps.pool, news);
+  return new Set(news.flatMap(({ event }, i) => (concerned.has(i) ? [event.id] : [])));
 }
 
 /**

@@ -8,7 +8,7 @@ import { serviceLevelsHandlers } from './service-levels.handler';
  * messaging. The rest of messaging uses this face.
  */
 export { hoursFor as businessHoursFor } from './business-hours';
-export { applySlaEvents, slaEventKey, reapplySla } from './conversation-sla';
+export { applySlaEvents, slaEventKey, slaEventsToApply, reapplySla } from './conversation-sla';
 export { SlaBreachTimer } from './sla-breach';
 export { addOpenMinutes, openMsBetween, statusAt as businessHoursStatusAt, type BusinessHours } from './schedule';
 

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@crm/db';
-import { eventTraceparent, isEventOf, type EventEnvelope } from '@crm/events';
+import { eventTraceparent, isEventOf, type EventEnvelope, type ParsedEvent } from '@crm/events';
 import { isUuid } from '@crm/validation';
 import type { Deps } from '../../deps';
 import { EVENTS } from '../../conversations';
@@ -73,6 +73,21 @@ export async function applyRepairBatch(deps: Deps, db: PoolClient, events: Event
     }),
   );
   for (const event of events) await applyOne(deps, db, event);
+}
+
+/**
+ * The message.received events of a batch that have nothing to repair, asked before the batch's transaction (the
+ * bookkeeping queue's repair share, QueueShare.prepare): those whose conversation is not assigned, open and on an
+ * account with a reply timeout start no timer, and a message received does nothing else here. They are neither claimed
+ * nor applied (QueueShare.idle): a batch of messages where nobody waits on a reply timer (the usual case) opens no
+ * transaction for the repairs. The others are asked again in the transaction.
+ */
+export async function repairsToSkip(deps: Deps, events: EventEnvelope[]): Promise<Set<string>> {
+  const received = events.filter((e): e is ParsedEvent<'message.received'> => isEventOf(e, 'message.received'));
+  if (received.length === 0) return new Set();
+  const timed = await repair.timedConversations(deps.pool, [...new Set(received.map((e) => e.data.conversationId))]);
+  const waiting = new Set(timed.map((c) => c.id));
+  return new Set(received.filter((e) => !waiting.has(e.data.conversationId)).map((e) => e.id));
 }
 
 /** One event's repair, in its own trace (eventTraceparent: explicit, the service runs without an active context, main.ts). */
