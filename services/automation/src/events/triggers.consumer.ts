@@ -100,8 +100,9 @@ export async function prepareTriggers(deps: Deps, events: EventEnvelope[]): Prom
 /**
  * True for an event applyTriggerEvent would write nothing for, known from memory: the ones an outreach campaign brings
  * for every lead (a conversation started, the lead's identity linked, the message sent) and a new contact (a public
- * create, a new sender) in an org with no rule listening. Those are then neither claimed nor applied (QueueShare.idle): no transaction for nothing. Any other type
- * is taken as work; a type handled here must stay in step with applyTriggerEvent.
+ * create, a new sender) in an org with no rule listening. Those are then neither claimed nor applied (QueueShare.idle):
+ * no transaction for nothing. Any other type is taken as work; a type handled here must stay in step with
+ * applyTriggerEvent.
  */
 async function nothingToDo(deps: Deps, event: EventEnvelope): Promise<boolean> {
   if (!isUuid(event.orgId)) return false;
