@@ -12,5 +12,5 @@ export * as ownership from './ownership';
 export { checkMayAssign } from './ownership';
 export { assignByRotation, assignRoundRobin, autoAssignNew, warmRotation } from './round-robin';
 export { publishOwnersSnapshotOnce } from './owners-snapshot';
-export { REPAIR_BINDINGS, repairKey, applyRepairBatch, repairsToSkip } from './repair/repair.consumer';
+export { REPAIR_BINDINGS, repairKey, applyRepairBatch, repairWork, type RepairWork } from './repair/repair.consumer';
 export { ReplyTimer } from './repair/reply-timer';

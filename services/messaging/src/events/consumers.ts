@@ -5,7 +5,7 @@ import { convs, messages, EVENTS } from '../conversations';
 import { applyContactMerged, applyContactMergeUndone, mergeEventKey, applyContactLink, prepareContactLinks, type ContactLinks } from '../contacts';
 import { prepareInbound, storeInboundBatch, type InboundPrepared, recordSeen } from '../inbox';
 import { recordReaction, recordRecall } from '../reactions';
-import { applyRepairBatch, REPAIR_BINDINGS, repairKey, repairsToSkip } from '../assignment';
+import { applyRepairBatch, REPAIR_BINDINGS, repairKey, repairWork, type RepairWork } from '../assignment';
 import { applySlaEvents as applySlaBatch, slaEventKey, slaEventsToApply } from '../service-levels';
 import { applyAutoReplySettings, AUTO_REPLY_SETTINGS_BINDINGS } from '../ai-auto-reply';
 
@@ -139,15 +139,15 @@ export function createConsumers(deps: Deps, stamps: EventStampVerifier): EventCo
           name: slaQueue,
           bindings: SLA_BINDINGS,
           prepare: (events) => slaEventsToApply(deps, events),
-          apply: applySlaEvents,
+          apply: (events, db, toApply: Set<string> | undefined) => applySlaBatch(deps, db, events, toApply),
           idle: (event, toApply: Set<string> | undefined) => toApply !== undefined && !toApply.has(event.id),
         },
         {
           name: repairQueue,
           bindings: REPAIR_BINDINGS,
-          prepare: (events) => repairsToSkip(deps, events),
-          apply: (events, db) => applyRepairBatch(deps, db, events),
-          idle: (event, skipped: Set<string> | undefined) => skipped?.has(event.id) ?? false,
+          prepare: (events) => repairWork(deps, events),
+          apply: (events, db, work: RepairWork | undefined) => applyRepairBatch(deps, db, events, work),
+          idle: (event, work: RepairWork | undefined) => work?.skipped.has(event.id) ?? false,
         },
       ],
     }),

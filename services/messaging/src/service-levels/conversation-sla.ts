@@ -56,12 +56,18 @@ function newsOfBatch(events: EventEnvelope[]) {
  * A batch of the SLA consumer's events, in order, in its transaction: one statement first finds the conversations the
  * bookkeeping concerns (their account follows a policy, or they still hold a clock), and only their events are
  * applied; the others cost nothing more (policyAndClock's query per event was one of every message's statements).
+ * `toApply`: that answer already asked before the transaction (slaEventsToApply), not asked again.
  */
-export async function applySlaEvents(deps: Deps, db: PoolClient, events: EventEnvelope[]): Promise<void> {
+export async function applySlaEvents(deps: Deps, db: PoolClient, events: EventEnvelope[], toApply?: Set<string>): Promise<void> {
   const news = newsOfBatch(events);
-  const concerned = await repo.concernedBySla(db, news);
+  const concerned = toApply ? concernedOf(news, toApply) : await repo.concernedBySla(db, news);
   // Applying an event enqueues, calls and logs nothing: no trace to pass on.
   for (const [i, { event }] of news.entries()) if (concerned.has(i)) await applySlaEvent(deps, db, event);
+}
+
+/** The indices in `news` of the events named in `toApply`. */
+function concernedOf(news: ReturnType<typeof newsOfBatch>, toApply: Set<string>): Set<number> {
+  return new Set(news.flatMap(({ event }, i) => (toApply.has(event.id) ? [i] : [])));
 }
 
 /**

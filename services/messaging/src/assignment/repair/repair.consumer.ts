@@ -33,9 +33,10 @@ export function repairKey(event: EventEnvelope): string {
 /**
  * A batch in one transaction. The reply timers of all its messages take two statements: per conversation, the first
  * inbound message after our last reply in the batch starts a timer (kept if one runs), and a reply or a close clears
- * the timer it answers. User events and closes are then applied one by one, in order.
+ * the timer it answers. User events and closes are then applied one by one, in order. `work`: the timed
+ * conversations already asked before the transaction (repairWork), not asked again.
  */
-export async function applyRepairBatch(deps: Deps, db: PoolClient, events: EventEnvelope[]): Promise<void> {
+export async function applyRepairBatch(deps: Deps, db: PoolClient, events: EventEnvelope[], work?: RepairWork): Promise<void> {
   const firstUnanswered = new Map<string, Date>();
   const answered = new Map<string, Date>();
   for (const event of events) {
@@ -57,7 +58,8 @@ export async function applyRepairBatch(deps: Deps, db: PoolClient, events: Event
     db,
     [...answered].map(([conversationId, at]) => ({ conversationId, at })),
   );
-  const timed = await repair.timedConversations(db, [...firstUnanswered.keys()]);
+  // Asked before the transaction (repairWork) when the share prepared the batch.
+  const timed = work ? work.timed.filter((c) => firstUnanswered.has(c.id)) : await repair.timedConversations(db, [...firstUnanswered.keys()]);
   const minuteMs = deps.config.SERVICE_LEVEL_MINUTE_MS;
   await timers.startMany(
     db,
@@ -75,19 +77,26 @@ export async function applyRepairBatch(deps: Deps, db: PoolClient, events: Event
   for (const event of events) await applyOne(deps, db, event);
 }
 
+/** What a batch's reply timers need, asked before its transaction (repairWork). */
+export interface RepairWork {
+  /** Its messages' conversations that are assigned, open and on an account with a reply timeout (timedConversations). */
+  timed: Awaited<ReturnType<typeof repair.timedConversations>>;
+  /** The message.received events whose conversation is not among them: nothing to repair. */
+  skipped: Set<string>;
+}
+
 /**
- * The message.received events of a batch that have nothing to repair, asked before the batch's transaction (the
- * bookkeeping queue's repair share, QueueShare.prepare): those whose conversation is not assigned, open and on an
- * account with a reply timeout start no timer, and a message received does nothing else here. They are neither claimed
- * nor applied (QueueShare.idle): a batch of messages where nobody waits on a reply timer (the usual case) opens no
- * transaction for the repairs. The others are asked again in the transaction.
+ * The bookkeeping queue's repair share, before the batch's transaction (QueueShare.prepare): which of the batch's
+ * messages wait on a reply timer. A message received into a conversation that is not assigned, open and on an account
+ * with a reply timeout starts no timer and does nothing else here: it is neither claimed nor applied (QueueShare.idle),
+ * so a batch of messages nobody waits on (the usual case) opens no transaction for the repairs. applyRepairBatch
+ * takes the answer for the others.
  */
-export async function repairsToSkip(deps: Deps, events: EventEnvelope[]): Promise<Set<string>> {
+export async function repairWork(deps: Deps, events: EventEnvelope[]): Promise<RepairWork> {
   const received = events.filter((e): e is ParsedEvent<'message.received'> => isEventOf(e, 'message.received'));
-  if (received.length === 0) return new Set();
   const timed = await repair.timedConversations(deps.pool, [...new Set(received.map((e) => e.data.conversationId))]);
   const waiting = new Set(timed.map((c) => c.id));
-  return new Set(received.filter((e) => !waiting.has(e.data.conversationId)).map((e) => e.id));
+  return { timed, skipped: new Set(received.filter((e) => !waiting.has(e.data.conversationId)).map((e) => e.id)) };
 }
 
 /** One event's repair, in its own trace (eventTraceparent: explicit, the service runs without an active context, main.ts). */
