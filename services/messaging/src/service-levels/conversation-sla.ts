@@ -74,7 +74,7 @@ function concernedOf(news: ReturnType<typeof newsOfBatch>, toApply: Set<string>)
  * The same question asked before the batch's transaction (the bookkeeping queue's SLA share, QueueShare.prepare): the
  * ids of the events applySlaEvents would apply. The others write nothing, so they are neither claimed nor applied
  * (QueueShare.idle), and a batch of messages on accounts with no policy opens no transaction for the clocks (most
- * accounts have none). Those that are concerned are asked again in the transaction.
+ * accounts have none). The concerned ones are applied with this answer (applySlaEvents' `toApply`), not asked again.
  */
 export async function slaEventsToApply(deps: Deps, events: EventEnvelope[]): Promise<Set<string>> {
   const news = newsOfBatch(events);
