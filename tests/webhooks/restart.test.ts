@@ -62,10 +62,13 @@ describe('webhooks service restart', () => {
     const ids = [...before, ...during].map((e) => e.id);
     await waitFor(() => ids.every((id) => rx.received.some((r) => r.id === id && r.path === '/r')), 20_000);
     // A first attempt is made before its row is written: the requests can all have arrived while the last rows are
-    // still being written, so wait for every row, each succeeded.
+    // still being written, so wait for every row, each succeeded. The page and its total are two reads, which can
+    // straddle a commit (a total of 2N beside a page of N was seen): the page itself must hold every row.
     const ok = await waitFor(async () => {
       const list = (await owner.get(`/api/v1/webhook-settings/${hook.id}/deliveries?limit=100`)).body;
-      return list.pagination.total === 2 * N && list.data.every((d: { status: string }) => d.status === 'succeeded') && list;
+      return (
+        list.pagination.total === 2 * N && list.data.length === 2 * N && list.data.every((d: { status: string }) => d.status === 'succeeded') && list
+      );
     });
     expect(ok.pagination.total).toBe(2 * N);
     expect(new Set(ok.data.map((d: { eventId: string }) => d.eventId))).toEqual(new Set(ids));
