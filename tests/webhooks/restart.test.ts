@@ -41,7 +41,7 @@ describe('webhooks service restart', () => {
     // attempts follow the requests by a few milliseconds.
     await waitFor(async () => {
       const list = (await owner.get(`/api/v1/webhook-settings/${hook.id}/deliveries?status=pending&limit=100`)).body;
-      return list.pagination.total === N && list.data.every((d: { attemptCount: number }) => d.attemptCount >= 1);
+      return list.pagination.total === N && list.data.length === N && list.data.every((d: { attemptCount: number }) => d.attemptCount >= 1);
     });
     await stack.stopService('webhooks');
 
