@@ -4,7 +4,8 @@
  * Integration tests talk to the real PostgreSQL, RabbitMQ and Redis given by DATABASE_URL, AMQP_URL, REDIS_URL.
  */
 module.exports = {
-  testEnvironment: 'node',
+  // jest's node environment with Node's own require beside jest's (tests/support/native.ts).
+  testEnvironment: '<rootDir>/tests/support/node-environment.js',
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
   },

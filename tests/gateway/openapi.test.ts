@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { API_KEY_SCOPES } from '@crm/auth';
 import { client } from '../support/http';
 import { startStack, Stack } from '../support/stack';
+import { nativeRequire } from '../support/native';
 
 /**
  * Routes that are not API operations: the static pages and their assets. Everything else the router has
@@ -122,8 +123,8 @@ describe('GET /openapi.json: every gateway route, described', () => {
 
   // The document routes take no credential and a document costs ~100 ms of CPU to build: it is built once and kept.
   it('builds each document once: asked again (whole or public), the same document is served without building it again', async () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const docsModule = require('@crm/gateway/dist/docs') as typeof import('@crm/gateway/dist/docs');
+    // The copy the stack's gateway runs (loaded by Node's require, tests/support/native.ts).
+    const docsModule = nativeRequire<typeof import('@crm/gateway/dist/docs')>('@crm/gateway/dist/docs');
     const whole = jest.spyOn(docsModule, 'gatewayDocument');
     const pub = jest.spyOn(docsModule, 'publicDocument');
     try {

@@ -2,16 +2,19 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'amqplib';
 import { Client as PgClient } from 'pg';
-import { declaredQueues } from '@crm/events';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createMigratedDatabase, dropStaleTemplates, infra, newTestRunId, runStartedAt } from '@crm/testing';
 import { startStack } from './stack';
+import { nativeRequire } from './native';
 import { connectPatiently } from './patient-client';
 
 // The shared servers outlive every run: a stack's stop() must leave nothing behind. Its queues are deleted by the
 // names its in-process services declared (no broker-side listing per stop), so this checks, once, that those names
 // are all of them.
+// The stack's services run the copy of @crm/events loaded by Node's require (native.ts): that copy knows their queues.
+const { declaredQueues } = nativeRequire<typeof import('@crm/events')>('@crm/events');
+
 describe('startStack / stop', () => {
   it('removes every queue its services declared, its exchange and its databases', async () => {
     const stack = await startStack({ services: ['webhooks'] });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, Logger } from '@crm/logger';
+import type { Logger } from '@crm/logger';
 import path from 'node:path';
 import {
   clearRedisPrefix,
@@ -11,10 +11,15 @@ import {
   TestDatabase,
   uniqueName,
 } from '@crm/testing';
-import * as gateway from '@crm/gateway';
-import { startTelemetry } from '@crm/telemetry';
-import { declaredQueues } from '@crm/events';
-import { setProcessMetricsByDefault } from '@crm/metrics';
+import { nativeRequire } from './native';
+
+// The services, the gateway and the packages whose state they share (the tracer, the declared queues, the metrics
+// default) are loaded by Node's require, once per jest worker, not once per test file (native.ts says why).
+const gateway = nativeRequire<typeof import('@crm/gateway')>('@crm/gateway');
+const { createLogger } = nativeRequire<typeof import('@crm/logger')>('@crm/logger');
+const { startTelemetry } = nativeRequire<typeof import('@crm/telemetry')>('@crm/telemetry');
+const { declaredQueues } = nativeRequire<typeof import('@crm/events')>('@crm/events');
+const { setProcessMetricsByDefault } = nativeRequire<typeof import('@crm/metrics')>('@crm/metrics');
 
 /**
  * A whole stack for one test file: each requested service started in-process on its own port with a
@@ -149,8 +154,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
   const startService = async (name: ServiceName, extraEnv?: Record<string, string>) => {
     if (!databases.has(name)) databases.set(name, await migratedDatabase(name));
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const mod = require(`@crm/${name}`) as ServiceModule;
+    const mod = nativeRequire<ServiceModule>(`@crm/${name}`);
     const env = {
       ...shared,
       ...(name === 'messaging' ? { HTTP_PORT: String(messagingHttpPort) } : {}),
