@@ -1,16 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@crm/logger';
 import path from 'node:path';
-import {
-  clearRedisPrefix,
-  createMigratedDatabase,
-  deleteRabbitPrefix,
-  freePort,
-  infra,
-  internalAuthSeed,
-  TestDatabase,
-  uniqueName,
-} from '@crm/testing';
+import { createMigratedDatabase, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
 import { nativeRequire } from './native';
 
 // The services, the gateway and the packages whose state they share (the tracer, the declared queues, the metrics
@@ -20,6 +11,10 @@ const { createLogger } = nativeRequire<typeof import('@crm/logger')>('@crm/logge
 const { startTelemetry } = nativeRequire<typeof import('@crm/telemetry')>('@crm/telemetry');
 const { declaredQueues } = nativeRequire<typeof import('@crm/events')>('@crm/events');
 const { setProcessMetricsByDefault } = nativeRequire<typeof import('@crm/metrics')>('@crm/metrics');
+// The clean-up too: clearing the Redis prefix loads node-redis (~420 modules) and the broker's clean-up amqplib, which
+// jest would otherwise load again for every file. (This copy of @crm/testing is used for nothing else: the seed and
+// the databases come from the file's own, which tests spy on.)
+const { clearRedisPrefix, deleteRabbitPrefix } = nativeRequire<typeof import('@crm/testing')>('@crm/testing');
 
 /**
  * A whole stack for one test file: each requested service started in-process on its own port with a
