@@ -99,6 +99,15 @@ export interface StackOptions {
   directDatabaseUrl?: (url: string) => string;
 }
 
+/**
+ * The queues a test file declared with its own copy of @crm/events (jest's, loaded when the file imports it: an
+ * EventConsumer standing for an earlier version, say), which the services' shared copy does not know of.
+ */
+function queuesTheFileDeclared(prefix: string): string[] {
+  const loaded = require.cache[require.resolve('@crm/events')];
+  return loaded ? (loaded.exports as typeof import('@crm/events')).declaredQueues(prefix) : [];
+}
+
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   // As runService does in every process: trace context propagates (nothing is exported). Once per test file.
   startTelemetry('test', undefined);
@@ -174,7 +183,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     await clearRedisPrefix(prefix).catch(() => undefined);
     // Every service ran in this process: the queues they declared are known, the broker need not be asked (none known
     // would mean another copy of @crm/events declared them, e.g. after jest.resetModules: then the broker lists them).
-    const queues = declaredQueues(shared.EVENTS_EXCHANGE);
+    // Those the test file declared itself on the stack's exchange (an earlier version's queue, say) too.
+    const queues = [...new Set([...declaredQueues(shared.EVENTS_EXCHANGE), ...queuesTheFileDeclared(shared.EVENTS_EXCHANGE)])];
     await deleteRabbitPrefix(infra.amqpUrl, shared.EVENTS_EXCHANGE, shared.EVENTS_EXCHANGE, queues.length > 0 ? queues : undefined).catch(
       () => undefined,
     );
