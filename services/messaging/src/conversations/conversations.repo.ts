@@ -186,11 +186,17 @@ export interface ThreadRef {
   threadId: string;
 }
 
-/** Which of these threads have a conversation (one statement for a batch); answered as the indexes given. */
+/**
+ * Which of these threads have a conversation (one statement for a batch); answered as the indexes given.
+ * Planned at every call, not prepared (no `name`): a prepared statement's generic plan, made while an org had few
+ * conversations, looked them up by org_id alone (conversations_priority_idx) and read every conversation of the org
+ * for each thread as the org grew: 119 ms for 33 threads at 10,100 conversations. A burst of new senders at 200 msg/s
+ * backed up for 25 s (bench/realtime, "fresh"). Planning costs ~0.2 ms a batch
+ * (test/thread-lookup-plan.int.test.ts).
+ */
 export async function threadsWithConversation(db: Queryable, threads: ThreadRef[]): Promise<Set<number>> {
   if (threads.length === 0) return new Set();
   const { rows } = await db.query<{ i: number }>({
-    name: 'msg_threads_with_conversation',
     text: `SELECT t.i FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) WITH ORDINALITY AS t (org_id, account_id, thread_type, thread_id, i)
            WHERE EXISTS (SELECT 1 FROM conversations c WHERE c.org_id = t.org_id AND c.chatnet_account_id = t.account_id
                            AND c.thread_type = t.thread_type AND c.thread_id = t.thread_id)`,

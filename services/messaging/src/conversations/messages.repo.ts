@@ -294,8 +294,11 @@ export interface StoredInThread {
 // whose thread has one is inserted (a known network id is skipped, as a second copy inside the batch is), and each
 // conversation is bumped once by its count, its last message being the batch's newest (sent_at, then delivery
 // order) unless it already has a newer one. A group's name comes from its newest message that carried one.
+// Planned at every call, not prepared (no `name`): a generic plan made while the org had few conversations finds the
+// batch's conversations by org_id alone and reads all of the org's for each thread once it has thousands (as
+// threadsWithConversation did: conversations.repo.ts). Planning it costs ~0.9 ms a batch, ~0.15 ms a message in the
+// known-contact run of bench/realtime (batches of ~6); the plan it replaces cost a burst of new senders 160 ms a batch.
 const INSERT_INBOUND_BATCH = {
-  name: 'msg_insert_inbound_batch',
   text: `WITH input AS (
            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                                 $9::timestamptz[], $10::text[], $11::text[], $12::uuid[], $13::text[], $14::text[])
