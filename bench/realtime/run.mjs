@@ -532,7 +532,7 @@ try {
   sections.push(
     '## realtime',
     '',
-    `Command: \`node bench/realtime/run.mjs --rate ${RATE} --seconds ${SECONDS}${VIA_GATEWAY ? ' --inbound-via gateway' : ''}${args['rabbit-restart'] ? ' --rabbit-restart' : ''}${args.bare ? ' --bare' : ''}${args.without ? ` --without ${args.without}` : ''}${args.faults ? ' --faults' : ''} --write\`. ` +
+    `Command: \`node bench/realtime/run.mjs --rate ${RATE} --seconds ${SECONDS}${VIA_GATEWAY ? ' --inbound-via gateway' : ''}${args['rabbit-restart'] ? ' --rabbit-restart' : ''}${args.bare ? ' --bare' : ''}${args.without ? ` --without ${args.without}` : ''}${args.faults ? ' --faults' : ''}${args['pg-statements'] ? ' --pg-statements' : ''} --write\`. ` +
       `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${os.cpus().length} cores; load average before the run ${LOAD_BEFORE.map((l) => l.toFixed(2)).join(' ')}, 1-minute at the end ${os.loadavg()[0].toFixed(1)}.`,
     '',
     (VIA_GATEWAY
