@@ -98,13 +98,14 @@ describe('startStack / stop', () => {
         const ch = await conn.createChannel();
         ch.on('error', () => undefined);
         // A passive check of a missing queue closes its channel with 404; one still there is removed after all.
-        if (
-          await ch.checkQueue(q).then(
-            () => ch.deleteQueue(q).then(() => true),
-            () => false,
-          )
-        )
+        const held = await ch.checkQueue(q).then(
+          () => true,
+          () => false,
+        );
+        if (held) {
           left.push(q);
+          await ch.deleteQueue(q);
+        }
       }
     } finally {
       await conn.close().catch(() => undefined);

@@ -109,7 +109,8 @@ function queuesTheFileDeclared(prefix: string): string[] {
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  // As runService does in every process: trace context propagates (nothing is exported). Once per test file.
+  // As runService does in every process: trace context propagates (nothing is exported). Installed by the worker's
+  // first stack (the services' copy of @crm/telemetry is shared); later calls find it installed.
   startTelemetry('test', undefined);
   // prom-client's process series keep hooks enabled for ever (a GC observer, an event-loop histogram): eight services
   // a file, file after file in one jest worker, ran on every GC and kept each file's module graph alive (metrics.ts).
