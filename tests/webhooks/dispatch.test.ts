@@ -6,6 +6,8 @@ import { newOrg, client, type Client } from '../support/http';
 import { startStack, type Stack } from '../support/stack';
 import { eventContact, sample, sleep, startProducer, startReceiver, verifySignature, type Receiver } from './support';
 import { connectPatiently } from '../support/patient-client';
+import { activityNow } from '../support/server-activity';
+import type { Client as PgClient } from 'pg';
 
 // A new delivery is sent as soon as its event is consumed: the fan-out announces it by NOTIFY and a worker
 // of any instance claims it at once. The poll (30 s here, far longer than any wait below) only drives
@@ -271,6 +273,18 @@ describe('webhook dispatch', () => {
   });
 
   /**
+   * The sessions of the webhooks database whose fan-out write waits on the event feed's lock (its text begins with the
+   * feed's append, and pg_stat_activity keeps 1 kB of it). Read afresh: the test polls from its own transaction.
+   */
+  function fanOutWritesWaiting(db: PgClient, dbName: string) {
+    return activityNow<{ pid: number }>(
+      db,
+      `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'advisory' AND query LIKE '%INSERT INTO event_feed%'`,
+      [dbName],
+    );
+  }
+
+  /**
    * No fan-out write of an earlier test still under way, before a test holds the feed lock: one would wait on that lock,
    * and the consumer's batch of the test's own event behind it, its first attempt never made (the CI failure at
    * fbdecf47). The consumer takes events in order, so once a fresh event (of a type no endpoint here takes) is in the
@@ -296,11 +310,7 @@ describe('webhook dispatch', () => {
       await waitFor(() => rx.at('/rewrite').length >= 1);
       const dbName = new URL(stack.databaseUrl('webhooks')).pathname.slice(1);
       const waiting = await waitFor(async () => {
-        const { rows } = await db.query<{ pid: number }>(
-          // The fan-out's write (its text begins with the event feed's append, and pg_stat_activity keeps 1 kB of it).
-          `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'advisory' AND query LIKE '%INSERT INTO event_feed%'`,
-          [dbName],
-        );
+        const rows = await fanOutWritesWaiting(db, dbName);
         return rows.length > 0 && rows;
       });
       for (const { pid } of waiting) await db.query('SELECT pg_terminate_backend($1)', [pid]);
@@ -338,13 +348,7 @@ describe('webhook dispatch', () => {
       await db.query('SELECT pg_advisory_xact_lock(31001)');
       const event = await producer.emit('contact.updated', orgId, sample('contact.updated'));
       await waitFor(() => rx.at('/switched-off').length >= 1);
-      await waitFor(async () => {
-        const { rows } = await db.query(
-          `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'advisory' AND query LIKE '%INSERT INTO event_feed%'`,
-          [dbName],
-        );
-        return rows.length > 0;
-      });
+      await waitFor(async () => (await fanOutWritesWaiting(db, dbName)).length > 0);
       // Switched off while the write waits: its transaction commits now (its answer waits for the write, below).
       const patched = owner.put(`/api/v1/webhook-settings/${hook.id}`, { active: false });
       await waitFor(async () => (await db.query('SELECT active FROM webhook_settings WHERE id = $1', [hook.id])).rows[0].active === false);

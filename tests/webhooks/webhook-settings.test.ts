@@ -3,6 +3,7 @@ import { startStack, type Stack } from '../support/stack';
 import { startReceiver, verifySignature, type Receiver } from './support';
 import { publicEventTypes } from '@crm/events';
 import { connectPatiently } from '../support/patient-client';
+import { activityNow } from '../support/server-activity';
 
 // Webhook settings through the gateway: create (secret shown once), list, read, update, delete, test
 // send, the attempt log and redelivery; settings:edit for every route, reads included; another org sees nothing.
@@ -373,9 +374,11 @@ describe('webhook settings', () => {
         await worker.query('BEGIN');
         await worker.query('UPDATE webhook_deliveries SET updated_at = now() WHERE webhook_id = $1', [hook.body.id]);
         const deleted = owner.del(`/api/v1/webhook-settings/${hook.body.id}`);
+        // Read afresh: this transaction's first read of pg_stat_activity would otherwise be kept (support/server-activity).
         await waitFor(
           async () =>
-            (await worker.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rowCount === 1,
+            (await activityNow(worker, `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).length ===
+            1,
         );
         await worker.query('UPDATE webhook_settings SET failing_since = coalesce(failing_since, now()) WHERE id = $1', [hook.body.id]);
         await worker.query('COMMIT');
