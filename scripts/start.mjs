@@ -3,18 +3,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { build, checkInfra, devSecrets, ensureInstalled, root } from './lib.mjs';
+import { grpcBasePort, listenersOf, MESSAGING_HTTP_OFFSET, portsTaken, SERVICES, takenPortsMessage } from './ports.mjs';
 import { createSupervisor } from './supervisor.mjs';
-
-/** Every backend service with its default gRPC port and the variable the others find it by. */
-const SERVICES = [
-  { name: 'identity', port: 50051, addr: 'IDENTITY_ADDR' },
-  { name: 'crm', port: 50052, addr: 'CRM_ADDR' },
-  { name: 'messaging', port: 50053, addr: 'MESSAGING_ADDR' },
-  { name: 'chatnet-connector', port: 50054, addr: 'CONNECTOR_ADDR' },
-  { name: 'automation', port: 50055, addr: 'AUTOMATION_ADDR' },
-  { name: 'ai', port: 50056, addr: 'AI_ADDR' },
-  { name: 'webhooks', port: 50057, addr: 'WEBHOOKS_ADDR' },
-];
 
 ensureInstalled();
 build();
@@ -22,8 +12,27 @@ const infra = await checkInfra();
 const secrets = devSecrets();
 
 const present = new Set(readdirSync(path.join(root, 'services')));
-const services = SERVICES.filter((s) => present.has(s.name) && existsSync(path.join(root, 'services', s.name, 'dist', 'main.js')));
+let basePort;
+try {
+  basePort = grpcBasePort();
+} catch (err) {
+  console.error(`✗ ${err.message}`);
+  process.exit(1);
+}
+const services = SERVICES.filter((s) => present.has(s.name) && existsSync(path.join(root, 'services', s.name, 'dist', 'main.js'))).map((s) => ({
+  ...s,
+  port: basePort + s.offset,
+}));
 const gatewayPort = process.env.PORT ?? '8080';
+const messagingHttpPort = basePort + MESSAGING_HTTP_OFFSET;
+
+// Every port the processes will listen on must be free before any starts: a taken one would only show as a service
+// restarted again and again, and a readiness wait that runs out.
+const taken = await portsTaken(listenersOf(services, basePort));
+if (taken.length > 0) {
+  for (const line of takenPortsMessage(taken, basePort)) console.error(line);
+  process.exit(1);
+}
 
 /** The service's own database on the server of `server` (a URL). */
 function databaseUrl(name, server = infra.postgres) {
@@ -46,6 +55,8 @@ const common = {
   AMQP_URL: infra.rabbitmq,
   ...secrets,
   ...Object.fromEntries(services.map((s) => [s.addr, `127.0.0.1:${s.port}`])),
+  // The gateway and the connector fetch attachment bytes from messaging's listener.
+  MESSAGING_HTTP_URL: `http://127.0.0.1:${messagingHttpPort}`,
 };
 
 const supervisor = createSupervisor();
@@ -63,7 +74,10 @@ process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 
 console.log(`› Starting ${services.map((s) => s.name).join(', ')} and the gateway…`);
-for (const s of services) launch(s.name, { DATABASE_URL: databaseUrl(s.name), ...directDatabaseEnv(s.name), GRPC_PORT: String(s.port) });
+for (const s of services) {
+  const http = s.name === 'messaging' ? { HTTP_PORT: String(messagingHttpPort) } : {};
+  launch(s.name, { DATABASE_URL: databaseUrl(s.name), ...directDatabaseEnv(s.name), GRPC_PORT: String(s.port), ...http });
+}
 launch('gateway', { PORT: gatewayPort, SERVICES: services.map((s) => s.name).join(',') });
 
 // Ready when the gateway's /readyz says every service answers.
