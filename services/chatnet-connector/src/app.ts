@@ -101,6 +101,7 @@ export async function startConnector(
     pool,
     log,
     maxEvents: config.INBOUND_BATCH_SIZE,
+    maxWaitMs: config.INBOUND_BATCH_WAIT_MS,
     drainWaitMs: config.INBOUND_CONFIRM_TIMEOUT_MS,
     metrics,
   });

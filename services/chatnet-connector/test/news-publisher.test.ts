@@ -59,7 +59,7 @@ class Rig {
     private readonly consumer: ChannelModel,
   ) {}
 
-  static async start(o: { relayThroughProxy: boolean; confirmTimeoutMs: number }): Promise<Rig> {
+  static async start(o: { relayThroughProxy: boolean; confirmTimeoutMs: number; maxWaitMs?: number }): Promise<Rig> {
     const db = await createTestDatabase('chatnet_news');
     const pool = testPool(db.url, 4);
     await installEventTables(pool);
@@ -87,7 +87,16 @@ class Rig {
     await direct.start();
     const metrics = new Metrics('chatnet-connector', { processMetrics: false });
     const outbox = new OutboxBatcher({ pool, log, maxEvents: 100, maxWaitMs: 5 });
-    const news = new NewsPublisher({ direct, outbox, pool, log, maxEvents: 100, drainWaitMs: o.confirmTimeoutMs, metrics });
+    const news = new NewsPublisher({
+      direct,
+      outbox,
+      pool,
+      log,
+      maxEvents: 100,
+      maxWaitMs: o.maxWaitMs ?? 0,
+      drainWaitMs: o.confirmTimeoutMs,
+      metrics,
+    });
     return new Rig(exchange, delivered, metrics, db, pool, proxy, direct, relay, news, consumer);
   }
 
@@ -188,6 +197,40 @@ describe('NewsPublisher: chatnet.inbound straight to RabbitMQ, the outbox while 
     await eventually(async () => rig!.delivered.length >= sent.length + THREADS.length);
     expect(rig.delivered.filter((x) => x.id === sent[0].id)).toHaveLength(1);
     expect(await rig.counted('direct')).toBe(sent.length + THREADS.length);
+  });
+
+  it('gathers messages the network hands over within maxWaitMs into one publish; a flush does not wait', async () => {
+    rig = await Rig.start({ relayThroughProxy: false, confirmTimeoutMs: 2_000, maxWaitMs: 300 });
+    const windows: number[] = [];
+    const publish = rig.direct.publish.bind(rig.direct);
+    jest.spyOn(rig.direct, 'publish').mockImplementation((events) => (windows.push(events.length), publish(events)));
+    // Five messages 20 ms apart, as the network trickles them in: one publish, the first answered after its wait.
+    const started = Date.now();
+    const answered: Promise<number>[] = [];
+    for (let i = 0; i < 5; i++) {
+      answered.push(rig.news.enqueue(message(THREADS[0], i)).then(() => Date.now() - started));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const times = await Promise.all(answered);
+    expect(windows).toEqual([5]);
+    expect(times[0]).toBeGreaterThanOrEqual(300);
+    // A flush (a session handed to another instance, shutdown) publishes what waits at once.
+    const waiting = rig.news.enqueue(message(THREADS[1], 0));
+    const flushedAt = Date.now();
+    await rig.news.flush();
+    await waiting;
+    expect(Date.now() - flushedAt).toBeLessThan(250);
+    expect(windows).toEqual([5, 1]);
+    await eventually(async () => rig!.delivered.length >= 6);
+  });
+
+  it('without a wait (maxWaitMs 0), each message trickled in is a publish of its own', async () => {
+    rig = await Rig.start({ relayThroughProxy: false, confirmTimeoutMs: 2_000, maxWaitMs: 0 });
+    const windows: number[] = [];
+    const publish = rig.direct.publish.bind(rig.direct);
+    jest.spyOn(rig.direct, 'publish').mockImplementation((events) => (windows.push(events.length), publish(events)));
+    for (let i = 0; i < 3; i++) await rig.news.enqueue(message(THREADS[0], i));
+    expect(windows).toEqual([1, 1, 1]);
   });
 
   it('with the broker unreachable, messages go to the outbox, arrive once it is back, each once and in order, and the direct path resumes', async () => {

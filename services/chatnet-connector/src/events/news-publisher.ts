@@ -24,6 +24,11 @@ export interface NewsPublisherOptions {
   log: Logger;
   /** Inbound messages per direct publish (their confirms are awaited together). */
   maxEvents: number;
+  /**
+   * The longest the first inbound message of a direct publish waits for others to join it (0: only what arrived while
+   * the previous publish was being confirmed).
+   */
+  maxWaitMs: number;
   /** How long a return to the direct path waits for the relay to send the inbound messages the outbox still holds. */
   drainWaitMs: number;
   metrics?: Metrics;
@@ -31,6 +36,7 @@ export interface NewsPublisherOptions {
 
 interface Waiting {
   event: Fixed;
+  arrivedAt: number;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -73,6 +79,9 @@ export class NewsPublisher {
   private resumeAt = 0;
   private resumeFailures = 0;
   private closed = false;
+  /** Ends the wait for a direct publish to fill (flush, close, or a full batch). */
+  private gathered?: () => void;
+  private flushing = 0;
   private readonly recent = new Set<string>();
   private readonly counted?: (path: Path, n: number) => void;
 
@@ -98,16 +107,23 @@ export class NewsPublisher {
       traceparent: event.traceparent,
     };
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ event: fixed, resolve, reject });
+      this.queue.push({ event: fixed, arrivedAt: Date.now(), resolve, reject });
+      if (this.queue.length >= this.o.maxEvents) this.gathered?.();
       this.run();
     });
   }
 
   /** Everything handed in so far confirmed or committed (a session handed to another instance, shutdown). */
   async flush(): Promise<void> {
-    while (this.running || this.queue.length > 0) {
-      this.run();
-      await this.running;
+    this.flushing++;
+    this.gathered?.();
+    try {
+      while (this.running || this.queue.length > 0) {
+        this.run();
+        await this.running;
+      }
+    } finally {
+      this.flushing--;
     }
     await this.o.outbox.flush();
   }
@@ -132,6 +148,7 @@ export class NewsPublisher {
       if (!this.direct && Date.now() >= this.resumeAt) await this.tryResume();
       // The head's run of events that take the same path, at most maxEvents.
       const goesDirect = (w: Waiting) => this.direct && w.event.type === EVENTS.inbound;
+      if (goesDirect(this.queue[0])) await this.gather();
       const first = goesDirect(this.queue[0]);
       let n = 1;
       while (n < this.queue.length && n < this.o.maxEvents && goesDirect(this.queue[n]) === first) n++;
@@ -139,6 +156,26 @@ export class NewsPublisher {
       if (first) await this.publishDirect(batch);
       else this.toOutbox(batch);
     }
+  }
+
+  /**
+   * Waits until the head has waited maxWaitMs, the queue holds maxEvents, or a flush: each publish costs the connector,
+   * and the broker, a round of frames and confirms whatever its size. The network hands messages over one at a time,
+   * and a publish is confirmed within a millisecond or two, so without the wait nearly every message was a publish of
+   * its own (at 200 msg/s a publisher's CPU per message was about twice that of one gathering 10 ms: bench/RESULTS.md).
+   */
+  private async gather(): Promise<void> {
+    const due = this.queue[0].arrivedAt + this.o.maxWaitMs - Date.now();
+    if (due <= 0 || this.flushing > 0 || this.queue.length >= this.o.maxEvents) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, due);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.gathered = done;
+    });
+    this.gathered = undefined;
   }
 
   private async publishDirect(batch: Waiting[]): Promise<void> {
