@@ -14,6 +14,8 @@
 //   creates over four organizations' keys, 50/s each, under the default 600/min per key).
 //   With --url it measures a stack already running there (started with those two settings).
 //   It uses `npm start`'s fixed ports and databases: do not run it beside another `npm start`.
+//   Each run's CPU per request is measured by process (/proc; the services found by their command line, their
+//   PostgreSQL backends by npm start's database names), as issue #28 item 7 asks where a target is missed; not with --url.
 //   --timeline prints, per half second of sending, the requests sent in it and their worst HTTP and webhook latency
 //   (where a p99 comes from: a stall, or the load throughout).
 import { spawn } from 'node:child_process';
@@ -21,8 +23,10 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
+import { cpuPerUnit, cpuSnapshot } from '../lib/cpu.mjs';
 import { root, waitReady } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 import { webhookReceiver } from '../lib/webhook-receiver.mjs';
@@ -182,6 +186,30 @@ async function signup(name) {
   return r.json();
 }
 
+/** The stack's node processes by service (their command line names services/<name>/dist/main.js). */
+function stackProcesses() {
+  const out = {};
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const m = readFileSync(`/proc/${d}/cmdline`, 'utf8').match(/services\/([\w-]+)\/dist\/main\.js/);
+      if (m) out[m[1]] = Number(d);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+const serverDb = new pg.Pool({ connectionString: pgUrl, max: 1 });
+/** A CPU snapshot of the stack `npm start` runs here (undefined for a stack elsewhere: --url). */
+async function cpuNow() {
+  if (args.url) return undefined;
+  const processes = stackProcesses();
+  const dbs = Object.fromEntries(Object.keys(processes).map((name) => [name, `crm_${name.replace(/-/g, '_')}`]));
+  return cpuSnapshot({ processes, dbs, pool: serverDb });
+}
+
 const receivers = [];
 const messagingDb = new pg.Pool({ connectionString: Object.assign(new URL(pgUrl), { pathname: '/crm_messaging' }).toString(), max: 1 });
 const summary = (name, offered, sent) => {
@@ -200,6 +228,31 @@ const summary = (name, offered, sent) => {
     req99: pct(p.request, 99),
   };
 };
+/**
+ * CPU ms per request sent, by process, for each run: the services, their PostgreSQL backends, then RabbitMQ and Redis
+ * (shared by the machine) and the load generator, with the services and their PostgreSQL summed (issue #28's measure).
+ */
+function cpuTable(results) {
+  const measured = results.filter((r) => r.cpu);
+  if (measured.length === 0) return [];
+  const labels = [...new Set(measured.flatMap((r) => Object.keys(r.cpu)))];
+  const outside = ['rabbitmq', 'redis', 'load generator'];
+  const order = [
+    ...labels.filter((l) => !l.startsWith('pg ') && !outside.includes(l)).sort(),
+    ...labels.filter((l) => l.startsWith('pg ')).sort(),
+    ...outside.filter((l) => labels.includes(l)),
+  ];
+  const own = (r) => order.filter((l) => !outside.includes(l)).reduce((sum, l) => sum + (r.cpu[l] ?? 0), 0);
+  return [
+    "CPU milliseconds per request sent, by process (utime + stime from /proc between the start of sending and 0.5 s after the last delivery; pg = the PostgreSQL backends of that service's database; RabbitMQ and Redis serve only this stack when the machine is otherwise quiet):",
+    '',
+    `| run | ${order.join(' | ')} | services + pg |`,
+    `|---|${order.map(() => '---|').join('')}---|`,
+    ...measured.map((r) => `| ${r.name} | ${order.map((l) => f(r.cpu[l], 2)).join(' | ')} | ${f(own(r), 2)} |`),
+    '',
+  ];
+}
+
 let exitCode = 0;
 try {
   await waitReady(url, 300_000);
@@ -274,9 +327,13 @@ try {
   const results = [];
   const measure = async (name, rate, send) => {
     progress(`${name}: ${rate}/s for ${SECONDS} s`);
+    const before = await cpuNow();
     const sent = await openLoop(rate, SECONDS, send);
     await drain(name);
-    const r = summary(name, rate, sent);
+    // What the last deliveries left to do (their writes, the relay's marks) before the second snapshot.
+    await sleep(500);
+    const after = await cpuNow();
+    const r = { ...summary(name, rate, sent), cpu: before && after ? cpuPerUnit(before, after, sent, { countStarted: true }) : undefined };
     progress(
       `${name}: delivered ${r.delivered}/${r.accepted}, p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, errors ${r.errors} ${JSON.stringify(r.statuses)}`,
     );
@@ -325,6 +382,7 @@ try {
     `| new senders | ${fresh.offered} × ${SECONDS} | ${fresh.sent} | ${fresh.accepted} | ${fresh.delivered} | ${fresh.lost} | ${fresh.errors} | ${f(fresh.p50)} | ${f(fresh.p99)} | ${f(fresh.req99)} | p99 < 500 ms, every conversation with its contact (without: ${unlinked}) | **${ok(fresh, 500) && unlinked === 0 ? 'met' : 'NOT met'}** |`,
     `| public contact creates | ${contacts.offered} × ${SECONDS} | ${contacts.sent} | ${contacts.accepted} | ${contacts.delivered} | ${contacts.lost} | ${contacts.errors} | ${f(contacts.p50)} | ${f(contacts.p99)} | ${f(contacts.req99)} | p99 < 250 ms | **${ok(contacts, 250) ? 'met' : 'NOT met'}** |`,
     '',
+    ...cpuTable(results),
     `Invalid signatures: ${receivers.reduce((a, r) => a + r.stats.badSignatures, 0)}. Answers other than 2xx: ${JSON.stringify(Object.fromEntries(results.map((r) => [r.name, Object.fromEntries(Object.entries(r.statuses).filter(([s]) => !s.startsWith('2')))])))}.`,
     '',
   ];
@@ -337,6 +395,7 @@ try {
   for (const r of receivers) r.close();
   agent.destroy();
   await messagingDb.end();
+  await serverDb.end();
   await stopStack();
 }
 process.exit(exitCode);
