@@ -162,7 +162,8 @@ export class NewsPublisher {
    * Waits until the head has waited maxWaitMs, the queue holds maxEvents, or a flush: each publish costs the connector,
    * and the broker, a round of frames and confirms whatever its size. The network hands messages over one at a time,
    * and a publish is confirmed within a millisecond or two, so without the wait nearly every message was a publish of
-   * its own (at 200 msg/s a publisher's CPU per message was about twice that of one gathering 10 ms: bench/RESULTS.md).
+   * its own (bench/realtime at 200 msg/s: the connector's CPU per message 0.79 ms without the wait, 0.55-0.58 with
+   * 20 ms; RabbitMQ's 1.75 and 1.34-1.36: bench/RESULTS.md, session 43's runs).
    */
   private async gather(): Promise<void> {
     const due = this.queue[0].arrivedAt + this.o.maxWaitMs - Date.now();
