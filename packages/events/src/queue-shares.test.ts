@@ -135,7 +135,11 @@ test('draining: a retired queue is unbound and emptied; one that does not exist 
   await expect(ch.checkQueue(missing)).rejects.toThrow(/404/);
 });
 
-/** `pool`, with the text of every statement its clients run recorded (a multi-statement query is one round trip). */
+/**
+ * `pool`, with the text of every statement its clients have run recorded once it has finished (a multi-statement query is
+ * one round trip). Recorded on completion, not when sent: a test that sees `COMMIT` then reads the claims on another
+ * connection, which must find them committed.
+ */
 function recording(pool: Harness['pool']) {
   const sent: string[] = [];
   const wrapped = new WeakSet<object>();
@@ -146,8 +150,18 @@ function recording(pool: Harness['pool']) {
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
         const q = args[0] as string | { text: string };
-        sent.push(typeof q === 'string' ? q : q.text);
-        return query(...args);
+        const text = typeof q === 'string' ? q : q.text;
+        const last = args.length - 1;
+        const callback = args[last];
+        if (typeof callback === 'function') {
+          // The pool's own query() passes a callback.
+          args[last] = (...result: unknown[]) => {
+            sent.push(text);
+            return callback(...result);
+          };
+          return query(...args);
+        }
+        return (query(...args) as Promise<unknown>).finally(() => sent.push(text));
       };
     }
     return client;
