@@ -101,6 +101,8 @@ describe('analytics: contacts applied in batches', () => {
     return names;
   };
   const INSERT_MANY = 'analytics_contacts_insert_many';
+  const FUNNEL = 'analytics_funnel_add_many';
+  const USER_STATS = 'analytics_user_stats_add_many';
 
   it('gives the same read model as the events applied one at a time', async () => {
     const [batched, single] = [randomUUID(), randomUUID()];
@@ -143,7 +145,7 @@ describe('analytics: contacts applied in batches', () => {
     const orgId = randomUUID();
     const x = randomUUID();
     // No assignee, no conversion: its row and its funnel count, and no read of assignments it cannot have yet.
-    expect(await applied([created(orgId, snap(x))])).toEqual([INSERT_MANY, 'analytics_funnel_add']);
+    expect(await applied([created(orgId, snap(x))])).toEqual([INSERT_MANY, FUNNEL]);
     const once = strip(await state(orgId));
     expect(once.contacts).toHaveLength(1);
     expect((await applied([created(orgId, snap(x))])).slice(0, 2)).toEqual([INSERT_MANY, 'analytics_contact_lock']);
@@ -152,6 +154,36 @@ describe('analytics: contacts applied in batches', () => {
     const y = randomUUID();
     expect(await applied([created(orgId, snap(y, { assignedUserId: alice }))])).toContain('analytics_assignment_save');
     expect((await state(orgId)).assignments).toEqual([expect.objectContaining({ contact_id: y, user_id: alice, credited: false })]);
+  });
+
+  it('a batch of several orgs costs the statements of one org: one insert, one funnel write, one user-stats write', async () => {
+    const orgs = [randomUUID(), randomUUID(), randomUUID()];
+    const [x, y] = [randomUUID(), randomUUID()];
+    // Per org: a lead assigned to alice, a plain new contact, both created on day 2 (the same ids in every org: the
+    // read model is keyed by org and contact).
+    const eventsOf = (orgId: string) => [created(orgId, snap(x, { status: 'lead', assignedUserId: alice })), created(orgId, snap(y))];
+    const names = await applied(orgs.flatMap(eventsOf));
+    expect(names.filter((n) => n === INSERT_MANY)).toHaveLength(1);
+    expect(names.filter((n) => n === FUNNEL)).toHaveLength(1);
+    expect(names.filter((n) => n === USER_STATS)).toHaveLength(1);
+    // Each org's read model is what its events give alone.
+    const alone = randomUUID();
+    await applied(eventsOf(alone));
+    const expected = strip(await state(alone));
+    expect(expected.contacts).toHaveLength(2);
+    expect(expected.funnel).toHaveLength(2);
+    expect(expected.users.length).toBeGreaterThan(0);
+    for (const orgId of orgs) expect(strip(await state(orgId))).toEqual(expected);
+  });
+
+  it('updates alone, one per org, make no insert statement: each contact takes the usual path', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    const x = randomUUID();
+    await applied([created(a, snap(x)), created(b, snap(x))]);
+    const names = await applied([updated(a, snap(x, { status: 'lead' }), day(5)), updated(b, snap(x, { status: 'lead' }), day(5))]);
+    expect(names).not.toContain(INSERT_MANY);
+    expect(names.filter((n) => n === 'analytics_contact_lock')).toHaveLength(2);
+    expect(names.filter((n) => n === FUNNEL)).toHaveLength(1);
   });
 
   it('a contact.updated alone keeps the usual path: its row is locked first, with no insert tried before', async () => {

@@ -148,6 +148,32 @@ describe('a batch of conversation items', () => {
     );
     expect(replies.rows[0]).toEqual({ replies: 53, responses: 53 });
   });
+
+  it('writes the aggregates of every org in the batch with one statement each: an org adds only its own four', async () => {
+    const agent = randomUUID();
+    const orgIds: string[] = [];
+    const statementsFor = async (orgs: number) => {
+      const batch: ConversationItems[] = [];
+      for (let o = 0; o < orgs; o++) {
+        const orgId = randomUUID();
+        orgIds.push(orgId);
+        const ids = [randomUUID(), randomUUID()];
+        await oneAtATime(ids.flatMap((id) => events(orgId, id, [item(INBOUND, 0)])));
+        batch.push(...ids.flatMap((id) => events(orgId, id, [item(REPLY, 2, agent)])));
+      }
+      return countingStatements((tx) => applyConversationItems(tx, batch));
+    };
+    // Per org: items, lock, update, durations; then the histogram and the user stats of all of them.
+    expect(await statementsFor(1)).toBe(6);
+    expect(await statementsFor(2)).toBe(10);
+    expect(await statementsFor(3)).toBe(14);
+    // Each org's rows are its own: two replies, each a response, in its day's user stats and its histogram.
+    for (const orgId of orgIds) {
+      const rows = await rowsOf(orgId);
+      expect(rows.users.filter((u) => u.unit === 'd')).toEqual([expect.objectContaining({ user_id: agent, replies: 2, responses: 2 })]);
+      expect(rows.histogram.reduce((n, h) => n + Number(h.n), 0)).toBeGreaterThan(0);
+    }
+  });
 });
 
 /** Sessions waiting for a lock the given client's transaction holds. */

@@ -1,5 +1,6 @@
 import type { PoolClient } from '@crm/db';
 import * as repo from './contacts.repo';
+import { FunnelDeltas } from './funnel-deltas';
 import { utcDay, UserStatsDeltas } from './user-stats';
 
 /** The fields of a contact.created / contact.updated snapshot the read model uses. */
@@ -21,32 +22,6 @@ function union(r: repo.Reached, s: ContactSnapshot): repo.Reached {
 }
 
 const NOTHING_REACHED: repo.Reached = { lead: false, customer: false, statusIds: [] };
-const funnelKey = (day: string, r: repo.Reached) => JSON.stringify([day, r.lead, r.customer, r.statusIds]);
-
-/** Changes to the funnel rows, summed per row and written at the end in key order (no deadlocks between batches). */
-class FunnelDeltas {
-  private readonly rows = new Map<string, { day: string; reached: repo.Reached; n: number }>();
-
-  move(day: string, from: repo.Reached | undefined, to: repo.Reached | undefined) {
-    if (from) this.add(day, from, -1);
-    if (to) this.add(day, to, 1);
-  }
-
-  private add(day: string, reached: repo.Reached, n: number) {
-    const key = funnelKey(day, reached);
-    const row = this.rows.get(key) ?? { day, reached, n: 0 };
-    row.n += n;
-    this.rows.set(key, row);
-  }
-
-  async apply(db: PoolClient, orgId: string) {
-    const keys = [...this.rows.keys()].sort();
-    for (const key of keys) {
-      const { day, reached, n } = this.rows.get(key)!;
-      if (n !== 0) await repo.addToFunnel(db, orgId, day, reached, n);
-    }
-  }
-}
 
 /** One org's aggregate changes from a batch. */
 interface Aggregates {
@@ -68,9 +43,11 @@ export interface ContactChanges {
 }
 
 /**
- * Apply a batch's contact events in the consumer's transaction: per org (in id order), each contact (in id order,
- * its row lock serialising batches that touch it) takes its events in delivery order; the funnel and user rows
- * are summed over the batch and written last, in key order.
+ * Apply a batch's contact events in the consumer's transaction. The batch's new contacts, of every org, first get
+ * their rows with one statement (in org and id order); then per org (in id order), each other contact (in id order,
+ * its row lock serialising batches that touch it) takes its events in delivery order; the funnel and user rows are
+ * summed over the batch and written last, each kind in one statement, in key order. A batch's round trips so do not
+ * grow with the number of orgs in it.
  */
 export async function applyContactChanges(db: PoolClient, batch: ContactChanges[]): Promise<void> {
   const byOrg = new Map<string, Map<string, ContactChange[]>>();
@@ -79,23 +56,28 @@ export async function applyContactChanges(db: PoolClient, batch: ContactChanges[
     byOrg.set(orgId, contacts);
     contacts.set(contactId, [...(contacts.get(contactId) ?? []), ...changes]);
   }
-  const aggregates = new Map<string, Aggregates>();
-  for (const orgId of [...byOrg.keys()].sort()) {
+  const orgs = [...byOrg.keys()].sort();
+  const aggregates = new Map<string, Aggregates>(orgs.map((orgId) => [orgId, { funnel: new FunnelDeltas(), users: new UserStatsDeltas() }]));
+  const inserted = await insertNewContacts(db, byOrg, aggregates);
+  for (const orgId of orgs) {
     const contacts = byOrg.get(orgId)!;
-    const agg: Aggregates = { funnel: new FunnelDeltas(), users: new UserStatsDeltas() };
-    aggregates.set(orgId, agg);
-    const inserted = await insertNewContacts(db, orgId, contacts, agg);
+    const agg = aggregates.get(orgId)!;
     for (const contactId of [...contacts.keys()].sort()) {
-      if (inserted.has(contactId)) continue;
+      if (inserted.has(repo.contactKey(orgId, contactId))) continue;
       for (const c of contacts.get(contactId)!) {
         if (c.kind === 'snapshot') await applyContactSnapshot(db, orgId, c.snapshot, c.at, c.assigned, agg);
         else await applyContactDeleted(db, orgId, contactId, c.at, agg);
       }
     }
   }
-  const orgs = [...aggregates.keys()].sort();
-  for (const orgId of orgs) await aggregates.get(orgId)!.funnel.apply(db, orgId);
-  for (const orgId of orgs) await aggregates.get(orgId)!.users.apply(db, orgId);
+  await FunnelDeltas.applyAll(
+    db,
+    orgs.map((orgId) => [orgId, aggregates.get(orgId)!.funnel]),
+  );
+  await UserStatsDeltas.applyAll(
+    db,
+    orgs.map((orgId) => [orgId, aggregates.get(orgId)!.users]),
+  );
 }
 
 /**
@@ -146,26 +128,35 @@ function freshRow(s: ContactSnapshot, at: Date): repo.AnalyticsContact {
 }
 
 /**
- * The common case, new contacts (contact.created): every contact of the batch with one snapshot gets its row with
- * one statement, before any contact row is locked (rows are taken in id order in each step, so batches still wait
- * for each other instead of deadlocking). Those that had a row already are applied one by one as before; returns
- * the ids done here. A row inserted here has no assignments yet, so one with neither an assignee nor a conversion
- * needs nothing more than its funnel count.
+ * The common case, new contacts (contact.created): every contact of the batch with one snapshot, whatever its org,
+ * gets its row with one statement, before any contact row is locked (rows are taken in (org, id) order in each step,
+ * so batches still wait for each other instead of deadlocking). Those that had a row already are applied one by one
+ * as before; returns the contactKeys done here. A row inserted here has no assignments yet, so one with neither an
+ * assignee nor a conversion needs nothing more than its funnel count.
  */
-async function insertNewContacts(db: PoolClient, orgId: string, contacts: Map<string, ContactChange[]>, agg: Aggregates): Promise<Set<string>> {
-  const candidates: Array<{ contactId: string; row: repo.AnalyticsContact; change: ContactChange & { kind: 'snapshot' } }> = [];
-  for (const [contactId, changes] of contacts) {
-    const only = changes.length === 1 ? changes[0] : undefined;
-    if (only?.kind !== 'snapshot' || only.snapshot.id !== contactId) continue;
-    candidates.push({ contactId, row: freshRow(only.snapshot, only.at), change: only });
-  }
-  // One contact takes the statement only when it is new (contact.created): one round trip where the usual path makes
-  // three (lock, insert, its assignments). An update of one contact usually finds its row: the statement would be a
-  // wasted round trip before the same usual path.
-  if (candidates.length === 0 || (candidates.length === 1 && !candidates[0].change.created)) return new Set();
-  const inserted = await repo.insertContacts(db, orgId, candidates);
-  for (const { contactId, row, change } of candidates.sort((a, b) => (a.contactId < b.contactId ? -1 : 1))) {
-    if (!inserted.has(contactId)) continue;
+async function insertNewContacts(
+  db: PoolClient,
+  byOrg: Map<string, Map<string, ContactChange[]>>,
+  aggregates: Map<string, Aggregates>,
+): Promise<Set<string>> {
+  const candidates: Array<{ orgId: string; contactId: string; row: repo.AnalyticsContact; change: ContactChange & { kind: 'snapshot' } }> = [];
+  for (const [orgId, contacts] of byOrg)
+    for (const [contactId, changes] of contacts) {
+      const only = changes.length === 1 ? changes[0] : undefined;
+      if (only?.kind !== 'snapshot' || only.snapshot.id !== contactId) continue;
+      candidates.push({ orgId, contactId, row: freshRow(only.snapshot, only.at), change: only });
+    }
+  // The statement is made for a new contact (contact.created): one round trip where the usual path makes three (lock,
+  // insert, its assignments), or for several contacts of one org. An update of one contact usually finds its row: for
+  // updates alone, one each, it would be a wasted round trip before the same usual path.
+  const perOrg = new Map<string, number>();
+  for (const c of candidates) perOrg.set(c.orgId, (perOrg.get(c.orgId) ?? 0) + 1);
+  if (!candidates.some((c) => c.change.created) && ![...perOrg.values()].some((n) => n > 1)) return new Set();
+  candidates.sort((a, b) => (a.orgId !== b.orgId ? (a.orgId < b.orgId ? -1 : 1) : a.contactId < b.contactId ? -1 : 1));
+  const inserted = await repo.insertContacts(db, candidates);
+  for (const { orgId, contactId, row, change } of candidates) {
+    if (!inserted.has(repo.contactKey(orgId, contactId))) continue;
+    const agg = aggregates.get(orgId)!;
     agg.funnel.move(utcDay(change.snapshot.createdAt.getTime()), undefined, row.reached);
     const assignee = change.assigned ? change.snapshot.assignedUserId : null;
     if (assignee || row.convertedBy) await updateAssignments(db, orgId, contactId, row.convertedBy, assignee, change.at, agg.users);

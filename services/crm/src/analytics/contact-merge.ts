@@ -1,6 +1,7 @@
 import type { PoolClient } from '@crm/db';
 import { applyContactChanges, type ContactSnapshot } from './contact-events';
 import * as repo from './contacts.repo';
+import { FunnelDeltas } from './funnel-deltas';
 import { utcDay, UserStatsDeltas } from './user-stats';
 
 /**
@@ -73,26 +74,9 @@ function unitedAssignments(a: repo.Assignment[], b: repo.Assignment[], converted
 }
 
 /** What one contact adds to the aggregates (+1) or takes from them (−1). */
-function count(funnel: FunnelChanges, users: UserStatsDeltas, s: AnalyticsState, sign: 1 | -1) {
+function count(funnel: FunnelDeltas, users: UserStatsDeltas, s: AnalyticsState, sign: 1 | -1) {
   if (!s.contact.deleted) funnel.add(utcDay(time(s.contact.createdAt)!), s.contact.reached, sign);
   for (const a of s.assignments) users.add(time(a.at)!, a.userId, { assigned: sign, converted: a.credited ? sign : 0 });
-}
-
-/** Funnel row changes summed and written in key order (the order every writer of the read model uses). */
-class FunnelChanges {
-  private readonly rows = new Map<string, { day: string; reached: repo.Reached; n: number }>();
-  add(day: string, reached: repo.Reached, n: number) {
-    const key = JSON.stringify([day, reached.lead, reached.customer, reached.statusIds]);
-    const row = this.rows.get(key) ?? { day, reached, n: 0 };
-    row.n += n;
-    this.rows.set(key, row);
-  }
-  async apply(db: PoolClient, orgId: string) {
-    for (const key of [...this.rows.keys()].sort()) {
-      const { day, reached, n } = this.rows.get(key)!;
-      if (n !== 0) await repo.addToFunnel(db, orgId, day, reached, n);
-    }
-  }
 }
 
 /** A contact's read-model rows as `next` says (dates may come back from JSON as strings). */
@@ -104,14 +88,14 @@ async function write(db: PoolClient, orgId: string, contactId: string, next: Ana
 
 /** Replace each contact's state `prev` by `next`, moving the aggregates with it. */
 async function replace(db: PoolClient, orgId: string, changes: Array<{ contactId: string; prev: AnalyticsState; next: AnalyticsState }>) {
-  const funnel = new FunnelChanges();
+  const funnel = new FunnelDeltas();
   const users = new UserStatsDeltas();
   for (const c of changes) {
     count(funnel, users, c.prev, -1);
     count(funnel, users, c.next, 1);
     await write(db, orgId, c.contactId, c.next);
   }
-  await funnel.apply(db, orgId);
+  await FunnelDeltas.applyAll(db, [[orgId, funnel]]);
   await users.apply(db, orgId);
 }
 

@@ -68,17 +68,21 @@ export async function insertContact(db: Queryable, orgId: string, contactId: str
   return (res.rowCount ?? 0) > 0;
 }
 
+/** A contact's key in the read model: its org and its id (insertContacts answers with these). */
+export const contactKey = (orgId: string, contactId: string) => `${orgId} ${contactId}`;
+
 /**
- * insertContact for many contacts at once, in contact id order (the order every batch takes contact rows in);
- * returns the ids inserted (the others already had a row: the caller locks and updates those one by one).
+ * insertContact for many contacts at once, of any number of orgs, in (org, contact id) order (the order every batch
+ * takes contact rows in); returns the contactKeys inserted (the others already had a row: the caller locks and
+ * updates those one by one). One statement whatever the orgs: a batch's round trips do not grow with its orgs.
  */
 export async function insertContacts(
   db: Queryable,
-  orgId: string,
-  contacts: Array<{ contactId: string; row: AnalyticsContact }>,
+  contacts: Array<{ orgId: string; contactId: string; row: AnalyticsContact }>,
 ): Promise<Set<string>> {
   if (contacts.length === 0) return new Set();
-  const json = contacts.map(({ contactId, row: c }) => ({
+  const json = contacts.map(({ orgId, contactId, row: c }) => ({
+    org_id: orgId,
     contact_id: contactId,
     created_at: c.createdAt.toISOString(),
     snapshot_at: c.snapshotAt.toISOString(),
@@ -91,21 +95,21 @@ export async function insertContacts(
     converted_by: c.convertedBy,
     deleted: c.deleted,
   }));
-  const { rows } = await db.query<{ contact_id: string }>({
+  const { rows } = await db.query<{ org_id: string; contact_id: string }>({
     name: 'analytics_contacts_insert_many',
     text: `INSERT INTO analytics_contacts (org_id, contact_id, created_at, snapshot_at, assigned_user_id, deal_value, reached_lead,
                                            reached_customer, reached_status_ids, converted_at, converted_by, deleted)
-           SELECT $1, t.contact_id, t.created_at, t.snapshot_at, t.assigned_user_id, t.deal_value, t.reached_lead,
+           SELECT t.org_id, t.contact_id, t.created_at, t.snapshot_at, t.assigned_user_id, t.deal_value, t.reached_lead,
                   t.reached_customer, t.reached_status_ids, t.converted_at, t.converted_by, t.deleted
-             FROM jsonb_to_recordset($2::jsonb) AS t (contact_id uuid, created_at timestamptz, snapshot_at timestamptz, assigned_user_id uuid,
-                  deal_value numeric, reached_lead boolean, reached_customer boolean, reached_status_ids uuid[], converted_at timestamptz,
-                  converted_by uuid, deleted boolean)
-            ORDER BY t.contact_id
+             FROM jsonb_to_recordset($1::jsonb) AS t (org_id uuid, contact_id uuid, created_at timestamptz, snapshot_at timestamptz,
+                  assigned_user_id uuid, deal_value numeric, reached_lead boolean, reached_customer boolean, reached_status_ids uuid[],
+                  converted_at timestamptz, converted_by uuid, deleted boolean)
+            ORDER BY t.org_id, t.contact_id
            ON CONFLICT (org_id, contact_id) DO NOTHING
-           RETURNING contact_id`,
-    values: [orgId, JSON.stringify(json)],
+           RETURNING org_id, contact_id`,
+    values: [JSON.stringify(json)],
   });
-  return new Set(rows.map((r) => r.contact_id));
+  return new Set(rows.map((r) => contactKey(r.org_id, r.contact_id)));
 }
 
 export async function updateContact(db: Queryable, orgId: string, contactId: string, c: AnalyticsContact) {
@@ -164,12 +168,36 @@ export async function deleteAssignments(db: Queryable, orgId: string, contactId:
   });
 }
 
-/** +1 / −1 on the contact's (creation day, stages) row. */
-export async function addToFunnel(db: Queryable, orgId: string, day: string, reached: Reached, n: number) {
+/** A change to one analytics_funnel_days row: +n / −n contacts of the org created that day with those stages. */
+export interface FunnelRow {
+  orgId: string;
+  day: string;
+  reached: Reached;
+  n: number;
+}
+
+/**
+ * Add each row's n to its funnel row, in the order given (the caller's key order, so that writers lock funnel rows
+ * alike), all in one statement; the rows' keys must be distinct (one statement cannot update a row twice).
+ */
+export async function addToFunnel(db: Queryable, rows: FunnelRow[]) {
+  if (rows.length === 0) return;
+  const json = rows.map((r) => ({
+    org_id: r.orgId,
+    day: r.day,
+    reached_lead: r.reached.lead,
+    reached_customer: r.reached.customer,
+    reached_status_ids: r.reached.statusIds,
+    n: r.n,
+  }));
   await db.query({
-    name: 'analytics_funnel_add',
-    text: `INSERT INTO analytics_funnel_days AS f (org_id, day, reached_lead, reached_customer, reached_status_ids, n) VALUES ($1, $2, $3, $4, $5, $6)
+    name: 'analytics_funnel_add_many',
+    text: `INSERT INTO analytics_funnel_days AS f (org_id, day, reached_lead, reached_customer, reached_status_ids, n)
+           SELECT t.org_id, t.day, t.reached_lead, t.reached_customer, t.reached_status_ids, t.n
+             FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (org_id uuid, day date, reached_lead boolean, reached_customer boolean,
+                  reached_status_ids uuid[], n integer)) WITH ORDINALITY AS t (org_id, day, reached_lead, reached_customer, reached_status_ids, n, i)
+            ORDER BY t.i
            ON CONFLICT (org_id, day, reached_lead, reached_customer, reached_status_ids) DO UPDATE SET n = f.n + EXCLUDED.n`,
-    values: [orgId, day, reached.lead, reached.customer, reached.statusIds, n],
+    values: [JSON.stringify(json)],
   });
 }

@@ -21,7 +21,8 @@ export interface ConversationItems {
  * applyOrgItems): in order (the usual case) they advance the stored state; if one is older than the newest
  * applied, the conversation is replayed from all its items and its durations replaced, so the result is the
  * same whatever order the events came in. The aggregates (histogram, users) are summed over the batch and
- * written last, in key order, so concurrent batches cannot deadlock on them.
+ * written last, each kind in one statement for every org of the batch, in key order (org first), so concurrent
+ * batches cannot deadlock on them.
  */
 export async function applyConversationItems(db: PoolClient, batch: ConversationItems[]): Promise<void> {
   const byOrg = new Map<string, Map<string, Item[]>>();
@@ -49,8 +50,20 @@ export async function applyConversationItems(db: PoolClient, batch: Conversation
     await applyOrgItems(db, orgId, newItems, orgDeltas);
   }
   const orgs = [...deltas.keys()].sort();
-  for (const orgId of orgs) await repo.addToHistogram(db, orgId, deltas.get(orgId)!.histogramRows());
-  for (const orgId of orgs) await deltas.get(orgId)!.users.apply(db, orgId);
+  // Every org's aggregate rows in one statement per kind, orgs in id order.
+  await repo.addToHistogram(
+    db,
+    orgs.flatMap((orgId) =>
+      deltas
+        .get(orgId)!
+        .histogramRows()
+        .map((row) => ({ ...row, orgId })),
+    ),
+  );
+  await UserStatsDeltas.applyAll(
+    db,
+    orgs.map((orgId) => [orgId, deltas.get(orgId)!.users]),
+  );
 }
 
 /**

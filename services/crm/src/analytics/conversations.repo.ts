@@ -216,15 +216,15 @@ export interface HistogramDelta {
  * Rows are changed in key order (the caller sorts), so two transactions touching the same rows lock them in
  * the same order and cannot deadlock.
  */
-export async function addToHistogram(db: Queryable, orgId: string, deltas: HistogramDelta[]) {
+export async function addToHistogram(db: Queryable, deltas: Array<HistogramDelta & { orgId: string }>) {
   if (deltas.length === 0) return;
   await db.query({
-    name: 'analytics_histogram_add',
+    name: 'analytics_histogram_add_many',
     text: `INSERT INTO analytics_histogram AS h (org_id, unit, start, series, bucket, n, sum_ms)
-           SELECT $1, * FROM unnest($2::"char"[], $3::date[], $4::smallint[], $5::smallint[], $6::integer[], $7::bigint[])
+           SELECT * FROM unnest($1::uuid[], $2::"char"[], $3::date[], $4::smallint[], $5::smallint[], $6::integer[], $7::bigint[])
            ON CONFLICT (org_id, unit, start, series, bucket) DO UPDATE SET n = h.n + EXCLUDED.n, sum_ms = h.sum_ms + EXCLUDED.sum_ms`,
     values: [
-      orgId,
+      deltas.map((d) => d.orgId),
       deltas.map((d) => d.unit),
       deltas.map((d) => d.start),
       deltas.map((d) => d.series),

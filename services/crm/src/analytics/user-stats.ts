@@ -42,21 +42,26 @@ export class UserStatsDeltas {
   }
 
   async apply(db: Queryable, orgId: string) {
-    const rows = [...this.rows.entries()]
-      .filter(([, r]) => COUNTERS.some((c) => r[c] !== 0))
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([, r]) => r);
+    await UserStatsDeltas.applyAll(db, [[orgId, this]]);
+  }
+
+  /** Writes the changes of every org given in one statement, in key order (org id, then unit, start and user). */
+  static async applyAll(db: Queryable, perOrg: Iterable<[orgId: string, deltas: UserStatsDeltas]>): Promise<void> {
+    const rows: Array<Row & { orgId: string }> = [];
+    for (const [orgId, deltas] of [...perOrg].sort(([a], [b]) => (a < b ? -1 : 1)))
+      for (const [, r] of [...deltas.rows.entries()].sort(([a], [b]) => (a < b ? -1 : 1)))
+        if (COUNTERS.some((c) => r[c] !== 0)) rows.push({ ...r, orgId });
     if (rows.length === 0) return;
     await db.query({
-      name: 'analytics_user_stats_add',
+      name: 'analytics_user_stats_add_many',
       text: `INSERT INTO analytics_user_stats AS u (org_id, unit, start, user_id, replies, responses, response_ms, assigned, converted)
-             SELECT $1, * FROM unnest($2::"char"[], $3::date[], $4::uuid[], $5::integer[], $6::integer[], $7::bigint[], $8::integer[], $9::integer[])
+             SELECT * FROM unnest($1::uuid[], $2::"char"[], $3::date[], $4::uuid[], $5::integer[], $6::integer[], $7::bigint[], $8::integer[], $9::integer[])
              ON CONFLICT (org_id, unit, start, user_id) DO UPDATE
                SET replies = u.replies + EXCLUDED.replies, responses = u.responses + EXCLUDED.responses,
                    response_ms = u.response_ms + EXCLUDED.response_ms, assigned = u.assigned + EXCLUDED.assigned,
                    converted = u.converted + EXCLUDED.converted`,
       values: [
-        orgId,
+        rows.map((r) => r.orgId),
         rows.map((r) => r.unit),
         rows.map((r) => r.start),
         rows.map((r) => r.userId),
