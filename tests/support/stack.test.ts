@@ -4,7 +4,7 @@ import { connect } from 'amqplib';
 import { Client as PgClient } from 'pg';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { createMigratedDatabase, dropStaleTemplates, infra, newTestRunId, runStartedAt } from '@crm/testing';
+import { createMigratedDatabase, dropStaleTemplates, dropTestDatabases, infra, newTestRunId, runStartedAt } from '@crm/testing';
 import { createLogger } from '@crm/logger';
 import { dlqName, EventConsumer, retryQueueName } from '@crm/events';
 import { startStack } from './stack';
@@ -132,6 +132,26 @@ describe('startStack / stop', () => {
     } finally {
       await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
       await Promise.all([a.drop(), b.drop()]);
+    }
+  });
+
+  it('dropTestDatabases drops every database it is given, even past one it cannot drop, and then says which failed', async () => {
+    const dir = path.join(__dirname, '..', '..', 'services', 'webhooks', 'migrations');
+    const [a, b] = [await createMigratedDatabase('webhooks', dir), await createMigratedDatabase('webhooks', dir)];
+    // A held connection does not stop it (WITH FORCE, as a stack's own drop); a name that is not one stops only itself.
+    const holder = new PgClient({ connectionString: a.url });
+    await holder.connect();
+    holder.on('error', () => undefined);
+    await expect(dropTestDatabases([a, { url: a.url, name: 'not a name"', drop: async () => undefined }, b])).rejects.toThrow(
+      /must be letters, digits and _/,
+    );
+    await holder.end().catch(() => undefined);
+    const admin = await connectPatiently(infra.databaseUrl);
+    try {
+      const { rows } = await admin.query('SELECT datname FROM pg_database WHERE datname = ANY ($1)', [[a.name, b.name]]);
+      expect(rows).toEqual([]);
+    } finally {
+      await admin.end();
     }
   });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@crm/logger';
 import path from 'node:path';
-import { createMigratedDatabase, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
+import { createMigratedDatabase, dropTestDatabases, freePort, infra, internalAuthSeed, TestDatabase, uniqueName } from '@crm/testing';
 import { nativeRequire } from './native';
 
 // The services, the gateway and the packages whose state they share (the tracer, the declared queues, the metrics
@@ -180,7 +180,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const removeAll = async (gw?: { stop(): Promise<void> }) => {
     await gw?.stop().catch(() => undefined);
     for (const n of [...running.keys()].reverse()) await stopService(n).catch(() => undefined);
-    await Promise.all([...databases.values()].map((d) => d.drop().catch(() => undefined)));
+    await dropTestDatabases([...databases.values()]).catch(() => undefined);
     await clearRedisPrefix(prefix).catch(() => undefined);
     // Every service ran in this process: the queues they declared are known, the broker need not be asked (none known
     // would mean another copy of @crm/events declared them, e.g. after jest.resetModules: then the broker lists them).

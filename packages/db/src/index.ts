@@ -121,19 +121,30 @@ export async function databaseAnswers(pool: Pool): Promise<void> {
   await pool.query('SELECT 1');
 }
 
+/** PostgreSQL's invalid_catalog_name: the database named in the connection does not exist. */
+const NO_SUCH_DATABASE = '3D000';
+
 /**
  * Start-up: create the service's database when missing and apply its migrations, over the direct connection
  * (DATABASE_DIRECT_URL), never through a transaction pooler: migrate() holds a session-level advisory lock across
- * its transactions, and ensureDatabase connects to the `postgres` maintenance database. Its one connection is
+ * its transactions, and ensureDatabase connects to the `postgres` maintenance database. The database is created
+ * only when connecting to it says it does not exist: every later start (a restart, each replica) then makes one
+ * connection, not a second one to the maintenance database as well (a connection costs the server more CPU than
+ * the statements of a start that finds nothing to migrate: ~18 ms on the 2-core machine). Its one connection is
  * closed when done.
  */
 export async function prepareDatabase(directUrl: string, migrationsDir: string, log?: Log): Promise<string[]> {
-  await ensureDatabase(directUrl);
   // Starting is no request with a deadline: a server full for now (tests beside `npm start`, a deployment scaling
   // out) is waited for as long as ensureDatabase waits, rather than the start failing after ROOM_WAIT_MS.
   const pool = createPool(directUrl, 1, { roomWaitMs: STARTUP_ROOM_WAIT_MS });
   try {
-    return await migrate(pool, migrationsDir, log);
+    try {
+      return await migrate(pool, migrationsDir, log);
+    } catch (err) {
+      if ((err as { code?: string }).code !== NO_SUCH_DATABASE) throw err;
+      await ensureDatabase(directUrl);
+      return await migrate(pool, migrationsDir, log);
+    }
   } finally {
     await pool.end();
   }

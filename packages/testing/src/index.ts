@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { createPool, dropDatabase, ensureDatabase, type Pool } from '@crm/db';
 import { devInternalAuth, type InternalAuth, type InternalPrincipal } from '@crm/grpc-kit';
-import { copyDatabase, migratedTemplate } from './templates';
+import { adminClient, copyDatabase, migratedTemplate } from './templates';
 
 /**
  * Real infrastructure for tests. The servers given by DATABASE_URL / AMQP_URL / REDIS_URL (defaults:
@@ -44,16 +44,42 @@ export interface TestDatabase {
 
 /**
  * A fresh database with `migrationsDir` applied, copied from this run's migrated template of it (templates.ts):
- * the service under test finds nothing to migrate at start. Outside a jest run (no TEST_RUN_ID) an empty one.
+ * the service under test finds nothing to migrate at start. Outside a jest run (no TEST_RUN_ID) an empty one. One
+ * connection to the server looks for (or makes) the template and copies it.
  */
 export async function createMigratedDatabase(prefix: string, migrationsDir: string): Promise<TestDatabase> {
   const runId = process.env.TEST_RUN_ID;
   if (!runId) return createTestDatabase(prefix);
-  const template = await migratedTemplate(infra.databaseUrl, runId, prefix, migrationsDir);
   const name = uniqueName(`t_${prefix}`);
-  await copyDatabase(infra.databaseUrl, template, name);
+  const admin = await adminClient(infra.databaseUrl);
+  try {
+    await copyDatabase(admin, await migratedTemplate(admin, infra.databaseUrl, runId, prefix, migrationsDir), name);
+  } finally {
+    await admin.end();
+  }
   const url = databaseUrlFor(name);
   return { url, name, drop: () => dropDatabase(url) };
+}
+
+/**
+ * Drops test databases of the shared server through one connection (a stack's, when it stops), each even when
+ * another failed (the first failure is thrown at the end): a connection costs the server ~18 ms of CPU on the 2-core
+ * machine, more than the statement dropping a test database.
+ */
+export async function dropTestDatabases(databases: TestDatabase[]): Promise<void> {
+  if (databases.length === 0) return;
+  const admin = await adminClient(infra.databaseUrl);
+  let failure: unknown;
+  try {
+    for (const { name } of databases) {
+      if (/^[A-Za-z0-9_]+$/.test(name))
+        await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch((err: unknown) => (failure ??= err));
+      else failure ??= new Error(`Database name "${name}" must be letters, digits and _`);
+    }
+  } finally {
+    await admin.end();
+  }
+  if (failure) throw failure;
 }
 
 /** A fresh, empty database on the shared server; the service under test migrates it at start. */
