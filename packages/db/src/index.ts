@@ -51,12 +51,8 @@ export async function connectAdmin(connectionString: string, waitMs = STARTUP_RO
 
 /** Create the database named in `url` when it does not exist yet (each service owns its own database). */
 export async function ensureDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
-  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`Database name "${name}" must be letters, digits and _`);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = await connectAdmin(admin.toString());
+  const name = databaseName(url);
+  const client = await connectAdmin(maintenanceUrl(url));
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (found.rowCount === 0) {
@@ -73,16 +69,44 @@ export async function ensureDatabase(url: string): Promise<void> {
 }
 
 export async function dropDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = await connectAdmin(admin.toString());
+  await dropDatabases([url]);
+}
+
+/**
+ * Drop the databases the URLs name (on one server: the first's), through one connection to its maintenance database
+ * (a connection costs the server more CPU than the statement: ~18 ms on the 2-core machine), each even when another
+ * failed; the first failure is thrown at the end.
+ */
+export async function dropDatabases(urls: string[]): Promise<void> {
+  if (urls.length === 0) return;
+  const client = await connectAdmin(maintenanceUrl(urls[0]));
+  let failure: unknown;
   try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    for (const url of urls) {
+      try {
+        await client.query(`DROP DATABASE IF EXISTS "${databaseName(url)}" WITH (FORCE)`);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
   } finally {
     await client.end();
   }
+  if (failure) throw failure;
+}
+
+/** The database `url` names, checked to be letters, digits and _ (it goes into DDL). */
+function databaseName(url: string): string {
+  const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
+  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`Database name "${name}" must be letters, digits and _`);
+  return name;
+}
+
+/** The maintenance database (`postgres`) of `url`'s server, for creating and dropping databases. */
+function maintenanceUrl(url: string): string {
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  return admin.toString();
 }
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from 'pg';
-import { connectAdmin, createPool, dropDatabase, migrate } from '@crm/db';
+import { connectAdmin, createPool, dropDatabases, migrate } from '@crm/db';
 
 /**
  * Migrated template databases, one per migration set and test run: a test file's services find their schema in
@@ -118,7 +118,7 @@ async function dropTemplatesOf(databaseUrl: string, which: (runId: string) => bo
   } finally {
     await admin.end();
   }
-  for (const name of names) await dropDatabase(databaseUrlNamed(databaseUrl, name));
+  await dropDatabases(names.map((name) => databaseUrlNamed(databaseUrl, name)));
   return names;
 }
 
