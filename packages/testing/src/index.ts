@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { createPool, dropDatabase, dropDatabases, ensureDatabase, type Pool } from '@crm/db';
 import { devInternalAuth, type InternalAuth, type InternalPrincipal } from '@crm/grpc-kit';
+import { park, takeParked } from './recycled-databases';
 import { adminClient, copyDatabase, migratedTemplate } from './templates';
 
 /**
@@ -39,6 +40,8 @@ export function testPool(url: string, max = 4): Pool {
 export interface TestDatabase {
   url: string;
   name: string;
+  /** The migrated template it is a copy of: when dropped it is emptied and parked for a later file (recycled-databases.ts). */
+  template?: string;
   drop(): Promise<void>;
 }
 
@@ -52,18 +55,38 @@ export async function createMigratedDatabase(prefix: string, migrationsDir: stri
   if (!runId) return createTestDatabase(prefix);
   const name = uniqueName(`t_${prefix}`);
   const admin = await adminClient(infra.databaseUrl);
+  let template: string;
   try {
-    await copyDatabase(admin, await migratedTemplate(admin, infra.databaseUrl, runId, prefix, migrationsDir), name);
+    template = await migratedTemplate(admin, infra.databaseUrl, runId, prefix, migrationsDir);
+    if (!(await takeParked(admin, template, name))) await copyDatabase(admin, template, name);
   } finally {
     await admin.end();
   }
-  const url = databaseUrlFor(name);
-  return { url, name, drop: () => dropDatabase(url) };
+  const database: TestDatabase = { url: databaseUrlFor(name), name, template, drop: () => dropTestDatabases([database]) };
+  return database;
 }
 
-/** Drops test databases of the shared server through one connection (a stack's, when it stops): @crm/db's dropDatabases. */
+/**
+ * Done with test databases (a stack's, when it stops), through one connection: a copy of a migrated template is
+ * emptied and parked for a later file when it may be (recycled-databases.ts), anything else is dropped (@crm/db's
+ * dropDatabases). Either way the name is gone.
+ */
 export async function dropTestDatabases(databases: TestDatabase[]): Promise<void> {
-  await dropDatabases(databases.map((d) => databaseUrlFor(d.name)));
+  const toDrop: string[] = [];
+  const recyclable = databases.filter((d) => d.template);
+  if (recyclable.length > 0) {
+    const admin = await adminClient(infra.databaseUrl);
+    try {
+      for (const d of recyclable) {
+        const outcome = await park(admin, databaseUrlFor, d.template!, d.name).catch(() => ({ parked: false as const, nameNow: d.name }));
+        if (!outcome.parked) toDrop.push(outcome.nameNow);
+      }
+    } finally {
+      await admin.end();
+    }
+  }
+  toDrop.push(...databases.filter((d) => !d.template).map((d) => d.name));
+  await dropDatabases(toDrop.map(databaseUrlFor));
 }
 
 /** A fresh, empty database on the shared server; the service under test migrates it at start. */

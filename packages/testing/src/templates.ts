@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from 'pg';
 import { connectAdmin, createPool, dropDatabases, migrate } from '@crm/db';
+import { markRecyclable } from './recycled-databases';
 
 /**
  * Migrated template databases, one per migration set and test run: a test file's services find their schema in
@@ -65,6 +66,7 @@ async function makeTemplate(admin: Client, databaseUrl: string, name: string, mi
     const pool = createPool(databaseUrlNamed(databaseUrl, name), 1);
     try {
       await migrate(pool, migrationsDir);
+      await markRecyclable(admin, pool, name);
     } finally {
       await pool.end();
     }
