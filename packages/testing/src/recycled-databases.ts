@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '@crm/db';
-import { Client } from 'pg';
+import { connectAdmin, type Queryable } from '@crm/db';
+import type { Client } from 'pg';
 
 /**
  * Test databases used again by later test files of the same run, instead of a copy of the migrated template per file
@@ -194,8 +194,8 @@ export async function takeParked(admin: Client, template: string, name: string):
 }
 
 /**
- * Parks the test database `name` (a copy of `template`) for a later file, or answers false when it may not be
- * reused, leaving it to the caller to drop (by the name returned: it may have been renamed already).
+ * Parks the test database `name` (a copy of `template`) for a later file; when it may not be reused, answers
+ * `parked: false` and the name to drop it by (it may have been renamed already).
  */
 export async function park(
   admin: Client,
@@ -215,10 +215,10 @@ export async function park(
     return { parked: false, nameNow: name };
   }
   try {
-    const db = new Client({ connectionString: urlFor(dirty), statement_timeout: 15_000 });
-    db.on('error', () => undefined);
-    await db.connect();
+    // connectAdmin: waits for room on a full server (beside `npm start`) and ignores the session's late 'error'.
+    const db = await connectAdmin(urlFor(dirty));
     try {
+      await db.query('SET statement_timeout = 15000');
       const prepared = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_xacts WHERE database = current_database()');
       if (prepared.rows[0].n > 0) return { parked: false, nameNow: dirty };
       // Tables the services make at start (the outbox, processed_events) and any a test made: a fresh copy has none.
