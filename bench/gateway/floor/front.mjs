@@ -29,7 +29,19 @@ const claimsOf = (req) => {
     return undefined;
   }
 };
+// FLOOR_COALESCE=1: reads that arrive in the same turn of the event loop go out as one GetProfiles call.
+const coalesce = process.env.FLOOR_COALESCE === '1';
+let pending = [];
+const flush = () => {
+  const batch = pending;
+  pending = [];
+  client.GetProfiles({ items: batch.map((b) => b.item) }, { deadline: Date.now() + 5000 }, (err, r) =>
+    batch.forEach((b, i) => (err ? b.answer(503, { error: { code: 'unavailable' } }) : b.answer(200, r.items[i]))),
+  );
+};
 const profile = (claims, answer) =>
+  coalesce ? pending.push({ item: { userId: claims.sub, orgId: claims.org }, answer }) === 1 && setImmediate(flush) : profileOne(claims, answer);
+const profileOne = (claims, answer) =>
   client.GetProfile({ userId: claims.sub, orgId: claims.org }, { deadline: Date.now() + 5000 }, (err, u) =>
     err ? answer(503, { error: { code: 'unavailable' } }) : answer(200, u),
   );

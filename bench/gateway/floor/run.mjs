@@ -5,7 +5,7 @@
 // rate limit (front.mjs, service.mjs). If the floor itself is under a ratio, no gateway built to the design card
 // (a gateway calling services over @grpc/grpc-js) reaches that ratio here; the product's gateway is measured by
 // bench/gateway/run.mjs.
-// Usage: [FLOOR_VARIANTS=floor,express,als] node bench/gateway/floor/run.mjs   (autocannon, 50 connections, 10 s per
+// Usage: [FLOOR_VARIANTS=floor,express,als,coalesce,envelope] node bench/gateway/floor/run.mjs   (autocannon, 50 connections, 10 s per
 // run, median of 3 alternating runs after a warm-up; prints the table, writes nothing)
 import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -18,18 +18,24 @@ import { freePort, processGroup } from '../../lib/processes.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-// FLOOR_VARIANTS=floor,express,als: the floor, the floor with express in front, the floor with AsyncLocalStorage in the
-// service (what the product's gateway and services carry that the floor does not, one at a time).
+// FLOOR_VARIANTS=floor,express,als,coalesce,envelope: the floor, the floor with express in front, the floor with
+// AsyncLocalStorage in the service (what the product's gateway and services carry that the floor does not, one at a
+// time); the reads of one event-loop turn sent as one call, answered with one SELECT (coalesce) or one each (envelope,
+// what grpc-kit's call batches do).
 const VARIANT_ENV = {
   floor: { front: {}, service: {} },
   express: { front: { FLOOR_EXPRESS: '1' }, service: {} },
   als: { front: {}, service: { FLOOR_ALS: '1' } },
+  coalesce: { front: { FLOOR_COALESCE: '1' }, service: {} },
+  envelope: { front: { FLOOR_COALESCE: '1' }, service: { FLOOR_PER_ITEM: '1' } },
 };
 const LABELS = {
   reference: 'reference: one process, express + JWT verify (KeyObject) + SELECT by key',
   floor: 'floor: node:http + JWT → @grpc/grpc-js → bare service → SELECT by key',
   express: 'floor with express in front (one route, res.json)',
   als: 'floor with AsyncLocalStorage (OpenTelemetry context manager) in the service',
+  coalesce: 'floor with the reads of one event-loop turn coalesced into one call and one SELECT',
+  envelope: 'floor with the reads of one event-loop turn coalesced into one call, one SELECT each',
 };
 const VARIANTS = (process.env.FLOOR_VARIANTS ?? 'floor,express,als').split(',').filter((v) => {
   if (!VARIANT_ENV[v]) throw new Error(`FLOOR_VARIANTS: unknown variant ${v}; known: ${Object.keys(VARIANT_ENV).join(', ')}`);

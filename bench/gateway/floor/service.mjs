@@ -22,8 +22,48 @@ const CALL = createContextKey('floor call');
 
 const server = new grpc.Server();
 server.addService(proto.floor.v1.Floor.service, {
+  GetProfiles: getProfiles,
   GetProfile: (call, cb) => (als ? context.with(context.active().setValue(CALL, call), () => getProfile(call, cb)) : getProfile(call, cb)),
 });
+
+const asProfile = (u) => ({
+  id: u.id,
+  email: u.email,
+  fullName: u.full_name,
+  role: u.role,
+  orgId: u.org_id,
+  department: u.department ?? '',
+  avatar: u.avatar ?? '',
+  createdAt: iso(u.created_at),
+  lastLogin: iso(u.last_login),
+});
+// GetProfiles (the front's FLOOR_COALESCE): one SELECT for the batch, each row matched back to its (user, org) pair;
+// with FLOOR_PER_ITEM=1 one SELECT per item, as a batch of unary calls (grpc-kit's call-batch.ts) runs them.
+const perItem = process.env.FLOOR_PER_ITEM === '1';
+const getProfilesPerItem = (call, cb) =>
+  Promise.all(call.request.items.map((i) => new Promise((resolve) => getProfile({ request: i }, (err, p) => resolve(err ? {} : p))))).then((items) =>
+    cb(null, { items }),
+  );
+function getProfiles(call, cb) {
+  if (perItem) return getProfilesPerItem(call, cb);
+  const items = call.request.items;
+  pool
+    .query({
+      name: 'profiles',
+      text: 'SELECT id, email, full_name, role, org_id, department, avatar, created_at, last_login FROM users WHERE id = ANY($1::uuid[])',
+      values: [items.map((i) => i.userId)],
+    })
+    .then(({ rows }) => {
+      const byId = new Map(rows.map((u) => [u.id, u]));
+      cb(null, {
+        items: items.map((i) => {
+          const u = byId.get(i.userId);
+          return u && u.org_id === i.orgId ? asProfile(u) : {};
+        }),
+      });
+    })
+    .catch((err) => cb({ code: grpc.status.INTERNAL, details: String(err) }));
+}
 
 function getProfile(call, cb) {
   pool
@@ -32,19 +72,7 @@ function getProfile(call, cb) {
       text: 'SELECT id, email, full_name, role, org_id, department, avatar, created_at, last_login FROM users WHERE id = $1 AND org_id = $2',
       values: [call.request.userId, call.request.orgId],
     })
-    .then(({ rows: [u] }) =>
-      cb(null, {
-        id: u.id,
-        email: u.email,
-        fullName: u.full_name,
-        role: u.role,
-        orgId: u.org_id,
-        department: u.department ?? '',
-        avatar: u.avatar ?? '',
-        createdAt: iso(u.created_at),
-        lastLogin: iso(u.last_login),
-      }),
-    )
+    .then(({ rows: [u] }) => cb(null, asProfile(u)))
     .catch((err) => cb({ code: grpc.status.INTERNAL, details: String(err) }));
 }
 

@@ -1,12 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
 import type { health } from '@crm/proto-types';
+import { CallBatcher } from './call-batch';
 import { AUTH_METADATA_KEY, CallContext, ORIGIN_METADATA_KEY, REQUEST_ID_METADATA_KEY } from './context';
 import type { InternalAuth } from './internal-auth';
 import { loadProto, serviceDefinition } from './proto';
 import { TRACEPARENT, traceparentOf } from './trace-context';
 import { GrpcTransport } from './transport';
 import type { CallOptions, ServiceClient, ServiceConstructor } from './typed';
-import { unaryCall } from './unary-call';
 
 const ROUND_ROBIN = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
 
@@ -36,7 +36,8 @@ export function createServiceClient<S>(
     ...transport.channelOptions(),
   });
   const out: Record<string, unknown> = { raw: client, close: () => client.close() };
-  const channel = client.getChannel();
+  // Calls made in the same turn of the event loop share one call to the service (call-batch.ts).
+  const batcher = new CallBatcher(client.getChannel());
   const metadataFor = (ctx: Partial<CallContext>, method: string): grpc.Metadata => {
     const md = new grpc.Metadata();
     md.set(AUTH_METADATA_KEY, `Bearer ${auth.sign(ctx, method)}`);
@@ -60,7 +61,7 @@ export function createServiceClient<S>(
         // A value metadata refuses (or a signing failure) rejects the call's promise, as it always did.
         return Promise.reject(err);
       }
-      return unaryCall(channel, def, req, md, Date.now() + (opts.deadlineMs ?? defaultDeadlineMs));
+      return batcher.call(def, req, md, opts.deadlineMs ?? defaultDeadlineMs);
     };
   }
   // Built method by method from the names the loader found; the generated types of the same proto describe them.

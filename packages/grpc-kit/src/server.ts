@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Logger } from '@crm/logger';
 import { ChildCache, grpcServerDuration, type Metrics } from '@crm/metrics';
+import { serveCallBatch, type ServedMethod } from './call-batch';
 import { AUTH_METADATA_KEY, CallContext, ORIGIN_METADATA_KEY, orgContext, REQUEST_ID_METADATA_KEY } from './context';
 import { AppError, errorMetadata, grpcStatusOf } from './errors';
 import type { InternalAuth } from './internal-auth';
@@ -161,6 +162,8 @@ export class GrpcServer {
   });
   private serving = true;
   private readonly readinessChecks: Readiness;
+  /** Every unary method added, by path: what a batch of calls (call-batch.ts) runs. */
+  private readonly served = new Map<string, ServedMethod>();
 
   /** `metrics`: every call's duration goes to `grpc_server_duration_seconds` {grpc_service, grpc_method, grpc_code}. */
   constructor(
@@ -169,6 +172,8 @@ export class GrpcServer {
     private readonly metrics?: Metrics,
   ) {
     this.readinessChecks = new Readiness({ log });
+    // Calls a client made together arrive as one; each runs through its method's handler below, credential first.
+    serveCallBatch(this.server, this.served);
     // The standard health service, so the gateway's /readyz and orchestrators can probe every server. It tells
     // nothing but "serving" (which dependency failed is logged here, not told), so it is the one service open
     // without a credential.
@@ -214,7 +219,13 @@ export class GrpcServer {
       const handler = byName[method];
       if (!handler) throw new Error(`No handler for ${ctor.serviceName}.${method}`);
       const fullMethod = ctor.service[method].path.slice(1); // crm.v1.CrmService/CreateContact
+      const def = ctor.service[method];
       impl[method] = wrap(fullMethod, handler, this.log, this.auth, this.timer(fullMethod.slice(0, fullMethod.indexOf('/')), method));
+      this.served.set(def.path, {
+        handler: impl[method] as grpc.handleUnaryCall<unknown, unknown>,
+        requestDeserialize: def.requestDeserialize,
+        responseSerialize: def.responseSerialize,
+      });
     }
     this.server.addService(ctor.service, impl);
     return this;

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 
 /** A client's channel (grpc-js exports the interface only as a client's `getChannel()` type). */
-type Channel = ReturnType<grpc.Client['getChannel']>;
+export type Channel = ReturnType<grpc.Client['getChannel']>;
 
 /** What a unary method's definition gives: its path and its message codecs. */
 export interface UnaryMethod {
@@ -15,7 +15,7 @@ export interface UnaryMethod {
  * Without a stack trace: here it could only show grpc-js's internals (where the status arrived), and capturing one
  * cost more than the rest of a failed call (a call to a service that is down fails on every request).
  */
-function serviceError(status: grpc.StatusObject): grpc.ServiceError {
+export function serviceError(status: grpc.StatusObject): grpc.ServiceError {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   const error = new Error(`${status.code} ${grpc.status[status.code]}: ${status.details}`);
