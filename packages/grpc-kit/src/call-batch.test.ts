@@ -160,7 +160,7 @@ describe('calls made together travel in one batch', () => {
             { method: '/connector.v1.ConnectorPeerService/Nope', request },
           ],
         });
-        stream.on('data', (d: unknown) => out.push(d));
+        stream.on('data', (d: { results: unknown[] }) => out.push(...d.results));
         stream.on('error', reject);
         stream.on('end', () => resolve(out));
       });

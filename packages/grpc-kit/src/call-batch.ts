@@ -12,7 +12,7 @@ import { serviceError, unaryCall, type Channel, type UnaryMethod } from './unary
  */
 
 const batchDef = () => serviceDefinition(loadProto('common/v1/call_batch.proto'), 'common.v1.CallBatch');
-type BatchMethod = grpc.MethodDefinition<common.CallBatchRequest, common.BatchedCallResult__Output>;
+type BatchMethod = grpc.MethodDefinition<common.CallBatchRequest, common.BatchedCallResults__Output>;
 let runMethod: BatchMethod | undefined;
 /** The Run method's definition: its path and codecs. */
 export const callBatchMethod = (): BatchMethod => (runMethod ??= batchDef().service.Run as unknown as BatchMethod);
@@ -143,15 +143,16 @@ export class CallBatcher {
     call.start(new grpc.Metadata(), {
       onReceiveMetadata() {},
       onReceiveMessage: (message: Buffer) => {
-        let result: common.BatchedCallResult__Output;
+        let results: common.BatchedCallResult__Output[];
         try {
-          result = method.responseDeserialize(message);
+          results = method.responseDeserialize(message).results;
         } catch (err) {
           call.cancelWithStatus(grpc.status.INTERNAL, `Response message parsing error: ${errorMessage(err)}`);
           return;
         }
-        const b = batch[result.index];
-        if (b)
+        for (const result of results) {
+          const b = batch[result.index];
+          if (!b) continue;
           settle(result.index, () => {
             if (result.code !== grpc.status.OK) {
               b.reject(serviceError({ code: result.code, details: result.details, metadata: metadataOf(result.metadata) }));
@@ -169,6 +170,7 @@ export class CallBatcher {
               );
             }
           });
+        }
         call.startRead();
       },
       onReceiveStatus: (status: grpc.StatusObject) => {
@@ -206,12 +208,12 @@ export interface ServedMethod {
 /**
  * The server's side: each call of the batch is run by the same handler (the credential check, span and metrics
  * included) the server runs for that call made alone, given a call object with the batched call's request and
- * metadata; each result is written as soon as it is known.
+ * metadata; each result is written at the end of the turn it became known in.
  */
 export function serveCallBatch(server: grpc.Server, methods: ReadonlyMap<string, ServedMethod>): void {
   const def = batchDef();
   server.addService(def.service, {
-    Run: (call: grpc.ServerWritableStream<common.CallBatchRequest__Output, common.BatchedCallResult>) => {
+    Run: (call: grpc.ServerWritableStream<common.CallBatchRequest__Output, common.BatchedCallResults>) => {
       const calls = call.request.calls;
       if (calls.length > MAX_CALLS_PER_BATCH) {
         call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: `A batch carries at most ${MAX_CALLS_PER_BATCH} calls` });
@@ -219,10 +221,18 @@ export function serveCallBatch(server: grpc.Server, methods: ReadonlyMap<string,
       }
       let left = calls.length;
       if (left === 0) return void call.end();
-      const finish = (index: number, result: Omit<common.BatchedCallResult, 'index'>) => {
+      // Results known in the same turn (database answers read together) go out in one message.
+      let ready: common.BatchedCallResult[] = [];
+      const flush = () => {
+        const results = ready;
+        ready = [];
         // A batch the client gave up on (its deadline, a lost connection) takes no more writes; its calls still run.
-        if (!call.cancelled) call.write({ index, ...result });
-        if (--left === 0) call.end();
+        if (!call.cancelled) call.write({ results });
+        left -= results.length;
+        if (left === 0) call.end();
+      };
+      const finish = (index: number, result: Omit<common.BatchedCallResult, 'index'>) => {
+        if (ready.push({ index, ...result }) === 1) setImmediate(flush);
       };
       calls.forEach((c, index) => {
         const served = methods.get(c.method);
