@@ -125,6 +125,33 @@ describe('users and teams', () => {
       expect((await globex.owner.get('/api/v1/users/not-a-uuid')).status).toBe(404);
     });
 
+    it('reads made at once (the gateway batches the calls, identity reads their users in one query) keep each organization apart', async () => {
+      const target = await createUser(acme.owner, 'agent');
+      const [acmeMe, globexMe] = [(await acme.owner.get('/api/v1/profile')).body.id, (await globex.owner.get('/api/v1/profile')).body.id];
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all([
+          acme.owner.get(`/api/v1/users/${target.id}`),
+          globex.owner.get(`/api/v1/users/${target.id}`),
+          acme.owner.get(`/api/v1/users/${target.id.toUpperCase()}`),
+          globex.owner.get(`/api/v1/users/${acmeMe}`),
+          acme.owner.get('/api/v1/profile'),
+          globex.owner.get('/api/v1/profile'),
+          target.as.get('/api/v1/profile'),
+          globex.owner.get('/api/v1/users/not-a-uuid'),
+        ]);
+        expect(answers.map((r) => [r.status, r.body.id])).toEqual([
+          [200, target.id],
+          [404, undefined],
+          [200, target.id],
+          [404, undefined],
+          [200, acmeMe],
+          [200, globexMe],
+          [200, target.id],
+          [404, undefined],
+        ]);
+      }
+    });
+
     it('PUT updates fields (200) and a role change invalidates the user’s current tokens', async () => {
       const u = await createUser(acme.owner, 'agent');
       expect((await u.as.get('/api/v1/profile')).status).toBe(200);

@@ -248,5 +248,6 @@ export type { Keyset, KeysetPosition, KeysetRequest } from './keyset';
 export { escapeLike } from './like';
 export { isRetryableConflict, withRetriedTransaction, withTransaction, withTransactionOn, type TransactionTrips } from './transaction';
 export { isUuid } from './uuid';
+export { coalescedReads, isPool, type CoalescedReadsOptions } from './coalesced-reads';
 export { rotateSecrets } from './secret-rotation';
 export type { EncryptedColumn, RotatingBox, RotationResult } from './secret-rotation';

@@ -1,4 +1,4 @@
-import { escapeLike, iso, isoOrUndefined, offsetOf, pagination, Queryable } from '@crm/db';
+import { coalescedReads, escapeLike, iso, isoOrUndefined, isPool, isUuid, offsetOf, pagination, Queryable } from '@crm/db';
 
 export interface UserRow {
   id: string;
@@ -55,6 +55,13 @@ export async function findByEmail(db: Queryable, email: string): Promise<UserRow
 
 /** Org-scoped lookup: another org's id is simply not found. */
 export async function findInOrg(db: Queryable, orgId: string, id: string): Promise<UserRow | undefined> {
+  // On the pool, the lookups of one turn (a batch of GetProfile or GetUser calls) share one query; a malformed id
+  // keeps the single read, so its error (22P02, a 400) stays its own.
+  if (isPool(db) && isUuid(orgId) && isUuid(id)) return usersInOrg(db, { orgId, id });
+  return findOneInOrg(db, orgId, id);
+}
+
+async function findOneInOrg(db: Queryable, orgId: string, id: string): Promise<UserRow | undefined> {
   const { rows } = await db.query<UserRow>({
     name: 'user_in_org',
     text: 'SELECT * FROM users WHERE id = $1 AND org_id = $2',
@@ -62,6 +69,20 @@ export async function findInOrg(db: Queryable, orgId: string, id: string): Promi
   });
   return rows[0];
 }
+
+const inOrgKey = (orgId: string, id: string) => `${orgId.toLowerCase()}/${id.toLowerCase()}`;
+const usersInOrg = coalescedReads<{ orgId: string; id: string }, UserRow>({
+  keyOf: (k) => inOrgKey(k.orgId, k.id),
+  one: (db, k) => findOneInOrg(db, k.orgId, k.id),
+  many: async (db, keys) => {
+    const { rows } = await db.query<UserRow>({
+      name: 'users_in_org',
+      text: 'SELECT u.* FROM unnest($1::uuid[], $2::uuid[]) AS k(id, org_id) JOIN users u ON u.id = k.id AND u.org_id = k.org_id',
+      values: [keys.map((k) => k.id), keys.map((k) => k.orgId)],
+    });
+    return rows.map((r): [string, UserRow] => [inOrgKey(r.org_id, r.id), r]);
+  },
+});
 
 /** Set the user's email-alert preference; undefined when the user is not an active user of the org. */
 export async function setNotifyByEmail(db: Queryable, orgId: string, id: string, on: boolean): Promise<boolean | undefined> {
