@@ -252,6 +252,41 @@ describe('contacts (internal API)', () => {
       expect(detail.body.activities.find((a: { data: string }) => a.data.includes('status: new → customer'))).toBeTruthy();
     });
 
+    it('details read at once (a batch of calls: their notes, appointments and activities each read in one query) keep every contact and org apart, newest first', async () => {
+      const make = async (org: Org, name: string, notes: string[], appointments: string[]) => {
+        const cid = (await org.owner.post('/api/v1/contacts', { name })).body.id as string;
+        for (const content of notes) expect((await org.owner.post(`/api/v1/contacts/${cid}/notes`, { content })).status).toBe(201);
+        for (const [i, title] of appointments.entries()) {
+          const at = new Date(Date.UTC(2030, 0, 1 + i)).toISOString();
+          expect((await org.owner.post('/api/v1/appointments', { contactId: cid, title, scheduledAt: at, duration: 30 })).status).toBe(201);
+        }
+        return cid;
+      };
+      const a1 = await make(acme, 'Batch One', ['a1 first', 'a1 second'], []);
+      const a2 = await make(acme, 'Batch Two', ['a2 only'], ['a2 earlier', 'a2 later']);
+      const g1 = await make(globex, 'Batch Globex', ['g1 note'], ['g1 meeting']);
+      // Read one by one first: what each detail is alone.
+      const alone = [
+        await owner.get(`/api/v1/contacts/${a1}`),
+        await owner.get(`/api/v1/contacts/${a2}`),
+        await globex.owner.get(`/api/v1/contacts/${g1}`),
+      ];
+      expect(alone[0].body.notes.map((n: { content: string }) => n.content)).toEqual(['a1 second', 'a1 first']);
+      expect(alone[1].body.appointments.map((x: { title: string }) => x.title)).toEqual(['a2 later', 'a2 earlier']);
+      expect(alone[2].body.notes.map((n: { content: string }) => n.content)).toEqual(['g1 note']);
+      for (let round = 0; round < 3; round++) {
+        const together = await Promise.all([
+          owner.get(`/api/v1/contacts/${a1}`),
+          globex.owner.get(`/api/v1/contacts/${a1}`),
+          owner.get(`/api/v1/contacts/${a2}`),
+          globex.owner.get(`/api/v1/contacts/${g1}`),
+          owner.get(`/api/v1/contacts/${g1}`),
+        ]);
+        expect(together.map((r) => r.status)).toEqual([200, 404, 200, 200, 404]);
+        expect([together[0].body, together[2].body, together[3].body]).toEqual(alone.map((r) => r.body));
+      }
+    });
+
     it('GET /contacts/:id/friends is an empty array for a contact without chat-network friends', async () => {
       const res = await owner.get(`/api/v1/contacts/${id}/friends`);
       expect(res.status).toBe(200);

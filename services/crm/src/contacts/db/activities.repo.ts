@@ -1,4 +1,5 @@
 import { iso, Queryable } from '@crm/db';
+import { latestOfContact } from './latest-of-contact';
 
 export type ActivityType =
   | 'created'
@@ -54,12 +55,15 @@ export async function recordActivities(db: Queryable, orgId: string, rows: Timel
   });
 }
 
+const latestActivities = latestOfContact<{ type: string; occurred_at: Date; data: string }>({
+  name: 'crm_activities_of_contact',
+  columns: 'type, occurred_at, data',
+  table: 'contact_activities',
+  order: 'occurred_at DESC, id DESC',
+});
+
+/** The contact's latest activities (a batch of contact details reads them in one query: latest-of-contact.ts). */
 export async function activitiesOf(db: Queryable, orgId: string, contactId: string, limit: number) {
-  const { rows } = await db.query<{ type: string; occurred_at: Date; data: string }>({
-    name: 'crm_activities_of_contact',
-    text: `SELECT type, occurred_at, data FROM contact_activities
-           WHERE org_id = $1 AND contact_id = $2 ORDER BY occurred_at DESC, id DESC LIMIT $3`,
-    values: [orgId, contactId, limit],
-  });
+  const rows = await latestActivities(db, orgId, contactId, limit);
   return rows.map((r) => ({ type: r.type, timestamp: iso(r.occurred_at), data: r.data }));
 }

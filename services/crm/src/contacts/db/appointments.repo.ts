@@ -1,5 +1,6 @@
 import { afterSql, iso, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, Pool, Queryable } from '@crm/db';
 import { contactIdVisibleSql } from './visibility.repo';
+import { latestOfContact } from './latest-of-contact';
 
 export interface AppointmentRow {
   id: string;
@@ -181,13 +182,16 @@ export async function listAppointmentsAfter(pool: Pool, orgId: string, f: Omit<A
 }
 
 /** For the contact detail: most recent (latest scheduledAt) first. */
+const latestAppointments = latestOfContact<AppointmentRow>({
+  name: 'crm_appointments_of_contact',
+  columns: 'id, title, scheduled_at, status, type, notes, created_at, updated_at',
+  table: 'appointments',
+  order: 'scheduled_at DESC, id DESC',
+});
+
+/** The contact's latest appointments (a batch of contact details reads them in one query: latest-of-contact.ts). */
 export async function appointmentsOfContact(db: Queryable, orgId: string, contactId: string, limit: number) {
-  const { rows } = await db.query<AppointmentRow>({
-    name: 'crm_appointments_of_contact',
-    text: `SELECT id, title, scheduled_at, status, type, notes, created_at, updated_at FROM appointments
-           WHERE org_id = $1 AND contact_id = $2 ORDER BY scheduled_at DESC, id DESC LIMIT $3`,
-    values: [orgId, contactId, limit],
-  });
+  const rows = await latestAppointments(db, orgId, contactId, limit);
   return rows.map((r) => ({
     id: r.id,
     title: r.title,

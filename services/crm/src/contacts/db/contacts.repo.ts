@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterSql, iso, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, Pool, Queryable } from '@crm/db';
+import { afterSql, coalescedReads, iso, isPool, isUuid, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, Pool, Queryable } from '@crm/db';
 import type { CustomFields } from '../../custom-fields';
 import type { PhoneSearch } from '../domain/phone';
 import { activityText, type TimelineLine } from './activities.repo';
@@ -632,6 +632,26 @@ export async function compactContactCounts(db: Queryable): Promise<number> {
 }
 
 /** Friends of a page of contacts in one query. */
+const friendKey = (orgId: string, contactId: string) => `${orgId.toLowerCase()}/${contactId.toLowerCase()}`;
+const friendsTogether = coalescedReads<{ orgId: string; contactId: string }, FriendRef[]>({
+  keyOf: (k) => friendKey(k.orgId, k.contactId),
+  one: async (db, k) => (await friendsOf(db, k.orgId, [k.contactId])).get(k.contactId),
+  // One query per org among the contacts asked (nearly always one).
+  many: async (db, keys) => {
+    const byOrg = new Map<string, string[]>();
+    for (const k of keys) byOrg.set(k.orgId, [...(byOrg.get(k.orgId) ?? []), k.contactId]);
+    const out: [string, FriendRef[]][] = [];
+    for (const [orgId, ids] of byOrg) for (const [id, refs] of await friendsOf(db, orgId, ids)) out.push([friendKey(orgId, id), refs]);
+    return out;
+  },
+});
+
+/** One contact's friends; on the pool, a batch of contact details reads theirs in one query. */
+export async function friendsOfContact(db: Queryable, orgId: string, contactId: string): Promise<FriendRef[]> {
+  if (isPool(db) && isUuid(orgId) && isUuid(contactId)) return (await friendsTogether(db, { orgId, contactId })) ?? [];
+  return (await friendsOf(db, orgId, [contactId])).get(contactId) ?? [];
+}
+
 export async function friendsOf(db: Queryable, orgId: string, contactIds: string[]): Promise<Map<string, FriendRef[]>> {
   const out = new Map<string, FriendRef[]>(contactIds.map((id) => [id, []]));
   if (contactIds.length === 0) return out;

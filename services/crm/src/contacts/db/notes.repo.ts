@@ -1,4 +1,5 @@
 import { iso, Queryable } from '@crm/db';
+import { latestOfContact } from './latest-of-contact';
 
 export interface NoteRow {
   id: string;
@@ -26,14 +27,16 @@ export async function insertNote(
 }
 
 /** Newest first; `id` breaks ties between notes written in the same millisecond. */
-export async function notesOf(db: Queryable, orgId: string, contactId: string, limit: number): Promise<NoteRow[]> {
-  const { rows } = await db.query<NoteRow>({
-    name: 'crm_notes_of_contact',
-    text: `SELECT id, contact_id, content, created_by, created_at FROM contact_notes
-           WHERE org_id = $1 AND contact_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3`,
-    values: [orgId, contactId, limit],
-  });
-  return rows;
+const latestNotes = latestOfContact<NoteRow>({
+  name: 'crm_notes_of_contact',
+  columns: 'id, contact_id, content, created_by, created_at',
+  table: 'contact_notes',
+  order: 'created_at DESC, id DESC',
+});
+
+/** The contact's latest notes (a batch of contact details reads them in one query: latest-of-contact.ts). */
+export function notesOf(db: Queryable, orgId: string, contactId: string, limit: number): Promise<NoteRow[]> {
+  return latestNotes(db, orgId, contactId, limit);
 }
 
 /** The org's note of this contact, locked when `forUpdate` (an edit or delete decides on its author). */

@@ -128,14 +128,14 @@ export async function detail(deps: ContactsDeps, ctx: OrgContext, id: string, pa
   const wants = detailParts(parts);
   const row = await load(deps, orgId, id, viewerOf(ctx));
   const [friends, notes, appointments, activities, conversations] = await Promise.all([
-    repo.friendsOf(deps.pool, orgId, [row.id]),
+    repo.friendsOfContact(deps.pool, orgId, row.id),
     wants('notes') ? notesOf(deps.pool, orgId, row.id, DETAIL_NOTES) : [],
     wants('appointments') ? appointmentsOfContact(deps.pool, orgId, row.id, DETAIL_APPOINTMENTS) : [],
     wants('activities') ? activitiesOf(deps.pool, orgId, row.id, DETAIL_ACTIVITIES) : [],
     wants('conversations') ? deps.conversations.forContact(ctx, row.id) : { conversations: [], available: false },
   ]);
   return {
-    contact: repo.toContact(row, friends.get(row.id)),
+    contact: repo.toContact(row, friends),
     conversations: conversations.conversations,
     conversationsAvailable: conversations.available,
     notes: notes.map(toNote),
