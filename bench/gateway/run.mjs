@@ -152,7 +152,9 @@ try {
     rows.push(`| ${label} | ${gw.rps.toFixed(0)} | ${gw.p50} | ${gw.p99} |`, `| ${refLabel} | ${ref.rps.toFixed(0)} | ${ref.p50} | ${ref.p99} |`);
     const route = paths[name].replace(contact.id, ':id');
     verdicts.push(
-      `${route}: **${(ratio * 100).toFixed(0)}%** of the reference's req/s (target ≥ 50%, p99 < 50 ms at 50 connections: ${ratio >= 0.5 && gw.p99 < 50 ? 'met' : 'NOT met'}).`,
+      // Issue #28 restated the earlier issue's targets as ratios to a reference measured in the same run (absolute
+      // latencies vary too much across machines); the earlier absolute p99 is still reported beside it.
+      `${route}: **${(ratio * 100).toFixed(0)}%** of the reference's req/s (issue #28's target, ≥ 50% of the reference in the same run: ${ratio >= 0.5 ? '**met**' : '**NOT met**'}; the earlier issue's p99 < 50 ms at 50 connections: ${gw.p99 < 50 ? 'met' : 'NOT met'}, p99 ${gw.p99} ms against the reference's ${ref.p99}).`,
       `${route}, % of one core while measured (mean of the rounds; autocannon not counted): through the gateway: ${busiest(results[name].gateway)}; the reference: ${busiest(results[name].reference)}.`,
     );
   }
