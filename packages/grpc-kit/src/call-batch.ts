@@ -81,7 +81,6 @@ export class CallBatcher {
 
   private flush(): void {
     this.scheduled = false;
-
     const groups = [...this.waiting.values()];
     this.waiting.clear();
     for (const group of groups) {

@@ -181,7 +181,6 @@ export async function listAppointmentsAfter(pool: Pool, orgId: string, f: Omit<A
   return { data: page.rows.map(toAppointment), next: page.next };
 }
 
-/** For the contact detail: most recent (latest scheduledAt) first. */
 const latestAppointments = latestOfContact<AppointmentRow>({
   name: 'crm_appointments_of_contact',
   columns: 'id, title, scheduled_at, status, type, notes, created_at, updated_at',
@@ -189,7 +188,10 @@ const latestAppointments = latestOfContact<AppointmentRow>({
   order: 'scheduled_at DESC, id DESC',
 });
 
-/** The contact's latest appointments (a batch of contact details reads them in one query: latest-of-contact.ts). */
+/**
+ * For the contact detail: most recent (latest scheduledAt) first (a batch of contact details reads them in one query:
+ * latest-of-contact.ts).
+ */
 export async function appointmentsOfContact(db: Queryable, orgId: string, contactId: string, limit: number) {
   const rows = await latestAppointments(db, orgId, contactId, limit);
   return rows.map((r) => ({

@@ -631,7 +631,6 @@ export async function compactContactCounts(db: Queryable): Promise<number> {
   return res.rowCount ?? 0;
 }
 
-/** Friends of a page of contacts in one query. */
 const friendKey = (orgId: string, contactId: string) => `${orgId.toLowerCase()}/${contactId.toLowerCase()}`;
 const friendsTogether = coalescedReads<{ orgId: string; contactId: string }, FriendRef[]>({
   keyOf: (k) => friendKey(k.orgId, k.contactId),
@@ -639,7 +638,11 @@ const friendsTogether = coalescedReads<{ orgId: string; contactId: string }, Fri
   // One query per org among the contacts asked (nearly always one).
   many: async (db, keys) => {
     const byOrg = new Map<string, string[]>();
-    for (const k of keys) byOrg.set(k.orgId, [...(byOrg.get(k.orgId) ?? []), k.contactId]);
+    for (const k of keys) {
+      const ids = byOrg.get(k.orgId);
+      if (ids) ids.push(k.contactId);
+      else byOrg.set(k.orgId, [k.contactId]);
+    }
     const out: [string, FriendRef[]][] = [];
     for (const [orgId, ids] of byOrg) for (const [id, refs] of await friendsOf(db, orgId, ids)) out.push([friendKey(orgId, id), refs]);
     return out;
@@ -652,6 +655,7 @@ export async function friendsOfContact(db: Queryable, orgId: string, contactId: 
   return (await friendsOf(db, orgId, [contactId])).get(contactId) ?? [];
 }
 
+/** Friends of a page of contacts in one query. */
 export async function friendsOf(db: Queryable, orgId: string, contactIds: string[]): Promise<Map<string, FriendRef[]>> {
   const out = new Map<string, FriendRef[]>(contactIds.map((id) => [id, []]));
   if (contactIds.length === 0) return out;
