@@ -24,6 +24,8 @@
 //   databases is terminated twice, Redis is paused for 5 s (CLIENT PAUSE) and RabbitMQ's app is restarted: no
 //   process may exit, nothing accepted may be lost or applied twice, and the path must be back under its normal
 //   p99 (a run at the same rate first) within 10 s of each fault. It touches the machine's shared servers: run it alone.
+//   Its CPU table (sampled every second) gives each process's share in the baseline and in the 10 s after each fault,
+//   with the machine's busy and steal time: a slow recovery shows whether a process or the whole machine was busy.
 //   --pg-statements lists the costliest SQL statements per message (needs pg_stat_statements: bench/lib/pg-statements.mjs;
 //   BENCH_PG_TOP=n lists n of them, 8 by default).
 //   --bare first runs the bare pipeline (bare.mjs: the least any design of this path does per message) at the same
@@ -36,6 +38,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs, promisify } from 'node:util';
 import { commitSnapshot, commitsPerUnit, cpuPerUnit, cpuSnapshot } from '../lib/cpu.mjs';
+import { cpuTimeline } from '../lib/cpu-timeline.mjs';
 import { resetStatements, statementsAvailable, topStatements } from '../lib/pg-statements.mjs';
 import { freePort, processGroup, root, signupOrg, waitReady, wholeStackEnv } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
@@ -230,9 +233,12 @@ function restartRabbit() {
  * with the faults a managed deployment sees, each at a fixed second of sending. Returns RESULTS.md lines.
  */
 const FAULT_SECONDS = 70;
-async function faultRuns(measure, procs) {
+async function faultRuns(measure, procs, snapshot) {
   const rate = Number(args['fault-rate']);
   await sleep(2000);
+  // Where the CPU went, second by second, so a slow recovery shows which process (or the machine) was busy then.
+  const timeline = cpuTimeline(snapshot);
+  timeline.start();
   const normal = await measure('fault-baseline', rate, 10);
   const faults = [];
   const at = async (second, name, fn) => {
@@ -265,6 +271,7 @@ async function faultRuns(measure, procs) {
     await at(50, 'RabbitMQ restarted (stop_app / start_app)', () => restartRabbit());
   };
   const run = await measure('faults', rate, FAULT_SECONDS, during, 0);
+  await timeline.stop();
   const exited = Object.entries(procs)
     .filter(([, c]) => c.exitCode !== null || c.signalCode !== null)
     .map(([n, c]) => `${n} (${c.signalCode ?? c.exitCode})`);
@@ -297,6 +304,34 @@ async function faultRuns(measure, procs) {
     ),
     '',
     `Target: no process exits, nothing lost or applied twice, back under the normal p99 within 10 s of each fault: **${met ? 'met' : 'NOT met'}**.`,
+    '',
+    ...cpuAroundFaults(timeline, normal, faults),
+  ];
+}
+
+/**
+ * The CPU table of --faults: the baseline's seconds, and the 10 s after each fault (where its recovery is judged), as %
+ * of one core for the busiest processes, with the machine's busy and steal time (% of all its cores). A recovery slower
+ * than the fault's own work shows here as one process (a backlog) or the whole machine (busy without us, or stolen).
+ */
+function cpuAroundFaults(timeline, normal, faults) {
+  const windows = [
+    ['baseline (no fault)', timeline.window(normal.started, normal.started + normal.seconds * 1000)],
+    ...faults.map((fa) => [`${fa.name}: its 10 s after`, timeline.window(fa.end, fa.end + 10_000)]),
+  ].filter(([, w]) => w);
+  if (!windows.length) return [];
+  const total = {};
+  for (const [, w] of windows) for (const [label, pct] of Object.entries(w.byLabel)) total[label] = (total[label] ?? 0) + pct;
+  const busiest = Object.keys(total)
+    .filter((l) => l !== 'load generator')
+    .sort((a, b) => total[b] - total[a])
+    .slice(0, 8);
+  return [
+    'CPU while the faults run, % of one core by process (the busiest eight; /proc, sampled every second), and the machine: busy and steal (time the host gave to others), % of all its cores:',
+    '',
+    `| window | ${busiest.join(' | ')} | machine busy | steal |`,
+    `|---|${busiest.map(() => '---|').join('')}---|---|`,
+    ...windows.map(([name, w]) => `| ${name} | ${busiest.map((l) => f(w.byLabel[l] ?? 0, 0)).join(' | ')} | ${f(w.busy, 0)} | ${f(w.steal, 1)} |`),
     '',
   ];
 }
@@ -514,7 +549,7 @@ try {
     await sleep(2000);
     results.push(await measure('restart', Number(args['restart-rate']), SECONDS, restartRabbit));
   }
-  const faultLines = args.faults ? await faultRuns(measure, procs) : [];
+  const faultLines = args.faults ? await faultRuns(measure, procs, () => cpuSnapshot({ processes: pids, dbs: dbName, pool: admin })) : [];
 
   // A fixed column order (snapshots list processes in whatever order PostgreSQL reports its backends).
   const order = [...services, 'gateway', ...services.map((s) => `pg ${s}`), 'rabbitmq', 'redis', NETWORK, 'load generator'];
