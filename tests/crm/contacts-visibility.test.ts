@@ -78,6 +78,23 @@ describe('contacts under inbox visibility', () => {
     }
   });
 
+  it('under "assigned" contacts opened at once (a batch of calls, read in one query) keep each caller\'s own view', async () => {
+    const visible = [contact.own, contact.viaConv, contact.viaAccount];
+    const hidden = [contact.theirs, contact.elsewhere];
+    for (let round = 0; round < 3; round++) {
+      const asked = [
+        ...[...visible, ...hidden].map((id) => ({ as: agent.as, id, status: visible.includes(id) ? 200 : 404 })),
+        // agent2 sees only the conversation assigned to them; the owner and the lead see all of them.
+        ...[contact.theirs, contact.own].map((id) => ({ as: agent2.as, id, status: id === contact.theirs ? 200 : 404 })),
+        ...hidden.map((id) => ({ as: acme.owner, id, status: 200 })),
+        { as: lead.as, id: contact.elsewhere, status: 200 },
+      ];
+      const answers = await Promise.all(asked.map((a) => a.as.get(`/api/v1/contacts/${a.id}`)));
+      expect(answers.map((r) => r.status)).toEqual(asked.map((a) => a.status));
+      answers.forEach((r, i) => r.status === 200 && expect(r.body.id).toBe(asked[i].id));
+    }
+  });
+
   it('under "assigned" a customer list shows an agent only the members they may see (issue #27)', async () => {
     const created = await acme.owner.post('/api/v1/customer-lists', {
       name: 'Every Vis contact',

@@ -240,6 +240,29 @@ describe('inbox visibility: settings, agents under "assigned", sockets', () => {
     }
   });
 
+  it("ContactConversations called at once (a batch of calls, read in one query) keeps each caller's view and org", async () => {
+    const grpc = messagingClient(stack);
+    try {
+      const theirsContact = crm.contacts.get(`${a.orgId}/theirs`)!.id;
+      const mineContact = crm.contacts.get(`${a.orgId}/mine`)!.id;
+      const asAgent = { orgId: a.orgId, userId: agent.id, role: 'agent' };
+      const asLead = { orgId: a.orgId, userId: lead.id, role: 'team_lead' };
+      const asOtherOrg = { orgId: b.orgId, userId: b.user.id, role: 'owner' };
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all([
+          grpc.ContactConversations({ contactId: theirsContact }, asAgent),
+          grpc.ContactConversations({ contactId: mineContact }, asAgent),
+          grpc.ContactConversations({ contactId: theirsContact }, asLead),
+          grpc.ContactConversations({ contactId: mineContact }, asLead),
+          grpc.ContactConversations({ contactId: mineContact }, asOtherOrg),
+        ]);
+        expect(answers.map((r) => r.conversations.map((c: any) => c.id))).toEqual([[], [conv.mine], [conv.theirs], [conv.mine], []]);
+      }
+    } finally {
+      grpc.close();
+    }
+  });
+
   it('team leads and above still see every conversation; another org sees none of them', async () => {
     for (const as of [lead.api, admin.api, a.owner]) {
       expect(ids(await as.get('/api/v1/conversations?limit=100'))).toEqual(Object.values(conv).sort());

@@ -1,5 +1,19 @@
 import { messagingRules } from '@crm/validation';
-import { afterSql, iso, isoOrUndefined, type Keyset, keysetPage, keyTimeSql, offsetOf, pagination, PageRequest, Queryable } from '@crm/db';
+import {
+  afterSql,
+  coalescedReads,
+  iso,
+  isoOrUndefined,
+  isPool,
+  isUuid,
+  type Keyset,
+  keysetPage,
+  keyTimeSql,
+  offsetOf,
+  pagination,
+  PageRequest,
+  Queryable,
+} from '@crm/db';
 import { newestMatchesSql, Params, termMatchSql, walkNewest } from './message-search.repo';
 import { visibleSql } from '../visibility';
 import { lastMessageSet } from './last-message';
@@ -654,7 +668,7 @@ export interface ConversationBrief {
  * forContact for a contact's detail: only the fields it shows, as a named (prepared once per connection) statement,
  * since every contact detail asks it (each of its conversations otherwise costs the folders' sub-select too).
  */
-export async function briefsForContact(db: Queryable, orgId: string, contactId: string, viewer: string | null): Promise<ConversationBrief[]> {
+async function briefsOfOneContact(db: Queryable, orgId: string, contactId: string, viewer: string | null): Promise<ConversationBrief[]> {
   const { rows } = await db.query<ConversationBrief>({
     name: viewer ? 'msg_briefs_for_contact_viewer' : 'msg_briefs_for_contact',
     text: `SELECT c.id, c.chatnet_account_id, c.message_count, c.last_message_at FROM conversations c
@@ -663,6 +677,48 @@ export async function briefsForContact(db: Queryable, orgId: string, contactId: 
     values: viewer ? [orgId, contactId, viewer] : [orgId, contactId],
   });
   return rows;
+}
+
+interface BriefsKey {
+  orgId: string;
+  contactId: string;
+  viewer: string | null;
+}
+const briefsKey = (k: BriefsKey) => `${k.orgId.toLowerCase()}/${k.contactId.toLowerCase()}/${k.viewer?.toLowerCase() ?? ''}`;
+
+const briefsAtOnce = coalescedReads<BriefsKey, ConversationBrief[]>({
+  keyOf: briefsKey,
+  one: (db, k) => briefsOfOneContact(db, k.orgId, k.contactId, k.viewer),
+  many: async (db, keys) => {
+    const { rows } = await db.query<ConversationBrief & { batch_n: string }>({
+      name: 'msg_briefs_for_contacts_batch',
+      // Each contact on its own org, under its own caller's visibility (none asked: every conversation).
+      text: `SELECT k.n AS batch_n, c.id, c.chatnet_account_id, c.message_count, c.last_message_at
+             FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) WITH ORDINALITY AS k(want_org, want_contact, want_viewer, n)
+             JOIN conversations c ON c.org_id = k.want_org AND c.contact_id = k.want_contact
+             WHERE k.want_viewer IS NULL OR ${visibleSql('k.want_viewer')}
+             ORDER BY k.n, c.last_message_at DESC NULLS LAST, c.id DESC`,
+      values: [keys.map((k) => k.orgId), keys.map((k) => k.contactId), keys.map((k) => k.viewer)],
+    });
+    const out = new Map<string, ConversationBrief[]>();
+    for (const { batch_n, ...brief } of rows) {
+      const id = briefsKey(keys[Number(batch_n) - 1]);
+      const list = out.get(id);
+      if (list) list.push(brief);
+      else out.set(id, [brief]);
+    }
+    return out;
+  },
+});
+
+/**
+ * A contact's conversations as its detail shows them, newest first. On the pool, the reads of one turn (a batch of
+ * ContactConversations calls: crm's contact details, grpc-kit's call-batch.ts) share one query; in a transaction, or
+ * with ids that are not uuids, the read of the one contact.
+ */
+export async function briefsForContact(db: Queryable, orgId: string, contactId: string, viewer: string | null): Promise<ConversationBrief[]> {
+  const coalesce = isPool(db) && isUuid(orgId) && isUuid(contactId) && (viewer === null || isUuid(viewer));
+  return coalesce ? ((await briefsAtOnce(db, { orgId, contactId, viewer })) ?? []) : briefsOfOneContact(db, orgId, contactId, viewer);
 }
 
 /**

@@ -242,6 +242,40 @@ export async function findContact(db: Queryable, orgId: string, id: string, forU
   return rows[0];
 }
 
+interface ContactKey {
+  orgId: string;
+  id: string;
+  viewer?: string;
+}
+const contactKey = (k: ContactKey) => `${k.orgId.toLowerCase()}/${k.id.toLowerCase()}/${k.viewer?.toLowerCase() ?? ''}`;
+
+const contactsAtOnce = coalescedReads<ContactKey, ContactRow>({
+  keyOf: contactKey,
+  one: (db, k) => findContact(db, k.orgId, k.id, false, k.viewer),
+  many: async (db, keys) => {
+    const { rows } = await db.query<ContactRow & { batch_n: string }>({
+      name: 'crm_contact_by_id_batch',
+      // Each key with its own org and its own viewer (none: no visibility rule). The rule names the table `contacts`.
+      text: `SELECT k.n AS batch_n, ${COLUMNS}
+             FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) WITH ORDINALITY AS k(want_id, want_org, want_viewer, n)
+             JOIN contacts ON contacts.id = k.want_id AND contacts.org_id = k.want_org
+             WHERE k.want_viewer IS NULL OR ${contactVisibleSql('k.want_viewer')}`,
+      values: [keys.map((k) => k.id), keys.map((k) => k.orgId), keys.map((k) => k.viewer ?? null)],
+    });
+    return rows.map(({ batch_n, ...row }): [string, ContactRow] => [contactKey(keys[Number(batch_n) - 1]), row]);
+  },
+});
+
+/**
+ * findContact unlocked, for a read on its own: on the pool, the reads of one turn (a batch of GetContact calls,
+ * grpc-kit's call-batch.ts) share one query, each contact on its own org and its own viewer; in a transaction, or with
+ * an id that is not a uuid, the single read.
+ */
+export async function findContactAtOnce(db: Queryable, orgId: string, id: string, viewer?: string): Promise<ContactRow | undefined> {
+  const coalesce = isPool(db) && isUuid(orgId) && isUuid(id) && (viewer === undefined || isUuid(viewer));
+  return coalesce ? contactsAtOnce(db, { orgId, id, viewer }) : findContact(db, orgId, id, false, viewer);
+}
+
 /**
  * findContact locked (and visible to `viewer`), with whether a contact of the org has `chatnetUid` already: what
  * linking a found identity to a contact asks first, in one round trip.

@@ -24,7 +24,7 @@ const DETAIL_ACTIVITIES = 50;
  * from that agent by inbox visibility all look the same.
  */
 async function load(deps: ContactsDeps, orgId: string, id: string, viewer?: string) {
-  const row = isUuid(id) ? await repo.findContact(deps.pool, orgId, id, false, viewer) : undefined;
+  const row = isUuid(id) ? await repo.findContactAtOnce(deps.pool, orgId, id, viewer) : undefined;
   if (!row) throw notFound('Contact');
   return row;
 }
