@@ -3,7 +3,7 @@
 // (@crm/db coalescedReads), and the same key asked twice at once is read once: a bench asking one row over and over
 // would measure that sharing, which users' traffic (many agents, many contacts) mostly does not get.
 //   Parent: spreadAutocannon(origin, requests, { connections, seconds }) → autocannon's result.
-//   Child: node autocannon-spread.mjs <json> (what the parent spawns).
+//   Child: node autocannon-spread.mjs, the run's JSON on stdin (what the parent spawns).
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -15,7 +15,9 @@ const self = fileURLToPath(import.meta.url);
 /** The result of autocannon's run over `requests`; any non-2xx answer is an error (the figures would be of another path). */
 export function spreadAutocannon(origin, requests, { connections, seconds }) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [self, JSON.stringify({ origin, requests, connections, seconds })], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // The requests go in on stdin: hundreds of tokens are more than one argument may hold.
+    const p = spawn(process.execPath, [self], { stdio: ['pipe', 'pipe', 'inherit'] });
+    p.stdin.end(JSON.stringify({ origin, requests, connections, seconds }));
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.on('exit', (code) => {
@@ -28,7 +30,9 @@ export function spreadAutocannon(origin, requests, { connections, seconds }) {
 }
 
 if (process.argv[1] === self) {
-  const { origin, requests, connections, seconds } = JSON.parse(process.argv[2]);
+  let input = '';
+  for await (const chunk of process.stdin) input += chunk;
+  const { origin, requests, connections, seconds } = JSON.parse(input);
   const autocannon = createRequire(path.join(root, 'package.json'))('autocannon');
   let next = 0;
   const result = await autocannon({
