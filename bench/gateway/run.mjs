@@ -128,9 +128,10 @@ try {
     if (!signup.token) throw new Error(`signup failed: ${JSON.stringify(signup)}`);
     owners.push(signup.token);
   }
+  // Made org after org for each round, so requests in flight together are of different orgs and contacts.
   const contactReads = [];
-  for (const [o, token] of owners.entries()) {
-    for (let i = 0; i < CONTACTS_PER_ORG; i++) {
+  for (let i = 0; i < CONTACTS_PER_ORG; i++) {
+    for (const [o, token] of owners.entries()) {
       const contact = await fetch(`${gateway}/api/v1/contacts`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
@@ -145,13 +146,7 @@ try {
       contactReads.push({ path: `/api/v1/contacts/${contact.id}`, token });
     }
   }
-  // Interleaved by org, so requests in flight together are of different orgs and contacts.
-  const byOrg = (reads) =>
-    reads
-      .map((r, k) => [(k % CONTACTS_PER_ORG) * ORGS + Math.floor(k / CONTACTS_PER_ORG), r])
-      .sort((a, b) => a[0] - b[0])
-      .map(([, r]) => r);
-  const requests = { contact: byOrg(contactReads), profile: owners.map((token) => ({ path: '/api/v1/profile', token })) };
+  const requests = { contact: contactReads, profile: owners.map((token) => ({ path: '/api/v1/profile', token })) };
   const routes = { contact: '/api/v1/contacts/:id', profile: '/api/v1/profile' };
 
   const results = {};
