@@ -23,7 +23,9 @@
 //   --faults adds a run at --fault-rate (50) msg/s for 70 s during which every PostgreSQL backend of the run's
 //   databases is terminated twice, Redis is paused for 5 s (CLIENT PAUSE) and RabbitMQ's app is restarted: no
 //   process may exit, nothing accepted may be lost or applied twice, and the path must be back under its normal
-//   p99 (a run at the same rate first) within 10 s of each fault. It touches the machine's shared servers: run it alone.
+//   p99 (runs at the same rate without faults, 35 s just before and 35 s just after: bench/realtime/recovery.mjs)
+//   within 10 s of each fault. It touches the machine's shared servers: run it alone.
+//   --fault-control runs that schedule with no fault done: how often the recovery test fails a run with nothing wrong.
 //   Its CPU table (sampled every second) gives each process's share in the baseline and in the 10 s after each fault,
 //   with the machine's busy and steal time: a slow recovery shows whether a process or the whole machine was busy.
 //   --pg-statements lists the costliest SQL statements per message (needs pg_stat_statements: bench/lib/pg-statements.mjs;
@@ -44,7 +46,7 @@ import { freePort, processGroup, root, signupOrg, waitReady, wholeStackEnv } fro
 import { writeResultsSection } from '../lib/results.mjs';
 import { webhookReceiver } from '../lib/webhook-receiver.mjs';
 import { bareRow, bareTableHead, runBare } from './bare.mjs';
-import { backUnderNormal } from './recovery.mjs';
+import { recoveryYardstick } from './recovery.mjs';
 
 // How busy the machine was before this run started (1, 5 and 15 minutes): CPU per message rises on a machine still busy
 // with a build, a test run or another benchmark's vacuum, and the bare pipeline measured first feels it differently.
@@ -59,6 +61,7 @@ const { values: args } = parseArgs({
     without: { type: 'string', default: '' },
     faults: { type: 'boolean', default: false },
     'fault-rate': { type: 'string', default: '50' },
+    'fault-control': { type: 'boolean', default: false },
     'new-sender-rate': { type: 'string', default: '' },
     write: { type: 'boolean', default: false },
     'pg-statements': { type: 'boolean', default: false },
@@ -229,8 +232,9 @@ function restartRabbit() {
 }
 
 /**
- * --faults: a run at the fault rate with nothing wrong (its p99 is the normal one), then the same rate for 70 s
- * with the faults a managed deployment sees, each at a fixed second of sending. Returns RESULTS.md lines.
+ * --faults: a run at the fault rate for 35 s with nothing wrong, then 70 s with the faults a managed deployment sees,
+ * each at a fixed second of sending, then 35 s with nothing wrong again (the two fault-free runs are the yardstick of
+ * recovery). Returns RESULTS.md lines.
  */
 const FAULT_SECONDS = 70;
 async function faultRuns(measure, procs, snapshot) {
@@ -239,13 +243,18 @@ async function faultRuns(measure, procs, snapshot) {
   // Where the CPU went, second by second, so a slow recovery shows which process (or the machine) was busy then.
   const timeline = cpuTimeline(snapshot);
   timeline.start();
-  const normal = await measure('fault-baseline', rate, 10);
+  // The yardstick: the same rate with nothing wrong, half of the faults' run's length just before it and half just after
+  // (recovery.mjs says why).
+  const normal = await measure('fault-baseline', rate, FAULT_SECONDS / 2);
   const faults = [];
-  const at = async (second, name, fn) => {
+  // --fault-control: the same schedule with every fault left out (each "fault" only waits as long as the real one
+  // lasts): how often the recovery test fails a run with nothing wrong in it on this machine.
+  const control = args['fault-control'];
+  const at = async (second, name, fn, lastsMs) => {
     await sleep(Math.max(0, t0 + second * 1000 - performance.now()));
-    progress(`fault: ${name}`);
+    progress(`fault${control ? ' (control: not done)' : ''}: ${name}`);
     const start = performance.now();
-    await fn();
+    await (control ? sleep(lastsMs) : fn());
     faults.push({ name, start, end: performance.now() });
   };
   let t0;
@@ -265,47 +274,60 @@ async function faultRuns(measure, procs, snapshot) {
     t0 = performance.now();
     // 15 s apart: the slowest fault (a broker restart, ~7 s) still leaves more than the 10 s the target allows
     // for recovery before the next one (7 s apart, a recovery could not be seen).
-    await at(5, 'every PostgreSQL backend terminated', terminate);
-    await at(20, 'every PostgreSQL backend terminated again', terminate);
-    await at(35, 'Redis paused for 5 s (CLIENT PAUSE)', pauseRedis);
-    await at(50, 'RabbitMQ restarted (stop_app / start_app)', () => restartRabbit());
+    await at(5, 'every PostgreSQL backend terminated', terminate, 200);
+    await at(20, 'every PostgreSQL backend terminated again', terminate, 200);
+    await at(35, 'Redis paused for 5 s (CLIENT PAUSE)', pauseRedis, 5000);
+    await at(50, 'RabbitMQ restarted (stop_app / start_app)', () => restartRabbit(), 5200);
   };
   const run = await measure('faults', rate, FAULT_SECONDS, during, 0);
+  await sleep(2000);
+  const normalAfter = await measure('fault-baseline-after', rate, FAULT_SECONDS / 2);
   await timeline.stop();
   const exited = Object.entries(procs)
     .filter(([, c]) => c.exitCode !== null || c.signalCode !== null)
     .map(([n, c]) => `${n} (${c.signalCode ?? c.exitCode})`);
-  // Recovery: the first whole second after a fault's end from which the messages sent until the next fault (or the
-  // end of sending) reached their webhooks as normal messages do: no more of them above the normal p99 than a window of
-  // as many normal messages has (backUnderNormal, recovery.mjs).
-  const hooks = phase('faults').timeline.filter(([, kind]) => kind === 'hook');
-  const normalLatencies = Float64Array.from(phase('fault-baseline').latencies).sort();
+  const hooksOf = (name) => phase(name).timeline.flatMap(([t, kind, ms]) => (kind === 'hook' ? [[t, ms]] : []));
+  const yardstick = recoveryYardstick([normal, normalAfter].map((r) => ({ entries: hooksOf(r.name), started: r.started, seconds: r.seconds })));
+  const hooks = hooksOf('faults');
+  const judgeBetween = (from, until) =>
+    yardstick.judge(
+      hooks.filter(([t]) => t >= from && t < until).map(([, ms]) => ms),
+      until - from,
+    );
+  // Recovery: the first whole second after a fault's end from which the messages sent until the next fault (or the end
+  // of sending) are back under the normal p99 (recoveryYardstick, recovery.mjs). A message sent less than the normal
+  // p99 before the next fault is still on its way when that fault strikes: it counts for the next fault, not this one.
   const endOfSending = run.started + FAULT_SECONDS * 1000;
+  const before = (fault) => (fault ? fault.start - yardstick.p99 : endOfSending);
   const recovery = faults.map((fault, i) => {
-    const until = faults[i + 1]?.start ?? endOfSending;
+    const until = before(faults[i + 1]);
     for (let k = 0; fault.end + k * 1000 < until; k++) {
-      const after = hooks.filter(([t]) => t >= fault.end + k * 1000 && t < until).map(([, , ms]) => ms);
-      if (after.length && backUnderNormal(normalLatencies, after)) return k;
+      const verdict = judgeBetween(fault.end + k * 1000, until);
+      if (verdict.backUnder) return { k, ...verdict };
     }
     return undefined;
   });
-  const met = exited.length === 0 && run.lost === 0 && run.twice === 0 && recovery.every((k) => k !== undefined && k <= 10);
+  // A window with no fault in it, judged the same way: the seconds before the first fault.
+  const beforeFirst = judgeBetween(run.started, before(faults[0]));
+  const pctOf = (share) => `${f(100 * share, 1)}%`;
+  const met = exited.length === 0 && run.lost === 0 && run.twice === 0 && recovery.every((r) => r !== undefined && r.k <= 10);
   return [
-    `Faults (\`--faults\`): ${rate} msg/s; the normal p99 is that of a ${rate} msg/s run without faults just before (${f(normal.p99)} ms; lost ${normal.lost}); ` +
-      `the messages sent after a fault are back under it when no more of them go over it than as many messages of that run do (an exact test at 5%: ` +
-      `bench/realtime/recovery.mjs; judged by the p99 alone, a window with no fault in it failed about half the time). ` +
+    `Faults (\`--faults\`${control ? ' --fault-control: none of them done, a control of the test' : ''}): ${rate} msg/s; the normal p99 is that of two runs at ${rate} msg/s without faults, ${normal.seconds} s just before and ${normalAfter.seconds} s just after (${f(yardstick.p99)} ms; p99 before ${f(normal.p99)} ms, after ${f(normalAfter.p99)} ms; lost ${normal.lost + normalAfter.lost}). ` +
+      `The messages sent from a second after a fault until the next one are back under it when no larger share of them goes over it than in the worst stretch of as many seconds of those runs ` +
+      `(bench/realtime/recovery.mjs: judged by the window's p99 alone, or against normal messages drawn one by one, windows with no fault in them failed). ` +
       `During ${FAULT_SECONDS} s at ${rate} msg/s: accepted ${run.accepted} of ${run.sent} (refused while a dependency was away: ${run.errors}), delivered ${run.delivered}, lost ${run.lost}, applied twice ${run.twice}, p99 ${f(run.p99)} ms; processes that exited: ${exited.length ? exited.join(', ') : 'none'}.`,
     '',
-    '| fault (second of sending) | lasted ms | back under the normal p99 after |',
-    '|---|---|---|',
-    ...faults.map(
-      (fa, i) =>
-        `| ${fa.name} (${f((fa.start - run.started) / 1000, 0)} s) | ${f(fa.end - fa.start, 0)} | ${recovery[i] === undefined ? 'not before the next fault' : `${recovery[i]} s`} |`,
-    ),
+    '| fault (second of sending) | lasted ms | back under the normal p99 after | share over it from then (worst normal stretch as long) |',
+    '|---|---|---|---|',
+    `| none: the ${f((faults[0].start - run.started) / 1000, 0)} s before the first fault (a control of the test) | 0 | ${beforeFirst.backUnder ? 'under it' : '**not under it**'} | ${pctOf(beforeFirst.share)} (${pctOf(beforeFirst.normalWorst)}) |`,
+    ...faults.map((fa, i) => {
+      const r = recovery[i];
+      return `| ${fa.name} (${f((fa.start - run.started) / 1000, 0)} s) | ${f(fa.end - fa.start, 0)} | ${r === undefined ? 'not before the next fault' : `${r.k} s`} | ${r === undefined ? '' : `${pctOf(r.share)} (${pctOf(r.normalWorst)})`} |`;
+    }),
     '',
     `Target: no process exits, nothing lost or applied twice, back under the normal p99 within 10 s of each fault: **${met ? 'met' : 'NOT met'}**.`,
     '',
-    ...cpuAroundFaults(timeline, normal, faults),
+    ...cpuAroundFaults(timeline, [normal, normalAfter], faults),
   ];
 }
 
@@ -314,10 +336,11 @@ async function faultRuns(measure, procs, snapshot) {
  * of one core for the busiest processes, with the machine's busy and steal time (% of all its cores). A recovery slower
  * than the fault's own work shows here as one process (a backlog) or the whole machine (busy without us, or stolen).
  */
-function cpuAroundFaults(timeline, normal, faults) {
+function cpuAroundFaults(timeline, [before, after], faults) {
   const windows = [
-    ['baseline (no fault)', timeline.window(normal.started, normal.started + normal.seconds * 1000)],
+    ['fault-free run before', timeline.window(before.started, before.started + before.seconds * 1000)],
     ...faults.map((fa) => [`${fa.name}: its 10 s after`, timeline.window(fa.end, fa.end + 10_000)]),
+    ['fault-free run after', timeline.window(after.started, after.started + after.seconds * 1000)],
   ].filter(([, w]) => w);
   if (!windows.length) return [];
   const total = {};
