@@ -47,11 +47,16 @@ export function cpuTimeline(snapshot, { everyMs = 1000 } = {}) {
       const a = inside[0];
       const b = inside[inside.length - 1];
       const seconds = (b.at - a.at) / 1000;
+      // Sample by sample, so a process that started inside the window counts: the PostgreSQL backends a pool opens
+      // again after its connections were terminated (between the first and the last sample only, they were missing).
       const byLabel = {};
-      for (const [pid, [label, cpu]] of b.cpu) {
-        const before = a.cpu.get(pid);
-        if (!before || !Number.isFinite(cpu) || !Number.isFinite(before[1])) continue;
-        byLabel[label] = (byLabel[label] ?? 0) + ((cpu - before[1]) / seconds) * 100;
+      for (let i = 1; i < inside.length; i++) {
+        for (const [pid, [label, cpu]] of inside[i].cpu) {
+          if (!Number.isFinite(cpu)) continue;
+          const before = inside[i - 1].cpu.get(pid);
+          const spent = before ? cpu - before[1] : cpu; // started since the previous sample: all its time is in here
+          if (Number.isFinite(spent)) byLabel[label] = (byLabel[label] ?? 0) + (spent / seconds) * 100;
+        }
       }
       const all = b.ticks.all - a.ticks.all;
       return {
