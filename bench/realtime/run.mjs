@@ -255,7 +255,7 @@ async function faultRuns(measure, procs, snapshot) {
     progress(`fault${control ? ' (control: not done)' : ''}: ${name}`);
     const start = performance.now();
     await (control ? sleep(lastsMs) : fn());
-    faults.push({ name, start, end: performance.now() });
+    faults.push({ name: control ? `${name}: not done (--fault-control)` : name, start, end: performance.now() });
   };
   let t0;
   const terminate = async () => {
