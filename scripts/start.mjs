@@ -59,9 +59,15 @@ const common = {
   MESSAGING_HTTP_URL: `http://127.0.0.1:${messagingHttpPort}`,
 };
 
+// BENCH_PROF=crm,gateway (diagnosis, as bench/lib/processes.mjs): those processes write a V8 CPU profile to bench/.prof
+// when they stop; `node bench/lib/profile-summary.mjs <file>` lists its self time by package and function.
+const profiled = new Set((process.env.BENCH_PROF ?? '').split(','));
+const profileArgs = (name) =>
+  profiled.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
+
 const supervisor = createSupervisor();
 const launch = (name, env) =>
-  supervisor.launch(name, process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], {
+  supervisor.launch(name, process.execPath, [...profileArgs(name), path.join(root, 'services', name, 'dist', 'main.js')], {
     cwd: root,
     env: { ...process.env, ...common, ...env },
   });
