@@ -15,12 +15,12 @@
 import { spawn } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { cpuSeconds } from '../lib/cpu.mjs';
+import { freePort } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -43,14 +43,6 @@ const otherDb = Object.fromEntries(others.map((s) => [s, `bench_${s.replace(/-/g
 dbs.push(...Object.values(otherDb));
 const dbUrl = (name) => Object.assign(new URL(pgBase), { pathname: `/${name}` }).toString();
 const procs = [];
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 const named = new Map(); // service name → child process
 const cpuOf = () => Object.fromEntries([...named].map(([n, p]) => [n, cpuSeconds(p.pid)]));

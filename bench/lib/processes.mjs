@@ -9,14 +9,31 @@ import { fileURLToPath } from 'node:url';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export function freePort() {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports for the processes a run starts come from 16000-19999, below the OS's ephemeral range (32768 and up on Linux).
+ * A port the OS hands out (listen on 0) is free only until it is closed again, and a run's services open dozens of
+ * connections while they start: one of them took a port picked this way before its service listened on it
+ * (EADDRINUSE, bench/gateway, 2026-12-07). The range is also above `npm start`'s fixed ports (scripts/ports.mjs, 15051
+ * and up) and below the test suite's (packages/testing, 20000 and up), so a bench beside either takes none of theirs.
+ */
+const BENCH_PORTS = { base: 16_000, span: 4_000 };
+let nextPort;
+
+/** A port in the benches' range nothing listens on now; each call of a run gets another one. */
+export async function freePort() {
+  nextPort ??= Math.floor(Math.random() * BENCH_PORTS.span);
+  for (let i = 0; i < BENCH_PORTS.span; i++) {
+    const port = BENCH_PORTS.base + (nextPort++ % BENCH_PORTS.span);
+    if (await canBind(port)) return port;
+  }
+  throw new Error(`no free port in ${BENCH_PORTS.base}-${BENCH_PORTS.base + BENCH_PORTS.span - 1}`);
+}
+
+function canBind(port) {
+  return new Promise((resolve) => {
     const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 }
 
