@@ -7,6 +7,16 @@ import { randomBytes } from 'node:crypto';
 
 export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 
+/**
+ * BENCH_PROF=crm,gateway (diagnosis): node arguments that make the service `name` write a V8 CPU profile to bench/.prof
+ * (git-ignored) when it stops, if BENCH_PROF names it; none otherwise. `npm start` and the benches' launchers use it;
+ * `node bench/lib/profile-summary.mjs <file>` lists a profile's self time by package and function.
+ */
+export function profileArgs(name) {
+  if (!(process.env.BENCH_PROF ?? '').split(',').includes(name)) return [];
+  return ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`];
+}
+
 export function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...opts, env: { ...process.env, ...opts.env } });
   if (r.status !== 0) {

@@ -2,7 +2,7 @@
 // Each service creates its own database when missing and migrates it at start.
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { build, checkInfra, devSecrets, ensureInstalled, root } from './lib.mjs';
+import { build, checkInfra, devSecrets, ensureInstalled, profileArgs, root } from './lib.mjs';
 import { grpcBasePort, listenersOf, MESSAGING_HTTP_OFFSET, portsTaken, SERVICES, takenPortsMessage } from './ports.mjs';
 import { createSupervisor } from './supervisor.mjs';
 
@@ -58,12 +58,6 @@ const common = {
   // The gateway and the connector fetch attachment bytes from messaging's listener.
   MESSAGING_HTTP_URL: `http://127.0.0.1:${messagingHttpPort}`,
 };
-
-// BENCH_PROF=crm,gateway (diagnosis, as bench/lib/processes.mjs): those processes write a V8 CPU profile to bench/.prof
-// when they stop; `node bench/lib/profile-summary.mjs <file>` lists its self time by package and function.
-const profiled = new Set((process.env.BENCH_PROF ?? '').split(','));
-const profileArgs = (name) =>
-  profiled.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
 
 const supervisor = createSupervisor();
 const launch = (name, env) =>

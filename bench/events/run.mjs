@@ -20,6 +20,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { cpuSeconds } from '../lib/cpu.mjs';
+import { profileArgs } from '../../scripts/lib.mjs';
 import { freePort } from '../lib/processes.mjs';
 import { writeResultsSection } from '../lib/results.mjs';
 
@@ -49,10 +50,8 @@ const cpuOf = () => Object.fromEntries([...named].map(([n, p]) => [n, cpuSeconds
 
 function start(name, env, readyText) {
   return new Promise((resolve, reject) => {
-    // BENCH_PROF=crm,gateway: those services write a V8 CPU profile to bench/.prof (as bench/lib/processes.mjs does).
-    const args = (process.env.BENCH_PROF ?? '').split(',').includes(name)
-      ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`]
-      : [];
+    // BENCH_PROF=crm,gateway: those services write a V8 CPU profile (scripts/lib.mjs profileArgs).
+    const args = profileArgs(name);
     const p = spawn(process.execPath, [...args, path.join(root, 'services', name, 'dist', 'main.js')], {
       cwd: root,
       env: { ...process.env, METRICS_PORT: '0', ...env },

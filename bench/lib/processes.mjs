@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { profileArgs } from '../../scripts/lib.mjs';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -50,11 +51,8 @@ export function processGroup() {
       const main = path.join(root, entry);
       if (!existsSync(main)) throw new Error(`${main} missing: run npm run build`);
       // METRICS_PORT 0: instances of one service (and a running `npm start`) must not fight over its fixed metrics port.
-      // BENCH_PROF=gateway,messaging: those processes write a V8 CPU profile to bench/.prof (git-ignored) at exit;
-      // `node bench/lib/profile-summary.mjs <file>` lists self time by package and function.
-      const prof = (process.env.BENCH_PROF ?? '').split(',').includes(name)
-        ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', '.prof')}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`]
-        : [];
+      // BENCH_PROF=gateway,messaging: those processes write a V8 CPU profile (scripts/lib.mjs profileArgs).
+      const prof = profileArgs(name);
       const child = spawn(process.execPath, [...prof, main], {
         cwd: root,
         env: { ...process.env, METRICS_PORT: '0', ...env },
