@@ -11,7 +11,7 @@ import type { GatewayConfig } from '../config';
 import type { AuthSync } from '../http/auth-sync';
 import type { TokenRevocations } from '../http/token-revocations';
 import { closeRedis, duplicateRedis, type Redis } from '../redis';
-import { adapterPublisher } from './adapter-client';
+import { adapterPublisher, adapterSubscriber } from './adapter-client';
 import { InboxAudience } from './inbox-audience';
 import { PresenceReporter } from './presence-reporter';
 import { joinThrottle, originAllowed, SocketsPerUser } from './socket-admission';
@@ -128,7 +128,7 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   // Counts each user's live sockets across the gateways; identity hears when the first connects and the last goes.
   const presence = new PresenceReporter(clients, log);
   const perUser = new SocketsPerUser(redis, config.REDIS_PREFIX, config.SOCKETS_PER_USER, log, (change) => presence.report(change));
-  io.adapter(createAdapter(adapterPublisher(pub, log), sub, { key: `${config.REDIS_PREFIX}socket.io` }));
+  io.adapter(createAdapter(adapterPublisher(pub, log), adapterSubscriber(sub, log), { key: `${config.REDIS_PREFIX}socket.io` }));
   const guard = await startSessionGuard({
     io,
     redis,
