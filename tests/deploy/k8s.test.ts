@@ -77,6 +77,17 @@ const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'
 const portOf = (name: string) =>
   Number(name === 'gateway' ? compose.services.gateway.environment.PORT : compose.services[name].environment.GRPC_PORT);
 
+/**
+ * A container's `env` as Kubernetes gives it: a `valueFrom` (the downward API's pod IP) stands in as 10.0.0.7, and a
+ * `$(NAME)` in a value is replaced by an earlier entry's value.
+ */
+function containerEnv(c: { env?: Array<{ name: string; value?: string }> }): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of c.env ?? [])
+    out[e.name] = e.value === undefined ? '10.0.0.7' : e.value.replace(/\$\(([A-Z0-9_]+)\)/g, (ref, n: string) => out[n] ?? ref);
+  return out;
+}
+
 /** The env templates of the Secrets: every key in them is a secret and must never appear as a literal. */
 const secretTemplate = (file: string) =>
   Object.fromEntries(
@@ -153,7 +164,7 @@ describe.each(SERVICES)('%s', (name) => {
   test('starts under NODE_ENV=production with the ConfigMap, its env and its Secrets filled in', () => {
     const c = container(base, name);
     const env: Record<string, string | undefined> = { ...find(base, 'ConfigMap', 'messaging-crm-config')!.data };
-    for (const e of c.env ?? []) env[e.name] = e.value ?? '10.0.0.7';
+    Object.assign(env, containerEnv(c));
     for (const key of [...Object.keys(secretTemplate('shared.env.example')), ...Object.keys(secretTemplate(`${name}.env.example`))])
       env[key] = secretValue(key);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -186,7 +197,7 @@ describe.each(SERVICES)('%s with the Secrets filled from npm run keys', (name) =
     expect(Object.keys(own)).toEqual(expect.arrayContaining(['GRPC_TLS_CERT', 'GRPC_TLS_KEY']));
     const c = container(base, name);
     const env: Record<string, string | undefined> = { ...find(base, 'ConfigMap', 'messaging-crm-config')!.data };
-    for (const e of c.env ?? []) env[e.name] = e.value ?? '10.0.0.7';
+    Object.assign(env, containerEnv(c));
     Object.assign(env, { GRPC_TLS_CA: k.GRPC_TLS_CA, GRPC_TLS_CERT: k[`${prefix}_GRPC_TLS_CERT`], GRPC_TLS_KEY: k[`${prefix}_GRPC_TLS_KEY`] });
     const transport = grpcTransportFromEnv(env);
     expect(transport.secure).toBe(true);
@@ -230,6 +241,18 @@ test('the gateway and chatnet-connector are autoscaled (their Deployments leave 
       expect({ name, hpa }).toEqual({ name, hpa: undefined });
     }
   }
+});
+
+test('each gateway pod tells its peers its own IP, on the port the gateway NetworkPolicy opens to anyone', () => {
+  const c = container(base, 'gateway');
+  expect(c.env.find((e: { name: string }) => e.name === 'POD_IP')).toEqual({
+    name: 'POD_IP',
+    valueFrom: { fieldRef: { fieldPath: 'status.podIP' } },
+  });
+  expect(containerEnv(c).GATEWAY_PEER_HOST).toBe('10.0.0.7');
+  // The session's pod is reached on the gateway's own port, which its NetworkPolicy opens to every source.
+  const policy = find(base, 'NetworkPolicy', 'gateway-from-anywhere')!;
+  expect(policy.spec.ingress).toEqual([{ ports: [{ port: Number(containerEnv(c).PORT), protocol: 'TCP' }] }]);
 });
 
 test('chatnet-connector is a headless Service, so gRPC clients see and round-robin over every pod', () => {

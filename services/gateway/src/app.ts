@@ -153,6 +153,8 @@ export async function startGateway(config: GatewayConfig, log: Logger = createLo
   const realtime = await startRealtime(server, { config, redis, sync, tokens, clients, log, metrics });
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;
+  // Peers may pass this instance's socket.io sessions on to it from now on (GATEWAY_PEER_HOST; realtime/session-peers.ts).
+  await realtime.peers.announce(port);
   const scrapes = await startMetricsServer(metrics, { port: config.METRICS_PORT, host: config.METRICS_HOST, log });
   log.info({ port }, 'gateway listening');
   return {

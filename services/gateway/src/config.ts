@@ -1,6 +1,9 @@
+import { isIP } from 'node:net';
 import { brokerUserEnv, ConfigError, fields, grpcClientEnv, grpcTlsEnv, internalAuthEnv, parseEnv, z } from '@crm/config';
 
 const address = (fallback: string) => z.string().default(fallback);
+/** A DNS name: dot-separated labels of letters, digits and inner hyphens. */
+const HOST_NAME = /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
 const Env = z.object({
   ...internalAuthEnv,
@@ -106,6 +109,17 @@ const Env = z.object({
    * entry at once through events; this bounds staleness only when such an event was missed.
    */
   SOCKET_AUDIENCE_CACHE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /**
+   * Where the other gateway instances reach this one (a host name or IP, no port: the port is PORT's), e.g. the pod's IP
+   * in Kubernetes. Set wherever several instances share one address: a socket.io request that a balancer sent to
+   * another instance than the one holding its session is passed on to it (realtime/session-peers.ts). Empty (the
+   * default, one instance): never passed on.
+   */
+  GATEWAY_PEER_HOST: z
+    .string()
+    .trim()
+    .refine((h) => h === '' || isIP(h) !== 0 || HOST_NAME.test(h), 'a host name or an IP address, without scheme or port')
+    .default(''),
   /** Deadline of each gRPC call, in milliseconds. */
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
   /** Deadline of a send that carries files (they are streamed to the chat network before the send answers). */

@@ -12,6 +12,7 @@ import type { AuthSync } from '../http/auth-sync';
 import type { TokenRevocations } from '../http/token-revocations';
 import { closeRedis, duplicateRedis, type Redis } from '../redis';
 import { adapterPublisher, adapterSubscriber } from './adapter-client';
+import { sessionPeers, type SessionPeers } from './session-peers';
 import { InboxAudience } from './inbox-audience';
 import { PresenceReporter } from './presence-reporter';
 import { joinThrottle, originAllowed, SocketsPerUser } from './socket-admission';
@@ -34,6 +35,8 @@ import { CONVERSATION_TYPES, emitRoute, MESSAGE_TYPES, tagged, type CrmServer, t
  */
 export interface Realtime {
   io: CrmServer;
+  /** Sessions passed on between gateway instances: announce() once listening (its port known). */
+  peers: SessionPeers;
   stop(): Promise<void>;
 }
 
@@ -129,6 +132,8 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
   const presence = new PresenceReporter(clients, log);
   const perUser = new SocketsPerUser(redis, config.REDIS_PREFIX, config.SOCKETS_PER_USER, log, (change) => presence.report(change));
   io.adapter(createAdapter(adapterPublisher(pub, log), adapterSubscriber(sub, log), { key: `${config.REDIS_PREFIX}socket.io` }));
+  // Before the first handshake: session ids name this instance (realtime/session-peers.ts).
+  const peers = sessionPeers(io.engine, { redis, prefix: config.REDIS_PREFIX, peerHost: config.GATEWAY_PEER_HOST, log, metrics: deps.metrics });
   const guard = await startSessionGuard({
     io,
     redis,
@@ -252,7 +257,10 @@ export async function startRealtime(server: http.Server, deps: Deps): Promise<Re
 
   return {
     io,
+    peers,
     async stop() {
+      // First, so peers stop passing this instance's sessions on to it (they answer them as unknown: clients reconnect).
+      await peers.withdraw();
       await retired.stop();
       await consumer.stop();
       await audienceChanges.stop();
