@@ -82,10 +82,14 @@ export function sessionPeers(engine: Engine, opts: SessionPeerOptions): SessionP
     return url;
   };
 
-  /** The request's target, found before it is handed to the proxy (which asks for it by request). */
-  const targets = new WeakMap<IncomingMessage, string>();
+  /**
+   * Each passed-on request's target, found before it is handed to the proxy (which asks for it by request), and
+   * engine.io's `next`: a request that cannot be passed on goes back to engine.io, which answers it as a session it
+   * does not hold (400 "Session ID unknown"; an upgrade refused), exactly as it answers its own.
+   */
+  const passing = new WeakMap<IncomingMessage, { url: string; answerHere: () => void }>();
   const proxy = createProxyMiddleware<IncomingMessage, ServerResponse>({
-    router: (req) => targets.get(req),
+    router: (req) => passing.get(req)?.url,
     // The owner sees the request as the client sent it (Host and Origin: its origin check is the same).
     changeOrigin: false,
     xfwd: false,
@@ -95,11 +99,11 @@ export function sessionPeers(engine: Engine, opts: SessionPeerOptions): SessionP
       // Counted once the owner answered (a WebSocket: opened), so a peer that is gone counts as unreachable only.
       proxyRes: () => forwards?.inc({ outcome: 'forwarded' }),
       open: () => forwards?.inc({ outcome: 'forwarded' }),
-      error: (err, req, res) => {
+      error: (err, req) => {
         forwards?.inc({ outcome: 'unreachable' });
-        opts.log.warn({ err, peer: targets.get(req as IncomingMessage) }, "socket.io: a session's gateway instance is unreachable");
-        if ('writeHead' in res && typeof res.writeHead === 'function') unknownSession(res as ServerResponse);
-        else refuseUpgrade(res as Socket);
+        const pass = passing.get(req as IncomingMessage);
+        opts.log.warn({ err, peer: pass?.url }, "socket.io: a session's gateway instance is unreachable");
+        pass?.answerHere();
       },
     },
   });
@@ -113,8 +117,8 @@ export function sessionPeers(engine: Engine, opts: SessionPeerOptions): SessionP
           forwards?.inc({ outcome: 'unknown_instance' });
           return next();
         }
-        targets.set(req, url);
-        if (res instanceof ServerResponse) return void proxy(req, res, () => unknownSession(res));
+        passing.set(req, { url, answerHere: () => next() });
+        if (res instanceof ServerResponse) return void proxy(req, res, () => next());
         // An upgrade: engine.io hands its middleware a stand-in response that holds the connection's socket. A WebSocket
         // client sends nothing before the server's 101, so the upgrade's head is empty.
         const socket = (res as unknown as { socket?: Socket }).socket;
@@ -151,16 +155,4 @@ function ownerOf(req: IncomingMessage, self: string): string | undefined {
   const sid = (req as IncomingMessage & { _query?: Record<string, string> })._query?.sid;
   const m = typeof sid === 'string' ? SESSION_ID.exec(sid) : null;
   return m && m[1] !== self ? m[1] : undefined;
-}
-
-/** engine.io's own answer to a request for a session it does not hold. */
-function unknownSession(res: ServerResponse): void {
-  if (res.headersSent) return void res.destroy();
-  res.writeHead(400, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify({ code: 1, message: 'Session ID unknown' }));
-}
-
-function refuseUpgrade(socket: Socket): void {
-  if (socket.writable && socket.bytesWritten === 0) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-  socket.destroy();
 }
