@@ -172,6 +172,21 @@ describe('realtime through several gateway instances', () => {
     }
     // The first was tried at its address, the second looked up and not found; the third is no session this code made.
     expect(await forwards(b)).toEqual({ unreachable: 1, unknown_instance: 1 });
+    // A WebSocket upgrade for the dead instance's session is refused as engine.io refuses one it does not know.
+    const upgrade = await new Promise<string>((resolve, reject) => {
+      const sock = net.connect(Number(new URL(b.url).port), '127.0.0.1', () =>
+        sock.write(
+          'GET /socket.io/?EIO=4&transport=websocket&sid=deadpeer.AAAAAAAAAAAAAAAAAAAA HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+            'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+        ),
+      );
+      let got = '';
+      sock.on('data', (d) => (got += d.toString()));
+      sock.on('close', () => resolve(got));
+      sock.on('error', reject);
+    });
+    expect(upgrade.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+    expect(await forwards(b)).toEqual({ unreachable: 2, unknown_instance: 1 });
     // An instance that stopped took its address out: its sessions are unknown everywhere at once.
     const s = await open(a.url, ['polling']);
     const sid = s.io.engine.id as string;

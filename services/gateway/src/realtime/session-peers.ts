@@ -99,11 +99,13 @@ export function sessionPeers(engine: Engine, opts: SessionPeerOptions): SessionP
       // Counted once the owner answered (a WebSocket: opened), so a peer that is gone counts as unreachable only.
       proxyRes: () => forwards?.inc({ outcome: 'forwarded' }),
       open: () => forwards?.inc({ outcome: 'forwarded' }),
-      error: (err, req) => {
+      error: (err, req, res) => {
         forwards?.inc({ outcome: 'unreachable' });
         const pass = passing.get(req as IncomingMessage);
         opts.log.warn({ err, peer: pass?.url }, "socket.io: a session's gateway instance is unreachable");
-        pass?.answerHere();
+        // An upgrade is refused now: http-proxy ends its socket as soon as this returns, before engine.io could answer.
+        if (res instanceof ServerResponse) pass?.answerHere();
+        else refuseUpgrade(res as Socket);
       },
     },
   });
@@ -155,4 +157,10 @@ function ownerOf(req: IncomingMessage, self: string): string | undefined {
   const sid = (req as IncomingMessage & { _query?: Record<string, string> })._query?.sid;
   const m = typeof sid === 'string' ? SESSION_ID.exec(sid) : null;
   return m && m[1] !== self ? m[1] : undefined;
+}
+
+/** What engine.io answers an upgrade for a session it does not hold. */
+function refuseUpgrade(socket: Socket): void {
+  if (socket.writable && socket.bytesWritten === 0) socket.write('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  socket.destroy();
 }
